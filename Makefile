@@ -1,0 +1,54 @@
+# memledger: `make run` serves the demo on embedded defaults; `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
+HOST ?= 127.0.0.1
+PORT ?= 8000
+PYTEST_ARGS ?=
+
+.PHONY: setup run test check lint browser db-stop clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "pip>=25.1"
+	$(PY) -m pip install --quiet -e . --group test
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+# Debian's Chromium for the browser tests (Playwright's own download does not work here).
+browser:
+	@bash scripts/ensure_chromium.sh
+
+run: setup
+	$(PY) manage.py migrate --noinput
+	$(PY) manage.py load_demo
+	@echo ""
+	@echo "memledger is starting:"
+	@echo "  portal   http://$(HOST):$(PORT)/portal/   (login at /accounts/login/)"
+	@echo "  admin    http://$(HOST):$(PORT)/admin/"
+	@echo "  API docs http://$(HOST):$(PORT)/api/docs/   (schema at /api/schema/)"
+	@echo "  Ctrl-C stops the web server, the Celery worker and beat."
+	@echo ""
+	@trap 'trap - INT TERM EXIT; kill 0' INT TERM EXIT; \
+	$(PY) -m celery -A config.celery_app worker --loglevel=INFO --concurrency=2 & \
+	$(PY) -m celery -A config.celery_app beat --loglevel=INFO & \
+	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
+
+check: setup
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py check
+	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py makemigrations --check --dry-run
+
+lint: setup
+	$(VENV)/bin/ruff check .
+
+test: setup browser check
+	$(VENV)/bin/pytest $(PYTEST_ARGS)
+
+db-stop: setup
+	$(PY) manage.py embedded_db stop
+
+clean:
+	rm -rf $(VENV) .data

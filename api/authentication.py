@@ -1,0 +1,36 @@
+"""Agent authentication: ``Authorization: Bearer <api key>``."""
+
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from rest_framework import authentication, exceptions
+
+from memory_core.principals import AgentPrincipal
+from memory_core.services.api_keys import api_key_resolve
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    """Resolve a bearer API key to an AgentPrincipal; the key fixes tenant and agent."""
+
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).decode("latin-1")
+        if not header:
+            return None
+        scheme, _, raw_key = header.partition(" ")
+        if scheme != self.keyword or not raw_key.strip():
+            raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <api key>'.")
+        key = api_key_resolve(raw_key.strip())
+        if key is None:
+            raise exceptions.AuthenticationFailed("Unknown, revoked or expired API key.")
+        return AgentPrincipal.from_agent(key.agent, api_key_id=key.id), key
+
+    def authenticate_header(self, request) -> str:
+        return self.keyword
+
+
+class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "api.authentication.ApiKeyAuthentication"
+    name = "ApiKey"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "http", "scheme": "bearer", "description": "An agent API key."}

@@ -1,0 +1,66 @@
+"""One exception handler: every error is ``{"error": {"code", "message", "details"}}``."""
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.db import DatabaseError, InterfaceError, OperationalError
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from memory_core.exceptions import DomainError
+
+_DRF_CODES = {
+    exceptions.ParseError: "malformed_json",
+    exceptions.AuthenticationFailed: "authentication_failed",
+    exceptions.NotAuthenticated: "not_authenticated",
+    exceptions.PermissionDenied: "forbidden",
+    exceptions.NotFound: "not_found",
+    exceptions.MethodNotAllowed: "method_not_allowed",
+    exceptions.NotAcceptable: "not_acceptable",
+    exceptions.UnsupportedMediaType: "unsupported_media_type",
+    exceptions.Throttled: "rate_limited",
+    exceptions.ValidationError: "invalid_input",
+}
+
+
+def error_response(code: str, message: str, http_status: int, details=None, headers=None):
+    """Return the stable error body."""
+    body = {"error": {"code": code, "message": message, "details": details or {}}}
+    return Response(body, status=http_status, headers=headers)
+
+
+def exception_handler(exc, context):
+    """Map domain, DRF and database errors to stable JSON errors; never a bare 500."""
+    if isinstance(exc, DomainError):
+        return error_response(exc.code, exc.message, exc.status, exc.details)
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        return error_response(
+            "memory_unavailable",
+            "The memory store is unavailable; carry on without memory and retry later.",
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+            headers={"Retry-After": "5"},
+        )
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+    if isinstance(exc, DatabaseError):
+        return None  # a real bug: let Django report it
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    code = next((c for klass, c in _DRF_CODES.items() if isinstance(exc, klass)), "error")
+    if isinstance(exc, exceptions.ValidationError):
+        return error_response(
+            code,
+            "The request body is invalid; see details for each field.",
+            response.status_code,
+            details=response.data,
+            headers=_headers(response),
+        )
+    detail = response.data.get("detail", "") if isinstance(response.data, dict) else ""
+    return error_response(code, str(detail), response.status_code, headers=_headers(response))
+
+
+def _headers(response):
+    return {k: v for k, v in response.items() if k in ("WWW-Authenticate", "Retry-After", "Allow")}

@@ -1,0 +1,23 @@
+"""API views: parse, call one memory_core service or selector, render."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+
+class WhoAmIView(APIView):
+    """Return the tenant and agent the API key is bound to."""
+
+    @extend_schema(responses={200: dict})
+    def get(self, request):
+        principal = request.user
+        return Response(
+            {
+                "tenant_id": str(principal.tenant_id),
+                "agent_id": str(principal.agent_id),
+                "agent": principal.agent_name,
+                "read_types": sorted(principal.read_types),
+                "write_types": sorted(principal.write_types),
+                "max_sensitivity": principal.max_sensitivity,
+            }
+        )

@@ -1,0 +1,132 @@
+"""Django admin for platform admins: tenants, agents, keys, policies, and the memory rows."""
+
+from django.contrib import admin
+
+from memory_core import models
+
+
+@admin.register(models.Tenant)
+class TenantAdmin(admin.ModelAdmin):
+    list_display = ["slug", "name", "created_at"]
+    search_fields = ["slug", "name"]
+
+
+@admin.register(models.Subject)
+class SubjectAdmin(admin.ModelAdmin):
+    list_display = ["external_id", "display_name", "tenant", "created_at"]
+    list_filter = ["tenant"]
+    search_fields = ["external_id", "display_name"]
+
+
+class ApiKeyInline(admin.TabularInline):
+    model = models.ApiKey
+    extra = 0
+    fields = ["name", "prefix", "created_at", "expires_at", "revoked_at", "last_used_at"]
+    readonly_fields = ["prefix", "created_at", "last_used_at"]
+
+
+@admin.register(models.Agent)
+class AgentAdmin(admin.ModelAdmin):
+    list_display = ["name", "tenant", "max_sensitivity", "any_subject", "is_active"]
+    list_filter = ["tenant", "is_active"]
+    inlines = [ApiKeyInline]
+
+
+@admin.register(models.ApiKey)
+class ApiKeyAdmin(admin.ModelAdmin):
+    list_display = ["prefix", "agent", "name", "created_at", "expires_at", "revoked_at"]
+    list_filter = ["agent__tenant"]
+    readonly_fields = ["prefix", "hashed_key", "created_at", "last_used_at"]
+
+    def has_add_permission(self, request):
+        # Keys are shown once at creation: use `manage.py create_agent_key`.
+        return False
+
+
+@admin.register(models.PortalMembership)
+class PortalMembershipAdmin(admin.ModelAdmin):
+    list_display = ["user", "role", "tenant", "subject"]
+    list_filter = ["role", "tenant"]
+
+
+@admin.register(models.Memory)
+class MemoryAdmin(admin.ModelAdmin):
+    list_display = [
+        "memory_type",
+        "memory_key",
+        "short_content",
+        "subject",
+        "scope",
+        "authority",
+        "status",
+        "version",
+        "created_at",
+    ]
+    list_filter = ["tenant", "status", "memory_type", "authority", "sensitivity"]
+    search_fields = ["memory_key", "content", "subject__external_id"]
+    readonly_fields = [
+        "id",
+        "content_hash",
+        "embedding_model",
+        "created_at",
+        "updated_at",
+        "supersedes",
+        "version",
+        "policy_version",
+    ]
+    exclude = ["embedding"]
+    list_select_related = ["subject"]
+
+    @admin.display(description="content")
+    def short_content(self, obj):
+        return (obj.content[:80] + "…") if len(obj.content) > 80 else obj.content
+
+
+@admin.register(models.MemoryEvent)
+class MemoryEventAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "action", "memory_id", "actor_type", "actor_id", "reason_code"]
+    list_filter = ["tenant", "action", "actor_type"]
+
+    def has_change_permission(self, request, obj=None):
+        return False  # append-only
+
+
+@admin.register(models.PolicyVersion)
+class PolicyVersionAdmin(admin.ModelAdmin):
+    list_display = ["tenant", "version", "is_active", "created_at", "note"]
+    list_filter = ["tenant", "is_active"]
+
+
+@admin.register(models.AdmissionDecision)
+class AdmissionDecisionAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "tenant", "agent", "outcome", "rule_codes", "memory_type"]
+    list_filter = ["tenant", "outcome"]
+
+
+@admin.register(models.ReviewItem)
+class ReviewItemAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "tenant", "kind", "state", "memory_key", "resolution"]
+    list_filter = ["tenant", "kind", "state"]
+
+
+@admin.register(models.RetrievalTrace)
+class RetrievalTraceAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "tenant", "agent", "mode", "degraded", "latency_ms"]
+    list_filter = ["tenant", "mode", "degraded"]
+
+
+class DeletionStepInline(admin.TabularInline):
+    model = models.DeletionStep
+    extra = 0
+
+
+@admin.register(models.DeletionOperation)
+class DeletionOperationAdmin(admin.ModelAdmin):
+    list_display = ["id", "tenant", "target", "status", "requested_at", "completed_at", "attempts"]
+    list_filter = ["tenant", "status", "target"]
+    inlines = [DeletionStepInline]
+
+
+@admin.register(models.Tombstone)
+class TombstoneAdmin(admin.ModelAdmin):
+    list_display = ["memory_id", "tenant_id", "deleted_at", "operation"]

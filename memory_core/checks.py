@@ -1,0 +1,46 @@
+"""System checks for the configuration the domain depends on."""
+
+from django.conf import settings
+from django.core import checks
+from django.db import connection
+from django.db.utils import DatabaseError
+
+from memory_core.models import EMBEDDING_DIMENSIONS
+
+
+@checks.register()
+def check_embedding_dimensions(app_configs, **kwargs):
+    """The configured embedder must produce vectors the embedding column can hold."""
+    configured = settings.MEMLEDGER_EMBEDDER.get("DIMENSIONS")
+    if configured != EMBEDDING_DIMENSIONS:
+        return [
+            checks.Error(
+                f"MEMLEDGER_EMBEDDER['DIMENSIONS'] is {configured}, but Memory.embedding holds "
+                f"{EMBEDDING_DIMENSIONS} dimensions.",
+                hint="Configure a model with the same dimension, or migrate the column.",
+                id="memory_core.E001",
+            )
+        ]
+    return []
+
+
+@checks.register(checks.Tags.database)
+def check_pgvector_available(app_configs, databases=None, **kwargs):
+    """The database must offer the pgvector extension."""
+    if not databases:
+        return []
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'")
+            available = cursor.fetchone() is not None
+    except DatabaseError as exc:
+        return [checks.Error(f"Could not query the database: {exc}", id="memory_core.E002")]
+    if not available:
+        return [
+            checks.Error(
+                "The pgvector extension is not available in this PostgreSQL server.",
+                hint="Install pgvector, or unset DATABASE_URL to use the embedded server.",
+                id="memory_core.E003",
+            )
+        ]
+    return []

@@ -1,0 +1,222 @@
+"""Load memories of an evaluation dataset (../shared/eval/FORMAT.md) into real rows.
+
+The same loader feeds the demo (``load_demo``) and the evaluation harness. Rows are written
+through the trusted storage path (no admission: the dataset states authority and status on
+purpose, including stale and revoked rows), embedded with the real model in one batch.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory_core.models import (
+    Agent,
+    Authority,
+    Memory,
+    MemoryEvent,
+    MemoryType,
+    SourceType,
+    Status,
+    Subject,
+    Tenant,
+)
+from memory_core.principals import SystemPrincipal
+from memory_core.services.memories import MemoryDraft, build_memory, embed_memories, parse_scope
+from memory_core.services.policy import policy_ensure
+
+SOURCE_FOR_AUTHORITY = {
+    Authority.EXPLICIT_USER: SourceType.USER_INPUT,
+    Authority.EXPLICIT_ADMIN: SourceType.ADMIN,
+    Authority.CONFIRMED_SYSTEM: SourceType.VERIFIED_TOOL_OUTPUT,
+    Authority.TOOL_OBSERVATION: SourceType.VERIFIED_TOOL_OUTPUT,
+    Authority.MODEL_INFERENCE: SourceType.MODEL_INFERENCE,
+}
+
+
+class DatasetError(ValueError):
+    """The dataset file does not follow the format; the message names the entry."""
+
+
+@dataclass
+class LoadedDataset:
+    """The rows a dataset became: dataset ids mapped to stored ids, and back."""
+
+    memory_ids: dict[str, uuid.UUID] = field(default_factory=dict)
+    tenants: dict[str, Tenant] = field(default_factory=dict)
+    subjects: dict[tuple[str, str], Subject] = field(default_factory=dict)
+    agents: dict[tuple[str, str], Agent] = field(default_factory=dict)
+
+    @property
+    def dataset_ids(self) -> dict[uuid.UUID, str]:
+        return {stored: local for local, stored in self.memory_ids.items()}
+
+
+def _require(entry: dict, key: str, where: str):
+    if key not in entry or entry[key] in (None, ""):
+        raise DatasetError(f"{where}: '{key}' is required")
+    return entry[key]
+
+
+def _choice(value, allowed, key: str, where: str):
+    if value not in allowed:
+        raise DatasetError(f"{where}: {key} {value!r} is not one of {sorted(allowed)}")
+    return value
+
+
+@transaction.atomic
+def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> LoadedDataset:
+    """Create the tenants, subjects, agents and memories of ``data``; return the id maps.
+
+    ``tenant_prefix`` isolates a run: tenant slugs become ``prefix + name``. Memories already
+    loaded (same dataset name and id in the same tenant) are reused, so loading is idempotent.
+    """
+    now = now or timezone.now()
+    name = str(data.get("dataset") or "dataset")
+    entries = data.get("memories") or []
+    if not isinstance(entries, list):
+        raise DatasetError("'memories' must be a list")
+    loaded = LoadedDataset()
+    seen: set[str] = set()
+    pending: list[tuple[dict, Memory]] = []
+    for index, entry in enumerate(entries):
+        where = f"memories[{index}]"
+        if not isinstance(entry, dict):
+            raise DatasetError(f"{where}: must be an object")
+        local_id = str(_require(entry, "id", where))
+        where = f"memory {local_id!r}"
+        if local_id in seen:
+            raise DatasetError(f"{where}: duplicate id")
+        seen.add(local_id)
+        tenant = _tenant(loaded, tenant_prefix + str(_require(entry, "tenant", where)))
+        subject = _subject(loaded, tenant, str(_require(entry, "subject", where)))
+        agent = _agent(loaded, tenant, entry.get("agent"))
+        conversation = f"dataset:{name}"
+        existing = Memory.objects.filter(
+            tenant=tenant, source_conversation_id=conversation, source_message_id=local_id
+        ).first()
+        if existing:
+            loaded.memory_ids[local_id] = existing.id
+            continue
+        pending.append(
+            (
+                entry,
+                _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, now),
+            )
+        )
+        loaded.memory_ids[local_id] = pending[-1][1].id
+    for entry, memory in pending:
+        if entry.get("supersedes"):
+            target = str(entry["supersedes"])
+            if target not in loaded.memory_ids:
+                raise DatasetError(f"memory {entry['id']!r}: supersedes unknown id {target!r}")
+            memory.supersedes_id = loaded.memory_ids[target]
+    memories = [memory for _, memory in pending]
+    if memories:
+        embed_memories([m for m in memories if m.status != Status.DELETED])
+        Memory.objects.bulk_create(memories)
+        system = SystemPrincipal(tenant_id=None, name=f"dataset:{name}")
+        MemoryEvent.objects.bulk_create(
+            [
+                MemoryEvent(
+                    tenant_id=m.tenant_id,
+                    memory_id=m.id,
+                    action=MemoryEvent.Action.CREATED,
+                    actor_type=system.actor_type,
+                    actor_id=system.actor_id,
+                    reason_code="import",
+                )
+                for m in memories
+            ]
+        )
+    return loaded
+
+
+def _tenant(loaded: LoadedDataset, slug: str) -> Tenant:
+    if slug not in loaded.tenants:
+        tenant, _ = Tenant.objects.get_or_create(slug=slug[:64], defaults={"name": slug})
+        policy_ensure(tenant=tenant)
+        loaded.tenants[slug] = tenant
+    return loaded.tenants[slug]
+
+
+def _subject(loaded: LoadedDataset, tenant: Tenant, external_id: str) -> Subject:
+    key = (tenant.slug, external_id)
+    if key not in loaded.subjects:
+        loaded.subjects[key], _ = Subject.objects.get_or_create(
+            tenant=tenant, external_id=external_id, defaults={"display_name": external_id}
+        )
+    return loaded.subjects[key]
+
+
+def _agent(loaded: LoadedDataset, tenant: Tenant, name) -> Agent | None:
+    if not name:
+        return None
+    key = (tenant.slug, str(name))
+    if key not in loaded.agents:
+        loaded.agents[key], _ = Agent.objects.get_or_create(tenant=tenant, name=str(name))
+    return loaded.agents[key]
+
+
+def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, now) -> Memory:
+    memory_type = _choice(
+        _require(entry, "memory_type", where), MemoryType.values, "memory_type", where
+    )
+    authority = _choice(_require(entry, "authority", where), Authority.values, "authority", where)
+    try:
+        scope_kind, scope_ref = parse_scope(str(_require(entry, "scope", where)))
+    except ValueError as exc:
+        raise DatasetError(f"{where}: {exc}") from exc
+    content = str(_require(entry, "content", where))
+    confidence = entry.get("confidence", 1.0)
+    if not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
+        raise DatasetError(f"{where}: confidence must be a number in [0, 1]")
+    status = _choice(entry.get("status") or Status.ACTIVE, Status.values, "status", where)
+    age_days = entry.get("age_days") or 0
+    if not isinstance(age_days, (int, float)) or age_days < 0:
+        raise DatasetError(f"{where}: age_days must be a non-negative number")
+    created = now - timedelta(days=age_days)
+    valid_until = None
+    if entry.get("expires_in_days") is not None:
+        valid_until = now + timedelta(days=entry["expires_in_days"])
+    valid_from = (
+        created
+        if valid_until is None or valid_until > created
+        else valid_until - timedelta(seconds=1)
+    )
+    source_type = entry.get("source_type") or SOURCE_FOR_AUTHORITY[authority]
+    _choice(source_type, SourceType.values, "source_type", where)
+    version = entry.get("version") or 1
+    if not isinstance(version, int) or version < 1:
+        raise DatasetError(f"{where}: version must be a positive integer")
+    draft = MemoryDraft(
+        subject=subject,
+        memory_type=memory_type,
+        content=content,
+        authority=authority,
+        source_type=source_type,
+        scope_kind=scope_kind,
+        scope_ref=scope_ref,
+        memory_key=entry.get("memory_key") or "",
+        agent_id=agent.id if agent else None,
+        session_id=entry.get("session_id") or "",
+        task_id=entry.get("task_id") or "",
+        source_conversation_id=conversation,
+        source_message_id=local_id,
+        confidence=float(confidence),
+        consent=entry.get("consent") or "explicit",
+        sensitivity=entry.get("sensitivity") or "personal",
+        valid_from=valid_from,
+        valid_until=valid_until,
+        created_at=created,
+        status=status,
+    )
+    memory = build_memory(draft, version=version, policy_version=1)
+    memory.id = uuid.uuid4()
+    if status == Status.DELETED:
+        memory.content = ""
+    return memory

@@ -1,0 +1,50 @@
+"""Domain errors. Each has a stable code; the API maps them to HTTP answers."""
+
+
+class DomainError(Exception):
+    """Base class: a domain rule refused the operation."""
+
+    code = "memory_error"
+    status = 400
+
+    def __init__(self, message: str, *, code: str | None = None, details=None):
+        super().__init__(message)
+        self.message = message
+        if code:
+            self.code = code
+        self.details = details or {}
+
+
+class NotFound(DomainError):
+    """The object does not exist or lies outside the caller's scope (the same answer)."""
+
+    code = "not_found"
+    status = 404
+
+
+class ValidationFailed(DomainError):
+    """The input is malformed."""
+
+    code = "invalid_input"
+    status = 400
+
+
+class PermissionDenied(DomainError):
+    """The caller's grant does not allow the operation."""
+
+    code = "forbidden"
+    status = 403
+
+
+class Conflict(DomainError):
+    """The operation conflicts with the current state."""
+
+    code = "conflict"
+    status = 409
+
+
+class MemoryUnavailable(DomainError):
+    """The memory store cannot be reached; agents carry on without memory."""
+
+    code = "memory_unavailable"
+    status = 503

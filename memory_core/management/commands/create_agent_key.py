@@ -1,0 +1,25 @@
+"""Create (if missing) a tenant and an agent, and print a new API key as the last line."""
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memory_core.services.api_keys import agent_ensure, api_key_create
+
+
+class Command(BaseCommand):
+    help = "Create the tenant and agent if missing and print a new API key (last line of output)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--tenant", required=True, help="Tenant slug.")
+        parser.add_argument("--agent", required=True, help="Agent name.")
+        parser.add_argument("--name", default="", help="A label for the key.")
+
+    def handle(self, *args, tenant, agent, name, **options):
+        if not tenant.strip() or not agent.strip():
+            raise CommandError("--tenant and --agent must not be empty.")
+        agent_row = agent_ensure(tenant_slug=tenant.strip(), agent_name=agent.strip())
+        key, raw_key = api_key_create(agent=agent_row, name=name)
+        self.stdout.write(
+            f"Tenant {agent_row.tenant.slug} ({agent_row.tenant_id}), agent {agent_row.name} "
+            f"({agent_row.id}), key {key.prefix}. Store the key now: it is not shown again."
+        )
+        self.stdout.write(raw_key)

@@ -1,0 +1,79 @@
+"""Load the demo (idempotent): tenants, subjects with portal logins, a reviewer, an agent key,
+and the memories of the seed's iOS project example."""
+
+import json
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from memory_core.evaluation.dataset import load_dataset_memories
+from memory_core.models import ApiKey, PortalMembership, Subject, Tenant
+from memory_core.services.api_keys import agent_ensure, api_key_create, api_key_revoke
+
+DEMO_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "demo_memories.json"
+
+# Demo logins: for a local machine only. `make run` prints them.
+ADMIN = ("admin", "memledger-admin")
+END_USERS = [
+    ("alice", "memledger-alice", "tenant-a", "user-42"),
+    ("bob", "memledger-bob", "tenant-a", "user-77"),
+]
+REVIEWER = ("reviewer", "memledger-reviewer", "tenant-a")
+DEMO_AGENT = ("tenant-a", "coder")
+
+
+class Command(BaseCommand):
+    help = "Load the demo data (idempotent) and print the logins and a fresh demo API key."
+
+    def handle(self, *args, **options):
+        with transaction.atomic():
+            loaded = load_dataset_memories(json.loads(DEMO_FILE.read_text()))
+            users = get_user_model()
+            admin = users.objects.filter(username=ADMIN[0]).first()
+            if admin is None:
+                users.objects.create_superuser(ADMIN[0], "admin@example.invalid", ADMIN[1])
+            for username, password, tenant_slug, external_id in END_USERS:
+                subject = Subject.objects.get(tenant__slug=tenant_slug, external_id=external_id)
+                user = self._user(username, password)
+                PortalMembership.objects.update_or_create(
+                    user=user,
+                    defaults={
+                        "tenant": subject.tenant,
+                        "role": PortalMembership.Role.END_USER,
+                        "subject": subject,
+                    },
+                )
+            reviewer = self._user(REVIEWER[0], REVIEWER[1])
+            PortalMembership.objects.update_or_create(
+                user=reviewer,
+                defaults={
+                    "tenant": Tenant.objects.get(slug=REVIEWER[2]),
+                    "role": PortalMembership.Role.REVIEWER,
+                    "subject": None,
+                },
+            )
+            agent = agent_ensure(tenant_slug=DEMO_AGENT[0], agent_name=DEMO_AGENT[1])
+            # Keys are shown once: each run revokes the previous demo key and prints a new one.
+            for key in ApiKey.objects.filter(agent=agent, name="demo", revoked_at__isnull=True):
+                api_key_revoke(key=key)
+            _, raw_key = api_key_create(agent=agent, name="demo")
+        self.stdout.write(
+            f"Demo memories: {len(loaded.memory_ids)} in tenants "
+            f"{', '.join(sorted(loaded.tenants))}"
+        )
+        self.stdout.write(f"Admin login:    {ADMIN[0]} / {ADMIN[1]}")
+        for username, password, tenant_slug, external_id in END_USERS:
+            self.stdout.write(
+                f"End user login: {username} / {password}  ({tenant_slug}, {external_id})"
+            )
+        self.stdout.write(f"Reviewer login: {REVIEWER[0]} / {REVIEWER[1]}  ({REVIEWER[2]})")
+        self.stdout.write(f"Demo agent API key ({DEMO_AGENT[0]}/{DEMO_AGENT[1]}): {raw_key}")
+
+    def _user(self, username, password):
+        users = get_user_model()
+        user = users.objects.filter(username=username).first()
+        if user is None:
+            user = users.objects.create_user(username, password=password)
+        return user

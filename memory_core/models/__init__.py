@@ -1,0 +1,57 @@
+"""The memory domain's models."""
+
+from .choices import (
+    AUTHORITY_RANK,
+    SENSITIVITY_RANK,
+    TYPE_CLASS,
+    Authority,
+    Consent,
+    MemoryClass,
+    MemoryType,
+    ScopeKind,
+    Sensitivity,
+    SourceType,
+    Status,
+)
+from .events import MemoryEvent, PolicyVersion
+from .memory import EMBEDDING_DIMENSIONS, PROPOSED_STATUSES, RETIRED_STATUSES, Memory
+from .tenancy import Agent, ApiKey, PortalMembership, Subject, Tenant
+from .workflow import (
+    AdmissionDecision,
+    DeletionOperation,
+    DeletionStep,
+    RetrievalTrace,
+    ReviewItem,
+    Tombstone,
+)
+
+__all__ = [
+    "AUTHORITY_RANK",
+    "EMBEDDING_DIMENSIONS",
+    "PROPOSED_STATUSES",
+    "RETIRED_STATUSES",
+    "SENSITIVITY_RANK",
+    "TYPE_CLASS",
+    "AdmissionDecision",
+    "Agent",
+    "ApiKey",
+    "Authority",
+    "Consent",
+    "DeletionOperation",
+    "DeletionStep",
+    "Memory",
+    "MemoryClass",
+    "MemoryEvent",
+    "MemoryType",
+    "PolicyVersion",
+    "PortalMembership",
+    "RetrievalTrace",
+    "ReviewItem",
+    "ScopeKind",
+    "Sensitivity",
+    "SourceType",
+    "Status",
+    "Subject",
+    "Tenant",
+    "Tombstone",
+]

@@ -1,0 +1,99 @@
+"""The append-only audit trail of every memory's life, and the versioned policy."""
+
+import uuid
+
+from django.db import models
+from django.utils import timezone
+
+from .choices import choices_check
+from .tenancy import Tenant
+
+
+class MemoryEventAction(models.TextChoices):
+    CREATED = "created"
+    ADMITTED = "admitted"
+    REJECTED = "rejected"
+    PENDING = "pending_approval"
+    APPROVED = "approved"
+    CORRECTED = "corrected"
+    SUPERSEDED = "superseded"
+    REVOKED = "revoked"
+    EXPIRED = "expired"
+    CONFLICT = "conflict"
+    CONFLICT_RESOLVED = "conflict_resolved"
+    CONSENT_WITHDRAWN = "consent_withdrawn"
+    DELETION_REQUESTED = "deletion_requested"
+    DELETED = "deleted"
+
+
+class MemoryEventActorType(models.TextChoices):
+    AGENT = "agent"
+    USER = "user"
+    REVIEWER = "reviewer"
+    ADMIN = "admin"
+    SYSTEM = "system"
+
+
+class MemoryEvent(models.Model):
+    """One change to a memory. Keeps ids and reason codes, never content.
+
+    ``memory_id`` is a plain column, not a foreign key, so the trail outlives the row it
+    describes and a deletion never has to rewrite history.
+    """
+
+    Action = MemoryEventAction
+
+    ActorType = MemoryEventActorType
+
+    id = models.BigAutoField(primary_key=True)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memory_events")
+    memory_id = models.UUIDField(db_index=True)
+    action = models.CharField(max_length=32, choices=MemoryEventAction.choices)
+    actor_type = models.CharField(max_length=16, choices=MemoryEventActorType.choices)
+    actor_id = models.CharField(max_length=200, blank=True, default="")
+    reason_code = models.CharField(max_length=100, blank=True, default="")
+    policy_version = models.PositiveIntegerField(null=True, blank=True)
+    details = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+        constraints = [
+            choices_check("action", MemoryEventAction, "memory_event_action_valid"),
+            choices_check("actor_type", MemoryEventActorType, "memory_event_actor_type_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.action} {self.memory_id} by {self.actor_type}:{self.actor_id}"
+
+
+class PolicyVersion(models.Model):
+    """A tenant's policy document (admission, retention, half-lives, weights, budgets).
+
+    Versions are immutable once written; exactly one per tenant is active.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="policy_versions")
+    version = models.PositiveIntegerField()
+    document = models.JSONField()
+    is_active = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    note = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        ordering = ["tenant", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "version"], name="policy_unique_version"),
+            models.UniqueConstraint(
+                fields=["tenant"],
+                condition=models.Q(is_active=True),
+                name="policy_one_active_per_tenant",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(version__gte=1), name="policy_version_positive"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tenant} policy v{self.version}{' (active)' if self.is_active else ''}"

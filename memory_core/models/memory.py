@@ -1,0 +1,205 @@
+"""The memory record: one row per remembered item, with provenance, scope and lifecycle."""
+
+import uuid
+
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+from pgvector.django import HnswIndex, VectorField
+
+from .choices import (
+    TYPE_CLASS,
+    Authority,
+    Consent,
+    MemoryClass,
+    MemoryType,
+    ScopeKind,
+    Sensitivity,
+    SourceType,
+    Status,
+    choices_check,
+)
+from .tenancy import Agent, Subject, Tenant
+
+EMBEDDING_DIMENSIONS = 384
+
+# Rows that are proposed (awaiting review or refused) are not links of a chain yet.
+PROPOSED_STATUSES = (Status.PENDING_APPROVAL, Status.REJECTED)
+# Statuses that can never be shown to a model.
+RETIRED_STATUSES = (Status.SUPERSEDED, Status.REVOKED, Status.EXPIRED, Status.DELETED)
+
+
+class MemoryQuerySet(models.QuerySet):
+    """Memory queries, always entered through a tenant scope."""
+
+    def for_tenant(self, tenant_id) -> "MemoryQuerySet":
+        """Return the memories of one tenant."""
+        return self.filter(tenant_id=tenant_id)
+
+    def visible_to(self, principal) -> "MemoryQuerySet":
+        """Return the memories ``principal`` may see: its tenant, and its grant or subject.
+
+        Every selector, viewset and portal view starts here. Anything outside the result is
+        answered as "not found", exactly like an id that does not exist.
+        """
+        return principal.scope_memories(self.filter(tenant_id=principal.tenant_id))
+
+    def active(self, now=None) -> "MemoryQuerySet":
+        """Return memories that are active and inside their validity interval."""
+        now = now or timezone.now()
+        return self.filter(status=Status.ACTIVE, valid_from__lte=now).filter(
+            Q(valid_until__isnull=True) | Q(valid_until__gt=now)
+        )
+
+
+class Memory(models.Model):
+    """One remembered item. Corrections add a row that supersedes it; nothing is overwritten."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memories")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="memories")
+    agent = models.ForeignKey(
+        Agent,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="memories",
+        help_text="The agent that may use it; empty = shared by the tenant's agents.",
+    )
+    memory_class = models.CharField(max_length=16, choices=MemoryClass.choices)
+    memory_type = models.CharField(max_length=32, choices=MemoryType.choices)
+    memory_key = models.CharField(max_length=200, blank=True, default="")
+    scope_kind = models.CharField(
+        max_length=16, choices=ScopeKind.choices, default=ScopeKind.GLOBAL
+    )
+    scope_ref = models.CharField(max_length=200, blank=True, default="")
+    session_id = models.CharField(max_length=200, blank=True, default="")
+    task_id = models.CharField(max_length=200, blank=True, default="")
+    content = models.TextField(blank=True)
+    value = models.JSONField(null=True, blank=True)
+    source_type = models.CharField(max_length=32, choices=SourceType.choices)
+    source_conversation_id = models.CharField(max_length=200, blank=True, default="")
+    source_message_id = models.CharField(max_length=200, blank=True, default="")
+    source_tool = models.CharField(max_length=200, blank=True, default="")
+    authority = models.CharField(max_length=32, choices=Authority.choices)
+    confidence = models.FloatField(default=1.0)
+    consent = models.CharField(max_length=16, choices=Consent.choices, default=Consent.EXPLICIT)
+    sensitivity = models.CharField(
+        max_length=16, choices=Sensitivity.choices, default=Sensitivity.PERSONAL
+    )
+    valid_from = models.DateTimeField(default=timezone.now)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+    status = models.CharField(max_length=24, choices=Status.choices, default=Status.ACTIVE)
+    version = models.PositiveIntegerField(default=1)
+    supersedes = models.ForeignKey(
+        "self",
+        on_delete=models.RESTRICT,
+        null=True,
+        blank=True,
+        related_name="successors",
+    )
+    policy_version = models.PositiveIntegerField(null=True, blank=True)
+    content_hash = models.CharField(max_length=64, blank=True, default="")
+    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding_model = models.CharField(max_length=100, blank=True, default="")
+    search_vector = models.GeneratedField(
+        expression=SearchVector("content", config="english"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
+
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "memories"
+        ordering = ["-created_at"]
+        constraints = [
+            choices_check("memory_class", MemoryClass, "memory_class_valid"),
+            choices_check("memory_type", MemoryType, "memory_type_valid"),
+            choices_check("scope_kind", ScopeKind, "memory_scope_kind_valid"),
+            choices_check("source_type", SourceType, "memory_source_type_valid"),
+            choices_check("authority", Authority, "memory_authority_valid"),
+            choices_check("consent", Consent, "memory_consent_valid"),
+            choices_check("sensitivity", Sensitivity, "memory_sensitivity_valid"),
+            choices_check("status", Status, "memory_status_valid"),
+            models.CheckConstraint(
+                condition=Q(confidence__gte=0.0, confidence__lte=1.0),
+                name="memory_confidence_range",
+            ),
+            models.CheckConstraint(condition=Q(version__gte=1), name="memory_version_positive"),
+            models.CheckConstraint(
+                condition=Q(scope_kind=ScopeKind.GLOBAL, scope_ref="")
+                | (~Q(scope_kind=ScopeKind.GLOBAL) & ~Q(scope_ref="")),
+                name="memory_scope_ref_matches_kind",
+            ),
+            models.CheckConstraint(
+                condition=Q(
+                    *[
+                        Q(memory_type=memory_type, memory_class=memory_class)
+                        for memory_type, memory_class in TYPE_CLASS.items()
+                    ],
+                    _connector=Q.OR,
+                ),
+                name="memory_class_matches_type",
+            ),
+            models.CheckConstraint(
+                condition=Q(valid_until__isnull=True) | Q(valid_until__gt=models.F("valid_from")),
+                name="memory_validity_interval",
+            ),
+            models.CheckConstraint(
+                condition=~Q(supersedes=models.F("id")), name="memory_not_self_superseding"
+            ),
+            # A tombstone keeps ids and the hash, never the content or its vectors.
+            models.CheckConstraint(
+                condition=~Q(status=Status.DELETED)
+                | Q(content="", value__isnull=True, embedding__isnull=True),
+                name="memory_tombstone_has_no_content",
+            ),
+            # One successor per row: a chain never forks, so it has exactly one head.
+            models.UniqueConstraint(
+                fields=["supersedes"],
+                condition=Q(supersedes__isnull=False) & ~Q(status__in=PROPOSED_STATUSES),
+                name="memory_one_successor",
+            ),
+        ]
+        indexes = [
+            HnswIndex(
+                name="memory_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
+            models.Index(
+                fields=["tenant", "subject", "status"], name="memory_tenant_subject_status"
+            ),
+            models.Index(
+                fields=["tenant", "subject", "memory_type", "status"], name="memory_subject_type"
+            ),
+            models.Index(fields=["tenant", "subject", "memory_key"], name="memory_subject_key"),
+            models.Index(fields=["tenant", "scope_kind", "scope_ref"], name="memory_scope"),
+            models.Index(fields=["tenant", "session_id", "task_id"], name="memory_session_task"),
+            models.Index(fields=["tenant", "subject", "content_hash"], name="memory_content_hash"),
+            models.Index(
+                fields=["valid_until"],
+                name="memory_active_expiry",
+                condition=Q(status=Status.ACTIVE, valid_until__isnull=False),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_type} {self.memory_key or self.id} v{self.version} ({self.status})"
+
+    @property
+    def scope(self) -> str:
+        """Return the scope as one string: ``global`` or ``kind:ref``."""
+        return (
+            self.scope_kind
+            if self.scope_kind == ScopeKind.GLOBAL
+            else f"{self.scope_kind}:{self.scope_ref}"
+        )

@@ -1,0 +1,145 @@
+"""Who owns and who acts: tenants, subjects, agents with grants, API keys, portal roles."""
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.utils import timezone
+
+from .choices import MemoryType, Sensitivity, choices_check
+
+
+class Tenant(models.Model):
+    """An organisation whose memories are isolated from every other tenant's."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    slug = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class Subject(models.Model):
+    """The person memories are about (the seed's subjectId; the retrieval context's user_id)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="subjects")
+    external_id = models.CharField(
+        max_length=200, help_text="The id agents use for this person (context.user_id)."
+    )
+    display_name = models.CharField(max_length=200, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant", "external_id"], name="subject_unique_external_id"
+            )
+        ]
+        ordering = ["tenant", "external_id"]
+
+    def __str__(self) -> str:
+        return f"{self.tenant_id}:{self.external_id}"
+
+
+def _all_types() -> list[str]:
+    return list(MemoryType.values)
+
+
+class Agent(models.Model):
+    """An AI agent of one tenant, with the grants that bound what it may write and read."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="agents")
+    name = models.CharField(max_length=100)
+    write_types = ArrayField(
+        models.CharField(max_length=32, choices=MemoryType.choices), default=_all_types, blank=True
+    )
+    read_types = ArrayField(
+        models.CharField(max_length=32, choices=MemoryType.choices), default=_all_types, blank=True
+    )
+    max_sensitivity = models.CharField(
+        max_length=16, choices=Sensitivity.choices, default=Sensitivity.SENSITIVE
+    )
+    any_subject = models.BooleanField(
+        default=True, help_text="May write and read for any subject of its tenant."
+    )
+    is_active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["tenant", "name"], name="agent_unique_name"),
+            choices_check("max_sensitivity", Sensitivity, "agent_max_sensitivity_valid"),
+        ]
+        ordering = ["tenant", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.tenant_id}:{self.name}"
+
+
+class ApiKey(models.Model):
+    """A hashed API key bound to one agent (and so one tenant). The secret is shown once."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100, blank=True)
+    prefix = models.CharField(max_length=16, unique=True)
+    hashed_key = models.CharField(max_length=128)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        verbose_name = "API key"
+
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.agent})"
+
+    def is_usable(self, now=None) -> bool:
+        """Return whether the key is neither revoked nor expired."""
+        now = now or timezone.now()
+        return self.revoked_at is None and (self.expires_at is None or self.expires_at > now)
+
+
+class PortalRole(models.TextChoices):
+    END_USER = "end_user"
+    REVIEWER = "reviewer"
+
+
+class PortalMembership(models.Model):
+    """A portal login's role: the end user of one subject, or a reviewer of one tenant."""
+
+    Role = PortalRole
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memledger_membership"
+    )
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=PortalRole.choices)
+    subject = models.OneToOneField(
+        Subject, on_delete=models.CASCADE, null=True, blank=True, related_name="membership"
+    )
+
+    class Meta:
+        constraints = [
+            choices_check("role", PortalRole, "membership_role_valid"),
+            models.CheckConstraint(
+                condition=(
+                    models.Q(role="end_user", subject__isnull=False)
+                    | models.Q(role="reviewer", subject__isnull=True)
+                ),
+                name="membership_subject_matches_role",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} ({self.role})"

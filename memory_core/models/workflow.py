@@ -1,0 +1,257 @@
+"""Records of decisions and work: admission decisions, review items, traces, deletions."""
+
+import uuid
+
+from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+from django.utils import timezone
+
+from .choices import choices_check
+from .memory import Memory
+from .tenancy import Agent, Subject, Tenant
+
+
+class AdmissionDecisionOutcome(models.TextChoices):
+    ACCEPTED = "accepted"
+    PENDING_APPROVAL = "pending_approval"
+    REJECTED = "rejected"
+
+
+class ReviewKind(models.TextChoices):
+    SENSITIVE_WRITE = "sensitive_write"
+    CONFLICT = "conflict"
+
+
+class ReviewState(models.TextChoices):
+    OPEN = "open"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    RESOLVED = "resolved"
+
+
+class AdmissionDecision(models.Model):
+    """The outcome of one write through the admission policy, with its rule codes.
+
+    Holds no content: accepted and rejected counts are health figures, and rule codes say why.
+    """
+
+    Outcome = AdmissionDecisionOutcome
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="admission_decisions")
+    agent = models.ForeignKey(Agent, on_delete=models.SET_NULL, null=True, blank=True)
+    subject = models.ForeignKey(Subject, on_delete=models.SET_NULL, null=True, blank=True)
+    memory = models.ForeignKey(
+        Memory, on_delete=models.SET_NULL, null=True, blank=True, related_name="admission_decisions"
+    )
+    outcome = models.CharField(max_length=24, choices=AdmissionDecisionOutcome.choices)
+    rule_codes = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    memory_type = models.CharField(max_length=32, blank=True, default="")
+    source_type = models.CharField(max_length=32, blank=True, default="")
+    content_hash = models.CharField(max_length=64, blank=True, default="")
+    policy_version = models.PositiveIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            choices_check("outcome", AdmissionDecisionOutcome, "admission_outcome_valid")
+        ]
+        indexes = [
+            models.Index(fields=["tenant", "outcome", "created_at"], name="admission_health")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.outcome} {','.join(self.rule_codes)}"
+
+
+class ReviewItem(models.Model):
+    """Work for a reviewer: a sensitive write to approve, or a conflict to resolve."""
+
+    Kind = ReviewKind
+    State = ReviewState
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="review_items")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="review_items")
+    kind = models.CharField(max_length=24, choices=Kind.choices)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.OPEN)
+    memory = models.ForeignKey(
+        Memory, on_delete=models.CASCADE, null=True, blank=True, related_name="review_items"
+    )
+    memory_key = models.CharField(max_length=200, blank=True, default="")
+    candidate_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    rule_codes = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    resolution = models.CharField(max_length=32, blank=True, default="")
+    reason = models.TextField(blank=True, default="")
+    resolved_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            choices_check("kind", ReviewKind, "review_kind_valid"),
+            choices_check("state", ReviewState, "review_state_valid"),
+            models.UniqueConstraint(
+                fields=["tenant", "subject", "memory_key"],
+                condition=models.Q(kind="conflict", state="open"),
+                name="review_one_open_conflict_per_key",
+            ),
+        ]
+        indexes = [models.Index(fields=["tenant", "state", "kind"], name="review_queue")]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.memory_key or self.memory_id} ({self.state})"
+
+
+class DeletionTarget(models.TextChoices):
+    MEMORY = "memory"
+    MEMORY_KEY = "memory_key"
+    SUBJECT = "subject"
+    TENANT = "tenant"
+
+
+class DeletionState(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    PARTIAL = "partial"
+    FAILED = "failed"
+
+
+class RetrievalTrace(models.Model):
+    """What one retrieval did and why: plan, counts, rejections, scores. Never raw content."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="traces")
+    agent = models.ForeignKey(Agent, on_delete=models.SET_NULL, null=True, blank=True)
+    subject = models.ForeignKey(Subject, on_delete=models.SET_NULL, null=True, blank=True)
+    mode = models.CharField(max_length=32)
+    degraded = models.BooleanField(default=False)
+    policy_version = models.PositiveIntegerField(null=True, blank=True)
+    query_hash = models.CharField(max_length=64, blank=True, default="")
+    stages = models.JSONField(default=dict)
+    selected_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    # Every memory id the trace mentions (selected or rejected): deletion purges by it.
+    cited_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [GinIndex(fields=["cited_ids"], name="trace_cited_ids_gin")]
+
+    def __str__(self) -> str:
+        return f"trace {self.id} ({self.mode})"
+
+
+class DeletionStepState(models.TextChoices):
+    PENDING = "pending"
+    RUNNING = "running"
+    VERIFIED = "verified"
+    FAILED = "failed"
+
+
+class DeletionOperation(models.Model):
+    """A deletion request tracked by id until every derived store is verified clean."""
+
+    Target = DeletionTarget
+    State = DeletionState
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="deletions")
+    subject = models.ForeignKey(
+        Subject, on_delete=models.SET_NULL, null=True, blank=True, related_name="deletions"
+    )
+    target = models.CharField(max_length=16, choices=Target.choices)
+    memory_key = models.CharField(max_length=200, blank=True, default="")
+    memory_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    status = models.CharField(
+        max_length=16, choices=DeletionState.choices, default=DeletionState.PENDING
+    )
+    requested_by_type = models.CharField(max_length=16, blank=True, default="")
+    requested_by_id = models.CharField(max_length=200, blank=True, default="")
+    reason_code = models.CharField(max_length=64, blank=True, default="")
+    policy_version = models.PositiveIntegerField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    last_error = models.TextField(blank=True, default="")
+    requested_at = models.DateTimeField(default=timezone.now, db_index=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    dead_lettered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-requested_at"]
+        constraints = [
+            choices_check("target", DeletionTarget, "deletion_target_valid"),
+            choices_check("status", DeletionState, "deletion_status_valid"),
+            models.CheckConstraint(
+                condition=~models.Q(status="completed") | models.Q(completed_at__isnull=False),
+                name="deletion_completed_has_time",
+            ),
+        ]
+        indexes = [models.Index(fields=["status", "requested_at"], name="deletion_sweep")]
+
+    def __str__(self) -> str:
+        return f"deletion {self.id} ({self.status})"
+
+
+class DeletionStep(models.Model):
+    """One derived store's purge within an operation, with its verification evidence."""
+
+    State = DeletionStepState
+
+    id = models.BigAutoField(primary_key=True)
+    operation = models.ForeignKey(DeletionOperation, on_delete=models.CASCADE, related_name="steps")
+    store = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=State.choices, default=State.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    verified_at = models.DateTimeField(null=True, blank=True)
+    evidence = models.JSONField(default=dict, blank=True)
+    last_error = models.TextField(blank=True, default="")
+
+    class Meta:
+        ordering = ["operation", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["operation", "store"], name="deletion_step_unique_store"
+            ),
+            choices_check("status", DeletionStepState, "deletion_step_status_valid"),
+            models.CheckConstraint(
+                condition=~models.Q(status="verified") | models.Q(verified_at__isnull=False),
+                name="deletion_step_verified_has_time",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.store} ({self.status})"
+
+
+class Tombstone(models.Model):
+    """The deletion ledger: ids and hashes only. Tasks and restores consult it before acting."""
+
+    id = models.BigAutoField(primary_key=True)
+    tenant_id = models.UUIDField(db_index=True)
+    subject_id = models.UUIDField(null=True, blank=True)
+    memory_id = models.UUIDField(unique=True)
+    content_hash = models.CharField(max_length=64, blank=True, default="")
+    operation = models.ForeignKey(
+        DeletionOperation,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="tombstones",
+    )
+    deleted_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        ordering = ["-deleted_at"]
+
+    def __str__(self) -> str:
+        return f"tombstone {self.memory_id}"

@@ -1,0 +1,54 @@
+"""The default policy document a new tenant starts with (version 1).
+
+Every admission decision, retrieval trace and deletion records the version it ran under.
+"""
+
+DEFAULT_POLICY = {
+    "admission": {
+        "max_content_chars": 4000,
+        "max_key_chars": 200,
+        "confidence_floor": 0.0,
+        "inferred_max_confidence": 0.8,
+        "sensitive_categories": [
+            "health",
+            "finance",
+            "credentials",
+            "government_id",
+            "precise_location",
+        ],
+    },
+    # Retention belongs to the class: working memory hours, episodes days, preferences until
+    # revoked (null = no expiry).
+    "retention": {
+        "working_hours": 24,
+        "episodic_days": 90,
+        "preference_days": None,
+        "inferred_days": 30,
+    },
+    "half_life_days": {
+        "user_preference": 365,
+        "project_constraint": 180,
+        "repository_rule": 90,
+        "task_state": 2,
+        "previous_decision": 90,
+        "incident": 45,
+        "successful_procedure": 60,
+        "episode": 30,
+    },
+    "ranking_weights": {
+        "semantic": 0.35,
+        "task_fit": 0.15,
+        "scope": 0.15,
+        "authority": 0.15,
+        "freshness": 0.1,
+        "confidence": 0.1,
+        "conflict_penalty": 0.2,
+        "redundancy_penalty": 0.15,
+    },
+    "budget": {
+        "max_items": 8,
+        "max_tokens": 800,
+        "max_items_per_type": 3,
+        "confidence_floor": 0.3,
+    },
+}

@@ -1,0 +1,104 @@
+"""The resolved identities that every service and selector takes as an argument.
+
+A principal is built from a credential (an API key, a portal login), never from a request
+body: tenant, agent and subject come from here.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+
+from django.db.models import Q, QuerySet
+
+
+@dataclass(frozen=True)
+class AgentPrincipal:
+    """An agent authenticated by an API key, with the grants of its Agent row."""
+
+    tenant_id: uuid.UUID
+    agent_id: uuid.UUID
+    agent_name: str
+    write_types: frozenset[str] = field(default_factory=frozenset)
+    read_types: frozenset[str] = field(default_factory=frozenset)
+    max_sensitivity: str = "sensitive"
+    any_subject: bool = True
+    api_key_id: uuid.UUID | None = None
+
+    actor_type = "agent"
+
+    @property
+    def actor_id(self) -> str:
+        return str(self.agent_id)
+
+    @classmethod
+    def from_agent(cls, agent, api_key_id=None) -> AgentPrincipal:
+        """Return the principal of ``agent`` (an Agent row)."""
+        return cls(
+            tenant_id=agent.tenant_id,
+            agent_id=agent.id,
+            agent_name=agent.name,
+            write_types=frozenset(agent.write_types),
+            read_types=frozenset(agent.read_types),
+            max_sensitivity=agent.max_sensitivity,
+            any_subject=agent.any_subject,
+            api_key_id=api_key_id,
+        )
+
+    def scope_memories(self, queryset: QuerySet) -> QuerySet:
+        """Limit a tenant's memories to what this agent may read."""
+        return queryset.filter(Q(agent_id__isnull=True) | Q(agent_id=self.agent_id)).filter(
+            memory_type__in=sorted(self.read_types)
+        )
+
+
+@dataclass(frozen=True)
+class SubjectPrincipal:
+    """A portal end user: sees and changes only the memories about their own subject."""
+
+    tenant_id: uuid.UUID
+    subject_id: uuid.UUID
+    user_id: int
+
+    actor_type = "user"
+
+    @property
+    def actor_id(self) -> str:
+        return str(self.user_id)
+
+    def scope_memories(self, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(subject_id=self.subject_id)
+
+
+@dataclass(frozen=True)
+class ReviewerPrincipal:
+    """A portal reviewer: sees the memories of one tenant."""
+
+    tenant_id: uuid.UUID
+    user_id: int
+
+    actor_type = "reviewer"
+
+    @property
+    def actor_id(self) -> str:
+        return str(self.user_id)
+
+    def scope_memories(self, queryset: QuerySet) -> QuerySet:
+        return queryset
+
+
+@dataclass(frozen=True)
+class SystemPrincipal:
+    """Memledger itself (retention sweeps, imports, the demo loader) acting in one tenant."""
+
+    tenant_id: uuid.UUID
+    name: str = "system"
+
+    actor_type = "system"
+
+    @property
+    def actor_id(self) -> str:
+        return self.name
+
+    def scope_memories(self, queryset: QuerySet) -> QuerySet:
+        return queryset

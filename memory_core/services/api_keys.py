@@ -1,0 +1,67 @@
+"""API keys: issued once in plain text, stored as a SHA-256 hash, revocable, optionally expiring.
+
+Keys carry 256 bits of randomness, so a fast hash is enough: there is nothing to brute-force.
+The prefix (public) finds the row; the hash is compared in constant time.
+"""
+
+import hashlib
+import hmac
+import secrets
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory_core.models import Agent, ApiKey, Tenant
+
+KEY_PREFIX = "mlk"
+
+
+def _hash(raw_key: str) -> str:
+    return hashlib.sha256(raw_key.encode()).hexdigest()
+
+
+@transaction.atomic
+def api_key_create(*, agent: Agent, name: str = "", expires_at=None) -> tuple[ApiKey, str]:
+    """Create a key for ``agent``; return the row and the raw key (shown once, never stored)."""
+    prefix = secrets.token_hex(6)
+    raw_key = f"{KEY_PREFIX}_{prefix}_{secrets.token_urlsafe(32)}"
+    key = ApiKey.objects.create(
+        agent=agent, name=name, prefix=prefix, hashed_key=_hash(raw_key), expires_at=expires_at
+    )
+    return key, raw_key
+
+
+def api_key_revoke(*, key: ApiKey) -> ApiKey:
+    """Revoke ``key`` at once; later requests with it are refused."""
+    if key.revoked_at is None:
+        key.revoked_at = timezone.now()
+        key.save(update_fields=["revoked_at"])
+    return key
+
+
+def api_key_resolve(raw_key: str) -> ApiKey | None:
+    """Return the usable key matching ``raw_key``, or None (unknown, revoked or expired)."""
+    parts = raw_key.split("_", 2)
+    if len(parts) != 3 or parts[0] != KEY_PREFIX:
+        return None
+    key = (
+        ApiKey.objects.select_related("agent", "agent__tenant")
+        .filter(prefix=parts[1], agent__is_active=True)
+        .first()
+    )
+    if key is None or not hmac.compare_digest(key.hashed_key, _hash(raw_key)):
+        return None
+    if not key.is_usable():
+        return None
+    return key
+
+
+@transaction.atomic
+def agent_ensure(*, tenant_slug: str, agent_name: str) -> Agent:
+    """Return the agent ``agent_name`` of tenant ``tenant_slug``, creating both if missing."""
+    from memory_core.services.policy import policy_ensure
+
+    tenant, _ = Tenant.objects.get_or_create(slug=tenant_slug, defaults={"name": tenant_slug})
+    policy_ensure(tenant=tenant)
+    agent, _ = Agent.objects.get_or_create(tenant=tenant, name=agent_name)
+    return agent

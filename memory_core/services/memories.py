@@ -1,0 +1,195 @@
+"""Storing memory rows and moving them along their supersession chain.
+
+These are the storage primitives. Agents' writes reach them only through admission
+(``memory_core.admission``); the trusted paths (imports, the demo, evaluation loaders) call
+them directly with a SystemPrincipal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory_core.embeddings import get_embedder
+from memory_core.models import TYPE_CLASS, Memory, MemoryEvent, ScopeKind, Status, Subject
+from memory_core.services.events import event_record
+from memory_core.text import content_hash
+
+
+@dataclass
+class MemoryDraft:
+    """The fields of a memory to store; defaults are the record's own."""
+
+    subject: Subject
+    memory_type: str
+    content: str
+    authority: str
+    source_type: str
+    scope_kind: str = ScopeKind.GLOBAL
+    scope_ref: str = ""
+    memory_key: str = ""
+    agent_id: object = None
+    value: object = None
+    session_id: str = ""
+    task_id: str = ""
+    source_conversation_id: str = ""
+    source_message_id: str = ""
+    source_tool: str = ""
+    confidence: float = 1.0
+    consent: str = "explicit"
+    sensitivity: str = "personal"
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    created_at: datetime | None = None
+    status: str = Status.ACTIVE
+    extra: dict = field(default_factory=dict)
+
+
+def parse_scope(scope: str) -> tuple[str, str]:
+    """Split ``global`` or ``kind:ref`` into (kind, ref); raise ValueError if malformed."""
+    if scope == ScopeKind.GLOBAL:
+        return ScopeKind.GLOBAL, ""
+    kind, sep, ref = scope.partition(":")
+    if not sep or not ref or kind not in ScopeKind.values or kind == ScopeKind.GLOBAL:
+        raise ValueError(
+            "scope must be 'global' or kind:id with kind one of user, project, repo, task; "
+            f"got {scope!r}"
+        )
+    return kind, ref
+
+
+def build_memory(
+    draft: MemoryDraft,
+    *,
+    version: int = 1,
+    supersedes: Memory | None = None,
+    policy_version: int | None = None,
+) -> Memory:
+    now = timezone.now()
+    created = draft.created_at or now
+    return Memory(
+        tenant_id=draft.subject.tenant_id,
+        subject=draft.subject,
+        agent_id=draft.agent_id,
+        memory_class=TYPE_CLASS[draft.memory_type],
+        memory_type=draft.memory_type,
+        memory_key=draft.memory_key,
+        scope_kind=draft.scope_kind,
+        scope_ref=draft.scope_ref,
+        session_id=draft.session_id,
+        task_id=draft.task_id,
+        content=draft.content,
+        value=draft.value,
+        source_type=draft.source_type,
+        source_conversation_id=draft.source_conversation_id,
+        source_message_id=draft.source_message_id,
+        source_tool=draft.source_tool,
+        authority=draft.authority,
+        confidence=draft.confidence,
+        consent=draft.consent,
+        sensitivity=draft.sensitivity,
+        valid_from=draft.valid_from or created,
+        valid_until=draft.valid_until,
+        created_at=created,
+        updated_at=created,
+        status=draft.status,
+        version=version,
+        supersedes=supersedes,
+        policy_version=policy_version,
+        content_hash=content_hash(draft.content),
+    )
+
+
+def embed_memories(memories: list[Memory]) -> None:
+    """Fill ``embedding`` and ``embedding_model`` of unsaved rows, in one model batch."""
+    embedder = get_embedder()
+    vectors = embedder.embed([memory.content for memory in memories])
+    for memory, vector in zip(memories, vectors, strict=True):
+        memory.embedding = vector
+        memory.embedding_model = embedder.model_name
+
+
+@transaction.atomic
+def memory_store_many(
+    *,
+    drafts: list[MemoryDraft],
+    principal,
+    policy_version: int | None = None,
+    embed: bool = True,
+) -> list[Memory]:
+    """Store new chain heads (version 1) for ``drafts``, embedded in one batch."""
+    memories = [build_memory(draft, policy_version=policy_version) for draft in drafts]
+    if embed and memories:
+        embed_memories(memories)
+    Memory.objects.bulk_create(memories)
+    MemoryEvent.objects.bulk_create(
+        [
+            MemoryEvent(
+                tenant_id=memory.tenant_id,
+                memory_id=memory.id,
+                action=MemoryEvent.Action.CREATED,
+                actor_type=principal.actor_type,
+                actor_id=principal.actor_id,
+                policy_version=policy_version,
+            )
+            for memory in memories
+        ]
+    )
+    return memories
+
+
+def memory_store(*, draft: MemoryDraft, principal, policy_version: int | None = None) -> Memory:
+    """Store one new memory (version 1) with its embedding."""
+    return memory_store_many(drafts=[draft], principal=principal, policy_version=policy_version)[0]
+
+
+@transaction.atomic
+def memory_supersede(
+    *,
+    previous: Memory,
+    draft: MemoryDraft,
+    principal,
+    reason_code: str = "correction",
+    policy_version: int | None = None,
+) -> Memory:
+    """Write ``draft`` as the next version of ``previous``; keep ``previous`` as superseded.
+
+    The chain is locked while it moves, so two concurrent corrections cannot both succeed:
+    the database's one-successor constraint would refuse the second in any case.
+    """
+    previous = Memory.objects.select_for_update().get(pk=previous.pk)
+    if previous.status != Status.ACTIVE:
+        from memory_core.exceptions import Conflict
+
+        raise Conflict(
+            f"Memory {previous.id} is {previous.status}; only the active head of a chain "
+            "can be superseded.",
+            code="not_chain_head",
+        )
+    successor = build_memory(
+        draft, version=previous.version + 1, supersedes=previous, policy_version=policy_version
+    )
+    embed_memories([successor])
+    now = timezone.now()
+    previous.status = Status.SUPERSEDED
+    previous.updated_at = now
+    previous.save(update_fields=["status", "updated_at"])
+    successor.save(force_insert=True)
+    event_record(
+        memory=previous,
+        action=MemoryEvent.Action.SUPERSEDED,
+        principal=principal,
+        reason_code=reason_code,
+        details={"successor": str(successor.id)},
+    )
+    event_record(
+        memory=successor,
+        action=MemoryEvent.Action.CORRECTED,
+        principal=principal,
+        reason_code=reason_code,
+        details={"supersedes": str(previous.id)},
+    )
+    return successor

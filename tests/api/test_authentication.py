@@ -1,0 +1,49 @@
+"""Agents authenticate with bearer API keys; everything else is refused with a stable code."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+from rest_framework.test import APIClient
+
+from memory_core.models import ApiKey
+from memory_core.services.api_keys import api_key_revoke
+
+pytestmark = pytest.mark.django_db
+
+
+def test_key_fixes_tenant_and_agent(api_client, agent):
+    response = api_client.get("/api/v1/whoami")
+    assert response.status_code == 200
+    assert response.json()["tenant_id"] == str(agent.tenant_id)
+    assert response.json()["agent_id"] == str(agent.id)
+
+
+@pytest.mark.parametrize(
+    "header", [None, "Bearer", "Bearer nonsense", "Basic abc", "Bearer mlk_x_y"]
+)
+def test_missing_or_bad_keys_are_401(db, header):
+    client = APIClient()
+    if header:
+        client.credentials(HTTP_AUTHORIZATION=header)
+    response = client.get("/api/v1/whoami")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] in {"not_authenticated", "authentication_failed"}
+
+
+def test_revoked_and_expired_keys_are_refused(api_client, agent):
+    key = ApiKey.objects.get(agent=agent)
+    key.expires_at = timezone.now() - timedelta(seconds=1)
+    key.save(update_fields=["expires_at"])
+    assert api_client.get("/api/v1/whoami").status_code == 401
+    key.expires_at = None
+    key.save(update_fields=["expires_at"])
+    assert api_client.get("/api/v1/whoami").status_code == 200
+    api_key_revoke(key=key)
+    assert api_client.get("/api/v1/whoami").status_code == 401
+
+
+def test_schema_is_served(client):
+    response = client.get("/api/schema/")
+    assert response.status_code == 200
+    assert b"openapi" in response.content

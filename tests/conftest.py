@@ -1,0 +1,67 @@
+"""Shared fixtures: real PostgreSQL with pgvector (embedded unless DATABASE_URL is set)."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from memory_core.principals import AgentPrincipal, SystemPrincipal
+from memory_core.services.api_keys import api_key_create
+from memory_core.services.policy import policy_ensure
+from tests.factories import AgentFactory, SubjectFactory, TenantFactory
+
+
+@pytest.fixture
+def tenant(db):
+    tenant = TenantFactory()
+    policy_ensure(tenant=tenant)
+    return tenant
+
+
+@pytest.fixture
+def other_tenant(db):
+    tenant = TenantFactory()
+    policy_ensure(tenant=tenant)
+    return tenant
+
+
+@pytest.fixture
+def subject(tenant):
+    return SubjectFactory(tenant=tenant)
+
+
+@pytest.fixture
+def agent(tenant):
+    return AgentFactory(tenant=tenant)
+
+
+@pytest.fixture
+def agent_principal(agent):
+    return AgentPrincipal.from_agent(agent)
+
+
+@pytest.fixture
+def system_principal(tenant):
+    return SystemPrincipal(tenant_id=tenant.id)
+
+
+@pytest.fixture
+def api_key(agent):
+    """Return the raw API key of ``agent``."""
+    _, raw_key = api_key_create(agent=agent, name="test")
+    return raw_key
+
+
+@pytest.fixture
+def api_client(api_key):
+    """An API client authenticated as ``agent``."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {api_key}")
+    return client
+
+
+@pytest.fixture
+def other_api_client(other_tenant):
+    """An API client of an agent in another tenant."""
+    _, raw_key = api_key_create(agent=AgentFactory(tenant=other_tenant))
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+    return client

@@ -1,0 +1,47 @@
+"""factory_boy factories for the domain's rows."""
+
+import factory
+
+from memory_core import models
+from memory_core.text import content_hash
+
+
+class TenantFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Tenant
+
+    slug = factory.Sequence(lambda n: f"tenant-{n}")
+    name = factory.LazyAttribute(lambda o: o.slug)
+
+
+class SubjectFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Subject
+
+    tenant = factory.SubFactory(TenantFactory)
+    external_id = factory.Sequence(lambda n: f"user-{n}")
+
+
+class AgentFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = models.Agent
+
+    tenant = factory.SubFactory(TenantFactory)
+    name = factory.Sequence(lambda n: f"agent-{n}")
+
+
+class MemoryFactory(factory.django.DjangoModelFactory):
+    """A plain active preference without an embedding (tests that need one embed it)."""
+
+    class Meta:
+        model = models.Memory
+
+    subject = factory.SubFactory(SubjectFactory)
+    tenant = factory.LazyAttribute(lambda o: o.subject.tenant)
+    memory_class = models.MemoryClass.PREFERENCE
+    memory_type = models.MemoryType.USER_PREFERENCE
+    memory_key = factory.Sequence(lambda n: f"pref.{n}")
+    content = factory.Sequence(lambda n: f"User prefers option {n}.")
+    content_hash = factory.LazyAttribute(lambda o: content_hash(o.content))
+    source_type = models.SourceType.USER_INPUT
+    authority = models.Authority.EXPLICIT_USER

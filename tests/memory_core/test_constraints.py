@@ -1,0 +1,156 @@
+"""Each invariant of the memory record is refused by the database itself, not only by code."""
+
+import uuid
+from datetime import timedelta
+
+import pytest
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from memory_core.models import Memory, PolicyVersion, Status
+from tests.factories import MemoryFactory, SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def assert_refused(constraint: str | tuple[str, ...], make):
+    """Run ``make`` and its deferred checks; assert the database names ``constraint``."""
+    with pytest.raises(IntegrityError) as caught, transaction.atomic():
+        make()
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    names = (constraint,) if isinstance(constraint, str) else constraint
+    assert any(name in str(caught.value) for name in names), str(caught.value)
+
+
+def update(memory, **fields):
+    Memory.objects.filter(pk=memory.pk).update(**fields)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "constraint"),
+    [
+        ("memory_type", "business_state", ("memory_type_valid", "memory_class_matches_type")),
+        ("memory_class", "policy", ("memory_class_valid", "memory_class_matches_type")),
+        ("authority", "god_mode", "memory_authority_valid"),
+        ("source_type", "rumour", "memory_source_type_valid"),
+        ("consent", "implied", "memory_consent_valid"),
+        ("sensitivity", "secret", "memory_sensitivity_valid"),
+        ("status", "archived", "memory_status_valid"),
+        ("scope_kind", "galaxy", "memory_scope_kind_valid"),
+        ("confidence", 1.5, "memory_confidence_range"),
+        ("confidence", -0.1, "memory_confidence_range"),
+        ("version", 0, "memory_version_positive"),
+    ],
+)
+def test_enum_and_range_violations_are_refused(subject, field, value, constraint):
+    memory = MemoryFactory(subject=subject)
+    assert_refused(constraint, lambda: update(memory, **{field: value}))
+
+
+def test_scope_ref_must_match_kind(subject):
+    memory = MemoryFactory(subject=subject)
+    assert_refused("memory_scope_ref_matches_kind", lambda: update(memory, scope_kind="repo"))
+    assert_refused("memory_scope_ref_matches_kind", lambda: update(memory, scope_ref="lunest"))
+
+
+def test_class_must_match_type(subject):
+    memory = MemoryFactory(subject=subject)
+    assert_refused("memory_class_matches_type", lambda: update(memory, memory_class="working"))
+
+
+def test_validity_interval_must_be_ordered(subject):
+    memory = MemoryFactory(subject=subject)
+    past = memory.valid_from - timedelta(days=1)
+    assert_refused("memory_validity_interval", lambda: update(memory, valid_until=past))
+
+
+def test_tombstone_cannot_keep_content(subject):
+    memory = MemoryFactory(subject=subject)
+    assert_refused("memory_tombstone_has_no_content", lambda: update(memory, status=Status.DELETED))
+    update(memory, status=Status.DELETED, content="")
+    assert Memory.objects.get(pk=memory.pk).status == Status.DELETED
+
+
+def _successor(previous, **fields):
+    defaults = {
+        "subject": previous.subject,
+        "memory_key": previous.memory_key,
+        "supersedes": previous,
+        "version": previous.version + 1,
+    }
+    return MemoryFactory.build(**(defaults | fields))
+
+
+def test_a_chain_cannot_fork(subject):
+    root = MemoryFactory(subject=subject, status=Status.SUPERSEDED)
+    MemoryFactory(subject=subject, supersedes=root, version=2)
+    assert_refused("memory_one_successor", lambda: _successor(root).save())
+
+
+def test_a_superseded_row_is_never_active(subject):
+    root = MemoryFactory(subject=subject)
+    assert_refused("memory_superseded_not_active", lambda: _successor(root).save())
+    update(root, status=Status.SUPERSEDED)
+    head = _successor(root)
+    head.save()
+    assert_refused("memory_superseded_not_active", lambda: update(root, status=Status.ACTIVE))
+
+
+def test_versions_increase_along_a_chain(subject):
+    root = MemoryFactory(subject=subject, status=Status.SUPERSEDED, version=3)
+    assert_refused("memory_chain_version_increases", lambda: _successor(root, version=3).save())
+
+
+def test_a_chain_stays_within_one_subject(subject):
+    root = MemoryFactory(subject=subject, status=Status.SUPERSEDED)
+    stranger = SubjectFactory(tenant=subject.tenant)
+    assert_refused(
+        "memory_chain_same_owner",
+        lambda: _successor(root, subject=stranger, tenant=stranger.tenant).save(),
+    )
+
+
+def test_a_memory_cannot_supersede_itself(subject):
+    memory = MemoryFactory(subject=subject)
+    assert_refused("memory_not_self_superseding", lambda: update(memory, supersedes=memory.pk))
+
+
+def test_pending_proposals_do_not_count_as_successors(subject):
+    """A correction awaiting approval leaves the current head active."""
+    root = MemoryFactory(subject=subject)
+    proposal = _successor(root, status=Status.PENDING_APPROVAL)
+    proposal.save()
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    assert Memory.objects.get(pk=root.pk).status == Status.ACTIVE
+
+
+def test_two_independent_active_memories_on_one_key_are_allowed(subject):
+    """That is a conflict for retrieval or a reviewer to resolve, not a storage error."""
+    MemoryFactory(subject=subject, memory_key="deploy.region", content="eu-west-1")
+    MemoryFactory(subject=subject, memory_key="deploy.region", content="us-east-1")
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    assert Memory.objects.filter(memory_key="deploy.region", status=Status.ACTIVE).count() == 2
+
+
+def test_one_active_policy_per_tenant(tenant):
+    active = PolicyVersion.objects.get(tenant=tenant, is_active=True)
+    assert_refused(
+        "policy_one_active_per_tenant",
+        lambda: PolicyVersion.objects.create(
+            tenant=tenant, version=active.version + 1, document={}, is_active=True
+        ),
+    )
+
+
+def test_active_queryset_respects_validity(subject):
+    now = timezone.now()
+    live = MemoryFactory(subject=subject)
+    MemoryFactory(
+        subject=subject, valid_from=now - timedelta(days=3), valid_until=now - timedelta(days=1)
+    )
+    MemoryFactory(subject=subject, status=Status.REVOKED)
+    assert list(Memory.objects.active().values_list("id", flat=True)) == [live.id]
+    assert uuid.UUID(str(live.id))

@@ -1,0 +1,84 @@
+"""The real model embeds on CPU from the packaged weights, and pgvector finds the rows."""
+
+import shutil
+
+import pytest
+from django.db import connection
+from pgvector.django import CosineDistance
+
+from memory_core.embeddings import EmbeddingError, SentenceTransformerEmbedder, get_embedder
+from memory_core.models import Memory, MemoryType
+from memory_core.services.memories import MemoryDraft, memory_store_many
+from tests.factories import SubjectFactory
+
+
+def test_weights_digest_mismatch_is_refused_with_a_clear_message():
+    embedder = SentenceTransformerEmbedder(sha256="0" * 64)
+    with pytest.raises(EmbeddingError, match="Refusing to load"):
+        embedder.embed(["hello"])
+
+
+def test_missing_weights_are_reported(tmp_path):
+    shutil.copy(get_embedder().model_path / "config.json", tmp_path / "config.json")
+    with pytest.raises(EmbeddingError, match="weights not found"):
+        SentenceTransformerEmbedder(model_path=tmp_path).embed(["hello"])
+
+
+def test_embeddings_are_unit_vectors_and_semantic():
+    embedder = get_embedder()
+    ios, swift, soup = embedder.embed(
+        ["iOS network reachability code", "Swift networking on the iPhone", "tomato soup recipe"]
+    )
+    assert len(ios) == 384
+    assert abs(sum(x * x for x in ios) - 1.0) < 1e-4
+    cosine = lambda a, b: sum(x * y for x, y in zip(a, b, strict=True))  # noqa: E731
+    assert cosine(ios, swift) > cosine(ios, soup) + 0.2
+
+
+def test_count_tokens_uses_the_model_tokenizer():
+    embedder = get_embedder()
+    assert embedder.count_tokens("") == 0
+    assert embedder.count_tokens("hello world") == 2
+    assert embedder.count_tokens("unbelievably") > 1
+
+
+@pytest.mark.django_db
+def test_hnsw_query_with_tenant_filter_finds_the_stored_row(tenant, other_tenant, system_principal):
+    mine = SubjectFactory(tenant=tenant)
+    theirs = SubjectFactory(tenant=other_tenant)
+    texts = [
+        "The iOS app must be written in Objective-C.",
+        "Deploy the API to eu-west-1.",
+        "User likes concise answers.",
+    ]
+    stored = memory_store_many(
+        drafts=[
+            MemoryDraft(
+                subject=s,
+                memory_type=MemoryType.PROJECT_CONSTRAINT,
+                content=t,
+                authority="explicit_user",
+                source_type="user_input",
+            )
+            for s in (mine, theirs)
+            for t in texts
+        ],
+        principal=system_principal,
+    )
+    assert all(m.embedding_model == "all-MiniLM-L6-v2" for m in stored)
+    query = get_embedder().embed(["Which language for the iPhone application?"])[0]
+    with connection.cursor() as cursor:
+        # Force the planner onto the index: the table is tiny, a seq scan would win otherwise.
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_sort = off")
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+    qs = (
+        Memory.objects.filter(tenant=tenant)
+        .annotate(distance=CosineDistance("embedding", query))
+        .order_by("distance")[:2]
+    )
+    plan = qs.explain()
+    assert "memory_embedding_hnsw" in plan
+    found = list(qs)
+    assert found[0].content == texts[0]
+    assert {m.tenant_id for m in found} == {tenant.id}

@@ -1,0 +1,40 @@
+"""The management commands later issues and outside checks rely on."""
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from memory_core.models import Agent, Memory, PortalMembership, Tenant
+from memory_core.services.api_keys import api_key_resolve
+
+pytestmark = pytest.mark.django_db
+
+
+def test_create_agent_key_creates_tenant_agent_and_prints_key_last():
+    out = StringIO()
+    call_command("create_agent_key", "--tenant", "acme", "--agent", "helper", stdout=out)
+    raw_key = out.getvalue().strip().splitlines()[-1]
+    key = api_key_resolve(raw_key)
+    assert key is not None
+    assert key.agent.name == "helper" and key.agent.tenant.slug == "acme"
+    assert raw_key not in key.hashed_key  # stored hashed
+    # A second key for the same agent reuses tenant and agent.
+    call_command("create_agent_key", "--tenant", "acme", "--agent", "helper", stdout=StringIO())
+    assert Tenant.objects.filter(slug="acme").count() == 1
+    assert Agent.objects.filter(name="helper").count() == 1
+
+
+def test_load_demo_is_idempotent_and_prints_a_working_key():
+    first, second = StringIO(), StringIO()
+    call_command("load_demo", stdout=first)
+    count = Memory.objects.count()
+    call_command("load_demo", stdout=second)
+    assert count == 18
+    assert Memory.objects.count() == count
+    old_key = first.getvalue().strip().splitlines()[-1].split(": ")[-1]
+    new_key = second.getvalue().strip().splitlines()[-1].split(": ")[-1]
+    assert api_key_resolve(old_key) is None  # the previous demo key is revoked
+    assert api_key_resolve(new_key).agent.name == "coder"
+    assert PortalMembership.objects.filter(role="end_user").count() == 2
+    assert PortalMembership.objects.filter(role="reviewer").count() == 1
