@@ -64,6 +64,9 @@ else:
     from config.embedded import embedded_database_settings
 
     DATABASES = {"default": embedded_database_settings(BASE_DIR)}
+# A worker started by the test suite points at the test database with this.
+if env.str("MEMLEDGER_DB_NAME", default=""):
+    DATABASES["default"]["NAME"] = env.str("MEMLEDGER_DB_NAME")
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DJANGO_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})
