@@ -32,10 +32,7 @@ run: setup
 	@echo "  API docs http://$(HOST):$(PORT)/api/docs/   (schema at /api/schema/)"
 	@echo "  Ctrl-C stops the web server, the Celery worker and beat."
 	@echo ""
-	@trap 'trap - INT TERM EXIT; kill 0' INT TERM EXIT; \
-	$(PY) -m celery -A config.celery_app worker --loglevel=INFO --concurrency=2 & \
-	$(PY) -m celery -A config.celery_app beat --loglevel=INFO & \
-	$(PY) manage.py runserver $(HOST):$(PORT) --noreload
+	@HOST=$(HOST) PORT=$(PORT) $(PY) scripts/run_services.py
 
 check: setup
 	DJANGO_SETTINGS_MODULE=config.settings.test $(PY) manage.py check
