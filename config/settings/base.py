@@ -120,7 +120,14 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "api.exceptions.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
+    "DEFAULT_THROTTLE_CLASSES": [
+        "api.throttling.ApiKeyRateThrottle",
+        "api.throttling.ApiKeyWriteQuotaThrottle",
+    ],
 }
+# Per API key: every request, and writes (None switches a limit off, e.g. for benchmarks).
+MEMLEDGER_RATE_LIMIT = env.str("MEMLEDGER_RATE_LIMIT", default="1200/min") or None
+MEMLEDGER_WRITE_QUOTA = env.str("MEMLEDGER_WRITE_QUOTA", default="20000/day") or None
 SPECTACULAR_SETTINGS = {
     "TITLE": "memledger API",
     "DESCRIPTION": "Governed long-term memory for AI agents.",

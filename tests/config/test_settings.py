@@ -1,0 +1,34 @@
+"""Production settings are safe by default and refuse to start without a real secret."""
+
+import os
+import secrets
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_manage(*args, **env):
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.production", **env}
+    return subprocess.run(  # noqa: S603
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_check_deploy_is_clean_with_production_settings():
+    result = run_manage("check", "--deploy", DJANGO_SECRET_KEY=secrets.token_urlsafe(64))
+    assert result.returncode == 0, result.stderr
+    assert "no issues" in result.stdout
+
+
+def test_production_refuses_a_missing_or_weak_secret():
+    for weak in ("", "short", "local-" + "x" * 60):
+        result = run_manage("check", DJANGO_SECRET_KEY=weak)
+        assert result.returncode != 0
+        assert "DJANGO_SECRET_KEY must be set" in result.stderr
