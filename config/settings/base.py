@@ -140,17 +140,32 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MEMLEDGER_MAX_BODY_BYTES
 
 # --- Celery ---------------------------------------------------------------------------------
 # Without CELERY_BROKER_URL, kombu's filesystem transport needs no server.
-BROKER_DIR = DATA_DIR / "broker"
+BROKER_DIR = Path(env.str("MEMLEDGER_BROKER_DIR", default=str(DATA_DIR / "broker")))
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
-if CELERY_BROKER_URL.startswith("filesystem://"):
+
+
+def filesystem_broker_options(broker_dir: Path) -> dict:
+    """Return kombu's filesystem transport options for ``broker_dir`` (created if missing)."""
     for _folder in ("queue", "processed"):
-        (BROKER_DIR / _folder).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_TRANSPORT_OPTIONS = {
-        "data_folder_in": str(BROKER_DIR / "queue"),
-        "data_folder_out": str(BROKER_DIR / "queue"),
-        "processed_folder": str(BROKER_DIR / "processed"),
+        (broker_dir / _folder).mkdir(parents=True, exist_ok=True)
+    return {
+        "data_folder_in": str(broker_dir / "queue"),
+        "data_folder_out": str(broker_dir / "queue"),
+        "processed_folder": str(broker_dir / "processed"),
         "store_processed": False,
+        # The transport polls its folder; the default 1 s would add up to 1 s per task.
+        "polling_interval": 0.05,
     }
+
+
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(BROKER_DIR)
+else:
+    # Redis redelivers an unacknowledged task after this; it must exceed the longest retry
+    # countdown. A message lost anyway is re-driven by the deletion sweep (the DB is the truth).
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+# One queue name per deployment (and per test session, so parallel runs never share tasks).
+CELERY_TASK_DEFAULT_QUEUE = env.str("MEMLEDGER_CELERY_QUEUE", default="memledger")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"
@@ -162,7 +177,31 @@ CELERY_TASK_TIME_LIMIT = 300
 CELERY_TASK_SOFT_TIME_LIMIT = 240
 CELERY_TIMEZONE = TIME_ZONE
 CELERY_BEAT_SCHEDULE_FILENAME = str(DATA_DIR / "celerybeat-schedule")
-CELERY_BEAT_SCHEDULE: dict = {}
+CELERY_BEAT_SCHEDULE: dict = {
+    # Re-drive deletions whose task the broker lost or a killed worker dropped.
+    "deletion-sweep": {"task": "memory_core.tasks.deletion_sweep", "schedule": 30.0},
+    # Expire memories past valid_until; delete what each class's retention no longer allows.
+    "retention-sweep": {"task": "memory_core.tasks.retention_sweep", "schedule": 300.0},
+}
+
+# --- Deletion (memory_core/deletion) ----------------------------------------------------------
+# A run idle this long in pending/running/partial is re-driven by the sweep.
+MEMLEDGER_DELETION_STALE_SECONDS = env.int("MEMLEDGER_DELETION_STALE_SECONDS", default=60)
+# Runs of one operation before it is dead-lettered (status failed, visible to reviewers).
+MEMLEDGER_DELETION_MAX_ATTEMPTS = env.int("MEMLEDGER_DELETION_MAX_ATTEMPTS", default=8)
+# Subjects' JSON exports (memory_core/exports.py).
+MEMLEDGER_EXPORT_DIR = Path(env.str("MEMLEDGER_EXPORT_DIR", default=str(DATA_DIR / "exports")))
+# Folders of evaluation datasets and reports built from production memories (JSON / JSONL).
+MEMLEDGER_EVAL_DATA_DIRS = env.list("MEMLEDGER_EVAL_DATA_DIRS", default=[str(DATA_DIR / "eval")])
+# The append-only deletion journal outside the database, replayed after a backup restore.
+MEMLEDGER_DELETION_LEDGER = Path(
+    env.str("MEMLEDGER_DELETION_LEDGER", default=str(DATA_DIR / "deletion-ledger.jsonl"))
+)
+# Read replicas: DATABASES aliases whose copies deletion verifies (none by default).
+MEMLEDGER_REPLICA_DATABASES: list[str] = []
+for _index, _url in enumerate(env.list("MEMLEDGER_REPLICA_DATABASE_URLS", default=[])):
+    DATABASES[f"replica{_index + 1}"] = env.db_url_config(_url)
+    MEMLEDGER_REPLICA_DATABASES.append(f"replica{_index + 1}")
 
 # --- Embeddings -----------------------------------------------------------------------------
 MEMLEDGER_EMBEDDER = {

@@ -14,3 +14,16 @@ CACHES = {
         "LOCATION": str(DATA_DIR / "test-cache" / env.str("TEST_DATABASE_NAME", "test_memledger")),
     }
 }
+
+# Per test database (one per parallel run): the broker folder, exports, evaluation files and
+# the deletion journal, so runs never steal each other's tasks or files.
+_RUN = env.str("TEST_DATABASE_NAME", "test_memledger")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    BROKER_DIR = DATA_DIR / "test-broker" / _RUN
+    CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(BROKER_DIR)
+MEMLEDGER_EXPORT_DIR = DATA_DIR / "test-exports" / _RUN
+MEMLEDGER_EVAL_DATA_DIRS = [str(DATA_DIR / "test-eval" / _RUN)]
+MEMLEDGER_DELETION_LEDGER = DATA_DIR / "test-ledger" / f"{_RUN}.jsonl"
+# Test-only fault injection for the deletion runner, e.g. "exports=sleep:30" or
+# "exports=fail:2" (memory_core/deletion/runner.py); never read outside the test settings.
+MEMLEDGER_DELETION_FAULTS = env.str("MEMLEDGER_DELETION_FAULTS", default="")

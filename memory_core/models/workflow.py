@@ -185,6 +185,8 @@ class DeletionOperation(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     dead_lettered_at = models.DateTimeField(null=True, blank=True)
+    # When a run last started: the beat sweep re-drives operations idle longer than a threshold.
+    last_attempt_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-requested_at"]
@@ -255,3 +257,27 @@ class Tombstone(models.Model):
 
     def __str__(self) -> str:
         return f"tombstone {self.memory_id}"
+
+
+class Export(models.Model):
+    """A subject's JSON export written to a file; a derived store that deletion rewrites."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="exports")
+    subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="exports")
+    # Relative to settings.MEMLEDGER_EXPORT_DIR.
+    path = models.CharField(max_length=500)
+    # Every memory id the file holds: deletion finds the exports to rewrite by it.
+    memory_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    sha256 = models.CharField(max_length=64, blank=True, default="")
+    requested_by_type = models.CharField(max_length=16, blank=True, default="")
+    requested_by_id = models.CharField(max_length=200, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+    rewritten_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [GinIndex(fields=["memory_ids"], name="export_memory_ids_gin")]
+
+    def __str__(self) -> str:
+        return f"export {self.id}"
