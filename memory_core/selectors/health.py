@@ -1,0 +1,394 @@
+"""Health figures of one tenant over time, for the reviewers' health page.
+
+Every figure is a daily series over the last ``days`` days, computed from the records the
+system already keeps (admission decisions, review items, deletion operations, retrieval traces,
+memory events); nothing is sampled or stored separately.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import dataclass, field
+from datetime import date, datetime, timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.db.models import Count
+from django.db.models.functions import TruncDate
+from django.utils import timezone
+
+from memory_core.exceptions import NotFound
+from memory_core.models import (
+    AdmissionDecision,
+    DeletionOperation,
+    Memory,
+    MemoryEvent,
+    PolicyVersion,
+    RetrievalTrace,
+    ReviewItem,
+)
+from memory_core.policy_defaults import DEFAULT_POLICY
+from memory_core.principals import ReviewerPrincipal
+
+# Words that mark a rejection as a scope/tenancy denial (trace filter reasons, rule codes).
+SCOPE_MARKERS = ("scope", "tenant", "subject", "cross", "agent_grant", "not_visible")
+# Traces read per health page: a bound so the page stays fast on a busy tenant.
+MAX_TRACES = 20_000
+
+
+@dataclass
+class Series:
+    """One line of a chart: a value per day."""
+
+    key: str
+    label: str
+    values: list[float]
+
+
+@dataclass
+class Chart:
+    """A figure over time: one or more series on the same days, in one unit."""
+
+    key: str
+    title: str
+    unit: str
+    days: list[date]
+    series: list[Series]
+    summary: str = ""
+    note: str = ""
+
+    @property
+    def total(self) -> float:
+        return sum(sum(s.values) for s in self.series)
+
+    @property
+    def rows(self) -> list[tuple[date, list[float]]]:
+        """Return the chart as a table: one row per day, one value per series."""
+        return [(day, [s.values[i] for s in self.series]) for i, day in enumerate(self.days)]
+
+
+@dataclass
+class HealthOverview:
+    """Every chart of the health page, plus the latest evaluation figures."""
+
+    days: list[date]
+    charts: list[Chart]
+    evaluation: dict | None = None
+    evaluation_source: str = ""
+    totals: dict = field(default_factory=dict)
+
+
+def _days(now: datetime, count: int) -> list[date]:
+    today = timezone.localdate(now)
+    return [today - timedelta(days=offset) for offset in range(count - 1, -1, -1)]
+
+
+def _daily_counts(queryset, date_field: str, days: list[date], **split) -> dict:
+    """Return ``{split_value: [count per day]}`` (or ``{None: [...]}`` without a split)."""
+    split_field = next(iter(split), None)
+    values = ["day"] + ([split_field] if split_field else [])
+    rows = (
+        queryset.annotate(day=TruncDate(date_field))
+        .values(*values)
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    index = {day: position for position, day in enumerate(days)}
+    out: dict = {}
+    for wanted in split.get(split_field, [None]) if split_field else [None]:
+        out[wanted] = [0] * len(days)
+    for row in rows:
+        key = row.get(split_field) if split_field else None
+        if key in out and row["day"] in index:
+            out[key][index[row["day"]]] += row["n"]
+    return out
+
+
+def _is_scope_reason(reason) -> bool:
+    text = str(reason).lower()
+    return any(marker in text for marker in SCOPE_MARKERS)
+
+
+def _scope_denials_in(stages) -> int:
+    """Count the rejections a trace's stages record for scope, tenant or subject reasons."""
+    found = 0
+    if isinstance(stages, dict):
+        for key, value in stages.items():
+            lowered = str(key).lower()
+            if lowered in {"rejected", "rejections", "denied", "hard_filter", "filter"}:
+                found += _count_scope_reasons(value)
+            else:
+                found += _scope_denials_in(value)
+    elif isinstance(stages, list):
+        for value in stages:
+            found += _scope_denials_in(value)
+    return found
+
+
+def _count_scope_reasons(value) -> int:
+    if isinstance(value, dict):
+        total = 0
+        for key, inner in value.items():
+            if isinstance(inner, int | float) and _is_scope_reason(key):
+                total += int(inner)  # {"reason": count}
+            elif isinstance(inner, str) and _is_scope_reason(inner):
+                total += 1  # {"memory id": "reason"}
+            elif isinstance(inner, dict | list):
+                total += _count_scope_reasons(inner)
+        return total
+    if isinstance(value, list):
+        total = 0
+        for inner in value:
+            if isinstance(inner, dict):
+                reason = inner.get("reason") or inner.get("code") or inner.get("rule")
+                if reason is not None:
+                    total += 1 if _is_scope_reason(reason) else 0
+                else:
+                    total += _count_scope_reasons(inner)
+            elif isinstance(inner, str) and _is_scope_reason(inner):
+                total += 1
+        return total
+    return 0
+
+
+def _half_lives(tenant_id) -> dict:
+    policy = PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True).first()
+    document = policy.document if policy else DEFAULT_POLICY
+    return document.get("half_life_days") or DEFAULT_POLICY["half_life_days"]
+
+
+def evaluation_latest() -> tuple[dict | None, str]:
+    """Return the newest evaluation figures written by the evaluation commands, and the file.
+
+    The commands write ``--json OUT``; the files looked at are
+    ``settings.MEMLEDGER_EVALUATION_RESULTS`` (a list of paths, when set) and any
+    ``*.json`` in ``DATA_DIR/eval``. The newest readable file wins.
+    """
+    candidates: list[Path] = []
+    for configured in getattr(settings, "MEMLEDGER_EVALUATION_RESULTS", []) or []:
+        candidates.append(Path(configured))
+    folder = Path(getattr(settings, "DATA_DIR", settings.BASE_DIR / ".data")) / "eval"
+    if folder.is_dir():
+        candidates.extend(folder.glob("*.json"))
+    candidates = [path for path in candidates if path.is_file()]
+    for path in sorted(candidates, key=lambda p: p.stat().st_mtime, reverse=True):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            return data, str(path)
+    return None, ""
+
+
+def evaluation_figures(data: dict | None) -> list[tuple[str, object]]:
+    """Flatten the scalar figures of an evaluation result into (name, value) pairs."""
+    if not data:
+        return []
+    figures: list[tuple[str, object]] = []
+
+    def walk(prefix: str, value, depth: int) -> None:
+        if len(figures) >= 24 or depth > 2:
+            return
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, int | float):
+            figures.append((prefix, round(value, 4) if isinstance(value, float) else value))
+        elif isinstance(value, str) and len(value) <= 40 and prefix:
+            figures.append((prefix, value))
+        elif isinstance(value, dict):
+            for key, inner in value.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), inner, depth + 1)
+
+    source = data.get("metrics") if isinstance(data.get("metrics"), dict) else data
+    walk("", source, 0)
+    return figures
+
+
+def health_overview(*, principal, days: int = 14, now: datetime | None = None) -> HealthOverview:
+    """Return the health charts of the reviewer's tenant over the last ``days`` days."""
+    if not isinstance(principal, ReviewerPrincipal):
+        raise NotFound("No health page for this login.")
+    now = now or timezone.now()
+    day_list = _days(now, days)
+    start = timezone.make_aware(datetime.combine(day_list[0], datetime.min.time()))
+    tenant_id = principal.tenant_id
+    charts: list[Chart] = []
+
+    # Writes through admission.
+    decisions = AdmissionDecision.objects.filter(tenant_id=tenant_id, created_at__gte=start)
+    outcomes = _daily_counts(
+        decisions, "created_at", day_list, outcome=["accepted", "pending_approval", "rejected"]
+    )
+    charts.append(
+        Chart(
+            "writes",
+            "Writes through admission",
+            "writes",
+            day_list,
+            [
+                Series("accepted", "accepted", outcomes["accepted"]),
+                Series("pending", "sent for approval", outcomes["pending_approval"]),
+                Series("rejected", "rejected", outcomes["rejected"]),
+            ],
+        )
+    )
+
+    # Reviewer decisions.
+    reviews = ReviewItem.objects.filter(tenant_id=tenant_id, resolved_at__gte=start)
+    states = _daily_counts(
+        reviews, "resolved_at", day_list, state=["approved", "rejected", "resolved"]
+    )
+    charts.append(
+        Chart(
+            "approvals",
+            "Reviewer decisions",
+            "items",
+            day_list,
+            [
+                Series("approved", "approved", states["approved"]),
+                Series("rejected", "rejected", states["rejected"]),
+                Series("resolved", "conflicts resolved", states["resolved"]),
+            ],
+            note=f"{ReviewItem.objects.filter(tenant_id=tenant_id, state='open').count()} open",
+        )
+    )
+
+    # Deletion latency: request to verified completion.
+    latencies: dict[date, list[float]] = {day: [] for day in day_list}
+    for requested, completed in DeletionOperation.objects.filter(
+        tenant_id=tenant_id, status="completed", completed_at__gte=start
+    ).values_list("requested_at", "completed_at"):
+        day = timezone.localdate(completed)
+        if day in latencies:
+            latencies[day].append((completed - requested).total_seconds())
+    everything = [seconds for values in latencies.values() for seconds in values]
+    charts.append(
+        Chart(
+            "deletion_latency",
+            "Deletion latency (request to verified)",
+            "seconds",
+            day_list,
+            [
+                Series(
+                    "median",
+                    "median",
+                    [round(statistics.median(v), 2) if v else 0 for v in latencies.values()],
+                ),
+                Series(
+                    "max", "slowest", [round(max(v), 2) if v else 0 for v in latencies.values()]
+                ),
+            ],
+            summary=(
+                f"median {statistics.median(everything):.1f} s over {len(everything)} deletions"
+                if everything
+                else "no completed deletions in this window"
+            ),
+            note=(
+                f"{DeletionOperation.objects.filter(tenant_id=tenant_id).exclude(status='completed').count()}"
+                " not completed"
+            ),
+        )
+    )
+
+    # Retrieval traces: cross-scope denials and the share of stale memories handed out.
+    traces = list(
+        RetrievalTrace.objects.filter(tenant_id=tenant_id, created_at__gte=start)
+        .order_by("-created_at")
+        .values_list("created_at", "selected_ids", "stages")[:MAX_TRACES]
+    )
+    index = {day: position for position, day in enumerate(day_list)}
+    denials = [0] * len(day_list)
+    for created, _selected, stages in traces:
+        position = index.get(timezone.localdate(created))
+        if position is not None:
+            denials[position] += _scope_denials_in(stages)
+    admission_scope = [0] * len(day_list)
+    for created, codes in decisions.filter(outcome="rejected").values_list(
+        "created_at", "rule_codes"
+    ):
+        position = index.get(timezone.localdate(created))
+        if position is not None and any(_is_scope_reason(code) for code in codes):
+            admission_scope[position] += 1
+    charts.append(
+        Chart(
+            "cross_scope",
+            "Cross-scope denials",
+            "denials",
+            day_list,
+            [
+                Series("retrieval", "retrieval filters", denials),
+                Series("admission", "writes refused at the boundary", admission_scope),
+            ],
+        )
+    )
+
+    half_lives = _half_lives(tenant_id)
+    selected = {memory_id for _c, ids, _s in traces for memory_id in ids}
+    born = {
+        row[0]: (row[1], row[2])
+        for row in Memory.objects.filter(tenant_id=tenant_id, pk__in=selected).values_list(
+            "pk", "memory_type", "valid_from"
+        )
+    }
+    served = [0] * len(day_list)
+    stale = [0] * len(day_list)
+    for created, ids, _stages in traces:
+        position = index.get(timezone.localdate(created))
+        if position is None:
+            continue
+        for memory_id in ids:
+            if memory_id not in born:
+                continue  # deleted since: its row (and age) is gone
+            memory_type, valid_from = born[memory_id]
+            served[position] += 1
+            age_days = (created - valid_from).total_seconds() / 86400
+            if age_days > half_lives.get(memory_type, 90):
+                stale[position] += 1
+    rates = [round(100 * s / n, 1) if n else 0 for s, n in zip(stale, served, strict=True)]
+    charts.append(
+        Chart(
+            "stale_rate",
+            "Stale-memory rate in retrieved packages",
+            "%",
+            day_list,
+            [Series("stale", "older than its type's half-life", rates)],
+            summary=(
+                f"{sum(stale)} of {sum(served)} memories served were past their half-life"
+                if sum(served)
+                else "no retrievals in this window"
+            ),
+        )
+    )
+
+    # Corrections end users made in the portal (and through the API as themselves).
+    corrections = _daily_counts(
+        MemoryEvent.objects.filter(
+            tenant_id=tenant_id, action="corrected", actor_type="user", created_at__gte=start
+        ),
+        "created_at",
+        day_list,
+    )[None]
+    charts.append(
+        Chart(
+            "corrections",
+            "User corrections",
+            "corrections",
+            day_list,
+            [Series("corrections", "corrections", corrections)],
+        )
+    )
+
+    for chart in charts:
+        if not chart.summary:
+            chart.summary = f"{int(chart.total)} in the last {days} days"
+
+    evaluation, source = evaluation_latest()
+    return HealthOverview(
+        days=day_list,
+        charts=charts,
+        evaluation=evaluation,
+        evaluation_source=source,
+        totals={"traces": len(traces)},
+    )

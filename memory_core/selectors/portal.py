@@ -1,0 +1,280 @@
+"""Reads behind the portal's pages: a login's principal, a subject's memories with their
+provenance and retrieval usage, a memory's history, and the reviewer queues.
+
+Every selector takes the caller's principal and starts from its tenant (and, for an end user,
+its subject). An id outside that scope raises NotFound, the same answer as a missing id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db import connection
+from django.db.models import Q, QuerySet
+
+from memory_core.exceptions import NotFound
+from memory_core.models import (
+    AdmissionDecision,
+    DeletionOperation,
+    Memory,
+    MemoryClass,
+    MemoryEvent,
+    PortalMembership,
+    RetrievalTrace,
+    ReviewItem,
+)
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
+from memory_core.selectors.memories import memory_chain, memory_get
+
+# Order in which the "what is remembered" page lists classes.
+CLASS_ORDER = [MemoryClass.PREFERENCE, MemoryClass.EPISODIC, MemoryClass.WORKING]
+
+
+def portal_principal(*, user) -> SubjectPrincipal | ReviewerPrincipal | None:
+    """Return the principal of a portal login from its membership; None without one."""
+    if user is None or not user.is_authenticated:
+        return None
+    membership = PortalMembership.objects.filter(user_id=user.pk).first()
+    if membership is None:
+        return None
+    if membership.role == PortalMembership.Role.END_USER and membership.subject_id:
+        return SubjectPrincipal(
+            tenant_id=membership.tenant_id, subject_id=membership.subject_id, user_id=user.pk
+        )
+    if membership.role == PortalMembership.Role.REVIEWER:
+        return ReviewerPrincipal(tenant_id=membership.tenant_id, user_id=user.pk)
+    return None
+
+
+@dataclass(frozen=True)
+class Usage:
+    """How often a memory was selected by retrieval, and when last."""
+
+    count: int = 0
+    last_used: datetime | None = None
+
+
+def memory_usage(*, principal, memory_ids) -> dict:
+    """Return ``{memory_id: Usage}`` from the retrieval traces that selected each memory.
+
+    The GIN index on ``cited_ids`` (every id a trace mentions) narrows the traces first;
+    ``selected_ids`` then counts only the retrievals that actually handed the memory out.
+    """
+    ids = [str(memory_id) for memory_id in memory_ids]
+    if not ids:
+        return {}
+    table = RetrievalTrace._meta.db_table
+    sql = f"""
+        SELECT used.id, count(*), max(t.created_at)
+        FROM {table} AS t
+        CROSS JOIN LATERAL unnest(t.selected_ids) AS used(id)
+        WHERE t.tenant_id = %s
+          AND t.cited_ids && %s::uuid[]
+          AND used.id = ANY(%s::uuid[])
+        GROUP BY used.id
+    """  # noqa: S608 - the table name is ours; every value is a parameter
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [principal.tenant_id, ids, ids])
+        return {row[0]: Usage(count=row[1], last_used=row[2]) for row in cursor.fetchall()}
+
+
+@dataclass
+class MemoryGroup:
+    """The memories of one class, split by type, for the "what is remembered" page."""
+
+    memory_class: str
+    types: dict = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        return sum(len(rows) for rows in self.types.values())
+
+
+def subject_memories(
+    *,
+    principal,
+    query: str = "",
+    memory_class: str = "",
+    memory_type: str = "",
+    authority: str = "",
+    scope_kind: str = "",
+) -> list[MemoryGroup]:
+    """Return the active memories visible to ``principal``, grouped by class then type.
+
+    Each row carries ``usage`` (a Usage). Filters narrow by text (content or key), class,
+    type, authority and scope kind.
+    """
+    memories = (
+        Memory.objects.visible_to(principal)
+        .active()
+        .select_related("agent")
+        .order_by("memory_type", "-created_at")
+    )
+    if query:
+        memories = memories.filter(Q(content__icontains=query) | Q(memory_key__icontains=query))
+    if memory_class:
+        memories = memories.filter(memory_class=memory_class)
+    if memory_type:
+        memories = memories.filter(memory_type=memory_type)
+    if authority:
+        memories = memories.filter(authority=authority)
+    if scope_kind:
+        memories = memories.filter(scope_kind=scope_kind)
+    rows = list(memories)
+    usage = memory_usage(principal=principal, memory_ids=[row.id for row in rows])
+    groups = {memory_class: MemoryGroup(memory_class=memory_class) for memory_class in CLASS_ORDER}
+    for row in rows:
+        row.usage = usage.get(row.id, Usage())
+        groups[row.memory_class].types.setdefault(row.memory_type, []).append(row)
+    return [group for group in groups.values() if group.count]
+
+
+def subject_memories_pending(*, principal) -> QuerySet:
+    """Return the visible writes still awaiting a reviewer, newest first."""
+    return Memory.objects.visible_to(principal).filter(status="pending_approval")
+
+
+@dataclass
+class MemoryHistory:
+    """A memory with its whole supersession chain and every event of the chain."""
+
+    memory: Memory
+    chain: list
+    events: list
+    usage: dict
+
+    @property
+    def head(self) -> Memory:
+        return self.chain[-1]
+
+
+def memory_history(*, principal, memory_id) -> MemoryHistory:
+    """Return the chain (oldest first) and events of a memory ``principal`` may see."""
+    memory = memory_get(principal=principal, memory_id=memory_id)
+    chain = memory_chain(memory)
+    # The chain never crosses tenant or subject (a database trigger enforces it); scoping it
+    # again costs nothing and keeps this selector honest on its own.
+    visible = set(
+        Memory.objects.visible_to(principal)
+        .filter(pk__in=[link.pk for link in chain])
+        .values_list("pk", flat=True)
+    )
+    chain = [link for link in chain if link.pk in visible]
+    ids = [link.pk for link in chain]
+    events = list(
+        MemoryEvent.objects.filter(tenant_id=principal.tenant_id, memory_id__in=ids).order_by(
+            "created_at", "id"
+        )
+    )
+    usage = memory_usage(principal=principal, memory_ids=ids)
+    for link in chain:
+        link.usage = usage.get(link.pk, Usage())
+    return MemoryHistory(memory=memory, chain=chain, events=events, usage=usage)
+
+
+# --- Reviewer queues ------------------------------------------------------------------------
+
+
+def _reviewer_items(principal) -> QuerySet:
+    if not isinstance(principal, ReviewerPrincipal):
+        raise NotFound("No review queue for this login.")
+    return ReviewItem.objects.filter(tenant_id=principal.tenant_id)
+
+
+def review_queue(*, principal) -> list[ReviewItem]:
+    """Return the open sensitive writes of the reviewer's tenant, oldest first."""
+    return list(
+        _reviewer_items(principal)
+        .filter(kind=ReviewItem.Kind.SENSITIVE_WRITE, state=ReviewItem.State.OPEN)
+        .select_related("memory", "memory__agent", "subject")
+        .order_by("created_at")
+    )
+
+
+def review_item_get(*, principal, item_id) -> ReviewItem:
+    """Return one review item of the reviewer's tenant; NotFound otherwise."""
+    item = _reviewer_items(principal).select_related("memory", "subject").filter(pk=item_id).first()
+    if item is None:
+        raise NotFound("No review item with this id.")
+    return item
+
+
+def conflict_queue(*, principal) -> list[ReviewItem]:
+    """Return the open conflicts of the reviewer's tenant, each with ``candidates`` loaded."""
+    items = list(
+        _reviewer_items(principal)
+        .filter(kind=ReviewItem.Kind.CONFLICT, state=ReviewItem.State.OPEN)
+        .select_related("subject", "memory")
+        .order_by("created_at")
+    )
+    wanted = {candidate for item in items for candidate in item.candidate_ids}
+    for item in items:
+        if item.memory_id:
+            wanted.add(item.memory_id)
+    by_id = {
+        memory.pk: memory
+        for memory in Memory.objects.filter(
+            tenant_id=principal.tenant_id, pk__in=wanted
+        ).select_related("agent")
+    }
+    for item in items:
+        ids = list(item.candidate_ids) or ([item.memory_id] if item.memory_id else [])
+        item.candidates = [by_id[candidate] for candidate in ids if candidate in by_id]
+    return items
+
+
+def review_recent(*, principal, limit: int = 20) -> list[ReviewItem]:
+    """Return the most recently decided review items of the reviewer's tenant."""
+    return list(
+        _reviewer_items(principal)
+        .exclude(state=ReviewItem.State.OPEN)
+        .select_related("resolved_by", "subject")
+        .order_by("-resolved_at", "-created_at")[:limit]
+    )
+
+
+@dataclass
+class RuleGroup:
+    """The rejected writes that one rule code refused."""
+
+    rule_code: str
+    count: int
+    last_at: datetime | None
+    decisions: list
+
+
+def rejected_by_rule(*, principal, limit_per_rule: int = 5) -> list[RuleGroup]:
+    """Return the tenant's rejected writes grouped by rule code, most frequent first."""
+    if not isinstance(principal, ReviewerPrincipal):
+        raise NotFound("No review queue for this login.")
+    decisions = (
+        AdmissionDecision.objects.filter(
+            tenant_id=principal.tenant_id, outcome=AdmissionDecision.Outcome.REJECTED
+        )
+        .select_related("agent", "subject")
+        .order_by("-created_at")[:2000]
+    )
+    groups: dict[str, RuleGroup] = {}
+    for decision in decisions:
+        for code in decision.rule_codes or ["(no rule code)"]:
+            group = groups.get(code)
+            if group is None:
+                group = groups[code] = RuleGroup(code, 0, decision.created_at, [])
+            group.count += 1
+            if len(group.decisions) < limit_per_rule:
+                group.decisions.append(decision)
+    return sorted(groups.values(), key=lambda group: (-group.count, group.rule_code))
+
+
+def deletions_dead_lettered(*, principal) -> list[DeletionOperation]:
+    """Return the tenant's deletion operations that gave up (dead-lettered or failed)."""
+    if not isinstance(principal, ReviewerPrincipal):
+        raise NotFound("No review queue for this login.")
+    return list(
+        DeletionOperation.objects.filter(tenant_id=principal.tenant_id)
+        .filter(Q(dead_lettered_at__isnull=False) | Q(status=DeletionOperation.State.FAILED))
+        .select_related("subject")
+        .prefetch_related("steps")
+        .order_by("-requested_at")
+    )

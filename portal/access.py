@@ -1,0 +1,89 @@
+"""Who is asking: a portal login's principal, and the mixins that guard every page.
+
+A login becomes a principal through its PortalMembership (an end user of one subject, or a
+reviewer of one tenant). A login without a membership, or with the wrong role for a page, gets
+a 403 page that says so; an id outside the principal's scope is a 404, like a missing id.
+"""
+
+from django.contrib import messages
+from django.contrib.auth.mixins import LoginRequiredMixin
+from django.http import Http404
+from django.shortcuts import redirect, render
+
+from memory_core.exceptions import DomainError, NotFound
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
+from memory_core.selectors.portal import portal_principal
+
+END_USER = "end_user"
+REVIEWER = "reviewer"
+
+
+def role_of(principal) -> str | None:
+    """Return the portal role of a principal ("end_user", "reviewer") or None."""
+    if isinstance(principal, SubjectPrincipal):
+        return END_USER
+    if isinstance(principal, ReviewerPrincipal):
+        return REVIEWER
+    return None
+
+
+class PortalAccessMixin(LoginRequiredMixin):
+    """Resolve ``self.principal`` from the login; refuse logins without the page's role.
+
+    ``NotFound`` raised by a selector or service anywhere in the view becomes a 404.
+    """
+
+    required_role: str | None = None
+
+    def dispatch(self, request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return self.handle_no_permission()
+        self.principal = portal_principal(user=request.user)
+        self.role = role_of(self.principal)
+        request.portal_role = self.role
+        if self.principal is None:
+            return render(
+                request,
+                "portal/forbidden.html",
+                {"reason": "no_membership"},
+                status=403,
+            )
+        if self.required_role and self.role != self.required_role:
+            return self.wrong_role(request)
+        try:
+            return super().dispatch(request, *args, **kwargs)
+        except NotFound as error:
+            raise Http404(error.message) from error
+
+    def wrong_role(self, request):
+        return render(
+            request,
+            "portal/forbidden.html",
+            {"reason": "wrong_role", "required_role": self.required_role},
+            status=403,
+        )
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["principal"] = self.principal
+        context["portal_role"] = self.role
+        return context
+
+    def refuse(self, error: DomainError, fallback_url: str):
+        """Show a domain error as a message and go back to ``fallback_url``."""
+        if isinstance(error, NotFound):
+            raise Http404(error.message) from error
+        messages.error(self.request, error.message)
+        return redirect(fallback_url)
+
+
+class EndUserMixin(PortalAccessMixin):
+    """A page about the login's own subject."""
+
+    required_role = END_USER
+
+
+class ReviewerMixin(PortalAccessMixin):
+    """A page for the reviewers of one tenant."""
+
+    required_role = REVIEWER

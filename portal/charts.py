@@ -1,0 +1,118 @@
+"""Geometry for the health page's inline SVG charts (no JavaScript chart library).
+
+The health selector returns numbers per day; this module turns one Chart into coordinates that
+``templates/portal/review/_chart.html`` draws: stacked bars for counts, lines for latency and
+rates. Each shape carries a title so screen readers and hover tooltips read the value.
+"""
+
+import math
+
+WIDTH = 640
+HEIGHT = 230
+LEFT = 48
+RIGHT = 12
+TOP = 14
+BOTTOM = 30
+LINE_UNITS = {"seconds", "%"}
+
+
+def _nice_ceiling(value: float) -> float:
+    """Return a round axis maximum at or above ``value`` (1, 2, 2.5, 5 x 10^n)."""
+    if value <= 0:
+        return 1
+    exponent = math.floor(math.log10(value))
+    for step in (1, 2, 2.5, 5, 10):
+        ceiling = step * 10**exponent
+        if ceiling >= value:
+            return ceiling
+    return 10 ** (exponent + 1)
+
+
+def _label(value: float) -> str:
+    return f"{value:g}" if value < 1000 else f"{value / 1000:g}k"
+
+
+def chart_geometry(chart) -> dict:
+    """Return the shapes, axes and legend of one health chart."""
+    kind = "line" if chart.unit in LINE_UNITS else "bars"
+    days = chart.days
+    plot_w = WIDTH - LEFT - RIGHT
+    plot_h = HEIGHT - TOP - BOTTOM
+    count = max(len(days), 1)
+    slot = plot_w / count
+    if kind == "bars":
+        peak = max((sum(s.values[i] for s in chart.series) for i in range(len(days))), default=0)
+    else:
+        peak = max((v for s in chart.series for v in s.values), default=0)
+    y_max = _nice_ceiling(peak)
+
+    def y_of(value: float) -> float:
+        return round(TOP + plot_h - (value / y_max) * plot_h, 1)
+
+    ticks = [
+        {"y": y_of(y_max * step / 4), "label": _label(round(y_max * step / 4, 2))}
+        for step in range(5)
+    ]
+    every = 1 if count <= 8 else 2 if count <= 16 else 5
+    xlabels = [
+        {"x": round(LEFT + slot * (i + 0.5), 1), "label": day.strftime("%d %b")}
+        for i, day in enumerate(days)
+        if (count - 1 - i) % every == 0
+    ]
+    legend = [
+        {"css": f"s{position}", "label": series.label}
+        for position, series in enumerate(chart.series)
+    ]
+    shapes: dict = {"bars": [], "lines": []}
+    if kind == "bars":
+        bar_w = round(max(slot * 0.62, 2), 1)
+        for i, day in enumerate(days):
+            base = 0.0
+            for position, series in enumerate(chart.series):
+                value = series.values[i]
+                if not value:
+                    continue
+                top = y_of(base + value)
+                shapes["bars"].append(
+                    {
+                        "x": round(LEFT + slot * i + (slot - bar_w) / 2, 1),
+                        "y": top,
+                        "w": bar_w,
+                        "h": round(y_of(base) - top, 1),
+                        "css": f"s{position}",
+                        "title": f"{day:%d %b}: {value:g} {series.label}",
+                    }
+                )
+                base += value
+    else:
+        for position, series in enumerate(chart.series):
+            dots = [
+                {
+                    "x": round(LEFT + slot * (i + 0.5), 1),
+                    "y": y_of(value),
+                    "title": f"{days[i]:%d %b}: {value:g} {chart.unit} ({series.label})",
+                }
+                for i, value in enumerate(series.values)
+            ]
+            shapes["lines"].append(
+                {
+                    "css": f"s{position}",
+                    "points": " ".join(f"{dot['x']},{dot['y']}" for dot in dots),
+                    "dots": dots,
+                }
+            )
+    return {
+        "kind": kind,
+        "width": WIDTH,
+        "height": HEIGHT,
+        "left": LEFT,
+        "right": WIDTH - RIGHT,
+        "top": TOP,
+        "bottom": HEIGHT - BOTTOM,
+        "ticks": ticks,
+        "xlabels": xlabels,
+        "xlabel_y": HEIGHT - BOTTOM + 18,
+        "legend": legend,
+        "unit": chart.unit,
+        **shapes,
+    }

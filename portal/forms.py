@@ -1,0 +1,80 @@
+"""The portal's forms: they parse and validate input shape only; rules live in memory_core."""
+
+from django import forms
+
+from memory_core.models import Authority, MemoryClass, MemoryType, ScopeKind
+
+
+def _with_any(choices, label="Any"):
+    return [("", label), *choices]
+
+
+class MemoryFilterForm(forms.Form):
+    """Search and filters of the "what is remembered" page (GET)."""
+
+    q = forms.CharField(label="Search", required=False, max_length=200)
+    memory_class = forms.ChoiceField(
+        label="Class", required=False, choices=_with_any(MemoryClass.choices)
+    )
+    memory_type = forms.ChoiceField(
+        label="Type", required=False, choices=_with_any(MemoryType.choices)
+    )
+    authority = forms.ChoiceField(
+        label="Authority", required=False, choices=_with_any(Authority.choices)
+    )
+    scope_kind = forms.ChoiceField(
+        label="Scope", required=False, choices=_with_any(ScopeKind.choices)
+    )
+
+
+class CorrectionForm(forms.Form):
+    """A user's correction of one memory: the new text, and why."""
+
+    content = forms.CharField(
+        label="Corrected memory",
+        widget=forms.Textarea(attrs={"rows": 4}),
+        max_length=4000,
+        help_text="This becomes a new version, recorded as stated by you. "
+        "The current version stays in the history as superseded.",
+    )
+    reason = forms.CharField(
+        label="Why (optional)",
+        required=False,
+        max_length=500,
+        widget=forms.TextInput(),
+    )
+
+
+class ReasonForm(forms.Form):
+    """A reviewer's decision needs a reason; it is recorded with the decision."""
+
+    reason = forms.CharField(label="Reason", max_length=1000)
+
+
+class ConflictResolveForm(forms.Form):
+    """How a reviewer settles an open conflict."""
+
+    OUTCOMES = [
+        ("choose_winner", "Choose the winner"),
+        ("keep_both_scoped", "Keep both, scoped apart"),
+        ("ask_user", "Ask the user"),
+    ]
+
+    outcome = forms.ChoiceField(choices=OUTCOMES, widget=forms.RadioSelect)
+    winner_id = forms.UUIDField(label="Winner", required=False)
+    reason = forms.CharField(label="Reason", max_length=1000)
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("outcome") == "choose_winner" and not cleaned.get("winner_id"):
+            self.add_error("winner_id", "Pick the memory that wins.")
+        return cleaned
+
+
+class ConfirmForm(forms.Form):
+    """An explicit tick before something irreversible."""
+
+    confirm = forms.BooleanField(
+        label="I understand this cannot be undone.",
+        required=True,
+    )

@@ -1,0 +1,159 @@
+"""Reviewer pages: pending sensitive writes, open conflicts, rejected writes by rule,
+dead-lettered deletions and the health charts, for the reviewers of one tenant."""
+
+from django.contrib import messages
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.views import View
+from django.views.generic import TemplateView
+
+from memory_core.exceptions import DomainError
+from memory_core.selectors.health import evaluation_figures, health_overview
+from memory_core.selectors.portal import (
+    conflict_queue,
+    deletions_dead_lettered,
+    rejected_by_rule,
+    review_queue,
+    review_recent,
+)
+from portal.access import ReviewerMixin
+from portal.charts import chart_geometry
+from portal.contracts import contract
+from portal.forms import ConflictResolveForm, ReasonForm
+
+
+class ReviewQueueView(ReviewerMixin, TemplateView):
+    """Sensitive writes waiting for a reviewer's approval."""
+
+    template_name = "portal/review/queue.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context.update(
+            items=review_queue(principal=self.principal),
+            recent=review_recent(principal=self.principal, limit=10),
+            available=contract("review_approve") is not None,
+        )
+        return context
+
+
+class ReviewDecideView(ReviewerMixin, View):
+    """Approve or reject one pending write, with a reason."""
+
+    http_method_names = ["post"]
+    decision = ""  # "approve" | "reject"
+
+    def post(self, request, item_id):
+        queue = reverse("portal:review:queue")
+        service = contract(f"review_{self.decision}")
+        if service is None:
+            messages.error(request, "Reviewing is not available yet.")
+            return redirect(queue)
+        form = ReasonForm(request.POST)
+        if not form.is_valid():
+            messages.error(request, "Give a reason for the decision; it is kept with it.")
+            return redirect(queue)
+        try:
+            item = service(
+                principal=self.principal, item_id=item_id, reason=form.cleaned_data["reason"]
+            )
+        except DomainError as error:
+            return self.refuse(error, queue)
+        verb = "approved: it is now active" if self.decision == "approve" else "rejected"
+        messages.success(request, f"Write {str(item.pk)[:8]} {verb}.")
+        return redirect(queue)
+
+
+class ConflictListView(ReviewerMixin, TemplateView):
+    """Open conflicts (clarifications returned by retrieval) with their candidates."""
+
+    template_name = "portal/review/conflicts.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context.update(
+            items=conflict_queue(principal=self.principal),
+            outcomes=ConflictResolveForm.OUTCOMES,
+            available=contract("conflict_resolve") is not None,
+        )
+        return context
+
+
+class ConflictResolveView(ReviewerMixin, View):
+    """Resolve one conflict: choose the winner, keep both scoped apart, or ask the user."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, item_id):
+        conflicts = reverse("portal:review:conflicts")
+        conflict_resolve = contract("conflict_resolve")
+        if conflict_resolve is None:
+            messages.error(request, "Resolving conflicts is not available yet.")
+            return redirect(conflicts)
+        form = ConflictResolveForm(request.POST)
+        if not form.is_valid():
+            problems = "; ".join(
+                f"{field if field != '__all__' else 'form'}: {' '.join(errors)}"
+                for field, errors in form.errors.items()
+            )
+            messages.error(request, f"The resolution is incomplete ({problems}).")
+            return redirect(conflicts)
+        try:
+            conflict_resolve(
+                principal=self.principal,
+                item_id=item_id,
+                outcome=form.cleaned_data["outcome"],
+                winner_id=form.cleaned_data.get("winner_id"),
+                reason=form.cleaned_data["reason"],
+            )
+        except DomainError as error:
+            return self.refuse(error, conflicts)
+        label = dict(ConflictResolveForm.OUTCOMES)[form.cleaned_data["outcome"]]
+        messages.success(request, f"Conflict resolved: {label.lower()}.")
+        return redirect(conflicts)
+
+
+class RejectedWritesView(ReviewerMixin, TemplateView):
+    """Writes the admission policy refused, grouped by the rule that refused them."""
+
+    template_name = "portal/review/rejected.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["groups"] = rejected_by_rule(principal=self.principal)
+        return context
+
+
+class DeadLetterView(ReviewerMixin, TemplateView):
+    """Deletion operations that exhausted their retries and need an operator."""
+
+    template_name = "portal/review/deletions.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["operations"] = deletions_dead_lettered(principal=self.principal)
+        return context
+
+
+class HealthView(ReviewerMixin, TemplateView):
+    """The tenant's health figures over time, as server-rendered SVG charts."""
+
+    template_name = "portal/review/health.html"
+    windows = (7, 14, 30)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        try:
+            days = int(self.request.GET.get("days", 14))
+        except ValueError:
+            days = 14
+        days = days if days in self.windows else 14
+        overview = health_overview(principal=self.principal, days=days)
+        context.update(
+            overview=overview,
+            days=days,
+            windows=self.windows,
+            charts=[(chart, chart_geometry(chart)) for chart in overview.charts],
+            evaluation=evaluation_figures(overview.evaluation),
+        )
+        return context

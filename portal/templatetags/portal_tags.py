@@ -1,0 +1,76 @@
+"""Small presentation filters for the portal's templates."""
+
+from django import template
+from django.utils import timezone
+
+register = template.Library()
+
+LABELS = {
+    "explicit_user": "stated by you",
+    "explicit_admin": "set by an administrator",
+    "confirmed_system": "confirmed by a system",
+    "tool_observation": "observed by a tool",
+    "model_inference": "inferred by a model",
+    "user_input": "your input",
+    "verified_tool_output": "verified tool output",
+    "model_inference_source": "model inference",
+    "admin": "administrator",
+    "pending_approval": "awaiting review",
+}
+
+
+@register.filter
+def label(value) -> str:
+    """Return a readable label for an enum value: ``user_preference`` -> "User preference"."""
+    text = str(value or "")
+    return text.replace("_", " ").capitalize()
+
+
+@register.filter
+def authority_label(value) -> str:
+    """Return how a memory's authority reads to the person it is about."""
+    return LABELS.get(str(value), label(value))
+
+
+@register.filter
+def source_label(value) -> str:
+    """Return a readable source type."""
+    if value == "model_inference":
+        return "model inference"
+    return LABELS.get(str(value), label(value).lower())
+
+
+@register.filter
+def scope(memory) -> str:
+    """Return a memory's scope as ``global`` or ``kind:ref``."""
+    return "global" if memory.scope_kind == "global" else f"{memory.scope_kind}:{memory.scope_ref}"
+
+
+@register.filter
+def percent(value) -> str:
+    """Return 0..1 as a whole percentage."""
+    try:
+        return f"{round(float(value) * 100)}%"
+    except (TypeError, ValueError):
+        return ""
+
+
+@register.filter
+def expired(moment) -> bool:
+    """Return whether a datetime lies in the past."""
+    return bool(moment) and moment <= timezone.now()
+
+
+@register.filter
+def short_id(value) -> str:
+    """Return the first eight characters of an id."""
+    return str(value)[:8]
+
+
+@register.filter
+def get_item(mapping, key):
+    """Return ``mapping[key]`` or None."""
+    try:
+        return mapping.get(key)
+    except AttributeError:
+        return None

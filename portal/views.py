@@ -1,0 +1,339 @@
+"""End-user pages: what is remembered about you, its history, correct, delete, export.
+
+Each view parses its input, calls one memory_core service or selector with the login's
+principal, and renders. An id outside the login's subject is a 404.
+"""
+
+from django.contrib import messages
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import redirect
+from django.urls import reverse
+from django.utils import timezone
+from django.views import View
+from django.views.generic import FormView, TemplateView
+
+from memory_core.exceptions import DomainError
+from memory_core.models import Consent, MemoryClass, Status
+from memory_core.selectors.memories import memory_get
+from memory_core.selectors.portal import memory_history, subject_memories
+from portal.access import REVIEWER, EndUserMixin
+from portal.contracts import contract
+from portal.forms import ConfirmForm, CorrectionForm, MemoryFilterForm
+
+
+class MemoryListView(EndUserMixin, TemplateView):
+    """Every active memory about the login's subject, grouped by class and type."""
+
+    template_name = "portal/memory_list.html"
+
+    def wrong_role(self, request):
+        # The portal's front door: a reviewer lands on the review queue instead.
+        if self.role == REVIEWER:
+            return redirect("portal:review:queue")
+        return super().wrong_role(request)
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        form = MemoryFilterForm(self.request.GET or None)
+        filters = form.cleaned_data if form.is_valid() else {}
+        groups = subject_memories(
+            principal=self.principal,
+            query=filters.get("q", ""),
+            memory_class=filters.get("memory_class", ""),
+            memory_type=filters.get("memory_type", ""),
+            authority=filters.get("authority", ""),
+            scope_kind=filters.get("scope_kind", ""),
+        )
+        context.update(
+            form=form,
+            groups=groups,
+            total=sum(group.count for group in groups),
+            filtered=any(filters.values()),
+        )
+        return context
+
+
+class MemoryDetailView(EndUserMixin, TemplateView):
+    """One memory: its provenance, its whole supersession chain and every event."""
+
+    template_name = "portal/memory_detail.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        history = memory_history(principal=self.principal, memory_id=kwargs["memory_id"])
+        memory = history.memory
+        is_active = memory.status == Status.ACTIVE
+        context.update(
+            history=history,
+            memory=memory,
+            is_head=memory.pk == history.head.pk,
+            can_correct=is_active,
+            can_revoke=is_active and memory.memory_class == MemoryClass.PREFERENCE,
+            can_withdraw=is_active and memory.consent == Consent.WORKFLOW,
+            can_delete=memory.status != Status.DELETED,
+        )
+        return context
+
+
+class MemoryCorrectView(EndUserMixin, FormView):
+    """Correct a memory: a new version with explicit_user authority supersedes it."""
+
+    template_name = "portal/memory_correct.html"
+    form_class = CorrectionForm
+
+    def get_memory(self):
+        if not hasattr(self, "_memory"):
+            self._memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
+        return self._memory
+
+    def get_initial(self):
+        return {"content": self.get_memory().content}
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["memory"] = self.get_memory()
+        context["available"] = contract("memory_correct") is not None
+        return context
+
+    def form_valid(self, form):
+        memory_correct = contract("memory_correct")
+        detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
+        if memory_correct is None:
+            messages.error(self.request, "Corrections are not available yet.")
+            return redirect(detail)
+        data = {"content": form.cleaned_data["content"]}
+        if form.cleaned_data.get("reason"):
+            data["reason"] = form.cleaned_data["reason"]
+        try:
+            result = memory_correct(
+                principal=self.principal, memory_id=self.kwargs["memory_id"], data=data
+            )
+        except DomainError as error:
+            return self.refuse(error, detail)
+        if result.decision == "accepted" and result.memory is not None:
+            messages.success(
+                self.request,
+                f"Saved version {result.memory.version}. The previous version is kept in "
+                "the history as superseded.",
+            )
+            return redirect("portal:memory", memory_id=result.memory.pk)
+        if result.decision == "pending_approval":
+            messages.info(
+                self.request,
+                "Your correction touches sensitive information, so a reviewer will look at it "
+                "first. The current version stays in use until then.",
+            )
+            return redirect(detail)
+        form.add_error(
+            None,
+            f"The correction was refused: {result.message or 'it breaks a memory rule'} "
+            f"({', '.join(result.rule_codes) or 'no rule code'}).",
+        )
+        return self.form_invalid(form)
+
+
+class _MemoryActionView(EndUserMixin, View):
+    """A POST-only action on one memory, answered with a message and a redirect."""
+
+    http_method_names = ["post"]
+    contract_name = ""
+    done_message = ""
+
+    def call(self, service):
+        raise NotImplementedError
+
+    def post(self, request, memory_id):
+        detail = reverse("portal:memory", args=[memory_id])
+        service = contract(self.contract_name)
+        if service is None:
+            messages.error(request, "This action is not available yet.")
+            return redirect(detail)
+        try:
+            self.call(service)
+        except DomainError as error:
+            return self.refuse(error, detail)
+        messages.success(request, self.done_message)
+        return redirect(detail)
+
+
+class MemoryRevokeView(_MemoryActionView):
+    """Revoke a preference: it stays in the history but is never used again."""
+
+    contract_name = "memory_revoke"
+    done_message = "Preference revoked. Agents will no longer use it."
+
+    def call(self, service):
+        return service(
+            principal=self.principal,
+            memory_id=self.kwargs["memory_id"],
+            reason=self.request.POST.get("reason", "")[:500] or "revoked_by_user",
+        )
+
+
+class ConsentWithdrawView(_MemoryActionView):
+    """Withdraw the workflow consent a memory was stored under."""
+
+    contract_name = "consent_withdraw"
+    done_message = "Consent withdrawn. This memory is no longer used."
+
+    def call(self, service):
+        return service(principal=self.principal, memory_id=self.kwargs["memory_id"])
+
+
+class MemoryDeleteView(EndUserMixin, FormView):
+    """Delete one memory: start a deletion operation and follow it to verified."""
+
+    template_name = "portal/memory_delete.html"
+    form_class = ConfirmForm
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["memory"] = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
+        context["available"] = contract("deletion_request") is not None
+        return context
+
+    def form_valid(self, form):
+        deletion_request = contract("deletion_request")
+        detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
+        if deletion_request is None:
+            messages.error(self.request, "Deletion is not available yet.")
+            return redirect(detail)
+        try:
+            operation = deletion_request(
+                principal=self.principal, memory_id=self.kwargs["memory_id"]
+            )
+        except DomainError as error:
+            return self.refuse(error, detail)
+        messages.success(
+            self.request,
+            "Deletion started. The memory is no longer used; this page follows the "
+            "clean-up of every copy until it is verified.",
+        )
+        return redirect("portal:deletion", operation_id=operation.pk)
+
+
+class DeleteEverythingView(EndUserMixin, FormView):
+    """Delete every memory about the login's subject."""
+
+    template_name = "portal/delete_everything.html"
+    form_class = ConfirmForm
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["available"] = contract("deletion_request") is not None
+        return context
+
+    def form_valid(self, form):
+        deletion_request = contract("deletion_request")
+        if deletion_request is None:
+            messages.error(self.request, "Deletion is not available yet.")
+            return redirect("portal:home")
+        try:
+            operation = deletion_request(
+                principal=self.principal, subject_id=self.principal.subject_id
+            )
+        except DomainError as error:
+            return self.refuse(error, reverse("portal:home"))
+        messages.success(
+            self.request,
+            "Deletion of everything remembered about you has started. This page follows it "
+            "until every copy is verified gone.",
+        )
+        return redirect("portal:deletion", operation_id=operation.pk)
+
+
+class DeletionListView(EndUserMixin, TemplateView):
+    """The login's deletion operations with their ids and statuses."""
+
+    template_name = "portal/deletion_list.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        deletion_list = contract("deletion_list")
+        context["available"] = deletion_list is not None
+        context["operations"] = (
+            list(deletion_list(principal=self.principal)) if deletion_list else []
+        )
+        return context
+
+
+def operation_status(operation) -> dict:
+    """Return the JSON the progress page polls: the operation and each step's state."""
+    steps = list(operation.steps.all())
+    return {
+        "id": str(operation.pk),
+        "status": operation.status,
+        "done": operation.status in ("completed", "failed") or bool(operation.dead_lettered_at),
+        "requested_at": operation.requested_at,
+        "started_at": operation.started_at,
+        "completed_at": operation.completed_at,
+        "steps": [
+            {
+                "store": step.store,
+                "status": step.status,
+                "attempts": step.attempts,
+                "verified_at": step.verified_at,
+            }
+            for step in steps
+        ],
+        "verified": sum(1 for step in steps if step.status == "verified"),
+        "total": len(steps),
+    }
+
+
+class DeletionDetailView(EndUserMixin, TemplateView):
+    """One deletion operation and its steps; refreshes itself until it is done."""
+
+    template_name = "portal/deletion_detail.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        deletion_get = contract("deletion_get")
+        context["available"] = deletion_get is not None
+        if deletion_get is not None:
+            operation = deletion_get(principal=self.principal, operation_id=kwargs["operation_id"])
+            context["operation"] = operation
+            context["status"] = operation_status(operation)
+        return context
+
+
+class DeletionStatusView(EndUserMixin, View):
+    """The progress of one deletion operation as JSON, for the page's polling script."""
+
+    http_method_names = ["get"]
+
+    def get(self, request, operation_id):
+        deletion_get = contract("deletion_get")
+        if deletion_get is None:
+            return JsonResponse({"error": "unavailable"}, status=503)
+        operation = deletion_get(principal=self.principal, operation_id=operation_id)
+        response = JsonResponse(operation_status(operation))
+        response["Cache-Control"] = "no-store"
+        return response
+
+
+class ExportView(EndUserMixin, TemplateView):
+    """Export everything remembered about the login's subject as one JSON download."""
+
+    template_name = "portal/export.html"
+
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        context["available"] = contract("export_create") is not None
+        return context
+
+    def post(self, request):
+        export_create = contract("export_create")
+        if export_create is None:
+            messages.error(request, "Export is not available yet.")
+            return redirect("portal:export")
+        try:
+            export = export_create(principal=self.principal)
+        except DomainError as error:
+            return self.refuse(error, reverse("portal:export"))
+        body = contract("export_path")(export).read_bytes()
+        stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+        response = HttpResponse(body, content_type="application/json")
+        response["Content-Disposition"] = f'attachment; filename="memledger-export-{stamp}.json"'
+        response["Cache-Control"] = "no-store"
+        return response

@@ -1,0 +1,333 @@
+"""End-user pages: a user sees and changes only their own subject; any other id is a 404."""
+
+import json
+
+import pytest
+from django.urls import reverse
+
+from memory_core.models import DeletionOperation, Memory, RetrievalTrace
+from memory_core.principals import SubjectPrincipal
+from memory_core.services.memories import MemoryDraft, memory_supersede
+from tests.factories import MemoryFactory
+from tests.portal.helpers import needs
+
+pytestmark = pytest.mark.django_db
+
+
+def foreign_ids(bob_memory, stranger_memory):
+    """The ids alice must never reach: another subject's (same tenant), another tenant's."""
+    return [("cross_subject", bob_memory.pk), ("cross_tenant", stranger_memory.pk)]
+
+
+# --- What is remembered ---------------------------------------------------------------------
+
+
+def test_list_shows_own_active_memories_with_provenance(
+    alice_client, alice_memory, bob_memory, stranger_memory, agent
+):
+    MemoryFactory(
+        subject=alice_memory.subject,
+        memory_type="incident",
+        memory_class="episodic",
+        memory_key="",
+        content="The build broke on Friday.",
+        agent=agent,
+        authority="tool_observation",
+        source_type="verified_tool_output",
+        source_tool="ci",
+        source_conversation_id="conv-7",
+        source_message_id="msg-3",
+        confidence=0.8,
+        scope_kind="project",
+        scope_ref="lunest",
+    )
+    MemoryFactory(subject=alice_memory.subject, content="A revoked one.", status="revoked")
+    response = alice_client.get(reverse("portal:home"))
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "Alice prefers tabs over spaces." in body
+    assert "The build broke on Friday." in body
+    for shown in ("conv-7", "msg-3", agent.name, "project:lunest", "80%", "observed by a tool"):
+        assert shown in body
+    assert "Preference" in body and "Episodic" in body  # grouped by class
+    assert "A revoked one." not in body  # only active memories
+    assert "Bob likes long tutorials." not in body  # cross-subject
+    assert "Stranger in another tenant." not in body  # cross-tenant
+
+
+def test_search_and_filters(alice_client, alice_memory):
+    MemoryFactory(
+        subject=alice_memory.subject,
+        memory_type="incident",
+        memory_class="episodic",
+        content="Outage on Tuesday.",
+    )
+    body = alice_client.get(reverse("portal:home"), {"q": "tabs"}).content.decode()
+    assert "Alice prefers tabs" in body and "Outage on Tuesday." not in body
+    body = alice_client.get(reverse("portal:home"), {"memory_class": "episodic"}).content.decode()
+    assert "Alice prefers tabs" not in body and "Outage on Tuesday." in body
+    body = alice_client.get(reverse("portal:home"), {"q": "nothing-like-this"}).content.decode()
+    assert "No active memory matches" in body
+
+
+def test_search_never_reaches_other_subjects(alice_client, alice_memory, bob_memory):
+    body = alice_client.get(reverse("portal:home"), {"q": "tutorials"}).content.decode()
+    assert "Bob likes long tutorials." not in body
+
+
+def test_usage_comes_from_retrieval_traces(alice_client, alice_memory, bob_memory):
+    for _ in range(3):
+        RetrievalTrace.objects.create(
+            tenant=alice_memory.tenant,
+            subject=alice_memory.subject,
+            mode="hybrid",
+            selected_ids=[alice_memory.pk],
+            cited_ids=[alice_memory.pk, bob_memory.pk],
+        )
+    # Cited but not selected (rejected by a filter) is not a use.
+    RetrievalTrace.objects.create(
+        tenant=alice_memory.tenant, mode="hybrid", cited_ids=[alice_memory.pk]
+    )
+    body = alice_client.get(reverse("portal:home")).content.decode()
+    assert "3 times, last" in body
+
+
+# --- A memory's page ------------------------------------------------------------------------
+
+
+def test_memory_page_shows_the_whole_chain_and_events(alice_client, alice, alice_memory):
+    principal = SubjectPrincipal(
+        tenant_id=alice_memory.tenant_id, subject_id=alice_memory.subject_id, user_id=alice.pk
+    )
+    newer = memory_supersede(
+        previous=alice_memory,
+        draft=MemoryDraft(
+            subject=alice_memory.subject,
+            memory_type="user_preference",
+            content="Alice prefers spaces now.",
+            authority="explicit_user",
+            source_type="user_input",
+            memory_key="style.indent",
+        ),
+        principal=principal,
+    )
+    for memory_id in (alice_memory.pk, newer.pk):
+        body = alice_client.get(reverse("portal:memory", args=[memory_id])).content.decode()
+        assert "Alice prefers tabs over spaces." in body
+        assert "Alice prefers spaces now." in body
+        assert "Superseded" in body and "Corrected" in body
+    old_page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+    assert "a newer version exists" in old_page
+
+
+@pytest.mark.parametrize("name", ["portal:memory", "portal:memory-correct", "portal:memory-delete"])
+def test_memory_pages_of_others_are_404(alice_client, bob_memory, stranger_memory, name):
+    for label, memory_id in foreign_ids(bob_memory, stranger_memory):
+        response = alice_client.get(reverse(name, args=[memory_id]))
+        assert response.status_code == 404, label
+        assert b"Not found" in response.content
+
+
+def test_unknown_memory_is_404(alice_client):
+    import uuid
+
+    assert alice_client.get(reverse("portal:memory", args=[uuid.uuid4()])).status_code == 404
+
+
+# --- Correct --------------------------------------------------------------------------------
+
+
+def test_correct_form_is_prefilled(alice_client, alice_memory):
+    body = alice_client.get(reverse("portal:memory-correct", args=[alice_memory.pk])).content
+    assert b"Alice prefers tabs over spaces." in body
+    assert b'<label for="id_content">' in body
+
+
+@needs("memory_correct")
+def test_correct_writes_an_explicit_user_version(alice_client, alice_memory):
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice prefers four spaces.", "reason": "changed my mind"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    new = Memory.objects.get(supersedes=alice_memory)
+    assert new.authority == "explicit_user"
+    assert new.content == "Alice prefers four spaces."
+    assert new.version == alice_memory.version + 1
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "superseded"
+    body = response.content.decode()
+    assert response.redirect_chain[-1][0] == reverse("portal:memory", args=[new.pk])
+    assert "Alice prefers four spaces." in body and "Alice prefers tabs over spaces." in body
+    assert "Saved version" in body  # the message after the action
+
+
+@needs("memory_correct")
+def test_correct_of_others_is_404(alice_client, bob_memory, stranger_memory):
+    for label, memory_id in foreign_ids(bob_memory, stranger_memory):
+        response = alice_client.post(
+            reverse("portal:memory-correct", args=[memory_id]), {"content": "Hijacked."}
+        )
+        assert response.status_code == 404, label
+    assert not Memory.objects.filter(content="Hijacked.").exists()
+
+
+def test_correct_rejects_empty_text(alice_client, alice_memory):
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]), {"content": ""}
+    )
+    assert response.status_code == 200
+    assert b"This field is required." in response.content
+
+
+# --- Revoke, withdraw consent ---------------------------------------------------------------
+
+
+@needs("memory_revoke")
+def test_revoke_a_preference(alice_client, alice_memory):
+    response = alice_client.post(
+        reverse("portal:memory-revoke", args=[alice_memory.pk]), follow=True
+    )
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "revoked"
+    assert b"Preference revoked" in response.content
+
+
+@needs("consent_withdraw")
+def test_withdraw_workflow_consent(alice_client, alice_memory):
+    Memory.objects.filter(pk=alice_memory.pk).update(consent="workflow")
+    page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk]))
+    assert b"Withdraw consent" in page.content
+    response = alice_client.post(
+        reverse("portal:memory-withdraw", args=[alice_memory.pk]), follow=True
+    )
+    alice_memory.refresh_from_db()
+    assert alice_memory.status != "active"
+    assert b"Consent withdrawn" in response.content
+
+
+@needs("memory_revoke", "consent_withdraw")
+@pytest.mark.parametrize("name", ["portal:memory-revoke", "portal:memory-withdraw"])
+def test_actions_on_others_are_404(alice_client, bob_memory, stranger_memory, name):
+    Memory.objects.filter(pk__in=[bob_memory.pk, stranger_memory.pk]).update(consent="workflow")
+    for label, memory_id in foreign_ids(bob_memory, stranger_memory):
+        assert alice_client.post(reverse(name, args=[memory_id])).status_code == 404, label
+    assert set(
+        Memory.objects.filter(pk__in=[bob_memory.pk, stranger_memory.pk]).values_list(
+            "status", flat=True
+        )
+    ) == {"active"}
+
+
+# --- Delete ---------------------------------------------------------------------------------
+
+
+@needs("deletion_request")
+def test_delete_one_starts_an_operation(alice_client, alice_memory):
+    response = alice_client.post(
+        reverse("portal:memory-delete", args=[alice_memory.pk]), {"confirm": "on"}
+    )
+    operation = DeletionOperation.objects.get(memory_ids__contains=[alice_memory.pk])
+    assert response.status_code == 302
+    assert response["Location"] == reverse("portal:deletion", args=[operation.pk])
+    page = alice_client.get(response["Location"])
+    assert page.status_code == 200
+    assert str(operation.pk).encode() in page.content
+    assert b"Deletion started" in page.content
+
+
+def test_delete_needs_confirmation(alice_client, alice_memory):
+    response = alice_client.post(reverse("portal:memory-delete", args=[alice_memory.pk]), {})
+    assert response.status_code == 200
+    assert not DeletionOperation.objects.exists()
+
+
+@needs("deletion_request")
+def test_delete_of_others_is_404(alice_client, bob_memory, stranger_memory):
+    for label, memory_id in foreign_ids(bob_memory, stranger_memory):
+        response = alice_client.post(
+            reverse("portal:memory-delete", args=[memory_id]), {"confirm": "on"}
+        )
+        assert response.status_code == 404, label
+    assert not DeletionOperation.objects.exists()
+
+
+@needs("deletion_request")
+def test_delete_everything_targets_only_own_subject(alice_client, alice_memory, bob_memory):
+    response = alice_client.post(reverse("portal:delete-everything"), {"confirm": "on"})
+    assert response.status_code == 302
+    operation = DeletionOperation.objects.get()
+    assert operation.subject_id == alice_memory.subject_id
+    assert operation.target == "subject"
+    bob_memory.refresh_from_db()
+    assert bob_memory.status == "active"
+
+
+# --- Deletion history and progress ----------------------------------------------------------
+
+
+@pytest.fixture
+def operations(alice_subject, bob_subject, stranger_subject):
+    def make(subject):
+        operation = DeletionOperation.objects.create(
+            tenant=subject.tenant, subject=subject, target="subject", status="running"
+        )
+        operation.steps.create(
+            store="primary", status="verified", verified_at=operation.requested_at
+        )
+        operation.steps.create(store="embeddings", status="pending")
+        return operation
+
+    return {
+        "alice": make(alice_subject),
+        "bob": make(bob_subject),
+        "stranger": make(stranger_subject),
+    }
+
+
+@needs("deletion_list")
+def test_deletion_history_lists_own_operations_only(alice_client, operations):
+    body = alice_client.get(reverse("portal:deletions")).content.decode()
+    assert str(operations["alice"].pk) in body
+    assert str(operations["bob"].pk) not in body
+    assert str(operations["stranger"].pk) not in body
+
+
+@needs("deletion_get")
+def test_deletion_progress_page_and_status(alice_client, operations):
+    operation = operations["alice"]
+    page = alice_client.get(reverse("portal:deletion", args=[operation.pk]))
+    assert page.status_code == 200
+    assert b'1</span> of <span id="op-total">2' in page.content
+    data = alice_client.get(reverse("portal:deletion-status", args=[operation.pk])).json()
+    assert data["status"] == "running" and data["done"] is False
+    assert [step["store"] for step in data["steps"]] == ["primary", "embeddings"]
+    assert data["verified"] == 1 and data["total"] == 2
+
+
+@needs("deletion_get")
+@pytest.mark.parametrize("name", ["portal:deletion", "portal:deletion-status"])
+def test_deletion_operations_of_others_are_404(alice_client, operations, name):
+    for who in ("bob", "stranger"):
+        response = alice_client.get(reverse(name, args=[operations[who].pk]))
+        assert response.status_code == 404, who
+
+
+# --- Export ---------------------------------------------------------------------------------
+
+
+@needs("export_create")
+def test_export_downloads_own_memories_as_json(
+    alice_client, alice_memory, bob_memory, stranger_memory, settings, tmp_path
+):
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    response = alice_client.post(reverse("portal:export"))
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert response["Content-Disposition"].startswith("attachment;")
+    document = json.loads(response.content)
+    contents = json.dumps(document)
+    assert "Alice prefers tabs over spaces." in contents
+    assert "Bob likes long tutorials." not in contents
+    assert "Stranger in another tenant." not in contents
