@@ -1,0 +1,134 @@
+"""The health page: daily series from the tenant's own records, drawn as inline SVG."""
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from memory_core.exceptions import NotFound
+from memory_core.models import (
+    AdmissionDecision,
+    DeletionOperation,
+    MemoryEvent,
+    RetrievalTrace,
+    ReviewItem,
+)
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
+from memory_core.selectors.health import health_overview
+from portal.charts import chart_geometry
+from tests.factories import MemoryFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def activity(tenant, other_tenant, alice_subject, stranger_subject):
+    now = timezone.now()
+    yesterday = now - timedelta(days=1)
+    for outcome, count, when in (
+        ("accepted", 3, now),
+        ("rejected", 2, now),
+        ("accepted", 1, yesterday),
+    ):
+        for _ in range(count):
+            AdmissionDecision.objects.create(
+                tenant=tenant,
+                outcome=outcome,
+                rule_codes=["tenant_boundary"] if outcome == "rejected" else [],
+                created_at=when,
+            )
+    AdmissionDecision.objects.create(tenant=other_tenant, outcome="accepted", created_at=now)
+    pending = MemoryFactory(subject=alice_subject, status="pending_approval")
+    ReviewItem.objects.create(
+        tenant=tenant,
+        subject=alice_subject,
+        kind="sensitive_write",
+        memory=pending,
+        state="approved",
+        resolved_at=now,
+    )
+    DeletionOperation.objects.create(
+        tenant=tenant,
+        subject=alice_subject,
+        target="memory",
+        status="completed",
+        requested_at=now - timedelta(seconds=4),
+        completed_at=now,
+    )
+    fresh = MemoryFactory(subject=alice_subject)
+    old = MemoryFactory(subject=alice_subject, valid_from=now - timedelta(days=400))
+    RetrievalTrace.objects.create(
+        tenant=tenant,
+        mode="hybrid",
+        selected_ids=[fresh.pk, old.pk],
+        cited_ids=[fresh.pk, old.pk],
+        stages={
+            "filter": {
+                "rejected": [
+                    {"id": "x", "reason": "out_of_scope"},
+                    {"id": "y", "reason": "expired"},
+                ]
+            }
+        },
+    )
+    MemoryEvent.objects.create(
+        tenant=tenant, memory_id=fresh.pk, action="corrected", actor_type="user", actor_id="1"
+    )
+    return now
+
+
+def test_health_overview_counts_own_tenant(tenant, reviewer, activity):
+    overview = health_overview(
+        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.pk), days=7
+    )
+    charts = {chart.key: chart for chart in overview.charts}
+    writes = {s.key: s.values for s in charts["writes"].series}
+    assert writes["accepted"][-1] == 3 and writes["accepted"][-2] == 1
+    assert writes["rejected"][-1] == 2
+    assert sum(sum(v) for v in writes.values()) == 6  # the other tenant's write is not counted
+    assert charts["approvals"].series[0].values[-1] == 1
+    assert charts["deletion_latency"].series[0].values[-1] == pytest.approx(4, abs=0.5)
+    denials = {s.key: s.values[-1] for s in charts["cross_scope"].series}
+    assert denials == {"retrieval": 1, "admission": 2}
+    assert charts["stale_rate"].series[0].values[-1] == 50.0
+    assert charts["corrections"].series[0].values[-1] == 1
+
+
+def test_health_is_for_reviewers_only(tenant, alice, alice_subject):
+    with pytest.raises(NotFound):
+        health_overview(
+            principal=SubjectPrincipal(
+                tenant_id=tenant.id, subject_id=alice_subject.pk, user_id=alice.pk
+            )
+        )
+
+
+def test_health_page_draws_svg_charts(reviewer_client, activity):
+    response = reviewer_client.get(reverse("portal:review:health"), {"days": 7})
+    body = response.content.decode()
+    assert response.status_code == 200
+    assert body.count("<svg") >= 6
+    assert "<rect" in body and "<polyline" in body
+    assert "Deletion latency" in body and "Stale-memory rate" in body
+    assert "Latest evaluation" in body
+
+
+def test_other_tenant_reviewer_sees_empty_health(client, other_reviewer, activity):
+    client.force_login(other_reviewer)
+    response = client.get(reverse("portal:review:health"), {"days": 7})
+    writes = {c.key: c for c in response.context["overview"].charts}["writes"]
+    assert sum(writes.series[0].values) == 1
+    assert sum(writes.series[2].values) == 0
+
+
+def test_chart_geometry_stacks_bars_inside_the_plot(tenant, reviewer, activity):
+    overview = health_overview(
+        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.pk), days=7
+    )
+    geometry = chart_geometry(overview.charts[0])
+    assert geometry["kind"] == "bars"
+    for bar in geometry["bars"]:
+        assert geometry["top"] <= bar["y"] and bar["y"] + bar["h"] <= geometry["bottom"] + 0.2
+    latency = chart_geometry(overview.charts[2])
+    assert latency["kind"] == "line" and len(latency["lines"][0]["dots"]) == 7

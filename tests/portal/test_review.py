@@ -1,0 +1,214 @@
+"""Reviewer pages: one tenant's queues only; an item of another tenant is a 404."""
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from memory_core.models import AdmissionDecision, DeletionOperation, Memory, ReviewItem
+from tests.factories import MemoryFactory
+from tests.portal.helpers import needs
+
+pytestmark = pytest.mark.django_db
+
+
+def pending_write(subject, content):
+    memory = MemoryFactory(
+        subject=subject, content=content, status="pending_approval", sensitivity="sensitive"
+    )
+    return ReviewItem.objects.create(
+        tenant=subject.tenant,
+        subject=subject,
+        kind="sensitive_write",
+        memory=memory,
+        memory_key=memory.memory_key,
+        rule_codes=["sensitive.health"],
+    )
+
+
+def conflict(subject, key, *contents):
+    memories = [
+        MemoryFactory(
+            subject=subject,
+            memory_type="previous_decision",
+            memory_class="episodic",
+            memory_key=key,
+            content=content,
+            authority="model_inference",
+            source_type="model_inference",
+            confidence=0.7,
+        )
+        for content in contents
+    ]
+    return ReviewItem.objects.create(
+        tenant=subject.tenant,
+        subject=subject,
+        kind="conflict",
+        memory_key=key,
+        candidate_ids=[memory.pk for memory in memories],
+    )
+
+
+@pytest.fixture
+def queues(alice_subject, stranger_subject):
+    return {
+        "own_write": pending_write(alice_subject, "Alice takes insulin daily."),
+        "foreign_write": pending_write(stranger_subject, "Stranger has a pacemaker."),
+        "own_conflict": conflict(
+            alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1."
+        ),
+        "foreign_conflict": conflict(stranger_subject, "deploy.zone", "Zone A.", "Zone B."),
+    }
+
+
+def test_queue_lists_own_tenant_only(reviewer_client, queues):
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    assert "Alice takes insulin daily." in body
+    assert "sensitive.health" in body
+    assert "Stranger has a pacemaker." not in body
+    assert 'name="csrfmiddlewaretoken"' in body
+
+
+def test_conflicts_list_own_tenant_only(reviewer_client, queues):
+    body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert (
+        "deploy.region" in body
+        and "Deploy to eu-west-1." in body
+        and "Deploy to us-east-1." in body
+    )
+    assert "deploy.zone" not in body and "Zone A." not in body
+
+
+def test_other_tenants_reviewer_sees_only_theirs(client, other_reviewer, queues):
+    client.force_login(other_reviewer)
+    body = client.get(reverse("portal:review:queue")).content.decode()
+    assert "Stranger has a pacemaker." in body and "Alice takes insulin daily." not in body
+
+
+@needs("review_approve")
+def test_approve_with_reason_activates_the_write(reviewer_client, queues):
+    item = queues["own_write"]
+    response = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]),
+        {"reason": "Confirmed with user"},
+        follow=True,
+    )
+    item.refresh_from_db()
+    assert item.state == "approved"
+    assert Memory.objects.get(pk=item.memory_id).status == "active"
+    assert b"approved" in response.content
+
+
+@needs("review_reject")
+def test_reject_with_reason(reviewer_client, queues):
+    item = queues["own_write"]
+    reviewer_client.post(reverse("portal:review:reject", args=[item.pk]), {"reason": "Not needed"})
+    item.refresh_from_db()
+    assert item.state == "rejected"
+    assert Memory.objects.get(pk=item.memory_id).status != "active"
+
+
+@needs("review_approve")
+def test_a_decision_needs_a_reason(reviewer_client, queues):
+    item = queues["own_write"]
+    response = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": ""}, follow=True
+    )
+    item.refresh_from_db()
+    assert item.state == "open"
+    assert b"Give a reason" in response.content
+
+
+@needs("review_approve", "review_reject")
+@pytest.mark.parametrize("name", ["portal:review:approve", "portal:review:reject"])
+def test_decisions_on_other_tenants_items_are_404(reviewer_client, queues, name):
+    item = queues["foreign_write"]
+    response = reviewer_client.post(reverse(name, args=[item.pk]), {"reason": "sneaky"})
+    assert response.status_code == 404
+    item.refresh_from_db()
+    assert item.state == "open"
+
+
+@needs("review_approve")
+def test_end_users_cannot_approve_even_their_own(alice_client, queues):
+    item = queues["own_write"]
+    response = alice_client.post(reverse("portal:review:approve", args=[item.pk]), {"reason": "x"})
+    assert response.status_code == 403
+    item.refresh_from_db()
+    assert item.state == "open"
+
+
+@needs("conflict_resolve")
+def test_resolve_choose_winner(reviewer_client, queues):
+    item = queues["own_conflict"]
+    winner = item.candidate_ids[1]
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {"outcome": "choose_winner", "winner_id": winner, "reason": "Ops confirmed"},
+        follow=True,
+    )
+    item.refresh_from_db()
+    assert item.state == "resolved" and item.resolution == "choose_winner"
+    assert b"Conflict resolved" in response.content
+
+
+@needs("conflict_resolve")
+def test_choose_winner_needs_a_winner(reviewer_client, queues):
+    item = queues["own_conflict"]
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {"outcome": "choose_winner", "reason": "x"},
+        follow=True,
+    )
+    item.refresh_from_db()
+    assert item.state == "open"
+    assert b"Pick the memory that wins" in response.content
+
+
+@needs("conflict_resolve")
+def test_resolving_other_tenants_conflict_is_404(reviewer_client, queues):
+    item = queues["foreign_conflict"]
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {"outcome": "ask_user", "reason": "sneaky"},
+    )
+    assert response.status_code == 404
+    item.refresh_from_db()
+    assert item.state == "open"
+
+
+def test_rejected_writes_grouped_by_rule(reviewer_client, tenant, other_tenant):
+    for codes in (["injection.identity"], ["injection.identity", "class.business_state"]):
+        AdmissionDecision.objects.create(tenant=tenant, outcome="rejected", rule_codes=codes)
+    AdmissionDecision.objects.create(tenant=tenant, outcome="accepted", rule_codes=[])
+    AdmissionDecision.objects.create(
+        tenant=other_tenant, outcome="rejected", rule_codes=["foreign.rule"]
+    )
+    response = reviewer_client.get(reverse("portal:review:rejected"))
+    groups = {group.rule_code: group.count for group in response.context["groups"]}
+    assert groups == {"injection.identity": 2, "class.business_state": 1}
+    assert b"foreign.rule" not in response.content
+
+
+def test_dead_lettered_deletions_of_own_tenant(reviewer_client, alice_subject, stranger_subject):
+    def stuck(subject, error):
+        operation = DeletionOperation.objects.create(
+            tenant=subject.tenant,
+            subject=subject,
+            target="subject",
+            status="failed",
+            attempts=5,
+            last_error=error,
+            dead_lettered_at=timezone.now(),
+        )
+        operation.steps.create(store="exports", status="failed", last_error=error)
+        return operation
+
+    own = stuck(alice_subject, "export volume read-only")
+    foreign = stuck(stranger_subject, "foreign error")
+    DeletionOperation.objects.create(
+        tenant=alice_subject.tenant, subject=alice_subject, target="subject", status="running"
+    )
+    body = reviewer_client.get(reverse("portal:review:deletions")).content.decode()
+    assert str(own.pk) in body and "export volume read-only" in body
+    assert str(foreign.pk) not in body and "foreign error" not in body
+    assert body.count('class="card" aria-labelledby="op-') == 1
