@@ -13,9 +13,9 @@ CONTRACTS = {
     "review_approve": "memory_core.services.reviews",
     "review_reject": "memory_core.services.reviews",
     "conflict_resolve": "memory_core.services.conflicts",
-    "deletion_request": "memory_core.deletion",
-    "deletion_get": "memory_core.deletion",
-    "deletion_list": "memory_core.deletion",
+    "deletion_request": "memory_core.deletion.services",
+    "deletion_get": "memory_core.deletion.selectors",
+    "deletion_list": "memory_core.deletion.selectors",
     "export_create": "memory_core.exports",
     "export_path": "memory_core.exports",
 }
