@@ -1,0 +1,34 @@
+"""A database that cannot be reached answers 503 ``memory_unavailable``, never a 500.
+
+Most database errors surface inside a DRF view and the exception handler maps them. This
+catches the ones raised around the view, e.g. when the request's transaction
+(``ATOMIC_REQUESTS``) cannot even begin because the server is down.
+"""
+
+from django.db import InterfaceError, OperationalError
+from django.http import HttpResponse, JsonResponse
+
+MESSAGE = "The memory store is unavailable; carry on without memory and retry later."
+
+
+class DatabaseUnavailableMiddleware:
+    """Map OperationalError/InterfaceError to a 503: JSON under /api/, plain text elsewhere."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not isinstance(exception, (OperationalError, InterfaceError)):
+            return None
+        if request.path.startswith("/api/"):
+            response = JsonResponse(
+                {"error": {"code": "memory_unavailable", "message": MESSAGE, "details": {}}},
+                status=503,
+            )
+        else:
+            response = HttpResponse(MESSAGE, status=503, content_type="text/plain")
+        response["Retry-After"] = "5"
+        return response
