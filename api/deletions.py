@@ -1,0 +1,99 @@
+"""Deletion endpoints: request a deletion (202 with an operation id) and follow it."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory_core.deletion.selectors import deletion_get
+from memory_core.deletion.services import deletion_request
+
+
+class DeletionInputSerializer(serializers.Serializer):
+    """``{memory_id}``, ``{subject, memory_key}`` or ``{subject}`` (all of a subject's memories)."""
+
+    memory_id = serializers.UUIDField(required=False)
+    subject = serializers.CharField(required=False, max_length=200)
+    memory_key = serializers.CharField(required=False, max_length=200)
+
+    def validate(self, attrs):
+        if "memory_id" in attrs:
+            if set(attrs) - {"memory_id"}:
+                raise serializers.ValidationError(
+                    "Give either memory_id alone, or subject with an optional memory_key."
+                )
+        elif "subject" not in attrs:
+            raise serializers.ValidationError(
+                "Give a memory_id, a subject with a memory_key, or a subject."
+            )
+        return attrs
+
+
+class DeletionStepSerializer(serializers.Serializer):
+    store = serializers.CharField()
+    status = serializers.CharField()
+    attempts = serializers.IntegerField()
+    verified_at = serializers.DateTimeField(allow_null=True)
+    evidence = serializers.JSONField()
+
+
+class DeletionOutputSerializer(serializers.Serializer):
+    operation_id = serializers.UUIDField(source="id")
+    status = serializers.CharField()
+    target = serializers.CharField()
+    requested_at = serializers.DateTimeField()
+    completed_at = serializers.DateTimeField(allow_null=True)
+    dead_lettered_at = serializers.DateTimeField(allow_null=True)
+    memory_count = serializers.SerializerMethodField()
+    steps = DeletionStepSerializer(many=True, source="steps.all")
+
+    def get_memory_count(self, operation) -> int:
+        return len(operation.memory_ids)
+
+
+class AcceptedSerializer(serializers.Serializer):
+    operation_id = serializers.UUIDField()
+    status = serializers.CharField()
+
+
+def accepted(operation) -> Response:
+    """Return the 202 answer for a deletion request."""
+    return Response(
+        {"operation_id": str(operation.id), "status": operation.status},
+        status=status.HTTP_202_ACCEPTED,
+        headers={"Location": f"/api/v1/deletions/{operation.id}"},
+    )
+
+
+class DeletionListCreateView(APIView):
+    """Request the deletion of a memory, a subject's memory_key, or a whole subject."""
+
+    @extend_schema(request=DeletionInputSerializer, responses={202: AcceptedSerializer})
+    def post(self, request):
+        data = DeletionInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = data.validated_data
+        operation = deletion_request(
+            principal=request.user,
+            memory_id=values.get("memory_id"),
+            subject_external_id=values.get("subject"),
+            memory_key=values.get("memory_key"),
+        )
+        return accepted(operation)
+
+
+class DeletionDetailView(APIView):
+    """Return a deletion operation's status and every step's verification evidence."""
+
+    @extend_schema(responses={200: DeletionOutputSerializer})
+    def get(self, request, operation_id):
+        operation = deletion_get(principal=request.user, operation_id=operation_id)
+        return Response(DeletionOutputSerializer(operation).data)
+
+
+class MemoryDeleteView(APIView):
+    """``DELETE /api/v1/memories/{id}`` until the memory detail view in api/memories.py has it."""
+
+    @extend_schema(request=None, responses={202: AcceptedSerializer})
+    def delete(self, request, memory_id):
+        return accepted(deletion_request(principal=request.user, memory_id=memory_id))

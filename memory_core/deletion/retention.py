@@ -1,0 +1,143 @@
+"""Retention: the policy belongs to the data class, not the storage (the seed, "Retention").
+
+Run by beat (``memory_core.tasks.retention_sweep``):
+
+1. Expire: active memories past ``valid_until`` become ``expired`` (with an ``expired`` event);
+   no model ever sees them again.
+2. Delete what the tenant's active policy no longer allows to keep, through the same
+   deletion operations as a user's request (one operation per subject and reason, so every
+   derived store is purged and verified):
+   - working memory older than ``retention.working_hours`` hours;
+   - episodic memory older than ``retention.episodic_days`` days;
+   - preferences: kept until revoked (``preference_days`` null); revoked ones are deleted;
+     with a number, older preferences are deleted too;
+   - memories inferred by a model older than ``retention.inferred_days`` days.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memory_core.deletion.services import _operation_create
+from memory_core.models import (
+    Authority,
+    DeletionOperation,
+    Memory,
+    MemoryClass,
+    MemoryEvent,
+    PolicyVersion,
+    Status,
+)
+from memory_core.principals import SystemPrincipal
+
+RETENTION_PRINCIPAL_NAME = "retention"
+
+
+@transaction.atomic
+def memories_expire(*, now=None, limit: int = 5000) -> int:
+    """Mark active memories past valid_until as expired, with one event each; return the count."""
+    now = now or timezone.now()
+    rows = list(
+        Memory.objects.select_for_update(skip_locked=True)
+        .filter(status=Status.ACTIVE, valid_until__isnull=False, valid_until__lte=now)
+        .values_list("pk", "tenant_id", "policy_version")[:limit]
+    )
+    if not rows:
+        return 0
+    Memory.objects.filter(pk__in=[pk for pk, _, _ in rows]).update(
+        status=Status.EXPIRED, updated_at=now
+    )
+    MemoryEvent.objects.bulk_create(
+        [
+            MemoryEvent(
+                tenant_id=tenant_id,
+                memory_id=pk,
+                action=MemoryEvent.Action.EXPIRED,
+                actor_type=MemoryEvent.ActorType.SYSTEM,
+                actor_id=RETENTION_PRINCIPAL_NAME,
+                reason_code="valid_until_passed",
+                policy_version=policy_version,
+                created_at=now,
+            )
+            for pk, tenant_id, policy_version in rows
+        ]
+    )
+    return len(rows)
+
+
+def _rules(retention: dict, now) -> list[tuple[str, Q]]:
+    """Return (reason, condition) pairs for what ``retention`` no longer allows."""
+    rules = []
+    if retention.get("working_hours") is not None:
+        cutoff = now - timedelta(hours=retention["working_hours"])
+        rules.append(
+            ("retention:working", Q(memory_class=MemoryClass.WORKING, created_at__lt=cutoff))
+        )
+    if retention.get("episodic_days") is not None:
+        cutoff = now - timedelta(days=retention["episodic_days"])
+        rules.append(
+            ("retention:episodic", Q(memory_class=MemoryClass.EPISODIC, created_at__lt=cutoff))
+        )
+    rules.append(
+        ("retention:revoked", Q(memory_class=MemoryClass.PREFERENCE, status=Status.REVOKED))
+    )
+    if retention.get("preference_days") is not None:
+        cutoff = now - timedelta(days=retention["preference_days"])
+        rules.append(
+            ("retention:preference", Q(memory_class=MemoryClass.PREFERENCE, created_at__lt=cutoff))
+        )
+    if retention.get("inferred_days") is not None:
+        cutoff = now - timedelta(days=retention["inferred_days"])
+        rules.append(
+            ("retention:inferred", Q(authority=Authority.MODEL_INFERENCE, created_at__lt=cutoff))
+        )
+    return rules
+
+
+def retention_delete(*, now=None, limit: int = 5000) -> list[DeletionOperation]:
+    """Open deletion operations for memories past their class's retention; return them."""
+    now = now or timezone.now()
+    operations = []
+    policies = PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document")
+    for tenant_id, document in policies:
+        retention = (document or {}).get("retention") or {}
+        for reason, condition in _rules(retention, now):
+            rows = (
+                Memory.objects.filter(tenant_id=tenant_id)
+                .filter(condition)
+                .exclude(status=Status.DELETED)
+                .values_list("pk", "subject_id")[:limit]
+            )
+            by_subject = defaultdict(list)
+            for pk, subject_id in rows:
+                by_subject[subject_id].append(pk)
+            principal = SystemPrincipal(tenant_id=tenant_id, name=RETENTION_PRINCIPAL_NAME)
+            for subject_id, ids in by_subject.items():
+                with transaction.atomic():
+                    operation = _operation_create(
+                        principal=principal,
+                        tenant_id=tenant_id,
+                        subject_id=subject_id,
+                        target=DeletionOperation.Target.MEMORY,
+                        candidates=Memory.objects.filter(pk__in=ids).exclude(status=Status.DELETED),
+                        reason_code=reason,
+                    )
+                operations.append(operation)
+    return operations
+
+
+def retention_apply(*, now=None) -> dict:
+    """Expire, then delete by retention; return the counts."""
+    now = now or timezone.now()
+    expired = memories_expire(now=now)
+    operations = retention_delete(now=now)
+    return {
+        "expired": expired,
+        "deletion_operations": len(operations),
+        "memories_deleted": sum(len(op.memory_ids) for op in operations),
+    }

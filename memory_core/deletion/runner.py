@@ -1,0 +1,181 @@
+"""Running an operation: purge and verify each step, then settle the operation's status.
+
+Exactly one process runs a given operation at a time: a PostgreSQL session advisory lock on
+the operation id is taken for the whole run (released when the run ends or, if the worker is
+killed, when its connection closes). A second worker, a re-delivered message or a sweep that
+re-drives a running operation finds the lock taken and does nothing.
+
+Each step commits on its own: a verified step is never re-run, and a step interrupted half
+way is re-run from its idempotent purge. Statuses: pending -> running -> completed, or
+partial (a step failed; the task retries with backoff), or failed (dead-lettered after
+MEMLEDGER_DELETION_MAX_ATTEMPTS runs).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from contextlib import contextmanager
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memory_core.deletion.ledger import ledger_append
+from memory_core.deletion.stores import REGISTRY, DeletionContext
+from memory_core.models import DeletionOperation, DeletionStep, MemoryEvent, Tombstone
+
+logger = logging.getLogger(__name__)
+
+FINAL = (DeletionOperation.State.COMPLETED, DeletionOperation.State.FAILED)
+LOCKED = "locked"
+MISSING = "missing"
+
+
+@contextmanager
+def operation_lock(operation_id):
+    """Hold a session advisory lock on the operation while the block runs; yield if acquired."""
+    key = f"memledger.deletion:{operation_id}"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [key])
+        acquired = cursor.fetchone()[0]
+    try:
+        yield acquired
+    finally:
+        if acquired:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [key])
+
+
+def operation_context(operation: DeletionOperation) -> DeletionContext:
+    """Return what the stores need: the memory ids and the subjects they belong to."""
+    if operation.subject_id:
+        subjects = [operation.subject_id]
+    else:
+        subjects = list(
+            Tombstone.objects.filter(operation=operation)
+            .exclude(subject_id=None)
+            .values_list("subject_id", flat=True)
+            .distinct()
+        )
+    return DeletionContext(
+        operation=operation, memory_ids=list(operation.memory_ids), subject_ids=subjects
+    )
+
+
+def _faults() -> dict[str, tuple[str, float]]:
+    """Parse the test-only MEMLEDGER_DELETION_FAULTS ("store=sleep:30,store=fail:2")."""
+    faults = {}
+    for item in filter(None, getattr(settings, "MEMLEDGER_DELETION_FAULTS", "").split(",")):
+        store, _, spec = item.partition("=")
+        kind, _, amount = spec.partition(":")
+        faults[store.strip()] = (kind, float(amount or 0))
+    return faults
+
+
+def _inject_fault(step: DeletionStep) -> None:
+    fault = _faults().get(step.store)
+    if not fault:
+        return
+    kind, amount = fault
+    if kind == "sleep" and step.attempts == 1:
+        logger.warning("deletion fault: %s sleeps %ss", step.store, amount)
+        time.sleep(amount)
+    elif kind == "fail" and step.attempts <= amount:
+        raise RuntimeError(f"injected failure of step {step.store} (attempt {step.attempts})")
+
+
+def _run_step(step: DeletionStep, ctx: DeletionContext) -> bool:
+    store = REGISTRY[step.store]
+    step.attempts += 1
+    step.status = DeletionStep.State.RUNNING
+    step.save(update_fields=["attempts", "status"])
+    try:
+        with transaction.atomic():
+            purged = store.purge(ctx)
+        _inject_fault(step)
+        ok, evidence = store.verify(ctx)
+        error = "" if ok else "verification found residue"
+    except Exception as exc:
+        logger.exception("deletion %s: step %s failed", ctx.operation.id, step.store)
+        ok, purged, evidence, error = False, {}, {}, f"{type(exc).__name__}: {exc}"[:2000]
+    step.status = DeletionStep.State.VERIFIED if ok else DeletionStep.State.FAILED
+    step.verified_at = timezone.now() if ok else None
+    step.evidence = {**evidence, "purged": purged}
+    step.last_error = error
+    step.save(update_fields=["status", "verified_at", "evidence", "last_error"])
+    return ok
+
+
+def deletion_run(*, operation_id) -> str:
+    """Run every unverified step of the operation; return its status (or locked / missing)."""
+    with operation_lock(operation_id) as acquired:
+        if not acquired:
+            return LOCKED
+        operation = DeletionOperation.objects.filter(pk=operation_id).first()
+        if operation is None:
+            return MISSING
+        if operation.status in FINAL:
+            return operation.status
+        now = timezone.now()
+        operation.attempts += 1
+        operation.status = DeletionOperation.State.RUNNING
+        operation.started_at = operation.started_at or now
+        operation.last_attempt_at = now
+        operation.save(update_fields=["attempts", "status", "started_at", "last_attempt_at"])
+        if operation.attempts == 1:
+            ledger_append(operation)
+        ctx = operation_context(operation)
+        failed = [
+            step.store
+            for step in operation.steps.exclude(status=DeletionStep.State.VERIFIED).order_by("id")
+            if not _run_step(step, ctx)
+        ]
+        return _settle(operation, failed)
+
+
+@transaction.atomic
+def _settle(operation: DeletionOperation, failed: list[str]) -> str:
+    now = timezone.now()
+    fields = ["status", "last_error"]
+    if not failed:
+        operation.status = DeletionOperation.State.COMPLETED
+        operation.completed_at = now
+        operation.last_error = ""
+        fields.append("completed_at")
+        MemoryEvent.objects.bulk_create(
+            [
+                MemoryEvent(
+                    tenant_id=operation.tenant_id,
+                    memory_id=memory_id,
+                    action=MemoryEvent.Action.DELETED,
+                    actor_type=MemoryEvent.ActorType.SYSTEM,
+                    actor_id="deletion",
+                    reason_code=operation.reason_code,
+                    policy_version=operation.policy_version,
+                    details={"operation": str(operation.id)},
+                    created_at=now,
+                )
+                for memory_id in operation.memory_ids
+            ]
+        )
+    elif operation.attempts >= settings.MEMLEDGER_DELETION_MAX_ATTEMPTS:
+        operation.status = DeletionOperation.State.FAILED
+        operation.dead_lettered_at = now
+        operation.last_error = f"steps not verified after {operation.attempts} runs: {failed}"
+        fields.append("dead_lettered_at")
+        logger.error("deletion %s dead-lettered: %s", operation.id, operation.last_error)
+    else:
+        operation.status = DeletionOperation.State.PARTIAL
+        operation.last_error = f"steps not verified yet: {failed}"
+    operation.save(update_fields=fields)
+    return operation.status
+
+
+def deletion_reset(*, operation: DeletionOperation) -> None:
+    """Mark every step of ``operation`` pending again (a restored backup undid its purges)."""
+    operation.steps.update(status=DeletionStep.State.PENDING, verified_at=None)
+    operation.status = DeletionOperation.State.PENDING
+    operation.completed_at = None
+    operation.dead_lettered_at = None
+    operation.save(update_fields=["status", "completed_at", "dead_lettered_at"])

@@ -1,0 +1,39 @@
+"""Reads of deletion operations, scoped like every other read: tenant, then subject."""
+
+from django.db.models import Prefetch, QuerySet
+
+from memory_core.exceptions import NotFound, PermissionDenied
+from memory_core.models import DeletionOperation, DeletionStep
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
+
+
+def _scope(principal) -> QuerySet:
+    queryset = DeletionOperation.objects.filter(tenant_id=principal.tenant_id)
+    if isinstance(principal, SubjectPrincipal):
+        queryset = queryset.filter(subject_id=principal.subject_id)
+    return queryset.prefetch_related(
+        Prefetch("steps", queryset=DeletionStep.objects.order_by("id"))
+    )
+
+
+def deletion_get(*, principal, operation_id) -> DeletionOperation:
+    """Return the operation with its steps if ``principal`` may see it; NotFound otherwise."""
+    operation = _scope(principal).filter(pk=operation_id).first()
+    if operation is None:
+        raise NotFound("No deletion operation with this id.")
+    return operation
+
+
+def deletion_list(*, principal, status: str | None = None) -> QuerySet:
+    """Return the operations ``principal`` may see, newest first."""
+    queryset = _scope(principal).order_by("-requested_at")
+    if status:
+        queryset = queryset.filter(status=status)
+    return queryset
+
+
+def deletion_dead_letters(*, principal) -> QuerySet:
+    """Return the tenant's dead-lettered (failed) operations, for reviewers."""
+    if not isinstance(principal, (ReviewerPrincipal, SystemPrincipal)):
+        raise PermissionDenied("Only reviewers see dead-lettered deletions.")
+    return _scope(principal).filter(dead_lettered_at__isnull=False).order_by("-dead_lettered_at")

@@ -1,0 +1,247 @@
+"""Deletion requests: one transaction writes the ledger, the operation and its steps.
+
+The memories stop being retrievable in that same transaction (status ``deleted`` and their
+content, value and vector cleared); the derived stores are purged and verified by the Celery
+task sent when the transaction commits (``memory_core.deletion.runner``).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from functools import partial
+
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memory_core.deletion.stores import active_stores, scrub_memories
+from memory_core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from memory_core.models import (
+    DeletionOperation,
+    DeletionStep,
+    Memory,
+    MemoryEvent,
+    PolicyVersion,
+    Subject,
+    Tombstone,
+)
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
+
+logger = logging.getLogger(__name__)
+
+
+def deletion_run_on_commit(operation_id) -> None:
+    """Send the deletion task once the current transaction commits (never inside it)."""
+    transaction.on_commit(partial(deletion_enqueue, operation_id))
+
+
+def deletion_enqueue(operation_id) -> bool:
+    """Send the deletion task now; return False if the broker refused (the sweep re-drives)."""
+    from memory_core.tasks import deletion_run_task, send
+
+    try:
+        send(deletion_run_task, str(operation_id))
+    except Exception:  # the broker is down: the row is the truth, the beat sweep re-drives
+        logger.warning("deletion %s: broker unavailable, left to the sweep", operation_id)
+        return False
+    return True
+
+
+def _subject(principal, subject_id=None, subject_external_id=None) -> Subject:
+    queryset = Subject.objects.filter(tenant_id=principal.tenant_id)
+    if subject_id is not None:
+        queryset = queryset.filter(pk=subject_id)
+    else:
+        queryset = queryset.filter(external_id=subject_external_id)
+    if isinstance(principal, SubjectPrincipal):
+        queryset = queryset.filter(pk=principal.subject_id)
+    subject = queryset.first()
+    if subject is None:
+        raise NotFound("No subject with this id.")
+    return subject
+
+
+def _with_predecessors(memory_id) -> list[uuid.UUID]:
+    """Return ``memory_id`` and every older version it supersedes (its history)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            WITH RECURSIVE chain(id, supersedes_id) AS (
+                SELECT id, supersedes_id FROM memory_core_memory WHERE id = %s
+                UNION
+                SELECT m.id, m.supersedes_id FROM memory_core_memory m
+                JOIN chain c ON m.id = c.supersedes_id
+            )
+            SELECT id FROM chain
+            """,
+            [memory_id],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+
+@transaction.atomic
+def deletion_request(
+    *,
+    principal,
+    memory_id=None,
+    subject_id=None,
+    memory_key=None,
+    subject_external_id=None,
+    reason_code: str = "",
+) -> DeletionOperation:
+    """Request the deletion of a memory, a subject's memory_key, or all of a subject's memories.
+
+    - ``memory_id``: that memory and every older version it supersedes;
+    - ``subject_id`` (or ``subject_external_id``) with ``memory_key``: every memory on the key;
+    - ``subject_id`` (or ``subject_external_id``) alone: every memory of the subject, and the
+      subject's exports, traces and caches.
+
+    Only what ``principal`` may see is in reach; anything else is NotFound. Requesting a
+    memory that is already deleted returns the operation that deleted it.
+    """
+    visible = Memory.objects.visible_to(principal)
+    memory_key = (memory_key or "").strip()
+    if memory_id is not None:
+        memory = visible.filter(pk=memory_id).first()
+        if memory is None:
+            raise NotFound("No memory with this id.")
+        tombstone = Tombstone.objects.filter(memory_id=memory.id).first()
+        if tombstone is not None and tombstone.operation_id is not None:
+            return DeletionOperation.objects.get(pk=tombstone.operation_id)
+        ids = _with_predecessors(memory.id)
+        candidates = visible.filter(pk__in=ids, subject_id=memory.subject_id)
+        return _operation_create(
+            principal=principal,
+            tenant_id=memory.tenant_id,
+            subject_id=memory.subject_id,
+            target=DeletionOperation.Target.MEMORY,
+            candidates=candidates,
+            reason_code=reason_code or "requested",
+        )
+    if subject_id is None and not subject_external_id:
+        raise ValidationFailed(
+            "Give a memory_id, a subject with a memory_key, or a subject.", code="target_required"
+        )
+    subject = _subject(principal, subject_id, subject_external_id)
+    candidates = visible.filter(subject=subject)
+    if memory_key:
+        candidates = candidates.filter(memory_key=memory_key)
+        if not candidates.exists():
+            raise NotFound("No memory with this key.")
+        target = DeletionOperation.Target.MEMORY_KEY
+    else:
+        target = DeletionOperation.Target.SUBJECT
+    return _operation_create(
+        principal=principal,
+        tenant_id=subject.tenant_id,
+        subject_id=subject.id,
+        target=target,
+        memory_key=memory_key,
+        candidates=candidates,
+        reason_code=reason_code or "requested",
+    )
+
+
+def _operation_create(
+    *,
+    principal,
+    tenant_id,
+    subject_id,
+    target: str,
+    candidates,
+    reason_code: str,
+    memory_key: str = "",
+) -> DeletionOperation:
+    """Write tombstones, the operation and its steps; scrub the rows; send the task on commit.
+
+    Must run inside the caller's transaction (deletion_request, the retention sweep).
+    """
+    # Lock the rows in a fixed order, so concurrent requests for overlapping memories queue
+    # up instead of deadlocking; rows already in the ledger belong to their own operation.
+    rows = list(
+        candidates.select_for_update(of=("self",))
+        .order_by("pk")
+        .values_list("pk", "content_hash", "subject_id")
+    )
+    already = set(
+        Tombstone.objects.filter(memory_id__in=[pk for pk, _, _ in rows]).values_list(
+            "memory_id", flat=True
+        )
+    )
+    rows = [row for row in rows if row[0] not in already]
+    policy = (
+        PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True)
+        .values_list("version", flat=True)
+        .first()
+    )
+    now = timezone.now()
+    operation = DeletionOperation.objects.create(
+        tenant_id=tenant_id,
+        subject_id=subject_id,
+        target=target,
+        memory_key=memory_key,
+        memory_ids=[pk for pk, _, _ in rows],
+        requested_by_type=principal.actor_type,
+        requested_by_id=principal.actor_id,
+        reason_code=reason_code,
+        policy_version=policy,
+        requested_at=now,
+    )
+    Tombstone.objects.bulk_create(
+        [
+            Tombstone(
+                tenant_id=tenant_id,
+                subject_id=row_subject,
+                memory_id=pk,
+                content_hash=digest,
+                operation=operation,
+                deleted_at=now,
+            )
+            for pk, digest, row_subject in rows
+        ]
+    )
+    DeletionStep.objects.bulk_create(
+        [DeletionStep(operation=operation, store=store.name) for store in active_stores()]
+    )
+    # Unretrievable at once: no read path serves a deleted row, and it holds nothing to serve.
+    scrub_memories(operation.memory_ids)
+    MemoryEvent.objects.bulk_create(
+        [
+            MemoryEvent(
+                tenant_id=tenant_id,
+                memory_id=pk,
+                action=MemoryEvent.Action.DELETION_REQUESTED,
+                actor_type=principal.actor_type,
+                actor_id=principal.actor_id,
+                reason_code=reason_code,
+                policy_version=policy,
+                details={"operation": str(operation.id)},
+                created_at=now,
+            )
+            for pk, _, _ in rows
+        ]
+    )
+    deletion_run_on_commit(operation.id)
+    return operation
+
+
+@transaction.atomic
+def deletion_retry(*, principal, operation_id) -> DeletionOperation:
+    """Re-drive a dead-lettered (failed) operation: a reviewer's or the system's decision."""
+    if not isinstance(principal, (ReviewerPrincipal, SystemPrincipal)):
+        raise PermissionDenied("Only a reviewer can retry a failed deletion.")
+    operation = (
+        DeletionOperation.objects.select_for_update()
+        .filter(tenant_id=principal.tenant_id, pk=operation_id)
+        .first()
+    )
+    if operation is None:
+        raise NotFound("No deletion operation with this id.")
+    if operation.status != DeletionOperation.State.FAILED:
+        return operation
+    operation.status = DeletionOperation.State.PENDING
+    operation.attempts = 0
+    operation.dead_lettered_at = None
+    operation.save(update_fields=["status", "attempts", "dead_lettered_at"])
+    deletion_run_on_commit(operation.id)
+    return operation

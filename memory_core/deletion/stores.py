@@ -1,0 +1,532 @@
+"""The registry of derived stores a deletion must reach, each with a purge and a verification.
+
+Every store answers two questions for one operation:
+
+- ``purge(ctx)``: remove what the store holds about the operation's memories. Idempotent: a
+  second run finds nothing to do and changes nothing (a worker killed half-way re-runs it).
+- ``verify(ctx)``: a query (or file scan) that proves there is no residue; it returns
+  ``(ok, evidence)`` and the evidence is stored on the DeletionStep and shown to the user.
+
+An operation completes only when every step's verification passed.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from django.conf import settings
+from django.db import connections
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from memory_core import retrieval_cache
+from memory_core.exports import export_delete, export_dir, export_remove_memories
+from memory_core.models import (
+    DeletionOperation,
+    Export,
+    Memory,
+    RetrievalTrace,
+    ReviewItem,
+    Status,
+    Tombstone,
+)
+
+UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+# The keys an event's details may keep after a deletion: ids, never content.
+EVENT_ID_KEYS = ["operation", "successor", "supersedes", "winner", "review_item"]
+
+
+@dataclass
+class DeletionContext:
+    """What a store needs to know about one operation."""
+
+    operation: DeletionOperation
+    memory_ids: list[uuid.UUID]
+    subject_ids: list[uuid.UUID]
+    id_strings: list[str] = field(default_factory=list)
+
+    def __post_init__(self):
+        self.id_strings = [str(memory_id) for memory_id in self.memory_ids]
+
+    @property
+    def whole_subject(self) -> bool:
+        return self.operation.target == DeletionOperation.Target.SUBJECT
+
+
+class Store:
+    """One derived store. Subclasses set ``name`` and implement purge and verify."""
+
+    name = ""
+    description = ""
+
+    def applies(self) -> bool:
+        """Return whether the store exists in this deployment (replicas may not)."""
+        return True
+
+    def purge(self, ctx: DeletionContext) -> dict:
+        raise NotImplementedError
+
+    def verify(self, ctx: DeletionContext) -> tuple[bool, dict]:
+        raise NotImplementedError
+
+
+# --- primary rows, embeddings, full text --------------------------------------------------
+
+# What a deleted row may still hold: ids, type, class, version, chain link and content hash.
+SCRUBBED = {
+    "status": Status.DELETED,
+    "content": "",
+    "value": None,
+    "embedding": None,
+    "embedding_model": "",
+    "memory_key": "",
+    "scope_kind": "global",
+    "scope_ref": "",
+    "session_id": "",
+    "task_id": "",
+    "source_conversation_id": "",
+    "source_message_id": "",
+    "source_tool": "",
+}
+
+
+def _dirty() -> Q:
+    return (
+        ~Q(status=Status.DELETED)
+        | ~Q(content="")
+        | Q(value__isnull=False)
+        | Q(embedding__isnull=False)
+        | ~Q(memory_key="")
+        | ~Q(scope_ref="")
+        | ~Q(session_id="")
+        | ~Q(task_id="")
+        | ~Q(source_conversation_id="")
+        | ~Q(source_message_id="")
+        | ~Q(source_tool="")
+    )
+
+
+def scrub_memories(memory_ids) -> int:
+    """Turn the rows into content-free tombstone rows; return how many changed. Idempotent."""
+    return (
+        Memory.objects.filter(pk__in=memory_ids)
+        .filter(_dirty())
+        .update(**SCRUBBED, updated_at=timezone.now())
+    )
+
+
+class PrimaryStore(Store):
+    name = "primary"
+    description = (
+        "memory rows: kept as content-free tombstone rows (status deleted; content, value, "
+        "key, scope and source cleared) so supersession links and audit ids stay valid"
+    )
+
+    def purge(self, ctx):
+        return {"scrubbed": scrub_memories(ctx.memory_ids)}
+
+    def verify(self, ctx):
+        counts = Memory.objects.filter(pk__in=ctx.memory_ids).aggregate(
+            rows=Count("id"), residue=Count("id", filter=_dirty())
+        )
+        return counts["residue"] == 0, {
+            "rows": counts["rows"],
+            "rows_with_content": counts["residue"],
+            "kept_as": "content-free tombstone rows",
+        }
+
+
+class EventsStore(Store):
+    name = "events"
+    description = (
+        "the audit trail: events keep ids and reason codes only (details reduced to id keys); "
+        "review items citing the memory lose their free-text reason and are closed"
+    )
+
+    # An event is clean when every key of its details is an id key holding a UUID string.
+    _ID_ONLY = (
+        "d.key = ANY(%(keys)s) AND jsonb_typeof(d.value) = 'string' "
+        "AND (d.value #>> '{}') ~ %(pattern)s"
+    )
+    _PURGE_SQL = (
+        "UPDATE memory_core_memoryevent SET details = COALESCE(("  # noqa: S608 (constants)
+        " SELECT jsonb_object_agg(d.key, d.value) FROM jsonb_each(details) AS d(key, value)"
+        " WHERE " + _ID_ONLY + "), '{}'::jsonb) "
+        "WHERE memory_id = ANY(%(ids)s::uuid[]) AND EXISTS ("
+        " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))"
+    )
+    _VERIFY_SQL = (
+        "SELECT count(*), count(*) FILTER (WHERE EXISTS ("  # noqa: S608 (constants)
+        " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))) "
+        "FROM memory_core_memoryevent WHERE memory_id = ANY(%(ids)s::uuid[])"
+    )
+
+    def _params(self, ctx):
+        return {"keys": EVENT_ID_KEYS, "pattern": UUID_PATTERN, "ids": ctx.id_strings}
+
+    def purge(self, ctx):
+        with connections["default"].cursor() as cursor:
+            cursor.execute(self._PURGE_SQL, self._params(ctx))
+            events = cursor.rowcount
+        citing = Q(memory_id__in=ctx.memory_ids) | Q(candidate_ids__overlap=ctx.memory_ids)
+        now = timezone.now()
+        ReviewItem.objects.filter(citing, state=ReviewItem.State.OPEN).update(
+            state=ReviewItem.State.RESOLVED, resolution="deleted", resolved_at=now, reason=""
+        )
+        reviews = ReviewItem.objects.filter(citing).exclude(reason="").update(reason="")
+        return {"events_scrubbed": events, "review_reasons_cleared": reviews}
+
+    def verify(self, ctx):
+        with connections["default"].cursor() as cursor:
+            cursor.execute(self._VERIFY_SQL, self._params(ctx))
+            events, dirty = cursor.fetchone()
+        citing = Q(memory_id__in=ctx.memory_ids) | Q(candidate_ids__overlap=ctx.memory_ids)
+        reviews = ReviewItem.objects.filter(citing).aggregate(
+            rows=Count("id"),
+            residue=Count("id", filter=~Q(reason="") | Q(state=ReviewItem.State.OPEN)),
+        )
+        ok = dirty == 0 and reviews["residue"] == 0
+        return ok, {
+            "events": events,
+            "events_with_content": dirty,
+            "review_items": reviews["rows"],
+            "review_items_with_content_or_open": reviews["residue"],
+        }
+
+
+class EmbeddingsStore(Store):
+    name = "embeddings"
+    description = "the 384-d vectors (and so their HNSW index entries)"
+
+    def purge(self, ctx):
+        cleared = Memory.objects.filter(pk__in=ctx.memory_ids, embedding__isnull=False).update(
+            embedding=None, embedding_model=""
+        )
+        return {"vectors_cleared": cleared}
+
+    def verify(self, ctx):
+        residue = Memory.objects.filter(pk__in=ctx.memory_ids, embedding__isnull=False).count()
+        return residue == 0, {
+            "vectors": residue,
+            # A row without a vector has no live HNSW entry; the old row version's entry is
+            # never returned (heap visibility) and autovacuum removes it.
+            "index": "memory_embedding_hnsw",
+        }
+
+
+class FullTextStore(Store):
+    name = "full_text"
+    description = "the generated search_vector (follows content, which is cleared)"
+
+    def purge(self, ctx):
+        cleared = (
+            Memory.objects.filter(pk__in=ctx.memory_ids).exclude(content="").update(content="")
+        )
+        return {"contents_cleared": cleared}
+
+    def verify(self, ctx):
+        with connections["default"].cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM memory_core_memory "
+                "WHERE id = ANY(%s::uuid[]) AND search_vector <> ''::tsvector",
+                [ctx.id_strings],
+            )
+            residue = cursor.fetchone()[0]
+        return residue == 0, {
+            "non_empty_search_vectors": residue,
+            "index": "memory_search_vector_gin",
+        }
+
+
+# --- caches -------------------------------------------------------------------------------
+
+
+class _CacheStore(Store):
+    namespace = ""
+
+    def purge(self, ctx):
+        generations = {}
+        for subject_id in ctx.subject_ids:
+            evidence = retrieval_cache.subject_invalidate(
+                tenant_id=ctx.operation.tenant_id, subject_id=subject_id, namespace=self.namespace
+            )
+            generations[str(subject_id)] = evidence["generation"]
+        return {"subjects": len(generations)}
+
+    def verify(self, ctx):
+        stale = []
+        for subject_id in ctx.subject_ids:
+            invalidated = retrieval_cache.subject_invalidated_at(
+                tenant_id=ctx.operation.tenant_id, subject_id=subject_id, namespace=self.namespace
+            )
+            if invalidated is None or datetime.fromisoformat(invalidated) < (
+                ctx.operation.requested_at
+            ):
+                stale.append(str(subject_id))
+        return not stale, {
+            "namespace": self.namespace,
+            "subjects": len(ctx.subject_ids),
+            "invalidated_after_request": len(ctx.subject_ids) - len(stale),
+            "reads_check_tombstones": True,
+        }
+
+
+class RetrievalCacheStore(_CacheStore):
+    name = "retrieval_cache"
+    namespace = "retrieval"
+    description = "cached retrieval packages: the subject's cache generation is bumped"
+
+
+class SummariesStore(_CacheStore):
+    name = "summaries"
+    namespace = "summary"
+    description = (
+        "cached per-subject summaries (memledger stores no model-written summaries; the only "
+        "summaries are cached digests in the 'summary' cache namespace): generation bumped"
+    )
+
+
+# --- exports ------------------------------------------------------------------------------
+
+
+class ExportsStore(Store):
+    name = "exports"
+    description = "subjects' JSON exports: rewritten without the memory (removed for a subject)"
+
+    def _citing(self, ctx):
+        query = Q(memory_ids__overlap=ctx.memory_ids)
+        if ctx.whole_subject:
+            query |= Q(subject_id__in=ctx.subject_ids)
+        return Export.objects.filter(tenant_id=ctx.operation.tenant_id).filter(query)
+
+    def _files(self, ctx) -> list[Path]:
+        files = []
+        for subject_id in ctx.subject_ids:
+            folder = export_dir() / str(ctx.operation.tenant_id) / str(subject_id)
+            if folder.is_dir():
+                files.extend(p for p in folder.iterdir() if p.suffix == ".json")
+        return files
+
+    def purge(self, ctx):
+        rewritten = removed = 0
+        for export in self._citing(ctx):
+            if ctx.whole_subject and export.subject_id in ctx.subject_ids:
+                export_delete(export=export)
+                removed += 1
+            elif export_remove_memories(export=export, memory_ids=ctx.id_strings):
+                rewritten += 1
+        # Files no row describes (a crash between the write and the row): scrub them too.
+        for path in self._files(ctx):
+            if ctx.whole_subject:
+                path.unlink(missing_ok=True)
+                removed += 1
+            elif _file_cites(path, ctx.id_strings):
+                rewritten += _rewrite_file(path, set(ctx.id_strings))
+        return {"rewritten": rewritten, "removed": removed}
+
+    def verify(self, ctx):
+        rows = self._citing(ctx).count()
+        files = self._files(ctx)
+        citing = [p for p in files if ctx.whole_subject or _file_cites(p, ctx.id_strings)]
+        return rows == 0 and not citing, {
+            "rows_citing": rows,
+            "files_scanned": len(files),
+            "files_citing": len(citing),
+        }
+
+
+# --- traces and evaluation data -----------------------------------------------------------
+
+
+class TracesStore(Store):
+    name = "traces"
+    description = "retrieval traces citing the memory (cited_ids, GIN): deleted"
+
+    def _citing(self, ctx):
+        query = Q(cited_ids__overlap=ctx.memory_ids) | Q(selected_ids__overlap=ctx.memory_ids)
+        if ctx.whole_subject:
+            query |= Q(subject_id__in=ctx.subject_ids)
+        return RetrievalTrace.objects.filter(tenant_id=ctx.operation.tenant_id).filter(query)
+
+    def purge(self, ctx):
+        if not ctx.memory_ids and not ctx.whole_subject:
+            return {"deleted": 0}
+        deleted, _ = self._citing(ctx).delete()
+        return {"deleted": deleted}
+
+    def verify(self, ctx):
+        residue = self._citing(ctx).count() if ctx.memory_ids or ctx.whole_subject else 0
+        return residue == 0, {"traces_citing": residue}
+
+
+def _eval_files() -> list[Path]:
+    files = []
+    for folder in settings.MEMLEDGER_EVAL_DATA_DIRS:
+        root = Path(folder)
+        if root.is_dir():
+            files.extend(
+                p for p in root.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")
+            )
+    return files
+
+
+def _file_cites(path: Path, id_strings) -> bool:
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return False
+    return any(memory_id in text for memory_id in id_strings)
+
+
+def _prune(node, drop: set[str]):
+    """Return ``node`` without objects that name a dropped id and without the ids themselves."""
+    if isinstance(node, dict):
+        if any(isinstance(v, str) and v in drop for v in node.values()):
+            return None
+        return {k: v for k, v in ((k, _prune(v, drop)) for k, v in node.items()) if v is not None}
+    if isinstance(node, list):
+        kept = []
+        for item in node:
+            if isinstance(item, str) and item in drop:
+                continue
+            pruned = _prune(item, drop)
+            if pruned is not None:
+                kept.append(pruned)
+        return kept
+    return node
+
+
+def _rewrite_file(path: Path, drop: set[str]) -> int:
+    """Rewrite a JSON or JSONL file without the entries naming ``drop``; return 1 if changed."""
+    from memory_core.exports import write_json_atomic
+
+    text = path.read_text()
+    if path.suffix == ".jsonl":
+        lines = [line for line in text.splitlines() if not any(d in line for d in drop)]
+        path.write_text("\n".join(lines) + ("\n" if lines else ""))
+        return 1
+    document = _prune(json.loads(text), drop)
+    if any(d in json.dumps(document) for d in drop):
+        # The id hides in a key or inside a longer string: drop the file rather than keep it.
+        path.unlink(missing_ok=True)
+        return 1
+    write_json_atomic(path, document if document is not None else {})
+    return 1
+
+
+class EvaluationStore(Store):
+    name = "evaluation"
+    description = (
+        "evaluation datasets and reports built from production memories: JSON/JSONL files in "
+        "MEMLEDGER_EVAL_DATA_DIRS; entries naming the memory are removed"
+    )
+
+    def purge(self, ctx):
+        drop = set(ctx.id_strings)
+        rewritten = 0
+        if drop:
+            for path in _eval_files():
+                if _file_cites(path, ctx.id_strings):
+                    rewritten += _rewrite_file(path, drop)
+        return {"rewritten": rewritten}
+
+    def verify(self, ctx):
+        files = _eval_files()
+        citing = [p.name for p in files if _file_cites(p, ctx.id_strings)]
+        return not citing, {
+            "dirs": len(settings.MEMLEDGER_EVAL_DATA_DIRS),
+            "files_scanned": len(files),
+            "files_citing": len(citing),
+        }
+
+
+# --- queued reprocessing and replicas -----------------------------------------------------
+
+
+class QueuedReprocessingStore(Store):
+    name = "queued_reprocessing"
+    description = (
+        "tasks already queued for the memory (re-embedding, ...): every memory task checks "
+        "the tombstone ledger before it acts, so a queued task does nothing"
+    )
+
+    def purge(self, ctx):
+        # Nothing to take out of the broker: the ledger (written with the request) is what
+        # every queued task consults.
+        return {}
+
+    def verify(self, ctx):
+        from memory_core.tasks import MEMORY_TASKS
+
+        tombstones = Tombstone.objects.filter(memory_id__in=ctx.memory_ids).count()
+        unguarded = [
+            task.name for task in MEMORY_TASKS if not getattr(task, "tombstone_guarded", False)
+        ]
+        return tombstones == len(ctx.memory_ids) and not unguarded, {
+            "tombstones": tombstones,
+            "memory_tasks": sorted(task.name for task in MEMORY_TASKS),
+            "unguarded_tasks": unguarded,
+        }
+
+
+class ReplicasStore(Store):
+    name = "replicas"
+    description = (
+        "read replicas named in MEMLEDGER_REPLICA_DATABASES: the replica must hold the "
+        "tombstones and no content (physical replication applies the purge; lag is retried)"
+    )
+
+    def applies(self):
+        return bool(settings.MEMLEDGER_REPLICA_DATABASES)
+
+    def purge(self, ctx):
+        return {}
+
+    def verify(self, ctx):
+        replicas = {}
+        ok = True
+        for alias in settings.MEMLEDGER_REPLICA_DATABASES:
+            tombstones = Tombstone.objects.using(alias).filter(memory_id__in=ctx.memory_ids).count()
+            residue = (
+                Memory.objects.using(alias).filter(pk__in=ctx.memory_ids).filter(_dirty()).count()
+            )
+            replicas[alias] = {"tombstones": tombstones, "rows_with_content": residue}
+            ok = ok and residue == 0 and tombstones == len(ctx.memory_ids)
+        return ok, {"replicas": replicas}
+
+
+REGISTRY: dict[str, Store] = {
+    store.name: store
+    for store in (
+        PrimaryStore(),
+        EventsStore(),
+        EmbeddingsStore(),
+        FullTextStore(),
+        RetrievalCacheStore(),
+        SummariesStore(),
+        ExportsStore(),
+        TracesStore(),
+        EvaluationStore(),
+        QueuedReprocessingStore(),
+        ReplicasStore(),
+    )
+}
+
+
+def active_stores() -> list[Store]:
+    """Return the stores of this deployment, in the order a run visits them."""
+    return [store for store in REGISTRY.values() if store.applies()]
+
+
+def verify_all(ctx: DeletionContext) -> dict[str, tuple[bool, dict]]:
+    """Run every active store's verification (the benchmark's and replay's residue check)."""
+    return {store.name: store.verify(ctx) for store in active_stores()}
+
+
+def is_uuid(value: str) -> bool:
+    return bool(re.match(UUID_PATTERN, value))

@@ -1,0 +1,179 @@
+"""A subject's "export everything": a JSON file under MEMLEDGER_EXPORT_DIR, recorded as an Export.
+
+Exports are a derived store: deletion rewrites every export that holds a deleted memory (and
+removes a subject's exports when the whole subject is deleted), then proves that no export
+row or file still names it (``memory_core.deletion.stores.ExportsStore``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from memory_core.exceptions import NotFound, ValidationFailed
+from memory_core.models import Export, Memory, Status, Subject, Tombstone
+from memory_core.principals import SubjectPrincipal
+
+EXPORT_FORMAT = "memledger.export.v1"
+
+_FIELDS = (
+    "memory_type",
+    "memory_class",
+    "memory_key",
+    "content",
+    "value",
+    "authority",
+    "source_type",
+    "consent",
+    "sensitivity",
+    "confidence",
+    "status",
+    "version",
+)
+
+
+def export_dir() -> Path:
+    return Path(settings.MEMLEDGER_EXPORT_DIR)
+
+
+def export_path(export: Export) -> Path:
+    """Return the absolute path of ``export``'s file."""
+    return export_dir() / export.path
+
+
+def _memory_record(memory: Memory) -> dict:
+    record = {"id": str(memory.id)}
+    record.update({name: getattr(memory, name) for name in _FIELDS})
+    record["scope"] = memory.scope
+    record["supersedes"] = str(memory.supersedes_id) if memory.supersedes_id else None
+    for name in ("valid_from", "valid_until", "created_at"):
+        value = getattr(memory, name)
+        record[name] = value.isoformat() if value else None
+    return record
+
+
+def write_json_atomic(path: Path, document) -> str:
+    """Write ``document`` to ``path`` via a temporary file and rename; return its SHA-256."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = json.dumps(document, indent=2, sort_keys=True, default=str).encode()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return hashlib.sha256(data).hexdigest()
+
+
+def _export_subject(principal, subject_id) -> Subject:
+    if isinstance(principal, SubjectPrincipal):
+        if subject_id is not None and str(subject_id) != str(principal.subject_id):
+            raise NotFound("No subject with this id.")
+        subject_id = principal.subject_id
+    if subject_id is None:
+        raise ValidationFailed("Name the subject to export.", code="subject_required")
+    subject = Subject.objects.filter(tenant_id=principal.tenant_id, pk=subject_id).first()
+    if subject is None:
+        raise NotFound("No subject with this id.")
+    return subject
+
+
+def export_create(*, principal, subject_id=None) -> Export:
+    """Write the subject's memories (every status but deleted) to a JSON file; record it.
+
+    An end user exports their own subject; a reviewer or the system names ``subject_id``.
+    """
+    subject = _export_subject(principal, subject_id)
+    memories = list(
+        Memory.objects.visible_to(principal)
+        .filter(subject=subject)
+        .exclude(status=Status.DELETED)
+        .order_by("created_at", "id")
+    )
+    export_id = uuid.uuid4()
+    relative = f"{subject.tenant_id}/{subject.id}/{export_id}.json"
+    document = {
+        "format": EXPORT_FORMAT,
+        "export_id": str(export_id),
+        "tenant_id": str(subject.tenant_id),
+        "subject": {"id": str(subject.id), "external_id": subject.external_id},
+        "created_at": timezone.now().isoformat(),
+        "memories": [_memory_record(memory) for memory in memories],
+    }
+    digest = write_json_atomic(export_dir() / relative, document)
+    with transaction.atomic():
+        export = Export.objects.create(
+            id=export_id,
+            tenant_id=subject.tenant_id,
+            subject=subject,
+            path=relative,
+            memory_ids=[memory.id for memory in memories],
+            sha256=digest,
+            requested_by_type=principal.actor_type,
+            requested_by_id=principal.actor_id,
+        )
+    # A deletion that committed while the file was being written: its exports step may have
+    # looked before this row existed, so drop what the ledger has tombstoned ourselves.
+    deleted = set(
+        Tombstone.objects.filter(memory_id__in=export.memory_ids).values_list(
+            "memory_id", flat=True
+        )
+    )
+    if deleted:
+        export_remove_memories(export=export, memory_ids=deleted)
+    return export
+
+
+def export_remove_memories(*, export: Export, memory_ids) -> bool:
+    """Rewrite ``export`` without ``memory_ids``; return whether anything changed. Idempotent."""
+    drop = {str(memory_id) for memory_id in memory_ids}
+    path = export_path(export)
+    changed = False
+    text = path.read_text() if path.exists() else ""
+    if any(memory_id in text for memory_id in drop):
+        document = json.loads(text)
+        kept = [m for m in document.get("memories", []) if m.get("id") not in drop]
+        # A kept row may point at a deleted one through ``supersedes``.
+        for memory in kept:
+            if memory.get("supersedes") in drop:
+                memory["supersedes"] = None
+        document["memories"] = kept
+        document["rewritten_at"] = timezone.now().isoformat()
+        export.sha256 = write_json_atomic(path, document)
+        changed = True
+    remaining = [m for m in export.memory_ids if str(m) not in drop]
+    if changed or len(remaining) != len(export.memory_ids):
+        export.memory_ids = remaining
+        export.rewritten_at = timezone.now()
+        export.save(update_fields=["memory_ids", "sha256", "rewritten_at"])
+        changed = True
+    return changed
+
+
+def export_delete(*, export: Export) -> None:
+    """Remove ``export``'s file and row (a whole subject's deletion). Idempotent."""
+    export_path(export).unlink(missing_ok=True)
+    export.delete()
+
+
+def export_read(*, principal, export_id) -> dict:
+    """Return the export's document if ``principal`` may see it; NotFound otherwise."""
+    queryset = Export.objects.filter(tenant_id=principal.tenant_id, pk=export_id)
+    if isinstance(principal, SubjectPrincipal):
+        queryset = queryset.filter(subject_id=principal.subject_id)
+    export = queryset.first()
+    if export is None or not export_path(export).exists():
+        raise NotFound("No export with this id.")
+    return json.loads(export_path(export).read_text())

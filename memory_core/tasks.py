@@ -1,0 +1,123 @@
+"""Celery tasks. They take ids, call a service, are idempotent and safe to run twice.
+
+Every task: JSON arguments, ``acks_late`` with ``reject_on_worker_lost`` (a task whose worker
+dies is handed to another), time limits, and automatic retries with exponential backoff and
+jitter for transient failures. Tasks about one memory derive from ``MemoryTask``, which checks
+the tombstone ledger before the task acts: a task queued for a memory deleted meanwhile does
+nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import Task, shared_task
+from django.conf import settings
+from django.db import InterfaceError, OperationalError
+
+from memory_core.models import Memory, Status, Tombstone
+
+logger = logging.getLogger(__name__)
+
+TRANSIENT = (OperationalError, InterfaceError)
+COMMON = {
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "serializer": "json",
+    "time_limit": 300,
+    "soft_time_limit": 240,
+    "retry_backoff": 2,
+    "retry_backoff_max": 300,
+    "retry_jitter": True,
+}
+
+
+def send(task, *args, **options):
+    """Send ``task`` to this deployment's queue, failing fast when the broker is unreachable."""
+    return task.apply_async(
+        args=args,
+        queue=settings.CELERY_TASK_DEFAULT_QUEUE,
+        retry=True,
+        retry_policy={"max_retries": 2, "interval_start": 0, "interval_step": 0.2},
+        **options,
+    )
+
+
+class DeletionIncomplete(Exception):
+    """Some steps are not verified yet; the task retries with backoff."""
+
+
+class MemoryTask(Task):
+    """A task about one memory (first argument: its id) that never acts on a deleted one."""
+
+    abstract = True
+    tombstone_guarded = True
+
+    def __call__(self, memory_id, *args, **kwargs):
+        if Tombstone.objects.filter(memory_id=memory_id).exists():
+            logger.info("%s skipped: memory %s is tombstoned", self.name, memory_id)
+            return "tombstoned"
+        return super().__call__(memory_id, *args, **kwargs)
+
+
+@shared_task(
+    bind=True,
+    name="memory_core.tasks.deletion_run",
+    autoretry_for=(DeletionIncomplete, *TRANSIENT),
+    max_retries=10,
+    **COMMON,
+)
+def deletion_run_task(self, operation_id: str) -> str:
+    """Purge and verify the operation's steps; retry while some are unverified."""
+    from memory_core.deletion.runner import deletion_run
+    from memory_core.models import DeletionOperation
+
+    status = deletion_run(operation_id=operation_id)
+    if status == DeletionOperation.State.PARTIAL:
+        raise DeletionIncomplete(f"deletion {operation_id} is partial")
+    return status
+
+
+@shared_task(name="memory_core.tasks.deletion_sweep", autoretry_for=TRANSIENT, **COMMON)
+def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
+    """Re-drive deletions stuck in pending, running or partial (beat, every 30 s)."""
+    from memory_core.deletion.sweep import deletion_sweep as sweep
+
+    return sweep(stale_seconds=stale_seconds)
+
+
+@shared_task(name="memory_core.tasks.retention_sweep", autoretry_for=TRANSIENT, **COMMON)
+def retention_sweep() -> dict:
+    """Expire memories past valid_until and delete what retention no longer allows (beat)."""
+    from memory_core.deletion.retention import retention_apply
+
+    return retention_apply()
+
+
+@shared_task(
+    base=MemoryTask,
+    name="memory_core.tasks.reembed_memory",
+    autoretry_for=TRANSIENT,
+    max_retries=5,
+    **COMMON,
+)
+def reembed_memory(memory_id: str) -> str:
+    """Re-compute one memory's embedding (e.g. after a model change). Idempotent."""
+    from memory_core.embeddings import get_embedder
+
+    memory = Memory.objects.filter(pk=memory_id).exclude(status=Status.DELETED).first()
+    if memory is None or not memory.content:
+        return "nothing"
+    embedder = get_embedder()
+    vector = embedder.embed([memory.content])[0]
+    # The WHERE re-checks the status: a deletion committed meanwhile wins.
+    updated = (
+        Memory.objects.filter(pk=memory_id)
+        .exclude(status=Status.DELETED)
+        .update(embedding=vector, embedding_model=embedder.model_name)
+    )
+    return "reembedded" if updated else "deleted"
+
+
+# Tasks that act on one memory; the queued_reprocessing step checks they are all guarded.
+MEMORY_TASKS = [reembed_memory]

@@ -1,0 +1,98 @@
+"""Fixtures of the deletion tests: memories that have something in every derived store."""
+
+import json
+import random
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from memory_core import retrieval_cache
+from memory_core.exports import export_create
+from memory_core.models import MemoryEvent, RetrievalTrace
+from memory_core.principals import SubjectPrincipal, SystemPrincipal
+from tests.celery_worker import celery_session_worker, celery_worker  # noqa: F401
+from tests.factories import MemoryFactory, SubjectFactory
+
+
+def unit_vector(seed: int) -> list[float]:
+    rng = random.Random(seed)
+    values = [rng.uniform(-1, 1) for _ in range(384)]
+    norm = sum(v * v for v in values) ** 0.5
+    return [v / norm for v in values]
+
+
+def eval_file(name: str) -> Path:
+    folder = Path(settings.MEMLEDGER_EVAL_DATA_DIRS[0])
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / name
+
+
+def seed_everywhere(subject, memories):
+    """Put ``memories`` in every derived store: events, a trace, an export, an eval file, cache."""
+    tenant_id = subject.tenant_id
+    for memory in memories:
+        MemoryEvent.objects.create(
+            tenant_id=tenant_id,
+            memory_id=memory.id,
+            action=MemoryEvent.Action.CREATED,
+            actor_type="agent",
+            details={"note": memory.content, "successor": str(uuid.uuid4())},
+        )
+    trace = RetrievalTrace.objects.create(
+        tenant_id=tenant_id,
+        subject=subject,
+        mode="task",
+        cited_ids=[m.id for m in memories],
+        selected_ids=[memories[0].id],
+    )
+    export = export_create(principal=SystemPrincipal(tenant_id=tenant_id), subject_id=subject.id)
+    path = eval_file(f"golden-{subject.id}.json")
+    path.write_text(
+        json.dumps(
+            {
+                "dataset": "prod-sample",
+                "cases": [
+                    {"query": "q", "expected_ids": [str(m.id) for m in memories]},
+                    {"query": "other", "expected_ids": ["keep-me"]},
+                ],
+                "memories": [{"id": str(m.id), "content": m.content} for m in memories],
+            }
+        )
+    )
+    retrieval_cache.cache_set(
+        tenant_id=tenant_id,
+        subject_id=subject.id,
+        key="package:q",
+        value={"items": [m.content for m in memories]},
+        memory_ids=[m.id for m in memories],
+    )
+    retrieval_cache.cache_set(
+        tenant_id=tenant_id,
+        subject_id=subject.id,
+        key="profile",
+        value={"count": len(memories)},
+        memory_ids=[],
+        namespace="summary",
+    )
+    return {"trace": trace, "export": export, "eval_path": path}
+
+
+@pytest.fixture
+def owner(tenant):
+    return SubjectFactory(tenant=tenant)
+
+
+@pytest.fixture
+def owner_principal(owner):
+    return SubjectPrincipal(tenant_id=owner.tenant_id, subject_id=owner.id, user_id=1)
+
+
+@pytest.fixture
+def memories(owner):
+    """Three memories of ``owner`` with vectors; the first is the one tests delete."""
+    return [
+        MemoryFactory(subject=owner, embedding=unit_vector(i), embedding_model="test")
+        for i in range(3)
+    ]

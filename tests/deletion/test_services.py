@@ -1,0 +1,232 @@
+"""Deletion requests, the stores' purge and verification, and statuses, run in-process."""
+
+import json
+
+import pytest
+
+from memory_core import retrieval_cache
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.selectors import deletion_dead_letters, deletion_get, deletion_list
+from memory_core.deletion.services import deletion_request, deletion_retry
+from memory_core.deletion.stores import active_stores
+from memory_core.exceptions import NotFound, PermissionDenied
+from memory_core.exports import export_path
+from memory_core.models import (
+    DeletionOperation,
+    Export,
+    Memory,
+    MemoryEvent,
+    RetrievalTrace,
+    Tombstone,
+)
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
+from tests.deletion.conftest import seed_everywhere
+from tests.factories import MemoryFactory, SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+STORES = [
+    "primary",
+    "events",
+    "embeddings",
+    "full_text",
+    "retrieval_cache",
+    "summaries",
+    "exports",
+    "traces",
+    "evaluation",
+    "queued_reprocessing",
+]
+
+
+def test_request_writes_ledger_and_makes_memory_unretrievable_at_once(
+    owner_principal, memories, django_capture_on_commit_callbacks
+):
+    target = memories[0]
+    with django_capture_on_commit_callbacks() as callbacks:
+        operation = deletion_request(principal=owner_principal, memory_id=target.id)
+    assert len(callbacks) == 1  # the task is sent on commit, not before
+    assert operation.status == DeletionOperation.State.PENDING
+    assert [s.store for s in operation.steps.order_by("id")] == STORES  # no replicas configured
+    row = Memory.objects.get(pk=target.id)
+    assert (row.status, row.content, row.value, row.embedding) == ("deleted", "", None, None)
+    assert not Memory.objects.active().filter(pk=target.id).exists()
+    tombstone = Tombstone.objects.get(memory_id=target.id)
+    assert tombstone.content_hash == target.content_hash
+    assert tombstone.operation_id == operation.id
+    # The other memories are untouched.
+    assert Memory.objects.get(pk=memories[1].id).content == memories[1].content
+
+
+def test_run_purges_and_verifies_every_store(owner, owner_principal, memories):
+    target, kept = memories[0], memories[1]
+    seeded = seed_everywhere(owner, memories[:2])
+    operation = deletion_request(principal=owner_principal, memory_id=target.id)
+
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    operation = deletion_get(principal=owner_principal, operation_id=operation.id)
+    assert operation.completed_at is not None
+    steps = {step.store: step for step in operation.steps.all()}
+    assert set(steps) == set(STORES)
+    assert all(s.status == "verified" and s.verified_at for s in steps.values())
+    assert steps["primary"].evidence["rows_with_content"] == 0
+    assert steps["events"].evidence["events_with_content"] == 0
+    assert steps["exports"].evidence["files_citing"] == 0
+    # Every store, checked from outside the runner:
+    assert MemoryEvent.objects.filter(memory_id=target.id, details__has_key="note").count() == 0
+    assert MemoryEvent.objects.filter(memory_id=kept.id, details__has_key="note").count() == 1
+    assert MemoryEvent.objects.filter(memory_id=target.id, action="deleted").count() == 1
+    assert not RetrievalTrace.objects.filter(pk=seeded["trace"].pk).exists()
+    document = json.loads(export_path(Export.objects.get(pk=seeded["export"].pk)).read_text())
+    assert [m["id"] for m in document["memories"]] == sorted(
+        [str(m.id) for m in memories[1:]], key=[str(m.id) for m in memories[1:]].index
+    )
+    assert str(target.id) not in export_path(seeded["export"]).read_text()
+    assert target.content not in export_path(seeded["export"]).read_text()
+    golden = seeded["eval_path"].read_text()
+    assert str(target.id) not in golden and target.content not in golden
+    assert "keep-me" in golden
+    for namespace, key in (("retrieval", "package:q"), ("summary", "profile")):
+        assert (
+            retrieval_cache.cache_get(
+                tenant_id=owner.tenant_id, subject_id=owner.id, key=key, namespace=namespace
+            )
+            is None
+        )
+
+
+def test_purge_is_idempotent(owner, owner_principal, memories):
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    deletion_run(operation_id=operation.id)
+    from memory_core.deletion.runner import operation_context
+
+    ctx = operation_context(operation)
+    for store in active_stores():
+        store.purge(ctx)
+        ok, evidence = store.verify(ctx)
+        assert ok, (store.name, evidence)
+    assert Memory.objects.get(pk=memories[0].id).status == "deleted"
+
+
+def test_cache_never_serves_a_deleted_memory_before_the_cache_step(
+    owner, owner_principal, memories
+):
+    retrieval_cache.cache_set(
+        tenant_id=owner.tenant_id,
+        subject_id=owner.id,
+        key="k",
+        value="v",
+        memory_ids=[memories[0].id],
+    )
+    assert retrieval_cache.cache_get(tenant_id=owner.tenant_id, subject_id=owner.id, key="k")
+    deletion_request(principal=owner_principal, memory_id=memories[0].id)  # not run yet
+    assert (
+        retrieval_cache.cache_get(tenant_id=owner.tenant_id, subject_id=owner.id, key="k") is None
+    )
+
+
+def test_memory_key_and_subject_targets(owner, owner_principal):
+    a1 = MemoryFactory(subject=owner, memory_key="editor")
+    a2 = MemoryFactory(subject=owner, memory_key="editor")
+    b = MemoryFactory(subject=owner, memory_key="theme")
+    by_key = deletion_request(principal=owner_principal, subject_id=owner.id, memory_key="editor")
+    assert by_key.target == "memory_key"
+    assert set(by_key.memory_ids) == {a1.id, a2.id}
+    whole = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert whole.target == "subject"
+    assert whole.memory_ids == [b.id]  # the others already belong to the first operation
+    assert deletion_run(operation_id=whole.id) == "completed"
+
+
+def test_deleting_a_head_deletes_its_history(owner, owner_principal):
+    old = MemoryFactory(subject=owner, memory_key="k", status="superseded")
+    head = MemoryFactory(subject=owner, memory_key="k", supersedes=old, version=2)
+    operation = deletion_request(principal=owner_principal, memory_id=head.id)
+    assert set(operation.memory_ids) == {old.id, head.id}
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+
+def test_requesting_a_deleted_memory_again_returns_its_operation(owner_principal, memories):
+    first = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    again = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    assert again.id == first.id
+
+
+def test_outside_scope_is_not_found(owner_principal, memories, other_tenant, tenant):
+    stranger = SubjectFactory(tenant=other_tenant)
+    foreign = MemoryFactory(subject=stranger)
+    neighbour = MemoryFactory(subject=SubjectFactory(tenant=tenant))
+    for memory in (foreign, neighbour):
+        with pytest.raises(NotFound):
+            deletion_request(principal=owner_principal, memory_id=memory.id)
+    with pytest.raises(NotFound):
+        deletion_request(principal=owner_principal, subject_id=stranger.id)
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    outsider = SubjectPrincipal(tenant_id=other_tenant.id, subject_id=stranger.id, user_id=2)
+    with pytest.raises(NotFound):
+        deletion_get(principal=outsider, operation_id=operation.id)
+    assert list(deletion_list(principal=outsider)) == []
+    assert [op.id for op in deletion_list(principal=owner_principal)] == [operation.id]
+
+
+def test_a_failing_step_makes_partial_then_retries_to_completed(
+    owner_principal, memories, settings
+):
+    settings.MEMLEDGER_DELETION_FAULTS = "traces=fail:1"
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    assert deletion_run(operation_id=operation.id) == "partial"
+    step = operation.steps.get(store="traces")
+    assert (step.status, step.attempts) == ("failed", 1)
+    assert "injected failure" in step.last_error
+    assert operation.steps.get(store="primary").status == "verified"
+    assert deletion_run(operation_id=operation.id) == "completed"
+    # Verified steps are not run again.
+    assert operation.steps.get(store="primary").attempts == 1
+    assert operation.steps.get(store="traces").attempts == 2
+
+
+def test_too_many_attempts_dead_letter_for_reviewers(owner_principal, memories, settings, tenant):
+    settings.MEMLEDGER_DELETION_FAULTS = "exports=fail:99"
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 2
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    assert deletion_run(operation_id=operation.id) == "partial"
+    assert deletion_run(operation_id=operation.id) == "failed"
+    operation.refresh_from_db()
+    assert operation.dead_lettered_at is not None
+    reviewer = ReviewerPrincipal(tenant_id=tenant.id, user_id=9)
+    assert [op.id for op in deletion_dead_letters(principal=reviewer)] == [operation.id]
+    with pytest.raises(PermissionDenied):
+        deletion_dead_letters(principal=owner_principal)
+    settings.MEMLEDGER_DELETION_FAULTS = ""
+    deletion_retry(principal=reviewer, operation_id=operation.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+
+def test_a_second_runner_does_nothing_while_one_holds_the_lock(owner_principal, memories):
+    from memory_core.deletion.runner import operation_lock
+
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    import psycopg
+    from django.db import connection
+
+    params = connection.get_connection_params()
+    other = psycopg.connect(
+        **{k: v for k, v in params.items() if k in ("host", "port", "user", "dbname", "password")},
+        autocommit=True,
+    )
+    try:
+        other.execute(
+            "SELECT pg_advisory_lock(hashtextextended(%s, 0))",
+            [f"memledger.deletion:{operation.id}"],
+        )
+        assert deletion_run(operation_id=operation.id) == "locked"
+        other.execute(
+            "SELECT pg_advisory_unlock(hashtextextended(%s, 0))",
+            [f"memledger.deletion:{operation.id}"],
+        )
+    finally:
+        other.close()
+    with operation_lock(operation.id) as acquired:
+        assert acquired
+    assert deletion_run(operation_id=operation.id) == "completed"
