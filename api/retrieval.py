@@ -1,0 +1,148 @@
+"""``POST /api/v1/retrieve`` and ``GET /api/v1/traces/<id>``: parse, call the pipeline, render.
+
+Tenant and agent come from the API key; ``context.user_id`` names the subject (its
+external id in that tenant). An unknown user gets an empty package, not an error. Unknown
+fields are refused (``invalid_input``) so a misspelt budget never silently falls back.
+"""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from memory_core.retrieval.pipeline import retrieve
+from memory_core.retrieval.traces import trace_get
+from memory_core.retrieval.types import Budget, RetrievalRequest
+
+MAX_QUERY_CHARS = 4000
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuse fields the contract does not name."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {name: ["Unknown field."] for name in unknown}, code="unknown_field"
+                )
+        return super().to_internal_value(data)
+
+
+class ContextInput(StrictSerializer):
+    user_id = serializers.CharField(max_length=200)
+    session_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    task_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    project_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    repository_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    locale = serializers.CharField(max_length=35, required=False, allow_blank=True)
+
+
+class BudgetInput(StrictSerializer):
+    max_items = serializers.IntegerField(min_value=1, max_value=100, required=False, default=8)
+    max_tokens = serializers.IntegerField(
+        min_value=1, max_value=32000, required=False, default=800
+    )
+    max_items_per_type = serializers.IntegerField(
+        min_value=1, max_value=100, required=False, default=3
+    )
+
+
+class RetrieveInput(StrictSerializer):
+    query = serializers.CharField(max_length=MAX_QUERY_CHARS, trim_whitespace=True)
+    intent = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    has_complete_context = serializers.BooleanField(required=False, default=False)
+    context = ContextInput()
+    budget = BudgetInput(required=False)
+
+
+class ItemOutput(serializers.Serializer):
+    id = serializers.CharField()
+    memory_type = serializers.CharField()
+    memory_key = serializers.CharField()
+    scope = serializers.CharField()
+    authority = serializers.CharField()
+    confidence = serializers.FloatField()
+    content = serializers.CharField()
+    section = serializers.CharField()
+    score = serializers.FloatField()
+    reason = serializers.CharField()
+
+
+class ClarificationCandidateOutput(serializers.Serializer):
+    id = serializers.CharField()
+    memory_type = serializers.CharField()
+    scope = serializers.CharField()
+    authority = serializers.CharField()
+    confidence = serializers.FloatField()
+    content = serializers.CharField()
+
+
+class ClarificationOutput(serializers.Serializer):
+    memory_key = serializers.CharField()
+    candidates = ClarificationCandidateOutput(many=True)
+    review_item = serializers.CharField(source="review_item_id", allow_null=True)
+
+
+class RetrieveOutput(serializers.Serializer):
+    trace_id = serializers.CharField()
+    mode = serializers.CharField()
+    degraded = serializers.BooleanField()
+    items = ItemOutput(many=True)
+    clarifications = ClarificationOutput(many=True)
+    prompt = serializers.CharField()
+    prompt_tokens = serializers.IntegerField()
+
+
+class TraceOutput(serializers.Serializer):
+    id = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    mode = serializers.CharField()
+    degraded = serializers.BooleanField()
+    policy_version = serializers.IntegerField(allow_null=True)
+    agent_id = serializers.CharField(allow_null=True)
+    subject_id = serializers.CharField(allow_null=True)
+    query_hash = serializers.CharField()
+    selected_ids = serializers.ListField(child=serializers.CharField())
+    cited_ids = serializers.ListField(child=serializers.CharField())
+    prompt_tokens = serializers.IntegerField()
+    latency_ms = serializers.FloatField()
+    stages = serializers.JSONField()
+
+
+class RetrieveView(APIView):
+    """Return the bounded, explained memory package for one agent request."""
+
+    @extend_schema(request=RetrieveInput, responses={200: RetrieveOutput})
+    def post(self, request):
+        body = RetrieveInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        ctx = data["context"]
+        budget = data.get("budget")
+        result = retrieve(
+            principal=request.user,
+            request=RetrievalRequest(
+                query=data["query"],
+                user_id=ctx["user_id"],
+                intent=data.get("intent", ""),
+                has_complete_context=data["has_complete_context"],
+                session_id=ctx.get("session_id", ""),
+                task_id=ctx.get("task_id", ""),
+                project_id=ctx.get("project_id", ""),
+                repository_id=ctx.get("repository_id", ""),
+                locale=ctx.get("locale", ""),
+                budget=Budget(**budget) if budget else None,
+            ),
+        )
+        return Response(RetrieveOutput(result).data)
+
+
+class TraceDetailView(APIView):
+    """Return one retrieval trace of the caller's tenant (404 for any other)."""
+
+    @extend_schema(responses={200: TraceOutput})
+    def get(self, request, trace_id):
+        trace = trace_get(principal=request.user, trace_id=trace_id)
+        return Response(TraceOutput(trace).data)

@@ -1,0 +1,350 @@
+"""The retrieval evaluation harness (../shared/eval/FORMAT.md): system vs two baselines.
+
+``evaluate_dataset(data)`` loads the file's memories into fresh tenants (a unique prefix per
+run), asks every case through the real pipeline (``retrieve``) as the case's agent, runs
+``baseline_vector_topk`` (plain cosine top-k over the same tenant and subject, no other gate)
+and ``no_memory`` (selects nothing) on the same rows, scores all three with the format's
+definitions and removes the run's tenants again (unless ``keep=True``).
+
+Aggregates are micro-averages over the selected items (precision, stale rate) or required
+items (recall); rates over cases are per case. A ratio with nothing to count is reported as
+1.0 for accuracies (nothing went wrong) and 0.0 for error rates.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+import uuid
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from django.db import connection
+
+from memory_core.embeddings import get_embedder
+from memory_core.models import Agent, Subject, Tenant
+from memory_core.principals import AgentPrincipal
+from memory_core.retrieval import assembly
+from memory_core.retrieval.candidates import row_to_candidate, vector_literal
+from memory_core.retrieval.pipeline import retrieve
+from memory_core.retrieval.types import Budget, RetrievalRequest
+from memory_core.services.policy import policy_ensure
+
+from .dataset import DatasetError, load_dataset_memories
+
+DEFAULT_K = 8
+RETIRED = {"revoked", "superseded", "deleted", "expired"}
+
+
+@dataclass
+class Outcome:
+    """What one approach selected for one case."""
+
+    selected: list[str] = field(default_factory=list)  # dataset ids, in package order
+    clarification_keys: set[str] = field(default_factory=set)
+    prompt_tokens: int = 0
+    latency_ms: float = 0.0
+
+
+def validate_cases(data: dict) -> list[dict]:
+    """Return the cases of ``data``; raise DatasetError naming the first malformed one."""
+    cases = data.get("cases")
+    if not isinstance(cases, list):
+        raise DatasetError("'cases' must be a list")
+    seen = set()
+    for index, case in enumerate(cases):
+        where = f"cases[{index}]"
+        if not isinstance(case, dict):
+            raise DatasetError(f"{where}: must be an object")
+        for key in ("case_id", "request", "context"):
+            if key not in case or case[key] in (None, ""):
+                raise DatasetError(f"{where}: '{key}' is required")
+        if case["case_id"] in seen:
+            raise DatasetError(f"{where}: duplicate case_id {case['case_id']!r}")
+        seen.add(case["case_id"])
+        ctx = case["context"]
+        if not isinstance(ctx, dict) or not ctx.get("tenant_id") or not ctx.get("user_id"):
+            raise DatasetError(f"{where}: context needs tenant_id and user_id")
+        for key in ("required_memory_ids", "acceptable_memory_ids", "forbidden_memory_ids"):
+            if not isinstance(case.get(key, []), list):
+                raise DatasetError(f"{where}: '{key}' must be a list")
+        for pair in case.get("ranked_before", []) or []:
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise DatasetError(f"{where}: ranked_before entries are [a, b] pairs")
+    return cases
+
+
+class Run:
+    """One evaluation run: its tenants, agents and id maps."""
+
+    def __init__(self, data: dict, prefix: str):
+        self.data = data
+        self.prefix = prefix
+        self.loaded = load_dataset_memories(data, tenant_prefix=prefix)
+        self.back = self.loaded.dataset_ids
+        self.entries = {str(m["id"]): m for m in data.get("memories") or []}
+        self.keys = {local: (m.get("memory_key") or "") for local, m in self.entries.items()}
+
+    def tenant(self, name: str) -> Tenant:
+        slug = (self.prefix + name)[:64]
+        if slug not in self.loaded.tenants:
+            tenant, _ = Tenant.objects.get_or_create(slug=slug, defaults={"name": slug})
+            policy_ensure(tenant=tenant)
+            self.loaded.tenants[slug] = tenant
+        return self.loaded.tenants[slug]
+
+    def principal(self, ctx: dict) -> AgentPrincipal:
+        tenant = self.tenant(str(ctx["tenant_id"]))
+        agent, _ = Agent.objects.get_or_create(
+            tenant=tenant, name=str(ctx.get("agent_id") or "eval-agent")[:100]
+        )
+        return AgentPrincipal.from_agent(agent)
+
+    def local(self, stored_id) -> str:
+        return self.back.get(uuid.UUID(str(stored_id)), f"?{stored_id}")
+
+    def cleanup(self) -> None:
+        for tenant in self.loaded.tenants.values():
+            Tenant.objects.filter(pk=tenant.pk).delete()
+
+
+def case_budget(case: dict) -> Budget | None:
+    if case.get("max_items") is None and case.get("max_prompt_tokens") is None:
+        return None
+    return Budget(
+        max_items=int(case.get("max_items") or DEFAULT_K),
+        max_tokens=int(case.get("max_prompt_tokens") or 800),
+        max_items_per_type=int(case.get("max_items") or DEFAULT_K)
+        if case.get("max_items")
+        else 3,
+    )
+
+
+def run_system(run: Run, case: dict) -> Outcome:
+    ctx = case["context"]
+    request = RetrievalRequest(
+        query=str(case["request"]),
+        user_id=str(ctx["user_id"]),
+        intent=str(case.get("intent") or ""),
+        has_complete_context=bool(case.get("has_complete_context", False)),
+        session_id=str(ctx.get("session_id") or ""),
+        task_id=str(ctx.get("task_id") or ""),
+        project_id=str(ctx.get("project_id") or ""),
+        repository_id=str(ctx.get("repository_id") or ""),
+        locale=str(ctx.get("locale") or ""),
+        budget=case_budget(case),
+    )
+    started = time.perf_counter()
+    result = retrieve(principal=run.principal(ctx), request=request)
+    latency = (time.perf_counter() - started) * 1000
+    return Outcome(
+        selected=[run.local(c.id) for c in result.items],
+        clarification_keys={cl.memory_key for cl in result.clarifications},
+        prompt_tokens=result.prompt_tokens,
+        latency_ms=latency,
+    )
+
+
+BASELINE_SQL = (
+    "SELECT m.id, m.tenant_id, m.subject_id, m.agent_id, m.memory_type, m.memory_key, "
+    "m.scope_kind, m.scope_ref, m.content, m.content_hash, m.authority, m.confidence, "
+    "m.sensitivity, m.status, m.created_at, m.updated_at, m.valid_until, m.version, "
+    "m.supersedes_id, m.session_id, m.task_id, 1 - (m.embedding <=> %s::vector), NULL, NULL, "
+    "NULL, NULL, false, false FROM memory_core_memory m "
+    "WHERE m.tenant_id = %s AND m.subject_id = %s AND m.embedding IS NOT NULL "
+    "ORDER BY m.embedding <=> %s::vector LIMIT %s"
+)
+
+
+def run_baseline(run: Run, case: dict) -> Outcome:
+    """Plain cosine top-k over the case's tenant and subject: no gate, filter or budget."""
+    ctx = case["context"]
+    started = time.perf_counter()
+    tenant = run.tenant(str(ctx["tenant_id"]))
+    subject = Subject.objects.filter(tenant=tenant, external_id=str(ctx["user_id"])).first()
+    if subject is None:
+        return Outcome(latency_ms=(time.perf_counter() - started) * 1000)
+    vector = vector_literal(get_embedder().embed([str(case["request"])])[0])
+    k = int(case.get("max_items") or DEFAULT_K)
+    with connection.cursor() as cursor:
+        cursor.execute(BASELINE_SQL, [vector, tenant.id, subject.id, vector, k])
+        rows = cursor.fetchall()
+    items = [row_to_candidate(row) for row in rows]
+    prompt = assembly.render_prompt(items)
+    return Outcome(
+        selected=[run.local(c.id) for c in items],
+        prompt_tokens=get_embedder().count_tokens(prompt),
+        latency_ms=(time.perf_counter() - started) * 1000,
+    )
+
+
+def is_stale(entry: dict | None) -> bool:
+    if not entry:
+        return False
+    if (entry.get("status") or "active") in RETIRED:
+        return True
+    expires = entry.get("expires_in_days")
+    return expires is not None and expires <= 0
+
+
+def check_case(case: dict, out: Outcome, run: Run) -> list[str]:
+    """Return why ``out`` fails ``case`` (empty: it passes)."""
+    why: list[str] = []
+    selected = out.selected
+    chosen = set(selected)
+    for memory_id in case.get("required_memory_ids") or []:
+        if memory_id not in chosen:
+            why.append(f"required {memory_id} not selected")
+    for memory_id in case.get("forbidden_memory_ids") or []:
+        if memory_id in chosen:
+            why.append(f"forbidden {memory_id} selected")
+    for a, b in case.get("ranked_before") or []:
+        if a not in chosen:
+            why.append(f"ranked_before: {a} not selected")
+        elif b in chosen and selected.index(a) > selected.index(b):
+            why.append(f"ranked_before: {a} came after {b}")
+    if case.get("expect_empty") and selected:
+        why.append(f"expected nothing, selected {sorted(chosen)}")
+    key = case.get("expect_clarification_key")
+    if key:
+        if key not in out.clarification_keys:
+            why.append(f"no clarification for {key}")
+        winners = [m for m in selected if run.keys.get(m) == key]
+        if winners:
+            why.append(f"a winner for {key} was selected: {winners}")
+    if case.get("max_prompt_tokens") and out.prompt_tokens > int(case["max_prompt_tokens"]):
+        why.append(f"prompt {out.prompt_tokens} tokens > {case['max_prompt_tokens']}")
+    return why
+
+
+def leaked(case: dict, out: Outcome, run: Run) -> bool:
+    ctx = case["context"]
+    for memory_id in out.selected:
+        entry = run.entries.get(memory_id)
+        if entry is None:
+            return True  # not a row of this dataset at all
+        if str(entry["tenant"]) != str(ctx["tenant_id"]) or str(entry["subject"]) != str(
+            ctx["user_id"]
+        ):
+            return True
+    return False
+
+
+def conflict_error(case: dict, out: Outcome, run: Run, why: list[str]) -> bool | None:
+    """Return whether a conflict case went wrong, or None if the case is not about a conflict."""
+    key = case.get("expect_clarification_key")
+    tags = set(case.get("tags") or [])
+    if not key and "conflict" not in tags:
+        return None
+    if key:
+        return key not in out.clarification_keys or any(
+            run.keys.get(m) == key for m in out.selected
+        )
+    required = set(case.get("required_memory_ids") or [])
+    forbidden = set(case.get("forbidden_memory_ids") or [])
+    chosen = set(out.selected)
+    return not required <= chosen or bool(chosen & forbidden)
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * (len(ordered) - 1))))
+    return round(ordered[index], 2)
+
+
+def score(cases: list[dict], outcomes: list[Outcome], run: Run) -> tuple[dict, list[dict]]:
+    """Return the format's metrics for one approach, and its failures."""
+    useful = selected_total = 0
+    required_hit = required_total = 0
+    stale = 0
+    leaks = 0
+    conflict_cases = conflict_errors = 0
+    empty_cases = empty_ok = 0
+    pairs = pairs_ok = 0
+    passed = 0
+    tokens: list[int] = []
+    latencies: list[float] = []
+    by_tag: dict[str, dict[str, int]] = defaultdict(lambda: {"cases": 0, "passed": 0})
+    failures = []
+    for case, out in zip(cases, outcomes, strict=True):
+        good = set(case.get("required_memory_ids") or []) | set(
+            case.get("acceptable_memory_ids") or []
+        )
+        if out.selected:
+            selected_total += len(out.selected)
+            useful += sum(1 for m in out.selected if m in good)
+            stale += sum(1 for m in out.selected if is_stale(run.entries.get(m)))
+        required = case.get("required_memory_ids") or []
+        required_total += len(required)
+        required_hit += sum(1 for m in required if m in out.selected)
+        leaks += leaked(case, out, run)
+        why = check_case(case, out, run)
+        error = conflict_error(case, out, run, why)
+        if error is not None:
+            conflict_cases += 1
+            conflict_errors += bool(error)
+        if case.get("expect_empty"):
+            empty_cases += 1
+            empty_ok += not out.selected
+        for a, b in case.get("ranked_before") or []:
+            pairs += 1
+            chosen = out.selected
+            pairs_ok += a in chosen and (b not in chosen or chosen.index(a) < chosen.index(b))
+        ok = not why
+        passed += ok
+        if not ok:
+            failures.append({"case_id": case["case_id"], "why": "; ".join(why)})
+        for tag in case.get("tags") or []:
+            by_tag[tag]["cases"] += 1
+            by_tag[tag]["passed"] += ok
+        tokens.append(out.prompt_tokens)
+        latencies.append(out.latency_ms)
+    metrics = {
+        "precision_at_k": round(useful / selected_total, 4) if selected_total else 0.0,
+        "useful_recall": round(required_hit / required_total, 4) if required_total else 1.0,
+        "stale_memory_rate": round(stale / selected_total, 4) if selected_total else 0.0,
+        "conflict_error_rate": round(conflict_errors / conflict_cases, 4)
+        if conflict_cases
+        else 0.0,
+        "leakage_rate": round(leaks / len(cases), 4) if cases else 0.0,
+        "empty_retrieval_accuracy": round(empty_ok / empty_cases, 4) if empty_cases else 1.0,
+        "ordering_accuracy": round(pairs_ok / pairs, 4) if pairs else 1.0,
+        "cases_passed": passed,
+        "mean_prompt_tokens": round(statistics.fmean(tokens), 2) if tokens else 0.0,
+        "latency_ms_p50": percentile(latencies, 0.5),
+        "latency_ms_p95": percentile(latencies, 0.95),
+        "by_tag": {tag: dict(v) for tag, v in sorted(by_tag.items())},
+    }
+    return metrics, failures
+
+
+def evaluate_dataset(data: dict, *, keep: bool = False, prefix: str | None = None) -> dict:
+    """Run the whole evaluation of ``data`` and return the format's JSON object."""
+    if not isinstance(data, dict):
+        raise DatasetError("the dataset must be a JSON object")
+    cases = validate_cases(data)
+    prefix = prefix or f"eval-{uuid.uuid4().hex[:8]}-"
+    run = Run(data, prefix)
+    try:
+        system = [run_system(run, case) for case in cases]
+        baseline = [run_baseline(run, case) for case in cases]
+        nothing = [Outcome() for _ in cases]
+        system_metrics, failures = score(cases, system, run)
+        baseline_metrics, _ = score(cases, baseline, run)
+        none_metrics, _ = score(cases, nothing, run)
+    finally:
+        if not keep:
+            run.cleanup()
+    return {
+        "dataset": str(data.get("dataset") or "dataset"),
+        "version": str(data.get("version") or ""),
+        "cases": len(cases),
+        "system": system_metrics,
+        "baseline_vector_topk": baseline_metrics,
+        "no_memory": none_metrics,
+        "failures": failures,
+        "tenant_prefix": prefix,
+        "cleaned_up": not keep,
+    }

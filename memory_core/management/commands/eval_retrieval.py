@@ -1,0 +1,38 @@
+"""Evaluate retrieval on a dataset file (../shared/eval/FORMAT.md): system vs baselines."""
+
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memory_core.evaluation.dataset import DatasetError
+from memory_core.evaluation.harness import evaluate_dataset
+
+
+class Command(BaseCommand):
+    help = (
+        "Load a retrieval dataset into fresh tenants, run every case through the pipeline, "
+        "the vector top-k baseline and no-memory, and print the metrics as JSON."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--dataset", required=True, help="dataset JSON file")
+        parser.add_argument("--json", dest="json_out", help="also write the result here")
+        parser.add_argument(
+            "--keep", action="store_true", help="keep the run's tenants (default: delete them)"
+        )
+
+    def handle(self, *args, **options):
+        path = Path(options["dataset"])
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, json.JSONDecodeError) as exc:
+            raise CommandError(f"cannot read {path}: {exc}") from exc
+        try:
+            result = evaluate_dataset(data, keep=options["keep"])
+        except DatasetError as exc:
+            raise CommandError(f"{path}: {exc}") from exc
+        text = json.dumps(result, indent=2)
+        if options.get("json_out"):
+            Path(options["json_out"]).write_text(text + "\n")
+        self.stdout.write(text)

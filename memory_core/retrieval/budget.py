@@ -1,0 +1,66 @@
+"""Stage 9: the prompt budget. Max items, max tokens (real tokenizer), per-type quotas, diversity.
+
+Greedy by score: each candidate is taken if its type's quota has room, it is not a near copy
+of an item of the same type already taken (``diversity_cosine``), and the whole rendered
+package (``render``) still fits ``max_tokens`` as counted by ``count_tokens``, the embedding
+model's own tokenizer. Because the walk is greedy, a smaller ``max_items`` always selects a
+prefix of what a larger one selects. Pure: the tokenizer and renderer are passed in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .policy import RetrievalPolicy
+from .types import Budget, Candidate, Rejection
+
+STAGE = "budget"
+
+
+def _unit(c: Candidate):
+    if c.embedding is None:
+        return None
+    v = np.asarray(c.embedding, dtype=np.float32)
+    n = float(np.linalg.norm(v))
+    return v / n if n else None
+
+
+def select_within_budget(
+    ranked: list[Candidate],
+    *,
+    budget: Budget,
+    policy: RetrievalPolicy,
+    count_tokens: Callable[[str], int],
+    render: Callable[[list[Candidate]], str],
+) -> tuple[list[Candidate], list[Rejection], int]:
+    """Return the selected candidates (best first), the rejections and the package's tokens."""
+    selected: list[Candidate] = []
+    rejections: list[Rejection] = []
+    per_type: dict[str, int] = {}
+    units: list[tuple[str, object]] = []
+    diversity = float(policy["diversity_cosine"])
+    tokens = count_tokens(render([]))
+    for c in sorted(ranked, key=lambda c: (-c.score, c.id)):
+        if len(selected) >= budget.max_items:
+            rejections.append(Rejection(c.id, STAGE, "over_max_items"))
+            continue
+        if per_type.get(c.memory_type, 0) >= budget.max_items_per_type:
+            rejections.append(Rejection(c.id, STAGE, "type_quota_full"))
+            continue
+        unit = _unit(c)
+        if unit is not None and any(
+            t == c.memory_type and u is not None and float(unit @ u) >= diversity for t, u in units
+        ):
+            rejections.append(Rejection(c.id, STAGE, "redundant_with_selected"))
+            continue
+        trial = count_tokens(render([*selected, c]))
+        if trial > budget.max_tokens:
+            rejections.append(Rejection(c.id, STAGE, "over_token_budget"))
+            continue
+        selected.append(c)
+        tokens = trial
+        per_type[c.memory_type] = per_type.get(c.memory_type, 0) + 1
+        units.append((c.memory_type, unit))
+    return selected, rejections, tokens

@@ -1,0 +1,299 @@
+"""Stage 4: candidate generation. One SQL statement asks every store of the plan at once.
+
+Every store (structured lookup by type, active task state by session/task, pgvector HNSW
+nearest neighbours, Postgres full-text) is a CTE that carries the same ownership filter in its
+own WHERE clause: tenant, subject, agent (shared or the caller's), readable types, allowed
+scopes, status active and inside the validity interval. Nothing outside that filter ever
+leaves the database, so similarity is never the access control.
+
+Vector search runs with ``hnsw.iterative_scan = relaxed_order`` so a filter that keeps only a
+sliver of the index still fills the limit; ``hnsw.ef_search`` and ``hnsw.max_scan_tuples`` come
+from the policy. Full-text ranks with a BM25-style score computed in SQL over the subject's own
+rows (idf from the subject's document frequencies, length-normalised), because ``ts_rank`` has
+no idf and lets a common word swamp the rare one that matters.
+
+The two ranked lists are fused by reciprocal rank (``fuse``); every candidate also carries its
+cosine similarity to the query (when the query was embedded), which the later stages use.
+"""
+
+# Every value is a bound parameter; only constant identifiers and clauses built here from
+# constants are interpolated into the SQL text.
+# ruff: noqa: S608
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import numpy as np
+from django.db import connection
+
+from .policy import RetrievalPolicy
+from .types import Candidate, RetrievalContext, RetrievalPlan
+
+TABLE = "memory_core_memory"
+
+COLUMNS = (
+    "m.id, m.tenant_id, m.subject_id, m.agent_id, m.memory_type, m.memory_key, m.scope_kind, "
+    "m.scope_ref, m.content, m.content_hash, m.authority, m.confidence, m.sensitivity, m.status, "
+    "m.created_at, m.updated_at, m.valid_until, m.version, m.supersedes_id, m.session_id, "
+    "m.task_id"
+)
+
+
+def owner_filter(ctx: RetrievalContext, types_param: str, now: datetime) -> tuple[str, dict]:
+    """Return the WHERE clause every store uses, and its parameters.
+
+    ``types_param`` names the parameter holding the memory types the store may return.
+    """
+    params: dict = {
+        "tenant_id": ctx.tenant_id,
+        "subject_id": ctx.subject_id,
+        "agent_id": ctx.agent_id,
+        "now": now,
+    }
+    scope_terms = ["m.scope_kind = 'global'"]
+    for kind in ("user", "project", "repo", "task"):
+        refs = sorted({ref for k, ref in ctx.allowed_scopes if k == kind})
+        if refs:
+            params[f"scope_{kind}"] = refs
+            scope_terms.append(f"(m.scope_kind = '{kind}' AND m.scope_ref = ANY(%(scope_{kind})s))")
+    agent = (
+        "(m.agent_id IS NULL OR m.agent_id = %(agent_id)s)"
+        if ctx.agent_id
+        else "m.agent_id IS NULL"
+    )
+    sql = (
+        "m.tenant_id = %(tenant_id)s AND m.subject_id = %(subject_id)s AND "
+        f"{agent} AND m.status = 'active' AND m.valid_from <= %(now)s AND "
+        "(m.valid_until IS NULL OR m.valid_until > %(now)s) AND "
+        f"m.memory_type = ANY(%({types_param})s) AND ({' OR '.join(scope_terms)})"
+    )
+    return sql, params
+
+
+def vector_literal(vector) -> str:
+    """Return a pgvector text literal for ``vector``."""
+    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+
+
+def configure_vector_search(policy: RetrievalPolicy) -> None:
+    """Set the HNSW knobs for the current transaction (one round trip, no parameters)."""
+    ef = int(policy["hnsw_ef_search"])
+    scan = int(policy["hnsw_max_scan_tuples"])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SET LOCAL hnsw.ef_search = {ef}; "
+            "SET LOCAL hnsw.iterative_scan = relaxed_order; "
+            f"SET LOCAL hnsw.max_scan_tuples = {scan}"
+        )
+
+
+def build_candidate_sql(
+    *,
+    ctx: RetrievalContext,
+    plan: RetrievalPlan,
+    query: str,
+    query_vector,
+    now: datetime,
+    use_vector: bool = True,
+    use_fulltext: bool = True,
+    include_embeddings: bool = True,
+) -> tuple[str, dict, list[str]]:
+    """Return (sql, params, stores) for the plan's stores in one statement."""
+    ctes: list[str] = []
+    stores: list[str] = []
+    params: dict = {"query": query, "limit_all": plan.max_candidates}
+    has_vector = query_vector is not None
+    if has_vector:
+        params["qvec"] = vector_literal(query_vector)
+
+    semantic_types = list(plan.semantic_types)
+    if semantic_types and use_vector and has_vector:
+        where, p = owner_filter(ctx, "sem_types", now)
+        params.update(p, sem_types=semantic_types, sem_limit=plan.semantic_limit)
+        ctes.append(
+            "sem AS (SELECT m.id, (m.embedding <=> %(qvec)s::vector) AS dist "
+            f"FROM {TABLE} m WHERE {where} AND m.embedding IS NOT NULL "
+            "ORDER BY m.embedding <=> %(qvec)s::vector LIMIT %(sem_limit)s), "
+            "sem_r AS (SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk FROM sem)"
+        )
+        stores.append("vector")
+    if semantic_types and use_fulltext:
+        where, p = owner_filter(ctx, "sem_types", now)
+        params.update(p, sem_types=semantic_types, fts_limit=plan.fulltext_limit)
+        ctes.append(
+            # The query's lexemes, stemmed exactly as the generated column is.
+            "terms AS (SELECT DISTINCT quote_literal(lex)::tsquery AS q "
+            "FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lex), "
+            f"pool AS (SELECT m.id, m.search_vector FROM {TABLE} m WHERE {where}), "
+            "stats AS (SELECT count(*)::float AS n, "
+            "greatest(avg(length(search_vector)), 1)::float AS avglen FROM pool), "
+            "df AS (SELECT t.q, count(p.id)::float AS df FROM terms t "
+            "LEFT JOIN pool p ON p.search_vector @@ t.q GROUP BY t.q), "
+            "fts AS (SELECT p.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * 2.2 / "
+            "(1 + 1.2 * (0.25 + 0.75 * length(p.search_vector) / s.avglen))) AS score "
+            "FROM pool p JOIN df ON p.search_vector @@ df.q CROSS JOIN stats s "
+            "GROUP BY p.id ORDER BY score DESC, p.id LIMIT %(fts_limit)s), "
+            "fts_r AS (SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk "
+            "FROM fts)"
+        )
+        stores.append("fulltext")
+    if plan.structured_types:
+        where, p = owner_filter(ctx, "st_types", now)
+        params.update(p, st_types=list(plan.structured_types))
+        order = (
+            "m.embedding <=> %(qvec)s::vector NULLS LAST, m.updated_at DESC"
+            if has_vector
+            else "m.updated_at DESC"
+        )
+        ctes.append(
+            f"st AS (SELECT m.id FROM {TABLE} m WHERE {where} ORDER BY {order} LIMIT %(limit_all)s)"
+        )
+        stores.append("structured")
+    if plan.task_state and (ctx.session_id or ctx.task_id):
+        where, p = owner_filter(ctx, "ts_types", now)
+        params.update(p, ts_types=["task_state"], session_id=ctx.session_id, task_id=ctx.task_id)
+        match = []
+        if ctx.session_id:
+            match.append("m.session_id = %(session_id)s")
+        if ctx.task_id:
+            match.append("m.task_id = %(task_id)s")
+        ctes.append(
+            f"ts AS (SELECT m.id FROM {TABLE} m WHERE {where} AND ({' OR '.join(match)}) "
+            "ORDER BY m.updated_at DESC LIMIT %(limit_all)s)"
+        )
+        stores.append("task_state")
+    if not stores:
+        return "", {}, []
+
+    names = {"vector": "sem", "fulltext": "fts", "structured": "st", "task_state": "ts"}
+    union = " UNION ".join(f"SELECT id FROM {names[s]}" for s in stores)
+    ctes.append(f"ids AS ({union})")
+    select = [COLUMNS]
+    select.append("1 - (m.embedding <=> %(qvec)s::vector) AS cosine" if has_vector else "NULL")
+    select.append("m.embedding::text" if include_embeddings else "NULL")
+    joins = []
+    select.append("sem_r.rnk" if "vector" in stores else "NULL")
+    if "vector" in stores:
+        joins.append("LEFT JOIN sem_r ON sem_r.id = m.id")
+    if "fulltext" in stores:
+        select += ["fts_r.rnk", "fts_r.score"]
+        joins.append("LEFT JOIN fts_r ON fts_r.id = m.id")
+    else:
+        select += ["NULL", "NULL"]
+    select.append("(st.id IS NOT NULL)" if "structured" in stores else "false")
+    if "structured" in stores:
+        joins.append("LEFT JOIN st ON st.id = m.id")
+    select.append("(ts.id IS NOT NULL)" if "task_state" in stores else "false")
+    if "task_state" in stores:
+        joins.append("LEFT JOIN ts ON ts.id = m.id")
+    # The outer query repeats the tenant and subject guard (belt and braces).
+    sql = (
+        "WITH "
+        + ", ".join(ctes)
+        + f" SELECT {', '.join(select)} FROM ids JOIN {TABLE} m ON m.id = ids.id "
+        + " ".join(joins)
+        + " WHERE m.tenant_id = %(tenant_id)s AND m.subject_id = %(subject_id)s"
+    )
+    return sql, params, stores
+
+
+def _parse_embedding(text):
+    if not text:
+        return None
+    return tuple(np.asarray(json.loads(text), dtype=np.float32).tolist())
+
+
+def fetch_candidates(
+    *,
+    ctx: RetrievalContext,
+    plan: RetrievalPlan,
+    query: str,
+    query_vector,
+    now: datetime,
+    policy: RetrievalPolicy,
+    use_vector: bool = True,
+    use_fulltext: bool = True,
+) -> tuple[list[Candidate], list[str]]:
+    """Run the plan's stores in one statement; return the candidates and the stores asked."""
+    sql, params, stores = build_candidate_sql(
+        ctx=ctx,
+        plan=plan,
+        query=query,
+        query_vector=query_vector,
+        now=now,
+        use_vector=use_vector,
+        use_fulltext=use_fulltext,
+    )
+    if not sql:
+        return [], []
+    if "vector" in stores:
+        configure_vector_search(policy)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    candidates = [row_to_candidate(row) for row in rows]
+    fuse(candidates, policy)
+    return candidates, stores
+
+
+def row_to_candidate(row) -> Candidate:
+    """Return the candidate of one result row of ``build_candidate_sql``."""
+    (
+        id_, tenant_id, subject_id, agent_id, memory_type, memory_key, scope_kind, scope_ref,
+        content, chash, authority, confidence, sensitivity, status, created_at, updated_at,
+        valid_until, version, supersedes_id, session_id, task_id, cosine, embedding, vrank,
+        frank, fscore, in_structured, in_task,
+    ) = row  # fmt: skip
+    sources = set()
+    if vrank is not None:
+        sources.add("vector")
+    if frank is not None:
+        sources.add("fulltext")
+    if in_structured:
+        sources.add("structured")
+    if in_task:
+        sources.add("task_state")
+    return Candidate(
+        id=str(id_),
+        tenant_id=str(tenant_id),
+        subject_id=str(subject_id),
+        agent_id=str(agent_id) if agent_id else None,
+        memory_type=memory_type,
+        memory_key=memory_key,
+        scope_kind=scope_kind,
+        scope_ref=scope_ref,
+        content=content,
+        content_hash=chash,
+        authority=authority,
+        confidence=float(confidence),
+        sensitivity=sensitivity,
+        status=status,
+        created_at=created_at,
+        updated_at=updated_at,
+        valid_until=valid_until,
+        version=version,
+        supersedes_id=str(supersedes_id) if supersedes_id else None,
+        session_id=session_id,
+        task_id=task_id,
+        sources=sources,
+        semantic=float(cosine) if cosine is not None else None,
+        vector_rank=vrank,
+        fulltext_rank=frank,
+        fulltext_score=float(fscore or 0.0),
+        embedding=_parse_embedding(embedding),
+    )
+
+
+def fuse(candidates: list[Candidate], policy: RetrievalPolicy) -> None:
+    """Set each candidate's reciprocal-rank fusion of its vector and full-text ranks."""
+    k = float(policy["rrf_k"])
+    wv = float(policy["rrf_vector_weight"])
+    wf = float(policy["rrf_fulltext_weight"])
+    for c in candidates:
+        fused = 0.0
+        if c.vector_rank is not None:
+            fused += wv / (k + c.vector_rank)
+        if c.fulltext_rank is not None:
+            fused += wf / (k + c.fulltext_rank)
+        c.fused = fused

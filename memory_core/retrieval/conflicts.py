@@ -1,0 +1,99 @@
+"""Stage 8: conflicts by memory_key. Decide a winner by rule, or hand the conflict back.
+
+A group is the candidates sharing a non-empty memory_key (after dedup, so they say different
+things). Rules, in order (DESIGN.md, "Read path" 8):
+
+1. revoked and expired rows are already gone (stages 4 and 5);
+2. ``authority_class``: explicit (user, admin) beats confirmed (system, tool observation),
+   which beats model inference; lower classes drop out of the group;
+3. ``narrower_scope``: among what remains, a unique narrowest scope wins (task > repo >
+   project > user > global); all remaining rows apply to this request, or stage 5 had
+   removed them;
+4. ``newer_confirmed``: if every remaining row is explicit or confirmed, the newest wins;
+5. otherwise the group is unresolved. A high-impact group (``policy.is_high_impact``) yields a
+   clarification and no winner; a low-impact one keeps its best-scored row
+   (``best_score_low_impact``).
+
+A group a reviewer resolved as ``keep_both_scoped`` (``acknowledged``) keeps every row.
+Pure: no ORM, no I/O; the pipeline opens the review items.
+"""
+
+from __future__ import annotations
+
+from .policy import RetrievalPolicy, is_high_impact
+from .types import Candidate, Clarification, ConflictOutcome, Rejection
+
+STAGE = "conflicts"
+
+AUTHORITY_CLASS = {
+    "explicit_user": 3,
+    "explicit_admin": 3,
+    "confirmed_system": 2,
+    "tool_observation": 2,
+    "model_inference": 1,
+}
+
+
+def conflict_groups(candidates: list[Candidate]) -> dict[str, list[Candidate]]:
+    """Return the memory_key groups with more than one candidate."""
+    groups: dict[str, list[Candidate]] = {}
+    for c in candidates:
+        if c.memory_key:
+            groups.setdefault(c.memory_key, []).append(c)
+    return {key: members for key, members in groups.items() if len(members) > 1}
+
+
+def decide(members: list[Candidate]) -> tuple[Candidate | None, str]:
+    """Return the winner of one group by rules 2-4 and the rule that decided, or (None, "")."""
+    top_class = max(AUTHORITY_CLASS.get(c.authority, 0) for c in members)
+    remaining = [c for c in members if AUTHORITY_CLASS.get(c.authority, 0) == top_class]
+    if len(remaining) == 1:
+        return remaining[0], "authority_class"
+    narrowest = max(c.specificity for c in remaining)
+    narrow = [c for c in remaining if c.specificity == narrowest]
+    if len(narrow) == 1:
+        return narrow[0], "narrower_scope"
+    if top_class >= AUTHORITY_CLASS["confirmed_system"]:
+        newest = max(narrow, key=lambda c: (c.updated_at, c.version, c.id))
+        return newest, "newer_confirmed"
+    return None, ""
+
+
+def resolve_conflicts(
+    candidates: list[Candidate],
+    *,
+    policy: RetrievalPolicy,
+    acknowledged: dict[str, frozenset[str]] | None = None,
+) -> tuple[list[Candidate], list[ConflictOutcome], list[Clarification], list[Rejection]]:
+    """Return the candidates left after conflicts, the outcomes, clarifications, rejections."""
+    acknowledged = acknowledged or {}
+    dropped: set[str] = set()
+    outcomes: list[ConflictOutcome] = []
+    clarifications: list[Clarification] = []
+    rejections: list[Rejection] = []
+    for key, members in conflict_groups(candidates).items():
+        ids = sorted(c.id for c in members)
+        high = is_high_impact(policy, memory_key=key, memory_types={c.memory_type for c in members})
+        if acknowledged.get(key) == frozenset(ids):
+            outcomes.append(ConflictOutcome(key, ids, None, "kept_both_by_reviewer", high))
+            continue
+        winner, rule = decide(members)
+        if winner is None and high:
+            outcomes.append(ConflictOutcome(key, ids, None, "unresolved", high, clarification=True))
+            clarifications.append(
+                Clarification(memory_key=key, candidates=sorted(members, key=lambda c: -c.score))
+            )
+            for c in members:
+                dropped.add(c.id)
+                rejections.append(Rejection(c.id, STAGE, "unresolved_high_impact_conflict"))
+            continue
+        if winner is None:
+            winner = max(members, key=lambda c: (c.score, c.id))
+            rule = "best_score_low_impact"
+        outcomes.append(ConflictOutcome(key, ids, winner.id, rule, high))
+        for c in members:
+            if c.id != winner.id:
+                dropped.add(c.id)
+                rejections.append(Rejection(c.id, STAGE, f"lost_conflict:{rule}"))
+    kept = [c for c in candidates if c.id not in dropped]
+    return kept, outcomes, clarifications, rejections

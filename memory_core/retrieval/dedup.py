@@ -1,0 +1,106 @@
+"""Stage 6: one fact, one candidate. Merge supersession links, equal content, near duplicates.
+
+Rules, in order (each merge is logged with its rule and the merged ids are kept on the
+survivor as ``merged_from``):
+
+1. ``supersedes``: a row and the row it replaced; the newer one stays.
+2. ``content_hash``: the same normalized text (repeated summaries, a key's identical versions);
+   the strongest row stays (authority, confidence, version, recency).
+3. ``near_duplicate``: same memory type and cosine >= ``near_duplicate_cosine``.
+4. ``inferred_echo``: a model inference whose cosine to an explicit memory of the same type is
+   >= ``inferred_echo_cosine`` only restates it; the explicit memory stays.
+
+Two rows that both carry a memory_key and differ in content are never merged by similarity:
+that is a conflict, and stage 8 decides it in the open. Pure: no ORM, no I/O.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from memory_core.models.choices import AUTHORITY_RANK
+
+from .policy import RetrievalPolicy
+from .types import Candidate, Merge
+
+EXPLICIT = {"explicit_user", "explicit_admin"}
+
+
+def strength(c: Candidate) -> tuple:
+    """Return the sort key of the row that should survive a merge (higher is stronger)."""
+    return (AUTHORITY_RANK.get(c.authority, 0), c.confidence, c.version, c.updated_at, c.id)
+
+
+def _absorb(keeper: Candidate, other: Candidate) -> None:
+    keeper.merged_from = sorted({*keeper.merged_from, other.id, *other.merged_from})
+    keeper.sources |= other.sources
+    if other.semantic is not None and (keeper.semantic is None or other.semantic > keeper.semantic):
+        keeper.semantic = other.semantic
+    keeper.fused = max(keeper.fused, other.fused)
+    keeper.fulltext_score = max(keeper.fulltext_score, other.fulltext_score)
+
+
+def _matrix(candidates: list[Candidate]):
+    if not candidates or any(c.embedding is None for c in candidates):
+        return None
+    m = np.asarray([c.embedding for c in candidates], dtype=np.float32)
+    norms = np.linalg.norm(m, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    m = m / norms
+    return m @ m.T
+
+
+def deduplicate(
+    candidates: list[Candidate], *, policy: RetrievalPolicy
+) -> tuple[list[Candidate], list[Merge]]:
+    """Return one candidate per fact and the merges that made it so."""
+    merges: list[Merge] = []
+    alive: dict[str, Candidate] = {c.id: c for c in candidates}
+
+    def merge(keeper: Candidate, other: Candidate, rule: str) -> None:
+        _absorb(keeper, other)
+        merges.append(Merge(kept=keeper.id, merged=other.id, rule=rule))
+        alive.pop(other.id, None)
+
+    # 1. Supersession links.
+    for c in list(alive.values()):
+        if c.id in alive and c.supersedes_id and c.supersedes_id in alive:
+            merge(c, alive[c.supersedes_id], "supersedes")
+    # 2. Equal normalized content.
+    by_hash: dict[str, Candidate] = {}
+    for c in sorted(alive.values(), key=strength, reverse=True):
+        if not c.content_hash:
+            continue
+        if c.content_hash in by_hash:
+            merge(by_hash[c.content_hash], c, "content_hash")
+        else:
+            by_hash[c.content_hash] = c
+    # 3 and 4. Similar embeddings.
+    ordered = sorted(alive.values(), key=strength, reverse=True)
+    sims = _matrix(ordered)
+    if sims is not None:
+        near = float(policy["near_duplicate_cosine"])
+        echo = float(policy["inferred_echo_cosine"])
+        gone: set[int] = set()
+        for i, keeper in enumerate(ordered):
+            if i in gone:
+                continue
+            for j in range(i + 1, len(ordered)):
+                other = ordered[j]
+                if j in gone or other.memory_type != keeper.memory_type:
+                    continue
+                if keeper.memory_key and other.memory_key:
+                    continue  # two keyed facts that differ: a conflict, not a duplicate
+                sim = float(sims[i, j])
+                if sim >= near:
+                    merge(keeper, other, "near_duplicate")
+                    gone.add(j)
+                elif (
+                    sim >= echo
+                    and keeper.authority in EXPLICIT
+                    and other.authority == "model_inference"
+                ):
+                    merge(keeper, other, "inferred_echo")
+                    gone.add(j)
+    kept = [c for c in candidates if c.id in alive]
+    return kept, merges

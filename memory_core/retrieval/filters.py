@@ -1,0 +1,73 @@
+"""Stage 5: hard filters. A forbidden memory never survives on a low score.
+
+The SQL of stage 4 already keeps only the caller's rows; these checks run again over the
+candidates (defence in depth, and they carry the policy rules SQL does not: confidence floor,
+sensitivity for the prompt, types the plan excludes). Pure: no ORM, no I/O.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from memory_core.models.choices import SENSITIVITY_RANK
+
+from .policy import RetrievalPolicy
+from .types import Candidate, Rejection, RetrievalContext, RetrievalPlan
+
+STAGE = "hard_filters"
+
+
+def rejection_reason(
+    c: Candidate,
+    *,
+    ctx: RetrievalContext,
+    plan: RetrievalPlan,
+    policy: RetrievalPolicy,
+    now: datetime,
+) -> str | None:
+    """Return why ``c`` may not be used in this context, or None if it may."""
+    if c.tenant_id and c.tenant_id != str(ctx.tenant_id):
+        return "other_tenant"
+    if c.subject_id and c.subject_id != str(ctx.subject_id):
+        return "other_subject"
+    if c.agent_id and ctx.agent_id and c.agent_id != str(ctx.agent_id):
+        return "other_agent"
+    if not ctx.allows_scope(c.scope_kind, c.scope_ref):
+        return "scope_not_allowed"
+    if c.status != "active":
+        return f"status_{c.status}"
+    if c.valid_until is not None and c.valid_until <= now:
+        return "expired"
+    if ctx.read_types and c.memory_type not in ctx.read_types:
+        return "type_not_readable"
+    if c.memory_type in plan.excluded_types:
+        return "type_excluded_by_plan"
+    if c.confidence < policy.confidence_floor:
+        return "below_confidence_floor"
+    cap = min(
+        SENSITIVITY_RANK.get(ctx.max_sensitivity, 2),
+        SENSITIVITY_RANK.get(policy["max_prompt_sensitivity"], 2),
+    )
+    if SENSITIVITY_RANK.get(c.sensitivity, 3) > cap:
+        return "too_sensitive_for_prompt"
+    return None
+
+
+def apply_hard_filters(
+    candidates: list[Candidate],
+    *,
+    ctx: RetrievalContext,
+    plan: RetrievalPlan,
+    policy: RetrievalPolicy,
+    now: datetime,
+) -> tuple[list[Candidate], list[Rejection]]:
+    """Return the eligible candidates and a rejection (with its reason) for each other one."""
+    kept: list[Candidate] = []
+    rejected: list[Rejection] = []
+    for c in candidates:
+        reason = rejection_reason(c, ctx=ctx, plan=plan, policy=policy, now=now)
+        if reason:
+            rejected.append(Rejection(c.id, STAGE, reason))
+        else:
+            kept.append(c)
+    return kept, rejected

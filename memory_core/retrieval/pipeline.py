@@ -1,0 +1,412 @@
+"""The read path: ``retrieve(*, principal, request)`` runs the ten stages and stores a trace.
+
+Round trips per call: one for the subject and the active policy, one ``SET LOCAL`` for the HNSW
+knobs, one statement for every candidate store, one insert for the trace (plus the review
+item lookups and writes only when a high-impact conflict is unresolved). The query is
+embedded once. Stages 5-10 are pure functions over ``Candidate`` (see their modules).
+
+Failure handling (DESIGN.md, "When things fail"): if the embedding model fails, or the vector
+half of the statement fails, the stores are asked again without it (structured, task state,
+full-text) and the result says ``degraded``. If the database itself is unreachable the
+OperationalError propagates; the API answers 503 ``memory_unavailable``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+
+from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
+from django.utils import timezone
+
+from memory_core.embeddings import get_embedder
+from memory_core.models import RetrievalTrace
+
+from . import assembly, budget, candidates, conflicts, dedup, filters, intent, plan, rerank
+from .policy import RetrievalPolicy
+from .types import (
+    Budget,
+    Candidate,
+    ConflictOutcome,
+    Merge,
+    Rejection,
+    RetrievalContext,
+    RetrievalMode,
+    RetrievalRequest,
+    RetrievalResult,
+)
+
+logger = logging.getLogger(__name__)
+
+_LOOKUP_SQL = (
+    "SELECT (SELECT s.id FROM memory_core_subject s WHERE s.tenant_id = %s "
+    "AND s.external_id = %s), p.version, p.document FROM (SELECT 1) AS one "
+    "LEFT JOIN memory_core_policyversion p ON p.tenant_id = %s AND p.is_active"
+)
+
+
+class _Clock:
+    """Per-stage latency, in milliseconds."""
+
+    def __init__(self):
+        self.start = time.perf_counter()
+        self.last = self.start
+        self.stages: dict[str, float] = {}
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.stages[stage] = round((now - self.last) * 1000, 3)
+        self.last = now
+
+    @property
+    def total(self) -> float:
+        return round((time.perf_counter() - self.start) * 1000, 3)
+
+
+def lookup_subject_and_policy(*, tenant_id, user_id: str):
+    """Return (subject_id or None, RetrievalPolicy) in one round trip."""
+    with connection.cursor() as cursor:
+        cursor.execute(_LOOKUP_SQL, [tenant_id, user_id, tenant_id])
+        subject_id, version, document = cursor.fetchone()
+    if isinstance(document, str):
+        import json
+
+        document = json.loads(document)
+    return subject_id, RetrievalPolicy.from_document(document, version)
+
+
+def build_context(*, principal, request: RetrievalRequest, subject_id) -> RetrievalContext:
+    """Stage 1: the context from the credential (tenant, agent, grants) and the request."""
+    return RetrievalContext(
+        tenant_id=principal.tenant_id,
+        agent_id=getattr(principal, "agent_id", None),
+        subject_id=subject_id,
+        user_id=request.user_id,
+        session_id=request.session_id,
+        task_id=request.task_id,
+        project_id=request.project_id,
+        repository_id=request.repository_id,
+        locale=request.locale,
+        read_types=tuple(sorted(getattr(principal, "read_types", ()) or ())),
+        max_sensitivity=getattr(principal, "max_sensitivity", "sensitive"),
+    )
+
+
+def effective_budget(request: RetrievalRequest, policy: RetrievalPolicy) -> Budget:
+    """Return the request's budget, or the policy's when the request names none."""
+    b = policy.budget
+    return request.budget or Budget(
+        max_items=int(b["max_items"]),
+        max_tokens=int(b["max_tokens"]),
+        max_items_per_type=int(b["max_items_per_type"]),
+    )
+
+
+def _embed_query(query: str):
+    try:
+        return get_embedder().embed([query])[0], ""
+    except Exception as exc:  # any failure of the model is a degraded read, never a 500
+        logger.warning("query embedding failed, degrading to structured + full-text: %s", exc)
+        return None, "embedding_failed"
+
+
+def _generate(*, ctx, plan_, query, vector, now, policy):
+    """Stage 4 with the degraded fallback; return (candidates, stores, degraded_reason)."""
+    reason = ""
+    if vector is not None and plan_.semantic_types:
+        try:
+            with transaction.atomic():
+                found, stores = candidates.fetch_candidates(
+                    ctx=ctx, plan=plan_, query=query, query_vector=vector, now=now, policy=policy
+                )
+            return found, stores, ""
+        except (OperationalError, InterfaceError):
+            raise
+        except DatabaseError as exc:
+            logger.warning("vector search failed, degrading to full-text: %s", exc)
+            reason = "vector_search_failed"
+    with transaction.atomic():
+        found, stores = candidates.fetch_candidates(
+            ctx=ctx,
+            plan=plan_,
+            query=query,
+            query_vector=vector if not reason else None,
+            now=now,
+            policy=policy,
+            use_vector=False,
+        )
+    return found, stores, reason
+
+
+def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
+    """Run the read path for ``principal`` and return the bounded, explained memory package."""
+    clock = _Clock()
+    now = timezone.now()
+    subject_id, policy = lookup_subject_and_policy(
+        tenant_id=principal.tenant_id, user_id=request.user_id
+    )
+    ctx = build_context(principal=principal, request=request, subject_id=subject_id)
+    clock.lap("context")
+
+    mode, gate_rule = intent.choose_mode(request.intent, request.has_complete_context)
+    intent_name = intent.normalize_intent(request.intent)
+    if subject_id is None and mode != RetrievalMode.NONE:
+        gate_rule += "+unknown_subject"
+    clock.lap("intent_gate")
+
+    plan_ = plan.build_plan(
+        mode=mode, intent=intent_name, ctx=ctx, policy=policy, query=request.query
+    )
+    clock.lap("plan")
+
+    found: list[Candidate] = []
+    stores: list[str] = []
+    degraded_reason = ""
+    if mode != RetrievalMode.NONE and subject_id is not None:
+        vector, degraded_reason = _embed_query(request.query)
+        clock.lap("embed_query")
+        found, stores, vector_reason = _generate(
+            ctx=ctx, plan_=plan_, query=request.query, vector=vector, now=now, policy=policy
+        )
+        degraded_reason = degraded_reason or vector_reason
+    clock.lap("candidates")
+    degraded = bool(degraded_reason)
+
+    eligible, rejected_filters = filters.apply_hard_filters(
+        found, ctx=ctx, plan=plan_, policy=policy, now=now
+    )
+    clock.lap("hard_filters")
+    unique, merges = dedup.deduplicate(eligible, policy=policy)
+    clock.lap("dedup")
+    ranked, rejected_rank = rerank.rerank(
+        unique, ctx=ctx, plan=plan_, policy=policy, now=now, degraded=degraded
+    )
+    clock.lap("rerank")
+
+    acknowledged, known_items = _conflict_state(ctx, ranked)
+    resolved, outcomes, clarifications, rejected_conflicts = conflicts.resolve_conflicts(
+        ranked, policy=policy, acknowledged=acknowledged
+    )
+    _open_reviews(ctx, outcomes, clarifications, known_items)
+    clock.lap("conflicts")
+
+    the_budget = effective_budget(request, policy)
+    counter = get_embedder().count_tokens
+    selected, rejected_budget, _ = budget.select_within_budget(
+        resolved,
+        budget=the_budget,
+        policy=policy,
+        count_tokens=counter,
+        render=lambda items: assembly.render_prompt(items, clarifications),
+    )
+    clock.lap("budget")
+
+    items = assembly.order_items(selected)
+    prompt = assembly.render_prompt(items, clarifications)
+    prompt_tokens = counter(prompt)
+    clock.lap("assembly")
+
+    rejections = rejected_filters + rejected_rank + rejected_conflicts + rejected_budget
+    stages = _trace_document(
+        ctx=ctx,
+        request=request,
+        mode=mode,
+        gate_rule=gate_rule,
+        plan_=plan_,
+        stores=stores,
+        found=found,
+        counts={
+            "candidates": len(found),
+            "after_hard_filters": len(eligible),
+            "after_dedup": len(unique),
+            "after_rerank": len(ranked),
+            "after_conflicts": len(resolved),
+            "selected": len(items),
+            "clarifications": len(clarifications),
+        },
+        rejections=rejections,
+        merges=merges,
+        outcomes=outcomes,
+        items=items,
+        budget_=the_budget,
+        prompt_tokens=prompt_tokens,
+        degraded_reason=degraded_reason,
+        latency=clock.stages,
+        policy=policy,
+    )
+    cited = _cited_ids(found, merges, outcomes)
+    trace = RetrievalTrace.objects.create(
+        tenant_id=ctx.tenant_id,
+        agent_id=ctx.agent_id,
+        subject_id=ctx.subject_id,
+        mode=str(mode),
+        degraded=degraded,
+        policy_version=policy.version,
+        query_hash=hashlib.sha256(request.query.encode()).hexdigest(),
+        stages=stages,
+        selected_ids=[c.id for c in items],
+        cited_ids=cited,
+        prompt_tokens=prompt_tokens,
+        latency_ms=clock.total,
+    )
+    return RetrievalResult(
+        trace_id=str(trace.id),
+        mode=str(mode),
+        degraded=degraded,
+        items=items,
+        clarifications=clarifications,
+        prompt=prompt,
+        prompt_tokens=prompt_tokens,
+        trace=stages,
+    )
+
+
+def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
+    """Load the review state of the groups that may conflict (one query, only if any)."""
+    groups = conflicts.conflict_groups(ranked)
+    if not groups:
+        return {}, {}
+    from memory_core.services.conflicts import conflict_lookup
+
+    items = conflict_lookup(
+        tenant_id=ctx.tenant_id, subject_id=ctx.subject_id, memory_keys=sorted(groups)
+    )
+    acknowledged = {
+        key: frozenset(str(i) for i in item.candidate_ids)
+        for key, item in items.items()
+        if item.resolution == "keep_both_scoped" and item.state == "resolved"
+    }
+    return acknowledged, items
+
+
+def _open_reviews(ctx, outcomes: list[ConflictOutcome], clarifications, known_items) -> None:
+    """Open (or reuse) a conflict review item for every clarification."""
+    if not clarifications:
+        return
+    from memory_core.services.conflicts import conflict_open
+
+    by_key = {o.memory_key: o for o in outcomes}
+    for cl in clarifications:
+        ids = sorted(c.id for c in cl.candidates)
+        known = known_items.get(cl.memory_key)
+        if (
+            known is not None
+            and known.resolution == "ask_user"
+            and sorted(str(i) for i in known.candidate_ids) == ids
+        ):
+            item = known  # a reviewer decided the user must choose: keep pointing at it
+        else:
+            item = conflict_open(
+                tenant_id=ctx.tenant_id,
+                subject_id=ctx.subject_id,
+                memory_key=cl.memory_key,
+                candidate_ids=ids,
+            )
+        cl.review_item_id = str(item.id)
+        by_key[cl.memory_key].review_item_id = str(item.id)
+
+
+def _cited_ids(found, merges: list[Merge], outcomes: list[ConflictOutcome]) -> list[str]:
+    ids = {c.id for c in found}
+    for m in merges:
+        ids.update((m.kept, m.merged))
+    for o in outcomes:
+        ids.update(o.candidate_ids)
+    return sorted(ids)
+
+
+def _trace_document(
+    *,
+    ctx,
+    request,
+    mode,
+    gate_rule,
+    plan_,
+    stores,
+    found,
+    counts,
+    rejections: list[Rejection],
+    merges: list[Merge],
+    outcomes: list[ConflictOutcome],
+    items: list[Candidate],
+    budget_: Budget,
+    prompt_tokens: int,
+    degraded_reason: str,
+    latency: dict,
+    policy: RetrievalPolicy,
+) -> dict:
+    """Return the trace's JSON: ids, hashes, counts, reasons and scores; never content."""
+    by_store: dict[str, int] = {}
+    for c in found:
+        for s in c.sources:
+            by_store[s] = by_store.get(s, 0) + 1
+    return {
+        "context": {
+            "agent_id": str(ctx.agent_id) if ctx.agent_id else None,
+            "subject_known": ctx.subject_id is not None,
+            "allowed_scopes": [k if k == "global" else f"{k}:{r}" for k, r in ctx.allowed_scopes],
+            "locale": ctx.locale,
+        },
+        "gate": {
+            "mode": str(mode),
+            "rule": gate_rule,
+            "intent": intent.normalize_intent(request.intent),
+            "has_complete_context": request.has_complete_context,
+        },
+        "plan": plan_.as_trace(),
+        "stores_queried": stores,
+        "candidates_by_store": by_store,
+        "candidates": [
+            {
+                "id": c.id,
+                "sources": sorted(c.sources),
+                "vector_rank": c.vector_rank,
+                "fulltext_rank": c.fulltext_rank,
+                "content_hash": c.content_hash,
+            }
+            for c in found
+        ],
+        "counts": counts,
+        "rejections": [
+            {"id": r.memory_id, "stage": r.stage, "reason": r.reason} for r in rejections
+        ],
+        "dedup_merges": [{"kept": m.kept, "merged": m.merged, "rule": m.rule} for m in merges],
+        "conflicts": [
+            {
+                "memory_key": o.memory_key,
+                "candidate_ids": o.candidate_ids,
+                "winner_id": o.winner_id,
+                "rule": o.rule,
+                "high_impact": o.high_impact,
+                "clarification": o.clarification,
+                "review_item_id": o.review_item_id,
+            }
+            for o in outcomes
+        ],
+        "selected": [
+            {
+                "id": c.id,
+                "memory_type": c.memory_type,
+                "scope": c.scope,
+                "authority": c.authority,
+                "section": c.section,
+                "score": c.score,
+                "components": c.components,
+                "merged_from": c.merged_from,
+                "content_hash": c.content_hash,
+                "reason": c.reason,
+            }
+            for c in items
+        ],
+        "tokens": {
+            "prompt_tokens": prompt_tokens,
+            "max_tokens": budget_.max_tokens,
+            "max_items": budget_.max_items,
+            "max_items_per_type": budget_.max_items_per_type,
+        },
+        "degraded": {"degraded": bool(degraded_reason), "reason": degraded_reason},
+        "policy_version": policy.version,
+        "latency_ms": latency,
+        "recorded_at": timezone.now().isoformat(),
+    }

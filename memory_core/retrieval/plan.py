@@ -1,0 +1,101 @@
+"""Stage 3: turn the gate's mode and the intent into a retrieval plan.
+
+The plan names the memory types each store is asked for, whether active task state is
+loaded, the preferred scopes (narrowest first) and how many candidates to pull.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .policy import RetrievalPolicy
+from .types import RetrievalContext, RetrievalMode, RetrievalPlan
+
+ALL_TYPES = (
+    "user_preference",
+    "project_constraint",
+    "repository_rule",
+    "task_state",
+    "previous_decision",
+    "incident",
+    "successful_procedure",
+    "episode",
+)
+EPISODIC_TYPES = ("previous_decision", "incident", "successful_procedure", "episode")
+CONSTRAINT_TYPES = ("project_constraint", "repository_rule", "previous_decision")
+
+# Structured types by intent (the ones the seed names); unknown intents use the mode's default.
+STRUCTURED_BY_INTENT = {
+    "load_preferences": ("user_preference",),
+    "load_profile": ("user_preference",),
+    "apply_project_rules": CONSTRAINT_TYPES,
+    "apply_repository_rules": CONSTRAINT_TYPES,
+    "resume_task": ("task_state", *CONSTRAINT_TYPES),
+    "continue_task": ("task_state", *CONSTRAINT_TYPES),
+}
+
+_TERM = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def build_plan(
+    *, mode: RetrievalMode, intent: str, ctx: RetrievalContext, policy: RetrievalPolicy, query: str
+) -> RetrievalPlan:
+    """Return the plan for ``mode``: stores, types, scopes and candidate counts."""
+    readable = set(ctx.read_types) if ctx.read_types else set(ALL_TYPES)
+    preferred = tuple(
+        kind if kind == "global" else f"{kind}:{ref}" for kind, ref in ctx.allowed_scopes
+    )
+    max_candidates = int(policy["max_candidates"])
+    terms = len(set(_TERM.findall(query.lower())))
+    if mode == RetrievalMode.NONE:
+        return RetrievalPlan(mode=mode, intent=intent, query_terms=terms)
+
+    def keep(types) -> tuple[str, ...]:
+        return tuple(t for t in types if t in readable)
+
+    if mode == RetrievalMode.STRUCTURED_ONLY:
+        structured = keep(
+            STRUCTURED_BY_INTENT.get(
+                intent, ("user_preference", "project_constraint", "repository_rule")
+            )
+        )
+        task_state = "task_state" in structured and bool(ctx.session_id or ctx.task_id)
+        structured = tuple(t for t in structured if t != "task_state")
+        return RetrievalPlan(
+            mode=mode,
+            intent=intent,
+            structured_types=structured,
+            task_state=task_state,
+            excluded_types=tuple(t for t in ALL_TYPES if t not in structured and t != "task_state"),
+            preferred_scopes=preferred,
+            max_candidates=max_candidates,
+            query_terms=terms,
+        )
+    if mode == RetrievalMode.EPISODIC_ONLY:
+        semantic = keep(EPISODIC_TYPES)
+        return RetrievalPlan(
+            mode=mode,
+            intent=intent,
+            semantic_types=semantic,
+            excluded_types=tuple(t for t in ALL_TYPES if t not in semantic),
+            preferred_scopes=preferred,
+            max_candidates=max_candidates,
+            semantic_limit=max_candidates,
+            fulltext_limit=max_candidates,
+            query_terms=terms,
+        )
+    structured = keep(("user_preference", "project_constraint", "repository_rule"))
+    return RetrievalPlan(
+        mode=mode,
+        intent=intent,
+        structured_types=structured,
+        semantic_types=keep(
+            EPISODIC_TYPES + ("user_preference", "project_constraint", "repository_rule")
+        ),
+        task_state="task_state" in readable and bool(ctx.session_id or ctx.task_id),
+        preferred_scopes=preferred,
+        max_candidates=max_candidates,
+        semantic_limit=max_candidates,
+        fulltext_limit=max_candidates,
+        query_terms=terms,
+    )

@@ -1,0 +1,101 @@
+"""The retrieval part of a tenant's policy document, with defaults for every missing key.
+
+The policy document (``PolicyVersion.document``) may carry ``ranking_weights``,
+``half_life_days``, ``budget`` and a ``retrieval`` section; anything absent falls back to the
+values here, so an older policy version keeps working when new knobs appear.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memory_core.policy_defaults import DEFAULT_POLICY
+
+RETRIEVAL_DEFAULTS = {
+    # Candidate generation.
+    "max_candidates": 40,
+    "hnsw_ef_search": 100,
+    "hnsw_max_scan_tuples": 50000,
+    "rrf_k": 60,
+    "rrf_vector_weight": 1.0,
+    "rrf_fulltext_weight": 1.0,
+    # Relevance gate: below this cosine (and with no full-text hit) a memory is off-topic.
+    "relevance_floor": 0.2,
+    "fulltext_floor": 0.1,
+    "relevance_margin": 0.25,
+    # Constraints and rules whose scope is the request's own repo or task apply to every action
+    # there, whatever the wording of the request.
+    "scope_bound_types": ["project_constraint", "repository_rule"],
+    "scope_bound_kinds": ["task", "repo"],
+    # Dedup: same-type rows this close are one fact; an inference this close to an explicit
+    # memory of the same type only echoes it.
+    "near_duplicate_cosine": 0.92,
+    "inferred_echo_cosine": 0.5,
+    # Budget diversity: skip an item this close to one already selected of the same type.
+    "diversity_cosine": 0.9,
+    # Never put more sensitive memory than this into a prompt (the agent's grant may lower it).
+    "max_prompt_sensitivity": "sensitive",
+    # Conflicts: which unresolved groups must come back as a clarification.
+    "high_impact_types": ["project_constraint", "repository_rule"],
+    "high_impact_key_prefixes": [
+        "deploy",
+        "deployment",
+        "production",
+        "prod",
+        "release",
+        "security",
+        "access",
+        "billing",
+        "payment",
+        "database",
+        "migration",
+        "infra",
+    ],
+}
+
+DEFAULT_WEIGHTS = DEFAULT_POLICY["ranking_weights"]
+DEFAULT_HALF_LIVES = DEFAULT_POLICY["half_life_days"]
+DEFAULT_BUDGET = DEFAULT_POLICY["budget"]
+
+
+@dataclass(frozen=True)
+class RetrievalPolicy:
+    """The knobs the stages read, resolved from one policy version."""
+
+    version: int | None
+    weights: dict = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    half_life_days: dict = field(default_factory=lambda: dict(DEFAULT_HALF_LIVES))
+    budget: dict = field(default_factory=lambda: dict(DEFAULT_BUDGET))
+    retrieval: dict = field(default_factory=lambda: dict(RETRIEVAL_DEFAULTS))
+
+    def __getitem__(self, key):
+        return self.retrieval[key]
+
+    @property
+    def confidence_floor(self) -> float:
+        return float(self.budget.get("confidence_floor", 0.3))
+
+    @classmethod
+    def from_document(cls, document: dict | None, version: int | None = None) -> RetrievalPolicy:
+        """Return the policy of ``document`` with defaults filled in."""
+        document = document or {}
+        return cls(
+            version=version,
+            weights={**DEFAULT_WEIGHTS, **(document.get("ranking_weights") or {})},
+            half_life_days={**DEFAULT_HALF_LIVES, **(document.get("half_life_days") or {})},
+            budget={**DEFAULT_BUDGET, **(document.get("budget") or {})},
+            retrieval={**RETRIEVAL_DEFAULTS, **(document.get("retrieval") or {})},
+        )
+
+
+def is_high_impact(policy: RetrievalPolicy, *, memory_key: str, memory_types) -> bool:
+    """Return whether a conflict on ``memory_key`` must be answered with a clarification.
+
+    High impact: any row of the group has a type in ``high_impact_types`` (project
+    constraints, repository rules), or the key's first segment is in
+    ``high_impact_key_prefixes`` (deploy.region, production.database, ...).
+    """
+    if set(memory_types) & set(policy["high_impact_types"]):
+        return True
+    head = memory_key.replace("-", "_").split(".")[0].split("_")[0].lower()
+    return head in set(policy["high_impact_key_prefixes"])

@@ -1,0 +1,197 @@
+"""Stage 7: score every candidate with explicit, logged components; drop the off-topic ones.
+
+``score = w.semantic*semantic + w.task_fit*task_fit + w.scope*scope + w.authority*authority
++ w.freshness*freshness + w.confidence*confidence - conflict_penalty - redundancy_penalty``,
+weights from the tenant's policy (``ranking_weights``), freshness from the per-type
+half-life (``half_life_days``). Every component is stored on the candidate and in the trace.
+
+Relevance gate: a candidate whose cosine to the query is below ``relevance_floor``, or more
+than ``relevance_margin`` below the best candidate's cosine, is off-topic (a full-text match
+only needs the lower ``fulltext_floor``), unless it is bound to the request by structure
+(active state of this session/task, or a constraint/rule scoped to this repository or task).
+When the query could not be embedded (degraded), rows of the deterministic stores pass. The
+rows of one memory_key pass or fail together, so conflicts are never hidden by the gate.
+Pure: no ORM, no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime
+
+import numpy as np
+
+from .policy import RetrievalPolicy
+from .types import Candidate, Rejection, RetrievalContext, RetrievalPlan
+
+STAGE = "rerank"
+
+AUTHORITY_WEIGHT = {
+    "explicit_user": 1.0,
+    "explicit_admin": 1.0,
+    "confirmed_system": 0.95,
+    "tool_observation": 0.75,
+    "model_inference": 0.45,
+}
+SCOPE_WEIGHT = {"task": 1.0, "repo": 0.95, "project": 0.85, "user": 0.7, "global": 0.55}
+REDUNDANCY_START = 0.75
+
+
+def freshness(c: Candidate, *, now: datetime, half_life_days: dict) -> float:
+    """Return exp(-ln2 * age / half-life) for the candidate's type (1.0 when brand new)."""
+    age_days = max((now - (c.updated_at or c.created_at)).total_seconds() / 86400.0, 0.0)
+    half_life = float(half_life_days.get(c.memory_type) or 90)
+    return math.exp(-math.log(2) * age_days / half_life)
+
+
+def task_fit(c: Candidate, *, ctx: RetrievalContext, plan: RetrievalPlan, policy) -> float:
+    """Return how directly ``c`` bears on the current task (1 = bound to it by structure)."""
+    if c.memory_type == "task_state" and (
+        (ctx.task_id and c.task_id == ctx.task_id)
+        or (ctx.session_id and c.session_id == ctx.session_id)
+    ):
+        return 1.0
+    if scope_bound(c, ctx=ctx, policy=policy):
+        return 1.0
+    if c.memory_type in plan.structured_types:
+        return 0.7
+    if c.memory_type in plan.semantic_types:
+        return 0.5
+    return 0.3
+
+
+def scope_bound(c: Candidate, *, ctx: RetrievalContext, policy) -> bool:
+    """Return whether ``c`` is a constraint scoped to this very repository or task."""
+    return (
+        c.memory_type in policy["scope_bound_types"]
+        and c.scope_kind in policy["scope_bound_kinds"]
+        and ctx.allows_scope(c.scope_kind, c.scope_ref)
+    )
+
+
+def relevant(
+    c: Candidate, *, fit: float, policy: RetrievalPolicy, degraded: bool, best: float | None
+) -> bool:
+    """Return whether ``c`` passes the relevance gate (see the module docstring)."""
+    if fit >= 1.0:
+        return True
+    if c.semantic is None:
+        return "fulltext" in c.sources or (
+            degraded and bool(c.sources & {"structured", "task_state"})
+        )
+    if "fulltext" in c.sources and c.semantic >= float(policy["fulltext_floor"]):
+        return True
+    floor = float(policy["relevance_floor"])
+    if best is not None:
+        floor = max(floor, best - float(policy["relevance_margin"]))
+    return c.semantic >= floor
+
+
+def semantic_component(c: Candidate, policy: RetrievalPolicy) -> float:
+    """Return the relevance signal: cosine and the normalized hybrid rank fusion, averaged."""
+    k = float(policy["rrf_k"])
+    best = (float(policy["rrf_vector_weight"]) + float(policy["rrf_fulltext_weight"])) / (k + 1)
+    fused = c.fused / best if best > 0 else 0.0
+    if c.semantic is None:
+        return fused
+    return 0.5 * max(0.0, min(1.0, c.semantic)) + 0.5 * fused
+
+
+def rerank(
+    candidates: list[Candidate],
+    *,
+    ctx: RetrievalContext,
+    plan: RetrievalPlan,
+    policy: RetrievalPolicy,
+    now: datetime,
+    degraded: bool = False,
+) -> tuple[list[Candidate], list[Rejection]]:
+    """Return the relevant candidates, best first, each with its components and score."""
+    w = policy.weights
+    kept: list[Candidate] = []
+    rejected: list[Rejection] = []
+    keyed: dict[str, set[str]] = {}
+    for c in candidates:
+        if c.memory_key:
+            keyed.setdefault(c.memory_key, set()).add(c.content_hash)
+    cosines = [c.semantic for c in candidates if c.semantic is not None]
+    best = max(cosines) if cosines else None
+    fits = {c.id: task_fit(c, ctx=ctx, plan=plan, policy=policy) for c in candidates}
+    passed = {
+        c.id
+        for c in candidates
+        if relevant(c, fit=fits[c.id], policy=policy, degraded=degraded, best=best)
+    }
+    # Rows on one memory_key govern one decision: if one is relevant, so are its rivals, and
+    # stage 8 must see them all.
+    relevant_keys = {c.memory_key for c in candidates if c.memory_key and c.id in passed}
+    for c in candidates:
+        fit = fits[c.id]
+        if c.id not in passed and c.memory_key not in relevant_keys:
+            rejected.append(Rejection(c.id, STAGE, "below_relevance_floor"))
+            continue
+        contested = bool(c.memory_key) and len(keyed.get(c.memory_key, ())) > 1
+        comp = {
+            "semantic": round(semantic_component(c, policy), 4),
+            "cosine": round(c.semantic, 4) if c.semantic is not None else None,
+            "fused": round(c.fused, 5),
+            "task_fit": fit,
+            "scope": SCOPE_WEIGHT.get(c.scope_kind, 0.3),
+            "authority": AUTHORITY_WEIGHT.get(c.authority, 0.3),
+            "freshness": round(freshness(c, now=now, half_life_days=policy.half_life_days), 4),
+            "confidence": c.confidence,
+            "conflict_penalty": float(w.get("conflict_penalty", 0.0)) if contested else 0.0,
+            "redundancy_penalty": 0.0,
+        }
+        c.components = comp
+        c.score = _total(comp, w)
+        kept.append(c)
+    kept.sort(key=lambda c: (-c.score, c.id))
+    _redundancy(kept, w)
+    kept.sort(key=lambda c: (-c.score, c.id))
+    for c in kept:
+        c.reason = explain(c, ctx=ctx)
+    return kept, rejected
+
+
+def _total(comp: dict, w: dict) -> float:
+    score = sum(
+        float(w.get(name, 0.0)) * float(comp[name])
+        for name in ("semantic", "task_fit", "scope", "authority", "freshness", "confidence")
+    )
+    return round(score - comp["conflict_penalty"] - comp["redundancy_penalty"], 6)
+
+
+def _redundancy(ranked: list[Candidate], w: dict) -> None:
+    """Penalize a candidate close to a better one of the same type (diversity)."""
+    weight = float(w.get("redundancy_penalty", 0.0))
+    if not weight or len(ranked) < 2 or any(c.embedding is None for c in ranked):
+        return
+    m = np.asarray([c.embedding for c in ranked], dtype=np.float32)
+    m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
+    sims = m @ m.T
+    for i, c in enumerate(ranked):
+        same = [j for j in range(i) if ranked[j].memory_type == c.memory_type]
+        if not same:
+            continue
+        top = float(max(sims[i, j] for j in same))
+        if top > REDUNDANCY_START:
+            penalty = weight * (top - REDUNDANCY_START) / (1 - REDUNDANCY_START)
+            c.components["redundancy_penalty"] = round(penalty, 4)
+            c.score = _total(c.components, w)
+
+
+def explain(c: Candidate, *, ctx: RetrievalContext) -> str:
+    """Return a short, content-free reason why ``c`` was kept."""
+    comp = c.components
+    if c.memory_type == "task_state" and comp.get("task_fit") == 1.0:
+        return "active state of this task"
+    if comp.get("task_fit") == 1.0:
+        return f"{c.memory_type.replace('_', ' ')} bound to {c.scope}"
+    parts = []
+    if comp.get("cosine") is not None:
+        parts.append(f"semantic match {comp['cosine']:.2f}")
+    if "fulltext" in c.sources:
+        parts.append("keyword match")
+    parts.append(f"{c.authority.replace('_', ' ')}, {c.scope}")
+    return "; ".join(parts)

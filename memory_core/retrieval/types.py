@@ -1,0 +1,238 @@
+"""The data the retrieval stages pass along: context, request, plan, one candidate contract.
+
+Everything here is plain data (no ORM), so the stages after candidate generation are pure
+functions over it and can be unit-tested without a database.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+
+
+class RetrievalMode(StrEnum):
+    """What the intent gate decided to query."""
+
+    NONE = "none"
+    STRUCTURED_ONLY = "structured_only"
+    EPISODIC_ONLY = "episodic_only"
+    HYBRID = "hybrid"
+
+
+# Scope kinds from narrowest to broadest; the rank is used by scoring and conflicts.
+SCOPE_SPECIFICITY = {"task": 5, "repo": 4, "project": 3, "user": 2, "global": 1}
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How much memory may enter the prompt."""
+
+    max_items: int = 8
+    max_tokens: int = 800
+    max_items_per_type: int = 3
+
+
+@dataclass(frozen=True)
+class RetrievalRequest:
+    """What an agent asked for (the body of ``POST /api/v1/retrieve``), already validated."""
+
+    query: str
+    user_id: str
+    intent: str = ""
+    has_complete_context: bool = False
+    session_id: str = ""
+    task_id: str = ""
+    project_id: str = ""
+    repository_id: str = ""
+    locale: str = ""
+    budget: Budget | None = None
+
+
+@dataclass(frozen=True)
+class RetrievalContext:
+    """Stage 1: who is asking, about whom, and in which scopes. Built from the credential."""
+
+    tenant_id: uuid.UUID
+    agent_id: uuid.UUID | None
+    subject_id: uuid.UUID | None
+    user_id: str
+    session_id: str = ""
+    task_id: str = ""
+    project_id: str = ""
+    repository_id: str = ""
+    locale: str = ""
+    read_types: tuple[str, ...] = ()
+    max_sensitivity: str = "sensitive"
+
+    @property
+    def allowed_scopes(self) -> list[tuple[str, str]]:
+        """Return the (kind, ref) scopes this context may read, narrowest first."""
+        scopes: list[tuple[str, str]] = []
+        if self.task_id:
+            scopes.append(("task", self.task_id))
+        if self.repository_id:
+            scopes.append(("repo", self.repository_id))
+        if self.project_id:
+            scopes.append(("project", self.project_id))
+        if self.user_id:
+            scopes.append(("user", self.user_id))
+        if self.subject_id:
+            scopes.append(("user", str(self.subject_id)))
+        scopes.append(("global", ""))
+        return scopes
+
+    def allows_scope(self, kind: str, ref: str) -> bool:
+        """Return whether a memory of scope ``kind:ref`` may be used in this context."""
+        return (kind, ref) in self.allowed_scopes
+
+
+@dataclass(frozen=True)
+class RetrievalPlan:
+    """Stage 3: which stores to ask, for which types, in which scopes, how many candidates."""
+
+    mode: RetrievalMode
+    intent: str
+    structured_types: tuple[str, ...] = ()
+    semantic_types: tuple[str, ...] = ()
+    task_state: bool = False
+    excluded_types: tuple[str, ...] = ()
+    preferred_scopes: tuple[str, ...] = ()
+    max_candidates: int = 40
+    semantic_limit: int = 40
+    fulltext_limit: int = 40
+    query_terms: int = 0
+
+    @property
+    def stores(self) -> list[str]:
+        """Return the names of the stores this plan queries."""
+        stores = []
+        if self.structured_types:
+            stores.append("structured")
+        if self.task_state:
+            stores.append("task_state")
+        if self.semantic_types:
+            stores += ["vector", "fulltext"]
+        return stores
+
+    def as_trace(self) -> dict:
+        return {
+            "mode": str(self.mode),
+            "intent": self.intent,
+            "structured_types": list(self.structured_types),
+            "semantic_types": list(self.semantic_types),
+            "task_state": self.task_state,
+            "excluded_types": list(self.excluded_types),
+            "preferred_scopes": list(self.preferred_scopes),
+            "max_candidates": self.max_candidates,
+            "query_terms": self.query_terms,
+        }
+
+
+@dataclass
+class Candidate:
+    """Stage 6's one candidate contract: every store's rows become this."""
+
+    id: str
+    memory_type: str
+    memory_key: str
+    scope_kind: str
+    scope_ref: str
+    content: str
+    content_hash: str
+    authority: str
+    confidence: float
+    sensitivity: str
+    status: str
+    created_at: datetime
+    updated_at: datetime
+    valid_until: datetime | None = None
+    version: int = 1
+    supersedes_id: str | None = None
+    session_id: str = ""
+    task_id: str = ""
+    tenant_id: str = ""
+    subject_id: str = ""
+    agent_id: str | None = None
+    memory_type_readable: bool = True
+    # Retrieval signals.
+    sources: set[str] = field(default_factory=set)
+    semantic: float | None = None  # cosine similarity to the query, when the query was embedded
+    vector_rank: int | None = None
+    fulltext_rank: int | None = None
+    fulltext_score: float = 0.0
+    fused: float = 0.0  # reciprocal-rank fusion of the vector and full-text ranks
+    embedding: tuple[float, ...] | None = None
+    # Filled by the stages.
+    merged_from: list[str] = field(default_factory=list)
+    components: dict[str, float] = field(default_factory=dict)
+    score: float = 0.0
+    reason: str = ""
+    section: str = ""
+
+    @property
+    def scope(self) -> str:
+        return (
+            self.scope_kind
+            if self.scope_kind == "global"
+            else f"{self.scope_kind}:{self.scope_ref}"
+        )
+
+    @property
+    def specificity(self) -> int:
+        return SCOPE_SPECIFICITY.get(self.scope_kind, 0)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """One candidate a stage removed, and why (the trace keeps these, never content)."""
+
+    memory_id: str
+    stage: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Merge:
+    """Stage 6: ``merged`` was folded into ``kept`` (same fact), and the rule that decided."""
+
+    kept: str
+    merged: str
+    rule: str
+
+
+@dataclass
+class ConflictOutcome:
+    """Stage 8: one memory_key group with more than one live fact, and how it ended."""
+
+    memory_key: str
+    candidate_ids: list[str]
+    winner_id: str | None
+    rule: str
+    high_impact: bool = False
+    clarification: bool = False
+    review_item_id: str | None = None
+
+
+@dataclass
+class Clarification:
+    """An unresolved high-impact conflict handed back to the agent instead of a winner."""
+
+    memory_key: str
+    candidates: list[Candidate]
+    review_item_id: str | None = None
+
+
+@dataclass
+class RetrievalResult:
+    """What ``retrieve`` returns: the package, the prompt and the stored trace's id."""
+
+    trace_id: str
+    mode: str
+    degraded: bool
+    items: list[Candidate]
+    clarifications: list[Clarification]
+    prompt: str
+    prompt_tokens: int
+    trace: dict = field(default_factory=dict)

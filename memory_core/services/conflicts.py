@@ -1,0 +1,183 @@
+"""Conflicts between memories on one memory_key: opened by retrieval, resolved by a person.
+
+Retrieval (stage 8) hands an unresolved high-impact conflict back to the agent as a
+clarification and calls ``conflict_open``: one open ReviewItem(kind=conflict) per tenant,
+subject and key (a database constraint), updated when the set of rows changes.
+
+``conflict_resolve`` closes it with one of three outcomes:
+
+- ``choose_winner``: the winner stays active; every other candidate still active is revoked
+  (reason ``conflict_lost``, with an event), so the next retrieval returns the winner.
+- ``keep_both_scoped``: every candidate stays; retrieval keeps all of them while the group is
+  exactly this set of rows (for rows that apply in different contexts).
+- ``ask_user``: nothing changes; retrieval keeps answering with the clarification, pointing at
+  this item, until the rows change (e.g. the user corrects one through the portal).
+"""
+
+from __future__ import annotations
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from memory_core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from memory_core.models import Memory, MemoryEvent, ReviewItem, Status
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
+
+OUTCOMES = ("choose_winner", "keep_both_scoped", "ask_user")
+
+
+def conflict_lookup(*, tenant_id, subject_id, memory_keys: list[str]) -> dict[str, ReviewItem]:
+    """Return, per key, the open conflict item or else the most recently resolved one."""
+    items = ReviewItem.objects.filter(
+        tenant_id=tenant_id,
+        subject_id=subject_id,
+        kind=ReviewItem.Kind.CONFLICT,
+        memory_key__in=memory_keys,
+    ).order_by("memory_key", "-created_at")
+    found: dict[str, ReviewItem] = {}
+    for item in items:
+        current = found.get(item.memory_key)
+        if current is None or (item.state == "open" and current.state != "open"):
+            found[item.memory_key] = item
+    return found
+
+
+@transaction.atomic
+def conflict_open(*, tenant_id, subject_id, memory_key: str, candidate_ids: list) -> ReviewItem:
+    """Return the open conflict item for the key, creating it (with events) if there is none."""
+    ids = sorted(str(i) for i in candidate_ids)
+    item = (
+        ReviewItem.objects.select_for_update()
+        .filter(
+            tenant_id=tenant_id,
+            subject_id=subject_id,
+            kind=ReviewItem.Kind.CONFLICT,
+            state=ReviewItem.State.OPEN,
+            memory_key=memory_key,
+        )
+        .first()
+    )
+    if item is not None:
+        if sorted(str(i) for i in item.candidate_ids) != ids:
+            item.candidate_ids = ids
+            item.save(update_fields=["candidate_ids"])
+        return item
+    try:
+        with transaction.atomic():
+            item = ReviewItem.objects.create(
+                tenant_id=tenant_id,
+                subject_id=subject_id,
+                kind=ReviewItem.Kind.CONFLICT,
+                memory_key=memory_key,
+                candidate_ids=ids,
+                rule_codes=["unresolved_high_impact_conflict"],
+            )
+    except IntegrityError:  # a concurrent retrieval opened it first
+        return ReviewItem.objects.get(
+            tenant_id=tenant_id,
+            subject_id=subject_id,
+            kind=ReviewItem.Kind.CONFLICT,
+            state=ReviewItem.State.OPEN,
+            memory_key=memory_key,
+        )
+    MemoryEvent.objects.bulk_create(
+        [
+            MemoryEvent(
+                tenant_id=tenant_id,
+                memory_id=memory_id,
+                action=MemoryEvent.Action.CONFLICT,
+                actor_type=MemoryEvent.ActorType.SYSTEM,
+                actor_id="retrieval",
+                reason_code="unresolved_high_impact_conflict",
+                details={"review_item": str(item.id)},
+            )
+            for memory_id in ids
+        ]
+    )
+    return item
+
+
+def _check_principal(principal, item: ReviewItem) -> None:
+    if isinstance(principal, (ReviewerPrincipal, SystemPrincipal)):
+        return
+    if isinstance(principal, SubjectPrincipal) and principal.subject_id == item.subject_id:
+        return
+    raise PermissionDenied("Only a reviewer or the person concerned resolves a conflict.")
+
+
+@transaction.atomic
+def conflict_resolve(
+    *, principal, item_id, outcome: str, winner_id=None, reason: str
+) -> ReviewItem:
+    """Resolve the open conflict ``item_id`` with ``outcome`` (see the module docstring)."""
+    item = (
+        ReviewItem.objects.select_for_update()
+        .filter(tenant_id=principal.tenant_id, kind=ReviewItem.Kind.CONFLICT, pk=item_id)
+        .first()
+    )
+    if item is None or (
+        isinstance(principal, SubjectPrincipal) and principal.subject_id != item.subject_id
+    ):
+        raise NotFound("No conflict review item with this id.")
+    _check_principal(principal, item)
+    if item.state != ReviewItem.State.OPEN:
+        raise ValidationFailed("This conflict is already resolved.", code="review_not_open")
+    if outcome not in OUTCOMES:
+        raise ValidationFailed(
+            f"outcome must be one of {', '.join(OUTCOMES)}.", code="invalid_outcome"
+        )
+    if not (reason or "").strip():
+        raise ValidationFailed("A reason is required.", code="reason_required")
+    candidates = [str(i) for i in item.candidate_ids]
+    now = timezone.now()
+    events = []
+    actor = {"actor_type": principal.actor_type, "actor_id": principal.actor_id}
+    if outcome == "choose_winner":
+        if winner_id is None or str(winner_id) not in candidates:
+            raise ValidationFailed(
+                "winner_id must be one of the conflict's candidates.", code="winner_not_candidate"
+            )
+        losers = list(
+            Memory.objects.select_for_update().filter(
+                tenant_id=item.tenant_id,
+                subject_id=item.subject_id,
+                id__in=[i for i in candidates if i != str(winner_id)],
+                status=Status.ACTIVE,
+            )
+        )
+        for loser in losers:
+            loser.status = Status.REVOKED
+            loser.updated_at = now
+            loser.save(update_fields=["status", "updated_at"])
+            events.append(
+                MemoryEvent(
+                    tenant_id=item.tenant_id,
+                    memory_id=loser.id,
+                    action=MemoryEvent.Action.REVOKED,
+                    reason_code="conflict_lost",
+                    details={"review_item": str(item.id), "winner": str(winner_id)},
+                    **actor,
+                )
+            )
+    for memory_id in candidates:
+        events.append(
+            MemoryEvent(
+                tenant_id=item.tenant_id,
+                memory_id=memory_id,
+                action=MemoryEvent.Action.CONFLICT_RESOLVED,
+                reason_code=outcome,
+                details={"review_item": str(item.id), "winner": str(winner_id or "")},
+                **actor,
+            )
+        )
+    MemoryEvent.objects.bulk_create(events)
+    item.state = ReviewItem.State.RESOLVED
+    item.resolution = outcome
+    item.reason = reason.strip()
+    item.resolved_at = now
+    fields = ["state", "resolution", "reason", "resolved_at"]
+    if isinstance(principal, ReviewerPrincipal):
+        item.resolved_by_id = principal.user_id
+        fields.append("resolved_by")
+    item.save(update_fields=fields)
+    return item
