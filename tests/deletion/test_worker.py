@@ -1,0 +1,139 @@
+"""Deletion on a real Celery worker process and a real broker, including its failure modes."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from memory_core.deletion.services import deletion_request
+from memory_core.deletion.sweep import deletion_sweep
+from memory_core.models import DeletionOperation, DeletionStep, Memory, MemoryEvent
+from memory_core.tasks import reembed_memory, send
+from tests.celery_worker import start_worker, unique_queue, wait_for
+from tests.deletion.conftest import seed_everywhere
+
+pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
+
+
+def _status(operation_id):
+    return DeletionOperation.objects.values_list("status", flat=True).get(pk=operation_id)
+
+
+def test_worker_deletes_from_every_store_and_the_status_moves(
+    celery_worker, owner, owner_principal, memories
+):
+    target = memories[0]
+    seed_everywhere(owner, memories)
+    operation = deletion_request(principal=owner_principal, memory_id=target.id)
+    seen = [operation.status]
+
+    def completed():
+        status = _status(operation.id)
+        if status != seen[-1]:
+            seen.append(status)
+        return status == "completed"
+
+    wait_for(completed, timeout=60, interval=0.02, message="the operation to complete")
+    assert seen[0] == "pending" and seen[-1] == "completed"
+    steps = DeletionStep.objects.filter(operation_id=operation.id)
+    assert steps.count() == 10
+    assert all(step.status == "verified" and step.verified_at for step in steps)
+    row = Memory.objects.get(pk=target.id)
+    assert (row.status, row.content, row.embedding) == ("deleted", "", None)
+    assert MemoryEvent.objects.filter(memory_id=target.id, action="deleted").count() == 1
+
+
+def test_worker_killed_mid_operation_completes_after_restart_without_double_work(
+    owner, owner_principal, memories, settings
+):
+    queue = unique_queue("kill")
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    seeded = seed_everywhere(owner, memories)
+    doomed = start_worker(queue=queue, env={"MEMLEDGER_DELETION_FAULTS": "exports=sleep:60"})
+    try:
+        operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+        wait_for(
+            lambda: DeletionStep.objects.filter(
+                operation_id=operation.id, store="exports", status="running"
+            ).exists(),
+            timeout=60,
+            message="the exports step to start",
+        )
+        assert _status(operation.id) == "running"
+        doomed.kill()  # SIGKILL, worker and pool child, in the middle of the exports step
+    finally:
+        doomed.stop()
+    assert not doomed.alive()
+    assert _status(operation.id) == "running"
+
+    fresh = start_worker(queue=queue)
+    try:
+        # The message went down with the worker: the sweep re-drives the operation.
+        assert str(operation.id) in deletion_sweep(stale_seconds=0)
+        wait_for(lambda: _status(operation.id) == "completed", timeout=60, message="completion")
+    finally:
+        fresh.stop()
+    steps = {s.store: s for s in DeletionStep.objects.filter(operation_id=operation.id)}
+    # Steps verified before the kill ran once; the interrupted one ran again, idempotently.
+    assert steps["exports"].attempts == 2
+    assert all(s.attempts == 1 for name, s in steps.items() if name != "exports")
+    assert all(s.status == "verified" for s in steps.values())
+    assert MemoryEvent.objects.filter(memory_id=memories[0].id, action="deleted").count() == 1
+    assert (
+        str(memories[0].id)
+        not in (settings.MEMLEDGER_EXPORT_DIR / seeded["export"].path).read_text()
+    )
+    assert DeletionOperation.objects.get(pk=operation.id).attempts == 2
+
+
+def test_broker_unreachable_at_request_then_the_sweep_completes_it(celery_worker, owner, memories):
+    # The request comes from a process whose broker is down (nothing listens on port 1).
+    code = (
+        "from memory_core.deletion.services import deletion_request;"
+        "from memory_core.principals import SystemPrincipal;"
+        f"op = deletion_request(principal=SystemPrincipal(tenant_id='{owner.tenant_id}'),"
+        f" memory_id='{memories[0].id}');"
+        "print('OPERATION', op.id, op.status)"
+    )
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "MEMLEDGER_DB_NAME": connection.settings_dict["NAME"],
+        "CELERY_BROKER_URL": "redis://127.0.0.1:1/0",
+        "MEMLEDGER_CELERY_QUEUE": celery_worker.queue,
+    }
+    result = subprocess.run(  # noqa: S603
+        [sys.executable, "manage.py", "shell", "-c", code],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "broker unavailable" in result.stderr
+    operation_id = result.stdout.split("OPERATION ")[1].split()[0]
+    assert _status(operation_id) == "pending"
+    assert Memory.objects.get(pk=memories[0].id).status == "deleted"  # unretrievable already
+
+    assert operation_id in deletion_sweep(stale_seconds=0)
+    wait_for(lambda: _status(operation_id) == "completed", timeout=60, message="completion")
+
+
+def test_reembed_queued_for_a_memory_deleted_meanwhile_does_nothing(
+    celery_worker, owner_principal, memories
+):
+    target = memories[0]
+    send(reembed_memory, str(target.id), countdown=2)
+    operation = deletion_request(principal=owner_principal, memory_id=target.id)
+    wait_for(lambda: _status(operation.id) == "completed", timeout=60, message="completion")
+    wait_for(
+        lambda: f"skipped: memory {target.id} is tombstoned" in celery_worker.log(),
+        timeout=30,
+        message="the re-embed task to skip the tombstoned memory",
+    )
+    row = Memory.objects.get(pk=target.id)
+    assert (row.embedding, row.embedding_model, row.content) == (None, "", "")
