@@ -1,0 +1,143 @@
+"""Replaying deletions after a backup restore: forget again what was deleted after the backup.
+
+The journal (``ledger.py``) or another database's ledger lists every operation requested
+after the backup. For each, the restored database gets the operation (same id), its
+tombstones and steps again, the rows are scrubbed, and every step is run and verified
+in-process, exactly as the worker would. Replaying twice changes nothing more.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from django.db import transaction
+
+from memory_core.deletion.runner import deletion_reset, deletion_run
+from memory_core.deletion.stores import active_stores, scrub_memories
+from memory_core.models import (
+    DeletionOperation,
+    DeletionStep,
+    Memory,
+    Status,
+    Subject,
+    Tenant,
+    Tombstone,
+)
+
+
+def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
+    """Return the ledger entries of database ``dbname`` (same server) requested since ``since``."""
+    import psycopg
+    from django.db import connection
+
+    params = connection.get_connection_params()
+    keep = ("host", "port", "user", "password")
+    with psycopg.connect(**{k: v for k, v in params.items() if k in keep}, dbname=dbname) as conn:
+        rows = conn.execute(
+            """
+            SELECT o.id, o.tenant_id, o.subject_id, o.target, o.requested_at, o.reason_code,
+                   coalesce(json_agg(json_build_object(
+                       'memory_id', t.memory_id, 'subject_id', t.subject_id,
+                       'content_hash', t.content_hash)) FILTER (WHERE t.id IS NOT NULL), '[]')
+            FROM memory_core_deletionoperation o
+            LEFT JOIN memory_core_tombstone t ON t.operation_id = o.id
+            WHERE o.requested_at >= %s
+            GROUP BY o.id ORDER BY o.requested_at
+            """,
+            [since],
+        ).fetchall()
+    return [
+        {
+            "operation_id": str(op_id),
+            "tenant_id": str(tenant_id),
+            "subject_id": str(subject_id) if subject_id else None,
+            "target": target,
+            "requested_at": requested_at.isoformat(),
+            "reason_code": reason,
+            "tombstones": tombstones,
+        }
+        for op_id, tenant_id, subject_id, target, requested_at, reason, tombstones in rows
+    ]
+
+
+@transaction.atomic
+def _restore_operation(entry: dict) -> DeletionOperation | None:
+    """Write the entry's operation, tombstones and steps into this database; scrub the rows."""
+    tenant_id = uuid.UUID(entry["tenant_id"])
+    if not Tenant.objects.filter(pk=tenant_id).exists():
+        return None  # the tenant came after the backup: nothing of it was restored
+    subject_id = entry.get("subject_id")
+    if subject_id and not Subject.objects.filter(pk=subject_id).exists():
+        subject_id = None
+    memory_ids = {uuid.UUID(t["memory_id"]) for t in entry["tombstones"]}
+    if entry["target"] == DeletionOperation.Target.SUBJECT and subject_id:
+        memory_ids |= set(
+            Memory.objects.filter(subject_id=subject_id)
+            .exclude(status=Status.DELETED)
+            .values_list("pk", flat=True)
+        )
+    operation, created = DeletionOperation.objects.get_or_create(
+        pk=entry["operation_id"],
+        defaults={
+            "tenant_id": tenant_id,
+            "subject_id": subject_id,
+            "target": entry["target"],
+            "memory_ids": sorted(memory_ids),
+            "requested_by_type": "system",
+            "requested_by_id": "replay_deletions",
+            "reason_code": entry.get("reason_code") or "replay",
+            "requested_at": datetime.fromisoformat(entry["requested_at"]),
+        },
+    )
+    if not created:
+        operation.memory_ids = sorted(set(operation.memory_ids) | memory_ids)
+        operation.save(update_fields=["memory_ids"])
+        deletion_reset(operation=operation)
+    hashes = {t["memory_id"]: t.get("content_hash", "") for t in entry["tombstones"]}
+    present = set(
+        Tombstone.objects.filter(memory_id__in=operation.memory_ids).values_list(
+            "memory_id", flat=True
+        )
+    )
+    subjects = dict(
+        Memory.objects.filter(pk__in=operation.memory_ids).values_list("pk", "subject_id")
+    )
+    Tombstone.objects.bulk_create(
+        [
+            Tombstone(
+                tenant_id=tenant_id,
+                subject_id=subjects.get(memory_id),
+                memory_id=memory_id,
+                content_hash=hashes.get(str(memory_id), ""),
+                operation=operation,
+            )
+            for memory_id in operation.memory_ids
+            if memory_id not in present
+        ]
+    )
+    existing = set(operation.steps.values_list("store", flat=True))
+    DeletionStep.objects.bulk_create(
+        [
+            DeletionStep(operation=operation, store=store.name)
+            for store in active_stores()
+            if store.name not in existing
+        ]
+    )
+    scrub_memories(operation.memory_ids)
+    return operation
+
+
+def replay_deletions(*, entries: list[dict]) -> dict:
+    """Re-apply every entry to this database and run its steps; return the counts."""
+    replayed, skipped, statuses = 0, 0, {}
+    for entry in entries:
+        operation = _restore_operation(entry)
+        if operation is None:
+            skipped += 1
+            continue
+        status = deletion_run(operation_id=operation.id)
+        statuses[str(operation.id)] = status
+        replayed += 1
+    incomplete = {k: v for k, v in statuses.items() if v != DeletionOperation.State.COMPLETED}
+    return {"replayed": replayed, "skipped": skipped, "incomplete": incomplete}

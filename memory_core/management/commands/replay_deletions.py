@@ -1,0 +1,51 @@
+"""Re-apply every deletion recorded after a backup was taken (run right after a restore)."""
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from memory_core.deletion.ledger import ledger_path, ledger_read
+from memory_core.deletion.replay import ledger_from_database, replay_deletions
+
+
+class Command(BaseCommand):
+    help = (
+        "Replay the deletion ledger since TIMESTAMP (the backup's time) into this database: "
+        "every operation is written again and its steps purged and verified in-process."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--since", required=True, help="ISO timestamp of the backup")
+        parser.add_argument(
+            "--ledger",
+            help="the journal file (default: MEMLEDGER_DELETION_LEDGER)",
+        )
+        parser.add_argument(
+            "--ledger-database",
+            help="read the ledger from this database of the same server instead of a file",
+        )
+
+    def handle(self, *args, since, ledger=None, ledger_database=None, **options):
+        try:
+            moment = datetime.fromisoformat(since)
+        except ValueError as exc:
+            raise CommandError(f"--since must be an ISO timestamp: {exc}") from exc
+        if timezone.is_naive(moment):
+            moment = timezone.make_aware(moment, UTC)
+        if ledger_database:
+            entries = ledger_from_database(dbname=ledger_database, since=moment)
+            source = f"database {ledger_database}"
+        else:
+            path = Path(ledger) if ledger else ledger_path()
+            if not path.exists():
+                raise CommandError(f"no deletion journal at {path}")
+            entries = ledger_read(since=moment, path=path)
+            source = str(path)
+        result = replay_deletions(entries=entries)
+        result.update({"since": moment.isoformat(), "source": source, "entries": len(entries)})
+        self.stdout.write(json.dumps(result, sort_keys=True))
+        if result["incomplete"]:
+            raise CommandError(f"some operations did not complete: {result['incomplete']}")

