@@ -1,0 +1,93 @@
+"""The deletion endpoints: 202 with an operation id, the operation's steps, 404 across tenants."""
+
+import pytest
+
+from memory_core.deletion.runner import deletion_run
+from memory_core.models import Memory
+from tests.factories import MemoryFactory, SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_delete_memory_answers_202_with_an_operation(api_client, memories):
+    response = api_client.delete(f"/api/v1/memories/{memories[0].id}")
+    assert response.status_code == 202, response.content
+    body = response.json()
+    assert set(body) == {"operation_id", "status"}
+    assert body["status"] == "pending"
+    assert Memory.objects.get(pk=memories[0].id).status == "deleted"
+
+
+@pytest.mark.parametrize("form", ["memory_id", "memory_key", "subject"])
+def test_post_deletions_accepts_the_three_forms(api_client, owner, form):
+    memory = MemoryFactory(subject=owner, memory_key="editor")
+    body = {
+        "memory_id": {"memory_id": str(memory.id)},
+        "memory_key": {"subject": owner.external_id, "memory_key": "editor"},
+        "subject": {"subject": owner.external_id},
+    }[form]
+    response = api_client.post("/api/v1/deletions", body, format="json")
+    assert response.status_code == 202, response.content
+    detail = api_client.get(f"/api/v1/deletions/{response.json()['operation_id']}").json()
+    assert detail["target"] == {"memory_id": "memory"}.get(form, form)
+    assert detail["memory_count"] == 1
+
+
+def test_get_deletion_shows_steps_and_evidence(api_client, memories):
+    operation_id = api_client.delete(f"/api/v1/memories/{memories[0].id}").json()["operation_id"]
+    deletion_run(operation_id=operation_id)
+    body = api_client.get(f"/api/v1/deletions/{operation_id}").json()
+    assert body["operation_id"] == operation_id
+    assert body["status"] == "completed"
+    assert body["requested_at"] and body["completed_at"]
+    assert len(body["steps"]) == 10
+    step = body["steps"][0]
+    assert set(step) == {"store", "status", "attempts", "verified_at", "evidence"}
+    assert step["store"] == "primary" and step["status"] == "verified"
+    assert step["evidence"]["rows_with_content"] == 0
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"memory_key": "editor"},
+        {"memory_id": "not-a-uuid"},
+        {"memory_id": "6a4f7f0e-0000-4000-8000-000000000000", "subject": "x"},
+    ],
+)
+def test_bad_bodies_are_400(api_client, body):
+    response = api_client.post("/api/v1/deletions", body, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_input"
+
+
+def test_other_tenant_gets_404_everywhere(other_api_client, api_client, owner, memories):
+    assert other_api_client.delete(f"/api/v1/memories/{memories[0].id}").status_code == 404
+    for body in (
+        {"memory_id": str(memories[0].id)},
+        {"subject": owner.external_id},
+        {"subject": owner.external_id, "memory_key": memories[0].memory_key},
+    ):
+        response = other_api_client.post("/api/v1/deletions", body, format="json")
+        assert response.status_code == 404, body
+        assert response.json()["error"]["code"] == "not_found"
+    operation_id = api_client.delete(f"/api/v1/memories/{memories[0].id}").json()["operation_id"]
+    assert other_api_client.get(f"/api/v1/deletions/{operation_id}").status_code == 404
+    assert Memory.objects.get(pk=memories[1].id).status == "active"
+
+
+def test_unknown_subject_or_key_is_404(api_client, owner, tenant):
+    assert (
+        api_client.post("/api/v1/deletions", {"subject": "nobody"}, format="json").status_code
+        == 404
+    )
+    SubjectFactory(tenant=tenant, external_id="someone")
+    response = api_client.post(
+        "/api/v1/deletions", {"subject": "someone", "memory_key": "none"}, format="json"
+    )
+    assert response.status_code == 404
+
+
+def test_requires_an_api_key(client, memories):
+    assert client.delete(f"/api/v1/memories/{memories[0].id}").status_code == 401
