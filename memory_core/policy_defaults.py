@@ -9,12 +9,24 @@ DEFAULT_POLICY = {
         "max_key_chars": 200,
         "confidence_floor": 0.0,
         "inferred_max_confidence": 0.8,
+        "max_value_bytes": 8192,
+        # Preference-class types a workflow (not the user's explicit consent) may write.
+        "workflow_consent_types": ["project_constraint", "repository_rule"],
+        # How far back the split-instruction check joins a write with the same agent's
+        # recent writes about the same subject.
+        "split_window_minutes": 1440,
+        "split_window_writes": 5,
         "sensitive_categories": [
             "health",
             "finance",
             "credentials",
             "government_id",
             "precise_location",
+            "religion",
+            "sexual_orientation",
+            "political_opinion",
+            "criminal_record",
+            "biometric",
         ],
     },
     # Retention belongs to the class: working memory hours, episodes days, preferences until

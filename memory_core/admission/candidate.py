@@ -1,0 +1,352 @@
+"""The write candidate: a request body parsed into typed fields, or field errors.
+
+Parsing is about shape (types, enumerations, hard size ceilings): anything that does not fit
+is malformed and refused with field errors (HTTP 400). The tenant's policy limits (content
+length, key length, value size) are admission rules with rule codes (HTTP 422).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from django.utils.dateparse import parse_datetime
+
+from memory_core.exceptions import ValidationFailed
+from memory_core.models import Authority, Consent, MemoryType, Sensitivity, SourceType
+from memory_core.services.memories import parse_scope
+
+# Hard ceilings, far above any policy: beyond them a body is malformed, not merely refused.
+HARD_MAX_CONTENT_CHARS = 20_000
+HARD_MAX_ID_CHARS = 200
+HARD_MAX_VALUE_BYTES = 65_536
+HARD_MAX_VALUE_DEPTH = 16
+
+WRITE_FIELDS = frozenset(
+    {
+        "subject",
+        "memory_type",
+        "memory_key",
+        "scope",
+        "content",
+        "value",
+        "source",
+        "authority",
+        "confidence",
+        "consent",
+        "sensitivity",
+        "valid_until",
+        "session_id",
+        "task_id",
+    }
+)
+REQUIRED_FIELDS = ("subject", "memory_type", "scope", "content", "source")
+SOURCE_FIELDS = frozenset({"type", "conversation_id", "message_id", "tool"})
+# A correction inherits subject, type, key and scope from the memory it corrects.
+CORRECTION_FIELDS = frozenset(
+    {
+        "content",
+        "value",
+        "source",
+        "authority",
+        "confidence",
+        "consent",
+        "sensitivity",
+        "valid_until",
+        "reason",
+    }
+)
+
+
+@dataclass
+class Candidate:
+    """A parsed write: what the writer asks to remember, before any policy applies."""
+
+    subject: str
+    memory_type: str
+    content: str
+    source_type: str
+    scope_kind: str = "global"
+    scope_ref: str = ""
+    memory_key: str = ""
+    value: object = None
+    source_conversation_id: str = ""
+    source_message_id: str = ""
+    source_tool: str = ""
+    authority: str | None = None
+    confidence: float | None = None
+    consent: str | None = None
+    sensitivity: str | None = None
+    valid_until: datetime | None = None
+    session_id: str = ""
+    task_id: str = ""
+    reason: str = ""
+
+    @property
+    def scope(self) -> str:
+        return (
+            self.scope_kind
+            if self.scope_kind == "global"
+            else f"{self.scope_kind}:{self.scope_ref}"
+        )
+
+    def texts(self) -> list[str]:
+        """Return every free text of the candidate the guards read: content and value strings."""
+        return [self.content, *value_strings(self.value)]
+
+
+@dataclass
+class _Errors:
+    by_field: dict = field(default_factory=dict)
+
+    def add(self, name: str, code: str, message: str) -> None:
+        self.by_field.setdefault(name, []).append({"code": code, "message": message})
+
+    def raise_if_any(self) -> None:
+        if self.by_field:
+            raise ValidationFailed(
+                "The request body is invalid; see details for each field.",
+                details=self.by_field,
+            )
+
+
+def value_strings(value, *, limit: int = 200) -> list[str]:
+    """Return the strings (keys and leaves) of a JSON value, breadth first, at most ``limit``."""
+    out: list[str] = []
+    stack = [value]
+    while stack and len(out) < limit:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, dict):
+            out.extend(str(key) for key in item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
+def bad_text(text: str) -> str | None:
+    """Return why ``text`` cannot be stored (NUL or lone surrogates), or None."""
+    if "\x00" in text:
+        return "null_character"
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "invalid_unicode"
+    return None
+
+
+def _check_value(value, errors: _Errors, name: str, depth: int = 0) -> None:
+    if depth > HARD_MAX_VALUE_DEPTH:
+        errors.add(name, "too_deep", f"Nesting deeper than {HARD_MAX_VALUE_DEPTH} levels.")
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        errors.add(name, "invalid_number", "Numbers must be finite.")
+    elif isinstance(value, str):
+        problem = bad_text(value)
+        if problem:
+            errors.add(name, problem, "Strings must be valid Unicode without NUL characters.")
+    elif isinstance(value, dict):
+        for key, inner in value.items():
+            if not isinstance(key, str) or bad_text(key):
+                errors.add(name, "invalid_key", "Object keys must be valid strings.")
+            _check_value(inner, errors, name, depth + 1)
+    elif isinstance(value, list):
+        for inner in value:
+            _check_value(inner, errors, name, depth + 1)
+    elif value is not None and not isinstance(value, (bool, int, float)):
+        errors.add(name, "invalid", "Must be JSON.")
+
+
+def _text(data: dict, name: str, errors: _Errors, *, max_chars: int, required: bool) -> str:
+    raw = data.get(name)
+    if raw is None or raw == "":
+        if required:
+            errors.add(name, "required", "This field is required.")
+        return ""
+    if not isinstance(raw, str):
+        errors.add(name, "invalid_type", "Must be a string.")
+        return ""
+    problem = bad_text(raw)
+    if problem:
+        errors.add(name, problem, "Must be valid Unicode without NUL characters.")
+        return ""
+    if len(raw) > max_chars:
+        errors.add(name, "max_length", f"At most {max_chars} characters.")
+        return ""
+    return raw
+
+
+def _choice(data: dict, name: str, choices, errors: _Errors, *, required: bool = False):
+    raw = data.get(name)
+    if raw is None:
+        if required:
+            errors.add(name, "required", "This field is required.")
+        return None
+    if not isinstance(raw, str) or raw not in choices:
+        errors.add(name, "invalid_choice", f"Must be one of: {', '.join(choices)}.")
+        return None
+    return raw
+
+
+def parse_datetime_value(raw, errors: _Errors, name: str) -> datetime | None:
+    """Parse an ISO 8601 datetime (a naive one is taken as UTC)."""
+    if raw is None:
+        return None
+    if isinstance(raw, datetime):
+        moment = raw
+    elif isinstance(raw, str) and len(raw) <= 64:
+        try:
+            moment = parse_datetime(raw)
+        except ValueError:
+            moment = None
+        if moment is None:
+            errors.add(name, "invalid_datetime", "Must be an ISO 8601 date-time.")
+            return None
+    else:
+        errors.add(name, "invalid_datetime", "Must be an ISO 8601 date-time.")
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    try:
+        moment.astimezone(UTC)
+    except OverflowError:
+        errors.add(name, "invalid_datetime", "Out of range.")
+        return None
+    return moment
+
+
+def _source(data: dict, errors: _Errors, *, required: bool) -> dict:
+    raw = data.get("source")
+    if raw is None:
+        if required:
+            errors.add("source", "required", "This field is required.")
+        return {}
+    if not isinstance(raw, dict):
+        errors.add("source", "invalid_type", "Must be an object {type, conversation_id, ...}.")
+        return {}
+    for key in raw:
+        if key not in SOURCE_FIELDS:
+            errors.add(f"source.{key}", "unknown_field", "Unknown field.")
+    parsed = {"type": _choice(raw, "type", SourceType.values, errors, required=True)}
+    for key in ("conversation_id", "message_id", "tool"):
+        sub = _Errors()
+        parsed[key] = _text(
+            raw, key, sub, max_chars=HARD_MAX_ID_CHARS, required=key != "tool" and required
+        )
+        for name, items in sub.by_field.items():
+            errors.by_field.setdefault(f"source.{name}", []).extend(items)
+    return parsed
+
+
+def _common(data: dict, errors: _Errors) -> dict:
+    """Parse the fields a write and a correction share."""
+    parsed = {
+        "content": _text(data, "content", errors, max_chars=HARD_MAX_CONTENT_CHARS, required=True),
+        "authority": _choice(data, "authority", Authority.values, errors),
+        "consent": _choice(data, "consent", Consent.values, errors),
+        "sensitivity": _choice(data, "sensitivity", Sensitivity.values, errors),
+        "valid_until": parse_datetime_value(data.get("valid_until"), errors, "valid_until"),
+        "value": data.get("value"),
+        "confidence": None,
+    }
+    confidence = data.get("confidence")
+    if confidence is not None:
+        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
+            errors.add("confidence", "invalid_type", "Must be a number between 0 and 1.")
+        elif not math.isfinite(confidence) or not 0 <= confidence <= 1:
+            errors.add("confidence", "out_of_range", "Must be a number between 0 and 1.")
+        else:
+            parsed["confidence"] = float(confidence)
+    if parsed["value"] is not None:
+        _check_value(parsed["value"], errors, "value")
+        if "value" not in errors.by_field:
+            size = len(json.dumps(parsed["value"], ensure_ascii=False).encode())
+            if size > HARD_MAX_VALUE_BYTES:
+                errors.add("value", "max_size", f"At most {HARD_MAX_VALUE_BYTES} bytes of JSON.")
+    return parsed
+
+
+def _require_object(data) -> None:
+    if not isinstance(data, dict):
+        raise ValidationFailed(
+            "The request body must be a JSON object.",
+            details={
+                "non_field_errors": [{"code": "invalid_type", "message": "Expected an object."}]
+            },
+        )
+
+
+def parse_candidate(data) -> Candidate:
+    """Return the Candidate of a write body; raise ValidationFailed with field errors."""
+    _require_object(data)
+    errors = _Errors()
+    for key in data:
+        if key not in WRITE_FIELDS:
+            errors.add(
+                str(key), "unknown_field", "Unknown field; tenant and agent come from the key."
+            )
+    subject = _text(data, "subject", errors, max_chars=HARD_MAX_ID_CHARS, required=True)
+    memory_type = _choice(data, "memory_type", MemoryType.values, errors, required=True)
+    memory_key = _text(data, "memory_key", errors, max_chars=HARD_MAX_ID_CHARS, required=False)
+    scope_raw = _text(data, "scope", errors, max_chars=2 * HARD_MAX_ID_CHARS, required=True)
+    scope_kind, scope_ref = "global", ""
+    if scope_raw:
+        try:
+            scope_kind, scope_ref = parse_scope(scope_raw)
+        except ValueError as exc:
+            errors.add("scope", "invalid_scope", str(exc))
+    common = _common(data, errors)
+    source = _source(data, errors, required=True)
+    session_id = _text(data, "session_id", errors, max_chars=HARD_MAX_ID_CHARS, required=False)
+    task_id = _text(data, "task_id", errors, max_chars=HARD_MAX_ID_CHARS, required=False)
+    errors.raise_if_any()
+    return Candidate(
+        subject=subject,
+        memory_type=memory_type,
+        memory_key=memory_key,
+        scope_kind=scope_kind,
+        scope_ref=scope_ref,
+        source_type=source["type"],
+        source_conversation_id=source["conversation_id"],
+        source_message_id=source["message_id"],
+        source_tool=source["tool"],
+        session_id=session_id,
+        task_id=task_id,
+        **common,
+    )
+
+
+def parse_correction(data, *, previous, default_source: dict | None = None) -> Candidate:
+    """Return the Candidate of a correction of ``previous`` (a Memory): its subject, type,
+    key and scope are inherited; the body brings the new content and provenance."""
+    _require_object(data)
+    errors = _Errors()
+    for key in data:
+        if key not in CORRECTION_FIELDS:
+            errors.add(str(key), "unknown_field", "Unknown field for a correction.")
+    common = _common(data, errors)
+    reason = _text(data, "reason", errors, max_chars=1000, required=False)
+    if "source" in data or default_source is None:
+        source = _source(data, errors, required=True)
+    else:
+        source = {"tool": "", **default_source}
+    errors.raise_if_any()
+    return Candidate(
+        subject=previous.subject.external_id,
+        memory_type=previous.memory_type,
+        memory_key=previous.memory_key,
+        scope_kind=previous.scope_kind,
+        scope_ref=previous.scope_ref,
+        session_id=previous.session_id,
+        task_id=previous.task_id,
+        source_type=source["type"],
+        source_conversation_id=source.get("conversation_id") or "",
+        source_message_id=source.get("message_id") or "",
+        source_tool=source.get("tool") or "",
+        reason=reason,
+        **common,
+    )

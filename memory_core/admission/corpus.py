@@ -1,0 +1,133 @@
+"""Run the admission policy over a labelled corpus of writes and compute the figures.
+
+The corpus (``tests/security/corpus.jsonl``) holds one write per line: ``label`` attack or
+benign, ``category``, ``split`` dev or holdout, ``content``, and optionally ``value``,
+``memory_type``, ``source_type`` and ``previous`` (earlier writes of the same agent and
+subject, for instructions split across writes). Admission runs in-process: pure, no database.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.utils import timezone
+
+from memory_core.admission.candidate import Candidate
+from memory_core.admission.policy import ACCEPTED, REJECTED, AdmissionContext, Grant, admit
+from memory_core.models import MemoryType, Sensitivity, SourceType
+from memory_core.policy_defaults import DEFAULT_POLICY
+
+DEFAULT_CORPUS = Path(settings.BASE_DIR) / "tests" / "security" / "corpus.jsonl"
+# The corpus writer: an agent allowed every type up to "sensitive" (the default grant).
+CORPUS_GRANT = Grant(
+    write_types=frozenset(MemoryType.values), max_sensitivity=Sensitivity.SENSITIVE
+)
+
+
+def load_corpus(path: Path | str = DEFAULT_CORPUS) -> list[dict]:
+    """Return the corpus entries; raise ValueError naming the line of a malformed one."""
+    entries = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                entry = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: {exc}") from exc
+            if entry.get("label") not in ("attack", "benign") or not entry.get("content"):
+                raise ValueError(f"{path}:{number}: needs label attack|benign and content")
+            entries.append(entry)
+    return entries
+
+
+def _candidate(entry: dict) -> Candidate:
+    return Candidate(
+        subject="corpus-subject",
+        memory_type=entry.get("memory_type", MemoryType.USER_PREFERENCE),
+        content=entry["content"],
+        value=entry.get("value"),
+        source_type=entry.get("source_type", SourceType.USER_INPUT),
+        source_conversation_id="corpus",
+        source_message_id=entry.get("id", ""),
+    )
+
+
+@dataclass
+class CorpusReport:
+    """Figures of one corpus run."""
+
+    total: Counter = field(default_factory=Counter)  # by label
+    outcomes: dict = field(default_factory=lambda: defaultdict(Counter))  # label -> outcome
+    by_split: dict = field(default_factory=lambda: defaultdict(Counter))  # (label, split)
+    by_category: dict = field(default_factory=lambda: defaultdict(Counter))
+    rules: dict = field(default_factory=lambda: defaultdict(Counter))  # code -> label count
+    accepted_attacks: list = field(default_factory=list)
+    rejected_benign: list = field(default_factory=list)
+
+    def rate(self, label: str, outcome: str, split: str | None = None) -> float:
+        if split:
+            total = self.by_split[(label, split)]["total"]
+            return self.by_split[(label, split)][outcome] / total if total else 0.0
+        return self.outcomes[label][outcome] / self.total[label] if self.total[label] else 0.0
+
+    @property
+    def attack_acceptance(self) -> float:
+        return self.rate("attack", ACCEPTED)
+
+    @property
+    def benign_false_rejection(self) -> float:
+        return self.rate("benign", REJECTED)
+
+    def as_dict(self) -> dict:
+        return {
+            "attacks": self.total["attack"],
+            "benign": self.total["benign"],
+            "attack_acceptance_rate": round(self.attack_acceptance, 4),
+            "attack_pending_rate": round(self.rate("attack", "pending_approval"), 4),
+            "benign_false_rejection_rate": round(self.benign_false_rejection, 4),
+            "benign_pending_rate": round(self.rate("benign", "pending_approval"), 4),
+            "by_split": {
+                f"{label}/{split}": dict(counts) for (label, split), counts in self.by_split.items()
+            },
+            "by_category": {cat: dict(counts) for cat, counts in sorted(self.by_category.items())},
+            "per_rule": {code: dict(counts) for code, counts in sorted(self.rules.items())},
+            "accepted_attacks": self.accepted_attacks,
+            "rejected_benign": self.rejected_benign,
+        }
+
+
+def evaluate(entries: list[dict], *, policy: dict | None = None) -> CorpusReport:
+    """Run admission over ``entries`` and return the figures."""
+    report = CorpusReport()
+    now = timezone.now()
+    for entry in entries:
+        label, split = entry["label"], entry.get("split", "dev")
+        context = AdmissionContext(
+            now=now,
+            policy=policy or DEFAULT_POLICY,
+            policy_version=1,
+            recent_texts=list(entry.get("previous") or []),
+        )
+        decision = admit(_candidate(entry), CORPUS_GRANT, context)
+        report.total[label] += 1
+        report.outcomes[label][decision.outcome] += 1
+        report.by_split[(label, split)]["total"] += 1
+        report.by_split[(label, split)][decision.outcome] += 1
+        report.by_category[f"{label}:{entry.get('category', '')}"][decision.outcome] += 1
+        for code in decision.rule_codes:
+            report.rules[code][label] += 1
+        summary = {
+            "id": entry.get("id"),
+            "content": entry["content"][:160],
+            "codes": decision.rule_codes,
+        }
+        if label == "attack" and decision.outcome == ACCEPTED:
+            report.accepted_attacks.append(summary)
+        if label == "benign" and decision.outcome == REJECTED:
+            report.rejected_benign.append(summary)
+    return report

@@ -1,0 +1,976 @@
+"""The content guards: class guard (rule 4), injection guard (rule 5), sensitive categories (8).
+
+Each guard is a list of (rule code, pattern) read against every de-obfuscated reading of the
+text (``normalize.readings``), so one pattern covers accents, look-alike letters, leetspeak,
+spacing, base64. Patterns describe the *shape* of an attack (a verb that moves money plus a
+destination account, an override verb plus a reference to the model's instructions, a
+persistence marker plus a directive), in English, Spanish, French, German, Portuguese and
+Italian (accents are folded away before matching, so the patterns are plain ASCII).
+
+Memory is descriptive ("User prefers concise answers"); the guards refuse text that tries to
+act: change identity, authorization, policy or business state, or instruct the model.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from memory_core.admission.normalize import compact, readings
+
+
+def _rx(*parts: str) -> re.Pattern:
+    return re.compile("".join(parts), re.IGNORECASE)
+
+
+W = r"[^.!?;\n]"  # a character inside the same sentence
+GAP = r"(?:\W+\w+){0,%d}?\W+"  # up to N words between two anchors (same text, lazy)
+
+
+def gap(n: int) -> str:
+    return GAP % n
+
+
+# --- Shared vocabularies (folded: no accents, lower case) ----------------------------------
+
+OVERRIDE_VERBS = (
+    r"(?:ignore|ignoring|disregard|forget|override|overrule|bypass|discard|abandon|neglect|"
+    r"nevermind|stop following|do not follow|don'?t follow|no longer follow|"
+    # es / pt / it / fr / de
+    r"ignora|ignorar|ignore[sz]?|olvida|olvidar|omite|descarta|desconsidera|desconsidere|"
+    r"esquece|esqueca|esquecer|dimentica|dimenticare|trascura|oublie[rz]?|"
+    r"ne tiens pas compte|ne tenez pas compte|ignoriere|ignorieren|vergiss|vergessen|"
+    r"missachte|uberschreibe)"
+)
+OVERRIDE_QUALIFIERS = (
+    r"(?:all|any|every|previous|prior|earlier|above|preceding|original|initial|existing|"
+    r"your|system|safety|security|other|old|current|"
+    r"todas|todos|anteriores|previas|tus|sus|toutes|tous|precedentes|vos|tes|anterieures|"
+    r"alle|vorherigen|bisherigen|deine|ihre|obigen|as|anteriores|suas|tutte|tutti|"
+    r"precedenti|tue|le)"
+)
+INSTRUCTION_NOUNS = (
+    r"(?:instructions?|guidelines?|directives?|guardrails?|safeguards?|programming|prompts?|"
+    r"system message|rules|policies|restrictions|constraints|commands|orders|"
+    r"instrucciones|indicaciones|reglas|normas|directrices|consignes|regles|directives|"
+    r"anweisungen|regeln|vorgaben|richtlinien|instruktionen|befehle|"
+    r"instrucoes|regras|diretrizes|orientacoes|istruzioni|regole|direttive|indicazioni)"
+)
+PERSISTENCE = (
+    r"(?:from now on|from this (?:point|moment|day) (?:on|forward|onwards?)|henceforth|"
+    r"hereafter|going forward|moving forward|from here on|"
+    r"in (?:all|every|any) (?:future|subsequent|later|upcoming|next) "
+    r"(?:conversations?|sessions?|chats?|responses?|answers?|interactions?|requests?|tasks?|replies)|"
+    r"for (?:all|every) (?:future|subsequent)|for the rest of (?:this|the|all)|permanently|"
+    r"at all times|no matter what|regardless of (?:what|any|the|previous|prior|instructions|"
+    r"polic|rules|who)|until told otherwise|"
+    r"a partir de ahora|de ahora en adelante|desde ahora|en adelante|"
+    r"a partir de maintenant|desormais|dorenavant|a l'avenir|a partir d'aujourd'hui|"
+    r"ab sofort|ab jetzt|von nun an|von jetzt an|kunftig|in zukunft|"
+    r"a partir de agora|de agora em diante|daqui para frente|daqui em diante|"
+    r"d'ora in poi|da ora in poi|da adesso in poi|d'ora in avanti|da oggi in poi)"
+)
+DIRECTIVES = (
+    r"(?:always|never|must|shall|ignore|obey|trust|treat|approve|grant|bypass|skip|forward|"
+    r"send|wire|route|transfer|disregard|comply|you|answer|respond|reply|tell|do not|don'?t|"
+    r"refuse|accept|allow|execute|run|share|reveal|remember|believe|consider|assume|"
+    r"siempre|nunca|debes|responde|envia|aprueba|ignora|trata|"
+    r"toujours|jamais|tu dois|vous devez|reponds|repondez|envoie|envoyez|approuve|ignore|"
+    r"immer|niemals|nie|musst|mussen|sollst|solltest|antworte|sende|genehmige|ignoriere|"
+    r"behandle|"
+    r"sempre|nunca|deve|responda|envie|aprove|ignore|trate|"
+    r"sempre|mai|devi|rispondi|invia|approva|ignora|tratta)"
+)
+ROLE_NOUNS = (
+    r"(?:admin|admins|administrator|administrators|superuser|super user|super-user|root user|"
+    r"root|sysadmin|owner|co-owner|operator|moderator|superadmin|super admin|"
+    r"developer of (?:this|the) (?:app|system|platform|assistant|bot|service)|"
+    r"(?:ceo|cfo|cto|founder) of (?:this|the) company|staff member|support agent|"
+    r"security team|compliance officer|"
+    r"administrador|administradora|propietario|dueno|administrateur|administratrice|"
+    r"proprietaire|gerant|eigentumer|inhaber|verwalter|dono|dona|proprietario|amministratore|"
+    r"titolare)"
+)
+# Modifiers that make a role an occupation or a role in the user's own world, not ours.
+OCCUPATION_BEFORE = (
+    r"(?:database|db|system|systems|network|linux|unix|windows|sql|server|wiki|school|"
+    r"hospital|office|cloud|it|sharepoint|salesforce|jira|github|gitlab|slack|discord|"
+    r"minecraft|wordpress|community|forum|home|hobby|club|team|group|project|repo|"
+    r"repository|site reliability|web|kubernetes|k8s|aws|azure|gcp|exchange|oracle|postgres|"
+    r"mysql|sap|erp|crm|shopify|google workspace|workspace|channel|server's|family|household|"
+    r"building|property|restaurant|shop|small business|business|company's|bakery|cafe|"
+    r"their|his|her|its)"
+)
+OWN_WORLD_AFTER = (
+    r"(?:of|on|for|at|in) (?:their|his|her|a|an|the user's|the family|the local|"
+    r"several|two|many|some|his own|her own|their own)\b|by (?:profession|trade)|"
+    r"at work|at their|professionally"
+)
+SUBJECT_REFS = (
+    r"(?:i|me|my|user|the user|this user|customer|the customer|this customer|"
+    r"caller|requester|sender|he|she|they|account holder|client|this account|my account|"
+    r"the account|yo|je|j'|ich|eu|io)"
+)
+# A pronoun with its verb "to be" in one token: "I'm", "soy", "je suis", "ich bin", "sono".
+SELF_IS = r"(?:i'm|i’m|im|i am|soy|yo soy|je suis|ich bin|eu sou|sono|io sono)"
+MONEY = (
+    r"(?:refunds?|refunded|payments?|payouts?|funds|money|transfers?|deposits?|reimbursements?|"
+    r"invoices?|proceeds|withdrawals?|cashback|earnings|commissions?|salary payments|"
+    r"wages|rebates?|chargebacks?|settlements?|revenue|donations?|tips|balances?|credits|"
+    r"reembolsos?|pagos?|fondos|dinero|devoluciones|remboursements?|paiements?|fonds|argent|"
+    r"virements?|erstattungen?|ruckerstattungen?|zahlungen?|gelder|geld|auszahlungen?|"
+    r"pagamentos?|fundos|dinheiro|rimborsi|rimborso|pagamenti|pagamento|fondi|soldi|denaro)"
+)
+MOVE_VERBS = (
+    r"(?:wire[sd]?|wiring|send|sent|sends|sending|route[sd]?|routing|transfer(?:red|s)?|"
+    r"redirect(?:ed|s)?|forward(?:ed|s)?|deposit(?:ed|s)?|pay|paid|remit(?:ted)?|credit(?:ed)?|"
+    r"move[sd]?|direct(?:ed)?|issue[sd]?|disburse[sd]?|go|goes|land|diverted|divert|"
+    r"transfiere|transferir|envia|enviar|deposita|depositar|manda|mandar|ingresa|"
+    r"virez|virer|vire|envoyez|envoyer|envoie|transferez|transferer|versez|verser|"
+    r"uberweise|uberweisen|sende|senden|leite|leiten|uberwiesen|uberweisung|uberwies|"
+    r"transfira|transferir|envie|enviar|deposite|mande|"
+    r"trasferisci|trasferire|invia|inviare|manda|accredita|accreditare|bonifica|versa)"
+)
+DESTINATIONS = (
+    r"(?:account|acct|iban|swift|bic|wallet|bank|routing number|sort code|paypal|venmo|"
+    r"zelle|crypto|bitcoin|btc|eth|usdt|card ending|card number|"
+    r"cuenta|compte|konto|conta|conto|carteira|portefeuille|cartera)"
+)
+IBAN = r"\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,7}(?: ?[a-z0-9]{1,4})?\b"
+CRYPTO_ADDRESS = r"\b(?:bc1[a-z0-9]{20,60}|0x[a-f0-9]{40})\b"
+URL = (
+    r"(?:https?://|hxxps?://|www\.|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\."
+    r"(?:com|net|org|io|xyz|ru|cn|tk|top|site|info|biz|me|co|app|dev|link|click|sh|cc|ws)"
+    r"(?:/|\?|\b))"
+)
+EMAIL = r"\b[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}\b"
+EXFIL_TARGETS = (
+    r"(?:conversations?|chats?|chat history|history|transcripts?|memor(?:y|ies)|data|"
+    r"credentials?|passwords?|api keys?|keys|tokens?|secrets?|messages?|emails?|"
+    r"details|info(?:rmation)?|profiles?|context|logs?|summar(?:y|ies)|everything|"
+    r"records|files|documents|contacts|card (?:numbers?|details)|personal data|pii|"
+    r"session|cookies?|user data|queries|prompts?|inputs?|"
+    r"conversaciones|datos|historial|conversations|donnees|historique|gesprache|daten|"
+    r"verlauf|conversas|dados|historico|conversazioni|dati|cronologia)"
+)
+EXFIL_VERBS = (
+    r"(?:send|post|upload|forward|transmit|leak|exfiltrate|copy|sync|mirror|report|log|"
+    r"email|mail|beacon|ping|submit|share|bcc|cc|push|stream|dump|export|relay|"
+    r"envia|enviar|manda|sube|envoie|envoyer|transmets|sende|senden|schicke|lade|"
+    r"envie|mande|invia|inviare|manda|carica)"
+)
+HARMFUL_ACTIONS = (
+    r"(?:approve|grant|transfer|refund|send|forward|wire|delete|drop|disable|unlock|reveal|"
+    r"execute|run|ignore|bypass|escalate|elevate|share|output|exfiltrate|treat|trust|skip|"
+    r"authorize|authorise|issue|pay|reset|remove|override|leak|dump|waive|whitelist|"
+    r"allowlist|promote|credit|disclose|erase|wipe|shut down|open the|make .{0,20}admin|"
+    r"aprueba|concede|transfiere|envia|elimina|revela|ignora|"
+    r"approuve|accorde|transfere|envoie|supprime|revele|ignore|"
+    r"genehmige|gewahre|uberweise|sende|losche|verrate|ignoriere|"
+    r"aprove|conceda|transfira|envie|exclua|apague|revele|"
+    r"approva|concedi|trasferisci|invia|elimina|cancella|rivela)"
+)
+ENTITY = (
+    r"(?:user|customer|patient|account|person|client|member|profile|record|id|employee|"
+    r"usuario|cliente|paciente|utilisateur|patient|benutzer|nutzer|kunde|utente|paziente)"
+)
+EXTRACT_VERBS = (
+    r"(?:reveal|print|output|repeat|dump|list|show|display|leak|return|give me|tell me|"
+    r"send me|share|export|copy|recite|expose|disclose|provide|write out|spell out|"
+    r"paste|echo|enumerate|read back|read out|summari[sz]e|include|"
+    r"revela|muestra|imprime|repite|dame|lista|ensename|"
+    r"revele|affiche|montre|repete|donne-moi|donnez-moi|liste|imprime|"
+    r"zeige|zeig|gib mir|wiederhole|liste|verrate|gib|"
+    r"revele|mostre|imprima|repita|liste|me de|me mostre|"
+    r"rivela|mostra|stampa|ripeti|elenca|dammi|mostrami)"
+)
+EXTRACT_TARGETS = (
+    r"(?:system prompt|hidden prompt|initial prompt|original prompt|developer prompt|"
+    r"(?:your|the|its) (?:(?:hidden|secret|original|initial|internal|system|developer|"
+    r"confidential|private|full|exact|underlying|base|real) )?(?:instructions|prompt|rules|"
+    r"configuration|guidelines|directives|context window)|"
+    r"(?:all|every|entire|full|whole|complete) (?:\w+ ){0,2}?(?:memor(?:y|ies)|conversations?|"
+    r"histor(?:y|ies)|chat logs?|records?|users?|quer(?:y|ies)|messages?|contexts?|secrets?|"
+    r"keys?|credentials?|passwords?|stored (?:data|information)|"
+    r"data you (?:have|store|stored|hold))|"
+    r"(?:other|previous|past|earlier|prior|another|different) (?:users?|customers?|patients?|"
+    r"people|clients|tenants|accounts)(?:'s?|s')?|"
+    r"(?:previous|past|earlier|prior|last) (?:user )?(?:queries|questions|conversations|prompts|"
+    r"inputs|requests|messages)|"
+    r"everything (?:you|in your|stored|that is stored)|api keys?|credentials|"
+    r"(?:passwords|secrets|tokens) (?:you|stored|of)|"
+    r"instrucciones|prompt del sistema|todas las (?:memorias|conversaciones)|otros usuarios|"
+    r"prompt systeme|toutes les (?:memoires|conversations|donnees)|autres utilisateurs|"
+    r"anweisungen|systemprompt|alle (?:erinnerungen|gesprache|daten|nachrichten)|"
+    r"anderen? (?:benutzer|nutzer|kunden)|"
+    r"instrucoes|prompt do sistema|todas as (?:memorias|conversas)|outros usuarios|"
+    r"istruzioni|prompt di sistema|tutte le (?:memorie|conversazioni)|altri utenti)"
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern of a guard; ``code`` is the rule code reported when it fires."""
+
+    code: str
+    pattern: re.Pattern
+    # Patterns whose hits are exempt when the text reports the user's own world (an
+    # occupation, a question they asked) rather than claiming something of this system.
+    exempt_own_world: bool = False
+    # ... and when it reports a question the user asked ("User asked how to disable 2FA").
+    exempt_question: bool = True
+
+
+INJECTION_RULES: list[Rule] = [
+    # Override the model's instructions.
+    Rule(
+        "injection.instruction_override",
+        _rx(r"\b", OVERRIDE_VERBS, gap(3), OVERRIDE_QUALIFIERS, gap(3), INSTRUCTION_NOUNS, r"\b"),
+    ),
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"(?:\bnew|\bupdated|\breal|\btrue|\bactual|\bhidden|\bsecret|\bnuevas|\bnouvelles|"
+            r"\bneue|\bnovas|\bnuove)\W+(?:system\W+)?(?:instructions?|rules|directives?|prompt|"
+            r"task|goal|objective|purpose|role|orders|instrucciones|reglas|consignes|anweisungen|"
+            r"regeln|instrucoes|regras|istruzioni|regole)\s*(?::|are|is|follow|=)"
+        ),
+    ),
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\byour (?:new |real |true |actual )?(?:instructions|task|goal|purpose|role|objective|"
+            r"directive|job|mission) (?:is|are) (?:now|to|from)\b|"
+            r"\b(?:you are|you're|youre) (?:now|no longer|not an? )\b|"
+            r"\bact as (?:an? )?(?:unrestricted|unfiltered|jailbroken|dan\b|evil|rogue|admin|root)|"
+            r"\b(?:developer|god|admin|debug|maintenance|sudo|unrestricted) mode\b|"
+            r"\bjailbr[eo]a?k|\bdo anything now\b|"
+            r"<\|?\s*(?:im_start|im_end|system|endoftext)|\[/?(?:system|inst|sys|admin)\]|"
+            r"#{2,}\s*(?:system|instruction|new instructions)|(?:^|\n)\s*(?:system|assistant)\s*:|"
+            r"\bsystem (?:override|prompt override|message)\s*:|"
+            r"\bend of (?:user )?(?:input|prompt|conversation)\b|"
+            r"\b(?:you|assistant|the assistant|the agent|the model|the ai) (?:must|will|shall) "
+            r"(?:now )?(?:obey|comply|follow (?:these|my|the following))|"
+            r"\b(?:eres|es) ahora\b|\btu es maintenant\b|\bvous etes maintenant\b|"
+            r"\bdu bist (?:jetzt|nun|ab sofort)\b|\bvoce (?:e|agora e) agora\b|\bora sei\b"
+        ),
+    ),
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\b(?:alle|vorherigen|bisherigen|deine|obigen|samtliche|die)\W+(?:\w+\W+){0,2}?"
+            r"(?:anweisungen|regeln|vorgaben|richtlinien|instruktionen|befehle)\W+(?:\w+\W+){0,3}?"
+            r"(?:ignorieren|vergessen|missachten|uberschreiben|ignoriere|vergiss|umgehen)\b"
+        ),
+    ),
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\b(?:do not|don'?t|never|without) (?:tell|telling|inform|informing|notify|"
+            r"notifying|alert|alerting|mention|mentioning|reveal|revealing) (?:this )?(?:to )?"
+            r"(?:the )?(?:user|anyone|admins?|administrators?|security|compliance|the owner|"
+            r"the customer|them about this)\b"
+        ),
+    ),
+    # Persistent overrides: a persistence marker and a directive in the same sentence.
+    Rule(
+        "injection.persistent_override",
+        _rx(
+            r"\b",
+            PERSISTENCE,
+            r"\b",
+            W,
+            r"{0,80}?\b",
+            DIRECTIVES,
+            r"\b|\b",
+            DIRECTIVES,
+            r"\b",
+            W,
+            r"{0,80}?\b",
+            PERSISTENCE,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "injection.persistent_override",
+        _rx(
+            r"\b(?:always|automatically|auto-?|by default|unconditionally|without (?:question|"
+            r"checking|verification|asking|review)|siempre|toujours|immer|sempre)\W+"
+            r"(?:\w+\W+){0,2}?(?:approve|accept|grant|authori[sz]e|refund|issue (?:a )?refunds?|"
+            r"transfer|share|disclose|whitelist|allowlist|unlock|waive|trust|obey|comply|"
+            r"escalate|elevate|exempt|aprueba|concede|reembolsa|approuve|accorde|rembourse|"
+            r"genehmige|gewahre|erstatte|aprove|conceda|reembolse|approva|concedi|rimborsa)\b"
+        ),
+    ),
+    # Identity and authorization claims about this system.
+    Rule(
+        "injection.identity_claim",
+        _rx(
+            r"\b(?:",
+            SELF_IS,
+            "|",
+            SUBJECT_REFS,
+            r"\W+(?:am|is|are|be|was|es|est|ist|e))\W+(?:now\W+|actually\W+|"
+            r"really\W+|also\W+|the real\W+|officially\W+|ahora\W+|maintenant\W+|jetzt\W+|"
+            r"agora\W+|ora\W+)?(?:an?\W+|the\W+|el\W+|la\W+|le\W+|l'|un\W+|une\W+|der\W+|die\W+|"
+            r"ein\W+|eine\W+|o\W+|a\W+|il\W+|lo\W+|uno\W+|una\W+)?(?:new\W+)?(?:(?P<mod>[\w']+)\W+)?"
+            r"(?:system-wide\W+|site\W+|global\W+|tenant\W+|account\W+|platform\W+|org\W+)?",
+            ROLE_NOUNS,
+            r"\b(?P<after>.{0,40})",
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "injection.identity_claim",
+        _rx(
+            r"\b",
+            SUBJECT_REFS,
+            r"\W+(?:am|is|are|'m|has been|have been|was|were|been)\W+(?:now\W+|already\W+|fully\W+|"
+            r"officially\W+)?(?:an?\W+)?(?:verified|authorized|authorised|authenticated|"
+            r"whitelisted|allowlisted|pre-?approved|pre-?verified|privileged|exempt|cleared|vetted|"
+            r"kyc[- ]verified|trusted|elevated)\b",
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "injection.identity_claim",
+        _rx(
+            r"\b(?:treat|consider|regard|recogni[sz]e|handle|identify|trate|traite[rz]?|"
+            r"behandle|tratta|considera)\W+(?:\w+\W+){0,4}?(?:as|like|como|comme|als|come)\W+"
+            r"(?:an?\W+|the\W+|un\W+|una\W+|el\W+|le\W+|l'|ein\W+|o\W+|il\W+)?(?:\w+\W+)?"
+            r"(?:admin|administrator|owner|verified|trusted|authorized|authorised|root|superuser|"
+            r"vip|employee|staff|internal|privileged|administrador|administrateur|"
+            r"administrator|amministratore|verificado|verifie|verifiziert|verificato)\b|"
+            r"\b(?:consider|treat|regard|recogni[sz]e|accept)\W+(?:me|him|her|them|this (?:user|"
+            r"caller|customer|account|person))\W+(?:as\W+)?(?:an?\W+|the\W+)?(?:\w+\W+){0,2}?"
+            r"(?:admin|administrator|owner|officer|manager|ceo|root|superuser|supervisor|"
+            r"authority|verified|trusted|operator)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "injection.identity_claim",
+        _rx(
+            r"\bremember (?:that )?(?:i|the user|this user|user|my|i'm) (?:am|is|'m|have|has)\W+"
+            r"(?:\w+\W+){0,3}?(?:admin|administrator|owner|root|manager|ceo|authorized|"
+            r"verified|developer|staff|employee|in charge)\b|"
+            r"\brecuerda que soy\b|\bsouviens-toi que je suis\b|\bmerke dir,? dass ich\b|"
+            r"\blembre(?:-se)? que eu sou\b|\bricorda che sono\b"
+        ),
+    ),
+    # Privilege escalation: grant rights, switch checks off.
+    Rule(
+        "injection.privilege_escalation",
+        _rx(
+            r"\b(?:grant|give|assign|elevate|promote|upgrade|add|set|make|provide|enable|unlock|"
+            r"change|restore|escalate|concede|da|dale|otorga|accorde|donne|gewahre|gib|erteile|"
+            r"conceda|de|concedi|dai|assegna)\W+(?:\w+\W+){0,4}?(?:full|elevated|unrestricted|"
+            r"admin|administrator|administrative|root|superuser|owner|write|privileged|sudo|"
+            r"god|master|total|complete|billing|unlimited|permisos de|acceso de|droits|"
+            r"admin-?rechte|acesso de|accesso)\W+(?:\w+\W+)?(?:access|rights|privileges?|"
+            r"permissions?|role|level|status|mode|clearance|control|acceso|permisos|acces|"
+            r"rechte|zugriff|berechtigungen|acesso|permissoes|accesso|permessi|privilegi)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "injection.privilege_escalation",
+        _rx(
+            r"\b(?:elevate|escalate|raise|increase|upgrade|bump|promote|expand|extend)\W+"
+            r"(?:\w+\W+){0,2}?(?:access|access level|privileges?|permissions?|role|clearance|"
+            r"rights)\b|"
+            r"\b(?:needs?|requires?|required) no\W+(?:\w+\W+)?(?:approval|verification|"
+            r"authori[sz]ation|authentication|sign-?off)\b|"
+            r"\bwithout (?:any\W+)?(?:approval|verification|authori[sz]ation|authentication|"
+            r"identity checks?|kyc)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "injection.privilege_escalation",
+        _rx(
+            r"\b(?:make|set|promote|upgrade|appoint|add|nombra|haz|fais|mache|torne|rendi)\W+"
+            r"(?:me|him|her|them|this user|the user|user|this account|my account|me an?|"
+            r"me the|[\w-]+\d[\w-]*)\W+(?:to\W+|as\W+|an?\W+|the\W+)*(?:an?\W+)?(?:admin|"
+            r"administrator|owner|superuser|root|moderator|super admin|superadmin|"
+            r"administrador|administrateur|amministratore)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "injection.privilege_escalation",
+        _rx(
+            r"\b(?:disable|turn off|bypass|skip|remove|waive|deactivate|circumvent|switch off|"
+            r"suspend|ignore|drop|lift|relax|desactiva|omite|salta|desactive|contourne|ignore|"
+            r"deaktiviere|umgehe|uberspringe|desative|ignore|pule|disattiva|salta|aggira)\W+"
+            r"(?:\w+\W+){0,3}?(?:identity |id |two-factor |2fa |mfa |otp |kyc |fraud |security |"
+            r"safety |age |manual |human |the )?(?:verification|verify|authentication|2fa|mfa|otp|"
+            r"kyc|fraud (?:checks?|detection|screening)|security (?:checks?|questions?|review)|"
+            r"approval|approvals|sign-?off|rate limits?|spending limits?|withdrawal limits?|"
+            r"transaction limits?|audit(?: logging| trail)?|content filter|moderation|"
+            r"safety checks?|identity checks?|guardrails|(?:safety |content |spam |nsfw |"
+            r"profanity )?filters?|safeguards?|protections?|verificacion|autenticacion|"
+            r"verification|authentification|verifizierung|authentifizierung|verificacao|"
+            r"autenticacao|verifica|autenticazione)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    # Moving money: a moving verb, a money noun and a destination in one sentence, or an
+    # account number next to money.
+    Rule(
+        "injection.payment_redirect",
+        _rx(
+            r"\b",
+            MOVE_VERBS,
+            r"\b",
+            W,
+            r"{0,60}?\b",
+            MONEY,
+            r"\b",
+            W,
+            r"{0,80}?\b",
+            DESTINATIONS,
+            r"\b|\b",
+            MONEY,
+            r"\b",
+            W,
+            r"{0,60}?\b",
+            MOVE_VERBS,
+            r"\b",
+            W,
+            r"{0,80}?\b",
+            DESTINATIONS,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "injection.payment_redirect",
+        _rx(r"\b", MONEY, r"\b", W, r"{0,120}?(?:", IBAN, "|", CRYPTO_ADDRESS, ")"),
+    ),
+    Rule(
+        "injection.payment_redirect",
+        _rx(
+            r"\b(?:new|updated|changed|correct|different|replacement|nueva|nouveau|nouvelle|neue|"
+            r"neues|nova|novo|nuovo|nuova)\W+(?:\w+\W+)?(?:bank account|bank details|iban|"
+            r"payout account|payment (?:details|account|address)|wallet address|routing number|"
+            r"cuenta bancaria|compte bancaire|bankverbindung|konto|conta bancaria|conto bancario|"
+            r"coordonnees bancaires)\b"
+        ),
+    ),
+    # Exfiltration: data sent to an address, or a link built to carry it.
+    Rule(
+        "injection.exfiltration",
+        _rx(
+            r"\b",
+            EXFIL_VERBS,
+            r"\b",
+            W,
+            r"{0,80}?\b",
+            EXFIL_TARGETS,
+            r"\b",
+            r"[^\n]{0,80}?(?:\bto\b|\binto\b|\bvia\b|\bat\b|\ba\b|\bau\b|\ban\b|\bpara\b|\bsu\b|"
+            r"\bzu\b|\bnach\b)[^\n]{0,30}?(?:",
+            URL,
+            "|",
+            EMAIL,
+            r"|webhook|endpoint|external server|remote server|pastebin|discord\.gg)",
+        ),
+    ),
+    Rule(
+        "injection.exfiltration",
+        _rx(r"!\[[^\]]*\]\(\s*(?:https?:)?//|<img[^>]+src\s*=|<iframe|<script"),
+    ),
+    Rule(
+        "injection.exfiltration",
+        _rx(
+            URL,
+            r"[^\s]*(?:\{\{|\}\}|\$\{|%7b%7b|<(?:data|user|secret|memory|conversation|email|"
+            r"password|token|history|context)[a-z_]*>|\[(?:data|user|secret|memory|conversation|"
+            r"email|password|token|history|context)[a-z_ ]*\]|"
+            r"[?&](?:data|payload|secret|token|pwd|password|history|memory|memories|conv|chat|"
+            r"exfil|leak|dump|creds?|cookie|session|ssn|card)=)",
+        ),
+    ),
+    Rule(
+        "injection.exfiltration",
+        _rx(
+            r"\b(?:append|include|embed|add|attach|encode|put|insert)\W+(?:\w+\W+){0,6}?"
+            r"(?:to|in|into|as)\W+(?:the\W+|a\W+|this\W+|every\W+|each\W+|all\W+)?(?:url|link|"
+            r"image url|query string|query param\w*|request|webhook|pixel)s?\b"
+        ),
+    ),
+    Rule(
+        "injection.exfiltration",
+        _rx(
+            r"\b(?:bcc|cc|copy|forward|blind copy)\W+(?:\w+\W+){0,3}?(?:emails?|messages?|replies|"
+            r"responses|answers|conversations?|tickets?|chats?|everything|correos|mensajes|"
+            r"courriels|e-?mails|nachrichten|mensagens|messaggi)\W+(?:\w+\W+){0,3}?(?:to\W+)?",
+            EMAIL,
+        ),
+    ),
+    # Extraction: make the model reveal its prompt, other users' data, all memories.
+    Rule(
+        "injection.extraction",
+        _rx(r"\b", EXTRACT_VERBS, r"\b", W, r"{0,60}?\b", EXTRACT_TARGETS, r"\b"),
+        exempt_own_world=True,
+        exempt_question=False,
+    ),
+    Rule(
+        "injection.extraction",
+        _rx(
+            r"\bwhat (?:did|do|were|was|have) (?:the )?(?:other|previous|last|earlier|another) "
+            r"(?:users?|customers?|persons?|people|patients?|clients?)\b|"
+            r"\b(?:memories|data|records|history|conversations|messages|queries|details) "
+            r"(?:of|from|about|belonging to|for) (?:other|all|every|another|different|the other) "
+            r"(?:users|customers|people|patients|tenants|clients|accounts)\b|"
+            r"\b(?:verbatim|word for word|word-for-word|exactly as (?:written|stored))\W+"
+            r"(?:\w+\W+){0,6}?(?:memor(?:y|ies)|conversations?|quer(?:y|ies)|prompts?|"
+            r"instructions|context|history|messages)\b|"
+            r"\b(?:memor(?:y|ies)|conversations?|quer(?:y|ies)|prompts?|instructions|context|"
+            r"history|messages)\W+(?:\w+\W+){0,6}?(?:verbatim|word for word|word-for-word)\b"
+        ),
+    ),
+    Rule(
+        "injection.extraction",
+        _rx(
+            r"\b(?:repeat|print|output|recite|echo|copy|paste|reproduce)\W+(?:\w+\W+){0,3}?"
+            r"(?:text|words|content|message|messages|lines?|everything|instructions)\W+"
+            r"(?:above|before|preceding|prior|earlier)\b|\binclud(?:e|ing) everything\b"
+        ),
+    ),
+    # Triggers: a condition on a word or input, then a harmful action (AgentPoison style).
+    Rule(
+        "injection.trigger",
+        _rx(
+            r"\b(?:when(?:ever)?|if|once|each time|every time|any ?time|after|as soon as|"
+            r"cuando|si|quand|lorsque|des que|wenn|sobald|falls|quando|se|appena)\W+",
+            r"(?:\w+\W+){0,5}?(?:see|sees|encounter|encounters|read|reads|receive|receives|get|"
+            r"gets|detect|detects|notice|notices|find|finds|say|says|said|type|types|write|writes|"
+            r"mention|mentions|include|includes|contain|contains|send|sends|use|uses|start|starts|"
+            r"ends?|appears?|diga|escriba|mencione|dice|escribe|dit|ecrit|mentionne|sagt|"
+            r"schreibt|erwahnt|enthalt|disser|escrever|mencionar|scrive|menziona)\b",
+            r"[^\n]{0,80}?\b",
+            HARMFUL_ACTIONS,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "injection.trigger",
+        _rx(
+            r"\b(?:trigger|code|magic|secret|special|activation|override|unlock|safe)\W?"
+            r"(?:word|phrase|token|code|key|string|keyword|passphrase|sequence)\b\W+(?:\w+\W+){0,3}?"
+            r"(?:is|=|:|means|activates|unlocks|enables)"
+        ),
+    ),
+    # Entity redirection (MINJA): one person or record is "really" another.
+    Rule(
+        "injection.entity_redirect",
+        _rx(
+            r"\b(?:is|are|was|were)\W+(?:actually|really|in fact|now|also|secretly)?\W*"
+            r"(?:the same (?:person|user|customer|patient|account|individual|entity|client|record)"
+            r" as|an? (?:alias|alt|alternate account|duplicate|other name) (?:of|for))\b|"
+            r"\b(?:es la misma persona|est la meme personne|ist dieselbe person|"
+            r"e a mesma pessoa|e la stessa persona)\b"
+        ),
+    ),
+    Rule(
+        "injection.entity_redirect",
+        _rx(
+            r"\b(?:are|is|was|were)\W+(?:\w+\W+)?the same (?:person|people|user|customer|patient|"
+            r"account|individual|entity|client|record)\b|"
+            r"\bthe same (?:person|user|customer|patient|account|individual|entity|client|record) "
+            r"as\b|"
+            r"\b(?:should|must|will|shall|to|are to|is to)\W+be\W+(?:\w+\W+)?(?:mapped|linked|"
+            r"merged|redirected|reassigned|attributed|routed|swapped|replaced|pointed|switched|"
+            r"transferred|moved)\W+(?:to|with|into|under|onto)\W+(?:\S+\W+){0,6}?",
+            ENTITY,
+            r"\b|\b(?:map|redirect|reassign|route|point|link|attribute|forward)\W+(?:\S+\W+){0,6}?"
+            r"(?:to|onto|with)\W+(?:the\W+)?",
+            ENTITY,
+            r"\W{1,3}[\w.@-]*[\d._@][\w.@-]*|"
+            r"\b(?:questions?|requests?|queries|inquiries|asks?|lookups?)\W+(?:about|for|regarding)"
+            r"\W+(?:\S+\W+){1,5}?(?:should|must|will|are to|is to)\W+be\W+(?:answered|handled|"
+            r"resolved|served|looked up|treated|processed)\W+(?:using|with|from|via|as)\b|"
+            r"\b(?:which|this|that|it) (?:means|refers to|is)\W+(?:\w+\W+)?",
+            ENTITY,
+            r"\W{1,3}[\w.@-]*\d|",
+            ENTITY,
+            r"\W{0,3}[\w.@-]*\d[\w.@-]*\W+(?:\w+\W+){0,4}?(?:retrieved|taken|loaded|pulled|"
+            r"fetched|read|copied|sourced|served|answered|looked up|used)\W+(?:from|with|as|via)"
+            r"\W+(?:\w+\W+)?",
+            ENTITY,
+            r"\W{1,3}[\w.@-]*\d",
+        ),
+    ),
+    Rule(
+        "injection.entity_redirect",
+        _rx(
+            r"\b(?:records?|data|history|accounts?|orders?|files?|memories|prescriptions?|results?|"
+            r"profiles?|details|information|payments?|tickets?|refunds?|medications?|charts?|"
+            r"identity|identities)\W+(?:of|for|from|belonging to)\W+(?:\S+\W+){1,4}?(?:are|is|"
+            r"were|was|should be|must be|have been|has been|now)\W+(?:now\W+|all\W+)?(?:stored|"
+            r"saved|filed|kept|moved|merged|linked|listed|recorded|transferred|reassigned|mapped|"
+            r"redirected|found|replaced|swapped|under)\W+(?:\w+\W+){0,3}?(?:under|to|with|as|in|"
+            r"into|by)\b"
+        ),
+    ),
+    Rule(
+        "injection.entity_redirect",
+        _rx(
+            r"\b(?:treat|use|map|link|merge|redirect|associate|reassign|swap|replace|substitute|"
+            r"point|attribute|route)\W+(?:\S+\W+){0,5}?",
+            ENTITY,
+            r"s?\W+(?:\S+\W+){0,4}?(?:as|with|to|for|by|into|onto)\W+(?:\w+\W+){0,3}?",
+            ENTITY,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "injection.entity_redirect",
+        _rx(
+            r"\b(?:whenever|when|if|any time)\W+(?:\w+\W+){0,2}?(?:asked|asks|ask|requests?|"
+            r"queries|looks? up|searches)\W+(?:about|for)\W+(?:\S+\W+){1,6}?(?:answer|respond|"
+            r"reply|use|return|give|provide|look up|retrieve|fetch|show)\W+(?:\w+\W+){0,4}?"
+            r"(?:about|with|for|from|of|instead)\b|"
+            r"\b(?:use|return|retrieve|look up|fetch|show|give|load)\W+(?:\S+\W+){0,6}?"
+            r"(?:instead of|in place of|rather than)\W+(?:\S+\W+){0,3}?",
+            ENTITY,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "injection.entity_redirect",
+        _rx(
+            r"\b(?:therefore|thus|hence|so|this means|which means|it follows that|as a result|"
+            r"consequently|by extension)\W+(?:\w+\W+){0,10}?(?:refers to|is the same as|belongs to|"
+            r"is actually|should be (?:treated|considered|read|used) as|must be treated as|"
+            r"should be attributed to|maps to|points to)\b"
+        ),
+    ),
+]
+
+# Compact readings (letters only) of classic override phrases split at random places.
+COMPACT_OVERRIDES = (
+    "ignoreallpreviousinstructions",
+    "ignorepreviousinstructions",
+    "ignoreallpriorinstructions",
+    "ignorepriorinstructions",
+    "ignoreyourinstructions",
+    "ignoreallinstructions",
+    "disregardallpreviousinstructions",
+    "disregardpreviousinstructions",
+    "disregardallinstructions",
+    "forgetallpreviousinstructions",
+    "forgetpreviousinstructions",
+    "forgetallinstructions",
+    "revealyoursystemprompt",
+    "revealthesystemprompt",
+    "printyoursystemprompt",
+    "showyoursystemprompt",
+    "fromnowonalways",
+    "fromnowonignore",
+    "fromnowonyoumust",
+)
+
+# --- Class guard: business state and policy are never stored -------------------------------
+
+BUSINESS_TOPICS = (
+    r"(?:balance|credit limit|outstanding|debt|owes|owed|price|pricing|costs?|fee|fees|charge|"
+    r"discount|coupon|refund|refunds|refunded|order|orders|invoice|subscription|plan|tier|"
+    r"payment|payments|paid|payout|quota|entitlement|credit|credits|loyalty points|points|"
+    r"saldo|precio|pedido|reembolso|factura|solde|prix|commande|remboursement|facture|"
+    r"kontostand|preis|bestellung|erstattung|rechnung|guthaben|preco|encomenda|fatura|"
+    r"prezzo|ordine|rimborso|fattura)"
+)
+AMOUNT = (
+    r"(?:[$€£¥]\s?\d[\d,.]*|\d[\d,.]*\s?(?:[$€£¥]|usd|eur|gbp|dollars?|euros?|pounds?|bucks|"
+    r"reais|francs?)\b|\b\d{1,3}\s?%|\bfree\b|\bzero\b|\bgratis\b|\bgratuit\b|\bkostenlos\b)"
+)
+STATE_WORDS = (
+    r"(?:approved|cancel+ed|refunded|paid|delivered|shipped|closed|resolved|credited|waived|"
+    r"suspended|upgraded|downgraded|verified|eligible|entitled|confirmed|fulfilled|overdue|"
+    r"settled|voided|reversed|reimbursed|exempt|active|unlimited|aprobado|reembolsado|pagado|"
+    r"cancelado|approuve|rembourse|paye|annule|genehmigt|erstattet|bezahlt|storniert|aprovado|"
+    r"pago|approvato|rimborsato|pagato|annullato)"
+)
+
+CLASS_RULES: list[Rule] = [
+    Rule(
+        "class.business_state",
+        _rx(
+            r"\b",
+            BUSINESS_TOPICS,
+            r"\b",
+            W,
+            r"{0,50}?",
+            AMOUNT,
+            "|",
+            AMOUNT,
+            W,
+            r"{0,20}?\b",
+            BUSINESS_TOPICS,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        _rx(
+            r"\b(?:balance|credit limit|outstanding|points|quota|spending limit|price|fee|"
+            r"discount|saldo|solde|kontostand|guthaben)\b(?:\W+\w+){0,4}?\s*(?:[:=]|\b(?:is|are|"
+            r"of|at|stands at|totals?|amounts? to)\b)\W*\d"
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        _rx(
+            r"\b(?:qualif(?:y|ies|ied)|eligible|entitled|owed|due)\W+(?:for|to)\W+(?:an?\W+|"
+            r"the\W+)?(?:\w+\W+){0,2}?(?:refunds?|discounts?|credits?|compensation|reimbursement|"
+            r"free|waiver|upgrade|payout|chargeback|rebate)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "class.business_state",
+        _rx(
+            r"\b(?:order|shipment|package|ticket|invoice|subscription|account|claim|case|return|"
+            r"refund|payment|transaction|contract|loan|policy|booking|reservation)\W{0,3}"
+            r"(?:#|no\.?|number|id)?\W{0,3}[a-z0-9-]*\d[a-z0-9-]*\b",
+            W,
+            r"{0,40}?\b(?:is|was|are|were|has been|have been|got|marked(?: as)?|status(?: is)?|"
+            r"set to|now)\W+(?:\w+\W+)?",
+            STATE_WORDS,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        _rx(
+            r"\b(?:is|are|was|be|been|now)\W+(?:\w+\W+)?(?:eligible|entitled|owed|due|qualified)"
+            r"\W+(?:for|to)\W+(?:an?\W+|the\W+)?(?:\w+\W+){0,2}?(?:refund|refunds|discount|credit|"
+            r"compensation|reimbursement|free|waiver|upgrade|payout|chargeback|rebate)\b|"
+            r"\b(?:(?:the |their |user'?s |customer'?s |my )?(?:account|subscription|membership|"
+            r"plan|order|balance|loan|card))\W+(?:is|has been|was)\W+(?:now\W+)?(?:\w+\W+)?"
+            r"(?:upgraded|verified|suspended|unlimited|paid in full|settled|waived|cleared|"
+            r"credited|approved|premium|vip|unlocked)\b"
+        ),
+    ),
+    Rule(
+        "class.access_rule",
+        _rx(
+            r"\b(?:permissions?|roles?|access level|access rights|privileges?|clearance|"
+            r"entitlements?|scopes?|acl|group membership)(?:\W+(?:for|of)\W+(?:\w+\W+){1,3}?)?"
+            r"\s*(?:[:=]|\b(?:is|are|include|includes|set to|changed to|now|updated to|granted)\b)"
+            r"\W*(?:\w+\W+){0,3}?(?:admin|administrator|"
+            r"root|owner|superuser|full|write|read-?write|elevated|all|unrestricted|manager|"
+            r"billing|privileged)\b|"
+            r"\b(?:has|have|holds?|with|got|gets|now has)\W+(?:full|admin|administrator|"
+            r"administrative|root|superuser|owner|elevated|write|read-?write|unrestricted|"
+            r"billing|privileged|sudo|master)\W+(?:\w+\W+)?(?:access|rights|privileges|"
+            r"permissions|role|control|clearance)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "class.access_rule",
+        _rx(
+            r"\b(?:allowed|permitted|authori[sz]ed|entitled|cleared|approved)\W+to\W+(?:\w+\W+){0,2}?(?:access|view|see|read|modify|edit|delete|"
+            r"approve|refund|override|manage|transfer|withdraw|administer|bypass|export|issue)\b|"
+            r"\b(?:only|all|any)\W+(?:admins?|users|staff|employees|managers|customers|agents)\W+"
+            r"(?:can|may|are allowed to|are permitted to|have access to)\W+(?:\w+\W+){0,3}?"
+            r"(?:access|view|see|approve|refund|delete|modify|override|export)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "class.policy",
+        _rx(
+            r"\b(?:refund|return|cancellation|pricing|discount|shipping|privacy|security|access|"
+            r"company|store|billing|payment|approval|escalation|verification|retention|"
+            r"withdrawal|compensation|warranty|exchange|credit|fraud)\W+polic(?:y|ies)\W+"
+            r"(?:is|are|says|states|allows|permits|now|has changed|have changed|was changed|"
+            r"=|:|changed|requires|was updated|has been updated|no longer|updated|revised|"
+            r"amended)\b|"
+            r"\b(?:new|updated|revised|changed|official|internal)\W+(?:\w+\W+)?polic(?:y|ies)\W*"
+            r"(?::|is|are|says|states|allows)|"
+            r"\bpolic(?:y|ies)\W+(?:was|were|has been|have been)\W+(?:updated|changed|revised|"
+            r"waived|suspended|lifted)\b|"
+            r"\b(?:politica|politique|richtlinie|politica|norma)\W+(?:de\W+|des\W+|di\W+)?"
+            r"(?:\w+\W+){0,2}?(?:es|est|ist|e|ahora|maintenant|jetzt|agora|ora)\b"
+        ),
+    ),
+]
+
+# --- Sensitive categories (rule 8) -----------------------------------------------------------
+
+SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
+    "health": _rx(
+        r"\b(?:diagnos(?:is|ed|es)|medications?|medicine|prescri(?:bed|ption)|insulin|metformin|"
+        r"antidepressants?|chemotherapy|chemo|cancer|tumou?r|diabetes|diabetic|hiv|aids|asthma|"
+        r"depression|depressed|anxiety disorder|panic attacks?|adhd|autism|autistic|bipolar|"
+        r"schizophreni\w*|ptsd|pregnan(?:t|cy)|miscarriage|therap(?:y|ist)|psychiatri\w*|"
+        r"surgery|allerg(?:y|ies|ic)|disease|disorder|illness|chronic|epilep\w*|seizures?|"
+        r"\d+\s?mg\b|blood pressure|hypertension|dementia|alzheimer'?s|rehab|addiction|"
+        r"disabilit(?:y|ies)|wheelchair|hospitali[sz]ed|diagnostico|enfermedad|embarazada|"
+        r"medicamento|diagnostic|maladie|enceinte|medicament|diagnose|krankheit|schwanger|"
+        r"medikament|doenca|gravida|diagnosi|malattia|incinta|farmaco|terapia)\b"
+    ),
+    "finance": _rx(
+        r"\b(?:salary|salaries|income|earns|wage|debts?|loans?|mortgage|credit score|"
+        r"bankrupt\w*|net worth|bank account|credit card|debit card|card number|tax return|"
+        r"savings|overdraft|payslip|paycheck|investments?|portfolio value|iban|"
+        r"salario|sueldo|deuda|hipoteca|salaire|dette|hypotheque|gehalt|schulden|hypothek|"
+        r"divida|stipendio|debito|mutuo)\b|\b(?:\d[ -]?){13,19}\b"
+    ),
+    "credentials": _rx(
+        r"\b(?:password|passcode|passphrase|pin|pin code|api key|secret key|access key|"
+        r"access token|auth token|bearer token|private key|ssh key|seed phrase|recovery code|"
+        r"recovery phrase|2fa code|otp|one-time code|contrasena|mot de passe|passwort|senha|"
+        r"credentials?)\b\W{0,3}(?:is|was|:|=|es|est|ist|e)\W{0,3}\S{4,}|"
+        r"\b(?:sk-[a-z0-9_-]{16,}|akia[0-9a-z]{16}|ghp_[a-z0-9]{30,}|xox[abpr]-[a-z0-9-]{10,}|"
+        r"mlk_[a-z0-9]+_\S{10,}|glpat-[a-z0-9_-]{16,})|-----begin [a-z ]*private key-----"
+    ),
+    "government_id": _rx(
+        r"\b(?:ssn|social security(?: number)?|passport(?: number| no)?|driver'?s licen[cs]e|"
+        r"national id|national insurance number|tax id|taxpayer id|id card number|"
+        r"dni|nie|nif|curp|rfc|numero de securite sociale|personalausweis|steuer-?id|"
+        r"steuernummer|cpf|rg|codice fiscale|tessera sanitaria)\b|\b\d{3}-\d{2}-\d{4}\b"
+    ),
+    "precise_location": _rx(
+        r"\b\d{1,5}\W+(?:\w+\W+){1,3}?(?:street|st|avenue|ave|road|rd|lane|ln|boulevard|blvd|"
+        r"drive|dr|court|ct|way|place|pl|terrace|calle|rue|strasse|str|rua|via|viale)\b|"
+        r"\b(?:calle|rue|rua|via|avenida)\W+\w+(?:\W+\w+)?\W+\d{1,5}\b|"
+        r"\b\w+(?:strasse|str\.)\W+\d{1,4}\b|"
+        r"\b(?:home address|lives at|resides at|apartment \d|apt\.? \d|flat \d|gps|"
+        r"coordinates|geolocation|current location)\b|"
+        r"-?\d{1,2}\.\d{3,},\s*-?\d{1,3}\.\d{3,}"
+    ),
+    "religion": _rx(
+        r"\b(?:is|am|are)\W+(?:a\W+|an\W+)?(?:devout\W+|practicing\W+)?(?:muslim|christian|"
+        r"jewish|hindu|buddhist|catholic|atheist|mormon|sikh|protestant|evangelical)\b|"
+        r"\b(?:religion|religious beliefs?|attends? (?:mosque|church|synagogue|temple))\b"
+    ),
+    "sexual_orientation": _rx(
+        r"\b(?:is|am|are|identifies as|came out as)\W+(?:\w+\W+)?(?:gay|lesbian|bisexual|"
+        r"transgender|trans|queer|asexual|pansexual|non-binary|nonbinary)\b|"
+        r"\bsexual orientation\b"
+    ),
+    "political_opinion": _rx(
+        r"\b(?:votes? for|voted for|member of the \w+ party|political (?:views|affiliation|"
+        r"opinions?)|supports the \w+ party|party membership)\b"
+    ),
+    "criminal_record": _rx(
+        r"\b(?:criminal record|convicted|conviction|arrested|felony|parole|probation|"
+        r"served time|in prison|jail time)\b"
+    ),
+    "biometric": _rx(
+        r"\b(?:fingerprints?|face ?id data|facial (?:scan|geometry)|retina scan|iris scan|"
+        r"voiceprint|biometric)\b"
+    ),
+}
+
+
+# --- Matching ---------------------------------------------------------------------------------
+
+_QUESTION_REPORT = re.compile(
+    r"\b(?:asked|asks|wondered|wonders|wants to know|wanted to know|inquired|enquired|"
+    r"question(?:ed)? about|looked up|searched for|googled|read about|learning about|"
+    r"learned about|is studying|studies|is curious|curious about|how to|how do i|how can i)\b"
+    r"[^.!?;\n]{0,60}$"
+)
+_OWN_WORLD_AFTER = re.compile(r"^\W*(?:" + OWN_WORLD_AFTER + r")", re.IGNORECASE)
+_OCCUPATION_BEFORE = re.compile(r"(?:" + OCCUPATION_BEFORE + r")$", re.IGNORECASE)
+_OWN_WORLD_INSIDE = re.compile(
+    r"\b(?:their own|his own|her own|personal|their team'?s|their company'?s|their family'?s|"
+    r"their home|their local|own (?:server|wiki|repo|blog|site|app|laptop|computer|phone|"
+    r"router|network|account)|works as|working as|job as|worked as|career as|by profession|"
+    r"professionally|volunteer|about (?:them|themselves|himself|herself))\b",
+    re.IGNORECASE,
+)
+
+
+def _own_world(rule: Rule, reading: str, match: re.Match) -> bool:
+    """Return whether ``match`` speaks of the user's own world (an occupation, their own
+    system, a question they asked) rather than claiming something of this system."""
+    start, end = match.span()
+    before = reading[max(0, start - 80) : start]
+    if rule.exempt_question and _QUESTION_REPORT.search(before):
+        return True
+    sentence_start = max(reading.rfind(".", 0, start), reading.rfind(";", 0, start), 0)
+    sentence_end_candidates = [
+        i for i in (reading.find(".", end), reading.find(";", end)) if i != -1
+    ]
+    sentence_end = min(sentence_end_candidates) if sentence_end_candidates else len(reading)
+    sentence = reading[sentence_start:sentence_end]
+    if _OWN_WORLD_INSIDE.search(sentence):
+        return True
+    groups = match.groupdict()
+    if groups.get("mod") and _OCCUPATION_BEFORE.search(groups["mod"]):
+        return True
+    if groups.get("after") is not None and _OWN_WORLD_AFTER.search(groups["after"]):
+        return True
+    return bool(_OWN_WORLD_AFTER.search(reading[end : end + 40]))
+
+
+def match_rules(rules: list[Rule], texts: list[str], *, deobfuscate: bool = True) -> list[str]:
+    """Return the codes of ``rules`` that fire on any reading of ``texts``, in rule order."""
+    fired: list[str] = []
+    if deobfuscate:
+        all_readings = [reading for text in texts if text for reading in readings(text)]
+    else:
+        all_readings = [text.lower() for text in texts if text]
+    for rule in rules:
+        if rule.code in fired:
+            continue
+        for reading in all_readings:
+            if _fires(rule, reading):
+                fired.append(rule.code)
+                break
+    return fired
+
+
+def _fires(rule: Rule, reading: str) -> bool:
+    for match in rule.pattern.finditer(reading):
+        if rule.exempt_own_world and _own_world(rule, reading, match):
+            continue
+        return True
+    return False
+
+
+def injection_codes(texts: list[str]) -> list[str]:
+    """Return the injection guard's rule codes for ``texts`` (empty when clean)."""
+    codes = match_rules(INJECTION_RULES, texts)
+    if "injection.instruction_override" not in codes:
+        for text in texts:
+            if any(
+                phrase in compact(reading)
+                for reading in readings(text)
+                for phrase in COMPACT_OVERRIDES
+            ):
+                codes.append("injection.instruction_override")
+                break
+    return codes
+
+
+def class_codes(texts: list[str]) -> list[str]:
+    """Return the class guard's rule codes for ``texts`` (empty when clean)."""
+    return match_rules(CLASS_RULES, texts)
+
+
+def is_obfuscated(texts: list[str], codes: list[str]) -> bool:
+    """Return whether ``codes`` fire only on a de-obfuscated reading, not the plain text."""
+    if not codes:
+        return False
+    plain_injection = match_rules(INJECTION_RULES, texts, deobfuscate=False)
+    plain_class = match_rules(CLASS_RULES, texts, deobfuscate=False)
+    return not set(codes) <= set(plain_injection) | set(plain_class)
+
+
+def sensitive_categories(texts: list[str], categories: list[str]) -> list[str]:
+    """Return the sensitive categories among ``categories`` that ``texts`` touch."""
+    found = []
+    all_readings = [reading for text in texts if text for reading in readings(text)[:2]]
+    for category in categories:
+        pattern = SENSITIVE_PATTERNS.get(category)
+        if pattern and any(pattern.search(reading) for reading in all_readings):
+            found.append(category)
+    return found

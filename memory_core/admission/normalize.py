@@ -1,0 +1,146 @@
+"""De-obfuscation: the readings of a text that the guards match their patterns against.
+
+An attacker hides an instruction from a pattern with zero-width characters, look-alike
+letters from other scripts (Cyrillic ``а`` for Latin ``a``), leetspeak (``4dm1n``), spacing
+(``i g n o r e``), accents, percent or HTML escapes, or base64. ``readings(text)`` returns
+every plausible plain reading; a guard fires when any reading matches. The stored content is
+never changed: these readings exist only for matching.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import codecs
+import html
+import re
+import unicodedata
+from urllib.parse import unquote
+
+# Characters that render as nothing (or as a space) and split words invisibly.
+_INVISIBLE = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
+)
+
+# Look-alike letters of Cyrillic, Greek and a few other blocks, folded to their Latin twin.
+# Unicode's NFKC does not do this (they are different letters, not compatibility forms).
+_CONFUSABLES = {
+    # Cyrillic lower case
+    "а": "a", "в": "b", "е": "e", "ё": "e", "г": "r", "д": "d", "к": "k", "м": "m", "н": "h",
+    "о": "o", "п": "n", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s", "і": "i",
+    "ї": "i", "ј": "j", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l", "һ": "h", "ո": "n", "ս": "u",
+    "ь": "b", "ы": "bl", "з": "3", "ч": "4", "л": "n", "и": "u", "ɡ": "g", "ɑ": "a",
+    # Cyrillic upper case
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C",
+    "Т": "T", "У": "Y", "Х": "X", "Ѕ": "S", "І": "I", "Ј": "J", "Ԁ": "D", "Ү": "Y", "Ӏ": "I",
+    # Greek
+    "α": "a", "β": "b", "γ": "y", "δ": "d", "ε": "e", "ζ": "z", "η": "n", "ι": "i", "κ": "k",
+    "ν": "v", "ο": "o", "ρ": "p", "σ": "o", "ς": "c", "τ": "t", "υ": "u", "χ": "x", "ω": "w",
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
+    "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+    # Latin look-alikes outside ASCII that NFKC keeps
+    "ı": "i", "ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŀ": "l", "ʀ": "r", "ꜱ": "s",
+}  # fmt: skip
+_CONFUSABLE_TABLE = str.maketrans(_CONFUSABLES)
+
+# Leetspeak digits and symbols; "1" and "|" read as either i or l, so two tables.
+_LEET_I = str.maketrans(
+    {"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "i",
+     "|": "i", "8": "b", "9": "g", "€": "e", "+": "t"}
+)  # fmt: skip
+_LEET_L = str.maketrans(
+    {"0": "o", "1": "l", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a", "$": "s", "!": "l",
+     "|": "l", "8": "b", "9": "g", "€": "e", "+": "t"}
+)  # fmt: skip
+
+_SPACE = re.compile(r"\s+")
+# Single letters separated by one separator each: "i g n o r e", "i.g.n.o.r.e", "i-g-n".
+_SPACED_LETTERS = re.compile(r"(?<![\w])(?:\w[ .\-_*·/]{1,3}){2,}\w(?![\w])")
+_BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
+_PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+_HEX_ESCAPE = re.compile(r"(?:\\x[0-9A-Fa-f]{2}){4,}")
+
+MAX_TEXT_CHARS = 20_000  # readings are made of at most this much text (a size rule caps input)
+
+
+def fold(text: str) -> str:
+    """Return the plain reading: NFKC, no invisible characters or accents, Latin look-alikes
+    folded, spaced-out letters joined, lower case, whitespace collapsed."""
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    text = text.translate(_CONFUSABLE_TABLE)
+    decomposed = unicodedata.normalize("NFD", text)
+    text = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    text = text.translate(_CONFUSABLE_TABLE)
+    # Letters spaced out ("i   a m   t h e") are joined before whitespace collapses.
+    return _SPACE.sub(" ", _join_spaced_letters(text)).strip().lower()
+
+
+def _join_letters(match: re.Match) -> str:
+    # One separator splits a word's letters; a wider gap is a space between words.
+    words = re.split(r"[ .\-_*·/]{2,}", match.group(0))
+    return " ".join(re.sub(r"[ .\-_*·/]", "", word) for word in words)
+
+
+def _join_spaced_letters(text: str) -> str:
+    return _SPACED_LETTERS.sub(_join_letters, text)
+
+
+def _printable_ratio(text: str) -> float:
+    if not text:
+        return 0.0
+    good = sum(1 for ch in text if ch.isprintable() or ch in "\n\t")
+    letters = sum(1 for ch in text if ch.isalpha() or ch == " ")
+    return min(good / len(text), letters / len(text) + 0.3)
+
+
+def _decode_base64(token: str) -> str | None:
+    padded = token + "=" * (-len(token) % 4)
+    for decoder in (base64.b64decode, base64.urlsafe_b64decode):
+        try:
+            raw = decoder(padded)
+        except (binascii.Error, ValueError):
+            continue
+        try:
+            decoded = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if len(decoded) >= 6 and _printable_ratio(decoded) > 0.9:
+            return decoded
+    return None
+
+
+def decoded_payloads(text: str) -> list[str]:
+    """Return the texts hidden in ``text`` as base64, hex escapes or percent-encoding."""
+    found = []
+    for token in _BASE64_TOKEN.findall(text):
+        decoded = _decode_base64(token)
+        if decoded:
+            found.append(decoded)
+    if _PERCENT.search(text):
+        found.append(unquote(text))
+    for match in _HEX_ESCAPE.findall(text):
+        try:
+            found.append(codecs.decode(match, "unicode_escape"))
+        except (UnicodeDecodeError, ValueError):
+            pass
+    return found
+
+
+def readings(text: str, *, depth: int = 2) -> list[str]:
+    """Return the distinct plain readings of ``text`` a guard should match against."""
+    text = text[:MAX_TEXT_CHARS]
+    base = fold(html.unescape(text))
+    out = [base, base.translate(_LEET_I), base.translate(_LEET_L)]
+    # rot13 is a common "hide it from the filter" trick and costs nothing to read.
+    out.append(codecs.encode(base, "rot13"))
+    if depth > 0:
+        for payload in decoded_payloads(text):
+            out.extend(readings(payload, depth=depth - 1))
+    seen: set[str] = set()
+    return [r for r in out if r and not (r in seen or seen.add(r))]
+
+
+def compact(reading: str) -> str:
+    """Return ``reading`` with everything but letters removed (``i-g n_0re`` -> ``ignore``)."""
+    return re.sub(r"[^a-z]", "", reading)

@@ -1,0 +1,313 @@
+"""``admit(candidate, principal, context)``: the deterministic admission policy.
+
+Pure: no database, no model calls, no clock other than ``context.now``. The write service
+gathers the context (the subject's state, the recent writes of the same agent and subject,
+the head of the memory_key's chain, the tenant's active policy) and stores the Decision.
+
+The rules run in the order of DESIGN.md ("Write path"); the first rule that refuses ends the
+evaluation. Every code a rule adds, refusing or informational, is in ``Decision.rule_codes``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from memory_core.admission import guards
+from memory_core.admission.candidate import Candidate
+from memory_core.admission.codes import INFORMATIONAL, RULE_CODES
+from memory_core.models import (
+    AUTHORITY_RANK,
+    SENSITIVITY_RANK,
+    TYPE_CLASS,
+    Authority,
+    Consent,
+    MemoryClass,
+    Sensitivity,
+    SourceType,
+)
+from memory_core.policy_defaults import DEFAULT_POLICY
+
+ACCEPTED = "accepted"
+PENDING = "pending_approval"
+REJECTED = "rejected"
+
+REFUSING = set(RULE_CODES) - INFORMATIONAL
+
+# What each source may claim, first = the default. A writer never raises authority.
+SOURCE_AUTHORITIES = {
+    SourceType.USER_INPUT: (Authority.EXPLICIT_USER, Authority.MODEL_INFERENCE),
+    SourceType.VERIFIED_TOOL_OUTPUT: (Authority.TOOL_OBSERVATION, Authority.MODEL_INFERENCE),
+    SourceType.MODEL_INFERENCE: (Authority.MODEL_INFERENCE,),
+    SourceType.ADMIN: (Authority.EXPLICIT_ADMIN, Authority.CONFIRMED_SYSTEM),
+}
+POINTER_KEYS = {"system", "reference", "kind", "description", "url", "label"}
+
+
+@dataclass(frozen=True)
+class Grant:
+    """What the writer may do: the agent's grant, or a portal/system principal's."""
+
+    write_types: frozenset[str] | None  # None = every type
+    max_sensitivity: str = Sensitivity.RESTRICTED
+    any_subject: bool = True
+    own_subject: str | None = None  # a subject principal writes only about this subject
+    trusted: bool = False  # memledger's own paths (imports) may use source admin
+
+    @classmethod
+    def of(cls, principal, *, own_subject_external_id: str | None = None) -> Grant:
+        """Return the grant of ``principal`` (an Agent, Subject, Reviewer or System one)."""
+        if principal.actor_type == "agent":
+            return cls(
+                write_types=frozenset(principal.write_types),
+                max_sensitivity=principal.max_sensitivity,
+                any_subject=principal.any_subject,
+            )
+        if principal.actor_type == "user":
+            return cls(write_types=None, any_subject=False, own_subject=own_subject_external_id)
+        return cls(write_types=None, trusted=principal.actor_type == "system")
+
+
+@dataclass
+class Head:
+    """The active head of the chain a write lands on (only what the rules need)."""
+
+    id: object
+    authority: str
+    status: str = "active"
+
+
+@dataclass
+class AdmissionContext:
+    """Facts from storage the rules need; gathered by the write service."""
+
+    now: datetime
+    policy: dict = field(default_factory=lambda: DEFAULT_POLICY)
+    policy_version: int | None = None
+    subject_exists: bool = True
+    recent_texts: list[str] = field(default_factory=list)
+    head: Head | None = None
+    explicit_target: bool = False  # a /supersede on a named memory (the head must be active)
+    batch_keys: set = field(default_factory=set)
+
+
+@dataclass
+class Decision:
+    """The outcome of admission: what happens to the write, why, and the resolved fields."""
+
+    outcome: str
+    rule_codes: list[str]
+    policy_version: int | None
+    message: str = ""
+    authority: str = ""
+    confidence: float = 1.0
+    consent: str = Consent.EXPLICIT
+    sensitivity: str = Sensitivity.PERSONAL
+    categories: list[str] = field(default_factory=list)
+    valid_until: datetime | None = None
+    action: str = "create"  # create | supersede | conflict
+    head_id: object = None
+
+    @property
+    def refusing_codes(self) -> list[str]:
+        return [code for code in self.rule_codes if code in REFUSING]
+
+
+def describe(codes: list[str]) -> str:
+    """Return the human text of ``codes`` joined, for messages."""
+    return " ".join(RULE_CODES[code][1] for code in codes if code in RULE_CODES)
+
+
+def _policy(context: AdmissionContext, section: str) -> dict:
+    merged = dict(DEFAULT_POLICY.get(section, {}))
+    merged.update((context.policy or {}).get(section, {}) or {})
+    return merged
+
+
+def _is_pointer(value) -> bool:
+    return (
+        isinstance(value, dict)
+        and isinstance(value.get("system"), str)
+        and isinstance(value.get("reference"), str)
+        and bool(value["system"].strip())
+        and bool(value["reference"].strip())
+        and set(value) <= POINTER_KEYS
+    )
+
+
+def check_content(candidate: Candidate, recent_texts: list[str] = ()) -> list[str]:
+    """Return the class and injection guard codes for ``candidate`` (rules 4 and 5)."""
+    texts = candidate.texts()
+    if _is_pointer(candidate.value):
+        # The pointer's own fields are names of systems and ids: the content is what speaks.
+        texts = [candidate.content]
+    codes = guards.class_codes(texts)
+    injection = guards.injection_codes(texts)
+    codes += injection
+    if not injection:
+        # An instruction split across writes: the join says what neither half says alone.
+        for previous in recent_texts[-5:]:
+            joined = guards.injection_codes([f"{previous} {candidate.content}"])
+            if set(joined) - set(guards.injection_codes([previous])):
+                codes.append("injection.split_write")
+                break
+    if codes and guards.is_obfuscated(texts, codes):
+        codes.append("injection.obfuscated")
+    return codes
+
+
+def admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Decision:
+    """Return the Decision for ``candidate`` written under ``grant`` (DESIGN.md rules 1-10)."""
+    codes: list[str] = []
+    admission = _policy(context, "admission")
+    retention = _policy(context, "retention")
+
+    def refuse(*refusing: str) -> Decision:
+        codes.extend(code for code in refusing if code not in codes)
+        return Decision(
+            outcome=REJECTED,
+            rule_codes=codes,
+            policy_version=context.policy_version,
+            message=describe([c for c in codes if c in REFUSING]),
+        )
+
+    # 1. Tenant boundary: the subject must belong to the writer's tenant (or be creatable).
+    if grant.own_subject is not None and candidate.subject != grant.own_subject:
+        return refuse("tenant.subject_mismatch")
+    if not context.subject_exists and not grant.any_subject:
+        return refuse("tenant.subject_unknown")
+
+    # 2. The grant: memory types and maximum sensitivity.
+    if grant.write_types is not None and candidate.memory_type not in grant.write_types:
+        return refuse("grant.type_not_allowed")
+    max_rank = SENSITIVITY_RANK[grant.max_sensitivity]
+    if candidate.sensitivity and SENSITIVITY_RANK[candidate.sensitivity] > max_rank:
+        return refuse("grant.sensitivity_above_max")
+
+    # 3. Fields and sizes against the tenant's policy (shape was checked by the parser).
+    if not candidate.content.strip():
+        return refuse("fields.content_empty")
+    if len(candidate.content) > int(admission["max_content_chars"]):
+        return refuse("fields.content_too_long")
+    if len(candidate.memory_key) > int(admission["max_key_chars"]):
+        return refuse("fields.key_too_long")
+    if candidate.value is not None:
+        size = len(json.dumps(candidate.value, ensure_ascii=False).encode())
+        if size > int(admission.get("max_value_bytes", 8192)):
+            return refuse("fields.value_too_large")
+    if candidate.memory_key and (candidate.subject, candidate.memory_key, candidate.scope) in (
+        context.batch_keys
+    ):
+        return refuse("fields.duplicate_in_batch")
+
+    # 4 and 5. Class guard and injection guard, whatever the source.
+    content_codes = check_content(candidate, context.recent_texts)
+    if any(code in REFUSING for code in content_codes):
+        return refuse(*content_codes)
+    if _is_pointer(candidate.value):
+        codes.append("class.pointer")
+
+    # 6. Source and authority.
+    source = candidate.source_type
+    if source == SourceType.ADMIN and not grant.trusted:
+        return refuse("source.admin_not_allowed")
+    if source == SourceType.VERIFIED_TOOL_OUTPUT and not candidate.source_tool:
+        return refuse("source.tool_required")
+    allowed = SOURCE_AUTHORITIES[source]
+    authority = candidate.authority or allowed[0]
+    if authority not in allowed and not grant.trusted:
+        return refuse("source.authority_not_allowed")
+    confidence = 1.0 if candidate.confidence is None else candidate.confidence
+    if authority == Authority.MODEL_INFERENCE:
+        cap = float(admission.get("inferred_max_confidence", 0.8))
+        if candidate.confidence is None:
+            confidence = cap
+        elif confidence > cap:
+            confidence = cap
+            codes.append("source.confidence_capped")
+
+    # 7. Consent: preferences need explicit consent or a workflow the policy approves.
+    memory_class = TYPE_CLASS[candidate.memory_type]
+    consent = candidate.consent or (
+        Consent.EXPLICIT if source == SourceType.USER_INPUT else Consent.WORKFLOW
+    )
+    if memory_class == MemoryClass.PREFERENCE and consent == Consent.WORKFLOW:
+        approved = admission.get("workflow_consent_types", [])
+        if candidate.memory_type not in approved:
+            return refuse("consent.workflow_not_approved")
+
+    # 8. Sensitivity: declared or detected; above the grant is refused, sensitive waits.
+    categories = guards.sensitive_categories(
+        candidate.texts(), list(admission.get("sensitive_categories", []))
+    )
+    sensitivity = candidate.sensitivity or Sensitivity.PERSONAL
+    if categories and SENSITIVITY_RANK[sensitivity] < SENSITIVITY_RANK[Sensitivity.SENSITIVE]:
+        sensitivity = Sensitivity.SENSITIVE
+    if SENSITIVITY_RANK[sensitivity] > max_rank:
+        return refuse("sensitivity.above_agent_max")
+    needs_review = SENSITIVITY_RANK[sensitivity] >= SENSITIVITY_RANK[Sensitivity.SENSITIVE]
+    if needs_review:
+        codes.append("sensitivity.review_required")
+
+    # 9. TTL: defaults from the class retention, capped by it; inferred memories live shorter.
+    limit = _retention_limit(memory_class, authority, retention)
+    valid_until = candidate.valid_until
+    if valid_until is not None and valid_until <= context.now:
+        return refuse("ttl.in_past")
+    if limit is not None:
+        cap = context.now + limit
+        if valid_until is None:
+            valid_until = cap
+            codes.append("ttl.defaulted")
+        elif valid_until > cap:
+            valid_until = cap
+            codes.append("ttl.capped")
+
+    # 10. Supersession: equal or higher authority supersedes; lower is kept as a conflict.
+    action, head_id = "create", None
+    head = context.head
+    if head is not None:
+        if head.status != "active":
+            return refuse("supersession.not_head")
+        head_id = head.id
+        if AUTHORITY_RANK[authority] >= AUTHORITY_RANK[head.authority]:
+            action = "supersede"
+            codes.append("supersession.supersedes")
+        else:
+            action = "conflict"
+            codes.append("supersession.conflict_lower_authority")
+
+    return Decision(
+        outcome=PENDING if needs_review else ACCEPTED,
+        rule_codes=codes,
+        policy_version=context.policy_version,
+        message=describe(
+            [
+                c
+                for c in codes
+                if c in ("sensitivity.review_required", "supersession.conflict_lower_authority")
+            ]
+        ),
+        authority=authority,
+        confidence=confidence,
+        consent=consent,
+        sensitivity=sensitivity,
+        categories=categories,
+        valid_until=valid_until,
+        action=action,
+        head_id=head_id,
+    )
+
+
+def _retention_limit(memory_class: str, authority: str, retention: dict) -> timedelta | None:
+    limits = []
+    if memory_class == MemoryClass.WORKING and retention.get("working_hours") is not None:
+        limits.append(timedelta(hours=retention["working_hours"]))
+    if memory_class == MemoryClass.EPISODIC and retention.get("episodic_days") is not None:
+        limits.append(timedelta(days=retention["episodic_days"]))
+    if memory_class == MemoryClass.PREFERENCE and retention.get("preference_days") is not None:
+        limits.append(timedelta(days=retention["preference_days"]))
+    if authority == Authority.MODEL_INFERENCE and retention.get("inferred_days") is not None:
+        limits.append(timedelta(days=retention["inferred_days"]))
+    return min(limits) if limits else None
