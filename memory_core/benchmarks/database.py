@@ -1,0 +1,85 @@
+"""The benchmark's own database on the same PostgreSQL server, never the dev or test database.
+
+``use_database(name)`` re-points Django's default connection at it for the rest of the
+process, so the real services, selectors and the retrieval pipeline run against the corpus.
+"""
+
+from __future__ import annotations
+
+import re
+
+import psycopg
+from django.conf import settings
+from django.core.management import call_command
+from django.db import connections
+
+BENCH_PREFIX = "memledger_bench_"
+_NAME_RE = re.compile(r"^memledger_bench_[a-z0-9_]{1,40}$")
+
+
+class BenchDatabaseError(RuntimeError):
+    """The benchmark database name is not one of ours, or the server refused it."""
+
+
+def bench_database_name(*, memories: int, tenants: int, seed: int) -> str:
+    """Return the database that holds the corpus of this size and seed."""
+    return f"{BENCH_PREFIX}{memories}_{tenants}_s{seed}"
+
+
+def check_name(name: str) -> str:
+    """Refuse any name that is not a benchmark database (the dev DB, a test DB, ...)."""
+    if not _NAME_RE.match(name):
+        raise BenchDatabaseError(
+            f"{name!r} is not a benchmark database name (must match {_NAME_RE.pattern})."
+        )
+    return name
+
+
+def server_params() -> dict:
+    """Connection keywords of the server behind Django's default database."""
+    db = settings.DATABASES["default"]
+    params = {"host": db["HOST"] or None, "user": db["USER"] or None, "dbname": "postgres"}
+    if db.get("PASSWORD"):
+        params["password"] = db["PASSWORD"]
+    if db.get("PORT"):
+        params["port"] = db["PORT"]
+    return {key: value for key, value in params.items() if value is not None}
+
+
+def connect(name: str, *, autocommit: bool = False) -> psycopg.Connection:
+    """Open a raw psycopg connection to benchmark database ``name``."""
+    params = server_params()
+    params["dbname"] = check_name(name)
+    return psycopg.connect(autocommit=autocommit, **params)
+
+
+def ensure_database(name: str) -> bool:
+    """Create benchmark database ``name`` if it is missing; return whether it was created."""
+    check_name(name)
+    with psycopg.connect(autocommit=True, **server_params()) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if exists:
+            return False
+        conn.execute(f'CREATE DATABASE "{name}"')
+    return True
+
+
+def drop_database(name: str) -> None:
+    """Drop benchmark database ``name`` (used by the smoke tests for their tiny corpus)."""
+    check_name(name)
+    with psycopg.connect(autocommit=True, **server_params()) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def use_database(name: str) -> None:
+    """Point Django's default connection at benchmark database ``name`` from now on."""
+    check_name(name)
+    connections["default"].close()
+    settings.DATABASES["default"]["NAME"] = name
+    connections["default"].settings_dict["NAME"] = name
+
+
+def migrate() -> None:
+    """Apply the project's migrations to the database Django currently points at."""
+    check_name(connections["default"].settings_dict["NAME"])
+    call_command("migrate", interactive=False, verbosity=0)

@@ -1,0 +1,41 @@
+"""Prepare (or reuse) the benchmark database of one corpus spec and point Django at it."""
+
+from __future__ import annotations
+
+from pgvector.psycopg import register_vector
+
+from memory_core.embeddings import get_embedder
+
+from . import database
+from .corpus import CorpusSpec, build_corpus, corpus_state
+
+
+def prepare_corpus(spec: CorpusSpec, *, rebuild: bool = False, log=print) -> dict:
+    """Create + migrate the spec's database, build the corpus unless an identical one exists.
+
+    Returns ``{"database", "reused", "stats"}``. Afterwards Django's default connection points
+    at the benchmark database (never the dev or a test database).
+    """
+    name = database.bench_database_name(
+        memories=spec.memories, tenants=spec.tenants, seed=spec.seed
+    )
+    created = database.ensure_database(name)
+    database.use_database(name)
+    database.migrate()
+    with database.connect(name) as conn:
+        register_vector(conn)
+        state = corpus_state(conn)
+        if state and not rebuild and state["spec"] == _jsonable(spec):
+            log(f"reusing corpus in {name}")
+            return {"database": name, "reused": True, "stats": state["stats"]}
+        log(f"{'created' if created else 'rebuilding'} {name}: building the corpus")
+        stats = build_corpus(conn, spec, embed=get_embedder().embed, log=log)
+    from dataclasses import asdict
+
+    return {"database": name, "reused": False, "stats": asdict(stats)}
+
+
+def _jsonable(spec: CorpusSpec) -> dict:
+    from dataclasses import asdict
+
+    return asdict(spec)
