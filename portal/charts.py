@@ -28,6 +28,25 @@ def _nice_ceiling(value: float) -> float:
     return 10 ** (exponent + 1)
 
 
+def _count_steps():
+    """Yield 1, 2, 5, 10, 20, 50, ...: tick steps that keep count axes in whole numbers."""
+    scale = 1
+    while True:
+        for step in (1, 2, 5):
+            yield step * scale
+        scale *= 10
+
+
+def _count_axis(peak: float) -> tuple[int, int]:
+    """Return (axis maximum, intervals) for counts: 4 or 5 whole-number intervals, whichever
+    reaches ``peak`` with the lowest maximum."""
+    options = []
+    for intervals in (4, 5):
+        step = next(step for step in _count_steps() if step * intervals >= peak)
+        options.append((step * intervals, intervals))
+    return min(options)
+
+
 def _label(value: float) -> str:
     return f"{value:g}" if value < 1000 else f"{value / 1000:g}k"
 
@@ -44,14 +63,17 @@ def chart_geometry(chart) -> dict:
         peak = max((sum(s.values[i] for s in chart.series) for i in range(len(days))), default=0)
     else:
         peak = max((v for s in chart.series for v in s.values), default=0)
-    y_max = _nice_ceiling(peak)
+    if kind == "bars":
+        y_max, intervals = _count_axis(peak)
+    else:
+        y_max, intervals = _nice_ceiling(peak), 4
 
     def y_of(value: float) -> float:
         return round(TOP + plot_h - (value / y_max) * plot_h, 1)
 
     ticks = [
-        {"y": y_of(y_max * step / 4), "label": _label(round(y_max * step / 4, 2))}
-        for step in range(5)
+        {"y": y_of(y_max * step / intervals), "label": _label(round(y_max * step / intervals, 2))}
+        for step in range(intervals + 1)
     ]
     every = 1 if count <= 8 else 2 if count <= 16 else 5
     xlabels = [

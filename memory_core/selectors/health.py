@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import statistics
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -76,6 +76,7 @@ class HealthOverview:
     charts: list[Chart]
     evaluation: dict | None = None
     evaluation_source: str = ""
+    evaluation_time: datetime | None = None
     totals: dict = field(default_factory=dict)
 
 
@@ -182,28 +183,42 @@ def evaluation_latest() -> tuple[dict | None, str]:
     return None, ""
 
 
-def evaluation_figures(data: dict | None) -> list[tuple[str, object]]:
-    """Flatten the scalar figures of an evaluation result into (name, value) pairs."""
+EVALUATION_APPROACHES = (
+    ("system", "memledger"),
+    ("baseline_vector_topk", "vector top-k"),
+    ("no_memory", "no memory"),
+)
+
+
+def evaluation_figures(data: dict | None) -> dict:
+    """Return the evaluation result as a table: one row per scalar metric, one column per
+    approach (memledger, the vector top-k baseline, no memory), plus the run's header."""
     if not data:
-        return []
-    figures: list[tuple[str, object]] = []
-
-    def walk(prefix: str, value, depth: int) -> None:
-        if len(figures) >= 24 or depth > 2:
-            return
-        if isinstance(value, bool) or value is None:
-            return
-        if isinstance(value, int | float):
-            figures.append((prefix, round(value, 4) if isinstance(value, float) else value))
-        elif isinstance(value, str) and len(value) <= 40 and prefix:
-            figures.append((prefix, value))
-        elif isinstance(value, dict):
-            for key, inner in value.items():
-                walk(f"{prefix}.{key}" if prefix else str(key), inner, depth + 1)
-
-    source = data.get("metrics") if isinstance(data.get("metrics"), dict) else data
-    walk("", source, 0)
-    return figures
+        return {}
+    approaches = [
+        (key, label) for key, label in EVALUATION_APPROACHES if isinstance(data.get(key), dict)
+    ]
+    if not approaches:
+        # Another command's figures: show its top-level scalars in one column.
+        approaches = [("", "value")]
+        columns = [data]
+    else:
+        columns = [data[key] for key, _label in approaches]
+    metrics = [
+        name
+        for name, value in columns[0].items()
+        if isinstance(value, int | float) and not isinstance(value, bool)
+    ]
+    rows = [
+        (name.replace("_", " "), [column.get(name, "") for column in columns]) for name in metrics
+    ]
+    return {
+        "dataset": data.get("dataset", ""),
+        "cases": data.get("cases", ""),
+        "columns": [label for _key, label in approaches],
+        "rows": rows,
+        "failures": len(data.get("failures") or []),
+    }
 
 
 def health_overview(*, principal, days: int = 14, now: datetime | None = None) -> HealthOverview:
@@ -385,10 +400,14 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
             chart.summary = f"{int(chart.total)} in the last {days} days"
 
     evaluation, source = evaluation_latest()
+    evaluation_time = (
+        datetime.fromtimestamp(Path(source).stat().st_mtime, tz=UTC) if source else None
+    )
     return HealthOverview(
         days=day_list,
         charts=charts,
         evaluation=evaluation,
         evaluation_source=source,
+        evaluation_time=evaluation_time,
         totals={"traces": len(traces)},
     )

@@ -170,6 +170,7 @@ def memory_history(*, principal, memory_id) -> MemoryHistory:
     usage = memory_usage(principal=principal, memory_ids=ids)
     for link in chain:
         link.usage = usage.get(link.pk, Usage())
+    memory.usage = usage.get(memory.pk, Usage())
     return MemoryHistory(memory=memory, chain=chain, events=events, usage=usage)
 
 

@@ -74,3 +74,9 @@ def get_item(mapping, key):
         return mapping.get(key)
     except AttributeError:
         return None
+
+
+@register.filter
+def basename(path) -> str:
+    """Return the last part of a file path."""
+    return str(path).rstrip("/").rsplit("/", 1)[-1]

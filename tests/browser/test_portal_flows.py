@@ -147,7 +147,7 @@ def test_reviewer_approves_a_pending_write_and_it_becomes_retrievable(page, worl
     result = memory_write(
         principal=world.agent_principal,
         data={
-            "user_id": "user-42",
+            "subject": "user-42",
             "memory_type": "user_preference",
             "memory_key": "health.diet",
             "content": "User has a peanut allergy; suggest nut-free recipes.",

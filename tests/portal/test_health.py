@@ -132,3 +132,28 @@ def test_chart_geometry_stacks_bars_inside_the_plot(tenant, reviewer, activity):
         assert geometry["top"] <= bar["y"] and bar["y"] + bar["h"] <= geometry["bottom"] + 0.2
     latency = chart_geometry(overview.charts[2])
     assert latency["kind"] == "line" and len(latency["lines"][0]["dots"]) == 7
+
+
+def test_latest_evaluation_figures_are_shown(reviewer_client, settings, tmp_path):
+    result = tmp_path / "eval.json"
+    result.write_text(
+        '{"dataset": "seed-examples", "cases": 9, "failures": [],'
+        ' "system": {"precision_at_k": 0.9167, "leakage_rate": 0.0, "by_tag": {}},'
+        ' "baseline_vector_topk": {"precision_at_k": 0.193, "leakage_rate": 0.0},'
+        ' "no_memory": {"precision_at_k": 0.0, "leakage_rate": 0.0}}'
+    )
+    settings.MEMLEDGER_EVALUATION_RESULTS = [str(result)]
+    response = reviewer_client.get(reverse("portal:review:health"))
+    evaluation = response.context["evaluation"]
+    assert evaluation["columns"] == ["memledger", "vector top-k", "no memory"]
+    assert ("precision at k", [0.9167, 0.193, 0.0]) in evaluation["rows"]
+    assert b"seed-examples" in response.content
+
+
+@pytest.mark.parametrize(
+    ("peak", "axis"), [(0, (4, 4)), (5, (5, 5)), (7, (8, 4)), (41, (50, 5)), (101, (200, 4))]
+)
+def test_count_axes_use_whole_numbers(peak, axis):
+    from portal.charts import _count_axis
+
+    assert _count_axis(peak) == axis

@@ -37,8 +37,10 @@
       return item;
     }));
     if (data.done) {
+      // Reload once so the page shows the final state as the server renders it.
       document.getElementById("op-refresh").textContent = "This operation is finished.";
       root.dataset.done = "true";
+      window.setTimeout(function () { window.location.reload(); }, 400);
     }
     return data.done;
   };
