@@ -11,6 +11,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def run_manage(*args, **env):
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.production", **env}
+    # The browser tests allow Django's async-unsafe calls in this process; production must not.
+    environment.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
     return subprocess.run(  # noqa: S603
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
