@@ -152,7 +152,7 @@ def test_reviewer_approves_a_pending_write_and_it_becomes_retrievable(page, worl
             "memory_key": "health.diet",
             "content": "User has a peanut allergy; suggest nut-free recipes.",
             "scope": "global",
-            "source": {"type": "user_input", "conversation_id": "conv-9"},
+            "source": {"type": "user_input", "conversation_id": "conv-9", "message_id": "m-3"},
             "authority": "explicit_user",
             "consent": "explicit",
             "sensitivity": "sensitive",
