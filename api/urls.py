@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api import deletions, retrieval, views
+from api import deletions, memories, retrieval, reviews, views
 
 app_name = "api"
 
@@ -14,6 +14,34 @@ urlpatterns = [
         deletions.DeletionDetailView.as_view(),
         name="deletion-detail",
     ),
-    # Until api/memories.py's detail view has delete() (then that view serves this URL).
-    path("memories/<uuid:memory_id>", deletions.MemoryDeleteView.as_view(), name="memory-delete"),
+    path("memories", memories.MemoryListCreateView.as_view(), name="memories"),
+    path("memories/batch", memories.MemoryBatchView.as_view(), name="memories-batch"),
+    # GET: detail with provenance, chain and events; DELETE: a deletion operation.
+    path("memories/<uuid:memory_id>", memories.MemoryDetailView.as_view(), name="memory-detail"),
+    path(
+        "memories/<uuid:memory_id>/supersede",
+        memories.MemorySupersedeView.as_view(),
+        name="memory-supersede",
+    ),
+    path(
+        "memories/<uuid:memory_id>/revoke",
+        memories.MemoryRevokeView.as_view(),
+        name="memory-revoke",
+    ),
+    path("review/items", reviews.ReviewItemListView.as_view(), name="review-items"),
+    path(
+        "review/items/<uuid:item_id>",
+        reviews.ReviewItemDetailView.as_view(),
+        name="review-item",
+    ),
+    path(
+        "review/items/<uuid:item_id>/approve",
+        reviews.ReviewApproveView.as_view(),
+        name="review-approve",
+    ),
+    path(
+        "review/items/<uuid:item_id>/reject",
+        reviews.ReviewRejectView.as_view(),
+        name="review-reject",
+    ),
 ]

@@ -98,7 +98,7 @@ class Candidate:
 
 
 @dataclass
-class _Errors:
+class FieldErrors:
     by_field: dict = field(default_factory=dict)
 
     def add(self, name: str, code: str, message: str) -> None:
@@ -139,7 +139,7 @@ def bad_text(text: str) -> str | None:
     return None
 
 
-def _check_value(value, errors: _Errors, name: str, depth: int = 0) -> None:
+def _check_value(value, errors: FieldErrors, name: str, depth: int = 0) -> None:
     if depth > HARD_MAX_VALUE_DEPTH:
         errors.add(name, "too_deep", f"Nesting deeper than {HARD_MAX_VALUE_DEPTH} levels.")
         return
@@ -161,7 +161,7 @@ def _check_value(value, errors: _Errors, name: str, depth: int = 0) -> None:
         errors.add(name, "invalid", "Must be JSON.")
 
 
-def _text(data: dict, name: str, errors: _Errors, *, max_chars: int, required: bool) -> str:
+def _text(data: dict, name: str, errors: FieldErrors, *, max_chars: int, required: bool) -> str:
     raw = data.get(name)
     if raw is None or raw == "":
         if required:
@@ -180,7 +180,7 @@ def _text(data: dict, name: str, errors: _Errors, *, max_chars: int, required: b
     return raw
 
 
-def _choice(data: dict, name: str, choices, errors: _Errors, *, required: bool = False):
+def _choice(data: dict, name: str, choices, errors: FieldErrors, *, required: bool = False):
     raw = data.get(name)
     if raw is None:
         if required:
@@ -192,7 +192,7 @@ def _choice(data: dict, name: str, choices, errors: _Errors, *, required: bool =
     return raw
 
 
-def parse_datetime_value(raw, errors: _Errors, name: str) -> datetime | None:
+def parse_datetime_value(raw, errors: FieldErrors, name: str) -> datetime | None:
     """Parse an ISO 8601 datetime (a naive one is taken as UTC)."""
     if raw is None:
         return None
@@ -219,7 +219,7 @@ def parse_datetime_value(raw, errors: _Errors, name: str) -> datetime | None:
     return moment
 
 
-def _source(data: dict, errors: _Errors, *, required: bool) -> dict:
+def _source(data: dict, errors: FieldErrors, *, required: bool) -> dict:
     raw = data.get("source")
     if raw is None:
         if required:
@@ -233,7 +233,7 @@ def _source(data: dict, errors: _Errors, *, required: bool) -> dict:
             errors.add(f"source.{key}", "unknown_field", "Unknown field.")
     parsed = {"type": _choice(raw, "type", SourceType.values, errors, required=True)}
     for key in ("conversation_id", "message_id", "tool"):
-        sub = _Errors()
+        sub = FieldErrors()
         parsed[key] = _text(
             raw, key, sub, max_chars=HARD_MAX_ID_CHARS, required=key != "tool" and required
         )
@@ -242,7 +242,7 @@ def _source(data: dict, errors: _Errors, *, required: bool) -> dict:
     return parsed
 
 
-def _common(data: dict, errors: _Errors) -> dict:
+def _common(data: dict, errors: FieldErrors) -> dict:
     """Parse the fields a write and a correction share."""
     parsed = {
         "content": _text(data, "content", errors, max_chars=HARD_MAX_CONTENT_CHARS, required=True),
@@ -283,7 +283,7 @@ def _require_object(data) -> None:
 def parse_candidate(data) -> Candidate:
     """Return the Candidate of a write body; raise ValidationFailed with field errors."""
     _require_object(data)
-    errors = _Errors()
+    errors = FieldErrors()
     for key in data:
         if key not in WRITE_FIELDS:
             errors.add(
@@ -324,7 +324,7 @@ def parse_correction(data, *, previous, default_source: dict | None = None) -> C
     """Return the Candidate of a correction of ``previous`` (a Memory): its subject, type,
     key and scope are inherited; the body brings the new content and provenance."""
     _require_object(data)
-    errors = _Errors()
+    errors = FieldErrors()
     for key in data:
         if key not in CORRECTION_FIELDS:
             errors.add(str(key), "unknown_field", "Unknown field for a correction.")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory_core.admission.normalize import compact, readings
+from memory_core.admission.normalize import compact, plain, readings
 
 
 def _rx(*parts: str) -> re.Pattern:
@@ -917,7 +917,7 @@ def match_rules(rules: list[Rule], texts: list[str], *, deobfuscate: bool = True
     if deobfuscate:
         all_readings = [reading for text in texts if text for reading in readings(text)]
     else:
-        all_readings = [text.lower() for text in texts if text]
+        all_readings = [plain(text) for text in texts if text]
     for rule in rules:
         if rule.code in fired:
             continue

@@ -76,6 +76,14 @@ def fold(text: str) -> str:
     return _SPACE.sub(" ", _join_spaced_letters(text)).strip().lower()
 
 
+def plain(text: str) -> str:
+    """Return the reading without de-obfuscation: accents folded, lower case (so plain
+    French or German counts as plain text, not as hidden)."""
+    decomposed = unicodedata.normalize("NFD", text)
+    text = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return _SPACE.sub(" ", text).strip().lower()
+
+
 def _join_letters(match: re.Match) -> str:
     # One separator splits a word's letters; a wider gap is a space between words.
     words = re.split(r"[ .\-_*·/]{2,}", match.group(0))

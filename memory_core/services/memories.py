@@ -46,6 +46,9 @@ class MemoryDraft:
     created_at: datetime | None = None
     status: str = Status.ACTIVE
     extra: dict = field(default_factory=dict)
+    # A vector computed beforehand (a batch embeds all its items in one model call).
+    embedding: list[float] | None = None
+    embedding_model: str = ""
 
 
 def parse_scope(scope: str) -> tuple[str, str]:
@@ -100,11 +103,19 @@ def build_memory(
         supersedes=supersedes,
         policy_version=policy_version,
         content_hash=content_hash(draft.content),
+        embedding=draft.embedding,
+        embedding_model=draft.embedding_model if draft.embedding is not None else "",
     )
 
 
 def embed_memories(memories: list[Memory]) -> None:
-    """Fill ``embedding`` and ``embedding_model`` of unsaved rows, in one model batch."""
+    """Fill ``embedding`` and ``embedding_model`` of unsaved rows, in one model batch.
+
+    Rows that already carry a vector (computed beforehand) are left as they are.
+    """
+    memories = [memory for memory in memories if memory.embedding is None]
+    if not memories:
+        return
     embedder = get_embedder()
     vectors = embedder.embed([memory.content for memory in memories])
     for memory, vector in zip(memories, vectors, strict=True):

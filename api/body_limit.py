@@ -1,0 +1,46 @@
+"""Bodies above ``MEMLEDGER_MAX_BODY_BYTES`` get 413 ``request_too_large``, never a 500.
+
+DRF reads a JSON body straight from the stream, past Django's DATA_UPLOAD_MAX_MEMORY_SIZE
+check, so the limit is enforced here on Content-Length before anything reads the body; a
+RequestDataTooBig raised anyway (a form body read by Django) gets the same answer.
+"""
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import JsonResponse
+
+
+def too_large() -> JsonResponse:
+    limit = settings.MEMLEDGER_MAX_BODY_BYTES
+    return JsonResponse(
+        {
+            "error": {
+                "code": "request_too_large",
+                "message": f"The request body is larger than {limit} bytes.",
+                "details": {"max_bytes": limit},
+            }
+        },
+        status=413,
+    )
+
+
+class BodySizeLimitMiddleware:
+    """Refuse API requests whose declared body is larger than the limit."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.path.startswith("/api/"):
+            try:
+                length = int(request.META.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                length = 0
+            if length > settings.MEMLEDGER_MAX_BODY_BYTES:
+                return too_large()
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if isinstance(exception, RequestDataTooBig):
+            return too_large()
+        return None

@@ -1,0 +1,162 @@
+"""Memory endpoints: write through admission, batch, list, detail, supersede, revoke.
+
+Views parse (input serializer), call one memory_core service or selector, render (output
+serializer). Tenant and agent come from the API key only. Admission answers 201 (accepted),
+202 (pending_approval: a reviewer must approve) or 422 (rejected, with rule codes).
+"""
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.generics import ListAPIView
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.deletions import AcceptedSerializer, accepted
+from api.memories_serializers import (
+    AcceptedWriteSerializer,
+    BatchResultSerializer,
+    ErrorBodySerializer,
+    MemoryBatchSerializer,
+    MemoryCorrectionSerializer,
+    MemoryDetailSerializer,
+    MemoryListQuerySerializer,
+    MemorySerializer,
+    MemoryWriteSerializer,
+    PendingWriteSerializer,
+    RejectedWriteSerializer,
+    RevokeSerializer,
+    error_details,
+)
+from memory_core.deletion.services import deletion_request
+from memory_core.exceptions import ValidationFailed
+from memory_core.selectors.memories import MAX_LIST_LIMIT, memory_detail, memory_list
+from memory_core.services.writes import (
+    memory_correct,
+    memory_revoke,
+    memory_write,
+    memory_write_batch,
+)
+
+ERRORS = {
+    400: OpenApiResponse(ErrorBodySerializer, description="Malformed body (field errors)."),
+    401: OpenApiResponse(ErrorBodySerializer, description="Missing or bad API key."),
+    413: OpenApiResponse(ErrorBodySerializer, description="Body too large."),
+    429: OpenApiResponse(ErrorBodySerializer, description="Rate limit or write quota."),
+}
+WRITE_RESPONSES = {
+    201: AcceptedWriteSerializer,
+    202: PendingWriteSerializer,
+    422: RejectedWriteSerializer,
+    **ERRORS,
+}
+
+
+def parse(serializer_class, data):
+    """Validate ``data`` with ``serializer_class``; raise a 400 with stable field codes."""
+    serializer = serializer_class(data=data)
+    if not serializer.is_valid():
+        raise ValidationFailed(
+            "The request body is invalid; see details for each field.",
+            details=error_details(serializer.errors),
+        )
+    return serializer.validated_data
+
+
+def write_response(result) -> Response:
+    """Render a WriteResult: 201 accepted, 202 pending_approval, 422 rejected."""
+    if result.decision == "accepted":
+        return Response(AcceptedWriteSerializer(result).data, status=status.HTTP_201_CREATED)
+    if result.decision == "pending_approval":
+        return Response(PendingWriteSerializer(result).data, status=status.HTTP_202_ACCEPTED)
+    return Response(
+        RejectedWriteSerializer(result).data, status=status.HTTP_422_UNPROCESSABLE_ENTITY
+    )
+
+
+class MemoryPagination(LimitOffsetPagination):
+    default_limit = 50
+    max_limit = MAX_LIST_LIMIT
+
+
+class MemoryListCreateView(ListAPIView):
+    """``GET`` lists the memories the key may see; ``POST`` writes one through admission."""
+
+    serializer_class = MemorySerializer
+    pagination_class = MemoryPagination
+
+    def get_queryset(self):
+        filters = parse(MemoryListQuerySerializer, self.request.query_params.dict())
+        return memory_list(
+            principal=self.request.user,
+            subject=filters.get("subject", ""),
+            memory_type=filters.get("type", ""),
+            status=filters.get("status", ""),
+            key=filters.get("key", ""),
+        )
+
+    @extend_schema(
+        parameters=[MemoryListQuerySerializer],
+        responses={200: MemorySerializer(many=True), **ERRORS},
+    )
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+    @extend_schema(request=MemoryWriteSerializer, responses=WRITE_RESPONSES)
+    def post(self, request):
+        parse(MemoryWriteSerializer, request.data)
+        return write_response(memory_write(principal=request.user, data=request.data))
+
+
+class MemoryBatchView(APIView):
+    """``POST`` up to 100 writes; each gets its own decision; one embedding batch."""
+
+    @extend_schema(request=MemoryBatchSerializer, responses={200: BatchResultSerializer, **ERRORS})
+    def post(self, request):
+        parse(MemoryBatchSerializer, request.data)
+        results = memory_write_batch(principal=request.user, items=request.data["items"])
+        counts = {"accepted": 0, "pending_approval": 0, "rejected": 0}
+        for result in results:
+            counts[result.decision] += 1
+        return Response(BatchResultSerializer({**counts, "results": results}).data)
+
+
+class MemoryDetailView(APIView):
+    """``GET`` one memory with provenance, chain and events; ``DELETE`` requests deletion."""
+
+    @extend_schema(responses={200: MemoryDetailSerializer, 404: ErrorBodySerializer})
+    def get(self, request, memory_id):
+        detail = memory_detail(principal=request.user, memory_id=memory_id)
+        return Response(MemoryDetailSerializer(detail).data)
+
+    @extend_schema(request=None, responses={202: AcceptedSerializer, 404: ErrorBodySerializer})
+    def delete(self, request, memory_id):
+        return accepted(deletion_request(principal=request.user, memory_id=memory_id))
+
+
+class MemorySupersedeView(APIView):
+    """``POST`` a new version of the memory through admission (a correction)."""
+
+    @extend_schema(
+        request=MemoryCorrectionSerializer,
+        responses={**WRITE_RESPONSES, 404: ErrorBodySerializer, 409: ErrorBodySerializer},
+    )
+    def post(self, request, memory_id):
+        parse(MemoryCorrectionSerializer, request.data)
+        result = memory_correct(principal=request.user, memory_id=memory_id, data=request.data)
+        return write_response(result)
+
+
+class MemoryRevokeView(APIView):
+    """``POST`` revokes the memory: kept as evidence, never used again."""
+
+    @extend_schema(
+        request=RevokeSerializer,
+        responses={200: MemorySerializer, 404: ErrorBodySerializer, 409: ErrorBodySerializer},
+    )
+    def post(self, request, memory_id):
+        body = parse(RevokeSerializer, request.data)
+        memory = memory_revoke(
+            principal=request.user, memory_id=memory_id, reason=body.get("reason", "")
+        )
+        return Response(MemorySerializer(memory).data)

@@ -1,0 +1,316 @@
+"""Input and output serializers of the memory write/read endpoints and the reviewer API.
+
+Input serializers describe and check the shape of a body (HTTP 400 with field errors when it
+does not fit); the domain parser (``memory_core.admission.candidate``) checks it again, and
+admission decides (HTTP 201/202/422). Output serializers render rows; they hold no rules.
+"""
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from memory_core.admission.candidate import HARD_MAX_CONTENT_CHARS, HARD_MAX_ID_CHARS
+from memory_core.models import (
+    Authority,
+    Consent,
+    Memory,
+    MemoryEvent,
+    MemoryType,
+    ReviewItem,
+    Sensitivity,
+    SourceType,
+    Status,
+)
+from memory_core.selectors.memories import MAX_LIST_LIMIT
+
+
+def error_details(errors) -> dict:
+    """Return DRF ``errors`` as ``{"field.sub": [{"code", "message"}]}`` (stable codes)."""
+    flat: dict = {}
+
+    def walk(prefix: str, value) -> None:
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), inner)
+        elif isinstance(value, list) and value and not hasattr(value[0], "code"):
+            for index, inner in enumerate(value):
+                if inner:
+                    walk(f"{prefix}.{index}" if prefix else str(index), inner)
+        elif isinstance(value, list):
+            flat[prefix or "non_field_errors"] = [
+                {"code": getattr(item, "code", "invalid"), "message": str(item)} for item in value
+            ]
+
+    walk("", errors)
+    return flat
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuse fields the serializer does not declare (``unknown_field``)."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError(
+                    {
+                        str(name): [serializers.ErrorDetail("Unknown field.", code="unknown_field")]
+                        for name in unknown
+                    }
+                )
+        return super().to_internal_value(data)
+
+
+def _id_field(**kwargs):
+    return serializers.CharField(max_length=HARD_MAX_ID_CHARS, **kwargs)
+
+
+class SourceSerializer(StrictSerializer):
+    type = serializers.ChoiceField(choices=SourceType.choices)
+    conversation_id = _id_field()
+    message_id = _id_field()
+    tool = _id_field(required=False, allow_blank=True)
+
+
+class _MemoryBodySerializer(StrictSerializer):
+    content = serializers.CharField(max_length=HARD_MAX_CONTENT_CHARS, trim_whitespace=False)
+    value = serializers.JSONField(
+        required=False, allow_null=True, help_text="Optional structured value (any JSON)."
+    )
+    authority = serializers.ChoiceField(choices=Authority.choices, required=False)
+    confidence = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
+    consent = serializers.ChoiceField(choices=Consent.choices, required=False)
+    sensitivity = serializers.ChoiceField(choices=Sensitivity.choices, required=False)
+    valid_until = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class MemoryWriteSerializer(_MemoryBodySerializer):
+    """The body of ``POST /api/v1/memories`` (and of each batch item)."""
+
+    subject = _id_field(help_text="The subject's external id inside the key's tenant.")
+    memory_type = serializers.ChoiceField(choices=MemoryType.choices)
+    memory_key = _id_field(required=False, allow_blank=True)
+    scope = serializers.CharField(
+        max_length=2 * HARD_MAX_ID_CHARS,
+        help_text="'global' or kind:ref with kind user, project, repo or task.",
+    )
+    source = SourceSerializer()
+    session_id = _id_field(required=False, allow_blank=True)
+    task_id = _id_field(required=False, allow_blank=True)
+
+
+class MemoryBatchSerializer(StrictSerializer):
+    """The body of ``POST /api/v1/memories/batch``."""
+
+    items = MemoryWriteSerializer(many=True, min_length=1, max_length=100)
+
+
+class MemoryCorrectionSerializer(_MemoryBodySerializer):
+    """The body of ``POST /api/v1/memories/{id}/supersede``: the new version's content and
+    provenance (subject, type, key and scope are the corrected memory's)."""
+
+    source = SourceSerializer()
+    reason = serializers.CharField(max_length=1000, required=False, allow_blank=True)
+
+
+class RevokeSerializer(StrictSerializer):
+    reason = serializers.CharField(max_length=1000, required=False, allow_blank=True)
+
+
+class ReviewDecisionSerializer(StrictSerializer):
+    reason = serializers.CharField(max_length=2000, help_text="Kept with the decision.")
+
+
+class MemoryListQuerySerializer(StrictSerializer):
+    subject = _id_field(required=False)
+    type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
+    status = serializers.ChoiceField(choices=Status.choices, required=False)
+    key = _id_field(required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=MAX_LIST_LIMIT, required=False)
+    offset = serializers.IntegerField(min_value=0, max_value=1_000_000, required=False)
+
+
+class ReviewListQuerySerializer(StrictSerializer):
+    state = serializers.ChoiceField(choices=ReviewItem.State.choices, required=False)
+    kind = serializers.ChoiceField(choices=ReviewItem.Kind.choices, required=False)
+
+
+# --- Output -----------------------------------------------------------------------------------
+
+
+class SourceOutSerializer(serializers.Serializer):
+    type = serializers.CharField(source="source_type")
+    conversation_id = serializers.CharField(source="source_conversation_id")
+    message_id = serializers.CharField(source="source_message_id")
+    tool = serializers.CharField(source="source_tool")
+
+
+class MemorySerializer(serializers.ModelSerializer):
+    """A memory as agents see it (never the vector itself)."""
+
+    subject = serializers.CharField(source="subject.external_id")
+    scope = serializers.CharField()
+    source = SourceOutSerializer(source="*")
+    supersedes = serializers.UUIDField(source="supersedes_id", allow_null=True)
+    has_embedding = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Memory
+        fields = [
+            "id",
+            "subject",
+            "memory_class",
+            "memory_type",
+            "memory_key",
+            "scope",
+            "session_id",
+            "task_id",
+            "content",
+            "value",
+            "source",
+            "authority",
+            "confidence",
+            "consent",
+            "sensitivity",
+            "valid_from",
+            "valid_until",
+            "status",
+            "version",
+            "supersedes",
+            "policy_version",
+            "content_hash",
+            "embedding_model",
+            "has_embedding",
+            "created_at",
+            "updated_at",
+        ]
+
+    @extend_schema_field(serializers.BooleanField())
+    def get_has_embedding(self, memory) -> bool:
+        return memory.embedding is not None
+
+
+class ChainLinkSerializer(serializers.ModelSerializer):
+    supersedes = serializers.UUIDField(source="supersedes_id", allow_null=True)
+
+    class Meta:
+        model = Memory
+        fields = [
+            "id",
+            "version",
+            "status",
+            "authority",
+            "supersedes",
+            "content",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class EventSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MemoryEvent
+        fields = [
+            "memory_id",
+            "action",
+            "actor_type",
+            "actor_id",
+            "reason_code",
+            "policy_version",
+            "details",
+            "created_at",
+        ]
+
+
+class AdmissionOutSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    outcome = serializers.CharField()
+    rule_codes = serializers.ListField(child=serializers.CharField())
+    policy_version = serializers.IntegerField(allow_null=True)
+    agent_id = serializers.UUIDField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class MemoryDetailSerializer(serializers.Serializer):
+    """A memory with its provenance, whole supersession chain (oldest first) and events."""
+
+    memory = MemorySerializer()
+    admission = AdmissionOutSerializer(source="decision", allow_null=True)
+    chain = ChainLinkSerializer(many=True)
+    events = EventSerializer(many=True)
+
+
+class _DecisionBase(serializers.Serializer):
+    decision = serializers.CharField()
+    rule_codes = serializers.ListField(child=serializers.CharField())
+    message = serializers.CharField(allow_blank=True)
+    admission_decision_id = serializers.UUIDField(source="admission_decision.id")
+    policy_version = serializers.IntegerField(allow_null=True)
+
+
+class AcceptedWriteSerializer(_DecisionBase):
+    """201: the write was accepted and stored (embedded) before this answer."""
+
+    memory = MemorySerializer()
+    conflict_review_item = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.UUIDField(allow_null=True))
+    def get_conflict_review_item(self, result):
+        item = result.review_item
+        return str(item.id) if item is not None and item.kind == "conflict" else None
+
+
+class PendingWriteSerializer(_DecisionBase):
+    """202: a sensitive write waits for a reviewer; it is not used until approved."""
+
+    review_item = serializers.UUIDField(source="review_item.id")
+    memory_id = serializers.UUIDField(source="memory.id")
+
+
+class RejectedWriteSerializer(_DecisionBase):
+    """422: the admission policy refused the write; ``rule_codes`` say why."""
+
+
+class BatchItemResultSerializer(_DecisionBase):
+    index = serializers.IntegerField()
+    memory = MemorySerializer(allow_null=True)
+    review_item = serializers.UUIDField(source="review_item.id", allow_null=True)
+
+
+class BatchResultSerializer(serializers.Serializer):
+    accepted = serializers.IntegerField()
+    pending_approval = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+    results = BatchItemResultSerializer(many=True)
+
+
+class ReviewItemSerializer(serializers.ModelSerializer):
+    subject = serializers.CharField(source="subject.external_id")
+    memory = MemorySerializer(allow_null=True)
+
+    class Meta:
+        model = ReviewItem
+        fields = [
+            "id",
+            "kind",
+            "state",
+            "subject",
+            "memory",
+            "memory_key",
+            "candidate_ids",
+            "rule_codes",
+            "resolution",
+            "reason",
+            "created_at",
+            "resolved_at",
+        ]
+
+
+class ErrorBodySerializer(serializers.Serializer):
+    """Every error: ``{"error": {"code", "message", "details"}}``."""
+
+    class _Error(serializers.Serializer):
+        code = serializers.CharField()
+        message = serializers.CharField()
+        details = serializers.JSONField()
+
+    error = _Error()

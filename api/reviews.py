@@ -1,0 +1,92 @@
+"""The reviewer API: the queue of a tenant's review items, approve or reject with a reason.
+
+Reviewers are portal users (Django session login) with a PortalMembership of role reviewer;
+API keys are refused here. Session authentication enforces CSRF on POST.
+"""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.authentication import SessionAuthentication
+from rest_framework.generics import ListAPIView
+from rest_framework.permissions import BasePermission
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.memories import MemoryPagination, parse
+from api.memories_serializers import (
+    ErrorBodySerializer,
+    ReviewDecisionSerializer,
+    ReviewItemSerializer,
+    ReviewListQuerySerializer,
+)
+from memory_core.selectors.reviews import review_get, review_list, reviewer_principal_for
+from memory_core.services.reviews import review_approve, review_reject
+
+
+class IsReviewer(BasePermission):
+    """Allow logged-in portal reviewers; attach their ReviewerPrincipal to the request."""
+
+    def has_permission(self, request, view) -> bool:
+        principal = reviewer_principal_for(request.user)
+        request.reviewer = principal
+        return principal is not None
+
+
+class ReviewerView:
+    authentication_classes = [SessionAuthentication]
+    permission_classes = [IsReviewer]
+
+
+class ReviewItemListView(ReviewerView, ListAPIView):
+    """The reviewer's queue (default: open items), oldest first."""
+
+    serializer_class = ReviewItemSerializer
+    pagination_class = MemoryPagination
+
+    def get_queryset(self):
+        filters = parse(ReviewListQuerySerializer, self.request.query_params.dict())
+        return review_list(
+            principal=self.request.reviewer,
+            state=filters.get("state", "open"),
+            kind=filters.get("kind", ""),
+        )
+
+    @extend_schema(parameters=[ReviewListQuerySerializer])
+    def get(self, request, *args, **kwargs):
+        return super().get(request, *args, **kwargs)
+
+
+class ReviewItemDetailView(ReviewerView, APIView):
+    @extend_schema(responses={200: ReviewItemSerializer, 404: ErrorBodySerializer})
+    def get(self, request, item_id):
+        return Response(
+            ReviewItemSerializer(review_get(principal=request.reviewer, item_id=item_id)).data
+        )
+
+
+class _ReviewDecisionView(ReviewerView, APIView):
+    service = None
+
+    @extend_schema(
+        request=ReviewDecisionSerializer,
+        responses={200: ReviewItemSerializer, 404: ErrorBodySerializer, 409: ErrorBodySerializer},
+    )
+    def post(self, request, item_id):
+        body = parse(ReviewDecisionSerializer, request.data)
+        item = type(self).service(
+            principal=request.reviewer, item_id=item_id, reason=body["reason"]
+        )
+        return Response(
+            ReviewItemSerializer(review_get(principal=request.reviewer, item_id=item.id)).data
+        )
+
+
+class ReviewApproveView(_ReviewDecisionView):
+    """Approve a pending sensitive write: it becomes active."""
+
+    service = staticmethod(review_approve)
+
+
+class ReviewRejectView(_ReviewDecisionView):
+    """Reject a pending sensitive write: it stays rejected, never used."""
+
+    service = staticmethod(review_reject)

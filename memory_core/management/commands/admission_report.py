@@ -1,0 +1,66 @@
+"""Run the admission policy over the security corpus and print the figures.
+
+    python manage.py admission_report [--corpus FILE] [--json OUT] [--split dev|holdout]
+
+Attack acceptance rate (attacks admitted as active memories), benign false-rejection rate,
+pending rates, the figures per split and category, and how often each rule code fired on
+attacks and on benign writes. Admission runs in-process (no database, no model).
+"""
+
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from memory_core.admission.codes import RULE_CODES
+from memory_core.admission.corpus import DEFAULT_CORPUS, evaluate, load_corpus
+
+
+class Command(BaseCommand):
+    help = "Print attack acceptance and benign false-rejection rates of the admission policy."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="JSONL corpus file.")
+        parser.add_argument("--json", dest="json_out", default="", help="Also write JSON here.")
+        parser.add_argument(
+            "--split", choices=["dev", "holdout"], default="", help="Only one split."
+        )
+
+    def handle(self, *args, corpus, json_out, split, **options):
+        try:
+            entries = load_corpus(corpus)
+        except (OSError, ValueError) as exc:
+            raise CommandError(str(exc)) from exc
+        if split:
+            entries = [e for e in entries if e.get("split", "dev") == split]
+        report = evaluate(entries)
+        figures = report.as_dict()
+        out = self.stdout.write
+        out(f"corpus: {corpus} ({figures['attacks']} attacks, {figures['benign']} benign)")
+        out(f"attack acceptance rate:      {figures['attack_acceptance_rate']:.2%}")
+        out(f"attack pending rate:         {figures['attack_pending_rate']:.2%}")
+        out(f"benign false-rejection rate: {figures['benign_false_rejection_rate']:.2%}")
+        out(f"benign pending (review) rate: {figures['benign_pending_rate']:.2%}")
+        out("by split:")
+        for name, counts in sorted(figures["by_split"].items()):
+            out(f"  {name:18} {json.dumps(counts, sort_keys=True)}")
+        out("by category:")
+        for name, counts in figures["by_category"].items():
+            out(f"  {name:34} {json.dumps(counts, sort_keys=True)}")
+        out("per rule (times fired on attack / benign writes):")
+        for code, counts in figures["per_rule"].items():
+            rule = RULE_CODES.get(code, (0, ""))[0]
+            out(
+                f"  {rule:>2} {code:42} {counts.get('attack', 0):>4} / {counts.get('benign', 0):<4}"
+            )
+        for title, key in (
+            ("accepted attacks", "accepted_attacks"),
+            ("rejected benign", "rejected_benign"),
+        ):
+            if figures[key]:
+                out(f"{title}:")
+                for item in figures[key]:
+                    out(f"  {item['id']}: {item['content']!r} {item['codes']}")
+        if json_out:
+            with open(json_out, "w", encoding="utf-8") as handle:
+                json.dump(figures, handle, indent=2, ensure_ascii=False)
+            out(f"wrote {json_out}")

@@ -1,0 +1,139 @@
+"""The reviewer queue's decisions on sensitive writes (approve or reject, with a reason).
+
+A sensitive write waits as a ``pending_approval`` row: embedded, never retrievable. Approval
+makes it active and, when it was written on a memory_key with an active head of no higher
+authority, links it into that chain as the next version (the head becomes superseded).
+Against a head of higher authority it stays a separate chain and a conflict is opened, as at
+write time. Rejection marks it ``rejected``. Conflicts are resolved by
+``memory_core.services.conflicts.conflict_resolve``, not here.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from memory_core.exceptions import Conflict, NotFound
+from memory_core.models import AUTHORITY_RANK, Memory, MemoryEvent, ReviewItem, Status
+from memory_core.principals import ReviewerPrincipal, SystemPrincipal
+from memory_core.services.conflicts import conflict_open
+from memory_core.services.events import event_record
+
+
+def _open_item(*, principal, item_id) -> ReviewItem:
+    """Return the open sensitive-write item ``item_id`` of the reviewer's tenant, locked."""
+    if not isinstance(principal, (ReviewerPrincipal, SystemPrincipal)):
+        raise NotFound("No review item with this id.")
+    item = (
+        ReviewItem.objects.select_for_update()
+        .filter(pk=item_id, tenant_id=principal.tenant_id)
+        .first()
+    )
+    if item is None:
+        raise NotFound("No review item with this id.")
+    if item.kind != ReviewItem.Kind.SENSITIVE_WRITE:
+        raise Conflict(
+            "This item is a conflict: resolve it with the conflict resolution.",
+            code="not_a_sensitive_write",
+        )
+    if item.state != ReviewItem.State.OPEN or item.memory_id is None:
+        raise Conflict(f"This item is already {item.state}.", code="review_closed")
+    return item
+
+
+def _close(item: ReviewItem, *, principal, state: str, reason: str) -> None:
+    item.state = state
+    item.resolution = state
+    item.reason = reason
+    item.resolved_by_id = getattr(principal, "user_id", None)
+    item.resolved_at = timezone.now()
+    item.save(update_fields=["state", "resolution", "reason", "resolved_by", "resolved_at"])
+
+
+def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
+    """Make the approved ``memory`` the head of its key's chain, or a conflict beside it."""
+    head = None
+    if item.candidate_ids:
+        head = Memory.objects.select_for_update().filter(pk=item.candidate_ids[0]).first()
+    if head is None or head.status != Status.ACTIVE:
+        # The head moved on while the write waited: take the key's current head, if any.
+        head = (
+            Memory.objects.select_for_update()
+            .filter(
+                tenant_id=memory.tenant_id,
+                subject_id=memory.subject_id,
+                memory_key=memory.memory_key,
+                scope_kind=memory.scope_kind,
+                scope_ref=memory.scope_ref,
+                status=Status.ACTIVE,
+            )
+            .exclude(pk=memory.pk)
+            .order_by("-created_at")
+            .first()
+            if memory.memory_key
+            else None
+        )
+    now = timezone.now()
+    if head is not None and AUTHORITY_RANK[memory.authority] >= AUTHORITY_RANK[head.authority]:
+        head.status = Status.SUPERSEDED
+        head.updated_at = now
+        head.save(update_fields=["status", "updated_at"])
+        memory.supersedes = head
+        memory.version = head.version + 1
+        event_record(
+            memory=head,
+            action=MemoryEvent.Action.SUPERSEDED,
+            principal=principal,
+            reason_code="review.approved",
+            details={"successor": str(memory.id)},
+        )
+    memory.status = Status.ACTIVE
+    memory.updated_at = now
+    memory.save(update_fields=["status", "updated_at", "supersedes", "version"])
+    if head is not None and memory.supersedes_id != head.id:
+        conflict_open(
+            tenant_id=memory.tenant_id,
+            subject_id=memory.subject_id,
+            memory_key=memory.memory_key,
+            candidate_ids=[head.id, memory.id],
+        )
+
+
+@transaction.atomic
+def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
+    """Approve a pending sensitive write: the memory becomes active (and usable)."""
+    item = _open_item(principal=principal, item_id=item_id)
+    memory = Memory.objects.select_for_update().get(pk=item.memory_id)
+    if memory.status != Status.PENDING_APPROVAL:
+        raise Conflict(f"The memory is {memory.status}, not pending.", code="review_closed")
+    _link_into_chain(memory, item, principal=principal)
+    event_record(
+        memory=memory,
+        action=MemoryEvent.Action.APPROVED,
+        principal=principal,
+        reason_code="review.approved",
+        details={"review_item": str(item.id)},
+    )
+    _close(item, principal=principal, state=ReviewItem.State.APPROVED, reason=reason)
+    return item
+
+
+@transaction.atomic
+def review_reject(*, principal, item_id, reason: str) -> ReviewItem:
+    """Reject a pending sensitive write: the memory is kept as ``rejected``, never used."""
+    item = _open_item(principal=principal, item_id=item_id)
+    memory = Memory.objects.select_for_update().get(pk=item.memory_id)
+    if memory.status != Status.PENDING_APPROVAL:
+        raise Conflict(f"The memory is {memory.status}, not pending.", code="review_closed")
+    memory.status = Status.REJECTED
+    memory.updated_at = timezone.now()
+    memory.save(update_fields=["status", "updated_at"])
+    event_record(
+        memory=memory,
+        action=MemoryEvent.Action.REJECTED,
+        principal=principal,
+        reason_code="review.rejected",
+        details={"review_item": str(item.id)},
+    )
+    _close(item, principal=principal, state=ReviewItem.State.REJECTED, reason=reason)
+    return item

@@ -1,0 +1,485 @@
+"""Writes through admission: the write path's services (DESIGN.md, "Write path").
+
+``memory_write`` and ``memory_write_batch`` parse the body, gather what the admission rules
+need from storage (the tenant's active policy, the subject, the chain head of the
+memory_key, the same agent's recent writes about the subject), run ``admit`` and store the
+outcome: an AdmissionDecision for every write (accepted, pending or rejected) with its rule
+codes and policy version, MemoryEvent rows, the memory itself (accepted or pending) with its
+embedding, and a ReviewItem when a reviewer must look at it.
+
+Design choices, documented in docs/api.md:
+
+- The body's ``subject`` is the subject's external id inside the key's tenant. An agent whose
+  grant has ``any_subject`` creates the Subject on its first write; any other agent may only
+  write about subjects that already exist (``tenant.subject_unknown``).
+- Memories written by agents are shared by the tenant's agents (``Memory.agent`` empty); each
+  agent's read grant still limits which types it sees.
+- A write with lower authority than the active head of its memory_key is stored as a separate,
+  non-winning chain (retrieval prefers explicit over inferred) and a conflict ReviewItem is
+  opened; it never supersedes the head (DESIGN.md rule 10).
+- A sensitive write is stored with status ``pending_approval`` (embedded, never retrievable)
+  and waits in the reviewer queue; approval links it into its chain (``reviews.py``).
+- A rejected write stores no memory row and no content: its AdmissionDecision keeps the rule
+  codes and the content hash, and its "rejected" event uses the decision's id as memory_id.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memory_core.admission import (
+    ACCEPTED,
+    PENDING,
+    REJECTED,
+    AdmissionContext,
+    Candidate,
+    Decision,
+    Grant,
+    Head,
+    admit,
+    parse_candidate,
+    parse_correction,
+)
+from memory_core.embeddings import get_embedder
+from memory_core.exceptions import Conflict, PermissionDenied, ValidationFailed
+from memory_core.models import (
+    AdmissionDecision,
+    Authority,
+    Memory,
+    MemoryEvent,
+    PolicyVersion,
+    ReviewItem,
+    SourceType,
+    Status,
+    Subject,
+)
+from memory_core.policy_defaults import DEFAULT_POLICY
+from memory_core.principals import SubjectPrincipal
+from memory_core.selectors.memories import memory_get
+from memory_core.services.conflicts import conflict_open
+from memory_core.services.events import event_record
+from memory_core.services.memories import MemoryDraft, memory_store_many, memory_supersede
+from memory_core.text import content_hash
+
+MAX_BATCH = 100
+
+
+@dataclass
+class WriteResult:
+    """What became of one write: the decision, and the rows it produced."""
+
+    decision: str  # accepted | pending_approval | rejected
+    rule_codes: list[str] = field(default_factory=list)
+    message: str = ""
+    memory: Memory | None = None
+    review_item: ReviewItem | None = None
+    admission_decision: AdmissionDecision | None = None
+    policy_version: int | None = None
+    index: int = 0
+
+
+@dataclass
+class _Planned:
+    """One write on its way through a batch."""
+
+    index: int
+    candidate: Candidate
+    decision: Decision | None = None
+    subject: Subject | None = None
+    head: Memory | None = None
+    draft: MemoryDraft | None = None
+    memory: Memory | None = None
+    review_item: ReviewItem | None = None
+
+
+def _active_policy(tenant_id) -> tuple[dict, int | None]:
+    policy = (
+        PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True)
+        .only("version", "document")
+        .first()
+    )
+    if policy is None:
+        return DEFAULT_POLICY, None
+    return policy.document, policy.version
+
+
+def _grant(principal) -> Grant:
+    own = None
+    if isinstance(principal, SubjectPrincipal):
+        own = Subject.objects.filter(pk=principal.subject_id).values_list("external_id", flat=True)
+        own = own.first() or ""
+    return Grant.of(principal, own_subject_external_id=own)
+
+
+def _heads(tenant_id, planned: list[_Planned], subjects: dict) -> dict:
+    """Return the active heads of the batch's memory_keys, by (subject id, key, kind, ref)."""
+    query = Q()
+    for item in planned:
+        subject = subjects.get(item.candidate.subject)
+        if subject is not None and item.candidate.memory_key:
+            query |= Q(subject_id=subject.id, memory_key=item.candidate.memory_key)
+    if not query:
+        return {}
+    heads = {}
+    rows = Memory.objects.filter(query, tenant_id=tenant_id, status=Status.ACTIVE).order_by(
+        "created_at"
+    )
+    for row in rows:
+        # The newest active row of a key and scope is its head (older parallel chains are
+        # conflicts already kept for review).
+        heads[(row.subject_id, row.memory_key, row.scope_kind, row.scope_ref)] = row
+    return heads
+
+
+def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
+    """Return, per subject id, the contents of this agent's recent writes about it."""
+    if principal.actor_type != "agent" or not subjects:
+        return {}
+    admission = policy.get("admission", {})
+    window = timedelta(minutes=int(admission.get("split_window_minutes", 1440)))
+    per_subject = int(admission.get("split_window_writes", 5))
+    rows = (
+        AdmissionDecision.objects.filter(
+            tenant_id=principal.tenant_id,
+            agent_id=principal.agent_id,
+            subject_id__in=[s.id for s in subjects.values()],
+            created_at__gte=now - window,
+            memory__isnull=False,
+        )
+        .order_by("-created_at")
+        .values_list("subject_id", "memory__content")[: per_subject * len(subjects)]
+    )
+    texts: dict = {}
+    for subject_id, content in rows:
+        if content and len(texts.setdefault(subject_id, [])) < per_subject:
+            texts[subject_id].append(content)
+    return {key: value[::-1] for key, value in texts.items()}  # oldest first
+
+
+def _draft(item: _Planned, principal) -> MemoryDraft:
+    candidate, decision = item.candidate, item.decision
+    return MemoryDraft(
+        subject=item.subject,
+        memory_type=candidate.memory_type,
+        content=candidate.content,
+        authority=decision.authority,
+        source_type=candidate.source_type,
+        scope_kind=candidate.scope_kind,
+        scope_ref=candidate.scope_ref,
+        memory_key=candidate.memory_key,
+        value=candidate.value,
+        session_id=candidate.session_id,
+        task_id=candidate.task_id,
+        source_conversation_id=candidate.source_conversation_id,
+        source_message_id=candidate.source_message_id,
+        source_tool=candidate.source_tool,
+        confidence=decision.confidence,
+        consent=decision.consent,
+        sensitivity=decision.sensitivity,
+        valid_until=decision.valid_until,
+        status=Status.PENDING_APPROVAL if decision.outcome == PENDING else Status.ACTIVE,
+    )
+
+
+def _ensure_subjects(principal, planned: list[_Planned], subjects: dict) -> None:
+    """Create the subjects an admitted write needs (the grant allowed it in rule 1)."""
+    for item in planned:
+        if item.decision.outcome == REJECTED:
+            continue
+        external_id = item.candidate.subject
+        if external_id not in subjects:
+            subjects[external_id], _ = Subject.objects.get_or_create(
+                tenant_id=principal.tenant_id,
+                external_id=external_id,
+                defaults={"display_name": external_id},
+            )
+        item.subject = subjects[external_id]
+
+
+def _store(principal, planned: list[_Planned], policy_version) -> None:
+    """Store the admitted writes: one embedding batch, then heads, successors and proposals."""
+    admitted = [item for item in planned if item.decision.outcome != REJECTED]
+    if not admitted:
+        return
+    for item in admitted:
+        item.draft = _draft(item, principal)
+    embedder = get_embedder()
+    vectors = embedder.embed([item.draft.content for item in admitted])
+    for item, vector in zip(admitted, vectors, strict=True):
+        item.draft.embedding = vector
+        item.draft.embedding_model = embedder.model_name
+    # New chains (and conflicts and proposals, which are not links yet) in one bulk insert.
+    new_rows = [item for item in admitted if not _supersedes(item)]
+    stored = memory_store_many(
+        drafts=[item.draft for item in new_rows], principal=principal, policy_version=policy_version
+    )
+    for item, memory in zip(new_rows, stored, strict=True):
+        item.memory = memory
+    for item in admitted:
+        if _supersedes(item):
+            item.memory = memory_supersede(
+                previous=item.head,
+                draft=item.draft,
+                principal=principal,
+                reason_code="supersession.supersedes",
+                policy_version=policy_version,
+            )
+
+
+def _supersedes(item: _Planned) -> bool:
+    return item.decision.outcome == ACCEPTED and item.decision.action == "supersede"
+
+
+def _record(principal, planned: list[_Planned], policy_version) -> list[AdmissionDecision]:
+    """Store one AdmissionDecision per write, its events and any review items."""
+    agent_id = getattr(principal, "agent_id", None)
+    decisions = []
+    for item in planned:
+        decisions.append(
+            AdmissionDecision(
+                tenant_id=principal.tenant_id,
+                agent_id=agent_id,
+                subject=item.subject,
+                memory=item.memory,
+                outcome=item.decision.outcome,
+                rule_codes=item.decision.rule_codes,
+                memory_type=item.candidate.memory_type,
+                source_type=item.candidate.source_type,
+                content_hash=content_hash(item.candidate.content),
+                policy_version=policy_version,
+            )
+        )
+    AdmissionDecision.objects.bulk_create(decisions)
+    events = []
+    for item, decision in zip(planned, decisions, strict=True):
+        outcome = item.decision.outcome
+        action = {
+            ACCEPTED: MemoryEvent.Action.ADMITTED,
+            PENDING: MemoryEvent.Action.PENDING,
+            REJECTED: MemoryEvent.Action.REJECTED,
+        }[outcome]
+        if outcome == ACCEPTED and item.decision.action == "conflict":
+            action = MemoryEvent.Action.CONFLICT
+        refusing = item.decision.refusing_codes
+        events.append(
+            MemoryEvent(
+                tenant_id=principal.tenant_id,
+                # A rejected write has no memory row: the decision's id stands in for it.
+                memory_id=item.memory.id if item.memory else decision.id,
+                action=action,
+                actor_type=principal.actor_type,
+                actor_id=principal.actor_id,
+                reason_code=(refusing or item.decision.rule_codes or ["admitted"])[0][:100],
+                policy_version=policy_version,
+                details={"decision": str(decision.id), "rule_codes": item.decision.rule_codes},
+            )
+        )
+    MemoryEvent.objects.bulk_create(events)
+    for item in planned:
+        if item.decision.outcome == PENDING:
+            item.review_item = ReviewItem.objects.create(
+                tenant_id=principal.tenant_id,
+                subject=item.subject,
+                kind=ReviewItem.Kind.SENSITIVE_WRITE,
+                memory=item.memory,
+                memory_key=item.candidate.memory_key,
+                # The head the proposal would supersede once approved.
+                candidate_ids=[item.head.id] if item.head is not None else [],
+                rule_codes=item.decision.rule_codes + item.decision.categories,
+            )
+        elif item.decision.action == "conflict":
+            item.review_item = conflict_open(
+                tenant_id=principal.tenant_id,
+                subject_id=item.subject.id,
+                memory_key=item.candidate.memory_key,
+                candidate_ids=[item.head.id, item.memory.id],
+            )
+    return decisions
+
+
+def _run(
+    principal, candidates: list[Candidate], *, target: Memory | None = None
+) -> list[WriteResult]:
+    """Admit and store ``candidates`` (one transaction); return one result per candidate."""
+    now = timezone.now()
+    policy, policy_version = _active_policy(principal.tenant_id)
+    grant = _grant(principal)
+    external_ids = {c.subject for c in candidates}
+    subjects = {
+        s.external_id: s
+        for s in Subject.objects.filter(tenant_id=principal.tenant_id, external_id__in=external_ids)
+    }
+    planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
+    heads = {} if target is not None else _heads(principal.tenant_id, planned, subjects)
+    recent = _recent_texts(principal, subjects, policy, now)
+    batch_keys: set = set()
+    batch_texts: dict = {}
+    for item in planned:
+        candidate = item.candidate
+        subject = subjects.get(candidate.subject)
+        item.subject = subject
+        if target is not None:
+            item.head = target
+        elif subject is not None and candidate.memory_key:
+            item.head = heads.get(
+                (subject.id, candidate.memory_key, candidate.scope_kind, candidate.scope_ref)
+            )
+        texts = recent.get(subject.id, []) if subject else []
+        context = AdmissionContext(
+            now=now,
+            policy=policy,
+            policy_version=policy_version,
+            subject_exists=subject is not None,
+            recent_texts=texts + batch_texts.get(candidate.subject, []),
+            head=Head(item.head.id, item.head.authority, item.head.status) if item.head else None,
+            batch_keys=batch_keys,
+        )
+        item.decision = admit(candidate, grant, context)
+        if item.decision.outcome != REJECTED:
+            if candidate.memory_key:
+                batch_keys.add((candidate.subject, candidate.memory_key, candidate.scope))
+            batch_texts.setdefault(candidate.subject, []).append(candidate.content)
+    _ensure_subjects(principal, planned, subjects)
+    _store(principal, planned, policy_version)
+    decisions = _record(principal, planned, policy_version)
+    return [
+        WriteResult(
+            decision=item.decision.outcome,
+            rule_codes=item.decision.rule_codes,
+            message=item.decision.message,
+            memory=item.memory,
+            review_item=item.review_item,
+            admission_decision=decision,
+            policy_version=policy_version,
+            index=item.index,
+        )
+        for item, decision in zip(planned, decisions, strict=True)
+    ]
+
+
+@transaction.atomic
+def memory_write(*, principal, data: dict) -> WriteResult:
+    """Write one memory through admission; return the decision and what it stored.
+
+    Raises ValidationFailed (field errors) when ``data`` is malformed; policy refusals are a
+    result with decision "rejected", never an exception.
+    """
+    return _run(principal, [parse_candidate(data)])[0]
+
+
+@transaction.atomic
+def memory_write_batch(*, principal, items: list) -> list[WriteResult]:
+    """Write up to 100 memories through admission, embedded in one model batch.
+
+    Every item is parsed first: one malformed item refuses the batch (ValidationFailed with
+    the errors keyed by item index), so a batch never half-applies because of its shape.
+    """
+    if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
+        raise ValidationFailed(
+            f"items must be a list of 1 to {MAX_BATCH} write bodies.",
+            details={"items": [{"code": "invalid_length", "message": f"1 to {MAX_BATCH} items."}]},
+        )
+    candidates, errors = [], {}
+    for index, item in enumerate(items):
+        try:
+            candidates.append(parse_candidate(item))
+        except ValidationFailed as exc:
+            errors[str(index)] = exc.details
+    if errors:
+        raise ValidationFailed(
+            "Some items are invalid; see details for each item index.", details={"items": errors}
+        )
+    return _run(principal, candidates)
+
+
+def _writable(principal, memory_id) -> Memory:
+    memory = memory_get(principal=principal, memory_id=memory_id)
+    write_types = getattr(principal, "write_types", None)
+    if write_types is not None and memory.memory_type not in write_types:
+        raise PermissionDenied("The agent's grant does not allow writing this memory type.")
+    return memory
+
+
+@transaction.atomic
+def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
+    """Write a new version of ``memory_id`` through admission (POST .../supersede).
+
+    Equal or higher authority supersedes it (the old row stays, superseded); lower authority
+    is kept as a conflict for review; a sensitive correction waits for a reviewer. A subject
+    correcting their own memory in the portal writes with authority explicit_user.
+    """
+    target = _writable(principal, memory_id)
+    target = Memory.objects.select_for_update().select_related("subject").get(pk=target.pk)
+    if target.status != Status.ACTIVE:
+        raise Conflict(
+            f"Memory {target.id} is {target.status}; only the active head of a chain can be "
+            "superseded.",
+            code="not_chain_head",
+        )
+    default_source = None
+    if isinstance(principal, SubjectPrincipal):
+        # The person the memory is about speaks for themselves: explicit, from the portal.
+        data = {key: value for key, value in data.items() if key not in ("source", "authority")}
+        data["authority"] = Authority.EXPLICIT_USER
+        default_source = {
+            "type": SourceType.USER_INPUT,
+            "conversation_id": "portal",
+            "message_id": f"correction:{uuid.uuid4()}",
+        }
+    candidate = parse_correction(data, previous=target, default_source=default_source)
+    return _run(principal, [candidate], target=target)[0]
+
+
+def _retire(*, principal, memory_id, action: str, reason_code: str, reason: str) -> Memory:
+    memory = _writable(principal, memory_id)
+    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    if memory.status not in (Status.ACTIVE, Status.PENDING_APPROVAL):
+        raise Conflict(f"Memory {memory.id} is {memory.status}.", code="not_active")
+    was_pending = memory.status == Status.PENDING_APPROVAL
+    memory.status = Status.REVOKED
+    memory.updated_at = timezone.now()
+    memory.save(update_fields=["status", "updated_at"])
+    event_record(
+        memory=memory,
+        action=action,
+        principal=principal,
+        reason_code=reason_code,
+        details={"reason": reason[:500]} if reason else {},
+    )
+    if was_pending:
+        ReviewItem.objects.filter(
+            memory=memory, kind=ReviewItem.Kind.SENSITIVE_WRITE, state=ReviewItem.State.OPEN
+        ).update(
+            state=ReviewItem.State.RESOLVED, resolution=reason_code, resolved_at=memory.updated_at
+        )
+    return memory
+
+
+@transaction.atomic
+def memory_revoke(*, principal, memory_id, reason: str = "") -> Memory:
+    """Revoke ``memory_id``: it stays as evidence but is never used again."""
+    return _retire(
+        principal=principal,
+        memory_id=memory_id,
+        action=MemoryEvent.Action.REVOKED,
+        reason_code="revoked",
+        reason=reason,
+    )
+
+
+@transaction.atomic
+def consent_withdraw(*, principal, memory_id) -> Memory:
+    """Withdraw consent for ``memory_id``: the memory stops being usable (revoked)."""
+    return _retire(
+        principal=principal,
+        memory_id=memory_id,
+        action=MemoryEvent.Action.CONSENT_WITHDRAWN,
+        reason_code="consent_withdrawn",
+        reason="",
+    )
