@@ -21,7 +21,6 @@ import hashlib
 import time
 
 from django.core.cache import cache
-from django.utils import timezone
 
 NAMESPACES = ("retrieval", "summary")
 _FOREVER = None
@@ -29,10 +28,6 @@ _FOREVER = None
 
 def _generation_key(namespace: str, tenant_id, subject_id) -> str:
     return f"memledger:gen:{namespace}:{tenant_id}:{subject_id}"
-
-
-def _invalidated_key(namespace: str, tenant_id, subject_id) -> str:
-    return f"memledger:inv:{namespace}:{tenant_id}:{subject_id}"
 
 
 def subject_generation(*, tenant_id, subject_id, namespace: str = "retrieval") -> int:
@@ -85,18 +80,23 @@ def cache_set(
 
 
 def subject_invalidate(*, tenant_id, subject_id, namespace: str = "retrieval") -> dict:
-    """Make every cached entry of the subject in ``namespace`` unreachable; return evidence."""
-    before = cache.get(_generation_key(namespace, tenant_id, subject_id))
+    """Make every cached entry of the subject in ``namespace`` unreachable; return evidence.
+
+    The new generation is the current time in nanoseconds, so it also says when the subject
+    was last invalidated.
+    """
+    key = _generation_key(namespace, tenant_id, subject_id)
+    before = cache.get(key)
     generation = max(time.time_ns(), (before or 0) + 1)
-    cache.set(_generation_key(namespace, tenant_id, subject_id), generation, timeout=_FOREVER)
-    cache.set(
-        _invalidated_key(namespace, tenant_id, subject_id),
-        timezone.now().isoformat(),
-        timeout=_FOREVER,
-    )
+    cache.set(key, generation, timeout=_FOREVER)
     return {"generation_before": before, "generation": generation}
 
 
-def subject_invalidated_at(*, tenant_id, subject_id, namespace: str = "retrieval") -> str | None:
-    """Return when the subject's entries in ``namespace`` were last invalidated (ISO), if ever."""
-    return cache.get(_invalidated_key(namespace, tenant_id, subject_id))
+def subject_invalidated_since(*, tenant_id, subject_id, moment, namespace: str = "retrieval"):
+    """Return whether the subject's generation in ``namespace`` started at or after ``moment``.
+
+    True means no entry written before ``moment`` is reachable any more (a generation created
+    after ``moment`` because the key was missing counts too: it was never used before).
+    """
+    generation = cache.get(_generation_key(namespace, tenant_id, subject_id))
+    return generation is not None and generation >= int(moment.timestamp() * 1_000_000_000)

@@ -16,7 +16,6 @@ import json
 import re
 import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -259,15 +258,16 @@ class _CacheStore(Store):
         return {"subjects": len(generations)}
 
     def verify(self, ctx):
-        stale = []
-        for subject_id in ctx.subject_ids:
-            invalidated = retrieval_cache.subject_invalidated_at(
-                tenant_id=ctx.operation.tenant_id, subject_id=subject_id, namespace=self.namespace
+        stale = [
+            str(subject_id)
+            for subject_id in ctx.subject_ids
+            if not retrieval_cache.subject_invalidated_since(
+                tenant_id=ctx.operation.tenant_id,
+                subject_id=subject_id,
+                moment=ctx.operation.requested_at,
+                namespace=self.namespace,
             )
-            if invalidated is None or datetime.fromisoformat(invalidated) < (
-                ctx.operation.requested_at
-            ):
-                stale.append(str(subject_id))
+        ]
         return not stale, {
             "namespace": self.namespace,
             "subjects": len(ctx.subject_ids),

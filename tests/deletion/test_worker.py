@@ -56,18 +56,31 @@ def test_worker_killed_mid_operation_completes_after_restart_without_double_work
     try:
         operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
         wait_for(
-            lambda: DeletionStep.objects.filter(
-                operation_id=operation.id, store="exports", status="running"
-            ).exists(),
+            lambda: "deletion fault: exports sleeps" in doomed.log(),
             timeout=60,
             message="the exports step to start",
         )
         assert _status(operation.id) == "running"
+        before = dict(
+            DeletionStep.objects.filter(operation_id=operation.id, status="verified").values_list(
+                "store", "verified_at"
+            )
+        )
         doomed.kill()  # SIGKILL, worker and pool child, in the middle of the exports step
     finally:
         doomed.stop()
     assert not doomed.alive()
     assert _status(operation.id) == "running"
+    assert set(before) == {
+        "primary",
+        "events",
+        "embeddings",
+        "full_text",
+        "retrieval_cache",
+        "summaries",
+    }
+    # The killed step's transaction was rolled back with the worker: it is still pending.
+    assert DeletionStep.objects.get(operation_id=operation.id, store="exports").status == "pending"
 
     fresh = start_worker(queue=queue)
     try:
@@ -77,10 +90,10 @@ def test_worker_killed_mid_operation_completes_after_restart_without_double_work
     finally:
         fresh.stop()
     steps = {s.store: s for s in DeletionStep.objects.filter(operation_id=operation.id)}
-    # Steps verified before the kill ran once; the interrupted one ran again, idempotently.
-    assert steps["exports"].attempts == 2
-    assert all(s.attempts == 1 for name, s in steps.items() if name != "exports")
     assert all(s.status == "verified" for s in steps.values())
+    # Steps verified before the kill were not run again; the interrupted one ran once more.
+    assert {store: steps[store].verified_at for store in before} == before
+    assert all(s.attempts == 1 for s in steps.values())
     assert MemoryEvent.objects.filter(memory_id=memories[0].id, action="deleted").count() == 1
     assert (
         str(memories[0].id)
