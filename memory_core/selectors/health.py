@@ -32,7 +32,8 @@ from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import ReviewerPrincipal
 
 # Words that mark a rejection as a scope/tenancy denial (trace filter reasons, rule codes).
-SCOPE_MARKERS = ("scope", "tenant", "subject", "cross", "agent_grant", "not_visible")
+# Retrieval's hard filter writes other_tenant, other_subject, other_agent, scope_not_allowed.
+SCOPE_MARKERS = ("scope", "tenant", "subject", "other_agent", "cross", "not_visible")
 # Traces read per health page: a bound so the page stays fast on a busy tenant.
 MAX_TRACES = 20_000
 

@@ -80,3 +80,18 @@ def get_item(mapping, key):
 def basename(path) -> str:
     """Return the last part of a file path."""
     return str(path).rstrip("/").rsplit("/", 1)[-1]
+
+
+@register.filter
+def ago(moment) -> str:
+    """Return "just now" or "3 hours ago" for a past datetime."""
+    if not moment:
+        return ""
+    from django.utils.timesince import timesince
+
+    text = timesince(moment)
+    return (
+        "just now"
+        if text.startswith("0\xa0minutes") or text.startswith("0 minutes")
+        else f"{text} ago"
+    )

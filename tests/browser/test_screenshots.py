@@ -232,7 +232,9 @@ def seed_history(tenant, subject, memories, rng):
             )
         for _ in range(rng.randint(8, 20)):
             chosen = rng.sample(memories, k=min(len(memories), rng.randint(2, 5)))
-            denials = [{"id": "generated", "reason": "out_of_scope"}] * rng.randint(0, 2)
+            denials = [
+                {"id": "generated", "stage": "hard_filters", "reason": "scope_not_allowed"}
+            ] * rng.randint(0, 2)
             traces.append(
                 RetrievalTrace(
                     tenant=tenant,
@@ -240,7 +242,7 @@ def seed_history(tenant, subject, memories, rng):
                     mode="hybrid",
                     selected_ids=[m.pk for m in chosen],
                     cited_ids=[m.pk for m in chosen],
-                    stages={"hard_filters": {"rejected": denials}},
+                    stages={"rejections": denials},
                     created_at=day + timedelta(minutes=rng.randint(0, 900)),
                 )
             )

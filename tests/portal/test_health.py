@@ -64,12 +64,10 @@ def activity(tenant, other_tenant, alice_subject, stranger_subject):
         selected_ids=[fresh.pk, old.pk],
         cited_ids=[fresh.pk, old.pk],
         stages={
-            "filter": {
-                "rejected": [
-                    {"id": "x", "reason": "out_of_scope"},
-                    {"id": "y", "reason": "expired"},
-                ]
-            }
+            "rejections": [
+                {"id": "x", "stage": "hard_filters", "reason": "other_subject"},
+                {"id": "y", "stage": "hard_filters", "reason": "expired"},
+            ]
         },
     )
     MemoryEvent.objects.create(
