@@ -68,12 +68,13 @@ def build_queries(spec: CorpusSpec, count: int, *, seed: int) -> list[BenchQuery
     """
     rng = np.random.default_rng(seed + 17)
     ranks = bucket_tenants(spec)
-    slugs = {TENANT_SLUG.format(rank=r): label for label, rs in ranks.items() for r in rs}
-    tenants = {t.slug: t for t in Tenant.objects.filter(slug__in=list(slugs))}
+    # A tiny corpus may give two buckets the same tenant.
+    pairs = [(TENANT_SLUG.format(rank=r), label) for label, rs in ranks.items() for r in rs]
+    tenants = {t.slug: t for t in Tenant.objects.filter(slug__in=[s for s, _ in pairs])}
     agents = ensure_agents([t.id for t in tenants.values()])
     texts = query_texts(count, seed)
     per_bucket = {label: [] for label in BUCKETS}
-    for slug, label in sorted(slugs.items()):
+    for slug, label in sorted(pairs):
         tenant = tenants[slug]
         with connection.cursor() as cursor:
             cursor.execute(
@@ -286,3 +287,43 @@ def _collect(doc: dict, prefix: str, found: dict) -> None:
         elif isinstance(value, int | float) and not isinstance(value, bool):
             if key.endswith("_ms"):
                 found[name] = float(value)
+
+
+def pipeline_store_ms(query: BenchQuery) -> dict[str, float]:
+    """SQL time of each of the pipeline's candidate stores run alone (its SQL builder)."""
+    import dataclasses
+
+    from memory_core.retrieval.candidates import build_candidate_sql, configure_vector_search
+    from memory_core.retrieval.plan import build_plan
+    from memory_core.retrieval.policy import RetrievalPolicy
+    from memory_core.retrieval.types import RetrievalMode
+
+    ctx = bench_context(query)
+    policy = RetrievalPolicy.from_document(None)
+    plan = build_plan(
+        mode=RetrievalMode.HYBRID, intent="", ctx=ctx, policy=policy, query=query.text
+    )
+    variants = {
+        "vector": (dataclasses.replace(plan, structured_types=()), True, False),
+        "fulltext": (dataclasses.replace(plan, structured_types=()), False, True),
+        "structured": (dataclasses.replace(plan, semantic_types=()), False, False),
+    }
+    timings = {}
+    for store, (store_plan, use_vector, use_fulltext) in variants.items():
+        sql, params, _ = build_candidate_sql(
+            ctx=ctx,
+            plan=store_plan,
+            query=query.text,
+            query_vector=query.vector,
+            now=timezone.now(),
+            use_vector=use_vector,
+            use_fulltext=use_fulltext,
+        )
+        started = time.perf_counter()
+        with transaction.atomic():
+            configure_vector_search(policy)
+            with connection.cursor() as cursor:
+                cursor.execute(sql, params)
+                cursor.fetchall()
+        timings[f"sql_{store}_ms"] = (time.perf_counter() - started) * 1000
+    return timings

@@ -73,6 +73,10 @@ class Command(BaseCommand):
             seed=opts["seed"],
             sample=opts["sample"],
         )
+        if opts["torch_threads"]:
+            import torch
+
+            torch.set_num_threads(opts["torch_threads"])
         corpus = prepare_corpus(spec, rebuild=opts["rebuild"], log=self._log)
         if opts["build_only"]:
             self.stdout.write(json.dumps(corpus, indent=2))
@@ -89,10 +93,6 @@ class Command(BaseCommand):
         count = opts["queries"]
         queries = measure.build_queries(spec, count, seed=spec.seed)
         embedder = get_embedder()
-        if opts["torch_threads"]:
-            import torch
-
-            torch.set_num_threads(opts["torch_threads"])
         embedder.embed(["warm up the model"])
         types = measure.semantic_types()
 
@@ -188,7 +188,7 @@ class Command(BaseCommand):
             a.id: AgentPrincipal.from_agent(a)
             for a in Agent.objects.filter(id__in={q.agent_id for q in queries})
         }
-        latencies, stage_samples = [], {}
+        latencies, stage_samples, by_bucket = [], {}, {}
         for query in queries[:3]:  # warm the connection, caches and lazy imports
             retrieve(
                 principal=principals[query.agent_id],
@@ -200,11 +200,21 @@ class Command(BaseCommand):
                 principal=principals[query.agent_id],
                 request=RetrievalRequest(query=query.text, user_id=query.user_id),
             )
-            latencies.append((time.perf_counter() - started) * 1000)
+            elapsed = (time.perf_counter() - started) * 1000
+            latencies.append(elapsed)
+            by_bucket.setdefault(query.bucket, []).append(elapsed)
             for name, value in measure.stage_timings(result).items():
                 stage_samples.setdefault(name, []).append(value)
+        # SQL per store: each candidate store of the pipeline's statement run alone.
+        for query in queries:
+            for name, value in measure.pipeline_store_ms(query).items():
+                stage_samples.setdefault(name, []).append(value)
         stages = {name: measure.percentiles(values) for name, values in stage_samples.items()}
-        return measure.percentiles(latencies), stages
+        summary = measure.percentiles(latencies)
+        summary["by_bucket"] = {
+            label: measure.percentiles(values) for label, values in by_bucket.items()
+        }
+        return summary, stages
 
     def over_http(self, database: str, queries, opts) -> dict:
         """Start gunicorn against the bench database and load it with 1 and C clients."""

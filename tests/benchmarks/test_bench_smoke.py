@@ -1,0 +1,114 @@
+"""Smoke tests of the benchmarks: the corpus generator's shape, and a tiny end-to-end run.
+
+Real measurements are long and belong to the management commands (docs/performance.md); these
+only prove the code paths work and the report has the documented keys.
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from memory_core.benchmarks import database
+from memory_core.benchmarks.corpus import (
+    CorpusSpec,
+    allocate,
+    bucket_tenants,
+    sample_texts,
+    subject_sizes,
+    synthetic_vectors,
+    tenant_sizes,
+)
+from memory_core.benchmarks.measure import percentiles, recall
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_zipf_sizes_add_up_and_fall_with_rank():
+    spec = CorpusSpec(memories=500, tenants=20)
+    sizes = tenant_sizes(spec)
+    assert sizes.sum() == 500 and len(sizes) == 20
+    assert (sizes >= 1).all() and (np.diff(sizes) <= 0).all()
+    assert sizes[0] > 4 * sizes[-1]
+    subjects = subject_sizes(int(sizes[0]))
+    assert subjects.sum() == sizes[0] and (subjects >= 1).all()
+    assert allocate(10, np.ones(10)).tolist() == [1] * 10
+
+
+def test_buckets_pick_tenants_nearest_their_share():
+    spec = CorpusSpec(memories=1_000_000, tenants=10_000)
+    buckets = bucket_tenants(spec)
+    assert buckets["10%"] == [1]
+    shares = tenant_sizes(spec) / 1_000_000
+    for label, target in (("1%", 0.01), ("0.1%", 0.001)):
+        for rank in buckets[label]:
+            assert target / 1.25 < shares[rank - 1] < target * 1.25
+
+
+def test_sample_texts_are_distinct_and_vectors_unit_length():
+    rng = np.random.default_rng(1)
+    texts = sample_texts(500, rng)
+    assert len(set(texts)) == 500
+    anchors = rng.standard_normal((5, 384)).astype(np.float32)
+    anchors /= np.linalg.norm(anchors, axis=1, keepdims=True)
+    vectors = synthetic_vectors(anchors, np.array([0, 1, 2, 3, 4] * 100), 0.025, rng)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    cosines = (vectors[:5] * anchors).sum(axis=1)
+    assert (cosines > 0.8).all() and (cosines < 0.99).all()
+
+
+def test_recall_and_percentiles():
+    assert recall(["a", "b"], ["a", "c"], 10) == 0.5
+    assert recall([], [], 10) == 1.0
+    p = percentiles([float(i) for i in range(1, 101)])
+    assert (p["p50_ms"], p["p95_ms"], p["p99_ms"]) == (50.0, 95.0, 99.0)
+
+
+def test_bench_database_names_are_fenced():
+    assert database.check_name("memledger_bench_500_5_s7")
+    for name in ("memledger", "test_memledger", "test_perf", "memledger_bench_x; drop"):
+        with pytest.raises(database.BenchDatabaseError):
+            database.check_name(name)
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(180)
+def test_tiny_bench_run_reports_the_documented_keys(tmp_path):
+    out = tmp_path / "bench.json"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    name = database.bench_database_name(memories=300, tenants=5, seed=4242)
+    try:
+        subprocess.run(
+            [sys.executable, "manage.py", "bench_retrieval", "--memories", "300",
+             "--tenants", "5", "--seed", "4242", "--sample", "60", "--queries", "6",
+             "--concurrency", "2", "--workers", "1", "--http-seconds", "20",
+             "--json", str(out)],
+            cwd=ROOT, env=env, check=True, capture_output=True, timeout=170,
+        )  # fmt: skip
+    finally:
+        subprocess.run(
+            [sys.executable, "-c", _DROP.format(name=name)], cwd=ROOT, env=env, check=False
+        )
+    report = json.loads(out.read_text())
+    assert report["memories"] == 300 and report["tenants"] == 5
+    for key in ("p50_ms", "p95_ms"):
+        assert report["embedding_only"][key] > 0
+    for key in ("p50_ms", "p95_ms", "p99_ms"):
+        assert report["in_process"][key] > 0
+        assert report["http"][key] > 0
+    assert report["http"]["concurrency"] == 2 and report["http"]["rps"] > 0
+    assert set(report["recall_at_10"]) == {"0.1%", "1%", "10%"}
+    assert 0 <= report["filled_share"] <= 1
+    assert set(report["baseline_postfilter"]) >= {"recall_at_10", "filled_share"}
+    assert report["stages"]["embed_query_ms"]["n"] == 6
+    assert report["worker_rss_mb"] > 50
+
+
+_DROP = (
+    "import django, os; django.setup(); "
+    "from memory_core.benchmarks.database import drop_database; drop_database('{name}')"
+)
