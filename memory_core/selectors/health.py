@@ -161,16 +161,17 @@ def _half_lives(tenant_id) -> dict:
 
 
 def evaluation_latest() -> tuple[dict | None, str]:
-    """Return the newest evaluation figures written by the evaluation commands, and the file.
+    """Return the newest evaluation result written by ``eval_retrieval --json OUT``, and its file.
 
-    The commands write ``--json OUT``; the files looked at are
-    ``settings.MEMLEDGER_EVALUATION_RESULTS`` (a list of paths, when set) and any
-    ``*.json`` in ``DATA_DIR/eval``. The newest readable file wins.
+    The files looked at are ``settings.MEMLEDGER_EVALUATION_RESULTS`` (a list of paths, when
+    set) and every ``*.json`` in ``DATA_DIR/evaluation-results``. Only evaluation results count
+    (a JSON object with a ``system`` block of metrics); the newest one wins. (``DATA_DIR/eval``
+    holds evaluation datasets, which deletion scrubs; they are not results.)
     """
     candidates: list[Path] = []
     for configured in getattr(settings, "MEMLEDGER_EVALUATION_RESULTS", []) or []:
         candidates.append(Path(configured))
-    folder = Path(getattr(settings, "DATA_DIR", settings.BASE_DIR / ".data")) / "eval"
+    folder = Path(getattr(settings, "DATA_DIR", settings.BASE_DIR / ".data")) / "evaluation-results"
     if folder.is_dir():
         candidates.extend(folder.glob("*.json"))
     candidates = [path for path in candidates if path.is_file()]
@@ -179,7 +180,7 @@ def evaluation_latest() -> tuple[dict | None, str]:
             data = json.loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(data, dict):
+        if isinstance(data, dict) and isinstance(data.get("system"), dict):
             return data, str(path)
     return None, ""
 
@@ -200,11 +201,8 @@ def evaluation_figures(data: dict | None) -> dict:
         (key, label) for key, label in EVALUATION_APPROACHES if isinstance(data.get(key), dict)
     ]
     if not approaches:
-        # Another command's figures: show its top-level scalars in one column.
-        approaches = [("", "value")]
-        columns = [data]
-    else:
-        columns = [data[key] for key, _label in approaches]
+        return {}
+    columns = [data[key] for key, _label in approaches]
     metrics = [
         name
         for name, value in columns[0].items()

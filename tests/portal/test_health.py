@@ -155,3 +155,12 @@ def test_count_axes_use_whole_numbers(peak, axis):
     from portal.charts import _count_axis
 
     assert _count_axis(peak) == axis
+
+
+def test_files_that_are_not_evaluation_results_are_ignored(reviewer_client, settings, tmp_path):
+    dataset = tmp_path / "dataset.json"
+    dataset.write_text('{"cases": [{"expected_ids": []}]}')
+    settings.MEMLEDGER_EVALUATION_RESULTS = [str(dataset)]
+    response = reviewer_client.get(reverse("portal:review:health"))
+    assert response.context["evaluation"] == {}
+    assert b"No evaluation has been recorded yet" in response.content
