@@ -51,14 +51,18 @@ OVERRIDE_QUALIFIERS = (
 )
 INSTRUCTION_NOUNS = (
     r"(?:instructions?|guidelines?|directives?|guardrails?|safeguards?|programming|prompts?|"
-    r"system message|rules|policies|restrictions|constraints|commands|orders|"
+    r"system message|rules|policies|restrictions|constraints|commands|orders|guidance|"
+    r"directions|briefing|configuration|setup|"
     r"instrucciones|indicaciones|reglas|normas|directrices|consignes|regles|directives|"
     r"anweisungen|regeln|vorgaben|richtlinien|instruktionen|befehle|"
     r"instrucoes|regras|diretrizes|orientacoes|istruzioni|regole|direttive|indicazioni)"
 )
 PERSISTENCE = (
     r"(?:from now on|from this (?:point|moment|day) (?:on|forward|onwards?)|henceforth|"
-    r"hereafter|going forward|moving forward|from here on|"
+    r"hereafter|going forward|moving forward|from here on|onwards?|"
+    r"from (?:today|tomorrow|this (?:week|day)) on(?:wards?)?|starting (?:now|today|immediately)|"
+    r"in (?:future|later|upcoming|subsequent) (?:conversations?|sessions?|chats?|responses?|"
+    r"answers?|interactions?|requests?|tasks?|replies)|"
     r"in (?:all|every|any) (?:future|subsequent|later|upcoming|next) "
     r"(?:conversations?|sessions?|chats?|responses?|answers?|interactions?|requests?|tasks?|replies)|"
     r"for (?:all|every) (?:future|subsequent)|for the rest of (?:this|the|all)|permanently|"
@@ -73,9 +77,11 @@ PERSISTENCE = (
 DIRECTIVES = (
     r"(?:always|never|must|shall|ignore|obey|trust|treat|approve|grant|bypass|skip|forward|"
     r"send|wire|route|transfer|disregard|comply|you|answer|respond|reply|tell|do not|don'?t|"
-    r"refuse|accept|allow|execute|run|share|reveal|remember|believe|consider|assume|"
+    r"refuse|accept|allow|execute|run|share|reveal|remember|believe|consider|assume|pretend|"
+    r"say|claim|ignorez|ignorer|ignorar|ignorieren|ignorare|"
     r"siempre|nunca|debes|responde|envia|aprueba|ignora|trata|"
     r"toujours|jamais|tu dois|vous devez|reponds|repondez|envoie|envoyez|approuve|ignore|"
+    r"considere|considerez|traite|traitez|accorde|donne|"
     r"immer|niemals|nie|musst|mussen|sollst|solltest|antworte|sende|genehmige|ignoriere|"
     r"behandle|"
     r"sempre|nunca|deve|responda|envie|aprove|ignore|trate|"
@@ -104,12 +110,16 @@ OCCUPATION_BEFORE = (
 OWN_WORLD_AFTER = (
     r"(?:of|on|for|at|in) (?:their|his|her|a|an|the user's|the family|the local|"
     r"several|two|many|some|his own|her own|their own)\b|by (?:profession|trade)|"
-    r"at work|at their|professionally"
+    r"at work|at their|professionally|de profession|von beruf|de profissao|di professione|"
+    r"de profesion|por profesion"
 )
 SUBJECT_REFS = (
     r"(?:i|me|my|user|the user|this user|customer|the customer|this customer|"
     r"caller|requester|sender|he|she|they|account holder|client|this account|my account|"
-    r"the account|yo|je|j'|ich|eu|io)"
+    r"the account|yo|je|j'|ich|eu|io|este usuario|el usuario|el cliente|este cliente|"
+    r"cet utilisateur|l'utilisateur|le client|ce client|dieser benutzer|der benutzer|"
+    r"dieser nutzer|der nutzer|der kunde|o usuario|este usuario|o cliente|l'utente|"
+    r"questo utente|il cliente)"
 )
 # A pronoun with its verb "to be" in one token: "I'm", "soy", "je suis", "ich bin", "sono".
 SELF_IS = r"(?:i'm|i’m|im|i am|soy|yo soy|je suis|ich bin|eu sou|sono|io sono)"
@@ -119,12 +129,14 @@ MONEY = (
     r"wages|rebates?|chargebacks?|settlements?|revenue|donations?|tips|balances?|credits|"
     r"reembolsos?|pagos?|fondos|dinero|devoluciones|remboursements?|paiements?|fonds|argent|"
     r"virements?|erstattungen?|ruckerstattungen?|zahlungen?|gelder|geld|auszahlungen?|"
-    r"pagamentos?|fundos|dinheiro|rimborsi|rimborso|pagamenti|pagamento|fondi|soldi|denaro)"
+    r"pagamentos?|fundos|dinheiro|rimborsi|rimborso|pagamenti|pagamento|fondi|soldi|denaro|"
+    r"store credit|credit|[$€£¥]\s?\d[\d,.]*|\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros))"
 )
 MOVE_VERBS = (
     r"(?:wire[sd]?|wiring|send|sent|sends|sending|route[sd]?|routing|transfer(?:red|s)?|"
     r"redirect(?:ed|s)?|forward(?:ed|s)?|deposit(?:ed|s)?|pay|paid|remit(?:ted)?|credit(?:ed)?|"
     r"move[sd]?|direct(?:ed)?|issue[sd]?|disburse[sd]?|go|goes|land|diverted|divert|"
+    r"pay out|payout|cash out|release|refund|"
     r"transfiere|transferir|envia|enviar|deposita|depositar|manda|mandar|ingresa|"
     r"virez|virer|vire|envoyez|envoyer|envoie|transferez|transferer|versez|verser|"
     r"uberweise|uberweisen|sende|senden|leite|leiten|uberwiesen|uberweisung|uberwies|"
@@ -154,7 +166,8 @@ EXFIL_TARGETS = (
     r"verlauf|conversas|dados|historico|conversazioni|dati|cronologia)"
 )
 EXFIL_VERBS = (
-    r"(?:send|post|upload|forward|transmit|leak|exfiltrate|copy|sync|mirror|report|log|"
+    r"(?:send|sent|post|posted|upload|uploaded|forward|forwarded|transmit|leak|exfiltrate|copy|"
+    r"copied|cc'?d|bcc'?d|mailed|emailed|synced|mirrored|sync|mirror|report|log|"
     r"email|mail|beacon|ping|submit|share|bcc|cc|push|stream|dump|export|relay|"
     r"envia|enviar|manda|sube|envoie|envoyer|transmets|sende|senden|schicke|lade|"
     r"envie|mande|invia|inviare|manda|carica)"
@@ -164,6 +177,7 @@ HARMFUL_ACTIONS = (
     r"execute|run|ignore|bypass|escalate|elevate|share|output|exfiltrate|treat|trust|skip|"
     r"authorize|authorise|issue|pay|reset|remove|override|leak|dump|waive|whitelist|"
     r"allowlist|promote|credit|disclose|erase|wipe|shut down|open the|make .{0,20}admin|"
+    r"hand over|handover|export|give out|release|unblock|approve|provide|"
     r"aprueba|concede|transfiere|envia|elimina|revela|ignora|"
     r"approuve|accorde|transfere|envoie|supprime|revele|ignore|"
     r"genehmige|gewahre|uberweise|sende|losche|verrate|ignoriere|"
@@ -175,9 +189,12 @@ ENTITY = (
     r"usuario|cliente|paciente|utilisateur|patient|benutzer|nutzer|kunde|utente|paziente)"
 )
 EXTRACT_VERBS = (
-    r"(?:reveal|print|output|repeat|dump|list|show|display|leak|return|give me|tell me|"
+    r"(?:revealing|printing|outputting|repeating|dumping|listing|showing|displaying|reciting|"
+    r"leaking|disclosing|exposing|"
+    r"reveal|print|output|repeat|dump|list|show|display|leak|return|give me|tell me|"
     r"send me|share|export|copy|recite|expose|disclose|provide|write out|spell out|"
-    r"paste|echo|enumerate|read back|read out|summari[sz]e|include|"
+    r"paste|echo|enumerate|read back|read out|summari[sz]e|include|tell|pass on|relay|"
+    r"reply with|respond with|answer with|"
     r"revela|muestra|imprime|repite|dame|lista|ensename|"
     r"revele|affiche|montre|repete|donne-moi|donnez-moi|liste|imprime|"
     r"zeige|zeig|gib mir|wiederhole|liste|verrate|gib|"
@@ -186,8 +203,9 @@ EXTRACT_VERBS = (
 )
 EXTRACT_TARGETS = (
     r"(?:system prompt|hidden prompt|initial prompt|original prompt|developer prompt|"
-    r"(?:your|the|its) (?:(?:hidden|secret|original|initial|internal|system|developer|"
-    r"confidential|private|full|exact|underlying|base|real) )?(?:instructions|prompt|rules|"
+    r"(?:contents? of )?(?:your|the|its) (?:(?:hidden|secret|original|initial|internal|system|"
+    r"developer|"
+    r"confidential|private|full|exact|underlying|base|real) ){0,2}(?:instructions|prompt|rules|"
     r"configuration|guidelines|directives|context window)|"
     r"(?:all|every|entire|full|whole|complete) (?:\w+ ){0,2}?(?:memor(?:y|ies)|conversations?|"
     r"histor(?:y|ies)|chat logs?|records?|users?|quer(?:y|ies)|messages?|contexts?|secrets?|"
@@ -251,8 +269,33 @@ INJECTION_RULES: list[Rule] = [
             r"\bend of (?:user )?(?:input|prompt|conversation)\b|"
             r"\b(?:you|assistant|the assistant|the agent|the model|the ai) (?:must|will|shall) "
             r"(?:now )?(?:obey|comply|follow (?:these|my|the following))|"
+            r"\bpretend (?:that )?(?:you|there) (?:have|has|are|is|can|were)\W+"
+            r"(?:no|not|an?|the)\b|"
             r"\b(?:eres|es) ahora\b|\btu es maintenant\b|\bvous etes maintenant\b|"
             r"\bdu bist (?:jetzt|nun|ab sofort)\b|\bvoce (?:e|agora e) agora\b|\bora sei\b"
+        ),
+    ),
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\b(?:forget|ignore|disregard|olvida|olvidate de|ignora|oublie|ignore|vergiss|"
+            r"ignoriere|esquece|esqueca|ignore|dimentica|ignora)\W+(?:about\W+)?(?:everything\W+|"
+            r"all\W+|todo\W+|tout\W+|alles\W+|tudo\W+|tutto\W+)?(?:(?:that\W+|what\W+)?(?:was\W+)?"
+            r"(?:said\W+)?(?:above|before|previously|so far)|lo anterior|lo de antes|"
+            r"ce qui precede|"
+            r"ce qui a ete dit|das obige|das vorherige|o anterior|o que foi dito|quanto detto|"
+            r"quello che precede)\b"
+        ),
+    ),
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\b",
+            OVERRIDE_VERBS,
+            r"\W+(?:\w+\W+){0,2}?",
+            INSTRUCTION_NOUNS,
+            r"\W+(?:de|of|di|da|der|des|do|del|for)\W+(?:la\W+|the\W+)?(?:securite|seguridad|"
+            r"sicurezza|sicherheit|seguranca|safety|security|confidentialite|privacy)\b",
         ),
     ),
     Rule(
@@ -336,7 +379,8 @@ INJECTION_RULES: list[Rule] = [
         "injection.identity_claim",
         _rx(
             r"\b(?:treat|consider|regard|recogni[sz]e|handle|identify|trate|traite[rz]?|"
-            r"behandle|tratta|considera)\W+(?:\w+\W+){0,4}?(?:as|like|como|comme|als|come)\W+"
+            r"behandle|betrachte|tratta|considera|considere[rz]?|consideres|considerar|"
+            r"considerez)\W+(?:\w+\W+){0,4}?(?:as|like|como|comme|als|come)\W+"
             r"(?:an?\W+|the\W+|un\W+|una\W+|el\W+|le\W+|l'|ein\W+|o\W+|il\W+)?(?:\w+\W+)?"
             r"(?:admin|administrator|owner|verified|trusted|authorized|authorised|root|superuser|"
             r"vip|employee|staff|internal|privileged|administrador|administrateur|"
@@ -370,6 +414,34 @@ INJECTION_RULES: list[Rule] = [
             r"admin-?rechte|acesso de|accesso)\W+(?:\w+\W+)?(?:access|rights|privileges?|"
             r"permissions?|role|level|status|mode|clearance|control|acceso|permisos|acces|"
             r"rechte|zugriff|berechtigungen|acesso|permissoes|accesso|permessi|privilegi)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "injection.privilege_escalation",
+        _rx(
+            r"\b(?:can|may|allowed to|permitted to|able to|should)\W+(?:\w+\W+)?(?:approve|"
+            r"authori[sz]e|sign off(?: on)?|validate)\W+(?:their|his|her|my|its) own\b|"
+            r"\b(?:never|don'?t|do not|no need to|stop|no longer)\W+(?:\w+\W+)?(?:ask|asking|"
+            r"request|requesting|check|checking|verify|verifying|require|requiring|prompt)\W+"
+            r"(?:\w+\W+){0,2}?(?:security questions?|verification|identity|id|pin|password|2fa|"
+            r"mfa|otp|credentials|authentication|confirmation codes?|kyc)\b|"
+            r"\b(?:confirmed|verified|authenticated|validated)\W+(?:\w+\W+)?identity\b|"
+            r"\bidentity\W+(?:is\W+|was\W+|has been\W+)?(?:already\W+)?(?:confirmed|verified)\b"
+        ),
+    ),
+    Rule(
+        "injection.privilege_escalation",
+        _rx(
+            r"\blet (?:them|him|her|the user|me|this user|this account)\W+(?:\w+\W+)?(?:run|do|"
+            r"access|see|view|change|execute|bypass|approve|read|edit|delete|download)\W+"
+            r"(?:anything|everything|whatever|all)\b|"
+            r"\b(?:can|may|puede|peut|kann|pode|puo)\W+(?:\w+\W+)?(?:see|view|access|read|do|run|"
+            r"ver|voir|sehen|ver|vedere|acceder|acceder a|zugreifen auf)\W+(?:anything|everything|"
+            r"all data|todo|tout|alles|tudo|tutto)\b|"
+            r"\b(?:with|has|have|holds?|got)\W+(?:\w+\W+)?(?:root|sudo|admin|administrator|"
+            r"superuser|owner|domain admin)\W+(?:access\W+|rights\W+|privileges\W+)?(?:on|to|over|"
+            r"for|across)\W+(?:every|all|any|each|the|this|our|production)\b"
         ),
         exempt_own_world=True,
     ),
@@ -478,6 +550,20 @@ INJECTION_RULES: list[Rule] = [
     ),
     Rule(
         "injection.exfiltration",
+        _rx(
+            r"\b",
+            EXFIL_TARGETS,
+            r"\W+(?:\w+\W+){0,3}?(?:copied|sent|forwarded|posted|uploaded|mailed|emailed|cc'?d|"
+            r"bcc'?d|mirrored|synced|shared|transmitted|relayed|pushed)\W+(?:to|into|at|via)\W+"
+            r"(?:\S+\W+){0,3}?(?:",
+            URL,
+            "|",
+            EMAIL,
+            r"|webhook|endpoint|external server|remote server)",
+        ),
+    ),
+    Rule(
+        "injection.exfiltration",
         _rx(r"!\[[^\]]*\]\(\s*(?:https?:)?//|<img[^>]+src\s*=|<iframe|<script"),
     ),
     Rule(
@@ -547,7 +633,8 @@ INJECTION_RULES: list[Rule] = [
             r"(?:\w+\W+){0,5}?(?:see|sees|encounter|encounters|read|reads|receive|receives|get|"
             r"gets|detect|detects|notice|notices|find|finds|say|says|said|type|types|write|writes|"
             r"mention|mentions|include|includes|contain|contains|send|sends|use|uses|start|starts|"
-            r"ends?|appears?|diga|escriba|mencione|dice|escribe|dit|ecrit|mentionne|sagt|"
+            r"ends?|appears?|shows? up|comes? up|pops? up|occurs?|is (?:said|typed|mentioned|used)|"
+            r"diga|escriba|mencione|dice|escribe|dit|ecrit|mentionne|sagt|"
             r"schreibt|erwahnt|enthalt|disser|escrever|mencionar|scrive|menziona)\b",
             r"[^\n]{0,80}?\b",
             HARMFUL_ACTIONS,
@@ -580,9 +667,11 @@ INJECTION_RULES: list[Rule] = [
             r"account|individual|entity|client|record)\b|"
             r"\bthe same (?:person|user|customer|patient|account|individual|entity|client|record) "
             r"as\b|"
-            r"\b(?:should|must|will|shall|to|are to|is to)\W+be\W+(?:\w+\W+)?(?:mapped|linked|"
+            r"\b(?:should|must|will|shall|to|are to|is to)\W+(?:\w+\W+)?be\W+(?:\w+\W+)?"
+            r"(?:mapped|linked|"
             r"merged|redirected|reassigned|attributed|routed|swapped|replaced|pointed|switched|"
-            r"transferred|moved)\W+(?:to|with|into|under|onto)\W+(?:\S+\W+){0,6}?",
+            r"transferred|moved|charged|billed|invoiced|debited|credited|sent|delivered|shipped)"
+            r"\W+(?:to|with|into|under|onto)\W+(?:\S+\W+){0,6}?",
             ENTITY,
             r"\b|\b(?:map|redirect|reassign|route|point|link|attribute|forward)\W+(?:\S+\W+){0,6}?"
             r"(?:to|onto|with)\W+(?:the\W+)?",
@@ -591,6 +680,9 @@ INJECTION_RULES: list[Rule] = [
             r"\b(?:questions?|requests?|queries|inquiries|asks?|lookups?)\W+(?:about|for|regarding)"
             r"\W+(?:\S+\W+){1,5}?(?:should|must|will|are to|is to)\W+be\W+(?:answered|handled|"
             r"resolved|served|looked up|treated|processed)\W+(?:using|with|from|via|as)\b|"
+            r"\bbelongs?\W+to\W+(?:\w+\W+)?",
+            ENTITY,
+            r"\W{1,3}[\w.@-]*\d|"
             r"\b(?:which|this|that|it) (?:means|refers to|is)\W+(?:\w+\W+)?",
             ENTITY,
             r"\W{1,3}[\w.@-]*\d|",
@@ -636,6 +728,27 @@ INJECTION_RULES: list[Rule] = [
             r"(?:instead of|in place of|rather than)\W+(?:\S+\W+){0,3}?",
             ENTITY,
             r"\b",
+        ),
+    ),
+    Rule(
+        "injection.entity_redirect",
+        _rx(
+            r"\b(?:use|apply|give|show|load|serve)\W+(?:\S+\W+){0,5}?(?:of|for|from)\W+",
+            ENTITY,
+            r"\W+\S+\W+(?:\S+\W+){0,3}?(?:when|for|if|whenever)\W+",
+            ENTITY,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "injection.persistent_override",
+        _rx(
+            r"\b(?:whenever|every time|each time|any ?time|if|when|siempre que|cada vez que|"
+            r"cuando|chaque fois que|quand|lorsque|jedes mal wenn|wenn|sempre que|toda vez que|"
+            r"ogni volta che|quando)\W+(?:\w+\W+){0,3}?(?:asks?|asked|pregunte|pregunta|demande|"
+            r"fragt|pergunte|pergunta|chiede)\W+(?:\S+\W+){0,6}?(?:say|tell|answer|reply|respond|"
+            r"claim|state|di|dile|responde|dis|reponds|sag|antworte|diga|responda|rispondi)\W+"
+            r"(?:\w+\W+)?(?:that|que|dass|che|it is|es|est|ist)\b"
         ),
     ),
     Rule(
@@ -723,6 +836,17 @@ CLASS_RULES: list[Rule] = [
     Rule(
         "class.business_state",
         _rx(
+            r"\b(?:set|change|upgrade|switch|move|bump|raise)\W+(?:\S+\W+){0,3}?(?:tier|plan|"
+            r"subscription|membership|account status|credit limit|spending limit)\W+to\b|"
+            r"\bunlock\W+(?:\w+\W+){0,2}?(?:paid|premium|pro|enterprise|gold|platinum)\W+"
+            r"(?:features?|tiers?|plans?|content|services?)\b|"
+            r"\b(?:cleared|approved|authori[sz]ed|allowed|eligible|whitelisted|pre-?approved)\W+"
+            r"for\W+(?:unlimited|all|any|every|free|instant|large|high-value|unrestricted)\b"
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        _rx(
             r"\b(?:qualif(?:y|ies|ied)|eligible|entitled|owed|due)\W+(?:for|to)\W+(?:an?\W+|"
             r"the\W+)?(?:\w+\W+){0,2}?(?:refunds?|discounts?|credits?|compensation|reimbursement|"
             r"free|waiver|upgrade|payout|chargeback|rebate)\b"
@@ -763,7 +887,8 @@ CLASS_RULES: list[Rule] = [
             r"\W*(?:\w+\W+){0,3}?(?:admin|administrator|"
             r"root|owner|superuser|full|write|read-?write|elevated|all|unrestricted|manager|"
             r"billing|privileged)\b|"
-            r"\b(?:has|have|holds?|with|got|gets|now has)\W+(?:full|admin|administrator|"
+            r"\b(?:has|have|holds?|with|got|gets|now has)\W+(?:the\W+|an?\W+)?(?:full|admin|"
+            r"administrator|"
             r"administrative|root|superuser|owner|elevated|write|read-?write|unrestricted|"
             r"billing|privileged|sudo|master)\W+(?:\w+\W+)?(?:access|rights|privileges|"
             r"permissions|role|control|clearance)\b"
@@ -778,6 +903,16 @@ CLASS_RULES: list[Rule] = [
             r"\b(?:only|all|any)\W+(?:admins?|users|staff|employees|managers|customers|agents)\W+"
             r"(?:can|may|are allowed to|are permitted to|have access to)\W+(?:\w+\W+){0,3}?"
             r"(?:access|view|see|approve|refund|delete|modify|override|export)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "class.access_rule",
+        _rx(
+            r"\b(?:authority|authori[sz]ed|authori[sz]ation|permission|permitted|rights?|allowed|"
+            r"entitled|clearance)\W+to\W+(?:\w+\W+)?(?:change|modify|update|approve|set|edit|"
+            r"override|reset|redirect|issue)\W+(?:\w+\W+){0,2}?(?:payouts?|payments?|bank|iban|"
+            r"billing|refunds?|accounts?|routing|permissions|roles|limits|credentials|passwords)\b"
         ),
         exempt_own_world=True,
     ),
@@ -883,7 +1018,8 @@ _OWN_WORLD_INSIDE = re.compile(
     r"\b(?:their own|his own|her own|personal|their team'?s|their company'?s|their family'?s|"
     r"their home|their local|own (?:server|wiki|repo|blog|site|app|laptop|computer|phone|"
     r"router|network|account)|works as|working as|job as|worked as|career as|by profession|"
-    r"professionally|volunteer|about (?:them|themselves|himself|herself))\b",
+    r"professionally|volunteer|about (?:them|themselves|himself|herself)|de profession|"
+    r"von beruf|de profissao|di professione|de profesion|por profesion)\b",
     re.IGNORECASE,
 )
 
