@@ -89,11 +89,3 @@ class DeletionDetailView(APIView):
     def get(self, request, operation_id):
         operation = deletion_get(principal=request.user, operation_id=operation_id)
         return Response(DeletionOutputSerializer(operation).data)
-
-
-class MemoryDeleteView(APIView):
-    """``DELETE /api/v1/memories/{id}`` until the memory detail view in api/memories.py has it."""
-
-    @extend_schema(request=None, responses={202: AcceptedSerializer})
-    def delete(self, request, memory_id):
-        return accepted(deletion_request(principal=request.user, memory_id=memory_id))

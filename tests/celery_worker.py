@@ -47,6 +47,7 @@ def celery_session_worker(django_db_setup, django_db_blocker):
     worker = start_worker(queue=unique_queue())
     yield worker
     worker.stop()
+    worker.purge()
 
 
 @pytest.fixture

@@ -163,6 +163,8 @@ def filesystem_broker_options(broker_dir: Path) -> dict:
 
 
 if CELERY_BROKER_URL.startswith("filesystem://"):
+    # kombu's transport with atomic message writes (config/broker.py).
+    CELERY_BROKER_TRANSPORT = "config.broker:Transport"
     CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(BROKER_DIR)
 else:
     # Redis redelivers an unacknowledged task after this; it must exceed the longest retry

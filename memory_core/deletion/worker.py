@@ -140,6 +140,16 @@ class WorkerProcess:
         self.process.wait(timeout=30)
         atexit.unregister(self.kill)
 
+    def purge(self) -> int:
+        """Drop the messages left on this worker's queue (a unique queue nobody else reads)."""
+        from config.celery_app import app
+
+        try:
+            with app.connection_for_write() as conn:
+                return conn.default_channel.queue_purge(self.queue) or 0
+        except Exception:  # the broker is gone: nothing left to purge there
+            return 0
+
     def restart(self, timeout: float = 90.0) -> WorkerProcess:
         self.stop()
         return self.start(timeout=timeout)

@@ -89,6 +89,7 @@ def test_worker_killed_mid_operation_completes_after_restart_without_double_work
         wait_for(lambda: _status(operation.id) == "completed", timeout=60, message="completion")
     finally:
         fresh.stop()
+        fresh.purge()
     steps = {s.store: s for s in DeletionStep.objects.filter(operation_id=operation.id)}
     assert all(s.status == "verified" for s in steps.values())
     # Steps verified before the kill were not run again; the interrupted one ran once more.

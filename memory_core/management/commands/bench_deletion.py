@@ -83,6 +83,7 @@ class Command(BaseCommand):
         finally:
             if worker is not None:
                 worker.stop()
+                worker.purge()
         figures.update(
             {
                 "residue": self._residue(tenant, memory_ids, eval_path),
