@@ -1,0 +1,54 @@
+"""``python manage.py leak_hunt --retrievals 10000 [--json OUT]``: count canaries that leak.
+
+Plants canaries in sibling tenants, subjects, scopes and agents, runs adversarial retrievals
+through the real pipeline (vector and full-text arms), prints the counts, and rolls every
+planted row back. Exit status 1 if any canary reached the wrong caller.
+"""
+
+import json
+import uuid
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from memory_core.security.leak_hunt import hunt
+
+
+class _Rollback(Exception):
+    pass
+
+
+class Command(BaseCommand):
+    help = (
+        "Plant canaries and run adversarial retrievals; count canaries given to the wrong caller."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--retrievals", type=int, default=10000)
+        parser.add_argument("--seed", type=int, default=11)
+        parser.add_argument("--json", dest="json_out", default="")
+        parser.add_argument(
+            "--keep", action="store_true", help="Commit the planted tenants instead."
+        )
+
+    def handle(self, *args, retrievals, seed, json_out, keep, **options):
+        report = None
+        try:
+            with transaction.atomic():
+                report = hunt(
+                    retrievals=retrievals, prefix=f"leak-{uuid.uuid4().hex[:8]}", seed=seed
+                )
+                if not keep:
+                    raise _Rollback
+        except _Rollback:
+            pass
+        summary = report.as_dict()
+        for key, value in summary.items():
+            if key != "leak_examples":
+                self.stdout.write(f"{key}: {value}")
+        if json_out:
+            Path(json_out).write_text(json.dumps(summary, indent=2, default=str))
+        if summary["leaks"]:
+            self.stderr.write(json.dumps(summary["leak_examples"], indent=2, default=str))
+            raise SystemExit(1)

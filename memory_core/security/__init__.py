@@ -1,0 +1,1 @@
+"""Security measurements of the domain: the leak hunt (``leak_hunt``)."""
