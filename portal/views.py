@@ -12,12 +12,15 @@ from django.utils import timezone
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
+from memory_core.deletion.selectors import deletion_get, deletion_list
+from memory_core.deletion.services import deletion_request
 from memory_core.exceptions import DomainError
+from memory_core.exports import export_create, export_path
 from memory_core.models import Consent, MemoryClass, Status
 from memory_core.selectors.memories import memory_get
 from memory_core.selectors.portal import memory_history, subject_memories
+from memory_core.services.writes import consent_withdraw, memory_correct, memory_revoke
 from portal.access import REVIEWER, EndUserMixin
-from portal.contracts import contract
 from portal.forms import ConfirmForm, CorrectionForm, MemoryFilterForm
 
 
@@ -92,15 +95,10 @@ class MemoryCorrectView(EndUserMixin, FormView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["memory"] = self.get_memory()
-        context["available"] = contract("memory_correct") is not None
         return context
 
     def form_valid(self, form):
-        memory_correct = contract("memory_correct")
         detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
-        if memory_correct is None:
-            messages.error(self.request, "Corrections are not available yet.")
-            return redirect(detail)
         data = {"content": form.cleaned_data["content"]}
         if form.cleaned_data.get("reason"):
             data["reason"] = form.cleaned_data["reason"]
@@ -136,20 +134,15 @@ class _MemoryActionView(EndUserMixin, View):
     """A POST-only action on one memory, answered with a message and a redirect."""
 
     http_method_names = ["post"]
-    contract_name = ""
     done_message = ""
 
-    def call(self, service):
+    def call(self):
         raise NotImplementedError
 
     def post(self, request, memory_id):
         detail = reverse("portal:memory", args=[memory_id])
-        service = contract(self.contract_name)
-        if service is None:
-            messages.error(request, "This action is not available yet.")
-            return redirect(detail)
         try:
-            self.call(service)
+            self.call()
         except DomainError as error:
             return self.refuse(error, detail)
         messages.success(request, self.done_message)
@@ -159,11 +152,10 @@ class _MemoryActionView(EndUserMixin, View):
 class MemoryRevokeView(_MemoryActionView):
     """Revoke a preference: it stays in the history but is never used again."""
 
-    contract_name = "memory_revoke"
-    done_message = "Preference revoked. Agents will no longer use it."
+    done_message = "Revoked. Agents will no longer use it."
 
-    def call(self, service):
-        return service(
+    def call(self):
+        return memory_revoke(
             principal=self.principal,
             memory_id=self.kwargs["memory_id"],
             reason=self.request.POST.get("reason", "")[:500] or "revoked_by_user",
@@ -173,11 +165,10 @@ class MemoryRevokeView(_MemoryActionView):
 class ConsentWithdrawView(_MemoryActionView):
     """Withdraw the workflow consent a memory was stored under."""
 
-    contract_name = "consent_withdraw"
     done_message = "Consent withdrawn. This memory is no longer used."
 
-    def call(self, service):
-        return service(principal=self.principal, memory_id=self.kwargs["memory_id"])
+    def call(self):
+        return consent_withdraw(principal=self.principal, memory_id=self.kwargs["memory_id"])
 
 
 class MemoryDeleteView(EndUserMixin, FormView):
@@ -189,15 +180,10 @@ class MemoryDeleteView(EndUserMixin, FormView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         context["memory"] = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
-        context["available"] = contract("deletion_request") is not None
         return context
 
     def form_valid(self, form):
-        deletion_request = contract("deletion_request")
         detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
-        if deletion_request is None:
-            messages.error(self.request, "Deletion is not available yet.")
-            return redirect(detail)
         try:
             operation = deletion_request(
                 principal=self.principal, memory_id=self.kwargs["memory_id"]
@@ -218,16 +204,7 @@ class DeleteEverythingView(EndUserMixin, FormView):
     template_name = "portal/delete_everything.html"
     form_class = ConfirmForm
 
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        context["available"] = contract("deletion_request") is not None
-        return context
-
     def form_valid(self, form):
-        deletion_request = contract("deletion_request")
-        if deletion_request is None:
-            messages.error(self.request, "Deletion is not available yet.")
-            return redirect("portal:home")
         try:
             operation = deletion_request(
                 principal=self.principal, subject_id=self.principal.subject_id
@@ -249,11 +226,7 @@ class DeletionListView(EndUserMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        deletion_list = contract("deletion_list")
-        context["available"] = deletion_list is not None
-        context["operations"] = (
-            list(deletion_list(principal=self.principal)) if deletion_list else []
-        )
+        context["operations"] = deletion_list(principal=self.principal)
         return context
 
 
@@ -288,12 +261,8 @@ class DeletionDetailView(EndUserMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        deletion_get = contract("deletion_get")
-        context["available"] = deletion_get is not None
-        if deletion_get is not None:
-            operation = deletion_get(principal=self.principal, operation_id=kwargs["operation_id"])
-            context["operation"] = operation
-            context["status"] = operation_status(operation)
+        operation = deletion_get(principal=self.principal, operation_id=kwargs["operation_id"])
+        context.update(operation=operation, status=operation_status(operation))
         return context
 
 
@@ -303,9 +272,6 @@ class DeletionStatusView(EndUserMixin, View):
     http_method_names = ["get"]
 
     def get(self, request, operation_id):
-        deletion_get = contract("deletion_get")
-        if deletion_get is None:
-            return JsonResponse({"error": "unavailable"}, status=503)
         operation = deletion_get(principal=self.principal, operation_id=operation_id)
         response = JsonResponse(operation_status(operation))
         response["Cache-Control"] = "no-store"
@@ -317,21 +283,12 @@ class ExportView(EndUserMixin, TemplateView):
 
     template_name = "portal/export.html"
 
-    def get_context_data(self, **kwargs):
-        context = super().get_context_data(**kwargs)
-        context["available"] = contract("export_create") is not None
-        return context
-
     def post(self, request):
-        export_create = contract("export_create")
-        if export_create is None:
-            messages.error(request, "Export is not available yet.")
-            return redirect("portal:export")
         try:
             export = export_create(principal=self.principal)
         except DomainError as error:
             return self.refuse(error, reverse("portal:export"))
-        body = contract("export_path")(export).read_bytes()
+        body = export_path(export).read_bytes()
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
         response = HttpResponse(body, content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="memledger-export-{stamp}.json"'

@@ -16,7 +16,6 @@ from memory_core.services.memories import MemoryDraft, memory_store_many
 from memory_core.services.policy import policy_ensure
 from tests.browser.conftest import log_in
 from tests.factories import AgentFactory, SubjectFactory, TenantFactory
-from tests.portal.helpers import needs
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -101,7 +100,6 @@ def test_editing_the_url_to_another_subjects_memory_is_404(page, world):
     assert response.status == 200
 
 
-@needs("memory_correct")
 def test_user_corrects_a_memory_and_sees_both_versions(page, world):
     log_in(page, "alice", PASSWORD)
     page.get_by_role("link", name="User prefers Python for data scripts.").click()
@@ -121,7 +119,6 @@ def test_user_corrects_a_memory_and_sees_both_versions(page, world):
     assert page.url.endswith(f"/portal/memories/{new.pk}/")
 
 
-@needs("deletion_request", "deletion_get")
 def test_user_deletes_a_memory_and_watches_it_complete(page, world, celery_worker):
     log_in(page, "alice", PASSWORD)
     page.goto(f"/portal/memories/{world.alice_memory.pk}/")
@@ -140,7 +137,6 @@ def test_user_deletes_a_memory_and_watches_it_complete(page, world, celery_worke
     expect(page.get_by_role("link", name=str(operation.pk))).to_be_visible()
 
 
-@needs("review_approve")
 def test_reviewer_approves_a_pending_write_and_it_becomes_retrievable(page, world):
     from memory_core.services.writes import memory_write
 
@@ -177,7 +173,6 @@ def test_reviewer_approves_a_pending_write_and_it_becomes_retrievable(page, worl
     assert pending_id in after
 
 
-@needs("conflict_resolve")
 def test_reviewer_resolves_a_conflict_and_retrieval_returns_the_winner(page, world):
     system = SystemPrincipal(tenant_id=world.tenant.id)
     west, east = memory_store_many(

@@ -41,7 +41,7 @@ from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import RetrievalRequest
 from memory_core.services.memories import MemoryDraft, memory_store_many
-from portal.contracts import contract
+from memory_core.services.writes import memory_write
 from tests.browser.conftest import log_in
 
 pytestmark = [
@@ -302,28 +302,23 @@ def test_screenshots(browser, live_server, celery_worker, tmp_path):
     agent = Agent.objects.get(tenant=tenant, name="coder")
     principal = AgentPrincipal.from_agent(agent)
 
-    memory_write = (
-        contract("memory_correct")
-        and __import__("memory_core.services.writes", fromlist=["memory_write"]).memory_write
-    )
-    if memory_write:
-        for content, memory_type, key, scope, source, extra in AGENT_WRITES:
-            memory_write(
-                principal=principal,
-                data={
-                    "subject": "user-42",
-                    "memory_type": memory_type,
-                    "memory_key": key,
-                    "scope": scope,
-                    "content": content,
-                    "source": {
-                        "type": source,
-                        "conversation_id": "conv-2026-11-29",
-                        "message_id": "m-12",
-                    },
-                    **extra,
+    for content, memory_type, key, scope, source, extra in AGENT_WRITES:
+        memory_write(
+            principal=principal,
+            data={
+                "subject": "user-42",
+                "memory_type": memory_type,
+                "memory_key": key,
+                "scope": scope,
+                "content": content,
+                "source": {
+                    "type": source,
+                    "conversation_id": "conv-2026-11-29",
+                    "message_id": "m-12",
                 },
-            )
+                **extra,
+            },
+        )
 
     seed_history(tenant, random.Random(6))
     for _round in range(3):
@@ -334,9 +329,8 @@ def test_screenshots(browser, live_server, celery_worker, tmp_path):
             )
 
     results = tmp_path / "eval.json"
-    call_command(
-        "eval_retrieval", dataset=str(DEMO), json_out=str(results), stdout=open(os.devnull, "w")
-    )  # noqa: SIM115
+    with open(os.devnull, "w") as quiet:
+        call_command("eval_retrieval", dataset=str(DEMO), json_out=str(results), stdout=quiet)
     settings.MEMLEDGER_EVALUATION_RESULTS = [str(results)]
 
     context = browser.new_context(
@@ -350,15 +344,14 @@ def test_screenshots(browser, live_server, celery_worker, tmp_path):
 
     chain_head = Memory.objects.get(pk=loaded.memory_ids["mem-backend-go-new"])
     page.goto(f"/portal/memories/{chain_head.pk}/")
-    if contract("memory_correct"):
-        page.get_by_role("link", name="Correct").click()
-        shoot(page, "memory-correct", full_page=False)
-        page.get_by_label("Corrected memory").fill(
-            "This service has migrated to Go 1.23; new endpoints use chi."
-        )
-        page.get_by_label("Why (optional)").fill("the router changed")
-        page.get_by_role("button", name="Save correction").click()
-        expect(page.get_by_text("Saved version 3")).to_be_visible()
+    page.get_by_role("link", name="Correct").click()
+    shoot(page, "memory-correct", full_page=False)
+    page.get_by_label("Corrected memory").fill(
+        "This service has migrated to Go 1.23; new endpoints use chi."
+    )
+    page.get_by_label("Why (optional)").fill("the router changed")
+    page.get_by_role("button", name="Save correction").click()
+    expect(page.get_by_text("Saved version 3")).to_be_visible()
     shoot(page, "memory-history")
 
     episode = Memory.objects.get(pk=loaded.memory_ids["mem-swiftui-episode"])

@@ -9,7 +9,6 @@ from memory_core.models import DeletionOperation, Memory, RetrievalTrace
 from memory_core.principals import SubjectPrincipal
 from memory_core.services.memories import MemoryDraft, memory_supersede
 from tests.factories import MemoryFactory
-from tests.portal.helpers import needs
 
 pytestmark = pytest.mark.django_db
 
@@ -143,7 +142,6 @@ def test_correct_form_is_prefilled(alice_client, alice_memory):
     assert b'<label for="id_content">' in body
 
 
-@needs("memory_correct")
 def test_correct_writes_an_explicit_user_version(alice_client, alice_memory):
     response = alice_client.post(
         reverse("portal:memory-correct", args=[alice_memory.pk]),
@@ -163,7 +161,6 @@ def test_correct_writes_an_explicit_user_version(alice_client, alice_memory):
     assert "Saved version" in body  # the message after the action
 
 
-@needs("memory_correct")
 def test_correct_of_others_is_404(alice_client, bob_memory, stranger_memory):
     for label, memory_id in foreign_ids(bob_memory, stranger_memory):
         response = alice_client.post(
@@ -184,17 +181,15 @@ def test_correct_rejects_empty_text(alice_client, alice_memory):
 # --- Revoke, withdraw consent ---------------------------------------------------------------
 
 
-@needs("memory_revoke")
 def test_revoke_a_preference(alice_client, alice_memory):
     response = alice_client.post(
         reverse("portal:memory-revoke", args=[alice_memory.pk]), follow=True
     )
     alice_memory.refresh_from_db()
     assert alice_memory.status == "revoked"
-    assert b"Preference revoked" in response.content
+    assert b"Revoked. Agents will no longer use it." in response.content
 
 
-@needs("consent_withdraw")
 def test_withdraw_workflow_consent(alice_client, alice_memory):
     Memory.objects.filter(pk=alice_memory.pk).update(consent="workflow")
     page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk]))
@@ -207,7 +202,6 @@ def test_withdraw_workflow_consent(alice_client, alice_memory):
     assert b"Consent withdrawn" in response.content
 
 
-@needs("memory_revoke", "consent_withdraw")
 @pytest.mark.parametrize("name", ["portal:memory-revoke", "portal:memory-withdraw"])
 def test_actions_on_others_are_404(alice_client, bob_memory, stranger_memory, name):
     Memory.objects.filter(pk__in=[bob_memory.pk, stranger_memory.pk]).update(consent="workflow")
@@ -223,7 +217,6 @@ def test_actions_on_others_are_404(alice_client, bob_memory, stranger_memory, na
 # --- Delete ---------------------------------------------------------------------------------
 
 
-@needs("deletion_request")
 def test_delete_one_starts_an_operation(alice_client, alice_memory):
     response = alice_client.post(
         reverse("portal:memory-delete", args=[alice_memory.pk]), {"confirm": "on"}
@@ -243,7 +236,6 @@ def test_delete_needs_confirmation(alice_client, alice_memory):
     assert not DeletionOperation.objects.exists()
 
 
-@needs("deletion_request")
 def test_delete_of_others_is_404(alice_client, bob_memory, stranger_memory):
     for label, memory_id in foreign_ids(bob_memory, stranger_memory):
         response = alice_client.post(
@@ -253,7 +245,6 @@ def test_delete_of_others_is_404(alice_client, bob_memory, stranger_memory):
     assert not DeletionOperation.objects.exists()
 
 
-@needs("deletion_request")
 def test_delete_everything_targets_only_own_subject(alice_client, alice_memory, bob_memory):
     response = alice_client.post(reverse("portal:delete-everything"), {"confirm": "on"})
     assert response.status_code == 302
@@ -286,7 +277,6 @@ def operations(alice_subject, bob_subject, stranger_subject):
     }
 
 
-@needs("deletion_list")
 def test_deletion_history_lists_own_operations_only(alice_client, operations):
     body = alice_client.get(reverse("portal:deletions")).content.decode()
     assert str(operations["alice"].pk) in body
@@ -294,7 +284,6 @@ def test_deletion_history_lists_own_operations_only(alice_client, operations):
     assert str(operations["stranger"].pk) not in body
 
 
-@needs("deletion_get")
 def test_deletion_progress_page_and_status(alice_client, operations):
     operation = operations["alice"]
     page = alice_client.get(reverse("portal:deletion", args=[operation.pk]))
@@ -306,7 +295,6 @@ def test_deletion_progress_page_and_status(alice_client, operations):
     assert data["verified"] == 1 and data["total"] == 2
 
 
-@needs("deletion_get")
 @pytest.mark.parametrize("name", ["portal:deletion", "portal:deletion-status"])
 def test_deletion_operations_of_others_are_404(alice_client, operations, name):
     for who in ("bob", "stranger"):
@@ -317,7 +305,6 @@ def test_deletion_operations_of_others_are_404(alice_client, operations, name):
 # --- Export ---------------------------------------------------------------------------------
 
 
-@needs("export_create")
 def test_export_downloads_own_memories_as_json(
     alice_client, alice_memory, bob_memory, stranger_memory, settings, tmp_path
 ):

@@ -6,7 +6,6 @@ from django.utils import timezone
 
 from memory_core.models import AdmissionDecision, DeletionOperation, Memory, ReviewItem
 from tests.factories import MemoryFactory
-from tests.portal.helpers import needs
 
 pytestmark = pytest.mark.django_db
 
@@ -84,7 +83,6 @@ def test_other_tenants_reviewer_sees_only_theirs(client, other_reviewer, queues)
     assert "Stranger has a pacemaker." in body and "Alice takes insulin daily." not in body
 
 
-@needs("review_approve")
 def test_approve_with_reason_activates_the_write(reviewer_client, queues):
     item = queues["own_write"]
     response = reviewer_client.post(
@@ -98,7 +96,6 @@ def test_approve_with_reason_activates_the_write(reviewer_client, queues):
     assert b"approved" in response.content
 
 
-@needs("review_reject")
 def test_reject_with_reason(reviewer_client, queues):
     item = queues["own_write"]
     reviewer_client.post(reverse("portal:review:reject", args=[item.pk]), {"reason": "Not needed"})
@@ -107,7 +104,6 @@ def test_reject_with_reason(reviewer_client, queues):
     assert Memory.objects.get(pk=item.memory_id).status != "active"
 
 
-@needs("review_approve")
 def test_a_decision_needs_a_reason(reviewer_client, queues):
     item = queues["own_write"]
     response = reviewer_client.post(
@@ -118,7 +114,6 @@ def test_a_decision_needs_a_reason(reviewer_client, queues):
     assert b"Give a reason" in response.content
 
 
-@needs("review_approve", "review_reject")
 @pytest.mark.parametrize("name", ["portal:review:approve", "portal:review:reject"])
 def test_decisions_on_other_tenants_items_are_404(reviewer_client, queues, name):
     item = queues["foreign_write"]
@@ -128,7 +123,6 @@ def test_decisions_on_other_tenants_items_are_404(reviewer_client, queues, name)
     assert item.state == "open"
 
 
-@needs("review_approve")
 def test_end_users_cannot_approve_even_their_own(alice_client, queues):
     item = queues["own_write"]
     response = alice_client.post(reverse("portal:review:approve", args=[item.pk]), {"reason": "x"})
@@ -137,7 +131,6 @@ def test_end_users_cannot_approve_even_their_own(alice_client, queues):
     assert item.state == "open"
 
 
-@needs("conflict_resolve")
 def test_resolve_choose_winner(reviewer_client, queues):
     item = queues["own_conflict"]
     winner = item.candidate_ids[1]
@@ -151,7 +144,6 @@ def test_resolve_choose_winner(reviewer_client, queues):
     assert b"Conflict resolved" in response.content
 
 
-@needs("conflict_resolve")
 def test_choose_winner_needs_a_winner(reviewer_client, queues):
     item = queues["own_conflict"]
     response = reviewer_client.post(
@@ -164,7 +156,6 @@ def test_choose_winner_needs_a_winner(reviewer_client, queues):
     assert b"Pick the memory that wins" in response.content
 
 
-@needs("conflict_resolve")
 def test_resolving_other_tenants_conflict_is_404(reviewer_client, queues):
     item = queues["foreign_conflict"]
     response = reviewer_client.post(
