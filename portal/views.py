@@ -18,7 +18,11 @@ from memory_core.exceptions import DomainError
 from memory_core.exports import export_create, export_path
 from memory_core.models import Consent, MemoryClass, Status
 from memory_core.selectors.memories import memory_get
-from memory_core.selectors.portal import memory_history, subject_memories
+from memory_core.selectors.portal import (
+    memory_history,
+    subject_memories,
+    subject_memories_pending,
+)
 from memory_core.services.writes import consent_withdraw, memory_correct, memory_revoke
 from portal.access import REVIEWER, EndUserMixin
 from portal.forms import ConfirmForm, CorrectionForm, MemoryFilterForm
@@ -50,6 +54,7 @@ class MemoryListView(EndUserMixin, TemplateView):
         context.update(
             form=form,
             groups=groups,
+            pending=subject_memories_pending(principal=self.principal),
             total=sum(group.count for group in groups),
             filtered=any(filters.values()),
         )

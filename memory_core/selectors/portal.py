@@ -23,6 +23,7 @@ from memory_core.models import (
     PortalMembership,
     RetrievalTrace,
     ReviewItem,
+    Status,
 )
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.selectors.memories import memory_chain, memory_get
@@ -130,9 +131,13 @@ def subject_memories(
     return [group for group in groups.values() if group.count]
 
 
-def subject_memories_pending(*, principal) -> QuerySet:
+def subject_memories_pending(*, principal) -> list[Memory]:
     """Return the visible writes still awaiting a reviewer, newest first."""
-    return Memory.objects.visible_to(principal).filter(status="pending_approval")
+    return list(
+        Memory.objects.visible_to(principal)
+        .filter(status=Status.PENDING_APPROVAL)
+        .order_by("-created_at")
+    )
 
 
 @dataclass
@@ -184,13 +189,27 @@ def _reviewer_items(principal) -> QuerySet:
 
 
 def review_queue(*, principal) -> list[ReviewItem]:
-    """Return the open sensitive writes of the reviewer's tenant, oldest first."""
-    return list(
+    """Return the open sensitive writes of the reviewer's tenant, oldest first.
+
+    Each item carries ``writer``: the name of the agent whose write it is (from its admission
+    decision), or "" when a person or the system wrote it.
+    """
+    items = list(
         _reviewer_items(principal)
         .filter(kind=ReviewItem.Kind.SENSITIVE_WRITE, state=ReviewItem.State.OPEN)
         .select_related("memory", "memory__agent", "subject")
         .order_by("created_at")
     )
+    writers = dict(
+        AdmissionDecision.objects.filter(
+            tenant_id=principal.tenant_id,
+            memory_id__in=[item.memory_id for item in items if item.memory_id],
+            agent__isnull=False,
+        ).values_list("memory_id", "agent__name")
+    )
+    for item in items:
+        item.writer = writers.get(item.memory_id, "")
+    return items
 
 
 def review_item_get(*, principal, item_id) -> ReviewItem:

@@ -318,3 +318,21 @@ def test_export_downloads_own_memories_as_json(
     assert "Alice prefers tabs over spaces." in contents
     assert "Bob likes long tutorials." not in contents
     assert "Stranger in another tenant." not in contents
+
+
+def test_writes_waiting_for_review_are_listed_separately(alice_client, alice_memory, bob_subject):
+    MemoryFactory(
+        subject=alice_memory.subject, content="Alice's blood type is O-.", status="pending_approval"
+    )
+    MemoryFactory(subject=bob_subject, content="Bob's blood type is A+.", status="pending_approval")
+    body = alice_client.get(reverse("portal:home")).content.decode()
+    assert "Waiting for a reviewer" in body and "Alice&#x27;s blood type is O-." in body
+    assert "Bob&#x27;s blood type" not in body
+
+
+def test_memory_list_query_budget(alice_client, alice_memory, django_assert_max_num_queries):
+    for n in range(20):
+        MemoryFactory(subject=alice_memory.subject, content=f"Memory number {n}.")
+    with django_assert_max_num_queries(8):
+        response = alice_client.get(reverse("portal:home"))
+    assert response.status_code == 200

@@ -59,8 +59,15 @@ def queues(alice_subject, stranger_subject):
     }
 
 
-def test_queue_lists_own_tenant_only(reviewer_client, queues):
+def test_queue_lists_own_tenant_only(reviewer_client, queues, agent):
+    AdmissionDecision.objects.create(
+        tenant=agent.tenant,
+        agent=agent,
+        memory_id=queues["own_write"].memory_id,
+        outcome="pending_approval",
+    )
     body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    assert f"written by agent <strong>{agent.name}</strong>" in body
     assert "Alice takes insulin daily." in body
     assert "sensitive.health" in body
     assert "Stranger has a pacemaker." not in body
