@@ -4,7 +4,13 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from memory_core.models import AdmissionDecision, DeletionOperation, Memory, ReviewItem
+from memory_core.models import (
+    AdmissionDecision,
+    DeletionOperation,
+    Memory,
+    MemoryEvent,
+    ReviewItem,
+)
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db
@@ -100,6 +106,7 @@ def test_approve_with_reason_activates_the_write(reviewer_client, queues):
     item.refresh_from_db()
     assert item.state == "approved"
     assert Memory.objects.get(pk=item.memory_id).status == "active"
+    assert MemoryEvent.objects.filter(action="approved", memory_id=item.memory_id).exists()
     assert b"approved" in response.content
 
 
@@ -149,6 +156,22 @@ def test_resolve_choose_winner(reviewer_client, queues):
     item.refresh_from_db()
     assert item.state == "resolved" and item.resolution == "choose_winner"
     assert b"Conflict resolved" in response.content
+    assert MemoryEvent.objects.filter(
+        action="conflict_resolved", memory_id__in=item.candidate_ids
+    ).exists()
+
+
+@pytest.mark.parametrize("outcome", ["keep_both_scoped", "ask_user"])
+def test_other_outcomes_are_recorded_as_events(reviewer_client, queues, outcome):
+    item = queues["own_conflict"]
+    reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]), {"outcome": outcome, "reason": "why"}
+    )
+    item.refresh_from_db()
+    assert item.state == "resolved" and item.resolution == outcome
+    assert MemoryEvent.objects.filter(
+        action="conflict_resolved", memory_id__in=item.candidate_ids
+    ).exists()
 
 
 def test_choose_winner_needs_a_winner(reviewer_client, queues):
