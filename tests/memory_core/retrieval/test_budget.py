@@ -1,0 +1,58 @@
+"""Stage 9: max items, real token counts, per-type quotas, diversity; greedy prefixes."""
+
+from memory_core.embeddings import get_embedder
+from memory_core.retrieval.assembly import render_prompt
+from memory_core.retrieval.budget import select_within_budget
+from memory_core.retrieval.types import Budget
+
+from .helpers import cand, policy
+
+
+def select(rows, budget):
+    return select_within_budget(
+        rows,
+        budget=budget,
+        policy=policy(),
+        count_tokens=get_embedder().count_tokens,
+        render=render_prompt,
+    )
+
+
+def ranked_rows():
+    return [
+        cand(f"p{i}", score=1 - i / 10, content=f"Preference number {i} about answers.")
+        for i in range(5)
+    ] + [cand("inc", memory_type="incident", score=0.05, content="An incident.")]
+
+
+def test_per_type_quota_and_max_items():
+    selected, rejected, _ = select(
+        ranked_rows(), Budget(max_items=4, max_tokens=5000, max_items_per_type=2)
+    )
+    assert [c.id for c in selected] == ["p0", "p1", "inc"]
+    reasons = {r.memory_id: r.reason for r in rejected}
+    assert reasons["p2"] == "type_quota_full"
+
+
+def test_tokens_are_counted_with_the_model_tokenizer_and_never_exceeded():
+    budget = Budget(max_items=10, max_tokens=120, max_items_per_type=10)
+    selected, rejected, tokens = select(ranked_rows(), budget)
+    assert tokens == get_embedder().count_tokens(render_prompt(selected)) <= 120
+    assert any(r.reason == "over_token_budget" for r in rejected)
+
+
+def test_a_near_copy_of_a_selected_item_is_skipped_for_diversity():
+    rows = [
+        cand("a", score=0.9, embedding=(1.0, 0.0)),
+        cand("b", score=0.8, embedding=(0.999, 0.01)),
+        cand("c", score=0.7, embedding=(0.0, 1.0)),
+    ]
+    selected, rejected, _ = select(rows, Budget(max_items=5, max_tokens=5000, max_items_per_type=5))
+    assert [c.id for c in selected] == ["a", "c"]
+    assert rejected[0].reason == "redundant_with_selected"
+
+
+def test_smaller_budget_selects_a_prefix_of_a_larger_one():
+    big, _, _ = select(ranked_rows(), Budget(max_items=5, max_tokens=5000, max_items_per_type=5))
+    small, _, _ = select(ranked_rows(), Budget(max_items=2, max_tokens=5000, max_items_per_type=5))
+    assert [c.id for c in small] == [c.id for c in big][:2]

@@ -1,0 +1,100 @@
+"""Stage 8: explicit beats inferred, narrower beats broader, newer confirmed beats older."""
+
+from datetime import timedelta
+
+from memory_core.retrieval.conflicts import resolve_conflicts
+
+from .helpers import NOW, cand, policy
+
+
+def group(*rows):
+    for row in rows:
+        row.memory_key = row.memory_key or "style.answers"
+    return list(rows)
+
+
+def test_explicit_beats_inferred():
+    rows = group(cand("explicit"), cand("inferred", authority="model_inference", score=0.9))
+    kept, outcomes, clar, rejected = resolve_conflicts(rows, policy=policy())
+    assert [c.id for c in kept] == ["explicit"]
+    assert outcomes[0].rule == "authority_class" and outcomes[0].winner_id == "explicit"
+    assert rejected[0].reason == "lost_conflict:authority_class" and not clar
+
+
+def test_narrower_scope_beats_broader():
+    rows = group(cand("global"), cand("repo", scope_kind="repo", scope_ref="atlas-api"))
+    kept, outcomes, _, _ = resolve_conflicts(rows, policy=policy())
+    assert [c.id for c in kept] == ["repo"] and outcomes[0].rule == "narrower_scope"
+
+
+def test_newer_confirmed_version_beats_older():
+    rows = group(
+        cand("older", updated_at=NOW - timedelta(days=90)),
+        cand("newer", updated_at=NOW - timedelta(days=2)),
+    )
+    kept, outcomes, _, _ = resolve_conflicts(rows, policy=policy())
+    assert [c.id for c in kept] == ["newer"] and outcomes[0].rule == "newer_confirmed"
+
+
+def test_unresolved_high_impact_conflict_returns_a_clarification_and_no_winner():
+    rows = [
+        cand(
+            "a",
+            memory_key="deploy.region",
+            authority="model_inference",
+            memory_type="previous_decision",
+        ),
+        cand(
+            "b",
+            memory_key="deploy.region",
+            authority="model_inference",
+            memory_type="previous_decision",
+        ),
+        cand("other"),
+    ]
+    kept, outcomes, clar, rejected = resolve_conflicts(rows, policy=policy())
+    assert [c.id for c in kept] == ["other"]
+    assert clar[0].memory_key == "deploy.region"
+    assert {c.id for c in clar[0].candidates} == {"a", "b"}
+    assert outcomes[0].clarification and outcomes[0].high_impact and outcomes[0].winner_id is None
+    assert {r.reason for r in rejected} == {"unresolved_high_impact_conflict"}
+
+
+def test_project_constraints_are_high_impact_whatever_the_key():
+    rows = [
+        cand(
+            "a",
+            memory_key="atlas.db",
+            memory_type="project_constraint",
+            authority="model_inference",
+        ),
+        cand(
+            "b",
+            memory_key="atlas.db",
+            memory_type="project_constraint",
+            authority="model_inference",
+        ),
+    ]
+    _, _, clar, _ = resolve_conflicts(rows, policy=policy())
+    assert [c.memory_key for c in clar] == ["atlas.db"]
+
+
+def test_unresolved_low_impact_conflict_keeps_the_best_score():
+    rows = group(
+        cand("a", authority="model_inference", score=0.4),
+        cand("b", authority="model_inference", score=0.6),
+    )
+    kept, outcomes, clar, _ = resolve_conflicts(rows, policy=policy())
+    assert [c.id for c in kept] == ["b"] and not clar
+    assert outcomes[0].rule == "best_score_low_impact"
+
+
+def test_a_group_a_reviewer_kept_keeps_both():
+    rows = [
+        cand("a", memory_key="deploy.region", authority="model_inference"),
+        cand("b", memory_key="deploy.region", authority="model_inference"),
+    ]
+    kept, outcomes, clar, _ = resolve_conflicts(
+        rows, policy=policy(), acknowledged={"deploy.region": frozenset({"a", "b"})}
+    )
+    assert len(kept) == 2 and not clar and outcomes[0].rule == "kept_both_by_reviewer"

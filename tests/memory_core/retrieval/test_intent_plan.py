@@ -1,0 +1,71 @@
+"""Stages 2 and 3: the intent gate and the plan."""
+
+import pytest
+
+from memory_core.retrieval.intent import choose_mode
+from memory_core.retrieval.plan import build_plan
+from memory_core.retrieval.types import RetrievalMode
+
+from .helpers import ctx, policy
+
+
+@pytest.mark.parametrize(
+    ("intent", "complete", "mode"),
+    [
+        ("transform", True, RetrievalMode.NONE),
+        ("summarize", True, RetrievalMode.NONE),
+        ("calculate", True, RetrievalMode.NONE),
+        ("", True, RetrievalMode.NONE),  # the request carries all its context
+        ("transform", False, RetrievalMode.HYBRID),  # not self-contained: may need memory
+        ("load_preferences", False, RetrievalMode.STRUCTURED_ONLY),
+        ("resume_task", True, RetrievalMode.STRUCTURED_ONLY),
+        ("apply_project_rules", False, RetrievalMode.STRUCTURED_ONLY),
+        ("find_previous_fix", False, RetrievalMode.EPISODIC_ONLY),
+        ("reuse_experience", False, RetrievalMode.EPISODIC_ONLY),
+        ("Find-Previous-Fix", False, RetrievalMode.EPISODIC_ONLY),
+        ("something_else", False, RetrievalMode.HYBRID),
+        (None, False, RetrievalMode.HYBRID),
+    ],
+)
+def test_intent_gate(intent, complete, mode):
+    assert choose_mode(intent, complete)[0] == mode
+
+
+def test_plans_name_their_stores_and_types():
+    c = ctx(session_id="s-1", task_id="t-1")
+    none = build_plan(
+        mode=RetrievalMode.NONE, intent="transform", ctx=c, policy=policy(), query="x"
+    )
+    assert none.stores == []
+    prefs = build_plan(
+        mode=RetrievalMode.STRUCTURED_ONLY,
+        intent="load_preferences",
+        ctx=c,
+        policy=policy(),
+        query="q",
+    )
+    assert prefs.stores == ["structured"] and prefs.structured_types == ("user_preference",)
+    resume = build_plan(
+        mode=RetrievalMode.STRUCTURED_ONLY, intent="resume_task", ctx=c, policy=policy(), query="q"
+    )
+    assert resume.stores == ["structured", "task_state"]
+    episodic = build_plan(
+        mode=RetrievalMode.EPISODIC_ONLY,
+        intent="find_previous_fix",
+        ctx=c,
+        policy=policy(),
+        query="q",
+    )
+    assert (
+        episodic.stores == ["vector", "fulltext"] and "user_preference" in episodic.excluded_types
+    )
+    hybrid = build_plan(mode=RetrievalMode.HYBRID, intent="", ctx=c, policy=policy(), query="q")
+    assert hybrid.stores == ["structured", "task_state", "vector", "fulltext"]
+    assert hybrid.preferred_scopes[:3] == ("task:t-1", "repo:atlas-api", "project:atlas")
+
+
+def test_agent_read_grant_narrows_the_plan():
+    c = ctx(read_types=("user_preference",))
+    hybrid = build_plan(mode=RetrievalMode.HYBRID, intent="", ctx=c, policy=policy(), query="q")
+    assert hybrid.structured_types == ("user_preference",)
+    assert hybrid.semantic_types == ("user_preference",)

@@ -1,0 +1,96 @@
+"""Stage 7: logged components, policy weights, per-type half-life, the relevance gate."""
+
+from datetime import timedelta
+
+import pytest
+
+from memory_core.retrieval.rerank import freshness, rerank
+
+from .helpers import NOW, cand, ctx, plan, policy
+
+COMPONENTS = {
+    "semantic",
+    "cosine",
+    "fused",
+    "task_fit",
+    "scope",
+    "authority",
+    "freshness",
+    "confidence",
+    "conflict_penalty",
+    "redundancy_penalty",
+}
+
+
+def test_components_are_logged_and_weighted_by_the_policy():
+    c = cand("c", semantic=0.6)
+    ranked, _ = rerank([c], ctx=ctx(), plan=plan(), policy=policy(), now=NOW)
+    assert set(ranked[0].components) == COMPONENTS
+    w = policy().weights
+    comp = ranked[0].components
+    expected = sum(
+        w[name] * comp[name]
+        for name in ("semantic", "task_fit", "scope", "authority", "freshness", "confidence")
+    )
+    assert ranked[0].score == pytest.approx(expected, abs=1e-5)
+    assert ranked[0].reason
+
+
+def test_freshness_follows_the_half_life_of_the_type():
+    half_lives = policy().half_life_days
+    old = NOW - timedelta(days=2)
+    task = cand("t", memory_type="task_state", updated_at=old)
+    pref = cand("p", updated_at=old)
+    assert freshness(task, now=NOW, half_life_days=half_lives) == pytest.approx(0.5, abs=0.01)
+    assert freshness(pref, now=NOW, half_life_days=half_lives) > 0.99
+
+
+def test_narrow_scope_and_authority_outrank_a_broad_inference_of_equal_similarity():
+    repo = cand("repo", memory_type="repository_rule", scope_kind="repo", scope_ref="atlas-api")
+    glob = cand("glob", authority="model_inference", confidence=0.7)
+    ranked, _ = rerank([glob, repo], ctx=ctx(), plan=plan(), policy=policy(), now=NOW)
+    assert [c.id for c in ranked] == ["repo", "glob"]
+
+
+def test_relevance_gate_drops_off_topic_rows_but_keeps_bound_and_keyword_ones():
+    rows = [
+        cand("on_topic", semantic=0.55),
+        cand("off_topic", semantic=0.05),
+        cand("far_below_best", semantic=0.22),
+        cand("keyword", semantic=0.15, sources={"fulltext"}),
+        cand(
+            "repo_rule",
+            semantic=0.0,
+            memory_type="repository_rule",
+            scope_kind="repo",
+            scope_ref="atlas-api",
+        ),
+        cand("task", semantic=0.0, memory_type="task_state", task_id="t-1"),
+    ]
+    ranked, rejected = rerank(rows, ctx=ctx(task_id="t-1"), plan=plan(), policy=policy(), now=NOW)
+    assert {c.id for c in ranked} == {"on_topic", "keyword", "repo_rule", "task"}
+    assert {r.memory_id: r.reason for r in rejected} == {
+        "off_topic": "below_relevance_floor",
+        "far_below_best": "below_relevance_floor",
+    }
+
+
+def test_rivals_on_one_key_pass_the_gate_together():
+    a = cand("a", memory_key="deploy.region", semantic=0.7, content_hash="x")
+    b = cand("b", memory_key="deploy.region", semantic=0.1, content_hash="y")
+    ranked, rejected = rerank([a, b], ctx=ctx(), plan=plan(), policy=policy(), now=NOW)
+    assert {c.id for c in ranked} == {"a", "b"} and not rejected
+    assert all(c.components["conflict_penalty"] > 0 for c in ranked)
+
+
+def test_degraded_mode_keeps_structured_rows_without_a_query_vector():
+    rows = [cand("s", semantic=None), cand("v", semantic=None, sources={"vector"})]
+    ranked, _ = rerank(rows, ctx=ctx(), plan=plan(), policy=policy(), now=NOW, degraded=True)
+    assert [c.id for c in ranked] == ["s"]
+
+
+def test_redundancy_penalty_lowers_a_near_copy_of_a_better_item():
+    a = cand("a", semantic=0.8, embedding=(1.0, 0.0))
+    b = cand("b", semantic=0.79, embedding=(0.99, 0.1))
+    ranked, _ = rerank([a, b], ctx=ctx(), plan=plan(), policy=policy(), now=NOW)
+    assert ranked[1].components["redundancy_penalty"] > 0
