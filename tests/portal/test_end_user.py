@@ -245,14 +245,19 @@ def test_delete_of_others_is_404(alice_client, bob_memory, stranger_memory):
     assert not DeletionOperation.objects.exists()
 
 
-def test_delete_everything_targets_only_own_subject(alice_client, alice_memory, bob_memory):
+def test_delete_everything_targets_only_own_subject(
+    alice_client, alice_memory, bob_memory, stranger_memory
+):
     response = alice_client.post(reverse("portal:delete-everything"), {"confirm": "on"})
     assert response.status_code == 302
     operation = DeletionOperation.objects.get()
+    assert response["Location"] == reverse("portal:deletion", args=[operation.pk])
     assert operation.subject_id == alice_memory.subject_id
     assert operation.target == "subject"
-    bob_memory.refresh_from_db()
-    assert bob_memory.status == "active"
+    assert operation.memory_ids == [alice_memory.pk]
+    for other in (bob_memory, stranger_memory):  # cross-subject, cross-tenant
+        other.refresh_from_db()
+        assert other.status == "active"
 
 
 # --- Deletion history and progress ----------------------------------------------------------
