@@ -366,12 +366,15 @@ def test_list_filters_and_paginates(api_client):
 
 def test_query_budgets(api_client, django_assert_max_num_queries):
     write(api_client)  # warm: subject and the model exist
-    with django_assert_max_num_queries(16):
+    with django_assert_max_num_queries(14):  # key, policy, subject, heads, recent, insert, log
         assert write(api_client, memory_key="other").status_code == 201
-    memory_id = write(api_client, memory_key="third").json()["memory"]["id"]
-    with django_assert_max_num_queries(5):
+    with django_assert_max_num_queries(20):  # plus locking and retiring the old head
+        superseding = write(api_client, content="User prefers long answers.")
+    assert "supersession.supersedes" in superseding.json()["rule_codes"]
+    memory_id = superseding.json()["memory"]["id"]
+    with django_assert_max_num_queries(4):
         assert api_client.get(URL).status_code == 200
-    with django_assert_max_num_queries(10):
+    with django_assert_max_num_queries(9):  # a chain of two: one query per link
         assert api_client.get(f"{URL}/{memory_id}").status_code == 200
 
 
