@@ -162,7 +162,7 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
     return {key: value[::-1] for key, value in texts.items()}  # oldest first
 
 
-def _draft(item: _Planned, principal) -> MemoryDraft:
+def _draft(item: _Planned) -> MemoryDraft:
     candidate, decision = item.candidate, item.decision
     return MemoryDraft(
         subject=item.subject,
@@ -208,7 +208,7 @@ def _store(principal, planned: list[_Planned], policy_version) -> None:
     if not admitted:
         return
     for item in admitted:
-        item.draft = _draft(item, principal)
+        item.draft = _draft(item)
     embedder = get_embedder()
     vectors = embedder.embed([item.draft.content for item in admitted])
     for item, vector in zip(admitted, vectors, strict=True):
@@ -277,7 +277,11 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
                 actor_id=principal.actor_id,
                 reason_code=(refusing or item.decision.rule_codes or ["admitted"])[0][:100],
                 policy_version=policy_version,
-                details={"decision": str(decision.id), "rule_codes": item.decision.rule_codes},
+                details={
+                    "decision": str(decision.id),
+                    "rule_codes": item.decision.rule_codes,
+                    **({"reason": item.candidate.reason[:500]} if item.candidate.reason else {}),
+                },
             )
         )
     MemoryEvent.objects.bulk_create(events)

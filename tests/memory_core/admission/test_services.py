@@ -1,0 +1,88 @@
+"""The write and review services with real rows: approval, rejection, portal corrections."""
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from memory_core.exceptions import NotFound
+from memory_core.models import Memory, MemoryEvent, PortalMembership, ReviewItem, Status
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
+from memory_core.services.reviews import review_approve, review_reject
+from memory_core.services.writes import consent_withdraw, memory_correct, memory_write
+
+pytestmark = pytest.mark.django_db
+
+
+def data(content, key="health.notes", **extra):
+    return {
+        "subject": "user-5",
+        "memory_type": "user_preference",
+        "memory_key": key,
+        "scope": "global",
+        "content": content,
+        "source": {"type": "user_input", "conversation_id": "c", "message_id": "m"},
+        **extra,
+    }
+
+
+@pytest.fixture
+def reviewer(tenant):
+    user = get_user_model().objects.create_user("reviewer-1")
+    PortalMembership.objects.create(user=user, tenant=tenant, role="reviewer")
+    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
+
+
+def test_approval_links_the_pending_write_into_its_chain(agent_principal, reviewer):
+    head = memory_write(principal=agent_principal, data=data("User likes walking.")).memory
+    pending = memory_write(principal=agent_principal, data=data("User has asthma; avoid runs."))
+    assert pending.decision == "pending_approval"
+    assert Memory.objects.get(pk=head.pk).status == Status.ACTIVE  # untouched while pending
+    item = review_approve(principal=reviewer, item_id=pending.review_item.id, reason="ok")
+    assert item.state == "approved" and item.reason == "ok"
+    new = Memory.objects.get(pk=pending.memory.pk)
+    assert (new.status, new.version, new.supersedes_id) == (Status.ACTIVE, 2, head.id)
+    assert Memory.objects.get(pk=head.pk).status == Status.SUPERSEDED
+    assert MemoryEvent.objects.filter(memory_id=new.id, action="approved").exists()
+
+
+def test_rejection_keeps_it_unusable_and_other_tenants_cannot_review(
+    agent_principal, reviewer, other_tenant
+):
+    pending = memory_write(principal=agent_principal, data=data("User's SSN is 123-45-6789."))
+    outsider = ReviewerPrincipal(tenant_id=other_tenant.id, user_id=reviewer.user_id)
+    with pytest.raises(NotFound):
+        review_approve(principal=outsider, item_id=pending.review_item.id, reason="x")
+    review_reject(principal=reviewer, item_id=pending.review_item.id, reason="no SSNs")
+    assert Memory.objects.get(pk=pending.memory.pk).status == Status.REJECTED
+    assert ReviewItem.objects.get(pk=pending.review_item.id).state == "rejected"
+    assert not Memory.objects.active().filter(pk=pending.memory.pk).exists()
+
+
+def test_portal_correction_is_explicit_user_and_withdrawal_revokes(agent_principal, tenant):
+    inferred = memory_write(
+        principal=agent_principal,
+        data=data(
+            "User seems to like short answers.",
+            key="style",
+            source={"type": "model_inference", "conversation_id": "c", "message_id": "m"},
+            consent="explicit",
+        ),
+    ).memory
+    owner = SubjectPrincipal(tenant_id=tenant.id, subject_id=inferred.subject_id, user_id=1)
+    result = memory_correct(
+        principal=owner,
+        memory_id=inferred.id,
+        data={
+            "content": "I prefer short answers.",
+            "reason": "it was a guess",
+            "authority": "model_inference",
+        },
+    )
+    assert result.decision == "accepted"
+    assert result.memory.authority == "explicit_user" and result.memory.supersedes_id == inferred.id
+    event = MemoryEvent.objects.get(memory_id=result.memory.id, action="admitted")
+    assert event.details["reason"] == "it was a guess"
+    other = memory_write(principal=owner, data=data("About someone else.") | {"subject": "user-6"})
+    assert other.decision == "rejected" and other.rule_codes == ["tenant.subject_mismatch"]
+    withdrawn = consent_withdraw(principal=owner, memory_id=result.memory.id)
+    assert withdrawn.status == Status.REVOKED
+    assert MemoryEvent.objects.filter(memory_id=withdrawn.id, action="consent_withdrawn").exists()
