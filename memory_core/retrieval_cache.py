@@ -95,8 +95,9 @@ def subject_invalidate(*, tenant_id, subject_id, namespace: str = "retrieval") -
 def subject_invalidated_since(*, tenant_id, subject_id, moment, namespace: str = "retrieval"):
     """Return whether the subject's generation in ``namespace`` started at or after ``moment``.
 
-    True means no entry written before ``moment`` is reachable any more (a generation created
-    after ``moment`` because the key was missing counts too: it was never used before).
+    True means no entry written before ``moment`` is reachable any more. A missing generation
+    key (evicted, culled, cache cleared) counts too: the next read starts a generation that was
+    never used before, so no older entry can be found.
     """
     generation = cache.get(_generation_key(namespace, tenant_id, subject_id))
-    return generation is not None and generation >= int(moment.timestamp() * 1_000_000_000)
+    return generation is None or generation >= int(moment.timestamp() * 1_000_000_000)

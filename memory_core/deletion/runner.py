@@ -18,7 +18,7 @@ import time
 from contextlib import contextmanager
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from memory_core.deletion.ledger import ledger_append
@@ -85,35 +85,50 @@ def _inject_fault(step: DeletionStep, run: int) -> None:
         raise RuntimeError(f"injected failure of step {step.store} (attempt {step.attempts})")
 
 
-def _run_step(step: DeletionStep, ctx: DeletionContext) -> bool:
-    store = REGISTRY[step.store]
-    step.attempts += 1
-    purged, evidence = {}, {}
-    started = time.perf_counter()
-    try:
-        # The attempt, the purge, the verification and the verdict commit together: a step is
-        # never marked verified without its purge, and a crash before the commit leaves it
-        # pending, to be re-run (its purge is idempotent) by the next run.
-        with transaction.atomic():
-            purged = store.purge(ctx)
-            _inject_fault(step, ctx.operation.attempts)
-            ok, evidence = store.verify(ctx)
-            error = "" if ok else "verification found residue"
-            evidence["ms"] = round((time.perf_counter() - started) * 1000, 1)
-            _record(step, ok, purged, evidence, error)
-    except Exception as exc:
-        logger.exception("deletion %s: step %s failed", ctx.operation.id, step.store)
-        _record(step, False, purged, evidence, f"{type(exc).__name__}: {exc}"[:2000])
-        return False
-    return ok
+STEP_FIELDS = ["attempts", "status", "verified_at", "evidence", "last_error"]
 
 
-def _record(step: DeletionStep, ok: bool, purged: dict, evidence: dict, error: str) -> None:
+def _verdict(step: DeletionStep, ok: bool, purged: dict, evidence: dict, error: str) -> None:
     step.status = DeletionStep.State.VERIFIED if ok else DeletionStep.State.FAILED
     step.verified_at = timezone.now() if ok else None
     step.evidence = {**evidence, "purged": purged}
     step.last_error = error
-    step.save(update_fields=["attempts", "status", "verified_at", "evidence", "last_error"])
+
+
+def _run_phase(steps: list[DeletionStep], ctx: DeletionContext) -> list[str]:
+    """Run the steps of one phase in one transaction; return the stores not verified.
+
+    Attempts, purges, verifications and verdicts commit together: a step is never marked
+    verified without its purge, and a crash before the commit leaves the phase's steps
+    pending, to be re-run (every purge is idempotent) by the next run. A step failing with a
+    Python error is recorded and the phase goes on; a database error rolls the phase back.
+    """
+    try:
+        with transaction.atomic():
+            for step in steps:
+                step.attempts += 1
+                started = time.perf_counter()
+                store = REGISTRY[step.store]
+                try:
+                    purged = store.purge(ctx)
+                    _inject_fault(step, ctx.operation.attempts)
+                    ok, evidence = store.verify(ctx)
+                    error = "" if ok else "verification found residue"
+                except DatabaseError:
+                    raise
+                except Exception as exc:
+                    logger.exception("deletion %s: step %s failed", ctx.operation.id, step.store)
+                    ok, purged, evidence = False, {}, {}
+                    error = f"{type(exc).__name__}: {exc}"[:2000]
+                evidence["ms"] = round((time.perf_counter() - started) * 1000, 1)
+                _verdict(step, ok, purged, evidence, error)
+            DeletionStep.objects.bulk_update(steps, STEP_FIELDS)
+    except DatabaseError as exc:
+        logger.exception("deletion %s: phase %s rolled back", ctx.operation.id, steps[0].store)
+        for step in steps:
+            _verdict(step, False, {}, {}, f"{type(exc).__name__}: {exc}"[:2000])
+        DeletionStep.objects.bulk_update(steps, STEP_FIELDS)
+    return [step.store for step in steps if step.status != DeletionStep.State.VERIFIED]
 
 
 @contextmanager
@@ -157,11 +172,10 @@ def _run(operation_id) -> str:
     if operation.attempts == 1:
         ledger_append(operation)
     ctx = operation_context(operation)
-    failed = [
-        step.store
-        for step in operation.steps.exclude(status=DeletionStep.State.VERIFIED).order_by("id")
-        if not _run_step(step, ctx)
-    ]
+    phases: dict[str, list[DeletionStep]] = {}
+    for step in operation.steps.exclude(status=DeletionStep.State.VERIFIED).order_by("id"):
+        phases.setdefault(REGISTRY[step.store].phase, []).append(step)
+    failed = [store for steps in phases.values() for store in _run_phase(steps, ctx)]
     return _settle(operation, failed)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connections
-from django.db.models import Count, Q
+from django.db.models import Case, Count, F, Q, Value, When
 from django.utils import timezone
 
 from memory_core import retrieval_cache
@@ -36,8 +36,19 @@ from memory_core.models import (
 )
 
 UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
+CODE_PATTERN = "^[a-z0-9_.:-]{1,64}$"
 # The keys an event's details may keep after a deletion: ids, never content.
-EVENT_ID_KEYS = ["operation", "successor", "supersedes", "winner", "review_item"]
+EVENT_ID_KEYS = [
+    "operation",
+    "successor",
+    "supersedes",
+    "winner",
+    "review_item",
+    "decision",
+    "trace",
+]
+# ...and the admission's rule codes (an array of codes, never text the user wrote).
+EVENT_CODE_KEYS = ["rule_codes"]
 
 
 @dataclass
@@ -62,6 +73,8 @@ class Store:
 
     name = ""
     description = ""
+    # Steps of one phase run in one transaction (runner.py); a slow file step gets its own.
+    phase = "database"
 
     def applies(self) -> bool:
         """Return whether the store exists in this deployment (replicas may not)."""
@@ -149,8 +162,11 @@ class EventsStore(Store):
 
     # An event is clean when every key of its details is an id key holding a UUID string.
     _ID_ONLY = (
-        "d.key = ANY(%(keys)s) AND jsonb_typeof(d.value) = 'string' "
-        "AND (d.value #>> '{}') ~ %(pattern)s"
+        "((d.key = ANY(%(keys)s) AND jsonb_typeof(d.value) = 'string' "
+        "AND (d.value #>> '{}') ~ %(pattern)s) "
+        "OR (d.key = ANY(%(code_keys)s) AND jsonb_typeof(d.value) = 'array' "
+        "AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(d.value) AS c(v) "
+        "WHERE jsonb_typeof(c.v) <> 'string' OR (c.v #>> '{}') !~ %(code_pattern)s)))"
     )
     _PURGE_SQL = (
         "UPDATE memory_core_memoryevent SET details = COALESCE(("  # noqa: S608 (constants)
@@ -166,19 +182,33 @@ class EventsStore(Store):
     )
 
     def _params(self, ctx):
-        return {"keys": EVENT_ID_KEYS, "pattern": UUID_PATTERN, "ids": ctx.id_strings}
+        return {
+            "keys": EVENT_ID_KEYS,
+            "pattern": UUID_PATTERN,
+            "code_keys": EVENT_CODE_KEYS,
+            "code_pattern": CODE_PATTERN,
+            "ids": ctx.id_strings,
+        }
 
     def purge(self, ctx):
         with connections["default"].cursor() as cursor:
             cursor.execute(self._PURGE_SQL, self._params(ctx))
             events = cursor.rowcount
         citing = Q(memory_id__in=ctx.memory_ids) | Q(candidate_ids__overlap=ctx.memory_ids)
-        now = timezone.now()
-        ReviewItem.objects.filter(citing, state=ReviewItem.State.OPEN).update(
-            state=ReviewItem.State.RESOLVED, resolution="deleted", resolved_at=now, reason=""
+        opened = Q(state=ReviewItem.State.OPEN)
+        reviews = (
+            ReviewItem.objects.filter(citing)
+            .filter(opened | ~Q(reason=""))
+            .update(
+                reason="",
+                state=Case(When(opened, then=Value(ReviewItem.State.RESOLVED)), default=F("state")),
+                resolution=Case(When(opened, then=Value("deleted")), default=F("resolution")),
+                resolved_at=Case(
+                    When(opened, then=Value(timezone.now())), default=F("resolved_at")
+                ),
+            )
         )
-        reviews = ReviewItem.objects.filter(citing).exclude(reason="").update(reason="")
-        return {"events_scrubbed": events, "review_reasons_cleared": reviews}
+        return {"events_scrubbed": events, "review_items_scrubbed": reviews}
 
     def verify(self, ctx):
         with connections["default"].cursor() as cursor:
@@ -246,6 +276,7 @@ class FullTextStore(Store):
 
 
 class _CacheStore(Store):
+    phase = "cache"
     namespace = ""
 
     def purge(self, ctx):
@@ -295,6 +326,7 @@ class SummariesStore(_CacheStore):
 
 
 class ExportsStore(Store):
+    phase = "exports"
     name = "exports"
     description = "subjects' JSON exports: rewritten without the memory (removed for a subject)"
 
@@ -420,6 +452,7 @@ def _rewrite_file(path: Path, drop: set[str]) -> int:
 
 
 class EvaluationStore(Store):
+    phase = "evaluation"
     name = "evaluation"
     description = (
         "evaluation datasets and reports built from production memories: JSON/JSONL files in "
@@ -475,6 +508,7 @@ class QueuedReprocessingStore(Store):
 
 
 class ReplicasStore(Store):
+    phase = "replicas"
     name = "replicas"
     description = (
         "read replicas named in MEMLEDGER_REPLICA_DATABASES: the replica must hold the "
@@ -507,12 +541,12 @@ REGISTRY: dict[str, Store] = {
         EventsStore(),
         EmbeddingsStore(),
         FullTextStore(),
+        TracesStore(),
+        QueuedReprocessingStore(),
         RetrievalCacheStore(),
         SummariesStore(),
         ExportsStore(),
-        TracesStore(),
         EvaluationStore(),
-        QueuedReprocessingStore(),
         ReplicasStore(),
     )
 }

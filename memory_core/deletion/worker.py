@@ -33,12 +33,14 @@ class WorkerProcess:
         db_name: str,
         queue: str,
         concurrency: int = 1,
+        pool: str = "prefork",
         env: dict | None = None,
         settings_module: str | None = None,
     ):
         self.db_name = db_name
         self.queue = queue
         self.concurrency = concurrency
+        self.pool = pool
         self.extra_env = env or {}
         self.settings_module = settings_module or os.environ.get(
             "DJANGO_SETTINGS_MODULE", "config.settings.local"
@@ -79,7 +81,7 @@ class WorkerProcess:
                     "-n",
                     f"{self.queue}@%h",
                     "--pool",
-                    "prefork",
+                    self.pool,
                     "--concurrency",
                     str(self.concurrency),
                     "--loglevel",

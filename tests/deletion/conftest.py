@@ -38,7 +38,11 @@ def seed_everywhere(subject, memories):
             memory_id=memory.id,
             action=MemoryEvent.Action.CREATED,
             actor_type="agent",
-            details={"note": memory.content, "successor": str(uuid.uuid4())},
+            details={
+                "note": memory.content,
+                "successor": str(uuid.uuid4()),
+                "rule_codes": ["admitted", "pii.email"],
+            },
         )
     trace = RetrievalTrace.objects.create(
         tenant_id=tenant_id,

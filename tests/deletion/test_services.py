@@ -30,12 +30,12 @@ STORES = [
     "events",
     "embeddings",
     "full_text",
+    "traces",
+    "queued_reprocessing",
     "retrieval_cache",
     "summaries",
     "exports",
-    "traces",
     "evaluation",
-    "queued_reprocessing",
 ]
 
 
@@ -75,6 +75,8 @@ def test_run_purges_and_verifies_every_store(owner, owner_principal, memories):
     assert steps["exports"].evidence["files_citing"] == 0
     # Every store, checked from outside the runner:
     assert MemoryEvent.objects.filter(memory_id=target.id, details__has_key="note").count() == 0
+    scrubbed = MemoryEvent.objects.get(memory_id=target.id, action="created").details
+    assert set(scrubbed) == {"successor", "rule_codes"}  # ids and codes stay
     assert MemoryEvent.objects.filter(memory_id=kept.id, details__has_key="note").count() == 1
     assert MemoryEvent.objects.filter(memory_id=target.id, action="deleted").count() == 1
     assert not RetrievalTrace.objects.filter(pk=seeded["trace"].pk).exists()
@@ -230,3 +232,21 @@ def test_a_second_runner_does_nothing_while_one_holds_the_lock(owner_principal, 
     with operation_lock(operation.id) as acquired:
         assert acquired
     assert deletion_run(operation_id=operation.id) == "completed"
+
+
+def test_review_items_citing_the_memory_lose_their_text_and_close(owner, owner_principal, memories):
+    from memory_core.models import ReviewItem
+
+    item = ReviewItem.objects.create(
+        tenant_id=owner.tenant_id,
+        subject=owner,
+        kind="conflict",
+        memory_key="k",
+        candidate_ids=[memories[0].id, memories[1].id],
+        reason="User said they prefer vim over emacs",
+    )
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    item.refresh_from_db()
+    assert (item.reason, item.state, item.resolution) == ("", "resolved", "deleted")
+    assert item.resolved_at is not None

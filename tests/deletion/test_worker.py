@@ -76,6 +76,8 @@ def test_worker_killed_mid_operation_completes_after_restart_without_double_work
         "events",
         "embeddings",
         "full_text",
+        "traces",
+        "queued_reprocessing",
         "retrieval_cache",
         "summaries",
     }

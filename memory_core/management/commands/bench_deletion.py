@@ -69,24 +69,29 @@ class Command(BaseCommand):
         parser.add_argument("--json", dest="json_out", help="write the figures to this file")
         parser.add_argument("--rate", type=float, default=25.0, help="requests per second")
         parser.add_argument("--concurrency", type=int, default=1, help="of the own worker")
+        parser.add_argument("--pool", default="prefork", choices=["prefork", "solo", "threads"])
         parser.add_argument("--timeout", type=float, default=300.0)
         parser.add_argument("--keep", action="store_true", help="keep the bench tenant")
 
-    def handle(self, *args, operations, json_out, rate, concurrency, timeout, keep, **options):
+    def handle(
+        self, *args, operations, json_out, rate, concurrency, pool, timeout, keep, **options
+    ):
         if operations < 1:
             raise CommandError("--operations must be at least 1")
         rng = random.Random(5)
         tenant, memory_ids, eval_path = self._seed(operations, rng)
-        worker, worker_note = self._worker(concurrency)
+        worker, worker_note = self._worker(concurrency, pool)
         try:
             figures = self._run(tenant, memory_ids, rate, timeout)
         finally:
             if worker is not None:
                 worker.stop()
                 worker.purge()
+        residue = self._residue(tenant, memory_ids, eval_path)
         figures.update(
             {
-                "residue": self._residue(tenant, memory_ids, eval_path),
+                "residue": sum(residue.values()),
+                "residue_by_check": {k: v for k, v in residue.items() if v},
                 "arrival": f"steady, {rate:g} requests/s, open loop",
                 "worker": worker_note,
                 "broker": settings.CELERY_BROKER_URL.split("://")[0],
@@ -164,7 +169,7 @@ class Command(BaseCommand):
         )
         return tenant, [m.id for m in memories], eval_path
 
-    def _worker(self, concurrency: int):
+    def _worker(self, concurrency: int, pool: str):
         from config.celery_app import app
 
         try:
@@ -177,9 +182,12 @@ class Command(BaseCommand):
         queue = f"bench-{uuid.uuid4().hex[:8]}"
         settings.CELERY_TASK_DEFAULT_QUEUE = queue
         worker = WorkerProcess(
-            db_name=connection.settings_dict["NAME"], queue=queue, concurrency=concurrency
+            db_name=connection.settings_dict["NAME"],
+            queue=queue,
+            concurrency=concurrency,
+            pool=pool,
         ).start()
-        return worker, f"own worker, prefork, concurrency {concurrency}"
+        return worker, f"own worker, pool {pool}, concurrency {concurrency}"
 
     def _filesystem(self) -> bool:
         return settings.CELERY_BROKER_URL.startswith("filesystem://")
@@ -218,26 +226,28 @@ class Command(BaseCommand):
             "wall_seconds": round(time.monotonic() - started, 2),
         }
 
-    def _residue(self, tenant, memory_ids, eval_path: Path) -> int:
-        residue = 0
+    def _residue(self, tenant, memory_ids, eval_path: Path) -> dict:
+        """Return the residue found after the run, by store (all zero when deletion worked)."""
+        residue: dict[str, int] = {}
         for operation in DeletionOperation.objects.filter(tenant=tenant):
-            results = verify_all(operation_context(operation))
-            residue += sum(1 for ok, _ in results.values() if not ok)
-        residue += (
+            for store, (ok, _) in verify_all(operation_context(operation)).items():
+                residue[f"verify:{store}"] = residue.get(f"verify:{store}", 0) + (not ok)
+        residue["rows"] = (
             Memory.objects.filter(pk__in=memory_ids)
             .exclude(content="", embedding__isnull=True, status="deleted")
             .count()
         )
-        residue += RetrievalTrace.objects.filter(cited_ids__overlap=memory_ids).count()
-        residue += MemoryEvent.objects.filter(
+        residue["traces"] = RetrievalTrace.objects.filter(cited_ids__overlap=memory_ids).count()
+        residue["events"] = MemoryEvent.objects.filter(
             memory_id__in=memory_ids, details__has_key="note"
         ).count()
         id_strings = [str(m) for m in memory_ids]
+        residue["export_files"] = 0
         for export in Export.objects.filter(tenant=tenant):
             text = export_path(export).read_text()
-            residue += sum(1 for m in id_strings if m in text)
+            residue["export_files"] += sum(1 for m in id_strings if m in text)
         text = eval_path.read_text() if eval_path.exists() else ""
-        residue += sum(1 for m in id_strings if m in text)
+        residue["evaluation_file"] = sum(1 for m in id_strings if m in text)
         return residue
 
     def _cleanup(self, tenant, eval_path: Path) -> None:
