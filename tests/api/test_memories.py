@@ -285,7 +285,10 @@ def test_malformed_bodies_are_400_with_stable_codes(api_client, raw, field, code
     assert not AdmissionDecision.objects.exists()
 
 
-@pytest.mark.parametrize("raw", ['{"subject": NaN}', '{"confidence": 1e99999}', "{bad", "1" * 5000])
+@pytest.mark.parametrize(
+    "raw",
+    ['{"subject": NaN}', '{"confidence": 1e99999}', "{bad", "1" * 5000, "[" * 10**5 + "]" * 10**5],
+)
 def test_unparsable_json_is_400(api_client, raw):
     response = api_client.generic("POST", URL, raw, content_type="application/json")
     assert response.status_code == 400
