@@ -159,6 +159,7 @@ def test_correct_writes_an_explicit_user_version(alice_client, alice_memory):
     assert response.redirect_chain[-1][0] == reverse("portal:memory", args=[new.pk])
     assert "Alice prefers four spaces." in body and "Alice prefers tabs over spaces." in body
     assert "Saved version" in body  # the message after the action
+    assert "changed my mind" in body  # the reason, kept in the event
 
 
 def test_correct_of_others_is_404(alice_client, bob_memory, stranger_memory):
