@@ -44,6 +44,12 @@ ERRORS = {
     413: OpenApiResponse(ErrorBodySerializer, description="Body too large."),
     429: OpenApiResponse(ErrorBodySerializer, description="Rate limit or write quota."),
 }
+NOT_FOUND = OpenApiResponse(
+    ErrorBodySerializer, description="No such id, or outside the caller's scope (same answer)."
+)
+CONFLICT = OpenApiResponse(
+    ErrorBodySerializer, description="The memory is no longer the active head (or active)."
+)
 WRITE_RESPONSES = {
     201: AcceptedWriteSerializer,
     202: PendingWriteSerializer,
@@ -124,12 +130,12 @@ class MemoryBatchView(APIView):
 class MemoryDetailView(APIView):
     """``GET`` one memory with provenance, chain and events; ``DELETE`` requests deletion."""
 
-    @extend_schema(responses={200: MemoryDetailSerializer, 404: ErrorBodySerializer})
+    @extend_schema(responses={200: MemoryDetailSerializer, 404: NOT_FOUND, **ERRORS})
     def get(self, request, memory_id):
         detail = memory_detail(principal=request.user, memory_id=memory_id)
         return Response(MemoryDetailSerializer(detail).data)
 
-    @extend_schema(request=None, responses={202: AcceptedSerializer, 404: ErrorBodySerializer})
+    @extend_schema(request=None, responses={202: AcceptedSerializer, 404: NOT_FOUND, **ERRORS})
     def delete(self, request, memory_id):
         return accepted(deletion_request(principal=request.user, memory_id=memory_id))
 
@@ -139,7 +145,7 @@ class MemorySupersedeView(APIView):
 
     @extend_schema(
         request=MemoryCorrectionSerializer,
-        responses={**WRITE_RESPONSES, 404: ErrorBodySerializer, 409: ErrorBodySerializer},
+        responses={**WRITE_RESPONSES, 404: NOT_FOUND, 409: CONFLICT},
     )
     def post(self, request, memory_id):
         parse(MemoryCorrectionSerializer, request.data)
@@ -152,7 +158,7 @@ class MemoryRevokeView(APIView):
 
     @extend_schema(
         request=RevokeSerializer,
-        responses={200: MemorySerializer, 404: ErrorBodySerializer, 409: ErrorBodySerializer},
+        responses={200: MemorySerializer, 404: NOT_FOUND, 409: CONFLICT, **ERRORS},
     )
     def post(self, request, memory_id):
         body = parse(RevokeSerializer, request.data)

@@ -4,14 +4,14 @@ Reviewers are portal users (Django session login) with a PortalMembership of rol
 API keys are refused here. Session authentication enforces CSRF on POST.
 """
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.generics import ListAPIView
 from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.memories import MemoryPagination, parse
+from api.memories import CONFLICT, NOT_FOUND, MemoryPagination, parse
 from api.memories_serializers import (
     ErrorBodySerializer,
     ReviewDecisionSerializer,
@@ -20,6 +20,10 @@ from api.memories_serializers import (
 )
 from memory_core.selectors.reviews import review_get, review_list, reviewer_principal_for
 from memory_core.services.reviews import review_approve, review_reject
+
+DENIED = OpenApiResponse(
+    ErrorBodySerializer, description="Not a reviewer's session, or no CSRF token on POST."
+)
 
 
 class IsReviewer(BasePermission):
@@ -50,13 +54,16 @@ class ReviewItemListView(ReviewerView, ListAPIView):
             kind=filters.get("kind", ""),
         )
 
-    @extend_schema(parameters=[ReviewListQuerySerializer])
+    @extend_schema(
+        parameters=[ReviewListQuerySerializer],
+        responses={200: ReviewItemSerializer(many=True), 400: ErrorBodySerializer, 403: DENIED},
+    )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
 
 class ReviewItemDetailView(ReviewerView, APIView):
-    @extend_schema(responses={200: ReviewItemSerializer, 404: ErrorBodySerializer})
+    @extend_schema(responses={200: ReviewItemSerializer, 403: DENIED, 404: NOT_FOUND})
     def get(self, request, item_id):
         return Response(
             ReviewItemSerializer(review_get(principal=request.reviewer, item_id=item_id)).data
@@ -68,7 +75,13 @@ class _ReviewDecisionView(ReviewerView, APIView):
 
     @extend_schema(
         request=ReviewDecisionSerializer,
-        responses={200: ReviewItemSerializer, 404: ErrorBodySerializer, 409: ErrorBodySerializer},
+        responses={
+            200: ReviewItemSerializer,
+            400: ErrorBodySerializer,
+            403: DENIED,
+            404: NOT_FOUND,
+            409: CONFLICT,
+        },
     )
     def post(self, request, item_id):
         body = parse(ReviewDecisionSerializer, request.data)
