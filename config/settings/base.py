@@ -150,12 +150,14 @@ CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
 
 def filesystem_broker_options(broker_dir: Path) -> dict:
     """Return kombu's filesystem transport options for ``broker_dir`` (created if missing)."""
-    for _folder in ("queue", "processed"):
+    for _folder in ("queue", "processed", "control"):
         (broker_dir / _folder).mkdir(parents=True, exist_ok=True)
     return {
         "data_folder_in": str(broker_dir / "queue"),
         "data_folder_out": str(broker_dir / "queue"),
         "processed_folder": str(broker_dir / "processed"),
+        # The exchange table; kombu's default is a "control" folder in the working directory.
+        "control_folder": str(broker_dir / "control"),
         "store_processed": False,
         # The transport polls its folder; the default 1 s would add up to 1 s per task.
         "polling_interval": 0.05,
