@@ -33,18 +33,32 @@ MISSING = "missing"
 
 
 @contextmanager
-def operation_lock(operation_id):
-    """Hold a session advisory lock on the operation while the block runs; yield if acquired."""
+def operation_lock(operation_id, *, asynchronous: bool = False):
+    """Hold a session advisory lock on the operation while the block runs; yield if acquired.
+
+    With ``asynchronous``, the run's commits also skip the WAL flush wait (the request's own
+    commit is synchronous). Safe here: WAL is written in order, so if a step's "verified"
+    survives a server crash its purge does too; a lost tail only means the idempotent steps
+    run again. (One round trip each way: lock and setting together.)
+    """
     key = f"memledger.deletion:{operation_id}"
+    commit_mode = "off" if asynchronous else "on"
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", [key])
-        acquired = cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT pg_try_advisory_lock(hashtextextended(%s, 0)), "
+            "current_setting('synchronous_commit'), set_config('synchronous_commit', %s, false)",
+            [key, commit_mode],
+        )
+        acquired, previous, _ = cursor.fetchone()
     try:
         yield acquired
     finally:
-        if acquired:
-            with connection.cursor() as cursor:
-                cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [key])
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT CASE WHEN %s THEN pg_advisory_unlock(hashtextextended(%s, 0)) END, "
+                "set_config('synchronous_commit', %s, false)",
+                [acquired, key, previous],
+            )
 
 
 def operation_context(operation: DeletionOperation) -> DeletionContext:
@@ -131,29 +145,12 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext) -> list[str]:
     return [step.store for step in steps if step.status != DeletionStep.State.VERIFIED]
 
 
-@contextmanager
-def asynchronous_commit():
-    """Let the run's commits skip the WAL flush wait (the request's own commit is synchronous).
-
-    Safe here: WAL is written in order, so if a step's "verified" survives a server crash its
-    purge does too; a lost tail only means the idempotent steps run again.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute("SET synchronous_commit TO off")
-    try:
-        yield
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("RESET synchronous_commit")
-
-
 def deletion_run(*, operation_id) -> str:
     """Run every unverified step of the operation; return its status (or locked / missing)."""
-    with operation_lock(operation_id) as acquired:
+    with operation_lock(operation_id, asynchronous=True) as acquired:
         if not acquired:
             return LOCKED
-        with asynchronous_commit():
-            return _run(operation_id)
+        return _run(operation_id)
 
 
 def _run(operation_id) -> str:

@@ -56,7 +56,9 @@ def _subject(principal, subject_id=None, subject_external_id=None) -> Subject:
     if isinstance(principal, SubjectPrincipal):
         queryset = queryset.filter(pk=principal.subject_id)
     subject = queryset.first()
-    if subject is None:
+    may_act_for = getattr(principal, "may_act_for", None)
+    if subject is None or (may_act_for is not None and not may_act_for(subject.external_id)):
+        # An agent without any_subject acts only for its subject token's subject.
         raise NotFound("No subject with this id.")
     return subject
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connections
-from django.db.models import Case, Count, F, Q, Value, When
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from memory_core import retrieval_cache
@@ -37,6 +37,17 @@ from memory_core.models import (
 
 UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 CODE_PATTERN = "^[a-z0-9_.:-]{1,64}$"
+# The same test as _dirty() below, with the vector and full-text counts, in one statement.
+ROW_STATS_SQL = """
+    SELECT count(*),
+           count(*) FILTER (WHERE status <> 'deleted' OR content <> '' OR value IS NOT NULL
+                            OR embedding IS NOT NULL OR memory_key <> '' OR scope_ref <> ''
+                            OR session_id <> '' OR task_id <> '' OR source_conversation_id <> ''
+                            OR source_message_id <> '' OR source_tool <> ''),
+           count(*) FILTER (WHERE embedding IS NOT NULL),
+           count(*) FILTER (WHERE search_vector <> ''::tsvector)
+    FROM memory_core_memory WHERE id = ANY(%s::uuid[])
+"""
 # The keys an event's details may keep after a deletion: ids, never content.
 EVENT_ID_KEYS = [
     "operation",
@@ -62,6 +73,24 @@ class DeletionContext:
 
     def __post_init__(self):
         self.id_strings = [str(memory_id) for memory_id in self.memory_ids]
+        self._row_stats: dict | None = None
+
+    def row_stats(self) -> dict:
+        """Return what the operation's rows still hold (one query, kept until rows change)."""
+        if self._row_stats is None:
+            with connections["default"].cursor() as cursor:
+                cursor.execute(ROW_STATS_SQL, [self.id_strings])
+                rows, dirty, vectors, texts = cursor.fetchone()
+            self._row_stats = {
+                "rows": rows,
+                "rows_with_content": dirty,
+                "vectors": vectors,
+                "non_empty_search_vectors": texts,
+            }
+        return self._row_stats
+
+    def rows_changed(self) -> None:
+        self._row_stats = None
 
     @property
     def whole_subject(self) -> bool:
@@ -73,7 +102,8 @@ class Store:
 
     name = ""
     description = ""
-    # Steps of one phase run in one transaction (runner.py); a slow file step gets its own.
+    # Steps of one phase run in one transaction (runner.py): the database and cache steps
+    # together, the file steps (exports, evaluation) after them.
     phase = "database"
 
     def applies(self) -> bool:
@@ -140,15 +170,17 @@ class PrimaryStore(Store):
     )
 
     def purge(self, ctx):
-        return {"scrubbed": scrub_memories(ctx.memory_ids)}
+        scrubbed = 0
+        if ctx.row_stats()["rows_with_content"]:
+            scrubbed = scrub_memories(ctx.memory_ids)
+            ctx.rows_changed()
+        return {"scrubbed": scrubbed}
 
     def verify(self, ctx):
-        counts = Memory.objects.filter(pk__in=ctx.memory_ids).aggregate(
-            rows=Count("id"), residue=Count("id", filter=_dirty())
-        )
-        return counts["residue"] == 0, {
-            "rows": counts["rows"],
-            "rows_with_content": counts["residue"],
+        stats = ctx.row_stats()
+        return stats["rows_with_content"] == 0, {
+            "rows": stats["rows"],
+            "rows_with_content": stats["rows_with_content"],
             "kept_as": "content-free tombstone rows",
         }
 
@@ -177,7 +209,11 @@ class EventsStore(Store):
     )
     _VERIFY_SQL = (
         "SELECT count(*), count(*) FILTER (WHERE EXISTS ("  # noqa: S608 (constants)
-        " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))) "
+        " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))), "
+        " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])"
+        "  OR r.candidate_ids && %(ids)s::uuid[]), "
+        " (SELECT count(*) FROM memory_core_reviewitem r WHERE (r.memory_id = ANY(%(ids)s::uuid[])"
+        "  OR r.candidate_ids && %(ids)s::uuid[]) AND (r.reason <> '' OR r.state = 'open')) "
         "FROM memory_core_memoryevent WHERE memory_id = ANY(%(ids)s::uuid[])"
     )
 
@@ -213,18 +249,13 @@ class EventsStore(Store):
     def verify(self, ctx):
         with connections["default"].cursor() as cursor:
             cursor.execute(self._VERIFY_SQL, self._params(ctx))
-            events, dirty = cursor.fetchone()
-        citing = Q(memory_id__in=ctx.memory_ids) | Q(candidate_ids__overlap=ctx.memory_ids)
-        reviews = ReviewItem.objects.filter(citing).aggregate(
-            rows=Count("id"),
-            residue=Count("id", filter=~Q(reason="") | Q(state=ReviewItem.State.OPEN)),
-        )
-        ok = dirty == 0 and reviews["residue"] == 0
+            events, dirty, reviews, open_or_text = cursor.fetchone()
+        ok = dirty == 0 and open_or_text == 0
         return ok, {
             "events": events,
             "events_with_content": dirty,
-            "review_items": reviews["rows"],
-            "review_items_with_content_or_open": reviews["residue"],
+            "review_items": reviews,
+            "review_items_with_content_or_open": open_or_text,
         }
 
 
@@ -233,15 +264,18 @@ class EmbeddingsStore(Store):
     description = "the 384-d vectors (and so their HNSW index entries)"
 
     def purge(self, ctx):
-        cleared = Memory.objects.filter(pk__in=ctx.memory_ids, embedding__isnull=False).update(
-            embedding=None, embedding_model=""
-        )
+        cleared = 0
+        if ctx.row_stats()["vectors"]:
+            cleared = Memory.objects.filter(pk__in=ctx.memory_ids, embedding__isnull=False).update(
+                embedding=None, embedding_model=""
+            )
+            ctx.rows_changed()
         return {"vectors_cleared": cleared}
 
     def verify(self, ctx):
-        residue = Memory.objects.filter(pk__in=ctx.memory_ids, embedding__isnull=False).count()
-        return residue == 0, {
-            "vectors": residue,
+        vectors = ctx.row_stats()["vectors"]
+        return vectors == 0, {
+            "vectors": vectors,
             # A row without a vector has no live HNSW entry; the old row version's entry is
             # never returned (heap visibility) and autovacuum removes it.
             "index": "memory_embedding_hnsw",
@@ -253,30 +287,23 @@ class FullTextStore(Store):
     description = "the generated search_vector (follows content, which is cleared)"
 
     def purge(self, ctx):
-        cleared = (
-            Memory.objects.filter(pk__in=ctx.memory_ids).exclude(content="").update(content="")
-        )
+        cleared = 0
+        if ctx.row_stats()["non_empty_search_vectors"]:
+            cleared = (
+                Memory.objects.filter(pk__in=ctx.memory_ids).exclude(content="").update(content="")
+            )
+            ctx.rows_changed()
         return {"contents_cleared": cleared}
 
     def verify(self, ctx):
-        with connections["default"].cursor() as cursor:
-            cursor.execute(
-                "SELECT count(*) FROM memory_core_memory "
-                "WHERE id = ANY(%s::uuid[]) AND search_vector <> ''::tsvector",
-                [ctx.id_strings],
-            )
-            residue = cursor.fetchone()[0]
-        return residue == 0, {
-            "non_empty_search_vectors": residue,
-            "index": "memory_search_vector_gin",
-        }
+        texts = ctx.row_stats()["non_empty_search_vectors"]
+        return texts == 0, {"non_empty_search_vectors": texts, "index": "memory_search_vector_gin"}
 
 
 # --- caches -------------------------------------------------------------------------------
 
 
 class _CacheStore(Store):
-    phase = "cache"
     namespace = ""
 
     def purge(self, ctx):
@@ -326,7 +353,7 @@ class SummariesStore(_CacheStore):
 
 
 class ExportsStore(Store):
-    phase = "exports"
+    phase = "files"
     name = "exports"
     description = "subjects' JSON exports: rewritten without the memory (removed for a subject)"
 
@@ -452,7 +479,7 @@ def _rewrite_file(path: Path, drop: set[str]) -> int:
 
 
 class EvaluationStore(Store):
-    phase = "evaluation"
+    phase = "files"
     name = "evaluation"
     description = (
         "evaluation datasets and reports built from production memories: JSON/JSONL files in "
