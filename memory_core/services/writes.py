@@ -49,6 +49,7 @@ from memory_core.admission import (
 from memory_core.embeddings import get_embedder
 from memory_core.exceptions import Conflict, PermissionDenied, ValidationFailed
 from memory_core.models import (
+    AUTHORITY_RANK,
     AdmissionDecision,
     Authority,
     Memory,
@@ -131,9 +132,13 @@ def _heads(tenant_id, planned: list[_Planned], subjects: dict) -> dict:
         "created_at"
     )
     for row in rows:
-        # The newest active row of a key and scope is its head (older parallel chains are
-        # conflicts already kept for review).
-        heads[(row.subject_id, row.memory_key, row.scope_kind, row.scope_ref)] = row
+        # With parallel chains (a conflict kept for review) the head to measure a write
+        # against is the strongest one, then the newest: a write must not "win" by
+        # superseding a weaker chain while a stronger one stands.
+        key = (row.subject_id, row.memory_key, row.scope_kind, row.scope_ref)
+        current = heads.get(key)
+        if current is None or AUTHORITY_RANK[row.authority] >= AUTHORITY_RANK[current.authority]:
+            heads[key] = row
     return heads
 
 
@@ -298,11 +303,18 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
                 rule_codes=item.decision.rule_codes + item.decision.categories,
             )
         elif item.decision.action == "conflict":
+            # Every chain still standing on the key is a candidate, not only the last two.
+            standing = Memory.objects.filter(
+                tenant_id=principal.tenant_id,
+                subject_id=item.subject.id,
+                memory_key=item.candidate.memory_key,
+                status=Status.ACTIVE,
+            ).values_list("id", flat=True)
             item.review_item = conflict_open(
                 tenant_id=principal.tenant_id,
                 subject_id=item.subject.id,
                 memory_key=item.candidate.memory_key,
-                candidate_ids=[item.head.id, item.memory.id],
+                candidate_ids=sorted({item.head.id, item.memory.id, *standing}, key=str),
             )
     return decisions
 

@@ -86,3 +86,29 @@ def test_portal_correction_is_explicit_user_and_withdrawal_revokes(agent_princip
     withdrawn = consent_withdraw(principal=owner, memory_id=result.memory.id)
     assert withdrawn.status == Status.REVOKED
     assert MemoryEvent.objects.filter(memory_id=withdrawn.id, action="consent_withdrawn").exists()
+
+
+def test_a_write_is_measured_against_the_strongest_parallel_chain(agent_principal):
+    inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+    explicit = memory_write(principal=agent_principal, data=data("User likes tea.", key="drink"))
+    conflict = memory_write(
+        principal=agent_principal,
+        data=data("User seems to like coffee.", key="drink", source=inferred, consent="explicit"),
+    )
+    assert "supersession.conflict_lower_authority" in conflict.rule_codes
+    # The next inferred write meets the explicit head again: another conflict, never a winner.
+    again = memory_write(
+        principal=agent_principal,
+        data=data("User seems to like cocoa.", key="drink", source=inferred, consent="explicit"),
+    )
+    assert "supersession.conflict_lower_authority" in again.rule_codes
+    item = ReviewItem.objects.get(kind="conflict", memory_key="drink", state="open")
+    assert {str(i) for i in item.candidate_ids} == {
+        str(explicit.memory.id),
+        str(conflict.memory.id),
+        str(again.memory.id),
+    }
+    assert Memory.objects.get(pk=explicit.memory.pk).status == Status.ACTIVE
+    # An explicit correction supersedes the explicit head, not the inferred chain.
+    fixed = memory_write(principal=agent_principal, data=data("User likes green tea.", key="drink"))
+    assert fixed.memory.supersedes_id == explicit.memory.id
