@@ -130,7 +130,8 @@ MONEY = (
     r"reembolsos?|pagos?|fondos|dinero|devoluciones|remboursements?|paiements?|fonds|argent|"
     r"virements?|erstattungen?|ruckerstattungen?|zahlungen?|gelder|geld|auszahlungen?|"
     r"pagamentos?|fundos|dinheiro|rimborsi|rimborso|pagamenti|pagamento|fondi|soldi|denaro|"
-    r"store credit|credit|[$€£¥]\s?\d[\d,.]*|\d[\d,.]*\s?(?:usd|eur|gbp|dollars|euros))"
+    r"store credit|credit|[$€£¥]\s?\d[\d,.]*+|(?<![\d,.])\d[\d,.]*+\s?(?:usd|eur|gbp|dollars|"
+    r"euros))"
 )
 MOVE_VERBS = (
     r"(?:wire[sd]?|wiring|send|sent|sends|sending|route[sd]?|routing|transfer(?:red|s)?|"
@@ -796,7 +797,9 @@ BUSINESS_TOPICS = (
     r"prezzo|ordine|rimborso|fattura)"
 )
 AMOUNT = (
-    r"(?:[$€£¥]\s?\d[\d,.]*|\d[\d,.]*\s?(?:[$€£¥]|usd|eur|gbp|dollars?|euros?|pounds?|bucks|"
+    # Possessive ``*+`` and the look-behind keep a long run of digits linear, not quadratic.
+    r"(?:[$€£¥]\s?\d[\d,.]*+|(?<![\d,.])\d[\d,.]*+\s?(?:[$€£¥]|usd|eur|gbp|dollars?|euros?|"
+    r"pounds?|bucks|"
     r"reais|francs?)\b|\b\d{1,3}\s?%|\bfree\b|\bzero\b|\bgratis\b|\bgratuit\b|\bkostenlos\b)"
 )
 STATE_WORDS = (
