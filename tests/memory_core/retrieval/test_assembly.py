@@ -43,4 +43,4 @@ def test_empty_package_and_clarifications():
     prompt = render_prompt(
         [], [Clarification(memory_key="deploy.region", candidates=[], review_item_id="r1")]
     )
-    assert '<conflict key="deploy.region" review_item="r1">' in prompt
+    assert "<clarifications>Stored memories disagree on: deploy.region." in prompt

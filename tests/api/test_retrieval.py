@@ -1,0 +1,177 @@
+"""``POST /api/v1/retrieve`` and ``GET /api/v1/traces/<id>``: shape, validation, tenancy."""
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+
+from memory_core.principals import SystemPrincipal
+from memory_core.services.memories import MemoryDraft, memory_store_many
+from tests.factories import SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[2]
+URL = "/api/v1/retrieve"
+
+
+@pytest.fixture
+def stored(tenant, other_tenant):
+    me = SubjectFactory(tenant=tenant, external_id="dana")
+    twin = SubjectFactory(tenant=other_tenant, external_id="dana")
+    drafts = [
+        MemoryDraft(subject=me, memory_type="repository_rule", content="In atlas-api every "
+                    "endpoint needs an OpenAPI entry.", authority="explicit_user",
+                    source_type="user_input", scope_kind="repo", scope_ref="atlas-api"),
+        MemoryDraft(subject=twin, memory_type="repository_rule", content="In atlas-api every "
+                    "endpoint must be written in Rust.", authority="explicit_user",
+                    source_type="user_input", scope_kind="repo", scope_ref="atlas-api"),
+    ]  # fmt: skip
+    mine, theirs = memory_store_many(drafts=drafts, principal=SystemPrincipal(tenant_id=tenant.id))
+    return mine, theirs
+
+
+def body(**overrides):
+    data = {
+        "query": "Add a new endpoint to atlas-api.",
+        "intent": "apply_project_rules",
+        "context": {"user_id": "dana", "project_id": "atlas", "repository_id": "atlas-api"},
+    }
+    data.update(overrides)
+    return data
+
+
+def test_retrieve_answers_the_documented_shape(api_client, stored):
+    mine, theirs = stored
+    response = api_client.post(URL, body(budget={"max_items": 5, "max_tokens": 400}), format="json")
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert set(data) == {
+        "trace_id", "mode", "degraded", "items", "clarifications", "prompt", "prompt_tokens",
+    }  # fmt: skip
+    assert data["mode"] == "structured_only" and data["degraded"] is False
+    item = data["items"][0]
+    assert set(item) == {
+        "id", "memory_type", "memory_key", "scope", "authority", "confidence", "content",
+        "section", "score", "reason",
+    }  # fmt: skip
+    assert item["id"] == str(mine.id) and item["scope"] == "repo:atlas-api"
+    assert str(theirs.id) not in response.content.decode()
+    assert data["prompt"].startswith("<agent_memory>") and data["prompt"].endswith(
+        "</agent_memory>"
+    )
+    assert 0 < data["prompt_tokens"] <= 400
+
+
+def test_the_other_tenant_sees_only_its_own_rows(other_api_client, stored):
+    mine, theirs = stored
+    response = other_api_client.post(URL, body(), format="json")
+    assert response.status_code == 200
+    ids = [i["id"] for i in response.json()["items"]]
+    assert ids == [str(theirs.id)]
+
+
+def test_unknown_user_is_an_empty_package_not_an_error(api_client, stored):
+    response = api_client.post(URL, body(context={"user_id": "nobody"}), format="json")
+    assert response.status_code == 200
+    assert response.json()["items"] == [] and response.json()["clarifications"] == []
+
+
+def test_self_contained_request_retrieves_nothing(api_client, stored):
+    response = api_client.post(
+        URL, body(intent="transform", has_complete_context=True), format="json"
+    )
+    assert response.status_code == 200
+    assert response.json()["mode"] == "none" and response.json()["items"] == []
+
+
+@pytest.mark.parametrize(
+    ("payload", "field"),
+    [
+        ({"context": {"user_id": "dana"}}, "query"),
+        ({"query": "x"}, "context"),
+        ({"query": "", "context": {"user_id": "dana"}}, "query"),
+        ({"query": "x" * 4001, "context": {"user_id": "dana"}}, "query"),
+        ({"query": "x", "context": {"user_id": ""}}, "context"),
+        ({"query": "x", "context": {"user_id": "d", "tenant_id": "t"}}, "context"),
+        ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_items": 0}}, "budget"),
+        ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_tokens": "lots"}}, "budget"),
+        ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_itemz": 3}}, "budget"),
+        ({"query": "x", "context": {"user_id": "d"}, "tenant_id": "other"}, "tenant_id"),
+        ({"query": ["x"], "context": {"user_id": "d"}}, "query"),
+        ({"query": "x", "context": "dana"}, "context"),
+        ({"query": "x", "context": {"user_id": "d"}, "has_complete_context": "maybe"},
+         "has_complete_context"),
+    ],
+)  # fmt: skip
+def test_invalid_input_is_a_400_with_a_stable_code(api_client, payload, field):
+    response = api_client.post(URL, payload, format="json")
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "invalid_input" and field in error["details"]
+
+
+def test_non_object_and_malformed_bodies_are_400(api_client):
+    assert api_client.post(URL, [1, 2], format="json").status_code == 400
+    response = api_client.generic("POST", URL, "{not json", content_type="application/json")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "malformed_json"
+
+
+def test_unauthenticated_is_refused(client):
+    response = client.post(URL, body(), content_type="application/json")
+    assert response.status_code in (401, 403)
+
+
+def test_trace_is_readable_by_its_tenant_only(api_client, other_api_client, stored):
+    trace_id = api_client.post(URL, body(), format="json").json()["trace_id"]
+    mine = api_client.get(f"/api/v1/traces/{trace_id}")
+    assert mine.status_code == 200
+    data = mine.json()
+    assert data["id"] == trace_id and data["mode"] == "structured_only"
+    assert str(stored[0].id) in data["cited_ids"]
+    assert "OpenAPI" not in json.dumps(data)  # never raw content
+    assert other_api_client.get(f"/api/v1/traces/{trace_id}").status_code == 404
+    missing = api_client.get(f"/api/v1/traces/{uuid.uuid4()}")
+    assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
+
+
+PROBE = r"""
+import json, uuid
+from rest_framework.test import APIRequestFactory, force_authenticate
+from api.retrieval import RetrieveView
+from memory_core.principals import AgentPrincipal
+principal = AgentPrincipal(tenant_id=uuid.uuid4(), agent_id=uuid.uuid4(), agent_name="probe")
+request = APIRequestFactory().post(
+    "/api/v1/retrieve", {"query": "x", "context": {"user_id": "dana"}}, format="json"
+)
+force_authenticate(request, user=principal)
+response = RetrieveView.as_view()(request)
+response.render()
+print("RESULT" + json.dumps({"status": response.status_code, "body": response.content.decode()}))
+"""
+
+
+def test_database_unreachable_during_retrieval_is_503_memory_unavailable():
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "DATABASE_URL": f"postgres://memledger@127.0.0.1:{port}/memledger",
+        "DB_CONNECT_TIMEOUT": "2",
+    }
+    result = subprocess.run(  # noqa: S603
+        [sys.executable, "manage.py", "shell", "-c", PROBE],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    line = next(x for x in result.stdout.splitlines() if x.startswith("RESULT"))
+    answer = json.loads(line[len("RESULT") :])
+    assert answer["status"] == 503
+    assert json.loads(answer["body"])["error"]["code"] == "memory_unavailable"

@@ -1,0 +1,121 @@
+"""Unresolved high-impact conflicts: clarification + review item; resolution changes retrieval."""
+
+import pytest
+
+from memory_core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from memory_core.models import Memory, MemoryEvent, ReviewItem
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
+from memory_core.retrieval.pipeline import retrieve
+from memory_core.retrieval.types import RetrievalRequest
+from memory_core.services.conflicts import conflict_resolve
+from memory_core.services.memories import MemoryDraft, memory_store_many
+from tests.factories import SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+REQUEST = RetrievalRequest(
+    query="Deploy the Lunest API to production.",
+    user_id="dana",
+    intent="apply_project_rules",
+    project_id="lunest",
+)
+
+
+@pytest.fixture
+def rivals(tenant):
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    drafts = [
+        MemoryDraft(subject=subject, memory_type="previous_decision", memory_key="deploy.region",
+                    content=f"Deploy the Lunest API to {region}.", authority="model_inference",
+                    source_type="model_inference", confidence=0.7, scope_kind="project",
+                    scope_ref="lunest")
+        for region in ("eu-west-1", "us-east-1")
+    ]  # fmt: skip
+    return memory_store_many(drafts=drafts, principal=SystemPrincipal(tenant_id=tenant.id))
+
+
+@pytest.fixture
+def reviewer(tenant, django_user_model):
+    user = django_user_model.objects.create_user("rev", password="x")
+    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
+
+
+def test_unresolved_conflict_is_a_clarification_with_one_open_review_item(agent_principal, rivals):
+    first = retrieve(principal=agent_principal, request=REQUEST)
+    assert first.items == [] or all(c.memory_key != "deploy.region" for c in first.items)
+    [clarification] = first.clarifications
+    assert clarification.memory_key == "deploy.region"
+    assert {c.id for c in clarification.candidates} == {str(m.id) for m in rivals}
+    item = ReviewItem.objects.get(pk=clarification.review_item_id)
+    assert item.kind == "conflict" and item.state == "open"
+    assert {str(i) for i in item.candidate_ids} == {str(m.id) for m in rivals}
+    assert (
+        MemoryEvent.objects.filter(action="conflict", memory_id__in=[m.id for m in rivals]).count()
+        == 2
+    )
+    second = retrieve(principal=agent_principal, request=REQUEST)
+    assert second.clarifications[0].review_item_id == str(item.id)  # reused, not duplicated
+    assert ReviewItem.objects.filter(kind="conflict").count() == 1
+    assert "deploy.region" in second.prompt
+
+
+def test_choose_winner_revokes_the_loser_and_the_next_retrieval_returns_the_winner(
+    agent_principal, rivals, reviewer
+):
+    item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
+    winner, loser = rivals
+    item = conflict_resolve(
+        principal=reviewer, item_id=item_id, outcome="choose_winner", winner_id=winner.id,
+        reason="Confirmed with the team: eu-west-1.",
+    )  # fmt: skip
+    assert item.state == "resolved" and item.resolution == "choose_winner"
+    assert item.resolved_by_id == reviewer.user_id
+    loser.refresh_from_db()
+    assert loser.status == "revoked"
+    assert MemoryEvent.objects.filter(memory_id=loser.id, action="revoked",
+                                      reason_code="conflict_lost").exists()  # fmt: skip
+    after = retrieve(principal=agent_principal, request=REQUEST)
+    assert [c.id for c in after.items] == [str(winner.id)] and after.clarifications == []
+
+
+def test_keep_both_scoped_returns_both(agent_principal, rivals, reviewer):
+    item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
+    conflict_resolve(principal=reviewer, item_id=item_id, outcome="keep_both_scoped",
+                     reason="Both regions are used.")  # fmt: skip
+    after = retrieve(principal=agent_principal, request=REQUEST)
+    assert {c.id for c in after.items} == {str(m.id) for m in rivals}
+    assert after.clarifications == []
+    assert Memory.objects.filter(status="active", id__in=[m.id for m in rivals]).count() == 2
+
+
+def test_ask_user_keeps_the_clarification_on_the_same_item(agent_principal, rivals, tenant):
+    item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
+    subject = rivals[0].subject
+    person = SubjectPrincipal(tenant_id=tenant.id, subject_id=subject.id, user_id=1)
+    conflict_resolve(principal=person, item_id=item_id, outcome="ask_user", reason="I'll decide.")
+    after = retrieve(principal=agent_principal, request=REQUEST)
+    assert after.clarifications[0].review_item_id == item_id
+    assert ReviewItem.objects.filter(kind="conflict").count() == 1
+
+
+def test_resolution_is_validated_and_scoped(agent_principal, rivals, reviewer, other_tenant):
+    item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
+    with pytest.raises(ValidationFailed) as bad:
+        conflict_resolve(principal=reviewer, item_id=item_id, outcome="flip_a_coin", reason="x")
+    assert bad.value.code == "invalid_outcome"
+    with pytest.raises(ValidationFailed) as bad:
+        conflict_resolve(principal=reviewer, item_id=item_id, outcome="choose_winner",
+                         winner_id=rivals[0].tenant_id, reason="x")  # fmt: skip
+    assert bad.value.code == "winner_not_candidate"
+    with pytest.raises(ValidationFailed) as bad:
+        conflict_resolve(principal=reviewer, item_id=item_id, outcome="ask_user", reason=" ")
+    assert bad.value.code == "reason_required"
+    with pytest.raises(PermissionDenied):
+        conflict_resolve(principal=agent_principal, item_id=item_id, outcome="ask_user", reason="x")
+    with pytest.raises(NotFound):
+        conflict_resolve(principal=SystemPrincipal(tenant_id=other_tenant.id), item_id=item_id,
+                         outcome="ask_user", reason="x")  # fmt: skip
+    conflict_resolve(principal=reviewer, item_id=item_id, outcome="ask_user", reason="x")
+    with pytest.raises(ValidationFailed) as bad:
+        conflict_resolve(principal=reviewer, item_id=item_id, outcome="ask_user", reason="x")
+    assert bad.value.code == "review_not_open"
