@@ -3,8 +3,11 @@
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
+from memory_core.exceptions import DomainError
 from memory_core.principals import AgentPrincipal
 from memory_core.services.api_keys import api_key_resolve
+from memory_core.subject_tokens import HEADER as SUBJECT_TOKEN_HEADER
+from memory_core.subject_tokens import subject_token_verify
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -22,7 +25,19 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         key = api_key_resolve(raw_key.strip())
         if key is None:
             raise exceptions.AuthenticationFailed("Unknown, revoked or expired API key.")
-        return AgentPrincipal.from_agent(key.agent, api_key_id=key.id), key
+        bound_user_id = None
+        token = request.META.get(SUBJECT_TOKEN_HEADER)
+        if token:
+            try:
+                bound_user_id = subject_token_verify(
+                    token, tenant_id=key.agent.tenant_id, agent_id=key.agent_id
+                )
+            except DomainError as exc:
+                raise exceptions.AuthenticationFailed(exc.message) from exc
+        principal = AgentPrincipal.from_agent(
+            key.agent, api_key_id=key.id, bound_user_id=bound_user_id
+        )
+        return principal, key
 
     def authenticate_header(self, request) -> str:
         return self.keyword

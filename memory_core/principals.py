@@ -24,6 +24,9 @@ class AgentPrincipal:
     max_sensitivity: str = "sensitive"
     any_subject: bool = True
     api_key_id: uuid.UUID | None = None
+    # The subject a signed subject token names (memory_core/subject_tokens.py); without
+    # ``any_subject`` the agent acts for this subject only, and for nobody without a token.
+    bound_user_id: str | None = None
 
     actor_type = "agent"
 
@@ -32,7 +35,7 @@ class AgentPrincipal:
         return str(self.agent_id)
 
     @classmethod
-    def from_agent(cls, agent, api_key_id=None) -> AgentPrincipal:
+    def from_agent(cls, agent, api_key_id=None, bound_user_id=None) -> AgentPrincipal:
         """Return the principal of ``agent`` (an Agent row)."""
         return cls(
             tenant_id=agent.tenant_id,
@@ -43,13 +46,21 @@ class AgentPrincipal:
             max_sensitivity=agent.max_sensitivity,
             any_subject=agent.any_subject,
             api_key_id=api_key_id,
+            bound_user_id=bound_user_id,
         )
+
+    def may_act_for(self, user_id: str) -> bool:
+        """Return whether this agent may read or write memories of subject ``user_id``."""
+        return self.any_subject or (bool(self.bound_user_id) and user_id == self.bound_user_id)
 
     def scope_memories(self, queryset: QuerySet) -> QuerySet:
         """Limit a tenant's memories to what this agent may read."""
-        return queryset.filter(Q(agent_id__isnull=True) | Q(agent_id=self.agent_id)).filter(
+        queryset = queryset.filter(Q(agent_id__isnull=True) | Q(agent_id=self.agent_id)).filter(
             memory_type__in=sorted(self.read_types)
         )
+        if not self.any_subject:
+            queryset = queryset.filter(subject__external_id=self.bound_user_id or None)
+        return queryset
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@ RULE_CODES: dict[str, tuple[int, str]] = {
         "The subject does not exist in this tenant and the agent may not create subjects.",
     ),
     "tenant.subject_mismatch": (1, "This principal may only write memories about its own subject."),
+    "tenant.subject_not_granted": (
+        1,
+        "The agent may act only for the subject of a valid subject token (X-Memledger-Subject-Token).",
+    ),
     "grant.type_not_allowed": (2, "The agent's grant does not allow writing this memory type."),
     "grant.sensitivity_above_max": (2, "The declared sensitivity is above the agent's maximum."),
     "fields.content_empty": (3, "The content is empty."),

@@ -53,6 +53,8 @@ class Grant:
     max_sensitivity: str = Sensitivity.RESTRICTED
     any_subject: bool = True
     own_subject: str | None = None  # a subject principal writes only about this subject
+    # An agent without any_subject: only the subject of its signed subject token ("" = none).
+    bound_subject: str | None = None
     trusted: bool = False  # memledger's own paths (imports) may use source admin
 
     @classmethod
@@ -63,6 +65,9 @@ class Grant:
                 write_types=frozenset(principal.write_types),
                 max_sensitivity=principal.max_sensitivity,
                 any_subject=principal.any_subject,
+                bound_subject=None
+                if principal.any_subject
+                else (getattr(principal, "bound_user_id", None) or ""),
             )
         if principal.actor_type == "user":
             return cls(write_types=None, any_subject=False, own_subject=own_subject_external_id)
@@ -177,6 +182,8 @@ def admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Deci
         return refuse("tenant.subject_mismatch")
     if not context.subject_exists and not grant.any_subject:
         return refuse("tenant.subject_unknown")
+    if grant.bound_subject is not None and candidate.subject != grant.bound_subject:
+        return refuse("tenant.subject_not_granted")
 
     # 2. The grant: memory types and maximum sensitivity.
     if grant.write_types is not None and candidate.memory_type not in grant.write_types:

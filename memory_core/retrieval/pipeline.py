@@ -21,6 +21,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.utils import timezone
 
 from memory_core.embeddings import get_embedder
+from memory_core.exceptions import PermissionDenied
 from memory_core.models import RetrievalTrace
 
 from . import assembly, budget, candidates, conflicts, dedup, filters, intent, plan, rerank
@@ -141,6 +142,13 @@ def _generate(*, ctx, plan_, query, vector, now, policy):
 
 def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     """Run the read path for ``principal`` and return the bounded, explained memory package."""
+    may_act_for = getattr(principal, "may_act_for", None)
+    if may_act_for is not None and not may_act_for(request.user_id):
+        # An agent without any_subject reads only the subject of its signed subject token.
+        raise PermissionDenied(
+            "This agent may read only the subject named by its subject token.",
+            code="subject_not_granted",
+        )
     clock = _Clock()
     now = timezone.now()
     subject_id, policy = lookup_subject_and_policy(

@@ -1,0 +1,99 @@
+"""Agents act only for subjects their grant allows (``any_subject``, or a subject token)."""
+
+import time
+
+import pytest
+from django.core import signing
+from rest_framework.test import APIClient
+
+from memory_core.models import Memory
+from memory_core.services.api_keys import api_key_create
+from memory_core.subject_tokens import subject_token_issue
+from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+WRITE = {
+    "subject": "user-1",
+    "memory_type": "user_preference",
+    "memory_key": "style.answers",
+    "scope": "global",
+    "content": "User prefers concise technical answers.",
+    "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"},
+}
+
+
+@pytest.fixture
+def restricted(tenant):
+    """An agent without any_subject, its client, and two existing subjects with a memory."""
+    agent = AgentFactory(tenant=tenant, any_subject=False)
+    _, raw = api_key_create(agent=agent)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    one = SubjectFactory(tenant=tenant, external_id="user-1")
+    two = SubjectFactory(tenant=tenant, external_id="user-2")
+    memories = {
+        "user-1": MemoryFactory(subject=one, content="User one likes tea."),
+        "user-2": MemoryFactory(subject=two, content="User two likes coffee."),
+    }
+    return agent, client, memories
+
+
+def _token(agent, user_id):
+    return subject_token_issue(tenant_id=agent.tenant_id, agent_id=agent.id, user_id=user_id)
+
+
+def _retrieve(client, user_id, **headers):
+    return client.post(
+        "/api/v1/retrieve",
+        {"query": "What does the user like to drink?", "context": {"user_id": user_id}},
+        format="json",
+        **headers,
+    )
+
+
+def test_without_a_token_a_restricted_agent_reaches_nobody(restricted):
+    _, client, memories = restricted
+    assert _retrieve(client, "user-1").status_code == 403
+    assert client.post("/api/v1/memories", WRITE, format="json").status_code == 422
+    assert client.get(f"/api/v1/memories/{memories['user-1'].id}").status_code == 404
+    response = client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+    assert response.status_code == 404
+
+
+def test_a_token_opens_exactly_one_subject(restricted):
+    agent, client, memories = restricted
+    headers = {"HTTP_X_MEMLEDGER_SUBJECT_TOKEN": _token(agent, "user-1")}
+    response = _retrieve(client, "user-1", **headers)
+    assert response.status_code == 200
+    assert "User one likes tea." in response.json()["prompt"]
+    assert _retrieve(client, "user-2", **headers).status_code == 403
+    ok = client.post("/api/v1/memories", WRITE, format="json", **headers)
+    assert ok.status_code == 201, ok.json()
+    other = client.post(
+        "/api/v1/memories", {**WRITE, "subject": "user-2"}, format="json", **headers
+    )
+    assert other.status_code == 422
+    assert other.json()["rule_codes"] == ["tenant.subject_not_granted"]
+    assert client.get(f"/api/v1/memories/{memories['user-1'].id}", **headers).status_code == 200
+    assert client.get(f"/api/v1/memories/{memories['user-2'].id}", **headers).status_code == 404
+    assert not Memory.objects.filter(subject__external_id="user-2", memory_key="style.answers")
+
+
+def test_forged_foreign_or_expired_tokens_are_refused(restricted, settings, tenant):
+    agent, client, _ = restricted
+    forged = signing.dumps({"t": str(tenant.id), "a": str(agent.id), "u": "user-1"}, salt="x")
+    other_agent = AgentFactory(tenant=tenant, any_subject=False)
+    for token in (forged, _token(other_agent, "user-1"), "garbage"):
+        response = _retrieve(client, "user-1", HTTP_X_MEMLEDGER_SUBJECT_TOKEN=token)
+        assert response.status_code == 401, token
+    settings.MEMLEDGER_SUBJECT_TOKEN_TTL = 1
+    token = _token(agent, "user-1")
+    time.sleep(2.1)
+    response = _retrieve(client, "user-1", HTTP_X_MEMLEDGER_SUBJECT_TOKEN=token)
+    assert response.status_code == 401
+
+
+def test_any_subject_agents_need_no_token(api_client, subject):
+    response = _retrieve(api_client, subject.external_id)
+    assert response.status_code == 200
