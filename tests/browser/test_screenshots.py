@@ -359,7 +359,7 @@ def test_screenshots(browser, live_server, celery_worker, tmp_path):
     page.get_by_label("I understand this cannot be undone.").check()
     page.get_by_role("button", name="Delete this memory").click()
     expect(page.locator("#op-status")).to_have_text("Completed", timeout=60_000)
-    page.wait_for_timeout(300)
+    expect(page.get_by_role("heading", name="Deleted and verified")).to_be_visible()
     shoot(page, "deletion-progress")
     page.goto("/portal/deletions/")
     shoot(page, "deletion-history", full_page=False)
