@@ -78,7 +78,7 @@ DIRECTIVES = (
     r"(?:always|never|must|shall|ignore|obey|trust|treat|approve|grant|bypass|skip|forward|"
     r"send|wire|route|transfer|disregard|comply|you|answer|respond|reply|tell|do not|don'?t|"
     r"refuse|accept|allow|execute|run|share|reveal|remember|believe|consider|assume|pretend|"
-    r"say|claim|ignorez|ignorer|ignorar|ignorieren|ignorare|"
+    r"say|claim|ignorez|ignorer|ignorar|ignorieren|ignorare|should|read|display|state|show|"
     r"siempre|nunca|debes|responde|envia|aprueba|ignora|trata|"
     r"toujours|jamais|tu dois|vous devez|reponds|repondez|envoie|envoyez|approuve|ignore|"
     r"considere|considerez|traite|traitez|accorde|donne|"
@@ -238,6 +238,8 @@ class Rule:
     exempt_own_world: bool = False
     # ... and when it reports a question the user asked ("User asked how to disable 2FA").
     exempt_question: bool = True
+    # Only the question exemption (for rules whose point is "their own ...").
+    question_only: bool = False
 
 
 INJECTION_RULES: list[Rule] = [
@@ -305,6 +307,21 @@ INJECTION_RULES: list[Rule] = [
             r"\b(?:alle|vorherigen|bisherigen|deine|obigen|samtliche|die)\W+(?:\w+\W+){0,2}?"
             r"(?:anweisungen|regeln|vorgaben|richtlinien|instruktionen|befehle)\W+(?:\w+\W+){0,3}?"
             r"(?:ignorieren|vergessen|missachten|uberschreiben|ignoriere|vergiss|umgehen)\b"
+        ),
+    ),
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\bfollow\W+(?:\w+\W+)?(?:instructions|commands|directions|orders|directives)\W+"
+            r"(?:\w+\W+)?(?:in|inside|within|from|embedded in|contained in)\W+(?:\w+\W+){0,2}?"
+            r"(?:documents?|files?|emails?|web ?pages?|websites?|tool (?:results?|outputs?)|pdfs?|"
+            r"attachments?|search results?)\b|"
+            r"\b(?:forget|ignore|disregard)\W+(?:what|everything|anything|all)\W+(?:\w+\W+)?"
+            r"(?:you were|you've been|you have been|you are|you got)\W+(?:\w+\W+)?(?:told|taught|"
+            r"instructed|trained|programmed|given)\b|"
+            r"\b(?:my|their|his|her|this user'?s|the user'?s)\W+(?:\w+\W+)?(?:requests?|"
+            r"instructions|words?|orders|commands|messages)\W+(?:always\W+)?(?:override|overrule|"
+            r"supersede|take precedence over|trump|outrank|beat)\b"
         ),
     ),
     Rule(
@@ -386,10 +403,22 @@ INJECTION_RULES: list[Rule] = [
             r"(?:admin|administrator|owner|verified|trusted|authorized|authorised|root|superuser|"
             r"vip|employee|staff|internal|privileged|administrador|administrateur|"
             r"administrator|amministratore|verificado|verifie|verifiziert|verificato)\b|"
+            r"\b(?:treat|consider|regard|handle|accept)\W+(?:\S+\W+){0,6}?(?:as|like)\W+(?:coming|"
+            r"sent|issued)\W+(?:from|by)\W+(?:the\W+|an?\W+)?(?:ceo|cfo|admin|administrator|owner|"
+            r"manager|boss|it|security|support|bank|operator|system|developer|executive)\b|"
             r"\b(?:consider|treat|regard|recogni[sz]e|accept)\W+(?:me|him|her|them|this (?:user|"
             r"caller|customer|account|person))\W+(?:as\W+)?(?:an?\W+|the\W+)?(?:\w+\W+){0,2}?"
             r"(?:admin|administrator|owner|officer|manager|ceo|root|superuser|supervisor|"
             r"authority|verified|trusted|operator)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "injection.identity_claim",
+        _rx(
+            r"\b(?:i'm|i am|im|user is|the user is|this user is|he is|she is|they are)\W+the\W+"
+            r"one\W+(?:who|that)\W+(?:manages|runs|owns|administers|controls|approves|"
+            r"administrates|is in charge of)\b"
         ),
         exempt_own_world=True,
     ),
@@ -427,9 +456,16 @@ INJECTION_RULES: list[Rule] = [
             r"request|requesting|check|checking|verify|verifying|require|requiring|prompt)\W+"
             r"(?:\w+\W+){0,2}?(?:security questions?|verification|identity|id|pin|password|2fa|"
             r"mfa|otp|credentials|authentication|confirmation codes?|kyc)\b|"
+            r"\b(?:ne demandez plus|ne demande plus|no (?:le )?pidas|no (?:le )?pida|"
+            r"nicht mehr (?:nach|fragen)|frage nicht mehr|nao peca|nao pergunte|"
+            r"non chiedere piu|non chiedete piu)\b|"
+            r"\b(?:a ete|est|ha sido|esta|wurde|ist|foi|e stato|e stata|fue)\W+(?:deja\W+|ya\W+|"
+            r"bereits\W+|schon\W+|ja\W+|gia\W+)?(?:verifie|verificado|verificada|verifiziert|"
+            r"verificato|verificata|authentifie|autenticado|autorise|autorizado|autorizzato)\b|"
             r"\b(?:confirmed|verified|authenticated|validated)\W+(?:\w+\W+)?identity\b|"
             r"\bidentity\W+(?:is\W+|was\W+|has been\W+)?(?:already\W+)?(?:confirmed|verified)\b"
         ),
+        question_only=True,
     ),
     Rule(
         "injection.privilege_escalation",
@@ -454,8 +490,13 @@ INJECTION_RULES: list[Rule] = [
             r"rights)\b|"
             r"\b(?:needs?|requires?|required) no\W+(?:\w+\W+)?(?:approval|verification|"
             r"authori[sz]ation|authentication|sign-?off)\b|"
-            r"\bwithout (?:any\W+)?(?:approval|verification|authori[sz]ation|authentication|"
-            r"identity checks?|kyc)\b"
+            r"\bwithout\W+(?:\w+\W+){0,2}?(?:approval|verification|authori[sz]ation|"
+            r"authentication|identity checks?|kyc|callback|call-back|confirmation|checks|receipts?|"
+            r"second signature|sign-?off|id check)\b|"
+            r"\b(?:no longer|don'?t|do not|doesn'?t|does not|never)\W+(?:need|needs|require|"
+            r"requires)\W+(?:an?\W+|any\W+|the\W+)?(?:\w+\W+)?(?:receipts?|approvals?|managers?|"
+            r"verification|review|ids?|signatures?|authori[sz]ation|sign-?off|confirmation|proof|"
+            r"callbacks?)\b"
         ),
         exempt_own_world=True,
     ),
@@ -523,8 +564,17 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.payment_redirect",
         _rx(
+            r"\bupdate\W+(?:the\W+)?(?:vendor|supplier|payee|beneficiary|merchant|payout|"
+            r"payment|bank|billing)\W+(?:\w+\W+)?(?:record|details|account|info\w*|bank\w*)\b"
+        ),
+    ),
+    Rule(
+        "injection.payment_redirect",
+        _rx(
             r"\b(?:new|updated|changed|correct|different|replacement|nueva|nouveau|nouvelle|neue|"
             r"neues|nova|novo|nuovo|nuova)\W+(?:\w+\W+)?(?:bank account|bank details|iban|"
+            r"remittance details|remittance info\w*|banking details|wire (?:details|instructions)|"
+            r"payee details|vendor bank\w*|"
             r"payout account|payment (?:details|account|address)|wallet address|routing number|"
             r"cuenta bancaria|compte bancaire|bankverbindung|konto|conta bancaria|conto bancario|"
             r"coordonnees bancaires)\b"
@@ -565,7 +615,13 @@ INJECTION_RULES: list[Rule] = [
     ),
     Rule(
         "injection.exfiltration",
-        _rx(r"!\[[^\]]*\]\(\s*(?:https?:)?//|<img[^>]+src\s*=|<iframe|<script"),
+        _rx(
+            r"!\[[^\]]*\]\(\s*(?:https?:)?//|<img[^>]+src\s*=|<iframe|<script|"
+            r"\btracking pixels?\b|\bweb ?beacons?\b|"
+            r"\b(?:paste|enter|fill in|fill|type|insert|submit|put)\W+(?:their|the user'?s|my|his|"
+            r"her)\W+(?:\w+\W+)?(?:card numbers?|credit card|passwords?|credentials|cvv|pin|ssn|"
+            r"api keys?|tokens?)\W+(?:\w+\W+){0,2}?(?:into|in|on)\W+(?:every|any|all|each)\b"
+        ),
     ),
     Rule(
         "injection.exfiltration",
@@ -573,7 +629,8 @@ INJECTION_RULES: list[Rule] = [
             URL,
             r"[^\s]*(?:\{\{|\}\}|\$\{|%7b%7b|<(?:data|user|secret|memory|conversation|email|"
             r"password|token|history|context)[a-z_]*>|\[(?:data|user|secret|memory|conversation|"
-            r"email|password|token|history|context)[a-z_ ]*\]|"
+            r"email|password|token|history|context)[a-z_ ]*\]|\{(?:data|user|secret|memory|"
+            r"conversation|email|password|token|history|context|session|name|phone|id)[a-z_.]*\}|"
             r"[?&](?:data|payload|secret|token|pwd|password|history|memory|memories|conv|chat|"
             r"exfil|leak|dump|creds?|cookie|session|ssn|card)=)",
         ),
@@ -623,6 +680,16 @@ INJECTION_RULES: list[Rule] = [
             r"\b(?:repeat|print|output|recite|echo|copy|paste|reproduce)\W+(?:\w+\W+){0,3}?"
             r"(?:text|words|content|message|messages|lines?|everything|instructions)\W+"
             r"(?:above|before|preceding|prior|earlier)\b|\binclud(?:e|ing) everything\b"
+        ),
+    ),
+    Rule(
+        "injection.extraction",
+        _rx(
+            r"(?:\b(?:reset|recovery|backup|2fa|otp|verification|access|login|one-time)\W+(?:codes?|"
+            r"links?|tokens?|keys?)|\b(?:passwords?|credentials|pins?))\b",
+            W,
+            r"{0,30}?\b(?:for|of)\W+(?:every|all|each|other|another|any|the other)\W+(?:\w+\W+)?"
+            r"(?:accounts?|users?|members?|customers?|employees?|people)\b",
         ),
     ),
     # Triggers: a condition on a word or input, then a harmful action (AgentPoison style).
@@ -678,6 +745,10 @@ INJECTION_RULES: list[Rule] = [
             r"(?:to|onto|with)\W+(?:the\W+)?",
             ENTITY,
             r"\W{1,3}[\w.@-]*[\d._@][\w.@-]*|"
+            r"\b(?:questions?|requests?|queries|inquiries)\W+(?:about|for|regarding)\W+"
+            r"(?:\S+\W+){1,5}?(?:using|with|from|based on)\W+(?:the\W+)?(?:file|record|records|"
+            r"data|account|profile|"
+            r"history|details|information|chart)\W+(?:of|for|from)\b|"
             r"\b(?:questions?|requests?|queries|inquiries|asks?|lookups?)\W+(?:about|for|regarding)"
             r"\W+(?:\S+\W+){1,5}?(?:should|must|will|are to|is to)\W+be\W+(?:answered|handled|"
             r"resolved|served|looked up|treated|processed)\W+(?:using|with|from|via|as)\b|"
@@ -747,7 +818,8 @@ INJECTION_RULES: list[Rule] = [
             r"\b(?:whenever|every time|each time|any ?time|if|when|siempre que|cada vez que|"
             r"cuando|chaque fois que|quand|lorsque|jedes mal wenn|wenn|sempre que|toda vez que|"
             r"ogni volta che|quando)\W+(?:\w+\W+){0,3}?(?:asks?|asked|pregunte|pregunta|demande|"
-            r"fragt|pergunte|pergunta|chiede)\W+(?:\S+\W+){0,6}?(?:say|tell|answer|reply|respond|"
+            r"pregunten|preguntan|preguntes|demandent|fragen|perguntarem|perguntem|chiedono|"
+            r"chiedano|fragt|pergunte|pergunta|chiede)\W+(?:\S+\W+){0,6}?(?:say|tell|answer|reply|respond|"
             r"claim|state|di|dile|responde|dis|reponds|sag|antworte|diga|responda|rispondi)\W+"
             r"(?:\w+\W+)?(?:that|que|dass|che|it is|es|est|ist)\b"
         ),
@@ -794,7 +866,8 @@ BUSINESS_TOPICS = (
     r"payment|payments|paid|payout|quota|entitlement|credit|credits|loyalty points|points|"
     r"saldo|precio|pedido|reembolso|factura|solde|prix|commande|remboursement|facture|"
     r"kontostand|preis|bestellung|erstattung|rechnung|guthaben|preco|encomenda|fatura|"
-    r"prezzo|ordine|rimborso|fattura)"
+    r"prezzo|ordine|rimborso|fattura|rabatt|descuento|remise|desconto|sconto|limite de credito|"
+    r"kreditlimit)"
 )
 AMOUNT = (
     # Possessive ``*+`` and the look-behind keep a long run of digits linear, not quadratic.
@@ -872,6 +945,20 @@ CLASS_RULES: list[Rule] = [
     Rule(
         "class.business_state",
         _rx(
+            r"\b(?:invoice|order|payment|bill|balance|subscription|loan|debt|charge|fee|refund|"
+            r"chargeback|claim|tier|plan|membership)\W+(?:was|is|has been|have been|were|should be|"
+            r"should read|must be)\W+(?:\w+\W+)?",
+            STATE_WORDS,
+            r"\b|\bmark\W+(?:it|this|them|the\W+\w+|his\W+\w+|her\W+\w+|their\W+\w+)\W+"
+            r"(?:as\W+)?(?:paid|settled|refunded|approved|resolved|delivered|closed|cancel+ed|"
+            r"verified|credited|waived)\b|"
+            r"\b(?:tier|plan|status|balance|limit|discount|membership)\W+(?:should|must)\W+"
+            r"(?:read|be|show|say|display)\b",
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        _rx(
             r"\b(?:is|are|was|be|been|now)\W+(?:\w+\W+)?(?:eligible|entitled|owed|due|qualified)"
             r"\W+(?:for|to)\W+(?:an?\W+|the\W+)?(?:\w+\W+){0,2}?(?:refund|refunds|discount|credit|"
             r"compensation|reimbursement|free|waiver|upgrade|payout|chargeback|rebate)\b|"
@@ -901,6 +988,9 @@ CLASS_RULES: list[Rule] = [
     Rule(
         "class.access_rule",
         _rx(
+            r"\b(?:may|can|is allowed to|are allowed to|gets to)\W+(?:\w+\W+)?(?:see|view|access|"
+            r"read|export|download)\W+(?:everyone'?s?|everybody'?s|all users'?|other people'?s|"
+            r"anyone'?s|other customers'?|all customers'?|every user'?s)\b|"
             r"\b(?:allowed|permitted|authori[sz]ed|entitled|cleared|approved)\W+to\W+(?:\w+\W+){0,2}?(?:access|view|see|read|modify|edit|delete|"
             r"approve|refund|override|manage|transfer|withdraw|administer|bypass|export|issue)\b|"
             r"\b(?:only|all|any)\W+(?:admins?|users|staff|employees|managers|customers|agents)\W+"
@@ -1034,6 +1124,8 @@ def _own_world(rule: Rule, reading: str, match: re.Match) -> bool:
     before = reading[max(0, start - 80) : start]
     if rule.exempt_question and _QUESTION_REPORT.search(before):
         return True
+    if rule.question_only:
+        return False
     sentence_start = max(reading.rfind(".", 0, start), reading.rfind(";", 0, start), 0)
     sentence_end_candidates = [
         i for i in (reading.find(".", end), reading.find(";", end)) if i != -1
@@ -1069,7 +1161,7 @@ def match_rules(rules: list[Rule], texts: list[str], *, deobfuscate: bool = True
 
 def _fires(rule: Rule, reading: str) -> bool:
     for match in rule.pattern.finditer(reading):
-        if rule.exempt_own_world and _own_world(rule, reading, match):
+        if (rule.exempt_own_world or rule.question_only) and _own_world(rule, reading, match):
             continue
         return True
     return False
