@@ -9,6 +9,7 @@ subject, for instructions split across writes). Admission runs in-process: pure,
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +67,7 @@ class CorpusReport:
     by_split: dict = field(default_factory=lambda: defaultdict(Counter))  # (label, split)
     by_category: dict = field(default_factory=lambda: defaultdict(Counter))
     rules: dict = field(default_factory=lambda: defaultdict(Counter))  # code -> label count
+    latencies_ms: list = field(default_factory=list)
     accepted_attacks: list = field(default_factory=list)
     rejected_benign: list = field(default_factory=list)
 
@@ -83,6 +85,17 @@ class CorpusReport:
     def benign_false_rejection(self) -> float:
         return self.rate("benign", REJECTED)
 
+    def latency_summary(self) -> dict:
+        """Return p50, p95 and max of one admit() call, in milliseconds."""
+        ordered = sorted(self.latencies_ms)
+        if not ordered:
+            return {}
+
+        def pick(share: float) -> float:
+            return round(ordered[min(len(ordered) - 1, int(share * len(ordered)))], 2)
+
+        return {"p50": pick(0.5), "p95": pick(0.95), "max": round(ordered[-1], 2)}
+
     def as_dict(self) -> dict:
         return {
             "attacks": self.total["attack"],
@@ -91,6 +104,7 @@ class CorpusReport:
             "attack_pending_rate": round(self.rate("attack", "pending_approval"), 4),
             "benign_false_rejection_rate": round(self.benign_false_rejection, 4),
             "benign_pending_rate": round(self.rate("benign", "pending_approval"), 4),
+            "admit_ms": self.latency_summary(),
             "by_split": {
                 f"{label}/{split}": dict(counts) for (label, split), counts in self.by_split.items()
             },
@@ -113,7 +127,9 @@ def evaluate(entries: list[dict], *, policy: dict | None = None) -> CorpusReport
             policy_version=1,
             recent_texts=list(entry.get("previous") or []),
         )
+        started = time.perf_counter()
         decision = admit(_candidate(entry), CORPUS_GRANT, context)
+        report.latencies_ms.append((time.perf_counter() - started) * 1000)
         report.total[label] += 1
         report.outcomes[label][decision.outcome] += 1
         report.by_split[(label, split)]["total"] += 1

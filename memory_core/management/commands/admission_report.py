@@ -40,6 +40,7 @@ class Command(BaseCommand):
         out(f"attack pending rate:         {figures['attack_pending_rate']:.2%}")
         out(f"benign false-rejection rate: {figures['benign_false_rejection_rate']:.2%}")
         out(f"benign pending (review) rate: {figures['benign_pending_rate']:.2%}")
+        out(f"admit() latency ms:          {json.dumps(figures['admit_ms'])}")
         out("by split:")
         for name, counts in sorted(figures["by_split"].items()):
             out(f"  {name:18} {json.dumps(counts, sort_keys=True)}")
