@@ -98,5 +98,33 @@ def test_restore_then_replay_forgets_what_was_deleted_after_the_backup(
                     [operation.id],
                 ).fetchone()
                 assert status == "completed"
+
+            # Again, from the source database's ledger instead of the journal: idempotent.
+            again = subprocess.run(  # noqa: S603
+                [
+                    sys.executable,
+                    "manage.py",
+                    "replay_deletions",
+                    "--since",
+                    backup_time.isoformat(),
+                    "--ledger-database",
+                    source,
+                ],
+                cwd=settings.BASE_DIR,
+                env={
+                    **os.environ,
+                    "DJANGO_SETTINGS_MODULE": "config.settings.test",
+                    "MEMLEDGER_DB_NAME": scratch,
+                },
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+            assert again.returncode == 0, again.stderr + again.stdout
+            assert '"replayed": 1' in again.stdout
+            assert all(
+                (status, content) == ("deleted", "")
+                for _, status, content, _ in _scratch_rows(scratch, [m.id for m in memories])
+            )
         finally:
             _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
