@@ -16,7 +16,9 @@ RETRIEVAL_DEFAULTS = {
     "max_candidates": 40,
     "hnsw_ef_search": 100,
     "hnsw_max_scan_tuples": 50000,
-    "rrf_k": 60,
+    # k = 10 (not the usual 60): measured on LoCoMo dev, a small k lets the top of each list
+    # through instead of favouring rows both lists rank lower (docs/retrieval.md).
+    "rrf_k": 10,
     "rrf_vector_weight": 1.0,
     "rrf_fulltext_weight": 1.0,
     # Relevance gate: below this cosine (and with no full-text hit) a memory is off-topic.
@@ -29,10 +31,14 @@ RETRIEVAL_DEFAULTS = {
     "scope_bound_kinds": ["task", "repo"],
     # Dedup: same-type rows this close are one fact; an inference this close to an explicit
     # memory of the same type only echoes it.
-    "near_duplicate_cosine": 0.92,
+    "near_duplicate_cosine": 0.95,
     "inferred_echo_cosine": 0.5,
     # Budget diversity: skip an item this close to one already selected of the same type.
-    "diversity_cosine": 0.9,
+    "diversity_cosine": 0.95,
+    # Rerank: penalize an item closer than this to a better one of the same type.
+    "redundancy_cosine": 0.85,
+    # When hybrid search ran, relevance = share * cosine + (1 - share) * normalized RRF.
+    "semantic_cosine_share": 0.2,
     # Never put more sensitive memory than this into a prompt (the agent's grant may lower it).
     "max_prompt_sensitivity": "sensitive",
     # Conflicts: which unresolved groups must come back as a clarification.

@@ -34,7 +34,6 @@ AUTHORITY_WEIGHT = {
     "model_inference": 0.45,
 }
 SCOPE_WEIGHT = {"task": 1.0, "repo": 0.95, "project": 0.85, "user": 0.7, "global": 0.55}
-REDUNDANCY_START = 0.75
 
 
 def freshness(c: Candidate, *, now: datetime, half_life_days: dict) -> float:
@@ -87,14 +86,22 @@ def relevant(
     return c.semantic >= floor
 
 
-def semantic_component(c: Candidate, policy: RetrievalPolicy) -> float:
-    """Return the relevance signal: cosine and the normalized hybrid rank fusion, averaged."""
+def semantic_component(c: Candidate, policy: RetrievalPolicy, *, searched: bool) -> float:
+    """Return the relevance signal.
+
+    When the plan ran hybrid search: ``share * cosine + (1 - share) * RRF / max RRF`` (the
+    rank fusion carries the keyword evidence the cosine misses). Otherwise the cosine alone.
+    """
+    cosine = max(0.0, min(1.0, c.semantic)) if c.semantic is not None else None
+    if not searched:
+        return cosine or 0.0
     k = float(policy["rrf_k"])
     best = (float(policy["rrf_vector_weight"]) + float(policy["rrf_fulltext_weight"])) / (k + 1)
     fused = c.fused / best if best > 0 else 0.0
-    if c.semantic is None:
+    if cosine is None:
         return fused
-    return 0.5 * max(0.0, min(1.0, c.semantic)) + 0.5 * fused
+    share = float(policy["semantic_cosine_share"])
+    return share * cosine + (1 - share) * fused
 
 
 def rerank(
@@ -114,6 +121,7 @@ def rerank(
     for c in candidates:
         if c.memory_key:
             keyed.setdefault(c.memory_key, set()).add(c.content_hash)
+    searched = bool(plan.semantic_types)
     cosines = [c.semantic for c in candidates if c.semantic is not None]
     best = max(cosines) if cosines else None
     fits = {c.id: task_fit(c, ctx=ctx, plan=plan, policy=policy) for c in candidates}
@@ -132,7 +140,7 @@ def rerank(
             continue
         contested = bool(c.memory_key) and len(keyed.get(c.memory_key, ())) > 1
         comp = {
-            "semantic": round(semantic_component(c, policy), 4),
+            "semantic": round(semantic_component(c, policy, searched=searched), 4),
             "cosine": round(c.semantic, 4) if c.semantic is not None else None,
             "fused": round(c.fused, 5),
             "task_fit": fit,
@@ -147,7 +155,7 @@ def rerank(
         c.score = _total(comp, w)
         kept.append(c)
     kept.sort(key=lambda c: (-c.score, c.id))
-    _redundancy(kept, w)
+    _redundancy(kept, w, float(policy["redundancy_cosine"]))
     kept.sort(key=lambda c: (-c.score, c.id))
     for c in kept:
         c.reason = explain(c, ctx=ctx)
@@ -162,7 +170,7 @@ def _total(comp: dict, w: dict) -> float:
     return round(score - comp["conflict_penalty"] - comp["redundancy_penalty"], 6)
 
 
-def _redundancy(ranked: list[Candidate], w: dict) -> None:
+def _redundancy(ranked: list[Candidate], w: dict, start: float) -> None:
     """Penalize a candidate close to a better one of the same type (diversity)."""
     weight = float(w.get("redundancy_penalty", 0.0))
     if not weight or len(ranked) < 2 or any(c.embedding is None for c in ranked):
@@ -175,8 +183,8 @@ def _redundancy(ranked: list[Candidate], w: dict) -> None:
         if not same:
             continue
         top = float(max(sims[i, j] for j in same))
-        if top > REDUNDANCY_START:
-            penalty = weight * (top - REDUNDANCY_START) / (1 - REDUNDANCY_START)
+        if top > start:
+            penalty = weight * (top - start) / (1 - start)
             c.components["redundancy_penalty"] = round(penalty, 4)
             c.score = _total(c.components, w)
 
