@@ -5,7 +5,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory_core.deletion.selectors import deletion_get
+from memory_core.deletion.selectors import deletion_get, deletion_list
 from memory_core.deletion.services import deletion_request
 
 
@@ -66,7 +66,12 @@ def accepted(operation) -> Response:
 
 
 class DeletionListCreateView(APIView):
-    """Request the deletion of a memory, a subject's memory_key, or a whole subject."""
+    """Request the deletion of a memory, a subject's memory_key, or a whole subject; list them."""
+
+    @extend_schema(responses={200: DeletionOutputSerializer(many=True)})
+    def get(self, request):
+        operations = deletion_list(principal=request.user)[:100]
+        return Response({"results": DeletionOutputSerializer(operations, many=True).data})
 
     @extend_schema(request=DeletionInputSerializer, responses={202: AcceptedSerializer})
     def post(self, request):

@@ -91,3 +91,10 @@ def test_unknown_subject_or_key_is_404(api_client, owner, tenant):
 
 def test_requires_an_api_key(client, memories):
     assert client.delete(f"/api/v1/memories/{memories[0].id}").status_code == 401
+
+
+def test_list_shows_only_the_tenants_operations(api_client, other_api_client, memories):
+    operation_id = api_client.delete(f"/api/v1/memories/{memories[0].id}").json()["operation_id"]
+    mine = api_client.get("/api/v1/deletions").json()["results"]
+    assert [op["operation_id"] for op in mine] == [operation_id]
+    assert other_api_client.get("/api/v1/deletions").json()["results"] == []
