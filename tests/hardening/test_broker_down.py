@@ -1,0 +1,78 @@
+"""Broker down: writes and deletes are still accepted; the sweep completes the deletes later.
+
+A web process whose broker is unreachable (nothing listens on port 1) takes a write (admission
+and embedding run in the request, nothing is queued) and a delete (the operation row is the
+truth; the on-commit send fails and is logged). Once the broker is back, the beat sweep
+re-drives the operation. tests/deletion/test_worker.py drives the same recovery through a
+real Celery worker (``test_broker_unreachable_at_request_then_the_sweep_completes_it``).
+"""
+
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.sweep import deletion_sweep
+from memory_core.models import DeletionOperation, Memory, Status
+
+PROBE = r"""
+import json
+from django.test import Client
+client = Client(HTTP_AUTHORIZATION="Bearer " + KEY)
+write = client.post("/api/v1/memories", data={
+    "subject": "user-1", "memory_type": "user_preference", "memory_key": "style.answers",
+    "scope": "global", "content": "User prefers concise technical answers.",
+    "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"},
+}, content_type="application/json")
+memory_id = write.json().get("memory", {}).get("id")
+delete = client.delete(f"/api/v1/memories/{memory_id}")
+print("RESULTS" + json.dumps({"write": [write.status_code, write.json()],
+                              "delete": [delete.status_code, delete.json()]}))
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_writes_and_deletes_are_accepted_while_the_broker_is_down(api_key):
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "MEMLEDGER_DB_NAME": connection.settings_dict["NAME"],
+        "CELERY_BROKER_URL": "redis://127.0.0.1:1/0",
+        "DJANGO_ALLOWED_HOSTS": "testserver",
+    }
+    result = subprocess.run(  # noqa: S603
+        [sys.executable, "manage.py", "shell", "-c", f"KEY = {api_key!r}\n" + PROBE],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = next(x for x in result.stdout.splitlines() if x.startswith("RESULTS"))
+    outcome = json.loads(line[len("RESULTS") :])
+    write_status, write_body = outcome["write"]
+    assert write_status == 201, write_body
+    delete_status, delete_body = outcome["delete"]
+    assert delete_status == 202, delete_body
+    # The write was complete at once (embedded in the request); the delete scrubbed the
+    # primary row in its own request, so it stopped being retrievable there and then.
+    assert write_body["memory"]["has_embedding"] is True
+    memory = Memory.objects.get(pk=write_body["memory"]["id"])
+    assert memory.status == Status.DELETED and memory.content == ""
+    operation = DeletionOperation.objects.get(pk=delete_body["operation_id"])
+    assert operation.status == DeletionOperation.State.PENDING
+
+    # The broker is back: beat's sweep re-drives it (here run in-process, like the worker).
+    DeletionOperation.objects.filter(pk=operation.pk).update(
+        requested_at=timezone.now() - timedelta(minutes=5)
+    )
+    assert str(operation.pk) in deletion_sweep(stale_seconds=60)
+    assert deletion_run(operation_id=operation.pk) == DeletionOperation.State.COMPLETED
