@@ -51,6 +51,10 @@ class DeletionOutputSerializer(serializers.Serializer):
         return len(operation.memory_ids)
 
 
+class DeletionListSerializer(serializers.Serializer):
+    results = DeletionOutputSerializer(many=True)
+
+
 class AcceptedSerializer(serializers.Serializer):
     operation_id = serializers.UUIDField()
     status = serializers.CharField()
@@ -68,7 +72,7 @@ def accepted(operation) -> Response:
 class DeletionListCreateView(APIView):
     """Request the deletion of a memory, a subject's memory_key, or a whole subject; list them."""
 
-    @extend_schema(responses={200: DeletionOutputSerializer(many=True)})
+    @extend_schema(responses={200: DeletionListSerializer})
     def get(self, request):
         operations = deletion_list(principal=request.user)[:100]
         return Response({"results": DeletionOutputSerializer(operations, many=True).data})
