@@ -1,0 +1,112 @@
+"""The evaluation commands: any file in the format works, figures come out, tenants go away."""
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from memory_core.evaluation.locomo import normalize_evidence
+from memory_core.models import Memory, RetrievalTrace, Tenant
+
+pytestmark = pytest.mark.django_db
+
+SAMPLE = Path("/work/shared/eval/golden_sample.json")
+GOLDEN = Path(__file__).resolve().parents[2] / "golden" / "retrieval_golden.json"
+METRICS = {
+    "precision_at_k", "useful_recall", "stale_memory_rate", "conflict_error_rate",
+    "leakage_rate", "empty_retrieval_accuracy", "ordering_accuracy", "cases_passed",
+    "mean_prompt_tokens", "latency_ms_p50", "latency_ms_p95", "by_tag",
+}  # fmt: skip
+
+
+def run_eval(path, tmp_path) -> dict:
+    out = tmp_path / "out.json"
+    call_command("eval_retrieval", "--dataset", str(path), "--json", str(out), stdout=StringIO())
+    return json.loads(out.read_text())
+
+
+@pytest.mark.skipif(not SAMPLE.exists(), reason="the shared sample is not on this machine")
+def test_eval_retrieval_on_the_shared_sample_meets_the_acceptance_bar(tmp_path):
+    result = run_eval(SAMPLE, tmp_path)
+    system, baseline = result["system"], result["baseline_vector_topk"]
+    assert set(system) == set(baseline) == set(result["no_memory"]) == METRICS
+    assert result["failures"] == [] and system["cases_passed"] == result["cases"] == 9
+    assert system["leakage_rate"] == system["stale_memory_rate"] == 0
+    assert system["conflict_error_rate"] == 0 and system["empty_retrieval_accuracy"] == 1.0
+    assert system["precision_at_k"] >= baseline["precision_at_k"] + 0.2
+    assert result["no_memory"]["empty_retrieval_accuracy"] == 1.0
+    assert not Tenant.objects.filter(slug__startswith=result["tenant_prefix"]).exists()
+
+
+def test_any_file_in_the_format_works_and_bad_files_are_named(tmp_path):
+    data = {
+        "dataset": "tiny",
+        "memories": [
+            {"id": "m1", "tenant": "t", "subject": "u", "memory_type": "user_preference",
+             "scope": "global", "content": "Prefers tea over coffee.",
+             "authority": "explicit_user"},
+            {"id": "m2", "tenant": "t", "subject": "u", "memory_type": "user_preference",
+             "scope": "global", "content": "Prefers coffee.", "authority": "explicit_user",
+             "status": "revoked"},
+        ],
+        "cases": [
+            {"case_id": "c1", "request": "What should I drink, tea or coffee?",
+             "intent": "load_preferences", "context": {"tenant_id": "t", "user_id": "u"},
+             "required_memory_ids": ["m1"], "forbidden_memory_ids": ["m2"], "tags": ["x"]},
+            {"case_id": "c2", "request": "Hi", "context": {"tenant_id": "nowhere",
+             "user_id": "u", "agent_id": "a"}, "expect_empty": True},
+        ],
+    }  # fmt: skip
+    path = tmp_path / "tiny.json"
+    path.write_text(json.dumps(data))
+    result = run_eval(path, tmp_path)
+    assert result["system"]["cases_passed"] == 2 and result["system"]["by_tag"]["x"]["passed"] == 1
+    assert not Memory.objects.exists() and not RetrievalTrace.objects.exists()
+    path.write_text(json.dumps({"memories": [], "cases": [{"case_id": "x"}]}))
+    with pytest.raises(CommandError, match="request"):
+        call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
+
+
+def test_evidence_ids_are_normalized():
+    found = normalize_evidence(["D1:3", "D:11:26", "D8:6; D9:17", "D"])
+    assert set(found) == {"D1:3", "D11:26", "D8:6", "D9:17"}
+
+
+def test_eval_locomo_shape_on_a_small_file(tmp_path):
+    def conv(sample, speakers, lines):
+        turns = [
+            {"speaker": speakers[i % 2], "dia_id": f"D1:{i + 1}", "text": text}
+            for i, text in enumerate(lines)
+        ]
+        return {
+            "sample_id": sample,
+            "conversation": {"speaker_a": speakers[0], "speaker_b": speakers[1],
+                             "session_1_date_time": "1:00 pm on 8 May, 2023", "session_1": turns},
+            "qa": [
+                {"question": f"What did {speakers[0]} adopt?", "evidence": ["D1:2"],
+                 "answer": "a dog", "category": 1},
+                {"question": "Where is the marathon?", "evidence": ["D1:3"], "category": 4},
+                {"question": "Unanswerable?", "evidence": [], "category": 5},
+            ],
+        }  # fmt: skip
+
+    data = [
+        conv("c1", ["Ana", "Ben"], ["Hi Ben!", "I adopted a dog named Rex last week.",
+                                   "Cool, I am running the Berlin marathon.", "Good luck!"]),
+        conv("c2", ["Cy", "Di"], ["Morning.", "We adopted a cat.", "The marathon is in Paris."]),
+    ]  # fmt: skip
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data))
+    out = tmp_path / "out.json"
+    call_command("eval_locomo", "--data", str(path), "--k", "1,2", "--json", str(out),
+                 stdout=StringIO(), stderr=StringIO())  # fmt: skip
+    result = json.loads(out.read_text())
+    assert result["questions"] == 4
+    for approach in ("system", "baseline_dense", "baseline_fulltext"):
+        assert set(result[approach]) == {"recall@1", "recall@2"}
+        assert set(result[approach]["recall@2"]) == {"cat1_4", "1", "2", "3", "4", "5"}
+    assert result["system"]["recall@2"]["cat1_4"] == 1.0
+    assert result["loading"]["turns_stored"] == 7 and result["loading"]["turns_refused"] == 0
+    assert not Memory.objects.exists()
