@@ -19,8 +19,6 @@ k. Baselines on the same rows in the same run: ``baseline_dense`` ranks the turn
 full-text store alone.
 """
 
-# The SQL text is built from constants only; every value is a bound parameter.
-# ruff: noqa: S608
 from __future__ import annotations
 
 import re
@@ -30,14 +28,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.db import connection, transaction
+from django.db import transaction
 
 from memory_core.embeddings import get_embedder
 from memory_core.models import Agent, Memory, MemoryEvent, Subject, Tenant
 from memory_core.principals import AgentPrincipal
-from memory_core.retrieval.candidates import owner_filter
+from memory_core.retrieval.candidates import fetch_candidates
 from memory_core.retrieval.pipeline import build_context, retrieve
-from memory_core.retrieval.types import Budget, RetrievalRequest
+from memory_core.retrieval.policy import RetrievalPolicy
+from memory_core.retrieval.types import Budget, RetrievalMode, RetrievalPlan, RetrievalRequest
 from memory_core.services.memories import MemoryDraft, build_memory
 from memory_core.services.policy import policy_ensure
 
@@ -189,32 +188,26 @@ def load(conversations: list[Conversation], *, prefix: str, context_turns: int =
 
 
 def _fulltext_top(loaded: LoadedLocomo, subject: Subject, question: str, k: int) -> list[str]:
-    """Return the dia_ids of the pipeline's full-text store alone, best first."""
+    """Return the dia_ids of the pipeline's own full-text store alone, best first."""
     from django.utils import timezone
 
-    ctx = build_context(
-        principal=AgentPrincipal.from_agent(loaded.agent),
-        request=RetrievalRequest(query=question, user_id=subject.external_id),
-        subject_id=subject.id,
+    principal = AgentPrincipal.from_agent(loaded.agent)
+    request = RetrievalRequest(query=question, user_id=subject.external_id)
+    ctx = build_context(principal=principal, request=request, subject_id=subject.id)
+    plan = RetrievalPlan(
+        mode=RetrievalMode.EPISODIC_ONLY,
+        intent="",
+        semantic_types=("episode",),
+        max_candidates=k,
+        fulltext_limit=k,
     )
-    where, params = owner_filter(ctx, "types", timezone.now())
-    params.update(types=["episode"], query=question, k=k)
-    sql = (
-        "WITH terms AS (SELECT DISTINCT quote_literal(lex)::tsquery AS q "
-        "FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lex), "
-        f"pool AS (SELECT m.id, m.search_vector FROM memory_core_memory m WHERE {where}), "
-        "stats AS (SELECT count(*)::float AS n, "
-        "greatest(avg(length(search_vector)), 1)::float AS avglen FROM pool), "
-        "df AS (SELECT t.q, count(p.id)::float AS df FROM terms t "
-        "LEFT JOIN pool p ON p.search_vector @@ t.q GROUP BY t.q) "
-        "SELECT p.id FROM pool p JOIN df ON p.search_vector @@ df.q CROSS JOIN stats s "
-        "GROUP BY p.id ORDER BY sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * 2.2 / "
-        "(1 + 1.2 * (0.25 + 0.75 * length(p.search_vector) / s.avglen))) DESC, p.id "
-        "LIMIT %(k)s"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        return [loaded.dia_by_id.get(str(row[0]), "") for row in cursor.fetchall()]
+    with transaction.atomic():
+        found, _ = fetch_candidates(
+            ctx=ctx, plan=plan, query=question, query_vector=None, now=timezone.now(),
+            policy=RetrievalPolicy.from_document(None), use_vector=False,
+        )  # fmt: skip
+    found.sort(key=lambda c: c.fulltext_rank or k + 1)
+    return [loaded.dia_by_id.get(c.id, "") for c in found]
 
 
 def _recall(evidence: list[str], ranked: list[str], k: int) -> float:

@@ -122,14 +122,19 @@ def build_candidate_sql(
         where, p = owner_filter(ctx, "sem_types", now)
         params.update(p, sem_types=semantic_types, fts_limit=plan.fulltext_limit)
         ctes.append(
-            # The query's lexemes, stemmed exactly as the generated column is.
+            # The query's lexemes, stemmed exactly as the generated column is; the pool is the
+            # rows matching any of them (GIN), the statistics are over all eligible rows.
             "terms AS (SELECT DISTINCT quote_literal(lex)::tsquery AS q "
             "FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lex), "
-            f"pool AS (SELECT m.id, m.search_vector FROM {TABLE} m WHERE {where}), "
-            "stats AS (SELECT count(*)::float AS n, "
-            "greatest(avg(length(search_vector)), 1)::float AS avglen FROM pool), "
+            "anyq AS (SELECT coalesce(string_agg(quote_literal(lex), ' | '), '')::tsquery AS q "
+            "FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lex), "
+            f"pool AS (SELECT m.id, m.search_vector FROM {TABLE} m, anyq WHERE {where} "
+            "AND m.search_vector @@ anyq.q), "
+            f"stats AS (SELECT count(*)::float AS n, "
+            f"greatest(avg(length(m.search_vector)), 1)::float AS avglen FROM {TABLE} m "
+            f"WHERE {where}), "
             "df AS (SELECT t.q, count(p.id)::float AS df FROM terms t "
-            "LEFT JOIN pool p ON p.search_vector @@ t.q GROUP BY t.q), "
+            "JOIN pool p ON p.search_vector @@ t.q GROUP BY t.q), "
             "fts AS (SELECT p.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * 2.2 / "
             "(1 + 1.2 * (0.25 + 0.75 * length(p.search_vector) / s.avglen))) AS score "
             "FROM pool p JOIN df ON p.search_vector @@ df.q CROSS JOIN stats s "
