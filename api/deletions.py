@@ -72,12 +72,16 @@ def accepted(operation) -> Response:
 class DeletionListCreateView(APIView):
     """Request the deletion of a memory, a subject's memory_key, or a whole subject; list them."""
 
-    @extend_schema(responses={200: DeletionListSerializer})
+    @extend_schema(operation_id="deletions_list", responses={200: DeletionListSerializer})
     def get(self, request):
         operations = deletion_list(principal=request.user)[:100]
         return Response({"results": DeletionOutputSerializer(operations, many=True).data})
 
-    @extend_schema(request=DeletionInputSerializer, responses={202: AcceptedSerializer})
+    @extend_schema(
+        operation_id="deletions_create",
+        request=DeletionInputSerializer,
+        responses={202: AcceptedSerializer},
+    )
     def post(self, request):
         data = DeletionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -94,7 +98,7 @@ class DeletionListCreateView(APIView):
 class DeletionDetailView(APIView):
     """Return a deletion operation's status and every step's verification evidence."""
 
-    @extend_schema(responses={200: DeletionOutputSerializer})
+    @extend_schema(operation_id="deletions_retrieve", responses={200: DeletionOutputSerializer})
     def get(self, request, operation_id):
         operation = deletion_get(principal=request.user, operation_id=operation_id)
         return Response(DeletionOutputSerializer(operation).data)
