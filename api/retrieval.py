@@ -41,9 +41,7 @@ class ContextInput(StrictSerializer):
 
 class BudgetInput(StrictSerializer):
     max_items = serializers.IntegerField(min_value=1, max_value=100, required=False, default=8)
-    max_tokens = serializers.IntegerField(
-        min_value=1, max_value=32000, required=False, default=800
-    )
+    max_tokens = serializers.IntegerField(min_value=1, max_value=32000, required=False, default=800)
     max_items_per_type = serializers.IntegerField(
         min_value=1, max_value=100, required=False, default=3
     )
