@@ -132,7 +132,10 @@ def export_create(*, principal, subject_id=None) -> Export:
         )
     )
     if deleted:
-        export_remove_memories(export=export, memory_ids=deleted)
+        with transaction.atomic():
+            locked = Export.objects.select_for_update().get(pk=export.pk)
+            export_remove_memories(export=locked, memory_ids=deleted)
+        export.refresh_from_db()
     return export
 
 

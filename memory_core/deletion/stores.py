@@ -373,18 +373,22 @@ class ExportsStore(Store):
 
     def purge(self, ctx):
         rewritten = removed = 0
-        for export in self._citing(ctx):
+        # Row locks, in id order, serialize concurrent rewrites of one export: a second
+        # operation reads the file only after the first one's rewrite committed, so neither
+        # puts back what the other removed (a lost update seen with two worker processes).
+        for export in self._citing(ctx).select_for_update().order_by("id"):
             if ctx.whole_subject and export.subject_id in ctx.subject_ids:
                 export_delete(export=export)
                 removed += 1
             elif export_remove_memories(export=export, memory_ids=ctx.id_strings):
                 rewritten += 1
         # Files no row describes (a crash between the write and the row): scrub them too.
-        for path in self._files(ctx):
+        for path in sorted(self._files(ctx)):
             if ctx.whole_subject:
                 path.unlink(missing_ok=True)
                 removed += 1
             elif _file_cites(path, ctx.id_strings):
+                lock_file(path)
                 rewritten += _rewrite_file(path, set(ctx.id_strings))
         return {"rewritten": rewritten, "removed": removed}
 
@@ -421,6 +425,19 @@ class TracesStore(Store):
     def verify(self, ctx):
         residue = self._citing(ctx).count() if ctx.memory_ids or ctx.whole_subject else 0
         return residue == 0, {"traces_citing": residue}
+
+
+def lock_file(path: Path) -> None:
+    """Hold a transaction-scoped advisory lock on ``path`` until the phase commits.
+
+    Read-modify-write of a shared file by two operations at once would lose one removal;
+    callers lock files in sorted order (no deadlock) and read the file after the lock.
+    """
+    with connections["default"].cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"memledger.file:{Path(path).resolve()}"],
+        )
 
 
 def _eval_files() -> list[Path]:
@@ -490,8 +507,9 @@ class EvaluationStore(Store):
         drop = set(ctx.id_strings)
         rewritten = 0
         if drop:
-            for path in _eval_files():
+            for path in sorted(_eval_files()):
                 if _file_cites(path, ctx.id_strings):
+                    lock_file(path)  # then read again: another operation may have rewritten it
                     rewritten += _rewrite_file(path, drop)
         return {"rewritten": rewritten}
 
