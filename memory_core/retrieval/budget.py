@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from . import assembly
 from .policy import RetrievalPolicy
 from .types import Budget, Candidate, Rejection
 
@@ -41,7 +42,11 @@ def select_within_budget(
     per_type: dict[str, int] = {}
     units: list[tuple[str, object]] = []
     diversity = float(policy["diversity_cosine"])
+    # Tokens are counted per rendered item and per section wrapper and summed (the package
+    # is whitespace-joined lines, so a wordpiece count adds up); the exact count of the whole
+    # rendered package is checked at the end and the weakest items dropped if it is over.
     tokens = count_tokens(render([]))
+    sections: set[str] = set()
     for c in sorted(ranked, key=lambda c: (-c.score, c.id)):
         if len(selected) >= budget.max_items:
             rejections.append(Rejection(c.id, STAGE, "over_max_items"))
@@ -55,12 +60,23 @@ def select_within_budget(
         ):
             rejections.append(Rejection(c.id, STAGE, "redundant_with_selected"))
             continue
-        trial = count_tokens(render([*selected, c]))
-        if trial > budget.max_tokens:
+        cost = count_tokens(assembly.render_item(c))
+        section = assembly.section_for(c)
+        if section not in sections:
+            cost += count_tokens(f"<{section}>\n</{section}>")
+        if not selected:
+            cost = count_tokens(render([c])) - tokens  # the first item adds the notice too
+        if tokens + cost > budget.max_tokens:
             rejections.append(Rejection(c.id, STAGE, "over_token_budget"))
             continue
         selected.append(c)
-        tokens = trial
+        tokens += cost
+        sections.add(section)
         per_type[c.memory_type] = per_type.get(c.memory_type, 0) + 1
         units.append((c.memory_type, unit))
+    tokens = count_tokens(render(selected))
+    while selected and tokens > budget.max_tokens:
+        dropped = selected.pop()
+        rejections.append(Rejection(dropped.id, STAGE, "over_token_budget"))
+        tokens = count_tokens(render(selected))
     return selected, rejections, tokens
