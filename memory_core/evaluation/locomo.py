@@ -1,8 +1,9 @@
 """LoCoMo-format evidence recall: the pipeline against dense and full-text baselines.
 
 Loading (trusted import path, like the other evaluation loaders: no admission, nothing
-refused): every conversation becomes one subject of a fresh tenant; every turn becomes one
-``episode`` memory whose content is ``[session date] speaker: text`` (plus ``[shares a photo:
+refused; the report also counts the turns admission's content guards would have refused):
+every conversation becomes one subject of a fresh tenant; every turn becomes one ``episode``
+memory whose content is ``[session date] speaker: text`` (plus ``[shares a photo:
 caption]`` when the turn shared an image), with provenance ``source_conversation_id =
 locomo:<sample>:session_<n>``, ``source_message_id = <dia_id>`` and ``value = {dia_id, session,
 session_date}``. The stored embedding is of the turn together with the turn before it in the
@@ -80,6 +81,7 @@ class LoadedLocomo:
     dia_by_id: dict[str, str] = field(default_factory=dict)
     stored: int = 0
     refused: int = 0
+    guard_flags: list[str] = field(default_factory=list)
 
 
 def normalize_evidence(values) -> list[str]:
@@ -136,6 +138,25 @@ def _embedding_texts(turns: list[Turn], context_turns: int) -> list[str]:
     return texts
 
 
+def _guard_codes(conv: Conversation, turn: Turn) -> list[str]:
+    """Return the codes admission's content guards (rules 4-5) give this turn (not enforced)."""
+    from memory_core.admission import check_content, parse_candidate
+    from memory_core.exceptions import ValidationFailed
+
+    data = {
+        "subject": conv.sample_id,
+        "memory_type": "episode",
+        "content": turn.content,
+        "scope": "global",
+        "source": {"type": "user_input", "conversation_id": conv.sample_id,
+                   "message_id": turn.dia_id},
+    }  # fmt: skip
+    try:
+        return check_content(parse_candidate(data))
+    except ValidationFailed as exc:
+        return [exc.code]
+
+
 @transaction.atomic
 def load(conversations: list[Conversation], *, prefix: str, context_turns: int = 1) -> LoadedLocomo:
     """Store every turn as an episode of its conversation's subject (trusted import path)."""
@@ -149,6 +170,9 @@ def load(conversations: list[Conversation], *, prefix: str, context_turns: int =
         subject = Subject.objects.create(tenant=tenant, external_id=conv.sample_id)
         loaded.subjects[conv.sample_id] = subject
         vectors = embedder.embed(_embedding_texts(conv.turns, context_turns))
+        loaded.guard_flags += [
+            f"{conv.sample_id}:{turn.dia_id}" for turn in conv.turns if _guard_codes(conv, turn)
+        ]
         for turn, vector in zip(conv.turns, vectors, strict=True):
             memory = build_memory(
                 MemoryDraft(
@@ -302,6 +326,10 @@ def evaluate_locomo(
             "path": "trusted_import",
             "turns_stored": loaded.stored,
             "turns_refused": loaded.refused,
+            # Informational: turns admission's content guards would refuse had the turns been
+            # written through admission (they are dialogue, stored through the trusted path).
+            "admission_guard_flags": len(loaded.guard_flags),
+            "admission_guard_flagged": loaded.guard_flags,
             "context_turns": context_turns,
             "seconds": round(load_seconds, 1),
         },

@@ -109,4 +109,5 @@ def test_eval_locomo_shape_on_a_small_file(tmp_path):
         assert set(result[approach]["recall@2"]) == {"cat1_4", "1", "2", "3", "4", "5"}
     assert result["system"]["recall@2"]["cat1_4"] == 1.0
     assert result["loading"]["turns_stored"] == 7 and result["loading"]["turns_refused"] == 0
+    assert result["loading"]["admission_guard_flags"] == 0
     assert not Memory.objects.exists()
