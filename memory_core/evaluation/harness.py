@@ -114,9 +114,7 @@ def case_budget(case: dict) -> Budget | None:
     return Budget(
         max_items=int(case.get("max_items") or DEFAULT_K),
         max_tokens=int(case.get("max_prompt_tokens") or 800),
-        max_items_per_type=int(case.get("max_items") or DEFAULT_K)
-        if case.get("max_items")
-        else 3,
+        max_items_per_type=int(case.get("max_items") or DEFAULT_K) if case.get("max_items") else 3,
     )
 
 

@@ -31,12 +31,12 @@ RETRIEVAL_DEFAULTS = {
     "scope_bound_kinds": ["task", "repo"],
     # Dedup: same-type rows this close are one fact; an inference this close to an explicit
     # memory of the same type only echoes it.
-    "near_duplicate_cosine": 0.95,
+    "near_duplicate_cosine": 0.97,
     "inferred_echo_cosine": 0.5,
     # Budget diversity: skip an item this close to one already selected of the same type.
-    "diversity_cosine": 0.95,
+    "diversity_cosine": 0.97,
     # Rerank: penalize an item closer than this to a better one of the same type.
-    "redundancy_cosine": 0.85,
+    "redundancy_cosine": 0.95,
     # When hybrid search ran, relevance = share * cosine + (1 - share) * normalized RRF.
     "semantic_cosine_share": 0.2,
     # Never put more sensitive memory than this into a prompt (the agent's grant may lower it).
