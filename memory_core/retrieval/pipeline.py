@@ -127,17 +127,36 @@ def _generate(*, ctx, plan_, query, vector, now, policy):
         except DatabaseError as exc:
             logger.warning("vector search failed, degrading to full-text: %s", exc)
             reason = "vector_search_failed"
+    try:
+        with transaction.atomic():
+            found, stores = candidates.fetch_candidates(
+                ctx=ctx,
+                plan=plan_,
+                query=query,
+                query_vector=vector if not reason else None,
+                now=now,
+                policy=policy,
+                use_vector=False,
+            )
+        return found, stores, reason
+    except (OperationalError, InterfaceError):
+        raise
+    except DatabaseError as exc:
+        if not plan_.semantic_types:
+            raise  # nothing left to drop: a real bug, not a degraded store
+        logger.warning("full-text search failed, degrading to structured stores: %s", exc)
     with transaction.atomic():
         found, stores = candidates.fetch_candidates(
             ctx=ctx,
             plan=plan_,
             query=query,
-            query_vector=vector if not reason else None,
+            query_vector=None,
             now=now,
             policy=policy,
             use_vector=False,
+            use_fulltext=False,
         )
-    return found, stores, reason
+    return found, stores, "search_failed"
 
 
 def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
