@@ -177,8 +177,8 @@ class MemoryLifecycle(RuleBasedStateMachine):
 
 
 MemoryLifecycle.TestCase.settings = hsettings(
-    max_examples=4,
-    stateful_step_count=10,
+    max_examples=10,
+    stateful_step_count=12,
     deadline=None,
     database=None,
     suppress_health_check=list(HealthCheck),
