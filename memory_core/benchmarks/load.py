@@ -67,7 +67,13 @@ class Server:
 
 
 def start_gunicorn(
-    *, database: str, workers: int, threads: int, torch_threads: int, log_dir: Path
+    *,
+    database: str,
+    workers: int,
+    threads: int,
+    torch_threads: int,
+    log_dir: Path,
+    statement_timeout_ms: int = 0,
 ) -> Server:
     """Start gunicorn (config.wsgi) on 127.0.0.1:<free port> against ``database``."""
     port = free_port()
@@ -86,6 +92,8 @@ def start_gunicorn(
             "DJANGO_LOG_LEVEL": "WARNING",
         }
     )
+    if statement_timeout_ms > 0:  # libpq passes it to every connection the workers open
+        env["PGOPTIONS"] = f"-c statement_timeout={statement_timeout_ms}"
     if torch_threads > 0:  # torch reads these when it is imported
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(torch_threads)
     worker_class = "gthread" if threads > 1 else "sync"

@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.db import connection
+from django.db import OperationalError, connection
 
 from memory_core.benchmarks import measure
 from memory_core.benchmarks.corpus import BUCKETS, CorpusSpec
@@ -63,6 +63,14 @@ class Command(BaseCommand):
         parser.add_argument(
             "--http-seconds", type=float, default=60.0, help="time bound of each HTTP run"
         )
+        parser.add_argument(
+            "--statement-timeout-ms",
+            type=int,
+            default=10_000,
+            help="statement_timeout for the measured pipeline, in-process and in gunicorn "
+            "(0 = none); a timed-out retrieval counts at its full cost (in-process) or as an "
+            "error (HTTP)",
+        )
 
     def handle(self, *args, **opts):
         if opts["memories"] < 100 or opts["tenants"] < 1 or opts["tenants"] > opts["memories"]:
@@ -81,6 +89,11 @@ class Command(BaseCommand):
         if opts["build_only"]:
             self.stdout.write(json.dumps(corpus, indent=2))
             return
+        if opts["statement_timeout_ms"]:
+            # After the build (HNSW takes minutes); Django reconnects with this option.
+            connection.close()
+            options = connection.settings_dict.setdefault("OPTIONS", {})
+            options["options"] = f"-c statement_timeout={opts['statement_timeout_ms']}"
         report = self.run(spec, corpus, opts)
         text = json.dumps(report, indent=2, default=str)
         self.stdout.write(text)
@@ -190,16 +203,24 @@ class Command(BaseCommand):
         }
         latencies, stage_samples, by_bucket = [], {}, {}
         for query in queries[:3]:  # warm the connection, caches and lazy imports
-            retrieve(
-                principal=principals[query.agent_id],
-                request=RetrievalRequest(query=query.text + " warm", user_id=query.user_id),
-            )
+            try:
+                retrieve(
+                    principal=principals[query.agent_id],
+                    request=RetrievalRequest(query=query.text + " warm", user_id=query.user_id),
+                )
+            except OperationalError:
+                pass
+        timeouts = {"pipeline": 0, "stores": 0}
         for query in queries:
             started = time.perf_counter()
-            result = retrieve(
-                principal=principals[query.agent_id],
-                request=RetrievalRequest(query=query.text, user_id=query.user_id),
-            )
+            try:
+                result = retrieve(
+                    principal=principals[query.agent_id],
+                    request=RetrievalRequest(query=query.text, user_id=query.user_id),
+                )
+            except OperationalError:  # --statement-timeout-ms hit: counted at its full cost
+                timeouts["pipeline"] += 1
+                result = None
             elapsed = (time.perf_counter() - started) * 1000
             latencies.append(elapsed)
             by_bucket.setdefault(query.bucket, []).append(elapsed)
@@ -207,10 +228,16 @@ class Command(BaseCommand):
                 stage_samples.setdefault(name, []).append(value)
         # SQL per store: each candidate store of the pipeline's statement run alone.
         for query in queries:
-            for name, value in measure.pipeline_store_ms(query).items():
+            try:
+                timings = measure.pipeline_store_ms(query)
+            except OperationalError:
+                timeouts["stores"] += 1
+                continue
+            for name, value in timings.items():
                 stage_samples.setdefault(name, []).append(value)
         stages = {name: measure.percentiles(values) for name, values in stage_samples.items()}
         summary = measure.percentiles(latencies)
+        summary["statement_timeouts"] = timeouts
         summary["by_bucket"] = {
             label: measure.percentiles(values) for label, values in by_bucket.items()
         }
@@ -234,6 +261,7 @@ class Command(BaseCommand):
             workers=opts["workers"],
             threads=opts["threads"],
             torch_threads=opts["torch_threads"],
+            statement_timeout_ms=opts["statement_timeout_ms"],
             log_dir=Path(settings.DATA_DIR) / "bench",
         )
         try:
@@ -284,6 +312,7 @@ class Command(BaseCommand):
                 "threads_per_worker": opts["threads"],
                 "torch_threads_per_worker": opts["torch_threads"],
                 "settings": "config.settings.production (DEBUG off), rate limit off",
+                "statement_timeout_ms": opts["statement_timeout_ms"],
             },
             "worker_rss_mb": max(rss) if rss else None,
             "worker_rss_mb_all": rss,
