@@ -40,6 +40,19 @@ def test_eval_retrieval_on_the_shared_sample_meets_the_acceptance_bar(tmp_path):
     assert not Tenant.objects.filter(slug__startswith=result["tenant_prefix"]).exists()
 
 
+def test_eval_retrieval_on_the_project_golden_dataset_meets_the_acceptance_bar(tmp_path):
+    result = run_eval(GOLDEN, tmp_path)
+    system, baseline = result["system"], result["baseline_vector_topk"]
+    assert result["cases"] >= 40
+    assert result["failures"] == [] and system["cases_passed"] == result["cases"]
+    assert system["leakage_rate"] == system["stale_memory_rate"] == 0
+    assert system["conflict_error_rate"] == 0 and system["empty_retrieval_accuracy"] == 1.0
+    assert system["precision_at_k"] >= baseline["precision_at_k"] + 0.2
+    kinds = {"distractors", "stale", "explicit_vs_inferred", "cross_tenant", "cross_user",
+             "expired", "duplicate", "empty", "self_contained", "clarification"}  # fmt: skip
+    assert kinds <= set(system["by_tag"])
+
+
 def test_any_file_in_the_format_works_and_bad_files_are_named(tmp_path):
     data = {
         "dataset": "tiny",
