@@ -62,12 +62,26 @@ TEMPLATES = [
 
 # --- Database -------------------------------------------------------------------------------
 # DATABASE_URL selects any PostgreSQL 15+ with pgvector; without it the embedded server starts.
+# Two roles (row-level security, docs/security.md): web and worker processes connect as the
+# application role, which owns nothing and is bound by RLS; `manage.py migrate` switches to
+# the owner role (MEMLEDGER_DB_OWNER). In production DATABASE_URL is the application role's
+# URL and DATABASE_OWNER_URL the owner's (without it, migrate uses DATABASE_URL).
+MEMLEDGER_DB_APP_ROLE = env.str("MEMLEDGER_DB_APP_ROLE", default="memledger_app")
 if env.str("DATABASE_URL", default=""):
     DATABASES = {"default": env.db_url("DATABASE_URL")}
+    _owner = env.db_url("DATABASE_OWNER_URL", default=env.str("DATABASE_URL"))
 else:
     from config.embedded import embedded_database_settings
 
-    DATABASES = {"default": embedded_database_settings(BASE_DIR)}
+    _owner = embedded_database_settings(BASE_DIR)
+    DATABASES = {"default": {**_owner, "USER": MEMLEDGER_DB_APP_ROLE}}
+MEMLEDGER_DB_OWNER = {key: _owner.get(key, "") for key in ("USER", "PASSWORD", "HOST", "PORT")}
+# An operator's escape hatch (dbshell, a one-off repair): run this process as the owner.
+if env.bool("MEMLEDGER_DB_AS_OWNER", default=False):
+    DATABASES["default"].update(MEMLEDGER_DB_OWNER)
+# Every request runs in one transaction: the tenant is set in it with SET LOCAL
+# (memory_core.rls), so it can never outlive the request.
+DATABASES["default"]["ATOMIC_REQUESTS"] = True
 # A worker started by the test suite points at the test database with this.
 if env.str("MEMLEDGER_DB_NAME", default=""):
     DATABASES["default"]["NAME"] = env.str("MEMLEDGER_DB_NAME")

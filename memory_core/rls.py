@@ -1,0 +1,140 @@
+"""The tenant the database connection acts for: PostgreSQL row-level security's input.
+
+Every table that holds tenant data has ``ENABLE`` + ``FORCE ROW LEVEL SECURITY`` and one
+policy (migration ``0004_issue7_row_level_security``) that lets a row through only when
+
+- its tenant is the one in the setting ``memledger.tenant_id``, or
+- no tenant is set and the setting ``memledger.platform`` is ``on`` (platform mode).
+
+With neither set a query sees nothing and writes nothing. The application connects as a role
+that owns nothing and has no BYPASSRLS, so this holds even for a query that forgets its own
+tenant filter. The explicit filters stay in every query: RLS is the second wall.
+
+How the setting is made:
+
+- requests (API after the key resolves, portal after login): ``tenant_set`` runs
+  ``set_config(..., true)`` (= ``SET LOCAL``) inside the request's transaction
+  (``ATOMIC_REQUESTS``), so it ends with the transaction and never outlives the request;
+- ``tenant_atomic(tenant_id)``: a transaction (or savepoint) acting for one tenant;
+- Celery tasks and management commands commit in several transactions (a deletion step's
+  progress must survive a later step's failure), so ``tenant_scope``/``platform_scope`` set the
+  value for the connection's session for the duration of the work and always clear it
+  afterwards (or close the connection if clearing fails), so it never outlives the work.
+
+Platform mode is for memledger's own cross-tenant work: migrations' data steps, the Django
+admin, sweeps that find stuck work in every tenant, and management commands. It is explicit
+(a named scope at each call site), never the default, and a tenant set inside it narrows it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import uuid
+
+from django.db import connection, transaction
+
+logger = logging.getLogger(__name__)
+
+TENANT_SETTING = "memledger.tenant_id"
+PLATFORM_SETTING = "memledger.platform"
+
+
+def _set(name: str, value: str, *, local: bool) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config(%s, %s, %s)", [name, value, local])
+
+
+def _get(name: str) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT coalesce(current_setting(%s, true), '')", [name])
+        return cursor.fetchone()[0]
+
+
+def current_tenant() -> uuid.UUID | None:
+    """Return the tenant this connection acts for now, or None."""
+    value = _get(TENANT_SETTING)
+    return uuid.UUID(value) if value else None
+
+
+def tenant_set(tenant_id) -> None:
+    """Act for ``tenant_id`` until the current transaction ends (``SET LOCAL``).
+
+    Must run inside a transaction: outside one the setting would vanish with the statement.
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("tenant_set() needs a transaction (ATOMIC_REQUESTS or atomic()).")
+    _set(TENANT_SETTING, str(uuid.UUID(str(tenant_id))), local=True)
+
+
+@contextlib.contextmanager
+def tenant_atomic(tenant_id, *, savepoint: bool = True):
+    """Run the block in a transaction (or savepoint) acting for ``tenant_id`` only.
+
+    Inside an outer transaction the previous tenant is restored on the way out: a local
+    setting would otherwise last until the outer transaction ends.
+    """
+    with transaction.atomic(savepoint=savepoint):
+        previous = _get(TENANT_SETTING)
+        tenant_set(tenant_id)
+        try:
+            yield
+        finally:
+            if connection.in_atomic_block and not connection.needs_rollback:
+                _set(TENANT_SETTING, previous, local=True)
+
+
+@contextlib.contextmanager
+def _session_scope(name: str, value: str):
+    previous = _get(name)
+    _set(name, value, local=False)
+    try:
+        yield
+    finally:
+        try:
+            if connection.in_atomic_block:
+                # A transaction is still open (a test, or a caller's atomic block): a
+                # session-level set inside it is undone by its rollback, so set both levels.
+                _set(name, previous, local=True)
+            _set(name, previous, local=False)
+        except Exception:  # the connection is broken or aborted: never reuse it
+            logger.warning("could not clear %s; closing the connection", name, exc_info=True)
+            connection.close()
+
+
+@contextlib.contextmanager
+def tenant_scope(tenant_id):
+    """Act for ``tenant_id`` on this connection while the block runs (tasks, commands).
+
+    Every transaction the block commits, and every autocommit statement, acts for this
+    tenant; the previous value is restored afterwards.
+    """
+    with _session_scope(TENANT_SETTING, str(uuid.UUID(str(tenant_id)))):
+        yield
+
+
+@contextlib.contextmanager
+def platform_scope(reason: str):
+    """Run the block in platform mode: every tenant's rows, for memledger's own work.
+
+    ``reason`` names the caller in the log. A tenant set inside the block narrows it again.
+    """
+    logger.debug("platform mode: %s", reason)
+    with _session_scope(TENANT_SETTING, ""), _session_scope(PLATFORM_SETTING, "on"):
+        yield
+
+
+@contextlib.contextmanager
+def platform_atomic(reason: str):
+    """Run the block in one transaction in platform mode (``SET LOCAL``)."""
+    logger.debug("platform mode (transaction): %s", reason)
+    with transaction.atomic():
+        previous = (_get(TENANT_SETTING), _get(PLATFORM_SETTING))
+        _set(TENANT_SETTING, "", local=True)
+        _set(PLATFORM_SETTING, "on", local=True)
+        try:
+            yield
+        finally:
+            if connection.in_atomic_block and not connection.needs_rollback:
+                _set(TENANT_SETTING, previous[0], local=True)
+                _set(PLATFORM_SETTING, previous[1], local=True)
