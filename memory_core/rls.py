@@ -77,11 +77,9 @@ def tenant_atomic(tenant_id, *, savepoint: bool = True):
     with transaction.atomic(savepoint=savepoint):
         previous = _get(TENANT_SETTING)
         tenant_set(tenant_id)
-        try:
-            yield
-        finally:
-            if connection.in_atomic_block and not connection.needs_rollback:
-                _set(TENANT_SETTING, previous, local=True)
+        yield
+        # Reached only on success; on an error the savepoint's rollback undoes the setting.
+        _set(TENANT_SETTING, previous, local=True)
 
 
 @contextlib.contextmanager
@@ -132,9 +130,29 @@ def platform_atomic(reason: str):
         previous = (_get(TENANT_SETTING), _get(PLATFORM_SETTING))
         _set(TENANT_SETTING, "", local=True)
         _set(PLATFORM_SETTING, "on", local=True)
-        try:
-            yield
-        finally:
-            if connection.in_atomic_block and not connection.needs_rollback:
-                _set(TENANT_SETTING, previous[0], local=True)
-                _set(PLATFORM_SETTING, previous[1], local=True)
+        yield
+        _set(TENANT_SETTING, previous[0], local=True)
+        _set(PLATFORM_SETTING, previous[1], local=True)
+
+
+@contextlib.contextmanager
+def owner_connection(alias: str = "default"):
+    """Connect ``alias`` as the owner role (``settings.MEMLEDGER_DB_OWNER``) inside the block.
+
+    For schema work only: ``manage.py migrate`` and the test suite's database creation. The
+    owner is bound by FORCE ROW LEVEL SECURITY too (unless it is a superuser), so the block
+    runs in platform mode for data migrations.
+    """
+    from django.conf import settings
+    from django.db import connections
+
+    conn = connections[alias]
+    owner = getattr(settings, "MEMLEDGER_DB_OWNER", None) or {}
+    saved = {key: conn.settings_dict.get(key) for key in owner}
+    conn.close()
+    conn.settings_dict.update(owner)
+    try:
+        yield conn
+    finally:
+        conn.close()
+        conn.settings_dict.update(saved)

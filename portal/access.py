@@ -12,6 +12,7 @@ from django.shortcuts import redirect, render
 
 from memory_core.exceptions import DomainError, NotFound
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
+from memory_core.rls import tenant_set
 from memory_core.selectors.portal import portal_principal
 
 END_USER = "end_user"
@@ -41,6 +42,10 @@ class PortalAccessMixin(LoginRequiredMixin):
         self.principal = portal_principal(user=request.user)
         self.role = role_of(self.principal)
         request.portal_role = self.role
+        if self.principal is not None:
+            # The request's transaction acts for this login's tenant only (row-level
+            # security); the membership that names the tenant is readable before.
+            tenant_set(self.principal.tenant_id)
         if self.principal is None:
             return render(
                 request,

@@ -4,9 +4,37 @@ import pytest
 from rest_framework.test import APIClient
 
 from memory_core.principals import AgentPrincipal, SystemPrincipal
+from memory_core.rls import owner_connection
 from memory_core.services.api_keys import api_key_create
 from memory_core.services.policy import policy_ensure
 from tests.factories import AgentFactory, SubjectFactory, TenantFactory
+from tests.rls_support import enable_test_platform_mode
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_test_environment, django_db_blocker, django_db_keepdb):
+    """Create and migrate the test database as the owner; run the tests as the app role.
+
+    The application role may not create databases or change the schema (row-level
+    security, docs/security.md), so creation and teardown switch to the owner. Test-only
+    grant: TRUNCATE, so transactional tests can flush between tests.
+    """
+    from django.conf import settings
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+
+    with django_db_blocker.unblock():
+        with owner_connection():
+            db_cfg = setup_databases(verbosity=0, interactive=False, keepdb=django_db_keepdb)
+            with connection.cursor() as cursor:
+                cursor.execute(
+                    f"GRANT TRUNCATE ON ALL TABLES IN SCHEMA public TO "
+                    f"{settings.MEMLEDGER_DB_APP_ROLE}"
+                )
+        enable_test_platform_mode()
+    yield
+    with django_db_blocker.unblock(), owner_connection():
+        teardown_databases(db_cfg, verbosity=0, keepdb=django_db_keepdb)
 
 
 @pytest.fixture

@@ -27,3 +27,7 @@ MEMLEDGER_DELETION_LEDGER = DATA_DIR / "test-ledger" / f"{_RUN}.jsonl"
 # Test-only fault injection for the deletion runner, e.g. "exports=sleep:30" or
 # "exports=fail:2" (memory_core/deletion/runner.py); never read outside the test settings.
 MEMLEDGER_DELETION_FAULTS = env.str("MEMLEDGER_DELETION_FAULTS", default="")
+
+# Row-level security in the test process (tests/rls_support.py): a test-client request runs
+# without the test body's platform mode, as in production.
+MIDDLEWARE = ["tests.rls_support.RequestIsolationMiddleware", *MIDDLEWARE]

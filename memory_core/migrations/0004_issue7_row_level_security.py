@@ -101,9 +101,14 @@ $$ LANGUAGE plpgsql;
 """
 
 
+def _runner(schema_editor):
+    # params=None: the SQL holds literal % signs (RAISE formats), not placeholders.
+    return lambda sql: schema_editor.execute(sql, params=None)
+
+
 def forward(apps, schema_editor):
     role = app_role()
-    run = schema_editor.execute
+    run = _runner(schema_editor)
     run(
         f"""
 DO $$
@@ -144,7 +149,7 @@ $$;
 
 def backward(apps, schema_editor):
     role = app_role()
-    run = schema_editor.execute
+    run = _runner(schema_editor)
     for table in [*TENANT_TABLES, *CHILD_TABLES]:
         run(f"DROP POLICY IF EXISTS tenant_isolation ON {table}")
         run(f"ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY")
