@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
 from memory_core.models import Memory, Status, Tombstone
+from memory_core.rls import platform_scope, tenant_scope
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +44,16 @@ def send(task, *args, **options):
     )
 
 
+def tenant_of(model, pk):
+    """Return the tenant of row ``pk`` of ``model`` (a platform read of one id), or None.
+
+    A task receives ids only; under row-level security it must learn whose row it is before
+    it may see it, then act in that tenant's scope alone.
+    """
+    with platform_scope(f"task: tenant of {model.__name__} {pk}"):
+        return model.objects.filter(pk=pk).values_list("tenant_id", flat=True).first()
+
+
 class DeletionIncomplete(Exception):
     """Some steps are not verified yet; the task retries with backoff."""
 
@@ -54,10 +65,16 @@ class MemoryTask(Task):
     tombstone_guarded = True
 
     def __call__(self, memory_id, *args, **kwargs):
-        if Tombstone.objects.filter(memory_id=memory_id).exists():
+        with platform_scope(f"task {self.name}: tombstone check"):
+            tombstoned = Tombstone.objects.filter(memory_id=memory_id).exists()
+        if tombstoned:
             logger.info("%s skipped: memory %s is tombstoned", self.name, memory_id)
             return "tombstoned"
-        return super().__call__(memory_id, *args, **kwargs)
+        tenant_id = tenant_of(Memory, memory_id)
+        if tenant_id is None:
+            return "missing"
+        with tenant_scope(tenant_id):
+            return super().__call__(memory_id, *args, **kwargs)
 
 
 @shared_task(
@@ -72,7 +89,11 @@ def deletion_run_task(self, operation_id: str) -> str:
     from memory_core.deletion.runner import deletion_run
     from memory_core.models import DeletionOperation
 
-    status = deletion_run(operation_id=operation_id)
+    tenant_id = tenant_of(DeletionOperation, operation_id)
+    if tenant_id is None:
+        return "missing"
+    with tenant_scope(tenant_id):
+        status = deletion_run(operation_id=operation_id)
     if status == DeletionOperation.State.PARTIAL:
         raise DeletionIncomplete(f"deletion {operation_id} is partial")
     return status
@@ -83,7 +104,9 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     """Re-drive deletions stuck in pending, running or partial (beat, every 30 s)."""
     from memory_core.deletion.sweep import deletion_sweep as sweep
 
-    return sweep(stale_seconds=stale_seconds)
+    # Cross-tenant by design: it finds stuck operations of every tenant (ids only).
+    with platform_scope("deletion sweep"):
+        return sweep(stale_seconds=stale_seconds)
 
 
 @shared_task(name="memory_core.tasks.retention_sweep", autoretry_for=TRANSIENT, **COMMON)
@@ -91,7 +114,9 @@ def retention_sweep() -> dict:
     """Expire memories past valid_until and delete what retention no longer allows (beat)."""
     from memory_core.deletion.retention import retention_apply
 
-    return retention_apply()
+    # Cross-tenant by design: every tenant's policy and expired rows.
+    with platform_scope("retention sweep"):
+        return retention_apply()
 
 
 @shared_task(
