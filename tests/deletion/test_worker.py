@@ -108,10 +108,12 @@ def test_worker_killed_mid_operation_completes_after_restart_without_double_work
 def test_broker_unreachable_at_request_then_the_sweep_completes_it(celery_worker, owner, memories):
     # The request comes from a process whose broker is down (nothing listens on port 1).
     code = (
-        "from memory_core.deletion.services import deletion_request;"
-        "from memory_core.principals import SystemPrincipal;"
-        f"op = deletion_request(principal=SystemPrincipal(tenant_id='{owner.tenant_id}'),"
-        f" memory_id='{memories[0].id}');"
+        "from memory_core.deletion.services import deletion_request\n"
+        "from memory_core.principals import SystemPrincipal\n"
+        "from memory_core.rls import tenant_scope\n"
+        f"with tenant_scope('{owner.tenant_id}'):\n"
+        f"    op = deletion_request(principal=SystemPrincipal(tenant_id='{owner.tenant_id}'),"
+        f" memory_id='{memories[0].id}')\n"
         "print('OPERATION', op.id, op.status)"
     )
     env = {

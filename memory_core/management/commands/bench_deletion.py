@@ -43,6 +43,7 @@ from memory_core.models import (
     Tombstone,
 )
 from memory_core.principals import SystemPrincipal
+from memory_core.rls import platform_command
 from memory_core.services.memories import MemoryDraft, build_memory
 from memory_core.services.policy import policy_ensure
 
@@ -73,6 +74,7 @@ class Command(BaseCommand):
         parser.add_argument("--timeout", type=float, default=300.0)
         parser.add_argument("--keep", action="store_true", help="keep the bench tenant")
 
+    @platform_command
     def handle(
         self, *args, operations, json_out, rate, concurrency, pool, timeout, keep, **options
     ):

@@ -2,6 +2,7 @@
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memory_core.rls import platform_command
 from memory_core.services.api_keys import agent_ensure, api_key_create
 
 
@@ -13,6 +14,7 @@ class Command(BaseCommand):
         parser.add_argument("--agent", required=True, help="Agent name.")
         parser.add_argument("--name", default="", help="A label for the key.")
 
+    @platform_command
     def handle(self, *args, tenant, agent, name, **options):
         if not tenant.strip() or not agent.strip():
             raise CommandError("--tenant and --agent must not be empty.")

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.evaluation.dataset import DatasetError
 from memory_core.evaluation.harness import evaluate_dataset
+from memory_core.rls import platform_command
 
 
 class Command(BaseCommand):
@@ -22,6 +23,7 @@ class Command(BaseCommand):
             "--keep", action="store_true", help="keep the run's tenants (default: delete them)"
         )
 
+    @platform_command
     def handle(self, *args, **options):
         path = Path(options["dataset"])
         try:

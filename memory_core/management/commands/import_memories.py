@@ -20,6 +20,7 @@ from memory_core.admission.policy import REFUSING
 from memory_core.exceptions import ValidationFailed
 from memory_core.models import Agent, Authority, Memory, PolicyVersion, Status, Subject, Tenant
 from memory_core.principals import SystemPrincipal
+from memory_core.rls import platform_command
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from memory_core.text import content_hash
 
@@ -38,6 +39,7 @@ class Command(BaseCommand):
             "--screen", action="store_true", help="Refuse records the content guards refuse."
         )
 
+    @platform_command
     def handle(self, *args, file, dry_run, screen, **options):
         try:
             with open(file, encoding="utf-8") as handle:

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from memory_core.evaluation.dataset import load_dataset_memories
 from memory_core.models import ApiKey, PortalMembership, Subject, Tenant
+from memory_core.rls import platform_command
 from memory_core.services.api_keys import agent_ensure, api_key_create, api_key_revoke
 
 DEMO_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "demo_memories.json"
@@ -27,6 +28,7 @@ DEMO_AGENT = ("tenant-a", "coder")
 class Command(BaseCommand):
     help = "Load the demo data (idempotent) and print the logins and a fresh demo API key."
 
+    @platform_command
     def handle(self, *args, **options):
         with transaction.atomic():
             loaded = load_dataset_memories(json.loads(DEMO_FILE.read_text()))

@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from memory_core.deletion.ledger import ledger_path, ledger_read
 from memory_core.deletion.replay import ledger_from_database, replay_deletions
+from memory_core.rls import platform_command
 
 
 class Command(BaseCommand):
@@ -28,6 +29,7 @@ class Command(BaseCommand):
             help="read the ledger from this database of the same server instead of a file",
         )
 
+    @platform_command
     def handle(self, *args, since, ledger=None, ledger_database=None, **options):
         try:
             moment = datetime.fromisoformat(since)
