@@ -18,6 +18,7 @@ from api.memories_serializers import (
     ReviewItemSerializer,
     ReviewListQuerySerializer,
 )
+from memory_core.rls import tenant_set
 from memory_core.selectors.reviews import review_get, review_list, reviewer_principal_for
 from memory_core.services.reviews import review_approve, review_reject
 
@@ -32,6 +33,9 @@ class IsReviewer(BasePermission):
     def has_permission(self, request, view) -> bool:
         principal = reviewer_principal_for(request.user)
         request.reviewer = principal
+        if principal is not None:
+            # The request's transaction acts for the reviewer's tenant only (RLS).
+            tenant_set(principal.tenant_id)
         return principal is not None
 
 

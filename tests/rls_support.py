@@ -27,15 +27,17 @@ def enable_test_platform_mode() -> None:
     connection_created.connect(_platform_for_test_thread, dispatch_uid="memledger-test-rls")
 
 
-def _get(name):
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT coalesce(current_setting(%s, true), '')", [name])
-        return cursor.fetchone()[0]
+def _swap(tenant: str, platform: str) -> tuple[str, str]:
+    """Set both settings locally; return the previous values (one round trip).
 
-
-def _set_local(name, value):
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT set_config(%s, %s, true)", [name, value])
+    Runs on the raw connection so query-count assertions see only the app's own queries.
+    """
+    row = connection.connection.execute(
+        "SELECT coalesce(current_setting(%s, true), ''), coalesce(current_setting(%s, true), ''),"
+        " set_config(%s, %s, true), set_config(%s, %s, true)",
+        [TENANT_SETTING, PLATFORM_SETTING, TENANT_SETTING, tenant, PLATFORM_SETTING, platform],
+    ).fetchone()
+    return row[0], row[1]
 
 
 class RequestIsolationMiddleware:
@@ -53,12 +55,10 @@ class RequestIsolationMiddleware:
             threading.main_thread()
         ):
             return self.get_response(request)
-        saved = (_get(TENANT_SETTING), _get(PLATFORM_SETTING))
-        _set_local(TENANT_SETTING, "")
-        _set_local(PLATFORM_SETTING, "off")
+        connection.ensure_connection()
+        saved = _swap("", "off")
         try:
             return self.get_response(request)
         finally:
             if not connection.needs_rollback:
-                _set_local(TENANT_SETTING, saved[0])
-                _set_local(PLATFORM_SETTING, saved[1])
+                _swap(*saved)

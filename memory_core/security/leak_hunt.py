@@ -229,8 +229,8 @@ class MemoizingEmbedder(SentenceTransformerEmbedder):
 def hunt(*, retrievals: int, prefix: str, seed: int = 11, act=None) -> LeakReport:
     """Plant, then run ``retrievals`` adversarial retrievals; return the counts.
 
-    ``act(caller, fn)`` runs ``fn`` as the caller would be run (e.g. inside the caller's
-    tenant transaction); by default it just calls ``fn``.
+    ``act(caller, fn)`` runs ``fn`` as the caller would be run; by default inside a
+    transaction acting for the caller's tenant, as a request does (row-level security).
     """
     memoizing = {
         **settings.MEMLEDGER_EMBEDDER,
@@ -245,7 +245,7 @@ def _hunt(*, retrievals: int, prefix: str, seed: int, act) -> LeakReport:
     from memory_core.retrieval.pipeline import retrieve
     from memory_core.retrieval.types import RetrievalRequest
 
-    act = act or (lambda caller, fn: fn())
+    act = act or _as_caller
     rng = random.Random(seed)
     started = time.monotonic()
     canaries, callers, principals = plant(prefix=prefix)
@@ -287,6 +287,14 @@ def _hunt(*, retrievals: int, prefix: str, seed: int, act) -> LeakReport:
         _score(report, result, caller, by_token)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _as_caller(caller: Caller, fn):
+    """Run ``fn`` as a request of ``caller`` would run: in a transaction of its tenant (RLS)."""
+    from memory_core.rls import tenant_atomic
+
+    with tenant_atomic(caller.tenant_id):
+        return fn()
 
 
 def _score(report: LeakReport, result, caller: Caller, by_token: dict) -> None:

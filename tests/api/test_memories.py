@@ -367,17 +367,22 @@ def test_list_filters_and_paginates(api_client):
     assert api_client.get(URL, {"subject": "a\u0000b"}).status_code == 400
 
 
+# Row-level security: +1 for the tenant's SET LOCAL in every request, and +2 in tests only
+# for the request's transaction (ATOMIC_REQUESTS), a SAVEPOINT/RELEASE inside the test's own.
+RLS = 3
+
+
 def test_query_budgets(api_client, django_assert_max_num_queries):
     write(api_client)  # warm: subject and the model exist
-    with django_assert_max_num_queries(14):  # key, policy, subject, heads, recent, insert, log
+    with django_assert_max_num_queries(14 + RLS):  # key, policy, subject, heads, recent, insert, log
         assert write(api_client, memory_key="other").status_code == 201
-    with django_assert_max_num_queries(20):  # plus locking and retiring the old head
+    with django_assert_max_num_queries(20 + RLS):  # plus locking and retiring the old head
         superseding = write(api_client, content="User prefers long answers.")
     assert "supersession.supersedes" in superseding.json()["rule_codes"]
     memory_id = superseding.json()["memory"]["id"]
-    with django_assert_max_num_queries(4):
+    with django_assert_max_num_queries(4 + RLS):
         assert api_client.get(URL).status_code == 200
-    with django_assert_max_num_queries(9):  # a chain of two: one query per link
+    with django_assert_max_num_queries(9 + RLS):  # a chain of two: one query per link
         assert api_client.get(f"{URL}/{memory_id}").status_code == 200
 
 

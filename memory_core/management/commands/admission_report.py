@@ -13,7 +13,6 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.admission.codes import RULE_CODES
 from memory_core.admission.corpus import DEFAULT_CORPUS, evaluate, load_corpus
-from memory_core.rls import platform_command
 
 
 class Command(BaseCommand):
@@ -26,7 +25,6 @@ class Command(BaseCommand):
             "--split", choices=["dev", "holdout"], default="", help="Only one split."
         )
 
-    @platform_command
     def handle(self, *args, corpus, json_out, split, **options):
         try:
             entries = load_corpus(corpus)
