@@ -374,7 +374,8 @@ RLS = 3
 
 def test_query_budgets(api_client, django_assert_max_num_queries):
     write(api_client)  # warm: subject and the model exist
-    with django_assert_max_num_queries(14 + RLS):  # key, policy, subject, heads, recent, insert, log
+    # key, policy, subject, heads, recent, insert, log
+    with django_assert_max_num_queries(14 + RLS):
         assert write(api_client, memory_key="other").status_code == 201
     with django_assert_max_num_queries(20 + RLS):  # plus locking and retiring the old head
         superseding = write(api_client, content="User prefers long answers.")
