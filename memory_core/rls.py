@@ -1,7 +1,7 @@
 """The tenant the database connection acts for: PostgreSQL row-level security's input.
 
 Every table that holds tenant data has ``ENABLE`` + ``FORCE ROW LEVEL SECURITY`` and one
-policy (migration ``0004_issue7_row_level_security``) that lets a row through only when
+policy (migration ``0005_issue7_row_level_security``) that lets a row through only when
 
 - its tenant is the one in the setting ``memledger.tenant_id``, or
 - no tenant is set and the setting ``memledger.platform`` is ``on`` (platform mode).

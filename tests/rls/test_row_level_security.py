@@ -22,7 +22,7 @@ from memory_core.rls import (
 )
 from tests.factories import MemoryFactory, SubjectFactory
 
-# Tables that hold tenant data and so must be bound by RLS (migration 0004).
+# Tables that hold tenant data and so must be bound by RLS (migration 0005).
 RLS_TABLES = {
     "memory_core_subject",
     "memory_core_memory",

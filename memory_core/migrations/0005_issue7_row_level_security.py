@@ -165,6 +165,6 @@ def backward(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory_core", "0003_issue5_deletion_exports")]
+    dependencies = [("memory_core", "0004_issue8_embedding_storage_plain")]
 
     operations = [migrations.RunPython(forward, backward, elidable=False)]
