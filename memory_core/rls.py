@@ -30,9 +30,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 import uuid
 
-from django.db import connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, transaction
+from django.db.backends.signals import connection_created
 
 logger = logging.getLogger(__name__)
 
@@ -86,9 +88,22 @@ def tenant_atomic(tenant_id, *, savepoint: bool = True):
 def _session_scope(name: str, value: str):
     previous = _get(name)
     _set(name, value, local=False)
+    # A connection closed and reopened inside the scope (a health check, a benchmark that
+    # switches databases, a worker's reconnect) must act for the same tenant again: a fresh
+    # session that silently saw nothing could, say, "verify" a deletion against no rows.
+    thread = threading.get_ident()
+    uid = f"memledger-rls-{name}-{uuid.uuid4()}"
+
+    def reapply(sender, connection, **kwargs):
+        if threading.get_ident() == thread and connection.alias == DEFAULT_DB_ALIAS:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config(%s, %s, false)", [name, value])
+
+    connection_created.connect(reapply, weak=False, dispatch_uid=uid)
     try:
         yield
     finally:
+        connection_created.disconnect(dispatch_uid=uid)
         try:
             if connection.in_atomic_block:
                 # A transaction is still open (a test, or a caller's atomic block): a

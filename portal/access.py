@@ -56,9 +56,14 @@ class PortalAccessMixin(LoginRequiredMixin):
         if self.required_role and self.role != self.required_role:
             return self.wrong_role(request)
         try:
-            return super().dispatch(request, *args, **kwargs)
+            response = super().dispatch(request, *args, **kwargs)
         except NotFound as error:
             raise Http404(error.message) from error
+        if callable(getattr(response, "render", None)) and not response.is_rendered:
+            # Render inside the request's transaction: a lazy queryset in the context runs
+            # now, while the tenant is set (row-level security), not after the commit.
+            response.render()
+        return response
 
     def wrong_role(self, request):
         return render(

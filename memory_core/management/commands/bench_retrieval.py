@@ -25,6 +25,7 @@ from memory_core.benchmarks import measure
 from memory_core.benchmarks.corpus import BUCKETS, CorpusSpec
 from memory_core.benchmarks.setup import prepare_corpus
 from memory_core.embeddings import get_embedder
+from memory_core.rls import platform_command, tenant_atomic
 
 SERVER_SETTINGS = (
     "shared_buffers",
@@ -72,6 +73,7 @@ class Command(BaseCommand):
             "error (HTTP)",
         )
 
+    @platform_command
     def handle(self, *args, **opts):
         if opts["memories"] < 100 or opts["tenants"] < 1 or opts["tenants"] > opts["memories"]:
             raise CommandError("need --memories >= 100 and 1 <= --tenants <= --memories")
@@ -204,20 +206,22 @@ class Command(BaseCommand):
         latencies, stage_samples, by_bucket = [], {}, {}
         for query in queries[:3]:  # warm the connection, caches and lazy imports
             try:
-                retrieve(
-                    principal=principals[query.agent_id],
-                    request=RetrievalRequest(query=query.text + " warm", user_id=query.user_id),
-                )
+                with tenant_atomic(query.tenant_id):  # as a request: the tenant set (RLS)
+                    retrieve(
+                        principal=principals[query.agent_id],
+                        request=RetrievalRequest(query=query.text + " warm", user_id=query.user_id),
+                    )
             except OperationalError:
                 pass
         timeouts = {"pipeline": 0, "stores": 0}
         for query in queries:
             started = time.perf_counter()
             try:
-                result = retrieve(
-                    principal=principals[query.agent_id],
-                    request=RetrievalRequest(query=query.text, user_id=query.user_id),
-                )
+                with tenant_atomic(query.tenant_id):  # as a request: the tenant set (RLS)
+                    result = retrieve(
+                        principal=principals[query.agent_id],
+                        request=RetrievalRequest(query=query.text, user_id=query.user_id),
+                    )
             except OperationalError:  # --statement-timeout-ms hit: counted at its full cost
                 timeouts["pipeline"] += 1
                 result = None
