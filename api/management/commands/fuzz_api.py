@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from api.fuzz import fuzz_run, plant
+from memory_core.rls import platform_command
 
 
 class _Rollback(Exception):
@@ -29,6 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=7)
         parser.add_argument("--json", dest="json_out", default="")
 
+    @platform_command
     def handle(self, *args, requests, seed, json_out, **options):
         from config.wsgi import application
 

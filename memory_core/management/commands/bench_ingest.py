@@ -24,6 +24,7 @@ from django.db import connection
 from memory_core.benchmarks import database, measure
 from memory_core.benchmarks.corpus import CorpusSpec, query_texts, sample_texts
 from memory_core.embeddings import get_embedder
+from memory_core.rls import platform_command
 
 INGEST_DB = "memledger_bench_ingest"
 TENANT = "bench-ingest"
@@ -44,6 +45,7 @@ class Command(BaseCommand):
         parser.add_argument("--torch-threads", type=int, default=1)
         parser.add_argument("--json", dest="json_out", default="")
 
+    @platform_command
     def handle(self, *args, **opts):
         if opts["torch_threads"]:
             import torch

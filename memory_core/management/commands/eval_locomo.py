@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.evaluation.dataset import DatasetError
 from memory_core.evaluation.locomo import evaluate_locomo
+from memory_core.rls import platform_command
 
 
 class Command(BaseCommand):
@@ -30,6 +31,7 @@ class Command(BaseCommand):
         parser.add_argument("--limit", type=int, help="ask at most this many per conversation")
         parser.add_argument("--keep", action="store_true", help="keep the run's tenant")
 
+    @platform_command
     def handle(self, *args, **options):
         path = Path(options["data"])
         try:

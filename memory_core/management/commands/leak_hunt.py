@@ -12,6 +12,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from memory_core.rls import platform_command
 from memory_core.security.leak_hunt import hunt
 
 
@@ -32,6 +33,7 @@ class Command(BaseCommand):
             "--keep", action="store_true", help="Commit the planted tenants instead."
         )
 
+    @platform_command
     def handle(self, *args, retrievals, seed, json_out, keep, **options):
         report = None
         try:
