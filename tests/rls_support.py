@@ -62,3 +62,21 @@ class RequestIsolationMiddleware:
         finally:
             if not connection.needs_rollback:
                 _swap(*saved)
+
+
+def owner_execute(*statements: str) -> None:
+    """Run DDL/maintenance on the test database as the owner (the app role may not).
+
+    Uses its own connection, so the caller's rows must be committed (a transactional test).
+    """
+    import psycopg
+    from django.conf import settings
+
+    params = connection.get_connection_params()
+    params["user"] = settings.MEMLEDGER_DB_OWNER["USER"]
+    if settings.MEMLEDGER_DB_OWNER.get("PASSWORD"):
+        params["password"] = settings.MEMLEDGER_DB_OWNER["PASSWORD"]
+    keep = ("host", "port", "user", "password", "dbname")
+    with psycopg.connect(**{k: v for k, v in params.items() if k in keep}, autocommit=True) as c:
+        for statement in statements:
+            c.execute(statement)

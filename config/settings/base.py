@@ -14,7 +14,8 @@ SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    # django.contrib.admin with memledger's site: staff work in platform mode (config/admin.py).
+    "config.admin.MemledgerAdminConfig",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -17,8 +17,9 @@ from memory_core.retrieval.candidates import build_candidate_sql, fetch_candidat
 from memory_core.retrieval.pipeline import build_context, lookup_subject_and_policy
 from memory_core.retrieval.types import RetrievalMode, RetrievalPlan, RetrievalRequest
 from tests.factories import SubjectFactory
+from tests.rls_support import owner_execute
 
-pytestmark = pytest.mark.django_db
+pytestmark = pytest.mark.django_db(transaction=True)
 
 TOTAL = 20_000
 MINE = 20
@@ -45,19 +46,20 @@ FROM generate_series(1, %(total)s) AS g
 def crowd(tenant, agent):
     me = SubjectFactory(tenant=tenant, external_id="needle")
     others = [SubjectFactory(tenant=tenant).id for _ in range(50)]
+    # Index DDL and ANALYZE are the owner's (the suite runs as the app role, RLS): they run
+    # on an owner connection, so the rows are committed (a transactional test).
+    owner_execute("DROP INDEX memory_embedding_hnsw")  # rebuilt below, faster than inserts
     with connection.cursor() as cursor:
-        cursor.execute("DROP INDEX memory_embedding_hnsw")  # rebuilt below, faster than inserts
         cursor.execute(
             INSERT,
             {"tenant": tenant.id, "me": me.id, "others": others, "mine": MINE, "total": TOTAL},
         )
-        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")  # run the deferred chain checks now
-        cursor.execute(
-            "CREATE INDEX memory_embedding_hnsw ON memory_core_memory USING hnsw "
-            "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
-        )
-        cursor.execute("ANALYZE memory_core_memory")
-        query = np.random.default_rng(7).normal(size=384) - 0.0
+    owner_execute(
+        "CREATE INDEX memory_embedding_hnsw ON memory_core_memory USING hnsw "
+        "(embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)",
+        "ANALYZE memory_core_memory",
+    )
+    query = np.random.default_rng(7).normal(size=384) - 0.0
     principal = AgentPrincipal.from_agent(agent)
     subject_id, policy = lookup_subject_and_policy(tenant_id=tenant.id, user_id="needle")
     request = RetrievalRequest(query="x", user_id="needle")

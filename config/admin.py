@@ -1,0 +1,42 @@
+"""The Django admin is platform work: staff see every tenant (row-level security's platform mode).
+
+Each admin view runs in the request's transaction (``ATOMIC_REQUESTS``); for an active staff
+user the transaction switches to platform mode with ``SET LOCAL`` before the view runs, and the
+response is rendered inside it (a changelist's lazy queryset must run while the mode holds).
+Nobody else, and no view outside the admin, gets platform mode this way.
+"""
+
+import functools
+
+from django.contrib import admin
+from django.contrib.admin.apps import AdminConfig
+from django.db import connection
+
+from memory_core.rls import PLATFORM_SETTING, TENANT_SETTING
+
+
+class MemledgerAdminSite(admin.AdminSite):
+    def admin_view(self, view, cacheable=False):
+        inner = super().admin_view(view, cacheable)
+
+        @functools.wraps(inner)
+        def wrapper(request, *args, **kwargs):
+            user = request.user
+            platform = user.is_active and user.is_staff and connection.in_atomic_block
+            if platform:
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "SELECT set_config(%s, '', true), set_config(%s, 'on', true)",
+                        [TENANT_SETTING, PLATFORM_SETTING],
+                    )
+            response = inner(request, *args, **kwargs)
+            if platform and callable(getattr(response, "render", None)):
+                if not response.is_rendered:
+                    response.render()
+            return response
+
+        return wrapper
+
+
+class MemledgerAdminConfig(AdminConfig):
+    default_site = "config.admin.MemledgerAdminSite"
