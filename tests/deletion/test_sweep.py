@@ -32,7 +32,9 @@ def test_sweep_skips_an_operation_another_sweeper_holds(private_queue, owner_pri
     first = deletion_request(principal=owner_principal, memory_id=memories[0].id)
     second = deletion_request(principal=owner_principal, memory_id=memories[1].id)
     with psycopg.connect(**_conninfo()) as other:
-        # Another beat scheduler is in the middle of its round and holds the first row.
+        # Another beat scheduler (platform mode, like the sweep task: row-level security) is
+        # in the middle of its round and holds the first row.
+        other.execute("SELECT set_config('memledger.platform', 'on', false)")
         other.execute(
             "SELECT id FROM memory_core_deletionoperation WHERE id = %s FOR UPDATE", [first.id]
         )
