@@ -11,6 +11,7 @@ from memory_core.deletion.services import deletion_request
 from memory_core.deletion.worker import WorkerProcess
 from memory_core.exports import export_create, export_path
 from memory_core.principals import SystemPrincipal
+from memory_core.rls import tenant_scope
 from tests.celery_worker import unique_queue
 from tests.deletion.conftest import eval_file
 from tests.factories import MemoryFactory
@@ -42,8 +43,10 @@ def test_concurrent_runs_never_put_back_what_another_removed(owner, private_queu
     def worker(batch):
         try:
             barrier.wait()
-            for operation in batch:
-                results.append(deletion_run(operation_id=operation.id))
+            # As the Celery task runs it: in the operation's tenant (row-level security).
+            with tenant_scope(owner.tenant_id):
+                for operation in batch:
+                    results.append(deletion_run(operation_id=operation.id))
         except Exception as exc:  # surfaced below
             errors.append(exc)
         finally:
