@@ -204,3 +204,17 @@ def test_an_api_request_acts_for_its_key_tenant_only(api_client, two_tenants, te
     assert response.json()["tenant_id"] == str(tenant.id)
     # The request's setting ended with the request: the test body is back in platform mode.
     assert Memory.objects.count() == 2
+
+
+def test_policies_read_the_tenant_once_per_statement(two_tenants):
+    """The settings are read in sub-selects (InitPlans), not per row: see docs/security.md."""
+    mine, _ = two_tenants
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_get_expr(polqual, polrelid) FROM pg_policy")
+        rules = [row[0] for row in cursor]
+    assert rules and all("( SELECT" in rule for rule in rules if "tenant_id" in rule)
+    _no_tenant()
+    with tenant_atomic(mine.tenant_id), connection.cursor() as cursor:
+        cursor.execute("EXPLAIN SELECT id FROM memory_core_memory WHERE content <> ''")
+        plan = "\n".join(row[0] for row in cursor)
+    assert "InitPlan" in plan
