@@ -128,12 +128,14 @@ def build_candidate_sql(
             "FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lex), "
             "anyq AS (SELECT coalesce(string_agg(quote_literal(lex), ' | '), '')::tsquery AS q "
             "FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lex), "
-            f"pool AS (SELECT m.id, m.search_vector FROM {TABLE} m, anyq WHERE {where} "
-            "AND m.search_vector @@ anyq.q), "
-            f"stats AS (SELECT count(*)::float AS n, "
+            # MATERIALIZED: computed once per statement. Inlined, the planner re-evaluated the
+            # statistics for every matching row (p95 3 s at 1M rows; docs/performance.md).
+            "pool AS MATERIALIZED (SELECT m.id, m.search_vector "
+            f"FROM {TABLE} m, anyq WHERE {where} AND m.search_vector @@ anyq.q), "
+            f"stats AS MATERIALIZED (SELECT count(*)::float AS n, "
             f"greatest(avg(length(m.search_vector)), 1)::float AS avglen FROM {TABLE} m "
             f"WHERE {where}), "
-            "df AS (SELECT t.q, count(p.id)::float AS df FROM terms t "
+            "df AS MATERIALIZED (SELECT t.q, count(p.id)::float AS df FROM terms t "
             "JOIN pool p ON p.search_vector @@ t.q GROUP BY t.q), "
             "fts AS (SELECT p.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * 2.2 / "
             "(1 + 1.2 * (0.25 + 0.75 * length(p.search_vector) / s.avglen))) AS score "

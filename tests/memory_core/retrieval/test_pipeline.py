@@ -1,6 +1,7 @@
 """The pipeline against real PostgreSQL + pgvector and the real model."""
 
 import json
+import re
 
 import pytest
 from django.db import connection
@@ -39,9 +40,12 @@ def test_tenant_subject_agent_scope_status_and_validity_are_in_every_store_s_sql
         ask(world["principal"], "Why did the atlas-api staging deploy fail?", **ATLAS_API)
     sql = candidate_sql(captured.captured_queries)
     subject = world["subject"]
-    ctes = {name: sql.split(f"{name} AS (", 1)[1] for name in ("sem", "pool", "st")}
+    opener = r" AS (?:MATERIALIZED )?\("
+    ctes = {
+        name: re.split(rf"\b{name}{opener}", sql, maxsplit=1)[1] for name in ("sem", "pool", "st")
+    }
     for name, body in ctes.items():
-        where = body.split(" AS (", 1)[0].split("WHERE", 1)[1]  # this CTE's own WHERE
+        where = re.split(opener, body, maxsplit=1)[0].split("WHERE", 1)[1]  # this CTE's own WHERE
         assert f"m.tenant_id = '{tenant.id.hex}'" in where, name
         assert f"m.subject_id = '{subject.id.hex}'" in where, name
         assert "m.agent_id IS NULL OR m.agent_id =" in where, name
