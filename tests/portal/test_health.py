@@ -141,6 +141,7 @@ def test_latest_evaluation_figures_are_shown(reviewer_client, settings, tmp_path
         ' "no_memory": {"precision_at_k": 0.0, "leakage_rate": 0.0}}'
     )
     settings.MEMLEDGER_EVALUATION_RESULTS = [str(result)]
+    settings.DATA_DIR = tmp_path  # no results of other runs in the shared data folder
     response = reviewer_client.get(reverse("portal:review:health"))
     evaluation = response.context["evaluation"]
     assert evaluation["columns"] == ["memledger", "vector top-k", "no memory"]
@@ -161,6 +162,7 @@ def test_files_that_are_not_evaluation_results_are_ignored(reviewer_client, sett
     dataset = tmp_path / "dataset.json"
     dataset.write_text('{"cases": [{"expected_ids": []}]}')
     settings.MEMLEDGER_EVALUATION_RESULTS = [str(dataset)]
+    settings.DATA_DIR = tmp_path  # no results of other runs in the shared data folder
     response = reviewer_client.get(reverse("portal:review:health"))
     assert response.context["evaluation"] == {}
     assert b"No evaluation has been recorded yet" in response.content
