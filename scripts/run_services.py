@@ -17,8 +17,16 @@ def main() -> int:
     host = os.environ.get("HOST", "127.0.0.1")
     port = os.environ.get("PORT", "8000")
     commands = {
-        "worker": [PYTHON, "-m", "celery", "-A", "config.celery_app", "worker",
-                   "--loglevel=INFO", "--concurrency=2"],
+        "worker": [
+            PYTHON,
+            "-m",
+            "celery",
+            "-A",
+            "config.celery_app",
+            "worker",
+            "--loglevel=INFO",
+            "--concurrency=2",
+        ],
         "beat": [PYTHON, "-m", "celery", "-A", "config.celery_app", "beat", "--loglevel=INFO"],
         "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
     }
