@@ -99,13 +99,19 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
         )
 
 
+def _lock_pending_memory(item: ReviewItem) -> Memory:
+    """Lock and return the write ``item`` reviews; Conflict if it is no longer pending."""
+    memory = Memory.objects.select_for_update().get(pk=item.memory_id)
+    if memory.status != Status.PENDING_APPROVAL:
+        raise Conflict(f"The memory is {memory.status}, not pending.", code="review_closed")
+    return memory
+
+
 @transaction.atomic
 def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     """Approve a pending sensitive write: the memory becomes active (and usable)."""
     item = _open_item(principal=principal, item_id=item_id)
-    memory = Memory.objects.select_for_update().get(pk=item.memory_id)
-    if memory.status != Status.PENDING_APPROVAL:
-        raise Conflict(f"The memory is {memory.status}, not pending.", code="review_closed")
+    memory = _lock_pending_memory(item)
     _link_into_chain(memory, item, principal=principal)
     event_record(
         memory=memory,
@@ -122,9 +128,7 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
 def review_reject(*, principal, item_id, reason: str) -> ReviewItem:
     """Reject a pending sensitive write: the memory is kept as ``rejected``, never used."""
     item = _open_item(principal=principal, item_id=item_id)
-    memory = Memory.objects.select_for_update().get(pk=item.memory_id)
-    if memory.status != Status.PENDING_APPROVAL:
-        raise Conflict(f"The memory is {memory.status}, not pending.", code="review_closed")
+    memory = _lock_pending_memory(item)
     memory.status = Status.REJECTED
     memory.updated_at = timezone.now()
     memory.save(update_fields=["status", "updated_at"])
