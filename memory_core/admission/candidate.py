@@ -17,6 +17,7 @@ from django.utils.dateparse import parse_datetime
 from memory_core.exceptions import ValidationFailed
 from memory_core.models import Authority, Consent, MemoryType, Sensitivity, SourceType
 from memory_core.services.memories import parse_scope
+from memory_core.text import format_scope
 
 # Hard ceilings, far above any policy: beyond them a body is malformed, not merely refused.
 HARD_MAX_CONTENT_CHARS = 20_000
@@ -86,11 +87,7 @@ class Candidate:
 
     @property
     def scope(self) -> str:
-        return (
-            self.scope_kind
-            if self.scope_kind == "global"
-            else f"{self.scope_kind}:{self.scope_ref}"
-        )
+        return format_scope(self.scope_kind, self.scope_ref)
 
     def texts(self) -> list[str]:
         """Return every free text of the candidate the guards read: content and value strings."""

@@ -9,6 +9,8 @@ from django.db.models import Q
 from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
+from memory_core.text import format_scope
+
 from .choices import (
     TYPE_CLASS,
     Authority,
@@ -198,8 +200,4 @@ class Memory(models.Model):
     @property
     def scope(self) -> str:
         """Return the scope as one string: ``global`` or ``kind:ref``."""
-        return (
-            self.scope_kind
-            if self.scope_kind == ScopeKind.GLOBAL
-            else f"{self.scope_kind}:{self.scope_ref}"
-        )
+        return format_scope(self.scope_kind, self.scope_ref)

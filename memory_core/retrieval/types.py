@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+from memory_core.text import format_scope
+
 
 class RetrievalMode(StrEnum):
     """What the intent gate decided to query."""
@@ -173,11 +175,7 @@ class Candidate:
 
     @property
     def scope(self) -> str:
-        return (
-            self.scope_kind
-            if self.scope_kind == "global"
-            else f"{self.scope_kind}:{self.scope_ref}"
-        )
+        return format_scope(self.scope_kind, self.scope_ref)
 
     @property
     def specificity(self) -> int:

@@ -3,6 +3,8 @@
 from django import template
 from django.utils import timezone
 
+from memory_core.text import format_scope
+
 register = template.Library()
 
 LABELS = {
@@ -43,7 +45,7 @@ def source_label(value) -> str:
 @register.filter
 def scope(memory) -> str:
     """Return a memory's scope as ``global`` or ``kind:ref``."""
-    return "global" if memory.scope_kind == "global" else f"{memory.scope_kind}:{memory.scope_ref}"
+    return format_scope(memory.scope_kind, memory.scope_ref)
 
 
 @register.filter
