@@ -19,18 +19,21 @@ def memory_get(*, principal, memory_id) -> Memory:
 
 
 def memory_chain(memory: Memory) -> list[Memory]:
-    """Return the whole supersession chain containing ``memory``, oldest first, as stored."""
-    root = Memory.objects.get(pk=memory.pk)
+    """Return the whole supersession chain containing ``memory``, oldest first, as stored.
+
+    The caller has scoped ``memory``; the chain never leaves its tenant (a database trigger
+    keeps chains within one owner), and every lookup says so explicitly as well.
+    """
+    rows = Memory.objects.filter(tenant_id=memory.tenant_id)
+    root = rows.get(pk=memory.pk)
     older = []
     while root.supersedes_id:
-        root = Memory.objects.get(pk=root.supersedes_id)
+        root = rows.get(pk=root.supersedes_id)
         older.append(root)
-    chain = older[::-1] + [Memory.objects.get(pk=memory.pk)]
+    chain = older[::-1] + [rows.get(pk=memory.pk)]
     while True:
         successor = (
-            Memory.objects.filter(supersedes_id=chain[-1].id)
-            .exclude(status__in=PROPOSED_STATUSES)
-            .first()
+            rows.filter(supersedes_id=chain[-1].id).exclude(status__in=PROPOSED_STATUSES).first()
         )
         if successor is None:
             return chain
