@@ -4,10 +4,14 @@ Web and worker processes connect as the application role (no DDL, bound by row-l
 security). Schema changes need the owner, so this replaces Django's ``migrate`` with the same
 command run over an owner connection (``settings.MEMLEDGER_DB_OWNER``), in platform mode so
 data migrations see every tenant's rows.
+
+The whole command runs as the owner, its system checks included: on a fresh server the
+application role does not exist until migration 0005 creates it, so a check made over the
+application role's connection would stop the very migration that creates it.
 """
 
 from django.core.management.commands.migrate import Command as DjangoMigrateCommand
-from django.db import connections
+from django.db import DEFAULT_DB_ALIAS, connections
 
 from memory_core.rls import PLATFORM_SETTING, owner_connection
 
@@ -15,10 +19,11 @@ from memory_core.rls import PLATFORM_SETTING, owner_connection
 class Command(DjangoMigrateCommand):
     help = DjangoMigrateCommand.help + " Runs as the database owner role (memledger)."
 
-    def handle(self, *args, **options):
-        with owner_connection(options["database"]):
-            conn = connections[options["database"]]
+    def execute(self, *args, **options):
+        alias = options.get("database") or DEFAULT_DB_ALIAS
+        with owner_connection(alias):
+            conn = connections[alias]
             conn.ensure_connection()
             with conn.cursor() as cursor:
                 cursor.execute("SELECT set_config(%s, 'on', false)", [PLATFORM_SETTING])
-            return super().handle(*args, **options)
+            return super().execute(*args, **options)

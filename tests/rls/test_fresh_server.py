@@ -1,0 +1,61 @@
+"""On a fresh server the application role does not exist yet: ``migrate`` must create it.
+
+``make run`` starts with ``manage.py migrate``. Its system checks query the database; made over
+the application role's connection they fail before migration 0005 can create that role.
+"""
+
+import os
+import subprocess
+import sys
+
+import psycopg
+import pytest
+from django.conf import settings
+from django.db import connection
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+ROLE = "memledger_fresh_probe"
+
+
+def _owner_conninfo() -> dict:
+    params = connection.get_connection_params()
+    params["user"] = settings.MEMLEDGER_DB_OWNER["USER"]
+    if settings.MEMLEDGER_DB_OWNER.get("PASSWORD"):
+        params["password"] = settings.MEMLEDGER_DB_OWNER["PASSWORD"]
+    return {k: v for k, v in params.items() if k in ("host", "port", "user", "password")}
+
+
+def _admin(sql: str, params=None):
+    with psycopg.connect(**_owner_conninfo(), dbname="postgres", autocommit=True) as conn:
+        cursor = conn.execute(sql, params)
+        return cursor.fetchall() if cursor.description else None
+
+
+def test_migrate_on_a_server_without_the_application_role_creates_it():
+    scratch = f"{connection.settings_dict['NAME']}_fresh"
+    _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+    _admin(f"DROP ROLE IF EXISTS {ROLE}")
+    _admin(f'CREATE DATABASE "{scratch}"')
+    try:
+        assert _admin("SELECT 1 FROM pg_roles WHERE rolname = %s", [ROLE]) == []
+        result = subprocess.run(  # noqa: S603
+            [sys.executable, "manage.py", "migrate", "--noinput"],
+            cwd=settings.BASE_DIR,
+            env={
+                **os.environ,
+                "DJANGO_SETTINGS_MODULE": "config.settings.test",
+                "MEMLEDGER_DB_NAME": scratch,
+                "MEMLEDGER_DB_APP_ROLE": ROLE,
+            },
+            capture_output=True,
+            text=True,
+            timeout=180,
+        )
+        assert result.returncode == 0, result.stderr + result.stdout
+        assert "memory_core.0005_issue7_row_level_security... OK" in result.stdout
+        role = _admin("SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = %s", [ROLE])
+        assert role == [(False, False)]
+    finally:
+        _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+        _admin(f"DROP ROLE IF EXISTS {ROLE}")
