@@ -24,7 +24,7 @@ from django.db import connection
 from memory_core.benchmarks import database, measure
 from memory_core.benchmarks.corpus import CorpusSpec, query_texts, sample_texts
 from memory_core.embeddings import get_embedder
-from memory_core.rls import platform_command
+from memory_core.rls import platform_command, tenant_atomic
 
 INGEST_DB = "memledger_bench_ingest"
 TENANT = "bench-ingest"
@@ -113,7 +113,8 @@ class Command(BaseCommand):
         started = time.perf_counter()
         for i in range(opts["single"]):
             t0 = time.perf_counter()
-            count([memory_write(principal=principal, data=body(i, texts[offset + i]))])
+            with tenant_atomic(principal.tenant_id):  # as a request: the tenant set (RLS)
+                count([memory_write(principal=principal, data=body(i, texts[offset + i]))])
             single_ms.append((time.perf_counter() - t0) * 1000)
         single_s = time.perf_counter() - started
         offset += opts["single"]
@@ -128,7 +129,8 @@ class Command(BaseCommand):
                 for j in range(start, min(start + size, opts["memories"]))
             ]
             t0 = time.perf_counter()
-            count(memory_write_batch(principal=principal, items=chunk))
+            with tenant_atomic(principal.tenant_id):
+                count(memory_write_batch(principal=principal, items=chunk))
             batch_ms.append((time.perf_counter() - t0) * 1000)
         batch_s = time.perf_counter() - started
         offset += opts["memories"]
@@ -139,17 +141,21 @@ class Command(BaseCommand):
         for i in range(opts["probes"]):
             text = probe_texts[i]
             t0 = time.perf_counter()
-            result = memory_write(principal=principal, data={**body(i, text), "subject": "probe"})
+            with tenant_atomic(principal.tenant_id):
+                result = memory_write(
+                    principal=principal, data={**body(i, text), "subject": "probe"}
+                )
             if result.memory is None:
                 misses += 1
                 continue
             target = str(result.memory.id)
             found = False
             while time.perf_counter() - t0 < 5.0:
-                got = retrieve(
-                    principal=principal,
-                    request=RetrievalRequest(query=text, user_id="probe"),
-                )
+                with tenant_atomic(principal.tenant_id):
+                    got = retrieve(
+                        principal=principal,
+                        request=RetrievalRequest(query=text, user_id="probe"),
+                    )
                 if any(str(item.id) == target for item in got.items):
                     found = True
                     break
@@ -191,10 +197,14 @@ class Command(BaseCommand):
         return AgentPrincipal.from_agent(agent), tenant
 
     def _clear(self, tenant) -> None:
-        """Remove what earlier ingest runs wrote in the bench tenant (its own rows only)."""
-        database.check_name(connection.settings_dict["NAME"])
-        with connection.cursor() as cursor:
-            cursor.execute("SET session_replication_role = replica")
+        """Remove what earlier ingest runs wrote in the bench tenant (its own rows only).
+
+        As the owner over its own connection: skipping the triggers (``session_replication_role``)
+        is the owner's privilege, not the application role's.
+        """
+        name = database.check_name(connection.settings_dict["NAME"])
+        with database.connect(name) as conn:
+            conn.execute("SET session_replication_role = replica")
             for table in (
                 "memory_core_memoryevent",
                 "memory_core_admissiondecision",
@@ -203,5 +213,5 @@ class Command(BaseCommand):
                 "memory_core_memory",
                 "memory_core_subject",
             ):
-                cursor.execute(f"DELETE FROM {table} WHERE tenant_id = %s", [tenant.id])  # noqa: S608
-            cursor.execute("RESET session_replication_role")
+                conn.execute(f"DELETE FROM {table} WHERE tenant_id = %s", [tenant.id])  # noqa: S608
+            conn.commit()
