@@ -211,13 +211,13 @@ def bench_context(query: BenchQuery):
 
 
 def pipeline_vector_top(query: BenchQuery, k: int) -> tuple[list[str], float]:
-    """The pipeline's vector store alone (its SQL, its HNSW settings), top ``k`` by distance.
+    """The pipeline's vector store as the pipeline runs it, top ``k`` by its rank.
 
-    Runs ``memory_core.retrieval.candidates.fetch_candidates`` with only the vector store of a
-    hybrid plan, in a transaction like the pipeline. Returns ids and the SQL time in ms.
+    Runs ``memory_core.retrieval.candidates.fetch_candidates`` with the pipeline's hybrid plan
+    (every store, so the vector store is the one of the shared scan the pipeline uses), in a
+    transaction like the pipeline. Returns the vector store's ids and the statement's time in
+    ms.
     """
-    import dataclasses
-
     from memory_core.retrieval.candidates import fetch_candidates
     from memory_core.retrieval.plan import build_plan
     from memory_core.retrieval.policy import RetrievalPolicy
@@ -228,7 +228,6 @@ def pipeline_vector_top(query: BenchQuery, k: int) -> tuple[list[str], float]:
     plan = build_plan(
         mode=RetrievalMode.HYBRID, intent="", ctx=ctx, policy=policy, query=query.text
     )
-    plan = dataclasses.replace(plan, structured_types=(), task_state=False)
     started = time.perf_counter()
     with transaction.atomic():
         candidates, _ = fetch_candidates(
@@ -238,7 +237,6 @@ def pipeline_vector_top(query: BenchQuery, k: int) -> tuple[list[str], float]:
             query_vector=query.vector,
             now=timezone.now(),
             policy=policy,
-            use_fulltext=False,
         )
     elapsed = (time.perf_counter() - started) * 1000
     ranked = sorted(
@@ -290,10 +288,14 @@ def _collect(doc: dict, prefix: str, found: dict) -> None:
 
 
 def pipeline_store_ms(query: BenchQuery) -> dict[str, float]:
-    """SQL time of each of the pipeline's candidate stores run alone (its SQL builder)."""
-    import dataclasses
+    """SQL time of the pipeline's candidate statement, and of the shared scan inside it.
 
-    from memory_core.retrieval.candidates import build_candidate_sql, configure_vector_search
+    ``sql_statement_ms``: the statement the pipeline runs for a hybrid plan (every store).
+    ``sql_shared_scan_ms``: its ``elig`` CTE alone (reading the subject's eligible rows with
+    their distances, lengths and lexeme matches), so the stores' own ranking and scoring cost
+    is the difference.
+    """
+    from memory_core.retrieval.candidates import build_candidate_sql
     from memory_core.retrieval.plan import build_plan
     from memory_core.retrieval.policy import RetrievalPolicy
     from memory_core.retrieval.types import RetrievalMode
@@ -303,27 +305,17 @@ def pipeline_store_ms(query: BenchQuery) -> dict[str, float]:
     plan = build_plan(
         mode=RetrievalMode.HYBRID, intent="", ctx=ctx, policy=policy, query=query.text
     )
-    variants = {
-        "vector": (dataclasses.replace(plan, structured_types=()), True, False),
-        "fulltext": (dataclasses.replace(plan, structured_types=()), False, True),
-        "structured": (dataclasses.replace(plan, semantic_types=()), False, False),
-    }
+    sql, params, _ = build_candidate_sql(
+        ctx=ctx, plan=plan, query=query.text, query_vector=query.vector, now=timezone.now()
+    )
+    # The statement's CTEs up to and including elig (always followed by sem or stats).
+    cut = min(i for i in (sql.find(", sem AS ("), sql.find(", stats AS ")) if i > 0)
+    scan = sql[:cut] + " SELECT count(*), count(hit) FROM elig"  # noqa: S608 (constants)
     timings = {}
-    for store, (store_plan, use_vector, use_fulltext) in variants.items():
-        sql, params, _ = build_candidate_sql(
-            ctx=ctx,
-            plan=store_plan,
-            query=query.text,
-            query_vector=query.vector,
-            now=timezone.now(),
-            use_vector=use_vector,
-            use_fulltext=use_fulltext,
-        )
+    for name, statement in (("statement", sql), ("shared_scan", scan)):
         started = time.perf_counter()
-        with transaction.atomic():
-            configure_vector_search(policy)
-            with connection.cursor() as cursor:
-                cursor.execute(sql, params)
-                cursor.fetchall()
-        timings[f"sql_{store}_ms"] = (time.perf_counter() - started) * 1000
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(statement, params)
+            cursor.fetchall()
+        timings[f"sql_{name}_ms"] = (time.perf_counter() - started) * 1000
     return timings

@@ -1,16 +1,18 @@
 """Stage 4: candidate generation. One SQL statement asks every store of the plan at once.
 
-Every store (structured lookup by type, active task state by session/task, pgvector HNSW
-nearest neighbours, Postgres full-text) is a CTE that carries the same ownership filter in its
-own WHERE clause: tenant, subject, agent (shared or the caller's), readable types, allowed
-scopes, status active and inside the validity interval. Nothing outside that filter ever
-leaves the database, so similarity is never the access control.
+Every store (structured lookup by type, active task state by session/task, vector nearest
+neighbours, Postgres full-text) reads only rows that pass the same ownership filter in the
+WHERE clause of the CTE that reads the table: tenant, subject, agent (shared or the caller's),
+readable types, allowed scopes, status active and inside the validity interval. Nothing
+outside that filter ever leaves the database, so similarity is never the access control.
 
-Vector search runs with ``hnsw.iterative_scan = relaxed_order`` so a filter that keeps only a
-sliver of the index still fills the limit; ``hnsw.ef_search`` and ``hnsw.max_scan_tuples`` come
-from the policy. Full-text ranks with a BM25-style score computed in SQL over the subject's own
-rows (idf from the subject's document frequencies, length-normalised), because ``ts_rank`` has
-no idf and lets a common word swamp the rare one that matters.
+With the full-text store in the plan, one MATERIALIZED scan (``elig``) reads the subject's
+eligible rows once, and the vector, full-text and structured stores rank it: the vector store
+is an exact cosine ranking (it always fills its limit), full-text ranks with a BM25-style score
+over the subject's own rows (idf from the subject's document frequencies, length-normalised),
+because ``ts_rank`` has no idf and lets a common word swamp the rare one that matters.
+Without full-text, the vector store is its own ``ORDER BY distance LIMIT`` query with the
+policy's HNSW settings.
 
 The two ranked lists are fused by reciprocal rank (``fuse``); every candidate also carries its
 cosine similarity to the query (when the query was embedded), which the later stages use.
@@ -21,7 +23,6 @@ cosine similarity to the query (when the query was embedded), which the later st
 # ruff: noqa: S608
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 import numpy as np
@@ -88,6 +89,63 @@ def configure_vector_search(policy: RetrievalPolicy) -> None:
         )
 
 
+def _shared_scan_ctes(
+    *, where: str, has_vector: bool, want_vector: bool, structured: bool
+) -> list[str]:
+    """Return the CTEs of the vector, full-text and structured stores over one shared scan.
+
+    BM25 needs statistics over every eligible row (their count and average length), so the
+    full-text store reads all of the subject's eligible rows anyway. ``elig`` reads them once
+    (MATERIALIZED) with what every store needs: the exact cosine distance (so the vector store
+    is exact and always fills its limit), the row's length and, for rows matching any query
+    lexeme, its lexemes. The stores then rank ``elig`` rather than re-reading the heap: at 1M
+    rows, a 13k-row subject was read three times, once per store (docs/performance.md).
+
+    Full-text scoring: the pool is the rows matching any query lexeme (one ``@@`` with an OR
+    query per row); each pooled row's lexemes are unnested once and only the query's kept, so
+    df and the scores cost one pass over the pool, not one ``@@`` per row and lexeme.
+    """
+    dist = "m.embedding <=> %(qvec)s::vector" if has_vector else "NULL::float8"
+    ctes = [
+        # The query's lexemes, stemmed exactly as the generated column is.
+        "qlex AS MATERIALIZED (SELECT DISTINCT lex FROM unnest(tsvector_to_array("
+        "to_tsvector('english', %(query)s))) AS lex)",
+        "anyq AS MATERIALIZED (SELECT coalesce(string_agg(quote_literal(lex), ' | '), '')"
+        "::tsquery AS q FROM qlex)",
+        f"elig AS MATERIALIZED (SELECT m.id, m.memory_type, m.updated_at, {dist} AS dist, "
+        "length(m.search_vector) AS len, "
+        "CASE WHEN m.search_vector @@ anyq.q THEN m.search_vector END AS hit "
+        f"FROM {TABLE} m, anyq WHERE {where})",
+    ]
+    if want_vector:
+        ctes.append(
+            "sem AS (SELECT id, dist FROM elig WHERE memory_type = ANY(%(sem_types)s) "
+            "AND dist IS NOT NULL ORDER BY dist, id LIMIT %(sem_limit)s), "
+            "sem_r AS (SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk FROM sem)"
+        )
+    ctes.append(
+        "stats AS MATERIALIZED (SELECT count(*)::float AS n, "
+        "greatest(avg(len), 1)::float AS avglen FROM elig "
+        "WHERE memory_type = ANY(%(sem_types)s)), "
+        "hits AS MATERIALIZED (SELECT e.id, u.lexeme, e.len FROM elig e "
+        "CROSS JOIN LATERAL unnest(e.hit) AS u WHERE e.hit IS NOT NULL "
+        "AND e.memory_type = ANY(%(sem_types)s) AND u.lexeme IN (SELECT lex FROM qlex)), "
+        "df AS MATERIALIZED (SELECT lexeme, count(*)::float AS df FROM hits GROUP BY lexeme), "
+        "fts AS (SELECT h.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * 2.2 / "
+        "(1 + 1.2 * (0.25 + 0.75 * h.len / s.avglen))) AS score "
+        "FROM hits h JOIN df USING (lexeme) CROSS JOIN stats s "
+        "GROUP BY h.id ORDER BY score DESC, h.id LIMIT %(fts_limit)s), "
+        "fts_r AS (SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk "
+        "FROM fts)"
+    )
+    if structured:
+        ctes.append(
+            "st AS (SELECT id FROM elig WHERE memory_type = ANY(%(st_types)s) "
+            "ORDER BY dist NULLS LAST, updated_at DESC, id LIMIT %(limit_all)s)"
+        )
+    return ctes
+
+
 def build_candidate_sql(
     *,
     ctx: RetrievalContext,
@@ -99,7 +157,13 @@ def build_candidate_sql(
     use_fulltext: bool = True,
     include_embeddings: bool = True,
 ) -> tuple[str, dict, list[str]]:
-    """Return (sql, params, stores) for the plan's stores in one statement."""
+    """Return (sql, params, stores) for the plan's stores in one statement.
+
+    With the full-text store in the plan, the vector, full-text and structured stores share
+    one scan of the eligible rows (``_shared_scan_ctes``). Without it, the vector store is its
+    own ``ORDER BY distance LIMIT`` query, which the planner may answer with the HNSW index
+    (iterative scan) when the eligible rows are many.
+    """
     ctes: list[str] = []
     stores: list[str] = []
     params: dict = {"query": query, "limit_all": plan.max_candidates}
@@ -108,55 +172,52 @@ def build_candidate_sql(
         params["qvec"] = vector_literal(query_vector)
 
     semantic_types = list(plan.semantic_types)
-    if semantic_types and use_vector and has_vector:
-        where, p = owner_filter(ctx, "sem_types", now)
-        params.update(p, sem_types=semantic_types, sem_limit=plan.semantic_limit)
-        ctes.append(
-            "sem AS (SELECT m.id, (m.embedding <=> %(qvec)s::vector) AS dist "
-            f"FROM {TABLE} m WHERE {where} AND m.embedding IS NOT NULL "
-            "ORDER BY m.embedding <=> %(qvec)s::vector LIMIT %(sem_limit)s), "
-            "sem_r AS (SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk FROM sem)"
-        )
-        stores.append("vector")
+    structured_types = list(plan.structured_types)
+    want_vector = bool(semantic_types) and use_vector and has_vector
     if semantic_types and use_fulltext:
-        where, p = owner_filter(ctx, "sem_types", now)
-        params.update(p, sem_types=semantic_types, fts_limit=plan.fulltext_limit)
-        ctes.append(
-            # The query's lexemes, stemmed exactly as the generated column is; the pool is the
-            # rows matching any of them (GIN), the statistics are over all eligible rows.
-            "terms AS (SELECT DISTINCT quote_literal(lex)::tsquery AS q "
-            "FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lex), "
-            "anyq AS (SELECT coalesce(string_agg(quote_literal(lex), ' | '), '')::tsquery AS q "
-            "FROM unnest(tsvector_to_array(to_tsvector('english', %(query)s))) AS lex), "
-            # MATERIALIZED: computed once per statement. Inlined, the planner re-evaluated the
-            # statistics for every matching row (p95 3 s at 1M rows; docs/performance.md).
-            "pool AS MATERIALIZED (SELECT m.id, m.search_vector "
-            f"FROM {TABLE} m, anyq WHERE {where} AND m.search_vector @@ anyq.q), "
-            f"stats AS MATERIALIZED (SELECT count(*)::float AS n, "
-            f"greatest(avg(length(m.search_vector)), 1)::float AS avglen FROM {TABLE} m "
-            f"WHERE {where}), "
-            "df AS MATERIALIZED (SELECT t.q, count(p.id)::float AS df FROM terms t "
-            "JOIN pool p ON p.search_vector @@ t.q GROUP BY t.q), "
-            "fts AS (SELECT p.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * 2.2 / "
-            "(1 + 1.2 * (0.25 + 0.75 * length(p.search_vector) / s.avglen))) AS score "
-            "FROM pool p JOIN df ON p.search_vector @@ df.q CROSS JOIN stats s "
-            "GROUP BY p.id ORDER BY score DESC, p.id LIMIT %(fts_limit)s), "
-            "fts_r AS (SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk "
-            "FROM fts)"
+        types = semantic_types + [t for t in structured_types if t not in semantic_types]
+        where, p = owner_filter(ctx, "elig_types", now)
+        params.update(
+            p,
+            elig_types=types,
+            sem_types=semantic_types,
+            sem_limit=plan.semantic_limit,
+            fts_limit=plan.fulltext_limit,
+            st_types=structured_types,
         )
+        ctes += _shared_scan_ctes(
+            where=where,
+            has_vector=has_vector,
+            want_vector=want_vector,
+            structured=bool(structured_types),
+        )
+        stores += ["vector"] if want_vector else []
         stores.append("fulltext")
-    if plan.structured_types:
-        where, p = owner_filter(ctx, "st_types", now)
-        params.update(p, st_types=list(plan.structured_types))
-        order = (
-            "m.embedding <=> %(qvec)s::vector NULLS LAST, m.updated_at DESC"
-            if has_vector
-            else "m.updated_at DESC"
-        )
-        ctes.append(
-            f"st AS (SELECT m.id FROM {TABLE} m WHERE {where} ORDER BY {order} LIMIT %(limit_all)s)"
-        )
-        stores.append("structured")
+        stores += ["structured"] if structured_types else []
+    else:
+        if want_vector:
+            where, p = owner_filter(ctx, "sem_types", now)
+            params.update(p, sem_types=semantic_types, sem_limit=plan.semantic_limit)
+            ctes.append(
+                "sem AS (SELECT m.id, (m.embedding <=> %(qvec)s::vector) AS dist "
+                f"FROM {TABLE} m WHERE {where} AND m.embedding IS NOT NULL "
+                "ORDER BY m.embedding <=> %(qvec)s::vector LIMIT %(sem_limit)s), "
+                "sem_r AS (SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk FROM sem)"
+            )
+            stores.append("vector")
+        if structured_types:
+            where, p = owner_filter(ctx, "st_types", now)
+            params.update(p, st_types=structured_types)
+            order = (
+                "m.embedding <=> %(qvec)s::vector NULLS LAST, m.updated_at DESC"
+                if has_vector
+                else "m.updated_at DESC"
+            )
+            ctes.append(
+                f"st AS (SELECT m.id FROM {TABLE} m WHERE {where} "
+                f"ORDER BY {order} LIMIT %(limit_all)s)"
+            )
+            stores.append("structured")
     if plan.task_state and (ctx.session_id or ctx.task_id):
         where, p = owner_filter(ctx, "ts_types", now)
         params.update(p, ts_types=["task_state"], session_id=ctx.session_id, task_id=ctx.task_id)
@@ -178,7 +239,8 @@ def build_candidate_sql(
     ctes.append(f"ids AS ({union})")
     select = [COLUMNS]
     select.append("1 - (m.embedding <=> %(qvec)s::vector) AS cosine" if has_vector else "NULL")
-    select.append("m.embedding::text" if include_embeddings else "NULL")
+    # Binary (pgvector's send format): parsing 384 floats from text cost ~5 ms per retrieval.
+    select.append("vector_send(m.embedding)" if include_embeddings else "NULL")
     joins = []
     select.append("sem_r.rnk" if "vector" in stores else "NULL")
     if "vector" in stores:
@@ -205,10 +267,12 @@ def build_candidate_sql(
     return sql, params, stores
 
 
-def _parse_embedding(text):
-    if not text:
+def _parse_embedding(data) -> np.ndarray | None:
+    """Return the float32 vector of pgvector's binary send format (int16 dimensions, int16
+    unused, then big-endian float4s), or None."""
+    if not data:
         return None
-    return tuple(np.asarray(json.loads(text), dtype=np.float32).tolist())
+    return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
 
 
 def fetch_candidates(
@@ -234,7 +298,8 @@ def fetch_candidates(
     )
     if not sql:
         return [], []
-    if "vector" in stores:
+    if "vector" in stores and "fulltext" not in stores:
+        # Its own ORDER BY distance query (not the shared scan): HNSW may answer it.
         configure_vector_search(policy)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)

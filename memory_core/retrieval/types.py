@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 
+import numpy as np
+
 from memory_core.text import format_scope
 
 
@@ -165,7 +167,8 @@ class Candidate:
     fulltext_rank: int | None = None
     fulltext_score: float = 0.0
     fused: float = 0.0  # reciprocal-rank fusion of the vector and full-text ranks
-    embedding: tuple[float, ...] | None = None
+    # float32, unit length; not compared (an array has no single truth value).
+    embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
     # Filled by the stages.
     merged_from: list[str] = field(default_factory=list)
     components: dict[str, float] = field(default_factory=dict)

@@ -169,7 +169,7 @@ class Command(BaseCommand):
             "embedding_only": measure.percentiles(embed_ms),
             "in_process": in_process,
             "stages": stages,
-            "vector_sql_ms": measure.percentiles(vector_ms),
+            "candidate_sql_ms": measure.percentiles(vector_ms),
             "recall_at_10": recall["recall_at_10"],
             "recall_at_10_min": recall["recall_at_10_min"],
             "filled_share": recall["filled_share"],
@@ -230,7 +230,7 @@ class Command(BaseCommand):
             by_bucket.setdefault(query.bucket, []).append(elapsed)
             for name, value in measure.stage_timings(result).items():
                 stage_samples.setdefault(name, []).append(value)
-        # SQL per store: each candidate store of the pipeline's statement run alone.
+        # SQL: the candidate statement and its shared scan, each run alone.
         for query in queries:
             try:
                 timings = measure.pipeline_store_ms(query)

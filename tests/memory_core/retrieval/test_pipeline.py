@@ -11,7 +11,6 @@ from memory_core.embeddings import EmbeddingError, SentenceTransformerEmbedder, 
 from memory_core.models import RetrievalTrace
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import RetrievalRequest
-from memory_core.services.policy import policy_publish
 
 pytestmark = pytest.mark.django_db
 
@@ -40,19 +39,29 @@ def test_tenant_subject_agent_scope_status_and_validity_are_in_every_store_s_sql
         ask(world["principal"], "Why did the atlas-api staging deploy fail?", **ATLAS_API)
     sql = candidate_sql(captured.captured_queries)
     subject = world["subject"]
-    opener = r" AS (?:MATERIALIZED )?\("
-    ctes = {
-        name: re.split(rf"\b{name}{opener}", sql, maxsplit=1)[1] for name in ("sem", "pool", "st")
-    }
-    for name, body in ctes.items():
-        where = re.split(opener, body, maxsplit=1)[0].split("WHERE", 1)[1]  # this CTE's own WHERE
-        assert f"m.tenant_id = '{tenant.id.hex}'" in where, name
-        assert f"m.subject_id = '{subject.id.hex}'" in where, name
-        assert "m.agent_id IS NULL OR m.agent_id =" in where, name
-        assert "m.status = 'active'" in where, name
-        assert "m.valid_until IS NULL OR m.valid_until >" in where, name
-        assert "m.scope_kind = 'repo' AND m.scope_ref = ANY" in where, name
-        assert "atlas-api" in where and "atlas-web" not in where, name
+    # Every read of the memory table inside the statement carries the whole ownership filter
+    # in its own WHERE (up to the next CTE); the stores read only those filtered reads.
+    reads = re.split(r"\bFROM memory_core_memory m\b", sql)[1:]
+    assert reads, sql
+    for body in reads:
+        where = re.split(r" AS (?:MATERIALIZED )?\(", body, maxsplit=1)[0].split("WHERE", 1)[1]
+        assert f"m.tenant_id = '{tenant.id.hex}'" in where, body
+        assert f"m.subject_id = '{subject.id.hex}'" in where, body
+        assert "m.agent_id IS NULL OR m.agent_id =" in where, body
+        assert "m.status = 'active'" in where, body
+        assert "m.valid_until IS NULL OR m.valid_until >" in where, body
+        assert "m.scope_kind = 'repo' AND m.scope_ref = ANY" in where, body
+        assert "atlas-api" in where and "atlas-web" not in where, body
+    # The vector, full-text and structured stores rank the filtered shared scan.
+    for store in ("sem", "hits", "st"):
+        ranks_elig = rf"\b{store} AS (?:MATERIALIZED )?\(SELECT [^()]*? FROM elig\b"  # noqa: S608
+        assert re.search(ranks_elig, sql), store
+    scan = r"\belig AS MATERIALIZED \(SELECT .*? FROM memory_core_memory m, anyq WHERE"
+    assert re.search(scan, sql)
+    # The final join repeats the tenant and subject guard.
+    outer = sql.rsplit("JOIN memory_core_memory m ON m.id = ids.id", 1)[1]
+    assert f"m.tenant_id = '{tenant.id.hex}'" in outer
+    assert f"m.subject_id = '{subject.id.hex}'" in outer
 
 
 def test_rows_outside_the_filter_never_leave_the_database(world):
@@ -144,12 +153,11 @@ def test_embedding_failure_degrades_to_structured_and_fulltext(world, failing_em
     assert "vector" not in trace.stages["stores_queried"]
 
 
-def test_vector_search_failure_degrades_too(world, tenant):
-    from memory_core.policy_defaults import DEFAULT_POLICY
+def test_vector_search_failure_degrades_too(world, monkeypatch):
+    from memory_core.retrieval import candidates
 
-    document = json.loads(json.dumps(DEFAULT_POLICY))
-    document["retrieval"] = {"hnsw_ef_search": 0}  # refused by pgvector: the vector query fails
-    policy_publish(tenant=tenant, document=document, note="broken vector knob")
+    # A query vector of the wrong dimension: pgvector refuses the distance, the statement fails.
+    monkeypatch.setattr(candidates, "vector_literal", lambda vector: "[1,2,3]")
     result = ask(world["principal"], "atlas-api staging deploy DATABASE_URL", **ATLAS_API)
     assert result.degraded
     assert str(world["memories"]["mine_incident"].id) in {c.id for c in result.items}
