@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from memory_core.admission.normalize import compact, plain, readings
 
@@ -1169,6 +1170,14 @@ def _fires(rule: Rule, reading: str) -> bool:
 
 def injection_codes(texts: list[str]) -> list[str]:
     """Return the injection guard's rule codes for ``texts`` (empty when clean)."""
+    return list(_injection_codes(tuple(texts)))
+
+
+# The rules are constants, so the codes are a function of the texts alone. Admission asks
+# again for the same texts: the split-write rule checks each of the agent's recent writes
+# alone for every new write about the subject (five per item in a batch).
+@lru_cache(maxsize=2048)
+def _injection_codes(texts: tuple[str, ...]) -> tuple[str, ...]:
     codes = match_rules(INJECTION_RULES, texts)
     if "injection.instruction_override" not in codes:
         for text in texts:
@@ -1179,7 +1188,7 @@ def injection_codes(texts: list[str]) -> list[str]:
             ):
                 codes.append("injection.instruction_override")
                 break
-    return codes
+    return tuple(codes)
 
 
 def class_codes(texts: list[str]) -> list[str]:

@@ -26,6 +26,7 @@ Design choices, documented in docs/api.md:
 from __future__ import annotations
 
 import uuid
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -69,6 +70,8 @@ from memory_core.services.memories import MemoryDraft, memory_store_many, memory
 from memory_core.text import content_hash
 
 MAX_BATCH = 100
+# One model thread per process: a batch's embedding overlaps its admission (_store).
+_EMBEDDING_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memledger-embed")
 
 
 @dataclass
@@ -207,15 +210,27 @@ def _ensure_subjects(principal, planned: list[_Planned], subjects: dict) -> None
         item.subject = subjects[external_id]
 
 
-def _store(principal, planned: list[_Planned], policy_version) -> None:
-    """Store the admitted writes: one embedding batch, then heads, successors and proposals."""
+def _embed_during_admission(candidates: list[Candidate]) -> Future:
+    """Start embedding every candidate's content; admission runs meanwhile.
+
+    torch releases the GIL while it computes, so the model works on one core while the
+    admission guards' regular expressions run on the other (a 100-item batch spends about as
+    long in each). The vectors of refused writes are dropped; a model failure surfaces only
+    if an admitted write needs its vector, as before.
+    """
+    return _EMBEDDING_THREAD.submit(get_embedder().embed, [c.content for c in candidates])
+
+
+def _store(principal, planned: list[_Planned], policy_version, pending: Future) -> None:
+    """Store the admitted writes: their embeddings, then heads, successors and proposals."""
     admitted = [item for item in planned if item.decision.outcome != REJECTED]
     if not admitted:
         return
     for item in admitted:
         item.draft = _draft(item)
     embedder = get_embedder()
-    vectors = embedder.embed([item.draft.content for item in admitted])
+    every_vector = pending.result()
+    vectors = [every_vector[item.index] for item in admitted]
     for item, vector in zip(admitted, vectors, strict=True):
         item.draft.embedding = vector
         item.draft.embedding_model = embedder.model_name
@@ -334,6 +349,7 @@ def _run(
     planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
     heads = {} if target is not None else _heads(principal.tenant_id, planned, subjects)
     recent = _recent_texts(principal, subjects, policy, now)
+    pending = _embed_during_admission(candidates)
     batch_keys: set = set()
     batch_texts: dict = {}
     for item in planned:
@@ -362,7 +378,7 @@ def _run(
                 batch_keys.add((candidate.subject, candidate.memory_key, candidate.scope))
             batch_texts.setdefault(candidate.subject, []).append(candidate.content)
     _ensure_subjects(principal, planned, subjects)
-    _store(principal, planned, policy_version)
+    _store(principal, planned, policy_version, pending)
     decisions = _record(principal, planned, policy_version)
     return [
         WriteResult(
