@@ -142,7 +142,9 @@ def exact_top(query: BenchQuery, k: int, types: list[str]) -> list[str]:
 
 
 def postfilter_top(query: BenchQuery, k: int, types: list[str]) -> tuple[list[str], float]:
-    """The anti-pattern: ANN top-k over the whole table (default HNSW settings), filter after.
+    """The anti-pattern: ANN top-k over every row (default HNSW settings), filter after.
+
+    Over ``bench_ann``, the corpus's vectors with an HNSW index (the memory table has none).
 
     Returns the ids that survive the tenant/subject/status/type filter, and the SQL time in ms.
     """
@@ -152,7 +154,7 @@ def postfilter_top(query: BenchQuery, k: int, types: list[str]) -> tuple[list[st
         cursor.execute("SET LOCAL hnsw.ef_search = 40")
         cursor.execute(
             "SELECT id, tenant_id, subject_id, agent_id, status, memory_type, valid_until "
-            "FROM memory_core_memory ORDER BY embedding <=> %s::vector LIMIT %s",
+            "FROM bench_ann ORDER BY embedding <=> %s::vector LIMIT %s",
             [_vector_literal(query.vector), k],
         )
         rows = cursor.fetchall()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from pgvector.psycopg import register_vector
 
 from memory_core.embeddings import get_embedder
@@ -29,7 +30,13 @@ def prepare_corpus(spec: CorpusSpec, *, rebuild: bool = False, log=print) -> dic
             log(f"reusing corpus in {name}")
             return {"database": name, "reused": True, "stats": state["stats"]}
         log(f"{'created' if created else 'rebuilding'} {name}: building the corpus")
-        stats = build_corpus(conn, spec, embed=get_embedder().embed, log=log)
+        stats = build_corpus(
+            conn,
+            spec,
+            embed=get_embedder().embed,
+            app_role=settings.MEMLEDGER_DB_APP_ROLE,
+            log=log,
+        )
     from dataclasses import asdict
 
     return {"database": name, "reused": False, "stats": asdict(stats)}

@@ -2,12 +2,11 @@
 
 import uuid
 
-from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from pgvector.django import HnswIndex, VectorField
+from pgvector.django import VectorField
 
 from memory_core.text import format_scope
 
@@ -168,15 +167,9 @@ class Memory(models.Model):
                 name="memory_one_successor",
             ),
         ]
+        # No ANN (HNSW) or GIN index: every read is one subject's rows, found by the btree
+        # indexes below and ranked exactly (memory_core.retrieval.candidates; migration 0007).
         indexes = [
-            HnswIndex(
-                name="memory_embedding_hnsw",
-                fields=["embedding"],
-                m=16,
-                ef_construction=64,
-                opclasses=["vector_cosine_ops"],
-            ),
-            GinIndex(fields=["search_vector"], name="memory_search_vector_gin"),
             models.Index(
                 fields=["tenant", "subject", "status"], name="memory_tenant_subject_status"
             ),

@@ -6,13 +6,12 @@ WHERE clause of the CTE that reads the table: tenant, subject, agent (shared or 
 readable types, allowed scopes, status active and inside the validity interval. Nothing
 outside that filter ever leaves the database, so similarity is never the access control.
 
-With the full-text store in the plan, one MATERIALIZED scan (``elig``) reads the subject's
-eligible rows once, and the vector, full-text and structured stores rank it: the vector store
-is an exact cosine ranking (it always fills its limit), full-text ranks with a BM25-style score
-over the subject's own rows (idf from the subject's document frequencies, length-normalised),
-because ``ts_rank`` has no idf and lets a common word swamp the rare one that matters.
-Without full-text, the vector store is its own ``ORDER BY distance LIMIT`` query with the
-policy's HNSW settings.
+One MATERIALIZED scan (``elig``) reads the subject's eligible rows once, and the vector,
+full-text and structured stores rank it: the vector store is an exact cosine ranking (it always
+fills its limit), full-text ranks with a BM25-style score over the subject's own rows (idf from
+the subject's document frequencies, length-normalised), because ``ts_rank`` has no idf and lets
+a common word swamp the rare one that matters. There is no approximate index: the eligible
+rows are one subject's, few enough to rank exactly (docs/performance.md).
 
 The two ranked lists are fused by reciprocal rank (``fuse``); every candidate also carries its
 cosine similarity to the query (when the query was embedded), which the later stages use.
@@ -77,67 +76,64 @@ def vector_literal(vector) -> str:
     return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
 
 
-def configure_vector_search(policy: RetrievalPolicy) -> None:
-    """Set the HNSW knobs for the current transaction (one round trip, no parameters)."""
-    ef = int(policy["hnsw_ef_search"])
-    scan = int(policy["hnsw_max_scan_tuples"])
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SET LOCAL hnsw.ef_search = {ef}; "
-            "SET LOCAL hnsw.iterative_scan = relaxed_order; "
-            f"SET LOCAL hnsw.max_scan_tuples = {scan}"
-        )
-
-
 def _shared_scan_ctes(
-    *, where: str, has_vector: bool, want_vector: bool, structured: bool
+    *, where: str, has_vector: bool, want_vector: bool, want_fulltext: bool, structured: bool
 ) -> list[str]:
     """Return the CTEs of the vector, full-text and structured stores over one shared scan.
 
-    BM25 needs statistics over every eligible row (their count and average length), so the
-    full-text store reads all of the subject's eligible rows anyway. ``elig`` reads them once
-    (MATERIALIZED) with what every store needs: the exact cosine distance (so the vector store
-    is exact and always fills its limit), the row's length and, for rows matching any query
-    lexeme, its lexemes. The stores then rank ``elig`` rather than re-reading the heap: at 1M
-    rows, a 13k-row subject was read three times, once per store (docs/performance.md).
+    ``elig`` (MATERIALIZED) reads the subject's eligible rows once, through the btree index on
+    (tenant, subject, type, status), with what every store needs: the exact cosine distance
+    (so the vector store is exact and always fills its limit), and for full-text the row's
+    length and, when it matches any query lexeme, its lexemes. BM25 needs statistics over
+    every eligible row anyway; the stores then rank ``elig`` instead of re-reading the heap.
+    There is no ANN index to ask (migration 0007): at 1M rows the planner never chose the
+    global HNSW index for these filtered queries, and forcing it was slower and inexact.
 
     Full-text scoring: the pool is the rows matching any query lexeme (one ``@@`` with an OR
     query per row); each pooled row's lexemes are unnested once and only the query's kept, so
     df and the scores cost one pass over the pool, not one ``@@`` per row and lexeme.
     """
     dist = "m.embedding <=> %(qvec)s::vector" if has_vector else "NULL::float8"
-    ctes = [
-        # The query's lexemes, stemmed exactly as the generated column is.
-        "qlex AS MATERIALIZED (SELECT DISTINCT lex FROM unnest(tsvector_to_array("
-        "to_tsvector('english', %(query)s))) AS lex)",
-        "anyq AS MATERIALIZED (SELECT coalesce(string_agg(quote_literal(lex), ' | '), '')"
-        "::tsquery AS q FROM qlex)",
-        f"elig AS MATERIALIZED (SELECT m.id, m.memory_type, m.updated_at, {dist} AS dist, "
-        "length(m.search_vector) AS len, "
-        "CASE WHEN m.search_vector @@ anyq.q THEN m.search_vector END AS hit "
-        f"FROM {TABLE} m, anyq WHERE {where})",
-    ]
+    ctes = []
+    columns = f"m.id, m.memory_type, m.updated_at, {dist} AS dist"
+    source = f"{TABLE} m"
+    if want_fulltext:
+        ctes += [
+            # The query's lexemes, stemmed exactly as the generated column is.
+            "qlex AS MATERIALIZED (SELECT DISTINCT lex FROM unnest(tsvector_to_array("
+            "to_tsvector('english', %(query)s))) AS lex)",
+            "anyq AS MATERIALIZED (SELECT coalesce(string_agg(quote_literal(lex), ' | '), '')"
+            "::tsquery AS q FROM qlex)",
+        ]
+        columns += (
+            ", length(m.search_vector) AS len, "
+            "CASE WHEN m.search_vector @@ anyq.q THEN m.search_vector END AS hit"
+        )
+        source += ", anyq"
+    ctes.append(f"elig AS MATERIALIZED (SELECT {columns} FROM {source} WHERE {where})")
     if want_vector:
         ctes.append(
             "sem AS (SELECT id, dist FROM elig WHERE memory_type = ANY(%(sem_types)s) "
             "AND dist IS NOT NULL ORDER BY dist, id LIMIT %(sem_limit)s), "
             "sem_r AS (SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk FROM sem)"
         )
-    ctes.append(
-        "stats AS MATERIALIZED (SELECT count(*)::float AS n, "
-        "greatest(avg(len), 1)::float AS avglen FROM elig "
-        "WHERE memory_type = ANY(%(sem_types)s)), "
-        "hits AS MATERIALIZED (SELECT e.id, u.lexeme, e.len FROM elig e "
-        "CROSS JOIN LATERAL unnest(e.hit) AS u WHERE e.hit IS NOT NULL "
-        "AND e.memory_type = ANY(%(sem_types)s) AND u.lexeme IN (SELECT lex FROM qlex)), "
-        "df AS MATERIALIZED (SELECT lexeme, count(*)::float AS df FROM hits GROUP BY lexeme), "
-        "fts AS (SELECT h.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * 2.2 / "
-        "(1 + 1.2 * (0.25 + 0.75 * h.len / s.avglen))) AS score "
-        "FROM hits h JOIN df USING (lexeme) CROSS JOIN stats s "
-        "GROUP BY h.id ORDER BY score DESC, h.id LIMIT %(fts_limit)s), "
-        "fts_r AS (SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk "
-        "FROM fts)"
-    )
+    if want_fulltext:
+        ctes.append(
+            "stats AS MATERIALIZED (SELECT count(*)::float AS n, "
+            "greatest(avg(len), 1)::float AS avglen FROM elig "
+            "WHERE memory_type = ANY(%(sem_types)s)), "
+            "hits AS MATERIALIZED (SELECT e.id, u.lexeme, e.len FROM elig e "
+            "CROSS JOIN LATERAL unnest(e.hit) AS u WHERE e.hit IS NOT NULL "
+            "AND e.memory_type = ANY(%(sem_types)s) AND u.lexeme IN (SELECT lex FROM qlex)), "
+            "df AS MATERIALIZED (SELECT lexeme, count(*)::float AS df FROM hits "
+            "GROUP BY lexeme), "
+            "fts AS (SELECT h.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * 2.2 / "
+            "(1 + 1.2 * (0.25 + 0.75 * h.len / s.avglen))) AS score "
+            "FROM hits h JOIN df USING (lexeme) CROSS JOIN stats s "
+            "GROUP BY h.id ORDER BY score DESC, h.id LIMIT %(fts_limit)s), "
+            "fts_r AS (SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk "
+            "FROM fts)"
+        )
     if structured:
         ctes.append(
             "st AS (SELECT id FROM elig WHERE memory_type = ANY(%(st_types)s) "
@@ -159,10 +155,8 @@ def build_candidate_sql(
 ) -> tuple[str, dict, list[str]]:
     """Return (sql, params, stores) for the plan's stores in one statement.
 
-    With the full-text store in the plan, the vector, full-text and structured stores share
-    one scan of the eligible rows (``_shared_scan_ctes``). Without it, the vector store is its
-    own ``ORDER BY distance LIMIT`` query, which the planner may answer with the HNSW index
-    (iterative scan) when the eligible rows are many.
+    The vector, full-text and structured stores share one scan of the eligible rows
+    (``_shared_scan_ctes``); active task state is its own lookup by session and task.
     """
     ctes: list[str] = []
     stores: list[str] = []
@@ -174,7 +168,8 @@ def build_candidate_sql(
     semantic_types = list(plan.semantic_types)
     structured_types = list(plan.structured_types)
     want_vector = bool(semantic_types) and use_vector and has_vector
-    if semantic_types and use_fulltext:
+    want_fulltext = bool(semantic_types) and use_fulltext
+    if want_vector or want_fulltext or structured_types:
         types = semantic_types + [t for t in structured_types if t not in semantic_types]
         where, p = owner_filter(ctx, "elig_types", now)
         params.update(
@@ -189,35 +184,12 @@ def build_candidate_sql(
             where=where,
             has_vector=has_vector,
             want_vector=want_vector,
+            want_fulltext=want_fulltext,
             structured=bool(structured_types),
         )
         stores += ["vector"] if want_vector else []
-        stores.append("fulltext")
+        stores += ["fulltext"] if want_fulltext else []
         stores += ["structured"] if structured_types else []
-    else:
-        if want_vector:
-            where, p = owner_filter(ctx, "sem_types", now)
-            params.update(p, sem_types=semantic_types, sem_limit=plan.semantic_limit)
-            ctes.append(
-                "sem AS (SELECT m.id, (m.embedding <=> %(qvec)s::vector) AS dist "
-                f"FROM {TABLE} m WHERE {where} AND m.embedding IS NOT NULL "
-                "ORDER BY m.embedding <=> %(qvec)s::vector LIMIT %(sem_limit)s), "
-                "sem_r AS (SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk FROM sem)"
-            )
-            stores.append("vector")
-        if structured_types:
-            where, p = owner_filter(ctx, "st_types", now)
-            params.update(p, st_types=structured_types)
-            order = (
-                "m.embedding <=> %(qvec)s::vector NULLS LAST, m.updated_at DESC"
-                if has_vector
-                else "m.updated_at DESC"
-            )
-            ctes.append(
-                f"st AS (SELECT m.id FROM {TABLE} m WHERE {where} "
-                f"ORDER BY {order} LIMIT %(limit_all)s)"
-            )
-            stores.append("structured")
     if plan.task_state and (ctx.session_id or ctx.task_id):
         where, p = owner_filter(ctx, "ts_types", now)
         params.update(p, ts_types=["task_state"], session_id=ctx.session_id, task_id=ctx.task_id)
@@ -298,9 +270,6 @@ def fetch_candidates(
     )
     if not sql:
         return [], []
-    if "vector" in stores and "fulltext" not in stores:
-        # Its own ORDER BY distance query (not the shared scan): HNSW may answer it.
-        configure_vector_search(policy)
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()

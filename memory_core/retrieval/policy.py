@@ -14,8 +14,6 @@ from memory_core.policy_defaults import DEFAULT_POLICY
 RETRIEVAL_DEFAULTS = {
     # Candidate generation.
     "max_candidates": 40,
-    "hnsw_ef_search": 100,
-    "hnsw_max_scan_tuples": 50000,
     # k = 10 (not the usual 60): measured on LoCoMo dev, a small k lets the top of each list
     # through instead of favouring rows both lists rank lower (docs/retrieval.md).
     "rrf_k": 10,

@@ -162,8 +162,9 @@ class Command(BaseCommand):
                 "build_seconds": corpus["stats"].get("seconds"),
                 "subjects": corpus["stats"].get("subjects"),
                 "table_mb": corpus["stats"].get("table_mb"),
-                "hnsw_mb": corpus["stats"].get("hnsw_mb"),
-                "hnsw": {"m": spec.hnsw_m, "ef_construction": spec.hnsw_ef_construction},
+                # The post-filter baseline's index (bench_ann); the memory table has none.
+                "baseline_hnsw_mb": corpus["stats"].get("hnsw_mb"),
+                "baseline_hnsw": {"m": spec.hnsw_m, "ef_construction": spec.hnsw_ef_construction},
                 "buckets": self.bucket_sizes(queries),
             },
             "embedding_only": measure.percentiles(embed_ms),
