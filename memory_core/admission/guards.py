@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from memory_core.admission.normalize import compact, plain, readings
+from memory_core.admission.prefilter import Reading, may_match, required_literals
 
 
 def _rx(*parts: str) -> re.Pattern:
@@ -1147,17 +1148,24 @@ def match_rules(rules: list[Rule], texts: list[str], *, deobfuscate: bool = True
     """Return the codes of ``rules`` that fire on any reading of ``texts``, in rule order."""
     fired: list[str] = []
     if deobfuscate:
-        all_readings = [reading for text in texts if text for reading in readings(text)]
+        all_readings = [Reading(r) for text in texts if text for r in readings(text)]
     else:
-        all_readings = [plain(text) for text in texts if text]
+        all_readings = [Reading(plain(text)) for text in texts if text]
     for rule in rules:
         if rule.code in fired:
             continue
+        literals = _literals(rule.pattern)
         for reading in all_readings:
-            if _fires(rule, reading):
+            # A reading without any literal the rule requires cannot match (prefilter.py).
+            if may_match(literals, reading) and _fires(rule, reading.text):
                 fired.append(rule.code)
                 break
     return fired
+
+
+@cache
+def _literals(pattern: re.Pattern):
+    return required_literals(pattern)
 
 
 def _fires(rule: Rule, reading: str) -> bool:
@@ -1181,11 +1189,8 @@ def _injection_codes(texts: tuple[str, ...]) -> tuple[str, ...]:
     codes = match_rules(INJECTION_RULES, texts)
     if "injection.instruction_override" not in codes:
         for text in texts:
-            if any(
-                phrase in compact(reading)
-                for reading in readings(text)
-                for phrase in COMPACT_OVERRIDES
-            ):
+            compacted = [compact(reading) for reading in readings(text)]
+            if any(phrase in c for c in compacted for phrase in COMPACT_OVERRIDES):
                 codes.append("injection.instruction_override")
                 break
     return tuple(codes)

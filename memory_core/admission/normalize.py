@@ -15,6 +15,7 @@ import codecs
 import html
 import re
 import unicodedata
+from functools import lru_cache
 from urllib.parse import unquote
 
 # Characters that render as nothing (or as a space) and split words invisibly.
@@ -137,6 +138,11 @@ def decoded_payloads(text: str) -> list[str]:
 
 def readings(text: str, *, depth: int = 2) -> list[str]:
     """Return the distinct plain readings of ``text`` a guard should match against."""
+    return list(_readings(text, depth))
+
+
+@lru_cache(maxsize=4096)  # the guards read the same text several times per write
+def _readings(text: str, depth: int) -> tuple[str, ...]:
     text = text[:MAX_TEXT_CHARS]
     base = fold(html.unescape(text))
     out = [base, base.translate(_LEET_I), base.translate(_LEET_L)]
@@ -146,7 +152,7 @@ def readings(text: str, *, depth: int = 2) -> list[str]:
         for payload in decoded_payloads(text):
             out.extend(readings(payload, depth=depth - 1))
     seen: set[str] = set()
-    return [r for r in out if r and not (r in seen or seen.add(r))]
+    return tuple(r for r in out if r and not (r in seen or seen.add(r)))
 
 
 def compact(reading: str) -> str:

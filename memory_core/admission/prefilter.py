@@ -1,0 +1,97 @@
+"""A sound prefilter for the guards' regular expressions: literals every match must contain.
+
+``required_literals(pattern)`` walks the parsed pattern and returns strings such that any
+match of the pattern contains at least one of them (or ``None`` when it cannot say). A reading
+that holds none of them cannot match, so the regex need not run: on ordinary memories 9 of 10
+(rule, reading) pairs are settled by a few substring tests instead of a regex scan, and the
+guards are the bulk of a batch write's admission cost (docs/performance.md, "Ingest").
+
+Soundness is kept narrow on purpose:
+
+- only literals, groups, alternations (every branch must require something) and repeats of at
+  least one are read; anything else (classes, lookarounds, backreferences, optional parts)
+  adds no requirement, which can only make the prefilter let more through;
+- a requirement holding a non-ASCII character is dropped, and ``may_match`` runs the regex for
+  every reading that is not pure ASCII: for ASCII text and ASCII literals, IGNORECASE matching
+  is exactly equality after ``str.lower()`` (Unicode's extra case pairs such as "s"/"ſ" or
+  "k"/Kelvin sign need a non-ASCII character on one side).
+
+``tests/memory_core/admission/test_prefilter.py`` checks it against every rule and the
+security corpus: no reading the prefilter turns away is matched by the rule's regex.
+"""
+
+from __future__ import annotations
+
+import re
+from re import _constants as sre_constants  # noqa: PLC2701 - the parser's own node kinds
+from re import _parser as sre_parser  # noqa: PLC2701
+
+_REPEATS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT}
+
+
+def _required(items, ignorecase: bool) -> frozenset[str] | None:
+    """Strings one of which every match of the node sequence ``items`` contains, or None."""
+    candidates: list[frozenset[str]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            candidates.append(frozenset(["".join(run)]))
+            run.clear()
+
+    for op, av in items:
+        if op is sre_constants.LITERAL:
+            char = chr(av)
+            run.append(char.lower() if ignorecase else char)
+            continue
+        flush()
+        if op is sre_constants.SUBPATTERN:
+            _group, add_flags, del_flags, sub = av
+            sub_ignorecase = (ignorecase or bool(add_flags & re.IGNORECASE)) and not (
+                del_flags & re.IGNORECASE
+            )
+            found = _required(sub, sub_ignorecase)
+        elif op is sre_constants.BRANCH:
+            branches = [_required(branch, ignorecase) for branch in av[1]]
+            found = None if any(b is None for b in branches) else frozenset().union(*branches)
+        elif op in _REPEATS:
+            low, _high, sub = av
+            found = _required(sub, ignorecase) if low >= 1 else None
+        elif op is sre_constants.ATOMIC_GROUP:
+            found = _required(av, ignorecase)
+        else:  # classes, anchors, lookarounds, backreferences: no requirement
+            found = None
+        if found is not None:
+            candidates.append(found)
+    flush()
+    usable = [c for c in candidates if c and all(s and s.isascii() for s in c)]
+    if not usable:
+        return None
+    # The most selective requirement: the one whose shortest literal is longest.
+    return max(usable, key=lambda c: (min(map(len, c)), -len(c)))
+
+
+def required_literals(pattern: re.Pattern) -> tuple[tuple[str, ...], bool] | None:
+    """Return (literals, ignorecase) for ``pattern``, or None when it requires nothing."""
+    ignorecase = bool(pattern.flags & re.IGNORECASE)
+    found = _required(list(sre_parser.parse(pattern.pattern, pattern.flags)), ignorecase)
+    return None if found is None else (tuple(sorted(found)), ignorecase)
+
+
+class Reading:
+    """One reading of a text with its lower-cased form, computed once for all rules."""
+
+    __slots__ = ("lower", "text")
+
+    def __init__(self, text: str):
+        self.text = text
+        self.lower = text.lower() if text.isascii() else None
+
+
+def may_match(literals: tuple[tuple[str, ...], bool] | None, reading: Reading) -> bool:
+    """False only when the rule with ``literals`` cannot match ``reading``."""
+    if literals is None or reading.lower is None:
+        return True
+    needles, ignorecase = literals
+    haystack = reading.lower if ignorecase else reading.text
+    return any(needle in haystack for needle in needles)

@@ -1,0 +1,71 @@
+"""The guards' literal prefilter is sound: it never turns away a reading its rule matches."""
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from memory_core.admission import guards
+from memory_core.admission.normalize import readings
+from memory_core.admission.prefilter import Reading, may_match, required_literals
+
+CORPUS = Path(__file__).resolve().parents[2] / "security" / "corpus.jsonl"
+RULES = guards.INJECTION_RULES + guards.CLASS_RULES
+
+
+def corpus_texts() -> list[str]:
+    entries = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]
+    texts = [e["content"] for e in entries if e.get("content")]
+    # Split writes: each text joined with the next, as the split-write rule reads them.
+    return texts + [f"{a} {b}" for a, b in zip(texts, texts[1:], strict=False)]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [
+        # The parser folds (?:bar|baz) into "ba" + [rz]: the literal run is "fooba".
+        (r"\bfoo(?:bar|baz)", ("fooba",)),
+        (r"(?:abc)?def", ("def",)),
+        (r"(?:alpha|beta)\s+gamma", ("gamma",)),
+        (r"(?:alpha|beta)\s+", ("alpha", "beta")),
+        (r"(?i)HELLO there", ("hello there",)),
+        (r"(?:abc)+\d", ("abc",)),
+        (r"(?:abc|\w+)\d", None),  # one branch requires nothing
+        (r"café", None),  # a non-ASCII requirement is dropped
+        (r"[a-z]+", None),
+        (r"(?=secret)\d+", None),  # a lookahead adds no requirement
+    ],
+)
+def test_required_literals(pattern, expected):
+    found = required_literals(re.compile(pattern))
+    assert (found[0] if found else None) == expected
+
+
+def test_non_ascii_readings_always_run_the_regex():
+    literals = required_literals(re.compile(r"ignore", re.IGNORECASE))
+    assert not may_match(literals, Reading("nothing to see"))
+    assert may_match(literals, Reading("ıgnore"))  # dotless i: IGNORECASE may pair it with "i"
+    assert may_match(literals, Reading("IGNORE"))
+
+
+def test_no_rule_matches_a_reading_its_prefilter_turns_away():
+    turned_away = 0
+    literals = [(rule, required_literals(rule.pattern)) for rule in RULES]
+    for text in corpus_texts():
+        for text_reading in readings(text):
+            reading = Reading(text_reading)
+            for rule, rule_literals in literals:
+                if not may_match(rule_literals, reading):
+                    turned_away += 1
+                    assert rule.pattern.search(text_reading) is None, (rule.code, text_reading)
+    assert turned_away > 10_000  # the prefilter does turn most pairs away
+
+
+def test_guard_codes_are_the_same_with_and_without_the_prefilter(monkeypatch):
+    texts = corpus_texts()
+    with_prefilter = [guards.match_rules(RULES, [t]) for t in texts]
+    monkeypatch.setattr(guards, "may_match", lambda literals, reading: True)
+    without = [guards.match_rules(RULES, [t]) for t in texts]
+    assert with_prefilter == without
+    assert sum(bool(codes) for codes in without) > 100  # the corpus does fire rules
