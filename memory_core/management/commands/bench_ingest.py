@@ -107,6 +107,16 @@ class Command(BaseCommand):
             for r in results:
                 outcomes[r.decision] = outcomes.get(r.decision, 0) + 1
 
+        # The model alone on texts of the same kind, in the same batches: the ceiling of batch
+        # ingest on this machine (measured in the same run, so the ratio holds when it is busy).
+        embedder = get_embedder()
+        size = opts["batch_size"]
+        model_texts = texts[: max(size, min(opts["memories"], 3 * size))]
+        started = time.perf_counter()
+        for start in range(0, len(model_texts), size):
+            embedder.embed(model_texts[start : start + size])
+        model_per_s = len(model_texts) / (time.perf_counter() - started)
+
         # Single writes, one request's worth of work each.
         single_ms = []
         offset = 0
@@ -121,7 +131,6 @@ class Command(BaseCommand):
 
         # Batches through memory_write_batch (one model batch per call).
         batch_ms = []
-        size = opts["batch_size"]
         started = time.perf_counter()
         for start in range(0, opts["memories"], size):
             chunk = [
@@ -175,6 +184,11 @@ class Command(BaseCommand):
                 "batch_size": size,
                 "memories_per_s": round(opts["memories"] / batch_s, 1),
                 "per_batch": measure.percentiles(batch_ms),
+            },
+            "model_only": {
+                "memories_per_s": round(model_per_s, 1),
+                "texts": len(model_texts),
+                "note": "embedder.embed alone, texts of the same generator, same batch size",
             },
             "write_to_retrievable": {
                 **measure.percentiles(probe_ms),

@@ -187,7 +187,12 @@ class Command(BaseCommand):
             http = report["http"]
             emb95 = report["embedding_only"]["p95_ms"]
             if http.get("p95_ms") and emb95:
+                # At C clients (queueing on the cores included) and at one client (the cost of
+                # one retrieval).
                 report["http_p95_over_embedding_p95"] = round(http["p95_ms"] / emb95, 2)
+                single = report.get("http_single", {}).get("p95_ms")
+                if single:
+                    report["http_single_p95_over_embedding_p95"] = round(single / emb95, 2)
         return report
 
     def in_process(self, queries) -> tuple[dict, dict]:
