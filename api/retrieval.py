@@ -112,6 +112,9 @@ class TraceOutput(serializers.Serializer):
 class RetrieveView(APIView):
     """Return the bounded, explained memory package for one agent request."""
 
+    # POST because the query is a body; it writes no memory, so the write quota leaves it be.
+    reads_only = True
+
     @extend_schema(request=RetrieveInput, responses={200: RetrieveOutput})
     def post(self, request):
         body = RetrieveInput(data=request.data)

@@ -40,6 +40,7 @@ class ApiKeyWriteQuotaThrottle(_PerKeyThrottle):
     setting = "MEMLEDGER_WRITE_QUOTA"
 
     def allow_request(self, request, view):
-        if request.method not in WRITE_METHODS:
+        # A view that only reads through POST (retrieval: the query is a body) says so.
+        if request.method not in WRITE_METHODS or getattr(view, "reads_only", False):
             return True
         return super().allow_request(request, view)
