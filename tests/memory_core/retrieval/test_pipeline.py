@@ -162,3 +162,16 @@ def test_vector_search_failure_degrades_too(world, monkeypatch):
     assert result.degraded
     assert str(world["memories"]["mine_incident"].id) in {c.id for c in result.items}
     assert result.trace["degraded"]["reason"] == "vector_search_failed"
+
+
+@pytest.mark.parametrize("query", ["the and of", "!!! ??", "Ünïcödé ünd ñandú"])
+def test_a_query_without_usable_lexemes_still_answers_from_the_vector_store(world, query):
+    # No lexeme (stop words, punctuation) or foreign words: the full-text store finds nothing,
+    # nothing fails, and the vector and structured stores still answer, not degraded.
+    result = ask(world["principal"], query, **ATLAS_API)
+    assert not result.degraded
+    assert result.trace["stores_queried"] == ["vector", "fulltext", "structured"]
+    sources = {s for c in result.trace["candidates"] for s in c["sources"]}
+    assert "vector" in sources
+    if query != "Ünïcödé ünd ñandú":
+        assert "fulltext" not in sources
