@@ -179,6 +179,19 @@ def platform_command(handle):
 
     @functools.wraps(handle)
     def wrapper(self, *args, **options):
+        from django.core.management.base import CommandError
+        from django.db import OperationalError, connection
+
+        try:
+            connection.ensure_connection()
+        except OperationalError as exc:
+            if "does not exist" not in str(exc):
+                raise
+            # A fresh server: the application role (or the database) comes with migrate.
+            raise CommandError(
+                f"{exc}\nRun `python manage.py migrate` first: it creates the database, its "
+                "tables and the application role this command connects as."
+            ) from exc
         with platform_scope(f"manage.py {self.__module__.rsplit('.', 1)[-1]}"):
             return handle(self, *args, **options)
 

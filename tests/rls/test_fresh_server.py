@@ -59,3 +59,21 @@ def test_migrate_on_a_server_without_the_application_role_creates_it():
     finally:
         _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
         _admin(f"DROP ROLE IF EXISTS {ROLE}")
+
+
+def test_an_operator_command_before_migrate_says_to_migrate_first():
+    result = subprocess.run(  # noqa: S603
+        [sys.executable, "manage.py", "create_agent_key", "--tenant", "t", "--agent", "a"],
+        cwd=settings.BASE_DIR,
+        env={
+            **os.environ,
+            "DJANGO_SETTINGS_MODULE": "config.settings.test",
+            "MEMLEDGER_DB_APP_ROLE": "memledger_never_created",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert "Run `python manage.py migrate` first" in result.stderr
+    assert "Traceback" not in result.stderr
