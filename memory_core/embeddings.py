@@ -63,9 +63,11 @@ class SentenceTransformerEmbedder:
         model_name: str = "all-MiniLM-L6-v2",
         sha256: str = "",
         dimensions: int = 384,
+        torch_threads: int = 0,
         **_options,
     ):
         self.model_path = Path(model_path) if model_path else default_model_path()
+        self.torch_threads = torch_threads
         self.model_name = model_name
         self.dimensions = dimensions
         self.expected_sha256 = sha256
@@ -97,6 +99,11 @@ class SentenceTransformerEmbedder:
                 os.environ.setdefault("HF_HUB_OFFLINE", "1")
                 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 from sentence_transformers import SentenceTransformer
+
+                if self.torch_threads > 0:
+                    import torch
+
+                    torch.set_num_threads(self.torch_threads)
 
                 try:
                     model = SentenceTransformer(

@@ -243,6 +243,10 @@ MEMLEDGER_EMBEDDER = {
         default="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
     ),
     "DIMENSIONS": 384,
+    # torch intra-op threads per process (0 = torch's default, one per core). One: a web or
+    # worker process per core embeds one query at a time, and two threads per process made a
+    # query embedding 10x slower on a busy 2-core machine (docs/performance.md, section 6).
+    "TORCH_THREADS": env.int("MEMLEDGER_TORCH_THREADS", default=1),
 }
 MEMLEDGER_EMBEDDING_DIMENSIONS = 384
 

@@ -94,7 +94,8 @@ def start_gunicorn(
     )
     if statement_timeout_ms > 0:  # libpq passes it to every connection the workers open
         env["PGOPTIONS"] = f"-c statement_timeout={statement_timeout_ms}"
-    if torch_threads > 0:  # torch reads these when it is imported
+    if torch_threads > 0:  # the embedder's setting, and what torch reads when imported
+        env["MEMLEDGER_TORCH_THREADS"] = str(torch_threads)
         env["OMP_NUM_THREADS"] = env["MKL_NUM_THREADS"] = str(torch_threads)
     worker_class = "gthread" if threads > 1 else "sync"
     command = [

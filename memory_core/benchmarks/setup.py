@@ -42,6 +42,13 @@ def prepare_corpus(spec: CorpusSpec, *, rebuild: bool = False, log=print) -> dic
     return {"database": name, "reused": False, "stats": asdict(stats)}
 
 
+def use_torch_threads(threads: int) -> None:
+    """Make this process's embedder use ``threads`` torch threads (0: the configured value)."""
+    if threads:
+        settings.MEMLEDGER_EMBEDDER = {**settings.MEMLEDGER_EMBEDDER, "TORCH_THREADS": threads}
+        get_embedder.cache_clear()
+
+
 def _jsonable(spec: CorpusSpec) -> dict:
     from dataclasses import asdict
 

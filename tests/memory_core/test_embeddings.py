@@ -76,3 +76,18 @@ def test_cosine_query_with_tenant_filter_finds_the_stored_row(
     found = list(qs)
     assert found[0].content == texts[0]
     assert {m.tenant_id for m in found} == {tenant.id}
+
+
+def test_the_embedder_sets_its_torch_threads_when_the_model_loads():
+    import torch
+    from django.conf import settings
+
+    assert settings.MEMLEDGER_EMBEDDER["TORCH_THREADS"] == 1  # one per process by default
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        embedder = SentenceTransformerEmbedder(torch_threads=1)
+        embedder.embed(["one thread"])
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(before)

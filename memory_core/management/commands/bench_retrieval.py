@@ -23,7 +23,7 @@ from django.db import OperationalError, connection
 
 from memory_core.benchmarks import measure
 from memory_core.benchmarks.corpus import BUCKETS, CorpusSpec
-from memory_core.benchmarks.setup import prepare_corpus
+from memory_core.benchmarks.setup import prepare_corpus, use_torch_threads
 from memory_core.embeddings import get_embedder
 from memory_core.rls import platform_command, tenant_atomic
 
@@ -83,10 +83,7 @@ class Command(BaseCommand):
             seed=opts["seed"],
             sample=opts["sample"],
         )
-        if opts["torch_threads"]:
-            import torch
-
-            torch.set_num_threads(opts["torch_threads"])
+        use_torch_threads(opts["torch_threads"])
         corpus = prepare_corpus(spec, rebuild=opts["rebuild"], log=self._log)
         if opts["build_only"]:
             self.stdout.write(json.dumps(corpus, indent=2))
