@@ -1,6 +1,6 @@
 """Reads of deletion operations, scoped like every other read: tenant, then subject."""
 
-from django.db.models import Prefetch, QuerySet
+from django.db.models import F, Prefetch, Q, QuerySet
 
 from memory_core.exceptions import NotFound, PermissionDenied
 from memory_core.models import DeletionOperation, DeletionStep
@@ -33,7 +33,13 @@ def deletion_list(*, principal, status: str | None = None) -> QuerySet:
 
 
 def deletion_dead_letters(*, principal) -> QuerySet:
-    """Return the tenant's dead-lettered (failed) operations, for reviewers."""
+    """Return the tenant's operations that gave up (dead-lettered or failed), for reviewers,
+    the most recent first."""
     if not isinstance(principal, (ReviewerPrincipal, SystemPrincipal)):
         raise PermissionDenied("Only reviewers see dead-lettered deletions.")
-    return _scope(principal).filter(dead_lettered_at__isnull=False).order_by("-dead_lettered_at")
+    return (
+        _scope(principal)
+        .filter(Q(dead_lettered_at__isnull=False) | Q(status=DeletionOperation.State.FAILED))
+        .select_related("subject")
+        .order_by(F("dead_lettered_at").desc(nulls_last=True), "-requested_at")
+    )

@@ -13,6 +13,7 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import Q, QuerySet
 
+from memory_core.deletion.selectors import deletion_dead_letters
 from memory_core.exceptions import NotFound
 from memory_core.models import (
     AdmissionDecision,
@@ -290,11 +291,5 @@ def rejected_by_rule(*, principal, limit_per_rule: int = 5) -> list[RuleGroup]:
 def deletions_dead_lettered(*, principal) -> list[DeletionOperation]:
     """Return the tenant's deletion operations that gave up (dead-lettered or failed)."""
     if not isinstance(principal, ReviewerPrincipal):
-        raise NotFound("No review queue for this login.")
-    return list(
-        DeletionOperation.objects.filter(tenant_id=principal.tenant_id)
-        .filter(Q(dead_lettered_at__isnull=False) | Q(status=DeletionOperation.State.FAILED))
-        .select_related("subject")
-        .prefetch_related("steps")
-        .order_by("-requested_at")
-    )
+        raise NotFound("No review queue for this login.")  # the portal's answer, not a 403
+    return list(deletion_dead_letters(principal=principal))

@@ -203,6 +203,10 @@ def test_too_many_attempts_dead_letter_for_reviewers(owner_principal, memories, 
     settings.MEMLEDGER_DELETION_FAULTS = ""
     deletion_retry(principal=reviewer, operation_id=operation.id)
     assert deletion_run(operation_id=operation.id) == "completed"
+    assert list(deletion_dead_letters(principal=reviewer)) == []
+    # A failed operation is a dead letter even without the timestamp (the portal lists both).
+    DeletionOperation.objects.filter(pk=operation.id).update(status="failed")
+    assert [op.id for op in deletion_dead_letters(principal=reviewer)] == [operation.id]
 
 
 def test_a_second_runner_does_nothing_while_one_holds_the_lock(owner_principal, memories):
