@@ -91,3 +91,29 @@ def test_the_embedder_sets_its_torch_threads_when_the_model_loads():
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+
+
+def test_the_onnx_runtime_gives_the_torch_vectors():
+    import numpy as np
+
+    onnx = SentenceTransformerEmbedder(runtime="onnx", torch_threads=1)
+    torch_ = SentenceTransformerEmbedder(runtime="torch", torch_threads=1)
+    texts = [
+        "User prefers dark mode.",
+        "  padded with spaces  ",
+        "",
+        "Ünïcödé, 日本語 and emoji 🚀 in one memory.",
+        "deploy " * 400,  # over the model's 256-token limit: truncated the same way
+        *[f"Memory number {i} about the {i % 7}th project." for i in range(140)],  # > 1 batch
+    ]
+    got = np.array(onnx.embed(texts))
+    expected = np.array(torch_.embed(texts))
+    assert onnx._session is not None  # the ONNX path really ran
+    assert got.shape == expected.shape == (len(texts), 384)
+    assert np.abs(got - expected).max() < 1e-5
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+
+
+def test_an_unknown_runtime_is_refused():
+    with pytest.raises(EmbeddingError, match="Unknown embedding runtime"):
+        SentenceTransformerEmbedder(runtime="tensorflow")
