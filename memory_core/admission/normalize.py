@@ -141,7 +141,9 @@ def readings(text: str, *, depth: int = 2) -> list[str]:
     return list(_readings(text, depth))
 
 
-@lru_cache(maxsize=4096)  # the guards read the same text several times per write
+# The guards read the same text several times per write; 1,024 texts of at most 4,000
+# characters, a few readings each, bound the cache at a few tens of MB.
+@lru_cache(maxsize=1024)
 def _readings(text: str, depth: int) -> tuple[str, ...]:
     text = text[:MAX_TEXT_CHARS]
     base = fold(html.unescape(text))
