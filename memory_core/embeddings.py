@@ -138,6 +138,8 @@ class SentenceTransformerEmbedder:
                     )
                 if self.runtime == "onnx":
                     self._session = self._onnx_session(model)
+                    if self._session is not None:
+                        _release_weights(model)
                 self._model = model
         return self._model
 
@@ -184,6 +186,7 @@ class SentenceTransformerEmbedder:
             options = onnxruntime.SessionOptions()
             options.intra_op_num_threads = max(self.torch_threads, 0)
             options.inter_op_num_threads = 1
+            options.enable_cpu_mem_arena = False
             return onnxruntime.InferenceSession(
                 buffer.getvalue(), options, providers=["CPUExecutionProvider"]
             )
@@ -252,6 +255,15 @@ def get_embedder() -> Embedder:
     config = dict(settings.MEMLEDGER_EMBEDDER)
     backend = import_string(config.pop("BACKEND"))
     return backend(**{key.lower(): value for key, value in config.items()})
+
+
+def _release_weights(model) -> None:
+    """Drop torch's copy of the transformer's weights once ONNX Runtime holds its own (~90 MB
+    per process); the model object stays for its tokenisation (``preprocess``)."""
+    import torch
+
+    for tensor in (*model[0].auto_model.parameters(), *model[0].auto_model.buffers()):
+        tensor.data = torch.empty(0, dtype=tensor.dtype)
 
 
 def embed_one(text: str) -> list[float]:

@@ -109,6 +109,8 @@ def test_the_onnx_runtime_gives_the_torch_vectors():
     got = np.array(onnx.embed(texts))
     expected = np.array(torch_.embed(texts))
     assert onnx._session is not None  # the ONNX path really ran
+    # ... and torch's copy of the weights was released.
+    assert sum(p.numel() for p in onnx._model[0].auto_model.parameters()) == 0
     assert got.shape == expected.shape == (len(texts), 384)
     assert np.abs(got - expected).max() < 1e-5
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
