@@ -64,19 +64,25 @@ class RequestIsolationMiddleware:
                 _swap(*saved)
 
 
-def owner_execute(*statements: str) -> None:
-    """Run DDL/maintenance on the test database as the owner (the app role may not).
-
-    Uses its own connection, so the caller's rows must be committed (a transactional test).
-    """
-    import psycopg
+def owner_conninfo() -> dict:
+    """psycopg keywords (host, port, user, password) of the test server as the owner role."""
     from django.conf import settings
 
     params = connection.get_connection_params()
     params["user"] = settings.MEMLEDGER_DB_OWNER["USER"]
     if settings.MEMLEDGER_DB_OWNER.get("PASSWORD"):
         params["password"] = settings.MEMLEDGER_DB_OWNER["PASSWORD"]
-    keep = ("host", "port", "user", "password", "dbname")
-    with psycopg.connect(**{k: v for k, v in params.items() if k in keep}, autocommit=True) as c:
+    return {k: v for k, v in params.items() if k in ("host", "port", "user", "password")}
+
+
+def owner_execute(*statements: str) -> None:
+    """Run DDL/maintenance on the test database as the owner (the app role may not).
+
+    Uses its own connection, so the caller's rows must be committed (a transactional test).
+    """
+    import psycopg
+
+    dbname = connection.get_connection_params()["dbname"]
+    with psycopg.connect(**owner_conninfo(), dbname=dbname, autocommit=True) as c:
         for statement in statements:
             c.execute(statement)

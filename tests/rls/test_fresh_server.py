@@ -13,21 +13,15 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from tests.rls_support import owner_conninfo
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 ROLE = "memledger_fresh_probe"
 
 
-def _owner_conninfo() -> dict:
-    params = connection.get_connection_params()
-    params["user"] = settings.MEMLEDGER_DB_OWNER["USER"]
-    if settings.MEMLEDGER_DB_OWNER.get("PASSWORD"):
-        params["password"] = settings.MEMLEDGER_DB_OWNER["PASSWORD"]
-    return {k: v for k, v in params.items() if k in ("host", "port", "user", "password")}
-
-
 def _admin(sql: str, params=None):
-    with psycopg.connect(**_owner_conninfo(), dbname="postgres", autocommit=True) as conn:
+    with psycopg.connect(**owner_conninfo(), dbname="postgres", autocommit=True) as conn:
         cursor = conn.execute(sql, params)
         return cursor.fetchall() if cursor.description else None
 
