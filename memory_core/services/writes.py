@@ -213,9 +213,8 @@ def _ensure_subjects(principal, planned: list[_Planned], subjects: dict) -> None
 def _embed_during_admission(candidates: list[Candidate]) -> Future:
     """Start embedding every candidate's content; admission runs meanwhile.
 
-    torch releases the GIL while it computes, so the model works on one core while the
-    admission guards' regular expressions run on the other (a 100-item batch spends about as
-    long in each). The vectors of refused writes are dropped; a model failure surfaces only
+    The model runtime (ONNX Runtime or torch) releases the GIL while it computes, so the model
+    works on one core while the admission guards' regular expressions run on the other. The vectors of refused writes are dropped; a model failure surfaces only
     if an admitted write needs its vector, as before.
     """
     return _EMBEDDING_THREAD.submit(get_embedder().embed, [c.content for c in candidates])
