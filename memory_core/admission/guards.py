@@ -13,9 +13,12 @@ act: change identity, authorization, policy or business state, or instruct the m
 
 from __future__ import annotations
 
+import hashlib
 import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 
 from memory_core.admission.normalize import compact, plain, readings
 from memory_core.admission.prefilter import Reading, may_match, required_literals
@@ -1144,10 +1147,21 @@ def _own_world(rule: Rule, reading: str, match: re.Match) -> bool:
     return bool(_OWN_WORLD_AFTER.search(reading[end : end + 40]))
 
 
-def match_rules(rules: list[Rule], texts: list[str], *, deobfuscate: bool = True) -> list[str]:
-    """Return the codes of ``rules`` that fire on any reading of ``texts``, in rule order."""
+def match_rules(
+    rules: list[Rule],
+    texts: list[str],
+    *,
+    deobfuscate: bool = True,
+    prepared: list[Reading] | None = None,
+) -> list[str]:
+    """Return the codes of ``rules`` that fire on any reading of ``texts``, in rule order.
+
+    ``prepared``: the de-obfuscated readings of ``texts``, when the caller already has them.
+    """
     fired: list[str] = []
-    if deobfuscate:
+    if prepared is not None:
+        all_readings = prepared
+    elif deobfuscate:
         all_readings = [Reading(r) for text in texts if text for r in readings(text)]
     else:
         all_readings = [Reading(plain(text)) for text in texts if text]
@@ -1178,22 +1192,66 @@ def _fires(rule: Rule, reading: str) -> bool:
 
 def injection_codes(texts: list[str]) -> list[str]:
     """Return the injection guard's rule codes for ``texts`` (empty when clean)."""
-    return list(_injection_codes(tuple(texts)))
+    key = _digest(texts)
+    codes = _CODES.get(key)
+    if codes is None:
+        codes = _CODES.put(key, _injection_codes(texts))
+    return list(codes)
+
+
+def _injection_codes(texts: list[str]) -> tuple[str, ...]:
+    per_text = [readings(text) for text in texts if text]
+    codes = match_rules(
+        INJECTION_RULES, texts, prepared=[Reading(r) for found in per_text for r in found]
+    )
+    if "injection.instruction_override" not in codes:
+        for found in per_text:
+            compacted = [compact(reading) for reading in found]
+            if any(phrase in c for c in compacted for phrase in COMPACT_OVERRIDES):
+                codes.append("injection.instruction_override")
+                break
+    return tuple(codes)
+
+
+def _digest(texts: list[str]) -> bytes:
+    h = hashlib.sha256()
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.digest()
+
+
+class _DigestCache:
+    """A bounded LRU of results keyed by a digest of their texts, never the texts themselves:
+    memory content stays out of process-wide state, so a deleted memory leaves nothing here
+    that could be read back."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: OrderedDict[bytes, tuple[str, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: bytes) -> tuple[str, ...] | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: bytes, value: tuple[str, ...]) -> tuple[str, ...]:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
 
 
 # The rules are constants, so the codes are a function of the texts alone. Admission asks
 # again for the same texts: the split-write rule checks each of the agent's recent writes
 # alone for every new write about the subject (five per item in a batch).
-@lru_cache(maxsize=2048)
-def _injection_codes(texts: tuple[str, ...]) -> tuple[str, ...]:
-    codes = match_rules(INJECTION_RULES, texts)
-    if "injection.instruction_override" not in codes:
-        for text in texts:
-            compacted = [compact(reading) for reading in readings(text)]
-            if any(phrase in c for c in compacted for phrase in COMPACT_OVERRIDES):
-                codes.append("injection.instruction_override")
-                break
-    return tuple(codes)
+_CODES = _DigestCache(4096)
 
 
 def class_codes(texts: list[str]) -> list[str]:

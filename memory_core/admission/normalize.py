@@ -15,7 +15,6 @@ import codecs
 import html
 import re
 import unicodedata
-from functools import lru_cache
 from urllib.parse import unquote
 
 # Characters that render as nothing (or as a space) and split words invisibly.
@@ -138,13 +137,6 @@ def decoded_payloads(text: str) -> list[str]:
 
 def readings(text: str, *, depth: int = 2) -> list[str]:
     """Return the distinct plain readings of ``text`` a guard should match against."""
-    return list(_readings(text, depth))
-
-
-# The guards read the same text several times per write; 1,024 texts of at most 4,000
-# characters, a few readings each, bound the cache at a few tens of MB.
-@lru_cache(maxsize=1024)
-def _readings(text: str, depth: int) -> tuple[str, ...]:
     text = text[:MAX_TEXT_CHARS]
     base = fold(html.unescape(text))
     out = [base, base.translate(_LEET_I), base.translate(_LEET_L)]
@@ -154,7 +146,7 @@ def _readings(text: str, depth: int) -> tuple[str, ...]:
         for payload in decoded_payloads(text):
             out.extend(readings(payload, depth=depth - 1))
     seen: set[str] = set()
-    return tuple(r for r in out if r and not (r in seen or seen.add(r)))
+    return [r for r in out if r and not (r in seen or seen.add(r))]
 
 
 def compact(reading: str) -> str:
