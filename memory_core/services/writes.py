@@ -214,8 +214,9 @@ def _embed_during_admission(candidates: list[Candidate]) -> Future:
     """Start embedding every candidate's content; admission runs meanwhile.
 
     The model runtime (ONNX Runtime or torch) releases the GIL while it computes, so the model
-    works on one core while the admission guards' regular expressions run on the other. The vectors of refused writes are dropped; a model failure surfaces only
-    if an admitted write needs its vector, as before.
+    works on one core while the admission guards' regular expressions run on the other. The
+    vectors of refused writes are dropped; a model failure surfaces only if an admitted write
+    needs its vector, as before.
     """
     return _EMBEDDING_THREAD.submit(get_embedder().embed, [c.content for c in candidates])
 
