@@ -1,21 +1,17 @@
 """``POST /api/v1/retrieve`` and ``GET /api/v1/traces/<id>``: shape, validation, tenancy."""
 
 import json
-import os
-import subprocess
-import sys
 import uuid
-from pathlib import Path
 
 import pytest
 
 from memory_core.principals import SystemPrincipal
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.factories import SubjectFactory
+from tests.processes import shell_without_database
 
 pytestmark = pytest.mark.django_db
 
-ROOT = Path(__file__).resolve().parents[2]
 URL = "/api/v1/retrieve"
 
 
@@ -156,21 +152,7 @@ print("RESULT" + json.dumps({"status": response.status_code, "body": response.co
 
 
 def test_database_unreachable_during_retrieval_is_503_memory_unavailable():
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://memledger@127.0.0.1:{port}/memledger",
-        "DB_CONNECT_TIMEOUT": "2",
-    }
-    result = subprocess.run(  # noqa: S603
-        [sys.executable, "manage.py", "shell", "-c", PROBE],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    result = shell_without_database(PROBE)
     line = next(x for x in result.stdout.splitlines() if x.startswith("RESULT"))
     answer = json.loads(line[len("RESULT") :])
     assert answer["status"] == 503

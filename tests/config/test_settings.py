@@ -1,25 +1,14 @@
 """Production settings are safe by default and refuse to start without a real secret."""
 
-import os
 import secrets
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests import processes
 
 
 def run_manage(*args, **env):
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.production", **env}
     # The browser tests allow Django's async-unsafe calls in this process; production must not.
-    environment.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
-    return subprocess.run(  # noqa: S603
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=environment,
-        capture_output=True,
-        text=True,
-        timeout=120,
+    return processes.run_manage(
+        *args, settings="config.settings.production", unset=("DJANGO_ALLOW_ASYNC_UNSAFE",), **env
     )
 
 

@@ -1,19 +1,17 @@
 """A restored backup followed by replay_deletions holds none of the deleted memories."""
 
-import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import psycopg
 import pytest
-from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
+from tests.processes import run_manage
 from tests.rls_support import owner_conninfo
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -64,23 +62,8 @@ def test_restore_then_replay_forgets_what_was_deleted_after_the_backup(
             restored = _scratch_rows(scratch, [m.id for m in memories])
             assert all(status == "active" and content for _, status, content, _ in restored)
 
-            result = subprocess.run(  # noqa: S603
-                [
-                    sys.executable,
-                    "manage.py",
-                    "replay_deletions",
-                    "--since",
-                    backup_time.isoformat(),
-                ],
-                cwd=settings.BASE_DIR,
-                env={
-                    **os.environ,
-                    "DJANGO_SETTINGS_MODULE": "config.settings.test",
-                    "MEMLEDGER_DB_NAME": scratch,
-                },
-                capture_output=True,
-                text=True,
-                timeout=120,
+            result = run_manage(
+                "replay_deletions", "--since", backup_time.isoformat(), MEMLEDGER_DB_NAME=scratch
             )
             assert result.returncode == 0, result.stderr + result.stdout
             assert '"replayed": 1' in result.stdout
@@ -96,25 +79,13 @@ def test_restore_then_replay_forgets_what_was_deleted_after_the_backup(
                 assert status == "completed"
 
             # Again, from the source database's ledger instead of the journal: idempotent.
-            again = subprocess.run(  # noqa: S603
-                [
-                    sys.executable,
-                    "manage.py",
-                    "replay_deletions",
-                    "--since",
-                    backup_time.isoformat(),
-                    "--ledger-database",
-                    source,
-                ],
-                cwd=settings.BASE_DIR,
-                env={
-                    **os.environ,
-                    "DJANGO_SETTINGS_MODULE": "config.settings.test",
-                    "MEMLEDGER_DB_NAME": scratch,
-                },
-                capture_output=True,
-                text=True,
-                timeout=120,
+            again = run_manage(
+                "replay_deletions",
+                "--since",
+                backup_time.isoformat(),
+                "--ledger-database",
+                source,
+                MEMLEDGER_DB_NAME=scratch,
             )
             assert again.returncode == 0, again.stderr + again.stdout
             assert '"replayed": 1' in again.stdout

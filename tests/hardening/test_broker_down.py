@@ -8,19 +8,16 @@ real Celery worker (``test_broker_unreachable_at_request_then_the_sweep_complete
 """
 
 import json
-import os
-import subprocess
-import sys
 from datetime import timedelta
 
 import pytest
-from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.sweep import deletion_sweep
 from memory_core.models import DeletionOperation, Memory, Status
+from tests.processes import run_manage
 
 PROBE = r"""
 import json
@@ -40,20 +37,14 @@ print("RESULTS" + json.dumps({"write": [write.status_code, write.json()],
 
 @pytest.mark.django_db(transaction=True)
 def test_writes_and_deletes_are_accepted_while_the_broker_is_down(api_key):
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "MEMLEDGER_DB_NAME": connection.settings_dict["NAME"],
-        "CELERY_BROKER_URL": "redis://127.0.0.1:1/0",
-        "DJANGO_ALLOWED_HOSTS": "testserver",
-    }
-    result = subprocess.run(  # noqa: S603
-        [sys.executable, "manage.py", "shell", "-c", f"KEY = {api_key!r}\n" + PROBE],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
+    result = run_manage(
+        "shell",
+        "-c",
+        f"KEY = {api_key!r}\n" + PROBE,
         timeout=180,
+        MEMLEDGER_DB_NAME=connection.settings_dict["NAME"],
+        CELERY_BROKER_URL="redis://127.0.0.1:1/0",
+        DJANGO_ALLOWED_HOSTS="testserver",
     )
     assert result.returncode == 0, result.stderr[-3000:]
     line = next(x for x in result.stdout.splitlines() if x.startswith("RESULTS"))

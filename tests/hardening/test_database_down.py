@@ -5,14 +5,9 @@ A separate process whose DATABASE_URL points at a closed port is a database that
 """
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.processes import shell_without_database
 
 PROBE = r"""
 import json, time
@@ -45,30 +40,9 @@ print("RESULTS" + json.dumps(results))
 """
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def test_database_down_is_a_fast_503_memory_unavailable():
-    port = _closed_port()
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "DATABASE_URL": f"postgres://memledger@127.0.0.1:{port}/memledger",
-        "DB_CONNECT_TIMEOUT": "2",
-        "DJANGO_ALLOWED_HOSTS": "testserver",
-    }
     started = time.monotonic()
-    result = subprocess.run(  # noqa: S603
-        [sys.executable, "manage.py", "shell", "-c", PROBE],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = shell_without_database(PROBE, DJANGO_ALLOWED_HOSTS="testserver")
     assert result.returncode == 0, result.stderr[-3000:]
     line = next(x for x in result.stdout.splitlines() if x.startswith("RESULTS"))
     results = json.loads(line[len("RESULTS") :])

@@ -4,15 +4,11 @@
 the application role's connection they fail before migration 0005 can create that role.
 """
 
-import os
-import subprocess
-import sys
-
 import psycopg
 import pytest
-from django.conf import settings
 from django.db import connection
 
+from tests.processes import run_manage
 from tests.rls_support import owner_conninfo
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,18 +29,12 @@ def test_migrate_on_a_server_without_the_application_role_creates_it():
     _admin(f'CREATE DATABASE "{scratch}"')
     try:
         assert _admin("SELECT 1 FROM pg_roles WHERE rolname = %s", [ROLE]) == []
-        result = subprocess.run(  # noqa: S603
-            [sys.executable, "manage.py", "migrate", "--noinput"],
-            cwd=settings.BASE_DIR,
-            env={
-                **os.environ,
-                "DJANGO_SETTINGS_MODULE": "config.settings.test",
-                "MEMLEDGER_DB_NAME": scratch,
-                "MEMLEDGER_DB_APP_ROLE": ROLE,
-            },
-            capture_output=True,
-            text=True,
+        result = run_manage(
+            "migrate",
+            "--noinput",
             timeout=180,
+            MEMLEDGER_DB_NAME=scratch,
+            MEMLEDGER_DB_APP_ROLE=ROLE,
         )
         assert result.returncode == 0, result.stderr + result.stdout
         assert "memory_core.0005_issue7_row_level_security... OK" in result.stdout
@@ -56,17 +46,13 @@ def test_migrate_on_a_server_without_the_application_role_creates_it():
 
 
 def test_an_operator_command_before_migrate_says_to_migrate_first():
-    result = subprocess.run(  # noqa: S603
-        [sys.executable, "manage.py", "create_agent_key", "--tenant", "t", "--agent", "a"],
-        cwd=settings.BASE_DIR,
-        env={
-            **os.environ,
-            "DJANGO_SETTINGS_MODULE": "config.settings.test",
-            "MEMLEDGER_DB_APP_ROLE": "memledger_never_created",
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
+    result = run_manage(
+        "create_agent_key",
+        "--tenant",
+        "t",
+        "--agent",
+        "a",
+        MEMLEDGER_DB_APP_ROLE="memledger_never_created",
     )
     assert result.returncode == 1
     assert "Run `python manage.py migrate` first" in result.stderr
