@@ -26,6 +26,7 @@ from datetime import datetime
 
 import numpy as np
 from django.db import connection
+from psycopg import pq
 
 from .policy import RetrievalPolicy
 from .types import Candidate, RetrievalContext, RetrievalPlan
@@ -77,7 +78,13 @@ def vector_literal(vector) -> str:
 
 
 def _shared_scan_ctes(
-    *, where: str, has_vector: bool, want_vector: bool, want_fulltext: bool, structured: bool
+    *,
+    where: str,
+    has_vector: bool,
+    want_vector: bool,
+    want_fulltext: bool,
+    structured: bool,
+    only_semantic: bool,
 ) -> list[str]:
     """Return the CTEs of the vector, full-text and structured stores over one shared scan.
 
@@ -90,8 +97,11 @@ def _shared_scan_ctes(
     global HNSW index for these filtered queries, and forcing it was slower and inexact.
 
     Full-text scoring: the pool is the rows matching any query lexeme (one ``@@`` with an OR
-    query per row); each pooled row's lexemes are unnested once and only the query's kept, so
-    df and the scores cost one pass over the pool, not one ``@@`` per row and lexeme.
+    query per row); each pooled row is then tested against each query lexeme (a binary search
+    in its sorted lexemes), so df and the scores cost one pass over the pool.
+
+    ``only_semantic``: every eligible row is of a semantic type (the structured types are a
+    subset), so the semantic stores rank ``elig`` without testing each row's type again.
     """
     dist = "m.embedding <=> %(qvec)s::vector" if has_vector else "NULL::float8"
     ctes = []
@@ -100,8 +110,9 @@ def _shared_scan_ctes(
     if want_fulltext:
         ctes += [
             # The query's lexemes, stemmed exactly as the generated column is.
-            "qlex AS MATERIALIZED (SELECT DISTINCT lex FROM unnest(tsvector_to_array("
-            "to_tsvector('english', %(query)s))) AS lex)",
+            "qlex AS MATERIALIZED (SELECT lex, quote_literal(lex)::tsquery AS q FROM "
+            "(SELECT DISTINCT lex FROM unnest(tsvector_to_array("
+            "to_tsvector('english', %(query)s))) AS lex) AS d)",
             "anyq AS MATERIALIZED (SELECT coalesce(string_agg(quote_literal(lex), ' | '), '')"
             "::tsquery AS q FROM qlex)",
         ]
@@ -111,20 +122,19 @@ def _shared_scan_ctes(
         )
         source += ", anyq"
     ctes.append(f"elig AS MATERIALIZED (SELECT {columns} FROM {source} WHERE {where})")
+    type_test = "" if only_semantic else " AND memory_type = ANY(%(sem_types)s)"
     if want_vector:
         ctes.append(
-            "sem AS (SELECT id, dist FROM elig WHERE memory_type = ANY(%(sem_types)s) "
-            "AND dist IS NOT NULL ORDER BY dist, id LIMIT %(sem_limit)s), "
+            f"sem AS (SELECT id, dist FROM elig WHERE dist IS NOT NULL{type_test} "
+            "ORDER BY dist, id LIMIT %(sem_limit)s), "
             "sem_r AS (SELECT id, row_number() OVER (ORDER BY dist, id) AS rnk FROM sem)"
         )
     if want_fulltext:
         ctes.append(
             "stats AS MATERIALIZED (SELECT count(*)::float AS n, "
-            "greatest(avg(len), 1)::float AS avglen FROM elig "
-            "WHERE memory_type = ANY(%(sem_types)s)), "
-            "hits AS MATERIALIZED (SELECT e.id, u.lexeme, e.len FROM elig e "
-            "CROSS JOIN LATERAL unnest(e.hit) AS u WHERE e.hit IS NOT NULL "
-            "AND e.memory_type = ANY(%(sem_types)s) AND u.lexeme IN (SELECT lex FROM qlex)), "
+            f"greatest(avg(len), 1)::float AS avglen FROM elig WHERE true{type_test}), "
+            "hits AS MATERIALIZED (SELECT e.id, x.lex AS lexeme, e.len FROM elig e "
+            f"JOIN qlex x ON e.hit @@ x.q WHERE e.hit IS NOT NULL{type_test}), "
             "df AS MATERIALIZED (SELECT lexeme, count(*)::float AS df FROM hits "
             "GROUP BY lexeme), "
             "fts AS (SELECT h.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * 2.2 / "
@@ -186,6 +196,7 @@ def build_candidate_sql(
             want_vector=want_vector,
             want_fulltext=want_fulltext,
             structured=bool(structured_types),
+            only_semantic=set(types) == set(semantic_types),
         )
         stores += ["vector"] if want_vector else []
         stores += ["fulltext"] if want_fulltext else []
@@ -247,6 +258,26 @@ def _parse_embedding(data) -> np.ndarray | None:
     return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
 
 
+def _fetch_binary(sql: str, params: dict) -> list[tuple]:
+    """Run ``sql`` with its parameters bound by the server and its rows sent in binary.
+
+    Django's cursor binds on the client: the query vector then travels as SQL text, twice, and
+    the embeddings (``vector_send``) come back hex-encoded; that cost about 1.5 ms per
+    retrieval (docs/performance.md). The cursor is Django's own server-binding class, wrapped
+    as ``connection.cursor()`` wraps its cursors: database errors are translated, and execute
+    wrappers and query logging see the statement.
+    """
+    from django.db.backends.postgresql.base import ServerBindingCursor
+
+    connection.ensure_connection()
+    raw = ServerBindingCursor(connection.connection)
+    raw.format = pq.Format.BINARY
+    wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
+    with wrap(raw) as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
 def fetch_candidates(
     *,
     ctx: RetrievalContext,
@@ -270,10 +301,7 @@ def fetch_candidates(
     )
     if not sql:
         return [], []
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        rows = cursor.fetchall()
-    candidates = [row_to_candidate(row) for row in rows]
+    candidates = [row_to_candidate(row) for row in _fetch_binary(sql, params)]
     fuse(candidates, policy)
     return candidates, stores
 

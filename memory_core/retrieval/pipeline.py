@@ -219,19 +219,18 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     clock.lap("conflicts")
 
     the_budget = effective_budget(request, policy)
-    counter = get_embedder().count_tokens
-    selected, rejected_budget, _ = budget.select_within_budget(
+    selected, rejected_budget, prompt_tokens = budget.select_within_budget(
         resolved,
         budget=the_budget,
         policy=policy,
-        count_tokens=counter,
+        count_tokens=get_embedder().count_tokens,
         render=lambda items: assembly.render_prompt(items, clarifications),
     )
     clock.lap("budget")
 
     items = assembly.order_items(selected)
+    # The very text the budget stage counted last (render_prompt orders the items itself).
     prompt = assembly.render_prompt(items, clarifications)
-    prompt_tokens = counter(prompt)
     clock.lap("assembly")
 
     rejections = rejected_filters + rejected_rank + rejected_conflicts + rejected_budget

@@ -2,6 +2,7 @@
 
 import pytest
 
+from memory_core.embeddings import get_embedder
 from memory_core.exceptions import NotFound, PermissionDenied, ValidationFailed
 from memory_core.models import Memory, MemoryEvent, ReviewItem
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
@@ -57,6 +58,8 @@ def test_unresolved_conflict_is_a_clarification_with_one_open_review_item(agent_
     assert second.clarifications[0].review_item_id == str(item.id)  # reused, not duplicated
     assert ReviewItem.objects.filter(kind="conflict").count() == 1
     assert "deploy.region" in second.prompt
+    # The clarification is in the prompt, and in its token count.
+    assert second.prompt_tokens == get_embedder().count_tokens(second.prompt)
 
 
 def test_choose_winner_revokes_the_loser_and_the_next_retrieval_returns_the_winner(

@@ -30,14 +30,23 @@ def ask(principal, query, **kw):
     )
 
 
-def candidate_sql(queries) -> str:
-    return next(q["sql"] for q in queries if q["sql"].lstrip().startswith("WITH"))
+def candidate_statement(principal, query, **kw) -> str:
+    """The candidate statement ``ask`` sends, with its parameters as the literals it binds."""
+    statements = []
+
+    def record(execute, sql, params, many, context):
+        statements.append(connection.ops.compose_sql(sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        ask(principal, query, **kw)
+    return next(s for s in statements if s.lstrip().startswith("WITH"))
 
 
 def test_tenant_subject_agent_scope_status_and_validity_are_in_every_store_s_sql(world, tenant):
-    with CaptureQueriesContext(connection) as captured:
-        ask(world["principal"], "Why did the atlas-api staging deploy fail?", **ATLAS_API)
-    sql = candidate_sql(captured.captured_queries)
+    sql = candidate_statement(
+        world["principal"], "Why did the atlas-api staging deploy fail?", **ATLAS_API
+    )
     subject = world["subject"]
     # Every read of the memory table inside the statement carries the whole ownership filter
     # in its own WHERE (up to the next CTE); the stores read only those filtered reads.
@@ -99,6 +108,8 @@ def test_trace_is_stored_with_stages_and_citations_but_no_content(world):
     assert {str(i) for i in trace.selected_ids} <= {str(i) for i in trace.cited_ids}
     assert {c["id"] for c in trace.stages["candidates"]} <= {str(i) for i in trace.cited_ids}
     assert trace.prompt_tokens == result.prompt_tokens > 0
+    # The budget stage's last count is the package's: the prompt as returned, counted again.
+    assert result.prompt_tokens == get_embedder().count_tokens(result.prompt)
     selected = trace.stages["selected"][0]
     assert {"semantic", "task_fit", "scope", "authority", "freshness"} <= set(
         selected["components"]
