@@ -18,10 +18,9 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from functools import cache
 
 from memory_core.admission.normalize import compact, plain, readings
-from memory_core.admission.prefilter import Reading, may_match, required_literals
+from memory_core.admission.prefilter import LiteralIndex, Reading
 
 
 def _rx(*parts: str) -> re.Pattern:
@@ -1165,21 +1164,28 @@ def match_rules(
         all_readings = [Reading(r) for text in texts if text for r in readings(text)]
     else:
         all_readings = [Reading(plain(text)) for text in texts if text]
-    for rule in rules:
+    # A reading without any literal a rule requires cannot match it (prefilter.py).
+    index = _literal_index(rules)
+    possible = [(reading.text, index.possible(reading)) for reading in all_readings]
+    for i, rule in enumerate(rules):
         if rule.code in fired:
             continue
-        literals = _literals(rule.pattern)
-        for reading in all_readings:
-            # A reading without any literal the rule requires cannot match (prefilter.py).
-            if may_match(literals, reading) and _fires(rule, reading.text):
+        for text, may in possible:
+            if may[i] and _fires(rule, text):
                 fired.append(rule.code)
                 break
     return fired
 
 
-@cache
-def _literals(pattern: re.Pattern):
-    return required_literals(pattern)
+_INDEXES: dict[int, tuple[list[Rule], LiteralIndex]] = {}
+
+
+def _literal_index(rules: list[Rule]) -> LiteralIndex:
+    """The literal index of a rule list (the guards' lists are built once, at import)."""
+    entry = _INDEXES.get(id(rules))
+    if entry is None or entry[0] is not rules:  # the entry holds the list: its id stays its own
+        entry = _INDEXES[id(rules)] = (rules, LiteralIndex([rule.pattern for rule in rules]))
+    return entry[1]
 
 
 def _fires(rule: Rule, reading: str) -> bool:

@@ -95,3 +95,70 @@ def may_match(literals: tuple[tuple[str, ...], bool] | None, reading: Reading) -
     needles, ignorecase = literals
     haystack = reading.lower if ignorecase else reading.text
     return any(needle in haystack for needle in needles)
+
+
+class LiteralIndex:
+    """The required literals of a list of patterns, looked for once per reading for them all.
+
+    ``possible(reading)[i]`` is ``may_match(required_literals(patterns[i]), reading)``: the same
+    answer, but found in one scan of the reading. The guards' 56 rules require 1,121 literals
+    (870 distinct); testing them rule by rule cost about 3 ms per memory of a batch write.
+
+    The scan is one regular expression shaped as a trie of the literals, inside a lookahead so
+    it is tried at every position: there it matches the longest literal starting at that
+    position (each character picks one branch; backtracking falls back to the deepest literal
+    on the path). Every other literal starting there is a prefix of that one, so the literals
+    present in the reading are the longest matches and their prefixes among the literals.
+    """
+
+    def __init__(self, patterns: list[re.Pattern]):
+        self.required = [required_literals(pattern) for pattern in patterns]
+        self._folded = _Scanner({n for r in self.required if r and r[1] for n in r[0]})
+        self._exact = _Scanner({n for r in self.required if r and not r[1] for n in r[0]})
+
+    def possible(self, reading: Reading) -> list[bool]:
+        """Per pattern: False only when it cannot match ``reading``."""
+        if reading.lower is None:
+            return [True] * len(self.required)
+        folded = self._folded.present(reading.lower)
+        exact = self._exact.present(reading.text)
+        return [
+            r is None or not (folded if r[1] else exact).isdisjoint(r[0]) for r in self.required
+        ]
+
+
+class _Scanner:
+    """Finds which of a set of literals occur in a text, in one regex scan."""
+
+    def __init__(self, literals: set[str]):
+        self._pattern = re.compile(f"(?=({_trie(literals)}))") if literals else None
+        self._with_prefixes = {
+            literal: frozenset(other for other in literals if literal.startswith(other))
+            for literal in literals
+        }
+
+    def present(self, text: str) -> set[str]:
+        found: set[str] = set()
+        if self._pattern is not None:
+            for match in self._pattern.finditer(text):
+                found |= self._with_prefixes[match.group(1)]
+        return found
+
+
+def _trie(literals: set[str]) -> str:
+    """The regex source of a trie of ``literals``: longest match first at every node."""
+    root: dict = {}
+    for literal in literals:
+        node = root
+        for char in literal:
+            node = node.setdefault(char, {})
+        node[""] = {}  # a literal ends here
+
+    def source(node: dict) -> str:
+        branches = [re.escape(char) + source(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else f"(?:{'|'.join(branches)})"
+        return f"(?:{body})?" if "" in node else body
+
+    return source(root)
