@@ -29,7 +29,9 @@ from django.utils.module_loading import import_string
 logger = logging.getLogger(__name__)
 
 RUNTIMES = ("onnx", "torch")
-BATCH_SIZE = 64
+# Texts per model call. Texts are sorted by length first, so small batches waste little on
+# padding: 16 gave 265 texts/s against 236 for 64 (ONNX Runtime, one thread, bench texts).
+BATCH_SIZE = 16
 
 
 class EmbeddingError(RuntimeError):

@@ -25,8 +25,10 @@ Design choices, documented in docs/api.md:
 
 from __future__ import annotations
 
+import threading
 import uuid
-from concurrent.futures import Future, ThreadPoolExecutor
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -47,7 +49,7 @@ from memory_core.admission import (
     parse_candidate,
     parse_correction,
 )
-from memory_core.embeddings import get_embedder
+from memory_core.embeddings import BATCH_SIZE, get_embedder
 from memory_core.exceptions import Conflict, PermissionDenied, ValidationFailed
 from memory_core.models import (
     AUTHORITY_RANK,
@@ -70,7 +72,7 @@ from memory_core.services.memories import MemoryDraft, memory_store_many, memory
 from memory_core.text import content_hash
 
 MAX_BATCH = 100
-# One model thread per process: a batch's embedding overlaps its admission (_store).
+# One model thread per process: a batch's embedding overlaps its admission (_Embedding).
 _EMBEDDING_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memledger-embed")
 
 
@@ -210,18 +212,45 @@ def _ensure_subjects(principal, planned: list[_Planned], subjects: dict) -> None
         item.subject = subjects[external_id]
 
 
-def _embed_during_admission(candidates: list[Candidate]) -> Future:
-    """Start embedding every candidate's content; admission runs meanwhile.
+class _Embedding:
+    """A batch's embeddings, computed while admission runs; the caller helps when it is done.
 
-    The model runtime (ONNX Runtime or torch) releases the GIL while it computes, so the model
-    works on one core while the admission guards' regular expressions run on the other. The
-    vectors of refused writes are dropped; a model failure surfaces only if an admitted write
-    needs its vector, as before.
+    The texts are cut into chunks of similar length, one model batch each. The embedding
+    thread takes chunks from the front while admission runs on the caller's thread (the model
+    runtime releases the GIL); when the caller needs the vectors, it takes the chunks left
+    itself, so the model then runs on both cores. The vectors of refused writes are dropped;
+    a model failure surfaces only if an admitted write needs its vector.
     """
-    return _EMBEDDING_THREAD.submit(get_embedder().embed, [c.content for c in candidates])
+
+    def __init__(self, texts: list[str]):
+        self._texts = texts
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        self._chunks = deque(order[i : i + BATCH_SIZE] for i in range(0, len(order), BATCH_SIZE))
+        self._lock = threading.Lock()
+        self._vectors: list = [None] * len(texts)
+        self._background = _EMBEDDING_THREAD.submit(self._work)
+
+    def _work(self) -> None:
+        embedder = get_embedder()
+        while True:
+            with self._lock:
+                if not self._chunks:
+                    return
+                chunk = self._chunks.popleft()
+            vectors = embedder.embed([self._texts[i] for i in chunk])
+            for i, vector in zip(chunk, vectors, strict=True):
+                self._vectors[i] = vector
+
+    def result(self) -> list:
+        """Every text's vector, in order (raises what the model raised)."""
+        try:
+            self._work()
+        finally:
+            self._background.result()  # the chunk it holds, or its failure
+        return self._vectors
 
 
-def _store(principal, planned: list[_Planned], policy_version, pending: Future) -> None:
+def _store(principal, planned: list[_Planned], policy_version, pending: _Embedding) -> None:
     """Store the admitted writes: their embeddings, then heads, successors and proposals."""
     admitted = [item for item in planned if item.decision.outcome != REJECTED]
     if not admitted:
@@ -349,7 +378,7 @@ def _run(
     planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
     heads = {} if target is not None else _heads(principal.tenant_id, planned, subjects)
     recent = _recent_texts(principal, subjects, policy, now)
-    pending = _embed_during_admission(candidates)
+    pending = _Embedding([c.content for c in candidates])
     batch_keys: set = set()
     batch_texts: dict = {}
     for item in planned:

@@ -338,11 +338,31 @@ def test_batch_decides_per_item_and_embeds_once(api_client, monkeypatch):
     ]
     assert payload["results"][4]["rule_codes"] == ["fields.duplicate_in_batch"]
     assert (payload["accepted"], payload["pending_approval"], payload["rejected"]) == (2, 1, 2)
-    # One model batch, started while admission runs, so it holds every item; only the three
-    # stored items keep their vectors.
+    # One model batch (up to 16 texts), started while admission runs, so it holds every item;
+    # only the three stored items keep their vectors.
     assert calls == [5]
     assert Memory.objects.filter(embedding__isnull=False).count() == 3
     assert AdmissionDecision.objects.count() == 5
+
+
+def test_a_batch_embedded_in_chunks_on_two_threads_gives_each_memory_its_own_vector(api_client):
+    import numpy as np
+
+    from memory_core.embeddings import embed_one
+
+    topics = ["Python", "Rust", "tea", "jazz", "Lisbon", "cycling", "chess", "sushi"]
+    items = [
+        body(
+            memory_key=f"k{i}", content=f"User mentioned {topics[i % 8]} {'again ' * (i % 5)}#{i}."
+        )
+        for i in range(40)  # three chunks of different lengths, shared between two threads
+    ]
+    response = api_client.post(f"{URL}/batch", {"items": items}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["accepted"] == 40
+    for memory in Memory.objects.all():
+        expected = np.asarray(embed_one(memory.content))
+        assert float(np.asarray(memory.embedding) @ expected) > 0.9999, memory.content
 
 
 def test_batch_shape_errors_are_400(api_client):
