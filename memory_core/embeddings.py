@@ -39,7 +39,11 @@ class EmbeddingError(RuntimeError):
 
 
 class Embedder(Protocol):
-    """What the rest of memledger needs from an embedding model."""
+    """What the rest of memledger needs from an embedding model.
+
+    An embedder may also say ``additive_token_counts = True`` when its token counts add up
+    over whitespace-joined lines (the budget stage then skips its final recount).
+    """
 
     model_name: str
     dimensions: int
@@ -249,6 +253,19 @@ class SentenceTransformerEmbedder:
     def count_tokens(self, text: str) -> int:
         """Count tokens with the model's own tokenizer (no special tokens)."""
         return len(self._get_tokenizer().encode(text, add_special_tokens=False).ids)
+
+    @property
+    def additive_token_counts(self) -> bool:
+        """Whether texts joined by whitespace count as the sum of their counts: true of a
+        WordPiece tokenizer that splits at whitespace and punctuation first (BERT's, this
+        model's), whose words never span a line break."""
+        from tokenizers.models import WordPiece
+        from tokenizers.pre_tokenizers import BertPreTokenizer
+
+        tokenizer = self._get_tokenizer()
+        return isinstance(tokenizer.pre_tokenizer, BertPreTokenizer) and isinstance(
+            tokenizer.model, WordPiece
+        )
 
 
 @lru_cache(maxsize=1)

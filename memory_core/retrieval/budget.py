@@ -35,16 +35,24 @@ def select_within_budget(
     policy: RetrievalPolicy,
     count_tokens: Callable[[str], int],
     render: Callable[[list[Candidate]], str],
+    additive: bool = False,
 ) -> tuple[list[Candidate], list[Rejection], int]:
-    """Return the selected candidates (best first), the rejections and the package's tokens."""
+    """Return the selected candidates (best first), the rejections and the package's tokens.
+
+    ``additive``: the tokenizer counts lines joined by a newline as the sum of their counts
+    (true of the default model's WordPiece tokenizer, which splits at whitespace and
+    punctuation: ``Embedder.additive_token_counts``). The running sum is then the package's
+    exact count, and the final recount of the whole package is skipped.
+    """
     selected: list[Candidate] = []
     rejections: list[Rejection] = []
     per_type: dict[str, int] = {}
     units: list[tuple[str, object]] = []
     diversity = float(policy["diversity_cosine"])
     # Tokens are counted per rendered item and per section wrapper and summed (the package
-    # is whitespace-joined lines, so a wordpiece count adds up); the exact count of the whole
-    # rendered package is checked at the end and the weakest items dropped if it is over.
+    # is whitespace-joined lines, so a wordpiece count adds up); unless the tokenizer is known
+    # to be additive, the exact count of the whole rendered package is checked at the end and
+    # the weakest items dropped if it is over.
     tokens = count_tokens(render([]))
     sections: set[str] = set()
     for c in sorted(ranked, key=lambda c: (-c.score, c.id)):
@@ -74,7 +82,8 @@ def select_within_budget(
         sections.add(section)
         per_type[c.memory_type] = per_type.get(c.memory_type, 0) + 1
         units.append((c.memory_type, unit))
-    tokens = count_tokens(render(selected))
+    if not additive:
+        tokens = count_tokens(render(selected))
     while selected and tokens > budget.max_tokens:
         dropped = selected.pop()
         rejections.append(Rejection(dropped.id, STAGE, "over_token_budget"))

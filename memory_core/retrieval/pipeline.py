@@ -219,12 +219,14 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     clock.lap("conflicts")
 
     the_budget = effective_budget(request, policy)
+    embedder = get_embedder()
     selected, rejected_budget, prompt_tokens = budget.select_within_budget(
         resolved,
         budget=the_budget,
         policy=policy,
-        count_tokens=get_embedder().count_tokens,
+        count_tokens=embedder.count_tokens,
         render=lambda items: assembly.render_prompt(items, clarifications),
+        additive=getattr(embedder, "additive_token_counts", False),
     )
     clock.lap("budget")
 

@@ -8,13 +8,14 @@ from memory_core.retrieval.types import Budget
 from .helpers import cand, policy
 
 
-def select(rows, budget):
+def select(rows, budget, *, additive=False):
     return select_within_budget(
         rows,
         budget=budget,
         policy=policy(),
         count_tokens=get_embedder().count_tokens,
         render=render_prompt,
+        additive=additive,
     )
 
 
@@ -56,3 +57,28 @@ def test_smaller_budget_selects_a_prefix_of_a_larger_one():
     big, _, _ = select(ranked_rows(), Budget(max_items=5, max_tokens=5000, max_items_per_type=5))
     small, _, _ = select(ranked_rows(), Budget(max_items=2, max_tokens=5000, max_items_per_type=5))
     assert [c.id for c in small] == [c.id for c in big][:2]
+
+
+def test_the_model_s_counts_add_up_so_the_running_sum_is_the_package_s_count():
+    assert get_embedder().additive_token_counts
+    types = ["user_preference", "incident", "episode", "project_constraint", "task_state"]
+    texts = [
+        "Prefers tabs; hates 'smart' quotes & <b>markup</b>.",
+        "Outage at 03:00 UTC — café wifi, naïve retry loop (see #4512).",
+        "Deploys from main-branch via `make release`; 10x faster than CI/CD.",
+        "東京 office, Zoë's team: standup at 9:30.",
+        "    leading spaces\tand a tab, then a very-long-hyphenated-compound-word-indeed",
+    ]
+    rows = [
+        cand(
+            f"m{i}", memory_type=types[i % 5], score=1 - i / 20, content=texts[i % 5] * (1 + i % 3)
+        )
+        for i in range(15)
+    ]
+    for max_tokens in (40, 120, 300, 5000):
+        budget = Budget(max_items=12, max_tokens=max_tokens, max_items_per_type=4)
+        exact, _, exact_tokens = select(rows, budget)
+        summed, _, tokens = select(rows, budget, additive=True)
+        assert [c.id for c in summed] == [c.id for c in exact]
+        assert tokens == exact_tokens == get_embedder().count_tokens(render_prompt(summed))
+        assert tokens <= max_tokens
