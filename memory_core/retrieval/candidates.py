@@ -261,11 +261,12 @@ def _parse_embedding(data) -> np.ndarray | None:
 def _fetch_binary(sql: str, params: dict) -> list[tuple]:
     """Run ``sql`` with its parameters bound by the server and its rows sent in binary.
 
-    Django's cursor binds on the client: the query vector then travels as SQL text, twice, and
-    the embeddings (``vector_send``) come back hex-encoded; that cost about 1.5 ms per
-    retrieval (docs/performance.md). The cursor is Django's own server-binding class, wrapped
-    as ``connection.cursor()`` wraps its cursors: database errors are translated, and execute
-    wrappers and query logging see the statement.
+    Django's cursor returns text rows, so the embeddings (``vector_send``) would come back
+    hex-encoded, and with client-side binding (the connection's ``server_side_binding``
+    option off) the query vector would travel as SQL text, twice: together about 1.5 ms per
+    retrieval (docs/performance.md, section 9). The cursor is Django's own server-binding
+    class, wrapped as ``connection.cursor()`` wraps its cursors: database errors are
+    translated, and execute wrappers and query logging see the statement.
     """
     from django.db.backends.postgresql.base import ServerBindingCursor
 
