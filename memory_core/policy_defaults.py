@@ -36,6 +36,8 @@ DEFAULT_POLICY = {
         "episodic_days": 90,
         "preference_days": None,
         "inferred_days": 30,
+        # Retrieval traces (ids, hashes, scores, reasons: ~17 kB stored each) are kept this long.
+        "trace_days": 30,
     },
     "half_life_days": {
         "user_preference": 365,

@@ -12,6 +12,10 @@ Run by beat (``memory_core.tasks.retention_sweep``):
    - preferences: kept until revoked (``preference_days`` null); revoked ones are deleted;
      with a number, older preferences are deleted too;
    - memories inferred by a model older than ``retention.inferred_days`` days.
+3. Delete retrieval traces older than ``retention.trace_days`` days (30 unless the policy says
+   otherwise; ``null`` keeps them). A trace holds ids, hashes and scores, never content, so
+   this bounds storage rather than erasing personal data; traces that cite a deleted memory
+   are purged by its deletion operation whatever their age.
 """
 
 from __future__ import annotations
@@ -31,8 +35,10 @@ from memory_core.models import (
     MemoryClass,
     MemoryEvent,
     PolicyVersion,
+    RetrievalTrace,
     Status,
 )
+from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SystemPrincipal
 
 RETENTION_PRINCIPAL_NAME = "retention"
@@ -131,6 +137,26 @@ def retention_delete(*, now=None, limit: int = 5000) -> list[DeletionOperation]:
     return operations
 
 
+def traces_expire(*, now=None, limit: int = 10_000) -> int:
+    """Delete retrieval traces past each tenant's ``retention.trace_days``; return the count.
+
+    At most ``limit`` per tenant and run, oldest first, so one sweep never holds a long lock.
+    """
+    now = now or timezone.now()
+    deleted = 0
+    policies = PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document")
+    for tenant_id, document in policies:
+        retention = (document or {}).get("retention") or {}
+        days = retention.get("trace_days", DEFAULT_POLICY["retention"]["trace_days"])
+        if days is None:
+            continue
+        old = RetrievalTrace.objects.filter(
+            tenant_id=tenant_id, created_at__lt=now - timedelta(days=days)
+        ).order_by("created_at")
+        deleted += RetrievalTrace.objects.filter(pk__in=old.values("pk")[:limit]).delete()[0]
+    return deleted
+
+
 def retention_apply(*, now=None) -> dict:
     """Expire, then delete by retention; return the counts."""
     now = now or timezone.now()
@@ -140,4 +166,5 @@ def retention_apply(*, now=None) -> dict:
         "expired": expired,
         "deletion_operations": len(operations),
         "memories_deleted": sum(len(op.memory_ids) for op in operations),
+        "traces_deleted": traces_expire(now=now),
     }

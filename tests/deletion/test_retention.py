@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memory_core.deletion.retention import retention_apply
+from memory_core.deletion.retention import retention_apply, traces_expire
 from memory_core.deletion.runner import deletion_run
 from memory_core.models import (
     Authority,
@@ -14,8 +14,11 @@ from memory_core.models import (
     MemoryClass,
     MemoryEvent,
     MemoryType,
+    PolicyVersion,
+    RetrievalTrace,
     Tombstone,
 )
+from memory_core.services.policy import policy_publish
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db
@@ -86,4 +89,43 @@ def test_retention_expires_and_deletes_by_class(owner):
     assert set(Memory.objects.filter(status="deleted").values_list("pk", flat=True)) == gone
 
     # A second sweep finds nothing more to do.
-    assert retention_apply() == {"expired": 0, "deletion_operations": 0, "memories_deleted": 0}
+    assert retention_apply() == {
+        "expired": 0,
+        "deletion_operations": 0,
+        "memories_deleted": 0,
+        "traces_deleted": 0,
+    }
+
+
+def _publish_trace_days(tenant, days):
+    document = PolicyVersion.objects.get(tenant=tenant, is_active=True).document
+    document["retention"]["trace_days"] = days
+    policy_publish(tenant=tenant, document=document, note=f"traces kept {days} days")
+
+
+def _trace(tenant, age):
+    trace = RetrievalTrace.objects.create(tenant=tenant, mode="hybrid", stages={"counts": {}})
+    RetrievalTrace.objects.filter(pk=trace.pk).update(created_at=timezone.now() - age)
+    return trace
+
+
+def test_traces_past_the_tenant_s_trace_days_are_deleted_and_others_kept(tenant, other_tenant):
+    old = [_trace(tenant, timedelta(days=31)) for _ in range(3)]
+    recent = _trace(tenant, timedelta(days=29))
+    _publish_trace_days(other_tenant, 365)  # another tenant keeps its traces for a year
+    elsewhere = _trace(other_tenant, timedelta(days=31))
+
+    assert retention_apply()["traces_deleted"] == 3
+    assert not RetrievalTrace.objects.filter(pk__in=[t.pk for t in old]).exists()
+    assert set(RetrievalTrace.objects.values_list("pk", flat=True)) == {recent.pk, elsewhere.pk}
+    assert traces_expire() == 0
+
+
+def test_trace_days_null_keeps_traces_and_the_limit_bounds_one_run(tenant):
+    traces = [_trace(tenant, timedelta(days=40 + i)) for i in range(5)]
+    assert traces_expire(limit=2) == 2
+    # Oldest first.
+    assert set(RetrievalTrace.objects.values_list("pk", flat=True)) == {t.pk for t in traces[:3]}
+    _publish_trace_days(tenant, None)
+    assert traces_expire() == 0
+    assert RetrievalTrace.objects.count() == 3
