@@ -99,6 +99,9 @@ class SentenceTransformerEmbedder:
         self._model = None
         self._tokenizer = None
         self._lock = threading.Lock()
+        # Hugging Face's tokenizer must not be called from two threads at once (it may change
+        # its truncation and padding state), and batch writes embed on two threads.
+        self._tokenizer_lock = threading.Lock()
 
     def verify_weights(self) -> None:
         """Raise EmbeddingError unless the weights file exists and matches the digest."""
@@ -206,13 +209,14 @@ class SentenceTransformerEmbedder:
         model = self._load()
         if self._session is not None:
             return self._embed_onnx(model, list(texts))
-        vectors = model.encode(
-            list(texts),
-            batch_size=BATCH_SIZE,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        with self._tokenizer_lock:  # torch's encode tokenizes inside: it runs alone
+            vectors = model.encode(
+                list(texts),
+                batch_size=BATCH_SIZE,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return vectors.tolist()
 
     def _embed_onnx(self, model, texts: list[str]) -> list[list[float]]:
@@ -220,12 +224,13 @@ class SentenceTransformerEmbedder:
         the attention mask and L2 normalisation (the model's Pooling and Normalize modules)."""
         import numpy as np
 
-        # Similar lengths together: less padding (results do not depend on the batching).
+        # Similar lengths together: less padding (the batching moves vectors by ~1e-7).
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
         for start in range(0, len(texts), BATCH_SIZE):
             indices = order[start : start + BATCH_SIZE]
-            features = model.preprocess([texts[i] for i in indices])
+            with self._tokenizer_lock:
+                features = model.preprocess([texts[i] for i in indices])
             mask = features["attention_mask"].numpy()
             inputs = {
                 "input_ids": features["input_ids"].numpy(),
