@@ -11,7 +11,8 @@ Soundness is kept narrow on purpose:
 
 - only literals, groups, alternations (every branch must require something) and repeats of at
   least one are read; anything else (classes, lookarounds, backreferences, optional parts)
-  adds no requirement, which can only make the prefilter let more through;
+  adds no requirement, which can only make the prefilter let more through; so does a group
+  whose case mode differs from the pattern's;
 - a requirement holding a non-ASCII character is dropped, and ``may_match`` runs the regex for
   every reading that is not pure ASCII: for ASCII text and ASCII literals, IGNORECASE matching
   is exactly equality after ``str.lower()`` (Unicode's extra case pairs such as "s"/"ſ" or
@@ -51,7 +52,9 @@ def _required(items, ignorecase: bool) -> frozenset[str] | None:
             sub_ignorecase = (ignorecase or bool(add_flags & re.IGNORECASE)) and not (
                 del_flags & re.IGNORECASE
             )
-            found = _required(sub, sub_ignorecase)
+            # A group of the other case mode would be looked for in the wrong haystack (the
+            # pattern's mode decides between the reading and its lower-cased form).
+            found = _required(sub, ignorecase) if sub_ignorecase == ignorecase else None
         elif op is sre_constants.BRANCH:
             branches = [_required(branch, ignorecase) for branch in av[1]]
             found = None if any(b is None for b in branches) else frozenset().union(*branches)

@@ -42,6 +42,17 @@ def test_required_literals(pattern, expected):
     assert (found[0] if found else None) == expected
 
 
+@pytest.mark.parametrize(
+    ("pattern", "text"),
+    [(r"(?i:Foo)bar", "FOObar"), (r"(?i)(?-i:Foo)bar", "FooBAR"), (r"(?i)x(?-i:Foo)", "XFoo")],
+)
+def test_a_group_of_the_other_case_mode_never_turns_a_match_away(pattern, text):
+    compiled = re.compile(pattern)
+    assert compiled.search(text)
+    assert may_match(required_literals(compiled), Reading(text))
+    assert LiteralIndex([compiled]).possible(Reading(text)) == [True]
+
+
 def test_non_ascii_readings_always_run_the_regex():
     literals = required_literals(re.compile(r"ignore", re.IGNORECASE))
     assert not may_match(literals, Reading("nothing to see"))
