@@ -158,7 +158,7 @@ def traces_expire(*, now=None, limit: int = 10_000) -> int:
 
 
 def retention_apply(*, now=None) -> dict:
-    """Expire, then delete by retention; return the counts."""
+    """Expire, delete memories by retention, then expire old traces; return the counts."""
     now = now or timezone.now()
     expired = memories_expire(now=now)
     operations = retention_delete(now=now)

@@ -1,8 +1,8 @@
 """The read path: ``retrieve(*, principal, request)`` runs the ten stages and stores a trace.
 
-Round trips per call: one for the subject and the active policy, one ``SET LOCAL`` for the HNSW
-knobs, one statement for every candidate store, one insert for the trace (plus the review
-item lookups and writes only when a high-impact conflict is unresolved). The query is
+Round trips per call: one for the subject and the active policy, one candidate statement for
+every store (inside a savepoint, for the degraded retry), one insert for the trace (plus the
+review item lookups and writes only when a high-impact conflict is unresolved). The query is
 embedded once. Stages 5-10 are pure functions over ``Candidate`` (see their modules).
 
 Failure handling (DESIGN.md, "When things fail"): if the embedding model fails, or the vector
