@@ -25,6 +25,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import numpy as np
+import psycopg
 from django.db import connection
 from psycopg import pq
 
@@ -258,6 +259,9 @@ def _parse_embedding(data) -> np.ndarray | None:
     return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
 
 
+SAVEPOINT = "memledger_candidates"
+
+
 def _fetch_binary(sql: str, params: dict) -> list[tuple]:
     """Run ``sql`` with its parameters bound by the server and its rows sent in binary.
 
@@ -267,15 +271,34 @@ def _fetch_binary(sql: str, params: dict) -> list[tuple]:
     retrieval (docs/performance.md, section 9). The cursor is Django's own server-binding
     class, wrapped as ``connection.cursor()`` wraps its cursors: database errors are
     translated, and execute wrappers and query logging see the statement.
+
+    Inside a transaction the statement runs in a savepoint, so that its failure (a vector of
+    the wrong dimension, say) leaves the transaction usable for the degraded retry and the
+    trace. The savepoint, the statement and the release go out in one round trip (psycopg's
+    pipeline mode) instead of three; on failure the savepoint is rolled back and the error
+    raised as Django's.
     """
     from django.db.backends.postgresql.base import ServerBindingCursor
 
     connection.ensure_connection()
-    raw = ServerBindingCursor(connection.connection)
+    pg = connection.connection
+    raw = ServerBindingCursor(pg)
     raw.format = pq.Format.BINARY
     wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
     with wrap(raw) as cursor:
-        cursor.execute(sql, params)
+        if connection.get_autocommit():
+            cursor.execute(sql, params)
+            return cursor.fetchall()
+        with connection.wrap_database_errors:
+            try:
+                with pg.pipeline():  # sent together; the results arrive when the block ends
+                    pg.execute(f"SAVEPOINT {SAVEPOINT}")
+                    cursor.execute(sql, params)
+                    pg.execute(f"RELEASE SAVEPOINT {SAVEPOINT}")
+            except psycopg.Error:
+                if pg.info.transaction_status == pq.TransactionStatus.INERROR:
+                    pg.execute(f"ROLLBACK TO SAVEPOINT {SAVEPOINT}; RELEASE SAVEPOINT {SAVEPOINT}")
+                raise
         return cursor.fetchall()
 
 

@@ -1,9 +1,10 @@
 """The read path: ``retrieve(*, principal, request)`` runs the ten stages and stores a trace.
 
 Round trips per call: one for the subject and the active policy, one candidate statement for
-every store (inside a savepoint, for the degraded retry), one insert for the trace (plus the
-review item lookups and writes only when a high-impact conflict is unresolved). The query is
-embedded once. Stages 5-10 are pure functions over ``Candidate`` (see their modules).
+every store (with the savepoint that lets a failure degrade sent in the same round trip), one
+insert for the trace (plus the review item lookups and writes only when a high-impact conflict
+is unresolved). The query is embedded once. Stages 5-10 are pure functions over ``Candidate``
+(see their modules).
 
 Failure handling (DESIGN.md, "When things fail"): if the embedding model fails, or the vector
 half of the statement fails, the stores are asked again without it (structured, task state,
@@ -17,7 +18,7 @@ import hashlib
 import logging
 import time
 
-from django.db import DatabaseError, InterfaceError, OperationalError, connection, transaction
+from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.utils import timezone
 
 from memory_core.embeddings import get_embedder
@@ -113,14 +114,17 @@ def _embed_query(query: str):
 
 
 def _generate(*, ctx, plan_, query, vector, now, policy):
-    """Stage 4 with the degraded fallback; return (candidates, stores, degraded_reason)."""
+    """Stage 4 with the degraded fallback; return (candidates, stores, degraded_reason).
+
+    Each statement runs in its own savepoint (``candidates._fetch_binary``), so a failed one
+    leaves the request's transaction usable for the next and for the trace.
+    """
     reason = ""
     if vector is not None and plan_.semantic_types:
         try:
-            with transaction.atomic():
-                found, stores = candidates.fetch_candidates(
-                    ctx=ctx, plan=plan_, query=query, query_vector=vector, now=now, policy=policy
-                )
+            found, stores = candidates.fetch_candidates(
+                ctx=ctx, plan=plan_, query=query, query_vector=vector, now=now, policy=policy
+            )
             return found, stores, ""
         except (OperationalError, InterfaceError):
             raise
@@ -128,16 +132,15 @@ def _generate(*, ctx, plan_, query, vector, now, policy):
             logger.warning("vector search failed, degrading to full-text: %s", exc)
             reason = "vector_search_failed"
     try:
-        with transaction.atomic():
-            found, stores = candidates.fetch_candidates(
-                ctx=ctx,
-                plan=plan_,
-                query=query,
-                query_vector=vector if not reason else None,
-                now=now,
-                policy=policy,
-                use_vector=False,
-            )
+        found, stores = candidates.fetch_candidates(
+            ctx=ctx,
+            plan=plan_,
+            query=query,
+            query_vector=vector if not reason else None,
+            now=now,
+            policy=policy,
+            use_vector=False,
+        )
         return found, stores, reason
     except (OperationalError, InterfaceError):
         raise
@@ -145,17 +148,16 @@ def _generate(*, ctx, plan_, query, vector, now, policy):
         if not plan_.semantic_types:
             raise  # nothing left to drop: a real bug, not a degraded store
         logger.warning("full-text search failed, degrading to structured stores: %s", exc)
-    with transaction.atomic():
-        found, stores = candidates.fetch_candidates(
-            ctx=ctx,
-            plan=plan_,
-            query=query,
-            query_vector=None,
-            now=now,
-            policy=policy,
-            use_vector=False,
-            use_fulltext=False,
-        )
+    found, stores = candidates.fetch_candidates(
+        ctx=ctx,
+        plan=plan_,
+        query=query,
+        query_vector=None,
+        now=now,
+        policy=policy,
+        use_vector=False,
+        use_fulltext=False,
+    )
     return found, stores, "search_failed"
 
 
