@@ -218,34 +218,35 @@ def build_candidate_sql(
     if not stores:
         return "", {}, []
 
-    names = {"vector": "sem", "fulltext": "fts", "structured": "st", "task_state": "ts"}
-    union = " UNION ".join(f"SELECT id FROM {names[s]}" for s in stores)
-    ctes.append(f"ids AS ({union})")
+    # One row per candidate with its ranks and store flags, aggregated once: joining each
+    # ranked CTE to the result row by row made PostgreSQL recompute their window functions per
+    # row (nested loops on its 1-row estimates), ~3 ms of a ~5 ms statement (section 10).
+    branches = {  # store: its ranked CTE, vector rank, full-text rank and score, flags
+        "vector": ("sem_r", "rnk", "NULL", "NULL", "false", "false"),
+        "fulltext": ("fts_r", "NULL", "rnk", "score", "false", "false"),
+        "structured": ("st", "NULL", "NULL", "NULL", "true", "false"),
+        "task_state": ("ts", "NULL", "NULL", "NULL", "false", "true"),
+    }
+    union = " UNION ALL ".join(
+        "SELECT id, {1}::bigint AS vrank, {2}::bigint AS frank, {3}::float8 AS fscore, "
+        "{4} AS in_st, {5} AS in_ts FROM {0}".format(*branches[store])
+        for store in stores
+    )
+    ctes.append(
+        "ids AS MATERIALIZED (SELECT id, min(vrank) AS vrank, min(frank) AS frank, "
+        "max(fscore) AS fscore, bool_or(in_st) AS in_st, bool_or(in_ts) AS in_ts "
+        f"FROM ({union}) AS u GROUP BY id)"
+    )
     select = [COLUMNS]
     select.append("1 - (m.embedding <=> %(qvec)s::vector) AS cosine" if has_vector else "NULL")
     # Binary (pgvector's send format): parsing 384 floats from text cost ~5 ms per retrieval.
     select.append("vector_send(m.embedding)" if include_embeddings else "NULL")
-    joins = []
-    select.append("sem_r.rnk" if "vector" in stores else "NULL")
-    if "vector" in stores:
-        joins.append("LEFT JOIN sem_r ON sem_r.id = m.id")
-    if "fulltext" in stores:
-        select += ["fts_r.rnk", "fts_r.score"]
-        joins.append("LEFT JOIN fts_r ON fts_r.id = m.id")
-    else:
-        select += ["NULL", "NULL"]
-    select.append("(st.id IS NOT NULL)" if "structured" in stores else "false")
-    if "structured" in stores:
-        joins.append("LEFT JOIN st ON st.id = m.id")
-    select.append("(ts.id IS NOT NULL)" if "task_state" in stores else "false")
-    if "task_state" in stores:
-        joins.append("LEFT JOIN ts ON ts.id = m.id")
+    select += ["ids.vrank", "ids.frank", "ids.fscore", "ids.in_st", "ids.in_ts"]
     # The outer query repeats the tenant and subject guard (belt and braces).
     sql = (
         "WITH "
         + ", ".join(ctes)
-        + f" SELECT {', '.join(select)} FROM ids JOIN {TABLE} m ON m.id = ids.id "
-        + " ".join(joins)
+        + f" SELECT {', '.join(select)} FROM ids JOIN {TABLE} m ON m.id = ids.id"
         + " WHERE m.tenant_id = %(tenant_id)s AND m.subject_id = %(subject_id)s"
     )
     return sql, params, stores

@@ -175,6 +175,40 @@ def test_vector_search_failure_degrades_too(world, monkeypatch):
     assert result.trace["degraded"]["reason"] == "vector_search_failed"
 
 
+def test_each_candidate_carries_the_ranks_and_stores_that_found_it(world):
+    from django.utils import timezone
+
+    from memory_core.retrieval.candidates import fetch_candidates
+    from memory_core.retrieval.pipeline import build_context, lookup_subject_and_policy
+    from memory_core.retrieval.plan import build_plan
+    from memory_core.retrieval.types import RetrievalMode
+
+    query = "every endpoint needs an OpenAPI entry"
+    request = RetrievalRequest(query=query, user_id="dana", **ATLAS_API)
+    subject_id, policy = lookup_subject_and_policy(tenant_id=world["principal"].tenant_id,
+                                                   user_id="dana")  # fmt: skip
+    ctx = build_context(principal=world["principal"], request=request, subject_id=subject_id)
+    plan_ = build_plan(mode=RetrievalMode.HYBRID, intent="", ctx=ctx, policy=policy, query=query)
+    found, stores = fetch_candidates(
+        ctx=ctx, plan=plan_, query=query, query_vector=get_embedder().embed([query])[0],
+        now=timezone.now(), policy=policy,
+    )  # fmt: skip
+    assert stores == ["vector", "fulltext", "structured"]
+    by_id = {c.id: c for c in found}
+    assert len(by_id) == len(found)  # one row per memory, whichever stores found it
+    rule = by_id[str(world["memories"]["mine_repo"].id)]
+    assert rule.sources == {"vector", "fulltext", "structured"}
+    assert rule.vector_rank == 1 and rule.fulltext_rank == 1 and rule.fulltext_score > 0
+    for c in found:
+        assert (c.vector_rank is not None) == ("vector" in c.sources)
+        assert (c.fulltext_rank is not None) == ("fulltext" in c.sources)
+        assert c.fulltext_score == 0.0 or "fulltext" in c.sources
+    vector_ranks = sorted(c.vector_rank for c in found if c.vector_rank is not None)
+    assert vector_ranks == list(range(1, len(vector_ranks) + 1))
+    by_rank = sorted((c for c in found if c.vector_rank), key=lambda c: c.vector_rank)
+    assert [c.semantic for c in by_rank] == sorted((c.semantic for c in by_rank), reverse=True)
+
+
 def test_when_vector_and_full_text_both_fail_the_structured_stores_still_answer(world, monkeypatch):
     from memory_core.retrieval import candidates
 
