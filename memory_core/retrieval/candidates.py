@@ -33,6 +33,7 @@ from .policy import RetrievalPolicy
 from .types import Candidate, RetrievalContext, RetrievalPlan
 
 TABLE = "memory_core_memory"
+SAVEPOINT = "memledger_candidates"  # around the statement, in its round trip (_fetch_binary)
 
 COLUMNS = (
     "m.id, m.tenant_id, m.subject_id, m.agent_id, m.memory_type, m.memory_key, m.scope_kind, "
@@ -220,7 +221,8 @@ def build_candidate_sql(
 
     # One row per candidate with its ranks and store flags, aggregated once: joining each
     # ranked CTE to the result row by row made PostgreSQL recompute their window functions per
-    # row (nested loops on its 1-row estimates), ~3 ms of a ~5 ms statement (section 10).
+    # row (nested loops on its 1-row estimates): ~3 ms of a ~5 ms execution
+    # (docs/performance.md, section 10).
     branches = {  # store: its ranked CTE, vector rank, full-text rank and score, flags
         "vector": ("sem_r", "rnk", "NULL", "NULL", "false", "false"),
         "fulltext": ("fts_r", "NULL", "rnk", "score", "false", "false"),
@@ -258,9 +260,6 @@ def _parse_embedding(data) -> np.ndarray | None:
     if not data:
         return None
     return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
-
-
-SAVEPOINT = "memledger_candidates"
 
 
 def _fetch_binary(sql: str, params: dict) -> list[tuple]:

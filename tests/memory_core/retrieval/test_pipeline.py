@@ -6,11 +6,15 @@ import re
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext, override_settings
+from django.utils import timezone
 
 from memory_core.embeddings import EmbeddingError, SentenceTransformerEmbedder, get_embedder
 from memory_core.models import RetrievalTrace
-from memory_core.retrieval.pipeline import retrieve
-from memory_core.retrieval.types import RetrievalRequest
+from memory_core.retrieval import candidates
+from memory_core.retrieval.candidates import fetch_candidates
+from memory_core.retrieval.pipeline import build_context, lookup_subject_and_policy, retrieve
+from memory_core.retrieval.plan import build_plan
+from memory_core.retrieval.types import RetrievalMode, RetrievalRequest
 
 pytestmark = pytest.mark.django_db
 
@@ -165,8 +169,6 @@ def test_embedding_failure_degrades_to_structured_and_fulltext(world, failing_em
 
 
 def test_vector_search_failure_degrades_too(world, monkeypatch):
-    from memory_core.retrieval import candidates
-
     # A query vector of the wrong dimension: pgvector refuses the distance, the statement fails.
     monkeypatch.setattr(candidates, "vector_literal", lambda vector: "[1,2,3]")
     result = ask(world["principal"], "atlas-api staging deploy DATABASE_URL", **ATLAS_API)
@@ -176,13 +178,6 @@ def test_vector_search_failure_degrades_too(world, monkeypatch):
 
 
 def test_each_candidate_carries_the_ranks_and_stores_that_found_it(world):
-    from django.utils import timezone
-
-    from memory_core.retrieval.candidates import fetch_candidates
-    from memory_core.retrieval.pipeline import build_context, lookup_subject_and_policy
-    from memory_core.retrieval.plan import build_plan
-    from memory_core.retrieval.types import RetrievalMode
-
     query = "every endpoint needs an OpenAPI entry"
     request = RetrievalRequest(query=query, user_id="dana", **ATLAS_API)
     subject_id, policy = lookup_subject_and_policy(tenant_id=world["principal"].tenant_id,
@@ -210,8 +205,6 @@ def test_each_candidate_carries_the_ranks_and_stores_that_found_it(world):
 
 
 def test_when_vector_and_full_text_both_fail_the_structured_stores_still_answer(world, monkeypatch):
-    from memory_core.retrieval import candidates
-
     build = candidates.build_candidate_sql
 
     def failing_unless_structured_only(**kw):
