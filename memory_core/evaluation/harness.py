@@ -25,7 +25,7 @@ from memory_core.embeddings import get_embedder
 from memory_core.models import Agent, Subject, Tenant
 from memory_core.principals import AgentPrincipal
 from memory_core.retrieval import assembly
-from memory_core.retrieval.candidates import row_to_candidate, vector_literal
+from memory_core.retrieval.candidates import COLUMNS, row_to_candidate, vector_literal
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import Budget, RetrievalRequest
 from memory_core.services.policy import policy_ensure
@@ -143,12 +143,11 @@ def run_system(run: Run, case: dict) -> Outcome:
     )
 
 
+# The candidate statement's columns (row_to_candidate reads them), no stores: plain cosine.
 BASELINE_SQL = (
-    "SELECT m.id, m.tenant_id, m.subject_id, m.agent_id, m.memory_type, m.memory_key, "
-    "m.scope_kind, m.scope_ref, m.content, m.content_hash, m.authority, m.confidence, "
-    "m.sensitivity, m.status, m.created_at, m.updated_at, m.valid_until, m.version, "
-    "m.supersedes_id, m.session_id, m.task_id, 1 - (m.embedding <=> %s::vector), NULL, NULL, "
-    "NULL, NULL, false, false FROM memory_core_memory m "
+    f"SELECT {COLUMNS}, "  # noqa: S608 - constant column names; the values are bound
+    "1 - (m.embedding <=> %s::vector), NULL, NULL, NULL, NULL, false, false "
+    "FROM memory_core_memory m "
     "WHERE m.tenant_id = %s AND m.subject_id = %s AND m.embedding IS NOT NULL "
     "ORDER BY m.embedding <=> %s::vector LIMIT %s"
 )

@@ -35,11 +35,14 @@ from .types import Candidate, RetrievalContext, RetrievalPlan
 TABLE = "memory_core_memory"
 SAVEPOINT = "memledger_candidates"  # around the statement, in its round trip (_fetch_binary)
 
+# Ids come back as text: a Candidate holds them as strings, and decoding binary uuids into
+# uuid.UUID objects only to format them again cost ~1 ms per retrieval (docs/performance.md,
+# section 10).
 COLUMNS = (
-    "m.id, m.tenant_id, m.subject_id, m.agent_id, m.memory_type, m.memory_key, m.scope_kind, "
-    "m.scope_ref, m.content, m.content_hash, m.authority, m.confidence, m.sensitivity, m.status, "
-    "m.created_at, m.updated_at, m.valid_until, m.version, m.supersedes_id, m.session_id, "
-    "m.task_id"
+    "m.id::text, m.tenant_id::text, m.subject_id::text, m.agent_id::text, m.memory_type, "
+    "m.memory_key, m.scope_kind, m.scope_ref, m.content, m.content_hash, m.authority, "
+    "m.confidence, m.sensitivity, m.status, m.created_at, m.updated_at, m.valid_until, "
+    "m.version, m.supersedes_id::text, m.session_id, m.task_id"
 )
 
 
@@ -348,10 +351,10 @@ def row_to_candidate(row) -> Candidate:
     if in_task:
         sources.add("task_state")
     return Candidate(
-        id=str(id_),
-        tenant_id=str(tenant_id),
-        subject_id=str(subject_id),
-        agent_id=str(agent_id) if agent_id else None,
+        id=id_,
+        tenant_id=tenant_id,
+        subject_id=subject_id,
+        agent_id=agent_id,
         memory_type=memory_type,
         memory_key=memory_key,
         scope_kind=scope_kind,
@@ -366,7 +369,7 @@ def row_to_candidate(row) -> Candidate:
         updated_at=updated_at,
         valid_until=valid_until,
         version=version,
-        supersedes_id=str(supersedes_id) if supersedes_id else None,
+        supersedes_id=supersedes_id,
         session_id=session_id,
         task_id=task_id,
         sources=sources,
