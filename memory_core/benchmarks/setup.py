@@ -42,6 +42,17 @@ def prepare_corpus(spec: CorpusSpec, *, rebuild: bool = False, log=print) -> dic
     return {"database": name, "reused": False, "stats": asdict(stats)}
 
 
+def measure_as_production() -> None:
+    """Run this process's measurements as a deployed process runs: DEBUG off.
+
+    Under DEBUG (the local settings' default) Django logs every query and renders its SQL with
+    the parameters, the 384-number query vector included: 1-1.5 ms per retrieval that no
+    deployed web worker pays (docs/performance.md, section 10). The HTTP runs use the
+    production settings already.
+    """
+    settings.DEBUG = False
+
+
 def use_torch_threads(threads: int) -> None:
     """Make this process's embedder use ``threads`` torch threads (0: the configured value)."""
     if threads:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from django.db import connection
 
 from memory_core.benchmarks import database
 from memory_core.benchmarks.corpus import (
@@ -24,6 +25,7 @@ from memory_core.benchmarks.corpus import (
     tenant_sizes,
 )
 from memory_core.benchmarks.measure import percentiles, recall
+from memory_core.benchmarks.setup import measure_as_production
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -105,6 +107,7 @@ def test_tiny_bench_run_reports_the_documented_keys(tmp_path):
     assert 0 <= report["filled_share"] <= 1
     assert set(report["baseline_postfilter"]) >= {"recall_at_10", "filled_share"}
     assert report["stages"]["embed_query_ms"]["n"] == 6
+    assert report["in_process"]["debug"] is False
     assert report["worker_rss_mb"] > 50
 
 
@@ -112,3 +115,10 @@ _DROP = (
     "import django, os; django.setup(); "
     "from memory_core.benchmarks.database import drop_database; drop_database('{name}')"
 )
+
+
+def test_benchmarks_measure_with_debug_off(settings):
+    settings.DEBUG = True  # the local settings' default
+    assert connection.queries_logged
+    measure_as_production()
+    assert not settings.DEBUG and not connection.queries_logged

@@ -26,6 +26,7 @@ from django.db import connection
 from django.utils import timezone
 
 from memory_core import retrieval_cache
+from memory_core.benchmarks.setup import measure_as_production
 from memory_core.deletion.runner import operation_context
 from memory_core.deletion.services import deletion_request
 from memory_core.deletion.stores import verify_all
@@ -80,6 +81,7 @@ class Command(BaseCommand):
     ):
         if operations < 1:
             raise CommandError("--operations must be at least 1")
+        measure_as_production()
         rng = random.Random(5)
         tenant, memory_ids, eval_path = self._seed(operations, rng)
         worker, worker_note = self._worker(concurrency, pool)

@@ -23,7 +23,7 @@ from django.db import connection
 
 from memory_core.benchmarks import database, measure
 from memory_core.benchmarks.corpus import CorpusSpec, query_texts, sample_texts
-from memory_core.benchmarks.setup import use_torch_threads
+from memory_core.benchmarks.setup import measure_as_production, use_torch_threads
 from memory_core.embeddings import get_embedder
 from memory_core.rls import platform_command, tenant_atomic
 
@@ -49,6 +49,7 @@ class Command(BaseCommand):
     @platform_command
     def handle(self, *args, **opts):
         use_torch_threads(opts["torch_threads"])
+        measure_as_production()
         if opts["base_memories"]:
             spec = CorpusSpec(
                 memories=opts["base_memories"], tenants=opts["base_tenants"], seed=opts["seed"]

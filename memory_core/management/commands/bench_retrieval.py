@@ -23,7 +23,7 @@ from django.db import OperationalError, connection
 
 from memory_core.benchmarks import measure
 from memory_core.benchmarks.corpus import BUCKETS, CorpusSpec
-from memory_core.benchmarks.setup import prepare_corpus, use_torch_threads
+from memory_core.benchmarks.setup import measure_as_production, prepare_corpus, use_torch_threads
 from memory_core.embeddings import get_embedder
 from memory_core.rls import platform_command, tenant_atomic
 
@@ -84,6 +84,7 @@ class Command(BaseCommand):
             sample=opts["sample"],
         )
         use_torch_threads(opts["torch_threads"])
+        measure_as_production()
         corpus = prepare_corpus(spec, rebuild=opts["rebuild"], log=self._log)
         if opts["build_only"]:
             self.stdout.write(json.dumps(corpus, indent=2))
@@ -253,6 +254,7 @@ class Command(BaseCommand):
                 stage_samples.setdefault(name, []).append(value)
         stages = {name: measure.percentiles(values) for name, values in stage_samples.items()}
         summary = measure.percentiles(latencies)
+        summary["debug"] = settings.DEBUG  # False: measured as a deployed process runs
         summary["statement_timeouts"] = timeouts
         summary["by_bucket"] = {
             label: measure.percentiles(values) for label, values in by_bucket.items()
