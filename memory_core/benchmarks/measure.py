@@ -292,12 +292,14 @@ def _collect(doc: dict, prefix: str, found: dict) -> None:
 def pipeline_store_ms(query: BenchQuery) -> dict[str, float]:
     """SQL time of the pipeline's candidate statement, and of the shared scan inside it.
 
-    ``sql_statement_ms``: the statement the pipeline runs for a hybrid plan (every store).
+    ``sql_statement_ms``: the statement the pipeline runs for a hybrid plan (every store),
+    sent as the pipeline sends it (``candidates._fetch_binary``: its savepoint in the same
+    round trip, binary rows), the transaction's BEGIN and COMMIT not counted.
     ``sql_shared_scan_ms``: its ``elig`` CTE alone (reading the subject's eligible rows with
     their distances, lengths and lexeme matches), so the stores' own ranking and scoring cost
     is the difference.
     """
-    from memory_core.retrieval.candidates import build_candidate_sql
+    from memory_core.retrieval.candidates import _fetch_binary, build_candidate_sql
     from memory_core.retrieval.plan import build_plan
     from memory_core.retrieval.policy import RetrievalPolicy
     from memory_core.retrieval.types import RetrievalMode
@@ -315,9 +317,8 @@ def pipeline_store_ms(query: BenchQuery) -> dict[str, float]:
     scan = sql[:cut] + " SELECT count(*), count(hit) FROM elig"  # noqa: S608 (constants)
     timings = {}
     for name, statement in (("statement", sql), ("shared_scan", scan)):
-        started = time.perf_counter()
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute(statement, params)
-            cursor.fetchall()
-        timings[f"sql_{name}_ms"] = (time.perf_counter() - started) * 1000
+        with transaction.atomic():
+            started = time.perf_counter()
+            _fetch_binary(statement, params)
+            timings[f"sql_{name}_ms"] = (time.perf_counter() - started) * 1000
     return timings

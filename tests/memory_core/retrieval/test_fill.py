@@ -111,3 +111,16 @@ def test_memory_table_has_no_approximate_index():
             "AND (indexdef ILIKE '%% USING hnsw %%' OR indexdef ILIKE '%% USING ivfflat %%')"
         )
         assert cursor.fetchall() == []
+
+
+def test_outside_a_transaction_the_statement_runs_without_its_savepoint(crowd):
+    # In autocommit there is no transaction to protect, and PostgreSQL refuses a savepoint.
+    ctx, policy, query = crowd
+    assert connection.get_autocommit()
+    found, stores = fetch_candidates(
+        ctx=ctx, plan=vector_plan(10), query="x", query_vector=query, now=timezone.now(),
+        policy=policy, use_fulltext=False,
+    )  # fmt: skip
+    assert stores == ["vector"]
+    ranked = [c.id for c in sorted(found, key=lambda c: c.vector_rank)]
+    assert ranked == exact_order(ctx, query)[:10]
