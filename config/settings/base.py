@@ -95,6 +95,16 @@ DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", env.int("DB_CONNEC
 # binding): a retrieval's trace (a ~30 kB JSON document, ~90 ids) and a batch write's rows are
 # not escaped into SQL text and parsed back. The whole test suite runs with it.
 DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
+# A statement the connection has run this many times is prepared (psycopg), so PostgreSQL
+# stops parsing and planning it on every request: the API key lookup, the tenant setting, the
+# subject lookup, the trace insert (-1.3 ms a retrieval here; docs/performance.md, section
+# 11). The candidate statement opts out (its generic plan is poor for large subjects). Empty
+# turns it off, e.g. behind a transaction-mode pooler without prepared statement support
+# (PgBouncer before 1.21).
+_prepare_threshold = env.str("MEMLEDGER_DB_PREPARE_THRESHOLD", default="5")
+DATABASES["default"]["OPTIONS"].setdefault(
+    "prepare_threshold", int(_prepare_threshold) if _prepare_threshold else None
+)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Cache ----------------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from datetime import datetime
 import numpy as np
 import psycopg
 from django.db import connection
+from django.db.backends.postgresql.base import ServerBindingCursor
 from psycopg import pq
 
 from .policy import RetrievalPolicy
@@ -265,6 +266,20 @@ def _parse_embedding(data) -> np.ndarray | None:
     return np.frombuffer(data, dtype=">f4", offset=4).astype(np.float32)
 
 
+class _NeverPreparedCursor(ServerBindingCursor):
+    """Django's server-binding cursor, but its statements are never prepared.
+
+    The connection prepares a statement it has run five times (``prepare_threshold``,
+    config/settings/base.py), and PostgreSQL may then plan it once for any parameters. For
+    the candidate statement that generic plan is a poor one for the largest subjects: with it
+    the 10 % bucket's p95 went from 94 to 171 ms (docs/performance.md, section 11). Each run
+    is planned for its own subject instead.
+    """
+
+    def execute(self, query, params=None, *, prepare=None, binary=None):
+        return super().execute(query, params, prepare=False, binary=binary)
+
+
 def _fetch_binary(sql: str, params: dict) -> list[tuple]:
     """Run ``sql`` with its parameters bound by the server and its rows sent in binary.
 
@@ -281,11 +296,9 @@ def _fetch_binary(sql: str, params: dict) -> list[tuple]:
     pipeline mode) instead of three; on failure the savepoint is rolled back and the error
     raised as Django's.
     """
-    from django.db.backends.postgresql.base import ServerBindingCursor
-
     connection.ensure_connection()
     pg = connection.connection
-    raw = ServerBindingCursor(pg)
+    raw = _NeverPreparedCursor(pg)
     raw.format = pq.Format.BINARY
     wrap = connection.make_debug_cursor if connection.queries_logged else connection.make_cursor
     with wrap(raw) as cursor:

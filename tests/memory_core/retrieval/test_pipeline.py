@@ -144,6 +144,21 @@ def test_query_budget_is_small_and_constant(world, django_assert_max_num_queries
         ask(world["principal"], "Why did the atlas-api staging deploy fail?", **ATLAS_API)
 
 
+def test_repeated_statements_are_prepared_but_never_the_candidate_statement(world):
+    # The connection prepares what it has run five times (prepare_threshold); the candidate
+    # statement must stay planned for its own subject each time (a generic plan is poor for
+    # large subjects).
+    assert connection.settings_dict["OPTIONS"]["prepare_threshold"] == 5
+    for i in range(7):
+        ask(world["principal"], f"Why did the atlas-api staging deploy fail? ({i})", **ATLAS_API)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement FROM pg_prepared_statements")
+        prepared = [row[0] for row in cursor.fetchall()]
+    assert any(s.startswith('INSERT INTO "memory_core_retrievaltrace"') for s in prepared)
+    assert any("FROM memory_core_subject s" in s for s in prepared)
+    assert not any(s.lstrip().startswith("WITH") for s in prepared), prepared
+
+
 @pytest.fixture
 def failing_embedder():
     get_embedder.cache_clear()
