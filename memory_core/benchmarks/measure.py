@@ -322,3 +322,12 @@ def pipeline_store_ms(query: BenchQuery) -> dict[str, float]:
             _fetch_binary(statement, params)
             timings[f"sql_{name}_ms"] = (time.perf_counter() - started) * 1000
     return timings
+
+
+def embedder_report(embedder) -> dict:
+    """Which model made the query (and written) vectors: name and precision."""
+    return {
+        "model_name": embedder.model_name,
+        "precision": getattr(embedder, "precision", None),
+        "batch_size": getattr(embedder, "batch_size", None),
+    }

@@ -204,3 +204,54 @@ def memory_supersede(
         details={"supersedes": str(previous.id)},
     )
     return successor
+
+
+@dataclass
+class ReembedResult:
+    model_name: str
+    stale: int = 0  # rows found under another model (or with no vector), at the start
+    reembedded: int = 0
+    skipped: int = 0  # deleted or corrected while their batch was embedded: left to the newer write
+
+
+def memories_stale_for_model(model_name: str):
+    """Stored memories with content whose vector is missing or was made by another model."""
+    return (
+        Memory.objects.exclude(status=Status.DELETED)
+        .exclude(content="")
+        .exclude(embedding_model=model_name, embedding__isnull=False)
+    )
+
+
+def memories_reembed(*, batch_size: int = 256, progress=None) -> ReembedResult:
+    """Re-embed every memory whose vector another model made (a model or precision change).
+
+    Batches in primary-key order, one transaction each. A row is written only if it is still
+    not deleted and its content is still the one embedded (``content_hash``): a deletion or a
+    correction committed meanwhile wins. Run in platform mode (every tenant's rows).
+    ``progress(done, total)`` is called after each batch.
+    """
+    embedder = get_embedder()
+    stale = memories_stale_for_model(embedder.model_name)
+    result = ReembedResult(model_name=embedder.model_name, stale=stale.count())
+    last_id = None
+    while True:
+        page = stale.order_by("pk")
+        if last_id is not None:
+            page = page.filter(pk__gt=last_id)
+        rows = list(page.values_list("pk", "content", "content_hash")[:batch_size])
+        if not rows:
+            return result
+        last_id = rows[-1][0]
+        vectors = embedder.embed([content for _, content, _ in rows])
+        with transaction.atomic():
+            for (pk, _, digest), vector in zip(rows, vectors, strict=True):
+                updated = (
+                    Memory.objects.filter(pk=pk, content_hash=digest)
+                    .exclude(status=Status.DELETED)
+                    .update(embedding=vector, embedding_model=embedder.model_name)
+                )
+                result.reembedded += updated
+                result.skipped += 1 - updated
+        if progress is not None:
+            progress(result.reembedded + result.skipped, result.stale)

@@ -109,6 +109,12 @@ def test_tiny_bench_run_reports_the_documented_keys(tmp_path):
     assert report["stages"]["embed_query_ms"]["n"] == 6
     assert report["in_process"]["debug"] is False
     assert report["worker_rss_mb"] > 50
+    # Which vectors: the configured model, int8 by default, one text per model call.
+    assert report["embedder"] == {
+        "model_name": "all-MiniLM-L6-v2-int8",
+        "precision": "int8",
+        "batch_size": 1,
+    }
 
 
 _DROP = (

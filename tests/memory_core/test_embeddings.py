@@ -66,7 +66,7 @@ def test_cosine_query_with_tenant_filter_finds_the_stored_row(
         ],
         principal=system_principal,
     )
-    assert all(m.embedding_model == "all-MiniLM-L6-v2" for m in stored)
+    assert all(m.embedding_model == get_embedder().model_name for m in stored)
     query = get_embedder().embed(["Which language for the iPhone application?"])[0]
     qs = (
         Memory.objects.filter(tenant=tenant)
@@ -119,3 +119,38 @@ def test_the_onnx_runtime_gives_the_torch_vectors():
 def test_an_unknown_runtime_is_refused():
     with pytest.raises(EmbeddingError, match="Unknown embedding runtime"):
         SentenceTransformerEmbedder(runtime="tensorflow")
+
+
+def test_int8_precision_stays_close_to_fp32_and_names_itself():
+    import numpy as np
+
+    int8 = SentenceTransformerEmbedder(runtime="onnx", precision="int8", torch_threads=1)
+    fp32 = SentenceTransformerEmbedder(runtime="onnx", precision="fp32", torch_threads=1)
+    texts = [
+        "User prefers dark mode.",
+        "The staging deploy needs a VPN; production deploys go through the release bot.",
+        "Ünïcödé, 日本語 and emoji 🚀 in one memory.",
+        "deploy " * 400,
+        *[f"Memory number {i} about the {i % 7}th project." for i in range(40)],
+    ]
+    got, expected = np.array(int8.embed(texts)), np.array(fp32.embed(texts))
+    # Its own graph: int8 weights, not the fp32 one (whose vectors match torch's to 1e-5).
+    assert np.abs(got - expected).max() > 1e-3
+    assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
+    assert (got * expected).sum(axis=1).min() > 0.98
+    # Stored vectors say which model made them: the two are not interchangeable.
+    assert int8.model_name == "all-MiniLM-L6-v2-int8"
+    assert fp32.model_name == "all-MiniLM-L6-v2"
+    # A text's vector does not depend on the texts embedded with it.
+    alone = np.array([int8.embed([text])[0] for text in texts[:6]])
+    assert np.abs(alone - got[:6]).max() < 1e-6
+    # The ranking it gives is the fp32 model's: the nearest of three is the same.
+    query = np.array(int8.embed(["Which UI theme does the user like?"])[0])
+    assert int(np.argmax(got[:3] @ query)) == int(np.argmax(expected[:3] @ query)) == 0
+
+
+def test_an_unknown_precision_or_int8_without_onnx_is_refused():
+    with pytest.raises(EmbeddingError, match="Unknown embedding precision"):
+        SentenceTransformerEmbedder(precision="fp16")
+    with pytest.raises(EmbeddingError, match="needs the onnx runtime"):
+        SentenceTransformerEmbedder(runtime="torch", precision="int8")

@@ -189,6 +189,7 @@ class Command(BaseCommand):
                 "texts": len(model_texts),
                 "note": "embedder.embed alone, texts of the same generator, same batch size",
             },
+            "embedder": measure.embedder_report(embedder),
             "write_to_retrievable": {
                 **measure.percentiles(probe_ms),
                 "probes": opts["probes"],

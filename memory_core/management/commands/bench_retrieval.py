@@ -165,6 +165,7 @@ class Command(BaseCommand):
                 "baseline_hnsw": {"m": spec.hnsw_m, "ef_construction": spec.hnsw_ef_construction},
                 "buckets": self.bucket_sizes(queries),
             },
+            "embedder": measure.embedder_report(embedder),
             "embedding_only": measure.percentiles(embed_ms),
             "in_process": in_process,
             "stages": stages,
