@@ -249,30 +249,44 @@ class SentenceTransformerEmbedder:
 
     def _embed_onnx(self, model, texts: list[str]) -> list[list[float]]:
         """The model's own tokenisation, its transformer in ONNX Runtime, mean pooling over
-        the attention mask and L2 normalisation (the model's Pooling and Normalize modules)."""
+        the attention mask and L2 normalisation (the model's Pooling and Normalize modules).
+
+        Texts are tokenized BATCH_SIZE at a time; the model then takes ``batch_size`` of them
+        per call (one, for int8: each text cut to its own tokens, exactly as if alone)."""
         import numpy as np
 
         # Similar lengths together: less padding (the batching moves vectors by ~1e-7).
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
-        for start in range(0, len(texts), self.batch_size):
-            indices = order[start : start + self.batch_size]
+        for start in range(0, len(texts), BATCH_SIZE):
+            indices = order[start : start + BATCH_SIZE]
             with self._tokenizer_lock:
                 features = model.preprocess([texts[i] for i in indices])
+            ids = features["input_ids"].numpy()
             mask = features["attention_mask"].numpy()
-            inputs = {
-                "input_ids": features["input_ids"].numpy(),
-                "attention_mask": mask,
-                "token_type_ids": features["token_type_ids"].numpy()
+            types = (
+                features["token_type_ids"].numpy()
                 if "token_type_ids" in features
-                else np.zeros_like(mask),
-            }
-            tokens = self._session.run(None, inputs)[0]
-            weights = mask[..., None].astype(np.float32)
-            pooled = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-            norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-            vectors[indices] = pooled / norms
+                else np.zeros_like(mask)
+            )
+            for first in range(0, len(indices), self.batch_size):
+                rows = slice(first, first + self.batch_size)
+                width = int(mask[rows].sum(axis=1).max())  # padding is on the right
+                vectors[indices[rows]] = self._run(
+                    ids[rows, :width], mask[rows, :width], types[rows, :width]
+                )
         return vectors.tolist()
+
+    def _run(self, ids, mask, types):
+        """Unit vectors of one model call: mean of the token vectors under the mask."""
+        import numpy as np
+
+        inputs = {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+        tokens = self._session.run(None, inputs)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+        return pooled / norms
 
     def _get_tokenizer(self):
         if self._tokenizer is None:
@@ -317,7 +331,8 @@ def _quantize_int8(graph: bytes) -> bytes:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    logging.disable(logging.INFO)  # the quantizer logs a line per tensor on the root logger
+    # The quantizer logs a line per tensor and a generic advice on the root logger.
+    logging.disable(logging.WARNING)
     try:
         with tempfile.TemporaryDirectory(prefix="memledger-int8-") as folder:
             target = Path(folder) / "model-int8.onnx"
