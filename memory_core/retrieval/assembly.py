@@ -53,12 +53,23 @@ def order_items(items: list[Candidate]) -> list[Candidate]:
     return sorted(items, key=lambda c: (rank[c.section], -c.score, c.id))
 
 
-def render_item(c: Candidate) -> str:
+def render_item_parts(c: Candidate) -> tuple[str, str, str, str, str]:
+    """Return ``render_item``'s text in five parts: the opening, the id, the other attributes,
+    the escaped content and the closing tag. Each boundary is at a quote or an angle bracket,
+    where a WordPiece tokenizer always splits, so the parts' token counts add up to the item's
+    (the budget stage counts the id and content and looks the rest up)."""
     return (
-        f'<memory id="{c.id}" type="{c.memory_type}" scope="{escape(c.scope)}" '
-        f'authority="{c.authority}" confidence="{c.confidence:.2f}">'
-        f"{escape(c.content, quote=False)}</memory>"
+        '<memory id="',
+        c.id,
+        f'" type="{c.memory_type}" scope="{escape(c.scope)}" authority="{c.authority}" '
+        f'confidence="{c.confidence:.2f}">',
+        escape(c.content, quote=False),
+        "</memory>",
     )
+
+
+def render_item(c: Candidate) -> str:
+    return "".join(render_item_parts(c))
 
 
 def render_prompt(items: list[Candidate], clarifications: list[Clarification] = ()) -> str:

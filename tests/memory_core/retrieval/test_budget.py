@@ -1,20 +1,22 @@
 """Stage 9: max items, real token counts, per-type quotas, diversity; greedy prefixes."""
 
 from memory_core.embeddings import get_embedder
-from memory_core.retrieval.assembly import render_prompt
+import uuid
+
+from memory_core.retrieval.assembly import render_item, render_item_parts, render_prompt
 from memory_core.retrieval.budget import select_within_budget
-from memory_core.retrieval.types import Budget
+from memory_core.retrieval.types import Budget, Clarification
 
 from .helpers import cand, policy
 
 
-def select(rows, budget, *, additive=False):
+def select(rows, budget, *, additive=False, clarifications=()):
     return select_within_budget(
         rows,
         budget=budget,
         policy=policy(),
         count_tokens=get_embedder().count_tokens,
-        render=render_prompt,
+        render=lambda items: render_prompt(items, list(clarifications)),
         additive=additive,
     )
 
@@ -75,10 +77,42 @@ def test_the_model_s_counts_add_up_so_the_running_sum_is_the_package_s_count():
         )
         for i in range(15)
     ]
+    asked = [Clarification(memory_key="style.answers & <tone>", candidates=[])]
     for max_tokens in (40, 120, 300, 5000):
-        budget = Budget(max_items=12, max_tokens=max_tokens, max_items_per_type=4)
-        exact, _, exact_tokens = select(rows, budget)
-        summed, _, tokens = select(rows, budget, additive=True)
-        assert [c.id for c in summed] == [c.id for c in exact]
-        assert tokens == exact_tokens == get_embedder().count_tokens(render_prompt(summed))
-        assert tokens <= max_tokens
+        for clarifications in ((), asked):
+            budget = Budget(max_items=12, max_tokens=max_tokens, max_items_per_type=4)
+            exact, _, exact_tokens = select(rows, budget, clarifications=clarifications)
+            summed, _, tokens = select(rows, budget, additive=True, clarifications=clarifications)
+            assert [c.id for c in summed] == [c.id for c in exact]
+            package = render_prompt(summed, list(clarifications))
+            assert tokens == exact_tokens == get_embedder().count_tokens(package)
+            # (The notice and the clarification alone may be over a tiny budget: no items.)
+            assert tokens <= max_tokens or not summed
+
+
+def test_an_item_s_parts_count_up_to_the_item():
+    # The budget counts an item as the sum of its parts (most of them looked up, not counted).
+    count = get_embedder().count_tokens
+    contents = [
+        "",
+        "plain words",
+        "  spaces, tabs\tand\nnewlines  ",
+        "&amp; <b>tags</b> 'quotes' \"double\"",
+        "\u0301combining first, then café and naïve",
+        "東京 office 日本語テキスト",
+        "emoji 🚀🔥 and ﬁ ligatures",
+        "x" * 150,  # a word over WordPiece's 100-character limit
+        "ends in punctuation!?",
+    ]
+    scopes = ["global", "user:s21", 'project:"atlas" & co']
+    for i, content in enumerate(contents):
+        c = cand(
+            str(uuid.uuid4()) if i % 2 else f"m{i}",
+            content=content,
+            scope_kind=scopes[i % 3].split(":")[0],
+            scope_ref=scopes[i % 3].partition(":")[2],
+            confidence=i / 10,
+        )
+        parts = render_item_parts(c)
+        assert "".join(parts) == render_item(c)
+        assert sum(count(part) for part in parts) == count(render_item(c)), content
