@@ -12,10 +12,10 @@ If the export fails (another architecture configured), the process falls back to
 
 Precision (``PRECISION``): "fp32", the model as shipped, or "int8", the exported graph with its
 weights quantized to int8 at load (ONNX Runtime's dynamic quantization; activations stay
-float). int8 embeds a query ~2.3x faster and a batch ~2x faster here, with vectors at cosine
-0.991-0.997 to fp32's; its vectors are another model's, so the model name gets "-int8" and
-memories embedded under one precision are re-embedded before the other is used
-(docs/performance.md, section 11).
+float). int8 embeds a query ~2.3x faster here, with vectors at cosine 0.991 or more to fp32's
+(0.994 on average). Its vectors are another model's: the model name gets "-int8", and
+``manage.py reembed`` re-embeds what the other precision stored (docs/performance.md,
+section 11).
 """
 
 from __future__ import annotations

@@ -265,9 +265,9 @@ MEMLEDGER_EMBEDDER = {
     # (same vectors, a query embedding 2.3x faster here); "torch": sentence-transformers.
     "RUNTIME": env.str("MEMLEDGER_EMBEDDING_RUNTIME", default="onnx"),
     # "int8": the weights quantized at load (onnx runtime only): a query embeds 2.3x faster
-    # and a batch 2x, vectors at cosine >= 0.99 to fp32's, retrieval quality the same
+    # and a written memory 1.6x, vectors at cosine >= 0.99 to fp32's, retrieval quality the same
     # (docs/performance.md, section 11); recorded as "<model name>-int8". "fp32": the model
-    # as shipped. Switching re-embeds what is stored: `manage.py reembed`.
+    # as shipped. After a switch, `manage.py reembed` re-embeds what is stored.
     "PRECISION": env.str("MEMLEDGER_EMBEDDING_PRECISION", default="int8"),
 }
 MEMLEDGER_EMBEDDING_DIMENSIONS = 384
