@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from django.conf import settings
 from django.db import connection
 
 from memory_core.benchmarks import database
@@ -109,11 +110,12 @@ def test_tiny_bench_run_reports_the_documented_keys(tmp_path):
     assert report["stages"]["embed_query_ms"]["n"] == 6
     assert report["in_process"]["debug"] is False
     assert report["worker_rss_mb"] > 50
-    # Which vectors: the configured model, int8 by default, one text per model call.
+    # Which vectors: the configured model and precision (int8 by default: one text a call).
+    precision = settings.MEMLEDGER_EMBEDDER["PRECISION"]
     assert report["embedder"] == {
-        "model_name": "all-MiniLM-L6-v2-int8",
-        "precision": "int8",
-        "batch_size": 1,
+        "model_name": "all-MiniLM-L6-v2" + ("-int8" if precision == "int8" else ""),
+        "precision": precision,
+        "batch_size": 1 if precision == "int8" else 16,
     }
 
 

@@ -1,8 +1,8 @@
 """Stage 9: max items, real token counts, per-type quotas, diversity; greedy prefixes."""
 
-from memory_core.embeddings import get_embedder
 import uuid
 
+from memory_core.embeddings import get_embedder
 from memory_core.retrieval.assembly import render_item, render_item_parts, render_prompt
 from memory_core.retrieval.budget import select_within_budget
 from memory_core.retrieval.types import Budget, Clarification
