@@ -368,16 +368,24 @@ def corpus_state(conn) -> dict | None:
 
 
 def build_corpus(
-    conn, spec: CorpusSpec, *, embed, app_role: str, log=print, chunk: int = 20_000
+    conn,
+    spec: CorpusSpec,
+    *,
+    embed,
+    model_name: str,
+    app_role: str,
+    log=print,
+    chunk: int = 20_000,
 ) -> CorpusStats:
     """Fill the (migrated, benchmark) database behind ``conn`` with the corpus of ``spec``.
 
-    ``embed(texts) -> list[list[float]]`` is the real embedder. ``conn`` is a psycopg
+    ``embed(texts) -> list[list[float]]`` is the real embedder and ``model_name`` its name,
+    recorded on every row (``embedding_model``). ``conn`` is a psycopg
     connection (not autocommit) with pgvector's adapters registered; ``app_role`` the
     application role that must read ``bench_ann``.
     """
     stats = CorpusStats(
-        embedding=f"real model for {spec.sample} sample texts; "
+        embedding=f"real model ({model_name}) for {spec.sample} sample texts; "
         f"bulk = sample vector + N(0, {spec.noise}^2) per dim, renormalised"
     )
     rng = np.random.default_rng(spec.seed)
@@ -488,7 +496,7 @@ def build_corpus(
                             1,
                             hashlib.sha256(content.encode()).hexdigest(),
                             vectors[i],
-                            "all-MiniLM-L6-v2",
+                            model_name,
                         )
                     )
                 if stop == spec.memories or (stop // chunk) % 10 == 0:

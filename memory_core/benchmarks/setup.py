@@ -34,6 +34,7 @@ def prepare_corpus(spec: CorpusSpec, *, rebuild: bool = False, log=print) -> dic
             conn,
             spec,
             embed=get_embedder().embed,
+            model_name=get_embedder().model_name,
             app_role=settings.MEMLEDGER_DB_APP_ROLE,
             log=log,
         )
