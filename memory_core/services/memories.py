@@ -211,7 +211,7 @@ class ReembedResult:
     model_name: str
     stale: int = 0  # rows found under another model (or with no vector), at the start
     reembedded: int = 0
-    skipped: int = 0  # deleted or corrected while their batch was embedded: left to the newer write
+    skipped: int = 0  # deleted (or their content changed) while their batch was embedded
 
 
 def memories_stale_for_model(model_name: str):
@@ -227,8 +227,9 @@ def memories_reembed(*, batch_size: int = 256, progress=None) -> ReembedResult:
     """Re-embed every memory whose vector another model made (a model or precision change).
 
     Batches in primary-key order, one transaction each. A row is written only if it is still
-    not deleted and its content is still the one embedded (``content_hash``): a deletion or a
-    correction committed meanwhile wins. Run in platform mode (every tenant's rows).
+    not deleted and still holds the content that was embedded (``content_hash``; a correction
+    writes a new row, so only a deletion changes it): a deletion committed meanwhile wins.
+    Run in platform mode (every tenant's rows).
     ``progress(done, total)`` is called after each batch.
     """
     embedder = get_embedder()

@@ -5,8 +5,8 @@
 Every memory with content whose vector another model made (``embedding_model`` differs from
 the configured embedder's name, e.g. after ``MEMLEDGER_EMBEDDING_PRECISION`` changed) or that
 has no vector is embedded again with the configured model, in batches, every tenant's rows.
-Safe to run while the service runs and to run again: a deletion or correction committed
-meanwhile wins, and a second run finds nothing left.
+Safe to run while the service runs and to run again: a deletion committed meanwhile wins,
+and a second run finds nothing left.
 """
 
 from django.core.management.base import BaseCommand, CommandError
@@ -41,5 +41,5 @@ class Command(BaseCommand):
         result = memories_reembed(batch_size=batch_size, progress=progress)
         self.stdout.write(
             f"Re-embedded {result.reembedded} of {result.stale} memories with "
-            f"{result.model_name}; {result.skipped} skipped (deleted or corrected meanwhile)."
+            f"{result.model_name}; {result.skipped} skipped (deleted meanwhile)."
         )
