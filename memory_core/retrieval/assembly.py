@@ -38,6 +38,14 @@ NOTICE = (
 )
 
 
+# The package's lines that hold no memory data (render_prompt): the same in every package.
+MARKUP_LINES = frozenset(
+    {"<agent_memory>", "</agent_memory>", "<agent_memory></agent_memory>", NOTICE}
+    | {f"<{section}>" for section in SECTION_ORDER}
+    | {f"</{section}>" for section in SECTION_ORDER}
+)
+
+
 def section_for(c: Candidate) -> str:
     """Return the package section of ``c``."""
     if c.authority == "model_inference":
@@ -53,16 +61,18 @@ def order_items(items: list[Candidate]) -> list[Candidate]:
     return sorted(items, key=lambda c: (rank[c.section], -c.score, c.id))
 
 
-def render_item_parts(c: Candidate) -> tuple[str, str, str, str, str]:
-    """Return ``render_item``'s text in five parts: the opening, the id, the other attributes,
-    the escaped content and the closing tag. Each boundary is at a quote or an angle bracket,
-    where a WordPiece tokenizer always splits, so the parts' token counts add up to the item's
-    (the budget stage counts the id and content and looks the rest up)."""
+def render_item_parts(c: Candidate) -> tuple[str, ...]:
+    """Return ``render_item``'s text in seven parts. The even ones are markup and the values of
+    enumerations (type, authority, confidence); the odd ones the memory's own data: its id,
+    scope and escaped content. Each boundary is at a quote or an angle bracket, where a
+    WordPiece tokenizer always splits, so the parts' token counts add up to the item's (the
+    budget stage counts the odd parts and looks the even ones up)."""
     return (
         '<memory id="',
         c.id,
-        f'" type="{c.memory_type}" scope="{escape(c.scope)}" authority="{c.authority}" '
-        f'confidence="{c.confidence:.2f}">',
+        f'" type="{c.memory_type}" scope="',
+        escape(c.scope),
+        f'" authority="{c.authority}" confidence="{c.confidence:.2f}">',
         escape(c.content, quote=False),
         "</memory>",
     )

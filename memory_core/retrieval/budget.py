@@ -97,11 +97,11 @@ class _Counter:
     """Token counts of rendered text: whole, or, with an additive tokenizer, summed over parts.
 
     Additive: a text is the sum of its lines, and an item the sum of its parts
-    (``assembly.render_item_parts``). The parts every package repeats (the wrapper and
-    section lines, the notice, an item's opening, attributes and closing) are counted once per
-    process (``_count_repeated``); an item's id and content, and so each item, once per call.
-    The tokenizer costs ~0.5 us a character, so this halves the stage (docs/performance.md,
-    section 11).
+    (``assembly.render_item_parts``). What every package repeats, and what holds no memory
+    data, is counted once per process (``_count_repeated``): the markup lines
+    (``assembly.MARKUP_LINES``) and an item's markup parts. An item's id, scope and content are
+    counted each time, so no memory's data outlives its request here. The tokenizer costs
+    ~0.7 us a token; this halves the stage (docs/performance.md, section 11).
     """
 
     def __init__(self, count_tokens: Callable[[str], int], additive: bool):
@@ -117,22 +117,23 @@ class _Counter:
     def item(self, c: Candidate) -> int:
         if not self._additive:
             return self._count(assembly.render_item(c))
-        opening, id_, attributes, content, closing = assembly.render_item_parts(c)
-        count = (
-            _count_repeated(self._count, opening)
-            + self._count(id_)
-            + _count_repeated(self._count, attributes)
-            + self._count(content)
-            + _count_repeated(self._count, closing)
+        parts = assembly.render_item_parts(c)
+        count = sum(
+            self._count(part) if i % 2 else _count_repeated(self._count, part)
+            for i, part in enumerate(parts)
         )
-        self._items["".join((opening, id_, attributes, content, closing))] = count
+        self._items["".join(parts)] = count
         return count
 
     def _line(self, line: str) -> int:
         count = self._items.get(line)  # an item line, counted above
-        return count if count is not None else _count_repeated(self._count, line)
+        if count is not None:
+            return count
+        if line in assembly.MARKUP_LINES:
+            return _count_repeated(self._count, line)
+        return self._count(line)  # e.g. the clarifications, which name memory keys
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)
 def _count_repeated(count_tokens: Callable[[str], int], text: str) -> int:
     return count_tokens(text)

@@ -3,7 +3,12 @@
 import uuid
 
 from memory_core.embeddings import get_embedder
-from memory_core.retrieval.assembly import render_item, render_item_parts, render_prompt
+from memory_core.retrieval.assembly import (
+    MARKUP_LINES,
+    render_item,
+    render_item_parts,
+    render_prompt,
+)
 from memory_core.retrieval.budget import select_within_budget
 from memory_core.retrieval.types import Budget, Clarification
 
@@ -116,3 +121,34 @@ def test_an_item_s_parts_count_up_to_the_item():
         parts = render_item_parts(c)
         assert "".join(parts) == render_item(c)
         assert sum(count(part) for part in parts) == count(render_item(c)), content
+
+
+def test_only_markup_is_counted_once_per_process_never_memory_data():
+    # A deletion must not leave a memory's scope, content or key behind in a process cache.
+    real = get_embedder().count_tokens
+    seen: list[str] = []
+
+    def count(text):
+        seen.append(text)
+        return real(text)
+
+    rows = [
+        cand("m1", scope_kind="user", scope_ref="dana-private", content="Dana prefers tea."),
+        cand("m2", memory_type="incident", content="Outage at 03:00.", score=0.4),
+    ]
+    asked = [Clarification(memory_key="health.allergy", candidates=[])]
+    for _ in range(2):
+        seen.clear()
+        select_within_budget(
+            rows,
+            budget=Budget(max_items=5, max_tokens=5000, max_items_per_type=5),
+            policy=policy(),
+            count_tokens=count,
+            render=lambda items: render_prompt(items, asked),
+            additive=True,
+        )
+    # The second time round, the memories' data is counted again, the markup is not.
+    for data in ("m1", "user:dana-private", "Dana prefers tea.", "Outage at 03:00."):
+        assert data in seen, data
+    assert any("health.allergy" in text for text in seen)
+    assert not [text for text in seen if text in MARKUP_LINES or text == "</memory>"]
