@@ -15,7 +15,7 @@ from celery import Task, shared_task
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
-from memory_core.models import Memory, Status, Tombstone
+from memory_core.models import Memory, Tombstone
 from memory_core.rls import platform_scope, tenant_scope
 
 logger = logging.getLogger(__name__)
@@ -127,21 +127,13 @@ def retention_sweep() -> dict:
     **COMMON,
 )
 def reembed_memory(memory_id: str) -> str:
-    """Re-compute one memory's embedding (e.g. after a model change). Idempotent."""
-    from memory_core.embeddings import get_embedder
+    """Re-compute one memory's embedding (e.g. after a model change). Idempotent.
 
-    memory = Memory.objects.filter(pk=memory_id).exclude(status=Status.DELETED).first()
-    if memory is None or not memory.content:
-        return "nothing"
-    embedder = get_embedder()
-    vector = embedder.embed([memory.content])[0]
-    # The WHERE re-checks the status: a deletion committed meanwhile wins.
-    updated = (
-        Memory.objects.filter(pk=memory_id)
-        .exclude(status=Status.DELETED)
-        .update(embedding=vector, embedding_model=embedder.model_name)
-    )
-    return "reembedded" if updated else "deleted"
+    ``manage.py reembed`` does the same for every stale memory, in batches.
+    """
+    from memory_core.services.memories import memory_reembed
+
+    return memory_reembed(memory_id)
 
 
 # Tasks that act on one memory; the queued_reprocessing step checks they are all guarded.

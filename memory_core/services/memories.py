@@ -226,11 +226,9 @@ def memories_stale_for_model(model_name: str):
 def memories_reembed(*, batch_size: int = 256, progress=None) -> ReembedResult:
     """Re-embed every memory whose vector another model made (a model or precision change).
 
-    Batches in primary-key order, one transaction each. A row is written only if it is still
-    not deleted and still holds the content that was embedded (``content_hash``; a correction
-    writes a new row, so only a deletion changes it): a deletion committed meanwhile wins.
-    Run in platform mode (every tenant's rows).
-    ``progress(done, total)`` is called after each batch.
+    Batches in primary-key order, one transaction each; each row goes through
+    ``_store_vectors``. Run in platform mode (every tenant's rows). ``progress(done, total)``
+    is called after each batch.
     """
     embedder = get_embedder()
     stale = memories_stale_for_model(embedder.model_name)
@@ -245,14 +243,45 @@ def memories_reembed(*, batch_size: int = 256, progress=None) -> ReembedResult:
             return result
         last_id = rows[-1][0]
         vectors = embedder.embed([content for _, content, _ in rows])
-        with transaction.atomic():
-            for (pk, _, digest), vector in zip(rows, vectors, strict=True):
-                updated = (
-                    Memory.objects.filter(pk=pk, content_hash=digest)
-                    .exclude(status=Status.DELETED)
-                    .update(embedding=vector, embedding_model=embedder.model_name)
-                )
-                result.reembedded += updated
-                result.skipped += 1 - updated
+        written = _store_vectors(
+            [(pk, digest) for pk, _, digest in rows], vectors, embedder.model_name
+        )
+        result.reembedded += written
+        result.skipped += len(rows) - written
         if progress is not None:
             progress(result.reembedded + result.skipped, result.stale)
+
+
+def memory_reembed(memory_id) -> str:
+    """Re-embed one memory with the configured model: "reembedded", "nothing" (no such
+    stored memory, or no content) or "deleted" (deleted while it was embedded)."""
+    row = (
+        Memory.objects.filter(pk=memory_id)
+        .exclude(status=Status.DELETED)
+        .values_list("content", "content_hash")
+        .first()
+    )
+    if row is None or not row[0]:
+        return "nothing"
+    embedder = get_embedder()
+    vector = embedder.embed([row[0]])[0]
+    written = _store_vectors([(memory_id, row[1])], [vector], embedder.model_name)
+    return "reembedded" if written else "deleted"
+
+
+def _store_vectors(rows: list[tuple], vectors: list, model_name: str) -> int:
+    """Write each (pk, content_hash) row's new vector in one transaction; return how many.
+
+    A row is written only if it is still not deleted and still holds the content that was
+    embedded (``content_hash``; a correction writes a new row, so only a deletion changes it):
+    a deletion committed meanwhile wins.
+    """
+    written = 0
+    with transaction.atomic():
+        for (pk, digest), vector in zip(rows, vectors, strict=True):
+            written += (
+                Memory.objects.filter(pk=pk, content_hash=digest)
+                .exclude(status=Status.DELETED)
+                .update(embedding=vector, embedding_model=model_name)
+            )
+    return written

@@ -90,3 +90,15 @@ def test_a_deletion_or_correction_committed_while_embedding_wins(rows, monkeypat
 def test_a_bad_batch_size_is_refused(db):
     with pytest.raises(CommandError, match="--batch-size"):
         call_command("reembed", "--batch-size", "0")
+
+
+def test_one_memory_is_reembedded_by_the_same_guarded_write(rows):
+    stale, _, gone = rows
+    embedder = get_embedder()
+    assert memories_service.memory_reembed(stale[0].pk) == "reembedded"
+    stale[0].refresh_from_db()
+    assert stale[0].embedding_model == embedder.model_name
+    assert np.allclose(
+        np.array(stale[0].embedding), embedder.embed([stale[0].content])[0], atol=1e-5
+    )
+    assert memories_service.memory_reembed(gone.pk) == "nothing"  # a tombstone has no content
