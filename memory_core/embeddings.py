@@ -331,7 +331,8 @@ def _quantize_int8(graph: bytes) -> bytes:
     import onnx
     from onnxruntime.quantization import QuantType, quantize_dynamic
 
-    # The quantizer logs a line per tensor and a generic advice on the root logger.
+    # The quantizer logs a line per tensor and a generic advice on the root logger. Switched
+    # off process-wide for the ~3 s this takes, once per process as the model loads.
     logging.disable(logging.WARNING)
     try:
         with tempfile.TemporaryDirectory(prefix="memledger-int8-") as folder:

@@ -30,11 +30,12 @@ def prepare_corpus(spec: CorpusSpec, *, rebuild: bool = False, log=print) -> dic
             log(f"reusing corpus in {name}")
             return {"database": name, "reused": True, "stats": state["stats"]}
         log(f"{'created' if created else 'rebuilding'} {name}: building the corpus")
+        embedder = get_embedder()
         stats = build_corpus(
             conn,
             spec,
-            embed=get_embedder().embed,
-            model_name=get_embedder().model_name,
+            embed=embedder.embed,
+            model_name=embedder.model_name,
             app_role=settings.MEMLEDGER_DB_APP_ROLE,
             log=log,
         )

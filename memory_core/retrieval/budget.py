@@ -4,7 +4,8 @@ Greedy by score: each candidate is taken if its type's quota has room, it is not
 of an item of the same type already taken (``diversity_cosine``), and the whole rendered
 package (``render``) still fits ``max_tokens`` as counted by ``count_tokens``, the embedding
 model's own tokenizer. Because the walk is greedy, a smaller ``max_items`` always selects a
-prefix of what a larger one selects. Pure: the tokenizer and renderer are passed in.
+prefix of what a larger one selects. Pure but for a per-process cache of the markup's token
+counts (``_count_repeated``): the tokenizer and renderer are passed in.
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ class _Counter:
     data, is counted once per process (``_count_repeated``): the markup lines
     (``assembly.MARKUP_LINES``) and an item's markup parts. An item's id, scope and content are
     counted each time, so no memory's data outlives its request here. The tokenizer costs
-    ~0.7 us a token; this halves the stage (docs/performance.md, section 11).
+    ~0.7 us a token; this cuts the stage by a third to a half (docs/performance.md, section
+    11).
     """
 
     def __init__(self, count_tokens: Callable[[str], int], additive: bool):
