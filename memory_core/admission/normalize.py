@@ -69,9 +69,7 @@ def fold(text: str) -> str:
     folded, spaced-out letters joined, lower case, whitespace collapsed."""
     text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
     text = text.translate(_CONFUSABLE_TABLE)
-    decomposed = unicodedata.normalize("NFD", text)
-    text = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    text = text.translate(_CONFUSABLE_TABLE)
+    text = _strip_accents(text).translate(_CONFUSABLE_TABLE)
     # Letters spaced out ("i   a m   t h e") are joined before whitespace collapses.
     return _SPACE.sub(" ", _join_spaced_letters(text)).strip().lower()
 
@@ -79,9 +77,15 @@ def fold(text: str) -> str:
 def plain(text: str) -> str:
     """Return the reading without de-obfuscation: accents folded, lower case (so plain
     French or German counts as plain text, not as hidden)."""
+    return _SPACE.sub(" ", _strip_accents(text)).strip().lower()
+
+
+def _strip_accents(text: str) -> str:
+    """Return ``text`` decomposed (NFD) without its combining marks."""
     decomposed = unicodedata.normalize("NFD", text)
-    text = "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-    return _SPACE.sub(" ", text).strip().lower()
+    if decomposed.isascii():  # no ASCII character is a combining mark
+        return decomposed
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
 def _join_letters(match: re.Match) -> str:

@@ -9,14 +9,20 @@ a reading, the literals of every rule at once.
 
 Soundness is kept narrow on purpose:
 
-- only literals, groups, alternations (every branch must require something) and repeats of at
-  least one are read; anything else (classes, lookarounds, backreferences, optional parts)
-  adds no requirement, which can only make the prefilter let more through; so does a group
-  whose case mode differs from the pattern's;
-- a requirement holding a non-ASCII character is dropped, and ``may_match`` runs the regex for
-  every reading that is not pure ASCII: for ASCII text and ASCII literals, IGNORECASE matching
+- only literals, classes of a few literal characters, groups, alternations (every branch must
+  require something), optional parts and repeats of at least one are read; anything else
+  (wider classes, backreferences) adds no requirement, which can only make the prefilter let
+  more through; so does a group whose case mode differs from the pattern's;
+- adjacent parts that match one of a few fixed strings each (``(?:which|it) (?:is|means)``)
+  require one of their concatenations (at most ``MAX_EXACT`` of them); zero-width parts
+  (``\b``, lookarounds) keep their neighbours adjacent;
+- ``may_match`` runs the regex for every reading that is not pure ASCII, so a requirement
+  only ever turns away ASCII readings. For ASCII text and ASCII literals, IGNORECASE matching
   is exactly equality after ``str.lower()`` (Unicode's extra case pairs such as "s"/"ſ" or
-  "k"/Kelvin sign need a non-ASCII character on one side).
+  "k"/Kelvin sign need a non-ASCII character on one side). A required string holding a
+  non-ASCII character that matches no ASCII one (the pattern is case-sensitive, or the
+  character has no case, like "€") is in no ASCII reading and is left out; one holding any
+  other non-ASCII character makes its requirement unusable.
 
 ``tests/memory_core/admission/test_prefilter.py`` checks it against every rule and the
 security corpus: no reading the prefilter turns away is matched by the rule's regex.
@@ -24,37 +30,112 @@ security corpus: no reading the prefilter turns away is matched by the rule's re
 
 from __future__ import annotations
 
+import _sre  # noqa: PLC2701 - the case tables re itself uses
 import re
 from re import _constants as sre_constants  # noqa: PLC2701 - the parser's own node kinds
 from re import _parser as sre_parser  # noqa: PLC2701
 
 _REPEATS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT}
+_ZERO_WIDTH = {sre_constants.AT, sre_constants.ASSERT, sre_constants.ASSERT_NOT}
+# The most strings an exact set may hold: a product that would exceed it is cut there.
+MAX_EXACT = 64
+_EMPTY = frozenset([""])
+
+
+def _never_in_ascii(char: str, ignorecase: bool) -> bool:
+    """Whether the pattern character ``char`` can match no ASCII character.
+
+    A non-ASCII character matches only itself, unless IGNORECASE pairs it with a case variant
+    (Python's ``re`` pairs "ſ" with "s", the Kelvin sign with "k"): uncased ones never.
+    """
+    return not char.isascii() and not (ignorecase and _sre.unicode_iscased(ord(char)))
+
+
+def _exact_node(op, av, ignorecase: bool) -> frozenset[str] | None:
+    """Every string the node can match, when it is one of a few fixed strings, or None."""
+    if op is sre_constants.LITERAL:
+        char = chr(av)
+        return frozenset([char.lower() if ignorecase else char])
+    if op is sre_constants.IN:
+        if len(av) > MAX_EXACT or any(kind is not sre_constants.LITERAL for kind, _ in av):
+            return None  # ranges, categories, negation: too many strings
+        return frozenset(chr(v).lower() if ignorecase else chr(v) for _, v in av)
+    if op in _ZERO_WIDTH:
+        return _EMPTY  # consumes nothing: its neighbours' strings stay adjacent
+    if op is sre_constants.SUBPATTERN:
+        _group, add_flags, del_flags, sub = av
+        if _case_mode(ignorecase, add_flags, del_flags) != ignorecase:
+            return None
+        return _exact(sub, ignorecase)
+    if op is sre_constants.ATOMIC_GROUP:
+        return _exact(av, ignorecase)
+    if op is sre_constants.BRANCH:
+        branches = [_exact(branch, ignorecase) for branch in av[1]]
+        if any(b is None for b in branches):
+            return None
+        union = frozenset().union(*branches)
+        return union if len(union) <= MAX_EXACT else None
+    if op in _REPEATS:
+        low, high, sub = av
+        if high > 1:
+            return None
+        one = _exact(sub, ignorecase)
+        if one is None or high == 0:
+            return None if one is None else _EMPTY
+        return one if low == 1 else one | _EMPTY
+    return None
+
+
+def _exact(items, ignorecase: bool) -> frozenset[str] | None:
+    """Every string the node sequence ``items`` can match, when they are few, or None."""
+    strings = _EMPTY
+    for op, av in items:
+        one = _exact_node(op, av, ignorecase)
+        if one is None:
+            return None
+        strings = _product(strings, one)
+        if strings is None:
+            return None
+    return strings
+
+
+def _product(left: frozenset[str], right: frozenset[str]) -> frozenset[str] | None:
+    if len(left) * len(right) > MAX_EXACT:
+        return None
+    return frozenset(a + b for a in left for b in right)
+
+
+def _case_mode(ignorecase: bool, add_flags: int, del_flags: int) -> bool:
+    return (ignorecase or bool(add_flags & re.IGNORECASE)) and not (del_flags & re.IGNORECASE)
 
 
 def _required(items, ignorecase: bool) -> frozenset[str] | None:
     """Strings one of which every match of the node sequence ``items`` contains, or None."""
     candidates: list[frozenset[str]] = []
-    run: list[str] = []
+    run = _EMPTY  # the strings the latest adjacent exact nodes can match, one after another
 
-    def flush() -> None:
-        if run:
-            candidates.append(frozenset(["".join(run)]))
-            run.clear()
+    def flush(following: frozenset[str] = _EMPTY) -> None:
+        nonlocal run
+        if run != _EMPTY:
+            candidates.append(run)
+        run = following
 
     for op, av in items:
-        if op is sre_constants.LITERAL:
-            char = chr(av)
-            run.append(char.lower() if ignorecase else char)
+        exact = _exact_node(op, av, ignorecase)
+        if exact is not None:
+            joined = _product(run, exact)
+            if joined is None:
+                flush(exact)  # too many strings: a new run starts here
+            else:
+                run = joined
             continue
         flush()
         if op is sre_constants.SUBPATTERN:
             _group, add_flags, del_flags, sub = av
-            sub_ignorecase = (ignorecase or bool(add_flags & re.IGNORECASE)) and not (
-                del_flags & re.IGNORECASE
-            )
             # A group of the other case mode would be looked for in the wrong haystack (the
             # pattern's mode decides between the reading and its lower-cased form).
-            found = _required(sub, ignorecase) if sub_ignorecase == ignorecase else None
+            same_mode = _case_mode(ignorecase, add_flags, del_flags) == ignorecase
+            found = _required(sub, ignorecase) if same_mode else None
         elif op is sre_constants.BRANCH:
             branches = [_required(branch, ignorecase) for branch in av[1]]
             found = None if any(b is None for b in branches) else frozenset().union(*branches)
@@ -63,12 +144,19 @@ def _required(items, ignorecase: bool) -> frozenset[str] | None:
             found = _required(sub, ignorecase) if low >= 1 else None
         elif op is sre_constants.ATOMIC_GROUP:
             found = _required(av, ignorecase)
-        else:  # classes, anchors, lookarounds, backreferences: no requirement
+        else:  # classes of many characters, backreferences: no requirement
             found = None
         if found is not None:
             candidates.append(found)
     flush()
-    usable = [c for c in candidates if c and all(s and s.isascii() for s in c)]
+    usable = []
+    for candidate in candidates:
+        # A string holding a character no ASCII one matches is in no ASCII reading, and only
+        # ASCII readings are ever turned away: it can be left out of the requirement.
+        kept = frozenset(s for s in candidate if not any(_never_in_ascii(c, ignorecase) for c in s))
+        if kept and all(s and s.isascii() for s in kept):
+            # A reading holding a string holds every string inside it: keep the inner ones.
+            usable.append(frozenset(s for s in kept if not any(t in s for t in kept - {s})))
     if not usable:
         return None
     # The most selective requirement: the one whose shortest literal is longest.
@@ -105,8 +193,10 @@ class LiteralIndex:
     """The required literals of a list of patterns, looked for once per reading for them all.
 
     ``possible(reading)[i]`` is ``may_match(required_literals(patterns[i]), reading)``: the same
-    answer, but found in one scan of the reading. The guards' 56 rules require 1,121 literals
-    (870 distinct); testing them rule by rule cost about 3 ms per memory of a batch write.
+    answer, but found in one scan of the reading. The guards' 56 rules require 1,475 literals
+    (1,299 distinct); testing them rule by rule cost about 3 ms per memory of a batch write,
+    and so did testing each rule's set against the literals found (now: the rules of each
+    literal found).
 
     The scan is one regular expression shaped as a trie of the literals, inside a lookahead so
     it is tried at every position: there it matches the longest literal starting at that
@@ -119,16 +209,26 @@ class LiteralIndex:
         self.required = [required_literals(pattern) for pattern in patterns]
         self._folded = _Scanner({n for r in self.required if r and r[1] for n in r[0]})
         self._exact = _Scanner({n for r in self.required if r and not r[1] for n in r[0]})
+        # Per literal (and case mode), the patterns that require it: a reading holds few.
+        self._patterns_of: dict[tuple[str, bool], list[int]] = {}
+        for i, r in enumerate(self.required):
+            for literal in r[0] if r else ():
+                self._patterns_of.setdefault((literal, r[1]), []).append(i)
+        self._unconditional = [r is None for r in self.required]
 
     def possible(self, reading: Reading) -> list[bool]:
         """Per pattern: False only when it cannot match ``reading``."""
         if reading.lower is None:
             return [True] * len(self.required)
-        folded = self._folded.present(reading.lower)
-        exact = self._exact.present(reading.text)
-        return [
-            r is None or not (folded if r[1] else exact).isdisjoint(r[0]) for r in self.required
-        ]
+        result = list(self._unconditional)
+        for ignorecase, found in (
+            (True, self._folded.present(reading.lower)),
+            (False, self._exact.present(reading.text)),
+        ):
+            for literal in found:
+                for i in self._patterns_of[literal, ignorecase]:
+                    result[i] = True
+        return result
 
 
 class _Scanner:
