@@ -6,7 +6,6 @@ from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
-from pgvector.django import VectorField
 
 from memory_core.text import format_scope
 
@@ -22,6 +21,7 @@ from .choices import (
     Status,
     choices_check,
 )
+from .fields import EmbeddingField
 from .tenancy import Agent, Subject, Tenant
 
 EMBEDDING_DIMENSIONS = 384
@@ -105,7 +105,7 @@ class Memory(models.Model):
     )
     policy_version = models.PositiveIntegerField(null=True, blank=True)
     content_hash = models.CharField(max_length=64, blank=True, default="")
-    embedding = VectorField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
+    embedding = EmbeddingField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True, default="")
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config="english"),
