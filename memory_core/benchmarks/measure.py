@@ -11,6 +11,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memory_core.models import Agent, Subject, Tenant
+from memory_core.models.fields import BinaryVector
 
 from .corpus import BUCKETS, TENANT_SLUG, CorpusSpec, bucket_tenants, query_texts
 
@@ -110,10 +111,6 @@ def build_queries(spec: CorpusSpec, count: int, *, seed: int) -> list[BenchQuery
     return queries
 
 
-def _vector_literal(vector) -> str:
-    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
-
-
 def exact_top(query: BenchQuery, k: int, types: list[str]) -> list[str]:
     """The exact k nearest eligible rows: brute-force distances, no vector index.
 
@@ -134,7 +131,7 @@ def exact_top(query: BenchQuery, k: int, types: list[str]) -> list[str]:
                 timezone.now(),
                 timezone.now(),
                 types,
-                _vector_literal(query.vector),
+                BinaryVector(query.vector),
                 k,
             ],
         )
@@ -155,7 +152,7 @@ def postfilter_top(query: BenchQuery, k: int, types: list[str]) -> tuple[list[st
         cursor.execute(
             "SELECT id, tenant_id, subject_id, agent_id, status, memory_type, valid_until "
             "FROM bench_ann ORDER BY embedding <=> %s::vector LIMIT %s",
-            [_vector_literal(query.vector), k],
+            [BinaryVector(query.vector), k],
         )
         rows = cursor.fetchall()
     elapsed = (time.perf_counter() - started) * 1000

@@ -23,9 +23,10 @@ from django.db import connection
 
 from memory_core.embeddings import get_embedder
 from memory_core.models import Agent, Subject, Tenant
+from memory_core.models.fields import BinaryVector
 from memory_core.principals import AgentPrincipal
 from memory_core.retrieval import assembly
-from memory_core.retrieval.candidates import COLUMNS, row_to_candidate, vector_literal
+from memory_core.retrieval.candidates import COLUMNS, row_to_candidate
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import Budget, RetrievalRequest
 from memory_core.services.policy import policy_ensure
@@ -161,7 +162,7 @@ def run_baseline(run: Run, case: dict) -> Outcome:
     subject = Subject.objects.filter(tenant=tenant, external_id=str(ctx["user_id"])).first()
     if subject is None:
         return Outcome(latency_ms=(time.perf_counter() - started) * 1000)
-    vector = vector_literal(get_embedder().embed([str(case["request"])])[0])
+    vector = BinaryVector(get_embedder().embed([str(case["request"])])[0])
     k = int(case.get("max_items") or DEFAULT_K)
     with connection.cursor() as cursor:
         cursor.execute(BASELINE_SQL, [vector, tenant.id, subject.id, vector, k])

@@ -30,6 +30,8 @@ from django.db import connection
 from django.db.backends.postgresql.base import ServerBindingCursor
 from psycopg import pq
 
+from memory_core.models.fields import BinaryVector
+
 from .policy import RetrievalPolicy
 from .types import Candidate, RetrievalContext, RetrievalPlan
 
@@ -76,11 +78,6 @@ def owner_filter(ctx: RetrievalContext, types_param: str, now: datetime) -> tupl
         f"m.memory_type = ANY(%({types_param})s) AND ({' OR '.join(scope_terms)})"
     )
     return sql, params
-
-
-def vector_literal(vector) -> str:
-    """Return a pgvector text literal for ``vector``."""
-    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
 
 
 def _shared_scan_ctes(
@@ -179,7 +176,7 @@ def build_candidate_sql(
     params: dict = {"query": query, "limit_all": plan.max_candidates}
     has_vector = query_vector is not None
     if has_vector:
-        params["qvec"] = vector_literal(query_vector)
+        params["qvec"] = BinaryVector(query_vector)  # sent in binary, as written
 
     semantic_types = list(plan.semantic_types)
     structured_types = list(plan.structured_types)

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from memory_core.embeddings import EmbeddingError, SentenceTransformerEmbedder, get_embedder
 from memory_core.models import RetrievalTrace
+from memory_core.models.fields import BinaryVector
 from memory_core.retrieval import candidates
 from memory_core.retrieval.candidates import fetch_candidates
 from memory_core.retrieval.pipeline import build_context, lookup_subject_and_policy, retrieve
@@ -185,7 +186,7 @@ def test_embedding_failure_degrades_to_structured_and_fulltext(world, failing_em
 
 def test_vector_search_failure_degrades_too(world, monkeypatch):
     # A query vector of the wrong dimension: pgvector refuses the distance, the statement fails.
-    monkeypatch.setattr(candidates, "vector_literal", lambda vector: "[1,2,3]")
+    monkeypatch.setattr(candidates, "BinaryVector", lambda vector: BinaryVector([1.0, 2.0, 3.0]))
     result = ask(world["principal"], "atlas-api staging deploy DATABASE_URL", **ATLAS_API)
     assert result.degraded
     assert str(world["memories"]["mine_incident"].id) in {c.id for c in result.items}
