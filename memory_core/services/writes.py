@@ -25,6 +25,7 @@ Design choices, documented in docs/api.md:
 
 from __future__ import annotations
 
+import sys
 import threading
 import uuid
 from collections import deque
@@ -74,6 +75,41 @@ from memory_core.text import content_hash
 MAX_BATCH = 100
 # One model thread per process: a batch's embedding overlaps its admission (_Embedding).
 _EMBEDDING_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memledger-embed")
+# CPython's GIL switch interval while a write's embedding runs beside its admission.
+EMBEDDING_SWITCH_INTERVAL_S = 0.0005
+
+
+class _FrequentGilSwitches:
+    """Shortens the interpreter's GIL switch interval while writes embed beside admission.
+
+    Admission is pure Python and holds the GIL; the embedding thread needs it back after every
+    model call (the runtime releases it only while it computes). With CPython's default 5 ms
+    interval that thread waited up to 5 ms each time: ~11 of a batch's 100 texts were embedded
+    while admission ran, against ~39 at 0.5 ms, and a batch took 388 instead of 490 ms
+    (docs/performance.md, section 12). The interval is process-wide, so overlapping writes
+    (threaded workers) are counted and the first one's saved value is restored by the last.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._active = 0
+        self._saved = None
+
+    def __enter__(self):
+        with self._lock:
+            if self._active == 0:
+                self._saved = sys.getswitchinterval()
+                sys.setswitchinterval(min(self._saved, EMBEDDING_SWITCH_INTERVAL_S))
+            self._active += 1
+
+    def __exit__(self, *exc):
+        with self._lock:
+            self._active -= 1
+            if self._active == 0:
+                sys.setswitchinterval(self._saved)
+
+
+_frequent_gil_switches = _FrequentGilSwitches()
 
 
 @dataclass
@@ -378,36 +414,39 @@ def _run(
     planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
     heads = {} if target is not None else _heads(principal.tenant_id, planned, subjects)
     recent = _recent_texts(principal, subjects, policy, now)
-    pending = _Embedding([c.content for c in candidates])
     batch_keys: set = set()
     batch_texts: dict = {}
-    for item in planned:
-        candidate = item.candidate
-        subject = subjects.get(candidate.subject)
-        item.subject = subject
-        if target is not None:
-            item.head = target
-        elif subject is not None and candidate.memory_key:
-            item.head = heads.get(
-                (subject.id, candidate.memory_key, candidate.scope_kind, candidate.scope_ref)
+    with _frequent_gil_switches:  # the model runs beside admission until _store has vectors
+        pending = _Embedding([c.content for c in candidates])
+        for item in planned:
+            candidate = item.candidate
+            subject = subjects.get(candidate.subject)
+            item.subject = subject
+            if target is not None:
+                item.head = target
+            elif subject is not None and candidate.memory_key:
+                item.head = heads.get(
+                    (subject.id, candidate.memory_key, candidate.scope_kind, candidate.scope_ref)
+                )
+            texts = recent.get(subject.id, []) if subject else []
+            context = AdmissionContext(
+                now=now,
+                policy=policy,
+                policy_version=policy_version,
+                subject_exists=subject is not None,
+                recent_texts=texts + batch_texts.get(candidate.subject, []),
+                head=(
+                    Head(item.head.id, item.head.authority, item.head.status) if item.head else None
+                ),
+                batch_keys=batch_keys,
             )
-        texts = recent.get(subject.id, []) if subject else []
-        context = AdmissionContext(
-            now=now,
-            policy=policy,
-            policy_version=policy_version,
-            subject_exists=subject is not None,
-            recent_texts=texts + batch_texts.get(candidate.subject, []),
-            head=Head(item.head.id, item.head.authority, item.head.status) if item.head else None,
-            batch_keys=batch_keys,
-        )
-        item.decision = admit(candidate, grant, context)
-        if item.decision.outcome != REJECTED:
-            if candidate.memory_key:
-                batch_keys.add((candidate.subject, candidate.memory_key, candidate.scope))
-            batch_texts.setdefault(candidate.subject, []).append(candidate.content)
-    _ensure_subjects(principal, planned, subjects)
-    _store(principal, planned, policy_version, pending)
+            item.decision = admit(candidate, grant, context)
+            if item.decision.outcome != REJECTED:
+                if candidate.memory_key:
+                    batch_keys.add((candidate.subject, candidate.memory_key, candidate.scope))
+                batch_texts.setdefault(candidate.subject, []).append(candidate.content)
+        _ensure_subjects(principal, planned, subjects)
+        _store(principal, planned, policy_version, pending)
     decisions = _record(principal, planned, policy_version)
     return [
         WriteResult(

@@ -365,6 +365,36 @@ def test_a_batch_embedded_in_chunks_on_two_threads_gives_each_memory_its_own_vec
         assert float(np.asarray(memory.embedding) @ expected) > 0.9999, memory.content
 
 
+def test_the_gil_switches_often_while_a_write_embeds_and_the_interval_is_restored(
+    api_client, monkeypatch
+):
+    import sys
+
+    from memory_core.embeddings import get_embedder
+    from memory_core.services import writes
+
+    embedder = get_embedder()
+    seen = []
+    real_embed = embedder.embed
+    monkeypatch.setattr(
+        embedder, "embed", lambda texts: seen.append(sys.getswitchinterval()) or real_embed(texts)
+    )
+    before = sys.getswitchinterval()
+    items = [body(memory_key=f"k{i}", content=f"User likes topic {i}.") for i in range(3)]
+    assert api_client.post(f"{URL}/batch", {"items": items}, format="json").status_code == 200
+    assert write(api_client, memory_key="single").status_code == 201
+    assert seen and set(seen) == {writes.EMBEDDING_SWITCH_INTERVAL_S}
+    assert sys.getswitchinterval() == before
+
+    # Overlapping writes (threaded workers): the last one out restores the first one's value.
+    switches = writes._FrequentGilSwitches()
+    with switches:
+        with switches:
+            assert sys.getswitchinterval() == writes.EMBEDDING_SWITCH_INTERVAL_S
+        assert sys.getswitchinterval() == writes.EMBEDDING_SWITCH_INTERVAL_S
+    assert sys.getswitchinterval() == before
+
+
 def test_batch_shape_errors_are_400(api_client):
     assert api_client.post(f"{URL}/batch", {"items": []}, format="json").status_code == 400
     too_many = {"items": [body(memory_key=str(i)) for i in range(101)]}
