@@ -20,6 +20,7 @@ section 11).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import logging
@@ -177,6 +178,7 @@ class SentenceTransformerEmbedder:
                             "the warning above); set MEMLEDGER_EMBEDDING_PRECISION=fp32."
                         )
                 self._model = model
+                _freeze_loaded_objects()
         return self._model
 
     def _onnx_session(self, model):
@@ -343,6 +345,19 @@ def _quantize_int8(graph: bytes) -> bytes:
             return target.read_bytes()
     finally:
         logging.disable(logging.NOTSET)
+
+
+def _freeze_loaded_objects() -> None:
+    """Leave the objects alive once the model has loaded out of the cyclic collector's scans.
+
+    Loading torch, transformers and the model leaves ~500k long-lived objects in the process;
+    a full collection then walks them all (~245 ms here), and one came due within a worker's
+    first requests: single retrievals of 290-400 ms among ~25 ms ones. ``gc.freeze`` moves
+    them to the permanent generation (after one last collection, so garbage is not kept);
+    objects made later are collected as before (docs/performance.md, section 12).
+    """
+    gc.collect()
+    gc.freeze()
 
 
 def _release_weights(model) -> None:

@@ -78,6 +78,15 @@ def test_cosine_query_with_tenant_filter_finds_the_stored_row(
     assert {m.tenant_id for m in found} == {tenant.id}
 
 
+def test_the_objects_alive_after_the_model_loads_are_frozen_out_of_full_collections():
+    import gc
+
+    get_embedder().embed(["load"])
+    # torch, transformers and the model: hundreds of thousands of objects a full collection
+    # would otherwise walk (~245 ms) in the middle of some request.
+    assert gc.get_freeze_count() > 100_000
+
+
 def test_the_embedder_sets_its_torch_threads_when_the_model_loads():
     import torch
     from django.conf import settings
