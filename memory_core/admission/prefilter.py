@@ -51,15 +51,32 @@ def _never_in_ascii(char: str, ignorecase: bool) -> bool:
     return not char.isascii() and not (ignorecase and _sre.unicode_iscased(ord(char)))
 
 
+def _chars(codes, ignorecase: bool) -> frozenset[str]:
+    """The strings pattern characters ``codes`` stand for in an ASCII reading's haystack.
+
+    An ASCII character is looked for lower-cased when the pattern ignores case. A character
+    no ASCII one matches stands for nothing (no ASCII reading holds it). Any other non-ASCII
+    character stays as it is, so a requirement holding it is unusable: ``str.lower`` is not
+    how ``re`` pairs cases ("İ".lower() is two characters; IGNORECASE pairs "İ" with "i").
+    """
+    found = set()
+    for code in codes:
+        char = chr(code)
+        if char.isascii():
+            found.add(char.lower() if ignorecase else char)
+        elif not _never_in_ascii(char, ignorecase):
+            found.add(char)
+    return frozenset(found)
+
+
 def _exact_node(op, av, ignorecase: bool) -> frozenset[str] | None:
     """Every string the node can match, when it is one of a few fixed strings, or None."""
     if op is sre_constants.LITERAL:
-        char = chr(av)
-        return frozenset([char.lower() if ignorecase else char])
+        return _chars([av], ignorecase)  # empty: this node is in no ASCII reading
     if op is sre_constants.IN:
         if len(av) > MAX_EXACT or any(kind is not sre_constants.LITERAL for kind, _ in av):
             return None  # ranges, categories, negation: too many strings
-        return frozenset(chr(v).lower() if ignorecase else chr(v) for _, v in av)
+        return _chars([code for _, code in av], ignorecase)
     if op in _ZERO_WIDTH:
         return _EMPTY  # consumes nothing: its neighbours' strings stay adjacent
     if op is sre_constants.SUBPATTERN:
@@ -151,12 +168,12 @@ def _required(items, ignorecase: bool) -> frozenset[str] | None:
     flush()
     usable = []
     for candidate in candidates:
-        # A string holding a character no ASCII one matches is in no ASCII reading, and only
-        # ASCII readings are ever turned away: it can be left out of the requirement.
-        kept = frozenset(s for s in candidate if not any(_never_in_ascii(c, ignorecase) for c in s))
-        if kept and all(s and s.isascii() for s in kept):
+        # Empty: the parts match nothing an ASCII reading holds; left as no requirement.
+        if candidate and all(s and s.isascii() for s in candidate):
             # A reading holding a string holds every string inside it: keep the inner ones.
-            usable.append(frozenset(s for s in kept if not any(t in s for t in kept - {s})))
+            usable.append(
+                frozenset(s for s in candidate if not any(t in s for t in candidate - {s}))
+            )
     if not usable:
         return None
     # The most selective requirement: the one whose shortest literal is longest.

@@ -30,6 +30,7 @@ def corpus_texts() -> list[str]:
         (r"\brefunds?\b", ("refund",)),  # "refunds" holds "refund": only the inner one
         (r"[$€£¥]\s?\d", ("$",)),  # no ASCII character is "€", "£" or "¥"
         (r"(?i)[$ſ]\d", None),  # IGNORECASE pairs "ſ" with "s": unusable
+        (r"(?i)x[İa]y", None),  # "İ" pairs with "i", though "İ".lower() is two characters
         (r"[a-c]x", ("x",)),  # a range is not read
         (r"a(?!b)c", ("ac",)),  # a lookahead consumes nothing: "a" and "c" stay adjacent
         (r"(?:abc)?def", ("def",)),
@@ -50,9 +51,18 @@ def test_required_literals(pattern, expected):
 
 @pytest.mark.parametrize(
     ("pattern", "text"),
-    [(r"(?i:Foo)bar", "FOObar"), (r"(?i)(?-i:Foo)bar", "FooBAR"), (r"(?i)x(?-i:Foo)", "XFoo")],
+    [
+        (r"(?i:Foo)bar", "FOObar"),
+        (r"(?i)(?-i:Foo)bar", "FooBAR"),
+        (r"(?i)x(?-i:Foo)", "XFoo"),
+        # Non-ASCII pattern characters IGNORECASE pairs with ASCII ones.
+        (r"(?i)x[İa]y", "xiy"),
+        (r"(?i)x(?:İ|a)y", "XIY"),
+        (r"(?i)[$K]1", "k1"),
+        (r"(?i)ſecret", "SECRET"),
+    ],
 )
-def test_a_group_of_the_other_case_mode_never_turns_a_match_away(pattern, text):
+def test_a_match_is_never_turned_away_by_case_rules(pattern, text):
     compiled = re.compile(pattern)
     assert compiled.search(text)
     assert may_match(required_literals(compiled), Reading(text))
