@@ -352,7 +352,7 @@ def _freeze_loaded_objects() -> None:
 
     Loading torch, transformers and the model leaves ~500k long-lived objects in the process;
     a full collection then walks them all (~245 ms here), and one came due within a worker's
-    first requests: single retrievals of 290-400 ms among ~25 ms ones. ``gc.freeze`` moves
+    first requests: single retrievals of 270-400 ms among ~22 ms ones. ``gc.freeze`` moves
     them to the permanent generation (after one last collection, so garbage is not kept);
     objects made later are collected as before (docs/performance.md, section 12).
     """
