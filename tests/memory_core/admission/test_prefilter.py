@@ -143,3 +143,70 @@ def test_a_non_ascii_character_without_case_matches_no_ascii_one_even_ignoring_c
     # The cased ones are kept out of that set for a reason: "ſ", "K" (Kelvin), "ı"...
     assert re.compile(f"[{cased}]", re.IGNORECASE).findall(every_ascii) == list("IKSiks")
     assert not _never_in_ascii("ſ", True) and _never_in_ascii("ſ", False)
+
+
+# Characters that test the prefilter's edges: ASCII letters and symbols, a character without
+# case ("€"), an accented one, and three IGNORECASE pairs with ASCII ("İ"/"i", "ſ"/"s", the
+# Kelvin sign/"k").
+_ALPHABET = "abikKs $.-€éİſ\u212a"
+
+
+def _regex_sources():
+    from hypothesis import strategies as st
+
+    char = st.sampled_from(_ALPHABET)
+    literal = char.map(re.escape)
+    klass = st.lists(char, min_size=1, max_size=4).map(
+        lambda chars: "[" + "".join(re.escape(c) for c in chars) + "]"
+    )
+    # A class mixing a character IGNORECASE pairs with an ASCII one and ASCII characters.
+    paired_class = st.tuples(
+        st.sampled_from("İſ\u212a"), st.lists(st.sampled_from("ab$.-"), min_size=1, max_size=2)
+    ).map(lambda t: "[" + re.escape(t[0]) + "".join(re.escape(c) for c in t[1]) + "]")
+    zero_width = st.sampled_from([r"\b", "(?=a)", "(?!k)", "^", "$"])
+    quantifier = st.sampled_from(["", "", "?", "+", "*", "??", "{0,1}", "{2}"])
+    atom = st.one_of(literal, literal, klass, paired_class, zero_width)
+
+    def extend(inner):
+        group = st.tuples(st.lists(inner, min_size=1, max_size=3), quantifier).map(
+            lambda t: "(?:" + "|".join(t[0]) + ")" + t[1]
+        )
+        return st.lists(st.one_of(inner, group), min_size=1, max_size=4).map("".join)
+
+    return st.recursive(atom, extend, max_leaves=12)
+
+
+def test_no_generated_pattern_turns_away_an_ascii_reading_it_matches():
+    from hypothesis import HealthCheck, given, settings
+    from hypothesis import strategies as st
+
+    @settings(
+        max_examples=600,
+        deadline=None,
+        derandomize=True,  # the same examples on every run
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(source=_regex_sources(), ignorecase=st.booleans(), data=st.data())
+    def check(source, ignorecase, data):
+        pattern = re.compile(source, re.IGNORECASE if ignorecase else 0)
+        # A text around a match of the pattern, its characters swapped for ASCII ones that
+        # IGNORECASE pairs them with, or any ASCII text; kept when it is ASCII: only ASCII
+        # readings are ever turned away.
+        paired = str.maketrans({"İ": "i", "ſ": "s", "\u212a": "k"})
+        ascii_text = st.text(alphabet="abikKsS $.-xyz", max_size=6)
+        match = st.from_regex(pattern, fullmatch=True)
+        text = data.draw(
+            st.one_of(
+                st.builds(lambda a, m, b: a + m + b, ascii_text, match, ascii_text),
+                match.map(lambda m: m.translate(paired)),
+                match.map(lambda m: m.translate(paired).swapcase()),
+                ascii_text,
+            )
+        )
+        if not text.isascii() or not pattern.search(text):
+            return
+        assert may_match(required_literals(pattern), Reading(text)), (source, ignorecase, text)
+        assert LiteralIndex([pattern]).possible(Reading(text)) == [True], (source, text)
+
+    check()
