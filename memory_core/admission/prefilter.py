@@ -97,8 +97,10 @@ def _exact_node(op, av, ignorecase: bool) -> frozenset[str] | None:
         if high > 1:
             return None
         one = _exact(sub, ignorecase)
-        if one is None or high == 0:
-            return None if one is None else _EMPTY
+        if one is None:
+            return None
+        if high == 0:
+            return _EMPTY
         return one if low == 1 else one | _EMPTY
     return None
 

@@ -1,12 +1,13 @@
 """The embedding column: pgvector's field, with its values sent to PostgreSQL in binary.
 
 pgvector's ``VectorField`` turns a vector into its text literal before the driver sees it:
-384 floats formatted in Python (~0.17 ms), sent as ~7.7 kB of text and parsed again by the
-server. ``EmbeddingField`` hands the driver a ``BinaryVector`` instead, which psycopg sends in
-pgvector's binary format (1.5 kB, no formatting, no parsing) whenever the statement binds its
-parameters on the server (``server_side_binding``, the default here); a client-side binding
-cursor gets the text literal. 100 memories took 75 instead of 118 ms to insert at 1M rows
-(docs/performance.md, section 12). The stored float4 values are the same either way.
+384 floats formatted in Python (~0.17 ms), sent as ~8 kB of text (8.0 kB on average for 200
+unit vectors) and parsed again by the server. ``EmbeddingField`` hands the driver a
+``BinaryVector`` instead, which psycopg sends in pgvector's binary format (1,540 bytes, no
+formatting, no parsing) whenever the statement binds its parameters on the server
+(``server_side_binding``, the default here); a client-side binding cursor gets the text
+literal. 100 memories took 75 instead of 118 ms to insert at 1M rows (docs/performance.md,
+section 12). The stored float4 values are the same either way.
 """
 
 from __future__ import annotations
