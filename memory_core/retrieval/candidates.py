@@ -100,8 +100,12 @@ def _shared_scan_ctes(
     global HNSW index for these filtered queries, and forcing it was slower and inexact.
 
     Full-text scoring: the pool is the rows matching any query lexeme (one ``@@`` with an OR
-    query per row); each pooled row is then tested against each query lexeme (a binary search
-    in its sorted lexemes), so df and the scores cost one pass over the pool.
+    query per row), kept apart (``pool``) so that testing each pooled row against each query
+    lexeme (a binary search in its sorted lexemes) rescans the pool, not every eligible row,
+    once per lexeme. Each lexeme's idf is computed once (``idf``), not once per matching row,
+    and the length norm in float8 (``0.75 * len`` alone was numeric arithmetic); df and the
+    scores cost one pass over the pool's matches. The scores are bit-identical to the form
+    before (docs/performance.md, section 14).
 
     ``only_semantic``: every eligible row is of a semantic type (the structured types are a
     subset), so the semantic stores rank ``elig`` without testing each row's type again.
@@ -136,13 +140,15 @@ def _shared_scan_ctes(
         ctes.append(
             "stats AS MATERIALIZED (SELECT count(*)::float AS n, "
             f"greatest(avg(len), 1)::float AS avglen FROM elig WHERE true{type_test}), "
-            "hits AS MATERIALIZED (SELECT e.id, x.lex AS lexeme, e.len FROM elig e "
-            f"JOIN qlex x ON e.hit @@ x.q WHERE e.hit IS NOT NULL{type_test}), "
-            "df AS MATERIALIZED (SELECT lexeme, count(*)::float AS df FROM hits "
-            "GROUP BY lexeme), "
-            "fts AS (SELECT h.id, sum(ln(1 + (s.n - df.df + 0.5) / (df.df + 0.5)) * 2.2 / "
-            "(1 + 1.2 * (0.25 + 0.75 * h.len / s.avglen))) AS score "
-            "FROM hits h JOIN df USING (lexeme) CROSS JOIN stats s "
+            "pool AS MATERIALIZED (SELECT id, len, hit FROM elig "
+            f"WHERE hit IS NOT NULL{type_test}), "
+            "hits AS MATERIALIZED (SELECT p.id, x.lex AS lexeme, p.len FROM pool p "
+            "JOIN qlex x ON p.hit @@ x.q), "
+            "idf AS MATERIALIZED (SELECT lexeme, ln(1 + (s.n - df + 0.5) / (df + 0.5)) * 2.2 "
+            "AS idf FROM (SELECT lexeme, count(*)::float AS df FROM hits GROUP BY lexeme) AS d "
+            "CROSS JOIN stats s), "
+            "fts AS (SELECT h.id, sum(i.idf / (1 + 1.2 * (0.25 + 0.75::float8 * h.len / s.avglen)))"
+            " AS score FROM hits h JOIN idf i USING (lexeme) CROSS JOIN stats s "
             "GROUP BY h.id ORDER BY score DESC, h.id LIMIT %(fts_limit)s), "
             "fts_r AS (SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rnk "
             "FROM fts)"

@@ -1,6 +1,7 @@
 """The pipeline against real PostgreSQL + pgvector and the real model."""
 
 import json
+import math
 import re
 
 import pytest
@@ -11,11 +12,16 @@ from django.utils import timezone
 from memory_core.embeddings import EmbeddingError, SentenceTransformerEmbedder, get_embedder
 from memory_core.models import RetrievalTrace
 from memory_core.models.fields import BinaryVector
+from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.retrieval import candidates
 from memory_core.retrieval.candidates import fetch_candidates
 from memory_core.retrieval.pipeline import build_context, lookup_subject_and_policy, retrieve
 from memory_core.retrieval.plan import build_plan
 from memory_core.retrieval.types import RetrievalMode, RetrievalRequest
+from memory_core.services.memories import memory_store_many
+from tests.factories import SubjectFactory
+
+from .conftest import draft
 
 pytestmark = pytest.mark.django_db
 
@@ -67,7 +73,7 @@ def test_tenant_subject_agent_scope_status_and_validity_are_in_every_store_s_sql
         assert "m.scope_kind = 'repo' AND m.scope_ref = ANY" in where, body
         assert "atlas-api" in where and "atlas-web" not in where, body
     # The vector, full-text and structured stores rank the filtered shared scan.
-    for store in ("sem", "hits", "st"):
+    for store in ("sem", "pool", "st"):
         ranks_elig = rf"\b{store} AS (?:MATERIALIZED )?\(SELECT [^()]*? FROM elig\b"  # noqa: S608
         assert re.search(ranks_elig, sql), store
     scan = r"\belig AS MATERIALIZED \(SELECT .*? FROM memory_core_memory m, anyq WHERE"
@@ -218,6 +224,64 @@ def test_each_candidate_carries_the_ranks_and_stores_that_found_it(world):
     assert vector_ranks == list(range(1, len(vector_ranks) + 1))
     by_rank = sorted((c for c in found if c.vector_rank), key=lambda c: c.vector_rank)
     assert [c.semantic for c in by_rank] == sorted((c.semantic for c in by_rank), reverse=True)
+
+
+def test_full_text_scores_are_bm25_over_the_subject_s_eligible_rows(tenant, agent):
+    # The reference, in Python: n and the mean length over the subject's eligible rows, each
+    # query lexeme's document frequency over them, and for every row matching any lexeme
+    # sum(idf * 2.2 / (1 + 1.2 * (0.25 + 0.75 * len / avglen))) over the lexemes it holds.
+    me = SubjectFactory(tenant=tenant, external_id="bm25")
+    texts = [
+        "Deploys of the api go out on Friday after the staging checks.",
+        "The staging database is rebuilt every night.",
+        "Dana prefers short answers.",
+        "The api gateway caches responses for five minutes, staging included, and the "
+        "database behind it keeps a replica in another region for failover drills.",
+        "Friday is the team's quiet day.",
+        "Deploy freezes last from December 20 to January 3.",
+        "A long note about lunch, coffee, the office plants and nothing else at all.",
+    ]
+    stored = memory_store_many(
+        drafts=[draft(me, text, "episode") for text in texts],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )
+    principal = AgentPrincipal.from_agent(agent)
+    query = "deploy the api on Friday with the staging database"
+    request = RetrievalRequest(query=query, user_id="bm25")
+    subject_id, policy = lookup_subject_and_policy(tenant_id=tenant.id, user_id="bm25")
+    ctx = build_context(principal=principal, request=request, subject_id=subject_id)
+    plan_ = build_plan(mode=RetrievalMode.HYBRID, intent="", ctx=ctx, policy=policy, query=query)
+    found, stores = fetch_candidates(
+        ctx=ctx, plan=plan_, query=query, query_vector=None, now=timezone.now(), policy=policy
+    )
+    assert "fulltext" in stores
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id::text, tsvector_to_array(search_vector), length(search_vector) "
+            "FROM memory_core_memory WHERE id = ANY(%s)",
+            [[m.id for m in stored]],
+        )
+        rows = cursor.fetchall()
+        cursor.execute("SELECT tsvector_to_array(to_tsvector('english', %s))", [query])
+        lexemes = set(cursor.fetchone()[0])
+    n, avglen = len(rows), max(sum(r[2] for r in rows) / len(rows), 1)
+    df = {lex: sum(lex in r[1] for r in rows) for lex in lexemes}
+    expected = {}
+    for id_, row_lexemes, length in rows:
+        matched = lexemes & set(row_lexemes)
+        if matched:
+            norm = 1 + 1.2 * (0.25 + 0.75 * length / avglen)
+            expected[id_] = sum(
+                math.log(1 + (n - df[lex] + 0.5) / (df[lex] + 0.5)) * 2.2 / norm for lex in matched
+            )
+    assert len(expected) == 5 and max(df.values()) >= 2  # common and rare lexemes both
+
+    ranked = sorted((c for c in found if c.fulltext_rank), key=lambda c: c.fulltext_rank)
+    assert {c.id for c in ranked} == set(expected)
+    for c in ranked:
+        assert c.fulltext_score == pytest.approx(expected[c.id], rel=1e-12)
+    assert [c.id for c in ranked] == sorted(expected, key=lambda i: (-expected[i], i))
 
 
 def test_when_vector_and_full_text_both_fail_the_structured_stores_still_answer(world, monkeypatch):
