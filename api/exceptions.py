@@ -32,7 +32,8 @@ def error_response(code: str, message: str, http_status: int, details=None, head
 def exception_handler(exc, context):
     """Map domain, DRF and database errors to stable JSON errors; never a bare 500."""
     if isinstance(exc, DomainError):
-        return error_response(exc.code, exc.message, exc.status, exc.details)
+        headers = {"Retry-After": "5"} if exc.status == 503 else None
+        return error_response(exc.code, exc.message, exc.status, exc.details, headers=headers)
     if isinstance(exc, (OperationalError, InterfaceError)):
         return error_response(
             "memory_unavailable",

@@ -48,3 +48,10 @@ class MemoryUnavailable(DomainError):
 
     code = "memory_unavailable"
     status = 503
+
+
+class EmbeddingUnavailable(DomainError):
+    """The embedding model failed; a write that needs a vector is not stored (retry later)."""
+
+    code = "embedding_unavailable"
+    status = 503

@@ -25,6 +25,7 @@ Design choices, documented in docs/api.md:
 
 from __future__ import annotations
 
+import logging
 import sys
 import threading
 import uuid
@@ -51,7 +52,12 @@ from memory_core.admission import (
     parse_correction,
 )
 from memory_core.embeddings import BATCH_SIZE, get_embedder
-from memory_core.exceptions import Conflict, PermissionDenied, ValidationFailed
+from memory_core.exceptions import (
+    Conflict,
+    EmbeddingUnavailable,
+    PermissionDenied,
+    ValidationFailed,
+)
 from memory_core.models import (
     AUTHORITY_RANK,
     AdmissionDecision,
@@ -71,6 +77,8 @@ from memory_core.services.conflicts import conflict_open
 from memory_core.services.events import event_record
 from memory_core.services.memories import MemoryDraft, memory_store_many, memory_supersede
 from memory_core.text import content_hash
+
+logger = logging.getLogger(__name__)
 
 MAX_BATCH = 100
 # One model thread per process: a batch's embedding overlaps its admission (_Embedding).
@@ -278,11 +286,17 @@ class _Embedding:
                 self._vectors[i] = vector
 
     def result(self) -> list:
-        """Every text's vector, in order (raises what the model raised)."""
+        """Every text's vector, in order; EmbeddingUnavailable when the model failed."""
         try:
-            self._work()
-        finally:
-            self._background.result()  # the chunk it holds, or its failure
+            try:
+                self._work()
+            finally:
+                self._background.result()  # the chunk it holds, or its failure
+        except Exception as exc:  # any failure of the model: a 503 to retry, never a 500
+            logger.exception("embedding a write batch of %d texts failed", len(self._texts))
+            raise EmbeddingUnavailable(
+                "The embedding model failed, so nothing was stored; retry the write later."
+            ) from exc
         return self._vectors
 
 
