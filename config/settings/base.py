@@ -271,6 +271,10 @@ MEMLEDGER_EMBEDDER = {
     "PRECISION": env.str("MEMLEDGER_EMBEDDING_PRECISION", default="int8"),
 }
 MEMLEDGER_EMBEDDING_DIMENSIONS = 384
+# Web processes load the model and build the admission guards' indexes as they start
+# (config/wsgi.py, memory_core/warmup.py), before they take a request: otherwise a worker's
+# first retrieval or write waits for them (~6 s here). Off: they load on first use.
+MEMLEDGER_WARM_UP = env.bool("MEMLEDGER_WARM_UP", default=True)
 
 LOGGING = {
     "version": 1,

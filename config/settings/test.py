@@ -31,3 +31,6 @@ MEMLEDGER_DELETION_FAULTS = env.str("MEMLEDGER_DELETION_FAULTS", default="")
 # Row-level security in the test process (tests/rls_support.py): a test-client request runs
 # without the test body's platform mode, as in production.
 MIDDLEWARE = ["tests.rls_support.RequestIsolationMiddleware", *MIDDLEWARE]
+
+# The suite loads the model when a test needs it, not when a module imports config.wsgi.
+MEMLEDGER_WARM_UP = False

@@ -1188,6 +1188,12 @@ def _literal_index(rules: list[Rule]) -> LiteralIndex:
     return entry[1]
 
 
+def build_literal_indexes() -> None:
+    """Build the literal index of every rule list now (a process's first write would)."""
+    for rules in (INJECTION_RULES, CLASS_RULES):
+        _literal_index(rules)
+
+
 def _fires(rule: Rule, reading: str) -> bool:
     for match in rule.pattern.finditer(reading):
         if (rule.exempt_own_world or rule.question_only) and _own_world(rule, reading, match):
