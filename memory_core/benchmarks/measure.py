@@ -290,13 +290,13 @@ def pipeline_store_ms(query: BenchQuery) -> dict[str, float]:
     """SQL time of the pipeline's candidate statement, and of the shared scan inside it.
 
     ``sql_statement_ms``: the statement the pipeline runs for a hybrid plan (every store),
-    sent as the pipeline sends it (``candidates._fetch_binary``: its savepoint in the same
+    sent as the pipeline sends it (``candidates.fetch_binary``: its savepoint in the same
     round trip, binary rows), the transaction's BEGIN and COMMIT not counted.
     ``sql_shared_scan_ms``: its ``elig`` CTE alone (reading the subject's eligible rows with
     their distances, lengths and lexeme matches), so the stores' own ranking and scoring cost
     is the difference.
     """
-    from memory_core.retrieval.candidates import _fetch_binary, build_candidate_sql
+    from memory_core.retrieval.candidates import build_candidate_sql, fetch_binary
     from memory_core.retrieval.plan import build_plan
     from memory_core.retrieval.policy import RetrievalPolicy
     from memory_core.retrieval.types import RetrievalMode
@@ -316,7 +316,7 @@ def pipeline_store_ms(query: BenchQuery) -> dict[str, float]:
     for name, statement in (("statement", sql), ("shared_scan", scan)):
         with transaction.atomic():
             started = time.perf_counter()
-            _fetch_binary(statement, params)
+            fetch_binary(statement, params)
             timings[f"sql_{name}_ms"] = (time.perf_counter() - started) * 1000
     return timings
 

@@ -36,7 +36,7 @@ from .policy import RetrievalPolicy
 from .types import Candidate, RetrievalContext, RetrievalPlan
 
 TABLE = "memory_core_memory"
-SAVEPOINT = "memledger_candidates"  # around the statement, in its round trip (_fetch_binary)
+SAVEPOINT = "memledger_candidates"  # around the statement, in its round trip (fetch_binary)
 
 # Ids come back as text: a Candidate holds them as strings, and decoding binary uuids into
 # uuid.UUID objects only to format them again cost ~1 ms per retrieval (docs/performance.md,
@@ -283,7 +283,7 @@ class _NeverPreparedCursor(ServerBindingCursor):
         return super().execute(query, params, prepare=False, binary=binary)
 
 
-def _fetch_binary(sql: str, params: dict) -> list[tuple]:
+def fetch_binary(sql: str, params: dict) -> list[tuple]:
     """Run ``sql`` with its parameters bound by the server and its rows sent in binary.
 
     Django's cursor returns text rows, so the embeddings (``vector_send``) would come back
@@ -344,7 +344,7 @@ def fetch_candidates(
     )
     if not sql:
         return [], []
-    candidates = [row_to_candidate(row) for row in _fetch_binary(sql, params)]
+    candidates = [row_to_candidate(row) for row in fetch_binary(sql, params)]
     fuse(candidates, policy)
     return candidates, stores
 

@@ -116,7 +116,7 @@ def _embed_query(query: str):
 def _generate(*, ctx, plan_, query, vector, now, policy):
     """Stage 4 with the degraded fallback; return (candidates, stores, degraded_reason).
 
-    Each statement runs in its own savepoint (``candidates._fetch_binary``), so a failed one
+    Each statement runs in its own savepoint (``candidates.fetch_binary``), so a failed one
     leaves the request's transaction usable for the next and for the trace.
     """
     reason = ""
