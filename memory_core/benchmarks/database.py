@@ -63,13 +63,19 @@ def connect(name: str, *, autocommit: bool = False) -> psycopg.Connection:
     return conn
 
 
-def ensure_database(name: str) -> bool:
-    """Create benchmark database ``name`` if it is missing; return whether it was created."""
+def exists(name: str) -> bool:
+    """Whether benchmark database ``name`` exists on the server."""
     check_name(name)
     with psycopg.connect(autocommit=True, **server_params()) as conn:
-        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-        if exists:
-            return False
+        found = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+    return found is not None
+
+
+def ensure_database(name: str) -> bool:
+    """Create benchmark database ``name`` if it is missing; return whether it was created."""
+    if exists(name):
+        return False
+    with psycopg.connect(autocommit=True, **server_params()) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     return True
 

@@ -6,6 +6,7 @@ only prove the code paths work and the report has the documented keys.
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -13,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from django.conf import settings
+from django.core.management import CommandError, call_command
 from django.db import connection
 
 from memory_core.benchmarks import database
@@ -130,3 +132,30 @@ def test_benchmarks_measure_with_debug_off(settings):
     assert connection.queries_logged
     measure_as_production()
     assert not settings.DEBUG and not connection.queries_logged
+
+
+RETRIEVAL = ["--memories", "1000", "--tenants", "10"]
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "message"),
+    [
+        ("bench_retrieval", [*RETRIEVAL, "--queries", "0"], "--queries: must be at least 1, not 0"),
+        ("bench_retrieval", [*RETRIEVAL, "--concurrency", "-2"], "--concurrency: must be at"),
+        ("bench_retrieval", [*RETRIEVAL, "--http-seconds", "nan"], "--http-seconds: must be"),
+        ("bench_retrieval", ["--memories", "ten", "--tenants", "1"], "'ten' is not a whole number"),
+        ("bench_retrieval", ["--memories", "100", "--tenants", "200"], "must not exceed"),
+        ("bench_ingest", ["--single", "0"], "--single: must be at least 1, not 0"),
+        ("bench_ingest", ["--batch-size", "101"], "--batch-size must be at most 100"),
+        ("bench_ingest", ["--base-memories", "1000"], "--base-tenants go together"),
+        (
+            "bench_ingest",
+            ["--base-memories", "1000", "--base-tenants", "3"],
+            "memledger_bench_1000_3_s7 does not exist",
+        ),
+    ],
+)  # fmt: skip
+@pytest.mark.django_db
+def test_bad_arguments_are_refused_before_any_work(command, args, message):
+    with pytest.raises(CommandError, match=re.escape(message)):
+        call_command(command, *args)

@@ -6,9 +6,9 @@
 Writes go through the real write service (``memory_write`` / ``memory_write_batch``:
 parsing, admission rules, real batch embedding, storage, decisions and events), in their own
 tenant ``bench-ingest``. Without ``--base-*`` they land in ``memledger_bench_ingest``; with
-them, on top of that retrieval corpus (so the HNSW index being maintained is the big one), and
-the rows written are deleted again at the end. Write-to-retrievable: a single write, then the
-real retrieval pipeline asked for that text until the new id comes back.
+them, on top of that retrieval corpus (so the writes land in a table of that size, with its
+indexes), and the rows written are deleted again at the end. Write-to-retrievable: a single
+write, then the real retrieval pipeline asked for that text until the new id comes back.
 """
 
 from __future__ import annotations
@@ -22,10 +22,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
 from memory_core.benchmarks import database, measure
+from memory_core.benchmarks.args import at_least
 from memory_core.benchmarks.corpus import CorpusSpec, query_texts, sample_texts
 from memory_core.benchmarks.setup import measure_as_production, use_torch_threads
 from memory_core.embeddings import get_embedder
 from memory_core.rls import platform_command, tenant_atomic
+from memory_core.services.writes import MAX_BATCH
 
 INGEST_DB = "memledger_bench_ingest"
 TENANT = "bench-ingest"
@@ -36,18 +38,30 @@ class Command(BaseCommand):
     help = "Write memories through admission and report memories/s and write-to-retrievable."
 
     def add_arguments(self, parser):
-        parser.add_argument("--memories", type=int, default=2000, help="memories in batches")
-        parser.add_argument("--single", type=int, default=200, help="memories written one by one")
-        parser.add_argument("--batch-size", type=int, default=100)
-        parser.add_argument("--probes", type=int, default=50, help="write-to-retrievable probes")
-        parser.add_argument("--base-memories", type=int, default=0)
-        parser.add_argument("--base-tenants", type=int, default=0)
-        parser.add_argument("--seed", type=int, default=7)
-        parser.add_argument("--torch-threads", type=int, default=1)
+        parser.add_argument(
+            "--memories", type=at_least(1), default=2000, help="memories in batches"
+        )
+        parser.add_argument(
+            "--single", type=at_least(1), default=200, help="memories written one by one"
+        )
+        parser.add_argument(
+            "--batch-size", type=at_least(1), default=100, help=f"1 to {MAX_BATCH} a batch"
+        )
+        parser.add_argument(
+            "--probes", type=at_least(1), default=50, help="write-to-retrievable probes"
+        )
+        parser.add_argument("--base-memories", type=at_least(0), default=0)
+        parser.add_argument("--base-tenants", type=at_least(0), default=0)
+        parser.add_argument("--seed", type=at_least(0), default=7)
+        parser.add_argument("--torch-threads", type=at_least(0), default=1)
         parser.add_argument("--json", dest="json_out", default="")
 
     @platform_command
     def handle(self, *args, **opts):
+        if opts["batch_size"] > MAX_BATCH:
+            raise CommandError(f"--batch-size must be at most {MAX_BATCH} (the API's limit)")
+        if bool(opts["base_memories"]) != bool(opts["base_tenants"]):
+            raise CommandError("--base-memories and --base-tenants go together")
         use_torch_threads(opts["torch_threads"])
         measure_as_production()
         if opts["base_memories"]:
@@ -57,6 +71,8 @@ class Command(BaseCommand):
             name = database.bench_database_name(
                 memories=spec.memories, tenants=spec.tenants, seed=spec.seed
             )
+            if not database.exists(name):
+                raise CommandError(f"{name} does not exist: run bench_retrieval first")
             with database.connect(name) as conn:
                 from memory_core.benchmarks.corpus import corpus_state
 

@@ -22,6 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError, connection
 
 from memory_core.benchmarks import measure
+from memory_core.benchmarks.args import at_least, positive_seconds
 from memory_core.benchmarks.corpus import BUCKETS, CorpusSpec
 from memory_core.benchmarks.setup import measure_as_production, prepare_corpus, use_torch_threads
 from memory_core.embeddings import get_embedder
@@ -46,27 +47,39 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--memories", type=int, required=True)
-        parser.add_argument("--tenants", type=int, required=True)
-        parser.add_argument("--concurrency", type=int, default=4)
-        parser.add_argument("--queries", type=int, default=300, help="queries per measurement")
-        parser.add_argument("--seed", type=int, default=7)
-        parser.add_argument("--sample", type=int, default=2000, help="texts embedded for real")
+        parser.add_argument("--memories", type=at_least(100), required=True)
+        parser.add_argument("--tenants", type=at_least(1), required=True)
+        parser.add_argument("--concurrency", type=at_least(1), default=4)
+        parser.add_argument(
+            "--queries", type=at_least(1), default=300, help="queries per measurement"
+        )
+        parser.add_argument("--seed", type=at_least(0), default=7)
+        parser.add_argument(
+            "--sample", type=at_least(1), default=2000, help="texts embedded for real"
+        )
         parser.add_argument("--json", dest="json_out", default="")
         parser.add_argument("--rebuild", action="store_true", help="rebuild the corpus")
         parser.add_argument("--build-only", action="store_true", help="only build the corpus")
         parser.add_argument("--no-http", action="store_true", help="skip the gunicorn part")
-        parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
-        parser.add_argument("--threads", type=int, default=1, help="gunicorn threads per worker")
+        parser.add_argument("--workers", type=at_least(1), default=2, help="gunicorn workers")
         parser.add_argument(
-            "--torch-threads", type=int, default=1, help="torch threads per web worker"
+            "--threads", type=at_least(1), default=1, help="gunicorn threads per worker"
         )
         parser.add_argument(
-            "--http-seconds", type=float, default=60.0, help="time bound of each HTTP run"
+            "--torch-threads",
+            type=at_least(0),
+            default=1,
+            help="torch threads per web worker (0: the configured value)",
+        )
+        parser.add_argument(
+            "--http-seconds",
+            type=positive_seconds,
+            default=60.0,
+            help="time bound of each HTTP run",
         )
         parser.add_argument(
             "--statement-timeout-ms",
-            type=int,
+            type=at_least(0),
             default=10_000,
             help="statement_timeout for the measured pipeline, in-process and in gunicorn "
             "(0 = none); a timed-out retrieval counts at its full cost (in-process) or as an "
@@ -75,8 +88,8 @@ class Command(BaseCommand):
 
     @platform_command
     def handle(self, *args, **opts):
-        if opts["memories"] < 100 or opts["tenants"] < 1 or opts["tenants"] > opts["memories"]:
-            raise CommandError("need --memories >= 100 and 1 <= --tenants <= --memories")
+        if opts["tenants"] > opts["memories"]:
+            raise CommandError("--tenants must not exceed --memories (every tenant holds a row)")
         spec = CorpusSpec(
             memories=opts["memories"],
             tenants=opts["tenants"],

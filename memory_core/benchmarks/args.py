@@ -1,0 +1,32 @@
+"""Argument types of the benchmark commands: a bad number is a usage error, not a report of
+nulls (``--queries 0`` used to print a report whose every percentile was null)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def at_least(minimum: int):
+    """An argparse type: a whole number no smaller than ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        return value
+
+    return parse
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a number of seconds above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:  # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be above 0 seconds, not {text}")
+    return value
