@@ -372,7 +372,6 @@ def test_the_gil_switches_often_while_a_write_embeds_and_the_interval_is_restore
 ):
     import sys
 
-    from memory_core.embeddings import get_embedder
     from memory_core.services import writes
 
     embedder = get_embedder()
