@@ -413,6 +413,49 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
     return decisions
 
 
+def _admit_each(
+    planned: list[_Planned],
+    *,
+    grant: Grant,
+    subjects: dict,
+    heads: dict,
+    target: Memory | None,
+    recent: dict,
+    now,
+    policy: dict,
+    policy_version,
+) -> None:
+    """Decide each planned write in order; a batch's earlier writes count as recent texts and
+    taken keys for its later ones."""
+    batch_keys: set = set()
+    batch_texts: dict = {}
+    for item in planned:
+        candidate = item.candidate
+        subject = subjects.get(candidate.subject)
+        item.subject = subject
+        if target is not None:
+            item.head = target
+        elif subject is not None and candidate.memory_key:
+            item.head = heads.get(
+                (subject.id, candidate.memory_key, candidate.scope_kind, candidate.scope_ref)
+            )
+        texts = recent.get(subject.id, []) if subject else []
+        context = AdmissionContext(
+            now=now,
+            policy=policy,
+            policy_version=policy_version,
+            subject_exists=subject is not None,
+            recent_texts=texts + batch_texts.get(candidate.subject, []),
+            head=Head(item.head.id, item.head.authority, item.head.status) if item.head else None,
+            batch_keys=batch_keys,
+        )
+        item.decision = admit(candidate, grant, context)
+        if item.decision.outcome != REJECTED:
+            if candidate.memory_key:
+                batch_keys.add((candidate.subject, candidate.memory_key, candidate.scope))
+            batch_texts.setdefault(candidate.subject, []).append(candidate.content)
+
+
 def _run(
     principal, candidates: list[Candidate], *, target: Memory | None = None
 ) -> list[WriteResult]:
@@ -428,37 +471,19 @@ def _run(
     planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
     heads = {} if target is not None else _heads(principal.tenant_id, planned, subjects)
     recent = _recent_texts(principal, subjects, policy, now)
-    batch_keys: set = set()
-    batch_texts: dict = {}
     with _frequent_gil_switches:  # the model runs beside admission until _store has vectors
         pending = _Embedding([c.content for c in candidates])
-        for item in planned:
-            candidate = item.candidate
-            subject = subjects.get(candidate.subject)
-            item.subject = subject
-            if target is not None:
-                item.head = target
-            elif subject is not None and candidate.memory_key:
-                item.head = heads.get(
-                    (subject.id, candidate.memory_key, candidate.scope_kind, candidate.scope_ref)
-                )
-            texts = recent.get(subject.id, []) if subject else []
-            context = AdmissionContext(
-                now=now,
-                policy=policy,
-                policy_version=policy_version,
-                subject_exists=subject is not None,
-                recent_texts=texts + batch_texts.get(candidate.subject, []),
-                head=(
-                    Head(item.head.id, item.head.authority, item.head.status) if item.head else None
-                ),
-                batch_keys=batch_keys,
-            )
-            item.decision = admit(candidate, grant, context)
-            if item.decision.outcome != REJECTED:
-                if candidate.memory_key:
-                    batch_keys.add((candidate.subject, candidate.memory_key, candidate.scope))
-                batch_texts.setdefault(candidate.subject, []).append(candidate.content)
+        _admit_each(
+            planned,
+            grant=grant,
+            subjects=subjects,
+            heads=heads,
+            target=target,
+            recent=recent,
+            now=now,
+            policy=policy,
+            policy_version=policy_version,
+        )
         _ensure_subjects(principal, planned, subjects)
         _store(principal, planned, policy_version, pending)
     decisions = _record(principal, planned, policy_version)
