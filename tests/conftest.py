@@ -1,8 +1,10 @@
 """Shared fixtures: real PostgreSQL with pgvector (embedded unless DATABASE_URL is set)."""
 
 import pytest
+from django.test.utils import override_settings
 from rest_framework.test import APIClient
 
+from memory_core.embeddings import get_embedder
 from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.rls import owner_connection
 from memory_core.services.api_keys import api_key_create
@@ -93,3 +95,13 @@ def other_api_client(other_tenant):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
     return client
+
+
+@pytest.fixture
+def broken_model():
+    """The configured model, broken: every embedding raises (as unreadable weights would)."""
+    get_embedder.cache_clear()
+    backend = "tests.memory_core.retrieval.test_pipeline.FailingEmbedder"
+    with override_settings(MEMLEDGER_EMBEDDER={"BACKEND": backend, "DIMENSIONS": 384}):
+        yield
+    get_embedder.cache_clear()

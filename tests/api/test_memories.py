@@ -4,7 +4,6 @@ import json
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.test.utils import override_settings
 from rest_framework.test import APIClient
 
 from memory_core.embeddings import get_embedder
@@ -311,8 +310,6 @@ def test_policy_limit_is_a_422_not_a_400(api_client):
 
 
 def test_batch_decides_per_item_and_embeds_once(api_client, monkeypatch):
-    from memory_core.embeddings import get_embedder
-
     embedder = get_embedder()
     calls = []
     real_embed = embedder.embed
@@ -394,16 +391,6 @@ def test_the_gil_switches_often_while_a_write_embeds_and_the_interval_is_restore
             assert sys.getswitchinterval() == writes.EMBEDDING_SWITCH_INTERVAL_S
         assert sys.getswitchinterval() == writes.EMBEDDING_SWITCH_INTERVAL_S
     assert sys.getswitchinterval() == before
-
-
-@pytest.fixture
-def broken_model():
-    """The configured model, broken: every embedding raises (as unreadable weights would)."""
-    get_embedder.cache_clear()
-    backend = "tests.memory_core.retrieval.test_pipeline.FailingEmbedder"
-    with override_settings(MEMLEDGER_EMBEDDER={"BACKEND": backend, "DIMENSIONS": 384}):
-        yield
-    get_embedder.cache_clear()
 
 
 def test_a_write_the_model_cannot_embed_is_a_503_and_stores_nothing(api_client, broken_model):

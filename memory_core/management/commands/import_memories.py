@@ -17,6 +17,7 @@ from django.db import transaction
 from memory_core.admission import check_content, parse_candidate
 from memory_core.admission.candidate import FieldErrors, parse_datetime_value
 from memory_core.admission.policy import REFUSING
+from memory_core.embeddings import EmbeddingError
 from memory_core.exceptions import ValidationFailed
 from memory_core.models import Agent, Authority, Memory, PolicyVersion, Status, Subject, Tenant
 from memory_core.principals import SystemPrincipal
@@ -54,7 +55,10 @@ class Command(BaseCommand):
         if dry_run:
             self.stdout.write(f"{len(records)} record(s) valid; dry run, nothing imported.")
             return
-        imported, skipped = self._store(records, file)
+        try:
+            imported, skipped = self._store(records, file)  # one transaction
+        except EmbeddingError as exc:
+            raise CommandError(f"The embedding model failed ({exc}); nothing imported.") from exc
         self.stdout.write(f"Imported {imported} memories, skipped {skipped} already present.")
 
     def _validate(self, lines, *, screen: bool):

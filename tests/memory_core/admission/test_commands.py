@@ -107,3 +107,14 @@ def test_import_screen_refuses_injections(tenant, tmp_path):
     assert (
         "line 1: content:" in err.getvalue() and "injection.instruction_override" in err.getvalue()
     )
+
+
+@pytest.mark.django_db
+def test_import_with_a_broken_model_is_a_command_error_and_imports_nothing(
+    tenant, tmp_path, broken_model
+):
+    path = tmp_path / "in.jsonl"
+    path.write_text(record(tenant))
+    with pytest.raises(CommandError, match="embedding model failed.*nothing imported"):
+        call_command("import_memories", str(path), stdout=StringIO())
+    assert not Memory.objects.exists()
