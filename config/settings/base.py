@@ -261,14 +261,17 @@ MEMLEDGER_EMBEDDER = {
     # worker process per core embeds one query at a time, and two threads per process made a
     # query embedding 10x slower on a busy 2-core machine (docs/performance.md, section 6).
     "TORCH_THREADS": env.int("MEMLEDGER_TORCH_THREADS", default=1),
-    # "onnx": the model's transformer exported in memory at load and run by ONNX Runtime
-    # (same vectors, a query embedding 2.3x faster here); "torch": sentence-transformers.
+    # "onnx": the model's transformer exported to ONNX and run by ONNX Runtime (same vectors,
+    # a query embedding 2.3x faster here); "torch": sentence-transformers.
     "RUNTIME": env.str("MEMLEDGER_EMBEDDING_RUNTIME", default="onnx"),
     # "int8": the weights quantized at load (onnx runtime only): a query embeds 2.3x faster
     # and a written memory 1.6x, vectors at cosine >= 0.99 to fp32's, retrieval quality the same
     # (docs/performance.md, section 11); recorded as "<model name>-int8". "fp32": the model
     # as shipped. After a switch, `manage.py reembed` re-embeds what is stored.
     "PRECISION": env.str("MEMLEDGER_EMBEDDING_PRECISION", default="int8"),
+    # The exported ONNX graph, kept between processes so that only the first one imports torch
+    # to export it (memory_core/embeddings.py). Empty: every process exports its own.
+    "CACHE_DIR": env.str("MEMLEDGER_EMBEDDING_CACHE_DIR", default=str(DATA_DIR / "model-cache")),
 }
 MEMLEDGER_EMBEDDING_DIMENSIONS = 384
 # Web processes load the model and build the admission guards' indexes as they start

@@ -1,11 +1,23 @@
 """The real model embeds on CPU from the packaged weights, and pgvector finds the rows."""
 
+import hashlib
+import json
+import os
 import shutil
+import subprocess
+import sys
 
+import numpy as np
 import pytest
+from django.conf import settings
 from pgvector.django import CosineDistance
 
-from memory_core.embeddings import EmbeddingError, SentenceTransformerEmbedder, get_embedder
+from memory_core.embeddings import (
+    EmbeddingError,
+    SentenceTransformerEmbedder,
+    _onnx_inputs,
+    get_embedder,
+)
 from memory_core.models import Memory, MemoryType
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.factories import SubjectFactory
@@ -87,7 +99,7 @@ def test_the_objects_alive_after_the_model_loads_are_frozen_out_of_full_collecti
     assert gc.get_freeze_count() > 100_000
 
 
-def test_the_embedder_sets_its_torch_threads_when_the_model_loads():
+def test_the_embedder_sets_its_threads_when_the_model_loads():
     import torch
     from django.conf import settings
 
@@ -95,16 +107,17 @@ def test_the_embedder_sets_its_torch_threads_when_the_model_loads():
     before = torch.get_num_threads()
     try:
         torch.set_num_threads(2)
-        embedder = SentenceTransformerEmbedder(torch_threads=1)
+        embedder = SentenceTransformerEmbedder(runtime="torch", torch_threads=1)
         embedder.embed(["one thread"])
         assert torch.get_num_threads() == 1
     finally:
         torch.set_num_threads(before)
+    onnx = SentenceTransformerEmbedder(runtime="onnx", torch_threads=1)
+    onnx.embed(["one thread"])
+    assert onnx._session.get_session_options().intra_op_num_threads == 1
 
 
 def test_the_onnx_runtime_gives_the_torch_vectors():
-    import numpy as np
-
     onnx = SentenceTransformerEmbedder(runtime="onnx", torch_threads=1)
     torch_ = SentenceTransformerEmbedder(runtime="torch", torch_threads=1)
     texts = [
@@ -117,9 +130,7 @@ def test_the_onnx_runtime_gives_the_torch_vectors():
     ]
     got = np.array(onnx.embed(texts))
     expected = np.array(torch_.embed(texts))
-    assert onnx._session is not None  # the ONNX path really ran
-    # ... and torch's copy of the weights was released.
-    assert sum(p.numel() for p in onnx._model[0].auto_model.parameters()) == 0
+    assert onnx._session is not None and onnx._model is None  # the ONNX path really ran
     assert got.shape == expected.shape == (len(texts), 384)
     assert np.abs(got - expected).max() < 1e-5
     assert np.allclose(np.linalg.norm(got, axis=1), 1.0, atol=1e-5)
@@ -131,8 +142,6 @@ def test_an_unknown_runtime_is_refused():
 
 
 def test_int8_precision_stays_close_to_fp32_and_names_itself():
-    import numpy as np
-
     int8 = SentenceTransformerEmbedder(runtime="onnx", precision="int8", torch_threads=1)
     fp32 = SentenceTransformerEmbedder(runtime="onnx", precision="fp32", torch_threads=1)
     texts = [
@@ -163,3 +172,105 @@ def test_an_unknown_precision_or_int8_without_onnx_is_refused():
         SentenceTransformerEmbedder(precision="fp16")
     with pytest.raises(EmbeddingError, match="needs the onnx runtime"):
         SentenceTransformerEmbedder(runtime="torch", precision="int8")
+
+
+TRICKY = [
+    "User prefers dark mode.",
+    "  padded with spaces \n",
+    "",
+    " ",
+    "Ünïcödé, 日本語 and emoji 🚀 in one memory.",
+    "deploy " * 400,  # cut at the model's 256 tokens
+    "a\tb\nc",
+    "x" * 3000,
+    "\u200b zero width, ß ǅ ﬁ",
+]
+
+
+def test_the_onnx_path_feeds_the_model_the_ids_sentence_transformers_would():
+    embedder = SentenceTransformerEmbedder(runtime="torch")
+    embedder.embed(["load"])
+    features = embedder._model.preprocess(TRICKY)
+    ids, mask, types = _onnx_inputs(embedder.model_path).encode(TRICKY)
+    assert ids.shape == mask.shape == types.shape == tuple(features["input_ids"].shape)
+    np.testing.assert_array_equal(ids, features["input_ids"].numpy())
+    np.testing.assert_array_equal(mask, features["attention_mask"].numpy())
+    np.testing.assert_array_equal(types, features["token_type_ids"].numpy())
+
+
+def test_a_model_the_onnx_path_does_not_reproduce_is_left_to_torch(tmp_path, caplog):
+    model = get_embedder().model_path
+    for name in ("tokenizer.json", "sentence_bert_config.json"):
+        shutil.copy(model / name, tmp_path / name)
+    (tmp_path / "1_Pooling").mkdir()
+    pooling = {"word_embedding_dimension": 384, "pooling_mode_cls_token": True}
+    (tmp_path / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    assert _onnx_inputs(tmp_path) is None
+    assert "is not mean-pooled" in caplog.text
+    (tmp_path / "tokenizer.json").unlink()
+    assert _onnx_inputs(tmp_path) is None
+
+
+PROBE = """
+import json, sys
+import django
+django.setup()
+from memory_core.embeddings import get_embedder
+vectors = get_embedder().embed(json.loads(sys.stdin.read()))
+print(json.dumps({"torch": "torch" in sys.modules, "vectors": vectors}))
+"""
+
+
+def sha256(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_the_exported_graph_is_kept_so_a_later_process_loads_without_torch(tmp_path, caplog):
+    digest = settings.MEMLEDGER_EMBEDDER["SHA256"]
+    first = SentenceTransformerEmbedder(precision="fp32", sha256=digest, cache_dir=tmp_path)
+    vectors = np.array(first.embed(TRICKY))
+    graph = tmp_path / f"all-MiniLM-L6-v2-{digest[:16]}-opset17-v1.onnx"
+    assert sorted(tmp_path.iterdir()) == [graph, graph.with_suffix(".sha256")]
+    assert (
+        graph.with_suffix(".sha256").read_text() == hashlib.sha256(graph.read_bytes()).hexdigest()
+    )
+
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "MEMLEDGER_EMBEDDING_CACHE_DIR": str(tmp_path),
+        "MEMLEDGER_EMBEDDING_PRECISION": "fp32",
+    }
+    probe = subprocess.run(  # noqa: S603 - this interpreter, a fixed script
+        [sys.executable, "-c", PROBE],
+        input=json.dumps(TRICKY),
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    later = json.loads(probe.stdout.strip().splitlines()[-1])
+    assert later["torch"] is False  # the graph came from the cache: no export, no torch
+    assert np.abs(np.array(later["vectors"]) - vectors).max() < 1e-6
+
+    # A damaged graph is not used: the next process exports again and replaces it.
+    damaged = bytearray(graph.read_bytes())
+    damaged[len(damaged) // 2] ^= 0xFF
+    graph.write_bytes(bytes(damaged))
+    again = SentenceTransformerEmbedder(precision="fp32", sha256=digest, cache_dir=tmp_path)
+    assert np.abs(np.array(again.embed(TRICKY)) - vectors).max() < 1e-6
+    assert "does not match its digest" in caplog.text
+    assert (
+        graph.with_suffix(".sha256").read_text() == hashlib.sha256(graph.read_bytes()).hexdigest()
+    )
+
+
+def test_a_cache_folder_that_cannot_be_written_leaves_the_graph_in_memory(tmp_path, caplog):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    embedder = SentenceTransformerEmbedder(precision="fp32", cache_dir=blocker / "cache")
+    assert len(embedder.embed(["still embeds"])[0]) == 384
+    assert embedder._session is not None
+    assert "cannot keep the ONNX graph" in caplog.text

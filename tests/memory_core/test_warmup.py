@@ -18,7 +18,7 @@ PROBE = (
     "from memory_core.admission import guards\n"
     "from memory_core.embeddings import get_embedder\n"
     "print(json.dumps({'indexes': len(guards._INDEXES),"
-    " 'model': get_embedder()._model is not None}))\n"
+    " 'model': get_embedder().loaded}))\n"
 )
 
 
@@ -26,7 +26,7 @@ def test_warm_up_loads_the_model_and_builds_the_guards_indexes(monkeypatch):
     monkeypatch.setattr(guards, "_INDEXES", {})
     timings = warmup.warm_up()
     assert set(timings) == {"embedder_ms", "admission_ms", "urls_ms"}
-    assert get_embedder()._model is not None
+    assert get_embedder().loaded
     for rules in (guards.INJECTION_RULES, guards.CLASS_RULES):
         assert guards._INDEXES[id(rules)][0] is rules
 
