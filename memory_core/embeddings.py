@@ -11,7 +11,7 @@ with torch on one thread here, for the same vectors (largest difference 2e-7;
 tests/memory_core/test_embeddings.py). The exported graph is kept in ``CACHE_DIR``, named by
 the weights' SHA-256 and checked against its own digest as it loads, so only the first process
 imports torch to export it; the others load ONNX Runtime alone, never torch: a web worker
-starts in a fraction of the time and with about half the memory (docs/performance.md,
+starts in a sixth of the time and with a quarter of the memory (docs/performance.md,
 section 15). If the export fails, or the model is not one the ONNX path
 reproduces (mean pooling, ``sentence_bert_config.json``), the process falls back to torch.
 
@@ -134,8 +134,9 @@ class SentenceTransformerEmbedder:
         self._model = None
         self._tokenizer = None
         self._lock = threading.Lock()
-        # Hugging Face's tokenizer must not be called from two threads at once (it may change
-        # its truncation and padding state), and batch writes embed on two threads.
+        # The torch path: Hugging Face's tokenizer must not be called from two threads at once
+        # (it may change its truncation and padding state), and batch writes embed on two
+        # threads. The ONNX path's tokenizer is configured once and only read.
         self._tokenizer_lock = threading.Lock()
 
     @property
@@ -171,15 +172,16 @@ class SentenceTransformerEmbedder:
             model = None
             if self.runtime == "onnx":
                 inputs = _onnx_inputs(self.model_path)
-                graph = self._graph_cache.read(digest) if inputs and self._graph_cache else None
-                if inputs and graph is None:
+                cached = self._graph_cache.read(digest) if inputs and self._graph_cache else None
+                session = self._open_session(cached) if cached else None
+                if inputs and session is None:
                     model = self._sentence_transformer()
                     graph = self._export(model)
-                    if graph is not None and self._graph_cache:
+                    session = self._open_session(graph) if graph else None
+                    if session is not None and self._graph_cache:
                         self._graph_cache.write(digest, graph)
-                if graph is not None:
-                    self._session = self._open_session(graph)
-                    self._inputs = inputs
+                if session is not None:
+                    self._session, self._inputs = session, inputs
                     model = None  # tokenizer, pooling and normalisation are done here
                 elif self.precision == "int8":
                     raise EmbeddingError(
@@ -257,13 +259,18 @@ class SentenceTransformerEmbedder:
             return None
 
     def _open_session(self, graph: bytes):
-        import onnxruntime
+        """Return an ONNX Runtime session of ``graph``, or None (logged) if it cannot open it."""
+        try:
+            import onnxruntime
 
-        options = onnxruntime.SessionOptions()
-        options.intra_op_num_threads = max(self.torch_threads, 0)
-        options.inter_op_num_threads = 1
-        options.enable_cpu_mem_arena = False
-        return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+            options = onnxruntime.SessionOptions()
+            options.intra_op_num_threads = max(self.torch_threads, 0)
+            options.inter_op_num_threads = 1
+            options.enable_cpu_mem_arena = False
+            return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001 - a graph it cannot run: export, or torch
+            logger.warning("ONNX Runtime cannot open the model's graph: %s", exc)
+            return None
 
     def embed(self, texts: list[str]) -> list[list[float]]:
         if not texts:

@@ -1,8 +1,9 @@
 """Load, as a web process starts, what its first request would otherwise wait for.
 
 A process loads the embedding model on first use (~0.2 s from the exported graph that an
-earlier process kept; ~6 s for the process that exports and quantizes it), builds the admission guards' literal indexes on its first write
-(~0.2 s) and imports every view through the URLconf on its first request (~0.1 s).
+earlier process kept; ~6 s for the process that exports and quantizes it), builds the
+admission guards' literal indexes on its first write (~0.2 s) and imports every view through
+the URLconf on its first request (~0.1 s).
 ``config/wsgi.py`` calls ``warm_up`` when a worker imports the application, before gunicorn
 hands it a request (``MEMLEDGER_WARM_UP``, on by default): a worker gunicorn starts or
 replaces takes no request until it is warm. Each worker warms itself: it imports the

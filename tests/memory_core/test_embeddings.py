@@ -231,9 +231,7 @@ def test_the_exported_graph_is_kept_so_a_later_process_loads_without_torch(tmp_p
     vectors = np.array(first.embed(TRICKY))
     graph = tmp_path / f"all-MiniLM-L6-v2-{digest[:16]}-opset17-v1.onnx"
     assert sorted(tmp_path.iterdir()) == [graph, graph.with_suffix(".sha256")]
-    assert (
-        graph.with_suffix(".sha256").read_text() == hashlib.sha256(graph.read_bytes()).hexdigest()
-    )
+    assert graph.with_suffix(".sha256").read_text() == sha256(graph)
 
     env = {
         **os.environ,
@@ -262,9 +260,16 @@ def test_the_exported_graph_is_kept_so_a_later_process_loads_without_torch(tmp_p
     again = SentenceTransformerEmbedder(precision="fp32", sha256=digest, cache_dir=tmp_path)
     assert np.abs(np.array(again.embed(TRICKY)) - vectors).max() < 1e-6
     assert "does not match its digest" in caplog.text
-    assert (
-        graph.with_suffix(".sha256").read_text() == hashlib.sha256(graph.read_bytes()).hexdigest()
-    )
+    assert graph.with_suffix(".sha256").read_text() == sha256(graph)
+
+    # So is one whose digest matches but which ONNX Runtime cannot open.
+    graph.write_bytes(b"not an ONNX graph")
+    graph.with_suffix(".sha256").write_text(sha256(graph))
+    last = SentenceTransformerEmbedder(precision="fp32", sha256=digest, cache_dir=tmp_path)
+    assert np.abs(np.array(last.embed(TRICKY)) - vectors).max() < 1e-6
+    assert "cannot open the model's graph" in caplog.text
+    assert graph.stat().st_size > 1_000_000
+    assert graph.with_suffix(".sha256").read_text() == sha256(graph)
 
 
 def test_a_cache_folder_that_cannot_be_written_leaves_the_graph_in_memory(tmp_path, caplog):
