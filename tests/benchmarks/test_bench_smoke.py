@@ -82,8 +82,8 @@ def test_bench_database_names_are_fenced():
 
 @pytest.mark.slow
 @pytest.mark.timeout(180)
-def test_tiny_bench_run_reports_the_documented_keys(tmp_path):
-    out = tmp_path / "bench.json"
+def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_path):
+    out, parts_out = tmp_path / "bench.json", tmp_path / "parts.json"
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
     name = database.bench_database_name(memories=300, tenants=5, seed=4242)
     try:
@@ -94,10 +94,21 @@ def test_tiny_bench_run_reports_the_documented_keys(tmp_path):
              "--json", str(out)],
             cwd=ROOT, env=env, check=True, capture_output=True, timeout=170,
         )  # fmt: skip
+        # The request breakdown runs on the same corpus (scripts/request_breakdown.py).
+        subprocess.run(
+            [sys.executable, "scripts/request_breakdown.py", "--memories", "300",
+             "--tenants", "5", "--seed", "4242", "--queries", "6", "--rounds", "1",
+             "--json", str(parts_out)],
+            cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
     finally:
         subprocess.run(
             [sys.executable, "-c", _DROP.format(name=name)], cwd=ROOT, env=env, check=False
         )
+    parts = json.loads(parts_out.read_text())["parts"]
+    assert parts["request"]["n"] == 6 and parts["candidate_statement"]["n"] == 6
+    for name in ("api_key", "pipeline", "embed_query", "trace_insert", "commit", "render"):
+        assert 0 < parts[name]["p50_ms"] < parts["request"]["p95_ms"], name
     report = json.loads(out.read_text())
     assert report["memories"] == 300 and report["tenants"] == 5
     for key in ("p50_ms", "p95_ms"):
