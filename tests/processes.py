@@ -1,5 +1,6 @@
-"""Run ``manage.py`` in a child process, as an operator or a second server would."""
+"""Run ``manage.py`` or a snippet in a child process, as an operator or a second server would."""
 
+import json
 import os
 import subprocess
 import sys
@@ -28,6 +29,24 @@ def run_manage(
         text=True,
         timeout=timeout,
     )
+
+
+def run_python_json(
+    code: str, *, settings: str = "config.settings.test", stdin: str = "", **env: str
+):
+    """Run ``code`` in a fresh interpreter with ``settings`` and this environment plus ``env``;
+    return the JSON its last line of output prints (raises if the process fails)."""
+    probe = subprocess.run(  # noqa: S603 - this interpreter, a test's fixed snippet
+        [sys.executable, "-c", code],
+        input=stdin,
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": settings, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    return json.loads(probe.stdout.strip().splitlines()[-1])
 
 
 def closed_port() -> int:

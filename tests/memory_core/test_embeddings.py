@@ -2,10 +2,7 @@
 
 import hashlib
 import json
-import os
 import shutil
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -21,6 +18,7 @@ from memory_core.embeddings import (
 from memory_core.models import Memory, MemoryType
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.factories import SubjectFactory
+from tests.processes import run_python_json
 
 
 def test_weights_digest_mismatch_is_refused_with_a_clear_message():
@@ -233,23 +231,12 @@ def test_the_exported_graph_is_kept_so_a_later_process_loads_without_torch(tmp_p
     assert sorted(tmp_path.iterdir()) == [graph, graph.with_suffix(".sha256")]
     assert graph.with_suffix(".sha256").read_text() == sha256(graph)
 
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.test",
-        "MEMLEDGER_EMBEDDING_CACHE_DIR": str(tmp_path),
-        "MEMLEDGER_EMBEDDING_PRECISION": "fp32",
-    }
-    probe = subprocess.run(  # noqa: S603 - this interpreter, a fixed script
-        [sys.executable, "-c", PROBE],
-        input=json.dumps(TRICKY),
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
+    later = run_python_json(
+        PROBE,
+        stdin=json.dumps(TRICKY),
+        MEMLEDGER_EMBEDDING_CACHE_DIR=str(tmp_path),
+        MEMLEDGER_EMBEDDING_PRECISION="fp32",
     )
-    later = json.loads(probe.stdout.strip().splitlines()[-1])
     assert later["torch"] is False  # the graph came from the cache: no export, no torch
     assert np.abs(np.array(later["vectors"]) - vectors).max() < 1e-6
 

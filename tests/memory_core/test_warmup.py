@@ -1,17 +1,12 @@
 """A web process loads the model and the admission indexes as it starts, not on a request."""
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
-from django.conf import settings
 from django.test.utils import override_settings
 
 from memory_core import warmup
 from memory_core.admission import guards
 from memory_core.embeddings import get_embedder
+from tests.processes import run_python_json
 
 PROBE = (
     "import json, config.wsgi\n"
@@ -44,20 +39,10 @@ def test_a_model_that_fails_to_load_does_not_stop_the_warm_up(monkeypatch, caplo
 
 @pytest.mark.parametrize("warm", [True, False])
 def test_a_web_process_warms_up_when_it_imports_the_application(warm):
-    env = {
-        **os.environ,
-        "DJANGO_SETTINGS_MODULE": "config.settings.production",
-        "DJANGO_SECRET_KEY": "warm-up-probe-" + "x" * 50,
-        "MEMLEDGER_WARM_UP": str(warm).lower(),
-    }
-    probe = subprocess.run(  # noqa: S603 - this interpreter, a fixed script
-        [sys.executable, "-c", PROBE],
-        cwd=settings.BASE_DIR,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=True,
+    loaded = run_python_json(
+        PROBE,
+        settings="config.settings.production",
+        DJANGO_SECRET_KEY="warm-up-probe-" + "x" * 50,
+        MEMLEDGER_WARM_UP=str(warm).lower(),
     )
-    loaded = json.loads(probe.stdout.strip().splitlines()[-1])
     assert loaded == ({"indexes": 2, "model": True} if warm else {"indexes": 0, "model": False})
