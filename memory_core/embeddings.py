@@ -181,6 +181,7 @@ class SentenceTransformerEmbedder:
                     if session is not None and self._graph_cache:
                         self._graph_cache.write(digest, graph)
                 if session is not None:
+                    self._check_dimensions(session.get_outputs()[0].shape[-1])
                     self._session, self._inputs = session, inputs
                     model = None  # tokenizer, pooling and normalisation are done here
                 elif self.precision == "int8":
@@ -204,13 +205,15 @@ class SentenceTransformerEmbedder:
             model = SentenceTransformer(str(self.model_path), device="cpu", local_files_only=True)
         except Exception as exc:
             raise EmbeddingError(f"Could not load the embedding model: {exc}") from exc
-        dims = model.get_embedding_dimension()
+        self._check_dimensions(model.get_embedding_dimension())
+        return model
+
+    def _check_dimensions(self, dims) -> None:
         if dims != self.dimensions:
             raise EmbeddingError(
                 f"The model at {self.model_path} makes {dims}-d vectors, configured "
                 f"{self.dimensions}."
             )
-        return model
 
     def _export(self, model) -> bytes | None:
         """Return the model's transformer as an ONNX graph (int8 when configured), exported

@@ -266,3 +266,15 @@ def test_a_cache_folder_that_cannot_be_written_leaves_the_graph_in_memory(tmp_pa
     assert len(embedder.embed(["still embeds"])[0]) == 384
     assert embedder._session is not None
     assert "cannot keep the ONNX graph" in caplog.text
+
+
+def test_a_model_of_other_dimensions_is_refused_from_the_cached_graph_too(tmp_path):
+    digest = settings.MEMLEDGER_EMBEDDER["SHA256"]
+    SentenceTransformerEmbedder(precision="fp32", cache_dir=tmp_path).embed(["export it"])
+    for runtime in ("torch", "onnx"):  # onnx: the graph comes from the cache, torch is not asked
+        embedder = SentenceTransformerEmbedder(
+            runtime=runtime, precision="fp32", sha256=digest, cache_dir=tmp_path, dimensions=512
+        )
+        with pytest.raises(EmbeddingError, match="makes 384-d vectors, configured 512"):
+            embedder.embed(["hello"])
+        assert not embedder.loaded
