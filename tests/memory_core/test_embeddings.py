@@ -278,3 +278,22 @@ def test_a_model_of_other_dimensions_is_refused_from_the_cached_graph_too(tmp_pa
         with pytest.raises(EmbeddingError, match="makes 384-d vectors, configured 512"):
             embedder.embed(["hello"])
         assert not embedder.loaded
+
+
+def test_a_failed_export_falls_back_to_torch_for_fp32_and_refuses_int8(
+    tmp_path, caplog, monkeypatch
+):
+    import torch
+
+    def broken_export(*args, **kwargs):
+        raise RuntimeError("exporter unavailable")
+
+    monkeypatch.setattr(torch.onnx, "export", broken_export)
+    fp32 = SentenceTransformerEmbedder(precision="fp32", cache_dir=tmp_path)
+    assert len(fp32.embed(["still embeds"])[0]) == 384
+    assert fp32._session is None and fp32._model is not None  # torch's path
+    assert "ONNX export of the embedding model failed" in caplog.text
+    assert not list(tmp_path.iterdir())  # nothing kept
+    int8 = SentenceTransformerEmbedder(precision="int8", cache_dir=tmp_path)
+    with pytest.raises(EmbeddingError, match="int8 precision needs the model's ONNX export"):
+        int8.embed(["hello"])
