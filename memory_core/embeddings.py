@@ -450,8 +450,9 @@ class _GraphCache:
 
     A graph whose bytes do not match their digest (a torn write, a damaged disk) is not used:
     the process exports again and replaces it. Both files are written under temporary names
-    and renamed into place, so a reader never sees half of one. A folder that cannot be
-    written leaves the process with its in-memory export (logged).
+    and renamed into place, so a reader never sees half of one; two processes that export at
+    once write the same bytes (the export and the quantization are deterministic here). A
+    folder that cannot be written leaves the process with its in-memory export (logged).
     """
 
     def __init__(self, folder: Path, model_name: str):
