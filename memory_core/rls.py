@@ -174,13 +174,19 @@ def owner_connection(alias: str = "default"):
 
 
 def platform_command(handle):
-    """Run a management command's ``handle`` in platform mode (operator work, all tenants)."""
+    """Run a management command's ``handle`` in platform mode (operator work, all tenants).
+
+    What an operator can fix ends the command with a ``CommandError`` saying so, not a
+    traceback: a database that does not exist yet, an embedding model that cannot load.
+    """
     import functools
 
     @functools.wraps(handle)
     def wrapper(self, *args, **options):
         from django.core.management.base import CommandError
         from django.db import OperationalError, connection
+
+        from memory_core.embeddings import EmbeddingError
 
         try:
             connection.ensure_connection()
@@ -192,7 +198,10 @@ def platform_command(handle):
                 f"{exc}\nRun `python manage.py migrate` first: it creates the database, its "
                 "tables and the application role this command connects as."
             ) from exc
-        with platform_scope(f"manage.py {self.__module__.rsplit('.', 1)[-1]}"):
-            return handle(self, *args, **options)
+        try:
+            with platform_scope(f"manage.py {self.__module__.rsplit('.', 1)[-1]}"):
+                return handle(self, *args, **options)
+        except EmbeddingError as exc:
+            raise CommandError(f"The embedding model failed: {exc}") from exc
 
     return wrapper

@@ -102,3 +102,10 @@ def test_one_memory_is_reembedded_by_the_same_guarded_write(rows):
         np.array(stale[0].embedding), embedder.embed([stale[0].content])[0], atol=1e-5
     )
     assert memories_service.memory_reembed(gone.pk) == "nothing"  # a tombstone has no content
+
+
+@pytest.mark.django_db
+def test_a_model_that_cannot_embed_ends_the_command_with_a_command_error(rows, broken_model):
+    with pytest.raises(CommandError, match="The embedding model failed: model weights unreadable"):
+        call_command("reembed")
+    assert Memory.objects.filter(embedding_model="old-model").count() == 2  # nothing changed
