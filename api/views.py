@@ -1,6 +1,7 @@
 """API views: parse, call one memory_core service or selector, render."""
 
 from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -20,4 +21,19 @@ class WhoAmIView(APIView):
                 "write_types": sorted(principal.write_types),
                 "max_sensitivity": principal.max_sensitivity,
             }
+        )
+
+
+@extend_schema(exclude=True)
+class NoEndpointView(APIView):
+    """Any path under /api/ that names no endpoint, or an id that is not a UUID: the JSON
+    ``not_found`` error for every method (after authentication, as every endpoint), never
+    Django's HTML page."""
+
+    reads_only = True  # nothing is written, so no write quota is spent
+
+    def http_method_not_allowed(self, request, *args, **kwargs):
+        raise exceptions.NotFound(
+            f"There is nothing at {request.path}: check the endpoint, and that the ids in the "
+            "path are UUIDs (docs/api.md)."
         )

@@ -2,8 +2,10 @@
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from api.views import NoEndpointView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -20,6 +22,9 @@ urlpatterns = [
         ),
         name="api-docs",
     ),
+    # Last of /api/: an unknown endpoint or a malformed id is a JSON 404, as every API error.
+    # "api/schema" and "api/docs" stay unmatched, so that Django adds their slash.
+    re_path(r"^api/(?!(schema|docs)$)", NoEndpointView.as_view(), name="api-no-endpoint"),
     path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("portal/", include("portal.urls")),

@@ -47,3 +47,27 @@ def test_schema_is_served(client):
     response = client.get("/api/schema/")
     assert response.status_code == 200
     assert b"openapi" in response.content
+    for path in ("/api/schema", "/api/docs"):  # without the slash: redirected, not a 404
+        assert client.get(path).headers["Location"] == path + "/"
+
+
+@pytest.mark.parametrize(
+    "method, path",
+    [
+        ("get", "/api/v1/nothing-here"),
+        ("get", "/api/v1/traces/123"),  # a known endpoint, an id that is not a UUID
+        ("get", "/api/v1/deletions/not-a-uuid"),
+        ("post", "/api/v1/memories/not-a-uuid/revoke"),
+        ("delete", "/api/v1/"),
+        ("get", "/api/v2/retrieve"),
+    ],
+)
+def test_a_path_that_names_no_endpoint_is_a_json_404(api_client, method, path):
+    response = getattr(api_client, method)(path)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"]["code"] == "not_found"
+    assert path in response.json()["error"]["message"]
+    anonymous = getattr(APIClient(), method)(path)  # authentication first, as everywhere
+    assert anonymous.status_code == 401
+    assert anonymous.json()["error"]["code"] == "not_authenticated"
