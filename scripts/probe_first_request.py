@@ -19,38 +19,32 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from memory_core.benchmarks.args import add_corpus_arguments, at_least, positive_seconds  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--memories", type=int, required=True)
-    parser.add_argument("--tenants", type=int, required=True)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--wait", type=float, default=20.0, help="seconds before the first one")
-    parser.add_argument("--requests", type=int, default=3)
+    add_corpus_arguments(parser)
+    parser.add_argument(
+        "--wait", type=positive_seconds, default=20.0, help="seconds before the first retrieval"
+    )
+    parser.add_argument("--requests", type=at_least(1), default=3)
     opts = parser.parse_args()
 
     import django
 
     django.setup()
-    from memory_core import rls
-    from memory_core.benchmarks import database, measure
+    from memory_core.benchmarks import setup
     from memory_core.benchmarks.corpus import CorpusSpec
+    from memory_core.benchmarks.database import BenchDatabaseError
     from memory_core.benchmarks.load import run_load, start_gunicorn
-    from memory_core.models import Agent
-    from memory_core.services.api_keys import api_key_create
 
     spec = CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed)
-    name = database.bench_database_name(
-        memories=spec.memories, tenants=spec.tenants, seed=spec.seed
-    )
-    database.use_database(name)
-    with rls.platform_scope("probe_first_request"):
-        queries = measure.build_queries(spec, opts.requests, seed=spec.seed)
-        agents = Agent.objects.filter(id__in={q.agent_id for q in queries})
-        keys = {
-            agent.id: api_key_create(agent=agent, name="first-request probe")[1] for agent in agents
-        }
+    try:
+        name = setup.open_corpus(spec)
+    except BenchDatabaseError as exc:
+        parser.error(str(exc))
+    queries, keys = setup.queries_with_keys(spec, opts.requests, key_name="first-request probe")
     bodies = [
         (
             keys[q.agent_id],

@@ -23,16 +23,15 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from memory_core.benchmarks.args import add_corpus_arguments, at_least  # noqa: E402
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--memories", type=int, required=True)
-    parser.add_argument("--tenants", type=int, required=True)
-    parser.add_argument("--seed", type=int, default=7)
-    parser.add_argument("--queries", type=int, default=90)
+    add_corpus_arguments(parser)
+    parser.add_argument("--queries", type=at_least(1), default=90)
     parser.add_argument("--bucket", choices=("0.1%", "1%", "10%"), help="only this bucket")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=at_least(1), default=3)
     parser.add_argument("--json", dest="json_out")
     opts = parser.parse_args()
 
@@ -45,24 +44,21 @@ def main() -> int:
 
     import api.authentication
     import api.retrieval
-    from memory_core import rls
-    from memory_core.benchmarks import database, measure
+    from memory_core.benchmarks import setup
     from memory_core.benchmarks.corpus import CorpusSpec
-    from memory_core.models import Agent, RetrievalTrace
+    from memory_core.benchmarks.database import BenchDatabaseError
+    from memory_core.models import RetrievalTrace
     from memory_core.retrieval import budget, candidates, pipeline
-    from memory_core.services.api_keys import api_key_create
 
     settings.DEBUG = False
     settings.MEMLEDGER_RATE_LIMIT = None
     spec = CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed)
-    database.use_database(
-        database.bench_database_name(memories=spec.memories, tenants=spec.tenants, seed=spec.seed)
-    )
-    with rls.platform_scope("request_breakdown"):
-        queries = measure.build_queries(spec, opts.queries, seed=spec.seed)
-        queries = [q for q in queries if opts.bucket in (None, q.bucket)]
-        agents = Agent.objects.filter(id__in={q.agent_id for q in queries})
-        keys = {a.id: api_key_create(agent=a, name="request breakdown")[1] for a in agents}
+    try:
+        setup.open_corpus(spec)
+    except BenchDatabaseError as exc:
+        parser.error(str(exc))
+    queries, keys = setup.queries_with_keys(spec, opts.queries, key_name="request breakdown")
+    queries = [q for q in queries if opts.bucket in (None, q.bucket)]
 
     parts: dict[str, float] = {}
 

@@ -30,3 +30,10 @@ def positive_seconds(text: str) -> float:
     if not value > 0:  # also refuses nan
         raise argparse.ArgumentTypeError(f"must be above 0 seconds, not {text}")
     return value
+
+
+def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--memories``, ``--tenants`` and ``--seed``: the corpus, as ``bench_retrieval`` built it."""
+    parser.add_argument("--memories", type=at_least(100), required=True)
+    parser.add_argument("--tenants", type=at_least(1), required=True)
+    parser.add_argument("--seed", type=at_least(0), default=7)

@@ -66,3 +66,34 @@ def _jsonable(spec: CorpusSpec) -> dict:
     from dataclasses import asdict
 
     return asdict(spec)
+
+
+def open_corpus(spec: CorpusSpec) -> str:
+    """Point Django at the spec's corpus that ``bench_retrieval`` built, and return its
+    database's name; BenchDatabaseError (saying how to build it) if there is none."""
+    name = database.bench_database_name(
+        memories=spec.memories, tenants=spec.tenants, seed=spec.seed
+    )
+    if not database.exists(name):
+        raise database.BenchDatabaseError(
+            f"{name} does not exist: build it with `manage.py bench_retrieval --memories "
+            f"{spec.memories} --tenants {spec.tenants} --seed {spec.seed} --build-only`"
+        )
+    database.use_database(name)
+    return name
+
+
+def queries_with_keys(spec: CorpusSpec, count: int, *, key_name: str) -> tuple[list, dict]:
+    """``count`` of the benchmark's queries on the spec's corpus (``measure.build_queries``),
+    and a fresh API key for every agent they ask as (agent id: raw key)."""
+    from memory_core import rls
+    from memory_core.models import Agent
+    from memory_core.services.api_keys import api_key_create
+
+    from .measure import build_queries
+
+    with rls.platform_scope(key_name):
+        queries = build_queries(spec, count, seed=spec.seed)
+        agents = Agent.objects.filter(id__in={q.agent_id for q in queries})
+        keys = {agent.id: api_key_create(agent=agent, name=key_name)[1] for agent in agents}
+    return queries, keys

@@ -170,3 +170,20 @@ RETRIEVAL = ["--memories", "1000", "--tenants", "10"]
 def test_bad_arguments_are_refused_before_any_work(command, args, message):
     with pytest.raises(CommandError, match=re.escape(message)):
         call_command(command, *args)
+
+
+@pytest.mark.parametrize("script", ["request_breakdown.py", "probe_first_request.py"])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--memories", "100", "--tenants", "1", "--seed", "987654"], "does not exist: build it"),
+        (["--memories", "99", "--tenants", "1"], "--memories: must be at least 100, not 99"),
+    ],
+)
+def test_the_scripts_refuse_a_corpus_that_is_not_built_or_out_of_range(script, args, message):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    done = subprocess.run(
+        [sys.executable, f"scripts/{script}", *args],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and message in done.stderr, done.stderr[-500:]

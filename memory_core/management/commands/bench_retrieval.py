@@ -22,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError, connection
 
 from memory_core.benchmarks import measure
-from memory_core.benchmarks.args import at_least, positive_seconds
+from memory_core.benchmarks.args import add_corpus_arguments, at_least, positive_seconds
 from memory_core.benchmarks.corpus import BUCKETS, CorpusSpec
 from memory_core.benchmarks.setup import measure_as_production, prepare_corpus, use_torch_threads
 from memory_core.embeddings import get_embedder
@@ -47,13 +47,11 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--memories", type=at_least(100), required=True)
-        parser.add_argument("--tenants", type=at_least(1), required=True)
+        add_corpus_arguments(parser)
         parser.add_argument("--concurrency", type=at_least(1), default=4)
         parser.add_argument(
             "--queries", type=at_least(1), default=300, help="queries per measurement"
         )
-        parser.add_argument("--seed", type=at_least(0), default=7)
         parser.add_argument(
             "--sample", type=at_least(1), default=2000, help="texts embedded for real"
         )
