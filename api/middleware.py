@@ -2,11 +2,13 @@
 
 Most database errors surface inside a DRF view and the exception handler maps them. This
 catches the ones raised around the view, e.g. when the request's transaction
-(``ATOMIC_REQUESTS``) cannot even begin because the server is down.
+(``ATOMIC_REQUESTS``) cannot even begin because the server is down. ``server_error`` is the
+500 handler for what nobody foresaw: JSON under /api/ as well.
 """
 
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
+from django.views import defaults
 
 MESSAGE = "The memory store is unavailable; carry on without memory and retry later."
 
@@ -32,3 +34,20 @@ class DatabaseUnavailableMiddleware:
             response = HttpResponse(MESSAGE, status=503, content_type="text/plain")
         response["Retry-After"] = "5"
         return response
+
+
+def server_error(request):
+    """Django's 500 handler (``config.urls.handler500``): under /api/ the JSON error every API
+    answer uses, ``internal_error``; elsewhere the portal's page (templates/500.html)."""
+    if request.path.startswith("/api/"):
+        return JsonResponse(
+            {
+                "error": {
+                    "code": "internal_error",
+                    "message": "The server failed on this request; it has been logged.",
+                    "details": {},
+                }
+            },
+            status=500,
+        )
+    return defaults.server_error(request)

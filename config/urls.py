@@ -29,3 +29,6 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("portal/", include("portal.urls")),
 ]
+
+# A failure nobody foresaw: JSON under /api/, the portal's page elsewhere (never Django's text).
+handler500 = "api.middleware.server_error"

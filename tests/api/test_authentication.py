@@ -3,9 +3,12 @@
 from datetime import timedelta
 
 import pytest
+from django.test import RequestFactory
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from api import views
+from api.middleware import server_error
 from memory_core.models import ApiKey
 from memory_core.services.api_keys import api_key_revoke
 
@@ -71,3 +74,18 @@ def test_a_path_that_names_no_endpoint_is_a_json_404(api_client, method, path):
     anonymous = getattr(APIClient(), method)(path)  # authentication first, as everywhere
     assert anonymous.status_code == 401
     assert anonymous.json()["error"]["code"] == "not_authenticated"
+
+
+def test_an_unforeseen_failure_is_a_json_500_under_api_and_a_page_elsewhere(
+    api_client, monkeypatch, settings
+):
+    settings.DEBUG = False
+    monkeypatch.setattr(views.WhoAmIView, "get", lambda self, request: 1 / 0)
+    api_client.raise_request_exception = False  # answered as in production, not re-raised
+    response = api_client.get("/api/v1/whoami")
+    assert response.status_code == 500
+    assert response["Content-Type"] == "application/json"
+    assert response.json()["error"]["code"] == "internal_error"
+
+    page = server_error(RequestFactory().get("/portal/memories/"))
+    assert page.status_code == 500 and b"Something went wrong" in page.content
