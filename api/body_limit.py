@@ -9,19 +9,13 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.http import JsonResponse
 
+from api.exceptions import error_body
+
 
 def too_large() -> JsonResponse:
     limit = settings.MEMLEDGER_MAX_BODY_BYTES
-    return JsonResponse(
-        {
-            "error": {
-                "code": "request_too_large",
-                "message": f"The request body is larger than {limit} bytes.",
-                "details": {"max_bytes": limit},
-            }
-        },
-        status=413,
-    )
+    message = f"The request body is larger than {limit} bytes."
+    return JsonResponse(error_body("request_too_large", message, {"max_bytes": limit}), status=413)
 
 
 class BodySizeLimitMiddleware:

@@ -23,10 +23,15 @@ _DRF_CODES = {
 }
 
 
+def error_body(code: str, message: str, details=None) -> dict:
+    """The stable error body, ``{"error": {"code", "message", "details"}}``: DRF's answers
+    (``error_response``) and the ones made outside DRF (middleware, the 500 handler) alike."""
+    return {"error": {"code": code, "message": message, "details": details or {}}}
+
+
 def error_response(code: str, message: str, http_status: int, details=None, headers=None):
-    """Return the stable error body."""
-    body = {"error": {"code": code, "message": message, "details": details or {}}}
-    return Response(body, status=http_status, headers=headers)
+    """Return the stable error body as a DRF response."""
+    return Response(error_body(code, message, details), status=http_status, headers=headers)
 
 
 def exception_handler(exc, context):

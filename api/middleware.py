@@ -10,6 +10,8 @@ from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.views import defaults
 
+from api.exceptions import error_body
+
 MESSAGE = "The memory store is unavailable; carry on without memory and retry later."
 
 
@@ -26,10 +28,7 @@ class DatabaseUnavailableMiddleware:
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
         if request.path.startswith("/api/"):
-            response = JsonResponse(
-                {"error": {"code": "memory_unavailable", "message": MESSAGE, "details": {}}},
-                status=503,
-            )
+            response = JsonResponse(error_body("memory_unavailable", MESSAGE), status=503)
         else:
             response = HttpResponse(MESSAGE, status=503, content_type="text/plain")
         response["Retry-After"] = "5"
@@ -40,14 +39,6 @@ def server_error(request):
     """Django's 500 handler (``config.urls.handler500``): under /api/ the JSON error every API
     answer uses, ``internal_error``; elsewhere the portal's page (templates/500.html)."""
     if request.path.startswith("/api/"):
-        return JsonResponse(
-            {
-                "error": {
-                    "code": "internal_error",
-                    "message": "The server failed on this request; it has been logged.",
-                    "details": {},
-                }
-            },
-            status=500,
-        )
+        message = "The server failed on this request; it has been logged."
+        return JsonResponse(error_body("internal_error", message), status=500)
     return defaults.server_error(request)
