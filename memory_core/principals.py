@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q, QuerySet
 
+from memory_core.models.choices import SENSITIVITY_RANK
+
 
 @dataclass(frozen=True)
 class AgentPrincipal:
@@ -54,13 +56,22 @@ class AgentPrincipal:
         return self.any_subject or (bool(self.bound_user_id) and user_id == self.bound_user_id)
 
     def scope_memories(self, queryset: QuerySet) -> QuerySet:
-        """Limit a tenant's memories to what this agent may read."""
-        queryset = queryset.filter(Q(agent_id__isnull=True) | Q(agent_id=self.agent_id)).filter(
-            memory_type__in=sorted(self.read_types)
+        """Limit a tenant's memories to what this agent may read: shared or its own, of its
+        read types, up to its maximum sensitivity (as retrieval's hard filters)."""
+        ceiling = SENSITIVITY_RANK[self.max_sensitivity]
+        queryset = queryset.filter(
+            Q(agent_id__isnull=True) | Q(agent_id=self.agent_id),
+            memory_type__in=sorted(self.read_types),
+            sensitivity__in=sorted(s for s, rank in SENSITIVITY_RANK.items() if rank <= ceiling),
         )
-        if not self.any_subject:
-            queryset = queryset.filter(subject__external_id=self.bound_user_id or None)
-        return queryset
+        return self.scope_subject(queryset)
+
+    def scope_subject(self, queryset: QuerySet) -> QuerySet:
+        """Limit rows that belong to a subject (memories, traces, deletions) to the subjects
+        this agent may act for: all of them with ``any_subject``, else its token's."""
+        if self.any_subject:
+            return queryset
+        return queryset.filter(subject__external_id=self.bound_user_id or None)
 
 
 @dataclass(frozen=True)

@@ -180,10 +180,11 @@ def admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Deci
     # 1. Tenant boundary: the subject must belong to the writer's tenant (or be creatable).
     if grant.own_subject is not None and candidate.subject != grant.own_subject:
         return refuse("tenant.subject_mismatch")
-    if not context.subject_exists and not grant.any_subject:
-        return refuse("tenant.subject_unknown")
+    # A bound agent learns nothing about subjects outside its token, not even whether they exist.
     if grant.bound_subject is not None and candidate.subject != grant.bound_subject:
         return refuse("tenant.subject_not_granted")
+    if not context.subject_exists and not grant.any_subject:
+        return refuse("tenant.subject_unknown")
 
     # 2. The grant: memory types and maximum sensitivity.
     if grant.write_types is not None and candidate.memory_type not in grant.write_types:

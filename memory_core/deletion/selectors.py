@@ -4,13 +4,20 @@ from django.db.models import F, Prefetch, Q, QuerySet
 
 from memory_core.exceptions import NotFound, PermissionDenied
 from memory_core.models import DeletionOperation, DeletionStep
-from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
+from memory_core.principals import (
+    AgentPrincipal,
+    ReviewerPrincipal,
+    SubjectPrincipal,
+    SystemPrincipal,
+)
 
 
 def _scope(principal) -> QuerySet:
     queryset = DeletionOperation.objects.filter(tenant_id=principal.tenant_id)
     if isinstance(principal, SubjectPrincipal):
         queryset = queryset.filter(subject_id=principal.subject_id)
+    elif isinstance(principal, AgentPrincipal):
+        queryset = principal.scope_subject(queryset)
     return queryset.prefetch_related(
         Prefetch("steps", queryset=DeletionStep.objects.order_by("id"))
     )

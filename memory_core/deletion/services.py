@@ -22,6 +22,7 @@ from memory_core.models import (
     Memory,
     MemoryEvent,
     PolicyVersion,
+    Status,
     Subject,
     Tombstone,
 )
@@ -98,20 +99,26 @@ def deletion_request(
     - ``subject_id`` (or ``subject_external_id``) alone: every memory of the subject, and the
       subject's exports, traces and caches.
 
-    Only what ``principal`` may see is in reach; anything else is NotFound. Requesting a
+    Only what ``principal`` may see is in reach; anything else is NotFound. An agent deletes
+    only memory types its grant lets it write (as revoke), and a whole subject only when its
+    grant reaches every memory of the subject; otherwise PermissionDenied. Requesting a
     memory that is already deleted returns the operation that deleted it.
     """
     visible = Memory.objects.visible_to(principal)
+    write_types = getattr(principal, "write_types", None)
+    writable = visible if write_types is None else visible.filter(memory_type__in=write_types)
     memory_key = (memory_key or "").strip()
     if memory_id is not None:
         memory = visible.filter(pk=memory_id).first()
         if memory is None:
             raise NotFound("No memory with this id.")
+        if write_types is not None and memory.memory_type not in write_types:
+            raise PermissionDenied("The agent's grant does not allow writing this memory type.")
         tombstone = Tombstone.objects.filter(memory_id=memory.id).first()
         if tombstone is not None and tombstone.operation_id is not None:
             return DeletionOperation.objects.get(pk=tombstone.operation_id)
         ids = _with_predecessors(memory.id)
-        candidates = visible.filter(pk__in=ids, subject_id=memory.subject_id)
+        candidates = writable.filter(pk__in=ids, subject_id=memory.subject_id)
         return _operation_create(
             principal=principal,
             tenant_id=memory.tenant_id,
@@ -125,14 +132,33 @@ def deletion_request(
             "Give a memory_id, a subject with a memory_key, or a subject.", code="target_required"
         )
     subject = _subject(principal, subject_id, subject_external_id)
-    candidates = visible.filter(subject=subject)
+    candidates = writable.filter(subject=subject)
     if memory_key:
         candidates = candidates.filter(memory_key=memory_key)
         if not candidates.exists():
+            if visible.filter(subject=subject, memory_key=memory_key).exists():
+                raise PermissionDenied(
+                    "The agent's grant does not allow writing the memory types on this key."
+                )
             raise NotFound("No memory with this key.")
         target = DeletionOperation.Target.MEMORY_KEY
     else:
         target = DeletionOperation.Target.SUBJECT
+        out_of_reach = (
+            Memory.objects.filter(tenant_id=subject.tenant_id, subject=subject)
+            .exclude(status=Status.DELETED)
+            .exclude(pk__in=candidates.values("pk"))
+        )
+        if out_of_reach.exists():
+            # A subject deletion also clears the subject's exports and traces: only a caller
+            # that reaches all of the subject may ask for it (the user, a reviewer, or an
+            # agent whose grant covers every memory the subject has).
+            raise PermissionDenied(
+                "The agent's grant does not reach every memory of this subject, so it cannot "
+                "delete the subject; delete memories one by one, or ask the user (portal) or "
+                "a reviewer.",
+                code="subject_not_fully_granted",
+            )
     return _operation_create(
         principal=principal,
         tenant_id=subject.tenant_id,

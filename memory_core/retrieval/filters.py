@@ -38,7 +38,7 @@ def rejection_reason(
         return f"status_{c.status}"
     if c.valid_until is not None and c.valid_until <= now:
         return "expired"
-    if ctx.read_types and c.memory_type not in ctx.read_types:
+    if ctx.read_types is not None and c.memory_type not in ctx.read_types:
         return "type_not_readable"
     if c.memory_type in plan.excluded_types:
         return "type_excluded_by_plan"

@@ -90,9 +90,15 @@ def build_context(*, principal, request: RetrievalRequest, subject_id) -> Retrie
         project_id=request.project_id,
         repository_id=request.repository_id,
         locale=request.locale,
-        read_types=tuple(sorted(getattr(principal, "read_types", ()) or ())),
+        read_types=_read_types(principal),
         max_sensitivity=getattr(principal, "max_sensitivity", "sensitive"),
     )
+
+
+def _read_types(principal) -> tuple[str, ...] | None:
+    """The agent's read grant (empty reads nothing); None for a principal without one."""
+    read_types = getattr(principal, "read_types", None)
+    return None if read_types is None else tuple(sorted(read_types))
 
 
 def effective_budget(request: RetrievalRequest, policy: RetrievalPolicy) -> Budget:

@@ -41,7 +41,7 @@ def build_plan(
     *, mode: RetrievalMode, intent: str, ctx: RetrievalContext, policy: RetrievalPolicy, query: str
 ) -> RetrievalPlan:
     """Return the plan for ``mode``: stores, types, scopes and candidate counts."""
-    readable = set(ctx.read_types) if ctx.read_types else set(ALL_TYPES)
+    readable = set(ALL_TYPES) if ctx.read_types is None else set(ctx.read_types)
     preferred = tuple(
         kind if kind == "global" else f"{kind}:{ref}" for kind, ref in ctx.allowed_scopes
     )

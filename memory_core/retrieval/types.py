@@ -67,7 +67,8 @@ class RetrievalContext:
     project_id: str = ""
     repository_id: str = ""
     locale: str = ""
-    read_types: tuple[str, ...] = ()
+    # The agent's read grant; an empty grant reads nothing. None: not an agent (no type limit).
+    read_types: tuple[str, ...] | None = None
     max_sensitivity: str = "sensitive"
 
     @property

@@ -40,6 +40,21 @@ def memory_chain(memory: Memory) -> list[Memory]:
         chain.append(successor)
 
 
+def memory_visible_chain(*, principal, memory: Memory) -> list[Memory]:
+    """Return ``memory``'s chain as ``principal`` may see it, oldest first.
+
+    A version the principal may not see on its own (another type, another agent's, above its
+    sensitivity; a chain never crosses tenant or subject) is left out here too.
+    """
+    chain = memory_chain(memory)
+    visible = set(
+        Memory.objects.visible_to(principal)
+        .filter(pk__in=[link.pk for link in chain])
+        .values_list("pk", flat=True)
+    )
+    return [link for link in chain if link.pk in visible]
+
+
 def memory_list(
     *, principal, subject: str = "", memory_type: str = "", status: str = "", key: str = ""
 ):
@@ -71,7 +86,7 @@ def memory_detail(*, principal, memory_id) -> MemoryDetail:
     """Return ``memory_id`` with its chain, events and admission decision; NotFound if the
     principal may not see it."""
     memory = memory_get(principal=principal, memory_id=memory_id)
-    chain = memory_chain(memory)
+    chain = memory_visible_chain(principal=principal, memory=memory)
     ids = [m.id for m in chain]
     events = list(MemoryEvent.objects.filter(tenant_id=memory.tenant_id, memory_id__in=ids))
     decision = (

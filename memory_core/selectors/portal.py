@@ -27,7 +27,7 @@ from memory_core.models import (
     Status,
 )
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
-from memory_core.selectors.memories import memory_chain, memory_get
+from memory_core.selectors.memories import memory_get, memory_visible_chain
 
 # Order in which the "what is remembered" page lists classes.
 CLASS_ORDER = [MemoryClass.PREFERENCE, MemoryClass.EPISODIC, MemoryClass.WORKING]
@@ -158,15 +158,7 @@ class MemoryHistory:
 def memory_history(*, principal, memory_id) -> MemoryHistory:
     """Return the chain (oldest first) and events of a memory ``principal`` may see."""
     memory = memory_get(principal=principal, memory_id=memory_id)
-    chain = memory_chain(memory)
-    # The chain never crosses tenant or subject (a database trigger enforces it); scoping it
-    # again costs nothing and keeps this selector honest on its own.
-    visible = set(
-        Memory.objects.visible_to(principal)
-        .filter(pk__in=[link.pk for link in chain])
-        .values_list("pk", flat=True)
-    )
-    chain = [link for link in chain if link.pk in visible]
+    chain = memory_visible_chain(principal=principal, memory=memory)
     ids = [link.pk for link in chain]
     events = list(
         MemoryEvent.objects.filter(tenant_id=principal.tenant_id, memory_id__in=ids).order_by(

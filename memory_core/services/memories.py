@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.embeddings import get_embedder
@@ -62,6 +63,22 @@ def parse_scope(scope: str) -> tuple[str, str]:
             f"got {scope!r}"
         )
     return kind, ref
+
+
+def chain_rows(queryset, *, memory_type: str, agent_id):
+    """Limit ``queryset`` to the rows a write of ``memory_type`` by ``agent_id`` may chain onto.
+
+    A chain holds one memory type and one owner: a write never supersedes, or stands in
+    conflict with, a memory of another type or another agent's private memory (rows its
+    writer may not see). ``agent_id`` None (a portal user, memledger itself) reaches the
+    shared rows only.
+    """
+    return queryset.filter(shared_or_own(agent_id), memory_type=memory_type)
+
+
+def shared_or_own(agent_id) -> Q:
+    """The memories shared by a tenant's agents, and those private to ``agent_id``."""
+    return Q(agent_id__isnull=True) | Q(agent_id=agent_id)
 
 
 def build_memory(

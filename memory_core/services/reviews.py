@@ -18,6 +18,7 @@ from memory_core.models import AUTHORITY_RANK, Memory, MemoryEvent, ReviewItem, 
 from memory_core.principals import ReviewerPrincipal, SystemPrincipal
 from memory_core.services.conflicts import conflict_open
 from memory_core.services.events import event_record
+from memory_core.services.memories import chain_rows
 
 
 def _open_item(*, principal, item_id) -> ReviewItem:
@@ -58,7 +59,11 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
     if head is None or head.status != Status.ACTIVE:
         # The head moved on while the write waited: take the key's current head, if any.
         head = (
-            Memory.objects.select_for_update()
+            chain_rows(
+                Memory.objects.select_for_update(),
+                memory_type=memory.memory_type,
+                agent_id=memory.agent_id,
+            )
             .filter(
                 tenant_id=memory.tenant_id,
                 subject_id=memory.subject_id,

@@ -75,7 +75,13 @@ from memory_core.principals import SubjectPrincipal
 from memory_core.selectors.memories import memory_get
 from memory_core.services.conflicts import conflict_open
 from memory_core.services.events import event_record
-from memory_core.services.memories import MemoryDraft, memory_store_many, memory_supersede
+from memory_core.services.memories import (
+    MemoryDraft,
+    chain_rows,
+    memory_store_many,
+    memory_supersede,
+    shared_or_own,
+)
 from memory_core.text import content_hash
 
 logger = logging.getLogger(__name__)
@@ -167,24 +173,28 @@ def _grant(principal) -> Grant:
     return Grant.of(principal, own_subject_external_id=own)
 
 
-def _heads(tenant_id, planned: list[_Planned], subjects: dict) -> dict:
-    """Return the active heads of the batch's memory_keys, by (subject id, key, kind, ref)."""
+def _heads(principal, planned: list[_Planned], subjects: dict) -> dict:
+    """Return the active heads the batch's writes land on, by (subject id, key, type, kind,
+    ref): only rows of the write's type that its writer may chain onto (``chain_rows``)."""
     query = Q()
     for item in planned:
         subject = subjects.get(item.candidate.subject)
         if subject is not None and item.candidate.memory_key:
-            query |= Q(subject_id=subject.id, memory_key=item.candidate.memory_key)
+            query |= Q(
+                subject_id=subject.id,
+                memory_key=item.candidate.memory_key,
+                memory_type=item.candidate.memory_type,
+            )
     if not query:
         return {}
     heads = {}
-    rows = Memory.objects.filter(query, tenant_id=tenant_id, status=Status.ACTIVE).order_by(
-        "created_at"
-    )
+    rows = Memory.objects.filter(query, tenant_id=principal.tenant_id, status=Status.ACTIVE)
+    rows = rows.filter(shared_or_own(getattr(principal, "agent_id", None))).order_by("created_at")
     for row in rows:
         # With parallel chains (a conflict kept for review) the head to measure a write
         # against is the strongest one, then the newest: a write must not "win" by
         # superseding a weaker chain while a stronger one stands.
-        key = (row.subject_id, row.memory_key, row.scope_kind, row.scope_ref)
+        key = (row.subject_id, row.memory_key, row.memory_type, row.scope_kind, row.scope_ref)
         current = heads.get(key)
         if current is None or AUTHORITY_RANK[row.authority] >= AUTHORITY_RANK[current.authority]:
             heads[key] = row
@@ -220,6 +230,8 @@ def _draft(item: _Planned) -> MemoryDraft:
     candidate, decision = item.candidate, item.decision
     return MemoryDraft(
         subject=item.subject,
+        # A new version keeps its chain's owner: an agent's private memory stays private.
+        agent_id=item.head.agent_id if item.head is not None else None,
         memory_type=candidate.memory_type,
         content=candidate.content,
         authority=decision.authority,
@@ -398,11 +410,15 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
             )
         elif item.decision.action == "conflict":
             # Every chain still standing on the key is a candidate, not only the last two.
-            standing = Memory.objects.filter(
-                tenant_id=principal.tenant_id,
-                subject_id=item.subject.id,
-                memory_key=item.candidate.memory_key,
-                status=Status.ACTIVE,
+            standing = chain_rows(
+                Memory.objects.filter(
+                    tenant_id=principal.tenant_id,
+                    subject_id=item.subject.id,
+                    memory_key=item.candidate.memory_key,
+                    status=Status.ACTIVE,
+                ),
+                memory_type=item.candidate.memory_type,
+                agent_id=item.head.agent_id,
             ).values_list("id", flat=True)
             item.review_item = conflict_open(
                 tenant_id=principal.tenant_id,
@@ -437,7 +453,13 @@ def _admit_each(
             item.head = target
         elif subject is not None and candidate.memory_key:
             item.head = heads.get(
-                (subject.id, candidate.memory_key, candidate.scope_kind, candidate.scope_ref)
+                (
+                    subject.id,
+                    candidate.memory_key,
+                    candidate.memory_type,
+                    candidate.scope_kind,
+                    candidate.scope_ref,
+                )
             )
         texts = recent.get(subject.id, []) if subject else []
         context = AdmissionContext(
@@ -469,7 +491,7 @@ def _run(
         for s in Subject.objects.filter(tenant_id=principal.tenant_id, external_id__in=external_ids)
     }
     planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
-    heads = {} if target is not None else _heads(principal.tenant_id, planned, subjects)
+    heads = {} if target is not None else _heads(principal, planned, subjects)
     recent = _recent_texts(principal, subjects, policy, now)
     with _frequent_gil_switches:  # the model runs beside admission until _store has vectors
         pending = _Embedding([c.content for c in candidates])

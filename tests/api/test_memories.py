@@ -16,6 +16,7 @@ from memory_core.models import (
     Status,
     Subject,
 )
+from memory_core.subject_tokens import subject_token_issue
 
 pytestmark = pytest.mark.django_db
 
@@ -242,9 +243,15 @@ def test_revoke(api_client):
 def test_unknown_subject_needs_any_subject_grant(api_client, agent):
     agent.any_subject = False
     agent.save(update_fields=["any_subject"])
-    response = write(api_client, subject="stranger")
+    token = subject_token_issue(tenant_id=agent.tenant_id, agent_id=agent.id, user_id="stranger")
+    response = api_client.post(
+        URL, body(subject="stranger"), format="json", HTTP_X_MEMLEDGER_SUBJECT_TOKEN=token
+    )
     assert response.status_code == 422
     assert response.json()["rule_codes"] == ["tenant.subject_unknown"]
+    # Without a token for it, the subject is not granted, whether it exists or not.
+    response = write(api_client, subject="stranger")
+    assert response.json()["rule_codes"] == ["tenant.subject_not_granted"]
     assert not Subject.objects.filter(external_id="stranger").exists()
 
 
