@@ -8,7 +8,11 @@ admission decides (HTTP 201/202/422). Output serializers render rows; they hold 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from memory_core.admission.candidate import HARD_MAX_CONTENT_CHARS, HARD_MAX_ID_CHARS
+from memory_core.admission.candidate import (
+    HARD_MAX_CONTENT_CHARS,
+    HARD_MAX_ID_CHARS,
+    MAX_SCOPE_CHARS,
+)
 from memory_core.models import (
     Authority,
     Consent,
@@ -90,7 +94,7 @@ class MemoryWriteSerializer(_MemoryBodySerializer):
     memory_type = serializers.ChoiceField(choices=MemoryType.choices)
     memory_key = _id_field(required=False, allow_blank=True)
     scope = serializers.CharField(
-        max_length=2 * HARD_MAX_ID_CHARS,
+        max_length=MAX_SCOPE_CHARS,
         help_text="'global' or kind:ref with kind user, project, repo or task.",
     )
     source = SourceSerializer()

@@ -16,12 +16,13 @@ from django.utils.dateparse import parse_datetime
 
 from memory_core.exceptions import ValidationFailed
 from memory_core.models import Authority, Consent, MemoryType, Sensitivity, SourceType
-from memory_core.services.memories import parse_scope
+from memory_core.services.memories import MAX_SCOPE_REF_CHARS, parse_scope
 from memory_core.text import format_scope
 
 # Hard ceilings, far above any policy: beyond them a body is malformed, not merely refused.
 HARD_MAX_CONTENT_CHARS = 20_000
 HARD_MAX_ID_CHARS = 200
+MAX_SCOPE_CHARS = len("project:") + MAX_SCOPE_REF_CHARS  # the longest kind, then the id
 HARD_MAX_VALUE_BYTES = 65_536
 HARD_MAX_VALUE_DEPTH = 16
 
@@ -90,8 +91,8 @@ class Candidate:
         return format_scope(self.scope_kind, self.scope_ref)
 
     def texts(self) -> list[str]:
-        """Return every free text of the candidate the guards read: content and value strings."""
-        return [self.content, *value_strings(self.value)]
+        """Return every free text of the candidate the guards read: content and all of value."""
+        return [self.content, *value_texts(self.value)]
 
 
 @dataclass
@@ -109,20 +110,49 @@ class FieldErrors:
             )
 
 
-def value_strings(value, *, limit: int = 200) -> list[str]:
-    """Return the strings (keys and leaves) of a JSON value, breadth first, at most ``limit``."""
+VALUE_TEXT_CHARS = 4_000  # the guards read a value's strings in texts of about this size
+_VALUE_TEXT_OVERLAP = 200  # a string cut in pieces repeats this much, so no phrase is split
+
+
+def value_strings(value) -> list[str]:
+    """Return every string (keys and leaves) of a JSON value, in document order."""
     out: list[str] = []
     stack = [value]
-    while stack and len(out) < limit:
+    while stack:
         item = stack.pop()
         if isinstance(item, str):
             out.append(item)
         elif isinstance(item, dict):
             out.extend(str(key) for key in item)
-            stack.extend(item.values())
+            stack.extend(reversed(list(item.values())))
         elif isinstance(item, list):
-            stack.extend(item)
+            stack.extend(reversed(item))
     return out
+
+
+def value_texts(value) -> list[str]:
+    """Return every string of a JSON value packed into texts of at most ``VALUE_TEXT_CHARS``.
+
+    All of the value is read, however many strings it holds (its size is capped by the size
+    rule), in a bounded number of guard calls: short strings are joined one per line, and a
+    longer string is cut into overlapping pieces.
+    """
+    texts: list[str] = []
+    current: list[str] = []
+    size = 0
+    for string in value_strings(value):
+        if len(string) > VALUE_TEXT_CHARS:
+            step = VALUE_TEXT_CHARS - _VALUE_TEXT_OVERLAP
+            texts.extend(string[i : i + VALUE_TEXT_CHARS] for i in range(0, len(string), step))
+            continue
+        if current and size + len(string) + 1 > VALUE_TEXT_CHARS:
+            texts.append("\n".join(current))
+            current, size = [], 0
+        current.append(string)
+        size += len(string) + 1
+    if current:
+        texts.append("\n".join(current))
+    return texts
 
 
 def bad_text(text: str) -> str | None:
@@ -289,7 +319,7 @@ def parse_candidate(data) -> Candidate:
     subject = _text(data, "subject", errors, max_chars=HARD_MAX_ID_CHARS, required=True)
     memory_type = _choice(data, "memory_type", MemoryType.values, errors, required=True)
     memory_key = _text(data, "memory_key", errors, max_chars=HARD_MAX_ID_CHARS, required=False)
-    scope_raw = _text(data, "scope", errors, max_chars=2 * HARD_MAX_ID_CHARS, required=True)
+    scope_raw = _text(data, "scope", errors, max_chars=MAX_SCOPE_CHARS, required=True)
     scope_kind, scope_ref = "global", ""
     if scope_raw:
         try:

@@ -17,10 +17,16 @@ import re
 import unicodedata
 from urllib.parse import unquote
 
-# Characters that render as nothing (or as a space) and split words invisibly.
+# Characters that render as nothing (or as a space) and split words invisibly: every format
+# character (Unicode category Cf: soft hyphen, zero-width and bidi controls, interlinear
+# annotation, shorthand and musical format controls, tags U+E0000-E007F), C1 controls,
+# variation selectors (both blocks), the combining grapheme joiner and the Hangul fillers.
 _INVISIBLE = re.compile(
-    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e"
-    "\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0]"
+    "[\u0080-\u009f\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2"
+    "\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e007f\U000e0100-\U000e01ef]"
 )
 
 # Look-alike letters of Cyrillic, Greek and a few other blocks, folded to their Latin twin.

@@ -144,10 +144,17 @@ def _is_pointer(value) -> bool:
 def check_content(candidate: Candidate, recent_texts: list[str] = ()) -> list[str]:
     """Return the class and injection guard codes for ``candidate`` (rules 4 and 5)."""
     texts = candidate.texts()
+    class_texts = texts
     if _is_pointer(candidate.value):
-        # The pointer's own fields are names of systems and ids: the content is what speaks.
-        texts = [candidate.content]
-    codes = guards.class_codes(texts)
+        # A pointer's system, reference, kind and url name a record elsewhere ("billing",
+        # "INV-1"): the class guard reads the content and the pointer's own words (its
+        # description and label), and the injection guard reads all of it.
+        words = [candidate.value.get(key) for key in ("description", "label")]
+        class_texts = [candidate.content, *(w for w in words if isinstance(w, str))]
+    # The key and the scope's reference are the writer's words too, and the prompt shows
+    # them (an item's scope="...", a clarification's key): the injection guard reads them.
+    texts = texts + [t for t in (candidate.memory_key, candidate.scope_ref) if t]
+    codes = guards.class_codes(class_texts)
     injection = guards.injection_codes(texts)
     codes += injection
     if not injection:

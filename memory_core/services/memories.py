@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -52,6 +52,9 @@ class MemoryDraft:
     embedding_model: str = ""
 
 
+MAX_SCOPE_REF_CHARS = 200  # the column's length (Memory.scope_ref)
+
+
 def parse_scope(scope: str) -> tuple[str, str]:
     """Split ``global`` or ``kind:ref`` into (kind, ref); raise ValueError if malformed."""
     if scope == ScopeKind.GLOBAL:
@@ -60,8 +63,10 @@ def parse_scope(scope: str) -> tuple[str, str]:
     if not sep or not ref or kind not in ScopeKind.values or kind == ScopeKind.GLOBAL:
         raise ValueError(
             "scope must be 'global' or kind:id with kind one of user, project, repo, task; "
-            f"got {scope!r}"
+            f"got {scope[:100]!r}"
         )
+    if len(ref) > MAX_SCOPE_REF_CHARS:
+        raise ValueError(f"the scope's id is at most {MAX_SCOPE_REF_CHARS} characters")
     return kind, ref
 
 
@@ -74,6 +79,24 @@ def chain_rows(queryset, *, memory_type: str, agent_id):
     shared rows only.
     """
     return queryset.filter(shared_or_own(agent_id), memory_type=memory_type)
+
+
+def lock_memory_keys(tenant_id, keys) -> None:
+    """Hold, until the transaction ends, the lock of each (subject external id, memory_key).
+
+    Whatever reads a key's head and then writes on the key (a write, a correction, an
+    approval) takes it first, in sorted order: two writes on one key then run one after the
+    other, so the second supersedes the first instead of failing or starting a second chain.
+    """
+    names = sorted({f"{tenant_id}/{subject}/{key}" for subject, key in keys if key})
+    if not names:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_advisory_xact_lock(hashtextextended(name, 0))) "
+            "FROM (SELECT name FROM unnest(%s::text[]) AS name ORDER BY name) AS keys",
+            [names],
+        )
 
 
 def shared_or_own(agent_id) -> Q:

@@ -18,7 +18,7 @@ from memory_core.models import AUTHORITY_RANK, Memory, MemoryEvent, ReviewItem, 
 from memory_core.principals import ReviewerPrincipal, SystemPrincipal
 from memory_core.services.conflicts import conflict_open
 from memory_core.services.events import event_record
-from memory_core.services.memories import chain_rows
+from memory_core.services.memories import chain_rows, lock_memory_keys
 
 
 def _open_item(*, principal, item_id) -> ReviewItem:
@@ -53,6 +53,7 @@ def _close(item: ReviewItem, *, principal, state: str, reason: str) -> None:
 
 def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
     """Make the approved ``memory`` the head of its key's chain, or a conflict beside it."""
+    lock_memory_keys(memory.tenant_id, [(memory.subject.external_id, memory.memory_key)])
     head = None
     if item.candidate_ids:
         head = Memory.objects.select_for_update().filter(pk=item.candidate_ids[0]).first()

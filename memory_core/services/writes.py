@@ -78,6 +78,7 @@ from memory_core.services.events import event_record
 from memory_core.services.memories import (
     MemoryDraft,
     chain_rows,
+    lock_memory_keys,
     memory_store_many,
     memory_supersede,
     shared_or_own,
@@ -226,12 +227,15 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
     return {key: value[::-1] for key, value in texts.items()}  # oldest first
 
 
-def _draft(item: _Planned) -> MemoryDraft:
+def _draft(item: _Planned, now) -> MemoryDraft:
     candidate, decision = item.candidate, item.decision
     return MemoryDraft(
         subject=item.subject,
         # A new version keeps its chain's owner: an agent's private memory stays private.
         agent_id=item.head.agent_id if item.head is not None else None,
+        # Valid from the instant admission checked valid_until against (rule ttl.in_past),
+        # so an interval that passed admission is an ordered interval in the database.
+        valid_from=now,
         memory_type=candidate.memory_type,
         content=candidate.content,
         authority=decision.authority,
@@ -312,13 +316,13 @@ class _Embedding:
         return self._vectors
 
 
-def _store(principal, planned: list[_Planned], policy_version, pending: _Embedding) -> None:
+def _store(principal, planned: list[_Planned], policy_version, pending: _Embedding, now) -> None:
     """Store the admitted writes: their embeddings, then heads, successors and proposals."""
     admitted = [item for item in planned if item.decision.outcome != REJECTED]
     if not admitted:
         return
     for item in admitted:
-        item.draft = _draft(item)
+        item.draft = _draft(item, now)
     embedder = get_embedder()
     every_vector = pending.result()
     vectors = [every_vector[item.index] for item in admitted]
@@ -415,6 +419,8 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
                     tenant_id=principal.tenant_id,
                     subject_id=item.subject.id,
                     memory_key=item.candidate.memory_key,
+                    scope_kind=item.candidate.scope_kind,
+                    scope_ref=item.candidate.scope_ref,
                     status=Status.ACTIVE,
                 ),
                 memory_type=item.candidate.memory_type,
@@ -485,6 +491,8 @@ def _run(
     now = timezone.now()
     policy, policy_version = _active_policy(principal.tenant_id)
     grant = _grant(principal)
+    # Before anything is read: a concurrent write on the same key may be creating the subject.
+    lock_memory_keys(principal.tenant_id, [(c.subject, c.memory_key) for c in candidates])
     external_ids = {c.subject for c in candidates}
     subjects = {
         s.external_id: s
@@ -507,7 +515,7 @@ def _run(
             policy_version=policy_version,
         )
         _ensure_subjects(principal, planned, subjects)
-        _store(principal, planned, policy_version, pending)
+        _store(principal, planned, policy_version, pending, now)
     decisions = _record(principal, planned, policy_version)
     return [
         WriteResult(
@@ -576,6 +584,7 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
     correcting their own memory in the portal writes with authority explicit_user.
     """
     target = _writable(principal, memory_id)
+    lock_memory_keys(principal.tenant_id, [(target.subject.external_id, target.memory_key)])
     target = Memory.objects.select_for_update().select_related("subject").get(pk=target.pk)
     if target.status != Status.ACTIVE:
         raise Conflict(

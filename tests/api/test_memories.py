@@ -295,12 +295,20 @@ def test_malformed_bodies_are_400_with_stable_codes(api_client, raw, field, code
 
 @pytest.mark.parametrize(
     "raw",
-    ['{"subject": NaN}', '{"confidence": 1e99999}', "{bad", "1" * 5000, "[" * 10**5 + "]" * 10**5],
+    [
+        '{"subject": NaN}',
+        '{"confidence": 1e99999}',
+        '{"confidence": 1e400}',
+        '{"value": [-1e400]}',
+        "{bad",
+        "1" * 5000,
+        "[" * 10**5 + "]" * 10**5,
+    ],
 )
 def test_unparsable_json_is_400(api_client, raw):
     response = api_client.generic("POST", URL, raw, content_type="application/json")
     assert response.status_code == 400
-    assert response.json()["error"]["code"] in ("malformed_json", "invalid_input")
+    assert response.json()["error"]["code"] == "malformed_json"
 
 
 def test_oversized_body_is_413(api_client, settings):
@@ -475,3 +483,54 @@ def test_schema_describes_the_write_endpoints(client):
     assert "/api/v1/memories/batch" in schema["paths"]
     assert "/api/v1/memories/{memory_id}/supersede" in schema["paths"]
     assert "/api/v1/review/items/{item_id}/approve" in schema["paths"]
+
+
+def test_a_scope_id_longer_than_its_column_is_a_400_not_a_500(api_client):
+    response = write(api_client, memory_key="a", scope="project:" + "a" * 201)
+    assert response.status_code == 400, response.json()
+    assert response.json()["error"]["code"] == "invalid_input"
+    batch = api_client.post(
+        URL + "/batch",
+        {"items": [body(memory_key="a"), body(memory_key="b", scope="project:" + "x" * 201)]},
+        format="json",
+    )
+    assert batch.status_code == 400, batch.json()
+    assert not Memory.objects.filter(memory_key__in=["a", "b"]).exists()
+    assert write(api_client, memory_key="c", scope="project:" + "a" * 200).status_code == 201
+
+
+def test_a_valid_until_just_ahead_is_accepted_or_in_the_past_never_a_500(api_client):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    for ms in range(1, 80, 4):
+        until = (timezone.now() + timedelta(milliseconds=ms)).isoformat()
+        response = write(
+            api_client,
+            memory_key=f"k{ms}",
+            valid_until=until,
+            memory_type="episode",
+            scope="global",
+        )
+        assert response.status_code in (201, 422), (ms, response.json())
+
+
+def test_a_conflict_names_only_the_candidates_of_its_own_scope(api_client, agent):
+    def project_write(scope, content, source_type="user_input"):
+        source = {"type": source_type, "conversation_id": "c", "message_id": content[:20]}
+        return write(
+            api_client,
+            memory_type="project_constraint",
+            memory_key="project.backend_language",
+            scope=scope,
+            content=content,
+            source=source,
+        ).json()
+
+    a = project_write("project:a", "Project a's backend is written in Python.")
+    b = project_write("project:b", "Project b's backend is written in Go.")
+    m = project_write("project:a", "Project a's backend is in Ruby.", "model_inference")
+    item = ReviewItem.objects.get(pk=m["conflict_review_item"])
+    assert str(b["memory"]["id"]) not in {str(i) for i in item.candidate_ids}
+    assert {str(i) for i in item.candidate_ids} == {a["memory"]["id"], m["memory"]["id"]}

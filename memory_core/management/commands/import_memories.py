@@ -13,6 +13,7 @@ from collections import defaultdict
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
+from django.utils import timezone
 
 from memory_core.admission import check_content, parse_candidate
 from memory_core.admission.candidate import FieldErrors, parse_datetime_value
@@ -64,6 +65,7 @@ class Command(BaseCommand):
     def _validate(self, lines, *, screen: bool):
         records, errors = [], []
         tenants = {t.slug: t for t in Tenant.objects.all()}
+        agents = set(Agent.objects.values_list("tenant_id", "name"))
         for number, line in enumerate(lines, start=1):
             if not line.strip():
                 continue
@@ -92,8 +94,13 @@ class Command(BaseCommand):
                 )
             valid_from = parse_datetime_value(extra.get("valid_from"), line_errors, "valid_from")
             created_at = parse_datetime_value(extra.get("created_at"), line_errors, "created_at")
-            if "authority" not in data:
+            if data.get("authority") in (None, ""):
                 line_errors.add("authority", "required", "Imports state their authority.")
+            agent = extra.get("agent")
+            if agent is not None and not isinstance(agent, str):
+                line_errors.add("agent", "invalid_type", "Must be an agent's name or null.")
+            elif agent and tenant is not None and (tenant.id, agent) not in agents:
+                line_errors.add("agent", "unknown_agent", "No agent of this name in the tenant.")
             try:
                 candidate = parse_candidate(data)
             except ValidationFailed as exc:
@@ -101,9 +108,15 @@ class Command(BaseCommand):
                     line_errors.by_field.setdefault(name, []).extend(items)
                 candidate = None
             if candidate is not None:
-                start = valid_from or created_at
-                if candidate.valid_until and start and candidate.valid_until <= start:
-                    line_errors.add("valid_until", "invalid_interval", "Must be after valid_from.")
+                # Without valid_from or created_at the memory is valid from the import.
+                start = valid_from or created_at or timezone.now()
+                if candidate.valid_until and candidate.valid_until <= start:
+                    line_errors.add(
+                        "valid_until",
+                        "invalid_interval",
+                        "Must be after valid_from (or created_at, or the import's time when "
+                        "neither is given).",
+                    )
                 if screen:
                     refused = [c for c in check_content(candidate) if c in REFUSING]
                     if refused:
@@ -161,11 +174,7 @@ class Command(BaseCommand):
                     skipped += 1
                     continue
                 existing.add(fingerprint)
-                agent_name = record["agent"]
-                if agent_name and agent_name not in agents:
-                    raise CommandError(
-                        f"line {record['line']}: agent {agent_name!r} does not exist"
-                    )
+                agent_name = record["agent"]  # checked by _validate
                 subject, _ = Subject.objects.get_or_create(
                     tenant=tenant,
                     external_id=candidate.subject,

@@ -47,6 +47,12 @@ def test_import_reports_every_bad_line_and_imports_nothing(tenant, tmp_path):
         record(tenant, tenant="no-such-tenant"),
         record(tenant, confidence=3),
         "[1]",
+        # Each of these ended in a traceback instead of a line of the report:
+        record(tenant, status="expired", valid_until="2020-01-01T00:00:00+00:00", created_at=None),
+        record(tenant, scope="project:" + "a" * 201),
+        record(tenant, agent={"x": 1}),
+        record(tenant, agent="no-such-agent"),
+        record(tenant, authority=None),
     ]
     path = tmp_path / "in.jsonl"
     path.write_text("\n".join(lines))
@@ -54,7 +60,7 @@ def test_import_reports_every_bad_line_and_imports_nothing(tenant, tmp_path):
     with pytest.raises(CommandError, match="error"):
         call_command("import_memories", str(path), stderr=err)
     report = err.getvalue()
-    for number in (2, 3, 4, 5, 6):
+    for number in (2, 3, 4, 5, 6, 7, 8, 9, 10, 11):
         assert f"line {number}:" in report
     assert "line 1:" not in report
     assert not Memory.objects.exists()
