@@ -47,6 +47,9 @@ ERRORS = {
 NOT_FOUND = OpenApiResponse(
     ErrorBodySerializer, description="No such id, or outside the caller's scope (same answer)."
 )
+FORBIDDEN = OpenApiResponse(
+    ErrorBodySerializer, description="The agent's write grant does not cover this memory type."
+)
 CONFLICT = OpenApiResponse(
     ErrorBodySerializer, description="The memory is no longer the active head (or active)."
 )
@@ -135,7 +138,10 @@ class MemoryDetailView(APIView):
         detail = memory_detail(principal=request.user, memory_id=memory_id)
         return Response(MemoryDetailSerializer(detail).data)
 
-    @extend_schema(request=None, responses={202: AcceptedSerializer, 404: NOT_FOUND, **ERRORS})
+    @extend_schema(
+        request=None,
+        responses={202: AcceptedSerializer, 403: FORBIDDEN, 404: NOT_FOUND, **ERRORS},
+    )
     def delete(self, request, memory_id):
         return accepted(deletion_request(principal=request.user, memory_id=memory_id))
 
@@ -145,7 +151,7 @@ class MemorySupersedeView(APIView):
 
     @extend_schema(
         request=MemoryCorrectionSerializer,
-        responses={**WRITE_RESPONSES, 404: NOT_FOUND, 409: CONFLICT},
+        responses={**WRITE_RESPONSES, 403: FORBIDDEN, 404: NOT_FOUND, 409: CONFLICT},
     )
     def post(self, request, memory_id):
         parse(MemoryCorrectionSerializer, request.data)
@@ -158,7 +164,13 @@ class MemoryRevokeView(APIView):
 
     @extend_schema(
         request=RevokeSerializer,
-        responses={200: MemorySerializer, 404: NOT_FOUND, 409: CONFLICT, **ERRORS},
+        responses={
+            200: MemorySerializer,
+            403: FORBIDDEN,
+            404: NOT_FOUND,
+            409: CONFLICT,
+            **ERRORS,
+        },
     )
     def post(self, request, memory_id):
         body = parse(RevokeSerializer, request.data)

@@ -559,10 +559,11 @@ def memory_write_batch(*, principal, items: list) -> list[WriteResult]:
         try:
             candidates.append(parse_candidate(item))
         except ValidationFailed as exc:
-            errors[str(index)] = exc.details
+            # Keyed items.<index>.<field>, as the API's serializer keys the same mistakes.
+            errors.update({f"items.{index}.{name}": found for name, found in exc.details.items()})
     if errors:
         raise ValidationFailed(
-            "Some items are invalid; see details for each item index.", details={"items": errors}
+            "Some items are invalid; see details for each item index.", details=errors
         )
     return _run(principal, candidates)
 

@@ -439,6 +439,12 @@ def test_batch_shape_errors_are_400(api_client):
     response = api_client.post(f"{URL}/batch", bad_item, format="json")
     assert response.status_code == 400
     assert any(key.startswith("items.1") for key in response.json()["error"]["details"])
+    # A mistake only the domain parser sees (a number as a string) is keyed the same way.
+    domain = api_client.post(
+        f"{URL}/batch", {"items": [body(), body(memory_key="b", confidence="0.5")]}, format="json"
+    )
+    assert domain.status_code == 400
+    assert "items.1.confidence" in domain.json()["error"]["details"], domain.json()
 
 
 def test_list_filters_and_paginates(api_client):
