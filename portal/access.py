@@ -9,6 +9,7 @@ from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.http import Http404
 from django.shortcuts import redirect, render
+from django.utils.cache import add_never_cache_headers
 
 from memory_core.exceptions import DomainError, NotFound
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
@@ -63,6 +64,9 @@ class PortalAccessMixin(LoginRequiredMixin):
             # Render inside the request's transaction: a lazy queryset in the context runs
             # now, while the tenant is set (row-level security), not after the commit.
             response.render()
+        # Every portal page shows what is remembered about someone: no browser or proxy keeps
+        # a copy (the back button after logout, a shared computer).
+        add_never_cache_headers(response)
         return response
 
     def wrong_role(self, request):

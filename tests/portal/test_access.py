@@ -123,3 +123,11 @@ def test_csrf_is_enforced(alice, alice_memory):
     client.force_login(alice)
     response = client.post(reverse("portal:memory-revoke", args=[alice_memory.pk]))
     assert response.status_code == 403
+
+
+def test_no_portal_page_may_be_kept_by_a_browser_or_proxy(alice_client, alice_memory):
+    for url in (reverse("portal:home"), reverse("portal:memory", args=[alice_memory.id])):
+        response = alice_client.get(url)
+        assert response.status_code == 200
+        assert "no-store" in response["Cache-Control"], url
+        assert "private" in response["Cache-Control"], url
