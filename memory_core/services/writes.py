@@ -301,6 +301,16 @@ class _Embedding:
             for i, vector in zip(chunk, vectors, strict=True):
                 self._vectors[i] = vector
 
+    def discard(self) -> None:
+        """Drop the chunks not yet embedded and wait for the one in the model, if any: no
+        write needs a vector, and the request leaves no work behind it."""
+        with self._lock:
+            self._chunks.clear()
+        try:
+            self._background.result()
+        except Exception:  # a model failure does not matter: no vector is needed
+            logger.warning("embedding a refused write batch failed", exc_info=True)
+
     def result(self) -> list:
         """Every text's vector, in order; EmbeddingUnavailable when the model failed."""
         try:
@@ -320,6 +330,7 @@ def _store(principal, planned: list[_Planned], policy_version, pending: _Embeddi
     """Store the admitted writes: their embeddings, then heads, successors and proposals."""
     admitted = [item for item in planned if item.decision.outcome != REJECTED]
     if not admitted:
+        pending.discard()
         return
     for item in admitted:
         item.draft = _draft(item, now)
