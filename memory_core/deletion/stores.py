@@ -20,7 +20,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connections
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import Q
 from django.utils import timezone
 
 from memory_core import retrieval_cache
@@ -30,7 +30,6 @@ from memory_core.models import (
     Export,
     Memory,
     RetrievalTrace,
-    ReviewItem,
     Status,
     Tombstone,
 )
@@ -186,10 +185,28 @@ class PrimaryStore(Store):
 
 
 class EventsStore(Store):
+    """The audit trail and the review items that mention the operation's memories.
+
+    Events keep ids and reason codes only. Review items:
+
+    - an item about a deleted memory (its own ``memory_id``, e.g. the sensitive write being
+      deleted) loses its free-text reason and, if open, is closed (resolution ``deleted``);
+    - an item that only cites a deleted memory in ``candidate_ids`` (a pending write citing
+      the head it would supersede, a conflict between several chains) loses the deleted ids
+      and its reason (a reviewer's words may quote the deleted memory) but keeps its state:
+      a pending write stays reviewable (approved, it finds the key's current head again);
+    - an open conflict left with fewer than two candidates has nothing left to resolve and
+      is closed (resolution ``deleted``).
+
+    Verification: no event of the memories has free text, no item of a deleted memory is
+    open or has a reason, and no item cites a deleted id in ``candidate_ids``.
+    """
+
     name = "events"
     description = (
         "the audit trail: events keep ids and reason codes only (details reduced to id keys); "
-        "review items citing the memory lose their free-text reason and are closed"
+        "review items of the memory lose their free-text reason and are closed; other items "
+        "stop citing it"
     )
 
     # An event is clean when every key of its details is an id key holding a UUID string.
@@ -207,13 +224,30 @@ class EventsStore(Store):
         "WHERE memory_id = ANY(%(ids)s::uuid[]) AND EXISTS ("
         " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))"
     )
+    # Closed: open items of a deleted memory, and open conflicts left with < 2 candidates.
+    _CLOSES = (
+        "r.state = 'open' AND (r.memory_id = ANY(%(ids)s::uuid[]) OR (r.kind = 'conflict' "
+        "AND cardinality(ARRAY(SELECT c FROM unnest(r.candidate_ids) AS c "
+        "WHERE c <> ALL(%(ids)s::uuid[]))) < 2))"
+    )
+    _REVIEW_PURGE_SQL = (
+        "UPDATE memory_core_reviewitem r SET"  # noqa: S608 (constants)
+        " candidate_ids = ARRAY(SELECT c FROM unnest(r.candidate_ids) WITH ORDINALITY AS u(c, n)"
+        "  WHERE c <> ALL(%(ids)s::uuid[]) ORDER BY n),"
+        " reason = '',"
+        " resolution = CASE WHEN " + _CLOSES + " THEN 'deleted' ELSE r.resolution END,"
+        " resolved_at = CASE WHEN " + _CLOSES + " THEN %(now)s ELSE r.resolved_at END,"
+        " state = CASE WHEN " + _CLOSES + " THEN 'resolved' ELSE r.state END "
+        "WHERE r.candidate_ids && %(ids)s::uuid[] OR (r.memory_id = ANY(%(ids)s::uuid[])"
+        " AND (r.reason <> '' OR r.state = 'open'))"
+    )
     _VERIFY_SQL = (
         "SELECT count(*), count(*) FILTER (WHERE EXISTS ("  # noqa: S608 (constants)
         " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))), "
+        " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])),"
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])"
-        "  OR r.candidate_ids && %(ids)s::uuid[]), "
-        " (SELECT count(*) FROM memory_core_reviewitem r WHERE (r.memory_id = ANY(%(ids)s::uuid[])"
-        "  OR r.candidate_ids && %(ids)s::uuid[]) AND (r.reason <> '' OR r.state = 'open')) "
+        "  AND (r.reason <> '' OR r.state = 'open')), "
+        " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.candidate_ids && %(ids)s::uuid[]) "
         "FROM memory_core_memoryevent WHERE memory_id = ANY(%(ids)s::uuid[])"
     )
 
@@ -227,35 +261,25 @@ class EventsStore(Store):
         }
 
     def purge(self, ctx):
+        params = self._params(ctx)
         with connections["default"].cursor() as cursor:
-            cursor.execute(self._PURGE_SQL, self._params(ctx))
+            cursor.execute(self._PURGE_SQL, params)
             events = cursor.rowcount
-        citing = Q(memory_id__in=ctx.memory_ids) | Q(candidate_ids__overlap=ctx.memory_ids)
-        opened = Q(state=ReviewItem.State.OPEN)
-        reviews = (
-            ReviewItem.objects.filter(citing)
-            .filter(opened | ~Q(reason=""))
-            .update(
-                reason="",
-                state=Case(When(opened, then=Value(ReviewItem.State.RESOLVED)), default=F("state")),
-                resolution=Case(When(opened, then=Value("deleted")), default=F("resolution")),
-                resolved_at=Case(
-                    When(opened, then=Value(timezone.now())), default=F("resolved_at")
-                ),
-            )
-        )
+            cursor.execute(self._REVIEW_PURGE_SQL, {**params, "now": timezone.now()})
+            reviews = cursor.rowcount
         return {"events_scrubbed": events, "review_items_scrubbed": reviews}
 
     def verify(self, ctx):
         with connections["default"].cursor() as cursor:
             cursor.execute(self._VERIFY_SQL, self._params(ctx))
-            events, dirty, reviews, open_or_text = cursor.fetchone()
-        ok = dirty == 0 and open_or_text == 0
+            events, dirty, reviews, open_or_text, citing = cursor.fetchone()
+        ok = dirty == 0 and open_or_text == 0 and citing == 0
         return ok, {
             "events": events,
             "events_with_content": dirty,
             "review_items": reviews,
             "review_items_with_content_or_open": open_or_text,
+            "review_items_citing_in_candidates": citing,
         }
 
 

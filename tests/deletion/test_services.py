@@ -254,3 +254,60 @@ def test_review_items_citing_the_memory_lose_their_text_and_close(owner, owner_p
     item.refresh_from_db()
     assert (item.reason, item.state, item.resolution) == ("", "resolved", "deleted")
     assert item.resolved_at is not None
+
+
+def _write(agent_principal, content, key):
+    from memory_core.services.writes import memory_write
+
+    return memory_write(
+        principal=agent_principal,
+        data={
+            "subject": "user-5",
+            "memory_type": "user_preference",
+            "memory_key": key,
+            "scope": "global",
+            "content": content,
+            "source": {"type": "user_input", "conversation_id": "c", "message_id": "m"},
+        },
+    )
+
+
+def test_deleting_a_head_keeps_the_review_of_a_pending_write_that_cites_it(agent_principal, tenant):
+    from memory_core.models import ReviewItem
+    from memory_core.principals import SystemPrincipal
+    from memory_core.services.reviews import review_approve
+
+    head = _write(agent_principal, "User likes walking.", "health.notes").memory
+    pending = _write(agent_principal, "User has asthma; avoid runs.", "health.notes")
+    assert pending.decision == "pending_approval"
+    assert pending.review_item.candidate_ids == [head.id]
+
+    operation = deletion_request(principal=agent_principal, memory_id=head.id)
+    assert pending.memory.id not in operation.memory_ids
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    item = ReviewItem.objects.get(pk=pending.review_item.id)
+    # The pending write's own item stays open; it no longer cites the deleted head.
+    assert (item.state, item.resolution, item.candidate_ids) == ("open", "", [])
+    evidence = operation.steps.get(store="events").evidence
+    assert evidence["review_items_citing_in_candidates"] == 0
+    review_approve(principal=SystemPrincipal(tenant_id=tenant.id), item_id=item.id, reason="ok")
+    approved = Memory.objects.get(pk=pending.memory.id)
+    assert (approved.status, approved.supersedes_id) == ("active", None)
+
+
+def test_a_conflict_keeps_its_state_while_two_candidates_live(owner, owner_principal, memories):
+    from memory_core.models import ReviewItem
+
+    item = ReviewItem.objects.create(
+        tenant_id=owner.tenant_id,
+        subject=owner,
+        kind="conflict",
+        memory_key="k",
+        candidate_ids=[m.id for m in memories],
+    )
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    item.refresh_from_db()
+    assert item.state == "open"
+    assert sorted(item.candidate_ids) == sorted(m.id for m in memories[1:])
