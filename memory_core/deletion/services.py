@@ -64,20 +64,20 @@ def _subject(principal, subject_id=None, subject_external_id=None) -> Subject:
     return subject
 
 
-def _with_predecessors(memory_id) -> list[uuid.UUID]:
-    """Return ``memory_id`` and every older version it supersedes (its history)."""
+def _with_predecessors(*memory_ids) -> list[uuid.UUID]:
+    """Return ``memory_ids`` and every older version they supersede (their history)."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
             WITH RECURSIVE chain(id, supersedes_id) AS (
-                SELECT id, supersedes_id FROM memory_core_memory WHERE id = %s
+                SELECT id, supersedes_id FROM memory_core_memory WHERE id = ANY(%s::uuid[])
                 UNION
                 SELECT m.id, m.supersedes_id FROM memory_core_memory m
                 JOIN chain c ON m.id = c.supersedes_id
             )
             SELECT id FROM chain
             """,
-            [memory_id],
+            [[str(memory_id) for memory_id in memory_ids]],
         )
         return [row[0] for row in cursor.fetchall()]
 
