@@ -8,7 +8,9 @@ re-drives a running operation finds the lock taken and does nothing.
 Each step commits on its own: a verified step is never re-run, and a step interrupted half
 way is re-run from its idempotent purge. Statuses: pending -> running -> completed, or
 partial (a step failed; the task retries with backoff), or failed (dead-lettered after
-MEMLEDGER_DELETION_MAX_ATTEMPTS runs).
+MEMLEDGER_DELETION_MAX_ATTEMPTS runs). A run that finds the attempts used up without a
+verdict (every earlier run was killed before it settled) dead-letters the operation instead
+of starting another.
 """
 
 from __future__ import annotations
@@ -160,6 +162,10 @@ def _run(operation_id) -> str:
         return MISSING
     if operation.status in FINAL:
         return operation.status
+    if operation.attempts >= settings.MEMLEDGER_DELETION_MAX_ATTEMPTS:
+        # Every run so far started and the last never settled (SIGKILL, the hard time limit,
+        # the OOM killer): another one would most likely die the same way.
+        return _dead_letter(operation, "ended without settling")
     now = timezone.now()
     operation.attempts += 1
     operation.status = DeletionOperation.State.RUNNING
@@ -202,11 +208,7 @@ def _settle(operation: DeletionOperation, failed: list[str]) -> str:
             ]
         )
     elif operation.attempts >= settings.MEMLEDGER_DELETION_MAX_ATTEMPTS:
-        operation.status = DeletionOperation.State.FAILED
-        operation.dead_lettered_at = now
-        operation.last_error = f"steps not verified after {operation.attempts} runs: {failed}"
-        fields.append("dead_lettered_at")
-        logger.error("deletion %s dead-lettered: %s", operation.id, operation.last_error)
+        return _dead_letter(operation, "failed", failed)
     else:
         operation.status = DeletionOperation.State.PARTIAL
         operation.last_error = f"steps not verified yet: {failed}"
@@ -214,10 +216,32 @@ def _settle(operation: DeletionOperation, failed: list[str]) -> str:
     return operation.status
 
 
+def _dead_letter(operation: DeletionOperation, how: str, failed: list[str] | None = None) -> str:
+    """Give up on ``operation``: status failed, dead-lettered for a reviewer (deletion_retry)."""
+    if failed is None:
+        failed = list(
+            operation.steps.exclude(status=DeletionStep.State.VERIFIED)
+            .order_by("id")
+            .values_list("store", flat=True)
+        )
+    operation.status = DeletionOperation.State.FAILED
+    operation.dead_lettered_at = timezone.now()
+    operation.last_error = (
+        f"steps not verified after {operation.attempts} runs (the last {how}): {failed}"
+    )
+    operation.save(update_fields=["status", "dead_lettered_at", "last_error"])
+    logger.error("deletion %s dead-lettered: %s", operation.id, operation.last_error)
+    return operation.status
+
+
 def deletion_reset(*, operation: DeletionOperation) -> None:
-    """Mark every step of ``operation`` pending again (a restored backup undid its purges)."""
+    """Mark every step of ``operation`` pending again (a restored backup undid its purges).
+
+    Its runs start again from none: attempts the backup recorded must not dead-letter it.
+    """
     operation.steps.update(status=DeletionStep.State.PENDING, verified_at=None)
     operation.status = DeletionOperation.State.PENDING
+    operation.attempts = 0
     operation.completed_at = None
     operation.dead_lettered_at = None
-    operation.save(update_fields=["status", "completed_at", "dead_lettered_at"])
+    operation.save(update_fields=["status", "attempts", "completed_at", "dead_lettered_at"])

@@ -311,3 +311,37 @@ def test_a_conflict_keeps_its_state_while_two_candidates_live(owner, owner_princ
     item.refresh_from_db()
     assert item.state == "open"
     assert sorted(item.candidate_ids) == sorted(m.id for m in memories[1:])
+
+
+class _Killed(BaseException):
+    """Stands for SIGKILL, the hard time limit or the OOM killer: no except clause sees it."""
+
+
+def test_a_run_that_dies_every_time_is_dead_lettered(
+    owner_principal, memories, settings, tenant, monkeypatch
+):
+    from memory_core.deletion.stores import REGISTRY
+
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 3
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+
+    def die(ctx):
+        raise _Killed()
+
+    monkeypatch.setattr(REGISTRY["exports"], "purge", die)
+    for _ in range(3):
+        with pytest.raises(_Killed):
+            deletion_run(operation_id=operation.id)
+    # The next run does not start a fourth attempt: it gives up and tells the reviewers.
+    assert deletion_run(operation_id=operation.id) == "failed"
+    operation.refresh_from_db()
+    assert (operation.status, operation.attempts) == ("failed", 3)
+    assert operation.dead_lettered_at is not None
+    assert "exports" in operation.last_error
+    reviewer = ReviewerPrincipal(tenant_id=tenant.id, user_id=9)
+    assert [op.id for op in deletion_dead_letters(principal=reviewer)] == [operation.id]
+    assert deletion_run(operation_id=operation.id) == "failed"  # and stays so
+
+    monkeypatch.undo()
+    deletion_retry(principal=reviewer, operation_id=operation.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
