@@ -345,3 +345,81 @@ def test_a_run_that_dies_every_time_is_dead_lettered(
     monkeypatch.undo()
     deletion_retry(principal=reviewer, operation_id=operation.id)
     assert deletion_run(operation_id=operation.id) == "completed"
+
+
+def _journaled(operation) -> int:
+    from memory_core.deletion.ledger import ledger_path
+
+    path = ledger_path()
+    lines = path.read_text().splitlines() if path.exists() else []
+    return sum(json.loads(line)["operation_id"] == str(operation.id) for line in lines)
+
+
+def test_a_journal_append_that_fails_is_made_by_the_next_run(
+    owner_principal, memories, monkeypatch
+):
+    from memory_core.deletion import runner
+    from memory_core.deletion.ledger import ledger_read
+
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+
+    def disk_full(operation):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(runner, "ledger_append", disk_full)
+    # The purges go on, but the operation does not complete unjournaled.
+    assert deletion_run(operation_id=operation.id) == "partial"
+    operation.refresh_from_db()
+    assert operation.journaled_at is None
+    assert "journal" in operation.last_error and "No space left" in operation.last_error
+    assert operation.steps.filter(status="verified").count() == len(STORES)
+
+    monkeypatch.undo()
+    assert deletion_run(operation_id=operation.id) == "completed"
+    operation.refresh_from_db()
+    assert operation.journaled_at is not None
+    entries = ledger_read(since=operation.requested_at)
+    assert str(operation.id) in [e["operation_id"] for e in entries]
+    assert _journaled(operation) == 1
+
+
+def test_a_run_that_died_after_the_attempt_was_counted_still_journals(
+    owner_principal, memories, monkeypatch
+):
+    from memory_core.deletion.runner import deletion_reset
+
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    # First run: killed before its journal append was recorded (between the two commits).
+    monkeypatch.setattr(
+        "memory_core.deletion.runner.ledger_append",
+        lambda operation: (_ for _ in ()).throw(_Killed()),
+    )
+    with pytest.raises(_Killed):
+        deletion_run(operation_id=operation.id)
+    monkeypatch.undo()
+    operation.refresh_from_db()
+    assert (operation.attempts, operation.journaled_at) == (1, None)
+
+    assert deletion_run(operation_id=operation.id) == "completed"
+    assert _journaled(operation) == 1
+    # A journaled operation is not appended again (a replay of one the database holds).
+    deletion_reset(operation=operation)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    assert _journaled(operation) == 1
+
+
+def test_an_operation_the_journal_never_takes_is_dead_lettered(
+    owner_principal, memories, monkeypatch, settings
+):
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 2
+
+    def disk_full(operation):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("memory_core.deletion.runner.ledger_append", disk_full)
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    assert deletion_run(operation_id=operation.id) == "partial"
+    assert deletion_run(operation_id=operation.id) == "failed"
+    operation.refresh_from_db()
+    assert operation.dead_lettered_at is not None
+    assert "journal" in operation.last_error
