@@ -206,7 +206,10 @@ class PrimaryStore(Store):
 class EventsStore(Store):
     """The audit trail and the review items that mention the operation's memories.
 
-    Events keep ids and reason codes only. Review items:
+    Events keep ids and reason codes only: the events of the memories and, for a whole
+    subject, those of the subject's writes that admission rejected (no memory row: keyed by
+    the AdmissionDecision's id; their details may hold the writer's free-text reason).
+    Review items:
 
     - an item about a deleted memory (its own ``memory_id``, e.g. the sensitive write being
       deleted) loses its free-text reason and, if open, is closed (resolution ``deleted``);
@@ -217,15 +220,16 @@ class EventsStore(Store):
     - an open conflict left with fewer than two candidates has nothing left to resolve and
       is closed (resolution ``deleted``).
 
-    Verification: no event of the memories has free text, no item of a deleted memory is
-    open or has a reason, and no item cites a deleted id in ``candidate_ids``.
+    Verification: no event of the memories (or, for a subject, of its rejected writes) has
+    free text, no item of a deleted memory is open or has a reason, and no item cites a
+    deleted id in ``candidate_ids``.
     """
 
     name = "events"
     description = (
-        "the audit trail: events keep ids and reason codes only (details reduced to id keys); "
-        "review items of the memory lose their free-text reason and are closed; other items "
-        "stop citing it"
+        "the audit trail: events keep ids and reason codes only (details reduced to id keys), "
+        "for a subject also the events of its rejected writes; review items of the memory "
+        "lose their free-text reason and are closed; other items stop citing it"
     )
 
     # An event is clean when every key of its details is an id key holding a UUID string.
@@ -236,11 +240,18 @@ class EventsStore(Store):
         "AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(d.value) AS c(v) "
         "WHERE jsonb_typeof(c.v) <> 'string' OR (c.v #>> '{}') !~ %(code_pattern)s)))"
     )
+    # A write admission rejected has no memory row: its event is keyed by the decision's id.
+    # A whole subject's deletion reaches those of the subject's decisions (none otherwise).
+    _DECISIONS = (
+        "SELECT a.id FROM memory_core_admissiondecision a"
+        " WHERE a.subject_id = ANY(%(subjects)s::uuid[])"
+    )
     _PURGE_SQL = (
         "UPDATE memory_core_memoryevent SET details = COALESCE(("  # noqa: S608 (constants)
         " SELECT jsonb_object_agg(d.key, d.value) FROM jsonb_each(details) AS d(key, value)"
         " WHERE " + _ID_ONLY + "), '{}'::jsonb) "
-        "WHERE memory_id = ANY(%(ids)s::uuid[]) AND EXISTS ("
+        "WHERE (memory_id = ANY(%(ids)s::uuid[]) OR memory_id IN (" + _DECISIONS + ")) "
+        "AND EXISTS ("
         " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))"
     )
     # Closed: open items of a deleted memory, and open conflicts left with < 2 candidates.
@@ -263,11 +274,13 @@ class EventsStore(Store):
     _VERIFY_SQL = (
         "SELECT count(*), count(*) FILTER (WHERE EXISTS ("  # noqa: S608 (constants)
         " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))), "
+        " count(*) FILTER (WHERE memory_id <> ALL(%(ids)s::uuid[])), "
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])),"
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])"
         "  AND (r.reason <> '' OR r.state = 'open')), "
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.candidate_ids && %(ids)s::uuid[]) "
         "FROM memory_core_memoryevent WHERE memory_id = ANY(%(ids)s::uuid[])"
+        " OR memory_id IN (" + _DECISIONS + ")"
     )
 
     def _params(self, ctx):
@@ -277,6 +290,7 @@ class EventsStore(Store):
             "code_keys": EVENT_CODE_KEYS,
             "code_pattern": CODE_PATTERN,
             "ids": ctx.id_strings,
+            "subjects": [str(s) for s in ctx.subject_ids] if ctx.whole_subject else [],
         }
 
     def purge(self, ctx):
@@ -291,11 +305,12 @@ class EventsStore(Store):
     def verify(self, ctx):
         with connections["default"].cursor() as cursor:
             cursor.execute(self._VERIFY_SQL, self._params(ctx))
-            events, dirty, reviews, open_or_text, citing = cursor.fetchone()
+            events, dirty, rejected, reviews, open_or_text, citing = cursor.fetchone()
         ok = dirty == 0 and open_or_text == 0 and citing == 0
         return ok, {
             "events": events,
             "events_with_content": dirty,
+            "rejected_write_events": rejected,
             "review_items": reviews,
             "review_items_with_content_or_open": open_or_text,
             "review_items_citing_in_candidates": citing,
