@@ -9,7 +9,9 @@ Run by beat (``memory_core.tasks.retention_sweep``):
    derived store is purged and verified):
    - working memory older than ``retention.working_hours`` hours;
    - episodic memory older than ``retention.episodic_days`` days;
-   - preferences: kept until revoked (``preference_days`` null); revoked ones are deleted;
+   - preferences: kept until revoked (``preference_days`` null); revoked ones are deleted
+     with every older version they supersede (as a user's delete by memory_id), and so are
+     older versions an earlier sweep left behind when it deleted the revoked head alone;
      with a number, older preferences are deleted too;
    - memories inferred by a model older than ``retention.inferred_days`` days.
 3. Delete retrieval traces older than ``retention.trace_days`` days (30 unless the policy says
@@ -27,7 +29,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory_core.deletion.services import _operation_create
+from memory_core.deletion.services import _operation_create, _with_predecessors
 from memory_core.models import (
     Authority,
     DeletionOperation,
@@ -37,6 +39,7 @@ from memory_core.models import (
     PolicyVersion,
     RetrievalTrace,
     Status,
+    Tombstone,
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SystemPrincipal
@@ -76,7 +79,10 @@ def memories_expire(*, now=None, limit: int = 5000) -> int:
     return len(rows)
 
 
-def _rules(retention: dict, now) -> list[tuple[str, Q]]:
+REVOKED = "retention:revoked"
+
+
+def _rules(retention: dict, now, tenant_id) -> list[tuple[str, Q]]:
     """Return (reason, condition) pairs for what ``retention`` no longer allows."""
     rules = []
     if retention.get("working_hours") is not None:
@@ -89,8 +95,21 @@ def _rules(retention: dict, now) -> list[tuple[str, Q]]:
         rules.append(
             ("retention:episodic", Q(memory_class=MemoryClass.EPISODIC, created_at__lt=cutoff))
         )
+    # Older versions whose successor this rule deleted without them (before it followed
+    # chains): found by the successor's tombstone, so nothing else is taken under this rule.
+    left_behind = Memory.objects.filter(
+        tenant_id=tenant_id,
+        status=Status.DELETED,
+        pk__in=Tombstone.objects.filter(tenant_id=tenant_id, operation__reason_code=REVOKED).values(
+            "memory_id"
+        ),
+    ).values("supersedes_id")
     rules.append(
-        ("retention:revoked", Q(memory_class=MemoryClass.PREFERENCE, status=Status.REVOKED))
+        (
+            REVOKED,
+            Q(memory_class=MemoryClass.PREFERENCE, status=Status.REVOKED)
+            | Q(memory_class=MemoryClass.PREFERENCE, status=Status.SUPERSEDED, pk__in=left_behind),
+        )
     )
     if retention.get("preference_days") is not None:
         cutoff = now - timedelta(days=retention["preference_days"])
@@ -112,13 +131,22 @@ def retention_delete(*, now=None, limit: int = 5000) -> list[DeletionOperation]:
     policies = PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document")
     for tenant_id, document in policies:
         retention = (document or {}).get("retention") or {}
-        for reason, condition in _rules(retention, now):
+        for reason, condition in _rules(retention, now, tenant_id):
             rows = (
                 Memory.objects.filter(tenant_id=tenant_id)
                 .filter(condition)
                 .exclude(status=Status.DELETED)
                 .values_list("pk", "subject_id")[:limit]
             )
+            if reason == REVOKED and rows:
+                # A revoked memory goes with its history, like a user's delete by memory_id.
+                rows = (
+                    Memory.objects.filter(
+                        tenant_id=tenant_id, pk__in=_with_predecessors(*(pk for pk, _ in rows))
+                    )
+                    .exclude(status=Status.DELETED)
+                    .values_list("pk", "subject_id")
+                )
             by_subject = defaultdict(list)
             for pk, subject_id in rows:
                 by_subject[subject_id].append(pk)

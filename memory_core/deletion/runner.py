@@ -8,7 +8,12 @@ re-drives a running operation finds the lock taken and does nothing.
 Each step commits on its own: a verified step is never re-run, and a step interrupted half
 way is re-run from its idempotent purge. Statuses: pending -> running -> completed, or
 partial (a step failed; the task retries with backoff), or failed (dead-lettered after
-MEMLEDGER_DELETION_MAX_ATTEMPTS runs).
+MEMLEDGER_DELETION_MAX_ATTEMPTS runs). A run that finds the attempts used up without a
+verdict (every earlier run was killed before it settled) dead-letters the operation instead
+of starting another.
+
+Every run first appends the operation to the deletion journal (``ledger.py``) unless
+``journaled_at`` says a run already did; an operation completes only once journaled.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ logger = logging.getLogger(__name__)
 FINAL = (DeletionOperation.State.COMPLETED, DeletionOperation.State.FAILED)
 LOCKED = "locked"
 MISSING = "missing"
+# Named among the unfinished steps while the operation is not in the journal yet.
+JOURNAL = "journal"
 
 
 @contextmanager
@@ -160,24 +167,55 @@ def _run(operation_id) -> str:
         return MISSING
     if operation.status in FINAL:
         return operation.status
+    if operation.attempts >= settings.MEMLEDGER_DELETION_MAX_ATTEMPTS:
+        # Every run so far started and the last never settled (SIGKILL, the hard time limit,
+        # the OOM killer): another one would most likely die the same way. Dead-letter it
+        # first (the journal append itself may be what kills the run), then journal it.
+        status = _dead_letter(operation, "ended without settling")
+        journal_error = _journal(operation)
+        if journal_error:
+            operation.last_error += _journal_note(journal_error)
+            operation.save(update_fields=["last_error"])
+        return status
     now = timezone.now()
     operation.attempts += 1
     operation.status = DeletionOperation.State.RUNNING
     operation.started_at = operation.started_at or now
     operation.last_attempt_at = now
     operation.save(update_fields=["attempts", "status", "started_at", "last_attempt_at"])
-    if operation.attempts == 1:
-        ledger_append(operation)
+    journal_error = _journal(operation)
     ctx = operation_context(operation)
     phases: dict[str, list[DeletionStep]] = {}
     for step in operation.steps.exclude(status=DeletionStep.State.VERIFIED).order_by("id"):
         phases.setdefault(REGISTRY[step.store].phase, []).append(step)
     failed = [store for steps in phases.values() for store in _run_phase(steps, ctx)]
-    return _settle(operation, failed)
+    if journal_error:
+        failed.append(JOURNAL)
+    return _settle(operation, failed, journal_error)
+
+
+def _journal(operation: DeletionOperation) -> str:
+    """Append ``operation`` to the deletion journal unless it is recorded there; return an error.
+
+    The append is recorded (``journaled_at``) only after the line is fsynced, so a run that
+    fails or dies before that appends again next time (a duplicate line is harmless: the
+    journal's reader keeps one line per operation). An append that fails is returned, not
+    raised: the purges go on, and the operation cannot complete until a run has journaled it.
+    """
+    if operation.journaled_at is not None:
+        return ""
+    try:
+        ledger_append(operation)
+    except Exception as exc:  # a full disk, a missing volume: the next run tries again
+        logger.exception("deletion %s: the journal append failed", operation.id)
+        return f"{type(exc).__name__}: {exc}"[:500]
+    operation.journaled_at = timezone.now()
+    operation.save(update_fields=["journaled_at"])
+    return ""
 
 
 @transaction.atomic
-def _settle(operation: DeletionOperation, failed: list[str]) -> str:
+def _settle(operation: DeletionOperation, failed: list[str], journal_error: str = "") -> str:
     now = timezone.now()
     fields = ["status", "last_error"]
     if not failed:
@@ -202,22 +240,47 @@ def _settle(operation: DeletionOperation, failed: list[str]) -> str:
             ]
         )
     elif operation.attempts >= settings.MEMLEDGER_DELETION_MAX_ATTEMPTS:
-        operation.status = DeletionOperation.State.FAILED
-        operation.dead_lettered_at = now
-        operation.last_error = f"steps not verified after {operation.attempts} runs: {failed}"
-        fields.append("dead_lettered_at")
-        logger.error("deletion %s dead-lettered: %s", operation.id, operation.last_error)
+        return _dead_letter(operation, "failed", failed, journal_error)
     else:
         operation.status = DeletionOperation.State.PARTIAL
-        operation.last_error = f"steps not verified yet: {failed}"
+        operation.last_error = f"steps not verified yet: {failed}" + _journal_note(journal_error)
     operation.save(update_fields=fields)
     return operation.status
 
 
+def _journal_note(journal_error: str) -> str:
+    return f"; journal append failed: {journal_error}" if journal_error else ""
+
+
+def _dead_letter(
+    operation: DeletionOperation, how: str, failed: list[str] | None = None, journal_error=""
+) -> str:
+    """Give up on ``operation``: status failed, dead-lettered for a reviewer (deletion_retry)."""
+    if failed is None:
+        failed = list(
+            operation.steps.exclude(status=DeletionStep.State.VERIFIED)
+            .order_by("id")
+            .values_list("store", flat=True)
+        )
+    operation.status = DeletionOperation.State.FAILED
+    operation.dead_lettered_at = timezone.now()
+    operation.last_error = (
+        f"steps not verified after {operation.attempts} runs (the last {how}): {failed}"
+        + _journal_note(journal_error)
+    )
+    operation.save(update_fields=["status", "dead_lettered_at", "last_error"])
+    logger.error("deletion %s dead-lettered: %s", operation.id, operation.last_error)
+    return operation.status
+
+
 def deletion_reset(*, operation: DeletionOperation) -> None:
-    """Mark every step of ``operation`` pending again (a restored backup undid its purges)."""
+    """Mark every step of ``operation`` pending again (a restored backup undid its purges).
+
+    Its runs start again from none: attempts the backup recorded must not dead-letter it.
+    """
     operation.steps.update(status=DeletionStep.State.PENDING, verified_at=None)
     operation.status = DeletionOperation.State.PENDING
+    operation.attempts = 0
     operation.completed_at = None
     operation.dead_lettered_at = None
-    operation.save(update_fields=["status", "completed_at", "dead_lettered_at"])
+    operation.save(update_fields=["status", "attempts", "completed_at", "dead_lettered_at"])

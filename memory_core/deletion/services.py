@@ -31,6 +31,25 @@ from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPr
 logger = logging.getLogger(__name__)
 
 
+# The advisory lock a retrieval holds shared on its subject (memory_core.retrieval.pipeline,
+# _LOOKUP_SQL) and a deletion request takes exclusive. Keep both in step.
+SUBJECT_LOCK_PREFIX = "memledger.subject:"
+
+
+def subject_deletion_lock(subject_id) -> None:
+    """Wait until the subject's in-flight retrievals have committed; hold it until commit.
+
+    A retrieval that read a memory before its deletion commits would otherwise write a trace
+    citing it after the traces step had verified there was none. Taken exclusive here, before
+    any row lock, and shared by every retrieval of the subject for its whole transaction.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"{SUBJECT_LOCK_PREFIX}{subject_id}"],
+        )
+
+
 def deletion_run_on_commit(operation_id) -> None:
     """Send the deletion task once the current transaction commits (never inside it)."""
     transaction.on_commit(partial(deletion_enqueue, operation_id))
@@ -64,20 +83,20 @@ def _subject(principal, subject_id=None, subject_external_id=None) -> Subject:
     return subject
 
 
-def _with_predecessors(memory_id) -> list[uuid.UUID]:
-    """Return ``memory_id`` and every older version it supersedes (its history)."""
+def _with_predecessors(*memory_ids) -> list[uuid.UUID]:
+    """Return ``memory_ids`` and every older version they supersede (their history)."""
     with connection.cursor() as cursor:
         cursor.execute(
             """
             WITH RECURSIVE chain(id, supersedes_id) AS (
-                SELECT id, supersedes_id FROM memory_core_memory WHERE id = %s
+                SELECT id, supersedes_id FROM memory_core_memory WHERE id = ANY(%s::uuid[])
                 UNION
                 SELECT m.id, m.supersedes_id FROM memory_core_memory m
                 JOIN chain c ON m.id = c.supersedes_id
             )
             SELECT id FROM chain
             """,
-            [memory_id],
+            [[str(memory_id) for memory_id in memory_ids]],
         )
         return [row[0] for row in cursor.fetchall()]
 
@@ -184,6 +203,7 @@ def _operation_create(
 
     Must run inside the caller's transaction (deletion_request, the retention sweep).
     """
+    subject_deletion_lock(subject_id)
     # Lock the rows in a fixed order, so concurrent requests for overlapping memories queue
     # up instead of deadlocking; rows already in the ledger belong to their own operation.
     rows = list(

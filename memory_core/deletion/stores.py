@@ -20,7 +20,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connections
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import Q
 from django.utils import timezone
 
 from memory_core import retrieval_cache
@@ -30,10 +30,10 @@ from memory_core.models import (
     Export,
     Memory,
     RetrievalTrace,
-    ReviewItem,
     Status,
     Tombstone,
 )
+from memory_core.text import content_hash
 
 UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 CODE_PATTERN = "^[a-z0-9_.:-]{1,64}$"
@@ -48,6 +48,8 @@ ROW_STATS_SQL = """
            count(*) FILTER (WHERE search_vector <> ''::tsvector)
     FROM memory_core_memory WHERE id = ANY(%s::uuid[])
 """
+# The hash of empty content: it would match every empty string of a file.
+EMPTY_HASH = content_hash("")
 # The keys an event's details may keep after a deletion: ids, never content.
 EVENT_ID_KEYS = [
     "operation",
@@ -74,6 +76,22 @@ class DeletionContext:
     def __post_init__(self):
         self.id_strings = [str(memory_id) for memory_id in self.memory_ids]
         self._row_stats: dict | None = None
+        self._content_hashes: set[str] | None = None
+
+    def residue(self, *, content: bool = False) -> Residue:
+        """Return the test for what names the memories in a file (and, with ``content``, what
+        copies their content, by the ledger's content hashes)."""
+        return Residue(self.memory_ids, self.content_hashes() if content else set())
+
+    def content_hashes(self) -> set[str]:
+        """Return the content hashes of the operation's memories (the ledger keeps them)."""
+        if self._content_hashes is None:
+            self._content_hashes = set(
+                Tombstone.objects.filter(memory_id__in=self.memory_ids)
+                .exclude(content_hash__in=["", EMPTY_HASH])
+                .values_list("content_hash", flat=True)
+            )
+        return self._content_hashes
 
     def row_stats(self) -> dict:
         """Return what the operation's rows still hold (one query, kept until rows change)."""
@@ -186,10 +204,32 @@ class PrimaryStore(Store):
 
 
 class EventsStore(Store):
+    """The audit trail and the review items that mention the operation's memories.
+
+    Events keep ids and reason codes only: the events of the memories and, for a whole
+    subject, those of the subject's writes that admission rejected (no memory row: keyed by
+    the AdmissionDecision's id; their details may hold the writer's free-text reason).
+    Review items:
+
+    - an item about a deleted memory (its own ``memory_id``, e.g. the sensitive write being
+      deleted) loses its free-text reason and, if open, is closed (resolution ``deleted``);
+    - an item that only cites a deleted memory in ``candidate_ids`` (a pending write citing
+      the head it would supersede, a conflict between several chains) loses the deleted ids
+      and its reason (a reviewer's words may quote the deleted memory) but keeps its state:
+      a pending write stays reviewable (approved, it finds the key's current head again);
+    - an open conflict left with fewer than two candidates has nothing left to resolve and
+      is closed (resolution ``deleted``).
+
+    Verification: no event of the memories (or, for a subject, of its rejected writes) has
+    free text, no item of a deleted memory is open or has a reason, and no item cites a
+    deleted id in ``candidate_ids``.
+    """
+
     name = "events"
     description = (
-        "the audit trail: events keep ids and reason codes only (details reduced to id keys); "
-        "review items citing the memory lose their free-text reason and are closed"
+        "the audit trail: events keep ids and reason codes only (details reduced to id keys), "
+        "for a subject also the events of its rejected writes; review items of the memory "
+        "lose their free-text reason and are closed; other items stop citing it"
     )
 
     # An event is clean when every key of its details is an id key holding a UUID string.
@@ -200,21 +240,47 @@ class EventsStore(Store):
         "AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(d.value) AS c(v) "
         "WHERE jsonb_typeof(c.v) <> 'string' OR (c.v #>> '{}') !~ %(code_pattern)s)))"
     )
+    # A write admission rejected has no memory row: its event is keyed by the decision's id.
+    # A whole subject's deletion reaches those of the subject's decisions (none otherwise).
+    _DECISIONS = (
+        "SELECT a.id FROM memory_core_admissiondecision a"
+        " WHERE a.subject_id = ANY(%(subjects)s::uuid[])"
+    )
     _PURGE_SQL = (
         "UPDATE memory_core_memoryevent SET details = COALESCE(("  # noqa: S608 (constants)
         " SELECT jsonb_object_agg(d.key, d.value) FROM jsonb_each(details) AS d(key, value)"
         " WHERE " + _ID_ONLY + "), '{}'::jsonb) "
-        "WHERE memory_id = ANY(%(ids)s::uuid[]) AND EXISTS ("
+        "WHERE (memory_id = ANY(%(ids)s::uuid[]) OR memory_id IN (" + _DECISIONS + ")) "
+        "AND EXISTS ("
         " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))"
+    )
+    # Closed: open items of a deleted memory, and open conflicts left with < 2 candidates.
+    _CLOSES = (
+        "r.state = 'open' AND (r.memory_id = ANY(%(ids)s::uuid[]) OR (r.kind = 'conflict' "
+        "AND cardinality(ARRAY(SELECT c FROM unnest(r.candidate_ids) AS c "
+        "WHERE c <> ALL(%(ids)s::uuid[]))) < 2))"
+    )
+    _REVIEW_PURGE_SQL = (
+        "UPDATE memory_core_reviewitem r SET"  # noqa: S608 (constants)
+        " candidate_ids = ARRAY(SELECT c FROM unnest(r.candidate_ids) WITH ORDINALITY AS u(c, n)"
+        "  WHERE c <> ALL(%(ids)s::uuid[]) ORDER BY n),"
+        " reason = '',"
+        " resolution = CASE WHEN " + _CLOSES + " THEN 'deleted' ELSE r.resolution END,"
+        " resolved_at = CASE WHEN " + _CLOSES + " THEN %(now)s ELSE r.resolved_at END,"
+        " state = CASE WHEN " + _CLOSES + " THEN 'resolved' ELSE r.state END "
+        "WHERE r.candidate_ids && %(ids)s::uuid[] OR (r.memory_id = ANY(%(ids)s::uuid[])"
+        " AND (r.reason <> '' OR r.state = 'open'))"
     )
     _VERIFY_SQL = (
         "SELECT count(*), count(*) FILTER (WHERE EXISTS ("  # noqa: S608 (constants)
         " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))), "
+        " count(*) FILTER (WHERE memory_id <> ALL(%(ids)s::uuid[])), "
+        " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])),"
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])"
-        "  OR r.candidate_ids && %(ids)s::uuid[]), "
-        " (SELECT count(*) FROM memory_core_reviewitem r WHERE (r.memory_id = ANY(%(ids)s::uuid[])"
-        "  OR r.candidate_ids && %(ids)s::uuid[]) AND (r.reason <> '' OR r.state = 'open')) "
+        "  AND (r.reason <> '' OR r.state = 'open')), "
+        " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.candidate_ids && %(ids)s::uuid[]) "
         "FROM memory_core_memoryevent WHERE memory_id = ANY(%(ids)s::uuid[])"
+        " OR memory_id IN (" + _DECISIONS + ")"
     )
 
     def _params(self, ctx):
@@ -224,38 +290,30 @@ class EventsStore(Store):
             "code_keys": EVENT_CODE_KEYS,
             "code_pattern": CODE_PATTERN,
             "ids": ctx.id_strings,
+            "subjects": [str(s) for s in ctx.subject_ids] if ctx.whole_subject else [],
         }
 
     def purge(self, ctx):
+        params = self._params(ctx)
         with connections["default"].cursor() as cursor:
-            cursor.execute(self._PURGE_SQL, self._params(ctx))
+            cursor.execute(self._PURGE_SQL, params)
             events = cursor.rowcount
-        citing = Q(memory_id__in=ctx.memory_ids) | Q(candidate_ids__overlap=ctx.memory_ids)
-        opened = Q(state=ReviewItem.State.OPEN)
-        reviews = (
-            ReviewItem.objects.filter(citing)
-            .filter(opened | ~Q(reason=""))
-            .update(
-                reason="",
-                state=Case(When(opened, then=Value(ReviewItem.State.RESOLVED)), default=F("state")),
-                resolution=Case(When(opened, then=Value("deleted")), default=F("resolution")),
-                resolved_at=Case(
-                    When(opened, then=Value(timezone.now())), default=F("resolved_at")
-                ),
-            )
-        )
+            cursor.execute(self._REVIEW_PURGE_SQL, {**params, "now": timezone.now()})
+            reviews = cursor.rowcount
         return {"events_scrubbed": events, "review_items_scrubbed": reviews}
 
     def verify(self, ctx):
         with connections["default"].cursor() as cursor:
             cursor.execute(self._VERIFY_SQL, self._params(ctx))
-            events, dirty, reviews, open_or_text = cursor.fetchone()
-        ok = dirty == 0 and open_or_text == 0
+            events, dirty, rejected, reviews, open_or_text, citing = cursor.fetchone()
+        ok = dirty == 0 and open_or_text == 0 and citing == 0
         return ok, {
             "events": events,
             "events_with_content": dirty,
+            "rejected_write_events": rejected,
             "review_items": reviews,
             "review_items_with_content_or_open": open_or_text,
+            "review_items_citing_in_candidates": citing,
         }
 
 
@@ -384,15 +442,16 @@ class ExportsStore(Store):
             if ctx.whole_subject:
                 path.unlink(missing_ok=True)
                 removed += 1
-            elif _file_cites(path, ctx.id_strings):
+            elif ctx.residue().in_file(path):
                 lock_file(path)
-                rewritten += _rewrite_file(path, set(ctx.id_strings))
+                rewritten += _rewrite_file(path, ctx.residue())
         return {"rewritten": rewritten, "removed": removed}
 
     def verify(self, ctx):
         rows = self._citing(ctx).count()
         files = self._files(ctx)
-        citing = [p for p in files if ctx.whole_subject or _file_cites(p, ctx.id_strings)]
+        residue = ctx.residue()
+        citing = [p for p in files if ctx.whole_subject or residue.in_file(p)]
         return rows == 0 and not citing, {
             "rows_citing": rows,
             "files_scanned": len(files),
@@ -448,47 +507,134 @@ def _eval_files() -> list[Path]:
     return files
 
 
-def _file_cites(path: Path, id_strings) -> bool:
+class Residue:
+    """What marks a file, a line or a JSON value as being about the deleted memories.
+
+    - an id, in any letter case, with hyphens or as ``uuid.hex`` (32 hex digits);
+    - with content hashes (the ledger's): a JSON string (a value or a key) whose normalized
+      text is a deleted memory's content (``memory_core.text.content_hash``), so a verbatim
+      copy is found without the id and without the content itself, which is gone from the
+      database. A copy inside a longer string has no hash to match: the id is what finds it.
+    """
+
+    def __init__(self, memory_ids, hashes: set[str]):
+        self.forms = [f for u in memory_ids for f in (str(u).lower(), uuid.UUID(str(u)).hex)]
+        self.hashes = hashes
+
+    def names(self, text: str) -> bool:
+        """Return whether ``text`` holds one of the ids."""
+        lowered = text.lower()
+        return any(form in lowered for form in self.forms)
+
+    def copies(self, node) -> bool:
+        """Return whether a string in the JSON value ``node`` is a deleted memory's content."""
+        if not self.hashes:
+            return False
+        stack = [node]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str):
+                if content_hash(item) in self.hashes:
+                    return True
+            elif isinstance(item, dict):
+                stack.extend(item.keys())
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+        return False
+
+    def in_node(self, node) -> bool:
+        return self.names(json.dumps(node)) or self.copies(node)
+
+    def in_text(self, path: Path, text: str) -> tuple[bool, bool]:
+        """Return (names an id, copies content) for the text of the JSON or JSONL ``path``."""
+        if self.names(text):
+            return True, False
+        if not self.hashes:
+            return False, False
+        try:
+            documents = _documents(path, text)
+        except ValueError:  # not JSON: only the ids can be looked for
+            return False, False
+        return False, any(self.copies(document) for document in documents)
+
+    def in_file(self, path: Path) -> bool:
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            return False
+        return any(self.in_text(path, text))
+
+
+def _documents(path: Path, text: str) -> list:
+    """Return the JSON values of a JSON file (one) or a JSONL file (one per parsable line)."""
+    if path.suffix != ".jsonl":
+        return [json.loads(text)]
+    documents = []
+    for line in text.splitlines():
+        try:
+            documents.append(json.loads(line))
+        except ValueError:  # a blank or broken line: only an id can name it
+            continue
+    return documents
+
+
+_DROP = object()
+
+
+def _prune(node, residue: Residue):
+    """Return ``node`` without the cases that are about the deleted memories, or ``_DROP``.
+
+    A case is an element of the outermost list on the way down from the document: the whole
+    element goes when it names an id or copies content anywhere inside it (its query, its
+    expected answer, a nested memory). Objects above that list only lead to it; a mention in
+    one of them that is in no list (a key, a scalar) makes the whole document the case.
+    """
+    if isinstance(node, list):
+        return [item for item in node if not residue.in_node(item)]
+    if isinstance(node, dict):
+        pruned = {}
+        for key, value in node.items():
+            if residue.in_node(key):
+                return _DROP
+            value = _prune(value, residue)
+            if value is _DROP:
+                return _DROP
+            pruned[key] = value
+        return pruned
+    return _DROP if residue.in_node(node) else node
+
+
+def _rewrite_file(path: Path, residue: Residue) -> int:
+    """Rewrite a JSON or JSONL file without the cases about the memories; return 1 if changed.
+
+    A file that cannot be parsed, or whose mention is in no case, is removed.
+    """
+    from memory_core.exports import write_json_atomic
+
     try:
         text = path.read_text()
     except FileNotFoundError:
-        return False
-    return any(memory_id in text for memory_id in id_strings)
-
-
-def _prune(node, drop: set[str]):
-    """Return ``node`` without objects that name a dropped id and without the ids themselves."""
-    if isinstance(node, dict):
-        if any(isinstance(v, str) and v in drop for v in node.values()):
-            return None
-        return {k: v for k, v in ((k, _prune(v, drop)) for k, v in node.items()) if v is not None}
-    if isinstance(node, list):
-        kept = []
-        for item in node:
-            if isinstance(item, str) and item in drop:
-                continue
-            pruned = _prune(item, drop)
-            if pruned is not None:
-                kept.append(pruned)
-        return kept
-    return node
-
-
-def _rewrite_file(path: Path, drop: set[str]) -> int:
-    """Rewrite a JSON or JSONL file without the entries naming ``drop``; return 1 if changed."""
-    from memory_core.exports import write_json_atomic
-
-    text = path.read_text()
+        return 0
     if path.suffix == ".jsonl":
-        lines = [line for line in text.splitlines() if not any(d in line for d in drop)]
-        path.write_text("\n".join(lines) + ("\n" if lines else ""))
+        kept = []
+        for line in text.splitlines():
+            try:
+                about = residue.names(line) or residue.copies(json.loads(line))
+            except ValueError:
+                about = False  # not JSON: named only by an id, found above
+            if not about:
+                kept.append(line)
+        path.write_text("\n".join(kept) + ("\n" if kept else ""))
         return 1
-    document = _prune(json.loads(text), drop)
-    if any(d in json.dumps(document) for d in drop):
-        # The id hides in a key or inside a longer string: drop the file rather than keep it.
+    try:
+        document = _prune(json.loads(text), residue)
+    except ValueError:
+        document = _DROP
+    if document is _DROP:
         path.unlink(missing_ok=True)
         return 1
-    write_json_atomic(path, document if document is not None else {})
+    write_json_atomic(path, document)
     return 1
 
 
@@ -497,26 +643,37 @@ class EvaluationStore(Store):
     name = "evaluation"
     description = (
         "evaluation datasets and reports built from production memories: JSON/JSONL files in "
-        "MEMLEDGER_EVAL_DATA_DIRS; entries naming the memory are removed"
+        "MEMLEDGER_EVAL_DATA_DIRS; every case naming the memory (any letter case, or as hex) "
+        "or holding a copy of its content is removed"
     )
 
     def purge(self, ctx):
-        drop = set(ctx.id_strings)
         rewritten = 0
-        if drop:
+        if ctx.memory_ids:
+            residue = ctx.residue(content=True)
             for path in sorted(_eval_files()):
-                if _file_cites(path, ctx.id_strings):
+                if residue.in_file(path):
                     lock_file(path)  # then read again: another operation may have rewritten it
-                    rewritten += _rewrite_file(path, drop)
+                    rewritten += _rewrite_file(path, residue)
         return {"rewritten": rewritten}
 
     def verify(self, ctx):
         files = _eval_files()
-        citing = [p.name for p in files if _file_cites(p, ctx.id_strings)]
-        return not citing, {
+        residue = ctx.residue(content=True)
+        citing = with_content = 0
+        for path in files:
+            try:
+                names, copies = residue.in_text(path, path.read_text())
+            except FileNotFoundError:
+                continue
+            citing += names
+            with_content += copies
+        return citing == 0 and with_content == 0, {
             "dirs": len(settings.MEMLEDGER_EVAL_DATA_DIRS),
             "files_scanned": len(files),
-            "files_citing": len(citing),
+            "files_citing": citing,
+            "files_with_content": with_content,
+            "content_hashes": len(residue.hashes),
         }
 
 

@@ -187,6 +187,10 @@ class DeletionOperation(models.Model):
     dead_lettered_at = models.DateTimeField(null=True, blank=True)
     # When a run last started: the beat sweep re-drives operations idle longer than a threshold.
     last_attempt_at = models.DateTimeField(null=True, blank=True)
+    # When the operation's line reached the deletion journal (fsynced); until then every run
+    # appends it again and the operation cannot complete. Null on operations settled before
+    # this field existed (their first run appended it, unrecorded).
+    journaled_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-requested_at"]

@@ -21,6 +21,7 @@ import time
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.utils import timezone
 
+from memory_core.deletion.services import SUBJECT_LOCK_PREFIX
 from memory_core.embeddings import get_embedder
 from memory_core.exceptions import PermissionDenied
 from memory_core.models import RetrievalTrace
@@ -41,9 +42,18 @@ from .types import (
 
 logger = logging.getLogger(__name__)
 
+# The subject, the active policy, and a shared lock on the subject held until the request's
+# transaction ends (memory_core.deletion.services.subject_deletion_lock): a deletion request
+# of the subject waits for this retrieval to commit its trace, which the deletion's traces
+# step then finds, and a retrieval that comes after it reads the rows already deleted
+# (the candidate statement runs after the lock is granted: a new snapshot under READ
+# COMMITTED). Without the lock a trace citing a deleted memory could be written after the
+# traces step had verified. Shared locks do not wait for each other.
 _LOOKUP_SQL = (
-    "SELECT (SELECT s.id FROM memory_core_subject s WHERE s.tenant_id = %s "
-    "AND s.external_id = %s), p.version, p.document FROM (SELECT 1) AS one "
+    "SELECT sub.id, p.version, p.document, CASE WHEN sub.id IS NOT NULL THEN "
+    "pg_advisory_xact_lock_shared(hashtextextended(%s || sub.id::text, 0))::text END "
+    "FROM (SELECT (SELECT s.id FROM memory_core_subject s WHERE s.tenant_id = %s "
+    "AND s.external_id = %s) AS id) AS sub "
     "LEFT JOIN memory_core_policyversion p ON p.tenant_id = %s AND p.is_active"
 )
 
@@ -67,10 +77,14 @@ class _Clock:
 
 
 def lookup_subject_and_policy(*, tenant_id, user_id: str):
-    """Return (subject_id or None, RetrievalPolicy) in one round trip."""
+    """Return (subject_id or None, RetrievalPolicy) in one round trip.
+
+    Also takes the subject's shared deletion lock until the transaction ends (see
+    ``_LOOKUP_SQL``); the API runs every request in a transaction (ATOMIC_REQUESTS).
+    """
     with connection.cursor() as cursor:
-        cursor.execute(_LOOKUP_SQL, [tenant_id, user_id, tenant_id])
-        subject_id, version, document = cursor.fetchone()
+        cursor.execute(_LOOKUP_SQL, [SUBJECT_LOCK_PREFIX, tenant_id, user_id, tenant_id])
+        subject_id, version, document, _ = cursor.fetchone()
     if isinstance(document, str):
         import json
 

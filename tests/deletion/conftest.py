@@ -14,6 +14,7 @@ from memory_core.models import MemoryEvent, RetrievalTrace
 from memory_core.principals import SubjectPrincipal, SystemPrincipal
 from tests.celery_worker import celery_session_worker, celery_worker  # noqa: F401
 from tests.factories import MemoryFactory, SubjectFactory
+from tests.memory_core.retrieval.conftest import world  # noqa: F401 (a fixture)
 
 
 def unit_vector(seed: int) -> list[float]:

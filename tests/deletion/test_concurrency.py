@@ -1,16 +1,20 @@
-"""Two worker processes deleting memories of the same export and evaluation file at once."""
+"""Deletions racing each other (one export and evaluation file) and racing a retrieval."""
 
 import json
 import threading
+import time
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
 from memory_core.deletion.worker import WorkerProcess
 from memory_core.exports import export_create, export_path
+from memory_core.models import DeletionOperation, RetrievalTrace
 from memory_core.principals import SystemPrincipal
+from memory_core.retrieval import pipeline
+from memory_core.retrieval.types import RetrievalRequest
 from memory_core.rls import tenant_scope
 from tests.celery_worker import unique_queue
 from tests.deletion.conftest import eval_file
@@ -64,3 +68,81 @@ def test_concurrent_runs_never_put_back_what_another_removed(owner, private_queu
     assert [str(m.id) for m in memories if str(m.id) in exported] == []
     assert [str(m.id) for m in memories if str(m.id) in golden_text] == []
     golden.unlink()
+
+
+def _someone_waits_for_an_advisory_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_it(
+    world, tenant, monkeypatch, private_queue
+):
+    target = world["memories"]["mine_incident"]
+    fetched, go = threading.Event(), threading.Event()
+    real = pipeline.filters.apply_hard_filters
+
+    def paused(found, **kwargs):  # the candidates are read; the trace is not written yet
+        fetched.set()
+        assert go.wait(60)
+        return real(found, **kwargs)
+
+    monkeypatch.setattr(pipeline.filters, "apply_hard_filters", paused)
+    out, errors = {}, []
+
+    def in_thread(name, work):
+        def run():
+            try:
+                with tenant_scope(tenant.id):
+                    out[name] = work()
+            except Exception as exc:  # surfaced below
+                errors.append(exc)
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    def agent_request():
+        with transaction.atomic():  # ATOMIC_REQUESTS, as the API view runs it
+            return pipeline.retrieve(
+                principal=world["principal"],
+                request=RetrievalRequest(
+                    query="Why did the atlas-api staging deploy fail?",
+                    user_id="dana",
+                    project_id="atlas",
+                    repository_id="atlas-api",
+                ),
+            )
+
+    def delete():
+        system = SystemPrincipal(tenant_id=tenant.id)
+        operation = deletion_request(principal=system, memory_id=target.id)
+        return operation, deletion_run(operation_id=operation.id)
+
+    retrieval = in_thread("retrieval", agent_request)
+    assert fetched.wait(60)
+    deletion = in_thread("deletion", delete)
+    # The deletion either finishes before the retrieval's trace exists (the race) or waits
+    # for the retrieval to finish first.
+    deadline = time.monotonic() + 30
+    while deletion.is_alive() and not _someone_waits_for_an_advisory_lock():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    go.set()
+    retrieval.join(60)
+    deletion.join(60)
+    assert not errors, errors
+    operation, status = out["deletion"]
+    assert status == DeletionOperation.State.COMPLETED
+    # The retrieval answered from what it read before the deletion...
+    assert str(target.id) in [item.id for item in out["retrieval"].items]
+    # ...and its trace, written before the deletion went on, was purged by it.
+    with tenant_scope(tenant.id):
+        assert not RetrievalTrace.objects.filter(cited_ids__overlap=[target.id]).exists()
+        assert operation.steps.get(store="traces").evidence["purged"]["deleted"] == 1

@@ -95,3 +95,25 @@ def test_restore_then_replay_forgets_what_was_deleted_after_the_backup(
             )
         finally:
             _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
+def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
+    owner_principal, memories, settings
+):
+    from memory_core.deletion.ledger import ledger_entry
+    from memory_core.deletion.replay import replay_deletions
+    from memory_core.models import DeletionOperation
+
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    # As the backup had it: every attempt used, steps not verified yet.
+    DeletionOperation.objects.filter(pk=operation.id).update(
+        status="partial", attempts=settings.MEMLEDGER_DELETION_MAX_ATTEMPTS
+    )
+    result = replay_deletions(entries=[ledger_entry(operation)])
+    assert result == {"replayed": 1, "skipped": 0, "incomplete": {}}
+    operation.refresh_from_db()
+    assert (operation.status, operation.attempts, operation.dead_lettered_at) == (
+        "completed",
+        1,
+        None,
+    )

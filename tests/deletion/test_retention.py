@@ -129,3 +129,65 @@ def test_trace_days_null_keeps_traces_and_the_limit_bounds_one_run(tenant):
     _publish_trace_days(tenant, None)
     assert traces_expire() == 0
     assert RetrievalTrace.objects.count() == 3
+
+
+def _chain_of_two(owner):
+    """Return (v1, v2): a preference and the version superseding it, like a correction."""
+    v1 = _memory(
+        owner,
+        MemoryType.USER_PREFERENCE,
+        MemoryClass.PREFERENCE,
+        timedelta(days=5),
+        memory_key="ui.theme",
+        status="superseded",
+        content="User prefers dark mode.",
+    )
+    v2 = _memory(
+        owner,
+        MemoryType.USER_PREFERENCE,
+        MemoryClass.PREFERENCE,
+        timedelta(days=4),
+        memory_key="ui.theme",
+        supersedes=v1,
+        version=2,
+        content="User prefers dark mode with high contrast.",
+    )
+    return v1, v2
+
+
+def test_a_revoked_preference_is_deleted_with_its_older_versions(owner):
+    v1, v2 = _chain_of_two(owner)
+    keep = _memory(owner, MemoryType.USER_PREFERENCE, MemoryClass.PREFERENCE, timedelta(days=3))
+    Memory.objects.filter(pk=v2.pk).update(status="revoked")
+
+    assert retention_apply()["memories_deleted"] == 2
+    operation = DeletionOperation.objects.get(reason_code="retention:revoked")
+    assert set(operation.memory_ids) == {v1.id, v2.id}
+    assert deletion_run(operation_id=operation.id) == "completed"
+    rows = dict(Memory.objects.filter(pk__in=[v1.id, v2.id]).values_list("pk", "content"))
+    assert rows == {v1.id: "", v2.id: ""}
+    assert Memory.objects.get(pk=keep.id).status == "active"
+    assert retention_apply()["deletion_operations"] == 0
+
+
+def test_older_versions_left_by_an_earlier_revoked_deletion_are_deleted(owner):
+    from memory_core.deletion.retention import RETENTION_PRINCIPAL_NAME
+    from memory_core.deletion.services import _operation_create
+    from memory_core.principals import SystemPrincipal
+
+    v1, v2 = _chain_of_two(owner)
+    # What retention did before it followed the chain: the revoked head alone.
+    Memory.objects.filter(pk=v2.pk).update(status="revoked")
+    _operation_create(
+        principal=SystemPrincipal(tenant_id=owner.tenant_id, name=RETENTION_PRINCIPAL_NAME),
+        tenant_id=owner.tenant_id,
+        subject_id=owner.id,
+        target=DeletionOperation.Target.MEMORY,
+        candidates=Memory.objects.filter(pk=v2.pk),
+        reason_code="retention:revoked",
+    )
+    assert Memory.objects.get(pk=v1.id).content == "User prefers dark mode."
+
+    assert retention_apply()["memories_deleted"] == 1
+    assert Memory.objects.get(pk=v1.id).status == "deleted"
+    assert Tombstone.objects.filter(memory_id=v1.id).exists()

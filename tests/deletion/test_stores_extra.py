@@ -1,4 +1,4 @@
-"""Replicas (when configured), the beat schedule, and export scoping."""
+"""Replicas (when configured), the beat schedule, export scoping, and evaluation files."""
 
 import json
 
@@ -13,6 +13,7 @@ from memory_core.exceptions import NotFound
 from memory_core.exports import export_create, export_path, export_read
 from memory_core.models import Memory
 from memory_core.principals import SubjectPrincipal
+from tests.deletion.conftest import eval_file
 from tests.factories import MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -74,3 +75,81 @@ def test_subject_deletion_removes_the_subjects_exports(owner, owner_principal, m
     assert deletion_run(operation_id=operation.id) == "completed"
     assert not export_path(export).exists()
     assert operation.steps.get(store="exports").evidence["files_scanned"] == 0
+
+
+def _run(owner_principal, memory):
+    operation = deletion_request(principal=owner_principal, memory_id=memory.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    return operation
+
+
+def test_an_evaluation_case_naming_the_memory_goes_whole(owner_principal, memories):
+    target, kept = memories[0], memories[1]
+    path = eval_file(f"cases-{target.id}.json")
+    path.write_text(
+        json.dumps(
+            {
+                "dataset": "prod-sample",
+                "cases": [
+                    {
+                        "query": "What does the user prefer?",
+                        "expected_ids": [str(target.id)],
+                        "expected_answer": target.content,
+                    },
+                    {"memory": {"id": str(target.id)}, "text": target.content},
+                    {"query": "kept", "expected_ids": [str(kept.id)], "answer": kept.content},
+                ],
+            }
+        )
+    )
+    operation = _run(owner_principal, target)
+    document = json.loads(path.read_text())
+    assert document == {
+        "dataset": "prod-sample",
+        "cases": [{"query": "kept", "expected_ids": [str(kept.id)], "answer": kept.content}],
+    }
+    evidence = operation.steps.get(store="evaluation").evidence
+    assert (evidence["files_citing"], evidence["files_with_content"]) == (0, 0)
+    path.unlink()
+
+
+def test_evaluation_ids_are_matched_in_any_case_and_as_hex(owner_principal, memories):
+    target, kept = memories[0], memories[1]
+    path = eval_file(f"lines-{target.id}.jsonl")
+    lines = [
+        {"id": str(target.id).upper(), "text": "a"},
+        {"ref": target.id.hex, "text": "b"},
+        {"ref": target.id.hex.upper(), "text": "c"},
+        {"text": target.content},  # a copy of the content, no id
+        {"id": str(kept.id), "text": "kept"},
+    ]
+    path.write_text("# not JSON\n" + "".join(json.dumps(line) + "\n" for line in lines))
+    nested = eval_file(f"nested-{target.id}.json")
+    nested.write_text(json.dumps({"suite": {"cases": [{"ids": [target.id.hex.upper()]}, {}]}}))
+    whole = eval_file(f"one-case-{target.id}.json")
+    whole.write_text(json.dumps({"memory_id": str(target.id).upper(), "note": "x"}))
+
+    _run(owner_principal, target)
+    assert path.read_text().splitlines() == ["# not JSON", json.dumps(lines[-1])]
+    assert json.loads(nested.read_text()) == {"suite": {"cases": [{}]}}
+    # The id sits in no list of cases: the file is the case, and goes.
+    assert not whole.exists()
+    path.unlink()
+    nested.unlink()
+
+
+def test_evaluation_verification_finds_the_content_without_the_id(owner_principal, memories):
+    target = memories[0]
+    operation = _run(owner_principal, target)
+    ctx = operation_context(operation)
+    assert REGISTRY["evaluation"].verify(ctx)[0]
+    # A copy of the deleted content (trivially different: case, spaces) and no id.
+    path = eval_file(f"copy-{target.id}.json")
+    path.write_text(json.dumps([{"answer": "  " + target.content.upper() + " "}, {"q": "k"}]))
+    ok, evidence = REGISTRY["evaluation"].verify(ctx)
+    assert not ok and evidence["files_with_content"] == 1
+    # ...and the purge takes it out.
+    REGISTRY["evaluation"].purge(ctx)
+    assert json.loads(path.read_text()) == [{"q": "k"}]
+    assert REGISTRY["evaluation"].verify(ctx)[0]
+    path.unlink()
