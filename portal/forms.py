@@ -35,7 +35,8 @@ class CorrectionForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         max_length=4000,
         help_text="This becomes a new version, recorded as stated by you. "
-        "The current version stays in the history as superseded.",
+        "The current version stays in the history as superseded. A version set by an "
+        "administrator is not replaced: your correction is kept beside it for a reviewer.",
     )
     reason = forms.CharField(
         label="Why (optional)",

@@ -27,6 +27,9 @@ from memory_core.services.writes import consent_withdraw, memory_correct, memory
 from portal.access import REVIEWER, EndUserMixin
 from portal.forms import ConfirmForm, CorrectionForm, MemoryFilterForm
 
+# The rule code of a correction kept as a separate chain beside a higher-authority head.
+KEPT_BESIDE = "supersession.conflict_lower_authority"
+
 
 class MemoryListView(EndUserMixin, TemplateView):
     """Every active memory about the login's subject, grouped by class and type."""
@@ -84,7 +87,11 @@ class MemoryDetailView(EndUserMixin, TemplateView):
 
 
 class MemoryCorrectView(EndUserMixin, FormView):
-    """Correct a memory: a new version with explicit_user authority supersedes it."""
+    """Correct a memory: a new version with explicit_user authority supersedes it.
+
+    A head set with higher authority (explicit_admin) is not superseded: the correction is
+    kept beside it and a conflict goes to a reviewer; the message says which happened.
+    """
 
     template_name = "portal/memory_correct.html"
     form_class = CorrectionForm
@@ -114,11 +121,22 @@ class MemoryCorrectView(EndUserMixin, FormView):
         except DomainError as error:
             return self.refuse(error, detail)
         if result.decision == "accepted" and result.memory is not None:
-            messages.success(
-                self.request,
-                f"Saved version {result.memory.version}. The previous version is kept in "
-                "the history as superseded.",
-            )
+            if KEPT_BESIDE in result.rule_codes:
+                # Admission kept it as a separate chain: the current version was set with
+                # higher authority than the user's, so nothing was superseded.
+                messages.warning(
+                    self.request,
+                    "Your correction was saved beside the current version, not in its place: "
+                    "that version was set with higher authority than yours, so both are kept "
+                    "and a reviewer will decide which one stands "
+                    f"({', '.join(result.rule_codes)}).",
+                )
+            else:
+                messages.success(
+                    self.request,
+                    f"Saved version {result.memory.version}. The previous version is kept in "
+                    "the history as superseded.",
+                )
             return redirect("portal:memory", memory_id=result.memory.pk)
         if result.decision == "pending_approval":
             messages.info(

@@ -5,7 +5,7 @@ import json
 import pytest
 from django.urls import reverse
 
-from memory_core.models import DeletionOperation, Memory, RetrievalTrace
+from memory_core.models import DeletionOperation, Memory, RetrievalTrace, ReviewItem
 from memory_core.principals import SubjectPrincipal
 from memory_core.services.memories import MemoryDraft, memory_supersede
 from tests.factories import MemoryFactory
@@ -160,6 +160,24 @@ def test_correct_writes_an_explicit_user_version(alice_client, alice_memory):
     assert "Alice prefers four spaces." in body and "Alice prefers tabs over spaces." in body
     assert "Saved version" in body  # the message after the action
     assert "changed my mind" in body  # the reason, kept in the event
+
+
+def test_correcting_an_administrators_memory_says_it_was_kept_beside(alice_client, alice_memory):
+    Memory.objects.filter(pk=alice_memory.pk).update(authority="explicit_admin")
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice prefers four spaces.", "reason": "wrong"},
+        follow=True,
+    )
+    new = Memory.objects.get(content="Alice prefers four spaces.")
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "active" and new.supersedes_id is None  # nothing superseded
+    assert ReviewItem.objects.filter(kind="conflict", candidate_ids__contains=[new.pk]).exists()
+    body = response.content.decode()
+    assert "saved beside the current version, not in its place" in body
+    assert "a reviewer will decide" in body
+    assert "supersession.conflict_lower_authority" in body
+    assert "Saved version" not in body and "kept in the history as superseded" not in body
 
 
 def test_correct_of_others_is_404(alice_client, bob_memory, stranger_memory):
