@@ -214,7 +214,11 @@ def review_item_get(*, principal, item_id) -> ReviewItem:
 
 
 def conflict_queue(*, principal) -> list[ReviewItem]:
-    """Return the open conflicts of the reviewer's tenant, each with ``candidates`` loaded."""
+    """Return the open conflicts of the reviewer's tenant, each with ``candidates`` loaded.
+
+    Each item also carries ``active_count``: how many candidates are still in use (only those
+    can be chosen as the winner).
+    """
     items = list(
         _reviewer_items(principal)
         .filter(kind=ReviewItem.Kind.CONFLICT, state=ReviewItem.State.OPEN)
@@ -234,6 +238,7 @@ def conflict_queue(*, principal) -> list[ReviewItem]:
     for item in items:
         ids = list(item.candidate_ids) or ([item.memory_id] if item.memory_id else [])
         item.candidates = [by_id[candidate] for candidate in ids if candidate in by_id]
+        item.active_count = sum(1 for m in item.candidates if m.status == Status.ACTIVE)
     return items
 
 

@@ -186,6 +186,79 @@ def test_choose_winner_needs_a_winner(reviewer_client, queues):
     assert b"Pick the memory that wins" in response.content
 
 
+def test_choose_winner_refuses_a_candidate_no_longer_active(reviewer_client, queues):
+    item = queues["own_conflict"]
+    gone, other = item.candidate_ids
+    Memory.objects.filter(pk=gone).update(status="revoked")
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {"outcome": "choose_winner", "winner_id": gone, "reason": "eu is right"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert b"The chosen memory is revoked, no longer in use, so it cannot win" in response.content
+    item.refresh_from_db()
+    assert item.state == "open"  # nothing changed
+    assert Memory.objects.get(pk=other).status == "active"
+    assert not MemoryEvent.objects.filter(memory_id__in=item.candidate_ids).exists()
+
+
+def test_conflicts_page_offers_only_active_candidates(reviewer_client, queues):
+    item = queues["own_conflict"]
+    gone, other = item.candidate_ids
+    Memory.objects.filter(pk=gone).update(status="superseded")
+    body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert f'name="winner_id" value="{other}"' in body
+    assert f'value="{gone}"' not in body
+    assert "Deploy to eu-west-1." in body and "no longer in use, so it cannot win" in body
+    assert "Only one candidate is still in use" in body
+
+
+def preference_conflict(subject, key, *contents):
+    memories = [
+        MemoryFactory(subject=subject, memory_key=key, content=content, authority="model_inference")
+        for content in contents
+    ]
+    item = ReviewItem.objects.create(
+        tenant=subject.tenant,
+        subject=subject,
+        kind="conflict",
+        memory_key=key,
+        candidate_ids=[memory.pk for memory in memories],
+    )
+    return item, memories
+
+
+def test_revoking_candidates_closes_the_conflict_once_nothing_is_left_to_choose(
+    client, alice, reviewer, alice_subject
+):
+    item, (a, b, c) = preference_conflict(alice_subject, "deploy.region", "EU.", "US.", "APAC.")
+    client.force_login(alice)
+    client.post(reverse("portal:memory-revoke", args=[a.pk]))
+    item.refresh_from_db()
+    assert item.state == "open"  # two candidates are still in use: still a choice to make
+    client.force_login(reviewer)
+    body = client.get(reverse("portal:review:conflicts")).content.decode()
+    assert f'value="{a.pk}"' not in body and f'value="{b.pk}"' in body
+
+    client.force_login(alice)
+    client.post(reverse("portal:memory-revoke", args=[b.pk]))
+    item.refresh_from_db()
+    assert item.state == "resolved" and item.resolution == "revoked"
+    assert item.resolved_by_id is None  # not a reviewer's decision
+    assert Memory.objects.get(pk=c.pk).status == "active"
+    client.force_login(reviewer)
+    body = client.get(reverse("portal:review:conflicts")).content.decode()
+    assert "No open conflicts." in body
+    response = client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {"outcome": "choose_winner", "winner_id": str(a.pk), "reason": "too late"},
+        follow=True,
+    )
+    assert b"already resolved" in response.content
+    assert Memory.objects.get(pk=c.pk).status == "active"
+
+
 def test_resolving_other_tenants_conflict_is_404(reviewer_client, queues):
     item = queues["foreign_conflict"]
     response = reviewer_client.post(
