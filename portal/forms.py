@@ -46,6 +46,23 @@ class CorrectionForm(forms.Form):
     )
 
 
+def form_problems(form: forms.Form) -> str:
+    """Return a form's errors as one line for a message: "reason: Ensure this value ..."."""
+    return "; ".join(
+        f"{field if field != '__all__' else 'form'}: {' '.join(errors)}"
+        for field, errors in form.errors.items()
+    )
+
+
+class RevokeForm(forms.Form):
+    """An optional reason for revoking a memory; it is kept in the memory's events.
+
+    Like every CharField it refuses NUL characters, which the events' JSON cannot hold.
+    """
+
+    reason = forms.CharField(label="Why (optional)", required=False, max_length=500)
+
+
 class ReasonForm(forms.Form):
     """A reviewer's decision needs a reason; it is recorded with the decision."""
 

@@ -25,7 +25,13 @@ from memory_core.selectors.portal import (
 )
 from memory_core.services.writes import consent_withdraw, memory_correct, memory_revoke
 from portal.access import REVIEWER, EndUserMixin
-from portal.forms import ConfirmForm, CorrectionForm, MemoryFilterForm
+from portal.forms import (
+    ConfirmForm,
+    CorrectionForm,
+    MemoryFilterForm,
+    RevokeForm,
+    form_problems,
+)
 
 # The rule code of a correction kept as a separate chain beside a higher-authority head.
 KEPT_BESIDE = "supersession.conflict_lower_authority"
@@ -154,18 +160,30 @@ class MemoryCorrectView(EndUserMixin, FormView):
 
 
 class _MemoryActionView(EndUserMixin, View):
-    """A POST-only action on one memory, answered with a message and a redirect."""
+    """A POST-only action on one memory, answered with a message and a redirect.
+
+    ``form_class``, when set, validates the POST first: invalid input is a message naming
+    the problem, and nothing changes.
+    """
 
     http_method_names = ["post"]
     done_message = ""
+    form_class = None
 
-    def call(self):
+    def call(self, data: dict):
         raise NotImplementedError
 
     def post(self, request, memory_id):
         detail = reverse("portal:memory", args=[memory_id])
+        data = {}
+        if self.form_class is not None:
+            form = self.form_class(request.POST)
+            if not form.is_valid():
+                messages.error(request, f"Nothing was changed ({form_problems(form)}).")
+                return redirect(detail)
+            data = form.cleaned_data
         try:
-            self.call()
+            self.call(data)
         except DomainError as error:
             return self.refuse(error, detail)
         messages.success(request, self.done_message)
@@ -176,12 +194,13 @@ class MemoryRevokeView(_MemoryActionView):
     """Revoke a preference: it stays in the history but is never used again."""
 
     done_message = "Revoked. Agents will no longer use it."
+    form_class = RevokeForm
 
-    def call(self):
+    def call(self, data):
         return memory_revoke(
             principal=self.principal,
             memory_id=self.kwargs["memory_id"],
-            reason=self.request.POST.get("reason", "")[:500] or "revoked_by_user",
+            reason=data["reason"] or "revoked_by_user",
         )
 
 
@@ -190,7 +209,7 @@ class ConsentWithdrawView(_MemoryActionView):
 
     done_message = "Consent withdrawn. This memory is no longer used."
 
-    def call(self):
+    def call(self, data):
         return consent_withdraw(principal=self.principal, memory_id=self.kwargs["memory_id"])
 
 

@@ -5,7 +5,13 @@ import json
 import pytest
 from django.urls import reverse
 
-from memory_core.models import DeletionOperation, Memory, RetrievalTrace, ReviewItem
+from memory_core.models import (
+    DeletionOperation,
+    Memory,
+    MemoryEvent,
+    RetrievalTrace,
+    ReviewItem,
+)
 from memory_core.principals import SubjectPrincipal
 from memory_core.services.memories import MemoryDraft, memory_supersede
 from tests.factories import MemoryFactory
@@ -219,6 +225,45 @@ def test_withdraw_workflow_consent(alice_client, alice_memory):
     alice_memory.refresh_from_db()
     assert alice_memory.status != "active"
     assert b"Consent withdrawn" in response.content
+
+
+@pytest.mark.parametrize(
+    ("reason", "problem"),
+    [
+        ("a\x00b", "Null characters are not allowed."),
+        ("x" * 501, "Ensure this value has at most 500 characters (it has 501)."),
+    ],
+)
+def test_revoke_refuses_a_bad_reason_with_a_message(alice_client, alice_memory, reason, problem):
+    alice_client.raise_request_exception = False
+    response = alice_client.post(
+        reverse("portal:memory-revoke", args=[alice_memory.pk]), {"reason": reason}, follow=True
+    )
+    assert response.status_code == 200
+    assert f"Nothing was changed (reason: {problem})" in response.content.decode()
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "active"
+
+
+def test_revoke_keeps_the_reason_given(alice_client, alice_memory):
+    alice_client.post(
+        reverse("portal:memory-revoke", args=[alice_memory.pk]), {"reason": "  not me  "}
+    )
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "revoked"
+    event = MemoryEvent.objects.get(memory_id=alice_memory.pk, action="revoked")
+    assert event.details == {"reason": "not me"}
+
+
+@pytest.mark.parametrize("field", ["content", "reason"])
+def test_correct_refuses_nul_characters_in_the_form(alice_client, alice_memory, field):
+    alice_client.raise_request_exception = False
+    data = {"content": "Alice prefers spaces.", "reason": "why"}
+    data[field] = "a\x00b"
+    response = alice_client.post(reverse("portal:memory-correct", args=[alice_memory.pk]), data)
+    assert response.status_code == 200
+    assert b"Null characters are not allowed." in response.content
+    assert not Memory.objects.filter(supersedes=alice_memory).exists()
 
 
 @pytest.mark.parametrize("name", ["portal:memory-revoke", "portal:memory-withdraw"])

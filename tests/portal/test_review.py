@@ -129,6 +129,44 @@ def test_a_decision_needs_a_reason(reviewer_client, queues):
 
 
 @pytest.mark.parametrize("name", ["portal:review:approve", "portal:review:reject"])
+@pytest.mark.parametrize(
+    ("reason", "problem"),
+    [
+        ("ok\x00", "Null characters are not allowed."),
+        ("x" * 1001, "Ensure this value has at most 1000 characters (it has 1001)."),
+    ],
+)
+def test_a_bad_decision_reason_is_named_and_nothing_is_decided(
+    reviewer_client, queues, name, reason, problem
+):
+    reviewer_client.raise_request_exception = False
+    item = queues["own_write"]
+    response = reviewer_client.post(reverse(name, args=[item.pk]), {"reason": reason}, follow=True)
+    assert response.status_code == 200
+    assert f"Nothing was decided (reason: {problem})" in response.content.decode()
+    item.refresh_from_db()
+    assert item.state == "open"
+    assert Memory.objects.get(pk=item.memory_id).status == "pending_approval"
+
+
+def test_a_bad_resolution_reason_is_named_and_nothing_changes(reviewer_client, queues):
+    reviewer_client.raise_request_exception = False
+    item = queues["own_conflict"]
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {"outcome": "choose_winner", "winner_id": item.candidate_ids[0], "reason": "a\x00b"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert b"reason: Null characters are not allowed." in response.content
+    item.refresh_from_db()
+    assert item.state == "open"
+    assert set(
+        Memory.objects.filter(pk__in=item.candidate_ids).values_list("status", flat=True)
+    ) == {"active"}
+
+
+@pytest.mark.parametrize("name", ["portal:review:approve", "portal:review:reject"])
 def test_decisions_on_other_tenants_items_are_404(reviewer_client, queues, name):
     item = queues["foreign_write"]
     response = reviewer_client.post(reverse(name, args=[item.pk]), {"reason": "sneaky"})
