@@ -51,21 +51,29 @@ class MemoryListView(EndUserMixin, TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         form = MemoryFilterForm(self.request.GET or None)
-        filters = form.cleaned_data if form.is_valid() else {}
-        groups = subject_memories(
-            principal=self.principal,
-            query=filters.get("q", ""),
-            memory_class=filters.get("memory_class", ""),
-            memory_type=filters.get("memory_type", ""),
-            authority=filters.get("authority", ""),
-            scope_kind=filters.get("scope_kind", ""),
+        invalid = form.is_bound and not form.is_valid()
+        filters = form.cleaned_data if form.is_bound and not invalid else {}
+        # A search that cannot be applied lists nothing: every memory, unfiltered, would
+        # read as the answer to it.
+        groups = (
+            []
+            if invalid
+            else subject_memories(
+                principal=self.principal,
+                query=filters.get("q", ""),
+                memory_class=filters.get("memory_class", ""),
+                memory_type=filters.get("memory_type", ""),
+                authority=filters.get("authority", ""),
+                scope_kind=filters.get("scope_kind", ""),
+            )
         )
         context.update(
             form=form,
+            invalid=invalid,
             groups=groups,
             pending=subject_memories_pending(principal=self.principal),
             total=sum(group.count for group in groups),
-            filtered=any(filters.values()),
+            filtered=invalid or any(filters.values()),
         )
         return context
 

@@ -75,6 +75,31 @@ def test_search_and_filters(alice_client, alice_memory):
     assert "No active memory matches" in body
 
 
+@pytest.mark.parametrize(
+    ("params", "problem"),
+    [
+        ({"q": "tabs" + "x" * 200}, "Ensure this value has at most 200 characters (it has 204)."),
+        ({"q": "tabs", "memory_class": "nope"}, "Select a valid choice. nope is not one of"),
+        ({"q": "ta\x00bs"}, "Null characters are not allowed."),
+    ],
+)
+def test_an_invalid_search_says_so_and_lists_nothing(alice_client, alice_memory, params, problem):
+    MemoryFactory(subject=alice_memory.subject, content="Something else entirely.")
+    response = alice_client.get(reverse("portal:home"), params)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert problem in body
+    assert "Your search could not be applied, so nothing is listed." in body
+    assert "Alice prefers tabs" not in body and "Something else entirely." not in body
+    assert "2 active memories" not in body
+
+
+def test_search_input_has_a_maxlength(alice_client, alice_memory):
+    body = alice_client.get(reverse("portal:home")).content.decode()
+    assert 'name="q" id="id_q" value="" maxlength="200"' in body
+    assert "Alice prefers tabs" in body  # no search: everything is listed
+
+
 def test_search_never_reaches_other_subjects(alice_client, alice_memory, bob_memory):
     body = alice_client.get(reverse("portal:home"), {"q": "tutorials"}).content.decode()
     assert "Bob likes long tutorials." not in body
