@@ -1,5 +1,7 @@
 """Reviewer pages: one tenant's queues only; an item of another tenant is a 404."""
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -319,6 +321,44 @@ def test_rejected_writes_grouped_by_rule(reviewer_client, tenant, other_tenant):
     groups = {group.rule_code: group.count for group in response.context["groups"]}
     assert groups == {"injection.identity": 2, "class.business_state": 1}
     assert b"foreign.rule" not in response.content
+
+
+def test_rejected_counts_cover_every_row_not_a_capped_slice(
+    reviewer_client, tenant, agent, django_assert_max_num_queries
+):
+    now = timezone.now()
+    AdmissionDecision.objects.bulk_create(
+        [
+            AdmissionDecision(
+                tenant=tenant,
+                outcome="rejected",
+                rule_codes=["injection.prompt"],
+                created_at=now - timedelta(minutes=n),
+            )
+            for n in range(1, 2101)
+        ]
+    )
+    both = AdmissionDecision.objects.create(
+        tenant=tenant,
+        agent=agent,
+        outcome="rejected",
+        rule_codes=["injection.prompt", "authority.raise"],
+        created_at=now,
+    )
+    AdmissionDecision.objects.create(tenant=tenant, outcome="rejected", rule_codes=[])
+    with django_assert_max_num_queries(8):
+        response = reviewer_client.get(reverse("portal:review:rejected"))
+    groups = {group.rule_code: group for group in response.context["groups"]}
+    assert list(groups) == ["injection.prompt", "(no rule code)", "authority.raise"]
+    assert groups["injection.prompt"].count == 2101
+    assert groups["authority.raise"].count == 1 and groups["(no rule code)"].count == 1
+    latest = groups["injection.prompt"].decisions
+    assert len(latest) == 5 and latest[0].pk == both.pk
+    assert [d.created_at for d in latest] == sorted((d.created_at for d in latest), reverse=True)
+    assert groups["injection.prompt"].last_at == both.created_at
+    body = response.content.decode()
+    assert "Showing the latest 5 of 2101." in body
+    assert agent.name in body
 
 
 def test_dead_lettered_deletions_of_own_tenant(reviewer_client, alice_subject, stranger_subject):
