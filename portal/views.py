@@ -16,7 +16,7 @@ from memory_core.deletion.selectors import deletion_get, deletion_list
 from memory_core.deletion.services import deletion_request
 from memory_core.exceptions import DomainError
 from memory_core.exports import export_create, export_path
-from memory_core.models import Consent, MemoryClass, Status
+from memory_core.models import Consent, DeletionOperation, MemoryClass, Status
 from memory_core.selectors.memories import memory_get
 from memory_core.selectors.portal import (
     memory_history,
@@ -240,11 +240,18 @@ class MemoryDeleteView(EndUserMixin, FormView):
             )
         except DomainError as error:
             return self.refuse(error, detail)
-        messages.success(
-            self.request,
-            "Deletion started. The memory is no longer used; this page follows the "
-            "clean-up of every copy until it is verified.",
-        )
+        if operation.already_requested:
+            messages.info(
+                self.request,
+                f"This memory was already deleted by operation {operation.pk}; nothing new "
+                "was started. This page shows that operation.",
+            )
+        else:
+            messages.success(
+                self.request,
+                "Deletion started. The memory is no longer used; this page follows the "
+                "clean-up of every copy until it is verified.",
+            )
         return redirect("portal:deletion", operation_id=operation.pk)
 
 
@@ -261,12 +268,32 @@ class DeleteEverythingView(EndUserMixin, FormView):
             )
         except DomainError as error:
             return self.refuse(error, reverse("portal:home"))
-        messages.success(
-            self.request,
-            "Deletion of everything remembered about you has started. This page follows it "
-            "until every copy is verified gone.",
-        )
+        messages.add_message(self.request, *self._outcome(operation))
         return redirect("portal:deletion", operation_id=operation.pk)
+
+    @staticmethod
+    def _outcome(operation) -> tuple[int, str]:
+        """Return the message level and text that say what the request did."""
+        if operation.already_requested and operation.status == DeletionOperation.State.COMPLETED:
+            return messages.INFO, (
+                "Nothing is left to delete: everything remembered about you was already "
+                f"deleted by this operation ({operation.pk}). Nothing new was started."
+            )
+        if operation.already_requested:
+            return messages.INFO, (
+                "A deletion of everything remembered about you is already under way "
+                f"({operation.pk}); nothing new was started. This page follows it until every "
+                "copy is verified gone."
+            )
+        if not operation.memory_ids:
+            return messages.SUCCESS, (
+                "No memory about you was left to delete. This operation still clears your "
+                "exports, retrieval traces and cached entries and verifies every store."
+            )
+        return messages.SUCCESS, (
+            "Deletion of everything remembered about you has started. This page follows it "
+            "until every copy is verified gone."
+        )
 
 
 class DeletionListView(EndUserMixin, TemplateView):

@@ -5,6 +5,7 @@ import json
 import pytest
 from django.urls import reverse
 
+from memory_core.deletion.runner import deletion_run
 from memory_core.models import (
     DeletionOperation,
     Memory,
@@ -347,6 +348,75 @@ def test_delete_everything_targets_only_own_subject(
     for other in (bob_memory, stranger_memory):  # cross-subject, cross-tenant
         other.refresh_from_db()
         assert other.status == "active"
+
+
+def test_deleting_a_deleted_memory_again_says_so_and_starts_nothing(alice_client, alice_memory):
+    url = reverse("portal:memory-delete", args=[alice_memory.pk])
+    first = alice_client.post(url, {"confirm": "on"}, follow=True)
+    operation = DeletionOperation.objects.get()
+    response = alice_client.post(url, {"confirm": "on"}, follow=True)
+    assert DeletionOperation.objects.get() == operation  # no second operation
+    assert response.redirect_chain[-1][0] == first.redirect_chain[-1][0]
+    body = response.content.decode()
+    assert f"This memory was already deleted by operation {operation.pk}" in body
+    assert "nothing new was started" in body
+    assert "Deletion started" not in body
+
+
+def delete_everything(client):
+    response = client.post(reverse("portal:delete-everything"), {"confirm": "on"}, follow=True)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def subject_operations(subject):
+    return list(DeletionOperation.objects.filter(subject=subject, target="subject"))
+
+
+def test_delete_everything_twice_starts_one_operation(alice_client, alice_memory):
+    first = delete_everything(alice_client)
+    assert "Deletion of everything remembered about you has started." in first
+    (operation,) = subject_operations(alice_memory.subject)
+    again = delete_everything(alice_client)
+    assert subject_operations(alice_memory.subject) == [operation]
+    assert f"already under way ({operation.pk}); nothing new was started" in again
+    assert "has started" not in again
+
+
+def test_delete_everything_with_nothing_left_starts_nothing(alice_client, alice_memory):
+    delete_everything(alice_client)
+    (operation,) = subject_operations(alice_memory.subject)
+    assert deletion_run(operation_id=operation.pk) == "completed"
+    body = delete_everything(alice_client)
+    assert subject_operations(alice_memory.subject) == [operation]
+    assert "Nothing is left to delete" in body and str(operation.pk) in body
+
+
+def test_delete_everything_again_when_something_new_is_there(alice_client, alice_memory):
+    delete_everything(alice_client)
+    (first,) = subject_operations(alice_memory.subject)
+    newer = MemoryFactory(subject=alice_memory.subject, content="Written while it ran.")
+    body = delete_everything(alice_client)  # the first one is still pending: a new memory
+    second = DeletionOperation.objects.filter(target="subject").exclude(pk=first.pk).get()
+    assert second.memory_ids == [newer.pk]
+    assert "has started" in body
+    for operation in (first, second):
+        assert deletion_run(operation_id=operation.pk) == "completed"
+    RetrievalTrace.objects.create(  # a retrieval since: a whole-subject deletion clears it
+        tenant=alice_memory.tenant, subject=alice_memory.subject, mode="hybrid"
+    )
+    body = delete_everything(alice_client)
+    assert len(subject_operations(alice_memory.subject)) == 3
+    assert "No memory about you was left to delete" in body
+
+
+def test_delete_everything_when_nothing_was_ever_remembered(alice_client, alice_subject):
+    body = delete_everything(alice_client)
+    (operation,) = subject_operations(alice_subject)
+    assert operation.memory_ids == []
+    assert "No memory about you was left to delete" in body
+    delete_everything(alice_client)
+    assert subject_operations(alice_subject) == [operation]
 
 
 # --- Deletion history and progress ----------------------------------------------------------
