@@ -448,6 +448,33 @@ def test_deletion_history_lists_own_operations_only(alice_client, operations):
     assert str(operations["stranger"].pk) not in body
 
 
+def test_deletion_history_says_who_asked_for_each(alice_client, alice_memory, alice_subject):
+    def requested(by_type, by_id, reason_code):
+        return DeletionOperation.objects.create(
+            tenant=alice_subject.tenant,
+            subject=alice_subject,
+            target="memory",
+            requested_by_type=by_type,
+            requested_by_id=by_id,
+            reason_code=reason_code,
+        )
+
+    requested("system", "retention", "retention:working")
+    requested("agent", "42", "requested")
+    alice_client.post(reverse("portal:memory-delete", args=[alice_memory.pk]), {"confirm": "on"})
+    body = alice_client.get(reverse("portal:deletions")).content.decode()
+    assert "Every deletion you asked for" not in body
+    assert "whoever asked for it" in body and '<th scope="col">Requested by</th>' in body
+    rows = body.split("<tbody>")[1].split("</tr>")
+    cells = [row.split("<td>") for row in rows[:3]]
+    who = sorted(cell[3].split("</td>")[0] for cell in cells)
+    assert who == ["an agent", "the retention policy", "you"]
+    assert "<code>retention:working</code>" in body and "<code>requested</code>" in body
+    operation = DeletionOperation.objects.get(requested_by_type="system")
+    page = alice_client.get(reverse("portal:deletion", args=[operation.pk])).content.decode()
+    assert "requested by the retention policy (<code>retention:working</code>)" in page
+
+
 def test_deletion_progress_page_and_status(alice_client, operations):
     operation = operations["alice"]
     page = alice_client.get(reverse("portal:deletion", args=[operation.pk]))
