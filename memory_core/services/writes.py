@@ -630,8 +630,11 @@ def _close_settled_conflicts(memory: Memory, *, reason_code: str) -> None:
     the item is closed with the retirement's reason code (not a reviewer's outcome). A
     conflict that still has two or more active candidates stays open.
     """
+    # skip_locked: conflict_resolve locks the item before the memories, this the other way
+    # round; an item a reviewer is resolving right now is left to that resolution (which
+    # then finds this memory revoked) instead of deadlocking with it.
     items = list(
-        ReviewItem.objects.select_for_update().filter(
+        ReviewItem.objects.select_for_update(skip_locked=True).filter(
             tenant_id=memory.tenant_id,
             kind=ReviewItem.Kind.CONFLICT,
             state=ReviewItem.State.OPEN,
