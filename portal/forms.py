@@ -35,7 +35,8 @@ class CorrectionForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         max_length=4000,
         help_text="This becomes a new version, recorded as stated by you. "
-        "The current version stays in the history as superseded.",
+        "The current version stays in the history as superseded. A version set by an "
+        "administrator is not replaced: your correction is kept beside it for a reviewer.",
     )
     reason = forms.CharField(
         label="Why (optional)",
@@ -43,6 +44,23 @@ class CorrectionForm(forms.Form):
         max_length=500,
         widget=forms.TextInput(),
     )
+
+
+def form_problems(form: forms.Form) -> str:
+    """Return a form's errors as one line for a message: "reason: Ensure this value ..."."""
+    return "; ".join(
+        f"{field if field != '__all__' else 'form'}: {' '.join(errors)}"
+        for field, errors in form.errors.items()
+    )
+
+
+class RevokeForm(forms.Form):
+    """An optional reason for revoking a memory; it is kept in the memory's events.
+
+    Like every CharField it refuses NUL characters, which the events' JSON cannot hold.
+    """
+
+    reason = forms.CharField(label="Why (optional)", required=False, max_length=500)
 
 
 class ReasonForm(forms.Form):

@@ -20,7 +20,7 @@ from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve, review_reject
 from portal.access import ReviewerMixin
 from portal.charts import chart_geometry
-from portal.forms import ConflictResolveForm, ReasonForm
+from portal.forms import ConflictResolveForm, ReasonForm, form_problems
 
 
 class ReviewQueueView(ReviewerMixin, TemplateView):
@@ -49,7 +49,10 @@ class ReviewDecideView(ReviewerMixin, View):
         service = self.services[self.decision]
         form = ReasonForm(request.POST)
         if not form.is_valid():
-            messages.error(request, "Give a reason for the decision; it is kept with it.")
+            if form.has_error("reason", "required"):
+                messages.error(request, "Give a reason for the decision; it is kept with it.")
+            else:
+                messages.error(request, f"Nothing was decided ({form_problems(form)}).")
             return redirect(queue)
         try:
             item = service(
@@ -85,11 +88,7 @@ class ConflictResolveView(ReviewerMixin, View):
         conflicts = reverse("portal:review:conflicts")
         form = ConflictResolveForm(request.POST)
         if not form.is_valid():
-            problems = "; ".join(
-                f"{field if field != '__all__' else 'form'}: {' '.join(errors)}"
-                for field, errors in form.errors.items()
-            )
-            messages.error(request, f"The resolution is incomplete ({problems}).")
+            messages.error(request, f"The resolution is incomplete ({form_problems(form)}).")
             return redirect(conflicts)
         try:
             conflict_resolve(

@@ -16,7 +16,7 @@ from memory_core.deletion.selectors import deletion_get, deletion_list
 from memory_core.deletion.services import deletion_request
 from memory_core.exceptions import DomainError
 from memory_core.exports import export_create, export_path
-from memory_core.models import Consent, MemoryClass, Status
+from memory_core.models import Consent, DeletionOperation, MemoryClass, Status
 from memory_core.selectors.memories import memory_get
 from memory_core.selectors.portal import (
     memory_history,
@@ -25,7 +25,16 @@ from memory_core.selectors.portal import (
 )
 from memory_core.services.writes import consent_withdraw, memory_correct, memory_revoke
 from portal.access import REVIEWER, EndUserMixin
-from portal.forms import ConfirmForm, CorrectionForm, MemoryFilterForm
+from portal.forms import (
+    ConfirmForm,
+    CorrectionForm,
+    MemoryFilterForm,
+    RevokeForm,
+    form_problems,
+)
+
+# The rule code of a correction kept as a separate chain beside a higher-authority head.
+KEPT_BESIDE = "supersession.conflict_lower_authority"
 
 
 class MemoryListView(EndUserMixin, TemplateView):
@@ -42,21 +51,29 @@ class MemoryListView(EndUserMixin, TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         form = MemoryFilterForm(self.request.GET or None)
-        filters = form.cleaned_data if form.is_valid() else {}
-        groups = subject_memories(
-            principal=self.principal,
-            query=filters.get("q", ""),
-            memory_class=filters.get("memory_class", ""),
-            memory_type=filters.get("memory_type", ""),
-            authority=filters.get("authority", ""),
-            scope_kind=filters.get("scope_kind", ""),
+        invalid = form.is_bound and not form.is_valid()
+        filters = form.cleaned_data if form.is_bound and not invalid else {}
+        # A search that cannot be applied lists nothing: every memory, unfiltered, would
+        # read as the answer to it.
+        groups = (
+            []
+            if invalid
+            else subject_memories(
+                principal=self.principal,
+                query=filters.get("q", ""),
+                memory_class=filters.get("memory_class", ""),
+                memory_type=filters.get("memory_type", ""),
+                authority=filters.get("authority", ""),
+                scope_kind=filters.get("scope_kind", ""),
+            )
         )
         context.update(
             form=form,
+            invalid=invalid,
             groups=groups,
             pending=subject_memories_pending(principal=self.principal),
             total=sum(group.count for group in groups),
-            filtered=any(filters.values()),
+            filtered=invalid or any(filters.values()),
         )
         return context
 
@@ -84,7 +101,11 @@ class MemoryDetailView(EndUserMixin, TemplateView):
 
 
 class MemoryCorrectView(EndUserMixin, FormView):
-    """Correct a memory: a new version with explicit_user authority supersedes it."""
+    """Correct a memory: a new version with explicit_user authority supersedes it.
+
+    A head set with higher authority (explicit_admin) is not superseded: the correction is
+    kept beside it and a conflict goes to a reviewer; the message says which happened.
+    """
 
     template_name = "portal/memory_correct.html"
     form_class = CorrectionForm
@@ -114,11 +135,22 @@ class MemoryCorrectView(EndUserMixin, FormView):
         except DomainError as error:
             return self.refuse(error, detail)
         if result.decision == "accepted" and result.memory is not None:
-            messages.success(
-                self.request,
-                f"Saved version {result.memory.version}. The previous version is kept in "
-                "the history as superseded.",
-            )
+            if KEPT_BESIDE in result.rule_codes:
+                # Admission kept it as a separate chain: the current version was set with
+                # higher authority than the user's, so nothing was superseded.
+                messages.warning(
+                    self.request,
+                    "Your correction was saved beside the current version, not in its place: "
+                    "that version was set with higher authority than yours, so both are kept "
+                    "and a reviewer will decide which one stands "
+                    f"({', '.join(result.rule_codes)}).",
+                )
+            else:
+                messages.success(
+                    self.request,
+                    f"Saved version {result.memory.version}. The previous version is kept in "
+                    "the history as superseded.",
+                )
             return redirect("portal:memory", memory_id=result.memory.pk)
         if result.decision == "pending_approval":
             messages.info(
@@ -136,18 +168,30 @@ class MemoryCorrectView(EndUserMixin, FormView):
 
 
 class _MemoryActionView(EndUserMixin, View):
-    """A POST-only action on one memory, answered with a message and a redirect."""
+    """A POST-only action on one memory, answered with a message and a redirect.
+
+    ``form_class``, when set, validates the POST first: invalid input is a message naming
+    the problem, and nothing changes.
+    """
 
     http_method_names = ["post"]
     done_message = ""
+    form_class = None
 
-    def call(self):
+    def call(self, data: dict):
         raise NotImplementedError
 
     def post(self, request, memory_id):
         detail = reverse("portal:memory", args=[memory_id])
+        data = {}
+        if self.form_class is not None:
+            form = self.form_class(request.POST)
+            if not form.is_valid():
+                messages.error(request, f"Nothing was changed ({form_problems(form)}).")
+                return redirect(detail)
+            data = form.cleaned_data
         try:
-            self.call()
+            self.call(data)
         except DomainError as error:
             return self.refuse(error, detail)
         messages.success(request, self.done_message)
@@ -158,12 +202,13 @@ class MemoryRevokeView(_MemoryActionView):
     """Revoke a preference: it stays in the history but is never used again."""
 
     done_message = "Revoked. Agents will no longer use it."
+    form_class = RevokeForm
 
-    def call(self):
+    def call(self, data):
         return memory_revoke(
             principal=self.principal,
             memory_id=self.kwargs["memory_id"],
-            reason=self.request.POST.get("reason", "")[:500] or "revoked_by_user",
+            reason=data["reason"] or "revoked_by_user",
         )
 
 
@@ -172,7 +217,7 @@ class ConsentWithdrawView(_MemoryActionView):
 
     done_message = "Consent withdrawn. This memory is no longer used."
 
-    def call(self):
+    def call(self, data):
         return consent_withdraw(principal=self.principal, memory_id=self.kwargs["memory_id"])
 
 
@@ -195,11 +240,18 @@ class MemoryDeleteView(EndUserMixin, FormView):
             )
         except DomainError as error:
             return self.refuse(error, detail)
-        messages.success(
-            self.request,
-            "Deletion started. The memory is no longer used; this page follows the "
-            "clean-up of every copy until it is verified.",
-        )
+        if operation.already_requested:
+            messages.info(
+                self.request,
+                f"This memory was already deleted by operation {operation.pk}; nothing new "
+                "was started. This page shows that operation.",
+            )
+        else:
+            messages.success(
+                self.request,
+                "Deletion started. The memory is no longer used; this page follows the "
+                "clean-up of every copy until it is verified.",
+            )
         return redirect("portal:deletion", operation_id=operation.pk)
 
 
@@ -216,12 +268,32 @@ class DeleteEverythingView(EndUserMixin, FormView):
             )
         except DomainError as error:
             return self.refuse(error, reverse("portal:home"))
-        messages.success(
-            self.request,
-            "Deletion of everything remembered about you has started. This page follows it "
-            "until every copy is verified gone.",
-        )
+        messages.add_message(self.request, *self._outcome(operation))
         return redirect("portal:deletion", operation_id=operation.pk)
+
+    @staticmethod
+    def _outcome(operation) -> tuple[int, str]:
+        """Return the message level and text that say what the request did."""
+        if operation.already_requested and operation.status == DeletionOperation.State.COMPLETED:
+            return messages.INFO, (
+                "Nothing is left to delete: everything remembered about you was already "
+                f"deleted by this operation ({operation.pk}). Nothing new was started."
+            )
+        if operation.already_requested:
+            return messages.INFO, (
+                "A deletion of everything remembered about you is already under way "
+                f"({operation.pk}); nothing new was started. This page follows it until every "
+                "copy is verified gone."
+            )
+        if not operation.memory_ids:
+            return messages.SUCCESS, (
+                "No memory about you was left to delete. This operation still clears your "
+                "exports, retrieval traces and cached entries and verifies every store."
+            )
+        return messages.SUCCESS, (
+            "Deletion of everything remembered about you has started. This page follows it "
+            "until every copy is verified gone."
+        )
 
 
 class DeletionListView(EndUserMixin, TemplateView):

@@ -19,9 +19,11 @@ from memory_core.exceptions import NotFound, PermissionDenied, ValidationFailed
 from memory_core.models import (
     DeletionOperation,
     DeletionStep,
+    Export,
     Memory,
     MemoryEvent,
     PolicyVersion,
+    RetrievalTrace,
     Status,
     Subject,
     Tombstone,
@@ -120,8 +122,13 @@ def deletion_request(
 
     Only what ``principal`` may see is in reach; anything else is NotFound. An agent deletes
     only memory types its grant lets it write (as revoke), and a whole subject only when its
-    grant reaches every memory of the subject; otherwise PermissionDenied. Requesting a
-    memory that is already deleted returns the operation that deleted it.
+    grant reaches every memory of the subject; otherwise PermissionDenied.
+
+    Asking again returns the operation already asked for instead of opening an empty one:
+    a memory that is already deleted returns the operation that deleted it; a whole subject
+    whose every memory is already in the ledger returns its last whole-subject operation
+    while that one is under way, or once it completed if no export or trace of the subject
+    was made since. The returned operation's ``already_requested`` says which it is.
     """
     visible = Memory.objects.visible_to(principal)
     write_types = getattr(principal, "write_types", None)
@@ -135,10 +142,10 @@ def deletion_request(
             raise PermissionDenied("The agent's grant does not allow writing this memory type.")
         tombstone = Tombstone.objects.filter(memory_id=memory.id).first()
         if tombstone is not None and tombstone.operation_id is not None:
-            return DeletionOperation.objects.get(pk=tombstone.operation_id)
+            return _already_requested(DeletionOperation.objects.get(pk=tombstone.operation_id))
         ids = _with_predecessors(memory.id)
         candidates = writable.filter(pk__in=ids, subject_id=memory.subject_id)
-        return _operation_create(
+        return _newly_requested(
             principal=principal,
             tenant_id=memory.tenant_id,
             subject_id=memory.subject_id,
@@ -178,7 +185,14 @@ def deletion_request(
                 "a reviewer.",
                 code="subject_not_fully_granted",
             )
-    return _operation_create(
+        # Serialize whole-subject requests of one subject (a double click, two tabs): the
+        # second one then sees the first one's operation and returns it. NO KEY UPDATE does
+        # not block the key-share locks of writes inserting memories for the subject.
+        Subject.objects.select_for_update(no_key=True).get(pk=subject.pk)
+        existing = _subject_deletion_covering(subject=subject, candidates=candidates)
+        if existing is not None:
+            return _already_requested(existing)
+    return _newly_requested(
         principal=principal,
         tenant_id=subject.tenant_id,
         subject_id=subject.id,
@@ -187,6 +201,50 @@ def deletion_request(
         candidates=candidates,
         reason_code=reason_code or "requested",
     )
+
+
+def _already_requested(operation: DeletionOperation) -> DeletionOperation:
+    operation.already_requested = True
+    return operation
+
+
+def _newly_requested(**kwargs) -> DeletionOperation:
+    operation = _operation_create(**kwargs)
+    operation.already_requested = False
+    return operation
+
+
+def _subject_deletion_covering(*, subject: Subject, candidates) -> DeletionOperation | None:
+    """Return the subject's last whole-subject operation if a new one would add nothing.
+
+    A new operation adds something when a memory in reach is not yet in the ledger, or when
+    the last one failed (a reviewer re-drives it; asking again opens a new one, as before),
+    or when it completed and an export or a trace of the subject was made since (a
+    whole-subject operation clears those too). None when there is no such operation.
+    """
+    untouched = candidates.exclude(
+        pk__in=Tombstone.objects.filter(tenant_id=subject.tenant_id, subject_id=subject.id).values(
+            "memory_id"
+        )
+    )
+    if untouched.exists():
+        return None
+    last = (
+        DeletionOperation.objects.filter(
+            tenant_id=subject.tenant_id, subject=subject, target=DeletionOperation.Target.SUBJECT
+        )
+        .order_by("-requested_at")
+        .first()
+    )
+    if last is None or last.status == DeletionOperation.State.FAILED:
+        return None
+    if last.status != DeletionOperation.State.COMPLETED:
+        return last  # pending, running or partial: it is still clearing the subject
+    made_since = (
+        Export.objects.filter(tenant_id=subject.tenant_id, subject=subject).exists()
+        or RetrievalTrace.objects.filter(tenant_id=subject.tenant_id, subject=subject).exists()
+    )
+    return None if made_since else last
 
 
 def _operation_create(

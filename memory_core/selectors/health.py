@@ -14,7 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
@@ -30,6 +30,7 @@ from memory_core.models import (
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import ReviewerPrincipal
+from memory_core.services.conflicts import OUTCOMES as CONFLICT_OUTCOMES
 
 # Words that mark a rejection as a scope/tenancy denial (trace filter reasons, rule codes).
 # Retrieval's hard filter writes other_tenant, other_subject, other_agent, scope_not_allowed.
@@ -249,8 +250,13 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
         )
     )
 
-    # Reviewer decisions.
-    reviews = ReviewItem.objects.filter(tenant_id=tenant_id, resolved_at__gte=start)
+    # Reviewer decisions. Items are also closed without a reviewer: by the deletion worker
+    # (resolution "deleted") or by a revoke or consent withdrawal (resolution "revoked",
+    # "consent_withdrawn"); only approve, reject and a conflict outcome are decisions.
+    reviews = ReviewItem.objects.filter(tenant_id=tenant_id, resolved_at__gte=start).filter(
+        Q(state__in=["approved", "rejected"])
+        | Q(state="resolved", kind=ReviewItem.Kind.CONFLICT, resolution__in=CONFLICT_OUTCOMES)
+    )
     states = _daily_counts(
         reviews, "resolved_at", day_list, state=["approved", "rejected", "resolved"]
     )

@@ -214,7 +214,11 @@ def review_item_get(*, principal, item_id) -> ReviewItem:
 
 
 def conflict_queue(*, principal) -> list[ReviewItem]:
-    """Return the open conflicts of the reviewer's tenant, each with ``candidates`` loaded."""
+    """Return the open conflicts of the reviewer's tenant, each with ``candidates`` loaded.
+
+    Each item also carries ``active_count``: how many candidates are still in use (only those
+    can be chosen as the winner).
+    """
     items = list(
         _reviewer_items(principal)
         .filter(kind=ReviewItem.Kind.CONFLICT, state=ReviewItem.State.OPEN)
@@ -234,6 +238,7 @@ def conflict_queue(*, principal) -> list[ReviewItem]:
     for item in items:
         ids = list(item.candidate_ids) or ([item.memory_id] if item.memory_id else [])
         item.candidates = [by_id[candidate] for candidate in ids if candidate in by_id]
+        item.active_count = sum(1 for m in item.candidates if m.status == Status.ACTIVE)
     return items
 
 
@@ -257,26 +262,61 @@ class RuleGroup:
     decisions: list
 
 
+NO_RULE_CODE = "(no rule code)"
+
+# Every rejected decision of the tenant once per rule code it carries (a decision without
+# codes under NO_RULE_CODE), counted and ranked in the database: no row cap.
+_REJECTED_CODES_SQL = """
+    SELECT DISTINCT d.id, d.created_at, c.code
+    FROM {table} AS d
+    CROSS JOIN LATERAL unnest(
+        CASE WHEN cardinality(d.rule_codes) > 0 THEN d.rule_codes
+             ELSE ARRAY[%(none)s]::varchar[] END
+    ) AS c(code)
+    WHERE d.tenant_id = %(tenant)s AND d.outcome = %(outcome)s
+"""
+_REJECTED_BY_RULE_SQL = """
+    WITH codes AS ({codes}),
+    ranked AS (
+        SELECT code, id, created_at,
+               count(*) OVER (PARTITION BY code) AS total,
+               max(created_at) OVER (PARTITION BY code) AS last_at,
+               row_number() OVER (PARTITION BY code ORDER BY created_at DESC, id DESC) AS n
+        FROM codes
+    )
+    SELECT code, total, last_at, id FROM ranked WHERE n <= %(limit)s
+    ORDER BY total DESC, code, n
+"""
+
+
 def rejected_by_rule(*, principal, limit_per_rule: int = 5) -> list[RuleGroup]:
-    """Return the tenant's rejected writes grouped by rule code, most frequent first."""
+    """Return the tenant's rejected writes grouped by rule code, most frequent first.
+
+    Counts cover every rejected decision of the tenant (one SQL query with ``unnest`` and
+    window functions); each group carries its latest ``limit_per_rule`` decisions.
+    """
     if not isinstance(principal, ReviewerPrincipal):
         raise NotFound("No review queue for this login.")
-    decisions = (
-        AdmissionDecision.objects.filter(
-            tenant_id=principal.tenant_id, outcome=AdmissionDecision.Outcome.REJECTED
-        )
-        .select_related("agent", "subject")
-        .order_by("-created_at")[:2000]
+    table = AdmissionDecision._meta.db_table
+    sql = _REJECTED_BY_RULE_SQL.format(codes=_REJECTED_CODES_SQL.format(table=table))
+    params = {
+        "none": NO_RULE_CODE,
+        "tenant": principal.tenant_id,
+        "outcome": AdmissionDecision.Outcome.REJECTED,
+        "limit": limit_per_rule,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        rows = cursor.fetchall()
+    decisions = AdmissionDecision.objects.select_related("agent", "subject").in_bulk(
+        {row[3] for row in rows}
     )
     groups: dict[str, RuleGroup] = {}
-    for decision in decisions:
-        for code in decision.rule_codes or ["(no rule code)"]:
-            group = groups.get(code)
-            if group is None:
-                group = groups[code] = RuleGroup(code, 0, decision.created_at, [])
-            group.count += 1
-            if len(group.decisions) < limit_per_rule:
-                group.decisions.append(decision)
+    for code, total, last_at, decision_id in rows:
+        group = groups.get(code)
+        if group is None:
+            group = groups[code] = RuleGroup(code, total, last_at, [])
+        group.decisions.append(decisions[decision_id])
     return sorted(groups.values(), key=lambda group: (-group.count, group.rule_code))
 
 

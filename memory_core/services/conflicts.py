@@ -7,7 +7,8 @@ subject and key (a database constraint), updated when the set of rows changes.
 ``conflict_resolve`` closes it with one of three outcomes:
 
 - ``choose_winner``: the winner stays active; every other candidate still active is revoked
-  (reason ``conflict_lost``, with an event), so the next retrieval returns the winner.
+  (reason ``conflict_lost``, with an event), so the next retrieval returns the winner. The
+  winner must itself still be active (409 ``winner_not_active`` otherwise, nothing changed).
 - ``keep_both_scoped``: every candidate stays; retrieval keeps all of them while the group is
   exactly this set of rows (for rows that apply in different contexts).
 - ``ask_user``: nothing changes; retrieval keeps answering with the clarification, pointing at
@@ -19,7 +20,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from memory_core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
 from memory_core.models import Memory, MemoryEvent, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 
@@ -136,6 +137,21 @@ def conflict_resolve(
         if winner_id is None or str(winner_id) not in candidates:
             raise ValidationFailed(
                 "winner_id must be one of the conflict's candidates.", code="winner_not_candidate"
+            )
+        winner = (
+            Memory.objects.select_for_update()
+            .filter(tenant_id=item.tenant_id, subject_id=item.subject_id, pk=winner_id)
+            .only("id", "status")
+            .first()
+        )
+        if winner is None or winner.status != Status.ACTIVE:
+            # A winner that is revoked, superseded, expired or deleted would leave the key
+            # with no memory at all once the other candidates are revoked.
+            state = winner.status if winner is not None else "gone"
+            raise Conflict(
+                f"The chosen memory is {state}, no longer in use, so it cannot win: choose an "
+                "active candidate or another outcome.",
+                code="winner_not_active",
             )
         losers = list(
             Memory.objects.select_for_update().filter(

@@ -640,7 +640,37 @@ def _retire(*, principal, memory_id, action: str, reason_code: str, reason: str)
         ).update(
             state=ReviewItem.State.RESOLVED, resolution=reason_code, resolved_at=memory.updated_at
         )
+    _close_settled_conflicts(memory, reason_code=reason_code)
     return memory
+
+
+def _close_settled_conflicts(memory: Memory, *, reason_code: str) -> None:
+    """Close the open conflicts citing ``memory`` that it leaves with one active candidate.
+
+    With fewer than two candidates in use there is nothing left for a reviewer to choose;
+    the item is closed with the retirement's reason code (not a reviewer's outcome). A
+    conflict that still has two or more active candidates stays open.
+    """
+    # skip_locked: conflict_resolve locks the item before the memories, this the other way
+    # round; an item a reviewer is resolving right now is left to that resolution (which
+    # then finds this memory revoked) instead of deadlocking with it.
+    items = list(
+        ReviewItem.objects.select_for_update(skip_locked=True).filter(
+            tenant_id=memory.tenant_id,
+            kind=ReviewItem.Kind.CONFLICT,
+            state=ReviewItem.State.OPEN,
+            candidate_ids__contains=[memory.id],
+        )
+    )
+    for item in items:
+        active = Memory.objects.filter(
+            tenant_id=memory.tenant_id, pk__in=item.candidate_ids, status=Status.ACTIVE
+        ).count()
+        if active < 2:
+            item.state = ReviewItem.State.RESOLVED
+            item.resolution = reason_code
+            item.resolved_at = memory.updated_at
+            item.save(update_fields=["state", "resolution", "resolved_at"])
 
 
 @transaction.atomic

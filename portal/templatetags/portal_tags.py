@@ -97,3 +97,21 @@ def ago(moment) -> str:
         if text.startswith("0\xa0minutes") or text.startswith("0 minutes")
         else f"{text} ago"
     )
+
+
+# Who asked for a deletion, by DeletionOperation.requested_by_type, as its subject reads it.
+REQUESTERS = {"user": "you", "agent": "an agent", "reviewer": "a reviewer"}
+
+
+@register.filter
+def requested_by(operation) -> str:
+    """Return who or what asked for a deletion operation: "you", "an agent", "the retention
+    policy", ..."""
+    kind, name = operation.requested_by_type, operation.requested_by_id
+    if kind in REQUESTERS:
+        return REQUESTERS[kind]
+    if kind == "system":
+        if name == "retention":
+            return "the retention policy"
+        return f"the system ({name})" if name else "the system"
+    return label(kind) or "unknown"

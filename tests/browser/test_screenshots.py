@@ -231,7 +231,8 @@ def seed_history(tenant, rng):
                     kind="conflict" if state == "resolved" else "sensitive_write",
                     state=state,
                     memory_key=f"history.{back}.{len(reviews)}",
-                    resolution=state,
+                    # A conflict counts as a reviewer decision only with a reviewer's outcome.
+                    resolution="choose_winner" if state == "resolved" else state,
                     reason="generated history",
                     created_at=day,
                     resolved_at=day + timedelta(hours=rng.randint(1, 8)),

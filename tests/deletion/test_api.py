@@ -98,3 +98,16 @@ def test_list_shows_only_the_tenants_operations(api_client, other_api_client, me
     mine = api_client.get("/api/v1/deletions").json()["results"]
     assert [op["operation_id"] for op in mine] == [operation_id]
     assert other_api_client.get("/api/v1/deletions").json()["results"] == []
+
+
+def test_asking_again_for_a_subject_returns_the_operation_under_way(api_client, owner, memories):
+    body = {"subject": owner.external_id}
+    first = api_client.post("/api/v1/deletions", body, format="json")
+    again = api_client.post("/api/v1/deletions", body, format="json")
+    assert first.status_code == again.status_code == 202
+    assert again.json()["operation_id"] == first.json()["operation_id"]
+    MemoryFactory(subject=owner)  # something new to delete: a new operation
+    third = api_client.post("/api/v1/deletions", body, format="json")
+    assert third.json()["operation_id"] != first.json()["operation_id"]
+    detail = api_client.get(f"/api/v1/deletions/{third.json()['operation_id']}").json()
+    assert detail["memory_count"] == 1

@@ -5,7 +5,14 @@ import json
 import pytest
 from django.urls import reverse
 
-from memory_core.models import DeletionOperation, Memory, RetrievalTrace
+from memory_core.deletion.runner import deletion_run
+from memory_core.models import (
+    DeletionOperation,
+    Memory,
+    MemoryEvent,
+    RetrievalTrace,
+    ReviewItem,
+)
 from memory_core.principals import SubjectPrincipal
 from memory_core.services.memories import MemoryDraft, memory_supersede
 from tests.factories import MemoryFactory
@@ -67,6 +74,31 @@ def test_search_and_filters(alice_client, alice_memory):
     assert "Alice prefers tabs" not in body and "Outage on Tuesday." in body
     body = alice_client.get(reverse("portal:home"), {"q": "nothing-like-this"}).content.decode()
     assert "No active memory matches" in body
+
+
+@pytest.mark.parametrize(
+    ("params", "problem"),
+    [
+        ({"q": "tabs" + "x" * 200}, "Ensure this value has at most 200 characters (it has 204)."),
+        ({"q": "tabs", "memory_class": "nope"}, "Select a valid choice. nope is not one of"),
+        ({"q": "ta\x00bs"}, "Null characters are not allowed."),
+    ],
+)
+def test_an_invalid_search_says_so_and_lists_nothing(alice_client, alice_memory, params, problem):
+    MemoryFactory(subject=alice_memory.subject, content="Something else entirely.")
+    response = alice_client.get(reverse("portal:home"), params)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert problem in body
+    assert "Your search could not be applied, so nothing is listed." in body
+    assert "Alice prefers tabs" not in body and "Something else entirely." not in body
+    assert "2 active memories" not in body
+
+
+def test_search_input_has_a_maxlength(alice_client, alice_memory):
+    body = alice_client.get(reverse("portal:home")).content.decode()
+    assert 'name="q" id="id_q" value="" maxlength="200"' in body
+    assert "Alice prefers tabs" in body  # no search: everything is listed
 
 
 def test_search_never_reaches_other_subjects(alice_client, alice_memory, bob_memory):
@@ -162,6 +194,24 @@ def test_correct_writes_an_explicit_user_version(alice_client, alice_memory):
     assert "changed my mind" in body  # the reason, kept in the event
 
 
+def test_correcting_an_administrators_memory_says_it_was_kept_beside(alice_client, alice_memory):
+    Memory.objects.filter(pk=alice_memory.pk).update(authority="explicit_admin")
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice prefers four spaces.", "reason": "wrong"},
+        follow=True,
+    )
+    new = Memory.objects.get(content="Alice prefers four spaces.")
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "active" and new.supersedes_id is None  # nothing superseded
+    assert ReviewItem.objects.filter(kind="conflict", candidate_ids__contains=[new.pk]).exists()
+    body = response.content.decode()
+    assert "saved beside the current version, not in its place" in body
+    assert "a reviewer will decide" in body
+    assert "supersession.conflict_lower_authority" in body
+    assert "Saved version" not in body and "kept in the history as superseded" not in body
+
+
 def test_correct_of_others_is_404(alice_client, bob_memory, stranger_memory):
     for label, memory_id in foreign_ids(bob_memory, stranger_memory):
         response = alice_client.post(
@@ -201,6 +251,45 @@ def test_withdraw_workflow_consent(alice_client, alice_memory):
     alice_memory.refresh_from_db()
     assert alice_memory.status != "active"
     assert b"Consent withdrawn" in response.content
+
+
+@pytest.mark.parametrize(
+    ("reason", "problem"),
+    [
+        ("a\x00b", "Null characters are not allowed."),
+        ("x" * 501, "Ensure this value has at most 500 characters (it has 501)."),
+    ],
+)
+def test_revoke_refuses_a_bad_reason_with_a_message(alice_client, alice_memory, reason, problem):
+    alice_client.raise_request_exception = False
+    response = alice_client.post(
+        reverse("portal:memory-revoke", args=[alice_memory.pk]), {"reason": reason}, follow=True
+    )
+    assert response.status_code == 200
+    assert f"Nothing was changed (reason: {problem})" in response.content.decode()
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "active"
+
+
+def test_revoke_keeps_the_reason_given(alice_client, alice_memory):
+    alice_client.post(
+        reverse("portal:memory-revoke", args=[alice_memory.pk]), {"reason": "  not me  "}
+    )
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "revoked"
+    event = MemoryEvent.objects.get(memory_id=alice_memory.pk, action="revoked")
+    assert event.details == {"reason": "not me"}
+
+
+@pytest.mark.parametrize("field", ["content", "reason"])
+def test_correct_refuses_nul_characters_in_the_form(alice_client, alice_memory, field):
+    alice_client.raise_request_exception = False
+    data = {"content": "Alice prefers spaces.", "reason": "why"}
+    data[field] = "a\x00b"
+    response = alice_client.post(reverse("portal:memory-correct", args=[alice_memory.pk]), data)
+    assert response.status_code == 200
+    assert b"Null characters are not allowed." in response.content
+    assert not Memory.objects.filter(supersedes=alice_memory).exists()
 
 
 @pytest.mark.parametrize("name", ["portal:memory-revoke", "portal:memory-withdraw"])
@@ -261,6 +350,75 @@ def test_delete_everything_targets_only_own_subject(
         assert other.status == "active"
 
 
+def test_deleting_a_deleted_memory_again_says_so_and_starts_nothing(alice_client, alice_memory):
+    url = reverse("portal:memory-delete", args=[alice_memory.pk])
+    first = alice_client.post(url, {"confirm": "on"}, follow=True)
+    operation = DeletionOperation.objects.get()
+    response = alice_client.post(url, {"confirm": "on"}, follow=True)
+    assert DeletionOperation.objects.get() == operation  # no second operation
+    assert response.redirect_chain[-1][0] == first.redirect_chain[-1][0]
+    body = response.content.decode()
+    assert f"This memory was already deleted by operation {operation.pk}" in body
+    assert "nothing new was started" in body
+    assert "Deletion started" not in body
+
+
+def delete_everything(client):
+    response = client.post(reverse("portal:delete-everything"), {"confirm": "on"}, follow=True)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def subject_operations(subject):
+    return list(DeletionOperation.objects.filter(subject=subject, target="subject"))
+
+
+def test_delete_everything_twice_starts_one_operation(alice_client, alice_memory):
+    first = delete_everything(alice_client)
+    assert "Deletion of everything remembered about you has started." in first
+    (operation,) = subject_operations(alice_memory.subject)
+    again = delete_everything(alice_client)
+    assert subject_operations(alice_memory.subject) == [operation]
+    assert f"already under way ({operation.pk}); nothing new was started" in again
+    assert "has started" not in again
+
+
+def test_delete_everything_with_nothing_left_starts_nothing(alice_client, alice_memory):
+    delete_everything(alice_client)
+    (operation,) = subject_operations(alice_memory.subject)
+    assert deletion_run(operation_id=operation.pk) == "completed"
+    body = delete_everything(alice_client)
+    assert subject_operations(alice_memory.subject) == [operation]
+    assert "Nothing is left to delete" in body and str(operation.pk) in body
+
+
+def test_delete_everything_again_when_something_new_is_there(alice_client, alice_memory):
+    delete_everything(alice_client)
+    (first,) = subject_operations(alice_memory.subject)
+    newer = MemoryFactory(subject=alice_memory.subject, content="Written while it ran.")
+    body = delete_everything(alice_client)  # the first one is still pending: a new memory
+    second = DeletionOperation.objects.filter(target="subject").exclude(pk=first.pk).get()
+    assert second.memory_ids == [newer.pk]
+    assert "has started" in body
+    for operation in (first, second):
+        assert deletion_run(operation_id=operation.pk) == "completed"
+    RetrievalTrace.objects.create(  # a retrieval since: a whole-subject deletion clears it
+        tenant=alice_memory.tenant, subject=alice_memory.subject, mode="hybrid"
+    )
+    body = delete_everything(alice_client)
+    assert len(subject_operations(alice_memory.subject)) == 3
+    assert "No memory about you was left to delete" in body
+
+
+def test_delete_everything_when_nothing_was_ever_remembered(alice_client, alice_subject):
+    body = delete_everything(alice_client)
+    (operation,) = subject_operations(alice_subject)
+    assert operation.memory_ids == []
+    assert "No memory about you was left to delete" in body
+    delete_everything(alice_client)
+    assert subject_operations(alice_subject) == [operation]
+
+
 # --- Deletion history and progress ----------------------------------------------------------
 
 
@@ -288,6 +446,33 @@ def test_deletion_history_lists_own_operations_only(alice_client, operations):
     assert str(operations["alice"].pk) in body
     assert str(operations["bob"].pk) not in body
     assert str(operations["stranger"].pk) not in body
+
+
+def test_deletion_history_says_who_asked_for_each(alice_client, alice_memory, alice_subject):
+    def requested(by_type, by_id, reason_code):
+        return DeletionOperation.objects.create(
+            tenant=alice_subject.tenant,
+            subject=alice_subject,
+            target="memory",
+            requested_by_type=by_type,
+            requested_by_id=by_id,
+            reason_code=reason_code,
+        )
+
+    requested("system", "retention", "retention:working")
+    requested("agent", "42", "requested")
+    alice_client.post(reverse("portal:memory-delete", args=[alice_memory.pk]), {"confirm": "on"})
+    body = alice_client.get(reverse("portal:deletions")).content.decode()
+    assert "Every deletion you asked for" not in body
+    assert "whoever asked for it" in body and '<th scope="col">Requested by</th>' in body
+    rows = body.split("<tbody>")[1].split("</tr>")
+    cells = [row.split("<td>") for row in rows[:3]]
+    who = sorted(cell[3].split("</td>")[0] for cell in cells)
+    assert who == ["an agent", "the retention policy", "you"]
+    assert "<code>retention:working</code>" in body and "<code>requested</code>" in body
+    operation = DeletionOperation.objects.get(requested_by_type="system")
+    page = alice_client.get(reverse("portal:deletion", args=[operation.pk])).content.decode()
+    assert "requested by the retention policy (<code>retention:working</code>)" in page
 
 
 def test_deletion_progress_page_and_status(alice_client, operations):

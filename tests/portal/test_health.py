@@ -166,3 +166,55 @@ def test_files_that_are_not_evaluation_results_are_ignored(reviewer_client, sett
     response = reviewer_client.get(reverse("portal:review:health"))
     assert response.context["evaluation"] == {}
     assert b"No evaluation has been recorded yet" in response.content
+
+
+def test_reviewer_decisions_leave_out_items_closed_without_a_reviewer(
+    tenant, reviewer, alice, alice_subject
+):
+    now = timezone.now()
+    for state, kind, resolution, decided_by in (
+        ("approved", "sensitive_write", "approved", reviewer),
+        ("rejected", "sensitive_write", "rejected", reviewer),
+        ("resolved", "conflict", "choose_winner", reviewer),
+        ("resolved", "conflict", "ask_user", reviewer),
+        # Closed by the deletion worker, a user's revoke or consent withdrawal: no decision.
+        ("resolved", "sensitive_write", "deleted", None),
+        ("resolved", "conflict", "deleted", None),
+        ("resolved", "sensitive_write", "revoked", None),
+        ("resolved", "conflict", "consent_withdrawn", None),
+    ):
+        ReviewItem.objects.create(
+            tenant=tenant,
+            subject=alice_subject,
+            kind=kind,
+            memory_key=f"k.{state}.{kind}.{resolution}",
+            state=state,
+            resolution=resolution,
+            resolved_by=decided_by,
+            resolved_at=now,
+        )
+    overview = health_overview(
+        principal=ReviewerPrincipal(tenant_id=tenant.pk, user_id=reviewer.pk), days=7
+    )
+    chart = next(c for c in overview.charts if c.key == "approvals")
+    totals = {series.key: sum(series.values) for series in chart.series}
+    assert totals == {"approved": 1, "rejected": 1, "resolved": 2}
+
+
+def test_a_pending_write_deleted_by_its_user_is_no_reviewer_decision(
+    client, alice, reviewer, tenant, alice_subject
+):
+    from memory_core.deletion.runner import deletion_run
+    from tests.portal.test_review import pending_write
+
+    item = pending_write(alice_subject, "Alice takes insulin daily.")
+    client.force_login(alice)
+    client.post(reverse("portal:memory-delete", args=[item.memory_id]), {"confirm": "on"})
+    deletion_run(operation_id=DeletionOperation.objects.get().pk)
+    item.refresh_from_db()
+    assert item.state == "resolved" and item.resolution == "deleted"
+    overview = health_overview(
+        principal=ReviewerPrincipal(tenant_id=tenant.pk, user_id=reviewer.pk), days=7
+    )
+    chart = next(c for c in overview.charts if c.key == "approvals")
+    assert all(sum(series.values) == 0 for series in chart.series)

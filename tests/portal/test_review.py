@@ -1,5 +1,7 @@
 """Reviewer pages: one tenant's queues only; an item of another tenant is a 404."""
 
+from datetime import timedelta
+
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -129,6 +131,44 @@ def test_a_decision_needs_a_reason(reviewer_client, queues):
 
 
 @pytest.mark.parametrize("name", ["portal:review:approve", "portal:review:reject"])
+@pytest.mark.parametrize(
+    ("reason", "problem"),
+    [
+        ("ok\x00", "Null characters are not allowed."),
+        ("x" * 1001, "Ensure this value has at most 1000 characters (it has 1001)."),
+    ],
+)
+def test_a_bad_decision_reason_is_named_and_nothing_is_decided(
+    reviewer_client, queues, name, reason, problem
+):
+    reviewer_client.raise_request_exception = False
+    item = queues["own_write"]
+    response = reviewer_client.post(reverse(name, args=[item.pk]), {"reason": reason}, follow=True)
+    assert response.status_code == 200
+    assert f"Nothing was decided (reason: {problem})" in response.content.decode()
+    item.refresh_from_db()
+    assert item.state == "open"
+    assert Memory.objects.get(pk=item.memory_id).status == "pending_approval"
+
+
+def test_a_bad_resolution_reason_is_named_and_nothing_changes(reviewer_client, queues):
+    reviewer_client.raise_request_exception = False
+    item = queues["own_conflict"]
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {"outcome": "choose_winner", "winner_id": item.candidate_ids[0], "reason": "a\x00b"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert b"reason: Null characters are not allowed." in response.content
+    item.refresh_from_db()
+    assert item.state == "open"
+    assert set(
+        Memory.objects.filter(pk__in=item.candidate_ids).values_list("status", flat=True)
+    ) == {"active"}
+
+
+@pytest.mark.parametrize("name", ["portal:review:approve", "portal:review:reject"])
 def test_decisions_on_other_tenants_items_are_404(reviewer_client, queues, name):
     item = queues["foreign_write"]
     response = reviewer_client.post(reverse(name, args=[item.pk]), {"reason": "sneaky"})
@@ -186,6 +226,79 @@ def test_choose_winner_needs_a_winner(reviewer_client, queues):
     assert b"Pick the memory that wins" in response.content
 
 
+def test_choose_winner_refuses_a_candidate_no_longer_active(reviewer_client, queues):
+    item = queues["own_conflict"]
+    gone, other = item.candidate_ids
+    Memory.objects.filter(pk=gone).update(status="revoked")
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {"outcome": "choose_winner", "winner_id": gone, "reason": "eu is right"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert b"The chosen memory is revoked, no longer in use, so it cannot win" in response.content
+    item.refresh_from_db()
+    assert item.state == "open"  # nothing changed
+    assert Memory.objects.get(pk=other).status == "active"
+    assert not MemoryEvent.objects.filter(memory_id__in=item.candidate_ids).exists()
+
+
+def test_conflicts_page_offers_only_active_candidates(reviewer_client, queues):
+    item = queues["own_conflict"]
+    gone, other = item.candidate_ids
+    Memory.objects.filter(pk=gone).update(status="superseded")
+    body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert f'name="winner_id" value="{other}"' in body
+    assert f'value="{gone}"' not in body
+    assert "Deploy to eu-west-1." in body and "no longer in use, so it cannot win" in body
+    assert "Only one candidate is still in use" in body
+
+
+def preference_conflict(subject, key, *contents):
+    memories = [
+        MemoryFactory(subject=subject, memory_key=key, content=content, authority="model_inference")
+        for content in contents
+    ]
+    item = ReviewItem.objects.create(
+        tenant=subject.tenant,
+        subject=subject,
+        kind="conflict",
+        memory_key=key,
+        candidate_ids=[memory.pk for memory in memories],
+    )
+    return item, memories
+
+
+def test_revoking_candidates_closes_the_conflict_once_nothing_is_left_to_choose(
+    client, alice, reviewer, alice_subject
+):
+    item, (a, b, c) = preference_conflict(alice_subject, "deploy.region", "EU.", "US.", "APAC.")
+    client.force_login(alice)
+    client.post(reverse("portal:memory-revoke", args=[a.pk]))
+    item.refresh_from_db()
+    assert item.state == "open"  # two candidates are still in use: still a choice to make
+    client.force_login(reviewer)
+    body = client.get(reverse("portal:review:conflicts")).content.decode()
+    assert f'value="{a.pk}"' not in body and f'value="{b.pk}"' in body
+
+    client.force_login(alice)
+    client.post(reverse("portal:memory-revoke", args=[b.pk]))
+    item.refresh_from_db()
+    assert item.state == "resolved" and item.resolution == "revoked"
+    assert item.resolved_by_id is None  # not a reviewer's decision
+    assert Memory.objects.get(pk=c.pk).status == "active"
+    client.force_login(reviewer)
+    body = client.get(reverse("portal:review:conflicts")).content.decode()
+    assert "No open conflicts." in body
+    response = client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {"outcome": "choose_winner", "winner_id": str(a.pk), "reason": "too late"},
+        follow=True,
+    )
+    assert b"already resolved" in response.content
+    assert Memory.objects.get(pk=c.pk).status == "active"
+
+
 def test_resolving_other_tenants_conflict_is_404(reviewer_client, queues):
     item = queues["foreign_conflict"]
     response = reviewer_client.post(
@@ -208,6 +321,44 @@ def test_rejected_writes_grouped_by_rule(reviewer_client, tenant, other_tenant):
     groups = {group.rule_code: group.count for group in response.context["groups"]}
     assert groups == {"injection.identity": 2, "class.business_state": 1}
     assert b"foreign.rule" not in response.content
+
+
+def test_rejected_counts_cover_every_row_not_a_capped_slice(
+    reviewer_client, tenant, agent, django_assert_max_num_queries
+):
+    now = timezone.now()
+    AdmissionDecision.objects.bulk_create(
+        [
+            AdmissionDecision(
+                tenant=tenant,
+                outcome="rejected",
+                rule_codes=["injection.prompt"],
+                created_at=now - timedelta(minutes=n),
+            )
+            for n in range(1, 2101)
+        ]
+    )
+    both = AdmissionDecision.objects.create(
+        tenant=tenant,
+        agent=agent,
+        outcome="rejected",
+        rule_codes=["injection.prompt", "authority.raise"],
+        created_at=now,
+    )
+    AdmissionDecision.objects.create(tenant=tenant, outcome="rejected", rule_codes=[])
+    with django_assert_max_num_queries(8):
+        response = reviewer_client.get(reverse("portal:review:rejected"))
+    groups = {group.rule_code: group for group in response.context["groups"]}
+    assert list(groups) == ["injection.prompt", "(no rule code)", "authority.raise"]
+    assert groups["injection.prompt"].count == 2101
+    assert groups["authority.raise"].count == 1 and groups["(no rule code)"].count == 1
+    latest = groups["injection.prompt"].decisions
+    assert len(latest) == 5 and latest[0].pk == both.pk
+    assert [d.created_at for d in latest] == sorted((d.created_at for d in latest), reverse=True)
+    assert groups["injection.prompt"].last_at == both.created_at
+    body = response.content.decode()
+    assert "Showing the latest 5 of 2101." in body
+    assert agent.name in body
 
 
 def test_dead_lettered_deletions_of_own_tenant(reviewer_client, alice_subject, stranger_subject):
