@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from memory_core.deletion.stores import active_stores, scrub_memories
 from memory_core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
     DeletionOperation,
     DeletionStep,
@@ -31,25 +32,6 @@ from memory_core.models import (
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 
 logger = logging.getLogger(__name__)
-
-
-# The advisory lock a retrieval holds shared on its subject (memory_core.retrieval.pipeline,
-# _LOOKUP_SQL) and a deletion request takes exclusive. Keep both in step.
-SUBJECT_LOCK_PREFIX = "memledger.subject:"
-
-
-def subject_deletion_lock(subject_id) -> None:
-    """Wait until the subject's in-flight retrievals have committed; hold it until commit.
-
-    A retrieval that read a memory before its deletion commits would otherwise write a trace
-    citing it after the traces step had verified there was none. Taken exclusive here, before
-    any row lock, and shared by every retrieval of the subject for its whole transaction.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            [f"{SUBJECT_LOCK_PREFIX}{subject_id}"],
-        )
 
 
 def deletion_run_on_commit(operation_id) -> None:

@@ -21,9 +21,9 @@ import time
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.utils import timezone
 
-from memory_core.deletion.services import SUBJECT_LOCK_PREFIX
 from memory_core.embeddings import get_embedder
 from memory_core.exceptions import PermissionDenied
+from memory_core.locks import SUBJECT_LOCK_PREFIX
 from memory_core.models import RetrievalTrace
 
 from . import assembly, budget, candidates, conflicts, dedup, filters, intent, plan, rerank
@@ -43,7 +43,7 @@ from .types import (
 logger = logging.getLogger(__name__)
 
 # The subject, the active policy, and a shared lock on the subject held until the request's
-# transaction ends (memory_core.deletion.services.subject_deletion_lock): a deletion request
+# transaction ends (memory_core.locks.subject_deletion_lock): a deletion request
 # of the subject waits for this retrieval to commit its trace, which the deletion's traces
 # step then finds, and a retrieval that comes after it reads the rows already deleted
 # (the candidate statement runs after the lock is granted: a new snapshot under READ

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -79,24 +79,6 @@ def chain_rows(queryset, *, memory_type: str, agent_id):
     shared rows only.
     """
     return queryset.filter(shared_or_own(agent_id), memory_type=memory_type)
-
-
-def lock_memory_keys(tenant_id, keys) -> None:
-    """Hold, until the transaction ends, the lock of each (subject external id, memory_key).
-
-    Whatever reads a key's head and then writes on the key (a write, a correction, an
-    approval) takes it first, in sorted order: two writes on one key then run one after the
-    other, so the second supersedes the first instead of failing or starting a second chain.
-    """
-    names = sorted({f"{tenant_id}/{subject}/{key}" for subject, key in keys if key})
-    if not names:
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(pg_advisory_xact_lock(hashtextextended(name, 0))) "
-            "FROM (SELECT name FROM unnest(%s::text[]) AS name ORDER BY name) AS keys",
-            [names],
-        )
 
 
 def shared_or_own(agent_id) -> Q:

@@ -14,11 +14,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound
+from memory_core.locks import lock_memory_keys
 from memory_core.models import AUTHORITY_RANK, Memory, MemoryEvent, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal, SystemPrincipal
 from memory_core.services.conflicts import conflict_open
 from memory_core.services.events import event_record
-from memory_core.services.memories import chain_rows, lock_memory_keys
+from memory_core.services.memories import chain_rows
 
 
 def _open_item(*, principal, item_id) -> ReviewItem:

@@ -58,6 +58,7 @@ from memory_core.exceptions import (
     PermissionDenied,
     ValidationFailed,
 )
+from memory_core.locks import lock_memory_keys
 from memory_core.models import (
     AUTHORITY_RANK,
     AdmissionDecision,
@@ -78,7 +79,6 @@ from memory_core.services.events import event_record
 from memory_core.services.memories import (
     MemoryDraft,
     chain_rows,
-    lock_memory_keys,
     memory_store_many,
     memory_supersede,
     shared_or_own,

@@ -1,0 +1,48 @@
+"""Transaction-scoped advisory locks: where two transactions must take turns.
+
+- ``lock_memory_keys``: writes, corrections and approvals on one (subject, memory_key).
+- ``subject_deletion_lock`` (exclusive) against the retrievals of the subject (shared, taken
+  in the read path's first query with ``SUBJECT_LOCK_PREFIX``).
+
+Each is held until the transaction ends; each key is hashed to PostgreSQL's 64-bit lock space
+(a collision only makes two unrelated transactions take turns).
+"""
+
+from django.db import connection
+
+
+def lock_memory_keys(tenant_id, keys) -> None:
+    """Hold, until the transaction ends, the lock of each (subject external id, memory_key).
+
+    Whatever reads a key's head and then writes on the key (a write, a correction, an
+    approval) takes it first, in sorted order: two writes on one key then run one after the
+    other, so the second supersedes the first instead of failing or starting a second chain.
+    """
+    names = sorted({f"{tenant_id}/{subject}/{key}" for subject, key in keys if key})
+    if not names:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(pg_advisory_xact_lock(hashtextextended(name, 0))) "
+            "FROM (SELECT name FROM unnest(%s::text[]) AS name ORDER BY name) AS keys",
+            [names],
+        )
+
+
+# The lock a retrieval holds shared on its subject (memory_core.retrieval.pipeline,
+# _LOOKUP_SQL) and a deletion request takes exclusive. Keep both in step.
+SUBJECT_LOCK_PREFIX = "memledger.subject:"
+
+
+def subject_deletion_lock(subject_id) -> None:
+    """Wait until the subject's in-flight retrievals have committed; hold it until commit.
+
+    A retrieval that read a memory before its deletion commits would otherwise write a trace
+    citing it after the traces step had verified there was none. Taken exclusive here, before
+    any row lock, and shared by every retrieval of the subject for its whole transaction.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"{SUBJECT_LOCK_PREFIX}{subject_id}"],
+        )
