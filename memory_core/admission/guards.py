@@ -1192,6 +1192,7 @@ def build_literal_indexes() -> None:
     """Build the literal index of every rule list now (a process's first write would)."""
     for rules in (INJECTION_RULES, CLASS_RULES):
         _literal_index(rules)
+    _sensitive_index()
 
 
 def _fires(rule: Rule, reading: str) -> bool:
@@ -1285,9 +1286,33 @@ def sensitive_categories(texts: list[str], categories: list[str]) -> list[str]:
     found = []
     # Every reading the injection guard reads, payloads hidden in base64, percent, hex or
     # HTML escapes and rot13 included: encoding a diagnosis must not spare it the review.
-    all_readings = [reading for text in texts if text for reading in readings(text)]
+    # The literal prefilter settles most (category, reading) pairs without a regex scan.
+    index = _sensitive_index()
+    possible = [
+        (reading, index.possible(Reading(reading)))
+        for text in texts
+        if text
+        for reading in readings(text)
+    ]
     for category in categories:
-        pattern = SENSITIVE_PATTERNS.get(category)
-        if pattern and any(pattern.search(reading) for reading in all_readings):
+        position = _SENSITIVE_POSITION.get(category)
+        if position is None:
+            continue
+        pattern = SENSITIVE_PATTERNS[category]
+        if any(may[position] and pattern.search(reading) for reading, may in possible):
             found.append(category)
     return found
+
+
+_SENSITIVE_POSITION = {category: i for i, category in enumerate(SENSITIVE_PATTERNS)}
+
+
+def _sensitive_index() -> LiteralIndex:
+    """The literal index of the sensitive categories' patterns, in SENSITIVE_PATTERNS order."""
+    global _SENSITIVE_INDEX
+    if _SENSITIVE_INDEX is None:
+        _SENSITIVE_INDEX = LiteralIndex(list(SENSITIVE_PATTERNS.values()))
+    return _SENSITIVE_INDEX
+
+
+_SENSITIVE_INDEX: LiteralIndex | None = None

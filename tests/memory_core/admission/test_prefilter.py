@@ -210,3 +210,18 @@ def test_no_generated_pattern_turns_away_an_ascii_reading_it_matches():
         assert LiteralIndex([pattern]).possible(Reading(text)) == [True], (source, text)
 
     check()
+
+
+def test_sensitive_categories_are_the_same_with_and_without_the_prefilter(monkeypatch):
+    categories = list(guards.SENSITIVE_PATTERNS)
+    texts = corpus_texts() + [
+        "User was diagnosed with HIV.",
+        "Hfre jnf qvntabfrq jvgu UVI.",  # rot13
+        "Card 4111 1111 1111 1111 expires soon.",
+    ]
+    with_prefilter = [guards.sensitive_categories([t], categories) for t in texts]
+    monkeypatch.setattr(LiteralIndex, "possible", lambda self, reading: [True] * len(self.required))
+    without = [guards.sensitive_categories([t], categories) for t in texts]
+    assert with_prefilter == without
+    assert sum(bool(found) for found in without) > 20  # the corpus does touch categories
+    assert with_prefilter[-3] == ["health"] and with_prefilter[-2] == ["health"]
