@@ -2,7 +2,7 @@
 
 The corpus (``tests/security/corpus.jsonl``) holds one write per line: ``label`` attack or
 benign, ``category``, ``split`` dev or holdout, ``content``, and optionally ``value``,
-``memory_type``, ``source_type`` and ``previous`` (earlier writes of the same agent and
+``memory_key``, ``memory_type``, ``source_type`` and ``previous`` (earlier writes of the same agent and
 subject, for instructions split across writes). Admission runs in-process: pure, no database.
 """
 
@@ -52,6 +52,7 @@ def _candidate(entry: dict) -> Candidate:
         memory_type=entry.get("memory_type", MemoryType.USER_PREFERENCE),
         content=entry["content"],
         value=entry.get("value"),
+        memory_key=entry.get("memory_key", ""),
         source_type=entry.get("source_type", SourceType.USER_INPUT),
         source_conversation_id="corpus",
         source_message_id=entry.get("id", ""),
