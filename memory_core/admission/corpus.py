@@ -2,8 +2,9 @@
 
 The corpus (``tests/security/corpus.jsonl``) holds one write per line: ``label`` attack or
 benign, ``category``, ``split`` dev or holdout, ``content``, and optionally ``value``,
-``memory_key``, ``memory_type``, ``source_type`` and ``previous`` (earlier writes of the same agent and
-subject, for instructions split across writes). Admission runs in-process: pure, no database.
+``memory_key``, ``memory_type``, ``source_type`` and ``previous`` (earlier writes of the same
+agent and subject, for instructions split across writes). Admission runs in-process: pure, no
+database.
 """
 
 from __future__ import annotations
