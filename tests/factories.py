@@ -45,3 +45,17 @@ class MemoryFactory(factory.django.DjangoModelFactory):
     content_hash = factory.LazyAttribute(lambda o: content_hash(o.content))
     source_type = models.SourceType.USER_INPUT
     authority = models.Authority.EXPLICIT_USER
+
+
+def write_body(**overrides) -> dict:
+    """A valid body of ``POST /api/v1/memories`` (and of ``memory_write``): a user's
+    preference about ``user-1``, global scope; ``overrides`` replace or add fields."""
+    return {
+        "subject": "user-1",
+        "memory_type": "user_preference",
+        "memory_key": "style.answers",
+        "scope": "global",
+        "content": "User prefers concise answers.",
+        "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"},
+        **overrides,
+    }

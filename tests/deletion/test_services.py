@@ -258,17 +258,11 @@ def test_review_items_citing_the_memory_lose_their_text_and_close(owner, owner_p
 
 def _write(agent_principal, content, key):
     from memory_core.services.writes import memory_write
+    from tests.factories import write_body
 
     return memory_write(
         principal=agent_principal,
-        data={
-            "subject": "user-5",
-            "memory_type": "user_preference",
-            "memory_key": key,
-            "scope": "global",
-            "content": content,
-            "source": {"type": "user_input", "conversation_id": "c", "message_id": "m"},
-        },
+        data=write_body(subject="user-5", memory_key=key, content=content),
     )
 
 

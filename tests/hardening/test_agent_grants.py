@@ -12,7 +12,7 @@ from memory_core.deletion.runner import deletion_run
 from memory_core.models import DeletionOperation, Memory, RetrievalTrace, Status
 from memory_core.services.api_keys import api_key_create
 from memory_core.subject_tokens import subject_token_issue
-from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
+from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, write_body
 
 pytestmark = pytest.mark.django_db
 
@@ -24,18 +24,6 @@ def client_for(agent) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
     return client
-
-
-def write_body(**overrides) -> dict:
-    return {
-        "subject": "user-1",
-        "memory_type": "user_preference",
-        "memory_key": "k.shared",
-        "scope": "global",
-        "content": "User prefers concise answers.",
-        "source": SOURCE,
-        **overrides,
-    }
 
 
 def retrieve(client, user_id="user-1", query="What does the user like to drink?", **headers):
@@ -66,7 +54,7 @@ def test_a_write_never_supersedes_a_memory_of_another_type(tenant, user_1):
         tenant=tenant, read_types=["user_preference"], write_types=["user_preference"]
     )
     client = client_for(agent)
-    response = client.post("/api/v1/memories", write_body(), format="json")
+    response = client.post("/api/v1/memories", write_body(memory_key="k.shared"), format="json")
     assert response.status_code == 201, response.json()
     assert response.json()["memory"]["supersedes"] is None
     incident.refresh_from_db()
@@ -86,7 +74,7 @@ def test_a_write_never_supersedes_another_agents_private_memory(tenant, user_1):
         source_type="model_inference",
     )
     response = client_for(AgentFactory(tenant=tenant)).post(
-        "/api/v1/memories", write_body(), format="json"
+        "/api/v1/memories", write_body(memory_key="k.shared"), format="json"
     )
     assert response.status_code == 201, response.json()
     assert response.json()["memory"]["supersedes"] is None
@@ -220,9 +208,15 @@ def test_an_agent_bound_to_one_subject_sees_only_its_deletions_and_traces(tenant
 def test_a_bound_agent_cannot_tell_which_subjects_exist(tenant):
     SubjectFactory(tenant=tenant, external_id="ceo@example.com")
     client = client_for(AgentFactory(tenant=tenant, any_subject=False))
-    existing = client.post("/api/v1/memories", write_body(subject="ceo@example.com"), format="json")
+    existing = client.post(
+        "/api/v1/memories",
+        write_body(memory_key="k.shared", subject="ceo@example.com"),
+        format="json",
+    )
     missing = client.post(
-        "/api/v1/memories", write_body(subject="nobody@example.com"), format="json"
+        "/api/v1/memories",
+        write_body(memory_key="k.shared", subject="nobody@example.com"),
+        format="json",
     )
     assert existing.status_code == missing.status_code == 422
     assert existing.json()["rule_codes"] == missing.json()["rule_codes"]

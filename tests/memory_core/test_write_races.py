@@ -14,19 +14,13 @@ from django.db import connection, transaction
 from memory_core.models import Memory, Status
 from memory_core.rls import tenant_scope
 from memory_core.services.writes import memory_write
+from tests.factories import write_body
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def body(content):
-    return {
-        "subject": "user-1",
-        "memory_type": "user_preference",
-        "memory_key": "ui.theme",
-        "scope": "global",
-        "content": content,
-        "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"},
-    }
+    return write_body(memory_key="ui.theme", content=content)
 
 
 def _race(principal, first: str, second: str) -> list:
