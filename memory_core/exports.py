@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_core.exceptions import NotFound, ValidationFailed
+from memory_core.locks import subject_shared_lock
 from memory_core.models import Export, Memory, Status, Subject, Tombstone
 from memory_core.principals import SubjectPrincipal
 
@@ -96,6 +97,9 @@ def export_create(*, principal, subject_id=None) -> Export:
     An end user exports their own subject; a reviewer or the system names ``subject_id``.
     """
     subject = _export_subject(principal, subject_id)
+    # A deletion of the subject requested meanwhile waits for this export to commit, so its
+    # exports step finds the row (and one requested before is committed when we read).
+    subject_shared_lock(subject.id)
     memories = list(
         Memory.objects.visible_to(principal)
         .filter(subject=subject)

@@ -2,7 +2,8 @@
 
 - ``lock_memory_keys``: writes, corrections and approvals on one (subject, memory_key).
 - ``subject_deletion_lock`` (exclusive) against the retrievals of the subject (shared, taken
-  in the read path's first query with ``SUBJECT_LOCK_PREFIX``).
+  in the read path's first query with ``SUBJECT_LOCK_PREFIX``) and its exports
+  (``subject_shared_lock``).
 
 Each is held until the transaction ends; each key is hashed to PostgreSQL's 64-bit lock space
 (a collision only makes two unrelated transactions take turns).
@@ -32,6 +33,17 @@ def lock_memory_keys(tenant_id, keys) -> None:
 # The lock a retrieval holds shared on its subject (memory_core.retrieval.pipeline,
 # _LOOKUP_SQL) and a deletion request takes exclusive. Keep both in step.
 SUBJECT_LOCK_PREFIX = "memledger.subject:"
+
+
+def subject_shared_lock(subject_id) -> None:
+    """Hold the subject's lock shared until the transaction ends: a deletion request of the
+    subject waits for this transaction (an export being written) to commit first, so its
+    steps then find what it wrote. Retrievals take the same lock in their first query."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock_shared(hashtextextended(%s, 0))",
+            [f"{SUBJECT_LOCK_PREFIX}{subject_id}"],
+        )
 
 
 def subject_deletion_lock(subject_id) -> None:

@@ -146,3 +146,57 @@ def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_i
     with tenant_scope(tenant.id):
         assert not RetrievalTrace.objects.filter(cited_ids__overlap=[target.id]).exists()
         assert operation.steps.get(store="traces").evidence["purged"]["deleted"] == 1
+
+
+def test_an_export_being_written_during_a_deletion_keeps_no_deleted_id(owner, private_queue):
+    """The deletion waits for the export's transaction, then its exports step finds the row.
+
+    Before the export took the subject's lock, the deletion completed while the export's
+    transaction was still open, and the export row committed after it citing the deleted id.
+    """
+    from memory_core.models import Export
+    from memory_core.principals import SubjectPrincipal
+
+    target = MemoryFactory(subject=owner)
+    MemoryFactory(subject=owner)
+    user = SubjectPrincipal(tenant_id=owner.tenant_id, subject_id=owner.id, user_id=1)
+    exported, go = threading.Event(), threading.Event()
+    errors, out = [], {}
+
+    def portal_export():  # ExportView.post, inside the request's transaction (ATOMIC_REQUESTS)
+        try:
+            with tenant_scope(owner.tenant_id), transaction.atomic():
+                out["export"] = export_create(principal=user)
+                exported.set()
+                assert go.wait(60)
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+            exported.set()
+        finally:
+            connection.close()
+
+    def delete():
+        try:
+            with tenant_scope(owner.tenant_id):
+                operation = deletion_request(principal=user, memory_id=target.id)
+                out["status"] = deletion_run(operation_id=operation.id)
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    exporter = threading.Thread(target=portal_export)
+    exporter.start()
+    assert exported.wait(60)
+    deleter = threading.Thread(target=delete)
+    deleter.start()
+    deleter.join(timeout=2)  # it waits for the export to commit (before: it completed here)
+    go.set()
+    exporter.join(60)
+    deleter.join(60)
+    assert not errors, errors
+    assert out["status"] == DeletionOperation.State.COMPLETED
+    with tenant_scope(owner.tenant_id):
+        row = Export.objects.get(pk=out["export"].pk)
+        assert target.id not in row.memory_ids
+        assert str(target.id) not in export_path(row).read_text()
