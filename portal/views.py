@@ -21,6 +21,7 @@ from memory_core.selectors.memories import memory_get
 from memory_core.selectors.portal import (
     memory_history,
     subject_memories,
+    subject_memories_not_in_use,
     subject_memories_pending,
 )
 from memory_core.services.writes import consent_withdraw, memory_correct, memory_revoke
@@ -67,11 +68,14 @@ class MemoryListView(EndUserMixin, TemplateView):
                 scope_kind=filters.get("scope_kind", ""),
             )
         )
+        not_in_use, not_in_use_count = subject_memories_not_in_use(principal=self.principal)
         context.update(
             form=form,
             invalid=invalid,
             groups=groups,
             pending=subject_memories_pending(principal=self.principal),
+            not_in_use=not_in_use,
+            not_in_use_count=not_in_use_count,
             total=sum(group.count for group in groups),
             filtered=invalid or any(filters.values()),
         )

@@ -12,6 +12,7 @@ from datetime import datetime
 
 from django.db import connection
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 
 from memory_core.deletion.selectors import deletion_dead_letters
 from memory_core.exceptions import NotFound
@@ -139,6 +140,33 @@ def subject_memories_pending(*, principal) -> list[Memory]:
         .filter(status=Status.PENDING_APPROVAL)
         .order_by("-created_at")
     )
+
+
+NOT_IN_USE_LIMIT = 50  # the most the list shows; the count says how many there are
+
+
+def subject_memories_not_in_use(*, principal, now=None) -> tuple[list[Memory], int]:
+    """Return (the newest rows, how many) of the memories about the subject that are kept
+    with their content but never used: revoked, refused by a reviewer, or expired (including
+    active ones past ``valid_until`` that the retention sweep has not reached yet).
+
+    A superseded version is not listed: it shows in its chain's history. Each row carries
+    ``not_in_use`` ("revoked", "rejected" or "expired").
+    """
+    now = now or timezone.now()
+    rows = (
+        Memory.objects.visible_to(principal)
+        .filter(
+            Q(status__in=[Status.REVOKED, Status.REJECTED, Status.EXPIRED])
+            | Q(status=Status.ACTIVE, valid_until__lte=now)
+        )
+        .order_by("-updated_at", "-id")
+    )
+    shown = list(rows[:NOT_IN_USE_LIMIT])
+    for row in shown:
+        row.not_in_use = Status.EXPIRED if row.status == Status.ACTIVE else row.status
+    count = len(shown) if len(shown) < NOT_IN_USE_LIMIT else rows.count()
+    return shown, count
 
 
 @dataclass

@@ -56,7 +56,8 @@ def test_list_shows_own_active_memories_with_provenance(
     for shown in ("conv-7", "msg-3", agent.name, "project:lunest", "80%", "observed by a tool"):
         assert shown in body
     assert "Preference" in body and "Episodic" in body  # grouped by class
-    assert "A revoked one." not in body  # only active memories
+    groups = body.split('class="memory-group"', 1)[1]
+    assert "A revoked one." not in groups  # the groups hold active memories only
     assert "Bob likes long tutorials." not in body  # cross-subject
     assert "Stranger in another tenant." not in body  # cross-tenant
 
@@ -519,6 +520,35 @@ def test_writes_waiting_for_review_are_listed_separately(alice_client, alice_mem
     body = alice_client.get(reverse("portal:home")).content.decode()
     assert "Waiting for a reviewer" in body and "Alice&#x27;s blood type is O-." in body
     assert "Bob&#x27;s blood type" not in body
+
+
+def test_memories_kept_but_not_in_use_are_listed_too(alice_client, alice_memory, bob_subject):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    alice = alice_memory.subject
+    past = timezone.now() - timedelta(days=1)
+    MemoryFactory(subject=alice, content="Alice revoked this one.", status="revoked")
+    MemoryFactory(subject=alice, content="A reviewer refused this one.", status="rejected")
+    MemoryFactory(subject=alice, content="This one expired.", status="expired")
+    MemoryFactory(
+        subject=alice,
+        content="Past its end, not swept yet.",
+        valid_from=past - timedelta(days=1),
+        valid_until=past,
+    )
+    MemoryFactory(subject=alice, content="An older version.", status="superseded")
+    MemoryFactory(subject=bob_subject, content="Bob revoked this.", status="revoked")
+    body = alice_client.get(reverse("portal:home")).content.decode()
+    assert "Kept, but never used" in body
+    for text in ("Alice revoked this one.", "A reviewer refused this one.", "This one expired."):
+        assert text in body
+    assert "Past its end, not swept yet." in body
+    assert "refused by a reviewer" in body
+    assert "An older version." not in body  # it shows in its chain's history
+    assert "Bob revoked this." not in body
+    assert 'class="count">4<' in body.split("Kept, but never used")[1][:40]
 
 
 def test_memory_list_query_budget(alice_client, alice_memory, django_assert_max_num_queries):
