@@ -36,6 +36,8 @@ DEFAULT_POLICY = {
         "episodic_days": 90,
         "preference_days": None,
         "inferred_days": 30,
+        # Writes a reviewer refused (status rejected): kept this long after the decision.
+        "rejected_days": 30,
         # Retrieval traces (ids, hashes, scores, reasons: ~17 kB stored each) are kept this long.
         "trace_days": 30,
     },

@@ -13,7 +13,8 @@ Run by beat (``memory_core.tasks.retention_sweep``):
      with every older version they supersede (as a user's delete by memory_id), and so are
      older versions an earlier sweep left behind when it deleted the revoked head alone;
      with a number, older preferences are deleted too;
-   - memories inferred by a model older than ``retention.inferred_days`` days.
+   - memories inferred by a model older than ``retention.inferred_days`` days;
+   - writes a reviewer refused, ``retention.rejected_days`` days after the decision.
 3. Delete retrieval traces older than ``retention.trace_days`` days (30 unless the policy says
    otherwise; ``null`` keeps them). A trace holds ids, hashes and scores, never content, so
    this bounds storage rather than erasing personal data; traces that cite a deleted memory
@@ -121,6 +122,11 @@ def _rules(retention: dict, now, tenant_id) -> list[tuple[str, Q]]:
         rules.append(
             ("retention:inferred", Q(authority=Authority.MODEL_INFERENCE, created_at__lt=cutoff))
         )
+    if retention.get("rejected_days") is not None:
+        # A write a reviewer refused is never used; its text is kept only as the record of
+        # the decision, for this long after it (the decision itself keeps ids and codes).
+        cutoff = now - timedelta(days=retention["rejected_days"])
+        rules.append(("retention:rejected", Q(status=Status.REJECTED, updated_at__lt=cutoff)))
     return rules
 
 

@@ -191,3 +191,22 @@ def test_older_versions_left_by_an_earlier_revoked_deletion_are_deleted(owner):
     assert retention_apply()["memories_deleted"] == 1
     assert Memory.objects.get(pk=v1.id).status == "deleted"
     assert Tombstone.objects.filter(memory_id=v1.id).exists()
+
+
+def test_a_write_a_reviewer_refused_is_deleted_rejected_days_after_the_decision(owner):
+    now = timezone.now()
+    refused_long_ago = _memory(
+        owner, MemoryType.USER_PREFERENCE, MemoryClass.PREFERENCE, timedelta(days=60),
+        status="rejected", content="User has asthma.", updated_at=now - timedelta(days=31),
+    )  # fmt: skip
+    refused_lately = _memory(
+        owner, MemoryType.USER_PREFERENCE, MemoryClass.PREFERENCE, timedelta(days=60),
+        status="rejected", content="User has hay fever.", updated_at=now - timedelta(days=2),
+    )  # fmt: skip
+    report = retention_apply()
+    assert report["deletion_operations"] == 1
+    operation = DeletionOperation.objects.get(reason_code="retention:rejected")
+    assert operation.memory_ids == [refused_long_ago.id]
+    assert deletion_run(operation_id=operation.id) == "completed"
+    assert Memory.objects.get(pk=refused_long_ago.id).content == ""
+    assert Memory.objects.get(pk=refused_lately.id).content == "User has hay fever."
