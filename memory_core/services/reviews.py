@@ -15,7 +15,14 @@ from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound
 from memory_core.locks import lock_memory_keys
-from memory_core.models import AUTHORITY_RANK, Memory, MemoryEvent, ReviewItem, Status
+from memory_core.models import (
+    AUTHORITY_RANK,
+    PROPOSED_STATUSES,
+    Memory,
+    MemoryEvent,
+    ReviewItem,
+    Status,
+)
 from memory_core.principals import ReviewerPrincipal, SystemPrincipal
 from memory_core.services.conflicts import conflict_open
 from memory_core.services.events import event_record
@@ -58,6 +65,10 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
     head = None
     if item.candidate_ids:
         head = Memory.objects.select_for_update().filter(pk=item.candidate_ids[0]).first()
+    if head is not None and head.status == Status.SUPERSEDED:
+        # Versions were added while the write waited (another approved correction): the
+        # chain's newest version is the head now, with or without a memory_key.
+        head = _newest_version(head)
     if head is None or head.status != Status.ACTIVE:
         # The head moved on while the write waited: take the key's current head, if any.
         head = (
@@ -104,6 +115,20 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
             memory_key=memory.memory_key,
             candidate_ids=[head.id, memory.id],
         )
+
+
+def _newest_version(memory: Memory) -> Memory:
+    """Follow ``memory``'s successors (locked) to the newest version of its chain."""
+    while True:
+        successor = (
+            Memory.objects.select_for_update()
+            .filter(supersedes_id=memory.id)
+            .exclude(status__in=PROPOSED_STATUSES)
+            .first()
+        )
+        if successor is None:
+            return memory
+        memory = successor
 
 
 def _lock_pending_memory(item: ReviewItem) -> Memory:

@@ -31,6 +31,33 @@ def reviewer(tenant):
     return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
 
 
+def test_two_approved_corrections_of_a_keyless_memory_make_one_chain(agent_principal, reviewer):
+    head = memory_write(principal=agent_principal, data=data("User likes walking.", key="")).memory
+    source = {"type": "user_input", "conversation_id": "c", "message_id": "m"}
+    first = memory_correct(
+        principal=agent_principal,
+        memory_id=head.id,
+        data={"content": "User has asthma; walks only.", "source": source},
+    )
+    second = memory_correct(
+        principal=agent_principal,
+        memory_id=head.id,
+        data={"content": "User has asthma; swims now.", "source": source},
+    )
+    assert first.decision == second.decision == "pending_approval"
+    review_approve(principal=reviewer, item_id=first.review_item.id, reason="ok")
+    review_approve(principal=reviewer, item_id=second.review_item.id, reason="ok")
+    rows = Memory.objects.filter(pk__in=[head.id, first.memory.id, second.memory.id])
+    by_id = {m.id: m for m in rows}
+    assert [by_id[i].status for i in (head.id, first.memory.id, second.memory.id)] == [
+        Status.SUPERSEDED,
+        Status.SUPERSEDED,
+        Status.ACTIVE,
+    ]
+    assert by_id[second.memory.id].supersedes_id == first.memory.id
+    assert by_id[second.memory.id].version == 3
+
+
 def test_approval_links_the_pending_write_into_its_chain(agent_principal, reviewer):
     head = memory_write(principal=agent_principal, data=data("User likes walking.")).memory
     pending = memory_write(principal=agent_principal, data=data("User has asthma; avoid runs."))
