@@ -10,6 +10,8 @@ write time. Rejection marks it ``rejected``. Conflicts are resolved by
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db import transaction
 from django.utils import timezone
 
@@ -105,6 +107,15 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
             reason_code="review.approved",
             details={"successor": str(memory.id)},
         )
+        # The new version is its writer's correction, as memory_supersede records one; the
+        # reviewer's part is the "approved" event.
+        event_record(
+            memory=memory,
+            action=MemoryEvent.Action.CORRECTED,
+            principal=_writer_of(memory) or principal,
+            reason_code="review.approved",
+            details={"supersedes": str(head.id)},
+        )
     memory.status = Status.ACTIVE
     memory.updated_at = now
     memory.save(update_fields=["status", "updated_at", "supersedes", "version"])
@@ -115,6 +126,25 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
             memory_key=memory.memory_key,
             candidate_ids=[head.id, memory.id],
         )
+
+
+@dataclass(frozen=True)
+class _Actor:
+    actor_type: str
+    actor_id: str
+
+
+def _writer_of(memory: Memory) -> _Actor | None:
+    """Who wrote the pending ``memory``: the actor of its ``pending`` event."""
+    event = (
+        MemoryEvent.objects.filter(
+            tenant_id=memory.tenant_id, memory_id=memory.id, action=MemoryEvent.Action.PENDING
+        )
+        .order_by("created_at")
+        .values_list("actor_type", "actor_id")
+        .first()
+    )
+    return _Actor(*event) if event else None
 
 
 def _newest_version(memory: Memory) -> Memory:

@@ -218,3 +218,25 @@ def test_a_pending_write_deleted_by_its_user_is_no_reviewer_decision(
     )
     chart = next(c for c in overview.charts if c.key == "approvals")
     assert all(sum(series.values) == 0 for series in chart.series)
+
+
+def test_an_approved_sensitive_correction_counts_as_the_user_s_correction(
+    tenant, reviewer, alice, alice_subject
+):
+    from memory_core.models import MemoryEvent
+    from memory_core.services.reviews import review_approve
+    from memory_core.services.writes import memory_correct
+
+    memory = MemoryFactory(subject=alice_subject, content="Alice walks to work.", memory_key="")
+    user = SubjectPrincipal(tenant_id=tenant.id, subject_id=alice_subject.pk, user_id=alice.pk)
+    result = memory_correct(
+        principal=user, memory_id=memory.id, data={"content": "Alice has asthma; takes the bus."}
+    )
+    assert result.decision == "pending_approval"
+    reviewer_principal = ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.pk)
+    review_approve(principal=reviewer_principal, item_id=result.review_item.id, reason="ok")
+    corrected = MemoryEvent.objects.get(memory_id=result.memory.id, action="corrected")
+    assert (corrected.actor_type, corrected.actor_id) == ("user", str(alice.pk))
+    overview = health_overview(principal=reviewer_principal, days=7)
+    charts = {chart.key: chart for chart in overview.charts}
+    assert charts["corrections"].series[0].values[-1] == 1
