@@ -14,6 +14,7 @@ from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import Count, Q
 from django.db.models.functions import TruncDate
 from django.utils import timezone
@@ -22,7 +23,6 @@ from memory_core.exceptions import NotFound
 from memory_core.models import (
     AdmissionDecision,
     DeletionOperation,
-    Memory,
     MemoryEvent,
     PolicyVersion,
     RetrievalTrace,
@@ -35,8 +35,6 @@ from memory_core.services.conflicts import OUTCOMES as CONFLICT_OUTCOMES
 # Words that mark a rejection as a scope/tenancy denial (trace filter reasons, rule codes).
 # Retrieval's hard filter writes other_tenant, other_subject, other_agent, scope_not_allowed.
 SCOPE_MARKERS = ("scope", "tenant", "subject", "other_agent", "cross", "not_visible")
-# Traces read per health page: a bound so the page stays fast on a busy tenant.
-MAX_TRACES = 20_000
 
 
 @dataclass
@@ -113,46 +111,51 @@ def _is_scope_reason(reason) -> bool:
     return any(marker in text for marker in SCOPE_MARKERS)
 
 
-def _scope_denials_in(stages) -> int:
-    """Count the rejections a trace's stages record for scope, tenant or subject reasons."""
-    found = 0
-    if isinstance(stages, dict):
-        for key, value in stages.items():
-            lowered = str(key).lower()
-            if lowered in {"rejected", "rejections", "denied", "hard_filter", "filter"}:
-                found += _count_scope_reasons(value)
-            else:
-                found += _scope_denials_in(value)
-    elif isinstance(stages, list):
-        for value in stages:
-            found += _scope_denials_in(value)
-    return found
+# Per day, over every trace of the window (in SQL: a trace's stages are ~17-29 kB of JSON):
+# the hard filter's rejections for a scope, tenant or subject reason (``stages.rejections``,
+# docs/retrieval.md), and the memories served with how many were past their type's half-life.
+_TRACE_DENIALS_SQL = """
+SELECT (t.created_at AT TIME ZONE %(tz)s)::date, count(*)
+FROM memory_core_retrievaltrace t
+CROSS JOIN jsonb_array_elements(CASE WHEN jsonb_typeof(t.stages -> 'rejections') = 'array'
+                                     THEN t.stages -> 'rejections' ELSE '[]'::jsonb END) AS r
+WHERE t.tenant_id = %(tenant)s AND t.created_at >= %(start)s
+  AND lower(r ->> 'reason') ~ %(markers)s
+GROUP BY 1
+"""
+_TRACE_STALE_SQL = """
+SELECT (t.created_at AT TIME ZONE %(tz)s)::date, count(*),
+       count(*) FILTER (WHERE extract(epoch FROM t.created_at - m.valid_from) / 86400
+                              > coalesce((%(half_lives)s::jsonb ->> m.memory_type)::float8, 90))
+FROM memory_core_retrievaltrace t
+CROSS JOIN unnest(t.selected_ids) AS s(id)
+JOIN memory_core_memory m ON m.id = s.id AND m.tenant_id = t.tenant_id
+WHERE t.tenant_id = %(tenant)s AND t.created_at >= %(start)s
+GROUP BY 1
+"""
 
 
-def _count_scope_reasons(value) -> int:
-    if isinstance(value, dict):
-        total = 0
-        for key, inner in value.items():
-            if isinstance(inner, int | float) and _is_scope_reason(key):
-                total += int(inner)  # {"reason": count}
-            elif isinstance(inner, str) and _is_scope_reason(inner):
-                total += 1  # {"memory id": "reason"}
-            elif isinstance(inner, dict | list):
-                total += _count_scope_reasons(inner)
-        return total
-    if isinstance(value, list):
-        total = 0
-        for inner in value:
-            if isinstance(inner, dict):
-                reason = inner.get("reason") or inner.get("code") or inner.get("rule")
-                if reason is not None:
-                    total += 1 if _is_scope_reason(reason) else 0
-                else:
-                    total += _count_scope_reasons(inner)
-            elif isinstance(inner, str) and _is_scope_reason(inner):
-                total += 1
-        return total
-    return 0
+def _trace_series(tenant_id, start, day_list, half_lives: dict):
+    """Return per day (denials, served, stale) over every retrieval trace since ``start``."""
+    params = {
+        "tz": timezone.get_current_timezone_name(),
+        "tenant": tenant_id,
+        "start": start,
+        "markers": "|".join(SCOPE_MARKERS),
+        "half_lives": json.dumps(half_lives),
+    }
+    index = {day: position for position, day in enumerate(day_list)}
+    denials, served, stale = ([0] * len(day_list) for _ in range(3))
+    with connection.cursor() as cursor:
+        cursor.execute(_TRACE_DENIALS_SQL, params)
+        for day, count in cursor.fetchall():
+            if day in index:
+                denials[index[day]] = count
+        cursor.execute(_TRACE_STALE_SQL, params)
+        for day, count, past in cursor.fetchall():
+            if day in index:
+                served[index[day]], stale[index[day]] = count, past
+    return denials, served, stale
 
 
 def _half_lives(tenant_id) -> dict:
@@ -313,17 +316,9 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
     )
 
     # Retrieval traces: cross-scope denials and the share of stale memories handed out.
-    traces = list(
-        RetrievalTrace.objects.filter(tenant_id=tenant_id, created_at__gte=start)
-        .order_by("-created_at")
-        .values_list("created_at", "selected_ids", "stages")[:MAX_TRACES]
-    )
+    half_lives = _half_lives(tenant_id)
+    denials, served, stale = _trace_series(tenant_id, start, day_list, half_lives)
     index = {day: position for position, day in enumerate(day_list)}
-    denials = [0] * len(day_list)
-    for created, _selected, stages in traces:
-        position = index.get(timezone.localdate(created))
-        if position is not None:
-            denials[position] += _scope_denials_in(stages)
     admission_scope = [0] * len(day_list)
     for created, codes in decisions.filter(outcome="rejected").values_list(
         "created_at", "rule_codes"
@@ -344,28 +339,6 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
         )
     )
 
-    half_lives = _half_lives(tenant_id)
-    selected = {memory_id for _c, ids, _s in traces for memory_id in ids}
-    born = {
-        row[0]: (row[1], row[2])
-        for row in Memory.objects.filter(tenant_id=tenant_id, pk__in=selected).values_list(
-            "pk", "memory_type", "valid_from"
-        )
-    }
-    served = [0] * len(day_list)
-    stale = [0] * len(day_list)
-    for created, ids, _stages in traces:
-        position = index.get(timezone.localdate(created))
-        if position is None:
-            continue
-        for memory_id in ids:
-            if memory_id not in born:
-                continue  # deleted since: its row (and age) is gone
-            memory_type, valid_from = born[memory_id]
-            served[position] += 1
-            age_days = (created - valid_from).total_seconds() / 86400
-            if age_days > half_lives.get(memory_type, 90):
-                stale[position] += 1
     rates = [round(100 * s / n, 1) if n else 0 for s, n in zip(stale, served, strict=True)]
     charts.append(
         Chart(
@@ -414,5 +387,9 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
         evaluation=evaluation,
         evaluation_source=source,
         evaluation_time=evaluation_time,
-        totals={"traces": len(traces)},
+        totals={
+            "traces": RetrievalTrace.objects.filter(
+                tenant_id=tenant_id, created_at__gte=start
+            ).count()
+        },
     )

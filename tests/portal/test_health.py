@@ -240,3 +240,36 @@ def test_an_approved_sensitive_correction_counts_as_the_user_s_correction(
     overview = health_overview(principal=reviewer_principal, days=7)
     charts = {chart.key: chart for chart in overview.charts}
     assert charts["corrections"].series[0].values[-1] == 1
+
+
+def test_trace_charts_count_every_trace_of_every_day(
+    tenant, reviewer, alice_subject, django_assert_max_num_queries
+):
+    now = timezone.now()
+    fresh = MemoryFactory(subject=alice_subject)
+    old = MemoryFactory(subject=alice_subject, valid_from=now - timedelta(days=800))
+    for days_ago in range(5):
+        for _ in range(days_ago + 1):  # 1, 2, 3, 4, 5 traces: counts that tell days apart
+            trace = RetrievalTrace.objects.create(
+                tenant=tenant,
+                mode="hybrid",
+                selected_ids=[fresh.pk, old.pk],
+                cited_ids=[fresh.pk, old.pk],
+                stages={
+                    "rejections": [
+                        {"id": "x", "stage": "hard_filters", "reason": "scope_not_allowed"},
+                        {"id": "y", "stage": "hard_filters", "reason": "below_confidence_floor"},
+                    ]
+                },
+            )
+            RetrievalTrace.objects.filter(pk=trace.pk).update(
+                created_at=now - timedelta(days=days_ago)
+            )
+    principal = ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.pk)
+    with django_assert_max_num_queries(30):  # the same for 15 traces as for 15 million
+        overview = health_overview(principal=principal, days=7)
+    charts = {chart.key: chart for chart in overview.charts}
+    denials = {s.key: s.values for s in charts["cross_scope"].series}["retrieval"]
+    assert denials[-5:] == [5, 4, 3, 2, 1]
+    assert charts["stale_rate"].series[0].values[-5:] == [50.0] * 5
+    assert overview.totals["traces"] == 15
