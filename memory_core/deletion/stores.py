@@ -265,11 +265,14 @@ class EventsStore(Store):
         " candidate_ids = ARRAY(SELECT c FROM unnest(r.candidate_ids) WITH ORDINALITY AS u(c, n)"
         "  WHERE c <> ALL(%(ids)s::uuid[]) ORDER BY n),"
         " reason = '',"
+        # The key names what the deleted write was about ("health.notes"), as the memory's
+        # own memory_key did (the primary step clears that one).
+        " memory_key = CASE WHEN r.memory_id = ANY(%(ids)s::uuid[]) THEN '' ELSE r.memory_key END,"
         " resolution = CASE WHEN " + _CLOSES + " THEN 'deleted' ELSE r.resolution END,"
         " resolved_at = CASE WHEN " + _CLOSES + " THEN %(now)s ELSE r.resolved_at END,"
         " state = CASE WHEN " + _CLOSES + " THEN 'resolved' ELSE r.state END "
         "WHERE r.candidate_ids && %(ids)s::uuid[] OR (r.memory_id = ANY(%(ids)s::uuid[])"
-        " AND (r.reason <> '' OR r.state = 'open'))"
+        " AND (r.reason <> '' OR r.state = 'open' OR r.memory_key <> ''))"
     )
     _VERIFY_SQL = (
         "SELECT count(*), count(*) FILTER (WHERE EXISTS ("  # noqa: S608 (constants)
@@ -277,7 +280,7 @@ class EventsStore(Store):
         " count(*) FILTER (WHERE memory_id <> ALL(%(ids)s::uuid[])), "
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])),"
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])"
-        "  AND (r.reason <> '' OR r.state = 'open')), "
+        "  AND (r.reason <> '' OR r.state = 'open' OR r.memory_key <> '')), "
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.candidate_ids && %(ids)s::uuid[]) "
         "FROM memory_core_memoryevent WHERE memory_id = ANY(%(ids)s::uuid[])"
         " OR memory_id IN (" + _DECISIONS + ")"

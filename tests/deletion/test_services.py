@@ -462,3 +462,15 @@ def test_a_subject_deletion_scrubs_the_free_text_of_its_rejected_writes(agent_pr
     # Another subject's rejected write is not this operation's business.
     elsewhere.refresh_from_db()
     assert elsewhere.details["reason"] == said
+
+
+def test_deleting_a_pending_write_leaves_its_review_item_without_its_key(agent_principal):
+    from memory_core.models import ReviewItem
+
+    pending = _write(agent_principal, "User has asthma; avoid runs.", "health.asthma")
+    assert pending.decision == "pending_approval"
+    operation = deletion_request(principal=agent_principal, memory_id=pending.memory.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    item = ReviewItem.objects.get(pk=pending.review_item.id)
+    assert (item.memory_key, item.state, item.resolution) == ("", "resolved", "deleted")
+    assert operation.steps.get(store="events").evidence["review_items_with_content_or_open"] == 0
