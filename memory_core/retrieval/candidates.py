@@ -30,6 +30,7 @@ from django.db import connection
 from django.db.backends.postgresql.base import ServerBindingCursor
 from psycopg import pq
 
+from memory_core.models.choices import SENSITIVITY_RANK
 from memory_core.models.fields import BinaryVector
 
 from .policy import RetrievalPolicy
@@ -59,6 +60,9 @@ def owner_filter(ctx: RetrievalContext, types_param: str, now: datetime) -> tupl
         "subject_id": ctx.subject_id,
         "agent_id": ctx.agent_id,
         "now": now,
+        # Up to the caller's maximum sensitivity, in SQL: a row above it is not a candidate,
+        # so it is in no trace either (the policy's prompt cap is a hard filter, stage 5).
+        "sensitivities": readable_sensitivities(ctx.max_sensitivity),
     }
     scope_terms = ["m.scope_kind = 'global'"]
     for kind in ("user", "project", "repo", "task"):
@@ -75,9 +79,16 @@ def owner_filter(ctx: RetrievalContext, types_param: str, now: datetime) -> tupl
         "m.tenant_id = %(tenant_id)s AND m.subject_id = %(subject_id)s AND "
         f"{agent} AND m.status = 'active' AND m.valid_from <= %(now)s AND "
         "(m.valid_until IS NULL OR m.valid_until > %(now)s) AND "
-        f"m.memory_type = ANY(%({types_param})s) AND ({' OR '.join(scope_terms)})"
+        f"m.memory_type = ANY(%({types_param})s) AND ({' OR '.join(scope_terms)}) AND "
+        "m.sensitivity = ANY(%(sensitivities)s)"
     )
     return sql, params
+
+
+def readable_sensitivities(max_sensitivity: str) -> list[str]:
+    """The sensitivity levels up to ``max_sensitivity`` (an unknown value reads as sensitive)."""
+    ceiling = SENSITIVITY_RANK.get(max_sensitivity, SENSITIVITY_RANK["sensitive"])
+    return sorted(level for level, rank in SENSITIVITY_RANK.items() if rank <= ceiling)
 
 
 def _shared_scan_ctes(

@@ -1,16 +1,19 @@
-"""Reading retrieval traces: a tenant sees its own, and nothing else exists for it."""
+"""Reading retrieval traces: an agent sees the traces of its own retrievals, nothing else."""
 
 from memory_core.exceptions import NotFound
 from memory_core.models import RetrievalTrace
 
 
 def trace_get(*, principal, trace_id) -> RetrievalTrace:
-    """Return the trace ``trace_id`` of the principal's tenant (and, for an agent bound to one
-    subject, of that subject); NotFound otherwise."""
+    """Return the trace ``trace_id`` if ``principal`` may read it; NotFound otherwise.
+
+    An agent reads the traces of its own retrievals (another agent's lists that agent's
+    private memories), and without ``any_subject`` only those of its token's subject; any
+    other principal (a reviewer, memledger itself) the traces of its tenant.
+    """
     traces = RetrievalTrace.objects.filter(tenant_id=principal.tenant_id, pk=trace_id)
-    scope_subject = getattr(principal, "scope_subject", None)
-    if scope_subject is not None:  # an agent without any_subject: its token's subject only
-        traces = scope_subject(traces)
+    if principal.actor_type == "agent":
+        traces = principal.scope_subject(traces.filter(agent_id=principal.agent_id))
     trace = traces.first()
     if trace is None:
         raise NotFound("No retrieval trace with this id.")

@@ -5,6 +5,8 @@ up to its maximum sensitivity, and changes (supersedes, deletes) only types it m
 chain holds one type and one owner. Each test here failed before its fix.
 """
 
+import json
+
 import pytest
 from rest_framework.test import APIClient
 
@@ -221,3 +223,28 @@ def test_a_bound_agent_cannot_tell_which_subjects_exist(tenant):
     assert existing.status_code == missing.status_code == 422
     assert existing.json()["rule_codes"] == missing.json()["rule_codes"]
     assert existing.json()["rule_codes"] == ["tenant.subject_not_granted"]
+
+
+def test_a_memory_above_the_agent_s_sensitivity_is_in_no_trace(tenant, user_1):
+    secret = MemoryFactory(
+        subject=user_1,
+        memory_type="incident",
+        memory_class="episodic",
+        memory_key="",
+        content="Dana was diagnosed with diabetes in 2021.",
+        sensitivity="sensitive",
+    )
+    client = client_for(AgentFactory(tenant=tenant, max_sensitivity="personal"))
+    response = retrieve(client, query="diabetes diagnosis")
+    assert response.status_code == 200
+    trace = client.get(f"/api/v1/traces/{response.json()['trace_id']}").json()
+    assert str(secret.id) not in json.dumps(trace)
+    assert secret.content_hash not in json.dumps(trace)
+
+
+def test_an_agent_reads_only_the_traces_of_its_own_retrievals(tenant, user_1):
+    MemoryFactory(subject=user_1, content="User prefers green tea.")
+    owner, other = client_for(AgentFactory(tenant=tenant)), client_for(AgentFactory(tenant=tenant))
+    trace_id = retrieve(owner).json()["trace_id"]
+    assert owner.get(f"/api/v1/traces/{trace_id}").status_code == 200
+    assert other.get(f"/api/v1/traces/{trace_id}").status_code == 404
