@@ -11,7 +11,11 @@ survivor as ``merged_from``):
    >= ``inferred_echo_cosine`` only restates it; the explicit memory stays.
 
 Two rows that both carry a memory_key and differ in content are never merged by similarity:
-that is a conflict, and stage 8 decides it in the open. Pure: no ORM, no I/O.
+that is a conflict, and stage 8 decides it in the open. Rules 2-4 merge only rows of the same
+scope (a repository's rule and a global preference with the same words apply in different
+places), and a keyed row only into a row of its own key: merged into another key's row, or
+into an unkeyed one, it would leave its key's conflict group and the group could look settled.
+Pure: no ORM, no I/O.
 """
 
 from __future__ import annotations
@@ -38,6 +42,12 @@ def _absorb(keeper: Candidate, other: Candidate) -> None:
         keeper.semantic = other.semantic
     keeper.fused = max(keeper.fused, other.fused)
     keeper.fulltext_score = max(keeper.fulltext_score, other.fulltext_score)
+
+
+def _may_absorb(keeper: Candidate, other: Candidate) -> bool:
+    """Whether ``other`` may be merged into ``keeper`` by content or similarity (rules 2-4)."""
+    same_scope = (keeper.scope_kind, keeper.scope_ref) == (other.scope_kind, other.scope_ref)
+    return same_scope and other.memory_key in ("", keeper.memory_key)
 
 
 def _matrix(candidates: list[Candidate]):
@@ -67,14 +77,16 @@ def deduplicate(
         if c.id in alive and c.supersedes_id and c.supersedes_id in alive:
             merge(c, alive[c.supersedes_id], "supersedes")
     # 2. Equal normalized content.
-    by_hash: dict[str, Candidate] = {}
+    by_hash: dict[str, list[Candidate]] = {}
     for c in sorted(alive.values(), key=strength, reverse=True):
         if not c.content_hash:
             continue
-        if c.content_hash in by_hash:
-            merge(by_hash[c.content_hash], c, "content_hash")
+        keepers = by_hash.setdefault(c.content_hash, [])
+        keeper = next((k for k in keepers if _may_absorb(k, c)), None)
+        if keeper is not None:
+            merge(keeper, c, "content_hash")
         else:
-            by_hash[c.content_hash] = c
+            keepers.append(c)
     # 3 and 4. Similar embeddings.
     ordered = sorted(alive.values(), key=strength, reverse=True)
     sims = _matrix(ordered)
@@ -91,6 +103,8 @@ def deduplicate(
                     continue
                 if keeper.memory_key and other.memory_key:
                     continue  # two keyed facts that differ: a conflict, not a duplicate
+                if not _may_absorb(keeper, other):
+                    continue
                 sim = float(sims[i, j])
                 if sim >= near:
                     merge(keeper, other, "near_duplicate")

@@ -54,3 +54,31 @@ def test_two_keyed_rows_that_differ_are_a_conflict_not_a_duplicate():
     b = cand("b", memory_key="deploy.region", embedding=E1_NEAR)
     kept, merges = deduplicate([a, b], policy=policy())
     assert len(kept) == 2 and merges == []
+
+
+def test_equal_content_in_another_scope_is_another_fact():
+    repo = cand("repo", content_hash="same", scope_kind="repo", scope_ref="atlas-api")
+    glob = cand("glob", content_hash="same", confidence=1.0)
+    kept, merges = deduplicate([repo, glob], policy=policy())
+    assert sorted(c.id for c in kept) == ["glob", "repo"] and merges == []
+
+
+def test_a_keyed_row_is_never_absorbed_by_a_row_of_another_key_or_none():
+    keyed = cand("keyed", memory_key="project.backend", content_hash="same", confidence=0.5)
+    unkeyed = cand("unkeyed", content_hash="same", confidence=1.0)
+    other_key = cand("other", memory_key="style.answers", content_hash="same", confidence=0.9)
+    kept, merges = deduplicate([keyed, unkeyed, other_key], policy=policy())
+    assert sorted(c.id for c in kept) == ["keyed", "other", "unkeyed"] and merges == []
+    # By similarity too: the keyed row stays in its key's group.
+    keyed = cand("keyed", memory_key="project.backend", embedding=E1_NEAR, confidence=0.5)
+    unkeyed = cand("unkeyed", embedding=E1, confidence=1.0)
+    kept, merges = deduplicate([keyed, unkeyed], policy=policy())
+    assert sorted(c.id for c in kept) == ["keyed", "unkeyed"] and merges == []
+
+
+def test_an_unkeyed_copy_is_still_folded_into_the_keyed_row_of_its_scope():
+    keyed = cand("keyed", memory_key="project.backend", content_hash="same", confidence=1.0)
+    copy = cand("copy", content_hash="same", confidence=0.5)
+    kept, merges = deduplicate([keyed, copy], policy=policy())
+    assert [c.id for c in kept] == ["keyed"]
+    assert [(m.kept, m.merged, m.rule) for m in merges] == [("keyed", "copy", "content_hash")]
