@@ -12,9 +12,10 @@ from rest_framework.views import APIView
 
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.traces import trace_get
-from memory_core.retrieval.types import Budget, RetrievalRequest
+from memory_core.retrieval.types import RetrievalRequest
 
 MAX_QUERY_CHARS = 4000
+MIN_MAX_TOKENS = 16
 
 
 class StrictSerializer(serializers.Serializer):
@@ -40,11 +41,12 @@ class ContextInput(StrictSerializer):
 
 
 class BudgetInput(StrictSerializer):
-    max_items = serializers.IntegerField(min_value=1, max_value=100, required=False, default=8)
-    max_tokens = serializers.IntegerField(min_value=1, max_value=32000, required=False, default=800)
-    max_items_per_type = serializers.IntegerField(
-        min_value=1, max_value=100, required=False, default=3
-    )
+    """Each field given replaces the tenant policy's; the others keep the policy's values."""
+
+    max_items = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    # The smallest package, "<agent_memory></agent_memory>", costs 11 tokens.
+    max_tokens = serializers.IntegerField(min_value=MIN_MAX_TOKENS, max_value=32000, required=False)
+    max_items_per_type = serializers.IntegerField(min_value=1, max_value=100, required=False)
 
 
 class RetrieveInput(StrictSerializer):
@@ -134,7 +136,7 @@ class RetrieveView(APIView):
                 project_id=ctx.get("project_id", ""),
                 repository_id=ctx.get("repository_id", ""),
                 locale=ctx.get("locale", ""),
-                budget=Budget(**budget) if budget else None,
+                budget_overrides=budget or None,
             ),
         )
         return Response(RetrieveOutput(result).data)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from dataclasses import replace
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.utils import timezone
@@ -116,13 +117,33 @@ def _read_types(principal) -> tuple[str, ...] | None:
 
 
 def effective_budget(request: RetrievalRequest, policy: RetrievalPolicy) -> Budget:
-    """Return the request's budget, or the policy's when the request names none."""
+    """Return the request's budget: a whole one as given, else the policy's with the fields
+    the request names (``budget_overrides``) replaced."""
+    if request.budget is not None:
+        return request.budget
     b = policy.budget
-    return request.budget or Budget(
-        max_items=int(b["max_items"]),
-        max_tokens=int(b["max_tokens"]),
-        max_items_per_type=int(b["max_items_per_type"]),
+    return replace(
+        Budget(
+            max_items=int(b["max_items"]),
+            max_tokens=int(b["max_tokens"]),
+            max_items_per_type=int(b["max_items_per_type"]),
+        ),
+        **(request.budget_overrides or {}),
     )
+
+
+def _token_counter():
+    """Return (count_tokens, additive, degraded reason): the model's own tokenizer, or, when it
+    cannot load, a count of characters, never fewer than the tokens they make (a WordPiece
+    token holds one character at least), so the package still fits its budget."""
+    try:
+        embedder = get_embedder()
+        additive = getattr(embedder, "additive_token_counts", False)
+        embedder.count_tokens("memory")  # loads the tokenizer now, not halfway through
+    except Exception as exc:  # any failure of the model's files: count safely, never a 500
+        logger.warning("the tokenizer failed, counting characters instead: %s", exc)
+        return len, False, "tokenizer_failed"
+    return embedder.count_tokens, additive, ""
 
 
 def _embed_query(query: str):
@@ -166,7 +187,20 @@ def _generate(*, ctx, plan_, query, vector, now, policy):
         raise
     except DatabaseError as exc:
         if not plan_.semantic_types:
-            raise  # nothing left to drop: a real bug, not a degraded store
+            if vector is None or reason:
+                raise  # nothing left to drop: a real bug, not a degraded store
+            # Structured stores only, which order by the vector when there is one: without.
+            logger.warning("ordering by the vector failed, degrading without it: %s", exc)
+            found, stores = candidates.fetch_candidates(
+                ctx=ctx,
+                plan=plan_,
+                query=query,
+                query_vector=None,
+                now=now,
+                policy=policy,
+                use_vector=False,
+            )
+            return found, stores, "vector_search_failed"
         logger.warning("full-text search failed, degrading to structured stores: %s", exc)
     found, stores = candidates.fetch_candidates(
         ctx=ctx,
@@ -241,20 +275,27 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     clock.lap("conflicts")
 
     the_budget = effective_budget(request, policy)
-    embedder = get_embedder()
+    count_tokens, additive, tokenizer_reason = _token_counter()
+    degraded_reason = degraded_reason or tokenizer_reason
+    degraded = bool(degraded_reason)
+    # The clarifications are always in the structured package; their line goes into the
+    # prompt only if the package without any item still fits max_tokens with it.
+    said = clarifications
+    if said and count_tokens(assembly.render_prompt([], said)) > the_budget.max_tokens:
+        said = []
     selected, rejected_budget, prompt_tokens = budget.select_within_budget(
         resolved,
         budget=the_budget,
         policy=policy,
-        count_tokens=embedder.count_tokens,
-        render=lambda items: assembly.render_prompt(items, clarifications),
-        additive=getattr(embedder, "additive_token_counts", False),
+        count_tokens=count_tokens,
+        render=lambda items: assembly.render_prompt(items, said),
+        additive=additive,
     )
     clock.lap("budget")
 
     items = assembly.order_items(selected)
     # The very text the budget stage counted last (render_prompt orders the items itself).
-    prompt = assembly.render_prompt(items, clarifications)
+    prompt = assembly.render_prompt(items, said)
     clock.lap("assembly")
 
     rejections = rejected_filters + rejected_rank + rejected_conflicts + rejected_budget

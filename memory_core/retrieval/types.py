@@ -52,6 +52,8 @@ class RetrievalRequest:
     repository_id: str = ""
     locale: str = ""
     budget: Budget | None = None
+    # Part of a budget (the API's): each field given replaces the policy's, the rest stay.
+    budget_overrides: dict | None = None
 
 
 @dataclass(frozen=True)

@@ -96,6 +96,7 @@ def test_self_contained_request_retrieves_nothing(api_client, stored):
         ({"query": "x", "context": {"user_id": "d", "tenant_id": "t"}}, "context"),
         ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_items": 0}}, "budget"),
         ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_tokens": "lots"}}, "budget"),
+        ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_tokens": 10}}, "budget"),
         ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_itemz": 3}}, "budget"),
         ({"query": "x", "context": {"user_id": "d"}, "tenant_id": "other"}, "tenant_id"),
         ({"query": ["x"], "context": {"user_id": "d"}}, "query"),
@@ -157,3 +158,37 @@ def test_database_unreachable_during_retrieval_is_503_memory_unavailable():
     answer = json.loads(line[len("RESULT") :])
     assert answer["status"] == 503
     assert json.loads(answer["body"])["error"]["code"] == "memory_unavailable"
+
+
+def test_a_budget_given_in_part_keeps_the_policy_s_other_fields(api_client, tenant, stored):
+    import copy
+
+    from memory_core.policy_defaults import DEFAULT_POLICY
+    from memory_core.services.policy import policy_publish
+
+    me = stored[0].subject
+    drafts = [
+        MemoryDraft(subject=me, memory_type="repository_rule", content=f"In atlas-api rule {n}.",
+                    authority="explicit_user", source_type="user_input", scope_kind="repo",
+                    scope_ref="atlas-api")
+        for n in range(3)
+    ]  # fmt: skip
+    memory_store_many(drafts=drafts, principal=SystemPrincipal(tenant_id=tenant.id))
+    document = copy.deepcopy(DEFAULT_POLICY)
+    document["budget"].update(max_items=1, max_items_per_type=1)
+    policy_publish(tenant=tenant, document=document)
+
+    def items(budget=None):
+        payload = body() if budget is None else body(budget=budget)
+        response = api_client.post(URL, payload, format="json")
+        assert response.status_code == 200, response.json()
+        return response.json()
+
+    assert len(items()["items"]) == 1  # the policy's
+    assert len(items({})["items"]) == 1
+    assert len(items({"max_tokens": 800})["items"]) == 1  # max_items is still the policy's
+    many = items({"max_items": 3, "max_items_per_type": 3})
+    assert len(many["items"]) == 3
+    trace = api_client.get(f"/api/v1/traces/{many['trace_id']}").json()
+    budget = trace["stages"]["tokens"]
+    assert (budget["max_items"], budget["max_items_per_type"]) == (3, 3)

@@ -17,7 +17,7 @@ from memory_core.retrieval import candidates
 from memory_core.retrieval.candidates import fetch_candidates
 from memory_core.retrieval.pipeline import build_context, lookup_subject_and_policy, retrieve
 from memory_core.retrieval.plan import build_plan
-from memory_core.retrieval.types import RetrievalMode, RetrievalRequest
+from memory_core.retrieval.types import Budget, RetrievalMode, RetrievalRequest
 from memory_core.services.memories import memory_store_many
 from tests.factories import SubjectFactory
 
@@ -197,6 +197,64 @@ def test_vector_search_failure_degrades_too(world, monkeypatch):
     assert result.degraded
     assert str(world["memories"]["mine_incident"].id) in {c.id for c in result.items}
     assert result.trace["degraded"]["reason"] == "vector_search_failed"
+
+
+def test_a_vector_failure_with_structured_stores_only_degrades_too(world, monkeypatch):
+    # Structured-only intents have no semantic store, but their store orders by the vector.
+    monkeypatch.setattr(candidates, "BinaryVector", lambda vector: BinaryVector([1.0, 2.0, 3.0]))
+    result = ask(
+        world["principal"], "which rules apply here?", intent="apply_project_rules", **ATLAS_API
+    )
+    assert result.degraded
+    assert result.trace["degraded"]["reason"] == "vector_search_failed"
+    assert str(world["memories"]["mine_repo"].id) in {c.id for c in result.items}
+
+
+@pytest.mark.parametrize("intent", ["", "load_preferences", "chit_chat"])
+def test_a_missing_model_folder_degrades_and_still_fits_the_budget(
+    world, settings, tmp_path, intent
+):
+    from django.conf import settings as django_settings
+
+    settings.MEMLEDGER_EMBEDDER = {
+        **django_settings.MEMLEDGER_EMBEDDER,
+        "MODEL_PATH": str(tmp_path / "no-such-model"),
+    }
+    get_embedder.cache_clear()
+    try:
+        result = ask(
+            world["principal"],
+            "atlas-api staging deploy DATABASE_URL",
+            intent=intent,
+            budget=Budget(max_items=8, max_tokens=200, max_items_per_type=3),
+            **ATLAS_API,
+        )
+    finally:
+        get_embedder.cache_clear()
+    assert result.degraded
+    assert result.trace["degraded"]["reason"] in ("embedding_failed", "tokenizer_failed")
+    # Counted in characters, never fewer than the model's tokens: the prompt still fits.
+    assert len(result.prompt) <= 200 and result.prompt_tokens == len(result.prompt)
+
+
+def test_the_prompt_fits_max_tokens_even_with_a_clarification(world):
+    me = world["memories"]["mine_repo"].subject
+    inferred = {"authority": "model_inference", "source_type": "model_inference"}
+    memory_store_many(
+        drafts=[
+            draft(me, "Deploys go to eu-west-1.", memory_key="deploy.region", **inferred),
+            draft(me, "Deploys go to us-east-1.", memory_key="deploy.region", **inferred),
+        ],
+        principal=SystemPrincipal(tenant_id=me.tenant_id),
+    )
+    count = get_embedder().count_tokens
+    roomy = ask(world["principal"], "where do deploys go?", **ATLAS_API)
+    assert "deploy.region" in roomy.prompt  # the clarification line, when it fits
+    for max_tokens in (16, 40, 80):
+        small = Budget(max_items=8, max_tokens=max_tokens, max_items_per_type=3)
+        result = ask(world["principal"], "where do deploys go?", budget=small, **ATLAS_API)
+        assert count(result.prompt) == result.prompt_tokens <= max_tokens, result.prompt
+        assert [c.memory_key for c in result.clarifications] == ["deploy.region"]
 
 
 def test_each_candidate_carries_the_ranks_and_stores_that_found_it(world):
