@@ -1,8 +1,10 @@
 """Django admin for platform admins: tenants, agents, keys, policies, and the memory rows."""
 
+from django import forms
 from django.contrib import admin
 
 from memory_core import models
+from memory_core.policy_check import policy_errors
 
 
 @admin.register(models.Tenant)
@@ -91,8 +93,26 @@ class MemoryEventAdmin(admin.ModelAdmin):
         return False  # append-only
 
 
+class PolicyVersionForm(forms.ModelForm):
+    """A policy document that the stages could not read (``policy_errors``) is refused."""
+
+    class Meta:
+        model = models.PolicyVersion
+        fields = ["tenant", "version", "document", "is_active", "created_at", "note"]
+
+    def clean_document(self):
+        document = self.cleaned_data["document"]
+        errors = policy_errors(document)
+        if errors:
+            raise forms.ValidationError(
+                [f"{path or 'document'}: {message}" for path, message in errors.items()]
+            )
+        return document
+
+
 @admin.register(models.PolicyVersion)
 class PolicyVersionAdmin(admin.ModelAdmin):
+    form = PolicyVersionForm
     list_display = ["tenant", "version", "is_active", "created_at", "note"]
     list_filter = ["tenant", "is_active"]
 

@@ -81,14 +81,23 @@ class RetrievalPolicy:
 
     @classmethod
     def from_document(cls, document: dict | None, version: int | None = None) -> RetrievalPolicy:
-        """Return the policy of ``document`` with defaults filled in."""
-        document = document or {}
+        """Return the policy of ``document`` with defaults filled in.
+
+        A section that is not an object counts as absent (``policy_errors`` refuses such a
+        document on publication; this keeps one stored another way from failing every read).
+        """
+        document = document if isinstance(document, dict) else {}
+
+        def section(name: str) -> dict:
+            value = document.get(name)
+            return value if isinstance(value, dict) else {}
+
         return cls(
             version=version,
-            weights={**DEFAULT_WEIGHTS, **(document.get("ranking_weights") or {})},
-            half_life_days={**DEFAULT_HALF_LIVES, **(document.get("half_life_days") or {})},
-            budget={**DEFAULT_BUDGET, **(document.get("budget") or {})},
-            retrieval={**RETRIEVAL_DEFAULTS, **(document.get("retrieval") or {})},
+            weights={**DEFAULT_WEIGHTS, **section("ranking_weights")},
+            half_life_days={**DEFAULT_HALF_LIVES, **section("half_life_days")},
+            budget={**DEFAULT_BUDGET, **section("budget")},
+            retrieval={**RETRIEVAL_DEFAULTS, **section("retrieval")},
         )
 
 

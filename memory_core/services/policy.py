@@ -4,7 +4,9 @@ import copy
 
 from django.db import transaction
 
+from memory_core.exceptions import ValidationFailed
 from memory_core.models import PolicyVersion, Tenant
+from memory_core.policy_check import policy_errors
 from memory_core.policy_defaults import DEFAULT_POLICY
 
 
@@ -24,7 +26,17 @@ def policy_ensure(*, tenant: Tenant) -> PolicyVersion:
 
 @transaction.atomic
 def policy_publish(*, tenant: Tenant, document: dict, note: str = "") -> PolicyVersion:
-    """Publish ``document`` as the tenant's next policy version and make it the active one."""
+    """Publish ``document`` as the tenant's next policy version and make it the active one.
+
+    A document with errors (``policy_errors``) is refused (ValidationFailed, nothing changes).
+    """
+    errors = policy_errors(document)
+    if errors:
+        raise ValidationFailed(
+            "The policy document is invalid; see details for each key.",
+            code="invalid_policy",
+            details={path: [{"code": "invalid", "message": m}] for path, m in errors.items()},
+        )
     current = (
         PolicyVersion.objects.select_for_update().filter(tenant=tenant).order_by("-version").first()
     )

@@ -1,0 +1,118 @@
+"""The shape every policy document must have before it can become a tenant's policy.
+
+Admission, retrieval and retention read numbers, lists and names from the active policy on
+every request; a ``null`` budget or a negative ``rrf_k`` would fail every retrieval of the
+tenant. ``policy_errors(document)`` returns what is wrong (empty when nothing is), by dotted
+path; ``policy_publish`` and the admin refuse a document with errors. Keys the code does not
+know are allowed (an older or newer version's), and every section and key may be absent (the
+defaults fill in, ``RetrievalPolicy.from_document``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from memory_core.models.choices import MemoryType, Sensitivity
+
+# (path, kind, low, high): kind "int" or "number"; None bounds are open; "nullable_int" may
+# also be null (no limit).
+_NUMBERS = [
+    ("admission.max_content_chars", "int", 1, 4000),
+    ("admission.max_key_chars", "int", 1, 200),
+    ("admission.confidence_floor", "number", 0, 1),
+    ("admission.inferred_max_confidence", "number", 0, 1),
+    ("admission.max_value_bytes", "int", 0, 65_536),
+    ("admission.split_window_minutes", "int", 0, None),
+    ("admission.split_window_writes", "int", 0, 100),
+    ("budget.max_items", "int", 1, 100),
+    ("budget.max_tokens", "int", 16, 32_000),
+    ("budget.max_items_per_type", "int", 1, 100),
+    ("budget.confidence_floor", "number", 0, 1),
+    ("retrieval.max_candidates", "int", 1, 1000),
+    ("retrieval.rrf_k", "number", 1, None),
+    ("retrieval.rrf_vector_weight", "number", 0, None),
+    ("retrieval.rrf_fulltext_weight", "number", 0, None),
+    ("retrieval.relevance_floor", "number", -1, 1),
+    ("retrieval.fulltext_floor", "number", 0, None),
+    ("retrieval.relevance_margin", "number", 0, None),
+    ("retrieval.near_duplicate_cosine", "number", -1, 1),
+    ("retrieval.inferred_echo_cosine", "number", -1, 1),
+    ("retrieval.diversity_cosine", "number", -1, 1),
+    ("retrieval.redundancy_cosine", "number", -1, 1),
+    ("retrieval.semantic_cosine_share", "number", 0, 1),
+]
+_RETENTION = [
+    "working_hours",
+    "episodic_days",
+    "preference_days",
+    "inferred_days",
+    "rejected_days",
+    "trace_days",
+]
+_SECTIONS = ("admission", "retention", "half_life_days", "ranking_weights", "budget", "retrieval")
+
+
+def policy_errors(document) -> dict[str, str]:
+    """Return ``{dotted path: what is wrong}`` for ``document`` (empty when it is valid)."""
+    if not isinstance(document, dict):
+        return {"": "A policy document is a JSON object."}
+    errors: dict[str, str] = {}
+    for section in _SECTIONS:
+        if section in document and not isinstance(document[section], dict):
+            errors[section] = "Must be a JSON object."
+    if errors:
+        return errors
+    for path, kind, low, high in _NUMBERS:
+        section, key = path.split(".")
+        if key in document.get(section, {}):
+            problem = _number_problem(document[section][key], kind, low, high)
+            if problem:
+                errors[path] = problem
+    for key in _RETENTION:
+        value = document.get("retention", {}).get(key)
+        if value is not None:
+            problem = _number_problem(value, "int", 0, None)
+            if problem:
+                errors[f"retention.{key}"] = problem + " Or null, for no limit."
+    for section, low in (("half_life_days", 0), ("ranking_weights", 0)):
+        for key, value in document.get(section, {}).items():
+            problem = _number_problem(value, "number", low, None)
+            if problem:
+                errors[f"{section}.{key}"] = problem
+    retrieval = document.get("retrieval", {})
+    if "max_prompt_sensitivity" in retrieval and retrieval["max_prompt_sensitivity"] not in (
+        Sensitivity.values
+    ):
+        errors["retrieval.max_prompt_sensitivity"] = f"One of {', '.join(Sensitivity.values)}."
+    for path, allowed in (
+        ("retrieval.scope_bound_types", MemoryType.values),
+        ("retrieval.high_impact_types", MemoryType.values),
+        ("admission.workflow_consent_types", MemoryType.values),
+        ("retrieval.scope_bound_kinds", None),
+        ("retrieval.high_impact_key_prefixes", None),
+        ("admission.sensitive_categories", None),
+    ):
+        section, key = path.split(".")
+        if key in document.get(section, {}):
+            value = document[section][key]
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                errors[path] = "Must be a list of strings."
+            elif allowed is not None and set(value) - set(allowed):
+                errors[path] = (
+                    f"Unknown memory types: {', '.join(sorted(set(value) - set(allowed)))}."
+                )
+    return errors
+
+
+def _number_problem(value, kind: str, low, high) -> str:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return "Must be a number."
+    if kind == "int" and value != int(value):
+        return "Must be a whole number."
+    if not math.isfinite(value):
+        return "Must be finite."
+    if low is not None and value < low:
+        return f"At least {low}."
+    if high is not None and value > high:
+        return f"At most {high}."
+    return ""

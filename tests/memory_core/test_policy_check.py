@@ -1,0 +1,80 @@
+"""Policy documents are checked before they can become a tenant's policy."""
+
+import copy
+
+import pytest
+
+from memory_core.exceptions import ValidationFailed
+from memory_core.models import PolicyVersion
+from memory_core.policy_check import policy_errors
+from memory_core.policy_defaults import DEFAULT_POLICY
+from memory_core.retrieval.policy import RETRIEVAL_DEFAULTS, RetrievalPolicy
+from memory_core.services.policy import policy_publish
+
+
+def with_(path: str, value) -> dict:
+    document = copy.deepcopy(DEFAULT_POLICY)
+    section, key = path.split(".")
+    document.setdefault(section, {})[key] = value
+    return document
+
+
+def test_the_defaults_and_an_empty_document_are_valid():
+    assert policy_errors(DEFAULT_POLICY) == {}
+    assert policy_errors({**DEFAULT_POLICY, "retrieval": RETRIEVAL_DEFAULTS}) == {}
+    assert policy_errors({}) == {}
+
+
+@pytest.mark.parametrize(
+    ("path", "value"),
+    [
+        ("budget.max_items", None),
+        ("budget.max_items", 0),
+        ("budget.max_tokens", 10),  # the empty package alone costs 11
+        ("budget.max_items_per_type", 2.5),
+        ("retrieval.rrf_k", -1),
+        ("retrieval.max_candidates", -1),
+        ("retrieval.near_duplicate_cosine", float("nan")),
+        ("retrieval.max_prompt_sensitivity", "secret"),
+        ("retrieval.high_impact_types", ["no_such_type"]),
+        ("ranking_weights.semantic", None),
+        ("ranking_weights.semantic", True),
+        ("half_life_days.incident", "soon"),
+        ("retention.trace_days", -3),
+        ("admission.split_window_writes", "five"),
+    ],
+)
+def test_a_value_the_stages_cannot_read_is_named_with_its_path(path, value):
+    assert path in policy_errors(with_(path, value))
+
+
+def test_a_section_or_a_document_that_is_not_an_object_is_refused():
+    assert policy_errors(["not", "a", "dict"]) == {"": "A policy document is a JSON object."}
+    assert "budget" in policy_errors({**DEFAULT_POLICY, "budget": [1, 2]})
+    # Read anyway (stored some other way), it falls back to the defaults.
+    assert RetrievalPolicy.from_document(["not", "a", "dict"]).budget["max_items"] == 8
+    assert RetrievalPolicy.from_document({"budget": 3}).budget["max_tokens"] == 800
+
+
+@pytest.mark.django_db
+def test_publish_refuses_an_invalid_document_and_changes_nothing(tenant):
+    active = PolicyVersion.objects.get(tenant=tenant, is_active=True)
+    with pytest.raises(ValidationFailed) as refused:
+        policy_publish(tenant=tenant, document=with_("budget.max_items", None))
+    assert refused.value.code == "invalid_policy"
+    assert "budget.max_items" in refused.value.details
+    assert PolicyVersion.objects.get(tenant=tenant, is_active=True) == active
+    assert policy_publish(tenant=tenant, document=with_("budget.max_items", 4)).version == 2
+
+
+@pytest.mark.django_db
+def test_the_admin_form_refuses_an_invalid_document(tenant):
+    from memory_core.admin import PolicyVersionForm
+
+    data = {"tenant": tenant.pk, "version": 9, "is_active": False, "note": "",
+            "created_at_0": "2026-12-01", "created_at_1": "10:00:00"}  # fmt: skip
+    bad = PolicyVersionForm(data={**data, "document": '{"retrieval": {"rrf_k": 0}}'})
+    assert not bad.is_valid()
+    assert "retrieval.rrf_k" in str(bad.errors["document"])
+    good = PolicyVersionForm(data={**data, "document": '{"retrieval": {"rrf_k": 10}}'})
+    assert "document" not in good.errors
