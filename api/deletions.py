@@ -5,12 +5,17 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.memories_serializers import StrictSerializer
 from memory_core.deletion.selectors import deletion_get, deletion_list
 from memory_core.deletion.services import deletion_request
 
 
-class DeletionInputSerializer(serializers.Serializer):
-    """``{memory_id}``, ``{subject, memory_key}`` or ``{subject}`` (all of a subject's memories)."""
+class DeletionInputSerializer(StrictSerializer):
+    """``{memory_id}``, ``{subject, memory_key}`` or ``{subject}`` (all of a subject's memories).
+
+    Strict: a misspelt field (``memorykey``) is a 400 ``unknown_field``, never dropped, or
+    ``{subject, memorykey}`` would delete the whole subject.
+    """
 
     memory_id = serializers.UUIDField(required=False)
     subject = serializers.CharField(required=False, max_length=200)
