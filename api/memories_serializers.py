@@ -124,16 +124,22 @@ class ReviewDecisionSerializer(StrictSerializer):
     reason = serializers.CharField(max_length=2000, help_text="Kept with the decision.")
 
 
-class MemoryListQuerySerializer(StrictSerializer):
-    subject = _id_field(required=False)
-    type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
-    status = serializers.ChoiceField(choices=Status.choices, required=False)
-    key = _id_field(required=False)
+class PageQuerySerializer(StrictSerializer):
+    """``limit`` and ``offset`` of a list paginated by ``MemoryPagination``: its next and
+    previous links carry them, so every paginated list must accept them."""
+
     limit = serializers.IntegerField(min_value=1, max_value=MAX_LIST_LIMIT, required=False)
     offset = serializers.IntegerField(min_value=0, max_value=1_000_000, required=False)
 
 
-class ReviewListQuerySerializer(StrictSerializer):
+class MemoryListQuerySerializer(PageQuerySerializer):
+    subject = _id_field(required=False)
+    type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
+    status = serializers.ChoiceField(choices=Status.choices, required=False)
+    key = _id_field(required=False)
+
+
+class ReviewListQuerySerializer(PageQuerySerializer):
     state = serializers.ChoiceField(choices=ReviewItem.State.choices, required=False)
     kind = serializers.ChoiceField(choices=ReviewItem.Kind.choices, required=False)
 
