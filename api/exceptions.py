@@ -5,6 +5,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from memory_core.exceptions import DomainError
@@ -21,6 +22,37 @@ _DRF_CODES = {
     exceptions.Throttled: "rate_limited",
     exceptions.ValidationError: "invalid_input",
 }
+
+
+def error_details(errors) -> dict:
+    """Return DRF validation ``errors`` as ``{"field.sub": [{"code", "message"}]}``.
+
+    Nested serializers and lists become dotted paths (``context.bogus``, ``items.3.content``);
+    errors not tied to a field are under ``non_field_errors``. Every ``ValidationError`` goes
+    through here (the exception handler), so no endpoint can answer another shape.
+    """
+    flat: dict = {}
+
+    def entry(item) -> dict:
+        return {"code": getattr(item, "code", None) or "invalid", "message": str(item)}
+
+    def walk(prefix: str, value) -> None:
+        name = prefix or api_settings.NON_FIELD_ERRORS_KEY
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                walk(f"{prefix}.{key}" if prefix else str(key), inner)
+        elif isinstance(value, (list, tuple)):
+            if any(isinstance(inner, (dict, list, tuple)) for inner in value):
+                for index, inner in enumerate(value):  # one entry per list item (many=True)
+                    if inner:
+                        walk(f"{prefix}.{index}" if prefix else str(index), inner)
+            elif value:
+                flat.setdefault(name, []).extend(entry(item) for item in value)
+        elif value is not None:
+            flat.setdefault(name, []).append(entry(value))
+
+    walk("", errors)
+    return flat
 
 
 def error_body(code: str, message: str, details=None) -> dict:
@@ -61,7 +93,7 @@ def exception_handler(exc, context):
             code,
             "The request body is invalid; see details for each field.",
             response.status_code,
-            details=response.data,
+            details=error_details(exc.detail),
             headers=_headers(response),
         )
     detail = response.data.get("detail", "") if isinstance(response.data, dict) else ""

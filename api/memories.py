@@ -26,10 +26,8 @@ from api.memories_serializers import (
     PendingWriteSerializer,
     RejectedWriteSerializer,
     RevokeSerializer,
-    error_details,
 )
 from memory_core.deletion.services import deletion_request
-from memory_core.exceptions import ValidationFailed
 from memory_core.selectors.memories import MAX_LIST_LIMIT, memory_detail, memory_list
 from memory_core.services.writes import (
     memory_correct,
@@ -62,13 +60,10 @@ WRITE_RESPONSES = {
 
 
 def parse(serializer_class, data):
-    """Validate ``data`` with ``serializer_class``; raise a 400 with stable field codes."""
+    """Validate ``data`` with ``serializer_class``; raise a 400 with stable field codes (the
+    exception handler flattens the errors, ``api.exceptions.error_details``)."""
     serializer = serializer_class(data=data)
-    if not serializer.is_valid():
-        raise ValidationFailed(
-            "The request body is invalid; see details for each field.",
-            details=error_details(serializer.errors),
-        )
+    serializer.is_valid(raise_exception=True)
     return serializer.validated_data
 
 

@@ -27,27 +27,6 @@ from memory_core.models import (
 from memory_core.selectors.memories import MAX_LIST_LIMIT
 
 
-def error_details(errors) -> dict:
-    """Return DRF ``errors`` as ``{"field.sub": [{"code", "message"}]}`` (stable codes)."""
-    flat: dict = {}
-
-    def walk(prefix: str, value) -> None:
-        if isinstance(value, dict):
-            for key, inner in value.items():
-                walk(f"{prefix}.{key}" if prefix else str(key), inner)
-        elif isinstance(value, list) and value and not hasattr(value[0], "code"):
-            for index, inner in enumerate(value):
-                if inner:
-                    walk(f"{prefix}.{index}" if prefix else str(index), inner)
-        elif isinstance(value, list):
-            flat[prefix or "non_field_errors"] = [
-                {"code": getattr(item, "code", "invalid"), "message": str(item)} for item in value
-            ]
-
-    walk("", errors)
-    return flat
-
-
 class StrictSerializer(serializers.Serializer):
     """Refuse fields the serializer does not declare (``unknown_field``)."""
 

@@ -10,25 +10,13 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.memories_serializers import StrictSerializer
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.traces import trace_get
 from memory_core.retrieval.types import RetrievalRequest
 
 MAX_QUERY_CHARS = 4000
 MIN_MAX_TOKENS = 16
-
-
-class StrictSerializer(serializers.Serializer):
-    """Refuse fields the contract does not name."""
-
-    def to_internal_value(self, data):
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError(
-                    {name: ["Unknown field."] for name in unknown}, code="unknown_field"
-                )
-        return super().to_internal_value(data)
 
 
 class ContextInput(StrictSerializer):

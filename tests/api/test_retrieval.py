@@ -92,15 +92,19 @@ def test_self_contained_request_retrieves_nothing(api_client, stored):
         ({"query": "x"}, "context"),
         ({"query": "", "context": {"user_id": "dana"}}, "query"),
         ({"query": "x" * 4001, "context": {"user_id": "dana"}}, "query"),
-        ({"query": "x", "context": {"user_id": ""}}, "context"),
-        ({"query": "x", "context": {"user_id": "d", "tenant_id": "t"}}, "context"),
-        ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_items": 0}}, "budget"),
-        ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_tokens": "lots"}}, "budget"),
-        ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_tokens": 10}}, "budget"),
-        ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_itemz": 3}}, "budget"),
+        ({"query": "x", "context": {"user_id": ""}}, "context.user_id"),
+        ({"query": "x", "context": {"user_id": "d", "tenant_id": "t"}}, "context.tenant_id"),
+        ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_items": 0}},
+         "budget.max_items"),
+        ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_tokens": "lots"}},
+         "budget.max_tokens"),
+        ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_tokens": 10}},
+         "budget.max_tokens"),
+        ({"query": "x", "context": {"user_id": "d"}, "budget": {"max_itemz": 3}},
+         "budget.max_itemz"),
         ({"query": "x", "context": {"user_id": "d"}, "tenant_id": "other"}, "tenant_id"),
         ({"query": ["x"], "context": {"user_id": "d"}}, "query"),
-        ({"query": "x", "context": "dana"}, "context"),
+        ({"query": "x", "context": "dana"}, "context.non_field_errors"),
         ({"query": "x", "context": {"user_id": "d"}, "has_complete_context": "maybe"},
          "has_complete_context"),
     ],
@@ -109,7 +113,9 @@ def test_invalid_input_is_a_400_with_a_stable_code(api_client, payload, field):
     response = api_client.post(URL, payload, format="json")
     assert response.status_code == 400, response.content
     error = response.json()["error"]
-    assert error["code"] == "invalid_input" and field in error["details"]
+    # The documented shape (docs/api.md): dotted field paths, each with [{code, message}].
+    assert error["code"] == "invalid_input" and field in error["details"], error
+    assert all(set(entry) == {"code", "message"} for entry in error["details"][field])
 
 
 def test_non_object_and_malformed_bodies_are_400(api_client):

@@ -1,0 +1,86 @@
+"""Every API error has one shape, whichever endpoint answers it (docs/api.md, "Every error")."""
+
+import pytest
+
+from api.exceptions import error_details
+from tests.factories import write_body
+
+pytestmark = pytest.mark.django_db
+
+RETRIEVE = "/api/v1/retrieve"
+DELETIONS = "/api/v1/deletions"
+
+
+def details_of(response) -> dict:
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "invalid_input"
+    details = error["details"]
+    for field, entries in details.items():  # {"field.sub": [{"code", "message"}]}
+        assert isinstance(field, str) and entries, details
+        for entry in entries:
+            assert set(entry) == {"code", "message"}, details
+            assert isinstance(entry["code"], str) and isinstance(entry["message"], str)
+    return {field: [entry["code"] for entry in entries] for field, entries in details.items()}
+
+
+@pytest.mark.parametrize(
+    "url, body, expected",
+    [
+        (RETRIEVE, {"query": "x"}, {"context": ["required"]}),
+        (
+            RETRIEVE,
+            {"query": "x", "context": {"user_id": "u", "bogus": 1}},
+            {"context.bogus": ["unknown_field"]},
+        ),
+        (
+            RETRIEVE,
+            {"query": "x" * 4001, "context": {"user_id": ""}},
+            {"query": ["max_length"], "context.user_id": ["blank"]},
+        ),
+        (RETRIEVE, {"query": "x", "context": None}, {"context": ["null"]}),
+        (RETRIEVE, [], {"non_field_errors": ["invalid"]}),
+        (DELETIONS, {}, {"non_field_errors": ["invalid"]}),
+        (DELETIONS, {"memory_id": "not-a-uuid"}, {"memory_id": ["invalid"]}),
+        (DELETIONS, {"subject": "user-1", "memorykey": "k"}, {"memorykey": ["unknown_field"]}),
+        (DELETIONS, {"subject": "a\x00b"}, {"subject": ["null_characters_not_allowed"]}),
+        ("/api/v1/memories", {"items": 1}, {"items": ["unknown_field"]}),
+        (
+            "/api/v1/memories",
+            write_body(source={"type": "rumour", "conversation_id": "c", "message_id": "m"}),
+            {"source.type": ["invalid_choice"]},
+        ),
+        ("/api/v1/memories/batch", {"items": [{}, "x"]}, None),
+    ],
+)
+def test_a_400_names_each_field_with_code_and_message_on_every_endpoint(
+    api_client, url, body, expected
+):
+    codes = details_of(api_client.post(url, body, format="json"))
+    if expected is not None:
+        assert codes == expected
+    else:
+        assert codes["items.0.content"] == ["required"]
+        assert codes["items.1.non_field_errors"] == ["invalid"]
+
+
+def test_the_flattening_keeps_every_error_and_its_code():
+    from rest_framework.exceptions import ErrorDetail, ValidationError
+
+    nested = ValidationError(
+        {
+            "context": {"bogus": [ErrorDetail("Unknown field.", code="unknown_field")]},
+            "items": [{}, {"source": {"type": [ErrorDetail("Bad.", code="invalid_choice")]}}],
+            "tags": {0: [ErrorDetail("Not a string.", code="invalid")]},
+            "single": ErrorDetail("One error, not in a list.", code="odd"),
+        }
+    ).detail
+    assert error_details(nested) == {
+        "context.bogus": [{"code": "unknown_field", "message": "Unknown field."}],
+        "items.1.source.type": [{"code": "invalid_choice", "message": "Bad."}],
+        "tags.0": [{"code": "invalid", "message": "Not a string."}],
+        "single": [{"code": "odd", "message": "One error, not in a list."}],
+    }
+    assert error_details(ValidationError("Whole body.").detail) == {
+        "non_field_errors": [{"code": "invalid", "message": "Whole body."}]
+    }
