@@ -37,3 +37,12 @@ class NoEndpointView(APIView):
             f"There is nothing at {request.path}: check the endpoint, and that the ids in the "
             "path are UUIDs (docs/api.md)."
         )
+
+    # APIView answers OPTIONS itself (metadata, 200) and every answer carries an Allow
+    # header: neither may describe an endpoint that does not exist.
+    def options(self, request, *args, **kwargs):
+        return self.http_method_not_allowed(request, *args, **kwargs)
+
+    @property
+    def default_response_headers(self):
+        return {k: v for k, v in super().default_response_headers.items() if k != "Allow"}

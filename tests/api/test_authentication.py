@@ -76,6 +76,19 @@ def test_a_path_that_names_no_endpoint_is_a_json_404(api_client, method, path):
     assert anonymous.json()["error"]["code"] == "not_authenticated"
 
 
+@pytest.mark.parametrize(
+    "method", ["GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH", "DELETE", "TRACE", "PROPFIND"]
+)
+@pytest.mark.parametrize("path", ["/api/v1/nothing-here", "/api/v1/memories/not-a-uuid"])
+def test_every_method_on_a_path_that_names_no_endpoint_is_a_404(api_client, method, path):
+    response = api_client.generic(method, path)
+    assert response.status_code == 404, response.content
+    assert response["Content-Type"] == "application/json"
+    if method != "HEAD":  # a HEAD answer has no body
+        assert response.json()["error"]["code"] == "not_found"
+    assert "Allow" not in response
+
+
 def test_an_unforeseen_failure_is_a_json_500_under_api_and_a_page_elsewhere(
     api_client, monkeypatch, settings
 ):
