@@ -5,6 +5,7 @@ API keys are refused here. Session authentication enforces CSRF on POST.
 """
 
 from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.generics import ListAPIView
 from rest_framework.permissions import BasePermission
@@ -30,6 +31,8 @@ DENIED = OpenApiResponse(
 class IsReviewer(BasePermission):
     """Allow logged-in portal reviewers; attach their ReviewerPrincipal to the request."""
 
+    message = "Log in to the portal as a reviewer of this tenant to use the reviewer API."
+
     def has_permission(self, request, view) -> bool:
         principal = reviewer_principal_for(request.user)
         request.reviewer = principal
@@ -42,6 +45,15 @@ class IsReviewer(BasePermission):
 class ReviewerView:
     authentication_classes = [SessionAuthentication]
     permission_classes = [IsReviewer]
+
+    def permission_denied(self, request, message=None, code=None):
+        """Refuse with 403 ``forbidden``, logged in or not.
+
+        DRF would say ``not_authenticated`` to a request without a session, with a 403
+        because a session has no ``WWW-Authenticate`` challenge: the API pairs that code with
+        401 (a missing API key), so every refusal here is ``forbidden`` (docs/api.md).
+        """
+        raise exceptions.PermissionDenied(message or IsReviewer.message)
 
 
 class ReviewItemListView(ReviewerView, ListAPIView):

@@ -1,11 +1,11 @@
-"""The reviewer API over HTTP: the queue pages like every list."""
+"""The reviewer API over HTTP: only a reviewer's session, and the queue pages like every list."""
 
 import pytest
 from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from memory_core.models import PortalMembership
-from tests.factories import write_body
+from tests.factories import SubjectFactory, write_body
 
 pytestmark = pytest.mark.django_db
 
@@ -64,3 +64,35 @@ def test_bad_paging_parameters_are_400(reviewer, query, field, code):
     error = response.json()["error"]
     assert error["code"] == "invalid_input"
     assert [detail["code"] for detail in error["details"][field]] == [code]
+
+
+def refusals(client, item_id) -> list[tuple[int, str]]:
+    answers = [
+        client.get(URL),
+        client.get(f"{URL}/{item_id}"),
+        client.post(f"{URL}/{item_id}/approve", {"reason": "ok"}, format="json"),
+    ]
+    return [(r.status_code, r.json()["error"]["code"]) for r in answers]
+
+
+def test_without_a_reviewer_session_every_answer_is_403_forbidden(api_client, tenant, pending):
+    forbidden = [(403, "forbidden")] * 3
+    assert refusals(APIClient(), pending[0]) == forbidden  # no login at all
+    assert refusals(api_client, pending[0]) == forbidden  # an agent's API key
+    end_user = get_user_model().objects.create_user("end-user", password="pw-user-12345")
+    PortalMembership.objects.create(
+        user=end_user, tenant=tenant, role="end_user", subject=SubjectFactory(tenant=tenant)
+    )
+    client = APIClient()
+    client.force_login(end_user)
+    assert refusals(client, pending[0]) == forbidden  # a portal user who is no reviewer
+    anonymous = APIClient().get(URL)
+    assert "reviewer" in anonymous.json()["error"]["message"]
+    assert "WWW-Authenticate" not in anonymous
+
+
+def test_a_reviewer_post_without_csrf_token_is_403_forbidden(reviewer, pending):
+    response = reviewer.post(f"{URL}/{pending[0]}/approve", {"reason": "ok"}, format="json")
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "forbidden"
+    assert "CSRF" in response.json()["error"]["message"]
