@@ -6,6 +6,7 @@ The prefix (public) finds the row; the hash is compared in constant time.
 
 import hashlib
 import hmac
+import re
 import secrets
 
 from django.db import transaction
@@ -14,6 +15,9 @@ from django.utils import timezone
 from memory_core.models import Agent, ApiKey, Tenant
 
 KEY_PREFIX = "mlk"
+# What api_key_create issues: mlk_<12 hex>_<43 URL-safe base64 characters>, with some slack.
+# Anything else is refused before a query sees it (a NUL byte made PostgreSQL raise).
+_KEY_SHAPE = re.compile(rf"{KEY_PREFIX}_([0-9a-f]{{1,16}})_[A-Za-z0-9_-]{{1,128}}", re.ASCII)
 
 
 def _hash(raw_key: str) -> str:
@@ -40,13 +44,14 @@ def api_key_revoke(*, key: ApiKey) -> ApiKey:
 
 
 def api_key_resolve(raw_key: str) -> ApiKey | None:
-    """Return the usable key matching ``raw_key``, or None (unknown, revoked or expired)."""
-    parts = raw_key.split("_", 2)
-    if len(parts) != 3 or parts[0] != KEY_PREFIX:
+    """Return the usable key matching ``raw_key``, or None (unknown, revoked or expired, or
+    not shaped like a key at all: checked before any query)."""
+    shape = _KEY_SHAPE.fullmatch(raw_key)
+    if shape is None:
         return None
     key = (
         ApiKey.objects.select_related("agent", "agent__tenant")
-        .filter(prefix=parts[1], agent__is_active=True)
+        .filter(prefix=shape.group(1), agent__is_active=True)
         .first()
     )
     if key is None or not hmac.compare_digest(key.hashed_key, _hash(raw_key)):

@@ -10,7 +10,7 @@ from rest_framework.test import APIClient
 from api import views
 from api.middleware import server_error
 from memory_core.models import ApiKey
-from memory_core.services.api_keys import api_key_revoke
+from memory_core.services.api_keys import api_key_resolve, api_key_revoke
 
 pytestmark = pytest.mark.django_db
 
@@ -32,6 +32,36 @@ def test_missing_or_bad_keys_are_401(db, header):
     response = client.get("/api/v1/whoami")
     assert response.status_code == 401
     assert response.json()["error"]["code"] in {"not_authenticated", "authentication_failed"}
+
+
+MALFORMED_KEYS = [
+    "mlk_ab\x00cd_xyz",  # a NUL byte reached PostgreSQL: a 500
+    "mlk_abcdefabcdef_" + "x" * 20 + "\x00",
+    "mlk_\u00ff\u00fe_x",
+    "mlk_abcdefabcdef_" + "x" * 5000,
+    "mlk_ab'cd_xyz",
+    "mlk__xyz",
+    "mlk_abcdefabcdef_",
+    "MLK_abcdefabcdef_xyz",
+]
+
+
+@pytest.mark.parametrize("raw_key", MALFORMED_KEYS)
+def test_a_key_of_the_wrong_shape_is_401_and_never_queried(
+    api_client, api_key, raw_key, django_assert_num_queries
+):
+    with django_assert_num_queries(0):
+        assert api_key_resolve(raw_key) is None
+    client = APIClient(raise_request_exception=False)
+    response = client.get("/api/v1/whoami", HTTP_AUTHORIZATION=f"Bearer {raw_key}")
+    assert response.status_code == 401, response.content
+    assert response.json()["error"]["code"] == "authentication_failed"
+    # A real key, with a NUL byte anywhere in it, is refused too.
+    for index in (4, 10, len(api_key)):
+        spoilt = api_key[:index] + "\x00" + api_key[index:]
+        response = client.get("/api/v1/whoami", HTTP_AUTHORIZATION=f"Bearer {spoilt}")
+        assert response.status_code == 401, response.content
+    assert api_key_resolve(api_key) is not None
 
 
 def test_revoked_and_expired_keys_are_refused(api_client, agent):
