@@ -2,6 +2,12 @@
 
 - Python's json module raises RecursionError (not ValueError) on a body like ``[[[[...]]]]``
   a hundred thousand levels deep, which DRF's parser would let through as a 500.
+- A body a little shallower parses, but later code walks it recursively with a deeper stack
+  (DRF's ``JSONField`` calls ``json.dumps``) and raised RecursionError there: a 500 for
+  bodies ~900 levels deep. So the parser measures the depth (iteratively) and refuses any
+  body nested deeper than ``MAX_DEPTH``: no value may be deeper than
+  ``HARD_MAX_VALUE_DEPTH`` anyway, and the margin leaves the envelope (a batch's items) and a
+  value somewhat too deep to the field error ``value: too_deep``.
 - A number too large for a float (``1e400``) decodes to infinity, which strict JSON refuses
   when it is spelt ``Infinity``: it is refused here too, as malformed JSON.
 """
@@ -14,12 +20,30 @@ from rest_framework.exceptions import ParseError
 from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils.json import strict_constant
 
+from memory_core.admission.candidate import HARD_MAX_VALUE_DEPTH
+
+MAX_DEPTH = HARD_MAX_VALUE_DEPTH + 16
+
 
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise ValueError(f"Number out of range: {text[:40]}")
     return value
+
+
+def json_depth_exceeds(data, limit: int) -> bool:
+    """Return whether ``data`` nests objects and arrays more than ``limit`` levels deep (a
+    scalar is 0 levels, ``[]`` one); iterative, so any depth is measured without recursion."""
+    stack = [(data, 1)] if isinstance(data, (dict, list)) else []
+    while stack:
+        container, depth = stack.pop()
+        if depth > limit:
+            return True
+        for inner in container.values() if isinstance(container, dict) else container:
+            if isinstance(inner, (dict, list)):
+                stack.append((inner, depth + 1))
+    return False
 
 
 class SafeJSONParser(JSONParser):
@@ -30,8 +54,11 @@ class SafeJSONParser(JSONParser):
         try:
             # DRF's get_encoding refuses the charsets that would decompress the body.
             decoded = codecs.getreader(get_encoding(parser_context or {}))(stream)
-            return json.load(decoded, parse_constant=strict_constant, parse_float=_finite_float)
+            data = json.load(decoded, parse_constant=strict_constant, parse_float=_finite_float)
         except RecursionError as exc:
-            raise ParseError("JSON parse error - nested too deeply.") from exc
+            raise ParseError(f"JSON parse error - nested deeper than {MAX_DEPTH} levels.") from exc
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}") from exc
+        if json_depth_exceeds(data, MAX_DEPTH):
+            raise ParseError(f"JSON parse error - nested deeper than {MAX_DEPTH} levels.")
+        return data

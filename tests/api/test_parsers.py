@@ -1,0 +1,80 @@
+"""The JSON parser: however deep a body nests, the answer is a 4xx, never a 500."""
+
+import json
+
+import pytest
+
+from api.parsers import MAX_DEPTH, json_depth_exceeds
+from memory_core.admission.candidate import HARD_MAX_VALUE_DEPTH
+from memory_core.models import Memory
+from tests.factories import write_body
+
+pytestmark = pytest.mark.django_db
+
+
+def nested(depth: int) -> str:
+    return "[" * depth + "1" + "]" * depth
+
+
+def single(depth: int) -> str:
+    return json.dumps(write_body(value="__V__")).replace('"__V__"', nested(depth))
+
+
+def batch(depth: int) -> str:
+    return json.dumps({"items": ["__I__"]}).replace('"__I__"', single(depth))
+
+
+def post(client, url: str, raw: str):
+    return client.generic("POST", url, raw, content_type="application/json")
+
+
+def test_bodies_about_900_levels_deep_are_400_on_single_and_batch_writes(api_client):
+    # ~900 levels parsed, then DRF's JSONField re-encoded the value with a deeper stack:
+    # RecursionError, a 500 (single writes at 902-903 levels, batches at 896-900 here).
+    api_client.raise_request_exception = False
+    answers = {}
+    for depth in range(880, 921):
+        for url, raw in (
+            ("/api/v1/memories", single(depth)),
+            ("/api/v1/memories/batch", batch(depth)),
+        ):
+            response = post(api_client, url, raw)
+            answers[(url, depth)] = (response.status_code, response.json()["error"]["code"])
+    assert set(answers.values()) == {(400, "malformed_json")}, answers
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 200, 5_000, 100_000])
+def test_a_body_deeper_than_the_limit_is_malformed_json_on_every_endpoint(api_client, depth):
+    raw = nested(depth)
+    for url in ("/api/v1/memories", "/api/v1/retrieve", "/api/v1/deletions"):
+        response = post(api_client, url, raw)
+        assert response.status_code == 400, response.content
+        assert response.json()["error"]["code"] == "malformed_json"
+    body = {"query": "x", "context": {"user_id": "u"}, "extra": json.loads(nested(MAX_DEPTH))}
+    response = api_client.post("/api/v1/retrieve", body, format="json")
+    assert response.json()["error"]["code"] == "malformed_json"
+
+
+def test_the_limit_leaves_a_value_its_own_depth_rule(api_client):
+    accepted = post(api_client, "/api/v1/memories", single(HARD_MAX_VALUE_DEPTH))
+    assert accepted.status_code == 201, accepted.json()
+    for depth in (HARD_MAX_VALUE_DEPTH + 1, MAX_DEPTH - 1):  # still the field error
+        response = post(api_client, "/api/v1/memories", single(depth))
+        assert response.status_code == 400
+        assert response.json()["error"]["details"]["value"][0]["code"] == "too_deep"
+    in_batch = post(api_client, "/api/v1/memories/batch", batch(HARD_MAX_VALUE_DEPTH))
+    assert in_batch.status_code == 200, in_batch.json()
+    assert in_batch.json()["results"][0]["decision"] == "accepted"
+
+
+def test_depth_is_measured_without_recursion():
+    assert not json_depth_exceeds(1, 0) and not json_depth_exceeds("s", 0)
+    assert not json_depth_exceeds([], 1) and json_depth_exceeds([], 0)
+    assert not json_depth_exceeds({"a": [1, {"b": 2}]}, 3)
+    assert json_depth_exceeds({"a": [1, {"b": {}}]}, 3)
+    deep = []
+    for _ in range(200_000):  # far past the recursion limit
+        deep = [deep]
+    assert json_depth_exceeds(deep, MAX_DEPTH)
+    assert not json_depth_exceeds(deep, 200_001)
