@@ -1,10 +1,64 @@
 """Each API key has its own rate limit and write quota; one key's flood leaves others alone."""
 
+import threading
+import time
+from types import SimpleNamespace
+
 import pytest
 from django.core.cache import cache
+from django.core.cache.backends.locmem import LocMemCache
 from django.test import override_settings
 
+from api import throttling
+from memory_core.models import ApiKey
+from memory_core.principals import AgentPrincipal
+
 pytestmark = pytest.mark.django_db
+
+
+class LatentLocMemCache(LocMemCache):
+    """The local-memory cache with a network's latency before (or after) each call, as Redis
+    has: concurrent requests interleave between a read and a write. Its ``incr`` stays atomic
+    (it holds the cache's lock), as Redis's INCRBY is."""
+
+    def get(self, *args, **kwargs):
+        value = super().get(*args, **kwargs)
+        time.sleep(0.002)
+        return value
+
+    def set(self, *args, **kwargs):
+        time.sleep(0.002)
+        return super().set(*args, **kwargs)
+
+    def add(self, *args, **kwargs):
+        time.sleep(0.002)
+        return super().add(*args, **kwargs)
+
+    def incr(self, *args, **kwargs):
+        time.sleep(0.002)
+        return super().incr(*args, **kwargs)
+
+
+LATENT_CACHE = {
+    "default": {"BACKEND": "tests.api.test_throttling.LatentLocMemCache", "LOCATION": "race"}
+}
+
+
+class Clock:
+    """``time`` for api.throttling, at a chosen second."""
+
+    def __init__(self, now: float):
+        self.now = now
+
+    def time(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+    clock = Clock(60 * 28_000_000 + 45)  # 45 s into a minute, 15 s before the next
+    monkeypatch.setattr(throttling, "time", clock)
+    return clock
 
 
 @pytest.fixture(autouse=True)
@@ -15,7 +69,7 @@ def _clear_counters():
 
 
 @override_settings(MEMLEDGER_RATE_LIMIT="3/min")
-def test_flooding_key_is_limited_and_other_tenant_is_not(api_client, other_api_client):
+def test_flooding_key_is_limited_and_other_tenant_is_not(api_client, other_api_client, clock):
     statuses = [api_client.get("/api/v1/whoami").status_code for _ in range(5)]
     assert statuses == [200, 200, 200, 429, 429]
     limited = api_client.get("/api/v1/whoami")
@@ -25,7 +79,7 @@ def test_flooding_key_is_limited_and_other_tenant_is_not(api_client, other_api_c
 
 
 @override_settings(MEMLEDGER_WRITE_QUOTA="2/day", MEMLEDGER_RATE_LIMIT=None)
-def test_write_quota_counts_only_writes(api_client):
+def test_write_quota_counts_only_writes(api_client, clock):
     # POST to a read-only endpoint still counts as a write attempt against the quota.
     codes = [api_client.post("/api/v1/whoami", {}, format="json").status_code for _ in range(3)]
     assert codes == [405, 405, 429]
@@ -33,7 +87,7 @@ def test_write_quota_counts_only_writes(api_client):
 
 
 @override_settings(MEMLEDGER_WRITE_QUOTA="2/day", MEMLEDGER_RATE_LIMIT=None)
-def test_retrieval_is_a_read_and_leaves_the_write_quota_alone(api_client):
+def test_retrieval_is_a_read_and_leaves_the_write_quota_alone(api_client, clock):
     body = {"query": "What does the user prefer?", "context": {"user_id": "dana"}}
     codes = [api_client.post("/api/v1/retrieve", body, format="json").status_code for _ in range(4)]
     assert codes == [200, 200, 200, 200]
@@ -45,3 +99,69 @@ def test_retrieval_is_a_read_and_leaves_the_write_quota_alone(api_client):
         for i in range(3)
     ]
     assert [r.status_code for r in statuses][2] == 429
+
+
+@override_settings(MEMLEDGER_RATE_LIMIT="5/min", CACHES=LATENT_CACHE)
+def test_concurrent_requests_on_one_key_never_pass_the_limit(agent, clock):
+    # DRF's throttle read its history list and wrote it back: 20 of 20 passed a limit of 5.
+    cache.clear()
+    request = SimpleNamespace(user=AgentPrincipal.from_agent(agent, api_key_id="k-race"))
+    answers = []
+    barrier = threading.Barrier(20)
+
+    def hit():
+        throttle = throttling.ApiKeyRateThrottle()
+        barrier.wait()
+        answers.append(throttle.allow_request(SimpleNamespace(**vars(request)), None))
+
+    threads = [threading.Thread(target=hit) for _ in range(20)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(answers) == [False] * 15 + [True] * 5
+    assert not throttling.ApiKeyRateThrottle().allow_request(request, None)
+
+
+@override_settings(MEMLEDGER_RATE_LIMIT="3/min")
+def test_retry_after_is_the_time_left_in_the_window(api_client, clock):
+    assert [api_client.get("/api/v1/whoami").status_code for _ in range(3)] == [200] * 3
+    refused = api_client.get("/api/v1/whoami")
+    assert refused.status_code == 429 and refused["Retry-After"] == "15"
+    clock.now += 10.5
+    assert api_client.get("/api/v1/whoami")["Retry-After"] == "5"
+    clock.now += 4.5  # the next window
+    assert [api_client.get("/api/v1/whoami").status_code for _ in range(4)] == [200] * 3 + [429]
+
+
+@override_settings(MEMLEDGER_RATE_LIMIT="2/min", MEMLEDGER_WRITE_QUOTA="3/day")
+def test_a_request_the_rate_limit_refuses_spends_none_of_the_write_quota(api_client, clock):
+    def writes(n):  # POST to a read-only endpoint: a write attempt, refused cheaply (405)
+        return [api_client.post("/api/v1/whoami", {}, format="json") for _ in range(n)]
+
+    assert [r.status_code for r in writes(6)] == [405, 405] + [429] * 4
+    clock.now += 15  # next minute, same day: the quota has spent 2 of 3
+    first, second = writes(2)
+    assert first.status_code == 405
+    assert second.status_code == 429
+    assert int(second["Retry-After"]) > 3600  # the quota's window is the day
+
+
+@override_settings(MEMLEDGER_RATE_LIMIT="5/min")
+def test_refused_requests_spend_nothing_and_the_counter_is_one_number(api_client, agent, clock):
+    codes = [api_client.get("/api/v1/whoami").status_code for _ in range(8)]
+    assert codes == [200] * 5 + [429] * 3
+    window = int(clock.now // 60) * 60
+    key_id = ApiKey.objects.get(agent=agent).id
+    assert cache.get(f"throttle:api_key:{key_id}:{window}") == 5
+
+
+def test_a_counter_lives_as_long_as_its_window_on_the_file_cache(monkeypatch):
+    # The test settings use Django's file cache, whose generic incr resets the timeout to 300 s.
+    key = "throttle:test:k:0"
+    for _ in range(3):
+        throttling.counter_add(key, 1, 86_400)
+    throttling.counter_take_back(key, 1, 86_400)
+    real_time = time.time
+    monkeypatch.setattr(time, "time", lambda: real_time() + 3_600)  # an hour later
+    assert cache.get(key) == 2
