@@ -30,6 +30,7 @@ from api.memories_serializers import (
 from memory_core.deletion.services import deletion_request
 from memory_core.selectors.memories import MAX_LIST_LIMIT, memory_detail, memory_list
 from memory_core.services.writes import (
+    MAX_BATCH,
     memory_correct,
     memory_revoke,
     memory_write,
@@ -114,6 +115,12 @@ class MemoryListCreateView(ListAPIView):
 
 class MemoryBatchView(APIView):
     """``POST`` up to 100 writes; each gets its own decision; one embedding batch."""
+
+    def write_cost(self, request) -> int:
+        """Return what the batch spends of the write quota: one write per item (a body that is
+        not a batch spends one), so a batch buys no more writes than single requests do."""
+        items = request.data.get("items") if isinstance(request.data, dict) else None
+        return min(len(items), MAX_BATCH) if isinstance(items, list) and items else 1
 
     @extend_schema(request=MemoryBatchSerializer, responses={200: BatchResultSerializer, **ERRORS})
     def post(self, request):

@@ -25,6 +25,7 @@ from memory_core.models import (
     Status,
 )
 from memory_core.selectors.memories import MAX_LIST_LIMIT
+from memory_core.services.writes import MAX_BATCH
 
 
 class StrictSerializer(serializers.Serializer):
@@ -84,7 +85,7 @@ class MemoryWriteSerializer(_MemoryBodySerializer):
 class MemoryBatchSerializer(StrictSerializer):
     """The body of ``POST /api/v1/memories/batch``."""
 
-    items = MemoryWriteSerializer(many=True, min_length=1, max_length=100)
+    items = MemoryWriteSerializer(many=True, min_length=1, max_length=MAX_BATCH)
 
 
 class MemoryCorrectionSerializer(_MemoryBodySerializer):

@@ -122,7 +122,8 @@ class ApiKeyRateThrottle(_FixedWindowThrottle):
 
 
 class ApiKeyWriteQuotaThrottle(_FixedWindowThrottle):
-    """Writes per key per period (``MEMLEDGER_WRITE_QUOTA``, e.g. "20000/day")."""
+    """Writes per key per period (``MEMLEDGER_WRITE_QUOTA``, e.g. "20000/day"); a batch
+    spends one write per item."""
 
     scope = "api_key_writes"
     setting = "MEMLEDGER_WRITE_QUOTA"
@@ -131,4 +132,7 @@ class ApiKeyWriteQuotaThrottle(_FixedWindowThrottle):
         # A view that only reads through POST (retrieval: the query is a body) says so.
         if request.method not in WRITE_METHODS or getattr(view, "reads_only", False):
             return 0
-        return 1
+        # A view that stores several writes a request (the batch) says how many: the whole
+        # batch is counted, and refused before anything is stored if it does not fit.
+        write_cost = getattr(view, "write_cost", None)
+        return write_cost(request) if write_cost is not None else 1

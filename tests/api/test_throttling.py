@@ -1,5 +1,6 @@
 """Each API key has its own rate limit and write quota; one key's flood leaves others alone."""
 
+import math
 import threading
 import time
 from types import SimpleNamespace
@@ -10,8 +11,9 @@ from django.core.cache.backends.locmem import LocMemCache
 from django.test import override_settings
 
 from api import throttling
-from memory_core.models import ApiKey
+from memory_core.models import AdmissionDecision, ApiKey, Memory
 from memory_core.principals import AgentPrincipal
+from tests.factories import write_body
 
 pytestmark = pytest.mark.django_db
 
@@ -165,3 +167,26 @@ def test_a_counter_lives_as_long_as_its_window_on_the_file_cache(monkeypatch):
     real_time = time.time
     monkeypatch.setattr(time, "time", lambda: real_time() + 3_600)  # an hour later
     assert cache.get(key) == 2
+
+
+@override_settings(MEMLEDGER_WRITE_QUOTA="5/day", MEMLEDGER_RATE_LIMIT=None)
+def test_a_batch_spends_one_write_per_item_and_is_refused_whole(api_client, clock):
+    # A batch counted as one write: 100 memories per unit of the quota.
+    def batch(first, count):
+        items = [
+            write_body(memory_type="episode", memory_key="", subject=f"u{n}", content=f"Note {n}.")
+            for n in range(first, first + count)
+        ]
+        return api_client.post("/api/v1/memories/batch", {"items": items}, format="json")
+
+    assert batch(0, 3).status_code == 200  # 3 of 5
+    refused = batch(3, 3)  # would make 6: refused before anything is stored
+    assert refused.status_code == 429
+    assert refused.json()["error"]["code"] == "rate_limited"
+    day_ends = (int(clock.now // 86_400) + 1) * 86_400
+    assert refused["Retry-After"] == str(math.ceil(day_ends - clock.now))
+    assert Memory.objects.count() == 3 and AdmissionDecision.objects.count() == 3
+    assert batch(3, 2).status_code == 200  # 5 of 5: it fits exactly
+    single = api_client.post("/api/v1/memories", write_body(), format="json")
+    assert single.status_code == 429
+    assert Memory.objects.count() == 5
