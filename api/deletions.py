@@ -6,6 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.memories_serializers import StrictSerializer
+from api.responses import AGENT, AGENT_BODY, NOT_FOUND, error
 from memory_core.deletion.selectors import deletion_get, deletion_list
 from memory_core.deletion.services import deletion_request
 
@@ -77,7 +78,7 @@ def accepted(operation) -> Response:
 class DeletionListCreateView(APIView):
     """Request the deletion of a memory, a subject's memory_key, or a whole subject; list them."""
 
-    @extend_schema(operation_id="deletions_list", responses={200: DeletionListSerializer})
+    @extend_schema(operation_id="deletions_list", responses={200: DeletionListSerializer, **AGENT})
     def get(self, request):
         operations = deletion_list(principal=request.user)[:100]
         return Response({"results": DeletionOutputSerializer(operations, many=True).data})
@@ -85,7 +86,15 @@ class DeletionListCreateView(APIView):
     @extend_schema(
         operation_id="deletions_create",
         request=DeletionInputSerializer,
-        responses={202: AcceptedSerializer},
+        responses={
+            202: AcceptedSerializer,
+            **AGENT_BODY,
+            403: error(
+                "The agent's write grant does not cover the memory (forbidden), or not every "
+                "memory of the subject (subject_not_fully_granted)."
+            ),
+            404: error("No such memory, subject or memory_key in the caller's scope."),
+        },
     )
     def post(self, request):
         data = DeletionInputSerializer(data=request.data)
@@ -103,7 +112,10 @@ class DeletionListCreateView(APIView):
 class DeletionDetailView(APIView):
     """Return a deletion operation's status and every step's verification evidence."""
 
-    @extend_schema(operation_id="deletions_retrieve", responses={200: DeletionOutputSerializer})
+    @extend_schema(
+        operation_id="deletions_retrieve",
+        responses={200: DeletionOutputSerializer, **AGENT, 404: NOT_FOUND},
+    )
     def get(self, request, operation_id):
         operation = deletion_get(principal=request.user, operation_id=operation_id)
         return Response(DeletionOutputSerializer(operation).data)

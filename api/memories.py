@@ -5,7 +5,7 @@ serializer). Tenant and agent come from the API key only. Admission answers 201 
 202 (pending_approval: a reviewer must approve) or 422 (rejected, with rule codes).
 """
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
 from rest_framework.pagination import LimitOffsetPagination
@@ -16,7 +16,6 @@ from api.deletions import AcceptedSerializer, accepted
 from api.memories_serializers import (
     AcceptedWriteSerializer,
     BatchResultSerializer,
-    ErrorBodySerializer,
     MemoryBatchSerializer,
     MemoryCorrectionSerializer,
     MemoryDetailSerializer,
@@ -27,6 +26,7 @@ from api.memories_serializers import (
     RejectedWriteSerializer,
     RevokeSerializer,
 )
+from api.responses import AGENT, AGENT_BODY, BAD_REQUEST, CONFLICT, FORBIDDEN, NOT_FOUND
 from memory_core.deletion.services import deletion_request
 from memory_core.selectors.memories import MAX_LIST_LIMIT, memory_detail, memory_list
 from memory_core.services.writes import (
@@ -37,26 +37,11 @@ from memory_core.services.writes import (
     memory_write_batch,
 )
 
-ERRORS = {
-    400: OpenApiResponse(ErrorBodySerializer, description="Malformed body (field errors)."),
-    401: OpenApiResponse(ErrorBodySerializer, description="Missing or bad API key."),
-    413: OpenApiResponse(ErrorBodySerializer, description="Body too large."),
-    429: OpenApiResponse(ErrorBodySerializer, description="Rate limit or write quota."),
-}
-NOT_FOUND = OpenApiResponse(
-    ErrorBodySerializer, description="No such id, or outside the caller's scope (same answer)."
-)
-FORBIDDEN = OpenApiResponse(
-    ErrorBodySerializer, description="The agent's write grant does not cover this memory type."
-)
-CONFLICT = OpenApiResponse(
-    ErrorBodySerializer, description="The memory is no longer the active head (or active)."
-)
 WRITE_RESPONSES = {
     201: AcceptedWriteSerializer,
     202: PendingWriteSerializer,
     422: RejectedWriteSerializer,
-    **ERRORS,
+    **AGENT_BODY,
 }
 
 
@@ -102,7 +87,7 @@ class MemoryListCreateView(ListAPIView):
 
     @extend_schema(
         parameters=[MemoryListQuerySerializer],
-        responses={200: MemorySerializer(many=True), **ERRORS},
+        responses={200: MemorySerializer(many=True), **AGENT, 400: BAD_REQUEST},
     )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
@@ -122,7 +107,9 @@ class MemoryBatchView(APIView):
         items = request.data.get("items") if isinstance(request.data, dict) else None
         return min(len(items), MAX_BATCH) if isinstance(items, list) and items else 1
 
-    @extend_schema(request=MemoryBatchSerializer, responses={200: BatchResultSerializer, **ERRORS})
+    @extend_schema(
+        request=MemoryBatchSerializer, responses={200: BatchResultSerializer, **AGENT_BODY}
+    )
     def post(self, request):
         parse(MemoryBatchSerializer, request.data)
         results = memory_write_batch(principal=request.user, items=request.data["items"])
@@ -135,14 +122,14 @@ class MemoryBatchView(APIView):
 class MemoryDetailView(APIView):
     """``GET`` one memory with provenance, chain and events; ``DELETE`` requests deletion."""
 
-    @extend_schema(responses={200: MemoryDetailSerializer, 404: NOT_FOUND, **ERRORS})
+    @extend_schema(responses={200: MemoryDetailSerializer, **AGENT, 404: NOT_FOUND})
     def get(self, request, memory_id):
         detail = memory_detail(principal=request.user, memory_id=memory_id)
         return Response(MemoryDetailSerializer(detail).data)
 
     @extend_schema(
         request=None,
-        responses={202: AcceptedSerializer, 403: FORBIDDEN, 404: NOT_FOUND, **ERRORS},
+        responses={202: AcceptedSerializer, **AGENT, 403: FORBIDDEN, 404: NOT_FOUND},
     )
     def delete(self, request, memory_id):
         return accepted(deletion_request(principal=request.user, memory_id=memory_id))
@@ -171,7 +158,7 @@ class MemoryRevokeView(APIView):
             403: FORBIDDEN,
             404: NOT_FOUND,
             409: CONFLICT,
-            **ERRORS,
+            **AGENT_BODY,
         },
     )
     def post(self, request, memory_id):

@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.memories_serializers import StrictSerializer
+from api.responses import AGENT, AGENT_BODY, NOT_FOUND, error
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.traces import trace_get
 from memory_core.retrieval.types import RetrievalRequest
@@ -105,7 +106,17 @@ class RetrieveView(APIView):
     # POST because the query is a body; it writes no memory, so the write quota leaves it be.
     reads_only = True
 
-    @extend_schema(request=RetrieveInput, responses={200: RetrieveOutput})
+    @extend_schema(
+        request=RetrieveInput,
+        responses={
+            200: RetrieveOutput,
+            **AGENT_BODY,
+            403: error(
+                "An agent without any_subject asked about a subject its subject token does "
+                "not name (subject_not_granted)."
+            ),
+        },
+    )
     def post(self, request):
         body = RetrieveInput(data=request.data)
         body.is_valid(raise_exception=True)
@@ -133,7 +144,7 @@ class RetrieveView(APIView):
 class TraceDetailView(APIView):
     """Return one retrieval trace of the caller's tenant (404 for any other)."""
 
-    @extend_schema(responses={200: TraceOutput})
+    @extend_schema(responses={200: TraceOutput, **AGENT, 404: NOT_FOUND})
     def get(self, request, trace_id):
         trace = trace_get(principal=request.user, trace_id=trace_id)
         return Response(TraceOutput(trace).data)

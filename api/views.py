@@ -5,11 +5,13 @@ from rest_framework import exceptions
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.responses import AGENT
+
 
 class WhoAmIView(APIView):
     """Return the tenant and agent the API key is bound to."""
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: dict, **AGENT})
     def get(self, request):
         principal = request.user
         return Response(

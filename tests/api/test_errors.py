@@ -84,3 +84,13 @@ def test_the_flattening_keeps_every_error_and_its_code():
     assert error_details(ValidationError("Whole body.").detail) == {
         "non_field_errors": [{"code": "invalid", "message": "Whole body."}]
     }
+
+
+def test_a_method_the_endpoint_lacks_is_405_and_a_format_it_lacks_is_406(api_client):
+    response = api_client.put("/api/v1/memories", {}, format="json")
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "method_not_allowed"
+    assert {"GET", "POST"} <= {method.strip() for method in response["Allow"].split(",")}
+    response = api_client.get("/api/v1/whoami", HTTP_ACCEPT="text/html")
+    assert response.status_code == 406
+    assert response.json()["error"]["code"] == "not_acceptable"

@@ -1,0 +1,29 @@
+"""The error answers the OpenAPI schema lists, one description each (docs/api.md, "Every
+error"); every one has ``ErrorBodySerializer``'s shape."""
+
+from drf_spectacular.utils import OpenApiResponse
+
+from api.memories_serializers import ErrorBodySerializer
+
+
+def error(description: str) -> OpenApiResponse:
+    """Return an error answer of the schema: the stable error body, with ``description``."""
+    return OpenApiResponse(ErrorBodySerializer, description=description)
+
+
+BAD_REQUEST = error("Malformed body or query (invalid_input, field errors), or malformed_json.")
+UNAUTHENTICATED = error("Missing or bad API key (not_authenticated, authentication_failed).")
+TOO_LARGE = error("Body too large (request_too_large).")
+RATE_LIMITED = error("Rate limit or write quota (rate_limited); Retry-After.")
+UNAVAILABLE = error(
+    "The memory store is unavailable (memory_unavailable) or, for a write, the embedding "
+    "model failed (embedding_unavailable): nothing was stored; Retry-After."
+)
+NOT_FOUND = error("No such id, or outside the caller's scope (same answer).")
+FORBIDDEN = error("The agent's write grant does not cover this memory type.")
+CONFLICT = error("The memory is no longer the active head (or active).")
+
+# Every agent endpoint: a key is needed, and the rate limit and the database apply.
+AGENT = {401: UNAUTHENTICATED, 429: RATE_LIMITED, 503: UNAVAILABLE}
+# An agent endpoint that takes a JSON body.
+AGENT_BODY = {**AGENT, 400: BAD_REQUEST, 413: TOO_LARGE}

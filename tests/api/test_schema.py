@@ -1,0 +1,34 @@
+"""The OpenAPI schema lists the error answers each endpoint really gives (clients and the
+fuzzer read it), and each is the one error body."""
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+EXPECTED = {
+    ("/api/v1/retrieve", "post"): {"400", "401", "403", "413", "429", "503"},
+    ("/api/v1/traces/{trace_id}", "get"): {"401", "404", "429", "503"},
+    ("/api/v1/whoami", "get"): {"401", "429", "503"},
+    ("/api/v1/deletions", "get"): {"401", "429", "503"},
+    ("/api/v1/deletions", "post"): {"400", "401", "403", "404", "413", "429", "503"},
+    ("/api/v1/deletions/{operation_id}", "get"): {"401", "404", "429", "503"},
+    ("/api/v1/memories", "post"): {"400", "401", "413", "422", "429", "503"},
+    ("/api/v1/memories/batch", "post"): {"400", "401", "413", "429", "503"},
+    ("/api/v1/memories/{memory_id}", "delete"): {"401", "403", "404", "429", "503"},
+}
+
+
+@pytest.fixture
+def schema(client):
+    return client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+
+
+@pytest.mark.parametrize(("path", "method"), sorted(EXPECTED))
+def test_each_endpoint_lists_its_error_answers_in_the_error_shape(schema, path, method):
+    responses = schema["paths"][path][method]["responses"]
+    errors = {code for code in responses if code >= "400" and code != "422"}
+    assert errors == EXPECTED[(path, method)] - {"422"}
+    for code in errors:
+        content = responses[code]["content"]["application/json"]["schema"]
+        assert content == {"$ref": "#/components/schemas/ErrorBody"}, (path, method, code)
+        assert responses[code]["description"]
