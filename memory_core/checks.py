@@ -44,3 +44,24 @@ def check_pgvector_available(app_configs, databases=None, **kwargs):
             )
         ]
     return []
+
+
+# Caches whose incr is atomic across processes: the per-key rate limits and write quotas
+# count in them (api/throttling.py); the file and database caches get, add and set instead.
+ATOMIC_COUNTER_CACHES = ("django.core.cache.backends.redis.RedisCache",)
+
+
+@checks.register(checks.Tags.security, deploy=True)
+def check_throttle_cache(app_configs, **kwargs):
+    """A deployment counts rate limits in a cache whose increments do not get lost."""
+    backend = settings.CACHES["default"]["BACKEND"]
+    if backend in ATOMIC_COUNTER_CACHES:
+        return []
+    return [
+        checks.Warning(
+            f"The default cache is {backend}: concurrent requests of one API key can lose "
+            "counts of the rate limit and write quota there (its incr is a get and a set).",
+            hint="Set REDIS_URL, so web processes share a Redis cache.",
+            id="memory_core.W001",
+        )
+    ]
