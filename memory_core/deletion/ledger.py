@@ -27,11 +27,16 @@ def ledger_path() -> Path:
     return Path(settings.MEMLEDGER_DELETION_LEDGER)
 
 
-def ledger_entry(operation: DeletionOperation) -> dict:
-    """Return the journal line of ``operation``: ids and hashes only."""
-    tombstones = Tombstone.objects.filter(operation=operation).values_list(
-        "memory_id", "subject_id", "content_hash"
-    )
+def ledger_entry(operation: DeletionOperation, tombstones=None) -> dict:
+    """Return the journal line of ``operation``: ids and hashes only.
+
+    ``tombstones``: its (memory_id, subject_id, content_hash) rows when the caller has them
+    (the request that wrote them); read from the database otherwise.
+    """
+    if tombstones is None:
+        tombstones = Tombstone.objects.filter(operation=operation).values_list(
+            "memory_id", "subject_id", "content_hash"
+        )
     return {
         "operation_id": str(operation.id),
         "tenant_id": str(operation.tenant_id),

@@ -12,8 +12,9 @@ MEMLEDGER_DELETION_MAX_ATTEMPTS runs). A run that finds the attempts used up wit
 verdict (every earlier run was killed before it settled) dead-letters the operation instead
 of starting another.
 
-Every run first appends the operation to the deletion journal (``ledger.py``) unless
-``journaled_at`` says a run already did; an operation completes only once journaled.
+The request appends the operation to the deletion journal (``ledger.py``) as it commits;
+every run first appends it too unless ``journaled_at`` says that (or an earlier run) did. An
+operation completes only once journaled.
 """
 
 from __future__ import annotations

@@ -97,6 +97,36 @@ def test_restore_then_replay_forgets_what_was_deleted_after_the_backup(
             _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
 
 
+def test_a_deletion_no_worker_ran_before_the_database_was_lost_is_replayed(
+    owner_principal, memories
+):
+    source = connection.settings_dict["NAME"]
+    scratch = f"{source}_restore"
+    target = memories[0]
+    with tempfile.TemporaryDirectory() as folder:
+        dump = Path(folder) / "backup.dump"
+        backup_time = timezone.now()
+        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
+        # Accepted (202) and committed, but no worker ran it before the database was lost.
+        operation = deletion_request(principal=owner_principal, memory_id=target.id)
+        operation.refresh_from_db()
+        assert (operation.status, operation.attempts) == ("pending", 0)
+
+        _admin(f'DROP DATABASE IF EXISTS "{scratch}"')
+        _admin(f'CREATE DATABASE "{scratch}"')
+        try:
+            _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
+            assert _scratch_rows(scratch, [target.id])[0][1:3] == ("active", target.content)
+            result = run_manage(
+                "replay_deletions", "--since", backup_time.isoformat(), MEMLEDGER_DB_NAME=scratch
+            )
+            assert result.returncode == 0, result.stderr + result.stdout
+            assert '"replayed": 1' in result.stdout
+            assert _scratch_rows(scratch, [target.id]) == [(str(target.id), "deleted", "", True)]
+        finally:
+            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
 def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
     owner_principal, memories, settings
 ):
