@@ -44,3 +44,20 @@ def check_pgvector_available(app_configs, databases=None, **kwargs):
             )
         ]
     return []
+
+
+@checks.register()
+def check_eval_data_dirs(app_configs, **kwargs):
+    """Every folder of MEMLEDGER_EVAL_DATA_DIRS must exist: the deletion step that purges
+    them fails (it cannot verify a folder it cannot see) until it does."""
+    from memory_core.deletion.stores import eval_dirs_missing
+
+    return [
+        checks.Warning(
+            f"MEMLEDGER_EVAL_DATA_DIRS names {folder!r}, which is not a folder: every "
+            "deletion's evaluation step fails until it exists.",
+            hint="Fix the setting (comma-separated folders) or create the folder.",
+            id="memory_core.W001",
+        )
+        for folder in eval_dirs_missing()
+    ]

@@ -9,9 +9,20 @@ DATA_DIR = Path(environ.Env().str("MEMLEDGER_DATA_DIR", default=str(BASE_DIR / "
 
 env = environ.Env()
 
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    """Return the comma-separated variable ``name`` as a list, each entry stripped of spaces
+    and empty ones dropped ("a.com, b.com" is ["a.com", "b.com"]); ``default`` when unset.
+
+    django-environ's ``env.list`` keeps the space after a comma: " b.com" matched no host
+    (400), and " /srv/eval" named a folder that does not exist.
+    """
+    return [item.strip() for item in env.list(name, default=default) if item.strip()]
+
+
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
-ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 
 INSTALLED_APPS = [
     # django.contrib.admin with memledger's site: staff work in platform mode (config/admin.py).
@@ -232,14 +243,16 @@ MEMLEDGER_DELETION_MAX_ATTEMPTS = env.int("MEMLEDGER_DELETION_MAX_ATTEMPTS", def
 # Subjects' JSON exports (memory_core/exports.py).
 MEMLEDGER_EXPORT_DIR = Path(env.str("MEMLEDGER_EXPORT_DIR", default=str(DATA_DIR / "exports")))
 # Folders of evaluation datasets and reports built from production memories (JSON / JSONL).
-MEMLEDGER_EVAL_DATA_DIRS = env.list("MEMLEDGER_EVAL_DATA_DIRS", default=[str(DATA_DIR / "eval")])
+# A folder that does not exist fails the evaluation step, unless it is inside DATA_DIR
+# (memledger's own, e.g. the default: nothing has been written there yet).
+MEMLEDGER_EVAL_DATA_DIRS = env_list("MEMLEDGER_EVAL_DATA_DIRS", default=[str(DATA_DIR / "eval")])
 # The append-only deletion journal outside the database, replayed after a backup restore.
 MEMLEDGER_DELETION_LEDGER = Path(
     env.str("MEMLEDGER_DELETION_LEDGER", default=str(DATA_DIR / "deletion-ledger.jsonl"))
 )
 # Read replicas: DATABASES aliases whose copies deletion verifies (none by default).
 MEMLEDGER_REPLICA_DATABASES: list[str] = []
-for _index, _url in enumerate(env.list("MEMLEDGER_REPLICA_DATABASE_URLS", default=[])):
+for _index, _url in enumerate(env_list("MEMLEDGER_REPLICA_DATABASE_URLS", default=[])):
     DATABASES[f"replica{_index + 1}"] = env.db_url_config(_url)
     MEMLEDGER_REPLICA_DATABASES.append(f"replica{_index + 1}")
 

@@ -135,7 +135,8 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext) -> list[str]:
                     purged = store.purge(ctx)
                     _inject_fault(step, ctx.operation.attempts)
                     ok, evidence = store.verify(ctx)
-                    error = "" if ok else "verification found residue"
+                    # A store may say what is wrong (a folder that is not there).
+                    error = "" if ok else evidence.get("problem", "verification found residue")
                 except DatabaseError:
                     raise
                 except Exception as exc:
