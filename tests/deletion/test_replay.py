@@ -147,3 +147,36 @@ def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
         1,
         None,
     )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragments"),
+    [
+        (
+            ("--ledger-database", "memledger_no_such_database"),
+            [
+                "Cannot read the ledger of database 'memledger_no_such_database' on this "
+                "server (a memledger database?): connection failed",
+                'database "memledger_no_such_database" does not exist',
+            ],
+        ),
+        (
+            ("--ledger-database", "postgres"),  # exists, holds no memledger tables
+            [
+                "Cannot read the ledger of database 'postgres'",
+                'relation "memory_core_deletionoperation" does not exist',
+            ],
+        ),
+        (("--ledger", "{tmp}"), ["{tmp} is not a file: --ledger takes the journal file."]),
+    ],
+)
+def test_replay_refuses_a_ledger_it_cannot_read_with_a_command_error(
+    arguments, fragments, tmp_path
+):
+    from django.core.management import CommandError, call_command
+
+    arguments = [argument.format(tmp=tmp_path) for argument in arguments]
+    with pytest.raises(CommandError) as refused:
+        call_command("replay_deletions", "--since", "2026-01-01T00:00:00+00:00", *arguments)
+    for fragment in fragments:
+        assert fragment.format(tmp=tmp_path) in str(refused.value)

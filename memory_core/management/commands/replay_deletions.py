@@ -4,6 +4,7 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psycopg
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
@@ -40,13 +41,25 @@ class Command(BaseCommand):
         unreadable: list[int] = []
         recovered: list[int] = []
         if ledger_database:
-            entries = ledger_from_database(dbname=ledger_database, since=moment)
+            try:
+                entries = ledger_from_database(dbname=ledger_database, since=moment)
+            except psycopg.Error as exc:
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+                raise CommandError(
+                    f"Cannot read the ledger of database {ledger_database!r} on this server "
+                    f"(a memledger database?): {reason}"
+                ) from exc
             source = f"database {ledger_database}"
         else:
             path = Path(ledger) if ledger else ledger_path()
             if not path.exists():
                 raise CommandError(f"no deletion journal at {path}")
-            scan = ledger_scan(since=moment, path=path)
+            if not path.is_file():
+                raise CommandError(f"{path} is not a file: --ledger takes the journal file.")
+            try:
+                scan = ledger_scan(since=moment, path=path)
+            except OSError as exc:
+                raise CommandError(f"Cannot read the deletion journal {path}: {exc}") from exc
             entries, unreadable, recovered = scan.entries, scan.unreadable, scan.recovered
             source = str(path)
             if unreadable:
