@@ -61,3 +61,22 @@ def check_eval_data_dirs(app_configs, **kwargs):
         )
         for folder in eval_dirs_missing()
     ]
+
+
+@checks.register(checks.Tags.staticfiles, deploy=True)
+def check_static_files_collected(app_configs, **kwargs):
+    """With hashed static file names (production), ``collectstatic`` must have run: every
+    page that links a static file fails on the missing manifest otherwise."""
+    from django.contrib.staticfiles.storage import staticfiles_storage
+
+    manifest = getattr(staticfiles_storage, "manifest_name", None)
+    if manifest is None or staticfiles_storage.exists(manifest):
+        return []
+    return [
+        checks.Error(
+            f"STATIC_ROOT ({settings.STATIC_ROOT}) holds no {manifest}: static files were not "
+            "collected, and every page that links one (the portal, the admin) fails.",
+            hint="Run `python manage.py collectstatic --noinput` with these settings.",
+            id="memory_core.E004",
+        )
+    ]

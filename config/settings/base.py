@@ -153,7 +153,9 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where `manage.py collectstatic` gathers the portal's and the admin's files; production
+# serves them from there (WhiteNoise, config/settings/production.py).
+STATIC_ROOT = Path(env.str("DJANGO_STATIC_ROOT", default=str(DATA_DIR / "static")))
 
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {

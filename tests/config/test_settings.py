@@ -1,6 +1,12 @@
 """Production settings are safe by default and refuse to start without a real secret."""
 
+import re
 import secrets
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+import pytest
 
 from tests import processes
 
@@ -12,10 +18,77 @@ def run_manage(*args, **env):
     )
 
 
-def test_check_deploy_is_clean_with_production_settings():
-    result = run_manage("check", "--deploy", DJANGO_SECRET_KEY=secrets.token_urlsafe(64))
+def test_check_deploy_is_clean_with_production_settings(tmp_path):
+    secret = secrets.token_urlsafe(64)
+    # Before collectstatic, the deployment check says what is missing.
+    result = run_manage("check", "--deploy", DJANGO_SECRET_KEY=secret, DJANGO_STATIC_ROOT=tmp_path)
+    assert result.returncode != 0
+    assert "memory_core.E004" in result.stderr and "collectstatic" in result.stderr
+    collected = run_manage(
+        "collectstatic", "--noinput", DJANGO_SECRET_KEY=secret, DJANGO_STATIC_ROOT=tmp_path
+    )
+    assert collected.returncode == 0, collected.stderr
+    result = run_manage("check", "--deploy", DJANGO_SECRET_KEY=secret, DJANGO_STATIC_ROOT=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
+
+
+@pytest.mark.django_db
+def test_production_serves_the_collected_static_files(tmp_path, monkeypatch):
+    # gunicorn config.wsgi with production settings, as deployed: the portal's CSS and
+    # script and the admin's CSS come from the application (WhiteNoise), after collectstatic.
+    from django.db import connection
+
+    from memory_core.benchmarks.load import start_gunicorn
+
+    static = tmp_path / "static"
+    secret = secrets.token_urlsafe(64)
+    collected = run_manage(
+        "collectstatic", "--noinput", DJANGO_SECRET_KEY=secret, DJANGO_STATIC_ROOT=static
+    )
+    assert collected.returncode == 0, collected.stderr
+    monkeypatch.setenv("DJANGO_STATIC_ROOT", str(static))
+    monkeypatch.setenv("MEMLEDGER_WARM_UP", "false")  # no model: static files only
+    server = start_gunicorn(
+        database=connection.settings_dict["NAME"],
+        workers=1,
+        threads=1,
+        torch_threads=1,
+        log_dir=tmp_path,
+    )
+    base = f"http://127.0.0.1:{server.port}"
+    try:
+        css = _get(f"{base}/static/portal/portal.css")
+        assert css.status == 200 and css.body == (static / "portal" / "portal.css").read_bytes()
+        assert css.headers["Content-Type"].startswith("text/css")
+        assert _get(f"{base}/static/portal/deletion.js").status == 200
+        assert _get(f"{base}/static/admin/css/base.css").status == 200
+        # A page links the hashed names, which are cached for a year.
+        page = _get(f"{base}/accounts/login/")
+        assert page.status == 200
+        linked = re.search(rb'href="(/static/portal/portal\.[0-9a-f]{12}\.css)"', page.body)
+        assert linked, page.body[:500]
+        hashed = _get(base + linked.group(1).decode())
+        assert hashed.status == 200 and hashed.body == css.body
+        assert "max-age=315360000" in hashed.headers["Cache-Control"]
+        assert _get(f"{base}/static/portal/nothing.css").status == 404
+    finally:
+        server.stop()
+
+
+@dataclass
+class _Response:
+    status: int
+    headers: dict
+    body: bytes
+
+
+def _get(url: str) -> _Response:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:  # noqa: S310 - local server
+            return _Response(response.status, dict(response.headers), response.read())
+    except urllib.error.HTTPError as error:
+        return _Response(error.code, dict(error.headers), error.read())
 
 
 def test_production_refuses_a_missing_or_weak_secret():
