@@ -23,6 +23,10 @@ def env_list(name: str, default: list[str]) -> list[str]:
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+# Origins (scheme and host, e.g. "https://memory.example.com") whose form posts (portal,
+# admin) pass the CSRF check although the request's Host differs: a proxy in front that
+# rewrites it. Without a proxy nothing is needed: the page's own origin passes.
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
     # django.contrib.admin with memledger's site: staff work in platform mode (config/admin.py).

@@ -122,3 +122,32 @@ def test_comma_separated_settings_ignore_the_spaces_around_commas(tmp_path):
         "eval": [f"{tmp_path}/a", f"{tmp_path}/b"],
         "replicas": ["r1", "r2"],
     }
+
+
+def test_a_trusted_origin_passes_the_csrf_check_behind_a_proxy_that_rewrites_host():
+    # The proxy serves https://memory.example.com and passes Host: 10.0.0.5:8000.
+    code = (
+        "import json, django; django.setup()\n"
+        "from django.conf import settings\n"
+        "from django.middleware.csrf import CsrfViewMiddleware\n"
+        "from django.test import RequestFactory\n"
+        "def verdict(origin):\n"
+        "    request = RequestFactory().post('/accounts/login/', secure=True,\n"
+        "        HTTP_HOST='10.0.0.5:8000', HTTP_ORIGIN=origin)\n"
+        "    middleware = CsrfViewMiddleware(lambda r: None)\n"
+        "    return middleware._origin_verified(request)\n"
+        "print(json.dumps({'origins': settings.CSRF_TRUSTED_ORIGINS,\n"
+        "    'proxy': verdict('https://memory.example.com'),\n"
+        "    'other': verdict('https://evil.example.net')}))"
+    )
+    parsed = processes.run_python_json(
+        code,
+        settings="config.settings.local",
+        DJANGO_ALLOWED_HOSTS="10.0.0.5",
+        DJANGO_CSRF_TRUSTED_ORIGINS="https://memory.example.com, https://admin.example.com",
+    )
+    assert parsed == {
+        "origins": ["https://memory.example.com", "https://admin.example.com"],
+        "proxy": True,
+        "other": False,
+    }
