@@ -1,7 +1,10 @@
 """Production settings are safe by default and refuse to start without a real secret."""
 
+import os
 import re
 import secrets
+import subprocess
+import sys
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -151,3 +154,41 @@ def test_a_trusted_origin_passes_the_csrf_check_behind_a_proxy_that_rewrites_hos
         "proxy": True,
         "other": False,
     }
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("import config.wsgi", "config.settings.production False"),  # gunicorn config.wsgi
+        ("import config.celery_app", "config.settings.production False"),  # celery -A ...
+    ],
+)
+def test_gunicorn_and_celery_default_to_the_production_settings(entry, expected):
+    # config/__init__ imports the Celery app first: its default was "local", so gunicorn
+    # config.wsgi without DJANGO_SETTINGS_MODULE served with DEBUG on and a public secret.
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    }
+    env.update(DJANGO_SECRET_KEY=secrets.token_urlsafe(64), MEMLEDGER_WARM_UP="false")
+    code = f"{entry}\nfrom django.conf import settings as s\nprint(s.SETTINGS_MODULE, s.DEBUG)"
+    result = subprocess.run(  # noqa: S603 - this interpreter, a fixed snippet
+        [sys.executable, "-c", code],
+        cwd=processes.ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == expected
+
+
+def test_manage_py_still_defaults_to_the_local_settings():
+    result = processes.run_manage(
+        "shell", "-c", "from django.conf import settings; print(settings.SETTINGS_MODULE)",
+        unset=("DJANGO_SETTINGS_MODULE",),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "config.settings.local"
