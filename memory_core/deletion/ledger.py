@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
@@ -18,16 +20,23 @@ from django.conf import settings
 
 from memory_core.models import DeletionOperation, Tombstone
 
+logger = logging.getLogger(__name__)
+
 
 def ledger_path() -> Path:
     return Path(settings.MEMLEDGER_DELETION_LEDGER)
 
 
-def ledger_entry(operation: DeletionOperation) -> dict:
-    """Return the journal line of ``operation``: ids and hashes only."""
-    tombstones = Tombstone.objects.filter(operation=operation).values_list(
-        "memory_id", "subject_id", "content_hash"
-    )
+def ledger_entry(operation: DeletionOperation, tombstones=None) -> dict:
+    """Return the journal line of ``operation``: ids and hashes only.
+
+    ``tombstones``: its (memory_id, subject_id, content_hash) rows when the caller has them
+    (the request that wrote them); read from the database otherwise.
+    """
+    if tombstones is None:
+        tombstones = Tombstone.objects.filter(operation=operation).values_list(
+            "memory_id", "subject_id", "content_hash"
+        )
     return {
         "operation_id": str(operation.id),
         "tenant_id": str(operation.tenant_id),
@@ -48,26 +57,108 @@ def ledger_entry(operation: DeletionOperation) -> dict:
 
 def ledger_append(operation: DeletionOperation) -> None:
     """Append ``operation`` to the journal (fsynced). Replays skip duplicates."""
+    ledger_write(ledger_entry(operation))
+
+
+def ledger_write(entry: dict) -> None:
+    """Append the journal line ``entry`` and fsync it; on failure leave the file as it was.
+
+    An append that fails half way (a full disk: ENOSPC after part of the line) is cut off
+    again, so the next append does not continue a torn line. A file that does not end with
+    a newline (a process killed mid-write, or a journal written before this was so) gets one
+    first: a torn line then stays alone on its line, and the reader skips it.
+    """
     path = ledger_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = json.dumps(ledger_entry(operation), sort_keys=True) + "\n"
-    with open(path, "a", encoding="utf-8") as handle:
+    data = (json.dumps(entry, sort_keys=True) + "\n").encode()
+    with open(path, "a+b", buffering=0) as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        handle.write(line)
-        handle.flush()
-        os.fsync(handle.fileno())
+        size = os.fstat(handle.fileno()).st_size
+        if size:
+            handle.seek(size - 1)
+            if handle.read(1) != b"\n":
+                data = b"\n" + data
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[handle.write(view) :]
+            os.fsync(handle.fileno())
+        except BaseException:
+            try:
+                handle.truncate(size)
+            except OSError:
+                logger.exception("cannot cut the failed append off the journal %s", path)
+            raise
+
+
+# Every line starts so (json.dumps with sort_keys): where a torn line's successor begins.
+_LINE_START = '{"operation_id": '
+_REQUIRED = ("operation_id", "requested_at", "tenant_id", "target", "tombstones")
+
+
+@dataclass
+class LedgerScan:
+    """The journal's operations since a moment, and the lines that could not be read."""
+
+    entries: list[dict] = field(default_factory=list)
+    unreadable: list[int] = field(default_factory=list)  # line numbers, skipped
+    recovered: list[int] = field(default_factory=list)  # a torn prefix dropped, entry kept
+
+
+def _parse(line: str) -> dict:
+    """Return the entry of one journal line; raise ValueError if it is not one."""
+    entry = json.loads(line)
+    if not isinstance(entry, dict) or any(key not in entry for key in _REQUIRED):
+        raise ValueError("not a journal entry")
+    if datetime.fromisoformat(entry["requested_at"]).tzinfo is None:
+        raise ValueError("requested_at has no time zone")
+    if not isinstance(entry["tombstones"], list):
+        raise ValueError("tombstones is not a list")
+    return entry
+
+
+def ledger_scan(*, since: datetime, path: Path | None = None) -> LedgerScan:
+    """Read the journal: its operations requested at or after ``since``, oldest first, once
+    each, and the numbers of the lines that are not entries (skipped, logged).
+
+    A line that is a torn append followed by a whole one on the same line (written before
+    appends cut a failed write off) keeps the whole one (``recovered``).
+    """
+    path = path or ledger_path()
+    scan = LedgerScan()
+    if not path.exists():
+        return scan
+    entries: dict[str, dict] = {}
+    for number, raw in enumerate(path.read_bytes().split(b"\n"), start=1):
+        line = raw.decode("utf-8", errors="replace")
+        if not line.strip():
+            continue
+        try:
+            entry = _parse(line)
+        except (ValueError, TypeError):
+            start = line.rfind(_LINE_START)
+            try:
+                if start <= 0:
+                    raise ValueError("no whole entry in the line")
+                entry = _parse(line[start:])
+            except (ValueError, TypeError):
+                scan.unreadable.append(number)
+                continue
+            scan.recovered.append(number)
+        if datetime.fromisoformat(entry["requested_at"]) >= since:
+            entries.setdefault(entry["operation_id"], entry)
+    if scan.unreadable or scan.recovered:
+        logger.warning(
+            "deletion journal %s: unreadable lines skipped %s, torn prefixes dropped %s",
+            path,
+            scan.unreadable,
+            scan.recovered,
+        )
+    scan.entries = sorted(entries.values(), key=lambda e: datetime.fromisoformat(e["requested_at"]))
+    return scan
 
 
 def ledger_read(*, since: datetime, path: Path | None = None) -> list[dict]:
-    """Return the journal's operations requested at or after ``since``, oldest first, once each."""
-    path = path or ledger_path()
-    if not path.exists():
-        return []
-    entries: dict[str, dict] = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        entry = json.loads(line)
-        if datetime.fromisoformat(entry["requested_at"]) >= since:
-            entries.setdefault(entry["operation_id"], entry)
-    return sorted(entries.values(), key=lambda e: e["requested_at"])
+    """Return the journal's operations requested at or after ``since``, oldest first, once each
+    (lines that are not entries are skipped: ``ledger_scan`` reports them)."""
+    return ledger_scan(since=since, path=path).entries

@@ -12,8 +12,9 @@ MEMLEDGER_DELETION_MAX_ATTEMPTS runs). A run that finds the attempts used up wit
 verdict (every earlier run was killed before it settled) dead-letters the operation instead
 of starting another.
 
-Every run first appends the operation to the deletion journal (``ledger.py``) unless
-``journaled_at`` says a run already did; an operation completes only once journaled.
+The request appends the operation to the deletion journal (``ledger.py``) as it commits;
+every run first appends it too unless ``journaled_at`` says that (or an earlier run) did. An
+operation completes only once journaled.
 """
 
 from __future__ import annotations
@@ -134,7 +135,8 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext) -> list[str]:
                     purged = store.purge(ctx)
                     _inject_fault(step, ctx.operation.attempts)
                     ok, evidence = store.verify(ctx)
-                    error = "" if ok else "verification found residue"
+                    # A store may say what is wrong (a folder that is not there).
+                    error = "" if ok else evidence.get("problem", "verification found residue")
                 except DatabaseError:
                     raise
                 except Exception as exc:

@@ -1,8 +1,9 @@
 """Deletion requests: one transaction writes the ledger, the operation and its steps.
 
 The memories stop being retrievable in that same transaction (status ``deleted`` and their
-content, value and vector cleared); the derived stores are purged and verified by the Celery
-task sent when the transaction commits (``memory_core.deletion.runner``).
+content, value and vector cleared); when the transaction commits, the operation is appended
+to the deletion journal (``ledger.py``) and the Celery task is sent, whose run purges and
+verifies the derived stores (``memory_core.deletion.runner``).
 """
 
 from __future__ import annotations
@@ -11,9 +12,10 @@ import logging
 import uuid
 from functools import partial
 
-from django.db import connection, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from memory_core.deletion.ledger import ledger_entry, ledger_write
 from memory_core.deletion.stores import active_stores, scrub_memories
 from memory_core.exceptions import NotFound, PermissionDenied, ValidationFailed
 from memory_core.locks import subject_deletion_lock
@@ -30,8 +32,42 @@ from memory_core.models import (
     Tombstone,
 )
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
+from memory_core.rls import tenant_atomic
 
 logger = logging.getLogger(__name__)
+
+
+def deletion_journal_on_commit(operation: DeletionOperation, tombstones) -> None:
+    """Append ``operation`` to the deletion journal once the current transaction commits.
+
+    The line is made now, in the request's transaction (after its commit the request no
+    longer acts for the tenant). Register it before ``deletion_run_on_commit``: the line is
+    then written before the task is sent, and a run finds ``journaled_at`` already set.
+    """
+    entry = ledger_entry(operation, tombstones)
+    transaction.on_commit(partial(_journal_committed, operation.id, operation.tenant_id, entry))
+
+
+def _journal_committed(operation_id, tenant_id, entry: dict) -> None:
+    """Append the committed request's journal line and record it; never raise.
+
+    A failed append (a full disk, a missing volume) is logged and leaves ``journaled_at``
+    empty: the operation's run appends it (``runner._journal``), and cannot complete until
+    one has. An append whose record fails is appended again by the run: a duplicate line is
+    harmless (the reader keeps one per operation).
+    """
+    try:
+        ledger_write(entry)
+    except Exception:
+        logger.exception("deletion %s: the journal append on request failed", operation_id)
+        return
+    try:
+        with tenant_atomic(tenant_id):
+            DeletionOperation.objects.filter(pk=operation_id, journaled_at=None).update(
+                journaled_at=timezone.now()
+            )
+    except DatabaseError:
+        logger.warning("deletion %s: journaled, but not recorded", operation_id, exc_info=True)
 
 
 def deletion_run_on_commit(operation_id) -> None:
@@ -239,7 +275,8 @@ def _operation_create(
     reason_code: str,
     memory_key: str = "",
 ) -> DeletionOperation:
-    """Write tombstones, the operation and its steps; scrub the rows; send the task on commit.
+    """Write tombstones, the operation and its steps; scrub the rows; on commit, journal the
+    operation and send the task.
 
     Must run inside the caller's transaction (deletion_request, the retention sweep).
     """
@@ -287,6 +324,11 @@ def _operation_create(
             )
             for pk, digest, row_subject in rows
         ]
+    )
+    # Journaled as the request commits, not only when a worker runs it: a database lost
+    # before then is restored and replayed from the journal, which must hold this operation.
+    deletion_journal_on_commit(
+        operation, [(pk, row_subject, digest) for pk, digest, row_subject in rows]
     )
     DeletionStep.objects.bulk_create(
         [DeletionStep(operation=operation, store=store.name) for store in active_stores()]

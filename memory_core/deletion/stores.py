@@ -499,6 +499,21 @@ def lock_file(path: Path) -> None:
         )
 
 
+def eval_dirs_missing() -> list[str]:
+    """Return the folders of MEMLEDGER_EVAL_DATA_DIRS that are not folders: a configuration
+    error, never "nothing to delete" (the data may be where the setting does not point).
+
+    A folder inside MEMLEDGER_DATA_DIR (the default ``.data/eval``) is memledger's own: if it
+    does not exist, nothing has been written there yet.
+    """
+    own = Path(settings.DATA_DIR).resolve()
+    return [
+        folder
+        for folder in settings.MEMLEDGER_EVAL_DATA_DIRS
+        if not Path(folder).is_dir() and not Path(folder).resolve().is_relative_to(own)
+    ]
+
+
 def _eval_files() -> list[Path]:
     files = []
     for folder in settings.MEMLEDGER_EVAL_DATA_DIRS:
@@ -671,13 +686,21 @@ class EvaluationStore(Store):
                 continue
             citing += names
             with_content += copies
-        return citing == 0 and with_content == 0, {
+        missing = eval_dirs_missing()
+        evidence = {
             "dirs": len(settings.MEMLEDGER_EVAL_DATA_DIRS),
             "files_scanned": len(files),
             "files_citing": citing,
             "files_with_content": with_content,
             "content_hashes": len(residue.hashes),
         }
+        if missing:
+            evidence["missing_dirs"] = missing
+            evidence["problem"] = (
+                f"MEMLEDGER_EVAL_DATA_DIRS names {', '.join(map(repr, missing))}, which is not "
+                "a folder: fix the setting (or create the folder), then retry"
+            )
+        return citing == 0 and with_content == 0 and not missing, evidence
 
 
 # --- queued reprocessing and replicas -----------------------------------------------------

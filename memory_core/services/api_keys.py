@@ -12,6 +12,7 @@ import secrets
 from django.db import transaction
 from django.utils import timezone
 
+from memory_core.exceptions import ValidationFailed
 from memory_core.models import Agent, ApiKey, Tenant
 
 KEY_PREFIX = "mlk"
@@ -27,6 +28,7 @@ def _hash(raw_key: str) -> str:
 @transaction.atomic
 def api_key_create(*, agent: Agent, name: str = "", expires_at=None) -> tuple[ApiKey, str]:
     """Create a key for ``agent``; return the row and the raw key (shown once, never stored)."""
+    _check_length(name, ApiKey, "name", "The key's name")
     prefix = secrets.token_hex(6)
     raw_key = f"{KEY_PREFIX}_{prefix}_{secrets.token_urlsafe(32)}"
     key = ApiKey.objects.create(
@@ -61,11 +63,26 @@ def api_key_resolve(raw_key: str) -> ApiKey | None:
     return key
 
 
+def _check_length(value: str, model, field: str, what: str) -> None:
+    """Raise ValidationFailed if ``value`` does not fit the column ``model.field``."""
+    limit = model._meta.get_field(field).max_length
+    if len(value) > limit:
+        raise ValidationFailed(f"{what} must be at most {limit} characters ({len(value)} given).")
+
+
 @transaction.atomic
 def agent_ensure(*, tenant_slug: str, agent_name: str) -> Agent:
-    """Return the agent ``agent_name`` of tenant ``tenant_slug``, creating both if missing."""
+    """Return the agent ``agent_name`` of tenant ``tenant_slug``, creating both if missing.
+
+    Raise ValidationFailed (before writing anything) for an empty slug or name, or one
+    longer than its column.
+    """
     from memory_core.services.policy import policy_ensure
 
+    if not tenant_slug or not agent_name:
+        raise ValidationFailed("The tenant slug and the agent name must not be empty.")
+    _check_length(tenant_slug, Tenant, "slug", "The tenant slug")
+    _check_length(agent_name, Agent, "name", "The agent name")
     tenant, _ = Tenant.objects.get_or_create(slug=tenant_slug, defaults={"name": tenant_slug})
     policy_ensure(tenant=tenant)
     agent, _ = Agent.objects.get_or_create(tenant=tenant, name=agent_name)

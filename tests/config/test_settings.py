@@ -1,6 +1,15 @@
 """Production settings are safe by default and refuse to start without a real secret."""
 
+import os
+import re
 import secrets
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+
+import pytest
 
 from tests import processes
 
@@ -12,19 +21,93 @@ def run_manage(*args, **env):
     )
 
 
-def test_check_deploy_is_clean_with_production_settings():
-    key = secrets.token_urlsafe(64)
-    result = run_manage("check", "--deploy", DJANGO_SECRET_KEY=key, REDIS_URL="redis://127.0.0.1")
+def test_check_deploy_is_clean_with_production_settings(tmp_path):
+    secret = secrets.token_urlsafe(64)
+    # Before collectstatic, the deployment check says what is missing.
+    result = run_manage("check", "--deploy", DJANGO_SECRET_KEY=secret, DJANGO_STATIC_ROOT=tmp_path)
+    assert result.returncode != 0
+    assert "memory_core.E004" in result.stderr and "collectstatic" in result.stderr
+    collected = run_manage(
+        "collectstatic", "--noinput", DJANGO_SECRET_KEY=secret, DJANGO_STATIC_ROOT=tmp_path
+    )
+    assert collected.returncode == 0, collected.stderr
+    result = run_manage(
+        "check",
+        "--deploy",
+        DJANGO_SECRET_KEY=secret,
+        DJANGO_STATIC_ROOT=tmp_path,
+        REDIS_URL="redis://127.0.0.1",
+    )
     assert result.returncode == 0, result.stderr
     assert "no issues" in result.stdout
+    # Without Redis, the rate limits' counters could lose increments: a warning says so.
     without_redis = processes.run_manage(
         "check",
         "--deploy",
         settings="config.settings.production",
         unset=("DJANGO_ALLOW_ASYNC_UNSAFE", "REDIS_URL"),
-        DJANGO_SECRET_KEY=key,
+        DJANGO_SECRET_KEY=secret,
+        DJANGO_STATIC_ROOT=tmp_path,
     )
-    assert "memory_core.W001" in without_redis.stderr + without_redis.stdout
+    assert "memory_core.W002" in without_redis.stderr + without_redis.stdout
+
+
+@pytest.mark.django_db
+def test_production_serves_the_collected_static_files(tmp_path, monkeypatch):
+    # gunicorn config.wsgi with production settings, as deployed: the portal's CSS and
+    # script and the admin's CSS come from the application (WhiteNoise), after collectstatic.
+    from django.db import connection
+
+    from memory_core.benchmarks.load import start_gunicorn
+
+    static = tmp_path / "static"
+    secret = secrets.token_urlsafe(64)
+    collected = run_manage(
+        "collectstatic", "--noinput", DJANGO_SECRET_KEY=secret, DJANGO_STATIC_ROOT=static
+    )
+    assert collected.returncode == 0, collected.stderr
+    monkeypatch.setenv("DJANGO_STATIC_ROOT", str(static))
+    monkeypatch.setenv("MEMLEDGER_WARM_UP", "false")  # no model: static files only
+    server = start_gunicorn(
+        database=connection.settings_dict["NAME"],
+        workers=1,
+        threads=1,
+        torch_threads=1,
+        log_dir=tmp_path,
+    )
+    base = f"http://127.0.0.1:{server.port}"
+    try:
+        css = _get(f"{base}/static/portal/portal.css")
+        assert css.status == 200 and css.body == (static / "portal" / "portal.css").read_bytes()
+        assert css.headers["Content-Type"].startswith("text/css")
+        assert _get(f"{base}/static/portal/deletion.js").status == 200
+        assert _get(f"{base}/static/admin/css/base.css").status == 200
+        # A page links the hashed names, which are cached for a year.
+        page = _get(f"{base}/accounts/login/")
+        assert page.status == 200
+        linked = re.search(rb'href="(/static/portal/portal\.[0-9a-f]{12}\.css)"', page.body)
+        assert linked, page.body[:500]
+        hashed = _get(base + linked.group(1).decode())
+        assert hashed.status == 200 and hashed.body == css.body
+        assert "max-age=315360000" in hashed.headers["Cache-Control"]
+        assert _get(f"{base}/static/portal/nothing.css").status == 404
+    finally:
+        server.stop()
+
+
+@dataclass
+class _Response:
+    status: int
+    headers: dict
+    body: bytes
+
+
+def _get(url: str) -> _Response:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:  # noqa: S310 - local server
+            return _Response(response.status, dict(response.headers), response.read())
+    except urllib.error.HTTPError as error:
+        return _Response(error.code, dict(error.headers), error.read())
 
 
 def test_production_refuses_a_missing_or_weak_secret():
@@ -39,7 +122,100 @@ def test_a_deployment_without_redis_is_warned_that_rate_limits_can_lose_counts(s
 
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
                                    "LOCATION": str(tmp_path)}}  # fmt: skip
-    assert [w.id for w in check_throttle_cache(None)] == ["memory_core.W001"]
+    assert [w.id for w in check_throttle_cache(None)] == ["memory_core.W002"]
     settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
                                    "LOCATION": "redis://127.0.0.1:6379"}}  # fmt: skip
     assert check_throttle_cache(None) == []
+
+
+def test_comma_separated_settings_ignore_the_spaces_around_commas(tmp_path):
+    code = (
+        "import json, django; django.setup()\n"
+        "from django.conf import settings\n"
+        "from django.http.request import validate_host\n"
+        "print(json.dumps({'hosts': settings.ALLOWED_HOSTS,\n"
+        "    'b_allowed': validate_host('b.example.com', settings.ALLOWED_HOSTS),\n"
+        "    'eval': settings.MEMLEDGER_EVAL_DATA_DIRS,\n"
+        "    'replicas': [settings.DATABASES[a]['HOST'] for a in "
+        "settings.MEMLEDGER_REPLICA_DATABASES]}))"
+    )
+    parsed = processes.run_python_json(
+        code,
+        settings="config.settings.local",
+        DJANGO_ALLOWED_HOSTS="a.example.com, b.example.com ,",
+        MEMLEDGER_EVAL_DATA_DIRS=f"{tmp_path}/a, {tmp_path}/b",
+        MEMLEDGER_REPLICA_DATABASE_URLS="postgres://u@r1:5432/m,  postgres://u@r2:5432/m",
+    )
+    assert parsed == {
+        "hosts": ["a.example.com", "b.example.com"],
+        "b_allowed": True,
+        "eval": [f"{tmp_path}/a", f"{tmp_path}/b"],
+        "replicas": ["r1", "r2"],
+    }
+
+
+def test_a_trusted_origin_passes_the_csrf_check_behind_a_proxy_that_rewrites_host():
+    # The proxy serves https://memory.example.com and passes Host: 10.0.0.5:8000.
+    code = (
+        "import json, django; django.setup()\n"
+        "from django.conf import settings\n"
+        "from django.middleware.csrf import CsrfViewMiddleware\n"
+        "from django.test import RequestFactory\n"
+        "def verdict(origin):\n"
+        "    request = RequestFactory().post('/accounts/login/', secure=True,\n"
+        "        HTTP_HOST='10.0.0.5:8000', HTTP_ORIGIN=origin)\n"
+        "    middleware = CsrfViewMiddleware(lambda r: None)\n"
+        "    return middleware._origin_verified(request)\n"
+        "print(json.dumps({'origins': settings.CSRF_TRUSTED_ORIGINS,\n"
+        "    'proxy': verdict('https://memory.example.com'),\n"
+        "    'other': verdict('https://evil.example.net')}))"
+    )
+    parsed = processes.run_python_json(
+        code,
+        settings="config.settings.local",
+        DJANGO_ALLOWED_HOSTS="10.0.0.5",
+        DJANGO_CSRF_TRUSTED_ORIGINS="https://memory.example.com, https://admin.example.com",
+    )
+    assert parsed == {
+        "origins": ["https://memory.example.com", "https://admin.example.com"],
+        "proxy": True,
+        "other": False,
+    }
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ("import config.wsgi", "config.settings.production False"),  # gunicorn config.wsgi
+        ("import config.celery_app", "config.settings.production False"),  # celery -A ...
+    ],
+)
+def test_gunicorn_and_celery_default_to_the_production_settings(entry, expected):
+    # config/__init__ imports the Celery app first: its default was "local", so gunicorn
+    # config.wsgi without DJANGO_SETTINGS_MODULE served with DEBUG on and a public secret.
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if key not in ("DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE")
+    }
+    env.update(DJANGO_SECRET_KEY=secrets.token_urlsafe(64), MEMLEDGER_WARM_UP="false")
+    code = f"{entry}\nfrom django.conf import settings as s\nprint(s.SETTINGS_MODULE, s.DEBUG)"
+    result = subprocess.run(  # noqa: S603 - this interpreter, a fixed snippet
+        [sys.executable, "-c", code],
+        cwd=processes.ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == expected
+
+
+def test_manage_py_still_defaults_to_the_local_settings():
+    result = processes.run_manage(
+        "shell", "-c", "from django.conf import settings; print(settings.SETTINGS_MODULE)",
+        unset=("DJANGO_SETTINGS_MODULE",),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().splitlines()[-1] == "config.settings.local"

@@ -111,3 +111,32 @@ def test_asking_again_for_a_subject_returns_the_operation_under_way(api_client, 
     assert third.json()["operation_id"] != first.json()["operation_id"]
     detail = api_client.get(f"/api/v1/deletions/{third.json()['operation_id']}").json()
     assert detail["memory_count"] == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_accepted_deletion_is_journaled_when_the_response_comes_back(
+    live_server, api_key, memories, monkeypatch
+):
+    # A real server thread: the request's transaction commits, and the journal line is
+    # written after it, when the request no longer acts for its tenant (row-level security),
+    # and still records journaled_at.
+    import json
+    import urllib.request
+
+    from memory_core.deletion.ledger import ledger_read
+    from memory_core.models import DeletionOperation
+
+    monkeypatch.setattr("memory_core.deletion.services.deletion_enqueue", lambda pk: None)
+    request = urllib.request.Request(  # noqa: S310 - the test's own live server
+        f"{live_server.url}/api/v1/memories/{memories[0].id}",
+        method="DELETE",
+        headers={"Authorization": f"Bearer {api_key}"},
+    )
+    with urllib.request.urlopen(request, timeout=30) as response:  # noqa: S310
+        assert response.status == 202
+        operation_id = json.loads(response.read())["operation_id"]
+    operation = DeletionOperation.objects.get(pk=operation_id)
+    assert (operation.status, operation.attempts) == ("pending", 0)
+    assert operation.journaled_at is not None
+    entries = ledger_read(since=operation.requested_at)
+    assert str(operation.id) in [entry["operation_id"] for entry in entries]

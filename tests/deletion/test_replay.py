@@ -97,6 +97,36 @@ def test_restore_then_replay_forgets_what_was_deleted_after_the_backup(
             _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
 
 
+def test_a_deletion_no_worker_ran_before_the_database_was_lost_is_replayed(
+    owner_principal, memories
+):
+    source = connection.settings_dict["NAME"]
+    scratch = f"{source}_restore"
+    target = memories[0]
+    with tempfile.TemporaryDirectory() as folder:
+        dump = Path(folder) / "backup.dump"
+        backup_time = timezone.now()
+        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
+        # Accepted (202) and committed, but no worker ran it before the database was lost.
+        operation = deletion_request(principal=owner_principal, memory_id=target.id)
+        operation.refresh_from_db()
+        assert (operation.status, operation.attempts) == ("pending", 0)
+
+        _admin(f'DROP DATABASE IF EXISTS "{scratch}"')
+        _admin(f'CREATE DATABASE "{scratch}"')
+        try:
+            _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
+            assert _scratch_rows(scratch, [target.id])[0][1:3] == ("active", target.content)
+            result = run_manage(
+                "replay_deletions", "--since", backup_time.isoformat(), MEMLEDGER_DB_NAME=scratch
+            )
+            assert result.returncode == 0, result.stderr + result.stdout
+            assert '"replayed": 1' in result.stdout
+            assert _scratch_rows(scratch, [target.id]) == [(str(target.id), "deleted", "", True)]
+        finally:
+            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
 def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
     owner_principal, memories, settings
 ):
@@ -117,3 +147,36 @@ def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
         1,
         None,
     )
+
+
+@pytest.mark.parametrize(
+    ("arguments", "fragments"),
+    [
+        (
+            ("--ledger-database", "memledger_no_such_database"),
+            [
+                "Cannot read the ledger of database 'memledger_no_such_database' on this "
+                "server (a memledger database?): connection failed",
+                'database "memledger_no_such_database" does not exist',
+            ],
+        ),
+        (
+            ("--ledger-database", "postgres"),  # exists, holds no memledger tables
+            [
+                "Cannot read the ledger of database 'postgres'",
+                'relation "memory_core_deletionoperation" does not exist',
+            ],
+        ),
+        (("--ledger", "{tmp}"), ["{tmp} is not a file: --ledger takes the journal file."]),
+    ],
+)
+def test_replay_refuses_a_ledger_it_cannot_read_with_a_command_error(
+    arguments, fragments, tmp_path
+):
+    from django.core.management import CommandError, call_command
+
+    arguments = [argument.format(tmp=tmp_path) for argument in arguments]
+    with pytest.raises(CommandError) as refused:
+        call_command("replay_deletions", "--since", "2026-01-01T00:00:00+00:00", *arguments)
+    for fragment in fragments:
+        assert fragment.format(tmp=tmp_path) in str(refused.value)

@@ -97,6 +97,29 @@ def test_retention_expires_and_deletes_by_class(owner):
     }
 
 
+def test_a_retention_deletion_is_journaled_as_it_commits(
+    owner, django_capture_on_commit_callbacks, monkeypatch
+):
+    from memory_core.deletion.ledger import ledger_read
+
+    sent = []
+    monkeypatch.setattr("memory_core.deletion.services.deletion_enqueue", sent.append)
+    working_old = _memory(owner, MemoryType.TASK_STATE, MemoryClass.WORKING, timedelta(hours=25))
+    with django_capture_on_commit_callbacks(execute=True):
+        assert retention_apply()["deletion_operations"] == 1
+    operation = DeletionOperation.objects.get()
+    assert sent == [operation.id]
+    # In the journal before any run: a database lost before a worker ran it is replayed.
+    assert operation.journaled_at is not None and operation.attempts == 0
+    (entry,) = [
+        e
+        for e in ledger_read(since=operation.requested_at)
+        if e["operation_id"] == str(operation.id)
+    ]
+    assert entry["reason_code"] == "retention:working"
+    assert [t["memory_id"] for t in entry["tombstones"]] == [str(working_old.id)]
+
+
 def _publish_trace_days(tenant, days):
     document = PolicyVersion.objects.get(tenant=tenant, is_active=True).document
     document["retention"]["trace_days"] = days

@@ -45,7 +45,7 @@ def test_request_writes_ledger_and_makes_memory_unretrievable_at_once(
     target = memories[0]
     with django_capture_on_commit_callbacks() as callbacks:
         operation = deletion_request(principal=owner_principal, memory_id=target.id)
-    assert len(callbacks) == 1  # the task is sent on commit, not before
+    assert len(callbacks) == 2  # journaled and the task sent on commit, not before
     assert operation.status == DeletionOperation.State.PENDING
     assert [s.store for s in operation.steps.order_by("id")] == STORES  # no replicas configured
     row = Memory.objects.get(pk=target.id)
@@ -375,6 +375,69 @@ def test_a_journal_append_that_fails_is_made_by_the_next_run(
     entries = ledger_read(since=operation.requested_at)
     assert str(operation.id) in [e["operation_id"] for e in entries]
     assert _journaled(operation) == 1
+
+
+def test_a_request_is_journaled_as_it_commits_before_any_run(
+    owner_principal, memories, django_capture_on_commit_callbacks, monkeypatch
+):
+    from memory_core.deletion import runner
+    from memory_core.deletion.ledger import ledger_read
+
+    sent = []
+    monkeypatch.setattr(
+        "memory_core.deletion.services.deletion_enqueue",
+        lambda operation_id: sent.append(_journaled_id(operation_id)),
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+        assert _journaled(operation) == 0  # not before the commit
+    # No worker has run it: the journal holds it already, so a restore of a backup taken
+    # before the request forgets the memory again (replay_deletions).
+    assert sent == [True]  # written before the task was sent
+    operation.refresh_from_db()
+    assert operation.journaled_at is not None and operation.attempts == 0
+    (entry,) = [
+        e
+        for e in ledger_read(since=operation.requested_at)
+        if e["operation_id"] == str(operation.id)
+    ]
+    assert entry["tombstones"] == [
+        {
+            "memory_id": str(memories[0].id),
+            "subject_id": str(memories[0].subject_id),
+            "content_hash": memories[0].content_hash,
+        }
+    ]
+
+    def no_second_append(operation):
+        raise AssertionError("the run appended a journaled operation again")
+
+    monkeypatch.setattr(runner, "ledger_append", no_second_append)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    assert _journaled(operation) == 1
+
+
+def _journaled_id(operation_id) -> bool:
+    return _journaled(DeletionOperation.objects.get(pk=operation_id)) == 1
+
+
+def test_a_journal_append_on_request_that_fails_is_made_by_the_run(
+    owner_principal, memories, django_capture_on_commit_callbacks, monkeypatch, caplog
+):
+    def disk_full(entry):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("memory_core.deletion.services.ledger_write", disk_full)
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    assert len(callbacks) == 2  # the task was still sent
+    assert "the journal append on request failed" in caplog.text
+    operation.refresh_from_db()
+    assert operation.journaled_at is None and _journaled(operation) == 0
+    monkeypatch.undo()
+    assert deletion_run(operation_id=operation.id) == "completed"
+    operation.refresh_from_db()
+    assert operation.journaled_at is not None and _journaled(operation) == 1
 
 
 def test_a_run_that_died_after_the_attempt_was_counted_still_journals(

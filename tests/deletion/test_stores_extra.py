@@ -153,3 +153,37 @@ def test_evaluation_verification_finds_the_content_without_the_id(owner_principa
     assert json.loads(path.read_text()) == [{"q": "k"}]
     assert REGISTRY["evaluation"].verify(ctx)[0]
     path.unlink()
+
+
+def test_an_evaluation_folder_that_does_not_exist_fails_the_step(
+    owner_principal, memories, settings, tmp_path
+):
+    from django.core import checks
+
+    target = memories[0]
+    present, absent = tmp_path / "eval-a", tmp_path / "eval-b"
+    present.mkdir()
+    (present / "cases.jsonl").write_text(json.dumps({"id": str(target.id)}) + "\n")
+    settings.MEMLEDGER_EVAL_DATA_DIRS = [str(present), str(absent)]
+    warnings = [m for m in checks.run_checks() if m.id == "memory_core.W001"]
+    assert [str(absent) in m.msg for m in warnings] == [True]
+
+    operation = deletion_request(principal=owner_principal, memory_id=target.id)
+    assert deletion_run(operation_id=operation.id) == "partial"
+    step = operation.steps.get(store="evaluation")
+    assert step.status == "failed"
+    assert step.evidence["missing_dirs"] == [str(absent)]
+    assert f"MEMLEDGER_EVAL_DATA_DIRS names '{absent}', which is not a folder" in step.last_error
+    assert (present / "cases.jsonl").read_text() == ""  # the folder that exists was purged
+
+    absent.mkdir()  # the operator fixes it; the retry verifies
+    assert deletion_run(operation_id=operation.id) == "completed"
+    assert not [m for m in checks.run_checks() if m.id == "memory_core.W001"]
+
+
+def test_a_missing_evaluation_folder_inside_the_data_dir_is_memledgers_own_and_empty(
+    owner_principal, memories, settings
+):
+    settings.MEMLEDGER_EVAL_DATA_DIRS = [str(settings.DATA_DIR / "eval-never-written")]
+    operation = _run(owner_principal, memories[0])
+    assert "missing_dirs" not in operation.steps.get(store="evaluation").evidence

@@ -10,6 +10,7 @@ from django.conf import settings
 from pgvector.django import CosineDistance
 
 from memory_core.embeddings import (
+    PACKAGED_SHA256,
     EmbeddingError,
     SentenceTransformerEmbedder,
     _onnx_inputs,
@@ -31,6 +32,46 @@ def test_missing_weights_are_reported(tmp_path):
     shutil.copy(get_embedder().model_path / "config.json", tmp_path / "config.json")
     with pytest.raises(EmbeddingError, match="weights not found"):
         SentenceTransformerEmbedder(model_path=tmp_path).embed(["hello"])
+
+
+def linked_model_copy(folder):
+    """Return ``folder``: the packaged model's files, linked (not copied: 90 MB)."""
+    folder.mkdir()
+    for item in get_embedder().model_path.iterdir():
+        (folder / item.name).symlink_to(item)
+    return folder
+
+
+def test_the_packaged_model_keeps_the_label_its_stored_vectors_have():
+    # Databases hold vectors labelled so: they must not all need re-embedding.
+    assert SentenceTransformerEmbedder(precision="fp32").model_name == "all-MiniLM-L6-v2"
+    assert SentenceTransformerEmbedder(sha256=PACKAGED_SHA256, precision="int8").model_name == (
+        "all-MiniLM-L6-v2-int8"
+    )
+    suffix = "-int8" if settings.MEMLEDGER_EMBEDDER["PRECISION"] == "int8" else ""
+    assert get_embedder().model_name == f"all-MiniLM-L6-v2{suffix}"
+
+
+def test_another_model_folder_or_weights_gets_a_label_of_its_own(tmp_path):
+    copy = linked_model_copy(tmp_path / "minilm-copy")
+    assert SentenceTransformerEmbedder(model_path=copy, precision="fp32").model_name == (
+        f"minilm-copy-{PACKAGED_SHA256[:12]}"
+    )
+    # Other weights in a folder named like the packaged one: their own digest.
+    other = tmp_path / "elsewhere" / get_embedder().model_path.name
+    other.mkdir(parents=True)
+    (other / "model.safetensors").write_bytes(b"other weights")
+    digest = hashlib.sha256(b"other weights").hexdigest()
+    assert SentenceTransformerEmbedder(model_path=other, precision="int8").model_name == (
+        f"{other.name}-{digest[:12]}-int8"
+    )
+    # The configured digest names the weights too (the model refuses any others).
+    assert SentenceTransformerEmbedder(model_path=other, sha256="ab" * 32).model_name == (
+        f"{other.name}-abababababab"
+    )
+    # MEMLEDGER_EMBEDDING_MODEL_NAME overrides it.
+    named = SentenceTransformerEmbedder(model_path=copy, model_name="minilm", precision="int8")
+    assert named.model_name == "minilm-int8"
 
 
 def test_embeddings_are_unit_vectors_and_semantic():

@@ -9,6 +9,7 @@ from memory_core.models import Memory, Status
 from memory_core.services import memories as memories_service
 from memory_core.text import content_hash
 from tests.factories import MemoryFactory, SubjectFactory
+from tests.memory_core.test_embeddings import linked_model_copy
 
 OLD_VECTOR = [1.0] + [0.0] * 383
 
@@ -109,3 +110,40 @@ def test_a_model_that_cannot_embed_ends_the_command_with_a_command_error(rows, b
     with pytest.raises(CommandError, match="The embedding model failed: model weights unreadable"):
         call_command("reembed")
     assert Memory.objects.filter(embedding_model="old-model").count() == 2  # nothing changed
+
+
+@pytest.mark.django_db
+def test_a_switched_model_folder_labels_its_vectors_anew_and_reembed_finds_the_old_ones(
+    tenant, settings, tmp_path, capsys
+):
+    packaged = get_embedder()
+    subject = SubjectFactory(tenant=tenant)
+    old = [
+        MemoryFactory(subject=subject, embedding=OLD_VECTOR, embedding_model=packaged.model_name)
+        for _ in range(2)
+    ]
+    # MEMLEDGER_EMBEDDING_MODEL_PATH points at another folder (here: the same files under
+    # another name, which is all a test can afford); its own graph cache, so nothing is shared.
+    folder = linked_model_copy(tmp_path / "minilm-copy")
+    settings.MEMLEDGER_EMBEDDER = {
+        **settings.MEMLEDGER_EMBEDDER,
+        "MODEL_PATH": str(folder),
+        "CACHE_DIR": str(tmp_path / "cache"),
+    }
+    get_embedder.cache_clear()
+    try:
+        switched = get_embedder()
+        assert switched.model_name.startswith("minilm-copy-")
+        call_command("reembed", "--dry-run")
+        assert f"2 memories to re-embed with {switched.model_name}" in capsys.readouterr().out
+        call_command("reembed")
+        assert f"Re-embedded 2 of 2 memories with {switched.model_name}" in (
+            capsys.readouterr().out
+        )
+        expected = switched.embed([m.content for m in old])
+        for memory, vector in zip(old, expected, strict=True):
+            memory.refresh_from_db()
+            assert memory.embedding_model == switched.model_name
+            assert np.allclose(np.array(memory.embedding), vector, atol=1e-5)
+    finally:
+        get_embedder.cache_clear()

@@ -1,7 +1,9 @@
 """Create (if missing) a tenant and an agent, and print a new API key as the last line."""
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 
+from memory_core.exceptions import ValidationFailed
 from memory_core.rls import platform_command
 from memory_core.services.api_keys import agent_ensure, api_key_create
 
@@ -18,8 +20,12 @@ class Command(BaseCommand):
     def handle(self, *args, tenant, agent, name, **options):
         if not tenant.strip() or not agent.strip():
             raise CommandError("--tenant and --agent must not be empty.")
-        agent_row = agent_ensure(tenant_slug=tenant.strip(), agent_name=agent.strip())
-        key, raw_key = api_key_create(agent=agent_row, name=name)
+        try:
+            with transaction.atomic():  # a refused --name creates no tenant or agent either
+                agent_row = agent_ensure(tenant_slug=tenant.strip(), agent_name=agent.strip())
+                key, raw_key = api_key_create(agent=agent_row, name=name)
+        except ValidationFailed as exc:
+            raise CommandError(f"{exc.message} Nothing was created.") from exc
         self.stdout.write(
             f"Tenant {agent_row.tenant.slug} ({agent_row.tenant_id}), agent {agent_row.name} "
             f"({agent_row.id}), key {key.prefix}. Store the key now: it is not shown again."

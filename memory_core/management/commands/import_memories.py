@@ -8,6 +8,7 @@ nothing is imported. ``--screen`` also runs the class and injection guards over 
 and reports the ones they refuse as errors. The format is in docs/api.md.
 """
 
+import io
 import json
 from collections import defaultdict
 
@@ -44,10 +45,21 @@ class Command(BaseCommand):
     @platform_command
     def handle(self, *args, file, dry_run, screen, **options):
         try:
-            with open(file, encoding="utf-8") as handle:
-                lines = handle.readlines()
+            with open(file, "rb") as handle:
+                data = handle.read()
         except OSError as exc:
             raise CommandError(f"Cannot read {file}: {exc}") from exc
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = data.count(b"\n", 0, exc.start) + 1
+            raise CommandError(
+                f"{file} is not UTF-8 text: line {line} holds the byte 0x{data[exc.start]:02x}. "
+                "Save the file as UTF-8; nothing imported."
+            ) from exc
+        # Lines as a text-mode read splits them (\n, \r\n, \r): not str.splitlines, which
+        # also splits at U+2028, valid inside a JSON string.
+        lines = io.StringIO(text, newline=None).readlines()
         records, errors = self._validate(lines, screen=screen)
         for error in errors:
             self.stderr.write(error)

@@ -4,10 +4,11 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
+import psycopg
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from memory_core.deletion.ledger import ledger_path, ledger_read
+from memory_core.deletion.ledger import ledger_path, ledger_scan
 from memory_core.deletion.replay import ledger_from_database, replay_deletions
 from memory_core.rls import platform_command
 
@@ -37,17 +38,57 @@ class Command(BaseCommand):
             raise CommandError(f"--since must be an ISO timestamp: {exc}") from exc
         if timezone.is_naive(moment):
             moment = timezone.make_aware(moment, UTC)
+        unreadable: list[int] = []
+        recovered: list[int] = []
         if ledger_database:
-            entries = ledger_from_database(dbname=ledger_database, since=moment)
+            try:
+                entries = ledger_from_database(dbname=ledger_database, since=moment)
+            except psycopg.Error as exc:
+                reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+                raise CommandError(
+                    f"Cannot read the ledger of database {ledger_database!r} on this server "
+                    f"(a memledger database?): {reason}"
+                ) from exc
             source = f"database {ledger_database}"
         else:
             path = Path(ledger) if ledger else ledger_path()
             if not path.exists():
                 raise CommandError(f"no deletion journal at {path}")
-            entries = ledger_read(since=moment, path=path)
+            if not path.is_file():
+                raise CommandError(f"{path} is not a file: --ledger takes the journal file.")
+            try:
+                scan = ledger_scan(since=moment, path=path)
+            except OSError as exc:
+                raise CommandError(f"Cannot read the deletion journal {path}: {exc}") from exc
+            entries, unreadable, recovered = scan.entries, scan.unreadable, scan.recovered
             source = str(path)
+            if unreadable:
+                self.stderr.write(
+                    f"warning: {len(unreadable)} line(s) of {path} are not journal entries "
+                    f"and were skipped: line {_numbers(unreadable)}"
+                )
+            if recovered:
+                self.stderr.write(
+                    f"warning: {len(recovered)} line(s) of {path} began with a torn append, "
+                    f"which was dropped (the whole entry after it was read): "
+                    f"line {_numbers(recovered)}"
+                )
         result = replay_deletions(entries=entries)
-        result.update({"since": moment.isoformat(), "source": source, "entries": len(entries)})
+        result.update(
+            {
+                "since": moment.isoformat(),
+                "source": source,
+                "entries": len(entries),
+                "unreadable_lines": len(unreadable),
+                "recovered_lines": len(recovered),
+            }
+        )
         self.stdout.write(json.dumps(result, sort_keys=True))
         if result["incomplete"]:
             raise CommandError(f"some operations did not complete: {result['incomplete']}")
+
+
+def _numbers(lines: list[int], shown: int = 20) -> str:
+    """Return the first ``shown`` line numbers, comma-separated ("..." if there are more)."""
+    text = ", ".join(map(str, lines[:shown]))
+    return text + (", ..." if len(lines) > shown else "")

@@ -124,3 +124,23 @@ def test_import_with_a_broken_model_is_a_command_error_and_imports_nothing(
     with pytest.raises(CommandError, match="embedding model failed.*nothing imported"):
         call_command("import_memories", str(path), stdout=StringIO())
     assert not Memory.objects.exists()
+
+
+@pytest.mark.django_db
+def test_import_of_a_file_that_is_not_utf8_is_a_command_error(tenant, tmp_path):
+    path = tmp_path / "latin1.jsonl"
+    accented = json.loads(record(tenant, content="Café au lait."))
+    lines = [record(tenant), json.dumps(accented, ensure_ascii=False)]
+    path.write_bytes("\n".join(lines).encode("latin-1"))
+    with pytest.raises(
+        CommandError, match=r"latin1.jsonl is not UTF-8 text: line 2 holds the byte 0xe9\."
+    ):
+        call_command("import_memories", str(path), stdout=StringIO())
+    assert not Memory.objects.exists()
+    # A line separator (U+2028) inside a JSON string does not end the line.
+    data = json.loads(record(tenant))
+    data["content"] = "User prefers tea\u2028in the morning."
+    path.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    out = StringIO()
+    call_command("import_memories", str(path), "--dry-run", stdout=out)
+    assert "1 record(s) valid" in out.getvalue()

@@ -1,0 +1,127 @@
+"""The deletion journal: a failed append leaves no torn line, and the reader skips bad lines."""
+
+import errno
+import json
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from memory_core.deletion import ledger
+from memory_core.deletion.ledger import ledger_append, ledger_entry, ledger_read, ledger_scan
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import deletion_request
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def journal(settings, tmp_path):
+    settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "deletion-ledger.jsonl"
+    return settings.MEMLEDGER_DELETION_LEDGER
+
+
+class _DiskFillsMidLine:
+    """A journal file on which a write puts half its bytes on disk, then fails with ENOSPC
+    (a full disk, which a test cannot make without root)."""
+
+    def __init__(self, handle):
+        self._handle = handle
+
+    def __getattr__(self, name):
+        return getattr(self._handle, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self._handle.close()
+
+    def write(self, data):
+        self._handle.write(data[: len(data) // 2])
+        self._handle.flush()
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def _open_on_a_full_disk(*args, **kwargs):
+    return _DiskFillsMidLine(open(*args, **kwargs))  # closed by the wrapper
+
+
+def test_an_append_the_disk_cuts_short_leaves_no_torn_line_for_the_retry(
+    owner_principal, memories, journal, monkeypatch
+):
+    since = timezone.now() - timedelta(minutes=1)
+    first = deletion_request(principal=owner_principal, memory_id=memories[1].id)
+    second = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    ledger_append(first)
+    before = journal.read_bytes()
+
+    monkeypatch.setattr(ledger, "open", _open_on_a_full_disk, raising=False)
+    assert deletion_run(operation_id=second.id) == "partial"
+    second.refresh_from_db()
+    assert "No space left" in second.last_error and second.journaled_at is None
+    assert journal.read_bytes() == before  # the half line was cut off again
+
+    monkeypatch.undo()  # the operator frees space; the next run appends the whole line
+    assert deletion_run(operation_id=second.id) == "completed"
+    lines = journal.read_text().splitlines()
+    assert [json.loads(line)["operation_id"] for line in lines] == [str(first.id), str(second.id)]
+    assert [e["operation_id"] for e in ledger_read(since=since)] == [str(first.id), str(second.id)]
+
+
+def test_an_append_after_a_torn_line_starts_on_a_line_of_its_own(
+    owner_principal, memories, journal
+):
+    # A process killed mid-write (nothing could cut its half line off) left a fragment.
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    journal.write_text('{"operation_id": "0b4e2c1a-', encoding="utf-8")
+    ledger_append(operation)
+    entries = ledger_read(since=operation.requested_at)
+    assert [e["operation_id"] for e in entries] == [str(operation.id)]
+    scan = ledger_scan(since=operation.requested_at)
+    assert (scan.unreadable, scan.recovered) == ([1], [])
+
+
+def test_replay_skips_and_reports_the_lines_that_are_not_entries(
+    owner_principal, memories, journal
+):
+    since = timezone.now() - timedelta(minutes=1)
+    operations = [
+        deletion_request(principal=owner_principal, memory_id=memory.id) for memory in memories
+    ]
+    whole = [json.dumps(ledger_entry(op), sort_keys=True) for op in operations]
+    naive = json.loads(whole[2])
+    naive["requested_at"] = naive["requested_at"].replace("+00:00", "")
+    journal.write_bytes(
+        b"\n".join(
+            [
+                whole[0].encode(),
+                b"\xff\xfe not even text",  # line 2
+                b"[1, 2, 3]",  # line 3: JSON, but no entry
+                # line 4: a torn append with the retry glued to it (the old append's damage)
+                (whole[1][: len(whole[1]) // 2] + whole[1]).encode(),
+                b"",
+                json.dumps(naive).encode(),  # line 6: a time without a zone
+                b'{"operation_id": "x", "requested_at": "yesterday"}',  # line 7
+                whole[2].encode(),
+                b'{"operation_id": "0b4e',  # line 9: torn, at the end
+            ]
+        )
+    )
+    out, err = StringIO(), StringIO()
+    call_command(
+        "replay_deletions", "--since", since.isoformat(), "--ledger", str(journal),
+        stdout=out, stderr=err,
+    )  # fmt: skip
+    result = json.loads(out.getvalue())
+    assert (result["entries"], result["replayed"], result["incomplete"]) == (3, 3, {})
+    assert (result["unreadable_lines"], result["recovered_lines"]) == (5, 1)
+    assert "5 line(s) of" in err.getvalue() and "skipped: line 2, 3, 6, 7, 9" in err.getvalue()
+    assert "torn append, which was dropped (the whole entry after it was read): line 4" in (
+        err.getvalue()
+    )
+    for operation in operations:
+        operation.refresh_from_db()
+        assert operation.status == "completed"
