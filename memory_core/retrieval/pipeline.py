@@ -157,62 +157,37 @@ def _embed_query(query: str):
 def _generate(*, ctx, plan_, query, vector, now, policy):
     """Stage 4 with the degraded fallback; return (candidates, stores, degraded_reason).
 
-    Each statement runs in its own savepoint (``candidates.fetch_binary``), so a failed one
-    leaves the request's transaction usable for the next and for the trace.
+    Each attempt drops what the one before failed on: the vector store (the structured store
+    still orders by the vector), then the vector altogether (``vector_search_failed``), then
+    the full-text store (``search_failed``); when nothing is left to drop the error is a real
+    bug and propagates. Each statement runs in its own savepoint
+    (``candidates.fetch_binary``), so a failed one leaves the request's transaction usable
+    for the next and for the trace.
     """
-    reason = ""
-    if vector is not None and plan_.semantic_types:
+    attempts: list[tuple[str, dict]] = []
+    if vector is not None:
+        attempts.append(("", {"query_vector": vector, "use_vector": bool(plan_.semantic_types)}))
+    no_vector = "vector_search_failed" if vector is not None else ""
+    attempts.append((no_vector, {"query_vector": None, "use_vector": False}))
+    if plan_.semantic_types:
+        attempts.append(
+            ("search_failed", {"query_vector": None, "use_vector": False, "use_fulltext": False})
+        )
+    *fallible, (last_reason, last_options) = attempts
+    for reason, options in fallible:
         try:
             found, stores = candidates.fetch_candidates(
-                ctx=ctx, plan=plan_, query=query, query_vector=vector, now=now, policy=policy
+                ctx=ctx, plan=plan_, query=query, now=now, policy=policy, **options
             )
-            return found, stores, ""
+            return found, stores, reason
         except (OperationalError, InterfaceError):
-            raise
+            raise  # the database itself: 503 memory_unavailable
         except DatabaseError as exc:
-            logger.warning("vector search failed, degrading to full-text: %s", exc)
-            reason = "vector_search_failed"
-    try:
-        found, stores = candidates.fetch_candidates(
-            ctx=ctx,
-            plan=plan_,
-            query=query,
-            query_vector=vector if not reason else None,
-            now=now,
-            policy=policy,
-            use_vector=False,
-        )
-        return found, stores, reason
-    except (OperationalError, InterfaceError):
-        raise
-    except DatabaseError as exc:
-        if not plan_.semantic_types:
-            if vector is None or reason:
-                raise  # nothing left to drop: a real bug, not a degraded store
-            # Structured stores only, which order by the vector when there is one: without.
-            logger.warning("ordering by the vector failed, degrading without it: %s", exc)
-            found, stores = candidates.fetch_candidates(
-                ctx=ctx,
-                plan=plan_,
-                query=query,
-                query_vector=None,
-                now=now,
-                policy=policy,
-                use_vector=False,
-            )
-            return found, stores, "vector_search_failed"
-        logger.warning("full-text search failed, degrading to structured stores: %s", exc)
+            logger.warning("candidate statement failed, degrading: %s", exc)
     found, stores = candidates.fetch_candidates(
-        ctx=ctx,
-        plan=plan_,
-        query=query,
-        query_vector=None,
-        now=now,
-        policy=policy,
-        use_vector=False,
-        use_fulltext=False,
+        ctx=ctx, plan=plan_, query=query, now=now, policy=policy, **last_options
     )
-    return found, stores, "search_failed"
+    return found, stores, last_reason
 
 
 def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
