@@ -7,17 +7,33 @@ from memory_core import models
 from memory_core.policy_check import policy_errors
 
 
+class NoHardDeleteMixin:
+    """Rows that own memories are never deleted here: a cascade would remove memory rows
+    without a deletion operation, so no derived store (traces, exports, evaluation files,
+    caches, the journal) would be purged or verified. Delete memories through operations."""
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 @admin.register(models.Tenant)
-class TenantAdmin(admin.ModelAdmin):
+class TenantAdmin(NoHardDeleteMixin, admin.ModelAdmin):
     list_display = ["slug", "name", "created_at"]
     search_fields = ["slug", "name"]
 
 
 @admin.register(models.Subject)
-class SubjectAdmin(admin.ModelAdmin):
+class SubjectAdmin(NoHardDeleteMixin, admin.ModelAdmin):
     list_display = ["external_id", "display_name", "tenant", "created_at"]
     list_filter = ["tenant"]
     search_fields = ["external_id", "display_name"]
+    actions = ["request_subject_deletion"]
+
+    @admin.action(description="Delete every memory of the selected subjects (an operation)")
+    def request_subject_deletion(self, request, queryset):
+        for subject in queryset:
+            operation = _request_deletion(subject.tenant_id, subject_id=subject.pk)
+            self.message_user(request, f"{subject}: deletion operation {operation.pk}.")
 
 
 class ApiKeyInline(admin.TabularInline):
@@ -78,10 +94,42 @@ class MemoryAdmin(admin.ModelAdmin):
     ]
     exclude = ["embedding"]
     list_select_related = ["subject"]
+    actions = ["request_deletion"]
+
+    # Read-only: a memory is written through admission (its embedding, hash, events and
+    # chain follow) and deleted through a deletion operation, never edited or removed here.
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
 
     @admin.display(description="content")
     def short_content(self, obj):
         return (obj.content[:80] + "…") if len(obj.content) > 80 else obj.content
+
+    @admin.action(description="Delete the selected memories and their history (an operation)")
+    def request_deletion(self, request, queryset):
+        for memory in queryset.exclude(status=models.Status.DELETED):
+            operation = _request_deletion(memory.tenant_id, memory_id=memory.pk)
+            self.message_user(request, f"Memory {memory.pk}: deletion operation {operation.pk}.")
+
+
+def _request_deletion(tenant_id, **target):
+    """Request a deletion as memledger itself, in the row's tenant (row-level security)."""
+    from memory_core.deletion.services import deletion_request
+    from memory_core.principals import SystemPrincipal
+    from memory_core.rls import tenant_atomic
+
+    with tenant_atomic(tenant_id):
+        return deletion_request(
+            principal=SystemPrincipal(tenant_id=tenant_id, name="admin"),
+            reason_code="admin",
+            **target,
+        )
 
 
 @admin.register(models.MemoryEvent)

@@ -18,3 +18,30 @@ def test_admin_changelist_shows_every_tenant_to_staff_only(client, tenant, other
     assert str(mine.memory_key) in body and str(theirs.memory_key) in body
     client.logout()
     assert client.get("/admin/memory_core/memory/").status_code == 302  # to the login page
+
+
+@pytest.mark.django_db
+def test_the_admin_deletes_memories_only_through_deletion_operations(client, tenant):
+    from memory_core.models import DeletionOperation, Memory
+
+    subject = SubjectFactory(tenant=tenant)
+    memory = MemoryFactory(subject=subject, content="Row the admin wants gone.")
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    # No hard delete (a cascade would skip every derived store), no edit, no add.
+    assert client.get(f"/admin/memory_core/memory/{memory.pk}/delete/").status_code == 403
+    assert client.get(f"/admin/memory_core/subject/{subject.pk}/delete/").status_code == 403
+    assert client.get(f"/admin/memory_core/tenant/{tenant.pk}/delete/").status_code == 403
+    assert client.get("/admin/memory_core/memory/add/").status_code == 403
+    edit = client.post(f"/admin/memory_core/memory/{memory.pk}/change/", {"content": "edited"})
+    assert edit.status_code in (200, 403)
+    assert Memory.objects.get(pk=memory.pk).content == "Row the admin wants gone."
+    # The action requests an operation: the row is scrubbed at once, the steps follow.
+    response = client.post(
+        "/admin/memory_core/memory/",
+        {"action": "request_deletion", "_selected_action": [str(memory.pk)]},
+    )
+    assert response.status_code == 302
+    operation = DeletionOperation.objects.get(reason_code="admin")
+    assert operation.memory_ids == [memory.pk]
+    assert Memory.objects.get(pk=memory.pk).status == "deleted"
