@@ -63,7 +63,9 @@ class Memory(models.Model):
     subject = models.ForeignKey(Subject, on_delete=models.CASCADE, related_name="memories")
     agent = models.ForeignKey(
         Agent,
-        on_delete=models.SET_NULL,
+        # Not SET_NULL: an agent's private memories would become every agent's. Deactivate
+        # the agent (is_active) instead, or delete its memories by operation first.
+        on_delete=models.PROTECT,
         null=True,
         blank=True,
         related_name="memories",

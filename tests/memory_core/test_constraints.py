@@ -154,3 +154,18 @@ def test_active_queryset_respects_validity(subject):
     MemoryFactory(subject=subject, status=Status.REVOKED)
     assert list(Memory.objects.active().values_list("id", flat=True)) == [live.id]
     assert uuid.UUID(str(live.id))
+
+
+@pytest.mark.django_db
+def test_an_agent_with_private_memories_cannot_be_deleted(tenant):
+    # SET_NULL made its private memories every agent's; deactivate it instead.
+    from django.db.models import ProtectedError
+
+    from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
+
+    owner = AgentFactory(tenant=tenant)
+    private = MemoryFactory(subject=SubjectFactory(tenant=tenant), agent=owner)
+    with pytest.raises(ProtectedError):
+        owner.delete()
+    private.refresh_from_db()
+    assert private.agent_id == owner.id
