@@ -64,8 +64,9 @@ class Memory(models.Model):
     agent = models.ForeignKey(
         Agent,
         # Not SET_NULL: an agent's private memories would become every agent's. Deactivate
-        # the agent (is_active) instead, or delete its memories by operation first.
-        on_delete=models.PROTECT,
+        # the agent (is_active) instead, or delete its memories by operation first. RESTRICT,
+        # not PROTECT: a cascade from the tenant still removes both.
+        on_delete=models.RESTRICT,
         null=True,
         blank=True,
         related_name="memories",

@@ -158,14 +158,19 @@ def test_active_queryset_respects_validity(subject):
 
 @pytest.mark.django_db
 def test_an_agent_with_private_memories_cannot_be_deleted(tenant):
-    # SET_NULL made its private memories every agent's; deactivate it instead.
-    from django.db.models import ProtectedError
+    # SET_NULL made its private memories every agent's; deactivate it instead. Deleting the
+    # whole tenant still cascades (RESTRICT lets the memories go by the tenant's cascade).
+    from django.db.models import RestrictedError
 
+    from memory_core.models import Agent
     from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
     owner = AgentFactory(tenant=tenant)
     private = MemoryFactory(subject=SubjectFactory(tenant=tenant), agent=owner)
-    with pytest.raises(ProtectedError):
+    with pytest.raises(RestrictedError):
         owner.delete()
     private.refresh_from_db()
     assert private.agent_id == owner.id
+    tenant.delete()
+    assert not Memory.objects.filter(pk=private.pk).exists()
+    assert not Agent.objects.filter(pk=owner.pk).exists()

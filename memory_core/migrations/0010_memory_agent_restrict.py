@@ -14,6 +14,6 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='memory',
             name='agent',
-            field=models.ForeignKey(blank=True, help_text="The agent that may use it; empty = shared by the tenant's agents.", null=True, on_delete=django.db.models.deletion.PROTECT, related_name='memories', to='memory_core.agent'),
+            field=models.ForeignKey(blank=True, help_text="The agent that may use it; empty = shared by the tenant's agents.", null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='memories', to='memory_core.agent'),
         ),
     ]
