@@ -30,6 +30,7 @@ from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from django.core.cache.backends.base import BaseCache
 from rest_framework.throttling import BaseThrottle
 
+from memory_core.exceptions import ValidationFailed
 from memory_core.principals import AgentPrincipal
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
@@ -100,12 +101,27 @@ class _FixedWindowThrottle(BaseThrottle):
         if cost <= 0:
             return True
         allowed, period = parse_rate(rate)
+        if cost > allowed:
+            # No window will ever hold it: a 429 with Retry-After would be retried forever.
+            raise ValidationFailed(
+                f"This request costs {cost} against a limit of {allowed} per {period} s; "
+                "send smaller batches.",
+                code="over_limit",
+            )
         now = time.time()
         start = int(now // period) * period
         key = f"throttle:{self.scope}:{principal.api_key_id}:{start}"
         if counter_add(key, cost, period) <= allowed:
+            # Kept, to be given back if a later limit refuses the request.
+            request.throttle_charges = [
+                *getattr(request, "throttle_charges", ()),
+                (key, cost, period),
+            ]
             return True
         counter_take_back(key, cost, period)
+        for charged in getattr(request, "throttle_charges", ()):
+            counter_take_back(*charged)  # an earlier limit let it through: it spends nothing
+        request.throttle_charges = []
         self.wait_seconds = start + period - now
         request.refused_by_throttle = True
         return False

@@ -107,10 +107,10 @@ def policy_errors(document) -> dict[str, str]:
 def _number_problem(value, kind: str, low, high) -> str:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return "Must be a number."
-    if kind == "int" and value != int(value):
-        return "Must be a whole number."
     if not math.isfinite(value):
         return "Must be finite."
+    if kind == "int" and value != int(value):
+        return "Must be a whole number."
     if low is not None and value < low:
         return f"At least {low}."
     if high is not None and value > high:

@@ -45,7 +45,9 @@ def deletion_journal_on_commit(operation: DeletionOperation, tombstones) -> None
     then written before the task is sent, and a run finds ``journaled_at`` already set.
     """
     entry = ledger_entry(operation, tombstones)
-    transaction.on_commit(partial(_journal_committed, operation.id, operation.tenant_id, entry))
+    transaction.on_commit(
+        partial(_journal_committed, operation.id, operation.tenant_id, entry), robust=True
+    )
 
 
 def _journal_committed(operation_id, tenant_id, entry: dict) -> None:

@@ -1,5 +1,7 @@
 """Reading retrieval traces: an agent sees the traces of its own retrievals, nothing else."""
 
+from django.db.models import Q
+
 from memory_core.exceptions import NotFound
 from memory_core.models import RetrievalTrace
 
@@ -13,7 +15,13 @@ def trace_get(*, principal, trace_id) -> RetrievalTrace:
     """
     traces = RetrievalTrace.objects.filter(tenant_id=principal.tenant_id, pk=trace_id)
     if principal.actor_type == "agent":
-        traces = principal.scope_subject(traces.filter(agent_id=principal.agent_id))
+        traces = traces.filter(agent_id=principal.agent_id)
+        if not principal.any_subject:
+            # Its token's subject, or none: a retrieval for a subject not yet known stores a
+            # trace without one (and names no memory).
+            traces = traces.filter(
+                Q(subject__external_id=principal.bound_user_id or None) | Q(subject__isnull=True)
+            )
     trace = traces.first()
     if trace is None:
         raise NotFound("No retrieval trace with this id.")

@@ -190,3 +190,24 @@ def test_a_batch_spends_one_write_per_item_and_is_refused_whole(api_client, cloc
     single = api_client.post("/api/v1/memories", write_body(), format="json")
     assert single.status_code == 429
     assert Memory.objects.count() == 5
+
+
+@override_settings(MEMLEDGER_RATE_LIMIT="3/min", MEMLEDGER_WRITE_QUOTA="1/min")
+def test_a_write_the_quota_refuses_spends_none_of_the_rate_limit(api_client, clock):
+    def write(n):
+        body = write_body(memory_type="episode", memory_key="", content=f"Note {n}.")
+        return api_client.post("/api/v1/memories", body, format="json").status_code
+
+    assert [write(0), write(1), write(2)] == [201, 429, 429]
+    # The rate limit spent one request (the accepted write): two reads still pass.
+    assert [api_client.get("/api/v1/whoami").status_code for _ in range(3)] == [200, 200, 429]
+
+
+@override_settings(MEMLEDGER_WRITE_QUOTA="3/min", MEMLEDGER_RATE_LIMIT=None)
+def test_a_batch_larger_than_the_whole_quota_is_a_400_not_a_retry(api_client, clock):
+    items = [write_body(memory_type="episode", memory_key="", content=f"N {n}.") for n in range(5)]
+    response = api_client.post("/api/v1/memories/batch", {"items": items}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "over_limit"
+    assert "Retry-After" not in response
+    assert Memory.objects.count() == 0

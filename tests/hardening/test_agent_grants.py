@@ -248,3 +248,13 @@ def test_an_agent_reads_only_the_traces_of_its_own_retrievals(tenant, user_1):
     trace_id = retrieve(owner).json()["trace_id"]
     assert owner.get(f"/api/v1/traces/{trace_id}").status_code == 200
     assert other.get(f"/api/v1/traces/{trace_id}").status_code == 404
+
+
+def test_a_bound_agent_reads_its_trace_for_a_subject_not_yet_known(tenant):
+    agent = AgentFactory(tenant=tenant, any_subject=False)
+    client = client_for(agent)
+    token = subject_token_issue(tenant_id=tenant.id, agent_id=agent.id, user_id="newcomer")
+    headers = {"HTTP_X_MEMLEDGER_SUBJECT_TOKEN": token}
+    response = retrieve(client, "newcomer", **headers)
+    assert response.status_code == 200 and response.json()["items"] == []
+    assert client.get(f"/api/v1/traces/{response.json()['trace_id']}", **headers).status_code == 200

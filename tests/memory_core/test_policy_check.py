@@ -30,6 +30,8 @@ def test_the_defaults_and_an_empty_document_are_valid():
     [
         ("budget.max_items", None),
         ("budget.max_items", 0),
+        ("budget.max_items", float("inf")),
+        ("budget.max_items", float("nan")),
         ("budget.max_tokens", 10),  # the empty package alone costs 11
         ("budget.max_items_per_type", 2.5),
         ("retrieval.rrf_k", -1),
