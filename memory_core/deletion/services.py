@@ -182,7 +182,10 @@ def deletion_request(
     if memory_key:
         candidates = candidates.filter(memory_key=memory_key)
         if not candidates.exists():
-            if visible.filter(subject=subject, memory_key=memory_key).exists():
+            if (
+                write_types is not None
+                and visible.filter(subject=subject, memory_key=memory_key).exists()
+            ):
                 raise PermissionDenied(
                     "The agent's grant does not allow writing the memory types on this key."
                 )

@@ -173,6 +173,10 @@ def _lock_pending_memory(item: ReviewItem) -> Memory:
 def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     """Approve a pending sensitive write: the memory becomes active (and usable)."""
     item = _open_item(principal=principal, item_id=item_id)
+    # The key's lock before the row's, in the order writes take them (memory_core/locks.py).
+    pending = Memory.objects.select_related("subject").filter(pk=item.memory_id).first()
+    if pending is not None:
+        lock_memory_keys(pending.tenant_id, [(pending.subject.external_id, pending.memory_key)])
     memory = _lock_pending_memory(item)
     _link_into_chain(memory, item, principal=principal)
     event_record(

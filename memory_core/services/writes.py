@@ -189,9 +189,16 @@ def _heads(principal, planned: list[_Planned], subjects: dict) -> dict:
     if not query:
         return {}
     heads = {}
-    rows = Memory.objects.filter(query, tenant_id=principal.tenant_id, status=Status.ACTIVE)
-    rows = rows.filter(shared_or_own(getattr(principal, "agent_id", None))).order_by("created_at")
-    for row in rows:
+    # Locked: a deletion or revoke of a head (which take no key lock) either commits first,
+    # and the head is not read as active, or waits for this write. In id order, as a
+    # deletion locks its rows, so the two never wait for each other in a cycle.
+    rows = list(
+        Memory.objects.select_for_update(of=("self",))
+        .filter(query, tenant_id=principal.tenant_id, status=Status.ACTIVE)
+        .filter(shared_or_own(getattr(principal, "agent_id", None)))
+        .order_by("pk")
+    )
+    for row in sorted(rows, key=lambda row: row.created_at):
         # With parallel chains (a conflict kept for review) the head to measure a write
         # against is the strongest one, then the newest: a write must not "win" by
         # superseding a weaker chain while a stronger one stands.

@@ -200,3 +200,77 @@ def test_an_export_being_written_during_a_deletion_keeps_no_deleted_id(owner, pr
         row = Export.objects.get(pk=out["export"].pk)
         assert target.id not in row.memory_ids
         assert str(target.id) not in export_path(row).read_text()
+
+
+def test_retrievals_writes_exports_and_deletions_of_one_subject_at_once_never_deadlock(
+    world, tenant, private_queue
+):
+    """The stop's locks together: retrievals and exports hold the subject's lock shared,
+    deletions exclusive (after the subject row), writes and corrections the key's lock. Six
+    threads on one subject for a few seconds: PostgreSQL would abort a deadlock cycle with an
+    error, and every thread must end without one."""
+    from memory_core.exports import export_create
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    me = world["memories"]["mine_incident"].subject
+    system = SystemPrincipal(tenant_id=tenant.id)
+    stop = time.monotonic() + 4
+    errors, done = [], []
+
+    def loop(name, work):
+        def run():
+            try:
+                with tenant_scope(tenant.id):
+                    n = 0
+                    while time.monotonic() < stop:
+                        with transaction.atomic():  # one request each, as ATOMIC_REQUESTS
+                            work(n)
+                        n += 1
+                    done.append((name, n))
+            except Exception as exc:  # surfaced below
+                errors.append((name, exc))
+            finally:
+                connection.close()
+
+        return threading.Thread(target=run)
+
+    def retrieve(_n):
+        pipeline.retrieve(
+            principal=world["principal"],
+            request=RetrievalRequest(query="What failed in atlas-api?", user_id="dana",
+                                     project_id="atlas", repository_id="atlas-api"),
+        )  # fmt: skip
+
+    def write(n):
+        memory_write(
+            principal=system,
+            data=write_body(subject="dana", memory_key="ui.theme", content=f"Theme {n}."),
+        )
+
+    def delete(n):
+        row = MemoryFactory(subject=me, content=f"To delete {n}.")
+        deletion_request(principal=system, memory_id=row.id)
+
+    def delete_key(_n):
+        from memory_core.exceptions import NotFound
+
+        try:
+            deletion_request(principal=system, subject_id=me.id, memory_key="ui.theme")
+        except NotFound:
+            pass  # every version on the key is already deleted: nothing to ask for
+
+    threads = [
+        loop("retrieve-1", retrieve),
+        loop("retrieve-2", retrieve),
+        loop("write", write),
+        loop("delete", delete),
+        loop("export", lambda _n: export_create(principal=system, subject_id=me.id)),
+        loop("delete-key", delete_key),
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert not errors, errors
+    assert len(done) == len(threads) and all(n > 0 for _name, n in done), done
