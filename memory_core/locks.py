@@ -10,9 +10,10 @@ Each is held until the transaction ends; each key is hashed to PostgreSQL's 64-b
 
 The order every path takes its locks in, so that no two wait for each other in a cycle: the
 key's lock, then memory rows in id order (a write locks the heads it reads; an approval takes
-the key's lock before its pending row); the subject's lock, then the subject's row and its
-memory rows in id order (a deletion request). Retrievals and exports hold only the subject's
-lock, shared. ``tests/deletion/test_concurrency.py`` runs them all at once on one subject.
+the key's lock before its pending row); a deletion request: the subject's row (``FOR NO KEY
+UPDATE``, whole-subject requests only), the subject's lock, then its memory rows in id order.
+Retrievals and exports hold only the subject's lock, shared; the rows they insert take the
+subject row's key-share lock, which ``FOR NO KEY UPDATE`` does not block. ``tests/deletion/test_concurrency.py`` runs them all at once on one subject.
 """
 
 from django.db import connection
