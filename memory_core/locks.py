@@ -13,7 +13,8 @@ key's lock, then memory rows in id order (a write locks the heads it reads; an a
 the key's lock before its pending row); a deletion request: the subject's row (``FOR NO KEY
 UPDATE``, whole-subject requests only), the subject's lock, then its memory rows in id order.
 Retrievals and exports hold only the subject's lock, shared; the rows they insert take the
-subject row's key-share lock, which ``FOR NO KEY UPDATE`` does not block. ``tests/deletion/test_concurrency.py`` runs them all at once on one subject.
+subject row's key-share lock, which ``FOR NO KEY UPDATE`` does not block.
+``tests/deletion/test_concurrency.py`` runs them all at once on one subject.
 """
 
 from django.db import connection
