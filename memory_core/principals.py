@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q, QuerySet
 
-from memory_core.models.choices import SENSITIVITY_RANK
+from memory_core.models.choices import sensitivities_up_to
 
 
 @dataclass(frozen=True)
@@ -58,11 +58,10 @@ class AgentPrincipal:
     def scope_memories(self, queryset: QuerySet) -> QuerySet:
         """Limit a tenant's memories to what this agent may read: shared or its own, of its
         read types, up to its maximum sensitivity (as retrieval's hard filters)."""
-        ceiling = SENSITIVITY_RANK[self.max_sensitivity]
         queryset = queryset.filter(
             Q(agent_id__isnull=True) | Q(agent_id=self.agent_id),
             memory_type__in=sorted(self.read_types),
-            sensitivity__in=sorted(s for s, rank in SENSITIVITY_RANK.items() if rank <= ceiling),
+            sensitivity__in=sensitivities_up_to(self.max_sensitivity),
         )
         return self.scope_subject(queryset)
 

@@ -86,6 +86,13 @@ SENSITIVITY_RANK = {
 }
 
 
+def sensitivities_up_to(max_sensitivity: str) -> list[str]:
+    """The sensitivity levels at or below ``max_sensitivity`` (an unknown value reads as
+    sensitive): what an agent with that maximum may see."""
+    ceiling = SENSITIVITY_RANK.get(max_sensitivity, SENSITIVITY_RANK[Sensitivity.SENSITIVE])
+    return sorted(level for level, rank in SENSITIVITY_RANK.items() if rank <= ceiling)
+
+
 class Status(models.TextChoices):
     PENDING_APPROVAL = "pending_approval"
     ACTIVE = "active"

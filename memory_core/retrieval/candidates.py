@@ -30,7 +30,7 @@ from django.db import connection
 from django.db.backends.postgresql.base import ServerBindingCursor
 from psycopg import pq
 
-from memory_core.models.choices import SENSITIVITY_RANK
+from memory_core.models.choices import sensitivities_up_to
 from memory_core.models.fields import BinaryVector
 
 from .policy import RetrievalPolicy
@@ -62,7 +62,7 @@ def owner_filter(ctx: RetrievalContext, types_param: str, now: datetime) -> tupl
         "now": now,
         # Up to the caller's maximum sensitivity, in SQL: a row above it is not a candidate,
         # so it is in no trace either (the policy's prompt cap is a hard filter, stage 5).
-        "sensitivities": readable_sensitivities(ctx.max_sensitivity),
+        "sensitivities": sensitivities_up_to(ctx.max_sensitivity),
     }
     scope_terms = ["m.scope_kind = 'global'"]
     for kind in ("user", "project", "repo", "task"):
@@ -83,12 +83,6 @@ def owner_filter(ctx: RetrievalContext, types_param: str, now: datetime) -> tupl
         "m.sensitivity = ANY(%(sensitivities)s)"
     )
     return sql, params
-
-
-def readable_sensitivities(max_sensitivity: str) -> list[str]:
-    """The sensitivity levels up to ``max_sensitivity`` (an unknown value reads as sensitive)."""
-    ceiling = SENSITIVITY_RANK.get(max_sensitivity, SENSITIVITY_RANK["sensitive"])
-    return sorted(level for level, rank in SENSITIVITY_RANK.items() if rank <= ceiling)
 
 
 def _shared_scan_ctes(
