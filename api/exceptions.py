@@ -7,8 +7,9 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
 
-from memory_core.exceptions import DomainError
+from memory_core.exceptions import DomainError, is_tenant_deleted
 
 _DRF_CODES = {
     exceptions.ParseError: "malformed_json",
@@ -82,6 +83,14 @@ def exception_handler(exc, context):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
+    if is_tenant_deleted(exc):
+        # A request that raced its tenant's deletion: the database refused its rows.
+        set_rollback()
+        return error_response(
+            "tenant_deleted",
+            "This tenant was deleted; it takes no more memories, retrievals or exports.",
+            status.HTTP_410_GONE,
+        )
     if isinstance(exc, DatabaseError):
         return None  # a real bug: let Django report it
     response = drf_exception_handler(exc, context)

@@ -2,6 +2,7 @@
 
 from django import forms
 from django.contrib import admin
+from django.template.response import TemplateResponse
 
 from memory_core import models
 from memory_core.policy_check import policy_errors
@@ -18,8 +19,33 @@ class NoHardDeleteMixin:
 
 @admin.register(models.Tenant)
 class TenantAdmin(NoHardDeleteMixin, admin.ModelAdmin):
-    list_display = ["slug", "name", "created_at"]
+    list_display = ["slug", "name", "created_at", "deleted_at"]
+    list_filter = [("deleted_at", admin.EmptyFieldListFilter)]
     search_fields = ["slug", "name"]
+    readonly_fields = ["deleted_at"]
+    actions = ["request_tenant_deletion"]
+
+    @admin.action(description="Delete the selected tenants and all their memories (an operation)")
+    def request_tenant_deletion(self, request, queryset):
+        """Ask first (a page listing what goes), then request one operation per tenant."""
+        if request.POST.get("confirmed") != "yes":
+            context = {
+                **self.admin_site.each_context(request),
+                "title": "Delete whole tenants?",
+                "tenants": list(queryset),
+                "action": "request_tenant_deletion",
+                "selected": request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME),
+                "opts": self.model._meta,
+            }
+            return TemplateResponse(
+                request, "admin/memory_core/tenant/delete_confirmation.html", context
+            )
+        from memory_core.deletion.services import tenant_deletion_request
+
+        for tenant in queryset:
+            operation = tenant_deletion_request(tenant_id=tenant.pk, requested_by="admin")
+            self.message_user(request, f"{tenant}: deletion operation {operation.pk}.")
+        return None
 
 
 @admin.register(models.Subject)

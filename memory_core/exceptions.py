@@ -55,3 +55,10 @@ class EmbeddingUnavailable(DomainError):
 
     code = "embedding_unavailable"
     status = 503
+
+
+def is_tenant_deleted(exc: BaseException) -> bool:
+    """Return whether ``exc`` is the database refusing a row of a deleted tenant (the trigger
+    ``tenant_not_deleted`` of migration 0011: a request that raced its tenant's deletion)."""
+    diag = getattr(getattr(exc, "__cause__", None), "diag", None)
+    return getattr(diag, "constraint_name", None) == "tenant_not_deleted"

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from memory_core.exceptions import NotFound, ValidationFailed
@@ -116,18 +116,24 @@ def export_create(*, principal, subject_id=None) -> Export:
         "created_at": timezone.now().isoformat(),
         "memories": [_memory_record(memory) for memory in memories],
     }
-    digest = write_json_atomic(export_dir() / relative, document)
-    with transaction.atomic():
-        export = Export.objects.create(
-            id=export_id,
-            tenant_id=subject.tenant_id,
-            subject=subject,
-            path=relative,
-            memory_ids=[memory.id for memory in memories],
-            sha256=digest,
-            requested_by_type=principal.actor_type,
-            requested_by_id=principal.actor_id,
-        )
+    path = export_dir() / relative
+    digest = write_json_atomic(path, document)
+    try:
+        with transaction.atomic():
+            export = Export.objects.create(
+                id=export_id,
+                tenant_id=subject.tenant_id,
+                subject=subject,
+                path=relative,
+                memory_ids=[memory.id for memory in memories],
+                sha256=digest,
+                requested_by_type=principal.actor_type,
+                requested_by_id=principal.actor_id,
+            )
+    except DatabaseError:
+        # No row names the file (the tenant was deleted meanwhile, say): leave no file either.
+        path.unlink(missing_ok=True)
+        raise
     # A deletion that committed while the file was being written: its exports step may have
     # looked before this row existed, so drop what the ledger has tombstoned ourselves.
     deleted = set(

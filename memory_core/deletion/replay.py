@@ -12,10 +12,12 @@ import uuid
 from datetime import datetime
 
 from django.db import transaction
+from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_reset, deletion_run
 from memory_core.deletion.stores import active_stores, scrub_memories
 from memory_core.models import (
+    ApiKey,
     DeletionOperation,
     DeletionStep,
     Memory,
@@ -79,6 +81,20 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             .exclude(status=Status.DELETED)
             .values_list("pk", flat=True)
         )
+    elif entry["target"] == DeletionOperation.Target.TENANT:
+        memory_ids |= set(
+            Memory.objects.filter(tenant_id=tenant_id)
+            .exclude(status=Status.DELETED)
+            .values_list("pk", flat=True)
+        )
+        # Closed again before its memories' tombstones are written: from here on the
+        # restored tenant takes no new rows (migration 0011) and its keys no requests.
+        Tenant.objects.filter(pk=tenant_id, deleted_at=None).update(
+            deleted_at=datetime.fromisoformat(entry["requested_at"])
+        )
+        ApiKey.objects.filter(agent__tenant_id=tenant_id, revoked_at=None).update(
+            revoked_at=timezone.now()
+        )
     operation, created = DeletionOperation.objects.get_or_create(
         pk=entry["operation_id"],
         defaults={
@@ -122,7 +138,7 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
     DeletionStep.objects.bulk_create(
         [
             DeletionStep(operation=operation, store=store.name)
-            for store in active_stores()
+            for store in active_stores(operation.target)
             if store.name not in existing
         ]
     )

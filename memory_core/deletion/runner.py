@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from memory_core.deletion.ledger import ledger_append
 from memory_core.deletion.stores import REGISTRY, DeletionContext
-from memory_core.models import DeletionOperation, DeletionStep, MemoryEvent, Tombstone
+from memory_core.models import DeletionOperation, DeletionStep, MemoryEvent, Subject, Tombstone
 
 logger = logging.getLogger(__name__)
 
@@ -71,7 +71,12 @@ def operation_lock(operation_id, *, asynchronous: bool = False):
 
 def operation_context(operation: DeletionOperation) -> DeletionContext:
     """Return what the stores need: the memory ids and the subjects they belong to."""
-    if operation.subject_id:
+    if operation.target == DeletionOperation.Target.TENANT:
+        # Every subject, those without a memory too (their traces, exports, rejected writes).
+        subjects = list(
+            Subject.objects.filter(tenant_id=operation.tenant_id).values_list("pk", flat=True)
+        )
+    elif operation.subject_id:
         subjects = [operation.subject_id]
     else:
         subjects = list(

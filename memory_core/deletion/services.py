@@ -20,6 +20,7 @@ from memory_core.deletion.stores import active_stores, scrub_memories
 from memory_core.exceptions import NotFound, PermissionDenied, ValidationFailed
 from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
+    ApiKey,
     DeletionOperation,
     DeletionStep,
     Export,
@@ -29,6 +30,7 @@ from memory_core.models import (
     RetrievalTrace,
     Status,
     Subject,
+    Tenant,
     Tombstone,
 )
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
@@ -285,7 +287,8 @@ def _operation_create(
 
     Must run inside the caller's transaction (deletion_request, the retention sweep).
     """
-    subject_deletion_lock(subject_id)
+    if subject_id is not None:  # a tenant's deletion locks the tenant row instead
+        subject_deletion_lock(subject_id)
     # Lock the rows in a fixed order, so concurrent requests for overlapping memories queue
     # up instead of deadlocking; rows already in the ledger belong to their own operation.
     rows = list(
@@ -336,7 +339,7 @@ def _operation_create(
         operation, [(pk, row_subject, digest) for pk, digest, row_subject in rows]
     )
     DeletionStep.objects.bulk_create(
-        [DeletionStep(operation=operation, store=store.name) for store in active_stores()]
+        [DeletionStep(operation=operation, store=store.name) for store in active_stores(target)]
     )
     # Unretrievable at once: no read path serves a deleted row, and it holds nothing to serve.
     scrub_memories(operation.memory_ids)
@@ -358,6 +361,54 @@ def _operation_create(
     )
     deletion_run_on_commit(operation.id)
     return operation
+
+
+def tenant_deletion_request(
+    *, tenant_id, requested_by: str = "admin", reason_code: str = "tenant_deleted"
+) -> DeletionOperation:
+    """Delete a whole tenant: every memory it holds and everything derived from them.
+
+    One transaction, acting for the tenant: lock the tenant row (``FOR UPDATE``: a
+    transaction that already inserted a row of the tenant commits first, and one that
+    inserts later waits and is then refused by the trigger of migration 0011), revoke its
+    API keys, tombstone and scrub every memory not yet in the ledger under one operation of
+    target ``tenant``, and set ``Tenant.deleted_at``. Its steps also remove every trace and
+    export of the tenant, and the identities step its subjects' names and its portal logins.
+    The tenant row, its agents, subjects (nameless), tombstones and operations stay: the
+    ledger's ids and the operation's evidence.
+
+    Asking again returns the tenant's last operation unless it failed (dead-lettered); after
+    a failure a new operation is opened for what is left. ``NotFound`` for an unknown tenant.
+    """
+    with tenant_atomic(tenant_id):
+        tenant = Tenant.objects.select_for_update().filter(pk=tenant_id).first()
+        if tenant is None:
+            raise NotFound("No tenant with this id.")
+        last = (
+            DeletionOperation.objects.filter(
+                tenant_id=tenant.pk, target=DeletionOperation.Target.TENANT
+            )
+            .order_by("-requested_at")
+            .first()
+        )
+        if last is not None and last.status != DeletionOperation.State.FAILED:
+            return _already_requested(last)
+        now = timezone.now()
+        # At once, not at the identities step: no request of the tenant is accepted again.
+        ApiKey.objects.filter(agent__tenant_id=tenant.pk, revoked_at=None).update(revoked_at=now)
+        operation = _newly_requested(
+            principal=SystemPrincipal(tenant_id=tenant.pk, name=requested_by),
+            tenant_id=tenant.pk,
+            subject_id=None,
+            target=DeletionOperation.Target.TENANT,
+            candidates=Memory.objects.filter(tenant_id=tenant.pk),
+            reason_code=reason_code,
+        )
+        if tenant.deleted_at is None:
+            # Last: the operation's own rows above are not refused by the trigger.
+            tenant.deleted_at = now
+            tenant.save(update_fields=["deleted_at"])
+        return operation
 
 
 @transaction.atomic

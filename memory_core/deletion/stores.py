@@ -112,7 +112,16 @@ class DeletionContext:
 
     @property
     def whole_subject(self) -> bool:
-        return self.operation.target == DeletionOperation.Target.SUBJECT
+        """Every subject in ``subject_ids`` goes whole (a subject's or a tenant's deletion)."""
+        return self.operation.target in (
+            DeletionOperation.Target.SUBJECT,
+            DeletionOperation.Target.TENANT,
+        )
+
+    @property
+    def whole_tenant(self) -> bool:
+        """The tenant goes whole: also what belongs to no subject (traces of unknown users)."""
+        return self.operation.target == DeletionOperation.Target.TENANT
 
 
 class Store:
@@ -123,6 +132,8 @@ class Store:
     # Steps of one phase run in one transaction (runner.py): the database and cache steps
     # together, the file steps (exports, evaluation) after them.
     phase = "database"
+    # The operation targets (DeletionOperation.Target) the store has a step in; None: all.
+    targets: frozenset[str] | None = None
 
     def applies(self) -> bool:
         """Return whether the store exists in this deployment (replicas may not)."""
@@ -244,7 +255,7 @@ class EventsStore(Store):
     # A whole subject's deletion reaches those of the subject's decisions (none otherwise).
     _DECISIONS = (
         "SELECT a.id FROM memory_core_admissiondecision a"
-        " WHERE a.subject_id = ANY(%(subjects)s::uuid[])"
+        " WHERE a.subject_id = ANY(%(subjects)s::uuid[]) OR a.tenant_id = %(tenant)s::uuid"
     )
     _PURGE_SQL = (
         "UPDATE memory_core_memoryevent SET details = COALESCE(("  # noqa: S608 (constants)
@@ -294,6 +305,8 @@ class EventsStore(Store):
             "code_pattern": CODE_PATTERN,
             "ids": ctx.id_strings,
             "subjects": [str(s) for s in ctx.subject_ids] if ctx.whole_subject else [],
+            # A whole tenant: its decisions that name no subject too.
+            "tenant": str(ctx.operation.tenant_id) if ctx.whole_tenant else None,
         }
 
     def purge(self, ctx):
@@ -416,15 +429,22 @@ class ExportsStore(Store):
     description = "subjects' JSON exports: rewritten without the memory (removed for a subject)"
 
     def _citing(self, ctx):
+        exports = Export.objects.filter(tenant_id=ctx.operation.tenant_id)
+        if ctx.whole_tenant:
+            return exports
         query = Q(memory_ids__overlap=ctx.memory_ids)
         if ctx.whole_subject:
             query |= Q(subject_id__in=ctx.subject_ids)
-        return Export.objects.filter(tenant_id=ctx.operation.tenant_id).filter(query)
+        return exports.filter(query)
 
     def _files(self, ctx) -> list[Path]:
+        tenant_folder = export_dir() / str(ctx.operation.tenant_id)
+        if ctx.whole_tenant:
+            # Every file of the tenant, a subject's folder that no subject row names included.
+            return [p for p in tenant_folder.rglob("*.json") if p.is_file()]
         files = []
         for subject_id in ctx.subject_ids:
-            folder = export_dir() / str(ctx.operation.tenant_id) / str(subject_id)
+            folder = tenant_folder / str(subject_id)
             if folder.is_dir():
                 files.extend(p for p in folder.iterdir() if p.suffix == ".json")
         return files
@@ -435,7 +455,7 @@ class ExportsStore(Store):
         # operation reads the file only after the first one's rewrite committed, so neither
         # puts back what the other removed (a lost update seen with two worker processes).
         for export in self._citing(ctx).select_for_update().order_by("id"):
-            if ctx.whole_subject and export.subject_id in ctx.subject_ids:
+            if ctx.whole_tenant or (ctx.whole_subject and export.subject_id in ctx.subject_ids):
                 export_delete(export=export)
                 removed += 1
             elif export_remove_memories(export=export, memory_ids=ctx.id_strings):
@@ -470,10 +490,13 @@ class TracesStore(Store):
     description = "retrieval traces citing the memory (cited_ids, GIN): deleted"
 
     def _citing(self, ctx):
+        traces = RetrievalTrace.objects.filter(tenant_id=ctx.operation.tenant_id)
+        if ctx.whole_tenant:
+            return traces  # the retrievals for users without a subject too
         query = Q(cited_ids__overlap=ctx.memory_ids) | Q(selected_ids__overlap=ctx.memory_ids)
         if ctx.whole_subject:
             query |= Q(subject_id__in=ctx.subject_ids)
-        return RetrievalTrace.objects.filter(tenant_id=ctx.operation.tenant_id).filter(query)
+        return traces.filter(query)
 
     def purge(self, ctx):
         if not ctx.memory_ids and not ctx.whole_subject:
@@ -703,6 +726,86 @@ class EvaluationStore(Store):
         return citing == 0 and with_content == 0 and not missing, evidence
 
 
+# --- a whole tenant's identities -----------------------------------------------------------
+
+
+class IdentitiesStore(Store):
+    """Who the deleted tenant's memories were about and who used them: a tenant's deletion only.
+
+    Subjects keep their row (tombstones and operations name it) but lose the name and the id
+    the tenant's agents knew them by (``external_id`` becomes the row's own id); portal logins
+    of the tenant are removed (a login that is staff keeps its user, without the membership);
+    agents are deactivated and their keys revoked (the request revoked them already).
+    """
+
+    name = "identities"
+    description = (
+        "a whole tenant only: subjects' display names cleared and external ids replaced by "
+        "their row id, the tenant's portal logins removed, its agents deactivated and keys revoked"
+    )
+    targets = frozenset({DeletionOperation.Target.TENANT})
+
+    _STATS_SQL = """
+        SELECT
+          (SELECT count(*) FROM memory_core_subject s WHERE s.tenant_id = %(tenant)s
+            AND (s.display_name <> '' OR s.external_id <> s.id::text)),
+          (SELECT count(*) FROM memory_core_portalmembership m WHERE m.tenant_id = %(tenant)s),
+          (SELECT count(*) FROM memory_core_agent a WHERE a.tenant_id = %(tenant)s
+            AND a.is_active),
+          (SELECT count(*) FROM memory_core_apikey k JOIN memory_core_agent a ON a.id = k.agent_id
+            WHERE a.tenant_id = %(tenant)s AND k.revoked_at IS NULL)
+    """
+
+    def _stats(self, ctx) -> dict:
+        with connections["default"].cursor() as cursor:
+            cursor.execute(self._STATS_SQL, {"tenant": str(ctx.operation.tenant_id)})
+            subjects, logins, agents, keys = cursor.fetchone()
+        return {
+            "subjects_with_identity": subjects,
+            "portal_logins": logins,
+            "active_agents": agents,
+            "unrevoked_keys": keys,
+        }
+
+    def purge(self, ctx):
+        from django.contrib.auth import get_user_model
+        from django.db.models import CharField
+        from django.db.models.functions import Cast
+
+        from memory_core.models import Agent, ApiKey, PortalMembership, Subject
+
+        tenant_id = ctx.operation.tenant_id
+        now = timezone.now()
+        own_id = Cast("id", output_field=CharField())
+        subjects = (
+            Subject.objects.filter(tenant_id=tenant_id)
+            .exclude(display_name="", external_id=own_id)
+            .update(display_name="", external_id=own_id)
+        )
+        users, _ = (
+            get_user_model()
+            .objects.filter(memledger_membership__tenant_id=tenant_id)
+            .filter(is_staff=False, is_superuser=False)
+            .delete()
+        )
+        memberships, _ = PortalMembership.objects.filter(tenant_id=tenant_id).delete()
+        agents = Agent.objects.filter(tenant_id=tenant_id, is_active=True).update(is_active=False)
+        keys = ApiKey.objects.filter(agent__tenant_id=tenant_id, revoked_at=None).update(
+            revoked_at=now
+        )
+        return {
+            "subjects_cleared": subjects,
+            "portal_users_removed": users,
+            "memberships_removed": memberships,
+            "agents_deactivated": agents,
+            "keys_revoked": keys,
+        }
+
+    def verify(self, ctx):
+        stats = self._stats(ctx)
+        return not any(stats.values()), stats
+
+
 # --- queued reprocessing and replicas -----------------------------------------------------
 
 
@@ -764,6 +867,7 @@ REGISTRY: dict[str, Store] = {
     for store in (
         PrimaryStore(),
         EventsStore(),
+        IdentitiesStore(),
         EmbeddingsStore(),
         FullTextStore(),
         TracesStore(),
@@ -777,14 +881,19 @@ REGISTRY: dict[str, Store] = {
 }
 
 
-def active_stores() -> list[Store]:
-    """Return the stores of this deployment, in the order a run visits them."""
-    return [store for store in REGISTRY.values() if store.applies()]
+def active_stores(target: str | None = None) -> list[Store]:
+    """Return the stores of this deployment an operation of ``target`` has a step in, in the
+    order a run visits them (without a target: those every operation has)."""
+    return [
+        store
+        for store in REGISTRY.values()
+        if store.applies() and (store.targets is None or target in store.targets)
+    ]
 
 
 def verify_all(ctx: DeletionContext) -> dict[str, tuple[bool, dict]]:
     """Run every active store's verification (the benchmark's and replay's residue check)."""
-    return {store.name: store.verify(ctx) for store in active_stores()}
+    return {store.name: store.verify(ctx) for store in active_stores(ctx.operation.target)}
 
 
 def is_uuid(value: str) -> bool:

@@ -17,6 +17,10 @@ class Tenant(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
     created_at = models.DateTimeField(default=timezone.now)
+    # Set by a whole-tenant deletion (memory_core.deletion.services.tenant_deletion_request):
+    # the tenant's keys and logins stop working, and the database refuses new memories,
+    # subjects, traces, exports, decisions and review items for it (migration 0011).
+    deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["slug"]

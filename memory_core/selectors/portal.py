@@ -38,7 +38,8 @@ def portal_principal(*, user) -> SubjectPrincipal | ReviewerPrincipal | None:
     """Return the principal of a portal login from its membership; None without one."""
     if user is None or not user.is_authenticated:
         return None
-    membership = PortalMembership.objects.filter(user_id=user.pk).first()
+    # A deleted tenant's logins act for nobody (its identities step removes them).
+    membership = PortalMembership.objects.filter(user_id=user.pk, tenant__deleted_at=None).first()
     if membership is None:
         return None
     if membership.role == PortalMembership.Role.END_USER and membership.subject_id:

@@ -46,14 +46,15 @@ def api_key_revoke(*, key: ApiKey) -> ApiKey:
 
 
 def api_key_resolve(raw_key: str) -> ApiKey | None:
-    """Return the usable key matching ``raw_key``, or None (unknown, revoked or expired, or
-    not shaped like a key at all: checked before any query)."""
+    """Return the usable key matching ``raw_key``, or None (unknown, revoked or expired, its
+    agent inactive or its tenant deleted, or not shaped like a key at all: checked before
+    any query)."""
     shape = _KEY_SHAPE.fullmatch(raw_key)
     if shape is None:
         return None
     key = (
         ApiKey.objects.select_related("agent", "agent__tenant")
-        .filter(prefix=shape.group(1), agent__is_active=True)
+        .filter(prefix=shape.group(1), agent__is_active=True, agent__tenant__deleted_at=None)
         .first()
     )
     if key is None or not hmac.compare_digest(key.hashed_key, _hash(raw_key)):

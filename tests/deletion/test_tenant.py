@@ -1,0 +1,221 @@
+"""A whole tenant's deletion: everything of the tenant goes, nothing of another tenant does,
+and the database takes no new row for the tenant once its request has committed."""
+
+import json
+import threading
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.db import IntegrityError, connection, transaction
+
+from api.exceptions import exception_handler
+from memory_core.deletion.replay import replay_deletions
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import tenant_deletion_request
+from memory_core.exports import export_create, export_dir
+from memory_core.models import (
+    Agent,
+    DeletionOperation,
+    Export,
+    Memory,
+    PortalMembership,
+    RetrievalTrace,
+    Subject,
+    Tenant,
+)
+from memory_core.principals import SystemPrincipal
+from memory_core.rls import tenant_scope
+from memory_core.services.api_keys import api_key_resolve
+from tests.deletion.conftest import seed_everywhere, unit_vector
+from tests.factories import MemoryFactory, SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def doomed(tenant, owner, memories, agent, api_key):
+    """A tenant with something in every store, a trace of an unknown user, a second subject
+    with no memory but an export, and portal logins of both roles."""
+    seeded = seed_everywhere(owner, memories)
+    nameless = RetrievalTrace.objects.create(tenant=tenant, subject=None, mode="task")
+    quiet = SubjectFactory(tenant=tenant, display_name="Quiet Person")
+    quiet_export = export_create(
+        principal=SystemPrincipal(tenant_id=tenant.id), subject_id=quiet.id
+    )
+    owner.display_name = "Owner Person"
+    owner.save()
+    users = get_user_model().objects
+    end_user = users.create_user("end-user", email="end@example.com")
+    reviewer = users.create_user("reviewer", email="rev@example.com")
+    staff = users.create_user("staff", is_staff=True)
+    PortalMembership.objects.create(user=end_user, tenant=tenant, role="end_user", subject=owner)
+    PortalMembership.objects.create(user=reviewer, tenant=tenant, role="reviewer")
+    PortalMembership.objects.create(user=staff, tenant=tenant, role="reviewer")
+    return {**seeded, "nameless": nameless, "quiet_export": quiet_export, "staff": staff}
+
+
+@pytest.fixture
+def bystander(other_tenant):
+    """Another tenant's memory, trace and export: a tenant's deletion must not touch them."""
+    subject = SubjectFactory(tenant=other_tenant, display_name="Bystander")
+    memory = MemoryFactory(subject=subject, embedding=unit_vector(9), embedding_model="test")
+    trace = RetrievalTrace.objects.create(
+        tenant=other_tenant, subject=subject, mode="task", cited_ids=[memory.id]
+    )
+    export = export_create(
+        principal=SystemPrincipal(tenant_id=other_tenant.id), subject_id=subject.id
+    )
+    return {"subject": subject, "memory": memory, "trace": trace, "export": export}
+
+
+def test_a_tenant_deletion_removes_everything_of_the_tenant_and_nothing_else(
+    tenant, owner, memories, api_key, doomed, bystander
+):
+    operation = tenant_deletion_request(tenant_id=tenant.id)
+
+    # At once: every memory unretrievable, the keys refused, the tenant marked.
+    assert operation.target == DeletionOperation.Target.TENANT
+    assert sorted(operation.memory_ids) == sorted(m.id for m in memories)
+    assert set(Memory.objects.filter(tenant=tenant).values_list("status", flat=True)) == {"deleted"}
+    assert api_key_resolve(api_key) is None
+    assert Tenant.objects.get(pk=tenant.pk).deleted_at is not None
+    assert "identities" in set(operation.steps.values_list("store", flat=True))
+
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    steps = {step.store: step for step in operation.steps.all()}
+    assert all(step.status == "verified" for step in steps.values())
+    assert steps["identities"].evidence["portal_logins"] == 0
+    assert not RetrievalTrace.objects.filter(tenant=tenant).exists()  # the nameless one too
+    assert not Export.objects.filter(tenant=tenant).exists()
+    assert list((export_dir() / str(tenant.id)).rglob("*.json")) == []
+    golden = doomed["eval_path"].read_text()
+    assert all(str(m.id) not in golden for m in memories)
+    for subject in Subject.objects.filter(tenant=tenant):
+        assert (subject.display_name, subject.external_id) == ("", str(subject.id))
+    assert not PortalMembership.objects.filter(tenant=tenant).exists()
+    assert list(get_user_model().objects.values_list("username", flat=True)) == ["staff"]
+    assert not Agent.objects.filter(tenant=tenant, is_active=True).exists()
+
+    # The other tenant keeps all it had.
+    kept = Memory.objects.get(pk=bystander["memory"].pk)
+    assert (kept.status, kept.content) == ("active", bystander["memory"].content)
+    assert RetrievalTrace.objects.filter(pk=bystander["trace"].pk).exists()
+    assert Export.objects.filter(pk=bystander["export"].pk).exists()
+    assert Subject.objects.get(pk=bystander["subject"].pk).display_name == "Bystander"
+
+
+def test_asking_again_returns_the_operation_under_way(tenant, memories):
+    first = tenant_deletion_request(tenant_id=tenant.id)
+    again = tenant_deletion_request(tenant_id=tenant.id)
+    assert (again.pk, again.already_requested) == (first.pk, True)
+    assert DeletionOperation.objects.filter(tenant=tenant, target="tenant").count() == 1
+
+
+def test_a_deleted_tenant_takes_no_new_rows(tenant, owner, other_tenant):
+    tenant_deletion_request(tenant_id=tenant.id)
+    for make in (
+        lambda: MemoryFactory(subject=owner),
+        lambda: SubjectFactory(tenant=tenant),
+        lambda: RetrievalTrace.objects.create(tenant=tenant, subject=None, mode="task"),
+    ):
+        with pytest.raises(IntegrityError, match="tenant_not_deleted"), transaction.atomic():
+            make()
+    MemoryFactory(subject=SubjectFactory(tenant=other_tenant))  # another tenant writes on
+
+
+def test_the_api_answers_410_for_a_request_the_database_refused(tenant, owner):
+    tenant_deletion_request(tenant_id=tenant.id)
+    with pytest.raises(IntegrityError) as refused, transaction.atomic():
+        MemoryFactory(subject=owner)
+    response = exception_handler(refused.value, {})
+    assert response.status_code == 410
+    assert response.data["error"]["code"] == "tenant_deleted"
+
+
+def test_the_portal_refuses_a_deleted_tenants_login(client, tenant, owner):
+    user = get_user_model().objects.create_user("end-user")
+    PortalMembership.objects.create(user=user, tenant=tenant, role="end_user", subject=owner)
+    client.force_login(user)
+    assert client.get("/portal/").status_code == 200
+    tenant_deletion_request(tenant_id=tenant.id)
+    assert client.get("/portal/").status_code == 403
+
+
+def test_the_command_asks_first_then_deletes_and_runs_the_steps(tenant, memories, capsys):
+    with pytest.raises(CommandError, match="--yes"):
+        call_command("delete_tenant", tenant.slug)
+    assert json.loads(capsys.readouterr().out)["would_delete"]["memories"] == len(memories)
+    assert Tenant.objects.get(pk=tenant.pk).deleted_at is None
+    assert Memory.objects.filter(tenant=tenant, status="active").count() == len(memories)
+
+    call_command("delete_tenant", tenant.slug, "--yes", "--run")
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "completed"
+    assert set(report["steps"].values()) == {"verified"}
+    with pytest.raises(CommandError, match="No tenant"):
+        call_command("delete_tenant", "no-such-tenant")
+
+
+def test_the_admin_action_asks_for_confirmation(admin_client, tenant, memories):
+    url = "/admin/memory_core/tenant/"
+    body = {"action": "request_tenant_deletion", "_selected_action": [str(tenant.pk)]}
+    page = admin_client.post(url, body)
+    assert page.status_code == 200 and b"Yes, delete these tenants" in page.content
+    assert Tenant.objects.get(pk=tenant.pk).deleted_at is None
+
+    admin_client.post(url, {**body, "confirmed": "yes"})
+    assert Tenant.objects.get(pk=tenant.pk).deleted_at is not None
+    assert DeletionOperation.objects.filter(tenant=tenant, target="tenant").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_write_racing_the_request_waits_for_it_and_is_refused(tenant, owner):
+    """The trigger must lock the tenant row before it reads ``deleted_at``: reading first
+    would see the version from before the request and let the row in once it commits."""
+    outcome = {}
+
+    def write():
+        try:
+            with tenant_scope(tenant.id):  # as a request of the tenant (row-level security)
+                MemoryFactory(subject=Subject.objects.get(pk=owner.pk))
+            outcome["result"] = "inserted"
+        except IntegrityError as exc:
+            outcome["result"] = "refused" if "tenant_not_deleted" in str(exc) else repr(exc)
+        finally:
+            connection.close()
+
+    with transaction.atomic():
+        # The request's first steps: the tenant row locked and marked, not yet committed.
+        Tenant.objects.select_for_update().get(pk=tenant.pk)
+        Tenant.objects.filter(pk=tenant.pk).update(deleted_at="2026-12-01T00:00:00Z")
+        writer = threading.Thread(target=write)
+        writer.start()
+        writer.join(timeout=1)
+        assert writer.is_alive(), "the write did not wait for the request"
+    writer.join(timeout=30)
+    assert outcome == {"result": "refused"}
+    assert not Memory.objects.filter(tenant=tenant).exists()
+
+
+def test_replay_after_a_restore_deletes_the_tenant_again(tenant, memories, api_key):
+    """A backup taken before the request holds the tenant whole: its journal line (which
+    lists no tombstones of memories written after it was made) deletes it all again."""
+    entry = {
+        "operation_id": "6f1f7a4e-0000-4000-8000-000000000001",
+        "tenant_id": str(tenant.id),
+        "subject_id": None,
+        "target": "tenant",
+        "requested_at": "2026-12-01T10:00:00+00:00",
+        "reason_code": "tenant_deleted",
+        "tombstones": [],
+    }
+    result = replay_deletions(entries=[entry])
+
+    assert result["incomplete"] == {}
+    assert set(Memory.objects.filter(tenant=tenant).values_list("status", flat=True)) == {"deleted"}
+    assert Tenant.objects.get(pk=tenant.pk).deleted_at is not None
+    assert api_key_resolve(api_key) is None
+    steps = DeletionOperation.objects.get(pk=entry["operation_id"]).steps
+    assert "identities" in set(steps.values_list("store", flat=True))
