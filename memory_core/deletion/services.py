@@ -222,7 +222,6 @@ def deletion_request(
         tenant_id=subject.tenant_id,
         subject_id=subject.id,
         target=target,
-        memory_key=memory_key,
         candidates=candidates,
         reason_code=reason_code or "requested",
     )
@@ -280,7 +279,6 @@ def _operation_create(
     target: str,
     candidates,
     reason_code: str,
-    memory_key: str = "",
 ) -> DeletionOperation:
     """Write tombstones, the operation and its steps; scrub the rows; on commit, journal the
     operation and send the task.
@@ -312,7 +310,8 @@ def _operation_create(
         tenant_id=tenant_id,
         subject_id=subject_id,
         target=target,
-        memory_key=memory_key,
+        # No memory_key: the key names what was deleted ("health.notes"), and the ledger
+        # keeps ids and hashes only (the rows and review items lose their key too).
         memory_ids=[pk for pk, _, _ in rows],
         requested_by_type=principal.actor_type,
         requested_by_id=principal.actor_id,

@@ -170,7 +170,6 @@ class DeletionOperation(models.Model):
         Subject, on_delete=models.SET_NULL, null=True, blank=True, related_name="deletions"
     )
     target = models.CharField(max_length=16, choices=Target.choices)
-    memory_key = models.CharField(max_length=200, blank=True, default="")
     memory_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     status = models.CharField(
         max_length=16, choices=DeletionState.choices, default=DeletionState.PENDING

@@ -141,6 +141,22 @@ def test_memory_key_and_subject_targets(owner, owner_principal):
     assert deletion_run(operation_id=whole.id) == "completed"
 
 
+def test_a_key_deletion_keeps_no_copy_of_the_key(owner, owner_principal):
+    """The key names what was deleted ("health.therapy"): no row the deletion leaves holds it."""
+    MemoryFactory(subject=owner, memory_key="health.therapy")
+    operation = deletion_request(
+        principal=owner_principal, subject_id=owner.id, memory_key="health.therapy"
+    )
+    assert deletion_run(operation_id=operation.id) == "completed"
+    left = [
+        *DeletionOperation.objects.filter(pk=operation.pk).values(),
+        *operation.steps.values(),
+        *Tombstone.objects.filter(operation=operation).values(),
+        *Memory.objects.filter(subject=owner).values(),
+    ]
+    assert "health.therapy" not in repr(left)
+
+
 def test_deleting_a_head_deletes_its_history(owner, owner_principal):
     old = MemoryFactory(subject=owner, memory_key="k", status="superseded")
     head = MemoryFactory(subject=owner, memory_key="k", supersedes=old, version=2)
