@@ -26,7 +26,15 @@ from api.memories_serializers import (
     RejectedWriteSerializer,
     RevokeSerializer,
 )
-from api.responses import AGENT, AGENT_BODY, BAD_REQUEST, CONFLICT, FORBIDDEN, NOT_FOUND
+from api.responses import (
+    AGENT,
+    AGENT_BODY,
+    AGENT_INSERTS,
+    BAD_REQUEST,
+    CONFLICT,
+    FORBIDDEN,
+    NOT_FOUND,
+)
 from memory_core.deletion.services import deletion_request
 from memory_core.selectors.memories import MAX_LIST_LIMIT, memory_detail, memory_list
 from memory_core.services.writes import (
@@ -41,7 +49,7 @@ WRITE_RESPONSES = {
     201: AcceptedWriteSerializer,
     202: PendingWriteSerializer,
     422: RejectedWriteSerializer,
-    **AGENT_BODY,
+    **AGENT_INSERTS,
 }
 
 
@@ -108,7 +116,7 @@ class MemoryBatchView(APIView):
         return min(len(items), MAX_BATCH) if isinstance(items, list) and items else 1
 
     @extend_schema(
-        request=MemoryBatchSerializer, responses={200: BatchResultSerializer, **AGENT_BODY}
+        request=MemoryBatchSerializer, responses={200: BatchResultSerializer, **AGENT_INSERTS}
     )
     def post(self, request):
         parse(MemoryBatchSerializer, request.data)

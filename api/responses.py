@@ -22,8 +22,17 @@ UNAVAILABLE = error(
 NOT_FOUND = error("No such id, or outside the caller's scope (same answer).")
 FORBIDDEN = error("The agent's write grant does not cover this memory type.")
 CONFLICT = error("The memory is no longer the active head (or active).")
+GONE = error(
+    "The tenant was deleted while the request was in flight (tenant_deleted): nothing of "
+    "the request was stored."
+)
 
 # Every agent endpoint: a key is needed, and the rate limit and the database apply.
 AGENT = {401: UNAUTHENTICATED, 429: RATE_LIMITED, 503: UNAVAILABLE}
 # An agent endpoint that takes a JSON body.
 AGENT_BODY = {**AGENT, 400: BAD_REQUEST, 413: TOO_LARGE}
+# An agent endpoint that inserts rows of its tenant (memories, subjects, traces): the database
+# refuses them once the tenant is deleted (migration 0011).
+AGENT_INSERTS = {**AGENT_BODY, 410: GONE}
+# The reviewer API: a portal session, and the database applies.
+REVIEWER = {503: UNAVAILABLE}

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.memories_serializers import StrictSerializer
-from api.responses import AGENT, AGENT_BODY, NOT_FOUND, error
+from api.responses import AGENT, AGENT_INSERTS, NOT_FOUND, error
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.traces import trace_get
 from memory_core.retrieval.types import RetrievalRequest
@@ -110,7 +110,7 @@ class RetrieveView(APIView):
         request=RetrieveInput,
         responses={
             200: RetrieveOutput,
-            **AGENT_BODY,
+            **AGENT_INSERTS,
             403: error(
                 "An agent without any_subject asked about a subject its subject token does "
                 "not name (subject_not_granted)."

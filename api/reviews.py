@@ -19,7 +19,7 @@ from api.memories_serializers import (
     ReviewItemSerializer,
     ReviewListQuerySerializer,
 )
-from api.responses import CONFLICT, NOT_FOUND
+from api.responses import CONFLICT, NOT_FOUND, REVIEWER
 from memory_core.rls import tenant_set
 from memory_core.selectors.reviews import review_get, review_list, reviewer_principal_for
 from memory_core.services.reviews import review_approve, review_reject
@@ -73,14 +73,19 @@ class ReviewItemListView(ReviewerView, ListAPIView):
 
     @extend_schema(
         parameters=[ReviewListQuerySerializer],
-        responses={200: ReviewItemSerializer(many=True), 400: ErrorBodySerializer, 403: DENIED},
+        responses={
+            200: ReviewItemSerializer(many=True),
+            400: ErrorBodySerializer,
+            403: DENIED,
+            **REVIEWER,
+        },
     )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
 
 class ReviewItemDetailView(ReviewerView, APIView):
-    @extend_schema(responses={200: ReviewItemSerializer, 403: DENIED, 404: NOT_FOUND})
+    @extend_schema(responses={200: ReviewItemSerializer, 403: DENIED, 404: NOT_FOUND, **REVIEWER})
     def get(self, request, item_id):
         return Response(
             ReviewItemSerializer(review_get(principal=request.reviewer, item_id=item_id)).data
@@ -98,6 +103,7 @@ class _ReviewDecisionView(ReviewerView, APIView):
             403: DENIED,
             404: NOT_FOUND,
             409: CONFLICT,
+            **REVIEWER,
         },
     )
     def post(self, request, item_id):

@@ -10,7 +10,7 @@ def reviewer_principal_for(user) -> ReviewerPrincipal | None:
     if user is None or not getattr(user, "is_authenticated", False):
         return None
     membership = PortalMembership.objects.filter(
-        user_id=user.pk, role=PortalMembership.Role.REVIEWER
+        user_id=user.pk, role=PortalMembership.Role.REVIEWER, tenant__deleted_at=None
     ).first()
     if membership is None:
         return None

@@ -96,3 +96,15 @@ def test_a_reviewer_post_without_csrf_token_is_403_forbidden(reviewer, pending):
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "forbidden"
     assert "CSRF" in response.json()["error"]["message"]
+
+
+def test_a_deleted_tenants_reviewer_reads_no_queue(reviewer, pending, tenant):
+    """Until the identities step removes the login, the session still exists: it must act
+    for nobody from the moment the tenant's deletion is requested."""
+    from memory_core.deletion.services import tenant_deletion_request
+
+    assert reviewer.get(URL).status_code == 200
+    tenant_deletion_request(tenant_id=tenant.id)
+    response = reviewer.get(URL)
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "forbidden"

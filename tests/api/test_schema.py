@@ -6,14 +6,14 @@ import pytest
 pytestmark = pytest.mark.django_db
 
 EXPECTED = {
-    ("/api/v1/retrieve", "post"): {"400", "401", "403", "413", "429", "503"},
+    ("/api/v1/retrieve", "post"): {"400", "401", "403", "410", "413", "429", "503"},
     ("/api/v1/traces/{trace_id}", "get"): {"401", "404", "429", "503"},
     ("/api/v1/whoami", "get"): {"401", "429", "503"},
     ("/api/v1/deletions", "get"): {"401", "429", "503"},
     ("/api/v1/deletions", "post"): {"400", "401", "403", "404", "413", "429", "503"},
     ("/api/v1/deletions/{operation_id}", "get"): {"401", "404", "429", "503"},
-    ("/api/v1/memories", "post"): {"400", "401", "413", "422", "429", "503"},
-    ("/api/v1/memories/batch", "post"): {"400", "401", "413", "429", "503"},
+    ("/api/v1/memories", "post"): {"400", "401", "410", "413", "422", "429", "503"},
+    ("/api/v1/memories/batch", "post"): {"400", "401", "410", "413", "429", "503"},
     ("/api/v1/memories/{memory_id}", "delete"): {"401", "403", "404", "429", "503"},
 }
 
@@ -32,3 +32,15 @@ def test_each_endpoint_lists_its_error_answers_in_the_error_shape(schema, path, 
         content = responses[code]["content"]["application/json"]["schema"]
         assert content == {"$ref": "#/components/schemas/ErrorBody"}, (path, method, code)
         assert responses[code]["description"]
+
+
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [
+        ("/api/v1/review/items", "get"),
+        ("/api/v1/review/items/{item_id}", "get"),
+        ("/api/v1/review/items/{item_id}/approve", "post"),
+    ],
+)
+def test_the_reviewer_api_lists_the_database_being_unavailable(schema, path, method):
+    assert "503" in schema["paths"][path][method]["responses"]
