@@ -376,8 +376,10 @@ def tenant_deletion_request(
     The tenant row, its agents, subjects (nameless), tombstones and operations stay: the
     ledger's ids and the operation's evidence.
 
-    Asking again returns the tenant's last operation unless it failed (dead-lettered); after
-    a failure a new operation is opened for what is left. ``NotFound`` for an unknown tenant.
+    Asking again returns the tenant's last operation; a failed (dead-lettered) one is
+    re-driven, as ``deletion_retry`` would: every memory of the tenant is in its ledger, so a
+    new operation would hold none of them and leave what the failed steps did not clean (and
+    no reviewer of a deleted tenant can log in to retry it). ``NotFound`` for an unknown tenant.
     """
     with tenant_atomic(tenant_id):
         tenant = Tenant.objects.select_for_update().filter(pk=tenant_id).first()
@@ -390,7 +392,9 @@ def tenant_deletion_request(
             .order_by("-requested_at")
             .first()
         )
-        if last is not None and last.status != DeletionOperation.State.FAILED:
+        if last is not None:
+            if last.status == DeletionOperation.State.FAILED:
+                _redrive(last)
             return _already_requested(last)
         now = timezone.now()
         # At once, not at the identities step: no request of the tenant is accepted again.
@@ -410,6 +414,15 @@ def tenant_deletion_request(
         return operation
 
 
+def _redrive(operation: DeletionOperation) -> None:
+    """Put a failed operation back to pending with fresh attempts; send its task on commit."""
+    operation.status = DeletionOperation.State.PENDING
+    operation.attempts = 0
+    operation.dead_lettered_at = None
+    operation.save(update_fields=["status", "attempts", "dead_lettered_at"])
+    deletion_run_on_commit(operation.id)
+
+
 @transaction.atomic
 def deletion_retry(*, principal, operation_id) -> DeletionOperation:
     """Re-drive a dead-lettered (failed) operation: a reviewer's or the system's decision."""
@@ -424,9 +437,5 @@ def deletion_retry(*, principal, operation_id) -> DeletionOperation:
         raise NotFound("No deletion operation with this id.")
     if operation.status != DeletionOperation.State.FAILED:
         return operation
-    operation.status = DeletionOperation.State.PENDING
-    operation.attempts = 0
-    operation.dead_lettered_at = None
-    operation.save(update_fields=["status", "attempts", "dead_lettered_at"])
-    deletion_run_on_commit(operation.id)
+    _redrive(operation)
     return operation

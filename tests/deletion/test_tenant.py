@@ -219,3 +219,24 @@ def test_replay_after_a_restore_deletes_the_tenant_again(tenant, memories, api_k
     assert api_key_resolve(api_key) is None
     steps = DeletionOperation.objects.get(pk=entry["operation_id"]).steps
     assert "identities" in set(steps.values_list("store", flat=True))
+
+
+def test_asking_again_after_a_failed_operation_finishes_its_memories(
+    tenant, owner, memories, settings
+):
+    """Every memory of the tenant is in the failed operation's ledger: a new operation would
+    hold none of them, complete at once and leave the files the failed one did not clean."""
+    seeded = seed_everywhere(owner, memories)
+    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 1
+    settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]  # a misspelt setting
+    first = tenant_deletion_request(tenant_id=tenant.id)
+    assert deletion_run(operation_id=first.id) == "failed"
+
+    settings.MEMLEDGER_EVAL_DATA_DIRS = configured  # fixed; the operator asks again
+    again = tenant_deletion_request(tenant_id=tenant.id)
+    assert (again.pk, again.already_requested) == (first.pk, True)  # re-driven
+    assert deletion_run(operation_id=again.id) == "completed"
+
+    golden = seeded["eval_path"].read_text()
+    assert all(str(m.id) not in golden for m in memories)
