@@ -21,6 +21,7 @@ from memory_core.models import (
     Memory,
     PortalMembership,
     RetrievalTrace,
+    ReviewItem,
     Subject,
     Tenant,
 )
@@ -240,3 +241,22 @@ def test_asking_again_after_a_failed_operation_finishes_its_memories(
 
     golden = seeded["eval_path"].read_text()
     assert all(str(m.id) not in golden for m in memories)
+
+
+def test_a_tenant_deletion_leaves_no_review_item_naming_a_key(tenant, owner, memories):
+    """A conflict item has no memory of its own: its key ("health.notes") outlived the
+    memories it was about, as the key deletion's operation no longer does."""
+    conflict = ReviewItem.objects.create(
+        tenant=tenant,
+        subject=owner,
+        kind="conflict",
+        memory_key="health.notes",
+        candidate_ids=[m.id for m in memories[:2]],
+        reason="both say something about the diagnosis",
+    )
+    operation = tenant_deletion_request(tenant_id=tenant.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    conflict.refresh_from_db()
+    assert (conflict.memory_key, conflict.reason, conflict.state) == ("", "", "resolved")
+    assert not ReviewItem.objects.filter(tenant=tenant).exclude(memory_key="").exists()
