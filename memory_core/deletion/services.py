@@ -367,9 +367,11 @@ def tenant_deletion_request(
 ) -> DeletionOperation:
     """Delete a whole tenant: every memory it holds and everything derived from them.
 
-    One transaction, acting for the tenant: lock the tenant row (``FOR UPDATE``: a
-    transaction that already inserted a row of the tenant commits first, and one that
-    inserts later waits and is then refused by the trigger of migration 0011), revoke its
+    One transaction, acting for the tenant: lock its memory rows, then the tenant row
+    (``FOR UPDATE``: a transaction that already inserted a row of the tenant commits first,
+    and one that inserts later waits and is then refused by the trigger of migration 0011;
+    the memory rows first, as every other path takes them before it inserts, so a revoke or
+    a deletion in flight finishes first instead of deadlocking with the request), revoke its
     API keys, tombstone and scrub every memory not yet in the ledger under one operation of
     target ``tenant``, and set ``Tenant.deleted_at``. Its steps also remove every trace and
     export of the tenant, and the identities step its subjects' names and its portal logins.
@@ -382,6 +384,15 @@ def tenant_deletion_request(
     no reviewer of a deleted tenant can log in to retry it). ``NotFound`` for an unknown tenant.
     """
     with tenant_atomic(tenant_id):
+        if not _tenant_deletion_exists(tenant_id):
+            # A memory path locks the row, then inserts (its events' foreign key takes the
+            # tenant row's key-share lock): the other way round, the two would deadlock.
+            list(
+                Memory.objects.filter(tenant_id=tenant_id)
+                .select_for_update(of=("self",))
+                .order_by("pk")
+                .values_list("pk", flat=True)
+            )
         tenant = Tenant.objects.select_for_update().filter(pk=tenant_id).first()
         if tenant is None:
             raise NotFound("No tenant with this id.")
@@ -412,6 +423,14 @@ def tenant_deletion_request(
             tenant.deleted_at = now
             tenant.save(update_fields=["deleted_at"])
         return operation
+
+
+def _tenant_deletion_exists(tenant_id) -> bool:
+    """Return whether the tenant already has a deletion operation (asking again locks none
+    of its memory rows: they are all in the ledger)."""
+    return DeletionOperation.objects.filter(
+        tenant_id=tenant_id, target=DeletionOperation.Target.TENANT
+    ).exists()
 
 
 def _redrive(operation: DeletionOperation) -> None:

@@ -3,6 +3,7 @@ and the database takes no new row for the tenant once its request has committed.
 
 import json
 import threading
+import time
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -260,3 +261,45 @@ def test_a_tenant_deletion_leaves_no_review_item_naming_a_key(tenant, owner, mem
     conflict.refresh_from_db()
     assert (conflict.memory_key, conflict.reason, conflict.state) == ("", "", "resolved")
     assert not ReviewItem.objects.filter(tenant=tenant).exclude(memory_key="").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_revoke_in_flight_and_the_request_do_not_deadlock(tenant, owner, memories, monkeypatch):
+    """A revoke locks its memory row, then inserts its event (whose foreign key takes the
+    tenant row's key-share lock). A request that locked the tenant row first and then waits
+    for that memory row would close a cycle: one of the two dies of a deadlock."""
+    from memory_core.principals import ReviewerPrincipal
+    from memory_core.services import writes
+    from memory_core.services.writes import memory_revoke
+
+    locked, outcome = threading.Event(), {}
+    original = writes.event_record
+
+    def slow_event_record(**kwargs):
+        locked.set()
+        time.sleep(1.5)  # the request meanwhile takes its locks
+        return original(**kwargs)
+
+    monkeypatch.setattr(writes, "event_record", slow_event_record)
+
+    def revoke():
+        try:
+            with tenant_scope(tenant.id):
+                principal = ReviewerPrincipal(tenant_id=tenant.id, user_id=1)
+                memory_revoke(principal=principal, memory_id=memories[0].id, reason="wrong")
+            outcome["revoke"] = "revoked"
+        except Exception as exc:  # noqa: BLE001 (the outcome is the assertion)
+            outcome["revoke"] = repr(exc)
+        finally:
+            connection.close()
+
+    revoker = threading.Thread(target=revoke)
+    revoker.start()
+    assert locked.wait(timeout=10)
+    try:
+        operation = tenant_deletion_request(tenant_id=tenant.id)
+        outcome["request"] = sorted(operation.memory_ids) == sorted(m.id for m in memories)
+    except Exception as exc:  # noqa: BLE001
+        outcome["request"] = repr(exc)
+    revoker.join(timeout=30)
+    assert outcome == {"revoke": "revoked", "request": True}
