@@ -303,3 +303,19 @@ def test_a_revoke_in_flight_and_the_request_do_not_deadlock(tenant, owner, memor
         outcome["request"] = repr(exc)
     revoker.join(timeout=30)
     assert outcome == {"revoke": "revoked", "request": True}
+
+
+def test_the_admin_offers_no_deleted_tenant_for_a_new_row(admin_client, tenant):
+    """Adding a subject to a deleted tenant is a form error, not the trigger's 500."""
+    tenant_deletion_request(tenant_id=tenant.id)
+    body = {
+        "tenant": str(tenant.pk),
+        "external_id": "late-user",
+        "display_name": "Late",
+        "created_at_0": "2026-12-01",
+        "created_at_1": "10:00:00",
+    }
+    response = admin_client.post("/admin/memory_core/subject/add/", body)
+    assert response.status_code == 200
+    assert "tenant" in response.context["adminform"].form.errors
+    assert not Subject.objects.filter(external_id="late-user").exists()
