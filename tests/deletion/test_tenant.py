@@ -319,3 +319,11 @@ def test_the_admin_offers_no_deleted_tenant_for_a_new_row(admin_client, tenant):
     assert response.status_code == 200
     assert "tenant" in response.context["adminform"].form.errors
     assert not Subject.objects.filter(external_id="late-user").exists()
+
+
+@pytest.mark.parametrize("wait", ["nan", "-1"])
+def test_the_command_refuses_a_wait_that_is_no_number_of_seconds(tenant, wait):
+    """``--wait nan`` compared false with everything: the command polled for ever."""
+    with pytest.raises(CommandError, match="--wait"):
+        call_command("delete_tenant", tenant.slug, "--wait", wait)
+    assert Tenant.objects.get(pk=tenant.pk).deleted_at is None
