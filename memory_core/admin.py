@@ -17,6 +17,19 @@ class NoHardDeleteMixin:
         return False
 
 
+class LiveTenantMixin:
+    """A deleted tenant (``Tenant.deleted_at``) is offered for no row: the database refuses
+    its new subjects, traces, decisions and review items (migration 0011), which would be a
+    500 here, and its agents, logins and policies would be rows its deletion never verifies."""
+
+    def formfield_for_foreignkey(self, db_field, request, **kwargs):
+        if db_field.name == "tenant":
+            kwargs["queryset"] = models.Tenant.objects.filter(deleted_at=None)
+        elif db_field.name == "subject":
+            kwargs["queryset"] = models.Subject.objects.filter(tenant__deleted_at=None)
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
 @admin.register(models.Tenant)
 class TenantAdmin(NoHardDeleteMixin, admin.ModelAdmin):
     list_display = ["slug", "name", "created_at", "deleted_at"]
@@ -49,7 +62,7 @@ class TenantAdmin(NoHardDeleteMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Subject)
-class SubjectAdmin(NoHardDeleteMixin, admin.ModelAdmin):
+class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, admin.ModelAdmin):
     list_display = ["external_id", "display_name", "tenant", "created_at"]
     list_filter = ["tenant"]
     search_fields = ["external_id", "display_name"]
@@ -70,7 +83,7 @@ class ApiKeyInline(admin.TabularInline):
 
 
 @admin.register(models.Agent)
-class AgentAdmin(admin.ModelAdmin):
+class AgentAdmin(LiveTenantMixin, admin.ModelAdmin):
     list_display = ["name", "tenant", "max_sensitivity", "any_subject", "is_active"]
     list_filter = ["tenant", "is_active"]
     inlines = [ApiKeyInline]
@@ -88,7 +101,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
 
 
 @admin.register(models.PortalMembership)
-class PortalMembershipAdmin(admin.ModelAdmin):
+class PortalMembershipAdmin(LiveTenantMixin, admin.ModelAdmin):
     list_display = ["user", "role", "tenant", "subject"]
     list_filter = ["role", "tenant"]
 
@@ -185,26 +198,26 @@ class PolicyVersionForm(forms.ModelForm):
 
 
 @admin.register(models.PolicyVersion)
-class PolicyVersionAdmin(admin.ModelAdmin):
+class PolicyVersionAdmin(LiveTenantMixin, admin.ModelAdmin):
     form = PolicyVersionForm
     list_display = ["tenant", "version", "is_active", "created_at", "note"]
     list_filter = ["tenant", "is_active"]
 
 
 @admin.register(models.AdmissionDecision)
-class AdmissionDecisionAdmin(admin.ModelAdmin):
+class AdmissionDecisionAdmin(LiveTenantMixin, admin.ModelAdmin):
     list_display = ["created_at", "tenant", "agent", "outcome", "rule_codes", "memory_type"]
     list_filter = ["tenant", "outcome"]
 
 
 @admin.register(models.ReviewItem)
-class ReviewItemAdmin(admin.ModelAdmin):
+class ReviewItemAdmin(LiveTenantMixin, admin.ModelAdmin):
     list_display = ["created_at", "tenant", "kind", "state", "memory_key", "resolution"]
     list_filter = ["tenant", "kind", "state"]
 
 
 @admin.register(models.RetrievalTrace)
-class RetrievalTraceAdmin(admin.ModelAdmin):
+class RetrievalTraceAdmin(LiveTenantMixin, admin.ModelAdmin):
     list_display = ["created_at", "tenant", "agent", "mode", "degraded", "latency_ms"]
     list_filter = ["tenant", "mode", "degraded"]
 

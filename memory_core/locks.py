@@ -11,7 +11,9 @@ Each is held until the transaction ends; each key is hashed to PostgreSQL's 64-b
 The order every path takes its locks in, so that no two wait for each other in a cycle: the
 key's lock, then memory rows in id order (a write locks the heads it reads; an approval takes
 the key's lock before its pending row); a deletion request: the subject's row (``FOR NO KEY
-UPDATE``, whole-subject requests only), the subject's lock, then its memory rows in id order.
+UPDATE``, whole-subject requests only), the subject's lock, then its memory rows in id order;
+a whole tenant's request: its memory rows in id order, then the tenant row (``FOR UPDATE``,
+which the key-share lock of every insert of the tenant waits for).
 Retrievals and exports hold only the subject's lock, shared; the rows they insert take the
 subject row's key-share lock, which ``FOR NO KEY UPDATE`` does not block.
 ``tests/deletion/test_concurrency.py`` runs them all at once on one subject.

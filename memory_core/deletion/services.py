@@ -367,19 +367,32 @@ def tenant_deletion_request(
 ) -> DeletionOperation:
     """Delete a whole tenant: every memory it holds and everything derived from them.
 
-    One transaction, acting for the tenant: lock the tenant row (``FOR UPDATE``: a
-    transaction that already inserted a row of the tenant commits first, and one that
-    inserts later waits and is then refused by the trigger of migration 0011), revoke its
+    One transaction, acting for the tenant: lock its memory rows, then the tenant row
+    (``FOR UPDATE``: a transaction that already inserted a row of the tenant commits first,
+    and one that inserts later waits and is then refused by the trigger of migration 0011;
+    the memory rows first, as every other path takes them before it inserts, so a revoke or
+    a deletion in flight finishes first instead of deadlocking with the request), revoke its
     API keys, tombstone and scrub every memory not yet in the ledger under one operation of
     target ``tenant``, and set ``Tenant.deleted_at``. Its steps also remove every trace and
     export of the tenant, and the identities step its subjects' names and its portal logins.
     The tenant row, its agents, subjects (nameless), tombstones and operations stay: the
     ledger's ids and the operation's evidence.
 
-    Asking again returns the tenant's last operation unless it failed (dead-lettered); after
-    a failure a new operation is opened for what is left. ``NotFound`` for an unknown tenant.
+    Asking again returns the tenant's last operation; a failed (dead-lettered) one is
+    re-driven, as ``deletion_retry`` would: every memory of the tenant is in its ledger, so a
+    new operation would hold none of them and leave what the failed steps did not clean (and
+    no reviewer of a deleted tenant can log in to retry it). ``NotFound`` for an unknown tenant.
     """
     with tenant_atomic(tenant_id):
+        if not _tenant_deletion_exists(tenant_id):
+            # A memory path locks the row, then inserts (its events' foreign key takes the
+            # tenant row's key-share lock): the other way round, the two would deadlock.
+            list(
+                Memory.objects.filter(tenant_id=tenant_id)
+                .select_for_update(of=("self",))
+                .order_by("pk")
+                .values_list("pk", flat=True)
+            )
         tenant = Tenant.objects.select_for_update().filter(pk=tenant_id).first()
         if tenant is None:
             raise NotFound("No tenant with this id.")
@@ -390,7 +403,9 @@ def tenant_deletion_request(
             .order_by("-requested_at")
             .first()
         )
-        if last is not None and last.status != DeletionOperation.State.FAILED:
+        if last is not None:
+            if last.status == DeletionOperation.State.FAILED:
+                _redrive(last)
             return _already_requested(last)
         now = timezone.now()
         # At once, not at the identities step: no request of the tenant is accepted again.
@@ -410,6 +425,23 @@ def tenant_deletion_request(
         return operation
 
 
+def _tenant_deletion_exists(tenant_id) -> bool:
+    """Return whether the tenant already has a deletion operation (asking again locks none
+    of its memory rows: they are all in the ledger)."""
+    return DeletionOperation.objects.filter(
+        tenant_id=tenant_id, target=DeletionOperation.Target.TENANT
+    ).exists()
+
+
+def _redrive(operation: DeletionOperation) -> None:
+    """Put a failed operation back to pending with fresh attempts; send its task on commit."""
+    operation.status = DeletionOperation.State.PENDING
+    operation.attempts = 0
+    operation.dead_lettered_at = None
+    operation.save(update_fields=["status", "attempts", "dead_lettered_at"])
+    deletion_run_on_commit(operation.id)
+
+
 @transaction.atomic
 def deletion_retry(*, principal, operation_id) -> DeletionOperation:
     """Re-drive a dead-lettered (failed) operation: a reviewer's or the system's decision."""
@@ -424,9 +456,5 @@ def deletion_retry(*, principal, operation_id) -> DeletionOperation:
         raise NotFound("No deletion operation with this id.")
     if operation.status != DeletionOperation.State.FAILED:
         return operation
-    operation.status = DeletionOperation.State.PENDING
-    operation.attempts = 0
-    operation.dead_lettered_at = None
-    operation.save(update_fields=["status", "attempts", "dead_lettered_at"])
-    deletion_run_on_commit(operation.id)
+    _redrive(operation)
     return operation

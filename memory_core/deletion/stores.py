@@ -277,12 +277,15 @@ class EventsStore(Store):
         "  WHERE c <> ALL(%(ids)s::uuid[]) ORDER BY n),"
         " reason = '',"
         # The key names what the deleted write was about ("health.notes"), as the memory's
-        # own memory_key did (the primary step clears that one).
-        " memory_key = CASE WHEN r.memory_id = ANY(%(ids)s::uuid[]) THEN '' ELSE r.memory_key END,"
+        # own memory_key did (the primary step clears that one). A whole subject (or tenant)
+        # loses every item's key: a conflict item has no memory_id, only the key.
+        " memory_key = CASE WHEN r.memory_id = ANY(%(ids)s::uuid[])"
+        "  OR r.subject_id = ANY(%(subjects)s::uuid[]) THEN '' ELSE r.memory_key END,"
         " resolution = CASE WHEN " + _CLOSES + " THEN 'deleted' ELSE r.resolution END,"
         " resolved_at = CASE WHEN " + _CLOSES + " THEN %(now)s ELSE r.resolved_at END,"
         " state = CASE WHEN " + _CLOSES + " THEN 'resolved' ELSE r.state END "
-        "WHERE r.candidate_ids && %(ids)s::uuid[] OR (r.memory_id = ANY(%(ids)s::uuid[])"
+        "WHERE r.candidate_ids && %(ids)s::uuid[] OR ((r.memory_id = ANY(%(ids)s::uuid[])"
+        " OR r.subject_id = ANY(%(subjects)s::uuid[]))"
         " AND (r.reason <> '' OR r.state = 'open' OR r.memory_key <> ''))"
     )
     _VERIFY_SQL = (
@@ -292,7 +295,10 @@ class EventsStore(Store):
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])),"
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])"
         "  AND (r.reason <> '' OR r.state = 'open' OR r.memory_key <> '')), "
-        " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.candidate_ids && %(ids)s::uuid[]) "
+        " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.candidate_ids && %(ids)s::uuid[]),"
+        " (SELECT count(*) FROM memory_core_reviewitem r"
+        "  WHERE r.subject_id = ANY(%(subjects)s::uuid[])"
+        "  AND (r.reason <> '' OR r.memory_key <> '')) "
         "FROM memory_core_memoryevent WHERE memory_id = ANY(%(ids)s::uuid[])"
         " OR memory_id IN (" + _DECISIONS + ")"
     )
@@ -321,8 +327,10 @@ class EventsStore(Store):
     def verify(self, ctx):
         with connections["default"].cursor() as cursor:
             cursor.execute(self._VERIFY_SQL, self._params(ctx))
-            events, dirty, rejected, reviews, open_or_text, citing = cursor.fetchone()
-        ok = dirty == 0 and open_or_text == 0 and citing == 0
+            events, dirty, rejected, reviews, open_or_text, citing, subjects_text = (
+                cursor.fetchone()
+            )
+        ok = dirty == 0 and open_or_text == 0 and citing == 0 and subjects_text == 0
         return ok, {
             "events": events,
             "events_with_content": dirty,
@@ -330,6 +338,7 @@ class EventsStore(Store):
             "review_items": reviews,
             "review_items_with_content_or_open": open_or_text,
             "review_items_citing_in_candidates": citing,
+            "subjects_review_items_with_key_or_text": subjects_text,
         }
 
 

@@ -3,6 +3,7 @@ and the database takes no new row for the tenant once its request has committed.
 
 import json
 import threading
+import time
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -21,6 +22,7 @@ from memory_core.models import (
     Memory,
     PortalMembership,
     RetrievalTrace,
+    ReviewItem,
     Subject,
     Tenant,
 )
@@ -219,3 +221,109 @@ def test_replay_after_a_restore_deletes_the_tenant_again(tenant, memories, api_k
     assert api_key_resolve(api_key) is None
     steps = DeletionOperation.objects.get(pk=entry["operation_id"]).steps
     assert "identities" in set(steps.values_list("store", flat=True))
+
+
+def test_asking_again_after_a_failed_operation_finishes_its_memories(
+    tenant, owner, memories, settings
+):
+    """Every memory of the tenant is in the failed operation's ledger: a new operation would
+    hold none of them, complete at once and leave the files the failed one did not clean."""
+    seeded = seed_everywhere(owner, memories)
+    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 1
+    settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]  # a misspelt setting
+    first = tenant_deletion_request(tenant_id=tenant.id)
+    assert deletion_run(operation_id=first.id) == "failed"
+
+    settings.MEMLEDGER_EVAL_DATA_DIRS = configured  # fixed; the operator asks again
+    again = tenant_deletion_request(tenant_id=tenant.id)
+    assert (again.pk, again.already_requested) == (first.pk, True)  # re-driven
+    assert deletion_run(operation_id=again.id) == "completed"
+
+    golden = seeded["eval_path"].read_text()
+    assert all(str(m.id) not in golden for m in memories)
+
+
+def test_a_tenant_deletion_leaves_no_review_item_naming_a_key(tenant, owner, memories):
+    """A conflict item has no memory of its own: its key ("health.notes") outlived the
+    memories it was about, as the key deletion's operation no longer does."""
+    conflict = ReviewItem.objects.create(
+        tenant=tenant,
+        subject=owner,
+        kind="conflict",
+        memory_key="health.notes",
+        candidate_ids=[m.id for m in memories[:2]],
+        reason="both say something about the diagnosis",
+    )
+    operation = tenant_deletion_request(tenant_id=tenant.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    conflict.refresh_from_db()
+    assert (conflict.memory_key, conflict.reason, conflict.state) == ("", "", "resolved")
+    assert not ReviewItem.objects.filter(tenant=tenant).exclude(memory_key="").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_revoke_in_flight_and_the_request_do_not_deadlock(tenant, owner, memories, monkeypatch):
+    """A revoke locks its memory row, then inserts its event (whose foreign key takes the
+    tenant row's key-share lock). A request that locked the tenant row first and then waits
+    for that memory row would close a cycle: one of the two dies of a deadlock."""
+    from memory_core.principals import ReviewerPrincipal
+    from memory_core.services import writes
+    from memory_core.services.writes import memory_revoke
+
+    locked, outcome = threading.Event(), {}
+    original = writes.event_record
+
+    def slow_event_record(**kwargs):
+        locked.set()
+        time.sleep(1.5)  # the request meanwhile takes its locks
+        return original(**kwargs)
+
+    monkeypatch.setattr(writes, "event_record", slow_event_record)
+
+    def revoke():
+        try:
+            with tenant_scope(tenant.id):
+                principal = ReviewerPrincipal(tenant_id=tenant.id, user_id=1)
+                memory_revoke(principal=principal, memory_id=memories[0].id, reason="wrong")
+            outcome["revoke"] = "revoked"
+        except Exception as exc:  # noqa: BLE001 (the outcome is the assertion)
+            outcome["revoke"] = repr(exc)
+        finally:
+            connection.close()
+
+    revoker = threading.Thread(target=revoke)
+    revoker.start()
+    assert locked.wait(timeout=10)
+    try:
+        operation = tenant_deletion_request(tenant_id=tenant.id)
+        outcome["request"] = sorted(operation.memory_ids) == sorted(m.id for m in memories)
+    except Exception as exc:  # noqa: BLE001
+        outcome["request"] = repr(exc)
+    revoker.join(timeout=30)
+    assert outcome == {"revoke": "revoked", "request": True}
+
+
+def test_the_admin_offers_no_deleted_tenant_for_a_new_row(admin_client, tenant):
+    """Adding a subject to a deleted tenant is a form error, not the trigger's 500."""
+    tenant_deletion_request(tenant_id=tenant.id)
+    body = {
+        "tenant": str(tenant.pk),
+        "external_id": "late-user",
+        "display_name": "Late",
+        "created_at_0": "2026-12-01",
+        "created_at_1": "10:00:00",
+    }
+    response = admin_client.post("/admin/memory_core/subject/add/", body)
+    assert response.status_code == 200
+    assert "tenant" in response.context["adminform"].form.errors
+    assert not Subject.objects.filter(external_id="late-user").exists()
+
+
+@pytest.mark.parametrize("wait", ["nan", "-1"])
+def test_the_command_refuses_a_wait_that_is_no_number_of_seconds(tenant, wait):
+    """``--wait nan`` compared false with everything: the command polled for ever."""
+    with pytest.raises(CommandError, match="--wait"):
+        call_command("delete_tenant", tenant.slug, "--wait", wait)
+    assert Tenant.objects.get(pk=tenant.pk).deleted_at is None

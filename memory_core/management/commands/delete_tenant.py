@@ -1,6 +1,7 @@
 """Delete a whole tenant through a deletion operation (DESIGN.md: "a whole tenant")."""
 
 import json
+import math
 import time
 
 from django.core.management.base import BaseCommand, CommandError
@@ -37,7 +38,7 @@ class Command(BaseCommand):
 
     @platform_command
     def handle(self, *args, slug, yes=False, run=False, wait=0, **options):
-        if wait < 0:
+        if not 0 <= wait < math.inf:  # nan too: it compares false with every deadline
             raise CommandError("--wait takes a number of seconds, 0 or more.")
         tenant = Tenant.objects.filter(slug=slug).first()
         if tenant is None:
