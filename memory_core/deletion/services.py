@@ -242,9 +242,10 @@ def _subject_deletion_covering(*, subject: Subject, candidates) -> DeletionOpera
     """Return the subject's last whole-subject operation if a new one would add nothing.
 
     A new operation adds something when a memory in reach is not yet in the ledger, or when
-    the last one failed (a reviewer re-drives it; asking again opens a new one, as before),
-    or when it completed and an export or a trace of the subject was made since (a
-    whole-subject operation clears those too). None when there is no such operation.
+    an export or a trace of the subject was made since the last one (a whole-subject
+    operation clears those too). A failed (dead-lettered) last one is re-driven first: its
+    memories are in its ledger, so a new operation would hold none of them and leave what
+    its failed steps did not clean. None when a new operation is needed.
     """
     untouched = candidates.exclude(
         pk__in=Tombstone.objects.filter(tenant_id=subject.tenant_id, subject_id=subject.id).values(
@@ -260,10 +261,14 @@ def _subject_deletion_covering(*, subject: Subject, candidates) -> DeletionOpera
         .order_by("-requested_at")
         .first()
     )
-    if last is None or last.status == DeletionOperation.State.FAILED:
+    if last is None:
         return None
-    if last.status != DeletionOperation.State.COMPLETED:
+    if last.status == DeletionOperation.State.FAILED:
+        _redrive(last)
+    elif last.status != DeletionOperation.State.COMPLETED:
         return last  # pending, running or partial: it is still clearing the subject
+    # A completed one removed them all: any there now was made since. (A failed one may have
+    # left some: then a new operation clears them as well.)
     made_since = (
         Export.objects.filter(tenant_id=subject.tenant_id, subject=subject).exists()
         or RetrievalTrace.objects.filter(tenant_id=subject.tenant_id, subject=subject).exists()

@@ -157,6 +157,26 @@ def test_a_key_deletion_keeps_no_copy_of_the_key(owner, owner_principal):
     assert "health.therapy" not in repr(left)
 
 
+def test_asking_again_for_a_subject_after_a_failure_finishes_the_failed_operation(
+    owner, owner_principal, memories, settings
+):
+    """Its memories are all in the failed operation's ledger: a new operation would hold none
+    of them, complete at once and leave what the failed one had not cleaned."""
+    seeded = seed_everywhere(owner, memories)
+    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 1
+    settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]  # a misspelt setting
+    first = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert deletion_run(operation_id=first.id) == "failed"
+
+    settings.MEMLEDGER_EVAL_DATA_DIRS = configured  # fixed; the user asks again
+    again = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert (again.pk, again.already_requested) == (first.pk, True)
+    assert deletion_run(operation_id=again.id) == "completed"
+    golden = seeded["eval_path"].read_text()
+    assert all(str(m.id) not in golden for m in memories)
+
+
 def test_deleting_a_head_deletes_its_history(owner, owner_principal):
     old = MemoryFactory(subject=owner, memory_key="k", status="superseded")
     head = MemoryFactory(subject=owner, memory_key="k", supersedes=old, version=2)
