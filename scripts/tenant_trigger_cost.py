@@ -45,16 +45,14 @@ def main() -> int:
     import django
 
     django.setup()
-    import psycopg
     from django.conf import settings
     from django.db import connection
     from django.test import Client
 
-    from memory_core.benchmarks import setup
+    from memory_core.benchmarks import database, setup
     from memory_core.benchmarks.corpus import CorpusSpec
     from memory_core.benchmarks.database import BenchDatabaseError
     from memory_core.models import RetrievalTrace
-    from tests.rls_support import owner_conninfo
 
     settings.DEBUG = False
     settings.MEMLEDGER_RATE_LIMIT = None
@@ -65,9 +63,7 @@ def main() -> int:
         parser.error(str(exc))
     queries, keys = setup.queries_with_keys(spec, opts.queries, key_name="trigger cost")
     queries = [q for q in queries if q.bucket == opts.bucket]
-    owner = psycopg.connect(
-        **owner_conninfo(), dbname=connection.settings_dict["NAME"], autocommit=True
-    )
+    owner = database.connect(connection.settings_dict["NAME"], autocommit=True)
 
     def trigger(enabled: bool) -> None:
         for table in TABLES:
