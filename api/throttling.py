@@ -11,12 +11,13 @@ cache, so every key, and so every tenant, has its own budget:
   back (``decr``), so refused requests spend nothing. One integer per key and window, not a
   list of timestamps (DRF's ``SimpleRateThrottle`` kept up to 20,000 per key per day).
 - No request is ever let past a limit as long as ``incr`` is atomic: it is on Redis (INCRBY;
-  ``REDIS_URL``, production) and on the local-memory cache within one process (it holds a
-  lock). **Django's file cache (the default without ``REDIS_URL``) and database cache
-  implement ``incr`` as a get and a set**: concurrent requests on one key can lose counts
-  there, as DRF's read-modify-write of its history list did on every cache (and their
-  generic ``incr`` resets the timeout, so the counter's window is set again after it). Run
-  the web processes with Redis.
+  ``REDIS_URL``, production), on memledger's locking file cache across the processes of one
+  host (the default without ``REDIS_URL``; ``memory_core/cache_backends.py``) and on the
+  local-memory cache within one process (it holds a lock). **Django's own file and database
+  caches implement ``incr`` as a get and a set**: concurrent requests on one key can lose
+  counts there, as DRF's read-modify-write of its history list did on every cache (and their
+  generic ``incr`` resets the timeout, so the counter's window is set again after it;
+  ``_keep_window`` gives it back). Several web hosts need Redis to count together.
 - Fixed windows: a key may spend one window's budget at its very end and the next one's at
   the start (up to twice the rate over a short span). ``Retry-After`` is the time left until
   the window ends. A request racing a refused one (whose cost sits in the counter until it

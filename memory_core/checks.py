@@ -83,8 +83,13 @@ def check_static_files_collected(app_configs, **kwargs):
 
 
 # Caches whose incr is atomic across processes: the per-key rate limits and write quotas
-# count in them (api/throttling.py); the file and database caches get, add and set instead.
-ATOMIC_COUNTER_CACHES = ("django.core.cache.backends.redis.RedisCache",)
+# count in them (api/throttling.py); Django's file and database caches get, add and set
+# instead. memledger's locking file cache is atomic across one host's processes (several
+# web hosts would each count on their own: they need Redis, docs/security.md).
+ATOMIC_COUNTER_CACHES = (
+    "django.core.cache.backends.redis.RedisCache",
+    "memory_core.cache_backends.LockingFileBasedCache",
+)
 
 
 @checks.register(checks.Tags.security, deploy=True)

@@ -135,8 +135,11 @@ if env.str("REDIS_URL", default=""):
 else:
     CACHES = {
         "default": {
-            "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+            # Django's file cache, with counters exact across this host's processes (the
+            # per-key rate limits count in it; memory_core/cache_backends.py).
+            "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
             "LOCATION": str(DATA_DIR / "cache"),
+            "OPTIONS": {"MAX_ENTRIES": 5000},
         }
     }
 

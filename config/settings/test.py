@@ -10,7 +10,7 @@ DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default="t
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
         "LOCATION": str(DATA_DIR / "test-cache" / env.str("TEST_DATABASE_NAME", "test_memledger")),
     }
 }

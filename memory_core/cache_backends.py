@@ -1,0 +1,127 @@
+"""The default cache without Redis: Django's file cache, with counters that lose no counts.
+
+Django's ``FileBasedCache`` implements ``add`` as "has the key? else set" and ``incr`` as a
+get and a set (which also resets the entry's timeout to the default): two processes adding to
+one counter at once lose one of the additions. The per-key rate limits and write quotas
+(``api/throttling.py``) count in the default cache, so with several web processes a flood
+could pass a limit. ``LockingFileBasedCache`` serializes ``add``, ``set``, ``incr`` and
+``decr`` of one key across the processes of a host with an exclusive ``flock`` on one of a
+fixed set of lock files (chosen by the key's file name, so the folder does not grow with the
+keys), and keeps an entry's expiry when it is incremented. Several web hosts each have their
+own file cache and so their own counts: they need Redis (``REDIS_URL``).
+
+Culling (``MAX_ENTRIES``) first removes the entries that have expired, and only then, if the
+cache is still full, Django's random third: the counters of the current windows are not
+thrown away while expired ones remain.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import pickle
+import tempfile
+import time
+import zlib
+from contextlib import contextmanager
+from pathlib import Path
+
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
+from django.core.cache.backends.filebased import FileBasedCache
+
+LOCK_STRIPES = 64
+
+
+# The cache's own files, written by this class or Django's, which unpickles them the same way.
+def read_expiry(handle) -> float | None:
+    """Return the expiry an open cache file starts with (None: it never expires)."""
+    return pickle.load(handle)  # noqa: S301
+
+
+def read_value(handle):
+    """Return the value that follows the expiry in an open cache file."""
+    return pickle.loads(zlib.decompress(handle.read()))  # noqa: S301
+
+
+class LockingFileBasedCache(FileBasedCache):
+    """``FileBasedCache`` whose add, set, incr and decr of one key are atomic on one host."""
+
+    @contextmanager
+    def _locked(self, fname: str):
+        """Hold the exclusive lock of ``fname``'s stripe while the block runs.
+
+        Never nested: a second ``flock`` from this process on another descriptor of the same
+        file would wait for the first for ever.
+        """
+        folder = Path(self._dir) / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        stripe = int(Path(fname).name[:8], 16) % LOCK_STRIPES  # the name is an md5 in hex
+        descriptor = os.open(folder / f"{stripe:02d}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(descriptor)  # releases the lock
+
+    def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+        fname = self._key_to_file(key, version)
+        with self._locked(fname):
+            if self.has_key(key, version):
+                return False
+            super().set(key, value, timeout, version)
+            return True
+
+    def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
+        with self._locked(self._key_to_file(key, version)):
+            super().set(key, value, timeout, version)
+
+    def incr(self, key, delta=1, version=None):
+        fname = self._key_to_file(key, version)
+        with self._locked(fname):
+            entry = self._read(fname)
+            if entry is None:
+                raise ValueError(f"Key '{key}' not found")
+            expiry, value = entry
+            value += delta
+            self._write(fname, expiry, value)
+        return value
+
+    def decr(self, key, delta=1, version=None):
+        return self.incr(key, -delta, version)
+
+    def _read(self, fname: str) -> tuple[float | None, object] | None:
+        """Return ``(expiry, value)`` of the entry in ``fname``; None if missing or expired."""
+        try:
+            with open(fname, "rb") as handle:
+                expiry = read_expiry(handle)
+                if expiry is not None and expiry < time.time():
+                    return None
+                return expiry, read_value(handle)
+        except FileNotFoundError:
+            return None
+
+    def _write(self, fname: str, expiry: float | None, value) -> None:
+        """Replace the entry in ``fname`` with ``value``, keeping ``expiry`` (atomic rename)."""
+        descriptor, temporary = tempfile.mkstemp(dir=self._dir)
+        try:
+            with open(descriptor, "wb") as handle:
+                handle.write(pickle.dumps(expiry, self.pickle_protocol))
+                handle.write(zlib.compress(pickle.dumps(value, self.pickle_protocol)))
+            os.replace(temporary, fname)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+
+    def _cull(self):
+        if len(self._list_cache_files()) < self._max_entries:
+            return
+        now = time.time()
+        for fname in self._list_cache_files():
+            try:
+                with open(fname, "rb") as handle:
+                    expiry = read_expiry(handle)
+            except (OSError, EOFError, pickle.UnpicklingError):
+                continue
+            if expiry is not None and expiry < now:
+                self._delete(fname)
+        super()._cull()  # still full: Django's random third
