@@ -155,3 +155,25 @@ def test_reembed_queued_for_a_memory_deleted_meanwhile_does_nothing(
     )
     row = Memory.objects.get(pk=target.id)
     assert (row.embedding, row.embedding_model, row.content) == (None, "", "")
+
+
+def test_worker_deletes_a_whole_tenant(celery_worker, tenant, owner, memories, api_key):
+    """The request on the command's path, the steps on a real worker: the tenant's every store
+    and its identities are verified clean."""
+    from memory_core.deletion.services import tenant_deletion_request
+    from memory_core.models import RetrievalTrace, Subject
+
+    seed_everywhere(owner, memories)
+    operation = tenant_deletion_request(tenant_id=tenant.id)
+    wait_for(
+        lambda: _status(operation.id) == "completed",
+        timeout=60,
+        interval=0.05,
+        message="the tenant's operation to complete",
+    )
+    steps = DeletionStep.objects.filter(operation_id=operation.id)
+    assert {step.store for step in steps} >= {"identities", "traces", "exports", "evaluation"}
+    assert all(step.status == "verified" for step in steps)
+    assert not RetrievalTrace.objects.filter(tenant=tenant).exists()
+    owner_row = Subject.objects.get(pk=owner.pk)
+    assert owner_row.external_id == str(owner.pk)
