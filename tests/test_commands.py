@@ -4,8 +4,9 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
-from memory_core.models import Agent, Memory, PortalMembership, Tenant
+from memory_core.models import Agent, ApiKey, Memory, PortalMembership, Tenant
 from memory_core.services.api_keys import api_key_resolve
 
 pytestmark = pytest.mark.django_db
@@ -56,3 +57,25 @@ def test_load_demo_is_idempotent_and_prints_a_working_key():
     assert api_key_resolve(new_key).agent.name == "coder"
     assert PortalMembership.objects.filter(role="end_user").count() == 2
     assert PortalMembership.objects.filter(role="reviewer").count() == 1
+
+
+def test_create_agent_key_refuses_a_deleted_tenant_instead_of_printing_a_dead_key():
+    """A deleted tenant's keys are refused (api_key_resolve), so a key made for it would
+    never work: the command says so and creates nothing (no agent, no key)."""
+    call_command("create_agent_key", "--tenant", "gone", "--agent", "helper", stdout=StringIO())
+    Tenant.objects.filter(slug="gone").update(deleted_at=timezone.now())
+    for agent in ("helper", "newcomer"):
+        with pytest.raises(CommandError, match="Tenant 'gone' was deleted"):
+            call_command(
+                "create_agent_key", "--tenant", "gone", "--agent", agent, stdout=StringIO()
+            )
+    assert not Agent.objects.filter(name="newcomer").exists()
+    assert ApiKey.objects.filter(agent__tenant__slug="gone").count() == 1
+
+
+def test_create_agent_key_refuses_a_deactivated_agent_instead_of_printing_a_dead_key():
+    call_command("create_agent_key", "--tenant", "acme", "--agent", "old", stdout=StringIO())
+    Agent.objects.filter(name="old").update(is_active=False)
+    with pytest.raises(CommandError, match="Agent 'old' of tenant 'acme' is deactivated"):
+        call_command("create_agent_key", "--tenant", "acme", "--agent", "old", stdout=StringIO())
+    assert ApiKey.objects.filter(agent__name="old").count() == 1
