@@ -59,6 +59,31 @@ def test_load_demo_is_idempotent_and_prints_a_working_key():
     assert PortalMembership.objects.filter(role="reviewer").count() == 1
 
 
+def test_load_demo_after_a_demo_tenant_was_deleted_loads_the_rest():
+    """`make run` loads the demo on every start: after `delete_tenant tenant-b` (or
+    tenant-a) it failed with the trigger's IntegrityError (a deleted tenant takes no new
+    subject), so the demo could not start again. A deleted demo tenant is left as it is."""
+    call_command("load_demo", stdout=StringIO())
+    call_command(
+        "delete_tenant", "tenant-b", "--yes", "--run", stdout=StringIO(), stderr=StringIO()
+    )
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    assert "tenant-b was deleted" in out.getvalue()
+    assert not Memory.objects.filter(tenant__slug="tenant-b").exclude(status="deleted").exists()
+    raw_key = out.getvalue().strip().splitlines()[-1].split(": ")[-1]
+    assert api_key_resolve(raw_key).agent.name == "coder"
+
+    call_command(
+        "delete_tenant", "tenant-a", "--yes", "--run", stdout=StringIO(), stderr=StringIO()
+    )
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    assert "tenant-a was deleted" in out.getvalue() and "mlk_" not in out.getvalue()
+    assert not Memory.objects.exclude(status="deleted").exists()
+    assert not PortalMembership.objects.exists()  # the deletion removed them; none come back
+
+
 def test_create_agent_key_refuses_a_deleted_tenant_instead_of_printing_a_dead_key():
     """A deleted tenant's keys are refused (api_key_resolve), so a key made for it would
     never work: the command says so and creates nothing (no agent, no key)."""
