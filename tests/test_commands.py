@@ -104,3 +104,19 @@ def test_create_agent_key_refuses_a_deactivated_agent_instead_of_printing_a_dead
     with pytest.raises(CommandError, match="Agent 'old' of tenant 'acme' is deactivated"):
         call_command("create_agent_key", "--tenant", "acme", "--agent", "old", stdout=StringIO())
     assert ApiKey.objects.filter(agent__name="old").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "arguments", "message"),
+    [
+        ("rls_cost", ["--tenants", "0"], "must be at least 1, not 0"),
+        ("rls_cost", ["--memories", "5", "--tenants", "10"], "must be at least --tenants"),
+        ("leak_hunt", ["--retrievals", "-1"], "must be at least 1, not -1"),
+        ("fuzz_api", ["--requests", "0"], "must be at least 1, not 0"),
+    ],
+)
+def test_measuring_commands_refuse_a_count_that_measures_nothing(command, arguments, message):
+    """rls_cost --tenants 0 ended in a ZeroDivisionError traceback; leak_hunt and fuzz_api
+    with 0 or a negative count printed a clean report of nothing."""
+    with pytest.raises(CommandError, match=message):
+        call_command(command, *arguments, stdout=StringIO(), stderr=StringIO())
