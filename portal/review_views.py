@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
+from memory_core.deletion.services import deletion_retry
 from memory_core.exceptions import DomainError
 from memory_core.selectors.health import evaluation_figures, health_overview
 from memory_core.selectors.portal import (
@@ -125,6 +126,27 @@ class DeadLetterView(ReviewerMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         context["operations"] = deletions_dead_lettered(principal=self.principal)
         return context
+
+
+class DeadLetterRetryView(ReviewerMixin, View):
+    """Re-drive one dead-lettered operation (``deletion_retry``): fresh attempts, its task
+    sent once the request commits. For when the cause is fixed (a volume mounted again, a
+    folder created): verified steps stay verified, the others run again."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, operation_id):
+        dead_letters = reverse("portal:review:deletions")
+        try:
+            operation = deletion_retry(principal=self.principal, operation_id=operation_id)
+        except DomainError as error:
+            return self.refuse(error, dead_letters)
+        messages.success(
+            request,
+            f"Deletion {str(operation.pk)[:8]} retried: its unverified steps run again "
+            "(it comes back here if they fail again).",
+        )
+        return redirect(dead_letters)
 
 
 class HealthView(ReviewerMixin, TemplateView):

@@ -27,6 +27,11 @@ review_patterns = (
         ),
         path("rejected/", review_views.RejectedWritesView.as_view(), name="rejected"),
         path("deletions/", review_views.DeadLetterView.as_view(), name="deletions"),
+        path(
+            "deletions/<uuid:operation_id>/retry/",
+            review_views.DeadLetterRetryView.as_view(),
+            name="deletion-retry",
+        ),
         path("health/", review_views.HealthView.as_view(), name="health"),
     ],
     "review",

@@ -4,8 +4,9 @@ from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
-from memory_core.models import Agent, Memory, PortalMembership, Tenant
+from memory_core.models import Agent, ApiKey, Memory, PortalMembership, Tenant
 from memory_core.services.api_keys import api_key_resolve
 
 pytestmark = pytest.mark.django_db
@@ -56,3 +57,66 @@ def test_load_demo_is_idempotent_and_prints_a_working_key():
     assert api_key_resolve(new_key).agent.name == "coder"
     assert PortalMembership.objects.filter(role="end_user").count() == 2
     assert PortalMembership.objects.filter(role="reviewer").count() == 1
+
+
+def test_load_demo_after_a_demo_tenant_was_deleted_loads_the_rest():
+    """`make run` loads the demo on every start: after `delete_tenant tenant-b` (or
+    tenant-a) it failed with the trigger's IntegrityError (a deleted tenant takes no new
+    subject), so the demo could not start again. A deleted demo tenant is left as it is."""
+    call_command("load_demo", stdout=StringIO())
+    call_command(
+        "delete_tenant", "tenant-b", "--yes", "--run", stdout=StringIO(), stderr=StringIO()
+    )
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    assert "tenant-b was deleted" in out.getvalue()
+    assert not Memory.objects.filter(tenant__slug="tenant-b").exclude(status="deleted").exists()
+    raw_key = out.getvalue().strip().splitlines()[-1].split(": ")[-1]
+    assert api_key_resolve(raw_key).agent.name == "coder"
+
+    call_command(
+        "delete_tenant", "tenant-a", "--yes", "--run", stdout=StringIO(), stderr=StringIO()
+    )
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    assert "tenant-a was deleted" in out.getvalue() and "mlk_" not in out.getvalue()
+    assert not Memory.objects.exclude(status="deleted").exists()
+    assert not PortalMembership.objects.exists()  # the deletion removed them; none come back
+
+
+def test_create_agent_key_refuses_a_deleted_tenant_instead_of_printing_a_dead_key():
+    """A deleted tenant's keys are refused (api_key_resolve), so a key made for it would
+    never work: the command says so and creates nothing (no agent, no key)."""
+    call_command("create_agent_key", "--tenant", "gone", "--agent", "helper", stdout=StringIO())
+    Tenant.objects.filter(slug="gone").update(deleted_at=timezone.now())
+    for agent in ("helper", "newcomer"):
+        with pytest.raises(CommandError, match="Tenant 'gone' was deleted"):
+            call_command(
+                "create_agent_key", "--tenant", "gone", "--agent", agent, stdout=StringIO()
+            )
+    assert not Agent.objects.filter(name="newcomer").exists()
+    assert ApiKey.objects.filter(agent__tenant__slug="gone").count() == 1
+
+
+def test_create_agent_key_refuses_a_deactivated_agent_instead_of_printing_a_dead_key():
+    call_command("create_agent_key", "--tenant", "acme", "--agent", "old", stdout=StringIO())
+    Agent.objects.filter(name="old").update(is_active=False)
+    with pytest.raises(CommandError, match="Agent 'old' of tenant 'acme' is deactivated"):
+        call_command("create_agent_key", "--tenant", "acme", "--agent", "old", stdout=StringIO())
+    assert ApiKey.objects.filter(agent__name="old").count() == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "arguments", "message"),
+    [
+        ("rls_cost", ["--tenants", "0"], "must be at least 1, not 0"),
+        ("rls_cost", ["--memories", "5", "--tenants", "10"], "must be at least --tenants"),
+        ("leak_hunt", ["--retrievals", "-1"], "must be at least 1, not -1"),
+        ("fuzz_api", ["--requests", "0"], "must be at least 1, not 0"),
+    ],
+)
+def test_measuring_commands_refuse_a_count_that_measures_nothing(command, arguments, message):
+    """rls_cost --tenants 0 ended in a ZeroDivisionError traceback; leak_hunt and fuzz_api
+    with 0 or a negative count printed a clean report of nothing."""
+    with pytest.raises(CommandError, match=message):
+        call_command(command, *arguments, stdout=StringIO(), stderr=StringIO())

@@ -24,8 +24,9 @@ X_FRAME_OPTIONS = "DENY"
 # Static files (portal CSS and script, the admin's) are served by the WSGI application itself
 # from STATIC_ROOT, filled by `manage.py collectstatic` at deployment: no web server needs to
 # be set up for them. Right after SecurityMiddleware, as WhiteNoise asks. File names carry
-# their content's hash (cached for a year, gzip and Brotli precompressed); a page rendered
-# before collectstatic has run fails on the missing manifest entry, so run it first.
+# their content's hash (cached for ten years, immutable; gzip precompressed: Brotli only if
+# the brotli package were installed, and it is not a dependency); a page rendered before
+# collectstatic has run fails on the missing manifest entry, so run it first.
 MIDDLEWARE = [
     *MIDDLEWARE[: MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1],
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -75,8 +75,10 @@ def _check_length(value: str, model, field: str, what: str) -> None:
 def agent_ensure(*, tenant_slug: str, agent_name: str) -> Agent:
     """Return the agent ``agent_name`` of tenant ``tenant_slug``, creating both if missing.
 
-    Raise ValidationFailed (before writing anything) for an empty slug or name, or one
-    longer than its column.
+    Raise ValidationFailed (before writing anything) for an empty slug or name, one longer
+    than its column, or a deleted tenant: its keys are refused (``api_key_resolve``), so an
+    agent made for it could never act, and its deletion's ``identities`` step has already
+    verified that it has no active agent.
     """
     from memory_core.services.policy import policy_ensure
 
@@ -85,6 +87,11 @@ def agent_ensure(*, tenant_slug: str, agent_name: str) -> Agent:
     _check_length(tenant_slug, Tenant, "slug", "The tenant slug")
     _check_length(agent_name, Agent, "name", "The agent name")
     tenant, _ = Tenant.objects.get_or_create(slug=tenant_slug, defaults={"name": tenant_slug})
+    if tenant.deleted_at is not None:
+        raise ValidationFailed(
+            f"Tenant {tenant_slug!r} was deleted ({tenant.deleted_at:%Y-%m-%d %H:%M} UTC): "
+            "it takes no new agent or key, and its keys are refused."
+        )
     policy_ensure(tenant=tenant)
     agent, _ = Agent.objects.get_or_create(tenant=tenant, name=agent_name)
     return agent

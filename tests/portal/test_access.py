@@ -35,6 +35,7 @@ REVIEWER_POST = [
     reverse("portal:review:approve", args=[ANY_ID]),
     reverse("portal:review:reject", args=[ANY_ID]),
     reverse("portal:review:resolve", args=[ANY_ID]),
+    reverse("portal:review:deletion-retry", args=[ANY_ID]),
 ]
 
 

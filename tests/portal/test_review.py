@@ -384,3 +384,51 @@ def test_dead_lettered_deletions_of_own_tenant(reviewer_client, alice_subject, s
     assert str(own.pk) in body and "export volume read-only" in body
     assert str(foreign.pk) not in body and "foreign error" not in body
     assert body.count('class="card" aria-labelledby="op-') == 1
+
+
+def test_a_reviewer_retries_a_dead_lettered_deletion_from_its_page(
+    reviewer_client,
+    alice_subject,
+    stranger_subject,
+    monkeypatch,
+    django_capture_on_commit_callbacks,
+):
+    """The dead-letter page's "Retry" button re-drives the operation (``deletion_retry``:
+    fresh attempts, its task sent); another tenant's operation is a 404 and stays failed."""
+    sent = []
+    monkeypatch.setattr(
+        "memory_core.deletion.services.deletion_enqueue", lambda pk: sent.append(pk) or True
+    )
+
+    def stuck(subject):
+        operation = DeletionOperation.objects.create(
+            tenant=subject.tenant,
+            subject=subject,
+            target="subject",
+            status="failed",
+            attempts=8,
+            last_error="evaluation folder missing",
+            dead_lettered_at=timezone.now(),
+        )
+        operation.steps.create(store="evaluation", status="failed", attempts=8)
+        return operation
+
+    own, foreign = stuck(alice_subject), stuck(stranger_subject)
+    page = reviewer_client.get(reverse("portal:review:deletions")).content.decode()
+    retry_url = reverse("portal:review:deletion-retry", args=[own.pk])
+    assert f'action="{retry_url}"' in page
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = reviewer_client.post(retry_url, follow=True)
+    own.refresh_from_db()
+    assert (own.status, own.attempts, own.dead_lettered_at) == ("pending", 0, None)
+    assert sent == [own.pk]
+    assert "retried" in response.content.decode()
+    page = reviewer_client.get(reverse("portal:review:deletions")).content.decode()
+    assert str(own.pk) not in page
+
+    assert reviewer_client.get(retry_url).status_code == 405
+    foreign_url = reverse("portal:review:deletion-retry", args=[foreign.pk])
+    assert reviewer_client.post(foreign_url).status_code == 404
+    foreign.refresh_from_db()
+    assert foreign.status == "failed" and foreign.dead_lettered_at is not None

@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from api.fuzz import fuzz_run, plant
+from memory_core.benchmarks.args import at_least
 from memory_core.rls import platform_command
 
 
@@ -26,8 +27,9 @@ class Command(BaseCommand):
     help = "Send generated requests (schemathesis) and count 5xx, schema and tenant violations."
 
     def add_arguments(self, parser):
-        parser.add_argument("--requests", type=int, default=5000)
-        parser.add_argument("--seed", type=int, default=7)
+        # --requests 0 (or -1) printed "0 5xx, 0 cross-tenant successes" for no request.
+        parser.add_argument("--requests", type=at_least(1), default=5000)
+        parser.add_argument("--seed", type=at_least(0), default=7)
         parser.add_argument("--json", dest="json_out", default="")
 
     @platform_command

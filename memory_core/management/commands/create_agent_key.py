@@ -23,6 +23,13 @@ class Command(BaseCommand):
         try:
             with transaction.atomic():  # a refused --name creates no tenant or agent either
                 agent_row = agent_ensure(tenant_slug=tenant.strip(), agent_name=agent.strip())
+                if not agent_row.is_active:
+                    # api_key_resolve refuses every key of an inactive agent: a key printed
+                    # for it would never work.
+                    raise ValidationFailed(
+                        f"Agent {agent_row.name!r} of tenant {agent_row.tenant.slug!r} is "
+                        "deactivated: its keys are refused (reactivate it in the admin first)."
+                    )
                 key, raw_key = api_key_create(agent=agent_row, name=name)
         except ValidationFailed as exc:
             raise CommandError(f"{exc.message} Nothing was created.") from exc

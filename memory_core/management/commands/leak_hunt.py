@@ -12,6 +12,7 @@ from pathlib import Path
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from memory_core.benchmarks.args import at_least
 from memory_core.rls import platform_command
 from memory_core.security.leak_hunt import hunt
 
@@ -26,8 +27,9 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--retrievals", type=int, default=10000)
-        parser.add_argument("--seed", type=int, default=11)
+        # --retrievals 0 (or -1) printed a clean report of a hunt that asked nothing.
+        parser.add_argument("--retrievals", type=at_least(1), default=10000)
+        parser.add_argument("--seed", type=at_least(0), default=11)
         parser.add_argument("--json", dest="json_out", default="")
         parser.add_argument(
             "--keep", action="store_true", help="Commit the planted tenants instead."

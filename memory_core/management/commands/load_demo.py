@@ -30,48 +30,70 @@ class Command(BaseCommand):
 
     @platform_command
     def handle(self, *args, **options):
+        # A demo tenant deleted since (delete_tenant, the admin action) takes no new rows
+        # (migration 0011): it is left as its deletion left it, and the rest is loaded.
+        deleted = set(Tenant.objects.exclude(deleted_at=None).values_list("slug", flat=True))
+        demo = json.loads(DEMO_FILE.read_text())
+        gone = sorted(deleted & {entry["tenant"] for entry in demo["memories"]})
+        data = {**demo, "memories": [m for m in demo["memories"] if m["tenant"] not in deleted]}
+        demo_tenant_live = DEMO_AGENT[0] not in deleted  # the logins' and the key's tenant
+        raw_key = None
         with transaction.atomic():
-            loaded = load_dataset_memories(json.loads(DEMO_FILE.read_text()))
+            loaded = load_dataset_memories(data)
             users = get_user_model()
             admin = users.objects.filter(username=ADMIN[0]).first()
             if admin is None:
                 users.objects.create_superuser(ADMIN[0], "admin@example.invalid", ADMIN[1])
-            for username, password, tenant_slug, external_id in END_USERS:
-                subject = Subject.objects.get(tenant__slug=tenant_slug, external_id=external_id)
-                user = self._user(username, password)
-                PortalMembership.objects.update_or_create(
-                    user=user,
-                    defaults={
-                        "tenant": subject.tenant,
-                        "role": PortalMembership.Role.END_USER,
-                        "subject": subject,
-                    },
-                )
-            reviewer = self._user(REVIEWER[0], REVIEWER[1])
-            PortalMembership.objects.update_or_create(
-                user=reviewer,
-                defaults={
-                    "tenant": Tenant.objects.get(slug=REVIEWER[2]),
-                    "role": PortalMembership.Role.REVIEWER,
-                    "subject": None,
-                },
-            )
-            agent = agent_ensure(tenant_slug=DEMO_AGENT[0], agent_name=DEMO_AGENT[1])
-            # Keys are shown once: each run revokes the previous demo key and prints a new one.
-            for key in ApiKey.objects.filter(agent=agent, name="demo", revoked_at__isnull=True):
-                api_key_revoke(key=key)
-            _, raw_key = api_key_create(agent=agent, name="demo")
+            if demo_tenant_live:
+                raw_key = self._logins_and_key()
         self.stdout.write(
             f"Demo memories: {len(loaded.memory_ids)} in tenants "
-            f"{', '.join(sorted(loaded.tenants))}"
+            f"{', '.join(sorted(loaded.tenants)) or '(none)'}"
         )
+        for slug in gone:
+            self.stdout.write(f"Demo tenant {slug} was deleted: left as its deletion left it.")
         self.stdout.write(f"Admin login:    {ADMIN[0]} / {ADMIN[1]}")
+        if raw_key is None:
+            self.stdout.write(
+                f"No end-user or reviewer login and no demo key: demo tenant {DEMO_AGENT[0]} "
+                "was deleted (a fresh database gets the whole demo again)."
+            )
+            return
         for username, password, tenant_slug, external_id in END_USERS:
             self.stdout.write(
                 f"End user login: {username} / {password}  ({tenant_slug}, {external_id})"
             )
         self.stdout.write(f"Reviewer login: {REVIEWER[0]} / {REVIEWER[1]}  ({REVIEWER[2]})")
         self.stdout.write(f"Demo agent API key ({DEMO_AGENT[0]}/{DEMO_AGENT[1]}): {raw_key}")
+
+    def _logins_and_key(self) -> str:
+        """Link the demo logins to tenant-a; revoke the last demo key and return a new one."""
+        for username, password, tenant_slug, external_id in END_USERS:
+            subject = Subject.objects.get(tenant__slug=tenant_slug, external_id=external_id)
+            user = self._user(username, password)
+            PortalMembership.objects.update_or_create(
+                user=user,
+                defaults={
+                    "tenant": subject.tenant,
+                    "role": PortalMembership.Role.END_USER,
+                    "subject": subject,
+                },
+            )
+        reviewer = self._user(REVIEWER[0], REVIEWER[1])
+        PortalMembership.objects.update_or_create(
+            user=reviewer,
+            defaults={
+                "tenant": Tenant.objects.get(slug=REVIEWER[2]),
+                "role": PortalMembership.Role.REVIEWER,
+                "subject": None,
+            },
+        )
+        agent = agent_ensure(tenant_slug=DEMO_AGENT[0], agent_name=DEMO_AGENT[1])
+        # Keys are shown once: each run revokes the previous demo key and prints a new one.
+        for key in ApiKey.objects.filter(agent=agent, name="demo", revoked_at__isnull=True):
+            api_key_revoke(key=key)
+        _, raw_key = api_key_create(agent=agent, name="demo")
+        return raw_key
 
     def _user(self, username, password):
         users = get_user_model()

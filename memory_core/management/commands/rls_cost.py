@@ -26,10 +26,11 @@ from pathlib import Path
 
 import numpy as np
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.test.utils import override_settings
 
+from memory_core.benchmarks.args import at_least
 from memory_core.models import Agent, Memory, Subject, Tenant
 from memory_core.rls import owner_connection, platform_scope, tenant_atomic
 
@@ -59,15 +60,18 @@ class Command(BaseCommand):
     help = "Measure the cost of row-level security on the retrieval query (same run, both ways)."
 
     def add_arguments(self, parser):
-        parser.add_argument("--tenants", type=int, default=10)
-        parser.add_argument("--memories", type=int, default=20000)
-        parser.add_argument("--queries", type=int, default=300)
-        parser.add_argument("--block", type=int, default=25)
-        parser.add_argument("--seed", type=int, default=5)
+        # A bad number is a usage error: --tenants 0 divided by zero after planting nothing.
+        parser.add_argument("--tenants", type=at_least(1), default=10)
+        parser.add_argument("--memories", type=at_least(1), default=20000)
+        parser.add_argument("--queries", type=at_least(1), default=300)
+        parser.add_argument("--block", type=at_least(1), default=25)
+        parser.add_argument("--seed", type=at_least(0), default=5)
         parser.add_argument("--json", dest="json_out", default="")
         parser.add_argument("--keep", action="store_true")
 
     def handle(self, *args, tenants, memories, queries, block, seed, json_out, keep, **opts):
+        if memories < tenants:
+            raise CommandError(f"--memories ({memories}) must be at least --tenants ({tenants}).")
         rng = random.Random(seed)
         prefix = f"rlscost-{uuid.uuid4().hex[:6]}"
         memoizing = {
