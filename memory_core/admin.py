@@ -17,6 +17,22 @@ class NoHardDeleteMixin:
         return False
 
 
+class ReadOnlyMixin:
+    """Rows written only by memledger's own services, shown here, never added, edited or
+    removed: a memory (admission writes it, a deletion operation removes it) and the deletion
+    record itself (operations, steps, tombstones: the evidence a deletion happened and was
+    verified; a deleted operation would also drop its steps)."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
 class LiveTenantMixin:
     """A deleted tenant (``Tenant.deleted_at``) is offered for no row: the database refuses
     its new subjects, traces, decisions and review items (migration 0011), which would be a
@@ -107,7 +123,7 @@ class PortalMembershipAdmin(LiveTenantMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Memory)
-class MemoryAdmin(admin.ModelAdmin):
+class MemoryAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = [
         "memory_type",
         "memory_key",
@@ -134,17 +150,6 @@ class MemoryAdmin(admin.ModelAdmin):
     exclude = ["embedding"]
     list_select_related = ["subject"]
     actions = ["request_deletion"]
-
-    # Read-only: a memory is written through admission (its embedding, hash, events and
-    # chain follow) and deleted through a deletion operation, never edited or removed here.
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="content")
     def short_content(self, obj):
@@ -222,18 +227,18 @@ class RetrievalTraceAdmin(LiveTenantMixin, admin.ModelAdmin):
     list_filter = ["tenant", "mode", "degraded"]
 
 
-class DeletionStepInline(admin.TabularInline):
+class DeletionStepInline(ReadOnlyMixin, admin.TabularInline):
     model = models.DeletionStep
     extra = 0
 
 
 @admin.register(models.DeletionOperation)
-class DeletionOperationAdmin(admin.ModelAdmin):
+class DeletionOperationAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["id", "tenant", "target", "status", "requested_at", "completed_at", "attempts"]
     list_filter = ["tenant", "status", "target"]
     inlines = [DeletionStepInline]
 
 
 @admin.register(models.Tombstone)
-class TombstoneAdmin(admin.ModelAdmin):
+class TombstoneAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["memory_id", "tenant_id", "deleted_at", "operation"]

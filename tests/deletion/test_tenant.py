@@ -327,3 +327,24 @@ def test_the_command_refuses_a_wait_that_is_no_number_of_seconds(tenant, wait):
     with pytest.raises(CommandError, match="--wait"):
         call_command("delete_tenant", tenant.slug, "--wait", wait)
     assert Tenant.objects.get(pk=tenant.pk).deleted_at is None
+
+
+def test_the_admin_shows_the_deletion_record_but_never_changes_it(admin_client, tenant, memories):
+    """Operations, steps and tombstones are the evidence that a deletion happened and was
+    verified: the admin lists them and may neither edit nor remove them."""
+    operation = tenant_deletion_request(tenant_id=tenant.id)
+    base = "/admin/memory_core"
+    assert admin_client.get(f"{base}/deletionoperation/").status_code == 200
+    assert admin_client.get(f"{base}/deletionoperation/{operation.pk}/change/").status_code == 200
+    refused = admin_client.post(f"{base}/deletionoperation/{operation.pk}/delete/", {"post": "yes"})
+    assert refused.status_code == 403
+    edited = admin_client.post(
+        f"{base}/deletionoperation/{operation.pk}/change/", {"status": "completed"}
+    )
+    assert edited.status_code == 403
+    assert DeletionOperation.objects.get(pk=operation.pk).status == "pending"
+    assert operation.steps.count() > 0
+    tombstone = operation.tombstones.first()
+    gone = admin_client.post(f"{base}/tombstone/{tombstone.pk}/delete/", {"post": "yes"})
+    assert gone.status_code == 403
+    assert operation.tombstones.filter(pk=tombstone.pk).exists()
