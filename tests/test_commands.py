@@ -44,6 +44,13 @@ def test_create_agent_key_refuses_a_value_longer_than_its_column(option, message
     assert not Agent.objects.filter(name="helper").exists()
 
 
+@pytest.mark.parametrize("slug", ["Bad Slug!", "acme/../x", "caf\u00e9"])
+def test_create_agent_key_refuses_a_slug_that_is_no_slug(slug):
+    with pytest.raises(CommandError, match="may hold only letters, digits"):
+        call_command("create_agent_key", "--tenant", slug, "--agent", "bot", stdout=StringIO())
+    assert not Tenant.objects.filter(slug=slug).exists()
+
+
 def test_load_demo_is_idempotent_and_prints_a_working_key():
     first, second = StringIO(), StringIO()
     call_command("load_demo", stdout=first)

@@ -19,6 +19,8 @@ KEY_PREFIX = "mlk"
 # What api_key_create issues: mlk_<12 hex>_<43 URL-safe base64 characters>, with some slack.
 # Anything else is refused before a query sees it (a NUL byte made PostgreSQL raise).
 _KEY_SHAPE = re.compile(rf"{KEY_PREFIX}_([0-9a-f]{{1,16}})_[A-Za-z0-9_-]{{1,128}}", re.ASCII)
+# What a SlugField holds (django.core.validators.slug_re).
+_SLUG = re.compile(r"[-a-zA-Z0-9_]+", re.ASCII)
 
 
 def _hash(raw_key: str) -> str:
@@ -76,9 +78,9 @@ def agent_ensure(*, tenant_slug: str, agent_name: str) -> Agent:
     """Return the agent ``agent_name`` of tenant ``tenant_slug``, creating both if missing.
 
     Raise ValidationFailed (before writing anything) for an empty slug or name, one longer
-    than its column, or a deleted tenant: its keys are refused (``api_key_resolve``), so an
-    agent made for it could never act, and its deletion's ``identities`` step has already
-    verified that it has no active agent.
+    than its column, a slug that is not a slug, or a deleted tenant: its keys are refused
+    (``api_key_resolve``), so an agent made for it could never act, and its deletion's
+    ``identities`` step has already verified that it has no active agent.
     """
     from memory_core.services.policy import policy_ensure
 
@@ -86,6 +88,11 @@ def agent_ensure(*, tenant_slug: str, agent_name: str) -> Agent:
         raise ValidationFailed("The tenant slug and the agent name must not be empty.")
     _check_length(tenant_slug, Tenant, "slug", "The tenant slug")
     _check_length(agent_name, Agent, "name", "The agent name")
+    if not _SLUG.fullmatch(tenant_slug):
+        # The admin's form would refuse it (SlugField); a command must not store it either.
+        raise ValidationFailed(
+            f"The tenant slug {tenant_slug!r} may hold only letters, digits, '-' and '_'."
+        )
     tenant, _ = Tenant.objects.get_or_create(slug=tenant_slug, defaults={"name": tenant_slug})
     if tenant.deleted_at is not None:
         raise ValidationFailed(
