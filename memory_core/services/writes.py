@@ -58,7 +58,7 @@ from memory_core.exceptions import (
     PermissionDenied,
     ValidationFailed,
 )
-from memory_core.locks import lock_memory_keys
+from memory_core.locks import lock_memory_keys, with_subject_shared_lock
 from memory_core.models import (
     AUTHORITY_RANK,
     AdmissionDecision,
@@ -512,9 +512,13 @@ def _run(
     # Before anything is read: a concurrent write on the same key may be creating the subject.
     lock_memory_keys(principal.tenant_id, [(c.subject, c.memory_key) for c in candidates])
     external_ids = {c.subject for c in candidates}
+    # Read with their locks shared: a deletion of one of them waits for this write, then
+    # deletes what it stored too (memory_core.locks).
     subjects = {
         s.external_id: s
-        for s in Subject.objects.filter(tenant_id=principal.tenant_id, external_id__in=external_ids)
+        for s in with_subject_shared_lock(
+            Subject.objects.filter(tenant_id=principal.tenant_id, external_id__in=external_ids)
+        )
     }
     planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
     heads = {} if target is not None else _heads(principal, planned, subjects)

@@ -274,3 +274,83 @@ def test_retrievals_writes_exports_and_deletions_of_one_subject_at_once_never_de
         thread.join(60)
     assert not errors, errors
     assert len(done) == len(threads) and all(n > 0 for _name, n in done), done
+
+
+def _someone_waits_for_a_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+@pytest.mark.parametrize("memory_key", ["", "style.answers"])
+def test_a_write_in_flight_during_a_subject_deletion_is_deleted_with_the_chain_it_extends(
+    owner, monkeypatch, private_queue, memory_key
+):
+    """A write that superseded the head (uncommitted) when a deletion of the subject (or of
+    the key) was asked: the deletion waits for it and deletes the new version too.
+
+    Before writes took the subject's lock shared, the deletion read the subject's rows
+    before the write committed, waited only on the head's row lock and tombstoned the head:
+    the new version survived it, active, as version 2 of a deleted chain (superseding a
+    tombstone) - an outcome neither order of the two requests gives.
+    """
+    from memory_core.models import Memory
+    from memory_core.services import writes
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=owner.tenant_id)
+    body = write_body(subject=owner.external_id, memory_key="style.answers")
+    with tenant_scope(owner.tenant_id):
+        head = writes.memory_write(principal=system, data=body).memory
+    stored, go = threading.Event(), threading.Event()
+    real = writes._record
+
+    def paused(*args, **kwargs):  # the new version is inserted; the request has not committed
+        stored.set()
+        assert go.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(writes, "_record", paused)
+    errors, out = [], {}
+
+    def in_thread(name, work):
+        def run():
+            try:
+                with tenant_scope(owner.tenant_id), transaction.atomic():  # ATOMIC_REQUESTS
+                    out[name] = work()
+            except Exception as exc:  # surfaced below
+                errors.append(exc)
+                stored.set()
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    new_body = {**body, "content": "User prefers detailed answers."}
+    writer = in_thread("write", lambda: writes.memory_write(principal=system, data=new_body))
+    assert stored.wait(60)
+    deleter = in_thread(
+        "deletion",
+        lambda: deletion_request(
+            principal=system, subject_id=owner.id, memory_key=memory_key or None
+        ),
+    )
+    deadline = time.monotonic() + 30
+    while deleter.is_alive() and not _someone_waits_for_a_lock():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    go.set()
+    writer.join(60)
+    deleter.join(60)
+    assert not errors, errors
+    version_2 = out["write"].memory
+    assert version_2.supersedes_id == head.id
+    with tenant_scope(owner.tenant_id):
+        assert Memory.objects.get(pk=head.id).status == "deleted"
+        assert Memory.objects.get(pk=version_2.id).status == "deleted"
+    assert set(out["deletion"].memory_ids) == {head.id, version_2.id}
