@@ -354,3 +354,141 @@ def test_a_write_in_flight_during_a_subject_deletion_is_deleted_with_the_chain_i
         assert Memory.objects.get(pk=head.id).status == "deleted"
         assert Memory.objects.get(pk=version_2.id).status == "deleted"
     assert set(out["deletion"].memory_ids) == {head.id, version_2.id}
+
+
+def _race_with_a_subject_deletion(tenant_id, subject_id, review_work):
+    """Run ``review_work`` (one request) until its first memory row lock, then a deletion of
+    the subject until it waits for a lock, then both to their end; return their errors.
+
+    A deletion locks the subject's rows in id order: a path that holds one row and then asks
+    for one with a smaller id waits for the deletion while the deletion waits for it, and
+    PostgreSQL aborts one of them (deadlock detected, a 503 to the caller).
+    """
+    locked, go = threading.Event(), threading.Event()
+    errors = []
+
+    def pause_after_first_row_lock(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if not locked.is_set() and "memory_core_memory" in sql and "FOR UPDATE" in sql:
+            locked.set()
+            assert go.wait(60)
+        return result
+
+    def in_thread(work):
+        def run():
+            try:
+                with tenant_scope(tenant_id), transaction.atomic():  # ATOMIC_REQUESTS
+                    work()
+            except Exception as exc:  # surfaced below
+                errors.append(exc)
+                locked.set()
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    def review():
+        with connection.execute_wrapper(pause_after_first_row_lock):
+            review_work()
+
+    reviewer = in_thread(review)
+    assert locked.wait(60)
+    system = SystemPrincipal(tenant_id=tenant_id)
+    deleter = in_thread(lambda: deletion_request(principal=system, subject_id=subject_id))
+    deadline = time.monotonic() + 30
+    while deleter.is_alive() and not _someone_waits_for_a_lock():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    go.set()
+    reviewer.join(60)
+    deleter.join(60)
+    return errors
+
+
+def _ordered_pair(make):
+    """Call ``make()`` (two rows) until the second's id sorts after the first's."""
+    for _ in range(30):
+        first, second = make()
+        if str(first.id) < str(second.id):
+            return first, second
+    pytest.fail("no pair in id order")
+
+
+def test_a_conflict_resolved_during_a_subject_deletion_does_not_deadlock(tenant, private_queue):
+    """The resolution locked the winner, then the losers: with a loser of a smaller id, a
+    deletion of the subject held the loser and waited for the winner (deadlock, 503)."""
+    from memory_core.models import ReviewItem
+    from memory_core.services.conflicts import conflict_resolve
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+    subjects = iter(range(100))
+
+    def conflict():
+        common = {"subject": f"user-{next(subjects)}", "memory_type": "project_constraint"}
+        common |= {"scope": "project:atlas", "memory_key": "backend.language"}
+        with tenant_scope(tenant.id):
+            explicit = memory_write(
+                principal=system, data=write_body(**common, content="Backend is Python.")
+            ).memory
+            guess = memory_write(
+                principal=system,
+                data=write_body(**common, content="Backend is Ruby.", source=inferred),
+            )
+        assert "supersession.conflict_lower_authority" in guess.rule_codes
+        return explicit, guess.memory
+
+    loser, winner = _ordered_pair(conflict)
+    with tenant_scope(tenant.id):
+        item = ReviewItem.objects.get(kind="conflict", candidate_ids__contains=[winner.id])
+
+    errors = _race_with_a_subject_deletion(
+        tenant.id,
+        winner.subject_id,
+        lambda: conflict_resolve(
+            principal=system,
+            item_id=item.id,
+            outcome="choose_winner",
+            winner_id=winner.id,
+            reason="the user said so",
+        ),
+    )
+    assert not errors, errors
+
+
+def test_a_sensitive_write_approved_during_a_subject_deletion_does_not_deadlock(
+    tenant, private_queue
+):
+    """The approval locked the pending row, then the key's head: with a head of a smaller id,
+    a deletion of the subject held the head and waited for the pending row (deadlock, 503)."""
+    from memory_core.services.reviews import review_approve
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    subjects = iter(range(100))
+
+    def pending_then_head():
+        common = {"subject": f"user-{next(subjects)}", "memory_key": "health.notes"}
+        with tenant_scope(tenant.id):
+            pending = memory_write(
+                principal=system, data=write_body(**common, content="User has asthma.")
+            )
+            head = memory_write(
+                principal=system, data=write_body(**common, content="User likes walking.")
+            ).memory
+        assert pending.decision == "pending_approval"
+        pending.memory.review_item_id = pending.review_item.id
+        return head, pending.memory
+
+    head, pending = _ordered_pair(pending_then_head)
+    errors = _race_with_a_subject_deletion(
+        tenant.id,
+        head.subject_id,
+        lambda: review_approve(principal=system, item_id=pending.review_item_id, reason="ok"),
+    )
+    assert not errors, errors
