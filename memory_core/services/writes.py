@@ -58,7 +58,7 @@ from memory_core.exceptions import (
     PermissionDenied,
     ValidationFailed,
 )
-from memory_core.locks import lock_memory_keys, with_subject_shared_lock
+from memory_core.locks import lock_memory_keys, subject_shared_lock, with_subject_shared_lock
 from memory_core.models import (
     AUTHORITY_RANK,
     AdmissionDecision,
@@ -608,6 +608,9 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
     """
     target = _writable(principal, memory_id)
     lock_memory_keys(principal.tenant_id, [(target.subject.external_id, target.memory_key)])
+    # The subject's lock before the row's, as every write takes them (memory_core.locks): a
+    # deletion holding the subject's lock and waiting for this row would otherwise deadlock.
+    subject_shared_lock(target.subject_id)
     target = Memory.objects.select_for_update().select_related("subject").get(pk=target.pk)
     if target.status != Status.ACTIVE:
         raise Conflict(

@@ -356,9 +356,10 @@ def test_a_write_in_flight_during_a_subject_deletion_is_deleted_with_the_chain_i
     assert set(out["deletion"].memory_ids) == {head.id, version_2.id}
 
 
-def _race_with_a_subject_deletion(tenant_id, subject_id, review_work):
+def _race_with_a_subject_deletion(tenant_id, subject_id, review_work, *, memory_key=None):
     """Run ``review_work`` (one request) until its first memory row lock, then a deletion of
-    the subject until it waits for a lock, then both to their end; return their errors.
+    the subject (or of its ``memory_key``) until it waits for a lock, then both to their end;
+    return their errors.
 
     A deletion locks the subject's rows in id order: a path that holds one row and then asks
     for one with a smaller id waits for the deletion while the deletion waits for it, and
@@ -396,7 +397,9 @@ def _race_with_a_subject_deletion(tenant_id, subject_id, review_work):
     reviewer = in_thread(review)
     assert locked.wait(60)
     system = SystemPrincipal(tenant_id=tenant_id)
-    deleter = in_thread(lambda: deletion_request(principal=system, subject_id=subject_id))
+    deleter = in_thread(
+        lambda: deletion_request(principal=system, subject_id=subject_id, memory_key=memory_key)
+    )
     deadline = time.monotonic() + 30
     while deleter.is_alive() and not _someone_waits_for_a_lock():
         assert time.monotonic() < deadline
@@ -490,5 +493,30 @@ def test_a_sensitive_write_approved_during_a_subject_deletion_does_not_deadlock(
         tenant.id,
         head.subject_id,
         lambda: review_approve(principal=system, item_id=pending.review_item_id, reason="ok"),
+    )
+    assert not errors, errors
+
+
+def test_a_correction_during_a_deletion_of_its_key_does_not_deadlock(tenant, private_queue):
+    """A correction locks the memory it corrects, then (reading its subject) the subject's
+    lock shared: taken in that order, a deletion of the key holding the subject's lock and
+    waiting for the row would deadlock with it. The correction takes the subject's lock first.
+    (A whole subject's deletion first waits for the subject row, which the correction locks.)"""
+    from memory_core.services.writes import memory_correct, memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    with tenant_scope(tenant.id):
+        head = memory_write(principal=system, data=write_body(subject="user-1")).memory
+    source = {"type": "user_input", "conversation_id": "c", "message_id": "m-2"}
+    errors = _race_with_a_subject_deletion(
+        tenant.id,
+        head.subject_id,
+        lambda: memory_correct(
+            principal=system,
+            memory_id=head.id,
+            data={"content": "User prefers detailed answers.", "source": source},
+        ),
+        memory_key=head.memory_key,
     )
     assert not errors, errors
