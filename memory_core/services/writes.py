@@ -610,8 +610,12 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
     lock_memory_keys(principal.tenant_id, [(target.subject.external_id, target.memory_key)])
     # The subject's lock before the row's, as every write takes them (memory_core.locks): a
     # deletion holding the subject's lock and waiting for this row would otherwise deadlock.
+    # The row only, not the subject's row too: a whole subject's deletion holds that one
+    # (FOR NO KEY UPDATE) while it waits for the subject's lock.
     subject_shared_lock(target.subject_id)
-    target = Memory.objects.select_for_update().select_related("subject").get(pk=target.pk)
+    target = (
+        Memory.objects.select_for_update(of=("self",)).select_related("subject").get(pk=target.pk)
+    )
     if target.status != Status.ACTIVE:
         raise Conflict(
             f"Memory {target.id} is {target.status}; only the active head of a chain can be "

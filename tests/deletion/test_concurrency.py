@@ -356,10 +356,13 @@ def test_a_write_in_flight_during_a_subject_deletion_is_deleted_with_the_chain_i
     assert set(out["deletion"].memory_ids) == {head.id, version_2.id}
 
 
-def _race_with_a_subject_deletion(tenant_id, subject_id, review_work, *, memory_key=None):
-    """Run ``review_work`` (one request) until its first memory row lock, then a deletion of
-    the subject (or of its ``memory_key``) until it waits for a lock, then both to their end;
-    return their errors.
+def _race_with_a_subject_deletion(
+    tenant_id, subject_id, review_work, *, memory_key=None, pause_after=("memory_core_memory",)
+):
+    """Run ``review_work`` (one request) until its first lock (``FOR UPDATE`` of a memory row,
+    or the first statement holding each of ``pause_after``), then a deletion of the subject
+    (or of its ``memory_key``) until it waits for a lock, then both to their end; return
+    their errors.
 
     A deletion locks the subject's rows in id order: a path that holds one row and then asks
     for one with a smaller id waits for the deletion while the deletion waits for it, and
@@ -370,7 +373,8 @@ def _race_with_a_subject_deletion(tenant_id, subject_id, review_work, *, memory_
 
     def pause_after_first_row_lock(execute, sql, params, many, context):
         result = execute(sql, params, many, context)
-        if not locked.is_set() and "memory_core_memory" in sql and "FOR UPDATE" in sql:
+        lock = "FOR UPDATE" in sql or "pg_advisory" in sql
+        if not locked.is_set() and lock and all(part in sql for part in pause_after):
             locked.set()
             assert go.wait(60)
         return result
@@ -497,11 +501,15 @@ def test_a_sensitive_write_approved_during_a_subject_deletion_does_not_deadlock(
     assert not errors, errors
 
 
-def test_a_correction_during_a_deletion_of_its_key_does_not_deadlock(tenant, private_queue):
-    """A correction locks the memory it corrects, then (reading its subject) the subject's
-    lock shared: taken in that order, a deletion of the key holding the subject's lock and
-    waiting for the row would deadlock with it. The correction takes the subject's lock first.
-    (A whole subject's deletion first waits for the subject row, which the correction locks.)"""
+@pytest.mark.parametrize("target", ["memory_key", "subject"])
+def test_a_correction_during_a_deletion_of_its_subject_or_key_does_not_deadlock(
+    tenant, private_queue, target
+):
+    """A correction takes the subject's lock shared, then the row it corrects (and nothing
+    else: locking the subject's row too, as it did, waited for a whole subject's deletion
+    holding that row while the deletion waited for the subject's lock). Taken the other way
+    round, a deletion of the key holding the subject's lock and waiting for the row would
+    deadlock with it."""
     from memory_core.services.writes import memory_correct, memory_write
     from tests.factories import write_body
 
@@ -509,6 +517,10 @@ def test_a_correction_during_a_deletion_of_its_key_does_not_deadlock(tenant, pri
     with tenant_scope(tenant.id):
         head = memory_write(principal=system, data=write_body(subject="user-1")).memory
     source = {"type": "user_input", "conversation_id": "c", "message_id": "m-2"}
+    # A subject's deletion locks the subject row first: pause holding the subject's lock.
+    pause_after = ("pg_advisory_xact_lock_shared",)
+    if target == "memory_key":
+        pause_after = ("memory_core_memory",)
     errors = _race_with_a_subject_deletion(
         tenant.id,
         head.subject_id,
@@ -517,6 +529,7 @@ def test_a_correction_during_a_deletion_of_its_key_does_not_deadlock(tenant, pri
             memory_id=head.id,
             data={"content": "User prefers detailed answers.", "source": source},
         ),
-        memory_key=head.memory_key,
+        memory_key=head.memory_key if target == "memory_key" else None,
+        pause_after=pause_after,
     )
     assert not errors, errors
