@@ -2,24 +2,28 @@
 
 - ``lock_memory_keys``: writes, corrections and approvals on one (subject, memory_key).
 - ``subject_deletion_lock`` (exclusive) against the retrievals of the subject (shared, taken
-  in the read path's first query with ``SUBJECT_LOCK_PREFIX``) and its exports
-  (``subject_shared_lock``).
+  in the read path's first query with ``SUBJECT_LOCK_PREFIX``), its exports
+  (``subject_shared_lock``) and the writes about it (``with_subject_shared_lock``).
 
 Each is held until the transaction ends; each key is hashed to PostgreSQL's 64-bit lock space
 (a collision only makes two unrelated transactions take turns).
 
 The order every path takes its locks in, so that no two wait for each other in a cycle: the
-key's lock, then memory rows in id order (a write locks the heads it reads; an approval takes
-the key's lock before its pending row); a deletion request: the subject's row (``FOR NO KEY
-UPDATE``, whole-subject requests only), the subject's lock, then its memory rows in id order;
-a whole tenant's request: its memory rows in id order, then the tenant row (``FOR UPDATE``,
-which the key-share lock of every insert of the tenant waits for).
-Retrievals and exports hold only the subject's lock, shared; the rows they insert take the
-subject row's key-share lock, which ``FOR NO KEY UPDATE`` does not block.
+key's lock, then (writes and corrections) the subjects' locks shared, then memory rows in id
+order (a write locks the heads it reads; an approval takes the key's lock before its pending
+row); a deletion request: the subject's row (``FOR NO KEY UPDATE``, whole-subject requests
+only), the subject's lock, then its memory rows in id order; a whole tenant's request: its
+memory rows in id order, then the tenant row (``FOR UPDATE``, which the key-share lock of
+every insert of the tenant waits for). No deletion takes a key's lock, so a write holding one
+never waits for a deletion that waits for it.
+Retrievals and exports hold only the subject's lock, shared; the rows they and writes insert
+take the subject row's key-share lock, which ``FOR NO KEY UPDATE`` does not block.
 ``tests/deletion/test_concurrency.py`` runs them all at once on one subject.
 """
 
 from django.db import connection
+from django.db.models import TextField
+from django.db.models.expressions import RawSQL
 
 
 def lock_memory_keys(tenant_id, keys) -> None:
@@ -68,3 +72,24 @@ def subject_deletion_lock(subject_id) -> None:
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             [f"{SUBJECT_LOCK_PREFIX}{subject_id}"],
         )
+
+
+def with_subject_shared_lock(subjects):
+    """Return the Subject queryset ``subjects`` taking each row's lock shared as it is read.
+
+    Writes and corrections read their subjects this way (no extra query): a deletion request
+    of a subject (or of one of its keys) then waits for the write to commit and reads the rows
+    it inserted, so a new version of a chain the deletion takes is deleted with it. Without
+    the lock the deletion read the subject's rows before the write committed and waited only
+    for the head's row lock: the new version survived, the active head of a deleted chain.
+    Held until the transaction ends; shared locks never wait for each other, and a deletion
+    holds one subject's lock only, so the order they are taken in does not matter.
+    """
+    return subjects.annotate(
+        subject_shared_lock=RawSQL(
+            "pg_advisory_xact_lock_shared(hashtextextended(%s || memory_core_subject.id::text, 0))"
+            "::text",
+            [SUBJECT_LOCK_PREFIX],
+            output_field=TextField(),
+        )
+    )

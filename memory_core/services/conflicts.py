@@ -138,12 +138,16 @@ def conflict_resolve(
             raise ValidationFailed(
                 "winner_id must be one of the conflict's candidates.", code="winner_not_candidate"
             )
-        winner = (
-            Memory.objects.select_for_update()
-            .filter(tenant_id=item.tenant_id, subject_id=item.subject_id, pk=winner_id)
-            .only("id", "status")
-            .first()
-        )
+        # Every candidate locked in one statement, in id order, as a deletion of the subject
+        # (or a write on the key) locks them. Locking the winner, then the losers, deadlocked
+        # with such a deletion holding a loser of a smaller id and waiting for the winner.
+        rows = {
+            str(row.id): row
+            for row in Memory.objects.select_for_update()
+            .filter(tenant_id=item.tenant_id, subject_id=item.subject_id, id__in=candidates)
+            .order_by("pk")
+        }
+        winner = rows.get(str(winner_id))
         if winner is None or winner.status != Status.ACTIVE:
             # A winner that is revoked, superseded, expired or deleted would leave the key
             # with no memory at all once the other candidates are revoked.
@@ -153,14 +157,11 @@ def conflict_resolve(
                 "active candidate or another outcome.",
                 code="winner_not_active",
             )
-        losers = list(
-            Memory.objects.select_for_update().filter(
-                tenant_id=item.tenant_id,
-                subject_id=item.subject_id,
-                id__in=[i for i in candidates if i != str(winner_id)],
-                status=Status.ACTIVE,
-            )
-        )
+        losers = [
+            row
+            for memory_id, row in rows.items()
+            if memory_id != str(winner_id) and row.status == Status.ACTIVE
+        ]
         for loser in losers:
             loser.status = Status.REVOKED
             loser.updated_at = now

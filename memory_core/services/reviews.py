@@ -16,7 +16,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound
-from memory_core.locks import lock_memory_keys
+from memory_core.locks import lock_memory_keys, subject_shared_lock
 from memory_core.models import (
     AUTHORITY_RANK,
     PROPOSED_STATUSES,
@@ -173,10 +173,14 @@ def _lock_pending_memory(item: ReviewItem) -> Memory:
 def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     """Approve a pending sensitive write: the memory becomes active (and usable)."""
     item = _open_item(principal=principal, item_id=item_id)
-    # The key's lock before the row's, in the order writes take them (memory_core/locks.py).
+    # The key's lock before the row's, in the order writes take them (memory_core/locks.py),
+    # and the subject's shared: the approval locks the pending row, then the key's head, out
+    # of id order, so a deletion of the subject (which locks its rows in id order) must not
+    # hold any of them meanwhile (it waits for this approval, or this approval for it).
     pending = Memory.objects.select_related("subject").filter(pk=item.memory_id).first()
     if pending is not None:
         lock_memory_keys(pending.tenant_id, [(pending.subject.external_id, pending.memory_key)])
+        subject_shared_lock(pending.subject_id)
     memory = _lock_pending_memory(item)
     _link_into_chain(memory, item, principal=principal)
     event_record(

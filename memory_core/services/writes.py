@@ -58,7 +58,7 @@ from memory_core.exceptions import (
     PermissionDenied,
     ValidationFailed,
 )
-from memory_core.locks import lock_memory_keys
+from memory_core.locks import lock_memory_keys, subject_shared_lock, with_subject_shared_lock
 from memory_core.models import (
     AUTHORITY_RANK,
     AdmissionDecision,
@@ -512,9 +512,13 @@ def _run(
     # Before anything is read: a concurrent write on the same key may be creating the subject.
     lock_memory_keys(principal.tenant_id, [(c.subject, c.memory_key) for c in candidates])
     external_ids = {c.subject for c in candidates}
+    # Read with their locks shared: a deletion of one of them waits for this write, then
+    # deletes what it stored too (memory_core.locks).
     subjects = {
         s.external_id: s
-        for s in Subject.objects.filter(tenant_id=principal.tenant_id, external_id__in=external_ids)
+        for s in with_subject_shared_lock(
+            Subject.objects.filter(tenant_id=principal.tenant_id, external_id__in=external_ids)
+        )
     }
     planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
     heads = {} if target is not None else _heads(principal, planned, subjects)
@@ -604,7 +608,14 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
     """
     target = _writable(principal, memory_id)
     lock_memory_keys(principal.tenant_id, [(target.subject.external_id, target.memory_key)])
-    target = Memory.objects.select_for_update().select_related("subject").get(pk=target.pk)
+    # The subject's lock before the row's, as every write takes them (memory_core.locks): a
+    # deletion holding the subject's lock and waiting for this row would otherwise deadlock.
+    # The row only, not the subject's row too: a whole subject's deletion holds that one
+    # (FOR NO KEY UPDATE) while it waits for the subject's lock.
+    subject_shared_lock(target.subject_id)
+    target = (
+        Memory.objects.select_for_update(of=("self",)).select_related("subject").get(pk=target.pk)
+    )
     if target.status != Status.ACTIVE:
         raise Conflict(
             f"Memory {target.id} is {target.status}; only the active head of a chain can be "

@@ -274,3 +274,262 @@ def test_retrievals_writes_exports_and_deletions_of_one_subject_at_once_never_de
         thread.join(60)
     assert not errors, errors
     assert len(done) == len(threads) and all(n > 0 for _name, n in done), done
+
+
+def _someone_waits_for_a_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+@pytest.mark.parametrize("memory_key", ["", "style.answers"])
+def test_a_write_in_flight_during_a_subject_deletion_is_deleted_with_the_chain_it_extends(
+    owner, monkeypatch, private_queue, memory_key
+):
+    """A write that superseded the head (uncommitted) when a deletion of the subject (or of
+    the key) was asked: the deletion waits for it and deletes the new version too.
+
+    Before writes took the subject's lock shared, the deletion read the subject's rows
+    before the write committed, waited only on the head's row lock and tombstoned the head:
+    the new version survived it, active, as version 2 of a deleted chain (superseding a
+    tombstone) - an outcome neither order of the two requests gives.
+    """
+    from memory_core.models import Memory
+    from memory_core.services import writes
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=owner.tenant_id)
+    body = write_body(subject=owner.external_id, memory_key="style.answers")
+    with tenant_scope(owner.tenant_id):
+        head = writes.memory_write(principal=system, data=body).memory
+    stored, go = threading.Event(), threading.Event()
+    real = writes._record
+
+    def paused(*args, **kwargs):  # the new version is inserted; the request has not committed
+        stored.set()
+        assert go.wait(60)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(writes, "_record", paused)
+    errors, out = [], {}
+
+    def in_thread(name, work):
+        def run():
+            try:
+                with tenant_scope(owner.tenant_id), transaction.atomic():  # ATOMIC_REQUESTS
+                    out[name] = work()
+            except Exception as exc:  # surfaced below
+                errors.append(exc)
+                stored.set()
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    new_body = {**body, "content": "User prefers detailed answers."}
+    writer = in_thread("write", lambda: writes.memory_write(principal=system, data=new_body))
+    assert stored.wait(60)
+    deleter = in_thread(
+        "deletion",
+        lambda: deletion_request(
+            principal=system, subject_id=owner.id, memory_key=memory_key or None
+        ),
+    )
+    deadline = time.monotonic() + 30
+    while deleter.is_alive() and not _someone_waits_for_a_lock():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    go.set()
+    writer.join(60)
+    deleter.join(60)
+    assert not errors, errors
+    version_2 = out["write"].memory
+    assert version_2.supersedes_id == head.id
+    with tenant_scope(owner.tenant_id):
+        assert Memory.objects.get(pk=head.id).status == "deleted"
+        assert Memory.objects.get(pk=version_2.id).status == "deleted"
+    assert set(out["deletion"].memory_ids) == {head.id, version_2.id}
+
+
+def _race_with_a_subject_deletion(
+    tenant_id, subject_id, review_work, *, memory_key=None, pause_after=("memory_core_memory",)
+):
+    """Run ``review_work`` (one request) until its first lock (``FOR UPDATE`` of a memory row,
+    or the first statement holding each of ``pause_after``), then a deletion of the subject
+    (or of its ``memory_key``) until it waits for a lock, then both to their end; return
+    their errors.
+
+    A deletion locks the subject's rows in id order: a path that holds one row and then asks
+    for one with a smaller id waits for the deletion while the deletion waits for it, and
+    PostgreSQL aborts one of them (deadlock detected, a 503 to the caller).
+    """
+    locked, go = threading.Event(), threading.Event()
+    errors = []
+
+    def pause_after_first_row_lock(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        lock = "FOR UPDATE" in sql or "pg_advisory" in sql
+        if not locked.is_set() and lock and all(part in sql for part in pause_after):
+            locked.set()
+            assert go.wait(60)
+        return result
+
+    def in_thread(work):
+        def run():
+            try:
+                with tenant_scope(tenant_id), transaction.atomic():  # ATOMIC_REQUESTS
+                    work()
+            except Exception as exc:  # surfaced below
+                errors.append(exc)
+                locked.set()
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        return thread
+
+    def review():
+        with connection.execute_wrapper(pause_after_first_row_lock):
+            review_work()
+
+    reviewer = in_thread(review)
+    assert locked.wait(60)
+    system = SystemPrincipal(tenant_id=tenant_id)
+    deleter = in_thread(
+        lambda: deletion_request(principal=system, subject_id=subject_id, memory_key=memory_key)
+    )
+    deadline = time.monotonic() + 30
+    while deleter.is_alive() and not _someone_waits_for_a_lock():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    go.set()
+    reviewer.join(60)
+    deleter.join(60)
+    return errors
+
+
+def _ordered_pair(make):
+    """Call ``make()`` (two rows) until the second's id sorts after the first's."""
+    for _ in range(30):
+        first, second = make()
+        if str(first.id) < str(second.id):
+            return first, second
+    pytest.fail("no pair in id order")
+
+
+def test_a_conflict_resolved_during_a_subject_deletion_does_not_deadlock(tenant, private_queue):
+    """The resolution locked the winner, then the losers: with a loser of a smaller id, a
+    deletion of the subject held the loser and waited for the winner (deadlock, 503)."""
+    from memory_core.models import ReviewItem
+    from memory_core.services.conflicts import conflict_resolve
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+    subjects = iter(range(100))
+
+    def conflict():
+        common = {"subject": f"user-{next(subjects)}", "memory_type": "project_constraint"}
+        common |= {"scope": "project:atlas", "memory_key": "backend.language"}
+        with tenant_scope(tenant.id):
+            explicit = memory_write(
+                principal=system, data=write_body(**common, content="Backend is Python.")
+            ).memory
+            guess = memory_write(
+                principal=system,
+                data=write_body(**common, content="Backend is Ruby.", source=inferred),
+            )
+        assert "supersession.conflict_lower_authority" in guess.rule_codes
+        return explicit, guess.memory
+
+    loser, winner = _ordered_pair(conflict)
+    with tenant_scope(tenant.id):
+        item = ReviewItem.objects.get(kind="conflict", candidate_ids__contains=[winner.id])
+
+    errors = _race_with_a_subject_deletion(
+        tenant.id,
+        winner.subject_id,
+        lambda: conflict_resolve(
+            principal=system,
+            item_id=item.id,
+            outcome="choose_winner",
+            winner_id=winner.id,
+            reason="the user said so",
+        ),
+    )
+    assert not errors, errors
+
+
+def test_a_sensitive_write_approved_during_a_subject_deletion_does_not_deadlock(
+    tenant, private_queue
+):
+    """The approval locked the pending row, then the key's head: with a head of a smaller id,
+    a deletion of the subject held the head and waited for the pending row (deadlock, 503)."""
+    from memory_core.services.reviews import review_approve
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    subjects = iter(range(100))
+
+    def pending_then_head():
+        common = {"subject": f"user-{next(subjects)}", "memory_key": "health.notes"}
+        with tenant_scope(tenant.id):
+            pending = memory_write(
+                principal=system, data=write_body(**common, content="User has asthma.")
+            )
+            head = memory_write(
+                principal=system, data=write_body(**common, content="User likes walking.")
+            ).memory
+        assert pending.decision == "pending_approval"
+        pending.memory.review_item_id = pending.review_item.id
+        return head, pending.memory
+
+    head, pending = _ordered_pair(pending_then_head)
+    errors = _race_with_a_subject_deletion(
+        tenant.id,
+        head.subject_id,
+        lambda: review_approve(principal=system, item_id=pending.review_item_id, reason="ok"),
+    )
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("target", ["memory_key", "subject"])
+def test_a_correction_during_a_deletion_of_its_subject_or_key_does_not_deadlock(
+    tenant, private_queue, target
+):
+    """A correction takes the subject's lock shared, then the row it corrects (and nothing
+    else: locking the subject's row too, as it did, waited for a whole subject's deletion
+    holding that row while the deletion waited for the subject's lock). Taken the other way
+    round, a deletion of the key holding the subject's lock and waiting for the row would
+    deadlock with it."""
+    from memory_core.services.writes import memory_correct, memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    with tenant_scope(tenant.id):
+        head = memory_write(principal=system, data=write_body(subject="user-1")).memory
+    source = {"type": "user_input", "conversation_id": "c", "message_id": "m-2"}
+    # A subject's deletion locks the subject row first: pause holding the subject's lock.
+    pause_after = ("pg_advisory_xact_lock_shared",)
+    if target == "memory_key":
+        pause_after = ("memory_core_memory",)
+    errors = _race_with_a_subject_deletion(
+        tenant.id,
+        head.subject_id,
+        lambda: memory_correct(
+            principal=system,
+            memory_id=head.id,
+            data={"content": "User prefers detailed answers.", "source": source},
+        ),
+        memory_key=head.memory_key if target == "memory_key" else None,
+        pause_after=pause_after,
+    )
+    assert not errors, errors
