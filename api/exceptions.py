@@ -1,5 +1,7 @@
 """One exception handler: every error is ``{"error": {"code", "message", "details"}}``."""
 
+import logging
+
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404
@@ -10,6 +12,8 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from memory_core.exceptions import DomainError, is_tenant_deleted
+
+logger = logging.getLogger(__name__)
 
 _DRF_CODES = {
     exceptions.ParseError: "malformed_json",
@@ -73,6 +77,9 @@ def exception_handler(exc, context):
         headers = {"Retry-After": "5"} if exc.status == 503 else None
         return error_response(exc.code, exc.message, exc.status, exc.details, headers=headers)
     if isinstance(exc, (OperationalError, InterfaceError)):
+        # The client gets a stable 503; the operator needs the cause (a server down, a
+        # statement timeout, a deadlock, a lock timeout).
+        logger.warning("database error answered 503: %s", exc, exc_info=exc)
         return error_response(
             "memory_unavailable",
             "The memory store is unavailable; carry on without memory and retry later.",

@@ -6,11 +6,15 @@ catches the ones raised around the view, e.g. when the request's transaction
 500 handler for what nobody foresaw: JSON under /api/ as well.
 """
 
+import logging
+
 from django.db import InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.views import defaults
 
 from api.exceptions import error_body
+
+logger = logging.getLogger(__name__)
 
 MESSAGE = "The memory store is unavailable; carry on without memory and retry later."
 
@@ -27,6 +31,7 @@ class DatabaseUnavailableMiddleware:
     def process_exception(self, request, exception):
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
+        logger.warning("database error answered 503: %s", exception, exc_info=exception)
         if request.path.startswith("/api/"):
             response = JsonResponse(error_body("memory_unavailable", MESSAGE), status=503)
         else:

@@ -94,3 +94,16 @@ def test_a_method_the_endpoint_lacks_is_405_and_a_format_it_lacks_is_406(api_cli
     response = api_client.get("/api/v1/whoami", HTTP_ACCEPT="text/html")
     assert response.status_code == 406
     assert response.json()["error"]["code"] == "not_acceptable"
+
+
+def test_a_503_logs_the_database_error_behind_it(caplog):
+    """The client gets the stable code; the operator must see the cause (a deadlock here)."""
+    from django.db import OperationalError
+
+    from api.exceptions import exception_handler
+
+    with caplog.at_level("WARNING", logger="api.exceptions"):
+        response = exception_handler(OperationalError("deadlock detected"), {})
+    assert response.status_code == 503
+    assert response.data["error"]["code"] == "memory_unavailable"
+    assert "deadlock detected" in caplog.text
