@@ -167,7 +167,9 @@ def bad_text(text: str) -> str | None:
 
 
 def _check_value(value, errors: FieldErrors, name: str, depth: int = 0) -> None:
-    if depth > HARD_MAX_VALUE_DEPTH:
+    # ``depth`` containers hold ``value``; a container is one more level, empty or not.
+    levels = depth + isinstance(value, (dict, list))
+    if levels > HARD_MAX_VALUE_DEPTH:
         errors.add(name, "too_deep", f"Nesting deeper than {HARD_MAX_VALUE_DEPTH} levels.")
         return
     if isinstance(value, float) and not math.isfinite(value):

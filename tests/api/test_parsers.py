@@ -68,6 +68,16 @@ def test_the_limit_leaves_a_value_its_own_depth_rule(api_client):
     assert in_batch.json()["results"][0]["decision"] == "accepted"
 
 
+def test_an_empty_container_is_a_level_too(api_client):
+    """17 nested empty lists are 17 levels, as 17 lists around a number are."""
+    for depth, status in ((HARD_MAX_VALUE_DEPTH, 201), (HARD_MAX_VALUE_DEPTH + 1, 400)):
+        empty = "[" * depth + "]" * depth
+        raw = json.dumps(write_body(value="__V__")).replace('"__V__"', empty)
+        response = post(api_client, "/api/v1/memories", raw)
+        assert response.status_code == status, response.json()
+    assert response.json()["error"]["details"]["value"][0]["code"] == "too_deep"
+
+
 def test_depth_is_measured_without_recursion():
     assert not json_depth_exceeds(1, 0) and not json_depth_exceeds("s", 0)
     assert not json_depth_exceeds([], 1) and json_depth_exceeds([], 0)
