@@ -389,9 +389,10 @@ def tenant_deletion_request(
     no reviewer of a deleted tenant can log in to retry it). ``NotFound`` for an unknown tenant.
     """
     with tenant_atomic(tenant_id):
-        if not _tenant_deletion_exists(tenant_id):
-            # A memory path locks the row, then inserts (its events' foreign key takes the
-            # tenant row's key-share lock): the other way round, the two would deadlock.
+        if _last_tenant_deletion(tenant_id) is None:
+            # The memory rows before the tenant row: a memory path locks its row, then inserts
+            # (the foreign key takes the tenant row's key-share lock), so the other way round
+            # the two would deadlock. (Asked again, every row is in the ledger: none to lock.)
             list(
                 Memory.objects.filter(tenant_id=tenant_id)
                 .select_for_update(of=("self",))
@@ -401,13 +402,7 @@ def tenant_deletion_request(
         tenant = Tenant.objects.select_for_update().filter(pk=tenant_id).first()
         if tenant is None:
             raise NotFound("No tenant with this id.")
-        last = (
-            DeletionOperation.objects.filter(
-                tenant_id=tenant.pk, target=DeletionOperation.Target.TENANT
-            )
-            .order_by("-requested_at")
-            .first()
-        )
+        last = _last_tenant_deletion(tenant.pk)  # again: a request ahead of us may have made one
         if last is not None:
             if last.status == DeletionOperation.State.FAILED:
                 _redrive(last)
@@ -424,18 +419,22 @@ def tenant_deletion_request(
             reason_code=reason_code,
         )
         if tenant.deleted_at is None:
-            # Last: the operation's own rows above are not refused by the trigger.
+            # From the commit on, its keys and logins act for nobody and the trigger of
+            # migration 0011 refuses its new rows.
             tenant.deleted_at = now
             tenant.save(update_fields=["deleted_at"])
         return operation
 
 
-def _tenant_deletion_exists(tenant_id) -> bool:
-    """Return whether the tenant already has a deletion operation (asking again locks none
-    of its memory rows: they are all in the ledger)."""
-    return DeletionOperation.objects.filter(
-        tenant_id=tenant_id, target=DeletionOperation.Target.TENANT
-    ).exists()
+def _last_tenant_deletion(tenant_id) -> DeletionOperation | None:
+    """Return the tenant's last whole-tenant operation, or None."""
+    return (
+        DeletionOperation.objects.filter(
+            tenant_id=tenant_id, target=DeletionOperation.Target.TENANT
+        )
+        .order_by("-requested_at")
+        .first()
+    )
 
 
 def _redrive(operation: DeletionOperation) -> None:
