@@ -533,3 +533,115 @@ def test_a_correction_during_a_deletion_of_its_subject_or_key_does_not_deadlock(
         pause_after=pause_after,
     )
     assert not errors, errors
+
+
+def _hold_then_race(tenant_id, first, second, *, patch, target, name):
+    """Run ``first`` (one request) until it calls ``target.name`` (``patch`` is pytest's
+    monkeypatch), then ``second`` until it waits for a lock (or ends), then ``first`` on;
+    return the errors of both.
+
+    The interleaving is forced, not timed: ``first`` holds its locks while ``second`` queues
+    behind one of them, and only then asks for its next lock. A cycle between the two is
+    then found by PostgreSQL (deadlock detected: a 503 to the API's caller).
+    """
+    paused, go = threading.Event(), threading.Event()
+    errors = []
+    real = getattr(target, name)
+
+    def held(*args, **kwargs):
+        if threading.current_thread() is firsts[0] and not paused.is_set():
+            paused.set()
+            assert go.wait(60)
+        return real(*args, **kwargs)
+
+    patch.setattr(target, name, held)
+
+    def in_thread(work):
+        def run():
+            try:
+                with tenant_scope(tenant_id), transaction.atomic():  # ATOMIC_REQUESTS
+                    work()
+            except Exception as exc:  # surfaced below
+                errors.append(exc)
+                paused.set()
+            finally:
+                connection.close()
+
+        return threading.Thread(target=run)
+
+    firsts = [in_thread(first)]
+    firsts[0].start()
+    assert paused.wait(60)
+    racer = in_thread(second)
+    racer.start()
+    deadline = time.monotonic() + 30
+    while racer.is_alive() and not _someone_waits_for_a_lock():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    go.set()
+    firsts[0].join(60)
+    racer.join(60)
+    return errors
+
+
+def _deadlocks(errors) -> list:
+    return [exc for exc in errors if "deadlock" in str(exc).lower()]
+
+
+@pytest.mark.parametrize("path", ["approval", "write"])
+def test_a_lower_authority_write_or_approval_during_a_conflict_resolution_does_not_deadlock(
+    tenant, monkeypatch, private_queue, path
+):
+    """A write (or an approval) of lower authority than the key's head holds the head's row,
+    then opens the key's conflict (``conflict_open`` locks the open item). The resolution of
+    that conflict locked the item, then its candidates' rows: the head among them, so each
+    waited for the other (deadlock, 503)."""
+    from memory_core.models import ReviewItem
+    from memory_core.services import reviews, writes
+    from memory_core.services.conflicts import conflict_resolve
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+    common = {"subject": "user-1", "memory_type": "project_constraint"}
+    common |= {"scope": "project:atlas", "memory_key": "backend.language"}
+    lower = write_body(**common, content="Backend is Go.", source=inferred)
+    with tenant_scope(tenant.id):
+        explicit = writes.memory_write(
+            principal=system, data=write_body(**common, content="Backend is Python.")
+        ).memory
+        writes.memory_write(
+            principal=system, data=write_body(**common, content="Backend is Ruby.", source=inferred)
+        )
+        conflict = ReviewItem.objects.get(kind="conflict", state="open")
+        if path == "approval":
+            pending = writes.memory_write(
+                principal=system, data={**lower, "sensitivity": "sensitive"}
+            )
+            assert pending.decision == "pending_approval"
+
+    def lower_authority():
+        if path == "approval":
+            reviews.review_approve(principal=system, item_id=pending.review_item.id, reason="ok")
+        else:
+            assert writes.memory_write(principal=system, data=lower).decision == "accepted"
+
+    def resolve():
+        conflict_resolve(
+            principal=system,
+            item_id=conflict.id,
+            outcome="choose_winner",
+            winner_id=explicit.id,
+            reason="the user said so",
+        )
+
+    errors = _hold_then_race(
+        tenant.id,
+        lower_authority,
+        resolve,
+        patch=monkeypatch,
+        target=reviews if path == "approval" else writes,
+        name="conflict_open",
+    )
+    assert not _deadlocks(errors), errors
+    assert not errors, errors
