@@ -13,8 +13,9 @@ The order every path takes its locks in, so that no two wait for each other in a
 
 - a write or a correction: the key's lock, the subjects' locks shared, then memory rows in id
   order (the heads it reads), then the key's open conflict (``conflict_open``);
-- an approval: its review item, the key's lock, the subject's lock shared, its pending row,
-  the key's head, then the key's open conflict;
+- an approval (a rejection: its pending row, then its item): the key's lock, the subject's
+  lock shared, its pending row, then its review item (a revoke of the pending write locks the
+  row, then closes the item), the key's head, then the key's open conflict;
 - a conflict's resolution: the key's lock, then its review item, then its candidates' rows in
   id order (a write of lower authority holds the key's head and then locks the item: without
   the key's lock the two deadlocked);

@@ -31,15 +31,13 @@ from memory_core.services.events import event_record
 from memory_core.services.memories import chain_rows
 
 
-def _open_item(*, principal, item_id) -> ReviewItem:
-    """Return the open sensitive-write item ``item_id`` of the reviewer's tenant, locked."""
+def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
+    """Return the open sensitive-write item ``item_id`` of the reviewer's tenant, locked
+    unless ``lock`` is false."""
     if not isinstance(principal, (ReviewerPrincipal, SystemPrincipal)):
         raise NotFound("No review item with this id.")
-    item = (
-        ReviewItem.objects.select_for_update()
-        .filter(pk=item_id, tenant_id=principal.tenant_id)
-        .first()
-    )
+    items = ReviewItem.objects.filter(pk=item_id, tenant_id=principal.tenant_id)
+    item = (items.select_for_update() if lock else items).first()
     if item is None:
         raise NotFound("No review item with this id.")
     if item.kind != ReviewItem.Kind.SENSITIVE_WRITE:
@@ -172,7 +170,7 @@ def _lock_pending_memory(item: ReviewItem) -> Memory:
 @transaction.atomic
 def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     """Approve a pending sensitive write: the memory becomes active (and usable)."""
-    item = _open_item(principal=principal, item_id=item_id)
+    item = _open_item(principal=principal, item_id=item_id, lock=False)
     # The key's lock before the row's, in the order writes take them (memory_core/locks.py),
     # and the subject's shared: the approval locks the pending row, then the key's head, out
     # of id order, so a deletion of the subject (which locks its rows in id order) must not
@@ -182,6 +180,9 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
         lock_memory_keys(pending.tenant_id, [(pending.subject.external_id, pending.memory_key)])
         subject_shared_lock(pending.subject_id)
     memory = _lock_pending_memory(item)
+    # The row before its item, as a revoke of the pending write takes them (it locks the row,
+    # then closes the item): the other way round each waited for the other (a deadlock).
+    item = _open_item(principal=principal, item_id=item_id)
     _link_into_chain(memory, item, principal=principal)
     event_record(
         memory=memory,
@@ -197,8 +198,10 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
 @transaction.atomic
 def review_reject(*, principal, item_id, reason: str) -> ReviewItem:
     """Reject a pending sensitive write: the memory is kept as ``rejected``, never used."""
-    item = _open_item(principal=principal, item_id=item_id)
+    item = _open_item(principal=principal, item_id=item_id, lock=False)
+    # The row before its item, as review_approve (and a revoke) take them.
     memory = _lock_pending_memory(item)
+    item = _open_item(principal=principal, item_id=item_id)
     memory.status = Status.REJECTED
     memory.updated_at = timezone.now()
     memory.save(update_fields=["status", "updated_at"])

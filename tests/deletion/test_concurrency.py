@@ -645,3 +645,37 @@ def test_a_lower_authority_write_or_approval_during_a_conflict_resolution_does_n
     )
     assert not _deadlocks(errors), errors
     assert not errors, errors
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_a_pending_write_revoked_while_a_reviewer_decides_does_not_deadlock(
+    tenant, monkeypatch, private_queue, decision
+):
+    """A revoke of a pending write locks its row, then closes its review item. The reviewer's
+    decision locked the item, then the row: each waited for the other (deadlock, 503 to one
+    of them). Taken in the revoke's order, the decision waits and then finds it revoked."""
+    from memory_core.exceptions import Conflict
+    from memory_core.services import reviews
+    from memory_core.services.writes import memory_revoke, memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    with tenant_scope(tenant.id):
+        pending = memory_write(
+            principal=system, data=write_body(subject="user-1", sensitivity="sensitive")
+        )
+    assert pending.decision == "pending_approval"
+    decide = reviews.review_approve if decision == "approve" else reviews.review_reject
+
+    errors = _hold_then_race(
+        tenant.id,
+        lambda: decide(principal=system, item_id=pending.review_item.id, reason="ok"),
+        lambda: memory_revoke(principal=system, memory_id=pending.memory.id, reason="wrong"),
+        patch=monkeypatch,
+        target=reviews,
+        name="_lock_pending_memory",
+    )
+    assert not _deadlocks(errors), errors
+    # The revoke went first: the reviewer is told the write is no longer pending (409).
+    assert [getattr(exc, "code", exc) for exc in errors] == ["review_closed"], errors
+    assert all(isinstance(exc, Conflict) for exc in errors)
