@@ -22,7 +22,10 @@ The order every path takes its locks in, so that no two wait for each other in a
 - a deletion request: the subject's row (``FOR NO KEY UPDATE``, whole-subject requests only),
   the subject's lock, then its memory rows in id order;
 - a whole tenant's request: its memory rows in id order, then the tenant row (``FOR UPDATE``,
-  which the key-share lock of every insert of the tenant waits for).
+  which the key-share lock of every insert of the tenant waits for), then, without waiting,
+  the rows again: one committed in between and held by another path is waited for with the
+  tenant row let go (a savepoint), since that path takes the tenant row's key-share lock
+  last (at its insert, or at commit for its events' foreign keys).
 
 No deletion takes a key's lock, so a write holding one never waits for a deletion that waits
 for it. Retrievals and exports hold only the subject's lock, shared; the rows they and writes insert

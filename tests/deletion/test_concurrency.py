@@ -679,3 +679,73 @@ def test_a_pending_write_revoked_while_a_reviewer_decides_does_not_deadlock(
     # The revoke went first: the reviewer is told the write is no longer pending (409).
     assert [getattr(exc, "code", exc) for exc in errors] == ["review_closed"], errors
     assert all(isinstance(exc, Conflict) for exc in errors)
+
+
+def test_a_memory_made_and_revoked_while_its_tenant_is_deleted_does_not_deadlock(
+    tenant, private_queue
+):
+    """The tenant's request locks the rows it sees, then the tenant row. A memory committed
+    between the two (a write) and locked by a revoke is not among them: the request took
+    the tenant row, then waited for that row, while the revoke's commit waited for the
+    tenant row (its event's foreign key takes the row's key-share lock): a deadlock."""
+    from memory_core.deletion.services import tenant_deletion_request
+    from memory_core.models import Memory
+    from memory_core.services.writes import memory_revoke
+    from tests.factories import SubjectFactory
+
+    subject = SubjectFactory(tenant=tenant)
+    before = MemoryFactory(subject=subject)
+    rows_locked, go_on, revoked, commit = (threading.Event() for _ in range(4))
+    errors, out = [], {}
+
+    def pause_after_the_rows(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if not rows_locked.is_set() and "FOR UPDATE" in sql and "memory_core_memory" in sql:
+            rows_locked.set()
+            assert go_on.wait(60)
+        return result
+
+    def request():
+        try:
+            with connection.execute_wrapper(pause_after_the_rows):
+                out["operation"] = tenant_deletion_request(tenant_id=tenant.id)
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+            rows_locked.set()
+        finally:
+            connection.close()
+
+    def revoke():
+        try:
+            with tenant_scope(tenant.id), transaction.atomic():  # ATOMIC_REQUESTS
+                memory_revoke(principal=system, memory_id=made.id, reason="wrong")
+                revoked.set()
+                assert commit.wait(60)
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+            revoked.set()
+        finally:
+            connection.close()
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    requester = threading.Thread(target=request)
+    requester.start()
+    assert rows_locked.wait(60)
+    with tenant_scope(tenant.id):
+        made = MemoryFactory(subject=subject)  # committed after the request locked the rows
+    revoker = threading.Thread(target=revoke)
+    revoker.start()
+    assert revoked.wait(60)
+    go_on.set()  # the request goes on to the tenant row, then to the rows again
+    deadline = time.monotonic() + 30
+    while requester.is_alive() and not _someone_waits_for_a_lock():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    commit.set()
+    requester.join(60)
+    revoker.join(60)
+    assert not _deadlocks(errors), errors
+    assert not errors, errors
+    assert set(out["operation"].memory_ids) == {before.id, made.id}
+    with tenant_scope(tenant.id):
+        assert Memory.objects.get(pk=made.id).status == "deleted"
