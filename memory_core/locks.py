@@ -14,11 +14,14 @@ The order every path takes its locks in, so that no two wait for each other in a
 - a write or a correction: the key's lock, the subjects' locks shared, then memory rows in id
   order (the heads it reads), then the key's open conflict (``conflict_open``);
 - an approval (a rejection: its pending row, then its item): the key's lock, the subject's
-  lock shared, its pending row, then its review item (a revoke of the pending write locks the
-  row, then closes the item), the key's head, then the key's open conflict;
+  lock shared, its pending row, then its review item and the key's open conflict in id order
+  (a revoke of the pending write locks the row, then closes the item; a deletion run's events
+  step locks the items citing a deleted memory in id order), then the key's head;
 - a conflict's resolution: the key's lock, then its review item, then its candidates' rows in
   id order (a write of lower authority holds the key's head and then locks the item: without
   the key's lock the two deadlocked);
+- a deletion run's database phase: the review items it purges in id order (events step),
+  then the traces it deletes;
 - a deletion request: the subject's row (``FOR NO KEY UPDATE``, whole-subject requests only),
   the subject's lock, then its memory rows in id order;
 - a whole tenant's request: its memory rows in id order, then the tenant row (``FOR UPDATE``,

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound
@@ -48,6 +49,31 @@ def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
     if item.state != ReviewItem.State.OPEN or item.memory_id is None:
         raise Conflict(f"This item is already {item.state}.", code="review_closed")
     return item
+
+
+def _lock_item_and_conflict(*, principal, item_id, memory: Memory) -> ReviewItem:
+    """Lock the open item ``item_id`` with its key's open conflict, if any, in id order.
+
+    An approval of lower authority than the key's head opens (locks) that conflict last; a
+    deletion's events step locks every item citing a deleted memory in id order (the
+    pending write's item and the conflict may both cite the key's deleted head): holding
+    the item and then waiting for the conflict deadlocked with it.
+    """
+    if memory.memory_key:
+        conflict = Q(
+            tenant_id=memory.tenant_id,
+            subject_id=memory.subject_id,
+            kind=ReviewItem.Kind.CONFLICT,
+            state=ReviewItem.State.OPEN,
+            memory_key=memory.memory_key,
+        )
+        list(
+            ReviewItem.objects.select_for_update()
+            .filter(Q(pk=item_id, tenant_id=principal.tenant_id) | conflict)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+    return _open_item(principal=principal, item_id=item_id)
 
 
 def _close(item: ReviewItem, *, principal, state: str, reason: str) -> None:
@@ -182,7 +208,7 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     memory = _lock_pending_memory(item)
     # The row before its item, as a revoke of the pending write takes them (it locks the row,
     # then closes the item): the other way round each waited for the other (a deadlock).
-    item = _open_item(principal=principal, item_id=item_id)
+    item = _lock_item_and_conflict(principal=principal, item_id=item_id, memory=memory)
     _link_into_chain(memory, item, principal=principal)
     event_record(
         memory=memory,

@@ -749,3 +749,66 @@ def test_a_memory_made_and_revoked_while_its_tenant_is_deleted_does_not_deadlock
     assert set(out["operation"].memory_ids) == {before.id, made.id}
     with tenant_scope(tenant.id):
         assert Memory.objects.get(pk=made.id).status == "deleted"
+
+
+def test_a_deletion_run_and_an_approval_on_the_key_of_the_deleted_memory_do_not_deadlock(
+    tenant, monkeypatch, private_queue
+):
+    """The run's events step updates every review item citing the deleted memory in one
+    statement (the key's open conflict, then the pending write's item, in the table's
+    order). An approval of that pending write, of lower authority than the key's remaining
+    head, holds its item and then opens the key's conflict: each waited for the other."""
+    from memory_core.models import ReviewItem
+    from memory_core.services import reviews
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    tool = {"type": "verified_tool_output", "conversation_id": "c", "message_id": "m"}
+    inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+    common = {"subject": "user-1", "memory_type": "project_constraint"}
+    common |= {"scope": "project:atlas", "memory_key": "backend.language"}
+    with tenant_scope(tenant.id):
+        explicit = memory_write(
+            principal=system, data=write_body(**common, content="Backend is Python.")
+        ).memory
+        observed = memory_write(
+            principal=system,
+            data=write_body(
+                **common, content="Backend is Ruby.", source={**tool, "tool": "scanner"}
+            ),
+        )
+        assert observed.decision == "accepted", observed.rule_codes
+        pending = memory_write(
+            principal=system,
+            data=write_body(
+                **common, content="Backend is Go.", source=inferred, sensitivity="sensitive"
+            ),
+        )
+        assert pending.decision == "pending_approval", pending.rule_codes
+        conflict = ReviewItem.objects.get(kind="conflict", state="open")
+        assert explicit.id in conflict.candidate_ids
+        assert pending.review_item.candidate_ids == [explicit.id]
+        operation = deletion_request(principal=system, memory_id=explicit.id)
+
+    out = {}
+    errors = _hold_then_race(
+        tenant.id,
+        lambda: reviews.review_approve(
+            principal=system, item_id=pending.review_item.id, reason="ok"
+        ),
+        lambda: out.update(status=deletion_run(operation_id=operation.id)),
+        patch=monkeypatch,
+        target=reviews,
+        name="conflict_open",
+    )
+    assert not _deadlocks(errors), errors
+    assert not errors, errors
+    assert not _deadlocks(errors), errors
+    assert not errors, errors
+    # The run catches a database error (its phase is rolled back, the task retried later):
+    # a deadlock shows as a step that failed with it.
+    with tenant_scope(tenant.id):
+        failures = list(operation.steps.exclude(last_error="").values_list("last_error", flat=True))
+    assert not _deadlocks(failures), failures
+    assert out["status"] == DeletionOperation.State.COMPLETED, failures
