@@ -30,9 +30,12 @@ The order every path takes its locks in, so that no two wait for each other in a
   tenant row let go (a savepoint), since that path takes the tenant row's key-share lock
   last (at its insert, or at commit for its events' foreign keys).
 
+- a revoke (or consent withdrawal): its memory row, then its pending write's review item,
+  then the conflicts citing it (``SKIP LOCKED``: it never waits for a resolution).
+
 No deletion takes a key's lock, so a write holding one never waits for a deletion that waits
-for it. Retrievals and exports hold only the subject's lock, shared; the rows they and writes insert
-take the subject row's key-share lock, which ``FOR NO KEY UPDATE`` does not block.
+for it. Retrievals and exports hold only the subject's lock, shared; the rows they and writes
+insert take the subject row's key-share lock, which ``FOR NO KEY UPDATE`` does not block.
 ``tests/deletion/test_concurrency.py`` runs them all at once on one subject.
 """
 
