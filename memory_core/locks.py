@@ -1,6 +1,7 @@
 """Transaction-scoped advisory locks: where two transactions must take turns.
 
-- ``lock_memory_keys``: writes, corrections and approvals on one (subject, memory_key).
+- ``lock_memory_keys``: writes, corrections, approvals and conflict resolutions on one
+  (subject, memory_key).
 - ``subject_deletion_lock`` (exclusive) against the retrievals of the subject (shared, taken
   in the read path's first query with ``SUBJECT_LOCK_PREFIX``), its exports
   (``subject_shared_lock``) and the writes about it (``with_subject_shared_lock``).
@@ -8,16 +9,33 @@
 Each is held until the transaction ends; each key is hashed to PostgreSQL's 64-bit lock space
 (a collision only makes two unrelated transactions take turns).
 
-The order every path takes its locks in, so that no two wait for each other in a cycle: the
-key's lock, then (writes and corrections) the subjects' locks shared, then memory rows in id
-order (a write locks the heads it reads; an approval takes the key's lock before its pending
-row); a deletion request: the subject's row (``FOR NO KEY UPDATE``, whole-subject requests
-only), the subject's lock, then its memory rows in id order; a whole tenant's request: its
-memory rows in id order, then the tenant row (``FOR UPDATE``, which the key-share lock of
-every insert of the tenant waits for). No deletion takes a key's lock, so a write holding one
-never waits for a deletion that waits for it.
-Retrievals and exports hold only the subject's lock, shared; the rows they and writes insert
-take the subject row's key-share lock, which ``FOR NO KEY UPDATE`` does not block.
+The order every path takes its locks in, so that no two wait for each other in a cycle:
+
+- a write or a correction: the key's lock, the subjects' locks shared, then memory rows in id
+  order (the heads it reads), then the key's open conflict (``conflict_open``);
+- an approval (a rejection: its pending row, then its item): the key's lock, the subject's
+  lock shared, its pending row, then its review item and the key's open conflict in id order
+  (a revoke of the pending write locks the row, then closes the item; a deletion run's events
+  step locks the items citing a deleted memory in id order), then the key's head;
+- a conflict's resolution: the key's lock, then its review item, then its candidates' rows in
+  id order (a write of lower authority holds the key's head and then locks the item: without
+  the key's lock the two deadlocked);
+- a deletion run's database phase: the review items it purges in id order (events step),
+  then the traces it deletes;
+- a deletion request: the subject's row (``FOR NO KEY UPDATE``, whole-subject requests only),
+  the subject's lock, then its memory rows in id order;
+- a whole tenant's request: its memory rows in id order, then the tenant row (``FOR UPDATE``,
+  which the key-share lock of every insert of the tenant waits for), then, without waiting,
+  the rows again: one committed in between and held by another path is waited for with the
+  tenant row let go (a savepoint), since that path takes the tenant row's key-share lock
+  last (at its insert, or at commit for its events' foreign keys).
+
+- a revoke (or consent withdrawal): its memory row, then its pending write's review item,
+  then the conflicts citing it (``SKIP LOCKED``: it never waits for a resolution).
+
+No deletion takes a key's lock, so a write holding one never waits for a deletion that waits
+for it. Retrievals and exports hold only the subject's lock, shared; the rows they and writes
+insert take the subject row's key-share lock, which ``FOR NO KEY UPDATE`` does not block.
 ``tests/deletion/test_concurrency.py`` runs them all at once on one subject.
 """
 

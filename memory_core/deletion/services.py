@@ -12,8 +12,9 @@ import logging
 import uuid
 from functools import partial
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, OperationalError, connection, transaction
 from django.utils import timezone
+from psycopg.errors import LockNotAvailable
 
 from memory_core.deletion.ledger import ledger_entry, ledger_write
 from memory_core.deletion.stores import active_stores, scrub_memories
@@ -376,7 +377,8 @@ def tenant_deletion_request(
     (``FOR UPDATE``: a transaction that already inserted a row of the tenant commits first,
     and one that inserts later waits and is then refused by the trigger of migration 0011;
     the memory rows first, as every other path takes them before it inserts, so a revoke or
-    a deletion in flight finishes first instead of deadlocking with the request), revoke its
+    a deletion in flight finishes first instead of deadlocking with the request; see
+    ``_lock_tenant_and_its_memories`` for a memory made in between), revoke its
     API keys, tombstone and scrub every memory not yet in the ledger under one operation of
     target ``tenant``, and set ``Tenant.deleted_at``. Its steps also remove every trace and
     export of the tenant, and the identities step its subjects' names and its portal logins.
@@ -389,20 +391,9 @@ def tenant_deletion_request(
     no reviewer of a deleted tenant can log in to retry it). ``NotFound`` for an unknown tenant.
     """
     with tenant_atomic(tenant_id):
-        if _last_tenant_deletion(tenant_id) is None:
-            # The memory rows before the tenant row: a memory path locks its row, then inserts
-            # (the foreign key takes the tenant row's key-share lock), so the other way round
-            # the two would deadlock. (Asked again, every row is in the ledger: none to lock.)
-            list(
-                Memory.objects.filter(tenant_id=tenant_id)
-                .select_for_update(of=("self",))
-                .order_by("pk")
-                .values_list("pk", flat=True)
-            )
-        tenant = Tenant.objects.select_for_update().filter(pk=tenant_id).first()
+        tenant, last = _lock_tenant_and_its_memories(tenant_id)
         if tenant is None:
             raise NotFound("No tenant with this id.")
-        last = _last_tenant_deletion(tenant.pk)  # again: a request ahead of us may have made one
         if last is not None:
             if last.status == DeletionOperation.State.FAILED:
                 _redrive(last)
@@ -424,6 +415,44 @@ def tenant_deletion_request(
             tenant.deleted_at = now
             tenant.save(update_fields=["deleted_at"])
         return operation
+
+
+def _lock_tenant_memories(tenant_id, *, nowait: bool = False) -> None:
+    list(
+        Memory.objects.filter(tenant_id=tenant_id)
+        .select_for_update(of=("self",), nowait=nowait)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def _lock_tenant_and_its_memories(tenant_id) -> tuple[Tenant | None, DeletionOperation | None]:
+    """Lock the tenant's memory rows, then the tenant row; return it and its last operation.
+
+    The memory rows before the tenant row: a memory path locks its row, then inserts (the
+    trigger of migration 0011 takes the tenant row's key-share lock) or commits (the foreign
+    keys of its events take it then), so the other way round the two would deadlock. A
+    memory committed between the two steps is not among the rows locked, and a path may
+    hold it already (a revoke of a memory just written): the request, holding the tenant
+    row, then waited for that row while the revoke's commit waited for the tenant row. So
+    the rows are locked again with the tenant row, without waiting: when one is taken, the
+    savepoint lets the tenant row go, and the rows (waited for) and the row are taken again.
+    Asked again (an operation exists), every row is in the ledger: none to lock.
+    """
+    while True:
+        if _last_tenant_deletion(tenant_id) is None:
+            _lock_tenant_memories(tenant_id)
+        try:
+            with transaction.atomic():
+                tenant = Tenant.objects.select_for_update().filter(pk=tenant_id).first()
+                # Again: a request ahead of us may have made one.
+                last = _last_tenant_deletion(tenant_id)
+                if tenant is not None and last is None:
+                    _lock_tenant_memories(tenant_id, nowait=True)
+                return tenant, last
+        except OperationalError as exc:
+            if not isinstance(exc.__cause__, LockNotAvailable):
+                raise
 
 
 def _last_tenant_deletion(tenant_id) -> DeletionOperation | None:

@@ -271,6 +271,22 @@ class EventsStore(Store):
         "AND cardinality(ARRAY(SELECT c FROM unnest(r.candidate_ids) AS c "
         "WHERE c <> ALL(%(ids)s::uuid[]))) < 2))"
     )
+    # The items the purge changes: those citing a deleted id, and those of a deleted memory
+    # (or of a deleted subject) with a reason, a key or still open.
+    _REVIEW_WHERE = (
+        "r.candidate_ids && %(ids)s::uuid[] OR ((r.memory_id = ANY(%(ids)s::uuid[])"
+        " OR r.subject_id = ANY(%(subjects)s::uuid[]))"
+        " AND (r.reason <> '' OR r.state = 'open' OR r.memory_key <> ''))"
+    )
+    # Locked in id order before the update, which takes them in the table's order: an
+    # approval holds its item, then locks the key's open conflict (both in id order too,
+    # ``reviews._lock_item_and_conflict``); the update holding the conflict and waiting for
+    # the item deadlocked with it (the phase rolled back, the operation left partial).
+    _REVIEW_LOCK_SQL = (
+        "SELECT r.id FROM memory_core_reviewitem r WHERE "  # noqa: S608 (constants)
+        + _REVIEW_WHERE
+        + " ORDER BY r.id FOR UPDATE"
+    )
     _REVIEW_PURGE_SQL = (
         "UPDATE memory_core_reviewitem r SET"  # noqa: S608 (constants)
         " candidate_ids = ARRAY(SELECT c FROM unnest(r.candidate_ids) WITH ORDINALITY AS u(c, n)"
@@ -284,9 +300,7 @@ class EventsStore(Store):
         " resolution = CASE WHEN " + _CLOSES + " THEN 'deleted' ELSE r.resolution END,"
         " resolved_at = CASE WHEN " + _CLOSES + " THEN %(now)s ELSE r.resolved_at END,"
         " state = CASE WHEN " + _CLOSES + " THEN 'resolved' ELSE r.state END "
-        "WHERE r.candidate_ids && %(ids)s::uuid[] OR ((r.memory_id = ANY(%(ids)s::uuid[])"
-        " OR r.subject_id = ANY(%(subjects)s::uuid[]))"
-        " AND (r.reason <> '' OR r.state = 'open' OR r.memory_key <> ''))"
+        "WHERE " + _REVIEW_WHERE
     )
     _VERIFY_SQL = (
         "SELECT count(*), count(*) FILTER (WHERE EXISTS ("  # noqa: S608 (constants)
@@ -320,6 +334,7 @@ class EventsStore(Store):
         with connections["default"].cursor() as cursor:
             cursor.execute(self._PURGE_SQL, params)
             events = cursor.rowcount
+            cursor.execute(self._REVIEW_LOCK_SQL, params)
             cursor.execute(self._REVIEW_PURGE_SQL, {**params, "now": timezone.now()})
             reviews = cursor.rowcount
         return {"events_scrubbed": events, "review_items_scrubbed": reviews}

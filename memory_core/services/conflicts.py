@@ -21,6 +21,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
+from memory_core.locks import lock_memory_keys
 from memory_core.models import Memory, MemoryEvent, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 
@@ -111,11 +112,16 @@ def conflict_resolve(
     *, principal, item_id, outcome: str, winner_id=None, reason: str
 ) -> ReviewItem:
     """Resolve the open conflict ``item_id`` with ``outcome`` (see the module docstring)."""
-    item = (
-        ReviewItem.objects.select_for_update()
-        .filter(tenant_id=principal.tenant_id, kind=ReviewItem.Kind.CONFLICT, pk=item_id)
-        .first()
+    conflicts = ReviewItem.objects.filter(
+        tenant_id=principal.tenant_id, kind=ReviewItem.Kind.CONFLICT, pk=item_id
     )
+    # The key's lock before the item's, as writes, corrections and approvals take it: one of
+    # lower authority holds the key's head, then locks this item (conflict_open), while a
+    # resolution holding the item waited for the head among its candidates (a deadlock).
+    key = conflicts.values_list("subject__external_id", "memory_key").first()
+    if key is not None:
+        lock_memory_keys(principal.tenant_id, [key])
+    item = conflicts.select_for_update().first()
     if item is None or (
         isinstance(principal, SubjectPrincipal) and principal.subject_id != item.subject_id
     ):

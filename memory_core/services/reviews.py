@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound
@@ -31,15 +32,13 @@ from memory_core.services.events import event_record
 from memory_core.services.memories import chain_rows
 
 
-def _open_item(*, principal, item_id) -> ReviewItem:
-    """Return the open sensitive-write item ``item_id`` of the reviewer's tenant, locked."""
+def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
+    """Return the open sensitive-write item ``item_id`` of the reviewer's tenant, locked
+    unless ``lock`` is false."""
     if not isinstance(principal, (ReviewerPrincipal, SystemPrincipal)):
         raise NotFound("No review item with this id.")
-    item = (
-        ReviewItem.objects.select_for_update()
-        .filter(pk=item_id, tenant_id=principal.tenant_id)
-        .first()
-    )
+    items = ReviewItem.objects.filter(pk=item_id, tenant_id=principal.tenant_id)
+    item = (items.select_for_update() if lock else items).first()
     if item is None:
         raise NotFound("No review item with this id.")
     if item.kind != ReviewItem.Kind.SENSITIVE_WRITE:
@@ -50,6 +49,31 @@ def _open_item(*, principal, item_id) -> ReviewItem:
     if item.state != ReviewItem.State.OPEN or item.memory_id is None:
         raise Conflict(f"This item is already {item.state}.", code="review_closed")
     return item
+
+
+def _lock_item_and_conflict(*, principal, item_id, memory: Memory) -> ReviewItem:
+    """Lock the open item ``item_id`` with its key's open conflict, if any, in id order.
+
+    An approval of lower authority than the key's head opens (locks) that conflict last; a
+    deletion's events step locks every item citing a deleted memory in id order (the
+    pending write's item and the conflict may both cite the key's deleted head): holding
+    the item and then waiting for the conflict deadlocked with it.
+    """
+    if memory.memory_key:
+        conflict = Q(
+            tenant_id=memory.tenant_id,
+            subject_id=memory.subject_id,
+            kind=ReviewItem.Kind.CONFLICT,
+            state=ReviewItem.State.OPEN,
+            memory_key=memory.memory_key,
+        )
+        list(
+            ReviewItem.objects.select_for_update()
+            .filter(Q(pk=item_id, tenant_id=principal.tenant_id) | conflict)
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+    return _open_item(principal=principal, item_id=item_id)
 
 
 def _close(item: ReviewItem, *, principal, state: str, reason: str) -> None:
@@ -172,7 +196,7 @@ def _lock_pending_memory(item: ReviewItem) -> Memory:
 @transaction.atomic
 def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     """Approve a pending sensitive write: the memory becomes active (and usable)."""
-    item = _open_item(principal=principal, item_id=item_id)
+    item = _open_item(principal=principal, item_id=item_id, lock=False)
     # The key's lock before the row's, in the order writes take them (memory_core/locks.py),
     # and the subject's shared: the approval locks the pending row, then the key's head, out
     # of id order, so a deletion of the subject (which locks its rows in id order) must not
@@ -182,6 +206,9 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
         lock_memory_keys(pending.tenant_id, [(pending.subject.external_id, pending.memory_key)])
         subject_shared_lock(pending.subject_id)
     memory = _lock_pending_memory(item)
+    # The row before its item, as a revoke of the pending write takes them (it locks the row,
+    # then closes the item): the other way round each waited for the other (a deadlock).
+    item = _lock_item_and_conflict(principal=principal, item_id=item_id, memory=memory)
     _link_into_chain(memory, item, principal=principal)
     event_record(
         memory=memory,
@@ -197,8 +224,10 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
 @transaction.atomic
 def review_reject(*, principal, item_id, reason: str) -> ReviewItem:
     """Reject a pending sensitive write: the memory is kept as ``rejected``, never used."""
-    item = _open_item(principal=principal, item_id=item_id)
+    item = _open_item(principal=principal, item_id=item_id, lock=False)
+    # The row before its item, as review_approve (and a revoke) take them.
     memory = _lock_pending_memory(item)
+    item = _open_item(principal=principal, item_id=item_id)
     memory.status = Status.REJECTED
     memory.updated_at = timezone.now()
     memory.save(update_fields=["status", "updated_at"])

@@ -533,3 +533,282 @@ def test_a_correction_during_a_deletion_of_its_subject_or_key_does_not_deadlock(
         pause_after=pause_after,
     )
     assert not errors, errors
+
+
+def _hold_then_race(tenant_id, first, second, *, patch, target, name):
+    """Run ``first`` (one request) until it calls ``target.name`` (``patch`` is pytest's
+    monkeypatch), then ``second`` until it waits for a lock (or ends), then ``first`` on;
+    return the errors of both.
+
+    The interleaving is forced, not timed: ``first`` holds its locks while ``second`` queues
+    behind one of them, and only then asks for its next lock. A cycle between the two is
+    then found by PostgreSQL (deadlock detected: a 503 to the API's caller).
+    """
+    paused, go = threading.Event(), threading.Event()
+    errors = []
+    real = getattr(target, name)
+
+    def held(*args, **kwargs):
+        if threading.current_thread() is firsts[0] and not paused.is_set():
+            paused.set()
+            assert go.wait(60)
+        return real(*args, **kwargs)
+
+    patch.setattr(target, name, held)
+
+    def in_thread(work):
+        def run():
+            try:
+                with tenant_scope(tenant_id), transaction.atomic():  # ATOMIC_REQUESTS
+                    work()
+            except Exception as exc:  # surfaced below
+                errors.append(exc)
+                paused.set()
+            finally:
+                connection.close()
+
+        return threading.Thread(target=run)
+
+    firsts = [in_thread(first)]
+    firsts[0].start()
+    assert paused.wait(60)
+    racer = in_thread(second)
+    racer.start()
+    deadline = time.monotonic() + 30
+    while racer.is_alive() and not _someone_waits_for_a_lock():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    go.set()
+    firsts[0].join(60)
+    racer.join(60)
+    return errors
+
+
+def _deadlocks(errors) -> list:
+    return [exc for exc in errors if "deadlock" in str(exc).lower()]
+
+
+@pytest.mark.parametrize("path", ["approval", "write"])
+def test_a_lower_authority_write_or_approval_during_a_conflict_resolution_does_not_deadlock(
+    tenant, monkeypatch, private_queue, path
+):
+    """A write (or an approval) of lower authority than the key's head holds the head's row,
+    then opens the key's conflict (``conflict_open`` locks the open item). The resolution of
+    that conflict locked the item, then its candidates' rows: the head among them, so each
+    waited for the other (deadlock, 503)."""
+    from memory_core.models import ReviewItem
+    from memory_core.services import reviews, writes
+    from memory_core.services.conflicts import conflict_resolve
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+    common = {"subject": "user-1", "memory_type": "project_constraint"}
+    common |= {"scope": "project:atlas", "memory_key": "backend.language"}
+    lower = write_body(**common, content="Backend is Go.", source=inferred)
+    with tenant_scope(tenant.id):
+        explicit = writes.memory_write(
+            principal=system, data=write_body(**common, content="Backend is Python.")
+        ).memory
+        writes.memory_write(
+            principal=system, data=write_body(**common, content="Backend is Ruby.", source=inferred)
+        )
+        conflict = ReviewItem.objects.get(kind="conflict", state="open")
+        if path == "approval":
+            pending = writes.memory_write(
+                principal=system, data={**lower, "sensitivity": "sensitive"}
+            )
+            assert pending.decision == "pending_approval"
+
+    def lower_authority():
+        if path == "approval":
+            reviews.review_approve(principal=system, item_id=pending.review_item.id, reason="ok")
+        else:
+            assert writes.memory_write(principal=system, data=lower).decision == "accepted"
+
+    def resolve():
+        conflict_resolve(
+            principal=system,
+            item_id=conflict.id,
+            outcome="choose_winner",
+            winner_id=explicit.id,
+            reason="the user said so",
+        )
+
+    errors = _hold_then_race(
+        tenant.id,
+        lower_authority,
+        resolve,
+        patch=monkeypatch,
+        target=reviews if path == "approval" else writes,
+        name="conflict_open",
+    )
+    assert not _deadlocks(errors), errors
+    assert not errors, errors
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_a_pending_write_revoked_while_a_reviewer_decides_does_not_deadlock(
+    tenant, monkeypatch, private_queue, decision
+):
+    """A revoke of a pending write locks its row, then closes its review item. The reviewer's
+    decision locked the item, then the row: each waited for the other (deadlock, 503 to one
+    of them). Taken in the revoke's order, the decision waits and then finds it revoked."""
+    from memory_core.exceptions import Conflict
+    from memory_core.services import reviews
+    from memory_core.services.writes import memory_revoke, memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    with tenant_scope(tenant.id):
+        pending = memory_write(
+            principal=system, data=write_body(subject="user-1", sensitivity="sensitive")
+        )
+    assert pending.decision == "pending_approval"
+    decide = reviews.review_approve if decision == "approve" else reviews.review_reject
+
+    errors = _hold_then_race(
+        tenant.id,
+        lambda: decide(principal=system, item_id=pending.review_item.id, reason="ok"),
+        lambda: memory_revoke(principal=system, memory_id=pending.memory.id, reason="wrong"),
+        patch=monkeypatch,
+        target=reviews,
+        name="_lock_pending_memory",
+    )
+    assert not _deadlocks(errors), errors
+    # The revoke went first: the reviewer is told the write is no longer pending (409).
+    assert [getattr(exc, "code", exc) for exc in errors] == ["review_closed"], errors
+    assert all(isinstance(exc, Conflict) for exc in errors)
+
+
+def test_a_memory_made_and_revoked_while_its_tenant_is_deleted_does_not_deadlock(
+    tenant, private_queue
+):
+    """The tenant's request locks the rows it sees, then the tenant row. A memory committed
+    between the two (a write) and locked by a revoke is not among them: the request took
+    the tenant row, then waited for that row, while the revoke's commit waited for the
+    tenant row (its event's foreign key takes the row's key-share lock): a deadlock."""
+    from memory_core.deletion.services import tenant_deletion_request
+    from memory_core.models import Memory
+    from memory_core.services.writes import memory_revoke
+    from tests.factories import SubjectFactory
+
+    subject = SubjectFactory(tenant=tenant)
+    before = MemoryFactory(subject=subject)
+    rows_locked, go_on, revoked, commit = (threading.Event() for _ in range(4))
+    errors, out = [], {}
+
+    def pause_after_the_rows(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if not rows_locked.is_set() and "FOR UPDATE" in sql and "memory_core_memory" in sql:
+            rows_locked.set()
+            assert go_on.wait(60)
+        return result
+
+    def request():
+        try:
+            with connection.execute_wrapper(pause_after_the_rows):
+                out["operation"] = tenant_deletion_request(tenant_id=tenant.id)
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+            rows_locked.set()
+        finally:
+            connection.close()
+
+    def revoke():
+        try:
+            with tenant_scope(tenant.id), transaction.atomic():  # ATOMIC_REQUESTS
+                memory_revoke(principal=system, memory_id=made.id, reason="wrong")
+                revoked.set()
+                assert commit.wait(60)
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+            revoked.set()
+        finally:
+            connection.close()
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    requester = threading.Thread(target=request)
+    requester.start()
+    assert rows_locked.wait(60)
+    with tenant_scope(tenant.id):
+        made = MemoryFactory(subject=subject)  # committed after the request locked the rows
+    revoker = threading.Thread(target=revoke)
+    revoker.start()
+    assert revoked.wait(60)
+    go_on.set()  # the request goes on to the tenant row, then to the rows again
+    deadline = time.monotonic() + 30
+    while requester.is_alive() and not _someone_waits_for_a_lock():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+    commit.set()
+    requester.join(60)
+    revoker.join(60)
+    assert not _deadlocks(errors), errors
+    assert not errors, errors
+    assert set(out["operation"].memory_ids) == {before.id, made.id}
+    with tenant_scope(tenant.id):
+        assert Memory.objects.get(pk=made.id).status == "deleted"
+
+
+def test_a_deletion_run_and_an_approval_on_the_key_of_the_deleted_memory_do_not_deadlock(
+    tenant, monkeypatch, private_queue
+):
+    """The run's events step updates every review item citing the deleted memory in one
+    statement (the key's open conflict, then the pending write's item, in the table's
+    order). An approval of that pending write, of lower authority than the key's remaining
+    head, holds its item and then opens the key's conflict: each waited for the other."""
+    from memory_core.models import ReviewItem
+    from memory_core.services import reviews
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    tool = {"type": "verified_tool_output", "conversation_id": "c", "message_id": "m"}
+    inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+    common = {"subject": "user-1", "memory_type": "project_constraint"}
+    common |= {"scope": "project:atlas", "memory_key": "backend.language"}
+    with tenant_scope(tenant.id):
+        explicit = memory_write(
+            principal=system, data=write_body(**common, content="Backend is Python.")
+        ).memory
+        observed = memory_write(
+            principal=system,
+            data=write_body(
+                **common, content="Backend is Ruby.", source={**tool, "tool": "scanner"}
+            ),
+        )
+        assert observed.decision == "accepted", observed.rule_codes
+        pending = memory_write(
+            principal=system,
+            data=write_body(
+                **common, content="Backend is Go.", source=inferred, sensitivity="sensitive"
+            ),
+        )
+        assert pending.decision == "pending_approval", pending.rule_codes
+        conflict = ReviewItem.objects.get(kind="conflict", state="open")
+        assert explicit.id in conflict.candidate_ids
+        assert pending.review_item.candidate_ids == [explicit.id]
+        operation = deletion_request(principal=system, memory_id=explicit.id)
+
+    out = {}
+    errors = _hold_then_race(
+        tenant.id,
+        lambda: reviews.review_approve(
+            principal=system, item_id=pending.review_item.id, reason="ok"
+        ),
+        lambda: out.update(status=deletion_run(operation_id=operation.id)),
+        patch=monkeypatch,
+        target=reviews,
+        name="conflict_open",
+    )
+    assert not _deadlocks(errors), errors
+    assert not errors, errors
+    assert not _deadlocks(errors), errors
+    assert not errors, errors
+    # The run catches a database error (its phase is rolled back, the task retried later):
+    # a deadlock shows as a step that failed with it.
+    with tenant_scope(tenant.id):
+        failures = list(operation.steps.exclude(last_error="").values_list("last_error", flat=True))
+    assert not _deadlocks(failures), failures
+    assert out["status"] == DeletionOperation.State.COMPLETED, failures
