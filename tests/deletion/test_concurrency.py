@@ -79,6 +79,56 @@ def _someone_waits_for_an_advisory_lock() -> bool:
         return cursor.fetchone()[0] > 0
 
 
+def _someone_waits_for_a_lock() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+def _thread(work, *, errors, out=None, name=None, released=()) -> threading.Thread:
+    """Start ``work`` in a thread (with a connection of its own, closed at the end); its
+    result goes to ``out[name]``, an exception to ``errors`` and then sets every event of
+    ``released``, so that a test waiting for one goes on and reports the error."""
+
+    def run():
+        try:
+            result = work()
+            if out is not None:
+                out[name] = result
+        except Exception as exc:  # surfaced by the test
+            errors.append(exc)
+            for event in released:
+                event.set()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def _as_request(tenant_id, work):
+    """Return ``work`` run as an API request runs it: for the tenant (row-level security),
+    in one transaction (``ATOMIC_REQUESTS``)."""
+
+    def run():
+        with tenant_scope(tenant_id), transaction.atomic():
+            return work()
+
+    return run
+
+
+def _until_it_waits(thread, waits=_someone_waits_for_a_lock) -> None:
+    """Return once ``thread`` has ended or someone waits for a lock (30 s at most)."""
+    deadline = time.monotonic() + 30
+    while thread.is_alive() and not waits():
+        assert time.monotonic() < deadline
+        time.sleep(0.02)
+
+
 def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_it(
     world, tenant, monkeypatch, private_queue
 ):
@@ -95,18 +145,11 @@ def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_i
     out, errors = {}, []
 
     def in_thread(name, work):
-        def run():
-            try:
-                with tenant_scope(tenant.id):
-                    out[name] = work()
-            except Exception as exc:  # surfaced below
-                errors.append(exc)
-            finally:
-                connection.close()
+        def scoped():
+            with tenant_scope(tenant.id):
+                return work()
 
-        thread = threading.Thread(target=run)
-        thread.start()
-        return thread
+        return _thread(scoped, errors=errors, out=out, name=name)
 
     def agent_request():
         with transaction.atomic():  # ATOMIC_REQUESTS, as the API view runs it
@@ -130,10 +173,7 @@ def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_i
     deletion = in_thread("deletion", delete)
     # The deletion either finishes before the retrieval's trace exists (the race) or waits
     # for the retrieval to finish first.
-    deadline = time.monotonic() + 30
-    while deletion.is_alive() and not _someone_waits_for_an_advisory_lock():
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    _until_it_waits(deletion, _someone_waits_for_an_advisory_lock)
     go.set()
     retrieval.join(60)
     deletion.join(60)
@@ -276,15 +316,6 @@ def test_retrievals_writes_exports_and_deletions_of_one_subject_at_once_never_de
     assert len(done) == len(threads) and all(n > 0 for _name, n in done), done
 
 
-def _someone_waits_for_a_lock() -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        )
-        return cursor.fetchone()[0] > 0
-
-
 @pytest.mark.parametrize("memory_key", ["", "style.answers"])
 def test_a_write_in_flight_during_a_subject_deletion_is_deleted_with_the_chain_it_extends(
     owner, monkeypatch, private_queue, memory_key
@@ -317,19 +348,8 @@ def test_a_write_in_flight_during_a_subject_deletion_is_deleted_with_the_chain_i
     errors, out = [], {}
 
     def in_thread(name, work):
-        def run():
-            try:
-                with tenant_scope(owner.tenant_id), transaction.atomic():  # ATOMIC_REQUESTS
-                    out[name] = work()
-            except Exception as exc:  # surfaced below
-                errors.append(exc)
-                stored.set()
-            finally:
-                connection.close()
-
-        thread = threading.Thread(target=run)
-        thread.start()
-        return thread
+        request = _as_request(owner.tenant_id, work)
+        return _thread(request, errors=errors, out=out, name=name, released=[stored])
 
     new_body = {**body, "content": "User prefers detailed answers."}
     writer = in_thread("write", lambda: writes.memory_write(principal=system, data=new_body))
@@ -340,10 +360,7 @@ def test_a_write_in_flight_during_a_subject_deletion_is_deleted_with_the_chain_i
             principal=system, subject_id=owner.id, memory_key=memory_key or None
         ),
     )
-    deadline = time.monotonic() + 30
-    while deleter.is_alive() and not _someone_waits_for_a_lock():
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    _until_it_waits(deleter)
     go.set()
     writer.join(60)
     deleter.join(60)
@@ -380,19 +397,7 @@ def _race_with_a_subject_deletion(
         return result
 
     def in_thread(work):
-        def run():
-            try:
-                with tenant_scope(tenant_id), transaction.atomic():  # ATOMIC_REQUESTS
-                    work()
-            except Exception as exc:  # surfaced below
-                errors.append(exc)
-                locked.set()
-            finally:
-                connection.close()
-
-        thread = threading.Thread(target=run)
-        thread.start()
-        return thread
+        return _thread(_as_request(tenant_id, work), errors=errors, released=[locked])
 
     def review():
         with connection.execute_wrapper(pause_after_first_row_lock):
@@ -404,10 +409,7 @@ def _race_with_a_subject_deletion(
     deleter = in_thread(
         lambda: deletion_request(principal=system, subject_id=subject_id, memory_key=memory_key)
     )
-    deadline = time.monotonic() + 30
-    while deleter.is_alive() and not _someone_waits_for_a_lock():
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    _until_it_waits(deleter)
     go.set()
     reviewer.join(60)
     deleter.join(60)
@@ -549,7 +551,7 @@ def _hold_then_race(tenant_id, first, second, *, patch, target, name):
     real = getattr(target, name)
 
     def held(*args, **kwargs):
-        if threading.current_thread() is firsts[0] and not paused.is_set():
+        if threading.current_thread() in firsts and not paused.is_set():
             paused.set()
             assert go.wait(60)
         return real(*args, **kwargs)
@@ -557,29 +559,20 @@ def _hold_then_race(tenant_id, first, second, *, patch, target, name):
     patch.setattr(target, name, held)
 
     def in_thread(work):
-        def run():
-            try:
-                with tenant_scope(tenant_id), transaction.atomic():  # ATOMIC_REQUESTS
-                    work()
-            except Exception as exc:  # surfaced below
-                errors.append(exc)
-                paused.set()
-            finally:
-                connection.close()
+        return _thread(_as_request(tenant_id, work), errors=errors, released=[paused])
 
-        return threading.Thread(target=run)
+    firsts = set()  # the thread running ``first``: only it is paused
 
-    firsts = [in_thread(first)]
-    firsts[0].start()
+    def marked_first():
+        firsts.add(threading.current_thread())
+        return first()
+
+    holder = in_thread(marked_first)
     assert paused.wait(60)
     racer = in_thread(second)
-    racer.start()
-    deadline = time.monotonic() + 30
-    while racer.is_alive() and not _someone_waits_for_a_lock():
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    _until_it_waits(racer)
     go.set()
-    firsts[0].join(60)
+    holder.join(60)
     racer.join(60)
     return errors
 
@@ -737,10 +730,7 @@ def test_a_memory_made_and_revoked_while_its_tenant_is_deleted_does_not_deadlock
     revoker.start()
     assert revoked.wait(60)
     go_on.set()  # the request goes on to the tenant row, then to the rows again
-    deadline = time.monotonic() + 30
-    while requester.is_alive() and not _someone_waits_for_a_lock():
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
+    _until_it_waits(requester)
     commit.set()
     requester.join(60)
     revoker.join(60)
