@@ -38,9 +38,7 @@ def main() -> int:
     import django
 
     django.setup()
-    from django.conf import settings
     from django.db.backends.postgresql.base import DatabaseWrapper
-    from django.test import Client
 
     import api.authentication
     import api.retrieval
@@ -50,15 +48,13 @@ def main() -> int:
     from memory_core.models import RetrievalTrace
     from memory_core.retrieval import budget, candidates, pipeline
 
-    settings.DEBUG = False
-    settings.MEMLEDGER_RATE_LIMIT = None
     spec = CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed)
     try:
-        setup.open_corpus(spec)
+        queries, send_one = setup.retrieval_requests(
+            spec, opts.queries, key_name="request breakdown", bucket=opts.bucket
+        )
     except BenchDatabaseError as exc:
         parser.error(str(exc))
-    queries, keys = setup.queries_with_keys(spec, opts.queries, key_name="request breakdown")
-    queries = [q for q in queries if opts.bucket in (None, q.bucket)]
 
     parts: dict[str, float] = {}
 
@@ -89,22 +85,9 @@ def main() -> int:
     output = api.retrieval.RetrieveOutput
     output.data = property(timed("render", output.data.fget))
 
-    client = Client()
-
     def send(query) -> dict[str, float]:
         parts.clear()
-        body = {"query": query.text, "context": {"user_id": query.user_id}}
-        started = time.perf_counter()
-        response = client.post(
-            "/api/v1/retrieve",
-            json.dumps(body),
-            content_type="application/json",
-            HTTP_HOST="127.0.0.1",
-            HTTP_AUTHORIZATION=f"Bearer {keys[query.agent_id]}",
-        )
-        if response.status_code != 200:
-            raise SystemExit(f"retrieve answered {response.status_code}: {response.content[:300]}")
-        parts["request"] = (time.perf_counter() - started) * 1000
+        parts["request"] = send_one(query)
         return dict(parts)
 
     for query in queries[:20]:

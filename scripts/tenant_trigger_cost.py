@@ -23,15 +23,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from memory_core.benchmarks.args import add_corpus_arguments, at_least  # noqa: E402
 
-TABLES = [
-    "memory_core_memory",
-    "memory_core_subject",
-    "memory_core_admissiondecision",
-    "memory_core_reviewitem",
-    "memory_core_retrievaltrace",
-    "memory_core_export",
-]
-
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -45,28 +36,31 @@ def main() -> int:
     import django
 
     django.setup()
-    from django.conf import settings
     from django.db import connection
-    from django.test import Client
 
     from memory_core.benchmarks import database, setup
     from memory_core.benchmarks.corpus import CorpusSpec
     from memory_core.benchmarks.database import BenchDatabaseError
     from memory_core.models import RetrievalTrace
 
-    settings.DEBUG = False
-    settings.MEMLEDGER_RATE_LIMIT = None
     spec = CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed)
     try:
-        setup.open_corpus(spec)
+        queries, send = setup.retrieval_requests(
+            spec, opts.queries, key_name="trigger cost", bucket=opts.bucket
+        )
     except BenchDatabaseError as exc:
         parser.error(str(exc))
-    queries, keys = setup.queries_with_keys(spec, opts.queries, key_name="trigger cost")
-    queries = [q for q in queries if q.bucket == opts.bucket]
     owner = database.connect(connection.settings_dict["NAME"], autocommit=True)
+    # Every table the trigger of migration 0011 is on.
+    tables = [
+        row[0]
+        for row in owner.execute(
+            "SELECT tgrelid::regclass::text FROM pg_trigger WHERE tgname = 'tenant_not_deleted'"
+        )
+    ]
 
     def trigger(enabled: bool) -> None:
-        for table in TABLES:
+        for table in tables:
             state = "ENABLE" if enabled else "DISABLE"
             owner.execute(f"ALTER TABLE {table} {state} TRIGGER tenant_not_deleted")
 
@@ -83,21 +77,6 @@ def main() -> int:
             insert_ms.append((time.perf_counter() - started) * 1000)
 
     manager.create = timed_create
-    client = Client()
-
-    def send(query) -> float:
-        body = {"query": query.text, "context": {"user_id": query.user_id}}
-        started = time.perf_counter()
-        response = client.post(
-            "/api/v1/retrieve",
-            json.dumps(body),
-            content_type="application/json",
-            HTTP_HOST="127.0.0.1",
-            HTTP_AUTHORIZATION=f"Bearer {keys[query.agent_id]}",
-        )
-        if response.status_code != 200:
-            raise SystemExit(f"retrieve answered {response.status_code}: {response.content[:300]}")
-        return (time.perf_counter() - started) * 1000
 
     for query in queries[:20]:
         send(query)  # warm

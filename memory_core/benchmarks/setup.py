@@ -97,3 +97,41 @@ def queries_with_keys(spec: CorpusSpec, count: int, *, key_name: str) -> tuple[l
         agents = Agent.objects.filter(id__in={q.agent_id for q in queries})
         keys = {agent.id: api_key_create(agent=agent, name=key_name)[1] for agent in agents}
     return queries, keys
+
+
+def retrieval_requests(spec: CorpusSpec, count: int, *, key_name: str, bucket=None):
+    """Open the spec's corpus for retrievals through Django's whole request stack, in-process.
+
+    DEBUG and the per-key rate limit are off, as ``bench_retrieval``'s gunicorn runs. Return
+    the benchmark's queries (``count`` of them, then those of ``bucket`` if given) and
+    ``send(query)``, which posts one to ``/api/v1/retrieve`` with its agent's key through
+    Django's test client and returns the milliseconds it took (SystemExit on an answer other
+    than 200). BenchDatabaseError if the corpus was not built.
+    """
+    import json
+    import time
+
+    from django.test import Client
+
+    measure_as_production()
+    settings.MEMLEDGER_RATE_LIMIT = None
+    open_corpus(spec)
+    queries, keys = queries_with_keys(spec, count, key_name=key_name)
+    queries = [q for q in queries if bucket in (None, q.bucket)]
+    client = Client()
+
+    def send(query) -> float:
+        body = {"query": query.text, "context": {"user_id": query.user_id}}
+        started = time.perf_counter()
+        response = client.post(
+            "/api/v1/retrieve",
+            json.dumps(body),
+            content_type="application/json",
+            HTTP_HOST="127.0.0.1",
+            HTTP_AUTHORIZATION=f"Bearer {keys[query.agent_id]}",
+        )
+        if response.status_code != 200:
+            raise SystemExit(f"retrieve answered {response.status_code}: {response.content[:300]}")
+        return (time.perf_counter() - started) * 1000
+
+    return queries, send
