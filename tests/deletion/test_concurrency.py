@@ -70,20 +70,14 @@ def test_concurrent_runs_never_put_back_what_another_removed(owner, private_queu
     golden.unlink()
 
 
-def _someone_waits_for_an_advisory_lock() -> bool:
+def _someone_waits_for_a_lock(kind: str | None = None) -> bool:
+    """Return whether a session of this database waits for a lock (of ``kind``: 'advisory',
+    'tuple', 'transactionid', ...; any without)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted "
-            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-        )
-        return cursor.fetchone()[0] > 0
-
-
-def _someone_waits_for_a_lock() -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock' AND (%s::text IS NULL OR wait_event = %s::text)",
+            [kind, kind],
         )
         return cursor.fetchone()[0] > 0
 
@@ -173,7 +167,7 @@ def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_i
     deletion = in_thread("deletion", delete)
     # The deletion either finishes before the retrieval's trace exists (the race) or waits
     # for the retrieval to finish first.
-    _until_it_waits(deletion, _someone_waits_for_an_advisory_lock)
+    _until_it_waits(deletion, lambda: _someone_waits_for_a_lock("advisory"))
     go.set()
     retrieval.join(60)
     deletion.join(60)
