@@ -29,7 +29,7 @@ from memory_core.models import (
 from memory_core.principals import ReviewerPrincipal, SystemPrincipal
 from memory_core.services.conflicts import conflict_open
 from memory_core.services.events import event_record
-from memory_core.services.memories import chain_rows
+from memory_core.services.memories import chain_rows, standing_heads
 
 
 def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
@@ -144,11 +144,14 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
     memory.updated_at = now
     memory.save(update_fields=["status", "updated_at", "supersedes", "version"])
     if head is not None and memory.supersedes_id != head.id:
+        # Every chain still standing on the key, as a write of lower authority opens it: the
+        # head and the approved write only would drop a third chain from an open conflict.
+        standing = standing_heads(memory, agent_id=head.agent_id)
         conflict_open(
             tenant_id=memory.tenant_id,
             subject_id=memory.subject_id,
             memory_key=memory.memory_key,
-            candidate_ids=[head.id, memory.id],
+            candidate_ids=sorted({head.id, memory.id, *standing}, key=str),
         )
 
 

@@ -78,10 +78,10 @@ from memory_core.services.conflicts import conflict_open
 from memory_core.services.events import event_record
 from memory_core.services.memories import (
     MemoryDraft,
-    chain_rows,
     memory_store_many,
     memory_supersede,
     shared_or_own,
+    standing_heads,
 )
 from memory_core.text import content_hash
 
@@ -432,18 +432,7 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
             )
         elif item.decision.action == "conflict":
             # Every chain still standing on the key is a candidate, not only the last two.
-            standing = chain_rows(
-                Memory.objects.filter(
-                    tenant_id=principal.tenant_id,
-                    subject_id=item.subject.id,
-                    memory_key=item.candidate.memory_key,
-                    scope_kind=item.candidate.scope_kind,
-                    scope_ref=item.candidate.scope_ref,
-                    status=Status.ACTIVE,
-                ),
-                memory_type=item.candidate.memory_type,
-                agent_id=item.head.agent_id,
-            ).values_list("id", flat=True)
+            standing = standing_heads(item.memory, agent_id=item.head.agent_id)
             item.review_item = conflict_open(
                 tenant_id=principal.tenant_id,
                 subject_id=item.subject.id,

@@ -122,3 +122,35 @@ def test_resolution_is_validated_and_scoped(agent_principal, rivals, reviewer, o
     with pytest.raises(ValidationFailed) as bad:
         conflict_resolve(principal=reviewer, item_id=item_id, outcome="ask_user", reason="x")
     assert bad.value.code == "review_not_open"
+
+
+def test_an_approval_of_lower_authority_keeps_every_chain_in_the_keys_conflict(tenant):
+    """A lower-authority write opened the key's conflict with the head; approving a
+    lower-authority sensitive write on the key adds it to the conflict, dropping no chain
+    (the approval replaced the candidates with the head and itself)."""
+    from memory_core.services.reviews import review_approve
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+    common = {"subject": "dana", "memory_type": "project_constraint"}
+    common |= {"scope": "project:atlas", "memory_key": "backend.language"}
+    head = memory_write(
+        principal=system, data=write_body(**common, content="Backend is Python.")
+    ).memory
+    rival = memory_write(
+        principal=system,
+        data=write_body(**common, content="Backend is Ruby.", source=inferred),
+    )
+    assert rival.review_item.kind == "conflict"
+    pending = memory_write(
+        principal=system,
+        data=write_body(**common, content="Backend is Go; its owner has asthma.", source=inferred),
+    )
+    assert pending.decision == "pending_approval"
+
+    review_approve(principal=system, item_id=pending.review_item.id, reason="confirmed")
+
+    conflict = ReviewItem.objects.get(kind="conflict", state="open", memory_key="backend.language")
+    assert set(conflict.candidate_ids) == {head.id, rival.memory.id, pending.memory.id}
