@@ -81,23 +81,26 @@ def chain_rows(queryset, *, memory_type: str, agent_id):
     return queryset.filter(shared_or_own(agent_id), memory_type=memory_type)
 
 
-def standing_heads(memory: Memory, *, agent_id) -> list:
-    """Return the ids of the active heads of every chain on ``memory``'s key, in its scope,
-    of its type and reachable by ``agent_id``: the candidates of a conflict on the key."""
-    return list(
-        chain_rows(
-            Memory.objects.filter(
-                tenant_id=memory.tenant_id,
-                subject_id=memory.subject_id,
-                memory_key=memory.memory_key,
-                scope_kind=memory.scope_kind,
-                scope_ref=memory.scope_ref,
-                status=Status.ACTIVE,
-            ),
-            memory_type=memory.memory_type,
-            agent_id=agent_id,
-        ).values_list("id", flat=True)
+def heads_on_key(memory: Memory, *, agent_id):
+    """Return the active heads of every chain on ``memory``'s key, in its scope, of its type
+    and reachable by ``agent_id`` (``chain_rows``)."""
+    return chain_rows(
+        Memory.objects.filter(
+            tenant_id=memory.tenant_id,
+            subject_id=memory.subject_id,
+            memory_key=memory.memory_key,
+            scope_kind=memory.scope_kind,
+            scope_ref=memory.scope_ref,
+            status=Status.ACTIVE,
+        ),
+        memory_type=memory.memory_type,
+        agent_id=agent_id,
     )
+
+
+def standing_heads(memory: Memory, *, agent_id) -> list:
+    """Return the ids of ``heads_on_key``: the candidates of a conflict on the key."""
+    return list(heads_on_key(memory, agent_id=agent_id).values_list("id", flat=True))
 
 
 def shared_or_own(agent_id) -> Q:

@@ -29,7 +29,7 @@ from memory_core.models import (
 from memory_core.principals import ReviewerPrincipal, SystemPrincipal
 from memory_core.services.conflicts import conflict_open
 from memory_core.services.events import event_record
-from memory_core.services.memories import chain_rows, standing_heads
+from memory_core.services.memories import heads_on_key, standing_heads
 
 
 def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
@@ -98,19 +98,8 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
     if head is None or head.status != Status.ACTIVE:
         # The head moved on while the write waited: take the key's current head, if any.
         head = (
-            chain_rows(
-                Memory.objects.select_for_update(),
-                memory_type=memory.memory_type,
-                agent_id=memory.agent_id,
-            )
-            .filter(
-                tenant_id=memory.tenant_id,
-                subject_id=memory.subject_id,
-                memory_key=memory.memory_key,
-                scope_kind=memory.scope_kind,
-                scope_ref=memory.scope_ref,
-                status=Status.ACTIVE,
-            )
+            heads_on_key(memory, agent_id=memory.agent_id)
+            .select_for_update()
             .exclude(pk=memory.pk)
             .order_by("-created_at")
             .first()

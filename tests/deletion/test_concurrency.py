@@ -198,32 +198,20 @@ def test_an_export_being_written_during_a_deletion_keeps_no_deleted_id(owner, pr
     errors, out = [], {}
 
     def portal_export():  # ExportView.post, inside the request's transaction (ATOMIC_REQUESTS)
-        try:
-            with tenant_scope(owner.tenant_id), transaction.atomic():
-                out["export"] = export_create(principal=user)
-                exported.set()
-                assert go.wait(60)
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
-            exported.set()
-        finally:
-            connection.close()
+        out["export"] = export_create(principal=user)
+        exported.set()
+        assert go.wait(60)
 
     def delete():
-        try:
-            with tenant_scope(owner.tenant_id):
-                operation = deletion_request(principal=user, memory_id=target.id)
-                out["status"] = deletion_run(operation_id=operation.id)
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
-        finally:
-            connection.close()
+        with tenant_scope(owner.tenant_id):
+            operation = deletion_request(principal=user, memory_id=target.id)
+            out["status"] = deletion_run(operation_id=operation.id)
 
-    exporter = threading.Thread(target=portal_export)
-    exporter.start()
+    exporter = _thread(
+        _as_request(owner.tenant_id, portal_export), errors=errors, released=[exported]
+    )
     assert exported.wait(60)
-    deleter = threading.Thread(target=delete)
-    deleter.start()
+    deleter = _thread(delete, errors=errors)
     deleter.join(timeout=2)  # it waits for the export to commit (before: it completed here)
     go.set()
     exporter.join(60)
@@ -693,35 +681,20 @@ def test_a_memory_made_and_revoked_while_its_tenant_is_deleted_does_not_deadlock
         return result
 
     def request():
-        try:
-            with connection.execute_wrapper(pause_after_the_rows):
-                out["operation"] = tenant_deletion_request(tenant_id=tenant.id)
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
-            rows_locked.set()
-        finally:
-            connection.close()
+        with connection.execute_wrapper(pause_after_the_rows):
+            out["operation"] = tenant_deletion_request(tenant_id=tenant.id)
 
     def revoke():
-        try:
-            with tenant_scope(tenant.id), transaction.atomic():  # ATOMIC_REQUESTS
-                memory_revoke(principal=system, memory_id=made.id, reason="wrong")
-                revoked.set()
-                assert commit.wait(60)
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
-            revoked.set()
-        finally:
-            connection.close()
+        memory_revoke(principal=system, memory_id=made.id, reason="wrong")
+        revoked.set()
+        assert commit.wait(60)
 
     system = SystemPrincipal(tenant_id=tenant.id)
-    requester = threading.Thread(target=request)
-    requester.start()
+    requester = _thread(request, errors=errors, released=[rows_locked])
     assert rows_locked.wait(60)
     with tenant_scope(tenant.id):
         made = MemoryFactory(subject=subject)  # committed after the request locked the rows
-    revoker = threading.Thread(target=revoke)
-    revoker.start()
+    revoker = _thread(_as_request(tenant.id, revoke), errors=errors, released=[revoked])
     assert revoked.wait(60)
     go_on.set()  # the request goes on to the tenant row, then to the rows again
     _until_it_waits(requester)
