@@ -171,6 +171,7 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["api.parsers.SafeJSONParser"],
     "EXCEPTION_HANDLER": "api.exceptions.exception_handler",
+    "DEFAULT_METADATA_CLASS": "api.metadata.MethodsMetadata",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
     "DEFAULT_THROTTLE_CLASSES": [

@@ -96,6 +96,25 @@ def test_a_method_the_endpoint_lacks_is_405_and_a_format_it_lacks_is_406(api_cli
     assert response.json()["error"]["code"] == "not_acceptable"
 
 
+@pytest.mark.parametrize(
+    ("path", "methods"),
+    [
+        ("/api/v1/memories", ["GET", "POST", "HEAD", "OPTIONS"]),
+        ("/api/v1/retrieve", ["POST", "OPTIONS"]),
+        (
+            "/api/v1/memories/00000000-0000-0000-0000-000000000000",
+            ["GET", "DELETE", "HEAD", "OPTIONS"],
+        ),
+    ],
+)
+def test_options_names_the_methods_and_the_schema_and_nothing_else(api_client, path, methods):
+    """The schema is the one contract: OPTIONS publishes no docstring and no field list."""
+    response = api_client.options(path)
+    assert response.status_code == 200
+    assert response.json() == {"methods": methods, "schema": "/api/schema/"}
+    assert [method.strip() for method in response["Allow"].split(",")] == methods
+
+
 def test_a_503_logs_the_database_error_behind_it(caplog):
     """The client gets the stable code; the operator must see the cause (a deadlock here)."""
     from django.db import OperationalError
