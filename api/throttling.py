@@ -1,27 +1,33 @@
 """Per-key rate limits and write quotas: a flood from one key never starves another.
 
 Rates come from settings (``MEMLEDGER_RATE_LIMIT``, ``MEMLEDGER_WRITE_QUOTA``, e.g.
-"1200/min", "20000/day"). Each limit is a counter per API key and fixed window in the Django
-cache, so every key, and so every tenant, has its own budget:
+"1200/min", "20000/day"). Each limit counts per API key in the Django cache, so every key,
+and so every tenant, has its own budget:
 
-- The window is the period's multiple of the epoch the request falls in; its counter is the
-  cache key ``throttle:<scope>:<api key id>:<window start>``. ``cache.add(key, 0, period)``
-  creates it (a no-op when it exists) and ``cache.incr(key, n)`` adds the request's cost and
-  returns the new total; a total above the limit refuses the request, which takes its cost
-  back (``decr``), so refused requests spend nothing. One integer per key and window, not a
-  list of timestamps (DRF's ``SimpleRateThrottle`` kept up to 20,000 per key per day).
+- Sliding windows of ten slices. A period (a minute, a day) is cut into ``SLICES`` slices of a
+  tenth of it, counted from the epoch; a request is let through when what the key spent in
+  the current slice and the nine before it, with this request's cost, stays within the limit.
+  So **no span of nine tenths of a period ever holds more than the limit** (it lies within ten
+  consecutive slices), and a client pacing itself evenly at the limit's rate always passes.
+  Fixed windows, which this replaced, let a key spend one window's budget at its very end and
+  the next one's at the start: twice the limit within a second. (A whole period may still
+  hold up to twice the limit, the first half at the very end of one slice and the second ten
+  slices on, as a token bucket's burst and refill would.)
+- Each slice's counter is the cache key ``throttle:<scope>:<api key id>:<slice number>``,
+  kept one period. ``cache.incr(key, n)`` adds the request's cost to the current slice and
+  returns its total (``cache.add`` creates it when missing); one ``get_many`` reads the nine
+  before it. A total above the limit refuses the request, which takes its cost back
+  (``decr``), so refused requests spend nothing. ``Retry-After`` is the time until enough of
+  the oldest slices have left the window for the request to fit.
 - No request is ever let past a limit as long as ``incr`` is atomic: it is on Redis (INCRBY;
   ``REDIS_URL``, production), on memledger's locking file cache across the processes of one
   host (the default without ``REDIS_URL``; ``memory_core/cache_backends.py``) and on the
   local-memory cache within one process (it holds a lock). **Django's own file and database
   caches implement ``incr`` as a get and a set**: concurrent requests on one key can lose
-  counts there, as DRF's read-modify-write of its history list did on every cache (and their
-  generic ``incr`` resets the timeout, so the counter's window is set again after it;
-  ``_keep_window`` gives it back). Several web hosts need Redis to count together.
-- Fixed windows: a key may spend one window's budget at its very end and the next one's at
-  the start (up to twice the rate over a short span). ``Retry-After`` is the time left until
-  the window ends. A request racing a refused one (whose cost sits in the counter until it
-  is taken back) may be refused a moment early; none is ever let through late.
+  counts there (and their generic ``incr`` resets the timeout, so the counter's time to live
+  is set again after it; ``_keep_window`` gives it back). Several web hosts need Redis to
+  count together. A request racing a refused one (whose cost sits in the counter until it is
+  taken back) may be refused a moment early; none is ever let through late.
 """
 
 import time
@@ -57,13 +63,12 @@ def counter_add(key: str, amount: int, timeout: int) -> int:
     """Add ``amount`` to the counter ``key`` (created at 0, kept ``timeout`` seconds) and
     return its new value: atomic where the cache's ``incr`` is (module docstring)."""
     backend = caches[DEFAULT_CACHE_ALIAS]
-    backend.add(key, 0, timeout)
     try:
         value = backend.incr(key, amount)
-    except ValueError:  # evicted between add and incr: start it again with this amount
+    except ValueError:  # the slice's first request (or its counter was evicted)
         if backend.add(key, amount, timeout):
             return amount
-        value = backend.incr(key, amount)
+        value = backend.incr(key, amount)  # another request created it meanwhile
     _keep_window(backend, key, timeout)
     return value
 
@@ -78,7 +83,23 @@ def counter_take_back(key: str, amount: int, timeout: int) -> None:
     _keep_window(backend, key, timeout)
 
 
-class _FixedWindowThrottle(BaseThrottle):
+SLICES = 10  # a period's window is counted in this many slices
+
+
+def _until_it_fits(window: list[int], cost: int, allowed: int) -> int:
+    """Return in how many slice starts from the current slice's a request of ``cost`` fits,
+    ``window`` holding the spend of each slice, oldest first, the current one last: they leave
+    the window in that order, one at each slice start. Found at the latest when every slice
+    has left, since ``cost <= allowed``."""
+    excess = sum(window) + cost - allowed
+    for age, count in enumerate(window):
+        excess -= count
+        if excess <= 0:
+            return age + 1
+    return len(window)
+
+
+class _SlidingWindowThrottle(BaseThrottle):
     scope = ""
     setting = ""
 
@@ -110,9 +131,14 @@ class _FixedWindowThrottle(BaseThrottle):
                 code="over_limit",
             )
         now = time.time()
-        start = int(now // period) * period
-        key = f"throttle:{self.scope}:{principal.api_key_id}:{start}"
-        if counter_add(key, cost, period) <= allowed:
+        width = period / SLICES
+        current = int(now // width)
+        prefix = f"throttle:{self.scope}:{principal.api_key_id}:"
+        key = f"{prefix}{current}"
+        spent = counter_add(key, cost, period)
+        earlier = [f"{prefix}{number}" for number in range(current - SLICES + 1, current)]
+        counts = caches[DEFAULT_CACHE_ALIAS].get_many(earlier)
+        if spent + sum(counts.values()) <= allowed:
             # Kept, to be given back if a later limit refuses the request.
             request.throttle_charges = [
                 *getattr(request, "throttle_charges", ()),
@@ -123,7 +149,8 @@ class _FixedWindowThrottle(BaseThrottle):
         for charged in getattr(request, "throttle_charges", ()):
             counter_take_back(*charged)  # an earlier limit let it through: it spends nothing
         request.throttle_charges = []
-        self.wait_seconds = start + period - now
+        window = [counts.get(name, 0) for name in earlier] + [spent - cost]
+        self.wait_seconds = (current + _until_it_fits(window, cost, allowed)) * width - now
         request.refused_by_throttle = True
         return False
 
@@ -131,14 +158,14 @@ class _FixedWindowThrottle(BaseThrottle):
         return self.wait_seconds
 
 
-class ApiKeyRateThrottle(_FixedWindowThrottle):
+class ApiKeyRateThrottle(_SlidingWindowThrottle):
     """Requests per key per period, all methods (``MEMLEDGER_RATE_LIMIT``, e.g. "1200/min")."""
 
     scope = "api_key"
     setting = "MEMLEDGER_RATE_LIMIT"
 
 
-class ApiKeyWriteQuotaThrottle(_FixedWindowThrottle):
+class ApiKeyWriteQuotaThrottle(_SlidingWindowThrottle):
     """Writes per key per period (``MEMLEDGER_WRITE_QUOTA``, e.g. "20000/day"); a batch
     spends one write per item."""
 

@@ -1,6 +1,7 @@
 """Each API key has its own rate limit and write quota; one key's flood leaves others alone."""
 
 import math
+import random
 import threading
 import time
 from types import SimpleNamespace
@@ -125,15 +126,62 @@ def test_concurrent_requests_on_one_key_never_pass_the_limit(agent, clock):
     assert not throttling.ApiKeyRateThrottle().allow_request(request, None)
 
 
+def whoami_statuses(client, count: int) -> list[int]:
+    return [client.get("/api/v1/whoami").status_code for _ in range(count)]
+
+
 @override_settings(MEMLEDGER_RATE_LIMIT="3/min")
-def test_retry_after_is_the_time_left_in_the_window(api_client, clock):
-    assert [api_client.get("/api/v1/whoami").status_code for _ in range(3)] == [200] * 3
+def test_retry_after_is_the_time_until_the_spent_slice_leaves_the_window(api_client, clock):
+    # 45 s into the minute: the slice [42 s, 48 s) holds the three requests, and leaves the
+    # window when the slice [102 s, 108 s) begins.
+    assert whoami_statuses(api_client, 3) == [200] * 3
     refused = api_client.get("/api/v1/whoami")
-    assert refused.status_code == 429 and refused["Retry-After"] == "15"
+    assert refused.status_code == 429 and refused["Retry-After"] == "57"
     clock.now += 10.5
-    assert api_client.get("/api/v1/whoami")["Retry-After"] == "5"
-    clock.now += 4.5  # the next window
-    assert [api_client.get("/api/v1/whoami").status_code for _ in range(4)] == [200] * 3 + [429]
+    assert api_client.get("/api/v1/whoami")["Retry-After"] == "47"  # 46.5 s, rounded up
+    clock.now += 46  # 0.5 s before the slice leaves
+    assert whoami_statuses(api_client, 1) == [429]
+    clock.now += 0.5
+    assert whoami_statuses(api_client, 4) == [200] * 3 + [429]
+
+
+@override_settings(MEMLEDGER_RATE_LIMIT="3/min")
+def test_a_window_boundary_lets_no_burst_through(api_client, clock):
+    # Fixed windows let three requests at 59.9 s and three more at 60.1 s.
+    clock.now += 14.9
+    assert whoami_statuses(api_client, 4) == [200] * 3 + [429]
+    clock.now += 0.2
+    assert whoami_statuses(api_client, 1) == [429]
+    assert int(api_client.get("/api/v1/whoami")["Retry-After"]) > 50
+
+
+@override_settings(MEMLEDGER_RATE_LIMIT="3/min")
+def test_a_client_pacing_itself_at_the_rate_always_passes(api_client, clock):
+    statuses = []
+    for _ in range(15):  # five minutes, one request every 20 s
+        statuses += whoami_statuses(api_client, 1)
+        clock.now += 20
+    assert statuses == [200] * 15
+
+
+@override_settings(MEMLEDGER_RATE_LIMIT="5/min")
+def test_no_span_of_nine_tenths_of_a_period_holds_more_than_the_limit(api_client, clock):
+    # Requests in bursts and pauses at random times over ten minutes (seeded): whatever
+    # passes, no 54 s span holds more than 5 of them, and the key is not starved.
+    generator = random.Random(8)
+    start = clock.now
+    admitted = []
+    for _ in range(400):
+        clock.now += generator.choice([0.0, 0.0, 0.5, 1.3, 4.0, 9.0])
+        clock.now = round(clock.now, 3)
+        if api_client.get("/api/v1/whoami").status_code == 200:
+            admitted.append(clock.now)
+        if clock.now - start > 600:
+            break
+    for index, moment in enumerate(admitted):
+        within = [other for other in admitted[: index + 1] if other > moment - 54]
+        assert len(within) <= 5, (moment, within)
+    assert len(admitted) >= 5 * (clock.now - start) / 60 * 0.8  # most of the rate is usable
 
 
 @override_settings(MEMLEDGER_RATE_LIMIT="2/min", MEMLEDGER_WRITE_QUOTA="3/day")
@@ -142,7 +190,7 @@ def test_a_request_the_rate_limit_refuses_spends_none_of_the_write_quota(api_cli
         return [api_client.post("/api/v1/whoami", {}, format="json") for _ in range(n)]
 
     assert [r.status_code for r in writes(6)] == [405, 405] + [429] * 4
-    clock.now += 15  # next minute, same day: the quota has spent 2 of 3
+    clock.now += 60  # a minute on, same day: the quota has spent 2 of 3
     first, second = writes(2)
     assert first.status_code == 405
     assert second.status_code == 429
@@ -153,13 +201,12 @@ def test_a_request_the_rate_limit_refuses_spends_none_of_the_write_quota(api_cli
 def test_refused_requests_spend_nothing_and_the_counter_is_one_number(api_client, agent, clock):
     codes = [api_client.get("/api/v1/whoami").status_code for _ in range(8)]
     assert codes == [200] * 5 + [429] * 3
-    window = int(clock.now // 60) * 60
     key_id = ApiKey.objects.get(agent=agent).id
-    assert cache.get(f"throttle:api_key:{key_id}:{window}") == 5
+    assert cache.get(f"throttle:api_key:{key_id}:{int(clock.now // 6)}") == 5  # 6 s slices
 
 
 def test_a_counter_lives_as_long_as_its_window_on_the_file_cache(monkeypatch):
-    # The test settings use Django's file cache, whose generic incr resets the timeout to 300 s.
+    # Django's file cache's generic incr reset the timeout to 300 s; this one keeps it.
     key = "throttle:test:k:0"
     for _ in range(3):
         throttling.counter_add(key, 1, 86_400)
@@ -183,8 +230,8 @@ def test_a_batch_spends_one_write_per_item_and_is_refused_whole(api_client, cloc
     refused = batch(3, 3)  # would make 6: refused before anything is stored
     assert refused.status_code == 429
     assert refused.json()["error"]["code"] == "rate_limited"
-    day_ends = (int(clock.now // 86_400) + 1) * 86_400
-    assert refused["Retry-After"] == str(math.ceil(day_ends - clock.now))
+    slice_leaves = (int(clock.now // 8_640) + 10) * 8_640  # when the slice with the 3 leaves
+    assert refused["Retry-After"] == str(math.ceil(slice_leaves - clock.now))
     assert Memory.objects.count() == 3 and AdmissionDecision.objects.count() == 3
     assert batch(3, 2).status_code == 200  # 5 of 5: it fits exactly
     single = api_client.post("/api/v1/memories", write_body(), format="json")
