@@ -28,7 +28,8 @@ The order every path takes its locks in, so that no two wait for each other in a
   which the key-share lock of every insert of the tenant waits for), then, without waiting,
   the rows again: one committed in between and held by another path is waited for with the
   tenant row let go (a savepoint), since that path takes the tenant row's key-share lock
-  last (at its insert, or at commit for its events' foreign keys).
+  last (at its insert, or at commit for its events' foreign keys); after
+  ``TENANT_LOCK_ROUNDS`` such rounds the request gives up (``tenant_busy``).
 
 - a revoke (or consent withdrawal): its memory row, then its pending write's review item,
   then the conflicts citing it (``SKIP LOCKED``: it never waits for a resolution).

@@ -769,3 +769,86 @@ def test_a_deletion_run_and_an_approval_on_the_key_of_the_deleted_memory_do_not_
         failures = list(operation.steps.exclude(last_error="").values_list("last_error", flat=True))
     assert not _deadlocks(failures), failures
     assert out["status"] == DeletionOperation.State.COMPLETED, failures
+
+
+@pytest.mark.parametrize("via", ["service", "command"])
+def test_a_tenant_deletion_whose_new_rows_are_always_taken_gives_up_retryably(
+    tenant, private_queue, via
+):
+    """The tenant's request locks the rows it sees, takes the tenant row, then the rows again
+    without waiting; a row committed in between and held by another path (a revoke, a write
+    superseding it) sends it round again. A steady stream of such rows kept it going round
+    for as long as the stream lasted (there was no limit): it now gives up after
+    ``TENANT_LOCK_ROUNDS`` rounds with a retryable error (503, ``tenant_busy``), having
+    deleted nothing."""
+    from django.core.management import CommandError, call_command
+
+    from api.exceptions import exception_handler
+    from memory_core.deletion import services
+    from memory_core.models import Memory, Tenant
+    from tests.factories import SubjectFactory
+
+    subject = SubjectFactory(tenant=tenant)
+    MemoryFactory(subject=subject)
+    stream = 30  # rows the stream makes (before, the request went round once for each)
+    rounds, errors, out = [], [], {}
+    release = []  # the event letting the current holder commit
+
+    def hold_a_new_row():  # a write commits a row; another path then holds it
+        held, let_go = threading.Event(), threading.Event()
+
+        def holder():
+            with tenant_scope(tenant.id):
+                made = MemoryFactory(subject=subject)
+                with transaction.atomic():
+                    Memory.objects.select_for_update().get(pk=made.pk)
+                    held.set()
+                    assert let_go.wait(60)
+
+        _thread(holder, errors=errors, released=[held])
+        assert held.wait(60)
+        release.append(let_go)
+
+    def steady_stream(execute, sql, params, many, context):
+        if "NOWAIT" in sql:
+            try:
+                result = execute(sql, params, many, context)
+            except Exception:
+                rounds.append(sql)
+                release[-1].set()
+                raise
+            out["locked"] = True
+            return result
+        result = execute(sql, params, many, context)
+        rows_locked = "FOR UPDATE" in sql and "memory_core_memory" in sql
+        if rows_locked and "locked" not in out and len(release) < stream:
+            hold_a_new_row()  # after the rows are locked, before the tenant row is
+        return result
+
+    def request():
+        with connection.execute_wrapper(steady_stream):
+            if via == "command":
+                call_command("delete_tenant", tenant.slug, "--yes")
+            else:
+                services.tenant_deletion_request(tenant_id=tenant.id)
+
+    requester = _thread(request, errors=errors)
+    requester.join(120)
+    for let_go in release:
+        let_go.set()
+    assert not requester.is_alive()
+    assert errors, f"the request went round {len(rounds)} times, then deleted the tenant"
+    [error] = errors
+    assert len(rounds) == services.TENANT_LOCK_ROUNDS < stream, len(rounds)
+    if via == "command":
+        assert isinstance(error, CommandError), error
+        assert "tenant_busy" in str(error)
+    else:
+        assert isinstance(error, services.Busy), error
+        assert error.code == "tenant_busy"
+        response = exception_handler(error, {})
+        assert response.status_code == 503
+        assert response.data["error"]["code"] == "tenant_busy"
+        assert response["Retry-After"]
+    assert Tenant.objects.get(pk=tenant.pk).deleted_at is None
+    assert not DeletionOperation.objects.filter(tenant=tenant).exists()
