@@ -70,16 +70,16 @@ def test_concurrent_runs_never_put_back_what_another_removed(owner, private_queu
     golden.unlink()
 
 
-def _someone_waits_for_a_lock(kind: str | None = None) -> bool:
-    """Return whether a session of this database waits for a lock (of ``kind``: 'advisory',
-    'tuple', 'transactionid', ...; any without)."""
+def _someone_waits_for_a_lock(kind: str | None = None, *, sessions: int = 1) -> bool:
+    """Return whether ``sessions`` sessions of this database (or more) wait for a lock (of
+    ``kind``: 'advisory', 'tuple', 'transactionid', ...; any without)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
             "AND wait_event_type = 'Lock' AND (%s::text IS NULL OR wait_event = %s::text)",
             [kind, kind],
         )
-        return cursor.fetchone()[0] > 0
+        return cursor.fetchone()[0] >= sessions
 
 
 def _thread(work, *, errors, out=None, name=None, released=()) -> threading.Thread:
@@ -852,3 +852,101 @@ def test_a_tenant_deletion_whose_new_rows_are_always_taken_gives_up_retryably(
         assert response["Retry-After"]
     assert Tenant.objects.get(pk=tenant.pk).deleted_at is None
     assert not DeletionOperation.objects.filter(tenant=tenant).exists()
+
+
+def test_a_replayed_deletion_and_a_conflict_resolution_on_its_rows_do_not_deadlock(
+    tenant, private_queue
+):
+    """Replay (after a restore) scrubbed an operation's rows in one UPDATE, which takes them
+    in the table's order, not in id order as every other path does. A resolution holding
+    the candidate of the smaller id (stored last) and waiting for the other (stored first,
+    taken by the UPDATE) closed a cycle once the UPDATE reached the first: a deadlock (the
+    replay or the reviewer's request aborted). A revoke in flight of a row stored between
+    the two holds the UPDATE there, so the two meet every time."""
+    from memory_core.deletion.replay import replay_deletions
+    from memory_core.exceptions import Conflict
+    from memory_core.models import Memory, ReviewItem
+    from memory_core.rls import platform_scope
+    from memory_core.services.conflicts import conflict_resolve
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+    subjects = iter(range(100))
+
+    def conflict_stored_around_another_row():
+        name = f"user-{next(subjects)}"
+        common = {"subject": name, "memory_type": "project_constraint"}
+        common |= {"scope": "project:atlas", "memory_key": "backend.language"}
+        with tenant_scope(tenant.id):
+            explicit = memory_write(
+                principal=system, data=write_body(**common, content="Backend is Python.")
+            ).memory
+            other = memory_write(principal=system, data=write_body(subject=name)).memory
+            guess = memory_write(
+                principal=system,
+                data=write_body(**common, content="Backend is Ruby.", source=inferred),
+            ).memory
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id FROM memory_core_memory WHERE subject_id = %s ORDER BY ctid",
+                [explicit.subject_id],
+            )
+            stored = [row[0] for row in cursor.fetchall()]
+        return explicit, other, guess, stored
+
+    for _ in range(30):
+        explicit, other, guess, stored = conflict_stored_around_another_row()
+        if stored == [explicit.id, other.id, guess.id] and str(guess.id) < str(explicit.id):
+            break
+    else:
+        pytest.fail("no conflict whose candidates are stored out of id order")
+    item = ReviewItem.objects.get(kind="conflict", candidate_ids__contains=[guess.id])
+    entry = {  # a subject's deletion the journal holds, the backup not
+        "operation_id": "6f1f7a4e-0000-4000-8000-000000000002",
+        "tenant_id": str(tenant.id),
+        "subject_id": str(explicit.subject_id),
+        "target": "subject",
+        "requested_at": "2026-12-01T10:00:00+00:00",
+        "reason_code": "requested",
+        "tombstones": [],
+    }
+    held, let_go = threading.Event(), threading.Event()
+    errors, out = [], {}
+
+    def revoke_in_flight():  # holds the row stored between the candidates
+        Memory.objects.select_for_update().get(pk=other.id)
+        held.set()
+        assert let_go.wait(60)
+
+    def replay():
+        with platform_scope("replay_deletions"):
+            return replay_deletions(entries=[entry])
+
+    def resolve():
+        conflict_resolve(
+            principal=system,
+            item_id=item.id,
+            outcome="choose_winner",
+            winner_id=explicit.id,
+            reason="the user said so",
+        )
+
+    holder = _thread(_as_request(tenant.id, revoke_in_flight), errors=errors, released=[held])
+    assert held.wait(60)
+    replayer = _thread(replay, errors=errors, out=out, name="replay")
+    _until_it_waits(replayer)
+    resolver = _thread(_as_request(tenant.id, resolve), errors=errors)
+    _until_it_waits(resolver, lambda: _someone_waits_for_a_lock(sessions=2))
+    let_go.set()
+    for thread in (holder, replayer, resolver):
+        thread.join(60)
+    assert not _deadlocks(errors), errors
+    # The resolution went first, or it found its winner deleted (409).
+    assert all(isinstance(exc, Conflict) for exc in errors), errors
+    assert out["replay"]["incomplete"] == {}, out
+    statuses = Memory.objects.filter(pk__in=[explicit.id, other.id, guess.id])
+    assert set(statuses.values_list("status", flat=True)) == {"deleted"}
+    item.refresh_from_db()
+    assert (item.state, item.candidate_ids) == ("resolved", []), item
