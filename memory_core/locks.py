@@ -21,7 +21,8 @@ The order every path takes its locks in, so that no two wait for each other in a
   id order (a write of lower authority holds the key's head and then locks the item: without
   the key's lock the two deadlocked);
 - a deletion run's database phase: the review items it purges in id order (events step),
-  then the traces it deletes;
+  then the traces it deletes (in the table's order; the retention sweep's ``traces_expire``
+  skips the traces anyone holds, ``SKIP LOCKED``: it never waits for a run);
 - a replay after a restore (``replay._restore_operation``): the operation's memory rows in
   id order, then their scrub (one UPDATE, which on its own takes them in the table's order:
   a conflict's resolution holding a candidate of a smaller id deadlocked with it);

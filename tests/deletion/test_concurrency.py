@@ -950,3 +950,86 @@ def test_a_replayed_deletion_and_a_conflict_resolution_on_its_rows_do_not_deadlo
     assert set(statuses.values_list("status", flat=True)) == {"deleted"}
     item.refresh_from_db()
     assert (item.state, item.candidate_ids) == ("resolved", []), item
+
+
+def test_expiring_traces_during_a_deletion_runs_traces_step_does_not_deadlock(
+    tenant, owner, private_queue
+):
+    """The run's traces step deletes the traces citing a deleted memory in the table's
+    order; the retention sweep's ``traces_expire`` deletes the tenant's old traces in the
+    order of its plan (a hash of their ids). A trace the step held and the sweep waited for,
+    while the sweep held one the step came to next, closed a cycle: a deadlock. A delete in
+    flight holding a trace stored between them makes the two meet every time."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory_core.deletion.retention import traces_expire
+    from memory_core.rls import platform_scope
+
+    memory = MemoryFactory(subject=owner)
+    system = SystemPrincipal(tenant_id=owner.tenant_id)
+    operation = deletion_request(principal=system, memory_id=memory.id)
+    old = timezone.now() - timedelta(days=40)
+
+    def expired_traces_the_sweep_takes_last_first():
+        traces = [
+            RetrievalTrace.objects.create(
+                tenant=tenant, subject=owner, mode="task", cited_ids=[memory.id], created_at=old
+            ).id
+            for _ in range(3)
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id FROM memory_core_retrievaltrace WHERE id = ANY(%s) ORDER BY ctid",
+                [traces],
+            )
+            stored = [row[0] for row in cursor.fetchall()]
+        expiring = RetrievalTrace.objects.filter(tenant=tenant, created_at__lt=timezone.now())
+        sweep = RetrievalTrace.objects.filter(
+            pk__in=expiring.order_by("created_at").values("pk")[:10_000]
+        ).order_by()  # the sweep's own statement, as a select: the order it takes them in
+        taken = [pk for pk in sweep.values_list("pk", flat=True) if pk in traces]
+        if stored == traces and taken[0] == traces[-1]:
+            return traces
+        RetrievalTrace.objects.filter(pk__in=traces).delete()
+        return None
+
+    for _ in range(30):
+        traces = expired_traces_the_sweep_takes_last_first()
+        if traces:
+            break
+    else:
+        pytest.fail("no traces the sweep takes in another order than the table's")
+    held, let_go = threading.Event(), threading.Event()
+    errors, out = [], {}
+
+    def delete_in_flight():  # holds the trace stored between the other two
+        RetrievalTrace.objects.select_for_update().get(pk=traces[1])
+        held.set()
+        assert let_go.wait(60)
+
+    def run():
+        with tenant_scope(tenant.id):
+            return deletion_run(operation_id=operation.id)
+
+    def sweep():
+        with platform_scope("retention sweep"):
+            return traces_expire()
+
+    holder = _thread(_as_request(tenant.id, delete_in_flight), errors=errors, released=[held])
+    assert held.wait(60)
+    runner = _thread(run, errors=errors, out=out, name="run")
+    _until_it_waits(runner)
+    sweeper = _thread(sweep, errors=errors, out=out, name="sweep")
+    _until_it_waits(sweeper, lambda: _someone_waits_for_a_lock(sessions=2))
+    let_go.set()
+    for thread in (holder, runner, sweeper):
+        thread.join(60)
+    assert not _deadlocks(errors), errors
+    assert not errors, errors
+    # The run catches a database error (its phase rolled back): a deadlock shows in a step.
+    failures = list(operation.steps.exclude(last_error="").values_list("last_error", flat=True))
+    assert not _deadlocks(failures), failures
+    assert out["run"] == DeletionOperation.State.COMPLETED, failures
+    assert not RetrievalTrace.objects.filter(pk__in=traces).exists()
