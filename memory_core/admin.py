@@ -1,7 +1,7 @@
 """Django admin for platform admins: tenants, agents, keys, policies, and the memory rows."""
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.template.response import TemplateResponse
 
 from memory_core import models
@@ -70,9 +70,14 @@ class TenantAdmin(NoHardDeleteMixin, admin.ModelAdmin):
                 request, "admin/memory_core/tenant/delete_confirmation.html", context
             )
         from memory_core.deletion.services import tenant_deletion_request
+        from memory_core.exceptions import Busy
 
         for tenant in queryset:
-            operation = tenant_deletion_request(tenant_id=tenant.pk, requested_by="admin")
+            try:
+                operation = tenant_deletion_request(tenant_id=tenant.pk, requested_by="admin")
+            except Busy as exc:
+                self.message_user(request, f"{tenant}: {exc.message}", messages.ERROR)
+                continue
             self.message_user(request, f"{tenant}: deletion operation {operation.pk}.")
         return None
 

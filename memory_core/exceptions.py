@@ -50,6 +50,13 @@ class MemoryUnavailable(DomainError):
     status = 503
 
 
+class Busy(DomainError):
+    """Other work kept holding what the operation needs; nothing changed, retry it later."""
+
+    code = "busy"
+    status = 503
+
+
 class EmbeddingUnavailable(DomainError):
     """The embedding model failed; a write that needs a vector is not stored (retry later)."""
 

@@ -21,14 +21,19 @@ The order every path takes its locks in, so that no two wait for each other in a
   id order (a write of lower authority holds the key's head and then locks the item: without
   the key's lock the two deadlocked);
 - a deletion run's database phase: the review items it purges in id order (events step),
-  then the traces it deletes;
+  then the traces it deletes (in the table's order; the retention sweep's ``traces_expire``
+  skips the traces anyone holds, ``SKIP LOCKED``: it never waits for a run);
+- a replay after a restore (``replay._restore_operation``): the operation's memory rows in
+  id order, then their scrub (one UPDATE, which on its own takes them in the table's order:
+  a conflict's resolution holding a candidate of a smaller id deadlocked with it);
 - a deletion request: the subject's row (``FOR NO KEY UPDATE``, whole-subject requests only),
   the subject's lock, then its memory rows in id order;
 - a whole tenant's request: its memory rows in id order, then the tenant row (``FOR UPDATE``,
   which the key-share lock of every insert of the tenant waits for), then, without waiting,
   the rows again: one committed in between and held by another path is waited for with the
   tenant row let go (a savepoint), since that path takes the tenant row's key-share lock
-  last (at its insert, or at commit for its events' foreign keys).
+  last (at its insert, or at commit for its events' foreign keys); after
+  ``TENANT_LOCK_ROUNDS`` such rounds the request gives up (``tenant_busy``).
 
 - a revoke (or consent withdrawal): its memory row, then its pending write's review item,
   then the conflicts citing it (``SKIP LOCKED``: it never waits for a resolution).

@@ -142,6 +142,15 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             if store.name not in existing
         ]
     )
+    # The rows in id order before the scrub, as a deletion request takes them: the scrub's
+    # one UPDATE takes them in the table's order, and a resolution of a conflict (or a write)
+    # holding a row of a smaller id while waiting for one the UPDATE held closed a cycle.
+    list(
+        Memory.objects.filter(pk__in=operation.memory_ids)
+        .select_for_update()
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     scrub_memories(operation.memory_ids)
     return operation
 

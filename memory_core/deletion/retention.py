@@ -175,6 +175,9 @@ def traces_expire(*, now=None, limit: int = 10_000) -> int:
     """Delete retrieval traces past each tenant's ``retention.trace_days``; return the count.
 
     At most ``limit`` per tenant and run, oldest first, so one sweep never holds a long lock.
+    Traces another transaction holds are skipped, never waited for: a deletion run's traces
+    step deletes in the table's order and this statement in its plan's, so each held one the
+    other waited for (a deadlock). The step deletes what it holds; the next sweep the rest.
     """
     now = now or timezone.now()
     deleted = 0
@@ -187,7 +190,9 @@ def traces_expire(*, now=None, limit: int = 10_000) -> int:
         old = RetrievalTrace.objects.filter(
             tenant_id=tenant_id, created_at__lt=now - timedelta(days=days)
         ).order_by("created_at")
-        deleted += RetrievalTrace.objects.filter(pk__in=old.values("pk")[:limit]).delete()[0]
+        with transaction.atomic():
+            unheld = old.select_for_update(skip_locked=True).values("pk")[:limit]
+            deleted += RetrievalTrace.objects.filter(pk__in=unheld).delete()[0]
     return deleted
 
 

@@ -18,7 +18,7 @@ from psycopg.errors import LockNotAvailable
 
 from memory_core.deletion.ledger import ledger_entry, ledger_write
 from memory_core.deletion.stores import active_stores, scrub_memories
-from memory_core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from memory_core.exceptions import Busy, NotFound, PermissionDenied, ValidationFailed
 from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
     ApiKey,
@@ -388,7 +388,8 @@ def tenant_deletion_request(
     Asking again returns the tenant's last operation; a failed (dead-lettered) one is
     re-driven, as ``deletion_retry`` would: every memory of the tenant is in its ledger, so a
     new operation would hold none of them and leave what the failed steps did not clean (and
-    no reviewer of a deleted tenant can log in to retry it). ``NotFound`` for an unknown tenant.
+    no reviewer of a deleted tenant can log in to retry it). ``NotFound`` for an unknown tenant;
+    ``Busy`` (``tenant_busy``, retry later) when other work kept taking its memories.
     """
     with tenant_atomic(tenant_id):
         tenant, last = _lock_tenant_and_its_memories(tenant_id)
@@ -417,6 +418,10 @@ def tenant_deletion_request(
         return operation
 
 
+# Rounds of _lock_tenant_and_its_memories before the request gives up (Busy, tenant_busy).
+TENANT_LOCK_ROUNDS = 10
+
+
 def _lock_tenant_memories(tenant_id, *, nowait: bool = False) -> None:
     list(
         Memory.objects.filter(tenant_id=tenant_id)
@@ -438,8 +443,13 @@ def _lock_tenant_and_its_memories(tenant_id) -> tuple[Tenant | None, DeletionOpe
     the rows are locked again with the tenant row, without waiting: when one is taken, the
     savepoint lets the tenant row go, and the rows (waited for) and the row are taken again.
     Asked again (an operation exists), every row is in the ledger: none to lock.
+
+    Each round the tenant row is let go, writes go on, and a steady stream of rows taken
+    right after their commit (writes on one key: each locks the head the last one made)
+    sends the request round again: after ``TENANT_LOCK_ROUNDS`` rounds it gives up
+    (``Busy``, a 503 to retry), having changed nothing.
     """
-    while True:
+    for _round in range(TENANT_LOCK_ROUNDS):
         if _last_tenant_deletion(tenant_id) is None:
             _lock_tenant_memories(tenant_id)
         try:
@@ -453,6 +463,12 @@ def _lock_tenant_and_its_memories(tenant_id) -> tuple[Tenant | None, DeletionOpe
         except OperationalError as exc:
             if not isinstance(exc.__cause__, LockNotAvailable):
                 raise
+    raise Busy(
+        f"The tenant's memories were taken by other work {TENANT_LOCK_ROUNDS} times while "
+        "its deletion waited for them; nothing was deleted. Retry (if it keeps failing, stop "
+        "the tenant's traffic first).",
+        code="tenant_busy",
+    )
 
 
 def _last_tenant_deletion(tenant_id) -> DeletionOperation | None:

@@ -70,16 +70,16 @@ def test_concurrent_runs_never_put_back_what_another_removed(owner, private_queu
     golden.unlink()
 
 
-def _someone_waits_for_a_lock(kind: str | None = None) -> bool:
-    """Return whether a session of this database waits for a lock (of ``kind``: 'advisory',
-    'tuple', 'transactionid', ...; any without)."""
+def _someone_waits_for_a_lock(kind: str | None = None, *, sessions: int = 1) -> bool:
+    """Return whether ``sessions`` sessions of this database (or more) wait for a lock (of
+    ``kind``: 'advisory', 'tuple', 'transactionid', ...; any without)."""
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
             "AND wait_event_type = 'Lock' AND (%s::text IS NULL OR wait_event = %s::text)",
             [kind, kind],
         )
-        return cursor.fetchone()[0] > 0
+        return cursor.fetchone()[0] >= sessions
 
 
 def _thread(work, *, errors, out=None, name=None, released=()) -> threading.Thread:
@@ -769,3 +769,267 @@ def test_a_deletion_run_and_an_approval_on_the_key_of_the_deleted_memory_do_not_
         failures = list(operation.steps.exclude(last_error="").values_list("last_error", flat=True))
     assert not _deadlocks(failures), failures
     assert out["status"] == DeletionOperation.State.COMPLETED, failures
+
+
+@pytest.mark.parametrize("via", ["service", "command"])
+def test_a_tenant_deletion_whose_new_rows_are_always_taken_gives_up_retryably(
+    tenant, private_queue, via
+):
+    """The tenant's request locks the rows it sees, takes the tenant row, then the rows again
+    without waiting; a row committed in between and held by another path (a revoke, a write
+    superseding it) sends it round again. A steady stream of such rows kept it going round
+    for as long as the stream lasted (there was no limit): it now gives up after
+    ``TENANT_LOCK_ROUNDS`` rounds with a retryable error (503, ``tenant_busy``), having
+    deleted nothing."""
+    from django.core.management import CommandError, call_command
+
+    from api.exceptions import exception_handler
+    from memory_core.deletion import services
+    from memory_core.models import Memory, Tenant
+    from tests.factories import SubjectFactory
+
+    subject = SubjectFactory(tenant=tenant)
+    MemoryFactory(subject=subject)
+    stream = 30  # rows the stream makes (before, the request went round once for each)
+    rounds, errors, out = [], [], {}
+    release = []  # the event letting the current holder commit
+
+    def hold_a_new_row():  # a write commits a row; another path then holds it
+        held, let_go = threading.Event(), threading.Event()
+
+        def holder():
+            with tenant_scope(tenant.id):
+                made = MemoryFactory(subject=subject)
+                with transaction.atomic():
+                    Memory.objects.select_for_update().get(pk=made.pk)
+                    held.set()
+                    assert let_go.wait(60)
+
+        _thread(holder, errors=errors, released=[held])
+        assert held.wait(60)
+        release.append(let_go)
+
+    def steady_stream(execute, sql, params, many, context):
+        if "NOWAIT" in sql:
+            try:
+                result = execute(sql, params, many, context)
+            except Exception:
+                rounds.append(sql)
+                release[-1].set()
+                raise
+            out["locked"] = True
+            return result
+        result = execute(sql, params, many, context)
+        rows_locked = "FOR UPDATE" in sql and "memory_core_memory" in sql
+        if rows_locked and "locked" not in out and len(release) < stream:
+            hold_a_new_row()  # after the rows are locked, before the tenant row is
+        return result
+
+    def request():
+        with connection.execute_wrapper(steady_stream):
+            if via == "command":
+                call_command("delete_tenant", tenant.slug, "--yes")
+            else:
+                services.tenant_deletion_request(tenant_id=tenant.id)
+
+    requester = _thread(request, errors=errors)
+    requester.join(120)
+    for let_go in release:
+        let_go.set()
+    assert not requester.is_alive()
+    assert errors, f"the request went round {len(rounds)} times, then deleted the tenant"
+    [error] = errors
+    assert len(rounds) == services.TENANT_LOCK_ROUNDS < stream, len(rounds)
+    if via == "command":
+        assert isinstance(error, CommandError), error
+        assert "tenant_busy" in str(error)
+    else:
+        assert isinstance(error, services.Busy), error
+        assert error.code == "tenant_busy"
+        response = exception_handler(error, {})
+        assert response.status_code == 503
+        assert response.data["error"]["code"] == "tenant_busy"
+        assert response["Retry-After"]
+    assert Tenant.objects.get(pk=tenant.pk).deleted_at is None
+    assert not DeletionOperation.objects.filter(tenant=tenant).exists()
+
+
+def test_a_replayed_deletion_and_a_conflict_resolution_on_its_rows_do_not_deadlock(
+    tenant, private_queue
+):
+    """Replay (after a restore) scrubbed an operation's rows in one UPDATE, which takes them
+    in the table's order, not in id order as every other path does. A resolution holding
+    the candidate of the smaller id (stored last) and waiting for the other (stored first,
+    taken by the UPDATE) closed a cycle once the UPDATE reached the first: a deadlock (the
+    replay or the reviewer's request aborted). A revoke in flight of a row stored between
+    the two holds the UPDATE there, so the two meet every time."""
+    from memory_core.deletion.replay import replay_deletions
+    from memory_core.exceptions import Conflict
+    from memory_core.models import Memory, ReviewItem
+    from memory_core.rls import platform_scope
+    from memory_core.services.conflicts import conflict_resolve
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+    subjects = iter(range(100))
+
+    def conflict_stored_around_another_row():
+        name = f"user-{next(subjects)}"
+        common = {"subject": name, "memory_type": "project_constraint"}
+        common |= {"scope": "project:atlas", "memory_key": "backend.language"}
+        with tenant_scope(tenant.id):
+            explicit = memory_write(
+                principal=system, data=write_body(**common, content="Backend is Python.")
+            ).memory
+            other = memory_write(principal=system, data=write_body(subject=name)).memory
+            guess = memory_write(
+                principal=system,
+                data=write_body(**common, content="Backend is Ruby.", source=inferred),
+            ).memory
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id FROM memory_core_memory WHERE subject_id = %s ORDER BY ctid",
+                [explicit.subject_id],
+            )
+            stored = [row[0] for row in cursor.fetchall()]
+        return explicit, other, guess, stored
+
+    for _ in range(30):
+        explicit, other, guess, stored = conflict_stored_around_another_row()
+        if stored == [explicit.id, other.id, guess.id] and str(guess.id) < str(explicit.id):
+            break
+    else:
+        pytest.fail("no conflict whose candidates are stored out of id order")
+    item = ReviewItem.objects.get(kind="conflict", candidate_ids__contains=[guess.id])
+    entry = {  # a subject's deletion the journal holds, the backup not
+        "operation_id": "6f1f7a4e-0000-4000-8000-000000000002",
+        "tenant_id": str(tenant.id),
+        "subject_id": str(explicit.subject_id),
+        "target": "subject",
+        "requested_at": "2026-12-01T10:00:00+00:00",
+        "reason_code": "requested",
+        "tombstones": [],
+    }
+    held, let_go = threading.Event(), threading.Event()
+    errors, out = [], {}
+
+    def revoke_in_flight():  # holds the row stored between the candidates
+        Memory.objects.select_for_update().get(pk=other.id)
+        held.set()
+        assert let_go.wait(60)
+
+    def replay():
+        with platform_scope("replay_deletions"):
+            return replay_deletions(entries=[entry])
+
+    def resolve():
+        conflict_resolve(
+            principal=system,
+            item_id=item.id,
+            outcome="choose_winner",
+            winner_id=explicit.id,
+            reason="the user said so",
+        )
+
+    holder = _thread(_as_request(tenant.id, revoke_in_flight), errors=errors, released=[held])
+    assert held.wait(60)
+    replayer = _thread(replay, errors=errors, out=out, name="replay")
+    _until_it_waits(replayer)
+    resolver = _thread(_as_request(tenant.id, resolve), errors=errors)
+    _until_it_waits(resolver, lambda: _someone_waits_for_a_lock(sessions=2))
+    let_go.set()
+    for thread in (holder, replayer, resolver):
+        thread.join(60)
+    assert not _deadlocks(errors), errors
+    # The resolution went first, or it found its winner deleted (409).
+    assert all(isinstance(exc, Conflict) for exc in errors), errors
+    assert out["replay"]["incomplete"] == {}, out
+    statuses = Memory.objects.filter(pk__in=[explicit.id, other.id, guess.id])
+    assert set(statuses.values_list("status", flat=True)) == {"deleted"}
+    item.refresh_from_db()
+    assert (item.state, item.candidate_ids) == ("resolved", []), item
+
+
+def test_expiring_traces_during_a_deletion_runs_traces_step_does_not_deadlock(
+    tenant, owner, private_queue
+):
+    """The run's traces step deletes the traces citing a deleted memory in the table's
+    order; the retention sweep's ``traces_expire`` deletes the tenant's old traces in the
+    order of its plan (a hash of their ids). A trace the step held and the sweep waited for,
+    while the sweep held one the step came to next, closed a cycle: a deadlock. A delete in
+    flight holding a trace stored between them makes the two meet every time."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory_core.deletion.retention import traces_expire
+    from memory_core.rls import platform_scope
+
+    memory = MemoryFactory(subject=owner)
+    system = SystemPrincipal(tenant_id=owner.tenant_id)
+    operation = deletion_request(principal=system, memory_id=memory.id)
+    old = timezone.now() - timedelta(days=40)
+
+    def expired_traces_the_sweep_takes_last_first():
+        traces = [
+            RetrievalTrace.objects.create(
+                tenant=tenant, subject=owner, mode="task", cited_ids=[memory.id], created_at=old
+            ).id
+            for _ in range(3)
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT id FROM memory_core_retrievaltrace WHERE id = ANY(%s) ORDER BY ctid",
+                [traces],
+            )
+            stored = [row[0] for row in cursor.fetchall()]
+        expiring = RetrievalTrace.objects.filter(tenant=tenant, created_at__lt=timezone.now())
+        sweep = RetrievalTrace.objects.filter(
+            pk__in=expiring.order_by("created_at").values("pk")[:10_000]
+        ).order_by()  # the sweep's own statement, as a select: the order it takes them in
+        taken = [pk for pk in sweep.values_list("pk", flat=True) if pk in traces]
+        if stored == traces and taken[0] == traces[-1]:
+            return traces
+        RetrievalTrace.objects.filter(pk__in=traces).delete()
+        return None
+
+    for _ in range(30):
+        traces = expired_traces_the_sweep_takes_last_first()
+        if traces:
+            break
+    else:
+        pytest.fail("no traces the sweep takes in another order than the table's")
+    held, let_go = threading.Event(), threading.Event()
+    errors, out = [], {}
+
+    def delete_in_flight():  # holds the trace stored between the other two
+        RetrievalTrace.objects.select_for_update().get(pk=traces[1])
+        held.set()
+        assert let_go.wait(60)
+
+    def run():
+        with tenant_scope(tenant.id):
+            return deletion_run(operation_id=operation.id)
+
+    def sweep():
+        with platform_scope("retention sweep"):
+            return traces_expire()
+
+    holder = _thread(_as_request(tenant.id, delete_in_flight), errors=errors, released=[held])
+    assert held.wait(60)
+    runner = _thread(run, errors=errors, out=out, name="run")
+    _until_it_waits(runner)
+    sweeper = _thread(sweep, errors=errors, out=out, name="sweep")
+    _until_it_waits(sweeper, lambda: _someone_waits_for_a_lock(sessions=2))
+    let_go.set()
+    for thread in (holder, runner, sweeper):
+        thread.join(60)
+    assert not _deadlocks(errors), errors
+    assert not errors, errors
+    # The run catches a database error (its phase rolled back): a deadlock shows in a step.
+    failures = list(operation.steps.exclude(last_error="").values_list("last_error", flat=True))
+    assert not _deadlocks(failures), failures
+    assert out["run"] == DeletionOperation.State.COMPLETED, failures
+    assert not RetrievalTrace.objects.filter(pk__in=traces).exists()

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.deletion.runner import FINAL, deletion_run
 from memory_core.deletion.services import tenant_deletion_request
+from memory_core.exceptions import Busy
 from memory_core.models import DeletionOperation, Export, Memory, RetrievalTrace, Subject, Tenant
 from memory_core.rls import platform_command, tenant_scope
 
@@ -47,7 +48,10 @@ class Command(BaseCommand):
         if not yes:
             self.stdout.write(json.dumps({"tenant": slug, "would_delete": counts}, sort_keys=True))
             raise CommandError("Nothing was deleted: add --yes to delete this tenant.")
-        operation = tenant_deletion_request(tenant_id=tenant.pk, requested_by="delete_tenant")
+        try:
+            operation = tenant_deletion_request(tenant_id=tenant.pk, requested_by="delete_tenant")
+        except Busy as exc:
+            raise CommandError(f"{exc.message} ({exc.code})") from exc
         self.stderr.write(
             f"tenant {slug}: deletion operation {operation.pk} "
             f"({'already requested' if operation.already_requested else 'requested'}; "
