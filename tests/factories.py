@@ -59,3 +59,18 @@ def write_body(**overrides) -> dict:
         "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"},
         **overrides,
     }
+
+
+def approve_workflow_consent(tenant, *memory_types: str) -> None:
+    """Publish a policy under which ``tenant`` accepts workflow consent for ``memory_types``
+    (an inferred preference needs it: only the user's own words carry explicit consent)."""
+    import copy
+
+    from memory_core.policy_defaults import DEFAULT_POLICY
+    from memory_core.services.policy import policy_publish
+
+    document = copy.deepcopy(DEFAULT_POLICY)
+    document["admission"]["workflow_consent_types"] = sorted(
+        {*document["admission"]["workflow_consent_types"], *memory_types}
+    )
+    policy_publish(tenant=tenant, document=document, note="workflow consent for the test")

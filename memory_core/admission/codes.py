@@ -78,6 +78,11 @@ RULE_CODES: dict[str, tuple[int, str]] = {
         6,
         "Model inference is capped at the policy's maximum confidence.",
     ),
+    "consent.explicit_not_allowed": (
+        7,
+        "Only the user's own words (source user_input) carry explicit consent; a writer can't "
+        "claim it for a model's inference or a tool's output.",
+    ),
     "consent.workflow_not_approved": (
         7,
         "This memory type needs the user's explicit consent; workflow consent is not approved for it.",

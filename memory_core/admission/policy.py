@@ -242,7 +242,15 @@ def admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Deci
             confidence = cap
             codes.append("source.confidence_capped")
 
-    # 7. Consent: preferences need explicit consent or a workflow the policy approves.
+    # 7. Consent: preferences need explicit consent or a workflow the policy approves. Only
+    # the user's own words carry explicit consent: a writer can't claim it for what a model
+    # inferred or a tool observed, as it can't raise authority.
+    if (
+        candidate.consent == Consent.EXPLICIT
+        and source != SourceType.USER_INPUT
+        and not grant.trusted
+    ):
+        return refuse("consent.explicit_not_allowed")
     memory_class = TYPE_CLASS[candidate.memory_type]
     consent = candidate.consent or (
         Consent.EXPLICIT if source == SourceType.USER_INPUT else Consent.WORKFLOW

@@ -17,6 +17,7 @@ from memory_core.models import (
     Subject,
 )
 from memory_core.subject_tokens import subject_token_issue
+from tests.factories import approve_workflow_consent
 
 pytestmark = pytest.mark.django_db
 
@@ -173,13 +174,13 @@ def test_tenant_a_key_can_neither_read_nor_write_tenant_b(api_client, other_api_
     assert Memory.objects.get(pk=other.json()["memory"]["id"]).tenant_id != agent.tenant_id
 
 
-def test_inferred_write_cannot_overwrite_explicit(api_client):
+def test_inferred_write_cannot_overwrite_explicit(api_client, tenant):
+    approve_workflow_consent(tenant, "user_preference")
     explicit = write(api_client).json()["memory"]["id"]
     inferred = write(
         api_client,
         content="User seems to prefer long, detailed answers.",
         source={"type": "model_inference", "conversation_id": "c-2", "message_id": "m-9"},
-        consent="explicit",
     )
     assert inferred.status_code == 201, inferred.json()
     payload = inferred.json()

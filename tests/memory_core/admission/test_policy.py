@@ -11,6 +11,7 @@ from memory_core.admission.normalize import readings
 from memory_core.models import Sensitivity
 
 GRANT = Grant(write_types=None, max_sensitivity=Sensitivity.SENSITIVE)
+TRUSTED = Grant(write_types=None, max_sensitivity=Sensitivity.SENSITIVE, trusted=True)
 
 
 def candidate(content="User prefers concise answers.", **fields):
@@ -121,7 +122,10 @@ def test_business_state_only_as_a_pointer():
 
 
 def test_model_inference_gets_low_authority_capped_confidence_and_short_ttl():
-    decision = decide(source_type="model_inference", confidence=0.99, consent="explicit")
+    decision = decide(
+        memory_type="episode", content="User asked about trains.", source_type="model_inference",
+        confidence=0.99,
+    )  # fmt: skip
     assert decision.outcome == "accepted"
     assert decision.authority == "model_inference"
     assert decision.confidence == 0.8 and "source.confidence_capped" in decision.rule_codes
@@ -143,6 +147,21 @@ def test_consent_for_preferences():
         content="Project must target Python 3.11.",
     )
     assert project.outcome == "accepted" and project.consent == "workflow"
+
+
+@pytest.mark.parametrize(
+    ("source", "extra"),
+    [("model_inference", {}), ("verified_tool_output", {"source_tool": "settings-reader"})],
+)
+def test_a_writer_cannot_claim_the_users_explicit_consent(source, extra):
+    # A preference needs explicit consent, and only the user's own words carry it: an agent
+    # that sent "consent": "explicit" with its inference had it stored as the user's choice.
+    claimed = decide(source_type=source, consent="explicit", **extra)
+    assert claimed.outcome == "rejected"
+    assert claimed.rule_codes == ["consent.explicit_not_allowed"]
+    assert decide(source_type="user_input", consent="explicit").outcome == "accepted"
+    trusted = decide(source_type=source, consent="explicit", grant=TRUSTED, **extra)
+    assert trusted.outcome == "accepted" and trusted.consent == "explicit"
 
 
 def test_ttl_defaults_caps_and_refuses_the_past():
@@ -176,7 +195,10 @@ def test_supersession_by_authority():
     explicit = Head(id="h", authority="explicit_user")
     same = decide(head=explicit)
     assert same.action == "supersede" and "supersession.supersedes" in same.rule_codes
-    lower = decide(head=explicit, source_type="model_inference", consent="explicit")
+    lower = decide(
+        head=explicit, memory_type="project_constraint", source_type="model_inference",
+        content="The project seems to target Python 3.11.",
+    )  # fmt: skip
     assert lower.outcome == "accepted" and lower.action == "conflict"
     assert "supersession.conflict_lower_authority" in lower.rule_codes
     retired = decide(head=Head(id="h", authority="explicit_user", status="superseded"))

@@ -8,6 +8,7 @@ from memory_core.models import Memory, MemoryEvent, PortalMembership, ReviewItem
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.services.reviews import review_approve, review_reject
 from memory_core.services.writes import consent_withdraw, memory_correct, memory_write
+from tests.factories import approve_workflow_consent
 
 pytestmark = pytest.mark.django_db
 
@@ -85,13 +86,13 @@ def test_rejection_keeps_it_unusable_and_other_tenants_cannot_review(
 
 
 def test_portal_correction_is_explicit_user_and_withdrawal_revokes(agent_principal, tenant):
+    approve_workflow_consent(tenant, "user_preference")
     inferred = memory_write(
         principal=agent_principal,
         data=data(
             "User seems to like short answers.",
             key="style",
             source={"type": "model_inference", "conversation_id": "c", "message_id": "m"},
-            consent="explicit",
         ),
     ).memory
     owner = SubjectPrincipal(tenant_id=tenant.id, subject_id=inferred.subject_id, user_id=1)
@@ -115,18 +116,19 @@ def test_portal_correction_is_explicit_user_and_withdrawal_revokes(agent_princip
     assert MemoryEvent.objects.filter(memory_id=withdrawn.id, action="consent_withdrawn").exists()
 
 
-def test_a_write_is_measured_against_the_strongest_parallel_chain(agent_principal):
+def test_a_write_is_measured_against_the_strongest_parallel_chain(agent_principal, tenant):
+    approve_workflow_consent(tenant, "user_preference")
     inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
     explicit = memory_write(principal=agent_principal, data=data("User likes tea.", key="drink"))
     conflict = memory_write(
         principal=agent_principal,
-        data=data("User seems to like coffee.", key="drink", source=inferred, consent="explicit"),
+        data=data("User seems to like coffee.", key="drink", source=inferred),
     )
     assert "supersession.conflict_lower_authority" in conflict.rule_codes
     # The next inferred write meets the explicit head again: another conflict, never a winner.
     again = memory_write(
         principal=agent_principal,
-        data=data("User seems to like cocoa.", key="drink", source=inferred, consent="explicit"),
+        data=data("User seems to like cocoa.", key="drink", source=inferred),
     )
     assert "supersession.conflict_lower_authority" in again.rule_codes
     item = ReviewItem.objects.get(kind="conflict", memory_key="drink", state="open")
