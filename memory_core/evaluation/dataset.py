@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_core.models import (
+    PROPOSED_STATUSES,
     Agent,
     Authority,
     Memory,
@@ -109,12 +110,7 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
             )
         )
         loaded.memory_ids[local_id] = pending[-1][1].id
-    for entry, memory in pending:
-        if entry.get("supersedes"):
-            target = str(entry["supersedes"])
-            if target not in loaded.memory_ids:
-                raise DatasetError(f"memory {entry['id']!r}: supersedes unknown id {target!r}")
-            memory.supersedes_id = loaded.memory_ids[target]
+    _link_chains(pending, loaded)
     memories = [memory for _, memory in pending]
     if memories:
         embed_memories([m for m in memories if m.status != Status.DELETED])
@@ -134,6 +130,77 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
             ]
         )
     return loaded
+
+
+def _link_chains(pending: list[tuple[dict, Memory]], loaded: LoadedDataset) -> None:
+    """Point each ``supersedes`` at its row and make every chain one the database stores.
+
+    The format lets a file leave ``version`` (default 1) and ``status`` (default active) out,
+    so a plain "B supersedes A" would be two active version-1 rows, which the chain trigger
+    refuses. A successor without a ``version`` gets its predecessor's plus one (predecessors
+    first, in whatever order the file lists them), and a predecessor that is active or
+    pending is stored superseded once a successor replaces it. What no database could hold
+    (an unknown id, a cycle, another tenant's or subject's memory, a given version not above
+    its predecessor's, two successors of one memory) is a DatasetError naming the entry.
+    """
+    drafted = {str(entry["id"]): (entry, memory) for entry, memory in pending}
+    successors: dict[str, str] = {}
+    for local_id, (entry, memory) in drafted.items():
+        target = entry.get("supersedes")
+        if target in (None, "") or memory.status in PROPOSED_STATUSES:
+            continue  # a proposed correction replaces nothing yet
+        if (other := successors.setdefault(str(target), local_id)) != local_id:
+            raise DatasetError(
+                f"memory {local_id!r}: {other!r} already supersedes {str(target)!r} (a memory "
+                "has one successor; a proposed one is pending_approval or rejected)"
+            )
+    settled: set[str] = set()
+    for start in drafted:
+        # Up the chain to its first memory, one already settled, or one stored before.
+        chain = [start]
+        while (target := drafted[chain[-1]][0].get("supersedes")) not in (None, ""):
+            target = str(target)
+            if target in chain:
+                raise DatasetError(
+                    f"memory {chain[-1]!r}: supersedes {target!r}, which supersedes it back"
+                )
+            if target not in drafted or target in settled:
+                break
+            chain.append(target)
+        for local_id in reversed(chain):  # then down it, predecessors first
+            if local_id not in settled:
+                _link(local_id, drafted, loaded)
+                settled.add(local_id)
+
+
+def _link(local_id: str, drafted: dict, loaded: LoadedDataset) -> None:
+    """Link the drafted memory ``local_id`` to its predecessor, settled or stored before."""
+    entry, memory = drafted[local_id]
+    target = entry.get("supersedes")
+    if target in (None, ""):
+        return
+    target, where = str(target), f"memory {local_id!r}"
+    if target not in loaded.memory_ids:
+        raise DatasetError(f"{where}: supersedes unknown id {target!r}")
+    stored_before = target not in drafted  # by an earlier load of the same dataset
+    predecessor = (
+        Memory.objects.get(pk=loaded.memory_ids[target]) if stored_before else drafted[target][1]
+    )
+    if (predecessor.tenant_id, predecessor.subject_id) != (memory.tenant_id, memory.subject_id):
+        raise DatasetError(f"{where}: supersedes {target!r} of another tenant or subject")
+    if entry.get("version") is None:
+        memory.version = predecessor.version + 1
+    elif memory.version <= predecessor.version:
+        raise DatasetError(
+            f"{where}: version {memory.version} must be above the version of {target!r} that "
+            f"it supersedes ({predecessor.version})"
+        )
+    memory.supersedes_id = predecessor.id
+    replaced = predecessor.status in (Status.ACTIVE, Status.PENDING_APPROVAL)
+    if replaced and memory.status not in PROPOSED_STATUSES:
+        predecessor.status = Status.SUPERSEDED
+        if stored_before:
+            Memory.objects.filter(pk=predecessor.id).update(status=Status.SUPERSEDED)
 
 
 def _tenant(loaded: LoadedDataset, slug: str) -> Tenant:

@@ -82,6 +82,81 @@ def test_any_file_in_the_format_works_and_bad_files_are_named(tmp_path):
         call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
 
 
+def memory(local_id, content, **fields):
+    return {"id": local_id, "tenant": "t", "subject": "u", "memory_type": "user_preference",
+            "memory_key": "drink", "scope": "global", "content": content,
+            "authority": "explicit_user", **fields}  # fmt: skip
+
+
+DRINK_CASE = {"case_id": "c1", "request": "What should I drink, tea or coffee?",
+              "intent": "load_preferences", "context": {"tenant_id": "t", "user_id": "u"},
+              "required_memory_ids": ["m3"], "forbidden_memory_ids": ["m1", "m2"]}  # fmt: skip
+
+
+def test_a_chain_given_only_by_supersedes_loads_and_runs(tmp_path):
+    # The format defaults version to 1 and status to active: "m2 supersedes m1" alone made two
+    # active version-1 rows, which the chain trigger refused (an IntegrityError traceback).
+    # Listed out of order on purpose: successors before their predecessors.
+    data = {
+        "dataset": "chain",
+        "memories": [
+            memory("m3", "Prefers green tea.", supersedes="m2"),
+            memory("m1", "Prefers coffee."),
+            memory("m2", "Prefers black tea.", supersedes="m1"),
+        ],
+        "cases": [DRINK_CASE],
+    }
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(data))
+    result = run_eval(path, tmp_path)
+    assert result["failures"] == [] and result["system"]["cases_passed"] == 1
+
+
+def test_the_loader_sets_versions_and_retires_replaced_memories():
+    from memory_core.evaluation.dataset import load_dataset_memories
+
+    loaded = load_dataset_memories({
+        "dataset": "chain",
+        "memories": [
+            memory("m2", "Prefers black tea.", supersedes="m1"),
+            memory("m1", "Prefers coffee."),
+            memory("p", "Prefers water.", supersedes="m2", status="pending_approval"),
+        ],
+    })  # fmt: skip
+    rows = {local: Memory.objects.get(pk=stored) for local, stored in loaded.memory_ids.items()}
+    assert (rows["m1"].version, rows["m1"].status) == (1, "superseded")
+    assert (rows["m2"].version, rows["m2"].status) == (2, "active")  # a proposal replaces nothing
+    assert rows["m2"].supersedes_id == rows["m1"].id
+    assert (rows["p"].version, rows["p"].supersedes_id) == (3, rows["m2"].id)
+
+
+@pytest.mark.parametrize(
+    ("memories", "message"),
+    [
+        ([memory("a", "A.", supersedes="b"), memory("b", "B.", supersedes="a")], "back"),
+        ([memory("a", "A.", supersedes="a")], "back"),
+        ([memory("a", "A.", supersedes="zz")], "unknown id 'zz'"),
+        ([memory("a", "A."), memory("b", "B.", supersedes="a", subject="v")], "another"),
+        ([memory("a", "A.", version=3), memory("b", "B.", supersedes="a", version=2)], "above"),
+        (
+            [
+                memory("a", "A."),
+                memory("b", "B.", supersedes="a"),
+                memory("c", "C.", supersedes="a"),
+            ],
+            "one successor",
+        ),
+    ],
+    ids=["cycle", "itself", "unknown", "other-subject", "version", "fork"],
+)
+def test_a_chain_no_database_could_hold_is_named(tmp_path, memories, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"dataset": "bad", "memories": memories, "cases": [DRINK_CASE]}))
+    with pytest.raises(CommandError, match=message):
+        call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
+    assert not Memory.objects.exists()
+
+
 def test_evidence_ids_are_normalized():
     found = normalize_evidence(["D1:3", "D:11:26", "D8:6; D9:17", "D"])
     assert set(found) == {"D1:3", "D11:26", "D8:6", "D9:17"}
