@@ -11,8 +11,9 @@ carry the memory ids they were built from; a read that finds any of them in the 
 ledger is a miss, so a cache never serves a memory after its deletion even between the
 deletion's commit and its cache step.
 
-Namespaces: ``retrieval`` (packages the read path may cache) and ``summary`` (cached per-subject
-digests, e.g. the portal's "what is remembered about you" counts).
+Namespaces: ``retrieval`` (packages the read path may cache) and ``summary`` (per-subject
+digests). No request path caches anything here yet; the deletion steps invalidate both, so a
+cache added later is covered by deletion from its first entry (docs/operations.md).
 """
 
 from __future__ import annotations
