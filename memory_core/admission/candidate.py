@@ -15,8 +15,15 @@ from datetime import UTC, datetime
 from django.utils.dateparse import parse_datetime
 
 from memory_core.exceptions import ValidationFailed
-from memory_core.models import Authority, Consent, MemoryType, Sensitivity, SourceType
-from memory_core.services.memories import MAX_SCOPE_REF_CHARS, parse_scope
+from memory_core.models import (
+    MAX_SCOPE_REF_CHARS,
+    Authority,
+    Consent,
+    MemoryType,
+    Sensitivity,
+    SourceType,
+    parse_scope,
+)
 from memory_core.text import format_scope
 
 # Hard ceilings, far above any policy: beyond them a body is malformed, not merely refused.

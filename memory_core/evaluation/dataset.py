@@ -25,9 +25,10 @@ from memory_core.models import (
     Status,
     Subject,
     Tenant,
+    parse_scope,
 )
 from memory_core.principals import SystemPrincipal
-from memory_core.services.memories import MemoryDraft, build_memory, embed_memories, parse_scope
+from memory_core.services.memories import MemoryDraft, build_memory, embed_memories
 from memory_core.services.policy import policy_ensure
 
 SOURCE_FOR_AUTHORITY = {

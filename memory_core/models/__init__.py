@@ -14,7 +14,14 @@ from .choices import (
     Status,
 )
 from .events import MemoryEvent, PolicyVersion
-from .memory import EMBEDDING_DIMENSIONS, PROPOSED_STATUSES, RETIRED_STATUSES, Memory
+from .memory import (
+    EMBEDDING_DIMENSIONS,
+    MAX_SCOPE_REF_CHARS,
+    PROPOSED_STATUSES,
+    RETIRED_STATUSES,
+    Memory,
+    parse_scope,
+)
 from .tenancy import Agent, ApiKey, PortalMembership, Subject, Tenant
 from .workflow import (
     AdmissionDecision,
@@ -29,6 +36,7 @@ from .workflow import (
 __all__ = [
     "AUTHORITY_RANK",
     "EMBEDDING_DIMENSIONS",
+    "MAX_SCOPE_REF_CHARS",
     "PROPOSED_STATUSES",
     "RETIRED_STATUSES",
     "SENSITIVITY_RANK",
@@ -56,4 +64,5 @@ __all__ = [
     "Subject",
     "Tenant",
     "Tombstone",
+    "parse_scope",
 ]

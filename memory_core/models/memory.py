@@ -55,6 +55,24 @@ class MemoryQuerySet(models.QuerySet):
         )
 
 
+MAX_SCOPE_REF_CHARS = 200  # Memory.scope_ref's length
+
+
+def parse_scope(scope: str) -> tuple[str, str]:
+    """Split ``global`` or ``kind:ref`` into (kind, ref); raise ValueError if malformed."""
+    if scope == ScopeKind.GLOBAL:
+        return ScopeKind.GLOBAL, ""
+    kind, sep, ref = scope.partition(":")
+    if not sep or not ref or kind not in ScopeKind.values or kind == ScopeKind.GLOBAL:
+        raise ValueError(
+            "scope must be 'global' or kind:id with kind one of user, project, repo, task; "
+            f"got {scope[:100]!r}"
+        )
+    if len(ref) > MAX_SCOPE_REF_CHARS:
+        raise ValueError(f"the scope's id is at most {MAX_SCOPE_REF_CHARS} characters")
+    return kind, ref
+
+
 class Memory(models.Model):
     """One remembered item. Corrections add a row that supersedes it; nothing is overwritten."""
 
@@ -78,7 +96,7 @@ class Memory(models.Model):
     scope_kind = models.CharField(
         max_length=16, choices=ScopeKind.choices, default=ScopeKind.GLOBAL
     )
-    scope_ref = models.CharField(max_length=200, blank=True, default="")
+    scope_ref = models.CharField(max_length=MAX_SCOPE_REF_CHARS, blank=True, default="")
     session_id = models.CharField(max_length=200, blank=True, default="")
     task_id = models.CharField(max_length=200, blank=True, default="")
     content = models.TextField(blank=True)

@@ -72,6 +72,8 @@ class ReviewItem(models.Model):
 
     Kind = ReviewKind
     State = ReviewState
+    # What resolves a conflict (``resolution``); approvals and rejections hold their own words.
+    CONFLICT_OUTCOMES = ("choose_winner", "keep_both_scoped", "ask_user")
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="review_items")

@@ -30,7 +30,6 @@ from memory_core.models import (
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import ReviewerPrincipal
-from memory_core.services.conflicts import OUTCOMES as CONFLICT_OUTCOMES
 
 # Words that mark a rejection as a scope/tenancy denial (trace filter reasons, rule codes).
 # Retrieval's hard filter writes other_tenant, other_subject, other_agent, scope_not_allowed.
@@ -258,7 +257,11 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
     # "consent_withdrawn"); only approve, reject and a conflict outcome are decisions.
     reviews = ReviewItem.objects.filter(tenant_id=tenant_id, resolved_at__gte=start).filter(
         Q(state__in=["approved", "rejected"])
-        | Q(state="resolved", kind=ReviewItem.Kind.CONFLICT, resolution__in=CONFLICT_OUTCOMES)
+        | Q(
+            state="resolved",
+            kind=ReviewItem.Kind.CONFLICT,
+            resolution__in=ReviewItem.CONFLICT_OUTCOMES,
+        )
     )
     states = _daily_counts(
         reviews, "resolved_at", day_list, state=["approved", "rejected", "resolved"]

@@ -25,7 +25,7 @@ from memory_core.locks import lock_memory_keys
 from memory_core.models import Memory, MemoryEvent, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 
-OUTCOMES = ("choose_winner", "keep_both_scoped", "ask_user")
+OUTCOMES = ReviewItem.CONFLICT_OUTCOMES
 
 
 def conflict_lookup(*, tenant_id, subject_id, memory_keys: list[str]) -> dict[str, ReviewItem]:

@@ -52,24 +52,6 @@ class MemoryDraft:
     embedding_model: str = ""
 
 
-MAX_SCOPE_REF_CHARS = 200  # the column's length (Memory.scope_ref)
-
-
-def parse_scope(scope: str) -> tuple[str, str]:
-    """Split ``global`` or ``kind:ref`` into (kind, ref); raise ValueError if malformed."""
-    if scope == ScopeKind.GLOBAL:
-        return ScopeKind.GLOBAL, ""
-    kind, sep, ref = scope.partition(":")
-    if not sep or not ref or kind not in ScopeKind.values or kind == ScopeKind.GLOBAL:
-        raise ValueError(
-            "scope must be 'global' or kind:id with kind one of user, project, repo, task; "
-            f"got {scope[:100]!r}"
-        )
-    if len(ref) > MAX_SCOPE_REF_CHARS:
-        raise ValueError(f"the scope's id is at most {MAX_SCOPE_REF_CHARS} characters")
-    return kind, ref
-
-
 def chain_rows(queryset, *, memory_type: str, agent_id):
     """Limit ``queryset`` to the rows a write of ``memory_type`` by ``agent_id`` may chain onto.
 
