@@ -1,18 +1,23 @@
-"""A database that cannot be reached answers 503 ``memory_unavailable``, never a 500.
+"""Middleware around the API's views, and the 500 handler.
 
-Most database errors surface inside a DRF view and the exception handler maps them. This
-catches the ones raised around the view, e.g. when the request's transaction
-(``ATOMIC_REQUESTS``) cannot even begin because the server is down. ``server_error`` is the
-500 handler for what nobody foresaw: JSON under /api/ as well.
+- A database that cannot be reached answers 503 ``memory_unavailable``, never a 500. Most
+  database errors surface inside a DRF view and the exception handler maps them;
+  ``DatabaseUnavailableMiddleware`` catches the ones raised around the view, e.g. when the
+  request's transaction (``ATOMIC_REQUESTS``) cannot even begin because the server is down.
+- ``AccessDenialMiddleware`` records each agent request answered 403 (the health page's
+  cross-scope denials), after the request's own transaction has ended.
+- ``server_error`` is the 500 handler for what nobody foresaw: JSON under /api/ as well.
 """
 
 import logging
 
-from django.db import InterfaceError, OperationalError
+from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.views import defaults
 
 from api.exceptions import error_body
+from memory_core.principals import AgentPrincipal
+from memory_core.services.events import access_denial_record
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +42,33 @@ class DatabaseUnavailableMiddleware:
         else:
             response = HttpResponse(MESSAGE, status=503, content_type="text/plain")
         response["Retry-After"] = "5"
+        return response
+
+
+class AccessDenialMiddleware:
+    """Record an agent's request refused with 403 (``AccessDenial``: its error code and the
+    endpoint's name), once the view's transaction has ended: a refused request's transaction
+    is rolled back, and its record must not go with it. A record that cannot be written is
+    logged; the answer stays the 403."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        response = self.get_response(request)
+        principal = getattr(request, "user", None)  # DRF sets the agent on the request too
+        if response.status_code == 403 and isinstance(principal, AgentPrincipal):
+            data = getattr(response, "data", None)
+            error = data.get("error") if isinstance(data, dict) else None
+            match = request.resolver_match
+            try:
+                access_denial_record(
+                    principal=principal,
+                    code=(error or {}).get("code") or "forbidden",
+                    endpoint=(match.url_name or "") if match else "",
+                )
+            except DatabaseError:
+                logger.warning("could not record an access denial", exc_info=True)
         return response
 
 

@@ -54,6 +54,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # After the view's transaction: an agent's refused request (403) is recorded.
+    "api.middleware.AccessDenialMiddleware",
     # Innermost, so it sees errors raised around the view: a database that is down is a 503.
     "api.middleware.DatabaseUnavailableMiddleware",
 ]

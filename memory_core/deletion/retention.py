@@ -18,7 +18,8 @@ Run by beat (``memory_core.tasks.retention_sweep``):
 3. Delete retrieval traces older than ``retention.trace_days`` days (30 unless the policy says
    otherwise; ``null`` keeps them). A trace holds ids, hashes and scores, never content, so
    this bounds storage rather than erasing personal data; traces that cite a deleted memory
-   are purged by its deletion operation whatever their age.
+   are purged by its deletion operation whatever their age. The agents' refused requests
+   (``AccessDenial``: a code and an endpoint's name) are kept as long as traces.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from django.utils import timezone
 
 from memory_core.deletion.services import _operation_create, _with_predecessors
 from memory_core.models import (
+    AccessDenial,
     Authority,
     DeletionOperation,
     Memory,
@@ -179,21 +181,32 @@ def traces_expire(*, now=None, limit: int = 10_000) -> int:
     step deletes in the table's order and this statement in its plan's, so each held one the
     other waited for (a deadlock). The step deletes what it holds; the next sweep the rest.
     """
-    now = now or timezone.now()
     deleted = 0
+    for tenant_id, cutoff in _trace_cutoffs(now or timezone.now()):
+        old = RetrievalTrace.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff)
+        with transaction.atomic():
+            unheld = old.order_by("created_at").select_for_update(skip_locked=True)
+            deleted += RetrievalTrace.objects.filter(pk__in=unheld.values("pk")[:limit]).delete()[0]
+    return deleted
+
+
+def access_denials_expire(*, now=None) -> int:
+    """Delete the agents' refused requests older than their tenant's ``retention.trace_days``
+    (the health page's cross-scope denials); return the count."""
+    return sum(
+        AccessDenial.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff).delete()[0]
+        for tenant_id, cutoff in _trace_cutoffs(now or timezone.now())
+    )
+
+
+def _trace_cutoffs(now):
+    """Yield ``(tenant_id, oldest time kept)`` for every tenant whose policy bounds traces."""
     policies = PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document")
     for tenant_id, document in policies:
         retention = (document or {}).get("retention") or {}
         days = retention.get("trace_days", DEFAULT_POLICY["retention"]["trace_days"])
-        if days is None:
-            continue
-        old = RetrievalTrace.objects.filter(
-            tenant_id=tenant_id, created_at__lt=now - timedelta(days=days)
-        ).order_by("created_at")
-        with transaction.atomic():
-            unheld = old.select_for_update(skip_locked=True).values("pk")[:limit]
-            deleted += RetrievalTrace.objects.filter(pk__in=unheld).delete()[0]
-    return deleted
+        if days is not None:
+            yield tenant_id, now - timedelta(days=days)
 
 
 def retention_apply(*, now=None) -> dict:
@@ -206,4 +219,5 @@ def retention_apply(*, now=None) -> dict:
         "deletion_operations": len(operations),
         "memories_deleted": sum(len(op.memory_ids) for op in operations),
         "traces_deleted": traces_expire(now=now),
+        "access_denials_deleted": access_denials_expire(now=now),
     }

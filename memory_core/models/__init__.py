@@ -24,6 +24,7 @@ from .memory import (
 )
 from .tenancy import Agent, ApiKey, PortalMembership, Subject, Tenant
 from .workflow import (
+    AccessDenial,
     AdmissionDecision,
     DeletionOperation,
     DeletionStep,
@@ -41,6 +42,7 @@ __all__ = [
     "RETIRED_STATUSES",
     "SENSITIVITY_RANK",
     "TYPE_CLASS",
+    "AccessDenial",
     "AdmissionDecision",
     "Agent",
     "ApiKey",

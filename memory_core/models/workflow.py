@@ -67,6 +67,31 @@ class AdmissionDecision(models.Model):
         return f"{self.outcome} {','.join(self.rule_codes)}"
 
 
+class AccessDenial(models.Model):
+    """An agent's request the API refused (403) for reaching past its grant or subject: a
+    retrieval about a subject its token does not name, a correction, revoke or deletion
+    outside its write grant, the reviewer API with an API key. The read side's counterpart of
+    a rejected AdmissionDecision, for the "cross-scope denials" health figure.
+
+    Holds no content and no subject: the error code and the endpoint's name say what was
+    refused, not whom it was about.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="access_denials")
+    agent = models.ForeignKey(Agent, on_delete=models.SET_NULL, null=True, blank=True)
+    code = models.CharField(max_length=64)
+    endpoint = models.CharField(max_length=64, blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["tenant", "created_at"], name="access_denial_health")]
+
+    def __str__(self) -> str:
+        return f"{self.code} at {self.endpoint}"
+
+
 class ReviewItem(models.Model):
     """Work for a reviewer: a sensitive write to approve, or a conflict to resolve."""
 

@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from memory_core.exceptions import NotFound
 from memory_core.models import (
+    AccessDenial,
     AdmissionDecision,
     DeletionOperation,
     MemoryEvent,
@@ -31,9 +32,11 @@ from memory_core.models import (
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import ReviewerPrincipal
 
-# Words that mark a rejection as a scope/tenancy denial (trace filter reasons, rule codes).
-# Retrieval's hard filter writes other_tenant, other_subject, other_agent, scope_not_allowed.
-SCOPE_MARKERS = ("scope", "tenant", "subject", "other_agent", "cross", "not_visible")
+# Words that mark an admission rule code as a scope/tenancy denial (tenant.subject_mismatch,
+# tenant.subject_not_granted, grant.*). Retrieval never meets another scope's rows (its
+# candidate statement reads only the request's tenant, subject and scopes): its denials are
+# the agents' requests the API refused, ``AccessDenial``.
+SCOPE_MARKERS = ("scope", "tenant", "subject", "other_agent", "cross", "not_visible", "grant")
 
 
 @dataclass
@@ -110,18 +113,8 @@ def _is_scope_reason(reason) -> bool:
     return any(marker in text for marker in SCOPE_MARKERS)
 
 
-# Per day, over every trace of the window (in SQL: a trace's stages are ~17-29 kB of JSON):
-# the hard filter's rejections for a scope, tenant or subject reason (``stages.rejections``,
-# docs/retrieval.md), and the memories served with how many were past their type's half-life.
-_TRACE_DENIALS_SQL = """
-SELECT (t.created_at AT TIME ZONE %(tz)s)::date, count(*)
-FROM memory_core_retrievaltrace t
-CROSS JOIN jsonb_array_elements(CASE WHEN jsonb_typeof(t.stages -> 'rejections') = 'array'
-                                     THEN t.stages -> 'rejections' ELSE '[]'::jsonb END) AS r
-WHERE t.tenant_id = %(tenant)s AND t.created_at >= %(start)s
-  AND lower(r ->> 'reason') ~ %(markers)s
-GROUP BY 1
-"""
+# Per day, over every trace of the window: the memories served, and how many of them were
+# past their type's half-life.
 _TRACE_STALE_SQL = """
 SELECT (t.created_at AT TIME ZONE %(tz)s)::date, count(*),
        count(*) FILTER (WHERE extract(epoch FROM t.created_at - m.valid_from) / 86400
@@ -135,26 +128,21 @@ GROUP BY 1
 
 
 def _trace_series(tenant_id, start, day_list, half_lives: dict):
-    """Return per day (denials, served, stale) over every retrieval trace since ``start``."""
+    """Return per day (served, stale) over every retrieval trace since ``start``."""
     params = {
         "tz": timezone.get_current_timezone_name(),
         "tenant": tenant_id,
         "start": start,
-        "markers": "|".join(SCOPE_MARKERS),
         "half_lives": json.dumps(half_lives),
     }
     index = {day: position for position, day in enumerate(day_list)}
-    denials, served, stale = ([0] * len(day_list) for _ in range(3))
+    served, stale = [0] * len(day_list), [0] * len(day_list)
     with connection.cursor() as cursor:
-        cursor.execute(_TRACE_DENIALS_SQL, params)
-        for day, count in cursor.fetchall():
-            if day in index:
-                denials[index[day]] = count
         cursor.execute(_TRACE_STALE_SQL, params)
         for day, count, past in cursor.fetchall():
             if day in index:
                 served[index[day]], stale[index[day]] = count, past
-    return denials, served, stale
+    return served, stale
 
 
 def _half_lives(tenant_id) -> dict:
@@ -318,9 +306,12 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
         )
     )
 
-    # Retrieval traces: cross-scope denials and the share of stale memories handed out.
-    half_lives = _half_lives(tenant_id)
-    denials, served, stale = _trace_series(tenant_id, start, day_list, half_lives)
+    # Cross-scope denials: agents' requests refused (403) and writes refused at the boundary.
+    refused = _daily_counts(
+        AccessDenial.objects.filter(tenant_id=tenant_id, created_at__gte=start),
+        "created_at",
+        day_list,
+    )[None]
     index = {day: position for position, day in enumerate(day_list)}
     admission_scope = [0] * len(day_list)
     for created, codes in decisions.filter(outcome="rejected").values_list(
@@ -336,12 +327,14 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
             "denials",
             day_list,
             [
-                Series("retrieval", "retrieval filters", denials),
+                Series("requests", "agent requests refused (403)", refused),
                 Series("admission", "writes refused at the boundary", admission_scope),
             ],
         )
     )
 
+    # Retrieval traces: the share of stale memories handed out.
+    served, stale = _trace_series(tenant_id, start, day_list, _half_lives(tenant_id))
     rates = [round(100 * s / n, 1) if n else 0 for s, n in zip(stale, served, strict=True)]
     charts.append(
         Chart(

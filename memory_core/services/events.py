@@ -1,6 +1,7 @@
-"""Append-only memory events."""
+"""Append-only records: memory events, and the agents' requests the API refused."""
 
-from memory_core.models import MemoryEvent
+from memory_core.models import AccessDenial, MemoryEvent
+from memory_core.rls import tenant_atomic
 
 
 def event_record(
@@ -23,3 +24,15 @@ def event_record(
         policy_version=policy_version if policy_version is not None else memory.policy_version,
         details=details or {},
     )
+
+
+def access_denial_record(*, principal, code: str, endpoint: str) -> AccessDenial:
+    """Record that ``principal`` (an agent) was refused ``endpoint`` with ``code``, in a
+    transaction of its own: the refused request's transaction is rolled back, this is not."""
+    with tenant_atomic(principal.tenant_id):
+        return AccessDenial.objects.create(
+            tenant_id=principal.tenant_id,
+            agent_id=principal.agent_id,
+            code=code[:64],
+            endpoint=endpoint[:64],
+        )

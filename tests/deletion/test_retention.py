@@ -8,6 +8,7 @@ from django.utils import timezone
 from memory_core.deletion.retention import retention_apply, traces_expire
 from memory_core.deletion.runner import deletion_run
 from memory_core.models import (
+    AccessDenial,
     Authority,
     DeletionOperation,
     Memory,
@@ -94,6 +95,7 @@ def test_retention_expires_and_deletes_by_class(owner):
         "deletion_operations": 0,
         "memories_deleted": 0,
         "traces_deleted": 0,
+        "access_denials_deleted": 0,
     }
 
 
@@ -142,6 +144,23 @@ def test_traces_past_the_tenant_s_trace_days_are_deleted_and_others_kept(tenant,
     assert not RetrievalTrace.objects.filter(pk__in=[t.pk for t in old]).exists()
     assert set(RetrievalTrace.objects.values_list("pk", flat=True)) == {recent.pk, elsewhere.pk}
     assert traces_expire() == 0
+
+
+def test_refused_requests_are_kept_as_long_as_traces(tenant, other_tenant):
+    now = timezone.now()
+    old = AccessDenial.objects.create(
+        tenant=tenant, code="forbidden", created_at=now - timedelta(days=31)
+    )
+    recent = AccessDenial.objects.create(
+        tenant=tenant, code="forbidden", created_at=now - timedelta(days=29)
+    )
+    _publish_trace_days(other_tenant, 365)
+    elsewhere = AccessDenial.objects.create(
+        tenant=other_tenant, code="forbidden", created_at=now - timedelta(days=31)
+    )
+    assert retention_apply()["access_denials_deleted"] == 1
+    assert set(AccessDenial.objects.values_list("pk", flat=True)) == {recent.pk, elsewhere.pk}
+    assert not AccessDenial.objects.filter(pk=old.pk).exists()
 
 
 def test_trace_days_null_keeps_traces_and_the_limit_bounds_one_run(tenant):

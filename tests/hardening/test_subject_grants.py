@@ -97,3 +97,29 @@ def test_forged_foreign_or_expired_tokens_are_refused(restricted, settings, tena
 def test_any_subject_agents_need_no_token(api_client, subject):
     response = _retrieve(api_client, subject.external_id)
     assert response.status_code == 200
+
+
+def test_a_refused_request_is_recorded_for_the_health_page(restricted, other_tenant):
+    # "Cross-scope access denials" (the seed's figure): retrieval never meets another
+    # subject's rows, so its denials are the refused requests themselves. The request's own
+    # transaction is rolled back; its record is not.
+    from memory_core.models import AccessDenial
+    from memory_core.rls import tenant_scope
+
+    agent, client, memories = restricted
+    agent.write_types = ["episode"]
+    agent.save(update_fields=["write_types"])
+    assert _retrieve(client, "user-1").status_code == 403
+    headers = {"HTTP_X_MEMLEDGER_SUBJECT_TOKEN": _token(agent, "user-1")}
+    revoke = f"/api/v1/memories/{memories['user-1'].id}/revoke"
+    assert client.post(revoke, {}, format="json", **headers).status_code == 403  # not its type
+    assert _retrieve(client, "user-1", **headers).status_code == 200  # allowed: no record
+    with tenant_scope(agent.tenant_id):
+        denials = list(AccessDenial.objects.order_by("created_at").values_list(
+            "agent_id", "code", "endpoint"))  # fmt: skip
+    assert denials == [
+        (agent.id, "subject_not_granted", "retrieve"),
+        (agent.id, "forbidden", "memory-revoke"),
+    ]
+    with tenant_scope(other_tenant.id):
+        assert not AccessDenial.objects.exists()

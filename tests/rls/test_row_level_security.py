@@ -29,6 +29,7 @@ RLS_TABLES = {
     "memory_core_memoryevent",
     "memory_core_policyversion",
     "memory_core_admissiondecision",
+    "memory_core_accessdenial",
     "memory_core_reviewitem",
     "memory_core_retrievaltrace",
     "memory_core_deletionoperation",
