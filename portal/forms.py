@@ -9,7 +9,23 @@ def _with_any(choices, label="Any"):
     return [("", label), *choices]
 
 
-class MemoryFilterForm(forms.Form):
+class FocusFirstErrorMixin:
+    """Autofocus the first field with an error (the first field if only the form has one).
+
+    A refused form comes back as a new page: without this, focus starts at the top and a
+    keyboard or screen-reader user has to hunt for what to fix.
+    """
+
+    def full_clean(self):
+        super().full_clean()
+        if not self.errors:
+            return
+        names = [name for name in self.fields if name in self.errors] or list(self.fields)[:1]
+        for name in names[:1]:
+            self.fields[name].widget.attrs["autofocus"] = True
+
+
+class MemoryFilterForm(FocusFirstErrorMixin, forms.Form):
     """Search and filters of the "what is remembered" page (GET)."""
 
     q = forms.CharField(label="Search", required=False, max_length=200)
@@ -27,7 +43,7 @@ class MemoryFilterForm(forms.Form):
     )
 
 
-class CorrectionForm(forms.Form):
+class CorrectionForm(FocusFirstErrorMixin, forms.Form):
     """A user's correction of one memory: the new text, and why."""
 
     content = forms.CharField(

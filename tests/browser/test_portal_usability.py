@@ -64,3 +64,33 @@ def test_a_memory_holding_a_long_url_does_not_widen_the_page_on_a_phone(phone, w
         expect(phone.get_by_text(LONG_URL).first).to_be_visible()
         scroll_width, client_width = phone.evaluate(PAGE_WIDTH)
         assert scroll_width <= client_width, (url, scroll_width, client_width)
+
+
+def test_a_refused_correction_is_announced_on_its_field_and_focused(page, world):
+    log_in(page, "alice", PASSWORD)
+    page.goto(f"/portal/memories/{world.alice_memory.pk}/correct/")
+    page.get_by_label("Corrected memory").fill("   ")
+    page.get_by_label("Why (optional)").fill("typo")
+    page.get_by_role("button", name="Save correction").press("Enter")
+    content = page.get_by_label("Corrected memory")
+    # The error is part of the field's description (aria-describedby names an element that
+    # exists), the field is marked invalid, and focus is on it, not back at the page's top.
+    expect(content).to_have_attribute("aria-invalid", "true")
+    expect(content).to_have_accessible_description(
+        "This becomes a new version, recorded as stated by you. The current version stays in "
+        "the history as superseded. A version set by an administrator is not replaced: your "
+        "correction is kept beside it for a reviewer. This field is required."
+    )
+    expect(content).to_be_focused()
+    expect(page.get_by_label("Why (optional)")).to_have_value("typo")
+
+
+def test_a_filter_that_cannot_be_applied_is_announced_on_its_field(page, world):
+    log_in(page, "alice", PASSWORD)
+    page.goto("/portal/?memory_type=balance")
+    memory_type = page.get_by_label("Type")
+    expect(memory_type).to_have_attribute("aria-invalid", "true")
+    expect(memory_type).to_have_accessible_description(
+        "Select a valid choice. balance is not one of the available choices."
+    )
+    expect(memory_type).to_be_focused()

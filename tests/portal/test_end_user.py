@@ -327,6 +327,13 @@ def test_delete_needs_confirmation(alice_client, alice_memory):
     assert not DeletionOperation.objects.exists()
 
 
+def test_an_unticked_confirmation_is_tied_to_its_box(alice_client, alice_memory):
+    response = alice_client.post(reverse("portal:memory-delete", args=[alice_memory.pk]), {})
+    body = response.content.decode()
+    assert 'aria-invalid="true" aria-describedby="id_confirm_error" autofocus' in body
+    assert '<p class="error" id="id_confirm_error" role="alert">Tick the box' in body
+
+
 def test_delete_of_others_is_404(alice_client, bob_memory, stranger_memory):
     for label, memory_id in foreign_ids(bob_memory, stranger_memory):
         response = alice_client.post(
