@@ -16,13 +16,17 @@ class FocusFirstErrorMixin:
     keyboard or screen-reader user has to hunt for what to fix.
     """
 
-    def full_clean(self):
-        super().full_clean()
-        if not self.errors:
-            return
-        names = [name for name in self.fields if name in self.errors] or list(self.fields)[:1]
-        for name in names[:1]:
-            self.fields[name].widget.attrs["autofocus"] = True
+    def add_error(self, field, error):
+        # Also called by a view after cleaning (a service refused the input).
+        super().add_error(field, error)
+        self._focus_first_error()
+
+    def _focus_first_error(self):
+        names = [name for name in self.fields if name in self._errors] or list(self.fields)
+        for name, field in self.fields.items():
+            field.widget.attrs.pop("autofocus", None)
+            if name == names[0]:
+                field.widget.attrs["autofocus"] = True
 
 
 class MemoryFilterForm(FocusFirstErrorMixin, forms.Form):
