@@ -94,3 +94,24 @@ def test_a_filter_that_cannot_be_applied_is_announced_on_its_field(page, world):
         "Select a valid choice. balance is not one of the available choices."
     )
     expect(memory_type).to_be_focused()
+
+
+def test_a_form_sent_from_a_page_older_than_the_login_says_so_in_plain_words(page, world):
+    """The correction page stays open while the user logs out and in again in another tab:
+    its form's CSRF token is stale. The refusal is a portal page that says what happened and
+    what to do, not Django's "CSRF verification failed" page."""
+    log_in(page, "alice", PASSWORD)
+    page.goto(f"/portal/memories/{world.alice_memory.pk}/correct/")
+    page.get_by_label("Corrected memory").fill("User prefers Julia for data scripts.")
+    other = page.context.new_page()
+    other.goto("/portal/")
+    other.get_by_role("button", name="Log out").click()
+    log_in(other, "alice", PASSWORD)
+    with page.expect_navigation() as navigation:
+        page.get_by_role("button", name="Save correction").click()
+    assert navigation.value.status == 403
+    expect(page.get_by_role("heading", name="This form was out of date")).to_be_visible()
+    expect(page.get_by_text("Nothing was changed.")).to_be_visible()
+    expect(page.get_by_role("link", name="Back to the portal")).to_be_visible()
+    expect(page.get_by_text("CSRF")).to_have_count(0)
+    assert page.evaluate("document.documentElement.lang") == "en"
