@@ -7,6 +7,7 @@ Headless Chromium against a live server, with the same world as the acceptance s
 import pytest
 from playwright.sync_api import expect
 
+from memory_core.models import Memory
 from memory_core.principals import SystemPrincipal
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.browser.conftest import log_in
@@ -115,3 +116,63 @@ def test_a_form_sent_from_a_page_older_than_the_login_says_so_in_plain_words(pag
     expect(page.get_by_role("link", name="Back to the portal")).to_be_visible()
     expect(page.get_by_text("CSRF")).to_have_count(0)
     assert page.evaluate("document.documentElement.lang") == "en"
+
+
+def test_a_reviewer_resolves_a_conflict_with_the_keyboard_after_forgetting_the_winner(
+    page, world
+):
+    from memory_core.models import ReviewItem
+    from tests.browser.test_portal_flows import retrieved_ids
+
+    memory_store_many(
+        drafts=[
+            MemoryDraft(
+                subject=world.alice_subject,
+                memory_type="previous_decision",
+                memory_key="deploy.region",
+                scope_kind="project",
+                scope_ref="lunest",
+                content=f"Deploy the Lunest API to {region}.",
+                authority="model_inference",
+                source_type="model_inference",
+                confidence=confidence,
+            )
+            for region, confidence in (("eu-west-1", 0.7), ("us-east-1", 0.72))
+        ],
+        principal=SystemPrincipal(tenant_id=world.tenant.id),
+    )
+    retrieved_ids(
+        world,
+        "Deploy the Lunest API to production.",
+        intent="apply_project_rules",
+        project_id="lunest",
+    )
+    item = ReviewItem.objects.get(kind="conflict", memory_key="deploy.region", state="open")
+    log_in(page, "reviewer", PASSWORD)
+    page.goto("/portal/review/conflicts/")
+    card = page.locator(f"#conflict-{item.pk}")
+    # "Choose the winner" is preselected; the reviewer types a reason and forgets the winner.
+    card.get_by_label("Reason").focus()
+    page.keyboard.type("The team moved to us-east-1 in March")
+    page.keyboard.press("Enter")
+    card = page.locator(f"#conflict-{item.pk}")
+    error = card.get_by_role("alert")
+    expect(error).to_have_text("Nothing was resolved. Winner: Pick the memory that wins.")
+    expect(error).to_be_focused()
+    expect(card.get_by_label("Reason")).to_have_value("The team moved to us-east-1 in March")
+    expect(card.get_by_label("Choose the winner")).to_be_checked()
+    # From the message, Tab reaches the candidates and Space picks the focused one.
+    page.keyboard.press("Tab")
+    first = card.locator("input[name=winner_id]").first
+    expect(first).to_be_focused()
+    page.keyboard.press("Space")
+    expect(first).to_be_checked()
+    winner = first.get_attribute("value")
+    card.get_by_role("button", name="Resolve").press("Enter")
+    expect(page.get_by_text("Conflict resolved: choose the winner.")).to_be_visible()
+    item.refresh_from_db()
+    assert item.state == "resolved" and item.resolution == "choose_winner"
+    statuses = dict(Memory.objects.filter(pk__in=item.candidate_ids).values_list("pk", "status"))
+    assert {str(pk): status for pk, status in statuses.items() if status == "active"} == {
+        winner: "active"
+    }
