@@ -118,9 +118,7 @@ def test_a_form_sent_from_a_page_older_than_the_login_says_so_in_plain_words(pag
     assert page.evaluate("document.documentElement.lang") == "en"
 
 
-def test_a_reviewer_resolves_a_conflict_with_the_keyboard_after_forgetting_the_winner(
-    page, world
-):
+def test_a_reviewer_resolves_a_conflict_with_the_keyboard_after_forgetting_the_winner(page, world):
     from memory_core.models import ReviewItem
     from tests.browser.test_portal_flows import retrieved_ids
 
