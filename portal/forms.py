@@ -9,7 +9,27 @@ def _with_any(choices, label="Any"):
     return [("", label), *choices]
 
 
-class MemoryFilterForm(forms.Form):
+class FocusFirstErrorMixin:
+    """Autofocus the first field with an error (the first field if only the form has one).
+
+    A refused form comes back as a new page: without this, focus starts at the top and a
+    keyboard or screen-reader user has to hunt for what to fix.
+    """
+
+    def add_error(self, field, error):
+        # Also called by a view after cleaning (a service refused the input).
+        super().add_error(field, error)
+        self._focus_first_error()
+
+    def _focus_first_error(self):
+        names = [name for name in self.fields if name in self._errors] or list(self.fields)
+        for name, field in self.fields.items():
+            field.widget.attrs.pop("autofocus", None)
+            if name == names[0]:
+                field.widget.attrs["autofocus"] = True
+
+
+class MemoryFilterForm(FocusFirstErrorMixin, forms.Form):
     """Search and filters of the "what is remembered" page (GET)."""
 
     q = forms.CharField(label="Search", required=False, max_length=200)
@@ -27,7 +47,7 @@ class MemoryFilterForm(forms.Form):
     )
 
 
-class CorrectionForm(forms.Form):
+class CorrectionForm(FocusFirstErrorMixin, forms.Form):
     """A user's correction of one memory: the new text, and why."""
 
     content = forms.CharField(

@@ -2,7 +2,7 @@
 dead-lettered deletions and the health charts, for the reviewers of one tenant."""
 
 from django.contrib import messages
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
@@ -81,7 +81,11 @@ class ConflictListView(ReviewerMixin, TemplateView):
 
 
 class ConflictResolveView(ReviewerMixin, View):
-    """Resolve one conflict: choose the winner, keep both scoped apart, or ask the user."""
+    """Resolve one conflict: choose the winner, keep both scoped apart, or ask the user.
+
+    An incomplete resolution (no winner picked) shows the conflicts page again with the
+    problem on that conflict's form and the reviewer's choices and reason kept in it.
+    """
 
     http_method_names = ["post"]
 
@@ -89,8 +93,21 @@ class ConflictResolveView(ReviewerMixin, View):
         conflicts = reverse("portal:review:conflicts")
         form = ConflictResolveForm(request.POST)
         if not form.is_valid():
-            messages.error(request, f"The resolution is incomplete ({form_problems(form)}).")
-            return redirect(conflicts)
+            items = conflict_queue(principal=self.principal)
+            if not any(item.pk == item_id for item in items):
+                # Resolved or closed meanwhile: there is no form left to show the problem on.
+                messages.error(request, f"The resolution is incomplete ({form_problems(form)}).")
+                return redirect(conflicts)
+            return render(
+                request,
+                "portal/review/conflicts.html",
+                {
+                    "items": items,
+                    "outcomes": ConflictResolveForm.OUTCOMES,
+                    "invalid_item": item_id,
+                    "invalid_form": form,
+                },
+            )
         try:
             conflict_resolve(
                 principal=self.principal,

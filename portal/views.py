@@ -14,7 +14,7 @@ from django.views.generic import FormView, TemplateView
 
 from memory_core.deletion.selectors import deletion_get, deletion_list
 from memory_core.deletion.services import deletion_request
-from memory_core.exceptions import DomainError
+from memory_core.exceptions import DomainError, NotFound
 from memory_core.exports import export_create, export_path
 from memory_core.models import Consent, DeletionOperation, MemoryClass, Status
 from memory_core.selectors.memories import memory_get
@@ -127,6 +127,19 @@ class MemoryCorrectView(EndUserMixin, FormView):
         context["memory"] = self.get_memory()
         return context
 
+    def refusal(self, error: DomainError) -> str:
+        """Return why ``memory_correct`` refused, in the words of the person correcting."""
+        memory = self.get_memory()
+        if error.code == "not_chain_head":
+            # Another tab or an agent changed the memory after this page was opened.
+            return (
+                f"This memory changed after you opened this page: version {memory.version} "
+                f"is now {memory.get_status_display().lower()}, so your correction was not "
+                "saved. Your text is kept below; open the memory to see what is remembered "
+                "now, and correct that version if it is still wrong."
+            )
+        return f"Your correction was not saved: {error.message}"
+
     def form_valid(self, form):
         detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
         data = {"content": form.cleaned_data["content"]}
@@ -136,8 +149,12 @@ class MemoryCorrectView(EndUserMixin, FormView):
             result = memory_correct(
                 principal=self.principal, memory_id=self.kwargs["memory_id"], data=data
             )
-        except DomainError as error:
+        except NotFound as error:
             return self.refuse(error, detail)
+        except DomainError as error:
+            # The form stays, with the user's text in it: a redirect would throw it away.
+            form.add_error(None, self.refusal(error))
+            return self.form_invalid(form)
         if result.decision == "accepted" and result.memory is not None:
             if KEPT_BESIDE in result.rule_codes:
                 # Admission kept it as a separate chain: the current version was set with

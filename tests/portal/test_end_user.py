@@ -213,6 +213,33 @@ def test_correcting_an_administrators_memory_says_it_was_kept_beside(alice_clien
     assert "Saved version" not in body and "kept in the history as superseded" not in body
 
 
+def test_correcting_a_version_changed_since_the_page_opened_keeps_the_text(
+    alice_client, alice, alice_memory
+):
+    """A second tab (or an agent) corrected the memory first: the form comes back with the
+    user's text and says what happened, instead of a redirect that throws the text away."""
+    from memory_core.services.writes import memory_correct
+
+    principal = SubjectPrincipal(
+        tenant_id=alice_memory.tenant_id, subject_id=alice_memory.subject_id, user_id=alice.pk
+    )
+    memory_correct(
+        principal=principal, memory_id=alice_memory.pk, data={"content": "Alice prefers tabs."}
+    )
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice prefers two spaces.", "reason": "my team's style"},
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "This memory changed after you opened this page" in body
+    assert "version 1 is now superseded, so your correction was not saved" in body
+    assert "\nAlice prefers two spaces.</textarea>" in body
+    assert 'value="my team&#x27;s style"' in body
+    assert "only the active head of a chain" not in body  # no jargon
+    assert not Memory.objects.filter(content="Alice prefers two spaces.").exists()
+
+
 def test_correct_of_others_is_404(alice_client, bob_memory, stranger_memory):
     for label, memory_id in foreign_ids(bob_memory, stranger_memory):
         response = alice_client.post(
@@ -325,6 +352,13 @@ def test_delete_needs_confirmation(alice_client, alice_memory):
     response = alice_client.post(reverse("portal:memory-delete", args=[alice_memory.pk]), {})
     assert response.status_code == 200
     assert not DeletionOperation.objects.exists()
+
+
+def test_an_unticked_confirmation_is_tied_to_its_box(alice_client, alice_memory):
+    response = alice_client.post(reverse("portal:memory-delete", args=[alice_memory.pk]), {})
+    body = response.content.decode()
+    assert 'aria-invalid="true" aria-describedby="id_confirm_error" autofocus' in body
+    assert '<p class="error" id="id_confirm_error" role="alert">Tick the box' in body
 
 
 def test_delete_of_others_is_404(alice_client, bob_memory, stranger_memory):

@@ -160,7 +160,7 @@ def test_a_bad_resolution_reason_is_named_and_nothing_changes(reviewer_client, q
         follow=True,
     )
     assert response.status_code == 200
-    assert b"reason: Null characters are not allowed." in response.content
+    assert b"Nothing was resolved. Reason: Null characters are not allowed." in response.content
     item.refresh_from_db()
     assert item.state == "open"
     assert set(
@@ -224,6 +224,27 @@ def test_choose_winner_needs_a_winner(reviewer_client, queues):
     item.refresh_from_db()
     assert item.state == "open"
     assert b"Pick the memory that wins" in response.content
+
+
+def test_an_incomplete_resolution_keeps_the_reviewers_reason_on_its_conflict(
+    reviewer_client, queues
+):
+    item = queues["own_conflict"]
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {"outcome": "choose_winner", "reason": "eu-west-1 is the contract region"},
+    )
+    assert response.status_code == 200  # the page again, not a redirect that drops the form
+    body = response.content.decode()
+    error = f'id="conflict-error-{item.pk}" role="alert" tabindex="-1" autofocus'
+    assert error in body
+    assert "Nothing was resolved. Winner: Pick the memory that wins." in body
+    assert "winner_id:" not in body  # a field's label, never its name
+    assert f'id="reason-{item.pk}" name="reason"' in body
+    assert 'value="eu-west-1 is the contract region"' in body
+    assert f'value="choose_winner" id="outcome-{item.pk}-choose_winner" required checked' in body
+    item.refresh_from_db()
+    assert item.state == "open"
 
 
 def test_choose_winner_refuses_a_candidate_no_longer_active(reviewer_client, queues):

@@ -1,0 +1,176 @@
+"""The portal as its users meet it: a phone's width, the keyboard, a screen reader's view of
+forms and their errors, a page left open while the memory changed.
+
+Headless Chromium against a live server, with the same world as the acceptance scenarios.
+"""
+
+import pytest
+from playwright.sync_api import expect
+
+from memory_core.models import Memory
+from memory_core.principals import SystemPrincipal
+from memory_core.services.memories import MemoryDraft, memory_store_many
+from tests.browser.conftest import log_in
+from tests.browser.test_portal_flows import PASSWORD, World
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+# A repository rule as agents write them: a URL, a key and a scope without a space to break at.
+LONG_URL = (
+    "https://github.com/acme/monorepo/blob/main/.github/workflows/"
+    "deploy-production-eu-west-1-with-canary-and-rollback.yml"
+)
+
+PAGE_WIDTH = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+
+
+@pytest.fixture
+def world(live_server):
+    return World()
+
+
+@pytest.fixture
+def phone(browser, live_server):
+    context = browser.new_context(viewport={"width": 375, "height": 800}, base_url=live_server.url)
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    yield page
+    context.close()
+
+
+def test_a_memory_holding_a_long_url_does_not_widen_the_page_on_a_phone(phone, world):
+    (rule,) = memory_store_many(
+        drafts=[
+            MemoryDraft(
+                subject=world.alice_subject,
+                memory_type="repository_rule",
+                memory_key="repo.ci_config_path_for_the_monorepo_service",
+                scope_kind="repo",
+                scope_ref="github.com/acme/monorepo",
+                content=f"CI config lives at {LONG_URL}",
+                authority="explicit_user",
+                source_type="user_input",
+            )
+        ],
+        principal=SystemPrincipal(tenant_id=world.tenant.id),
+    )
+    log_in(phone, "alice", PASSWORD)
+    for url in (
+        "/portal/",
+        f"/portal/memories/{rule.pk}/",
+        f"/portal/memories/{rule.pk}/correct/",
+        f"/portal/memories/{rule.pk}/delete/",
+    ):
+        phone.goto(url)
+        expect(phone.get_by_text(LONG_URL).first).to_be_visible()
+        scroll_width, client_width = phone.evaluate(PAGE_WIDTH)
+        assert scroll_width <= client_width, (url, scroll_width, client_width)
+
+
+def test_a_refused_correction_is_announced_on_its_field_and_focused(page, world):
+    log_in(page, "alice", PASSWORD)
+    page.goto(f"/portal/memories/{world.alice_memory.pk}/correct/")
+    page.get_by_label("Corrected memory").fill("   ")
+    page.get_by_label("Why (optional)").fill("typo")
+    page.get_by_role("button", name="Save correction").press("Enter")
+    content = page.get_by_label("Corrected memory")
+    # The error is part of the field's description (aria-describedby names an element that
+    # exists), the field is marked invalid, and focus is on it, not back at the page's top.
+    expect(content).to_have_attribute("aria-invalid", "true")
+    expect(content).to_have_accessible_description(
+        "This becomes a new version, recorded as stated by you. The current version stays in "
+        "the history as superseded. A version set by an administrator is not replaced: your "
+        "correction is kept beside it for a reviewer. This field is required."
+    )
+    expect(content).to_be_focused()
+    expect(page.get_by_label("Why (optional)")).to_have_value("typo")
+
+
+def test_a_filter_that_cannot_be_applied_is_announced_on_its_field(page, world):
+    log_in(page, "alice", PASSWORD)
+    page.goto("/portal/?memory_type=balance")
+    memory_type = page.get_by_label("Type")
+    expect(memory_type).to_have_attribute("aria-invalid", "true")
+    expect(memory_type).to_have_accessible_description(
+        "Select a valid choice. balance is not one of the available choices."
+    )
+    expect(memory_type).to_be_focused()
+
+
+def test_a_form_sent_from_a_page_older_than_the_login_says_so_in_plain_words(page, world):
+    """The correction page stays open while the user logs out and in again in another tab:
+    its form's CSRF token is stale. The refusal is a portal page that says what happened and
+    what to do, not Django's "CSRF verification failed" page."""
+    log_in(page, "alice", PASSWORD)
+    page.goto(f"/portal/memories/{world.alice_memory.pk}/correct/")
+    page.get_by_label("Corrected memory").fill("User prefers Julia for data scripts.")
+    other = page.context.new_page()
+    other.goto("/portal/")
+    other.get_by_role("button", name="Log out").click()
+    log_in(other, "alice", PASSWORD)
+    with page.expect_navigation() as navigation:
+        page.get_by_role("button", name="Save correction").click()
+    assert navigation.value.status == 403
+    expect(page.get_by_role("heading", name="This form was out of date")).to_be_visible()
+    expect(page.get_by_text("Nothing was changed.")).to_be_visible()
+    expect(page.get_by_role("link", name="Back to the portal")).to_be_visible()
+    expect(page.get_by_text("CSRF")).to_have_count(0)
+    assert page.evaluate("document.documentElement.lang") == "en"
+
+
+def test_a_reviewer_resolves_a_conflict_with_the_keyboard_after_forgetting_the_winner(page, world):
+    from memory_core.models import ReviewItem
+    from tests.browser.test_portal_flows import retrieved_ids
+
+    memory_store_many(
+        drafts=[
+            MemoryDraft(
+                subject=world.alice_subject,
+                memory_type="previous_decision",
+                memory_key="deploy.region",
+                scope_kind="project",
+                scope_ref="lunest",
+                content=f"Deploy the Lunest API to {region}.",
+                authority="model_inference",
+                source_type="model_inference",
+                confidence=confidence,
+            )
+            for region, confidence in (("eu-west-1", 0.7), ("us-east-1", 0.72))
+        ],
+        principal=SystemPrincipal(tenant_id=world.tenant.id),
+    )
+    retrieved_ids(
+        world,
+        "Deploy the Lunest API to production.",
+        intent="apply_project_rules",
+        project_id="lunest",
+    )
+    item = ReviewItem.objects.get(kind="conflict", memory_key="deploy.region", state="open")
+    log_in(page, "reviewer", PASSWORD)
+    page.goto("/portal/review/conflicts/")
+    card = page.locator(f"#conflict-{item.pk}")
+    # "Choose the winner" is preselected; the reviewer types a reason and forgets the winner.
+    card.get_by_label("Reason").focus()
+    page.keyboard.type("The team moved to us-east-1 in March")
+    page.keyboard.press("Enter")
+    card = page.locator(f"#conflict-{item.pk}")
+    error = card.get_by_role("alert")
+    expect(error).to_have_text("Nothing was resolved. Winner: Pick the memory that wins.")
+    expect(error).to_be_focused()
+    expect(card.get_by_label("Reason")).to_have_value("The team moved to us-east-1 in March")
+    expect(card.get_by_label("Choose the winner")).to_be_checked()
+    # From the message, Tab reaches the candidates and Space picks the focused one.
+    page.keyboard.press("Tab")
+    first = card.locator("input[name=winner_id]").first
+    expect(first).to_be_focused()
+    page.keyboard.press("Space")
+    expect(first).to_be_checked()
+    winner = first.get_attribute("value")
+    card.get_by_role("button", name="Resolve").press("Enter")
+    expect(page.get_by_text("Conflict resolved: choose the winner.")).to_be_visible()
+    item.refresh_from_db()
+    assert item.state == "resolved" and item.resolution == "choose_winner"
+    statuses = dict(Memory.objects.filter(pk__in=item.candidate_ids).values_list("pk", "status"))
+    assert {str(pk): status for pk, status in statuses.items() if status == "active"} == {
+        winner: "active"
+    }
