@@ -453,3 +453,30 @@ def test_a_reviewer_retries_a_dead_lettered_deletion_from_its_page(
     assert reviewer_client.post(foreign_url).status_code == 404
     foreign.refresh_from_db()
     assert foreign.status == "failed" and foreign.dead_lettered_at is not None
+
+
+def test_each_pending_writes_controls_are_named_for_it(reviewer_client, queues, tenant):
+    # "Reason", "Approve", "Reject" repeated for every item: a screen reader's list of
+    # controls could not tell one write's buttons from another's.
+    from tests.factories import SubjectFactory
+
+    bob = SubjectFactory(tenant=tenant, external_id="bob-7")
+    second = pending_write(bob, "Bob sees a cardiologist.")
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    for item, subject in ((queues["own_write"], "alice-subject"), (second, "bob-7")):
+        about = f'<span class="visually-hidden"> the write about {subject}</span>'
+        assert f"Approve{about}</button>" in body and f"Reject{about}</button>" in body
+        assert body.count(f'aria-describedby="write-{item.pk}"') == 2
+        assert f'id="write-{item.pk}"' in body
+
+
+def test_an_error_message_is_an_alert_and_others_a_status(reviewer_client, queues):
+    item = queues["own_write"]
+    refused = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": ""}, follow=True
+    )
+    assert 'class="message message-error" role="alert"' in refused.content.decode()
+    approved = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": "checked"}, follow=True
+    )
+    assert 'class="message message-success" role="status"' in approved.content.decode()
