@@ -40,6 +40,8 @@ _NUMBERS = [
     ("retrieval.diversity_cosine", "number", -1, 1),
     ("retrieval.redundancy_cosine", "number", -1, 1),
     ("retrieval.semantic_cosine_share", "number", 0, 1),
+    ("retrieval.inferred_half_life_days", "number", 0.01, None),
+    ("retrieval.conflict_min_confidence", "number", 0, 1),
 ]
 _RETENTION = [
     "working_hours",

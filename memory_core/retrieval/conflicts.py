@@ -10,6 +10,9 @@ things). Rules, in order (DESIGN.md, "Read path" 8):
    project > user > global); all remaining rows apply to this request, or stage 5 had
    removed them;
 4. ``newer_confirmed``: if every remaining row is explicit or confirmed, the newest wins;
+   but a winner by rules 2-4 whose confidence and its strongest rival's are both below
+   ``conflict_min_confidence`` (0.8) does not win: the memory is ambiguous (the seed's
+   ``choose_winner``);
 5. otherwise the group is unresolved. A high-impact group (``policy.is_high_impact``) yields a
    clarification and no winner; a low-impact one keeps its best-scored row
    (``best_score_low_impact``).
@@ -43,8 +46,21 @@ def conflict_groups(candidates: list[Candidate]) -> dict[str, list[Candidate]]:
     return {key: members for key, members in groups.items() if len(members) > 1}
 
 
-def decide(members: list[Candidate]) -> tuple[Candidate | None, str]:
-    """Return the winner of one group by rules 2-4 and the rule that decided, or (None, "")."""
+def decide(
+    members: list[Candidate], *, min_confidence: float = 0.0
+) -> tuple[Candidate | None, str]:
+    """Return the winner of one group by rules 2-4 and the rule that decided, or (None, "")
+    when no rule decides or the winner and its strongest rival are both below
+    ``min_confidence``."""
+    winner, rule = _by_rule(members)
+    if winner is not None:
+        rival = max(c.confidence for c in members if c.id != winner.id)
+        if winner.confidence < min_confidence and rival < min_confidence:
+            return None, ""
+    return winner, rule
+
+
+def _by_rule(members: list[Candidate]) -> tuple[Candidate | None, str]:
     top_class = max(AUTHORITY_CLASS.get(c.authority, 0) for c in members)
     remaining = [c for c in members if AUTHORITY_CLASS.get(c.authority, 0) == top_class]
     if len(remaining) == 1:
@@ -77,7 +93,7 @@ def resolve_conflicts(
         if acknowledged.get(key) == frozenset(ids):
             outcomes.append(ConflictOutcome(key, ids, None, "kept_both_by_reviewer", high))
             continue
-        winner, rule = decide(members)
+        winner, rule = decide(members, min_confidence=float(policy["conflict_min_confidence"]))
         if winner is None and high:
             outcomes.append(ConflictOutcome(key, ids, None, "unresolved", high, clarification=True))
             clarifications.append(

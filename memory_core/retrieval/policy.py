@@ -37,8 +37,15 @@ RETRIEVAL_DEFAULTS = {
     "redundancy_cosine": 0.95,
     # When hybrid search ran, relevance = share * cosine + (1 - share) * normalized RRF.
     "semantic_cosine_share": 0.2,
+    # Freshness: what a model inferred ages at most this fast whatever its type's half-life
+    # (the seed: an inference "should decay quickly unless confirmed"; a user's correction or
+    # confirmation makes it explicit, with its type's half-life again).
+    "inferred_half_life_days": 14,
     # Never put more sensitive memory than this into a prompt (the agent's grant may lower it).
     "max_prompt_sensitivity": "sensitive",
+    # Conflicts: a winner and its strongest rival both below this confidence leave the group
+    # unresolved (the seed's choose_winner: "memory is ambiguous" is safer than a weak pick).
+    "conflict_min_confidence": 0.8,
     # Conflicts: which unresolved groups must come back as a clarification.
     "high_impact_types": ["project_constraint", "repository_rule"],
     "high_impact_key_prefixes": [

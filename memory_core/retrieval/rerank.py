@@ -3,7 +3,9 @@
 ``score = w.semantic*semantic + w.task_fit*task_fit + w.scope*scope + w.authority*authority
 + w.freshness*freshness + w.confidence*confidence - conflict_penalty - redundancy_penalty``,
 weights from the tenant's policy (``ranking_weights``), freshness from the per-type
-half-life (``half_life_days``). Every component is stored on the candidate and in the trace.
+half-life (``half_life_days``), and for what a model inferred at most
+``inferred_half_life_days`` (14 by default). Every component is stored on the candidate and in
+the trace.
 
 Relevance gate: a candidate whose cosine to the query is below ``relevance_floor``, or more
 than ``relevance_margin`` below the best candidate's cosine, is off-topic (a full-text match
@@ -36,10 +38,15 @@ AUTHORITY_WEIGHT = {
 SCOPE_WEIGHT = {"task": 1.0, "repo": 0.95, "project": 0.85, "user": 0.7, "global": 0.55}
 
 
-def freshness(c: Candidate, *, now: datetime, half_life_days: dict) -> float:
-    """Return exp(-ln2 * age / half-life) for the candidate's type (1.0 when brand new)."""
+def freshness(
+    c: Candidate, *, now: datetime, half_life_days: dict, inferred_half_life: float | None = None
+) -> float:
+    """Return exp(-ln2 * age / half-life) for the candidate (1.0 when brand new): its type's
+    half-life, or ``inferred_half_life`` when shorter and a model inferred it."""
     age_days = max((now - (c.updated_at or c.created_at)).total_seconds() / 86400.0, 0.0)
     half_life = float(half_life_days.get(c.memory_type) or 90)
+    if c.authority == "model_inference" and inferred_half_life:
+        half_life = min(half_life, float(inferred_half_life))
     return math.exp(-math.log(2) * age_days / half_life)
 
 
@@ -146,7 +153,15 @@ def rerank(
             "task_fit": fit,
             "scope": SCOPE_WEIGHT.get(c.scope_kind, 0.3),
             "authority": AUTHORITY_WEIGHT.get(c.authority, 0.3),
-            "freshness": round(freshness(c, now=now, half_life_days=policy.half_life_days), 4),
+            "freshness": round(
+                freshness(
+                    c,
+                    now=now,
+                    half_life_days=policy.half_life_days,
+                    inferred_half_life=policy["inferred_half_life_days"],
+                ),
+                4,
+            ),
             "confidence": c.confidence,
             "conflict_penalty": float(w.get("conflict_penalty", 0.0)) if contested else 0.0,
             "redundancy_penalty": 0.0,

@@ -98,3 +98,25 @@ def test_a_group_a_reviewer_kept_keeps_both():
         rows, policy=policy(), acknowledged={"deploy.region": frozenset({"a", "b"})}
     )
     assert len(kept) == 2 and not clar and outcomes[0].rule == "kept_both_by_reviewer"
+
+
+def test_a_weak_winner_against_a_weak_rival_is_ambiguous():
+    # The seed's choose_winner: top and second both below 0.8 confidence return no winner
+    # ("memory is ambiguous" is safer than a weak pick). Two tool observations on a
+    # high-impact key, the newer one would have won by newer_confirmed.
+    def observed(name, confidence, days):
+        return cand(name, memory_key="deploy.region", memory_type="previous_decision",
+                    authority="tool_observation", confidence=confidence,
+                    updated_at=NOW - timedelta(days=days))  # fmt: skip
+
+    weak = [observed("old", 0.6, 9), observed("new", 0.7, 1)]
+    kept, outcomes, clar, _ = resolve_conflicts(weak, policy=policy())
+    assert kept == [] and clar[0].memory_key == "deploy.region"
+    assert outcomes[0].winner_id is None and outcomes[0].clarification
+    # One of them sure enough: the rule decides again.
+    sure = [observed("old", 0.6, 9), observed("new", 0.9, 1)]
+    kept, outcomes, clar, _ = resolve_conflicts(sure, policy=policy())
+    assert [c.id for c in kept] == ["new"] and outcomes[0].rule == "newer_confirmed" and not clar
+    # A tenant can lower the bar.
+    kept, _, _, _ = resolve_conflicts(weak, policy=policy(conflict_min_confidence=0.5))
+    assert [c.id for c in kept] == ["new"]

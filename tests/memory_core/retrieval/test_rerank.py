@@ -94,3 +94,17 @@ def test_redundancy_penalty_lowers_a_near_copy_of_a_better_item():
     b = cand("b", semantic=0.79, embedding=(0.99, 0.1))
     ranked, _ = rerank([a, b], ctx=ctx(), plan=plan(), policy=policy(), now=NOW)
     assert ranked[1].components["redundancy_penalty"] > 0
+
+
+def test_an_inference_ages_faster_than_its_type_until_confirmed():
+    # The seed: model inference "should decay quickly unless confirmed". A preference keeps a
+    # year's half-life when the user said it; inferred, 14 days (inferred_half_life_days).
+    old = NOW - timedelta(days=14)
+    said = cand("said", updated_at=old)
+    inferred = cand("inferred", authority="model_inference", confidence=0.7, updated_at=old)
+    ranked, _ = rerank([said, inferred], ctx=ctx(), plan=plan(), policy=policy(), now=NOW)
+    fresh = {c.id: c.components["freshness"] for c in ranked}
+    assert fresh["said"] > 0.97 and fresh["inferred"] == pytest.approx(0.5, abs=0.01)
+    slower = policy(inferred_half_life_days=28)
+    ranked, _ = rerank([inferred], ctx=ctx(), plan=plan(), policy=slower, now=NOW)
+    assert ranked[0].components["freshness"] == pytest.approx(0.71, abs=0.01)
