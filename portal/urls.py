@@ -46,6 +46,11 @@ urlpatterns = [
         name="memory-correct",
     ),
     path(
+        "memories/<uuid:memory_id>/confirm/",
+        views.MemoryConfirmView.as_view(),
+        name="memory-confirm",
+    ),
+    path(
         "memories/<uuid:memory_id>/revoke/", views.MemoryRevokeView.as_view(), name="memory-revoke"
     ),
     path(

@@ -24,7 +24,13 @@ from memory_core.selectors.portal import (
     subject_memories_not_in_use,
     subject_memories_pending,
 )
-from memory_core.services.writes import consent_withdraw, memory_correct, memory_revoke
+from memory_core.services.writes import (
+    CONFIRMABLE,
+    consent_withdraw,
+    memory_confirm,
+    memory_correct,
+    memory_revoke,
+)
 from portal.access import REVIEWER, EndUserMixin
 from portal.forms import (
     ConfirmForm,
@@ -97,6 +103,7 @@ class MemoryDetailView(EndUserMixin, TemplateView):
             memory=memory,
             is_head=memory.pk == history.head.pk,
             can_correct=is_active,
+            can_confirm=is_active and memory.authority in CONFIRMABLE,
             can_revoke=is_active and memory.memory_class == MemoryClass.PREFERENCE,
             can_withdraw=is_active and memory.consent == Consent.WORKFLOW,
             can_delete=memory.status != Status.DELETED,
@@ -216,6 +223,40 @@ class _MemoryActionView(EndUserMixin, View):
         except DomainError as error:
             return self.refuse(error, detail)
         messages.success(request, self.done_message)
+        return redirect(detail)
+
+
+class MemoryConfirmView(EndUserMixin, View):
+    """Confirm what a model inferred (or a tool observed) as right: a new version, stated by
+    the user, opens (``memory_confirm``)."""
+
+    http_method_names = ["post"]
+
+    def post(self, request, memory_id):
+        detail = reverse("portal:memory", args=[memory_id])
+        try:
+            result = memory_confirm(principal=self.principal, memory_id=memory_id)
+        except DomainError as error:
+            return self.refuse(error, detail)
+        if result.decision == "accepted" and result.memory is not None:
+            messages.success(
+                request,
+                f"Confirmed: version {result.memory.version} is now stated by you. Agents "
+                "treat it as your own word, and it no longer fades as a guess does.",
+            )
+            return redirect("portal:memory", memory_id=result.memory.pk)
+        if result.decision == "pending_approval":
+            messages.info(
+                request,
+                "This touches sensitive information, so a reviewer will look at your "
+                "confirmation first. The current version stays in use until then.",
+            )
+            return redirect(detail)
+        messages.error(
+            request,
+            f"The confirmation was refused: {result.message or 'it breaks a memory rule'} "
+            f"({', '.join(result.rule_codes) or 'no rule code'}).",
+        )
         return redirect(detail)
 
 

@@ -625,6 +625,36 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
     return _run(principal, [candidate], target=target)[0]
 
 
+# What a person's confirmation raises to their own authority: what a model inferred or a tool
+# observed about them.
+CONFIRMABLE = frozenset({Authority.MODEL_INFERENCE, Authority.TOOL_OBSERVATION})
+
+
+def memory_confirm(*, principal, memory_id) -> WriteResult:
+    """The person a memory is about confirms it as right: the seed's confirmation path for
+    what a model inferred ("lower authority, faster decay and a confirmation path").
+
+    A correction with the same content and value (``memory_correct``): the new version
+    carries their explicit authority, so it wins conflicts as anything they said does and
+    ages by its type's half-life. Only that person confirms (``forbidden``), and only what a
+    model inferred or a tool observed (``not_confirmable``: anything else is already theirs
+    or an admin's).
+    """
+    if not isinstance(principal, SubjectPrincipal):
+        raise PermissionDenied("Only the person a memory is about can confirm it.")
+    target = _writable(principal, memory_id)
+    if target.authority not in CONFIRMABLE:
+        raise Conflict(
+            f"Memory {target.id} was set with {target.authority} authority: there is nothing "
+            "to confirm.",
+            code="not_confirmable",
+        )
+    data = {"content": target.content, "reason": "Confirmed as right by the person it is about."}
+    if target.value is not None:
+        data["value"] = target.value
+    return memory_correct(principal=principal, memory_id=memory_id, data=data)
+
+
 def _retire(*, principal, memory_id, action: str, reason_code: str, reason: str) -> Memory:
     memory = _writable(principal, memory_id)
     memory = Memory.objects.select_for_update().get(pk=memory.pk)

@@ -592,3 +592,35 @@ def test_memory_list_query_budget(alice_client, alice_memory, django_assert_max_
     with django_assert_max_num_queries(8 + 3):
         response = alice_client.get(reverse("portal:home"))
     assert response.status_code == 200
+
+
+def test_a_person_confirms_what_a_model_inferred_about_them(alice_client, alice_memory, bob_memory):
+    # The seed: an inference needs "lower authority, faster decay and a confirmation path".
+    Memory.objects.filter(pk__in=[alice_memory.pk, bob_memory.pk]).update(
+        authority="model_inference", source_type="model_inference", confidence=0.7
+    )
+    page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+    assert "A model inferred this" in page and "This is right" in page
+    url = reverse("portal:memory-confirm", args=[alice_memory.pk])
+    bobs = reverse("portal:memory-confirm", args=[bob_memory.pk])
+    assert alice_client.post(bobs).status_code == 404  # someone else's memory: not found
+    response = alice_client.post(url, follow=True)
+    confirmed = Memory.objects.get(supersedes=alice_memory)
+    assert response.redirect_chain[-1][0] == reverse("portal:memory", args=[confirmed.pk])
+    assert b"Confirmed: version 2 is now stated by you." in response.content
+    assert (confirmed.content, confirmed.memory_key) == (alice_memory.content, "style.indent")
+    assert (confirmed.authority, confirmed.status, confirmed.version) == (
+        "explicit_user",
+        "active",
+        2,
+    )
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "superseded"
+    # Stated by the person now: nothing left to confirm, and no button for it.
+    assert (
+        b"This is right"
+        not in alice_client.get(reverse("portal:memory", args=[confirmed.pk])).content
+    )
+    again = alice_client.post(reverse("portal:memory-confirm", args=[confirmed.pk]), follow=True)
+    assert b"there is nothing to confirm" in again.content
+    assert Memory.objects.filter(subject=alice_memory.subject).count() == 2
