@@ -1,4 +1,5 @@
-"""``POST /api/v1/retrieve`` and ``GET /api/v1/traces/<id>``: parse, call the pipeline, render.
+"""``POST /api/v1/retrieve``, ``GET /api/v1/traces/<id>`` and ``POST .../usage``: parse, call
+the pipeline or the trace service, render.
 
 Tenant and agent come from the API key; ``context.user_id`` names the subject (its
 external id in that tenant). An unknown user gets an empty package, not an error. Unknown
@@ -11,9 +12,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.memories_serializers import StrictSerializer
-from api.responses import AGENT, AGENT_INSERTS, NOT_FOUND, error
+from api.responses import AGENT, AGENT_BODY, AGENT_INSERTS, NOT_FOUND, error
 from memory_core.retrieval.pipeline import retrieve
-from memory_core.retrieval.traces import trace_get
+from memory_core.retrieval.traces import USAGE_KINDS, trace_get, trace_usage_record
 from memory_core.retrieval.types import RetrievalRequest
 
 MAX_QUERY_CHARS = 4000
@@ -98,6 +99,18 @@ class TraceOutput(serializers.Serializer):
     prompt_tokens = serializers.IntegerField()
     latency_ms = serializers.FloatField()
     stages = serializers.JSONField()
+    used_ids = serializers.ListField(child=serializers.CharField())
+    usage = serializers.JSONField()
+
+
+class TraceUsageInput(StrictSerializer):
+    """What one final answer or tool call used of the trace's package."""
+
+    kind = serializers.ChoiceField(choices=USAGE_KINDS)
+    reference = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    memory_ids = serializers.ListField(
+        child=serializers.UUIDField(), max_length=100, allow_empty=True
+    )
 
 
 class RetrieveView(APIView):
@@ -147,4 +160,32 @@ class TraceDetailView(APIView):
     @extend_schema(responses={200: TraceOutput, **AGENT, 404: NOT_FOUND})
     def get(self, request, trace_id):
         trace = trace_get(principal=request.user, trace_id=trace_id)
+        return Response(TraceOutput(trace).data)
+
+
+class TraceUsageView(APIView):
+    """Report which memories of a retrieval's package a final answer or tool call used."""
+
+    def write_cost(self, request) -> int:
+        return 0  # annotates a trace; stores no memory, so the write quota is not spent
+
+    @extend_schema(
+        request=TraceUsageInput,
+        responses={
+            200: TraceOutput,
+            **AGENT_BODY,
+            404: NOT_FOUND,
+            409: error("The trace already holds 50 usage reports (too_many_reports)."),
+        },
+    )
+    def post(self, request, trace_id):
+        body = TraceUsageInput(data=request.data)
+        body.is_valid(raise_exception=True)
+        trace = trace_usage_record(
+            principal=request.user,
+            trace_id=trace_id,
+            kind=body.validated_data["kind"],
+            reference=body.validated_data["reference"],
+            memory_ids=body.validated_data["memory_ids"],
+        )
         return Response(TraceOutput(trace).data)

@@ -8,6 +8,7 @@ urlpatterns = [
     path("whoami", views.WhoAmIView.as_view(), name="whoami"),
     path("retrieve", retrieval.RetrieveView.as_view(), name="retrieve"),
     path("traces/<uuid:trace_id>", retrieval.TraceDetailView.as_view(), name="trace-detail"),
+    path("traces/<uuid:trace_id>/usage", retrieval.TraceUsageView.as_view(), name="trace-usage"),
     path("deletions", deletions.DeletionListCreateView.as_view(), name="deletions"),
     path(
         "deletions/<uuid:operation_id>",

@@ -166,6 +166,12 @@ class RetrievalTrace(models.Model):
     selected_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     # Every memory id the trace mentions (selected or rejected): deletion purges by it.
     cited_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    # What the agent reported its final answers and tool calls used, of ``selected_ids``
+    # (``POST /api/v1/traces/{id}/usage``): every id reported, and each report
+    # ``{"kind", "reference", "memory_ids", "reported_at"}`` (a reference names the answer or
+    # the tool call, never its text).
+    used_ids = ArrayField(models.UUIDField(), default=list, blank=True)
+    usage = models.JSONField(default=list, blank=True)
     prompt_tokens = models.PositiveIntegerField(default=0)
     latency_ms = models.FloatField(default=0.0)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)

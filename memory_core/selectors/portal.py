@@ -53,24 +53,28 @@ def portal_principal(*, user) -> SubjectPrincipal | ReviewerPrincipal | None:
 
 @dataclass(frozen=True)
 class Usage:
-    """How often a memory was selected by retrieval, and when last."""
+    """How often a memory was selected by retrieval, and when last; and in how many of those
+    retrievals the agent reported that an answer or a tool call used it."""
 
     count: int = 0
     last_used: datetime | None = None
+    reported_used: int = 0
 
 
 def memory_usage(*, principal, memory_ids) -> dict:
     """Return ``{memory_id: Usage}`` from the retrieval traces that selected each memory.
 
     The GIN index on ``cited_ids`` (every id a trace mentions) narrows the traces first;
-    ``selected_ids`` then counts only the retrievals that actually handed the memory out.
+    ``selected_ids`` then counts only the retrievals that actually handed the memory out,
+    and ``used_ids`` those whose agent reported an answer or tool call using it.
     """
     ids = [str(memory_id) for memory_id in memory_ids]
     if not ids:
         return {}
     table = RetrievalTrace._meta.db_table
     sql = f"""
-        SELECT used.id, count(*), max(t.created_at)
+        SELECT used.id, count(*), max(t.created_at),
+               count(*) FILTER (WHERE used.id = ANY(t.used_ids))
         FROM {table} AS t
         CROSS JOIN LATERAL unnest(t.selected_ids) AS used(id)
         WHERE t.tenant_id = %s
@@ -80,7 +84,10 @@ def memory_usage(*, principal, memory_ids) -> dict:
     """  # noqa: S608 - the table name is ours; every value is a parameter
     with connection.cursor() as cursor:
         cursor.execute(sql, [principal.tenant_id, ids, ids])
-        return {row[0]: Usage(count=row[1], last_used=row[2]) for row in cursor.fetchall()}
+        return {
+            row[0]: Usage(count=row[1], last_used=row[2], reported_used=row[3])
+            for row in cursor.fetchall()
+        }
 
 
 @dataclass

@@ -142,6 +142,32 @@ def test_trace_is_readable_by_its_tenant_only(api_client, other_api_client, stor
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "not_found"
 
 
+def test_an_agent_reports_which_memories_its_answer_used(api_client, other_api_client, stored):
+    # The seed's trace question: "which final answer or tool call used the memory?"
+    mine, theirs = stored
+    trace_id = api_client.post(URL, body(), format="json").json()["trace_id"]
+    usage = f"/api/v1/traces/{trace_id}/usage"
+    report = {"kind": "tool_call", "reference": "create_endpoint#3", "memory_ids": [str(mine.id)]}
+    response = api_client.post(usage, report, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["used_ids"] == [str(mine.id)]
+    answer = api_client.post(usage, {"kind": "answer", "memory_ids": []}, format="json").json()
+    assert [(u["kind"], u["reference"], u["memory_ids"]) for u in answer["usage"]] == [
+        ("tool_call", "create_endpoint#3", [str(mine.id)]),
+        ("answer", "", []),
+    ]
+    assert api_client.get(f"/api/v1/traces/{trace_id}").json()["used_ids"] == [str(mine.id)]
+    # Only what the package held; only the trace's own agent; nothing but the documented fields.
+    outside = api_client.post(usage, {**report, "memory_ids": [str(theirs.id)]}, format="json")
+    assert outside.status_code == 400
+    assert outside.json()["error"]["details"]["memory_ids"][0]["code"] == "not_selected"
+    assert other_api_client.post(usage, report, format="json").status_code == 404
+    for bad in ({**report, "kind": "thought"}, {**report, "text": "the answer"},
+                {**report, "reference": "a\x00b"}, {**report, "memory_ids": ["x"]}):  # fmt: skip
+        assert api_client.post(usage, bad, format="json").status_code == 400, bad
+    assert len(api_client.get(f"/api/v1/traces/{trace_id}").json()["usage"]) == 2
+
+
 PROBE = r"""
 import json, uuid
 from rest_framework.test import APIRequestFactory, force_authenticate

@@ -108,13 +108,14 @@ def test_search_never_reaches_other_subjects(alice_client, alice_memory, bob_mem
 
 
 def test_usage_comes_from_retrieval_traces(alice_client, alice_memory, bob_memory):
-    for _ in range(3):
+    for used in (True, False, False):
         RetrievalTrace.objects.create(
             tenant=alice_memory.tenant,
             subject=alice_memory.subject,
             mode="hybrid",
             selected_ids=[alice_memory.pk],
             cited_ids=[alice_memory.pk, bob_memory.pk],
+            used_ids=[alice_memory.pk] if used else [],  # as the agent reported it
         )
     # Cited but not selected (rejected by a filter) is not a use.
     RetrievalTrace.objects.create(
@@ -122,6 +123,7 @@ def test_usage_comes_from_retrieval_traces(alice_client, alice_memory, bob_memor
     )
     body = alice_client.get(reverse("portal:home")).content.decode()
     assert "3 times, last" in body
+    assert "1 of them in an answer or action, by the agent's own account" in body
 
 
 # --- A memory's page ------------------------------------------------------------------------
