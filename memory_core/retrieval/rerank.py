@@ -19,6 +19,7 @@ Pure: no ORM, no I/O.
 from __future__ import annotations
 
 import math
+import re
 from datetime import datetime
 
 import numpy as np
@@ -50,8 +51,15 @@ def freshness(
     return math.exp(-math.log(2) * age_days / half_life)
 
 
-def task_fit(c: Candidate, *, ctx: RetrievalContext, plan: RetrievalPlan, policy) -> float:
-    """Return how directly ``c`` bears on the current task (1 = bound to it by structure)."""
+ENTITY_FIT = 0.8  # a memory that names one of the request's entities (below a bound one)
+
+
+def task_fit(
+    c: Candidate, *, ctx: RetrievalContext, plan: RetrievalPlan, policy, entities=None
+) -> float:
+    """Return how directly ``c`` bears on the current task (1 = bound to it by structure;
+    ``ENTITY_FIT`` when it names one of the request's entities, ``entities`` being
+    ``entity_patterns(plan)``)."""
     if c.memory_type == "task_state" and (
         (ctx.task_id and c.task_id == ctx.task_id)
         or (ctx.session_id and c.session_id == ctx.session_id)
@@ -59,11 +67,26 @@ def task_fit(c: Candidate, *, ctx: RetrievalContext, plan: RetrievalPlan, policy
         return 1.0
     if scope_bound(c, ctx=ctx, policy=policy):
         return 1.0
+    if entities is not None and entities.search(f"{c.content}\n{c.memory_key}\n{c.scope_ref}"):
+        return ENTITY_FIT
     if c.memory_type in plan.structured_types:
         return 0.7
     if c.memory_type in plan.semantic_types:
         return 0.5
     return 0.3
+
+
+def entity_patterns(plan: RetrievalPlan) -> re.Pattern | None:
+    """One pattern matching any of the plan's entities as a whole word, case-insensitively;
+    an entity joined by - . _ or / also matches with spaces ("network-state", "network
+    state"). None without entities."""
+    if not plan.entities:
+        return None
+    alternatives = []
+    for entity in plan.entities:
+        parts = [re.escape(part) for part in re.split(r"[\s\-._/]+", entity) if part]
+        alternatives.append(r"[\s\-._/]+".join(parts))
+    return re.compile(rf"(?<!\w)(?:{'|'.join(alternatives)})(?!\w)", re.IGNORECASE)
 
 
 def scope_bound(c: Candidate, *, ctx: RetrievalContext, policy) -> bool:
@@ -131,7 +154,10 @@ def rerank(
     searched = bool(plan.semantic_types)
     cosines = [c.semantic for c in candidates if c.semantic is not None]
     best = max(cosines) if cosines else None
-    fits = {c.id: task_fit(c, ctx=ctx, plan=plan, policy=policy) for c in candidates}
+    entities = entity_patterns(plan)
+    fits = {
+        c.id: task_fit(c, ctx=ctx, plan=plan, policy=policy, entities=entities) for c in candidates
+    }
     passed = {
         c.id
         for c in candidates
@@ -212,6 +238,8 @@ def explain(c: Candidate, *, ctx: RetrievalContext) -> str:
     if comp.get("task_fit") == 1.0:
         return f"{c.memory_type.replace('_', ' ')} bound to {c.scope}"
     parts = []
+    if comp.get("task_fit") == ENTITY_FIT:
+        parts.append("names what the request is about")
     if comp.get("cosine") is not None:
         parts.append(f"semantic match {comp['cosine']:.2f}")
     if "fulltext" in c.sources:

@@ -110,6 +110,9 @@ class RetrievalPlan:
     semantic_limit: int = 40
     fulltext_limit: int = 40
     query_terms: int = 0
+    # Named things of the request ("iOS", "atlas-api", "eu-west-1"), lower-cased: a memory
+    # that mentions one fits the task better (stage 7). The trace keeps their count only.
+    entities: tuple[str, ...] = ()
 
     @property
     def stores(self) -> list[str]:
@@ -134,6 +137,7 @@ class RetrievalPlan:
             "preferred_scopes": list(self.preferred_scopes),
             "max_candidates": self.max_candidates,
             "query_terms": self.query_terms,
+            "entities": len(self.entities),
         }
 
 

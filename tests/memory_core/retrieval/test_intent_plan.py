@@ -69,3 +69,30 @@ def test_agent_read_grant_narrows_the_plan():
     hybrid = build_plan(mode=RetrievalMode.HYBRID, intent="", ctx=c, policy=policy(), query="q")
     assert hybrid.structured_types == ("user_preference",)
     assert hybrid.semantic_types == ("user_preference",)
+
+
+@pytest.mark.parametrize(
+    ("query", "entities"),
+    [
+        # The seed's own example: "entities": ["iOS", "network state"].
+        (
+            "Continue the iOS network-state implementation and keep the project conventions.",
+            ("ios", "network-state"),
+        ),
+        (
+            "Deploy the API to eu-west-1 from atlas-api, see deploy.region",
+            ("api", "eu-west-1", "atlas-api", "deploy.region"),
+        ),
+        ('Set "dark mode" for the `settings page`', ("dark mode", "settings page")),
+        # People's names are not entities: in a conversation they are in most memories.
+        ("What did Ana adopt last May?", ()),
+        ("What does the user prefer?", ()),
+    ],
+)
+def test_the_plan_names_the_entities_of_the_request(query, entities):
+    from memory_core.retrieval.plan import extract_entities
+
+    assert extract_entities(query) == entities
+    hybrid = build_plan(mode=RetrievalMode.HYBRID, intent="", ctx=ctx(), policy=policy(),
+                        query=query)  # fmt: skip
+    assert hybrid.entities == entities and hybrid.as_trace()["entities"] == len(entities)

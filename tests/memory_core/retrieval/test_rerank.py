@@ -108,3 +108,16 @@ def test_an_inference_ages_faster_than_its_type_until_confirmed():
     slower = policy(inferred_half_life_days=28)
     ranked, _ = rerank([inferred], ctx=ctx(), plan=plan(), policy=slower, now=NOW)
     assert ranked[0].components["freshness"] == pytest.approx(0.71, abs=0.01)
+
+
+def test_a_memory_naming_an_entity_of_the_request_fits_the_task_better():
+    incident = {"memory_type": "incident", "semantic": 0.5}
+    named = cand("named", content="The network state cache broke the iOS build.", **incident)
+    other = cand("other", content="The Android build broke after an upgrade.", **incident)
+    about = plan(entities=("ios", "network-state"))
+    ranked, _ = rerank([other, named], ctx=ctx(), plan=about, policy=policy(), now=NOW)
+    assert [c.id for c in ranked] == ["named", "other"]
+    assert ranked[0].components["task_fit"] == 0.8 and ranked[1].components["task_fit"] == 0.5
+    assert ranked[0].reason.startswith("names what the request is about")
+    ranked, _ = rerank([other, named], ctx=ctx(), plan=plan(), policy=policy(), now=NOW)
+    assert {c.components["task_fit"] for c in ranked} == {0.5}  # no entities, no preference
