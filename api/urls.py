@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api import deletions, memories, retrieval, reviews, views
+from api import deletions, memories, retrieval, reviews, tasks, views
 
 app_name = "api"
 
@@ -9,6 +9,7 @@ urlpatterns = [
     path("retrieve", retrieval.RetrieveView.as_view(), name="retrieve"),
     path("traces/<uuid:trace_id>", retrieval.TraceDetailView.as_view(), name="trace-detail"),
     path("traces/<uuid:trace_id>/usage", retrieval.TraceUsageView.as_view(), name="trace-usage"),
+    path("tasks/close", tasks.TaskCloseView.as_view(), name="task-close"),
     path("deletions", deletions.DeletionListCreateView.as_view(), name="deletions"),
     path(
         "deletions/<uuid:operation_id>",

@@ -35,6 +35,8 @@ The order every path takes its locks in, so that no two wait for each other in a
   last (at its insert, or at commit for its events' foreign keys); after
   ``TENANT_LOCK_ROUNDS`` such rounds the request gives up (``tenant_busy``).
 
+- a task's close (``services.tasks.task_close``): the subject's lock shared, then the task's
+  memory rows in id order;
 - a revoke (or consent withdrawal): its memory row, then its pending write's review item,
   then the conflicts citing it (``SKIP LOCKED``: it never waits for a resolution).
 

@@ -1,0 +1,90 @@
+"""A task's end: what was bound to the task expires with it.
+
+The seed: "A task decision should usually expire when the task closes." Working memory
+lives 24 hours by default (``retention.working_hours``) whatever happens to its task; an
+agent that finishes a task says so, and the task's state and decisions stop being used at
+once instead of lingering into the next task.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memory_core.exceptions import PermissionDenied
+from memory_core.locks import with_subject_shared_lock
+from memory_core.models import Memory, MemoryEvent, ScopeKind, Status, Subject
+from memory_core.services.memories import shared_or_own
+
+TASK_CLOSED = "task_closed"
+
+
+@dataclass
+class TaskCloseResult:
+    task_id: str
+    expired: list = field(default_factory=list)  # memory ids
+    outside_grant: int = 0  # bound to the task, but of a type the agent may not write
+
+
+@transaction.atomic
+def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
+    """Expire the subject's active memories bound to ``task_id``: its task state
+    (``task_id``) and whatever is scoped to the task (``task:<id>``), with an ``expired``
+    event each (reason ``task_closed``). Only memories the agent may write and see (shared,
+    or its own); the others bound to the task are counted, not touched. An agent without
+    ``any_subject`` closes tasks of its token's subject only (``subject_not_granted``). An
+    unknown subject or task expires nothing. Closing twice changes nothing more.
+    """
+    may_act_for = getattr(principal, "may_act_for", None)
+    if may_act_for is not None and not may_act_for(user_id):
+        raise PermissionDenied(
+            "This agent may close tasks only for the subject named by its subject token.",
+            code="subject_not_granted",
+        )
+    result = TaskCloseResult(task_id=task_id)
+    # The subject's lock shared, as every write takes it: a deletion of the subject waits.
+    subject = (
+        with_subject_shared_lock(Subject.objects.filter(tenant_id=principal.tenant_id))
+        .filter(external_id=user_id)
+        .first()
+    )
+    if subject is None:
+        return result
+    bound = Memory.objects.filter(
+        tenant_id=principal.tenant_id, subject=subject, status=Status.ACTIVE
+    ).filter(Q(task_id=task_id) | Q(scope_kind=ScopeKind.TASK, scope_ref=task_id))
+    agent_id = getattr(principal, "agent_id", None)
+    bound = bound.filter(shared_or_own(agent_id))
+    write_types = getattr(principal, "write_types", None)
+    rows = list(
+        bound.select_for_update().order_by("pk").values_list("pk", "memory_type", "policy_version")
+    )
+    closing = [row for row in rows if write_types is None or row[1] in write_types]
+    result.outside_grant = len(rows) - len(closing)
+    if not closing:
+        return result
+    now = timezone.now()
+    Memory.objects.filter(pk__in=[pk for pk, _, _ in closing]).update(
+        status=Status.EXPIRED, updated_at=now
+    )
+    MemoryEvent.objects.bulk_create(
+        [
+            MemoryEvent(
+                tenant_id=principal.tenant_id,
+                memory_id=pk,
+                action=MemoryEvent.Action.EXPIRED,
+                actor_type=principal.actor_type,
+                actor_id=principal.actor_id,
+                reason_code=TASK_CLOSED,
+                policy_version=policy_version,
+                details={"task_id": task_id},
+                created_at=now,
+            )
+            for pk, _, policy_version in closing
+        ]
+    )
+    result.expired = [pk for pk, _, _ in closing]
+    return result
