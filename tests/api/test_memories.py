@@ -319,10 +319,26 @@ def test_oversized_body_is_413(api_client, settings):
     assert response.json()["error"]["code"] == "request_too_large"
 
 
-def test_policy_limit_is_a_422_not_a_400(api_client):
-    response = write(api_client, content="word " * 1000)  # 5000 > the policy's 4000
-    assert response.status_code == 422
-    assert response.json()["rule_codes"] == ["fields.content_too_long"]
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        ({"content": "word " * 1000}, "fields.content_too_long"),  # 5000 > the policy's 4000
+        ({"value": {"notes": "x" * 9000}}, "fields.value_too_large"),  # > 8 KiB
+        ({"memory_key": "k" * 20}, "fields.key_too_long"),  # > this tenant's 14, below
+    ],
+)
+def test_policy_limit_is_a_422_not_a_400(api_client, tenant, fields, code):
+    import copy
+
+    from memory_core.policy_defaults import DEFAULT_POLICY
+    from memory_core.services.policy import policy_publish
+
+    document = copy.deepcopy(DEFAULT_POLICY)
+    document["admission"]["max_key_chars"] = 14  # the API's shape allows 200
+    policy_publish(tenant=tenant, document=document)
+    response = write(api_client, **fields)
+    assert response.status_code == 422, response.json()
+    assert response.json()["rule_codes"] == [code]
 
 
 @pytest.fixture

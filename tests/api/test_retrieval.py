@@ -135,6 +135,7 @@ def test_trace_is_readable_by_its_tenant_only(api_client, other_api_client, stor
     assert mine.status_code == 200
     data = mine.json()
     assert data["id"] == trace_id and data["mode"] == "structured_only"
+    assert data["policy_version"] == 1  # DESIGN.md: every trace records its policy version
     assert str(stored[0].id) in data["cited_ids"]
     assert "OpenAPI" not in json.dumps(data)  # never raw content
     assert other_api_client.get(f"/api/v1/traces/{trace_id}").status_code == 404

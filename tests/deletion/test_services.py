@@ -47,6 +47,7 @@ def test_request_writes_ledger_and_makes_memory_unretrievable_at_once(
         operation = deletion_request(principal=owner_principal, memory_id=target.id)
     assert len(callbacks) == 2  # journaled and the task sent on commit, not before
     assert operation.status == DeletionOperation.State.PENDING
+    assert operation.policy_version == 1  # DESIGN.md: every deletion records its policy version
     assert [s.store for s in operation.steps.order_by("id")] == STORES  # no replicas configured
     row = Memory.objects.get(pk=target.id)
     assert (row.status, row.content, row.value, row.embedding) == ("deleted", "", None, None)
