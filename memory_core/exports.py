@@ -39,6 +39,10 @@ _FIELDS = (
     "status",
     "version",
 )
+# The other columns a record reads (the vector is never exported, nor read for it).
+_OTHER_FIELDS = ("scope_kind", "scope_ref", "supersedes_id", "valid_from", "valid_until")
+# Rows fetched at a time while an export is written.
+EXPORT_CHUNK = 2000
 
 
 def export_dir() -> Path:
@@ -61,21 +65,51 @@ def _memory_record(memory: Memory) -> dict:
     return record
 
 
-def write_json_atomic(path: Path, document) -> str:
-    """Write ``document`` to ``path`` via a temporary file and rename; return its SHA-256."""
+def write_json_atomic(path: Path, document, *, items_key: str = "", items=()) -> str:
+    """Write ``document`` to ``path`` via a temporary file and rename; return its SHA-256.
+
+    With ``items_key``, the list at that key of ``document`` is written from ``items`` (any
+    iterable, e.g. a queryset's iterator), one item at a time: the file is the one
+    ``json.dumps`` makes of the whole document, but one item at a time is held as text (an
+    export of 70,000 memories held every row, the whole document and its 45 MB of text at
+    once).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = json.dumps(document, indent=2, sort_keys=True, default=str).encode()
+    digest = hashlib.sha256()
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
+
+            def write(text: str) -> None:
+                data = text.encode()
+                digest.update(data)
+                handle.write(data)
+
+            if not items_key:
+                write(_dumps(document))
+            else:
+                # The document with an empty list, cut where the list is: the keys are sorted
+                # and JSON escapes every quote inside a string, so the marker is the key's.
+                marker = f"{json.dumps(items_key)}: []"
+                head, _, tail = _dumps({**document, items_key: []}).partition(marker)
+                write(head + marker[:-1])
+                count = 0
+                for item in items:
+                    text = _dumps(item).replace("\n", "\n    ")
+                    write(("," if count else "") + "\n    " + text)
+                    count += 1
+                write(("\n  ]" if count else "]") + tail)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    return hashlib.sha256(data).hexdigest()
+    return digest.hexdigest()
+
+
+def _dumps(document) -> str:
+    return json.dumps(document, indent=2, sort_keys=True, default=str)
 
 
 def _export_subject(principal, subject_id) -> Subject:
@@ -100,11 +134,12 @@ def export_create(*, principal, subject_id=None) -> Export:
     # A deletion of the subject requested meanwhile waits for this export to commit, so its
     # exports step finds the row (and one requested before is committed when we read).
     subject_shared_lock(subject.id)
-    memories = list(
+    memories = (
         Memory.objects.visible_to(principal)
         .filter(subject=subject)
         .exclude(status=Status.DELETED)
         .order_by("created_at", "id")
+        .only("id", *_FIELDS, *_OTHER_FIELDS)
     )
     export_id = uuid.uuid4()
     relative = f"{subject.tenant_id}/{subject.id}/{export_id}.json"
@@ -114,10 +149,17 @@ def export_create(*, principal, subject_id=None) -> Export:
         "tenant_id": str(subject.tenant_id),
         "subject": {"id": str(subject.id), "external_id": subject.external_id},
         "created_at": timezone.now().isoformat(),
-        "memories": [_memory_record(memory) for memory in memories],
     }
     path = export_dir() / relative
-    digest = write_json_atomic(path, document)
+    memory_ids = []
+
+    def records():
+        # A server-side cursor, a chunk at a time: the rows are never all in memory.
+        for memory in memories.iterator(chunk_size=EXPORT_CHUNK):
+            memory_ids.append(memory.id)
+            yield _memory_record(memory)
+
+    digest = write_json_atomic(path, document, items_key="memories", items=records())
     try:
         with transaction.atomic():
             export = Export.objects.create(
@@ -125,7 +167,7 @@ def export_create(*, principal, subject_id=None) -> Export:
                 tenant_id=subject.tenant_id,
                 subject=subject,
                 path=relative,
-                memory_ids=[memory.id for memory in memories],
+                memory_ids=memory_ids,
                 sha256=digest,
                 requested_by_type=principal.actor_type,
                 requested_by_id=principal.actor_id,
@@ -137,7 +179,7 @@ def export_create(*, principal, subject_id=None) -> Export:
     # A deletion that committed while the file was being written: its exports step may have
     # looked before this row existed, so drop what the ledger has tombstoned ourselves.
     deleted = set(
-        Tombstone.objects.filter(memory_id__in=export.memory_ids).values_list(
+        Tombstone.objects.filter(memory_id__in_array=export.memory_ids).values_list(
             "memory_id", flat=True
         )
     )

@@ -57,7 +57,7 @@ def cache_get(*, tenant_id, subject_id, key: str, namespace: str = "retrieval"):
     if entry is None:
         return None
     memory_ids = entry.get("memory_ids") or []
-    if memory_ids and Tombstone.objects.filter(memory_id__in=memory_ids).exists():
+    if memory_ids and Tombstone.objects.filter(memory_id__in_array=memory_ids).exists():
         return None
     return entry["value"]
 

@@ -74,3 +74,57 @@ def approve_workflow_consent(tenant, *memory_types: str) -> None:
         {*document["admission"]["workflow_consent_types"], *memory_types}
     )
     policy_publish(tenant=tenant, document=document, note="workflow consent for the test")
+
+
+# Every column a stored memory row needs, with the value insert_memories gives it; ``{n}`` in
+# a text value is the row's number (1..count).
+_INSERTED_MEMORY = {
+    "memory_class": "preference",
+    "memory_type": "user_preference",
+    "memory_key": "pref.{n}",
+    "scope_kind": "global",
+    "scope_ref": "",
+    "session_id": "",
+    "task_id": "",
+    "content": "User prefers option {n}.",
+    "source_type": "user_input",
+    "source_conversation_id": "",
+    "source_message_id": "",
+    "source_tool": "",
+    "authority": "explicit_user",
+    "consent": "explicit",
+    "sensitivity": "personal",
+    "status": "active",
+    "embedding_model": "",
+}
+
+
+def insert_memories(subject, count: int, *, age_seconds: int = 0, **fields) -> None:
+    """Insert ``count`` stored memories of ``subject`` in one statement (generate_series).
+
+    For tests at a real tenant's scale: tens of thousands of rows in about a second, where
+    the factory takes a query each. Row ``n`` is ``created_at`` ``n`` seconds (plus
+    ``age_seconds``) before now, so newest first is row 1 first. Text ``fields`` may hold
+    ``{n}``; no vector (copy one in with an UPDATE where a test needs it).
+    """
+    from django.db import connection
+
+    values = {**_INSERTED_MEMORY, **fields}
+    columns = list(values)
+    expressions = [
+        "replace(%s, '{n}', n::text)" if isinstance(values[c], str) else "%s" for c in columns
+    ]
+    sql = (
+        "INSERT INTO memory_core_memory (id, tenant_id, subject_id, confidence, version, "  # noqa: S608
+        "valid_from, created_at, updated_at, content_hash, "
+        + ", ".join(columns)
+        + ") SELECT gen_random_uuid(), %s, %s, 1.0, 1, "
+        "now() - make_interval(secs => n + %s + 1), now() - make_interval(secs => n + %s), "
+        "now() - make_interval(secs => n + %s), md5(n::text), "
+        + ", ".join(expressions)
+        + " FROM generate_series(1, %s) AS n"
+    )
+    params = [subject.tenant_id, subject.id, age_seconds, age_seconds, age_seconds]
+    params += [values[c] for c in columns] + [count]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)

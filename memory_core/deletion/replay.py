@@ -114,12 +114,12 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
         deletion_reset(operation=operation)
     hashes = {t["memory_id"]: t.get("content_hash", "") for t in entry["tombstones"]}
     present = set(
-        Tombstone.objects.filter(memory_id__in=operation.memory_ids).values_list(
+        Tombstone.objects.filter(memory_id__in_array=operation.memory_ids).values_list(
             "memory_id", flat=True
         )
     )
     subjects = dict(
-        Memory.objects.filter(pk__in=operation.memory_ids).values_list("pk", "subject_id")
+        Memory.objects.filter(pk__in_array=operation.memory_ids).values_list("pk", "subject_id")
     )
     Tombstone.objects.bulk_create(
         [
@@ -146,7 +146,7 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
     # one UPDATE takes them in the table's order, and a resolution of a conflict (or a write)
     # holding a row of a smaller id while waiting for one the UPDATE held closed a cycle.
     list(
-        Memory.objects.filter(pk__in=operation.memory_ids)
+        Memory.objects.filter(pk__in_array=operation.memory_ids)
         .select_for_update()
         .order_by("pk")
         .values_list("pk", flat=True)

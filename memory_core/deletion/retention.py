@@ -150,7 +150,8 @@ def retention_delete(*, now=None, limit: int = 5000) -> list[DeletionOperation]:
                 # A revoked memory goes with its history, like a user's delete by memory_id.
                 rows = (
                     Memory.objects.filter(
-                        tenant_id=tenant_id, pk__in=_with_predecessors(*(pk for pk, _ in rows))
+                        tenant_id=tenant_id,
+                        pk__in_array=_with_predecessors(*(pk for pk, _ in rows)),
                     )
                     .exclude(status=Status.DELETED)
                     .values_list("pk", "subject_id")
@@ -166,7 +167,9 @@ def retention_delete(*, now=None, limit: int = 5000) -> list[DeletionOperation]:
                         tenant_id=tenant_id,
                         subject_id=subject_id,
                         target=DeletionOperation.Target.MEMORY,
-                        candidates=Memory.objects.filter(pk__in=ids).exclude(status=Status.DELETED),
+                        candidates=Memory.objects.filter(pk__in_array=ids).exclude(
+                            status=Status.DELETED
+                        ),
                         reason_code=reason,
                     )
                 operations.append(operation)

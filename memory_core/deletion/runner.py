@@ -28,6 +28,7 @@ from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from memory_core.deletion.ledger import ledger_append
+from memory_core.deletion.services import events_insert
 from memory_core.deletion.stores import REGISTRY, DeletionContext
 from memory_core.models import DeletionOperation, DeletionStep, MemoryEvent, Subject, Tombstone
 
@@ -230,21 +231,16 @@ def _settle(operation: DeletionOperation, failed: list[str], journal_error: str 
         operation.completed_at = now
         operation.last_error = ""
         fields.append("completed_at")
-        MemoryEvent.objects.bulk_create(
-            [
-                MemoryEvent(
-                    tenant_id=operation.tenant_id,
-                    memory_id=memory_id,
-                    action=MemoryEvent.Action.DELETED,
-                    actor_type=MemoryEvent.ActorType.SYSTEM,
-                    actor_id="deletion",
-                    reason_code=operation.reason_code,
-                    policy_version=operation.policy_version,
-                    details={"operation": str(operation.id)},
-                    created_at=now,
-                )
-                for memory_id in operation.memory_ids
-            ]
+        events_insert(
+            tenant_id=operation.tenant_id,
+            memory_ids=operation.memory_ids,
+            action=MemoryEvent.Action.DELETED,
+            actor_type=MemoryEvent.ActorType.SYSTEM,
+            actor_id="deletion",
+            reason_code=operation.reason_code,
+            policy_version=operation.policy_version,
+            details={"operation": str(operation.id)},
+            created_at=now,
         )
     elif operation.attempts >= settings.MEMLEDGER_DELETION_MAX_ATTEMPTS:
         return _dead_letter(operation, "failed", failed, journal_error)

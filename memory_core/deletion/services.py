@@ -8,6 +8,7 @@ verifies the derived stores (``memory_core.deletion.runner``).
 
 from __future__ import annotations
 
+import json
 import logging
 import uuid
 from functools import partial
@@ -167,7 +168,7 @@ def deletion_request(
         if tombstone is not None and tombstone.operation_id is not None:
             return _already_requested(DeletionOperation.objects.get(pk=tombstone.operation_id))
         ids = _with_predecessors(memory.id)
-        candidates = writable.filter(pk__in=ids, subject_id=memory.subject_id)
+        candidates = writable.filter(pk__in_array=ids, subject_id=memory.subject_id)
         return _newly_requested(
             principal=principal,
             tenant_id=memory.tenant_id,
@@ -301,7 +302,7 @@ def _operation_create(
         .values_list("pk", "content_hash", "subject_id")
     )
     already = set(
-        Tombstone.objects.filter(memory_id__in=[pk for pk, _, _ in rows]).values_list(
+        Tombstone.objects.filter(memory_id__in_array=[pk for pk, _, _ in rows]).values_list(
             "memory_id", flat=True
         )
     )
@@ -325,19 +326,7 @@ def _operation_create(
         policy_version=policy,
         requested_at=now,
     )
-    Tombstone.objects.bulk_create(
-        [
-            Tombstone(
-                tenant_id=tenant_id,
-                subject_id=row_subject,
-                memory_id=pk,
-                content_hash=digest,
-                operation=operation,
-                deleted_at=now,
-            )
-            for pk, digest, row_subject in rows
-        ]
-    )
+    tombstones_insert(operation=operation, rows=rows, deleted_at=now)
     # Journaled as the request commits, not only when a worker runs it: a database lost
     # before then is restored and replayed from the journal, which must hold this operation.
     deletion_journal_on_commit(
@@ -348,24 +337,91 @@ def _operation_create(
     )
     # Unretrievable at once: no read path serves a deleted row, and it holds nothing to serve.
     scrub_memories(operation.memory_ids)
-    MemoryEvent.objects.bulk_create(
-        [
-            MemoryEvent(
-                tenant_id=tenant_id,
-                memory_id=pk,
-                action=MemoryEvent.Action.DELETION_REQUESTED,
-                actor_type=principal.actor_type,
-                actor_id=principal.actor_id,
-                reason_code=reason_code,
-                policy_version=policy,
-                details={"operation": str(operation.id)},
-                created_at=now,
-            )
-            for pk, _, _ in rows
-        ]
+    events_insert(
+        tenant_id=tenant_id,
+        memory_ids=operation.memory_ids,
+        action=MemoryEvent.Action.DELETION_REQUESTED,
+        actor_type=principal.actor_type,
+        actor_id=principal.actor_id,
+        reason_code=reason_code,
+        policy_version=policy,
+        details={"operation": str(operation.id)},
+        created_at=now,
     )
     deletion_run_on_commit(operation.id)
     return operation
+
+
+# One statement for an operation's rows, its ids as arrays: a subject's tens of thousands of
+# rows were model instances first (bulk_create: 70,000 tombstones and events took ~16 s of a
+# 23 s request here, against ~1 s for these statements).
+_TOMBSTONES_SQL = """
+    INSERT INTO memory_core_tombstone
+        (tenant_id, subject_id, memory_id, content_hash, operation_id, deleted_at)
+    SELECT %(tenant)s::uuid, row.subject_id, row.memory_id, row.content_hash,
+        %(operation)s::uuid, %(at)s::timestamptz
+    FROM unnest(%(ids)s::uuid[], %(subjects)s::uuid[], %(hashes)s::text[])
+        AS row(memory_id, subject_id, content_hash)
+"""
+_EVENTS_SQL = """
+    INSERT INTO memory_core_memoryevent (tenant_id, memory_id, action, actor_type, actor_id,
+        reason_code, policy_version, details, created_at)
+    SELECT %(tenant)s::uuid, memory_id, %(action)s::text, %(actor_type)s::text,
+        %(actor_id)s::text, %(reason_code)s::text, %(policy_version)s::integer,
+        %(details)s::jsonb, %(at)s::timestamptz
+    FROM unnest(%(ids)s::uuid[]) AS memory_id
+"""
+
+
+def tombstones_insert(*, operation: DeletionOperation, rows, deleted_at) -> None:
+    """Write the ledger's rows of ``operation``: one per (memory_id, content_hash,
+    subject_id) of ``rows``, in one statement."""
+    if not rows:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _TOMBSTONES_SQL,
+            {
+                "tenant": operation.tenant_id,
+                "operation": operation.id,
+                "at": deleted_at,
+                "ids": [str(pk) for pk, _, _ in rows],
+                "subjects": [str(subject) if subject else None for _, _, subject in rows],
+                "hashes": [digest for _, digest, _ in rows],
+            },
+        )
+
+
+def events_insert(
+    *,
+    tenant_id,
+    memory_ids,
+    action: str,
+    actor_type: str,
+    actor_id: str,
+    reason_code: str,
+    policy_version,
+    details: dict,
+    created_at,
+) -> None:
+    """Write one event per memory of ``memory_ids``, all alike, in one statement."""
+    if not memory_ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _EVENTS_SQL,
+            {
+                "tenant": tenant_id,
+                "action": action,
+                "actor_type": actor_type,
+                "actor_id": actor_id,
+                "reason_code": reason_code,
+                "policy_version": policy_version,
+                "details": json.dumps(details),
+                "at": created_at,
+                "ids": [str(pk) for pk in memory_ids],
+            },
+        )
 
 
 def tenant_deletion_request(

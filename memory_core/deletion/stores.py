@@ -87,7 +87,7 @@ class DeletionContext:
         """Return the content hashes of the operation's memories (the ledger keeps them)."""
         if self._content_hashes is None:
             self._content_hashes = set(
-                Tombstone.objects.filter(memory_id__in=self.memory_ids)
+                Tombstone.objects.filter(memory_id__in_array=self.memory_ids)
                 .exclude(content_hash__in=["", EMPTY_HASH])
                 .values_list("content_hash", flat=True)
             )
@@ -185,7 +185,7 @@ def _dirty() -> Q:
 def scrub_memories(memory_ids) -> int:
     """Turn the rows into content-free tombstone rows; return how many changed. Idempotent."""
     return (
-        Memory.objects.filter(pk__in=memory_ids)
+        Memory.objects.filter(pk__in_array=memory_ids)
         .filter(_dirty())
         .update(**SCRUBBED, updated_at=timezone.now())
     )
@@ -364,9 +364,9 @@ class EmbeddingsStore(Store):
     def purge(self, ctx):
         cleared = 0
         if ctx.row_stats()["vectors"]:
-            cleared = Memory.objects.filter(pk__in=ctx.memory_ids, embedding__isnull=False).update(
-                embedding=None, embedding_model=""
-            )
+            cleared = Memory.objects.filter(
+                pk__in_array=ctx.memory_ids, embedding__isnull=False
+            ).update(embedding=None, embedding_model="")
             ctx.rows_changed()
         return {"vectors_cleared": cleared}
 
@@ -385,7 +385,9 @@ class FullTextStore(Store):
         cleared = 0
         if ctx.row_stats()["non_empty_search_vectors"]:
             cleared = (
-                Memory.objects.filter(pk__in=ctx.memory_ids).exclude(content="").update(content="")
+                Memory.objects.filter(pk__in_array=ctx.memory_ids)
+                .exclude(content="")
+                .update(content="")
             )
             ctx.rows_changed()
         return {"contents_cleared": cleared}
@@ -456,9 +458,9 @@ class ExportsStore(Store):
         exports = Export.objects.filter(tenant_id=ctx.operation.tenant_id)
         if ctx.whole_tenant:
             return exports
-        query = Q(memory_ids__overlap=ctx.memory_ids)
+        query = Q(memory_ids__overlap_array=ctx.memory_ids)
         if ctx.whole_subject:
-            query |= Q(subject_id__in=ctx.subject_ids)
+            query |= Q(subject_id__in_array=ctx.subject_ids)
         return exports.filter(query)
 
     def _files(self, ctx) -> list[Path]:
@@ -517,9 +519,11 @@ class TracesStore(Store):
         traces = RetrievalTrace.objects.filter(tenant_id=ctx.operation.tenant_id)
         if ctx.whole_tenant:
             return traces  # the retrievals for users without a subject too
-        query = Q(cited_ids__overlap=ctx.memory_ids) | Q(selected_ids__overlap=ctx.memory_ids)
+        query = Q(cited_ids__overlap_array=ctx.memory_ids) | Q(
+            selected_ids__overlap_array=ctx.memory_ids
+        )
         if ctx.whole_subject:
-            query |= Q(subject_id__in=ctx.subject_ids)
+            query |= Q(subject_id__in_array=ctx.subject_ids)
         return traces.filter(query)
 
     def purge(self, ctx):
@@ -572,6 +576,12 @@ def _eval_files() -> list[Path]:
     return files
 
 
+# Up to this many forms (ids twice: hyphenated and hex), ``Residue.names`` looks for each
+# with ``in``; past it, for the runs of id characters in one pass.
+FEW_FORMS = 64
+_ID_RUN = re.compile(r"[0-9a-f-]{32,}")
+
+
 class Residue:
     """What marks a file, a line or a JSON value as being about the deleted memories.
 
@@ -584,12 +594,24 @@ class Residue:
 
     def __init__(self, memory_ids, hashes: set[str]):
         self.forms = [f for u in memory_ids for f in (str(u).lower(), uuid.UUID(str(u)).hex)]
+        self.form_set = frozenset(self.forms)
         self.hashes = hashes
 
     def names(self, text: str) -> bool:
         """Return whether ``text`` holds one of the ids."""
         lowered = text.lower()
-        return any(form in lowered for form in self.forms)
+        if len(self.forms) <= FEW_FORMS:
+            return any(form in lowered for form in self.forms)
+        # Many ids (a subject's): one pass over the text instead of one per id (10,000 ids
+        # and a 4 MB evaluation file took 29 s). A form is 36 characters of hex digits and
+        # hyphens or 32 hex digits, so any occurrence lies inside a run of such characters at
+        # least that long: every window of either length of every such run is looked up.
+        for run in _ID_RUN.findall(lowered):
+            for size in (36, 32):
+                for start in range(len(run) - size + 1):
+                    if run[start : start + size] in self.form_set:
+                        return True
+        return False
 
     def copies(self, node) -> bool:
         """Return whether a string in the JSON value ``node`` is a deleted memory's content."""
@@ -848,7 +870,7 @@ class QueuedReprocessingStore(Store):
     def verify(self, ctx):
         from memory_core.tasks import MEMORY_TASKS
 
-        tombstones = Tombstone.objects.filter(memory_id__in=ctx.memory_ids).count()
+        tombstones = Tombstone.objects.filter(memory_id__in_array=ctx.memory_ids).count()
         unguarded = [
             task.name for task in MEMORY_TASKS if not getattr(task, "tombstone_guarded", False)
         ]
@@ -877,9 +899,14 @@ class ReplicasStore(Store):
         replicas = {}
         ok = True
         for alias in settings.MEMLEDGER_REPLICA_DATABASES:
-            tombstones = Tombstone.objects.using(alias).filter(memory_id__in=ctx.memory_ids).count()
+            tombstones = (
+                Tombstone.objects.using(alias).filter(memory_id__in_array=ctx.memory_ids).count()
+            )
             residue = (
-                Memory.objects.using(alias).filter(pk__in=ctx.memory_ids).filter(_dirty()).count()
+                Memory.objects.using(alias)
+                .filter(pk__in_array=ctx.memory_ids)
+                .filter(_dirty())
+                .count()
             )
             replicas[alias] = {"tombstones": tombstones, "rows_with_content": residue}
             ok = ok and residue == 0 and tombstones == len(ctx.memory_ids)

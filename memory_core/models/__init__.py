@@ -1,5 +1,6 @@
 """The memory domain's models."""
 
+from . import lookups  # noqa: F401 (registers the array-parameter lookups)
 from .choices import (
     AUTHORITY_RANK,
     SENSITIVITY_RANK,

@@ -574,3 +574,22 @@ def test_deleting_a_pending_write_leaves_its_review_item_without_its_key(agent_p
     item = ReviewItem.objects.get(pk=pending.review_item.id)
     assert (item.memory_key, item.state, item.resolution) == ("", "resolved", "deleted")
     assert operation.steps.get(store="events").evidence["review_items_with_content_or_open"] == 0
+
+
+def test_a_deletion_under_no_active_policy_records_events_without_a_version():
+    from tests.factories import TenantFactory
+
+    subject = SubjectFactory(tenant=TenantFactory())  # no policy_ensure: no active policy
+    memory = MemoryFactory(subject=subject)
+    principal = SubjectPrincipal(tenant_id=subject.tenant_id, subject_id=subject.id, user_id=1)
+    operation = deletion_request(principal=principal, memory_id=memory.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    events = MemoryEvent.objects.filter(memory_id=memory.id).order_by("id")
+    assert [(e.action, e.policy_version) for e in events] == [
+        ("deletion_requested", None),
+        ("deleted", None),
+    ]
+    assert all(e.details == {"operation": str(operation.id)} for e in events)
+    tombstone = Tombstone.objects.get(memory_id=memory.id)
+    assert (tombstone.subject_id, tombstone.operation_id) == (subject.id, operation.id)
+    assert tombstone.content_hash == memory.content_hash

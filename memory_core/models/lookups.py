@@ -1,0 +1,66 @@
+"""Lookups that send a list of values as one array parameter.
+
+Django's ``__in`` (``id IN (%s, %s, ...)``) and ArrayField's ``__overlap`` (``ARRAY[%s, ...]``)
+bind one parameter per value. The wire protocol counts a statement's parameters in 16 bits,
+so with psycopg's server-side binding (``server_side_binding``, config/settings/base.py) a
+statement over more than 65,535 ids failed ("number of parameters must be between 0 and
+65535"): a subject or tenant with that many memories could be neither deleted nor exported.
+These lookups bind the whole list as one array:
+
+- ``pk__in_array=ids``: ``id = ANY(%s::uuid[])``, on every UUIDField and foreign key;
+- ``memory_ids__overlap_array=ids``: ``memory_ids && %s::uuid[]``, on every ArrayField.
+
+They take a list (or any iterable) of values, never a queryset: a subquery needs no array.
+"""
+
+from django.contrib.postgres.fields import ArrayField
+from django.db.models import ForeignKey, Lookup, UUIDField
+
+
+class _ArrayParameter(Lookup):
+    """A lookup whose right-hand side is a list bound as one array parameter."""
+
+    # The values are prepared here, one by one, not as one value of the left-hand field.
+    prepare_rhs = False
+    operator = ""
+
+    def element_field(self):
+        raise NotImplementedError
+
+    def get_db_prep_lookup(self, value, connection):
+        field = self.element_field()
+        # One type for every element: psycopg picks the array's type from its elements.
+        values = [
+            None if item is None else str(field.get_db_prep_value(item, connection))
+            for item in value
+        ]
+        return "%s", [values]
+
+    def as_sql(self, compiler, connection):
+        lhs, lhs_params = self.process_lhs(compiler, connection)
+        _, rhs_params = self.get_db_prep_lookup(self.rhs, connection)
+        cast = self.element_field().db_type(connection).split("(")[0]
+        return self.operator % {"lhs": lhs, "cast": cast}, [*lhs_params, *rhs_params]
+
+
+@ForeignKey.register_lookup
+@UUIDField.register_lookup
+class InArray(_ArrayParameter):
+    """``field = ANY(%s::uuid[])``: the rows whose value is in the list."""
+
+    lookup_name = "in_array"
+    operator = "%(lhs)s = ANY(%%s::%(cast)s[])"
+
+    def element_field(self):
+        return self.lhs.output_field
+
+
+@ArrayField.register_lookup
+class OverlapArray(_ArrayParameter):
+    """``field && %s::type[]``: the rows whose array shares an element with the list."""
+
+    lookup_name = "overlap_array"
+    operator = "%(lhs)s && %%s::%(cast)s[]"
+
+    def element_field(self):
+        return self.lhs.output_field.base_field

@@ -1,0 +1,64 @@
+"""A subject's export is written a row at a time: the file is the same JSON, the memory held
+while it is written does not grow with the subject."""
+
+import hashlib
+import json
+import tracemalloc
+
+import pytest
+from django.db import connection
+
+from memory_core.exports import export_create, export_path
+from memory_core.principals import SystemPrincipal
+from tests.factories import MemoryFactory, insert_memories
+
+pytestmark = pytest.mark.django_db
+
+
+def export_of(subject):
+    return export_create(
+        principal=SystemPrincipal(tenant_id=subject.tenant_id), subject_id=subject.id
+    )
+
+
+def test_the_streamed_file_is_the_document_json_dumps_would_write(subject):
+    MemoryFactory(
+        subject=subject, content='Quotes " and \\ and\nnewlines', value={"a": [1, {"b": None}]}
+    )
+    insert_memories(subject, 3)
+    export = export_of(subject)
+    data = export_path(export).read_bytes()
+    document = json.loads(data)
+    assert data == json.dumps(document, indent=2, sort_keys=True).encode()
+    assert export.sha256 == hashlib.sha256(data).hexdigest()
+    assert len(document["memories"]) == 4 == len(export.memory_ids)
+    assert document["memories"][-1]["value"] == {"a": [1, {"b": None}]}
+    assert {m["id"] for m in document["memories"]} == {str(i) for i in export.memory_ids}
+
+
+def test_an_empty_export_is_the_same_json_too(subject):
+    data = export_path(export_of(subject)).read_bytes()
+    document = json.loads(data)
+    assert document["memories"] == []
+    assert data == json.dumps(document, indent=2, sort_keys=True).encode()
+
+
+def test_an_export_holds_a_chunk_of_rows_at_a_time_not_the_subject(subject):
+    # 4,000 memories with vectors: built whole, the export held ~80 MB here (every row with
+    # its vector, the document, its text); written a chunk at a time, ~4 MB.
+    insert_memories(subject, 4000, content="A remembered sentence about the user's habits, {n}.")
+    vector = "[" + ",".join(["0.05"] * 384) + "]"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memory_core_memory SET embedding = %s::vector, embedding_model = 'test' "
+            "WHERE subject_id = %s",
+            [vector, subject.id],
+        )
+    tracemalloc.start()
+    try:
+        export = export_of(subject)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert len(export.memory_ids) == 4000
+    assert peak < 20_000_000
