@@ -54,7 +54,9 @@ class DeletionOutputSerializer(serializers.Serializer):
     steps = DeletionStepSerializer(many=True, source="steps.all")
 
     def get_memory_count(self, operation) -> int:
-        return len(operation.memory_ids)
+        # A list's operations come without their ids, counted (deletion_list).
+        count = getattr(operation, "memory_count", None)
+        return len(operation.memory_ids) if count is None else count
 
 
 class DeletionListSerializer(serializers.Serializer):

@@ -22,6 +22,7 @@ from memory_core.services.reviews import review_approve, review_reject
 from portal.access import ReviewerMixin
 from portal.charts import chart_geometry
 from portal.forms import ConflictResolveForm, ReasonForm, form_problems
+from portal.paging import page_number, page_query
 
 
 class ReviewQueueView(ReviewerMixin, TemplateView):
@@ -31,8 +32,11 @@ class ReviewQueueView(ReviewerMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
+        page = review_queue(principal=self.principal, page=page_number(self.request))
         context.update(
-            items=review_queue(principal=self.principal),
+            page=page,
+            items=page.items,
+            page_query=page_query(self.request),
             recent=review_recent(principal=self.principal, limit=10),
         )
         return context
@@ -46,7 +50,10 @@ class ReviewDecideView(ReviewerMixin, View):
     services = {"approve": review_approve, "reject": review_reject}
 
     def post(self, request, item_id):
+        # Back to the page of the queue the form was on (its action carries ``?page=``).
+        number = page_number(request)
         queue = reverse("portal:review:queue")
+        queue = f"{queue}?page={number}" if number > 1 else queue
         service = self.services[self.decision]
         form = ReasonForm(request.POST)
         if not form.is_valid():
@@ -73,8 +80,11 @@ class ConflictListView(ReviewerMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
+        page = conflict_queue(principal=self.principal, page=page_number(self.request))
         context.update(
-            items=conflict_queue(principal=self.principal),
+            page=page,
+            items=page.items,
+            page_query=page_query(self.request),
             outcomes=ConflictResolveForm.OUTCOMES,
         )
         return context
@@ -90,19 +100,24 @@ class ConflictResolveView(ReviewerMixin, View):
     http_method_names = ["post"]
 
     def post(self, request, item_id):
+        # Back to the page of the queue the form was on (its action carries ``?page=``).
+        number = page_number(request)
         conflicts = reverse("portal:review:conflicts")
+        back = f"{conflicts}?page={number}" if number > 1 else conflicts
         form = ConflictResolveForm(request.POST)
         if not form.is_valid():
-            items = conflict_queue(principal=self.principal)
-            if not any(item.pk == item_id for item in items):
+            page = conflict_queue(principal=self.principal, page=number)
+            if not any(item.pk == item_id for item in page.items):
                 # Resolved or closed meanwhile: there is no form left to show the problem on.
                 messages.error(request, f"The resolution is incomplete ({form_problems(form)}).")
-                return redirect(conflicts)
+                return redirect(back)
             return render(
                 request,
                 "portal/review/conflicts.html",
                 {
-                    "items": items,
+                    "page": page,
+                    "items": page.items,
+                    "page_base": conflicts,
                     "outcomes": ConflictResolveForm.OUTCOMES,
                     "invalid_item": item_id,
                     "invalid_form": form,
@@ -117,10 +132,10 @@ class ConflictResolveView(ReviewerMixin, View):
                 reason=form.cleaned_data["reason"],
             )
         except DomainError as error:
-            return self.refuse(error, conflicts)
+            return self.refuse(error, back)
         label = dict(ConflictResolveForm.OUTCOMES)[form.cleaned_data["outcome"]]
         messages.success(request, f"Conflict resolved: {label.lower()}.")
-        return redirect(conflicts)
+        return redirect(back)
 
 
 class RejectedWritesView(ReviewerMixin, TemplateView):

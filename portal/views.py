@@ -5,20 +5,21 @@ principal, and renders. An id outside the login's subject is a 404.
 """
 
 from django.contrib import messages
-from django.http import HttpResponse, JsonResponse
+from django.http import FileResponse, JsonResponse
 from django.shortcuts import redirect
 from django.urls import reverse
 from django.utils import timezone
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
-from memory_core.deletion.selectors import deletion_get, deletion_list
+from memory_core.deletion.selectors import deletion_get
 from memory_core.deletion.services import deletion_request
 from memory_core.exceptions import DomainError, NotFound
 from memory_core.exports import export_create, export_path
 from memory_core.models import Consent, DeletionOperation, MemoryClass, Status
 from memory_core.selectors.memories import memory_get
 from memory_core.selectors.portal import (
+    deletions_page,
     memory_history,
     subject_memories,
     subject_memories_not_in_use,
@@ -39,13 +40,15 @@ from portal.forms import (
     RevokeForm,
     form_problems,
 )
+from portal.paging import page_number, page_query
 
 # The rule code of a correction kept as a separate chain beside a higher-authority head.
 KEPT_BESIDE = "supersession.conflict_lower_authority"
 
 
 class MemoryListView(EndUserMixin, TemplateView):
-    """Every active memory about the login's subject, grouped by class and type."""
+    """The active memories about the login's subject, grouped by class and type, a page at
+    a time (``?page=``), with the filters kept across pages."""
 
     template_name = "portal/memory_list.html"
 
@@ -62,8 +65,8 @@ class MemoryListView(EndUserMixin, TemplateView):
         filters = form.cleaned_data if form.is_bound and not invalid else {}
         # A search that cannot be applied lists nothing: every memory, unfiltered, would
         # read as the answer to it.
-        groups = (
-            []
+        page = (
+            None
             if invalid
             else subject_memories(
                 principal=self.principal,
@@ -72,17 +75,23 @@ class MemoryListView(EndUserMixin, TemplateView):
                 memory_type=filters.get("memory_type", ""),
                 authority=filters.get("authority", ""),
                 scope_kind=filters.get("scope_kind", ""),
+                page=page_number(self.request),
             )
         )
+        pending, pending_count = subject_memories_pending(principal=self.principal)
         not_in_use, not_in_use_count = subject_memories_not_in_use(principal=self.principal)
         context.update(
             form=form,
             invalid=invalid,
-            groups=groups,
-            pending=subject_memories_pending(principal=self.principal),
+            page=page,
+            groups=page.groups if page else [],
+            # The links to the other pages keep the filters.
+            page_query=page_query(self.request),
+            pending=pending,
+            pending_count=pending_count,
             not_in_use=not_in_use,
             not_in_use_count=not_in_use_count,
-            total=sum(group.count for group in groups),
+            total=page.total if page else 0,
             filtered=invalid or any(filters.values()),
         )
         return context
@@ -359,13 +368,15 @@ class DeleteEverythingView(EndUserMixin, FormView):
 
 
 class DeletionListView(EndUserMixin, TemplateView):
-    """The login's deletion operations with their ids and statuses."""
+    """The login's deletion operations with their ids and statuses, newest first, a page at a
+    time."""
 
     template_name = "portal/deletion_list.html"
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["operations"] = deletion_list(principal=self.principal)
+        page = deletions_page(principal=self.principal, page=page_number(self.request))
+        context.update(page=page, operations=page.items, page_query=page_query(self.request))
         return context
 
 
@@ -427,9 +438,9 @@ class ExportView(EndUserMixin, TemplateView):
             export = export_create(principal=self.principal)
         except DomainError as error:
             return self.refuse(error, reverse("portal:export"))
-        body = export_path(export).read_bytes()
+        # Streamed from the file, a block at a time: an export may be tens of megabytes.
         stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-        response = HttpResponse(body, content_type="application/json")
+        response = FileResponse(export_path(export).open("rb"), content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="memledger-export-{stamp}.json"'
         response["Cache-Control"] = "no-store"
         return response

@@ -1,6 +1,6 @@
 """Reads of deletion operations, scoped like every other read: tenant, then subject."""
 
-from django.db.models import F, Prefetch, Q, QuerySet
+from django.db.models import F, Func, IntegerField, Prefetch, Q, QuerySet
 
 from memory_core.exceptions import NotFound, PermissionDenied
 from memory_core.models import DeletionOperation, DeletionStep
@@ -32,8 +32,19 @@ def deletion_get(*, principal, operation_id) -> DeletionOperation:
 
 
 def deletion_list(*, principal, status: str | None = None) -> QuerySet:
-    """Return the operations ``principal`` may see, newest first."""
-    queryset = _scope(principal).order_by("-requested_at")
+    """Return the operations ``principal`` may see, newest first.
+
+    Without their ``memory_ids`` (a subject's operation may hold tens of thousands): each
+    carries ``memory_count`` instead, counted by the database.
+    """
+    queryset = (
+        _scope(principal)
+        .defer("memory_ids")
+        .annotate(
+            memory_count=Func(F("memory_ids"), function="cardinality", output_field=IntegerField())
+        )
+        .order_by("-requested_at", "-id")
+    )
     if status:
         queryset = queryset.filter(status=status)
     return queryset

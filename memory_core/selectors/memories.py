@@ -2,6 +2,8 @@
 
 from dataclasses import dataclass
 
+from django.db import connection
+
 from memory_core.exceptions import NotFound
 from memory_core.models import PROPOSED_STATUSES, AdmissionDecision, Memory, MemoryEvent
 
@@ -18,41 +20,72 @@ def memory_get(*, principal, memory_id) -> Memory:
     return memory
 
 
+# The ids of the chain through one memory, with each link's place from it (older links
+# negative): back along ``supersedes`` as stored, forward along the successor that is a link
+# (not a proposal). A chain's versions increase along it (the trigger of migration 0002), so
+# neither walk can loop.
+_CHAIN_SQL = """
+    WITH RECURSIVE older(id, supersedes_id, place) AS (
+        SELECT id, supersedes_id, 0 FROM memory_core_memory
+        WHERE id = %(id)s AND tenant_id = %(tenant)s
+        UNION ALL
+        SELECT m.id, m.supersedes_id, o.place - 1 FROM memory_core_memory m
+        JOIN older o ON m.id = o.supersedes_id
+        WHERE m.tenant_id = %(tenant)s
+    ),
+    newer(id, place) AS (
+        SELECT id, 0 FROM memory_core_memory WHERE id = %(id)s AND tenant_id = %(tenant)s
+        UNION ALL
+        SELECT m.id, n.place + 1 FROM memory_core_memory m
+        JOIN newer n ON m.supersedes_id = n.id
+        WHERE m.tenant_id = %(tenant)s AND m.status <> ALL(%(proposed)s)
+    )
+    SELECT id, place FROM older UNION SELECT id, place FROM newer
+"""
+
+
+def memory_chain_ids(memory: Memory) -> list:
+    """Return the ids of the supersession chain containing ``memory``, oldest first.
+
+    One query however long the chain (a recursive CTE on the ``supersedes`` index). The
+    caller has scoped ``memory``; the chain never leaves its tenant (a database trigger keeps
+    chains within one owner), and every step of the walk says so explicitly as well.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _CHAIN_SQL,
+            {
+                "id": memory.pk,
+                "tenant": memory.tenant_id,
+                "proposed": [str(status) for status in PROPOSED_STATUSES],
+            },
+        )
+        return [pk for pk, _ in sorted(cursor.fetchall(), key=lambda row: row[1])]
+
+
+def _in_chain_order(ids: list, rows) -> list[Memory]:
+    by_id = {row.pk: row for row in rows}
+    return [by_id[pk] for pk in ids if pk in by_id]
+
+
 def memory_chain(memory: Memory) -> list[Memory]:
     """Return the whole supersession chain containing ``memory``, oldest first, as stored.
 
-    The caller has scoped ``memory``; the chain never leaves its tenant (a database trigger
-    keeps chains within one owner), and every lookup says so explicitly as well.
+    Two queries whatever the chain's length: its ids, then its rows.
     """
-    rows = Memory.objects.filter(tenant_id=memory.tenant_id)
-    root = rows.get(pk=memory.pk)
-    older = []
-    while root.supersedes_id:
-        root = rows.get(pk=root.supersedes_id)
-        older.append(root)
-    chain = older[::-1] + [rows.get(pk=memory.pk)]
-    while True:
-        successor = (
-            rows.filter(supersedes_id=chain[-1].id).exclude(status__in=PROPOSED_STATUSES).first()
-        )
-        if successor is None:
-            return chain
-        chain.append(successor)
+    ids = memory_chain_ids(memory)
+    return _in_chain_order(ids, Memory.objects.filter(tenant_id=memory.tenant_id, pk__in_array=ids))
 
 
 def memory_visible_chain(*, principal, memory: Memory) -> list[Memory]:
     """Return ``memory``'s chain as ``principal`` may see it, oldest first.
 
     A version the principal may not see on its own (another type, another agent's, above its
-    sensitivity; a chain never crosses tenant or subject) is left out here too.
+    sensitivity; a chain never crosses tenant or subject) is left out here too. Two queries
+    whatever the chain's length.
     """
-    chain = memory_chain(memory)
-    visible = set(
-        Memory.objects.visible_to(principal)
-        .filter(pk__in=[link.pk for link in chain])
-        .values_list("pk", flat=True)
-    )
-    return [link for link in chain if link.pk in visible]
+    ids = memory_chain_ids(memory)
+    return _in_chain_order(ids, Memory.objects.visible_to(principal).filter(pk__in_array=ids))
 
 
 def memory_list(
@@ -88,7 +121,7 @@ def memory_detail(*, principal, memory_id) -> MemoryDetail:
     memory = memory_get(principal=principal, memory_id=memory_id)
     chain = memory_visible_chain(principal=principal, memory=memory)
     ids = [m.id for m in chain]
-    events = list(MemoryEvent.objects.filter(tenant_id=memory.tenant_id, memory_id__in=ids))
+    events = list(MemoryEvent.objects.filter(tenant_id=memory.tenant_id, memory_id__in_array=ids))
     decision = (
         AdmissionDecision.objects.filter(tenant_id=memory.tenant_id, memory_id=memory.id)
         .order_by("-created_at")

@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import connection
-from django.db.models import Q, QuerySet
+from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 from django.utils import timezone
 
-from memory_core.deletion.selectors import deletion_dead_letters
+from memory_core.deletion.selectors import deletion_dead_letters, deletion_list
 from memory_core.exceptions import NotFound
 from memory_core.models import (
     AdmissionDecision,
@@ -92,14 +92,70 @@ def memory_usage(*, principal, memory_ids) -> dict:
 
 @dataclass
 class MemoryGroup:
-    """The memories of one class, split by type, for the "what is remembered" page."""
+    """The memories of one class on one page, split by type, for the "what is remembered"
+    page; ``total`` counts the class's memories on every page."""
 
     memory_class: str
     types: dict = field(default_factory=dict)
+    total: int = 0
 
     @property
     def count(self) -> int:
         return sum(len(rows) for rows in self.types.values())
+
+
+# Rows per page of the portal's long lists: a subject may have tens of thousands of
+# memories, and a tenant as many writes waiting for a reviewer.
+PAGE_SIZE = 50
+
+
+@dataclass
+class Page:
+    """Where one page lies in a list of ``total`` rows (``number`` counts from 1)."""
+
+    total: int
+    number: int = 1
+    page_size: int = PAGE_SIZE
+    items: list = field(default_factory=list)
+
+    @classmethod
+    def at(cls, *, total: int, number: int, page_size: int = PAGE_SIZE):
+        """Return the page ``number`` of ``total`` rows; a page past the last is the last."""
+        page = cls(total=total, page_size=page_size)
+        page.number = min(max(1, number), page.pages)
+        return page
+
+    @property
+    def pages(self) -> int:
+        return max(1, -(-self.total // self.page_size))
+
+    @property
+    def offset(self) -> int:
+        return (self.number - 1) * self.page_size
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.number < self.pages
+
+    @property
+    def first_index(self) -> int:
+        """The position (1-based) of the page's first row among all of them."""
+        return self.offset + 1 if self.total else 0
+
+    @property
+    def last_index(self) -> int:
+        return min(self.number * self.page_size, self.total)
+
+
+@dataclass
+class MemoryPage(Page):
+    """One page of a subject's active memories, grouped by class then type."""
+
+    groups: list[MemoryGroup] = field(default_factory=list)
 
 
 def subject_memories(
@@ -110,18 +166,17 @@ def subject_memories(
     memory_type: str = "",
     authority: str = "",
     scope_kind: str = "",
-) -> list[MemoryGroup]:
-    """Return the active memories visible to ``principal``, grouped by class then type.
+    page: int = 1,
+    page_size: int = PAGE_SIZE,
+) -> MemoryPage:
+    """Return one page of the active memories visible to ``principal``, grouped by class
+    (CLASS_ORDER) then type, newest first within a type.
 
     Each row carries ``usage`` (a Usage). Filters narrow by text (content or key), class,
-    type, authority and scope kind.
+    type, authority and scope kind. A page past the last is the last. Three queries whatever
+    the subject holds: the counts per class, the page's rows, their usage.
     """
-    memories = (
-        Memory.objects.visible_to(principal)
-        .active()
-        .select_related("agent")
-        .order_by("memory_type", "-created_at")
-    )
+    memories = Memory.objects.visible_to(principal).active()
     if query:
         memories = memories.filter(Q(content__icontains=query) | Q(memory_key__icontains=query))
     if memory_class:
@@ -132,22 +187,51 @@ def subject_memories(
         memories = memories.filter(authority=authority)
     if scope_kind:
         memories = memories.filter(scope_kind=scope_kind)
-    rows = list(memories)
+    totals = {
+        row["memory_class"]: row["n"]
+        for row in memories.order_by().values("memory_class").annotate(n=Count("pk"))
+    }
+    result = MemoryPage.at(total=sum(totals.values()), number=page, page_size=page_size)
+    if not result.total:
+        return result
+    rank = Case(
+        *[When(memory_class=name, then=Value(i)) for i, name in enumerate(CLASS_ORDER)],
+        default=Value(len(CLASS_ORDER)),
+        output_field=IntegerField(),
+    )
+    rows = list(
+        memories.select_related("agent")
+        .annotate(class_rank=rank)
+        .order_by("class_rank", "memory_type", "-created_at", "-id")[
+            result.offset : result.offset + page_size
+        ]
+    )
     usage = memory_usage(principal=principal, memory_ids=[row.id for row in rows])
-    groups = {memory_class: MemoryGroup(memory_class=memory_class) for memory_class in CLASS_ORDER}
+    groups = {
+        memory_class: MemoryGroup(memory_class=memory_class, total=totals.get(memory_class, 0))
+        for memory_class in CLASS_ORDER
+    }
     for row in rows:
         row.usage = usage.get(row.id, Usage())
         groups[row.memory_class].types.setdefault(row.memory_type, []).append(row)
-    return [group for group in groups.values() if group.count]
+    result.groups = [group for group in groups.values() if group.count]
+    return result
 
 
-def subject_memories_pending(*, principal) -> list[Memory]:
-    """Return the visible writes still awaiting a reviewer, newest first."""
-    return list(
+# The most each short list of the page shows; its count says how many there are.
+PENDING_LIMIT = 50
+
+
+def subject_memories_pending(*, principal) -> tuple[list[Memory], int]:
+    """Return (the newest, how many) of the visible writes still awaiting a reviewer."""
+    rows = (
         Memory.objects.visible_to(principal)
         .filter(status=Status.PENDING_APPROVAL)
-        .order_by("-created_at")
+        .order_by("-created_at", "-id")
     )
+    shown = list(rows[: PENDING_LIMIT + 1])
+    count = len(shown) if len(shown) <= PENDING_LIMIT else rows.count()
+    return shown[:PENDING_LIMIT], count
 
 
 NOT_IN_USE_LIMIT = 50  # the most the list shows; the count says how many there are
@@ -170,11 +254,20 @@ def subject_memories_not_in_use(*, principal, now=None) -> tuple[list[Memory], i
         )
         .order_by("-updated_at", "-id")
     )
-    shown = list(rows[:NOT_IN_USE_LIMIT])
+    shown = list(rows[: NOT_IN_USE_LIMIT + 1])
     for row in shown:
         row.not_in_use = Status.EXPIRED if row.status == Status.ACTIVE else row.status
-    count = len(shown) if len(shown) < NOT_IN_USE_LIMIT else rows.count()
-    return shown, count
+    count = len(shown) if len(shown) <= NOT_IN_USE_LIMIT else rows.count()
+    return shown[:NOT_IN_USE_LIMIT], count
+
+
+def deletions_page(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Page:
+    """Return a page of the deletion operations ``principal`` may see, newest first (each
+    with ``memory_count``, without its ids: ``deletion_list``)."""
+    operations = deletion_list(principal=principal)
+    result = Page.at(total=operations.count(), number=page, page_size=page_size)
+    result.items = list(operations[result.offset : result.offset + page_size])
+    return result
 
 
 @dataclass
@@ -197,13 +290,18 @@ def memory_history(*, principal, memory_id) -> MemoryHistory:
     chain = memory_visible_chain(principal=principal, memory=memory)
     ids = [link.pk for link in chain]
     events = list(
-        MemoryEvent.objects.filter(tenant_id=principal.tenant_id, memory_id__in=ids).order_by(
+        MemoryEvent.objects.filter(tenant_id=principal.tenant_id, memory_id__in_array=ids).order_by(
             "created_at", "id"
         )
     )
     usage = memory_usage(principal=principal, memory_ids=ids)
     for link in chain:
         link.usage = usage.get(link.pk, Usage())
+    # Each event names its version here: looked up in the template, a long chain's events
+    # table took every event times every link.
+    versions = {link.pk: link.version for link in chain}
+    for event in events:
+        event.version = versions.get(event.memory_id)
     memory.usage = usage.get(memory.pk, Usage())
     return MemoryHistory(memory=memory, chain=chain, events=events, usage=usage)
 
@@ -217,28 +315,33 @@ def _reviewer_items(principal) -> QuerySet:
     return ReviewItem.objects.filter(tenant_id=principal.tenant_id)
 
 
-def review_queue(*, principal) -> list[ReviewItem]:
-    """Return the open sensitive writes of the reviewer's tenant, oldest first.
+def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Page:
+    """Return a page of the open sensitive writes of the reviewer's tenant, oldest first.
 
     Each item carries ``writer``: the name of the agent whose write it is (from its admission
-    decision), or "" when a person or the system wrote it.
+    decision), or "" when a person or the system wrote it. Three queries whatever the queue
+    holds: its count, the page's items, their writers.
     """
+    queue = _reviewer_items(principal).filter(
+        kind=ReviewItem.Kind.SENSITIVE_WRITE, state=ReviewItem.State.OPEN
+    )
+    result = Page.at(total=queue.count(), number=page, page_size=page_size)
     items = list(
-        _reviewer_items(principal)
-        .filter(kind=ReviewItem.Kind.SENSITIVE_WRITE, state=ReviewItem.State.OPEN)
-        .select_related("memory", "memory__agent", "subject")
-        .order_by("created_at")
+        queue.select_related("memory", "memory__agent", "subject").order_by("created_at", "id")[
+            result.offset : result.offset + page_size
+        ]
     )
     writers = dict(
         AdmissionDecision.objects.filter(
             tenant_id=principal.tenant_id,
-            memory_id__in=[item.memory_id for item in items if item.memory_id],
+            memory_id__in_array=[item.memory_id for item in items if item.memory_id],
             agent__isnull=False,
         ).values_list("memory_id", "agent__name")
     )
     for item in items:
         item.writer = writers.get(item.memory_id, "")
-    return items
+    result.items = items
+    return result
 
 
 def review_item_get(*, principal, item_id) -> ReviewItem:
@@ -249,17 +352,21 @@ def review_item_get(*, principal, item_id) -> ReviewItem:
     return item
 
 
-def conflict_queue(*, principal) -> list[ReviewItem]:
-    """Return the open conflicts of the reviewer's tenant, each with ``candidates`` loaded.
+def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Page:
+    """Return a page of the open conflicts of the reviewer's tenant, oldest first, each with
+    ``candidates`` loaded.
 
     Each item also carries ``active_count``: how many candidates are still in use (only those
-    can be chosen as the winner).
+    can be chosen as the winner). Three queries whatever the queue holds.
     """
+    queue = _reviewer_items(principal).filter(
+        kind=ReviewItem.Kind.CONFLICT, state=ReviewItem.State.OPEN
+    )
+    result = Page.at(total=queue.count(), number=page, page_size=page_size)
     items = list(
-        _reviewer_items(principal)
-        .filter(kind=ReviewItem.Kind.CONFLICT, state=ReviewItem.State.OPEN)
-        .select_related("subject", "memory")
-        .order_by("created_at")
+        queue.select_related("subject", "memory").order_by("created_at", "id")[
+            result.offset : result.offset + page_size
+        ]
     )
     wanted = {candidate for item in items for candidate in item.candidate_ids}
     for item in items:
@@ -268,14 +375,15 @@ def conflict_queue(*, principal) -> list[ReviewItem]:
     by_id = {
         memory.pk: memory
         for memory in Memory.objects.filter(
-            tenant_id=principal.tenant_id, pk__in=wanted
+            tenant_id=principal.tenant_id, pk__in_array=wanted
         ).select_related("agent")
     }
     for item in items:
         ids = list(item.candidate_ids) or ([item.memory_id] if item.memory_id else [])
         item.candidates = [by_id[candidate] for candidate in ids if candidate in by_id]
         item.active_count = sum(1 for m in item.candidates if m.status == Status.ACTIVE)
-    return items
+    result.items = items
+    return result
 
 
 def review_recent(*, principal, limit: int = 20) -> list[ReviewItem]:

@@ -541,7 +541,8 @@ def test_export_downloads_own_memories_as_json(
     assert response.status_code == 200
     assert response["Content-Type"] == "application/json"
     assert response["Content-Disposition"].startswith("attachment;")
-    document = json.loads(response.content)
+    assert response.streaming  # from the file, never the whole export in memory
+    document = json.loads(response.getvalue())
     contents = json.dumps(document)
     assert "Alice prefers tabs over spaces." in contents
     assert "Bob likes long tutorials." not in contents
