@@ -275,3 +275,56 @@ def test_trace_charts_count_every_trace_of_every_day(
     charts = {chart.key: chart for chart in overview.charts}
     assert charts["stale_rate"].series[0].values[-5:] == [50.0] * 5
     assert overview.totals["traces"] == 15
+
+
+def test_deletion_latency_and_boundary_refusals_are_counted_per_day(
+    tenant, other_tenant, reviewer, alice_subject
+):
+    """Both series come from one aggregate query each, not from every row of the window."""
+    now = timezone.now().replace(hour=12)
+    yesterday = now - timedelta(days=1)
+    for completed, seconds in [(now, 2), (now, 4), (now, 9), (yesterday, 1), (yesterday, 3)]:
+        DeletionOperation.objects.create(
+            tenant=tenant,
+            subject=alice_subject,
+            target="memory",
+            status="completed",
+            requested_at=completed - timedelta(seconds=seconds),
+            completed_at=completed,
+        )
+    for status, completed, owner in [
+        ("completed", now + timedelta(days=2), tenant),  # after the window
+        ("completed", now - timedelta(days=30), tenant),  # before it
+        ("completed", now, other_tenant),
+        ("failed", None, tenant),
+    ]:
+        DeletionOperation.objects.create(
+            tenant=owner,
+            target="memory",
+            status=status,
+            requested_at=now - timedelta(days=40),
+            completed_at=completed,
+        )
+    for outcome, codes, when, owner in [
+        ("rejected", ["Scope.Other_Project"], now, tenant),
+        ("rejected", ["injection.override", "CROSS_tenant.write"], now, tenant),
+        ("rejected", ["injection.override"], now, tenant),
+        ("rejected", ["subject.mismatch"], yesterday, tenant),
+        ("accepted", ["scope.narrowed"], now, tenant),
+        ("rejected", ["tenant_boundary"], now - timedelta(days=30), tenant),
+        ("rejected", ["tenant_boundary"], now, other_tenant),
+    ]:
+        AdmissionDecision.objects.create(
+            tenant=owner, outcome=outcome, rule_codes=codes, created_at=when
+        )
+    overview = health_overview(
+        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.pk), days=7, now=now
+    )
+    charts = {chart.key: chart for chart in overview.charts}
+    latency = {s.key: s.values for s in charts["deletion_latency"].series}
+    assert (latency["median"][-1], latency["max"][-1]) == (4, 9)
+    assert (latency["median"][-2], latency["max"][-2]) == (2, 3)
+    assert sum(latency["median"][:-2]) == 0
+    assert charts["deletion_latency"].summary == "median 3.0 s over 5 deletions"
+    admission = {s.key: s.values for s in charts["cross_scope"].series}["admission"]
+    assert (admission[-1], admission[-2], sum(admission)) == (2, 1, 3)
