@@ -6,6 +6,12 @@ Trusted path: records keep the authority, status and dates they state, without a
 Every field of every line is validated first; any error is reported with its line number and
 nothing is imported. ``--screen`` also runs the class and injection guards over each record
 and reports the ones they refuse as errors. The format is in docs/api.md.
+
+The file is read twice, a line at a time (validated, then parsed again and stored in chunks
+of CHUNK records), so memory holds one chunk whatever the file's size; progress goes to
+stderr after every PROGRESS_EVERY lines validated and every chunk stored. The rows are
+written in one transaction: an import that fails or is stopped leaves nothing, and running it
+again skips what is already present.
 """
 
 import io
@@ -30,6 +36,8 @@ from memory_core.text import content_hash
 IMPORT_FIELDS = ("tenant", "agent", "status", "valid_from", "created_at")
 IMPORT_STATUSES = (Status.ACTIVE, Status.REVOKED, Status.EXPIRED)
 CHUNK = 256
+# Lines validated between two progress lines.
+PROGRESS_EVERY = 10_000
 
 
 class Command(BaseCommand):
@@ -44,128 +52,171 @@ class Command(BaseCommand):
 
     @platform_command
     def handle(self, *args, file, dry_run, screen, **options):
-        try:
-            with open(file, "rb") as handle:
-                data = handle.read()
-        except OSError as exc:
-            raise CommandError(f"Cannot read {file}: {exc}") from exc
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = data.count(b"\n", 0, exc.start) + 1
-            raise CommandError(
-                f"{file} is not UTF-8 text: line {line} holds the byte 0x{data[exc.start]:02x}. "
-                "Save the file as UTF-8; nothing imported."
-            ) from exc
-        # Lines as a text-mode read splits them (\n, \r\n, \r): not str.splitlines, which
-        # also splits at U+2028, valid inside a JSON string.
-        lines = io.StringIO(text, newline=None).readlines()
-        records, errors = self._validate(lines, screen=screen)
-        for error in errors:
-            self.stderr.write(error)
+        self.file = file
+        self.screen = screen
+        self.tenants = {t.slug: t for t in Tenant.objects.all()}
+        self.agents = set(Agent.objects.values_list("tenant_id", "name"))
+        checked = valid = errors = 0
+        for _number, _line, record, line_errors in self._records():
+            for error in line_errors:
+                self.stderr.write(error)
+            errors += len(line_errors)
+            valid += record is not None
+            checked += 1
+            if checked % PROGRESS_EVERY == 0:
+                self.stderr.write(f"validated {checked} records, {errors} error(s) so far")
         if errors:
-            raise CommandError(f"{len(errors)} error(s) in {file}; nothing imported.")
+            raise CommandError(f"{errors} error(s) in {file}; nothing imported.")
         if dry_run:
-            self.stdout.write(f"{len(records)} record(s) valid; dry run, nothing imported.")
+            self.stdout.write(f"{valid} record(s) valid; dry run, nothing imported.")
             return
         try:
-            imported, skipped = self._store(records, file)  # one transaction
+            imported, skipped = self._store(valid)  # one transaction
         except EmbeddingError as exc:
             raise CommandError(f"The embedding model failed ({exc}); nothing imported.") from exc
         self.stdout.write(f"Imported {imported} memories, skipped {skipped} already present.")
 
-    def _validate(self, lines, *, screen: bool):
-        records, errors = [], []
-        tenants = {t.slug: t for t in Tenant.objects.all()}
-        agents = set(Agent.objects.values_list("tenant_id", "name"))
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            where = f"line {number}"
-            try:
-                data = json.loads(line)
-            except (json.JSONDecodeError, ValueError) as exc:
-                errors.append(f"{where}: invalid JSON ({exc.msg if hasattr(exc, 'msg') else exc})")
-                continue
-            if not isinstance(data, dict):
-                errors.append(f"{where}: must be a JSON object")
-                continue
-            extra = {key: data.pop(key) for key in IMPORT_FIELDS if key in data}
-            line_errors = FieldErrors()
-            tenant = (
-                tenants.get(extra.get("tenant")) if isinstance(extra.get("tenant"), str) else None
+    def _lines(self):
+        """Yield (number, line) of the file, a line at a time, as a text-mode read splits
+        them (\\n, \\r\\n, \\r): not str.splitlines, which also splits at U+2028, valid inside a
+        JSON string. A byte that is not UTF-8 is a CommandError naming its line."""
+        try:
+            handle = open(self.file, "rb")
+        except OSError as exc:
+            raise CommandError(f"Cannot read {self.file}: {exc}") from exc
+        number = 0
+        with handle:
+            # Binary lines end at b"\\n" only; a "\\r" or "\\r\\n" inside one is split below.
+            for raw_number, raw in enumerate(handle, start=1):
+                try:
+                    text = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise CommandError(
+                        f"{self.file} is not UTF-8 text: line {raw_number} holds the byte "
+                        f"0x{raw[exc.start]:02x}. Save the file as UTF-8; nothing imported."
+                    ) from exc
+                for line in io.StringIO(text, newline=None).readlines():
+                    number += 1
+                    yield number, line
+
+    def _records(self):
+        """Yield (number, line, record or None, errors) for every line that is not blank."""
+        for number, line in self._lines():
+            if line.strip():
+                record, errors = self._validate_line(number, line)
+                yield number, line, record, errors
+
+    def _validate_line(self, number: int, line: str):
+        """Return (the record, []) of a valid line, or (None, its errors)."""
+        where = f"line {number}"
+        try:
+            data = json.loads(line)
+        except (json.JSONDecodeError, ValueError) as exc:
+            return None, [f"{where}: invalid JSON ({exc.msg if hasattr(exc, 'msg') else exc})"]
+        if not isinstance(data, dict):
+            return None, [f"{where}: must be a JSON object"]
+        extra = {key: data.pop(key) for key in IMPORT_FIELDS if key in data}
+        line_errors = FieldErrors()
+        slug = extra.get("tenant")
+        tenant = self.tenants.get(slug) if isinstance(slug, str) else None
+        if tenant is None:
+            line_errors.add("tenant", "unknown_tenant", "Must be the slug of an existing tenant.")
+        status = extra.get("status", Status.ACTIVE)
+        if status not in IMPORT_STATUSES:
+            line_errors.add(
+                "status", "invalid_choice", f"Must be one of {', '.join(IMPORT_STATUSES)}."
             )
-            if tenant is None:
+        valid_from = parse_datetime_value(extra.get("valid_from"), line_errors, "valid_from")
+        created_at = parse_datetime_value(extra.get("created_at"), line_errors, "created_at")
+        if data.get("authority") in (None, ""):
+            line_errors.add("authority", "required", "Imports state their authority.")
+        agent = extra.get("agent")
+        if agent is not None and not isinstance(agent, str):
+            line_errors.add("agent", "invalid_type", "Must be an agent's name or null.")
+        elif agent and tenant is not None and (tenant.id, agent) not in self.agents:
+            line_errors.add("agent", "unknown_agent", "No agent of this name in the tenant.")
+        try:
+            candidate = parse_candidate(data)
+        except ValidationFailed as exc:
+            for name, items in exc.details.items():
+                line_errors.by_field.setdefault(name, []).extend(items)
+            candidate = None
+        if candidate is not None:
+            # Without valid_from or created_at the memory is valid from the import.
+            start = valid_from or created_at or timezone.now()
+            if candidate.valid_until and candidate.valid_until <= start:
                 line_errors.add(
-                    "tenant", "unknown_tenant", "Must be the slug of an existing tenant."
+                    "valid_until",
+                    "invalid_interval",
+                    "Must be after valid_from (or created_at, or the import's time when "
+                    "neither is given).",
                 )
-            status = extra.get("status", Status.ACTIVE)
-            if status not in IMPORT_STATUSES:
-                line_errors.add(
-                    "status", "invalid_choice", f"Must be one of {', '.join(IMPORT_STATUSES)}."
-                )
-            valid_from = parse_datetime_value(extra.get("valid_from"), line_errors, "valid_from")
-            created_at = parse_datetime_value(extra.get("created_at"), line_errors, "created_at")
-            if data.get("authority") in (None, ""):
-                line_errors.add("authority", "required", "Imports state their authority.")
-            agent = extra.get("agent")
-            if agent is not None and not isinstance(agent, str):
-                line_errors.add("agent", "invalid_type", "Must be an agent's name or null.")
-            elif agent and tenant is not None and (tenant.id, agent) not in agents:
-                line_errors.add("agent", "unknown_agent", "No agent of this name in the tenant.")
-            try:
-                candidate = parse_candidate(data)
-            except ValidationFailed as exc:
-                for name, items in exc.details.items():
-                    line_errors.by_field.setdefault(name, []).extend(items)
-                candidate = None
-            if candidate is not None:
-                # Without valid_from or created_at the memory is valid from the import.
-                start = valid_from or created_at or timezone.now()
-                if candidate.valid_until and candidate.valid_until <= start:
-                    line_errors.add(
-                        "valid_until",
-                        "invalid_interval",
-                        "Must be after valid_from (or created_at, or the import's time when "
-                        "neither is given).",
-                    )
-                if screen:
-                    refused = [c for c in check_content(candidate) if c in REFUSING]
-                    if refused:
-                        line_errors.add("content", "screened", ", ".join(refused))
-            for name, items in line_errors.by_field.items():
-                for item in items:
-                    errors.append(f"{where}: {name}: {item['message']} ({item['code']})")
-            if not line_errors.by_field:
-                records.append(
-                    {
-                        "tenant": tenant,
-                        "agent": extra.get("agent"),
-                        "status": status,
-                        "valid_from": valid_from,
-                        "created_at": created_at,
-                        "candidate": candidate,
-                        "line": number,
-                    }
-                )
-        return records, errors
+            if self.screen:
+                refused = [c for c in check_content(candidate) if c in REFUSING]
+                if refused:
+                    line_errors.add("content", "screened", ", ".join(refused))
+        if line_errors.by_field:
+            return None, [
+                f"{where}: {name}: {item['message']} ({item['code']})"
+                for name, items in line_errors.by_field.items()
+                for item in items
+            ]
+        record = {
+            "tenant": tenant,
+            "agent": agent,
+            "status": status,
+            "valid_from": valid_from,
+            "created_at": created_at,
+            "candidate": candidate,
+            "line": number,
+        }
+        return record, []
 
     @transaction.atomic
-    def _store(self, records, file):
+    def _store(self, total: int) -> tuple[int, int]:
+        """Parse the file again and store its records, CHUNK at a time; return (imported,
+        skipped). One transaction: a record the first pass found valid and this one does not
+        (the file changed meanwhile) undoes the whole import."""
+        imported = skipped = 0
+        chunk = []
+
+        def store() -> None:
+            nonlocal imported, skipped
+            stored, seen = self._store_chunk(chunk)
+            imported, skipped = imported + stored, skipped + seen
+            self.stderr.write(
+                f"stored {imported + skipped}/{total} records ({skipped} already present)"
+            )
+            chunk.clear()
+
+        for number, _line, record, errors in self._records():
+            if errors:
+                raise CommandError(
+                    f"{self.file} changed while it was imported (line {number} is no longer "
+                    "valid); nothing imported."
+                )
+            chunk.append(record)
+            if len(chunk) == CHUNK:
+                store()
+        if chunk:
+            store()
+        return imported, skipped
+
+    def _store_chunk(self, records) -> tuple[int, int]:
+        """Store one chunk's records not yet present; return (stored, skipped)."""
         by_tenant = defaultdict(list)
         for record in records:
             by_tenant[record["tenant"]].append(record)
-        imported = skipped = 0
+        stored = skipped = 0
         for tenant, items in by_tenant.items():
-            policy = PolicyVersion.objects.filter(tenant=tenant, is_active=True).first()
-            principal = SystemPrincipal(tenant_id=tenant.id, name=f"import:{file}"[:200])
-            agents = {a.name: a for a in Agent.objects.filter(tenant=tenant)}
+            policy, principal, agents = self._tenant(tenant)
+            candidates = [record["candidate"] for record in items]
+            # Earlier chunks' rows are in this transaction: the query finds them too.
             existing = set(
                 Memory.objects.filter(
                     tenant=tenant,
-                    source_conversation_id__in={
-                        r["candidate"].source_conversation_id for r in items
-                    },
+                    subject__external_id__in={c.subject for c in candidates},
+                    source_conversation_id__in={c.source_conversation_id for c in candidates},
                 ).values_list(
                     "subject__external_id",
                     "source_conversation_id",
@@ -173,7 +224,7 @@ class Command(BaseCommand):
                     "content_hash",
                 )
             )
-            drafts = []
+            new = []
             for record in items:
                 candidate = record["candidate"]
                 fingerprint = (
@@ -186,43 +237,75 @@ class Command(BaseCommand):
                     skipped += 1
                     continue
                 existing.add(fingerprint)
-                agent_name = record["agent"]  # checked by _validate
-                subject, _ = Subject.objects.get_or_create(
-                    tenant=tenant,
-                    external_id=candidate.subject,
-                    defaults={"display_name": candidate.subject},
-                )
-                drafts.append(
-                    MemoryDraft(
-                        subject=subject,
-                        memory_type=candidate.memory_type,
-                        content=candidate.content,
-                        authority=candidate.authority or Authority.EXPLICIT_USER,
-                        source_type=candidate.source_type,
-                        scope_kind=candidate.scope_kind,
-                        scope_ref=candidate.scope_ref,
-                        memory_key=candidate.memory_key,
-                        agent_id=agents[agent_name].id if agent_name else None,
-                        value=candidate.value,
-                        session_id=candidate.session_id,
-                        task_id=candidate.task_id,
-                        source_conversation_id=candidate.source_conversation_id,
-                        source_message_id=candidate.source_message_id,
-                        source_tool=candidate.source_tool,
-                        confidence=1.0 if candidate.confidence is None else candidate.confidence,
-                        consent=candidate.consent or "explicit",
-                        sensitivity=candidate.sensitivity or "personal",
-                        valid_from=record["valid_from"],
-                        valid_until=candidate.valid_until,
-                        created_at=record["created_at"],
-                        status=record["status"],
-                    )
-                )
-            for start in range(0, len(drafts), CHUNK):
-                memory_store_many(
-                    drafts=drafts[start : start + CHUNK],
-                    principal=principal,
-                    policy_version=policy.version if policy else None,
-                )
-            imported += len(drafts)
-        return imported, skipped
+                new.append(record)
+            if not new:
+                continue
+            subjects = self._subjects(tenant, {r["candidate"].subject for r in new})
+            drafts = [self._draft(record, subjects, agents) for record in new]
+            memory_store_many(
+                drafts=drafts,
+                principal=principal,
+                policy_version=policy.version if policy else None,
+            )
+            stored += len(drafts)
+        return stored, skipped
+
+    def _tenant(self, tenant):
+        """Return (active policy, principal, agents by name) of ``tenant``, looked up once."""
+        cache = self.__dict__.setdefault("_tenant_cache", {})
+        if tenant.pk not in cache:
+            cache[tenant.pk] = (
+                PolicyVersion.objects.filter(tenant=tenant, is_active=True).first(),
+                SystemPrincipal(tenant_id=tenant.id, name=f"import:{self.file}"[:200]),
+                {a.name: a for a in Agent.objects.filter(tenant=tenant)},
+            )
+        return cache[tenant.pk]
+
+    @staticmethod
+    def _subjects(tenant, external_ids: set) -> dict:
+        """Return ``{external_id: Subject}``, creating the missing ones (two or three queries
+        for a chunk, not one per record)."""
+        subjects = {
+            s.external_id: s
+            for s in Subject.objects.filter(tenant=tenant, external_id__in=external_ids)
+        }
+        missing = external_ids - set(subjects)
+        if missing:
+            Subject.objects.bulk_create(
+                [Subject(tenant=tenant, external_id=name, display_name=name) for name in missing],
+                ignore_conflicts=True,
+            )
+            subjects.update(
+                (s.external_id, s)
+                for s in Subject.objects.filter(tenant=tenant, external_id__in=missing)
+            )
+        return subjects
+
+    @staticmethod
+    def _draft(record, subjects: dict, agents: dict) -> MemoryDraft:
+        candidate = record["candidate"]
+        agent_name = record["agent"]  # checked by _validate_line
+        return MemoryDraft(
+            subject=subjects[candidate.subject],
+            memory_type=candidate.memory_type,
+            content=candidate.content,
+            authority=candidate.authority or Authority.EXPLICIT_USER,
+            source_type=candidate.source_type,
+            scope_kind=candidate.scope_kind,
+            scope_ref=candidate.scope_ref,
+            memory_key=candidate.memory_key,
+            agent_id=agents[agent_name].id if agent_name else None,
+            value=candidate.value,
+            session_id=candidate.session_id,
+            task_id=candidate.task_id,
+            source_conversation_id=candidate.source_conversation_id,
+            source_message_id=candidate.source_message_id,
+            source_tool=candidate.source_tool,
+            confidence=1.0 if candidate.confidence is None else candidate.confidence,
+            consent=candidate.consent or "explicit",
+            sensitivity=candidate.sensitivity or "personal",
+            valid_from=record["valid_from"],
+            valid_until=candidate.valid_until,
+            created_at=record["created_at"],
+            status=record["status"],
+        )

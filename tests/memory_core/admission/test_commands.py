@@ -144,3 +144,68 @@ def test_import_of_a_file_that_is_not_utf8_is_a_command_error(tenant, tmp_path):
     out = StringIO()
     call_command("import_memories", str(path), "--dry-run", stdout=out)
     assert "1 record(s) valid" in out.getvalue()
+
+
+@pytest.mark.django_db
+def test_a_large_import_streams_in_chunks_with_progress_and_few_queries(
+    tenant, tmp_path, monkeypatch
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from memory_core.management.commands import import_memories
+
+    monkeypatch.setattr(import_memories, "PROGRESS_EVERY", 200)
+    count = 2 * import_memories.CHUNK + 88
+    path = tmp_path / "in.jsonl"
+    with path.open("w") as handle:
+        for n in range(count):
+            source = {"type": "user_input", "conversation_id": f"c-{n}", "message_id": "1"}
+            handle.write(
+                record(
+                    tenant,
+                    subject=f"user-{n % 300}",
+                    memory_key=f"k.{n}",
+                    content=f"User prefers option {n}.",
+                    source=source,
+                )
+                + "\n"
+            )
+    out, err = StringIO(), StringIO()
+    with CaptureQueriesContext(connection) as captured:
+        call_command("import_memories", str(path), stdout=out, stderr=err)
+    assert f"Imported {count} memories, skipped 0" in out.getvalue()
+    progress = err.getvalue().splitlines()
+    assert progress == [
+        "validated 200 records, 0 error(s) so far",
+        "validated 400 records, 0 error(s) so far",
+        "validated 600 records, 0 error(s) so far",
+        f"stored 256/{count} records (0 already present)",
+        f"stored 512/{count} records (0 already present)",
+        f"stored {count}/{count} records (0 already present)",
+    ]
+    assert Memory.objects.count() == count
+    # A few queries a chunk (its rows, its subjects, its events), not one or more a record.
+    assert len(captured) < 60  # 36 here; one or more a record made 600+
+
+    again, err = StringIO(), StringIO()
+    call_command("import_memories", str(path), stdout=again, stderr=err)
+    assert f"skipped {count} already present" in again.getvalue()
+    assert f"stored {count}/{count} records ({count} already present)" in err.getvalue()
+    assert Memory.objects.count() == count
+
+
+@pytest.mark.django_db
+def test_import_numbers_lines_ended_by_any_newline(tenant, tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_bytes(
+        "\r\n".join([record(tenant), "{not json"]).encode()
+        + b"\r"
+        + record(tenant, confidence=3).encode()
+        + b"\n"
+    )
+    err = StringIO()
+    with pytest.raises(CommandError, match="2 error"):
+        call_command("import_memories", str(path), stderr=err)
+    assert "line 2: invalid JSON" in err.getvalue()
+    assert "line 3: confidence" in err.getvalue()
