@@ -4,6 +4,7 @@ One browser per session keeps the suite fast; each test gets a fresh context (co
 """
 
 import os
+from contextlib import contextmanager
 
 import pytest
 
@@ -38,13 +39,23 @@ def browser():
         browser.close()
 
 
+@contextmanager
+def new_page(browser, live_server, *, width: int, height: int):
+    """A page of a fresh browser context on the live server, ``width`` x ``height``."""
+    context = browser.new_context(
+        viewport={"width": width, "height": height}, base_url=live_server.url
+    )
+    context.set_default_timeout(15_000)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()
+
+
 @pytest.fixture
 def page(browser, live_server):
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, base_url=live_server.url)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    yield page
-    context.close()
+    with new_page(browser, live_server, width=1280, height=900) as page:
+        yield page
 
 
 def log_in(page, username, password):

@@ -175,9 +175,10 @@ def test_reviewer_approves_a_pending_write_and_it_becomes_retrievable(page, worl
     assert pending_id in after
 
 
-def test_reviewer_resolves_a_conflict_and_retrieval_returns_the_winner(page, world):
-    system = SystemPrincipal(tenant_id=world.tenant.id)
-    west, east = memory_store_many(
+def deploy_region_conflict(world):
+    """Two inferred decisions on the high-impact key ``deploy.region``: a retrieval about it
+    gets a clarification, and a conflict opens for the reviewer. Return both memories."""
+    return memory_store_many(
         drafts=[
             MemoryDraft(
                 subject=world.alice_subject,
@@ -192,8 +193,12 @@ def test_reviewer_resolves_a_conflict_and_retrieval_returns_the_winner(page, wor
             )
             for region, confidence in (("eu-west-1", 0.7), ("us-east-1", 0.72))
         ],
-        principal=system,
+        principal=SystemPrincipal(tenant_id=world.tenant.id),
     )
+
+
+def test_reviewer_resolves_a_conflict_and_retrieval_returns_the_winner(page, world):
+    west, east = deploy_region_conflict(world)
     query = dict(intent="apply_project_rules", project_id="lunest")
     first, ids = retrieved_ids(world, "Deploy the Lunest API to production.", **query)
     assert [c.memory_key for c in first.clarifications] == ["deploy.region"]

@@ -10,7 +10,7 @@ from playwright.sync_api import expect
 from memory_core.models import Memory
 from memory_core.principals import SystemPrincipal
 from memory_core.services.memories import MemoryDraft, memory_store_many
-from tests.browser.conftest import log_in
+from tests.browser.conftest import log_in, new_page
 from tests.browser.test_portal_flows import PASSWORD, World
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -31,11 +31,8 @@ def world(live_server):
 
 @pytest.fixture
 def phone(browser, live_server):
-    context = browser.new_context(viewport={"width": 375, "height": 800}, base_url=live_server.url)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    yield page
-    context.close()
+    with new_page(browser, live_server, width=375, height=800) as page:
+        yield page
 
 
 def test_a_memory_holding_a_long_url_does_not_widen_the_page_on_a_phone(phone, world):
@@ -120,25 +117,9 @@ def test_a_form_sent_from_a_page_older_than_the_login_says_so_in_plain_words(pag
 
 def test_a_reviewer_resolves_a_conflict_with_the_keyboard_after_forgetting_the_winner(page, world):
     from memory_core.models import ReviewItem
-    from tests.browser.test_portal_flows import retrieved_ids
+    from tests.browser.test_portal_flows import deploy_region_conflict, retrieved_ids
 
-    memory_store_many(
-        drafts=[
-            MemoryDraft(
-                subject=world.alice_subject,
-                memory_type="previous_decision",
-                memory_key="deploy.region",
-                scope_kind="project",
-                scope_ref="lunest",
-                content=f"Deploy the Lunest API to {region}.",
-                authority="model_inference",
-                source_type="model_inference",
-                confidence=confidence,
-            )
-            for region, confidence in (("eu-west-1", 0.7), ("us-east-1", 0.72))
-        ],
-        principal=SystemPrincipal(tenant_id=world.tenant.id),
-    )
+    deploy_region_conflict(world)
     retrieved_ids(
         world,
         "Deploy the Lunest API to production.",
