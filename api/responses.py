@@ -21,6 +21,10 @@ UNAVAILABLE = error(
 )
 NOT_FOUND = error("No such id, or outside the caller's scope (same answer).")
 FORBIDDEN = error("The agent's write grant does not cover this memory type.")
+SUBJECT_NOT_GRANTED = error(
+    "An agent without any_subject named a subject its subject token does not name "
+    "(subject_not_granted)."
+)
 CONFLICT = error("The memory is no longer the active head (or active).")
 GONE = error(
     "The tenant was deleted while the request was in flight (tenant_deleted): nothing of "

@@ -12,7 +12,14 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.memories_serializers import StrictSerializer
-from api.responses import AGENT, AGENT_BODY, AGENT_INSERTS, NOT_FOUND, error
+from api.responses import (
+    AGENT,
+    AGENT_BODY,
+    AGENT_INSERTS,
+    NOT_FOUND,
+    SUBJECT_NOT_GRANTED,
+    error,
+)
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.traces import USAGE_KINDS, trace_get, trace_usage_record
 from memory_core.retrieval.types import RetrievalRequest
@@ -124,10 +131,7 @@ class RetrieveView(APIView):
         responses={
             200: RetrieveOutput,
             **AGENT_INSERTS,
-            403: error(
-                "An agent without any_subject asked about a subject its subject token does "
-                "not name (subject_not_granted)."
-            ),
+            403: SUBJECT_NOT_GRANTED,
         },
     )
     def post(self, request):

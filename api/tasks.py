@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.memories_serializers import StrictSerializer
-from api.responses import AGENT_BODY, error
+from api.responses import AGENT_BODY, SUBJECT_NOT_GRANTED
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS
 from memory_core.services.tasks import task_close
 
@@ -31,10 +31,7 @@ class TaskCloseView(APIView):
         responses={
             200: TaskCloseOutput,
             **AGENT_BODY,
-            403: error(
-                "An agent without any_subject named a subject its subject token does not "
-                "name (subject_not_granted)."
-            ),
+            403: SUBJECT_NOT_GRANTED,
         },
     )
     def post(self, request):
