@@ -6,7 +6,7 @@ principal, and renders. An id outside the login's subject is a 404.
 
 from django.contrib import messages
 from django.http import FileResponse, JsonResponse
-from django.shortcuts import redirect
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.views import View
@@ -97,6 +97,16 @@ class MemoryListView(EndUserMixin, TemplateView):
         return context
 
 
+def revocable(memory) -> bool:
+    """A preference in use can be revoked."""
+    return memory.status == Status.ACTIVE and memory.memory_class == MemoryClass.PREFERENCE
+
+
+def consent_withdrawable(memory) -> bool:
+    """A memory in use kept under a workflow's consent can have that consent withdrawn."""
+    return memory.status == Status.ACTIVE and memory.consent == Consent.WORKFLOW
+
+
 class MemoryDetailView(EndUserMixin, TemplateView):
     """One memory: its provenance, its whole supersession chain and every event."""
 
@@ -113,8 +123,8 @@ class MemoryDetailView(EndUserMixin, TemplateView):
             is_head=memory.pk == history.head.pk,
             can_correct=is_active,
             can_confirm=is_active and memory.authority in CONFIRMABLE,
-            can_revoke=is_active and memory.memory_class == MemoryClass.PREFERENCE,
-            can_withdraw=is_active and memory.consent == Consent.WORKFLOW,
+            can_revoke=revocable(memory),
+            can_withdraw=consent_withdrawable(memory),
             can_delete=memory.status != Status.DELETED,
         )
         return context
@@ -205,18 +215,41 @@ class MemoryCorrectView(EndUserMixin, FormView):
 
 
 class _MemoryActionView(EndUserMixin, View):
-    """A POST-only action on one memory, answered with a message and a redirect.
+    """An action on one memory that cannot be undone: GET asks to confirm it (what happens,
+    the memory, the form's fields, Cancel), POST does it and answers with a message and a
+    redirect.
 
     ``form_class``, when set, validates the POST first: invalid input is a message naming
-    the problem, and nothing changes.
+    the problem, and nothing changes. A memory the action no longer applies to
+    (``available``) sends GET back to its page.
     """
 
-    http_method_names = ["post"]
-    done_message = ""
+    http_method_names = ["get", "post"]
+    template_name = "portal/memory_action.html"
+    heading = button = explanation = done_message = ""
     form_class = None
+
+    @staticmethod
+    def available(memory) -> bool:
+        raise NotImplementedError
 
     def call(self, data: dict):
         raise NotImplementedError
+
+    def get(self, request, memory_id):
+        memory = memory_get(principal=self.principal, memory_id=memory_id)
+        if not self.available(memory):
+            messages.info(request, f"{self.heading}: this memory is {memory.status}.")
+            return redirect("portal:memory", memory_id=memory_id)
+        form = self.form_class() if self.form_class is not None else None
+        context = {
+            "memory": memory,
+            "form": form,
+            "heading": self.heading,
+            "button": self.button,
+            "explanation": self.explanation,
+        }
+        return render(request, self.template_name, context)
 
     def post(self, request, memory_id):
         detail = reverse("portal:memory", args=[memory_id])
@@ -272,8 +305,16 @@ class MemoryConfirmView(EndUserMixin, View):
 class MemoryRevokeView(_MemoryActionView):
     """Revoke a preference: it stays in the history but is never used again."""
 
+    heading = button = "Revoke this preference"
+    explanation = (
+        "Agents stop using it at once, and it cannot be made active again: to state it "
+        "again later, correct it or tell an agent. It stays in the history of what was "
+        "remembered, with your reason; to remove it entirely, delete it instead."
+    )
     done_message = "Revoked. Agents will no longer use it."
     form_class = RevokeForm
+
+    available = staticmethod(revocable)
 
     def call(self, data):
         return memory_revoke(
@@ -286,7 +327,15 @@ class MemoryRevokeView(_MemoryActionView):
 class ConsentWithdrawView(_MemoryActionView):
     """Withdraw the workflow consent a memory was stored under."""
 
+    heading = button = "Withdraw consent"
+    explanation = (
+        "This memory was kept under a workflow's consent, not yours. Withdrawing it stops "
+        "agents from using it at once; it stays in the history. To remove it entirely, "
+        "delete it instead."
+    )
     done_message = "Consent withdrawn. This memory is no longer used."
+
+    available = staticmethod(consent_withdrawable)
 
     def call(self, data):
         return consent_withdraw(principal=self.principal, memory_id=self.kwargs["memory_id"])

@@ -14,6 +14,8 @@ END_USER_GET = [
     reverse("portal:memory", args=[ANY_ID]),
     reverse("portal:memory-correct", args=[ANY_ID]),
     reverse("portal:memory-delete", args=[ANY_ID]),
+    reverse("portal:memory-revoke", args=[ANY_ID]),
+    reverse("portal:memory-withdraw", args=[ANY_ID]),
     reverse("portal:delete-everything"),
     reverse("portal:deletions"),
     reverse("portal:deletion", args=[ANY_ID]),

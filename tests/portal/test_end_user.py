@@ -271,6 +271,41 @@ def test_revoke_a_preference(alice_client, alice_memory):
     assert b"Revoked. Agents will no longer use it." in response.content
 
 
+def test_revoking_asks_first_says_what_happens_and_takes_a_reason(alice_client, alice_memory):
+    # Revoke was one click on the memory's page, with no word on what it does and no place
+    # for the reason the form accepts.
+    detail = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+    url = reverse("portal:memory-revoke", args=[alice_memory.pk])
+    assert f'<a class="btn" href="{url}">Revoke</a>' in detail
+    page = alice_client.get(url).content.decode()
+    assert "Alice prefers tabs over spaces." in page
+    assert "cannot be made active again" in page and 'name="reason"' in page
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "active"  # asking changes nothing
+    alice_client.post(url, {"reason": "I switched to spaces"})
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "revoked"
+    event = MemoryEvent.objects.get(memory_id=alice_memory.pk, action="revoked")
+    assert event.details["reason"] == "I switched to spaces"
+    # Nothing left to revoke: the page sends the user back.
+    again = alice_client.get(url)
+    assert again.status_code == 302 and again["Location"].endswith(
+        reverse("portal:memory", args=[alice_memory.pk])
+    )
+
+
+def test_withdrawing_consent_asks_first(alice_client, alice_memory, bob_memory):
+    Memory.objects.filter(pk=alice_memory.pk).update(consent="workflow")
+    url = reverse("portal:memory-withdraw", args=[alice_memory.pk])
+    page = alice_client.get(url).content.decode()
+    assert "kept under a workflow" in page and "Withdraw consent</button>" in page
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "active"
+    assert (
+        alice_client.get(reverse("portal:memory-withdraw", args=[bob_memory.pk])).status_code == 404
+    )
+
+
 def test_withdraw_workflow_consent(alice_client, alice_memory):
     Memory.objects.filter(pk=alice_memory.pk).update(consent="workflow")
     page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk]))
