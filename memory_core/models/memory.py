@@ -201,6 +201,8 @@ class Memory(models.Model):
             models.Index(fields=["tenant", "scope_kind", "scope_ref"], name="memory_scope"),
             models.Index(fields=["tenant", "session_id", "task_id"], name="memory_session_task"),
             models.Index(fields=["tenant", "subject", "content_hash"], name="memory_content_hash"),
+            # GET /api/v1/memories: a tenant's rows newest first, a page at a time.
+            models.Index(fields=["tenant", "-created_at", "-id"], name="memory_tenant_newest"),
             models.Index(
                 fields=["valid_until"],
                 name="memory_active_expiry",

@@ -1,0 +1,84 @@
+"""What the memory list (``GET /api/v1/memories``) costs on a built corpus's largest tenant.
+
+    DJANGO_SETTINGS_MODULE=config.settings.local .venv/bin/python scripts/list_cost.py \
+        --memories 1000000 --tenants 10000 [--rounds 5] [--offsets 0,50000] [--json OUT]
+
+Runs ``memory_list`` (the endpoint's selector) for one agent of the tenant with the most
+memories, without filters, and times its two statements as the endpoint's pagination runs
+them: a page of 50 at each offset, and the count. Prints the median of ``--rounds`` in
+milliseconds (docs/performance.md, "Stop 19"; migration 0015's index is what the first page
+reads).
+"""
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from memory_core.benchmarks.args import add_corpus_arguments, at_least  # noqa: E402
+
+PAGE = 50
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_corpus_arguments(parser)
+    parser.add_argument("--rounds", type=at_least(1), default=5)
+    parser.add_argument("--offsets", default="0,50000")
+    parser.add_argument("--json", dest="json_out")
+    opts = parser.parse_args()
+    try:
+        offsets = [int(part) for part in opts.offsets.split(",")]
+    except ValueError:
+        parser.error("--offsets is a comma-separated list of whole numbers")
+    if any(offset < 0 for offset in offsets):
+        parser.error("--offsets must not be negative")
+
+    import django
+
+    django.setup()
+    from django.db.models import Count
+
+    from memory_core import rls
+    from memory_core.benchmarks import setup
+    from memory_core.benchmarks.corpus import CorpusSpec
+    from memory_core.benchmarks.database import BenchDatabaseError
+    from memory_core.models import Agent, Memory
+    from memory_core.principals import AgentPrincipal
+    from memory_core.selectors.memories import memory_list
+
+    try:
+        setup.open_corpus(CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed))
+    except BenchDatabaseError as exc:
+        parser.error(str(exc))
+    with rls.platform_scope("list cost"):
+        largest = Memory.objects.values("tenant_id").annotate(n=Count("pk")).order_by("-n").first()
+    report = {"tenant_memories": largest["n"], "rounds": opts.rounds, "page": PAGE}
+    with rls.tenant_scope(largest["tenant_id"]):
+        agent = Agent.objects.filter(tenant_id=largest["tenant_id"]).first()
+        principal = AgentPrincipal.from_agent(agent)
+
+        def timed(call) -> float:
+            samples = []
+            for _ in range(opts.rounds):
+                started = time.perf_counter()
+                call()
+                samples.append((time.perf_counter() - started) * 1000)
+            return round(statistics.median(samples), 1)
+
+        for offset in offsets:
+            report[f"page_at_{offset}_ms"] = timed(
+                lambda offset=offset: list(memory_list(principal=principal)[offset : offset + PAGE])
+            )
+        report["count_ms"] = timed(lambda: memory_list(principal=principal).count())
+    print(json.dumps(report))
+    if opts.json_out:
+        Path(opts.json_out).write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
