@@ -15,6 +15,7 @@ import json
 import statistics
 import sys
 import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -46,7 +47,7 @@ def main() -> int:
     from memory_core.benchmarks import setup
     from memory_core.benchmarks.corpus import CorpusSpec
     from memory_core.benchmarks.database import BenchDatabaseError
-    from memory_core.models import Agent, Memory
+    from memory_core.models import Agent, Memory, MemoryType
     from memory_core.principals import AgentPrincipal
     from memory_core.selectors.memories import memory_list
 
@@ -58,8 +59,19 @@ def main() -> int:
         largest = Memory.objects.values("tenant_id").annotate(n=Count("pk")).order_by("-n").first()
     report = {"tenant_memories": largest["n"], "rounds": opts.rounds, "page": PAGE}
     with rls.tenant_scope(largest["tenant_id"]):
+        # The tenant's first agent if it has one; else an agent allowed every type, as the
+        # corpus's agents are.
         agent = Agent.objects.filter(tenant_id=largest["tenant_id"]).first()
-        principal = AgentPrincipal.from_agent(agent)
+        principal = (
+            AgentPrincipal.from_agent(agent)
+            if agent is not None
+            else AgentPrincipal(
+                tenant_id=largest["tenant_id"],
+                agent_id=uuid.uuid4(),
+                agent_name="list cost",
+                read_types=frozenset(MemoryType.values),
+            )
+        )
 
         def timed(call) -> float:
             samples = []

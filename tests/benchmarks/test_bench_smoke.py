@@ -83,7 +83,7 @@ def test_bench_database_names_are_fenced():
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_path):
-    out, parts_out = tmp_path / "bench.json", tmp_path / "parts.json"
+    out, parts_out, list_out = (tmp_path / f"{n}.json" for n in ("bench", "parts", "list"))
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
     name = database.bench_database_name(memories=300, tenants=5, seed=4242)
     try:
@@ -101,10 +101,19 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
              "--json", str(parts_out)],
             cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
         )  # fmt: skip
+        # And the memory list's cost (scripts/list_cost.py).
+        subprocess.run(
+            [sys.executable, "scripts/list_cost.py", "--memories", "300", "--tenants", "5",
+             "--seed", "4242", "--rounds", "1", "--offsets", "0,10", "--json", str(list_out)],
+            cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
     finally:
         subprocess.run(
             [sys.executable, "-c", _DROP.format(name=name)], cwd=ROOT, env=env, check=False
         )
+    listed = json.loads(list_out.read_text())
+    assert 0 < listed["tenant_memories"] <= 300 and listed["rounds"] == 1
+    assert all(listed[key] > 0 for key in ("page_at_0_ms", "page_at_10_ms", "count_ms"))
     parts = json.loads(parts_out.read_text())["parts"]
     assert parts["request"]["n"] == 6 and parts["candidate_statement"]["n"] == 6
     for name in ("api_key", "pipeline", "embed_query", "trace_insert", "commit", "render"):
@@ -172,7 +181,9 @@ def test_bad_arguments_are_refused_before_any_work(command, args, message):
         call_command(command, *args)
 
 
-@pytest.mark.parametrize("script", ["request_breakdown.py", "probe_first_request.py"])
+@pytest.mark.parametrize(
+    "script", ["request_breakdown.py", "probe_first_request.py", "list_cost.py"]
+)
 @pytest.mark.parametrize(
     ("args", "message"),
     [
