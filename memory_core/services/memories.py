@@ -52,6 +52,21 @@ class MemoryDraft:
     embedding_model: str = ""
 
 
+# What a draft takes from an admission Candidate as it stands; authority, confidence, consent,
+# sensitivity and validity are the writer's to decide (admission's decision, or an import's
+# record).
+_AS_WRITTEN = (
+    "memory_type", "content", "source_type", "scope_kind", "scope_ref", "memory_key", "value",
+    "session_id", "task_id", "source_conversation_id", "source_message_id", "source_tool",
+)  # fmt: skip
+
+
+def as_written(candidate) -> dict:
+    """The fields of ``candidate`` (``memory_core.admission.Candidate``) a MemoryDraft keeps
+    as the writer sent them."""
+    return {name: getattr(candidate, name) for name in _AS_WRITTEN}
+
+
 def chain_rows(queryset, *, memory_type: str, agent_id):
     """Limit ``queryset`` to the rows a write of ``memory_type`` by ``agent_id`` may chain onto.
 

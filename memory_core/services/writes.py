@@ -78,6 +78,7 @@ from memory_core.services.conflicts import conflict_open
 from memory_core.services.events import event_record
 from memory_core.services.memories import (
     MemoryDraft,
+    as_written,
     memory_store_many,
     memory_supersede,
     shared_or_own,
@@ -243,19 +244,8 @@ def _draft(item: _Planned, now) -> MemoryDraft:
         # Valid from the instant admission checked valid_until against (rule ttl.in_past),
         # so an interval that passed admission is an ordered interval in the database.
         valid_from=now,
-        memory_type=candidate.memory_type,
-        content=candidate.content,
+        **as_written(candidate),
         authority=decision.authority,
-        source_type=candidate.source_type,
-        scope_kind=candidate.scope_kind,
-        scope_ref=candidate.scope_ref,
-        memory_key=candidate.memory_key,
-        value=candidate.value,
-        session_id=candidate.session_id,
-        task_id=candidate.task_id,
-        source_conversation_id=candidate.source_conversation_id,
-        source_message_id=candidate.source_message_id,
-        source_tool=candidate.source_tool,
         confidence=decision.confidence,
         consent=decision.consent,
         sensitivity=decision.sensitivity,

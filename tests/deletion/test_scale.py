@@ -58,9 +58,9 @@ def test_a_subject_beyond_the_parameter_limit_is_exported_and_deleted(
     # The supersession chain trigger is deferred: in production it runs for each row as the
     # request's and the run's transactions commit, against statistics autovacuum keeps. Here
     # everything is one transaction whose rows no statistics have seen, and its 130,000
-    # queued checks at pytest-django's teardown (SET CONSTRAINTS ALL IMMEDIATE) could be
-    # planned as a walk of the whole tenant each: a full run of the suite once spun there
-    # for minutes, with custom plans too. The checks are not what this test is about
-    # (tests/memory_core/test_supersession.py holds them): the transaction is rolled back
-    # without them.
+    # queued checks at pytest-django's teardown (SET CONSTRAINTS ALL IMMEDIATE) once spun
+    # there for minutes in a full run of the suite, custom plans or not (gdb: the trigger in
+    # a btree scan reading page after page; which statement and index, not found). The
+    # checks are not what this test is about (tests/memory_core/test_supersession.py holds
+    # them): the transaction is rolled back without them.
     transaction.set_rollback(True)

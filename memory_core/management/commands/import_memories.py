@@ -30,7 +30,7 @@ from memory_core.exceptions import ValidationFailed
 from memory_core.models import Agent, Authority, Memory, PolicyVersion, Status, Subject, Tenant
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import platform_command
-from memory_core.services.memories import MemoryDraft, memory_store_many
+from memory_core.services.memories import MemoryDraft, as_written, memory_store_many
 from memory_core.text import content_hash
 
 IMPORT_FIELDS = ("tenant", "agent", "status", "valid_from", "created_at")
@@ -287,20 +287,9 @@ class Command(BaseCommand):
         agent_name = record["agent"]  # checked by _validate_line
         return MemoryDraft(
             subject=subjects[candidate.subject],
-            memory_type=candidate.memory_type,
-            content=candidate.content,
+            **as_written(candidate),
             authority=candidate.authority or Authority.EXPLICIT_USER,
-            source_type=candidate.source_type,
-            scope_kind=candidate.scope_kind,
-            scope_ref=candidate.scope_ref,
-            memory_key=candidate.memory_key,
             agent_id=agents[agent_name].id if agent_name else None,
-            value=candidate.value,
-            session_id=candidate.session_id,
-            task_id=candidate.task_id,
-            source_conversation_id=candidate.source_conversation_id,
-            source_message_id=candidate.source_message_id,
-            source_tool=candidate.source_tool,
             confidence=1.0 if candidate.confidence is None else candidate.confidence,
             consent=candidate.consent or "explicit",
             sensitivity=candidate.sensitivity or "personal",
