@@ -13,6 +13,12 @@ from memory_core.admission.candidate import (
     HARD_MAX_ID_CHARS,
     MAX_SCOPE_CHARS,
 )
+from memory_core.environments import (
+    ENVIRONMENT_ALPHABET,
+    MAX_ENVIRONMENT_CHARS,
+    InvalidEnvironment,
+    normalize_environment,
+)
 from memory_core.models import (
     Authority,
     Consent,
@@ -48,6 +54,45 @@ def _id_field(**kwargs):
     return serializers.CharField(max_length=HARD_MAX_ID_CHARS, **kwargs)
 
 
+@extend_schema_field(
+    {
+        "type": "string",
+        "maxLength": MAX_ENVIRONMENT_CHARS,
+        "pattern": "^([A-Za-z0-9][A-Za-z0-9._:/-]*)?$",
+    }
+)
+class EnvironmentField(serializers.Field):
+    """An environment name, checked and lower-cased by the domain's one parser
+    (``memory_core.environments``), so the API and the import refuse the same names with the
+    same codes: ``invalid_type``, ``max_length``, ``invalid_environment``. Null or "" is none."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("allow_null", True)
+        kwargs.setdefault("default", "")
+        super().__init__(**kwargs)
+
+    def validate_empty_values(self, data):
+        if data is None:
+            return True, ""  # none: the same as leaving the field out
+        return super().validate_empty_values(data)
+
+    def to_internal_value(self, data):
+        try:
+            return normalize_environment(data)
+        except InvalidEnvironment as exc:
+            raise serializers.ValidationError(exc.message, code=exc.code) from exc
+
+    def to_representation(self, value):
+        return value
+
+
+ENVIRONMENT_HELP = (
+    f"The environment the memory holds in, e.g. 'staging' ({ENVIRONMENT_ALPHABET}; at most "
+    f"{MAX_ENVIRONMENT_CHARS}; stored in lower case). Empty or absent: every environment."
+)
+
+
 class SourceSerializer(StrictSerializer):
     type = serializers.ChoiceField(choices=SourceType.choices)
     conversation_id = _id_field()
@@ -80,6 +125,7 @@ class MemoryWriteSerializer(_MemoryBodySerializer):
     source = SourceSerializer()
     session_id = _id_field(required=False, allow_blank=True)
     task_id = _id_field(required=False, allow_blank=True)
+    environment = EnvironmentField(help_text=ENVIRONMENT_HELP)
 
 
 class MemoryBatchSerializer(StrictSerializer):
@@ -154,6 +200,7 @@ class MemorySerializer(serializers.ModelSerializer):
             "scope",
             "session_id",
             "task_id",
+            "environment",
             "content",
             "value",
             "source",

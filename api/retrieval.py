@@ -11,7 +11,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.memories_serializers import StrictSerializer
+from api.memories_serializers import EnvironmentField, StrictSerializer
 from api.responses import (
     AGENT,
     AGENT_BODY,
@@ -35,6 +35,11 @@ class ContextInput(StrictSerializer):
     project_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
     repository_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
     locale = serializers.CharField(max_length=35, required=False, allow_blank=True)
+    environment = EnvironmentField(
+        help_text="The active environment, e.g. 'production' (stored form: lower case). A "
+        "memory tied to an environment is used only when it is the active one; without it, "
+        "only memories that apply in every environment are."
+    )
 
 
 class BudgetInput(StrictSerializer):
@@ -152,6 +157,7 @@ class RetrieveView(APIView):
                 project_id=ctx.get("project_id", ""),
                 repository_id=ctx.get("repository_id", ""),
                 locale=ctx.get("locale", ""),
+                environment=ctx.get("environment", ""),
                 budget_overrides=budget or None,
             ),
         )

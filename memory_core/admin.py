@@ -140,7 +140,7 @@ class MemoryAdmin(ReadOnlyMixin, admin.ModelAdmin):
         "version",
         "created_at",
     ]
-    list_filter = ["tenant", "status", "memory_type", "authority", "sensitivity"]
+    list_filter = ["tenant", "status", "memory_type", "authority", "sensitivity", "environment"]
     search_fields = ["memory_key", "content", "subject__external_id"]
     readonly_fields = [
         "id",

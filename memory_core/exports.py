@@ -38,6 +38,7 @@ _FIELDS = (
     "confidence",
     "status",
     "version",
+    "environment",  # "" applies in every environment
 )
 # The other columns a record reads (the vector is never exported, nor read for it).
 _OTHER_FIELDS = ("scope_kind", "scope_ref", "supersedes_id", "valid_from", "valid_until")

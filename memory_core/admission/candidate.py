@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from django.utils.dateparse import parse_datetime
 
+from memory_core.environments import InvalidEnvironment, normalize_environment
 from memory_core.exceptions import ValidationFailed
 from memory_core.models import (
     MAX_SCOPE_REF_CHARS,
@@ -49,11 +50,12 @@ WRITE_FIELDS = frozenset(
         "valid_until",
         "session_id",
         "task_id",
+        "environment",
     }
 )
 REQUIRED_FIELDS = ("subject", "memory_type", "scope", "content", "source")
 SOURCE_FIELDS = frozenset({"type", "conversation_id", "message_id", "tool"})
-# A correction inherits subject, type, key and scope from the memory it corrects.
+# A correction inherits subject, type, key, scope and environment from the memory it corrects.
 CORRECTION_FIELDS = frozenset(
     {
         "content",
@@ -91,6 +93,7 @@ class Candidate:
     valid_until: datetime | None = None
     session_id: str = ""
     task_id: str = ""
+    environment: str = ""  # empty: every environment (memory_core.environments)
     reason: str = ""
 
     @property
@@ -255,6 +258,15 @@ def parse_datetime_value(raw, errors: FieldErrors, name: str) -> datetime | None
     return moment
 
 
+def _environment(data: dict, errors: FieldErrors) -> str:
+    """Parse the optional ``environment`` into its stored (lower-case) form; "" when absent."""
+    try:
+        return normalize_environment(data.get("environment"))
+    except InvalidEnvironment as exc:
+        errors.add("environment", exc.code, exc.message)
+        return ""
+
+
 def _source(data: dict, errors: FieldErrors, *, required: bool) -> dict:
     raw = data.get("source")
     if raw is None:
@@ -339,6 +351,7 @@ def parse_candidate(data) -> Candidate:
     source = _source(data, errors, required=True)
     session_id = _text(data, "session_id", errors, max_chars=HARD_MAX_ID_CHARS, required=False)
     task_id = _text(data, "task_id", errors, max_chars=HARD_MAX_ID_CHARS, required=False)
+    environment = _environment(data, errors)
     errors.raise_if_any()
     return Candidate(
         subject=subject,
@@ -352,6 +365,7 @@ def parse_candidate(data) -> Candidate:
         source_tool=source["tool"],
         session_id=session_id,
         task_id=task_id,
+        environment=environment,
         **common,
     )
 
@@ -379,6 +393,9 @@ def parse_correction(data, *, previous, default_source: dict | None = None) -> C
         scope_ref=previous.scope_ref,
         session_id=previous.session_id,
         task_id=previous.task_id,
+        # The corrected fact holds where the memory it corrects held: a correction of a
+        # staging workaround is still about staging.
+        environment=previous.environment,
         source_type=source["type"],
         source_conversation_id=source.get("conversation_id") or "",
         source_message_id=source.get("message_id") or "",

@@ -7,6 +7,11 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from memory_core.environments import (
+    ENVIRONMENT_REGEX,
+    MAX_ENVIRONMENT_CHARS,
+    validate_stored_environment,
+)
 from memory_core.text import format_scope
 
 from .choices import (
@@ -99,6 +104,16 @@ class Memory(models.Model):
     scope_ref = models.CharField(max_length=MAX_SCOPE_REF_CHARS, blank=True, default="")
     session_id = models.CharField(max_length=200, blank=True, default="")
     task_id = models.CharField(max_length=200, blank=True, default="")
+    # The database default too: rows inserted by SQL that does not name the column (bulk
+    # loaders, a process of the previous release during a deployment) apply everywhere.
+    environment = models.CharField(
+        max_length=MAX_ENVIRONMENT_CHARS,
+        blank=True,
+        default="",
+        db_default="",
+        validators=[validate_stored_environment],
+        help_text="The environment it holds in (lower case); empty = every environment.",
+    )
     content = models.TextField(blank=True)
     value = models.JSONField(null=True, blank=True)
     source_type = models.CharField(max_length=32, choices=SourceType.choices)
@@ -174,6 +189,12 @@ class Memory(models.Model):
             ),
             models.CheckConstraint(
                 condition=~Q(supersedes=models.F("id")), name="memory_not_self_superseding"
+            ),
+            # The parser's form (memory_core.environments), for the paths that store a draft
+            # without it (evaluation loaders, the demo).
+            models.CheckConstraint(
+                condition=Q(environment__regex=ENVIRONMENT_REGEX),
+                name="memory_environment_valid",
             ),
             # A tombstone keeps ids and the hash, never the content or its vectors.
             models.CheckConstraint(

@@ -3,7 +3,8 @@
 Every store (structured lookup by type, active task state by session/task, vector nearest
 neighbours, Postgres full-text) reads only rows that pass the same ownership filter in the
 WHERE clause of the CTE that reads the table: tenant, subject, agent (shared or the caller's),
-readable types, allowed scopes, status active and inside the validity interval. Nothing
+readable types, allowed scopes, status active and inside the validity interval, and an
+environment of none or the active one. Nothing
 outside that filter ever leaves the database, so similarity is never the access control.
 
 One MATERIALIZED scan (``elig``) reads the subject's eligible rows once, and the vector,
@@ -46,8 +47,22 @@ COLUMNS = (
     "m.id::text, m.tenant_id::text, m.subject_id::text, m.agent_id::text, m.memory_type, "
     "m.memory_key, m.scope_kind, m.scope_ref, m.content, m.content_hash, m.authority, "
     "m.confidence, m.sensitivity, m.status, m.created_at, m.updated_at, m.valid_until, "
-    "m.version, m.supersedes_id::text, m.session_id, m.task_id"
+    "m.version, m.supersedes_id::text, m.session_id, m.task_id, m.environment"
 )
+
+
+def environment_filter(ctx: RetrievalContext) -> tuple[str, dict]:
+    """Return the condition keeping rows that apply in the active environment, and its
+    parameters (``environments.environment_applies`` in SQL).
+
+    In the WHERE clause of the eligible rows, not after ranking: a row tied to another
+    environment never takes one of a store's ``LIMIT`` slots from a row that may be used.
+    """
+    if ctx.environment:
+        return "(m.environment = '' OR m.environment = %(environment)s)", {
+            "environment": ctx.environment
+        }
+    return "m.environment = ''", {}
 
 
 def owner_filter(ctx: RetrievalContext, types_param: str, now: datetime) -> tuple[str, dict]:
@@ -75,10 +90,12 @@ def owner_filter(ctx: RetrievalContext, types_param: str, now: datetime) -> tupl
         if ctx.agent_id
         else "m.agent_id IS NULL"
     )
+    environment, environment_params = environment_filter(ctx)
+    params.update(environment_params)
     sql = (
         "m.tenant_id = %(tenant_id)s AND m.subject_id = %(subject_id)s AND "
         f"{agent} AND m.status = 'active' AND m.valid_from <= %(now)s AND "
-        "(m.valid_until IS NULL OR m.valid_until > %(now)s) AND "
+        f"(m.valid_until IS NULL OR m.valid_until > %(now)s) AND {environment} AND "
         f"m.memory_type = ANY(%({types_param})s) AND ({' OR '.join(scope_terms)}) AND "
         "m.sensitivity = ANY(%(sensitivities)s)"
     )
@@ -359,8 +376,8 @@ def row_to_candidate(row) -> Candidate:
     (
         id_, tenant_id, subject_id, agent_id, memory_type, memory_key, scope_kind, scope_ref,
         content, chash, authority, confidence, sensitivity, status, created_at, updated_at,
-        valid_until, version, supersedes_id, session_id, task_id, cosine, embedding, vrank,
-        frank, fscore, in_structured, in_task,
+        valid_until, version, supersedes_id, session_id, task_id, environment, cosine,
+        embedding, vrank, frank, fscore, in_structured, in_task,
     ) = row  # fmt: skip
     sources = set()
     if vrank is not None:
@@ -393,6 +410,7 @@ def row_to_candidate(row) -> Candidate:
         supersedes_id=supersedes_id,
         session_id=session_id,
         task_id=task_id,
+        environment=environment,
         sources=sources,
         semantic=float(cosine) if cosine is not None else None,
         vector_rank=vrank,

@@ -1,8 +1,9 @@
 """Stage 5: hard filters. A forbidden memory never survives on a low score.
 
 The SQL of stage 4 already keeps only the caller's rows; these checks run again over the
-candidates (defence in depth, and they carry the policy rules SQL does not: confidence floor,
-sensitivity for the prompt, types the plan excludes). Pure: no ORM, no I/O.
+candidates (defence in depth: SQL already keeps only rows of the active environment, or of
+none; and they carry the policy rules SQL does not: confidence floor, sensitivity for the
+prompt, types the plan excludes). Pure: no ORM, no I/O.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ def rejection_reason(
         return "other_agent"
     if not ctx.allows_scope(c.scope_kind, c.scope_ref):
         return "scope_not_allowed"
+    if not ctx.allows_environment(c.environment):
+        return "environment_mismatch"
     if c.status != "active":
         return f"status_{c.status}"
     if c.valid_until is not None and c.valid_until <= now:

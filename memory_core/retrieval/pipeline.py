@@ -105,6 +105,7 @@ def build_context(*, principal, request: RetrievalRequest, subject_id) -> Retrie
         project_id=request.project_id,
         repository_id=request.repository_id,
         locale=request.locale,
+        environment=request.environment,
         read_types=_read_types(principal),
         max_sensitivity=getattr(principal, "max_sensitivity", "sensitive"),
     )
@@ -413,6 +414,7 @@ def _trace_document(
             "subject_known": ctx.subject_id is not None,
             "allowed_scopes": [k if k == "global" else f"{k}:{r}" for k, r in ctx.allowed_scopes],
             "locale": ctx.locale,
+            "environment": ctx.environment,
         },
         "gate": {
             "mode": str(mode),

@@ -13,6 +13,7 @@ from enum import StrEnum
 
 import numpy as np
 
+from memory_core.environments import environment_applies
 from memory_core.text import format_scope
 
 
@@ -51,6 +52,7 @@ class RetrievalRequest:
     project_id: str = ""
     repository_id: str = ""
     locale: str = ""
+    environment: str = ""  # the active one, already normalised (memory_core.environments)
     budget: Budget | None = None
     # Part of a budget (the API's): each field given replaces the policy's, the rest stay.
     budget_overrides: dict | None = None
@@ -69,6 +71,9 @@ class RetrievalContext:
     project_id: str = ""
     repository_id: str = ""
     locale: str = ""
+    # The active environment ("" when the caller named none): a memory tied to another one,
+    # or to any one when this is empty, is not eligible (memory_core.environments).
+    environment: str = ""
     # The agent's read grant; an empty grant reads nothing. None: not an agent (no type limit).
     read_types: tuple[str, ...] | None = None
     max_sensitivity: str = "sensitive"
@@ -93,6 +98,10 @@ class RetrievalContext:
     def allows_scope(self, kind: str, ref: str) -> bool:
         """Return whether a memory of scope ``kind:ref`` may be used in this context."""
         return (kind, ref) in self.allowed_scopes
+
+    def allows_environment(self, environment: str) -> bool:
+        """Return whether a memory tied to ``environment`` ("" for none) may be used here."""
+        return environment_applies(environment, self.environment)
 
 
 @dataclass(frozen=True)
@@ -163,6 +172,7 @@ class Candidate:
     supersedes_id: str | None = None
     session_id: str = ""
     task_id: str = ""
+    environment: str = ""  # "" applies in every environment
     tenant_id: str = ""
     subject_id: str = ""
     agent_id: str | None = None

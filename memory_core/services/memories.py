@@ -36,6 +36,7 @@ class MemoryDraft:
     value: object = None
     session_id: str = ""
     task_id: str = ""
+    environment: str = ""  # empty: every environment (memory_core.environments)
     source_conversation_id: str = ""
     source_message_id: str = ""
     source_tool: str = ""
@@ -57,7 +58,8 @@ class MemoryDraft:
 # record).
 _AS_WRITTEN = (
     "memory_type", "content", "source_type", "scope_kind", "scope_ref", "memory_key", "value",
-    "session_id", "task_id", "source_conversation_id", "source_message_id", "source_tool",
+    "session_id", "task_id", "environment", "source_conversation_id", "source_message_id",
+    "source_tool",
 )  # fmt: skip
 
 
@@ -125,6 +127,7 @@ def build_memory(
         scope_ref=draft.scope_ref,
         session_id=draft.session_id,
         task_id=draft.task_id,
+        environment=draft.environment,
         content=draft.content,
         value=draft.value,
         source_type=draft.source_type,

@@ -578,3 +578,85 @@ def test_a_conflict_names_only_the_candidates_of_its_own_scope(api_client, agent
     item = ReviewItem.objects.get(pk=m["conflict_review_item"])
     assert str(b["memory"]["id"]) not in {str(i) for i in item.candidate_ids}
     assert {str(i) for i in item.candidate_ids} == {a["memory"]["id"], m["memory"]["id"]}
+
+
+# --- Environment ----------------------------------------------------------------------------
+
+
+def test_a_write_tied_to_an_environment_is_stored_and_shown_everywhere(api_client):
+    response = write(api_client, environment="Staging")
+    assert response.status_code == 201, response.json()
+    memory_id = response.json()["memory"]["id"]
+    assert response.json()["memory"]["environment"] == "staging"  # stored lower-cased
+    assert Memory.objects.get(pk=memory_id).environment == "staging"
+    assert api_client.get(f"{URL}/{memory_id}").json()["memory"]["environment"] == "staging"
+    listed = api_client.get(URL).json()["results"]
+    assert [(m["id"], m["environment"]) for m in listed] == [(memory_id, "staging")]
+    untied = write(api_client, memory_key="style.other", content="User likes tables.")
+    assert untied.json()["memory"]["environment"] == ""
+
+
+def test_a_batch_item_may_name_its_environment(api_client):
+    items = [
+        body(memory_key="a", content="User likes tables.", environment="eu-west-1/prod"),
+        body(memory_key="b", content="User likes lists."),
+    ]
+    response = api_client.post(f"{URL}/batch", {"items": items}, format="json")
+    assert response.status_code == 200, response.json()
+    stored = [r["memory"]["environment"] for r in response.json()["results"]]
+    assert stored == ["eu-west-1/prod", ""]
+
+
+@pytest.mark.parametrize(
+    ("environment", "code"),
+    [
+        ("x" * 65, "max_length"),
+        ("prod east", "invalid_environment"),
+        ("prod;drop", "invalid_environment"),
+        ("-prod", "invalid_environment"),
+        (7, "invalid_type"),
+        (["staging"], "invalid_type"),
+        ({"name": "staging"}, "invalid_type"),
+    ],
+)
+def test_a_bad_environment_is_a_400_with_a_stable_code(api_client, environment, code):
+    single = write(api_client, environment=environment)
+    batch = api_client.post(
+        f"{URL}/batch", {"items": [body(environment=environment)]}, format="json"
+    )
+    for response, field in ((single, "environment"), (batch, "items.0.environment")):
+        assert response.status_code == 400, response.content
+        error = response.json()["error"]
+        assert error["code"] == "invalid_input"
+        assert [item["code"] for item in error["details"][field]] == [code], error
+    assert not AdmissionDecision.objects.exists()
+
+
+def test_the_domain_parser_refuses_what_the_serializer_refuses(agent_principal):
+    """Past the API's serializer (an import, a service caller) the same codes come back."""
+    from memory_core.exceptions import ValidationFailed
+    from memory_core.services.writes import memory_write
+
+    with pytest.raises(ValidationFailed) as caught:
+        memory_write(principal=agent_principal, data=body(environment="x" * 65))
+    assert [e["code"] for e in caught.value.details["environment"]] == ["max_length"]
+
+
+def test_a_correction_keeps_the_environment_and_may_not_move_it(api_client):
+    first = write(api_client, environment="staging").json()["memory"]["id"]
+    corrected = api_client.post(
+        f"{URL}/{first}/supersede",
+        {"content": "User prefers short answers on staging.", "source": body()["source"]},
+        format="json",
+    )
+    assert corrected.status_code == 201, corrected.json()
+    head = corrected.json()["memory"]
+    assert head["supersedes"] == first and head["environment"] == "staging"
+    assert Memory.objects.get(pk=head["id"]).environment == "staging"
+    moved = api_client.post(
+        f"{URL}/{head['id']}/supersede",
+        {"content": "x y z", "source": body()["source"], "environment": "production"},
+        format="json",
+    )
+    assert moved.status_code == 400
+    assert moved.json()["error"]["details"]["environment"][0]["code"] == "unknown_field"

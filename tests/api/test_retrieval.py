@@ -225,3 +225,35 @@ def test_a_budget_given_in_part_keeps_the_policy_s_other_fields(api_client, tena
     trace = api_client.get(f"/api/v1/traces/{many['trace_id']}").json()
     budget = trace["stages"]["tokens"]
     assert (budget["max_items"], budget["max_items_per_type"]) == (3, 3)
+
+
+def test_the_context_s_environment_selects_the_memories_tied_to_it(api_client, tenant, stored):
+    me = stored[0].subject
+    drafts = [
+        MemoryDraft(subject=me, memory_type="repository_rule", content="In atlas-api, on "
+                    "staging, endpoints skip the rate limiter.", authority="explicit_user",
+                    source_type="user_input", scope_kind="repo", scope_ref="atlas-api",
+                    environment="staging"),
+    ]  # fmt: skip
+    (tied,) = memory_store_many(drafts=drafts, principal=SystemPrincipal(tenant_id=tenant.id))
+    context = body()["context"]
+    for environment, expected in (("STAGING", True), ("production", False), (None, False)):
+        given = context if environment is None else {**context, "environment": environment}
+        response = api_client.post(URL, body(context=given), format="json")
+        assert response.status_code == 200, response.content
+        ids = {item["id"] for item in response.json()["items"]}
+        assert (str(tied.id) in ids) is expected, environment
+        assert str(stored[0].id) in ids  # untied: every environment
+
+
+@pytest.mark.parametrize(
+    ("environment", "code"),
+    [("x" * 65, "max_length"), ("prod east", "invalid_environment"), (1, "invalid_type")],
+)
+def test_a_bad_active_environment_is_a_400(api_client, stored, environment, code):
+    context = {**body()["context"], "environment": environment}
+    response = api_client.post(URL, body(context=context), format="json")
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "invalid_input"
+    assert [item["code"] for item in error["details"]["context.environment"]] == [code]

@@ -41,6 +41,10 @@ def update(memory, **fields):
         ("confidence", 1.5, "memory_confidence_range"),
         ("confidence", -0.1, "memory_confidence_range"),
         ("version", 0, "memory_version_positive"),
+        ("environment", "Staging", "memory_environment_valid"),  # stored lower-cased only
+        ("environment", "on staging", "memory_environment_valid"),
+        ("environment", "-staging", "memory_environment_valid"),
+        ("environment", "staging\n", "memory_environment_valid"),
     ],
 )
 def test_enum_and_range_violations_are_refused(subject, field, value, constraint):

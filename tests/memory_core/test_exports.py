@@ -62,3 +62,11 @@ def test_an_export_holds_a_chunk_of_rows_at_a_time_not_the_subject(subject):
         tracemalloc.stop()
     assert len(export.memory_ids) == 4000
     assert peak < 20_000_000
+
+
+def test_a_record_says_which_environment_the_memory_holds_in(subject):
+    tied = MemoryFactory(subject=subject, environment="staging")
+    untied = MemoryFactory(subject=subject)
+    document = json.loads(export_path(export_of(subject)).read_bytes())
+    environments = {m["id"]: m["environment"] for m in document["memories"]}
+    assert environments == {str(tied.id): "staging", str(untied.id): ""}

@@ -154,6 +154,16 @@ def test_memory_page_shows_the_whole_chain_and_events(alice_client, alice, alice
     assert "a newer version exists" in old_page
 
 
+def test_a_memory_tied_to_an_environment_says_so_in_plain_words(alice_client, alice_memory):
+    tied = MemoryFactory(subject=alice_memory.subject, environment="staging")
+    page = alice_client.get(reverse("portal:memory", args=[tied.pk])).content.decode()
+    assert "Only used in the staging environment" in page
+    untied = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+    assert "Only used in the" not in untied
+    listing = alice_client.get(reverse("portal:home")).content.decode()
+    assert listing.count("Only used in the staging environment") == 1
+
+
 @pytest.mark.parametrize("name", ["portal:memory", "portal:memory-correct", "portal:memory-delete"])
 def test_memory_pages_of_others_are_404(alice_client, bob_memory, stranger_memory, name):
     for label, memory_id in foreign_ids(bob_memory, stranger_memory):

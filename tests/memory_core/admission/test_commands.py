@@ -209,3 +209,17 @@ def test_import_numbers_lines_ended_by_any_newline(tenant, tmp_path):
         call_command("import_memories", str(path), stderr=err)
     assert "line 2: invalid JSON" in err.getvalue()
     assert "line 3: confidence" in err.getvalue()
+
+
+@pytest.mark.django_db
+def test_import_keeps_an_environment_and_reports_a_bad_one(tenant, tmp_path):
+    path = tmp_path / "in.jsonl"
+    path.write_text(record(tenant, environment="Staging"))
+    call_command("import_memories", str(path), stdout=StringIO())
+    assert Memory.objects.get().environment == "staging"
+    path.write_text(record(tenant, memory_key="style.other", environment="on staging"))
+    err = StringIO()
+    with pytest.raises(CommandError, match="error"):
+        call_command("import_memories", str(path), stderr=err)
+    assert "line 1: environment:" in err.getvalue()
+    assert "(invalid_environment)" in err.getvalue()

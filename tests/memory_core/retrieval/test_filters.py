@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from memory_core.retrieval.filters import apply_hard_filters
+from memory_core.retrieval.filters import apply_hard_filters, rejection_reason
 
 from .helpers import AGENT, NOW, cand, ctx, plan, policy
 
@@ -23,6 +23,7 @@ from .helpers import AGENT, NOW, cand, ctx, plan, policy
         ({"confidence": 0.1}, "below_confidence_floor"),
         ({"sensitivity": "restricted"}, "too_sensitive_for_prompt"),
         ({"memory_type": "task_state"}, "type_excluded_by_plan"),
+        ({"environment": "staging"}, "environment_mismatch"),
     ],
 )
 def test_each_forbidden_candidate_is_rejected_with_its_reason(overrides, reason):
@@ -61,3 +62,26 @@ def test_agent_grant_limits_readable_types_and_sensitivity():
     )
     assert [c.id for c in kept] == ["pref"]
     assert {r.reason for r in rejected} == {"type_not_readable", "too_sensitive_for_prompt"}
+
+
+@pytest.mark.parametrize(
+    ("memory_environment", "active", "reason"),
+    [
+        ("staging", "production", "environment_mismatch"),
+        ("staging", "", "environment_mismatch"),  # the request named none: only untied ones
+        ("staging", "staging", None),
+        ("", "production", None),
+        ("", "", None),
+    ],
+)
+def test_environment_tied_memories_pass_only_in_their_environment(
+    memory_environment, active, reason
+):
+    found = rejection_reason(
+        cand("m", environment=memory_environment, semantic=0.99),
+        ctx=ctx(environment=active),
+        plan=plan(),
+        policy=policy(),
+        now=NOW,
+    )
+    assert found == reason

@@ -70,6 +70,7 @@ def test_tenant_subject_agent_scope_status_and_validity_are_in_every_store_s_sql
         assert "m.agent_id IS NULL OR m.agent_id =" in where, body
         assert "m.status = 'active'" in where, body
         assert "m.valid_until IS NULL OR m.valid_until >" in where, body
+        assert "m.environment = ''" in where, body  # no active environment: untied rows only
         assert "m.scope_kind = 'repo' AND m.scope_ref = ANY" in where, body
         assert "atlas-api" in where and "atlas-web" not in where, body
     # The vector, full-text and structured stores rank the filtered shared scan.
