@@ -56,8 +56,9 @@ def test_load_demo_is_idempotent_and_prints_a_working_key():
     call_command("load_demo", stdout=first)
     count = Memory.objects.count()
     call_command("load_demo", stdout=second)
-    assert count == 18
+    assert count == 19
     assert Memory.objects.count() == count
+    assert Memory.objects.get(environment="staging").memory_type == "incident"
     old_key = first.getvalue().strip().splitlines()[-1].split(": ")[-1]
     new_key = second.getvalue().strip().splitlines()[-1].split(": ")[-1]
     assert api_key_resolve(old_key) is None  # the previous demo key is revoked

@@ -14,6 +14,7 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from memory_core.environments import InvalidEnvironment, normalize_environment
 from memory_core.models import (
     PROPOSED_STATUSES,
     Agent,
@@ -204,6 +205,15 @@ def _link(local_id: str, drafted: dict, loaded: LoadedDataset) -> None:
             Memory.objects.filter(pk=predecessor.id).update(status=Status.SUPERSEDED)
 
 
+def dataset_environment(entry: dict, where: str) -> str:
+    """Return the stored form of ``entry``'s optional ``environment`` (a memory's, or a case
+    context's: the active one); raise DatasetError naming ``where`` for a bad name."""
+    try:
+        return normalize_environment(entry.get("environment"))
+    except InvalidEnvironment as exc:
+        raise DatasetError(f"{where}: environment: {exc.message}") from exc
+
+
 def _tenant(loaded: LoadedDataset, slug: str) -> Tenant:
     if slug not in loaded.tenants:
         tenant, _ = Tenant.objects.get_or_create(slug=slug[:64], defaults={"name": slug})
@@ -273,6 +283,7 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
         agent_id=agent.id if agent else None,
         session_id=entry.get("session_id") or "",
         task_id=entry.get("task_id") or "",
+        environment=dataset_environment(entry, where),
         source_conversation_id=conversation,
         source_message_id=local_id,
         confidence=float(confidence),

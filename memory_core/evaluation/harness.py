@@ -31,7 +31,7 @@ from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import Budget, RetrievalRequest
 from memory_core.services.policy import policy_ensure
 
-from .dataset import DatasetError, load_dataset_memories
+from .dataset import DatasetError, dataset_environment, load_dataset_memories
 
 DEFAULT_K = 8
 RETIRED = {"revoked", "superseded", "deleted", "expired"}
@@ -66,6 +66,7 @@ def validate_cases(data: dict) -> list[dict]:
         ctx = case["context"]
         if not isinstance(ctx, dict) or not ctx.get("tenant_id") or not ctx.get("user_id"):
             raise DatasetError(f"{where}: context needs tenant_id and user_id")
+        dataset_environment(ctx, f"{where}.context")
         for key in ("required_memory_ids", "acceptable_memory_ids", "forbidden_memory_ids"):
             if not isinstance(case.get(key, []), list):
                 raise DatasetError(f"{where}: '{key}' must be a list")
@@ -131,6 +132,7 @@ def run_system(run: Run, case: dict) -> Outcome:
         project_id=str(ctx.get("project_id") or ""),
         repository_id=str(ctx.get("repository_id") or ""),
         locale=str(ctx.get("locale") or ""),
+        environment=dataset_environment(ctx, case["case_id"]),
         budget=case_budget(case),
     )
     started = time.perf_counter()

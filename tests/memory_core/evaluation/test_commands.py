@@ -49,8 +49,12 @@ def test_eval_retrieval_on_the_project_golden_dataset_meets_the_acceptance_bar(t
     assert system["conflict_error_rate"] == 0 and system["empty_retrieval_accuracy"] == 1.0
     assert system["precision_at_k"] >= baseline["precision_at_k"] + 0.2
     kinds = {"distractors", "stale", "explicit_vs_inferred", "cross_tenant", "cross_user",
-             "expired", "duplicate", "empty", "self_contained", "clarification"}  # fmt: skip
+             "expired", "duplicate", "empty", "self_contained", "clarification",
+             "environment"}  # fmt: skip
     assert kinds <= set(system["by_tag"])
+    # Tied memories reach only a case whose context names their environment; the baseline,
+    # which has no filters, hands them to the other cases too.
+    assert baseline["by_tag"]["environment"]["passed"] < system["by_tag"]["environment"]["passed"]
 
 
 def test_any_file_in_the_format_works_and_bad_files_are_named(tmp_path):
@@ -91,6 +95,29 @@ def memory(local_id, content, **fields):
 DRINK_CASE = {"case_id": "c1", "request": "What should I drink, tea or coffee?",
               "intent": "load_preferences", "context": {"tenant_id": "t", "user_id": "u"},
               "required_memory_ids": ["m3"], "forbidden_memory_ids": ["m1", "m2"]}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("where", "message"),
+    [
+        ("memory", r"memory 'm1': environment: Use letters"),
+        ("case", r"cases\[0\]\.context: environment: Use letters"),
+    ],
+)
+def test_a_bad_environment_in_a_dataset_is_named(tmp_path, where, message):
+    data = {
+        "memories": [memory("m1", "Prefers tea.")],
+        "cases": [
+            dict(DRINK_CASE, context=dict(DRINK_CASE["context"]), required_memory_ids=["m1"])
+        ],
+    }
+    target = data["memories"][0] if where == "memory" else data["cases"][0]["context"]
+    target["environment"] = "pre prod"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CommandError, match=message):
+        call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
+    assert not Memory.objects.exists()
 
 
 def test_a_chain_given_only_by_supersedes_loads_and_runs(tmp_path):
