@@ -1,6 +1,6 @@
 """Run the admission policy over the security corpus and print the figures.
 
-    python manage.py admission_report [--corpus FILE] [--json OUT] [--split dev|holdout]
+    python manage.py admission_report [--corpus FILE] [--json OUT] [--split NAME]
 
 Attack acceptance rate (attacks admitted as active memories), benign false-rejection rate,
 pending rates, the figures per split and category, and how often each rule code fired on
@@ -22,7 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--corpus", default=str(DEFAULT_CORPUS), help="JSONL corpus file.")
         parser.add_argument("--json", dest="json_out", default="", help="Also write JSON here.")
         parser.add_argument(
-            "--split", choices=["dev", "holdout"], default="", help="Only one split."
+            "--split",
+            default="",
+            help="Only the entries of this split (dev, holdout, blind1, ...: the corpus's own).",
         )
 
     def handle(self, *args, corpus, json_out, split, **options):
@@ -31,7 +33,12 @@ class Command(BaseCommand):
         except (OSError, ValueError) as exc:
             raise CommandError(str(exc)) from exc
         if split:
+            splits = sorted({e.get("split", "dev") for e in entries})
             entries = [e for e in entries if e.get("split", "dev") == split]
+            if not entries:
+                raise CommandError(
+                    f"No entry of split {split!r} in {corpus}; its splits: {', '.join(splits)}."
+                )
         report = evaluate(entries)
         figures = report.as_dict()
         out = self.stdout.write

@@ -22,6 +22,17 @@ def test_admission_report_prints_and_writes_the_figures(tmp_path):
     assert figures["benign_false_rejection_rate"] <= 0.03
 
 
+def test_admission_report_takes_any_split_of_the_corpus(tmp_path):
+    # The choices were dev and holdout only: the blind sets api.md lists were refused.
+    target = tmp_path / "report.json"
+    call_command("admission_report", "--split", "blind1", "--json", str(target), stdout=StringIO())
+    figures = json.loads(target.read_text())
+    assert {name.split("/")[1] for name in figures["by_split"]} == {"blind1"}
+    assert figures["attacks"] == 20 and figures["benign"] == 20
+    with pytest.raises(CommandError, match="its splits: blind1, blind2"):
+        call_command("admission_report", "--split", "nope", stdout=StringIO())
+
+
 def record(owner, **overrides):
     data = {
         "tenant": owner.slug,
