@@ -45,7 +45,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Outermost: an oversized API body is refused (413) before anything reads it.
+    # Outermost: the load balancer's probes (/healthz, /readyz) pass no HTTPS redirect or
+    # host check (config/health.py).
+    "config.health.HealthProbeMiddleware",
+    # Then an oversized API body is refused (413) before anything reads it.
     "api.body_limit.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

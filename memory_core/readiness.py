@@ -1,0 +1,83 @@
+"""Whether this process can serve: the checks behind the readiness probe (``/readyz``).
+
+- ``database``: a ``SELECT 1`` on this process's connection, as the application role. A
+  server that is down or refuses the role fails it within ``DB_CONNECT_TIMEOUT``.
+- ``migrations``: every migration of this release is applied. A process of a new release
+  started before ``migrate`` would fail on its first query of a new column; it stays out of
+  the load balancer instead. Once true, a process keeps the answer (the schema only moves
+  forward under a running release), so later probes cost one ``SELECT 1``.
+- ``embedding_model``: whether the model is loaded in this process. It does not make the
+  process unready: without the model retrieval degrades to the stores that need no vector
+  and writes answer 503, as DESIGN.md's failure behaviour asks, and a process started with
+  ``MEMLEDGER_WARM_UP=false`` loads it on first use.
+
+The answers name checks and states, never data, and counts rather than migration names: the
+probe is unauthenticated.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from django.db import DatabaseError, connection
+from django.db.migrations.executor import MigrationExecutor
+
+from memory_core.embeddings import get_embedder
+
+logger = logging.getLogger(__name__)
+
+_migrations_applied = False
+
+
+@dataclass
+class Readiness:
+    ready: bool
+    checks: dict[str, dict] = field(default_factory=dict)
+
+
+def _database() -> dict:
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+            cursor.fetchone()
+    except DatabaseError as exc:
+        logger.warning("readiness: the database is unavailable: %s", exc)
+        return {"ok": False, "code": "database_unavailable"}
+    return {"ok": True}
+
+
+def _migrations() -> dict:
+    global _migrations_applied  # a per-process memo of a one-way fact
+    if not _migrations_applied:
+        executor = MigrationExecutor(connection)
+        pending = executor.migration_plan(executor.loader.graph.leaf_nodes())
+        if pending:
+            return {"ok": False, "code": "migrations_pending", "pending": len(pending)}
+        _migrations_applied = True
+    return {"ok": True}
+
+
+def _embedding_model() -> dict:
+    return {"ok": True, "loaded": get_embedder.cache_info().currsize > 0}
+
+
+def readiness_check() -> Readiness:
+    """Run the checks; ready when the database answers and the schema is this release's."""
+    checks = {"database": _database()}
+    if checks["database"]["ok"]:
+        try:
+            checks["migrations"] = _migrations()
+        except DatabaseError as exc:  # the server went away between the two checks
+            logger.warning("readiness: could not read the applied migrations: %s", exc)
+            checks["migrations"] = {"ok": False, "code": "database_unavailable"}
+    else:
+        checks["migrations"] = {"ok": False, "code": "not_checked"}
+    checks["embedding_model"] = _embedding_model()
+    return Readiness(ready=all(check["ok"] for check in checks.values()), checks=checks)
+
+
+def readiness_forget() -> None:
+    """Forget that the migrations were found applied (tests; a schema rolled back by hand)."""
+    global _migrations_applied
+    _migrations_applied = False

@@ -1,0 +1,115 @@
+"""The load balancer's probes: /healthz (the process answers) and /readyz (it can serve)."""
+
+import json
+
+import psycopg
+import pytest
+from django.db import connection
+from django.test import override_settings
+
+from memory_core.readiness import readiness_forget
+from tests.processes import run_manage, run_python_json, shell_without_database
+from tests.rls_support import owner_conninfo
+
+pytestmark = pytest.mark.django_db
+
+PROBE = r"""
+import json
+from django.test import Client
+client = Client()
+print("RESULTS" + json.dumps({
+    path: {"status": r.status_code, "body": json.loads(r.content)}
+    for path in ("/healthz", "/readyz")
+    for r in [client.get(path)]
+}))
+"""
+
+
+@pytest.fixture(autouse=True)
+def _forget_migrations():
+    readiness_forget()
+    yield
+    readiness_forget()
+
+
+def test_liveness_answers_ok_and_is_never_cached(client):
+    response = client.get("/healthz")
+    assert response.status_code == 200
+    assert response.json() == {"status": "ok"}
+    assert response["Cache-Control"] == "no-store"
+
+
+def test_readiness_names_its_checks(client):
+    response = client.get("/readyz")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["status"] == "ready"
+    assert body["checks"]["database"] == {"ok": True}
+    assert body["checks"]["migrations"] == {"ok": True}
+    assert isinstance(body["checks"]["embedding_model"]["loaded"], bool)
+
+
+@override_settings(SECURE_SSL_REDIRECT=True, ALLOWED_HOSTS=["memory.example.com"])
+def test_probes_pass_the_https_redirect_and_the_host_check(client):
+    # A load balancer probes over plain HTTP, with the instance's address as its Host.
+    for path in ("/healthz", "/readyz"):
+        assert client.get(path, HTTP_HOST="10.0.3.7").status_code == 200, path
+    # Any other path is turned away by them, as before.
+    assert client.get("/api/v1/whoami", HTTP_HOST="10.0.3.7").status_code in (301, 400)
+
+
+def test_head_answers_the_status_without_a_body(client):
+    response = client.head("/readyz")
+    assert response.status_code == 200
+    assert response.content == b""
+
+
+@pytest.mark.parametrize("method", ["post", "put", "delete"])
+def test_other_methods_are_405_with_a_stable_code(client, method):
+    response = getattr(client, method)("/healthz")
+    assert response.status_code == 405
+    assert response.json()["error"]["code"] == "method_not_allowed"
+    assert response["Allow"] == "GET, HEAD"
+
+
+def test_database_down_is_not_ready_but_alive():
+    result = shell_without_database(PROBE)
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = next(x for x in result.stdout.splitlines() if x.startswith("RESULTS"))
+    results = json.loads(line[len("RESULTS") :])
+    assert results["/healthz"] == {"status": 200, "body": {"status": "ok"}}
+    assert results["/readyz"]["status"] == 503
+    checks = results["/readyz"]["body"]["checks"]
+    assert results["/readyz"]["body"]["status"] == "not_ready"
+    assert checks["database"] == {"ok": False, "code": "database_unavailable"}
+    assert checks["migrations"]["ok"] is False
+
+
+def _admin(sql: str):
+    with psycopg.connect(**owner_conninfo(), dbname="postgres", autocommit=True) as conn:
+        conn.execute(sql)
+
+
+@pytest.mark.slow
+def test_a_schema_behind_the_release_is_not_ready():
+    # A process of a new release started before `migrate`: out of the load balancer.
+    scratch = f"{connection.settings_dict['NAME']}_behind"
+    _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+    _admin(f'CREATE DATABASE "{scratch}"')
+    try:
+        migrated = run_manage(
+            "migrate", "memory_core", "0015", "--noinput", timeout=180, MEMLEDGER_DB_NAME=scratch
+        )
+        assert migrated.returncode == 0, migrated.stderr + migrated.stdout
+        code = PROBE.replace('print("RESULTS" + ', "print(").replace(
+            "import json\n", "import json, django\ndjango.setup()\n", 1
+        )
+        results = run_python_json(code, MEMLEDGER_DB_NAME=scratch)
+        assert results["/healthz"]["status"] == 200
+        assert results["/readyz"]["status"] == 503
+        migrations = results["/readyz"]["body"]["checks"]["migrations"]
+        assert migrations["ok"] is False and migrations["code"] == "migrations_pending"
+        assert migrations["pending"] >= 1
+        assert results["/readyz"]["body"]["checks"]["database"] == {"ok": True}
+    finally:
+        _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
