@@ -15,6 +15,7 @@ from .choices import (
     Status,
 )
 from .events import MemoryEvent, PolicyVersion
+from .idempotency import IdempotencyRecord
 from .memory import (
     EMBEDDING_DIMENSIONS,
     MAX_SCOPE_REF_CHARS,
@@ -52,6 +53,7 @@ __all__ = [
     "DeletionOperation",
     "DeletionStep",
     "Export",
+    "IdempotencyRecord",
     "Memory",
     "MemoryClass",
     "MemoryEvent",

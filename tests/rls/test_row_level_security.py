@@ -36,6 +36,7 @@ RLS_TABLES = {
     "memory_core_deletionstep",
     "memory_core_tombstone",
     "memory_core_export",
+    "memory_core_idempotencyrecord",
 }
 # Credentials that resolve a tenant, so they are read before one is known (docs/security.md).
 EXEMPT = {
