@@ -13,6 +13,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.deletions import AcceptedSerializer, accepted
+from api.idempotency import (
+    IDEMPOTENCY_KEY,
+    KEY_IN_FLIGHT,
+    KEY_REUSED,
+    REJECTED_OR_KEY_REUSED,
+    IdempotentWriteMixin,
+)
 from api.memories_serializers import (
     AcceptedWriteSerializer,
     BatchResultSerializer,
@@ -48,7 +55,8 @@ from memory_core.services.writes import (
 WRITE_RESPONSES = {
     201: AcceptedWriteSerializer,
     202: PendingWriteSerializer,
-    422: RejectedWriteSerializer,
+    409: KEY_IN_FLIGHT,
+    422: REJECTED_OR_KEY_REUSED,
     **AGENT_INSERTS,
 }
 
@@ -77,8 +85,10 @@ class MemoryPagination(LimitOffsetPagination):
     max_limit = MAX_LIST_LIMIT
 
 
-class MemoryListCreateView(ListAPIView):
+class MemoryListCreateView(IdempotentWriteMixin, ListAPIView):
     """``GET`` lists the memories the key may see; ``POST`` writes one through admission."""
+
+    idempotency_endpoint = "memories"
 
     serializer_class = MemorySerializer
     pagination_class = MemoryPagination
@@ -100,27 +110,50 @@ class MemoryListCreateView(ListAPIView):
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)
 
-    @extend_schema(request=MemoryWriteSerializer, responses=WRITE_RESPONSES)
+    @extend_schema(
+        request=MemoryWriteSerializer, parameters=[IDEMPOTENCY_KEY], responses=WRITE_RESPONSES
+    )
     def post(self, request):
+        return super().post(request)
+
+    def perform_write(self, request):
         parse(MemoryWriteSerializer, request.data)
-        return write_response(memory_write(principal=request.user, data=request.data))
+        return [memory_write(principal=request.user, data=request.data)]
+
+    def render(self, results):
+        return write_response(results[0])
 
 
-class MemoryBatchView(APIView):
+class MemoryBatchView(IdempotentWriteMixin, APIView):
     """``POST`` up to 100 writes; each gets its own decision; one embedding batch."""
 
-    def write_cost(self, request) -> int:
+    idempotency_endpoint = "memories-batch"
+    recorded_statuses = frozenset({status.HTTP_200_OK})
+
+    def items_cost(self, request) -> int:
         """Return what the batch spends of the write quota: one write per item (a body that is
         not a batch spends one), so a batch buys no more writes than single requests do."""
         items = request.data.get("items") if isinstance(request.data, dict) else None
         return min(len(items), MAX_BATCH) if isinstance(items, list) and items else 1
 
     @extend_schema(
-        request=MemoryBatchSerializer, responses={200: BatchResultSerializer, **AGENT_INSERTS}
+        request=MemoryBatchSerializer,
+        parameters=[IDEMPOTENCY_KEY],
+        responses={
+            200: BatchResultSerializer,
+            409: KEY_IN_FLIGHT,
+            422: KEY_REUSED,
+            **AGENT_INSERTS,
+        },
     )
     def post(self, request):
+        return super().post(request)
+
+    def perform_write(self, request):
         parse(MemoryBatchSerializer, request.data)
-        results = memory_write_batch(principal=request.user, items=request.data["items"])
+        return memory_write_batch(principal=request.user, items=request.data["items"])
+
+    def render(self, results):
         counts = {"accepted": 0, "pending_approval": 0, "rejected": 0}
         for result in results:
             counts[result.decision] += 1
@@ -143,17 +176,25 @@ class MemoryDetailView(APIView):
         return accepted(deletion_request(principal=request.user, memory_id=memory_id))
 
 
-class MemorySupersedeView(APIView):
+class MemorySupersedeView(IdempotentWriteMixin, APIView):
     """``POST`` a new version of the memory through admission (a correction)."""
+
+    idempotency_endpoint = "memory-supersede"
 
     @extend_schema(
         request=MemoryCorrectionSerializer,
+        parameters=[IDEMPOTENCY_KEY],
         responses={**WRITE_RESPONSES, 403: FORBIDDEN, 404: NOT_FOUND, 409: CONFLICT},
     )
     def post(self, request, memory_id):
+        return super().post(request, memory_id=memory_id)
+
+    def perform_write(self, request, memory_id):
         parse(MemoryCorrectionSerializer, request.data)
-        result = memory_correct(principal=request.user, memory_id=memory_id, data=request.data)
-        return write_response(result)
+        return [memory_correct(principal=request.user, memory_id=memory_id, data=request.data)]
+
+    def render(self, results):
+        return write_response(results[0])
 
 
 class MemoryRevokeView(APIView):

@@ -180,3 +180,17 @@ class ApiKeyWriteQuotaThrottle(_SlidingWindowThrottle):
         # batch is counted, and refused before anything is stored if it does not fit.
         write_cost = getattr(view, "write_cost", None)
         return write_cost(request) if write_cost is not None else 1
+
+
+def write_quota_refund(request) -> None:
+    """Give back what the write quota charged ``request``: it turned out to write nothing (an
+    idempotent replay the throttle could not yet tell from a write, because the first
+    request was still in flight when it counted). The rate limit's charge stays."""
+    prefix = f"throttle:{ApiKeyWriteQuotaThrottle.scope}:"
+    kept = []
+    for charged in getattr(request, "throttle_charges", ()):
+        if charged[0].startswith(prefix):
+            counter_take_back(*charged)
+        else:
+            kept.append(charged)
+    request.throttle_charges = kept

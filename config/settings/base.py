@@ -196,6 +196,9 @@ SPECTACULAR_SETTINGS = {
 # Seconds a signed subject token lets an agent without any_subject act for one subject
 # (memory_core/subject_tokens.py).
 MEMLEDGER_SUBJECT_TOKEN_TTL = env.int("MEMLEDGER_SUBJECT_TOKEN_TTL", default=900)
+# Hours a write's Idempotency-Key is remembered (memory_core/services/idempotency.py); after
+# them the retention sweep deletes the record and the key is new again.
+MEMLEDGER_IDEMPOTENCY_TTL_HOURS = env.int("MEMLEDGER_IDEMPOTENCY_TTL_HOURS", default=24)
 # Largest JSON body an agent may send (bigger ones get 413 request_too_large).
 MEMLEDGER_MAX_BODY_BYTES = env.int("MEMLEDGER_MAX_BODY_BYTES", default=1_048_576)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MEMLEDGER_MAX_BODY_BYTES

@@ -16,6 +16,7 @@ from memory_core.admission.policy import (
     Head,
     admit,
     check_content,
+    decision_message,
 )
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "Head",
     "admit",
     "check_content",
+    "decision_message",
     "parse_candidate",
     "parse_correction",
 ]

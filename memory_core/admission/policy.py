@@ -124,6 +124,19 @@ def describe(codes: list[str]) -> str:
     return " ".join(RULE_CODES[code][1] for code in codes if code in RULE_CODES)
 
 
+# What an accepted or pending write's message explains (the other codes are informational).
+EXPLAINED_ON_ADMISSION = ("sensitivity.review_required", "supersession.conflict_lower_authority")
+
+
+def decision_message(outcome: str, codes: list[str]) -> str:
+    """Return the message of a decision: the refusing codes' text for a rejection, the review
+    and conflict codes' for an admitted write. A function of the codes alone, so a replayed
+    answer (services/idempotency.py) says what the first one said."""
+    if outcome == REJECTED:
+        return describe([c for c in codes if c in REFUSING])
+    return describe([c for c in codes if c in EXPLAINED_ON_ADMISSION])
+
+
 def _policy(context: AdmissionContext, section: str) -> dict:
     merged = dict(DEFAULT_POLICY.get(section, {}))
     merged.update((context.policy or {}).get(section, {}) or {})
@@ -181,7 +194,7 @@ def admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Deci
             outcome=REJECTED,
             rule_codes=codes,
             policy_version=context.policy_version,
-            message=describe([c for c in codes if c in REFUSING]),
+            message=decision_message(REJECTED, codes),
         )
 
     # 1. Tenant boundary: the subject must belong to the writer's tenant (or be creatable).
@@ -305,13 +318,7 @@ def admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Deci
         outcome=PENDING if needs_review else ACCEPTED,
         rule_codes=codes,
         policy_version=context.policy_version,
-        message=describe(
-            [
-                c
-                for c in codes
-                if c in ("sensitivity.review_required", "supersession.conflict_lower_authority")
-            ]
-        ),
+        message=decision_message(ACCEPTED, codes),
         authority=authority,
         confidence=confidence,
         consent=consent,

@@ -20,6 +20,8 @@ Run by beat (``memory_core.tasks.retention_sweep``):
    this bounds storage rather than erasing personal data; traces that cite a deleted memory
    are purged by its deletion operation whatever their age. The agents' refused requests
    (``AccessDenial``: a code and an endpoint's name) are kept as long as traces.
+4. Delete the idempotency records of writes past their expiry
+   (``MEMLEDGER_IDEMPOTENCY_TTL_HOURS`` after the write): the key is new again.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from memory_core.models import (
     AccessDenial,
     Authority,
     DeletionOperation,
+    IdempotencyRecord,
     Memory,
     MemoryClass,
     MemoryEvent,
@@ -202,6 +205,17 @@ def access_denials_expire(*, now=None) -> int:
     )
 
 
+def idempotency_records_expire(*, now=None) -> int:
+    """Delete the idempotency records past their expiry; return the count. An expired key is
+    already treated as new (``services.idempotency``): this only bounds the table. Rows
+    another transaction holds (a claim taking an expired key over, a replay) are skipped and
+    left to the next sweep."""
+    with transaction.atomic():
+        expired = IdempotencyRecord.objects.filter(expires_at__lte=now or timezone.now())
+        unheld = expired.select_for_update(skip_locked=True).values("pk")
+        return IdempotencyRecord.objects.filter(pk__in=unheld).delete()[0]
+
+
 def _trace_cutoffs(now):
     """Yield ``(tenant_id, oldest time kept)`` for every tenant whose policy bounds traces."""
     policies = PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document")
@@ -213,7 +227,8 @@ def _trace_cutoffs(now):
 
 
 def retention_apply(*, now=None) -> dict:
-    """Expire, delete memories by retention, then expire old traces; return the counts."""
+    """Expire, delete memories by retention, then expire old traces and idempotency records;
+    return the counts."""
     now = now or timezone.now()
     expired = memories_expire(now=now)
     operations = retention_delete(now=now)
@@ -223,4 +238,5 @@ def retention_apply(*, now=None) -> dict:
         "memories_deleted": sum(len(op.memory_ids) for op in operations),
         "traces_deleted": traces_expire(now=now),
         "access_denials_deleted": access_denials_expire(now=now),
+        "idempotency_records_deleted": idempotency_records_expire(now=now),
     }

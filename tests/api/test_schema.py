@@ -12,8 +12,8 @@ EXPECTED = {
     ("/api/v1/deletions", "get"): {"401", "429", "503"},
     ("/api/v1/deletions", "post"): {"400", "401", "403", "404", "413", "429", "503"},
     ("/api/v1/deletions/{operation_id}", "get"): {"401", "404", "429", "503"},
-    ("/api/v1/memories", "post"): {"400", "401", "410", "413", "422", "429", "503"},
-    ("/api/v1/memories/batch", "post"): {"400", "401", "410", "413", "429", "503"},
+    ("/api/v1/memories", "post"): {"400", "401", "409", "410", "413", "422", "429", "503"},
+    ("/api/v1/memories/batch", "post"): {"400", "401", "409", "410", "413", "422", "429", "503"},
     ("/api/v1/memories/{memory_id}", "delete"): {"401", "403", "404", "429", "503"},
 }
 
@@ -44,3 +44,20 @@ def test_each_endpoint_lists_its_error_answers_in_the_error_shape(schema, path, 
 )
 def test_the_reviewer_api_lists_the_database_being_unavailable(schema, path, method):
     assert "503" in schema["paths"][path][method]["responses"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/v1/memories", "/api/v1/memories/batch", "/api/v1/memories/{memory_id}/supersede"],
+)
+def test_the_writes_document_the_idempotency_key_and_its_422(schema, path):
+    operation = schema["paths"][path]["post"]
+    headers = [p for p in operation["parameters"] if p["in"] == "header"]
+    assert [(p["name"], p.get("required", False)) for p in headers] == [("Idempotency-Key", False)]
+    answer = operation["responses"]["422"]["content"]["application/json"]["schema"]
+    if path.endswith("batch"):
+        assert answer == {"$ref": "#/components/schemas/ErrorBody"}
+    else:  # the admission's rejection, or a key used for another request
+        assert answer == {"$ref": "#/components/schemas/RejectedWriteOrError"}
+        variants = schema["components"]["schemas"]["RejectedWriteOrError"]["oneOf"]
+        assert {"$ref": "#/components/schemas/ErrorBody"} in variants

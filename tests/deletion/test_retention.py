@@ -96,6 +96,7 @@ def test_retention_expires_and_deletes_by_class(owner):
         "memories_deleted": 0,
         "traces_deleted": 0,
         "access_denials_deleted": 0,
+        "idempotency_records_deleted": 0,
     }
 
 

@@ -1,0 +1,133 @@
+"""The ``Idempotency-Key`` header on memory writes: the view side of
+``memory_core.services.idempotency`` (the contract is described there and in docs/api.md).
+
+``IdempotentWriteMixin`` gives a write view its ``post``: without the header it writes and
+renders as before; with it, the key is claimed in a savepoint of the request's transaction,
+so anything that fails after the claim (a 400 from the body, a 404, a 409, a 503) rolls the
+claim back with the write and the key stays free for the retry.
+"""
+
+from django.db import transaction
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer
+from rest_framework import status
+
+from api.memories_serializers import ErrorBodySerializer, RejectedWriteSerializer
+from api.responses import error
+from api.throttling import write_quota_refund
+from memory_core.exceptions import ValidationFailed
+from memory_core.services.idempotency import (
+    idempotency_claim,
+    idempotency_complete,
+    idempotency_fingerprint,
+    idempotency_key_parse,
+    idempotency_release,
+    idempotency_replay_ready,
+    idempotency_results,
+)
+
+HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+
+IDEMPOTENCY_KEY = OpenApiParameter(
+    name=HEADER,
+    type=str,
+    location=OpenApiParameter.HEADER,
+    required=False,
+    description=(
+        "1 to 255 printable ASCII characters naming this request, chosen by the agent "
+        "(a UUID, say). A retry with the same key and the same request within 24 hours gets "
+        "the first answer again (header Idempotent-Replayed: true; the memory as it is now) "
+        "and writes nothing; the same key with another request is 422 "
+        "idempotency_key_reused. Keys are the agent's own."
+    ),
+)
+KEY_REUSED = error(
+    "The Idempotency-Key was already used for another request (idempotency_key_reused)."
+)
+KEY_IN_FLIGHT = error(
+    "A request with this Idempotency-Key is still in flight (idempotency_key_in_flight)."
+)
+# A write's 422: the admission policy's rejection, or a key used for another request.
+REJECTED_OR_KEY_REUSED = PolymorphicProxySerializer(
+    component_name="RejectedWriteOrError",
+    serializers=[RejectedWriteSerializer, ErrorBodySerializer],
+    resource_type_field_name=None,
+)
+
+
+class IdempotentWriteMixin:
+    """A write endpoint that honours ``Idempotency-Key``.
+
+    The view says what the key is recorded under (``idempotency_endpoint``), what it writes
+    (``perform_write``, returning WriteResults), how results are rendered (``render``) and
+    which statuses are decisions worth answering again (``recorded_statuses``).
+    """
+
+    idempotency_endpoint = ""
+    recorded_statuses = frozenset(
+        {status.HTTP_201_CREATED, status.HTTP_202_ACCEPTED, status.HTTP_422_UNPROCESSABLE_ENTITY}
+    )
+
+    def perform_write(self, request, **kwargs) -> list:
+        raise NotImplementedError
+
+    def render(self, results):
+        raise NotImplementedError
+
+    def items_cost(self, request) -> int:
+        """Return the writes the request spends of the quota when it is not a replay."""
+        return 1
+
+    def write_cost(self, request) -> int:
+        """The write quota's cost (api/throttling.py): nothing for a bad key (answered 400
+        before anything is written) or a replay of a committed request."""
+        try:
+            key = idempotency_key_parse(request.headers.get(HEADER))
+        except ValidationFailed:
+            return 0
+        if key is not None and idempotency_replay_ready(
+            principal=request.user,
+            key=key,
+            endpoint=self.idempotency_endpoint,
+            fingerprint=self._fingerprint(request),
+        ):
+            return 0
+        return self.items_cost(request)
+
+    def _fingerprint(self, request) -> str:
+        return idempotency_fingerprint(
+            method=request.method,
+            path=request.path,
+            body=request.data,
+            bound_subject=getattr(request.user, "bound_user_id", None),
+        )
+
+    def post(self, request, **kwargs):
+        key = idempotency_key_parse(request.headers.get(HEADER))
+        if key is None:
+            return self.render(self.perform_write(request, **kwargs))
+        with transaction.atomic():  # a savepoint: an exception takes the claim back
+            claim = idempotency_claim(
+                principal=request.user,
+                key=key,
+                endpoint=self.idempotency_endpoint,
+                fingerprint=self._fingerprint(request),
+            )
+            if claim.replay:
+                return self._replay(request, claim.record)
+            results = self.perform_write(request, **kwargs)
+            response = self.render(results)
+            if response.status_code in self.recorded_statuses:
+                idempotency_complete(
+                    record=claim.record, status_code=response.status_code, results=results
+                )
+            else:
+                idempotency_release(record=claim.record)
+        return response
+
+    def _replay(self, request, record):
+        write_quota_refund(request)  # counted while the first request was still in flight
+        response = self.render(idempotency_results(record=record))
+        response.status_code = record.status_code
+        response[REPLAYED_HEADER] = "true"
+        return response

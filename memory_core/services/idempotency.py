@@ -1,0 +1,229 @@
+"""Idempotency keys on memory writes: a retried write is answered again, never written twice.
+
+An agent on an unreliable network retries a write whose answer it never saw. With an
+``Idempotency-Key`` the first request is processed and its outcome recorded in the same
+transaction as the write (``IdempotencyRecord``); a retry with the same key and the same
+request gets that outcome again and writes nothing. The contract (docs/api.md):
+
+- A key belongs to one agent of one tenant: two agents may use the same key.
+- The record keeps the endpoint, a SHA-256 fingerprint of the request (method, path,
+  canonical JSON body, and the subject a subject token binds the agent to), the HTTP status
+  and the ids of what the write produced (admission decisions, review items, memories).
+  Never content: memory content lives only where deletion reaches it.
+- A replay is rebuilt from those ids: the decision as it was made, the memory as it is now
+  (approved, superseded, revoked, or a content-free tombstone while its deletion runs).
+- The same key with another request (body, path, endpoint, subject token) is refused
+  (``idempotency_key_reused``).
+- Only decisions are recorded (201, 202, 422 and a batch's 200): an answer that rolls back
+  (400, 403, 404, 409, 503, ...) records nothing, so a retry is processed afresh.
+- Concurrency: the claim is an ``INSERT ... ON CONFLICT`` on the unique (tenant, agent, key)
+  index at the start of the request's transaction. A second request with the key waits in
+  that statement until the first transaction ends: if it committed, the second replays it
+  (its own next statement sees the committed row); if it rolled back, the second inserts and
+  is processed afresh. No request fails because another holds the key.
+- Records expire after ``MEMLEDGER_IDEMPOTENCY_TTL_HOURS`` (24): an expired key is new again
+  (the claim takes the row over), and the retention sweep deletes expired rows
+  (``memory_core.deletion.retention.idempotency_records_expire``).
+- Deletion: the ``idempotency`` store deletes the records citing a deleted memory (or, for
+  a whole subject or tenant, theirs), so after a deletion's run the key is new again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import connection
+from django.utils import timezone
+
+from memory_core.admission import decision_message
+from memory_core.exceptions import Conflict, IdempotencyKeyReused, ValidationFailed
+from memory_core.models import AdmissionDecision, IdempotencyRecord, ReviewItem
+from memory_core.services.writes import WriteResult
+
+MAX_KEY_CHARS = 255
+# Printable ASCII (space to tilde), as a header value carries it without encoding.
+KEY_PATTERN = re.compile(rf"[\x20-\x7e]{{1,{MAX_KEY_CHARS}}}")
+
+# ON CONFLICT waits for a transaction holding the same key, then either inserts (it rolled
+# back), takes over an expired row (the key is new again) or returns nothing (a live record).
+_CLAIM_SQL = """
+    INSERT INTO memory_core_idempotencyrecord AS r
+        (id, tenant_id, agent_id, key, endpoint, fingerprint, status_code, results,
+         memory_ids, subject_ids, created_at, expires_at)
+    VALUES (%(id)s, %(tenant)s, %(agent)s, %(key)s, %(endpoint)s, %(fingerprint)s, NULL,
+            '[]'::jsonb, '{}', '{}', %(now)s, %(expires)s)
+    ON CONFLICT (tenant_id, agent_id, key) DO UPDATE
+        SET endpoint = EXCLUDED.endpoint, fingerprint = EXCLUDED.fingerprint,
+            status_code = NULL, results = '[]'::jsonb, memory_ids = '{}', subject_ids = '{}',
+            created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
+        WHERE r.expires_at <= EXCLUDED.created_at
+    RETURNING id
+"""
+
+
+@dataclass
+class Claim:
+    """The outcome of claiming a key: ``record`` is this request's (to complete) or, with
+    ``replay``, the earlier request's whose answer is given again."""
+
+    record: IdempotencyRecord
+    replay: bool = False
+
+
+def idempotency_key_parse(raw: str | None) -> str | None:
+    """Return the key of an ``Idempotency-Key`` header value (None: no header).
+
+    Raises ValidationFailed (``invalid_idempotency_key``) for anything but 1 to 255 printable
+    ASCII characters, before anything is read or written.
+    """
+    if raw is None:
+        return None
+    if not KEY_PATTERN.fullmatch(raw):
+        raise ValidationFailed(
+            f"The Idempotency-Key header must be 1 to {MAX_KEY_CHARS} printable ASCII characters.",
+            code="invalid_idempotency_key",
+        )
+    return raw
+
+
+def idempotency_fingerprint(*, method: str, path: str, body, bound_subject: str | None) -> str:
+    """Return the SHA-256 of the request as the key promises it: method, path, the body as
+    canonical JSON (sorted keys, no spaces) and the subject a subject token binds the agent
+    to (a retry under another token is another request: it must not see the first one's
+    memory)."""
+    canonical = json.dumps(
+        [method.upper(), path, bound_subject or "", body],
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _expiry(now):
+    return now + timedelta(hours=settings.MEMLEDGER_IDEMPOTENCY_TTL_HOURS)
+
+
+def _live(*, principal, key: str, now) -> IdempotencyRecord | None:
+    return IdempotencyRecord.objects.filter(
+        tenant_id=principal.tenant_id, agent_id=principal.agent_id, key=key, expires_at__gt=now
+    ).first()
+
+
+def _check_same_request(record: IdempotencyRecord, *, endpoint: str, fingerprint: str) -> None:
+    if record.endpoint != endpoint or record.fingerprint != fingerprint:
+        raise IdempotencyKeyReused(
+            "This Idempotency-Key was already used for another request; send a new key for a "
+            "new request.",
+        )
+
+
+def idempotency_claim(*, principal, key: str, endpoint: str, fingerprint: str) -> Claim:
+    """Claim ``key`` for this request, inside the request's transaction.
+
+    Return a fresh claim (process the request, then ``idempotency_complete``) or a replay of
+    the key's earlier, committed request. Waits while another transaction holds the key.
+    Raises IdempotencyKeyReused when the key stood for another request.
+    """
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _CLAIM_SQL,
+            {
+                "id": uuid.uuid4(),
+                "tenant": principal.tenant_id,
+                "agent": principal.agent_id,
+                "key": key,
+                "endpoint": endpoint,
+                "fingerprint": fingerprint,
+                "now": now,
+                "expires": _expiry(now),
+            },
+        )
+        row = cursor.fetchone()
+    if row is not None:
+        return Claim(record=IdempotencyRecord.objects.get(pk=row[0]))
+    # A live record: committed (ON CONFLICT waited for its transaction), and locked by the
+    # statement above until this transaction ends, so it cannot change under the replay.
+    record = _live(principal=principal, key=key, now=now)
+    if record is None or record.status_code is None:  # not expected: never committed so
+        raise Conflict(
+            "A request with this Idempotency-Key is still in flight; retry it shortly.",
+            code="idempotency_key_in_flight",
+        )
+    _check_same_request(record, endpoint=endpoint, fingerprint=fingerprint)
+    return Claim(record=record, replay=True)
+
+
+def idempotency_replay_ready(*, principal, key: str, endpoint: str, fingerprint: str) -> bool:
+    """Return whether a committed, live record would answer this request again (a read, no
+    lock: the write quota's throttle asks it so a replay spends no write)."""
+    record = _live(principal=principal, key=key, now=timezone.now())
+    return (
+        record is not None
+        and record.status_code is not None
+        and record.endpoint == endpoint
+        and record.fingerprint == fingerprint
+    )
+
+
+def idempotency_complete(
+    *, record: IdempotencyRecord, status_code: int, results: list[WriteResult]
+) -> None:
+    """Record what the claimed request produced: its status and the ids of its rows."""
+    record.status_code = status_code
+    record.results = [
+        {
+            "decision": str(result.admission_decision.id),
+            "review_item": str(result.review_item.id) if result.review_item else None,
+        }
+        for result in results
+    ]
+    record.memory_ids = [result.memory.id for result in results if result.memory is not None]
+    record.subject_ids = sorted(
+        {
+            result.admission_decision.subject_id
+            for result in results
+            if result.admission_decision.subject_id is not None
+        },
+        key=str,
+    )
+    record.save(update_fields=["status_code", "results", "memory_ids", "subject_ids"])
+
+
+def idempotency_release(*, record: IdempotencyRecord) -> None:
+    """Forget a claim whose request ended without a decision to record (its answer is not
+    one a retry should get again): the key stays free."""
+    IdempotencyRecord.objects.filter(pk=record.pk, status_code__isnull=True).delete()
+
+
+def idempotency_results(*, record: IdempotencyRecord) -> list[WriteResult]:
+    """Return the recorded request's results rebuilt from their ids: each decision as it was
+    made (outcome, rule codes, message, policy version) and its memory as it is now."""
+    decision_ids = [entry["decision"] for entry in record.results]
+    item_ids = [entry["review_item"] for entry in record.results if entry["review_item"]]
+    decisions = AdmissionDecision.objects.select_related("memory__subject").in_bulk(decision_ids)
+    items = ReviewItem.objects.in_bulk(item_ids)
+    results = []
+    for index, entry in enumerate(record.results):
+        decision = decisions[uuid.UUID(entry["decision"])]
+        item = items.get(uuid.UUID(entry["review_item"])) if entry["review_item"] else None
+        results.append(
+            WriteResult(
+                decision=decision.outcome,
+                rule_codes=list(decision.rule_codes),
+                message=decision_message(decision.outcome, decision.rule_codes),
+                memory=decision.memory,
+                review_item=item,
+                admission_decision=decision,
+                policy_version=decision.policy_version,
+                index=index,
+            )
+        )
+    return results

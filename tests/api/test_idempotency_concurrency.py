@@ -1,0 +1,91 @@
+"""Two requests with one ``Idempotency-Key`` at once, each on its own connection."""
+
+import threading
+import time
+
+import pytest
+from django.db import connection
+
+from api import memories
+from memory_core.exceptions import EmbeddingUnavailable
+from memory_core.models import AdmissionDecision, IdempotencyRecord, Memory
+from tests.api.test_memories import URL, body
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def _someone_waits_for_a_transaction() -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock' AND wait_event = 'transactionid'"
+        )
+        return cursor.fetchone()[0] >= 1
+
+
+def _wait_until(condition, timeout=30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.02)
+
+
+def _race(api_client, monkeypatch, *, first_fails: bool):
+    """Start the first request and hold it inside its write (its claim made, uncommitted);
+    start the second with the same key, wait until it waits for the first's transaction,
+    then let the first finish (or fail). Return both responses."""
+    inside, release = threading.Event(), threading.Event()
+    calls = []
+    real_write = memories.memory_write
+
+    def held_write(**kwargs):
+        calls.append(threading.current_thread().name)
+        if len(calls) == 1:
+            inside.set()
+            assert release.wait(30)
+            if first_fails:
+                raise EmbeddingUnavailable("The embedding model failed; retry later.")
+        return real_write(**kwargs)
+
+    monkeypatch.setattr(memories, "memory_write", held_write)
+    responses, errors = {}, []
+
+    def send(name):
+        try:
+            responses[name] = api_client.post(
+                URL, body(), format="json", HTTP_IDEMPOTENCY_KEY="race"
+            )
+        except Exception as exc:  # surfaced below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=send, args=("first",), name="first")
+    first.start()
+    assert inside.wait(30)
+    second = threading.Thread(target=send, args=("second",), name="second")
+    second.start()
+    _wait_until(_someone_waits_for_a_transaction)
+    release.set()
+    first.join(60)
+    second.join(60)
+    assert not errors
+    return responses["first"], responses["second"], calls
+
+
+def test_a_second_request_waits_for_the_first_and_replays_it(api_client, monkeypatch):
+    first, second, calls = _race(api_client, monkeypatch, first_fails=False)
+    assert first.status_code == 201 and second.status_code == 201
+    assert second["Idempotent-Replayed"] == "true"
+    assert second.json()["memory"]["id"] == first.json()["memory"]["id"]
+    assert calls == ["first"]  # the second never reached the write
+    assert Memory.objects.count() == 1 and AdmissionDecision.objects.count() == 1
+
+
+def test_when_the_first_rolls_back_the_second_is_processed_afresh(api_client, monkeypatch):
+    first, second, calls = _race(api_client, monkeypatch, first_fails=True)
+    assert first.status_code == 503
+    assert second.status_code == 201 and "Idempotent-Replayed" not in second
+    assert calls == ["first", "second"]
+    assert Memory.objects.count() == 1
+    assert IdempotencyRecord.objects.get().status_code == 201
