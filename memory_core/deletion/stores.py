@@ -28,6 +28,7 @@ from memory_core.exports import export_delete, export_dir, export_remove_memorie
 from memory_core.models import (
     DeletionOperation,
     Export,
+    IdempotencyRecord,
     Memory,
     RetrievalTrace,
     Status,
@@ -537,6 +538,42 @@ class TracesStore(Store):
         return residue == 0, {"traces_citing": residue}
 
 
+class IdempotencyStore(Store):
+    """The records of writes sent with an ``Idempotency-Key`` (``IdempotencyRecord``).
+
+    A record holds no content, but it ties a key and a request's fingerprint to the memories
+    the write produced, and a replay would show them: the records citing a deleted memory
+    are deleted (for a whole subject also those of its writes admission rejected, which cite
+    no memory; for a whole tenant every record of it). A retry of such a key after the run
+    is processed as a new request.
+    """
+
+    name = "idempotency"
+    description = (
+        "idempotency records of writes that produced the memory (memory_ids, GIN), for a "
+        "subject also those of its rejected writes: deleted, so the key no longer replays it"
+    )
+
+    def _citing(self, ctx):
+        records = IdempotencyRecord.objects.filter(tenant_id=ctx.operation.tenant_id)
+        if ctx.whole_tenant:
+            return records
+        query = Q(memory_ids__overlap_array=ctx.memory_ids)
+        if ctx.whole_subject:
+            query |= Q(subject_ids__overlap_array=ctx.subject_ids)
+        return records.filter(query)
+
+    def purge(self, ctx):
+        if not ctx.memory_ids and not ctx.whole_subject:
+            return {"deleted": 0}
+        deleted, _ = self._citing(ctx).delete()
+        return {"deleted": deleted}
+
+    def verify(self, ctx):
+        residue = self._citing(ctx).count() if ctx.memory_ids or ctx.whole_subject else 0
+        return residue == 0, {"idempotency_records_citing": residue}
+
+
 def lock_file(path: Path) -> None:
     """Hold a transaction-scoped advisory lock on ``path`` until the phase commits.
 
@@ -922,6 +959,7 @@ REGISTRY: dict[str, Store] = {
         EmbeddingsStore(),
         FullTextStore(),
         TracesStore(),
+        IdempotencyStore(),
         QueuedReprocessingStore(),
         RetrievalCacheStore(),
         SummariesStore(),

@@ -31,6 +31,7 @@ STORES = [
     "embeddings",
     "full_text",
     "traces",
+    "idempotency",
     "queued_reprocessing",
     "retrieval_cache",
     "summaries",

@@ -77,6 +77,7 @@ def test_worker_killed_mid_operation_completes_after_restart_without_double_work
         "embeddings",
         "full_text",
         "traces",
+        "idempotency",
         "queued_reprocessing",
         "retrieval_cache",
         "summaries",
