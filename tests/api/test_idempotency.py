@@ -17,6 +17,7 @@ from memory_core.models import (
 )
 from memory_core.services.api_keys import api_key_create
 from memory_core.services.writes import memory_revoke
+from memory_core.subject_tokens import subject_token_issue
 from tests.api.test_memories import URL, body
 from tests.factories import AgentFactory
 
@@ -249,3 +250,23 @@ def test_a_replay_spends_no_write_quota(api_client):
         assert post(api_client, BATCH, {"items": items}, key="batch").status_code == 200
     # The quota is spent by the three writes, not by the replays: a new write is refused.
     assert post(api_client, URL, body(memory_key="new"), key="two").status_code == 429
+
+
+def test_a_replay_under_another_subject_token_is_another_request(api_client, agent, subject):
+    # An agent bound to its token's subject must not see, through a key, a memory of a
+    # subject its current token does not name.
+    agent.any_subject = False
+    agent.save(update_fields=["any_subject"])
+    token = subject_token_issue(
+        tenant_id=agent.tenant_id, agent_id=agent.id, user_id=subject.external_id
+    )
+    other = subject_token_issue(tenant_id=agent.tenant_id, agent_id=agent.id, user_id="someone")
+    data = body(subject=subject.external_id)
+    first = api_client.post(
+        URL, data, format="json", HTTP_IDEMPOTENCY_KEY="k", HTTP_X_MEMLEDGER_SUBJECT_TOKEN=token
+    )
+    assert first.status_code == 201, first.json()
+    for headers in ({}, {"HTTP_X_MEMLEDGER_SUBJECT_TOKEN": other}):
+        retry = api_client.post(URL, data, format="json", HTTP_IDEMPOTENCY_KEY="k", **headers)
+        assert retry.status_code == 422
+        assert retry.json()["error"]["code"] == "idempotency_key_reused"

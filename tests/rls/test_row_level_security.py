@@ -10,7 +10,7 @@ import pytest
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
-from memory_core.models import Memory, MemoryEvent, PolicyVersion, Subject
+from memory_core.models import IdempotencyRecord, Memory, MemoryEvent, PolicyVersion, Subject
 from memory_core.rls import (
     PLATFORM_SETTING,
     TENANT_SETTING,
@@ -220,3 +220,29 @@ def test_policies_read_the_tenant_once_per_statement(two_tenants):
         cursor.execute("EXPLAIN SELECT id FROM memory_core_memory WHERE content <> ''")
         plan = "\n".join(row[0] for row in cursor)
     assert "InitPlan" in plan
+
+
+def test_idempotency_records_of_another_tenant_are_invisible_and_unwritable(
+    api_client, other_api_client, tenant, other_tenant
+):
+    body = {
+        "subject": "user-42",
+        "memory_type": "user_preference",
+        "scope": "global",
+        "content": "User prefers concise answers.",
+        "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"},
+    }
+    for client in (api_client, other_api_client):
+        response = client.post(
+            "/api/v1/memories", body, format="json", HTTP_IDEMPOTENCY_KEY="same-key"
+        )
+        assert response.status_code == 201
+    theirs = IdempotencyRecord.objects.get(tenant=other_tenant)
+    _no_tenant()
+    assert _count("memory_core_idempotencyrecord") == 0
+    with tenant_atomic(tenant.id):
+        # A query that forgets its tenant filter sees this tenant's record only.
+        assert list(IdempotencyRecord.objects.values_list("tenant_id", flat=True)) == [tenant.id]
+        assert IdempotencyRecord.objects.filter(pk=theirs.pk).delete()[0] == 0
+        with pytest.raises(DatabaseError, match="row-level security"), transaction.atomic():
+            IdempotencyRecord.objects.filter(tenant=tenant).update(tenant_id=other_tenant.id)
