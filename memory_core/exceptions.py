@@ -64,13 +64,6 @@ class EmbeddingUnavailable(DomainError):
     status = 503
 
 
-def is_tenant_deleted(exc: BaseException) -> bool:
-    """Return whether ``exc`` is the database refusing a row of a deleted tenant (the trigger
-    ``tenant_not_deleted`` of migration 0011: a request that raced its tenant's deletion)."""
-    diag = getattr(getattr(exc, "__cause__", None), "diag", None)
-    return getattr(diag, "constraint_name", None) == "tenant_not_deleted"
-
-
 class IdempotencyKeyReused(DomainError):
     """An ``Idempotency-Key`` came back with another request than the one it was first used
     for (another body, path or endpoint): answering the first one's outcome would be wrong,
@@ -78,3 +71,10 @@ class IdempotencyKeyReused(DomainError):
 
     code = "idempotency_key_reused"
     status = 422
+
+
+def is_tenant_deleted(exc: BaseException) -> bool:
+    """Return whether ``exc`` is the database refusing a row of a deleted tenant (the trigger
+    ``tenant_not_deleted`` of migration 0011: a request that raced its tenant's deletion)."""
+    diag = getattr(getattr(exc, "__cause__", None), "diag", None)
+    return getattr(diag, "constraint_name", None) == "tenant_not_deleted"
