@@ -76,6 +76,10 @@ def server_error(request):
     """Django's 500 handler (``config.urls.handler500``): under /api/ the JSON error every API
     answer uses, ``internal_error``; elsewhere the portal's page (templates/500.html)."""
     if request.path.startswith("/api/"):
-        message = "The server failed on this request; it has been logged."
-        return JsonResponse(error_body("internal_error", message), status=500)
+        request_id = getattr(request, "request_id", None)
+        message = "The server failed on this request; it has been logged"
+        if request_id:
+            message += f" under request id {request_id}"
+        details = {"request_id": request_id} if request_id else None
+        return JsonResponse(error_body("internal_error", message + ".", details), status=500)
     return defaults.server_error(request)

