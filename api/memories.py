@@ -8,7 +8,6 @@ serializer). Tenant and agent come from the API key only. Admission answers 201 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.generics import ListAPIView
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -33,6 +32,7 @@ from api.memories_serializers import (
     RejectedWriteSerializer,
     RevokeSerializer,
 )
+from api.pagination import MemoryListPagination
 from api.responses import (
     AGENT,
     AGENT_BODY,
@@ -43,7 +43,7 @@ from api.responses import (
     NOT_FOUND,
 )
 from memory_core.deletion.services import deletion_request
-from memory_core.selectors.memories import MAX_LIST_LIMIT, memory_detail, memory_list
+from memory_core.selectors.memories import memory_detail, memory_list
 from memory_core.services.writes import (
     MAX_BATCH,
     memory_correct,
@@ -80,27 +80,23 @@ def write_response(result) -> Response:
     )
 
 
-class MemoryPagination(LimitOffsetPagination):
-    default_limit = 50
-    max_limit = MAX_LIST_LIMIT
-
-
 class MemoryListCreateView(IdempotentWriteMixin, ListAPIView):
     """``GET`` lists the memories the key may see; ``POST`` writes one through admission."""
 
     idempotency_endpoint = "memories"
 
     serializer_class = MemorySerializer
-    pagination_class = MemoryPagination
+    pagination_class = MemoryListPagination
 
     def get_queryset(self):
-        filters = parse(MemoryListQuerySerializer, self.request.query_params.dict())
+        # The pagination reads the parsed query too (offset or cursor pages).
+        self.query = parse(MemoryListQuerySerializer, self.request.query_params.dict())
         return memory_list(
             principal=self.request.user,
-            subject=filters.get("subject", ""),
-            memory_type=filters.get("type", ""),
-            status=filters.get("status", ""),
-            key=filters.get("key", ""),
+            subject=self.query.get("subject", ""),
+            memory_type=self.query.get("type", ""),
+            status=self.query.get("status", ""),
+            key=self.query.get("key", ""),
         )
 
     @extend_schema(

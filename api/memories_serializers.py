@@ -8,6 +8,7 @@ admission decides (HTTP 201/202/422). Output serializers render rows; they hold 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.pagination import MAX_CURSOR_CHARS, InvalidCursor, cursor_decode
 from memory_core.admission.candidate import (
     HARD_MAX_CONTENT_CHARS,
     HARD_MAX_ID_CHARS,
@@ -158,11 +159,64 @@ class PageQuerySerializer(StrictSerializer):
     offset = serializers.IntegerField(min_value=0, max_value=1_000_000, required=False)
 
 
+def _offset_with_cursor(field: str) -> serializers.ValidationError:
+    return serializers.ValidationError(
+        {
+            field: [
+                serializers.ErrorDetail(
+                    "offset pages and cursor pages do not mix: drop offset, or drop cursor "
+                    "and pagination=cursor.",
+                    code="offset_with_cursor",
+                )
+            ]
+        }
+    )
+
+
 class MemoryListQuerySerializer(PageQuerySerializer):
     subject = _id_field(required=False)
     type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
     status = serializers.ChoiceField(choices=Status.choices, required=False)
     key = _id_field(required=False)
+    pagination = serializers.ChoiceField(
+        choices=["offset", "cursor"],
+        required=False,
+        help_text=(
+            "offset (the default): limit/offset pages with a count. cursor: pages read by "
+            "position, newest first, with next/previous links carrying a cursor and no count; "
+            "as fast at any depth, and stable while memories are added."
+        ),
+    )
+    cursor = serializers.CharField(
+        required=False,
+        allow_blank=True,  # so that an empty one is invalid_cursor like any other
+        help_text="Opaque; copy it from a cursor page's next or previous link.",
+    )
+
+    def validate_cursor(self, token: str):
+        """Return the cursor decoded, ``(ListPosition, older)``. A token that is malformed,
+        altered, signed with another key or holds the wrong types is the one field error
+        ``invalid_cursor``, so a client has one code to check before starting over."""
+        try:
+            if len(token) > MAX_CURSOR_CHARS:
+                raise InvalidCursor("too long")
+            return cursor_decode(token)
+        except InvalidCursor:
+            raise serializers.ValidationError(
+                "This cursor is not one this API gave out (or it was altered): follow the "
+                "next and previous links as given, or start again with pagination=cursor.",
+                code="invalid_cursor",
+            ) from None
+
+    def validate(self, attrs):
+        """Refuse ``offset`` in cursor mode (and a cursor with ``pagination=offset``): the two
+        pagings name a page differently, and neither answer could honour both."""
+        cursor_mode = "cursor" in attrs or attrs.get("pagination") == "cursor"
+        if cursor_mode and "offset" in attrs:
+            raise _offset_with_cursor("offset")
+        if "cursor" in attrs and attrs.get("pagination") == "offset":
+            raise _offset_with_cursor("pagination")
+        return attrs
 
 
 class ReviewListQuerySerializer(PageQuerySerializer):

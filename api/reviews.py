@@ -12,13 +12,14 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.memories import MemoryPagination, parse
+from api.memories import parse
 from api.memories_serializers import (
     ErrorBodySerializer,
     ReviewDecisionSerializer,
     ReviewItemSerializer,
     ReviewListQuerySerializer,
 )
+from api.pagination import MemoryPagination
 from api.responses import CONFLICT, NOT_FOUND, REVIEWER
 from memory_core.rls import tenant_set
 from memory_core.selectors.reviews import review_get, review_list, reviewer_principal_for

@@ -4,10 +4,12 @@
         --memories 1000000 --tenants 10000 [--rounds 5] [--offsets 0,50000] [--json OUT]
 
 Runs ``memory_list`` (the endpoint's selector) for one agent of the tenant with the most
-memories, without filters, and times its two statements as the endpoint's pagination runs
-them: a page of 50 at each offset, and the count. Prints the median of ``--rounds`` in
-milliseconds (docs/performance.md, "Stop 19"; migration 0015's index is what the first page
-reads).
+memories, without filters, and times its statements as the endpoint's pagination runs them:
+offset pages, a page of 50 at each offset and the count; cursor pages (``pagination=cursor``),
+``memory_list_page`` from the position of the row just before each offset (found once, not
+timed), the same 50 rows read as a range of the index (checked: ``cursor_matches_offset``).
+Prints the median of ``--rounds`` in milliseconds (docs/performance.md, "Stop 19" and
+"Stop 20"; migration 0015's index is what the first page and every cursor page read).
 """
 
 import argparse
@@ -41,6 +43,7 @@ def main() -> int:
     import django
 
     django.setup()
+
     from django.db.models import Count
 
     from memory_core import rls
@@ -49,7 +52,15 @@ def main() -> int:
     from memory_core.benchmarks.database import BenchDatabaseError
     from memory_core.models import Agent, Memory, MemoryType
     from memory_core.principals import AgentPrincipal
-    from memory_core.selectors.memories import memory_list
+    from memory_core.selectors.memories import ListPosition, memory_list, memory_list_page
+
+    def position_before(memories, offset: int):
+        """Return the position of the row just before ``offset``, where the cursor of the page
+        at ``offset`` points: None at 0, and False past the list (no cursor leads there)."""
+        if offset == 0:
+            return None
+        rows = list(memories[offset - 1 : offset])
+        return ListPosition.of(rows[0]) if rows else False
 
     try:
         setup.open_corpus(CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed))
@@ -86,6 +97,22 @@ def main() -> int:
                 lambda offset=offset: list(memory_list(principal=principal)[offset : offset + PAGE])
             )
         report["count_ms"] = timed(lambda: memory_list(principal=principal).count())
+        report["cursor_matches_offset"] = True
+        for offset in offsets:
+            position = position_before(memory_list(principal=principal), offset)
+            if position is False:
+                report[f"cursor_page_at_{offset}_ms"] = None
+                continue
+            report[f"cursor_page_at_{offset}_ms"] = timed(
+                lambda position=position: memory_list_page(
+                    memory_list(principal=principal), position=position, older=True, size=PAGE
+                )
+            )
+            page = memory_list_page(
+                memory_list(principal=principal), position=position, older=True, size=PAGE
+            )
+            offset_page = list(memory_list(principal=principal)[offset : offset + PAGE])
+            report["cursor_matches_offset"] &= page.rows == offset_page
     print(json.dumps(report))
     if opts.json_out:
         Path(opts.json_out).write_text(json.dumps(report, indent=2) + "\n")

@@ -1,8 +1,12 @@
 """Reads of memory rows. Every selector takes the caller's principal and scopes through it."""
 
+import uuid
 from dataclasses import dataclass
+from datetime import datetime
 
 from django.db import connection
+from django.db.models import F
+from django.db.models.fields.tuple_lookups import TupleGreaterThan, TupleLessThan
 
 from memory_core.exceptions import NotFound
 from memory_core.models import PROPOSED_STATUSES, AdmissionDecision, Memory, MemoryEvent
@@ -103,6 +107,57 @@ def memory_list(
     if key:
         queryset = queryset.filter(memory_key=key)
     return queryset.order_by("-created_at", "-id")
+
+
+@dataclass(frozen=True)
+class ListPosition:
+    """A row's place in a newest-first memory list: its ``created_at`` and its id.
+
+    The pair is unique (the id is), so a position splits the list in two with no tie to
+    break, and it is the order of migration 0015's index, so a bound on it is a range of that
+    index however deep the page lies.
+    """
+
+    created_at: datetime
+    pk: uuid.UUID
+
+    @classmethod
+    def of(cls, memory: Memory) -> "ListPosition":
+        return cls(created_at=memory.created_at, pk=memory.pk)
+
+
+@dataclass
+class ListPage:
+    """Up to a page of rows, newest first, and whether more lie beyond them in the direction
+    they were read (older for a page read forward, newer for one read backward)."""
+
+    rows: list[Memory]
+    more: bool
+
+
+def memory_list_page(memories, *, position: ListPosition | None, older: bool, size: int):
+    """Return the page of ``memories`` (a ``memory_list`` queryset) next to ``position``.
+
+    ``older`` reads the ``size`` rows just older than ``position`` (the whole list's newest
+    without one), else the ``size`` rows just newer, still returned newest first. The bound is
+    one row comparison, ``(created_at, id) < (t, i)``: PostgreSQL reads it as a range of
+    migration 0015's index, where the equivalent ``t' < t OR (t' = t AND i' < i)`` would be a
+    filter over every row before the page, as an offset is. One row more than the page says
+    whether there is more. The bound only narrows the caller's own queryset, so a position
+    taken from another tenant's list shows nothing of that tenant.
+    """
+    if position is not None:
+        bound = TupleLessThan if older else TupleGreaterThan
+        memories = memories.filter(
+            bound((F("created_at"), F("id")), (position.created_at, position.pk))
+        )
+    if not older:
+        memories = memories.reverse()  # oldest first from the bound: the index read backward
+    rows = list(memories[: size + 1])
+    page = rows[:size]
+    if not older:
+        page.reverse()
+    return ListPage(rows=page, more=len(rows) > size)
 
 
 @dataclass

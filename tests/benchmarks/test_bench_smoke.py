@@ -114,6 +114,8 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
     listed = json.loads(list_out.read_text())
     assert 0 < listed["tenant_memories"] <= 300 and listed["rounds"] == 1
     assert all(listed[key] > 0 for key in ("page_at_0_ms", "page_at_10_ms", "count_ms"))
+    assert listed["cursor_page_at_0_ms"] > 0 and listed["cursor_page_at_10_ms"] > 0
+    assert listed["cursor_matches_offset"] is True
     parts = json.loads(parts_out.read_text())["parts"]
     assert parts["request"]["n"] == 6 and parts["candidate_statement"]["n"] == 6
     for name in ("api_key", "pipeline", "embed_query", "trace_insert", "commit", "render"):
