@@ -43,7 +43,6 @@ def main() -> int:
     import django
 
     django.setup()
-
     from django.db.models import Count
 
     from memory_core import rls
