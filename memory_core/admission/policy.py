@@ -224,9 +224,7 @@ def admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Deci
         size = len(json.dumps(candidate.value, ensure_ascii=False).encode())
         if size > int(admission.get("max_value_bytes", 8192)):
             return refuse("fields.value_too_large")
-    if candidate.memory_key and (candidate.subject, candidate.memory_key, candidate.scope) in (
-        context.batch_keys
-    ):
+    if candidate.memory_key and candidate.chain_identity in context.batch_keys:
         return refuse("fields.duplicate_in_batch")
 
     # 4 and 5. Class guard and injection guard, whatever the source.

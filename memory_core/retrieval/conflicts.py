@@ -9,6 +9,9 @@ things). Rules, in order (DESIGN.md, "Read path" 8):
 3. ``narrower_scope``: among what remains, a unique narrowest scope wins (task > repo >
    project > user > global); all remaining rows apply to this request, or stage 5 had
    removed them;
+3b. ``environment_specific``: among the narrowest, rows tied to an environment beat rows
+   that apply in every one (stage 4 kept only the active environment's), and a unique such
+   row wins: what holds in staging is more specific than what holds everywhere;
 4. ``newer_confirmed``: if every remaining row is explicit or confirmed, the newest wins;
    but a winner by rules 2-4 whose confidence and its strongest rival's are both below
    ``conflict_min_confidence`` (0.8) does not win: the memory is ambiguous (the seed's
@@ -69,6 +72,11 @@ def _by_rule(members: list[Candidate]) -> tuple[Candidate | None, str]:
     narrow = [c for c in remaining if c.specificity == narrowest]
     if len(narrow) == 1:
         return narrow[0], "narrower_scope"
+    tied = [c for c in narrow if c.environment]
+    if tied and len(tied) < len(narrow):
+        if len(tied) == 1:
+            return tied[0], "environment_specific"
+        narrow = tied
     if top_class >= AUTHORITY_CLASS["confirmed_system"]:
         newest = max(narrow, key=lambda c: (c.updated_at, c.version, c.id))
         return newest, "newer_confirmed"

@@ -81,8 +81,8 @@ def chain_rows(queryset, *, memory_type: str, agent_id):
 
 
 def heads_on_key(memory: Memory, *, agent_id):
-    """Return the active heads of every chain on ``memory``'s key, in its scope, of its type
-    and reachable by ``agent_id`` (``chain_rows``)."""
+    """Return the active heads of every chain on ``memory``'s key, in its scope and its
+    environment, of its type and reachable by ``agent_id`` (``chain_rows``)."""
     return chain_rows(
         Memory.objects.filter(
             tenant_id=memory.tenant_id,
@@ -90,6 +90,7 @@ def heads_on_key(memory: Memory, *, agent_id):
             memory_key=memory.memory_key,
             scope_kind=memory.scope_kind,
             scope_ref=memory.scope_ref,
+            environment=memory.environment,
             status=Status.ACTIVE,
         ),
         memory_type=memory.memory_type,

@@ -177,7 +177,9 @@ def _grant(principal) -> Grant:
 
 def _heads(principal, planned: list[_Planned], subjects: dict) -> dict:
     """Return the active heads the batch's writes land on, by (subject id, key, type, kind,
-    ref): only rows of the write's type that its writer may chain onto (``chain_rows``)."""
+    ref, environment): only rows of the write's type that its writer may chain onto
+    (``chain_rows``). The environment is part of a chain's identity, as the scope is: a
+    production fact on a key does not replace the staging one."""
     query = Q()
     for item in planned:
         subject = subjects.get(item.candidate.subject)
@@ -203,7 +205,14 @@ def _heads(principal, planned: list[_Planned], subjects: dict) -> dict:
         # With parallel chains (a conflict kept for review) the head to measure a write
         # against is the strongest one, then the newest: a write must not "win" by
         # superseding a weaker chain while a stronger one stands.
-        key = (row.subject_id, row.memory_key, row.memory_type, row.scope_kind, row.scope_ref)
+        key = (
+            row.subject_id,
+            row.memory_key,
+            row.memory_type,
+            row.scope_kind,
+            row.scope_ref,
+            row.environment,
+        )
         current = heads.get(key)
         if current is None or AUTHORITY_RANK[row.authority] >= AUTHORITY_RANK[current.authority]:
             heads[key] = row
@@ -462,6 +471,7 @@ def _admit_each(
                     candidate.memory_type,
                     candidate.scope_kind,
                     candidate.scope_ref,
+                    candidate.environment,
                 )
             )
         texts = recent.get(subject.id, []) if subject else []
@@ -477,7 +487,7 @@ def _admit_each(
         item.decision = admit(candidate, grant, context)
         if item.decision.outcome != REJECTED:
             if candidate.memory_key:
-                batch_keys.add((candidate.subject, candidate.memory_key, candidate.scope))
+                batch_keys.add(candidate.chain_identity)
             batch_texts.setdefault(candidate.subject, []).append(candidate.content)
 
 

@@ -660,3 +660,40 @@ def test_a_correction_keeps_the_environment_and_may_not_move_it(api_client):
     )
     assert moved.status_code == 400
     assert moved.json()["error"]["details"]["environment"][0]["code"] == "unknown_field"
+
+
+def test_each_environment_keeps_its_own_chain_on_a_key(api_client):
+    # A production fact on a key must not replace the staging one (nor the one of every
+    # environment): like the scope, the environment names the chain.
+    def on_key(environment, content):
+        response = write(api_client, memory_key="deploy.push_cert", environment=environment,
+                         content=content)  # fmt: skip
+        assert response.status_code == 201, response.json()
+        return response.json()["memory"]
+
+    staging = on_key("staging", "Push notifications use the APNs sandbox certificate.")
+    production = on_key("production", "Push notifications use the APNs production certificate.")
+    everywhere = on_key("", "Push certificates are renewed every year in March.")
+    assert production["supersedes"] is None and everywhere["supersedes"] is None
+    active = Memory.objects.filter(memory_key="deploy.push_cert", status="active")
+    assert set(active.values_list("environment", flat=True)) == {"staging", "production", ""}
+    again = on_key("Staging", "Push notifications use the new APNs sandbox certificate.")
+    assert again["supersedes"] == staging["id"] and again["version"] == 2
+    assert Memory.objects.get(pk=staging["id"]).status == "superseded"
+    assert Memory.objects.get(pk=production["id"]).status == "active"
+
+
+def test_a_batch_may_write_one_key_for_two_environments(api_client):
+    items = [
+        body(memory_key="deploy.region", content="Deploy staging to eu-west-1.",
+             environment="staging"),
+        body(memory_key="deploy.region", content="Deploy production to us-east-1.",
+             environment="production"),
+        body(memory_key="deploy.region", content="Deploy staging to eu-central-1.",
+             environment="staging"),
+    ]  # fmt: skip
+    response = api_client.post(f"{URL}/batch", {"items": items}, format="json")
+    assert response.status_code == 200, response.json()
+    results = response.json()["results"]
+    assert [r["decision"] for r in results] == ["accepted", "accepted", "rejected"]
+    assert results[2]["rule_codes"] == ["fields.duplicate_in_batch"]

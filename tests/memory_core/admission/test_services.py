@@ -72,6 +72,23 @@ def test_approval_links_the_pending_write_into_its_chain(agent_principal, review
     assert MemoryEvent.objects.filter(memory_id=new.id, action="approved").exists()
 
 
+def test_approval_links_a_pending_write_only_into_its_own_environments_chain(
+    agent_principal, reviewer
+):
+    staging = memory_write(
+        principal=agent_principal, data=data("User walks on staging days.", environment="staging")
+    ).memory
+    pending = memory_write(
+        principal=agent_principal,
+        data=data("User has asthma; avoid runs in production.", environment="production"),
+    )
+    assert pending.decision == "pending_approval"
+    review_approve(principal=reviewer, item_id=pending.review_item.id, reason="ok")
+    new = Memory.objects.get(pk=pending.memory.pk)
+    assert (new.status, new.version, new.supersedes_id) == (Status.ACTIVE, 1, None)
+    assert Memory.objects.get(pk=staging.pk).status == Status.ACTIVE
+
+
 def test_rejection_keeps_it_unusable_and_other_tenants_cannot_review(
     agent_principal, reviewer, other_tenant
 ):

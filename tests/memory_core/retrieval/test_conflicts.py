@@ -27,6 +27,28 @@ def test_narrower_scope_beats_broader():
     assert [c.id for c in kept] == ["repo"] and outcomes[0].rule == "narrower_scope"
 
 
+def test_a_row_of_the_active_environment_beats_one_of_every_environment():
+    # The untied row is newer: without the rule, newer_confirmed would pick it.
+    rows = group(
+        cand("staging", environment="staging", updated_at=NOW - timedelta(days=30)),
+        cand("everywhere", updated_at=NOW - timedelta(days=1)),
+    )
+    kept, outcomes, _, rejected = resolve_conflicts(rows, policy=policy())
+    assert [c.id for c in kept] == ["staging"] and outcomes[0].rule == "environment_specific"
+    assert rejected[0].reason == "lost_conflict:environment_specific"
+
+
+def test_the_environment_weighs_after_authority_and_scope():
+    explicit = cand("explicit-everywhere")
+    inferred = cand("inferred-staging", authority="model_inference", environment="staging")
+    _, outcomes, _, _ = resolve_conflicts(group(explicit, inferred), policy=policy())
+    assert outcomes[0].winner_id == "explicit-everywhere"
+    narrow = cand("repo-everywhere", scope_kind="repo", scope_ref="atlas-api")
+    broad = cand("global-staging", environment="staging")
+    _, outcomes, _, _ = resolve_conflicts(group(narrow, broad), policy=policy())
+    assert (outcomes[0].winner_id, outcomes[0].rule) == ("repo-everywhere", "narrower_scope")
+
+
 def test_newer_confirmed_version_beats_older():
     rows = group(
         cand("older", updated_at=NOW - timedelta(days=90)),
