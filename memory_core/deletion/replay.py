@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_reset, deletion_run
 from memory_core.deletion.stores import active_stores, scrub_memories
+from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
     ApiKey,
     DeletionOperation,
@@ -75,6 +76,8 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
     if subject_id and not Subject.objects.filter(pk=subject_id).exists():
         subject_id = None
     memory_ids = {uuid.UUID(t["memory_id"]) for t in entry["tombstones"]}
+    if entry["target"] != DeletionOperation.Target.TENANT:
+        _lock_subjects(subject_id, memory_ids)
     if entry["target"] == DeletionOperation.Target.SUBJECT and subject_id:
         memory_ids |= set(
             Memory.objects.filter(subject_id=subject_id)
@@ -153,6 +156,24 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
     )
     scrub_memories(operation.memory_ids)
     return operation
+
+
+def _lock_subjects(subject_id, memory_ids) -> None:
+    """Take the subjects' deletion locks, as a deletion request does, before any row lock.
+
+    A retrieval or a write of the subject in flight finishes first (its trace or its new
+    version is then in the database for the steps to find), and none starts until the
+    replayed operation's rows are scrubbed: services may run while a replay does. A whole
+    tenant takes none: its keys are revoked in the same transaction, as on request, and its
+    steps remove every trace of it.
+    """
+    subjects = set(
+        Memory.objects.filter(pk__in_array=list(memory_ids)).values_list("subject_id", flat=True)
+    )
+    if subject_id:
+        subjects.add(uuid.UUID(str(subject_id)))
+    for subject in sorted(subjects, key=str):
+        subject_deletion_lock(subject)
 
 
 def replay_deletions(*, entries: list[dict]) -> dict:

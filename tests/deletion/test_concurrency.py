@@ -182,6 +182,68 @@ def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_i
         assert operation.steps.get(store="traces").evidence["purged"]["deleted"] == 1
 
 
+def test_a_retrieval_in_flight_during_a_replayed_deletion_leaves_no_trace_of_it(
+    world, tenant, monkeypatch, private_queue
+):
+    """Replay after a restore took the rows' locks but not the subject's: a retrieval that
+    had read the memory wrote its trace after the replayed traces step had verified there
+    was none, so services had to stay stopped until a replay finished. It now waits for the
+    subject's retrievals in flight, as a deletion request does."""
+    from memory_core.deletion.replay import replay_deletions
+    from memory_core.rls import platform_scope
+
+    target = world["memories"]["mine_incident"]
+    fetched, go = threading.Event(), threading.Event()
+    real = pipeline.filters.apply_hard_filters
+
+    def paused(found, **kwargs):  # the candidates are read; the trace is not written yet
+        fetched.set()
+        assert go.wait(60)
+        return real(found, **kwargs)
+
+    monkeypatch.setattr(pipeline.filters, "apply_hard_filters", paused)
+    out, errors = {}, []
+
+    def agent_request():
+        with tenant_scope(tenant.id), transaction.atomic():
+            return pipeline.retrieve(
+                principal=world["principal"],
+                request=RetrievalRequest(
+                    query="Why did the atlas-api staging deploy fail?",
+                    user_id="dana",
+                    project_id="atlas",
+                    repository_id="atlas-api",
+                ),
+            )
+
+    entry = {  # the journal's line of a deletion the restored backup does not hold
+        "operation_id": "6f1f7a4e-0000-4000-8000-000000000003",
+        "tenant_id": str(tenant.id),
+        "subject_id": str(target.subject_id),
+        "target": "memory",
+        "requested_at": "2026-12-01T10:00:00+00:00",
+        "reason_code": "requested",
+        "tombstones": [{"memory_id": str(target.id), "content_hash": ""}],
+    }
+
+    def replay():
+        with platform_scope("replay_deletions"):
+            return replay_deletions(entries=[entry])
+
+    retrieval = _thread(agent_request, errors=errors, out=out, name="retrieval")
+    assert fetched.wait(60)
+    replayer = _thread(replay, errors=errors, out=out, name="replay")
+    _until_it_waits(replayer, lambda: _someone_waits_for_a_lock("advisory"))
+    go.set()
+    retrieval.join(60)
+    replayer.join(60)
+    assert not errors, errors
+    assert out["replay"]["incomplete"] == {}, out
+    assert str(target.id) in [item.id for item in out["retrieval"].items]
+    with tenant_scope(tenant.id):
+        assert not RetrievalTrace.objects.filter(cited_ids__overlap=[target.id]).exists()
+
+
 def test_an_export_being_written_during_a_deletion_keeps_no_deleted_id(owner, private_queue):
     """The deletion waits for the export's transaction, then its exports step finds the row.
 
