@@ -44,7 +44,8 @@ ROW_STATS_SQL = """
            count(*) FILTER (WHERE status <> 'deleted' OR content <> '' OR value IS NOT NULL
                             OR embedding IS NOT NULL OR memory_key <> '' OR scope_ref <> ''
                             OR session_id <> '' OR task_id <> '' OR source_conversation_id <> ''
-                            OR source_message_id <> '' OR source_tool <> ''),
+                            OR source_message_id <> '' OR source_tool <> ''
+                            OR environment <> ''),
            count(*) FILTER (WHERE embedding IS NOT NULL),
            count(*) FILTER (WHERE search_vector <> ''::tsvector)
     FROM memory_core_memory WHERE id = ANY(%s::uuid[])
@@ -161,6 +162,8 @@ SCRUBBED = {
     "scope_ref": "",
     "session_id": "",
     "task_id": "",
+    # The writer's name for where it ran ("acme-corp:ana-laptop"), as free as a task id.
+    "environment": "",
     "source_conversation_id": "",
     "source_message_id": "",
     "source_tool": "",
@@ -180,6 +183,7 @@ def _dirty() -> Q:
         | ~Q(source_conversation_id="")
         | ~Q(source_message_id="")
         | ~Q(source_tool="")
+        | ~Q(environment="")
     )
 
 
@@ -196,7 +200,8 @@ class PrimaryStore(Store):
     name = "primary"
     description = (
         "memory rows: kept as content-free tombstone rows (status deleted; content, value, "
-        "key, scope and source cleared) so supersession links and audit ids stay valid"
+        "key, scope, session, task, environment and source cleared) so supersession links "
+        "and audit ids stay valid"
     )
 
     def purge(self, ctx):

@@ -5,10 +5,10 @@ import json
 import pytest
 
 from memory_core import retrieval_cache
-from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.runner import deletion_run, operation_context
 from memory_core.deletion.selectors import deletion_dead_letters, deletion_get, deletion_list
 from memory_core.deletion.services import deletion_request, deletion_retry
-from memory_core.deletion.stores import active_stores
+from memory_core.deletion.stores import REGISTRY, active_stores
 from memory_core.exceptions import NotFound, PermissionDenied
 from memory_core.exports import export_path
 from memory_core.models import (
@@ -594,3 +594,16 @@ def test_a_deletion_under_no_active_policy_records_events_without_a_version():
     tombstone = Tombstone.objects.get(memory_id=memory.id)
     assert (tombstone.subject_id, tombstone.operation_id) == (subject.id, operation.id)
     assert tombstone.content_hash == memory.content_hash
+
+
+def test_a_deleted_row_keeps_no_environment(owner_principal, memories):
+    """The environment is the writer's free text ("acme-corp:ana-laptop"), as a session or
+    task id is: the tombstone row loses it, and a row still holding one is not verified."""
+    target = memories[0]
+    Memory.objects.filter(pk=target.pk).update(environment="acme-corp:ana-laptop")
+    operation = deletion_request(principal=owner_principal, memory_id=target.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    assert Memory.objects.get(pk=target.id).environment == ""
+    Memory.objects.filter(pk=target.pk).update(environment="staging")
+    ok, evidence = REGISTRY["primary"].verify(operation_context(operation))
+    assert not ok and evidence["rows_with_content"] == 1
