@@ -140,7 +140,8 @@ class MemoryAdmin(ReadOnlyMixin, admin.ModelAdmin):
         "version",
         "created_at",
     ]
-    list_filter = ["tenant", "status", "memory_type", "authority", "sensitivity", "environment"]
+    # Not the environment: a filter on free text reads every row's value for its choices.
+    list_filter = ["tenant", "status", "memory_type", "authority", "sensitivity"]
     search_fields = ["memory_key", "content", "subject__external_id"]
     readonly_fields = [
         "id",

@@ -205,15 +205,16 @@ def access_denials_expire(*, now=None) -> int:
     )
 
 
-def idempotency_records_expire(*, now=None) -> int:
+def idempotency_records_expire(*, now=None, limit: int = 10_000) -> int:
     """Delete the idempotency records past their expiry; return the count. An expired key is
-    already treated as new (``services.idempotency``): this only bounds the table. Rows
-    another transaction holds (a claim taking an expired key over, a replay) are skipped and
-    left to the next sweep."""
+    already treated as new (``services.idempotency``): this only bounds the table. At most
+    ``limit`` a run, the longest expired first, so one sweep never holds a long lock (as
+    ``traces_expire``); rows another transaction holds (a claim taking an expired key over,
+    a replay) are skipped and left to the next sweep, as are rows beyond the limit."""
     with transaction.atomic():
         expired = IdempotencyRecord.objects.filter(expires_at__lte=now or timezone.now())
-        unheld = expired.select_for_update(skip_locked=True).values("pk")
-        return IdempotencyRecord.objects.filter(pk__in=unheld).delete()[0]
+        unheld = expired.order_by("expires_at").select_for_update(skip_locked=True)
+        return IdempotencyRecord.objects.filter(pk__in=unheld.values("pk")[:limit]).delete()[0]
 
 
 def _trace_cutoffs(now):

@@ -232,6 +232,18 @@ def test_an_expired_key_is_new_and_the_sweep_deletes_expired_records(api_client)
     assert not IdempotencyRecord.objects.exists()
 
 
+def test_one_sweep_deletes_at_most_its_limit_of_expired_records(api_client):
+    from memory_core.deletion.retention import idempotency_records_expire
+
+    for key in ("a", "b", "c"):
+        post(api_client, URL, body(memory_key=f"style.{key}"), key=key)
+    IdempotencyRecord.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
+    IdempotencyRecord.objects.filter(key="c").update(expires_at=timezone.now() - timedelta(days=1))
+    assert idempotency_records_expire(limit=2) == 2
+    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) in (["a"], ["b"])
+    assert idempotency_records_expire(limit=2) == 1  # the next sweep takes the rest
+
+
 @override_settings(MEMLEDGER_IDEMPOTENCY_TTL_HOURS=2)
 def test_the_ttl_is_a_setting(api_client):
     post(api_client, URL, body(), key="short")
