@@ -517,9 +517,33 @@ class ExportsStore(Store):
 # --- traces and evaluation data -----------------------------------------------------------
 
 
-class TracesStore(Store):
+class _CitingRowsStore(Store):
+    """Rows that cite the operation's memories (or, for a whole subject or tenant, belong to
+    it): the purge deletes them, the verification counts what is left (``residue_key``)."""
+
+    residue_key = ""
+
+    def _citing(self, ctx):
+        raise NotImplementedError
+
+    def _applies(self, ctx) -> bool:
+        return bool(ctx.memory_ids) or ctx.whole_subject
+
+    def purge(self, ctx):
+        if not self._applies(ctx):
+            return {"deleted": 0}
+        deleted, _ = self._citing(ctx).delete()
+        return {"deleted": deleted}
+
+    def verify(self, ctx):
+        residue = self._citing(ctx).count() if self._applies(ctx) else 0
+        return residue == 0, {self.residue_key: residue}
+
+
+class TracesStore(_CitingRowsStore):
     name = "traces"
     description = "retrieval traces citing the memory (cited_ids, GIN): deleted"
+    residue_key = "traces_citing"
 
     def _citing(self, ctx):
         traces = RetrievalTrace.objects.filter(tenant_id=ctx.operation.tenant_id)
@@ -532,18 +556,8 @@ class TracesStore(Store):
             query |= Q(subject_id__in_array=ctx.subject_ids)
         return traces.filter(query)
 
-    def purge(self, ctx):
-        if not ctx.memory_ids and not ctx.whole_subject:
-            return {"deleted": 0}
-        deleted, _ = self._citing(ctx).delete()
-        return {"deleted": deleted}
 
-    def verify(self, ctx):
-        residue = self._citing(ctx).count() if ctx.memory_ids or ctx.whole_subject else 0
-        return residue == 0, {"traces_citing": residue}
-
-
-class IdempotencyStore(Store):
+class IdempotencyStore(_CitingRowsStore):
     """The records of writes sent with an ``Idempotency-Key`` (``IdempotencyRecord``).
 
     A record holds no content, but it ties a key and a request's fingerprint to the memories
@@ -558,6 +572,7 @@ class IdempotencyStore(Store):
         "idempotency records of writes that produced the memory (memory_ids, GIN), for a "
         "subject also those of its rejected writes: deleted, so the key no longer replays it"
     )
+    residue_key = "idempotency_records_citing"
 
     def _citing(self, ctx):
         records = IdempotencyRecord.objects.filter(tenant_id=ctx.operation.tenant_id)
@@ -567,16 +582,6 @@ class IdempotencyStore(Store):
         if ctx.whole_subject:
             query |= Q(subject_ids__overlap_array=ctx.subject_ids)
         return records.filter(query)
-
-    def purge(self, ctx):
-        if not ctx.memory_ids and not ctx.whole_subject:
-            return {"deleted": 0}
-        deleted, _ = self._citing(ctx).delete()
-        return {"deleted": deleted}
-
-    def verify(self, ctx):
-        residue = self._citing(ctx).count() if ctx.memory_ids or ctx.whole_subject else 0
-        return residue == 0, {"idempotency_records_citing": residue}
 
 
 def lock_file(path: Path) -> None:

@@ -123,10 +123,10 @@ def _until_it_waits(thread, waits=_someone_waits_for_a_lock) -> None:
         time.sleep(0.02)
 
 
-def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_it(
-    world, tenant, monkeypatch, private_queue
-):
-    target = world["memories"]["mine_incident"]
+def _paused_retrieval(world, tenant, monkeypatch):
+    """Return ``(fetched, go, request)``: ``request`` runs an agent's retrieval (in its own
+    transaction, as ATOMIC_REQUESTS does) that sets ``fetched`` once its candidates are read
+    and waits for ``go`` before it writes its trace."""
     fetched, go = threading.Event(), threading.Event()
     real = pipeline.filters.apply_hard_filters
 
@@ -136,17 +136,9 @@ def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_i
         return real(found, **kwargs)
 
     monkeypatch.setattr(pipeline.filters, "apply_hard_filters", paused)
-    out, errors = {}, []
 
-    def in_thread(name, work):
-        def scoped():
-            with tenant_scope(tenant.id):
-                return work()
-
-        return _thread(scoped, errors=errors, out=out, name=name)
-
-    def agent_request():
-        with transaction.atomic():  # ATOMIC_REQUESTS, as the API view runs it
+    def request():
+        with tenant_scope(tenant.id), transaction.atomic():
             return pipeline.retrieve(
                 principal=world["principal"],
                 request=RetrievalRequest(
@@ -156,6 +148,23 @@ def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_i
                     repository_id="atlas-api",
                 ),
             )
+
+    return fetched, go, request
+
+
+def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_it(
+    world, tenant, monkeypatch, private_queue
+):
+    target = world["memories"]["mine_incident"]
+    fetched, go, agent_request = _paused_retrieval(world, tenant, monkeypatch)
+    out, errors = {}, []
+
+    def in_thread(name, work):
+        def scoped():
+            with tenant_scope(tenant.id):
+                return work()
+
+        return _thread(scoped, errors=errors, out=out, name=name)
 
     def delete():
         system = SystemPrincipal(tenant_id=tenant.id)
@@ -193,29 +202,8 @@ def test_a_retrieval_in_flight_during_a_replayed_deletion_leaves_no_trace_of_it(
     from memory_core.rls import platform_scope
 
     target = world["memories"]["mine_incident"]
-    fetched, go = threading.Event(), threading.Event()
-    real = pipeline.filters.apply_hard_filters
-
-    def paused(found, **kwargs):  # the candidates are read; the trace is not written yet
-        fetched.set()
-        assert go.wait(60)
-        return real(found, **kwargs)
-
-    monkeypatch.setattr(pipeline.filters, "apply_hard_filters", paused)
+    fetched, go, agent_request = _paused_retrieval(world, tenant, monkeypatch)
     out, errors = {}, []
-
-    def agent_request():
-        with tenant_scope(tenant.id), transaction.atomic():
-            return pipeline.retrieve(
-                principal=world["principal"],
-                request=RetrievalRequest(
-                    query="Why did the atlas-api staging deploy fail?",
-                    user_id="dana",
-                    project_id="atlas",
-                    repository_id="atlas-api",
-                ),
-            )
-
     entry = {  # the journal's line of a deletion the restored backup does not hold
         "operation_id": "6f1f7a4e-0000-4000-8000-000000000003",
         "tenant_id": str(tenant.id),
