@@ -2,12 +2,12 @@
 ``memory_core.services.idempotency`` (the contract is described there and in docs/api.md).
 
 ``IdempotentWriteMixin`` gives a write view its ``post``: without the header it writes and
-renders as before; with it, the key is claimed in a savepoint of the request's transaction,
-so anything that fails after the claim (a 400 from the body, a 404, a 409, a 503) rolls the
-claim back with the write and the key stays free for the retry.
+renders as before; with it, ``services.idempotency.idempotent_write`` claims the key in a
+savepoint of the request's transaction and writes (or replays), so anything that fails after
+the claim (a 400 from the body, a 404, a 409, a 503) rolls the claim back with the write and
+the key stays free for the retry.
 """
 
-from django.db import transaction
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer
 from rest_framework import status
 
@@ -16,13 +16,10 @@ from api.responses import error
 from api.throttling import write_quota_refund
 from memory_core.exceptions import ValidationFailed
 from memory_core.services.idempotency import (
-    idempotency_claim,
-    idempotency_complete,
     idempotency_fingerprint,
     idempotency_key_parse,
-    idempotency_release,
     idempotency_replay_ready,
-    idempotency_results,
+    idempotent_write,
 )
 
 HEADER = "Idempotency-Key"
@@ -61,7 +58,8 @@ class IdempotentWriteMixin:
 
     The view says what the key is recorded under (``idempotency_endpoint``), what it writes
     (``perform_write``, returning WriteResults), how results are rendered (``render``) and
-    which statuses are decisions worth answering again (``recorded_statuses``).
+    with which status (``status_of``), and which statuses are decisions worth answering again
+    (``recorded_statuses``).
     """
 
     idempotency_endpoint = ""
@@ -73,6 +71,10 @@ class IdempotentWriteMixin:
         raise NotImplementedError
 
     def render(self, results):
+        raise NotImplementedError
+
+    def status_of(self, results) -> int:
+        """The status ``render`` answers ``results`` with (without rendering them)."""
         raise NotImplementedError
 
     def items_cost(self, request) -> int:
@@ -107,28 +109,22 @@ class IdempotentWriteMixin:
         key = idempotency_key_parse(request.headers.get(HEADER))
         if key is None:
             return self.render(self.perform_write(request, **kwargs))
-        with transaction.atomic():  # a savepoint: an exception takes the claim back
-            claim = idempotency_claim(
-                principal=request.user,
-                key=key,
-                endpoint=self.idempotency_endpoint,
-                fingerprint=self._fingerprint(request),
-            )
-            if claim.replay:
-                return self._replay(request, claim.record)
-            results = self.perform_write(request, **kwargs)
-            response = self.render(results)
-            if response.status_code in self.recorded_statuses:
-                idempotency_complete(
-                    record=claim.record, status_code=response.status_code, results=results
-                )
-            else:
-                idempotency_release(record=claim.record)
+        outcome = idempotent_write(
+            principal=request.user,
+            key=key,
+            endpoint=self.idempotency_endpoint,
+            fingerprint=self._fingerprint(request),
+            write=lambda: self.perform_write(request, **kwargs),
+            recorded_status=self._recorded_status,
+        )
+        response = self.render(outcome.results)
+        if outcome.replayed:
+            write_quota_refund(request)  # counted while the first request was still in flight
+            response.status_code = outcome.status_code
+            response[REPLAYED_HEADER] = "true"
         return response
 
-    def _replay(self, request, record):
-        write_quota_refund(request)  # counted while the first request was still in flight
-        response = self.render(idempotency_results(record=record))
-        response.status_code = record.status_code
-        response[REPLAYED_HEADER] = "true"
-        return response
+    def _recorded_status(self, results) -> int | None:
+        """The status a decision is answered with again, or None when it records nothing."""
+        status_code = self.status_of(results)
+        return status_code if status_code in self.recorded_statuses else None

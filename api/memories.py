@@ -69,15 +69,23 @@ def parse(serializer_class, data):
     return serializer.validated_data
 
 
+# A write's decision and how it is answered.
+WRITE_ANSWERS = {
+    "accepted": (AcceptedWriteSerializer, status.HTTP_201_CREATED),
+    "pending_approval": (PendingWriteSerializer, status.HTTP_202_ACCEPTED),
+    "rejected": (RejectedWriteSerializer, status.HTTP_422_UNPROCESSABLE_ENTITY),
+}
+
+
 def write_response(result) -> Response:
     """Render a WriteResult: 201 accepted, 202 pending_approval, 422 rejected."""
-    if result.decision == "accepted":
-        return Response(AcceptedWriteSerializer(result).data, status=status.HTTP_201_CREATED)
-    if result.decision == "pending_approval":
-        return Response(PendingWriteSerializer(result).data, status=status.HTTP_202_ACCEPTED)
-    return Response(
-        RejectedWriteSerializer(result).data, status=status.HTTP_422_UNPROCESSABLE_ENTITY
-    )
+    serializer, http_status = WRITE_ANSWERS[result.decision]
+    return Response(serializer(result).data, status=http_status)
+
+
+def write_status(results) -> int:
+    """The status ``write_response`` answers a single write's result with."""
+    return WRITE_ANSWERS[results[0].decision][1]
 
 
 class MemoryListCreateView(IdempotentWriteMixin, ListAPIView):
@@ -119,6 +127,8 @@ class MemoryListCreateView(IdempotentWriteMixin, ListAPIView):
     def render(self, results):
         return write_response(results[0])
 
+    status_of = staticmethod(write_status)
+
 
 class MemoryBatchView(IdempotentWriteMixin, APIView):
     """``POST`` up to 100 writes; each gets its own decision; one embedding batch."""
@@ -154,6 +164,9 @@ class MemoryBatchView(IdempotentWriteMixin, APIView):
         for result in results:
             counts[result.decision] += 1
         return Response(BatchResultSerializer({**counts, "results": results}).data)
+
+    def status_of(self, results) -> int:
+        return status.HTTP_200_OK
 
 
 class MemoryDetailView(APIView):
@@ -191,6 +204,8 @@ class MemorySupersedeView(IdempotentWriteMixin, APIView):
 
     def render(self, results):
         return write_response(results[0])
+
+    status_of = staticmethod(write_status)
 
 
 class MemoryRevokeView(APIView):

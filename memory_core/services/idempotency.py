@@ -34,11 +34,12 @@ import hashlib
 import json
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 from django.utils import timezone
 
 from memory_core.admission import decision_message
@@ -195,6 +196,52 @@ def idempotency_complete(
         key=str,
     )
     record.save(update_fields=["status_code", "results", "memory_ids", "subject_ids"])
+
+
+@dataclass
+class IdempotentOutcome:
+    """What an ``idempotent_write`` answers: the results, the status to answer with (None
+    when the caller decides it from the results), and whether they were replayed."""
+
+    results: list[WriteResult]
+    status_code: int | None = None
+    replayed: bool = False
+
+
+@transaction.atomic  # a savepoint inside a request: an exception takes the claim back
+def idempotent_write(
+    *,
+    principal,
+    key: str,
+    endpoint: str,
+    fingerprint: str,
+    write: Callable[[], list[WriteResult]],
+    recorded_status: Callable[[list[WriteResult]], int | None],
+) -> IdempotentOutcome:
+    """Run ``write`` once per key: claim the key, then either replay the key's committed
+    request or write and record what the write decided.
+
+    ``recorded_status`` gives the HTTP status of a decision worth answering again (201, 202,
+    a rejection's 422, a batch's 200), or None for an answer that records nothing: the key is
+    released and a retry is processed afresh. Anything raised after the claim (a 400 from the
+    body, a 404, a 409) rolls the claim back with the write.
+    """
+    claim = idempotency_claim(
+        principal=principal, key=key, endpoint=endpoint, fingerprint=fingerprint
+    )
+    if claim.replay:
+        return IdempotentOutcome(
+            results=idempotency_results(record=claim.record),
+            status_code=claim.record.status_code,
+            replayed=True,
+        )
+    results = write()
+    status_code = recorded_status(results)
+    if status_code is None:
+        idempotency_release(record=claim.record)
+    else:
+        idempotency_complete(record=claim.record, status_code=status_code, results=results)
+    return IdempotentOutcome(results=results)
 
 
 def idempotency_release(*, record: IdempotencyRecord) -> None:
