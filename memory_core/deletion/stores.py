@@ -28,7 +28,6 @@ from memory_core.exports import export_delete, export_dir, export_remove_memorie
 from memory_core.models import (
     DeletionOperation,
     Export,
-    IdempotencyRecord,
     Memory,
     RetrievalTrace,
     Status,
@@ -517,33 +516,9 @@ class ExportsStore(Store):
 # --- traces and evaluation data -----------------------------------------------------------
 
 
-class _CitingRowsStore(Store):
-    """Rows that cite the operation's memories (or, for a whole subject or tenant, belong to
-    it): the purge deletes them, the verification counts what is left (``residue_key``)."""
-
-    residue_key = ""
-
-    def _citing(self, ctx):
-        raise NotImplementedError
-
-    def _applies(self, ctx) -> bool:
-        return bool(ctx.memory_ids) or ctx.whole_subject
-
-    def purge(self, ctx):
-        if not self._applies(ctx):
-            return {"deleted": 0}
-        deleted, _ = self._citing(ctx).delete()
-        return {"deleted": deleted}
-
-    def verify(self, ctx):
-        residue = self._citing(ctx).count() if self._applies(ctx) else 0
-        return residue == 0, {self.residue_key: residue}
-
-
-class TracesStore(_CitingRowsStore):
+class TracesStore(Store):
     name = "traces"
     description = "retrieval traces citing the memory (cited_ids, GIN): deleted"
-    residue_key = "traces_citing"
 
     def _citing(self, ctx):
         traces = RetrievalTrace.objects.filter(tenant_id=ctx.operation.tenant_id)
@@ -556,32 +531,15 @@ class TracesStore(_CitingRowsStore):
             query |= Q(subject_id__in_array=ctx.subject_ids)
         return traces.filter(query)
 
+    def purge(self, ctx):
+        if not ctx.memory_ids and not ctx.whole_subject:
+            return {"deleted": 0}
+        deleted, _ = self._citing(ctx).delete()
+        return {"deleted": deleted}
 
-class IdempotencyStore(_CitingRowsStore):
-    """The records of writes sent with an ``Idempotency-Key`` (``IdempotencyRecord``).
-
-    A record holds no content, but it ties a key and a request's fingerprint to the memories
-    the write produced, and a replay would show them: the records citing a deleted memory
-    are deleted (for a whole subject also those of its writes admission rejected, which cite
-    no memory; for a whole tenant every record of it). A retry of such a key after the run
-    is processed as a new request.
-    """
-
-    name = "idempotency"
-    description = (
-        "idempotency records of writes that produced the memory (memory_ids, GIN), for a "
-        "subject also those of its rejected writes: deleted, so the key no longer replays it"
-    )
-    residue_key = "idempotency_records_citing"
-
-    def _citing(self, ctx):
-        records = IdempotencyRecord.objects.filter(tenant_id=ctx.operation.tenant_id)
-        if ctx.whole_tenant:
-            return records
-        query = Q(memory_ids__overlap_array=ctx.memory_ids)
-        if ctx.whole_subject:
-            query |= Q(subject_ids__overlap_array=ctx.subject_ids)
-        return records.filter(query)
+    def verify(self, ctx):
+        residue = self._citing(ctx).count() if ctx.memory_ids or ctx.whole_subject else 0
+        return residue == 0, {"traces_citing": residue}
 
 
 def lock_file(path: Path) -> None:
@@ -969,7 +927,6 @@ REGISTRY: dict[str, Store] = {
         EmbeddingsStore(),
         FullTextStore(),
         TracesStore(),
-        IdempotencyStore(),
         QueuedReprocessingStore(),
         RetrievalCacheStore(),
         SummariesStore(),

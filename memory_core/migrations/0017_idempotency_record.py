@@ -1,17 +1,17 @@
-"""``IdempotencyRecord``: what a write sent with an ``Idempotency-Key`` produced (ids and a
-fingerprint, never content), so a retry is answered again instead of written twice.
+"""``IdempotencyRecord``: what a write sent with an ``Idempotency-Key`` produced (ids and
+hashes, never content nor the key's text), so a retry is answered again instead of written
+twice.
 
 The table holds tenant data (which agent wrote what, by id), so it gets the tenant isolation
 policy every such table has (migration 0005, as 0013 did): ``ENABLE`` + ``FORCE ROW LEVEL
 SECURITY`` and one policy on ``tenant_id``. The unique (tenant, agent, key) index is what
-makes a second request with the key wait for the first one's transaction.
+makes a second request with the key wait for the first one's transaction (on the key's
+SHA-256: the key is the agent's free text).
 """
 
 import importlib
 import uuid
 
-import django.contrib.postgres.fields
-import django.contrib.postgres.indexes
 import django.db.models.deletion
 import django.utils.timezone
 from django.db import migrations, models
@@ -35,23 +35,11 @@ class Migration(migrations.Migration):
                         default=uuid.uuid4, editable=False, primary_key=True, serialize=False
                     ),
                 ),
-                ("key", models.CharField(max_length=255)),
+                ("key_digest", models.CharField(max_length=64)),
                 ("endpoint", models.CharField(max_length=64)),
                 ("fingerprint", models.CharField(max_length=64)),
                 ("status_code", models.PositiveSmallIntegerField(blank=True, null=True)),
                 ("results", models.JSONField(blank=True, default=list)),
-                (
-                    "memory_ids",
-                    django.contrib.postgres.fields.ArrayField(
-                        base_field=models.UUIDField(), blank=True, default=list, size=None
-                    ),
-                ),
-                (
-                    "subject_ids",
-                    django.contrib.postgres.fields.ArrayField(
-                        base_field=models.UUIDField(), blank=True, default=list, size=None
-                    ),
-                ),
                 ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
                 ("expires_at", models.DateTimeField()),
                 (
@@ -75,16 +63,11 @@ class Migration(migrations.Migration):
                 "ordering": ["-created_at"],
                 "indexes": [
                     models.Index(fields=["expires_at"], name="idempotency_expiry"),
-                    django.contrib.postgres.indexes.GinIndex(
-                        fields=["memory_ids"], name="idempotency_memory_ids_gin"
-                    ),
-                    django.contrib.postgres.indexes.GinIndex(
-                        fields=["subject_ids"], name="idempotency_subject_ids_gin"
-                    ),
                 ],
                 "constraints": [
                     models.UniqueConstraint(
-                        fields=("tenant", "agent", "key"), name="idempotency_key_unique_per_agent"
+                        fields=("tenant", "agent", "key_digest"),
+                        name="idempotency_key_unique_per_agent",
                     )
                 ],
             },

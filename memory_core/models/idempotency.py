@@ -3,8 +3,6 @@ instead of being written twice (memory_core/services/idempotency.py)."""
 
 import uuid
 
-from django.contrib.postgres.fields import ArrayField
-from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.utils import timezone
 
@@ -14,24 +12,23 @@ from .tenancy import Agent, Tenant
 class IdempotencyRecord(models.Model):
     """One ``Idempotency-Key`` of one agent: the request it stood for and what it produced.
 
-    Holds no content: the request is kept as a SHA-256 fingerprint (a hash, as the tombstone
-    ledger keeps content hashes) and the outcome as ids (admission decisions, review items,
-    memories). ``memory_ids`` and ``subject_ids`` are what deletion looks the record up by
-    (GIN, the ``idempotency`` store); ``status_code`` is null while the first request holding
-    the key is in flight (never seen by another transaction: the row commits with the write).
+    Holds ids and hashes only, as the tombstone ledger does: the key as its SHA-256 (the key
+    is the agent's free text), the request as a SHA-256 fingerprint, the outcome as ids
+    (admission decisions, review items). So it outlives a deletion of what the write made,
+    and a retry of the write then replays the tombstone instead of writing the memory again.
+    ``status_code`` is null while the first request holding the key is in flight (never seen
+    by another transaction: the row commits with the write).
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="idempotency_records")
     agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="idempotency_records")
-    key = models.CharField(max_length=255)
+    key_digest = models.CharField(max_length=64)
     endpoint = models.CharField(max_length=64)
     fingerprint = models.CharField(max_length=64)
     status_code = models.PositiveSmallIntegerField(null=True, blank=True)
     # One entry per write, in the request's order: {"decision": id, "review_item": id | null}.
     results = models.JSONField(default=list, blank=True)
-    memory_ids = ArrayField(models.UUIDField(), default=list, blank=True)
-    subject_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
 
@@ -39,13 +36,11 @@ class IdempotencyRecord(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["tenant", "agent", "key"], name="idempotency_key_unique_per_agent"
+                fields=["tenant", "agent", "key_digest"], name="idempotency_key_unique_per_agent"
             )
         ]
         indexes = [
             models.Index(fields=["expires_at"], name="idempotency_expiry"),
-            GinIndex(fields=["memory_ids"], name="idempotency_memory_ids_gin"),
-            GinIndex(fields=["subject_ids"], name="idempotency_subject_ids_gin"),
         ]
 
     def __str__(self) -> str:

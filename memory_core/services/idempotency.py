@@ -6,26 +6,27 @@ transaction as the write (``IdempotencyRecord``); a retry with the same key and 
 request gets that outcome again and writes nothing. The contract (docs/api.md):
 
 - A key belongs to one agent of one tenant: two agents may use the same key.
-- The record keeps the endpoint, a SHA-256 fingerprint of the request (method, path,
-  canonical JSON body, and the subject a subject token binds the agent to), the HTTP status
-  and the ids of what the write produced (admission decisions, review items, memories).
-  Never content: memory content lives only where deletion reaches it.
+- The record keeps the key's SHA-256 (the key is the agent's free text), the endpoint, a
+  SHA-256 fingerprint of the request (method, path, canonical JSON body, and the subject a
+  subject token binds the agent to), the HTTP status and the ids of what the write produced
+  (admission decisions, review items): ids and hashes only, as the tombstone ledger keeps.
 - A replay is rebuilt from those ids: the decision as it was made, the memory as it is now
   (approved, superseded, revoked, or a content-free tombstone while its deletion runs).
 - The same key with another request (body, path, endpoint, subject token) is refused
   (``idempotency_key_reused``).
 - Only decisions are recorded (201, 202, 422 and a batch's 200): an answer that rolls back
   (400, 403, 404, 409, 503, ...) records nothing, so a retry is processed afresh.
-- Concurrency: the claim is an ``INSERT ... ON CONFLICT`` on the unique (tenant, agent, key)
-  index at the start of the request's transaction. A second request with the key waits in
-  that statement until the first transaction ends: if it committed, the second replays it
-  (its own next statement sees the committed row); if it rolled back, the second inserts and
-  is processed afresh. No request fails because another holds the key.
+- Concurrency: the claim is an ``INSERT ... ON CONFLICT`` on the unique (tenant, agent,
+  key digest) index at the start of the request's transaction. A second request with the
+  key waits in that statement until the first transaction ends: if it committed, the second
+  replays it (its own next statement sees the committed row); if it rolled back, the second
+  inserts and is processed afresh. No request fails because another holds the key.
 - Records expire after ``MEMLEDGER_IDEMPOTENCY_TTL_HOURS`` (24): an expired key is new again
   (the claim takes the row over), and the retention sweep deletes expired rows
   (``memory_core.deletion.retention.idempotency_records_expire``).
-- Deletion: the ``idempotency`` store deletes the records citing a deleted memory (or, for
-  a whole subject or tenant, theirs), so after a deletion's run the key is new again.
+- Deletion leaves the records (they hold nothing a deletion removes): a retry of a write whose
+  memory was deleted since replays the content-free tombstone, and never writes the deleted
+  memory again.
 """
 
 from __future__ import annotations
@@ -55,13 +56,13 @@ KEY_PATTERN = re.compile(rf"[\x20-\x7e]{{1,{MAX_KEY_CHARS}}}")
 # back), takes over an expired row (the key is new again) or returns nothing (a live record).
 _CLAIM_SQL = """
     INSERT INTO memory_core_idempotencyrecord AS r
-        (id, tenant_id, agent_id, key, endpoint, fingerprint, status_code, results,
-         memory_ids, subject_ids, created_at, expires_at)
-    VALUES (%(id)s, %(tenant)s, %(agent)s, %(key)s, %(endpoint)s, %(fingerprint)s, NULL,
-            '[]'::jsonb, '{}', '{}', %(now)s, %(expires)s)
-    ON CONFLICT (tenant_id, agent_id, key) DO UPDATE
+        (id, tenant_id, agent_id, key_digest, endpoint, fingerprint, status_code, results,
+         created_at, expires_at)
+    VALUES (%(id)s, %(tenant)s, %(agent)s, %(key_digest)s, %(endpoint)s, %(fingerprint)s, NULL,
+            '[]'::jsonb, %(now)s, %(expires)s)
+    ON CONFLICT (tenant_id, agent_id, key_digest) DO UPDATE
         SET endpoint = EXCLUDED.endpoint, fingerprint = EXCLUDED.fingerprint,
-            status_code = NULL, results = '[]'::jsonb, memory_ids = '{}', subject_ids = '{}',
+            status_code = NULL, results = '[]'::jsonb,
             created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at
         WHERE r.expires_at <= EXCLUDED.created_at
     RETURNING id
@@ -93,6 +94,12 @@ def idempotency_key_parse(raw: str | None) -> str | None:
     return raw
 
 
+def idempotency_key_digest(key: str) -> str:
+    """Return what a key is stored and looked up as: its SHA-256 (the key is the agent's free
+    text, and a record outlives the deletion of what its write made)."""
+    return hashlib.sha256(key.encode("ascii")).hexdigest()
+
+
 def idempotency_fingerprint(*, method: str, path: str, body, bound_subject: str | None) -> str:
     """Return the SHA-256 of the request as the key promises it: method, path, the body as
     canonical JSON (sorted keys, no spaces) and the subject a subject token binds the agent
@@ -113,7 +120,10 @@ def _expiry(now):
 
 def _live(*, principal, key: str, now) -> IdempotencyRecord | None:
     return IdempotencyRecord.objects.filter(
-        tenant_id=principal.tenant_id, agent_id=principal.agent_id, key=key, expires_at__gt=now
+        tenant_id=principal.tenant_id,
+        agent_id=principal.agent_id,
+        key_digest=idempotency_key_digest(key),
+        expires_at__gt=now,
     ).first()
 
 
@@ -140,7 +150,7 @@ def idempotency_claim(*, principal, key: str, endpoint: str, fingerprint: str) -
                 "id": uuid.uuid4(),
                 "tenant": principal.tenant_id,
                 "agent": principal.agent_id,
-                "key": key,
+                "key_digest": idempotency_key_digest(key),
                 "endpoint": endpoint,
                 "fingerprint": fingerprint,
                 "now": now,
@@ -186,16 +196,7 @@ def idempotency_complete(
         }
         for result in results
     ]
-    record.memory_ids = [result.memory.id for result in results if result.memory is not None]
-    record.subject_ids = sorted(
-        {
-            result.admission_decision.subject_id
-            for result in results
-            if result.admission_decision.subject_id is not None
-        },
-        key=str,
-    )
-    record.save(update_fields=["status_code", "results", "memory_ids", "subject_ids"])
+    record.save(update_fields=["status_code", "results"])
 
 
 @dataclass

@@ -16,6 +16,7 @@ from memory_core.models import (
     MemoryEvent,
 )
 from memory_core.services.api_keys import api_key_create
+from memory_core.services.idempotency import idempotency_key_digest
 from memory_core.services.writes import memory_revoke
 from memory_core.subject_tokens import subject_token_issue
 from tests.api.test_memories import URL, body
@@ -66,8 +67,8 @@ def test_without_the_key_a_retry_still_makes_a_new_version(api_client):
     assert Memory.objects.count() == 2  # what the key is for
 
 
-def test_the_record_holds_ids_and_a_fingerprint_never_content(api_client, agent):
-    response = post(api_client, URL, body(), key="write-1")
+def test_the_record_holds_ids_and_hashes_never_content_nor_the_key(api_client, agent):
+    response = post(api_client, URL, body(), key="write-1 for dana's asthma note")
     record = IdempotencyRecord.objects.get()
     assert (record.tenant_id, record.agent_id, record.endpoint) == (
         agent.tenant_id,
@@ -75,12 +76,12 @@ def test_the_record_holds_ids_and_a_fingerprint_never_content(api_client, agent)
         "memories",
     )
     assert record.status_code == 201 and len(record.fingerprint) == 64
-    assert [str(i) for i in record.memory_ids] == [response.json()["memory"]["id"]]
+    assert record.key_digest == idempotency_key_digest("write-1 for dana's asthma note")
     assert record.results == [
         {"decision": response.json()["admission_decision_id"], "review_item": None}
     ]
     stored = " ".join(str(value) for value in vars(record).values())
-    assert "concise" not in stored
+    assert "concise" not in stored and "asthma" not in stored
     assert record.expires_at - record.created_at == timedelta(hours=24)
 
 
@@ -238,9 +239,11 @@ def test_one_sweep_deletes_at_most_its_limit_of_expired_records(api_client):
     for key in ("a", "b", "c"):
         post(api_client, URL, body(memory_key=f"style.{key}"), key=key)
     IdempotencyRecord.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
-    IdempotencyRecord.objects.filter(key="c").update(expires_at=timezone.now() - timedelta(days=1))
+    oldest = IdempotencyRecord.objects.filter(key_digest=idempotency_key_digest("c"))
+    oldest.update(expires_at=timezone.now() - timedelta(days=1))
     assert idempotency_records_expire(limit=2) == 2
-    assert list(IdempotencyRecord.objects.values_list("key", flat=True)) in (["a"], ["b"])
+    left = list(IdempotencyRecord.objects.values_list("key_digest", flat=True))
+    assert left in ([idempotency_key_digest("a")], [idempotency_key_digest("b")])
     assert idempotency_records_expire(limit=2) == 1  # the next sweep takes the rest
 
 

@@ -40,7 +40,7 @@ def test_get_deletion_shows_steps_and_evidence(api_client, memories):
     assert body["operation_id"] == operation_id
     assert body["status"] == "completed"
     assert body["requested_at"] and body["completed_at"]
-    assert len(body["steps"]) == 11  # the stores of STORES in test_services.py
+    assert len(body["steps"]) == 10  # the stores of STORES in test_services.py
     step = body["steps"][0]
     assert set(step) == {"store", "status", "attempts", "verified_at", "evidence"}
     assert step["store"] == "primary" and step["status"] == "verified"

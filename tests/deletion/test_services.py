@@ -31,7 +31,6 @@ STORES = [
     "embeddings",
     "full_text",
     "traces",
-    "idempotency",
     "queued_reprocessing",
     "retrieval_cache",
     "summaries",

@@ -39,7 +39,7 @@ def test_worker_deletes_from_every_store_and_the_status_moves(
     wait_for(completed, timeout=60, interval=0.02, message="the operation to complete")
     assert seen[0] == "pending" and seen[-1] == "completed"
     steps = DeletionStep.objects.filter(operation_id=operation.id)
-    assert steps.count() == 11  # the stores of STORES in test_services.py
+    assert steps.count() == 10  # the stores of STORES in test_services.py
     assert all(step.status == "verified" and step.verified_at for step in steps)
     row = Memory.objects.get(pk=target.id)
     assert (row.status, row.content, row.embedding) == ("deleted", "", None)
@@ -77,7 +77,6 @@ def test_worker_killed_mid_operation_completes_after_restart_without_double_work
         "embeddings",
         "full_text",
         "traces",
-        "idempotency",
         "queued_reprocessing",
         "retrieval_cache",
         "summaries",
