@@ -1,11 +1,15 @@
-"""A request id on every answer and on every log line written while the request runs.
+"""A request id on every answer and on every log line written for the request, tasks too.
 
 An operator who gets "the API answered 500 at 14:02" needs the one log line that says why;
 an agent's developer needs something to quote. Each request gets an id: the proxy's
 ``X-Request-ID`` when it sends one that is safe to log (1 to 128 of ``A-Z a-z 0-9 . _ : -``),
 else a new one (32 hex digits). It is answered in ``X-Request-ID``, carried in the details of
 a 500's JSON body (``api.middleware.server_error``), and added to each log record as
-``request_id`` by ``RequestIdLogFilter`` ("-" outside a request: Celery tasks, commands).
+``request_id`` by ``RequestIdLogFilter`` ("-" outside a request: commands, the beat's tasks).
+
+A Celery task sent while a request runs (a deletion's run, sent as the request commits)
+carries the id in a message header (``memledger_request_id``) and runs under it, so the
+worker's log lines of that run name the request that asked for it.
 """
 
 from __future__ import annotations
@@ -15,10 +19,12 @@ import logging
 import re
 import uuid
 
+from celery.signals import before_task_publish, task_postrun, task_prerun
 from django.core.signals import request_finished
 from django.dispatch import receiver
 
 HEADER = "X-Request-ID"
+TASK_HEADER = "memledger_request_id"
 _SAFE = re.compile(r"[A-Za-z0-9._:-]{1,128}")
 _current: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
@@ -65,3 +71,21 @@ class RequestIdLogFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         record.request_id = _current.get()
         return True
+
+
+@before_task_publish.connect
+def _request_id_to_task(headers=None, **kwargs) -> None:
+    request_id = _current.get()
+    if headers is not None and request_id != "-":
+        headers.setdefault(TASK_HEADER, request_id)
+
+
+@task_prerun.connect
+def _request_id_from_task(task=None, **kwargs) -> None:
+    request_id = getattr(task.request, TASK_HEADER, None) if task is not None else None
+    _current.set(request_id if isinstance(request_id, str) and _SAFE.fullmatch(request_id) else "-")
+
+
+@task_postrun.connect
+def _request_id_after_task(**kwargs) -> None:
+    _current.set("-")

@@ -237,6 +237,8 @@ else:
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
 # One queue name per deployment (and per test session, so parallel runs never share tasks).
 CELERY_TASK_DEFAULT_QUEUE = env.str("MEMLEDGER_CELERY_QUEUE", default="memledger")
+# The worker logs through LOGGING (below) like every process: one format, with request ids.
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_SERIALIZER = "json"

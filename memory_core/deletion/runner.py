@@ -191,6 +191,7 @@ def _run(operation_id) -> str:
     operation.started_at = operation.started_at or now
     operation.last_attempt_at = now
     operation.save(update_fields=["attempts", "status", "started_at", "last_attempt_at"])
+    logger.info("deletion %s: run %d", operation.id, operation.attempts)
     journal_error = _journal(operation)
     ctx = operation_context(operation)
     phases: dict[str, list[DeletionStep]] = {}

@@ -177,3 +177,26 @@ def test_worker_deletes_a_whole_tenant(celery_worker, tenant, owner, memories, a
     assert not RetrievalTrace.objects.filter(tenant=tenant).exists()
     owner_row = Subject.objects.get(pk=owner.pk)
     assert owner_row.external_id == str(owner.pk)
+
+
+def test_the_workers_log_of_a_run_names_the_request_that_asked_for_it(
+    celery_worker, api_client, memories
+):
+    response = api_client.delete(
+        f"/api/v1/memories/{memories[0].id}", HTTP_X_REQUEST_ID="support-case-77"
+    )
+    assert response.status_code == 202, response.content
+    operation_id = response.json()["operation_id"]
+    wait_for(lambda: _status(operation_id) == "completed", timeout=60, message="completion")
+    line = wait_for(
+        lambda: next(
+            (x for x in celery_worker.log().splitlines() if f"deletion {operation_id}: run" in x),
+            None,
+        ),
+        timeout=30,
+        message="the run's log line",
+    )
+    assert "[support-case-77]" in line, line
+    # The worker's own lines, outside any task, belong to no request.
+    ready = next(x for x in celery_worker.log().splitlines() if " ready." in x)
+    assert "[-]" in ready, ready
