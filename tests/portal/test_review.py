@@ -92,6 +92,15 @@ def test_conflicts_list_own_tenant_only(reviewer_client, queues):
     assert "deploy.zone" not in body and "Zone A." not in body
 
 
+def test_a_conflict_says_which_environment_each_candidate_holds_in(reviewer_client, queues):
+    # Rivals of two environments are not always one fact twice: the reviewer must see it
+    # before choosing a winner, which revokes the other everywhere.
+    item = queues["own_conflict"]
+    Memory.objects.filter(pk=item.candidate_ids[0]).update(environment="staging")
+    body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert "only in <code>staging</code>" in body and "every environment" in body
+
+
 def test_other_tenants_reviewer_sees_only_theirs(client, other_reviewer, queues):
     client.force_login(other_reviewer)
     body = client.get(reverse("portal:review:queue")).content.decode()
