@@ -104,6 +104,24 @@ $$ LANGUAGE plpgsql;
 """
 
 
+def tenant_isolation(table: str) -> migrations.RunSQL:
+    """Return the operation giving a tenant table made by a later migration the policy every
+    tenant table has here: ENABLE and FORCE row-level security, one policy on ``tenant_id``."""
+    return migrations.RunSQL(
+        [
+            f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY",
+            f"ALTER TABLE {table} FORCE ROW LEVEL SECURITY",
+            f"CREATE POLICY tenant_isolation ON {table} AS PERMISSIVE FOR ALL TO PUBLIC "
+            f"USING ({TENANT_RULE}) WITH CHECK ({TENANT_RULE})",
+        ],
+        [
+            f"DROP POLICY IF EXISTS tenant_isolation ON {table}",
+            f"ALTER TABLE {table} NO FORCE ROW LEVEL SECURITY",
+            f"ALTER TABLE {table} DISABLE ROW LEVEL SECURITY",
+        ],
+    )
+
+
 def _runner(schema_editor):
     # params=None: the SQL holds literal % signs (RAISE formats), not placeholders.
     return lambda sql: schema_editor.execute(sql, params=None)

@@ -57,17 +57,5 @@ class Migration(migrations.Migration):
                 ],
             },
         ),
-        migrations.RunSQL(
-            [
-                f"ALTER TABLE {TABLE} ENABLE ROW LEVEL SECURITY",
-                f"ALTER TABLE {TABLE} FORCE ROW LEVEL SECURITY",
-                f"CREATE POLICY tenant_isolation ON {TABLE} AS PERMISSIVE FOR ALL TO PUBLIC "
-                f"USING ({RLS.TENANT_RULE}) WITH CHECK ({RLS.TENANT_RULE})",
-            ],
-            [
-                f"DROP POLICY IF EXISTS tenant_isolation ON {TABLE}",
-                f"ALTER TABLE {TABLE} NO FORCE ROW LEVEL SECURITY",
-                f"ALTER TABLE {TABLE} DISABLE ROW LEVEL SECURITY",
-            ],
-        ),
+        RLS.tenant_isolation(TABLE),
     ]
