@@ -23,9 +23,11 @@ The order every path takes its locks in, so that no two wait for each other in a
 - a deletion run's database phase: the review items it purges in id order (events step),
   then the traces it deletes (in the table's order; the retention sweep's ``traces_expire``
   skips the traces anyone holds, ``SKIP LOCKED``: it never waits for a run);
-- a replay after a restore (``replay._restore_operation``): the operation's memory rows in
-  id order, then their scrub (one UPDATE, which on its own takes them in the table's order:
-  a conflict's resolution holding a candidate of a smaller id deadlocked with it);
+- a replay after a restore (``replay._restore_operation``): the subjects' locks (a whole
+  tenant: its rows and its tenant row, as its request takes them below), the operation's
+  memory rows in id order, then their scrub (one UPDATE, which on its own takes them in the
+  table's order: a conflict's resolution holding a candidate of a smaller id deadlocked with
+  it);
 - a deletion request: the subject's row (``FOR NO KEY UPDATE``, whole-subject requests only),
   the subject's lock, then its memory rows in id order;
 - a whole tenant's request: its memory rows in id order, then the tenant row (``FOR UPDATE``,

@@ -15,6 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_reset, deletion_run
+from memory_core.deletion.services import _lock_tenant_and_its_memories
 from memory_core.deletion.stores import active_stores, scrub_memories
 from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
@@ -85,6 +86,10 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             .values_list("pk", flat=True)
         )
     elif entry["target"] == DeletionOperation.Target.TENANT:
+        # As the request does: its rows, then the tenant row FOR UPDATE, which waits for a
+        # transaction that already inserted a row of the tenant (the UPDATE below alone,
+        # FOR NO KEY UPDATE, did not: that write's memory committed after the replay, active).
+        _lock_tenant_and_its_memories(tenant_id, every_row=True)
         memory_ids |= set(
             Memory.objects.filter(tenant_id=tenant_id)
             .exclude(status=Status.DELETED)
@@ -164,8 +169,9 @@ def _lock_subjects(subject_id, memory_ids) -> None:
     A retrieval or a write of the subject in flight finishes first (its trace or its new
     version is then in the database for the steps to find), and none starts until the
     replayed operation's rows are scrubbed: services may run while a replay does. A whole
-    tenant takes none: its keys are revoked in the same transaction, as on request, and its
-    steps remove every trace of it.
+    tenant takes none: it locks its rows and its tenant row as its request does
+    (``services._lock_tenant_and_its_memories``), and its keys are revoked in the same
+    transaction.
     """
     subjects = set(
         Memory.objects.filter(pk__in_array=list(memory_ids)).values_list("subject_id", flat=True)

@@ -487,7 +487,9 @@ def _lock_tenant_memories(tenant_id, *, nowait: bool = False) -> None:
     )
 
 
-def _lock_tenant_and_its_memories(tenant_id) -> tuple[Tenant | None, DeletionOperation | None]:
+def _lock_tenant_and_its_memories(
+    tenant_id, *, every_row: bool = False
+) -> tuple[Tenant | None, DeletionOperation | None]:
     """Lock the tenant's memory rows, then the tenant row; return it and its last operation.
 
     The memory rows before the tenant row: a memory path locks its row, then inserts (the
@@ -498,7 +500,9 @@ def _lock_tenant_and_its_memories(tenant_id) -> tuple[Tenant | None, DeletionOpe
     row, then waited for that row while the revoke's commit waited for the tenant row. So
     the rows are locked again with the tenant row, without waiting: when one is taken, the
     savepoint lets the tenant row go, and the rows (waited for) and the row are taken again.
-    Asked again (an operation exists), every row is in the ledger: none to lock.
+    Asked again (an operation exists), every row is in the ledger: none to lock. A replay
+    after a restore (``every_row``) locks them all the same: the restored database may hold
+    rows of the tenant its ledger does not.
 
     Each round the tenant row is let go, writes go on, and a steady stream of rows taken
     right after their commit (writes on one key: each locks the head the last one made)
@@ -506,14 +510,14 @@ def _lock_tenant_and_its_memories(tenant_id) -> tuple[Tenant | None, DeletionOpe
     (``Busy``, a 503 to retry), having changed nothing.
     """
     for _round in range(TENANT_LOCK_ROUNDS):
-        if _last_tenant_deletion(tenant_id) is None:
+        if every_row or _last_tenant_deletion(tenant_id) is None:
             _lock_tenant_memories(tenant_id)
         try:
             with transaction.atomic():
                 tenant = Tenant.objects.select_for_update().filter(pk=tenant_id).first()
                 # Again: a request ahead of us may have made one.
                 last = _last_tenant_deletion(tenant_id)
-                if tenant is not None and last is None:
+                if tenant is not None and (every_row or last is None):
                     _lock_tenant_memories(tenant_id, nowait=True)
                 return tenant, last
         except OperationalError as exc:

@@ -232,6 +232,58 @@ def test_a_retrieval_in_flight_during_a_replayed_deletion_leaves_no_trace_of_it(
         assert not RetrievalTrace.objects.filter(cited_ids__overlap=[target.id]).exists()
 
 
+def test_a_write_in_flight_during_a_replayed_tenant_deletion_leaves_no_memory_of_it(
+    tenant, private_queue
+):
+    """Replay of a tenant's line set ``deleted_at`` with an UPDATE (``FOR NO KEY UPDATE``),
+    which does not wait for the key-share lock a transaction that already inserted a row of
+    the tenant holds: the replay read the memories without that write's, completed, and the
+    write then committed its memory, active and with its content, into the deleted tenant.
+    It now locks the tenant row as the request does (``FOR UPDATE``) and waits for it."""
+    from memory_core.deletion.replay import replay_deletions
+    from memory_core.models import Memory
+    from memory_core.rls import platform_scope
+    from tests.factories import SubjectFactory
+
+    subject = SubjectFactory(tenant=tenant)
+    before = MemoryFactory(subject=subject)
+    inserted, commit = threading.Event(), threading.Event()
+    errors, out = [], {}
+
+    def write():
+        out["made"] = MemoryFactory(subject=subject, content="The deploy key is in vault 7.")
+        inserted.set()
+        assert commit.wait(60)
+
+    entry = {  # the journal's line of a tenant's deletion the restored backup does not hold
+        "operation_id": "6f1f7a4e-0000-4000-8000-000000000004",
+        "tenant_id": str(tenant.id),
+        "subject_id": None,
+        "target": "tenant",
+        "requested_at": "2026-12-01T10:00:00+00:00",
+        "reason_code": "tenant_deleted",
+        "tombstones": [],
+    }
+
+    def replay():
+        with platform_scope("replay_deletions"):
+            return replay_deletions(entries=[entry])
+
+    writer = _thread(_as_request(tenant.id, write), errors=errors, released=[inserted])
+    assert inserted.wait(60)
+    replayer = _thread(replay, errors=errors, out=out, name="replay")
+    # The replay either finishes without the write's memory (the race) or waits for it.
+    _until_it_waits(replayer)
+    commit.set()
+    writer.join(60)
+    replayer.join(60)
+    assert not errors, errors
+    assert out["replay"]["incomplete"] == {}, out
+    with platform_scope("test: the tenant's memories"):
+        rows = dict(Memory.objects.filter(tenant=tenant).values_list("pk", "status"))
+    assert rows == {before.id: "deleted", out["made"].id: "deleted"}
+
+
 def test_an_export_being_written_during_a_deletion_keeps_no_deleted_id(owner, private_queue):
     """The deletion waits for the export's transaction, then its exports step finds the row.
 

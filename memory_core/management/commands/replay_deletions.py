@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from memory_core.deletion.ledger import ledger_path, ledger_scan
 from memory_core.deletion.replay import ledger_from_database, replay_deletions
+from memory_core.exceptions import Busy
 from memory_core.rls import platform_command
 
 
@@ -73,7 +74,10 @@ class Command(BaseCommand):
                     f"which was dropped (the whole entry after it was read): "
                     f"line {_numbers(recovered)}"
                 )
-        result = replay_deletions(entries=entries)
+        try:
+            result = replay_deletions(entries=entries)
+        except Busy as exc:  # a tenant's rows kept being taken by traffic: run it again
+            raise CommandError(f"{exc.message} ({exc.code})") from exc
         result.update(
             {
                 "since": moment.isoformat(),
