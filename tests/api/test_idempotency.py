@@ -233,18 +233,20 @@ def test_an_expired_key_is_new_and_the_sweep_deletes_expired_records(api_client)
     assert not IdempotencyRecord.objects.exists()
 
 
-def test_one_sweep_deletes_at_most_its_limit_of_expired_records(api_client):
+def test_the_sweep_deletes_expired_records_in_batches_until_none_is_left(api_client):
     from memory_core.deletion.retention import idempotency_records_expire
 
-    for key in ("a", "b", "c"):
+    for key in ("a", "b", "c", "d"):
         post(api_client, URL, body(memory_key=f"style.{key}"), key=key)
-    IdempotencyRecord.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
-    oldest = IdempotencyRecord.objects.filter(key_digest=idempotency_key_digest("c"))
-    oldest.update(expires_at=timezone.now() - timedelta(days=1))
-    assert idempotency_records_expire(limit=2) == 2
-    left = list(IdempotencyRecord.objects.values_list("key_digest", flat=True))
-    assert left in ([idempotency_key_digest("a")], [idempotency_key_digest("b")])
-    assert idempotency_records_expire(limit=2) == 1  # the next sweep takes the rest
+    IdempotencyRecord.objects.exclude(key_digest=idempotency_key_digest("d")).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    # A batch of two, then one of the last one: a single capped batch left one behind.
+    assert idempotency_records_expire(batch=2) == 3
+    assert list(IdempotencyRecord.objects.values_list("key_digest", flat=True)) == [
+        idempotency_key_digest("d")  # not expired
+    ]
+    assert idempotency_records_expire(batch=2) == 0
 
 
 @override_settings(MEMLEDGER_IDEMPOTENCY_TTL_HOURS=2)
