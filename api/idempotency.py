@@ -16,9 +16,9 @@ from api.responses import error
 from api.throttling import write_quota_refund
 from memory_core.exceptions import ValidationFailed
 from memory_core.services.idempotency import (
+    idempotency_answered,
     idempotency_fingerprint,
     idempotency_key_parse,
-    idempotency_replay_ready,
     idempotent_write,
 )
 
@@ -83,17 +83,13 @@ class IdempotentWriteMixin:
 
     def write_cost(self, request) -> int:
         """The write quota's cost (api/throttling.py): nothing for a bad key (answered 400
-        before anything is written) or a replay of a committed request."""
+        before anything is written), nor for a key a committed request holds (replayed, or
+        refused as reused: either way nothing is written)."""
         try:
             key = idempotency_key_parse(request.headers.get(HEADER))
         except ValidationFailed:
             return 0
-        if key is not None and idempotency_replay_ready(
-            principal=request.user,
-            key=key,
-            endpoint=self.idempotency_endpoint,
-            fingerprint=self._fingerprint(request),
-        ):
+        if key is not None and idempotency_answered(principal=request.user, key=key):
             return 0
         return self.items_cost(request)
 

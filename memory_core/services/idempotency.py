@@ -172,16 +172,12 @@ def idempotency_claim(*, principal, key: str, endpoint: str, fingerprint: str) -
     return Claim(record=record, replay=True)
 
 
-def idempotency_replay_ready(*, principal, key: str, endpoint: str, fingerprint: str) -> bool:
-    """Return whether a committed, live record would answer this request again (a read, no
-    lock: the write quota's throttle asks it so a replay spends no write)."""
+def idempotency_answered(*, principal, key: str) -> bool:
+    """Return whether a committed, live record holds ``key``: a request with it then writes
+    nothing, replayed (the same request) or refused (``idempotency_key_reused``). A read, no
+    lock: the write quota's throttle asks it so neither spends a write."""
     record = _live(principal=principal, key=key, now=timezone.now())
-    return (
-        record is not None
-        and record.status_code is not None
-        and record.endpoint == endpoint
-        and record.fingerprint == fingerprint
-    )
+    return record is not None and record.status_code is not None
 
 
 def idempotency_complete(

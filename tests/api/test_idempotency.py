@@ -265,6 +265,10 @@ def test_a_replay_spends_no_write_quota(api_client):
     for _ in range(3):
         assert post(api_client, URL, body(), key="one")["Idempotent-Replayed"] == "true"
         assert post(api_client, BATCH, {"items": items}, key="batch").status_code == 200
+    # A key reused for another request is refused without writing: it spends nothing either.
+    reused = post(api_client, URL, body(content="User prefers long answers."), key="one")
+    assert reused.status_code == 422
+    assert reused.json()["error"]["code"] == "idempotency_key_reused"
     # The quota is spent by the three writes, not by the replays: a new write is refused.
     assert post(api_client, URL, body(memory_key="new"), key="two").status_code == 429
 
