@@ -15,7 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_reset, deletion_run
-from memory_core.deletion.services import _lock_tenant_and_its_memories
+from memory_core.deletion.services import tenant_and_memories_lock
 from memory_core.deletion.stores import active_stores, scrub_memories
 from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
@@ -89,7 +89,7 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
         # As the request does: its rows, then the tenant row FOR UPDATE, which waits for a
         # transaction that already inserted a row of the tenant (the UPDATE below alone,
         # FOR NO KEY UPDATE, did not: that write's memory committed after the replay, active).
-        _lock_tenant_and_its_memories(tenant_id, every_row=True)
+        tenant_and_memories_lock(tenant_id, every_row=True)
         memory_ids |= set(
             Memory.objects.filter(tenant_id=tenant_id)
             .exclude(status=Status.DELETED)
@@ -170,7 +170,7 @@ def _lock_subjects(subject_id, memory_ids) -> None:
     version is then in the database for the steps to find), and none starts until the
     replayed operation's rows are scrubbed: services may run while a replay does. A whole
     tenant takes none: it locks its rows and its tenant row as its request does
-    (``services._lock_tenant_and_its_memories``), and its keys are revoked in the same
+    (``services.tenant_and_memories_lock``), and its keys are revoked in the same
     transaction.
     """
     subjects = set(

@@ -434,7 +434,7 @@ def tenant_deletion_request(
     and one that inserts later waits and is then refused by the trigger of migration 0011;
     the memory rows first, as every other path takes them before it inserts, so a revoke or
     a deletion in flight finishes first instead of deadlocking with the request; see
-    ``_lock_tenant_and_its_memories`` for a memory made in between), revoke its
+    ``tenant_and_memories_lock`` for a memory made in between), revoke its
     API keys, tombstone and scrub every memory not yet in the ledger under one operation of
     target ``tenant``, and set ``Tenant.deleted_at``. Its steps also remove every trace and
     export of the tenant, and the identities step its subjects' names and its portal logins.
@@ -448,7 +448,7 @@ def tenant_deletion_request(
     ``Busy`` (``tenant_busy``, retry later) when other work kept taking its memories.
     """
     with tenant_atomic(tenant_id):
-        tenant, last = _lock_tenant_and_its_memories(tenant_id)
+        tenant, last = tenant_and_memories_lock(tenant_id)
         if tenant is None:
             raise NotFound("No tenant with this id.")
         if last is not None:
@@ -474,7 +474,7 @@ def tenant_deletion_request(
         return operation
 
 
-# Rounds of _lock_tenant_and_its_memories before the request gives up (Busy, tenant_busy).
+# Rounds of tenant_and_memories_lock before the request gives up (Busy, tenant_busy).
 TENANT_LOCK_ROUNDS = 10
 
 
@@ -487,7 +487,7 @@ def _lock_tenant_memories(tenant_id, *, nowait: bool = False) -> None:
     )
 
 
-def _lock_tenant_and_its_memories(
+def tenant_and_memories_lock(
     tenant_id, *, every_row: bool = False
 ) -> tuple[Tenant | None, DeletionOperation | None]:
     """Lock the tenant's memory rows, then the tenant row; return it and its last operation.
