@@ -24,6 +24,23 @@ def unit_vector(seed: int) -> list[float]:
     return [v / norm for v in values]
 
 
+def journal_line(
+    number: int, *, tenant_id, target: str, subject_id=None, memory_ids=(), reason_code="requested"
+) -> dict:
+    """Return a deletion journal line (``ledger.ledger_entry``'s shape) of an operation a
+    restored backup does not hold, for ``replay_deletions``: operation ``number`` of the tests,
+    requested on 2026-12-01 at 10:00 UTC, with a tombstone per id of ``memory_ids``."""
+    return {
+        "operation_id": f"6f1f7a4e-0000-4000-8000-{number:012d}",
+        "tenant_id": str(tenant_id),
+        "subject_id": str(subject_id) if subject_id else None,
+        "target": target,
+        "requested_at": "2026-12-01T10:00:00+00:00",
+        "reason_code": reason_code,
+        "tombstones": [{"memory_id": str(i), "content_hash": ""} for i in memory_ids],
+    }
+
+
 def eval_file(name: str) -> Path:
     folder = Path(settings.MEMLEDGER_EVAL_DATA_DIRS[0])
     folder.mkdir(parents=True, exist_ok=True)

@@ -17,7 +17,7 @@ from memory_core.retrieval import pipeline
 from memory_core.retrieval.types import RetrievalRequest
 from memory_core.rls import tenant_scope
 from tests.celery_worker import unique_queue
-from tests.deletion.conftest import eval_file
+from tests.deletion.conftest import eval_file, journal_line
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -204,15 +204,10 @@ def test_a_retrieval_in_flight_during_a_replayed_deletion_leaves_no_trace_of_it(
     target = world["memories"]["mine_incident"]
     fetched, go, agent_request = _paused_retrieval(world, tenant, monkeypatch)
     out, errors = {}, []
-    entry = {  # the journal's line of a deletion the restored backup does not hold
-        "operation_id": "6f1f7a4e-0000-4000-8000-000000000003",
-        "tenant_id": str(tenant.id),
-        "subject_id": str(target.subject_id),
-        "target": "memory",
-        "requested_at": "2026-12-01T10:00:00+00:00",
-        "reason_code": "requested",
-        "tombstones": [{"memory_id": str(target.id), "content_hash": ""}],
-    }
+    entry = journal_line(
+        3, tenant_id=tenant.id, target="memory", subject_id=target.subject_id,
+        memory_ids=[target.id],
+    )  # fmt: skip
 
     def replay():
         with platform_scope("replay_deletions"):
@@ -255,15 +250,7 @@ def test_a_write_in_flight_during_a_replayed_tenant_deletion_leaves_no_memory_of
         inserted.set()
         assert commit.wait(60)
 
-    entry = {  # the journal's line of a tenant's deletion the restored backup does not hold
-        "operation_id": "6f1f7a4e-0000-4000-8000-000000000004",
-        "tenant_id": str(tenant.id),
-        "subject_id": None,
-        "target": "tenant",
-        "requested_at": "2026-12-01T10:00:00+00:00",
-        "reason_code": "tenant_deleted",
-        "tombstones": [],
-    }
+    entry = journal_line(4, tenant_id=tenant.id, target="tenant", reason_code="tenant_deleted")
 
     def replay():
         with platform_scope("replay_deletions"):
@@ -1005,15 +992,7 @@ def test_a_replayed_deletion_and_a_conflict_resolution_on_its_rows_do_not_deadlo
     else:
         pytest.fail("no conflict whose candidates are stored out of id order")
     item = ReviewItem.objects.get(kind="conflict", candidate_ids__contains=[guess.id])
-    entry = {  # a subject's deletion the journal holds, the backup not
-        "operation_id": "6f1f7a4e-0000-4000-8000-000000000002",
-        "tenant_id": str(tenant.id),
-        "subject_id": str(explicit.subject_id),
-        "target": "subject",
-        "requested_at": "2026-12-01T10:00:00+00:00",
-        "reason_code": "requested",
-        "tombstones": [],
-    }
+    entry = journal_line(2, tenant_id=tenant.id, target="subject", subject_id=explicit.subject_id)
     held, let_go = threading.Event(), threading.Event()
     errors, out = [], {}
 

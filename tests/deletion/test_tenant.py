@@ -29,7 +29,7 @@ from memory_core.models import (
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import tenant_scope
 from memory_core.services.api_keys import api_key_resolve
-from tests.deletion.conftest import seed_everywhere, unit_vector
+from tests.deletion.conftest import journal_line, seed_everywhere, unit_vector
 from tests.factories import MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -204,15 +204,7 @@ def test_a_write_racing_the_request_waits_for_it_and_is_refused(tenant, owner):
 def test_replay_after_a_restore_deletes_the_tenant_again(tenant, memories, api_key):
     """A backup taken before the request holds the tenant whole: its journal line (which
     lists no tombstones of memories written after it was made) deletes it all again."""
-    entry = {
-        "operation_id": "6f1f7a4e-0000-4000-8000-000000000001",
-        "tenant_id": str(tenant.id),
-        "subject_id": None,
-        "target": "tenant",
-        "requested_at": "2026-12-01T10:00:00+00:00",
-        "reason_code": "tenant_deleted",
-        "tombstones": [],
-    }
+    entry = journal_line(1, tenant_id=tenant.id, target="tenant", reason_code="tenant_deleted")
     result = replay_deletions(entries=[entry])
 
     assert result["incomplete"] == {}
