@@ -377,6 +377,10 @@ class BatchResultSerializer(serializers.Serializer):
 class ReviewItemSerializer(serializers.ModelSerializer):
     subject = serializers.CharField(source="subject.external_id")
     memory = MemorySerializer(allow_null=True)
+    scope = serializers.CharField(
+        read_only=True,
+        help_text="A conflict's scope, that of its narrowest candidates ('' for other kinds).",
+    )
 
     class Meta:
         model = ReviewItem
@@ -387,6 +391,8 @@ class ReviewItemSerializer(serializers.ModelSerializer):
             "subject",
             "memory",
             "memory_key",
+            "scope",
+            "environment",
             "candidate_ids",
             "rule_codes",
             "resolution",

@@ -12,9 +12,9 @@ Each is held until the transaction ends; each key is hashed to PostgreSQL's 64-b
 The order every path takes its locks in, so that no two wait for each other in a cycle:
 
 - a write or a correction: the key's lock, the subjects' locks shared, then memory rows in id
-  order (the heads it reads), then the key's open conflict (``conflict_open``);
+  order (the heads it reads), then the key's open conflict at its place (``conflict_open``);
 - an approval (a rejection: its pending row, then its item): the key's lock, the subject's
-  lock shared, its pending row, then its review item and the key's open conflict in id order
+  lock shared, its pending row, then its review item and the key's open conflicts in id order
   (a revoke of the pending write locks the row, then closes the item; a deletion run's events
   step locks the items citing a deleted memory in id order), then the key's head;
 - a conflict's resolution: the key's lock, then its review item, then its candidates' rows in

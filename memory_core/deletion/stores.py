@@ -234,11 +234,15 @@ class EventsStore(Store):
       and its reason (a reviewer's words may quote the deleted memory) but keeps its state:
       a pending write stays reviewable (approved, it finds the key's current head again);
     - an open conflict left with fewer than two candidates has nothing left to resolve and
-      is closed (resolution ``deleted``).
+      is closed (resolution ``deleted``);
+    - labels go with what they name: the key, and a conflict's place (its candidates' scope,
+      "user:dana", and environment), of an item of a deleted memory or subject, and of a
+      conflict all of whose candidates are deleted.
 
     Verification: no event of the memories (or, for a subject, of its rejected writes) has
-    free text, no item of a deleted memory is open or has a reason, and no item cites a
-    deleted id in ``candidate_ids``.
+    free text, no item of a deleted memory is open or has a reason or a label, no item of a
+    deleted subject has a reason or a label, and no item cites a deleted id in
+    ``candidate_ids``.
     """
 
     name = "events"
@@ -276,12 +280,23 @@ class EventsStore(Store):
         "AND cardinality(ARRAY(SELECT c FROM unnest(r.candidate_ids) AS c "
         "WHERE c <> ALL(%(ids)s::uuid[]))) < 2))"
     )
+    # An item names what it is about by its key and, for a conflict, the place (scope and
+    # environment) of its candidates.
+    _LABELLED = (
+        "r.memory_key <> '' OR r.scope_kind <> '' OR r.scope_ref <> '' OR r.environment <> ''"
+    )
+    # Items that lose their labels: those of a deleted memory or subject, and conflicts every
+    # candidate of which is deleted (a deletion of a whole key leaves no "health.notes").
+    _UNLABEL = (
+        "r.memory_id = ANY(%(ids)s::uuid[]) OR r.subject_id = ANY(%(subjects)s::uuid[])"
+        " OR (r.kind = 'conflict' AND r.candidate_ids <@ %(ids)s::uuid[])"
+    )
     # The items the purge changes: those citing a deleted id, and those of a deleted memory
-    # (or of a deleted subject) with a reason, a key or still open.
+    # (or of a deleted subject) with a reason, a label or still open.
     _REVIEW_WHERE = (
         "r.candidate_ids && %(ids)s::uuid[] OR ((r.memory_id = ANY(%(ids)s::uuid[])"
         " OR r.subject_id = ANY(%(subjects)s::uuid[]))"
-        " AND (r.reason <> '' OR r.state = 'open' OR r.memory_key <> ''))"
+        " AND (r.reason <> '' OR r.state = 'open' OR " + _LABELLED + "))"
     )
     # Locked in id order before the update, which takes them in the table's order: an
     # approval holds its item, then locks the key's open conflict (both in id order too,
@@ -298,10 +313,13 @@ class EventsStore(Store):
         "  WHERE c <> ALL(%(ids)s::uuid[]) ORDER BY n),"
         " reason = '',"
         # The key names what the deleted write was about ("health.notes"), as the memory's
-        # own memory_key did (the primary step clears that one). A whole subject (or tenant)
-        # loses every item's key: a conflict item has no memory_id, only the key.
-        " memory_key = CASE WHEN r.memory_id = ANY(%(ids)s::uuid[])"
-        "  OR r.subject_id = ANY(%(subjects)s::uuid[]) THEN '' ELSE r.memory_key END,"
+        # own memory_key did (the primary step clears that one), and a conflict's place its
+        # scope ("user:dana") and environment, as the memory's own did. A whole subject (or
+        # tenant) loses every item's labels: a conflict item has no memory_id, only labels.
+        " memory_key = CASE WHEN " + _UNLABEL + " THEN '' ELSE r.memory_key END,"
+        " scope_kind = CASE WHEN " + _UNLABEL + " THEN '' ELSE r.scope_kind END,"
+        " scope_ref = CASE WHEN " + _UNLABEL + " THEN '' ELSE r.scope_ref END,"
+        " environment = CASE WHEN " + _UNLABEL + " THEN '' ELSE r.environment END,"
         " resolution = CASE WHEN " + _CLOSES + " THEN 'deleted' ELSE r.resolution END,"
         " resolved_at = CASE WHEN " + _CLOSES + " THEN %(now)s ELSE r.resolved_at END,"
         " state = CASE WHEN " + _CLOSES + " THEN 'resolved' ELSE r.state END "
@@ -313,11 +331,11 @@ class EventsStore(Store):
         " count(*) FILTER (WHERE memory_id <> ALL(%(ids)s::uuid[])), "
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])),"
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.memory_id = ANY(%(ids)s::uuid[])"
-        "  AND (r.reason <> '' OR r.state = 'open' OR r.memory_key <> '')), "
+        "  AND (r.reason <> '' OR r.state = 'open' OR " + _LABELLED + ")), "
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.candidate_ids && %(ids)s::uuid[]),"
         " (SELECT count(*) FROM memory_core_reviewitem r"
         "  WHERE r.subject_id = ANY(%(subjects)s::uuid[])"
-        "  AND (r.reason <> '' OR r.memory_key <> '')) "
+        "  AND (r.reason <> '' OR " + _LABELLED + ")) "
         "FROM memory_core_memoryevent WHERE memory_id = ANY(%(ids)s::uuid[])"
         " OR memory_id IN (" + _DECISIONS + ")"
     )

@@ -8,8 +8,11 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.utils import timezone
 
+from memory_core.environments import MAX_ENVIRONMENT_CHARS
+from memory_core.text import format_scope
+
 from .choices import choices_check
-from .memory import Memory
+from .memory import MAX_SCOPE_REF_CHARS, Memory
 from .tenancy import Agent, Subject, Tenant
 
 
@@ -109,6 +112,13 @@ class ReviewItem(models.Model):
         Memory, on_delete=models.CASCADE, null=True, blank=True, related_name="review_items"
     )
     memory_key = models.CharField(max_length=200, blank=True, default="")
+    # A conflict's place: the scope and environment of its most specific candidates. With the
+    # key they name the conflict (one open item each), so that requests in two projects (or
+    # two environments) that each see a conflict on one key get an item each, instead of
+    # taking turns rewriting one item's candidates. Empty for other kinds.
+    scope_kind = models.CharField(max_length=16, blank=True, default="")
+    scope_ref = models.CharField(max_length=MAX_SCOPE_REF_CHARS, blank=True, default="")
+    environment = models.CharField(max_length=MAX_ENVIRONMENT_CHARS, blank=True, default="")
     candidate_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     rule_codes = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     resolution = models.CharField(max_length=32, blank=True, default="")
@@ -125,15 +135,27 @@ class ReviewItem(models.Model):
             choices_check("kind", ReviewKind, "review_kind_valid"),
             choices_check("state", ReviewState, "review_state_valid"),
             models.UniqueConstraint(
-                fields=["tenant", "subject", "memory_key"],
+                fields=[
+                    "tenant",
+                    "subject",
+                    "memory_key",
+                    "scope_kind",
+                    "scope_ref",
+                    "environment",
+                ],
                 condition=models.Q(kind="conflict", state="open"),
-                name="review_one_open_conflict_per_key",
+                name="review_one_open_conflict_per_place",
             ),
         ]
         indexes = [models.Index(fields=["tenant", "state", "kind"], name="review_queue")]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.memory_key or self.memory_id} ({self.state})"
+
+    @property
+    def scope(self) -> str:
+        """A conflict's scope as one string (``global``, ``project:atlas``); "" for others."""
+        return format_scope(self.scope_kind, self.scope_ref) if self.scope_kind else ""
 
 
 class DeletionTarget(models.TextChoices):

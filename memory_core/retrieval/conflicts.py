@@ -27,7 +27,7 @@ Pure: no ORM, no I/O; the pipeline opens the review items.
 from __future__ import annotations
 
 from .policy import RetrievalPolicy, is_high_impact
-from .types import Candidate, Clarification, ConflictOutcome, Rejection
+from .types import Candidate, Clarification, ConflictOutcome, ConflictPlace, Rejection
 
 STAGE = "conflicts"
 
@@ -47,6 +47,21 @@ def conflict_groups(candidates: list[Candidate]) -> dict[str, list[Candidate]]:
         if c.memory_key:
             groups.setdefault(c.memory_key, []).append(c)
     return {key: members for key, members in groups.items() if len(members) > 1}
+
+
+def conflict_place(members: list[Candidate]) -> ConflictPlace:
+    """Return where a group's conflict stands: the place of its narrowest rows.
+
+    Every row left by stage 5 applies to this request, so the rows of one specificity share
+    one scope (the request's task, repo, project, user or global), and a tied row's
+    environment is the request's: the narrowest rows' scope, with the environment if any of
+    them is tied to it. The write path's conflict on a chain stands at the chain's own scope
+    and environment, which is this place for a request in that scope and environment.
+    """
+    narrowest = max(c.specificity for c in members)
+    narrow = [c for c in members if c.specificity == narrowest]
+    scope_kind, scope_ref = min((c.scope_kind, c.scope_ref) for c in narrow)
+    return ConflictPlace(scope_kind, scope_ref, max(c.environment for c in narrow))
 
 
 def decide(

@@ -243,11 +243,11 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     )
     clock.lap("rerank")
 
-    acknowledged, known_items = _conflict_state(ctx, ranked)
+    acknowledged, known_items, places = _conflict_state(ctx, ranked)
     resolved, outcomes, clarifications, rejected_conflicts = conflicts.resolve_conflicts(
         ranked, policy=policy, acknowledged=acknowledged
     )
-    _open_reviews(ctx, outcomes, clarifications, known_items)
+    _open_reviews(ctx, outcomes, clarifications, known_items, places)
     clock.lap("conflicts")
 
     the_budget = effective_budget(request, policy)
@@ -330,25 +330,30 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
 
 
 def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
-    """Load the review state of the groups that may conflict (one query, only if any)."""
+    """Load the review state of the groups that may conflict (one query, only if any).
+
+    Return the groups' places and, per key, the review item at the group's place: a
+    reviewer's ``keep_both_scoped`` acknowledges the exact set of rows it saw.
+    """
     groups = conflicts.conflict_groups(ranked)
     if not groups:
-        return {}, {}
+        return {}, {}, {}
     from memory_core.services.conflicts import conflict_lookup
 
-    items = conflict_lookup(
-        tenant_id=ctx.tenant_id, subject_id=ctx.subject_id, memory_keys=sorted(groups)
-    )
+    places = {key: conflicts.conflict_place(members) for key, members in groups.items()}
+    items = conflict_lookup(tenant_id=ctx.tenant_id, subject_id=ctx.subject_id, groups=places)
     acknowledged = {
         key: frozenset(str(i) for i in item.candidate_ids)
         for key, item in items.items()
         if item.resolution == "keep_both_scoped" and item.state == "resolved"
     }
-    return acknowledged, items
+    return acknowledged, items, places
 
 
-def _open_reviews(ctx, outcomes: list[ConflictOutcome], clarifications, known_items) -> None:
-    """Open (or reuse) a conflict review item for every clarification."""
+def _open_reviews(
+    ctx, outcomes: list[ConflictOutcome], clarifications, known_items, places
+) -> None:
+    """Open (or reuse) a conflict review item, at its group's place, for every clarification."""
     if not clarifications:
         return
     from memory_core.services.conflicts import conflict_open
@@ -368,6 +373,7 @@ def _open_reviews(ctx, outcomes: list[ConflictOutcome], clarifications, known_it
                 tenant_id=ctx.tenant_id,
                 subject_id=ctx.subject_id,
                 memory_key=cl.memory_key,
+                place=places[cl.memory_key],
                 candidate_ids=ids,
             )
         cl.review_item_id = str(item.id)

@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from typing import NamedTuple
 
 import numpy as np
 
@@ -218,6 +219,24 @@ class Merge:
     kept: str
     merged: str
     rule: str
+
+
+class ConflictPlace(NamedTuple):
+    """Where a conflict on a key stands: a scope and an environment ("" for every one).
+
+    A write's conflict stands at the written memory's place (a chain's identity holds both);
+    a retrieval's at its group's narrowest rows (``conflicts.conflict_place``). With the key,
+    the place names the conflict's review item.
+    """
+
+    scope_kind: str
+    scope_ref: str
+    environment: str
+
+    @classmethod
+    def of(cls, row) -> ConflictPlace:
+        """The place of a memory row or a candidate: its own scope and environment."""
+        return cls(row.scope_kind, row.scope_ref, row.environment)
 
 
 @dataclass

@@ -1,8 +1,12 @@
 """Conflicts between memories on one memory_key: opened by retrieval, resolved by a person.
 
 Retrieval (stage 8) hands an unresolved high-impact conflict back to the agent as a
-clarification and calls ``conflict_open``: one open ReviewItem(kind=conflict) per tenant,
-subject and key (a database constraint), updated when the set of rows changes.
+clarification and calls ``conflict_open``; a write of lower authority than the key's head opens
+one too. A conflict has a place: the key, and the scope and environment of its most specific
+candidates (``retrieval.conflicts.conflict_place``). One ReviewItem(kind=conflict) is open per
+tenant, subject, key and place (a database constraint), updated when the set of rows changes;
+requests in two projects (or two environments) that each see a conflict on one key have an
+item each.
 
 ``conflict_resolve`` closes it with one of three outcomes:
 
@@ -24,20 +28,26 @@ from memory_core.exceptions import Conflict, NotFound, PermissionDenied, Validat
 from memory_core.locks import lock_memory_keys
 from memory_core.models import Memory, MemoryEvent, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
+from memory_core.retrieval.types import ConflictPlace
 
 OUTCOMES = ReviewItem.CONFLICT_OUTCOMES
 
 
-def conflict_lookup(*, tenant_id, subject_id, memory_keys: list[str]) -> dict[str, ReviewItem]:
-    """Return, per key, the open conflict item or else the most recently resolved one."""
+def conflict_lookup(
+    *, tenant_id, subject_id, groups: dict[str, ConflictPlace]
+) -> dict[str, ReviewItem]:
+    """Return, per key of ``groups``, the open conflict item at the group's place, or else the
+    most recently resolved one there."""
     items = ReviewItem.objects.filter(
         tenant_id=tenant_id,
         subject_id=subject_id,
         kind=ReviewItem.Kind.CONFLICT,
-        memory_key__in=memory_keys,
+        memory_key__in=list(groups),
     ).order_by("memory_key", "-created_at")
     found: dict[str, ReviewItem] = {}
     for item in items:
+        if ConflictPlace.of(item) != groups[item.memory_key]:
+            continue  # the same key's conflict at another place: another request's
         current = found.get(item.memory_key)
         if current is None or (item.state == "open" and current.state != "open"):
             found[item.memory_key] = item
@@ -45,20 +55,21 @@ def conflict_lookup(*, tenant_id, subject_id, memory_keys: list[str]) -> dict[st
 
 
 @transaction.atomic
-def conflict_open(*, tenant_id, subject_id, memory_key: str, candidate_ids: list) -> ReviewItem:
-    """Return the open conflict item for the key, creating it (with events) if there is none."""
+def conflict_open(
+    *, tenant_id, subject_id, memory_key: str, place: ConflictPlace, candidate_ids: list
+) -> ReviewItem:
+    """Return the open conflict item for the key at ``place``, creating it (with events) if
+    there is none."""
     ids = sorted(str(i) for i in candidate_ids)
-    item = (
-        ReviewItem.objects.select_for_update()
-        .filter(
-            tenant_id=tenant_id,
-            subject_id=subject_id,
-            kind=ReviewItem.Kind.CONFLICT,
-            state=ReviewItem.State.OPEN,
-            memory_key=memory_key,
-        )
-        .first()
-    )
+    identity = {
+        "tenant_id": tenant_id,
+        "subject_id": subject_id,
+        "kind": ReviewItem.Kind.CONFLICT,
+        "state": ReviewItem.State.OPEN,
+        "memory_key": memory_key,
+        **place._asdict(),
+    }
+    item = ReviewItem.objects.select_for_update().filter(**identity).first()
     if item is not None:
         if sorted(str(i) for i in item.candidate_ids) != ids:
             item.candidate_ids = ids
@@ -67,21 +78,10 @@ def conflict_open(*, tenant_id, subject_id, memory_key: str, candidate_ids: list
     try:
         with transaction.atomic():
             item = ReviewItem.objects.create(
-                tenant_id=tenant_id,
-                subject_id=subject_id,
-                kind=ReviewItem.Kind.CONFLICT,
-                memory_key=memory_key,
-                candidate_ids=ids,
-                rule_codes=["unresolved_high_impact_conflict"],
+                **identity, candidate_ids=ids, rule_codes=["unresolved_high_impact_conflict"]
             )
     except IntegrityError:  # a concurrent retrieval opened it first
-        return ReviewItem.objects.get(
-            tenant_id=tenant_id,
-            subject_id=subject_id,
-            kind=ReviewItem.Kind.CONFLICT,
-            state=ReviewItem.State.OPEN,
-            memory_key=memory_key,
-        )
+        return ReviewItem.objects.get(**identity)
     MemoryEvent.objects.bulk_create(
         [
             MemoryEvent(

@@ -27,6 +27,7 @@ from memory_core.models import (
     Status,
 )
 from memory_core.principals import ReviewerPrincipal, SystemPrincipal
+from memory_core.retrieval.types import ConflictPlace
 from memory_core.services.conflicts import conflict_open
 from memory_core.services.events import event_record
 from memory_core.services.memories import heads_on_key, standing_heads
@@ -52,7 +53,7 @@ def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
 
 
 def _lock_item_and_conflict(*, principal, item_id, memory: Memory) -> ReviewItem:
-    """Lock the open item ``item_id`` with its key's open conflict, if any, in id order.
+    """Lock the open item ``item_id`` with its key's open conflicts (any place), in id order.
 
     An approval of lower authority than the key's head opens (locks) that conflict last; a
     deletion's events step locks every item citing a deleted memory in id order (the
@@ -140,6 +141,7 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
             tenant_id=memory.tenant_id,
             subject_id=memory.subject_id,
             memory_key=memory.memory_key,
+            place=ConflictPlace.of(memory),
             candidate_ids=sorted({head.id, memory.id, *standing}, key=str),
         )
 

@@ -73,6 +73,7 @@ from memory_core.models import (
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SubjectPrincipal
+from memory_core.retrieval.types import ConflictPlace
 from memory_core.selectors.memories import memory_get
 from memory_core.services.conflicts import conflict_open
 from memory_core.services.events import event_record
@@ -436,6 +437,7 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
                 tenant_id=principal.tenant_id,
                 subject_id=item.subject.id,
                 memory_key=item.candidate.memory_key,
+                place=ConflictPlace.of(item.memory),
                 candidate_ids=sorted({item.head.id, item.memory.id, *standing}, key=str),
             )
     return decisions

@@ -344,6 +344,39 @@ def test_a_conflict_keeps_its_state_while_two_candidates_live(owner, owner_princ
     assert sorted(item.candidate_ids) == sorted(m.id for m in memories[1:])
 
 
+def test_a_conflict_keeps_its_labels_until_its_last_candidate_is_deleted(owner, owner_principal):
+    """A conflict item names its key and its place ("user:<id>", an environment); once every
+    memory it cites is deleted, nothing is left that those labels may name."""
+    from memory_core.models import ReviewItem
+
+    rivals = [
+        MemoryFactory(subject=owner, memory_key="health.notes", content=f"Takes {drug} daily.")
+        for drug in ("aspirin", "ibuprofen")
+    ]
+    labels = {"memory_key": "health.notes", "scope_kind": "user", "scope_ref": owner.external_id}
+    item = ReviewItem.objects.create(
+        tenant_id=owner.tenant_id, subject=owner, kind="conflict", environment="clinic-eu",
+        candidate_ids=[m.id for m in rivals], **labels,
+    )  # fmt: skip
+    first = deletion_request(principal=owner_principal, memory_id=rivals[0].id)
+    assert deletion_run(operation_id=first.id) == "completed"
+    item.refresh_from_db()
+    assert (item.state, item.candidate_ids) == ("resolved", [rivals[1].id])
+    assert (item.memory_key, item.scope_ref, item.environment) == (
+        "health.notes",
+        owner.external_id,
+        "clinic-eu",
+    )  # fmt: skip  (a live memory still carries them)
+
+    last = deletion_request(
+        principal=owner_principal, subject_id=owner.id, memory_key="health.notes"
+    )
+    assert deletion_run(operation_id=last.id) == "completed"
+    item.refresh_from_db()
+    assert item.candidate_ids == []
+    assert (item.memory_key, item.scope_kind, item.scope_ref, item.environment) == ("",) * 4
+
+
 class _Killed(BaseException):
     """Stands for SIGKILL, the hard time limit or the OOM killer: no except clause sees it."""
 

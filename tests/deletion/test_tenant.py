@@ -244,6 +244,9 @@ def test_a_tenant_deletion_leaves_no_review_item_naming_a_key(tenant, owner, mem
         subject=owner,
         kind="conflict",
         memory_key="health.notes",
+        scope_kind="user",
+        scope_ref=owner.external_id,
+        environment="clinic-eu",
         candidate_ids=[m.id for m in memories[:2]],
         reason="both say something about the diagnosis",
     )
@@ -252,6 +255,7 @@ def test_a_tenant_deletion_leaves_no_review_item_naming_a_key(tenant, owner, mem
 
     conflict.refresh_from_db()
     assert (conflict.memory_key, conflict.reason, conflict.state) == ("", "", "resolved")
+    assert (conflict.scope_kind, conflict.scope_ref, conflict.environment) == ("", "", "")
     assert not ReviewItem.objects.filter(tenant=tenant).exclude(memory_key="").exists()
 
 

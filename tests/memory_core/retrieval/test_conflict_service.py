@@ -1,5 +1,7 @@
 """Unresolved high-impact conflicts: clarification + review item; resolution changes retrieval."""
 
+from dataclasses import replace
+
 import pytest
 
 from memory_core.embeddings import get_embedder
@@ -154,3 +156,102 @@ def test_an_approval_of_lower_authority_keeps_every_chain_in_the_keys_conflict(t
 
     conflict = ReviewItem.objects.get(kind="conflict", state="open", memory_key="backend.language")
     assert set(conflict.candidate_ids) == {head.id, rival.memory.id, pending.memory.id}
+
+
+def _rival_drafts(subject, *, project, regions, environment=""):
+    return [
+        MemoryDraft(subject=subject, memory_type="previous_decision", memory_key="deploy.region",
+                    content=f"Deploy the {project} API to {region}.", authority="model_inference",
+                    source_type="model_inference", confidence=0.7, scope_kind="project",
+                    scope_ref=project, environment=environment)
+        for region in regions
+    ]  # fmt: skip
+
+
+def _open_conflicts():
+    return {str(i.id): i for i in ReviewItem.objects.filter(kind="conflict", state="open")}
+
+
+def test_conflicts_on_one_key_in_two_projects_have_an_item_each(
+    agent_principal, rivals, reviewer, tenant
+):
+    """A request in each project sees its own project's rivals on the key: each conflict has
+    its own item, which the other project's requests leave alone (one item per key was
+    rewritten by each request in turn, and a reviewer's decision on one set was lost)."""
+    orbit = memory_store_many(
+        drafts=_rival_drafts(
+            rivals[0].subject, project="orbit", regions=("ap-south-1", "sa-east-1")
+        ),
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )
+    in_orbit = replace(REQUEST, query="Deploy the orbit API to production.", project_id="orbit")
+    lunest_item = retrieve(principal=agent_principal, request=REQUEST).clarifications[0]
+    orbit_item = retrieve(principal=agent_principal, request=in_orbit).clarifications[0]
+    assert lunest_item.review_item_id != orbit_item.review_item_id
+    again = retrieve(principal=agent_principal, request=REQUEST).clarifications[0]
+    assert again.review_item_id == lunest_item.review_item_id
+
+    items = _open_conflicts()
+    assert set(items) == {lunest_item.review_item_id, orbit_item.review_item_id}
+    lunest, orbit_conflict = items[lunest_item.review_item_id], items[orbit_item.review_item_id]
+    assert set(lunest.candidate_ids) == {m.id for m in rivals}
+    assert set(orbit_conflict.candidate_ids) == {m.id for m in orbit}
+    assert (lunest.scope, orbit_conflict.scope) == ("project:lunest", "project:orbit")
+
+    # Keeping both in lunest holds, however often orbit asks again about its own rivals.
+    conflict_resolve(principal=reviewer, item_id=lunest.id, outcome="keep_both_scoped",
+                     reason="Lunest runs in both regions.")  # fmt: skip
+    assert retrieve(principal=agent_principal, request=in_orbit).clarifications[
+        0
+    ].review_item_id == str(orbit_conflict.id)
+    after = retrieve(principal=agent_principal, request=REQUEST)
+    assert after.clarifications == []
+    assert {str(m.id) for m in rivals} <= {c.id for c in after.items}
+
+
+def test_conflicts_on_one_key_in_two_environments_have_an_item_each(agent_principal, tenant):
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    system = SystemPrincipal(tenant_id=tenant.id)
+    for environment, regions in (("staging", ("eu-west-1", "eu-west-2")),
+                                 ("production", ("us-east-1", "us-west-2"))):  # fmt: skip
+        memory_store_many(
+            drafts=_rival_drafts(subject, project="lunest", regions=regions,
+                                 environment=environment),
+            principal=system,
+        )  # fmt: skip
+    asked = {
+        environment: retrieve(
+            principal=agent_principal, request=replace(REQUEST, environment=environment)
+        ).clarifications[0]
+        for environment in ("staging", "production", "staging")
+    }
+    items = _open_conflicts()
+    assert {str(i.id): i.environment for i in items.values()} == {
+        asked["staging"].review_item_id: "staging",
+        asked["production"].review_item_id: "production",
+    }
+    for environment, clarification in asked.items():
+        cited = Memory.objects.filter(id__in=items[clarification.review_item_id].candidate_ids)
+        assert {m.environment for m in cited} == {environment}
+
+
+def test_lower_authority_writes_in_two_projects_open_a_conflict_each(tenant):
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    system = SystemPrincipal(tenant_id=tenant.id)
+    inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+    opened = {}
+    for project in ("atlas", "orbit"):
+        common = {"subject": "dana", "memory_type": "project_constraint",
+                  "scope": f"project:{project}", "memory_key": "backend.language"}  # fmt: skip
+        head = memory_write(principal=system, data=write_body(**common, content="Python."))
+        rival = memory_write(
+            principal=system, data=write_body(**common, content="Ruby.", source=inferred)
+        )
+        opened[project] = (rival.review_item.id, {head.memory.id, rival.memory.id})
+    items = _open_conflicts()
+    assert len(items) == 2
+    for project, (item_id, candidates) in opened.items():
+        item = items[str(item_id)]
+        assert (item.scope, set(item.candidate_ids)) == (f"project:{project}", candidates)
