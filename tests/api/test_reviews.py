@@ -108,3 +108,25 @@ def test_a_deleted_tenants_reviewer_reads_no_queue(reviewer, pending, tenant):
     response = reviewer.get(URL)
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "forbidden"
+
+
+def test_a_conflict_says_where_it_stands_and_a_sensitive_write_does_not(
+    reviewer, api_client, pending
+):
+    def write(content, source_type):
+        source = {"type": source_type, "conversation_id": "c", "message_id": content[:20]}
+        body = write_body(memory_type="project_constraint", memory_key="backend.language",
+                          scope="project:atlas", environment="Staging", content=content,
+                          source=source)  # fmt: skip
+        return api_client.post("/api/v1/memories", body, format="json").json()
+
+    write("Atlas's backend is written in Python.", "user_input")
+    conflict = write("Atlas's backend is written in Ruby.", "model_inference")
+    item = reviewer.get(f"{URL}/{conflict['conflict_review_item']}").json()
+    assert (item["kind"], item["scope"], item["environment"]) == (
+        "conflict", "project:atlas", "staging",
+    )  # fmt: skip
+    sensitive = reviewer.get(f"{URL}/{pending[0]}").json()
+    assert (sensitive["kind"], sensitive["scope"], sensitive["environment"]) == (
+        "sensitive_write", "", "",
+    )  # fmt: skip
