@@ -1,6 +1,6 @@
 from django.urls import path
 
-from api import deletions, memories, retrieval, reviews, tasks, views
+from api import deletions, memories, retrieval, reviews, subject_tokens, tasks, views
 
 app_name = "api"
 
@@ -10,6 +10,7 @@ urlpatterns = [
     path("traces/<uuid:trace_id>", retrieval.TraceDetailView.as_view(), name="trace-detail"),
     path("traces/<uuid:trace_id>/usage", retrieval.TraceUsageView.as_view(), name="trace-usage"),
     path("tasks/close", tasks.TaskCloseView.as_view(), name="task-close"),
+    path("subject-tokens", subject_tokens.SubjectTokenView.as_view(), name="subject-tokens"),
     path("deletions", deletions.DeletionListCreateView.as_view(), name="deletions"),
     path(
         "deletions/<uuid:operation_id>",

@@ -105,7 +105,14 @@ class ApiKeyInline(admin.TabularInline):
 
 @admin.register(models.Agent)
 class AgentAdmin(LiveTenantMixin, admin.ModelAdmin):
-    list_display = ["name", "tenant", "max_sensitivity", "any_subject", "is_active"]
+    list_display = [
+        "name",
+        "tenant",
+        "max_sensitivity",
+        "any_subject",
+        "issues_subject_tokens",
+        "is_active",
+    ]
     list_filter = ["tenant", "is_active"]
     inlines = [ApiKeyInline]
 

@@ -25,6 +25,7 @@ class AgentPrincipal:
     read_types: frozenset[str] = field(default_factory=frozenset)
     max_sensitivity: str = "sensitive"
     any_subject: bool = True
+    issues_subject_tokens: bool = False
     api_key_id: uuid.UUID | None = None
     # The subject a signed subject token names (memory_core/subject_tokens.py); without
     # ``any_subject`` the agent acts for this subject only, and for nobody without a token.
@@ -47,6 +48,7 @@ class AgentPrincipal:
             read_types=frozenset(agent.read_types),
             max_sensitivity=agent.max_sensitivity,
             any_subject=agent.any_subject,
+            issues_subject_tokens=agent.issues_subject_tokens,
             api_key_id=api_key_id,
             bound_user_id=bound_user_id,
         )

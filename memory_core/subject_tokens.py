@@ -4,8 +4,10 @@ An agent whose grant lacks ``any_subject`` acts only for the subject named by a 
 token: a value signed with the project's secret (``django.core.signing``, salted) that binds
 tenant, agent and the subject's external id, and expires (``MEMLEDGER_SUBJECT_TOKEN_TTL``,
 default 15 minutes). The system that knows which user the agent is serving (the product's
-backend, after it authenticated that user) asks memledger for a token and passes it to the
-agent; the agent sends it as ``X-Memledger-Subject-Token``. A leaked agent key without a token
+backend, after it authenticated that user) asks memledger for a token
+(``POST /api/v1/subject-tokens`` with the key of an agent granted ``issues_subject_tokens``,
+``subject_token_grant``) and passes it to the agent; the agent sends it as
+``X-Memledger-Subject-Token``. A leaked agent key without a token
 reads and writes nobody; a leaked token expires and names one user of one agent.
 
 Agents with ``any_subject`` (the default, for trusted back-office agents) need no token.
@@ -13,10 +15,17 @@ Agents with ``any_subject`` (the default, for trusted back-office agents) need n
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
 from django.conf import settings
 from django.core import signing
+from django.utils import timezone
 
-from memory_core.exceptions import PermissionDenied
+from memory_core.exceptions import NotFound, PermissionDenied
+
+logger = logging.getLogger(__name__)
 
 SALT = "memledger.subject-token.v1"
 HEADER = "HTTP_X_MEMLEDGER_SUBJECT_TOKEN"
@@ -28,11 +37,54 @@ def subject_token_issue(*, tenant_id, agent_id, user_id: str) -> str:
     return signing.dumps(payload, salt=SALT, compress=False)
 
 
+def subject_token_ttl() -> int:
+    """Return how long a token is accepted after it was issued, in seconds."""
+    return getattr(settings, "MEMLEDGER_SUBJECT_TOKEN_TTL", 900)
+
+
+@dataclass(frozen=True)
+class IssuedSubjectToken:
+    token: str
+    agent: str
+    subject: str
+    expires_at: datetime
+
+
+def subject_token_grant(*, principal, agent_name: str, user_id: str) -> IssuedSubjectToken:
+    """Issue, for the caller (an agent granted ``issues_subject_tokens``), a token letting the
+    active agent ``agent_name`` of the caller's tenant act for subject ``user_id``.
+
+    The subject need not exist yet (a token lets an agent act for whom it names, not create
+    anyone: a write about an unknown subject is still refused, ``tenant.subject_unknown``).
+    """
+    from memory_core.models import Agent
+
+    if not getattr(principal, "issues_subject_tokens", False):
+        raise PermissionDenied(
+            "This agent may not issue subject tokens: its grant lacks issues_subject_tokens "
+            "(the product backend's key has it).",
+            code="subject_tokens_not_granted",
+        )
+    agent = Agent.objects.filter(
+        tenant_id=principal.tenant_id, name=agent_name, is_active=True
+    ).first()
+    if agent is None:
+        raise NotFound(f"No active agent named {agent_name!r} in this tenant.")
+    token = subject_token_issue(tenant_id=agent.tenant_id, agent_id=agent.id, user_id=user_id)
+    # Ids only: who issued, for which agent; the subject's id is the one in the token.
+    logger.info("subject token issued by agent %s to agent %s", principal.agent_id, agent.id)
+    return IssuedSubjectToken(
+        token=token,
+        agent=agent.name,
+        subject=user_id,
+        expires_at=timezone.now() + timedelta(seconds=subject_token_ttl()),
+    )
+
+
 def subject_token_verify(token: str, *, tenant_id, agent_id) -> str:
     """Return the subject external id ``token`` grants to this agent; refuse anything else."""
-    ttl = getattr(settings, "MEMLEDGER_SUBJECT_TOKEN_TTL", 900)
     try:
-        payload = signing.loads(token, salt=SALT, max_age=ttl)
+        payload = signing.loads(token, salt=SALT, max_age=subject_token_ttl())
     except signing.SignatureExpired as exc:
         raise PermissionDenied(
             "The subject token has expired.", code="subject_token_expired"

@@ -26,6 +26,23 @@ def test_create_agent_key_creates_tenant_agent_and_prints_key_last():
     assert Agent.objects.filter(name="helper").count() == 1
 
 
+def test_create_agent_key_may_grant_the_backend_the_issuing_of_subject_tokens():
+    out = StringIO()
+    arguments = ["--tenant", "acme", "--agent", "backend", "--issues-subject-tokens"]
+    call_command("create_agent_key", *arguments, stdout=out)
+    assert "It may issue subject tokens." in out.getvalue()
+    assert api_key_resolve(out.getvalue().strip().splitlines()[-1]).agent.issues_subject_tokens
+    call_command("create_agent_key", "--tenant", "acme", "--agent", "bot", stdout=StringIO())
+    assert not Agent.objects.get(name="bot").issues_subject_tokens  # never by default
+
+    Agent.objects.filter(name="bot").update(any_subject=False)
+    with pytest.raises(CommandError) as refused:
+        call_command("create_agent_key", "--tenant", "acme", "--agent", "bot",
+                     "--issues-subject-tokens", stdout=StringIO())  # fmt: skip
+    assert "cannot issue subject tokens" in str(refused.value)
+    assert ApiKey.objects.filter(agent__name="bot").count() == 1  # no key for the refusal
+
+
 @pytest.mark.parametrize(
     ("option", "message"),
     [

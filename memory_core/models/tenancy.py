@@ -74,6 +74,13 @@ class Agent(models.Model):
     any_subject = models.BooleanField(
         default=True, help_text="May write and read for any subject of its tenant."
     )
+    issues_subject_tokens = models.BooleanField(
+        default=False,
+        help_text=(
+            "May issue subject tokens to the tenant's agents (POST /api/v1/subject-tokens): "
+            "the product backend's key. Needs 'any subject'."
+        ),
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -81,6 +88,14 @@ class Agent(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["tenant", "name"], name="agent_unique_name"),
             choices_check("max_sensitivity", Sensitivity, "agent_max_sensitivity_valid"),
+            # An issuer may name any subject in a token, its own included: it acts for any
+            # subject already, so the grant never takes it past its own reach.
+            models.CheckConstraint(
+                condition=models.Q(issues_subject_tokens=False) | models.Q(any_subject=True),
+                name="agent_token_issuer_any_subject",
+                violation_error_message="An agent that issues subject tokens must act for any "
+                "subject.",
+            ),
         ]
         ordering = ["tenant", "name"]
 

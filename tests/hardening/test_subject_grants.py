@@ -123,3 +123,86 @@ def test_a_refused_request_is_recorded_for_the_health_page(restricted, other_ten
     ]
     with tenant_scope(other_tenant.id):
         assert not AccessDenial.objects.exists()
+
+
+# --- Issuing tokens over HTTP (POST /api/v1/subject-tokens) ----------------------------------
+
+
+@pytest.fixture
+def backend(tenant):
+    """The product backend's client: an agent granted issues_subject_tokens."""
+    agent = AgentFactory(tenant=tenant, name="backend", issues_subject_tokens=True)
+    _, raw = api_key_create(agent=agent)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    return client
+
+
+def _issue(client, **body):
+    return client.post("/api/v1/subject-tokens", body, format="json")
+
+
+def test_the_backend_issues_a_token_that_lets_the_agent_act_for_that_subject_only(
+    restricted, backend
+):
+    agent, client, memories = restricted
+    response = _issue(backend, agent=agent.name, subject="user-1")
+    assert response.status_code == 201, response.json()
+    issued = response.json()
+    assert (issued["agent"], issued["subject"]) == (agent.name, "user-1")
+    assert set(issued) == {"token", "agent", "subject", "expires_at"}
+    headers = {"HTTP_X_MEMLEDGER_SUBJECT_TOKEN": issued["token"]}
+    found = _retrieve(client, "user-1", **headers)
+    assert found.status_code == 200, found.json()
+    assert [item["id"] for item in found.json()["items"]] == [str(memories["user-1"].id)]
+    assert _retrieve(client, "user-2", **headers).status_code == 403
+    # The token names the restricted agent: the backend's own key does not carry it over.
+    assert signing.loads(issued["token"], salt="memledger.subject-token.v1")["a"] == str(agent.id)
+
+
+def test_only_an_issuer_gets_tokens(restricted, api_client):
+    agent, client, _ = restricted
+    for caller in (api_client, client):  # an any_subject agent, and the restricted one itself
+        response = _issue(caller, agent=agent.name, subject="user-2")
+        assert response.status_code == 403
+        assert response.json()["error"]["code"] == "subject_tokens_not_granted"
+
+
+def test_a_token_is_issued_only_to_an_active_agent_of_the_issuers_tenant(
+    restricted, backend, other_tenant
+):
+    agent, _, _ = restricted
+    AgentFactory(tenant=other_tenant, name="elsewhere", any_subject=False)
+    for name in ("elsewhere", "nobody"):
+        response = _issue(backend, agent=name, subject="user-1")
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "not_found"
+    agent.is_active = False
+    agent.save(update_fields=["is_active"])
+    assert _issue(backend, agent=agent.name, subject="user-1").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "code"),
+    [
+        ({"subject": "user-1"}, "agent", "required"),
+        ({"agent": "a"}, "subject", "required"),
+        ({"agent": "a", "subject": ""}, "subject", "blank"),
+        ({"agent": "a", "subject": "u" * 201}, "subject", "max_length"),
+        ({"agent": "a", "subject": "user-1", "ttl": 60}, "ttl", "unknown_field"),
+        ({"agent": ["a"], "subject": "user-1"}, "agent", "invalid"),
+    ],
+)
+def test_a_bad_body_is_400_with_the_field_and_its_code(backend, body, field, code):
+    response = _issue(backend, **body)
+    assert response.status_code == 400
+    error = response.json()["error"]
+    assert error["code"] == "invalid_input"
+    assert error["details"][field][0]["code"] == code
+
+
+def test_an_issuer_must_act_for_any_subject(tenant):
+    from django.db import IntegrityError, transaction
+
+    with pytest.raises(IntegrityError), transaction.atomic():
+        AgentFactory(tenant=tenant, any_subject=False, issues_subject_tokens=True)

@@ -15,9 +15,15 @@ class Command(BaseCommand):
         parser.add_argument("--tenant", required=True, help="Tenant slug.")
         parser.add_argument("--agent", required=True, help="Agent name.")
         parser.add_argument("--name", default="", help="A label for the key.")
+        parser.add_argument(
+            "--issues-subject-tokens",
+            action="store_true",
+            help="Grant the agent issues_subject_tokens: its key is the product backend's, "
+            "which asks POST /api/v1/subject-tokens for its agents' subject tokens.",
+        )
 
     @platform_command
-    def handle(self, *args, tenant, agent, name, **options):
+    def handle(self, *args, tenant, agent, name, issues_subject_tokens, **options):
         if not tenant.strip() or not agent.strip():
             raise CommandError("--tenant and --agent must not be empty.")
         try:
@@ -30,11 +36,21 @@ class Command(BaseCommand):
                         f"Agent {agent_row.name!r} of tenant {agent_row.tenant.slug!r} is "
                         "deactivated: its keys are refused (reactivate it in the admin first)."
                     )
+                if issues_subject_tokens and not agent_row.issues_subject_tokens:
+                    if not agent_row.any_subject:
+                        raise ValidationFailed(
+                            f"Agent {agent_row.name!r} acts only for its tokens' subjects, "
+                            "so it cannot issue subject tokens (grant it any_subject first)."
+                        )
+                    agent_row.issues_subject_tokens = True
+                    agent_row.save(update_fields=["issues_subject_tokens"])
                 key, raw_key = api_key_create(agent=agent_row, name=name)
         except ValidationFailed as exc:
             raise CommandError(f"{exc.message} Nothing was created.") from exc
+        issuer = " It may issue subject tokens." if agent_row.issues_subject_tokens else ""
         self.stdout.write(
             f"Tenant {agent_row.tenant.slug} ({agent_row.tenant_id}), agent {agent_row.name} "
-            f"({agent_row.id}), key {key.prefix}. Store the key now: it is not shown again."
+            f"({agent_row.id}), key {key.prefix}.{issuer} Store the key now: it is not shown "
+            "again."
         )
         self.stdout.write(raw_key)
