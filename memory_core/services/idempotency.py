@@ -7,8 +7,8 @@ request gets that outcome again and writes nothing. The contract (docs/api.md):
 
 - A key belongs to one agent of one tenant: two agents may use the same key.
 - The record keeps the key's SHA-256 (the key is the agent's free text), the endpoint, a
-  SHA-256 fingerprint of the request (method, path, canonical JSON body, and the subject a
-  subject token binds the agent to), the HTTP status and the ids of what the write produced
+  SHA-256 fingerprint of the request (method, path, canonical JSON body, 1.0 written as 1,
+  and the subject a subject token binds the agent to), the HTTP status and the ids of what the write produced
   (admission decisions, review items): ids and hashes only, as the tombstone ledger keeps.
 - A replay is rebuilt from those ids: the decision as it was made, the memory as it is now
   (approved, superseded, revoked, or a content-free tombstone while its deletion runs).
@@ -100,13 +100,26 @@ def idempotency_key_digest(key: str) -> str:
     return hashlib.sha256(key.encode("ascii")).hexdigest()
 
 
+def _canonical_numbers(value):
+    """Return ``value`` with each whole float written as the integer it is (1.0 as 1, -0.0 as
+    0), as RFC 8785's canonical JSON writes numbers: a client that re-encodes its retry with
+    another JSON library sends the same request."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _canonical_numbers(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_canonical_numbers(item) for item in value]
+    return value
+
+
 def idempotency_fingerprint(*, method: str, path: str, body, bound_subject: str | None) -> str:
     """Return the SHA-256 of the request as the key promises it: method, path, the body as
-    canonical JSON (sorted keys, no spaces) and the subject a subject token binds the agent
-    to (a retry under another token is another request: it must not see the first one's
-    memory)."""
+    canonical JSON (sorted keys, no spaces, whole numbers without a fraction) and the subject
+    a subject token binds the agent to (a retry under another token is another request: it
+    must not see the first one's memory)."""
     canonical = json.dumps(
-        [method.upper(), path, bound_subject or "", body],
+        [method.upper(), path, bound_subject or "", _canonical_numbers(body)],
         sort_keys=True,
         separators=(",", ":"),
         ensure_ascii=False,

@@ -139,6 +139,18 @@ def test_the_same_key_with_another_body_is_refused(api_client):
     assert Memory.objects.count() == 1
 
 
+def test_a_retry_encoding_a_whole_number_with_a_fraction_is_the_same_request(api_client):
+    """A retry re-encoded by another JSON library (1.0 for 1) is replayed, not refused; a
+    number that differs is another request."""
+    first = post(api_client, URL, body(confidence=1, value={"size": 2}), key="write-1")
+    assert first.status_code == 201, first.json()
+    retry = post(api_client, URL, body(confidence=1.0, value={"size": 2.0}), key="write-1")
+    assert (retry.status_code, retry["Idempotent-Replayed"]) == (201, "true")
+    other = post(api_client, URL, body(confidence=1, value={"size": 2.5}), key="write-1")
+    assert other.json()["error"]["code"] == "idempotency_key_reused"
+    assert Memory.objects.count() == 1
+
+
 def test_the_same_key_on_another_endpoint_is_refused(api_client):
     post(api_client, URL, body(), key="write-1")
     response = post(api_client, BATCH, {"items": [body()]}, key="write-1")
