@@ -24,6 +24,7 @@ from django.core import signing
 from django.utils import timezone
 
 from memory_core.exceptions import NotFound, PermissionDenied
+from memory_core.models import Agent
 
 logger = logging.getLogger(__name__)
 
@@ -57,8 +58,6 @@ def subject_token_grant(*, principal, agent_name: str, user_id: str) -> IssuedSu
     The subject need not exist yet (a token lets an agent act for whom it names, not create
     anyone: a write about an unknown subject is still refused, ``tenant.subject_unknown``).
     """
-    from memory_core.models import Agent
-
     if not getattr(principal, "issues_subject_tokens", False):
         raise PermissionDenied(
             "This agent may not issue subject tokens: its grant lacks issues_subject_tokens "
