@@ -35,6 +35,7 @@ from memory_core.models import (
     Tenant,
     Tombstone,
 )
+from memory_core.models.lookups import uuid_array
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.rls import tenant_atomic
 
@@ -385,8 +386,8 @@ def tombstones_insert(*, operation: DeletionOperation, rows, deleted_at) -> None
                 "tenant": operation.tenant_id,
                 "operation": operation.id,
                 "at": deleted_at,
-                "ids": [str(pk) for pk, _, _ in rows],
-                "subjects": [str(subject) if subject else None for _, _, subject in rows],
+                "ids": uuid_array(pk for pk, _, _ in rows),
+                "subjects": _uuids_or_nulls([subject for _, _, subject in rows]),
                 "hashes": [digest for _, digest, _ in rows],
             },
         )
@@ -419,9 +420,16 @@ def events_insert(
                 "policy_version": policy_version,
                 "details": json.dumps(details),
                 "at": created_at,
-                "ids": [str(pk) for pk in memory_ids],
+                "ids": uuid_array(memory_ids),
             },
         )
+
+
+def _uuids_or_nulls(values):
+    """The array literal of ``values``, or, if one is None, the list (psycopg sends NULLs)."""
+    if None in values:
+        return [str(value) if value else None for value in values]
+    return uuid_array(values)
 
 
 def tenant_deletion_request(

@@ -11,10 +11,28 @@ These lookups bind the whole list as one array:
 - ``memory_ids__overlap_array=ids``: ``memory_ids && %s::uuid[]``, on every ArrayField.
 
 They take a list (or any iterable) of values, never a queryset: a subquery needs no array.
+
+A list of UUIDs is sent as one array literal (``uuid_array``), which PostgreSQL parses:
+psycopg adapts a Python list element by element, testing each one for characters to quote,
+about 10 µs a UUID (0.63 s for the 66,000 ids of a large subject's deletion, against 0.11 s
+for the literal), and a deletion binds its ids in several statements.
 """
+
+import uuid
 
 from django.contrib.postgres.fields import ArrayField
 from django.db.models import ForeignKey, Lookup, UUIDField
+
+
+def uuid_array(values) -> str:
+    """Return ``values`` (UUIDs, or strings of UUIDs) as one PostgreSQL array literal,
+    ``{...}``, to be cast with ``::uuid[]``. Each is parsed as a UUID first (ValueError
+    otherwise), so the literal holds hex digits, dashes and commas only."""
+    return _literal(str(v if isinstance(v, uuid.UUID) else uuid.UUID(v)) for v in values)
+
+
+def _literal(checked) -> str:
+    return "{" + ",".join(checked) + "}"
 
 
 class _ArrayParameter(Lookup):
@@ -34,6 +52,9 @@ class _ArrayParameter(Lookup):
             None if item is None else str(field.get_db_prep_value(item, connection))
             for item in value
         ]
+        if isinstance(getattr(field, "target_field", field), UUIDField) and None not in values:
+            # The field parsed each value as a UUID (a bad one raised): nothing to quote.
+            return "%s", [_literal(values)]
         return "%s", [values]
 
     def as_sql(self, compiler, connection):

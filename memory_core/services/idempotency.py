@@ -8,8 +8,9 @@ request gets that outcome again and writes nothing. The contract (docs/api.md):
 - A key belongs to one agent of one tenant: two agents may use the same key.
 - The record keeps the key's SHA-256 (the key is the agent's free text), the endpoint, a
   SHA-256 fingerprint of the request (method, path, canonical JSON body, 1.0 written as 1,
-  and the subject a subject token binds the agent to), the HTTP status and the ids of what the write produced
-  (admission decisions, review items): ids and hashes only, as the tombstone ledger keeps.
+  and the subject a subject token binds the agent to), the HTTP status and the ids of what
+  the write produced (admission decisions, review items): ids and hashes only, as the
+  tombstone ledger keeps.
 - A replay is rebuilt from those ids: the decision as it was made, the memory as it is now
   (approved, superseded, revoked, or a content-free tombstone while its deletion runs).
 - The same key with another request (body, path, endpoint, subject token) is refused
