@@ -69,6 +69,9 @@ def subject_token_grant(*, principal, agent_name: str, user_id: str) -> IssuedSu
     ).first()
     if agent is None:
         raise NotFound(f"No active agent named {agent_name!r} in this tenant.")
+    # Before the signature's own timestamp (whole seconds, taken as it signs): the expiry
+    # announced is never later than the one the verification applies.
+    issued_at = timezone.now().replace(microsecond=0)
     token = subject_token_issue(tenant_id=agent.tenant_id, agent_id=agent.id, user_id=user_id)
     # Ids only: who issued, for which agent; the subject's id is the one in the token.
     logger.info("subject token issued by agent %s to agent %s", principal.agent_id, agent.id)
@@ -76,7 +79,7 @@ def subject_token_grant(*, principal, agent_name: str, user_id: str) -> IssuedSu
         token=token,
         agent=agent.name,
         subject=user_id,
-        expires_at=timezone.now() + timedelta(seconds=subject_token_ttl()),
+        expires_at=issued_at + timedelta(seconds=subject_token_ttl()),
     )
 
 

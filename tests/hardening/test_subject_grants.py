@@ -1,6 +1,7 @@
 """Agents act only for subjects their grant allows (``any_subject``, or a subject token)."""
 
 import time
+from datetime import datetime
 
 import pytest
 from django.core import signing
@@ -8,7 +9,7 @@ from rest_framework.test import APIClient
 
 from memory_core.models import Memory
 from memory_core.services.api_keys import api_key_create
-from memory_core.subject_tokens import subject_token_issue
+from memory_core.subject_tokens import subject_token_issue, subject_token_ttl
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -146,9 +147,13 @@ def test_the_backend_issues_a_token_that_lets_the_agent_act_for_that_subject_onl
     restricted, backend
 ):
     agent, client, memories = restricted
+    before = time.time()
     response = _issue(backend, agent=agent.name, subject="user-1")
     assert response.status_code == 201, response.json()
     issued = response.json()
+    # The expiry announced: the token's own (whole seconds), never later.
+    expires = datetime.fromisoformat(issued["expires_at"]).timestamp()
+    assert int(before) + subject_token_ttl() <= expires <= time.time() + subject_token_ttl()
     assert (issued["agent"], issued["subject"]) == (agent.name, "user-1")
     assert set(issued) == {"token", "agent", "subject", "expires_at"}
     headers = {"HTTP_X_MEMLEDGER_SUBJECT_TOKEN": issued["token"]}
