@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 from api.memories_serializers import StrictSerializer
 from api.responses import AGENT_BODY, NOT_FOUND, error
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS
+from memory_core.models import Agent
 from memory_core.subject_tokens import subject_token_grant
 
 NOT_AN_ISSUER = error(
@@ -22,7 +23,8 @@ NOT_AN_ISSUER = error(
 
 class SubjectTokenInput(StrictSerializer):
     agent = serializers.CharField(
-        max_length=100, help_text="The name of the agent that will act for the subject."
+        max_length=Agent._meta.get_field("name").max_length,
+        help_text="The name of the agent that will act for the subject.",
     )
     subject = serializers.CharField(
         max_length=HARD_MAX_ID_CHARS, help_text="The subject's external id (the user served)."
