@@ -42,6 +42,24 @@ def main() -> int:
     import django
 
     django.setup()
+    results = []
+    for size in sizes:
+        result = measure(size)
+        results.append(result)
+        print(
+            f"{size:>8} memories: request {result['request_s']:.2f} s"
+            f" (SQL {result['sql_s']:.2f} s), {result['per_memory_ms']} ms a memory",
+            flush=True,
+        )
+        for row in result["slowest_statements"]:
+            print(f"           {row['ms']:>8.1f} ms  {row['sql']}")
+    if opts.json_out:
+        Path(opts.json_out).write_text(json.dumps({"sizes": results}, indent=2) + "\n")
+    return 0
+
+
+def measure(size: int) -> dict:
+    """Time one whole-subject deletion request of ``size`` memories; leave nothing behind."""
     from django.db import connection, transaction
 
     from memory_core.deletion.services import deletion_request
@@ -63,70 +81,59 @@ def main() -> int:
         if not field.generated
         and field.column not in ("id", "content", "memory_key", "content_hash")
     ]
-    results = []
-    for size in sizes:
-        statements = []
+    statements = []
 
-        def timed(execute, sql, params, many, context, statements=statements):
-            started = time.perf_counter()
-            try:
-                return execute(sql, params, many, context)
-            finally:
-                statements.append((time.perf_counter() - started, " ".join(sql.split())[:120]))
-
+    def timed(execute, sql, params, many, context):
+        started = time.perf_counter()
         try:
-            with transaction.atomic():
-                tag = uuid.uuid4().hex[:10]
-                tenant = Tenant.objects.create(name=f"deletion cost {tag}", slug=f"dc-{tag}")
-                with tenant_atomic(tenant.id):
-                    subject = Subject.objects.create(tenant=tenant, external_id=f"user-{tag}")
-                    seed = Memory.objects.create(
-                        tenant=tenant, subject=subject, memory_class=MemoryClass.PREFERENCE,
-                        memory_type=MemoryType.USER_PREFERENCE, content="User fact 0.",
-                        content_hash="0", source_type=SourceType.USER_INPUT,
-                        authority=Authority.EXPLICIT_USER, embedding=[0.1] * 384,
-                        embedding_model="scratch",
-                    )  # fmt: skip
-                    with connection.cursor() as cursor:
-                        cursor.execute(
-                            "INSERT INTO memory_core_memory"  # noqa: S608 (field names)
-                            f" (id, content, memory_key, content_hash, {', '.join(copied)})"
-                            " SELECT gen_random_uuid(), 'User fact ' || i || '.', 'key.' || i,"
-                            f" md5(i::text), {', '.join(copied)}"
-                            " FROM memory_core_memory, generate_series(1, %s) AS i WHERE id = %s",
-                            [size - 1, seed.id],
-                        )
-                started = time.perf_counter()
-                with connection.execute_wrapper(timed), tenant_atomic(tenant.id):
-                    deletion_request(
-                        principal=SystemPrincipal(tenant_id=tenant.id), subject_id=subject.id
+            return execute(sql, params, many, context)
+        finally:
+            statements.append((time.perf_counter() - started, " ".join(sql.split())[:120]))
+
+    try:
+        with transaction.atomic():
+            tag = uuid.uuid4().hex[:10]
+            tenant = Tenant.objects.create(name=f"deletion cost {tag}", slug=f"dc-{tag}")
+            with tenant_atomic(tenant.id):
+                subject = Subject.objects.create(tenant=tenant, external_id=f"user-{tag}")
+                seed = Memory.objects.create(
+                    tenant=tenant, subject=subject, memory_class=MemoryClass.PREFERENCE,
+                    memory_type=MemoryType.USER_PREFERENCE, content="User fact 0.",
+                    content_hash="0", source_type=SourceType.USER_INPUT,
+                    authority=Authority.EXPLICIT_USER, embedding=[0.1] * 384,
+                    embedding_model="scratch",
+                )  # fmt: skip
+                with connection.cursor() as cursor:
+                    cursor.execute(
+                        "INSERT INTO memory_core_memory"  # noqa: S608 (field names)
+                        f" (id, content, memory_key, content_hash, {', '.join(copied)})"
+                        " SELECT gen_random_uuid(), 'User fact ' || i || '.', 'key.' || i,"
+                        f" md5(i::text), {', '.join(copied)}"
+                        " FROM memory_core_memory, generate_series(1, %s) AS i WHERE id = %s",
+                        [size - 1, seed.id],
                     )
-                elapsed = time.perf_counter() - started
-                raise _Rollback
-        except _Rollback:
-            pass
-        sql = sum(seconds for seconds, _ in statements)
-        slowest = sorted(statements, reverse=True)[:5]
-        result = {
-            "memories": size,
-            "request_s": round(elapsed, 3),
-            "sql_s": round(sql, 3),
-            "per_memory_ms": round(elapsed * 1000 / size, 3),
-            "slowest_statements": [
-                {"ms": round(seconds * 1000, 1), "sql": text} for seconds, text in slowest
-            ],
-        }
-        results.append(result)
-        print(
-            f"{size:>8} memories: request {elapsed:.2f} s (SQL {sql:.2f} s),"
-            f" {result['per_memory_ms']} ms a memory",
-            flush=True,
-        )
-        for row in result["slowest_statements"]:
-            print(f"           {row['ms']:>8.1f} ms  {row['sql']}")
-    if opts.json_out:
-        Path(opts.json_out).write_text(json.dumps({"sizes": results}, indent=2) + "\n")
-    return 0
+            started = time.perf_counter()
+            with connection.execute_wrapper(timed), tenant_atomic(tenant.id):
+                operation = deletion_request(
+                    principal=SystemPrincipal(tenant_id=tenant.id), subject_id=subject.id
+                )
+            elapsed = time.perf_counter() - started
+            deleted = len(operation.memory_ids)
+            raise _Rollback
+    except _Rollback:
+        pass
+    sql = sum(seconds for seconds, _ in statements)
+    return {
+        "memories": size,
+        "deleted": deleted,
+        "request_s": round(elapsed, 3),
+        "sql_s": round(sql, 3),
+        "per_memory_ms": round(elapsed * 1000 / size, 3),
+        "slowest_statements": [
+            {"ms": round(seconds * 1000, 1), "sql": text}
+            for seconds, text in sorted(statements, reverse=True)[:5]
+        ],
+    }
 
 
 if __name__ == "__main__":

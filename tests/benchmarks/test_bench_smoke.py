@@ -200,3 +200,25 @@ def test_the_scripts_refuse_a_corpus_that_is_not_built_or_out_of_range(script, a
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 2 and message in done.stderr, done.stderr[-500:]
+
+
+@pytest.mark.django_db
+def test_the_deletion_request_cost_is_measured_and_leaves_nothing_behind():
+    """scripts/deletion_request_cost.py (operations.md, "Scaling"): a real request over a
+    subject of N memories, timed, then rolled back."""
+    import importlib.util
+
+    from memory_core.models import DeletionOperation, Memory, Tenant
+
+    spec = importlib.util.spec_from_file_location(
+        "deletion_request_cost", ROOT / "scripts" / "deletion_request_cost.py"
+    )
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    before = (Tenant.objects.count(), DeletionOperation.objects.count())
+    result = script.measure(120)
+    assert (result["memories"], result["deleted"]) == (120, 120)
+    assert 0 < result["sql_s"] <= result["request_s"]
+    assert any("UPDATE" in row["sql"] for row in result["slowest_statements"])
+    assert (Tenant.objects.count(), DeletionOperation.objects.count()) == before
+    assert not Memory.objects.filter(embedding_model="scratch").exists()
