@@ -230,7 +230,16 @@ class AdmissionDecisionAdmin(LiveTenantMixin, admin.ModelAdmin):
 
 @admin.register(models.ReviewItem)
 class ReviewItemAdmin(LiveTenantMixin, admin.ModelAdmin):
-    list_display = ["created_at", "tenant", "kind", "state", "memory_key", "resolution"]
+    list_display = [
+        "created_at",
+        "tenant",
+        "kind",
+        "state",
+        "memory_key",
+        "scope",
+        "environment",
+        "resolution",
+    ]
     list_filter = ["tenant", "kind", "state"]
 
 

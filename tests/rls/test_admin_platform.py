@@ -45,3 +45,36 @@ def test_the_admin_deletes_memories_only_through_deletion_operations(client, ten
     operation = DeletionOperation.objects.get(reason_code="admin")
     assert operation.memory_ids == [memory.pk]
     assert Memory.objects.get(pk=memory.pk).status == "deleted"
+
+
+@pytest.mark.django_db
+def test_the_admin_lists_conflicts_with_their_place_and_keeps_an_issuer_able_to_act(client, tenant):
+    from memory_core.models import Agent, ReviewItem
+
+    subject = SubjectFactory(tenant=tenant)
+    ReviewItem.objects.create(
+        tenant=tenant, subject=subject, kind="conflict", memory_key="deploy.region",
+        scope_kind="project", scope_ref="lunest", environment="staging",
+    )  # fmt: skip
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    body = client.get("/admin/memory_core/reviewitem/").content.decode()
+    assert "project:lunest" in body and "staging" in body
+
+    # The admin refuses the issuing of subject tokens to an agent without any_subject.
+    agent = Agent.objects.create(tenant=tenant, name="helper", any_subject=False)
+    form = client.get(f"/admin/memory_core/agent/{agent.pk}/change/")
+    assert form.status_code == 200
+    data = {
+        "tenant": str(tenant.pk), "name": "helper", "write_types": "", "read_types": "",
+        "max_sensitivity": "sensitive", "issues_subject_tokens": "on", "is_active": "on",
+        "created_at_0": "2026-12-01", "created_at_1": "10:00:00",
+        "api_keys-TOTAL_FORMS": "0", "api_keys-INITIAL_FORMS": "0",
+    }  # fmt: skip
+    response = client.post(f"/admin/memory_core/agent/{agent.pk}/change/", data)
+    assert response.status_code == 200  # the form again, with the error
+    assert "An agent that issues subject tokens must act for any subject." in (
+        response.content.decode()
+    )
+    agent.refresh_from_db()
+    assert not agent.issues_subject_tokens
