@@ -20,7 +20,8 @@ things). Rules, in order (DESIGN.md, "Read path" 8):
    clarification and no winner; a low-impact one keeps its best-scored row
    (``best_score_low_impact``).
 
-A group a reviewer resolved as ``keep_both_scoped`` (``acknowledged``) keeps every row.
+A group a reviewer resolved as ``keep_both_scoped`` (``acknowledged``: the sets of rows kept
+at the group's place) keeps every row.
 Pure: no ORM, no I/O; the pipeline opens the review items.
 """
 
@@ -102,7 +103,7 @@ def resolve_conflicts(
     candidates: list[Candidate],
     *,
     policy: RetrievalPolicy,
-    acknowledged: dict[str, frozenset[str]] | None = None,
+    acknowledged: dict[str, set[frozenset[str]]] | None = None,
 ) -> tuple[list[Candidate], list[ConflictOutcome], list[Clarification], list[Rejection]]:
     """Return the candidates left after conflicts, the outcomes, clarifications, rejections."""
     acknowledged = acknowledged or {}
@@ -113,7 +114,7 @@ def resolve_conflicts(
     for key, members in conflict_groups(candidates).items():
         ids = sorted(c.id for c in members)
         high = is_high_impact(policy, memory_key=key, memory_types={c.memory_type for c in members})
-        if acknowledged.get(key) == frozenset(ids):
+        if frozenset(ids) in acknowledged.get(key, ()):
             outcomes.append(ConflictOutcome(key, ids, None, "kept_both_by_reviewer", high))
             continue
         winner, rule = decide(members, min_confidence=float(policy["conflict_min_confidence"]))

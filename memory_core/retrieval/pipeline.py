@@ -332,8 +332,9 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
 def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
     """Load the review state of the groups that may conflict (one query, only if any).
 
-    Return the groups' places and, per key, the review item at the group's place: a
-    reviewer's ``keep_both_scoped`` acknowledges the exact set of rows it saw.
+    Return, per key: the sets of rows reviewers kept at the group's place
+    (``keep_both_scoped`` acknowledges the exact set it saw), the item there now, and the
+    group's place.
     """
     groups = conflicts.conflict_groups(ranked)
     if not groups:
@@ -341,13 +342,10 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
     from memory_core.services.conflicts import conflict_lookup
 
     places = {key: conflicts.conflict_place(members) for key, members in groups.items()}
-    items = conflict_lookup(tenant_id=ctx.tenant_id, subject_id=ctx.subject_id, groups=places)
-    acknowledged = {
-        key: frozenset(str(i) for i in item.candidate_ids)
-        for key, item in items.items()
-        if item.resolution == "keep_both_scoped" and item.state == "resolved"
-    }
-    return acknowledged, items, places
+    states = conflict_lookup(tenant_id=ctx.tenant_id, subject_id=ctx.subject_id, groups=places)
+    acknowledged = {key: state.kept for key, state in states.items() if state.kept}
+    current = {key: state.current for key, state in states.items()}
+    return acknowledged, current, places
 
 
 def _open_reviews(

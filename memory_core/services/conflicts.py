@@ -14,12 +14,16 @@ item each.
   (reason ``conflict_lost``, with an event), so the next retrieval returns the winner. The
   winner must itself still be active (409 ``winner_not_active`` otherwise, nothing changed).
 - ``keep_both_scoped``: every candidate stays; retrieval keeps all of them while the group is
-  exactly this set of rows (for rows that apply in different contexts).
+  exactly this set of rows (for rows that apply in different contexts). Every set kept at a
+  place counts, not only the last: requests that see different rows at one place (agents with
+  other grants) each keep theirs.
 - ``ask_user``: nothing changes; retrieval keeps answering with the clarification, pointing at
   this item, until the rows change (e.g. the user corrects one through the portal).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -33,24 +37,36 @@ from memory_core.retrieval.types import ConflictPlace
 OUTCOMES = ReviewItem.CONFLICT_OUTCOMES
 
 
+@dataclass
+class ConflictState:
+    """A key's review state at one place, as retrieval needs it."""
+
+    # The open item there, or else the most recently resolved one.
+    current: ReviewItem | None = None
+    # Every set of rows a reviewer resolved there as ``keep_both_scoped``: requests that see
+    # different rows at one place (agents with different grants, say) each keep theirs.
+    kept: set[frozenset[str]] = field(default_factory=set)
+
+
 def conflict_lookup(
     *, tenant_id, subject_id, groups: dict[str, ConflictPlace]
-) -> dict[str, ReviewItem]:
-    """Return, per key of ``groups``, the open conflict item at the group's place, or else the
-    most recently resolved one there."""
+) -> dict[str, ConflictState]:
+    """Return, per key of ``groups``, the review state at the group's place (one query)."""
     items = ReviewItem.objects.filter(
         tenant_id=tenant_id,
         subject_id=subject_id,
         kind=ReviewItem.Kind.CONFLICT,
         memory_key__in=list(groups),
     ).order_by("memory_key", "-created_at")
-    found: dict[str, ReviewItem] = {}
+    found: dict[str, ConflictState] = {}
     for item in items:
         if ConflictPlace.of(item) != groups[item.memory_key]:
             continue  # the same key's conflict at another place: another request's
-        current = found.get(item.memory_key)
-        if current is None or (item.state == "open" and current.state != "open"):
-            found[item.memory_key] = item
+        state = found.setdefault(item.memory_key, ConflictState())
+        if state.current is None or (item.state == "open" and state.current.state != "open"):
+            state.current = item
+        if item.state == "resolved" and item.resolution == "keep_both_scoped":
+            state.kept.add(frozenset(str(i) for i in item.candidate_ids))
     return found
 
 

@@ -255,3 +255,36 @@ def test_lower_authority_writes_in_two_projects_open_a_conflict_each(tenant):
     for project, (item_id, candidates) in opened.items():
         item = items[str(item_id)]
         assert (item.scope, set(item.candidate_ids)) == (f"project:{project}", candidates)
+
+
+def test_requests_seeing_other_rows_at_one_place_each_keep_what_a_reviewer_kept(tenant, reviewer):
+    """Two agents at one place see the shared rival and each its own private one. A reviewer
+    keeps both for each set in turn; each agent's next request keeps its own set (only the
+    last resolution counted: the other agent's request opened its conflict again, forever)."""
+    from memory_core.principals import AgentPrincipal
+    from tests.factories import AgentFactory
+
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    system = SystemPrincipal(tenant_id=tenant.id)
+    [shared] = _rival_drafts(subject, project="lunest", regions=("eu-west-1",))
+    memory_store_many(drafts=[shared], principal=system)
+    principals = []
+    for region in ("us-east-1", "ap-south-1"):
+        agent = AgentFactory(tenant=tenant)
+        [own] = _rival_drafts(subject, project="lunest", regions=(region,))
+        memory_store_many(drafts=[replace(own, agent_id=agent.id)], principal=system)
+        principals.append(AgentPrincipal.from_agent(agent))
+
+    for principal in principals:
+        [clarification] = retrieve(principal=principal, request=REQUEST).clarifications
+        conflict_resolve(
+            principal=reviewer,
+            item_id=clarification.review_item_id,
+            outcome="keep_both_scoped",
+            reason="Both regions serve Lunest.",
+        )
+    for principal in principals:
+        again = retrieve(principal=principal, request=REQUEST)
+        assert again.clarifications == []
+        assert len([c for c in again.items if c.memory_key == "deploy.region"]) == 2
+    assert not ReviewItem.objects.filter(kind="conflict", state="open").exists()

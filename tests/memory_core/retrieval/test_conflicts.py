@@ -117,7 +117,7 @@ def test_a_group_a_reviewer_kept_keeps_both():
         cand("b", memory_key="deploy.region", authority="model_inference"),
     ]
     kept, outcomes, clar, _ = resolve_conflicts(
-        rows, policy=policy(), acknowledged={"deploy.region": frozenset({"a", "b"})}
+        rows, policy=policy(), acknowledged={"deploy.region": {frozenset({"a", "b"})}}
     )
     assert len(kept) == 2 and not clar and outcomes[0].rule == "kept_both_by_reviewer"
 
