@@ -387,7 +387,7 @@ def tombstones_insert(*, operation: DeletionOperation, rows, deleted_at) -> None
                 "operation": operation.id,
                 "at": deleted_at,
                 "ids": uuid_array(pk for pk, _, _ in rows),
-                "subjects": _uuids_or_nulls([subject for _, _, subject in rows]),
+                "subjects": uuid_array(subject for _, _, subject in rows),
                 "hashes": [digest for _, digest, _ in rows],
             },
         )
@@ -423,13 +423,6 @@ def events_insert(
                 "ids": uuid_array(memory_ids),
             },
         )
-
-
-def _uuids_or_nulls(values):
-    """The array literal of ``values``, or, if one is None, the list (psycopg sends NULLs)."""
-    if None in values:
-        return [str(value) if value else None for value in values]
-    return uuid_array(values)
 
 
 def tenant_deletion_request(
