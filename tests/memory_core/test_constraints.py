@@ -120,6 +120,63 @@ def test_a_memory_cannot_supersede_itself(subject):
     assert_refused("memory_not_self_superseding", lambda: update(memory, supersedes=memory.pk))
 
 
+def _settle():
+    """Run the deferred checks queued so far, as a commit would: a check queued by the setup
+    re-reads its row at commit and would otherwise also judge the update under test."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+
+
+def _tombstone(memory, **fields):
+    """The scrub a deletion makes (``deletion.stores.SCRUBBED``), with ``fields`` besides."""
+    update(memory, status=Status.DELETED, content="", value=None, embedding=None, **fields)
+
+
+def test_tombstoning_a_whole_chain_passes_the_chain_checks(subject):
+    """The update the chain trigger skips (migration 0020) leaves a valid chain."""
+    root = MemoryFactory(subject=subject, status=Status.SUPERSEDED)
+    head = _successor(root)
+    head.save()
+    _settle()
+    with transaction.atomic():
+        _tombstone(root)
+        _tombstone(head)
+        with connection.cursor() as cursor:
+            cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+    assert set(Memory.objects.filter(subject=subject).values_list("status", flat=True)) == {
+        Status.DELETED
+    }
+
+
+def test_tombstoning_a_pending_successor_alone_is_still_checked(subject):
+    """A pending proposal does not count as a successor, a deleted row does: deleting the
+    proposal without its active predecessor would take the predecessor's one successor slot
+    (``memory_one_successor``) for good, so the trigger must still run for it."""
+    root = MemoryFactory(subject=subject)
+    proposal = _successor(root, status=Status.PENDING_APPROVAL)
+    proposal.save()
+    _settle()
+    assert_refused("memory_superseded_not_active", lambda: _tombstone(proposal))
+    update(proposal, status=Status.REJECTED)
+    _settle()
+    assert_refused("memory_superseded_not_active", lambda: _tombstone(proposal))
+
+
+def test_tombstoning_that_moves_a_row_in_its_chain_is_still_checked(subject):
+    root = MemoryFactory(subject=subject, status=Status.SUPERSEDED, version=3)
+    head = _successor(root, version=4)
+    head.save()
+    stranger = MemoryFactory(subject=SubjectFactory(tenant=subject.tenant))
+    _settle()
+    assert_refused("memory_chain_version_increases", lambda: _tombstone(head, version=2))
+    assert_refused("memory_chain_same_owner", lambda: _tombstone(head, supersedes=stranger.pk))
+    assert_refused(
+        "memory_chain_same_owner",
+        lambda: _tombstone(head, subject=SubjectFactory(tenant=subject.tenant)),
+    )
+
+
 def test_pending_proposals_do_not_count_as_successors(subject):
     """A correction awaiting approval leaves the current head active."""
     root = MemoryFactory(subject=subject)
