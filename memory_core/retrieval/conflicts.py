@@ -20,8 +20,8 @@ things). Rules, in order (DESIGN.md, "Read path" 8):
    clarification and no winner; a low-impact one keeps its best-scored row
    (``best_score_low_impact``).
 
-A group a reviewer resolved as ``keep_both_scoped`` (``acknowledged``: the sets of rows kept
-at the group's place) keeps every row.
+A group within a set of rows a reviewer resolved as ``keep_both_scoped`` (``acknowledged``:
+the sets kept at the group's place) keeps every row: the reviewer let all of them stand.
 Pure: no ORM, no I/O; the pipeline opens the review items.
 """
 
@@ -114,7 +114,7 @@ def resolve_conflicts(
     for key, members in conflict_groups(candidates).items():
         ids = sorted(c.id for c in members)
         high = is_high_impact(policy, memory_key=key, memory_types={c.memory_type for c in members})
-        if frozenset(ids) in acknowledged.get(key, ()):
+        if any(kept.issuperset(ids) for kept in acknowledged.get(key, ())):
             outcomes.append(ConflictOutcome(key, ids, None, "kept_both_by_reviewer", high))
             continue
         winner, rule = decide(members, min_confidence=float(policy["conflict_min_confidence"]))

@@ -333,8 +333,8 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
     """Load the review state of the groups that may conflict (one query, only if any).
 
     Return, per key: the sets of rows reviewers kept at the group's place
-    (``keep_both_scoped`` acknowledges the exact set it saw), the item there now, and the
-    group's place.
+    (``keep_both_scoped`` acknowledges any group within the set it decided on), the item
+    there now, and the group's place.
     """
     groups = conflicts.conflict_groups(ranked)
     if not groups:
@@ -363,7 +363,7 @@ def _open_reviews(
         if (
             known is not None
             and known.resolution == "ask_user"
-            and sorted(str(i) for i in known.candidate_ids) == ids
+            and {str(i) for i in known.candidate_ids}.issuperset(ids)
         ):
             item = known  # a reviewer decided the user must choose: keep pointing at it
         else:

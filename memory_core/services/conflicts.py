@@ -4,9 +4,10 @@ Retrieval (stage 8) hands an unresolved high-impact conflict back to the agent a
 clarification and calls ``conflict_open``; a write of lower authority than the key's head opens
 one too. A conflict has a place: the key, and the scope and environment of its most specific
 candidates (``retrieval.conflicts.conflict_place``). One ReviewItem(kind=conflict) is open per
-tenant, subject, key and place (a database constraint), updated when the set of rows changes;
-requests in two projects (or two environments) that each see a conflict on one key have an
-item each.
+tenant, subject, key and place (a database constraint); requests in two projects (or two
+environments) that each see a conflict on one key have an item each. Requests at one place
+that see different rows (agents with other grants) share it: it holds every active row any of
+them saw, so one decision covers them all.
 
 ``conflict_resolve`` closes it with one of three outcomes:
 
@@ -14,11 +15,11 @@ item each.
   (reason ``conflict_lost``, with an event), so the next retrieval returns the winner. The
   winner must itself still be active (409 ``winner_not_active`` otherwise, nothing changed).
 - ``keep_both_scoped``: every candidate stays; retrieval keeps all of them while the group is
-  exactly this set of rows (for rows that apply in different contexts). Every set kept at a
-  place counts, not only the last: requests that see different rows at one place (agents with
-  other grants) each keep theirs.
+  among these rows (for rows that apply in different contexts). Every set kept at a place
+  counts, not only the last.
 - ``ask_user``: nothing changes; retrieval keeps answering with the clarification, pointing at
-  this item, until the rows change (e.g. the user corrects one through the portal).
+  this item, until a row outside its candidates joins the group (e.g. the user corrects one
+  through the portal).
 """
 
 from __future__ import annotations
@@ -43,8 +44,8 @@ class ConflictState:
 
     # The open item there, or else the most recently resolved one.
     current: ReviewItem | None = None
-    # Every set of rows a reviewer resolved there as ``keep_both_scoped``: requests that see
-    # different rows at one place (agents with different grants, say) each keep theirs.
+    # Every set of rows a reviewer resolved there as ``keep_both_scoped``: a group within any
+    # of them is kept.
     kept: set[frozenset[str]] = field(default_factory=set)
 
 
@@ -87,9 +88,9 @@ def conflict_open(
     }
     item = ReviewItem.objects.select_for_update().filter(**identity).first()
     if item is not None:
-        if sorted(str(i) for i in item.candidate_ids) != ids:
-            item.candidate_ids = ids
-            item.save(update_fields=["candidate_ids"])
+        held = {str(i) for i in item.candidate_ids}
+        if not held.issuperset(ids):
+            _conflict_join(item, held, ids)
         return item
     try:
         with transaction.atomic():
@@ -98,10 +99,33 @@ def conflict_open(
             )
     except IntegrityError:  # a concurrent retrieval opened it first
         return ReviewItem.objects.get(**identity)
+    _conflict_events(item, ids)
+    return item
+
+
+def _conflict_join(item: ReviewItem, held: set[str], ids: list[str]) -> None:
+    """Add the rows of ``ids`` to the open ``item``, dropping the rows it held that are no
+    longer active.
+
+    Requests at one place may see different rows (agents with other grants, each with a
+    private rival): the item holds every row any of them saw, so a reviewer decides on all
+    of them at once, and one request no longer takes the candidates another gave it. A row
+    retired since (superseded by a correction, say) leaves with the change.
+    """
+    active = Memory.objects.filter(
+        tenant_id=item.tenant_id, pk__in=sorted(held), status=Status.ACTIVE
+    ).values_list("pk", flat=True)
+    item.candidate_ids = sorted({str(pk) for pk in active} | set(ids))
+    item.save(update_fields=["candidate_ids"])
+    _conflict_events(item, [i for i in ids if i not in held])
+
+
+def _conflict_events(item: ReviewItem, ids) -> None:
+    """Record that each memory of ``ids`` is a candidate of the conflict ``item``."""
     MemoryEvent.objects.bulk_create(
         [
             MemoryEvent(
-                tenant_id=tenant_id,
+                tenant_id=item.tenant_id,
                 memory_id=memory_id,
                 action=MemoryEvent.Action.CONFLICT,
                 actor_type=MemoryEvent.ActorType.SYSTEM,
@@ -112,7 +136,6 @@ def conflict_open(
             for memory_id in ids
         ]
     )
-    return item
 
 
 def _check_principal(principal, item: ReviewItem) -> None:

@@ -288,3 +288,89 @@ def test_requests_seeing_other_rows_at_one_place_each_keep_what_a_reviewer_kept(
         assert again.clarifications == []
         assert len([c for c in again.items if c.memory_key == "deploy.region"]) == 2
     assert not ReviewItem.objects.filter(kind="conflict", state="open").exists()
+
+
+def _two_agents_with_private_rivals(tenant):
+    """A shared rival on deploy.region at lunest, and two agents each with a private one."""
+    from memory_core.principals import AgentPrincipal
+    from tests.factories import AgentFactory
+
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    system = SystemPrincipal(tenant_id=tenant.id)
+    [shared] = memory_store_many(
+        drafts=_rival_drafts(subject, project="lunest", regions=("eu-west-1",)), principal=system
+    )
+    principals, private = [], []
+    for region in ("us-east-1", "ap-south-1"):
+        agent = AgentFactory(tenant=tenant)
+        [own] = _rival_drafts(subject, project="lunest", regions=(region,))
+        private += memory_store_many(drafts=[replace(own, agent_id=agent.id)], principal=system)
+        principals.append(AgentPrincipal.from_agent(agent))
+    return shared, private, principals
+
+
+def test_requests_seeing_other_rows_at_one_place_share_one_item_that_holds_them_all(
+    tenant, reviewer
+):
+    """Each agent's request used to replace the open item's candidates with its own set: a
+    reviewer decided on whichever set came last, and the other agent's next request opened
+    the conflict again. The item now holds every row either saw, and one decision covers
+    both agents."""
+    shared, private, principals = _two_agents_with_private_rivals(tenant)
+    asked = [retrieve(principal=p, request=REQUEST).clarifications[0] for p in principals]
+    assert asked[0].review_item_id == asked[1].review_item_id
+    item = ReviewItem.objects.get(pk=asked[0].review_item_id)
+    everyone = {shared.id, *(m.id for m in private)}
+    assert set(item.candidate_ids) == everyone
+    # The row that joined has its conflict event, as the first two have.
+    assert (
+        set(
+            MemoryEvent.objects.filter(
+                action="conflict", details__review_item=str(item.id)
+            ).values_list("memory_id", flat=True)
+        )
+        == everyone
+    )
+    retrieve(principal=principals[0], request=REQUEST)  # a subset: nothing to rewrite
+    item.refresh_from_db()
+    assert set(item.candidate_ids) == everyone
+
+    conflict_resolve(principal=reviewer, item_id=item.id, outcome="keep_both_scoped",
+                     reason="Every region serves Lunest.")  # fmt: skip
+    for principal in principals:
+        again = retrieve(principal=principal, request=REQUEST)
+        assert again.clarifications == []
+        assert len([c for c in again.items if c.memory_key == "deploy.region"]) == 2
+    assert not ReviewItem.objects.filter(kind="conflict", state="open").exists()
+
+
+def test_one_winner_chosen_for_the_shared_item_settles_every_agents_conflict(tenant, reviewer):
+    shared, private, principals = _two_agents_with_private_rivals(tenant)
+    for principal in principals:
+        [clarification] = retrieve(principal=principal, request=REQUEST).clarifications
+    conflict_resolve(principal=reviewer, item_id=clarification.review_item_id,
+                     outcome="choose_winner", winner_id=shared.id,
+                     reason="eu-west-1 only.")  # fmt: skip
+    assert set(
+        Memory.objects.filter(id__in=[m.id for m in private]).values_list("status", flat=True)
+    ) == {"revoked"}
+    for principal in principals:
+        again = retrieve(principal=principal, request=REQUEST)
+        assert again.clarifications == []
+        assert [c.id for c in again.items if c.memory_key == "deploy.region"] == [str(shared.id)]
+
+
+def test_a_row_retired_since_leaves_the_open_item_when_a_new_one_joins(tenant):
+    from memory_core.services.writes import memory_revoke
+
+    shared, private, principals = _two_agents_with_private_rivals(tenant)
+    system = SystemPrincipal(tenant_id=tenant.id)
+    newcomer = memory_store_many(
+        drafts=_rival_drafts(shared.subject, project="lunest", regions=("sa-east-1",)),
+        principal=system,
+    )[0]
+    retrieve(principal=principals[0], request=REQUEST)
+    memory_revoke(principal=system, memory_id=newcomer.id, reason="Wrong region.")
+    [clarification] = retrieve(principal=principals[1], request=REQUEST).clarifications
+    item = ReviewItem.objects.get(pk=clarification.review_item_id)
+    assert set(item.candidate_ids) == {shared.id, *(m.id for m in private)}

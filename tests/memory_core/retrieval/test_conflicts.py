@@ -122,6 +122,19 @@ def test_a_group_a_reviewer_kept_keeps_both():
     assert len(kept) == 2 and not clar and outcomes[0].rule == "kept_both_by_reviewer"
 
 
+def test_a_group_within_a_kept_set_is_kept_and_one_with_a_new_row_is_not():
+    """A reviewer who kept a, b and c let each of them stand beside the others; a new row d
+    is not covered."""
+    rows = [cand(name, memory_key="deploy.region", authority="model_inference") for name in "abd"]
+    acknowledged = {"deploy.region": {frozenset("xy"), frozenset("abc")}}
+    kept, outcomes, clar, _ = resolve_conflicts(
+        rows[:2], policy=policy(), acknowledged=acknowledged
+    )
+    assert len(kept) == 2 and not clar and outcomes[0].rule == "kept_both_by_reviewer"
+    kept, outcomes, clar, _ = resolve_conflicts(rows, policy=policy(), acknowledged=acknowledged)
+    assert kept == [] and clar[0].memory_key == "deploy.region"
+
+
 def test_a_weak_winner_against_a_weak_rival_is_ambiguous():
     # The seed's choose_winner: top and second both below 0.8 confidence return no winner
     # ("memory is ambiguous" is safer than a weak pick). Two tool observations on a
