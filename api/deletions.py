@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.memories_serializers import StrictSerializer
-from api.responses import AGENT, AGENT_BODY, NOT_FOUND, error
+from api.responses import AGENT, AGENT_BODY, DELETION_TOO_LARGE, NOT_FOUND, error
 from memory_core.deletion.selectors import deletion_get, deletion_list
 from memory_core.deletion.services import deletion_request
 
@@ -96,6 +96,7 @@ class DeletionListCreateView(APIView):
                 "memory of the subject (subject_not_fully_granted)."
             ),
             404: error("No such memory, subject or memory_key in the caller's scope."),
+            422: DELETION_TOO_LARGE,
         },
     )
     def post(self, request):

@@ -39,6 +39,7 @@ from api.responses import (
     AGENT_INSERTS,
     BAD_REQUEST,
     CONFLICT,
+    DELETION_TOO_LARGE,
     FORBIDDEN,
     NOT_FOUND,
 )
@@ -179,7 +180,13 @@ class MemoryDetailView(APIView):
 
     @extend_schema(
         request=None,
-        responses={202: AcceptedSerializer, **AGENT, 403: FORBIDDEN, 404: NOT_FOUND},
+        responses={
+            202: AcceptedSerializer,
+            **AGENT,
+            403: FORBIDDEN,
+            404: NOT_FOUND,
+            422: DELETION_TOO_LARGE,
+        },
     )
     def delete(self, request, memory_id):
         return accepted(deletion_request(principal=request.user, memory_id=memory_id))

@@ -26,6 +26,11 @@ SUBJECT_NOT_GRANTED = error(
     "(subject_not_granted)."
 )
 CONFLICT = error("The memory is no longer the active head (or active).")
+DELETION_TOO_LARGE = error(
+    "The deletion did not finish within the time a request may spend on it "
+    "(deletion_too_large, MEMLEDGER_DELETION_REQUEST_BUDGET): nothing was deleted; delete by "
+    "memory_key in parts, or an operator runs manage.py delete_subject."
+)
 GONE = error(
     "The tenant was deleted while the request was in flight (tenant_deleted): nothing of "
     "the request was stored."

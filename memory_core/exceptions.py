@@ -57,6 +57,15 @@ class Busy(DomainError):
     status = 503
 
 
+class OverBudget(DomainError):
+    """The operation would run longer than the request may wait for it; nothing changed.
+    Retrying as it is does not help: the work must be split, or run where time is not
+    bounded (a management command)."""
+
+    code = "over_budget"
+    status = 422
+
+
 class EmbeddingUnavailable(DomainError):
     """The embedding model failed; a write that needs a vector is not stored (retry later)."""
 

@@ -14,7 +14,7 @@ from django.views.generic import FormView, TemplateView
 
 from memory_core.deletion.selectors import deletion_get
 from memory_core.deletion.services import deletion_request
-from memory_core.exceptions import DomainError, NotFound
+from memory_core.exceptions import DomainError, NotFound, OverBudget
 from memory_core.exports import export_create, export_path
 from memory_core.models import Consent, DeletionOperation, MemoryClass, Status
 from memory_core.selectors.memories import memory_get
@@ -386,6 +386,15 @@ class DeleteEverythingView(EndUserMixin, FormView):
             operation = deletion_request(
                 principal=self.principal, subject_id=self.principal.subject_id
             )
+        except OverBudget:
+            messages.error(
+                self.request,
+                "There is too much remembered about you to delete from this page in one go: "
+                "it would take longer than a page may wait, so nothing was deleted. Delete "
+                "memories one by one from their pages, or ask the service's administrator, "
+                "who can delete everything at once.",
+            )
+            return redirect("portal:home")
         except DomainError as error:
             return self.refuse(error, reverse("portal:home"))
         messages.add_message(self.request, *self._outcome(operation))

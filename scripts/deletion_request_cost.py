@@ -124,7 +124,9 @@ def measure(size: int) -> dict:
             started = time.perf_counter()
             with connection.execute_wrapper(timed), tenant_atomic(tenant.id):
                 operation = deletion_request(
-                    principal=SystemPrincipal(tenant_id=tenant.id), subject_id=subject.id
+                    principal=SystemPrincipal(tenant_id=tenant.id),
+                    subject_id=subject.id,
+                    time_limited=False,  # the cost, not MEMLEDGER_DELETION_REQUEST_BUDGET
                 )
                 with connection.cursor() as cursor:
                     # What the commit would run: the deferred chain trigger and foreign keys.

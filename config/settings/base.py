@@ -262,6 +262,11 @@ CELERY_BEAT_SCHEDULE: dict = {
 MEMLEDGER_DELETION_STALE_SECONDS = env.int("MEMLEDGER_DELETION_STALE_SECONDS", default=60)
 # Runs of one operation before it is dead-lettered (status failed, visible to reviewers).
 MEMLEDGER_DELETION_MAX_ATTEMPTS = env.int("MEMLEDGER_DELETION_MAX_ATTEMPTS", default=8)
+# Seconds a deletion request made over HTTP (API, portal, admin) may spend in the database
+# before it gives up, rolled back, with 422 deletion_too_large: well inside gunicorn's 30 s
+# --timeout, which would kill the worker instead. 0: no limit. ``manage.py delete_subject``
+# never has one.
+MEMLEDGER_DELETION_REQUEST_BUDGET = env.float("MEMLEDGER_DELETION_REQUEST_BUDGET", default=20.0)
 # Subjects' JSON exports (memory_core/exports.py).
 MEMLEDGER_EXPORT_DIR = Path(env.str("MEMLEDGER_EXPORT_DIR", default=str(DATA_DIR / "exports")))
 # Folders of evaluation datasets and reports built from production memories (JSON / JSONL).

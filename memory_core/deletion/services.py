@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import uuid
 from functools import partial
 
+from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, transaction
 from django.utils import timezone
-from psycopg.errors import LockNotAvailable
+from psycopg.errors import LockNotAvailable, QueryCanceled
 
 from memory_core.deletion.ledger import ledger_entry, ledger_write
 from memory_core.deletion.stores import active_stores, scrub_memories
-from memory_core.exceptions import Busy, NotFound, PermissionDenied, ValidationFailed
+from memory_core.exceptions import Busy, NotFound, OverBudget, PermissionDenied, ValidationFailed
 from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
     ApiKey,
@@ -128,9 +130,89 @@ def _with_predecessors(*memory_ids) -> list[uuid.UUID]:
         return [row[0] for row in cursor.fetchall()]
 
 
-@transaction.atomic
+class Budget:
+    """The time a deletion request may spend in the database (``MEMLEDGER_DELETION_REQUEST_
+    BUDGET``, for requests made over HTTP).
+
+    The request's cost grows with the memories it deletes (docs/operations.md, "Scaling"):
+    past a web worker's timeout the worker is killed mid-transaction and the caller gets no
+    answer. Each ``step`` gives the next statement what is left as its ``statement_timeout``
+    (a lock wait included), so the request ends first, rolled back, and says so
+    (``OverBudget``). ``seconds`` None (or 0): no limit, and no statement is sent.
+    """
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds if seconds and seconds > 0 else None
+        self.deadline = None if self.seconds is None else time.monotonic() + self.seconds
+        self._restore: str | None = None
+
+    def step(self) -> None:
+        """Bound the statements until the next step by the time left; raise when none is."""
+        if self.deadline is None:
+            return
+        left_ms = int((self.deadline - time.monotonic()) * 1000)
+        if left_ms < 1:
+            raise _OutOfTime
+        with connection.cursor() as cursor:
+            if self._restore is None:
+                cursor.execute("SELECT current_setting('statement_timeout')")
+                self._restore = cursor.fetchone()[0]
+            cursor.execute("SELECT set_config('statement_timeout', %s, true)", [f"{left_ms}ms"])
+
+    def close(self) -> None:
+        """Give the rest of the transaction its own statement_timeout back."""
+        if self._restore is not None:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT set_config('statement_timeout', %s, true)", [self._restore])
+
+
+class _OutOfTime(Exception):
+    """The budget ran out between two statements (one timed out raises QueryCanceled)."""
+
+
 def deletion_request(
     *,
+    principal,
+    memory_id=None,
+    subject_id=None,
+    memory_key=None,
+    subject_external_id=None,
+    reason_code: str = "",
+    time_limited: bool = True,
+) -> DeletionOperation:
+    """Request a deletion (``_deletion_request`` says what each target deletes).
+
+    ``time_limited``: the request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET``
+    seconds in the database, rolled back, with ``OverBudget`` (``deletion_too_large``): a
+    subject of hundreds of thousands of memories takes longer than a web worker may run
+    (the API, the portal and the admin call it so). ``manage.py delete_subject`` passes
+    False.
+    """
+    budget = Budget(settings.MEMLEDGER_DELETION_REQUEST_BUDGET if time_limited else None)
+    target = {"memory_id": memory_id, "subject_id": subject_id, "memory_key": memory_key}
+    target |= {"subject_external_id": subject_external_id, "reason_code": reason_code}
+    try:
+        with transaction.atomic():
+            operation = _deletion_request(budget=budget, principal=principal, **target)
+            budget.close()
+            return operation
+    except (_OutOfTime, OperationalError) as exc:
+        cause = exc.__cause__ if isinstance(exc, OperationalError) else exc
+        if budget.seconds is None or not isinstance(cause, (_OutOfTime, QueryCanceled)):
+            raise
+        raise OverBudget(
+            f"The deletion did not finish within the {budget.seconds:g} s a request may "
+            "spend on it (the memories it deletes are very many, or other work held them), "
+            "so nothing was deleted. Delete by memory_key in parts, or ask an operator to "
+            "run `manage.py delete_subject`, which has no time limit.",
+            code="deletion_too_large",
+            details={"budget_seconds": budget.seconds},
+        ) from exc
+
+
+def _deletion_request(
+    *,
+    budget: Budget,
     principal,
     memory_id=None,
     subject_id=None,
@@ -155,6 +237,7 @@ def deletion_request(
     while that one is under way, or once it completed if no export or trace of the subject
     was made since. The returned operation's ``already_requested`` says which it is.
     """
+    budget.step()
     visible = Memory.objects.visible_to(principal)
     write_types = getattr(principal, "write_types", None)
     writable = visible if write_types is None else visible.filter(memory_type__in=write_types)
@@ -177,6 +260,7 @@ def deletion_request(
             target=DeletionOperation.Target.MEMORY,
             candidates=candidates,
             reason_code=reason_code or "requested",
+            budget=budget,
         )
     if subject_id is None and not subject_external_id:
         raise ValidationFailed(
@@ -227,6 +311,7 @@ def deletion_request(
         target=target,
         candidates=candidates,
         reason_code=reason_code or "requested",
+        budget=budget,
     )
 
 
@@ -287,14 +372,19 @@ def _operation_create(
     target: str,
     candidates,
     reason_code: str,
+    budget: Budget | None = None,
 ) -> DeletionOperation:
     """Write tombstones, the operation and its steps; scrub the rows; on commit, journal the
     operation and send the task.
 
     Must run inside the caller's transaction (deletion_request, the retention sweep).
+    ``budget`` bounds each of the statements that grow with the rows.
     """
+    step = budget.step if budget is not None else lambda: None
     if subject_id is not None:  # a tenant's deletion locks the tenant row instead
+        step()
         subject_deletion_lock(subject_id)
+    step()
     # Lock the rows in a fixed order, so concurrent requests for overlapping memories queue
     # up instead of deadlocking; rows already in the ledger belong to their own operation.
     rows = list(
@@ -314,6 +404,7 @@ def _operation_create(
         .first()
     )
     now = timezone.now()
+    step()
     operation = DeletionOperation.objects.create(
         tenant_id=tenant_id,
         subject_id=subject_id,
@@ -327,6 +418,7 @@ def _operation_create(
         policy_version=policy,
         requested_at=now,
     )
+    step()
     tombstones_insert(operation=operation, rows=rows, deleted_at=now)
     # Journaled as the request commits, not only when a worker runs it: a database lost
     # before then is restored and replayed from the journal, which must hold this operation.
@@ -337,7 +429,9 @@ def _operation_create(
         [DeletionStep(operation=operation, store=store.name) for store in active_stores(target)]
     )
     # Unretrievable at once: no read path serves a deleted row, and it holds nothing to serve.
+    step()
     scrub_memories(operation.memory_ids)
+    step()
     events_insert(
         tenant_id=tenant_id,
         memory_ids=operation.memory_ids,

@@ -2,11 +2,11 @@
 
 import json
 import math
-import time
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_core.deletion.runner import FINAL, deletion_run
+from memory_core.deletion.progress import operation_document, operation_wait
+from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import tenant_deletion_request
 from memory_core.exceptions import Busy
 from memory_core.models import DeletionOperation, Export, Memory, RetrievalTrace, Subject, Tenant
@@ -61,8 +61,8 @@ class Command(BaseCommand):
             status = deletion_run(operation_id=operation.pk)
             self.stderr.write(f"ran its steps here: {status}")
         elif wait:
-            _wait(self, operation, wait)
-        document = _document(operation)
+            operation_wait(self.stderr.write, operation, wait)
+        document = operation_document(operation)
         self.stdout.write(
             json.dumps({"tenant": slug, **document, "counts": counts}, sort_keys=True)
         )
@@ -81,30 +81,3 @@ def _counts(tenant) -> dict:
             "traces": RetrievalTrace.objects.filter(tenant=tenant).count(),
             "exports": Export.objects.filter(tenant=tenant).count(),
         }
-
-
-def _document(operation) -> dict:
-    with tenant_scope(operation.tenant_id):
-        operation.refresh_from_db()
-        steps = {step.store: step.status for step in operation.steps.order_by("id")}
-    return {"operation_id": str(operation.pk), "status": operation.status, "steps": steps}
-
-
-def _wait(command, operation, seconds: float) -> None:
-    """Poll the operation until it settles or ``seconds`` pass, printing each change."""
-    deadline = time.monotonic() + seconds
-    seen = None
-    while True:
-        document = _document(operation)
-        shown = (document["status"], document["steps"])
-        if shown != seen:
-            pending = [store for store, state in document["steps"].items() if state != "verified"]
-            command.stderr.write(
-                f"{document['status']}: {len(document['steps']) - len(pending)}/"
-                f"{len(document['steps'])} steps verified"
-                + (f" (left: {', '.join(pending)})" if pending else "")
-            )
-            seen = shown
-        if document["status"] in FINAL or time.monotonic() >= deadline:
-            return
-        time.sleep(0.5)

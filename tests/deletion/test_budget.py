@@ -1,0 +1,188 @@
+"""A deletion request made over HTTP has a time budget (MEMLEDGER_DELETION_REQUEST_BUDGET):
+past it the request ends, rolled back, with 422 deletion_too_large, instead of a web worker
+killed mid-transaction; ``manage.py delete_subject`` deletes without one."""
+
+import json
+import threading
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import connection, transaction
+from django.urls import reverse
+
+from memory_core.deletion.services import deletion_request
+from memory_core.exceptions import OverBudget
+from memory_core.models import DeletionOperation, Memory, Tombstone
+from memory_core.principals import SystemPrincipal
+from memory_core.rls import tenant_scope
+from tests.factories import MemoryFactory
+
+pytestmark = pytest.mark.django_db
+
+NO_TIME = 1e-9  # runs out before the first statement
+
+
+def statement_timeout() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('statement_timeout')")
+        return cursor.fetchone()[0]
+
+
+def untouched(subject, count):
+    memories = Memory.objects.filter(subject=subject)
+    assert memories.filter(status="active").exclude(content="").count() == count
+    assert not DeletionOperation.objects.filter(subject=subject).exists()
+    assert not Tombstone.objects.filter(subject_id=subject.id).exists()
+
+
+def test_a_request_out_of_time_changes_nothing_and_says_why(settings, owner, memories):
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    system = SystemPrincipal(tenant_id=owner.tenant_id)
+    before = statement_timeout()
+    with pytest.raises(OverBudget) as refused:
+        deletion_request(principal=system, subject_id=owner.id)
+    assert refused.value.code == "deletion_too_large" and refused.value.status == 422
+    assert "nothing was deleted" in refused.value.message
+    assert "manage.py delete_subject" in refused.value.message
+    untouched(owner, len(memories))
+    assert statement_timeout() == before
+
+
+def test_a_request_cut_short_inside_a_request_gives_the_timeout_back(settings, owner):
+    """Inside a request's transaction (ATOMIC_REQUESTS; here the test's) the deletion is a
+    savepoint: rolling it back also undoes its statement_timeout, so the rest of the request
+    runs unbounded as before."""
+    seed = MemoryFactory(subject=owner)
+    columns = [
+        f.column
+        for f in Memory._meta.concrete_fields
+        if not f.generated and f.column not in ("id", "content", "memory_key", "content_hash")
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO memory_core_memory"  # noqa: S608 (field names)
+            f" (id, content, memory_key, content_hash, {', '.join(columns)})"
+            " SELECT gen_random_uuid(), 'Fact ' || i || '.', 'key.' || i, md5(i::text),"
+            f" {', '.join(columns)} FROM memory_core_memory, generate_series(1, 2999) AS i"
+            " WHERE id = %s",
+            [seed.id],
+        )
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = 0.02  # 3,000 rows take ten times as long
+    before = statement_timeout()
+    with pytest.raises(OverBudget):
+        deletion_request(principal=SystemPrincipal(tenant_id=owner.tenant_id), subject_id=owner.id)
+    assert statement_timeout() == before
+    untouched(owner, 3000)
+
+
+def test_a_request_within_its_budget_deletes_and_gives_the_timeout_back(settings, owner, memories):
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = 60
+    before = statement_timeout()
+    operation = deletion_request(
+        principal=SystemPrincipal(tenant_id=owner.tenant_id), subject_id=owner.id
+    )
+    assert sorted(operation.memory_ids) == sorted(m.id for m in memories)
+    assert set(Memory.objects.filter(subject=owner).values_list("status", flat=True)) == {"deleted"}
+    assert statement_timeout() == before  # the rest of the request is not bounded by it
+
+
+def test_an_unlimited_request_ignores_the_budget(settings, owner, memories):
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    operation = deletion_request(
+        principal=SystemPrincipal(tenant_id=owner.tenant_id),
+        subject_id=owner.id,
+        time_limited=False,
+    )
+    assert len(operation.memory_ids) == len(memories)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_statement_still_running_when_the_budget_ends_is_cancelled(settings, owner):
+    """The budget bounds the statements themselves (a lock wait here): the request does not
+    wait past it for rows another transaction holds, and leaves no trace."""
+    memories = [MemoryFactory(subject=owner) for _ in range(3)]
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = 0.5
+    held, release = threading.Event(), threading.Event()
+
+    def hold_a_row():
+        try:
+            with tenant_scope(owner.tenant_id), transaction.atomic():
+                Memory.objects.select_for_update().get(pk=memories[1].pk)
+                held.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_a_row)
+    holder.start()
+    try:
+        assert held.wait(10)
+        with tenant_scope(owner.tenant_id), pytest.raises(OverBudget) as refused:
+            deletion_request(
+                principal=SystemPrincipal(tenant_id=owner.tenant_id), subject_id=owner.id
+            )
+        assert refused.value.details == {"budget_seconds": 0.5}
+        assert "QueryCanceled" in type(refused.value.__cause__.__cause__).__name__
+    finally:
+        release.set()
+        holder.join(10)
+    with tenant_scope(owner.tenant_id):
+        untouched(owner, len(memories))
+
+
+def test_the_api_answers_422_deletion_too_large(settings, api_client, owner, memories):
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    response = api_client.post("/api/v1/deletions", {"subject": owner.external_id}, format="json")
+    assert response.status_code == 422, response.content
+    error = response.json()["error"]
+    assert error["code"] == "deletion_too_large"
+    assert error["details"] == {"budget_seconds": NO_TIME}
+    untouched(owner, len(memories))
+
+
+def test_the_command_asks_first_then_deletes_without_a_budget(settings, owner, memories, capsys):
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    slug, user = owner.tenant.slug, owner.external_id
+    with pytest.raises(CommandError, match="--yes"):
+        call_command("delete_subject", slug, user)
+    assert json.loads(capsys.readouterr().out)["would_delete"] == len(memories)
+    untouched(owner, len(memories))
+
+    call_command("delete_subject", slug, user, "--key", memories[0].memory_key, "--yes")
+    report = json.loads(capsys.readouterr().out)
+    assert (report["memory_key"], report["memories"]) == (memories[0].memory_key, 1)
+    assert Memory.objects.get(pk=memories[0].pk).status == "deleted"
+    assert Memory.objects.filter(subject=owner, status="active").count() == len(memories) - 1
+
+    call_command("delete_subject", slug, user, "--yes", "--run")
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "completed" and set(report["steps"].values()) == {"verified"}
+    operation = DeletionOperation.objects.get(pk=report["operation_id"])
+    assert (operation.target, operation.requested_by_id) == ("subject", "delete_subject")
+    assert not Memory.objects.filter(subject=owner).exclude(status="deleted").exists()
+
+
+def test_the_command_refuses_what_it_cannot_find(owner):
+    with pytest.raises(CommandError, match="No tenant"):
+        call_command("delete_subject", "no-such-tenant", owner.external_id, "--yes")
+    with pytest.raises(CommandError, match="No subject"):
+        call_command("delete_subject", owner.tenant.slug, "nobody", "--yes")
+    with pytest.raises(CommandError, match="No memory with this key"):
+        call_command("delete_subject", owner.tenant.slug, owner.external_id, "--key", "x", "--yes")
+    with pytest.raises(CommandError, match="--wait"):
+        call_command("delete_subject", owner.tenant.slug, owner.external_id, "--wait", "nan")
+
+
+def test_the_portal_says_to_delete_one_by_one_or_ask_an_administrator(settings, client, owner):
+    from tests.portal.conftest import make_login
+
+    memory = MemoryFactory(subject=owner)
+    client.force_login(make_login("heavy", tenant=owner.tenant, role="end_user", subject=owner))
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    response = client.post(reverse("portal:delete-everything"), {"confirm": "on"}, follow=True)
+    body = response.content.decode()
+    assert response.redirect_chain[-1][0] == reverse("portal:home")
+    assert "nothing was deleted" in body and "administrator" in body
+    untouched(owner, 1)
+    assert Memory.objects.get(pk=memory.pk).status == "active"
