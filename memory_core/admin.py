@@ -92,8 +92,11 @@ class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, admin.ModelAdmin):
     @admin.action(description="Delete every memory of the selected subjects (an operation)")
     def request_subject_deletion(self, request, queryset):
         for subject in queryset:
-            operation = _request_deletion(subject.tenant_id, subject_id=subject.pk)
-            self.message_user(request, f"{subject}: deletion operation {operation.pk}.")
+            operation = _request_deletion(
+                self, request, str(subject), subject.tenant_id, subject_id=subject.pk
+            )
+            if operation is not None:
+                self.message_user(request, f"{subject}: deletion operation {operation.pk}.")
 
 
 class ApiKeyInline(admin.TabularInline):
@@ -171,22 +174,34 @@ class MemoryAdmin(ReadOnlyMixin, admin.ModelAdmin):
     @admin.action(description="Delete the selected memories and their history (an operation)")
     def request_deletion(self, request, queryset):
         for memory in queryset.exclude(status=models.Status.DELETED):
-            operation = _request_deletion(memory.tenant_id, memory_id=memory.pk)
-            self.message_user(request, f"Memory {memory.pk}: deletion operation {operation.pk}.")
+            label = f"Memory {memory.pk}"
+            operation = _request_deletion(
+                self, request, label, memory.tenant_id, memory_id=memory.pk
+            )
+            if operation is not None:
+                self.message_user(
+                    request, f"Memory {memory.pk}: deletion operation {operation.pk}."
+                )
 
 
-def _request_deletion(tenant_id, **target):
-    """Request a deletion as memledger itself, in the row's tenant (row-level security)."""
+def _request_deletion(model_admin, request, label: str, tenant_id, **target):
+    """Request a deletion as memledger itself, in the row's tenant (row-level security); a
+    refusal (a subject too large for a request: deletion_too_large) is shown, not raised."""
     from memory_core.deletion.services import deletion_request
+    from memory_core.exceptions import DomainError
     from memory_core.principals import SystemPrincipal
     from memory_core.rls import tenant_atomic
 
-    with tenant_atomic(tenant_id):
-        return deletion_request(
-            principal=SystemPrincipal(tenant_id=tenant_id, name="admin"),
-            reason_code="admin",
-            **target,
-        )
+    try:
+        with tenant_atomic(tenant_id):
+            return deletion_request(
+                principal=SystemPrincipal(tenant_id=tenant_id, name="admin"),
+                reason_code="admin",
+                **target,
+            )
+    except DomainError as exc:
+        model_admin.message_user(request, f"{label}: {exc.message}", level=messages.ERROR)
+        return None
 
 
 @admin.register(models.MemoryEvent)

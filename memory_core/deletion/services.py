@@ -131,14 +131,15 @@ def _with_predecessors(*memory_ids) -> list[uuid.UUID]:
 
 
 class Budget:
-    """The time a deletion request may spend in the database (``MEMLEDGER_DELETION_REQUEST_
-    BUDGET``, for requests made over HTTP).
+    """The time a deletion request made over HTTP may spend in the database
+    (``MEMLEDGER_DELETION_REQUEST_BUDGET``).
 
     The request's cost grows with the memories it deletes (docs/operations.md, "Scaling"):
-    past a web worker's timeout the worker is killed mid-transaction and the caller gets no
-    answer. Each ``step`` gives the next statement what is left as its ``statement_timeout``
-    (a lock wait included), so the request ends first, rolled back, and says so
-    (``OverBudget``). ``seconds`` None (or 0): no limit, and no statement is sent.
+    past gunicorn's timeout the worker is killed mid-transaction, the caller gets a 500 and
+    every retry ends the same way. Each ``step`` gives the statements up to the next one
+    what is left as their ``statement_timeout`` (a lock wait included), so the request ends
+    first, rolled back, and says why (``OverBudget``). ``seconds`` None (or 0): no limit,
+    and no statement is sent.
     """
 
     def __init__(self, seconds: float | None):

@@ -186,3 +186,17 @@ def test_the_portal_says_to_delete_one_by_one_or_ask_an_administrator(settings, 
     assert "nothing was deleted" in body and "administrator" in body
     untouched(owner, 1)
     assert Memory.objects.get(pk=memory.pk).status == "active"
+
+
+def test_the_admin_action_shows_the_refusal(settings, admin_client, owner, memories):
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    body = {"action": "request_subject_deletion", "_selected_action": [str(owner.pk)]}
+    page = admin_client.post("/admin/memory_core/subject/", body, follow=True)
+    assert page.status_code == 200
+    assert "manage.py delete_subject" in page.content.decode()
+    untouched(owner, len(memories))
+
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = 60
+    page = admin_client.post("/admin/memory_core/subject/", body, follow=True)
+    assert "deletion operation" in page.content.decode()
+    assert not Memory.objects.filter(subject=owner, status="active").exists()
