@@ -1,0 +1,58 @@
+"""Fuzz the portal: ``python manage.py fuzz_portal --requests 3000 [--seed 7] [--json OUT]``.
+
+Plants two tenants (portal/fuzz.py: alice in both, bob beside A's alice, an end-user login
+and a reviewer login in A), sends generated form posts and query strings through the portal
+in-process, prints the counts, and rolls everything back: the database is left as it was.
+Exit status 1 if any 5xx, or any row the caller may not see was shown or changed.
+"""
+
+import json
+import logging
+import uuid
+from pathlib import Path
+
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from memory_core.benchmarks.args import at_least
+from memory_core.rls import platform_command
+from portal.fuzz import fuzz_run, plant
+
+
+class _Rollback(Exception):
+    pass
+
+
+class Command(BaseCommand):
+    help = "Send generated portal requests; count 5xx and rows shown or changed across scopes."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--requests", type=at_least(1), default=3000)
+        parser.add_argument("--seed", type=at_least(0), default=7)
+        parser.add_argument("--json", dest="json_out", default="")
+
+    @platform_command
+    def handle(self, *args, requests, seed, json_out, **options):
+        # Hundreds of expected 404s: keep the output to the counts.
+        logging.getLogger("django.request").setLevel(logging.ERROR)
+        report = None
+        try:
+            with transaction.atomic():
+                world = plant(prefix=f"pfuzz-{uuid.uuid4().hex[:8]}")
+                report = fuzz_run(world=world, requests=requests, rng_seed=seed)
+                raise _Rollback
+        except _Rollback:
+            pass
+        summary = report.as_dict()
+        for key, value in summary.items():
+            if key != "examples":
+                self.stdout.write(f"{key}: {value}")
+        if json_out:
+            Path(json_out).write_text(json.dumps(summary, indent=2, default=str) + "\n")
+        if (
+            summary["server_errors"]
+            + summary["foreign_rows_shown"]
+            + summary["foreign_rows_changed"]
+        ):
+            self.stderr.write(json.dumps(summary["examples"], indent=2, default=str)[:5000])
+            raise SystemExit(1)
