@@ -208,7 +208,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MEMLEDGER_MAX_BODY_BYTES
 # --- Celery ---------------------------------------------------------------------------------
 # Without CELERY_BROKER_URL, kombu's filesystem transport needs no server.
 BROKER_DIR = Path(env.str("MEMLEDGER_BROKER_DIR", default=str(DATA_DIR / "broker")))
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://")
+# "localhost": with no host, kombu logs "No hostname was supplied" at every task sent.
+CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://localhost/")
 
 
 def filesystem_broker_options(broker_dir: Path) -> dict:
