@@ -70,12 +70,14 @@ class TenantAdmin(NoHardDeleteMixin, admin.ModelAdmin):
                 request, "admin/memory_core/tenant/delete_confirmation.html", context
             )
         from memory_core.deletion.services import tenant_deletion_request
-        from memory_core.exceptions import Busy
+        from memory_core.exceptions import Busy, OverBudget
 
         for tenant in queryset:
             try:
-                operation = tenant_deletion_request(tenant_id=tenant.pk, requested_by="admin")
-            except Busy as exc:
+                operation = tenant_deletion_request(
+                    tenant_id=tenant.pk, requested_by="admin", time_limited=True
+                )
+            except (Busy, OverBudget) as exc:
                 self.message_user(request, f"{tenant}: {exc.message}", messages.ERROR)
                 continue
             self.message_user(request, f"{tenant}: deletion operation {operation.pk}.")

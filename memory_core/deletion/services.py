@@ -12,6 +12,7 @@ import json
 import logging
 import time
 import uuid
+from contextlib import contextmanager
 from functools import partial
 
 from django.conf import settings
@@ -166,6 +167,27 @@ class Budget:
             with connection.cursor() as cursor:
                 cursor.execute("SELECT set_config('statement_timeout', %s, true)", [self._restore])
 
+    @contextmanager
+    def within(self, *, instead: str):
+        """Run the block in a transaction (a savepoint inside a request's); if the budget ran
+        out, roll it back and raise ``OverBudget``, whose message ends with ``instead``: what
+        to do when a request cannot do it."""
+        try:
+            with transaction.atomic():
+                yield
+                self.close()
+        except (_OutOfTime, OperationalError) as exc:
+            cause = exc.__cause__ if isinstance(exc, OperationalError) else exc
+            if self.seconds is None or not isinstance(cause, (_OutOfTime, QueryCanceled)):
+                raise
+            raise OverBudget(
+                f"The deletion did not finish within the {self.seconds:g} s a request may "
+                "spend on it (the memories it deletes are very many, or other work held "
+                f"them), so nothing was deleted. {instead}, which has no time limit.",
+                code="deletion_too_large",
+                details={"budget_seconds": self.seconds},
+            ) from exc
+
 
 class _OutOfTime(Exception):
     """The budget ran out between two statements (one timed out raises QueryCanceled)."""
@@ -192,23 +214,9 @@ def deletion_request(
     budget = Budget(settings.MEMLEDGER_DELETION_REQUEST_BUDGET if time_limited else None)
     target = {"memory_id": memory_id, "subject_id": subject_id, "memory_key": memory_key}
     target |= {"subject_external_id": subject_external_id, "reason_code": reason_code}
-    try:
-        with transaction.atomic():
-            operation = _deletion_request(budget=budget, principal=principal, **target)
-            budget.close()
-            return operation
-    except (_OutOfTime, OperationalError) as exc:
-        cause = exc.__cause__ if isinstance(exc, OperationalError) else exc
-        if budget.seconds is None or not isinstance(cause, (_OutOfTime, QueryCanceled)):
-            raise
-        raise OverBudget(
-            f"The deletion did not finish within the {budget.seconds:g} s a request may "
-            "spend on it (the memories it deletes are very many, or other work held them), "
-            "so nothing was deleted. Delete by memory_key in parts, or ask an operator to "
-            "run `manage.py delete_subject`, which has no time limit.",
-            code="deletion_too_large",
-            details={"budget_seconds": budget.seconds},
-        ) from exc
+    instead = "Delete by memory_key in parts, or ask an operator to run `manage.py delete_subject`"
+    with budget.within(instead=instead):
+        return _deletion_request(budget=budget, principal=principal, **target)
 
 
 def _deletion_request(
@@ -521,7 +529,11 @@ def events_insert(
 
 
 def tenant_deletion_request(
-    *, tenant_id, requested_by: str = "admin", reason_code: str = "tenant_deleted"
+    *,
+    tenant_id,
+    requested_by: str = "admin",
+    reason_code: str = "tenant_deleted",
+    time_limited: bool = False,
 ) -> DeletionOperation:
     """Delete a whole tenant: every memory it holds and everything derived from them.
 
@@ -542,9 +554,20 @@ def tenant_deletion_request(
     new operation would hold none of them and leave what the failed steps did not clean (and
     no reviewer of a deleted tenant can log in to retry it). ``NotFound`` for an unknown tenant;
     ``Busy`` (``tenant_busy``, retry later) when other work kept taking its memories.
+
+    ``time_limited`` (the admin's action, a web request): as for ``deletion_request``, the
+    request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET`` seconds with ``OverBudget``;
+    ``manage.py delete_tenant`` is not limited.
     """
+    budget = Budget(settings.MEMLEDGER_DELETION_REQUEST_BUDGET if time_limited else None)
+    instead = "Ask an operator to run `manage.py delete_tenant` with the tenant's slug and --yes"
+    with budget.within(instead=instead):
+        return _tenant_deletion_request(tenant_id, budget, requested_by, reason_code)
+
+
+def _tenant_deletion_request(tenant_id, budget: Budget, requested_by, reason_code):
     with tenant_atomic(tenant_id):
-        tenant, last = tenant_and_memories_lock(tenant_id)
+        tenant, last = tenant_and_memories_lock(tenant_id, budget=budget)
         if tenant is None:
             raise NotFound("No tenant with this id.")
         if last is not None:
@@ -561,6 +584,7 @@ def tenant_deletion_request(
             target=DeletionOperation.Target.TENANT,
             candidates=Memory.objects.filter(tenant_id=tenant.pk),
             reason_code=reason_code,
+            budget=budget,
         )
         if tenant.deleted_at is None:
             # From the commit on, its keys and logins act for nobody and the trigger of
@@ -584,7 +608,7 @@ def _lock_tenant_memories(tenant_id, *, nowait: bool = False) -> None:
 
 
 def tenant_and_memories_lock(
-    tenant_id, *, every_row: bool = False
+    tenant_id, *, every_row: bool = False, budget: Budget | None = None
 ) -> tuple[Tenant | None, DeletionOperation | None]:
     """Lock the tenant's memory rows, then the tenant row; return it and its last operation.
 
@@ -606,6 +630,8 @@ def tenant_and_memories_lock(
     (``Busy``, a 503 to retry), having changed nothing.
     """
     for _round in range(TENANT_LOCK_ROUNDS):
+        if budget is not None:
+            budget.step()  # each round's locks within what is left of it
         if every_row or _last_tenant_deletion(tenant_id) is None:
             _lock_tenant_memories(tenant_id)
         try:

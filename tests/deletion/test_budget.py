@@ -200,3 +200,24 @@ def test_the_admin_action_shows_the_refusal(settings, admin_client, owner, memor
     page = admin_client.post("/admin/memory_core/subject/", body, follow=True)
     assert "deletion operation" in page.content.decode()
     assert not Memory.objects.filter(subject=owner, status="active").exists()
+
+
+def test_the_admin_tenant_deletion_has_the_budget_and_the_command_has_none(
+    settings, admin_client, tenant, owner, memories
+):
+    from memory_core.models import Tenant
+
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    body = {
+        "action": "request_tenant_deletion",
+        "_selected_action": [str(tenant.pk)],
+        "confirmed": "yes",
+    }
+    page = admin_client.post("/admin/memory_core/tenant/", body, follow=True)
+    assert "manage.py delete_tenant" in page.content.decode()
+    assert Tenant.objects.get(pk=tenant.pk).deleted_at is None
+    untouched(owner, len(memories))
+
+    call_command("delete_tenant", tenant.slug, "--yes")
+    assert Tenant.objects.get(pk=tenant.pk).deleted_at is not None
+    assert not Memory.objects.filter(tenant=tenant).exclude(status="deleted").exists()
