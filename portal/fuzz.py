@@ -1,9 +1,11 @@
 """Generated portal testing: random form posts and query strings, as an end user and a reviewer.
 
 ``fuzz_api`` covers the agents' API from its OpenAPI schema; the portal has no schema, so
-this sends what a browser could: every page and form of the portal, with bodies and query
-strings drawn from valid values, junk (empty, blank, NUL, very long, markup, SQL, unicode,
-numbers where text goes, unknown fields) and ids from four pools: the caller's own rows,
+this sends what a browser could: every page and form of the portal, and the reviewer API
+that takes the same session (``/api/v1/review/...``; an agent key only gets 403 there), with
+bodies and query strings drawn from valid values, junk (empty, blank, NUL, very long,
+markup, SQL, unicode, numbers where text goes, unknown fields, JSON that is not an object or
+not JSON) and ids from four pools: the caller's own rows,
 another subject's of the same tenant, another tenant's, and ids of nothing. A planted world
 (``plant``) gives both tenants an ``alice`` (the same external id), memories, a pending
 sensitive write, an open conflict and deletion operations; tenant A also has ``bob``.
@@ -24,6 +26,7 @@ platform mode until the portal sets the login's tenant.
 
 from __future__ import annotations
 
+import json
 import random
 import tempfile
 import time
@@ -52,6 +55,7 @@ class Route:
     id_kind: str = ""  # "memory", "item", "operation": the URL's id
     fields: tuple[str, ...] = ()
     weight: int = 10
+    json: bool = False  # the reviewer API: a JSON body (sometimes not JSON, or not an object)
 
 
 TEXT = "text"
@@ -86,6 +90,11 @@ ROUTES = [
     Route("reviewer", "GET", "portal:review:deletions", fields=("page",)),
     Route("reviewer", "POST", "portal:review:deletion-retry", "operation"),
     Route("reviewer", "GET", "portal:review:health", fields=("days",)),
+    # The reviewer API takes the same portal session (fuzz_api's agent keys only get 403).
+    Route("reviewer", "GET", "api:review-items", fields=("state", "kind", "limit", "offset")),
+    Route("reviewer", "GET", "api:review-item", "item"),
+    Route("reviewer", "POST", "api:review-approve", "item", ("reason",), json=True),
+    Route("reviewer", "POST", "api:review-reject", "item", ("reason",), json=True),
 ]  # fmt: skip
 
 CHOICES = {
@@ -94,6 +103,8 @@ CHOICES = {
     "authority": [value for value, _ in Authority.choices],
     "scope_kind": [value for value, _ in ScopeKind.choices],
     "outcome": ["choose_winner", "keep_both_scoped", "ask_user"],
+    "state": ["open", "approved", "rejected", "resolved"],
+    "kind": ["sensitive_write", "conflict"],
 }
 JUNK = [
     "",
@@ -201,10 +212,13 @@ def _fuzz(*, world: PortalWorld, requests: int, rng_seed: int) -> PortalFuzzRepo
         pool, url = _url(route, world, rng)
         data = _data(route, world, rng)
         _as_a_request()
+        client = clients[route.role]
         if route.method == "GET":
-            response = clients[route.role].get(url, data)
+            response = client.get(url, data)
+        elif route.json:
+            response = client.post(url, _json_body(data, rng), content_type="application/json")
         else:
-            response = clients[route.role].post(url, data)
+            response = client.post(url, data)
         _as_platform()
         report.requests += 1
         report.statuses[response.status_code] += 1
@@ -278,7 +292,7 @@ def _value(name: str, world: PortalWorld, rng: random.Random) -> str:
         return rng.choice(JUNK)
     if name in CHOICES:
         return rng.choice(CHOICES[name])
-    if name in ("page", "days"):
+    if name in ("page", "days", "limit", "offset"):
         return rng.choice(NUMBERS)
     if name == "confirm":
         return rng.choice(["on", "on", "true", "1", "off", ""])
@@ -288,6 +302,16 @@ def _value(name: str, world: PortalWorld, rng: random.Random) -> str:
         return rng.choice(ids + ["not-a-uuid"])
     words = ["The", "user", "prefers", "tea", "Python", "deploys", "on", "Fridays", "."]
     return " ".join(rng.choice(words) for _ in range(rng.randint(1, 12)))
+
+
+def _json_body(data: dict, rng: random.Random) -> str:
+    """``data`` as JSON, or now and then what a broken client sends instead."""
+    roll = rng.random()
+    if roll < 0.05:
+        return rng.choice(["", "{", "[1, 2]", '"reason"', "null", '{"reason": NaN}'])
+    if roll < 0.1:
+        return json.dumps({"reason": {"nested": [rng.choice(JUNK)]}})
+    return json.dumps(data)
 
 
 def _short(data: dict) -> dict:
