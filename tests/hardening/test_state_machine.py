@@ -1,4 +1,5 @@
-"""A hypothesis state machine over write, supersede, revoke, retrieve and delete.
+"""A hypothesis state machine over write, supersede, revoke, retrieve and delete (a memory, a
+key, a whole subject).
 
 Two sibling tenants (the same subject external id, the same memory keys) are driven through
 the real services; after every step the invariants are checked:
@@ -125,12 +126,21 @@ class MemoryLifecycle(RuleBasedStateMachine):
     def delete(self, side, pick):
         if not self.ids[side]:
             return
+        self._delete(side, memory_id=self.ids[side][pick % len(self.ids[side])])
+
+    @rule(side=st.sampled_from("ab"), key=st.sampled_from(KEYS))
+    def delete_key(self, side, key):
+        """Every chain on the key at once: the scrub the chain trigger skips (0020)."""
+        self._delete(side, subject_external_id="user-1", memory_key=key)
+
+    @rule(side=st.sampled_from("ab"))
+    def delete_subject(self, side):
+        self._delete(side, subject_external_id="user-1")
+
+    def _delete(self, side, **target):
         try:
-            operation = deletion_request(
-                principal=self.principals[side],
-                memory_id=self.ids[side][pick % len(self.ids[side])],
-            )
-        except DomainError:
+            operation = deletion_request(principal=self.principals[side], **target)
+        except DomainError:  # nothing left on the key, or nothing written yet
             return
         assert deletion_run(operation_id=operation.id) == "completed"
         self.deleted |= {
