@@ -11,7 +11,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 
-from memory_core.exceptions import DomainError, NotFound
+from memory_core.exceptions import DomainError, NotFound, OverBudget
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.rls import tenant_set
 from memory_core.selectors.portal import portal_principal
@@ -87,6 +87,14 @@ class PortalAccessMixin(LoginRequiredMixin):
         """Show a domain error as a message and go back to ``fallback_url``."""
         if isinstance(error, NotFound):
             raise Http404(error.message) from error
+        if isinstance(error, OverBudget):
+            # Its own words are for API clients and operators (memory_key, manage.py).
+            messages.error(
+                self.request,
+                "This took longer than a page may wait, so nothing was changed. Try again in "
+                "a moment; if it keeps happening, ask the service's administrator.",
+            )
+            return redirect(fallback_url)
         messages.error(self.request, error.message)
         return redirect(fallback_url)
 

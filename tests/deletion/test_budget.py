@@ -221,3 +221,15 @@ def test_the_admin_tenant_deletion_has_the_budget_and_the_command_has_none(
     call_command("delete_tenant", tenant.slug, "--yes")
     assert Tenant.objects.get(pk=tenant.pk).deleted_at is not None
     assert not Memory.objects.filter(tenant=tenant).exclude(status="deleted").exists()
+
+
+def test_the_portal_says_a_single_deletion_took_too_long_in_its_own_words(settings, client, owner):
+    from tests.portal.conftest import make_login
+
+    memory = MemoryFactory(subject=owner)
+    client.force_login(make_login("single", tenant=owner.tenant, role="end_user", subject=owner))
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    url = reverse("portal:memory-delete", args=[memory.pk])
+    body = client.post(url, {"confirm": "on"}, follow=True).content.decode()
+    assert "took longer than a page may wait" in body and "manage.py" not in body
+    untouched(owner, 1)
