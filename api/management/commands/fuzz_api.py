@@ -12,15 +12,11 @@ import uuid
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
-from django.db import transaction
 
 from api.fuzz import fuzz_run, plant
 from memory_core.benchmarks.args import at_least
+from memory_core.management.scratch import rolled_back
 from memory_core.rls import platform_command
-
-
-class _Rollback(Exception):
-    pass
 
 
 class Command(BaseCommand):
@@ -38,15 +34,12 @@ class Command(BaseCommand):
 
         # Thousands of expected 4xx: keep the output to the counts.
         logging.getLogger("django.request").setLevel(logging.ERROR)
-        report = None
-        try:
-            with transaction.atomic():
-                target, _ = plant(prefix=f"fuzz-{uuid.uuid4().hex[:8]}")
-                report = fuzz_run(app=application, target=target, requests=requests, rng_seed=seed)
-                raise _Rollback
-        except _Rollback:
-            pass
-        summary = report.as_dict()
+
+        def fuzz():
+            target, _ = plant(prefix=f"fuzz-{uuid.uuid4().hex[:8]}")
+            return fuzz_run(app=application, target=target, requests=requests, rng_seed=seed)
+
+        summary = rolled_back(fuzz).as_dict()
         for key in (
             "requests",
             "operations",

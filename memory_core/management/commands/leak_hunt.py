@@ -10,15 +10,11 @@ import uuid
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
-from django.db import transaction
 
 from memory_core.benchmarks.args import at_least
+from memory_core.management.scratch import rolled_back
 from memory_core.rls import platform_command
 from memory_core.security.leak_hunt import hunt
-
-
-class _Rollback(Exception):
-    pass
 
 
 class Command(BaseCommand):
@@ -37,16 +33,10 @@ class Command(BaseCommand):
 
     @platform_command
     def handle(self, *args, retrievals, seed, json_out, keep, **options):
-        report = None
-        try:
-            with transaction.atomic():
-                report = hunt(
-                    retrievals=retrievals, prefix=f"leak-{uuid.uuid4().hex[:8]}", seed=seed
-                )
-                if not keep:
-                    raise _Rollback
-        except _Rollback:
-            pass
+        prefix = f"leak-{uuid.uuid4().hex[:8]}"
+        report = rolled_back(
+            lambda: hunt(retrievals=retrievals, prefix=prefix, seed=seed), keep=keep
+        )
         summary = report.as_dict()
         for key, value in summary.items():
             if key != "leak_examples":

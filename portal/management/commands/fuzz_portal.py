@@ -12,15 +12,11 @@ import uuid
 from pathlib import Path
 
 from django.core.management.base import BaseCommand
-from django.db import transaction
 
 from memory_core.benchmarks.args import at_least
+from memory_core.management.scratch import rolled_back
 from memory_core.rls import platform_command
 from portal.fuzz import fuzz_run, plant
-
-
-class _Rollback(Exception):
-    pass
 
 
 class Command(BaseCommand):
@@ -35,15 +31,12 @@ class Command(BaseCommand):
     def handle(self, *args, requests, seed, json_out, **options):
         # Hundreds of expected 404s: keep the output to the counts.
         logging.getLogger("django.request").setLevel(logging.ERROR)
-        report = None
-        try:
-            with transaction.atomic():
-                world = plant(prefix=f"pfuzz-{uuid.uuid4().hex[:8]}")
-                report = fuzz_run(world=world, requests=requests, rng_seed=seed)
-                raise _Rollback
-        except _Rollback:
-            pass
-        summary = report.as_dict()
+
+        def fuzz():
+            world = plant(prefix=f"pfuzz-{uuid.uuid4().hex[:8]}")
+            return fuzz_run(world=world, requests=requests, rng_seed=seed)
+
+        summary = rolled_back(fuzz).as_dict()
         for key, value in summary.items():
             if key != "examples":
                 self.stdout.write(f"{key}: {value}")
