@@ -86,10 +86,12 @@ class TenantAdmin(NoHardDeleteMixin, admin.ModelAdmin):
 
 @admin.register(models.Subject)
 class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, admin.ModelAdmin):
-    list_display = ["external_id", "display_name", "tenant", "created_at"]
+    list_display = ["external_id", "display_name", "tenant", "created_at", "deletion_queued_at"]
     list_filter = ["tenant"]
     search_fields = ["external_id", "display_name"]
     actions = ["request_subject_deletion"]
+    # Set by the portal, cleared by the worker that makes the queued request.
+    readonly_fields = ["deletion_queued_at", "deletion_queued_by"]
 
     @admin.action(description="Delete every memory of the selected subjects (an operation)")
     def request_subject_deletion(self, request, queryset):

@@ -99,6 +99,27 @@ def deletion_run_task(self, operation_id: str) -> str:
     return status
 
 
+@shared_task(
+    name="memory_core.tasks.queued_subject_deletion",
+    autoretry_for=TRANSIENT,
+    max_retries=10,
+    # The request a web request could not make in time: it grows with the subject (about
+    # 0.1 ms a memory, docs/operations.md), so it gets an hour, not the usual five minutes.
+    **(COMMON | {"time_limit": 3600, "soft_time_limit": 3300}),
+)
+def queued_subject_deletion_task(subject_id: str) -> str:
+    """Make a queued whole-subject deletion request (``subject_deletion_queue``)."""
+    from memory_core.deletion.services import queued_subject_deletion_run
+    from memory_core.models import Subject
+
+    tenant_id = tenant_of(Subject, subject_id)
+    if tenant_id is None:
+        return "missing"
+    with tenant_scope(tenant_id):
+        operation = queued_subject_deletion_run(subject_id)
+    return "nothing queued" if operation is None else str(operation.pk)
+
+
 @shared_task(name="memory_core.tasks.deletion_sweep", autoretry_for=TRANSIENT, **COMMON)
 def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     """Re-drive deletions stuck in pending, running or partial (beat, every 30 s)."""

@@ -13,7 +13,7 @@ from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from memory_core.deletion.selectors import deletion_get
-from memory_core.deletion.services import deletion_request
+from memory_core.deletion.services import deletion_request, subject_deletion_queue
 from memory_core.exceptions import DomainError, NotFound, OverBudget
 from memory_core.exports import export_create, export_path
 from memory_core.models import Consent, DeletionOperation, MemoryClass, Status
@@ -21,6 +21,7 @@ from memory_core.selectors.memories import memory_get
 from memory_core.selectors.portal import (
     deletions_page,
     memory_history,
+    subject_deletion_queued,
     subject_memories,
     subject_memories_not_in_use,
     subject_memories_pending,
@@ -380,21 +381,25 @@ class DeleteEverythingView(EndUserMixin, FormView):
 
     template_name = "portal/delete_everything.html"
     form_class = ConfirmForm
+    QUEUED = (
+        "There is too much remembered about you to delete within a page's time, so the "
+        "deletion of everything is queued: a worker starts it within a minute or two, and it "
+        "then appears below. Until it starts, your memories are still in use."
+    )
 
     def form_valid(self, form):
+        if subject_deletion_queued(principal=self.principal) is not None:
+            messages.info(self.request, self.QUEUED)
+            return redirect("portal:deletions")
         try:
             operation = deletion_request(
                 principal=self.principal, subject_id=self.principal.subject_id
             )
         except OverBudget:
-            messages.error(
-                self.request,
-                "There is too much remembered about you to delete from this page in one go: "
-                "it would take longer than a page may wait, so nothing was deleted. Delete "
-                "memories one by one from their pages, or ask the service's administrator, "
-                "who can delete everything at once.",
-            )
-            return redirect("portal:home")
+            # Too much for one page's time: a worker makes the same request, as this user.
+            subject_deletion_queue(principal=self.principal)
+            messages.info(self.request, self.QUEUED)
+            return redirect("portal:deletions")
         except DomainError as error:
             return self.refuse(error, reverse("portal:home"))
         messages.add_message(self.request, *self._outcome(operation))
@@ -435,6 +440,7 @@ class DeletionListView(EndUserMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         page = deletions_page(principal=self.principal, page=page_number(self.request))
         context.update(page=page, operations=page.items, page_query=page_query(self.request))
+        context["queued_at"] = subject_deletion_queued(principal=self.principal)
         return context
 
 

@@ -324,6 +324,63 @@ def _deletion_request(
     )
 
 
+def subject_deletion_queue(*, principal: SubjectPrincipal) -> Subject:
+    """Queue the deletion of everything about the portal user's subject for a worker.
+
+    For a subject too large for a request (``OverBudget``): the worker makes the same request
+    (``queued_subject_deletion_run``), with no time limit, as the user; until then the
+    memories stay in use. The mark is the truth: the task is sent when this commits, and the
+    deletion sweep sends it again for a mark older than ``MEMLEDGER_DELETION_STALE_SECONDS``
+    (the broker was down, a worker lost it). Asking again keeps the first mark.
+    """
+    with transaction.atomic():
+        subject = Subject.objects.select_for_update().get(
+            tenant_id=principal.tenant_id, pk=principal.subject_id
+        )
+        if subject.deletion_queued_at is None:
+            subject.deletion_queued_at = timezone.now()
+            subject.deletion_queued_by = principal.user_id
+            subject.save(update_fields=["deletion_queued_at", "deletion_queued_by"])
+            subject_deletion_enqueue_on_commit(subject.pk)
+        return subject
+
+
+def subject_deletion_enqueue_on_commit(subject_id) -> None:
+    """Send the queued subject deletion's task once the current transaction commits."""
+    from memory_core.tasks import queued_subject_deletion_task
+
+    transaction.on_commit(partial(_send_or_leave, queued_subject_deletion_task, subject_id))
+
+
+def _send_or_leave(task, subject_id) -> None:
+    from memory_core.tasks import send
+
+    try:
+        send(task, str(subject_id))
+    except Exception:  # the broker is down: the mark is the truth, the sweep re-sends
+        logger.warning("queued deletion of subject %s: broker unavailable", subject_id)
+
+
+def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
+    """Make the queued whole-subject request as the user who queued it, with no time limit,
+    and clear the mark in the same transaction; None if nothing is queued (done already)."""
+    with transaction.atomic():
+        subject = (
+            Subject.objects.select_for_update()
+            .filter(pk=subject_id, deletion_queued_at__isnull=False)
+            .first()
+        )
+        if subject is None:
+            return None
+        principal = SubjectPrincipal(
+            tenant_id=subject.tenant_id, subject_id=subject.pk, user_id=subject.deletion_queued_by
+        )
+        operation = deletion_request(principal=principal, subject_id=subject.pk, time_limited=False)
+        subject.deletion_queued_at = subject.deletion_queued_by = None
+        subject.save(update_fields=["deletion_queued_at", "deletion_queued_by"])
+        return operation
+
+
 def _already_requested(operation: DeletionOperation) -> DeletionOperation:
     operation.already_requested = True
     return operation
@@ -577,6 +634,10 @@ def _tenant_deletion_request(tenant_id, budget: Budget, requested_by, reason_cod
         now = timezone.now()
         # At once, not at the identities step: no request of the tenant is accepted again.
         ApiKey.objects.filter(agent__tenant_id=tenant.pk, revoked_at=None).update(revoked_at=now)
+        # This operation deletes what their queued requests would have: none is made after it.
+        Subject.objects.filter(tenant_id=tenant.pk, deletion_queued_at__isnull=False).update(
+            deletion_queued_at=None, deletion_queued_by=None
+        )
         operation = _newly_requested(
             principal=SystemPrincipal(tenant_id=tenant.pk, name=requested_by),
             tenant_id=tenant.pk,

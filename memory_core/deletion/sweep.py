@@ -1,4 +1,5 @@
-"""The beat sweep: re-drive operations left pending, running or partial (a transactional outbox).
+"""The beat sweep: re-drive operations left pending, running or partial, and whole-subject
+deletions queued for a worker whose task was lost (a transactional outbox).
 
 An on-commit send is lost when the broker is down, and a killed worker may take its message
 with it; the operation row is the truth. The sweep locks candidate rows with SKIP LOCKED and
@@ -16,8 +17,11 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from memory_core.deletion.services import deletion_run_on_commit
-from memory_core.models import DeletionOperation
+from memory_core.deletion.services import (
+    deletion_run_on_commit,
+    subject_deletion_enqueue_on_commit,
+)
+from memory_core.models import DeletionOperation, Subject
 
 RETRYABLE = (
     DeletionOperation.State.PENDING,
@@ -28,7 +32,8 @@ RETRYABLE = (
 
 @transaction.atomic
 def deletion_sweep(*, stale_seconds: float | None = None, limit: int = 500) -> list[str]:
-    """Re-send the task of every operation idle past the threshold; return their ids."""
+    """Re-send the task of every operation idle past the threshold, and of every whole-subject
+    deletion queued before it; return their ids (``subject:<id>`` for the queued ones)."""
     stale = settings.MEMLEDGER_DELETION_STALE_SECONDS if stale_seconds is None else stale_seconds
     now = timezone.now()
     candidates = (
@@ -50,4 +55,19 @@ def deletion_sweep(*, stale_seconds: float | None = None, limit: int = 500) -> l
         DeletionOperation.objects.filter(pk__in=redriven).update(last_attempt_at=now)
         for operation_id in redriven:
             deletion_run_on_commit(operation_id)
-    return [str(pk) for pk in redriven]
+    return [str(pk) for pk in redriven] + _queued_subjects(now - timedelta(seconds=stale), limit)
+
+
+def _queued_subjects(before, limit: int) -> list[str]:
+    """Send again the task of every whole-subject deletion queued before ``before`` and not
+    made yet (its send was lost; the task clears the mark as it makes the request); return
+    ``subject:<id>`` for each."""
+    subjects = list(
+        Subject.objects.select_for_update(skip_locked=True)
+        .filter(deletion_queued_at__lte=before)
+        .order_by("deletion_queued_at")
+        .values_list("pk", flat=True)[:limit]
+    )
+    for subject_id in subjects:
+        subject_deletion_enqueue_on_commit(subject_id)
+    return [f"subject:{pk}" for pk in subjects]

@@ -39,12 +39,22 @@ class Subject(models.Model):
     )
     display_name = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    # A whole-subject deletion the portal could not make within a request's time budget,
+    # queued for a worker (deletion.services.subject_deletion_queue): when, and the portal
+    # login that asked. Cleared by the worker as it makes the request.
+    deletion_queued_at = models.DateTimeField(null=True, blank=True)
+    deletion_queued_by = models.IntegerField(null=True, blank=True)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
                 fields=["tenant", "external_id"], name="subject_unique_external_id"
-            )
+            ),
+            models.CheckConstraint(
+                condition=models.Q(deletion_queued_at__isnull=True)
+                | models.Q(deletion_queued_by__isnull=False),
+                name="subject_deletion_queued_by_someone",
+            ),
         ]
         ordering = ["tenant", "external_id"]
 

@@ -174,20 +174,6 @@ def test_the_command_refuses_what_it_cannot_find(owner):
         call_command("delete_subject", owner.tenant.slug, owner.external_id, "--wait", "nan")
 
 
-def test_the_portal_says_to_delete_one_by_one_or_ask_an_administrator(settings, client, owner):
-    from tests.portal.conftest import make_login
-
-    memory = MemoryFactory(subject=owner)
-    client.force_login(make_login("heavy", tenant=owner.tenant, role="end_user", subject=owner))
-    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
-    response = client.post(reverse("portal:delete-everything"), {"confirm": "on"}, follow=True)
-    body = response.content.decode()
-    assert response.redirect_chain[-1][0] == reverse("portal:home")
-    assert "nothing was deleted" in body and "administrator" in body
-    untouched(owner, 1)
-    assert Memory.objects.get(pk=memory.pk).status == "active"
-
-
 def test_the_admin_action_shows_the_refusal(settings, admin_client, owner, memories):
     settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
     body = {"action": "request_subject_deletion", "_selected_action": [str(owner.pk)]}

@@ -1,0 +1,119 @@
+"""A whole-subject deletion the portal cannot make within a request's time budget is queued
+for a worker, which makes the same request as the user (``subject_deletion_queue``)."""
+
+from datetime import timedelta
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from memory_core.deletion.services import queued_subject_deletion_run
+from memory_core.deletion.sweep import deletion_sweep
+from memory_core.models import DeletionOperation, Memory, Subject
+from tests.celery_worker import wait_for
+from tests.factories import MemoryFactory
+from tests.portal.conftest import make_login
+
+NO_TIME = 1e-9
+
+
+@pytest.fixture
+def heavy(owner):
+    """An end user whose subject (``owner``) has three memories, logged in."""
+    for _ in range(3):
+        MemoryFactory(subject=owner)
+    return make_login("heavy", tenant=owner.tenant, role="end_user", subject=owner)
+
+
+def delete_everything(client):
+    return client.post(reverse("portal:delete-everything"), {"confirm": "on"}, follow=True)
+
+
+def active(subject) -> int:
+    return Memory.objects.filter(subject=subject, status="active").count()
+
+
+@pytest.mark.django_db
+def test_the_portal_queues_what_it_cannot_delete_in_time_and_the_worker_makes_the_request(
+    settings, client, owner, heavy
+):
+    client.force_login(heavy)
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    page = delete_everything(client)
+    assert page.redirect_chain[-1][0] == reverse("portal:deletions")
+    body = page.content.decode()
+    assert "the deletion of everything is queued" in body
+    assert "was queued on" in body  # the deletions page says so until a worker starts it
+    subject = Subject.objects.get(pk=owner.pk)
+    assert subject.deletion_queued_at is not None and subject.deletion_queued_by == heavy.pk
+    assert active(owner) == 3 and not DeletionOperation.objects.filter(subject=owner).exists()
+
+    operation = queued_subject_deletion_run(owner.pk)  # as the worker's task does
+    assert (operation.target, operation.requested_by_type) == ("subject", "user")
+    assert operation.requested_by_id == str(heavy.pk)
+    assert active(owner) == 0 and len(operation.memory_ids) == 3
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_at is None
+    assert queued_subject_deletion_run(owner.pk) is None  # a second task finds nothing queued
+    body = client.get(reverse("portal:deletions")).content.decode()
+    assert "was queued on" not in body and str(operation.pk) in body
+
+
+@pytest.mark.django_db
+def test_asking_again_while_queued_keeps_the_first_request(settings, client, owner, heavy):
+    client.force_login(heavy)
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    delete_everything(client)
+    first = Subject.objects.get(pk=owner.pk).deletion_queued_at
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = 60  # would fit now: still not made twice
+    assert "the deletion of everything is queued" in delete_everything(client).content.decode()
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_at == first
+    assert not DeletionOperation.objects.filter(subject=owner).exists()
+
+
+@pytest.mark.django_db
+def test_the_sweep_sends_a_queued_deletion_again_once_it_is_stale(owner, heavy):
+    Subject.objects.filter(pk=owner.pk).update(
+        deletion_queued_at=timezone.now() - timedelta(seconds=30), deletion_queued_by=heavy.pk
+    )
+    assert f"subject:{owner.pk}" not in deletion_sweep(stale_seconds=60)
+    assert f"subject:{owner.pk}" in deletion_sweep(stale_seconds=10)
+
+
+@pytest.mark.django_db
+def test_a_queued_deletion_names_who_asked(owner):
+    from django.db import IntegrityError, transaction
+
+    with pytest.raises(IntegrityError, match="subject_deletion_queued_by_someone"):
+        with transaction.atomic():
+            Subject.objects.filter(pk=owner.pk).update(deletion_queued_at=timezone.now())
+
+
+@pytest.mark.celery
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_makes_the_queued_request_and_runs_it_to_completed(
+    settings, celery_worker, client, owner, heavy
+):
+    client.force_login(heavy)
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    delete_everything(client)
+
+    def completed():
+        operation = DeletionOperation.objects.filter(subject=owner, target="subject").first()
+        return operation is not None and operation.status == "completed"
+
+    wait_for(completed, timeout=90, interval=0.1, message="the queued deletion to complete")
+    assert active(owner) == 0
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_at is None
+
+
+@pytest.mark.django_db
+def test_a_tenant_deletion_settles_the_queued_requests_of_its_subjects(tenant, owner, heavy):
+    from memory_core.deletion.services import tenant_deletion_request
+
+    Subject.objects.filter(pk=owner.pk).update(
+        deletion_queued_at=timezone.now() - timedelta(hours=1), deletion_queued_by=heavy.pk
+    )
+    tenant_deletion_request(tenant_id=tenant.pk)
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_at is None
+    assert f"subject:{owner.pk}" not in deletion_sweep(stale_seconds=0)
+    assert queued_subject_deletion_run(owner.pk) is None
