@@ -56,6 +56,14 @@ class Subject(models.Model):
                 name="subject_deletion_queued_by_someone",
             ),
         ]
+        indexes = [
+            # The deletion sweep looks for queued ones every 30 s: a few among millions.
+            models.Index(
+                fields=["deletion_queued_at"],
+                name="subject_deletion_queued",
+                condition=models.Q(deletion_queued_at__isnull=False),
+            )
+        ]
         ordering = ["tenant", "external_id"]
 
     def __str__(self) -> str:
