@@ -334,7 +334,9 @@ def subject_deletion_queue(*, principal: SubjectPrincipal) -> Subject:
     (the broker was down, a worker lost it). Asking again keeps the first mark.
     """
     with transaction.atomic():
-        subject = Subject.objects.select_for_update().get(
+        # NO KEY UPDATE, as deletion_request takes it: writes inserting the subject's
+        # memories (key-share locks) go on.
+        subject = Subject.objects.select_for_update(no_key=True).get(
             tenant_id=principal.tenant_id, pk=principal.subject_id
         )
         if subject.deletion_queued_at is None:
@@ -365,8 +367,10 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
     """Make the queued whole-subject request as the user who queued it, with no time limit,
     and clear the mark in the same transaction; None if nothing is queued (done already)."""
     with transaction.atomic():
+        # Held for the whole request: a second task waits, then finds nothing queued, and the
+        # sweep (FOR UPDATE SKIP LOCKED) passes over it; writes of the subject's memories go on.
         subject = (
-            Subject.objects.select_for_update()
+            Subject.objects.select_for_update(no_key=True)
             .filter(pk=subject_id, deletion_queued_at__isnull=False)
             .first()
         )
