@@ -13,8 +13,8 @@ from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from memory_core.deletion.selectors import deletion_get
-from memory_core.deletion.services import deletion_request, subject_deletion_queue
-from memory_core.exceptions import DomainError, NotFound, OverBudget
+from memory_core.deletion.services import deletion_request, subject_deletion_request_or_queue
+from memory_core.exceptions import DomainError, NotFound
 from memory_core.exports import export_create, export_path
 from memory_core.models import Consent, DeletionOperation, MemoryClass, Status
 from memory_core.selectors.memories import memory_get
@@ -388,20 +388,13 @@ class DeleteEverythingView(EndUserMixin, FormView):
     )
 
     def form_valid(self, form):
-        if subject_deletion_queued(principal=self.principal) is not None:
-            messages.info(self.request, self.QUEUED)
-            return redirect("portal:deletions")
         try:
-            operation = deletion_request(
-                principal=self.principal, subject_id=self.principal.subject_id
-            )
-        except OverBudget:
-            # Too much for one page's time: a worker makes the same request, as this user.
-            subject_deletion_queue(principal=self.principal)
-            messages.info(self.request, self.QUEUED)
-            return redirect("portal:deletions")
+            operation = subject_deletion_request_or_queue(principal=self.principal)
         except DomainError as error:
             return self.refuse(error, reverse("portal:home"))
+        if operation is None:  # too much for one page's time: a worker makes the request
+            messages.info(self.request, self.QUEUED)
+            return redirect("portal:deletions")
         messages.add_message(self.request, *self._outcome(operation))
         return redirect("portal:deletion", operation_id=operation.pk)
 

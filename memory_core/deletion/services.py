@@ -87,12 +87,20 @@ def deletion_run_on_commit(operation_id) -> None:
 
 def deletion_enqueue(operation_id) -> bool:
     """Send the deletion task now; return False if the broker refused (the sweep re-drives)."""
-    from memory_core.tasks import deletion_run_task, send
+    from memory_core.tasks import deletion_run_task
+
+    return _send_or_leave(deletion_run_task, operation_id, f"deletion {operation_id}")
+
+
+def _send_or_leave(task, pk, label: str) -> bool:
+    """Send ``task`` for ``pk``; False if the broker refused: its row is the truth, and the
+    beat sweep sends it again."""
+    from memory_core.tasks import send
 
     try:
-        send(deletion_run_task, str(operation_id))
-    except Exception:  # the broker is down: the row is the truth, the beat sweep re-drives
-        logger.warning("deletion %s: broker unavailable, left to the sweep", operation_id)
+        send(task, str(pk))
+    except Exception:  # the broker is down
+        logger.warning("%s: broker unavailable, left to the sweep", label)
         return False
     return True
 
@@ -212,11 +220,17 @@ def deletion_request(
     False.
     """
     budget = Budget(settings.MEMLEDGER_DELETION_REQUEST_BUDGET if time_limited else None)
-    target = {"memory_id": memory_id, "subject_id": subject_id, "memory_key": memory_key}
-    target |= {"subject_external_id": subject_external_id, "reason_code": reason_code}
     instead = "Delete by memory_key in parts, or ask an operator to run `manage.py delete_subject`"
     with budget.within(instead=instead):
-        return _deletion_request(budget=budget, principal=principal, **target)
+        return _deletion_request(
+            budget=budget,
+            principal=principal,
+            memory_id=memory_id,
+            subject_id=subject_id,
+            memory_key=memory_key,
+            subject_external_id=subject_external_id,
+            reason_code=reason_code,
+        )
 
 
 def _deletion_request(
@@ -324,6 +338,22 @@ def _deletion_request(
     )
 
 
+def subject_deletion_request_or_queue(*, principal: SubjectPrincipal) -> DeletionOperation | None:
+    """The portal's "delete everything": the whole-subject request, or None when it is queued
+    for a worker instead, because it did not fit the request's time budget (``OverBudget``)
+    or was queued already (asking again keeps the first)."""
+    queued = Subject.objects.filter(
+        tenant_id=principal.tenant_id, pk=principal.subject_id, deletion_queued_at__isnull=False
+    )
+    if queued.exists():
+        return None
+    try:
+        return deletion_request(principal=principal, subject_id=principal.subject_id)
+    except OverBudget:
+        subject_deletion_queue(principal=principal)
+        return None
+
+
 def subject_deletion_queue(*, principal: SubjectPrincipal) -> Subject:
     """Queue the deletion of everything about the portal user's subject for a worker.
 
@@ -351,16 +381,8 @@ def subject_deletion_enqueue_on_commit(subject_id) -> None:
     """Send the queued subject deletion's task once the current transaction commits."""
     from memory_core.tasks import queued_subject_deletion_task
 
-    transaction.on_commit(partial(_send_or_leave, queued_subject_deletion_task, subject_id))
-
-
-def _send_or_leave(task, subject_id) -> None:
-    from memory_core.tasks import send
-
-    try:
-        send(task, str(subject_id))
-    except Exception:  # the broker is down: the mark is the truth, the sweep re-sends
-        logger.warning("queued deletion of subject %s: broker unavailable", subject_id)
+    label = f"queued deletion of subject {subject_id}"
+    transaction.on_commit(partial(_send_or_leave, queued_subject_deletion_task, subject_id, label))
 
 
 def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:

@@ -2,7 +2,9 @@
 
 import json
 import random
+import threading
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from memory_core import retrieval_cache
 from memory_core.exports import export_create
 from memory_core.models import MemoryEvent, RetrievalTrace
 from memory_core.principals import SubjectPrincipal, SystemPrincipal
+from memory_core.rls import tenant_scope
 from tests.celery_worker import celery_session_worker, celery_worker  # noqa: F401
 from tests.factories import MemoryFactory, SubjectFactory
 from tests.memory_core.retrieval.conftest import world  # noqa: F401 (a fixture)
@@ -39,6 +42,34 @@ def journal_line(
         "reason_code": reason_code,
         "tombstones": [{"memory_id": str(i), "content_hash": ""} for i in memory_ids],
     }
+
+
+@contextmanager
+def held_in_another_transaction(tenant_id, work):
+    """Run ``work()`` in a transaction of tenant ``tenant_id`` on another thread (its own
+    connection) and keep that transaction open, with the locks it took, until the block
+    ends. For transactional tests of what waits on whom."""
+    from django.db import connection, transaction
+
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        try:
+            with tenant_scope(tenant_id), transaction.atomic():
+                work()
+                holding.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert holding.wait(30), "the other transaction never took its locks"
+        yield
+    finally:
+        release.set()
+        holder.join(10)
 
 
 def eval_file(name: str) -> Path:

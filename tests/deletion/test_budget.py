@@ -3,12 +3,11 @@ past it the request ends, rolled back, with 422 deletion_too_large, instead of a
 killed mid-transaction; ``manage.py delete_subject`` deletes without one."""
 
 import json
-import threading
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.db import connection, transaction
+from django.db import connection
 from django.urls import reverse
 
 from memory_core.deletion.services import deletion_request
@@ -16,7 +15,8 @@ from memory_core.exceptions import OverBudget
 from memory_core.models import DeletionOperation, Memory, Tombstone
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import tenant_scope
-from tests.factories import MemoryFactory
+from tests.deletion.conftest import held_in_another_transaction
+from tests.factories import MemoryFactory, insert_memories
 
 pytestmark = pytest.mark.django_db
 
@@ -53,21 +53,7 @@ def test_a_request_cut_short_inside_a_request_gives_the_timeout_back(settings, o
     """Inside a request's transaction (ATOMIC_REQUESTS; here the test's) the deletion is a
     savepoint: rolling it back also undoes its statement_timeout, so the rest of the request
     runs unbounded as before."""
-    seed = MemoryFactory(subject=owner)
-    columns = [
-        f.column
-        for f in Memory._meta.concrete_fields
-        if not f.generated and f.column not in ("id", "content", "memory_key", "content_hash")
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "INSERT INTO memory_core_memory"  # noqa: S608 (field names)
-            f" (id, content, memory_key, content_hash, {', '.join(columns)})"
-            " SELECT gen_random_uuid(), 'Fact ' || i || '.', 'key.' || i, md5(i::text),"
-            f" {', '.join(columns)} FROM memory_core_memory, generate_series(1, 2999) AS i"
-            " WHERE id = %s",
-            [seed.id],
-        )
+    insert_memories(owner, 3000)
     settings.MEMLEDGER_DELETION_REQUEST_BUDGET = 0.02  # 3,000 rows take ten times as long
     before = statement_timeout()
     with pytest.raises(OverBudget):
@@ -103,30 +89,17 @@ def test_a_statement_still_running_when_the_budget_ends_is_cancelled(settings, o
     wait past it for rows another transaction holds, and leaves no trace."""
     memories = [MemoryFactory(subject=owner) for _ in range(3)]
     settings.MEMLEDGER_DELETION_REQUEST_BUDGET = 0.5
-    held, release = threading.Event(), threading.Event()
 
     def hold_a_row():
-        try:
-            with tenant_scope(owner.tenant_id), transaction.atomic():
-                Memory.objects.select_for_update().get(pk=memories[1].pk)
-                held.set()
-                release.wait(10)
-        finally:
-            connection.close()
+        Memory.objects.select_for_update().get(pk=memories[1].pk)
 
-    holder = threading.Thread(target=hold_a_row)
-    holder.start()
-    try:
-        assert held.wait(10)
+    with held_in_another_transaction(owner.tenant_id, hold_a_row):
         with tenant_scope(owner.tenant_id), pytest.raises(OverBudget) as refused:
             deletion_request(
                 principal=SystemPrincipal(tenant_id=owner.tenant_id), subject_id=owner.id
             )
         assert refused.value.details == {"budget_seconds": 0.5}
         assert "QueryCanceled" in type(refused.value.__cause__.__cause__).__name__
-    finally:
-        release.set()
-        holder.join(10)
     with tenant_scope(owner.tenant_id):
         untouched(owner, len(memories))
 

@@ -11,6 +11,7 @@ from memory_core.deletion.services import queued_subject_deletion_run
 from memory_core.deletion.sweep import deletion_sweep
 from memory_core.models import DeletionOperation, Memory, Subject
 from tests.celery_worker import wait_for
+from tests.deletion.conftest import held_in_another_transaction
 from tests.factories import MemoryFactory
 from tests.portal.conftest import make_login
 
@@ -123,8 +124,6 @@ def test_a_tenant_deletion_settles_the_queued_requests_of_its_subjects(tenant, o
 def test_writes_of_the_subject_go_on_while_its_queued_request_runs(owner, heavy):
     """The queued run holds the subject row for its whole request: with FOR UPDATE it held
     up every write inserting a memory of the subject (a key-share lock) until it was done."""
-    import threading
-
     from django.db import connection, transaction
 
     from memory_core.rls import tenant_scope
@@ -132,21 +131,9 @@ def test_writes_of_the_subject_go_on_while_its_queued_request_runs(owner, heavy)
     Subject.objects.filter(pk=owner.pk).update(
         deletion_queued_at=timezone.now(), deletion_queued_by=heavy.pk
     )
-    holding, release = threading.Event(), threading.Event()
-
-    def run_and_hold():
-        try:
-            with tenant_scope(owner.tenant_id), transaction.atomic():
-                queued_subject_deletion_run(owner.pk)
-                holding.set()
-                release.wait(10)
-        finally:
-            connection.close()
-
-    runner = threading.Thread(target=run_and_hold)
-    runner.start()
-    try:
-        assert holding.wait(30)
+    with held_in_another_transaction(
+        owner.tenant_id, lambda: queued_subject_deletion_run(owner.pk)
+    ):
         with tenant_scope(owner.tenant_id), transaction.atomic():
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL lock_timeout = '2s'")
@@ -154,6 +141,3 @@ def test_writes_of_the_subject_go_on_while_its_queued_request_runs(owner, heavy)
             # wait for the run and time out.
             MemoryFactory(subject=owner)
         assert f"subject:{owner.pk}" not in deletion_sweep(stale_seconds=0)  # skipped: locked
-    finally:
-        release.set()
-        runner.join(10)
