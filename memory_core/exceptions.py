@@ -57,6 +57,20 @@ class Busy(DomainError):
     status = 503
 
 
+class SubjectBeingDeleted(Busy):
+    """A deletion of the subject's memories held them past MEMLEDGER_SUBJECT_LOCK_WAIT."""
+
+    code = "subject_being_deleted"
+
+    def __init__(self, message: str = "", **kwargs):
+        super().__init__(
+            message
+            or "A deletion of this subject's memories is under way; nothing was changed. "
+            "Retry in a few seconds.",
+            **kwargs,
+        )
+
+
 class OverBudget(DomainError):
     """The operation would run longer than the request may wait for it; nothing changed.
     Retrying as it is does not help: the work must be split, or run where time is not

@@ -4,7 +4,8 @@
   (subject, memory_key).
 - ``subject_deletion_lock`` (exclusive) against the retrievals of the subject (shared, taken
   in the read path's first query with ``SUBJECT_LOCK_PREFIX``), its exports
-  (``subject_shared_lock``) and the writes about it (``with_subject_shared_lock``).
+  (``subject_shared_lock``) and the writes about it (``subjects_shared_locked``). None
+  of them waits for a deletion longer than ``MEMLEDGER_SUBJECT_LOCK_WAIT`` seconds.
 
 Each is held until the transaction ends; each key is hashed to PostgreSQL's 64-bit lock space
 (a collision only makes two unrelated transactions take turns).
@@ -48,9 +49,12 @@ insert take the subject row's key-share lock, which ``FOR NO KEY UPDATE`` does n
 ``tests/deletion/test_concurrency.py`` runs them all at once on one subject.
 """
 
-from django.db import connection
-from django.db.models import TextField
+from django.conf import settings
+from django.db import OperationalError, connection, transaction
+from django.db.models import BooleanField
 from django.db.models.expressions import RawSQL
+
+from memory_core.exceptions import SubjectBeingDeleted
 
 
 def lock_memory_keys(tenant_id, keys) -> None:
@@ -74,17 +78,59 @@ def lock_memory_keys(tenant_id, keys) -> None:
 # The lock a retrieval holds shared on its subject (memory_core.retrieval.pipeline,
 # _LOOKUP_SQL) and a deletion request takes exclusive. Keep both in step.
 SUBJECT_LOCK_PREFIX = "memledger.subject:"
+# PostgreSQL's SQLSTATE for a lock wait that ran past lock_timeout.
+LOCK_NOT_AVAILABLE = "55P03"
 
 
 def subject_shared_lock(subject_id) -> None:
     """Hold the subject's lock shared until the transaction ends: a deletion request of the
     subject waits for this transaction (an export being written) to commit first, so its
-    steps then find what it wrote. Retrievals take the same lock in their first query."""
+    steps then find what it wrote. Retrievals take the same lock in their first query.
+
+    A deletion holding it is waited for at most ``MEMLEDGER_SUBJECT_LOCK_WAIT`` seconds,
+    then ``SubjectBeingDeleted`` (503, retry later) is raised.
+    """
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT pg_advisory_xact_lock_shared(hashtextextended(%s, 0))",
+            "SELECT pg_try_advisory_xact_lock_shared(hashtextextended(%s, 0))",
             [f"{SUBJECT_LOCK_PREFIX}{subject_id}"],
         )
+        (granted,) = cursor.fetchone()
+    if not granted and not subject_shared_lock_wait(subject_id):
+        raise SubjectBeingDeleted()
+
+
+def subject_shared_lock_wait(subject_id) -> bool:
+    """Wait for the subject's lock shared, at most ``MEMLEDGER_SUBJECT_LOCK_WAIT`` seconds;
+    return whether it is now held (until the transaction ends).
+
+    The slow path, after a try failed: a deletion of the subject holds the lock, or waits
+    for it. A small one ends within milliseconds; a whole subject of hundreds of thousands
+    of memories holds it for a minute, and a web request waiting that long is killed by
+    gunicorn's timeout, so every retrieval and write of the subject would take a worker
+    down with it. The wait is a ``lock_timeout`` inside a savepoint: it queues behind the
+    deletion as a plain wait does, and a wait that times out rolls back the savepoint only.
+    Call it inside the caller's transaction, as every lock here: outside one, the lock
+    ends with the statement's own.
+    """
+    timeout = f"{max(1, round(settings.MEMLEDGER_SUBJECT_LOCK_WAIT * 1000))}ms"
+    try:
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT current_setting('lock_timeout'), set_config('lock_timeout', %s, true)",
+                [timeout],
+            )
+            (previous, _) = cursor.fetchone()
+            cursor.execute(
+                "SELECT pg_advisory_xact_lock_shared(hashtextextended(%s, 0))",
+                [f"{SUBJECT_LOCK_PREFIX}{subject_id}"],
+            )
+            cursor.execute("SELECT set_config('lock_timeout', %s, true)", [previous])
+    except OperationalError as error:
+        if getattr(error.__cause__, "sqlstate", None) == LOCK_NOT_AVAILABLE:
+            return False
+        raise
+    return True
 
 
 def subject_deletion_lock(subject_id) -> None:
@@ -101,22 +147,34 @@ def subject_deletion_lock(subject_id) -> None:
         )
 
 
-def with_subject_shared_lock(subjects):
-    """Return the Subject queryset ``subjects`` taking each row's lock shared as it is read.
+def subjects_shared_locked(subjects) -> list:
+    """Return the Subject rows of the queryset ``subjects``, each one's lock taken shared
+    (held until the transaction ends) as it is read, in the same query.
 
-    Writes and corrections read their subjects this way (no extra query): a deletion request
-    of a subject (or of one of its keys) then waits for the write to commit and reads the rows
-    it inserted, so a new version of a chain the deletion takes is deleted with it. Without
-    the lock the deletion read the subject's rows before the write committed and waited only
-    for the head's row lock: the new version survived, the active head of a deleted chain.
-    Held until the transaction ends; shared locks never wait for each other, and a deletion
-    holds one subject's lock only, so the order they are taken in does not matter.
+    Writes and corrections read their subjects this way: a deletion request of a subject (or
+    of one of its keys) then waits for the write to commit and reads the rows it inserted,
+    so a new version of a chain the deletion takes is deleted with it. Without the lock the
+    deletion read the subject's rows before the write committed and waited only for the
+    head's row lock: the new version survived, the active head of a deleted chain. Shared
+    locks never wait for each other, and a deletion holds one subject's lock only, so the
+    order they are taken in does not matter. A subject whose deletion holds its lock is
+    waited for as ``subject_shared_lock`` does (``SubjectBeingDeleted`` past the wait), and
+    one whose "delete everything" is queued for a worker (``Subject.deletion_queued_at``)
+    raises ``SubjectBeingDeleted`` at once: what a write stores now, the worker would delete.
     """
-    return subjects.annotate(
-        subject_shared_lock=RawSQL(
-            "pg_advisory_xact_lock_shared(hashtextextended(%s || memory_core_subject.id::text, 0))"
-            "::text",
-            [SUBJECT_LOCK_PREFIX],
-            output_field=TextField(),
+    rows = list(
+        subjects.annotate(
+            subject_lock_granted=RawSQL(
+                "pg_try_advisory_xact_lock_shared("
+                "hashtextextended(%s || memory_core_subject.id::text, 0))",
+                [SUBJECT_LOCK_PREFIX],
+                output_field=BooleanField(),
+            )
         )
     )
+    for subject in rows:
+        if subject.deletion_queued_at is not None:
+            raise SubjectBeingDeleted()
+        if not subject.subject_lock_granted and not subject_shared_lock_wait(subject.pk):
+            raise SubjectBeingDeleted()
+    return rows

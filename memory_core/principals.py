@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from django.db.models import Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet
 
 from memory_core.models.choices import sensitivities_up_to
 
@@ -59,9 +59,15 @@ class AgentPrincipal:
 
     def scope_memories(self, queryset: QuerySet) -> QuerySet:
         """Limit a tenant's memories to what this agent may read: shared or its own, of its
-        read types, up to its maximum sensitivity (as retrieval's hard filters)."""
+        read types, up to its maximum sensitivity (as retrieval's hard filters), and none of
+        a subject whose "delete everything" is queued for a worker (as retrieval reads none:
+        from the user's ask on, no agent is given them)."""
+        from memory_core.models import Subject
+
+        queued = Subject.objects.filter(pk=OuterRef("subject_id"), deletion_queued_at__isnull=False)
         queryset = queryset.filter(
             Q(agent_id__isnull=True) | Q(agent_id=self.agent_id),
+            ~Exists(queued),
             memory_type__in=sorted(self.read_types),
             sensitivity__in=sensitivities_up_to(self.max_sensitivity),
         )

@@ -11,7 +11,7 @@ from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 
-from memory_core.exceptions import DomainError, NotFound, OverBudget
+from memory_core.exceptions import DomainError, NotFound, OverBudget, SubjectBeingDeleted
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.rls import tenant_set
 from memory_core.selectors.portal import portal_principal
@@ -27,6 +27,13 @@ def role_of(principal) -> str | None:
     if isinstance(principal, ReviewerPrincipal):
         return REVIEWER
     return None
+
+
+# SubjectBeingDeleted in a person's words (its own are an agent's: retry in a few seconds).
+BEING_DELETED = (
+    "These memories are being deleted right now, so nothing was changed. Try again once the "
+    "deletion has finished."
+)
 
 
 class PortalAccessMixin(LoginRequiredMixin):
@@ -94,6 +101,9 @@ class PortalAccessMixin(LoginRequiredMixin):
                 "This took longer than a page may wait, so nothing was changed. Try again in "
                 "a moment; if it keeps happening, ask the service's administrator.",
             )
+            return redirect(fallback_url)
+        if isinstance(error, SubjectBeingDeleted):
+            messages.error(self.request, BEING_DELETED)
             return redirect(fallback_url)
         messages.error(self.request, error.message)
         return redirect(fallback_url)

@@ -14,7 +14,7 @@ from django.views.generic import FormView, TemplateView
 
 from memory_core.deletion.selectors import deletion_get
 from memory_core.deletion.services import deletion_request, subject_deletion_request_or_queue
-from memory_core.exceptions import DomainError, NotFound
+from memory_core.exceptions import DomainError, NotFound, SubjectBeingDeleted
 from memory_core.exports import export_create, export_path
 from memory_core.models import Consent, DeletionOperation, MemoryClass, Status
 from memory_core.selectors.memories import memory_get
@@ -33,7 +33,7 @@ from memory_core.services.writes import (
     memory_correct,
     memory_revoke,
 )
-from portal.access import REVIEWER, EndUserMixin
+from portal.access import BEING_DELETED, REVIEWER, EndUserMixin
 from portal.forms import (
     ConfirmForm,
     CorrectionForm,
@@ -165,6 +165,8 @@ class MemoryCorrectView(EndUserMixin, FormView):
                 "saved. Your text is kept below; open the memory to see what is remembered "
                 "now, and correct that version if it is still wrong."
             )
+        if isinstance(error, SubjectBeingDeleted):
+            return BEING_DELETED
         return f"Your correction was not saved: {error.message}"
 
     def form_valid(self, form):
@@ -384,7 +386,8 @@ class DeleteEverythingView(EndUserMixin, FormView):
     QUEUED = (
         "There is too much remembered about you to delete within a page's time, so the "
         "deletion of everything is queued: a worker starts it within a minute or two, and it "
-        "then appears below. Until it starts, your memories are still in use."
+        "then appears below. From now on, no agent is given your memories; they stay listed "
+        "here until it deletes them."
     )
 
     def form_valid(self, form):

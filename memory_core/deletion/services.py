@@ -22,7 +22,14 @@ from psycopg.errors import LockNotAvailable, QueryCanceled
 
 from memory_core.deletion.ledger import ledger_entry, ledger_write
 from memory_core.deletion.stores import active_stores, scrub_memories
-from memory_core.exceptions import Busy, NotFound, OverBudget, PermissionDenied, ValidationFailed
+from memory_core.exceptions import (
+    Busy,
+    NotFound,
+    OverBudget,
+    PermissionDenied,
+    SubjectBeingDeleted,
+    ValidationFailed,
+)
 from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
     ApiKey,
@@ -305,6 +312,11 @@ def _deletion_request(
         target = DeletionOperation.Target.MEMORY_KEY
     else:
         target = DeletionOperation.Target.SUBJECT
+        if subject.deletion_queued_at is not None:
+            # The user's "delete everything" waits for a worker (subject_deletion_queue),
+            # which makes this very request: asked again meanwhile (an agent, the admin),
+            # retry once it has (and get its operation back).
+            raise SubjectBeingDeleted()
         out_of_reach = (
             Memory.objects.filter(tenant_id=subject.tenant_id, subject=subject)
             .exclude(status=Status.DELETED)
@@ -323,7 +335,8 @@ def _deletion_request(
         # Serialize whole-subject requests of one subject (a double click, two tabs): the
         # second one then sees the first one's operation and returns it. NO KEY UPDATE does
         # not block the key-share locks of writes inserting memories for the subject.
-        Subject.objects.select_for_update(no_key=True).get(pk=subject.pk)
+        if Subject.objects.select_for_update(no_key=True).get(pk=subject.pk).deletion_queued_at:
+            raise SubjectBeingDeleted()  # queued while this request read the rows
         existing = _subject_deletion_covering(subject=subject, candidates=candidates)
         if existing is not None:
             return _already_requested(existing)
@@ -401,10 +414,11 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
         principal = SubjectPrincipal(
             tenant_id=subject.tenant_id, subject_id=subject.pk, user_id=subject.deletion_queued_by
         )
-        operation = deletion_request(principal=principal, subject_id=subject.pk, time_limited=False)
+        # Cleared first, in the same transaction (others see the mark until it commits): the
+        # request refuses a subject whose deletion is queued.
         subject.deletion_queued_at = subject.deletion_queued_by = None
         subject.save(update_fields=["deletion_queued_at", "deletion_queued_by"])
-        return operation
+        return deletion_request(principal=principal, subject_id=subject.pk, time_limited=False)
 
 
 def _already_requested(operation: DeletionOperation) -> DeletionOperation:

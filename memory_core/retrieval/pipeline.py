@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from memory_core.embeddings import get_embedder
 from memory_core.exceptions import PermissionDenied
-from memory_core.locks import SUBJECT_LOCK_PREFIX
+from memory_core.locks import SUBJECT_LOCK_PREFIX, subject_shared_lock_wait
 from memory_core.models import RetrievalTrace
 
 from . import assembly, budget, candidates, conflicts, dedup, filters, intent, plan, rerank
@@ -43,18 +43,20 @@ from .types import (
 
 logger = logging.getLogger(__name__)
 
-# The subject, the active policy, and a shared lock on the subject held until the request's
-# transaction ends (memory_core.locks.subject_deletion_lock): a deletion request
-# of the subject waits for this retrieval to commit its trace, which the deletion's traces
-# step then finds, and a retrieval that comes after it reads the rows already deleted
-# (the candidate statement runs after the lock is granted: a new snapshot under READ
-# COMMITTED). Without the lock a trace citing a deleted memory could be written after the
-# traces step had verified. Shared locks do not wait for each other.
+# The subject, whether its deletion is queued, the active policy, and a shared lock on the
+# subject held until the request's transaction ends (memory_core.locks.subject_deletion_lock):
+# a deletion request of the subject waits for this retrieval to commit its trace, which the
+# deletion's traces step then finds, and a retrieval that comes after it reads the rows
+# already deleted (the candidate statement runs after the lock is granted: a new snapshot
+# under READ COMMITTED). Without the lock a trace citing a deleted memory could be written
+# after the traces step had verified. Shared locks do not wait for each other. Only tried
+# here: while a deletion holds it, ``lookup_subject_and_policy`` waits a bounded time.
 _LOOKUP_SQL = (
-    "SELECT sub.id, p.version, p.document, CASE WHEN sub.id IS NOT NULL THEN "
-    "pg_advisory_xact_lock_shared(hashtextextended(%s || sub.id::text, 0))::text END "
-    "FROM (SELECT (SELECT s.id FROM memory_core_subject s WHERE s.tenant_id = %s "
-    "AND s.external_id = %s) AS id) AS sub "
+    "SELECT s.id, s.deletion_queued_at IS NOT NULL, p.version, p.document, "
+    "CASE WHEN s.id IS NOT NULL THEN "
+    "pg_try_advisory_xact_lock_shared(hashtextextended(%s || s.id::text, 0)) END "
+    "FROM (SELECT 1) AS one "
+    "LEFT JOIN memory_core_subject s ON s.tenant_id = %s AND s.external_id = %s "
     "LEFT JOIN memory_core_policyversion p ON p.tenant_id = %s AND p.is_active"
 )
 
@@ -77,20 +79,39 @@ class _Clock:
         return round((time.perf_counter() - self.start) * 1000, 3)
 
 
+class SubjectState:
+    """Why a known subject's memories are not read (``lookup_subject_and_policy``)."""
+
+    READABLE = ""
+    # The user asked to delete everything and a worker will make the request
+    # (``Subject.deletion_queued_at``): from the ask on, nothing of theirs is retrieved.
+    DELETION_QUEUED = "subject_deletion_queued"
+    # A deletion of the subject held its lock past MEMLEDGER_SUBJECT_LOCK_WAIT: the
+    # retrieval reads nothing rather than wait (a whole subject's may take a minute).
+    BEING_DELETED = "subject_being_deleted"
+
+
 def lookup_subject_and_policy(*, tenant_id, user_id: str):
-    """Return (subject_id or None, RetrievalPolicy) in one round trip.
+    """Return (subject_id or None, its SubjectState, RetrievalPolicy) in one round trip.
 
     Also takes the subject's shared deletion lock until the transaction ends (see
-    ``_LOOKUP_SQL``); the API runs every request in a transaction (ATOMIC_REQUESTS).
+    ``_LOOKUP_SQL``); the API runs every request in a transaction (ATOMIC_REQUESTS). When a
+    deletion holds the lock, it is waited for (``locks.subject_shared_lock_wait``); if it
+    still holds it after the wait, the subject comes back as None and BEING_DELETED: the
+    retrieval reads none of its rows and writes no trace naming it.
     """
     with connection.cursor() as cursor:
         cursor.execute(_LOOKUP_SQL, [SUBJECT_LOCK_PREFIX, tenant_id, user_id, tenant_id])
-        subject_id, version, document, _ = cursor.fetchone()
+        subject_id, queued, version, document, granted = cursor.fetchone()
     if isinstance(document, str):
         import json
 
         document = json.loads(document)
-    return subject_id, RetrievalPolicy.from_document(document, version)
+    policy = RetrievalPolicy.from_document(document, version)
+    if subject_id is not None and not granted and not subject_shared_lock_wait(subject_id):
+        return None, SubjectState.BEING_DELETED, policy
+    state = SubjectState.DELETION_QUEUED if queued else SubjectState.READABLE
+    return subject_id, state, policy
 
 
 def build_context(*, principal, request: RetrievalRequest, subject_id) -> RetrievalContext:
@@ -202,7 +223,7 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         )
     clock = _Clock()
     now = timezone.now()
-    subject_id, policy = lookup_subject_and_policy(
+    subject_id, subject_state, policy = lookup_subject_and_policy(
         tenant_id=principal.tenant_id, user_id=request.user_id
     )
     ctx = build_context(principal=principal, request=request, subject_id=subject_id)
@@ -210,8 +231,8 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
 
     mode, gate_rule = intent.choose_mode(request.intent, request.has_complete_context)
     intent_name = intent.normalize_intent(request.intent)
-    if subject_id is None and mode != RetrievalMode.NONE:
-        gate_rule += "+unknown_subject"
+    if mode != RetrievalMode.NONE and (subject_id is None or subject_state):
+        gate_rule += f"+{subject_state or 'unknown_subject'}"
     clock.lap("intent_gate")
 
     plan_ = plan.build_plan(
@@ -222,7 +243,7 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     found: list[Candidate] = []
     stores: list[str] = []
     degraded_reason = ""
-    if mode != RetrievalMode.NONE and subject_id is not None:
+    if mode != RetrievalMode.NONE and subject_id is not None and not subject_state:
         vector, degraded_reason = _embed_query(request.query)
         clock.lap("embed_query")
         found, stores, vector_reason = _generate(

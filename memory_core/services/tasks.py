@@ -15,7 +15,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.exceptions import PermissionDenied
-from memory_core.locks import with_subject_shared_lock
+from memory_core.locks import subjects_shared_locked
 from memory_core.models import Memory, MemoryEvent, ScopeKind, Status, Subject
 from memory_core.services.memories import shared_or_own
 
@@ -46,13 +46,12 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
         )
     result = TaskCloseResult(task_id=task_id)
     # The subject's lock shared, as every write takes it: a deletion of the subject waits.
-    subject = (
-        with_subject_shared_lock(Subject.objects.filter(tenant_id=principal.tenant_id))
-        .filter(external_id=user_id)
-        .first()
+    subjects = subjects_shared_locked(
+        Subject.objects.filter(tenant_id=principal.tenant_id, external_id=user_id)
     )
-    if subject is None:
+    if not subjects:
         return result
+    subject = subjects[0]
     bound = Memory.objects.filter(
         tenant_id=principal.tenant_id, subject=subject, status=Status.ACTIVE
     ).filter(Q(task_id=task_id) | Q(scope_kind=ScopeKind.TASK, scope_ref=task_id))

@@ -58,7 +58,7 @@ from memory_core.exceptions import (
     PermissionDenied,
     ValidationFailed,
 )
-from memory_core.locks import lock_memory_keys, subject_shared_lock, with_subject_shared_lock
+from memory_core.locks import lock_memory_keys, subject_shared_lock, subjects_shared_locked
 from memory_core.models import (
     AUTHORITY_RANK,
     AdmissionDecision,
@@ -507,7 +507,7 @@ def _run(
     # deletes what it stored too (memory_core.locks).
     subjects = {
         s.external_id: s
-        for s in with_subject_shared_lock(
+        for s in subjects_shared_locked(
             Subject.objects.filter(tenant_id=principal.tenant_id, external_id__in=external_ids)
         )
     }

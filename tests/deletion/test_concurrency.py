@@ -461,7 +461,7 @@ def _race_with_a_subject_deletion(
 
     def pause_after_first_row_lock(execute, sql, params, many, context):
         result = execute(sql, params, many, context)
-        lock = "FOR UPDATE" in sql or "pg_advisory" in sql
+        lock = "FOR UPDATE" in sql or "advisory_xact_lock" in sql
         if not locked.is_set() and lock and all(part in sql for part in pause_after):
             locked.set()
             assert go.wait(60)
@@ -591,7 +591,7 @@ def test_a_correction_during_a_deletion_of_its_subject_or_key_does_not_deadlock(
         head = memory_write(principal=system, data=write_body(subject="user-1")).memory
     source = {"type": "user_input", "conversation_id": "c", "message_id": "m-2"}
     # A subject's deletion locks the subject row first: pause holding the subject's lock.
-    pause_after = ("pg_advisory_xact_lock_shared",)
+    pause_after = ("advisory_xact_lock_shared",)
     if target == "memory_key":
         pause_after = ("memory_core_memory",)
     errors = _race_with_a_subject_deletion(

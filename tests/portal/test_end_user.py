@@ -672,3 +672,23 @@ def test_a_person_confirms_what_a_model_inferred_about_them(alice_client, alice_
     again = alice_client.post(reverse("portal:memory-confirm", args=[confirmed.pk]), follow=True)
     assert b"there is nothing to confirm" in again.content
     assert Memory.objects.filter(subject=alice_memory.subject).count() == 2
+
+
+def test_a_correction_while_everything_is_queued_for_deletion_is_refused_in_plain_words(
+    alice_client, alice_memory
+):
+    from django.utils import timezone
+
+    from memory_core.models import Subject
+
+    Subject.objects.filter(pk=alice_memory.subject_id).update(
+        deletion_queued_at=timezone.now(), deletion_queued_by=1
+    )
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice prefers four spaces."},
+    )
+    assert response.status_code == 200
+    assert "These memories are being deleted right now" in response.content.decode()
+    assert b"Alice prefers four spaces." in response.content  # the text stays in the form
+    assert not Memory.objects.filter(supersedes=alice_memory).exists()

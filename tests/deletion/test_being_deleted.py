@@ -1,0 +1,206 @@
+"""A request of a subject waits for a deletion of that subject a bounded time
+(``MEMLEDGER_SUBJECT_LOCK_WAIT``), never as long as the deletion takes.
+
+A whole subject of hundreds of thousands of memories holds its lock for a minute: a
+retrieval or a write of the subject waiting that long outlived gunicorn's 30 s timeout and
+took its worker down. Past the wait a retrieval answers without the subject's memories (and
+writes no trace naming the subject), and a write, a correction, a task's close, an export or
+an approval answers 503 ``subject_being_deleted`` with nothing changed. A subject whose
+"delete everything" is queued for a worker is not retrieved from either.
+"""
+
+import threading
+import time
+
+import pytest
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memory_core.deletion.services import queued_subject_deletion_run
+from memory_core.exceptions import SubjectBeingDeleted
+from memory_core.exports import export_create
+from memory_core.locks import subject_deletion_lock
+from memory_core.models import DeletionOperation, Export, Memory, RetrievalTrace, Subject
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
+from memory_core.rls import tenant_scope
+from memory_core.services.reviews import review_approve
+from memory_core.services.writes import memory_write
+from tests.deletion.conftest import held_in_another_transaction
+from tests.factories import MemoryFactory, SubjectFactory, write_body
+
+RETRIEVE = {
+    "query": "How does the user like answers?",
+    "intent": "answer_question",
+    "context": {"user_id": "user-1"},
+}
+
+
+@pytest.fixture
+def user_1(tenant):
+    """Subject ``user-1`` (``write_body``'s) with an active preference about answers."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    MemoryFactory(
+        subject=subject,
+        memory_type="user_preference",
+        memory_key="style.answers",
+        content="User prefers concise answers.",
+    )
+    return subject
+
+
+def being_deleted(subject):
+    """Hold ``subject``'s deletion lock in another transaction, as a deletion request does."""
+    return held_in_another_transaction(subject.tenant_id, lambda: subject_deletion_lock(subject.pk))
+
+
+def retrieve(api_client, tenant_id) -> tuple[dict, RetrievalTrace]:
+    response = api_client.post("/api/v1/retrieve", RETRIEVE, format="json")
+    assert response.status_code == 200, response.content
+    data = response.json()
+    with tenant_scope(tenant_id):
+        return data, RetrievalTrace.objects.get(pk=data["trace_id"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retrieval_reads_nothing_of_a_subject_a_deletion_holds_past_the_wait(
+    settings, api_client, user_1
+):
+    settings.MEMLEDGER_SUBJECT_LOCK_WAIT = 0.3
+    data, trace = retrieve(api_client, user_1.tenant_id)
+    assert len(data["items"]) == 1  # readable when no deletion holds it
+
+    with being_deleted(user_1):
+        started = time.monotonic()
+        data, trace = retrieve(api_client, user_1.tenant_id)
+        waited = time.monotonic() - started
+    assert data["items"] == [] and data["prompt_tokens"] >= 0
+    assert 0.3 <= waited < 5, waited  # waited the setting, not the deletion
+    assert trace.subject_id is None and trace.cited_ids == []  # nothing the deletion misses
+    assert trace.stages["gate"]["rule"].endswith("+subject_being_deleted")
+    assert trace.stages["counts"]["candidates"] == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_deletion_shorter_than_the_wait_is_waited_for(settings, api_client, user_1):
+    settings.MEMLEDGER_SUBJECT_LOCK_WAIT = 10
+    released = threading.Event()
+
+    def short_deletion():
+        with tenant_scope(user_1.tenant_id), transaction.atomic():
+            subject_deletion_lock(user_1.pk)
+            holding.set()
+            time.sleep(0.4)
+        released.set()
+        connection.close()
+
+    holding = threading.Event()
+    deleter = threading.Thread(target=short_deletion)
+    deleter.start()
+    assert holding.wait(10)
+    data, trace = retrieve(api_client, user_1.tenant_id)
+    deleter.join(10)
+    assert released.is_set()
+    assert len(data["items"]) == 1 and trace.subject_id == user_1.pk
+    assert "subject_being_deleted" not in trace.stages["gate"]["rule"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_writes_of_a_subject_being_deleted_answer_503_and_store_nothing(
+    settings, api_client, user_1
+):
+    settings.MEMLEDGER_SUBJECT_LOCK_WAIT = 0.3
+    memory = Memory.objects.get(subject=user_1)
+    correction = {
+        "content": "User prefers very short answers.",
+        "source": {"type": "user_input", "conversation_id": "c-2", "message_id": "m-2"},
+    }
+    requests = {
+        "write": ("/api/v1/memories", write_body(memory_key="style.tone", content="Warm tone.")),
+        "batch": ("/api/v1/memories/batch", {"items": [write_body(memory_key="style.len")]}),
+        "correction": (f"/api/v1/memories/{memory.pk}/supersede", correction),
+        "task close": ("/api/v1/tasks/close", {"user_id": "user-1", "task_id": "T-1"}),
+    }
+    with being_deleted(user_1):
+        for name, (url, body) in requests.items():
+            response = api_client.post(url, body, format="json")
+            assert response.status_code == 503, (name, response.content)
+            assert response["Retry-After"] == "5"
+            assert response.json()["error"]["code"] == "subject_being_deleted", name
+    with tenant_scope(user_1.tenant_id):
+        assert list(Memory.objects.filter(subject=user_1)) == [memory]
+    response = api_client.post(*requests["write"], format="json")
+    assert response.status_code == 201, response.content  # once the deletion is over
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_export_and_an_approval_of_a_subject_being_deleted_are_refused(
+    settings, tenant, agent_principal, user_1
+):
+    settings.MEMLEDGER_SUBJECT_LOCK_WAIT = 0.3
+    sensitive = write_body(memory_key="health.notes", content="User has asthma.")
+    with tenant_scope(tenant.id):
+        written = memory_write(principal=agent_principal, data=sensitive)
+    assert written.decision == "pending_approval"
+    pending, item = written.memory, written.review_item
+    user = SubjectPrincipal(tenant_id=tenant.id, subject_id=user_1.pk, user_id=1)
+    reviewer = ReviewerPrincipal(tenant_id=tenant.id, user_id=2)
+    with being_deleted(user_1), tenant_scope(tenant.id):
+        with pytest.raises(SubjectBeingDeleted):
+            with transaction.atomic():
+                export_create(principal=user)
+        with pytest.raises(SubjectBeingDeleted):
+            review_approve(principal=reviewer, item_id=item.id, reason="ok")
+        assert not Export.objects.exists()
+        assert Memory.objects.get(pk=pending.pk).status == "pending_approval"
+
+
+@pytest.mark.django_db
+def test_a_subject_whose_deletion_is_queued_is_not_retrieved_from(api_client, tenant, user_1):
+    queue_deletion(user_1)
+    response = api_client.post("/api/v1/retrieve", RETRIEVE, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["items"] == []
+    with tenant_scope(tenant.id):
+        trace = RetrievalTrace.objects.get(pk=response.json()["trace_id"])
+    # Named: the queued request removes it with everything else of the subject.
+    assert trace.subject_id == user_1.pk
+    assert trace.stages["gate"]["rule"].endswith("+subject_deletion_queued")
+    assert trace.stages["counts"]["candidates"] == 0
+
+
+def queue_deletion(subject, user_id=1):
+    """Mark ``subject``'s "delete everything" as queued, as ``subject_deletion_queue`` does."""
+    Subject.objects.filter(pk=subject.pk).update(
+        deletion_queued_at=timezone.now(), deletion_queued_by=user_id
+    )
+
+
+@pytest.mark.django_db
+def test_agents_read_and_write_nothing_of_a_subject_whose_deletion_is_queued(
+    api_client, tenant, user_1
+):
+    memory = Memory.objects.get(subject=user_1)
+    other = MemoryFactory(subject=SubjectFactory(tenant=tenant, external_id="user-2"))
+    queue_deletion(user_1)
+    listed = api_client.get("/api/v1/memories").json()["results"]
+    assert [item["id"] for item in listed] == [str(other.pk)]
+    assert api_client.get(f"/api/v1/memories/{memory.pk}").status_code == 404
+    assert api_client.get(f"/api/v1/memories/{memory.pk}/chain").status_code == 404
+    response = api_client.post("/api/v1/memories", write_body(memory_key="k"), format="json")
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "subject_being_deleted"
+    # Asked to delete the whole subject meanwhile: retry once the worker has made the request.
+    response = api_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+    assert response.status_code == 503, response.content
+    assert response.json()["error"]["code"] == "subject_being_deleted"
+    with tenant_scope(tenant.id):
+        assert Memory.objects.filter(subject=user_1).count() == 1
+        assert not DeletionOperation.objects.exists()
+
+    operation = queued_subject_deletion_run(user_1.pk)  # the worker's task
+    assert operation.memory_ids == [memory.pk]
+    response = api_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+    assert response.status_code == 202, response.content
+    assert response.json()["operation_id"] == str(operation.pk)  # asked for already: that one
+    response = api_client.post("/api/v1/memories", write_body(memory_key="k"), format="json")
+    assert response.status_code == 201, response.content  # after it, a new memory is kept
