@@ -1,6 +1,7 @@
 """A whole-subject deletion the portal cannot make within a request's time budget is queued
 for a worker, which makes the same request as the user (``subject_deletion_queue``)."""
 
+import io
 from datetime import timedelta
 
 import pytest
@@ -141,3 +142,25 @@ def test_writes_of_the_subject_go_on_while_its_queued_request_runs(owner, heavy)
             # wait for the run and time out.
             MemoryFactory(subject=owner)
         assert f"subject:{owner.pk}" not in deletion_sweep(stale_seconds=0)  # skipped: locked
+
+
+@pytest.mark.django_db
+def test_delete_subject_makes_a_queued_request_now_as_the_user(settings, client, owner, heavy):
+    """An operator need not wait for the worker (or start one): the command makes the queued
+    request itself, the user's, with no time limit, instead of refusing the subject."""
+    import json
+
+    from django.core.management import call_command
+
+    client.force_login(heavy)
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    delete_everything(client)
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_at is not None
+
+    out = io.StringIO()
+    call_command("delete_subject", owner.tenant.slug, owner.external_id, "--yes", stdout=out)
+    report = json.loads(out.getvalue())
+    operation = DeletionOperation.objects.get(pk=report["operation_id"])
+    assert (operation.requested_by_type, operation.requested_by_id) == ("user", str(heavy.pk))
+    assert report["memories"] == 3 and active(owner) == 0
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_at is None

@@ -6,7 +6,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_core.deletion.services import deletion_request
+from memory_core.deletion.services import deletion_request, queued_subject_deletion_run
 from memory_core.exceptions import DomainError
 from memory_core.management.deletion_follow import (
     add_follow_arguments,
@@ -54,12 +54,18 @@ class Command(BaseCommand):
             raise CommandError("Nothing was deleted: add --yes to delete them.")
         try:
             with tenant_atomic(tenant.pk):
-                operation = deletion_request(
-                    principal=SystemPrincipal(tenant_id=tenant.pk, name="delete_subject"),
-                    subject_id=subject.pk,
-                    memory_key=key or None,
-                    time_limited=False,
-                )
+                operation = None
+                if not key and subject.deletion_queued_at is not None:
+                    # The user's own request, queued by the portal: made now, as the user's,
+                    # instead of refused (a whole subject's deletion waits for the queued one).
+                    operation = queued_subject_deletion_run(subject.pk)
+                if operation is None:
+                    operation = deletion_request(
+                        principal=SystemPrincipal(tenant_id=tenant.pk, name="delete_subject"),
+                        subject_id=subject.pk,
+                        memory_key=key or None,
+                        time_limited=False,
+                    )
         except DomainError as exc:
             raise CommandError(f"{exc.message} ({exc.code})") from exc
         document = follow(self, operation, label=user, run=run, wait=wait)
