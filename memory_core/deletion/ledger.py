@@ -12,8 +12,9 @@ import fcntl
 import json
 import logging
 import os
+import uuid
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 
 from django.conf import settings
@@ -52,6 +53,35 @@ def ledger_entry(operation: DeletionOperation, tombstones=None) -> dict:
             }
             for memory_id, subject_id, digest in tombstones
         ],
+    }
+
+
+# Names the operation a queued "delete everything" stands for in the journal (uuid5 of the
+# subject and the moment it was queued): the journal and another database's queued marks
+# (``replay.ledger_from_database``) then name it alike, and a replay makes it once.
+QUEUED_NAMESPACE = uuid.UUID("3f0c1f6e-6d1e-4f7a-9c47-0d3c2a8f5b21")
+
+
+def queued_entry(*, tenant_id, subject_id, queued_at: datetime) -> dict:
+    """Return the journal line of a subject's queued "delete everything"
+    (``services.subject_deletion_queue``): a whole-subject operation with no tombstones yet.
+
+    Without it, until the worker makes the request, the queued mark would live in the
+    database only, and a backup restored from before it would lose the user's request.
+    Replayed, the line deletes
+    every memory the subject has in the restored database, as the request would have. The
+    worker's own operation is journaled as well, under its own id, when it is made.
+    """
+    moment = queued_at.astimezone(UTC).isoformat()  # as stored, whatever the reader's zone
+    return {
+        "operation_id": str(uuid.uuid5(QUEUED_NAMESPACE, f"{subject_id}/{moment}")),
+        "tenant_id": str(tenant_id),
+        "subject_id": str(subject_id),
+        "target": DeletionOperation.Target.SUBJECT,
+        "requested_at": moment,
+        "reason_code": "requested",
+        "queued": True,
+        "tombstones": [],
     }
 
 

@@ -14,6 +14,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
+from memory_core.deletion.ledger import queued_entry
 from memory_core.deletion.runner import deletion_reset, deletion_run
 from memory_core.deletion.services import tenant_and_memories_lock
 from memory_core.deletion.stores import active_stores, scrub_memories
@@ -31,7 +32,8 @@ from memory_core.models import (
 
 
 def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
-    """Return the ledger entries of database ``dbname`` (same server) requested since ``since``."""
+    """Return the ledger entries of database ``dbname`` (same server) requested since ``since``,
+    its queued subject deletions among them, oldest first."""
     import psycopg
     from django.db import connection
 
@@ -53,7 +55,13 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             """,
             [since],
         ).fetchall()
-    return [
+        # A queued "delete everything" the worker had not made yet (ledger.queued_entry).
+        queued = conn.execute(
+            "SELECT tenant_id, id, deletion_queued_at FROM memory_core_subject "
+            "WHERE deletion_queued_at >= %s ORDER BY deletion_queued_at",
+            [since],
+        ).fetchall()
+    entries = [
         {
             "operation_id": str(op_id),
             "tenant_id": str(tenant_id),
@@ -65,6 +73,11 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         }
         for op_id, tenant_id, subject_id, target, requested_at, reason, tombstones in rows
     ]
+    entries += [
+        queued_entry(tenant_id=tenant_id, subject_id=subject_id, queued_at=queued_at)
+        for tenant_id, subject_id, queued_at in queued
+    ]
+    return sorted(entries, key=lambda entry: datetime.fromisoformat(entry["requested_at"]))
 
 
 @transaction.atomic

@@ -20,7 +20,7 @@ from django.db import DatabaseError, OperationalError, connection, transaction
 from django.utils import timezone
 from psycopg.errors import LockNotAvailable, QueryCanceled
 
-from memory_core.deletion.ledger import ledger_entry, ledger_write
+from memory_core.deletion.ledger import ledger_entry, ledger_write, queued_entry
 from memory_core.deletion.stores import active_stores, scrub_memories
 from memory_core.exceptions import (
     Busy,
@@ -71,7 +71,9 @@ def _journal_committed(operation_id, tenant_id, entry: dict) -> None:
     A failed append (a full disk, a missing volume) is logged and leaves ``journaled_at``
     empty: the operation's run appends it (``runner._journal``), and cannot complete until
     one has. An append whose record fails is appended again by the run: a duplicate line is
-    harmless (the reader keeps one per operation).
+    harmless (the reader keeps one per operation). A queued subject deletion's line
+    (``ledger.queued_entry``) names no operation row yet: nothing is recorded, and a failed
+    append leaves the worker's operation, journaled when it is made, as its only line.
     """
     try:
         ledger_write(entry)
@@ -386,6 +388,17 @@ def subject_deletion_queue(*, principal: SubjectPrincipal) -> Subject:
             subject.deletion_queued_at = timezone.now()
             subject.deletion_queued_by = principal.user_id
             subject.save(update_fields=["deletion_queued_at", "deletion_queued_by"])
+            entry = queued_entry(
+                tenant_id=subject.tenant_id,
+                subject_id=subject.pk,
+                queued_at=subject.deletion_queued_at,
+            )
+            # Journaled as it commits, before the task is sent: a restore from a backup taken
+            # before the worker made the request replays it (ledger.queued_entry).
+            transaction.on_commit(
+                partial(_journal_committed, entry["operation_id"], subject.tenant_id, entry),
+                robust=True,
+            )
             subject_deletion_enqueue_on_commit(subject.pk)
         return subject
 

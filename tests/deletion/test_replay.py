@@ -127,6 +127,50 @@ def test_a_deletion_no_worker_ran_before_the_database_was_lost_is_replayed(
             _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
 
 
+def test_a_queued_delete_everything_no_worker_made_before_the_database_was_lost_is_replayed(
+    owner, owner_principal, memories
+):
+    """The portal queued the user's "delete everything" (too large for a page), and the
+    database was lost before a worker made the request: the journal has it, and so does the
+    old database's queued mark, under one operation id, replayed once."""
+    from memory_core.deletion.services import subject_deletion_queue
+
+    source = connection.settings_dict["NAME"]
+    scratch = f"{source}_restore"
+    ids = [m.id for m in memories]
+    with tempfile.TemporaryDirectory() as folder:
+        dump = Path(folder) / "backup.dump"
+        backup_time = timezone.now()
+        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
+        subject_deletion_queue(principal=owner_principal)
+
+        _admin(f'DROP DATABASE IF EXISTS "{scratch}"')
+        _admin(f'CREATE DATABASE "{scratch}"')
+        try:
+            _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
+            assert all(status == "active" for _, status, _, _ in _scratch_rows(scratch, ids))
+            for ledger in ([], ["--ledger-database", source]):  # the journal, the old database
+                result = run_manage(
+                    "replay_deletions",
+                    "--since",
+                    backup_time.isoformat(),
+                    *ledger,
+                    MEMLEDGER_DB_NAME=scratch,
+                )
+                assert result.returncode == 0, result.stderr + result.stdout
+                assert '"replayed": 1' in result.stdout, result.stdout
+                assert _scratch_rows(scratch, ids) == [
+                    (str(i), "deleted", "", True) for i in sorted(ids, key=str)
+                ]
+            with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
+                operations = conn.execute(
+                    "SELECT target, status FROM memory_core_deletionoperation"
+                ).fetchall()
+            assert operations == [("subject", "completed")]  # both named it alike
+        finally:
+            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
 def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
     owner_principal, memories, settings
 ):
