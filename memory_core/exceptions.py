@@ -58,7 +58,9 @@ class Busy(DomainError):
 
 
 class SubjectBeingDeleted(Busy):
-    """A deletion of the subject's memories held them past MEMLEDGER_SUBJECT_LOCK_WAIT."""
+    """The subject's memories are being deleted: a deletion held the subject's lock past
+    MEMLEDGER_SUBJECT_LOCK_WAIT, or the user's "delete everything" is queued for a worker.
+    Nothing changed; retry later."""
 
     code = "subject_being_deleted"
 

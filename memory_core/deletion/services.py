@@ -314,7 +314,10 @@ def _deletion_request(
         target = DeletionOperation.Target.MEMORY_KEY
     else:
         target = DeletionOperation.Target.SUBJECT
-        if subject.deletion_queued_at is not None:
+        # Serialize whole-subject requests of one subject (a double click, two tabs): the
+        # second one then sees the first one's operation and returns it. NO KEY UPDATE does
+        # not block the key-share locks of writes inserting memories for the subject.
+        if Subject.objects.select_for_update(no_key=True).get(pk=subject.pk).deletion_queued_at:
             # The user's "delete everything" waits for a worker (subject_deletion_queue),
             # which makes this very request: asked again meanwhile (an agent, the admin),
             # retry once it has (and get its operation back).
@@ -334,11 +337,6 @@ def _deletion_request(
                 "a reviewer.",
                 code="subject_not_fully_granted",
             )
-        # Serialize whole-subject requests of one subject (a double click, two tabs): the
-        # second one then sees the first one's operation and returns it. NO KEY UPDATE does
-        # not block the key-share locks of writes inserting memories for the subject.
-        if Subject.objects.select_for_update(no_key=True).get(pk=subject.pk).deletion_queued_at:
-            raise SubjectBeingDeleted()  # queued while this request read the rows
         existing = _subject_deletion_covering(subject=subject, candidates=candidates)
         if existing is not None:
             return _already_requested(existing)
