@@ -17,8 +17,8 @@ TOO_LARGE = error("Body too large (request_too_large).")
 RATE_LIMITED = error("Rate limit or write quota (rate_limited); Retry-After.")
 UNAVAILABLE = error(
     "The memory store is unavailable (memory_unavailable); for a write, the embedding model "
-    "failed (embedding_unavailable); for a write, a correction, a task's close or a whole "
-    "subject's deletion, the subject's memories are being deleted (subject_being_deleted). "
+    "failed (embedding_unavailable); for a write, a correction, a revoke, a task's close or "
+    "a whole subject's deletion, the subject's memories are being deleted (subject_being_deleted). "
     "Nothing was stored; Retry-After."
 )
 NOT_FOUND = error("No such id, or outside the caller's scope (same answer).")

@@ -40,7 +40,8 @@ The order every path takes its locks in, so that no two wait for each other in a
 
 - a task's close (``services.tasks.task_close``): the subject's lock shared, then the task's
   memory rows in id order;
-- a revoke (or consent withdrawal): its memory row, then its pending write's review item,
+- a revoke (or consent withdrawal): the subject's lock shared, its memory row, then its
+  pending write's review item,
   then the conflicts citing it (``SKIP LOCKED``: it never waits for a resolution).
 
 No deletion takes a key's lock, so a write holding one never waits for a deletion that waits

@@ -268,10 +268,10 @@ MEMLEDGER_DELETION_MAX_ATTEMPTS = env.int("MEMLEDGER_DELETION_MAX_ATTEMPTS", def
 # --timeout, which would kill the worker instead. 0: no limit. ``manage.py delete_subject``
 # never has one.
 MEMLEDGER_DELETION_REQUEST_BUDGET = env.float("MEMLEDGER_DELETION_REQUEST_BUDGET", default=20.0)
-# Seconds a request of a subject (a retrieval, a write, an export, an approval) waits for a
-# deletion of the subject that holds its lock (memory_core/locks.py). Past it a retrieval
-# answers without the subject's memories and the others 503 subject_being_deleted: a whole
-# subject's deletion may hold the lock for a minute, past gunicorn's 30 s --timeout.
+# Seconds a request about a subject (a retrieval, a write, a revoke, an export, an approval)
+# waits for a deletion of the subject that holds its lock (memory_core/locks.py). Past it a
+# retrieval answers without the subject's memories and the others 503 subject_being_deleted:
+# a whole subject's deletion may hold the lock for a minute, past gunicorn's 30 s --timeout.
 MEMLEDGER_SUBJECT_LOCK_WAIT = env.float("MEMLEDGER_SUBJECT_LOCK_WAIT", default=3.0)
 # Subjects' JSON exports (memory_core/exports.py).
 MEMLEDGER_EXPORT_DIR = Path(env.str("MEMLEDGER_EXPORT_DIR", default=str(DATA_DIR / "exports")))

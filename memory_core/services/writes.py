@@ -659,6 +659,9 @@ def memory_confirm(*, principal, memory_id) -> WriteResult:
 
 def _retire(*, principal, memory_id, action: str, reason_code: str, reason: str) -> Memory:
     memory = _writable(principal, memory_id)
+    # The subject's lock before the row's, as corrections take them: a deletion of the subject
+    # holding the row is waited for a bounded time (memory_core.locks), not for its whole run.
+    subject_shared_lock(memory.subject_id)
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
     if memory.status not in (Status.ACTIVE, Status.PENDING_APPROVAL):
         raise Conflict(f"Memory {memory.id} is {memory.status}.", code="not_active")

@@ -119,6 +119,7 @@ def test_writes_of_a_subject_being_deleted_answer_503_and_store_nothing(
         "batch": ("/api/v1/memories/batch", {"items": [write_body(memory_key="style.len")]}),
         "correction": (f"/api/v1/memories/{memory.pk}/supersede", correction),
         "task close": ("/api/v1/tasks/close", {"user_id": "user-1", "task_id": "T-1"}),
+        "revoke": (f"/api/v1/memories/{memory.pk}/revoke", {"reason": "wrong"}),
     }
     with being_deleted(user_1):
         for name, (url, body) in requests.items():
@@ -128,6 +129,7 @@ def test_writes_of_a_subject_being_deleted_answer_503_and_store_nothing(
             assert response.json()["error"]["code"] == "subject_being_deleted", name
     with tenant_scope(user_1.tenant_id):
         assert list(Memory.objects.filter(subject=user_1)) == [memory]
+        assert Memory.objects.get(pk=memory.pk).status == "active"
     response = api_client.post(*requests["write"], format="json")
     assert response.status_code == 201, response.content  # once the deletion is over
 
