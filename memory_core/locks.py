@@ -14,13 +14,14 @@ The order every path takes its locks in, so that no two wait for each other in a
 
 - a write or a correction: the key's lock, the subjects' locks shared, then memory rows in id
   order (the heads it reads), then the key's open conflict at its place (``conflict_open``);
-- an approval (a rejection: its pending row, then its item): the key's lock, the subject's
-  lock shared, its pending row, then its review item and the key's open conflicts in id order
-  (a revoke of the pending write locks the row, then closes the item; a deletion run's events
-  step locks the items citing a deleted memory in id order), then the key's head;
-- a conflict's resolution: the key's lock, then its review item, then its candidates' rows in
-  id order (a write of lower authority holds the key's head and then locks the item: without
-  the key's lock the two deadlocked);
+- an approval (a rejection: the subject's lock shared, its pending row, then its item): the
+  key's lock, the subject's lock shared, its pending row, then its review item and the key's
+  open conflicts in id order (a revoke of the pending write locks the row, then closes the
+  item; a deletion run's events step locks the items citing a deleted memory in id order),
+  then the key's head;
+- a conflict's resolution: the key's lock, then its review item, the subject's lock shared,
+  then its candidates' rows in id order (a write of lower authority holds the key's head and
+  then locks the item: without the key's lock the two deadlocked);
 - a deletion run's database phase: the review items it purges in id order (events step),
   then the traces it deletes (in the table's order; the retention sweep's ``traces_expire``
   skips the traces anyone holds, ``SKIP LOCKED``: it never waits for a run);

@@ -30,7 +30,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
-from memory_core.locks import lock_memory_keys
+from memory_core.locks import lock_memory_keys, subject_shared_lock
 from memory_core.models import Memory, MemoryEvent, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.types import ConflictPlace
@@ -174,6 +174,9 @@ def conflict_resolve(
         )
     if not (reason or "").strip():
         raise ValidationFailed("A reason is required.", code="reason_required")
+    # The subject's lock shared before any candidate's row, as writes take them: a deletion of
+    # the subject holding the rows is waited for a bounded time (memory_core.locks).
+    subject_shared_lock(item.subject_id)
     candidates = [str(i) for i in item.candidate_ids]
     now = timezone.now()
     events = []

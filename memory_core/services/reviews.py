@@ -219,7 +219,10 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
 def review_reject(*, principal, item_id, reason: str) -> ReviewItem:
     """Reject a pending sensitive write: the memory is kept as ``rejected``, never used."""
     item = _open_item(principal=principal, item_id=item_id, lock=False)
-    # The row before its item, as review_approve (and a revoke) take them.
+    # The subject's lock shared first, as an approval and a revoke take it: a deletion of the
+    # subject holding the row is waited for a bounded time (memory_core.locks). Then the row
+    # before its item, as review_approve (and a revoke) take them.
+    subject_shared_lock(item.subject_id)
     memory = _lock_pending_memory(item)
     item = _open_item(principal=principal, item_id=item_id)
     memory.status = Status.REJECTED

@@ -13,6 +13,7 @@ import threading
 import time
 
 import pytest
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -20,10 +21,18 @@ from memory_core.deletion.services import queued_subject_deletion_run
 from memory_core.exceptions import SubjectBeingDeleted
 from memory_core.exports import export_create
 from memory_core.locks import subject_deletion_lock
-from memory_core.models import DeletionOperation, Export, Memory, RetrievalTrace, Subject
+from memory_core.models import (
+    DeletionOperation,
+    Export,
+    Memory,
+    RetrievalTrace,
+    ReviewItem,
+    Subject,
+)
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.rls import tenant_scope
-from memory_core.services.reviews import review_approve
+from memory_core.services.conflicts import conflict_resolve
+from memory_core.services.reviews import review_approve, review_reject
 from memory_core.services.writes import memory_write
 from tests.deletion.conftest import held_in_another_transaction
 from tests.factories import MemoryFactory, SubjectFactory, write_body
@@ -135,25 +144,43 @@ def test_writes_of_a_subject_being_deleted_answer_503_and_store_nothing(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_export_and_an_approval_of_a_subject_being_deleted_are_refused(
+def test_an_export_and_a_review_of_a_subject_being_deleted_are_refused(
     settings, tenant, agent_principal, user_1
 ):
     settings.MEMLEDGER_SUBJECT_LOCK_WAIT = 0.3
     sensitive = write_body(memory_key="health.notes", content="User has asthma.")
     with tenant_scope(tenant.id):
         written = memory_write(principal=agent_principal, data=sensitive)
+        rivals = Memory.objects.filter(subject=user_1).values_list("pk", flat=True)
+        rivals = [*rivals, MemoryFactory(subject=user_1, memory_key="style.answers").pk]
+        conflict = ReviewItem.objects.create(
+            tenant=tenant, subject=user_1, kind="conflict", memory_key="style.answers",
+            candidate_ids=rivals, rule_codes=["conflict.same_key"],
+        )  # fmt: skip
     assert written.decision == "pending_approval"
     pending, item = written.memory, written.review_item
     user = SubjectPrincipal(tenant_id=tenant.id, subject_id=user_1.pk, user_id=1)
-    reviewer = ReviewerPrincipal(tenant_id=tenant.id, user_id=2)
+    reviewer = ReviewerPrincipal(tenant_id=tenant.id, user_id=User.objects.create_user("r").pk)
+    refused = {
+        "export": lambda: export_create(principal=user),
+        "approval": lambda: review_approve(principal=reviewer, item_id=item.id, reason="ok"),
+        "rejection": lambda: review_reject(principal=reviewer, item_id=item.id, reason="no"),
+        "conflict": lambda: conflict_resolve(
+            principal=reviewer,
+            item_id=conflict.pk,
+            outcome="choose_winner",
+            winner_id=rivals[0],
+            reason="the newer one",
+        ),  # fmt: skip
+    }
     with being_deleted(user_1), tenant_scope(tenant.id):
-        with pytest.raises(SubjectBeingDeleted):
-            with transaction.atomic():
-                export_create(principal=user)
-        with pytest.raises(SubjectBeingDeleted):
-            review_approve(principal=reviewer, item_id=item.id, reason="ok")
+        for act in refused.values():
+            with pytest.raises(SubjectBeingDeleted), transaction.atomic():
+                act()
         assert not Export.objects.exists()
         assert Memory.objects.get(pk=pending.pk).status == "pending_approval"
+        assert ReviewItem.objects.get(pk=conflict.pk).state == "open"
+        assert Memory.objects.filter(pk__in=rivals, status="active").count() == 2
 
 
 @pytest.mark.django_db
