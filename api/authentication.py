@@ -5,7 +5,7 @@ from rest_framework import authentication, exceptions
 
 from memory_core.exceptions import DomainError
 from memory_core.principals import AgentPrincipal
-from memory_core.rls import tenant_set
+from memory_core.rls import request_tenant_set
 from memory_core.services.api_keys import api_key_resolve
 from memory_core.subject_tokens import HEADER as SUBJECT_TOKEN_HEADER
 from memory_core.subject_tokens import subject_token_verify
@@ -28,7 +28,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("Unknown, revoked or expired API key.")
         # From here on the request's transaction acts for this tenant only (row-level
         # security); the key's own tables are readable before a tenant is known.
-        tenant_set(key.agent.tenant_id)
+        request_tenant_set(key.agent.tenant_id)
         bound_user_id = None
         token = request.META.get(SUBJECT_TOKEN_HEADER)
         if token:

@@ -5,6 +5,7 @@ import logging
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404
+from psycopg.errors import LockNotAvailable
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -71,6 +72,23 @@ def error_response(code: str, message: str, http_status: int, details=None, head
     return Response(error_body(code, message, details), status=http_status, headers=headers)
 
 
+UNAVAILABLE = "The memory store is unavailable; carry on without memory and retry later."
+BUSY = (
+    "Other work held what this request needs for longer than a request waits "
+    "(MEMLEDGER_REQUEST_LOCK_TIMEOUT; a very large deletion, say): nothing was changed. "
+    "Retry later."
+)
+
+
+def unavailable(exc: Exception) -> tuple[str, str]:
+    """Return the code and message of the 503 a database error answers: ``busy`` for a lock
+    wait past the request's ``lock_timeout`` (memory_core.rls.request_tenant_set), else
+    ``memory_unavailable``."""
+    if isinstance(exc.__cause__, LockNotAvailable):
+        return "busy", BUSY
+    return "memory_unavailable", UNAVAILABLE
+
+
 def exception_handler(exc, context):
     """Map domain, DRF and database errors to stable JSON errors; never a bare 500."""
     if isinstance(exc, DomainError):
@@ -81,10 +99,7 @@ def exception_handler(exc, context):
         # statement timeout, a deadlock, a lock timeout).
         logger.warning("database error answered 503: %s", exc, exc_info=exc)
         return error_response(
-            "memory_unavailable",
-            "The memory store is unavailable; carry on without memory and retry later.",
-            status.HTTP_503_SERVICE_UNAVAILABLE,
-            headers={"Retry-After": "5"},
+            *unavailable(exc), status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "5"}
         )
     if isinstance(exc, Http404):
         exc = exceptions.NotFound()

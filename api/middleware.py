@@ -15,13 +15,11 @@ from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
 from django.views import defaults
 
-from api.exceptions import error_body
+from api.exceptions import error_body, unavailable
 from memory_core.principals import AgentPrincipal
 from memory_core.services.events import access_denial_record
 
 logger = logging.getLogger(__name__)
-
-MESSAGE = "The memory store is unavailable; carry on without memory and retry later."
 
 
 class DatabaseUnavailableMiddleware:
@@ -37,10 +35,11 @@ class DatabaseUnavailableMiddleware:
         if not isinstance(exception, (OperationalError, InterfaceError)):
             return None
         logger.warning("database error answered 503: %s", exception, exc_info=exception)
+        code, message = unavailable(exception)
         if request.path.startswith("/api/"):
-            response = JsonResponse(error_body("memory_unavailable", MESSAGE), status=503)
+            response = JsonResponse(error_body(code, message), status=503)
         else:
-            response = HttpResponse(MESSAGE, status=503, content_type="text/plain")
+            response = HttpResponse(message, status=503, content_type="text/plain")
         response["Retry-After"] = "5"
         return response
 

@@ -21,7 +21,7 @@ from api.memories_serializers import (
 )
 from api.pagination import MemoryPagination
 from api.responses import CONFLICT, NOT_FOUND, REVIEWER
-from memory_core.rls import tenant_set
+from memory_core.rls import request_tenant_set
 from memory_core.selectors.reviews import review_get, review_list, reviewer_principal_for
 from memory_core.services.reviews import review_approve, review_reject
 
@@ -40,7 +40,7 @@ class IsReviewer(BasePermission):
         request.reviewer = principal
         if principal is not None:
             # The request's transaction acts for the reviewer's tenant only (RLS).
-            tenant_set(principal.tenant_id)
+            request_tenant_set(principal.tenant_id)
         return principal is not None
 
 

@@ -12,9 +12,10 @@ tenant filter. The explicit filters stay in every query: RLS is the second wall.
 
 How the setting is made:
 
-- requests (API after the key resolves, portal after login): ``tenant_set`` runs
+- requests (API after the key resolves, portal after login): ``request_tenant_set`` runs
   ``set_config(..., true)`` (= ``SET LOCAL``) inside the request's transaction
-  (``ATOMIC_REQUESTS``), so it ends with the transaction and never outlives the request;
+  (``ATOMIC_REQUESTS``), so it ends with the transaction and never outlives the request
+  (with the request's ``lock_timeout`` beside it);
 - ``tenant_atomic(tenant_id)``: a transaction (or savepoint) acting for one tenant;
 - Celery tasks and management commands commit in several transactions (a deletion step's
   progress must survive a later step's failure), so ``tenant_scope``/``platform_scope`` set the
@@ -33,6 +34,7 @@ import logging
 import threading
 import uuid
 
+from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, transaction
 from django.db.backends.signals import connection_created
 
@@ -67,6 +69,27 @@ def tenant_set(tenant_id) -> None:
     if not connection.in_atomic_block:
         raise RuntimeError("tenant_set() needs a transaction (ATOMIC_REQUESTS or atomic()).")
     _set(TENANT_SETTING, str(uuid.UUID(str(tenant_id))), local=True)
+
+
+def request_tenant_set(tenant_id) -> None:
+    """``tenant_set`` for a web request (the API, the reviewer API, the portal), which also
+    bounds every lock wait of the request's transaction by ``MEMLEDGER_REQUEST_LOCK_TIMEOUT``
+    (``lock_timeout``, in the same statement: no extra round trip).
+
+    A request that waits longer for a lock fails with ``LockNotAvailable`` (503 ``busy``)
+    instead of holding its web worker until gunicorn's timeout kills it: a whole tenant's
+    deletion, say, holds the tenant row for minutes, and every row the tenant's requests
+    insert waits for it (its foreign key). Celery tasks and commands keep the server's
+    default (no limit): their waits are part of their work.
+    """
+    if not connection.in_atomic_block:
+        raise RuntimeError("request_tenant_set() needs a transaction (ATOMIC_REQUESTS).")
+    timeout = max(0, round(settings.MEMLEDGER_REQUEST_LOCK_TIMEOUT * 1000))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT set_config(%s, %s, true), set_config('lock_timeout', %s, true)",
+            [TENANT_SETTING, str(uuid.UUID(str(tenant_id))), f"{timeout}ms"],
+        )
 
 
 @contextlib.contextmanager

@@ -13,7 +13,7 @@ from django.utils.cache import add_never_cache_headers
 
 from memory_core.exceptions import DomainError, NotFound, OverBudget, SubjectBeingDeleted
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
-from memory_core.rls import tenant_set
+from memory_core.rls import request_tenant_set
 from memory_core.selectors.portal import portal_principal
 
 END_USER = "end_user"
@@ -53,7 +53,7 @@ class PortalAccessMixin(LoginRequiredMixin):
         if self.principal is not None:
             # The request's transaction acts for this login's tenant only (row-level
             # security); the membership that names the tenant is readable before.
-            tenant_set(self.principal.tenant_id)
+            request_tenant_set(self.principal.tenant_id)
         if self.principal is None:
             return render(
                 request,

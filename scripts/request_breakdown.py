@@ -71,7 +71,9 @@ def main() -> int:
 
     # Each name is rebound where its caller looks it up.
     api.authentication.api_key_resolve = timed("api_key", api.authentication.api_key_resolve)
-    api.authentication.tenant_set = timed("tenant_set", api.authentication.tenant_set)
+    api.authentication.request_tenant_set = timed(
+        "tenant_set", api.authentication.request_tenant_set
+    )
     api.retrieval.retrieve = timed("pipeline", pipeline.retrieve)
     pipeline.lookup_subject_and_policy = timed(
         "subject_and_policy", pipeline.lookup_subject_and_policy

@@ -273,6 +273,10 @@ MEMLEDGER_DELETION_REQUEST_BUDGET = env.float("MEMLEDGER_DELETION_REQUEST_BUDGET
 # retrieval answers without the subject's memories and the others 503 subject_being_deleted:
 # a whole subject's deletion may hold the lock for a minute, past gunicorn's 30 s --timeout.
 MEMLEDGER_SUBJECT_LOCK_WAIT = env.float("MEMLEDGER_SUBJECT_LOCK_WAIT", default=3.0)
+# Seconds any lock wait of a web request (API, portal) may last (its transaction's
+# lock_timeout, memory_core.rls.request_tenant_set); past it the request answers 503 busy
+# instead of holding its worker until gunicorn's 30 s --timeout kills it. 0: no limit.
+MEMLEDGER_REQUEST_LOCK_TIMEOUT = env.float("MEMLEDGER_REQUEST_LOCK_TIMEOUT", default=15.0)
 # Subjects' JSON exports (memory_core/exports.py).
 MEMLEDGER_EXPORT_DIR = Path(env.str("MEMLEDGER_EXPORT_DIR", default=str(DATA_DIR / "exports")))
 # Folders of evaluation datasets and reports built from production memories (JSON / JSONL).
