@@ -353,12 +353,19 @@ def _deletion_request(
 
 def subject_deletion_request_or_queue(*, principal: SubjectPrincipal) -> DeletionOperation | None:
     """The portal's "delete everything": the whole-subject request, or None when it is queued
-    for a worker instead, because it did not fit the request's time budget (``OverBudget``)
-    or was queued already (asking again keeps the first)."""
+    for a worker instead: at once for a subject of more than
+    ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories (the user would wait out the time budget
+    first), or because it did not fit the request's time budget (``OverBudget``), or because
+    it was queued already (asking again keeps the first)."""
     queued = Subject.objects.filter(
         tenant_id=principal.tenant_id, pk=principal.subject_id, deletion_queued_at__isnull=False
     )
     if queued.exists():
+        return None
+    above = settings.MEMLEDGER_DELETION_QUEUE_ABOVE
+    memories = Memory.objects.filter(tenant_id=principal.tenant_id, subject_id=principal.subject_id)
+    if above and memories.exclude(status=Status.DELETED)[above : above + 1].exists():
+        subject_deletion_queue(principal=principal)
         return None
     try:
         return deletion_request(principal=principal, subject_id=principal.subject_id)

@@ -164,3 +164,19 @@ def test_delete_subject_makes_a_queued_request_now_as_the_user(settings, client,
     assert (operation.requested_by_type, operation.requested_by_id) == ("user", str(heavy.pk))
     assert report["memories"] == 3 and active(owner) == 0
     assert Subject.objects.get(pk=owner.pk).deletion_queued_at is None
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("above", "queued"), [(2, True), (3, False), (0, False)])
+def test_a_subject_of_more_memories_than_the_threshold_is_queued_at_once(
+    settings, client, owner, heavy, above, queued
+):
+    """Without trying within the budget first: the user does not wait it out."""
+    client.force_login(heavy)
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = 60  # the request would fit
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = above
+    body = delete_everything(client).content.decode()
+    assert ("the deletion of everything is queued" in body) is queued
+    assert (Subject.objects.get(pk=owner.pk).deletion_queued_at is not None) is queued
+    assert DeletionOperation.objects.filter(subject=owner).exists() is not queued
+    assert active(owner) == (3 if queued else 0)
