@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 from api.memories_serializers import StrictSerializer
 from api.responses import AGENT, AGENT_BODY, DELETION_TOO_LARGE, NOT_FOUND, error
 from memory_core.deletion.selectors import deletion_get, deletion_list
-from memory_core.deletion.services import deletion_request
+from memory_core.deletion.services import deletion_request, subject_deletion_request_or_queue
 
 
 class DeletionInputSerializer(StrictSerializer):
@@ -103,12 +103,17 @@ class DeletionListCreateView(APIView):
         data = DeletionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        operation = deletion_request(
-            principal=request.user,
-            memory_id=values.get("memory_id"),
-            subject_external_id=values.get("subject"),
-            memory_key=values.get("memory_key"),
-        )
+        if "memory_id" in values or "memory_key" in values:
+            operation = deletion_request(
+                principal=request.user,
+                memory_id=values.get("memory_id"),
+                subject_external_id=values.get("subject"),
+                memory_key=values.get("memory_key"),
+            )
+        else:  # a whole subject: queued for a worker when too large for a request
+            operation = subject_deletion_request_or_queue(
+                principal=request.user, subject_external_id=values["subject"]
+            )
         return accepted(operation)
 
 

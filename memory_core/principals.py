@@ -117,6 +117,21 @@ class ReviewerPrincipal:
 
 
 @dataclass(frozen=True)
+class QueuedRequester:
+    """Who asked for a queued whole-subject deletion (a portal login or an agent), as the
+    worker makes the request for them: the subject whole, since what they may reach was
+    checked when they asked (``deletion.services.subject_deletion_queue``)."""
+
+    tenant_id: uuid.UUID
+    subject_id: uuid.UUID
+    actor_type: str
+    actor_id: str
+
+    def scope_memories(self, queryset: QuerySet) -> QuerySet:
+        return queryset.filter(subject_id=self.subject_id)
+
+
+@dataclass(frozen=True)
 class SystemPrincipal:
     """Memledger itself (retention sweeps, imports, the demo loader) acting in one tenant."""
 

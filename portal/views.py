@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
-from memory_core.deletion.selectors import deletion_get
+from memory_core.deletion.selectors import QUEUED, deletion_get
 from memory_core.deletion.services import deletion_request, subject_deletion_request_or_queue
 from memory_core.exceptions import DomainError, NotFound, SubjectBeingDeleted
 from memory_core.exports import export_create, export_path
@@ -392,10 +392,12 @@ class DeleteEverythingView(EndUserMixin, FormView):
 
     def form_valid(self, form):
         try:
-            operation = subject_deletion_request_or_queue(principal=self.principal)
+            operation = subject_deletion_request_or_queue(
+                principal=self.principal, subject_id=self.principal.subject_id
+            )
         except DomainError as error:
             return self.refuse(error, reverse("portal:home"))
-        if operation is None:  # too much for one page's time: a worker makes the request
+        if operation.status == QUEUED:  # too much for one page's time: a worker makes it
             messages.info(self.request, self.QUEUED)
             return redirect("portal:deletions")
         messages.add_message(self.request, *self._outcome(operation))

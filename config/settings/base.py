@@ -268,9 +268,10 @@ MEMLEDGER_DELETION_MAX_ATTEMPTS = env.int("MEMLEDGER_DELETION_MAX_ATTEMPTS", def
 # --timeout, which would kill the worker instead. 0: no limit. ``manage.py delete_subject``
 # never has one.
 MEMLEDGER_DELETION_REQUEST_BUDGET = env.float("MEMLEDGER_DELETION_REQUEST_BUDGET", default=20.0)
-# The portal queues a "delete everything" of more memories than this for a worker at once,
-# instead of trying within the budget first (a subject that large would not fit it on a
-# slow machine: the user waited out the 20 s before it was queued). 0: always try first.
+# A whole subject's deletion request over HTTP (portal, API) of more memories than this is
+# queued for a worker at once instead of trying within the budget first (a subject that
+# large would not fit it on a slow machine: the caller waited out the 20 s before it was
+# queued); the admin's action refuses it. 0: always try first.
 MEMLEDGER_DELETION_QUEUE_ABOVE = env.int("MEMLEDGER_DELETION_QUEUE_ABOVE", default=50000)
 # Seconds a request about a subject (a retrieval, a write, a revoke, an export, an approval)
 # waits for a deletion of the subject that holds its lock (memory_core/locks.py). Past it a

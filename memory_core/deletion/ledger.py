@@ -56,10 +56,19 @@ def ledger_entry(operation: DeletionOperation, tombstones=None) -> dict:
     }
 
 
-# Names the operation a queued "delete everything" stands for in the journal (uuid5 of the
-# subject and the moment it was queued): the journal and another database's queued marks
-# (``replay.ledger_from_database``) then name it alike, and a replay makes it once.
+# Names the operation a queued "delete everything" becomes (uuid5 of the subject and the
+# moment it was queued): the journal, another database's queued marks
+# (``replay.ledger_from_database``) and the worker's operation then name it alike, and a
+# replay makes it once.
 QUEUED_NAMESPACE = uuid.UUID("3f0c1f6e-6d1e-4f7a-9c47-0d3c2a8f5b21")
+
+
+def queued_operation_id(subject_id, queued_at: datetime) -> uuid.UUID:
+    """The id of the operation a subject's queued "delete everything" becomes: the journal's
+    line names it, the API answers it when it queues the request, and the worker's request
+    creates its operation under it (``services.queued_subject_deletion_run``)."""
+    moment = queued_at.astimezone(UTC).isoformat()  # as stored, whatever the reader's zone
+    return uuid.uuid5(QUEUED_NAMESPACE, f"{subject_id}/{moment}")
 
 
 def queued_entry(*, tenant_id, subject_id, queued_at: datetime) -> dict:
@@ -68,17 +77,16 @@ def queued_entry(*, tenant_id, subject_id, queued_at: datetime) -> dict:
 
     Without it, until the worker makes the request, the queued mark would live in the
     database only, and a backup restored from before it would lose the user's request.
-    Replayed, the line deletes
-    every memory the subject has in the restored database, as the request would have. The
-    worker's own operation is journaled as well, under its own id, when it is made.
+    Replayed, the line deletes every memory the subject has in the restored database, as the
+    request would have. The worker's operation, under the same id, is journaled again with
+    its tombstones when it is made.
     """
-    moment = queued_at.astimezone(UTC).isoformat()  # as stored, whatever the reader's zone
     return {
-        "operation_id": str(uuid.uuid5(QUEUED_NAMESPACE, f"{subject_id}/{moment}")),
+        "operation_id": str(queued_operation_id(subject_id, queued_at)),
         "tenant_id": str(tenant_id),
         "subject_id": str(subject_id),
         "target": DeletionOperation.Target.SUBJECT,
-        "requested_at": moment,
+        "requested_at": queued_at.astimezone(UTC).isoformat(),
         "reason_code": "requested",
         "queued": True,
         "tombstones": [],
@@ -152,7 +160,9 @@ def ledger_scan(*, since: datetime, path: Path | None = None) -> LedgerScan:
     each, and the numbers of the lines that are not entries (skipped, logged).
 
     A line that is a torn append followed by a whole one on the same line (written before
-    appends cut a failed write off) keeps the whole one (``recovered``).
+    appends cut a failed write off) keeps the whole one (``recovered``). Of an operation's
+    several lines the one with the most tombstones is kept: a queued subject deletion is
+    journaled when queued, with none yet, and again when the worker makes it.
     """
     path = path or ledger_path()
     scan = LedgerScan()
@@ -176,7 +186,9 @@ def ledger_scan(*, since: datetime, path: Path | None = None) -> LedgerScan:
                 continue
             scan.recovered.append(number)
         if datetime.fromisoformat(entry["requested_at"]) >= since:
-            entries.setdefault(entry["operation_id"], entry)
+            kept = entries.get(entry["operation_id"])
+            if kept is None or len(entry["tombstones"]) > len(kept["tombstones"]):
+                entries[entry["operation_id"]] = entry
     if scan.unreadable or scan.recovered:
         logger.warning(
             "deletion journal %s: unreadable lines skipped %s, torn prefixes dropped %s",

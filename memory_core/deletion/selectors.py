@@ -2,8 +2,9 @@
 
 from django.db.models import F, Func, IntegerField, Prefetch, Q, QuerySet
 
+from memory_core.deletion.ledger import queued_operation_id
 from memory_core.exceptions import NotFound, PermissionDenied
-from memory_core.models import DeletionOperation, DeletionStep
+from memory_core.models import DeletionOperation, DeletionStep, Subject
 from memory_core.principals import (
     AgentPrincipal,
     ReviewerPrincipal,
@@ -24,11 +25,47 @@ def _scope(principal) -> QuerySet:
 
 
 def deletion_get(*, principal, operation_id) -> DeletionOperation:
-    """Return the operation with its steps if ``principal`` may see it; NotFound otherwise."""
+    """Return the operation with its steps if ``principal`` may see it, or a queued one not
+    made yet (``queued_deletion``); NotFound otherwise."""
     operation = _scope(principal).filter(pk=operation_id).first()
+    if operation is None:
+        operation = _queued_get(principal, operation_id)
     if operation is None:
         raise NotFound("No deletion operation with this id.")
     return operation
+
+
+# The status of a whole-subject deletion queued for a worker and not made yet (never stored:
+# the worker's request creates the operation, as pending, under the same id).
+QUEUED = "queued"
+
+
+def queued_deletion(subject: Subject) -> DeletionOperation:
+    """Return, unsaved, the operation ``subject``'s queued deletion will be: its id
+    (``ledger.queued_operation_id``), status ``queued``, no memories and no steps yet."""
+    return DeletionOperation(
+        id=queued_operation_id(subject.pk, subject.deletion_queued_at),
+        tenant_id=subject.tenant_id,
+        subject=subject,
+        target=DeletionOperation.Target.SUBJECT,
+        status=QUEUED,
+        requested_at=subject.deletion_queued_at,
+    )
+
+
+def _queued_get(principal, operation_id) -> DeletionOperation | None:
+    """The queued deletion of a subject ``principal`` may see whose id is ``operation_id``."""
+    subjects = Subject.objects.filter(
+        tenant_id=principal.tenant_id, deletion_queued_at__isnull=False
+    )
+    if isinstance(principal, SubjectPrincipal):
+        subjects = subjects.filter(pk=principal.subject_id)
+    elif isinstance(principal, AgentPrincipal) and not principal.any_subject:
+        subjects = subjects.filter(external_id=principal.bound_user_id or None)
+    for subject in subjects:
+        if str(queued_operation_id(subject.pk, subject.deletion_queued_at)) == str(operation_id):
+            return queued_deletion(subject)
+    return None
 
 
 def deletion_list(*, principal, status: str | None = None) -> QuerySet:

@@ -20,7 +20,13 @@ from django.db import DatabaseError, OperationalError, connection, transaction
 from django.utils import timezone
 from psycopg.errors import LockNotAvailable, QueryCanceled
 
-from memory_core.deletion.ledger import ledger_entry, ledger_write, queued_entry
+from memory_core.deletion.ledger import (
+    ledger_entry,
+    ledger_write,
+    queued_entry,
+    queued_operation_id,
+)
+from memory_core.deletion.selectors import queued_deletion
 from memory_core.deletion.stores import active_stores, scrub_memories
 from memory_core.exceptions import (
     Busy,
@@ -46,10 +52,20 @@ from memory_core.models import (
     Tombstone,
 )
 from memory_core.models.lookups import uuid_array
-from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
+from memory_core.principals import (
+    AgentPrincipal,
+    QueuedRequester,
+    ReviewerPrincipal,
+    SubjectPrincipal,
+    SystemPrincipal,
+)
 from memory_core.rls import tenant_atomic
 
 logger = logging.getLogger(__name__)
+
+# A queued whole-subject deletion's mark (Subject): set together by the queue, cleared
+# together by its run or a tenant's deletion.
+QUEUED_FIELDS = ["deletion_queued_at", "deletion_queued_by", "deletion_queued_by_agent"]
 
 
 def deletion_journal_on_commit(operation: DeletionOperation, tombstones) -> None:
@@ -193,6 +209,14 @@ class Budget:
             with transaction.atomic():
                 yield
                 self.close()
+        except _TooMany as exc:
+            raise OverBudget(
+                f"The subject has more than {exc.above:,} memories "
+                "(MEMLEDGER_DELETION_QUEUE_ABOVE), more than a request deletes at once, so "
+                f"nothing was deleted. {instead}, which has no time limit.",
+                code="deletion_too_large",
+                details={"budget_seconds": self.seconds, "queue_above": exc.above},
+            ) from exc
         except (_OutOfTime, OperationalError) as exc:
             cause = exc.__cause__ if isinstance(exc, OperationalError) else exc
             if self.seconds is None or not isinstance(cause, (_OutOfTime, QueryCanceled)):
@@ -210,6 +234,15 @@ class _OutOfTime(Exception):
     """The budget ran out between two statements (one timed out raises QueryCanceled)."""
 
 
+class _TooMany(Exception):
+    """A whole subject of more memories than MEMLEDGER_DELETION_QUEUE_ABOVE, refused before
+    any work (``_refuse_at_once_if_too_many``)."""
+
+    def __init__(self, above: int):
+        super().__init__(above)
+        self.above = above
+
+
 def deletion_request(
     *,
     principal,
@@ -219,14 +252,20 @@ def deletion_request(
     subject_external_id=None,
     reason_code: str = "",
     time_limited: bool = True,
+    queued_at=None,
 ) -> DeletionOperation:
     """Request a deletion (``_deletion_request`` says what each target deletes).
 
     ``time_limited``: the request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET``
     seconds in the database, rolled back, with ``OverBudget`` (``deletion_too_large``): a
     subject of hundreds of thousands of memories takes longer than a web worker may run
-    (the API, the portal and the admin call it so). ``manage.py delete_subject`` passes
-    False.
+    (the API, the portal and the admin call it so), and one of more than
+    ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories is refused so at once. ``manage.py
+    delete_subject`` passes False.
+
+    ``queued_at``: a whole subject's request queued at that moment (``subject_deletion_queue``)
+    and made now by a worker: its operation gets the id the queue handed out
+    (``ledger.queued_operation_id``) and that moment as ``requested_at``.
     """
     budget = Budget(settings.MEMLEDGER_DELETION_REQUEST_BUDGET if time_limited else None)
     instead = "Delete by memory_key in parts, or ask an operator to run `manage.py delete_subject`"
@@ -239,6 +278,7 @@ def deletion_request(
             memory_key=memory_key,
             subject_external_id=subject_external_id,
             reason_code=reason_code,
+            queued_at=queued_at,
         )
 
 
@@ -251,6 +291,7 @@ def _deletion_request(
     memory_key=None,
     subject_external_id=None,
     reason_code: str = "",
+    queued_at=None,
 ) -> DeletionOperation:
     """Request the deletion of a memory, a subject's memory_key, or all of a subject's memories.
 
@@ -337,9 +378,12 @@ def _deletion_request(
                 "a reviewer.",
                 code="subject_not_fully_granted",
             )
-        existing = _subject_deletion_covering(subject=subject, candidates=candidates)
-        if existing is not None:
-            return _already_requested(existing)
+        # A queued request is made under the id the queue handed out, even with nothing left.
+        if queued_at is None:
+            existing = _subject_deletion_covering(subject=subject, candidates=candidates)
+            if existing is not None:
+                return _already_requested(existing)
+        _refuse_at_once_if_too_many(budget, candidates)
     return _newly_requested(
         principal=principal,
         tenant_id=subject.tenant_id,
@@ -348,51 +392,66 @@ def _deletion_request(
         candidates=candidates,
         reason_code=reason_code or "requested",
         budget=budget,
+        queued_at=queued_at,
     )
 
 
-def subject_deletion_request_or_queue(*, principal: SubjectPrincipal) -> DeletionOperation | None:
-    """The portal's "delete everything": the whole-subject request, or None when it is queued
-    for a worker instead: at once for a subject of more than
-    ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories (the user would wait out the time budget
-    first), or because it did not fit the request's time budget (``OverBudget``), or because
-    it was queued already (asking again keeps the first)."""
-    queued = Subject.objects.filter(
-        tenant_id=principal.tenant_id, pk=principal.subject_id, deletion_queued_at__isnull=False
-    )
-    if queued.exists():
-        return None
+def _refuse_at_once_if_too_many(budget: Budget, candidates) -> None:
+    """Raise ``OverBudget`` before any work for a time-limited whole-subject request of more
+    than ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories: it would rarely fit the budget (and on
+    a slow machine never), and the caller would wait the budget out to learn so. Counts at
+    most that many plus one."""
     above = settings.MEMLEDGER_DELETION_QUEUE_ABOVE
-    memories = Memory.objects.filter(tenant_id=principal.tenant_id, subject_id=principal.subject_id)
-    if above and memories.exclude(status=Status.DELETED)[above : above + 1].exists():
-        subject_deletion_queue(principal=principal)
-        return None
+    if budget.seconds is None or not above:
+        return
+    if candidates.exclude(status=Status.DELETED)[above : above + 1].exists():
+        raise _TooMany(above)
+
+
+def subject_deletion_request_or_queue(
+    *, principal, subject_id=None, subject_external_id=None
+) -> DeletionOperation:
+    """Delete everything about a subject (the portal's "delete everything", the API's
+    ``{"subject"}``): the whole-subject request, or, when it does not fit a request's time
+    (``OverBudget``: more than ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories, or out of the
+    budget), the same request queued for a worker (``subject_deletion_queue``).
+
+    A queued one comes back as ``queued_deletion``: status ``queued``, under the id its
+    operation will have. Asked again while it is queued, the same one comes back.
+    """
+    subject = _subject(principal, subject_id, subject_external_id)
+    if subject.deletion_queued_at is not None:
+        return queued_deletion(subject)
     try:
-        return deletion_request(principal=principal, subject_id=principal.subject_id)
+        return deletion_request(principal=principal, subject_id=subject.pk)
     except OverBudget:
-        subject_deletion_queue(principal=principal)
-        return None
+        return queued_deletion(subject_deletion_queue(principal=principal, subject_id=subject.pk))
 
 
-def subject_deletion_queue(*, principal: SubjectPrincipal) -> Subject:
-    """Queue the deletion of everything about the portal user's subject for a worker.
+def subject_deletion_queue(*, principal, subject_id) -> Subject:
+    """Queue the deletion of everything about ``subject_id`` for a worker, asked by a portal
+    login (``user_id``) or an agent (``agent_id``) whose request was found too large.
 
-    For a subject too large for a request (``OverBudget``): the worker makes the same request
-    (``queued_subject_deletion_run``), with no time limit, as the user; until then the
-    memories stay in use. The mark is the truth: the task is sent when this commits, and the
-    deletion sweep sends it again for a mark older than ``MEMLEDGER_DELETION_STALE_SECONDS``
-    (the broker was down, a worker lost it). Asking again keeps the first mark.
+    The worker makes the same request (``queued_subject_deletion_run``), with no time limit,
+    for whoever asked. From the mark on, agents neither read nor write the subject (the
+    retrieval's lookup, ``AgentPrincipal.scope_memories``, ``locks.subjects_shared_locked``).
+    The mark is the truth: the task is sent when this commits, and the deletion sweep sends
+    it again for a mark older than ``MEMLEDGER_DELETION_STALE_SECONDS`` (the broker was down,
+    a worker lost it). Asking again keeps the first mark.
     """
     with transaction.atomic():
         # NO KEY UPDATE, as deletion_request takes it: writes inserting the subject's
         # memories (key-share locks) go on.
         subject = Subject.objects.select_for_update(no_key=True).get(
-            tenant_id=principal.tenant_id, pk=principal.subject_id
+            tenant_id=principal.tenant_id, pk=subject_id
         )
         if subject.deletion_queued_at is None:
             subject.deletion_queued_at = timezone.now()
-            subject.deletion_queued_by = principal.user_id
-            subject.save(update_fields=["deletion_queued_at", "deletion_queued_by"])
+            if isinstance(principal, AgentPrincipal):
+                subject.deletion_queued_by_agent_id = principal.agent_id
+            else:
+                subject.deletion_queued_by = principal.user_id
+            subject.save(update_fields=QUEUED_FIELDS)
             entry = queued_entry(
                 tenant_id=subject.tenant_id,
                 subject_id=subject.pk,
@@ -417,8 +476,8 @@ def subject_deletion_enqueue_on_commit(subject_id) -> None:
 
 
 def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
-    """Make the queued whole-subject request as the user who queued it, with no time limit,
-    and clear the mark in the same transaction; None if nothing is queued (done already)."""
+    """Make the queued whole-subject request for whoever queued it, with no time limit, and
+    clear the mark in the same transaction; None if nothing is queued (done already)."""
     with transaction.atomic():
         # Held for the whole request: a second task waits, then finds nothing queued, and the
         # sweep (FOR UPDATE SKIP LOCKED) passes over it; writes of the subject's memories go on.
@@ -429,14 +488,24 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
         )
         if subject is None:
             return None
-        principal = SubjectPrincipal(
-            tenant_id=subject.tenant_id, subject_id=subject.pk, user_id=subject.deletion_queued_by
+        agent_id = subject.deletion_queued_by_agent_id
+        requester = QueuedRequester(
+            tenant_id=subject.tenant_id,
+            subject_id=subject.pk,
+            actor_type="agent" if agent_id else "user",
+            actor_id=str(agent_id or subject.deletion_queued_by),
         )
+        queued_at = subject.deletion_queued_at
+        if DeletionOperation.objects.filter(pk=queued_operation_id(subject.pk, queued_at)):
+            queued_at = None  # a replay after a restore made it already: a new one clears
         # Cleared first, in the same transaction (others see the mark until it commits): the
         # request refuses a subject whose deletion is queued.
         subject.deletion_queued_at = subject.deletion_queued_by = None
-        subject.save(update_fields=["deletion_queued_at", "deletion_queued_by"])
-        return deletion_request(principal=principal, subject_id=subject.pk, time_limited=False)
+        subject.deletion_queued_by_agent = None
+        subject.save(update_fields=QUEUED_FIELDS)
+        return deletion_request(
+            principal=requester, subject_id=subject.pk, time_limited=False, queued_at=queued_at
+        )
 
 
 def _already_requested(operation: DeletionOperation) -> DeletionOperation:
@@ -497,12 +566,14 @@ def _operation_create(
     candidates,
     reason_code: str,
     budget: Budget | None = None,
+    queued_at=None,
 ) -> DeletionOperation:
     """Write tombstones, the operation and its steps; scrub the rows; on commit, journal the
     operation and send the task.
 
     Must run inside the caller's transaction (deletion_request, the retention sweep).
-    ``budget`` bounds each of the statements that grow with the rows.
+    ``budget`` bounds each of the statements that grow with the rows. ``queued_at``: a queued
+    whole-subject request's moment, which names the operation and is its ``requested_at``.
     """
     step = budget.step if budget is not None else lambda: None
     if subject_id is not None:  # a tenant's deletion locks the tenant row instead
@@ -529,7 +600,9 @@ def _operation_create(
     )
     now = timezone.now()
     step()
+    queued = {} if queued_at is None else {"id": queued_operation_id(subject_id, queued_at)}
     operation = DeletionOperation.objects.create(
+        **queued,
         tenant_id=tenant_id,
         subject_id=subject_id,
         target=target,
@@ -540,7 +613,7 @@ def _operation_create(
         requested_by_id=principal.actor_id,
         reason_code=reason_code,
         policy_version=policy,
-        requested_at=now,
+        requested_at=queued_at or now,
     )
     step()
     tombstones_insert(operation=operation, rows=rows, deleted_at=now)
@@ -694,7 +767,7 @@ def _tenant_deletion_request(tenant_id, budget: Budget, requested_by, reason_cod
         ApiKey.objects.filter(agent__tenant_id=tenant.pk, revoked_at=None).update(revoked_at=now)
         # This operation deletes what their queued requests would have: none is made after it.
         Subject.objects.filter(tenant_id=tenant.pk, deletion_queued_at__isnull=False).update(
-            deletion_queued_at=None, deletion_queued_by=None
+            **dict.fromkeys(QUEUED_FIELDS)
         )
         operation = _newly_requested(
             principal=SystemPrincipal(tenant_id=tenant.pk, name=requested_by),

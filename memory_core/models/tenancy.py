@@ -39,11 +39,14 @@ class Subject(models.Model):
     )
     display_name = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
-    # A whole-subject deletion the portal could not make within a request's time budget,
-    # queued for a worker (deletion.services.subject_deletion_queue): when, and the portal
-    # login that asked. Cleared by the worker as it makes the request.
+    # A whole-subject deletion too large for a request, queued for a worker
+    # (deletion.services.subject_deletion_queue): when, and who asked: a portal login or an
+    # agent. Cleared by the worker as it makes the request.
     deletion_queued_at = models.DateTimeField(null=True, blank=True)
     deletion_queued_by = models.IntegerField(null=True, blank=True)
+    deletion_queued_by_agent = models.ForeignKey(
+        "Agent", on_delete=models.PROTECT, null=True, blank=True, related_name="+", db_index=False
+    )
 
     class Meta:
         constraints = [
@@ -52,7 +55,8 @@ class Subject(models.Model):
             ),
             models.CheckConstraint(
                 condition=models.Q(deletion_queued_at__isnull=True)
-                | models.Q(deletion_queued_by__isnull=False),
+                | models.Q(deletion_queued_by__isnull=False)
+                | models.Q(deletion_queued_by_agent__isnull=False),
                 name="subject_deletion_queued_by_someone",
             ),
         ]

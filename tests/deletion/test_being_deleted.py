@@ -218,18 +218,23 @@ def test_agents_read_and_write_nothing_of_a_subject_whose_deletion_is_queued(
     response = api_client.post("/api/v1/memories", write_body(memory_key="k"), format="json")
     assert response.status_code == 503
     assert response.json()["error"]["code"] == "subject_being_deleted"
-    # Asked to delete the whole subject meanwhile: retry once the worker has made the request.
+    # Asked to delete the whole subject meanwhile: the queued request, under its coming id.
     response = api_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
-    assert response.status_code == 503, response.content
-    assert response.json()["error"]["code"] == "subject_being_deleted"
+    assert response.status_code == 202, response.content
+    queued = response.json()
+    assert queued["status"] == "queued"
+    followed = api_client.get(response["Location"]).json()
+    assert (followed["operation_id"], followed["status"]) == (queued["operation_id"], "queued")
+    assert (followed["memory_count"], followed["steps"]) == (0, [])
     with tenant_scope(tenant.id):
         assert Memory.objects.filter(subject=user_1).count() == 1
         assert not DeletionOperation.objects.exists()
 
     operation = queued_subject_deletion_run(user_1.pk)  # the worker's task
-    assert operation.memory_ids == [memory.pk]
+    assert str(operation.pk) == queued["operation_id"] and operation.memory_ids == [memory.pk]
+    followed = api_client.get(response["Location"]).json()
+    assert followed["status"] == "pending" and followed["memory_count"] == 1
     response = api_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
-    assert response.status_code == 202, response.content
-    assert response.json()["operation_id"] == str(operation.pk)  # asked for already: that one
+    assert response.json()["operation_id"] == queued["operation_id"]  # asked for already
     response = api_client.post("/api/v1/memories", write_body(memory_key="k"), format="json")
     assert response.status_code == 201, response.content  # after it, a new memory is kept

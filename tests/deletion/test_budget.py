@@ -104,14 +104,43 @@ def test_a_statement_still_running_when_the_budget_ends_is_cancelled(settings, o
         untouched(owner, len(memories))
 
 
-def test_the_api_answers_422_deletion_too_large(settings, api_client, owner, memories):
+def test_the_api_answers_422_deletion_too_large_for_a_key(settings, api_client, owner, memories):
+    """A key's (or a memory's) deletion is not queued: delete in parts, or run the command."""
     settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
-    response = api_client.post("/api/v1/deletions", {"subject": owner.external_id}, format="json")
+    body = {"subject": owner.external_id, "memory_key": memories[0].memory_key}
+    response = api_client.post("/api/v1/deletions", body, format="json")
     assert response.status_code == 422, response.content
     error = response.json()["error"]
     assert error["code"] == "deletion_too_large"
     assert error["details"] == {"budget_seconds": NO_TIME}
     untouched(owner, len(memories))
+
+
+@pytest.mark.parametrize("why", ["out of time", "too many"])
+def test_the_api_queues_a_whole_subject_too_large_for_a_request(
+    settings, api_client, agent, owner, memories, why
+):
+    """As the portal does: the agent gets the id the worker's operation will have."""
+    from memory_core.deletion.services import queued_subject_deletion_run
+
+    if why == "out of time":
+        settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    else:
+        settings.MEMLEDGER_DELETION_QUEUE_ABOVE = len(memories) - 1
+    response = api_client.post("/api/v1/deletions", {"subject": owner.external_id}, format="json")
+    assert response.status_code == 202, response.content
+    queued = response.json()
+    assert queued["status"] == "queued"
+    assert response["Location"] == f"/api/v1/deletions/{queued['operation_id']}"
+    owner.refresh_from_db()
+    assert (owner.deletion_queued_by_agent_id, owner.deletion_queued_by) == (agent.pk, None)
+    untouched(owner, len(memories))
+
+    operation = queued_subject_deletion_run(owner.pk)
+    assert str(operation.pk) == queued["operation_id"]
+    assert (operation.requested_by_type, operation.requested_by_id) == ("agent", str(agent.pk))
+    assert operation.requested_at == owner.deletion_queued_at
+    assert sorted(operation.memory_ids) == sorted(m.pk for m in memories)
 
 
 def test_the_command_asks_first_then_deletes_without_a_budget(settings, owner, memories, capsys):
@@ -192,3 +221,18 @@ def test_the_portal_says_a_single_deletion_took_too_long_in_its_own_words(settin
     body = client.post(url, {"confirm": "on"}, follow=True).content.decode()
     assert "took longer than a page may wait" in body and "manage.py" not in body
     untouched(owner, 1)
+
+
+def test_a_whole_subject_above_the_threshold_is_refused_before_any_work(settings, owner, memories):
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = len(memories) - 1
+    system = SystemPrincipal(tenant_id=owner.tenant_id)
+    with pytest.raises(OverBudget) as refused:
+        deletion_request(principal=system, subject_id=owner.id)
+    assert refused.value.code == "deletion_too_large"
+    assert refused.value.details["queue_above"] == len(memories) - 1
+    assert "manage.py delete_subject" in refused.value.message
+    untouched(owner, len(memories))
+    # A key of it is not a whole subject; the command has no limit.
+    deletion_request(principal=system, subject_id=owner.id, memory_key=memories[0].memory_key)
+    operation = deletion_request(principal=system, subject_id=owner.id, time_limited=False)
+    assert len(operation.memory_ids) == len(memories) - 1

@@ -180,3 +180,24 @@ def test_a_subject_of_more_memories_than_the_threshold_is_queued_at_once(
     assert (Subject.objects.get(pk=owner.pk).deletion_queued_at is not None) is queued
     assert DeletionOperation.objects.filter(subject=owner).exists() is not queued
     assert active(owner) == (3 if queued else 0)
+
+
+@pytest.mark.django_db
+def test_the_queued_deletion_has_its_page_under_the_id_its_operation_will_have(
+    settings, client, owner, heavy
+):
+    from memory_core.deletion.ledger import queued_operation_id
+
+    client.force_login(heavy)
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    delete_everything(client)
+    owner.refresh_from_db()
+    operation_id = queued_operation_id(owner.pk, owner.deletion_queued_at)
+    page = client.get(reverse("portal:deletion", args=[operation_id]))
+    assert page.status_code == 200 and "queued" in page.content.decode()
+    status = client.get(reverse("portal:deletion-status", args=[operation_id])).json()
+    assert status["status"] == "queued"
+    made = queued_subject_deletion_run(owner.pk)
+    assert made.pk == operation_id
+    status = client.get(reverse("portal:deletion-status", args=[operation_id])).json()
+    assert status["status"] == "pending"

@@ -142,7 +142,7 @@ def test_a_queued_delete_everything_no_worker_made_before_the_database_was_lost_
         dump = Path(folder) / "backup.dump"
         backup_time = timezone.now()
         _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
-        subject_deletion_queue(principal=owner_principal)
+        subject_deletion_queue(principal=owner_principal, subject_id=owner.id)
 
         _admin(f'DROP DATABASE IF EXISTS "{scratch}"')
         _admin(f'CREATE DATABASE "{scratch}"')

@@ -40,7 +40,7 @@ def test_a_subject_beyond_the_parameter_limit_is_exported_and_deleted(
     )
     assert len(export.memory_ids) == MORE_THAN_PARAMETERS
 
-    operation = deletion_request(principal=owner_principal, subject_id=owner.id)
+    operation = deletion_request(principal=owner_principal, subject_id=owner.id, time_limited=False)
     assert len(operation.memory_ids) == MORE_THAN_PARAMETERS
     assert Tombstone.objects.filter(operation=operation).count() == MORE_THAN_PARAMETERS
 
