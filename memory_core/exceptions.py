@@ -59,7 +59,7 @@ class Busy(DomainError):
 
 class SubjectBeingDeleted(Busy):
     """The subject's memories are being deleted: a deletion held the subject's lock past
-    MEMLEDGER_SUBJECT_LOCK_WAIT, or the user's "delete everything" is queued for a worker.
+    MEMLEDGER_SUBJECT_LOCK_WAIT, or its whole deletion is queued for a worker.
     Nothing changed; retry later."""
 
     code = "subject_being_deleted"

@@ -161,7 +161,7 @@ def subjects_shared_locked(subjects) -> list:
     locks never wait for each other, and a deletion holds one subject's lock only, so the
     order they are taken in does not matter. A subject whose deletion holds its lock is
     waited for as ``subject_shared_lock`` does (``SubjectBeingDeleted`` past the wait), and
-    one whose "delete everything" is queued for a worker (``Subject.deletion_queued_at``)
+    one whose whole deletion is queued for a worker (``Subject.deletion_queued_at``)
     raises ``SubjectBeingDeleted`` at once: what a write stores now, the worker would delete.
     """
     rows = list(

@@ -60,8 +60,8 @@ class AgentPrincipal:
     def scope_memories(self, queryset: QuerySet) -> QuerySet:
         """Limit a tenant's memories to what this agent may read: shared or its own, of its
         read types, up to its maximum sensitivity (as retrieval's hard filters), and none of
-        a subject whose "delete everything" is queued for a worker (as retrieval reads none:
-        from the user's ask on, no agent is given them)."""
+        a subject whose whole deletion is queued for a worker (as retrieval reads none: from
+        the ask on, no agent is given them)."""
         from memory_core.models import Subject
 
         queued = Subject.objects.filter(pk=OuterRef("subject_id"), deletion_queued_at__isnull=False)

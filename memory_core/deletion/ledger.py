@@ -56,7 +56,7 @@ def ledger_entry(operation: DeletionOperation, tombstones=None) -> dict:
     }
 
 
-# Names the operation a queued "delete everything" becomes (uuid5 of the subject and the
+# Names the operation a queued whole-subject deletion becomes (uuid5 of the subject and the
 # moment it was queued): the journal, another database's queued marks
 # (``replay.ledger_from_database``) and the worker's operation then name it alike, and a
 # replay makes it once.
@@ -64,7 +64,7 @@ QUEUED_NAMESPACE = uuid.UUID("3f0c1f6e-6d1e-4f7a-9c47-0d3c2a8f5b21")
 
 
 def queued_operation_id(subject_id, queued_at: datetime) -> uuid.UUID:
-    """The id of the operation a subject's queued "delete everything" becomes: the journal's
+    """The id of the operation a subject's queued whole deletion becomes: the journal's
     line names it, the API answers it when it queues the request, and the worker's request
     creates its operation under it (``services.queued_subject_deletion_run``)."""
     moment = queued_at.astimezone(UTC).isoformat()  # as stored, whatever the reader's zone
@@ -72,7 +72,7 @@ def queued_operation_id(subject_id, queued_at: datetime) -> uuid.UUID:
 
 
 def queued_entry(*, tenant_id, subject_id, queued_at: datetime) -> dict:
-    """Return the journal line of a subject's queued "delete everything"
+    """Return the journal line of a subject's queued whole deletion
     (``services.subject_deletion_queue``): a whole-subject operation with no tombstones yet.
 
     Without it, until the worker makes the request, the queued mark would live in the

@@ -55,7 +55,7 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             """,
             [since],
         ).fetchall()
-        # A queued "delete everything" the worker had not made yet (ledger.queued_entry).
+        # A queued subject deletion the worker had not made yet (ledger.queued_entry).
         queued = conn.execute(
             "SELECT tenant_id, id, deletion_queued_at FROM memory_core_subject "
             "WHERE deletion_queued_at >= %s ORDER BY deletion_queued_at",

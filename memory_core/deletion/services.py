@@ -359,9 +359,9 @@ def _deletion_request(
         # second one then sees the first one's operation and returns it. NO KEY UPDATE does
         # not block the key-share locks of writes inserting memories for the subject.
         if Subject.objects.select_for_update(no_key=True).get(pk=subject.pk).deletion_queued_at:
-            # The user's "delete everything" waits for a worker (subject_deletion_queue),
-            # which makes this very request: asked again meanwhile (an agent, the admin),
-            # retry once it has (and get its operation back).
+            # A whole deletion of it waits for a worker (subject_deletion_queue), which makes
+            # this very request: asked again meanwhile, retry once it has (and get its
+            # operation back; subject_deletion_request_or_queue answers the queued one).
             raise SubjectBeingDeleted()
         out_of_reach = (
             Memory.objects.filter(tenant_id=subject.tenant_id, subject=subject)
