@@ -7,7 +7,7 @@ from rest_framework.views import APIView
 
 from api.memories_serializers import StrictSerializer
 from api.responses import AGENT, AGENT_BODY, DELETION_TOO_LARGE, NOT_FOUND, error
-from memory_core.deletion.selectors import deletion_get, deletion_list
+from memory_core.deletion.selectors import deletion_get, deletion_list, queued_deletions
 from memory_core.deletion.services import deletion_request, subject_deletion_request_or_queue
 
 
@@ -82,7 +82,9 @@ class DeletionListCreateView(APIView):
 
     @extend_schema(operation_id="deletions_list", responses={200: DeletionListSerializer, **AGENT})
     def get(self, request):
-        operations = deletion_list(principal=request.user)[:100]
+        # The queued ones first: each is still to be made.
+        operations = queued_deletions(principal=request.user)[:100]
+        operations += deletion_list(principal=request.user)[: 100 - len(operations)]
         return Response({"results": DeletionOutputSerializer(operations, many=True).data})
 
     @extend_schema(

@@ -53,18 +53,24 @@ def queued_deletion(subject: Subject) -> DeletionOperation:
     )
 
 
-def _queued_get(principal, operation_id) -> DeletionOperation | None:
-    """The queued deletion of a subject ``principal`` may see whose id is ``operation_id``."""
+def queued_deletions(*, principal) -> list[DeletionOperation]:
+    """Return the queued deletions (``queued_deletion``) of the subjects ``principal`` may
+    see, newest first: a tenant has few at a time."""
     subjects = Subject.objects.filter(
         tenant_id=principal.tenant_id, deletion_queued_at__isnull=False
-    )
+    ).order_by("-deletion_queued_at", "-id")
     if isinstance(principal, SubjectPrincipal):
         subjects = subjects.filter(pk=principal.subject_id)
     elif isinstance(principal, AgentPrincipal) and not principal.any_subject:
         subjects = subjects.filter(external_id=principal.bound_user_id or None)
-    for subject in subjects:
-        if str(queued_operation_id(subject.pk, subject.deletion_queued_at)) == str(operation_id):
-            return queued_deletion(subject)
+    return [queued_deletion(subject) for subject in subjects]
+
+
+def _queued_get(principal, operation_id) -> DeletionOperation | None:
+    """The queued deletion of a subject ``principal`` may see whose id is ``operation_id``."""
+    for queued in queued_deletions(principal=principal):
+        if str(queued.id) == str(operation_id):
+            return queued
     return None
 
 

@@ -226,6 +226,7 @@ def test_agents_read_and_write_nothing_of_a_subject_whose_deletion_is_queued(
     followed = api_client.get(response["Location"]).json()
     assert (followed["operation_id"], followed["status"]) == (queued["operation_id"], "queued")
     assert (followed["memory_count"], followed["steps"]) == (0, [])
+    assert api_client.get("/api/v1/deletions").json()["results"] == [followed]
     with tenant_scope(tenant.id):
         assert Memory.objects.filter(subject=user_1).count() == 1
         assert not DeletionOperation.objects.exists()

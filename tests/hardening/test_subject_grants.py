@@ -211,3 +211,29 @@ def test_an_issuer_must_act_for_any_subject(tenant):
 
     with pytest.raises(IntegrityError), transaction.atomic():
         AgentFactory(tenant=tenant, any_subject=False, issues_subject_tokens=True)
+
+
+def test_a_queued_subject_deletion_is_seen_only_by_who_may_see_its_subject(
+    restricted, other_api_client
+):
+    """A whole subject's deletion queued for a worker is listed and found by its id only by
+    agents acting for that subject: a restricted agent with another subject's token, and an
+    agent of another tenant, see nothing of it."""
+    from django.utils import timezone
+
+    from memory_core.deletion.selectors import queued_deletion
+    from memory_core.models import Subject
+
+    agent, client, memories = restricted
+    Subject.objects.filter(external_id="user-1", tenant_id=agent.tenant_id).update(
+        deletion_queued_at=timezone.now(), deletion_queued_by=1
+    )
+    queued = queued_deletion(Subject.objects.get(external_id="user-1", tenant_id=agent.tenant_id))
+    url = f"/api/v1/deletions/{queued.id}"
+    for user_id, seen in (("user-1", True), ("user-2", False)):
+        headers = {"HTTP_X_MEMLEDGER_SUBJECT_TOKEN": _token(agent, user_id)}
+        listed = client.get("/api/v1/deletions", **headers).json()["results"]
+        assert [item["operation_id"] for item in listed] == ([str(queued.id)] if seen else [])
+        assert client.get(url, **headers).status_code == (200 if seen else 404)
+    assert other_api_client.get("/api/v1/deletions").json()["results"] == []
+    assert other_api_client.get(url).status_code == 404
