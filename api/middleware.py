@@ -13,6 +13,7 @@ import logging
 
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import HttpResponse, JsonResponse
+from django.template.loader import render_to_string
 from django.views import defaults
 
 from api.exceptions import error_body, unavailable
@@ -23,7 +24,9 @@ logger = logging.getLogger(__name__)
 
 
 class DatabaseUnavailableMiddleware:
-    """Map OperationalError/InterfaceError to a 503: JSON under /api/, plain text elsewhere."""
+    """Map OperationalError/InterfaceError to a 503: JSON under /api/, elsewhere the portal's
+    page (templates/503.html, rendered without the request: its context processors would
+    ask the database)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -39,7 +42,7 @@ class DatabaseUnavailableMiddleware:
         if request.path.startswith("/api/"):
             response = JsonResponse(error_body(code, message), status=503)
         else:
-            response = HttpResponse(message, status=503, content_type="text/plain")
+            response = HttpResponse(render_to_string("503.html", {"message": message}), status=503)
         response["Retry-After"] = "5"
         return response
 

@@ -54,3 +54,25 @@ def test_the_timeout_is_the_requests_own(settings, api_client, tenant):
     with connection.cursor() as cursor:
         cursor.execute("SELECT current_setting('lock_timeout')")
         assert cursor.fetchone()[0] == "0"
+
+
+def test_a_portal_page_waiting_on_a_held_tenant_row_answers_a_503_page(settings, client, tenant):
+    """The portal's answer is a page in the portal's words, not a plain text line."""
+    from django.urls import reverse
+
+    from tests.factories import MemoryFactory, SubjectFactory
+    from tests.portal.conftest import make_login
+
+    settings.MEMLEDGER_REQUEST_LOCK_TIMEOUT = 0.5
+    subject = SubjectFactory(tenant=tenant)
+    memory = MemoryFactory(subject=subject, content="Alice prefers tabs.")
+    client.force_login(make_login("alice", tenant=tenant, role="end_user", subject=subject))
+    url = reverse("portal:memory-correct", args=[memory.pk])
+    with tenant_row_held(tenant):
+        response = client.post(url, {"content": "Alice prefers spaces."})
+    assert response.status_code == 503 and response["Retry-After"] == "5"
+    assert response["Content-Type"].startswith("text/html")
+    body = response.content.decode()
+    assert "Other work held what this request needs" in body and "Nothing was changed" in body
+    with tenant_scope(tenant.id):
+        assert not Memory.objects.filter(supersedes=memory).exists()
