@@ -1,6 +1,7 @@
 """Delete a subject's memories (or one memory_key of them) through a deletion operation, with
-no time limit: the way for a subject too large for a request over HTTP (422
-``deletion_too_large``, docs/operations.md, "Scaling")."""
+no time limit: the way for a key too large for a request over HTTP (422
+``deletion_too_large``, docs/operations.md, "Scaling"), and for a subject's queued deletion
+made now instead of by a worker."""
 
 import json
 
