@@ -254,45 +254,6 @@ def deletion_request(
     time_limited: bool = True,
     queued_at=None,
 ) -> DeletionOperation:
-    """Request a deletion (``_deletion_request`` says what each target deletes).
-
-    ``time_limited``: the request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET``
-    seconds in the database, rolled back, with ``OverBudget`` (``deletion_too_large``): a
-    subject of hundreds of thousands of memories takes longer than a web worker may run
-    (the API, the portal and the admin call it so), and one of more than
-    ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories is refused so at once. ``manage.py
-    delete_subject`` passes False.
-
-    ``queued_at``: a whole subject's request queued at that moment (``subject_deletion_queue``)
-    and made now by a worker: its operation gets the id the queue handed out
-    (``ledger.queued_operation_id``) and that moment as ``requested_at``.
-    """
-    budget = Budget(settings.MEMLEDGER_DELETION_REQUEST_BUDGET if time_limited else None)
-    instead = "Delete by memory_key in parts, or ask an operator to run `manage.py delete_subject`"
-    with budget.within(instead=instead):
-        return _deletion_request(
-            budget=budget,
-            principal=principal,
-            memory_id=memory_id,
-            subject_id=subject_id,
-            memory_key=memory_key,
-            subject_external_id=subject_external_id,
-            reason_code=reason_code,
-            queued_at=queued_at,
-        )
-
-
-def _deletion_request(
-    *,
-    budget: Budget,
-    principal,
-    memory_id=None,
-    subject_id=None,
-    memory_key=None,
-    subject_external_id=None,
-    reason_code: str = "",
-    queued_at=None,
-) -> DeletionOperation:
     """Request the deletion of a memory, a subject's memory_key, or all of a subject's memories.
 
     - ``memory_id``: that memory and every older version it supersedes;
@@ -309,88 +270,134 @@ def _deletion_request(
     whose every memory is already in the ledger returns its last whole-subject operation
     while that one is under way, or once it completed if no export or trace of the subject
     was made since. The returned operation's ``already_requested`` says which it is.
+
+    ``time_limited``: the request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET``
+    seconds in the database, rolled back, with ``OverBudget`` (``deletion_too_large``): a
+    subject of hundreds of thousands of memories takes longer than a web worker may run
+    (the API, the portal and the admin call it so), and one of more than
+    ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories is refused so at once. ``manage.py
+    delete_subject`` passes False.
+
+    ``queued_at``: a whole subject's request queued at that moment (``subject_deletion_queue``)
+    and made now by a worker: its operation gets the id the queue handed out
+    (``ledger.queued_operation_id``) and that moment as ``requested_at``.
     """
-    budget.step()
-    visible = Memory.objects.visible_to(principal)
-    write_types = getattr(principal, "write_types", None)
-    writable = visible if write_types is None else visible.filter(memory_type__in=write_types)
-    memory_key = (memory_key or "").strip()
-    if memory_id is not None:
-        memory = visible.filter(pk=memory_id).first()
-        if memory is None:
-            raise NotFound("No memory with this id.")
-        if write_types is not None and memory.memory_type not in write_types:
-            raise PermissionDenied("The agent's grant does not allow writing this memory type.")
-        tombstone = Tombstone.objects.filter(memory_id=memory.id).first()
-        if tombstone is not None and tombstone.operation_id is not None:
-            return _already_requested(DeletionOperation.objects.get(pk=tombstone.operation_id))
-        ids = _with_predecessors(memory.id)
-        candidates = writable.filter(pk__in_array=ids, subject_id=memory.subject_id)
-        return _newly_requested(
-            principal=principal,
-            tenant_id=memory.tenant_id,
-            subject_id=memory.subject_id,
-            target=DeletionOperation.Target.MEMORY,
-            candidates=candidates,
-            reason_code=reason_code or "requested",
-            budget=budget,
-        )
-    if subject_id is None and not subject_external_id:
-        raise ValidationFailed(
-            "Give a memory_id, a subject with a memory_key, or a subject.", code="target_required"
-        )
-    subject = _subject(principal, subject_id, subject_external_id)
-    candidates = writable.filter(subject=subject)
-    if memory_key:
-        candidates = candidates.filter(memory_key=memory_key)
-        if not candidates.exists():
-            if (
-                write_types is not None
-                and visible.filter(subject=subject, memory_key=memory_key).exists()
-            ):
-                raise PermissionDenied(
-                    "The agent's grant does not allow writing the memory types on this key."
-                )
-            raise NotFound("No memory with this key.")
-        target = DeletionOperation.Target.MEMORY_KEY
-    else:
-        target = DeletionOperation.Target.SUBJECT
-        # Serialize whole-subject requests of one subject (a double click, two tabs): the
-        # second one then sees the first one's operation and returns it. NO KEY UPDATE does
-        # not block the key-share locks of writes inserting memories for the subject.
-        if Subject.objects.select_for_update(no_key=True).get(pk=subject.pk).deletion_queued_at:
-            # A whole deletion of it waits for a worker (subject_deletion_queue), which makes
-            # this very request: asked again meanwhile, retry once it has (and get its
-            # operation back; subject_deletion_request_or_queue answers the queued one).
-            raise SubjectBeingDeleted()
-        out_of_reach = (
-            Memory.objects.filter(tenant_id=subject.tenant_id, subject=subject)
-            .exclude(status=Status.DELETED)
-            .exclude(pk__in=candidates.values("pk"))
-        )
-        if out_of_reach.exists():
-            # A subject deletion also clears the subject's exports and traces: only a caller
-            # that reaches all of the subject may ask for it (the user, a reviewer, or an
-            # agent whose grant covers every memory the subject has).
-            raise PermissionDenied(
-                "The agent's grant does not reach every memory of this subject, so it cannot "
-                "delete the subject; delete memories one by one, or ask the user (portal) or "
-                "a reviewer.",
-                code="subject_not_fully_granted",
+    budget = Budget(settings.MEMLEDGER_DELETION_REQUEST_BUDGET if time_limited else None)
+    instead = "Delete by memory_key in parts, or ask an operator to run `manage.py delete_subject`"
+    reason_code = reason_code or "requested"
+    with budget.within(instead=instead):
+        budget.step()
+        if memory_id is not None:
+            return _memory_deletion(budget, principal, memory_id, reason_code)
+        if subject_id is None and not subject_external_id:
+            raise ValidationFailed(
+                "Give a memory_id, a subject with a memory_key, or a subject.",
+                code="target_required",
             )
-        # A queued request is made under the id the queue handed out, even with nothing left.
-        if queued_at is None:
-            existing = _subject_deletion_covering(subject=subject, candidates=candidates)
-            if existing is not None:
-                return _already_requested(existing)
-        _refuse_at_once_if_too_many(budget, candidates)
+        subject = _subject(principal, subject_id, subject_external_id)
+        memory_key = (memory_key or "").strip()
+        if memory_key:
+            return _key_deletion(budget, principal, subject, memory_key, reason_code)
+        return _subject_deletion(budget, principal, subject, reason_code, queued_at)
+
+
+def _deletable(principal, visible):
+    """Narrow ``visible`` to what ``principal`` may delete: for an agent, the memory types its
+    grant lets it write."""
+    write_types = getattr(principal, "write_types", None)
+    return visible if write_types is None else visible.filter(memory_type__in=write_types)
+
+
+def _memory_deletion(budget: Budget, principal, memory_id, reason_code) -> DeletionOperation:
+    """Delete one memory and every older version it supersedes."""
+    visible = Memory.objects.visible_to(principal)
+    memory = visible.filter(pk=memory_id).first()
+    if memory is None:
+        raise NotFound("No memory with this id.")
+    write_types = getattr(principal, "write_types", None)
+    if write_types is not None and memory.memory_type not in write_types:
+        raise PermissionDenied("The agent's grant does not allow writing this memory type.")
+    tombstone = Tombstone.objects.filter(memory_id=memory.id).first()
+    if tombstone is not None and tombstone.operation_id is not None:
+        return _already_requested(DeletionOperation.objects.get(pk=tombstone.operation_id))
+    ids = _with_predecessors(memory.id)
+    return _newly_requested(
+        principal=principal,
+        tenant_id=memory.tenant_id,
+        subject_id=memory.subject_id,
+        target=DeletionOperation.Target.MEMORY,
+        candidates=_deletable(principal, visible).filter(
+            pk__in_array=ids, subject_id=memory.subject_id
+        ),
+        reason_code=reason_code,
+        budget=budget,
+    )
+
+
+def _key_deletion(
+    budget: Budget, principal, subject: Subject, memory_key: str, reason_code
+) -> DeletionOperation:
+    """Delete every memory of ``subject`` on ``memory_key``."""
+    on_key = Memory.objects.visible_to(principal).filter(subject=subject, memory_key=memory_key)
+    candidates = _deletable(principal, on_key)
+    if not candidates.exists():
+        if candidates is not on_key and on_key.exists():  # some there, of types not granted
+            raise PermissionDenied(
+                "The agent's grant does not allow writing the memory types on this key."
+            )
+        raise NotFound("No memory with this key.")
     return _newly_requested(
         principal=principal,
         tenant_id=subject.tenant_id,
         subject_id=subject.id,
-        target=target,
+        target=DeletionOperation.Target.MEMORY_KEY,
         candidates=candidates,
-        reason_code=reason_code or "requested",
+        reason_code=reason_code,
+        budget=budget,
+    )
+
+
+def _subject_deletion(
+    budget: Budget, principal, subject: Subject, reason_code, queued_at
+) -> DeletionOperation:
+    """Delete every memory of ``subject``, and its exports, traces and caches."""
+    # Serialize whole-subject requests of one subject (a double click, two tabs): the second
+    # one then sees the first one's operation and returns it. NO KEY UPDATE does not block
+    # the key-share locks of writes inserting memories for the subject.
+    if Subject.objects.select_for_update(no_key=True).get(pk=subject.pk).deletion_queued_at:
+        # A whole deletion of it waits for a worker (subject_deletion_queue), which makes this
+        # very request: asked again meanwhile, retry once it has (and get its operation back;
+        # subject_deletion_request_or_queue answers the queued one).
+        raise SubjectBeingDeleted()
+    candidates = _deletable(principal, Memory.objects.visible_to(principal)).filter(subject=subject)
+    out_of_reach = (
+        Memory.objects.filter(tenant_id=subject.tenant_id, subject=subject)
+        .exclude(status=Status.DELETED)
+        .exclude(pk__in=candidates.values("pk"))
+    )
+    if out_of_reach.exists():
+        # A subject deletion also clears the subject's exports and traces: only a caller that
+        # reaches all of the subject may ask for it (the user, a reviewer, or an agent whose
+        # grant covers every memory the subject has).
+        raise PermissionDenied(
+            "The agent's grant does not reach every memory of this subject, so it cannot "
+            "delete the subject; delete memories one by one, or ask the user (portal) or a "
+            "reviewer.",
+            code="subject_not_fully_granted",
+        )
+    # A queued request is made under the id the queue handed out, even with nothing left.
+    if queued_at is None:
+        existing = _subject_deletion_covering(subject=subject, candidates=candidates)
+        if existing is not None:
+            return _already_requested(existing)
+    _refuse_at_once_if_too_many(budget, candidates)
+    return _newly_requested(
+        principal=principal,
+        tenant_id=subject.tenant_id,
+        subject_id=subject.id,
+        target=DeletionOperation.Target.SUBJECT,
+        candidates=candidates,
+        reason_code=reason_code,
         budget=budget,
         queued_at=queued_at,
     )
