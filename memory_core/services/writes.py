@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q, Window
+from django.db.models.functions import RowNumber
 from django.utils import timezone
 
 from memory_core.admission import (
@@ -227,6 +228,8 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
     admission = policy.get("admission", {})
     window = timedelta(minutes=int(admission.get("split_window_minutes", 1440)))
     per_subject = int(admission.get("split_window_writes", 5))
+    # The newest per_subject of each subject, not of all of them together: a batch naming a
+    # subject the agent wrote much about must not push another subject's history out.
     rows = (
         AdmissionDecision.objects.filter(
             tenant_id=principal.tenant_id,
@@ -235,14 +238,20 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
             created_at__gte=now - window,
             memory__isnull=False,
         )
-        .order_by("-created_at")
-        .values_list("subject_id", "memory__content")[: per_subject * len(subjects)]
+        .exclude(memory__content="")  # deleted: nothing left to join
+        .annotate(
+            newest=Window(
+                RowNumber(), partition_by=F("subject_id"), order_by=F("created_at").desc()
+            )
+        )
+        .filter(newest__lte=per_subject)
+        .order_by("created_at")
+        .values_list("subject_id", "memory__content")
     )
     texts: dict = {}
-    for subject_id, content in rows:
-        if content and len(texts.setdefault(subject_id, [])) < per_subject:
-            texts[subject_id].append(content)
-    return {key: value[::-1] for key, value in texts.items()}  # oldest first
+    for subject_id, content in rows:  # oldest first
+        texts.setdefault(subject_id, []).append(content)
+    return texts
 
 
 def _draft(item: _Planned, now) -> MemoryDraft:
