@@ -11,6 +11,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from itertools import pairwise
 
 from django.utils.dateparse import parse_datetime
 
@@ -169,6 +170,13 @@ def value_texts(value) -> list[str]:
     if current:
         texts.append("\n".join(current))
     return texts
+
+
+def seams(texts: list[str]) -> list[str]:
+    """Return the end of each text joined to the start of the next: an instruction split
+    between the content and the value, or across two of the value's texts, is whole there."""
+    width = _VALUE_TEXT_OVERLAP
+    return [f"{a[-width:]}\n{b[:width]}" for a, b in pairwise(texts) if a and b]
 
 
 def bad_text(text: str) -> str | None:

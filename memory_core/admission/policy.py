@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from memory_core.admission import guards
-from memory_core.admission.candidate import Candidate
+from memory_core.admission.candidate import Candidate, seams
 from memory_core.admission.codes import INFORMATIONAL, RULE_CODES
 from memory_core.models import (
     AUTHORITY_RANK,
@@ -154,6 +154,14 @@ def _is_pointer(value) -> bool:
     )
 
 
+def _split_between(previous: str, content: str) -> bool:
+    """Whether ``previous`` and ``content`` joined say an instruction that ``previous`` alone
+    does not (``content`` alone says none): either order, as retrieval ranks by score, so the
+    half written later may come first."""
+    joined = guards.injection_codes([f"{previous} {content}", f"{content} {previous}"])
+    return bool(set(joined) - set(guards.injection_codes([previous])))
+
+
 def check_content(candidate: Candidate, recent_texts: list[str] = ()) -> list[str]:
     """Return the class and injection guard codes for ``candidate`` (rules 4 and 5)."""
     texts = candidate.texts()
@@ -168,15 +176,11 @@ def check_content(candidate: Candidate, recent_texts: list[str] = ()) -> list[st
     # them (an item's scope="...", a clarification's key): the injection guard reads them.
     texts = texts + [t for t in (candidate.memory_key, candidate.scope_ref) if t]
     codes = guards.class_codes(class_texts)
-    injection = guards.injection_codes(texts)
+    injection = guards.injection_codes(texts + seams(candidate.texts()))
     codes += injection
-    if not injection:
-        # An instruction split across writes: the join says what neither half says alone.
-        for previous in recent_texts[-5:]:
-            joined = guards.injection_codes([f"{previous} {candidate.content}"])
-            if set(joined) - set(guards.injection_codes([previous])):
-                codes.append("injection.split_write")
-                break
+    recent = recent_texts[-5:]
+    if not injection and any(_split_between(previous, candidate.content) for previous in recent):
+        codes.append("injection.split_write")
     if codes and guards.is_obfuscated(texts, codes):
         codes.append("injection.obfuscated")
     return codes
