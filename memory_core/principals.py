@@ -120,7 +120,7 @@ class ReviewerPrincipal:
 class QueuedRequester:
     """Who asked for a queued whole-subject deletion (a portal login or an agent), as the
     worker makes the request for them: the subject whole, since what they may reach was
-    checked when they asked (``deletion.services.subject_deletion_queue``)."""
+    checked when they asked (``deletion.services.subject_deletion_request_or_queue``)."""
 
     tenant_id: uuid.UUID
     subject_id: uuid.UUID

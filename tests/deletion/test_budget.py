@@ -143,6 +143,33 @@ def test_the_api_queues_a_whole_subject_too_large_for_a_request(
     assert sorted(operation.memory_ids) == sorted(m.pk for m in memories)
 
 
+@pytest.mark.parametrize("why", ["out of time", "above the threshold"])
+def test_an_agent_that_does_not_reach_the_whole_subject_is_refused_not_queued(
+    settings, tenant, owner, memories, why
+):
+    """The worker deletes a queued subject whole for whoever asked, so the queue checks that
+    they reach all of it, even when the request ran out of time before it checked: a narrow
+    agent's request was queued, and the worker then deleted memories outside its grant."""
+    from memory_core.deletion.services import subject_deletion_request_or_queue
+    from memory_core.exceptions import PermissionDenied
+    from memory_core.principals import AgentPrincipal
+    from tests.factories import AgentFactory
+
+    narrow = AgentPrincipal.from_agent(
+        AgentFactory(tenant=tenant, read_types=["task_state"], write_types=["task_state"])
+    )
+    if why == "out of time":
+        settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    else:
+        settings.MEMLEDGER_DELETION_QUEUE_ABOVE = len(memories) - 1
+    with pytest.raises(PermissionDenied) as refused:
+        subject_deletion_request_or_queue(principal=narrow, subject_id=owner.id)
+    assert refused.value.code == "subject_not_fully_granted"
+    owner.refresh_from_db()
+    assert owner.deletion_queued_at is None
+    untouched(owner, len(memories))
+
+
 def test_the_command_asks_first_then_deletes_without_a_budget(settings, owner, memories, capsys):
     settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
     slug, user = owner.tenant.slug, owner.external_id
