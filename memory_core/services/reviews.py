@@ -200,6 +200,15 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
         lock_memory_keys(pending.tenant_id, [(pending.subject.external_id, pending.memory_key)])
         subject_shared_lock(pending.subject_id)
     memory = _lock_pending_memory(item)
+    if memory.valid_until is not None and memory.valid_until <= timezone.now():
+        # Made active, it would supersede the key's live head and be expired by the next
+        # retention sweep: the key would be left with no usable value.
+        raise Conflict(
+            "This write's validity ended while it waited for review "
+            f"(valid_until {memory.valid_until.isoformat()}), so it can no longer be "
+            "approved: reject it, and ask for a new write if it still holds.",
+            code="review_expired",
+        )
     # The row before its item, as a revoke of the pending write takes them (it locks the row,
     # then closes the item): the other way round each waited for the other (a deadlock).
     item = _lock_item_and_conflict(principal=principal, item_id=item_id, memory=memory)

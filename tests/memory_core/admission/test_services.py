@@ -1,9 +1,12 @@
 """The write and review services with real rows: approval, rejection, portal corrections."""
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
-from memory_core.exceptions import NotFound
+from memory_core.exceptions import Conflict, NotFound
 from memory_core.models import Memory, MemoryEvent, PortalMembership, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.services.reviews import review_approve, review_reject
@@ -70,6 +73,29 @@ def test_approval_links_the_pending_write_into_its_chain(agent_principal, review
     assert (new.status, new.version, new.supersedes_id) == (Status.ACTIVE, 2, head.id)
     assert Memory.objects.get(pk=head.pk).status == Status.SUPERSEDED
     assert MemoryEvent.objects.filter(memory_id=new.id, action="approved").exists()
+
+
+def test_a_write_whose_validity_ended_while_it_waited_cannot_be_approved(
+    agent_principal, reviewer
+):
+    """Approved, it would supersede the key's live head and be expired by the next sweep,
+    leaving the key without a usable value."""
+    head = memory_write(principal=agent_principal, data=data("User likes walking.")).memory
+    pending = memory_write(principal=agent_principal, data=data("User has asthma; avoid runs."))
+    assert pending.decision == "pending_approval"
+    hour = timedelta(hours=1)
+    Memory.objects.filter(pk=pending.memory.pk).update(
+        valid_from=timezone.now() - 2 * hour, valid_until=timezone.now() - hour
+    )
+    with pytest.raises(Conflict) as refused:
+        review_approve(principal=reviewer, item_id=pending.review_item.id, reason="ok")
+    assert refused.value.code == "review_expired"
+    assert Memory.objects.get(pk=head.pk).status == Status.ACTIVE
+    assert Memory.objects.get(pk=pending.memory.pk).status == Status.PENDING_APPROVAL
+    assert ReviewItem.objects.get(pk=pending.review_item.id).state == "open"
+    # Rejecting it still closes the item.
+    review_reject(principal=reviewer, item_id=pending.review_item.id, reason="expired")
+    assert Memory.objects.get(pk=pending.memory.pk).status == Status.REJECTED
 
 
 def test_approval_links_a_pending_write_only_into_its_own_environments_chain(
