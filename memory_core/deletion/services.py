@@ -269,7 +269,8 @@ def deletion_request(
     a memory that is already deleted returns the operation that deleted it; a whole subject
     whose every memory is already in the ledger returns its last whole-subject operation
     while that one is under way, or once it completed if no export or trace of the subject
-    was made since. The returned operation's ``already_requested`` says which it is.
+    was made since. The returned operation's ``already_requested`` says which it is. A whole
+    subject's request also re-drives the subject's failed operations (``_redrive_failed``).
 
     ``time_limited``: the request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET``
     seconds in the database, rolled back, with ``OverBudget`` (``deletion_too_large``): a
@@ -370,6 +371,9 @@ def _subject_deletion(
         # subject_deletion_request_or_queue answers the queued one).
         raise SubjectBeingDeleted()
     candidates = _whole_subject_in_reach(principal, subject)
+    # Its failed memories' and keys' operations (a failed whole one: _subject_deletion_covering).
+    parts = DeletionOperation.objects.filter(tenant_id=subject.tenant_id, subject=subject)
+    _redrive_failed(parts.exclude(target=DeletionOperation.Target.SUBJECT))
     # A queued request is made under the id the queue handed out, even with nothing left.
     if queued_at is None:
         existing = _subject_deletion_covering(subject=subject, candidates=candidates)
@@ -781,6 +785,7 @@ def _tenant_deletion_request(tenant_id, budget: Budget, requested_by, reason_cod
             if last.status == DeletionOperation.State.FAILED:
                 _redrive(last)
             return _already_requested(last)
+        _redrive_failed(DeletionOperation.objects.filter(tenant_id=tenant.pk))
         now = timezone.now()
         # At once, not at the identities step: no request of the tenant is accepted again.
         ApiKey.objects.filter(agent__tenant_id=tenant.pk, revoked_at=None).update(revoked_at=now)
@@ -873,6 +878,18 @@ def _last_tenant_deletion(tenant_id) -> DeletionOperation | None:
         .order_by("-requested_at")
         .first()
     )
+
+
+def _redrive_failed(operations) -> None:
+    """Re-drive the failed (dead-lettered) ones of ``operations`` (a subject's or a tenant's).
+
+    Their memories are in the ledger, so a whole subject's or tenant's new operation holds
+    none of them: its steps would not look for what the failed steps left (an evaluation case
+    citing one, say), and it would complete while that remains.
+    """
+    failed = operations.filter(status=DeletionOperation.State.FAILED).order_by("pk")
+    for operation in failed.select_for_update():
+        _redrive(operation)
 
 
 def _redrive(operation: DeletionOperation) -> None:
