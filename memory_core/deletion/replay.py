@@ -133,28 +133,37 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
         operation.memory_ids = sorted(set(operation.memory_ids) | memory_ids)
         operation.save(update_fields=["memory_ids"])
         deletion_reset(operation=operation)
-    hashes = {t["memory_id"]: t.get("content_hash", "") for t in entry["tombstones"]}
     present = set(
         Tombstone.objects.filter(memory_id__in_array=operation.memory_ids).values_list(
             "memory_id", flat=True
         )
     )
-    subjects = dict(
-        Memory.objects.filter(pk__in_array=operation.memory_ids).values_list("pk", "subject_id")
-    )
-    Tombstone.objects.bulk_create(
-        [
+    restored = {
+        pk: (subject_id, content_hash)
+        for pk, subject_id, content_hash in Memory.objects.filter(
+            pk__in_array=operation.memory_ids
+        ).values_list("pk", "subject_id", "content_hash")
+    }
+    hashes = {t["memory_id"]: t.get("content_hash", "") for t in entry["tombstones"]}
+    tombstones = []
+    for memory_id in operation.memory_ids:
+        if memory_id in present:
+            continue
+        subject_id, content_hash = restored.get(memory_id, (None, ""))
+        # The journal's hash, else the restored row's (a queued line has no tombstones, and a
+        # subject's or tenant's rows the journal did not list have none there): the
+        # evaluation step finds verbatim copies by these hashes.
+        content_hash = hashes.get(str(memory_id)) or content_hash
+        tombstones.append(
             Tombstone(
                 tenant_id=tenant_id,
-                subject_id=subjects.get(memory_id),
+                subject_id=subject_id,
                 memory_id=memory_id,
-                content_hash=hashes.get(str(memory_id), ""),
+                content_hash=content_hash,
                 operation=operation,
             )
-            for memory_id in operation.memory_ids
-            if memory_id not in present
-        ]
-    )
+        )
+    Tombstone.objects.bulk_create(tombstones)
     existing = set(operation.steps.values_list("store", flat=True))
     DeletionStep.objects.bulk_create(
         [

@@ -171,6 +171,34 @@ def test_a_queued_delete_everything_no_worker_made_before_the_database_was_lost_
             _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
 
 
+def test_a_replayed_queued_deletion_finds_verbatim_copies_by_the_restored_rows_hashes(
+    owner, memories
+):
+    """A queued line has no tombstones: their content hashes come from the restored rows, and
+    the evaluation step finds a copy of a memory's text that does not name its id."""
+    import json
+    from datetime import UTC, datetime
+
+    from memory_core.deletion.ledger import queued_entry
+    from memory_core.deletion.replay import replay_deletions
+    from memory_core.models import Memory, Tombstone
+    from tests.deletion.conftest import eval_file
+
+    content = memories[1].content
+    path = eval_file(f"golden-replayed-{owner.id}.jsonl")
+    lines = [{"query": "q", "answer": content}, {"query": "keep", "answer": "unrelated"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    queued_at = datetime(2026, 12, 1, 10, tzinfo=UTC)
+    entry = queued_entry(tenant_id=owner.tenant_id, subject_id=owner.id, queued_at=queued_at)
+    hashes = dict(Memory.objects.filter(subject=owner).values_list("pk", "content_hash"))
+
+    assert replay_deletions(entries=[entry])["replayed"] == 1
+    tombstones = Tombstone.objects.filter(subject_id=owner.id)
+    assert dict(tombstones.values_list("memory_id", "content_hash")) == hashes
+    assert content not in path.read_text()
+    assert "unrelated" in path.read_text()
+
+
 def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
     owner_principal, memories, settings
 ):
