@@ -35,7 +35,7 @@ import threading
 import uuid
 
 from django.conf import settings
-from django.db import DEFAULT_DB_ALIAS, connection, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
 from django.db.backends.signals import connection_created
 
 logger = logging.getLogger(__name__)
@@ -44,13 +44,13 @@ TENANT_SETTING = "memledger.tenant_id"
 PLATFORM_SETTING = "memledger.platform"
 
 
-def _set(name: str, value: str, *, local: bool) -> None:
-    with connection.cursor() as cursor:
+def _set(name: str, value: str, *, local: bool, using: str = DEFAULT_DB_ALIAS) -> None:
+    with connections[using].cursor() as cursor:
         cursor.execute("SELECT set_config(%s, %s, %s)", [name, value, local])
 
 
-def _get(name: str) -> str:
-    with connection.cursor() as cursor:
+def _get(name: str, using: str = DEFAULT_DB_ALIAS) -> str:
+    with connections[using].cursor() as cursor:
         cursor.execute("SELECT coalesce(current_setting(%s, true), '')", [name])
         return cursor.fetchone()[0]
 
@@ -93,18 +93,19 @@ def request_tenant_set(tenant_id) -> None:
 
 
 @contextlib.contextmanager
-def tenant_atomic(tenant_id, *, savepoint: bool = True):
-    """Run the block in a transaction (or savepoint) acting for ``tenant_id`` only.
+def tenant_atomic(tenant_id, *, savepoint: bool = True, using: str = DEFAULT_DB_ALIAS):
+    """Run the block in a transaction (or savepoint) acting for ``tenant_id`` only, on the
+    connection ``using`` (a read replica's, say: ``tenant_scope`` sets the default one's).
 
     Inside an outer transaction the previous tenant is restored on the way out: a local
     setting would otherwise last until the outer transaction ends.
     """
-    with transaction.atomic(savepoint=savepoint):
-        previous = _get(TENANT_SETTING)
-        tenant_set(tenant_id)
+    with transaction.atomic(using=using, savepoint=savepoint):
+        previous = _get(TENANT_SETTING, using)
+        _set(TENANT_SETTING, str(uuid.UUID(str(tenant_id))), local=True, using=using)
         yield
         # Reached only on success; on an error the savepoint's rollback undoes the setting.
-        _set(TENANT_SETTING, previous, local=True)
+        _set(TENANT_SETTING, previous, local=True, using=using)
 
 
 @contextlib.contextmanager

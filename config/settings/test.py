@@ -8,6 +8,13 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Several test runs may share one embedded server (a developer and CI, or parallel helpers).
 DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default="test_memledger")}
 DATABASES["default"]["CONN_MAX_AGE"] = 0
+# A second connection to the test database, standing in for a read replica where a test asks
+# for it (a replica's connection is its own: tests/deletion/test_stores_extra.py).
+DATABASES["replica"] = {
+    **DATABASES["default"],
+    "ATOMIC_REQUESTS": False,  # requests never use it
+    "TEST": {"MIRROR": "default"},
+}
 CACHES = {
     "default": {
         "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",

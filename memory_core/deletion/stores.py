@@ -34,6 +34,7 @@ from memory_core.models import (
     Tombstone,
 )
 from memory_core.models.lookups import uuid_array
+from memory_core.rls import tenant_atomic
 from memory_core.text import content_hash
 
 UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
@@ -926,15 +927,21 @@ class ReplicasStore(Store):
         replicas = {}
         ok = True
         for alias in settings.MEMLEDGER_REPLICA_DATABASES:
-            tombstones = (
-                Tombstone.objects.using(alias).filter(memory_id__in_array=ctx.memory_ids).count()
-            )
-            residue = (
-                Memory.objects.using(alias)
-                .filter(pk__in_array=ctx.memory_ids)
-                .filter(_dirty())
-                .count()
-            )
+            # Acting for the operation's tenant on the replica's own connection: under
+            # row-level security one without it sees no row, so no tombstone (the step never
+            # passed) and no content (a lagging replica would have passed).
+            with tenant_atomic(ctx.operation.tenant_id, using=alias):
+                tombstones = (
+                    Tombstone.objects.using(alias)
+                    .filter(memory_id__in_array=ctx.memory_ids)
+                    .count()
+                )
+                residue = (
+                    Memory.objects.using(alias)
+                    .filter(pk__in_array=ctx.memory_ids)
+                    .filter(_dirty())
+                    .count()
+                )
             replicas[alias] = {"tombstones": tombstones, "rows_with_content": residue}
             ok = ok and residue == 0 and tombstones == len(ctx.memory_ids)
         return ok, {"replicas": replicas}

@@ -1,9 +1,11 @@
 """Replicas (when configured), the beat schedule, export scoping, and evaluation files."""
 
 import json
+import threading
 
 import pytest
 from django.conf import settings
+from django.db import connections
 
 from config.celery_app import app
 from memory_core.deletion.runner import deletion_run, operation_context
@@ -38,6 +40,40 @@ def test_a_configured_replica_is_verified(owner_principal, memories, settings):
     Memory.objects.filter(pk=memories[0].id).update(memory_key="lagging")
     ok, evidence = REGISTRY["replicas"].verify(operation_context(operation))
     assert not ok and evidence["replicas"]["default"]["rows_with_content"] == 1
+
+
+@pytest.mark.django_db(transaction=True, databases=["default", "replica"])
+def test_a_replica_is_read_acting_for_the_operations_tenant(settings):
+    """Under row-level security a connection acting for no tenant sees no row: the step
+    found no tombstone on a replica (a connection of its own, which the worker's tenant_scope
+    does not set), so it never passed (and would not see content left). The test settings'
+    ``replica`` alias is a second connection to the test database."""
+    from memory_core.rls import tenant_scope
+    from memory_core.services.policy import policy_ensure
+    from tests.factories import TenantFactory
+
+    settings.MEMLEDGER_REPLICA_DATABASES = ["replica"]
+    tenant = TenantFactory()
+    policy_ensure(tenant=tenant)
+    owner = SubjectFactory(tenant=tenant)
+    memory = MemoryFactory(subject=owner)
+    principal = SubjectPrincipal(tenant_id=tenant.id, subject_id=owner.id, user_id=1)
+    operation = deletion_request(principal=principal, memory_id=memory.id)
+    outcome = {}
+
+    def worker():  # as the task runs it; the test thread's own connections see every tenant
+        try:
+            with tenant_scope(tenant.id):
+                outcome["status"] = deletion_run(operation_id=operation.id)
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(60)
+    assert outcome.get("status") == "completed"
+    step = operation.steps.get(store="replicas")
+    assert step.evidence["replicas"]["replica"] == {"tombstones": 1, "rows_with_content": 0}
 
 
 def test_beat_schedule_names_registered_tasks():
