@@ -13,7 +13,8 @@ Each is held until the transaction ends; each key is hashed to PostgreSQL's 64-b
 The order every path takes its locks in, so that no two wait for each other in a cycle:
 
 - a write or a correction: the key's lock, the subjects' locks shared, then memory rows in id
-  order (the heads it reads), then the key's open conflict at its place (``conflict_open``);
+  order (the heads it reads), then the key's open conflict at its place (``conflict_open``,
+  which locks it only to add rows or to open it);
 - an approval (a rejection: the subject's lock shared, its pending row, then its item): the
   key's lock, the subject's lock shared, its pending row, then its review item and the key's
   open conflicts in id order (a revoke of the pending write locks the row, then closes the
@@ -39,6 +40,12 @@ The order every path takes its locks in, so that no two wait for each other in a
   last (at its insert, or at commit for its events' foreign keys); after
   ``TENANT_LOCK_ROUNDS`` such rounds the request gives up (``tenant_busy``).
 
+- a retrieval: the subject's lock shared (its first query), then the open conflict items it
+  adds rows to, in (memory_key, place) order (``retrieval.pipeline._open_reviews``); an item
+  that already holds every row it saw is read without a lock (``conflict_open``), and a first
+  open waits for a concurrent one's transaction on the constraint
+  ``review_one_open_conflict_per_place``, in the same order. Locked in the clarifications'
+  score order, which depends on the query, two retrievals of one subject deadlocked;
 - a task's close (``services.tasks.task_close``): the subject's lock shared, then the task's
   memory rows in id order;
 - a revoke (or consent withdrawal): the subject's lock shared, its memory row, then its
@@ -46,8 +53,9 @@ The order every path takes its locks in, so that no two wait for each other in a
   then the conflicts citing it (``SKIP LOCKED``: it never waits for a resolution).
 
 No deletion takes a key's lock, so a write holding one never waits for a deletion that waits
-for it. Retrievals and exports hold only the subject's lock, shared; the rows they and writes
-insert take the subject row's key-share lock, which ``FOR NO KEY UPDATE`` does not block.
+for it. Retrievals and exports hold only the subject's lock, shared (a retrieval also the
+conflict items it adds rows to); the rows they and writes insert take the subject row's
+key-share lock, which ``FOR NO KEY UPDATE`` does not block.
 ``tests/deletion/test_concurrency.py`` runs them all at once on one subject.
 """
 

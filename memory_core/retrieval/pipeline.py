@@ -372,13 +372,19 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
 def _open_reviews(
     ctx, outcomes: list[ConflictOutcome], clarifications, known_items, places
 ) -> None:
-    """Open (or reuse) a conflict review item, at its group's place, for every clarification."""
+    """Open (or reuse) a conflict review item, at its group's place, for every clarification.
+
+    The items are taken in (memory_key, place) order, not in the clarifications' score order,
+    which depends on the query: ``conflict_open`` locks an item it adds rows to until the
+    request commits, and two retrievals of one subject locking two keys' items in opposite
+    orders deadlocked (memory_core.locks lists the order).
+    """
     if not clarifications:
         return
     from memory_core.services.conflicts import conflict_open
 
     by_key = {o.memory_key: o for o in outcomes}
-    for cl in clarifications:
+    for cl in sorted(clarifications, key=lambda cl: (cl.memory_key, places[cl.memory_key])):
         ids = sorted(c.id for c in cl.candidates)
         known = known_items.get(cl.memory_key)
         if (

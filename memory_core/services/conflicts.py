@@ -76,7 +76,17 @@ def conflict_open(
     *, tenant_id, subject_id, memory_key: str, place: ConflictPlace, candidate_ids: list
 ) -> ReviewItem:
     """Return the open conflict item for the key at ``place``, creating it (with events) if
-    there is none."""
+    there is none, and adding to it the rows of ``candidate_ids`` it does not hold yet.
+
+    The item is read without a lock first. Most calls (every retrieval after the first to see
+    the conflict) find it holding every row and write nothing, so they lock nothing: a row
+    lock held until a retrieval commits is what two retrievals of one subject deadlocked on,
+    each holding one key's item and waiting for the other's. Only rows to add lock the item
+    (``FOR UPDATE``, held until commit), and the check is made again on the locked row, which
+    a concurrent call may have changed. Two first opens are kept apart by the constraint
+    ``review_one_open_conflict_per_place``: the second insert waits for the first transaction
+    to end, fails, and joins the item the first one committed.
+    """
     ids = sorted(str(i) for i in candidate_ids)
     identity = {
         "tenant_id": tenant_id,
@@ -86,20 +96,28 @@ def conflict_open(
         "memory_key": memory_key,
         **place._asdict(),
     }
-    item = ReviewItem.objects.select_for_update().filter(**identity).first()
-    if item is not None:
-        held = {str(i) for i in item.candidate_ids}
-        if not held.issuperset(ids):
-            _conflict_join(item, held, ids)
+    items = ReviewItem.objects.filter(**identity)
+    item = items.first()
+    if item is not None and {str(i) for i in item.candidate_ids}.issuperset(ids):
         return item
-    try:
-        with transaction.atomic():
-            item = ReviewItem.objects.create(
-                **identity, candidate_ids=ids, rule_codes=["unresolved_high_impact_conflict"]
-            )
-    except IntegrityError:  # a concurrent retrieval opened it first
-        return ReviewItem.objects.get(**identity)
-    _conflict_events(item, ids)
+    if item is not None:
+        # None if a resolution closed the item since it was read: a new one is opened, as
+        # when there was none.
+        item = items.select_for_update().first()
+    if item is None:
+        try:
+            with transaction.atomic():
+                item = ReviewItem.objects.create(
+                    **identity, candidate_ids=ids, rule_codes=["unresolved_high_impact_conflict"]
+                )
+        except IntegrityError:  # a concurrent call opened it first, and has committed
+            item = items.select_for_update().get()
+        else:
+            _conflict_events(item, ids)
+            return item
+    held = {str(i) for i in item.candidate_ids}
+    if not held.issuperset(ids):
+        _conflict_join(item, held, ids)
     return item
 
 

@@ -1,0 +1,181 @@
+"""Two retrievals of one subject at once, each with clarifications on two conflicting keys.
+
+The clarifications come in score order, which depends on the query: QUERY_A and QUERY_B
+rank the two keys the other way round. Each retrieval reaches its first ``conflict_open``,
+then waits until the other one has reached its own or is waiting for a lock, so both hold
+what they took first. ``conflict_open`` used to lock the open item (``FOR UPDATE``, held until
+commit) in that score order, even with nothing to add: the two locked the items in opposite
+orders and PostgreSQL broke the cycle with "deadlock detected" (an OperationalError, the API's
+503 ``memory_unavailable``).
+"""
+
+import threading
+import time
+
+import pytest
+from django.db import connection, transaction
+
+from memory_core.models import ReviewItem
+from memory_core.principals import AgentPrincipal, SystemPrincipal
+from memory_core.retrieval.pipeline import retrieve
+from memory_core.retrieval.types import RetrievalRequest
+from memory_core.rls import tenant_scope
+from memory_core.services import conflicts as conflict_service
+from memory_core.services.memories import memory_store_many
+from tests.factories import AgentFactory, SubjectFactory
+
+from .conftest import draft
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+INFERRED = {"authority": "model_inference", "source_type": "model_inference"}
+QUERY_A = "which region do deploys go to? and the database engine"
+QUERY_B = "which database engine do we use? and the deploy region"
+KEYS = ("database.engine", "deploy.region")
+# How long a request waits for the other to reach its first conflict_open; only a broken
+# test (not a deadlock, which PostgreSQL reports within deadlock_timeout) gets this far.
+WAIT = 10
+
+
+def _rivals(subject, *, agent=None, deploy, database):
+    return [
+        draft(subject, f"Deploys go to {region} region.", "episode",
+              memory_key="deploy.region", agent_id=agent, **INFERRED)
+        for region in deploy
+    ] + [
+        draft(subject, f"The database engine is {engine}.", "episode",
+              memory_key="database.engine", agent_id=agent, **INFERRED)
+        for engine in database
+    ]  # fmt: skip
+
+
+def _ask(principal, query):
+    return retrieve(principal=principal, request=RetrievalRequest(query=query, user_id="dana"))
+
+
+def _blocked(pid) -> bool:
+    # pg_blocking_pids reads the lock manager itself, not the transaction's snapshot of
+    # pg_stat_activity, so polling it inside a transaction sees a wait begin.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT cardinality(pg_blocking_pids(%s)) > 0", [pid])
+        return cursor.fetchone()[0]
+
+
+def _race(monkeypatch, tenant_id, requests: dict) -> tuple[dict, list]:
+    """Run the retrievals of ``requests`` (name: (principal, query)) at once, each in its own
+    transaction; return the keys of each one's clarifications, in order, and the names of
+    those that waited for a lock the other held."""
+    opened = {name: threading.Event() for name in requests}
+    pids, results, errors, waited = {}, {}, [], []
+    local = threading.local()
+    real_open = conflict_service.conflict_open
+
+    def first_then_wait(**kwargs):
+        item = real_open(**kwargs)
+        if not getattr(local, "paused", False):
+            local.paused = True
+            opened[local.name].set()
+            (other,) = set(requests) - {local.name}
+            deadline = time.monotonic() + WAIT
+            while not opened[other].wait(0.01):
+                if _blocked(pids[other]):
+                    waited.append(other)
+                    break
+                assert time.monotonic() < deadline, f"{other} never reached conflict_open"
+        return item
+
+    monkeypatch.setattr(conflict_service, "conflict_open", first_then_wait)
+    ready = threading.Barrier(len(requests), timeout=WAIT)  # every pid known before anyone asks
+
+    def run(name, principal, query):
+        local.name = name
+        try:
+            with tenant_scope(tenant_id), transaction.atomic():
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_backend_pid()")
+                    pids[name] = cursor.fetchone()[0]
+                ready.wait(WAIT)
+                result = _ask(principal, query)
+            results[name] = [c.memory_key for c in result.clarifications]
+        except Exception as exc:  # surfaced below
+            errors.append(f"{name}: {exc!r}"[:300])
+            opened[name].set()  # the other request stops waiting for this one
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=run, args=(name, *r)) for name, r in requests.items()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+    assert not errors, errors
+    return results, waited
+
+
+def _open_items():
+    return {i.memory_key: i for i in ReviewItem.objects.filter(kind="conflict", state="open")}
+
+
+def test_retrievals_that_add_nothing_to_the_open_items_lock_none(monkeypatch, tenant, agent):
+    """Both items already hold every row: the retrievals read them and take no lock."""
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    rows = memory_store_many(
+        drafts=_rivals(subject, deploy=("eu-west-1", "us-east-1"),
+                       database=("PostgreSQL", "MySQL")),
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )  # fmt: skip
+    principal = AgentPrincipal.from_agent(agent)
+    with tenant_scope(tenant.id):
+        _ask(principal, QUERY_A)  # opens both items
+        before = _open_items()
+
+    asked, waited = _race(
+        monkeypatch, tenant.id, {"a": (principal, QUERY_A), "b": (principal, QUERY_B)}
+    )
+
+    assert asked["a"] == list(reversed(asked["b"])) and set(asked["a"]) == set(KEYS)
+    assert waited == []
+    with tenant_scope(tenant.id):
+        after = _open_items()
+    assert {k: i.id for k, i in after.items()} == {k: i.id for k, i in before.items()}
+    assert {i for item in after.values() for i in item.candidate_ids} == {r.id for r in rows}
+
+
+def test_retrievals_that_add_rows_to_the_open_items_lock_them_in_one_order(
+    monkeypatch, tenant, agent
+):
+    """Each agent sees a private rival on each key, so each request adds a row to both items
+    and locks them: in key order, whatever order its clarifications come in."""
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    system = SystemPrincipal(tenant_id=tenant.id)
+    shared = memory_store_many(
+        drafts=_rivals(subject, deploy=("eu-west-1", "us-east-1"),
+                       database=("PostgreSQL", "MySQL")),
+        principal=system,
+    )  # fmt: skip
+    with tenant_scope(tenant.id):
+        _ask(AgentPrincipal.from_agent(agent), QUERY_A)  # opens both items, shared rows only
+    requests, private = {}, []
+    for (name, query), deploy, database in (
+        (("a", QUERY_A), "ap-south-1", "SQLite"),
+        (("b", QUERY_B), "sa-east-1", "Oracle"),
+    ):
+        own = AgentFactory(tenant=tenant)
+        private += memory_store_many(
+            drafts=_rivals(subject, agent=own.id, deploy=(deploy,), database=(database,)),
+            principal=system,
+        )
+        requests[name] = (AgentPrincipal.from_agent(own), query)
+
+    asked, _ = _race(monkeypatch, tenant.id, requests)
+
+    assert asked["a"] == list(reversed(asked["b"])) and set(asked["a"]) == set(KEYS)
+    with tenant_scope(tenant.id):
+        items = _open_items()
+    assert set(items) == set(KEYS)
+    # Every row either request saw, on its key's item.
+    assert {i for item in items.values() for i in item.candidate_ids} == {
+        r.id for r in [*shared, *private]
+    }
+    keys = {r.id: r.memory_key for r in [*shared, *private]}
+    assert all({keys[i] for i in item.candidate_ids} == {key} for key, item in items.items())
