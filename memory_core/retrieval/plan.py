@@ -61,7 +61,10 @@ def extract_entities(query: str) -> tuple[str, ...]:
     "network-state", "atlas-api")."""
     found = [m.group(1).strip().lower() for m in _QUOTED.finditer(query)]
     found += [w.lower() for w in _WORD.findall(query) if _is_identifier(w)]
-    return tuple(dict.fromkeys(entity for entity in found if entity))[:MAX_ENTITIES]
+    # A quoted run of separators ("--", ". .") names nothing, and its pattern would be empty
+    # (rerank.entity_patterns), matching every memory.
+    named = (entity for entity in found if any(ch.isalnum() for ch in entity))
+    return tuple(dict.fromkeys(named))[:MAX_ENTITIES]
 
 
 def build_plan(

@@ -79,13 +79,18 @@ def task_fit(
 def entity_patterns(plan: RetrievalPlan) -> re.Pattern | None:
     """One pattern matching any of the plan's entities as a whole word, case-insensitively;
     an entity joined by - . _ or / also matches with spaces ("network-state", "network
-    state"). None without entities."""
-    if not plan.entities:
-        return None
+    state"). None without entities.
+
+    An entity made of separators only is skipped: its alternative would be empty, and an
+    empty alternative matches at almost any position of any text.
+    """
     alternatives = []
     for entity in plan.entities:
         parts = [re.escape(part) for part in re.split(r"[\s\-._/]+", entity) if part]
-        alternatives.append(r"[\s\-._/]+".join(parts))
+        if parts:
+            alternatives.append(r"[\s\-._/]+".join(parts))
+    if not alternatives:
+        return None
     return re.compile(rf"(?<!\w)(?:{'|'.join(alternatives)})(?!\w)", re.IGNORECASE)
 
 

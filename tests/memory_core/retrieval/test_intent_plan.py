@@ -84,6 +84,9 @@ def test_agent_read_grant_narrows_the_plan():
             ("api", "eu-west-1", "atlas-api", "deploy.region"),
         ),
         ('Set "dark mode" for the `settings page`', ("dark mode", "settings page")),
+        # A quoted run of separators names nothing (its pattern matched every memory).
+        ('Why did the "--" step fail? See ". ." and " / "', ()),
+        ('Drop the "--verbose" flag', ("--verbose",)),
         # People's names are not entities: in a conversation they are in most memories.
         ("What did Ana adopt last May?", ()),
         ("What does the user prefer?", ()),

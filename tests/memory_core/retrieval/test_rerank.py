@@ -4,7 +4,7 @@ from datetime import timedelta
 
 import pytest
 
-from memory_core.retrieval.rerank import freshness, rerank
+from memory_core.retrieval.rerank import entity_patterns, freshness, rerank
 
 from .helpers import NOW, cand, ctx, plan, policy
 
@@ -121,3 +121,16 @@ def test_a_memory_naming_an_entity_of_the_request_fits_the_task_better():
     assert ranked[0].reason.startswith("names what the request is about")
     ranked, _ = rerank([other, named], ctx=ctx(), plan=plan(), policy=policy(), now=NOW)
     assert {c.components["task_fit"] for c in ranked} == {0.5}  # no entities, no preference
+
+
+def test_an_entity_made_of_separators_only_names_nothing():
+    """A quoted "--" or ". ." left an empty alternative in the pattern, which matched any text:
+    every memory got the entity fit and the reason "names what the request is about"."""
+    assert entity_patterns(plan(entities=("--", ". .", " / "))) is None
+    pattern = entity_patterns(plan(entities=("--", "network-state")))
+    assert pattern.search("Dana prefers TypeScript.") is None
+    assert pattern.search("The network state cache broke.")
+    other = cand("other", content="The Android build broke.", memory_type="incident")
+    ranked, _ = rerank([other], ctx=ctx(), plan=plan(entities=("--",)), policy=policy(), now=NOW)
+    assert ranked[0].components["task_fit"] == 0.5
+    assert "names what the request is about" not in ranked[0].reason
