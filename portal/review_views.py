@@ -9,6 +9,7 @@ from django.views.generic import TemplateView
 
 from memory_core.deletion.services import deletion_retry
 from memory_core.exceptions import DomainError
+from memory_core.models import DeletionOperation
 from memory_core.selectors.health import evaluation_figures, health_overview
 from memory_core.selectors.portal import (
     conflict_queue,
@@ -173,11 +174,20 @@ class DeadLetterRetryView(ReviewerMixin, View):
             operation = deletion_retry(principal=self.principal, operation_id=operation_id)
         except DomainError as error:
             return self.refuse(error, dead_letters)
-        messages.success(
-            request,
-            f"Deletion {str(operation.pk)[:8]} retried: its unverified steps run again "
-            "(it comes back here if they fail again).",
-        )
+        short = str(operation.pk)[:8]
+        if operation.retried:
+            messages.success(
+                request,
+                f"Deletion {short} retried: its unverified steps run again "
+                "(it comes back here if they fail again).",
+            )
+        elif operation.status == DeletionOperation.State.COMPLETED:
+            messages.info(request, f"Nothing to retry: deletion {short} has already completed.")
+        else:  # pending, running or partial: another retry (or the first run) goes on
+            messages.info(
+                request,
+                f"Nothing to retry: deletion {short} is already running ({operation.status}).",
+            )
         return redirect(dead_letters)
 
 

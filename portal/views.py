@@ -108,6 +108,12 @@ def consent_withdrawable(memory) -> bool:
     return memory.status == Status.ACTIVE and memory.consent == Consent.WORKFLOW
 
 
+def not_in_use(memory, so: str) -> str:
+    """Return that ``memory`` is not in use (its status says why), and ``so``."""
+    status = memory.status.replace("_", " ")
+    return f"This memory is {status}, so agents do not use it and {so}."
+
+
 class MemoryDetailView(EndUserMixin, TemplateView):
     """One memory: its provenance, its whole supersession chain and every event."""
 
@@ -222,9 +228,11 @@ class _MemoryActionView(EndUserMixin, View):
     the memory, the form's fields, Cancel), POST does it and answers with a message and a
     redirect.
 
-    ``form_class``, when set, validates the POST first: invalid input is a message naming
-    the problem, and nothing changes. A memory the action no longer applies to
-    (``available``) sends GET back to its page.
+    A memory the action does not apply to (``available``) sends GET and POST back to its
+    page with why (``unavailable``), and a POST changes nothing: the services would retire any
+    memory in use, so the portal's own rule (only a preference is revoked, only a workflow's
+    consent withdrawn) is kept here. ``form_class``, when set, then validates the POST: invalid
+    input is a message naming the problem, and nothing changes.
     """
 
     http_method_names = ["get", "post"]
@@ -236,13 +244,17 @@ class _MemoryActionView(EndUserMixin, View):
     def available(memory) -> bool:
         raise NotImplementedError
 
+    def unavailable(self, memory) -> str:
+        """Return why the action does not apply to ``memory``, in its owner's words."""
+        raise NotImplementedError
+
     def call(self, data: dict):
         raise NotImplementedError
 
     def get(self, request, memory_id):
         memory = memory_get(principal=self.principal, memory_id=memory_id)
         if not self.available(memory):
-            messages.info(request, f"{self.heading}: this memory is {memory.status}.")
+            messages.info(request, self.unavailable(memory))
             return redirect("portal:memory", memory_id=memory_id)
         form = self.form_class() if self.form_class is not None else None
         context = {
@@ -256,6 +268,10 @@ class _MemoryActionView(EndUserMixin, View):
 
     def post(self, request, memory_id):
         detail = reverse("portal:memory", args=[memory_id])
+        memory = memory_get(principal=self.principal, memory_id=memory_id)
+        if not self.available(memory):
+            messages.error(request, f"Nothing was changed. {self.unavailable(memory)}")
+            return redirect(detail)
         data = {}
         if self.form_class is not None:
             form = self.form_class(request.POST)
@@ -319,6 +335,14 @@ class MemoryRevokeView(_MemoryActionView):
 
     available = staticmethod(revocable)
 
+    def unavailable(self, memory) -> str:
+        if memory.status != Status.ACTIVE:
+            return not_in_use(memory, "there is nothing to revoke")
+        return (
+            "Only a preference can be revoked, and this memory is not one. To stop agents "
+            "from using it, delete it."
+        )
+
     def call(self, data):
         return memory_revoke(
             principal=self.principal,
@@ -339,6 +363,14 @@ class ConsentWithdrawView(_MemoryActionView):
     done_message = "Consent withdrawn. This memory is no longer used."
 
     available = staticmethod(consent_withdrawable)
+
+    def unavailable(self, memory) -> str:
+        if memory.status != Status.ACTIVE:
+            return not_in_use(memory, "there is no consent to withdraw")
+        return (
+            "This memory was kept with your own consent, not a workflow's, so there is no "
+            "workflow consent to withdraw. To stop agents from using it, delete it."
+        )
 
     def call(self, data):
         return consent_withdraw(principal=self.principal, memory_id=self.kwargs["memory_id"])
@@ -474,7 +506,14 @@ class DeletionDetailView(EndUserMixin, TemplateView):
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
         operation = deletion_get(principal=self.principal, operation_id=kwargs["operation_id"])
-        context.update(operation=operation, status=operation_status(operation))
+        status = operation_status(operation)
+        context.update(
+            operation=operation,
+            status=status,
+            # Done without completing: it used up its runs (dead-lettered) and waits for a
+            # reviewer's retry; nothing re-drives it by itself.
+            stopped=status["done"] and operation.status != DeletionOperation.State.COMPLETED,
+        )
         return context
 
 

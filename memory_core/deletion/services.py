@@ -903,7 +903,11 @@ def _redrive(operation: DeletionOperation) -> None:
 
 @transaction.atomic
 def deletion_retry(*, principal, operation_id) -> DeletionOperation:
-    """Re-drive a dead-lettered (failed) operation: a reviewer's or the system's decision."""
+    """Re-drive a dead-lettered (failed) operation: a reviewer's or the system's decision.
+
+    Any other is returned as it is (a second click, another reviewer first): the returned
+    operation's ``retried`` says whether this call re-drove it.
+    """
     if not isinstance(principal, (ReviewerPrincipal, SystemPrincipal)):
         raise PermissionDenied("Only a reviewer can retry a failed deletion.")
     operation = (
@@ -913,7 +917,7 @@ def deletion_retry(*, principal, operation_id) -> DeletionOperation:
     )
     if operation is None:
         raise NotFound("No deletion operation with this id.")
-    if operation.status != DeletionOperation.State.FAILED:
-        return operation
-    _redrive(operation)
+    operation.retried = operation.status == DeletionOperation.State.FAILED
+    if operation.retried:
+        _redrive(operation)
     return operation

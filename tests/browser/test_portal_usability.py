@@ -155,3 +155,42 @@ def test_a_reviewer_resolves_a_conflict_with_the_keyboard_after_forgetting_the_w
     assert {str(pk): status for pk, status in statuses.items() if status == "active"} == {
         winner: "active"
     }
+
+
+def test_enter_in_a_reviewers_reason_approves_nothing(page, world):
+    # Enter in a text field submits its form with the form's first submit button: that was
+    # Approve, so a reviewer finishing a reason with Enter approved the sensitive write.
+    from memory_core.models import ReviewItem
+    from memory_core.services.writes import memory_write
+
+    result = memory_write(
+        principal=world.agent_principal,
+        data={
+            "subject": "user-42",
+            "memory_type": "user_preference",
+            "memory_key": "health.diet",
+            "content": "User has a peanut allergy; suggest nut-free recipes.",
+            "scope": "global",
+            "source": {"type": "user_input", "conversation_id": "conv-9", "message_id": "m-3"},
+            "authority": "explicit_user",
+            "consent": "explicit",
+            "sensitivity": "sensitive",
+        },
+    )
+    assert result.decision == "pending_approval", result.rule_codes
+    log_in(page, "reviewer", PASSWORD)
+    item = page.locator(f"#item-{result.review_item.pk}")
+    reason = item.get_by_label("Reason")
+    reason.focus()
+    page.keyboard.type("Not sure yet, asking the user")
+    page.keyboard.press("Enter")
+    page.wait_for_load_state()
+    # Still the same page, the reason still typed, the write still waiting.
+    expect(reason).to_have_value("Not sure yet, asking the user")
+    expect(page.get_by_text("approved: it is now active")).to_have_count(0)
+    assert ReviewItem.objects.get(pk=result.review_item.pk).state == "open"
+    # The decision is a click: Reject, as the reviewer meant.
+    item.get_by_role("button", name="Reject").click()
+    expect(page.get_by_text("rejected.")).to_be_visible()
+    assert ReviewItem.objects.get(pk=result.review_item.pk).state == "rejected"
+    assert Memory.objects.get(pk=result.memory.pk).status != "active"

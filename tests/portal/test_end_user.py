@@ -4,6 +4,7 @@ import json
 
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.models import (
@@ -367,6 +368,73 @@ def test_correct_refuses_nul_characters_in_the_form(alice_client, alice_memory, 
     assert not Memory.objects.filter(supersedes=alice_memory).exists()
 
 
+def messages_of(response) -> list[str]:
+    """Return the texts of the messages a response carries."""
+    return [str(message) for message in response.context["messages"]]
+
+
+def test_revoke_refuses_a_memory_that_is_not_a_preference(alice_client, alice_subject):
+    # The page said "Revoke this preference: this memory is active." (not why), and a POST
+    # to the same address revoked it anyway.
+    episode = MemoryFactory(
+        subject=alice_subject,
+        memory_class="episodic",
+        memory_type="incident",
+        memory_key="",
+        content="The build broke on Friday.",
+    )
+    url = reverse("portal:memory-revoke", args=[episode.pk])
+    why = (
+        "Only a preference can be revoked, and this memory is not one. To stop agents from "
+        "using it, delete it."
+    )
+    asked = alice_client.get(url, follow=True)
+    assert asked.redirect_chain == [(reverse("portal:memory", args=[episode.pk]), 302)]
+    assert messages_of(asked) == [why]
+    posted = alice_client.post(url, {"reason": "not me"}, follow=True)
+    assert posted.redirect_chain == [(reverse("portal:memory", args=[episode.pk]), 302)]
+    assert messages_of(posted) == [f"Nothing was changed. {why}"]
+    episode.refresh_from_db()
+    assert episode.status == "active"
+    assert not MemoryEvent.objects.filter(memory_id=episode.pk, action="revoked").exists()
+
+
+def test_withdrawing_consent_refuses_a_memory_kept_with_the_users_own_consent(
+    alice_client, alice_memory
+):
+    assert alice_memory.consent == "explicit"
+    url = reverse("portal:memory-withdraw", args=[alice_memory.pk])
+    why = (
+        "This memory was kept with your own consent, not a workflow's, so there is no "
+        "workflow consent to withdraw. To stop agents from using it, delete it."
+    )
+    assert messages_of(alice_client.get(url, follow=True)) == [why]
+    posted = alice_client.post(url, follow=True)
+    assert messages_of(posted) == [f"Nothing was changed. {why}"]
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "active"
+    assert not MemoryEvent.objects.filter(
+        memory_id=alice_memory.pk, action="consent_withdrawn"
+    ).exists()
+
+
+@pytest.mark.parametrize(
+    ("name", "so"),
+    [
+        ("portal:memory-revoke", "there is nothing to revoke"),
+        ("portal:memory-withdraw", "there is no consent to withdraw"),
+    ],
+)
+def test_an_action_on_a_memory_no_longer_in_use_says_so(alice_client, alice_subject, name, so):
+    pending = MemoryFactory(subject=alice_subject, consent="workflow", status="pending_approval")
+    url = reverse(name, args=[pending.pk])
+    why = f"This memory is pending approval, so agents do not use it and {so}."
+    assert messages_of(alice_client.get(url, follow=True)) == [why]
+    assert messages_of(alice_client.post(url, follow=True)) == [f"Nothing was changed. {why}"]
+    pending.refresh_from_db()
+    assert pending.status == "pending_approval"
+
+
 @pytest.mark.parametrize("name", ["portal:memory-revoke", "portal:memory-withdraw"])
 def test_actions_on_others_are_404(alice_client, bob_memory, stranger_memory, name):
     Memory.objects.filter(pk__in=[bob_memory.pk, stranger_memory.pk]).update(consent="workflow")
@@ -566,6 +634,37 @@ def test_deletion_progress_page_and_status(alice_client, operations):
     assert data["status"] == "running" and data["done"] is False
     assert [step["store"] for step in data["steps"]] == ["primary", "embeddings"]
     assert data["verified"] == 1 and data["total"] == 2
+
+
+def test_a_deletion_that_stopped_says_copies_may_remain(alice_client, alice_memory):
+    # A dead-lettered operation read "This operation is finished.", as a completed one does.
+    operation = DeletionOperation.objects.create(
+        tenant=alice_memory.tenant,
+        subject=alice_memory.subject,
+        target="memory",
+        memory_ids=[alice_memory.pk],
+        status="failed",
+        attempts=8,
+        dead_lettered_at=timezone.now(),
+    )
+    operation.steps.create(store="primary", status="verified", verified_at=timezone.now())
+    operation.steps.create(store="exports", status="failed", attempts=8)
+    body = alice_client.get(reverse("portal:deletion", args=[operation.pk])).content.decode()
+    assert "<h1>Deletion stopped: some copies may remain</h1>" in body
+    stopped = body.split('id="op-stopped">', 1)[1].split("</p>", 1)[0]
+    assert stopped.startswith("No agent can use what was deleted any more, but after 8 tries")
+    assert "some copies could not be verified as removed" in stopped
+    assert "does not try again by itself" in stopped and "a reviewer can run it again" in stopped
+    assert '<p class="muted" id="op-refresh">This deletion has stopped.</p>' in body
+    assert "finished" not in body and "Deleted and verified" not in body
+    assert 'data-done="true"' in body  # the page stops polling
+
+    DeletionOperation.objects.filter(pk=operation.pk).update(
+        status="completed", completed_at=timezone.now(), dead_lettered_at=None
+    )
+    body = alice_client.get(reverse("portal:deletion", args=[operation.pk])).content.decode()
+    assert "<h1>Deleted and verified</h1>" in body and 'id="op-stopped"' not in body
+    assert "This operation is finished." in body
 
 
 @pytest.mark.parametrize("name", ["portal:deletion", "portal:deletion-status"])

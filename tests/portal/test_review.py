@@ -464,6 +464,49 @@ def test_a_reviewer_retries_a_dead_lettered_deletion_from_its_page(
     assert foreign.status == "failed" and foreign.dead_lettered_at is not None
 
 
+def test_a_retry_that_finds_the_deletion_already_retried_says_nothing_was_retried(
+    reviewer_client, alice_subject, monkeypatch, django_capture_on_commit_callbacks
+):
+    # deletion_retry leaves an operation that is no longer failed as it is (a double click,
+    # a second reviewer), but the page said "retried" every time.
+    sent = []
+    monkeypatch.setattr(
+        "memory_core.deletion.services.deletion_enqueue", lambda pk: sent.append(pk) or True
+    )
+    operation = DeletionOperation.objects.create(
+        tenant=alice_subject.tenant,
+        subject=alice_subject,
+        target="subject",
+        status="failed",
+        attempts=8,
+        dead_lettered_at=timezone.now(),
+    )
+    url = reverse("portal:review:deletion-retry", args=[operation.pk])
+    short = str(operation.pk)[:8]
+
+    def retry():
+        with django_capture_on_commit_callbacks(execute=True):
+            response = reviewer_client.post(url, follow=True)
+        return [str(message) for message in response.context["messages"]]
+
+    assert retry() == [
+        f"Deletion {short} retried: its unverified steps run again (it comes back here if "
+        "they fail again)."
+    ]
+    assert sent == [operation.pk]
+    assert retry() == [f"Nothing to retry: deletion {short} is already running (pending)."]
+    for status in ("running", "partial"):
+        DeletionOperation.objects.filter(pk=operation.pk).update(status=status)
+        assert retry() == [f"Nothing to retry: deletion {short} is already running ({status})."]
+    DeletionOperation.objects.filter(pk=operation.pk).update(
+        status="completed", completed_at=timezone.now()
+    )
+    assert retry() == [f"Nothing to retry: deletion {short} has already completed."]
+    assert sent == [operation.pk]  # sent once, by the one retry that re-drove it
+    operation.refresh_from_db()
+    assert operation.status == "completed"
+
+
 def test_each_pending_writes_controls_are_named_for_it(reviewer_client, queues, tenant):
     # "Reason", "Approve", "Reject" repeated for every item: a screen reader's list of
     # controls could not tell one write's buttons from another's.

@@ -38,7 +38,9 @@
     }));
     if (data.done) {
       // Reload once so the page shows the final state as the server renders it.
-      document.getElementById("op-refresh").textContent = "This operation is finished.";
+      // Done is completed, or stopped with copies not verified as removed (failed).
+      document.getElementById("op-refresh").textContent = data.status === "completed"
+        ? "This operation is finished." : "This deletion has stopped.";
       root.dataset.done = "true";
       window.setTimeout(function () { window.location.reload(); }, 400);
     }
