@@ -78,7 +78,11 @@ class AgentPrincipal:
         this agent may act for: all of them with ``any_subject``, else its token's."""
         if self.any_subject:
             return queryset
-        return queryset.filter(subject__external_id=self.bound_user_id or None)
+        if not self.bound_user_id:
+            # Not subject__external_id=None: that matched rows of no subject (a tenant's
+            # deletion operations) and of a subject whose name a deletion removed.
+            return queryset.none()
+        return queryset.filter(subject__external_id=self.bound_user_id)
 
 
 @dataclass(frozen=True)

@@ -237,3 +237,18 @@ def test_a_queued_subject_deletion_is_seen_only_by_who_may_see_its_subject(
         assert client.get(url, **headers).status_code == (200 if seen else 404)
     assert other_api_client.get("/api/v1/deletions").json()["results"] == []
     assert other_api_client.get(url).status_code == 404
+
+
+def test_without_a_token_a_restricted_agent_sees_no_deletion_of_no_subject(restricted, tenant):
+    """A tenant's operations have no subject: matching the agent's missing subject with
+    ``subject__external_id=None`` let them through."""
+    from memory_core.deletion.services import deletion_request
+    from memory_core.models import DeletionOperation
+    from memory_core.principals import SystemPrincipal
+
+    _, client, memories = restricted
+    system = SystemPrincipal(tenant_id=tenant.id)
+    operation = deletion_request(principal=system, memory_id=memories["user-1"].id)
+    DeletionOperation.objects.filter(pk=operation.pk).update(subject=None)  # as a tenant's
+    assert client.get("/api/v1/deletions").json()["results"] == []
+    assert client.get(f"/api/v1/deletions/{operation.pk}").status_code == 404
