@@ -40,6 +40,7 @@ def gap(n: int) -> str:
 OVERRIDE_VERBS = (
     r"(?:ignore|ignoring|disregard|forget|override|overrule|bypass|discard|abandon|neglect|"
     r"nevermind|stop following|do not follow|don'?t follow|no longer follow|"
+    r"pay no attention to|set aside|put aside|"
     # es / pt / it / fr / de
     r"ignora|ignorar|ignore[sz]?|olvida|olvidar|omite|descarta|desconsidera|desconsidere|"
     r"esquece|esqueca|esquecer|dimentica|dimenticare|trascura|oublie[rz]?|"
@@ -55,7 +56,7 @@ OVERRIDE_QUALIFIERS = (
 )
 INSTRUCTION_NOUNS = (
     r"(?:instructions?|guidelines?|directives?|guardrails?|safeguards?|programming|prompts?|"
-    r"system message|rules|policies|restrictions|constraints|commands|orders|guidance|"
+    r"system message|rules|polic(?:y|ies)|restrictions|constraints|commands|orders|guidance|"
     r"directions|briefing|configuration|setup|"
     r"instrucciones|indicaciones|reglas|normas|directrices|consignes|regles|directives|"
     r"anweisungen|regeln|vorgaben|richtlinien|instruktionen|befehle|"
@@ -441,6 +442,7 @@ INJECTION_RULES: list[Rule] = [
         "injection.privilege_escalation",
         _rx(
             r"\b(?:grant|give|assign|elevate|promote|upgrade|add|set|make|provide|enable|unlock|"
+            r"granted|given|assigned|elevated|promoted|upgraded|"
             r"change|restore|escalate|concede|da|dale|otorga|accorde|donne|gewahre|gib|erteile|"
             r"conceda|de|concedi|dai|assegna)\W+(?:\w+\W+){0,4}?(?:full|elevated|unrestricted|"
             r"admin|administrator|administrative|root|superuser|owner|write|privileged|sudo|"
@@ -530,6 +532,18 @@ INJECTION_RULES: list[Rule] = [
             r"profanity )?filters?|safeguards?|protections?|verificacion|autenticacion|"
             r"verification|authentification|verifizierung|authentifizierung|verificacao|"
             r"autenticacao|verifica|autenticazione)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    # A privilege stated as a fact or a flag: "permission level is superuser", "is_admin: true".
+    Rule(
+        "injection.privilege_escalation",
+        _rx(
+            r"\b(?:permission|access|privilege|authori[sz]ation|clearance)(?: level)?s?\W+"
+            r"(?:is|are|was|=|:|set to)\W+(?:now\W+)?(?:an?\W+)?(?:admin|administrator|"
+            r"superuser|super admin|superadmin|root|owner|unrestricted|unlimited|full)\b|"
+            r"\bis_?(?:admin|superuser|root|staff|owner|privileged)\W{0,3}(?:[:=]|is)\W{0,3}"
+            r"(?:true|1|yes|on)\b"
         ),
         exempt_own_world=True,
     ),
@@ -888,6 +902,17 @@ STATE_WORDS = (
 )
 
 CLASS_RULES: list[Rule] = [
+    # A record's state with no number: "User's order status is shipped."
+    Rule(
+        "class.business_state",
+        _rx(
+            r"\b(?:order|shipment|package|delivery|refund|payment|invoice|claim|ticket|booking|"
+            r"reservation|subscription|account)\W+status\W+(?:is|was|=|:|has been|set to)\W+"
+            r"(?:now\W+)?",
+            STATE_WORDS,
+            r"\b",
+        ),
+    ),
     Rule(
         "class.business_state",
         _rx(
