@@ -35,8 +35,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.db import transaction
-from django.db.models import F, Q, Window
-from django.db.models.functions import RowNumber
+from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.admission import (
@@ -228,28 +227,24 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
     admission = policy.get("admission", {})
     window = timedelta(minutes=int(admission.get("split_window_minutes", 1440)))
     per_subject = int(admission.get("split_window_writes", 5))
+    recent = AdmissionDecision.objects.filter(
+        tenant_id=principal.tenant_id,
+        agent_id=principal.agent_id,
+        created_at__gte=now - window,
+        memory__isnull=False,
+    ).exclude(memory__content="")  # deleted: nothing left to join
     # The newest per_subject of each subject, not of all of them together: a batch naming a
-    # subject the agent wrote much about must not push another subject's history out.
-    rows = (
-        AdmissionDecision.objects.filter(
-            tenant_id=principal.tenant_id,
-            agent_id=principal.agent_id,
-            subject_id__in=[s.id for s in subjects.values()],
-            created_at__gte=now - window,
-            memory__isnull=False,
-        )
-        .exclude(memory__content="")  # deleted: nothing left to join
-        .annotate(
-            newest=Window(
-                RowNumber(), partition_by=F("subject_id"), order_by=F("created_at").desc()
-            )
-        )
-        .filter(newest__lte=per_subject)
-        .order_by("created_at")
-        .values_list("subject_id", "memory__content")
-    )
+    # subject the agent wrote much about must not push another subject's history out. One
+    # LIMIT per subject (a UNION ALL), so each reads only its newest rows, not the window.
+    per_subject_rows = [
+        recent.filter(subject_id=subject.id)
+        .order_by("-created_at")
+        .values_list("subject_id", "memory__content", "created_at")[:per_subject]
+        for subject in subjects.values()
+    ]
+    rows = per_subject_rows[0].union(*per_subject_rows[1:], all=True)
     texts: dict = {}
-    for subject_id, content in rows:  # oldest first
+    for subject_id, content, _ in sorted(rows, key=lambda row: row[2]):  # oldest first
         texts.setdefault(subject_id, []).append(content)
     return texts
 
