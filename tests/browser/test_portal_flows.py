@@ -76,6 +76,28 @@ def world(live_server):
     return World()
 
 
+def pending_sensitive_write(world):
+    """The agent's write of a health preference: it waits for a reviewer."""
+    from memory_core.services.writes import memory_write
+
+    result = memory_write(
+        principal=world.agent_principal,
+        data={
+            "subject": "user-42",
+            "memory_type": "user_preference",
+            "memory_key": "health.diet",
+            "content": "User has a peanut allergy; suggest nut-free recipes.",
+            "scope": "global",
+            "source": {"type": "user_input", "conversation_id": "conv-9", "message_id": "m-3"},
+            "authority": "explicit_user",
+            "consent": "explicit",
+            "sensitivity": "sensitive",
+        },
+    )
+    assert result.decision == "pending_approval", result.rule_codes
+    return result
+
+
 def retrieved_ids(world, query, **request):
     from memory_core.retrieval.pipeline import retrieve
     from memory_core.retrieval.types import RetrievalRequest
@@ -140,23 +162,7 @@ def test_user_deletes_a_memory_and_watches_it_complete(page, world, celery_worke
 
 
 def test_reviewer_approves_a_pending_write_and_it_becomes_retrievable(page, world):
-    from memory_core.services.writes import memory_write
-
-    result = memory_write(
-        principal=world.agent_principal,
-        data={
-            "subject": "user-42",
-            "memory_type": "user_preference",
-            "memory_key": "health.diet",
-            "content": "User has a peanut allergy; suggest nut-free recipes.",
-            "scope": "global",
-            "source": {"type": "user_input", "conversation_id": "conv-9", "message_id": "m-3"},
-            "authority": "explicit_user",
-            "consent": "explicit",
-            "sensitivity": "sensitive",
-        },
-    )
-    assert result.decision == "pending_approval", result.rule_codes
+    result = pending_sensitive_write(world)
     pending_id = str(result.memory.pk)
     _, before = retrieved_ids(world, "Suggest a recipe for dinner.", intent="load_preferences")
     assert pending_id not in before

@@ -11,7 +11,7 @@ from memory_core.models import Memory
 from memory_core.principals import SystemPrincipal
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.browser.conftest import log_in, new_page
-from tests.browser.test_portal_flows import PASSWORD, World
+from tests.browser.test_portal_flows import PASSWORD, World, pending_sensitive_write
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -161,23 +161,8 @@ def test_enter_in_a_reviewers_reason_approves_nothing(page, world):
     # Enter in a text field submits its form with the form's first submit button: that was
     # Approve, so a reviewer finishing a reason with Enter approved the sensitive write.
     from memory_core.models import ReviewItem
-    from memory_core.services.writes import memory_write
 
-    result = memory_write(
-        principal=world.agent_principal,
-        data={
-            "subject": "user-42",
-            "memory_type": "user_preference",
-            "memory_key": "health.diet",
-            "content": "User has a peanut allergy; suggest nut-free recipes.",
-            "scope": "global",
-            "source": {"type": "user_input", "conversation_id": "conv-9", "message_id": "m-3"},
-            "authority": "explicit_user",
-            "consent": "explicit",
-            "sensitivity": "sensitive",
-        },
-    )
-    assert result.decision == "pending_approval", result.rule_codes
+    result = pending_sensitive_write(world)
     log_in(page, "reviewer", PASSWORD)
     item = page.locator(f"#item-{result.review_item.pk}")
     reason = item.get_by_label("Reason")

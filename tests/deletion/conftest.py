@@ -149,3 +149,21 @@ def memories(owner):
         MemoryFactory(subject=owner, embedding=unit_vector(i), embedding_model="test")
         for i in range(3)
     ]
+
+
+@pytest.fixture
+def failed_memory_deletion(owner, owner_principal, memories, settings):
+    """The first memory's deletion, dead-lettered by a misspelt evaluation folder that is
+    then fixed, with ``owner`` seeded in every store: (the operation, ``seed_everywhere``'s
+    answer)."""
+    from memory_core.deletion.runner import deletion_run
+    from memory_core.deletion.services import deletion_request
+
+    seeded = seed_everywhere(owner, memories)
+    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 1
+    settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]  # a misspelt setting
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    assert deletion_run(operation_id=operation.id) == "failed"
+    settings.MEMLEDGER_EVAL_DATA_DIRS = configured  # fixed
+    return operation, seeded

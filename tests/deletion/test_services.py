@@ -179,18 +179,11 @@ def test_asking_again_for_a_subject_after_a_failure_finishes_the_failed_operatio
 
 
 def test_deleting_everything_re_drives_a_failed_deletion_of_one_memory(
-    owner, owner_principal, memories, settings
+    owner, owner_principal, memories, failed_memory_deletion
 ):
     """That memory is in the failed operation's ledger, so the whole operation holds only the
     others: its steps did not look for what the failed one left, and it completed."""
-    seeded = seed_everywhere(owner, memories)
-    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
-    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 1
-    settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]  # a misspelt setting
-    one = deletion_request(principal=owner_principal, memory_id=memories[0].id)
-    assert deletion_run(operation_id=one.id) == "failed"
-
-    settings.MEMLEDGER_EVAL_DATA_DIRS = configured  # fixed; the user deletes everything
+    one, seeded = failed_memory_deletion
     whole = deletion_request(principal=owner_principal, subject_id=owner.id)
     assert memories[0].id not in whole.memory_ids
     one.refresh_from_db()

@@ -237,20 +237,11 @@ def test_asking_again_after_a_failed_operation_finishes_its_memories(
 
 
 def test_a_tenant_deletion_re_drives_a_failed_deletion_of_one_memory(
-    tenant, owner, owner_principal, memories, settings
+    tenant, memories, failed_memory_deletion
 ):
     """No reviewer of a deleted tenant can log in to retry it, and the tenant's operation
     holds none of its memories (they are in its ledger)."""
-    from memory_core.deletion.services import deletion_request
-
-    seeded = seed_everywhere(owner, memories)
-    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
-    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 1
-    settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]  # a misspelt setting
-    one = deletion_request(principal=owner_principal, memory_id=memories[0].id)
-    assert deletion_run(operation_id=one.id) == "failed"
-
-    settings.MEMLEDGER_EVAL_DATA_DIRS = configured
+    one, seeded = failed_memory_deletion
     whole = tenant_deletion_request(tenant_id=tenant.id)
     one.refresh_from_db()
     assert one.status == DeletionOperation.State.PENDING  # re-driven

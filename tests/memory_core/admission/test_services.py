@@ -75,9 +75,7 @@ def test_approval_links_the_pending_write_into_its_chain(agent_principal, review
     assert MemoryEvent.objects.filter(memory_id=new.id, action="approved").exists()
 
 
-def test_a_write_whose_validity_ended_while_it_waited_cannot_be_approved(
-    agent_principal, reviewer
-):
+def test_a_write_whose_validity_ended_while_it_waited_cannot_be_approved(agent_principal, reviewer):
     """Approved, it would supersede the key's live head and be expired by the next sweep,
     leaving the key without a usable value."""
     head = memory_write(principal=agent_principal, data=data("User likes walking.")).memory
