@@ -39,6 +39,12 @@ _FIELDS = (
     "status",
     "version",
     "environment",  # "" applies in every environment
+    # Where it came from, as the portal's memory page shows it.
+    "source_conversation_id",
+    "source_message_id",
+    "source_tool",
+    "session_id",
+    "task_id",
 )
 # The other columns a record reads (the vector is never exported, nor read for it). A column
 # a record reads and the query defers costs one query per memory.
@@ -46,9 +52,11 @@ _OTHER_FIELDS = (
     "scope_kind",
     "scope_ref",
     "supersedes_id",
+    "agent_id",
     "valid_from",
     "valid_until",
     "created_at",
+    "updated_at",
 )
 # Rows fetched at a time while an export is written.
 EXPORT_CHUNK = 2000
@@ -68,7 +76,9 @@ def _memory_record(memory: Memory) -> dict:
     record.update({name: getattr(memory, name) for name in _FIELDS})
     record["scope"] = memory.scope
     record["supersedes"] = str(memory.supersedes_id) if memory.supersedes_id else None
-    for name in ("valid_from", "valid_until", "created_at"):
+    # The agent it is private to; null: shared by the tenant's agents.
+    record["agent_id"] = str(memory.agent_id) if memory.agent_id else None
+    for name in ("valid_from", "valid_until", "created_at", "updated_at"):
         value = getattr(memory, name)
         record[name] = value.isoformat() if value else None
     return record

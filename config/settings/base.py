@@ -284,6 +284,10 @@ MEMLEDGER_SUBJECT_LOCK_WAIT = env.float("MEMLEDGER_SUBJECT_LOCK_WAIT", default=3
 MEMLEDGER_REQUEST_LOCK_TIMEOUT = env.float("MEMLEDGER_REQUEST_LOCK_TIMEOUT", default=15.0)
 # Subjects' JSON exports (memory_core/exports.py).
 MEMLEDGER_EXPORT_DIR = Path(env.str("MEMLEDGER_EXPORT_DIR", default=str(DATA_DIR / "exports")))
+# Hours an export's file (a full copy of what is remembered about a subject) is kept after it
+# was made: the user downloads it at once, and the retention sweep then deletes it. 0 keeps
+# every export until a deletion of its subject removes it.
+MEMLEDGER_EXPORT_RETENTION_HOURS = env.int("MEMLEDGER_EXPORT_RETENTION_HOURS", default=24)
 # Folders of evaluation datasets and reports built from production memories (JSON / JSONL).
 # A folder that does not exist fails the evaluation step, unless it is inside DATA_DIR
 # (memledger's own, e.g. the default: nothing has been written there yet).

@@ -22,6 +22,8 @@ Run by beat (``memory_core.tasks.retention_sweep``):
    (``AccessDenial``: a code and an endpoint's name) are kept as long as traces.
 4. Delete the idempotency records of writes past their expiry
    (``MEMLEDGER_IDEMPOTENCY_TTL_HOURS`` after the write): the key is new again.
+5. Delete exports, file and row, ``MEMLEDGER_EXPORT_RETENTION_HOURS`` after they were made:
+   each is a full copy of what is remembered about a subject, kept only for its download.
 """
 
 from __future__ import annotations
@@ -29,15 +31,18 @@ from __future__ import annotations
 from collections import defaultdict
 from datetime import timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.deletion.services import _operation_create, _with_predecessors
+from memory_core.exports import export_delete
 from memory_core.models import (
     AccessDenial,
     Authority,
     DeletionOperation,
+    Export,
     IdempotencyRecord,
     Memory,
     MemoryClass,
@@ -226,6 +231,26 @@ def idempotency_records_expire(*, now=None, batch: int = 10_000) -> int:
             return deleted
 
 
+def exports_expire(*, now=None, limit: int = 1000) -> int:
+    """Delete the exports made more than ``MEMLEDGER_EXPORT_RETENTION_HOURS`` ago, file and
+    row; return the count. Each is a full copy of what is remembered about a subject, kept
+    only for its download (0: kept until a deletion of the subject removes it).
+
+    Exports a deletion run holds (its exports step rewrites or removes them) are skipped and
+    left to the next sweep, as are more than ``limit`` in one run.
+    """
+    hours = settings.MEMLEDGER_EXPORT_RETENTION_HOURS
+    if not hours:
+        return 0
+    cutoff = (now or timezone.now()) - timedelta(hours=hours)
+    with transaction.atomic():
+        old = Export.objects.filter(created_at__lt=cutoff).order_by("created_at")
+        expired = list(old.select_for_update(skip_locked=True)[:limit])
+        for export in expired:
+            export_delete(export=export)
+    return len(expired)
+
+
 def _trace_cutoffs(now):
     """Yield ``(tenant_id, oldest time kept)`` for every tenant whose policy bounds traces."""
     policies = PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document")
@@ -237,8 +262,8 @@ def _trace_cutoffs(now):
 
 
 def retention_apply(*, now=None) -> dict:
-    """Expire, delete memories by retention, then expire old traces and idempotency records;
-    return the counts."""
+    """Expire, delete memories by retention, then expire old traces, idempotency records and
+    exports; return the counts."""
     now = now or timezone.now()
     expired = memories_expire(now=now)
     operations = retention_delete(now=now)
@@ -249,4 +274,5 @@ def retention_apply(*, now=None) -> dict:
         "traces_deleted": traces_expire(now=now),
         "access_denials_deleted": access_denials_expire(now=now),
         "idempotency_records_deleted": idempotency_records_expire(now=now),
+        "exports_deleted": exports_expire(now=now),
     }

@@ -97,6 +97,7 @@ def test_retention_expires_and_deletes_by_class(owner):
         "traces_deleted": 0,
         "access_denials_deleted": 0,
         "idempotency_records_deleted": 0,
+        "exports_deleted": 0,
     }
 
 
@@ -253,3 +254,27 @@ def test_a_write_a_reviewer_refused_is_deleted_rejected_days_after_the_decision(
     assert deletion_run(operation_id=operation.id) == "completed"
     assert Memory.objects.get(pk=refused_long_ago.id).content == ""
     assert Memory.objects.get(pk=refused_lately.id).content == "User has hay fever."
+
+
+def test_an_export_is_deleted_a_day_after_it_was_made(owner, settings):
+    """Each export is a full copy of what is remembered about its subject, kept only for its
+    download: it was kept until a deletion of the subject."""
+    from memory_core.deletion.retention import exports_expire
+    from memory_core.exports import export_create, export_path
+    from memory_core.models import Export
+    from memory_core.principals import SystemPrincipal
+
+    MemoryFactory(subject=owner)
+    system = SystemPrincipal(tenant_id=owner.tenant_id)
+    old = export_create(principal=system, subject_id=owner.id)
+    new = export_create(principal=system, subject_id=owner.id)
+    Export.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(hours=25))
+    assert export_path(old).exists()
+
+    assert retention_apply()["exports_deleted"] == 1
+    assert not export_path(old).exists() and not Export.objects.filter(pk=old.pk).exists()
+    assert export_path(new).exists() and Export.objects.filter(pk=new.pk).exists()
+
+    settings.MEMLEDGER_EXPORT_RETENTION_HOURS = 0  # kept until a deletion removes them
+    Export.objects.filter(pk=new.pk).update(created_at=timezone.now() - timedelta(days=400))
+    assert exports_expire() == 0 and export_path(new).exists()

@@ -691,6 +691,20 @@ def test_export_downloads_own_memories_as_json(
     assert "Alice prefers tabs over spaces." in contents
     assert "Bob likes long tutorials." not in contents
     assert "Stranger in another tenant." not in contents
+    # Where each memory came from, as the memory's page shows it.
+    (record,) = document["memories"]
+    provenance = (
+        "source_type",
+        "source_conversation_id",
+        "source_message_id",
+        "source_tool",
+        "session_id",
+        "task_id",
+    )
+    for field in provenance:
+        assert record[field] == getattr(alice_memory, field), field
+    assert record["agent_id"] == (str(alice_memory.agent_id) if alice_memory.agent_id else None)
+    assert record["updated_at"] == alice_memory.updated_at.isoformat()
 
 
 def test_writes_waiting_for_review_are_listed_separately(alice_client, alice_memory, bob_subject):
