@@ -14,7 +14,8 @@ The order every path takes its locks in, so that no two wait for each other in a
 
 - a write or a correction: the key's lock, the subjects' locks shared, then memory rows in id
   order (the heads it reads), then the key's open conflict at its place (``conflict_open``,
-  which locks it only to add rows or to open it);
+  which locks it only to add rows or to open it; a batch's in (subject, memory_key, place)
+  order, ``services.writes._review_order``);
 - an approval (a rejection: the subject's lock shared, its pending row, then its item): the
   key's lock, the subject's lock shared, its pending row, then its review item and the key's
   open conflicts in id order (a revoke of the pending write locks the row, then closes the

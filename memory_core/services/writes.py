@@ -422,7 +422,10 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
             )
         )
     MemoryEvent.objects.bulk_create(events)
-    for item in planned:
+    # The conflicts in one order, as a retrieval locks a subject's conflict items
+    # (memory_core.locks): in the batch's order, a batch and a retrieval adding rows to the
+    # same two items could each hold one and wait for the other.
+    for item in sorted(planned, key=_review_order):
         if item.decision.outcome == PENDING:
             item.review_item = ReviewItem.objects.create(
                 tenant_id=principal.tenant_id,
@@ -445,6 +448,15 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
                 candidate_ids=sorted({item.head.id, item.memory.id, *standing}, key=str),
             )
     return decisions
+
+
+def _review_order(item: _Planned) -> tuple:
+    """Sort key of the review items a batch opens: the conflicts it joins by (subject,
+    memory_key, place) after everything else, which keeps its order."""
+    if item.decision.outcome != PENDING and item.decision.action == "conflict":
+        place = ConflictPlace.of(item.memory)
+        return (1, str(item.subject.id), item.candidate.memory_key, place)
+    return (0,)
 
 
 def _admit_each(

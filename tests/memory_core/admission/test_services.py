@@ -182,3 +182,32 @@ def test_a_write_is_measured_against_the_strongest_parallel_chain(agent_principa
     # An explicit correction supersedes the explicit head, not the inferred chain.
     fixed = memory_write(principal=agent_principal, data=data("User likes green tea.", key="drink"))
     assert fixed.memory.supersedes_id == explicit.memory.id
+
+
+def test_a_batch_joins_its_conflicts_in_key_order_as_retrievals_lock_them(
+    agent_principal, tenant, monkeypatch
+):
+    """A retrieval locks a subject's conflict items in (memory_key, place) order: a batch that
+    joined them in its own order could hold one a retrieval waits for, and wait for the other."""
+    from memory_core.services import writes
+    from memory_core.services.writes import memory_write_batch
+
+    approve_workflow_consent(tenant, "user_preference")
+    inferred = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+    for key in ("b.drink", "a.food"):
+        memory_write(principal=agent_principal, data=data("User said so.", key=key))
+    joined = []
+    real_open = writes.conflict_open
+
+    def recording(**kwargs):
+        joined.append(kwargs["memory_key"])
+        return real_open(**kwargs)
+
+    monkeypatch.setattr(writes, "conflict_open", recording)
+    items = [
+        data(f"User seems to like {thing}.", key=key, source=inferred)
+        for key, thing in (("b.drink", "coffee"), ("a.food", "pasta"))
+    ]
+    results = memory_write_batch(principal=agent_principal, items=items)
+    assert all("supersession.conflict_lower_authority" in r.rule_codes for r in results)
+    assert joined == ["a.food", "b.drink"]
