@@ -3,7 +3,7 @@
 Run by beat (``memory_core.tasks.retention_sweep``):
 
 1. Expire: active memories past ``valid_until`` become ``expired`` (with an ``expired`` event);
-   no model ever sees them again.
+   no model ever sees them again. So do writes still waiting for a reviewer, whose items close.
 2. Delete what the tenant's active policy no longer allows to keep, through the same
    deletion operations as a user's request (one operation per subject and reason, so every
    derived store is purged and verified):
@@ -49,6 +49,7 @@ from memory_core.models import (
     MemoryEvent,
     PolicyVersion,
     RetrievalTrace,
+    ReviewItem,
     Status,
     Tombstone,
 )
@@ -58,20 +59,35 @@ from memory_core.principals import SystemPrincipal
 RETENTION_PRINCIPAL_NAME = "retention"
 
 
+EXPIRED_REASON = "valid_until_passed"
+
+
 @transaction.atomic
 def memories_expire(*, now=None, limit: int = 5000) -> int:
-    """Mark active memories past valid_until as expired, with one event each; return the count."""
+    """Mark active memories past valid_until as expired, with one event each; return the count.
+
+    Writes still waiting for a reviewer past theirs expire too, and their review items close
+    (resolution ``valid_until_passed``): approved, one would supersede the key's live head and
+    then expire (approval refuses it meanwhile, ``review_expired``).
+    """
     now = now or timezone.now()
     rows = list(
         Memory.objects.select_for_update(skip_locked=True)
-        .filter(status=Status.ACTIVE, valid_until__isnull=False, valid_until__lte=now)
+        .filter(
+            status__in=[Status.ACTIVE, Status.PENDING_APPROVAL],
+            valid_until__isnull=False,
+            valid_until__lte=now,
+        )
         .values_list("pk", "tenant_id", "policy_version")[:limit]
     )
     if not rows:
         return 0
-    Memory.objects.filter(pk__in=[pk for pk, _, _ in rows]).update(
-        status=Status.EXPIRED, updated_at=now
-    )
+    ids = [pk for pk, _, _ in rows]
+    Memory.objects.filter(pk__in=ids).update(status=Status.EXPIRED, updated_at=now)
+    # The rows before their items, as an approval and a revoke take them.
+    ReviewItem.objects.filter(
+        memory_id__in=ids, kind=ReviewItem.Kind.SENSITIVE_WRITE, state=ReviewItem.State.OPEN
+    ).update(state=ReviewItem.State.RESOLVED, resolution=EXPIRED_REASON, resolved_at=now)
     MemoryEvent.objects.bulk_create(
         [
             MemoryEvent(
@@ -80,7 +96,7 @@ def memories_expire(*, now=None, limit: int = 5000) -> int:
                 action=MemoryEvent.Action.EXPIRED,
                 actor_type=MemoryEvent.ActorType.SYSTEM,
                 actor_id=RETENTION_PRINCIPAL_NAME,
-                reason_code="valid_until_passed",
+                reason_code=EXPIRED_REASON,
                 policy_version=policy_version,
                 created_at=now,
             )

@@ -96,6 +96,28 @@ def test_a_write_whose_validity_ended_while_it_waited_cannot_be_approved(agent_p
     assert Memory.objects.get(pk=pending.memory.pk).status == Status.REJECTED
 
 
+def test_the_retention_sweep_expires_a_write_that_waited_past_its_validity(
+    agent_principal, reviewer
+):
+    """It left the reviewer's queue only when a reviewer rejected it."""
+    from memory_core.deletion.retention import retention_apply
+
+    head = memory_write(principal=agent_principal, data=data("User likes walking.")).memory
+    pending = memory_write(principal=agent_principal, data=data("User has asthma; avoid runs."))
+    hour = timedelta(hours=1)
+    Memory.objects.filter(pk=pending.memory.pk).update(
+        valid_from=timezone.now() - 2 * hour, valid_until=timezone.now() - hour
+    )
+    assert retention_apply()["expired"] == 1
+    assert Memory.objects.get(pk=pending.memory.pk).status == Status.EXPIRED
+    item = ReviewItem.objects.get(pk=pending.review_item.id)
+    assert (item.state, item.resolution) == ("resolved", "valid_until_passed")
+    assert MemoryEvent.objects.filter(memory_id=pending.memory.pk, action="expired").exists()
+    assert Memory.objects.get(pk=head.pk).status == Status.ACTIVE
+    with pytest.raises(Conflict):  # no longer pending
+        review_approve(principal=reviewer, item_id=pending.review_item.id, reason="ok")
+
+
 def test_approval_links_a_pending_write_only_into_its_own_environments_chain(
     agent_principal, reviewer
 ):
