@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from memory_core.exceptions import NotFound, ValidationFailed
 from memory_core.locks import subject_shared_lock
-from memory_core.models import Export, Memory, Status, Subject, Tombstone
+from memory_core.models import Export, Memory, MemoryEvent, Status, Subject, Tombstone
 from memory_core.principals import SubjectPrincipal
 
 EXPORT_FORMAT = "memledger.export.v1"
@@ -82,6 +82,40 @@ def _memory_record(memory: Memory) -> dict:
         value = getattr(memory, name)
         record[name] = value.isoformat() if value else None
     return record
+
+
+def _events_by_memory(tenant_id, memory_ids) -> dict:
+    """Return each memory's events (oldest first), as an export shows them: what happened,
+    when, by which kind of actor and why. Never another memory's id (an event's ``successor``,
+    ``supersedes`` or ``winner``): deleting one version of a chain must leave no trace of it
+    in the export of the versions kept, and rewriting an export removes whole records only."""
+    events: dict = {memory_id: [] for memory_id in memory_ids}
+    rows = (
+        MemoryEvent.objects.filter(tenant_id=tenant_id, memory_id__in_array=memory_ids)
+        .order_by("created_at", "id")
+        .values_list(
+            "memory_id",
+            "created_at",
+            "action",
+            "actor_type",
+            "reason_code",
+            "policy_version",
+            "details",
+        )
+    )
+    for memory_id, at, action, actor_type, reason_code, policy_version, details in rows:
+        event = {
+            "at": at.isoformat(),
+            "action": action,
+            "actor_type": actor_type,
+            "reason_code": reason_code,
+            "policy_version": policy_version,
+        }
+        for key in ("rule_codes", "reason"):  # the admission's codes, the writer's reason
+            if isinstance(details, dict) and key in details:
+                event[key] = details[key]
+        events[memory_id].append(event)
+    return events
 
 
 def write_json_atomic(path: Path, document, *, items_key: str = "", items=()) -> str:
@@ -173,10 +207,23 @@ def export_create(*, principal, subject_id=None) -> Export:
     memory_ids = []
 
     def records():
-        # A server-side cursor, a chunk at a time: the rows are never all in memory.
+        # A server-side cursor, a chunk at a time: the rows are never all in memory. Each
+        # chunk's events are read in one query.
+        chunk = []
         for memory in memories.iterator(chunk_size=EXPORT_CHUNK):
+            chunk.append(memory)
+            if len(chunk) == EXPORT_CHUNK:
+                yield from with_events(chunk)
+                chunk = []
+        yield from with_events(chunk)
+
+    def with_events(chunk):
+        if not chunk:
+            return
+        events = _events_by_memory(subject.tenant_id, [memory.id for memory in chunk])
+        for memory in chunk:
             memory_ids.append(memory.id)
-            yield _memory_record(memory)
+            yield {**_memory_record(memory), "events": events[memory.id]}
 
     digest = write_json_atomic(path, document, items_key="memories", items=records())
     try:

@@ -15,6 +15,7 @@ from memory_core.exceptions import NotFound
 from memory_core.exports import export_create, export_path, export_read
 from memory_core.models import Memory
 from memory_core.principals import SubjectPrincipal
+from memory_core.services.writes import memory_correct, memory_revoke
 from tests.deletion.conftest import eval_file
 from tests.factories import MemoryFactory, SubjectFactory
 
@@ -266,3 +267,36 @@ def test_residue_of_many_ids_finds_exactly_what_a_search_per_id_finds():
         rng.shuffle(parts)
         text = "".join(parts)
         assert many.names(text) == per_id(text), text
+
+
+def test_an_export_carries_each_memorys_events_and_deleting_a_version_leaves_none_of_it(
+    owner, owner_principal, memories
+):
+    """An export says why a memory is as it is: its events, the reason given. A version's
+    events name the version they replaced or that replaced it (``successor``, ``supersedes``):
+    the export leaves those ids out, so deleting the old version rewrites the export to the
+    new one's record alone and the step's verification finds nothing of the old one."""
+    old = memories[0]
+    new = memory_correct(
+        principal=owner_principal,
+        memory_id=old.id,
+        data={"content": "User prefers tea now.", "reason": "I switched."},
+    ).memory
+    memory_revoke(principal=owner_principal, memory_id=memories[1].id, reason="Not true.")
+    export = export_create(principal=owner_principal)
+    records = {m["id"]: m for m in json.loads(export_path(export).read_text())["memories"]}
+    assert [e["action"] for e in records[str(old.id)]["events"]] == ["superseded"]
+    corrected, admitted = records[str(new.id)]["events"]
+    assert (corrected["action"], admitted["action"]) == ("corrected", "admitted")
+    assert admitted["actor_type"] == "user"
+    assert admitted["reason"] == "I switched."
+    assert "supersession.supersedes" in admitted["rule_codes"]
+    [revoked] = records[str(memories[1].id)]["events"]
+    assert (revoked["action"], revoked["reason"]) == ("revoked", "Not true.")
+    assert records[str(memories[2].id)]["events"] == []
+
+    operation = _run(owner_principal, old)
+    assert operation.steps.get(store="exports").status == "verified"
+    text = export_path(export).read_text()
+    assert str(old.id) not in text
+    assert str(new.id) in text
