@@ -35,6 +35,7 @@ from .dataset import DatasetError, dataset_environment, load_dataset_memories
 
 DEFAULT_K = 8
 RETIRED = {"revoked", "superseded", "deleted", "expired"}
+ID_LISTS = ("required_memory_ids", "acceptable_memory_ids", "forbidden_memory_ids")
 
 
 @dataclass
@@ -52,6 +53,8 @@ def validate_cases(data: dict) -> list[dict]:
     cases = data.get("cases")
     if not isinstance(cases, list):
         raise DatasetError("'cases' must be a list")
+    if not cases:
+        raise DatasetError("'cases' is empty: there is nothing to evaluate")
     seen = set()
     for index, case in enumerate(cases):
         where = f"cases[{index}]"
@@ -67,13 +70,35 @@ def validate_cases(data: dict) -> list[dict]:
         if not isinstance(ctx, dict) or not ctx.get("tenant_id") or not ctx.get("user_id"):
             raise DatasetError(f"{where}: context needs tenant_id and user_id")
         dataset_environment(ctx, f"{where}.context")
-        for key in ("required_memory_ids", "acceptable_memory_ids", "forbidden_memory_ids"):
+        for key in ID_LISTS:
             if not isinstance(case.get(key, []), list):
                 raise DatasetError(f"{where}: '{key}' must be a list")
         for pair in case.get("ranked_before", []) or []:
             if not (isinstance(pair, list) and len(pair) == 2):
                 raise DatasetError(f"{where}: ranked_before entries are [a, b] pairs")
+        for key in ("max_items", "max_prompt_tokens"):
+            value = case.get(key)
+            if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+                raise DatasetError(f"{where}: {key} must be a whole number, not {value!r}")
+            if value is not None and value < 1:
+                raise DatasetError(f"{where}: {key} must be at least 1, not {value}")
     return cases
+
+
+def check_case_ids(cases: list[dict], known) -> None:
+    """Refuse a case's memory id that no memory of the file has (``known``: the file's
+    ids, once its memories loaded): a typo would otherwise be scored as a miss, or as a
+    forbidden memory never selected, instead of named."""
+    for index, case in enumerate(cases):
+        named = [(key, case.get(key) or []) for key in ID_LISTS]
+        named += [("ranked_before", pair) for pair in case.get("ranked_before") or []]
+        for key, ids in named:
+            for memory_id in ids:
+                if not isinstance(memory_id, str) or memory_id not in known:
+                    raise DatasetError(
+                        f"cases[{index}]: {key} names {memory_id!r}, which no memory of the "
+                        "file has"
+                    )
 
 
 class Run:
@@ -328,6 +353,7 @@ def evaluate_dataset(data: dict, *, keep: bool = False, prefix: str | None = Non
     prefix = prefix or f"eval-{uuid.uuid4().hex[:8]}-"
     run = Run(data, prefix)
     try:
+        check_case_ids(cases, run.entries)
         system = [run_system(run, case) for case in cases]
         baseline = [run_baseline(run, case) for case in cases]
         nothing = [Outcome() for _ in cases]

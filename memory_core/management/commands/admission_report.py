@@ -13,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.admission.codes import RULE_CODES
 from memory_core.admission.corpus import DEFAULT_CORPUS, evaluate, load_corpus
+from memory_core.management.commands._options import check_output_path, write_output
 
 
 class Command(BaseCommand):
@@ -28,13 +29,24 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, corpus, json_out, split, **options):
+        target = check_output_path(json_out)
         try:
             entries = load_corpus(corpus)
-        except (OSError, ValueError) as exc:
+        except FileNotFoundError as exc:
+            raise CommandError(f"No corpus file at {corpus}.") from exc
+        except IsADirectoryError as exc:
+            raise CommandError(f"{corpus} is a folder: give the corpus file.") from exc
+        except OSError as exc:
+            raise CommandError(f"Cannot read the corpus {corpus}: {exc.strerror or exc}.") from exc
+        except UnicodeDecodeError as exc:
+            raise CommandError(f"The corpus {corpus} is not UTF-8 text: save it as UTF-8.") from exc
+        except ValueError as exc:
             raise CommandError(str(exc)) from exc
+        if not entries:
+            raise CommandError(f"The corpus {corpus} holds no entry: there is nothing to measure.")
         if split:
-            splits = sorted({e.get("split", "dev") for e in entries})
-            entries = [e for e in entries if e.get("split", "dev") == split]
+            splits = sorted({str(e.get("split", "dev")) for e in entries})
+            entries = [e for e in entries if str(e.get("split", "dev")) == split]
             if not entries:
                 raise CommandError(
                     f"No entry of split {split!r} in {corpus}; its splits: {', '.join(splits)}."
@@ -68,7 +80,4 @@ class Command(BaseCommand):
                 out(f"{title}:")
                 for item in figures[key]:
                     out(f"  {item['id']}: {item['content']!r} {item['codes']}")
-        if json_out:
-            with open(json_out, "w", encoding="utf-8") as handle:
-                json.dump(figures, handle, indent=2, ensure_ascii=False)
-            out(f"wrote {json_out}")
+        write_output(self, target, json.dumps(figures, indent=2, ensure_ascii=False))

@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.deletion.services import deletion_request, queued_subject_deletion_run
 from memory_core.exceptions import DomainError
+from memory_core.management.commands._options import check_run_or_wait
 from memory_core.management.deletion_follow import (
     add_follow_arguments,
     check_wait,
@@ -31,16 +32,26 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("slug", help="the tenant's slug")
         parser.add_argument("user", help="the subject's external id (the user's id)")
-        parser.add_argument("--key", default="", help="delete only the memories on this key")
+        parser.add_argument(
+            "--key", default=None, help="delete only the memories on this key (not empty)"
+        )
         add_follow_arguments(parser, what="them")
 
     @platform_command
-    def handle(self, *args, slug, user, key="", yes=False, run=False, wait=0, **options):
+    def handle(self, *args, slug, user, key=None, yes=False, run=False, wait=0, **options):
         check_wait(wait)
+        check_run_or_wait(run=run, wait=wait)
+        if key is not None and not key.strip():
+            # An empty --key (``--key "$KEY"`` with KEY unset) would otherwise widen the
+            # deletion to the whole subject, as a misspelt field never does over the API.
+            raise CommandError(
+                "--key is empty: name the memory_key to delete, or leave --key out to delete "
+                "the whole subject. Nothing was deleted."
+            )
         tenant = Tenant.objects.filter(slug=slug, deleted_at=None).first()
         if tenant is None:
             raise CommandError(f"No tenant with the slug {slug!r}.")
-        key = key.strip()
+        key = (key or "").strip()
         target = {"tenant": slug, "subject": user, **({"memory_key": key} if key else {})}
         with tenant_scope(tenant.pk):
             subject = Subject.objects.filter(tenant=tenant, external_id=user).first()

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from memory_core.benchmarks.setup import measure_as_production
 from memory_core.evaluation.dataset import DatasetError
 from memory_core.evaluation.locomo import evaluate_locomo
+from memory_core.management.commands._options import check_output_path, read_text, write_output
 from memory_core.rls import platform_command
 
 
@@ -37,12 +38,21 @@ class Command(BaseCommand):
         measure_as_production()  # the latency it reports is a deployed process's
         path = Path(options["data"])
         try:
-            data = json.loads(path.read_text())
             ks = [int(k) for k in str(options["k"]).split(",") if k.strip()]
-        except (OSError, json.JSONDecodeError, ValueError) as exc:
-            raise CommandError(f"cannot read the arguments: {exc}") from exc
+        except ValueError:
+            ks = []
         if not ks or min(ks) < 1:
-            raise CommandError("--k needs positive integers, e.g. 5,10,25")
+            raise CommandError(f"--k needs positive integers, e.g. 5,10,25, not {options['k']!r}")
+        turns = options["context_turns"]
+        if turns < 0:
+            raise CommandError(f"--context-turns must be 0 or more, not {turns}.")
+        if options.get("limit") is not None and options["limit"] < 1:
+            raise CommandError(f"--limit must be at least 1, not {options['limit']}.")
+        target = check_output_path(options.get("json_out"))
+        try:
+            data = json.loads(read_text(path, what="LoCoMo"))
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"{path} is not JSON: {exc}.") from exc
         try:
             result = evaluate_locomo(
                 data,
@@ -55,6 +65,5 @@ class Command(BaseCommand):
         except DatasetError as exc:
             raise CommandError(f"{path}: {exc}") from exc
         text = json.dumps(result, indent=2)
-        if options.get("json_out"):
-            Path(options["json_out"]).write_text(text + "\n")
         self.stdout.write(text)
+        write_output(self, target, text + "\n")

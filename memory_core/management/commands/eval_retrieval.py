@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from memory_core.benchmarks.setup import measure_as_production
 from memory_core.evaluation.dataset import DatasetError
 from memory_core.evaluation.harness import evaluate_dataset
+from memory_core.management.commands._options import check_output_path, read_text, write_output
 from memory_core.rls import platform_command
 
 
@@ -28,15 +29,15 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         measure_as_production()  # the latency it reports is a deployed process's
         path = Path(options["dataset"])
+        target = check_output_path(options.get("json_out"))
         try:
-            data = json.loads(path.read_text())
-        except (OSError, json.JSONDecodeError) as exc:
-            raise CommandError(f"cannot read {path}: {exc}") from exc
+            data = json.loads(read_text(path, what="dataset"))
+        except json.JSONDecodeError as exc:
+            raise CommandError(f"{path} is not JSON: {exc}.") from exc
         try:
             result = evaluate_dataset(data, keep=options["keep"])
         except DatasetError as exc:
             raise CommandError(f"{path}: {exc}") from exc
         text = json.dumps(result, indent=2)
-        if options.get("json_out"):
-            Path(options["json_out"]).write_text(text + "\n")
         self.stdout.write(text)
+        write_output(self, target, text + "\n")

@@ -8,6 +8,7 @@ after it has authenticated the user the agent is about to serve.
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memory_core.admission.candidate import HARD_MAX_ID_CHARS
 from memory_core.models import Agent
 from memory_core.subject_tokens import subject_token_issue
 
@@ -21,9 +22,26 @@ class Command(BaseCommand):
         parser.add_argument("--user", required=True, help="The subject's external id.")
 
     def handle(self, *args, tenant, agent, user, **options):
-        row = Agent.objects.filter(tenant__slug=tenant, name=agent).first()
+        # The same refusals as POST /api/v1/subject-tokens (subject_token_grant and its
+        # serializer): a token for nobody, or for an agent whose key is refused, never works.
+        user = user.strip()
+        if not user:
+            raise CommandError("--user must not be empty: name the subject the agent serves.")
+        if len(user) > HARD_MAX_ID_CHARS:
+            raise CommandError(
+                f"--user must be at most {HARD_MAX_ID_CHARS} characters ({len(user)} given)."
+            )
+        row = Agent.objects.select_related("tenant").filter(tenant__slug=tenant, name=agent)
+        row = row.first()
         if row is None:
             raise CommandError(f"No agent {agent!r} in tenant {tenant!r}.")
+        if row.tenant.deleted_at is not None:
+            raise CommandError(f"Tenant {tenant!r} was deleted: its agents' keys are refused.")
+        if not row.is_active:
+            raise CommandError(
+                f"Agent {agent!r} of tenant {tenant!r} is deactivated: its keys are refused "
+                "(reactivate it in the admin first)."
+            )
         self.stdout.write(
             subject_token_issue(tenant_id=row.tenant_id, agent_id=row.id, user_id=user)
         )

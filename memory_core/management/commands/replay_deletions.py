@@ -22,11 +22,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--since", required=True, help="ISO timestamp of the backup")
-        parser.add_argument(
+        source = parser.add_mutually_exclusive_group()
+        source.add_argument(
             "--ledger",
             help="the journal file (default: MEMLEDGER_DELETION_LEDGER)",
         )
-        parser.add_argument(
+        source.add_argument(
             "--ledger-database",
             help="read the ledger from this database of the same server instead of a file",
         )
@@ -39,6 +40,12 @@ class Command(BaseCommand):
             raise CommandError(f"--since must be an ISO timestamp: {exc}") from exc
         if timezone.is_naive(moment):
             moment = timezone.make_aware(moment, UTC)
+        if moment > timezone.now():
+            # A mistyped year would replay nothing and succeed, leaving every deletion since
+            # the backup undone in the restored database.
+            raise CommandError(
+                f"--since {since} is in the future: give the time the backup was taken."
+            )
         unreadable: list[int] = []
         recovered: list[int] = []
         if ledger_database:
@@ -63,6 +70,14 @@ class Command(BaseCommand):
                 raise CommandError(f"Cannot read the deletion journal {path}: {exc}") from exc
             entries, unreadable, recovered = scan.entries, scan.unreadable, scan.recovered
             source = str(path)
+            if unreadable and not entries and not recovered and not _has_entry(path):
+                # Not one line is an entry: another file (the dump itself, say) was given.
+                # Replaying nothing and succeeding would leave every deletion undone.
+                raise CommandError(
+                    f"None of the {len(unreadable)} line(s) of {path} is a deletion journal "
+                    "entry: is it the journal (MEMLEDGER_DELETION_LEDGER)? Nothing was "
+                    "replayed."
+                )
             if unreadable:
                 self.stderr.write(
                     f"warning: {len(unreadable)} line(s) of {path} are not journal entries "
@@ -90,6 +105,11 @@ class Command(BaseCommand):
         self.stdout.write(json.dumps(result, sort_keys=True))
         if result["incomplete"]:
             raise CommandError(f"some operations did not complete: {result['incomplete']}")
+
+
+def _has_entry(path: Path) -> bool:
+    """Return whether any line of the journal is an entry, whatever its time."""
+    return bool(ledger_scan(since=datetime.min.replace(tzinfo=UTC), path=path).entries)
 
 
 def _numbers(lines: list[int], shown: int = 20) -> str:

@@ -1,0 +1,70 @@
+"""Checks several commands share for their options (a leading underscore: not a command).
+
+Each refuses, before any work is done, what would otherwise end in a traceback or be
+ignored without a word.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from django.core.management.base import CommandError
+
+
+def check_run_or_wait(*, run: bool, wait: float) -> None:
+    """Refuse ``--run`` with ``--wait``: the first runs the steps here, the second waits for a
+    worker to run them, and one of them was silently dropped."""
+    if run and wait:
+        raise CommandError(
+            "--run and --wait exclude each other: --run runs the steps in this process, "
+            "--wait waits for a worker to run them. Give one."
+        )
+
+
+def check_output_path(path: str | None, *, option: str = "--json") -> Path | None:
+    """Return ``path`` as a Path once its folder exists and can be written, before a long run
+    makes what would be written there."""
+    if not path:
+        return None
+    target = Path(path)
+    if target.is_dir():
+        raise CommandError(f"{option} {path} is a folder: give the file to write.")
+    folder = target.parent if str(target.parent) else Path(".")
+    if not folder.is_dir():
+        raise CommandError(f"{option} {path}: the folder {folder} does not exist.")
+    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+        raise CommandError(f"{option} {path} cannot be written (permissions).")
+    return target
+
+
+def write_output(command, target: Path | None, text: str, *, option: str = "--json") -> None:
+    """Write ``text`` to ``target``; a failure (a full disk, the folder removed meanwhile) is
+    a CommandError, the result having been printed already."""
+    if target is None:
+        return
+    try:
+        target.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise CommandError(
+            f"Could not write {option} {target}: {exc.strerror or exc}. The result is above."
+        ) from exc
+    command.stderr.write(f"wrote {target}")
+
+
+def read_text(path: Path, *, what: str) -> str:
+    """Return the UTF-8 text of ``path``; a missing, unreadable or non-UTF-8 file is a
+    CommandError naming it."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except IsADirectoryError as exc:
+        raise CommandError(f"{path} is a folder: give the {what} file.") from exc
+    except FileNotFoundError as exc:
+        raise CommandError(f"No {what} file at {path}.") from exc
+    except OSError as exc:
+        raise CommandError(f"Cannot read the {what} {path}: {exc.strerror or exc}.") from exc
+    except UnicodeDecodeError as exc:
+        raise CommandError(
+            f"The {what} {path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
+            f"offset {exc.start}): save it as UTF-8."
+        ) from exc

@@ -1,0 +1,215 @@
+"""The operator's commands, run as docs/operations.md and the README tell a new operator to:
+bad input and conflicting flags end in a CommandError that says what is wrong (never a
+traceback, never a silent widening or a success that did nothing)."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.utils import timezone
+
+from memory_core.models import Agent, DeletionOperation, Memory, Tenant
+from tests.factories import AgentFactory, MemoryFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def quiet() -> dict:
+    return {"stdout": StringIO(), "stderr": StringIO()}
+
+
+@pytest.mark.parametrize("key", ["", "   "])
+def test_delete_subject_refuses_an_empty_key_instead_of_deleting_the_whole_subject(subject, key):
+    """``--key "$KEY"`` with KEY unset deleted every memory of the subject: the empty key
+    was taken for "no --key" (the API never widens a misspelt field so)."""
+    kept = [MemoryFactory(subject=subject), MemoryFactory(subject=subject)]
+    with pytest.raises(CommandError, match="--key is empty"):
+        call_command(
+            "delete_subject", subject.tenant.slug, subject.external_id, "--key", key,
+            "--yes", "--run", **quiet(),
+        )  # fmt: skip
+    assert Memory.objects.filter(pk__in=[m.pk for m in kept], status="active").count() == 2
+    assert not DeletionOperation.objects.exists()
+
+
+@pytest.mark.parametrize("command", ["delete_subject", "delete_tenant"])
+def test_the_deletion_commands_refuse_run_with_wait(subject, command):
+    """``--run --wait 60`` ran the steps and silently dropped ``--wait``."""
+    MemoryFactory(subject=subject)
+    arguments = [subject.tenant.slug]
+    if command == "delete_subject":
+        arguments.append(subject.external_id)
+    with pytest.raises(CommandError, match="--run and --wait exclude each other"):
+        call_command(command, *arguments, "--yes", "--run", "--wait", "60", **quiet())
+    assert not DeletionOperation.objects.exists()
+    assert Tenant.objects.get(pk=subject.tenant_id).deleted_at is None
+
+
+def test_replay_refuses_a_journal_file_and_a_ledger_database_together(tmp_path):
+    """Both given, the file was ignored without a word."""
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text("")
+    with pytest.raises(CommandError, match="not allowed with argument"):
+        call_command(
+            "replay_deletions", "--since", "2026-01-01T00:00:00+00:00", "--ledger", str(journal),
+            "--ledger-database", "memledger", **quiet(),
+        )  # fmt: skip
+
+
+def test_replay_refuses_a_file_of_which_no_line_is_a_journal_entry(tmp_path):
+    """The dump given as --ledger (or any other file) replayed nothing and exited 0: the
+    restored database kept every deletion since the backup undone."""
+    wrong = tmp_path / "backup.dump"
+    wrong.write_bytes(b'PGDMP\x01\x0e\x00\x04\x08\x01\x01\nnot a journal\n{"a": 1}\n')
+    with pytest.raises(CommandError, match="None of the 3 line"):
+        call_command(
+            "replay_deletions", "--since", "2026-01-01T00:00:00+00:00", "--ledger", str(wrong),
+            **quiet(),
+        )  # fmt: skip
+    empty = tmp_path / "empty.jsonl"  # a journal nothing was written to yet: nothing to do
+    empty.write_text("")
+    out = StringIO()
+    call_command(
+        "replay_deletions", "--since", "2026-01-01T00:00:00+00:00", "--ledger", str(empty),
+        stdout=out, stderr=StringIO(),
+    )  # fmt: skip
+    assert json.loads(out.getvalue())["replayed"] == 0
+
+
+def test_replay_refuses_a_since_in_the_future(tmp_path):
+    """A mistyped year replayed nothing and succeeded."""
+    journal = tmp_path / "journal.jsonl"
+    journal.write_text("")
+    later = (timezone.now() + timezone.timedelta(days=365)).isoformat()
+    with pytest.raises(CommandError, match="is in the future"):
+        call_command("replay_deletions", "--since", later, "--ledger", str(journal), **quiet())
+
+
+def tiny_dataset(**case) -> dict:
+    return {
+        "dataset": "tiny",
+        "memories": [
+            {"id": "m1", "tenant": "t", "subject": "u", "memory_type": "user_preference",
+             "scope": "global", "content": "Prefers tea over coffee.",
+             "authority": "explicit_user"},
+        ],
+        "cases": [
+            {"case_id": "c1", "request": "What should I drink, tea or coffee?",
+             "intent": "load_preferences", "context": {"tenant_id": "t", "user_id": "u"},
+             "required_memory_ids": ["m1"], **case},
+        ],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"required_memory_ids": ["m-typo"]},
+            "cases\\[0\\]: required_memory_ids names 'm-typo', which no memory of the file has",
+        ),
+        (
+            {"forbidden_memory_ids": ["gone"]},
+            "forbidden_memory_ids names 'gone'",
+        ),
+        ({"ranked_before": [["m1", "m9"]]}, "ranked_before names 'm9'"),
+        ({"max_items": "lots"}, "max_items must be a whole number, not 'lots'"),
+        ({"max_prompt_tokens": 0}, "max_prompt_tokens must be at least 1, not 0"),
+    ],
+)
+def test_eval_retrieval_names_a_case_it_cannot_score(tmp_path, change, message):
+    """A case's id no memory has was scored as a miss (or a forbidden id never selected, a
+    pass), and a non-integer ``max_items`` ended in a ValueError traceback."""
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps(tiny_dataset(**change)))
+    with pytest.raises(CommandError, match=message):
+        call_command("eval_retrieval", "--dataset", str(path), **quiet())
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+
+
+def test_eval_retrieval_refuses_a_dataset_without_cases(tmp_path):
+    """No case at all printed a report of nothing, exit status 0."""
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps({**tiny_dataset(), "cases": []}))
+    with pytest.raises(CommandError, match="'cases' is empty"):
+        call_command("eval_retrieval", "--dataset", str(path), **quiet())
+
+
+def test_eval_retrieval_refuses_a_file_that_is_not_utf8(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_bytes(b"\xff\xfe{}")
+    with pytest.raises(CommandError, match="is not UTF-8 text"):
+        call_command("eval_retrieval", "--dataset", str(path), **quiet())
+
+
+@pytest.mark.parametrize(
+    ("command", "arguments"),
+    [
+        ("eval_retrieval", ["--dataset", "{data}"]),
+        ("eval_locomo", ["--data", "{data}"]),
+        ("admission_report", []),
+    ],
+)
+def test_a_json_output_in_a_missing_folder_is_refused_before_the_run(tmp_path, command, arguments):
+    """The run went to its end and then died on the write with a FileNotFoundError
+    traceback, the result lost."""
+    data = tmp_path / "data.json"
+    data.write_text(json.dumps(tiny_dataset() if command == "eval_retrieval" else []))
+    target = tmp_path / "missing" / "out.json"
+    arguments = [argument.format(data=data) for argument in arguments]
+    with pytest.raises(CommandError, match="the folder .* does not exist"):
+        call_command(command, *arguments, "--json", str(target), **quiet())
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (["--limit", "-1"], "--limit must be at least 1, not -1"),
+        (["--context-turns", "-3"], "--context-turns must be 0 or more, not -3"),
+        (["--k", "a,b"], "--k needs positive integers"),
+    ],
+)
+def test_eval_locomo_refuses_counts_that_mean_nothing(tmp_path, arguments, message):
+    """``--limit -1`` asked nothing and ``--context-turns -3`` ran as given, both exit 0."""
+    data = tmp_path / "locomo.json"
+    data.write_text("[]")
+    with pytest.raises(CommandError, match=message):
+        call_command("eval_locomo", "--data", str(data), *arguments, **quiet())
+
+
+def test_admission_report_refuses_an_empty_corpus_and_takes_any_split_name(tmp_path):
+    """An empty corpus printed 0.00 % for every rate, exit 0; a split that is a number in
+    the file ended in a TypeError traceback when another split was asked for."""
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(CommandError, match="holds no entry"):
+        call_command("admission_report", "--corpus", str(empty), **quiet())
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"label": "benign", "content": "I like tea.", "split": 7}))
+    with pytest.raises(CommandError, match="No entry of split 'dev'.* its splits: 7"):
+        call_command("admission_report", "--corpus", str(corpus), "--split", "dev", **quiet())
+    with pytest.raises(CommandError, match="No corpus file at"):
+        call_command("admission_report", "--corpus", str(tmp_path / "nope.jsonl"), **quiet())
+
+
+def test_issue_subject_token_refuses_what_the_api_refuses(tenant):
+    """The command signed tokens for an empty user, for a deactivated agent and for a
+    deleted tenant's agent: tokens no request could ever use."""
+    agent = AgentFactory(tenant=tenant, name="bot")
+    base = ["--tenant", tenant.slug, "--agent", "bot"]
+    with pytest.raises(CommandError, match="--user must not be empty"):
+        call_command("issue_subject_token", *base, "--user", "  ", **quiet())
+    with pytest.raises(CommandError, match="at most 200 characters"):
+        call_command("issue_subject_token", *base, "--user", "x" * 201, **quiet())
+    Agent.objects.filter(pk=agent.pk).update(is_active=False)
+    with pytest.raises(CommandError, match="is deactivated"):
+        call_command("issue_subject_token", *base, "--user", "user-1", **quiet())
+    Agent.objects.filter(pk=agent.pk).update(is_active=True)
+    out = StringIO()
+    call_command("issue_subject_token", *base, "--user", "user-1", stdout=out)
+    assert out.getvalue().strip()
+    Tenant.objects.filter(pk=tenant.pk).update(deleted_at=timezone.now())
+    with pytest.raises(CommandError, match="was deleted"):
+        call_command("issue_subject_token", *base, "--user", "user-1", **quiet())
