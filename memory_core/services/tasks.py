@@ -33,10 +33,12 @@ class TaskCloseResult:
 def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
     """Expire the subject's active memories bound to ``task_id``: its task state
     (``task_id``) and whatever is scoped to the task (``task:<id>``), with an ``expired``
-    event each (reason ``task_closed``). Only memories the agent may write and see (shared,
-    or its own); the others bound to the task are counted, not touched. An agent without
-    ``any_subject`` closes tasks of its token's subject only (``subject_not_granted``). An
-    unknown subject or task expires nothing. Closing twice changes nothing more.
+    event each (reason ``task_closed``). Only memories the agent may write and see (shared
+    or its own, of its read types, up to its maximum sensitivity: ``visible_to``); those it
+    sees but may not write are counted, not touched, and those it may not see are neither.
+    An agent without ``any_subject`` closes tasks of its token's subject only
+    (``subject_not_granted``). An unknown subject or task expires nothing. Closing twice
+    changes nothing more.
     """
     may_act_for = getattr(principal, "may_act_for", None)
     if may_act_for is not None and not may_act_for(user_id):
@@ -52,14 +54,20 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
     if not subjects:
         return result
     subject = subjects[0]
-    bound = Memory.objects.filter(
-        tenant_id=principal.tenant_id, subject=subject, status=Status.ACTIVE
-    ).filter(Q(task_id=task_id) | Q(scope_kind=ScopeKind.TASK, scope_ref=task_id))
+    # What the agent may see (its read types and maximum sensitivity too, as revoke needs):
+    # a memory it may not read is neither expired nor counted, nor its id answered.
+    bound = (
+        Memory.objects.visible_to(principal)
+        .filter(subject=subject, status=Status.ACTIVE)
+        .filter(Q(task_id=task_id) | Q(scope_kind=ScopeKind.TASK, scope_ref=task_id))
+    )
     agent_id = getattr(principal, "agent_id", None)
     bound = bound.filter(shared_or_own(agent_id))
     write_types = getattr(principal, "write_types", None)
     rows = list(
-        bound.select_for_update().order_by("pk").values_list("pk", "memory_type", "policy_version")
+        bound.select_for_update(of=("self",))
+        .order_by("pk")
+        .values_list("pk", "memory_type", "policy_version")
     )
     closing = [row for row in rows if write_types is None or row[1] in write_types]
     result.outside_grant = len(rows) - len(closing)

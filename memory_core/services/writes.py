@@ -195,10 +195,14 @@ def _heads(principal, planned: list[_Planned], subjects: dict) -> dict:
     heads = {}
     # Locked: a deletion or revoke of a head (which take no key lock) either commits first,
     # and the head is not read as active, or waits for this write. In id order, as a
-    # deletion locks its rows, so the two never wait for each other in a cycle.
+    # deletion locks its rows, so the two never wait for each other in a cycle. Only heads
+    # the writer may see (``visible_to``: an agent's read types and maximum sensitivity too):
+    # a write never supersedes, or stands in conflict with, a memory it may not read, and its
+    # answer (``supersedes``, the version, the rule codes) never tells that one exists.
     rows = list(
-        Memory.objects.select_for_update(of=("self",))
-        .filter(query, tenant_id=principal.tenant_id, status=Status.ACTIVE)
+        Memory.objects.visible_to(principal)
+        .select_for_update(of=("self",))
+        .filter(query, status=Status.ACTIVE)
         .filter(shared_or_own(getattr(principal, "agent_id", None)))
         .order_by("pk")
     )
@@ -516,9 +520,15 @@ def _run(
     now = timezone.now()
     policy, policy_version = _active_policy(principal.tenant_id)
     grant = _grant(principal)
+    # Only the subjects the writer may act for are locked and read: a write about any other
+    # is refused by admission (``tenant.subject_not_granted``) as if it did not exist. Were
+    # they read, one whose deletion is under way or queued would answer 503 before admission
+    # ran, and an agent bound to one subject could tell which others exist.
+    may_act_for = getattr(principal, "may_act_for", None)
+    reachable = [c for c in candidates if may_act_for is None or may_act_for(c.subject)]
     # Before anything is read: a concurrent write on the same key may be creating the subject.
-    lock_memory_keys(principal.tenant_id, [(c.subject, c.memory_key) for c in candidates])
-    external_ids = {c.subject for c in candidates}
+    lock_memory_keys(principal.tenant_id, [(c.subject, c.memory_key) for c in reachable])
+    external_ids = {c.subject for c in reachable}
     # Read with their locks shared: a deletion of one of them waits for this write, then
     # deletes what it stored too (memory_core.locks).
     subjects = {
