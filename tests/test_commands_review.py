@@ -213,3 +213,11 @@ def test_issue_subject_token_refuses_what_the_api_refuses(tenant):
     Tenant.objects.filter(pk=tenant.pk).update(deleted_at=timezone.now())
     with pytest.raises(CommandError, match="was deleted"):
         call_command("issue_subject_token", *base, "--user", "user-1", **quiet())
+
+
+def test_admission_report_names_a_corpus_line_that_is_not_an_object(tmp_path):
+    """A line that is JSON but not an object (``[1]``) ended in an AttributeError traceback."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(json.dumps({"label": "benign", "content": "I like tea."}) + "\n[1]\n")
+    with pytest.raises(CommandError, match=r"corpus.jsonl:2: an entry is a JSON object"):
+        call_command("admission_report", "--corpus", str(corpus), **quiet())

@@ -41,6 +41,8 @@ def load_corpus(path: Path | str = DEFAULT_CORPUS) -> list[dict]:
                 entry = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{number}: {exc}") from exc
+            if not isinstance(entry, dict):
+                raise ValueError(f"{path}:{number}: an entry is a JSON object, one per line")
             if entry.get("label") not in ("attack", "benign") or not entry.get("content"):
                 raise ValueError(f"{path}:{number}: needs label attack|benign and content")
             entries.append(entry)

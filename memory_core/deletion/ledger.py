@@ -191,10 +191,13 @@ def ledger_scan(*, since: datetime, path: Path | None = None) -> LedgerScan:
                 entries[entry["operation_id"]] = entry
     if scan.unreadable or scan.recovered:
         logger.warning(
-            "deletion journal %s: unreadable lines skipped %s, torn prefixes dropped %s",
+            "deletion journal %s: %d unreadable line(s) skipped (%s), %d torn prefix(es) "
+            "dropped (%s)",
             path,
-            scan.unreadable,
-            scan.recovered,
+            len(scan.unreadable),
+            line_numbers(scan.unreadable),
+            len(scan.recovered),
+            line_numbers(scan.recovered),
         )
     scan.entries = sorted(entries.values(), key=lambda e: datetime.fromisoformat(e["requested_at"]))
     return scan
@@ -204,3 +207,10 @@ def ledger_read(*, since: datetime, path: Path | None = None) -> list[dict]:
     """Return the journal's operations requested at or after ``since``, oldest first, once each
     (lines that are not entries are skipped: ``ledger_scan`` reports them)."""
     return ledger_scan(since=since, path=path).entries
+
+
+def line_numbers(numbers: list[int], shown: int = 20) -> str:
+    """Return the first ``shown`` line numbers, comma-separated ("..." if there are more): a
+    file given as the journal by mistake has thousands."""
+    text = ", ".join(map(str, numbers[:shown]))
+    return text + (", ..." if len(numbers) > shown else "")

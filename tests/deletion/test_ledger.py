@@ -125,3 +125,18 @@ def test_replay_skips_and_reports_the_lines_that_are_not_entries(
     for operation in operations:
         operation.refresh_from_db()
         assert operation.status == "completed"
+
+
+def test_the_scan_logs_how_many_lines_it_skipped_and_the_first_twenty(tmp_path, caplog):
+    """A file given as the journal by mistake (a dump, say) logged every one of its
+    thousands of line numbers in one warning."""
+    path = tmp_path / "not-a-journal.jsonl"
+    path.write_text("not json\n" * 1500)
+    with caplog.at_level("WARNING", logger=ledger.logger.name):
+        scan = ledger_scan(since=timezone.now() - timedelta(days=1), path=path)
+    assert len(scan.unreadable) == 1500
+    [record] = [r for r in caplog.records if "unreadable" in r.getMessage()]
+    message = record.getMessage()
+    assert "1500 unreadable line(s) skipped (1, 2, 3," in message
+    assert "20, ...)" in message
+    assert "21," not in message

@@ -8,7 +8,7 @@ import psycopg
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from memory_core.deletion.ledger import ledger_path, ledger_scan
+from memory_core.deletion.ledger import ledger_path, ledger_scan, line_numbers
 from memory_core.deletion.replay import ledger_from_database, replay_deletions
 from memory_core.exceptions import Busy
 from memory_core.rls import platform_command
@@ -81,13 +81,13 @@ class Command(BaseCommand):
             if unreadable:
                 self.stderr.write(
                     f"warning: {len(unreadable)} line(s) of {path} are not journal entries "
-                    f"and were skipped: line {_numbers(unreadable)}"
+                    f"and were skipped: line {line_numbers(unreadable)}"
                 )
             if recovered:
                 self.stderr.write(
                     f"warning: {len(recovered)} line(s) of {path} began with a torn append, "
                     f"which was dropped (the whole entry after it was read): "
-                    f"line {_numbers(recovered)}"
+                    f"line {line_numbers(recovered)}"
                 )
         try:
             result = replay_deletions(entries=entries)
@@ -110,9 +110,3 @@ class Command(BaseCommand):
 def _has_entry(path: Path) -> bool:
     """Return whether any line of the journal is an entry, whatever its time."""
     return bool(ledger_scan(since=datetime.min.replace(tzinfo=UTC), path=path).entries)
-
-
-def _numbers(lines: list[int], shown: int = 20) -> str:
-    """Return the first ``shown`` line numbers, comma-separated ("..." if there are more)."""
-    text = ", ".join(map(str, lines[:shown]))
-    return text + (", ..." if len(lines) > shown else "")
