@@ -5,7 +5,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.memories_serializers import StrictSerializer
+from api.memories_serializers import StrictSerializer, UUIDStringField
 from api.responses import AGENT, AGENT_BODY, DELETION_TOO_LARGE, NOT_FOUND, error
 from memory_core.deletion.selectors import deletion_get, deletion_list, queued_deletions
 from memory_core.deletion.services import deletion_request, subject_deletion_request_or_queue
@@ -18,7 +18,7 @@ class DeletionInputSerializer(StrictSerializer):
     ``{subject, memorykey}`` would delete the whole subject.
     """
 
-    memory_id = serializers.UUIDField(required=False)
+    memory_id = UUIDStringField(required=False)
     subject = serializers.CharField(required=False, max_length=200)
     memory_key = serializers.CharField(required=False, max_length=200)
 

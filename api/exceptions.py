@@ -2,7 +2,9 @@
 
 import logging
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.core.exceptions import TooManyFieldsSent
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404
 from psycopg.errors import LockNotAvailable
@@ -105,6 +107,16 @@ def exception_handler(exc, context):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
+    elif isinstance(exc, TooManyFieldsSent):
+        # Django refuses a query string of more parameters than this (a SuspiciousOperation):
+        # left to Django, the answer was its HTML "Bad Request" page.
+        limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        exc = exceptions.ValidationError(
+            exceptions.ErrorDetail(
+                f"The query string holds more than {limit} parameters.",
+                code="too_many_parameters",
+            )
+        )
     if is_tenant_deleted(exc):
         # A request that raced its tenant's deletion: the database refused its rows.
         set_rollback()

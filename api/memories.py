@@ -6,7 +6,7 @@ serializer). Tenant and agent come from the API key only. Admission answers 201 
 """
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -70,6 +70,21 @@ def parse(serializer_class, data):
     return serializer.validated_data
 
 
+def parse_query(serializer_class, query_params):
+    """Validate a list's query string with ``serializer_class``. A parameter given twice is
+    refused (``repeated``): read as its last value, ``?subject=a&subject=b`` listed b's rows
+    only and ``?limit=500&limit=5`` passed the limit's check."""
+    repeated = sorted(name for name, values in query_params.lists() if len(values) > 1)
+    if repeated:
+        raise serializers.ValidationError(
+            {
+                name: [serializers.ErrorDetail("Give this parameter once.", code="repeated")]
+                for name in repeated
+            }
+        )
+    return parse(serializer_class, query_params.dict())
+
+
 # A write's decision and how it is answered.
 WRITE_ANSWERS = {
     "accepted": (AcceptedWriteSerializer, status.HTTP_201_CREATED),
@@ -99,7 +114,7 @@ class MemoryListCreateView(IdempotentWriteMixin, ListAPIView):
 
     def get_queryset(self):
         # The pagination reads the parsed query too (offset or cursor pages).
-        self.query = parse(MemoryListQuerySerializer, self.request.query_params.dict())
+        self.query = parse_query(MemoryListQuerySerializer, self.request.query_params)
         return memory_list(
             principal=self.request.user,
             subject=self.query.get("subject", ""),

@@ -51,6 +51,17 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
+class UUIDStringField(serializers.UUIDField):
+    """A UUID sent as a JSON string. DRF's UUIDField also reads a number as the UUID of that
+    integer (``5`` as 00000000-…-0005, ``true`` as …-0001), which no client means: here it is
+    ``invalid``, not a 404 or ``not_selected`` about an id nobody sent."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
+
+
 def _id_field(**kwargs):
     return serializers.CharField(max_length=HARD_MAX_ID_CHARS, **kwargs)
 

@@ -6,7 +6,9 @@
   request's transaction (``ATOMIC_REQUESTS``) cannot even begin because the server is down.
 - ``AccessDenialMiddleware`` records each agent request answered 403 (the health page's
   cross-scope denials), after the request's own transaction has ended.
-- ``server_error`` is the 500 handler for what nobody foresaw: JSON under /api/ as well.
+- ``server_error`` is the 500 handler for what nobody foresaw: JSON under /api/ as well;
+  ``bad_request``, the 400 handler, answers what Django refuses before any view (a Host
+  header outside ``DJANGO_ALLOWED_HOSTS``, say) in the same JSON there.
 """
 
 import logging
@@ -85,3 +87,17 @@ def server_error(request):
         details = {"request_id": request_id} if request_id else None
         return JsonResponse(error_body("internal_error", message + ".", details), status=500)
     return defaults.server_error(request)
+
+
+def bad_request(request, exception):
+    """Django's 400 handler (``config.urls.handler400``): a request Django refuses as
+    suspicious before any view reads it (a Host outside ``DJANGO_ALLOWED_HOSTS``, a malformed
+    cookie or upload). Under /api/ the JSON error every API answer uses, ``bad_request``, not
+    Django's HTML page; elsewhere Django's own."""
+    if request.path.startswith("/api/"):
+        message = (
+            "The request was refused before it reached an endpoint: check the Host header "
+            "(it must name a host this server answers for) and the request's form."
+        )
+        return JsonResponse(error_body("bad_request", message), status=400)
+    return defaults.bad_request(request, exception)

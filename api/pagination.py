@@ -75,10 +75,26 @@ def _position(payload: dict) -> ListPosition:
 
 
 class MemoryPagination(LimitOffsetPagination):
-    """Offset pages: ``{"count", "next", "previous", "results"}``."""
+    """Offset pages: ``{"count", "next", "previous", "results"}``.
+
+    ``limit`` and ``offset`` come from the view's parsed query (``view.query``, checked by a
+    ``PageQuerySerializer``), never from the raw query string again: DRF's IntegerField takes
+    ``limit=2.0`` as 2, and the paginator's own ``int()`` refused it and quietly fell back to
+    50 rows (and ``offset=2.0`` to 0).
+    """
 
     default_limit = 50
     max_limit = MAX_LIST_LIMIT
+
+    def paginate_queryset(self, queryset, request, view=None):
+        self.query = getattr(view, "query", {})
+        return super().paginate_queryset(queryset, request, view)
+
+    def get_limit(self, request):
+        return self.query.get("limit", self.default_limit)
+
+    def get_offset(self, request):
+        return self.query.get("offset", 0)
 
 
 class MemoryListPagination(MemoryPagination):
@@ -90,7 +106,7 @@ class MemoryListPagination(MemoryPagination):
     """
 
     def paginate_queryset(self, queryset, request, view=None):
-        query = getattr(view, "query", {})
+        self.query = query = getattr(view, "query", {})
         self.cursor_mode = "cursor" in query or query.get("pagination") == "cursor"
         if not self.cursor_mode:
             return super().paginate_queryset(queryset, request, view)

@@ -11,7 +11,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.memories_serializers import EnvironmentField, StrictSerializer
+from api.memories_serializers import EnvironmentField, StrictSerializer, UUIDStringField
 from api.responses import (
     AGENT,
     AGENT_BODY,
@@ -120,9 +120,7 @@ class TraceUsageInput(StrictSerializer):
 
     kind = serializers.ChoiceField(choices=USAGE_KINDS)
     reference = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    memory_ids = serializers.ListField(
-        child=serializers.UUIDField(), max_length=100, allow_empty=True
-    )
+    memory_ids = serializers.ListField(child=UUIDStringField(), max_length=100, allow_empty=True)
 
 
 class RetrieveView(APIView):

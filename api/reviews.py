@@ -12,7 +12,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.memories import parse
+from api.memories import parse, parse_query
 from api.memories_serializers import (
     ErrorBodySerializer,
     ReviewDecisionSerializer,
@@ -65,11 +65,12 @@ class ReviewItemListView(ReviewerView, ListAPIView):
     pagination_class = MemoryPagination
 
     def get_queryset(self):
-        filters = parse(ReviewListQuerySerializer, self.request.query_params.dict())
+        # The pagination reads the parsed limit and offset too.
+        self.query = parse_query(ReviewListQuerySerializer, self.request.query_params)
         return review_list(
             principal=self.request.reviewer,
-            state=filters.get("state", "open"),
-            kind=filters.get("kind", ""),
+            state=self.query.get("state", "open"),
+            kind=self.query.get("kind", ""),
         )
 
     @extend_schema(

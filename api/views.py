@@ -6,6 +6,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.responses import AGENT
+from api.reviews import ReviewerView
+
+# The reviewer API's paths: a portal session authenticates them, not an API key.
+REVIEWER_PREFIX = "/api/v1/review/"
 
 
 class WhoAmIView(APIView):
@@ -29,10 +33,31 @@ class WhoAmIView(APIView):
 @extend_schema(exclude=True)
 class NoEndpointView(APIView):
     """Any path under /api/ that names no endpoint, or an id that is not a UUID: the JSON
-    ``not_found`` error for every method (after authentication, as every endpoint), never
-    Django's HTML page."""
+    ``not_found`` error for every method (after authentication, as every endpoint: an API key,
+    or under the reviewer API a reviewer's session), never Django's HTML page."""
 
     reads_only = True  # nothing is written, so no write quota is spent
+
+    def reviewer_path(self) -> bool:
+        """Whether the path lies under the reviewer API, which answers it as its endpoints do:
+        a 404 to a reviewer's session, 403 ``forbidden`` to anyone else (never a 401 asking a
+        logged-in reviewer for an API key)."""
+        return self.request.path.startswith(REVIEWER_PREFIX)
+
+    def get_authenticators(self):
+        if self.reviewer_path():
+            return [auth() for auth in ReviewerView.authentication_classes]
+        return super().get_authenticators()
+
+    def get_permissions(self):
+        if self.reviewer_path():
+            return [permission() for permission in ReviewerView.permission_classes]
+        return super().get_permissions()
+
+    def permission_denied(self, request, message=None, code=None):
+        if self.reviewer_path():
+            return ReviewerView.permission_denied(self, request, message, code)  # raises 403
+        return super().permission_denied(request, message, code)
 
     def http_method_not_allowed(self, request, *args, **kwargs):
         raise exceptions.NotFound(

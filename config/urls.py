@@ -32,3 +32,5 @@ urlpatterns = [
 
 # A failure nobody foresaw: JSON under /api/, the portal's page elsewhere (never Django's text).
 handler500 = "api.middleware.server_error"
+# Refused before any view (a Host outside DJANGO_ALLOWED_HOSTS): JSON under /api/ too.
+handler400 = "api.middleware.bad_request"

@@ -214,8 +214,15 @@ def _check_value(value, errors: FieldErrors, name: str, depth: int = 0) -> None:
         errors.add(name, "invalid", "Must be JSON.")
 
 
-def _text(data: dict, name: str, errors: FieldErrors, *, max_chars: int, required: bool) -> str:
+def _text(
+    data: dict, name: str, errors: FieldErrors, *, max_chars: int, required: bool, strip=False
+) -> str:
+    """Return the text field ``name``; with ``strip``, without surrounding whitespace (the ids
+    later requests name a memory by, which every endpoint trims: stored padded, " user-9 "
+    was a subject no request could name, and deleting " user-9 " deleted "user-9")."""
     raw = data.get(name)
+    if strip and isinstance(raw, str):
+        raw = raw.strip()
     if raw is None or raw == "":
         if required:
             errors.add(name, "required", "This field is required.")
@@ -351,9 +358,11 @@ def parse_candidate(data) -> Candidate:
             errors.add(
                 str(key), "unknown_field", "Unknown field; tenant and agent come from the key."
             )
-    subject = _text(data, "subject", errors, max_chars=HARD_MAX_ID_CHARS, required=True)
+    subject = _text(data, "subject", errors, max_chars=HARD_MAX_ID_CHARS, required=True, strip=True)
     memory_type = _choice(data, "memory_type", MemoryType.values, errors, required=True)
-    memory_key = _text(data, "memory_key", errors, max_chars=HARD_MAX_ID_CHARS, required=False)
+    memory_key = _text(
+        data, "memory_key", errors, max_chars=HARD_MAX_ID_CHARS, required=False, strip=True
+    )
     scope_raw = _text(data, "scope", errors, max_chars=MAX_SCOPE_CHARS, required=True)
     scope_kind, scope_ref = "global", ""
     if scope_raw:
@@ -363,8 +372,12 @@ def parse_candidate(data) -> Candidate:
             errors.add("scope", "invalid_scope", str(exc))
     common = _common(data, errors)
     source = _source(data, errors, required=True)
-    session_id = _text(data, "session_id", errors, max_chars=HARD_MAX_ID_CHARS, required=False)
-    task_id = _text(data, "task_id", errors, max_chars=HARD_MAX_ID_CHARS, required=False)
+    session_id = _text(
+        data, "session_id", errors, max_chars=HARD_MAX_ID_CHARS, required=False, strip=True
+    )
+    task_id = _text(
+        data, "task_id", errors, max_chars=HARD_MAX_ID_CHARS, required=False, strip=True
+    )
     environment = _environment(data, errors)
     errors.raise_if_any()
     return Candidate(
