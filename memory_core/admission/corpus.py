@@ -32,20 +32,25 @@ CORPUS_GRANT = Grant(
 
 def load_corpus(path: Path | str = DEFAULT_CORPUS) -> list[dict]:
     """Return the corpus entries; raise ValueError naming the line of a malformed one."""
+    return parse_corpus(Path(path).read_text(encoding="utf-8"), name=str(path))
+
+
+def parse_corpus(text: str, *, name: str) -> list[dict]:
+    """Return the entries of a corpus's JSONL ``text``; raise ValueError naming the line
+    (``name:number``) of a malformed one."""
     entries = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{number}: {exc}") from exc
-            if not isinstance(entry, dict):
-                raise ValueError(f"{path}:{number}: an entry is a JSON object, one per line")
-            if entry.get("label") not in ("attack", "benign") or not entry.get("content"):
-                raise ValueError(f"{path}:{number}: needs label attack|benign and content")
-            entries.append(entry)
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{name}:{number}: {exc}") from exc
+        if not isinstance(entry, dict):
+            raise ValueError(f"{name}:{number}: an entry is a JSON object, one per line")
+        if entry.get("label") not in ("attack", "benign") or not entry.get("content"):
+            raise ValueError(f"{name}:{number}: needs label attack|benign and content")
+        entries.append(entry)
     return entries
 
 

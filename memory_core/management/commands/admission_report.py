@@ -8,12 +8,13 @@ attacks and on benign writes. Admission runs in-process (no database, no model).
 """
 
 import json
+from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.admission.codes import RULE_CODES
-from memory_core.admission.corpus import DEFAULT_CORPUS, evaluate, load_corpus
-from memory_core.management.commands._options import check_output_path, write_output
+from memory_core.admission.corpus import DEFAULT_CORPUS, evaluate, parse_corpus
+from memory_core.management.commands._options import check_output_path, read_text, write_output
 
 
 class Command(BaseCommand):
@@ -31,15 +32,7 @@ class Command(BaseCommand):
     def handle(self, *args, corpus, json_out, split, **options):
         target = check_output_path(json_out)
         try:
-            entries = load_corpus(corpus)
-        except FileNotFoundError as exc:
-            raise CommandError(f"No corpus file at {corpus}.") from exc
-        except IsADirectoryError as exc:
-            raise CommandError(f"{corpus} is a folder: give the corpus file.") from exc
-        except OSError as exc:
-            raise CommandError(f"Cannot read the corpus {corpus}: {exc.strerror or exc}.") from exc
-        except UnicodeDecodeError as exc:
-            raise CommandError(f"The corpus {corpus} is not UTF-8 text: save it as UTF-8.") from exc
+            entries = parse_corpus(read_text(Path(corpus), what="corpus"), name=str(corpus))
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
         if not entries:
