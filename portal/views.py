@@ -21,6 +21,7 @@ from memory_core.selectors.memories import memory_get
 from memory_core.selectors.portal import (
     deletions_page,
     memory_history,
+    memory_pending_replacements,
     subject_deletion_queued,
     subject_memories,
     subject_memories_not_in_use,
@@ -384,7 +385,11 @@ class MemoryDeleteView(EndUserMixin, FormView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["memory"] = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
+        memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
+        context["memory"] = memory
+        context["replacements"] = memory_pending_replacements(
+            principal=self.principal, memory=memory
+        )
         return context
 
     def form_valid(self, form):

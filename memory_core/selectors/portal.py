@@ -235,6 +235,23 @@ def subject_memories_pending(*, principal) -> tuple[list[Memory], int]:
     return shown[:PENDING_LIMIT], count
 
 
+def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
+    """Return the visible writes waiting for a reviewer that would replace ``memory`` (their
+    review item cites it), oldest first. Deleting ``memory`` leaves them waiting: a person may
+    correct a memory and then delete the old version, so the delete page names them."""
+    citing = ReviewItem.objects.filter(
+        tenant_id=principal.tenant_id,
+        kind=ReviewItem.Kind.SENSITIVE_WRITE,
+        state=ReviewItem.State.OPEN,
+        candidate_ids__contains=[memory.pk],
+    ).values("memory_id")
+    return list(
+        Memory.objects.visible_to(principal)
+        .filter(status=Status.PENDING_APPROVAL, pk__in=citing)
+        .order_by("created_at", "id")
+    )
+
+
 NOT_IN_USE_LIMIT = 50  # the most the list shows; the count says how many there are
 
 

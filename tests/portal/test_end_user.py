@@ -463,6 +463,35 @@ def test_delete_one_starts_an_operation(alice_client, alice_memory):
     assert b"Deletion started" in page.content
 
 
+def test_the_delete_page_names_a_newer_version_waiting_for_a_reviewer(
+    alice_client, alice_memory, agent_principal
+):
+    """Deleting a memory leaves a write waiting to replace it (a person may correct a memory
+    and then delete the old version): the page said nothing of it, so an approval later made
+    it what is remembered, to the person's surprise."""
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    pending = memory_write(
+        principal=agent_principal,
+        data=write_body(
+            subject="alice-subject",
+            memory_key="style.indent",
+            content="Alice has asthma and prefers tabs.",
+        ),
+    )
+    assert pending.decision == "pending_approval"
+    assert pending.review_item.candidate_ids == [alice_memory.pk]
+    page = alice_client.get(reverse("portal:memory-delete", args=[alice_memory.pk]))
+    assert b"1 newer version of this memory is waiting for a reviewer" in page.content
+    assert b"Alice has asthma and prefers tabs." in page.content
+    assert reverse("portal:memory", args=[pending.memory.pk]).encode() in page.content
+    # The waiting write's own delete page names nothing: no write waits to replace it.
+    own = alice_client.get(reverse("portal:memory-delete", args=[pending.memory.pk]))
+    assert own.status_code == 200
+    assert b"waiting for a reviewer" not in own.content
+
+
 def test_delete_needs_confirmation(alice_client, alice_memory):
     response = alice_client.post(reverse("portal:memory-delete", args=[alice_memory.pk]), {})
     assert response.status_code == 200
