@@ -84,14 +84,20 @@ def _memory_record(memory: Memory) -> dict:
     return record
 
 
-def _events_by_memory(tenant_id, memory_ids) -> dict:
-    """Return each memory's events (oldest first), as an export shows them: what happened,
-    when, by which kind of actor and why. Never another memory's id (an event's ``successor``,
-    ``supersedes`` or ``winner``): deleting one version of a chain must leave no trace of it
-    in the export of the versions kept, and rewriting an export removes whole records only."""
+def _events_by_memory(tenant_id, memory_ids, *, until) -> dict:
+    """Return each memory's events (oldest first) up to ``until``, as an export shows them:
+    what happened, when, by which kind of actor and why. The rows are read by a cursor
+    opened just after ``until`` and the events a chunk later: an event made meanwhile (a version
+    superseded during a long export) would contradict the row it describes.
+
+    Never another memory's id (an event's ``successor``, ``supersedes`` or ``winner``):
+    deleting one version of a chain must leave no trace of it in the export of the versions
+    kept, and rewriting an export removes whole records only."""
     events: dict = {memory_id: [] for memory_id in memory_ids}
     rows = (
-        MemoryEvent.objects.filter(tenant_id=tenant_id, memory_id__in_array=memory_ids)
+        MemoryEvent.objects.filter(
+            tenant_id=tenant_id, memory_id__in_array=memory_ids, created_at__lte=until
+        )
         .order_by("created_at", "id")
         .values_list(
             "memory_id",
@@ -195,13 +201,14 @@ def export_create(*, principal, subject_id=None) -> Export:
         .only("id", *_FIELDS, *_OTHER_FIELDS)
     )
     export_id = uuid.uuid4()
+    started = timezone.now()  # the document's time, and the last event it shows
     relative = f"{subject.tenant_id}/{subject.id}/{export_id}.json"
     document = {
         "format": EXPORT_FORMAT,
         "export_id": str(export_id),
         "tenant_id": str(subject.tenant_id),
         "subject": {"id": str(subject.id), "external_id": subject.external_id},
-        "created_at": timezone.now().isoformat(),
+        "created_at": started.isoformat(),
     }
     path = export_dir() / relative
     memory_ids = []
@@ -220,7 +227,8 @@ def export_create(*, principal, subject_id=None) -> Export:
     def with_events(chunk):
         if not chunk:
             return
-        events = _events_by_memory(subject.tenant_id, [memory.id for memory in chunk])
+        ids = [memory.id for memory in chunk]
+        events = _events_by_memory(subject.tenant_id, ids, until=started)
         for memory in chunk:
             memory_ids.append(memory.id)
             yield {**_memory_record(memory), "events": events[memory.id]}

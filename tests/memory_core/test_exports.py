@@ -83,3 +83,26 @@ def test_a_record_says_which_environment_the_memory_holds_in(subject):
     document = json.loads(export_path(export_of(subject)).read_bytes())
     environments = {m["id"]: m["environment"] for m in document["memories"]}
     assert environments == {str(tied.id): "staging", str(untied.id): ""}
+
+
+def test_a_record_shows_the_events_made_before_the_export_only(subject):
+    """The rows are read by a cursor opened as the export starts, a chunk's events later: an
+    event made meanwhile (a version superseded during a long export) would contradict the
+    row it describes, shown as active."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory_core.models import MemoryEvent
+
+    memory = MemoryFactory(subject=subject)
+    for action, moved in (("admitted", -timedelta(minutes=1)), ("superseded", timedelta(hours=1))):
+        MemoryEvent.objects.create(
+            tenant_id=subject.tenant_id,
+            memory_id=memory.id,
+            action=action,
+            actor_type="agent",
+            created_at=timezone.now() + moved,
+        )
+    [record] = json.loads(export_path(export_of(subject)).read_bytes())["memories"]
+    assert (record["status"], [e["action"] for e in record["events"]]) == ("active", ["admitted"])
