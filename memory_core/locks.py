@@ -13,7 +13,9 @@ Each is held until the transaction ends; each key is hashed to PostgreSQL's 64-b
 The order every path takes its locks in, so that no two wait for each other in a cycle:
 
 - a write or a correction: the key's lock, the subjects' locks shared, then memory rows in id
-  order (the heads it reads), then the key's open conflict at its place (``conflict_open``,
+  order (the heads it reads), the subjects it creates in external id order (an insert waits
+  for another transaction inserting the same one: ``services.writes._ensure_subjects``),
+  then the key's open conflict at its place (``conflict_open``,
   which locks it only to add rows or to open it; a batch's in (subject, memory_key, place)
   order, ``services.writes._review_order``);
 - an approval (a rejection: the subject's lock shared, its pending row, then its item): the
@@ -21,9 +23,10 @@ The order every path takes its locks in, so that no two wait for each other in a
   open conflicts in id order (a revoke of the pending write locks the row, then closes the
   item; a deletion run's events step locks the items citing a deleted memory in id order),
   then the key's head;
-- a conflict's resolution: the key's lock, then its review item, the subject's lock shared,
+- a conflict's resolution: the key's lock, the subject's lock shared, then its review item,
   then its candidates' rows in id order (a write of lower authority holds the key's head and
-  then locks the item: without the key's lock the two deadlocked);
+  then locks the item: without the key's lock the two deadlocked; taken after the item, the
+  subject's lock queued behind a deletion waiting for a retrieval that waited for the item);
 - a deletion run's database phase: the review items it purges in id order (events step),
   then the traces it deletes (in the table's order; the retention sweep's ``traces_expire``
   skips the traces anyone holds, ``SKIP LOCKED``: it never waits for a run);
@@ -48,7 +51,8 @@ The order every path takes its locks in, so that no two wait for each other in a
   ``review_one_open_conflict_per_place``, in the same order. Locked in the clarifications'
   score order, which depends on the query, two retrievals of one subject deadlocked;
 - a task's close (``services.tasks.task_close``): the subject's lock shared, then the task's
-  memory rows in id order;
+  memory rows in id order, then, in another statement, the new versions of the rows it
+  waited for (committed meanwhile: ``services.tasks._lock_bound``), again in id order;
 - a revoke (or consent withdrawal): the subject's lock shared, its memory row, then its
   pending write's review item,
   then the conflicts citing it (``SKIP LOCKED``: it never waits for a resolution).

@@ -175,9 +175,17 @@ def conflict_resolve(
     # The key's lock before the item's, as writes, corrections and approvals take it: one of
     # lower authority holds the key's head, then locks this item (conflict_open), while a
     # resolution holding the item waited for the head among its candidates (a deadlock).
-    key = conflicts.values_list("subject__external_id", "memory_key").first()
+    key = conflicts.values_list("subject__external_id", "memory_key", "subject_id").first()
     if key is not None:
-        lock_memory_keys(principal.tenant_id, [key])
+        lock_memory_keys(principal.tenant_id, [key[:2]])
+        # Then the subject's lock shared, before the item's too, as every path takes it
+        # before its rows and items (memory_core.locks). Taken after the item, it queued
+        # behind a deletion of the subject that waited for a retrieval's shared lock, while
+        # that retrieval waited for the item (conflict_open): a stall of deadlock_timeout,
+        # or subject_being_deleted past a shorter MEMLEDGER_SUBJECT_LOCK_WAIT. Not another
+        # person's: that item is NotFound below, never a 503 telling it exists.
+        if not isinstance(principal, SubjectPrincipal) or str(principal.subject_id) == str(key[2]):
+            subject_shared_lock(key[2])
     item = conflicts.select_for_update().first()
     if item is None or (
         isinstance(principal, SubjectPrincipal) and principal.subject_id != item.subject_id
@@ -192,9 +200,6 @@ def conflict_resolve(
         )
     if not (reason or "").strip():
         raise ValidationFailed("A reason is required.", code="reason_required")
-    # The subject's lock shared before any candidate's row, as writes take them: a deletion of
-    # the subject holding the rows is waited for a bounded time (memory_core.locks).
-    subject_shared_lock(item.subject_id)
     candidates = [str(i) for i in item.candidate_ids]
     now = timezone.now()
     events = []

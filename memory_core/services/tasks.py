@@ -64,11 +64,7 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
     agent_id = getattr(principal, "agent_id", None)
     bound = bound.filter(shared_or_own(agent_id))
     write_types = getattr(principal, "write_types", None)
-    rows = list(
-        bound.select_for_update(of=("self",))
-        .order_by("pk")
-        .values_list("pk", "memory_type", "policy_version")
-    )
+    rows = _lock_bound(bound)
     closing = [row for row in rows if write_types is None or row[1] in write_types]
     result.outside_grant = len(rows) - len(closing)
     if not closing:
@@ -95,3 +91,33 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
     )
     result.expired = [pk for pk, _, _ in closing]
     return result
+
+
+def _lock_bound(bound) -> list:
+    """Lock the rows of ``bound`` (active rows), in id order; return their (pk, memory_type,
+    policy_version).
+
+    A row a correction (or a write on its key) is superseding is waited for, and then
+    skipped: it is no longer active. Its new version, bound to the task as it was, committed
+    meanwhile, but the locking statement's snapshot is older, so only a new statement sees
+    it: while a row read before the lock is not among those locked, the rows are read again.
+    Without that, the task closed, the old version superseded and the new one active: the
+    task's state was used on after its close. The rows held stay held, so each round is
+    about rows committed since (a new version of a held row waits for this close).
+    """
+    rows: list = []
+    held: set = set()
+    while True:
+        seen = set(bound.exclude(pk__in=held).values_list("pk", flat=True))
+        if not seen:
+            return rows
+        found = list(
+            bound.exclude(pk__in=held)
+            .select_for_update(of=("self",))
+            .order_by("pk")
+            .values_list("pk", "memory_type", "policy_version")
+        )
+        rows += found
+        held.update(pk for pk, _, _ in found)
+        if seen <= held:
+            return rows

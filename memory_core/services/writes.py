@@ -273,18 +273,22 @@ def _draft(item: _Planned, now) -> MemoryDraft:
 
 
 def _ensure_subjects(principal, planned: list[_Planned], subjects: dict) -> None:
-    """Create the subjects an admitted write needs (the grant allowed it in rule 1)."""
-    for item in planned:
-        if item.decision.outcome == REJECTED:
-            continue
-        external_id = item.candidate.subject
-        if external_id not in subjects:
-            subjects[external_id], _ = Subject.objects.get_or_create(
-                tenant_id=principal.tenant_id,
-                external_id=external_id,
-                defaults={"display_name": external_id},
-            )
-        item.subject = subjects[external_id]
+    """Create the subjects an admitted write needs (the grant allowed it in rule 1).
+
+    In external id order, not the batch's: an insert of a subject another transaction has
+    inserted waits for that transaction (the unique external id), so two batches naming the
+    same new subjects in opposite orders each held one and waited for the other (deadlock
+    detected, a 503). No key lock keeps them apart (keyless writes, or other keys).
+    """
+    admitted = [item for item in planned if item.decision.outcome != REJECTED]
+    for external_id in sorted({item.candidate.subject for item in admitted} - set(subjects)):
+        subjects[external_id], _ = Subject.objects.get_or_create(
+            tenant_id=principal.tenant_id,
+            external_id=external_id,
+            defaults={"display_name": external_id},
+        )
+    for item in admitted:
+        item.subject = subjects[item.candidate.subject]
 
 
 class _Embedding:
