@@ -389,12 +389,43 @@ class SentenceTransformerEmbedder:
         )
 
 
+class UnavailableEmbedder:
+    """Stands for an embedder that could not even be made (a backend that does not import, a
+    model folder it cannot read, a bad runtime or precision): every use of it raises the
+    EmbeddingError a failed load raises, so callers meet one kind of failure, at the same
+    point, wherever the model broke. Writes then answer 503 ``embedding_unavailable`` and
+    retrieval degrades, instead of a 500 from a caller that asked for the embedder before the
+    block that handles a failing model."""
+
+    def __init__(self, error: Exception):
+        self.error = error
+
+    def __getattr__(self, name):
+        raise EmbeddingError(f"The embedding model is unavailable: {self.error}") from self.error
+
+
 @lru_cache(maxsize=1)
-def get_embedder() -> Embedder:
-    """Return the configured embedder (one per process; the model loads on first use)."""
+def _configured_embedder() -> Embedder:
     config = dict(settings.MEMLEDGER_EMBEDDER)
     backend = import_string(config.pop("BACKEND"))
     return backend(**{key.lower(): value for key, value in config.items()})
+
+
+def get_embedder() -> Embedder:
+    """Return the configured embedder (one per process; the model loads on first use).
+
+    One that cannot be made is an ``UnavailableEmbedder``, not kept: the next call tries
+    again (a volume mounted late).
+    """
+    try:
+        return _configured_embedder()
+    except Exception as exc:  # any failure to make it: raised again by its first use
+        return UnavailableEmbedder(exc)
+
+
+# The cache is the configured embedder's (tests and readiness use these).
+get_embedder.cache_clear = _configured_embedder.cache_clear
+get_embedder.cache_info = _configured_embedder.cache_info
 
 
 def _quantize_int8(graph: bytes) -> bytes:

@@ -9,7 +9,15 @@ Generations are nanosecond timestamps, not counters: if the generation key itsel
 or the cache is cleared, the next value is new and never revives an old entry. Entries also
 carry the memory ids they were built from; a read that finds any of them in the tombstone
 ledger is a miss, so a cache never serves a memory after its deletion even between the
-deletion's commit and its cache step.
+deletion's commit and its cache step (or while a cache that was down has not had that step
+yet). The check fails closed: a connection that does not act for the entry's tenant (no
+tenant set, another tenant: row-level security would hide the ledger) reads a miss, and so
+does an entry of a subject whose "delete everything" is queued.
+
+A cache backend that fails (Redis down, a full cache folder) is a miss on read and keeps
+nothing on write, logged: the caller builds the value again. Only the deletion steps
+(``subject_invalidate``, ``subject_invalidated_since``) let the error through, so that the
+step fails and is retried instead of being verified.
 
 Namespaces: ``retrieval`` (packages the read path may cache) and ``summary`` (per-subject
 digests). No request path caches anything here yet; the deletion steps invalidate both, so a
@@ -19,9 +27,13 @@ cache added later is covered by deletion from its first entry (docs/operations.m
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 
 from django.core.cache import cache
+from django.db import connection
+
+logger = logging.getLogger(__name__)
 
 NAMESPACES = ("retrieval", "summary")
 _FOREVER = None
@@ -50,16 +62,49 @@ def _entry_key(namespace: str, tenant_id, subject_id, key: str) -> str:
 
 
 def cache_get(*, tenant_id, subject_id, key: str, namespace: str = "retrieval"):
-    """Return the cached value for ``key``, or None (missing, invalidated, or citing a deletion)."""
-    from memory_core.models import Tombstone
-
-    entry = cache.get(_entry_key(namespace, tenant_id, subject_id, key))
+    """Return the cached value for ``key``, or None: missing, invalidated, citing a deletion,
+    of a subject whose deletion is queued, or unreadable (the cache is down: a miss, never an
+    error, since the caller can always build the value again)."""
+    try:
+        entry = cache.get(_entry_key(namespace, tenant_id, subject_id, key))
+    except Exception:  # Redis down, a full or unreadable cache folder: read as a miss
+        logger.warning("cache read failed; treated as a miss", exc_info=True)
+        return None
     if entry is None:
         return None
-    memory_ids = entry.get("memory_ids") or []
-    if memory_ids and Tombstone.objects.filter(memory_id__in_array=memory_ids).exists():
+    memory_ids = [str(memory_id) for memory_id in entry.get("memory_ids") or []]
+    if not _entry_may_be_served(tenant_id, subject_id, memory_ids):
         return None
     return entry["value"]
+
+
+# One round trip: whether this connection sees the tenant's rows at all (row-level security:
+# its tenant, or platform mode; otherwise the ledger would look empty and every entry would
+# pass), whether any memory the entry was built from is in the ledger, and whether the
+# subject's "delete everything" is queued (its memories are not tombstoned yet, but none may
+# be handed out from the ask on: docs/retrieval.md, stage 2).
+_SERVABLE_SQL = """
+    SELECT coalesce(current_setting('memledger.tenant_id', true), '') = %(tenant)s
+           OR (coalesce(current_setting('memledger.tenant_id', true), '') = ''
+               AND coalesce(current_setting('memledger.platform', true), '') = 'on'),
+           EXISTS (SELECT 1 FROM memory_core_tombstone
+                   WHERE memory_id = ANY(%(ids)s::uuid[])),
+           EXISTS (SELECT 1 FROM memory_core_subject
+                   WHERE id = %(subject)s::uuid AND tenant_id = %(tenant)s::uuid
+                     AND deletion_queued_at IS NOT NULL)
+"""
+
+
+def _entry_may_be_served(tenant_id, subject_id, memory_ids: list[str]) -> bool:
+    """Whether an entry of the subject built from ``memory_ids`` may still be served.
+
+    Fails closed: a connection that cannot see the tenant's tombstones serves nothing.
+    """
+    params = {"tenant": str(tenant_id), "subject": str(subject_id), "ids": memory_ids}
+    with connection.cursor() as cursor:
+        cursor.execute(_SERVABLE_SQL, params)
+        sees_tenant, deleted, queued = cursor.fetchone()
+    return sees_tenant and not deleted and not queued
 
 
 def cache_set(
@@ -72,12 +117,18 @@ def cache_set(
     namespace: str = "retrieval",
     timeout: int = 300,
 ) -> None:
-    """Cache ``value`` (built from ``memory_ids``) for the subject's current generation."""
-    cache.set(
-        _entry_key(namespace, tenant_id, subject_id, key),
-        {"value": value, "memory_ids": [str(memory_id) for memory_id in memory_ids]},
-        timeout=timeout,
-    )
+    """Cache ``value`` (built from ``memory_ids``) for the subject's current generation.
+
+    A cache that is down keeps nothing (logged): the value is simply built again next time.
+    """
+    try:
+        cache.set(
+            _entry_key(namespace, tenant_id, subject_id, key),
+            {"value": value, "memory_ids": [str(memory_id) for memory_id in memory_ids]},
+            timeout=timeout,
+        )
+    except Exception:  # Redis down, a full or unreadable cache folder
+        logger.warning("cache write failed; nothing cached", exc_info=True)
 
 
 def subject_invalidate(*, tenant_id, subject_id, namespace: str = "retrieval") -> dict:

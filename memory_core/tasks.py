@@ -4,7 +4,7 @@ Every task: JSON arguments, ``acks_late`` with ``reject_on_worker_lost`` (a task
 dies is handed to another), time limits, and automatic retries with exponential backoff and
 jitter for transient failures. Tasks about one memory derive from ``MemoryTask``, which checks
 the tombstone ledger before the task acts: a task queued for a memory deleted meanwhile does
-nothing.
+nothing, and a transient database failure of that check is retried with the same backoff.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 
 from celery import Task, shared_task
+from celery.utils.time import get_exponential_backoff_interval
 from django.conf import settings
 from django.db import InterfaceError, OperationalError
 
@@ -65,16 +66,30 @@ class MemoryTask(Task):
     tombstone_guarded = True
 
     def __call__(self, memory_id, *args, **kwargs):
-        with platform_scope(f"task {self.name}: tombstone check"):
-            tombstoned = Tombstone.objects.filter(memory_id=memory_id).exists()
+        try:
+            with platform_scope(f"task {self.name}: tombstone check"):
+                tombstoned = Tombstone.objects.filter(memory_id=memory_id).exists()
+            tenant_id = None if tombstoned else tenant_of(Memory, memory_id)
+        except TRANSIENT as exc:
+            # The check runs before ``run``, outside what autoretry_for wraps: without this a
+            # database blip here would drop the task for good instead of retrying it.
+            raise self.retry(exc=exc, countdown=self._backoff()) from exc
         if tombstoned:
             logger.info("%s skipped: memory %s is tombstoned", self.name, memory_id)
             return "tombstoned"
-        tenant_id = tenant_of(Memory, memory_id)
         if tenant_id is None:
             return "missing"
         with tenant_scope(tenant_id):
             return super().__call__(memory_id, *args, **kwargs)
+
+    def _backoff(self) -> int:
+        """The countdown autoretry_for would give this retry (COMMON's backoff and jitter)."""
+        return get_exponential_backoff_interval(
+            factor=int(max(1.0, float(self.retry_backoff or 1))),
+            retries=self.request.retries,
+            maximum=self.retry_backoff_max,
+            full_jitter=self.retry_jitter,
+        )
 
 
 @shared_task(

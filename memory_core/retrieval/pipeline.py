@@ -7,9 +7,10 @@ is unresolved). The query is embedded once. Stages 5-10 are pure functions over 
 (see their modules).
 
 Failure handling (DESIGN.md, "When things fail"): if the embedding model fails, or the vector
-half of the statement fails, the stores are asked again without it (structured, task state,
-full-text) and the result says ``degraded``. If the database itself is unreachable the
-OperationalError propagates; the API answers 503 ``memory_unavailable``.
+half of the statement fails or runs past ``statement_timeout``, the stores are asked again
+without it (structured, task state, full-text) and the result says ``degraded``. If the
+database itself is unreachable the OperationalError propagates; the API answers 503
+``memory_unavailable``.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from dataclasses import replace
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
 from django.utils import timezone
+from psycopg import pq
+from psycopg.errors import LockNotAvailable, QueryCanceled
 
 from memory_core.embeddings import get_embedder
 from memory_core.exceptions import PermissionDenied
@@ -184,7 +187,9 @@ def _generate(*, ctx, plan_, query, vector, now, policy):
     the full-text store (``search_failed``); when nothing is left to drop the error is a real
     bug and propagates. Each statement runs in its own savepoint
     (``candidates.fetch_binary``), so a failed one leaves the request's transaction usable
-    for the next and for the trace.
+    for the next and for the trace. A statement cancelled by ``statement_timeout`` degrades
+    too, once: a second cancelled statement answers 503, so a request waits at most twice
+    the timeout (``_statement_failed`` tells a statement's failure from the database's).
     """
     attempts: list[tuple[str, dict]] = []
     if vector is not None:
@@ -196,20 +201,45 @@ def _generate(*, ctx, plan_, query, vector, now, policy):
             ("search_failed", {"query_vector": None, "use_vector": False, "use_fulltext": False})
         )
     *fallible, (last_reason, last_options) = attempts
+    timed_out = False
     for reason, options in fallible:
         try:
             found, stores = candidates.fetch_candidates(
                 ctx=ctx, plan=plan_, query=query, now=now, policy=policy, **options
             )
             return found, stores, reason
-        except (OperationalError, InterfaceError):
-            raise  # the database itself: 503 memory_unavailable
         except DatabaseError as exc:
+            cancelled = isinstance(exc.__cause__, QueryCanceled)
+            if not _statement_failed(exc) or (cancelled and timed_out):
+                raise  # the database itself (or slow whatever is asked): 503
+            timed_out = timed_out or cancelled
             logger.warning("candidate statement failed, degrading: %s", exc)
     found, stores = candidates.fetch_candidates(
         ctx=ctx, plan=plan_, query=query, now=now, policy=policy, **last_options
     )
     return found, stores, last_reason
+
+
+def _statement_failed(exc: DatabaseError) -> bool:
+    """Whether ``exc`` is the failure of one candidate statement on a connection that still
+    answers, so that a lighter statement may follow, rather than of the database.
+
+    A statement cancelled by ``statement_timeout`` is an OperationalError too (psycopg's
+    QueryCanceled), but it says the vector scan was too slow, not that the database is gone:
+    the stores without the vector are asked. A lost connection, a lock wait past the
+    request's ``lock_timeout`` (every store needs the same table: 503 ``busy``), or a
+    transaction the savepoint could not restore is the database's failure: 503.
+    """
+    if isinstance(exc, InterfaceError) or isinstance(exc.__cause__, LockNotAvailable):
+        return False
+    pg = connection.connection
+    if pg is None or pg.closed or pg.broken:
+        return False
+    if pg.info.transaction_status == pq.TransactionStatus.INERROR:
+        return False
+    if isinstance(exc, OperationalError):
+        return isinstance(exc.__cause__, QueryCanceled)
+    return True
 
 
 def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
