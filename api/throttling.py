@@ -28,8 +28,13 @@ and so every tenant, has its own budget:
   is set again after it; ``_keep_window`` gives it back). Several web hosts need Redis to
   count together. A request racing a refused one (whose cost sits in the counter until it is
   taken back) may be refused a moment early; none is ever let through late.
+- A cache that is down (Redis unreachable, a cache folder that cannot be written) refuses
+  the request with 503 ``rate_limiter_unavailable`` and ``Retry-After``: never a 500, and
+  never a request let through unmetered. Taking a charge back is best effort (logged): the
+  counter expires with its window anyway.
 """
 
+import logging
 import time
 
 from django.conf import settings
@@ -37,8 +42,10 @@ from django.core.cache import DEFAULT_CACHE_ALIAS, caches
 from django.core.cache.backends.base import BaseCache
 from rest_framework.throttling import BaseThrottle
 
-from memory_core.exceptions import ValidationFailed
+from memory_core.exceptions import RateLimiterUnavailable, ValidationFailed
 from memory_core.principals import AgentPrincipal
+
+logger = logging.getLogger(__name__)
 
 WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -74,13 +81,16 @@ def counter_add(key: str, amount: int, timeout: int) -> int:
 
 
 def counter_take_back(key: str, amount: int, timeout: int) -> None:
-    """Subtract ``amount`` from the counter ``key`` (a refused request's cost)."""
+    """Subtract ``amount`` from the counter ``key`` (a refused request's cost). Best effort:
+    with the cache down the charge stays until its window ends."""
     backend = caches[DEFAULT_CACHE_ALIAS]
     try:
         backend.decr(key, amount)
+        _keep_window(backend, key, timeout)
     except ValueError:  # evicted meanwhile: nothing to take back
         return
-    _keep_window(backend, key, timeout)
+    except Exception:  # the cache is down (Redis, the cache folder)
+        logger.warning("rate limit counter %s not taken back: the cache failed", key, exc_info=True)
 
 
 SLICES = 10  # a period's window is counted in this many slices
@@ -135,9 +145,16 @@ class _SlidingWindowThrottle(BaseThrottle):
         current = int(now // width)
         prefix = f"throttle:{self.scope}:{principal.api_key_id}:"
         key = f"{prefix}{current}"
-        spent = counter_add(key, cost, period)
         earlier = [f"{prefix}{number}" for number in range(current - SLICES + 1, current)]
-        counts = caches[DEFAULT_CACHE_ALIAS].get_many(earlier)
+        try:
+            spent = counter_add(key, cost, period)
+            counts = caches[DEFAULT_CACHE_ALIAS].get_many(earlier)
+        except Exception as exc:  # the cache is down: refuse, never let it through unmetered
+            logger.warning("rate limit cache failed; request refused", exc_info=True)
+            raise RateLimiterUnavailable(
+                "The rate limiter cannot count this key's requests right now; carry on "
+                "without memory and retry later.",
+            ) from exc
         if spent + sum(counts.values()) <= allowed:
             # Kept, to be given back if a later limit refuses the request.
             request.throttle_charges = [

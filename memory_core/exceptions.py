@@ -89,6 +89,15 @@ class EmbeddingUnavailable(DomainError):
     status = 503
 
 
+class RateLimiterUnavailable(DomainError):
+    """The cache that counts each key's requests is down: an agent's request is refused
+    rather than let through unmetered (the rate limit and write quota are security controls);
+    the agent carries on without memory and retries later."""
+
+    code = "rate_limiter_unavailable"
+    status = 503
+
+
 class IdempotencyKeyReused(DomainError):
     """An ``Idempotency-Key`` came back with another request than the one it was first used
     for (another body, path or endpoint): answering the first one's outcome would be wrong,

@@ -137,6 +137,13 @@ if env.str("REDIS_URL", default=""):
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": env.str("REDIS_URL"),
+            # A Redis that hangs (rather than refusing connections) fails within this, so a
+            # request answers 503 rate_limiter_unavailable instead of holding its worker
+            # until gunicorn kills it, and a deletion's cache step fails and is retried.
+            "OPTIONS": {
+                "socket_connect_timeout": env.float("REDIS_TIMEOUT_SECONDS", default=2.0),
+                "socket_timeout": env.float("REDIS_TIMEOUT_SECONDS", default=2.0),
+            },
         }
     }
 else:

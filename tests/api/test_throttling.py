@@ -258,3 +258,84 @@ def test_a_batch_larger_than_the_whole_quota_is_a_400_not_a_retry(api_client, cl
     assert response.json()["error"]["code"] == "over_limit"
     assert "Retry-After" not in response
     assert Memory.objects.count() == 0
+
+
+class HungServer:
+    """A TCP server that accepts connections and never answers: a Redis that hangs."""
+
+    def __init__(self):
+        import socket
+
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        self.held = []
+        self.thread = threading.Thread(target=self._accept, daemon=True)
+        self.thread.start()
+
+    def _accept(self):
+        try:
+            while True:
+                self.held.append(self.sock.accept()[0])
+        except OSError:  # closed
+            return
+
+    def close(self):
+        for conn in self.held:
+            conn.close()
+        self.sock.close()
+
+
+def redis_cache(location: str) -> dict:
+    """The settings' Redis cache (its OPTIONS as base.py makes them, with REDIS_URL set),
+    at ``location``, with a timeout of half a second."""
+    return {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": location,
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        }
+    }
+
+
+@pytest.mark.parametrize("down", ["refused", "hung", "file cache unwritable"])
+@pytest.mark.parametrize("path", ["/api/v1/whoami", "/api/v1/retrieve", "/api/v1/memories"])
+def test_a_cache_that_is_down_refuses_an_agents_request_with_a_503_never_a_500(
+    api_client, path, down, tmp_path
+):
+    """The rate limiter counts in the cache: with the cache down every agent request was a
+    500, retrievals and deletions included. Now a 503 with a stable code and Retry-After
+    (never a request let through unmetered), within the Redis timeout when Redis hangs."""
+    hung = HungServer() if down == "hung" else None
+    unwritable = tmp_path / "file"
+    unwritable.write_text("")  # a cache folder below a file: every write fails
+    caches_down = {
+        "refused": redis_cache("redis://127.0.0.1:1/0"),
+        "hung": redis_cache(f"redis://127.0.0.1:{hung.port}/0" if hung else ""),
+        "file cache unwritable": {
+            "default": {
+                "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
+                "LOCATION": str(unwritable / "cache"),
+            }
+        },
+    }[down]
+    body = (
+        {"query": "How should I format answers?", "context": {"user_id": "user-42"}}
+        if path.endswith("retrieve")
+        else write_body()
+    )
+    try:
+        with override_settings(CACHES=caches_down):
+            started = time.monotonic()
+            if path.endswith("whoami"):
+                response = api_client.get(path)
+            else:
+                response = api_client.post(path, body, format="json")
+            elapsed = time.monotonic() - started
+    finally:
+        if hung:
+            hung.close()
+    assert response.status_code == 503, response.content
+    assert response.json()["error"]["code"] == "rate_limiter_unavailable"
+    assert response["Retry-After"]
+    assert elapsed < 5
+    assert not Memory.objects.exists()

@@ -225,3 +225,24 @@ def test_manage_py_still_defaults_to_the_local_settings():
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip().splitlines()[-1] == "config.settings.local"
+
+
+def test_the_redis_cache_gives_up_on_a_hung_server_within_its_timeout():
+    """Without socket timeouts a Redis that hangs held each request until gunicorn killed
+    its worker (30 s) and a deletion's cache step until Celery's time limit."""
+    code = (
+        "import json, django; django.setup()\n"
+        "from django.conf import settings\n"
+        "print(json.dumps(settings.CACHES['default']))"
+    )
+    default = processes.run_python_json(
+        code, settings="config.settings.local", REDIS_URL="redis://127.0.0.1:6379/0"
+    )
+    assert default["OPTIONS"] == {"socket_connect_timeout": 2.0, "socket_timeout": 2.0}
+    chosen = processes.run_python_json(
+        code,
+        settings="config.settings.local",
+        REDIS_URL="redis://127.0.0.1:6379/0",
+        REDIS_TIMEOUT_SECONDS="0.5",
+    )
+    assert chosen["OPTIONS"] == {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
