@@ -51,8 +51,10 @@ The order every path takes its locks in, so that no two wait for each other in a
   ``review_one_open_conflict_per_place``, in the same order. Locked in the clarifications'
   score order, which depends on the query, two retrievals of one subject deadlocked;
 - a task's close (``services.tasks.task_close``): the subject's lock shared, then the task's
-  memory rows in id order, then, in another statement, the new versions of the rows it
-  waited for (committed meanwhile: ``services.tasks._lock_bound``), again in id order;
+  writes waiting for a reviewer in id order (an approval takes its pending row before the
+  key's head), then its active rows in id order, then, in another statement, the new
+  versions of the rows it waited for (committed meanwhile: ``services.tasks._lock_bound``),
+  again in id order, then the waiting writes' review items;
 - a revoke (or consent withdrawal): the subject's lock shared, its memory row, then its
   pending write's review item,
   then the conflicts citing it (``SKIP LOCKED``: it never waits for a resolution).

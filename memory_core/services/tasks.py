@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import subjects_shared_locked
-from memory_core.models import Memory, MemoryEvent, ScopeKind, Status, Subject
+from memory_core.models import Memory, MemoryEvent, ReviewItem, ScopeKind, Status, Subject
 from memory_core.services.memories import shared_or_own
 
 TASK_CLOSED = "task_closed"
@@ -31,11 +31,13 @@ class TaskCloseResult:
 
 @transaction.atomic
 def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
-    """Expire the subject's active memories bound to ``task_id``: its task state
-    (``task_id``) and whatever is scoped to the task (``task:<id>``), with an ``expired``
-    event each (reason ``task_closed``). Only memories the agent may write and see (shared
-    or its own, of its read types, up to its maximum sensitivity: ``visible_to``); those it
-    sees but may not write are counted, not touched, and those it may not see are neither.
+    """Expire the subject's memories bound to ``task_id``: its task state (``task_id``) and
+    whatever is scoped to the task (``task:<id>``), active or still waiting for a reviewer
+    (whose review items close, resolution ``task_closed``: approved later, one became the
+    closed task's state), with an ``expired`` event each (reason ``task_closed``). Only
+    memories the agent may write and see (shared or its own, of its read types, up to its
+    maximum sensitivity: ``visible_to``); those it sees but may not write are counted, not
+    touched, and those it may not see are neither.
     An agent without ``any_subject`` closes tasks of its token's subject only
     (``subject_not_granted``). An unknown subject or task expires nothing. Closing twice
     changes nothing more.
@@ -58,21 +60,34 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
     # a memory it may not read is neither expired nor counted, nor its id answered.
     bound = (
         Memory.objects.visible_to(principal)
-        .filter(subject=subject, status=Status.ACTIVE)
+        .filter(subject=subject)
         .filter(Q(task_id=task_id) | Q(scope_kind=ScopeKind.TASK, scope_ref=task_id))
+        .filter(shared_or_own(getattr(principal, "agent_id", None)))
     )
-    agent_id = getattr(principal, "agent_id", None)
-    bound = bound.filter(shared_or_own(agent_id))
     write_types = getattr(principal, "write_types", None)
-    rows = _lock_bound(bound)
+    # The writes waiting for a reviewer first, as an approval takes its pending row before
+    # the key's head (memory_core.locks); one approved meanwhile is active by now, and read
+    # with the active rows.
+    pending = list(
+        bound.filter(status=Status.PENDING_APPROVAL)
+        .select_for_update(of=("self",))
+        .order_by("pk")
+        .values_list("pk", "memory_type", "policy_version")
+    )
+    rows = pending + _lock_bound(bound.filter(status=Status.ACTIVE))
     closing = [row for row in rows if write_types is None or row[1] in write_types]
     result.outside_grant = len(rows) - len(closing)
     if not closing:
         return result
     now = timezone.now()
-    Memory.objects.filter(pk__in=[pk for pk, _, _ in closing]).update(
-        status=Status.EXPIRED, updated_at=now
-    )
+    ids = [pk for pk, _, _ in closing]
+    Memory.objects.filter(pk__in=ids).update(status=Status.EXPIRED, updated_at=now)
+    # The rows before their items, as an approval and a revoke take them.
+    ReviewItem.objects.filter(
+        memory_id__in=[pk for pk, _, _ in pending if pk in ids],
+        kind=ReviewItem.Kind.SENSITIVE_WRITE,
+        state=ReviewItem.State.OPEN,
+    ).update(state=ReviewItem.State.RESOLVED, resolution=TASK_CLOSED, resolved_at=now)
     MemoryEvent.objects.bulk_create(
         [
             MemoryEvent(

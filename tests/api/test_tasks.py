@@ -63,6 +63,37 @@ def test_closing_a_task_expires_what_was_bound_to_it(api_client, task_memories):
     assert again.json()["expired"] == []  # closing twice changes nothing more
 
 
+def test_closing_a_task_expires_its_writes_waiting_for_a_reviewer_and_closes_their_items(
+    api_client, tenant
+):
+    """A sensitive write bound to the task waited for a reviewer through the close; approved
+    later, it became the closed task's active state."""
+    from memory_core.exceptions import Conflict
+    from memory_core.models import ReviewItem
+    from memory_core.principals import SystemPrincipal
+    from memory_core.services.reviews import review_approve
+
+    response = api_client.post(
+        "/api/v1/memories",
+        write_body(
+            memory_type="task_state", memory_key="", session_id="s-1", task_id="T-1",
+            content="The user has asthma; the plan avoids running.",
+        ),
+        format="json",
+    )  # fmt: skip
+    assert response.status_code == 202, response.json()
+    pending = response.json()["memory_id"]
+    closed = api_client.post(CLOSE, {"user_id": "user-1", "task_id": "T-1"}, format="json")
+    assert closed.json()["expired"] == [pending]
+    assert Memory.objects.get(pk=pending).status == "expired"
+    item = ReviewItem.objects.get(memory_id=pending)
+    assert (item.state, item.resolution) == ("resolved", "task_closed")
+    with pytest.raises(Conflict) as refused:
+        review_approve(principal=SystemPrincipal(tenant_id=tenant.id), item_id=item.id, reason="ok")
+    assert refused.value.code == "review_closed"
+    assert Memory.objects.get(pk=pending).status == "expired"
+
+
 def test_a_task_close_stays_within_the_agents_grant(api_client, agent, task_memories):
     agent.write_types = ["task_state"]
     agent.save(update_fields=["write_types"])
