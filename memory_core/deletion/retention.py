@@ -4,6 +4,9 @@ Run by beat (``memory_core.tasks.retention_sweep``):
 
 1. Expire: active memories past ``valid_until`` become ``expired`` (with an ``expired`` event);
    no model ever sees them again. So do writes still waiting for a reviewer, whose items close.
+   Then close the open conflicts left with fewer than two active candidates (resolution
+   ``settled``): an expiry, a deletion or a revoke that could not take the item (another
+   transaction held it) left nothing for a reviewer to choose.
 2. Delete what the tenant's active policy no longer allows to keep, through the same
    deletion operations as a user's request (one operation per subject and reason, so every
    derived store is purged and verified):
@@ -32,7 +35,7 @@ from collections import defaultdict
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -104,6 +107,39 @@ def memories_expire(*, now=None, limit: int = 5000) -> int:
         ]
     )
     return len(rows)
+
+
+SETTLED = "settled"
+
+# The open conflicts with fewer than two active candidates, a batch at a time. SKIP LOCKED:
+# an item a reviewer's resolution, a retrieval or a revoke holds is theirs (they take items
+# before or after rows in orders of their own; memory_core.locks), and the next sweep finds it.
+_SETTLE_SQL = """
+    UPDATE memory_core_reviewitem SET state = 'resolved', resolution = %(resolution)s,
+           resolved_at = %(now)s
+     WHERE id IN (
+           SELECT item.id FROM memory_core_reviewitem item
+            WHERE item.kind = 'conflict' AND item.state = 'open'
+              AND (SELECT count(*) FROM memory_core_memory m
+                    WHERE m.id = ANY(item.candidate_ids) AND m.tenant_id = item.tenant_id
+                      AND m.status = 'active') < 2
+            ORDER BY item.id
+            LIMIT %(limit)s
+              FOR UPDATE SKIP LOCKED)
+"""
+
+
+@transaction.atomic
+def conflicts_settle(*, now=None, limit: int = 5000) -> int:
+    """Close the open conflicts left with fewer than two active candidates (resolution
+    ``settled``); return how many. Nothing is left for a reviewer to choose there: a
+    candidate expired, was deleted, or was revoked while another transaction held the item
+    (a revoke skips a locked item, ``services.writes._close_settled_conflicts``)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _SETTLE_SQL, {"resolution": SETTLED, "now": now or timezone.now(), "limit": limit}
+        )
+        return cursor.rowcount
 
 
 REVOKED = "retention:revoked"
@@ -282,9 +318,11 @@ def retention_apply(*, now=None) -> dict:
     exports; return the counts."""
     now = now or timezone.now()
     expired = memories_expire(now=now)
+    settled = conflicts_settle(now=now)
     operations = retention_delete(now=now)
     return {
         "expired": expired,
+        "conflicts_settled": settled,
         "deletion_operations": len(operations),
         "memories_deleted": sum(len(op.memory_ids) for op in operations),
         "traces_deleted": traces_expire(now=now),

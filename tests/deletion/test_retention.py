@@ -92,6 +92,7 @@ def test_retention_expires_and_deletes_by_class(owner):
     # A second sweep finds nothing more to do.
     assert retention_apply() == {
         "expired": 0,
+        "conflicts_settled": 0,
         "deletion_operations": 0,
         "memories_deleted": 0,
         "traces_deleted": 0,
@@ -278,3 +279,44 @@ def test_an_export_is_deleted_a_day_after_it_was_made(owner, settings):
     settings.MEMLEDGER_EXPORT_RETENTION_HOURS = 0  # kept until a deletion removes them
     Export.objects.filter(pk=new.pk).update(created_at=timezone.now() - timedelta(days=400))
     assert exports_expire() == 0 and export_path(new).exists()
+
+
+def test_the_sweep_settles_the_conflicts_left_with_fewer_than_two_active_candidates(owner):
+    """A candidate that expired, or was revoked while another transaction held the item (a
+    revoke skips a locked item), left the conflict open with nothing to choose: it stayed in
+    the reviewers' queue for ever."""
+    from memory_core.models import ReviewItem
+
+    past = timezone.now() - timedelta(minutes=1)
+
+    def conflict(key, *rivals):
+        return ReviewItem.objects.create(
+            tenant_id=owner.tenant_id,
+            subject=owner,
+            kind="conflict",
+            memory_key=key,
+            candidate_ids=[m.id for m in rivals],
+        )
+
+    def rival(key, **fields):
+        return MemoryFactory(subject=owner, memory_key=key, **fields)
+
+    live = conflict("live", rival("live"), rival("live"), rival("live", status="revoked"))
+    expiring = conflict(
+        "expiring",
+        rival("expiring"),
+        rival("expiring", valid_from=past - timedelta(hours=1), valid_until=past),
+    )
+    revoked = conflict("revoked", rival("revoked"), rival("revoked", status="revoked"))
+    report = retention_apply()
+    assert report["conflicts_settled"] == 2
+    states = {
+        item.memory_key: (item.state, item.resolution)
+        for item in ReviewItem.objects.filter(pk__in=[live.pk, expiring.pk, revoked.pk])
+    }
+    assert states == {
+        "live": ("open", ""),
+        "expiring": ("resolved", "settled"),
+        "revoked": ("resolved", "settled"),
+    }
+    assert retention_apply()["conflicts_settled"] == 0
