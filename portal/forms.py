@@ -1,5 +1,7 @@
 """The portal's forms: they parse and validate input shape only; rules live in memory_core."""
 
+import uuid
+
 from django import forms
 
 from memory_core.models import Authority, MemoryClass, MemoryType, ScopeKind
@@ -101,6 +103,17 @@ class ConflictResolveForm(forms.Form):
     outcome = forms.ChoiceField(choices=OUTCOMES, widget=forms.RadioSelect)
     winner_id = forms.UUIDField(label="Winner", required=False)
     reason = forms.CharField(label="Reason", max_length=1000)
+    # The candidates the page showed (comma-separated ids): one added since is refused.
+    candidate_ids = forms.CharField(required=False, widget=forms.HiddenInput)
+
+    def clean_candidate_ids(self):
+        text = self.cleaned_data.get("candidate_ids", "")
+        if not text:
+            return None  # a form without the field (none of the portal's)
+        try:
+            return [uuid.UUID(part) for part in text.split(",")]
+        except ValueError:
+            raise forms.ValidationError("The page's list of candidates is damaged.") from None
 
     def clean(self):
         cleaned = super().clean()

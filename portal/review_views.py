@@ -131,6 +131,7 @@ class ConflictResolveView(ReviewerMixin, View):
                 outcome=form.cleaned_data["outcome"],
                 winner_id=form.cleaned_data.get("winner_id"),
                 reason=form.cleaned_data["reason"],
+                seen_candidate_ids=form.cleaned_data.get("candidate_ids"),
             )
         except DomainError as error:
             return self.refuse(error, back)

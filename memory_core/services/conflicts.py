@@ -166,9 +166,15 @@ def _check_principal(principal, item: ReviewItem) -> None:
 
 @transaction.atomic
 def conflict_resolve(
-    *, principal, item_id, outcome: str, winner_id=None, reason: str
+    *, principal, item_id, outcome: str, winner_id=None, reason: str, seen_candidate_ids=None
 ) -> ReviewItem:
-    """Resolve the open conflict ``item_id`` with ``outcome`` (see the module docstring)."""
+    """Resolve the open conflict ``item_id`` with ``outcome`` (see the module docstring).
+
+    ``seen_candidate_ids``: the candidates the resolver was shown. When the item holds others
+    by now (a retrieval or a write of lower authority added one meanwhile), nothing is done
+    (409 ``conflict_changed``): choosing a winner revokes every other candidate, one the
+    resolver never saw included.
+    """
     conflicts = ReviewItem.objects.filter(
         tenant_id=principal.tenant_id, kind=ReviewItem.Kind.CONFLICT, pk=item_id
     )
@@ -194,6 +200,14 @@ def conflict_resolve(
     _check_principal(principal, item)
     if item.state != ReviewItem.State.OPEN:
         raise ValidationFailed("This conflict is already resolved.", code="review_not_open")
+    if seen_candidate_ids is not None and {str(i) for i in seen_candidate_ids} != {
+        str(i) for i in item.candidate_ids
+    }:
+        raise Conflict(
+            "This conflict changed since it was shown: its candidates are not the ones you "
+            "saw. Nothing was resolved; look at it again.",
+            code="conflict_changed",
+        )
     if outcome not in OUTCOMES:
         raise ValidationFailed(
             f"outcome must be one of {', '.join(OUTCOMES)}.", code="invalid_outcome"

@@ -194,6 +194,50 @@ def test_end_users_cannot_approve_even_their_own(alice_client, queues):
     assert item.state == "open"
 
 
+def test_a_winner_chosen_among_the_candidates_shown_revokes_no_candidate_added_since(
+    reviewer_client, queues, alice_subject
+):
+    """Choosing a winner revokes every other candidate: one a retrieval (or a write of lower
+    authority) added after the page was shown was revoked, unseen by the reviewer."""
+    item = queues["own_conflict"]
+    page = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    shown = ",".join(str(i) for i in item.candidate_ids)
+    assert f'name="candidate_ids" value="{shown}"' in page
+    late = MemoryFactory(
+        subject=alice_subject, memory_key="deploy.region", content="Deploy to ap-south-1."
+    )
+    ReviewItem.objects.filter(pk=item.pk).update(candidate_ids=[*item.candidate_ids, late.pk])
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {
+            "outcome": "choose_winner",
+            "winner_id": item.candidate_ids[0],
+            "reason": "Ops confirmed",
+            "candidate_ids": shown,
+        },
+        follow=True,
+    )
+    assert b"This conflict changed since it was shown" in response.content
+    item.refresh_from_db()
+    late.refresh_from_db()
+    assert (item.state, late.status) == ("open", "active")
+    # Shown again, with the newcomer: now it resolves.
+    again = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert "Deploy to ap-south-1." in again
+    reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {
+            "outcome": "choose_winner",
+            "winner_id": item.candidate_ids[0],
+            "reason": "Ops confirmed",
+            "candidate_ids": ",".join(str(i) for i in item.candidate_ids),
+        },
+    )
+    item.refresh_from_db()
+    late.refresh_from_db()
+    assert (item.state, late.status) == ("resolved", "revoked")
+
+
 def test_resolve_choose_winner(reviewer_client, queues):
     item = queues["own_conflict"]
     winner = item.candidate_ids[1]
