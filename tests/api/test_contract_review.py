@@ -3,10 +3,9 @@
 import uuid
 
 import pytest
-from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
-from memory_core.models import Memory, PortalMembership, Status
+from memory_core.models import Memory, Status
 from tests.factories import write_body
 
 pytestmark = pytest.mark.django_db
@@ -94,15 +93,6 @@ def test_an_offset_written_as_a_decimal_pages_by_its_integer(api_client, four_me
     page = api_client.get(f"{MEMORIES}?limit=2&offset=2.0").json()
     assert [row["id"] for row in page["results"]] == four_memories[2:]
     assert page["previous"] and "offset" not in page["previous"]
-
-
-@pytest.fixture
-def reviewer(tenant):
-    user = get_user_model().objects.create_user("reviewer", password="pw-rev-12345")
-    PortalMembership.objects.create(user=user, tenant=tenant, role="reviewer")
-    client = APIClient(enforce_csrf_checks=True)
-    client.force_login(user)
-    return client
 
 
 def test_the_review_queue_reads_its_checked_limit_too(reviewer, api_client):

@@ -13,15 +13,6 @@ URL = "/api/v1/review/items"
 
 
 @pytest.fixture
-def reviewer(tenant):
-    user = get_user_model().objects.create_user("reviewer", password="pw-rev-12345")
-    PortalMembership.objects.create(user=user, tenant=tenant, role="reviewer")
-    client = APIClient(enforce_csrf_checks=True)
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
 def pending(api_client):
     """Two sensitive writes waiting for a reviewer; return their review item ids."""
     ids = []
