@@ -33,6 +33,8 @@ import time
 from django.core.cache import cache
 from django.db import connection
 
+from memory_core.rls import PLATFORM_SETTING, TENANT_SETTING
+
 logger = logging.getLogger(__name__)
 
 NAMESPACES = ("retrieval", "summary")
@@ -84,9 +86,9 @@ def cache_get(*, tenant_id, subject_id, key: str, namespace: str = "retrieval"):
 # subject's "delete everything" is queued (its memories are not tombstoned yet, but none may
 # be handed out from the ask on: docs/retrieval.md, stage 2).
 _SERVABLE_SQL = """
-    SELECT coalesce(current_setting('memledger.tenant_id', true), '') = %(tenant)s
-           OR (coalesce(current_setting('memledger.tenant_id', true), '') = ''
-               AND coalesce(current_setting('memledger.platform', true), '') = 'on'),
+    SELECT coalesce(current_setting(%(tenant_setting)s, true), '') = %(tenant)s
+           OR (coalesce(current_setting(%(tenant_setting)s, true), '') = ''
+               AND coalesce(current_setting(%(platform_setting)s, true), '') = 'on'),
            EXISTS (SELECT 1 FROM memory_core_tombstone
                    WHERE memory_id = ANY(%(ids)s::uuid[])),
            EXISTS (SELECT 1 FROM memory_core_subject
@@ -100,7 +102,13 @@ def _entry_may_be_served(tenant_id, subject_id, memory_ids: list[str]) -> bool:
 
     Fails closed: a connection that cannot see the tenant's tombstones serves nothing.
     """
-    params = {"tenant": str(tenant_id), "subject": str(subject_id), "ids": memory_ids}
+    params = {
+        "tenant": str(tenant_id),
+        "subject": str(subject_id),
+        "ids": memory_ids,
+        "tenant_setting": TENANT_SETTING,
+        "platform_setting": PLATFORM_SETTING,
+    }
     with connection.cursor() as cursor:
         cursor.execute(_SERVABLE_SQL, params)
         sees_tenant, deleted, queued = cursor.fetchone()
