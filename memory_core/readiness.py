@@ -59,7 +59,10 @@ def _migrations() -> dict:
 
 
 def _embedding_model() -> dict:
-    return {"ok": True, "loaded": get_embedder.cache_info().currsize > 0}
+    # Made is not loaded: an embedder whose weights fail their check is made, and never loads.
+    # Only asked of one already made: the probe must not make one (nor load the model).
+    made = get_embedder.cache_info().currsize > 0
+    return {"ok": True, "loaded": made and get_embedder().loaded}
 
 
 def readiness_check() -> Readiness:

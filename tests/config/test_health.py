@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from django.test import override_settings
 
+from memory_core.embeddings import EmbeddingError, get_embedder
 from memory_core.readiness import readiness_forget
 from tests.processes import run_manage, run_python_json, shell_without_database
 from tests.rls_support import owner_conninfo
@@ -47,6 +48,23 @@ def test_readiness_names_its_checks(client):
     assert body["checks"]["database"] == {"ok": True}
     assert body["checks"]["migrations"] == {"ok": True}
     assert isinstance(body["checks"]["embedding_model"]["loaded"], bool)
+
+
+def test_readiness_says_loaded_only_once_the_model_has_loaded(client, settings):
+    # An embedder made with weights that fail their check is made, and never loads: the
+    # probe must not call it loaded (it did while it counted embedders made).
+    wrong_weights = {**settings.MEMLEDGER_EMBEDDER, "SHA256": "0" * 64}
+    get_embedder.cache_clear()
+    try:
+        with override_settings(MEMLEDGER_EMBEDDER=wrong_weights):
+            with pytest.raises(EmbeddingError):
+                get_embedder().embed(["a text"])
+            body = client.get("/readyz").json()
+            assert body["checks"]["embedding_model"] == {"ok": True, "loaded": False}
+    finally:
+        get_embedder.cache_clear()
+    get_embedder().embed(["a text"])  # the configured model, once it has embedded
+    assert client.get("/readyz").json()["checks"]["embedding_model"]["loaded"] is True
 
 
 @override_settings(SECURE_SSL_REDIRECT=True, ALLOWED_HOSTS=["memory.example.com"])
