@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import re
 import threading
 import uuid
 
@@ -197,6 +198,22 @@ def owner_connection(alias: str = "default"):
         conn.settings_dict.update(saved)
 
 
+def _missing_hint(error: str) -> str:
+    """What to do about a database or role the connection found missing."""
+    if re.search(r'database "[^"]*" does not exist', error):
+        # The embedded server creates its own database when it starts; any other is the
+        # operator's (MEMLEDGER_DB_NAME, DATABASE_URL): migrate fills it, it does not make it.
+        return (
+            "Create the database first (CREATE DATABASE on its server), then run "
+            "`python manage.py migrate`: it creates the tables and the application role."
+        )
+    return (
+        "Run `python manage.py migrate` first: on a database never migrated it creates the "
+        "application role this command connects as. A backup restored onto a new server was "
+        "migrated already: create the role by hand (docs/operations.md, Restore procedure)."
+    )
+
+
 def platform_command(handle):
     """Run a management command's ``handle`` in platform mode (operator work, all tenants).
 
@@ -217,11 +234,7 @@ def platform_command(handle):
         except OperationalError as exc:
             if "does not exist" not in str(exc):
                 raise
-            # A fresh server: the application role (or the database) comes with migrate.
-            raise CommandError(
-                f"{exc}\nRun `python manage.py migrate` first: it creates the database, its "
-                "tables and the application role this command connects as."
-            ) from exc
+            raise CommandError(f"{exc}\n{_missing_hint(str(exc))}") from exc
         try:
             with platform_scope(f"manage.py {self.__module__.rsplit('.', 1)[-1]}"):
                 return handle(self, *args, **options)

@@ -56,4 +56,17 @@ def test_an_operator_command_before_migrate_says_to_migrate_first():
     )
     assert result.returncode == 1
     assert "Run `python manage.py migrate` first" in result.stderr
+    assert "Create the database" not in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_an_operator_command_on_a_database_that_does_not_exist_says_to_create_it():
+    # migrate fills a database, it does not make one: telling the operator to run it first
+    # sent them round in a circle (it fails the same way).
+    result = run_manage(
+        "create_agent_key", "--tenant", "t", "--agent", "a", MEMLEDGER_DB_NAME="memledger_never"
+    )
+    assert result.returncode == 1
+    assert 'database "memledger_never" does not exist' in result.stderr
+    assert "Create the database first" in result.stderr
     assert "Traceback" not in result.stderr
