@@ -13,10 +13,13 @@ act: change identity, authorization, policy or business state, or instruct the m
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from memory_core.admission.normalize import compact, plain, readings
@@ -1229,8 +1232,15 @@ def _fires(rule: Rule, reading: str) -> bool:
 
 
 def injection_codes(texts: list[str]) -> list[str]:
-    """Return the injection guard's rule codes for ``texts`` (empty when clean)."""
-    key = _digest(texts)
+    """Return the injection guard's rule codes for ``texts`` (empty when clean).
+
+    Inside ``cache_scope(tenant_id)`` the codes are remembered for that tenant only; outside
+    any scope they are computed and not remembered.
+    """
+    tenant = _CACHE_TENANT.get()
+    if tenant is None:
+        return list(_injection_codes(texts))
+    key = _digest([tenant, *texts])
     codes = _CODES.get(key)
     if codes is None:
         codes = _CODES.put(key, _injection_codes(texts))
@@ -1288,8 +1298,28 @@ class _DigestCache:
 
 # The rules are constants, so the codes are a function of the texts alone. Admission asks
 # again for the same texts: the split-write rule checks each of the agent's recent writes
-# alone for every new write about the subject (five per item in a batch).
+# alone for every new write about the subject (five per item in a batch). The cache is
+# process-wide, so its entries are keyed by tenant as well (the tenant is the first text of
+# the digest): keyed by the texts alone, a write of a text another tenant's agent wrote
+# moments before was answered faster than a new one, telling the writer that the text had
+# been written by someone (docs/security.md).
 _CODES = _DigestCache(4096)
+_CACHE_TENANT: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "guard_cache_tenant", default=None
+)
+
+
+@contextlib.contextmanager
+def cache_scope(tenant_id) -> Iterator[None]:
+    """Let ``injection_codes`` remember its results for ``tenant_id`` inside the block: a
+    tenant's writes reuse only what that tenant's own writes computed. A caller admitting
+    one tenant's writes wraps their admission in it; outside any scope nothing is remembered,
+    so no caller can let one tenant's text speed up another's by forgetting the tenant."""
+    token = _CACHE_TENANT.set(str(tenant_id))
+    try:
+        yield
+    finally:
+        _CACHE_TENANT.reset(token)
 
 
 def class_codes(texts: list[str]) -> list[str]:

@@ -48,6 +48,7 @@ from memory_core.admission import (
     Grant,
     Head,
     admit,
+    guards,
     parse_candidate,
     parse_correction,
 )
@@ -546,17 +547,18 @@ def _run(
     recent = _recent_texts(principal, subjects, policy, now)
     with _frequent_gil_switches:  # the model runs beside admission until _store has vectors
         pending = _Embedding([c.content for c in candidates])
-        _admit_each(
-            planned,
-            grant=grant,
-            subjects=subjects,
-            heads=heads,
-            target=target,
-            recent=recent,
-            now=now,
-            policy=policy,
-            policy_version=policy_version,
-        )
+        with guards.cache_scope(principal.tenant_id):  # guard results reused within the tenant
+            _admit_each(
+                planned,
+                grant=grant,
+                subjects=subjects,
+                heads=heads,
+                target=target,
+                recent=recent,
+                now=now,
+                policy=policy,
+                policy_version=policy_version,
+            )
         _ensure_subjects(principal, planned, subjects)
         _store(principal, planned, policy_version, pending, now)
     decisions = _record(principal, planned, policy_version)

@@ -7,10 +7,12 @@ SECRET = "Dana's passport number is X1234567 and she lives at 5 Elm Street."
 
 
 def test_cached_codes_are_the_codes_and_the_cache_holds_no_text():
-    first = guards.injection_codes([ATTACK])
-    assert first  # an attack is flagged ...
-    assert guards.injection_codes([ATTACK]) == first  # ... and the same when cached
-    assert guards.injection_codes([SECRET]) == []
+    with guards.cache_scope("tenant-a"):
+        first = guards.injection_codes([ATTACK])
+        assert first  # an attack is flagged ...
+        assert guards.injection_codes([ATTACK]) == first  # ... and the same when cached
+        assert guards.injection_codes([SECRET]) == []
+    assert guards._CODES._items  # they were remembered
     for key, value in guards._CODES._items.items():
         assert isinstance(key, bytes) and len(key) == 32
         assert all(code.startswith("injection.") for code in value)
