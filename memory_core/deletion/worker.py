@@ -144,7 +144,7 @@ class WorkerProcess:
 
     def purge(self) -> int:
         """Drop the messages left on this worker's queue (a unique queue nobody else reads)."""
-        from config.celery_app import app
+        from celery import current_app as app  # config's, once Django has loaded
 
         try:
             with app.connection_for_write() as conn:

@@ -174,7 +174,7 @@ class Command(BaseCommand):
         return tenant, [m.id for m in memories], eval_path
 
     def _worker(self, concurrency: int, pool: str):
-        from config.celery_app import app
+        from celery import current_app as app  # config's, once Django has loaded
 
         try:
             replies = app.control.ping(timeout=1.0) if not self._filesystem() else []
