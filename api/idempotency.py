@@ -34,7 +34,8 @@ IDEMPOTENCY_KEY = OpenApiParameter(
         "1 to 255 printable ASCII characters naming this request, chosen by the agent "
         "(a UUID, say). A retry with the same key and the same request within 24 hours "
         "(MEMLEDGER_IDEMPOTENCY_TTL_HOURS) gets "
-        "the first answer again (header Idempotent-Replayed: true; the memory as it is now) "
+        "the first answer again (header Idempotent-Replayed: true; the memory as it is now, "
+        "or null when the key may no longer see it) "
         "and writes nothing; the same key with another request is 422 "
         "idempotency_key_reused. Keys are the agent's own."
     ),

@@ -20,6 +20,7 @@ from api.idempotency import (
     IdempotentWriteMixin,
 )
 from api.memories_serializers import (
+    VISIBLE_MEMORY_IDS,
     AcceptedWriteSerializer,
     BatchResultSerializer,
     MemoryBatchSerializer,
@@ -44,7 +45,11 @@ from api.responses import (
     NOT_FOUND,
 )
 from memory_core.deletion.services import deletion_request
-from memory_core.selectors.memories import memory_detail, memory_list
+from memory_core.selectors.memories import (
+    memory_detail,
+    memory_list,
+    memory_visible_references,
+)
 from memory_core.services.writes import (
     MAX_BATCH,
     memory_correct,
@@ -85,6 +90,19 @@ def parse_query(serializer_class, query_params):
     return parse(serializer_class, query_params.dict())
 
 
+def references_context(request, *, memories=(), events=(), shown=()) -> dict:
+    """Return the serializer context of an answer that renders ``memories`` and ``events``:
+    which other memories it may name (``supersedes``, an event's ``successor`` or
+    ``winner``), those the key may see, found in one query for the whole answer. ``shown``:
+    rows read through ``visible_to`` (``memory_visible_references``)."""
+    return {
+        "request": request,
+        VISIBLE_MEMORY_IDS: memory_visible_references(
+            principal=request.user, memories=memories, events=events, shown=shown
+        ),
+    }
+
+
 # A write's decision and how it is answered.
 WRITE_ANSWERS = {
     "accepted": (AcceptedWriteSerializer, status.HTTP_201_CREATED),
@@ -93,10 +111,11 @@ WRITE_ANSWERS = {
 }
 
 
-def write_response(result) -> Response:
+def write_response(request, result) -> Response:
     """Render a WriteResult: 201 accepted, 202 pending_approval, 422 rejected."""
     serializer, http_status = WRITE_ANSWERS[result.decision]
-    return Response(serializer(result).data, status=http_status)
+    context = references_context(request, memories=[result.memory])
+    return Response(serializer(result, context=context).data, status=http_status)
 
 
 def write_status(results) -> int:
@@ -123,6 +142,12 @@ class MemoryListCreateView(IdempotentWriteMixin, ListAPIView):
             key=self.query.get("key", ""),
         )
 
+    def list(self, request, *args, **kwargs):
+        # ListAPIView.list, with the page's references resolved at once (one query).
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        context = references_context(request, memories=page, shown=page)
+        return self.get_paginated_response(MemorySerializer(page, many=True, context=context).data)
+
     @extend_schema(
         parameters=[MemoryListQuerySerializer],
         responses={200: MemorySerializer(many=True), **AGENT, 400: BAD_REQUEST},
@@ -141,7 +166,7 @@ class MemoryListCreateView(IdempotentWriteMixin, ListAPIView):
         return [memory_write(principal=request.user, data=request.data)]
 
     def render(self, results):
-        return write_response(results[0])
+        return write_response(self.request, results[0])
 
     status_of = staticmethod(write_status)
 
@@ -179,7 +204,8 @@ class MemoryBatchView(IdempotentWriteMixin, APIView):
         counts = {"accepted": 0, "pending_approval": 0, "rejected": 0}
         for result in results:
             counts[result.decision] += 1
-        return Response(BatchResultSerializer({**counts, "results": results}).data)
+        context = references_context(self.request, memories=[r.memory for r in results])
+        return Response(BatchResultSerializer({**counts, "results": results}, context=context).data)
 
     def status_of(self, results) -> int:
         return status.HTTP_200_OK
@@ -191,7 +217,9 @@ class MemoryDetailView(APIView):
     @extend_schema(responses={200: MemoryDetailSerializer, **AGENT, 404: NOT_FOUND})
     def get(self, request, memory_id):
         detail = memory_detail(principal=request.user, memory_id=memory_id)
-        return Response(MemoryDetailSerializer(detail).data)
+        shown = [detail.memory, *detail.chain]  # both read through visible_to
+        context = references_context(request, memories=shown, events=detail.events, shown=shown)
+        return Response(MemoryDetailSerializer(detail, context=context).data)
 
     @extend_schema(
         request=None,
@@ -225,7 +253,7 @@ class MemorySupersedeView(IdempotentWriteMixin, APIView):
         return [memory_correct(principal=request.user, memory_id=memory_id, data=request.data)]
 
     def render(self, results):
-        return write_response(results[0])
+        return write_response(self.request, results[0])
 
     status_of = staticmethod(write_status)
 
@@ -248,4 +276,5 @@ class MemoryRevokeView(APIView):
         memory = memory_revoke(
             principal=request.user, memory_id=memory_id, reason=body.get("reason", "")
         )
-        return Response(MemorySerializer(memory).data)
+        context = references_context(request, memories=[memory])
+        return Response(MemorySerializer(memory, context=context).data)

@@ -8,6 +8,12 @@ admission decides (HTTP 201/202/422). Output serializers render rows; they hold 
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from api.fields import (
+    StrictCharField,
+    StrictChoiceField,
+    StrictDateTimeField,
+    StrictFloatField,
+)
 from api.pagination import MAX_CURSOR_CHARS, InvalidCursor, cursor_decode
 from memory_core.admission.candidate import (
     HARD_MAX_CONTENT_CHARS,
@@ -31,7 +37,7 @@ from memory_core.models import (
     SourceType,
     Status,
 )
-from memory_core.selectors.memories import MAX_LIST_LIMIT
+from memory_core.selectors.memories import MAX_LIST_LIMIT, VisibleMemoryIds
 from memory_core.services.writes import MAX_BATCH
 
 
@@ -51,19 +57,14 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-class UUIDStringField(serializers.UUIDField):
-    """A UUID sent as a JSON string. DRF's UUIDField also reads a number as the UUID of that
-    integer (``5`` as 00000000-…-0005, ``true`` as …-0001), which no client means: here it is
-    ``invalid``, not a 404 or ``not_selected`` about an id nobody sent."""
-
-    def to_internal_value(self, data):
-        if not isinstance(data, str):
-            self.fail("invalid", value=data)
-        return super().to_internal_value(data)
-
-
 def _id_field(**kwargs):
+    """An id in a query string (text whatever it means: DRF's CharField)."""
     return serializers.CharField(max_length=HARD_MAX_ID_CHARS, **kwargs)
+
+
+def _body_id_field(**kwargs):
+    """An id in a JSON body: a JSON string (api.fields)."""
+    return StrictCharField(max_length=HARD_MAX_ID_CHARS, **kwargs)
 
 
 @extend_schema_field(
@@ -106,37 +107,37 @@ ENVIRONMENT_HELP = (
 
 
 class SourceSerializer(StrictSerializer):
-    type = serializers.ChoiceField(choices=SourceType.choices)
-    conversation_id = _id_field()
-    message_id = _id_field()
-    tool = _id_field(required=False, allow_blank=True)
+    type = StrictChoiceField(choices=SourceType.choices)
+    conversation_id = _body_id_field()
+    message_id = _body_id_field()
+    tool = _body_id_field(required=False, allow_blank=True)
 
 
 class _MemoryBodySerializer(StrictSerializer):
-    content = serializers.CharField(max_length=HARD_MAX_CONTENT_CHARS, trim_whitespace=False)
+    content = StrictCharField(max_length=HARD_MAX_CONTENT_CHARS, trim_whitespace=False)
     value = serializers.JSONField(
         required=False, allow_null=True, help_text="Optional structured value (any JSON)."
     )
-    authority = serializers.ChoiceField(choices=Authority.choices, required=False)
-    confidence = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
-    consent = serializers.ChoiceField(choices=Consent.choices, required=False)
-    sensitivity = serializers.ChoiceField(choices=Sensitivity.choices, required=False)
-    valid_until = serializers.DateTimeField(required=False, allow_null=True)
+    authority = StrictChoiceField(choices=Authority.choices, required=False)
+    confidence = StrictFloatField(min_value=0.0, max_value=1.0, required=False)
+    consent = StrictChoiceField(choices=Consent.choices, required=False)
+    sensitivity = StrictChoiceField(choices=Sensitivity.choices, required=False)
+    valid_until = StrictDateTimeField(required=False, allow_null=True)
 
 
 class MemoryWriteSerializer(_MemoryBodySerializer):
     """The body of ``POST /api/v1/memories`` (and of each batch item)."""
 
-    subject = _id_field(help_text="The subject's external id inside the key's tenant.")
-    memory_type = serializers.ChoiceField(choices=MemoryType.choices)
-    memory_key = _id_field(required=False, allow_blank=True)
-    scope = serializers.CharField(
+    subject = _body_id_field(help_text="The subject's external id inside the key's tenant.")
+    memory_type = StrictChoiceField(choices=MemoryType.choices)
+    memory_key = _body_id_field(required=False, allow_blank=True)
+    scope = StrictCharField(
         max_length=MAX_SCOPE_CHARS,
         help_text="'global' or kind:ref with kind user, project, repo or task.",
     )
     source = SourceSerializer()
-    session_id = _id_field(required=False, allow_blank=True)
-    task_id = _id_field(required=False, allow_blank=True)
+    session_id = _body_id_field(required=False, allow_blank=True)
+    task_id = _body_id_field(required=False, allow_blank=True)
     environment = EnvironmentField(help_text=ENVIRONMENT_HELP)
 
 
@@ -151,15 +152,15 @@ class MemoryCorrectionSerializer(_MemoryBodySerializer):
     provenance (subject, type, key and scope are the corrected memory's)."""
 
     source = SourceSerializer()
-    reason = serializers.CharField(max_length=1000, required=False, allow_blank=True)
+    reason = StrictCharField(max_length=1000, required=False, allow_blank=True)
 
 
 class RevokeSerializer(StrictSerializer):
-    reason = serializers.CharField(max_length=1000, required=False, allow_blank=True)
+    reason = StrictCharField(max_length=1000, required=False, allow_blank=True)
 
 
 class ReviewDecisionSerializer(StrictSerializer):
-    reason = serializers.CharField(max_length=2000, help_text="Kept with the decision.")
+    reason = StrictCharField(max_length=2000, help_text="Kept with the decision.")
 
 
 class PageQuerySerializer(StrictSerializer):
@@ -237,6 +238,29 @@ class ReviewListQuerySerializer(PageQuerySerializer):
 
 # --- Output -----------------------------------------------------------------------------------
 
+# The serializer context's entry that says which other memories an answer may name: a
+# ``VisibleMemoryIds`` (``memory_core.selectors.memories.memory_visible_references``), one
+# query for the whole answer. Without it an answer names no other memory.
+VISIBLE_MEMORY_IDS = "visible_memory_ids"
+
+
+def _visible_memory_ids(field) -> VisibleMemoryIds:
+    return field.context.get(VISIBLE_MEMORY_IDS) or VisibleMemoryIds()
+
+
+class MemoryRefField(serializers.UUIDField):
+    """The id of another memory (a memory's ``supersedes``): null unless the caller may see
+    that memory (the context's ``VISIBLE_MEMORY_IDS``), as its detail would answer 404."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("allow_null", True)
+        super().__init__(**kwargs)
+
+    def to_representation(self, value):
+        if value is None or not _visible_memory_ids(self).shows(value):
+            return None
+        return super().to_representation(value)
+
 
 class SourceOutSerializer(serializers.Serializer):
     type = serializers.CharField(source="source_type")
@@ -251,7 +275,11 @@ class MemorySerializer(serializers.ModelSerializer):
     subject = serializers.CharField(source="subject.external_id")
     scope = serializers.CharField()
     source = SourceOutSerializer(source="*")
-    supersedes = serializers.UUIDField(source="supersedes_id", allow_null=True)
+    supersedes = MemoryRefField(
+        source="supersedes_id",
+        help_text="The version this one corrects; null for a first version, and when the "
+        "caller may not see that version.",
+    )
     has_embedding = serializers.SerializerMethodField()
 
     class Meta:
@@ -291,8 +319,16 @@ class MemorySerializer(serializers.ModelSerializer):
         return memory.embedding is not None
 
 
+class EventDetailsField(serializers.JSONField):
+    """An event's ``details`` (ids and codes), less the keys that name a memory the caller may
+    not see (the context's ``VISIBLE_MEMORY_IDS``)."""
+
+    def to_representation(self, value):
+        return super().to_representation(_visible_memory_ids(self).event_details(value))
+
+
 class ChainLinkSerializer(serializers.ModelSerializer):
-    supersedes = serializers.UUIDField(source="supersedes_id", allow_null=True)
+    supersedes = MemoryRefField(source="supersedes_id")
 
     class Meta:
         model = Memory
@@ -309,6 +345,11 @@ class ChainLinkSerializer(serializers.ModelSerializer):
 
 
 class EventSerializer(serializers.ModelSerializer):
+    """An event of a memory; its ``details`` name another memory (``successor``,
+    ``supersedes``, ``winner``) only when the caller may see it: else the key is left out."""
+
+    details = EventDetailsField()
+
     class Meta:
         model = MemoryEvent
         fields = [
@@ -352,7 +393,11 @@ class _DecisionBase(serializers.Serializer):
 class AcceptedWriteSerializer(_DecisionBase):
     """201: the write was accepted and stored (embedded) before this answer."""
 
-    memory = MemorySerializer()
+    memory = MemorySerializer(
+        allow_null=True,
+        help_text="The memory as it is now; null only in a replay (Idempotent-Replayed) when "
+        "the caller may no longer see it.",
+    )
     conflict_review_item = serializers.SerializerMethodField()
 
     @extend_schema_field(serializers.UUIDField(allow_null=True))
@@ -365,7 +410,12 @@ class PendingWriteSerializer(_DecisionBase):
     """202: a sensitive write waits for a reviewer; it is not used until approved."""
 
     review_item = serializers.UUIDField(source="review_item.id")
-    memory_id = serializers.UUIDField(source="memory.id")
+    memory_id = serializers.UUIDField(
+        source="memory.id",
+        allow_null=True,
+        help_text="Null only in a replay (Idempotent-Replayed) when the caller may no longer "
+        "see the memory.",
+    )
 
 
 class RejectedWriteSerializer(_DecisionBase):
@@ -385,9 +435,16 @@ class BatchResultSerializer(serializers.Serializer):
     results = BatchItemResultSerializer(many=True)
 
 
+class ReviewMemorySerializer(MemorySerializer):
+    """A memory as a reviewer sees it: a reviewer sees every memory of the tenant, so every
+    version one names."""
+
+    supersedes = serializers.UUIDField(source="supersedes_id", allow_null=True)
+
+
 class ReviewItemSerializer(serializers.ModelSerializer):
     subject = serializers.CharField(source="subject.external_id")
-    memory = MemorySerializer(allow_null=True)
+    memory = ReviewMemorySerializer(allow_null=True)
     scope = serializers.CharField(
         read_only=True,
         help_text="A conflict's scope, that of its narrowest candidates ('' for other kinds).",

@@ -11,7 +11,14 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.memories_serializers import EnvironmentField, StrictSerializer, UUIDStringField
+from api.fields import (
+    StrictBooleanField,
+    StrictCharField,
+    StrictChoiceField,
+    StrictIntegerField,
+    UUIDStringField,
+)
+from api.memories_serializers import EnvironmentField, StrictSerializer
 from api.responses import (
     AGENT,
     AGENT_BODY,
@@ -29,12 +36,12 @@ MIN_MAX_TOKENS = 16
 
 
 class ContextInput(StrictSerializer):
-    user_id = serializers.CharField(max_length=200)
-    session_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    task_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    project_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    repository_id = serializers.CharField(max_length=200, required=False, allow_blank=True)
-    locale = serializers.CharField(max_length=35, required=False, allow_blank=True)
+    user_id = StrictCharField(max_length=200)
+    session_id = StrictCharField(max_length=200, required=False, allow_blank=True)
+    task_id = StrictCharField(max_length=200, required=False, allow_blank=True)
+    project_id = StrictCharField(max_length=200, required=False, allow_blank=True)
+    repository_id = StrictCharField(max_length=200, required=False, allow_blank=True)
+    locale = StrictCharField(max_length=35, required=False, allow_blank=True)
     environment = EnvironmentField(
         help_text="The active environment, e.g. 'production' (stored form: lower case). A "
         "memory tied to an environment is used only when it is the active one; without it, "
@@ -45,16 +52,16 @@ class ContextInput(StrictSerializer):
 class BudgetInput(StrictSerializer):
     """Each field given replaces the tenant policy's; the others keep the policy's values."""
 
-    max_items = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    max_items = StrictIntegerField(min_value=1, max_value=100, required=False)
     # The smallest package, "<agent_memory></agent_memory>", costs 11 tokens.
-    max_tokens = serializers.IntegerField(min_value=MIN_MAX_TOKENS, max_value=32000, required=False)
-    max_items_per_type = serializers.IntegerField(min_value=1, max_value=100, required=False)
+    max_tokens = StrictIntegerField(min_value=MIN_MAX_TOKENS, max_value=32000, required=False)
+    max_items_per_type = StrictIntegerField(min_value=1, max_value=100, required=False)
 
 
 class RetrieveInput(StrictSerializer):
-    query = serializers.CharField(max_length=MAX_QUERY_CHARS, trim_whitespace=True)
-    intent = serializers.CharField(max_length=64, required=False, allow_blank=True)
-    has_complete_context = serializers.BooleanField(required=False, default=False)
+    query = StrictCharField(max_length=MAX_QUERY_CHARS, trim_whitespace=True)
+    intent = StrictCharField(max_length=64, required=False, allow_blank=True)
+    has_complete_context = StrictBooleanField(required=False, default=False)
     context = ContextInput()
     budget = BudgetInput(required=False)
 
@@ -118,8 +125,8 @@ class TraceOutput(serializers.Serializer):
 class TraceUsageInput(StrictSerializer):
     """What one final answer or tool call used of the trace's package."""
 
-    kind = serializers.ChoiceField(choices=USAGE_KINDS)
-    reference = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    kind = StrictChoiceField(choices=USAGE_KINDS)
+    reference = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     memory_ids = serializers.ListField(child=UUIDStringField(), max_length=100, allow_empty=True)
 
 

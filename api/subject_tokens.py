@@ -10,6 +10,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.fields import StrictCharField
 from api.memories_serializers import StrictSerializer
 from api.responses import AGENT_BODY, NOT_FOUND, error
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS
@@ -22,18 +23,18 @@ NOT_AN_ISSUER = error(
 
 
 class SubjectTokenInput(StrictSerializer):
-    agent = serializers.CharField(
+    agent = StrictCharField(
         max_length=Agent._meta.get_field("name").max_length,
         help_text="The name of the agent that will act for the subject.",
     )
-    subject = serializers.CharField(
+    subject = StrictCharField(
         max_length=HARD_MAX_ID_CHARS, help_text="The subject's external id (the user served)."
     )
 
 
 class SubjectTokenOutput(serializers.Serializer):
     token = serializers.CharField(help_text="Send it as X-Memledger-Subject-Token.")
-    agent = serializers.CharField()
+    agent = StrictCharField()
     subject = serializers.CharField()
     expires_at = serializers.DateTimeField()
 

@@ -24,6 +24,109 @@ def memory_get(*, principal, memory_id) -> Memory:
     return memory
 
 
+def _as_uuid(value) -> uuid.UUID | None:
+    """Return ``value`` (a UUID, or a string of one) as a UUID; None for anything else."""
+    if value is None:
+        return None
+    if isinstance(value, uuid.UUID):
+        return value
+    try:
+        return uuid.UUID(str(value))
+    except ValueError:
+        return None
+
+
+def _wanted(ids) -> list[uuid.UUID]:
+    return sorted({pk for pk in map(_as_uuid, ids) if pk is not None})
+
+
+def memory_in_bulk(*, principal, ids) -> dict[uuid.UUID, Memory]:
+    """Return the memories of ``ids`` that ``principal`` may see, by id, each as ``memory_get``
+    would answer it: one the principal may not see is left out, as ``memory_get`` answers
+    NotFound. One query (none for no ids)."""
+    wanted = _wanted(ids)
+    if not wanted:
+        return {}
+    rows = (
+        Memory.objects.visible_to(principal).select_related("subject").filter(pk__in_array=wanted)
+    )
+    return {row.pk: row for row in rows}
+
+
+def memory_visible_ids(*, principal, ids) -> frozenset[uuid.UUID]:
+    """Return those of ``ids`` that ``principal`` may see: one query, ids only (none for no
+    ids)."""
+    wanted = _wanted(ids)
+    if not wanted:
+        return frozenset()
+    visible = Memory.objects.visible_to(principal).filter(pk__in_array=wanted)
+    return frozenset(visible.values_list("pk", flat=True))
+
+
+# The keys of an event's ``details`` that name another memory of the chain (or of the
+# conflict): ids only, which ``deletion.stores.EVENT_ID_KEYS`` keeps after a deletion too.
+EVENT_MEMORY_KEYS = ("successor", "supersedes", "winner")
+
+
+@dataclass(frozen=True)
+class VisibleMemoryIds:
+    """The ids of other memories an answer may name: those its caller may see.
+
+    An answer that names another memory (a memory's ``supersedes``, an event's ``successor``,
+    ``supersedes`` or ``winner``) names it only when the caller may see it, under the rules
+    every other read applies (``Memory.objects.visible_to``): an id outside them is a 404
+    everywhere, and naming it would tell of a version, a conflict's winner or another agent's
+    private memory the caller may not know of. The output serializers read it from their
+    context; without one they name nothing (deny by default).
+    """
+
+    ids: frozenset[uuid.UUID] = frozenset()
+
+    def shows(self, value) -> bool:
+        """Return whether the answer may name the memory ``value`` (a UUID or its string)."""
+        pk = _as_uuid(value)
+        return pk is not None and pk in self.ids
+
+    def event_details(self, details) -> dict:
+        """Return an event's ``details`` without the keys that name a memory the caller may
+        not see. An empty value (a conflict resolved with no winner) names none and stays."""
+        if not isinstance(details, dict):
+            return {}
+        return {
+            key: value
+            for key, value in details.items()
+            if key not in EVENT_MEMORY_KEYS or value in ("", None) or self.shows(value)
+        }
+
+
+def memory_references(*, memories=(), events=()) -> set[uuid.UUID]:
+    """Return the ids of other memories that ``memories`` (their ``supersedes``) and
+    ``events`` (their details' ``EVENT_MEMORY_KEYS``) name."""
+    found = {memory.supersedes_id for memory in memories if memory is not None}
+    for event in events:
+        details = event.details if isinstance(event.details, dict) else {}
+        found.update(_as_uuid(details.get(key)) for key in EVENT_MEMORY_KEYS if details.get(key))
+    found.discard(None)
+    return found
+
+
+def memory_visible_references(*, principal, memories=(), events=(), shown=()) -> VisibleMemoryIds:
+    """Return which of the memories that ``memories`` and ``events`` name ``principal`` may
+    see: one query for the whole answer however many rows and events it holds (none when
+    they name nothing, or only rows of ``shown``).
+
+    ``shown`` are rows the caller already read through ``visible_to`` (a list's page, a
+    detail's visible chain): they are visible, so a reference to one needs no query. Never
+    pass a row read any other way (a write's new memory: its writer may write a type it may
+    not read).
+    """
+    references = memory_references(memories=memories, events=events)
+    known = {row.pk for row in shown if row is not None}
+    unknown = references - known
+    visible = memory_visible_ids(principal=principal, ids=unknown)
+    return VisibleMemoryIds(ids=frozenset(references & known) | visible)
+
+
 # The ids of the chain through one memory, with each link's place from it (older links
 # negative): back along ``supersedes`` as stored, forward along the successor that is a link
 # (not a proposal). A chain's versions increase along it (the trigger of migration 0002), so

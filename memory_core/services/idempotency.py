@@ -12,7 +12,12 @@ request gets that outcome again and writes nothing. The contract (docs/api.md):
   the write produced (admission decisions, review items): ids and hashes only, as the
   tombstone ledger keeps.
 - A replay is rebuilt from those ids: the decision as it was made, the memory as it is now
-  (approved, superseded, revoked, or a content-free tombstone while its deletion runs).
+  (approved, superseded, revoked, or a content-free tombstone while its deletion runs), and
+  only if the agent may still see it, as ``GET /api/v1/memories/<id>`` decides (its grant may
+  have narrowed since: a read type, the maximum sensitivity, ``any_subject``; the subject's
+  whole deletion may be queued): else the memory is left out, the decision and status kept.
+  A retrying agent learns that its write was made (so it must not write again) and nothing
+  of a memory the detail would answer 404 for.
 - The same key with another request (body, path, endpoint, subject token) is refused
   (``idempotency_key_reused``).
 - Only decisions are recorded (201, 202, 422 and a batch's 200): an answer that rolls back
@@ -47,6 +52,7 @@ from django.utils import timezone
 from memory_core.admission import decision_message
 from memory_core.exceptions import Conflict, IdempotencyKeyReused, ValidationFailed
 from memory_core.models import AdmissionDecision, IdempotencyRecord, ReviewItem
+from memory_core.selectors.memories import memory_in_bulk
 from memory_core.services.writes import WriteResult
 
 MAX_KEY_CHARS = 255
@@ -242,7 +248,7 @@ def idempotent_write(
     )
     if claim.replay:
         return IdempotentOutcome(
-            results=idempotency_results(record=claim.record),
+            results=idempotency_results(principal=principal, record=claim.record),
             status_code=claim.record.status_code,
             replayed=True,
         )
@@ -261,12 +267,16 @@ def idempotency_release(*, record: IdempotencyRecord) -> None:
     IdempotencyRecord.objects.filter(pk=record.pk, status_code__isnull=True).delete()
 
 
-def idempotency_results(*, record: IdempotencyRecord) -> list[WriteResult]:
+def idempotency_results(*, principal, record: IdempotencyRecord) -> list[WriteResult]:
     """Return the recorded request's results rebuilt from their ids: each decision as it was
-    made (outcome, rule codes, message, policy version) and its memory as it is now."""
+    made (outcome, rule codes, message, policy version) and its memory as it is now, if
+    ``principal`` may see it as the detail does (``memory_in_bulk``), else None."""
     decision_ids = [entry["decision"] for entry in record.results]
     item_ids = [entry["review_item"] for entry in record.results if entry["review_item"]]
-    decisions = AdmissionDecision.objects.select_related("memory__subject").in_bulk(decision_ids)
+    decisions = AdmissionDecision.objects.in_bulk(decision_ids)
+    memories = memory_in_bulk(
+        principal=principal, ids=[decision.memory_id for decision in decisions.values()]
+    )
     items = ReviewItem.objects.in_bulk(item_ids)
     results = []
     for index, entry in enumerate(record.results):
@@ -277,7 +287,7 @@ def idempotency_results(*, record: IdempotencyRecord) -> list[WriteResult]:
                 decision=decision.outcome,
                 rule_codes=list(decision.rule_codes),
                 message=decision_message(decision.outcome, decision.rule_codes),
-                memory=decision.memory,
+                memory=memories.get(decision.memory_id),
                 review_item=item,
                 admission_decision=decision,
                 policy_version=decision.policy_version,

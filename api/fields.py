@@ -1,0 +1,127 @@
+"""Fields of JSON request bodies that take only their own JSON type.
+
+DRF's fields convert loosely, as suits HTML forms: a BooleanField reads "yes", "on" or 1 as
+true, an IntegerField reads "5" and 5.0, a FloatField reads "0.5", a CharField turns 5 into
+"5". In a JSON body each of these is a client bug (a number sent as a string, a flag sent as
+1, an id sent as a number), and reading it anyway hides the bug: ``{"subject": 5}`` asked
+to delete the memories of subject "5". Here a value of another JSON type is the field error
+``invalid`` (DRF's code for a value it cannot read, as ``UUIDStringField`` answers a number),
+whose message names the type expected and the type sent: "Must be an integer, not a string."
+
+Every field subclasses the DRF field it tightens, so its other checks (``max_length``,
+``min_value``, ``null``, ``blank``, ``null_characters_not_allowed``...) and its OpenAPI type
+(drf-spectacular maps a field by its DRF class) stay as they were. Query strings are text
+whatever they mean, so their serializers keep DRF's fields (``api.pagination``,
+``api.memories.parse_query``).
+"""
+
+import math
+
+from rest_framework import serializers
+
+
+def json_type(value) -> str:
+    """Return the JSON type of a parsed JSON ``value``, as a message names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):  # before int: True is an int to Python
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "NaN or an infinity"
+        return "a number with a fraction or an exponent"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class _StrictType:
+    """Refuse, before the DRF field reads it, a value that ``accepts`` does not."""
+
+    expected = ""  # "a string", ..., as the message names it
+
+    def accepts(self, data) -> bool:
+        raise NotImplementedError
+
+    def to_internal_value(self, data):
+        if not self.accepts(data):
+            raise serializers.ValidationError(
+                f"Must be {self.expected}, not {json_type(data)}.", code="invalid"
+            )
+        return super().to_internal_value(data)
+
+
+class StrictCharField(_StrictType, serializers.CharField):
+    """A JSON string (DRF's CharField also takes 5 and 5.0, as "5" and "5.0")."""
+
+    expected = "a string"
+
+    def accepts(self, data) -> bool:
+        return isinstance(data, str)
+
+
+class StrictChoiceField(_StrictType, serializers.ChoiceField):
+    """One of the choices, as a JSON string (DRF's ChoiceField compares ``str(value)``, so a
+    choice spelt like a number would be chosen by that number)."""
+
+    expected = "a string"
+
+    def accepts(self, data) -> bool:
+        return isinstance(data, str)
+
+
+class StrictDateTimeField(_StrictType, serializers.DateTimeField):
+    """An ISO 8601 date-time, as a JSON string."""
+
+    expected = "a string holding an ISO 8601 date-time"
+
+    def accepts(self, data) -> bool:
+        return isinstance(data, str)
+
+
+class StrictBooleanField(_StrictType, serializers.BooleanField):
+    """``true`` or ``false`` (DRF's BooleanField also takes "yes", "on", "1", 1 and 0.0)."""
+
+    expected = "true or false"
+
+    def accepts(self, data) -> bool:
+        return isinstance(data, bool)
+
+
+class StrictIntegerField(_StrictType, serializers.IntegerField):
+    """A JSON integer: not a boolean, a string, or a number written with a fraction or an
+    exponent (DRF's IntegerField takes true as 1, "5" and 5.0)."""
+
+    expected = "an integer"
+
+    def accepts(self, data) -> bool:
+        return isinstance(data, int) and not isinstance(data, bool)
+
+
+class StrictFloatField(_StrictType, serializers.FloatField):
+    """A finite JSON number, integer or not: not a boolean or a string (DRF's FloatField takes
+    true as 1.0 and "0.5")."""
+
+    expected = "a finite number"
+
+    def accepts(self, data) -> bool:
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            return False
+        return isinstance(data, int) or math.isfinite(data)
+
+
+class UUIDStringField(serializers.UUIDField):
+    """A UUID sent as a JSON string. DRF's UUIDField also reads a number as the UUID of that
+    integer (``5`` as 00000000-…-0005, ``true`` as …-0001), which no client means: here it is
+    ``invalid``, not a 404 or ``not_selected`` about an id nobody sent."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            self.fail("invalid", value=data)
+        return super().to_internal_value(data)
