@@ -5,10 +5,11 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.memories_serializers import StrictSerializer, UUIDStringField
-from api.responses import AGENT, AGENT_BODY, DELETION_TOO_LARGE, NOT_FOUND, error
+from api.fields import StrictCharField, UUIDStringField
+from api.memories_serializers import StrictSerializer
+from api.responses import AGENT, AGENT_BODY, NOT_FOUND, error
 from memory_core.deletion.selectors import deletion_get, deletion_list, queued_deletions
-from memory_core.deletion.services import deletion_request, subject_deletion_request_or_queue
+from memory_core.deletion.services import deletion_request, deletion_request_or_queue
 
 
 class DeletionInputSerializer(StrictSerializer):
@@ -19,8 +20,8 @@ class DeletionInputSerializer(StrictSerializer):
     """
 
     memory_id = UUIDStringField(required=False)
-    subject = serializers.CharField(required=False, max_length=200)
-    memory_key = serializers.CharField(required=False, max_length=200)
+    subject = StrictCharField(required=False, max_length=200)
+    memory_key = StrictCharField(required=False, max_length=200)
 
     def validate(self, attrs):
         if "memory_id" in attrs:
@@ -95,26 +96,29 @@ class DeletionListCreateView(APIView):
             **AGENT_BODY,
             403: error(
                 "The agent's write grant does not cover the memory (forbidden), or not every "
-                "memory of the subject (subject_not_fully_granted)."
+                "memory of the subject (subject_not_fully_granted), or, for a key's deletion "
+                "too large for a request, not every memory on the key (key_not_fully_granted)."
             ),
             404: error("No such memory, subject or memory_key in the caller's scope."),
-            422: DELETION_TOO_LARGE,
+            422: error(
+                "A memory's deletion did not finish within the time a request may spend on it "
+                "(deletion_too_large, MEMLEDGER_DELETION_REQUEST_BUDGET): nothing was deleted. "
+                "A whole subject's or a key's is queued for a worker instead (202, status "
+                "queued)."
+            ),
         },
     )
     def post(self, request):
         data = DeletionInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = data.validated_data
-        if "memory_id" in values or "memory_key" in values:
-            operation = deletion_request(
+        if "memory_id" in values:
+            operation = deletion_request(principal=request.user, memory_id=values["memory_id"])
+        else:  # a whole subject or a key: queued for a worker when too large for a request
+            operation = deletion_request_or_queue(
                 principal=request.user,
-                memory_id=values.get("memory_id"),
-                subject_external_id=values.get("subject"),
-                memory_key=values.get("memory_key"),
-            )
-        else:  # a whole subject: queued for a worker when too large for a request
-            operation = subject_deletion_request_or_queue(
-                principal=request.user, subject_external_id=values["subject"]
+                subject_external_id=values["subject"],
+                memory_key=values.get("memory_key", ""),
             )
         return accepted(operation)
 

@@ -30,10 +30,10 @@ SUBJECT_NOT_GRANTED = error(
 )
 CONFLICT = error("The memory is no longer the active head (or active).")
 DELETION_TOO_LARGE = error(
-    "A memory's or a key's deletion did not finish within the time a request may spend on it "
-    "(deletion_too_large, MEMLEDGER_DELETION_REQUEST_BUDGET): nothing was deleted; delete in "
-    "parts, or an operator runs manage.py delete_subject. A whole subject's is queued instead "
-    "(202, status queued)."
+    "A memory's deletion did not finish within the time a request may spend on it "
+    "(deletion_too_large, MEMLEDGER_DELETION_REQUEST_BUDGET): nothing was deleted; retry, or an "
+    "operator runs manage.py delete_subject. A key's or a whole subject's deletion "
+    "(POST /api/v1/deletions) is queued instead (202, status queued)."
 )
 GONE = error(
     "The tenant was deleted while the request was in flight (tenant_deleted): nothing of "

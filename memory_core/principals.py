@@ -58,16 +58,22 @@ class AgentPrincipal:
         return self.any_subject or (bool(self.bound_user_id) and user_id == self.bound_user_id)
 
     def scope_memories(self, queryset: QuerySet) -> QuerySet:
-        """Limit a tenant's memories to what this agent may read: shared or its own, of its
-        read types, up to its maximum sensitivity (as retrieval's hard filters), and none of
-        a subject whose whole deletion is queued for a worker (as retrieval reads none: from
-        the ask on, no agent is given them)."""
+        """Limit a tenant's memories to what this agent may read: what its grant reaches
+        (``scope_granted``), and none of a subject whose deletion is queued for a worker (as
+        retrieval reads none: from the ask on, no agent is given them)."""
         from memory_core.models import Subject
 
         queued = Subject.objects.filter(pk=OuterRef("subject_id"), deletion_queued_at__isnull=False)
+        return self.scope_granted(queryset).filter(~Exists(queued))
+
+    def scope_granted(self, queryset: QuerySet) -> QuerySet:
+        """Limit a tenant's memories to what this agent's grant reaches: shared or its own,
+        of its read types, up to its maximum sensitivity (as retrieval's hard filters), of
+        the subjects it may act for. Without the queued-deletion fence of ``scope_memories``:
+        only for deciding what the grant reaches (``deletion.services._grant_scope``), never
+        to read memories."""
         queryset = queryset.filter(
             Q(agent_id__isnull=True) | Q(agent_id=self.agent_id),
-            ~Exists(queued),
             memory_type__in=sorted(self.read_types),
             sensitivity__in=sensitivities_up_to(self.max_sensitivity),
         )
@@ -122,9 +128,9 @@ class ReviewerPrincipal:
 
 @dataclass(frozen=True)
 class QueuedRequester:
-    """Who asked for a queued whole-subject deletion (a portal login or an agent), as the
-    worker makes the request for them: the subject whole, since what they may reach was
-    checked when they asked (``deletion.services.subject_deletion_request_or_queue``)."""
+    """Who asked for a queued deletion (a portal login or an agent), as the worker makes the
+    request for them: the subject whole, or its key whole, since what they may reach was
+    checked when they asked (``deletion.services.deletion_request_or_queue``)."""
 
     tenant_id: uuid.UUID
     subject_id: uuid.UUID

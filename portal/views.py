@@ -12,7 +12,7 @@ from django.utils import timezone
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
-from memory_core.deletion.selectors import QUEUED, deletion_get
+from memory_core.deletion.selectors import QUEUED, deletion_get, queued_deletions
 from memory_core.deletion.services import deletion_request, subject_deletion_request_or_queue
 from memory_core.exceptions import DomainError, NotFound, SubjectBeingDeleted
 from memory_core.exports import export_create, export_path
@@ -22,7 +22,6 @@ from memory_core.selectors.portal import (
     deletions_page,
     memory_history,
     memory_pending_replacements,
-    subject_deletion_queued,
     subject_memories,
     subject_memories_not_in_use,
     subject_memories_pending,
@@ -475,7 +474,9 @@ class DeletionListView(EndUserMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         page = deletions_page(principal=self.principal, page=page_number(self.request))
         context.update(page=page, operations=page.items, page_query=page_query(self.request))
-        context["queued_at"] = subject_deletion_queued(principal=self.principal)
+        # A queued deletion of the subject (everything, or a key's, asked by an agent): one
+        # at a time.
+        context["queued"] = next(iter(queued_deletions(principal=self.principal)), None)
         return context
 
 

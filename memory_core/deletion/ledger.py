@@ -9,6 +9,7 @@ backups. ``replay_deletions --since`` reads it (or another database's Tombstone 
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -56,32 +57,39 @@ def ledger_entry(operation: DeletionOperation, tombstones=None) -> dict:
     }
 
 
-# Names the operation a queued whole-subject deletion becomes (uuid5 of the subject and the
-# moment it was queued): the journal, another database's queued marks
+# Names the operation a queued deletion (a whole subject's or a key's) becomes (uuid5 of the
+# subject and the moment it was queued): the journal, another database's queued marks
 # (``replay.ledger_from_database``) and the worker's operation then name it alike, and a
 # replay makes it once.
 QUEUED_NAMESPACE = uuid.UUID("3f0c1f6e-6d1e-4f7a-9c47-0d3c2a8f5b21")
 
 
 def queued_operation_id(subject_id, queued_at: datetime) -> uuid.UUID:
-    """The id of the operation a subject's queued whole deletion becomes: the journal's
+    """The id of the operation a subject's queued deletion becomes: the journal's
     line names it, the API answers it when it queues the request, and the worker's request
     creates its operation under it (``services.queued_subject_deletion_run``)."""
     moment = queued_at.astimezone(UTC).isoformat()  # as stored, whatever the reader's zone
     return uuid.uuid5(QUEUED_NAMESPACE, f"{subject_id}/{moment}")
 
 
-def queued_entry(*, tenant_id, subject_id, queued_at: datetime) -> dict:
-    """Return the journal line of a subject's queued whole deletion
-    (``services.subject_deletion_queue``): a whole-subject operation with no tombstones yet.
+def memory_key_digest(memory_key: str) -> str:
+    """The SHA-256 (hex) of a memory_key: how the journal names a queued key's deletion, since
+    it keeps ids and hashes only (the key names what was deleted: ``health.notes``)."""
+    return hashlib.sha256(memory_key.encode()).hexdigest()
+
+
+def queued_entry(*, tenant_id, subject_id, queued_at: datetime, memory_key: str = "") -> dict:
+    """Return the journal line of a subject's queued deletion
+    (``services.subject_deletion_queue``): a whole-subject operation, or a key's (the key's
+    digest, ``memory_key_sha256``), with no tombstones yet.
 
     Without it, until the worker makes the request, the queued mark would live in the
-    database only, and a backup restored from before it would lose the user's request.
-    Replayed, the line deletes every memory the subject has in the restored database, as the
-    request would have. The worker's operation, under the same id, is journaled again with
-    its tombstones when it is made.
+    database only, and a backup restored from before it would lose the request. Replayed,
+    the line deletes every memory the subject has in the restored database (on the key whose
+    digest it holds), as the request would have. The worker's operation, under the same id,
+    is journaled again with its tombstones when it is made.
     """
-    return {
+    entry = {
         "operation_id": str(queued_operation_id(subject_id, queued_at)),
         "tenant_id": str(tenant_id),
         "subject_id": str(subject_id),
@@ -91,6 +99,10 @@ def queued_entry(*, tenant_id, subject_id, queued_at: datetime) -> dict:
         "queued": True,
         "tombstones": [],
     }
+    if memory_key:
+        entry["target"] = DeletionOperation.Target.MEMORY_KEY
+        entry["memory_key_sha256"] = memory_key_digest(memory_key)
+    return entry
 
 
 def ledger_append(operation: DeletionOperation) -> None:
@@ -161,7 +173,7 @@ def ledger_scan(*, since: datetime, path: Path | None = None) -> LedgerScan:
 
     A line that is a torn append followed by a whole one on the same line (written before
     appends cut a failed write off) keeps the whole one (``recovered``). Of an operation's
-    several lines the one with the most tombstones is kept: a queued subject deletion is
+    several lines the one with the most tombstones is kept: a queued deletion is
     journaled when queued, with none yet, and again when the worker makes it.
     """
     path = path or ledger_path()

@@ -14,7 +14,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from memory_core.deletion.ledger import queued_entry
+from memory_core.deletion.ledger import memory_key_digest, queued_entry
 from memory_core.deletion.runner import deletion_reset, deletion_run
 from memory_core.deletion.services import tenant_and_memories_lock
 from memory_core.deletion.stores import active_stores, scrub_memories
@@ -33,7 +33,7 @@ from memory_core.models import (
 
 def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     """Return the ledger entries of database ``dbname`` (same server) requested since ``since``,
-    its queued subject deletions among them, oldest first."""
+    its queued deletions (of whole subjects and of keys) among them, oldest first."""
     import psycopg
     from django.db import connection
 
@@ -55,9 +55,10 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             """,
             [since],
         ).fetchall()
-        # A queued subject deletion the worker had not made yet (ledger.queued_entry).
+        # A queued deletion the worker had not made yet (ledger.queued_entry).
         queued = conn.execute(
-            "SELECT tenant_id, id, deletion_queued_at FROM memory_core_subject "
+            "SELECT tenant_id, id, deletion_queued_at, deletion_queued_key "
+            "FROM memory_core_subject "
             "WHERE deletion_queued_at >= %s ORDER BY deletion_queued_at",
             [since],
         ).fetchall()
@@ -74,8 +75,10 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         for op_id, tenant_id, subject_id, target, requested_at, reason, tombstones in rows
     ]
     entries += [
-        queued_entry(tenant_id=tenant_id, subject_id=subject_id, queued_at=queued_at)
-        for tenant_id, subject_id, queued_at in queued
+        queued_entry(
+            tenant_id=tenant_id, subject_id=subject_id, queued_at=queued_at, memory_key=key
+        )
+        for tenant_id, subject_id, queued_at, key in queued
     ]
     return sorted(entries, key=lambda entry: datetime.fromisoformat(entry["requested_at"]))
 
@@ -98,6 +101,18 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             .exclude(status=Status.DELETED)
             .values_list("pk", flat=True)
         )
+    elif entry.get("memory_key_sha256") and subject_id:
+        # A key's queued line (ledger.queued_entry): the subject's memories on the key it names
+        # by its digest, as the worker's request would have taken them.
+        on_key = (
+            Memory.objects.filter(subject_id=subject_id)
+            .exclude(status=Status.DELETED)
+            .exclude(memory_key="")
+            .values_list("pk", "memory_key")
+        )
+        memory_ids |= {
+            pk for pk, key in on_key if memory_key_digest(key) == entry["memory_key_sha256"]
+        }
     elif entry["target"] == DeletionOperation.Target.TENANT:
         # As the request does: its rows, then the tenant row FOR UPDATE, which waits for a
         # transaction that already inserted a row of the tenant (the UPDATE below alone,

@@ -35,19 +35,24 @@ def deletion_get(*, principal, operation_id) -> DeletionOperation:
     return operation
 
 
-# The status of a whole-subject deletion queued for a worker and not made yet (never stored:
-# the worker's request creates the operation, as pending, under the same id).
+# The status of a deletion (a whole subject's or a key's) queued for a worker and not made
+# yet (never stored: the worker's request creates the operation, as pending, under the same
+# id).
 QUEUED = "queued"
 
 
 def queued_deletion(subject: Subject) -> DeletionOperation:
     """Return, unsaved, the operation ``subject``'s queued deletion will be: its id
-    (``ledger.queued_operation_id``), status ``queued``, no memories and no steps yet."""
+    (``ledger.queued_operation_id``), status ``queued``, its target (the subject, or a
+    memory_key), no memories and no steps yet."""
+    target = DeletionOperation.Target.SUBJECT
+    if subject.deletion_queued_key:
+        target = DeletionOperation.Target.MEMORY_KEY
     return DeletionOperation(
         id=queued_operation_id(subject.pk, subject.deletion_queued_at),
         tenant_id=subject.tenant_id,
         subject=subject,
-        target=DeletionOperation.Target.SUBJECT,
+        target=target,
         status=QUEUED,
         requested_at=subject.deletion_queued_at,
     )

@@ -63,9 +63,15 @@ from memory_core.rls import tenant_atomic
 
 logger = logging.getLogger(__name__)
 
-# A queued whole-subject deletion's mark (Subject): set together by the queue, cleared
-# together by its run or a tenant's deletion.
-QUEUED_FIELDS = ["deletion_queued_at", "deletion_queued_by", "deletion_queued_by_agent"]
+# A queued deletion's mark (Subject; of the whole subject, or of one memory_key): set
+# together by the queue, cleared together by its run or a tenant's deletion.
+QUEUED_FIELDS = [
+    "deletion_queued_at",
+    "deletion_queued_by",
+    "deletion_queued_by_agent",
+    "deletion_queued_key",
+]
+QUEUED_CLEARED = {**dict.fromkeys(QUEUED_FIELDS), "deletion_queued_key": ""}
 
 
 def deletion_journal_on_commit(operation: DeletionOperation, tombstones) -> None:
@@ -211,7 +217,7 @@ class Budget:
                 self.close()
         except _TooMany as exc:
             raise OverBudget(
-                f"The subject has more than {exc.above:,} memories "
+                f"The deletion has more than {exc.above:,} memories "
                 "(MEMLEDGER_DELETION_QUEUE_ABOVE), more than a request deletes at once, so "
                 f"nothing was deleted. {instead}, which has no time limit.",
                 code="deletion_too_large",
@@ -235,8 +241,8 @@ class _OutOfTime(Exception):
 
 
 class _TooMany(Exception):
-    """A whole subject of more memories than MEMLEDGER_DELETION_QUEUE_ABOVE, refused before
-    any work (``_refuse_at_once_if_too_many``)."""
+    """A whole subject or a memory_key of more memories than MEMLEDGER_DELETION_QUEUE_ABOVE,
+    refused before any work (``_refuse_at_once_if_too_many``)."""
 
     def __init__(self, above: int):
         super().__init__(above)
@@ -275,13 +281,15 @@ def deletion_request(
     ``time_limited``: the request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET``
     seconds in the database, rolled back, with ``OverBudget`` (``deletion_too_large``): a
     subject of hundreds of thousands of memories takes longer than a web worker may run
-    (the API, the portal and the admin call it so), and one of more than
-    ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories is refused so at once. ``manage.py
-    delete_subject`` passes False.
+    (the API, the portal and the admin call it so), and a whole subject or a key of more
+    than ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories is refused so at once
+    (``deletion_request_or_queue`` queues those for a worker). ``manage.py delete_subject``
+    passes False.
 
-    ``queued_at``: a whole subject's request queued at that moment (``subject_deletion_queue``)
-    and made now by a worker: its operation gets the id the queue handed out
-    (``ledger.queued_operation_id``) and that moment as ``requested_at``.
+    ``queued_at``: a whole subject's or a key's request queued at that moment
+    (``subject_deletion_queue``) and made now by a worker: its operation gets the id the queue
+    handed out (``ledger.queued_operation_id``) and that moment as ``requested_at``, even
+    with nothing left to delete.
     """
     budget = Budget(settings.MEMLEDGER_DELETION_REQUEST_BUDGET if time_limited else None)
     instead = "Delete by memory_key in parts, or ask an operator to run `manage.py delete_subject`"
@@ -298,7 +306,7 @@ def deletion_request(
         subject = _subject(principal, subject_id, subject_external_id)
         memory_key = (memory_key or "").strip()
         if memory_key:
-            return _key_deletion(budget, principal, subject, memory_key, reason_code)
+            return _key_deletion(budget, principal, subject, memory_key, reason_code, queued_at)
         return _subject_deletion(budget, principal, subject, reason_code, queued_at)
 
 
@@ -336,17 +344,19 @@ def _memory_deletion(budget: Budget, principal, memory_id, reason_code) -> Delet
 
 
 def _key_deletion(
-    budget: Budget, principal, subject: Subject, memory_key: str, reason_code
+    budget: Budget, principal, subject: Subject, memory_key: str, reason_code, queued_at=None
 ) -> DeletionOperation:
     """Delete every memory of ``subject`` on ``memory_key``."""
     on_key = Memory.objects.visible_to(principal).filter(subject=subject, memory_key=memory_key)
     candidates = _deletable(principal, on_key)
-    if not candidates.exists():
+    # A queued request is made under the id the queue handed out, even with nothing left.
+    if queued_at is None and not candidates.exists():
         if candidates is not on_key and on_key.exists():  # some there, of types not granted
             raise PermissionDenied(
                 "The agent's grant does not allow writing the memory types on this key."
             )
         raise NotFound("No memory with this key.")
+    _refuse_at_once_if_too_many(budget, candidates)
     return _newly_requested(
         principal=principal,
         tenant_id=subject.tenant_id,
@@ -355,6 +365,7 @@ def _key_deletion(
         candidates=candidates,
         reason_code=reason_code,
         budget=budget,
+        queued_at=queued_at,
     )
 
 
@@ -365,12 +376,15 @@ def _subject_deletion(
     # Serialize whole-subject requests of one subject (a double click, two tabs): the second
     # one then sees the first one's operation and returns it. NO KEY UPDATE does not block
     # the key-share locks of writes inserting memories for the subject.
-    if Subject.objects.select_for_update(no_key=True).get(pk=subject.pk).deletion_queued_at:
-        # A whole deletion of it waits for a worker (subject_deletion_queue), which makes this
-        # very request: asked again meanwhile, retry once it has (and get its operation back;
-        # subject_deletion_request_or_queue answers the queued one).
-        raise SubjectBeingDeleted()
+    queued = Subject.objects.select_for_update(no_key=True).get(pk=subject.pk).deletion_queued_at
+    # The grant first, whether or not a deletion of the subject is queued (_grant_scope): a
+    # caller it does not reach learns nothing of a queued one.
     candidates = _whole_subject_in_reach(principal, subject)
+    if queued:
+        # A deletion of it waits for a worker (subject_deletion_queue), which makes this very
+        # request or a key's: asked again meanwhile, retry once it has (and get its operation
+        # back; deletion_request_or_queue answers the queued one).
+        raise SubjectBeingDeleted()
     # Its failed memories' and keys' operations (a failed whole one: _subject_deletion_covering).
     parts = DeletionOperation.objects.filter(tenant_id=subject.tenant_id, subject=subject)
     _redrive_failed(parts.exclude(target=DeletionOperation.Target.SUBJECT))
@@ -392,12 +406,30 @@ def _subject_deletion(
     )
 
 
+def _grant_scope(principal, subject: Subject):
+    """Return the memories of ``subject`` that ``principal``'s grant reaches, whether or not
+    a deletion of the subject is queued.
+
+    ``Memory.objects.visible_to`` hides every memory of a subject whose deletion is queued
+    from agents (the fence of ``AgentPrincipal.scope_memories``), so it cannot tell what an
+    agent's grant reaches of such a subject: every agent would look out of reach, and one
+    out of reach would look no different. Other principals have no fence.
+    """
+    memories = Memory.objects.filter(tenant_id=principal.tenant_id, subject=subject)
+    if isinstance(principal, AgentPrincipal):
+        return principal.scope_granted(memories)
+    return principal.scope_memories(memories)
+
+
 def _whole_subject_in_reach(principal, subject: Subject):
     """Return the memories ``principal`` deletes when it deletes ``subject`` whole, or raise
     PermissionDenied unless they are every memory the subject has: a subject deletion also
     clears the subject's exports and traces, so only a caller that reaches all of it may ask
-    (the user, a reviewer, or an agent whose grant covers every memory the subject has)."""
-    candidates = _deletable(principal, Memory.objects.visible_to(principal)).filter(subject=subject)
+    (the user, a reviewer, or an agent whose grant covers every memory the subject has).
+
+    The same answer whether or not a deletion of the subject is queued (``_grant_scope``).
+    """
+    candidates = _deletable(principal, _grant_scope(principal, subject))
     # NOT IN (a hashed subplan): the correlated anti-join took 1.3 s for 2,000 memories,
     # planned before the rows had statistics (scripts/deletion_request_cost.py).
     out_of_reach = (
@@ -415,11 +447,41 @@ def _whole_subject_in_reach(principal, subject: Subject):
     return candidates
 
 
+def _key_in_reach(principal, subject: Subject, memory_key: str) -> None:
+    """Raise as ``_key_deletion`` would for ``principal`` (NotFound, PermissionDenied), or
+    PermissionDenied (``key_not_fully_granted``) unless it may delete every memory of
+    ``subject`` on ``memory_key``: a queued key's deletion is made by a worker for whoever
+    asked, of every memory on the key (``QueuedRequester``), so only a caller that reaches
+    all of them may have it queued. The same answer whether or not a deletion of the subject
+    is queued (``_grant_scope``).
+    """
+    on_key = _grant_scope(principal, subject).filter(memory_key=memory_key)
+    candidates = _deletable(principal, on_key)
+    if not candidates.exists():
+        if candidates is not on_key and on_key.exists():
+            raise PermissionDenied(
+                "The agent's grant does not allow writing the memory types on this key."
+            )
+        raise NotFound("No memory with this key.")
+    out_of_reach = (
+        Memory.objects.filter(tenant_id=subject.tenant_id, subject=subject, memory_key=memory_key)
+        .exclude(status=Status.DELETED)
+        .exclude(pk__in=candidates.values("pk"))
+    )
+    if out_of_reach.exists():
+        raise PermissionDenied(
+            "The key has more memories than a request deletes at once, and the agent's grant "
+            "does not reach every one of them, so its deletion cannot be queued; delete "
+            "memories one by one, or ask the user (portal) or a reviewer.",
+            code="key_not_fully_granted",
+        )
+
+
 def _refuse_at_once_if_too_many(budget: Budget, candidates) -> None:
-    """Raise ``OverBudget`` before any work for a time-limited whole-subject request of more
-    than ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories: it would rarely fit the budget (and on
-    a slow machine never), and the caller would wait the budget out to learn so. Counts at
-    most that many plus one."""
+    """Raise ``OverBudget`` before any work for a time-limited request of a whole subject or
+    a key of more than ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories: it would rarely fit the
+    budget (and on a slow machine never), and the caller would wait the budget out to learn
+    so. Counts at most that many plus one."""
     above = settings.MEMLEDGER_DELETION_QUEUE_ABOVE
     if budget.seconds is None or not above:
         return
@@ -431,36 +493,69 @@ def subject_deletion_request_or_queue(
     *, principal, subject_id=None, subject_external_id=None
 ) -> DeletionOperation:
     """Delete everything about a subject (the portal's "delete everything", the API's
-    ``{"subject"}``): the whole-subject request, or, when it does not fit a request's time
-    (``OverBudget``: more than ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories, or out of the
-    budget), the same request queued for a worker (``subject_deletion_queue``).
+    ``{"subject"}``): ``deletion_request_or_queue`` of the whole subject."""
+    return deletion_request_or_queue(
+        principal=principal, subject_id=subject_id, subject_external_id=subject_external_id
+    )
+
+
+def deletion_request_or_queue(
+    *, principal, subject_id=None, subject_external_id=None, memory_key: str = ""
+) -> DeletionOperation:
+    """Delete everything about a subject, or every memory of it on ``memory_key`` (the API's
+    ``{"subject"}`` and ``{"subject", "memory_key"}``): the request, or, when it does not
+    fit a request's time (``OverBudget``: more than ``MEMLEDGER_DELETION_QUEUE_ABOVE``
+    memories, or out of the budget), the same request queued for a worker
+    (``subject_deletion_queue``).
 
     A queued one comes back as ``queued_deletion``: status ``queued``, under the id its
-    operation will have. Asked again while it is queued, the same one comes back.
+    operation will have. Asked again while it is queued, the same one comes back, to a
+    caller whose grant reaches it, and only then: anyone else gets the refusal the request
+    would give it (NotFound, PermissionDenied), never the queued one's id. Another deletion
+    of the subject already queued (a key's, or the whole subject's) is a
+    ``SubjectBeingDeleted`` (503, retry) for a request that must be queued too: one mark per
+    subject.
     """
     subject = _subject(principal, subject_id, subject_external_id)
-    if subject.deletion_queued_at is not None:
+    memory_key = (memory_key or "").strip()
+    if memory_key:
+        in_reach = partial(_key_in_reach, principal, subject, memory_key)
+    else:
+        in_reach = partial(_whole_subject_in_reach, principal, subject)
+    if subject.deletion_queued_at is not None and subject.deletion_queued_key == memory_key:
+        in_reach()  # what the request would answer this caller: a refusal, or the queued one
         return queued_deletion(subject)
     try:
-        return deletion_request(principal=principal, subject_id=subject.pk)
+        return deletion_request(
+            principal=principal, subject_id=subject.pk, memory_key=memory_key or None
+        )
     except OverBudget:
-        # The worker deletes the subject whole for whoever asked (QueuedRequester): check, with
-        # no time limit, that they reach all of it, which the request may have run out of
-        # time before checking.
-        _whole_subject_in_reach(principal, subject)
-        return queued_deletion(subject_deletion_queue(principal=principal, subject_id=subject.pk))
+        # The worker deletes the subject whole, or the key whole, for whoever asked
+        # (QueuedRequester): check, with no time limit, that they reach all of it, which the
+        # request may have run out of time before checking.
+        in_reach()
+        queued = subject_deletion_queue(
+            principal=principal, subject_id=subject.pk, memory_key=memory_key
+        )
+        if queued.deletion_queued_key != memory_key:
+            raise SubjectBeingDeleted() from None  # another deletion of it was queued first
+        return queued_deletion(queued)
 
 
-def subject_deletion_queue(*, principal, subject_id) -> Subject:
-    """Queue the deletion of everything about ``subject_id`` for a worker, asked by a portal
-    login (``user_id``) or an agent (``agent_id``) whose request was found too large.
+def subject_deletion_queue(*, principal, subject_id, memory_key: str = "") -> Subject:
+    """Queue the deletion of everything about ``subject_id``, or of its memories on
+    ``memory_key``, for a worker, asked by a portal login (``user_id``) or an agent
+    (``agent_id``) whose request was found too large.
 
     The worker makes the same request (``queued_subject_deletion_run``), with no time limit,
     for whoever asked. From the mark on, agents neither read nor write the subject (the
-    retrieval's lookup, ``AgentPrincipal.scope_memories``, ``locks.subjects_shared_locked``).
-    The mark is the truth: the task is sent when this commits, and the deletion sweep sends
-    it again for a mark older than ``MEMLEDGER_DELETION_STALE_SECONDS`` (the broker was down,
-    a worker lost it). Asking again keeps the first mark.
+    retrieval's lookup, ``AgentPrincipal.scope_memories``, ``locks.subjects_shared_locked``):
+    for a key, the whole subject, as a request deleting the key holds the subject's deletion
+    lock while it runs (``subject_deletion_lock``; the fence is the same, only longer). The
+    mark is the truth: the task is sent when this commits, and the deletion sweep sends it
+    again for a mark older than ``MEMLEDGER_DELETION_STALE_SECONDS`` (the broker was down, a
+    worker lost it). Asking again keeps the first mark, whatever it queued: the caller
+    compares ``deletion_queued_key``.
     """
     with transaction.atomic():
         # NO KEY UPDATE, as deletion_request takes it: writes inserting the subject's
@@ -470,6 +565,7 @@ def subject_deletion_queue(*, principal, subject_id) -> Subject:
         )
         if subject.deletion_queued_at is None:
             subject.deletion_queued_at = timezone.now()
+            subject.deletion_queued_key = memory_key
             if isinstance(principal, AgentPrincipal):
                 subject.deletion_queued_by_agent_id = principal.agent_id
             else:
@@ -479,6 +575,7 @@ def subject_deletion_queue(*, principal, subject_id) -> Subject:
                 tenant_id=subject.tenant_id,
                 subject_id=subject.pk,
                 queued_at=subject.deletion_queued_at,
+                memory_key=memory_key,
             )
             # Journaled as it commits, before the task is sent: a restore from a backup taken
             # before the worker made the request replays it (ledger.queued_entry).
@@ -499,8 +596,9 @@ def subject_deletion_enqueue_on_commit(subject_id) -> None:
 
 
 def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
-    """Make the queued whole-subject request for whoever queued it, with no time limit, and
-    clear the mark in the same transaction; None if nothing is queued (done already)."""
+    """Make the subject's queued request (the whole subject's, or a key's) for whoever queued
+    it, with no time limit, and clear the mark in the same transaction; None if nothing is
+    queued (done already)."""
     with transaction.atomic():
         # Held for the whole request: a second task waits, then finds nothing queued, and the
         # sweep (FOR UPDATE SKIP LOCKED) passes over it; writes of the subject's memories go on.
@@ -518,16 +616,27 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
             actor_type="agent" if agent_id else "user",
             actor_id=str(agent_id or subject.deletion_queued_by),
         )
-        queued_at = subject.deletion_queued_at
-        if DeletionOperation.objects.filter(pk=queued_operation_id(subject.pk, queued_at)):
+        queued_at, memory_key = subject.deletion_queued_at, subject.deletion_queued_key
+        made = DeletionOperation.objects.filter(
+            pk=queued_operation_id(subject.pk, queued_at)
+        ).first()
+        if made is not None:
             queued_at = None  # a replay after a restore made it already: a new one clears
         # Cleared first, in the same transaction (others see the mark until it commits): the
         # request refuses a subject whose deletion is queued.
         subject.deletion_queued_at = subject.deletion_queued_by = None
         subject.deletion_queued_by_agent = None
+        subject.deletion_queued_key = ""
         subject.save(update_fields=QUEUED_FIELDS)
+        on_key = Memory.objects.filter(subject=subject, memory_key=memory_key)
+        if made is not None and memory_key and not on_key.exists():
+            return made  # nothing left on the key for a new one (it would be NotFound)
         return deletion_request(
-            principal=requester, subject_id=subject.pk, time_limited=False, queued_at=queued_at
+            principal=requester,
+            subject_id=subject.pk,
+            memory_key=memory_key or None,
+            time_limited=False,
+            queued_at=queued_at,
         )
 
 
@@ -791,7 +900,7 @@ def _tenant_deletion_request(tenant_id, budget: Budget, requested_by, reason_cod
         ApiKey.objects.filter(agent__tenant_id=tenant.pk, revoked_at=None).update(revoked_at=now)
         # This operation deletes what their queued requests would have: none is made after it.
         Subject.objects.filter(tenant_id=tenant.pk, deletion_queued_at__isnull=False).update(
-            **dict.fromkeys(QUEUED_FIELDS)
+            **QUEUED_CLEARED
         )
         operation = _newly_requested(
             principal=SystemPrincipal(tenant_id=tenant.pk, name=requested_by),

@@ -39,14 +39,18 @@ class Subject(models.Model):
     )
     display_name = models.CharField(max_length=200, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
-    # A whole-subject deletion too large for a request, queued for a worker
-    # (deletion.services.subject_deletion_queue): when, and who asked: a portal login or an
-    # agent. Cleared by the worker as it makes the request.
+    # A deletion of the subject too large for a request, queued for a worker
+    # (deletion.services.subject_deletion_queue): when, who asked (a portal login or an
+    # agent), and of what: every memory of the subject, or those on one memory_key
+    # (``deletion_queued_key``, empty for the whole subject). Cleared by the worker as it
+    # makes the request; until then agents read and write nothing of the subject.
     deletion_queued_at = models.DateTimeField(null=True, blank=True)
     deletion_queued_by = models.IntegerField(null=True, blank=True)
     deletion_queued_by_agent = models.ForeignKey(
         "Agent", on_delete=models.PROTECT, null=True, blank=True, related_name="+", db_index=False
     )
+    # A default in the database too: rows copied in bulk (the benchmarks' COPY) name no key.
+    deletion_queued_key = models.CharField(max_length=200, blank=True, default="", db_default="")
 
     class Meta:
         constraints = [
@@ -58,6 +62,11 @@ class Subject(models.Model):
                 | models.Q(deletion_queued_by__isnull=False)
                 | models.Q(deletion_queued_by_agent__isnull=False),
                 name="subject_deletion_queued_by_someone",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(deletion_queued_key="")
+                | models.Q(deletion_queued_at__isnull=False),
+                name="subject_deletion_queued_key_only_queued",
             ),
         ]
         indexes = [

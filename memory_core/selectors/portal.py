@@ -26,7 +26,6 @@ from memory_core.models import (
     RetrievalTrace,
     ReviewItem,
     Status,
-    Subject,
 )
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.selectors.memories import memory_get, memory_visible_chain
@@ -277,16 +276,6 @@ def subject_memories_not_in_use(*, principal, now=None) -> tuple[list[Memory], i
         row.not_in_use = Status.EXPIRED if row.status == Status.ACTIVE else row.status
     count = len(shown) if len(shown) <= NOT_IN_USE_LIMIT else rows.count()
     return shown[:NOT_IN_USE_LIMIT], count
-
-
-def subject_deletion_queued(*, principal: SubjectPrincipal):
-    """When the portal user's whole-subject deletion was queued for a worker, or None
-    (``deletion.services.subject_deletion_queue``)."""
-    return (
-        Subject.objects.filter(tenant_id=principal.tenant_id, pk=principal.subject_id)
-        .values_list("deletion_queued_at", flat=True)
-        .first()
-    )
 
 
 def deletions_page(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Page:

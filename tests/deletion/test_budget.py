@@ -104,10 +104,11 @@ def test_a_statement_still_running_when_the_budget_ends_is_cancelled(settings, o
         untouched(owner, len(memories))
 
 
-def test_the_api_answers_422_deletion_too_large_for_a_key(settings, api_client, owner, memories):
-    """A key's (or a memory's) deletion is not queued: delete in parts, or run the command."""
+def test_the_api_answers_422_deletion_too_large_for_a_memory(settings, api_client, owner, memories):
+    """A memory's deletion is not queued (a key's is: tests/deletion/test_queued_key.py):
+    delete in parts, or run the command."""
     settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
-    body = {"subject": owner.external_id, "memory_key": memories[0].memory_key}
+    body = {"memory_id": str(memories[0].pk)}
     response = api_client.post("/api/v1/deletions", body, format="json")
     assert response.status_code == 422, response.content
     error = response.json()["error"]

@@ -1,7 +1,7 @@
 """Delete a subject's memories (or one memory_key of them) through a deletion operation, with
-no time limit: the way for a key too large for a request over HTTP (422
-``deletion_too_large``, docs/operations.md, "Scaling"), and for a subject's queued deletion
-made now instead of by a worker."""
+no time limit: the way for a deletion without waiting for a worker (docs/operations.md,
+"Scaling"), and for a queued deletion (a whole subject's or a key's) made now instead of by a
+worker."""
 
 import json
 
@@ -67,10 +67,14 @@ class Command(BaseCommand):
         try:
             with tenant_atomic(tenant.pk):
                 operation = None
-                if not key and subject.deletion_queued_at is not None:
-                    # The user's own request, queued by the portal: made now, as the user's,
-                    # instead of refused (a whole subject's deletion waits for the queued one).
-                    operation = queued_subject_deletion_run(subject.pk)
+                if subject.deletion_queued_at is not None:
+                    # A request queued by the portal or the API (the subject's, or a key's):
+                    # made now, as its asker's, under the id they were given. It is the
+                    # operator's request when it is the same; else the operator's follows
+                    # (a whole subject's would be refused while the key's waits).
+                    queued = queued_subject_deletion_run(subject.pk)
+                    if subject.deletion_queued_key == key:
+                        operation = queued
                 if operation is None:
                     operation = deletion_request(
                         principal=SystemPrincipal(tenant_id=tenant.pk, name="delete_subject"),

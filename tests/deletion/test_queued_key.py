@@ -1,0 +1,359 @@
+"""A memory_key's deletion too large for a request is queued for a worker, as a whole
+subject's is (``deletion_request_or_queue``), and a queued deletion answers its id only to a
+caller whose grant reaches it: anyone else gets the refusal the request would give.
+"""
+
+import pytest
+from django.utils import timezone
+
+from memory_core.deletion.services import queued_subject_deletion_run
+from memory_core.exceptions import SubjectBeingDeleted
+from memory_core.models import DeletionOperation, Memory, Subject
+from memory_core.services.api_keys import api_key_create
+from memory_core.subject_tokens import subject_token_issue
+from tests.celery_worker import wait_for
+from tests.factories import AgentFactory, MemoryFactory, write_body
+
+NO_TIME = 1e-9
+URL = "/api/v1/deletions"
+KEY = "style.answers"
+RETRIEVE = {
+    "query": "How does the user like answers?",
+    "intent": "answer_question",
+    "context": {"user_id": "user-1"},
+}
+
+
+def client_for(agent, token: str | None = None):
+    from rest_framework.test import APIClient
+
+    _, raw = api_key_create(agent=agent)
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
+    if token:
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}", HTTP_X_MEMLEDGER_SUBJECT_TOKEN=token)
+    return client
+
+
+@pytest.fixture
+def written(api_client):
+    """Three versions of ``user-1``'s preference on KEY (one chain: two superseded, one
+    head) and one preference on another key, written by ``api_client``'s agent."""
+    for content in ("concise", "short", "very short"):
+        body = write_body(content=f"User prefers {content} answers.")
+        response = api_client.post("/api/v1/memories", body, format="json")
+        assert response.status_code == 201, response.content
+    body = write_body(memory_key="style.language", content="User prefers answers in English.")
+    assert api_client.post("/api/v1/memories", body, format="json").status_code == 201
+    on_key = Memory.objects.filter(subject__external_id="user-1", memory_key=KEY)
+    other = Memory.objects.get(subject__external_id="user-1", memory_key="style.language")
+    assert on_key.count() == 3 and on_key.filter(status="active").count() == 1
+    return sorted(on_key.values_list("pk", flat=True), key=str), other
+
+
+def too_large(settings, why: str) -> None:
+    if why == "out of time":
+        settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    else:
+        settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2  # the key holds three
+
+
+def ask_key(client):
+    return client.post(URL, {"subject": "user-1", "memory_key": KEY}, format="json")
+
+
+def ask_subject(client):
+    return client.post(URL, {"subject": "user-1"}, format="json")
+
+
+def answer(response) -> tuple[int, str | None]:
+    body = response.json()
+    return response.status_code, body.get("error", {}).get("code") or body.get("status")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("why", ["out of time", "above the threshold"])
+def test_a_key_too_large_for_a_request_is_queued_and_fenced_from_agents_at_once(
+    settings, api_client, agent, written, why
+):
+    on_key, other = written
+    head = Memory.objects.get(pk__in=on_key, status="active")
+    assert api_client.post("/api/v1/retrieve", RETRIEVE, format="json").json()["items"]
+    too_large(settings, why)
+
+    response = ask_key(api_client)
+    # Before: 422 deletion_too_large, and the agent had to delete the key in parts.
+    assert response.status_code == 202, response.content
+    queued = response.json()
+    assert queued["status"] == "queued"
+    assert response["Location"] == f"/api/v1/deletions/{queued['operation_id']}"
+    subject = Subject.objects.get(tenant=agent.tenant, external_id="user-1")
+    assert (subject.deletion_queued_key, subject.deletion_queued_by_agent_id) == (KEY, agent.pk)
+    assert Memory.objects.filter(pk__in=on_key).exclude(status="deleted").count() == 3
+    assert not DeletionOperation.objects.exists()  # the worker makes the request
+
+    # Fenced from agents from the ask on: retrieval, list, detail, writes to the key.
+    retrieved = api_client.post("/api/v1/retrieve", RETRIEVE, format="json").json()
+    assert retrieved["items"] == [] and retrieved.get("clarifications", []) == []
+    listed = api_client.get("/api/v1/memories").json()["results"]
+    assert {item["id"] for item in listed}.isdisjoint({str(pk) for pk in on_key})
+    assert api_client.get(f"/api/v1/memories/{head.pk}").status_code == 404
+    write = api_client.post("/api/v1/memories", write_body(), format="json")
+    assert write.status_code == 503 and write.json()["error"]["code"] == "subject_being_deleted"
+    followed = api_client.get(response["Location"]).json()
+    assert (followed["operation_id"], followed["status"]) == (queued["operation_id"], "queued")
+    assert (followed["target"], followed["memory_count"], followed["steps"]) == (
+        "memory_key",
+        0,
+        [],
+    )
+    assert followed in api_client.get(URL).json()["results"]
+    # Asked again while queued: the same one, not a second mark.
+    assert ask_key(api_client).json() == queued
+
+    operation = queued_subject_deletion_run(subject.pk)  # the worker's task
+    assert str(operation.pk) == queued["operation_id"]
+    assert (operation.target, operation.requested_by_type) == ("memory_key", "agent")
+    assert operation.requested_by_id == str(agent.pk)
+    assert operation.requested_at == subject.deletion_queued_at
+    assert sorted(operation.memory_ids, key=str) == on_key
+    assert set(Memory.objects.filter(pk__in=on_key).values_list("status", flat=True)) == {"deleted"}
+    assert Memory.objects.get(pk=other.pk).status == "active"  # another key stays
+    subject.refresh_from_db()
+    assert (subject.deletion_queued_at, subject.deletion_queued_key) == (None, "")
+    assert api_client.get(f"/api/v1/memories/{other.pk}").status_code == 200  # fence lifted
+
+
+@pytest.mark.celery
+@pytest.mark.django_db(transaction=True)
+def test_a_real_worker_makes_the_queued_key_deletion_and_verifies_it(
+    settings, celery_worker, api_client, written
+):
+    on_key, other = written
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    response = ask_key(api_client)
+    assert response.status_code == 202, response.content
+    operation_id = response.json()["operation_id"]
+
+    def completed():
+        operation = DeletionOperation.objects.filter(pk=operation_id).first()
+        return operation is not None and operation.status == "completed"
+
+    wait_for(completed, timeout=90, interval=0.1, message="the queued key deletion to complete")
+    followed = api_client.get(response["Location"]).json()
+    assert (followed["status"], followed["target"], followed["memory_count"]) == (
+        "completed",
+        "memory_key",
+        3,
+    )
+    assert followed["steps"] and {step["status"] for step in followed["steps"]} == {"verified"}
+    rows = Memory.objects.filter(pk__in=on_key).values_list("status", "content", "memory_key")
+    assert set(rows) == {("deleted", "", "")}
+    assert Memory.objects.get(pk=other.pk).status == "active"
+    assert Subject.objects.get(external_id="user-1").deletion_queued_at is None
+
+
+@pytest.mark.django_db
+def test_an_agent_that_does_not_reach_every_memory_on_the_key_is_refused_not_queued(
+    settings, tenant, api_client, written
+):
+    """The worker deletes the key whole for whoever asked, so the queue checks that they
+    reach all of it: here a version written for another agent alone."""
+    on_key, _ = written
+    Memory.objects.filter(pk=on_key[0]).update(agent=AgentFactory(tenant=tenant))
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    response = ask_key(api_client)
+    assert answer(response) == (403, "key_not_fully_granted"), response.content
+    assert Subject.objects.get(external_id="user-1").deletion_queued_at is None
+    assert Memory.objects.filter(pk__in=on_key).exclude(status="deleted").count() == 3
+
+
+def narrow_agents(tenant) -> dict:
+    """Agents whose grant does not reach what the whole subject or the key holds."""
+    bound = AgentFactory(
+        tenant=tenant, any_subject=False, read_types=["task_state"], write_types=["task_state"]
+    )
+    bound_token = subject_token_issue(tenant_id=tenant.id, agent_id=bound.id, user_id="user-1")
+    elsewhere = AgentFactory(tenant=tenant, any_subject=False)
+    other_token = subject_token_issue(tenant_id=tenant.id, agent_id=elsewhere.id, user_id="user-2")
+    return {
+        "reads nothing of it": client_for(
+            AgentFactory(tenant=tenant, read_types=["task_state"], write_types=["task_state"])
+        ),
+        "reads it, writes none": client_for(
+            AgentFactory(tenant=tenant, write_types=["task_state"])
+        ),
+        "bound to user-1, narrow": client_for(bound, bound_token),
+        "bound to user-2": client_for(elsewhere, other_token),
+        "bound, no token": client_for(AgentFactory(tenant=tenant, any_subject=False)),
+    }
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("target", ["subject", "key"])
+def test_asked_while_queued_an_agent_out_of_reach_gets_the_refusal_it_would_otherwise(
+    settings, tenant, api_client, written, target
+):
+    """Before, a queued deletion's id and status came back to any agent that named the
+    subject, whatever its grant (a queued whole subject answered before any check)."""
+    ask = ask_subject if target == "subject" else ask_key
+    clients = narrow_agents(tenant)
+    otherwise = {name: answer(ask(client)) for name, client in clients.items()}
+    assert all(status in (403, 404) for status, _ in otherwise.values()), otherwise
+
+    too_large(settings, "above the threshold")
+    response = ask(api_client)
+    assert response.status_code == 202, response.content
+    queued = response.json()
+    assert queued["status"] == "queued"
+
+    while_queued = {name: ask(client) for name, client in clients.items()}
+    assert {name: answer(r) for name, r in while_queued.items()} == otherwise
+    for refused in while_queued.values():
+        assert queued["operation_id"] not in refused.content.decode()
+    assert ask(api_client).json() == queued  # the one who reaches it: the queued one
+
+
+@pytest.mark.django_db
+def test_one_queued_deletion_a_subject_at_a_time(settings, owner, owner_principal):
+    """A second deletion of the subject that must be queued too waits for the first (503,
+    retry); a small one is made at once."""
+    from memory_core.deletion.services import deletion_request_or_queue
+
+    for key in ("style.answers", "style.language"):
+        for _ in range(3):
+            MemoryFactory(subject=owner, memory_key=key)
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2
+    first = deletion_request_or_queue(
+        principal=owner_principal, subject_id=owner.pk, memory_key="style.answers"
+    )
+    assert (first.status, first.target) == ("queued", "memory_key")
+    for key in ("style.language", ""):
+        with pytest.raises(SubjectBeingDeleted):
+            deletion_request_or_queue(
+                principal=owner_principal, subject_id=owner.pk, memory_key=key
+            )
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 50_000
+    made = deletion_request_or_queue(
+        principal=owner_principal, subject_id=owner.pk, memory_key="style.language"
+    )
+    assert made.status == "pending" and len(made.memory_ids) == 3  # the user is not fenced
+    owner.refresh_from_db()
+    assert owner.deletion_queued_key == "style.answers"
+
+
+@pytest.mark.django_db
+def test_a_queued_key_deletion_emptied_meanwhile_still_becomes_its_operation(
+    settings, owner, owner_principal
+):
+    """The id handed out names an operation once the worker has run, even with nothing left
+    on the key (the user deleted them meanwhile, say)."""
+    from memory_core.deletion.services import deletion_request_or_queue
+
+    memories = [MemoryFactory(subject=owner, memory_key=KEY) for _ in range(3)]
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2
+    queued = deletion_request_or_queue(
+        principal=owner_principal, subject_id=owner.pk, memory_key=KEY
+    )
+    Memory.objects.filter(pk__in=[m.pk for m in memories]).update(
+        status="deleted", memory_key="", content=""
+    )
+    made = queued_subject_deletion_run(owner.pk)
+    assert (made.pk, made.target, made.memory_ids) == (queued.pk, "memory_key", [])
+
+
+@pytest.mark.django_db
+def test_a_tenant_deletion_settles_a_queued_key(tenant, owner):
+    from memory_core.deletion.services import tenant_deletion_request
+
+    MemoryFactory(subject=owner, memory_key=KEY)
+    Subject.objects.filter(pk=owner.pk).update(
+        deletion_queued_at=timezone.now(), deletion_queued_by=1, deletion_queued_key=KEY
+    )
+    tenant_deletion_request(tenant_id=tenant.pk)
+    owner.refresh_from_db()
+    assert (owner.deletion_queued_at, owner.deletion_queued_key) == (None, "")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_journal_names_a_queued_key_by_its_digest_and_a_replay_deletes_it(owner):
+    """The journal keeps ids and hashes only: a queued key's line holds the key's SHA-256,
+    and a replay after a restore deletes the subject's memories on that key alone."""
+    import json
+    from datetime import UTC, datetime
+
+    from memory_core.deletion.ledger import queued_entry
+    from memory_core.deletion.replay import replay_deletions
+
+    keyed = [MemoryFactory(subject=owner, memory_key=KEY) for _ in range(2)]
+    kept = MemoryFactory(subject=owner, memory_key="style.language")
+    queued_at = datetime(2026, 12, 1, 10, tzinfo=UTC)
+    entry = queued_entry(
+        tenant_id=owner.tenant_id, subject_id=owner.id, queued_at=queued_at, memory_key=KEY
+    )
+    assert KEY not in json.dumps(entry) and entry["target"] == "memory_key"
+
+    assert replay_deletions(entries=[entry])["replayed"] == 1
+    assert {Memory.objects.get(pk=m.pk).status for m in keyed} == {"deleted"}
+    assert Memory.objects.get(pk=kept.pk).status == "active"
+    operation = DeletionOperation.objects.get(pk=entry["operation_id"])
+    assert (operation.target, operation.status) == ("memory_key", "completed")
+
+
+@pytest.mark.django_db
+def test_the_users_deletions_page_says_a_keys_deletion_is_queued_not_everything(
+    settings, client, agent, owner
+):
+    from django.urls import reverse
+
+    from memory_core.deletion.services import deletion_request_or_queue
+    from memory_core.principals import AgentPrincipal
+    from tests.portal.conftest import make_login
+
+    for _ in range(3):
+        MemoryFactory(subject=owner, memory_key=KEY)
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2
+    queued = deletion_request_or_queue(
+        principal=AgentPrincipal.from_agent(agent), subject_id=owner.pk, memory_key=KEY
+    )
+    client.force_login(make_login("keyed", tenant=owner.tenant, role="end_user", subject=owner))
+    body = client.get(reverse("portal:deletions")).content.decode()
+    assert "A deletion of the memories about you on one key" in body and str(queued.pk) in body
+    assert "The deletion of everything" not in body
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("asked", ["the key", "the whole subject"])
+def test_delete_subject_makes_a_queued_key_request_and_then_the_operators_own(
+    settings, api_client, agent, written, asked
+):
+    """The operator's command makes the queued key request (the agent's, under the id it was
+    given) whatever it was asked: then its own, when that is another (the whole subject), not
+    the queued one reported in its place."""
+    import io
+    import json
+
+    from django.core.management import call_command
+
+    on_key, other = written
+    too_large(settings, "out of time")
+    queued = ask_key(api_client).json()
+    assert queued["status"] == "queued"
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = 20
+
+    out = io.StringIO()
+    extra = ["--key", KEY] if asked == "the key" else []
+    call_command("delete_subject", agent.tenant.slug, "user-1", *extra, "--yes", stdout=out)
+    report = json.loads(out.getvalue())
+    made = DeletionOperation.objects.get(pk=queued["operation_id"])
+    assert (made.target, made.requested_by_type) == ("memory_key", "agent")
+    assert set(Memory.objects.filter(pk__in=on_key).values_list("status", flat=True)) == {"deleted"}
+    assert Subject.objects.get(external_id="user-1").deletion_queued_at is None
+    if asked == "the key":
+        assert report["operation_id"] == queued["operation_id"]
+        assert Memory.objects.get(pk=other.pk).status == "active"
+    else:
+        assert report["operation_id"] != queued["operation_id"]
+        operation = DeletionOperation.objects.get(pk=report["operation_id"])
+        assert (operation.target, operation.requested_by_id) == ("subject", "delete_subject")
+        assert Memory.objects.get(pk=other.pk).status == "deleted"
