@@ -34,7 +34,7 @@ class SubjectTokenInput(StrictSerializer):
 
 class SubjectTokenOutput(serializers.Serializer):
     token = serializers.CharField(help_text="Send it as X-Memledger-Subject-Token.")
-    agent = StrictCharField()
+    agent = serializers.CharField()
     subject = serializers.CharField()
     expires_at = serializers.DateTimeField()
 

@@ -90,8 +90,14 @@ class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, admin.ModelAdmin):
     list_filter = ["tenant"]
     search_fields = ["external_id", "display_name"]
     actions = ["request_subject_deletion"]
-    # Set by the portal, cleared by the worker that makes the queued request.
-    readonly_fields = ["deletion_queued_at", "deletion_queued_by"]
+    # Set by the portal or the API, cleared by the worker that makes the queued request: the
+    # whole mark, or the worker would delete another key (or the whole subject) for another.
+    readonly_fields = [
+        "deletion_queued_at",
+        "deletion_queued_by",
+        "deletion_queued_by_agent",
+        "deletion_queued_key",
+    ]
 
     @admin.action(description="Delete every memory of the selected subjects (an operation)")
     def request_subject_deletion(self, request, queryset):

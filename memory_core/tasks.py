@@ -123,7 +123,8 @@ def deletion_run_task(self, operation_id: str) -> str:
     **(COMMON | {"time_limit": 3600, "soft_time_limit": 3300}),
 )
 def queued_subject_deletion_task(subject_id: str) -> str:
-    """Make a queued whole-subject deletion request (``subject_deletion_queue``)."""
+    """Make a subject's queued deletion request, a whole subject's or a key's
+    (``subject_deletion_queue``)."""
     from memory_core.deletion.services import queued_subject_deletion_run
     from memory_core.models import Subject
 

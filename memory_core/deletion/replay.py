@@ -55,10 +55,13 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             """,
             [since],
         ).fetchall()
-        # A queued deletion the worker had not made yet (ledger.queued_entry).
+        # A queued deletion the worker had not made yet (ledger.queued_entry). The key read
+        # from the row's JSON: a database from before migration 0023 has no such column
+        # (every queued deletion there is a whole subject's).
         queued = conn.execute(
-            "SELECT tenant_id, id, deletion_queued_at, deletion_queued_key "
-            "FROM memory_core_subject "
+            "SELECT tenant_id, id, deletion_queued_at, "
+            "coalesce(to_jsonb(s) ->> 'deletion_queued_key', '') "
+            "FROM memory_core_subject s "
             "WHERE deletion_queued_at >= %s ORDER BY deletion_queued_at",
             [since],
         ).fetchall()

@@ -511,10 +511,10 @@ def deletion_request_or_queue(
     A queued one comes back as ``queued_deletion``: status ``queued``, under the id its
     operation will have. Asked again while it is queued, the same one comes back, to a
     caller whose grant reaches it, and only then: anyone else gets the refusal the request
-    would give it (NotFound, PermissionDenied), never the queued one's id. Another deletion
-    of the subject already queued (a key's, or the whole subject's) is a
-    ``SubjectBeingDeleted`` (503, retry) for a request that must be queued too: one mark per
-    subject.
+    would give it (NotFound, PermissionDenied), never the queued one's id. While another
+    deletion of the subject is queued (a key's, or the whole subject's), an agent's request
+    of the subject is a ``SubjectBeingDeleted`` (503, retry once the worker has made it), as
+    is any request that must be queued too: one mark per subject.
     """
     subject = _subject(principal, subject_id, subject_external_id)
     memory_key = (memory_key or "").strip()
@@ -522,9 +522,15 @@ def deletion_request_or_queue(
         in_reach = partial(_key_in_reach, principal, subject, memory_key)
     else:
         in_reach = partial(_whole_subject_in_reach, principal, subject)
-    if subject.deletion_queued_at is not None and subject.deletion_queued_key == memory_key:
-        in_reach()  # what the request would answer this caller: a refusal, or the queued one
-        return queued_deletion(subject)
+    if subject.deletion_queued_at is not None:
+        if subject.deletion_queued_key == memory_key:
+            in_reach()  # what the request would answer this caller: a refusal, or ...
+            return queued_deletion(subject)  # ... the queued one, asked again
+        if isinstance(principal, AgentPrincipal):
+            # The mark fences the subject's memories from agents, so the request would find
+            # none (404): tell such a caller to retry once the worker has made the queued one.
+            in_reach()
+            raise SubjectBeingDeleted()
     try:
         return deletion_request(
             principal=principal, subject_id=subject.pk, memory_key=memory_key or None
@@ -532,11 +538,16 @@ def deletion_request_or_queue(
     except OverBudget:
         # The worker deletes the subject whole, or the key whole, for whoever asked
         # (QueuedRequester): check, with no time limit, that they reach all of it, which the
-        # request may have run out of time before checking.
-        in_reach()
-        queued = subject_deletion_queue(
-            principal=principal, subject_id=subject.pk, memory_key=memory_key
-        )
+        # request may have run out of time before checking. Under the subject's deletion lock,
+        # held until the mark commits: a write of the subject in flight commits first and is
+        # checked, a later one waits and then meets the mark (503), so no memory out of the
+        # caller's reach lands between the check and the mark.
+        with transaction.atomic():
+            subject_deletion_lock(subject.pk)
+            in_reach()
+            queued = subject_deletion_queue(
+                principal=principal, subject_id=subject.pk, memory_key=memory_key
+            )
         if queued.deletion_queued_key != memory_key:
             raise SubjectBeingDeleted() from None  # another deletion of it was queued first
         return queued_deletion(queued)

@@ -1,5 +1,5 @@
-"""The beat sweep: re-drive operations left pending, running or partial, and whole-subject
-deletions queued for a worker whose task was lost (a transactional outbox).
+"""The beat sweep: re-drive operations left pending, running or partial, and deletions
+(a whole subject's or a key's) queued for a worker whose task was lost (a transactional outbox).
 
 An on-commit send is lost when the broker is down, and a killed worker may take its message
 with it; the operation row is the truth. The sweep locks candidate rows with SKIP LOCKED and
@@ -32,8 +32,9 @@ RETRYABLE = (
 
 @transaction.atomic
 def deletion_sweep(*, stale_seconds: float | None = None, limit: int = 500) -> list[str]:
-    """Re-send the task of every operation idle past the threshold, and of every whole-subject
-    deletion queued before it; return their ids (``subject:<id>`` for the queued ones)."""
+    """Re-send the task of every operation idle past the threshold, and of every deletion (a
+    whole subject's or a key's) queued before it; return their ids (``subject:<id>`` for the
+    queued ones)."""
     stale = settings.MEMLEDGER_DELETION_STALE_SECONDS if stale_seconds is None else stale_seconds
     now = timezone.now()
     candidates = (
@@ -59,9 +60,9 @@ def deletion_sweep(*, stale_seconds: float | None = None, limit: int = 500) -> l
 
 
 def _queued_subjects(before, limit: int) -> list[str]:
-    """Send again the task of every whole-subject deletion queued before ``before`` and not
-    made yet (its send was lost; the task clears the mark as it makes the request); return
-    ``subject:<id>`` for each."""
+    """Send again the task of every deletion (a whole subject's or a key's) queued before
+    ``before`` and not made yet (its send was lost; the task clears the mark as it makes the
+    request); return ``subject:<id>`` for each."""
     subjects = list(
         Subject.objects.select_for_update(skip_locked=True)
         .filter(deletion_queued_at__lte=before)

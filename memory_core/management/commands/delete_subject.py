@@ -67,13 +67,22 @@ class Command(BaseCommand):
         try:
             with tenant_atomic(tenant.pk):
                 operation = None
-                if subject.deletion_queued_at is not None:
+                # The mark as it stands now, locked as the queued run locks it (read before
+                # this transaction, it may have been made and another queued since).
+                queued_key = (
+                    Subject.objects.select_for_update(no_key=True)
+                    .filter(pk=subject.pk, deletion_queued_at__isnull=False)
+                    .values_list("deletion_queued_key", flat=True)
+                    .first()
+                )
+                if queued_key is not None:
                     # A request queued by the portal or the API (the subject's, or a key's):
                     # made now, as its asker's, under the id they were given. It is the
-                    # operator's request when it is the same; else the operator's follows
-                    # (a whole subject's would be refused while the key's waits).
+                    # operator's request when it is the same, or the whole subject's (it
+                    # deleted the key too: asked for again it would be NotFound); else the
+                    # operator's follows (a whole subject's is refused while a key's waits).
                     queued = queued_subject_deletion_run(subject.pk)
-                    if subject.deletion_queued_key == key:
+                    if queued_key in ("", key):
                         operation = queued
                 if operation is None:
                     operation = deletion_request(
