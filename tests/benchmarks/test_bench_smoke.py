@@ -222,3 +222,27 @@ def test_the_deletion_request_cost_is_measured_and_leaves_nothing_behind():
     assert any("UPDATE" in row["sql"] for row in result["slowest_statements"])
     assert (Tenant.objects.count(), DeletionOperation.objects.count()) == before
     assert not Memory.objects.filter(embedding_model="scratch").exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_ingest_breakdown_times_each_part_of_the_batches(tmp_path):
+    """scripts/ingest_breakdown.py: ``bench_ingest``'s batches with the write service's parts
+    timed; in this test's database (its own tenant, deleted after)."""
+    out = tmp_path / "parts.json"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "MEMLEDGER_DB_NAME": connection.settings_dict["NAME"],
+    }
+    subprocess.run(
+        [sys.executable, "scripts/ingest_breakdown.py", "--memories", "100", "--json", str(out)],
+        cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    report = json.loads(out.read_text())
+    assert report["memories"] == 100 and report["batch_memories_per_s"] > 0
+    parts, calls = report["parts_ms"], report["calls"]
+    assert calls["_admit_each"] == 3  # the single write, one batch of 100, the probe
+    assert calls["check_content"] == 102
+    for part in ("_admit_each", "_store", "_record", "_Embedding.result (the wait)"):
+        assert 0 < parts[part] < parts["_run"], part
+    assert parts["check_content"] < parts["_admit_each"]
