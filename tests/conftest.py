@@ -9,6 +9,7 @@ from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.rls import owner_connection
 from memory_core.services.api_keys import api_key_create
 from memory_core.services.policy import policy_ensure
+from tests.clients import client_for
 from tests.factories import AgentFactory, SubjectFactory, TenantFactory
 from tests.rls_support import enable_test_platform_mode
 
@@ -91,10 +92,7 @@ def api_client(api_key):
 @pytest.fixture
 def other_api_client(other_tenant):
     """An API client of an agent in another tenant."""
-    _, raw_key = api_key_create(agent=AgentFactory(tenant=other_tenant))
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw_key}")
-    return client
+    return client_for(AgentFactory(tenant=other_tenant))
 
 
 @pytest.fixture

@@ -13,25 +13,17 @@ must still be shown (to an agent that may see it, to a reviewer).
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
-from rest_framework.test import APIClient
 
 from memory_core.models import Memory, MemoryEvent, ReviewItem, Status
 from memory_core.principals import SystemPrincipal
-from memory_core.services.api_keys import api_key_create
 from memory_core.services.events import event_record
+from tests.clients import client_for
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
 
 URL = "/api/v1/memories"
 SOURCE = {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"}
-
-
-def client_for(agent) -> APIClient:
-    _, raw = api_key_create(agent=agent)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    return client
 
 
 @pytest.fixture

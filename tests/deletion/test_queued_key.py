@@ -9,9 +9,9 @@ from django.utils import timezone
 from memory_core.deletion.services import queued_subject_deletion_run
 from memory_core.exceptions import SubjectBeingDeleted
 from memory_core.models import DeletionOperation, Memory, Subject
-from memory_core.services.api_keys import api_key_create
 from memory_core.subject_tokens import subject_token_issue
 from tests.celery_worker import wait_for
+from tests.clients import client_for
 from tests.factories import AgentFactory, MemoryFactory, write_body
 
 NO_TIME = 1e-9
@@ -22,17 +22,6 @@ RETRIEVE = {
     "intent": "answer_question",
     "context": {"user_id": "user-1"},
 }
-
-
-def client_for(agent, token: str | None = None):
-    from rest_framework.test import APIClient
-
-    _, raw = api_key_create(agent=agent)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    if token:
-        client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}", HTTP_X_MEMLEDGER_SUBJECT_TOKEN=token)
-    return client
 
 
 @pytest.fixture

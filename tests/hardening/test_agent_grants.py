@@ -8,24 +8,16 @@ chain holds one type and one owner. Each test here failed before its fix.
 import json
 
 import pytest
-from rest_framework.test import APIClient
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.models import DeletionOperation, Memory, RetrievalTrace, Status
-from memory_core.services.api_keys import api_key_create
 from memory_core.subject_tokens import subject_token_issue
+from tests.clients import client_for
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, write_body
 
 pytestmark = pytest.mark.django_db
 
 SOURCE = {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"}
-
-
-def client_for(agent) -> APIClient:
-    _, raw = api_key_create(agent=agent)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    return client
 
 
 def retrieve(client, user_id="user-1", query="What does the user like to drink?", **headers):

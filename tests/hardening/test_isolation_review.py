@@ -9,23 +9,15 @@ exist or are being deleted. Each test here failed before its fix.
 
 import pytest
 from django.utils import timezone
-from rest_framework.test import APIClient
 
 from memory_core.models import Memory, ReviewItem, Status
-from memory_core.services.api_keys import api_key_create
 from memory_core.subject_tokens import subject_token_issue
+from tests.clients import client_for
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, write_body
 
 pytestmark = pytest.mark.django_db
 
 CLOSE = "/api/v1/tasks/close"
-
-
-def client_for(agent) -> APIClient:
-    _, raw = api_key_create(agent=agent)
-    client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Bearer {raw}")
-    return client
 
 
 @pytest.fixture
