@@ -348,14 +348,8 @@ def _key_deletion(
 ) -> DeletionOperation:
     """Delete every memory of ``subject`` on ``memory_key``."""
     on_key = Memory.objects.visible_to(principal).filter(subject=subject, memory_key=memory_key)
-    candidates = _deletable(principal, on_key)
     # A queued request is made under the id the queue handed out, even with nothing left.
-    if queued_at is None and not candidates.exists():
-        if candidates is not on_key and on_key.exists():  # some there, of types not granted
-            raise PermissionDenied(
-                "The agent's grant does not allow writing the memory types on this key."
-            )
-        raise NotFound("No memory with this key.")
+    candidates = _deletable(principal, on_key) if queued_at else _key_candidates(principal, on_key)
     _refuse_at_once_if_too_many(budget, candidates)
     return _newly_requested(
         principal=principal,
@@ -421,6 +415,33 @@ def _grant_scope(principal, subject: Subject):
     return principal.scope_memories(memories)
 
 
+def _key_candidates(principal, on_key):
+    """Return the memories of ``on_key`` (a key's, as ``principal`` sees them) that it may
+    delete; raise NotFound when it sees none, PermissionDenied when it may write none of
+    their types."""
+    candidates = _deletable(principal, on_key)
+    if not candidates.exists():
+        if candidates is not on_key and on_key.exists():  # some there, of types not granted
+            raise PermissionDenied(
+                "The agent's grant does not allow writing the memory types on this key."
+            )
+        raise NotFound("No memory with this key.")
+    return candidates
+
+
+def _any_out_of_reach(subject: Subject, candidates, **narrower) -> bool:
+    """Return whether ``subject`` has a memory not deleted (among ``narrower``: a key's)
+    outside ``candidates``."""
+    # NOT IN (a hashed subplan): the correlated anti-join took 1.3 s for 2,000 memories,
+    # planned before the rows had statistics (scripts/deletion_request_cost.py).
+    return (
+        Memory.objects.filter(tenant_id=subject.tenant_id, subject=subject, **narrower)
+        .exclude(status=Status.DELETED)
+        .exclude(pk__in=candidates.values("pk"))
+        .exists()
+    )
+
+
 def _whole_subject_in_reach(principal, subject: Subject):
     """Return the memories ``principal`` deletes when it deletes ``subject`` whole, or raise
     PermissionDenied unless they are every memory the subject has: a subject deletion also
@@ -430,14 +451,7 @@ def _whole_subject_in_reach(principal, subject: Subject):
     The same answer whether or not a deletion of the subject is queued (``_grant_scope``).
     """
     candidates = _deletable(principal, _grant_scope(principal, subject))
-    # NOT IN (a hashed subplan): the correlated anti-join took 1.3 s for 2,000 memories,
-    # planned before the rows had statistics (scripts/deletion_request_cost.py).
-    out_of_reach = (
-        Memory.objects.filter(tenant_id=subject.tenant_id, subject=subject)
-        .exclude(status=Status.DELETED)
-        .exclude(pk__in=candidates.values("pk"))
-    )
-    if out_of_reach.exists():
+    if _any_out_of_reach(subject, candidates):
         raise PermissionDenied(
             "The agent's grant does not reach every memory of this subject, so it cannot "
             "delete the subject; delete memories one by one, or ask the user (portal) or a "
@@ -455,20 +469,10 @@ def _key_in_reach(principal, subject: Subject, memory_key: str) -> None:
     all of them may have it queued. The same answer whether or not a deletion of the subject
     is queued (``_grant_scope``).
     """
-    on_key = _grant_scope(principal, subject).filter(memory_key=memory_key)
-    candidates = _deletable(principal, on_key)
-    if not candidates.exists():
-        if candidates is not on_key and on_key.exists():
-            raise PermissionDenied(
-                "The agent's grant does not allow writing the memory types on this key."
-            )
-        raise NotFound("No memory with this key.")
-    out_of_reach = (
-        Memory.objects.filter(tenant_id=subject.tenant_id, subject=subject, memory_key=memory_key)
-        .exclude(status=Status.DELETED)
-        .exclude(pk__in=candidates.values("pk"))
+    candidates = _key_candidates(
+        principal, _grant_scope(principal, subject).filter(memory_key=memory_key)
     )
-    if out_of_reach.exists():
+    if _any_out_of_reach(subject, candidates, memory_key=memory_key):
         raise PermissionDenied(
             "The key has more memories than a request deletes at once, and the agent's grant "
             "does not reach every one of them, so its deletion cannot be queued; delete "
