@@ -31,8 +31,9 @@ def role_of(principal) -> str | None:
 
 # SubjectBeingDeleted in a person's words (its own are an agent's: retry in a few seconds).
 BEING_DELETED = (
-    "These memories are being deleted right now, so nothing was changed. Try again once the "
-    "deletion has finished."
+    "A deletion of memories about you is under way (see Deletions), so nothing was changed: "
+    "while it runs, or waits for a worker, none of your memories can be changed. Try again "
+    "once it has finished."
 )
 
 

@@ -99,6 +99,13 @@ class ConflictResolveView(ReviewerMixin, View):
     """
 
     http_method_names = ["post"]
+    # What each outcome did, said after it (the form says it before).
+    DONE = {
+        "choose_winner": "The winner stays in use; every other candidate was revoked.",
+        "keep_both_scoped": "Every candidate stays in use, each where it applies.",
+        "ask_user": "Nothing changed: agents keep asking for clarification until a new "
+        "memory on the key settles it.",
+    }
 
     def post(self, request, item_id):
         # Back to the page of the queue the form was on (its action carries ``?page=``).
@@ -135,8 +142,9 @@ class ConflictResolveView(ReviewerMixin, View):
             )
         except DomainError as error:
             return self.refuse(error, back)
-        label = dict(ConflictResolveForm.OUTCOMES)[form.cleaned_data["outcome"]]
-        messages.success(request, f"Conflict resolved: {label.lower()}.")
+        outcome = form.cleaned_data["outcome"]
+        label = dict(ConflictResolveForm.OUTCOMES)[outcome]
+        messages.success(request, f"Conflict resolved: {label.lower()}. {self.DONE[outcome]}")
         return redirect(back)
 
 

@@ -28,9 +28,17 @@ def label(value) -> str:
     return text.replace("_", " ").capitalize()
 
 
+# The same authorities as a reviewer reads them: "stated by you" is the subject's word, and on
+# a reviewer's page it said the reviewer had stated someone else's health or card details.
+REVIEWER_LABELS = {"explicit_user": "stated by the user"}
+
+
 @register.filter
-def authority_label(value) -> str:
-    """Return how a memory's authority reads to the person it is about."""
+def authority_label(value, reader: str = "") -> str:
+    """Return how a memory's authority reads to the person it is about, or to a reviewer
+    (``|authority_label:"reviewer"``)."""
+    if reader == "reviewer" and str(value) in REVIEWER_LABELS:
+        return REVIEWER_LABELS[str(value)]
     return LABELS.get(str(value), label(value))
 
 
@@ -108,6 +116,11 @@ def requested_by(operation) -> str:
     """Return who or what asked for a deletion operation: "you", "an agent", "the retention
     policy", ..."""
     kind, name = operation.requested_by_type, operation.requested_by_id
+    subject = getattr(operation, "subject", None)
+    if not kind and operation.status == "queued" and subject is not None:
+        # Not made yet (``queued_deletion``): the subject's mark says who queued it, an agent
+        # or the person (it read "requested by unknown").
+        return "an agent" if subject.deletion_queued_by_agent_id else "you"
     if kind in REQUESTERS:
         return REQUESTERS[kind]
     if kind == "system":
@@ -115,3 +128,13 @@ def requested_by(operation) -> str:
             return "the retention policy"
         return f"the system ({name})" if name else "the system"
     return label(kind) or "unknown"
+
+
+# Who did something to a memory (``MemoryEvent.actor_type``), as its subject reads it.
+ACTORS = {**REQUESTERS, "system": "the system"}
+
+
+@register.filter
+def actor(kind) -> str:
+    """Return who acted on a memory: "you", "an agent", "a reviewer", "the system"."""
+    return ACTORS.get(str(kind or ""), label(kind) or "unknown")

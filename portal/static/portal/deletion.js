@@ -10,6 +10,12 @@
     return text.charAt(0).toUpperCase() + text.slice(1);
   };
   var render = function (data) {
+    if (root.dataset.status === "queued") {
+      // A queued deletion has no steps to draw: once a worker has made it, reload once so
+      // the page follows the operation it became.
+      if (data.status !== "queued") { window.location.reload(); return true; }
+      return false;
+    }
     var status = document.getElementById("op-status");
     status.textContent = label(data.status);
     status.className = "status status-" + data.status;

@@ -1,0 +1,185 @@
+"""What the portal's pages say, read as their users read them: the time zone of every time, who
+"stated" a memory on a reviewer's page, a queued key deletion named and explained wherever it
+shows, what a delete takes with it, and a name for each of the health page's data tables.
+"""
+
+import re
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from memory_core.deletion.selectors import queued_deletion
+from memory_core.deletion.services import deletion_request
+from memory_core.models import Memory, Subject
+from memory_core.principals import SystemPrincipal
+from tests.factories import MemoryFactory
+from tests.portal.test_review import pending_write
+
+pytestmark = pytest.mark.django_db
+
+KEY = "style.answers"
+TIME = re.compile(r"<time [^>]*>([^<]*)</time>")
+
+
+def times(response) -> list[str]:
+    return TIME.findall(response.content.decode())
+
+
+def test_every_clock_time_names_its_time_zone(alice_client, alice_memory, tenant):
+    """The portal renders times in UTC; "14:51" alone reads as the reader's own clock."""
+    deletion_request(
+        principal=SystemPrincipal(tenant_id=tenant.pk),
+        subject_id=alice_memory.subject_id,
+        memory_key=alice_memory.memory_key,
+    )
+    other = MemoryFactory(subject=alice_memory.subject, content="Alice likes short answers.")
+    detail = alice_client.get(reverse("portal:memory", args=[other.pk]))
+    deletions = alice_client.get(reverse("portal:deletions"))
+    shown = times(detail) + times(deletions)
+    clock = [text for text in shown if re.search(r"\d\d:\d\d", text)]
+    assert len(clock) >= 3, shown
+    assert all(text.endswith(" UTC") for text in clock), clock
+
+
+def test_a_reviewer_is_not_told_they_stated_someone_elses_write(reviewer_client, alice_subject):
+    """``explicit_user`` reads "stated by you" to the person the memory is about; on the
+    review queue it said the reviewer had stated it."""
+    pending_write(alice_subject, "Alice takes blood-pressure medication.")
+    page = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    assert "Alice takes blood-pressure medication." in page
+    assert "stated by you" not in page
+    assert "stated by the user" in page
+
+
+def queue_key(subject, *, by_agent=None) -> Subject:
+    """Mark ``subject``'s deletion of KEY as queued for a worker (what
+    ``deletion_request_or_queue`` does for a key too large for a request)."""
+    Subject.objects.filter(pk=subject.pk).update(
+        deletion_queued_at=timezone.now(),
+        deletion_queued_key=KEY,
+        deletion_queued_by_agent=by_agent,
+        deletion_queued_by=None if by_agent else 1,
+    )
+    return Subject.objects.get(pk=subject.pk)
+
+
+def test_an_agents_queued_key_deletion_is_named_and_explained_on_its_page(
+    alice_client, alice_subject, agent
+):
+    operation = queued_deletion(queue_key(alice_subject, by_agent=agent))
+    page = alice_client.get(reverse("portal:deletion", args=[operation.pk])).content.decode()
+    heading = re.search(r"<h1>(.*?)</h1>", page, re.S).group(1)
+    # Before: "Deleting the memories on one key", "requested by unknown", "0 of 0 stores".
+    assert KEY in heading
+    assert "requested by an agent" in page.lower()
+    assert "unknown" not in page
+    assert "0 of 0 stores" not in page
+    assert "waits for a worker" in page
+
+
+def test_the_deletions_page_names_a_queued_key_and_where_the_memories_stay_listed(
+    alice_client, alice_subject, agent
+):
+    queue_key(alice_subject, by_agent=agent)
+    page = alice_client.get(reverse("portal:deletions")).content.decode()
+    assert f"An agent's deletion of the memories about you on the key <code>{KEY}</code>" in page
+    # The memories are listed on "What is remembered", not on the deletions page ("here").
+    assert "stay listed here" not in page
+    assert f'listed under <a href="{reverse("portal:home")}">What is remembered</a>' in page
+
+
+def test_the_memory_list_says_a_deletion_is_queued_before_a_change_is_refused(
+    alice_client, alice_memory
+):
+    operation = queued_deletion(queue_key(alice_memory.subject))
+    page = alice_client.get(reverse("portal:home")).content.decode()
+    assert alice_memory.content in page  # still listed
+    notice = re.search(r'<p class="message[^"]*" id="queued-deletion">(.*?)</p>', page, re.S)
+    assert notice, "no notice of the queued deletion"
+    assert KEY in notice.group(1)
+    assert reverse("portal:deletion", args=[operation.pk]) in notice.group(1)
+    assert "none of them can be changed" in notice.group(1)
+
+
+def test_a_made_key_deletion_says_how_many_memories_and_that_they_were_one_keys(
+    alice_client, alice_subject, tenant
+):
+    for content in ("short", "very short"):
+        MemoryFactory(subject=alice_subject, memory_key=KEY, content=f"Alice wants {content}.")
+    deletion_request(
+        principal=SystemPrincipal(tenant_id=tenant.pk), subject_id=alice_subject.pk, memory_key=KEY
+    )
+    page = alice_client.get(reverse("portal:deletions")).content.decode()
+    assert "2 memories on one key" in page  # before: "Memory key"
+
+
+def test_the_delete_page_says_earlier_versions_go_too_and_cancel_goes_back(
+    alice_client, alice_memory
+):
+    newer = MemoryFactory(
+        subject=alice_memory.subject,
+        memory_key=alice_memory.memory_key,
+        content="Alice prefers four spaces.",
+        supersedes=alice_memory,
+        version=2,
+    )
+    Memory.objects.filter(pk=alice_memory.pk).update(status="superseded")
+    head = alice_client.get(reverse("portal:memory-delete", args=[newer.pk])).content.decode()
+    assert "Its earlier versions" in head and "are deleted with it" in head
+    assert "A newer version of it is kept" not in head
+    memory_page = reverse("portal:memory", args=[newer.pk])
+    assert f'<a class="btn btn-quiet" href="{memory_page}">Cancel</a>' in head
+    older = alice_client.get(reverse("portal:memory-delete", args=[alice_memory.pk]))
+    older = older.content.decode()
+    assert "A newer version of it is kept" in older
+    assert "Its earlier versions" not in older
+
+
+def test_each_health_data_table_is_named_for_its_chart(reviewer_client):
+    page = reviewer_client.get(reverse("portal:review:health")).content.decode()
+    summaries = re.findall(r"<summary>(.*?)</summary>", page, re.S)
+    names = [re.sub(r"<[^>]+>", "", summary).strip() for summary in summaries]
+    assert len(names) >= 5
+    assert len(set(names)) == len(names), names
+
+
+def test_the_conflict_form_says_what_each_outcome_does_and_the_message_what_was_done(
+    reviewer_client, alice_subject
+):
+    from tests.portal.test_review import conflict
+
+    item = conflict(alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.")
+    page = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    help_id = f"outcomes-help-{item.pk}"
+    assert f'<fieldset aria-describedby="{help_id}">' in page
+    help_text = re.search(rf'id="{help_id}">(.*?)</p>', page, re.S).group(1)
+    assert "every other candidate still in use is revoked" in help_text
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {
+            "outcome": "choose_winner",
+            "winner_id": str(item.candidate_ids[0]),
+            "reason": "The team moved in March",
+            "candidate_ids": ",".join(str(i) for i in item.candidate_ids),
+        },
+        follow=True,
+    )
+    assert (
+        "Conflict resolved: choose the winner. The winner stays in use; every other candidate "
+        "was revoked." in response.content.decode()
+    )
+
+
+def test_a_memorys_events_say_who_acted_in_the_readers_words(alice_client, alice_memory):
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice prefers four spaces."},
+        follow=True,
+    )
+    page = response.content.decode()
+    assert "Saved version 2" in page
+    cells = re.findall(r"<tr>\s*<td><time.*?</tr>", page, re.S)
+    by = {re.findall(r"<td>(.*?)</td>", row, re.S)[3] for row in cells}
+    assert "you" in by, by
+    assert "user" not in by, by
