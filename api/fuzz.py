@@ -15,7 +15,6 @@ B's ids (so every foreign id is tried). Each response is checked for:
 
 from __future__ import annotations
 
-import json
 import math
 import random
 import time
@@ -23,7 +22,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 import schemathesis
-from django.conf import settings
 from django.core.signals import request_finished, request_started
 from django.db import close_old_connections
 from django.test import override_settings
@@ -225,16 +223,12 @@ def _describe(case) -> dict:
     }
 
 
-def report_json(report: FuzzReport) -> str:
-    return json.dumps(report.as_dict(), indent=2, default=str)
-
-
 def plant(*, prefix: str) -> tuple[FuzzTarget, list]:
     """Create tenants A and B with memories, traces and deletions; return A's target.
 
     Both tenants have a subject with the same external id. B's memories carry a canary
-    string that must never appear in any response to A. Returns the target and the tenants
-    (for ``unplant``).
+    string that must never appear in any response to A. Returns the target and the tenants;
+    the callers roll the transaction back to remove them.
     """
     import uuid
 
@@ -296,4 +290,4 @@ def plant(*, prefix: str) -> tuple[FuzzTarget, list]:
     return target, tenants
 
 
-__all__ = ["FuzzReport", "FuzzTarget", "fuzz_run", "plant", "report_json", "settings"]
+__all__ = ["FuzzReport", "FuzzTarget", "fuzz_run", "plant"]

@@ -43,13 +43,6 @@ class Conflict(DomainError):
     status = 409
 
 
-class MemoryUnavailable(DomainError):
-    """The memory store cannot be reached; agents carry on without memory."""
-
-    code = "memory_unavailable"
-    status = 503
-
-
 class Busy(DomainError):
     """Other work kept holding what the operation needs; nothing changed, retry it later."""
 
@@ -59,7 +52,8 @@ class Busy(DomainError):
 
 class SubjectBeingDeleted(Busy):
     """The subject's memories are being deleted: a deletion held the subject's lock past
-    MEMLEDGER_SUBJECT_LOCK_WAIT, or its whole deletion is queued for a worker.
+    MEMLEDGER_SUBJECT_LOCK_WAIT, or a deletion of it (the whole subject's or a key's) is
+    queued for a worker.
     Nothing changed; retry later."""
 
     code = "subject_being_deleted"

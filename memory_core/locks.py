@@ -36,7 +36,9 @@ The order every path takes its locks in, so that no two wait for each other in a
   table's order: a conflict's resolution holding a candidate of a smaller id deadlocked with
   it);
 - a deletion request: the subject's row (``FOR NO KEY UPDATE``, whole-subject requests only),
-  the subject's lock, then its memory rows in id order;
+  the subject's lock, then its memory rows in id order; one queued for a worker
+  (``deletion.services.deletion_request_or_queue``): the subject's row, then the subject's
+  lock, held while the caller's reach is checked and the mark written;
 - a whole tenant's request: its memory rows in id order, then the tenant row (``FOR UPDATE``,
   which the key-share lock of every insert of the tenant waits for), then, without waiting,
   the rows again: one committed in between and held by another path is waited for with the
@@ -155,7 +157,8 @@ def subject_deletion_lock(subject_id) -> None:
 
     A retrieval that read a memory before its deletion commits would otherwise write a trace
     citing it after the traces step had verified there was none. Taken exclusive here, before
-    any row lock, and shared by every retrieval of the subject for its whole transaction.
+    any memory row lock (a whole subject's request locks the subject's row first), and shared
+    by every retrieval of the subject for its whole transaction.
     """
     with connection.cursor() as cursor:
         cursor.execute(
@@ -176,8 +179,9 @@ def subjects_shared_locked(subjects) -> list:
     locks never wait for each other, and a deletion holds one subject's lock only, so the
     order they are taken in does not matter. A subject whose deletion holds its lock is
     waited for as ``subject_shared_lock`` does (``SubjectBeingDeleted`` past the wait), and
-    one whose whole deletion is queued for a worker (``Subject.deletion_queued_at``)
-    raises ``SubjectBeingDeleted`` at once: what a write stores now, the worker would delete.
+    one whose deletion is queued for a worker (``Subject.deletion_queued_at``: the whole
+    subject's, or a key's, whose mark fences the whole subject) raises ``SubjectBeingDeleted``
+    at once: what a write stores now, the worker may delete.
     """
     rows = list(
         subjects.annotate(

@@ -12,7 +12,7 @@ ledger is a miss, so a cache never serves a memory after its deletion even betwe
 deletion's commit and its cache step (or while a cache that was down has not had that step
 yet). The check fails closed: a connection that does not act for the entry's tenant (no
 tenant set, another tenant: row-level security would hide the ledger) reads a miss, and so
-does an entry of a subject whose "delete everything" is queued.
+does an entry of a subject whose deletion (the whole subject's or a key's) is queued.
 
 A cache backend that fails (Redis down, a full cache folder) is a miss on read and keeps
 nothing on write, logged: the caller builds the value again. Only the deletion steps
@@ -37,7 +37,6 @@ from memory_core.rls import PLATFORM_SETTING, TENANT_SETTING
 
 logger = logging.getLogger(__name__)
 
-NAMESPACES = ("retrieval", "summary")
 _FOREVER = None
 
 
@@ -82,9 +81,9 @@ def cache_get(*, tenant_id, subject_id, key: str, namespace: str = "retrieval"):
 
 # One round trip: whether this connection sees the tenant's rows at all (row-level security:
 # its tenant, or platform mode; otherwise the ledger would look empty and every entry would
-# pass), whether any memory the entry was built from is in the ledger, and whether the
-# subject's "delete everything" is queued (its memories are not tombstoned yet, but none may
-# be handed out from the ask on: docs/retrieval.md, stage 2).
+# pass), whether any memory the entry was built from is in the ledger, and whether a
+# deletion of the subject (the whole subject's or a key's) is queued (its memories are not
+# tombstoned yet, but none may be handed out from the ask on: docs/retrieval.md, stage 2).
 _SERVABLE_SQL = """
     SELECT coalesce(current_setting(%(tenant_setting)s, true), '') = %(tenant)s
            OR (coalesce(current_setting(%(tenant_setting)s, true), '') = ''

@@ -163,19 +163,6 @@ def platform_scope(reason: str):
 
 
 @contextlib.contextmanager
-def platform_atomic(reason: str):
-    """Run the block in one transaction in platform mode (``SET LOCAL``)."""
-    logger.debug("platform mode (transaction): %s", reason)
-    with transaction.atomic():
-        previous = (_get(TENANT_SETTING), _get(PLATFORM_SETTING))
-        _set(TENANT_SETTING, "", local=True)
-        _set(PLATFORM_SETTING, "on", local=True)
-        yield
-        _set(TENANT_SETTING, previous[0], local=True)
-        _set(PLATFORM_SETTING, previous[1], local=True)
-
-
-@contextlib.contextmanager
 def owner_connection(alias: str = "default"):
     """Connect ``alias`` as the owner role (``settings.MEMLEDGER_DB_OWNER``) inside the block.
 

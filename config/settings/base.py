@@ -275,10 +275,10 @@ MEMLEDGER_DELETION_MAX_ATTEMPTS = env.int("MEMLEDGER_DELETION_MAX_ATTEMPTS", def
 # --timeout, which would kill the worker instead. 0: no limit. ``manage.py delete_subject``
 # never has one.
 MEMLEDGER_DELETION_REQUEST_BUDGET = env.float("MEMLEDGER_DELETION_REQUEST_BUDGET", default=20.0)
-# A whole subject's deletion request over HTTP (portal, API) of more memories than this is
-# queued for a worker at once instead of trying within the budget first (a subject that
-# large would not fit it on a slow machine: the caller waited out the 20 s before it was
-# queued); the admin's action refuses it. 0: always try first.
+# A whole subject's (portal, API) or a key's (API) deletion request over HTTP of more memories
+# than this is queued for a worker at once instead of trying within the budget first (one
+# that large would not fit it on a slow machine: the caller waited out the 20 s before it
+# was queued); the admin's action refuses it. 0: always try first.
 MEMLEDGER_DELETION_QUEUE_ABOVE = env.int("MEMLEDGER_DELETION_QUEUE_ABOVE", default=50000)
 # Seconds a request about a subject (a retrieval, a write, a revoke, an export, an approval)
 # waits for a deletion of the subject that holds its lock (memory_core/locks.py). Past it a
@@ -342,7 +342,6 @@ MEMLEDGER_EMBEDDER = {
     # to export it (memory_core/embeddings.py). Empty: every process exports its own.
     "CACHE_DIR": env.str("MEMLEDGER_EMBEDDING_CACHE_DIR", default=str(DATA_DIR / "model-cache")),
 }
-MEMLEDGER_EMBEDDING_DIMENSIONS = 384
 # Web processes load the model and build the admission guards' indexes as they start
 # (config/wsgi.py, memory_core/warmup.py), before they take a request: otherwise a worker's
 # first retrieval or write waits for them (~6 s here). Off: they load on first use.

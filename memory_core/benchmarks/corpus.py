@@ -40,7 +40,6 @@ BUCKETS = {"0.1%": 0.001, "1%": 0.01, "10%": 0.1}
 
 # The post-filter baseline (the anti-pattern: ANN over every tenant, filter after) needs an
 # ANN index over every row: on a copy of the vectors, never on the memory table.
-ANN_TABLE = "bench_ann"
 ANN_SQL = (
     "CREATE TABLE bench_ann AS SELECT id, tenant_id, subject_id, agent_id, status, "
     "memory_type, valid_until, embedding FROM memory_core_memory"

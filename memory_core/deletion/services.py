@@ -93,9 +93,10 @@ def _journal_committed(operation_id, tenant_id, entry: dict) -> None:
     A failed append (a full disk, a missing volume) is logged and leaves ``journaled_at``
     empty: the operation's run appends it (``runner._journal``), and cannot complete until
     one has. An append whose record fails is appended again by the run: a duplicate line is
-    harmless (the reader keeps one per operation). A queued subject deletion's line
-    (``ledger.queued_entry``) names no operation row yet: nothing is recorded, and a failed
-    append leaves the worker's operation, journaled when it is made, as its only line.
+    harmless (the reader keeps one per operation). A queued deletion's line (a whole
+    subject's or a key's, ``ledger.queued_entry``) names no operation row yet: nothing is
+    recorded, and a failed append leaves the worker's operation, journaled when it is made,
+    as its only line.
     """
     try:
         ledger_write(entry)
@@ -547,6 +548,9 @@ def deletion_request_or_queue(
         # checked, a later one waits and then meets the mark (503), so no memory out of the
         # caller's reach lands between the check and the mark.
         with transaction.atomic():
+            # The subject's row first, then its deletion lock: the order a whole subject's
+            # request and the worker's run take them in (else the two could deadlock).
+            Subject.objects.select_for_update(no_key=True).filter(pk=subject.pk).first()
             subject_deletion_lock(subject.pk)
             in_reach()
             queued = subject_deletion_queue(
@@ -603,7 +607,8 @@ def subject_deletion_queue(*, principal, subject_id, memory_key: str = "") -> Su
 
 
 def subject_deletion_enqueue_on_commit(subject_id) -> None:
-    """Send the queued subject deletion's task once the current transaction commits."""
+    """Send the task of the subject's queued deletion (the whole subject's or a key's) once
+    the current transaction commits."""
     from memory_core.tasks import queued_subject_deletion_task
 
     label = f"queued deletion of subject {subject_id}"
@@ -720,7 +725,8 @@ def _operation_create(
 
     Must run inside the caller's transaction (deletion_request, the retention sweep).
     ``budget`` bounds each of the statements that grow with the rows. ``queued_at``: a queued
-    whole-subject request's moment, which names the operation and is its ``requested_at``.
+    request's moment (a whole subject's or a key's), which names the operation and is its
+    ``requested_at``.
     """
     step = budget.step if budget is not None else lambda: None
     if subject_id is not None:  # a tenant's deletion locks the tenant row instead

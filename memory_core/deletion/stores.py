@@ -979,7 +979,3 @@ def active_stores(target: str | None = None) -> list[Store]:
 def verify_all(ctx: DeletionContext) -> dict[str, tuple[bool, dict]]:
     """Run every active store's verification (the benchmark's and replay's residue check)."""
     return {store.name: store.verify(ctx) for store in active_stores(ctx.operation.target)}
-
-
-def is_uuid(value: str) -> bool:
-    return bool(re.match(UUID_PATTERN, value))

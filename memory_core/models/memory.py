@@ -40,10 +40,6 @@ RETIRED_STATUSES = (Status.SUPERSEDED, Status.REVOKED, Status.EXPIRED, Status.DE
 class MemoryQuerySet(models.QuerySet):
     """Memory queries, always entered through a tenant scope."""
 
-    def for_tenant(self, tenant_id) -> "MemoryQuerySet":
-        """Return the memories of one tenant."""
-        return self.filter(tenant_id=tenant_id)
-
     def visible_to(self, principal) -> "MemoryQuerySet":
         """Return the memories ``principal`` may see: its tenant, and its grant or subject.
 

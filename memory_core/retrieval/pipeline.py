@@ -86,8 +86,8 @@ class SubjectState:
     """Why a known subject's memories are not read (``lookup_subject_and_policy``)."""
 
     READABLE = ""
-    # Everything about the subject is to be deleted, and a worker will make the request
-    # (``Subject.deletion_queued_at``): from the ask on, nothing of it is retrieved.
+    # A deletion of the subject (the whole subject's or a key's) is queued for a worker
+    # (``Subject.deletion_queued_at``): from the ask on, nothing of the subject is retrieved.
     DELETION_QUEUED = "subject_deletion_queued"
     # A deletion of the subject held its lock past MEMLEDGER_SUBJECT_LOCK_WAIT: the
     # retrieval reads nothing rather than wait (a whole subject's may take a minute).

@@ -361,14 +361,6 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     return result
 
 
-def review_item_get(*, principal, item_id) -> ReviewItem:
-    """Return one review item of the reviewer's tenant; NotFound otherwise."""
-    item = _reviewer_items(principal).select_related("memory", "subject").filter(pk=item_id).first()
-    if item is None:
-        raise NotFound("No review item with this id.")
-    return item
-
-
 def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Page:
     """Return a page of the open conflicts of the reviewer's tenant, oldest first, each with
     ``candidates`` loaded.

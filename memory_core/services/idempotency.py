@@ -14,8 +14,9 @@ request gets that outcome again and writes nothing. The contract (docs/api.md):
 - A replay is rebuilt from those ids: the decision as it was made, the memory as it is now
   (approved, superseded, revoked, or a content-free tombstone while its deletion runs), and
   only if the agent may still see it, as ``GET /api/v1/memories/<id>`` decides (its grant may
-  have narrowed since: a read type, the maximum sensitivity, ``any_subject``; the subject's
-  whole deletion may be queued): else the memory is left out, the decision and status kept.
+  have narrowed since: a read type, the maximum sensitivity, ``any_subject``; a deletion of
+  the subject, whole or of a key, may be queued): else the memory is left out, the decision
+  and status kept.
   A retrying agent learns that its write was made (so it must not write again) and nothing
   of a memory the detail would answer 404 for.
 - The same key with another request (body, path, endpoint, subject token) is refused

@@ -307,12 +307,13 @@ def test_the_users_deletions_page_says_a_keys_deletion_is_queued_not_everything(
     )
     client.force_login(make_login("keyed", tenant=owner.tenant, role="end_user", subject=owner))
     body = client.get(reverse("portal:deletions")).content.decode()
-    assert "A deletion of the memories about you on one key" in body and str(queued.pk) in body
+    said = f"An agent's deletion of the memories about you on the key <code>{KEY}</code>"
+    assert said in body and str(queued.pk) in body
     assert "The deletion of everything" not in body
     page = client.get(reverse("portal:deletion", args=[queued.pk]))
     assert page.status_code == 200
     heading = page.content.decode().split("<h1>", 1)[1].split("</h1>", 1)[0]
-    assert heading == "Deleting the memories on one key"  # not "Deleting 0 memories"
+    assert heading == f'Deleting the memories on the key <code class="key">{KEY}</code>'
 
 
 @pytest.mark.django_db
