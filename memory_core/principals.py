@@ -79,6 +79,15 @@ class AgentPrincipal:
         )
         return self.scope_subject(queryset)
 
+    def scope_subjects(self, subjects: QuerySet) -> QuerySet:
+        """Limit Subject rows to the subjects this agent may act for (``scope_subject``'s
+        rule, on the subjects themselves)."""
+        if self.any_subject:
+            return subjects
+        if not self.bound_user_id:
+            return subjects.none()
+        return subjects.filter(external_id=self.bound_user_id)
+
     def scope_subject(self, queryset: QuerySet) -> QuerySet:
         """Limit rows that belong to a subject (memories, traces, deletions) to the subjects
         this agent may act for: all of them with ``any_subject``, else its token's."""

@@ -66,8 +66,8 @@ def queued_deletions(*, principal) -> list[DeletionOperation]:
     ).order_by("-deletion_queued_at", "-id")
     if isinstance(principal, SubjectPrincipal):
         subjects = subjects.filter(pk=principal.subject_id)
-    elif isinstance(principal, AgentPrincipal) and not principal.any_subject:
-        subjects = subjects.filter(external_id=principal.bound_user_id or None)
+    elif isinstance(principal, AgentPrincipal):
+        subjects = principal.scope_subjects(subjects)
     return [queued_deletion(subject) for subject in subjects]
 
 
