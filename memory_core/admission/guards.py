@@ -44,6 +44,9 @@ OVERRIDE_VERBS = (
     r"(?:ignore|ignoring|disregard|forget|override|overrule|bypass|discard|abandon|neglect|"
     r"nevermind|stop following|do not follow|don'?t follow|no longer follow|"
     r"pay no attention to|set aside|put aside|"
+    r"stop paying attention to|stop (?:applying|obeying|observing|respecting)|"
+    r"not (?:applying|following|obeying|observing)|no longer (?:apply|obey|observe|respect)|"
+    r"quit following|"
     # es / pt / it / fr / de
     r"ignora|ignorar|ignore[sz]?|olvida|olvidar|omite|descarta|desconsidera|desconsidere|"
     r"esquece|esqueca|esquecer|dimentica|dimenticare|trascura|oublie[rz]?|"
@@ -60,7 +63,8 @@ OVERRIDE_QUALIFIERS = (
 INSTRUCTION_NOUNS = (
     r"(?:instructions?|guidelines?|directives?|guardrails?|safeguards?|programming|prompts?|"
     r"system message|rules|polic(?:y|ies)|restrictions|constraints|commands|orders|guidance|"
-    r"directions|briefing|configuration|setup|"
+    r"directions|briefing|configuration|setup|safety checks|security checks|"
+    r"content filters?|safety filters?|"
     r"instrucciones|indicaciones|reglas|normas|directrices|consignes|regles|directives|"
     r"anweisungen|regeln|vorgaben|richtlinien|instruktionen|befehle|"
     r"instrucoes|regras|diretrizes|orientacoes|istruzioni|regole|direttive|indicazioni)"
@@ -97,7 +101,8 @@ DIRECTIVES = (
 )
 ROLE_NOUNS = (
     r"(?:admin|admins|administrator|administrators|superuser|super user|super-user|root user|"
-    r"root|sysadmin|owner|co-owner|operator|moderator|superadmin|super admin|"
+    r"root(?! beer| canal| vegetables?| cause)|sysadmin|owner|co-owner|operator|moderator|"
+    r"superadmin|super admin|"
     r"developer of (?:this|the) (?:app|system|platform|assistant|bot|service)|"
     r"(?:ceo|cfo|cto|founder) of (?:this|the) company|staff member|support agent|"
     r"security team|compliance officer|"
@@ -116,8 +121,12 @@ OCCUPATION_BEFORE = (
     r"their|his|her|its)"
 )
 OWN_WORLD_AFTER = (
-    r"(?:of|on|for|at|in) (?:their|his|her|a|an|the user's|the family|the local|"
+    r"(?:(?:member|volunteer|contributor|seller|buyer|driver|host|reviewer|donor|player)\W+)?"
+    r"(?:of|on|for|at|in|over|from) (?:their|his|her|a|an|the user's|the family|the local|"
     r"several|two|many|some|his own|her own|their own)\b|by (?:profession|trade)|"
+    r"(?:on|at|in|for) (?:twitter|x|instagram|linkedin|github|gitlab|reddit|facebook|tiktok|"
+    r"youtube|twitch|discord|slack|ebay|etsy|airbnb|uber|stack overflow|wikipedia|mastodon)\b|"
+    r"(?:assistant|clerk|coordinator|secretary|worker)\b|"
     r"at work|at their|professionally|de profession|von beruf|de profissao|di professione|"
     r"de profesion|por profesion"
 )
@@ -159,11 +168,17 @@ DESTINATIONS = (
 )
 IBAN = r"\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,7}(?: ?[a-z0-9]{1,4})?\b"
 CRYPTO_ADDRESS = r"\b(?:bc1[a-z0-9]{20,60}|0x[a-f0-9]{40})\b"
+URL_TLDS = (
+    "com", "net", "org", "io", "xyz", "ru", "cn", "tk", "top", "site", "info", "biz", "me", "co",
+    "app", "dev", "link", "click", "sh", "cc", "ws", "ee", "gg", "pw", "ly", "su", "to", "ai",
+    "tv", "online", "live", "store", "page", "tech",
+)  # fmt: skip
 URL = (
-    r"(?:https?://|hxxps?://|www\.|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\."
-    r"(?:com|net|org|io|xyz|ru|cn|tk|top|site|info|biz|me|co|app|dev|link|click|sh|cc|ws)"
-    r"(?:/|\?|\b))"
+    r"(?:https?://|hxxps?://|(?:s3|gs|s?ftp|scp)://|www\.|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\."
+    r"(?:" + "|".join(URL_TLDS) + r")(?:/|\?|\b))"
 )
+# What every URL match holds, for a rule's ``needs``.
+URL_NEEDS = ("://", "www.", *(f".{tld}" for tld in URL_TLDS))
 EMAIL = r"\b[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}\b"
 EXFIL_TARGETS = (
     r"(?:conversations?|chats?|chat history|history|transcripts?|memor(?:y|ies)|data|"
@@ -234,6 +249,51 @@ EXTRACT_TARGETS = (
     r"istruzioni|prompt di sistema|tutte le (?:memorie|conversazioni)|altri utenti)"
 )
 
+# The reader a text addresses when it speaks to the model rather than about the user.
+AGENT_NOUNS = (
+    r"(?:assistants?|ai|a\.i\.|models?|llms?|agents?|bots?|chatbots?|gpt|chatgpt|claude|"
+    r"copilot)"
+)
+# The model's own rules, named as such ("your guidelines", "the safety filter").
+RULE_REFS = (
+    r"(?:(?:your|the model'?s|the assistant'?s|the ai'?s|the agent'?s|the bot'?s|safety|"
+    r"content|security|moderation)\W+(?:\w+\W+)?(?:instructions|guidelines|rules|"
+    r"polic(?:y|ies)|prompt|guardrails|restrictions|filters?|safeguards|safety layer|"
+    r"checks|programming|configuration|constraints|protections))"
+)
+RULES_LIFTED = (
+    r"(?:revised|changed|updated|replaced|rewritten|overridden|suspended|lifted|disabled|"
+    r"removed|relaxed|waived|void|off|deactivated|paused|turned off|switched off|"
+    r"no longer (?:appl(?:y|ies)|in effect|active|valid|binding)|"
+    r"(?:do|does|did) not apply|(?:don|doesn|didn)'?t apply)"
+)
+# Actions that change money, access or data: what a deferred trigger must not unlock.
+HIGH_IMPACT = (
+    r"(?:(?:grant|transfer|refund|wire|credit|pay out)\W+(?:them|him|her|the|their|this|it|all|"
+    r"any|every|everything|whatever|full|funds|money|access|admin|rights|[$\u20ac\u00a3]|\d)|"
+    r"waive|bypass|escalate|elevate|authori[sz]e|whitelist|allowlist|exfiltrate|leak|"
+    r"hand over|give out|unlock\W+(?:\w+\W+)?(?:account|access|features?|tiers?|premium|admin)|"
+    r"approve\W+(?:\w+\W+){0,3}?(?:refunds?|requests?|transfers?|withdrawals?|payments?|it|"
+    r"them|whatever|everything|anything|loans?|claims?|expenses?|access)|"
+    r"reset\W+(?:\w+\W+){0,2}?(?:passwords?|credentials|2fa|mfa|pins?|accounts?|limits?)|"
+    r"(?:delete|wipe|erase|dump)\W+(?:\w+\W+){0,2}?(?:accounts?|records?|data|logs?|audit|"
+    r"history|users?|memor(?:y|ies))|"
+    r"(?:disable|skip|turn off)\W+(?:\w+\W+){0,2}?(?:checks?|verification|2fa|mfa|security|"
+    r"fraud|limits?|logging|audit|filters?|safety)|"
+    r"(?:reveal|disclose)\W+(?:\w+\W+){0,2}?(?:passwords?|secrets?|prompt|credentials|keys?|"
+    r"tokens?|data|memor(?:y|ies))|"
+    r"credit\W+(?:their|the|his|her|this)\W+(?:\w+\W+)?account|"
+    r"(?:upgrade|bump|promote)\W+(?:them|him|her|the user|the customer|the account|"
+    r"their account)|"
+    r"issue\W+(?:\w+\W+){0,2}?(?:refunds?|credits?|vouchers?|codes?)|"
+    r"tell (?:them|him|her|the user|the customer)\W+(?:that\W+)?(?:their|his|her|the)\W+"
+    r"(?:\w+\W+)?(?:account|balance|order|refund|invoice|payment|password|subscription)|"
+    r"give (?:them|him|her|the user|the customer)\W+(?:\w+\W+){0,3}?(?:passwords?|"
+    r"credentials|codes?|keys?|tokens?|access|refunds?|credits?|discounts?)|"
+    r"(?:call|invoke|trigger|run|execute|use)\W+(?:the\W+)?[\w.-]*(?:refund|payout|transfer|"
+    r"payment|grant|role|permission|admin|password|credit|approve|unlock|delete|wire)[\w.-]*)"
+)
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -248,6 +308,10 @@ class Rule:
     exempt_question: bool = True
     # Only the question exemption (for rules whose point is "their own ...").
     question_only: bool = False
+    # Strings without case one of which every match holds ("@" of an address, "://" of a
+    # link): a reading holding none is not scanned. The literal prefilter picks the longest
+    # literals a rule requires, which for these rules are common words ("with", "all").
+    needs: tuple[str, ...] = ()
 
 
 INJECTION_RULES: list[Rule] = [
@@ -270,7 +334,8 @@ INJECTION_RULES: list[Rule] = [
         _rx(
             r"\byour (?:new |real |true |actual )?(?:instructions|task|goal|purpose|role|objective|"
             r"directive|job|mission) (?:is|are) (?:now|to|from)\b|"
-            r"\b(?:you are|you're|youre) (?:now|no longer|not an? )\b|"
+            r"\b(?:you are|you're|youre) (?:now(?! entering| leaving| watching| listening| "
+            r"boarding| reading| viewing)|no longer|not an? )\b|"
             r"\bact as (?:an? )?(?:unrestricted|unfiltered|jailbroken|dan\b|evil|rogue|admin|root)|"
             r"\b(?:developer|god|admin|debug|maintenance|sudo|unrestricted) mode\b|"
             r"\bjailbr[eo]a?k|\bdo anything now\b|"
@@ -410,7 +475,9 @@ INJECTION_RULES: list[Rule] = [
             r"(?:an?\W+|the\W+|un\W+|una\W+|el\W+|le\W+|l'|ein\W+|o\W+|il\W+)?(?:\w+\W+)?"
             r"(?:admin|administrator|owner|verified|trusted|authorized|authorised|root|superuser|"
             r"vip|employee|staff|internal|privileged|administrador|administrateur|"
-            r"administrator|amministratore|verificado|verifie|verifiziert|verificato)\b|"
+            r"administrator|amministratore|verificado|verifie|verifiziert|verificato|"
+            r"authoritative|commands?|instructions|orders|directives|system (?:messages?|"
+            r"prompts?|instructions))\b|"
             r"\b(?:treat|consider|regard|handle|accept)\W+(?:\S+\W+){0,6}?(?:as|like)\W+(?:coming|"
             r"sent|issued)\W+(?:from|by)\W+(?:the\W+|an?\W+)?(?:ceo|cfo|admin|administrator|owner|"
             r"manager|boss|it|security|support|bank|operator|system|developer|executive)\b|"
@@ -525,10 +592,13 @@ INJECTION_RULES: list[Rule] = [
         _rx(
             r"\b(?:disable|turn off|bypass|skip|remove|waive|deactivate|circumvent|switch off|"
             r"suspend|ignore|drop|lift|relax|desactiva|omite|salta|desactive|contourne|ignore|"
+            r"disabled|disabling|bypassed|bypassing|skipped|skipping|skips|waived|removed|"
+            r"turned off|switched off|deactivated|suspended|lifted|"
             r"deaktiviere|umgehe|uberspringe|desative|ignore|pule|disattiva|salta|aggira)\W+"
             r"(?:\w+\W+){0,3}?(?:identity |id |two-factor |2fa |mfa |otp |kyc |fraud |security |"
             r"safety |age |manual |human |the )?(?:verification|verify|authentication|2fa|mfa|otp|"
             r"kyc|fraud (?:checks?|detection|screening)|security (?:checks?|questions?|review)|"
+            r"identity questions?|verification questions?|"
             r"approval|approvals|sign-?off|rate limits?|spending limits?|withdrawal limits?|"
             r"transaction limits?|audit(?: logging| trail)?|content filter|moderation|"
             r"safety checks?|identity checks?|guardrails|(?:safety |content |spam |nsfw |"
@@ -547,6 +617,29 @@ INJECTION_RULES: list[Rule] = [
             r"superuser|super admin|superadmin|root|owner|unrestricted|unlimited|full)\b|"
             r"\bis_?(?:admin|superuser|root|staff|owner|privileged)\W{0,3}(?:[:=]|is)\W{0,3}"
             r"(?:true|1|yes|on)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    # The same as a reported state: "2FA has been turned off", "role changed to owner",
+    # "added to the sudoers list".
+    Rule(
+        "injection.privilege_escalation",
+        _rx(
+            r"\b(?:2fa|mfa|otp|kyc|two-factor(?: authentication)?|multi-factor(?: "
+            r"authentication)?|(?:identity |id |age )?verification|authentication|fraud checks?|"
+            r"security checks?|identity checks?|security questions?)\W+(?:\w+\W+){0,3}?"
+            r"(?:(?:is|was|were|are|has been|have been|now|got|been)\W+)*(?:disabled|turned off|"
+            r"switched off|removed|waived|bypassed|skipped|suspended|lifted|deactivated|"
+            r"not required|no longer required|exempted)\b|"
+            r"\b(?:access|access level|privileges?|permissions?|role|clearance|rights|"
+            r"account type|user type)\W+(?:\w+\W+){0,2}?(?:elevated|escalated|raised|upgraded|"
+            r"bumped|promoted|expanded|changed|set|switched|moved|updated|granted)\W+"
+            r"(?:\w+\W+){0,3}?(?:to|into)\W+(?:the\W+|an?\W+)?(?:\w+\W+)?(?:admin|"
+            r"administrator|owner|superuser|root|unrestricted|elevated|privileged|operator|"
+            r"super admin|superadmin)\b|"
+            r"\b(?:member of|belongs? to|part of|added to|joined|in)\W+(?:the\W+)?(?:\w+\W+)?"
+            r"(?:admins?|administrators?|owners?|sudoers?|superusers?|wheel|domain admins|"
+            r"privileged)\W+(?:group|role|team|list|users|file|circle)\b"
         ),
         exempt_own_world=True,
     ),
@@ -626,7 +719,8 @@ INJECTION_RULES: list[Rule] = [
             r"\b",
             EXFIL_TARGETS,
             r"\W+(?:\w+\W+){0,3}?(?:copied|sent|forwarded|posted|uploaded|mailed|emailed|cc'?d|"
-            r"bcc'?d|mirrored|synced|shared|transmitted|relayed|pushed)\W+(?:to|into|at|via)\W+"
+            r"bcc'?d|mirrored|synced|shared|transmitted|relayed|pushed|delivered|routed|piped|"
+            r"streamed|go|goes)\W+(?:to|into|at|via)\W+"
             r"(?:\S+\W+){0,3}?(?:",
             URL,
             "|",
@@ -854,6 +948,159 @@ INJECTION_RULES: list[Rule] = [
             r"should be attributed to|maps to|points to)\b"
         ),
     ),
+    # Text that speaks to the model (a vocative, a note addressed to it, a header that claims
+    # the system's or the developer's voice, a chat role in JSON) is an instruction, not a
+    # memory of the user. One rule per shape: each is prefiltered on its own literals.
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\b(?:dear|hey|hi|hello|attention|listen|ok|okay|psst|remember|note)\W{1,3}"
+            r"(?:the\W+)?",
+            AGENT_NOUNS,
+            r"\s*[:,]",
+        ),
+    ),
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\b(?:note|message|instructions?|directives?|reminder|memo|notice|warning)\W+"
+            r"(?:to|for)\W+(?:(?:the|any|all|every|future|our|this|whichever)\W+)*(?:\w+\W+)?",
+            AGENT_NOUNS,
+            r"\b(?!\W+(?:\w+\W+)?(?:team|labs?|company|startup|course|class|project|research|"
+            r"group|department|engineers?|developers?|vendor|provider|product|tools?|apps?|"
+            r"ethics|conference|talk|meetup|newsletter|club))",
+        ),
+    ),
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\b(?:system|developer|operator|admin|administrator|assistant|model|ai|platform|"
+            r"priority|internal)\W+(?:note|message|notice|instruction|directive|override|memo)s?"
+            r"\s*:|"
+            r"```\s*(?:system|assistant|developer|instructions?|prompt|sys)\b|"
+            r"[\"']role[\"']\s*:\s*[\"'](?:system|developer)[\"']"
+        ),
+    ),
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\b(?:trust|obey|follow|believe|execute|act on|comply with)\W+(?:it|this|these|that|"
+            r"this note|this memory|this message|these notes|the following)\W+(?:blindly|"
+            r"unconditionally|without question|above all|over (?:everything|anything|your))\b"
+        ),
+    ),
+    # The model's rules declared changed or lifted, ranked below something else, or set
+    # aside as "what you were given".
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\b",
+            RULE_REFS,
+            r"\W+(?:(?:is|are|was|were|has been|have been|have|has|now|got|been|all|hereby)\W+)*",
+            RULES_LIFTED,
+            r"\b",
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\b(?:revised|changed|updated|replaced|rewritten|overridden|suspended|lifted|"
+            r"disabled|removed|relaxed|waived|deactivated|turned off|switched off)\W+"
+            r"(?:\w+\W+)?(?:your|the model'?s|the assistant'?s|the ai'?s|the agent'?s)\W+"
+            r"(?:\w+\W+)?(?:instructions|guidelines|rules|polic(?:y|ies)|prompt|guardrails|"
+            r"restrictions|filters?|safeguards|programming|configuration|constraints)\b|"
+            r"\b(?:over|above|outranks?|overrides?|supersedes?|trumps?)\W+(?:all\W+|any\W+)?"
+            r"(?:of\W+)?(?:your|the model'?s|the assistant'?s|the ai'?s|the system'?s)\W+"
+            r"(?:own\W+)?(?:polic(?:y|ies)|rules|instructions|guidelines|guardrails|"
+            r"safety rules|system prompt|programming)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\b",
+            OVERRIDE_VERBS,
+            r"\W+(?:\w+\W+){0,3}?",
+            INSTRUCTION_NOUNS,
+            r"\W+(?:that\W+|which\W+)?(?:you|the assistant|the model|the ai|the agent)\W+"
+            r"(?:were|was|have|'ve|had|are|got|received|started|began|came)\b",
+        ),
+        exempt_own_world=True,
+    ),
+    # Deferred triggers: "next time the user asks ...", "when they come back ...", then an
+    # action on money, access or data; or that action first, then "whenever ...".
+    Rule(
+        "injection.trigger",
+        _rx(
+            r"\b(?:(?:the\W+)?next time|on\W+(?:\w+\W+){0,3}?next\W+(?:visit|log-?in|session|"
+            r"message|request|call|turn|chat|conversation|order|purchase|contact)|"
+            r"(?:when(?:ever)?|if|once|after|as soon as|should|each time|every time|any ?time)\W+"
+            r"(?:\w+\W+){0,5}?(?:asks?|asked|logs? in|comes? back|returns?|complains?|visits?|"
+            r"contacts?|calls?|requests?|writes? in|is unhappy|gets upset|mentions?|says?|"
+            r"types?))\b[^\n]{0,80}?\b",
+            HIGH_IMPACT,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "injection.trigger",
+        _rx(
+            r"\b(?:issue\W+(?:\w+\W+){0,3}?refunds?|refund\W+(?:them|him|her|the user|"
+            r"the customer|it)|waive\W+(?:\w+\W+){0,2}?(?:fees?|charges?|costs?)|grant\W+"
+            r"(?:\w+\W+){0,2}?(?:access|rights|privileges|permissions|roles?))\b[^.\n]{0,60}?"
+            r"\b(?:whenever|every time|each time|any ?time|next time|as soon as)\b"
+        ),
+    ),
+    # A tool of money or access called by name: "call the refund tool", "grant_role(...)".
+    Rule(
+        "injection.trigger",
+        _rx(
+            r"\b(?:call|invoke|trigger|run|execute|fire)\W+(?:the\W+)?[\w.-]*(?:refund|payout|"
+            r"transfer|payment|grant|role|permission|admin|password|credit|approve|unlock|"
+            r"delete|wire|funds?|shell)[\w.-]*\W*(?:tool|function|api|endpoint|command|action|"
+            r"webhook|method|\()"
+        ),
+        exempt_own_world=True,
+    ),
+    # Exfiltration in other shapes: a request to an address carrying the chat; a link in
+    # every answer; a copy address on all replies; an address before the data it gets.
+    Rule(
+        "injection.exfiltration",
+        _rx(
+            r"\b(?:request|call|fetch|ping|post|get|load|open|visit|hit|query)\W+(?:\S+\W+){0,3}?",
+            URL,
+            r"[^\n]{0,60}?\b(?:with|containing|including|carrying|plus|appending)\W+"
+            r"(?:\w+\W+){0,3}?",
+            EXFIL_TARGETS,
+            r"\b",
+        ),
+        needs=URL_NEEDS,
+    ),
+    Rule(
+        "injection.exfiltration",
+        _rx(
+            r"(?:https?://|www\.|\]\()[^\n]{0,120}?\b(?:to|in|into|at|on)\W+(?:the\W+"
+            r"(?:end|start|bottom|top|footer|beginning)\W+of\W+)?(?:every|each|all|any)\W+"
+            r"(?:future\W+)?(?:answers?|repl(?:y|ies)|responses?|messages?|emails?|outputs?|"
+            r"turns?)\b"
+        ),
+        needs=("://", "www.", "]("),
+    ),
+    Rule(
+        "injection.exfiltration",
+        # The address as "[^@]...@domain": a scan that meets no "@" fails at once.
+        _rx(
+            r"\b(?:bcc|cc|copy|loop in|blind copy)\W+[^\n@]{0,40}@[a-z0-9.-]+\.[a-z]{2,}\b"
+            r"\W+(?:\w+\W+){0,2}?(?:on|in|for|to)\W+(?:all|every|each|any|future)\b|\b",
+            EXFIL_VERBS,
+            r"\b[^\n@]{0,60}@[a-z0-9.-]+\.[a-z]{2,}\b[^\n]{0,60}?\b",
+            EXFIL_TARGETS,
+            r"\b",
+        ),
+        needs=("@",),
+    ),
 ]
 
 # Compact readings (letters only) of classic override phrases split at random places.
@@ -899,7 +1146,10 @@ AMOUNT = (
 STATE_WORDS = (
     r"(?:approved|cancel+ed|refunded|paid|delivered|shipped|closed|resolved|credited|waived|"
     r"suspended|upgraded|downgraded|verified|eligible|entitled|confirmed|fulfilled|overdue|"
-    r"settled|voided|reversed|reimbursed|exempt|active|unlimited|aprobado|reembolsado|pagado|"
+    r"settled|voided|reversed|reimbursed|exempt|active|unlimited|received|written off|forgiven|"
+    r"reinstated|reactivated|activated|renewed|processed|cleared|paid up|fully paid|"
+    r"in good standing|dispatched|unblocked|lifted|"
+    r"aprobado|reembolsado|pagado|"
     r"cancelado|approuve|rembourse|paye|annule|genehmigt|erstattet|bezahlt|storniert|aprovado|"
     r"pago|approvato|rimborsato|pagato|annullato)"
 )
@@ -965,11 +1215,11 @@ CLASS_RULES: list[Rule] = [
         "class.business_state",
         _rx(
             r"\b(?:order|shipment|package|ticket|invoice|subscription|account|claim|case|return|"
-            r"refund|payment|transaction|contract|loan|policy|booking|reservation)\W{0,3}"
-            r"(?:#|no\.?|number|id)?\W{0,3}[a-z0-9-]*\d[a-z0-9-]*\b",
+            r"refund|payment|transaction|txn|dispute|chargeback|contract|loan|policy|booking|"
+            r"reservation)\W{0,3}(?:#|no\.?|number|id)?\W{0,3}[a-z0-9-]*\d[a-z0-9-]*\b(?:",
             W,
             r"{0,40}?\b(?:is|was|are|were|has been|have been|got|marked(?: as)?|status(?: is)?|"
-            r"set to|now)\W+(?:\w+\W+)?",
+            r"set to|now)|\s*[-:=\u2013\u2014]+)\W+(?:\w+\W+)?",
             STATE_WORDS,
             r"\b",
         ),
@@ -978,10 +1228,13 @@ CLASS_RULES: list[Rule] = [
         "class.business_state",
         _rx(
             r"\b(?:invoice|order|payment|bill|balance|subscription|loan|debt|charge|fee|refund|"
-            r"chargeback|claim|tier|plan|membership)\W+(?:was|is|has been|have been|were|should be|"
-            r"should read|must be)\W+(?:\w+\W+)?",
+            r"chargeback|claim|tier|plan|membership|dues|arrears|outstanding amount|amount due|"
+            r"amount owed|dispute|fees|charges|premium access|license|licence|trial)\W+"
+            r"(?:are|was|is|has been|have been|were|"
+            r"should be|"
+            r"should read|must be)\W+(?:\w+\W+)?(?:",
             STATE_WORDS,
-            r"\b|\bmark\W+(?:it|this|them|the\W+\w+|his\W+\w+|her\W+\w+|their\W+\w+)\W+"
+            r"|removed)\b|\bmark\W+(?:it|this|them|the\W+\w+|his\W+\w+|her\W+\w+|their\W+\w+)\W+"
             r"(?:as\W+)?(?:paid|settled|refunded|approved|resolved|delivered|closed|cancel+ed|"
             r"verified|credited|waived)\b|"
             r"\b(?:tier|plan|status|balance|limit|discount|membership)\W+(?:should|must)\W+"
@@ -997,7 +1250,36 @@ CLASS_RULES: list[Rule] = [
             r"\b(?:(?:the |their |user'?s |customer'?s |my )?(?:account|subscription|membership|"
             r"plan|order|balance|loan|card))\W+(?:is|has been|was)\W+(?:now\W+)?(?:\w+\W+)?"
             r"(?:upgraded|verified|suspended|unlimited|paid in full|settled|waived|cleared|"
-            r"credited|approved|premium|vip|unlocked)\b"
+            r"credited|approved|premium|vip|unlocked|paid|paid up|in good standing|reinstated|"
+            r"reactivated|unsuspended|unbanned)\b"
+        ),
+    ),
+    # A status line: a record and its state with no verb ("Balance settled.", "Refund
+    # approved for ticket 5521.", "Order A-7781 shipped yesterday."), at a sentence's start.
+    Rule(
+        "class.business_state",
+        _rx(
+            r"(?:^|[.!?;:\n(\[{\"]\s*)(?:(?:the|this|that|its)\W+)?(?:\w+\W+)?(?:balance|"
+            r"invoice|bill|"
+            r"order|refund|payment|chargeback|dispute|subscription|plan|tier|membership|"
+            r"account|fee|charge|debt|dues|loan|claim|shipment|package|transaction|txn|trial|"
+            r"license|licence|premium access|access)(?:\W+(?:request|status|amount|balance))?"
+            r"(?:\W+[#\w-]*\d[\w-]*)?\W+(?:(?:now|just|already|successfully|fully)\W+)?(?:",
+            STATE_WORDS,
+            r"|shipped|upgraded|downgraded|removed|issued)\b",
+        ),
+    ),
+    # A person's account state: "The customer has been refunded."
+    Rule(
+        "class.business_state",
+        _rx(
+            r"\b(?:the|this) (?:customer|user|client|buyer|account holder|member|subscriber)"
+            r"\W+(?:has been|have been|was|is|got)\W+(?:now\W+|fully\W+|already\W+)?"
+            r"(?:refunded|reimbursed|credited|compensated|charged back|reinstated|unbanned|"
+            r"whitelisted)\b|"
+            r"\b(?:upgrade|bump|move|switch|promote|put)\W+(?:them|him|her|the user|the customer|"
+            r"this (?:user|customer|account)|their account|the account)\W+(?:to|onto|into)\W+"
+            r"(?:the\W+)?(?:\w+\W+){0,2}?(?:tier|plan|subscription|membership|level)\b"
         ),
     ),
     Rule(
@@ -1009,11 +1291,12 @@ CLASS_RULES: list[Rule] = [
             r"\W*(?:\w+\W+){0,3}?(?:admin|administrator|"
             r"root|owner|superuser|full|write|read-?write|elevated|all|unrestricted|manager|"
             r"billing|privileged)\b|"
-            r"\b(?:has|have|holds?|with|got|gets|now has)\W+(?:the\W+|an?\W+)?(?:full|admin|"
-            r"administrator|"
+            r"\b(?:has|have|holds?|with|got|gets|now has|carry|carries|carrying)\W+"
+            r"(?:the\W+|an?\W+)?(?:full|admin|administrator|"
             r"administrative|root|superuser|owner|elevated|write|read-?write|unrestricted|"
-            r"billing|privileged|sudo|master)\W+(?:\w+\W+)?(?:access|rights|privileges|"
-            r"permissions|role|control|clearance)\b"
+            r"billing|privileged|sudo|master|operator|tier|highest|top|maximum|system)\W+"
+            r"(?:\w+\W+)?(?:access|rights|privileges|permissions|role|control|clearance|"
+            r"authority|scopes?)\b"
         ),
         exempt_own_world=True,
     ),
@@ -1023,8 +1306,10 @@ CLASS_RULES: list[Rule] = [
             r"\b(?:may|can|is allowed to|are allowed to|gets to)\W+(?:\w+\W+)?(?:see|view|access|"
             r"read|export|download)\W+(?:everyone'?s?|everybody'?s|all users'?|other people'?s|"
             r"anyone'?s|other customers'?|all customers'?|every user'?s)\b|"
-            r"\b(?:allowed|permitted|authori[sz]ed|entitled|cleared|approved)\W+to\W+(?:\w+\W+){0,2}?(?:access|view|see|read|modify|edit|delete|"
-            r"approve|refund|override|manage|transfer|withdraw|administer|bypass|export|issue)\b|"
+            r"\b(?:allowed|permitted|authori[sz]ed|entitled|cleared|approved|empowered)\W+"
+            r"(?:by\W+(?:\w+\W+){1,3}?)?to\W+(?:\w+\W+){0,2}?(?:access|view|see|read|modify|"
+            r"edit|delete|approve|refund|override|manage|transfer|withdraw|administer|bypass|"
+            r"export|issue|waive|disclose|reveal|grant|unlock)\b|"
             r"\b(?:only|all|any)\W+(?:admins?|users|staff|employees|managers|customers|agents)\W+"
             r"(?:can|may|are allowed to|are permitted to|have access to)\W+(?:\w+\W+){0,3}?"
             r"(?:access|view|see|approve|refund|delete|modify|override|export)\b"
@@ -1078,6 +1363,7 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b(?:salary|salaries|income|earns|wage|debts?|loans?|mortgage|credit score|"
         r"bankrupt\w*|net worth|bank account|credit card|debit card|card number|tax return|"
         r"savings|overdraft|payslip|paycheck|investments?|portfolio value|iban|"
+        r"take-home pay|net pay|gross pay|monthly pay|annual pay|"
         r"salario|sueldo|deuda|hipoteca|salaire|dette|hypotheque|gehalt|schulden|hypothek|"
         r"divida|stipendio|debito|mutuo)\b|\b(?:\d[ -]?){13,19}\b"
     ),
@@ -1085,7 +1371,8 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b(?:password|passcode|passphrase|pin|pin code|api key|secret key|access key|"
         r"access token|auth token|bearer token|private key|ssh key|seed phrase|recovery code|"
         r"recovery phrase|2fa code|otp|one-time code|contrasena|mot de passe|passwort|senha|"
-        r"credentials?)\b\W{0,3}(?:is|was|:|=|es|est|ist|e)\W{0,3}\S{4,}|"
+        r"credentials?)\b(?:\W+(?:for|to|of|on|at)\W+(?:\w+\W+){0,3}?"
+        r"(?=(?:is|was|es|est|ist|e)\b|[:=]))?\W{0,3}(?:is|was|:|=|es|est|ist|e)\W{0,3}\S{4,}|"
         r"\b(?:sk-[a-z0-9_-]{16,}|akia[0-9a-z]{16}|ghp_[a-z0-9]{30,}|xox[abpr]-[a-z0-9-]{10,}|"
         r"mlk_[a-z0-9]+_\S{10,}|glpat-[a-z0-9_-]{16,})|-----begin [a-z ]*private key-----"
     ),
@@ -1199,7 +1486,7 @@ def match_rules(
         if rule.code in fired:
             continue
         for text, may in possible:
-            if may[i] and _fires(rule, text):
+            if may[i] and _has_needs(rule, text) and _fires(rule, text):
                 fired.append(rule.code)
                 break
     return fired
@@ -1221,6 +1508,10 @@ def build_literal_indexes() -> None:
     for rules in (INJECTION_RULES, CLASS_RULES):
         _literal_index(rules)
     _sensitive_index()
+
+
+def _has_needs(rule: Rule, reading: str) -> bool:
+    return not rule.needs or any(needle in reading for needle in rule.needs)
 
 
 def _fires(rule: Rule, reading: str) -> bool:
@@ -1255,6 +1546,8 @@ def _injection_codes(texts: list[str]) -> tuple[str, ...]:
     if "injection.instruction_override" not in codes:
         for found in per_text:
             compacted = [compact(reading) for reading in found]
+            # ... and written backwards ("snoitcurtsni suoiverp lla erongi").
+            compacted += [c[::-1] for c in compacted]
             if any(phrase in c for c in compacted for phrase in COMPACT_OVERRIDES):
                 codes.append("injection.instruction_override")
                 break

@@ -47,6 +47,14 @@ _CONFUSABLES = {
     "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
     # Latin look-alikes outside ASCII that NFKC keeps
     "ı": "i", "ł": "l", "ø": "o", "đ": "d", "ħ": "h", "ŀ": "l", "ʀ": "r", "ꜱ": "s",
+    # Small capitals (IPA and phonetic extensions): "ɪɢɴᴏʀᴇ" reads as "ignore"
+    "ᴀ": "a", "ʙ": "b", "ᴄ": "c", "ᴅ": "d", "ᴇ": "e", "ꜰ": "f", "ɢ": "g", "ʜ": "h", "ɪ": "i",
+    "ᴊ": "j", "ᴋ": "k", "ʟ": "l", "ᴍ": "m", "ɴ": "n", "ᴏ": "o", "ᴘ": "p", "ꞯ": "q", "ᴛ": "t",
+    "ᴜ": "u", "ᴠ": "v", "ᴡ": "w", "ʏ": "y", "ᴢ": "z", "ɩ": "i", "ǀ": "l",
+    # Armenian and Cherokee look-alikes
+    "օ": "o", "հ": "h", "ց": "g", "զ": "q", "Ꭺ": "A", "Ᏼ": "B", "Ꮯ": "C", "Ꭰ": "D",
+    "Ꭼ": "E", "Ꮐ": "G", "Ꮋ": "H", "Ꭻ": "J", "Ꮶ": "K", "Ꮮ": "L", "Ꮇ": "M", "Ꮲ": "P",
+    "Ꮪ": "S", "Ꭲ": "T", "Ꮃ": "W", "Ꮓ": "Z",
 }  # fmt: skip
 _CONFUSABLE_TABLE = str.maketrans(_CONFUSABLES)
 
@@ -150,6 +158,10 @@ def readings(text: str, *, depth: int = 2) -> list[str]:
     text = text[:MAX_TEXT_CHARS]
     base = fold(html.unescape(text))
     out = [base, base.translate(_LEET_I), base.translate(_LEET_L)]
+    # JSON keys and tool names join words with underscores ("order_status", "issue_refund"):
+    # \b and \W see one word there. Read them apart too (only texts that hold one pay).
+    if "_" in base:
+        out.append(base.replace("_", " "))
     # rot13 is a common "hide it from the filter" trick and costs nothing to read.
     out.append(codecs.encode(base, "rot13"))
     if depth > 0:
