@@ -1,0 +1,188 @@
+"""What a keyboard or screen-reader user needs from the portal's markup: a named tab stop for
+every table that scrolls sideways, and a message area that portal/messages.js can focus.
+
+Wide tables (the deletions list, a memory's events, the health page's data tables, the
+reviewer's lists) scroll inside a ``.table-wrap`` at a phone's width. Chromium makes such a
+scroller a tab stop by itself, with no name: a screen reader said "group" or nothing at all.
+"""
+
+from html.parser import HTMLParser
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from memory_core.models import AdmissionDecision
+from tests.portal.test_review import pending_write
+
+pytestmark = pytest.mark.django_db
+
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source"}
+
+
+class Node:
+    def __init__(self, tag, attrs, parent):
+        self.tag, self.attrs, self.parent = tag, dict(attrs), parent
+        self.children: list[Node | str] = []
+
+    @property
+    def classes(self) -> list[str]:
+        return (self.attrs.get("class") or "").split()
+
+    def text(self) -> str:
+        parts = [c if isinstance(c, str) else c.text() for c in self.children]
+        return " ".join(" ".join(parts).split())
+
+    def walk(self):
+        for child in self.children:
+            if isinstance(child, Node):
+                yield child
+                yield from child.walk()
+
+    def ancestors(self):
+        node = self.parent
+        while node is not None:
+            yield node
+            node = node.parent
+
+
+class Tree(HTMLParser):
+    """Just enough of a DOM to follow ``aria-labelledby`` and ask what holds a table."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=True)
+        self.root = self.current = Node("#document", [], None)
+        self.feed(html)
+        self.close()
+
+    def handle_starttag(self, tag, attrs):
+        node = Node(tag, attrs, self.current)
+        self.current.children.append(node)
+        if tag not in VOID:
+            self.current = node
+
+    def handle_startendtag(self, tag, attrs):
+        self.current.children.append(Node(tag, attrs, self.current))
+
+    def handle_endtag(self, tag):
+        node = self.current
+        while node is not self.root and node.tag != tag:
+            node = node.parent
+        if node is not self.root:
+            self.current = node.parent
+
+    def handle_data(self, data):
+        self.current.children.append(data)
+
+    def by_id(self, element_id: str) -> Node | None:
+        return next((n for n in self.root.walk() if n.attrs.get("id") == element_id), None)
+
+    def name_of(self, node: Node) -> str:
+        """The accessible name ``aria-labelledby`` or ``aria-label`` gives ``node``."""
+        if node.attrs.get("aria-labelledby"):
+            labels = [self.by_id(i) for i in node.attrs["aria-labelledby"].split()]
+            return " ".join(label.text() for label in labels if label is not None).strip()
+        return (node.attrs.get("aria-label") or "").strip()
+
+
+def scroll_regions(html: str) -> tuple[Tree, list[Node]]:
+    tree = Tree(html)
+    tables = [n for n in tree.root.walk() if n.tag == "table"]
+    assert tables, "the page shows no table to check"
+    wraps = []
+    for table in tables:
+        wrap = next((a for a in table.ancestors() if "table-wrap" in a.classes), None)
+        assert wrap is not None, "a table that can be wider than a phone scrolls in .table-wrap"
+        wraps.append(wrap)
+    return tree, wraps
+
+
+def assert_named_tab_stops(html: str) -> list[str]:
+    tree, wraps = scroll_regions(html)
+    names = []
+    for wrap in wraps:
+        assert wrap.attrs.get("role") == "region", wrap.attrs
+        assert wrap.attrs.get("tabindex") == "0", wrap.attrs
+        name = tree.name_of(wrap)
+        assert name, wrap.attrs
+        names.append(name)
+    # Two regions of one page named alike (a scroller and the section around it, say) could
+    # not be told apart in a screen reader's list of regions.
+    regions = [
+        tree.name_of(n)
+        for n in tree.root.walk()
+        if n.attrs.get("role") == "region"
+        or (n.tag == "section" and {"aria-label", "aria-labelledby"} & n.attrs.keys())
+    ]
+    assert len(set(regions)) == len(regions), regions
+    return names
+
+
+@pytest.fixture
+def decided(alice_subject):
+    item = pending_write(alice_subject, "Alice takes insulin daily.")
+    item.state = "approved"
+    item.resolved_at = timezone.now()
+    item.reason = "Confirmed with Alice"
+    item.save(update_fields=["state", "resolved_at", "reason"])
+    return item
+
+
+@pytest.fixture
+def rejections(tenant):
+    for code in ("injection.prompt", "authority.not_allowed"):
+        AdmissionDecision.objects.create(tenant=tenant, outcome="rejected", rule_codes=[code])
+
+
+@pytest.fixture
+def evaluation(settings, tmp_path):
+    result = tmp_path / "eval.json"
+    result.write_text(
+        '{"dataset": "seed-examples", "cases": 9, "failures": [],'
+        ' "system": {"precision_at_k": 0.9167, "leakage_rate": 0.0, "by_tag": {}},'
+        ' "baseline_vector_topk": {"precision_at_k": 0.193, "leakage_rate": 0.0},'
+        ' "no_memory": {"precision_at_k": 0.0, "leakage_rate": 0.0}}'
+    )
+    settings.MEMLEDGER_EVALUATION_RESULTS = [str(result)]
+    settings.DATA_DIR = tmp_path
+
+
+def test_the_end_users_scrolling_tables_are_named_tab_stops(alice_client, alice_memory):
+    deletions = alice_client.get(reverse("portal:deletions")).content.decode()
+    assert assert_named_tab_stops(deletions) == ["Deletion history"]
+    detail = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+    assert assert_named_tab_stops(detail) == ["Table of events"]
+
+
+def test_the_reviewers_scrolling_tables_are_named_tab_stops(
+    reviewer_client, decided, rejections, evaluation
+):
+    queue = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    assert assert_named_tab_stops(queue) == ["Table of recent decisions"]
+    rejected = reviewer_client.get(reverse("portal:review:rejected")).content.decode()
+    assert sorted(assert_named_tab_stops(rejected)) == [
+        "Writes rejected by authority.not_allowed",
+        "Writes rejected by injection.prompt",
+    ]
+    health = reviewer_client.get(reverse("portal:review:health")).content.decode()
+    names = assert_named_tab_stops(health)
+    assert "Figures of the latest evaluation" in names
+    # Each chart's data table, named for its chart (six charts).
+    assert len([n for n in names if n.startswith("Data table of ")]) >= 6, names
+
+
+def test_the_message_area_is_focusable_and_its_script_loads_only_with_a_message(
+    reviewer_client, alice_subject
+):
+    item = pending_write(alice_subject, "Alice takes insulin daily.")
+    before = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    assert "portal/messages.js" not in before
+    response = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": "Asked Alice"}, follow=True
+    )
+    tree = Tree(response.content.decode())
+    (area,) = [n for n in tree.root.walk() if "data-announce-on-load" in n.attrs]
+    assert area.attrs.get("tabindex") == "-1"
+    assert "approved" in area.text()
+    scripts = [n.attrs.get("src", "") for n in tree.root.walk() if n.tag == "script"]
+    assert any(src.endswith("portal/messages.js") for src in scripts), scripts
