@@ -1125,6 +1125,11 @@ COMPACT_OVERRIDES = (
     "fromnowonignore",
     "fromnowonyoumust",
 )
+# One scan for them all, forwards and backwards: a phrase is in a text written backwards
+# exactly when the phrase reversed is in the text as written.
+_COMPACT_OVERRIDE = re.compile(
+    "|".join(re.escape(p) for phrase in COMPACT_OVERRIDES for p in (phrase, phrase[::-1]))
+)
 
 # --- Class guard: business state and policy are never stored -------------------------------
 
@@ -1473,40 +1478,185 @@ def match_rules(
     ``prepared``: the de-obfuscated readings of ``texts``, when the caller already has them.
     """
     fired: list[str] = []
+    memo = _memo()
     if prepared is not None:
         all_readings = prepared
     elif deobfuscate:
-        all_readings = [Reading(r) for text in texts if text for r in readings(text)]
+        all_readings = [r for text in texts if text for r in memo.readings(text)]
     else:
-        all_readings = [Reading(plain(text)) for text in texts if text]
-    # A reading without any literal a rule requires cannot match it (prefilter.py).
-    index = _literal_index(rules)
-    possible = [(reading.text, index.possible(reading)) for reading in all_readings]
-    for i, rule in enumerate(rules):
-        if rule.code in fired:
+        all_readings = [memo.plain(text) for text in texts if text]
+    # A reading without any literal a rule (or one of its alternatives) requires cannot
+    # match it (prefilter.py).
+    index = _rule_index(rules)
+    possible = [(reading.text, index.literals.possible(reading)) for reading in all_readings]
+    if not possible:
+        return fired
+    # The pieces some reading may match, found column by column in C: most rules are
+    # possible on no reading of a clean text, and are not visited one reading at a time.
+    anywhere = [any(column) for column in zip(*(may for _, may in possible), strict=True)]
+    for rule, (start, stop), pieces in zip(rules, index.positions, index.pieces, strict=True):
+        if not any(anywhere[start:stop]) or rule.code in fired:
             continue
         for text, may in possible:
-            if may[i] and _has_needs(rule, text) and _fires(rule, text):
+            if not (any(may[start:stop]) and _has_needs(rule, text)):
+                continue
+            if stop - start == 1:  # the whole pattern: its matches judged one by one
+                if _fires(rule, text):
+                    fired.append(rule.code)
+                    break
+            elif any(may[start + k] and piece.search(text) for k, piece in enumerate(pieces)):
                 fired.append(rule.code)
                 break
     return fired
 
 
-_INDEXES: dict[int, tuple[list[Rule], LiteralIndex]] = {}
+class ReadingMemo:
+    """The readings of one write's texts, each computed once for every guard that reads them.
+
+    A write's content is read by the class guard, the injection guard (alone and in its
+    seams) and the sensitive categories; each used to de-obfuscate it anew. A memo lives for
+    one ``reading_memo()`` block (one ``admit`` call) or, outside any, for one guard call; it
+    is never shared between writes, so it tells no write anything about another's texts
+    (docs/security.md). The readings are a function of the text alone: a memo changes no
+    answer, only how often it is computed.
+    """
+
+    __slots__ = ("_plain", "_readings")
+
+    def __init__(self) -> None:
+        self._readings: dict[str, list[Reading]] = {}
+        self._plain: dict[str, Reading] = {}
+
+    def readings(self, text: str) -> list[Reading]:
+        """Return the de-obfuscated readings of ``text`` (``normalize.readings``)."""
+        found = self._readings.get(text)
+        if found is None:
+            found = self._readings[text] = [Reading(r) for r in readings(text)]
+        return found
+
+    def plain(self, text: str) -> Reading:
+        """Return the reading of ``text`` without de-obfuscation (``normalize.plain``)."""
+        found = self._plain.get(text)
+        if found is None:
+            found = self._plain[text] = Reading(plain(text))
+        return found
 
 
-def _literal_index(rules: list[Rule]) -> LiteralIndex:
-    """The literal index of a rule list (the guards' lists are built once, at import)."""
+class _RuleIndex:
+    """The rules of a list cut into their top-level alternatives, and the literal index of
+    the pieces.
+
+    A pattern ``a|b|c`` matches a reading exactly when one of ``a``, ``b``, ``c`` does, and
+    each alternative requires its own literals: the whole pattern only their union. A rule
+    such as entity_redirect's first (2,400 characters, nine alternatives) passed the
+    prefilter on a word of one alternative and then ran all nine, most often on the
+    split-write rule's joined texts; now only the alternatives a reading may match run.
+    Only rules whose verdict is "any match" are cut: a rule with exemptions
+    (``exempt_own_world``, ``question_only``) judges each match of the whole pattern, and a
+    pattern with a backreference is kept whole.
+    """
+
+    def __init__(self, rules: list[Rule]):
+        self.pieces: list[list[re.Pattern]] = [_alternatives(rule) for rule in rules]
+        flat = [piece for pieces in self.pieces for piece in pieces]
+        self.literals = LiteralIndex(flat)
+        # Per rule, where its pieces are in ``flat`` (and in ``possible``'s answer): a slice.
+        self.positions: list[tuple[int, int]] = []
+        start = 0
+        for pieces in self.pieces:
+            self.positions.append((start, start + len(pieces)))
+            start += len(pieces)
+
+
+def _alternatives(rule: Rule) -> list[re.Pattern]:
+    """Return ``rule``'s pattern cut at its top-level ``|``, or the pattern whole."""
+    pattern = rule.pattern
+    if (
+        rule.exempt_own_world
+        or rule.question_only
+        or pattern.flags & re.VERBOSE
+        or re.search(r"\\[1-9]|\(\?P=|\(\?\(", pattern.pattern)
+    ):
+        return [pattern]
+    sources = _top_level_split(pattern.pattern)
+    if len(sources) < 2:
+        return [pattern]
+    try:
+        return [re.compile(source, pattern.flags) for source in sources]
+    except re.error:  # a cut in the wrong place: keep the pattern whole
+        return [pattern]
+
+
+def _top_level_split(source: str) -> list[str]:
+    """Return ``source`` cut at each ``|`` outside groups, classes and escapes."""
+    pieces, depth, start, i, n = [], 0, 0, 0, len(source)
+    while i < n:
+        char = source[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":  # a class: "]" right after "[" or "[^" is a member, not its end
+            i += 1
+            if i < n and source[i] == "^":
+                i += 1
+            if i < n and source[i] == "]":
+                i += 1
+            while i < n and source[i] != "]":
+                i += 2 if source[i] == "\\" else 1
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            pieces.append(source[start:i])
+            start = i + 1
+        i += 1
+    pieces.append(source[start:])
+    return pieces
+
+
+_MEMO: contextvars.ContextVar[ReadingMemo | None] = contextvars.ContextVar(
+    "guard_reading_memo", default=None
+)
+
+
+@contextlib.contextmanager
+def reading_memo() -> Iterator[ReadingMemo]:
+    """Let the guards called inside the block share the readings of the texts they read.
+
+    ``admit`` wraps one write's admission in it. Inside a block already open, the outer
+    block's memo is used (``check_content`` inside ``admit``)."""
+    memo = _MEMO.get()
+    if memo is not None:
+        yield memo
+        return
+    token = _MEMO.set(ReadingMemo())
+    try:
+        yield _MEMO.get()
+    finally:
+        _MEMO.reset(token)
+
+
+def _memo() -> ReadingMemo:
+    """The open block's memo, or a fresh one for this call alone."""
+    return _MEMO.get() or ReadingMemo()
+
+
+_INDEXES: dict[int, tuple[list[Rule], _RuleIndex]] = {}
+
+
+def _rule_index(rules: list[Rule]) -> _RuleIndex:
+    """The pieces and literal index of a rule list (the guards' lists are built once)."""
     entry = _INDEXES.get(id(rules))
     if entry is None or entry[0] is not rules:  # the entry holds the list: its id stays its own
-        entry = _INDEXES[id(rules)] = (rules, LiteralIndex([rule.pattern for rule in rules]))
+        entry = _INDEXES[id(rules)] = (rules, _RuleIndex(rules))
     return entry[1]
 
 
 def build_literal_indexes() -> None:
     """Build the literal index of every rule list now (a process's first write would)."""
     for rules in (INJECTION_RULES, CLASS_RULES):
-        _literal_index(rules)
+        _rule_index(rules)
     _sensitive_index()
 
 
@@ -1538,17 +1688,24 @@ def injection_codes(texts: list[str]) -> list[str]:
     return list(codes)
 
 
+def joined_injection_codes(texts: list[str]) -> list[str]:
+    """Return the injection guard's rule codes for ``texts``, never remembered.
+
+    For the split-write rule's joined texts: each is new (a recent text and the new write's
+    content), asked once and never again, so an entry for it would only push out the
+    entries that are asked again (each recent text alone).
+    """
+    return list(_injection_codes(texts))
+
+
 def _injection_codes(texts: list[str]) -> tuple[str, ...]:
-    per_text = [readings(text) for text in texts if text]
-    codes = match_rules(
-        INJECTION_RULES, texts, prepared=[Reading(r) for found in per_text for r in found]
-    )
+    memo = _memo()
+    per_text = [memo.readings(text) for text in texts if text]
+    codes = match_rules(INJECTION_RULES, texts, prepared=[r for found in per_text for r in found])
     if "injection.instruction_override" not in codes:
         for found in per_text:
-            compacted = [compact(reading) for reading in found]
             # ... and written backwards ("snoitcurtsni suoiverp lla erongi").
-            compacted += [c[::-1] for c in compacted]
-            if any(phrase in c for c in compacted for phrase in COMPACT_OVERRIDES):
+            if any(_COMPACT_OVERRIDE.search(compact(reading.text)) for reading in found):
                 codes.append("injection.instruction_override")
                 break
     return tuple(codes)
@@ -1636,11 +1793,12 @@ def sensitive_categories(texts: list[str], categories: list[str]) -> list[str]:
     # HTML escapes and rot13 included: encoding a diagnosis must not spare it the review.
     # The literal prefilter settles most (category, reading) pairs without a regex scan.
     index = _sensitive_index()
+    memo = _memo()
     possible = [
-        (reading, index.possible(Reading(reading)))
+        (reading.text, index.possible(reading))
         for text in texts
         if text
-        for reading in readings(text)
+        for reading in memo.readings(text)
     ]
     for category in categories:
         position = _SENSITIVE_POSITION.get(category)

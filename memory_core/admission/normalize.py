@@ -81,9 +81,13 @@ MAX_TEXT_CHARS = 20_000  # readings are made of at most this much text (a size r
 def fold(text: str) -> str:
     """Return the plain reading: NFKC, no invisible characters or accents, Latin look-alikes
     folded, spaced-out letters joined, lower case, whitespace collapsed."""
-    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
-    text = text.translate(_CONFUSABLE_TABLE)
-    text = _strip_accents(text).translate(_CONFUSABLE_TABLE)
+    # ASCII text (most memories) skips the Unicode steps, each the identity on it: NFKC and
+    # NFD leave ASCII as it is, and every invisible, confusable or combining character is
+    # outside ASCII (test_normalize_fast_paths.py checks the two paths agree).
+    if not text.isascii():
+        text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+        text = text.translate(_CONFUSABLE_TABLE)
+        text = _strip_accents(text).translate(_CONFUSABLE_TABLE)
     # Letters spaced out ("i   a m   t h e") are joined before whitespace collapses.
     return _SPACE.sub(" ", _join_spaced_letters(text)).strip().lower()
 
@@ -102,10 +106,14 @@ def _strip_accents(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
+_WIDE_GAP = re.compile(r"[ .\-_*·/]{2,}")
+_ONE_SEPARATOR = re.compile(r"[ .\-_*·/]")
+
+
 def _join_letters(match: re.Match) -> str:
     # One separator splits a word's letters; a wider gap is a space between words.
-    words = re.split(r"[ .\-_*·/]{2,}", match.group(0))
-    return " ".join(re.sub(r"[ .\-_*·/]", "", word) for word in words)
+    words = _WIDE_GAP.split(match.group(0))
+    return " ".join(_ONE_SEPARATOR.sub("", word) for word in words)
 
 
 def _join_spaced_letters(text: str) -> str:
@@ -171,6 +179,9 @@ def readings(text: str, *, depth: int = 2) -> list[str]:
     return [r for r in out if r and not (r in seen or seen.add(r))]
 
 
+_NOT_LETTER = re.compile(r"[^a-z]")
+
+
 def compact(reading: str) -> str:
     """Return ``reading`` with everything but letters removed (``i-g n_0re`` -> ``ignore``)."""
-    return re.sub(r"[^a-z]", "", reading)
+    return _NOT_LETTER.sub("", reading)

@@ -158,12 +158,17 @@ def _split_between(previous: str, content: str) -> bool:
     """Whether ``previous`` and ``content`` joined say an instruction that ``previous`` alone
     does not (``content`` alone says none): either order, as retrieval ranks by score, so the
     half written later may come first."""
-    joined = guards.injection_codes([f"{previous} {content}", f"{content} {previous}"])
+    joined = guards.joined_injection_codes([f"{previous} {content}", f"{content} {previous}"])
     return bool(set(joined) - set(guards.injection_codes([previous])))
 
 
 def check_content(candidate: Candidate, recent_texts: list[str] = ()) -> list[str]:
     """Return the class and injection guard codes for ``candidate`` (rules 4 and 5)."""
+    with guards.reading_memo():  # the guards below share the readings of the write's texts
+        return _check_content(candidate, recent_texts)
+
+
+def _check_content(candidate: Candidate, recent_texts: list[str]) -> list[str]:
     texts = candidate.texts()
     class_texts = texts
     if _is_pointer(candidate.value):
@@ -188,6 +193,13 @@ def check_content(candidate: Candidate, recent_texts: list[str] = ()) -> list[st
 
 def admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Decision:
     """Return the Decision for ``candidate`` written under ``grant`` (DESIGN.md rules 1-10)."""
+    # The guards of rules 4, 5 and 8 read the same texts: their readings are computed once,
+    # for this write only (``guards.reading_memo``).
+    with guards.reading_memo():
+        return _admit(candidate, grant, context)
+
+
+def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Decision:
     codes: list[str] = []
     admission = _policy(context, "admission")
     retention = _policy(context, "retention")
