@@ -136,16 +136,7 @@ def test_chart_geometry_stacks_bars_inside_the_plot(tenant, reviewer, activity):
     assert latency["kind"] == "line" and len(latency["lines"][0]["dots"]) == 7
 
 
-def test_latest_evaluation_figures_are_shown(reviewer_client, settings, tmp_path):
-    result = tmp_path / "eval.json"
-    result.write_text(
-        '{"dataset": "seed-examples", "cases": 9, "failures": [],'
-        ' "system": {"precision_at_k": 0.9167, "leakage_rate": 0.0, "by_tag": {}},'
-        ' "baseline_vector_topk": {"precision_at_k": 0.193, "leakage_rate": 0.0},'
-        ' "no_memory": {"precision_at_k": 0.0, "leakage_rate": 0.0}}'
-    )
-    settings.MEMLEDGER_EVALUATION_RESULTS = [str(result)]
-    settings.DATA_DIR = tmp_path  # no results of other runs in the shared data folder
+def test_latest_evaluation_figures_are_shown(reviewer_client, evaluation):
     response = reviewer_client.get(reverse("portal:review:health"))
     evaluation = response.context["evaluation"]
     assert evaluation["columns"] == ["memledger", "vector top-k", "no memory"]

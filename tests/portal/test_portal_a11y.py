@@ -134,19 +134,6 @@ def rejections(tenant):
         AdmissionDecision.objects.create(tenant=tenant, outcome="rejected", rule_codes=[code])
 
 
-@pytest.fixture
-def evaluation(settings, tmp_path):
-    result = tmp_path / "eval.json"
-    result.write_text(
-        '{"dataset": "seed-examples", "cases": 9, "failures": [],'
-        ' "system": {"precision_at_k": 0.9167, "leakage_rate": 0.0, "by_tag": {}},'
-        ' "baseline_vector_topk": {"precision_at_k": 0.193, "leakage_rate": 0.0},'
-        ' "no_memory": {"precision_at_k": 0.0, "leakage_rate": 0.0}}'
-    )
-    settings.MEMLEDGER_EVALUATION_RESULTS = [str(result)]
-    settings.DATA_DIR = tmp_path
-
-
 def test_the_end_users_scrolling_tables_are_named_tab_stops(alice_client, alice_memory):
     deletions = alice_client.get(reverse("portal:deletions")).content.decode()
     assert assert_named_tab_stops(deletions) == ["Deletion history"]
