@@ -9,6 +9,7 @@ computation it replaced (copies of the code before the change).
 
 import base64
 import codecs
+import functools
 import html
 import json
 import re
@@ -61,10 +62,16 @@ def _old_fold(text: str) -> str:
     return normalize._SPACE.sub(" ", normalize._join_spaced_letters(text)).strip().lower()
 
 
+@functools.cache
+def _old_index() -> LiteralIndex:
+    """The rules' literal index, built once (building it is most of the old guard's cost)."""
+    return LiteralIndex([rule.pattern for rule in guards.INJECTION_RULES])
+
+
 def _old_injection_codes(texts: list[str]) -> list[str]:
     """The injection guard without memo, rule skipping or the one-scan compact check."""
     per_text = [normalize.readings(text) for text in texts if text]
-    index = LiteralIndex([rule.pattern for rule in guards.INJECTION_RULES])
+    index = _old_index()
     possible = [(r, index.possible(Reading(r))) for found in per_text for r in found]
     codes: list[str] = []
     for i, rule in enumerate(guards.INJECTION_RULES):
