@@ -120,6 +120,10 @@ class TraceOutput(serializers.Serializer):
     stages = serializers.JSONField()
     used_ids = serializers.ListField(child=serializers.CharField())
     usage = serializers.JSONField()
+    hidden_count = serializers.IntegerField(
+        help_text="How many memory ids of this trace the caller may no longer read (its grant "
+        "narrowed, or the subject's deletion is queued): they are left out of every list."
+    )
 
 
 class TraceUsageInput(StrictSerializer):

@@ -8,7 +8,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound, ValidationFailed
-from memory_core.models import RetrievalTrace
+from memory_core.models import Memory, RetrievalTrace
 
 USAGE_KINDS = ("answer", "tool_call")
 MAX_USAGE_REPORTS = 50  # per trace: one retrieval feeds one task's answers and tool calls
@@ -20,8 +20,11 @@ def trace_get(*, principal, trace_id) -> RetrievalTrace:
     An agent reads the traces of its own retrievals (another agent's lists that agent's
     private memories), and without ``any_subject`` only those of its token's subject; any
     other principal (a reviewer, memledger itself) the traces of its tenant.
+
+    An agent's trace names only the memories it may read now (``_hidden_ids``).
     """
-    return _one(_readable(principal, RetrievalTrace.objects.filter(pk=trace_id)))
+    trace = _one(_readable(principal, RetrievalTrace.objects.filter(pk=trace_id)))
+    return _without(trace, _hidden_ids(principal, trace))
 
 
 def _readable(principal, traces):
@@ -36,6 +39,76 @@ def _readable(principal, traces):
                 Q(subject__external_id=principal.bound_user_id or None) | Q(subject__isnull=True)
             )
     return traces
+
+
+def _hidden_ids(principal, trace: RetrievalTrace) -> set[str]:
+    """The ids ``trace`` cites that ``principal``, an agent, may no longer read: its grant
+    narrowed, or the subject's deletion is queued. Any other principal reads every id.
+
+    A trace lists what its retrieval found, all of it readable then. What the agent has lost
+    sight of since is left out of what it is shown, as a memory's answer leaves out a version
+    it may not see; the stored trace keeps every id, for deletion to purge by and for
+    reviewers.
+    """
+    if principal.actor_type != "agent" or not trace.cited_ids:
+        return set()
+    readable = set(
+        Memory.objects.visible_to(principal)
+        .filter(pk__in=trace.cited_ids)
+        .values_list("pk", flat=True)
+    )
+    return {str(memory_id) for memory_id in trace.cited_ids if memory_id not in readable}
+
+
+def _without(trace: RetrievalTrace, hidden: set[str]) -> RetrievalTrace:
+    """``trace``, unsaved, with the ids in ``hidden`` left out of every list that names them;
+    ``hidden_count`` says how many."""
+    trace.hidden_count = len(hidden)
+    if not hidden:
+        return trace
+
+    def seen(ids):
+        return [memory_id for memory_id in ids if str(memory_id) not in hidden]
+
+    trace.selected_ids = seen(trace.selected_ids)
+    trace.cited_ids = seen(trace.cited_ids)
+    trace.used_ids = seen(trace.used_ids)
+    trace.usage = [{**report, "memory_ids": seen(report["memory_ids"])} for report in trace.usage]
+    trace.stages = _stages_without(trace.stages, hidden)
+    return trace
+
+
+def _stages_without(stages: dict, hidden: set[str]) -> dict:
+    """The trace document ``stages`` (``pipeline._trace_document``) without the memory ids in
+    ``hidden``: their candidates, rejections, merges and selected items left out, a conflict's
+    hidden candidates and winner too (the conflict itself left out once none is left)."""
+    stages = dict(stages)
+    for name in ("candidates", "rejections"):
+        stages[name] = [row for row in stages.get(name, []) if row["id"] not in hidden]
+    stages["dedup_merges"] = [
+        merge
+        for merge in stages.get("dedup_merges", [])
+        if merge["kept"] not in hidden and merge["merged"] not in hidden
+    ]
+    conflicts = []
+    for conflict in stages.get("conflicts", []):
+        candidate_ids = [i for i in conflict["candidate_ids"] if i not in hidden]
+        if candidate_ids:
+            winner = conflict["winner_id"]
+            conflicts.append(
+                {
+                    **conflict,
+                    "candidate_ids": candidate_ids,
+                    "winner_id": None if winner in hidden else winner,
+                }
+            )
+    stages["conflicts"] = conflicts
+    stages["selected"] = [
+        {**item, "merged_from": [i for i in item["merged_from"] if i not in hidden]}
+        for item in stages.get("selected", [])
+        if item["id"] not in hidden
+    ]
+    return stages
 
 
 def _one(traces) -> RetrievalTrace:
@@ -67,7 +140,8 @@ def trace_usage_record(
             of=("self",)
         )
     )
-    selected = set(trace.selected_ids)
+    hidden = _hidden_ids(principal, trace)
+    selected = {memory_id for memory_id in trace.selected_ids if str(memory_id) not in hidden}
     unknown = sorted(str(memory_id) for memory_id in set(memory_ids) - selected)
     if unknown:
         raise ValidationFailed(
@@ -91,4 +165,4 @@ def trace_usage_record(
     ]
     trace.used_ids = sorted({*trace.used_ids, *(uuid.UUID(memory_id) for memory_id in reported)})
     trace.save(update_fields=["usage", "used_ids"])
-    return trace
+    return _without(trace, hidden)

@@ -8,6 +8,7 @@ chain holds one type and one owner. Each test here failed before its fix.
 import json
 
 import pytest
+from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.models import DeletionOperation, Memory, RetrievalTrace, Status
@@ -250,3 +251,74 @@ def test_a_bound_agent_reads_its_trace_for_a_subject_not_yet_known(tenant):
     response = retrieve(client, "newcomer", **headers)
     assert response.status_code == 200 and response.json()["items"] == []
     assert client.get(f"/api/v1/traces/{response.json()['trace_id']}", **headers).status_code == 200
+
+
+def green_tea_memories(user_1):
+    """A preference and an incident that a query about green tea finds both of."""
+    preference = MemoryFactory(subject=user_1, content="User prefers green tea in the morning.")
+    incident = MemoryFactory(
+        subject=user_1,
+        memory_type="incident",
+        memory_class="episodic",
+        memory_key="",
+        content="User spilled green tea on the laptop.",
+    )
+    return preference, incident
+
+
+def test_an_agent_s_trace_leaves_out_what_its_grant_no_longer_reaches(tenant, user_1):
+    preference, incident = green_tea_memories(user_1)
+    agent = AgentFactory(tenant=tenant)
+    client = client_for(agent)
+    trace_id = retrieve(client, query="green tea").json()["trace_id"]
+    before = client.get(f"/api/v1/traces/{trace_id}").json()
+    assert {str(preference.id), str(incident.id)} <= set(before["selected_ids"])
+    assert before["hidden_count"] == 0
+    report = {"kind": "answer", "memory_ids": [str(incident.id), str(preference.id)]}
+    assert client.post(f"/api/v1/traces/{trace_id}/usage", report, format="json").status_code == 200
+
+    agent.read_types = [t for t in agent.read_types if t != "incident"]
+    agent.save(update_fields=["read_types"])
+    after = client.get(f"/api/v1/traces/{trace_id}")
+    assert after.status_code == 200
+    shown = json.dumps(after.json())
+    assert str(incident.id) not in shown and incident.content_hash not in shown
+    assert after.json()["hidden_count"] == 1
+    assert str(preference.id) in after.json()["selected_ids"]
+    assert (
+        after.json()["used_ids"] == after.json()["usage"][0]["memory_ids"] == [str(preference.id)]
+    )
+    # A report cannot confirm the id either: it is not in the package the agent may see.
+    refused = client.post(
+        f"/api/v1/traces/{trace_id}/usage",
+        {"kind": "answer", "memory_ids": [str(incident.id)]},
+        format="json",
+    )
+    assert refused.status_code == 400
+    assert refused.json()["error"]["details"]["memory_ids"][0]["code"] == "not_selected"
+    accepted = client.post(
+        f"/api/v1/traces/{trace_id}/usage",
+        {"kind": "tool_call", "memory_ids": [str(preference.id)]},
+        format="json",
+    )
+    assert accepted.status_code == 200 and str(incident.id) not in json.dumps(accepted.json())
+    # The stored trace keeps every id: deletion purges by them, reviewers read them.
+    stored = RetrievalTrace.objects.get(pk=trace_id)
+    assert incident.id in stored.cited_ids and incident.id in stored.used_ids
+    assert len(stored.usage) == 2
+
+
+def test_an_agent_s_trace_names_no_memory_of_a_subject_whose_deletion_is_queued(tenant, user_1):
+    preference, incident = green_tea_memories(user_1)
+    agent = AgentFactory(tenant=tenant)
+    client = client_for(agent)
+    trace_id = retrieve(client, query="green tea").json()["trace_id"]
+    user_1.deletion_queued_at, user_1.deletion_queued_by_agent = timezone.now(), agent
+    user_1.save(update_fields=["deletion_queued_at", "deletion_queued_by_agent"])
+    trace = client.get(f"/api/v1/traces/{trace_id}").json()
+    shown = json.dumps(trace)
+    for memory in (preference, incident):
+        assert str(memory.id) not in shown and memory.content_hash not in shown
+    assert trace["selected_ids"] == trace["cited_ids"] == []
+    assert trace["stages"]["candidates"] == trace["stages"]["selected"] == []
+    assert trace["hidden_count"] == len(RetrievalTrace.objects.get(pk=trace_id).cited_ids) >= 2
