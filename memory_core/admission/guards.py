@@ -1352,8 +1352,31 @@ CLASS_RULES: list[Rule] = [
 
 # --- Sensitive categories (rule 8) -----------------------------------------------------------
 
+# Prescription medicines by name, generic and brand: "takes sertraline" says as much about a
+# person's health as "takes an antidepressant". Common prescriptions only; over-the-counter
+# painkillers (ibuprofen, paracetamol) and words with an everyday sense (lithium) are left
+# out, so a headache or a battery does not wait for a reviewer.
+MEDICINES = (
+    "abilify adalimumab adderall albuterol alprazolam amitriptyline amlodipine amoxicillin "
+    "apixaban aripiprazole atenolol atorvastatin azithromycin biktarvy bupropion buspirone "
+    "carbamazepine carvedilol cephalexin cialis ciprofloxacin citalopram clonazepam clopidogrel "
+    "clozapine concerta crestor cyclobenzaprine depakote descovy diazepam doxycycline duloxetine "
+    "eliquis empagliflozin escitalopram esomeprazole estradiol finasteride fluconazole fluoxetine "
+    "fluticasone furosemide gabapentin glipizide humalog humira hydrochlorothiazide hydrocodone "
+    "hydroxychloroquine hydroxyzine isotretinoin januvia jardiance keppra lamictal lamotrigine "
+    "lantus levetiracetam levothyroxine lexapro lipitor lisinopril lorazepam losartan metoprolol "
+    "methadone methotrexate methylphenidate mirtazapine modafinil montelukast morphine mounjaro "
+    "naltrexone olanzapine omeprazole ondansetron oxycodone ozempic pantoprazole paroxetine "
+    "plavix prednisone pregabalin propranolol prozac quetiapine risperidone ritalin rivaroxaban "
+    "rosuvastatin semaglutide seroquel sertraline sildenafil simvastatin sitagliptin "
+    "spironolactone strattera suboxone synthroid tacrolimus tadalafil tamsulosin tegretol "
+    "tirzepatide topiramate tramadol trazodone truvada valacyclovir valproate venlafaxine "
+    "viagra vyvanse warfarin wegovy wellbutrin xanax xarelto zoloft zolpidem"
+).split()
+
 SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
     "health": _rx(
+        r"\b(?:" + "|".join(MEDICINES) + r")\b|",
         r"\b(?:diagnos(?:is|ed|es)|medications?|medicine|prescri(?:bed|ption)|insulin|metformin|"
         r"antidepressants?|chemotherapy|chemo|cancer|tumou?r|diabetes|diabetic|hiv|aids|asthma|"
         r"depression|depressed|anxiety disorder|panic attacks?|adhd|autism|autistic|bipolar|"
@@ -1362,7 +1385,7 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\d+\s?mg\b|blood pressure|hypertension|dementia|alzheimer'?s|rehab|addiction|"
         r"disabilit(?:y|ies)|wheelchair|hospitali[sz]ed|diagnostico|enfermedad|embarazada|"
         r"medicamento|diagnostic|maladie|enceinte|medicament|diagnose|krankheit|schwanger|"
-        r"medikament|doenca|gravida|diagnosi|malattia|incinta|farmaco|terapia)\b"
+        r"medikament|doenca|gravida|diagnosi|malattia|incinta|farmaco|terapia)\b",
     ),
     "finance": _rx(
         r"\b(?:salary|salaries|income|earns|wage|debts?|loans?|mortgage|credit score|"

@@ -92,10 +92,9 @@ def test_the_split_instruction_needs_both_halves():
         "User's monthly take-home pay is 4,200 euros.",
         "My Netflix password is hunter2abc.",
         "User's passport number is X1234567.",
-        pytest.param(
-            "User takes sertraline every morning.",
-            marks=pytest.mark.xfail(strict=True, reason="no lexicon of medicine names"),
-        ),
+        "User takes sertraline every morning.",
+        "She was put on Ozempic last spring.",
+        "User's doctor switched him from Lexapro to Wellbutrin.",
     ],
 )
 def test_a_sensitive_fact_waits_for_a_reviewer(text):
@@ -107,9 +106,12 @@ def test_a_sensitive_fact_waits_for_a_reviewer(text):
     [
         "User asked how to reset the password for their own email account.",
         "User's password manager is Bitwarden.",
+        # Medicine names are a lexicon of prescriptions: no painkiller off the shelf, no battery.
+        "User took ibuprofen after the long run.",
+        "User's laptop runs on a lithium battery.",
     ],
 )
-def test_a_credential_word_without_a_credential_is_not_sent_to_review(text):
+def test_a_sensitive_looking_word_alone_is_not_sent_to_review(text):
     assert decide(text).outcome == "accepted"
 
 
