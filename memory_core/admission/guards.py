@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from memory_core.admission.normalize import compact, plain, readings
-from memory_core.admission.prefilter import LiteralIndex, Reading
+from memory_core.admission.prefilter import LiteralIndex, Reading, trie_source
 
 
 def _rx(*parts: str) -> re.Pattern:
@@ -1376,7 +1376,8 @@ MEDICINES = (
 
 SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
     "health": _rx(
-        r"\b(?:" + "|".join(MEDICINES) + r")\b|",
+        # As a trie: a flat alternation of 123 names made the health scan three times slower.
+        r"\b(?:" + trie_source(set(MEDICINES)) + r")\b|",
         r"\b(?:diagnos(?:is|ed|es)|medications?|medicine|prescri(?:bed|ption)|insulin|metformin|"
         r"antidepressants?|chemotherapy|chemo|cancer|tumou?r|diabetes|diabetic|hiv|aids|asthma|"
         r"depression|depressed|anxiety disorder|panic attacks?|adhd|autism|autistic|bipolar|"

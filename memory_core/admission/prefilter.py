@@ -254,7 +254,7 @@ class _Scanner:
     """Finds which of a set of literals occur in a text, in one regex scan."""
 
     def __init__(self, literals: set[str]):
-        self._pattern = re.compile(f"(?=({_trie(literals)}))") if literals else None
+        self._pattern = re.compile(f"(?=({trie_source(literals)}))") if literals else None
         self._with_prefixes = {
             literal: frozenset(other for other in literals if literal.startswith(other))
             for literal in literals
@@ -268,8 +268,9 @@ class _Scanner:
         return found
 
 
-def _trie(literals: set[str]) -> str:
-    """The regex source of a trie of ``literals``: longest match first at every node."""
+def trie_source(literals: set[str]) -> str:
+    """The regex source of a trie of ``literals``: longest match first at every node, one
+    branch tried per character (a flat alternation of many words tries each at every position)."""
     root: dict = {}
     for literal in literals:
         node = root
