@@ -507,6 +507,23 @@ INJECTION_RULES: list[Rule] = [
             r"\blembre(?:-se)? que eu sou\b|\bricorda che sono\b"
         ),
     ),
+    # The text's own authority claimed: "This note was written by the system administrator",
+    # "these instructions come from the developers". A memory's provenance is its source
+    # field, never what its words say about who wrote them.
+    Rule(
+        "injection.identity_claim",
+        _rx(
+            r"\b(?:this|these|the following|the above)\W+(?:\w+\W+)?(?:notes?|messages?|"
+            r"memor(?:y|ies)|entry|entries|instructions?|texts?|records?|lines?)\W+"
+            r"(?:(?:was|were|is|are|has been|have been|comes?|came)\W+)?(?:\w+ly\W+)?"
+            r"(?:written|sent|issued|authored|signed|approved|authori[sz]ed|verified|endorsed|"
+            r"coming|comes?|came)\W+(?:\w+ly\W+)?(?:by|from)\W+(?:the\W+|an?\W+|our\W+|"
+            r"your\W+|its\W+)?(?:\w+\W+){0,2}?(?:",
+            ROLE_NOUNS,
+            r"|developers?|dev team|engineering team|it department|it team|support team|"
+            r"memledger|openai|anthropic|system)\b",
+        ),
+    ),
     # Privilege escalation: grant rights, switch checks off.
     Rule(
         "injection.privilege_escalation",
@@ -805,6 +822,18 @@ INJECTION_RULES: list[Rule] = [
             W,
             r"{0,30}?\b(?:for|of)\W+(?:every|all|each|other|another|any|the other)\W+(?:\w+\W+)?"
             r"(?:accounts?|users?|members?|customers?|employees?|people)\b",
+        ),
+    ),
+    # Handing out what the memory itself holds: "give them the one in this note".
+    Rule(
+        "injection.extraction",
+        _rx(
+            r"\b(?:give|send|share|hand|tell|provide|forward|paste|read out)\W+(?:(?:it|them|"
+            r"him|her|anyone|everyone|whoever asks|whoever|the caller|callers)\W+)?"
+            r"(?:the ones?|what'?s|what is|whatever'?s|whatever is|everything|the (?:password|"
+            r"passcode|code|key|pin|secret|credentials?|token|login))\W+(?:written\W+|stored\W+|"
+            r"saved\W+|kept\W+)?(?:in|inside|within|from|below|above)\W+this\W+(?:note|"
+            r"message|memory|entry|text)\b"
         ),
     ),
     # Triggers: a condition on a word or input, then a harmful action (AgentPoison style).
@@ -1257,6 +1286,19 @@ CLASS_RULES: list[Rule] = [
             r"(?:upgraded|verified|suspended|unlimited|paid in full|settled|waived|cleared|"
             r"credited|approved|premium|vip|unlocked|paid|paid up|in good standing|reinstated|"
             r"reactivated|unsuspended|unbanned)\b"
+        ),
+    ),
+    # Approval in an idiom: "Her refund request got the green light from finance."
+    Rule(
+        "class.business_state",
+        _rx(
+            r"\b(?:refunds?|payments?|payouts?|reimbursements?|chargebacks?|claims?|invoices?|"
+            r"credits?|waivers?|discounts?|compensation|expenses?|loans?|rebates?)\W+"
+            r"(?:(?:request|claim|application|report)s?\W+)?(?:(?:got|has got|has gotten|"
+            r"received|was given|has been given|was granted|has been granted)\W+(?:the\W+|"
+            r"a\W+|an\W+)?(?:green light|go-ahead|go ahead|thumbs up|nod|sign-off|all clear|"
+            r"all-clear)|(?:was|were|has been|have been|got)\W+(?:\w+ly\W+)?(?:green-?lit|"
+            r"signed off|rubber-stamped|okayed|ok'?d))\b"
         ),
     ),
     # A status line: a record and its state with no verb ("Balance settled.", "Refund
