@@ -81,34 +81,39 @@ def _without(trace: RetrievalTrace, hidden: set[str]) -> RetrievalTrace:
 def _stages_without(stages: dict, hidden: set[str]) -> dict:
     """The trace document ``stages`` (``pipeline._trace_document``) without the memory ids in
     ``hidden``: their candidates, rejections, merges and selected items left out, a conflict's
-    hidden candidates and winner too (the conflict itself left out once none is left)."""
+    hidden candidates and winner too (the conflict itself left out once none is left). A
+    list the document does not hold (a trace written before it existed) stays absent."""
     stages = dict(stages)
-    for name in ("candidates", "rejections"):
-        stages[name] = [row for row in stages.get(name, []) if row["id"] not in hidden]
-    stages["dedup_merges"] = [
-        merge
-        for merge in stages.get("dedup_merges", [])
-        if merge["kept"] not in hidden and merge["merged"] not in hidden
-    ]
-    conflicts = []
-    for conflict in stages.get("conflicts", []):
-        candidate_ids = [i for i in conflict["candidate_ids"] if i not in hidden]
-        if candidate_ids:
-            winner = conflict["winner_id"]
-            conflicts.append(
-                {
-                    **conflict,
-                    "candidate_ids": candidate_ids,
-                    "winner_id": None if winner in hidden else winner,
-                }
-            )
-    stages["conflicts"] = conflicts
-    stages["selected"] = [
-        {**item, "merged_from": [i for i in item["merged_from"] if i not in hidden]}
-        for item in stages.get("selected", [])
-        if item["id"] not in hidden
-    ]
+    for name in ("candidates", "rejections", "selected"):
+        if name in stages:
+            stages[name] = [row for row in stages[name] if row["id"] not in hidden]
+    if "selected" in stages:
+        stages["selected"] = [
+            {**item, "merged_from": [i for i in item.get("merged_from", []) if i not in hidden]}
+            for item in stages["selected"]
+        ]
+    if "dedup_merges" in stages:
+        stages["dedup_merges"] = [
+            merge
+            for merge in stages["dedup_merges"]
+            if merge["kept"] not in hidden and merge["merged"] not in hidden
+        ]
+    if "conflicts" in stages:
+        conflicts = (_conflict_without(conflict, hidden) for conflict in stages["conflicts"])
+        stages["conflicts"] = [conflict for conflict in conflicts if conflict is not None]
     return stages
+
+
+def _conflict_without(conflict: dict, hidden: set[str]) -> dict | None:
+    candidate_ids = [i for i in conflict.get("candidate_ids", []) if i not in hidden]
+    if not candidate_ids:
+        return None
+    winner = conflict.get("winner_id")
+    return {
+        **conflict,
+        "candidate_ids": candidate_ids,
+        "winner_id": None if winner in hidden else winner,
+    }
 
 
 def _one(traces) -> RetrievalTrace:
