@@ -167,7 +167,7 @@ def subject_deletion_lock(subject_id) -> None:
         )
 
 
-def subjects_shared_locked(subjects) -> list:
+def subjects_shared_locked(subjects, keys=None) -> list:
     """Return the Subject rows of the queryset ``subjects``, each one's lock taken shared
     (held until the transaction ends) as it is read, in the same query.
 
@@ -179,9 +179,11 @@ def subjects_shared_locked(subjects) -> list:
     locks never wait for each other, and a deletion holds one subject's lock only, so the
     order they are taken in does not matter. A subject whose deletion holds its lock is
     waited for as ``subject_shared_lock`` does (``SubjectBeingDeleted`` past the wait), and
-    one whose deletion is queued for a worker (``Subject.deletion_queued_at``: the whole
-    subject's, or a key's, whose mark fences the whole subject) raises ``SubjectBeingDeleted``
-    at once: what a write stores now, the worker may delete.
+    one whose deletion is queued for a worker (``Subject.deletion_queued_at``) raises
+    ``SubjectBeingDeleted`` at once: what a write stores now, the worker may delete. A key's
+    queued deletion fences the writes on that key only, given ``keys``, the (subject external
+    id, memory_key) pairs the caller writes; without them, any queued deletion of the subject
+    does.
     """
     rows = list(
         subjects.annotate(
@@ -194,7 +196,11 @@ def subjects_shared_locked(subjects) -> list:
         )
     )
     for subject in rows:
-        if subject.deletion_queued_at is not None:
+        if subject.deletion_queued_at is not None and (
+            keys is None
+            or not subject.deletion_queued_key
+            or (subject.external_id, subject.deletion_queued_key) in keys
+        ):
             raise SubjectBeingDeleted()
         if not subject.subject_lock_granted and not subject_shared_lock_wait(subject.pk):
             raise SubjectBeingDeleted()

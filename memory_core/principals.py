@@ -59,11 +59,16 @@ class AgentPrincipal:
 
     def scope_memories(self, queryset: QuerySet) -> QuerySet:
         """Limit a tenant's memories to what this agent may read: what its grant reaches
-        (``scope_granted``), and none of a subject whose deletion is queued for a worker (as
-        retrieval reads none: from the ask on, no agent is given them)."""
+        (``scope_granted``), and none whose deletion is queued for a worker, the whole
+        subject's or their key's (as retrieval reads none: from the ask on, no agent is given
+        them)."""
         from memory_core.models import Subject
 
-        queued = Subject.objects.filter(pk=OuterRef("subject_id"), deletion_queued_at__isnull=False)
+        queued = Subject.objects.filter(
+            Q(deletion_queued_key="") | Q(deletion_queued_key=OuterRef("memory_key")),
+            pk=OuterRef("subject_id"),
+            deletion_queued_at__isnull=False,
+        )
         return self.scope_granted(queryset).filter(~Exists(queued))
 
     def scope_granted(self, queryset: QuerySet) -> QuerySet:

@@ -94,8 +94,9 @@ class MemoryListView(EndUserMixin, TemplateView):
             not_in_use_count=not_in_use_count,
             total=page.total if page else 0,
             filtered=invalid or any(filters.values()),
-            # A deletion queued for a worker fences every memory of the subject from agents
-            # and from changes: the list says so before a correction is refused.
+            # A deletion queued for a worker fences what it deletes (every memory of the
+            # subject, or a key's) from agents and from changes: the list says so before a
+            # correction is refused.
             queued=next(iter(queued_deletions(principal=self.principal)), None),
         )
         return context

@@ -532,8 +532,9 @@ def deletion_request_or_queue(
             in_reach()  # what the request would answer this caller: a refusal, or ...
             return queued_deletion(subject)  # ... the queued one, asked again
         if isinstance(principal, AgentPrincipal):
-            # The mark fences the subject's memories from agents, so the request would find
-            # none (404): tell such a caller to retry once the worker has made the queued one.
+            # The mark fences the queued deletion's memories from agents (the whole subject's,
+            # or the key's), so the request would not find them all: tell such a caller to
+            # retry once the worker has made the queued one.
             in_reach()
             raise SubjectBeingDeleted()
     try:
@@ -567,10 +568,10 @@ def subject_deletion_queue(*, principal, subject_id, memory_key: str = "") -> Su
     (``agent_id``) whose request was found too large.
 
     The worker makes the same request (``queued_subject_deletion_run``), with no time limit,
-    for whoever asked. From the mark on, agents neither read nor write the subject (the
+    for whoever asked. From the mark on, agents neither read nor write what it deletes (the
     retrieval's lookup, ``AgentPrincipal.scope_memories``, ``locks.subjects_shared_locked``):
-    for a key, the whole subject, as a request deleting the key holds the subject's deletion
-    lock while it runs (``subject_deletion_lock``; the fence is the same, only longer). The
+    for a key, that key's memories and writes only (while the worker's request runs, it holds
+    the subject's deletion lock, as a request made at once does). The
     mark is the truth: the task is sent when this commits, and the deletion sweep sends it
     again for a mark older than ``MEMLEDGER_DELETION_STALE_SECONDS`` (the broker was down, a
     worker lost it). Asking again keeps the first mark, whatever it queued: the caller

@@ -99,6 +99,10 @@ def owner_filter(ctx: RetrievalContext, types_param: str, now: datetime) -> tupl
         f"m.memory_type = ANY(%({types_param})s) AND ({' OR '.join(scope_terms)}) AND "
         "m.sensitivity = ANY(%(sensitivities)s)"
     )
+    if ctx.fenced_key:
+        # A key whose deletion is queued: none of its memories from the ask on.
+        sql += " AND m.memory_key <> %(fenced_key)s"
+        params["fenced_key"] = ctx.fenced_key
     return sql, params
 
 

@@ -55,7 +55,8 @@ logger = logging.getLogger(__name__)
 # after the traces step had verified. Shared locks do not wait for each other. Only tried
 # here: while a deletion holds it, ``lookup_subject_and_policy`` waits a bounded time.
 _LOOKUP_SQL = (
-    "SELECT s.id, s.deletion_queued_at IS NOT NULL, p.version, p.document, "
+    "SELECT s.id, CASE WHEN s.deletion_queued_at IS NOT NULL THEN s.deletion_queued_key END, "
+    "p.version, p.document, "
     "CASE WHEN s.id IS NOT NULL THEN "
     "pg_try_advisory_xact_lock_shared(hashtextextended(%s || s.id::text, 0)) END "
     "FROM (SELECT 1) AS one "
@@ -86,8 +87,9 @@ class SubjectState:
     """Why a known subject's memories are not read (``lookup_subject_and_policy``)."""
 
     READABLE = ""
-    # A deletion of the subject (the whole subject's or a key's) is queued for a worker
-    # (``Subject.deletion_queued_at``): from the ask on, nothing of the subject is retrieved.
+    # A deletion of the whole subject is queued for a worker (``Subject.deletion_queued_at``):
+    # from the ask on, nothing of the subject is retrieved. A key's queued deletion fences
+    # that key's memories only (``RetrievalContext.fenced_key``).
     DELETION_QUEUED = "subject_deletion_queued"
     # A deletion of the subject held its lock past MEMLEDGER_SUBJECT_LOCK_WAIT: the
     # retrieval reads nothing rather than wait (a whole subject's may take a minute).
@@ -95,7 +97,9 @@ class SubjectState:
 
 
 def lookup_subject_and_policy(*, tenant_id, user_id: str):
-    """Return (subject_id or None, its SubjectState, RetrievalPolicy) in one round trip.
+    """Return (subject_id or None, its SubjectState, RetrievalPolicy, fenced key) in one
+    round trip. The fenced key is the memory_key whose deletion is queued for a worker ("" for
+    none): its memories are not read.
 
     Also takes the subject's shared deletion lock until the transaction ends (see
     ``_LOOKUP_SQL``); the API runs every request in a transaction (ATOMIC_REQUESTS). When a
@@ -105,20 +109,24 @@ def lookup_subject_and_policy(*, tenant_id, user_id: str):
     """
     with connection.cursor() as cursor:
         cursor.execute(_LOOKUP_SQL, [SUBJECT_LOCK_PREFIX, tenant_id, user_id, tenant_id])
-        subject_id, queued, version, document, granted = cursor.fetchone()
+        subject_id, queued_key, version, document, granted = cursor.fetchone()
     if isinstance(document, str):
         import json
 
         document = json.loads(document)
     policy = RetrievalPolicy.from_document(document, version)
     if subject_id is not None and not granted and not subject_shared_lock_wait(subject_id):
-        return None, SubjectState.BEING_DELETED, policy
-    state = SubjectState.DELETION_QUEUED if queued else SubjectState.READABLE
-    return subject_id, state, policy
+        return None, SubjectState.BEING_DELETED, policy, ""
+    if queued_key == "":  # the whole subject's deletion is queued
+        return subject_id, SubjectState.DELETION_QUEUED, policy, ""
+    return subject_id, SubjectState.READABLE, policy, queued_key or ""
 
 
-def build_context(*, principal, request: RetrievalRequest, subject_id) -> RetrievalContext:
-    """Stage 1: the context from the credential (tenant, agent, grants) and the request."""
+def build_context(
+    *, principal, request: RetrievalRequest, subject_id, fenced_key: str = ""
+) -> RetrievalContext:
+    """Stage 1: the context from the credential (tenant, agent, grants) and the request;
+    ``fenced_key``, a key of the subject whose deletion is queued (not read)."""
     return RetrievalContext(
         tenant_id=principal.tenant_id,
         agent_id=getattr(principal, "agent_id", None),
@@ -132,6 +140,7 @@ def build_context(*, principal, request: RetrievalRequest, subject_id) -> Retrie
         environment=request.environment,
         read_types=_read_types(principal),
         max_sensitivity=getattr(principal, "max_sensitivity", "sensitive"),
+        fenced_key=fenced_key,
     )
 
 
@@ -253,16 +262,20 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         )
     clock = _Clock()
     now = timezone.now()
-    subject_id, subject_state, policy = lookup_subject_and_policy(
+    subject_id, subject_state, policy, fenced_key = lookup_subject_and_policy(
         tenant_id=principal.tenant_id, user_id=request.user_id
     )
-    ctx = build_context(principal=principal, request=request, subject_id=subject_id)
+    ctx = build_context(
+        principal=principal, request=request, subject_id=subject_id, fenced_key=fenced_key
+    )
     clock.lap("context")
 
     mode, gate_rule = intent.choose_mode(request.intent, request.has_complete_context)
     intent_name = intent.normalize_intent(request.intent)
     if mode != RetrievalMode.NONE and (subject_id is None or subject_state):
         gate_rule += f"+{subject_state or 'unknown_subject'}"
+    elif mode != RetrievalMode.NONE and fenced_key:
+        gate_rule += "+key_deletion_queued"  # the key itself is not written to the trace
     clock.lap("intent_gate")
 
     plan_ = plan.build_plan(

@@ -78,6 +78,9 @@ class RetrievalContext:
     # The agent's read grant; an empty grant reads nothing. None: not an agent (no type limit).
     read_types: tuple[str, ...] | None = None
     max_sensitivity: str = "sensitive"
+    # A memory_key of the subject whose deletion is queued for a worker ("" for none): from
+    # the ask on, its memories are read by no store (the subject's other keys are).
+    fenced_key: str = ""
 
     @property
     def allowed_scopes(self) -> list[tuple[str, str]]:

@@ -532,14 +532,17 @@ def _run(
     may_act_for = getattr(principal, "may_act_for", None)
     reachable = [c for c in candidates if may_act_for is None or may_act_for(c.subject)]
     # Before anything is read: a concurrent write on the same key may be creating the subject.
-    lock_memory_keys(principal.tenant_id, [(c.subject, c.memory_key) for c in reachable])
+    keys = {(c.subject, c.memory_key) for c in reachable}
+    lock_memory_keys(principal.tenant_id, keys)
     external_ids = {c.subject for c in reachable}
     # Read with their locks shared: a deletion of one of them waits for this write, then
-    # deletes what it stored too (memory_core.locks).
+    # deletes what it stored too (memory_core.locks); a queued deletion of one, or of a key
+    # written here, answers 503.
     subjects = {
         s.external_id: s
         for s in subjects_shared_locked(
-            Subject.objects.filter(tenant_id=principal.tenant_id, external_id__in=external_ids)
+            Subject.objects.filter(tenant_id=principal.tenant_id, external_id__in=external_ids),
+            keys=keys,
         )
     }
     planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]

@@ -67,7 +67,8 @@ def test_a_key_too_large_for_a_request_is_queued_and_fenced_from_agents_at_once(
 ):
     on_key, other = written
     head = Memory.objects.get(pk__in=on_key, status="active")
-    assert api_client.post("/api/v1/retrieve", RETRIEVE, format="json").json()["items"]
+    before = api_client.post("/api/v1/retrieve", RETRIEVE, format="json").json()
+    assert str(head.pk) in {item["id"] for item in before["items"]}
     too_large(settings, why)
 
     response = ask_key(api_client)
@@ -81,14 +82,25 @@ def test_a_key_too_large_for_a_request_is_queued_and_fenced_from_agents_at_once(
     assert Memory.objects.filter(pk__in=on_key).exclude(status="deleted").count() == 3
     assert not DeletionOperation.objects.exists()  # the worker makes the request
 
-    # Fenced from agents from the ask on: retrieval, list, detail, writes to the key.
+    # The key is fenced from agents from the ask on: retrieval, list, detail, writes to it.
+    # The subject's other keys are not (until stop 28 the mark fenced the whole subject).
     retrieved = api_client.post("/api/v1/retrieve", RETRIEVE, format="json").json()
-    assert retrieved["items"] == [] and retrieved.get("clarifications", []) == []
-    listed = api_client.get("/api/v1/memories").json()["results"]
-    assert {item["id"] for item in listed}.isdisjoint({str(pk) for pk in on_key})
+    assert [item["id"] for item in retrieved["items"]] == [str(other.pk)]
+    assert retrieved.get("clarifications", []) == []
+    listed = {item["id"] for item in api_client.get("/api/v1/memories").json()["results"]}
+    assert listed.isdisjoint({str(pk) for pk in on_key}) and str(other.pk) in listed
     assert api_client.get(f"/api/v1/memories/{head.pk}").status_code == 404
+    assert api_client.get(f"/api/v1/memories/{other.pk}").status_code == 200
     write = api_client.post("/api/v1/memories", write_body(), format="json")
     assert write.status_code == 503 and write.json()["error"]["code"] == "subject_being_deleted"
+    batch = {"items": [write_body(memory_key="style.tone"), write_body()]}
+    assert api_client.post("/api/v1/memories/batch", batch, format="json").status_code == 503
+    elsewhere = write_body(memory_key="style.tone", content="User prefers a friendly tone.")
+    assert api_client.post("/api/v1/memories", elsewhere, format="json").status_code == 201
+    # The earlier retrieval's trace no longer names the key's memories; the other key's, yes.
+    trace = api_client.get(f"/api/v1/traces/{before['trace_id']}").json()
+    assert str(head.pk) not in trace["selected_ids"] and str(other.pk) in trace["selected_ids"]
+    assert trace["hidden_count"] >= 1
     followed = api_client.get(response["Location"]).json()
     assert (followed["operation_id"], followed["status"]) == (queued["operation_id"], "queued")
     assert (followed["target"], followed["memory_count"], followed["steps"]) == (
@@ -110,7 +122,8 @@ def test_a_key_too_large_for_a_request_is_queued_and_fenced_from_agents_at_once(
     assert Memory.objects.get(pk=other.pk).status == "active"  # another key stays
     subject.refresh_from_db()
     assert (subject.deletion_queued_at, subject.deletion_queued_key) == (None, "")
-    assert api_client.get(f"/api/v1/memories/{other.pk}").status_code == 200  # fence lifted
+    after = write_body(content="User prefers bullet points.")  # the key takes writes again
+    assert api_client.post("/api/v1/memories", after, format="json").status_code == 201
 
 
 @pytest.mark.celery

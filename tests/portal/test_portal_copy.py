@@ -76,6 +76,9 @@ def test_an_agents_queued_key_deletion_is_named_and_explained_on_its_page(
     assert "unknown" not in page
     assert "0 of 0 stores" not in page
     assert "waits for a worker" in page
+    # A key's fences the key alone: the page does not say all of the user's memories are.
+    assert "no agent is given your memories on that key" in page
+    assert "any of your memories" not in page
 
 
 def test_the_deletions_page_names_a_queued_key_and_where_the_memories_stay_listed(
@@ -87,6 +90,7 @@ def test_the_deletions_page_names_a_queued_key_and_where_the_memories_stay_liste
     # The memories are listed on "What is remembered", not on the deletions page ("here").
     assert "stay listed here" not in page
     assert f'listed under <a href="{reverse("portal:home")}">What is remembered</a>' in page
+    assert "no agent is given those on the key" in page
 
 
 def test_the_memory_list_says_a_deletion_is_queued_before_a_change_is_refused(
@@ -100,6 +104,7 @@ def test_the_memory_list_says_a_deletion_is_queued_before_a_change_is_refused(
     assert KEY in notice.group(1)
     assert reverse("portal:deletion", args=[operation.pk]) in notice.group(1)
     assert "none of them can be changed" in notice.group(1)
+    assert "no agent is given those on the key" in notice.group(1)
 
 
 def test_a_made_key_deletion_says_how_many_memories_and_that_they_were_one_keys(
