@@ -3,6 +3,8 @@ subject's is (``deletion_request_or_queue``), and a queued deletion answers its 
 caller whose grant reaches it: anyone else gets the refusal the request would give.
 """
 
+import json
+
 import pytest
 from django.utils import timezone
 
@@ -101,6 +103,10 @@ def test_a_key_too_large_for_a_request_is_queued_and_fenced_from_agents_at_once(
     trace = api_client.get(f"/api/v1/traces/{before['trace_id']}").json()
     assert str(head.pk) not in trace["selected_ids"] and str(other.pk) in trace["selected_ids"]
     assert trace["hidden_count"] >= 1
+    # The retrieval made meanwhile says why the key is missing, without naming it.
+    during = api_client.get(f"/api/v1/traces/{retrieved['trace_id']}").json()
+    assert during["stages"]["gate"]["rule"].endswith("+key_deletion_queued")
+    assert KEY not in json.dumps(during)
     followed = api_client.get(response["Location"]).json()
     assert (followed["operation_id"], followed["status"]) == (queued["operation_id"], "queued")
     assert (followed["target"], followed["memory_count"], followed["steps"]) == (
