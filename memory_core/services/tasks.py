@@ -49,9 +49,11 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
             code="subject_not_granted",
         )
     result = TaskCloseResult(task_id=task_id)
-    # The subject's lock shared, as every write takes it: a deletion of the subject waits.
+    # The subject's lock shared, as every write takes it: a deletion of the subject waits,
+    # and a queued one of the whole subject answers 503. A key's queued deletion does not:
+    # its memories are out of ``visible_to`` below, so the close leaves them to the worker.
     subjects = subjects_shared_locked(
-        Subject.objects.filter(tenant_id=principal.tenant_id, external_id=user_id)
+        Subject.objects.filter(tenant_id=principal.tenant_id, external_id=user_id), keys=set()
     )
     if not subjects:
         return result

@@ -132,6 +132,32 @@ def test_a_key_too_large_for_a_request_is_queued_and_fenced_from_agents_at_once(
     assert api_client.post("/api/v1/memories", after, format="json").status_code == 201
 
 
+@pytest.mark.django_db
+def test_a_task_closed_while_a_key_is_queued_expires_the_rest_and_leaves_the_key_be(
+    settings, api_client, written
+):
+    on_task = {"task_id": "T-1", "session_id": "s-1"}
+    on_key = api_client.post(
+        "/api/v1/memories",
+        write_body(content="User prefers terse answers for this task.", **on_task),
+        format="json",
+    ).json()["memory"]["id"]
+    state = write_body(
+        memory_type="task_state", memory_key="", content="Login page done.", **on_task
+    )
+    elsewhere = api_client.post("/api/v1/memories", state, format="json").json()["memory"]["id"]
+    too_large(settings, "above the threshold")
+    assert ask_key(api_client).status_code == 202
+
+    closed = api_client.post(
+        "/api/v1/tasks/close", {"user_id": "user-1", "task_id": "T-1"}, format="json"
+    )
+    # Before: 503 subject_being_deleted, for a key's deletion as for the whole subject's.
+    assert closed.status_code == 200, closed.content
+    assert closed.json()["expired"] == [elsewhere]
+    assert Memory.objects.get(pk=on_key).status == "active"  # the worker deletes it
+
+
 @pytest.mark.celery
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_makes_the_queued_key_deletion_and_verifies_it(
