@@ -31,10 +31,18 @@ class AgentFactory(factory.django.DjangoModelFactory):
 
 
 class MemoryFactory(factory.django.DjangoModelFactory):
-    """A plain active preference without an embedding (tests that need one embed it)."""
+    """A plain active preference without an embedding (tests that need one embed it);
+    ``incident=True``: an episodic incident, keyless."""
 
     class Meta:
         model = models.Memory
+
+    class Params:
+        incident = factory.Trait(
+            memory_class=models.MemoryClass.EPISODIC,
+            memory_type=models.MemoryType.INCIDENT,
+            memory_key="",
+        )
 
     subject = factory.SubFactory(SubjectFactory)
     tenant = factory.LazyAttribute(lambda o: o.subject.tenant)

@@ -257,11 +257,7 @@ def green_tea_memories(user_1):
     """A preference and an incident that a query about green tea finds both of."""
     preference = MemoryFactory(subject=user_1, content="User prefers green tea in the morning.")
     incident = MemoryFactory(
-        subject=user_1,
-        memory_type="incident",
-        memory_class="episodic",
-        memory_key="",
-        content="User spilled green tea on the laptop.",
+        subject=user_1, incident=True, content="User spilled green tea on the laptop."
     )
     return preference, incident
 
