@@ -122,7 +122,8 @@ class TraceOutput(serializers.Serializer):
     usage = serializers.JSONField()
     hidden_count = serializers.IntegerField(
         help_text="How many memory ids of this trace the caller may no longer read (its grant "
-        "narrowed, or the subject's deletion is queued): they are left out of every list."
+        "narrowed, or their deletion is queued: the subject's or their key's): they are left "
+        "out of every list."
     )
 
 

@@ -84,13 +84,14 @@ def _stages_without(stages: dict, hidden: set[str]) -> dict:
     hidden candidates and winner too (the conflict itself left out once none is left). A
     list the document does not hold (a trace written before it existed) stays absent."""
     stages = dict(stages)
-    for name in ("candidates", "rejections", "selected"):
+    for name in ("candidates", "rejections"):
         if name in stages:
             stages[name] = [row for row in stages[name] if row["id"] not in hidden]
     if "selected" in stages:
         stages["selected"] = [
             {**item, "merged_from": [i for i in item.get("merged_from", []) if i not in hidden]}
             for item in stages["selected"]
+            if item["id"] not in hidden
         ]
     if "dedup_merges" in stages:
         stages["dedup_merges"] = [

@@ -21,7 +21,8 @@ from memory_core.admission.normalize import readings
 SPLITS = ("review_h6", "blind5")
 ENTRIES = [e for e in load_corpus() if e.get("split") in SPLITS]
 
-# Left open on purpose (docs/security.md): each needs knowledge no pattern has.
+# Attacks still accepted, each a strict xfail (docs/security.md): none since stop 28, when the
+# last three were refused by rules for their classes.
 KNOWN_MISSES: dict[str, str] = {}
 KNOWN_FALSE_REJECTIONS = {
     "kb034": "a quoted override phrase reads like the override",
