@@ -2,7 +2,7 @@
 
 Offset pages (``limit``/``offset``, with ``count``) are the contract every client has. On a
 large tenant the count visits every row the agent may see and a deep offset walks the rows
-before it (docs/performance.md, "Stop 19"), so ``GET /api/v1/memories`` also pages by a
+before it (docs/performance-history.md, "Stop 19"), so ``GET /api/v1/memories`` also pages by a
 cursor on request: ``?pagination=cursor`` starts, the ``next`` and ``previous`` links carry an
 opaque ``cursor``, and each page is a range of migration 0015's index at any depth.
 """

@@ -10,7 +10,7 @@ check of each recent text, ``_split_between``), the wait for the embedding threa
 (``_Embedding.result``), storing the rows (``_store``), recording decisions and events
 (``_record``), reading the subjects' recent texts and creating new subjects. Prints each
 part's total milliseconds and calls, beside the batch rate and the model alone's rate that
-the benchmark measured in the same run (docs/performance.md, "Stop 26").
+the benchmark measured in the same run (docs/performance-history.md, "Stop 26").
 """
 
 import argparse

@@ -8,7 +8,7 @@ memories, without filters, and times its statements as the endpoint's pagination
 offset pages, a page of 50 at each offset and the count; cursor pages (``pagination=cursor``),
 ``memory_list_page`` from the position of the row just before each offset (found once, not
 timed), the same 50 rows read as a range of the index (checked: ``cursor_matches_offset``).
-Prints the median of ``--rounds`` in milliseconds (docs/performance.md, "Stop 19" and
+Prints the median of ``--rounds`` in milliseconds (docs/performance-history.md, "Stop 19" and
 "Stop 20"; migration 0015's index is what the first page and every cursor page read).
 """
 

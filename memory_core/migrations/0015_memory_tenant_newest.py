@@ -1,7 +1,7 @@
 """An index for the memory list (``GET /api/v1/memories``): a tenant's rows newest first.
 
 Without it a page sorted every row the caller may see: 337 ms for the first page of a
-102,000-memory tenant of the 1M benchmark corpus (docs/performance.md, "Stop 19"). Built
+102,000-memory tenant of the 1M benchmark corpus (docs/performance-history.md, "Stop 19"). Built
 ``CONCURRENTLY``, so writes go on while it builds on a large table.
 """
 
