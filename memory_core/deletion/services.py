@@ -27,7 +27,7 @@ from memory_core.deletion.ledger import (
     queued_operation_id,
 )
 from memory_core.deletion.selectors import queued_deletion
-from memory_core.deletion.stores import active_stores, scrub_memories
+from memory_core.deletion.stores import EventsStore, active_stores, scrub_memories
 from memory_core.exceptions import (
     Busy,
     NotFound,
@@ -676,8 +676,9 @@ def _subject_deletion_covering(*, subject: Subject, candidates) -> DeletionOpera
     """Return the subject's last whole-subject operation if a new one would add nothing.
 
     A new operation adds something when a memory in reach is not yet in the ledger, or when
-    an export or a trace of the subject was made since the last one (a whole-subject
-    operation clears those too). A failed (dead-lettered) last one is re-driven first: its
+    an export or a trace of the subject was made since the last one, or a write about it was
+    rejected with a reason, or a review item of it holds a reason or a label (a whole-subject
+    operation clears those too: ``EventsStore``). A failed (dead-lettered) last one is re-driven first: its
     memories are in its ledger, so a new operation would hold none of them and leave what
     its failed steps did not clean. None when a new operation is needed.
     """
@@ -706,6 +707,7 @@ def _subject_deletion_covering(*, subject: Subject, candidates) -> DeletionOpera
     made_since = (
         Export.objects.filter(tenant_id=subject.tenant_id, subject=subject).exists()
         or RetrievalTrace.objects.filter(tenant_id=subject.tenant_id, subject=subject).exists()
+        or EventsStore.subject_has_content(subject)
     )
     return None if made_since else last
 

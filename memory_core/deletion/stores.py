@@ -345,6 +345,33 @@ class EventsStore(Store):
         " OR memory_id IN (" + _DECISIONS + ")"
     )
 
+    # What a whole subject's operation would still find to scrub here once its memories are
+    # all deleted: an event of a rejected write with more than ids and codes (the writer's
+    # reason), or a review item of the subject with a reason or a label.
+    _SUBJECT_LEFT_SQL = (
+        "SELECT EXISTS (SELECT 1 FROM memory_core_memoryevent"  # noqa: S608 (constants)
+        " WHERE memory_id IN (" + _DECISIONS + ") AND EXISTS ("
+        "  SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + ")))"
+        " OR EXISTS (SELECT 1 FROM memory_core_reviewitem r"
+        "  WHERE r.subject_id = ANY(%(subjects)s::uuid[]) AND (r.reason <> '' OR " + _LABELLED + "))"
+    )
+
+    @classmethod
+    def subject_has_content(cls, subject) -> bool:
+        """Whether a whole-subject operation of ``subject`` would scrub something here that
+        is not a memory's: what a rejected write or a review of it left since the last one."""
+        params = {
+            "keys": EVENT_ID_KEYS,
+            "pattern": UUID_PATTERN,
+            "code_keys": EVENT_CODE_KEYS,
+            "code_pattern": CODE_PATTERN,
+            "subjects": [str(subject.id)],
+            "tenant": None,
+        }
+        with connections["default"].cursor() as cursor:
+            cursor.execute(cls._SUBJECT_LEFT_SQL, params)
+            return cursor.fetchone()[0]
+
     def _params(self, ctx):
         return {
             "keys": EVENT_ID_KEYS,
