@@ -696,7 +696,12 @@ def _retire(*, principal, memory_id, action: str, reason_code: str, reason: str)
     memory = _writable(principal, memory_id)
     # The subject's lock before the row's, as corrections take them: a deletion of the subject
     # holding the row is waited for a bounded time (memory_core.locks), not for its whole run.
-    subject_shared_lock(memory.subject_id)
+    # A deletion queued for a worker (the subject's, or this memory's key's) answers 503, as
+    # a correction does: the memory is on its way out, and nothing of it is to change first.
+    subjects_shared_locked(
+        Subject.objects.filter(tenant_id=memory.tenant_id, pk=memory.subject_id),
+        keys={(memory.subject.external_id, memory.memory_key)},
+    )
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
     if memory.status not in (Status.ACTIVE, Status.PENDING_APPROVAL):
         raise Conflict(f"Memory {memory.id} is {memory.status}.", code="not_active")
