@@ -296,12 +296,19 @@ class MemoryConfirmView(EndUserMixin, View):
     the user, opens (``memory_confirm``)."""
 
     http_method_names = ["post"]
+    NOT_CURRENT = (
+        "Nothing was changed: this version is no longer the one in use, as it was confirmed "
+        "or corrected meanwhile. The version in use is linked at the top of this page."
+    )
 
     def post(self, request, memory_id):
         detail = reverse("portal:memory", args=[memory_id])
         try:
             result = memory_confirm(principal=self.principal, memory_id=memory_id)
         except DomainError as error:
+            if error.code == "not_chain_head":  # confirmed twice, or changed in another tab
+                messages.info(request, self.NOT_CURRENT)
+                return redirect(detail)
             return self.refuse(error, detail)
         if result.decision == "accepted" and result.memory is not None:
             messages.success(

@@ -815,6 +815,13 @@ def test_a_person_confirms_what_a_model_inferred_about_them(alice_client, alice_
     again = alice_client.post(reverse("portal:memory-confirm", args=[confirmed.pk]), follow=True)
     assert b"there is nothing to confirm" in again.content
     assert Memory.objects.filter(subject=alice_memory.subject).count() == 2
+    # "This is right" pressed twice (or in a tab opened before): the old version is not the
+    # head any more. Plain words, not the service's "only the active head of a chain".
+    twice = alice_client.post(url, follow=True)
+    assert twice.redirect_chain[-1][0] == reverse("portal:memory", args=[alice_memory.pk])
+    assert b"this version is no longer the one in use" in twice.content
+    assert b"active head of a chain" not in twice.content
+    assert Memory.objects.filter(subject=alice_memory.subject).count() == 2
 
 
 def test_a_correction_while_everything_is_queued_for_deletion_is_refused_in_plain_words(
