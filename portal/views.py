@@ -404,6 +404,20 @@ class MemoryDeleteView(EndUserMixin, FormView):
 
     def form_valid(self, form):
         detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
+        # The page says what the deletion takes, and that depends on the memory's status: the
+        # version in use goes with its history, a superseded one leaves the newer version in
+        # use. Changed since the page was shown (corrected in another tab, by an agent): the
+        # page is shown again, as it is now, and nothing is deleted until confirmed again.
+        shown = self.request.POST.get("shown_status")
+        memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
+        if shown and shown != memory.status and memory.status != Status.DELETED:
+            form.add_error(
+                None,
+                "This memory changed after you opened this page: it is now "
+                f"{memory.get_status_display().lower()}, so nothing was deleted. Read what "
+                "deleting it does now, and confirm again.",
+            )
+            return self.form_invalid(form)
         try:
             operation = deletion_request(
                 principal=self.principal, memory_id=self.kwargs["memory_id"]

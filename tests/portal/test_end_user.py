@@ -542,6 +542,37 @@ def test_deleting_a_deleted_memory_again_says_so_and_starts_nothing(alice_client
     assert "Deletion started" not in body
 
 
+def test_a_delete_page_opened_before_a_correction_deletes_nothing_until_confirmed_again(
+    alice_client, alice, alice_memory
+):
+    """The page said "delete this memory" of the version in use (and its history); a
+    correction made meanwhile left it superseded, where deleting it keeps the newer version
+    in use. The page is shown again as it is now, and a second confirmation deletes it."""
+    from memory_core.services.writes import memory_correct
+
+    url = reverse("portal:memory-delete", args=[alice_memory.pk])
+    page = alice_client.get(url).content.decode()
+    assert 'name="shown_status" value="active"' in page
+    user = SubjectPrincipal(
+        tenant_id=alice_memory.tenant_id, subject_id=alice_memory.subject_id, user_id=alice.pk
+    )
+    newer = memory_correct(
+        principal=user, memory_id=alice_memory.pk, data={"content": "Alice prefers tabs, 4 wide."}
+    ).memory
+
+    stale = alice_client.post(url, {"confirm": "on", "shown_status": "active"})
+
+    assert stale.status_code == 200 and not DeletionOperation.objects.exists()
+    body = stale.content.decode()
+    assert "This memory changed after you opened this page: it is now superseded" in body
+    assert 'id="newer-versions"' in body and 'name="shown_status" value="superseded"' in body
+    again = alice_client.post(url, {"confirm": "on", "shown_status": "superseded"})
+    assert again.status_code == 302
+    assert DeletionOperation.objects.get().memory_ids == [alice_memory.pk]
+    newer.refresh_from_db()
+    assert newer.status == "active"
+
+
 def delete_everything(client):
     response = client.post(reverse("portal:delete-everything"), {"confirm": "on"}, follow=True)
     assert response.status_code == 200
