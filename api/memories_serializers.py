@@ -18,6 +18,7 @@ from api.pagination import MAX_CURSOR_CHARS, InvalidCursor, cursor_decode
 from memory_core.admission.candidate import (
     HARD_MAX_CONTENT_CHARS,
     HARD_MAX_ID_CHARS,
+    MAX_REASON_CHARS,
     MAX_SCOPE_CHARS,
 )
 from memory_core.environments import (
@@ -152,11 +153,11 @@ class MemoryCorrectionSerializer(_MemoryBodySerializer):
     provenance (subject, type, key and scope are the corrected memory's)."""
 
     source = SourceSerializer()
-    reason = StrictCharField(max_length=1000, required=False, allow_blank=True)
+    reason = StrictCharField(max_length=MAX_REASON_CHARS, required=False, allow_blank=True)
 
 
 class RevokeSerializer(StrictSerializer):
-    reason = StrictCharField(max_length=1000, required=False, allow_blank=True)
+    reason = StrictCharField(max_length=MAX_REASON_CHARS, required=False, allow_blank=True)
 
 
 class ReviewDecisionSerializer(StrictSerializer):

@@ -188,6 +188,9 @@ REST_FRAMEWORK = {
     "DEFAULT_METADATA_CLASS": "api.metadata.MethodsMetadata",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "UNAUTHENTICATED_USER": None,
+    # JSON only: ?format= is an ordinary (unknown) parameter, not a renderer switch that
+    # answered 404 before authentication ran (the schema is negotiated by Accept).
+    "URL_FORMAT_OVERRIDE": None,
     "DEFAULT_THROTTLE_CLASSES": [
         "api.throttling.ApiKeyRateThrottle",
         "api.throttling.ApiKeyWriteQuotaThrottle",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import pairwise
@@ -22,6 +23,7 @@ from memory_core.models import (
     Authority,
     Consent,
     MemoryType,
+    ScopeKind,
     Sensitivity,
     SourceType,
     parse_scope,
@@ -34,6 +36,7 @@ HARD_MAX_ID_CHARS = 200
 MAX_SCOPE_CHARS = len("project:") + MAX_SCOPE_REF_CHARS  # the longest kind, then the id
 HARD_MAX_VALUE_BYTES = 65_536
 HARD_MAX_VALUE_DEPTH = 16
+MAX_REASON_CHARS = 500  # a correction's or a revocation's reason, kept in its event
 
 WRITE_FIELDS = frozenset(
     {
@@ -240,6 +243,14 @@ def _text(
     return raw
 
 
+def _is_uuid(text: str) -> bool:
+    try:
+        uuid.UUID(text)
+    except ValueError:
+        return False
+    return True
+
+
 def _choice(data: dict, name: str, choices, errors: FieldErrors, *, required: bool = False):
     raw = data.get(name)
     if raw is None:
@@ -304,7 +315,12 @@ def _source(data: dict, errors: FieldErrors, *, required: bool) -> dict:
     for key in ("conversation_id", "message_id", "tool"):
         sub = FieldErrors()
         parsed[key] = _text(
-            raw, key, sub, max_chars=HARD_MAX_ID_CHARS, required=key != "tool" and required
+            raw,
+            key,
+            sub,
+            max_chars=HARD_MAX_ID_CHARS,
+            required=key != "tool" and required,
+            strip=True,  # a blank tool is no tool (source.tool_required)
         )
         for name, items in sub.by_field.items():
             errors.by_field.setdefault(f"source.{name}", []).extend(items)
@@ -363,13 +379,22 @@ def parse_candidate(data) -> Candidate:
     memory_key = _text(
         data, "memory_key", errors, max_chars=HARD_MAX_ID_CHARS, required=False, strip=True
     )
-    scope_raw = _text(data, "scope", errors, max_chars=MAX_SCOPE_CHARS, required=True)
+    scope_raw = _text(data, "scope", errors, max_chars=MAX_SCOPE_CHARS, required=True, strip=True)
     scope_kind, scope_ref = "global", ""
     if scope_raw:
         try:
             scope_kind, scope_ref = parse_scope(scope_raw)
         except ValueError as exc:
             errors.add("scope", "invalid_scope", str(exc))
+    own_subject = scope_ref == subject or _is_uuid(scope_ref)
+    if scope_kind == ScopeKind.USER and subject and not own_subject:
+        # Retrieval reaches user:<the request's user_id> (or the subject's UUID) only: a
+        # memory about one person scoped to another could never be retrieved by anyone.
+        errors.add(
+            "scope",
+            "invalid_scope",
+            f"A user scope names the memory's own subject: user:{subject[:100]}.",
+        )
     common = _common(data, errors)
     source = _source(data, errors, required=True)
     session_id = _text(
@@ -406,7 +431,7 @@ def parse_correction(data, *, previous, default_source: dict | None = None) -> C
         if key not in CORRECTION_FIELDS:
             errors.add(str(key), "unknown_field", "Unknown field for a correction.")
     common = _common(data, errors)
-    reason = _text(data, "reason", errors, max_chars=1000, required=False)
+    reason = _text(data, "reason", errors, max_chars=MAX_REASON_CHARS, required=False)
     if "source" in data or default_source is None:
         source = _source(data, errors, required=True)
     else:

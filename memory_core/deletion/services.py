@@ -678,9 +678,9 @@ def _subject_deletion_covering(*, subject: Subject, candidates) -> DeletionOpera
     A new operation adds something when a memory in reach is not yet in the ledger, or when
     an export or a trace of the subject was made since the last one, or a write about it was
     rejected with a reason, or a review item of it holds a reason or a label (a whole-subject
-    operation clears those too: ``EventsStore``). A failed (dead-lettered) last one is re-driven first: its
-    memories are in its ledger, so a new operation would hold none of them and leave what
-    its failed steps did not clean. None when a new operation is needed.
+    operation clears those too: ``EventsStore``). A failed (dead-lettered) last one is
+    re-driven first: its memories are in its ledger, so a new operation would hold none of
+    them and leave what its failed steps did not clean. None when a new operation is needed.
     """
     untouched = candidates.exclude(
         pk__in=Tombstone.objects.filter(tenant_id=subject.tenant_id, subject_id=subject.id).values(

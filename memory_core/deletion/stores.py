@@ -353,7 +353,8 @@ class EventsStore(Store):
         " WHERE memory_id IN (" + _DECISIONS + ") AND EXISTS ("
         "  SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + ")))"
         " OR EXISTS (SELECT 1 FROM memory_core_reviewitem r"
-        "  WHERE r.subject_id = ANY(%(subjects)s::uuid[]) AND (r.reason <> '' OR " + _LABELLED + "))"
+        "  WHERE r.subject_id = ANY(%(subjects)s::uuid[])"
+        "  AND (r.reason <> '' OR " + _LABELLED + "))"
     )
 
     @classmethod

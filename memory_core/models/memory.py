@@ -64,6 +64,9 @@ def parse_scope(scope: str) -> tuple[str, str]:
     if scope == ScopeKind.GLOBAL:
         return ScopeKind.GLOBAL, ""
     kind, sep, ref = scope.partition(":")
+    # " project : atlas " is project:atlas: the ids a request names a scope by are trimmed
+    # (context.project_id, a task close's task_id), so a padded one could never be reached.
+    kind, ref = kind.strip(), ref.strip()
     if not sep or not ref or kind not in ScopeKind.values or kind == ScopeKind.GLOBAL:
         raise ValueError(
             "scope must be 'global' or kind:id with kind one of user, project, repo, task; "

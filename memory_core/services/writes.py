@@ -52,6 +52,7 @@ from memory_core.admission import (
     parse_candidate,
     parse_correction,
 )
+from memory_core.admission.candidate import MAX_REASON_CHARS
 from memory_core.embeddings import BATCH_SIZE, get_embedder
 from memory_core.exceptions import (
     Conflict,
@@ -426,7 +427,7 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
                 details={
                     "decision": str(decision.id),
                     "rule_codes": item.decision.rule_codes,
-                    **({"reason": item.candidate.reason[:500]} if item.candidate.reason else {}),
+                    **({"reason": item.candidate.reason} if item.candidate.reason else {}),
                 },
             )
         )
@@ -714,7 +715,7 @@ def _retire(*, principal, memory_id, action: str, reason_code: str, reason: str)
         action=action,
         principal=principal,
         reason_code=reason_code,
-        details={"reason": reason[:500]} if reason else {},
+        details={"reason": reason[:MAX_REASON_CHARS]} if reason else {},
     )
     if was_pending:
         ReviewItem.objects.filter(

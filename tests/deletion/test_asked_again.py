@@ -69,9 +69,7 @@ def test_a_review_items_reason_made_since_starts_a_new_operation(
     assert (item.reason, item.memory_key) == ("", "")
 
 
-def test_nothing_made_since_answers_the_completed_operation(
-    owner, owner_principal, deleted_once
-):
+def test_nothing_made_since_answers_the_completed_operation(owner, owner_principal, deleted_once):
     again = deletion_request(principal=owner_principal, subject_id=owner.id)
 
     assert (again.pk, again.already_requested) == (deleted_once.pk, True)

@@ -1,0 +1,146 @@
+"""Input that every later request names differently from how it was written.
+
+The serializers trim ids; the domain parsed the raw body. A write's scope id and its source's
+ids were stored padded ("project:atlas "), and no retrieval (``context.project_id`` trimmed),
+task close or duplicate check could reach them; a blank tool passed ``source.tool_required``.
+A user scope naming another person was stored and never retrieved. ``?format=`` answered 404
+before authentication. A reason was accepted up to 1,000 characters and 500 kept.
+"""
+
+import pytest
+from rest_framework.test import APIClient
+
+from memory_core.models import Memory, MemoryEvent
+from tests.factories import write_body
+
+pytestmark = pytest.mark.django_db
+
+ATLAS = "Which database does the atlas backend use?"
+
+
+def write(client, **overrides):
+    response = client.post("/api/v1/memories", write_body(**overrides), format="json")
+    return response
+
+
+def stored(response) -> Memory:
+    assert response.status_code == 201, response.content
+    return Memory.objects.get(pk=response.json()["memory"]["id"])
+
+
+def error_codes(response, field: str) -> list[str]:
+    return [e["code"] for e in response.json()["error"]["details"].get(field, [])]
+
+
+@pytest.mark.parametrize("scope", ["project:atlas ", " project:atlas", "project : atlas"])
+def test_a_padded_scope_id_is_stored_trimmed_and_retrieved(api_client, scope):
+    memory = stored(
+        write(
+            api_client,
+            memory_type="project_constraint",
+            memory_key="db",
+            scope=scope,
+            content="The atlas backend uses Postgres 16.",
+        )
+    )
+    assert (memory.scope_kind, memory.scope_ref) == ("project", "atlas")
+
+    context = {"user_id": "user-1", "project_id": "atlas"}
+    found = api_client.post("/api/v1/retrieve", {"query": ATLAS, "context": context}, format="json")
+
+    assert str(memory.pk) in {item["id"] for item in found.json()["items"]}
+
+
+def test_a_task_scope_written_padded_is_expired_by_its_tasks_close(api_client):
+    memory = stored(
+        write(
+            api_client,
+            memory_type="task_state",
+            memory_key="",
+            scope="task:t2 ",
+            content="Step 3 of the migration is done.",
+        )
+    )
+
+    closed = api_client.post(
+        "/api/v1/tasks/close", {"user_id": "user-1", "task_id": "t2"}, format="json"
+    )
+
+    assert closed.status_code == 200, closed.content
+    memory.refresh_from_db()
+    assert memory.status == "expired"
+
+
+def test_a_batch_holding_one_scope_padded_and_not_is_one_duplicate(api_client):
+    items = [
+        write_body(memory_type="project_constraint", memory_key="db", scope=scope, content=text)
+        for scope, text in (
+            ("project:orbit", "Orbit uses Postgres."),
+            ("project:orbit ", "Orbit uses MySQL."),
+        )
+    ]
+
+    response = api_client.post("/api/v1/memories/batch", {"items": items}, format="json")
+
+    results = response.json()["results"]
+    assert results[0]["decision"] == "accepted"
+    assert results[1]["decision"] == "rejected"
+    assert "fields.duplicate_in_batch" in results[1]["rule_codes"]
+
+
+def test_a_blank_tool_is_no_tool_and_source_ids_are_trimmed(api_client):
+    source = {"type": "verified_tool_output", "conversation_id": " c ", "message_id": "m"}
+    rule = {"memory_type": "repository_rule", "memory_key": "lint", "scope": "repo:r1"}
+    rule["content"] = "The repo uses ruff for linting."
+
+    blank = write(api_client, **rule, source={**source, "tool": "   "})
+    named = stored(write(api_client, **rule, source={**source, "tool": " ruff "}))
+
+    assert blank.status_code == 422, blank.content
+    assert "source.tool_required" in blank.json()["rule_codes"]
+    assert (named.source_tool, named.source_conversation_id) == ("ruff", "c")
+
+
+@pytest.mark.parametrize("scope", ["user:user-2", "user:someone else"])
+def test_a_user_scope_naming_another_person_is_refused(api_client, scope):
+    response = write(api_client, scope=scope)
+
+    assert response.status_code == 400, response.content
+    assert error_codes(response, "scope") == ["invalid_scope"]
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "scope", ["user:user-1", "user:user-1 ", "user:3f1c8a52-0d4e-4d7b-9a8e-2b1f6c0e9a11"]
+)
+def test_a_user_scope_naming_the_subject_is_kept(api_client, scope):
+    assert stored(write(api_client, scope=scope)).scope_kind == "user"
+
+
+def test_format_is_an_unknown_parameter_not_a_404(api_client):
+    assert APIClient().get("/api/v1/memories?format=xml").status_code == 401
+    listed = api_client.get("/api/v1/memories?format=xml")
+    assert listed.status_code == 400
+    assert error_codes(listed, "format") == ["unknown_field"]
+    assert api_client.get("/api/v1/whoami?format=api").status_code == 200
+
+
+def test_a_reason_is_kept_whole_or_refused(api_client):
+    memory = stored(write(api_client))
+    url = f"/api/v1/memories/{memory.pk}"
+
+    too_long = api_client.post(f"{url}/revoke", {"reason": "x" * 501}, format="json")
+    assert too_long.status_code == 400
+    assert error_codes(too_long, "reason") == ["max_length"]
+    correction = {
+        "content": "User prefers short answers.",
+        "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-2"},
+        "reason": "y" * 501,
+    }
+    assert api_client.post(f"{url}/supersede", correction, format="json").status_code == 400
+    memory.refresh_from_db()
+    assert memory.status == "active"
+
+    assert api_client.post(f"{url}/revoke", {"reason": "x" * 500}, format="json").status_code == 200
+    event = MemoryEvent.objects.get(memory_id=memory.pk, action="revoked")
+    assert event.details["reason"] == "x" * 500
