@@ -22,6 +22,8 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
+# Earlier keys, still accepted for what they signed while a rotation settles.
+SECRET_KEY_FALLBACKS = env_list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
 ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", default=["127.0.0.1", "localhost"])
 # Origins (scheme and host, e.g. "https://memory.example.com") whose form posts (portal,
 # admin) pass the CSRF check although the request's Host differs: a proxy in front that
