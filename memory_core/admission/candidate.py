@@ -243,12 +243,12 @@ def _text(
     return raw
 
 
-def _is_uuid(text: str) -> bool:
+def _as_uuid(text: str) -> str | None:
+    """Return ``text`` as a UUID's canonical form (lower case, hyphens), or None."""
     try:
-        uuid.UUID(text)
+        return str(uuid.UUID(text))
     except ValueError:
-        return False
-    return True
+        return None
 
 
 def _choice(data: dict, name: str, choices, errors: FieldErrors, *, required: bool = False):
@@ -386,15 +386,20 @@ def parse_candidate(data) -> Candidate:
             scope_kind, scope_ref = parse_scope(scope_raw)
         except ValueError as exc:
             errors.add("scope", "invalid_scope", str(exc))
-    own_subject = scope_ref == subject or _is_uuid(scope_ref)
-    if scope_kind == ScopeKind.USER and subject and not own_subject:
-        # Retrieval reaches user:<the request's user_id> (or the subject's UUID) only: a
-        # memory about one person scoped to another could never be retrieved by anyone.
-        errors.add(
-            "scope",
-            "invalid_scope",
-            f"A user scope names the memory's own subject: user:{subject[:100]}.",
-        )
+    if scope_kind == ScopeKind.USER and scope_ref != subject:
+        # Retrieval reaches user:<the request's user_id> or user:<the subject's UUID> only: a
+        # memory about one person scoped to another could never be retrieved by anyone. A
+        # UUID is kept in the form retrieval compares; the write service checks that it is
+        # the subject's own (``writes._check_user_scopes``).
+        canonical = _as_uuid(scope_ref)
+        if canonical:
+            scope_ref = canonical
+        elif subject:
+            errors.add(
+                "scope",
+                "invalid_scope",
+                f"A user scope names the memory's own subject: user:{subject[:100]}.",
+            )
     common = _common(data, errors)
     source = _source(data, errors, required=True)
     session_id = _text(

@@ -165,6 +165,28 @@ def _check_principal(principal, item: ReviewItem) -> None:
 
 
 @transaction.atomic
+def conflicts_follow_successor(*, previous: Memory, successor: Memory) -> None:
+    """Let the open conflicts citing ``previous`` cite ``successor`` instead.
+
+    A conflict stands between chains; when a correction or an approved write moves a
+    chain's head on, the conflict is about the new head. Left citing the superseded row, a
+    reviewer choosing another candidate revoked nothing (the row was not active) while the
+    successor stayed in use; now the choice applies to the successor, and a page shown
+    before the move is refused (``conflict_changed``). Called with the key's lock held, as
+    ``conflict_resolve`` takes it before the item: the two never wait for each other.
+    """
+    items = ReviewItem.objects.select_for_update().filter(
+        tenant_id=previous.tenant_id,
+        kind=ReviewItem.Kind.CONFLICT,
+        state=ReviewItem.State.OPEN,
+        candidate_ids__contains=[previous.id],
+    )
+    for item in items.order_by("pk"):
+        kept = {c for c in item.candidate_ids if c != previous.id}
+        item.candidate_ids = sorted({*kept, successor.id}, key=str)
+        item.save(update_fields=["candidate_ids"])
+
+
 def conflict_resolve(
     *, principal, item_id, outcome: str, winner_id=None, reason: str, seen_candidate_ids=None
 ) -> ReviewItem:
@@ -261,6 +283,8 @@ def conflict_resolve(
                     **actor,
                 )
             )
+    # Only choosing a winner names one (a radio ticked before "keep both" is no winner).
+    winner = str(winner_id) if outcome == "choose_winner" else ""
     for memory_id in candidates:
         events.append(
             MemoryEvent(
@@ -268,7 +292,7 @@ def conflict_resolve(
                 memory_id=memory_id,
                 action=MemoryEvent.Action.CONFLICT_RESOLVED,
                 reason_code=outcome,
-                details={"review_item": str(item.id), "winner": str(winner_id or "")},
+                details={"review_item": str(item.id), "winner": winner},
                 **actor,
             )
         )

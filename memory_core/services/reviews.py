@@ -21,14 +21,15 @@ from memory_core.locks import lock_memory_keys, subject_shared_lock
 from memory_core.models import (
     AUTHORITY_RANK,
     PROPOSED_STATUSES,
+    Agent,
     Memory,
     MemoryEvent,
     ReviewItem,
     Status,
 )
-from memory_core.principals import ReviewerPrincipal, SystemPrincipal
+from memory_core.principals import AgentPrincipal, ReviewerPrincipal, SystemPrincipal
 from memory_core.retrieval.types import ConflictPlace
-from memory_core.services.conflicts import conflict_open
+from memory_core.services.conflicts import conflict_open, conflicts_follow_successor
 from memory_core.services.events import event_record
 from memory_core.services.memories import heads_on_key, standing_heads
 
@@ -97,16 +98,9 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
         # chain's newest version is the head now, with or without a memory_key.
         head = _newest_version(head)
     if head is None or head.status != Status.ACTIVE:
-        # The head moved on while the write waited: take the key's current head, if any.
-        head = (
-            heads_on_key(memory, agent_id=memory.agent_id)
-            .select_for_update()
-            .exclude(pk=memory.pk)
-            .order_by("-created_at")
-            .first()
-            if memory.memory_key
-            else None
-        )
+        # The head moved on while the write waited, or the key had none then: take the key's
+        # current head, if any, as a write would now (``writes._heads``).
+        head = _current_head(memory) if memory.memory_key else None
     now = timezone.now()
     if head is not None and AUTHORITY_RANK[memory.authority] >= AUTHORITY_RANK[head.authority]:
         head.status = Status.SUPERSEDED
@@ -133,6 +127,8 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
     memory.status = Status.ACTIVE
     memory.updated_at = now
     memory.save(update_fields=["status", "updated_at", "supersedes", "version"])
+    if memory.supersedes_id is not None:
+        conflicts_follow_successor(previous=head, successor=memory)
     if head is not None and memory.supersedes_id != head.id:
         # Every chain still standing on the key, as a write of lower authority opens it: the
         # head and the approved write only would drop a third chain from an open conflict.
@@ -144,6 +140,31 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
             place=ConflictPlace.of(memory),
             candidate_ids=sorted({head.id, memory.id, *standing}, key=str),
         )
+
+
+def _current_head(memory: Memory) -> Memory | None:
+    """Return the head the approved ``memory`` lands on now: among the active heads on its
+    key that its writer may read, the strongest, then the newest (locked).
+
+    As a write measures itself (``writes._heads``): not the newest alone, which let an
+    approval supersede a weaker chain while a stronger one stood (two heads of explicit
+    authority left on the key), nor a head the writing agent may not read (a restricted
+    memory its grant does not reach), which a write never supersedes or conflicts with.
+    """
+    heads = heads_on_key(memory, agent_id=memory.agent_id).exclude(pk=memory.pk)
+    writer = _writer_of(memory)
+    if writer is not None and writer.actor_type == AgentPrincipal.actor_type:
+        agent = Agent.objects.filter(tenant_id=memory.tenant_id, pk=writer.actor_id).first()
+        if agent is None:
+            return None  # a writer no longer known reads nothing
+        # What its grant reaches (types, sensitivity, shared or its own) of the subject it
+        # wrote about: an agent bound by a subject token acted for this subject only.
+        writer_grant = AgentPrincipal.from_agent(agent, bound_user_id=memory.subject.external_id)
+        heads = writer_grant.scope_granted(heads)
+    rows = list(heads.select_for_update(of=("self",)).order_by("pk"))
+    if not rows:
+        return None
+    return max(rows, key=lambda row: (AUTHORITY_RANK[row.authority], row.created_at))
 
 
 @dataclass(frozen=True)

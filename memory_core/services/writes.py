@@ -69,6 +69,7 @@ from memory_core.models import (
     MemoryEvent,
     PolicyVersion,
     ReviewItem,
+    ScopeKind,
     SourceType,
     Status,
     Subject,
@@ -77,7 +78,7 @@ from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SubjectPrincipal
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.selectors.memories import memory_get
-from memory_core.services.conflicts import conflict_open
+from memory_core.services.conflicts import conflict_open, conflicts_follow_successor
 from memory_core.services.events import event_record
 from memory_core.services.memories import (
     MemoryDraft,
@@ -377,6 +378,7 @@ def _store(principal, planned: list[_Planned], policy_version, pending: _Embeddi
                 reason_code="supersession.supersedes",
                 policy_version=policy_version,
             )
+            conflicts_follow_successor(previous=item.head, successor=item.memory)
 
 
 def _supersedes(item: _Planned) -> bool:
@@ -519,8 +521,29 @@ def _admit_each(
             batch_texts.setdefault(candidate.subject, []).append(candidate.content)
 
 
+def _check_user_scopes(candidates: list[Candidate], subjects: dict, *, batch: bool) -> None:
+    """Raise ValidationFailed for a ``user:<UUID>`` scope that is not its subject's UUID.
+
+    Retrieval reaches a user scope by the request's user_id or the subject's UUID only
+    (``parse_candidate`` refuses any other id; a UUID is checked here, where the subjects are
+    known): a memory scoped to another person's UUID, or to a subject not created yet, could
+    never be retrieved.
+    """
+    errors = {}
+    for index, candidate in enumerate(candidates):
+        if candidate.scope_kind != ScopeKind.USER or candidate.scope_ref == candidate.subject:
+            continue
+        subject = subjects.get(candidate.subject)
+        if subject is None or candidate.scope_ref != str(subject.id):
+            field = f"items.{index}.scope" if batch else "scope"
+            message = "A user scope names the memory's own subject: its id or its UUID."
+            errors[field] = [{"code": "invalid_scope", "message": message}]
+    if errors:
+        raise ValidationFailed("A user scope names another subject.", details=errors)
+
+
 def _run(
-    principal, candidates: list[Candidate], *, target: Memory | None = None
+    principal, candidates: list[Candidate], *, target: Memory | None = None, batch: bool = False
 ) -> list[WriteResult]:
     """Admit and store ``candidates`` (one transaction); return one result per candidate."""
     now = timezone.now()
@@ -546,6 +569,8 @@ def _run(
             keys=keys,
         )
     }
+    if target is None:  # a correction keeps the scope of the memory it corrects
+        _check_user_scopes(candidates, subjects, batch=batch)
     planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
     heads = {} if target is not None else _heads(principal, planned, subjects)
     recent = _recent_texts(principal, subjects, policy, now)
@@ -614,7 +639,7 @@ def memory_write_batch(*, principal, items: list) -> list[WriteResult]:
         raise ValidationFailed(
             "Some items are invalid; see details for each item index.", details=errors
         )
-    return _run(principal, candidates)
+    return _run(principal, candidates, batch=True)
 
 
 def _writable(principal, memory_id) -> Memory:

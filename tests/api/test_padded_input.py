@@ -110,11 +110,46 @@ def test_a_user_scope_naming_another_person_is_refused(api_client, scope):
     assert not Memory.objects.exists()
 
 
-@pytest.mark.parametrize(
-    "scope", ["user:user-1", "user:user-1 ", "user:3f1c8a52-0d4e-4d7b-9a8e-2b1f6c0e9a11"]
-)
+@pytest.mark.parametrize("scope", ["user:user-1", "user:user-1 "])
 def test_a_user_scope_naming_the_subject_is_kept(api_client, scope):
     assert stored(write(api_client, scope=scope)).scope_kind == "user"
+
+
+def test_a_user_scope_by_uuid_is_the_subjects_own_and_retrieved(api_client):
+    first = stored(write(api_client))
+    own = str(first.subject_id)
+
+    by_uuid = stored(
+        write(
+            api_client,
+            memory_key="style.tone",
+            scope=f"user:{own.upper()}",
+            content="User prefers a friendly tone.",
+        )
+    )
+    found = api_client.post(
+        "/api/v1/retrieve",
+        {"query": "How should answers sound?", "context": {"user_id": "user-1"}},
+        format="json",
+    )
+
+    assert (by_uuid.scope_kind, by_uuid.scope_ref) == ("user", own)
+    assert str(by_uuid.pk) in {item["id"] for item in found.json()["items"]}
+
+
+def test_a_user_scope_by_another_uuid_is_refused(api_client):
+    stored(write(api_client))  # user-1 exists
+    stranger = "3f1c8a52-0d4e-4d7b-9a8e-2b1f6c0e9a11"
+
+    single = write(api_client, memory_key="style.tone", scope=f"user:{stranger}")
+    unborn = write(api_client, subject="user-9", scope=f"user:{stranger}")
+    items = [write_body(memory_key="a"), write_body(memory_key="b", scope=f"user:{stranger}")]
+    batch = api_client.post("/api/v1/memories/batch", {"items": items}, format="json")
+
+    assert single.status_code == unborn.status_code == batch.status_code == 400
+    assert error_codes(single, "scope") == error_codes(unborn, "scope") == ["invalid_scope"]
+    assert error_codes(batch, "items.1.scope") == ["invalid_scope"]
+    assert Memory.objects.count() == 1
 
 
 def test_format_is_an_unknown_parameter_not_a_404(api_client):

@@ -1,0 +1,173 @@
+"""Where an approved write lands, and what open conflicts say once a chain's head moves on.
+
+A sensitive write waits for a reviewer; meanwhile the key may gain heads. The approval
+measures it as a write would be measured now (``writes._heads``): against the strongest,
+then newest, head its writer may read. A conflict stands between chains: when a correction
+or an approval moves one chain's head on, the conflict cites the new head, so a reviewer's
+choice applies to what is in use, and a page shown before the move is refused.
+"""
+
+import pytest
+
+from memory_core.exceptions import Conflict
+from memory_core.models import Agent, Memory, MemoryEvent, ReviewItem
+from memory_core.principals import AgentPrincipal, ReviewerPrincipal
+from memory_core.services.conflicts import conflict_resolve
+from memory_core.services.reviews import review_approve
+from memory_core.services.writes import memory_correct, memory_write
+from tests.factories import MemoryFactory, SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+KEY = "backend.language"
+SENSITIVE = "Atlas's lead has asthma, so the backend is in Go."
+
+
+def data(content, source="user_input", *, key=KEY, memory_type="project_constraint"):
+    return {
+        "subject": "user-5",
+        "memory_type": memory_type,
+        "memory_key": key,
+        "scope": "project:atlas",
+        "content": content,
+        "source": {"type": source, "conversation_id": "c", "message_id": content[:20]},
+    }
+
+
+@pytest.fixture
+def reviewer(tenant, django_user_model):
+    user = django_user_model.objects.create_user("reviewer-chains")
+    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
+
+
+def active_on_key(key=KEY) -> set:
+    return set(Memory.objects.filter(memory_key=key, status="active").values_list("pk", flat=True))
+
+
+def write_rivals(agent_principal):
+    """H (explicit, the user's words) and L (inferred, kept beside H in a conflict)."""
+    strong = memory_write(principal=agent_principal, data=data("Atlas's backend is in Python."))
+    weak = memory_write(
+        principal=agent_principal, data=data("Atlas's backend is in Ruby.", "model_inference")
+    )
+    assert weak.review_item is not None and weak.review_item.kind == "conflict"
+    return strong.memory, weak.memory, weak.review_item
+
+
+def test_an_approval_lands_on_the_strongest_head_as_a_write_would(agent_principal, reviewer):
+    pending = memory_write(principal=agent_principal, data=data(SENSITIVE))
+    assert pending.decision == "pending_approval" and pending.review_item.candidate_ids == []
+    strong, weak, _ = write_rivals(agent_principal)
+
+    review_approve(principal=reviewer, item_id=pending.review_item.id, reason="ok")
+
+    approved = Memory.objects.get(pk=pending.memory.id)
+    # Before: it superseded the newest head, L, and left two explicit heads on the key.
+    assert approved.supersedes_id == strong.id
+    assert active_on_key() == {approved.id, weak.id}
+
+
+def test_an_approval_never_supersedes_a_head_its_writer_may_not_read(agent_principal, reviewer):
+    subject = SubjectFactory(tenant_id=agent_principal.tenant_id, external_id="user-5")
+    hidden = MemoryFactory(
+        subject=subject,
+        memory_type="user_preference",
+        memory_key="health.notes",
+        scope_kind="project",
+        scope_ref="atlas",
+        sensitivity="restricted",  # above the agent's maximum
+    )
+    body = data("User has asthma; avoid runs.", key="health.notes", memory_type="user_preference")
+    pending = memory_write(principal=agent_principal, data=body)
+    assert pending.decision == "pending_approval" and pending.review_item.candidate_ids == []
+
+    review_approve(principal=reviewer, item_id=pending.review_item.id, reason="ok")
+
+    hidden.refresh_from_db()
+    assert hidden.status == "active"
+    assert Memory.objects.get(pk=pending.memory.id).supersedes_id is None
+
+
+def test_an_approval_by_a_subject_bound_agent_lands_on_its_subjects_head(agent, reviewer):
+    """The writer's grant is read for the subject it wrote about: an agent acting through a
+    subject token reaches that subject's heads."""
+    Agent.objects.filter(pk=agent.pk).update(any_subject=False)
+    agent.refresh_from_db()
+    writer = AgentPrincipal.from_agent(agent, bound_user_id="user-5")
+    SubjectFactory(tenant=agent.tenant, external_id="user-5")  # a bound agent creates none
+    pending = memory_write(principal=writer, data=data(SENSITIVE))
+    assert pending.decision == "pending_approval", pending.rule_codes
+    head = MemoryFactory(  # the key's head, written while the write waited
+        subject=pending.memory.subject,
+        memory_type="project_constraint",
+        memory_key=KEY,
+        scope_kind="project",
+        scope_ref="atlas",
+        authority="explicit_user",
+    )
+
+    review_approve(principal=reviewer, item_id=pending.review_item.id, reason="ok")
+
+    assert Memory.objects.get(pk=pending.memory.id).supersedes_id == head.id
+    assert active_on_key() == {pending.memory.id}
+
+
+@pytest.mark.parametrize("how", ["correction", "approval"])
+def test_a_conflict_follows_its_candidates_chain_to_the_new_head(agent_principal, reviewer, how):
+    strong, weak, item = write_rivals(agent_principal)
+    shown = list(item.candidate_ids)
+    if how == "correction":
+        newer = memory_correct(
+            principal=agent_principal,
+            memory_id=strong.id,
+            data={
+                "content": "Atlas's backend is in Python 3.12.",
+                "source": {"type": "user_input", "conversation_id": "c", "message_id": "m2"},
+            },
+        ).memory
+    else:
+        pending = memory_write(principal=agent_principal, data=data(SENSITIVE))
+        assert pending.review_item.candidate_ids == [strong.id]
+        review_approve(principal=reviewer, item_id=pending.review_item.id, reason="ok")
+        newer = Memory.objects.get(pk=pending.memory.id)
+    assert newer.supersedes_id == strong.id
+
+    item.refresh_from_db()
+    assert item.state == "open"
+    assert set(item.candidate_ids) == {newer.id, weak.id}
+    # A page shown before the move: refused, nothing revoked.
+    with pytest.raises(Conflict) as refused:
+        conflict_resolve(
+            principal=reviewer,
+            item_id=item.id,
+            outcome="choose_winner",
+            winner_id=weak.id,
+            reason="Ruby",
+            seen_candidate_ids=shown,
+        )
+    assert refused.value.code == "conflict_changed"
+    assert active_on_key() == {newer.id, weak.id}
+    # Shown again: choosing L revokes the new head, which stays in use no longer.
+    conflict_resolve(
+        principal=reviewer,
+        item_id=item.id,
+        outcome="choose_winner",
+        winner_id=weak.id,
+        reason="Ruby",
+        seen_candidate_ids=item.candidate_ids,
+    )
+    assert active_on_key() == {weak.id}
+
+
+@pytest.mark.parametrize("outcome", ["keep_both_scoped", "ask_user"])
+def test_only_choosing_a_winner_names_one(agent_principal, reviewer, outcome):
+    _, weak, item = write_rivals(agent_principal)
+
+    conflict_resolve(
+        principal=reviewer, item_id=item.id, outcome=outcome, winner_id=weak.id, reason="both"
+    )
+
+    events = MemoryEvent.objects.filter(action="conflict_resolved", reason_code=outcome)
+    assert events.count() == 2
+    assert {event.details["winner"] for event in events} == {""}
+    assert ReviewItem.objects.get(pk=item.id).state == "resolved"
