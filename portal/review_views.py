@@ -18,6 +18,7 @@ from memory_core.selectors.portal import (
     review_queue,
     review_recent,
 )
+from memory_core.selectors.reviews import review_get
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve, review_reject
 from portal.access import ReviewerMixin
@@ -56,6 +57,10 @@ class ReviewDecideView(ReviewerMixin, View):
         queue = reverse("portal:review:queue")
         queue = f"{queue}?page={number}" if number > 1 else queue
         service = self.services[self.decision]
+        try:  # another tenant's item, or none: 404 before anything about the form is said
+            review_get(principal=self.principal, item_id=item_id)
+        except DomainError as error:
+            return self.refuse(error, queue)
         form = ReasonForm(request.POST)
         if not form.is_valid():
             if form.has_error("reason", "required"):
@@ -112,6 +117,10 @@ class ConflictResolveView(ReviewerMixin, View):
         number = page_number(request)
         conflicts = reverse("portal:review:conflicts")
         back = f"{conflicts}?page={number}" if number > 1 else conflicts
+        try:  # another tenant's item, or none: 404 before anything about the form is said
+            review_get(principal=self.principal, item_id=item_id)
+        except DomainError as error:
+            return self.refuse(error, back)
         form = ConflictResolveForm(request.POST)
         if not form.is_valid():
             page = conflict_queue(principal=self.principal, page=number)

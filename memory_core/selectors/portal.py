@@ -333,14 +333,19 @@ def _reviewer_items(principal) -> QuerySet:
 
 
 def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Page:
-    """Return a page of the open sensitive writes of the reviewer's tenant, oldest first.
+    """Return a page of the open sensitive writes of the reviewer's tenant still to decide,
+    oldest first.
 
     Each item carries ``writer``: the name of the agent whose write it is (from its admission
     decision), or "" when a person or the system wrote it. Three queries whatever the queue
     holds: its count, the page's items, their writers.
     """
-    queue = _reviewer_items(principal).filter(
-        kind=ReviewItem.Kind.SENSITIVE_WRITE, state=ReviewItem.State.OPEN
+    # Not a write deleted since (by its subject, or with its subject): nothing is left to
+    # decide, and its deletion's worker closes the item (resolution "deleted").
+    queue = (
+        _reviewer_items(principal)
+        .filter(kind=ReviewItem.Kind.SENSITIVE_WRITE, state=ReviewItem.State.OPEN)
+        .exclude(memory__status=Status.DELETED)
     )
     result = Page.at(total=queue.count(), number=page, page_size=page_size)
     items = list(

@@ -82,6 +82,22 @@ def test_queue_lists_own_tenant_only(reviewer_client, queues, agent):
     assert 'name="csrfmiddlewaretoken"' in body
 
 
+def test_a_write_deleted_while_it_waited_leaves_the_queue(reviewer_client, queues):
+    """Its deletion's worker closes the item; until then there was a "(no text)" entry
+    whose Approve and Reject could only answer that it is deleted."""
+    from memory_core.deletion.services import deletion_request
+    from memory_core.principals import SubjectPrincipal
+
+    item = queues["own_write"]
+    owner = SubjectPrincipal(tenant_id=item.tenant_id, subject_id=item.subject_id, user_id=1)
+    deletion_request(principal=owner, memory_id=item.memory_id)  # the worker has not run
+
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+
+    assert str(item.pk) not in body and "(no text)" not in body
+    assert ReviewItem.objects.get(pk=item.pk).state == "open"
+
+
 def test_conflicts_list_own_tenant_only(reviewer_client, queues):
     body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
     assert (
@@ -177,10 +193,12 @@ def test_a_bad_resolution_reason_is_named_and_nothing_changes(reviewer_client, q
     ) == {"active"}
 
 
+@pytest.mark.parametrize("body", [{"reason": "sneaky"}, {}], ids=["complete", "no reason"])
 @pytest.mark.parametrize("name", ["portal:review:approve", "portal:review:reject"])
-def test_decisions_on_other_tenants_items_are_404(reviewer_client, queues, name):
+def test_decisions_on_other_tenants_items_are_404(reviewer_client, queues, name, body):
+    # Incomplete too: the form was checked first, and answered with a message and a 302.
     item = queues["foreign_write"]
-    response = reviewer_client.post(reverse(name, args=[item.pk]), {"reason": "sneaky"})
+    response = reviewer_client.post(reverse(name, args=[item.pk]), body)
     assert response.status_code == 404
     item.refresh_from_db()
     assert item.state == "open"
@@ -373,12 +391,14 @@ def test_revoking_candidates_closes_the_conflict_once_nothing_is_left_to_choose(
     assert Memory.objects.get(pk=c.pk).status == "active"
 
 
-def test_resolving_other_tenants_conflict_is_404(reviewer_client, queues):
+@pytest.mark.parametrize(
+    "body",
+    [{"outcome": "ask_user", "reason": "sneaky"}, {"outcome": "choose_winner", "reason": "x"}],
+    ids=["complete", "no winner"],
+)
+def test_resolving_other_tenants_conflict_is_404(reviewer_client, queues, body):
     item = queues["foreign_conflict"]
-    response = reviewer_client.post(
-        reverse("portal:review:resolve", args=[item.pk]),
-        {"outcome": "ask_user", "reason": "sneaky"},
-    )
+    response = reviewer_client.post(reverse("portal:review:resolve", args=[item.pk]), body)
     assert response.status_code == 404
     item.refresh_from_db()
     assert item.state == "open"
