@@ -164,7 +164,6 @@ def _check_principal(principal, item: ReviewItem) -> None:
     raise PermissionDenied("Only a reviewer or the person concerned resolves a conflict.")
 
 
-@transaction.atomic
 def conflicts_follow_successor(*, previous: Memory, successor: Memory) -> None:
     """Let the open conflicts citing ``previous`` cite ``successor`` instead.
 
@@ -187,6 +186,7 @@ def conflicts_follow_successor(*, previous: Memory, successor: Memory) -> None:
         item.save(update_fields=["candidate_ids"])
 
 
+@transaction.atomic
 def conflict_resolve(
     *, principal, item_id, outcome: str, winner_id=None, reason: str, seen_candidate_ids=None
 ) -> ReviewItem:

@@ -171,3 +171,26 @@ def test_only_choosing_a_winner_names_one(agent_principal, reviewer, outcome):
     assert events.count() == 2
     assert {event.details["winner"] for event in events} == {""}
     assert ReviewItem.objects.get(pk=item.id).state == "resolved"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_resolution_that_fails_midway_changes_nothing(agent_principal, reviewer, monkeypatch):
+    """``conflict_resolve`` is one transaction: the losers' revocation is undone when
+    recording the outcome fails after it."""
+    strong, weak, item = write_rivals(agent_principal)
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("the events table is unavailable")
+
+    monkeypatch.setattr(MemoryEvent.objects, "bulk_create", fail)
+    with pytest.raises(RuntimeError):
+        conflict_resolve(
+            principal=reviewer,
+            item_id=item.id,
+            outcome="choose_winner",
+            winner_id=weak.id,
+            reason="Ruby",
+        )
+
+    assert active_on_key() == {strong.id, weak.id}
+    assert ReviewItem.objects.get(pk=item.id).state == "open"
