@@ -1,11 +1,15 @@
 """Import memories from a JSONL file of full records (a migration path from other stores).
 
-    python manage.py import_memories FILE [--dry-run] [--screen]
+    python manage.py import_memories FILE [--dry-run] [--no-screen]
 
-Trusted path: records keep the authority, status and dates they state, without admission.
-Every field of every line is validated first; any error is reported with its line number and
-nothing is imported. ``--screen`` also runs the class and injection guards over each record
-and reports the ones they refuse as errors. The format is in docs/api.md.
+A migration path: records keep the authority, status and dates they state. Every field of
+every line is validated first; any error is reported with its line number and nothing is
+imported. Each record is screened as admission would read it (unless ``--no-screen``, for a
+file screened already): what the class or injection guards refuse, an authority its source
+may not claim, and content a reviewer must see first (the tenant's sensitive categories) are
+errors, since an import has no reviewer in its path; such a record goes through the API
+instead, where it waits for one. A memory deleted since an earlier import of the same file is
+not brought back. The format is in docs/api.md.
 
 The file is read twice, a line at a time (validated, then parsed again and stored in chunks
 of CHUNK records), so memory holds one chunk whatever the file's size; progress goes to
@@ -22,12 +26,23 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from memory_core.admission import check_content, parse_candidate
+from memory_core.admission import check_content, guards, parse_candidate
 from memory_core.admission.candidate import FieldErrors, parse_datetime_value
-from memory_core.admission.policy import REFUSING
+from memory_core.admission.policy import REFUSING, SOURCE_AUTHORITIES
 from memory_core.embeddings import EmbeddingError
 from memory_core.exceptions import ValidationFailed
-from memory_core.models import Agent, Authority, Memory, PolicyVersion, Status, Subject, Tenant
+from memory_core.models import (
+    Agent,
+    Authority,
+    Memory,
+    PolicyVersion,
+    SourceType,
+    Status,
+    Subject,
+    Tenant,
+    Tombstone,
+)
+from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import platform_command
 from memory_core.services.memories import MemoryDraft, as_written, memory_store_many
@@ -47,14 +62,20 @@ class Command(BaseCommand):
         parser.add_argument("file")
         parser.add_argument("--dry-run", action="store_true", help="Validate only.")
         parser.add_argument(
-            "--screen", action="store_true", help="Refuse records the content guards refuse."
+            "--no-screen",
+            dest="screen",
+            action="store_false",
+            help="Do not screen the records as admission would (a file screened already).",
         )
+        # The default since screening became one; kept so that scripts naming it still run.
+        parser.add_argument("--screen", dest="screen", action="store_true", help="The default.")
 
     @platform_command
     def handle(self, *args, file, dry_run, screen, **options):
         self.file = file
         self.screen = screen
-        self.tenants = {t.slug: t for t in Tenant.objects.all()}
+        # A deleted tenant takes no new rows (its deletion has verified it holds none).
+        self.tenants = {t.slug: t for t in Tenant.objects.filter(deleted_at=None)}
         self.agents = set(Agent.objects.values_list("tenant_id", "name"))
         checked = valid = errors = 0
         for _number, _line, record, line_errors in self._records():
@@ -71,10 +92,14 @@ class Command(BaseCommand):
             self.stdout.write(f"{valid} record(s) valid; dry run, nothing imported.")
             return
         try:
-            imported, skipped = self._store(valid)  # one transaction
+            imported, skipped, deleted = self._store(valid)  # one transaction
         except EmbeddingError as exc:
             raise CommandError(f"The embedding model failed ({exc}); nothing imported.") from exc
-        self.stdout.write(f"Imported {imported} memories, skipped {skipped} already present.")
+        since = f" and {deleted} deleted since an earlier import (not brought back)"
+        self.stdout.write(
+            f"Imported {imported} memories, skipped {skipped} already present"
+            f"{since if deleted else ''}."
+        )
 
     def _lines(self):
         """Yield (number, line) of the file, a line at a time, as a text-mode read splits
@@ -152,9 +177,7 @@ class Command(BaseCommand):
                     "neither is given).",
                 )
             if self.screen:
-                refused = [c for c in check_content(candidate) if c in REFUSING]
-                if refused:
-                    line_errors.add("content", "screened", ", ".join(refused))
+                self._screen(tenant, candidate, line_errors)
         if line_errors.by_field:
             return None, [
                 f"{where}: {name}: {item['message']} ({item['code']})"
@@ -172,20 +195,55 @@ class Command(BaseCommand):
         }
         return record, []
 
+    def _screen(self, tenant, candidate, line_errors: FieldErrors) -> None:
+        """Add the errors admission's reading of ``candidate`` gives an import: content the
+        guards refuse, an authority its source may not claim, content for a reviewer."""
+        refused = [c for c in check_content(candidate) if c in REFUSING]
+        if refused:
+            line_errors.add("content", "screened", ", ".join(refused))
+        source = candidate.source_type
+        if (
+            source != SourceType.ADMIN
+            and candidate.authority
+            and candidate.authority not in SOURCE_AUTHORITIES[source]
+        ):
+            line_errors.add(
+                "authority",
+                "source.authority_not_allowed",
+                f"A {source} source may state {', '.join(SOURCE_AUTHORITIES[source])} only.",
+            )
+        if tenant is None:
+            return
+        policy = self._tenant(tenant)[0]
+        document = policy.document if policy is not None else DEFAULT_POLICY
+        categories = guards.sensitive_categories(
+            candidate.texts(), list(document.get("admission", {}).get("sensitive_categories", []))
+        )
+        if categories:
+            line_errors.add(
+                "content",
+                "sensitivity.review_required",
+                f"Touches {', '.join(categories)}: a reviewer sees it first, and an import has "
+                "none; write it through the API (POST /api/v1/memories), where it waits for one.",
+            )
+
     @transaction.atomic
-    def _store(self, total: int) -> tuple[int, int]:
+    def _store(self, total: int) -> tuple[int, int, int]:
         """Parse the file again and store its records, CHUNK at a time; return (imported,
-        skipped). One transaction: a record the first pass found valid and this one does not
-        (the file changed meanwhile) undoes the whole import."""
-        imported = skipped = 0
+        skipped as present, skipped as deleted). One transaction: a record the first pass
+        found valid and this one does not (the file changed meanwhile) undoes the whole
+        import."""
+        imported = skipped = deleted = 0
         chunk = []
 
         def store() -> None:
-            nonlocal imported, skipped
-            stored, seen = self._store_chunk(chunk)
-            imported, skipped = imported + stored, skipped + seen
+            nonlocal imported, skipped, deleted
+            stored, seen, gone = self._store_chunk(chunk)
+            imported, skipped, deleted = imported + stored, skipped + seen, deleted + gone
+            since = f", {deleted} deleted since" if deleted else ""
             self.stderr.write(
-                f"stored {imported + skipped}/{total} records ({skipped} already present)"
+                f"stored {imported + skipped + deleted}/{total} records ({skipped} already "
+                f"present{since})"
             )
             chunk.clear()
 
@@ -200,14 +258,15 @@ class Command(BaseCommand):
                 store()
         if chunk:
             store()
-        return imported, skipped
+        return imported, skipped, deleted
 
-    def _store_chunk(self, records) -> tuple[int, int]:
-        """Store one chunk's records not yet present; return (stored, skipped)."""
+    def _store_chunk(self, records) -> tuple[int, int, int]:
+        """Store one chunk's records not yet present nor deleted since; return (stored,
+        skipped as present, skipped as deleted)."""
         by_tenant = defaultdict(list)
         for record in records:
             by_tenant[record["tenant"]].append(record)
-        stored = skipped = 0
+        stored = skipped = gone = 0
         for tenant, items in by_tenant.items():
             policy, principal, agents = self._tenant(tenant)
             candidates = [record["candidate"] for record in items]
@@ -224,6 +283,19 @@ class Command(BaseCommand):
                     "content_hash",
                 )
             )
+            # A deletion scrubs the row (its source ids with it) and keeps the content's hash
+            # in its ledger: a memory deleted since an earlier import is not brought back.
+            names = dict(
+                Subject.objects.filter(
+                    tenant=tenant, external_id__in={c.subject for c in candidates}
+                ).values_list("pk", "external_id")
+            )
+            deleted = {
+                (names[subject_id], digest)
+                for subject_id, digest in Tombstone.objects.filter(
+                    tenant_id=tenant.id, subject_id__in=list(names)
+                ).values_list("subject_id", "content_hash")
+            }
             new = []
             for record in items:
                 candidate = record["candidate"]
@@ -235,6 +307,9 @@ class Command(BaseCommand):
                 )
                 if fingerprint in existing:
                     skipped += 1
+                    continue
+                if (candidate.subject, fingerprint[3]) in deleted:
+                    gone += 1
                     continue
                 existing.add(fingerprint)
                 new.append(record)
@@ -248,7 +323,7 @@ class Command(BaseCommand):
                 policy_version=policy.version if policy else None,
             )
             stored += len(drafts)
-        return stored, skipped
+        return stored, skipped, gone
 
     def _tenant(self, tenant):
         """Return (active policy, principal, agents by name) of ``tenant``, looked up once."""
