@@ -134,7 +134,7 @@ def conflicts_settle(*, now=None, limit: int = 5000) -> int:
     """Close the open conflicts left with fewer than two active candidates (resolution
     ``settled``); return how many. Nothing is left for a reviewer to choose there: a
     candidate expired, was deleted, or was revoked while another transaction held the item
-    (a revoke skips a locked item, ``services.writes._close_settled_conflicts``)."""
+    (a revoke skips a locked item, ``services.conflicts.conflicts_close_settled``)."""
     with connection.cursor() as cursor:
         cursor.execute(
             _SETTLE_SQL, {"resolution": SETTLED, "now": now or timezone.now(), "limit": limit}

@@ -164,6 +164,35 @@ def _check_principal(principal, item: ReviewItem) -> None:
     raise PermissionDenied("Only a reviewer or the person concerned resolves a conflict.")
 
 
+def conflicts_close_settled(*, tenant_id, memory_ids: list, reason_code: str, now) -> None:
+    """Close the open conflicts citing ``memory_ids`` (just retired: revoked, expired) that
+    they leave with fewer than two active candidates: nothing is left for a reviewer to
+    choose. The item is closed with the retirement's reason code (not a reviewer's outcome);
+    one that still has two or more active candidates stays open.
+    """
+    # skip_locked: conflict_resolve locks the item before the memories, a retirement the
+    # other way round; an item a reviewer is resolving right now is left to that resolution
+    # (which then finds the memory retired) instead of deadlocking with it. The retention
+    # sweep closes whatever is left (resolution ``settled``).
+    items = list(
+        ReviewItem.objects.select_for_update(skip_locked=True).filter(
+            tenant_id=tenant_id,
+            kind=ReviewItem.Kind.CONFLICT,
+            state=ReviewItem.State.OPEN,
+            candidate_ids__overlap_array=list(memory_ids),
+        )
+    )
+    for item in items:
+        active = Memory.objects.filter(
+            tenant_id=tenant_id, pk__in=item.candidate_ids, status=Status.ACTIVE
+        ).count()
+        if active < 2:
+            item.state = ReviewItem.State.RESOLVED
+            item.resolution = reason_code
+            item.resolved_at = now
+            item.save(update_fields=["state", "resolution", "resolved_at"])
+
+
 def conflicts_follow_successor(*, previous: Memory, successor: Memory) -> None:
     """Let the open conflicts citing ``previous`` cite ``successor`` instead.
 

@@ -17,6 +17,7 @@ from django.utils import timezone
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import subjects_shared_locked
 from memory_core.models import Memory, MemoryEvent, ReviewItem, ScopeKind, Status, Subject
+from memory_core.services.conflicts import conflicts_close_settled
 from memory_core.services.memories import shared_or_own
 
 TASK_CLOSED = "task_closed"
@@ -105,6 +106,10 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
             )
             for pk, _, policy_version in closing
         ]
+    )
+    # A conflict the close leaves with one candidate in use has nothing left to decide.
+    conflicts_close_settled(
+        tenant_id=principal.tenant_id, memory_ids=ids, reason_code=TASK_CLOSED, now=now
     )
     result.expired = [pk for pk, _, _ in closing]
     return result

@@ -78,7 +78,11 @@ from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SubjectPrincipal
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.selectors.memories import memory_get
-from memory_core.services.conflicts import conflict_open, conflicts_follow_successor
+from memory_core.services.conflicts import (
+    conflict_open,
+    conflicts_close_settled,
+    conflicts_follow_successor,
+)
 from memory_core.services.events import event_record
 from memory_core.services.memories import (
     MemoryDraft,
@@ -748,37 +752,13 @@ def _retire(*, principal, memory_id, action: str, reason_code: str, reason: str)
         ).update(
             state=ReviewItem.State.RESOLVED, resolution=reason_code, resolved_at=memory.updated_at
         )
-    _close_settled_conflicts(memory, reason_code=reason_code)
-    return memory
-
-
-def _close_settled_conflicts(memory: Memory, *, reason_code: str) -> None:
-    """Close the open conflicts citing ``memory`` that it leaves with one active candidate.
-
-    With fewer than two candidates in use there is nothing left for a reviewer to choose;
-    the item is closed with the retirement's reason code (not a reviewer's outcome). A
-    conflict that still has two or more active candidates stays open.
-    """
-    # skip_locked: conflict_resolve locks the item before the memories, this the other way
-    # round; an item a reviewer is resolving right now is left to that resolution (which
-    # then finds this memory revoked) instead of deadlocking with it.
-    items = list(
-        ReviewItem.objects.select_for_update(skip_locked=True).filter(
-            tenant_id=memory.tenant_id,
-            kind=ReviewItem.Kind.CONFLICT,
-            state=ReviewItem.State.OPEN,
-            candidate_ids__contains=[memory.id],
-        )
+    conflicts_close_settled(
+        tenant_id=memory.tenant_id,
+        memory_ids=[memory.id],
+        reason_code=reason_code,
+        now=memory.updated_at,
     )
-    for item in items:
-        active = Memory.objects.filter(
-            tenant_id=memory.tenant_id, pk__in=item.candidate_ids, status=Status.ACTIVE
-        ).count()
-        if active < 2:
-            item.state = ReviewItem.State.RESOLVED
-            item.resolution = reason_code
-            item.resolved_at = memory.updated_at
-            item.save(update_fields=["state", "resolution", "resolved_at"])
+    return memory
 
 
 @transaction.atomic
