@@ -71,11 +71,14 @@ def export_path(export: Export) -> Path:
     return export_dir() / export.path
 
 
-def _memory_record(memory: Memory) -> dict:
+def _memory_record(memory: Memory, exported: set) -> dict:
+    """The record of ``memory``; ``exported``: the ids of the versions it may name as the
+    one it supersedes (those the export holds: a deleted version leaves no id behind, as
+    rewriting an export after a deletion clears it, ``ExportsStore``)."""
     record = {"id": str(memory.id)}
     record.update({name: getattr(memory, name) for name in _FIELDS})
     record["scope"] = memory.scope
-    record["supersedes"] = str(memory.supersedes_id) if memory.supersedes_id else None
+    record["supersedes"] = str(memory.supersedes_id) if memory.supersedes_id in exported else None
     # The agent it is private to; null: shared by the tenant's agents.
     record["agent_id"] = str(memory.agent_id) if memory.agent_id else None
     for name in ("valid_from", "valid_until", "created_at", "updated_at"):
@@ -229,9 +232,11 @@ def export_create(*, principal, subject_id=None) -> Export:
             return
         ids = [memory.id for memory in chunk]
         events = _events_by_memory(subject.tenant_id, ids, until=started)
+        linked = [memory.supersedes_id for memory in chunk if memory.supersedes_id]
+        exported = set(memories.filter(pk__in=linked).values_list("pk", flat=True))
         for memory in chunk:
             memory_ids.append(memory.id)
-            yield {**_memory_record(memory), "events": events[memory.id]}
+            yield {**_memory_record(memory, exported), "events": events[memory.id]}
 
     digest = write_json_atomic(path, document, items_key="memories", items=records())
     try:

@@ -106,3 +106,26 @@ def test_a_record_shows_the_events_made_before_the_export_only(subject):
         )
     [record] = json.loads(export_path(export_of(subject)).read_bytes())["memories"]
     assert (record["status"], [e["action"] for e in record["events"]]) == ("active", ["admitted"])
+
+
+def test_a_record_names_the_version_it_supersedes_only_while_that_one_is_kept(subject):
+    """An export made after an older version's deletion named its id (``supersedes``),
+    where an export made before it is rewritten without: the deletion's exports step then
+    found the id and failed its check."""
+    from memory_core.deletion.runner import deletion_run, operation_context
+    from memory_core.deletion.services import deletion_request
+    from memory_core.deletion.stores import verify_all
+
+    old = MemoryFactory(subject=subject, memory_key="k", status="superseded")
+    head = MemoryFactory(subject=subject, memory_key="k", supersedes=old, version=2)
+    kept = json.loads(export_path(export_of(subject)).read_bytes())["memories"]
+    assert {m["id"]: m["supersedes"] for m in kept}[str(head.id)] == str(old.id)
+
+    system = SystemPrincipal(tenant_id=subject.tenant_id)
+    operation = deletion_request(principal=system, memory_id=old.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    after = export_path(export_of(subject)).read_text()
+
+    assert str(old.id) not in after
+    assert json.loads(after)["memories"][0]["supersedes"] is None
+    assert verify_all(operation_context(operation))["exports"][0]
