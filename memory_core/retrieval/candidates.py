@@ -239,9 +239,12 @@ def build_candidate_sql(
     if plan.task_state and (ctx.session_id or ctx.task_id):
         where, p = owner_filter(ctx, "ts_types", now)
         params.update(p, ts_types=["task_state"], session_id=ctx.session_id, task_id=ctx.task_id)
+        # The task's state, and the session's that is bound to no other task: a request of
+        # task T2 in session S1 is not given T1's state as "this task's" (``rerank.task_fit``).
         match = []
         if ctx.session_id:
-            match.append("m.session_id = %(session_id)s")
+            other_task = " AND m.task_id IN ('', %(task_id)s)" if ctx.task_id else ""
+            match.append(f"(m.session_id = %(session_id)s{other_task})")
         if ctx.task_id:
             match.append("m.task_id = %(task_id)s")
         ctes.append(

@@ -62,7 +62,11 @@ def task_fit(
     ``entity_patterns(plan)``)."""
     if c.memory_type == "task_state" and (
         (ctx.task_id and c.task_id == ctx.task_id)
-        or (ctx.session_id and c.session_id == ctx.session_id)
+        or (
+            ctx.session_id
+            and c.session_id == ctx.session_id
+            and (not ctx.task_id or not c.task_id)  # the session's, bound to no other task
+        )
     ):
         return 1.0
     if scope_bound(c, ctx=ctx, policy=policy):
