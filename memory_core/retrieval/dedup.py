@@ -5,7 +5,8 @@ survivor as ``merged_from``):
 
 1. ``supersedes``: a row and the row it replaced; the newer one stays.
 2. ``content_hash``: the same normalized text (repeated summaries, a key's identical versions);
-   the strongest row stays (authority, confidence, version, recency).
+   the strongest row stays (authority, confidence, version, recency), a keyed row before an
+   unkeyed one (``keeper_order``).
 3. ``near_duplicate``: same memory type and cosine >= ``near_duplicate_cosine``.
 4. ``inferred_echo``: a model inference whose cosine to an explicit memory of the same type is
    >= ``inferred_echo_cosine`` only restates it; the explicit memory stays.
@@ -33,6 +34,15 @@ EXPLICIT = {"explicit_user", "explicit_admin"}
 def strength(c: Candidate) -> tuple:
     """Return the sort key of the row that should survive a merge (higher is stronger)."""
     return (AUTHORITY_RANK.get(c.authority, 0), c.confidence, c.version, c.updated_at, c.id)
+
+
+def keeper_order(c: Candidate) -> tuple:
+    """The order rows 2-4 are visited in, keepers first: a keyed row before any unkeyed one,
+    then the stronger. An unkeyed copy of a keyed fact folds into the keyed row even when it
+    is the stronger of the two; kept as the survivor, it stayed in the package beside the
+    clarification that asks about its key's conflict (and the keyed row, with its key, was
+    the one folded or dropped)."""
+    return (bool(c.memory_key), strength(c))
 
 
 def _absorb(keeper: Candidate, other: Candidate) -> None:
@@ -78,7 +88,7 @@ def deduplicate(
             merge(c, alive[c.supersedes_id], "supersedes")
     # 2. Equal normalized content.
     by_hash: dict[str, list[Candidate]] = {}
-    for c in sorted(alive.values(), key=strength, reverse=True):
+    for c in sorted(alive.values(), key=keeper_order, reverse=True):
         if not c.content_hash:
             continue
         keepers = by_hash.setdefault(c.content_hash, [])
@@ -88,7 +98,7 @@ def deduplicate(
         else:
             keepers.append(c)
     # 3 and 4. Similar embeddings.
-    ordered = sorted(alive.values(), key=strength, reverse=True)
+    ordered = sorted(alive.values(), key=keeper_order, reverse=True)
     sims = _matrix(ordered)
     if sims is not None:
         near = float(policy["near_duplicate_cosine"])

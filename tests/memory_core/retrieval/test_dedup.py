@@ -68,12 +68,16 @@ def test_a_keyed_row_is_never_absorbed_by_a_row_of_another_key_or_none():
     unkeyed = cand("unkeyed", content_hash="same", confidence=1.0)
     other_key = cand("other", memory_key="style.answers", content_hash="same", confidence=0.9)
     kept, merges = deduplicate([keyed, unkeyed, other_key], policy=policy())
-    assert sorted(c.id for c in kept) == ["keyed", "other", "unkeyed"] and merges == []
-    # By similarity too: the keyed row stays in its key's group.
+    # Both keyed rows stay, each in its key's group; the stronger unkeyed copy is the one
+    # folded (into the stronger keyed row), never a keyed row into it.
+    assert sorted(c.id for c in kept) == ["keyed", "other"]
+    assert [(m.kept, m.merged) for m in merges] == [("other", "unkeyed")]
+    # By similarity too: the keyed row stays in its key's group, the copy folds into it.
     keyed = cand("keyed", memory_key="project.backend", embedding=E1_NEAR, confidence=0.5)
     unkeyed = cand("unkeyed", embedding=E1, confidence=1.0)
     kept, merges = deduplicate([keyed, unkeyed], policy=policy())
-    assert sorted(c.id for c in kept) == ["keyed", "unkeyed"] and merges == []
+    assert [c.id for c in kept] == ["keyed"]
+    assert [(m.kept, m.merged, m.rule) for m in merges] == [("keyed", "unkeyed", "near_duplicate")]
 
 
 def test_an_unkeyed_copy_is_still_folded_into_the_keyed_row_of_its_scope():
