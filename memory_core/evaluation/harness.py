@@ -174,7 +174,7 @@ def run_system(run: Run, case: dict) -> Outcome:
 # The candidate statement's columns (row_to_candidate reads them), no stores: plain cosine.
 BASELINE_SQL = (
     f"SELECT {COLUMNS}, "  # noqa: S608 - constant column names; the values are bound
-    "1 - (m.embedding <=> %s::vector), NULL, NULL, NULL, NULL, false, false "
+    "1 - (m.embedding <=> %s::vector), NULL, NULL, NULL, NULL, false, false, false "
     "FROM memory_core_memory m "
     "WHERE m.tenant_id = %s AND m.subject_id = %s AND m.embedding IS NOT NULL "
     "ORDER BY m.embedding <=> %s::vector LIMIT %s"

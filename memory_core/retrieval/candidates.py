@@ -138,7 +138,7 @@ def _shared_scan_ctes(
     """
     dist = "m.embedding <=> %(qvec)s::vector" if has_vector else "NULL::float8"
     ctes = []
-    columns = f"m.id, m.memory_type, m.updated_at, {dist} AS dist"
+    columns = f"m.id, m.memory_type, m.memory_key, m.updated_at, {dist} AS dist"
     source = f"{TABLE} m"
     if want_fulltext:
         ctes += [
@@ -214,7 +214,8 @@ def build_candidate_sql(
     structured_types = list(plan.structured_types)
     want_vector = bool(semantic_types) and use_vector and has_vector
     want_fulltext = bool(semantic_types) and use_fulltext
-    if want_vector or want_fulltext or structured_types:
+    shared_scan = bool(want_vector or want_fulltext or structured_types)
+    if shared_scan:
         types = semantic_types + [t for t in structured_types if t not in semantic_types]
         where, p = owner_filter(ctx, "elig_types", now)
         params.update(
@@ -270,16 +271,34 @@ def build_candidate_sql(
         "{4} AS in_st, {5} AS in_ts FROM {0}".format(*branches[store])
         for store in stores
     )
-    ctes.append(
-        "ids AS MATERIALIZED (SELECT id, min(vrank) AS vrank, min(frank) AS frank, "
-        "max(fscore) AS fscore, bool_or(in_st) AS in_st, bool_or(in_ts) AS in_ts "
-        f"FROM ({union}) AS u GROUP BY id)"
+    found = (
+        "SELECT id, min(vrank) AS vrank, min(frank) AS frank, max(fscore) AS fscore, "
+        f"bool_or(in_st) AS in_st, bool_or(in_ts) AS in_ts FROM ({union}) AS u GROUP BY id"
     )
+    if shared_scan:
+        # Rivals: every other eligible row on a memory_key a candidate holds. The stores'
+        # limits rank rows one by one, so a key's second chain, worded far from the query,
+        # could miss them all while the first came in: its conflict unseen, the first row
+        # returned as settled. Stage 8 needs the whole group (at most ``max_candidates``
+        # more rows; a key holds few active chains).
+        ctes += [
+            f"found AS MATERIALIZED ({found})",
+            "keys AS MATERIALIZED (SELECT DISTINCT m.memory_key FROM found JOIN "
+            f"{TABLE} m ON m.id = found.id WHERE m.memory_key <> '')",
+            "rivals AS (SELECT e.id FROM elig e WHERE e.memory_key IN (SELECT memory_key "
+            "FROM keys) AND NOT EXISTS (SELECT 1 FROM found f WHERE f.id = e.id) "
+            "LIMIT %(limit_all)s)",
+            "ids AS MATERIALIZED (SELECT id, vrank, frank, fscore, in_st, in_ts, false AS in_rv "
+            "FROM found UNION ALL SELECT id, NULL::bigint, NULL::bigint, NULL::float8, false, "
+            "false, true FROM rivals)",
+        ]
+    else:
+        ctes.append(f"ids AS MATERIALIZED (SELECT *, false AS in_rv FROM ({found}) AS f)")
     select = [COLUMNS]
     select.append("1 - (m.embedding <=> %(qvec)s::vector) AS cosine" if has_vector else "NULL")
     # Binary (pgvector's send format): parsing 384 floats from text cost ~5 ms per retrieval.
     select.append("vector_send(m.embedding)" if include_embeddings else "NULL")
-    select += ["ids.vrank", "ids.frank", "ids.fscore", "ids.in_st", "ids.in_ts"]
+    select += ["ids.vrank", "ids.frank", "ids.fscore", "ids.in_st", "ids.in_ts", "ids.in_rv"]
     # The outer query repeats the tenant and subject guard (belt and braces).
     sql = (
         "WITH "
@@ -384,7 +403,7 @@ def row_to_candidate(row) -> Candidate:
         id_, tenant_id, subject_id, agent_id, memory_type, memory_key, scope_kind, scope_ref,
         content, chash, authority, confidence, sensitivity, status, created_at, updated_at,
         valid_until, version, supersedes_id, session_id, task_id, environment, cosine,
-        embedding, vrank, frank, fscore, in_structured, in_task,
+        embedding, vrank, frank, fscore, in_structured, in_task, in_rivals,
     ) = row  # fmt: skip
     sources = set()
     if vrank is not None:
@@ -395,6 +414,8 @@ def row_to_candidate(row) -> Candidate:
         sources.add("structured")
     if in_task:
         sources.add("task_state")
+    if in_rivals:
+        sources.add("key_rivals")
     return Candidate(
         id=id_,
         tenant_id=tenant_id,
