@@ -283,11 +283,13 @@ def build_candidate_sql(
         # more rows; a key holds few active chains).
         ctes += [
             f"found AS MATERIALIZED ({found})",
-            "keys AS MATERIALIZED (SELECT DISTINCT m.memory_key FROM found JOIN "
-            f"{TABLE} m ON m.id = found.id WHERE m.memory_key <> '')",
-            "rivals AS (SELECT e.id FROM elig e WHERE e.memory_key IN (SELECT memory_key "
-            "FROM keys) AND NOT EXISTS (SELECT 1 FROM found f WHERE f.id = e.id) "
-            "LIMIT %(limit_all)s)",
+            "keys AS MATERIALIZED (SELECT DISTINCT k.memory_key FROM elig k "
+            "JOIN found f ON f.id = k.id WHERE k.memory_key <> '')",
+            # Without any key among the candidates (EXISTS: a one-time filter), the eligible
+            # rows are not read again.
+            "rivals AS (SELECT e.id FROM elig e WHERE EXISTS (SELECT 1 FROM keys) "
+            "AND e.memory_key IN (SELECT memory_key FROM keys) "
+            "AND e.id NOT IN (SELECT id FROM found) LIMIT %(limit_all)s)",
             "ids AS MATERIALIZED (SELECT id, vrank, frank, fscore, in_st, in_ts, false AS in_rv "
             "FROM found UNION ALL SELECT id, NULL::bigint, NULL::bigint, NULL::float8, false, "
             "false, true FROM rivals)",

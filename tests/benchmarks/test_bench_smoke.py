@@ -83,7 +83,9 @@ def test_bench_database_names_are_fenced():
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_path):
-    out, parts_out, list_out = (tmp_path / f"{n}.json" for n in ("bench", "parts", "list"))
+    out, parts_out, list_out, ab_out = (
+        tmp_path / f"{n}.json" for n in ("bench", "parts", "list", "ab")
+    )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
     name = database.bench_database_name(memories=300, tenants=5, seed=4242)
     try:
@@ -101,6 +103,13 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
              "--json", str(parts_out)],
             cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
         )  # fmt: skip
+        # The statement against another checkout's, here this one's (scripts/statement_ab.py).
+        subprocess.run(
+            [sys.executable, "scripts/statement_ab.py", "--memories", "300", "--tenants", "5",
+             "--seed", "4242", "--queries", "6", "--rounds", "1", "--other", str(ROOT),
+             "--json", str(ab_out)],
+            cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
         # And the memory list's cost (scripts/list_cost.py).
         subprocess.run(
             [sys.executable, "scripts/list_cost.py", "--memories", "300", "--tenants", "5",
@@ -116,6 +125,9 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
     assert all(listed[key] > 0 for key in ("page_at_0_ms", "page_at_10_ms", "count_ms"))
     assert listed["cursor_page_at_0_ms"] > 0 and listed["cursor_page_at_10_ms"] > 0
     assert listed["cursor_matches_offset"] is True
+    compared = json.loads(ab_out.read_text())["statement"]
+    assert {version: compared[version]["n"] for version in compared} == {"this": 6, "other": 6}
+    assert all(compared[version]["p50_ms"] > 0 for version in compared)
     parts = json.loads(parts_out.read_text())["parts"]
     assert parts["request"]["n"] == 6 and parts["candidate_statement"]["n"] == 6
     for name in ("api_key", "pipeline", "embed_query", "trace_insert", "commit", "render"):
@@ -200,6 +212,16 @@ def test_the_scripts_refuse_a_corpus_that_is_not_built_or_out_of_range(script, a
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 2 and message in done.stderr, done.stderr[-500:]
+
+
+def test_the_statement_ab_script_refuses_another_checkout_that_is_not_one(tmp_path):
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    done = subprocess.run(
+        [sys.executable, "scripts/statement_ab.py", "--memories", "100", "--tenants", "1",
+         "--other", str(tmp_path)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--other names a checkout" in done.stderr, done.stderr[-500:]
 
 
 @pytest.mark.django_db
