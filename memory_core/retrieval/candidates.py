@@ -38,6 +38,10 @@ from .policy import RetrievalPolicy
 from .types import Candidate, RetrievalContext, RetrievalPlan
 
 TABLE = "memory_core_memory"
+# The full-text store reads a query's first this many distinct lexemes (in the order the
+# query says them): BM25's cost is the pooled rows times the lexemes. The query's embedding
+# reads its first 256 tokens (the model's max_seq_length) in the same spirit.
+MAX_QUERY_LEXEMES = 64
 SAVEPOINT = "memledger_candidates"  # around the statement, in its round trip (fetch_binary)
 
 # Ids come back as text: a Candidate holds them as strings, and decoding binary uuids into
@@ -143,9 +147,12 @@ def _shared_scan_ctes(
     if want_fulltext:
         ctes += [
             # The query's lexemes, stemmed exactly as the generated column is.
+            # At most MAX_QUERY_LEXEMES, the first the query says (a lexeme's first
+            # position): each is tested against every pooled row, so a 4,000-character
+            # query of a thousand words the subject's rows hold took seconds.
             "qlex AS MATERIALIZED (SELECT lex, quote_literal(lex)::tsquery AS q FROM "
-            "(SELECT DISTINCT lex FROM unnest(tsvector_to_array("
-            "to_tsvector('english', %(query)s))) AS lex) AS d)",
+            "(SELECT u.lexeme AS lex FROM unnest(to_tsvector('english', %(query)s)) AS u "
+            "ORDER BY u.positions[1], u.lexeme LIMIT %(max_lexemes)s) AS d)",
             "anyq AS MATERIALIZED (SELECT coalesce(string_agg(quote_literal(lex), ' | '), '')"
             "::tsquery AS q FROM qlex)",
         ]
@@ -205,7 +212,11 @@ def build_candidate_sql(
     """
     ctes: list[str] = []
     stores: list[str] = []
-    params: dict = {"query": query, "limit_all": plan.max_candidates}
+    params: dict = {
+        "query": query,
+        "limit_all": plan.max_candidates,
+        "max_lexemes": MAX_QUERY_LEXEMES,
+    }
     has_vector = query_vector is not None
     if has_vector:
         params["qvec"] = BinaryVector(query_vector)  # sent in binary, as written

@@ -373,3 +373,43 @@ def test_a_query_without_usable_lexemes_still_answers_from_the_vector_store(worl
     assert "vector" in sources
     if query != "Ünïcödé ünd ñandú":
         assert "fulltext" not in sources
+
+
+def test_full_text_reads_a_querys_first_lexemes_only(tenant, agent):
+    """BM25's cost is the pooled rows times the query's lexemes: a 4,000-character query of a
+    thousand words the rows hold took seconds. The store reads the first
+    ``MAX_QUERY_LEXEMES`` distinct lexemes, in the order the query says them, and scores
+    exactly as for a query of those alone."""
+    me = SubjectFactory(tenant=tenant, external_id="long")
+    words = [f"zeta{chr(97 + i // 26)}{chr(97 + i % 26)}" for i in range(90)]
+    first, late = memory_store_many(
+        drafts=[
+            draft(me, f"Note about {words[0]} and the weather.", "episode"),
+            draft(me, f"Note about {words[80]} and the garden.", "episode"),
+        ],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )
+    principal = AgentPrincipal.from_agent(agent)
+    limit = candidates.MAX_QUERY_LEXEMES
+    assert limit < 80
+
+    def full_text(query):
+        request = RetrievalRequest(query=query, user_id="long")
+        subject_id, _, policy, _ = lookup_subject_and_policy(tenant_id=tenant.id, user_id="long")
+        ctx = build_context(principal=principal, request=request, subject_id=subject_id)
+        plan_ = build_plan(
+            mode=RetrievalMode.HYBRID, intent="", ctx=ctx, policy=policy, query=query
+        )
+        found, _ = fetch_candidates(
+            ctx=ctx, plan=plan_, query=query, query_vector=None, now=timezone.now(), policy=policy
+        )
+        return {c.id: c.fulltext_score for c in found if c.fulltext_rank}
+
+    # Reversed, so that the query's order is not the lexemes' alphabetical order.
+    long_query = " ".join(reversed(words))
+    said_first = list(reversed(words))[:limit]
+
+    scores = full_text(long_query)
+
+    assert str(late.id) in scores and str(first.id) not in scores  # words[80] is said early
+    assert scores == full_text(" ".join(said_first))
