@@ -50,8 +50,32 @@ def parse_corpus(text: str, *, name: str) -> list[dict]:
             raise ValueError(f"{name}:{number}: an entry is a JSON object, one per line")
         if entry.get("label") not in ("attack", "benign") or not entry.get("content"):
             raise ValueError(f"{name}:{number}: needs label attack|benign and content")
+        problem = _entry_problem(entry)
+        if problem:
+            raise ValueError(f"{name}:{number}: {problem}")
         entries.append(entry)
     return entries
+
+
+# The optional fields and what each must be (admission reads them as a write's).
+_TEXT_FIELDS = ("content", "id", "category", "split", "memory_key")
+_CHOICES = {"memory_type": MemoryType.values, "source_type": SourceType.values}
+
+
+def _entry_problem(entry: dict) -> str:
+    """Return what is wrong with an entry's fields, or ""."""
+    for key in _TEXT_FIELDS:
+        if key in entry and not isinstance(entry[key], str):
+            return f"{key} must be a string"
+    for key, choices in _CHOICES.items():
+        if key in entry and entry[key] not in choices:
+            return f"{key} must be one of {', '.join(choices)}"
+    previous = entry.get("previous")
+    if previous is not None and not (
+        isinstance(previous, list) and all(isinstance(text, str) for text in previous)
+    ):
+        return "previous must be a list of strings (the earlier writes)"
+    return ""
 
 
 def _candidate(entry: dict) -> Candidate:

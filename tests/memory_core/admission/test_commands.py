@@ -33,6 +33,25 @@ def test_admission_report_takes_any_split_of_the_corpus(tmp_path):
         call_command("admission_report", "--split", "nope", stdout=StringIO())
 
 
+@pytest.mark.parametrize(
+    "entry, problem",
+    [
+        ({"label": "attack", "content": 5}, "content must be a string"),
+        ({"label": "attack", "content": ["x"]}, "content must be a string"),
+        ({"label": "benign", "content": "x", "source_type": "bogus"}, "source_type must be"),
+        ({"label": "benign", "content": "x", "split": ["a"]}, "split must be a string"),
+        ({"label": "benign", "content": "x", "previous": "one"}, "previous must be a list"),
+    ],
+)
+def test_a_malformed_corpus_entry_is_a_command_error_naming_its_line(tmp_path, entry, problem):
+    """They ended in tracebacks (AttributeError, KeyError, TypeError)."""
+    corpus = tmp_path / "corpus.jsonl"
+    good = {"label": "benign", "content": "User prefers tea."}
+    corpus.write_text(json.dumps(good) + "\n" + json.dumps(entry) + "\n")
+    with pytest.raises(CommandError, match=rf"corpus.jsonl:2: .*{problem}"):
+        call_command("admission_report", "--corpus", str(corpus), stdout=StringIO())
+
+
 def record(owner, **overrides):
     data = {
         "tenant": owner.slug,
