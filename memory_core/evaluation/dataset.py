@@ -14,14 +14,17 @@ from datetime import timedelta
 from django.db import transaction
 from django.utils import timezone
 
+from memory_core.admission.candidate import HARD_MAX_CONTENT_CHARS, HARD_MAX_ID_CHARS, bad_text
 from memory_core.environments import InvalidEnvironment, normalize_environment
 from memory_core.models import (
     PROPOSED_STATUSES,
     Agent,
     Authority,
+    Consent,
     Memory,
     MemoryEvent,
     MemoryType,
+    Sensitivity,
     SourceType,
     Status,
     Subject,
@@ -65,6 +68,22 @@ def _require(entry: dict, key: str, where: str):
     return entry[key]
 
 
+def _text(entry: dict, key: str, where: str, *, max_chars: int, required: bool = False) -> str:
+    """Return the text field ``key`` of ``entry`` ("" when absent and not ``required``);
+    DatasetError for another type, a NUL or unpaired surrogate, or a text over
+    ``max_chars`` (which the table's columns would refuse with a database error)."""
+    value = _require(entry, key, where) if required else entry.get(key)
+    if value in (None, ""):
+        return ""
+    if not isinstance(value, str):
+        raise DatasetError(f"{where}: {key} must be a string")
+    if bad_text(value):
+        raise DatasetError(f"{where}: {key} must be valid Unicode without NUL characters")
+    if len(value) > max_chars:
+        raise DatasetError(f"{where}: {key} is at most {max_chars} characters")
+    return value
+
+
 def _choice(value, allowed, key: str, where: str):
     if value not in allowed:
         raise DatasetError(f"{where}: {key} {value!r} is not one of {sorted(allowed)}")
@@ -96,7 +115,8 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
             raise DatasetError(f"{where}: duplicate id")
         seen.add(local_id)
         tenant = _tenant(loaded, tenant_prefix + str(_require(entry, "tenant", where)))
-        subject = _subject(loaded, tenant, str(_require(entry, "subject", where)))
+        external_id = _text(entry, "subject", where, max_chars=HARD_MAX_ID_CHARS, required=True)
+        subject = _subject(loaded, tenant, external_id)
         agent = _agent(loaded, tenant, entry.get("agent"))
         conversation = f"dataset:{name}"
         existing = Memory.objects.filter(
@@ -249,7 +269,7 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
         scope_kind, scope_ref = parse_scope(str(_require(entry, "scope", where)))
     except ValueError as exc:
         raise DatasetError(f"{where}: {exc}") from exc
-    content = str(_require(entry, "content", where))
+    content = _text(entry, "content", where, max_chars=HARD_MAX_CONTENT_CHARS, required=True)
     confidence = entry.get("confidence", 1.0)
     if not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
         raise DatasetError(f"{where}: confidence must be a number in [0, 1]")
@@ -259,8 +279,14 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
         raise DatasetError(f"{where}: age_days must be a non-negative number")
     created = now - timedelta(days=age_days)
     valid_until = None
-    if entry.get("expires_in_days") is not None:
-        valid_until = now + timedelta(days=entry["expires_in_days"])
+    expires = entry.get("expires_in_days")
+    if expires is not None:
+        if isinstance(expires, bool) or not isinstance(expires, (int, float)):
+            raise DatasetError(f"{where}: expires_in_days must be a number")
+        try:
+            valid_until = now + timedelta(days=expires)
+        except OverflowError as exc:
+            raise DatasetError(f"{where}: expires_in_days is out of range") from exc
     valid_from = (
         created
         if valid_until is None or valid_until > created
@@ -279,16 +305,18 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
         source_type=source_type,
         scope_kind=scope_kind,
         scope_ref=scope_ref,
-        memory_key=entry.get("memory_key") or "",
+        memory_key=_text(entry, "memory_key", where, max_chars=HARD_MAX_ID_CHARS),
         agent_id=agent.id if agent else None,
-        session_id=entry.get("session_id") or "",
-        task_id=entry.get("task_id") or "",
+        session_id=_text(entry, "session_id", where, max_chars=HARD_MAX_ID_CHARS),
+        task_id=_text(entry, "task_id", where, max_chars=HARD_MAX_ID_CHARS),
         environment=dataset_environment(entry, where),
         source_conversation_id=conversation,
         source_message_id=local_id,
         confidence=float(confidence),
-        consent=entry.get("consent") or "explicit",
-        sensitivity=entry.get("sensitivity") or "personal",
+        consent=_choice(entry.get("consent") or "explicit", Consent.values, "consent", where),
+        sensitivity=_choice(
+            entry.get("sensitivity") or "personal", Sensitivity.values, "sensitivity", where
+        ),
         valid_from=valid_from,
         valid_until=valid_until,
         created_at=created,

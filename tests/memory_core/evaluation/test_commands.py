@@ -120,6 +120,28 @@ def test_a_bad_environment_in_a_dataset_is_named(tmp_path, where, message):
     assert not Memory.objects.exists()
 
 
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"expires_in_days": "x"}, "expires_in_days must be a number"),
+        ({"memory_key": "k" * 201}, "memory_key is at most 200 characters"),
+        ({"memory_key": 5}, "memory_key must be a string"),
+        ({"subject": "u" * 201}, "subject is at most 200 characters"),
+        ({"consent": "bogus"}, "consent 'bogus' is not one of"),
+        ({"sensitivity": "bogus"}, "sensitivity 'bogus' is not one of"),
+        ({"content": "a\u0000b"}, "content must be valid Unicode without NUL"),
+    ],
+)
+def test_a_bad_memory_field_in_a_dataset_is_named_not_a_traceback(tmp_path, fields, message):
+    """Each ended in a TypeError, a DataError or an IntegrityError from the database."""
+    data = {"memories": [{**memory("m1", "Prefers tea."), **fields}], "cases": [DRINK_CASE]}
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CommandError, match=rf"memory 'm1': {message}"):
+        call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
+    assert not Memory.objects.exists()
+
+
 def test_a_chain_given_only_by_supersedes_loads_and_runs(tmp_path):
     # The format defaults version to 1 and status to active: "m2 supersedes m1" alone made two
     # active version-1 rows, which the chain trigger refused (an IntegrityError traceback).
