@@ -30,7 +30,8 @@ from memory_core.admission import check_content, guards, parse_candidate
 from memory_core.admission.candidate import FieldErrors, parse_datetime_value
 from memory_core.admission.policy import REFUSING, SOURCE_AUTHORITIES
 from memory_core.embeddings import EmbeddingError
-from memory_core.exceptions import ValidationFailed
+from memory_core.exceptions import SubjectBeingDeleted, ValidationFailed
+from memory_core.locks import subjects_shared_locked
 from memory_core.models import (
     Agent,
     Authority,
@@ -270,6 +271,10 @@ class Command(BaseCommand):
         for tenant, items in by_tenant.items():
             policy, principal, agents = self._tenant(tenant)
             candidates = [record["candidate"] for record in items]
+            # Locked first, as writes lock them (memory_core.locks): a deletion of one of them
+            # then waits for this import and deletes what it stored, and the deletions read
+            # below are all committed.
+            subjects = self._subjects(tenant, candidates)
             # Earlier chunks' rows are in this transaction: the query finds them too.
             existing = set(
                 Memory.objects.filter(
@@ -285,11 +290,7 @@ class Command(BaseCommand):
             )
             # A deletion scrubs the row (its source ids with it) and keeps the content's hash
             # in its ledger: a memory deleted since an earlier import is not brought back.
-            names = dict(
-                Subject.objects.filter(
-                    tenant=tenant, external_id__in={c.subject for c in candidates}
-                ).values_list("pk", "external_id")
-            )
+            names = {subject.pk: external_id for external_id, subject in subjects.items()}
             deleted = {
                 (names[subject_id], digest)
                 for subject_id, digest in Tombstone.objects.filter(
@@ -315,7 +316,6 @@ class Command(BaseCommand):
                 new.append(record)
             if not new:
                 continue
-            subjects = self._subjects(tenant, {r["candidate"].subject for r in new})
             drafts = [self._draft(record, subjects, agents) for record in new]
             memory_store_many(
                 drafts=drafts,
@@ -337,13 +337,25 @@ class Command(BaseCommand):
         return cache[tenant.pk]
 
     @staticmethod
-    def _subjects(tenant, external_ids: set) -> dict:
-        """Return ``{external_id: Subject}``, creating the missing ones (two or three queries
-        for a chunk, not one per record)."""
-        subjects = {
-            s.external_id: s
-            for s in Subject.objects.filter(tenant=tenant, external_id__in=external_ids)
-        }
+    def _subjects(tenant, candidates) -> dict:
+        """Return ``{external_id: Subject}`` of ``candidates``' subjects, their locks taken
+        shared (``subjects_shared_locked``), creating the missing ones (two or three queries
+        for a chunk, not one per record). A subject being deleted, or whose deletion (or that
+        of a key written here) is queued, stops the import: a CommandError, nothing stored."""
+        external_ids = {c.subject for c in candidates}
+        try:
+            subjects = {
+                s.external_id: s
+                for s in subjects_shared_locked(
+                    Subject.objects.filter(tenant=tenant, external_id__in=external_ids),
+                    keys={(c.subject, c.memory_key) for c in candidates},
+                )
+            }
+        except SubjectBeingDeleted as exc:
+            raise CommandError(
+                "A subject of this file is being deleted, or its deletion is queued: nothing "
+                "imported. Run the import again once the deletion is done."
+            ) from exc
         missing = external_ids - set(subjects)
         if missing:
             Subject.objects.bulk_create(

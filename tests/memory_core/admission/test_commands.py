@@ -335,3 +335,24 @@ def test_import_keeps_an_environment_and_reports_a_bad_one(tenant, tmp_path):
         call_command("import_memories", str(path), stderr=err)
     assert "line 1: environment:" in err.getvalue()
     assert "(invalid_environment)" in err.getvalue()
+
+
+@pytest.mark.django_db
+def test_an_import_about_a_subject_whose_deletion_is_queued_imports_nothing(tenant, tmp_path):
+    """The import reads its subjects with their locks shared, as a write does: a deletion
+    committed meanwhile would have missed the rows the import stored."""
+    from django.utils import timezone
+
+    from memory_core.models import Subject
+
+    subject = Subject.objects.create(tenant=tenant, external_id="user-9")
+    Subject.objects.filter(pk=subject.pk).update(
+        deletion_queued_at=timezone.now(), deletion_queued_by=1
+    )
+    path = tmp_path / "in.jsonl"
+    path.write_text(record(tenant))
+
+    with pytest.raises(CommandError, match="being deleted, or its deletion is queued"):
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+
+    assert not Memory.objects.exists()
