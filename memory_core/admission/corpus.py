@@ -57,8 +57,10 @@ def parse_corpus(text: str, *, name: str) -> list[dict]:
     return entries
 
 
-# The optional fields and what each must be (admission reads them as a write's).
-_TEXT_FIELDS = ("content", "id", "category", "split", "memory_key")
+# The fields and what each must be: admission reads the texts as a write's, and the report
+# groups by the names (a number is a name too: "split": 7).
+_TEXT_FIELDS = ("content", "memory_key")
+_NAME_FIELDS = ("id", "category", "split")
 _CHOICES = {"memory_type": MemoryType.values, "source_type": SourceType.values}
 
 
@@ -67,6 +69,10 @@ def _entry_problem(entry: dict) -> str:
     for key in _TEXT_FIELDS:
         if key in entry and not isinstance(entry[key], str):
             return f"{key} must be a string"
+    for key in _NAME_FIELDS:
+        value = entry.get(key, "")
+        if isinstance(value, bool) or not isinstance(value, (str, int)):
+            return f"{key} must be a string or a number"
     for key, choices in _CHOICES.items():
         if key in entry and entry[key] not in choices:
             return f"{key} must be one of {', '.join(choices)}"

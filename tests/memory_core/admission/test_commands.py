@@ -39,7 +39,7 @@ def test_admission_report_takes_any_split_of_the_corpus(tmp_path):
         ({"label": "attack", "content": 5}, "content must be a string"),
         ({"label": "attack", "content": ["x"]}, "content must be a string"),
         ({"label": "benign", "content": "x", "source_type": "bogus"}, "source_type must be"),
-        ({"label": "benign", "content": "x", "split": ["a"]}, "split must be a string"),
+        ({"label": "benign", "content": "x", "split": ["a"]}, "split must be a string or a"),
         ({"label": "benign", "content": "x", "previous": "one"}, "previous must be a list"),
     ],
 )
