@@ -13,6 +13,13 @@ def draft(subject, content, memory_type="user_preference", **kw):
     return MemoryDraft(subject=subject, memory_type=memory_type, content=content, **kw)
 
 
+def atlas_rule(subject, content, **kw):
+    """A project constraint of ``project:atlas``, in the user's own words."""
+    return draft(
+        subject, content, "project_constraint", scope_kind="project", scope_ref="atlas", **kw
+    )
+
+
 @pytest.fixture
 def world(tenant, other_tenant, agent):
     """Two tenants, subjects with the same external id, scoped and agent-bound memories."""

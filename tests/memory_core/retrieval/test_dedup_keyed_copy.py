@@ -7,8 +7,10 @@ keyed row was folded into the copy, which then came back without its key)."""
 import pytest
 
 from memory_core.principals import SystemPrincipal
-from memory_core.services.memories import MemoryDraft, memory_store_many
+from memory_core.services.memories import memory_store_many
 from tests.factories import SubjectFactory
+
+from .conftest import atlas_rule
 
 pytestmark = pytest.mark.django_db
 
@@ -19,27 +21,18 @@ QUERY = {
 }
 
 
-def draft(subject, content, **fields):
-    return MemoryDraft(
-        subject=subject,
-        memory_type="project_constraint",
-        content=content,
-        authority="explicit_user",
-        source_type="user_input",
-        scope_kind="project",
-        scope_ref="atlas",
-        **fields,
-    )
-
-
 @pytest.mark.parametrize("copy_confidence", [0.75, 0.65], ids=["copy stronger", "copy weaker"])
 def test_a_copy_of_a_disputed_fact_leaves_with_its_key(api_client, tenant, copy_confidence):
     me = SubjectFactory(tenant=tenant, external_id="dana")
     first, _, copy = memory_store_many(
         drafts=[
-            draft(me, "Deploy atlas to eu-west-1.", memory_key="deploy.region", confidence=0.7),
-            draft(me, "Deploy atlas to us-east-1.", memory_key="deploy.region", confidence=0.7),
-            draft(me, "Deploy atlas to eu-west-1.", confidence=copy_confidence),
+            atlas_rule(
+                me, "Deploy atlas to eu-west-1.", memory_key="deploy.region", confidence=0.7
+            ),
+            atlas_rule(
+                me, "Deploy atlas to us-east-1.", memory_key="deploy.region", confidence=0.7
+            ),
+            atlas_rule(me, "Deploy atlas to eu-west-1.", confidence=copy_confidence),
         ],
         principal=SystemPrincipal(tenant_id=tenant.id),
     )
@@ -54,8 +47,10 @@ def test_a_copy_of_a_settled_fact_comes_back_with_its_key(api_client, tenant):
     me = SubjectFactory(tenant=tenant, external_id="dana")
     keyed, copy = memory_store_many(
         drafts=[
-            draft(me, "Deploy atlas to eu-west-1.", memory_key="deploy.region", confidence=0.7),
-            draft(me, "Deploy atlas to eu-west-1.", confidence=0.9),
+            atlas_rule(
+                me, "Deploy atlas to eu-west-1.", memory_key="deploy.region", confidence=0.7
+            ),
+            atlas_rule(me, "Deploy atlas to eu-west-1.", confidence=0.9),
         ],
         principal=SystemPrincipal(tenant_id=tenant.id),
     )

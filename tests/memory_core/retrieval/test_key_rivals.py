@@ -8,23 +8,12 @@ every eligible row on a key a candidate holds (``key_rivals``)."""
 import pytest
 
 from memory_core.principals import SystemPrincipal
-from memory_core.services.memories import MemoryDraft, memory_store_many
+from memory_core.services.memories import memory_store_many
 from tests.factories import SubjectFactory
 
+from .conftest import atlas_rule
+
 pytestmark = pytest.mark.django_db
-
-
-def draft(subject, content, **fields):
-    return MemoryDraft(
-        subject=subject,
-        memory_type="project_constraint",
-        content=content,
-        authority="explicit_user",
-        source_type="user_input",
-        scope_kind="project",
-        scope_ref="atlas",
-        **fields,
-    )
 
 
 @pytest.mark.parametrize("fillers", [5, 45])
@@ -32,15 +21,17 @@ def test_a_rival_worded_far_from_the_query_still_makes_the_conflict(api_client, 
     me = SubjectFactory(tenant=tenant, external_id="dana")
     near, far, *_ = memory_store_many(
         drafts=[
-            draft(me, "Deploy atlas to eu-west-1.", memory_key="deploy.region", confidence=0.7),
-            draft(
+            atlas_rule(
+                me, "Deploy atlas to eu-west-1.", memory_key="deploy.region", confidence=0.7
+            ),
+            atlas_rule(
                 me,
                 "Billing exports are written in CSV with us-east-1 timestamps.",
                 memory_key="deploy.region",
                 confidence=0.7,
             ),
             *[
-                draft(
+                atlas_rule(
                     me,
                     f"Deploy atlas service {n} only after the region check passes.",
                     memory_key=f"atlas.rule{n}",
