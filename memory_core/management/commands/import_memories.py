@@ -37,6 +37,7 @@ from memory_core.models import (
     Authority,
     Memory,
     PolicyVersion,
+    Sensitivity,
     SourceType,
     Status,
     Subject,
@@ -220,12 +221,14 @@ class Command(BaseCommand):
         categories = guards.sensitive_categories(
             candidate.texts(), list(document.get("admission", {}).get("sensitive_categories", []))
         )
-        if categories:
+        stated = candidate.sensitivity in (Sensitivity.SENSITIVE, Sensitivity.RESTRICTED)
+        if categories or stated:
+            why = f"Touches {', '.join(categories)}" if categories else "Stated sensitive"
             line_errors.add(
                 "content",
                 "sensitivity.review_required",
-                f"Touches {', '.join(categories)}: a reviewer sees it first, and an import has "
-                "none; write it through the API (POST /api/v1/memories), where it waits for one.",
+                f"{why}: a reviewer sees it first, and an import has none; write it through "
+                "the API (POST /api/v1/memories), where it waits for one.",
             )
 
     @transaction.atomic

@@ -155,6 +155,7 @@ def test_import_screen_refuses_injections(tenant, tmp_path, flags):
             {"content": "User has HIV and takes antiretroviral medication daily."},
             "sensitivity.review_required",
         ),
+        ({"sensitivity": "sensitive"}, "sensitivity.review_required"),
         (
             {
                 "authority": "explicit_admin",
@@ -163,7 +164,7 @@ def test_import_screen_refuses_injections(tenant, tmp_path, flags):
             "source.authority_not_allowed",
         ),
     ],
-    ids=["business state", "health", "authority"],
+    ids=["business state", "health", "stated sensitive", "authority"],
 )
 def test_an_import_is_screened_as_admission_would_read_it(tenant, tmp_path, overrides, code):
     """An import has no reviewer in its path: what admission refuses or holds for one is an
