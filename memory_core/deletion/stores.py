@@ -292,15 +292,20 @@ class EventsStore(Store):
     )
     # Items that lose their labels: those of a deleted memory or subject, and conflicts every
     # candidate of which is deleted (a deletion of a whole key leaves no "health.notes").
+    # A subject's items made after the request are not the operation's: a user who goes on
+    # writing makes new conflicts, which keep their key (stripped, the next write on the key
+    # opened a second item, and a resolution of the first took no key lock).
+    _OF_SUBJECT = "(r.subject_id = ANY(%(subjects)s::uuid[]) AND r.created_at <= %(requested)s)"
     _UNLABEL = (
-        "r.memory_id = ANY(%(ids)s::uuid[]) OR r.subject_id = ANY(%(subjects)s::uuid[])"
-        " OR (r.kind = 'conflict' AND r.candidate_ids <@ %(ids)s::uuid[])"
+        "r.memory_id = ANY(%(ids)s::uuid[]) OR "
+        + _OF_SUBJECT
+        + " OR (r.kind = 'conflict' AND r.candidate_ids <@ %(ids)s::uuid[])"
     )
     # The items the purge changes: those citing a deleted id, and those of a deleted memory
     # (or of a deleted subject) with a reason, a label or still open.
     _REVIEW_WHERE = (
         "r.candidate_ids && %(ids)s::uuid[] OR ((r.memory_id = ANY(%(ids)s::uuid[])"
-        " OR r.subject_id = ANY(%(subjects)s::uuid[]))"
+        " OR " + _OF_SUBJECT + ")"
         " AND (r.reason <> '' OR r.state = 'open' OR " + _LABELLED + "))"
     )
     # Locked in id order before the update, which takes them in the table's order: an
@@ -339,8 +344,7 @@ class EventsStore(Store):
         "  AND (r.reason <> '' OR r.state = 'open' OR " + _LABELLED + ")), "
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.candidate_ids && %(ids)s::uuid[]),"
         " (SELECT count(*) FROM memory_core_reviewitem r"
-        "  WHERE r.subject_id = ANY(%(subjects)s::uuid[])"
-        "  AND (r.reason <> '' OR " + _LABELLED + ")) "
+        "  WHERE " + _OF_SUBJECT + "  AND (r.reason <> '' OR " + _LABELLED + ")) "
         "FROM memory_core_memoryevent WHERE memory_id = ANY(%(ids)s::uuid[])"
         " OR memory_id IN (" + _DECISIONS + ")"
     )
@@ -383,6 +387,7 @@ class EventsStore(Store):
             "subjects": [str(s) for s in ctx.subject_ids] if ctx.whole_subject else [],
             # A whole tenant: its decisions that name no subject too.
             "tenant": str(ctx.operation.tenant_id) if ctx.whole_tenant else None,
+            "requested": ctx.operation.requested_at,
         }
 
     def purge(self, ctx):

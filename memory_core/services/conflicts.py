@@ -24,6 +24,7 @@ them saw, so one decision covers them all.
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
@@ -31,7 +32,7 @@ from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
 from memory_core.locks import lock_memory_keys, subject_shared_lock
-from memory_core.models import Memory, MemoryEvent, ReviewItem, Status
+from memory_core.models import PROPOSED_STATUSES, Memory, MemoryEvent, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.types import ConflictPlace
 
@@ -100,6 +101,7 @@ def conflict_open(
     item = items.first()
     if item is not None and {str(i) for i in item.candidate_ids}.issuperset(ids):
         return item
+    ids = _current_versions(tenant_id, ids)
     if item is not None:
         # None if a resolution closed the item since it was read: a new one is opened, as
         # when there was none.
@@ -119,6 +121,33 @@ def conflict_open(
     if not held.issuperset(ids):
         _conflict_join(item, held, ids)
     return item
+
+
+def _current_versions(tenant_id, ids: list[str]) -> list[str]:
+    """Return ``ids`` with each row superseded since it was read replaced by its chain's
+    newest version (sorted, as stored).
+
+    A retrieval reads a key's rows, and a write may supersede one before the retrieval opens
+    the conflict (nothing orders the two: the retrieval holds the subject's lock shared): the
+    item then cited the superseded row, and a reviewer choosing the other revoked nothing
+    while the new version stayed in use. Rows retired otherwise stay: the item's own rules
+    (``_conflict_join``, the retention sweep) take them out.
+    """
+    rows = dict(Memory.objects.filter(tenant_id=tenant_id, pk__in=ids).values_list("pk", "status"))
+    current = set()
+    for memory_id, status in rows.items():
+        while status == Status.SUPERSEDED:
+            successor = (
+                Memory.objects.filter(tenant_id=tenant_id, supersedes_id=memory_id)
+                .exclude(status__in=PROPOSED_STATUSES)
+                .values_list("pk", "status")
+                .first()
+            )
+            if successor is None:
+                break
+            memory_id, status = successor
+        current.add(str(memory_id))
+    return sorted(current | {i for i in ids if uuid.UUID(i) not in rows})
 
 
 def _conflict_join(item: ReviewItem, held: set[str], ids: list[str]) -> None:

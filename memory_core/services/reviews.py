@@ -31,7 +31,7 @@ from memory_core.principals import AgentPrincipal, ReviewerPrincipal, SystemPrin
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.services.conflicts import conflict_open, conflicts_follow_successor
 from memory_core.services.events import event_record
-from memory_core.services.memories import heads_on_key, standing_heads
+from memory_core.services.memories import heads_on_key
 
 
 def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
@@ -97,6 +97,8 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
         # Versions were added while the write waited (another approved correction): the
         # chain's newest version is the head now, with or without a memory_key.
         head = _newest_version(head)
+    if head is not None and not _writer_reaches(memory, Memory.objects.filter(pk=head.pk)):
+        head = None  # a head its writer may not read (now) is never superseded by it
     if head is None or head.status != Status.ACTIVE:
         # The head moved on while the write waited, or the key had none then: take the key's
         # current head, if any, as a write would now (``writes._heads``).
@@ -132,7 +134,8 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
     if head is not None and memory.supersedes_id != head.id:
         # Every chain still standing on the key, as a write of lower authority opens it: the
         # head and the approved write only would drop a third chain from an open conflict.
-        standing = standing_heads(memory, agent_id=head.agent_id)
+        standing = _writer_reaches(memory, heads_on_key(memory, agent_id=head.agent_id))
+        standing = standing.values_list("pk", flat=True)
         conflict_open(
             tenant_id=memory.tenant_id,
             subject_id=memory.subject_id,
@@ -151,20 +154,26 @@ def _current_head(memory: Memory) -> Memory | None:
     authority left on the key), nor a head the writing agent may not read (a restricted
     memory its grant does not reach), which a write never supersedes or conflicts with.
     """
-    heads = heads_on_key(memory, agent_id=memory.agent_id).exclude(pk=memory.pk)
-    writer = _writer_of(memory)
-    if writer is not None and writer.actor_type == AgentPrincipal.actor_type:
-        agent = Agent.objects.filter(tenant_id=memory.tenant_id, pk=writer.actor_id).first()
-        if agent is None:
-            return None  # a writer no longer known reads nothing
-        # What its grant reaches (types, sensitivity, shared or its own) of the subject it
-        # wrote about: an agent bound by a subject token acted for this subject only.
-        writer_grant = AgentPrincipal.from_agent(agent, bound_user_id=memory.subject.external_id)
-        heads = writer_grant.scope_granted(heads)
-    rows = list(heads.select_for_update(of=("self",)).order_by("pk"))
+    heads = _writer_reaches(memory, heads_on_key(memory, agent_id=memory.agent_id))
+    rows = list(heads.exclude(pk=memory.pk).select_for_update(of=("self",)).order_by("pk"))
     if not rows:
         return None
     return max(rows, key=lambda row: (AUTHORITY_RANK[row.authority], row.created_at))
+
+
+def _writer_reaches(memory: Memory, queryset):
+    """Limit ``queryset`` to the memories the writer of the approved ``memory`` may read now:
+    for an agent, what its grant reaches (types, sensitivity, shared or its own) of the
+    subject it wrote about (bound by a subject token, it acted for that subject only); a
+    person or memledger itself reads the subject's shared memories (``heads_on_key``)."""
+    writer = _writer_of(memory)
+    if writer is None or writer.actor_type != AgentPrincipal.actor_type:
+        return queryset
+    agent = Agent.objects.filter(tenant_id=memory.tenant_id, pk=writer.actor_id).first()
+    if agent is None:
+        return queryset.none()  # a writer no longer known reads nothing
+    grant = AgentPrincipal.from_agent(agent, bound_user_id=memory.subject.external_id)
+    return grant.scope_granted(queryset)
 
 
 @dataclass(frozen=True)

@@ -382,7 +382,6 @@ def _store(principal, planned: list[_Planned], policy_version, pending: _Embeddi
                 reason_code="supersession.supersedes",
                 policy_version=policy_version,
             )
-            conflicts_follow_successor(previous=item.head, successor=item.memory)
 
 
 def _supersedes(item: _Planned) -> bool:
@@ -453,9 +452,20 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
                 candidate_ids=[item.head.id] if item.head is not None else [],
                 rule_codes=item.decision.rule_codes + item.decision.categories,
             )
+        elif _supersedes(item):
+            # The key's open conflicts follow the chain to its new head: here, in the order
+            # of the conflicts below, not in _store's batch order, which could hold one
+            # key's item while a retrieval held another's and each waited for the other.
+            conflicts_follow_successor(previous=item.head, successor=item.memory)
         elif item.decision.action == "conflict":
-            # Every chain still standing on the key is a candidate, not only the last two.
-            standing = standing_heads(item.memory, agent_id=item.head.agent_id)
+            # Every chain still standing on the key is a candidate, not only the last two; of
+            # those its writer may read only: a write never stands in conflict with a memory
+            # above its grant (a reviewer choosing the write's side would revoke that one).
+            standing = (
+                Memory.objects.visible_to(principal)
+                .filter(pk__in=standing_heads(item.memory, agent_id=item.head.agent_id))
+                .values_list("pk", flat=True)
+            )
             item.review_item = conflict_open(
                 tenant_id=principal.tenant_id,
                 subject_id=item.subject.id,
@@ -467,9 +477,12 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
 
 
 def _review_order(item: _Planned) -> tuple:
-    """Sort key of the review items a batch opens: the conflicts it joins by (subject,
-    memory_key, place) after everything else, which keeps its order."""
-    if item.decision.outcome != PENDING and item.decision.action == "conflict":
+    """Sort key of the review items a batch opens or changes: the conflicts it joins or moves
+    on to a new head by (subject, memory_key, place) after everything else, which keeps its
+    order."""
+    if item.decision.outcome != PENDING and (
+        item.decision.action == "conflict" or _supersedes(item)
+    ):
         place = ConflictPlace.of(item.memory)
         return (1, str(item.subject.id), item.candidate.memory_key, place)
     return (0,)

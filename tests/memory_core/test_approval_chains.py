@@ -15,7 +15,7 @@ from memory_core.principals import AgentPrincipal, ReviewerPrincipal
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve
 from memory_core.services.writes import memory_correct, memory_write
-from tests.factories import MemoryFactory, SubjectFactory
+from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -194,3 +194,73 @@ def test_a_resolution_that_fails_midway_changes_nothing(agent_principal, reviewe
 
     assert active_on_key() == {strong.id, weak.id}
     assert ReviewItem.objects.get(pk=item.id).state == "open"
+
+
+def test_an_approval_never_supersedes_a_version_its_writer_may_no_longer_read(tenant, reviewer):
+    """The recorded head, and its chain's newest version, are checked against the writer's
+    grant as the key's other heads are: a restricted correction approved while the write
+    waited was superseded by it, and so was the head after the writer's grant narrowed."""
+    writer = AgentPrincipal.from_agent(AgentFactory(tenant=tenant, max_sensitivity="sensitive"))
+    broad = AgentPrincipal.from_agent(AgentFactory(tenant=tenant, max_sensitivity="restricted"))
+    head = memory_write(principal=writer, data=data("Atlas's backend is in Python.")).memory
+    pending = memory_write(principal=writer, data=data(SENSITIVE))
+    assert pending.review_item.candidate_ids == [head.id]
+    restricted = memory_correct(
+        principal=broad,
+        memory_id=head.id,
+        data={
+            "content": "Atlas's backend is in Rust.",
+            "sensitivity": "restricted",
+            "source": {"type": "user_input", "conversation_id": "c2", "message_id": "m2"},
+        },
+    )
+    review_approve(principal=reviewer, item_id=restricted.review_item.id, reason="ok")
+
+    review_approve(principal=reviewer, item_id=pending.review_item.id, reason="ok")
+
+    assert Memory.objects.get(pk=restricted.memory.id).status == "active"
+    assert Memory.objects.get(pk=pending.memory.id).supersedes_id is None
+
+
+def test_an_approval_after_the_writers_grant_narrowed_leaves_the_head(tenant, reviewer):
+    agent = AgentFactory(tenant=tenant)
+    writer = AgentPrincipal.from_agent(agent)
+    head = memory_write(principal=writer, data=data("Atlas's backend is in Python.")).memory
+    pending = memory_write(principal=writer, data=data(SENSITIVE))
+    assert pending.review_item.candidate_ids == [head.id]
+    Agent.objects.filter(pk=agent.pk).update(read_types=["episode"])  # no constraints now
+
+    review_approve(principal=reviewer, item_id=pending.review_item.id, reason="ok")
+
+    head.refresh_from_db()
+    assert head.status == "active"
+    assert Memory.objects.get(pk=pending.memory.id).supersedes_id is None
+
+
+def test_a_weaker_writes_conflict_names_only_the_heads_its_writer_may_read(tenant):
+    from tests.clients import client_for
+    from tests.factories import approve_workflow_consent
+
+    user = SubjectFactory(tenant=tenant, external_id="user-1")
+    common = dict(subject=user, memory_key="style.answers", memory_type="user_preference")
+    seen = MemoryFactory(content="User prefers concise answers.", **common)
+    hidden = MemoryFactory(
+        content="User prefers answers reviewed by legal.", sensitivity="restricted", **common
+    )
+    agent = AgentFactory(tenant=tenant, max_sensitivity="personal")
+    approve_workflow_consent(tenant, "user_preference")
+    body = {
+        "subject": "user-1",
+        "memory_type": "user_preference",
+        "memory_key": "style.answers",
+        "scope": "global",
+        "content": "User seems to prefer long answers.",
+        "source": {"type": "model_inference", "conversation_id": "c-1", "message_id": "m-1"},
+        "consent": "workflow",
+    }
+
+    response = client_for(agent).post("/api/v1/memories", body, format="json")
+
+    assert response.status_code == 201, response.content
+    cited = set(ReviewItem.objects.get(kind="conflict").candidate_ids)
+    assert seen.id in cited and hidden.id not in cited

@@ -1,0 +1,345 @@
+"""Conflict items touched by a write, a retrieval and a deletion run at once.
+
+Found by a race audit of stop 29, each forced with threads on real connections:
+
+- a batch write moved one key's conflict on to its new head (``conflicts_follow_successor``)
+  in the batch's order, before opening another key's: a retrieval adding rows to both items
+  in key order held the other, and PostgreSQL broke the deadlock by failing the write;
+- a retrieval that read a key's rows before a write superseded one of them opened the
+  conflict after the write committed, citing the superseded row: a reviewer choosing the
+  other revoked nothing while the new version stayed in use;
+- a whole subject's deletion run stripped the key from conflicts opened after its request.
+"""
+
+import threading
+import time
+
+import pytest
+from django.db import connection, transaction
+
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import deletion_request
+from memory_core.models import Memory, ReviewItem, Subject
+from memory_core.principals import AgentPrincipal, SystemPrincipal
+from memory_core.retrieval import pipeline
+from memory_core.retrieval.pipeline import retrieve
+from memory_core.retrieval.types import RetrievalRequest
+from memory_core.rls import tenant_scope
+from memory_core.services import conflicts as conflict_service
+from memory_core.services import writes
+from memory_core.services.conflicts import conflict_resolve
+from memory_core.services.memories import memory_store_many
+from memory_core.services.writes import memory_write
+from tests.deletion.test_concurrency import private_queue  # noqa: F401 (a fixture)
+from tests.factories import AgentFactory, SubjectFactory, write_body
+from tests.memory_core.retrieval.conftest import draft
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+INFERRED = {"authority": "model_inference", "source_type": "model_inference"}
+TOOL = {
+    "authority": "tool_observation",
+    "source_type": "verified_tool_output",
+    "source_tool": "ci",
+    "confidence": 0.5,
+}
+QUERY = "which region do deploys go to? and the database engine"
+
+
+def _rivals(subject, *, agent=None, deploy, database, database_source=INFERRED):
+    if database_source is TOOL:
+        return [
+            draft(
+                subject,
+                f"Deploys go to {r} region.",
+                "episode",
+                memory_key="deploy.region",
+                agent_id=agent,
+                **INFERRED,
+            )
+            for r in deploy
+        ] + [
+            draft(
+                subject,
+                f"The database engine is {e}.",
+                "episode",
+                memory_key="database.engine",
+                agent_id=agent,
+                **TOOL,
+            )
+            for e in database
+        ]
+    return [
+        draft(subject, f"Deploys go to {r} region.", "episode", memory_key="deploy.region",
+              agent_id=agent, **INFERRED) for r in deploy
+    ] + [
+        draft(subject, f"The database engine is {e}.", "episode", memory_key="database.engine",
+              agent_id=agent, **INFERRED) for e in database
+    ]  # fmt: skip
+
+
+def _blocked(pid):
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT cardinality(pg_blocking_pids(%s)) > 0", [pid])
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.parametrize("order", ["key_order", "reverse", "conflict_then_supersede"])
+def test_a_batch_and_a_retrieval_lock_the_conflict_items_in_one_order(
+    monkeypatch, tenant, agent, order
+):
+    """The batch supersedes one key's head and (``conflict_then_supersede``: its first item
+    is weaker) opens or joins the other key's conflict, while a retrieval holds the first
+    key's item and waits to add a row to the second's. Before: the write failed with
+    "deadlock detected" in every order but one."""
+    source = TOOL if order == "conflict_then_supersede" else INFERRED
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    system = SystemPrincipal(tenant_id=tenant.id)
+    memory_store_many(
+        drafts=_rivals(
+            subject,
+            deploy=("eu-west-1", "us-east-1"),
+            database=("PostgreSQL", "MySQL"),
+            database_source=source,
+        ),
+        principal=system,
+    )
+    with tenant_scope(tenant.id):
+        r0 = retrieve(
+            principal=AgentPrincipal.from_agent(agent),
+            request=RetrievalRequest(query=QUERY, user_id="dana"),
+        )
+        assert {c.memory_key for c in r0.clarifications} == {"deploy.region", "database.engine"}
+        items = {i.memory_key: i for i in ReviewItem.objects.filter(kind="conflict", state="open")}
+        assert set(items) == {"deploy.region", "database.engine"}
+    own = AgentFactory(tenant=tenant)
+    memory_store_many(
+        drafts=_rivals(
+            subject,
+            agent=own.id,
+            deploy=("ap-south-1",),
+            database=("SQLite",),
+            database_source=source,
+        ),
+        principal=system,
+    )
+    reader_principal = AgentPrincipal.from_agent(own)
+
+    first_open, go = threading.Event(), threading.Event()
+    real_open = conflict_service.conflict_open
+    state = {"n": 0}
+    pids, errors, out = {}, [], {}
+
+    def paused_open(**kwargs):
+        item = real_open(**kwargs)
+        state["n"] += 1
+        if state["n"] == 1:
+            first_open.set()
+            assert go.wait(30)
+        return item
+
+    monkeypatch.setattr(conflict_service, "conflict_open", paused_open)
+
+    def reader():
+        try:
+            with tenant_scope(tenant.id), transaction.atomic():
+                with connection.cursor() as c:
+                    c.execute("SELECT pg_backend_pid()")
+                    pids["reader"] = c.fetchone()[0]
+                out["reader"] = retrieve(
+                    principal=reader_principal,
+                    request=RetrievalRequest(query=QUERY, user_id="dana"),
+                )
+        except Exception as exc:
+            errors.append(("reader", exc))
+            first_open.set()
+        finally:
+            connection.close()
+
+    body = lambda key, content: {  # noqa: E731
+        "subject": "dana",
+        "memory_type": "episode",
+        "memory_key": key,
+        "scope": "global",
+        "content": content,
+        "source": {"type": "model_inference", "conversation_id": "c", "message_id": "m"},
+    }
+
+    def writer():
+        try:
+            with tenant_scope(tenant.id), transaction.atomic():
+                with connection.cursor() as c:
+                    c.execute("SELECT pg_backend_pid()")
+                    pids["writer"] = c.fetchone()[0]
+                items_ = [
+                    body("deploy.region", "Deploys go to eu-central-1 region."),
+                    body("database.engine", "The database engine is MariaDB."),
+                ]
+                if order in ("key_order", "conflict_then_supersede"):
+                    items_.reverse()
+                out["writer"] = writes.memory_write_batch(principal=system, items=items_)
+        except Exception as exc:
+            errors.append(("writer", exc))
+        finally:
+            connection.close()
+
+    r = threading.Thread(target=reader)
+    r.start()
+    assert first_open.wait(60)
+    assert not errors, errors
+    w = threading.Thread(target=writer)
+    w.start()
+    deadline = time.monotonic() + 30
+    while not ("writer" in pids and _blocked(pids["writer"])):
+        if not w.is_alive():
+            break
+        assert time.monotonic() < deadline, "writer never waited"
+        time.sleep(0.02)
+    go.set()
+    r.join(60)
+    w.join(60)
+    assert not errors, errors
+    assert {result.decision for result in out["writer"]} == {"accepted"}
+
+
+def test_a_conflict_opened_from_rows_read_before_a_supersession_cites_the_new_version(
+    monkeypatch, tenant, agent
+):
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    system = SystemPrincipal(tenant_id=tenant.id)
+    older, newer = memory_store_many(
+        drafts=[
+            draft(
+                subject,
+                "Deploys go to eu-west-1 region.",
+                "episode",
+                memory_key="deploy.region",
+                **INFERRED,
+            ),
+            draft(
+                subject,
+                "Deploys go to us-east-1 region.",
+                "episode",
+                memory_key="deploy.region",
+                **INFERRED,
+            ),
+        ],
+        principal=system,
+    )
+    fetched, go = threading.Event(), threading.Event()
+    real = pipeline.filters.apply_hard_filters
+
+    def paused(found, **kwargs):
+        fetched.set()
+        assert go.wait(30)
+        return real(found, **kwargs)
+
+    monkeypatch.setattr(pipeline.filters, "apply_hard_filters", paused)
+    out, errors = {}, []
+
+    def reader():
+        try:
+            with tenant_scope(tenant.id), transaction.atomic():
+                out["r"] = pipeline.retrieve(
+                    principal=AgentPrincipal.from_agent(agent),
+                    request=RetrievalRequest(
+                        query="which region do deploys go to?", user_id="dana"
+                    ),
+                )
+        except Exception as exc:
+            errors.append(exc)
+            fetched.set()
+        finally:
+            connection.close()
+
+    t = threading.Thread(target=reader)
+    t.start()
+    assert fetched.wait(30)
+    with tenant_scope(tenant.id):
+        w = memory_write(
+            principal=system,
+            data={
+                "subject": "dana",
+                "memory_type": "episode",
+                "memory_key": "deploy.region",
+                "scope": "global",
+                "content": "Deploys go to eu-central-1 region.",
+                "source": {"type": "model_inference", "conversation_id": "c", "message_id": "m"},
+            },
+        )
+    go.set()
+    t.join(30)
+    assert not errors, errors
+    with tenant_scope(tenant.id):
+        item = ReviewItem.objects.get(kind="conflict", state="open")
+        status = dict(Memory.objects.values_list("pk", "status"))
+        assert all(status[c] == "active" for c in item.candidate_ids)
+        survivor = ({older.id, newer.id} - {w.memory.supersedes_id}).pop()
+        conflict_resolve(
+            principal=system,
+            item_id=item.id,
+            outcome="choose_winner",
+            winner_id=survivor,
+            reason="user chose",
+            seen_candidate_ids=item.candidate_ids,
+        )
+        active = list(
+            Memory.objects.filter(memory_key="deploy.region", status="active").values_list(
+                "pk", flat=True
+            )
+        )
+    assert w.memory.id in item.candidate_ids
+    assert active == [survivor]  # the choice revoked the new version, not a retired row
+
+
+SOURCE_INFERRED = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+
+
+def test_a_subject_deletion_run_leaves_the_conflicts_made_after_its_request_their_key(
+    tenant,
+    private_queue,  # noqa: F811
+):
+    system = SystemPrincipal(tenant_id=tenant.id)
+    common = {
+        "subject": "user-1",
+        "memory_type": "project_constraint",
+        "scope": "project:atlas",
+        "memory_key": "backend.language",
+    }
+    with tenant_scope(tenant.id):
+        memory_write(principal=system, data=write_body(**common, content="Backend is Java."))
+        subject = Subject.objects.get(external_id="user-1")
+        operation = deletion_request(principal=system, subject_id=subject.id)
+        # the user keeps talking: new memories after the request, before the run
+        memory_write(principal=system, data=write_body(**common, content="Backend is Python."))
+        memory_write(
+            principal=system,
+            data=write_body(**common, content="Backend is Ruby.", source=SOURCE_INFERRED),
+        )
+        before = list(
+            ReviewItem.objects.filter(kind="conflict").values(
+                "id", "state", "memory_key", "scope_kind", "candidate_ids"
+            )
+        )
+    with tenant_scope(tenant.id):
+        status = deletion_run(operation_id=operation.id)
+        after = list(
+            ReviewItem.objects.filter(kind="conflict").values(
+                "id", "state", "memory_key", "scope_kind", "candidate_ids"
+            )
+        )
+        # another lower write on the key: does it join the item?
+        memory_write(
+            principal=system,
+            data=write_body(**common, content="Backend is Go.", source=SOURCE_INFERRED),
+        )
+        later = list(
+            ReviewItem.objects.filter(kind="conflict").values(
+                "id", "state", "memory_key", "scope_kind", "candidate_ids"
+            )
+        )
+    assert status == "completed"
+    assert [i["memory_key"] for i in before] == ["backend.language"]
+    assert all(i["memory_key"] == "backend.language" for i in after if i["state"] == "open")
+    # ... so the next weaker write on the key joins it rather than opening a second one.
+    assert len([i for i in later if i["state"] == "open"]) == 1
