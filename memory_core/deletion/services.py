@@ -18,7 +18,7 @@ from functools import partial
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, transaction
 from django.utils import timezone
-from psycopg.errors import LockNotAvailable, QueryCanceled
+from psycopg.errors import DeadlockDetected, LockNotAvailable, QueryCanceled
 
 from memory_core.deletion.ledger import (
     ledger_entry,
@@ -982,7 +982,18 @@ def tenant_and_memories_lock(
         if budget is not None:
             budget.step()  # each round's locks within what is left of it
         if every_row or _last_tenant_deletion(tenant_id) is None:
-            _lock_tenant_memories(tenant_id)
+            # A path holding one of a subject's rows and waiting for another of a smaller id
+            # (an approval: the pending row, then the key's head; a task's close: its pending
+            # rows, then its active ones) meets this id-ordered wait in a cycle, and
+            # PostgreSQL may end it by failing this statement: its savepoint lets the rows
+            # taken so far go, and the round starts again (``Busy`` after the last).
+            try:
+                with transaction.atomic():
+                    _lock_tenant_memories(tenant_id)
+            except OperationalError as exc:
+                if not isinstance(exc.__cause__, DeadlockDetected):
+                    raise
+                continue
         try:
             with transaction.atomic():
                 tenant = Tenant.objects.select_for_update().filter(pk=tenant_id).first()
