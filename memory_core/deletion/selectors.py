@@ -1,10 +1,12 @@
 """Reads of deletion operations, scoped like every other read: tenant, then subject."""
 
-from django.db.models import F, Func, IntegerField, Prefetch, Q, QuerySet
+from django.db.models import BooleanField, F, Func, IntegerField, Prefetch, Q, QuerySet
+from django.db.models.expressions import RawSQL
 
 from memory_core.deletion.ledger import queued_operation_id
 from memory_core.exceptions import NotFound, PermissionDenied
-from memory_core.models import DeletionOperation, DeletionStep, Subject
+from memory_core.models import DeletionOperation, DeletionStep, Memory, Status, Subject
+from memory_core.models.choices import sensitivities_up_to
 from memory_core.principals import (
     AgentPrincipal,
     ReviewerPrincipal,
@@ -12,13 +14,36 @@ from memory_core.principals import (
     SystemPrincipal,
 )
 
+# An operation an agent may see: one it asked for, or one every memory of which its grant
+# reaches (their rows keep type, sensitivity and owner once scrubbed). Another's deletion of
+# memories outside its grant (a private, a restricted or another type's) told it their
+# number, target and times, where the memories themselves answer 404.
+_WITHIN_GRANT = (
+    "(memory_core_deletionoperation.requested_by_type = 'agent'"
+    " AND memory_core_deletionoperation.requested_by_id = %s)"
+    " OR NOT EXISTS (SELECT 1 FROM memory_core_memory m"
+    " WHERE m.id = ANY(memory_core_deletionoperation.memory_ids)"
+    " AND NOT ((m.agent_id IS NULL OR m.agent_id = %s::uuid)"
+    " AND m.memory_type = ANY(%s) AND m.sensitivity = ANY(%s)))"
+)
+
+
+def _within_grant(principal: AgentPrincipal) -> RawSQL:
+    params = [
+        str(principal.agent_id),
+        str(principal.agent_id),
+        sorted(principal.read_types),
+        sensitivities_up_to(principal.max_sensitivity),
+    ]
+    return RawSQL(_WITHIN_GRANT, params, output_field=BooleanField())  # noqa: S611 (constant)
+
 
 def _scope(principal) -> QuerySet:
     queryset = DeletionOperation.objects.filter(tenant_id=principal.tenant_id)
     if isinstance(principal, SubjectPrincipal):
         queryset = queryset.filter(subject_id=principal.subject_id)
     elif isinstance(principal, AgentPrincipal):
-        queryset = principal.scope_subject(queryset)
+        queryset = principal.scope_subject(queryset).filter(_within_grant(principal))
     return queryset.prefetch_related(
         Prefetch("steps", queryset=DeletionStep.objects.order_by("id"))
     )
@@ -68,7 +93,23 @@ def queued_deletions(*, principal) -> list[DeletionOperation]:
         subjects = subjects.filter(pk=principal.subject_id)
     elif isinstance(principal, AgentPrincipal):
         subjects = principal.scope_subjects(subjects)
+        # As a request of the same answers it: an agent whose grant does not reach every
+        # memory of the subject (or of the key) gets 403 there, never the id, and so not here.
+        subjects = [s for s in subjects if _queued_within_grant(principal, s)]
     return [queued_deletion(subject) for subject in subjects]
+
+
+def _queued_within_grant(principal: AgentPrincipal, subject: Subject) -> bool:
+    """Whether ``principal`` queued the deletion itself, or its grant reaches every memory
+    the deletion takes (the subject's, or those on the queued key)."""
+    if subject.deletion_queued_by_agent_id == principal.agent_id:
+        return True
+    memories = Memory.objects.filter(tenant_id=subject.tenant_id, subject=subject).exclude(
+        status=Status.DELETED
+    )
+    if subject.deletion_queued_key:
+        memories = memories.filter(memory_key=subject.deletion_queued_key)
+    return not memories.exclude(pk__in=principal.scope_granted(memories).values("pk")).exists()
 
 
 def _queued_get(principal, operation_id) -> DeletionOperation | None:
