@@ -135,27 +135,24 @@ def test_a_conflict_follows_its_candidates_chain_to_the_new_head(agent_principal
     item.refresh_from_db()
     assert item.state == "open"
     assert set(item.candidate_ids) == {newer.id, weak.id}
-    # A page shown before the move: refused, nothing revoked.
-    with pytest.raises(Conflict) as refused:
+
+    def choose_weak(seen):
         conflict_resolve(
             principal=reviewer,
             item_id=item.id,
             outcome="choose_winner",
             winner_id=weak.id,
             reason="Ruby",
-            seen_candidate_ids=shown,
+            seen_candidate_ids=seen,
         )
+
+    # A page shown before the move: refused, nothing revoked.
+    with pytest.raises(Conflict) as refused:
+        choose_weak(shown)
     assert refused.value.code == "conflict_changed"
     assert active_on_key() == {newer.id, weak.id}
     # Shown again: choosing L revokes the new head, which stays in use no longer.
-    conflict_resolve(
-        principal=reviewer,
-        item_id=item.id,
-        outcome="choose_winner",
-        winner_id=weak.id,
-        reason="Ruby",
-        seen_candidate_ids=item.candidate_ids,
-    )
+    choose_weak(item.candidate_ids)
     assert active_on_key() == {weak.id}
 
 

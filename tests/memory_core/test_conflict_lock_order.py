@@ -44,6 +44,27 @@ TOOL = {
     "confidence": 0.5,
 }
 QUERY = "which region do deploys go to? and the database engine"
+SOURCE_INFERRED = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
+
+
+def inferred_episode(key: str, content: str) -> dict:
+    """A write body: what a model inferred about ``dana``, on ``key``."""
+    return {
+        "subject": "dana",
+        "memory_type": "episode",
+        "memory_key": key,
+        "scope": "global",
+        "content": content,
+        "source": SOURCE_INFERRED,
+    }
+
+
+def conflict_items() -> list[dict]:
+    return list(
+        ReviewItem.objects.filter(kind="conflict").values(
+            "id", "state", "memory_key", "scope_kind", "candidate_ids"
+        )
+    )
 
 
 def _rivals(subject, *, agent=None, deploy, database, database_source=INFERRED):
@@ -156,15 +177,6 @@ def test_a_batch_and_a_retrieval_lock_the_conflict_items_in_one_order(
         finally:
             connection.close()
 
-    body = lambda key, content: {  # noqa: E731
-        "subject": "dana",
-        "memory_type": "episode",
-        "memory_key": key,
-        "scope": "global",
-        "content": content,
-        "source": {"type": "model_inference", "conversation_id": "c", "message_id": "m"},
-    }
-
     def writer():
         try:
             with tenant_scope(tenant.id), transaction.atomic():
@@ -172,8 +184,8 @@ def test_a_batch_and_a_retrieval_lock_the_conflict_items_in_one_order(
                     c.execute("SELECT pg_backend_pid()")
                     pids["writer"] = c.fetchone()[0]
                 items_ = [
-                    body("deploy.region", "Deploys go to eu-central-1 region."),
-                    body("database.engine", "The database engine is MariaDB."),
+                    inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
+                    inferred_episode("database.engine", "The database engine is MariaDB."),
                 ]
                 if order in ("key_order", "conflict_then_supersede"):
                     items_.reverse()
@@ -258,14 +270,7 @@ def test_a_conflict_opened_from_rows_read_before_a_supersession_cites_the_new_ve
     with tenant_scope(tenant.id):
         w = memory_write(
             principal=system,
-            data={
-                "subject": "dana",
-                "memory_type": "episode",
-                "memory_key": "deploy.region",
-                "scope": "global",
-                "content": "Deploys go to eu-central-1 region.",
-                "source": {"type": "model_inference", "conversation_id": "c", "message_id": "m"},
-            },
+            data=inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
         )
     go.set()
     t.join(30)
@@ -292,9 +297,6 @@ def test_a_conflict_opened_from_rows_read_before_a_supersession_cites_the_new_ve
     assert active == [survivor]  # the choice revoked the new version, not a retired row
 
 
-SOURCE_INFERRED = {"type": "model_inference", "conversation_id": "c", "message_id": "m"}
-
-
 def test_a_subject_deletion_run_leaves_the_conflicts_made_after_its_request_their_key(
     tenant,
     private_queue,  # noqa: F811
@@ -316,28 +318,16 @@ def test_a_subject_deletion_run_leaves_the_conflicts_made_after_its_request_thei
             principal=system,
             data=write_body(**common, content="Backend is Ruby.", source=SOURCE_INFERRED),
         )
-        before = list(
-            ReviewItem.objects.filter(kind="conflict").values(
-                "id", "state", "memory_key", "scope_kind", "candidate_ids"
-            )
-        )
+        before = conflict_items()
     with tenant_scope(tenant.id):
         status = deletion_run(operation_id=operation.id)
-        after = list(
-            ReviewItem.objects.filter(kind="conflict").values(
-                "id", "state", "memory_key", "scope_kind", "candidate_ids"
-            )
-        )
+        after = conflict_items()
         # another lower write on the key: does it join the item?
         memory_write(
             principal=system,
             data=write_body(**common, content="Backend is Go.", source=SOURCE_INFERRED),
         )
-        later = list(
-            ReviewItem.objects.filter(kind="conflict").values(
-                "id", "state", "memory_key", "scope_kind", "candidate_ids"
-            )
-        )
+        later = conflict_items()
     assert status == "completed"
     assert [i["memory_key"] for i in before] == ["backend.language"]
     assert all(i["memory_key"] == "backend.language" for i in after if i["state"] == "open")
