@@ -71,12 +71,15 @@ def export_path(export: Export) -> Path:
     return export_dir() / export.path
 
 
-def _memory_record(memory: Memory, exported: set) -> dict:
-    """The record of ``memory``; ``exported``: the ids of the versions it may name as the
-    one it supersedes (those the export holds: a deleted version leaves no id behind, as
-    rewriting an export after a deletion clears it, ``ExportsStore``)."""
+def _memory_record(memory: Memory, exported: set, *, at) -> dict:
+    """The record of ``memory`` as it stands at ``at``; ``exported``: the ids of the versions it
+    may name as the one it supersedes (those the export holds: a deleted version leaves no id
+    behind, as rewriting an export after a deletion clears it, ``ExportsStore``)."""
     record = {"id": str(memory.id)}
     record.update({name: getattr(memory, name) for name in _FIELDS})
+    # An active row past its valid_until is expired, as the portal shows it, though the
+    # retention sweep has not reached it yet.
+    record["status"] = memory.status_at(at)
     record["scope"] = memory.scope
     record["supersedes"] = str(memory.supersedes_id) if memory.supersedes_id in exported else None
     # The agent it is private to; null: shared by the tenant's agents.
@@ -236,7 +239,7 @@ def export_create(*, principal, subject_id=None) -> Export:
         exported = set(memories.filter(pk__in=linked).values_list("pk", flat=True))
         for memory in chunk:
             memory_ids.append(memory.id)
-            yield {**_memory_record(memory, exported), "events": events[memory.id]}
+            yield {**_memory_record(memory, exported, at=started), "events": events[memory.id]}
 
     digest = write_json_atomic(path, document, items_key="memories", items=records())
     try:

@@ -233,6 +233,13 @@ class Memory(models.Model):
     def __str__(self) -> str:
         return f"{self.memory_type} {self.memory_key or self.id} v{self.version} ({self.status})"
 
+    def status_at(self, moment) -> str:
+        """Return the status as it stands at ``moment``: an active row past its ``valid_until``
+        is expired there, though the retention sweep has not yet marked it so."""
+        if self.status == Status.ACTIVE and self.valid_until and self.valid_until <= moment:
+            return Status.EXPIRED
+        return self.status
+
     @property
     def scope(self) -> str:
         """Return the scope as one string: ``global`` or ``kind:ref``."""

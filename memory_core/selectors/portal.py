@@ -273,7 +273,7 @@ def subject_memories_not_in_use(*, principal, now=None) -> tuple[list[Memory], i
     )
     shown = list(rows[: NOT_IN_USE_LIMIT + 1])
     for row in shown:
-        row.not_in_use = Status.EXPIRED if row.status == Status.ACTIVE else row.status
+        row.not_in_use = row.status_at(now)
     count = len(shown) if len(shown) <= NOT_IN_USE_LIMIT else rows.count()
     return shown[:NOT_IN_USE_LIMIT], count
 

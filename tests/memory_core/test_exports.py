@@ -129,3 +129,28 @@ def test_a_record_names_the_version_it_supersedes_only_while_that_one_is_kept(su
     assert str(old.id) not in after
     assert json.loads(after)["memories"][0]["supersedes"] is None
     assert verify_all(operation_context(operation))["exports"][0]
+
+
+def test_a_record_past_its_valid_until_is_expired_before_the_sweep_reaches_it(subject):
+    """The portal lists such a memory as expired; the export says the same of it, not the
+    ``active`` the row holds until the retention sweep marks it."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    since = now - timedelta(days=2)
+    lapsed = MemoryFactory(
+        subject=subject, valid_from=since, valid_until=now - timedelta(minutes=1)
+    )
+    current = MemoryFactory(subject=subject, valid_until=now + timedelta(days=1))
+    revoked = MemoryFactory(
+        subject=subject, status="revoked", valid_from=since, valid_until=now - timedelta(days=1)
+    )
+    document = json.loads(export_path(export_of(subject)).read_bytes())
+    statuses = {m["id"]: m["status"] for m in document["memories"]}
+    assert statuses == {
+        str(lapsed.id): "expired",
+        str(current.id): "active",
+        str(revoked.id): "revoked",
+    }
