@@ -10,6 +10,9 @@
   value somewhat too deep to the field error ``value: too_deep``.
 - A number too large for a float (``1e400``) decodes to infinity, which strict JSON refuses
   when it is spelt ``Infinity``: it is refused here too, as malformed JSON.
+- An object key holding a lone surrogate (``"\\ud800"``) is no text: a value holding one is
+  refused by its field, but an unknown key is named in the error, which could not be encoded
+  (a 500). It is refused here, as malformed JSON.
 """
 
 import codecs
@@ -46,6 +49,24 @@ def json_depth_exceeds(data, limit: int) -> bool:
     return False
 
 
+def lone_surrogate_key(data) -> str | None:
+    """Return the first object key in ``data`` that holds a lone surrogate, escaped, or None."""
+    stack = [data] if isinstance(data, (dict, list)) else []
+    while stack:
+        container = stack.pop()
+        if isinstance(container, dict):
+            for key in container:
+                try:
+                    key.encode("utf-8")
+                except UnicodeEncodeError:
+                    return key.encode("utf-8", "backslashreplace").decode("ascii", "replace")
+            inner = container.values()
+        else:
+            inner = container
+        stack.extend(value for value in inner if isinstance(value, (dict, list)))
+    return None
+
+
 class SafeJSONParser(JSONParser):
     """DRF's strict JSON parser (no NaN/Infinity) that also refuses pathological nesting and
     numbers beyond a float's range."""
@@ -61,4 +82,9 @@ class SafeJSONParser(JSONParser):
             raise ParseError(f"JSON parse error - {exc}") from exc
         if json_depth_exceeds(data, MAX_DEPTH):
             raise ParseError(f"JSON parse error - nested deeper than {MAX_DEPTH} levels.")
+        key = lone_surrogate_key(data)
+        if key is not None:
+            raise ParseError(
+                f"JSON parse error - the key {key[:40]!r} holds a lone surrogate (no text)."
+            )
         return data

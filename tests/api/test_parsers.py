@@ -88,3 +88,23 @@ def test_depth_is_measured_without_recursion():
         deep = [deep]
     assert json_depth_exceeds(deep, MAX_DEPTH)
     assert not json_depth_exceeds(deep, 200_001)
+
+
+@pytest.mark.parametrize(
+    "url", ["/api/v1/memories", "/api/v1/memories/batch", "/api/v1/retrieve", "/api/v1/deletions"]
+)
+def test_a_key_holding_a_lone_surrogate_is_malformed_json_not_a_500(api_client, url):
+    """An unknown key is named in the field errors, and a lone surrogate cannot be encoded in
+    the answer: the renderer raised UnicodeEncodeError (a 500). Nested keys too (a value's)."""
+    for raw in (
+        json.dumps(write_body())[:-1] + ', "\\ud800x": 1}',
+        json.dumps(write_body(value={"k": 1})).replace('"k"', '"\\udfff"'),
+    ):
+        if url.endswith("batch"):
+            raw = '{"items": [' + raw + "]}"
+        before = Memory.objects.count()
+        response = post(api_client, url, raw)
+        assert response.status_code == 400, response.content
+        error = response.json()["error"]
+        assert error["code"] == "malformed_json" and "lone surrogate" in error["message"]
+        assert Memory.objects.count() == before
