@@ -239,6 +239,8 @@ def memory_supersede(
         action=MemoryEvent.Action.SUPERSEDED,
         principal=principal,
         reason_code=reason_code,
+        # The policy the correction ran under, not the one the old version was written under.
+        policy_version=successor.policy_version,
         details={"successor": str(successor.id)},
     )
     event_record(

@@ -115,6 +115,7 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
             action=MemoryEvent.Action.SUPERSEDED,
             principal=principal,
             reason_code="review.approved",
+            policy_version=memory.policy_version,  # the approved write's, as its own events
             details={"successor": str(memory.id)},
         )
         # The new version is its writer's correction, as memory_supersede records one; the

@@ -261,3 +261,38 @@ def test_a_weaker_writes_conflict_names_only_the_heads_its_writer_may_read(tenan
     assert response.status_code == 201, response.content
     cited = set(ReviewItem.objects.get(kind="conflict").candidate_ids)
     assert seen.id in cited and hidden.id not in cited
+
+
+def superseded_under(memory) -> int:
+    return MemoryEvent.objects.get(memory_id=memory.id, action="superseded").policy_version
+
+
+@pytest.mark.parametrize("path", ["write", "correction", "approval"])
+def test_a_superseded_event_names_the_policy_the_new_version_ran_under(
+    agent_principal, reviewer, tenant, path
+):
+    """Not the policy the old version was written under: each event records the policy
+    version its change ran under (DESIGN.md, "Policy is versioned configuration")."""
+    import copy
+
+    from memory_core.policy_defaults import DEFAULT_POLICY
+    from memory_core.services.policy import policy_publish
+
+    old = memory_write(principal=agent_principal, data=data("Atlas's backend is in Python."))
+    assert old.memory.policy_version == 1
+    policy_publish(tenant=tenant, document=copy.deepcopy(DEFAULT_POLICY), note="v2")
+    if path == "write":
+        new = memory_write(principal=agent_principal, data=data("Atlas's backend is in Go."))
+    elif path == "correction":
+        new = memory_correct(
+            principal=agent_principal,
+            memory_id=old.memory.id,
+            data={"content": "Atlas's backend is in Go.", "source": data("x")["source"]},
+        )
+    else:
+        new = memory_write(principal=agent_principal, data=data(SENSITIVE))
+        assert new.decision == "pending_approval"
+        review_approve(principal=reviewer, item_id=new.review_item.id, reason="ok")
+    successor = Memory.objects.get(pk=new.memory.id)
+    assert successor.supersedes_id == old.memory.id and successor.policy_version == 2
+    assert superseded_under(old.memory) == 2
