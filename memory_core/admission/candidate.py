@@ -105,10 +105,11 @@ class Candidate:
         return format_scope(self.scope_kind, self.scope_ref)
 
     @property
-    def chain_identity(self) -> tuple[str, str, str, str]:
-        """What names the chain a keyed write lands on: subject, key, scope and environment
-        (a production fact on a key does not replace the staging one)."""
-        return (self.subject, self.memory_key, self.scope, self.environment)
+    def chain_identity(self) -> tuple[str, str, str, str, str]:
+        """What names the chain a keyed write lands on: subject, key, type, scope and
+        environment (a production fact on a key does not replace the staging one), as the
+        heads a write supersedes are found (``writes._heads``)."""
+        return (self.subject, self.memory_key, self.memory_type, self.scope, self.environment)
 
     def texts(self) -> list[str]:
         """Return every free text of the candidate the guards read: content and all of value."""

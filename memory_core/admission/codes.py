@@ -21,7 +21,7 @@ RULE_CODES: dict[str, tuple[int, str]] = {
     "fields.value_too_large": (3, "The structured value is larger than the tenant policy allows."),
     "fields.duplicate_in_batch": (
         3,
-        "The batch already holds a write for this memory_key, scope and environment.",
+        "The batch already holds a write for this memory_key, type, scope and environment.",
     ),
     "class.business_state": (
         4,

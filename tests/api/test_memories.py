@@ -720,3 +720,23 @@ def test_a_batch_may_write_one_key_for_two_environments(api_client):
     results = response.json()["results"]
     assert [r["decision"] for r in results] == ["accepted", "accepted", "rejected"]
     assert results[2]["rule_codes"] == ["fields.duplicate_in_batch"]
+
+
+def test_a_batch_may_write_one_key_for_two_types_as_two_single_writes_would(api_client):
+    """A write supersedes the head of its own type only (``writes._heads``): two single writes
+    of one key with two types make two chains, and so does a batch of the same two."""
+    items = [
+        body(content="User prefers Go for new services."),
+        body(memory_type="project_constraint", content="Project Atlas is written in Go."),
+        body(content="User prefers Rust for new services."),
+    ]
+    response = api_client.post(f"{URL}/batch", {"items": items}, format="json")
+    assert response.status_code == 200, response.json()
+    results = response.json()["results"]
+    assert [r["decision"] for r in results] == ["accepted", "accepted", "rejected"]
+    assert results[2]["rule_codes"] == ["fields.duplicate_in_batch"]
+    active = Memory.objects.filter(memory_key="style.answers", status="active")
+    assert sorted(active.values_list("memory_type", flat=True)) == [
+        "project_constraint",
+        "user_preference",
+    ]
