@@ -28,6 +28,11 @@ and so every tenant, has its own budget:
   is set again after it; ``_keep_window`` gives it back). Several web hosts need Redis to
   count together. A request racing a refused one (whose cost sits in the counter until it is
   taken back) may be refused a moment early; none is ever let through late.
+- The counters live in the ``throttle`` cache (``THROTTLE_CACHE_ALIAS``), which nothing else
+  writes: a cache that is full drops entries to make room (memledger's file cache its expired
+  ones first, then Django's random third), and the deletion steps' generation keys once
+  filled the shared one, so that every new entry dropped a third of the live counters and let
+  their keys past their limits. Settings without that alias count in ``default``.
 - A cache that is down (Redis unreachable, a cache folder that cannot be written) refuses
   the request with 503 ``rate_limiter_unavailable`` and ``Retry-After``: never a 500, and
   never a request let through unmetered. Taking a charge back is best effort (logged): the
@@ -66,10 +71,20 @@ def _keep_window(backend, key: str, timeout: int) -> None:
         backend.touch(key, timeout)
 
 
+THROTTLE_CACHE_ALIAS = "throttle"
+
+
+def counter_cache() -> BaseCache:
+    """The cache the counters live in: ``throttle``, or ``default`` where it is not defined."""
+    if THROTTLE_CACHE_ALIAS in settings.CACHES:
+        return caches[THROTTLE_CACHE_ALIAS]
+    return caches[DEFAULT_CACHE_ALIAS]
+
+
 def counter_add(key: str, amount: int, timeout: int) -> int:
     """Add ``amount`` to the counter ``key`` (created at 0, kept ``timeout`` seconds) and
     return its new value: atomic where the cache's ``incr`` is (module docstring)."""
-    backend = caches[DEFAULT_CACHE_ALIAS]
+    backend = counter_cache()
     try:
         value = backend.incr(key, amount)
     except ValueError:  # the slice's first request (or its counter was evicted)
@@ -83,7 +98,7 @@ def counter_add(key: str, amount: int, timeout: int) -> int:
 def counter_take_back(key: str, amount: int, timeout: int) -> None:
     """Subtract ``amount`` from the counter ``key`` (a refused request's cost). Best effort:
     with the cache down the charge stays until its window ends."""
-    backend = caches[DEFAULT_CACHE_ALIAS]
+    backend = counter_cache()
     try:
         backend.decr(key, amount)
         _keep_window(backend, key, timeout)
@@ -148,7 +163,7 @@ class _SlidingWindowThrottle(BaseThrottle):
         earlier = [f"{prefix}{number}" for number in range(current - SLICES + 1, current)]
         try:
             spent = counter_add(key, cost, period)
-            counts = caches[DEFAULT_CACHE_ALIAS].get_many(earlier)
+            counts = counter_cache().get_many(earlier)
         except Exception as exc:  # the cache is down: refuse, never let it through unmetered
             logger.warning("rate limit cache failed; request refused", exc_info=True)
             raise RateLimiterUnavailable(

@@ -95,12 +95,13 @@ ATOMIC_COUNTER_CACHES = (
 @checks.register(checks.Tags.security, deploy=True)
 def check_throttle_cache(app_configs, **kwargs):
     """A deployment counts rate limits in a cache whose increments do not get lost."""
-    backend = settings.CACHES["default"]["BACKEND"]
+    alias = "throttle" if "throttle" in settings.CACHES else "default"  # api/throttling.py
+    backend = settings.CACHES[alias]["BACKEND"]
     if backend in ATOMIC_COUNTER_CACHES:
         return []
     return [
         checks.Warning(
-            f"The default cache is {backend}: concurrent requests of one API key can lose "
+            f"The {alias} cache is {backend}: concurrent requests of one API key can lose "
             "counts of the rate limit and write quota there (its incr is a get and a set).",
             hint="Set REDIS_URL, so web processes share a Redis cache.",
             id="memory_core.W002",

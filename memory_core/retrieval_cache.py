@@ -37,7 +37,11 @@ from memory_core.rls import PLATFORM_SETTING, TENANT_SETTING
 
 logger = logging.getLogger(__name__)
 
-_FOREVER = None
+# A generation key lives this long after its last set. A missing generation is always safe
+# (the next read starts a new one, so no older entry can be found), so it need only outlive
+# the entries written under it to keep them reachable; kept forever, one per subject a
+# deletion ever touched, they filled the cache.
+GENERATION_SECONDS = 7 * 24 * 3600
 
 
 def _generation_key(namespace: str, tenant_id, subject_id) -> str:
@@ -51,7 +55,7 @@ def subject_generation(*, tenant_id, subject_id, namespace: str = "retrieval") -
     if generation is None:
         generation = time.time_ns()
         # add() keeps a concurrent writer's value if it got there first.
-        if not cache.add(key, generation, timeout=_FOREVER):
+        if not cache.add(key, generation, timeout=GENERATION_SECONDS):
             generation = cache.get(key, generation)
     return generation
 
@@ -147,7 +151,7 @@ def subject_invalidate(*, tenant_id, subject_id, namespace: str = "retrieval") -
     key = _generation_key(namespace, tenant_id, subject_id)
     before = cache.get(key)
     generation = max(time.time_ns(), (before or 0) + 1)
-    cache.set(key, generation, timeout=_FOREVER)
+    cache.set(key, generation, timeout=GENERATION_SECONDS)
     return {"generation_before": before, "generation": generation}
 
 

@@ -134,29 +134,38 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Cache ----------------------------------------------------------------------------------
 # Local by default: a file cache is shared by the web, worker and beat processes of one
 # machine, so a deletion run by the worker also clears what the web process cached.
+# The rate limits' counters have a cache of their own (``throttle``): a full cache drops
+# entries to make room, and a dropped counter would let its key past its limit, so nothing
+# else may fill the counters' cache (api/throttling.py).
 if env.str("REDIS_URL", default=""):
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.redis.RedisCache",
-            "LOCATION": env.str("REDIS_URL"),
-            # A Redis that hangs (rather than refusing connections) fails within this, so a
-            # request answers 503 rate_limiter_unavailable instead of holding its worker
-            # until gunicorn kills it, and a deletion's cache step fails and is retried.
-            "OPTIONS": {
-                "socket_connect_timeout": env.float("REDIS_TIMEOUT_SECONDS", default=2.0),
-                "socket_timeout": env.float("REDIS_TIMEOUT_SECONDS", default=2.0),
-            },
-        }
+    _REDIS = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": env.str("REDIS_URL"),
+        # A Redis that hangs (rather than refusing connections) fails within this, so a
+        # request answers 503 rate_limiter_unavailable instead of holding its worker
+        # until gunicorn kills it, and a deletion's cache step fails and is retried.
+        "OPTIONS": {
+            "socket_connect_timeout": env.float("REDIS_TIMEOUT_SECONDS", default=2.0),
+            "socket_timeout": env.float("REDIS_TIMEOUT_SECONDS", default=2.0),
+        },
     }
+    CACHES = {"default": _REDIS, "throttle": {**_REDIS, "KEY_PREFIX": "throttle"}}
 else:
     CACHES = {
         "default": {
-            # Django's file cache, with counters exact across this host's processes (the
-            # per-key rate limits count in it; memory_core/cache_backends.py).
+            # Django's file cache, with counters exact across this host's processes
+            # (memory_core/cache_backends.py).
             "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
             "LOCATION": str(DATA_DIR / "cache"),
             "OPTIONS": {"MAX_ENTRIES": 5000},
-        }
+        },
+        "throttle": {
+            # ~20 counters per API key in use (ten slices of each of two limits): room for
+            # thousands of keys, and only expired counters are ever culled before that.
+            "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
+            "LOCATION": str(DATA_DIR / "throttle"),
+            "OPTIONS": {"MAX_ENTRIES": 50000},
+        },
     }
 
 # --- Auth -----------------------------------------------------------------------------------

@@ -15,11 +15,16 @@ DATABASES["replica"] = {
     "ATOMIC_REQUESTS": False,  # requests never use it
     "TEST": {"MIRROR": "default"},
 }
+_CACHE_DIR = DATA_DIR / "test-cache" / env.str("TEST_DATABASE_NAME", "test_memledger")
 CACHES = {
     "default": {
         "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
-        "LOCATION": str(DATA_DIR / "test-cache" / env.str("TEST_DATABASE_NAME", "test_memledger")),
-    }
+        "LOCATION": str(_CACHE_DIR),
+    },
+    "throttle": {
+        "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
+        "LOCATION": str(_CACHE_DIR / "throttle"),
+    },
 }
 
 # Per test database (one per parallel run): the broker folder, exports, evaluation files and

@@ -7,7 +7,6 @@ import time
 from types import SimpleNamespace
 
 import pytest
-from django.core.cache import cache
 from django.core.cache.backends.locmem import LocMemCache
 from django.test import override_settings
 
@@ -64,11 +63,15 @@ def clock(monkeypatch):
     return clock
 
 
+def counters():
+    return throttling.counter_cache()
+
+
 @pytest.fixture(autouse=True)
 def _clear_counters():
-    cache.clear()
+    counters().clear()
     yield
-    cache.clear()
+    counters().clear()
 
 
 @override_settings(MEMLEDGER_RATE_LIMIT="3/min")
@@ -107,7 +110,7 @@ def test_retrieval_is_a_read_and_leaves_the_write_quota_alone(api_client, clock)
 @override_settings(MEMLEDGER_RATE_LIMIT="5/min", CACHES=LATENT_CACHE)
 def test_concurrent_requests_on_one_key_never_pass_the_limit(agent, clock):
     # DRF's throttle read its history list and wrote it back: 20 of 20 passed a limit of 5.
-    cache.clear()
+    counters().clear()
     request = SimpleNamespace(user=AgentPrincipal.from_agent(agent, api_key_id="k-race"))
     answers = []
     barrier = threading.Barrier(20)
@@ -202,7 +205,7 @@ def test_refused_requests_spend_nothing_and_the_counter_is_one_number(api_client
     codes = [api_client.get("/api/v1/whoami").status_code for _ in range(8)]
     assert codes == [200] * 5 + [429] * 3
     key_id = ApiKey.objects.get(agent=agent).id
-    assert cache.get(f"throttle:api_key:{key_id}:{int(clock.now // 6)}") == 5  # 6 s slices
+    assert counters().get(f"throttle:api_key:{key_id}:{int(clock.now // 6)}") == 5  # 6 s slices
 
 
 def test_a_counter_lives_as_long_as_its_window_on_the_file_cache(monkeypatch):
@@ -213,7 +216,7 @@ def test_a_counter_lives_as_long_as_its_window_on_the_file_cache(monkeypatch):
     throttling.counter_take_back(key, 1, 86_400)
     real_time = time.time
     monkeypatch.setattr(time, "time", lambda: real_time() + 3_600)  # an hour later
-    assert cache.get(key) == 2
+    assert counters().get(key) == 2
 
 
 @override_settings(MEMLEDGER_WRITE_QUOTA="5/day", MEMLEDGER_RATE_LIMIT=None)
@@ -339,3 +342,54 @@ def test_a_cache_that_is_down_refuses_an_agents_request_with_a_503_never_a_500(
     assert response["Retry-After"]
     assert elapsed < 5
     assert not Memory.objects.exists()
+
+
+def _delete_a_subject(tenant) -> None:
+    """A whole subject's deletion, run: its cache steps set the subject's generation keys."""
+    from memory_core.deletion.runner import deletion_run
+    from memory_core.deletion.services import deletion_request
+    from memory_core.principals import SystemPrincipal
+    from tests.factories import MemoryFactory, SubjectFactory
+
+    subject = SubjectFactory(tenant=tenant)
+    MemoryFactory(subject=subject)
+    principal = SystemPrincipal(tenant_id=tenant.id)
+    operation = deletion_request(principal=principal, subject_id=subject.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+
+def test_another_tenants_deletions_never_cull_a_keys_counters(agent, other_tenant, tmp_path, clock):
+    """The deletions' generation keys filled the shared cache (kept forever, two a subject);
+    from then on every new entry culled a random third of it, live counters included, and a
+    key at its limit was let through again: 10-15 requests past a limit of 5 in a minute while
+    another tenant's subjects were deleted. The counters now have a cache of their own, and a
+    generation key expires."""
+    from django.conf import settings
+
+    from memory_core import retrieval_cache
+    from memory_core.cache_backends import read_expiry
+    from tests.clients import client_for
+
+    small = {  # the settings' two caches, the default one as small as 5,000 entries are to many
+        alias: {**settings.CACHES[alias], "LOCATION": str(tmp_path / alias)}
+        for alias in ("default", "throttle")
+    }
+    small["default"]["OPTIONS"] = {"MAX_ENTRIES": 12}
+    with override_settings(CACHES=small, MEMLEDGER_RATE_LIMIT="5/min"):
+        for _ in range(6):  # 12 generation keys: full
+            _delete_a_subject(other_tenant)
+        client = client_for(agent)
+        codes = [client.get("/api/v1/whoami").status_code for _ in range(6)]
+        assert codes == [200] * 5 + [429]
+        let_through = 0
+        for _ in range(30):  # the other tenant goes on deleting; the key asks again
+            _delete_a_subject(other_tenant)
+            let_through += client.get("/api/v1/whoami").status_code == 200
+        assert let_through == 0
+        generations = list((tmp_path / "default").glob("*.djcache"))
+        assert generations
+        for path in generations:
+            with open(path, "rb") as handle:
+                expiry = read_expiry(handle)
+            assert expiry is not None
+            assert expiry <= time.time() + retrieval_cache.GENERATION_SECONDS + 5
