@@ -81,6 +81,7 @@ def memories_expire(*, now=None, limit: int = 5000) -> int:
             valid_until__isnull=False,
             valid_until__lte=now,
         )
+        .order_by("valid_until")  # the longest due first, along memory_live_expiry
         .values_list("pk", "tenant_id", "policy_version")[:limit]
     )
     if not rows:

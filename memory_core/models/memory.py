@@ -33,6 +33,8 @@ EMBEDDING_DIMENSIONS = 384
 
 # Rows that are proposed (awaiting review or refused) are not links of a chain yet.
 PROPOSED_STATUSES = (Status.PENDING_APPROVAL, Status.REJECTED)
+# Statuses whose rows expire at their valid_until (the retention sweep's memories_expire).
+LIVE_STATUSES = (Status.ACTIVE, Status.PENDING_APPROVAL)
 # Statuses that can never be shown to a model.
 RETIRED_STATUSES = (Status.SUPERSEDED, Status.REVOKED, Status.EXPIRED, Status.DELETED)
 
@@ -221,12 +223,29 @@ class Memory(models.Model):
             models.Index(fields=["tenant", "scope_kind", "scope_ref"], name="memory_scope"),
             models.Index(fields=["tenant", "session_id", "task_id"], name="memory_session_task"),
             models.Index(fields=["tenant", "subject", "content_hash"], name="memory_content_hash"),
-            # GET /api/v1/memories: a tenant's rows newest first, a page at a time.
+            # GET /api/v1/memories: a tenant's rows newest first, a page at a time; and one
+            # subject's (without it, a small subject's page walked its whole tenant's rows).
             models.Index(fields=["tenant", "-created_at", "-id"], name="memory_tenant_newest"),
             models.Index(
+                fields=["tenant", "subject", "-created_at", "-id"], name="memory_subject_newest"
+            ),
+            # The retention sweep: the rows due to expire (active, or waiting for a reviewer)...
+            models.Index(
                 fields=["valid_until"],
-                name="memory_active_expiry",
-                condition=Q(status=Status.ACTIVE, valid_until__isnull=False),
+                name="memory_live_expiry",
+                condition=Q(status__in=LIVE_STATUSES, valid_until__isnull=False),
+            ),
+            # ... and a tenant's rows of a class, or inferred, older than its retention, never
+            # the tombstones a sweep left behind (deletion/retention.py, ``_rules``).
+            models.Index(
+                fields=["tenant", "memory_class", "created_at"],
+                name="memory_retention",
+                condition=~Q(status=Status.DELETED),
+            ),
+            models.Index(
+                fields=["tenant", "created_at"],
+                name="memory_inferred_retention",
+                condition=Q(authority=Authority.MODEL_INFERENCE) & ~Q(status=Status.DELETED),
             ),
         ]
 

@@ -147,7 +147,15 @@ class ReviewItem(models.Model):
                 name="review_one_open_conflict_per_place",
             ),
         ]
-        indexes = [models.Index(fields=["tenant", "state", "kind"], name="review_queue")]
+        indexes = [
+            models.Index(fields=["tenant", "state", "kind"], name="review_queue"),
+            # The reviewer's recent decisions, newest first (decided items are never purged).
+            models.Index(
+                fields=["tenant", "-resolved_at", "-created_at"],
+                name="review_decided_newest",
+                condition=~models.Q(state="open"),
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"{self.kind} {self.memory_key or self.memory_id} ({self.state})"
@@ -312,6 +320,9 @@ class Tombstone(models.Model):
 
     class Meta:
         ordering = ["-deleted_at"]
+        # A subject's tombstones (an import skips what was deleted; a subject's deletion
+        # asks whether one covers it): without it, every tombstone of every tenant was read.
+        indexes = [models.Index(fields=["tenant_id", "subject_id"], name="tombstone_subject")]
 
     def __str__(self) -> str:
         return f"tombstone {self.memory_id}"

@@ -5,11 +5,17 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import connection
-from django.db.models import F
+from django.db.models import F, Subquery
 from django.db.models.fields.tuple_lookups import TupleGreaterThan, TupleLessThan
 
 from memory_core.exceptions import NotFound
-from memory_core.models import PROPOSED_STATUSES, AdmissionDecision, Memory, MemoryEvent
+from memory_core.models import (
+    PROPOSED_STATUSES,
+    AdmissionDecision,
+    Memory,
+    MemoryEvent,
+    Subject,
+)
 
 MAX_LIST_LIMIT = 100
 
@@ -202,7 +208,11 @@ def memory_list(
     external id, type, status and memory_key (each optional)."""
     queryset = Memory.objects.visible_to(principal).select_related("subject")
     if subject:
-        queryset = queryset.filter(subject__external_id=subject)
+        # The subject's id as a value (a scalar subquery: an external id is unique in its
+        # tenant), not a join: then a page is a range of ``memory_subject_newest``, where a
+        # join on the external id sorted all a big subject's rows for one page.
+        subject_id = Subject.objects.filter(tenant_id=principal.tenant_id, external_id=subject)
+        queryset = queryset.filter(subject_id=Subquery(subject_id.values("pk")[:1]))
     if memory_type:
         queryset = queryset.filter(memory_type=memory_type)
     if status:

@@ -21,8 +21,9 @@ def review_list(*, principal, state: str = "open", kind: str = ""):
     """Return the review items of the reviewer's tenant, oldest first (a queue)."""
     if not isinstance(principal, ReviewerPrincipal):
         raise NotFound("No review queue for this principal.")
+    # The item's memory is shown with its subject's external id (a query an item otherwise).
     queryset = ReviewItem.objects.filter(tenant_id=principal.tenant_id).select_related(
-        "subject", "memory"
+        "subject", "memory", "memory__subject"
     )
     if state:
         queryset = queryset.filter(state=state)
@@ -37,7 +38,7 @@ def review_get(*, principal, item_id) -> ReviewItem:
         raise NotFound("No review item with this id.")
     item = (
         ReviewItem.objects.filter(pk=item_id, tenant_id=principal.tenant_id)
-        .select_related("subject", "memory")
+        .select_related("subject", "memory", "memory__subject")
         .first()
     )
     if item is None:

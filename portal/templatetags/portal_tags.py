@@ -116,8 +116,10 @@ def requested_by(operation) -> str:
     """Return who or what asked for a deletion operation: "you", "an agent", "the retention
     policy", ..."""
     kind, name = operation.requested_by_type, operation.requested_by_id
-    subject = getattr(operation, "subject", None)
-    if not kind and operation.status == "queued" and subject is not None:
+    # The subject only for a queued one: read for every row, it was a query per operation.
+    queued = not kind and operation.status == "queued"
+    subject = getattr(operation, "subject", None) if queued else None
+    if subject is not None:
         # Not made yet (``queued_deletion``): the subject's mark says who queued it, an agent
         # or the person (it read "requested by unknown").
         return "an agent" if subject.deletion_queued_by_agent_id else "you"

@@ -25,6 +25,20 @@ def pending(api_client):
     return ids
 
 
+def test_a_page_of_the_queue_makes_as_many_queries_whatever_its_length(reviewer, pending):
+    """Each item's memory names its subject: a query an item (58 for a page of 50)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    counts = []
+    for limit in (1, 2):
+        with CaptureQueriesContext(connection) as captured:
+            page = reviewer.get(URL, {"limit": limit})
+        assert [item["memory"]["subject"] for item in page.json()["results"]] == ["user-1"] * limit
+        counts.append(len(captured))
+    assert counts[0] == counts[1]
+
+
 def test_the_queue_pages_with_limit_and_offset_and_its_next_link_works(reviewer, pending):
     first = reviewer.get(URL, {"limit": 1})
     assert first.status_code == 200, first.json()
