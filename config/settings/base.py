@@ -131,6 +131,11 @@ DATABASES["default"]["OPTIONS"].setdefault(
 )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Seconds a Redis (the cache's, the broker's) may take to accept a connection or answer a
+# command before the caller gives up: a Redis that hangs (stopped, half-open) rather than
+# refusing connections fails fast too.
+REDIS_TIMEOUT_SECONDS = env.float("REDIS_TIMEOUT_SECONDS", default=2.0)
+
 # --- Cache ----------------------------------------------------------------------------------
 # Local by default: a file cache is shared by the web, worker and beat processes of one
 # machine, so a deletion run by the worker also clears what the web process cached.
@@ -145,8 +150,8 @@ if env.str("REDIS_URL", default=""):
         # request answers 503 rate_limiter_unavailable instead of holding its worker
         # until gunicorn kills it, and a deletion's cache step fails and is retried.
         "OPTIONS": {
-            "socket_connect_timeout": env.float("REDIS_TIMEOUT_SECONDS", default=2.0),
-            "socket_timeout": env.float("REDIS_TIMEOUT_SECONDS", default=2.0),
+            "socket_connect_timeout": REDIS_TIMEOUT_SECONDS,
+            "socket_timeout": REDIS_TIMEOUT_SECONDS,
         },
     }
     CACHES = {"default": _REDIS, "throttle": {**_REDIS, "KEY_PREFIX": "throttle"}}
@@ -257,6 +262,16 @@ else:
     # Redis redelivers an unacknowledged task after this; it must exceed the longest retry
     # countdown. A message lost anyway is re-driven by the deletion sweep (the DB is the truth).
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 3600}
+    if CELERY_BROKER_URL.startswith(("redis://", "rediss://", "redis+socket://")):
+        # Without them redis-py waits forever on a Redis that accepts connections and never
+        # answers: a DELETE's on-commit send held its request until gunicorn killed the
+        # worker, and the beat sweep's send a worker until its time limit. With them the send
+        # fails as when the broker refuses connections, and the row waits for the sweep.
+        # (AMQP gives up by itself, after broker_connection_timeout's 4 s.)
+        CELERY_BROKER_TRANSPORT_OPTIONS |= {
+            "socket_connect_timeout": REDIS_TIMEOUT_SECONDS,
+            "socket_timeout": REDIS_TIMEOUT_SECONDS,
+        }
 # One queue name per deployment (and per test session, so parallel runs never share tasks).
 CELERY_TASK_DEFAULT_QUEUE = env.str("MEMLEDGER_CELERY_QUEUE", default="memledger")
 # The worker logs through LOGGING (below) like every process: one format, with request ids.

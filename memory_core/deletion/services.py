@@ -610,10 +610,15 @@ def subject_deletion_queue(*, principal, subject_id, memory_key: str = "") -> Su
 def subject_deletion_enqueue_on_commit(subject_id) -> None:
     """Send the task of the subject's queued deletion (the whole subject's or a key's) once
     the current transaction commits."""
+    transaction.on_commit(partial(subject_deletion_enqueue, subject_id))
+
+
+def subject_deletion_enqueue(subject_id) -> bool:
+    """Send the task of the subject's queued deletion now; False if the broker refused."""
     from memory_core.tasks import queued_subject_deletion_task
 
     label = f"queued deletion of subject {subject_id}"
-    transaction.on_commit(partial(_send_or_leave, queued_subject_deletion_task, subject_id, label))
+    return _send_or_leave(queued_subject_deletion_task, subject_id, label)
 
 
 def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:

@@ -9,7 +9,9 @@ operation in one round; the run itself is guarded by the operation's advisory lo
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
+from functools import partial
 
 from django.conf import settings
 from django.db import transaction
@@ -17,11 +19,10 @@ from django.db.models import Q
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
-from memory_core.deletion.services import (
-    deletion_run_on_commit,
-    subject_deletion_enqueue_on_commit,
-)
+from memory_core.deletion.services import deletion_enqueue, subject_deletion_enqueue
 from memory_core.models import DeletionOperation, Subject
+
+logger = logging.getLogger(__name__)
 
 RETRYABLE = (
     DeletionOperation.State.PENDING,
@@ -54,21 +55,35 @@ def deletion_sweep(*, stale_seconds: float | None = None, limit: int = 500) -> l
         redriven.append(operation.pk)
     if redriven:
         DeletionOperation.objects.filter(pk__in=redriven).update(last_attempt_at=now)
-        for operation_id in redriven:
-            deletion_run_on_commit(operation_id)
-    return [str(pk) for pk in redriven] + _queued_subjects(now - timedelta(seconds=stale), limit)
+    subjects = _queued_subjects(now - timedelta(seconds=stale), limit)
+    sends = [partial(deletion_enqueue, pk) for pk in redriven]
+    sends += [partial(subject_deletion_enqueue, pk) for pk in subjects]
+    if sends:
+        transaction.on_commit(partial(_send_until_refused, sends))
+    return [str(pk) for pk in redriven] + [f"subject:{pk}" for pk in subjects]
 
 
-def _queued_subjects(before, limit: int) -> list[str]:
-    """Send again the task of every deletion (a whole subject's or a key's) queued before
-    ``before`` and not made yet (its send was lost; the task clears the mark as it makes the
-    request); return ``subject:<id>`` for each."""
-    subjects = list(
+def _send_until_refused(sends) -> None:
+    """Send each task in turn; stop at the first the broker refuses or times out: a broker
+    that hangs costs each send its timeout, and 500 of them would hold the worker past its
+    time limit. The rows are the truth: the next sweep sends the rest."""
+    for index, send in enumerate(sends):
+        if not send():
+            if len(sends) > index + 1:
+                logger.warning(
+                    "deletion sweep: broker unavailable, %d sends left to the next sweep",
+                    len(sends) - index - 1,
+                )
+            return
+
+
+def _queued_subjects(before, limit: int) -> list:
+    """Return (locked) the subjects whose deletion (a whole subject's or a key's) was queued
+    before ``before`` and is not made yet: its send was lost, the sweep sends it again (the
+    task clears the mark as it makes the request)."""
+    return list(
         Subject.objects.select_for_update(skip_locked=True)
         .filter(deletion_queued_at__lte=before)
         .order_by("deletion_queued_at")
         .values_list("pk", flat=True)[:limit]
     )
-    for subject_id in subjects:
-        subject_deletion_enqueue_on_commit(subject_id)
-    return [f"subject:{pk}" for pk in subjects]

@@ -1,5 +1,7 @@
 """The beat sweep: re-drives stuck operations, and two sweepers never pick the same one."""
 
+import json
+
 import psycopg
 import pytest
 from django.db import connection
@@ -51,3 +53,48 @@ def test_sweep_ignores_completed_failed_and_fresh_operations(
     assert deletion_sweep(stale_seconds=60) == []  # just requested: not stuck yet
     DeletionOperation.objects.filter(pk=operation.id).update(status="failed")
     assert deletion_sweep(stale_seconds=0) == []
+
+
+SWEEP_PROBE = r"""
+import json, time
+from memory_core.deletion.sweep import deletion_sweep
+from memory_core.rls import platform_scope
+started = time.monotonic()
+with platform_scope("test: sweep"):
+    redriven = deletion_sweep(stale_seconds=0)
+print("RESULTS" + json.dumps({"redriven": redriven, "seconds": time.monotonic() - started}))
+"""
+
+
+def test_a_sweep_stops_sending_at_the_first_send_a_hung_broker_times_out(
+    private_queue, owner_principal, memories
+):
+    """Each send to a broker that never answers costs its timeout: the sweep's sends stop at
+    the first that fails (500 of them held the worker past its time limit), and the next
+    sweep sends them all again."""
+    import socket
+
+    from tests.processes import run_manage
+
+    operations = [
+        deletion_request(principal=owner_principal, memory_id=memory.id) for memory in memories
+    ]
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        result = run_manage(
+            "shell",
+            "-c",
+            SWEEP_PROBE,
+            timeout=60,
+            MEMLEDGER_DB_NAME=connection.settings_dict["NAME"],
+            CELERY_BROKER_URL=f"redis://127.0.0.1:{silent.getsockname()[1]}/0",
+            REDIS_TIMEOUT_SECONDS="1",
+        )
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = next(x for x in result.stdout.splitlines() if x.startswith("RESULTS"))
+    assert sorted(json.loads(line[len("RESULTS") :])["redriven"]) == sorted(
+        str(operation.id) for operation in operations
+    )
+    assert result.stderr.count("broker unavailable, left to the sweep") == 1, result.stderr
+    assert "2 sends left to the next sweep" in result.stderr

@@ -17,6 +17,7 @@ from django.utils import timezone
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.sweep import deletion_sweep
 from memory_core.models import DeletionOperation, Memory, Status
+from tests.factories import MemoryFactory
 from tests.processes import run_manage
 
 PROBE = r"""
@@ -67,3 +68,57 @@ def test_writes_and_deletes_are_accepted_while_the_broker_is_down(api_key):
     )
     assert str(operation.pk) in deletion_sweep(stale_seconds=60)
     assert deletion_run(operation_id=operation.pk) == DeletionOperation.State.COMPLETED
+
+
+DELETE_PROBE = r"""
+import json, time
+from django.test import Client
+client = Client(HTTP_AUTHORIZATION="Bearer " + KEY)
+started = time.monotonic()
+delete = client.delete(f"/api/v1/memories/{MEMORY_ID}")
+print("RESULTS" + json.dumps({"delete": [delete.status_code, delete.json()],
+                              "seconds": time.monotonic() - started}))
+"""
+
+
+@pytest.fixture
+def silent_broker():
+    """A "Redis" that accepts connections and never answers (stopped by SIGSTOP, half-open).
+
+    The kernel completes the handshakes of a listening socket's backlog; nothing ever reads
+    from or writes to them.
+    """
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(16)
+        yield f"redis://127.0.0.1:{sock.getsockname()[1]}/0"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_delete_answers_at_once_when_the_broker_accepts_and_never_replies(
+    api_key, agent, subject, silent_broker
+):
+    """The on-commit send times out (REDIS_TIMEOUT_SECONDS) instead of waiting forever: the
+    request answers 202 well inside gunicorn's 30 s, and the operation is left to the sweep."""
+    memory = MemoryFactory(tenant=subject.tenant, subject=subject)
+    result = run_manage(
+        "shell",
+        "-c",
+        f"KEY = {api_key!r}\nMEMORY_ID = {str(memory.pk)!r}\n" + DELETE_PROBE,
+        timeout=30,
+        MEMLEDGER_DB_NAME=connection.settings_dict["NAME"],
+        CELERY_BROKER_URL=silent_broker,
+        REDIS_TIMEOUT_SECONDS="1",
+        DJANGO_ALLOWED_HOSTS="testserver",
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = next(x for x in result.stdout.splitlines() if x.startswith("RESULTS"))
+    outcome = json.loads(line[len("RESULTS") :])
+    status, body = outcome["delete"]
+    assert status == 202, body
+    assert outcome["seconds"] < 10, outcome
+    operation = DeletionOperation.objects.get(pk=body["operation_id"])
+    assert operation.status == DeletionOperation.State.PENDING
+    assert "broker unavailable, left to the sweep" in result.stderr
