@@ -7,7 +7,7 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import TooManyFieldsSent
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404
-from psycopg.errors import LockNotAvailable
+from psycopg.errors import LockNotAvailable, ReadOnlySqlTransaction
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
@@ -82,6 +82,16 @@ BUSY = (
 )
 
 
+def database_unavailable(exc: Exception) -> bool:
+    """Whether ``exc`` is the database failing the request rather than a bug: a server that
+    is down or went away, a statement or lock wait past its timeout (OperationalError,
+    InterfaceError), or a database that takes no writes (SQLSTATE 25006, an InternalError:
+    a failover to a standby, ``default_transaction_read_only``). Each answers 503."""
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        return True
+    return isinstance(exc, DatabaseError) and isinstance(exc.__cause__, ReadOnlySqlTransaction)
+
+
 def unavailable(exc: Exception) -> tuple[str, str]:
     """Return the code and message of the 503 a database error answers: ``busy`` for a lock
     wait past the request's ``lock_timeout`` (memory_core.rls.request_tenant_set), else
@@ -96,10 +106,11 @@ def exception_handler(exc, context):
     if isinstance(exc, DomainError):
         headers = {"Retry-After": "5"} if exc.status == 503 else None
         return error_response(exc.code, exc.message, exc.status, exc.details, headers=headers)
-    if isinstance(exc, (OperationalError, InterfaceError)):
+    if database_unavailable(exc):
         # The client gets a stable 503; the operator needs the cause (a server down, a
-        # statement timeout, a deadlock, a lock timeout).
+        # statement timeout, a deadlock, a lock timeout, a read-only standby).
         logger.warning("database error answered 503: %s", exc, exc_info=exc)
+        set_rollback()
         return error_response(
             *unavailable(exc), status.HTTP_503_SERVICE_UNAVAILABLE, headers={"Retry-After": "5"}
         )

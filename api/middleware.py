@@ -1,6 +1,7 @@
 """Middleware around the API's views, and the 500 handler.
 
-- A database that cannot be reached answers 503 ``memory_unavailable``, never a 500. Most
+- A database that cannot be reached, or takes no writes (a read-only standby), answers 503
+  ``memory_unavailable``, never a 500. Most
   database errors surface inside a DRF view and the exception handler maps them;
   ``DatabaseUnavailableMiddleware`` catches the ones raised around the view, e.g. when the
   request's transaction (``ATOMIC_REQUESTS``) cannot even begin because the server is down.
@@ -13,12 +14,12 @@
 
 import logging
 
-from django.db import DatabaseError, InterfaceError, OperationalError
+from django.db import DatabaseError
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
 from django.views import defaults
 
-from api.exceptions import error_body, unavailable
+from api.exceptions import database_unavailable, error_body, unavailable
 from memory_core.principals import AgentPrincipal
 from memory_core.services.events import access_denial_record
 
@@ -26,9 +27,9 @@ logger = logging.getLogger(__name__)
 
 
 class DatabaseUnavailableMiddleware:
-    """Map OperationalError/InterfaceError to a 503: JSON under /api/, elsewhere the portal's
-    page (templates/503.html, rendered without the request: its context processors would
-    ask the database)."""
+    """Map a database's failure (``database_unavailable``) to a 503: JSON under /api/,
+    elsewhere the portal's page (templates/503.html, rendered without the request: its
+    context processors would ask the database)."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -37,7 +38,7 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request, exception):
-        if not isinstance(exception, (OperationalError, InterfaceError)):
+        if not database_unavailable(exception):
             return None
         logger.warning("database error answered 503: %s", exception, exc_info=exception)
         code, message = unavailable(exception)

@@ -1,7 +1,11 @@
 """Whether this process can serve: the checks behind the readiness probe (``/readyz``).
 
-- ``database``: a ``SELECT 1`` on this process's connection, as the application role. A
-  server that is down or refuses the role fails it within ``DB_CONNECT_TIMEOUT``.
+- ``database``: whether the server is a primary that takes writes, asked on this process's
+  connection as the application role. A server that is down or refuses the role fails it
+  within ``DB_CONNECT_TIMEOUT`` (``database_unavailable``); a standby (``pg_is_in_recovery``,
+  after a failover that left this process on it: ``database_in_recovery``) or a read-only
+  database (``transaction_read_only``, ``default_transaction_read_only = on``:
+  ``database_read_only``) fails it too: every write and retrieval would answer 503.
 - ``migrations``: every migration of this release is applied. A process of a new release
   started before ``migrate`` would fail on its first query of a new column; it stays out of
   the load balancer instead. Once true, a process keeps the answer (the schema only moves
@@ -39,11 +43,17 @@ class Readiness:
 def _database() -> dict:
     try:
         with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-            cursor.fetchone()
+            cursor.execute("SELECT pg_is_in_recovery(), current_setting('transaction_read_only')")
+            in_recovery, read_only = cursor.fetchone()
     except DatabaseError as exc:
         logger.warning("readiness: the database is unavailable: %s", exc)
         return {"ok": False, "code": "database_unavailable"}
+    if in_recovery:
+        logger.warning("readiness: the database is a standby (in recovery): it takes no writes")
+        return {"ok": False, "code": "database_in_recovery"}
+    if read_only == "on":
+        logger.warning("readiness: the database is read-only: it takes no writes")
+        return {"ok": False, "code": "database_read_only"}
     return {"ok": True}
 
 
@@ -66,7 +76,8 @@ def _embedding_model() -> dict:
 
 
 def readiness_check() -> Readiness:
-    """Run the checks; ready when the database answers and the schema is this release's."""
+    """Run the checks; ready when the database answers, takes writes, and the schema is this
+    release's."""
     checks = {"database": _database()}
     if checks["database"]["ok"]:
         try:
