@@ -10,47 +10,59 @@ defaults fill in, ``RetrievalPolicy.from_document``).
 
 from __future__ import annotations
 
+import logging
 import math
+from datetime import timedelta
 
 from memory_core.models.choices import MemoryType, Sensitivity
 
-# (path, kind, low, high): kind "int" or "number"; None bounds are open; "nullable_int" may
-# also be null (no limit).
+logger = logging.getLogger(__name__)
+
+# A hundred years: longer than anything is kept, and far inside what a date can hold (a
+# cutoff of a million days before now is before year 1 and raised OverflowError).
+MAX_DAYS = 36_500
+
+# (path, kind, low, high): kind "int" or "number"; None bounds are open. Every number that
+# becomes a period of time is bounded (a ``timedelta`` or a date past year 9999 raises), and
+# every weight, so a score stays finite.
 _NUMBERS = [
     ("admission.max_content_chars", "int", 1, 4000),
     ("admission.max_key_chars", "int", 1, 200),
     ("admission.confidence_floor", "number", 0, 1),
     ("admission.inferred_max_confidence", "number", 0, 1),
     ("admission.max_value_bytes", "int", 0, 65_536),
-    ("admission.split_window_minutes", "int", 0, None),
+    ("admission.split_window_minutes", "int", 0, MAX_DAYS * 24 * 60),
     ("admission.split_window_writes", "int", 0, 100),
     ("budget.max_items", "int", 1, 100),
     ("budget.max_tokens", "int", 16, 32_000),
     ("budget.max_items_per_type", "int", 1, 100),
     ("budget.confidence_floor", "number", 0, 1),
     ("retrieval.max_candidates", "int", 1, 1000),
-    ("retrieval.rrf_k", "number", 1, None),
-    ("retrieval.rrf_vector_weight", "number", 0, None),
-    ("retrieval.rrf_fulltext_weight", "number", 0, None),
+    ("retrieval.rrf_k", "number", 1, 1_000_000),
+    ("retrieval.rrf_vector_weight", "number", 0, 1000),
+    ("retrieval.rrf_fulltext_weight", "number", 0, 1000),
     ("retrieval.relevance_floor", "number", -1, 1),
-    ("retrieval.fulltext_floor", "number", 0, None),
-    ("retrieval.relevance_margin", "number", 0, None),
+    ("retrieval.fulltext_floor", "number", 0, 1000),
+    ("retrieval.relevance_margin", "number", 0, 1000),
     ("retrieval.near_duplicate_cosine", "number", -1, 1),
     ("retrieval.inferred_echo_cosine", "number", -1, 1),
     ("retrieval.diversity_cosine", "number", -1, 1),
     ("retrieval.redundancy_cosine", "number", -1, 1),
     ("retrieval.semantic_cosine_share", "number", 0, 1),
-    ("retrieval.inferred_half_life_days", "number", 0.01, None),
+    ("retrieval.inferred_half_life_days", "number", 0.01, MAX_DAYS),
     ("retrieval.conflict_min_confidence", "number", 0, 1),
 ]
-_RETENTION = [
-    "working_hours",
-    "episodic_days",
-    "preference_days",
-    "inferred_days",
-    "rejected_days",
-    "trace_days",
-]
+# Each retention number and its most: a whole number of hours or days, or null (no limit).
+RETENTION_MAX = {
+    "working_hours": MAX_DAYS * 24,
+    "episodic_days": MAX_DAYS,
+    "preference_days": MAX_DAYS,
+    "inferred_days": MAX_DAYS,
+    "rejected_days": MAX_DAYS,
+    "trace_days": MAX_DAYS,
+}
+# A section of numbers of any key, and each number's bounds.
+_OPEN_SECTIONS = (("half_life_days", 0, MAX_DAYS), ("ranking_weights", 0, 1000))
 _SECTIONS = ("admission", "retention", "half_life_days", "ranking_weights", "budget", "retrieval")
 
 
@@ -70,15 +82,15 @@ def policy_errors(document) -> dict[str, str]:
             problem = _number_problem(document[section][key], kind, low, high)
             if problem:
                 errors[path] = problem
-    for key in _RETENTION:
+    for key, high in RETENTION_MAX.items():
         value = document.get("retention", {}).get(key)
         if value is not None:
-            problem = _number_problem(value, "int", 0, None)
+            problem = _number_problem(value, "int", 0, high)
             if problem:
                 errors[f"retention.{key}"] = problem + " Or null, for no limit."
-    for section, low in (("half_life_days", 0), ("ranking_weights", 0)):
+    for section, low, high in _OPEN_SECTIONS:
         for key, value in document.get(section, {}).items():
-            problem = _number_problem(value, "number", low, None)
+            problem = _number_problem(value, "number", low, high)
             if problem:
                 errors[f"{section}.{key}"] = problem
     retrieval = document.get("retrieval", {})
@@ -118,3 +130,28 @@ def _number_problem(value, kind: str, low, high) -> str:
     if high is not None and value > high:
         return f"At most {high}."
     return ""
+
+
+def retention_period(retention: dict, key: str, *, tenant_id=None) -> timedelta | None:
+    """Return how long ``retention[key]`` keeps a class (hours for ``working_hours``, else
+    days), or None for no limit.
+
+    Read from a stored policy, which may predate a bound of ``policy_errors``: a number past
+    ``RETENTION_MAX`` counts as that most (a million days kept everything, as a hundred
+    years does), and one that is no number of hours or days at all (a string, a negative,
+    NaN) as no limit, logged: nothing is deleted, and no write fails, on a number nobody can
+    read. Never raises.
+    """
+    value = retention.get(key)
+    if value is None:
+        return None
+    if _number_problem(value, "number", 0, None):
+        logger.warning(
+            "tenant %s: retention.%s is %r, not a number of hours or days: treated as no limit",
+            tenant_id,
+            key,
+            value,
+        )
+        return None
+    value = min(value, RETENTION_MAX[key])
+    return timedelta(hours=value) if key == "working_hours" else timedelta(days=value)

@@ -27,6 +27,7 @@ from memory_core.models import (
     Sensitivity,
     SourceType,
 )
+from memory_core.policy_check import retention_period
 from memory_core.policy_defaults import DEFAULT_POLICY
 
 ACCEPTED = "accepted"
@@ -345,13 +346,15 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
 
 
 def _retention_limit(memory_class: str, authority: str, retention: dict) -> timedelta | None:
-    limits = []
-    if memory_class == MemoryClass.WORKING and retention.get("working_hours") is not None:
-        limits.append(timedelta(hours=retention["working_hours"]))
-    if memory_class == MemoryClass.EPISODIC and retention.get("episodic_days") is not None:
-        limits.append(timedelta(days=retention["episodic_days"]))
-    if memory_class == MemoryClass.PREFERENCE and retention.get("preference_days") is not None:
-        limits.append(timedelta(days=retention["preference_days"]))
-    if authority == Authority.MODEL_INFERENCE and retention.get("inferred_days") is not None:
-        limits.append(timedelta(days=retention["inferred_days"]))
+    # retention_period bounds what a policy stored before its bounds says (a write of a
+    # tenant whose preference_days was 3,000,000 answered 500: now + it is past year 9999).
+    keys = {
+        MemoryClass.WORKING: "working_hours",
+        MemoryClass.EPISODIC: "episodic_days",
+        MemoryClass.PREFERENCE: "preference_days",
+    }
+    periods = [retention_period(retention, keys[memory_class])] if memory_class in keys else []
+    if authority == Authority.MODEL_INFERENCE:
+        periods.append(retention_period(retention, "inferred_days"))
+    limits = [period for period in periods if period is not None]
     return min(limits) if limits else None

@@ -31,6 +31,8 @@ Run by beat (``memory_core.tasks.retention_sweep``):
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections import defaultdict
 from datetime import timedelta
 
@@ -56,8 +58,11 @@ from memory_core.models import (
     Status,
     Tombstone,
 )
+from memory_core.policy_check import retention_period
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SystemPrincipal
+
+logger = logging.getLogger(__name__)
 
 RETENTION_PRINCIPAL_NAME = "retention"
 
@@ -146,16 +151,34 @@ def conflicts_settle(*, now=None, limit: int = 5000) -> int:
 REVOKED = "retention:revoked"
 
 
+@contextlib.contextmanager
+def _tenant_isolated(step: str, tenant_id, failures: list | None):
+    """Run one tenant's part of ``step``; a failure is logged with the tenant's id and
+    counted in ``failures``, and the other tenants go on (one tenant's policy must not stop
+    every tenant's retention). Without ``failures`` it is raised."""
+    try:
+        yield
+    except Exception:
+        if failures is None:
+            raise
+        logger.exception("retention %s: tenant %s failed; the other tenants go on", step, tenant_id)
+        failures.append({"step": step, "tenant_id": str(tenant_id)})
+
+
+def _cutoff(now, retention: dict, key: str, tenant_id):
+    """The oldest time ``retention[key]`` keeps, or None (no limit; ``retention_period``)."""
+    period = retention_period(retention, key, tenant_id=tenant_id)
+    return None if period is None else now - period
+
+
 def _rules(retention: dict, now, tenant_id) -> list[tuple[str, Q]]:
     """Return (reason, condition) pairs for what ``retention`` no longer allows."""
     rules = []
-    if retention.get("working_hours") is not None:
-        cutoff = now - timedelta(hours=retention["working_hours"])
+    if (cutoff := _cutoff(now, retention, "working_hours", tenant_id)) is not None:
         rules.append(
             ("retention:working", Q(memory_class=MemoryClass.WORKING, created_at__lt=cutoff))
         )
-    if retention.get("episodic_days") is not None:
-        cutoff = now - timedelta(days=retention["episodic_days"])
+    if (cutoff := _cutoff(now, retention, "episodic_days", tenant_id)) is not None:
         rules.append(
             ("retention:episodic", Q(memory_class=MemoryClass.EPISODIC, created_at__lt=cutoff))
         )
@@ -175,69 +198,78 @@ def _rules(retention: dict, now, tenant_id) -> list[tuple[str, Q]]:
             | Q(memory_class=MemoryClass.PREFERENCE, status=Status.SUPERSEDED, pk__in=left_behind),
         )
     )
-    if retention.get("preference_days") is not None:
-        cutoff = now - timedelta(days=retention["preference_days"])
+    if (cutoff := _cutoff(now, retention, "preference_days", tenant_id)) is not None:
         rules.append(
             ("retention:preference", Q(memory_class=MemoryClass.PREFERENCE, created_at__lt=cutoff))
         )
-    if retention.get("inferred_days") is not None:
-        cutoff = now - timedelta(days=retention["inferred_days"])
+    if (cutoff := _cutoff(now, retention, "inferred_days", tenant_id)) is not None:
         rules.append(
             ("retention:inferred", Q(authority=Authority.MODEL_INFERENCE, created_at__lt=cutoff))
         )
-    if retention.get("rejected_days") is not None:
+    if (cutoff := _cutoff(now, retention, "rejected_days", tenant_id)) is not None:
         # A write a reviewer refused is never used; its text is kept only as the record of
         # the decision, for this long after it (the decision itself keeps ids and codes).
-        cutoff = now - timedelta(days=retention["rejected_days"])
         rules.append(("retention:rejected", Q(status=Status.REJECTED, updated_at__lt=cutoff)))
     return rules
 
 
-def retention_delete(*, now=None, limit: int = 5000) -> list[DeletionOperation]:
-    """Open deletion operations for memories past their class's retention; return them."""
+def retention_delete(
+    *, now=None, limit: int = 5000, failures: list | None = None
+) -> list[DeletionOperation]:
+    """Open deletion operations for memories past their class's retention; return them.
+
+    With ``failures``, a tenant whose part fails is logged and listed there, and the other
+    tenants go on (``_tenant_isolated``)."""
     now = now or timezone.now()
     operations = []
     policies = PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document")
     for tenant_id, document in policies:
-        retention = (document or {}).get("retention") or {}
-        for reason, condition in _rules(retention, now, tenant_id):
-            rows = (
-                Memory.objects.filter(tenant_id=tenant_id)
-                .filter(condition)
-                .exclude(status=Status.DELETED)
-                .values_list("pk", "subject_id")[:limit]
-            )
-            if reason == REVOKED and rows:
-                # A revoked memory goes with its history, like a user's delete by memory_id.
-                rows = (
-                    Memory.objects.filter(
-                        tenant_id=tenant_id,
-                        pk__in_array=_with_predecessors(*(pk for pk, _ in rows)),
-                    )
-                    .exclude(status=Status.DELETED)
-                    .values_list("pk", "subject_id")
-                )
-            by_subject = defaultdict(list)
-            for pk, subject_id in rows:
-                by_subject[subject_id].append(pk)
-            principal = SystemPrincipal(tenant_id=tenant_id, name=RETENTION_PRINCIPAL_NAME)
-            for subject_id, ids in by_subject.items():
-                with transaction.atomic():
-                    operation = _operation_create(
-                        principal=principal,
-                        tenant_id=tenant_id,
-                        subject_id=subject_id,
-                        target=DeletionOperation.Target.MEMORY,
-                        candidates=Memory.objects.filter(pk__in_array=ids).exclude(
-                            status=Status.DELETED
-                        ),
-                        reason_code=reason,
-                    )
-                operations.append(operation)
+        with _tenant_isolated("delete", tenant_id, failures):
+            _tenant_retention_delete(tenant_id, document, now, limit, operations)
     return operations
 
 
-def traces_expire(*, now=None, limit: int = 10_000) -> int:
+def _tenant_retention_delete(tenant_id, document, now, limit, operations: list) -> None:
+    """Open the deletion operations of one tenant's retention; add them to ``operations``
+    (those made before a failure of the tenant are counted too)."""
+    retention = (document or {}).get("retention") or {}
+    for reason, condition in _rules(retention, now, tenant_id):
+        rows = (
+            Memory.objects.filter(tenant_id=tenant_id)
+            .filter(condition)
+            .exclude(status=Status.DELETED)
+            .values_list("pk", "subject_id")[:limit]
+        )
+        if reason == REVOKED and rows:
+            # A revoked memory goes with its history, like a user's delete by memory_id.
+            rows = (
+                Memory.objects.filter(
+                    tenant_id=tenant_id,
+                    pk__in_array=_with_predecessors(*(pk for pk, _ in rows)),
+                )
+                .exclude(status=Status.DELETED)
+                .values_list("pk", "subject_id")
+            )
+        by_subject = defaultdict(list)
+        for pk, subject_id in rows:
+            by_subject[subject_id].append(pk)
+        principal = SystemPrincipal(tenant_id=tenant_id, name=RETENTION_PRINCIPAL_NAME)
+        for subject_id, ids in by_subject.items():
+            with transaction.atomic():
+                operation = _operation_create(
+                    principal=principal,
+                    tenant_id=tenant_id,
+                    subject_id=subject_id,
+                    target=DeletionOperation.Target.MEMORY,
+                    candidates=Memory.objects.filter(pk__in_array=ids).exclude(
+                        status=Status.DELETED
+                    ),
+                    reason_code=reason,
+                )
+            operations.append(operation)
+
+
+def traces_expire(*, now=None, limit: int = 10_000, failures: list | None = None) -> int:
     """Delete retrieval traces past each tenant's ``retention.trace_days``; return the count.
 
     At most ``limit`` per tenant and run, oldest first, so one sweep never holds a long lock.
@@ -246,21 +278,25 @@ def traces_expire(*, now=None, limit: int = 10_000) -> int:
     other waited for (a deadlock). The step deletes what it holds; the next sweep the rest.
     """
     deleted = 0
-    for tenant_id, cutoff in _trace_cutoffs(now or timezone.now()):
-        old = RetrievalTrace.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff)
-        with transaction.atomic():
-            unheld = old.order_by("created_at").select_for_update(skip_locked=True)
-            deleted += RetrievalTrace.objects.filter(pk__in=unheld.values("pk")[:limit]).delete()[0]
+    for tenant_id, cutoff in _trace_cutoffs(now or timezone.now(), "traces", failures):
+        with _tenant_isolated("traces", tenant_id, failures):
+            old = RetrievalTrace.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff)
+            with transaction.atomic():
+                unheld = old.order_by("created_at").select_for_update(skip_locked=True)
+                held = unheld.values("pk")[:limit]
+                deleted += RetrievalTrace.objects.filter(pk__in=held).delete()[0]
     return deleted
 
 
-def access_denials_expire(*, now=None) -> int:
+def access_denials_expire(*, now=None, failures: list | None = None) -> int:
     """Delete the agents' refused requests older than their tenant's ``retention.trace_days``
     (the health page's cross-scope denials); return the count."""
-    return sum(
-        AccessDenial.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff).delete()[0]
-        for tenant_id, cutoff in _trace_cutoffs(now or timezone.now())
-    )
+    deleted = 0
+    for tenant_id, cutoff in _trace_cutoffs(now or timezone.now(), "access_denials", failures):
+        with _tenant_isolated("access_denials", tenant_id, failures):
+            old = AccessDenial.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff)
+            deleted += old.delete()[0]
+    return deleted
 
 
 def idempotency_records_expire(*, now=None, batch: int = 10_000) -> int:
@@ -304,30 +340,41 @@ def exports_expire(*, now=None, limit: int = 1000) -> int:
     return len(expired)
 
 
-def _trace_cutoffs(now):
-    """Yield ``(tenant_id, oldest time kept)`` for every tenant whose policy bounds traces."""
+def _trace_cutoffs(now, step: str, failures: list | None) -> list:
+    """Return ``(tenant_id, oldest time kept)`` for every tenant whose policy bounds traces
+    (a tenant whose policy cannot be read is logged and listed in ``failures``)."""
+    cutoffs = []
     policies = PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document")
     for tenant_id, document in policies:
-        retention = (document or {}).get("retention") or {}
-        days = retention.get("trace_days", DEFAULT_POLICY["retention"]["trace_days"])
-        if days is not None:
-            yield tenant_id, now - timedelta(days=days)
+        with _tenant_isolated(step, tenant_id, failures):
+            retention = {
+                "trace_days": DEFAULT_POLICY["retention"]["trace_days"],
+                **((document or {}).get("retention") or {}),
+            }
+            cutoff = _cutoff(now, retention, "trace_days", tenant_id)
+            if cutoff is not None:
+                cutoffs.append((tenant_id, cutoff))
+    return cutoffs
 
 
 def retention_apply(*, now=None) -> dict:
     """Expire, delete memories by retention, then expire old traces, idempotency records and
-    exports; return the counts."""
+    exports; return the counts, and under ``tenant_failures`` the tenants whose part of a
+    step failed (each logged with its id; the other tenants went on)."""
     now = now or timezone.now()
+    failures: list[dict] = []
     expired = memories_expire(now=now)
     settled = conflicts_settle(now=now)
-    operations = retention_delete(now=now)
+    operations = retention_delete(now=now, failures=failures)
     return {
         "expired": expired,
         "conflicts_settled": settled,
         "deletion_operations": len(operations),
         "memories_deleted": sum(len(op.memory_ids) for op in operations),
-        "traces_deleted": traces_expire(now=now),
-        "access_denials_deleted": access_denials_expire(now=now),
+        "traces_deleted": traces_expire(now=now, failures=failures),
+        "access_denials_deleted": access_denials_expire(now=now, failures=failures),
         "idempotency_records_deleted": idempotency_records_expire(now=now),
         "exports_deleted": exports_expire(now=now),
+        # A tenant whose part failed (logged with its id): the others went on.
+        "tenant_failures": failures,
     }

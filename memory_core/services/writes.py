@@ -74,6 +74,7 @@ from memory_core.models import (
     Status,
     Subject,
 )
+from memory_core.policy_check import MAX_DAYS
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SubjectPrincipal
 from memory_core.retrieval.types import ConflictPlace
@@ -236,7 +237,9 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
     if principal.actor_type != "agent" or not subjects:
         return {}
     admission = policy.get("admission", {})
-    window = timedelta(minutes=int(admission.get("split_window_minutes", 1440)))
+    # Bounded as policy_errors bounds it: a policy stored before the bound may say more.
+    minutes = min(int(admission.get("split_window_minutes", 1440)), MAX_DAYS * 24 * 60)
+    window = timedelta(minutes=minutes)
     per_subject = int(admission.get("split_window_writes", 5))
     recent = AdmissionDecision.objects.filter(
         tenant_id=principal.tenant_id,

@@ -1,9 +1,11 @@
 """The write path over HTTP: admission answers, tenancy, supersession, review, bad input."""
 
 import json
+from datetime import datetime, timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from memory_core.embeddings import get_embedder
@@ -17,7 +19,7 @@ from memory_core.models import (
     Subject,
 )
 from memory_core.subject_tokens import subject_token_issue
-from tests.factories import approve_workflow_consent
+from tests.factories import approve_workflow_consent, write_body
 
 pytestmark = pytest.mark.django_db
 
@@ -740,3 +742,22 @@ def test_a_batch_may_write_one_key_for_two_types_as_two_single_writes_would(api_
         "project_constraint",
         "user_preference",
     ]
+
+
+def test_a_stored_policy_past_any_date_does_not_fail_a_write(api_client, tenant):
+    """A policy stored before policy_errors bounded its numbers: preference_days 3,000,000
+    (now + it is past year 9999) and a split window of 10**12 minutes made every preference
+    write of the tenant a 500. They count as the most a policy may now say."""
+    from memory_core.models import PolicyVersion
+
+    policy = PolicyVersion.objects.get(tenant=tenant, is_active=True)
+    document = policy.document
+    document["retention"]["preference_days"] = 3_000_000
+    document["admission"]["split_window_minutes"] = 10**12
+    policy.save(update_fields=["document"])
+
+    response = api_client.post("/api/v1/memories", write_body(), format="json")
+
+    assert response.status_code == 201, response.content
+    valid_until = datetime.fromisoformat(response.json()["memory"]["valid_until"])
+    assert timedelta(days=36_499) < valid_until - timezone.now() <= timedelta(days=36_500)

@@ -19,8 +19,9 @@ from memory_core.models import (
     RetrievalTrace,
     Tombstone,
 )
+from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.services.policy import policy_publish
-from tests.factories import MemoryFactory
+from tests.factories import MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -99,6 +100,7 @@ def test_retention_expires_and_deletes_by_class(owner):
         "access_denials_deleted": 0,
         "idempotency_records_deleted": 0,
         "exports_deleted": 0,
+        "tenant_failures": [],
     }
 
 
@@ -320,3 +322,47 @@ def test_the_sweep_settles_the_conflicts_left_with_fewer_than_two_active_candida
         "revoked": ("resolved", "settled"),
     }
     assert retention_apply()["conflicts_settled"] == 0
+
+
+def _store_policy(tenant, retention):
+    """Make ``retention`` the tenant's active policy as stored before policy_errors bounded
+    it (the row itself: policy_publish refuses it now)."""
+    policy = PolicyVersion.objects.get(tenant=tenant, is_active=True)
+    policy.document = {**policy.document, "retention": retention}
+    policy.save(update_fields=["document"])
+
+
+def test_a_stored_retention_past_any_date_neither_fails_the_sweep_nor_deletes(owner, other_tenant):
+    """episodic_days = 1,000,000 (stored before the bound) raised OverflowError in every
+    sweep, for every tenant: it now keeps what a hundred years keep, and the sweep goes on."""
+    _store_policy(owner.tenant, {**DEFAULT_POLICY["retention"], "episodic_days": 1_000_000})
+    kept = _memory(owner, MemoryType.EPISODE, MemoryClass.EPISODIC, timedelta(days=400))
+    stranger = SubjectFactory(tenant=other_tenant)
+    old = _memory(stranger, MemoryType.EPISODE, MemoryClass.EPISODIC, timedelta(days=91))
+
+    result = retention_apply()
+
+    assert result["tenant_failures"] == []
+    assert set(Tombstone.objects.values_list("memory_id", flat=True)) == {old.id}
+    assert Memory.objects.get(pk=kept.id).status == "active"
+
+
+def test_one_tenants_unreadable_policy_is_logged_and_the_other_tenants_go_on(
+    owner, other_tenant, caplog
+):
+    _store_policy(owner.tenant, "thirty days")  # no section at all: nothing can be read
+    stranger = SubjectFactory(tenant=other_tenant)
+    old = _memory(stranger, MemoryType.EPISODE, MemoryClass.EPISODIC, timedelta(days=91))
+    _trace(other_tenant, timedelta(days=31))
+
+    result = retention_apply()
+
+    tenant = str(owner.tenant_id)
+    assert result["tenant_failures"] == [
+        {"step": "delete", "tenant_id": tenant},
+        {"step": "traces", "tenant_id": tenant},
+        {"step": "access_denials", "tenant_id": tenant},
+    ]
+    assert f"retention delete: tenant {tenant} failed" in caplog.text
+    assert set(Tombstone.objects.values_list("memory_id", flat=True)) == {old.id}
+    assert result["traces_deleted"] == 1

@@ -44,10 +44,31 @@ def test_the_defaults_and_an_empty_document_are_valid():
         ("half_life_days.incident", "soon"),
         ("retention.trace_days", -3),
         ("admission.split_window_writes", "five"),
+        # Periods past any date: now - or + them raised OverflowError (every tenant's
+        # retention sweep stopped; a tenant's preference writes answered 500).
+        ("retention.episodic_days", 1_000_000),
+        ("retention.preference_days", 3_000_000),
+        ("retention.working_hours", 876_001),
+        ("retention.trace_days", 36_501),
+        ("admission.split_window_minutes", 10**12),
+        ("half_life_days.incident", 1e300),
+        ("retrieval.inferred_half_life_days", 1e300),
+        # Weights that make a score infinite.
+        ("ranking_weights.semantic", 1e308),
+        ("retrieval.rrf_vector_weight", 1e308),
+        ("retrieval.rrf_k", 1e308),
     ],
 )
 def test_a_value_the_stages_cannot_read_is_named_with_its_path(path, value):
     assert path in policy_errors(with_(path, value))
+
+
+def test_a_hundred_years_is_the_longest_retention():
+    assert policy_errors(with_("retention.episodic_days", 36_500)) == {}
+    assert policy_errors(with_("retention.working_hours", 876_000)) == {}
+    assert policy_errors(with_("retention.episodic_days", 36_501)) == {
+        "retention.episodic_days": "At most 36500. Or null, for no limit."
+    }
 
 
 def test_a_section_or_a_document_that_is_not_an_object_is_refused():
