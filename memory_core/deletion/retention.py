@@ -27,14 +27,19 @@ Run by beat (``memory_core.tasks.retention_sweep``):
    (``MEMLEDGER_IDEMPOTENCY_TTL_HOURS`` after the write): the key is new again.
 5. Delete exports, file and row, ``MEMLEDGER_EXPORT_RETENTION_HOURS`` after they were made:
    each is a full copy of what is remembered about a subject, kept only for its download.
+   Then the files as old that no export row names (a request that failed after writing its
+   file; ``export_files_orphaned_remove``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import uuid
 from collections import defaultdict
 from datetime import timedelta
+from pathlib import Path
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -42,7 +47,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.deletion.services import _operation_create, _with_predecessors
-from memory_core.exports import export_delete
+from memory_core.exports import export_delete, export_dir
 from memory_core.models import (
     AccessDenial,
     Authority,
@@ -340,6 +345,72 @@ def exports_expire(*, now=None, limit: int = 1000) -> int:
     return len(expired)
 
 
+# Age past which a file no export row names is removed while exports are kept until a
+# deletion (MEMLEDGER_EXPORT_RETENTION_HOURS = 0): no one can download it.
+ORPHAN_EXPORT_HOURS = 24
+
+
+def export_files_orphaned_remove(*, now=None, batch: int = 1000) -> int:
+    """Remove the files under ``MEMLEDGER_EXPORT_DIR`` that no Export row names and that are
+    older than the export retention (``ORPHAN_EXPORT_HOURS`` when that keeps exports); return
+    how many.
+
+    A request that wrote its export's file and then failed (a lost connection, a COMMIT
+    that failed, gunicorn's timeout) rolled its row back and left the file, a full copy of
+    a subject's memories, that no row-driven expiry ever reached; so did a write killed
+    before its rename (``.tmp-*.json``). Only ``<tenant id>/<subject id>/*.json`` files are
+    considered, by their modification time and name alone (never read, so never held in
+    memory), each looked up among its own tenant's rows; links are never followed. A file
+    being written now is newer than the cutoff.
+    """
+    hours = settings.MEMLEDGER_EXPORT_RETENTION_HOURS or ORPHAN_EXPORT_HOURS
+    cutoff = ((now or timezone.now()) - timedelta(hours=hours)).timestamp()
+    removed = 0
+    for tenant_folder in _uuid_folders(export_dir()):
+        old: list[tuple[str, Path]] = []
+        for subject_folder in _uuid_folders(tenant_folder):
+            with os.scandir(subject_folder) as entries:
+                for entry in entries:
+                    if not (entry.name.endswith(".json") and entry.is_file(follow_symlinks=False)):
+                        continue
+                    if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                        old.append(
+                            (
+                                f"{tenant_folder.name}/{subject_folder.name}/{entry.name}",
+                                Path(entry.path),
+                            )
+                        )
+        for start in range(0, len(old), batch):
+            chunk = old[start : start + batch]
+            named = set(
+                Export.objects.filter(
+                    tenant_id=tenant_folder.name, path__in=[relative for relative, _ in chunk]
+                ).values_list("path", flat=True)
+            )
+            for relative, path in chunk:
+                if relative not in named:
+                    path.unlink(missing_ok=True)
+                    removed += 1
+    return removed
+
+
+def _uuid_folders(parent: Path) -> list[Path]:
+    """The real folders (no links) in ``parent`` named by an id: a tenant's or a subject's."""
+    if not parent.is_dir():
+        return []
+    folders = []
+    with os.scandir(parent) as entries:
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            try:
+                if str(uuid.UUID(entry.name)) == entry.name:
+                    folders.append(Path(entry.path))
+            except ValueError:
+                continue
+    return folders
+
+
 def _trace_cutoffs(now, step: str, failures: list | None) -> list:
     """Return ``(tenant_id, oldest time kept)`` for every tenant whose policy bounds traces
     (a tenant whose policy cannot be read is logged and listed in ``failures``)."""
@@ -375,6 +446,7 @@ def retention_apply(*, now=None) -> dict:
         "access_denials_deleted": access_denials_expire(now=now, failures=failures),
         "idempotency_records_deleted": idempotency_records_expire(now=now),
         "exports_deleted": exports_expire(now=now),
+        "export_files_orphaned_deleted": export_files_orphaned_remove(now=now),
         # A tenant whose part failed (logged with its id): the others went on.
         "tenant_failures": failures,
     }

@@ -1,5 +1,8 @@
 """Retention: expiry past valid_until and per-class retention, through deletion operations."""
 
+import os
+import time
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -7,6 +10,7 @@ from django.utils import timezone
 
 from memory_core.deletion.retention import retention_apply, traces_expire
 from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import deletion_request
 from memory_core.models import (
     AccessDenial,
     Authority,
@@ -100,6 +104,7 @@ def test_retention_expires_and_deletes_by_class(owner):
         "access_denials_deleted": 0,
         "idempotency_records_deleted": 0,
         "exports_deleted": 0,
+        "export_files_orphaned_deleted": 0,
         "tenant_failures": [],
     }
 
@@ -366,3 +371,109 @@ def test_one_tenants_unreadable_policy_is_logged_and_the_other_tenants_go_on(
     assert f"retention delete: tenant {tenant} failed" in caplog.text
     assert set(Tombstone.objects.values_list("memory_id", flat=True)) == {old.id}
     assert result["traces_deleted"] == 1
+
+
+def _orphan(tenant_id, subject_id, name, text, *, age):
+    """A file under the export folder that no Export row names (a request that failed after
+    writing it), last modified ``age`` ago."""
+    import os
+
+    from memory_core.exports import export_dir
+
+    path = export_dir() / str(tenant_id) / str(subject_id) / name
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    mtime = (timezone.now() - age).timestamp()
+    os.utime(path, (mtime, mtime))
+    return path
+
+
+def test_an_export_file_no_row_names_is_deleted_once_past_the_export_retention(
+    owner, other_tenant, settings
+):
+    """export_create renames the file into place, then inserts its row: a request that
+    failed after the rename (a lost connection, COMMIT failing, gunicorn's timeout) rolled
+    the row back and left the subject's full copy on disk for ever (the expiry walked rows)."""
+    from memory_core.exports import export_create, export_dir, export_path
+    from memory_core.models import Export
+    from memory_core.principals import SystemPrincipal
+
+    MemoryFactory(subject=owner)
+    export = export_create(
+        principal=SystemPrincipal(tenant_id=owner.tenant_id), subject_id=owner.id
+    )
+    day = timedelta(hours=25)
+    old = _orphan(owner.tenant_id, owner.id, f"{uuid.uuid4()}.json", '{"memories": []}', age=day)
+    half_written = _orphan(owner.tenant_id, owner.id, ".tmp-x1y2.json", '{"memo', age=day)
+    recent = _orphan(owner.tenant_id, owner.id, f"{uuid.uuid4()}.json", "{}", age=timedelta(0))
+    # An export of another tenant, its file under its own tenant's folder: found by its row
+    # there, never by a row of another tenant with the same path below it.
+    stranger = SubjectFactory(tenant=other_tenant)
+    theirs = export_create(
+        principal=SystemPrincipal(tenant_id=other_tenant.id), subject_id=stranger.id
+    )
+    Export.objects.filter(pk=theirs.pk).update(created_at=timezone.now() - timedelta(hours=1))
+    os.utime(export_path(theirs), (time.time() - 90_000, time.time() - 90_000))
+    not_ours = export_dir() / "notes.json"
+    not_ours.write_text("{}")
+    os.utime(not_ours, (time.time() - 90_000, time.time() - 90_000))
+
+    result = retention_apply()
+
+    assert result["export_files_orphaned_deleted"] >= 2  # and what earlier tests left
+    assert not old.exists() and not half_written.exists()
+    assert recent.exists() and export_path(export).exists() and export_path(theirs).exists()
+    assert not_ours.exists()
+    not_ours.unlink()
+
+    # Exports kept until a deletion (0): a file no row names is removed a day after all.
+    settings.MEMLEDGER_EXPORT_RETENTION_HOURS = 0
+    os.utime(recent, (time.time() - 90_000, time.time() - 90_000))
+    Export.objects.filter(pk=export.pk).update(created_at=timezone.now() - timedelta(days=400))
+    os.utime(export_path(export), (time.time() - 90_000, time.time() - 90_000))
+    assert retention_apply()["export_files_orphaned_deleted"] == 1
+    assert not recent.exists() and export_path(export).exists()
+
+
+@pytest.mark.parametrize("whole_subject", [True, False])
+def test_a_subjects_deletion_reaches_an_export_file_no_row_names(
+    owner, owner_principal, whole_subject
+):
+    """The exports step looks at the files in the subject's folder, not only at rows: a
+    file left by a failed export request (or a write killed before its rename) is removed
+    with the subject, or rewritten without the deleted memory."""
+    memory, kept = MemoryFactory(subject=owner), MemoryFactory(subject=owner)
+    document = {
+        "memories": [
+            {"id": str(memory.id), "content": memory.content},
+            {"id": str(kept.id), "content": kept.content},
+        ]
+    }
+    import json as json_module
+
+    left = _orphan(
+        owner.tenant_id,
+        owner.id,
+        f"{uuid.uuid4()}.json",
+        json_module.dumps(document),
+        age=timedelta(0),
+    )
+    half = _orphan(
+        owner.tenant_id,
+        owner.id,
+        ".tmp-a1b2.json",
+        json_module.dumps(document)[:60],
+        age=timedelta(0),
+    )
+    if whole_subject:
+        operation = deletion_request(principal=owner_principal, subject_id=owner.id)
+    else:
+        operation = deletion_request(principal=owner_principal, memory_id=memory.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    step = DeletionOperation.objects.get(pk=operation.id).steps.get(store="exports")
+    assert step.evidence["files_citing"] == 0, step.evidence
+    if whole_subject:
+        assert not left.exists() and not half.exists()
+    else:
+        assert str(memory.id) not in left.read_text() and str(kept.id) in left.read_text()
+        assert not half.exists() or str(memory.id) not in half.read_text()
