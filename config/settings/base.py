@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "memory_core",
     "api",
     "portal",
@@ -220,6 +221,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Governed long-term memory for AI agents.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # /api/docs/ loads Swagger UI from our own static files (drf-spectacular-sidecar), never
+    # from a CDN: a machine without the internet showed a blank page.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 # Seconds a signed subject token lets an agent without any_subject act for one subject
 # (memory_core/subject_tokens.py).
