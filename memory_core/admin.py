@@ -19,9 +19,11 @@ class NoHardDeleteMixin:
 
 class ReadOnlyMixin:
     """Rows written only by memledger's own services, shown here, never added, edited or
-    removed: a memory (admission writes it, a deletion operation removes it) and the deletion
+    removed: a memory (admission writes it, a deletion operation removes it), the deletion
     record itself (operations, steps, tombstones: the evidence a deletion happened and was
-    verified; a deleted operation would also drop its steps)."""
+    verified; a deleted operation would also drop its steps), and the audit trail (events,
+    admission decisions, review items, retrieval traces: an admin could add a backdated
+    "approved" event that the memory's history then showed as its first)."""
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -215,12 +217,9 @@ def _request_deletion(model_admin, request, label: str, tenant_id, **target):
 
 
 @admin.register(models.MemoryEvent)
-class MemoryEventAdmin(admin.ModelAdmin):
+class MemoryEventAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["created_at", "action", "memory_id", "actor_type", "actor_id", "reason_code"]
     list_filter = ["tenant", "action", "actor_type"]
-
-    def has_change_permission(self, request, obj=None):
-        return False  # append-only
 
 
 class PolicyVersionForm(forms.ModelForm):
@@ -248,13 +247,13 @@ class PolicyVersionAdmin(LiveTenantMixin, admin.ModelAdmin):
 
 
 @admin.register(models.AdmissionDecision)
-class AdmissionDecisionAdmin(LiveTenantMixin, admin.ModelAdmin):
+class AdmissionDecisionAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["created_at", "tenant", "agent", "outcome", "rule_codes", "memory_type"]
     list_filter = ["tenant", "outcome"]
 
 
 @admin.register(models.ReviewItem)
-class ReviewItemAdmin(LiveTenantMixin, admin.ModelAdmin):
+class ReviewItemAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = [
         "created_at",
         "tenant",
@@ -269,7 +268,7 @@ class ReviewItemAdmin(LiveTenantMixin, admin.ModelAdmin):
 
 
 @admin.register(models.RetrievalTrace)
-class RetrievalTraceAdmin(LiveTenantMixin, admin.ModelAdmin):
+class RetrievalTraceAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["created_at", "tenant", "agent", "mode", "degraded", "latency_ms"]
     list_filter = ["tenant", "mode", "degraded"]
 

@@ -78,3 +78,28 @@ def test_the_admin_lists_conflicts_with_their_place_and_keeps_an_issuer_able_to_
     )
     agent.refresh_from_db()
     assert not agent.issues_subject_tokens
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "model", ["memoryevent", "admissiondecision", "reviewitem", "retrievaltrace"]
+)
+def test_the_admin_never_writes_the_audit_trail(client, tenant, model):
+    """An admin added a backdated "approved" event, and the memory's history showed it as its
+    first. Events, decisions, review items and traces are written by the services alone."""
+    from memory_core.models import MemoryEvent
+
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    assert client.get(f"/admin/memory_core/{model}/").status_code == 200  # still shown
+    assert client.get(f"/admin/memory_core/{model}/add/").status_code == 403
+    if model == "memoryevent":
+        memory = MemoryFactory(subject=SubjectFactory(tenant=tenant))
+        event = MemoryEvent.objects.create(
+            tenant_id=tenant.id, memory_id=memory.pk, action="admitted", actor_type="agent"
+        )
+        change = f"/admin/memory_core/memoryevent/{event.pk}/"
+        forged = client.post(f"{change}change/", {"action": "approved", "actor_id": "x"})
+        assert forged.status_code in (200, 403)
+        assert MemoryEvent.objects.get(pk=event.pk).action == "admitted"
+        assert client.get(f"{change}delete/").status_code == 403
