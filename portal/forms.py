@@ -96,7 +96,7 @@ class ConflictResolveForm(forms.Form):
 
     OUTCOMES = [
         ("choose_winner", "Choose the winner"),
-        ("keep_both_scoped", "Keep both, scoped apart"),
+        ("keep_both_scoped", "Keep both"),
         ("ask_user", "Ask the user"),
     ]
 

@@ -97,7 +97,7 @@ class ConflictListView(ReviewerMixin, TemplateView):
 
 
 class ConflictResolveView(ReviewerMixin, View):
-    """Resolve one conflict: choose the winner, keep both scoped apart, or ask the user.
+    """Resolve one conflict: choose the winner, keep both, or ask the user.
 
     An incomplete resolution (no winner picked) shows the conflicts page again with the
     problem on that conflict's form and the reviewer's choices and reason kept in it.
@@ -107,7 +107,8 @@ class ConflictResolveView(ReviewerMixin, View):
     # What each outcome did, said after it (the form says it before).
     DONE = {
         "choose_winner": "The winner stays in use; every other candidate was revoked.",
-        "keep_both_scoped": "Every candidate stays in use, each where it applies.",
+        "keep_both_scoped": "Every candidate stays in use: agents are given each where it "
+        "applies, together where they hold in the same place.",
         "ask_user": "Nothing changed: agents keep asking for clarification until a new "
         "memory on the key settles it.",
     }

@@ -22,6 +22,7 @@ from .memory import (
     PROPOSED_STATUSES,
     RETIRED_STATUSES,
     Memory,
+    held_apart,
     parse_scope,
 )
 from .tenancy import Agent, ApiKey, PortalMembership, Subject, Tenant
@@ -69,5 +70,6 @@ __all__ = [
     "Subject",
     "Tenant",
     "Tombstone",
+    "held_apart",
     "parse_scope",
 ]

@@ -61,6 +61,14 @@ class MemoryQuerySet(models.QuerySet):
 MAX_SCOPE_REF_CHARS = 200  # Memory.scope_ref's length
 
 
+def held_apart(memories) -> bool:
+    """Whether the active ones of ``memories`` each hold in a place of their own (scope and
+    environment): only then can they all stay in use without an agent being handed two of
+    them that contradict each other (a conflict's "keep both, scoped apart")."""
+    places = [memory.place for memory in memories if memory.status == Status.ACTIVE]
+    return len(set(places)) == len(places)
+
+
 def parse_scope(scope: str) -> tuple[str, str]:
     """Split ``global`` or ``kind:ref`` into (kind, ref); raise ValueError if malformed."""
     if scope == ScopeKind.GLOBAL:
@@ -258,6 +266,11 @@ class Memory(models.Model):
         if self.status == Status.ACTIVE and self.valid_until and self.valid_until <= moment:
             return Status.EXPIRED
         return self.status
+
+    @property
+    def place(self) -> tuple[str, str, str]:
+        """Where the memory holds: its scope and its environment ("" for every one)."""
+        return (self.scope_kind, self.scope_ref, self.environment)
 
     @property
     def scope(self) -> str:

@@ -26,6 +26,7 @@ from memory_core.models import (
     RetrievalTrace,
     ReviewItem,
     Status,
+    held_apart,
 )
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.selectors.memories import memory_get, memory_visible_chain
@@ -371,7 +372,8 @@ def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
     ``candidates`` loaded.
 
     Each item also carries ``active_count``: how many candidates are still in use (only those
-    can be chosen as the winner). Three queries whatever the queue holds.
+    can be chosen as the winner), and ``held_apart``: whether they may all stay in use
+    (``models.held_apart``). Three queries whatever the queue holds.
     """
     queue = _reviewer_items(principal).filter(
         kind=ReviewItem.Kind.CONFLICT, state=ReviewItem.State.OPEN
@@ -396,6 +398,7 @@ def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
         ids = list(item.candidate_ids) or ([item.memory_id] if item.memory_id else [])
         item.candidates = [by_id[candidate] for candidate in ids if candidate in by_id]
         item.active_count = sum(1 for m in item.candidates if m.status == Status.ACTIVE)
+        item.held_apart = held_apart(item.candidates)
     result.items = items
     return result
 

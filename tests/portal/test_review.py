@@ -117,6 +117,19 @@ def test_a_conflict_says_which_environment_each_candidate_holds_in(reviewer_clie
     assert "only in <code>staging</code>" in body and "every environment" in body
 
 
+def test_keeping_both_warns_when_agents_would_be_given_them_together(reviewer_client, queues):
+    """Kept both, rivals in one scope and environment are both handed to agents: a reviewer
+    took "Keep both, scoped apart" for two backend languages of one project, and agents were
+    then given both. The form now says so before, and what was done after."""
+    warning = "so agents are given all of them together"
+    body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert warning in body and "scoped apart" not in body
+    item = queues["own_conflict"]
+    Memory.objects.filter(pk=item.candidate_ids[0]).update(environment="staging")
+    body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert warning not in body and "agents are given each where it applies" in body
+
+
 def test_other_tenants_reviewer_sees_only_theirs(client, other_reviewer, queues):
     client.force_login(other_reviewer)
     body = client.get(reverse("portal:review:queue")).content.decode()
