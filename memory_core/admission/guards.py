@@ -22,7 +22,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from memory_core.admission.normalize import compact, plain, readings
+from memory_core.admission.normalize import compact, plain, tagged_readings, written_in_rot13
 from memory_core.admission.prefilter import LiteralIndex, Reading, trie_source
 
 
@@ -1439,19 +1439,28 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"divida|stipendio|debito|mutuo)\b|\b(?:\d[ -]?){13,19}\b"
     ),
     "credentials": _rx(
-        r"\b(?:password|passcode|passphrase|pin|pin code|api key|secret key|access key|"
+        r"\b(?:password|passcode|passphrase|api key|secret key|access key|"
         r"access token|auth token|bearer token|private key|ssh key|seed phrase|recovery code|"
         r"recovery phrase|2fa code|otp|one-time code|contrasena|mot de passe|passwort|senha|"
         r"credentials?)\b(?:\W+(?:for|to|of|on|at)\W+(?:\w+\W+){0,3}?"
         r"(?=(?:is|was|es|est|ist|e)\b|[:=]))?\W{0,3}(?:is|was|:|=|es|est|ist|e)\W{0,3}\S{4,}|"
+        # A PIN is digits: "pin: 3.11.4" is a version pinned, "pin: numpy==1.26" a package.
+        r"\bpin(?: code| number)?\b(?:\W+(?:for|to|of|on|at)\W+(?:\w+\W+){0,3}?"
+        r"(?=(?:is|was|es|est|ist|e)\b|[:=]))?\W{0,3}(?:is|was|:|=|es|est|ist|e)\W{0,3}"
+        r"\d{4,12}(?!\w|[.,]\d)|"
         r"\b(?:sk-[a-z0-9_-]{16,}|akia[0-9a-z]{16}|ghp_[a-z0-9]{30,}|xox[abpr]-[a-z0-9-]{10,}|"
         r"mlk_[a-z0-9]+_\S{10,}|glpat-[a-z0-9_-]{16,})|-----begin [a-z ]*private key-----"
     ),
     "government_id": _rx(
         r"\b(?:ssn|social security(?: number)?|passport(?: number| no)?|driver'?s licen[cs]e|"
         r"national id|national insurance number|tax id|taxpayer id|id card number|"
-        r"dni|nie|nif|curp|rfc|numero de securite sociale|personalausweis|steuer-?id|"
-        r"steuernummer|cpf|rg|codice fiscale|tessera sanitaria)\b|\b\d{3}-\d{2}-\d{4}\b"
+        r"numero de securite sociale|personalausweis|steuer-?id|"
+        r"steuernummer|codice fiscale|tessera sanitaria)\b|\b\d{3}-\d{2}-\d{4}\b|"
+        # Short names of ids are also words ("nie" is German for never, RFC 3339 a standard,
+        # "rg" rot13 for "et"): they count with an id beside them, six digits or more with
+        # at most a few letters ("12345678Z", "123.456.789-09", "GODE561231GR8").
+        r"\b(?:dni|nie|nif|curp|rfc|cpf|rg)\b\W{1,3}(?:[a-z]{1,10}\W{1,3}){0,3}?"
+        r"[a-z]{0,4}[.-]?\d(?:[ .-]?\d){5,}(?:[.-]?[a-z0-9]{1,8})?\b"
     ),
     "precise_location": _rx(
         r"\b\d{1,5}\W+(?:\w+\W+){1,3}?(?:street|st|avenue|ave|road|rd|lane|ln|boulevard|blvd|"
@@ -1587,17 +1596,27 @@ class ReadingMemo:
     answer, only how often it is computed.
     """
 
-    __slots__ = ("_plain", "_readings")
+    __slots__ = ("_plain", "_readings", "_rot13")
 
     def __init__(self) -> None:
         self._readings: dict[str, list[Reading]] = {}
+        self._rot13: dict[str, frozenset[str]] = {}
         self._plain: dict[str, Reading] = {}
 
     def readings(self, text: str) -> list[Reading]:
         """Return the de-obfuscated readings of ``text`` (``normalize.readings``)."""
         found = self._readings.get(text)
         if found is None:
-            found = self._readings[text] = [Reading(r) for r in readings(text)]
+            tagged = tagged_readings(text)
+            found = self._readings[text] = [Reading(r) for r, _rot13 in tagged]
+            self._rot13[text] = frozenset(r for r, rot13 in tagged if rot13)
+        return found
+
+    def rot13(self, text: str) -> frozenset[str]:
+        """Return the readings of ``text`` that are rot13 readings."""
+        found = self._rot13.get(text)
+        if found is None:
+            found = self._rot13[text] = frozenset(r for r, rot13 in tagged_readings(text) if rot13)
         return found
 
     def plain(self, text: str) -> Reading:
@@ -1861,7 +1880,7 @@ def sensitive_categories(texts: list[str], categories: list[str]) -> list[str]:
     index = _sensitive_index()
     memo = _memo()
     possible = [
-        (reading.text, index.possible(reading))
+        (reading.text, index.possible(reading), reading.text in memo.rot13(text))
         for text in texts
         if text
         for reading in memo.readings(text)
@@ -1871,9 +1890,21 @@ def sensitive_categories(texts: list[str], categories: list[str]) -> list[str]:
         if position is None:
             continue
         pattern = SENSITIVE_PATTERNS[category]
-        if any(may[position] and pattern.search(reading) for reading, may in possible):
+        if any(
+            may[position] and _sensitive_match(pattern, reading, rot13)
+            for reading, may, rot13 in possible
+        ):
             found.append(category)
     return found
+
+
+def _sensitive_match(pattern: re.Pattern, reading: str, rot13: bool) -> bool:
+    """Return whether ``pattern`` finds a sensitive fact in ``reading``; in a rot13 reading,
+    only in a sentence that was written in rot13 (``normalize.written_in_rot13``): read in
+    rot13, "et" is "rg" and "avr" is "nie", ids' names."""
+    if not rot13:
+        return pattern.search(reading) is not None
+    return any(written_in_rot13(reading, *m.span()) for m in pattern.finditer(reading))
 
 
 _SENSITIVE_POSITION = {category: i for i, category in enumerate(SENSITIVE_PATTERNS)}

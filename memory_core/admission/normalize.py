@@ -163,20 +163,60 @@ def decoded_payloads(text: str) -> list[str]:
 
 def readings(text: str, *, depth: int = 2) -> list[str]:
     """Return the distinct plain readings of ``text`` a guard should match against."""
+    return [reading for reading, _rot13 in tagged_readings(text, depth=depth)]
+
+
+def tagged_readings(text: str, *, depth: int = 2) -> list[tuple[str, bool]]:
+    """Return ``readings(text)``, each with whether it is a rot13 reading (and no other)."""
     text = text[:MAX_TEXT_CHARS]
     base = fold(html.unescape(text))
-    out = [base, base.translate(_LEET_I), base.translate(_LEET_L)]
+    out = [(base, False), (base.translate(_LEET_I), False), (base.translate(_LEET_L), False)]
     # JSON keys and tool names join words with underscores ("order_status", "issue_refund"):
     # \b and \W see one word there. Read them apart too (only texts that hold one pay).
     if "_" in base:
-        out.append(base.replace("_", " "))
+        out.append((base.replace("_", " "), False))
     # rot13 is a common "hide it from the filter" trick and costs nothing to read.
-    out.append(codecs.encode(base, "rot13"))
+    out.append((codecs.encode(base, "rot13"), True))
     if depth > 0:
         for payload in decoded_payloads(text):
-            out.extend(readings(payload, depth=depth - 1))
+            out.extend(tagged_readings(payload, depth=depth - 1))
     seen: set[str] = set()
-    return [r for r in out if r and not (r in seen or seen.add(r))]
+    return [(r, rot13) for r, rot13 in out if r and not (r in seen or seen.add(r))]
+
+
+# Short words of every sentence in the guards' languages (en, es, fr, de, pt, it). rot13 turns
+# them into noise ("the" -> "gur", "et" -> "rg"), so a sentence holding more of them in rot13
+# than as written was written in rot13.
+COMMON_WORDS = frozenset(
+    "the a an and or of to in on at for with is are was were be has have had it this that my "
+    "his her their user he she they i you not but as by from "
+    "el la los las de del y que en un una es por con para su mi no se al lo "
+    "le les des du et une est pour avec qui dans sur son sa ses mon ne pas au aux "
+    "der die das und ist nicht ein eine mit fur auf den dem zu im von sich ich er sie "
+    "o os um e do da dos das em na com nao seu sua "
+    "il gli di della che per nel nella sono".split()
+)
+_WORD = re.compile(r"[a-z]+")
+_SENTENCE_END = re.compile(r"[.!?;\n]")
+
+
+def common_words(text: str) -> int:
+    """Return how many of ``text``'s words are among ``COMMON_WORDS``."""
+    return sum(word in COMMON_WORDS for word in _WORD.findall(text))
+
+
+def written_in_rot13(reading: str, start: int, end: int) -> bool:
+    """Return whether the sentence of ``reading[start:end]``, a rot13 reading, was written in
+    rot13: it holds at least as many common words as the text it was read from.
+
+    Read in rot13, ordinary words become short tokens that patterns know ("et" is "rg", a
+    Brazilian id; "avr" is "nie"): a match there counts only when its sentence reads better
+    in rot13 than as written. A sentence of no common word either way still counts.
+    """
+    before = [m.end() for m in _SENTENCE_END.finditer(reading, 0, start)]
+    after = _SENTENCE_END.search(reading, end)
+    sentence = reading[before[-1] if before else 0 : after.start() if after else len(reading)]
+    return common_words(sentence) >= common_words(codecs.encode(sentence, "rot13"))
 
 
 _NOT_LETTER = re.compile(r"[^a-z]")

@@ -29,7 +29,7 @@ def test_admission_report_takes_any_split_of_the_corpus(tmp_path):
     figures = json.loads(target.read_text())
     assert {name.split("/")[1] for name in figures["by_split"]} == {"blind1"}
     assert figures["attacks"] == 20 and figures["benign"] == 20
-    with pytest.raises(CommandError, match="its splits: blind1, blind2"):
+    with pytest.raises(CommandError, match="its splits: audit_stop30, blind1, blind2"):
         call_command("admission_report", "--split", "nope", stdout=StringIO())
 
 

@@ -135,6 +135,9 @@ class _Forgetful(guards.ReadingMemo):
     def readings(self, text):
         return [Reading(r) for r in normalize.readings(text)]
 
+    def rot13(self, text):
+        return frozenset(r for r, rot13 in normalize.tagged_readings(text) if rot13)
+
     def plain(self, text):
         return Reading(normalize.plain(text))
 

@@ -1,0 +1,83 @@
+"""The guards in the languages they claim (en, es, fr, de, pt, it), through admit().
+
+An audit at stop 30 found words of ordinary sentences read as government ids ("et" is "rg" in
+rot13, "nie" is German for "never", RFC 3339 is a standard) and a version pin read as a PIN.
+Each phrasing is also in the security corpus, split `audit_stop30` (docs/security.md, "The
+admission guards' reach").
+"""
+
+import codecs
+
+import pytest
+from django.utils import timezone
+
+from memory_core.admission import AdmissionContext, Candidate, admit
+from memory_core.admission.corpus import CORPUS_GRANT
+
+
+def decide(content: str, memory_type: str = "user_preference"):
+    candidate = Candidate(
+        subject="user-1",
+        memory_type=memory_type,
+        content=content,
+        source_type="user_input",
+        source_conversation_id="c",
+        source_message_id="m",
+    )
+    return admit(candidate, CORPUS_GRANT, AdmissionContext(now=timezone.now(), policy_version=1))
+
+
+# --- A. Ordinary words are not ids or PINs ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "memory_type"),
+    [
+        ("L'utilisateur aime le thé et le café.", "user_preference"),  # rot13("et") = "rg"
+        ("Entre 2019 et 2021, l'utilisateur travaillait de nuit.", "user_preference"),
+        ("L'utilisateur lit le soir et écoute du jazz le matin.", "user_preference"),
+        ("User programs AVR microcontrollers in C.", "user_preference"),  # rot13("avr") = "nie"
+        ("Der Nutzer möchte nie Emojis in Antworten.", "user_preference"),  # nie: never
+        ("Follow RFC 3339 for timestamps in this repo.", "repository_rule"),
+        ("User likes answers that cite the relevant RFC section.", "user_preference"),
+        ("The user's kid plays in the FFA league on Saturdays.", "user_preference"),  # ssn
+        ("Python version pin: 3.11.4", "user_preference"),
+        ("Pin: numpy==1.26.4 in the data project.", "user_preference"),
+    ],
+)
+def test_an_ordinary_sentence_is_not_sent_to_review(text, memory_type):
+    decision = decide(text, memory_type)
+    assert decision.outcome == "accepted", decision.rule_codes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Mi DNI es 12345678Z.",
+        "DNI: 12345678-Z",
+        "CPF do usuário: 123.456.789-09.",
+        "RFC del cliente: GODE561231GR8.",
+        "CURP GODE561231HDFRRN09",
+        "My NIE is X1234567L.",
+        "O RG dela é 12.345.678-9.",
+        "User's SSN is 123-45-6789.",
+        "User's office door PIN is 4821.",
+        "Mi PIN es 1234.",
+    ],
+)
+def test_a_real_id_or_pin_still_waits_for_a_reviewer(text):
+    decision = decide(text)
+    assert decision.outcome == "pending_approval", decision.rule_codes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User was diagnosed with HIV.",
+        "Mi DNI es 12345678Z.",
+        "User's passport number is X1234567.",
+    ],
+)
+def test_a_sensitive_fact_written_in_rot13_still_waits_for_a_reviewer(text):
+    decision = decide(codecs.encode(text, "rot13"))
+    assert decision.outcome == "pending_approval", decision.rule_codes
