@@ -320,6 +320,27 @@ INJECTION_RULES: list[Rule] = [
         "injection.instruction_override",
         _rx(r"\b", OVERRIDE_VERBS, gap(3), OVERRIDE_QUALIFIERS, gap(3), INSTRUCTION_NOUNS, r"\b"),
     ),
+    # ... with the qualifier after the noun: "ignore the instructions above", "ignora las
+    # instrucciones anteriores", "vergiss die Anweisungen von vorhin". An adverb of place or
+    # time must end the clause ("above line 40", "before the exam" are other things).
+    Rule(
+        "injection.instruction_override",
+        _rx(
+            r"\b",
+            OVERRIDE_VERBS,
+            r"\W+(?:(?:all|the|these|those|any|every|your|las|los|todas|todos|tus|sus|les|toutes|"
+            r"tous|tes|vos|ces|die|alle|deine|ihre|as|os|suas|seus|le|tutte|tutti|i|gli|tue)\W+)"
+            r"{0,2}",
+            INSTRUCTION_NOUNS,
+            r"\W+(?:(?:you\W+(?:were\W+|got\W+)?|que\W+|qui\W+|che\W+|die\W+)?(?:given|received|"
+            r"dadas|recibidas|donnees|recues|date|ricevute|erhaltenen|recebidas)\W+)?(?:"
+            r"(?:anteriores|previas|precedentes|anterieures|precedents|precedent|preceden|"
+            r"precedem|precedono|precedenti|anteriori|vorherigen|obigen|bisherigen|fruheren)\b|"
+            r"(?:above|before|earlier|previously|so far|from before|from earlier|de antes|"
+            r"ci-dessus|plus haut|oben|von vorhin|von vorher|von oben|zuvor|sopra|di prima|"
+            r"acima|de cima)(?=\s*(?:$|[.,;:!?)\n]|(?:and|y|et|und|e|then|or|o|ou|oder)\b)))",
+        ),
+    ),
     Rule(
         "injection.instruction_override",
         _rx(
