@@ -1437,6 +1437,23 @@ MEDICINES = (
     "viagra vyvanse warfarin wegovy wellbutrin xanax xarelto zoloft zolpidem"
 ).split()
 
+# "The password of/for X is ...", in the guards' languages: the words between a credential
+# and its value.
+CREDENTIAL_OF = (
+    r"(?:for|to|of|on|at|de|del|du|des|da|do|di|della|dello|von|vom|fur|zu|para|pour|per)"
+)
+CREDENTIAL_IS = r"(?:is|was|es|era|est|etait|ist|lautet|heisst|war|e|sera|c'est|sono|son|sont|sind)"
+# Religions and their followers, folded, in the guards' languages.
+RELIGIONS = (
+    r"(?:muslim|muslima|musulman|musulmana|musulmane|musulmano|muculmano|muculmana|christian|"
+    r"cristiano|cristiana|chretien|chretienne|christ|christin|cristao|crista|jewish|jew|judio|"
+    r"judia|juif|juive|jude|judin|judisch|judeu|ebreo|ebrea|hindu|buddhist|budista|"
+    r"bouddhiste|buddhistin|buddista|catholic|catolico|catolica|catholique|katholisch|katholik|"
+    r"cattolico|cattolica|atheist|atheistin|ateo|atea|athee|ateu|mormon|mormona|sikh|sij|"
+    r"protestant|protestante|protestantisch|evangelical|evangelico|evangelica|evangelique|"
+    r"evangelisch|jehovah'?s witness|testigo de jehova|temoin de jehovah|zeuge jehovas)"
+)
+
 SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
     "health": _rx(
         # As a trie: a flat alternation of 123 names made the health scan three times slower.
@@ -1449,7 +1466,17 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\d+\s?mg\b|blood pressure|hypertension|dementia|alzheimer'?s|rehab|addiction|"
         r"disabilit(?:y|ies)|wheelchair|hospitali[sz]ed|diagnostico|enfermedad|embarazada|"
         r"medicamento|diagnostic|maladie|enceinte|medicament|diagnose|krankheit|schwanger|"
-        r"medikament|doenca|gravida|diagnosi|malattia|incinta|farmaco|terapia)\b",
+        r"medikament|doenca|gravida|diagnosi|malattia|incinta|farmaco|terapia|"
+        # es, fr, de, pt, it: the conditions and care the English words above name
+        r"vih|sida|cancro|tumore|tumeur|tumor|krebs(?!\W+(?:cycle|zyklus))|krebserkrankung|"
+        r"diabete|diabetiker|diabetico|diabetica|diabetique|depresion|depressione|depressao|"
+        r"depressiv|deprimido|deprimida|angststorung|transtorno|trastorno|"
+        r"quimioterapia|chimiotherapie|chemotherapie|chemioterapia|psiquiatr\w*|psichiatr\w*|"
+        r"embarazo|grossesse|schwangerschaft|gravidez|gravidanza|enfermedades|krankheiten|"
+        r"alzheimer|demencia|demence|demenz|epilessia|epilepsia|epilepsie|"
+        r"alcoholism|alcoholics anonymous|aa meetings?|narcotics anonymous|is an alcoholic|"
+        r"recovering alcoholic|alcoholismo|alcoolisme|alkoholismus|alkoholiker|alcoolismo|"
+        r"alcolismo|adiccion|drogensucht|alkoholsucht|dependencia quimica)\b",
     ),
     "finance": _rx(
         r"\b(?:salary|salaries|income|earns|wage|debts?|loans?|mortgage|credit score|"
@@ -1463,14 +1490,23 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b(?:password|passcode|passphrase|api key|secret key|access key|"
         r"access token|auth token|bearer token|private key|ssh key|seed phrase|recovery code|"
         r"recovery phrase|2fa code|otp|one-time code|contrasena|mot de passe|passwort|senha|"
-        r"credentials?)\b(?:\W+(?:for|to|of|on|at)\W+(?:\w+\W+){0,3}?"
-        r"(?=(?:is|was|es|est|ist|e)\b|[:=]))?\W{0,3}(?:is|was|:|=|es|est|ist|e)\W{0,3}\S{4,}|"
+        r"kennwort|credentials?)\b(?:\W+",
+        CREDENTIAL_OF,
+        r"\W+(?:\w+\W+){0,3}?(?=",
+        CREDENTIAL_IS,
+        r"\b|[:=]))?\W{0,3}(?:",
+        CREDENTIAL_IS,
+        r"\b|[:=])\W{0,3}\S{4,}|"
         # A PIN is digits: "pin: 3.11.4" is a version pinned, "pin: numpy==1.26" a package.
-        r"\bpin(?: code| number)?\b(?:\W+(?:for|to|of|on|at)\W+(?:\w+\W+){0,3}?"
-        r"(?=(?:is|was|es|est|ist|e)\b|[:=]))?\W{0,3}(?:is|was|:|=|es|est|ist|e)\W{0,3}"
-        r"\d{4,12}(?!\w|[.,]\d)|"
+        r"\bpin(?: code| number)?\b(?:\W+",
+        CREDENTIAL_OF,
+        r"\W+(?:\w+\W+){0,3}?(?=",
+        CREDENTIAL_IS,
+        r"\b|[:=]))?\W{0,3}(?:",
+        CREDENTIAL_IS,
+        r"\b|[:=])\W{0,3}\d{4,12}(?!\w|[.,]\d)|"
         r"\b(?:sk-[a-z0-9_-]{16,}|akia[0-9a-z]{16}|ghp_[a-z0-9]{30,}|xox[abpr]-[a-z0-9-]{10,}|"
-        r"mlk_[a-z0-9]+_\S{10,}|glpat-[a-z0-9_-]{16,})|-----begin [a-z ]*private key-----"
+        r"mlk_[a-z0-9]+_\S{10,}|glpat-[a-z0-9_-]{16,})|-----begin [a-z ]*private key-----",
     ),
     "government_id": _rx(
         r"\b(?:ssn|social security(?: number)?|passport(?: number| no)?|driver'?s licen[cs]e|"
@@ -1493,9 +1529,14 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"-?\d{1,2}\.\d{3,},\s*-?\d{1,3}\.\d{3,}"
     ),
     "religion": _rx(
-        r"\b(?:is|am|are)\W+(?:a\W+|an\W+)?(?:devout\W+|practicing\W+)?(?:muslim|christian|"
-        r"jewish|hindu|buddhist|catholic|atheist|mormon|sikh|protestant|evangelical)\b|"
-        r"\b(?:religion|religious beliefs?|attends? (?:mosque|church|synagogue|temple))\b"
+        r"\b(?:is|am|are|es|soy|est|suis|ist|bin|e|sou|sono)\W+(?:a\W+|an\W+|ein\W+|eine\W+)?"
+        r"(?:devout\W+|practicing\W+|practicante\W+|pratiquant\W+|praticante\W+|glaubige\W+)?",
+        RELIGIONS,
+        r"\b|"
+        r"\b(?:religion|religious beliefs?|attends? (?:mosque|church|synagogue|temple)|"
+        r"religioso|religiosa|religieux|religieuse|religios|religiose|religiao|"
+        r"(?:va|vai|geht|goes|frequenta|frequente)\W+(?:\w+\W+){0,2}?"
+        r"(?:mezquita|sinagoga|mosquee|synagogue|moschee|synagoge|mesquita|moschea|mosque))\b",
     ),
     "sexual_orientation": _rx(
         r"\b(?:is|am|are|identifies as|came out as)\W+(?:\w+\W+)?(?:gay|lesbian|bisexual|"
@@ -1504,7 +1545,22 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
     ),
     "political_opinion": _rx(
         r"\b(?:votes? for|voted for|member of the \w+ party|political (?:views|affiliation|"
-        r"opinions?)|supports the \w+ party|party membership)\b"
+        r"opinions?)|supports the \w+ party|party membership)\b|"
+        # A vote or a membership named by its party, in the guards' languages.
+        r"\b(?:votes|voted|vote|voting|votara|voto|voto por|voto a|vota|vote pour|a vote pour|"
+        r"votait|wahlt|wahlte|gewahlt|votou|votou em|vota per|ha votato|ha votato per|"
+        r"supports|backs|member of|miembro de|membre du|mitglied der|mitglied bei|membro do|"
+        r"membro del|iscritto al|afiliado al|filiado ao)\W+(?:the\W+|el\W+|al\W+|le\W+|la\W+|"
+        r"die\W+|den\W+|o\W+|il\W+|partido\W+|parti\W+|partei\W+|partito\W+)?(?:labour|labor|"
+        r"tory|tories|conservatives?|democrats?|republicans?|lib dems?|liberal democrats|"
+        r"greens?|green party|snp|ukip|reform uk|gop|psoe|podemos|vox|sumar|partido popular|"
+        r"rassemblement national|front national|france insoumise|les republicains|cdu|csu|spd|"
+        r"afd|fdp|grunen|die linke|fratelli d'italia|lega|partito democratico|"
+        r"movimento 5 stelle|forza italia|bolsonaro|lula|trump|biden|harris)\b|"
+        r"\b(?:labour|tory|conservative|democrat|republican|green|lib dem|snp|ukip)\W+"
+        r"(?:voter|supporter|party member|activist)\b|"
+        r"\b(?:afiliado|afiliada|militante|militant|parteimitglied|filiado|filiada|iscritto|"
+        r"iscritta)\W+(?:\w+\W+){0,2}?(?:partido|parti|partei|partito)\b"
     ),
     "criminal_record": _rx(
         r"\b(?:criminal record|convicted|conviction|arrested|felony|parole|probation|"

@@ -124,3 +124,55 @@ def test_an_override_with_the_qualifier_after_the_noun_is_refused(text):
 def test_its_look_alikes_are_accepted(text, memory_type):
     decision = decide(text, memory_type)
     assert decision.outcome == "accepted", decision.rule_codes
+
+
+# --- C. Sensitive facts in the guards' other languages ------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Mi contraseña de Gmail es hunter22",
+        "Mein Passwort lautet hunter22",
+        "Das Kennwort für das WLAN ist sonne2024.",
+        "Le mot de passe du wifi est soleil2024.",
+        "La password della mia banca è girasole77.",
+        "A senha do banco é girassol77.",
+        "El usuario tiene VIH",
+        "Der Nutzer hat Krebs",
+        "L'utente ha il cancro",
+        "O usuário tem diabetes e depressão.",
+        "L'utilisateur suit une chimiothérapie.",
+        "User is in AA meetings for alcoholism",
+        "El usuario es musulmán",
+        "L'utilisateur est juif pratiquant.",
+        "Der Nutzer ist katholisch.",
+        "O usuário é evangélico.",
+        "User voted Labour in the last election",
+        "Der Nutzer wählt die Grünen.",
+        "El usuario votó al PSOE.",
+        "L'utente è iscritto al Partito Democratico.",
+    ],
+)
+def test_a_sensitive_fact_in_another_language_waits_for_a_reviewer(text):
+    decision = decide(text)
+    assert decision.outcome == "pending_approval", decision.rule_codes
+    assert "sensitivity.review_required" in decision.rule_codes
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User is studying the Krebs cycle for a biology exam.",
+        "User prefers non-alcoholic beer at team dinners.",
+        "User wants the password field to show a strength meter.",
+        "User's password manager is Bitwarden.",
+        "Der Nutzer sucht eine Wohnung in Berlin.",  # sucht: looks for
+        "The project has a dependency on numpy.",
+        "User reports password issues with the VPN client.",
+        "User prefers green tea to coffee.",
+    ],
+)
+def test_their_look_alikes_are_accepted(text):
+    decision = decide(text)
+    assert decision.outcome == "accepted", decision.rule_codes
