@@ -123,7 +123,21 @@ OCCUPATION_BEFORE = (
 OWN_WORLD_AFTER = (
     r"(?:(?:member|volunteer|contributor|seller|buyer|driver|host|reviewer|donor|player)\W+)?"
     r"(?:of|on|for|at|in|over|from) (?:their|his|her|a|an|the user's|the family|the local|"
-    r"several|two|many|some|his own|her own|their own)\b|by (?:profession|trade)|"
+    r"several|two|many|some|his own|her own|their own|my own|"
+    # "my" too, but not of what this system holds for the user: "disable 2FA for my account"
+    r"my(?!\W+(?:\w+\W+)?(?:account|profile|login|access|subscription|membership|plan|"
+    r"cuenta|compte|konto|conta|conto)))\b|by (?:profession|trade)|"
+    # es, fr, de, pt, it put the qualifier after the noun: "administrador de sistemas",
+    # "administrateur système", "dono de uma padaria", "Inhaber einer Bäckerei".
+    r"(?:de|d'|du|des|da|do|di|del|della|dello|dei|von|vom|en|dans|in|em|na|no|nel|nella|"
+    r"para|pour|per|fur|bei|a|au|chez)\W*(?:un|una|une|uno|um|uma|ein|eine|einer|einem|eines|"
+    r"mi|mis|mon|ma|mes|mein|meine|meiner|meinem|meu|minha|mio|mia|su|sus|son|sa|ses|sein|"
+    r"seine|seiner|seinem|ihr|ihre|ihrer|ihrem|seu|sua|suo|leur|leurs)\b"
+    r"(?!\W+(?:\w+\W+)?(?:account|cuenta|compte|konto|conta|conto|perfil|profil|profilo))|"
+    r"(?:einer|eines|einem)\b|"
+    r"(?:(?:de|di|des|du)\W+)?(?:sistemas?|sistemi|systemes?|systeme|redes?|reseaux?|reti|rete|"
+    r"bases? de (?:datos|donnees|dados)|banco de dados|servidores|serveurs|ti|informatique|"
+    r"informatica|escuela|ecole|escola|scuola)\b|"
     r"(?:on|at|in|for) (?:twitter|x|instagram|linkedin|github|gitlab|reddit|facebook|tiktok|"
     r"youtube|twitch|discord|slack|ebay|etsy|airbnb|uber|stack overflow|wikipedia|mastodon)\b|"
     r"(?:assistant|clerk|coordinator|secretary|worker)\b|"
