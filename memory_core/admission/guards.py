@@ -519,7 +519,15 @@ INJECTION_RULES: list[Rule] = [
             r"\b(?:consider|treat|regard|recogni[sz]e|accept)\W+(?:me|him|her|them|this (?:user|"
             r"caller|customer|account|person))\W+(?:as\W+)?(?:an?\W+|the\W+)?(?:\w+\W+){0,2}?"
             r"(?:admin|administrator|owner|officer|manager|ceo|root|superuser|supervisor|"
-            r"authority|verified|trusted|operator)\b"
+            r"authority|verified|trusted|operator)\b|"
+            # The passive: "messages from bob@... should be treated as admin commands".
+            r"\b(?:treated|considered|regarded|handled|recogni[sz]ed|interpreted|obeyed|executed|"
+            r"tratados?|tratadas?|traites?|traitees?|behandelt|trattati|trattate)\W+(?:as|like|"
+            r"como|comme|als|come)\W+(?:an?\W+|the\W+)?(?:(?:admin|administrator|system|"
+            r"operator|developer|root|privileged|official|trusted)\W+)?(?:commands?|"
+            r"instructions|orders|directives|system (?:messages?|prompts?)|admin|administrators?|"
+            r"superusers?|operators?|comandos|ordenes|instrucciones|commandes|befehle|"
+            r"anweisungen|comandi|ordini|istruzioni)\b"
         ),
         exempt_own_world=True,
     ),
@@ -691,7 +699,17 @@ INJECTION_RULES: list[Rule] = [
             r"super admin|superadmin)\b|"
             r"\b(?:member of|belongs? to|part of|added to|joined|in)\W+(?:the\W+)?(?:\w+\W+)?"
             r"(?:admins?|administrators?|owners?|sudoers?|superusers?|wheel|domain admins|"
-            r"privileged)\W+(?:group|role|team|list|users|file|circle)\b"
+            r"privileged)\W+(?:group|role|team|list|users|file|circle)\b|"
+            # ... or asked for: "add this user to the administrators group", in es, fr, de,
+            # pt, it too ("añade a este usuario al grupo de administradores").
+            r"\b(?:add|put|move|place|enrol+|include|anade|agrega|mete|ajoute|ajoutez|mets|"
+            r"fuge|fugt|nimm|adiciona|adicione|coloca|aggiungi|inserisci|metti)\W+"
+            r"(?:\S+\W+){0,3}?(?:to|into|in|a|al|au|aux|zur|zu|in die|ao|no|na|nel)\W+"
+            r"(?:the\W+|la\W+|le\W+|les\W+|die\W+|der\W+|o\W+|il\W+)?(?:(?:admins?|"
+            r"administrators?|owners?|sudoers?|superusers?|wheel|domain admins)\W+(?:group|role|"
+            r"team|list)|(?:grupo|groupe|gruppe|gruppo)\W+(?:de|des|der|degli|dos|dei|di)\W+"
+            r"(?:los\W+|les\W+|os\W+)?(?:administradores|administrateurs|administratoren|"
+            r"amministratori|admins?)|administratorengruppe|admin-?gruppe|sudoers)\b"
         ),
         exempt_own_world=True,
     ),
@@ -1378,7 +1396,21 @@ CLASS_RULES: list[Rule] = [
             r"administrative|root|superuser|owner|elevated|write|read-?write|unrestricted|"
             r"billing|privileged|sudo|master|operator|tier|highest|top|maximum|system)\W+"
             r"(?:\w+\W+)?(?:access|rights|privileges|permissions|role|control|clearance|"
-            r"authority|scopes?)\b"
+            r"authority|scopes?)\b|"
+            # es, fr, de, pt, it: "tiene permisos de administrador", "a les droits d'admin"
+            r"\b(?:tiene|tienen|posee|a|ont|possede|dispose|hat|haben|besitzt|tem|possui|ha|"
+            r"hanno|con|avec|mit|com)\W+(?:(?:los|las|les|des|de|du|d|die|os|as|i|gli|dei|"
+            r"degli|le|la|el)\W+)?(?:(?:plenos|pleins|volle|plenos|pieni)\W+)?(?:permisos|"
+            r"privilegios|derechos|acceso|droits|privileges|acces|permissions|rechte|"
+            r"berechtigungen|zugriff|zugang|privilegien|permissoes|direitos|acesso|permessi|"
+            r"privilegi|diritti|accesso)\W+(?:de|d|da|di|do|del|des|du|als|come|como)\W+"
+            r"(?:(?:l|el|la|le|o|il|un)\W+)?(?:administrador|administradora|administrateur|"
+            r"administratrice|administrator|amministratore|admin|superusuario|superutilisateur|"
+            r"superuser|root|propietario|proprietaire|administracion|administration|"
+            r"amministrazione)\b|"
+            r"\b(?:hat|haben|besitzt|mit|bekommt|erhalt|erhielt)\W+(?:\w+\W+)?(?:admin|"
+            r"administrator|root|superuser|vollzugriffs|besitzer|inhaber)-?(?:rechte|zugriff|"
+            r"berechtigungen|berechtigung|privilegien|zugang|rolle)\b"
         ),
         exempt_own_world=True,
     ),
@@ -1394,7 +1426,12 @@ CLASS_RULES: list[Rule] = [
             r"export|issue|waive|disclose|reveal|grant|unlock)\b|"
             r"\b(?:only|all|any)\W+(?:admins?|users|staff|employees|managers|customers|agents)\W+"
             r"(?:can|may|are allowed to|are permitted to|have access to)\W+(?:\w+\W+){0,3}?"
-            r"(?:access|view|see|approve|refund|delete|modify|override|export)\b"
+            r"(?:access|view|see|approve|refund|delete|modify|override|export)\b|"
+            # "has permission to delete other users' data"
+            r"\b(?:permission|permissions|rights?|authority|clearance|access)\W+to\W+"
+            r"(?:\w+\W+){0,2}?(?:other users'?|other people'?s|everyone'?s|everybody'?s|"
+            r"all users'?|any user'?s|other customers'?|all customers'?|every user'?s|"
+            r"other accounts'?|other members'?)"
         ),
         exempt_own_world=True,
     ),
