@@ -1,9 +1,11 @@
 """The guards in the languages they claim (en, es, fr, de, pt, it), through admit().
 
-An audit at stop 30 found words of ordinary sentences read as government ids ("et" is "rg" in
-rot13, "nie" is German for "never", RFC 3339 is a standard) and a version pin read as a PIN.
-Each phrasing is also in the security corpus, split `audit_stop30` (docs/security.md, "The
-admission guards' reach").
+An audit at stop 30 found (A) words of ordinary sentences read as government ids ("et" is
+"rg" in rot13, "nie" is German for "never", RFC 3339 is a standard) and a version pin read as
+a PIN; (B) overrides with the qualifier after the noun accepted; (C) sensitive facts in the
+other languages accepted; (D) access stated as a fact accepted; (E) occupations in the other
+languages refused as claims on this system. Each phrasing is also in the security corpus,
+split `audit_stop30` (docs/security.md, "Languages, and words that look like ids").
 """
 
 import codecs
