@@ -15,7 +15,7 @@ RULE_CODES: dict[str, tuple[int, str]] = {
     ),
     "grant.type_not_allowed": (2, "The agent's grant does not allow writing this memory type."),
     "grant.sensitivity_above_max": (2, "The declared sensitivity is above the agent's maximum."),
-    "fields.content_empty": (3, "The content is empty."),
+    "fields.content_empty": (3, "The content is empty (or holds only invisible characters)."),
     "fields.content_too_long": (3, "The content is longer than the tenant policy allows."),
     "fields.key_too_long": (3, "The memory_key is longer than the tenant policy allows."),
     "fields.value_too_large": (3, "The structured value is larger than the tenant policy allows."),

@@ -92,6 +92,11 @@ def fold(text: str) -> str:
     return _SPACE.sub(" ", _join_spaced_letters(text)).strip().lower()
 
 
+def is_blank(text: str) -> bool:
+    """Whether ``text`` shows nothing: only whitespace and invisible characters (``"\u200b"``)."""
+    return not _INVISIBLE.sub("", text).strip()
+
+
 def plain(text: str) -> str:
     """Return the reading without de-obfuscation: accents folded, lower case (so plain
     French or German counts as plain text, not as hidden)."""

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from memory_core.admission import guards
+from memory_core.admission import guards, normalize
 from memory_core.admission.candidate import Candidate, seams
 from memory_core.admission.codes import INFORMATIONAL, RULE_CODES
 from memory_core.models import (
@@ -231,7 +231,7 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
         return refuse("grant.sensitivity_above_max")
 
     # 3. Fields and sizes against the tenant's policy (shape was checked by the parser).
-    if not candidate.content.strip():
+    if normalize.is_blank(candidate.content):  # zero-width characters alone show nothing
         return refuse("fields.content_empty")
     if len(candidate.content) > int(admission["max_content_chars"]):
         return refuse("fields.content_too_long")

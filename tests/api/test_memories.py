@@ -761,3 +761,12 @@ def test_a_stored_policy_past_any_date_does_not_fail_a_write(api_client, tenant)
     assert response.status_code == 201, response.content
     valid_until = datetime.fromisoformat(response.json()["memory"]["valid_until"])
     assert timedelta(days=36_499) < valid_until - timezone.now() <= timedelta(days=36_500)
+
+
+@pytest.mark.parametrize("content", ["\u200b\u200b", " \u2060\ufeff \u200d "])
+def test_a_content_of_invisible_characters_alone_is_empty(api_client, content):
+    """It was stored: a memory that shows nothing, in the portal or to an agent."""
+    response = write(api_client, content=content)
+    assert response.status_code == 422, response.json()
+    assert response.json()["rule_codes"] == ["fields.content_empty"]
+    assert not Memory.objects.exists()
