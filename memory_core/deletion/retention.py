@@ -49,6 +49,7 @@ from django.utils import timezone
 from memory_core.deletion.services import _operation_create, _with_predecessors
 from memory_core.exports import export_delete, export_dir
 from memory_core.models import (
+    LIVE_STATUSES,
     AccessDenial,
     Authority,
     DeletionOperation,
@@ -76,6 +77,14 @@ EXPIRED_REASON = "valid_until_passed"
 
 
 @transaction.atomic
+def due_to_expire(now):
+    """The rows past their valid_until that are still live, the longest due first (along
+    ``memory_live_expiry``: the rows due, never every live row with an expiry)."""
+    return Memory.objects.filter(
+        status__in=LIVE_STATUSES, valid_until__isnull=False, valid_until__lte=now
+    ).order_by("valid_until")
+
+
 def memories_expire(*, now=None, limit: int = 5000) -> int:
     """Mark active memories past valid_until as expired, with one event each; return the count.
 
@@ -85,13 +94,8 @@ def memories_expire(*, now=None, limit: int = 5000) -> int:
     """
     now = now or timezone.now()
     rows = list(
-        Memory.objects.select_for_update(skip_locked=True)
-        .filter(
-            status__in=[Status.ACTIVE, Status.PENDING_APPROVAL],
-            valid_until__isnull=False,
-            valid_until__lte=now,
-        )
-        .order_by("valid_until")  # the longest due first, along memory_live_expiry
+        due_to_expire(now)
+        .select_for_update(skip_locked=True)
         .values_list("pk", "tenant_id", "policy_version")[:limit]
     )
     if not rows:
@@ -234,17 +238,20 @@ def retention_delete(
     return operations
 
 
+def due_by_rule(tenant_id, condition: Q):
+    """The tenant's rows a retention rule (``_rules``) no longer allows, never the tombstones
+    earlier sweeps left (``memory_retention``, ``memory_inferred_retention``)."""
+    return (
+        Memory.objects.filter(tenant_id=tenant_id).filter(condition).exclude(status=Status.DELETED)
+    )
+
+
 def _tenant_retention_delete(tenant_id, document, now, limit, operations: list) -> None:
     """Open the deletion operations of one tenant's retention; add them to ``operations``
     (those made before a failure of the tenant are counted too)."""
     retention = (document or {}).get("retention") or {}
     for reason, condition in _rules(retention, now, tenant_id):
-        rows = (
-            Memory.objects.filter(tenant_id=tenant_id)
-            .filter(condition)
-            .exclude(status=Status.DELETED)
-            .values_list("pk", "subject_id")[:limit]
-        )
+        rows = due_by_rule(tenant_id, condition).values_list("pk", "subject_id")[:limit]
         if reason == REVOKED and rows:
             # A revoked memory goes with its history, like a user's delete by memory_id.
             rows = (

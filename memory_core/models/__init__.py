@@ -18,6 +18,7 @@ from .events import MemoryEvent, PolicyVersion
 from .idempotency import IdempotencyRecord
 from .memory import (
     EMBEDDING_DIMENSIONS,
+    LIVE_STATUSES,
     MAX_SCOPE_REF_CHARS,
     PROPOSED_STATUSES,
     RETIRED_STATUSES,
@@ -40,6 +41,7 @@ from .workflow import (
 __all__ = [
     "AUTHORITY_RANK",
     "EMBEDDING_DIMENSIONS",
+    "LIVE_STATUSES",
     "MAX_SCOPE_REF_CHARS",
     "PROPOSED_STATUSES",
     "RETIRED_STATUSES",
