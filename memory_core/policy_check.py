@@ -14,7 +14,7 @@ import logging
 import math
 from datetime import timedelta
 
-from memory_core.models.choices import MemoryType, Sensitivity
+from memory_core.models.choices import Authority, MemoryClass, MemoryType, Sensitivity
 
 logger = logging.getLogger(__name__)
 
@@ -155,3 +155,24 @@ def retention_period(retention: dict, key: str, *, tenant_id=None) -> timedelta 
         return None
     value = min(value, RETENTION_MAX[key])
     return timedelta(hours=value) if key == "working_hours" else timedelta(days=value)
+
+
+# The retention key of each memory class (``retention_limit``).
+CLASS_RETENTION = {
+    MemoryClass.WORKING: "working_hours",
+    MemoryClass.EPISODIC: "episodic_days",
+    MemoryClass.PREFERENCE: "preference_days",
+}
+
+
+def retention_limit(memory_class: str, authority: str, retention: dict) -> timedelta | None:
+    """Return how long ``retention`` keeps a memory of ``memory_class`` and ``authority``
+    after it was written (the shorter of its class's period and, for an inferred memory,
+    ``inferred_days``), or None: no limit. Admission caps a write's ``valid_until`` by it;
+    the retention sweep deletes by the same periods; the portal says when."""
+    key = CLASS_RETENTION.get(memory_class)
+    periods = [retention_period(retention, key)] if key else []
+    if authority == Authority.MODEL_INFERENCE:
+        periods.append(retention_period(retention, "inferred_days"))
+    limits = [period for period in periods if period is not None]
+    return min(limits) if limits else None

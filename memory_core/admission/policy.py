@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 
 from memory_core.admission import guards, normalize
 from memory_core.admission.candidate import Candidate, seams
@@ -27,7 +27,7 @@ from memory_core.models import (
     Sensitivity,
     SourceType,
 )
-from memory_core.policy_check import retention_period
+from memory_core.policy_check import retention_limit
 from memory_core.policy_defaults import DEFAULT_POLICY
 
 ACCEPTED = "accepted"
@@ -302,7 +302,7 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
         codes.append("sensitivity.review_required")
 
     # 9. TTL: defaults from the class retention, capped by it; inferred memories live shorter.
-    limit = _retention_limit(memory_class, authority, retention)
+    limit = retention_limit(memory_class, authority, retention)
     valid_until = candidate.valid_until
     if valid_until is not None and valid_until <= context.now:
         return refuse("ttl.in_past")
@@ -343,18 +343,3 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
         action=action,
         head_id=head_id,
     )
-
-
-def _retention_limit(memory_class: str, authority: str, retention: dict) -> timedelta | None:
-    # retention_period bounds what a policy stored before its bounds says (a write of a
-    # tenant whose preference_days was 3,000,000 answered 500: now + it is past year 9999).
-    keys = {
-        MemoryClass.WORKING: "working_hours",
-        MemoryClass.EPISODIC: "episodic_days",
-        MemoryClass.PREFERENCE: "preference_days",
-    }
-    periods = [retention_period(retention, keys[memory_class])] if memory_class in keys else []
-    if authority == Authority.MODEL_INFERENCE:
-        periods.append(retention_period(retention, "inferred_days"))
-    limits = [period for period in periods if period is not None]
-    return min(limits) if limits else None

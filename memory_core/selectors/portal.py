@@ -22,12 +22,14 @@ from memory_core.models import (
     Memory,
     MemoryClass,
     MemoryEvent,
+    PolicyVersion,
     PortalMembership,
     RetrievalTrace,
     ReviewItem,
     Status,
     held_apart,
 )
+from memory_core.policy_check import retention_limit
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.selectors.memories import memory_get, memory_visible_chain
 
@@ -208,6 +210,7 @@ def subject_memories(
         ]
     )
     usage = memory_usage(principal=principal, memory_ids=[row.id for row in rows])
+    _with_expiry(rows, tenant_id=principal.tenant_id)
     groups = {
         memory_class: MemoryGroup(memory_class=memory_class, total=totals.get(memory_class, 0))
         for memory_class in CLASS_ORDER
@@ -217,6 +220,30 @@ def subject_memories(
         groups[row.memory_class].types.setdefault(row.memory_type, []).append(row)
     result.groups = [group for group in groups.values() if group.count]
     return result
+
+
+def _with_expiry(rows, *, tenant_id) -> None:
+    """Give each row ``expires_at``, when it stops being used, and ``expires_by_retention``.
+
+    The earlier of its ``valid_until`` and the day the retention sweep deletes it (its
+    class's or, inferred, ``inferred_days`` after it was written, by the tenant's active
+    policy as the sweep reads it): a row stored without admission's cap (a demo, an import),
+    or written before a policy shortened its period, showed "when you revoke it" and was
+    deleted minutes later. One query.
+    """
+    document = (
+        PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True)
+        .values_list("document", flat=True)
+        .first()
+    )
+    retention = (document or {}).get("retention") or {}
+    for row in rows:
+        limit = retention_limit(row.memory_class, row.authority, retention)
+        deleted_at = row.created_at + limit if limit is not None else None
+        row.expires_by_retention = deleted_at is not None and (
+            row.valid_until is None or deleted_at < row.valid_until
+        )
+        row.expires_at = deleted_at if row.expires_by_retention else row.valid_until
 
 
 # The most each short list of the page shows; its count says how many there are.
@@ -321,6 +348,7 @@ def memory_history(*, principal, memory_id) -> MemoryHistory:
     for event in events:
         event.version = versions.get(event.memory_id)
     memory.usage = usage.get(memory.pk, Usage())
+    _with_expiry([memory, *chain], tenant_id=principal.tenant_id)
     return MemoryHistory(memory=memory, chain=chain, events=events, usage=usage)
 
 

@@ -810,8 +810,9 @@ def test_memory_list_query_budget(alice_client, alice_memory, django_assert_max_
     for n in range(20):
         MemoryFactory(subject=alice_memory.subject, content=f"Memory number {n}.")
     # +3 row-level security: the tenant's SET LOCAL, and in tests the request's savepoint;
-    # +1 the subject's queued deletion, if any (the notice above the list).
-    with django_assert_max_num_queries(8 + 3 + 1):
+    # +1 the subject's queued deletion, if any (the notice above the list); +1 the tenant's
+    # retention policy (when each memory is deleted by it).
+    with django_assert_max_num_queries(8 + 3 + 1 + 1):
         response = alice_client.get(reverse("portal:home"))
     assert response.status_code == 200
 
@@ -875,3 +876,27 @@ def test_a_correction_while_everything_is_queued_for_deletion_is_refused_in_plai
     assert "A deletion of memories about you is under way" in response.content.decode()
     assert b"Alice prefers four spaces." in response.content  # the text stays in the form
     assert not Memory.objects.filter(supersedes=alice_memory).exists()
+
+
+def test_a_memory_says_when_the_retention_policy_deletes_it(alice_client, alice_subject):
+    """An inferred memory stored without admission's cap (a demo, an import) said it was kept
+    "when you revoke it", and the retention sweep deleted it minutes later."""
+    from datetime import timedelta
+
+    written = timezone.now() - timedelta(days=40)  # inferred memories are kept 30 days
+    old = MemoryFactory(
+        subject=alice_subject,
+        content="Keep answers direct and technical.",
+        authority="model_inference",
+        source_type="model_inference",
+        created_at=written,
+        valid_from=written,
+    )
+    explicit = MemoryFactory(subject=alice_subject, content="User prefers tea.", created_at=written)
+    for url in (reverse("portal:memory", args=[old.pk]), reverse("portal:home")):
+        body = alice_client.get(url).content.decode()
+        assert "when your organisation's retention policy deletes it" in body
+        assert "due for deletion" in body
+        assert (written + timedelta(days=30)).strftime("%-d %b %Y") in body
+    body = alice_client.get(reverse("portal:memory", args=[explicit.pk])).content.decode()
+    assert "when you revoke it" in body and "retention policy" not in body
