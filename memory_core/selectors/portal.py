@@ -366,8 +366,9 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     oldest first.
 
     Each item carries ``writer``: the name of the agent whose write it is (from its admission
-    decision), or "" when a person or the system wrote it. Three queries whatever the queue
-    holds: its count, the page's items, their writers.
+    decision), or "" when a person or the system wrote it, and ``replaces``: the memory it
+    was written to supersede (the key's head then), or None. Four queries whatever the queue
+    holds: its count, the page's items, their writers, the memories they replace.
     """
     # Not a write deleted since (by its subject, or with its subject): nothing is left to
     # decide, and its deletion's worker closes the item (resolution "deleted").
@@ -389,8 +390,18 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
             agent__isnull=False,
         ).values_list("memory_id", "agent__name")
     )
+    # The memory each write would replace (the key's head when it was written): a reviewer
+    # approved a health statement as the next version of a language preference unseen.
+    heads = {
+        memory.pk: memory
+        for memory in Memory.objects.filter(
+            tenant_id=principal.tenant_id,
+            pk__in_array=[item.candidate_ids[0] for item in items if item.candidate_ids],
+        )
+    }
     for item in items:
         item.writer = writers.get(item.memory_id, "")
+        item.replaces = heads.get(item.candidate_ids[0]) if item.candidate_ids else None
     result.items = items
     return result
 

@@ -82,6 +82,22 @@ def test_queue_lists_own_tenant_only(reviewer_client, queues, agent):
     assert 'name="csrfmiddlewaretoken"' in body
 
 
+def test_a_pending_write_shows_the_memory_it_would_replace(reviewer_client, alice_subject):
+    """A person's sensitive correction of a language preference was approved as its next
+    version by a reviewer who saw the new text alone."""
+    head = MemoryFactory(subject=alice_subject, content="User writes data scripts in Python.")
+    item = pending_write(alice_subject, "I take insulin for diabetes.")
+    item.candidate_ids = [head.pk]
+    item.save(update_fields=["candidate_ids"])
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    assert "becomes the next version of <q>User writes data scripts in Python.</q>" in body
+    assert "version 1)" in body
+    head.status = "superseded"
+    head.save(update_fields=["status"])
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    assert "superseded since it was written" in body
+
+
 def test_a_write_deleted_while_it_waited_leaves_the_queue(reviewer_client, queues):
     """Its deletion's worker closes the item; until then there was a "(no text)" entry
     whose Approve and Reject could only answer that it is deleted."""
