@@ -2,7 +2,9 @@
 
 The health selector returns numbers per day; this module turns one Chart into coordinates that
 ``templates/portal/review/_chart.html`` draws: stacked bars for counts, lines for latency and
-rates. Each shape carries a title so screen readers and hover tooltips read the value.
+rates. Each shape carries a title so screen readers and hover tooltips read the value. A line
+has no point on a day without a value (None: no deletion completed, no retrieval made), and is
+broken there: it drew such days as 0 s and 0 %.
 """
 
 import math
@@ -47,8 +49,19 @@ def _count_axis(peak: float) -> tuple[int, int]:
     return min(options)
 
 
-def _label(value: float) -> str:
-    return f"{value:g}" if value < 1000 else f"{value / 1000:g}k"
+def _label(value: float, unit: str = "") -> str:
+    text = f"{value:g}" if value < 1000 else f"{value / 1000:g}k"
+    return f"{text}%" if unit == "%" else text
+
+
+def _line_axis(peak: float, unit: str) -> tuple[float, int]:
+    """Return (axis maximum, intervals) for a line: a round maximum cut into steps that are
+    round too (0.1 of 0.5, not 0.125 shown as 0.12), a rate's axis at least 10 %."""
+    y_max = _nice_ceiling(peak)
+    if unit == "%":
+        y_max = max(y_max, 10)
+    mantissa = round(y_max / 10 ** math.floor(math.log10(y_max)), 2)
+    return y_max, 4 if mantissa in (1, 2) else 5
 
 
 def chart_geometry(chart) -> dict:
@@ -62,17 +75,20 @@ def chart_geometry(chart) -> dict:
     if kind == "bars":
         peak = max((sum(s.values[i] for s in chart.series) for i in range(len(days))), default=0)
     else:
-        peak = max((v for s in chart.series for v in s.values), default=0)
+        peak = max((v for s in chart.series for v in s.values if v is not None), default=0)
     if kind == "bars":
         y_max, intervals = _count_axis(peak)
     else:
-        y_max, intervals = _nice_ceiling(peak), 4
+        y_max, intervals = _line_axis(peak, chart.unit)
 
     def y_of(value: float) -> float:
         return round(TOP + plot_h - (value / y_max) * plot_h, 1)
 
     ticks = [
-        {"y": y_of(y_max * step / intervals), "label": _label(round(y_max * step / intervals, 2))}
+        {
+            "y": y_of(y_max * step / intervals),
+            "label": _label(round(y_max * step / intervals, 6), chart.unit),
+        }
         for step in range(intervals + 1)
     ]
     every = 1 if count <= 8 else 2 if count <= 16 else 5
@@ -108,18 +124,24 @@ def chart_geometry(chart) -> dict:
                 base += value
     else:
         for position, series in enumerate(chart.series):
-            dots = [
-                {
+            dots, segments, run = [], [], []
+            for i, value in enumerate(series.values):
+                if value is None:  # no value that day: the line breaks
+                    segments, run = segments + [run] if run else segments, []
+                    continue
+                dot = {
                     "x": round(LEFT + slot * (i + 0.5), 1),
                     "y": y_of(value),
                     "title": f"{days[i]:%d %b}: {value:g} {chart.unit} ({series.label})",
                 }
-                for i, value in enumerate(series.values)
-            ]
+                dots.append(dot)
+                run.append(f"{dot['x']},{dot['y']}")
+            if run:
+                segments.append(run)
             shapes["lines"].append(
                 {
                     "css": f"s{position}",
-                    "points": " ".join(f"{dot['x']},{dot['y']}" for dot in dots),
+                    "segments": [" ".join(points) for points in segments if len(points) > 1],
                     "dots": dots,
                 }
             )

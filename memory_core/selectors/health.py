@@ -61,7 +61,7 @@ class Chart:
 
     @property
     def total(self) -> float:
-        return sum(sum(s.values) for s in self.series)
+        return sum(sum(v for v in s.values if v is not None) for s in self.series)
 
     @property
     def rows(self) -> list[tuple[date, list[float]]]:
@@ -295,7 +295,8 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
     window = {"tz": timezone.get_current_timezone_name(), "tenant": tenant_id}
     window.update(start=start, end=end, markers="|".join(SCOPE_MARKERS))
     index = {day: position for position, day in enumerate(day_list)}
-    medians, slowest = [0] * len(day_list), [0] * len(day_list)
+    # A day without a completed deletion has no latency (None: no point), not one of 0 s.
+    medians, slowest = [None] * len(day_list), [None] * len(day_list)
     overall = count = None
     with connection.cursor() as cursor:
         cursor.execute(_DELETION_LATENCY_SQL, window)
@@ -351,7 +352,8 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
 
     # Retrieval traces: the share of stale memories handed out.
     served, stale = _trace_series(tenant_id, start, day_list, _half_lives(tenant_id))
-    rates = [round(100 * s / n, 1) if n else 0 for s, n in zip(stale, served, strict=True)]
+    # A day without retrievals has no rate (None: no point), not one of 0 %.
+    rates = [round(100 * s / n, 1) if n else None for s, n in zip(stale, served, strict=True)]
     charts.append(
         Chart(
             "stale_rate",

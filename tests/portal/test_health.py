@@ -111,7 +111,7 @@ def test_health_page_draws_svg_charts(reviewer_client, activity):
     body = response.content.decode()
     assert response.status_code == 200
     assert body.count("<svg") >= 6
-    assert "<rect" in body and "<polyline" in body
+    assert "<rect" in body and '<circle class="dot' in body  # one day's point: a dot, no line
     assert "Deletion latency" in body and "Stale-memory rate" in body
     assert "Latest evaluation" in body
 
@@ -133,7 +133,30 @@ def test_chart_geometry_stacks_bars_inside_the_plot(tenant, reviewer, activity):
     for bar in geometry["bars"]:
         assert geometry["top"] <= bar["y"] and bar["y"] + bar["h"] <= geometry["bottom"] + 0.2
     latency = chart_geometry(overview.charts[2])
-    assert latency["kind"] == "line" and len(latency["lines"][0]["dots"]) == 7
+    completed_days = [v for v in overview.charts[2].series[0].values if v is not None]
+    assert latency["kind"] == "line"
+    assert len(latency["lines"][0]["dots"]) == len(completed_days) < 7
+
+
+def test_a_line_has_no_point_on_a_day_without_a_value_and_round_ticks():
+    """Days without a completed deletion (or a retrieval) were drawn as 0 s (0 %), and an
+    axis to 0.5 s was labelled 0.12 and 0.38; a rate's axis ran from 0 to 1 "%"."""
+    from datetime import date, timedelta
+
+    from memory_core.selectors.health import Chart, Series
+
+    days = [date(2026, 12, 1) + timedelta(days=i) for i in range(5)]
+    latency = Chart(
+        "l", "Latency", "seconds", days, [Series("m", "median", [None, 0.3, 0.38, None, 0.2])]
+    )
+    geometry = chart_geometry(latency)
+    assert len(geometry["lines"][0]["dots"]) == 3
+    assert len(geometry["lines"][0]["segments"]) == 1  # the lone point after the gap: a dot
+    assert [tick["label"] for tick in geometry["ticks"]] == ["0", "0.1", "0.2", "0.3", "0.4", "0.5"]
+    assert latency.total == pytest.approx(0.88)
+    rate = Chart("r", "Stale", "%", days, [Series("s", "stale", [None, 0, 0, None, 0])])
+    labels = [tick["label"] for tick in chart_geometry(rate)["ticks"]]
+    assert labels == ["0%", "2.5%", "5%", "7.5%", "10%"]
 
 
 def test_latest_evaluation_figures_are_shown(reviewer_client, evaluation):
@@ -315,7 +338,7 @@ def test_deletion_latency_and_boundary_refusals_are_counted_per_day(
     latency = {s.key: s.values for s in charts["deletion_latency"].series}
     assert (latency["median"][-1], latency["max"][-1]) == (4, 9)
     assert (latency["median"][-2], latency["max"][-2]) == (2, 3)
-    assert sum(latency["median"][:-2]) == 0
+    assert latency["median"][:-2] == [None] * 5  # no deletion completed: no point
     assert charts["deletion_latency"].summary == "median 3.0 s over 5 deletions"
     admission = {s.key: s.values for s in charts["cross_scope"].series}["admission"]
     assert (admission[-1], admission[-2], sum(admission)) == (2, 1, 3)
