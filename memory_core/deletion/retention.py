@@ -76,15 +76,15 @@ RETENTION_PRINCIPAL_NAME = "retention"
 EXPIRED_REASON = "valid_until_passed"
 
 
-@transaction.atomic
 def due_to_expire(now):
-    """The rows past their valid_until that are still live, the longest due first (along
-    ``memory_live_expiry``: the rows due, never every live row with an expiry)."""
+    """Return the rows past their valid_until that are still live, the longest due first
+    (along ``memory_live_expiry``: the rows due, never every live row with an expiry)."""
     return Memory.objects.filter(
         status__in=LIVE_STATUSES, valid_until__isnull=False, valid_until__lte=now
     ).order_by("valid_until")
 
 
+@transaction.atomic
 def memories_expire(*, now=None, limit: int = 5000) -> int:
     """Mark active memories past valid_until as expired, with one event each; return the count.
 

@@ -477,3 +477,23 @@ def test_a_subjects_deletion_reaches_an_export_file_no_row_names(
     else:
         assert str(memory.id) not in left.read_text() and str(kept.id) in left.read_text()
         assert not half.exists() or str(memory.id) not in half.read_text()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_beat_task_expires_outside_any_transaction_of_the_caller(tenant):
+    """The sweep runs in autocommit (a Celery task): the expiry's row locks need its own
+    transaction. Moved onto another function, it was lost, and every sweep failed at its first
+    step ("select_for_update cannot be used outside of a transaction"); the tests, each
+    inside a transaction of pytest's, passed."""
+    from memory_core.tasks import retention_sweep
+
+    now = timezone.now()
+    memory = MemoryFactory(
+        subject=SubjectFactory(tenant=tenant),
+        valid_from=now - timedelta(days=2),
+        valid_until=now - timedelta(days=1),
+    )
+    result = retention_sweep.apply().get()
+    assert result["expired"] == 1 and result["tenant_failures"] == []
+    memory.refresh_from_db()
+    assert memory.status == "expired"
