@@ -32,6 +32,16 @@ _DRF_CODES = {
 }
 
 
+BODY_INVALID = "The request body is invalid; see details for each field."
+QUERY_INVALID = "The query string is invalid; see details for each parameter."
+
+
+class InvalidQuery(exceptions.ValidationError):
+    """Query parameters that do not fit (``api.memories.parse_query``): answered as any
+    ``invalid_input``, with a message that names the query string, not a body the request
+    may not even have."""
+
+
 def error_details(errors) -> dict:
     """Return DRF validation ``errors`` as ``{"field.sub": [{"code", "message"}]}``.
 
@@ -122,7 +132,7 @@ def exception_handler(exc, context):
         # Django refuses a query string of more parameters than this (a SuspiciousOperation):
         # left to Django, the answer was its HTML "Bad Request" page.
         limit = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
-        exc = exceptions.ValidationError(
+        exc = InvalidQuery(
             exceptions.ErrorDetail(
                 f"The query string holds more than {limit} parameters.",
                 code="too_many_parameters",
@@ -145,7 +155,7 @@ def exception_handler(exc, context):
     if isinstance(exc, exceptions.ValidationError):
         return error_response(
             code,
-            "The request body is invalid; see details for each field.",
+            QUERY_INVALID if isinstance(exc, InvalidQuery) else BODY_INVALID,
             response.status_code,
             details=error_details(exc.detail),
             headers=_headers(response),

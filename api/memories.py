@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.deletions import AcceptedSerializer, accepted
+from api.exceptions import InvalidQuery
 from api.idempotency import (
     IDEMPOTENCY_KEY,
     KEY_IN_FLIGHT,
@@ -81,13 +82,16 @@ def parse_query(serializer_class, query_params):
     only and ``?limit=500&limit=5`` passed the limit's check."""
     repeated = sorted(name for name, values in query_params.lists() if len(values) > 1)
     if repeated:
-        raise serializers.ValidationError(
+        raise InvalidQuery(
             {
                 name: [serializers.ErrorDetail("Give this parameter once.", code="repeated")]
                 for name in repeated
             }
         )
-    return parse(serializer_class, query_params.dict())
+    try:
+        return parse(serializer_class, query_params.dict())
+    except serializers.ValidationError as exc:
+        raise InvalidQuery(exc.detail) from None
 
 
 def references_context(request, *, memories=(), events=(), shown=()) -> dict:
