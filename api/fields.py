@@ -19,6 +19,8 @@ import math
 
 from rest_framework import serializers
 
+from memory_core.admission.candidate import invalid_choice_message
+
 
 def json_type(value) -> str:
     """Return the JSON type of a parsed JSON ``value``, as a message names it."""
@@ -66,7 +68,19 @@ class StrictCharField(_StrictType, serializers.CharField):
         return isinstance(data, str)
 
 
-class StrictChoiceField(_StrictType, serializers.ChoiceField):
+class NamedChoiceField(serializers.ChoiceField):
+    """A ChoiceField whose ``invalid_choice`` error names the valid choices (DRF's says only
+    ``"preference" is not a valid choice.``): the query string's choices, and the base of
+    ``StrictChoiceField``."""
+
+    def fail(self, key, **kwargs):
+        if key == "invalid_choice":
+            message = invalid_choice_message(kwargs.get("input"), self.choices)
+            raise serializers.ValidationError(message, code=key)
+        super().fail(key, **kwargs)
+
+
+class StrictChoiceField(_StrictType, NamedChoiceField):
     """One of the choices, as a JSON string (DRF's ChoiceField compares ``str(value)``, so a
     choice spelt like a number would be chosen by that number)."""
 

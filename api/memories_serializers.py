@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from api.fields import (
+    NamedChoiceField,
     StrictCharField,
     StrictChoiceField,
     StrictDateTimeField,
@@ -188,10 +189,10 @@ def _offset_with_cursor(field: str) -> serializers.ValidationError:
 
 class MemoryListQuerySerializer(PageQuerySerializer):
     subject = _id_field(required=False)
-    type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
-    status = serializers.ChoiceField(choices=Status.choices, required=False)
+    type = NamedChoiceField(choices=MemoryType.choices, required=False)
+    status = NamedChoiceField(choices=Status.choices, required=False)
     key = _id_field(required=False)
-    pagination = serializers.ChoiceField(
+    pagination = NamedChoiceField(
         choices=["offset", "cursor"],
         required=False,
         help_text=(
@@ -233,8 +234,8 @@ class MemoryListQuerySerializer(PageQuerySerializer):
 
 
 class ReviewListQuerySerializer(PageQuerySerializer):
-    state = serializers.ChoiceField(choices=ReviewItem.State.choices, required=False)
-    kind = serializers.ChoiceField(choices=ReviewItem.Kind.choices, required=False)
+    state = NamedChoiceField(choices=ReviewItem.State.choices, required=False)
+    kind = NamedChoiceField(choices=ReviewItem.Kind.choices, required=False)
 
 
 # --- Output -----------------------------------------------------------------------------------

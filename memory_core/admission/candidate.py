@@ -252,6 +252,28 @@ def _as_uuid(text: str) -> str | None:
         return None
 
 
+# An invalid_choice message names at most this many choices (every enumeration here is
+# shorter), and echoes at most this much of the value sent.
+MAX_CHOICES_NAMED = 12
+_MAX_CHOICE_ECHO = 60
+
+
+def invalid_choice_message(value, choices) -> str:
+    """Return the message of a value outside ``choices``, naming the valid ones:
+    ``"preference" is not a valid choice; one of: user_preference, project_constraint, ….``
+    (the API's choice fields and this parser say the same)."""
+    names = [str(choice) for choice in choices]
+    listed = ", ".join(names[:MAX_CHOICES_NAMED])
+    if len(names) > MAX_CHOICES_NAMED:
+        listed += ", …"
+    if not isinstance(value, str):
+        return f"Must be a string, one of: {listed}."
+    shown = value if len(value) <= _MAX_CHOICE_ECHO else value[:_MAX_CHOICE_ECHO] + "…"
+    # A lone surrogate could not be encoded in the answer: shown escaped.
+    shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
+    return f'"{shown}" is not a valid choice; one of: {listed}.'
+
+
 def _choice(data: dict, name: str, choices, errors: FieldErrors, *, required: bool = False):
     raw = data.get(name)
     if raw is None:
@@ -259,7 +281,7 @@ def _choice(data: dict, name: str, choices, errors: FieldErrors, *, required: bo
             errors.add(name, "required", "This field is required.")
         return None
     if not isinstance(raw, str) or raw not in choices:
-        errors.add(name, "invalid_choice", f"Must be one of: {', '.join(choices)}.")
+        errors.add(name, "invalid_choice", invalid_choice_message(raw, choices))
         return None
     return raw
 

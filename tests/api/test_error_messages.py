@@ -52,3 +52,77 @@ def test_a_review_queue_query_and_too_many_parameters_are_the_query_string(api_c
 def test_a_bad_body_is_still_named_as_the_body(api_client):
     error = error_of(api_client.post(MEMORIES, write_body(memory_type="x"), format="json"))
     assert error["message"] == "The request body is invalid; see details for each field."
+
+
+# --- A choice outside the enumeration names the valid ones -------------------------------------
+
+
+@pytest.mark.parametrize(
+    "body, field, message",
+    [
+        (
+            write_body(memory_type="preference"),
+            "memory_type",
+            '"preference" is not a valid choice; one of: user_preference, project_constraint, '
+            "repository_rule, task_state, previous_decision, incident, successful_procedure, "
+            "episode.",
+        ),
+        (
+            write_body(source={"type": "chat", "conversation_id": "c", "message_id": "m"}),
+            "source.type",
+            '"chat" is not a valid choice; one of: user_input, verified_tool_output, '
+            "model_inference, admin.",
+        ),
+        (
+            write_body(authority="boss"),
+            "authority",
+            '"boss" is not a valid choice; one of: explicit_user, explicit_admin, '
+            "confirmed_system, tool_observation, model_inference.",
+        ),
+        (
+            write_body(consent="yes"),
+            "consent",
+            '"yes" is not a valid choice; one of: explicit, workflow.',
+        ),
+        (
+            write_body(sensitivity="secret"),
+            "sensitivity",
+            '"secret" is not a valid choice; one of: public, personal, sensitive, restricted.',
+        ),
+    ],
+)
+def test_a_write_choice_outside_the_enumeration_names_the_valid_ones(
+    api_client, body, field, message
+):
+    response = api_client.post(MEMORIES, body, format="json")
+    assert codes_of(response)[field] == ["invalid_choice"]
+    assert messages_of(response)[field] == [message]
+
+
+def test_a_query_choice_names_the_valid_ones(api_client, reviewer):
+    response = api_client.get(f"{MEMORIES}?status=gone&type=x&pagination=pages")
+    found = messages_of(response)
+    assert found["status"] == [
+        '"gone" is not a valid choice; one of: pending_approval, active, superseded, '
+        "revoked, expired, deleted, rejected."
+    ]
+    assert found["type"][0].startswith('"x" is not a valid choice; one of: user_preference, ')
+    assert found["pagination"] == ['"pages" is not a valid choice; one of: offset, cursor.']
+    found = messages_of(reviewer.get("/api/v1/review/items?kind=other"))
+    assert found["kind"] == ['"other" is not a valid choice; one of: sensitive_write, conflict.']
+
+
+def test_a_long_or_unencodable_choice_is_echoed_short_and_escaped(api_client):
+    response = api_client.post(
+        MEMORIES,
+        b'{"subject": "u", "memory_type": "' + b"x" * 500 + b'\\ud800", "scope": "global"}',
+        content_type="application/json",
+    )
+    (message,) = messages_of(response)["memory_type"]
+    assert message.startswith('"' + "x" * 60 + '…" is not a valid choice; one of: ')
+    response = api_client.post(
+        MEMORIES,
+        b'{"subject": "u", "memory_type": "a\\ud800"}',
+        content_type="application/json",
+    )
+    assert messages_of(response)["memory_type"][0].startswith('"a\\ud800" is not a valid')

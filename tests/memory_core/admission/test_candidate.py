@@ -1,0 +1,27 @@
+"""The write body's domain parser (``parse_candidate``): its field errors, all at once, in
+the API's words (pure: no database)."""
+
+import pytest
+
+from memory_core.admission.candidate import parse_candidate
+from memory_core.exceptions import ValidationFailed
+from tests.factories import write_body
+
+
+def errors_of(data) -> dict:
+    with pytest.raises(ValidationFailed) as caught:
+        parse_candidate(data)
+    return caught.value.details
+
+
+def test_a_choice_outside_the_enumeration_names_the_valid_ones():
+    errors = errors_of(write_body(consent="yes", sensitivity=5))
+    assert errors["consent"] == [
+        {
+            "code": "invalid_choice",
+            "message": '"yes" is not a valid choice; one of: explicit, workflow.',
+        }
+    ]
+    assert errors["sensitivity"][0]["message"] == (
+        "Must be a string, one of: public, personal, sensitive, restricted."
+    )
