@@ -46,8 +46,10 @@ def error_details(errors) -> dict:
     """Return DRF validation ``errors`` as ``{"field.sub": [{"code", "message"}]}``.
 
     Nested serializers and lists become dotted paths (``context.bogus``, ``items.3.content``);
-    errors not tied to a field are under ``non_field_errors``. Every ``ValidationError`` goes
-    through here (the exception handler), so no endpoint can answer another shape.
+    the errors of a nested object or list as a whole are keyed by its path (``source``: not an
+    object; ``items``: not 1 to 100 items), those of the body as a whole are under
+    ``non_field_errors``. Every ``ValidationError`` goes through here (the exception handler),
+    so no endpoint can answer another shape.
     """
     flat: dict = {}
 
@@ -58,7 +60,10 @@ def error_details(errors) -> dict:
         name = prefix or api_settings.NON_FIELD_ERRORS_KEY
         if isinstance(value, dict):
             for key, inner in value.items():
-                walk(f"{prefix}.{key}" if prefix else str(key), inner)
+                if key == api_settings.NON_FIELD_ERRORS_KEY and prefix:
+                    walk(prefix, inner)  # DRF's key for a nested serializer's own errors
+                else:
+                    walk(f"{prefix}.{key}" if prefix else str(key), inner)
         elif isinstance(value, (list, tuple)):
             if any(isinstance(inner, (dict, list, tuple)) for inner in value):
                 for index, inner in enumerate(value):  # one entry per list item (many=True)

@@ -5,8 +5,11 @@ does not fit); the domain parser (``memory_core.admission.candidate``) checks it
 admission decides (HTTP 201/202/422). Output serializers render rows; they hold no rules.
 """
 
+from collections.abc import Mapping
+
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.settings import api_settings
 
 from api.fields import (
     NamedChoiceField,
@@ -14,6 +17,7 @@ from api.fields import (
     StrictChoiceField,
     StrictDateTimeField,
     StrictFloatField,
+    json_type,
 )
 from api.pagination import MAX_CURSOR_CHARS, InvalidCursor, cursor_decode
 from memory_core.admission.candidate import (
@@ -43,10 +47,22 @@ from memory_core.selectors.memories import MAX_LIST_LIMIT, VisibleMemoryIds
 from memory_core.services.writes import MAX_BATCH
 
 
+def _whole(message: str, code: str) -> serializers.ValidationError:
+    """An error of an object or a list as a whole (``api.exceptions.error_details`` keys it by
+    the object's path: ``source``, ``items``; the body's own under ``non_field_errors``)."""
+    return serializers.ValidationError(
+        {api_settings.NON_FIELD_ERRORS_KEY: [serializers.ErrorDetail(message, code=code)]}
+    )
+
+
 class StrictSerializer(serializers.Serializer):
-    """Refuse fields the serializer does not declare (``unknown_field``)."""
+    """An object in a JSON body: refuse fields the serializer does not declare
+    (``unknown_field``), and another JSON type in the words every field uses ("Must be an
+    object, not a string.", DRF's code ``invalid``)."""
 
     def to_internal_value(self, data):
+        if not isinstance(data, Mapping):
+            raise _whole(f"Must be an object, not {json_type(data)}.", "invalid")
         if isinstance(data, dict):
             unknown = sorted(set(data) - set(self.fields))
             if unknown:
@@ -143,10 +159,33 @@ class MemoryWriteSerializer(_MemoryBodySerializer):
     environment = EnvironmentField(help_text=ENVIRONMENT_HELP)
 
 
+BATCH_SIZE = f"A batch holds 1 to {MAX_BATCH} items"
+
+
+class BatchItemsSerializer(serializers.ListSerializer):
+    """A batch's ``items``: an array of 1 to ``MAX_BATCH`` write bodies. Another type or size
+    is an error of ``items`` itself, in words (DRF's codes ``not_a_list``, ``min_length`` and
+    ``max_length``; its messages were "Expected a list of items but got type "int"." and
+    "Ensure this field has at least 1 elements.")."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("child", MemoryWriteSerializer())
+        super().__init__(min_length=1, max_length=MAX_BATCH, **kwargs)
+
+    def to_internal_value(self, data):
+        if not isinstance(data, list):
+            message = f"Must be an array of 1 to {MAX_BATCH} write bodies, not {json_type(data)}."
+            raise _whole(message, "not_a_list")
+        if not 1 <= len(data) <= MAX_BATCH:
+            code = "min_length" if not data else "max_length"
+            raise _whole(f"{BATCH_SIZE}; this one holds {len(data)}.", code)
+        return super().to_internal_value(data)
+
+
 class MemoryBatchSerializer(StrictSerializer):
     """The body of ``POST /api/v1/memories/batch``."""
 
-    items = MemoryWriteSerializer(many=True, min_length=1, max_length=MAX_BATCH)
+    items = BatchItemsSerializer()
 
 
 class MemoryCorrectionSerializer(_MemoryBodySerializer):

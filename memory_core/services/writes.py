@@ -644,17 +644,21 @@ def memory_write_batch(*, principal, items: list) -> list[WriteResult]:
     the errors keyed by item index), so a batch never half-applies because of its shape.
     """
     if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
+        message = f"A batch holds 1 to {MAX_BATCH} items."
         raise ValidationFailed(
             f"items must be a list of 1 to {MAX_BATCH} write bodies.",
-            details={"items": [{"code": "invalid_length", "message": f"1 to {MAX_BATCH} items."}]},
+            details={"items": [{"code": "invalid_length", "message": message}]},
         )
     candidates, errors = [], {}
     for index, item in enumerate(items):
         try:
             candidates.append(parse_candidate(item))
         except ValidationFailed as exc:
-            # Keyed items.<index>.<field>, as the API's serializer keys the same mistakes.
-            errors.update({f"items.{index}.{name}": found for name, found in exc.details.items()})
+            # Keyed items.<index>.<field> (an item's own errors items.<index>), as the API's
+            # serializer keys the same mistakes.
+            for name, found in exc.details.items():
+                key = f"items.{index}" if name == "non_field_errors" else f"items.{index}.{name}"
+                errors[key] = found
     if errors:
         raise ValidationFailed(
             "Some items are invalid; see details for each item index.", details=errors

@@ -4,6 +4,7 @@ refusal applies (docs/api.md, "Every error")."""
 
 import pytest
 
+from memory_core.exceptions import ValidationFailed
 from tests.factories import write_body
 
 pytestmark = pytest.mark.django_db
@@ -126,3 +127,65 @@ def test_a_long_or_unencodable_choice_is_echoed_short_and_escaped(api_client):
         content_type="application/json",
     )
     assert messages_of(response)["memory_type"][0].startswith('"a\\ud800" is not a valid')
+
+
+# --- An object or a list of the wrong type or size is the field's own error -------------------
+
+
+@pytest.mark.parametrize(
+    "source, message",
+    [
+        ("chat", "Must be an object, not a string."),
+        (5, "Must be an object, not an integer."),
+        (["user_input"], "Must be an object, not an array."),
+    ],
+)
+def test_a_source_of_another_type_is_an_error_of_source_in_the_fields_words(
+    api_client, source, message
+):
+    response = api_client.post(MEMORIES, write_body(source=source), format="json")
+    assert codes_of(response) == {"source": ["invalid"]}
+    assert messages_of(response) == {"source": [message]}
+
+
+def test_a_body_and_a_batch_item_of_another_type_say_so_in_the_same_words(api_client):
+    response = api_client.post(MEMORIES, [1, 2], format="json")
+    assert messages_of(response) == {"non_field_errors": ["Must be an object, not an array."]}
+    response = api_client.post(BATCH, {"items": [write_body(), "x"]}, format="json")
+    assert messages_of(response) == {"items.1": ["Must be an object, not a string."]}
+    response = api_client.post("/api/v1/retrieve", {"query": "x", "context": "dana"}, format="json")
+    assert messages_of(response) == {"context": ["Must be an object, not a string."]}
+
+
+@pytest.mark.parametrize(
+    "items, code, message",
+    [
+        ([], "min_length", "A batch holds 1 to 100 items; this one holds 0."),
+        ([write_body()] * 101, "max_length", "A batch holds 1 to 100 items; this one holds 101."),
+        (5, "not_a_list", "Must be an array of 1 to 100 write bodies, not an integer."),
+        (
+            {"0": write_body()},
+            "not_a_list",
+            "Must be an array of 1 to 100 write bodies, not an object.",
+        ),
+    ],
+)
+def test_a_batch_of_the_wrong_size_or_type_is_an_error_of_items(api_client, items, code, message):
+    response = api_client.post(BATCH, {"items": items}, format="json")
+    assert codes_of(response) == {"items": [code]}
+    assert messages_of(response) == {"items": [message]}
+
+
+def test_the_batch_service_keys_the_same_mistakes_the_same_way(agent_principal):
+    from memory_core.services.writes import MAX_BATCH, memory_write_batch
+
+    assert MAX_BATCH == 100
+    for items in ([], 5):
+        with pytest.raises(ValidationFailed) as caught:
+            memory_write_batch(principal=agent_principal, items=items)
+        assert caught.value.details == {
+            "items": [{"code": "invalid_length", "message": "A batch holds 1 to 100 items."}]
+        }
+    with pytest.raises(ValidationFailed) as caught:
+        memory_write_batch(principal=agent_principal, items=[write_body(), "x"])
+    assert set(caught.value.details) == {"items.1"}

@@ -61,7 +61,7 @@ def test_a_400_names_each_field_with_code_and_message_on_every_endpoint(
         assert codes == expected
     else:
         assert codes["items.0.content"] == ["required"]
-        assert codes["items.1.non_field_errors"] == ["invalid"]
+        assert codes["items.1"] == ["invalid"]
 
 
 def test_the_flattening_keeps_every_error_and_its_code():
@@ -80,6 +80,13 @@ def test_the_flattening_keeps_every_error_and_its_code():
         "items.1.source.type": [{"code": "invalid_choice", "message": "Bad."}],
         "tags.0": [{"code": "invalid", "message": "Not a string."}],
         "single": [{"code": "odd", "message": "One error, not in a list."}],
+    }
+    # A nested object's own errors (DRF keys them non_field_errors) are keyed by its path.
+    whole = ValidationError(
+        {"source": {"non_field_errors": [ErrorDetail("Must be an object.", code="invalid")]}}
+    ).detail
+    assert error_details(whole) == {
+        "source": [{"code": "invalid", "message": "Must be an object."}]
     }
     assert error_details(ValidationError("Whole body.").detail) == {
         "non_field_errors": [{"code": "invalid", "message": "Whole body."}]
