@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.deletions import AcceptedSerializer, accepted
-from api.exceptions import InvalidQuery
+from api.exceptions import BODY_INVALID, InvalidQuery, error_details
 from api.idempotency import (
     IDEMPOTENCY_KEY,
     KEY_IN_FLIGHT,
@@ -45,14 +45,16 @@ from api.responses import (
     FORBIDDEN,
     NOT_FOUND,
 )
+from memory_core.admission import correction_fields, parse_batch, parse_candidate
+from memory_core.admission.candidate import MAX_BATCH
 from memory_core.deletion.services import deletion_request
+from memory_core.exceptions import ValidationFailed
 from memory_core.selectors.memories import (
     memory_detail,
     memory_list,
     memory_visible_references,
 )
 from memory_core.services.writes import (
-    MAX_BATCH,
     memory_correct,
     memory_revoke,
     memory_write,
@@ -76,6 +78,25 @@ def parse(serializer_class, data):
     return serializer.validated_data
 
 
+def parse_write(serializer_class, data, domain_parser) -> None:
+    """Check a write's body with ``serializer_class``, and when it does not fit, answer every
+    mistake at once: the serializer's errors and those its domain parser
+    (``memory_core.admission.candidate``) finds in the fields the serializer passed (a scope
+    of no known kind, a user scope naming another subject, a value nested too deep), which
+    were a second round's answer once the first was fixed. A body the serializer passes is
+    parsed again by the write service, as before."""
+    serializer = serializer_class(data=data)
+    if serializer.is_valid():
+        return
+    errors = error_details(serializer.errors)
+    try:
+        domain_parser(data)
+    except ValidationFailed as exc:
+        for name, found in exc.details.items():
+            errors.setdefault(name, found)  # the serializer's words for a field it refused
+    raise ValidationFailed(BODY_INVALID, details=errors)
+
+
 def parse_query(serializer_class, query_params):
     """Validate a list's query string with ``serializer_class``. A parameter given twice is
     refused (``repeated``): read as its last value, ``?subject=a&subject=b`` listed b's rows
@@ -92,6 +113,12 @@ def parse_query(serializer_class, query_params):
         return parse(serializer_class, query_params.dict())
     except serializers.ValidationError as exc:
         raise InvalidQuery(exc.detail) from None
+
+
+def _batch_items(data) -> None:
+    """The domain parser of a batch's body: its items (the serializer refuses the rest)."""
+    if isinstance(data, dict) and "items" in data:
+        parse_batch(data["items"])
 
 
 def references_context(request, *, memories=(), events=(), shown=()) -> dict:
@@ -166,7 +193,7 @@ class MemoryListCreateView(IdempotentWriteMixin, ListAPIView):
         return super().post(request)
 
     def perform_write(self, request):
-        parse(MemoryWriteSerializer, request.data)
+        parse_write(MemoryWriteSerializer, request.data, parse_candidate)
         return [memory_write(principal=request.user, data=request.data)]
 
     def render(self, results):
@@ -201,7 +228,7 @@ class MemoryBatchView(IdempotentWriteMixin, APIView):
         return super().post(request)
 
     def perform_write(self, request):
-        parse(MemoryBatchSerializer, request.data)
+        parse_write(MemoryBatchSerializer, request.data, _batch_items)
         return memory_write_batch(principal=request.user, items=request.data["items"])
 
     def render(self, results):
@@ -253,7 +280,7 @@ class MemorySupersedeView(IdempotentWriteMixin, APIView):
         return super().post(request, memory_id=memory_id)
 
     def perform_write(self, request, memory_id):
-        parse(MemoryCorrectionSerializer, request.data)
+        parse_write(MemoryCorrectionSerializer, request.data, correction_fields)
         return [memory_correct(principal=request.user, memory_id=memory_id, data=request.data)]
 
     def render(self, results):

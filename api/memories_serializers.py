@@ -23,6 +23,7 @@ from api.pagination import MAX_CURSOR_CHARS, InvalidCursor, cursor_decode
 from memory_core.admission.candidate import (
     HARD_MAX_CONTENT_CHARS,
     HARD_MAX_ID_CHARS,
+    MAX_BATCH,
     MAX_REASON_CHARS,
     MAX_SCOPE_CHARS,
 )
@@ -44,7 +45,6 @@ from memory_core.models import (
     Status,
 )
 from memory_core.selectors.memories import MAX_LIST_LIMIT, VisibleMemoryIds
-from memory_core.services.writes import MAX_BATCH
 
 
 def _whole(message: str, code: str) -> serializers.ValidationError:
@@ -58,21 +58,24 @@ def _whole(message: str, code: str) -> serializers.ValidationError:
 class StrictSerializer(serializers.Serializer):
     """An object in a JSON body: refuse fields the serializer does not declare
     (``unknown_field``), and another JSON type in the words every field uses ("Must be an
-    object, not a string.", DRF's code ``invalid``)."""
+    object, not a string.", DRF's code ``invalid``). Unknown fields are reported with the
+    declared fields' errors, in one answer: a body of ``user``, ``type`` and ``text`` hears
+    that ``subject``, ``memory_type`` and ``content`` are required too."""
 
     def to_internal_value(self, data):
         if not isinstance(data, Mapping):
             raise _whole(f"Must be an object, not {json_type(data)}.", "invalid")
-        if isinstance(data, dict):
-            unknown = sorted(set(data) - set(self.fields))
-            if unknown:
-                raise serializers.ValidationError(
-                    {
-                        str(name): [serializers.ErrorDetail("Unknown field.", code="unknown_field")]
-                        for name in unknown
-                    }
-                )
-        return super().to_internal_value(data)
+        unknown = {
+            str(name): [serializers.ErrorDetail("Unknown field.", code="unknown_field")]
+            for name in sorted(set(data) - set(self.fields))
+        }
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            raise serializers.ValidationError({**unknown, **exc.detail}) from None
+        if unknown:
+            raise serializers.ValidationError(unknown)
+        return value
 
 
 def _id_field(**kwargs):

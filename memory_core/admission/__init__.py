@@ -4,7 +4,13 @@
 the context from storage, stores the decision and the memory.
 """
 
-from memory_core.admission.candidate import Candidate, parse_candidate, parse_correction
+from memory_core.admission.candidate import (
+    Candidate,
+    correction_fields,
+    parse_batch,
+    parse_candidate,
+    parse_correction,
+)
 from memory_core.admission.policy import (
     ACCEPTED,
     PENDING,
@@ -31,7 +37,9 @@ __all__ = [
     "Head",
     "admit",
     "check_content",
+    "correction_fields",
     "decision_message",
+    "parse_batch",
     "parse_candidate",
     "parse_correction",
 ]

@@ -37,6 +37,7 @@ MAX_SCOPE_CHARS = len("project:") + MAX_SCOPE_REF_CHARS  # the longest kind, the
 HARD_MAX_VALUE_BYTES = 65_536
 HARD_MAX_VALUE_DEPTH = 16
 MAX_REASON_CHARS = 500  # a correction's or a revocation's reason, kept in its event
+MAX_BATCH = 100  # the items of one batch write
 
 WRITE_FIELDS = frozenset(
     {
@@ -334,9 +335,9 @@ def _source(data: dict, errors: FieldErrors, *, required: bool) -> dict:
     for key in raw:
         if key not in SOURCE_FIELDS:
             errors.add(f"source.{key}", "unknown_field", "Unknown field.")
-    parsed = {"type": _choice(raw, "type", SourceType.values, errors, required=True)}
+    sub = FieldErrors()  # keyed source.<field>
+    parsed = {"type": _choice(raw, "type", SourceType.values, sub, required=True)}
     for key in ("conversation_id", "message_id", "tool"):
-        sub = FieldErrors()
         parsed[key] = _text(
             raw,
             key,
@@ -345,8 +346,8 @@ def _source(data: dict, errors: FieldErrors, *, required: bool) -> dict:
             required=key != "tool" and required,
             strip=True,  # a blank tool is no tool (source.tool_required)
         )
-        for name, items in sub.by_field.items():
-            errors.by_field.setdefault(f"source.{name}", []).extend(items)
+    for name, items in sub.by_field.items():
+        errors.by_field.setdefault(f"source.{name}", []).extend(items)
     return parsed
 
 
@@ -450,9 +451,34 @@ def parse_candidate(data) -> Candidate:
     )
 
 
-def parse_correction(data, *, previous, default_source: dict | None = None) -> Candidate:
-    """Return the Candidate of a correction of ``previous`` (a Memory): its subject, type,
-    key and scope are inherited; the body brings the new content and provenance."""
+def parse_batch(items) -> list[Candidate]:
+    """Return the Candidates of a batch's ``items`` (1 to ``MAX_BATCH`` write bodies); raise
+    ValidationFailed with every item's field errors, keyed ``items.<index>.<field>`` (an
+    item's own, not an object say, ``items.<index>``), as the API's serializer keys them."""
+    if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
+        message = f"A batch holds 1 to {MAX_BATCH} items."
+        raise ValidationFailed(
+            f"items must be a list of 1 to {MAX_BATCH} write bodies.",
+            details={"items": [{"code": "invalid_length", "message": message}]},
+        )
+    candidates, errors = [], {}
+    for index, item in enumerate(items):
+        try:
+            candidates.append(parse_candidate(item))
+        except ValidationFailed as exc:
+            for name, found in exc.details.items():
+                key = f"items.{index}" if name == "non_field_errors" else f"items.{index}.{name}"
+                errors[key] = found
+    if errors:
+        raise ValidationFailed(
+            "Some items are invalid; see details for each item index.", details=errors
+        )
+    return candidates
+
+
+def correction_fields(data, *, default_source: dict | None = None) -> dict:
+    """Return the fields a correction's body brings (content, provenance, reason), parsed;
+    raise ValidationFailed with every field error."""
     _require_object(data)
     errors = FieldErrors()
     for key in data:
@@ -465,6 +491,14 @@ def parse_correction(data, *, previous, default_source: dict | None = None) -> C
     else:
         source = {"tool": "", **default_source}
     errors.raise_if_any()
+    return {"common": common, "reason": reason, "source": source}
+
+
+def parse_correction(data, *, previous, default_source: dict | None = None) -> Candidate:
+    """Return the Candidate of a correction of ``previous`` (a Memory): its subject, type,
+    key and scope are inherited; the body brings the new content and provenance."""
+    fields = correction_fields(data, default_source=default_source)
+    common, reason, source = fields["common"], fields["reason"], fields["source"]
     return Candidate(
         subject=previous.subject.external_id,
         memory_type=previous.memory_type,

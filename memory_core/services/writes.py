@@ -49,6 +49,7 @@ from memory_core.admission import (
     Head,
     admit,
     guards,
+    parse_batch,
     parse_candidate,
     parse_correction,
 )
@@ -97,7 +98,6 @@ from memory_core.text import content_hash
 
 logger = logging.getLogger(__name__)
 
-MAX_BATCH = 100
 # One model thread per process: a batch's embedding overlaps its admission (_Embedding).
 _EMBEDDING_THREAD = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memledger-embed")
 # CPython's GIL switch interval while a write's embedding runs beside its admission.
@@ -643,26 +643,7 @@ def memory_write_batch(*, principal, items: list) -> list[WriteResult]:
     Every item is parsed first: one malformed item refuses the batch (ValidationFailed with
     the errors keyed by item index), so a batch never half-applies because of its shape.
     """
-    if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
-        message = f"A batch holds 1 to {MAX_BATCH} items."
-        raise ValidationFailed(
-            f"items must be a list of 1 to {MAX_BATCH} write bodies.",
-            details={"items": [{"code": "invalid_length", "message": message}]},
-        )
-    candidates, errors = [], {}
-    for index, item in enumerate(items):
-        try:
-            candidates.append(parse_candidate(item))
-        except ValidationFailed as exc:
-            # Keyed items.<index>.<field> (an item's own errors items.<index>), as the API's
-            # serializer keys the same mistakes.
-            for name, found in exc.details.items():
-                key = f"items.{index}" if name == "non_field_errors" else f"items.{index}.{name}"
-                errors[key] = found
-    if errors:
-        raise ValidationFailed(
-            "Some items are invalid; see details for each item index.", details=errors
-        )
+    candidates = parse_batch(items)
     return _run(principal, candidates, batch=True)
 
 

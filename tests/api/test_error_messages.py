@@ -177,7 +177,8 @@ def test_a_batch_of_the_wrong_size_or_type_is_an_error_of_items(api_client, item
 
 
 def test_the_batch_service_keys_the_same_mistakes_the_same_way(agent_principal):
-    from memory_core.services.writes import MAX_BATCH, memory_write_batch
+    from memory_core.admission.candidate import MAX_BATCH
+    from memory_core.services.writes import memory_write_batch
 
     assert MAX_BATCH == 100
     for items in ([], 5):
@@ -189,3 +190,91 @@ def test_the_batch_service_keys_the_same_mistakes_the_same_way(agent_principal):
     with pytest.raises(ValidationFailed) as caught:
         memory_write_batch(principal=agent_principal, items=[write_body(), "x"])
     assert set(caught.value.details) == {"items.1"}
+
+
+# --- Every mistake of a body in one answer ------------------------------------------------------
+
+
+def test_unknown_and_missing_fields_are_answered_together(api_client):
+    response = api_client.post(MEMORIES, {"user": "u", "type": "t", "text": "x"}, format="json")
+    assert codes_of(response) == {
+        "user": ["unknown_field"],
+        "type": ["unknown_field"],
+        "text": ["unknown_field"],
+        "subject": ["required"],
+        "memory_type": ["required"],
+        "scope": ["required"],
+        "content": ["required"],
+        "source": ["required"],
+    }
+
+
+def test_a_bad_choice_does_not_hide_a_bad_scope_or_value(api_client):
+    body = write_body(
+        memory_type="preference",
+        scope="galaxy:x",
+        value={"a": [[[[[[[[[[[[[[[[["deep"]]]]]]]]]]]]]]]]]},
+        bogus=1,
+        source={"type": "chat", "conversation_id": "c"},
+    )
+    assert codes_of(api_client.post(MEMORIES, body, format="json")) == {
+        "bogus": ["unknown_field"],
+        "memory_type": ["invalid_choice"],
+        "scope": ["invalid_scope"],
+        "value": ["too_deep"],
+        "source.type": ["invalid_choice"],
+        "source.message_id": ["required"],
+    }
+
+
+def test_a_user_scope_of_another_subject_is_answered_with_the_other_mistakes(api_client):
+    body = write_body(scope="user:someone-else", content=5)
+    assert codes_of(api_client.post(MEMORIES, body, format="json")) == {
+        "content": ["invalid"],
+        "scope": ["invalid_scope"],
+    }
+
+
+def test_a_batch_answers_every_item_and_every_field_at_once(api_client):
+    items = [
+        write_body(),
+        {"user": "u", "content": "x"},
+        write_body(memory_type="nope", scope="moon:1"),
+        "x",
+    ]
+    assert codes_of(api_client.post(BATCH, {"items": items, "extra": 1}, format="json")) == {
+        "extra": ["unknown_field"],
+        "items.1.user": ["unknown_field"],
+        "items.1.subject": ["required"],
+        "items.1.memory_type": ["required"],
+        "items.1.scope": ["required"],
+        "items.1.source": ["required"],
+        "items.2.memory_type": ["invalid_choice"],
+        "items.2.scope": ["invalid_scope"],
+        "items.3": ["invalid"],
+    }
+
+
+def test_a_correction_answers_every_field_at_once(api_client):
+    created = api_client.post(MEMORIES, write_body(), format="json")
+    assert created.status_code == 201, created.content
+    memory_id = created.json()["memory"]["id"]
+    body = {"scope": "global", "value": [[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]}
+    response = api_client.post(f"{MEMORIES}/{memory_id}/supersede", body, format="json")
+    assert codes_of(response) == {
+        "scope": ["unknown_field"],
+        "content": ["required"],
+        "source": ["required"],
+        "value": ["too_deep"],
+    }
+
+
+def test_every_endpoint_names_unknown_and_missing_fields_together(api_client):
+    response = api_client.post("/api/v1/retrieve", {"q": "x"}, format="json")
+    assert codes_of(response) == {
+        "q": ["unknown_field"],
+        "query": ["required"],
+        "context": ["required"],
+    }
+    response = api_client.get(f"{MEMORIES}?bogus=1&limit=0")
+    assert codes_of(response) == {"bogus": ["unknown_field"], "limit": ["min_value"]}

@@ -9,6 +9,7 @@ pytestmark = pytest.mark.django_db
 
 RETRIEVE = "/api/v1/retrieve"
 DELETIONS = "/api/v1/deletions"
+REQUIRED_WRITE_FIELDS = ("subject", "memory_type", "scope", "content", "source")
 
 
 def details_of(response) -> dict:
@@ -44,7 +45,14 @@ def details_of(response) -> dict:
         (DELETIONS, {"memory_id": "not-a-uuid"}, {"memory_id": ["invalid"]}),
         (DELETIONS, {"subject": "user-1", "memorykey": "k"}, {"memorykey": ["unknown_field"]}),
         (DELETIONS, {"subject": "a\x00b"}, {"subject": ["null_characters_not_allowed"]}),
-        ("/api/v1/memories", {"items": 1}, {"items": ["unknown_field"]}),
+        (
+            "/api/v1/memories",
+            {"items": 1},
+            {
+                "items": ["unknown_field"],
+                **{name: ["required"] for name in REQUIRED_WRITE_FIELDS},
+            },
+        ),
         (
             "/api/v1/memories",
             write_body(source={"type": "rumour", "conversation_id": "c", "message_id": "m"}),

@@ -21,13 +21,13 @@ import numpy as np
 from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 
+from memory_core.admission.candidate import MAX_BATCH
 from memory_core.benchmarks import database, measure
 from memory_core.benchmarks.args import at_least
 from memory_core.benchmarks.corpus import CorpusSpec, query_texts, sample_texts
 from memory_core.benchmarks.setup import measure_as_production, use_torch_threads
 from memory_core.embeddings import get_embedder
 from memory_core.rls import platform_command, tenant_atomic
-from memory_core.services.writes import MAX_BATCH
 
 INGEST_DB = "memledger_bench_ingest"
 TENANT = "bench-ingest"

@@ -25,3 +25,17 @@ def test_a_choice_outside_the_enumeration_names_the_valid_ones():
     assert errors["sensitivity"][0]["message"] == (
         "Must be a string, one of: public, personal, sensitive, restricted."
     )
+
+
+def test_every_field_error_is_reported_at_once_and_a_sources_under_source():
+    errors = errors_of({"user": "u", "scope": "moon:1", "source": {"type": "chat"}})
+    assert {name: [e["code"] for e in found] for name, found in errors.items()} == {
+        "user": ["unknown_field"],
+        "subject": ["required"],
+        "memory_type": ["required"],
+        "scope": ["invalid_scope"],
+        "content": ["required"],
+        "source.type": ["invalid_choice"],
+        "source.conversation_id": ["required"],
+        "source.message_id": ["required"],
+    }
