@@ -118,3 +118,12 @@ INFORMATIONAL = {
     "supersession.conflict_lower_authority",
     "injection.obfuscated",
 }
+
+
+# The refusals of a policy limit, and the admission knob and unit their message quotes: "The
+# content is longer than the tenant policy allows (4000 characters)."
+POLICY_LIMITS: dict[str, tuple[str, str]] = {
+    "fields.content_too_long": ("max_content_chars", "characters"),
+    "fields.key_too_long": ("max_key_chars", "characters"),
+    "fields.value_too_large": ("max_value_bytes", "bytes"),
+}

@@ -16,7 +16,7 @@ from datetime import datetime
 
 from memory_core.admission import guards, normalize
 from memory_core.admission.candidate import Candidate, seams
-from memory_core.admission.codes import INFORMATIONAL, RULE_CODES
+from memory_core.admission.codes import INFORMATIONAL, POLICY_LIMITS, RULE_CODES
 from memory_core.models import (
     AUTHORITY_RANK,
     SENSITIVITY_RANK,
@@ -120,28 +120,45 @@ class Decision:
         return [code for code in self.rule_codes if code in REFUSING]
 
 
-def describe(codes: list[str]) -> str:
-    """Return the human text of ``codes`` joined, for messages."""
-    return " ".join(RULE_CODES[code][1] for code in codes if code in RULE_CODES)
+def describe(codes: list[str], admission: dict | None = None) -> str:
+    """Return the human text of ``codes`` joined, for messages; with the policy's
+    ``admission`` section, a policy limit's refusal names the limit (``POLICY_LIMITS``)."""
+    return " ".join(_sentence(code, admission) for code in codes if code in RULE_CODES)
+
+
+def _sentence(code: str, admission: dict | None) -> str:
+    text = RULE_CODES[code][1]
+    if admission is not None and code in POLICY_LIMITS:
+        knob, unit = POLICY_LIMITS[code]
+        text = f"{text.removesuffix('.')} ({int(admission[knob])} {unit})."
+    return text
+
+
+def policy_section(policy: dict | None, section: str) -> dict:
+    """Return a section (``admission``, ``retention``) of a policy document, each knob it
+    lacks at its default (a document written before the knob existed)."""
+    merged = dict(DEFAULT_POLICY.get(section, {}))
+    merged.update((policy or {}).get(section, {}) or {})
+    return merged
 
 
 # What an accepted or pending write's message explains (the other codes are informational).
 EXPLAINED_ON_ADMISSION = ("sensitivity.review_required", "supersession.conflict_lower_authority")
 
 
-def decision_message(outcome: str, codes: list[str]) -> str:
+def decision_message(outcome: str, codes: list[str], admission: dict | None = None) -> str:
     """Return the message of a decision: the refusing codes' text for a rejection, the review
-    and conflict codes' for an admitted write. A function of the codes alone, so a replayed
-    answer (services/idempotency.py) says what the first one said."""
+    and conflict codes' for an admitted write. A function of the codes and the policy's
+    ``admission`` section (the limit a size refusal names), so a replayed answer
+    (services/idempotency.py, with the decision's policy version) says what the first one
+    said."""
     if outcome == REJECTED:
-        return describe([c for c in codes if c in REFUSING])
+        return describe([c for c in codes if c in REFUSING], admission)
     return describe([c for c in codes if c in EXPLAINED_ON_ADMISSION])
 
 
 def _policy(context: AdmissionContext, section: str) -> dict:
-    merged = dict(DEFAULT_POLICY.get(section, {}))
-    merged.update((context.policy or {}).get(section, {}) or {})
-    return merged
+    return policy_section(context.policy, section)
 
 
 def _is_pointer(value) -> bool:
@@ -211,7 +228,7 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
             outcome=REJECTED,
             rule_codes=codes,
             policy_version=context.policy_version,
-            message=decision_message(REJECTED, codes),
+            message=decision_message(REJECTED, codes, admission),
         )
 
     # 1. Tenant boundary: the subject must belong to the writer's tenant (or be creatable).

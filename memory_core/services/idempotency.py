@@ -51,8 +51,11 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from memory_core.admission import decision_message
+from memory_core.admission.codes import POLICY_LIMITS
+from memory_core.admission.policy import policy_section
 from memory_core.exceptions import Conflict, IdempotencyKeyReused, ValidationFailed
-from memory_core.models import AdmissionDecision, IdempotencyRecord, ReviewItem
+from memory_core.models import AdmissionDecision, IdempotencyRecord, PolicyVersion, ReviewItem
+from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.selectors.memories import memory_in_bulk
 from memory_core.services.writes import WriteResult
 
@@ -268,6 +271,26 @@ def idempotency_release(*, record: IdempotencyRecord) -> None:
     IdempotencyRecord.objects.filter(pk=record.pk, status_code__isnull=True).delete()
 
 
+def _admission_limits(decision: AdmissionDecision, policies: dict) -> dict | None:
+    """Return the ``admission`` section of the policy ``decision`` was made under, when its
+    message names a policy limit (``fields.content_too_long``, ...): the replay says the
+    limit the first answer said. None when no code needs it, or the version is gone."""
+    if not set(decision.rule_codes) & set(POLICY_LIMITS):
+        return None
+    version = decision.policy_version
+    if version not in policies:
+        if version is None:  # the tenant had no policy: the defaults decided
+            document = DEFAULT_POLICY
+        else:
+            document = (
+                PolicyVersion.objects.filter(tenant_id=decision.tenant_id, version=version)
+                .values_list("document", flat=True)
+                .first()
+            )
+        policies[version] = None if document is None else policy_section(document, "admission")
+    return policies[version]
+
+
 def idempotency_results(*, principal, record: IdempotencyRecord) -> list[WriteResult]:
     """Return the recorded request's results rebuilt from their ids: each decision as it was
     made (outcome, rule codes, message, policy version) and its memory as it is now, if
@@ -279,6 +302,7 @@ def idempotency_results(*, principal, record: IdempotencyRecord) -> list[WriteRe
         principal=principal, ids=[decision.memory_id for decision in decisions.values()]
     )
     items = ReviewItem.objects.in_bulk(item_ids)
+    policies: dict = {}  # the admission section of each policy version, read once
     results = []
     for index, entry in enumerate(record.results):
         decision = decisions[uuid.UUID(entry["decision"])]
@@ -287,7 +311,11 @@ def idempotency_results(*, principal, record: IdempotencyRecord) -> list[WriteRe
             WriteResult(
                 decision=decision.outcome,
                 rule_codes=list(decision.rule_codes),
-                message=decision_message(decision.outcome, decision.rule_codes),
+                message=decision_message(
+                    decision.outcome,
+                    decision.rule_codes,
+                    _admission_limits(decision, policies),
+                ),
                 memory=memories.get(decision.memory_id),
                 review_item=item,
                 admission_decision=decision,

@@ -278,3 +278,47 @@ def test_every_endpoint_names_unknown_and_missing_fields_together(api_client):
     }
     response = api_client.get(f"{MEMORIES}?bogus=1&limit=0")
     assert codes_of(response) == {"bogus": ["unknown_field"], "limit": ["min_value"]}
+
+
+# --- A refusal by a policy limit names the limit -----------------------------------------------
+
+
+def _publish_limits(tenant, **admission):
+    import copy
+
+    from memory_core.policy_defaults import DEFAULT_POLICY
+    from memory_core.services.policy import policy_publish
+
+    document = copy.deepcopy(DEFAULT_POLICY)
+    document["admission"].update(admission)
+    policy_publish(tenant=tenant, document=document, note="limits for the test")
+
+
+def test_content_over_the_policy_names_the_limit_and_a_replay_says_the_same(api_client, tenant):
+    body = write_body(content="x" * 5000)
+    response = api_client.post(MEMORIES, body, format="json", HTTP_IDEMPOTENCY_KEY="k-long")
+    assert response.status_code == 422, response.content
+    assert response.json()["rule_codes"] == ["fields.content_too_long"]
+    message = "The content is longer than the tenant policy allows (4000 characters)."
+    assert response.json()["message"] == message
+    # A later, looser policy does not change what the first answer said.
+    _publish_limits(tenant, max_content_chars=3000)
+    replay = api_client.post(MEMORIES, body, format="json", HTTP_IDEMPOTENCY_KEY="k-long")
+    assert replay["Idempotent-Replayed"] == "true"
+    assert replay.json()["message"] == message
+    assert api_client.post(MEMORIES, body, format="json").json()["message"] == (
+        "The content is longer than the tenant policy allows (3000 characters)."
+    )
+
+
+def test_a_key_and_a_value_over_the_policy_name_their_limits(api_client, tenant):
+    _publish_limits(tenant, max_key_chars=10, max_value_bytes=64)
+    items = [
+        write_body(memory_key="k" * 11),
+        write_body(memory_key="other", value={"text": "v" * 100}),
+    ]
+    results = api_client.post(BATCH, {"items": items}, format="json").json()["results"]
+    assert [r["message"] for r in results] == [
+        "The memory_key is longer than the tenant policy allows (10 characters).",
+        "The structured value is larger than the tenant policy allows (64 bytes).",
+    ]
