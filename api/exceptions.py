@@ -166,7 +166,24 @@ def exception_handler(exc, context):
             headers=_headers(response),
         )
     detail = response.data.get("detail", "") if isinstance(response.data, dict) else ""
+    if isinstance(exc, exceptions.UnsupportedMediaType):
+        detail = unsupported_media_type(context.get("request"))
     return error_response(code, str(detail), response.status_code, headers=_headers(response))
+
+
+def unsupported_media_type(request) -> str:
+    """Return the 415's message: what to send (DRF's said only ``Unsupported media type
+    "text/plain" in request.``, and ``""`` for a request with no Content-Type)."""
+    sent = (getattr(request, "content_type", "") or "").strip()
+    if not sent:
+        return (
+            "The request has no Content-Type: send the body as JSON, with "
+            "Content-Type: application/json."
+        )
+    sent = sent[:100].encode("ascii", "backslashreplace").decode("ascii")
+    return (
+        f'The body must be JSON, sent with Content-Type: application/json (this one was "{sent}").'
+    )
 
 
 def _headers(response):

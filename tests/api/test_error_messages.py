@@ -322,3 +322,26 @@ def test_a_key_and_a_value_over_the_policy_name_their_limits(api_client, tenant)
         "The memory_key is longer than the tenant policy allows (10 characters).",
         "The structured value is larger than the tenant policy allows (64 bytes).",
     ]
+
+
+# --- 415 says what to send ----------------------------------------------------------------------
+
+
+def test_a_body_that_is_not_json_is_told_to_send_application_json(api_client):
+    response = api_client.generic("POST", MEMORIES, b"hello", content_type="")
+    error = error_of(response, 415)
+    assert error["code"] == "unsupported_media_type"
+    assert error["message"] == (
+        "The request has no Content-Type: send the body as JSON, with "
+        "Content-Type: application/json."
+    )
+    response = api_client.post(MEMORIES, "hello", content_type="text/plain")
+    assert error_of(response, 415)["message"] == (
+        "The body must be JSON, sent with Content-Type: application/json "
+        '(this one was "text/plain").'
+    )
+    response = api_client.post(MEMORIES, {"subject": "u"})  # a form, as curl -d sends
+    assert (
+        'Content-Type: application/json (this one was "multipart/form-data'
+        in (error_of(response, 415)["message"])
+    )
