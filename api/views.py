@@ -1,5 +1,6 @@
 """API views: parse, call one memory_core service or selector, render."""
 
+from django.urls import Resolver404, resolve
 from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions
 from rest_framework.response import Response
@@ -60,10 +61,26 @@ class NoEndpointView(APIView):
         return super().permission_denied(request, message, code)
 
     def http_method_not_allowed(self, request, *args, **kwargs):
+        if self.without_trailing_slash():
+            raise exceptions.NotFound(
+                f"No such endpoint; drop the trailing slash: {request.path.rstrip('/')}"
+            )
         raise exceptions.NotFound(
             f"There is nothing at {request.path}: check the endpoint, and that the ids in the "
             "path are UUIDs (docs/api.md)."
         )
+
+    def without_trailing_slash(self) -> bool:
+        """Whether the path names an endpoint once its trailing slashes are dropped (the
+        API's paths have none: ``/api/v1/whoami/`` is ``/api/v1/whoami``)."""
+        path = self.request.path_info
+        if not path.endswith("/") or not path.rstrip("/"):
+            return False
+        try:
+            match = resolve(path.rstrip("/"))
+        except Resolver404:
+            return False
+        return getattr(match.func, "view_class", None) is not NoEndpointView
 
     # APIView answers OPTIONS itself (metadata, 200) and every answer carries an Allow
     # header: neither may describe an endpoint that does not exist.

@@ -345,3 +345,33 @@ def test_a_body_that_is_not_json_is_told_to_send_application_json(api_client):
         'Content-Type: application/json (this one was "multipart/form-data'
         in (error_of(response, 415)["message"])
     )
+
+
+# --- A trailing slash is named ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/whoami/",
+        "/api/v1/memories//",
+        "/api/v1/memories/00000000-0000-0000-0000-000000000000/",
+        "/api/v1/memories/batch/",
+    ],
+)
+def test_a_path_with_a_trailing_slash_is_told_to_drop_it(api_client, path):
+    response = api_client.get(path)
+    error = error_of(response, 404)
+    assert error["code"] == "not_found"
+    assert error["message"] == f"No such endpoint; drop the trailing slash: {path.rstrip('/')}"
+
+
+@pytest.mark.parametrize("path", ["/api/v1/nothing/", "/api/v1/memories/not-a-uuid/", "/api/"])
+def test_a_path_that_matches_nothing_either_way_keeps_the_general_404(api_client, path):
+    error = error_of(api_client.get(path), 404)
+    assert error["message"].startswith(f"There is nothing at {path}: check the endpoint")
+
+
+def test_the_reviewer_api_names_the_trailing_slash_to_a_reviewer(reviewer):
+    error = error_of(reviewer.get("/api/v1/review/items/"), 404)
+    assert error["message"] == "No such endpoint; drop the trailing slash: /api/v1/review/items"
