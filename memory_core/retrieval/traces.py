@@ -152,7 +152,16 @@ def trace_usage_record(
     if unknown:
         raise ValidationFailed(
             "The trace's package did not hold these memories: report only what it selected.",
-            details={"memory_ids": [{"code": "not_selected", "message": ", ".join(unknown)}]},
+            details={
+                "memory_ids": [
+                    {
+                        "code": "not_selected",
+                        "message": f"Memory {memory_id} was not in this retrieval's package (or "
+                        "the agent may no longer read it); report only the memories it held.",
+                    }
+                    for memory_id in unknown
+                ]
+            },
         )
     if len(trace.usage) >= MAX_USAGE_REPORTS:
         raise Conflict(

@@ -13,6 +13,7 @@ from tests.processes import shell_without_database
 pytestmark = pytest.mark.django_db
 
 URL = "/api/v1/retrieve"
+ZERO = "00000000-0000-0000-0000-000000000000"
 
 
 @pytest.fixture
@@ -161,7 +162,17 @@ def test_an_agent_reports_which_memories_its_answer_used(api_client, other_api_c
     # Only what the package held; only the trace's own agent; nothing but the documented fields.
     outside = api_client.post(usage, {**report, "memory_ids": [str(theirs.id)]}, format="json")
     assert outside.status_code == 400
-    assert outside.json()["error"]["details"]["memory_ids"][0]["code"] == "not_selected"
+    assert outside.json()["error"]["details"]["memory_ids"] == [
+        {
+            "code": "not_selected",
+            "message": f"Memory {theirs.id} was not in this retrieval's package (or the agent "
+            "may no longer read it); report only the memories it held.",
+        }
+    ]
+    two = api_client.post(usage, {**report, "memory_ids": [str(theirs.id), ZERO]}, format="json")
+    assert [e["message"].split()[1] for e in two.json()["error"]["details"]["memory_ids"]] == (
+        sorted([str(theirs.id), ZERO])
+    )
     assert other_api_client.post(usage, report, format="json").status_code == 404
     for bad in ({**report, "kind": "thought"}, {**report, "text": "the answer"},
                 {**report, "reference": "a\x00b"}, {**report, "memory_ids": ["x"]}):  # fmt: skip
