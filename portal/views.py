@@ -337,9 +337,10 @@ class MemoryRevokeView(_MemoryActionView):
 
     heading = button = "Revoke this preference"
     explanation = (
-        "Agents stop using it at once, and it cannot be made active again: to state it "
-        "again later, correct it or tell an agent. It stays in the history of what was "
-        "remembered, with your reason; to remove it entirely, delete it instead."
+        "Agents stop using it at once, and it cannot be made active again or corrected: to "
+        "state it again later, tell an agent again, and it is remembered anew. It stays in "
+        "the history of what was remembered, with your reason; to remove it entirely, delete "
+        "it instead."
     )
     done_message = "Revoked. Agents will no longer use it."
     form_class = RevokeForm

@@ -65,10 +65,28 @@ def percent(value) -> str:
         return ""
 
 
+# Why a memory is not in use, as its page says it where a memory in use says when it expires
+# (a revoked memory's page read "Expires: when you revoke it").
+NOT_IN_USE = {
+    "revoked": "Revoked",
+    "expired": "Expired",
+    "superseded": "Replaced by a newer version",
+    "rejected": "Refused by a reviewer",
+    "deleted": "Deleted",
+}
+
+
 @register.filter
-def expired(moment) -> bool:
-    """Return whether a datetime lies in the past."""
-    return bool(moment) and moment <= timezone.now()
+def not_in_use(memory) -> dict | None:
+    """Return {"said": "Revoked", "at": when} for a memory no agent is given any more (an
+    active one past its end included), or None for one in use or waiting for a reviewer."""
+    state = memory.status_at(timezone.now())
+    if state not in NOT_IN_USE:
+        return None
+    # Expired at its end; anything else when the row last changed (the revoke, the newer
+    # version, the reviewer's refusal, the deletion).
+    at = memory.valid_until if state == "expired" and memory.valid_until else memory.updated_at
+    return {"said": NOT_IN_USE[state], "at": at}
 
 
 @register.filter

@@ -4,6 +4,7 @@ shows, what a delete takes with it, and a name for each of the health page's dat
 """
 
 import re
+from datetime import timedelta
 
 import pytest
 from django.urls import reverse
@@ -188,3 +189,71 @@ def test_a_memorys_events_say_who_acted_in_the_readers_words(alice_client, alice
     by = {re.findall(r"<td>(.*?)</td>", row, re.S)[3] for row in cells}
     assert "you" in by, by
     assert "user" not in by, by
+
+
+def meta(page: str) -> dict[str, str]:
+    """Return a memory page's provenance list as {term: description}, tags stripped."""
+    block = page.split('<dl class="meta">', 1)[1].split("</dl>", 1)[0]
+    pairs = re.findall(r"<dt>(.*?)</dt><dd>(.*?)</dd>", block, re.S)
+    return {term: re.sub(r"<[^>]+>", "", text) for term, text in pairs}
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        ("revoked", "Revoked on "),
+        ("expired", "Expired on "),
+        ("superseded", "Replaced by a newer version on "),
+        ("rejected", "Refused by a reviewer on "),
+    ],
+)
+def test_a_memory_not_in_use_says_so_instead_of_when_it_expires(
+    alice_client, alice_subject, status, said
+):
+    """A revoked memory's page said "Expires: when you revoke it"."""
+    memory = MemoryFactory(subject=alice_subject, content="Alice likes tea.", status=status)
+    page = alice_client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
+    terms = meta(page)
+    assert "Expires" not in terms, terms
+    assert terms["Not in use"].startswith(said), terms
+    assert terms["Not in use"].endswith("UTC; no agent is given it"), terms
+    assert "when you revoke it" not in page
+
+
+def test_an_expiry_says_what_happens_when_there_is_none(alice_client, alice_subject):
+    # "when you revoke it" on every memory without an end, though only a preference in use
+    # can be revoked; every memory in use can be corrected or deleted.
+    memory = MemoryFactory(
+        subject=alice_subject, content="The build broke.", incident=True, valid_until=None
+    )
+    page = alice_client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
+    assert meta(page)["Expires"] == "no end date: used until you correct or delete it"
+    past = timezone.now() - timedelta(days=1)
+    Memory.objects.filter(pk=memory.pk).update(
+        valid_from=past - timedelta(days=1), valid_until=past
+    )
+    page = alice_client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
+    # Past its end, not swept yet: expired, as the list of memories not in use says.
+    assert meta(page)["Not in use"].startswith("Expired on "), meta(page)
+
+
+def test_a_pending_write_says_it_waits_for_a_reviewer(alice_client, alice_subject):
+    memory = MemoryFactory(
+        subject=alice_subject, content="Alice's blood type is O-.", status="pending_approval"
+    )
+    page = alice_client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
+    terms = meta(page)
+    assert "Expires" not in terms
+    assert terms["Not in use yet"] == "no agent is given it until a reviewer approves it"
+
+
+def test_revoking_says_how_to_state_it_again_as_a_revoked_memory_allows(alice_client, alice_memory):
+    """The revoke page said "to state it again later, correct it", but a revoked memory's
+    page offers only Delete."""
+    url = reverse("portal:memory-revoke", args=[alice_memory.pk])
+    explanation = alice_client.get(url).content.decode()
+    alice_client.post(url)
+    detail = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+    assert ">Correct</a>" not in detail and ">Delete</a>" in detail
+    assert "correct it" not in explanation
+    assert "tell an agent again" in explanation and "delete it" in explanation
