@@ -141,6 +141,11 @@ class MemoryDetailView(EndUserMixin, TemplateView):
         return context
 
 
+def same_text(a: str, b: str) -> bool:
+    """Return whether two texts differ at most in whitespace (spaces, line breaks)."""
+    return a.split() == b.split()
+
+
 class MemoryCorrectView(EndUserMixin, FormView):
     """Correct a memory: a new version with explicit_user authority supersedes it.
 
@@ -179,8 +184,19 @@ class MemoryCorrectView(EndUserMixin, FormView):
             return BEING_DELETED
         return f"Your correction was not saved: {error.message}"
 
+    UNCHANGED = "Nothing changed: the text is the same as the version in use."
+
     def form_valid(self, form):
         detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
+        memory = self.get_memory()
+        # Saved as it was (or with only its spacing changed), the text made an identical new
+        # version, "Saved version 2", and the usage shown started again from nothing. Only
+        # for the version in use: a correction of one changed since is the service's refusal.
+        if memory.status == Status.ACTIVE and same_text(
+            form.cleaned_data["content"], memory.content
+        ):
+            form.add_error("content", self.UNCHANGED)
+            return self.form_invalid(form)
         data = {"content": form.cleaned_data["content"]}
         if form.cleaned_data.get("reason"):
             data["reason"] = form.cleaned_data["reason"]

@@ -253,6 +253,32 @@ def test_correcting_a_version_changed_since_the_page_opened_keeps_the_text(
     assert not Memory.objects.filter(content="Alice prefers two spaces.").exists()
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Alice prefers tabs over spaces.",
+        "  Alice prefers tabs over spaces.\r\n",
+        "Alice  prefers tabs\nover spaces.",
+    ],
+)
+def test_an_unchanged_correction_saves_nothing(alice_client, alice_memory, content):
+    """Correct, leave the text as it is (or change only its spacing), Save: it made an
+    identical version 2, said "Saved version 2" and started its usage again from nothing."""
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": content, "reason": "just checking"},
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "Nothing changed: the text is the same as the version in use." in body
+    assert 'aria-invalid="true"' in body and "autofocus" in body  # on the text, to edit it
+    assert "Saved version" not in body
+    assert not Memory.objects.filter(supersedes=alice_memory).exists()
+    assert Memory.objects.filter(subject=alice_memory.subject).count() == 1
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "active" and alice_memory.version == 1
+
+
 def test_correct_of_others_is_404(alice_client, bob_memory, stranger_memory):
     for label, memory_id in foreign_ids(bob_memory, stranger_memory):
         response = alice_client.post(
