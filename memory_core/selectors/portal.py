@@ -284,8 +284,8 @@ NOT_IN_USE_LIMIT = 50  # the most the list shows; the count says how many there 
 
 def subject_memories_not_in_use(*, principal, now=None) -> tuple[list[Memory], int]:
     """Return (the newest rows, how many) of the memories about the subject that are kept
-    with their content but never used: revoked, refused by a reviewer, or expired (including
-    active ones past ``valid_until`` that the retention sweep has not reached yet).
+    with their content but not in use (any more): revoked, refused by a reviewer, or expired
+    (including active ones past ``valid_until`` that the retention sweep has not reached yet).
 
     A superseded version is not listed: it shows in its chain's history. Each row carries
     ``not_in_use`` ("revoked", "rejected" or "expired").
