@@ -5,6 +5,7 @@ import uuid
 from django import forms
 
 from memory_core.models import Authority, MemoryClass, MemoryType, ScopeKind
+from portal.templatetags.portal_tags import authority_label
 
 
 def _with_any(choices, label="Any"):
@@ -41,8 +42,14 @@ class MemoryFilterForm(FocusFirstErrorMixin, forms.Form):
     memory_type = forms.ChoiceField(
         label="Type", required=False, choices=_with_any(MemoryType.choices)
     )
+    # In the cards' words ("stated by you", "inferred by a model"), not the enum's
+    # ("Explicit User", "Model Inference").
     authority = forms.ChoiceField(
-        label="Authority", required=False, choices=_with_any(Authority.choices)
+        label="Authority",
+        required=False,
+        choices=_with_any(
+            [(value, authority_label(value).capitalize()) for value in Authority.values]
+        ),
     )
     scope_kind = forms.ChoiceField(
         label="Scope", required=False, choices=_with_any(ScopeKind.choices)

@@ -1,6 +1,7 @@
 """End-user pages: a user sees and changes only their own subject; any other id is a 404."""
 
 import json
+import re
 
 import pytest
 from django.urls import reverse
@@ -76,6 +77,26 @@ def test_search_and_filters(alice_client, alice_memory):
     assert "Alice prefers tabs" not in body and "Outage on Tuesday." in body
     body = alice_client.get(reverse("portal:home"), {"q": "nothing-like-this"}).content.decode()
     assert "No active memory matches" in body
+
+
+def test_the_authority_filter_uses_the_cards_words(alice_client, alice_memory):
+    """The filter offered "Explicit User" and "Model Inference" where the cards say "stated
+    by you" and "inferred by a model"."""
+    body = alice_client.get(reverse("portal:home")).content.decode()
+    select = body.split('name="authority"', 1)[1].split("</select>", 1)[0]
+    options = re.findall(r'<option value="([^"]*)"[^>]*>([^<]*)</option>', select)
+    assert options == [
+        ("", "Any"),
+        ("explicit_user", "Stated by you"),
+        ("explicit_admin", "Set by an administrator"),
+        ("confirmed_system", "Confirmed by a system"),
+        ("tool_observation", "Observed by a tool"),
+        ("model_inference", "Inferred by a model"),
+    ]
+    card = body.split('class="memory card"', 1)[1]
+    assert '<span class="pill pill-explicit_user">stated by you</span>' in card
+    filtered = alice_client.get(reverse("portal:home"), {"authority": "model_inference"})
+    assert "Alice prefers tabs" not in filtered.content.decode()
 
 
 @pytest.mark.parametrize(
