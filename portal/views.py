@@ -64,23 +64,25 @@ class MemoryListView(EndUserMixin, TemplateView):
         form = MemoryFilterForm(self.request.GET or None)
         invalid = form.is_bound and not form.is_valid()
         filters = form.cleaned_data if form.is_bound and not invalid else {}
+        narrow = {
+            "query": filters.get("q", ""),
+            "memory_class": filters.get("memory_class", ""),
+            "memory_type": filters.get("memory_type", ""),
+            "authority": filters.get("authority", ""),
+            "scope_kind": filters.get("scope_kind", ""),
+        }
         # A search that cannot be applied lists nothing: every memory, unfiltered, would
-        # read as the answer to it.
-        page = (
-            None
-            if invalid
-            else subject_memories(
-                principal=self.principal,
-                query=filters.get("q", ""),
-                memory_class=filters.get("memory_class", ""),
-                memory_type=filters.get("memory_type", ""),
-                authority=filters.get("authority", ""),
-                scope_kind=filters.get("scope_kind", ""),
-                page=page_number(self.request),
+        # read as the answer to it. The lists beside the active memories (waiting, not in
+        # use) are searched too: unfiltered, they stood next to "No active memory matches".
+        page, pending, pending_count, not_in_use, not_in_use_count = None, [], 0, [], 0
+        if not invalid:
+            page = subject_memories(
+                principal=self.principal, page=page_number(self.request), **narrow
             )
-        )
-        pending, pending_count = subject_memories_pending(principal=self.principal)
-        not_in_use, not_in_use_count = subject_memories_not_in_use(principal=self.principal)
+            pending, pending_count = subject_memories_pending(principal=self.principal, **narrow)
+            not_in_use, not_in_use_count = subject_memories_not_in_use(
+                principal=self.principal, **narrow
+            )
         context.update(
             form=form,
             invalid=invalid,

@@ -161,6 +161,29 @@ class MemoryPage(Page):
     groups: list[MemoryGroup] = field(default_factory=list)
 
 
+def _filtered(
+    memories: QuerySet,
+    *,
+    query: str = "",
+    memory_class: str = "",
+    memory_type: str = "",
+    authority: str = "",
+    scope_kind: str = "",
+) -> QuerySet:
+    """Return ``memories`` narrowed by the page's search (text or key) and filters."""
+    if query:
+        memories = memories.filter(Q(content__icontains=query) | Q(memory_key__icontains=query))
+    if memory_class:
+        memories = memories.filter(memory_class=memory_class)
+    if memory_type:
+        memories = memories.filter(memory_type=memory_type)
+    if authority:
+        memories = memories.filter(authority=authority)
+    if scope_kind:
+        memories = memories.filter(scope_kind=scope_kind)
+    return memories
+
+
 def subject_memories(
     *,
     principal,
@@ -179,17 +202,14 @@ def subject_memories(
     type, authority and scope kind. A page past the last is the last. Three queries whatever
     the subject holds: the counts per class, the page's rows, their usage.
     """
-    memories = Memory.objects.visible_to(principal).active()
-    if query:
-        memories = memories.filter(Q(content__icontains=query) | Q(memory_key__icontains=query))
-    if memory_class:
-        memories = memories.filter(memory_class=memory_class)
-    if memory_type:
-        memories = memories.filter(memory_type=memory_type)
-    if authority:
-        memories = memories.filter(authority=authority)
-    if scope_kind:
-        memories = memories.filter(scope_kind=scope_kind)
+    memories = _filtered(
+        Memory.objects.visible_to(principal).active(),
+        query=query,
+        memory_class=memory_class,
+        memory_type=memory_type,
+        authority=authority,
+        scope_kind=scope_kind,
+    )
     totals = {
         row["memory_class"]: row["n"]
         for row in memories.order_by().values("memory_class").annotate(n=Count("pk"))
@@ -250,13 +270,12 @@ def _with_expiry(rows, *, tenant_id) -> None:
 PENDING_LIMIT = 50
 
 
-def subject_memories_pending(*, principal) -> tuple[list[Memory], int]:
-    """Return (the newest, how many) of the visible writes still awaiting a reviewer."""
-    rows = (
-        Memory.objects.visible_to(principal)
-        .filter(status=Status.PENDING_APPROVAL)
-        .order_by("-created_at", "-id")
-    )
+def subject_memories_pending(*, principal, **filters: str) -> tuple[list[Memory], int]:
+    """Return (the newest, how many) of the visible writes still awaiting a reviewer, narrowed
+    by the page's search and filters (``subject_memories``'s)."""
+    rows = _filtered(
+        Memory.objects.visible_to(principal).filter(status=Status.PENDING_APPROVAL), **filters
+    ).order_by("-created_at", "-id")
     shown = list(rows[: PENDING_LIMIT + 1])
     count = len(shown) if len(shown) <= PENDING_LIMIT else rows.count()
     return shown[:PENDING_LIMIT], count
@@ -282,23 +301,23 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
 NOT_IN_USE_LIMIT = 50  # the most the list shows; the count says how many there are
 
 
-def subject_memories_not_in_use(*, principal, now=None) -> tuple[list[Memory], int]:
+def subject_memories_not_in_use(*, principal, now=None, **filters: str) -> tuple[list[Memory], int]:
     """Return (the newest rows, how many) of the memories about the subject that are kept
     with their content but not in use (any more): revoked, refused by a reviewer, or expired
     (including active ones past ``valid_until`` that the retention sweep has not reached yet).
 
-    A superseded version is not listed: it shows in its chain's history. Each row carries
-    ``not_in_use`` ("revoked", "rejected" or "expired").
+    A superseded version is not listed: it shows in its chain's history. Narrowed by the
+    page's search and filters (``subject_memories``'s). Each row carries ``not_in_use``
+    ("revoked", "rejected" or "expired").
     """
     now = now or timezone.now()
-    rows = (
-        Memory.objects.visible_to(principal)
-        .filter(
+    rows = _filtered(
+        Memory.objects.visible_to(principal).filter(
             Q(status__in=[Status.REVOKED, Status.REJECTED, Status.EXPIRED])
             | Q(status=Status.ACTIVE, valid_until__lte=now)
-        )
-        .order_by("-updated_at", "-id")
-    )
+        ),
+        **filters,
+    ).order_by("-updated_at", "-id")
     shown = list(rows[: NOT_IN_USE_LIMIT + 1])
     for row in shown:
         row.not_in_use = row.status_at(now)

@@ -854,6 +854,39 @@ def test_memories_not_in_use_are_listed_too(alice_client, alice_memory, bob_subj
     assert "Bob revoked this." not in body
 
 
+def test_search_and_filters_apply_to_the_lists_beside_too(alice_client, alice_memory):
+    """A search filtered the active memories only: "No active memory matches" stood beside
+    every revoked, expired and waiting memory, matching or not."""
+    alice = alice_memory.subject
+    MemoryFactory(subject=alice, content="Alice revoked tabs in docs.", status="revoked")
+    MemoryFactory(subject=alice, content="Alice revoked emoji.", status="revoked")
+    MemoryFactory(subject=alice, content="Tabs in the medical form.", status="pending_approval")
+    MemoryFactory(subject=alice, content="Alice's blood type is O-.", status="pending_approval")
+    MemoryFactory(subject=alice, content="An expired incident.", status="expired", incident=True)
+    body = alice_client.get(reverse("portal:home"), {"q": "TABS"}).content.decode()
+    assert "Alice revoked tabs in docs." in body and "Tabs in the medical form." in body
+    assert "Alice revoked emoji." not in body and "blood type" not in body
+    assert "An expired incident." not in body
+    assert '<h2 id="not-in-use-title">Not in use <span class="count">1</span></h2>' in body
+    assert '<h2 id="pending-title">Waiting for a reviewer <span class="count">1</span></h2>' in body
+    assert body.count("Only those that match your filters.") == 2
+
+    body = alice_client.get(reverse("portal:home"), {"q": "nothing-like-this"}).content.decode()
+    assert "No active memory matches" in body
+    assert "not-in-use-title" not in body and "pending-title" not in body
+
+    body = alice_client.get(reverse("portal:home"), {"memory_class": "episodic"}).content.decode()
+    assert "An expired incident." in body and "Alice revoked" not in body
+
+    # A search that cannot be applied lists nothing there either.
+    body = alice_client.get(reverse("portal:home"), {"q": "x" * 201}).content.decode()
+    assert "Alice revoked" not in body and "medical form" not in body
+
+    body = alice_client.get(reverse("portal:home")).content.decode()  # unfiltered: all of them
+    assert "Alice revoked emoji." in body and "blood type" in body
+    assert "Only those that match your filters." not in body
+
+
 def test_memory_list_query_budget(alice_client, alice_memory, django_assert_max_num_queries):
     for n in range(20):
         MemoryFactory(subject=alice_memory.subject, content=f"Memory number {n}.")
