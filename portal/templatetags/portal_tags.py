@@ -3,6 +3,7 @@
 from django import template
 from django.utils import timezone
 
+from memory_core.admission.codes import RULE_CODES
 from memory_core.text import format_scope
 
 register = template.Library()
@@ -158,3 +159,57 @@ ACTORS = {**REQUESTERS, "system": "the system"}
 def actor(kind) -> str:
     """Return who acted on a memory: "you", "an agent", "a reviewer", "the system"."""
     return ACTORS.get(str(kind or ""), label(kind) or "unknown")
+
+
+# A reason code (``MemoryEvent.reason_code``, ``DeletionOperation.reason_code``) as the person
+# the memory is about reads it: the codes name memory_core's rules and services, and the
+# pages showed them as they are (`supersession.supersedes`, "requested by you (`requested`)").
+REASONS = {
+    # How a memory came, changed or stopped being used.
+    "admitted": "accepted",
+    "import": "imported",
+    "correction": "corrected",
+    "supersession.supersedes": "a newer version replaced the one before",
+    "supersession.conflict_lower_authority": (
+        "kept beside a version set with higher authority, for a reviewer to decide"
+    ),
+    "sensitivity.review_required": "sensitive, so a reviewer approves it before any agent uses it",
+    "ttl.defaulted": "its end date comes from the retention policy",
+    "ttl.capped": "its end date was brought forward to the retention policy's limit",
+    "source.confidence_capped": "a model inferred it, so its confidence is capped",
+    "class.pointer": "kept as a pointer to the system that holds the data",
+    "injection.obfuscated": "hidden characters or look-alike letters were found in the text",
+    "review.approved": "approved by a reviewer",
+    "review.rejected": "refused by a reviewer",
+    "unresolved_high_impact_conflict": "it contradicts another memory; a reviewer decides",
+    "choose_winner": "a reviewer chose which memory stands",
+    "keep_both_scoped": "a reviewer kept both, each where it applies",
+    "ask_user": "a reviewer is asking you which one is right",
+    "conflict_lost": "a reviewer chose another memory over this one",
+    "revoked": "asked not to be used any more",
+    "consent_withdrawn": "the workflow's consent was withdrawn",
+    "task_closed": "its task was closed",
+    "valid_until_passed": "its end date passed",
+    # Why a deletion was made ("requested": asked for, with no reason of its own).
+    "requested": "none given",
+    "admin": "an administrator deleted it",
+    "tenant_deleted": "your organisation's data was deleted",
+    "retention:working": "the retention period for working memory ended",
+    "retention:episodic": "the retention period for past events ended",
+    "retention:preference": "the retention period for preferences ended",
+    "retention:inferred": "the retention period for what a model inferred ended",
+    "retention:rejected": "the retention period for refused writes ended",
+    "retention:revoked": "revoked preferences are not kept",
+}
+
+
+@register.filter
+def reason_label(code) -> str:
+    """Return a reason code in words: the portal's own, else the admission rule's sentence,
+    else the code spelled out ("retention:custom_rule" -> "retention custom rule")."""
+    code = str(code or "")
+    if code in REASONS:
+        return REASONS[code]
+    if code in RULE_CODES:
+        return RULE_CODES[code][1]
+    return " ".join(code.replace(".", " ").replace(":", " ").replace("_", " ").split())

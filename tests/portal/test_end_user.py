@@ -726,10 +726,26 @@ def test_deletion_history_says_who_asked_for_each(alice_client, alice_memory, al
     cells = [row.split("<td>") for row in rows[:3]]
     who = sorted(cell[3].split("</td>")[0] for cell in cells)
     assert who == ["an agent", "the retention policy", "you"]
-    assert "<code>retention:working</code>" in body and "<code>requested</code>" in body
+    # The reasons in words, their codes only in the cells' titles (they read
+    # `retention:working` and `requested`).
+    reasons = sorted(cell[4].split("</td>")[0] for cell in cells)
+    assert reasons == [
+        '<span title="requested">none given</span>',
+        '<span title="requested">none given</span>',
+        '<span title="retention:working">the retention period for working memory ended</span>',
+    ]
+    assert "<code>retention:working</code>" not in body and "<code>requested</code>" not in body
     operation = DeletionOperation.objects.get(requested_by_type="system")
     page = alice_client.get(reverse("portal:deletion", args=[operation.pk])).content.decode()
-    assert "requested by the retention policy (<code>retention:working</code>)" in page
+    assert (
+        "requested by the retention policy (the retention period for working memory ended)"
+        in re.sub(r"<[^>]+>", "", page)
+    )
+    assert "<code>retention:working</code>" not in page
+    # Asked for with no reason of its own: nothing after who asked ("you (`requested`)").
+    mine = DeletionOperation.objects.get(requested_by_type="user")
+    page = alice_client.get(reverse("portal:deletion", args=[mine.pk])).content.decode()
+    assert "requested by you on " in page and "requested</code>" not in page
 
 
 def test_deletion_progress_page_and_status(alice_client, operations):

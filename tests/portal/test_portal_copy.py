@@ -10,10 +10,15 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from memory_core.admission.codes import INFORMATIONAL, RULE_CODES
+from memory_core.deletion.retention import EXPIRED_REASON
+from memory_core.deletion.retention import REVOKED as RETENTION_REVOKED
 from memory_core.deletion.selectors import queued_deletion
 from memory_core.deletion.services import deletion_request
 from memory_core.models import Memory, Subject
 from memory_core.principals import SystemPrincipal
+from memory_core.services.tasks import TASK_CLOSED
+from portal.templatetags.portal_tags import reason_label
 from tests.factories import MemoryFactory
 from tests.portal.test_review import pending_write
 
@@ -175,6 +180,68 @@ def test_the_conflict_form_says_what_each_outcome_does_and_the_message_what_was_
         "Conflict resolved: choose the winner. The winner stays in use; every other candidate "
         "was revoked." in response.content.decode()
     )
+
+
+def test_a_memorys_events_give_reasons_in_words_and_no_policy_version(alice_client, alice_memory):
+    """The events table showed codes (`supersession.supersedes`) and a POLICY column of `v1`."""
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice prefers four spaces."},
+        follow=True,
+    )
+    page = response.content.decode()
+    table = page.split('aria-label="Table of events"', 1)[1].split("</table>", 1)[0]
+    headers = re.findall(r'<th scope="col">(.*?)</th>', table)
+    assert headers == ["When", "Version", "What", "By", "Reason"]
+    reasons = [re.findall(r"<td>(.*?)</td>", row, re.S)[4] for row in table.split("<tr>")[2:]]
+    assert reasons, table
+    # The code stays in the cell's title; the cell reads words.
+    replaced = (
+        '<span title="supersession.supersedes">a newer version replaced the one before</span>'
+    )
+    assert replaced in reasons, reasons
+    assert "supersession.supersedes" not in re.sub(r"<[^>]+>", "", table)
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        *sorted(INFORMATIONAL),
+        "admitted",
+        "import",
+        "correction",
+        "review.approved",
+        "review.rejected",
+        "revoked",
+        "consent_withdrawn",
+        "conflict_lost",
+        "unresolved_high_impact_conflict",
+        "choose_winner",
+        "keep_both_scoped",
+        "ask_user",
+        TASK_CLOSED,
+        EXPIRED_REASON,
+        "requested",
+        "admin",
+        "tenant_deleted",
+        RETENTION_REVOKED,
+        "retention:working",
+        "retention:episodic",
+        "retention:preference",
+        "retention:inferred",
+        "retention:rejected",
+    ],
+)
+def test_every_reason_a_person_meets_has_words(code):
+    """The codes memory_core records on a subject's memories and deletions read as words."""
+    words = reason_label(code)
+    assert words and words != code and not re.search(r"\w[._:]\w", words), words
+
+
+def test_an_unknown_reason_reads_as_words_too():
+    assert reason_label("fields.content_too_long") == RULE_CODES["fields.content_too_long"][1]
+    assert reason_label("retention:custom_rule") == "retention custom rule"
+    assert reason_label("") == ""
 
 
 def test_a_memorys_events_say_who_acted_in_the_readers_words(alice_client, alice_memory):
