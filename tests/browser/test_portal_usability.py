@@ -179,3 +179,38 @@ def test_enter_in_a_reviewers_reason_approves_nothing(page, world):
     expect(page.get_by_text("rejected.")).to_be_visible()
     assert ReviewItem.objects.get(pk=result.review_item.pk).state == "rejected"
     assert Memory.objects.get(pk=result.memory.pk).status != "active"
+
+
+# The link colour's contrast with the card's white, by WCAG's relative luminance.
+CONTRAST = """([fg, bg]) => {
+  const lum = (css) => {
+    const [r, g, b] = css.match(/[\\d.]+/g).slice(0, 3).map(Number).map((c) => {
+      c /= 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const [a, b] = [lum(fg), lum(bg)].sort((x, y) => y - x);
+  return (a + 0.05) / (b + 0.05);
+}"""
+
+
+def test_a_memorys_text_in_the_list_looks_like_the_link_it_is(page, world):
+    """The text is the only link to a memory's page, and it was styled as body text: the
+    ink's colour, no underline, on hover alone did it change."""
+    log_in(page, "alice", PASSWORD)
+    link = page.locator(".memory-content a").first
+    expect(link).to_have_text("User prefers Python for data scripts.")
+    style = "(el) => [getComputedStyle(el).color, getComputedStyle(el).textDecorationLine]"
+    body = page.evaluate("getComputedStyle(document.body).color")
+    color, decoration = link.evaluate(style)
+    assert color != body, color  # the links' colour, not the text's
+    card = link.evaluate("(el) => getComputedStyle(el.closest('.card')).backgroundColor")
+    assert page.evaluate(CONTRAST, [color, card]) >= 4.5
+    link.hover()
+    assert link.evaluate(style)[1] == "underline"
+    page.mouse.move(0, 0)
+    assert link.evaluate(style)[1] == decoration
+    page.keyboard.press("Tab")  # focus from the keyboard: underlined too, and ringed
+    link.focus()
+    assert link.evaluate(style)[1] == "underline"
