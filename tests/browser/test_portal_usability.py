@@ -214,3 +214,23 @@ def test_a_memorys_text_in_the_list_looks_like_the_link_it_is(page, world):
     page.keyboard.press("Tab")  # focus from the keyboard: underlined too, and ringed
     link.focus()
     assert link.evaluate(style)[1] == "underline"
+
+
+@pytest.mark.parametrize("width", [1280, 375])
+def test_the_not_in_use_card_has_no_gap_above_its_heading(browser, live_server, width):
+    """The heading's own top margin (1.6rem) sat inside the card's padding: ~40 px of white
+    above "Not in use", where the card beside it ("Waiting for a reviewer") has none."""
+    world = World()
+    Memory.objects.filter(pk=world.alice_memory.pk).update(status="revoked")
+    pending_sensitive_write(world)
+    with new_page(browser, live_server, width=width, height=900) as page:
+        log_in(page, "alice", PASSWORD)
+        for name in ("Not in use", "Waiting for a reviewer"):
+            heading = page.get_by_role("heading", name=name)
+            card = heading.locator("xpath=..")
+            gap = heading.bounding_box()["y"] - card.bounding_box()["y"]
+            padding = card.evaluate(
+                "(el) => parseFloat(getComputedStyle(el).paddingTop)"
+                " + parseFloat(getComputedStyle(el).borderTopWidth)"
+            )
+            assert gap <= padding + 1, (name, gap, padding)
