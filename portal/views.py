@@ -377,7 +377,8 @@ class MemoryRevokeView(_MemoryActionView):
         return memory_revoke(
             principal=self.principal,
             memory_id=self.kwargs["memory_id"],
-            reason=data["reason"] or "revoked_by_user",
+            # None given, none recorded: a code here read as the person's own words.
+            reason=data["reason"],
         )
 
 

@@ -352,6 +352,15 @@ def test_revoking_asks_first_says_what_happens_and_takes_a_reason(alice_client, 
     )
 
 
+def test_a_revoke_without_a_reason_shows_no_code_as_its_reason(alice_client, alice_memory):
+    # Without a reason the events read “revoked_by_user”, quoted as if the person wrote it.
+    alice_client.post(reverse("portal:memory-revoke", args=[alice_memory.pk]), {"reason": ""})
+    event = MemoryEvent.objects.get(memory_id=alice_memory.pk, action="revoked")
+    assert event.details == {}
+    page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+    assert "revoked_by_user" not in page
+
+
 def test_withdrawing_consent_asks_first(alice_client, alice_memory, bob_memory):
     Memory.objects.filter(pk=alice_memory.pk).update(consent="workflow")
     url = reverse("portal:memory-withdraw", args=[alice_memory.pk])
