@@ -91,6 +91,12 @@ def not_in_use(memory) -> dict | None:
 
 
 @register.filter
+def expired(moment) -> bool:
+    """Return whether a datetime lies in the past."""
+    return bool(moment) and moment <= timezone.now()
+
+
+@register.filter
 def short_id(value) -> str:
     """Return the first eight characters of an id."""
     return str(value)[:8]

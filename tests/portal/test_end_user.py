@@ -986,7 +986,8 @@ def test_a_correction_while_everything_is_queued_for_deletion_is_refused_in_plai
 
 def test_a_memory_says_when_the_retention_policy_deletes_it(alice_client, alice_subject):
     """An inferred memory stored without admission's cap (a demo, an import) said it was kept
-    "when you revoke it", and the retention sweep deleted it minutes later."""
+    "when you revoke it" (later "no end date"), and the retention sweep deleted it minutes
+    later."""
     from datetime import timedelta
 
     written = timezone.now() - timedelta(days=40)  # inferred memories are kept 30 days
@@ -1005,4 +1006,4 @@ def test_a_memory_says_when_the_retention_policy_deletes_it(alice_client, alice_
         assert "due for deletion" in body
         assert (written + timedelta(days=30)).strftime("%-d %b %Y") in body
     body = alice_client.get(reverse("portal:memory", args=[explicit.pk])).content.decode()
-    assert "when you revoke it" in body and "retention policy" not in body
+    assert "no end date" in body and "retention policy" not in body

@@ -289,10 +289,9 @@ def test_a_memory_not_in_use_says_so_instead_of_when_it_expires(
 
 def test_an_expiry_says_what_happens_when_there_is_none(alice_client, alice_subject):
     # "when you revoke it" on every memory without an end, though only a preference in use
-    # can be revoked; every memory in use can be corrected or deleted.
-    memory = MemoryFactory(
-        subject=alice_subject, content="The build broke.", incident=True, valid_until=None
-    )
+    # can be revoked; every memory in use can be corrected or deleted. (An incident has an
+    # end: its class's retention, test_end_user.py::test_a_memory_says_when_the_retention_...)
+    memory = MemoryFactory(subject=alice_subject, content="Prefers tea.", valid_until=None)
     page = alice_client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
     assert meta(page)["Expires"] == "no end date: used until you correct or delete it"
     past = timezone.now() - timedelta(days=1)
