@@ -2018,18 +2018,27 @@ def sensitive_categories(texts: list[str], categories: list[str]) -> list[str]:
         if position is None:
             continue
         pattern = SENSITIVE_PATTERNS[category]
+        discounted = category in ROT13_DISCOUNTED
         if any(
-            may[position] and _sensitive_match(pattern, reading, rot13)
+            may[position] and _sensitive_match(pattern, reading, rot13 and discounted)
             for reading, may, rot13 in possible
         ):
             found.append(category)
     return found
 
 
+# The categories whose matches in a rot13 reading count only in a sentence written in rot13:
+# their short names collide with ordinary words read in rot13 ("FFA" is "ssn", "et" is "rg").
+# Only these: the test compares common words, which a writer can add as plain filler, so every
+# other category keeps matching every rot13 reading (a padded "User has HIV" in rot13 was
+# accepted while the test applied to all).
+ROT13_DISCOUNTED = frozenset({"government_id"})
+
+
 def _sensitive_match(pattern: re.Pattern, reading: str, rot13: bool) -> bool:
-    """Return whether ``pattern`` finds a sensitive fact in ``reading``; in a rot13 reading,
-    only in a sentence that was written in rot13 (``normalize.written_in_rot13``): read in
-    rot13, "et" is "rg" and "avr" is "nie", ids' names."""
+    """Return whether ``pattern`` finds a sensitive fact in ``reading``; with ``rot13`` (a
+    rot13 reading of a ``ROT13_DISCOUNTED`` category), only in a sentence that was written in
+    rot13 (``normalize.written_in_rot13``): read in rot13, "et" is "rg" and "avr" is "nie"."""
     if not rot13:
         return pattern.search(reading) is not None
     return any(written_in_rot13(reading, *m.span()) for m in pattern.finditer(reading))

@@ -85,6 +85,19 @@ def test_a_sensitive_fact_written_in_rot13_still_waits_for_a_reviewer(text):
     assert decision.outcome == "pending_approval", decision.rule_codes
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["User's bank password is hunter2024.", "User has HIV and sees a doctor monthly.",
+     "User is muslim."],
+)  # fmt: skip
+def test_a_rot13_fact_padded_with_plain_words_still_waits_for_a_reviewer(text):
+    """Common words decide whether a sentence was written in rot13, and a writer adds them
+    at will: a padded rot13 health fact, password or religion was accepted while that test
+    applied to every category. It applies to the ids' short names alone."""
+    decision = decide(codecs.encode(text, "rot13") + " - the and of the a is it to")
+    assert decision.outcome == "pending_approval", decision.rule_codes
+
+
 # --- B. An override with its qualifier after the noun -------------------------------------
 
 
