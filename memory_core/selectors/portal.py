@@ -17,6 +17,7 @@ from django.utils import timezone
 from memory_core.deletion.selectors import deletion_dead_letters, deletion_list
 from memory_core.exceptions import NotFound
 from memory_core.models import (
+    AUTHORITY_RANK,
     AdmissionDecision,
     DeletionOperation,
     Memory,
@@ -386,8 +387,10 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
 
     Each item carries ``writer``: the name of the agent whose write it is (from its admission
     decision), or "" when a person or the system wrote it, and ``replaces``: the memory it
-    was written to supersede (the key's head then), or None. Four queries whatever the queue
-    holds: its count, the page's items, their writers, the memories they replace.
+    was written on (the key's head then), or None, with ``supersedes``: whether approving it
+    makes it that memory's next version (else it stands beside it in a conflict). Four
+    queries whatever the queue holds: its count, the page's items, their writers, the
+    memories they were written on.
     """
     # Not a write deleted since (by its subject, or with its subject): nothing is left to
     # decide, and its deletion's worker closes the item (resolution "deleted").
@@ -421,6 +424,11 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     for item in items:
         item.writer = writers.get(item.memory_id, "")
         item.replaces = heads.get(item.candidate_ids[0]) if item.candidate_ids else None
+        # As an approval decides (services.reviews): a write of lower authority than the
+        # head stands beside it in a conflict, it does not replace it.
+        item.supersedes = item.replaces is not None and (
+            AUTHORITY_RANK[item.memory.authority] >= AUTHORITY_RANK[item.replaces.authority]
+        )
     result.items = items
     return result
 

@@ -95,7 +95,24 @@ def test_a_pending_write_shows_the_memory_it_would_replace(reviewer_client, alic
     head.status = "superseded"
     head.save(update_fields=["status"])
     body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
-    assert "superseded since it was written" in body
+    assert "superseded since this was written" in body
+
+
+def test_a_pending_write_of_lower_authority_is_said_to_stand_in_a_conflict(
+    reviewer_client, alice_subject
+):
+    """Approved, an inferred write beside an explicit head opens a conflict (as a write
+    would); the queue said it would become the head's next version."""
+    head = MemoryFactory(subject=alice_subject, content="User writes data scripts in Python.")
+    item = pending_write(alice_subject, "User seems to have diabetes.")
+    item.memory.authority = "model_inference"
+    item.memory.source_type = "model_inference"
+    item.memory.save(update_fields=["authority", "source_type"])
+    item.candidate_ids = [head.pk]
+    item.save(update_fields=["candidate_ids"])
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    assert "stands in a conflict, for a reviewer, beside" in body
+    assert "becomes the next version" not in body
 
 
 def test_a_write_deleted_while_it_waited_leaves_the_queue(reviewer_client, queues):
