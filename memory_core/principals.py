@@ -9,9 +9,15 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Q, QuerySet, Subquery, TextField, Value
+from django.db.models.functions import Cast, Concat
 
 from memory_core.models.choices import sensitivities_up_to
+
+
+def _fence_key(subject, key) -> Concat:
+    """``"<subject id>:<key>"``, one text for a (subject, key) pair: a UUID never holds ":"."""
+    return Concat(Cast(subject, TextField()), Value(":"), key, output_field=TextField())
 
 
 @dataclass(frozen=True)
@@ -62,14 +68,24 @@ class AgentPrincipal:
         (``scope_granted``), and none whose deletion is queued for a worker, the whole
         subject's or their key's (as retrieval reads none: from the ask on, no agent is given
         them)."""
+        # NOT IN over the few queued subjects and keys (a hashed subplan, evaluated once),
+        # not a NOT EXISTS per row: the planner took that anti-join for one row and sorted a
+        # whole subject's memories for one page instead of reading memory_subject_newest in
+        # order. Neither side is ever NULL (ids; keys default to ""), so NOT IN is exact.
         from memory_core.models import Subject
 
-        queued = Subject.objects.filter(
-            Q(deletion_queued_key="") | Q(deletion_queued_key=OuterRef("memory_key")),
-            pk=OuterRef("subject_id"),
-            deletion_queued_at__isnull=False,
+        queued = Subject.objects.filter(deletion_queued_at__isnull=False)
+        keys = (
+            queued.exclude(deletion_queued_key="")
+            .annotate(fenced=_fence_key("pk", "deletion_queued_key"))
+            .values("fenced")
         )
-        return self.scope_granted(queryset).filter(~Exists(queued))
+        return (
+            self.scope_granted(queryset)
+            .alias(queued_fence=_fence_key("subject_id", "memory_key"))
+            .exclude(subject_id__in=queued.filter(deletion_queued_key="").values("pk"))
+            .exclude(queued_fence__in=keys)
+        )
 
     def scope_granted(self, queryset: QuerySet) -> QuerySet:
         """Limit a tenant's memories to what this agent's grant reaches: shared or its own,
@@ -102,7 +118,12 @@ class AgentPrincipal:
             # Not subject__external_id=None: that matched rows of no subject (a tenant's
             # deletion operations) and of a subject whose name a deletion removed.
             return queryset.none()
-        return queryset.filter(subject__external_id=self.bound_user_id)
+        # The subject's id as a value (its external id is unique in the tenant), not a join:
+        # a page of one subject's rows is then a range of its index (memory_subject_newest).
+        from memory_core.models import Subject
+
+        bound = Subject.objects.filter(tenant_id=self.tenant_id, external_id=self.bound_user_id)
+        return queryset.filter(subject_id=Subquery(bound.order_by().values("pk")[:1]))
 
 
 @dataclass(frozen=True)

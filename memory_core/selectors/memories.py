@@ -212,7 +212,7 @@ def memory_list(
         # tenant), not a join: then a page is a range of ``memory_subject_newest``, where a
         # join on the external id sorted all a big subject's rows for one page.
         subject_id = Subject.objects.filter(tenant_id=principal.tenant_id, external_id=subject)
-        queryset = queryset.filter(subject_id=Subquery(subject_id.values("pk")[:1]))
+        queryset = queryset.filter(subject_id=Subquery(subject_id.order_by().values("pk")[:1]))
     if memory_type:
         queryset = queryset.filter(memory_type=memory_type)
     if status:

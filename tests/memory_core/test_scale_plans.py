@@ -8,7 +8,6 @@ import uuid
 
 import pytest
 
-from memory_core.principals import SystemPrincipal
 from memory_core.selectors.memories import memory_list
 from tests.factories import SubjectFactory, insert_memories
 from tests.rls_support import owner_execute
@@ -50,17 +49,26 @@ def pages(plan: dict) -> int:
     return plan["Shared Hit Blocks"] + plan.get("Shared Read Blocks", 0)
 
 
+@pytest.mark.parametrize("agent", ["any_subject", "bound"])
 @pytest.mark.parametrize("which", ["small", "big"])
-def test_one_subjects_memory_list_page_reads_the_page_not_the_tenant(tenant, which):
-    """A page of a subject's list, newest first: a 5-memory subject's walked
-    ``memory_tenant_newest`` through every row of its tenant, dropping the other subjects'
-    (20,105 rows read in a 20,105-row tenant); a big subject's sorted all its rows for 50."""
+def test_one_subjects_memory_list_page_reads_the_page_not_the_tenant(tenant, which, agent):
+    """A page of ``GET /api/v1/memories?subject=`` as agents ask for it, newest first. A
+    5-memory subject's walked ``memory_tenant_newest`` through every row of its tenant,
+    dropping the other subjects' (20,105 rows read in a 20,105-row tenant); a big subject's
+    sorted all its rows for 50: the subject was a join, and the queued-deletion fence a NOT
+    EXISTS the planner took for one row."""
+    from memory_core.principals import AgentPrincipal
+    from tests.factories import AgentFactory
+
     small, big = SubjectFactory(tenant=tenant), SubjectFactory(tenant=tenant)
     insert_memories(small, 5, age_seconds=10**6)  # older than every row of the big one
     insert_memories(big, 20_000)
     analyze("memory_core_memory", "memory_core_subject")
     subject = {"small": small, "big": big}[which]
-    page = memory_list(principal=SystemPrincipal(tenant_id=tenant.id), subject=subject.external_id)
+    row = AgentFactory(tenant=tenant, any_subject=agent == "any_subject")
+    bound = subject.external_id if agent == "bound" else None
+    principal = AgentPrincipal.from_agent(row, bound_user_id=bound)
+    page = memory_list(principal=principal, subject=subject.external_id)
     plan = plan_of(page[:50])
     assert plan["Actual Rows"] == {"small": 5, "big": 50}[which]
     assert rows_read(plan) < 200, indexes_used(plan)
