@@ -140,9 +140,10 @@ REDIS_TIMEOUT_SECONDS = env.float("REDIS_TIMEOUT_SECONDS", default=2.0)
 # --- Cache ----------------------------------------------------------------------------------
 # Local by default: a file cache is shared by the web, worker and beat processes of one
 # machine, so a deletion run by the worker also clears what the web process cached.
-# The rate limits' counters have a cache of their own (``throttle``): a full cache drops
+# The rate limits' counters have a cache of their own (``throttle``): a full file cache drops
 # entries to make room, and a dropped counter would let its key past its limit, so nothing
-# else may fill the counters' cache (api/throttling.py).
+# else may fill the counters' cache (api/throttling.py). On Redis both share one instance
+# (keys prefixed apart), which must not evict keys (docs/operations.md).
 if env.str("REDIS_URL", default=""):
     _REDIS = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",

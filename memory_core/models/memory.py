@@ -62,9 +62,9 @@ MAX_SCOPE_REF_CHARS = 200  # Memory.scope_ref's length
 
 
 def held_apart(memories) -> bool:
-    """Whether the active ones of ``memories`` each hold in a place of their own (scope and
-    environment): only then can they all stay in use without an agent being handed two of
-    them that contradict each other (a conflict's "keep both, scoped apart")."""
+    """Return whether the active ones of ``memories`` each hold in a place of their own
+    (scope and environment): else a conflict's "keep both" hands agents all of them together,
+    which the conflicts page says before a reviewer chooses it."""
     places = [memory.place for memory in memories if memory.status == Status.ACTIVE]
     return len(set(places)) == len(places)
 
@@ -261,9 +261,10 @@ class Memory(models.Model):
         return f"{self.memory_type} {self.memory_key or self.id} v{self.version} ({self.status})"
 
     def status_at(self, moment) -> str:
-        """Return the status as it stands at ``moment``: an active row past its ``valid_until``
-        is expired there, though the retention sweep has not yet marked it so."""
-        if self.status == Status.ACTIVE and self.valid_until and self.valid_until <= moment:
+        """Return the status as it stands at ``moment``: a live row (active, or waiting for a
+        reviewer) past its ``valid_until`` is expired there, though the retention sweep has
+        not yet marked it so (the sweep expires both, ``memories_expire``)."""
+        if self.status in LIVE_STATUSES and self.valid_until and self.valid_until <= moment:
             return Status.EXPIRED
         return self.status
 

@@ -147,10 +147,17 @@ def test_a_record_past_its_valid_until_is_expired_before_the_sweep_reaches_it(su
     revoked = MemoryFactory(
         subject=subject, status="revoked", valid_from=since, valid_until=now - timedelta(days=1)
     )
+    waiting = MemoryFactory(
+        subject=subject,
+        status="pending_approval",
+        valid_from=since,
+        valid_until=now - timedelta(days=1),
+    )
     document = json.loads(export_path(export_of(subject)).read_bytes())
     statuses = {m["id"]: m["status"] for m in document["memories"]}
     assert statuses == {
         str(lapsed.id): "expired",
         str(current.id): "active",
         str(revoked.id): "revoked",
+        str(waiting.id): "expired",  # the sweep expires a write waiting past its end too
     }
