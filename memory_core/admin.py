@@ -134,13 +134,33 @@ class AgentAdmin(LiveTenantMixin, admin.ModelAdmin):
 
 @admin.register(models.ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
-    list_display = ["prefix", "agent", "name", "created_at", "expires_at", "revoked_at"]
-    list_filter = ["agent__tenant"]
+    list_display = [
+        "prefix",
+        "agent",
+        "name",
+        "created_at",
+        "last_used_at",
+        "expires_at",
+        "revoked_at",
+    ]
+    list_filter = ["agent__tenant", ("revoked_at", admin.EmptyFieldListFilter)]
+    search_fields = ["prefix", "name", "agent__name"]
     readonly_fields = ["prefix", "hashed_key", "created_at", "last_used_at"]
+    actions = ["revoke_keys"]
 
     def has_add_permission(self, request):
         # Keys are shown once at creation: use `manage.py create_agent_key`.
         return False
+
+    @admin.action(description="Revoke the selected keys (at once, for good)")
+    def revoke_keys(self, request, queryset):
+        """Revoke each selected key (``api_key_revoke``): its next request is refused."""
+        from memory_core.services.api_keys import api_key_revoke
+
+        keys = list(queryset.filter(revoked_at__isnull=True))
+        for key in keys:
+            api_key_revoke(key=key)
+        self.message_user(request, f"{len(keys)} key(s) revoked.")
 
 
 @admin.register(models.PortalMembership)

@@ -103,3 +103,28 @@ def test_the_admin_never_writes_the_audit_trail(client, tenant, model):
         assert forged.status_code in (200, 403)
         assert MemoryEvent.objects.get(pk=event.pk).action == "admitted"
         assert client.get(f"{change}delete/").status_code == 403
+
+
+@pytest.mark.django_db
+def test_an_admin_revokes_keys_and_they_are_refused_at_once(client, agent):
+    """Rotation: a new key (create_agent_key), the clients moved to it, the old one revoked
+    in the admin (docs/operations.md, "Agents and their keys")."""
+    from rest_framework.test import APIClient
+
+    from memory_core.models import ApiKey
+    from memory_core.services.api_keys import api_key_create
+
+    old, raw_old = api_key_create(agent=agent, name="old")
+    _, raw_new = api_key_create(agent=agent, name="new")
+    api = APIClient()
+    assert api.get("/api/v1/whoami", HTTP_AUTHORIZATION=f"Bearer {raw_old}").status_code == 200
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    response = client.post(
+        "/admin/memory_core/apikey/",
+        {"action": "revoke_keys", "_selected_action": [str(old.pk)]},
+    )
+    assert response.status_code == 302
+    assert ApiKey.objects.get(pk=old.pk).revoked_at is not None
+    assert api.get("/api/v1/whoami", HTTP_AUTHORIZATION=f"Bearer {raw_old}").status_code == 401
+    assert api.get("/api/v1/whoami", HTTP_AUTHORIZATION=f"Bearer {raw_new}").status_code == 200
