@@ -133,6 +133,9 @@ class MemoryDetailView(EndUserMixin, TemplateView):
         context.update(
             history=history,
             memory=memory,
+            # A sensitive correction of it waits for a reviewer: shown here, where the person
+            # who wrote it looks for it (it was listed only apart, unlinked to this memory).
+            waiting=memory_pending_replacements(principal=self.principal, memory=history.head),
             is_head=memory.pk == history.head.pk,
             can_correct=is_active,
             can_confirm=is_active and memory.authority in CONFIRMABLE,

@@ -229,6 +229,25 @@ def test_correct_writes_an_explicit_user_version(alice_client, alice_memory):
     assert "changed my mind" in body  # the reason, kept in the event
 
 
+def test_a_sensitive_correction_waits_on_the_page_of_the_memory_it_corrects(
+    alice_client, alice_memory
+):
+    """The message said a reviewer would look first, and the memory's page then never showed
+    the correction: it was only listed apart, unlinked to what it corrects."""
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice takes insulin for diabetes and prefers tabs.", "reason": "health"},
+        follow=True,
+    )
+    assert response.status_code == 200
+    pending = Memory.objects.get(content="Alice takes insulin for diabetes and prefers tabs.")
+    assert pending.status == "pending_approval"
+    page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+    assert "Waiting for a reviewer" in page
+    assert "Alice takes insulin for diabetes and prefers tabs." in page
+    assert reverse("portal:memory", args=[pending.pk]) in page
+
+
 def test_correcting_an_administrators_memory_says_it_was_kept_beside(alice_client, alice_memory):
     Memory.objects.filter(pk=alice_memory.pk).update(authority="explicit_admin")
     response = alice_client.post(
