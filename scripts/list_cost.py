@@ -7,9 +7,12 @@ Runs ``memory_list`` (the endpoint's selector) for one agent of the tenant with 
 memories, without filters, and times its statements as the endpoint's pagination runs them:
 offset pages, a page of 50 at each offset and the count; cursor pages (``pagination=cursor``),
 ``memory_list_page`` from the position of the row just before each offset (found once, not
-timed), the same 50 rows read as a range of the index (checked: ``cursor_matches_offset``).
-Prints the median of ``--rounds`` in milliseconds (docs/performance-history.md, "Stop 19" and
-"Stop 20"; migration 0015's index is what the first page and every cursor page read).
+timed), the same 50 rows read as a range of the index (checked: ``cursor_matches_offset``);
+and the first page of the tenant's largest subject (``?subject=``: ``subject_page_ms``, that
+subject's size ``subject_memories``, and its statement's EXPLAIN ANALYZE time and buffers,
+``subject_page_statement``). Prints the median of ``--rounds`` in milliseconds
+(docs/performance-history.md, "Stop 19", "Stop 20" and "Stop 30"; migration 0015's index is
+what the first page and every cursor page read, 0024's what a subject's page reads).
 """
 
 import argparse
@@ -67,7 +70,19 @@ def main() -> int:
         parser.error(str(exc))
     with rls.platform_scope("list cost"):
         largest = Memory.objects.values("tenant_id").annotate(n=Count("pk")).order_by("-n").first()
-    report = {"tenant_memories": largest["n"], "rounds": opts.rounds, "page": PAGE}
+        biggest = (
+            Memory.objects.filter(tenant_id=largest["tenant_id"])
+            .values("subject__external_id")
+            .annotate(n=Count("pk"))
+            .order_by("-n")
+            .first()
+        )
+    report = {
+        "tenant_memories": largest["n"],
+        "subject_memories": biggest["n"],
+        "rounds": opts.rounds,
+        "page": PAGE,
+    }
     with rls.tenant_scope(largest["tenant_id"]):
         # The tenant's first agent if it has one; else an agent allowed every type, as the
         # corpus's agents are.
@@ -96,6 +111,23 @@ def main() -> int:
                 lambda offset=offset: list(memory_list(principal=principal)[offset : offset + PAGE])
             )
         report["count_ms"] = timed(lambda: memory_list(principal=principal).count())
+        subject = biggest["subject__external_id"]
+        report["subject_page_ms"] = timed(
+            lambda: list(memory_list(principal=principal, subject=subject)[:PAGE])
+        )
+        # The statement alone, as the server ran it (its rows' transfer and Python objects
+        # are most of the time above): the last of --rounds EXPLAIN (ANALYZE, BUFFERS).
+        for _ in range(opts.rounds):
+            plan = json.loads(
+                memory_list(principal=principal, subject=subject)[:PAGE].explain(
+                    format="json", analyze=True, buffers=True
+                )
+            )[0]
+        top = plan["Plan"]
+        report["subject_page_statement"] = {
+            "execution_ms": round(plan["Execution Time"], 2),
+            "buffers": top["Shared Hit Blocks"] + top.get("Shared Read Blocks", 0),
+        }
         report["cursor_matches_offset"] = True
         for offset in offsets:
             position = position_before(memory_list(principal=principal), offset)

@@ -122,7 +122,11 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
         )
     listed = json.loads(list_out.read_text())
     assert 0 < listed["tenant_memories"] <= 300 and listed["rounds"] == 1
-    assert all(listed[key] > 0 for key in ("page_at_0_ms", "page_at_10_ms", "count_ms"))
+    assert all(
+        listed[key] > 0 for key in ("page_at_0_ms", "page_at_10_ms", "count_ms", "subject_page_ms")
+    )
+    assert 0 < listed["subject_memories"] <= listed["tenant_memories"]
+    assert listed["subject_page_statement"]["buffers"] > 0
     assert listed["cursor_page_at_0_ms"] > 0 and listed["cursor_page_at_10_ms"] > 0
     assert listed["cursor_matches_offset"] is True
     compared = json.loads(ab_out.read_text())["statement"]
