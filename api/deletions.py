@@ -8,6 +8,7 @@ from rest_framework.views import APIView
 from api.fields import StrictCharField, UUIDStringField
 from api.memories_serializers import StrictSerializer
 from api.responses import AGENT, AGENT_BODY, NOT_FOUND, error
+from api.throttling import SpendsNoWriteQuota
 from memory_core.deletion.selectors import deletion_get, deletion_list, queued_deletions
 from memory_core.deletion.services import deletion_request, deletion_request_or_queue
 
@@ -78,7 +79,7 @@ def accepted(operation) -> Response:
     )
 
 
-class DeletionListCreateView(APIView):
+class DeletionListCreateView(SpendsNoWriteQuota, APIView):
     """Request the deletion of a memory, a subject's memory_key, or a whole subject; list them."""
 
     @extend_schema(operation_id="deletions_list", responses={200: DeletionListSerializer, **AGENT})

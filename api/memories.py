@@ -45,6 +45,7 @@ from api.responses import (
     FORBIDDEN,
     NOT_FOUND,
 )
+from api.throttling import SpendsNoWriteQuota
 from memory_core.admission import correction_fields, parse_batch, parse_candidate
 from memory_core.admission.candidate import MAX_BATCH
 from memory_core.deletion.services import deletion_request
@@ -242,7 +243,7 @@ class MemoryBatchView(IdempotentWriteMixin, APIView):
         return status.HTTP_200_OK
 
 
-class MemoryDetailView(APIView):
+class MemoryDetailView(SpendsNoWriteQuota, APIView):
     """``GET`` one memory with provenance, chain and events; ``DELETE`` requests deletion."""
 
     @extend_schema(responses={200: MemoryDetailSerializer, **AGENT, 404: NOT_FOUND})
@@ -289,7 +290,7 @@ class MemorySupersedeView(IdempotentWriteMixin, APIView):
     status_of = staticmethod(write_status)
 
 
-class MemoryRevokeView(APIView):
+class MemoryRevokeView(SpendsNoWriteQuota, APIView):
     """``POST`` revokes the memory: kept as evidence, never used again."""
 
     @extend_schema(

@@ -214,6 +214,15 @@ class ApiKeyWriteQuotaThrottle(_SlidingWindowThrottle):
         return write_cost(request) if write_cost is not None else 1
 
 
+class SpendsNoWriteQuota:
+    """A view whose writes take memories away (a deletion, a revoke, a task's close): the write
+    quota guards what an agent stores, and a person's "delete my data" waited out a spent
+    quota (~22 hours). The rate limit still counts these requests."""
+
+    def write_cost(self, request) -> int:
+        return 0
+
+
 def write_quota_refund(request) -> None:
     """Give back what the write quota charged ``request``: it turned out to write nothing (an
     idempotent replay the throttle could not yet tell from a write, because the first

@@ -393,3 +393,32 @@ def test_another_tenants_deletions_never_cull_a_keys_counters(agent, other_tenan
                 expiry = read_expiry(handle)
             assert expiry is not None
             assert expiry <= time.time() + retrieval_cache.GENERATION_SECONDS + 5
+
+
+@override_settings(MEMLEDGER_WRITE_QUOTA="2/day", MEMLEDGER_RATE_LIMIT=None)
+def test_a_spent_write_quota_never_stops_a_deletion_a_revoke_or_a_task_close(api_client, clock):
+    """They take memories away: a person's "delete my data" was refused for ~22 hours once the
+    key had written its day's quota (and each of them spent one)."""
+    written = [
+        api_client.post(
+            "/api/v1/memories",
+            write_body(memory_key=f"style.{i}", content=f"User prefers style {i}."),
+            format="json",
+        ).json()["memory"]["id"]
+        for i in range(2)
+    ]
+    refused = api_client.post("/api/v1/memories", write_body(memory_key="x"), format="json")
+    assert refused.status_code == 429
+    answers = [
+        api_client.post(
+            f"/api/v1/memories/{written[0]}/revoke", {"reason": "wrong"}, format="json"
+        ),
+        api_client.post(
+            "/api/v1/tasks/close", {"user_id": "user-1", "task_id": "t-1"}, format="json"
+        ),
+        api_client.delete(f"/api/v1/memories/{written[0]}"),
+        api_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json"),
+    ]
+    assert [a.status_code for a in answers] == [200, 200, 202, 202], [a.content for a in answers]
+    again = api_client.post("/api/v1/memories", write_body(memory_key="y"), format="json")
+    assert again.status_code == 429  # they spent nothing, and gave nothing back either
