@@ -434,7 +434,24 @@ class _DecisionBase(serializers.Serializer):
     policy_version = serializers.IntegerField(allow_null=True)
 
 
-class AcceptedWriteSerializer(_DecisionBase):
+def _item_of_kind(result, kind: str) -> str | None:
+    """The id of ``result``'s review item if it is of ``kind``, else None."""
+    item = result.review_item
+    return str(item.id) if item is not None and item.kind == kind else None
+
+
+class ConflictItemMixin(serializers.Serializer):
+    """``conflict_review_item``: the conflict an accepted write of lower authority opened
+    beside the key's head, or null."""
+
+    conflict_review_item = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.UUIDField(allow_null=True))
+    def get_conflict_review_item(self, result):
+        return _item_of_kind(result, "conflict")
+
+
+class AcceptedWriteSerializer(ConflictItemMixin, _DecisionBase):
     """201: the write was accepted and stored (embedded) before this answer."""
 
     memory = MemorySerializer(
@@ -442,12 +459,6 @@ class AcceptedWriteSerializer(_DecisionBase):
         help_text="The memory as it is now; null only in a replay (Idempotent-Replayed) when "
         "the caller may no longer see it.",
     )
-    conflict_review_item = serializers.SerializerMethodField()
-
-    @extend_schema_field(serializers.UUIDField(allow_null=True))
-    def get_conflict_review_item(self, result):
-        item = result.review_item
-        return str(item.id) if item is not None and item.kind == "conflict" else None
 
 
 class PendingWriteSerializer(_DecisionBase):
@@ -466,10 +477,18 @@ class RejectedWriteSerializer(_DecisionBase):
     """422: the admission policy refused the write; ``rule_codes`` say why."""
 
 
-class BatchItemResultSerializer(_DecisionBase):
+class BatchItemResultSerializer(ConflictItemMixin, _DecisionBase):
+    """One item's result, its fields named as a single write's answer names them: the
+    conflict an accepted item opened is ``conflict_review_item`` (it was ``review_item``,
+    which a pending write's single answer uses for the item that waits for a reviewer)."""
+
     index = serializers.IntegerField()
     memory = MemorySerializer(allow_null=True)
-    review_item = serializers.UUIDField(source="review_item.id", allow_null=True)
+    review_item = serializers.SerializerMethodField()
+
+    @extend_schema_field(serializers.UUIDField(allow_null=True))
+    def get_review_item(self, result):
+        return _item_of_kind(result, "sensitive_write")
 
 
 class BatchResultSerializer(serializers.Serializer):

@@ -770,3 +770,22 @@ def test_a_content_of_invisible_characters_alone_is_empty(api_client, content):
     assert response.status_code == 422, response.json()
     assert response.json()["rule_codes"] == ["fields.content_empty"]
     assert not Memory.objects.exists()
+
+
+def test_a_batch_item_names_its_review_items_as_a_single_write_does(api_client, tenant):
+    """An accepted item of lower authority carried its conflict's id as ``review_item``,
+    which a single write's answer uses only for a write waiting for a reviewer."""
+    approve_workflow_consent(tenant, "user_preference")  # an inferred preference's consent
+    first = write(api_client, memory_key="lang", content="The backend is written in Go.")
+    assert first.status_code == 201
+    inferred = {"type": "model_inference", "conversation_id": "c-1", "message_id": "m-2"}
+    items = [
+        body(memory_key="lang", content="The backend is written in Kotlin.", source=inferred),
+        body(memory_key="health", content="User takes insulin twice a day."),
+    ]
+    results = api_client.post(f"{URL}/batch", {"items": items}, format="json").json()["results"]
+    conflict, pending = results
+    assert conflict["decision"] == "accepted" and conflict["review_item"] is None
+    assert ReviewItem.objects.get(pk=conflict["conflict_review_item"]).kind == "conflict"
+    assert pending["decision"] == "pending_approval" and pending["conflict_review_item"] is None
+    assert ReviewItem.objects.get(pk=pending["review_item"]).kind == "sensitive_write"
