@@ -8,7 +8,7 @@ from django.db import connection
 from django.db.models import F, Subquery
 from django.db.models.fields.tuple_lookups import TupleGreaterThan, TupleLessThan
 
-from memory_core.exceptions import NotFound
+from memory_core.exceptions import NotFound, PermissionDenied
 from memory_core.models import (
     PROPOSED_STATUSES,
     AdmissionDecision,
@@ -205,7 +205,20 @@ def memory_list(
     *, principal, subject: str = "", memory_type: str = "", status: str = "", key: str = ""
 ):
     """Return the memories ``principal`` may see, newest first, filtered by the subject's
-    external id, type, status and memory_key (each optional)."""
+    external id, type, status and memory_key (each optional).
+
+    An agent bound to a subject token's subject asking for another subject, or for none while
+    it holds no token, is refused (``subject_not_granted``), as retrieval and a task's close
+    refuse it: an empty list read as "nothing is remembered" when the token was missing.
+    """
+    if getattr(principal, "any_subject", True) is False and (
+        not principal.bound_user_id or (subject and not principal.may_act_for(subject))
+    ):
+        raise PermissionDenied(
+            "This agent may list only the memories of the subject named by its subject token "
+            "(X-Memledger-Subject-Token).",
+            code="subject_not_granted",
+        )
     queryset = Memory.objects.visible_to(principal).select_related("subject")
     if subject:
         # The subject's id as a value (a scalar subquery: an external id is unique in its

@@ -789,3 +789,25 @@ def test_a_batch_item_names_its_review_items_as_a_single_write_does(api_client, 
     assert ReviewItem.objects.get(pk=conflict["conflict_review_item"]).kind == "conflict"
     assert pending["decision"] == "pending_approval" and pending["conflict_review_item"] is None
     assert ReviewItem.objects.get(pk=pending["review_item"]).kind == "sensitive_write"
+
+
+def test_a_bound_agent_lists_only_its_tokens_subject_and_is_told_so(tenant):
+    """Without its subject token, or naming another subject, a bound agent's list was an empty
+    200: read as "nothing is remembered", while retrieval and a task's close said 403."""
+    from memory_core.models import Agent
+    from tests.clients import client_for
+
+    issuer = Agent.objects.create(tenant=tenant, name="backend", issues_subject_tokens=True)
+    bound = Agent.objects.create(tenant=tenant, name="assistant", any_subject=False)
+    backend = client_for(issuer)
+    assert backend.post(URL, body(subject="u-1"), format="json").status_code == 201
+    token = backend.post(
+        "/api/v1/subject-tokens", {"agent": "assistant", "subject": "u-1"}, format="json"
+    ).json()["token"]
+    for client, query in ((client_for(bound), {}), (client_for(bound, token), {"subject": "u-2"})):
+        refused = client.get(URL, query)
+        assert refused.status_code == 403, refused.json()
+        assert refused.json()["error"]["code"] == "subject_not_granted"
+    listed = client_for(bound, token).get(URL, {"subject": "u-1"})
+    assert listed.status_code == 200 and listed.json()["count"] == 1
+    assert client_for(bound, token).get(URL).json()["count"] == 1
