@@ -303,6 +303,20 @@ class DeletionOperationAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ["id", "tenant", "target", "status", "requested_at", "completed_at", "attempts"]
     list_filter = ["tenant", "status", "target"]
     inlines = [DeletionStepInline]
+    actions = ["retry_failed"]
+
+    @admin.action(description="Retry the selected failed deletions (fresh attempts)")
+    def retry_failed(self, request, queryset):
+        """Re-drive each dead-lettered operation selected (``deletion_retry``, as a reviewer's
+        Retry does, for every tenant at once: after an outage that dead-lettered many)."""
+        from memory_core.deletion.services import deletion_retry
+        from memory_core.principals import SystemPrincipal
+
+        retried = 0
+        for operation in queryset.filter(status=models.DeletionOperation.State.FAILED):
+            principal = SystemPrincipal(tenant_id=operation.tenant_id, name="admin")
+            retried += deletion_retry(principal=principal, operation_id=operation.pk).retried
+        self.message_user(request, f"{retried} failed deletion(s) sent to run again.")
 
 
 @admin.register(models.Tombstone)

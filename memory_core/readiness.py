@@ -10,6 +10,9 @@
   started before ``migrate`` would fail on its first query of a new column; it stays out of
   the load balancer instead. Once true, a process keeps the answer (the schema only moves
   forward under a running release), so later probes cost one ``SELECT 1``.
+- ``rate_limit_cache``: whether the cache the rate limits count in answers (Redis with
+  ``REDIS_URL``, within ``REDIS_TIMEOUT_SECONDS``; else this host's file cache): without it
+  every agent request answers 503 ``rate_limiter_unavailable`` (``cache_unavailable``).
 - ``embedding_model``: whether the model is loaded in this process. It does not make the
   process unready: without the model retrieval degrades to the stores that need no vector
   and writes answer 503, as DESIGN.md's failure behaviour asks, and a process started with
@@ -68,6 +71,21 @@ def _migrations() -> dict:
     return {"ok": True}
 
 
+def _rate_limit_cache() -> dict:
+    # The alias api.throttling counts in (memory_core may not import api): "throttle" where
+    # the settings define it, else "default".
+    from django.conf import settings
+    from django.core.cache import caches
+
+    alias = "throttle" if "throttle" in settings.CACHES else "default"
+    try:
+        caches[alias].get("readyz")
+    except Exception as exc:  # Redis down or hung, a cache folder that cannot be read
+        logger.warning("readiness: the rate limits' cache is unavailable: %s", exc)
+        return {"ok": False, "code": "cache_unavailable"}
+    return {"ok": True}
+
+
 def _embedding_model() -> dict:
     # Made is not loaded: an embedder whose weights fail their check is made, and never loads.
     # Only asked of one already made: the probe must not make one (nor load the model).
@@ -77,7 +95,7 @@ def _embedding_model() -> dict:
 
 def readiness_check() -> Readiness:
     """Run the checks; ready when the database answers, takes writes, and the schema is this
-    release's."""
+    release's, and the rate limits' cache answers."""
     checks = {"database": _database()}
     if checks["database"]["ok"]:
         try:
@@ -87,6 +105,7 @@ def readiness_check() -> Readiness:
             checks["migrations"] = {"ok": False, "code": "database_unavailable"}
     else:
         checks["migrations"] = {"ok": False, "code": "not_checked"}
+    checks["rate_limit_cache"] = _rate_limit_cache()
     checks["embedding_model"] = _embedding_model()
     return Readiness(ready=all(check["ok"] for check in checks.values()), checks=checks)
 

@@ -47,7 +47,27 @@ def test_readiness_names_its_checks(client):
     assert body["status"] == "ready"
     assert body["checks"]["database"] == {"ok": True}
     assert body["checks"]["migrations"] == {"ok": True}
+    assert body["checks"]["rate_limit_cache"] == {"ok": True}
     assert isinstance(body["checks"]["embedding_model"]["loaded"], bool)
+
+
+def test_a_rate_limit_cache_that_is_down_is_not_ready(client, settings):
+    """Every agent request of a process whose Redis is down answers 503
+    rate_limiter_unavailable: /readyz said ready, and a load balancer kept sending it them."""
+    settings.CACHES = {
+        **settings.CACHES,
+        "throttle": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        },
+    }
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["checks"]["rate_limit_cache"] == {
+        "ok": False,
+        "code": "cache_unavailable",
+    }
 
 
 def test_readiness_says_loaded_only_once_the_model_has_loaded(client, settings):

@@ -2,6 +2,7 @@
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils.timezone import now
 
 from tests.factories import MemoryFactory, SubjectFactory
 
@@ -128,3 +129,36 @@ def test_an_admin_revokes_keys_and_they_are_refused_at_once(client, agent):
     assert ApiKey.objects.get(pk=old.pk).revoked_at is not None
     assert api.get("/api/v1/whoami", HTTP_AUTHORIZATION=f"Bearer {raw_old}").status_code == 401
     assert api.get("/api/v1/whoami", HTTP_AUTHORIZATION=f"Bearer {raw_new}").status_code == 200
+
+
+@pytest.mark.django_db
+def test_an_admin_retries_dead_lettered_deletions_of_every_tenant(client, tenant, other_tenant):
+    """An outage of the cache dead-lettered deletions after their eight runs, and only a
+    tenant's reviewer could retry them, one page at a time."""
+    from memory_core.models import DeletionOperation
+
+    failed = [
+        DeletionOperation.objects.create(
+            tenant=owner, target="memory", status="failed", attempts=8, dead_lettered_at=now()
+        )
+        for owner in (tenant, other_tenant)
+    ]
+    done = DeletionOperation.objects.create(
+        tenant=tenant, target="memory", status="completed", completed_at=now()
+    )
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    response = client.post(
+        "/admin/memory_core/deletionoperation/",
+        {"action": "retry_failed", "_selected_action": [str(op.pk) for op in [*failed, done]]},
+    )
+    assert response.status_code == 302
+    for operation in failed:
+        operation.refresh_from_db()
+        assert (operation.status, operation.attempts, operation.dead_lettered_at) == (
+            "pending",
+            0,
+            None,
+        )
+    done.refresh_from_db()
+    assert done.status == "completed"
