@@ -24,7 +24,7 @@ from django.core import signing
 from django.utils import timezone
 
 from memory_core.exceptions import NotFound, PermissionDenied
-from memory_core.models import Agent
+from memory_core.models import Agent, Subject
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +55,10 @@ def subject_token_grant(*, principal, agent_name: str, user_id: str) -> IssuedSu
     """Issue, for the caller (an agent granted ``issues_subject_tokens``), a token letting the
     active agent ``agent_name`` of the caller's tenant act for subject ``user_id``.
 
-    The subject need not exist yet (a token lets an agent act for whom it names, not create
-    anyone: a write about an unknown subject is still refused, ``tenant.subject_unknown``).
+    A subject not known yet is created, as the issuer's own first write about it would create
+    it (an issuer acts for any subject, a database constraint): a bound agent may create no
+    subject, so a new user's first write was refused (``tenant.subject_unknown``) until the
+    backend wrote something about them itself.
     """
     if not getattr(principal, "issues_subject_tokens", False):
         raise PermissionDenied(
@@ -71,6 +73,7 @@ def subject_token_grant(*, principal, agent_name: str, user_id: str) -> IssuedSu
         raise NotFound(f"No active agent named {agent_name!r} in this tenant.")
     # Before the signature's own timestamp (whole seconds, taken as it signs): the expiry
     # announced is never later than the one the verification applies.
+    Subject.objects.get_or_create(tenant_id=agent.tenant_id, external_id=user_id)
     issued_at = timezone.now().replace(microsecond=0)
     token = subject_token_issue(tenant_id=agent.tenant_id, agent_id=agent.id, user_id=user_id)
     # Ids only: who issued, for which agent; the subject's id is the one in the token.

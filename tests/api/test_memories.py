@@ -811,3 +811,24 @@ def test_a_bound_agent_lists_only_its_tokens_subject_and_is_told_so(tenant):
     listed = client_for(bound, token).get(URL, {"subject": "u-1"})
     assert listed.status_code == 200 and listed.json()["count"] == 1
     assert client_for(bound, token).get(URL).json()["count"] == 1
+
+
+def test_a_token_for_a_new_user_lets_the_bound_agent_write_their_first_memory(tenant):
+    """The bound agent may create no subject, and the token created none: a new user's first
+    write was refused (tenant.subject_unknown) until the backend wrote about them itself."""
+    from memory_core.models import Agent
+    from tests.clients import client_for
+
+    issuer = Agent.objects.create(tenant=tenant, name="backend", issues_subject_tokens=True)
+    Agent.objects.create(tenant=tenant, name="assistant", any_subject=False)
+    bound = Agent.objects.get(name="assistant")
+    token = (
+        client_for(issuer)
+        .post(
+            "/api/v1/subject-tokens", {"agent": "assistant", "subject": "new-user"}, format="json"
+        )
+        .json()["token"]
+    )
+    first = client_for(bound, token).post(URL, body(subject="new-user"), format="json")
+    assert first.status_code == 201, first.json()
+    assert Subject.objects.filter(tenant=tenant, external_id="new-user").count() == 1
