@@ -44,6 +44,7 @@ from api.responses import (
     DELETION_TOO_LARGE,
     FORBIDDEN,
     NOT_FOUND,
+    SUBJECT_NOT_GRANTED,
 )
 from api.throttling import SpendsNoWriteQuota
 from memory_core.admission import correction_fields, parse_batch, parse_candidate
@@ -182,7 +183,12 @@ class MemoryListCreateView(IdempotentWriteMixin, ListAPIView):
 
     @extend_schema(
         parameters=[MemoryListQuerySerializer],
-        responses={200: MemorySerializer(many=True), **AGENT, 400: BAD_REQUEST},
+        responses={
+            200: MemorySerializer(many=True),
+            **AGENT,
+            400: BAD_REQUEST,
+            403: SUBJECT_NOT_GRANTED,
+        },
     )
     def get(self, request, *args, **kwargs):
         return super().get(request, *args, **kwargs)

@@ -227,6 +227,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",  # the default
+        "api.schema.subject_token_header",
+    ],
 }
 # Seconds a signed subject token lets an agent without any_subject act for one subject
 # (memory_core/subject_tokens.py).

@@ -53,7 +53,10 @@ def test_the_reviewer_api_lists_the_database_being_unavailable(schema, path, met
 def test_the_writes_document_the_idempotency_key_and_its_422(schema, path):
     operation = schema["paths"][path]["post"]
     headers = [p for p in operation["parameters"] if p["in"] == "header"]
-    assert [(p["name"], p.get("required", False)) for p in headers] == [("Idempotency-Key", False)]
+    assert [(p["name"], p.get("required", False)) for p in headers] == [
+        ("Idempotency-Key", False),
+        ("X-Memledger-Subject-Token", False),
+    ]
     answer = operation["responses"]["422"]["content"]["application/json"]["schema"]
     if path.endswith("batch"):
         assert answer == {"$ref": "#/components/schemas/ErrorBody"}
@@ -61,3 +64,19 @@ def test_the_writes_document_the_idempotency_key_and_its_422(schema, path):
         assert answer == {"$ref": "#/components/schemas/RejectedWriteOrError"}
         variants = schema["components"]["schemas"]["RejectedWriteOrError"]["oneOf"]
         assert {"$ref": "#/components/schemas/ErrorBody"} in variants
+
+
+def test_every_agent_operation_takes_the_subject_token_header_and_the_list_its_refusal(schema):
+    """The header appeared nowhere in the schema: a generated client could not send it."""
+    agent_operations = [
+        (path, method, operation)
+        for path, operations in schema["paths"].items()
+        for method, operation in operations.items()
+        if any("ApiKey" in requirement for requirement in operation.get("security", []))
+    ]
+    assert len(agent_operations) >= 10
+    for path, method, operation in agent_operations:
+        headers = [p["name"] for p in operation.get("parameters", []) if p["in"] == "header"]
+        assert "X-Memledger-Subject-Token" in headers, (path, method)
+    listing = schema["paths"]["/api/v1/memories"]["get"]["responses"]
+    assert "403" in listing  # a bound agent without its token, or naming another subject

@@ -1,0 +1,29 @@
+"""Post-processing of the OpenAPI schema (``SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]``)."""
+
+from memory_core.subject_tokens import HEADER
+
+# "HTTP_X_MEMLEDGER_SUBJECT_TOKEN" as a client sends it: X-Memledger-Subject-Token.
+SUBJECT_TOKEN_HEADER = "-".join(part.capitalize() for part in HEADER[5:].split("_"))
+
+SUBJECT_TOKEN_PARAMETER = {
+    "in": "header",
+    "name": SUBJECT_TOKEN_HEADER,
+    "required": False,
+    "schema": {"type": "string"},
+    "description": (
+        "A subject token (POST /api/v1/subject-tokens): an agent without any_subject acts "
+        "for the subject it names, and only for it."
+    ),
+}
+
+
+def subject_token_header(result, generator, request, public):
+    """Give every operation an agent's API key authenticates the optional subject token
+    header: a client generated from the schema had no way to send it."""
+    for operations in result.get("paths", {}).values():
+        for operation in operations.values():
+            if not isinstance(operation, dict):
+                continue
+            if any("ApiKey" in requirement for requirement in operation.get("security", [])):
+                operation.setdefault("parameters", []).append(SUBJECT_TOKEN_PARAMETER)
+    return result
