@@ -27,6 +27,10 @@ class WhoAmIView(APIView):
                 "read_types": sorted(principal.read_types),
                 "write_types": sorted(principal.write_types),
                 "max_sensitivity": principal.max_sensitivity,
+                # Whether it acts for any subject, or only for a subject token's (and whose).
+                "any_subject": principal.any_subject,
+                "subject": principal.bound_user_id,
+                "issues_subject_tokens": principal.issues_subject_tokens,
             }
         )
 

@@ -20,6 +20,9 @@ def test_key_fixes_tenant_and_agent(api_client, agent):
     assert response.status_code == 200
     assert response.json()["tenant_id"] == str(agent.tenant_id)
     assert response.json()["agent_id"] == str(agent.id)
+    # What it acts for: every subject, or a subject token's (an integrator could not tell).
+    assert response.json()["any_subject"] is True and response.json()["subject"] is None
+    assert response.json()["issues_subject_tokens"] is False
 
 
 @pytest.mark.parametrize(
