@@ -175,7 +175,8 @@ def trace_usage_record(
             "kind": kind,
             "reference": reference,
             "memory_ids": reported,
-            "reported_at": timezone.now().isoformat(),
+            # As every other time the API writes (DRF's form): "Z", not "+00:00".
+            "reported_at": timezone.now().isoformat().replace("+00:00", "Z"),
         },
     ]
     trace.used_ids = sorted({*trace.used_ids, *(uuid.UUID(memory_id) for memory_id in reported)})

@@ -159,6 +159,8 @@ def test_an_agent_reports_which_memories_its_answer_used(api_client, other_api_c
         ("answer", "", []),
     ]
     assert api_client.get(f"/api/v1/traces/{trace_id}").json()["used_ids"] == [str(mine.id)]
+    # In the API's one time format, UTC as "Z" (it was "+00:00", alone among the answers).
+    assert all(u["reported_at"].endswith("Z") for u in answer["usage"])
     # Only what the package held; only the trace's own agent; nothing but the documented fields.
     outside = api_client.post(usage, {**report, "memory_ids": [str(theirs.id)]}, format="json")
     assert outside.status_code == 400
