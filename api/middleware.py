@@ -14,6 +14,7 @@
 
 import logging
 
+from django.core.exceptions import DisallowedHost
 from django.db import DatabaseError
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
@@ -102,3 +103,21 @@ def bad_request(request, exception):
         )
         return JsonResponse(error_body("bad_request", message), status=400)
     return defaults.bad_request(request, exception)
+
+
+class ApiHostCheckMiddleware:
+    """Refuse an API request whose Host this server does not answer for with the JSON
+    ``bad_request`` (``bad_request`` above), before Django's own check: with ``DEBUG`` on
+    (``make run``), Django answered it with its HTML debug page, settings and paths included."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if request.path.startswith("/api/"):
+            try:
+                request.get_host()
+            except DisallowedHost as exc:
+                logging.getLogger("django.security.DisallowedHost").warning("%s", exc)
+                return bad_request(request, exc)
+        return self.get_response(request)

@@ -53,6 +53,8 @@ MIDDLEWARE = [
     # The load balancer's probes (/healthz, /readyz) pass no HTTPS redirect or host check
     # (config/health.py).
     "config.health.HealthProbeMiddleware",
+    # An API request for a host this server does not serve: the JSON 400, DEBUG or not.
+    "api.middleware.ApiHostCheckMiddleware",
     # Then an oversized API body is refused (413) before anything reads it.
     "api.body_limit.BodySizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",

@@ -201,3 +201,12 @@ def test_a_host_the_server_does_not_answer_for_is_the_json_400_under_the_api(cli
     portal = client.get("/portal/", HTTP_HOST="evil.example")
     assert portal.status_code == 400
     assert not portal["Content-Type"].startswith("application/json")
+
+
+def test_with_debug_on_a_bad_host_under_the_api_is_still_the_json_400(client, settings):
+    """Under ``make run`` (DEBUG on) Django answered it with its HTML debug page, settings
+    and paths included, not the documented JSON."""
+    settings.DEBUG = True
+    api = client.get("/api/v1/whoami", HTTP_HOST="evil.example")
+    assert api.status_code == 400 and api["Content-Type"] == "application/json"
+    assert api.json()["error"]["code"] == "bad_request"
