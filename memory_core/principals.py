@@ -74,7 +74,7 @@ class AgentPrincipal:
         # order. Neither side is ever NULL (ids; keys default to ""), so NOT IN is exact.
         from memory_core.models import Subject
 
-        queued = Subject.objects.filter(deletion_queued_at__isnull=False)
+        queued = Subject.objects.filter(tenant_id=self.tenant_id, deletion_queued_at__isnull=False)
         keys = (
             queued.exclude(deletion_queued_key="")
             .annotate(fenced=_fence_key("pk", "deletion_queued_key"))
