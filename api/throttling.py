@@ -28,11 +28,12 @@ and so every tenant, has its own budget:
   is set again after it; ``_keep_window`` gives it back). Several web hosts need Redis to
   count together. A request racing a refused one (whose cost sits in the counter until it is
   taken back) may be refused a moment early; none is ever let through late.
-- The counters live in the ``throttle`` cache (``THROTTLE_CACHE_ALIAS``), which nothing else
-  writes: a cache that is full drops entries to make room (memledger's file cache its expired
-  ones first, then Django's random third), and the deletion steps' generation keys once
-  filled the shared one, so that every new entry dropped a third of the live counters and let
-  their keys past their limits. Settings without that alias count in ``default``.
+- The counters live in the ``throttle`` cache (``cache_backends.counter_cache_alias``),
+  which nothing else writes: a cache that is full drops entries to make room (memledger's
+  file cache its expired ones first, then Django's random third), and the deletion steps'
+  generation keys once filled the shared one, so that every new entry dropped a third of the
+  live counters and let their keys past their limits. Settings without that alias count in
+  ``default``.
 - A cache that is down (Redis unreachable, a cache folder that cannot be written) refuses
   the request with 503 ``rate_limiter_unavailable`` and ``Retry-After``: never a 500, and
   never a request let through unmetered. Taking a charge back is best effort (logged): the
@@ -43,10 +44,11 @@ import logging
 import time
 
 from django.conf import settings
-from django.core.cache import DEFAULT_CACHE_ALIAS, caches
+from django.core.cache import caches
 from django.core.cache.backends.base import BaseCache
 from rest_framework.throttling import BaseThrottle
 
+from memory_core.cache_backends import counter_cache_alias
 from memory_core.exceptions import RateLimiterUnavailable, ValidationFailed
 from memory_core.principals import AgentPrincipal
 
@@ -71,14 +73,9 @@ def _keep_window(backend, key: str, timeout: int) -> None:
         backend.touch(key, timeout)
 
 
-THROTTLE_CACHE_ALIAS = "throttle"
-
-
 def counter_cache() -> BaseCache:
-    """The cache the counters live in: ``throttle``, or ``default`` where it is not defined."""
-    if THROTTLE_CACHE_ALIAS in settings.CACHES:
-        return caches[THROTTLE_CACHE_ALIAS]
-    return caches[DEFAULT_CACHE_ALIAS]
+    """The cache the counters live in (``cache_backends.counter_cache_alias``)."""
+    return caches[counter_cache_alias()]
 
 
 def counter_add(key: str, amount: int, timeout: int) -> int:

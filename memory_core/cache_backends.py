@@ -125,3 +125,16 @@ class LockingFileBasedCache(FileBasedCache):
             if expiry is not None and expiry < now:
                 self._delete(fname)
         super()._cull()  # still full: Django's random third
+
+
+# The cache the per-key rate limits count in (api/throttling.py): an alias of its own, which
+# nothing else fills, so culling never drops a live counter (config/settings/base.py).
+THROTTLE_CACHE_ALIAS = "throttle"
+
+
+def counter_cache_alias() -> str:
+    """Return the alias the rate limits count in: ``throttle``, or ``default`` where the
+    settings define no such alias (a test's one-cache override, say)."""
+    from django.conf import settings
+
+    return THROTTLE_CACHE_ALIAS if THROTTLE_CACHE_ALIAS in settings.CACHES else "default"

@@ -5,6 +5,7 @@ from django.core import checks
 from django.db import connection
 from django.db.utils import DatabaseError
 
+from memory_core.cache_backends import counter_cache_alias
 from memory_core.models import EMBEDDING_DIMENSIONS
 
 
@@ -95,7 +96,7 @@ ATOMIC_COUNTER_CACHES = (
 @checks.register(checks.Tags.security, deploy=True)
 def check_throttle_cache(app_configs, **kwargs):
     """A deployment counts rate limits in a cache whose increments do not get lost."""
-    alias = "throttle" if "throttle" in settings.CACHES else "default"  # api/throttling.py
+    alias = counter_cache_alias()
     backend = settings.CACHES[alias]["BACKEND"]
     if backend in ATOMIC_COUNTER_CACHES:
         return []

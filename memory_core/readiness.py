@@ -72,14 +72,12 @@ def _migrations() -> dict:
 
 
 def _rate_limit_cache() -> dict:
-    # The alias api.throttling counts in (memory_core may not import api): "throttle" where
-    # the settings define it, else "default".
-    from django.conf import settings
     from django.core.cache import caches
 
-    alias = "throttle" if "throttle" in settings.CACHES else "default"
+    from memory_core.cache_backends import counter_cache_alias
+
     try:
-        caches[alias].get("readyz")
+        caches[counter_cache_alias()].get("readyz")
     except Exception as exc:  # Redis down or hung, a cache folder that cannot be read
         logger.warning("readiness: the rate limits' cache is unavailable: %s", exc)
         return {"ok": False, "code": "cache_unavailable"}
