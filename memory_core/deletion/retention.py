@@ -38,6 +38,7 @@ import logging
 import os
 import uuid
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
@@ -160,16 +161,31 @@ def conflicts_settle(*, now=None, limit: int = 5000) -> int:
 REVOKED = "retention:revoked"
 
 
+@dataclass
+class _TenantPart:
+    rolled_back: bool = False  # its savepoint undid what the part had written
+
+
 @contextlib.contextmanager
 def _tenant_isolated(step: str, tenant_id, failures: list | None):
     """Run one tenant's part of ``step``; a failure is logged with the tenant's id and
     counted in ``failures``, and the other tenants go on (one tenant's policy must not stop
-    every tenant's retention). Without ``failures`` it is raised."""
+    every tenant's retention). Without ``failures`` it is raised.
+
+    Inside a caller's transaction the part runs in a savepoint: a database error there
+    aborts the transaction, and without the savepoint every later tenant's statement would
+    fail too. The savepoint's rollback undoes the part (``rolled_back``). In autocommit (the
+    beat task) the part's own transactions stay as they committed.
+    """
+    part = _TenantPart()
+    savepoint = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
     try:
-        yield
+        with savepoint:
+            yield part
     except Exception:
         if failures is None:
             raise
+        part.rolled_back = connection.in_atomic_block
         logger.exception("retention %s: tenant %s failed; the other tenants go on", step, tenant_id)
         failures.append({"step": step, "tenant_id": str(tenant_id)})
 
@@ -233,8 +249,11 @@ def retention_delete(
     operations = []
     policies = PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document")
     for tenant_id, document in policies:
-        with _tenant_isolated("delete", tenant_id, failures):
-            _tenant_retention_delete(tenant_id, document, now, limit, operations)
+        made: list[DeletionOperation] = []
+        with _tenant_isolated("delete", tenant_id, failures) as part:
+            _tenant_retention_delete(tenant_id, document, now, limit, made)
+        if not part.rolled_back:
+            operations.extend(made)
     return operations
 
 

@@ -497,3 +497,44 @@ def test_the_beat_task_expires_outside_any_transaction_of_the_caller(tenant):
     assert result["expired"] == 1 and result["tenant_failures"] == []
     memory.refresh_from_db()
     assert memory.status == "expired"
+
+
+def test_a_tenants_database_error_inside_a_transaction_stops_no_other_tenant(
+    owner, other_tenant, monkeypatch
+):
+    """In a caller's transaction (as here, in the test's), a database error in the first
+    tenant's part aborted the transaction, and every later tenant's statements failed with
+    it: each tenant's part now runs in a savepoint."""
+    from django.db import connection
+
+    from memory_core.deletion import retention
+
+    stranger = SubjectFactory(tenant=other_tenant)
+    old = {
+        owner.tenant_id: _memory(
+            owner, MemoryType.EPISODE, MemoryClass.EPISODIC, timedelta(days=91)
+        ),
+        other_tenant.id: _memory(
+            stranger, MemoryType.EPISODE, MemoryClass.EPISODIC, timedelta(days=91)
+        ),
+    }
+    real = retention._tenant_retention_delete
+    failed = []
+
+    def first_tenant_fails(tenant_id, *args):
+        real(tenant_id, *args)  # its operation is made, then the database refuses a statement
+        if not failed:
+            failed.append(tenant_id)
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1 / 0")
+
+    monkeypatch.setattr(retention, "_tenant_retention_delete", first_tenant_fails)
+
+    result = retention_apply()
+
+    (failing,) = failed
+    (going_on,) = set(old) - {failing}
+    assert result["tenant_failures"] == [{"step": "delete", "tenant_id": str(failing)}]
+    assert set(Tombstone.objects.values_list("memory_id", flat=True)) == {old[going_on].id}
+    assert Memory.objects.get(pk=old[failing].id).status == "active"  # its part was undone
+    assert result["deletion_operations"] == 1 and result["memories_deleted"] == 1
