@@ -345,6 +345,9 @@ MEMLEDGER_EVAL_DATA_DIRS = env_list("MEMLEDGER_EVAL_DATA_DIRS", default=[str(DAT
 MEMLEDGER_DELETION_LEDGER = Path(
     env.str("MEMLEDGER_DELETION_LEDGER", default=str(DATA_DIR / "deletion-ledger.jsonl"))
 )
+# Days the oldest database backup is kept (docs/operations.md, "Backups"): the journal's lines
+# must outlive it, so ``prune_deletion_journal`` keeps every line newer than this.
+MEMLEDGER_BACKUP_RETENTION_DAYS = env.int("MEMLEDGER_BACKUP_RETENTION_DAYS", default=35)
 # Read replicas: DATABASES aliases whose copies deletion verifies (none by default).
 MEMLEDGER_REPLICA_DATABASES: list[str] = []
 for _index, _url in enumerate(env_list("MEMLEDGER_REPLICA_DATABASE_URLS", default=[])):

@@ -8,6 +8,7 @@ backups. ``replay_deletions --since`` reads it (or another database's Tombstone 
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import json
@@ -121,8 +122,7 @@ def ledger_write(entry: dict) -> None:
     path = ledger_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     data = (json.dumps(entry, sort_keys=True) + "\n").encode()
-    with open(path, "a+b", buffering=0) as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    with _locked(path, "a+b") as handle:
         size = os.fstat(handle.fileno()).st_size
         if size:
             handle.seek(size - 1)
@@ -139,6 +139,96 @@ def ledger_write(entry: dict) -> None:
             except OSError:
                 logger.exception("cannot cut the failed append off the journal %s", path)
             raise
+
+
+@contextlib.contextmanager
+def _locked(path: Path, mode: str):
+    """Open the journal ``path`` unbuffered and hold its lock (flock) in the block.
+
+    ``ledger_prune`` replaces the file while it holds the old one's lock; a process that was
+    waiting for that lock then holds a file no longer at ``path``, and whatever it wrote
+    there would be lost. So the lock counts only on the file ``path`` names when it is
+    taken: otherwise the new file is opened and locked instead.
+    """
+    while True:
+        handle = open(path, mode, buffering=0)  # noqa: SIM115 (closed below or by the caller)
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                current = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
+            except FileNotFoundError:
+                current = False
+        except BaseException:
+            handle.close()
+            raise
+        if current:
+            break
+        handle.close()
+    with handle:
+        yield handle
+
+
+@dataclass
+class LedgerPrune:
+    """What ``ledger_prune`` dropped and kept."""
+
+    dropped: int = 0  # entries requested before the cutoff
+    kept: int = 0  # entries requested at or after it
+    unreadable_kept: int = 0  # lines that are not entries: kept as they are, for a reader
+    bytes_before: int = 0
+    bytes_after: int = 0
+
+
+def ledger_prune(*, before: datetime, path: Path | None = None, dry_run: bool = False):
+    """Drop the journal's entries requested before ``before``; return a ``LedgerPrune``.
+
+    Nothing a replay after restoring a backup taken at or after ``before`` reads is dropped:
+    a replay reads the entries requested at or after the backup's time. Lines that are not
+    entries are kept as they are (``replay_deletions`` names them). The journal is rewritten
+    into a new file beside it, fsynced, and renamed over it, under the lock appends take; a
+    reader sees the old file or the new one, never a part. With ``dry_run`` nothing changes.
+    """
+    path = path or ledger_path()
+    result = LedgerPrune()
+    if not path.exists():
+        return result
+    with _locked(path, "rb") as handle:
+        journal = handle.read()
+        result.bytes_before = len(journal)
+        kept = []
+        for raw in journal.split(b"\n"):
+            if not raw.strip():
+                continue
+            entry = _entry_of(raw.decode("utf-8", errors="replace"))
+            if entry is None:
+                result.unreadable_kept += 1
+            elif datetime.fromisoformat(entry["requested_at"]) < before:
+                result.dropped += 1
+                continue
+            else:
+                result.kept += 1
+            kept.append(raw + b"\n")
+        data = b"".join(kept)
+        result.bytes_after = len(data)
+        if dry_run or not result.dropped:
+            return result
+        temporary = path.with_name(f".{path.name}.prune-{uuid.uuid4().hex}")
+        try:
+            with open(temporary, "xb") as new:
+                new.write(data)
+                new.flush()
+                os.fsync(new.fileno())
+            os.chmod(temporary, os.stat(path).st_mode & 0o7777)
+            os.replace(temporary, path)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
+        folder = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(folder)  # the rename itself survives a crash
+        finally:
+            os.close(folder)
+    return result
 
 
 # Every line starts so (json.dumps with sort_keys): where a torn line's successor begins.
@@ -167,6 +257,21 @@ def _parse(line: str) -> dict:
     return entry
 
 
+def _entry_of(line: str) -> dict | None:
+    """Return the entry of a journal line, or of the whole entry after a torn prefix on it;
+    None if it holds none."""
+    try:
+        return _parse(line)
+    except (ValueError, TypeError):
+        start = line.rfind(_LINE_START)
+        if start <= 0:
+            return None
+        try:
+            return _parse(line[start:])
+        except (ValueError, TypeError):
+            return None
+
+
 def ledger_scan(*, since: datetime, path: Path | None = None) -> LedgerScan:
     """Read the journal: its operations requested at or after ``since``, oldest first, once
     each, and the numbers of the lines that are not entries (skipped, logged).
@@ -188,12 +293,8 @@ def ledger_scan(*, since: datetime, path: Path | None = None) -> LedgerScan:
         try:
             entry = _parse(line)
         except (ValueError, TypeError):
-            start = line.rfind(_LINE_START)
-            try:
-                if start <= 0:
-                    raise ValueError("no whole entry in the line")
-                entry = _parse(line[start:])
-            except (ValueError, TypeError):
+            entry = _entry_of(line)
+            if entry is None:
                 scan.unreadable.append(number)
                 continue
             scan.recovered.append(number)

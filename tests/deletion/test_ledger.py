@@ -6,7 +6,7 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.utils import timezone
 
 from memory_core.deletion import ledger
@@ -140,3 +140,98 @@ def test_the_scan_logs_how_many_lines_it_skipped_and_the_first_twenty(tmp_path, 
     assert "1500 unreadable line(s) skipped (1, 2, 3," in message
     assert "20, ...)" in message
     assert "21," not in message
+
+
+def _entry_line(operation, requested_at) -> str:
+    entry = ledger_entry(operation)
+    entry["requested_at"] = requested_at.isoformat()
+    return json.dumps(entry, sort_keys=True)
+
+
+def test_pruning_drops_only_the_entries_no_replay_since_the_cutoff_reads(
+    owner_principal, memories, journal
+):
+    now = timezone.now()
+    cutoff = now - timedelta(days=40)
+    old, at_cutoff, new = (
+        deletion_request(principal=owner_principal, memory_id=memory.id) for memory in memories
+    )
+    journal.write_text(
+        "\n".join(
+            [
+                _entry_line(old, now - timedelta(days=90)),
+                "not an entry",  # kept as it is, for the reader to name
+                _entry_line(at_cutoff, cutoff),
+                _entry_line(new, now - timedelta(days=1)),
+            ]
+        )
+        + "\n"
+    )
+    journal.chmod(0o640)
+    replayed_before = ledger_read(since=cutoff)
+
+    result = ledger.ledger_prune(before=cutoff)
+
+    assert (result.dropped, result.kept, result.unreadable_kept) == (1, 2, 1)
+    assert ledger_read(since=cutoff) == replayed_before
+    assert [e["operation_id"] for e in ledger_read(since=now - timedelta(days=365))] == [
+        str(at_cutoff.id),
+        str(new.id),
+    ]
+    assert "not an entry\n" in journal.read_text()
+    assert journal.stat().st_mode & 0o777 == 0o640
+    assert result.bytes_after == journal.stat().st_size < result.bytes_before
+    assert list(journal.parent.iterdir()) == [journal]  # no temporary file left
+
+
+def test_an_append_waiting_while_the_journal_is_pruned_lands_in_the_new_journal(
+    owner_principal, memories, journal
+):
+    """Pruning renames a new file over the journal while it holds the old one's lock; an
+    append that was waiting for that lock wrote into the old file, and its line was lost."""
+    import fcntl
+    import os
+    import threading
+
+    first, second = (
+        deletion_request(principal=owner_principal, memory_id=memory.id) for memory in memories[:2]
+    )
+    ledger_append(first)
+    with open(journal, "rb") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # as ledger_prune holds it while it rewrites
+        appending = threading.Thread(target=ledger_append, args=(second,))
+        appending.start()
+        appending.join(0.3)
+        assert appending.is_alive()  # waiting for the lock
+        replacement = journal.with_name("replacement")
+        replacement.write_bytes(journal.read_bytes())
+        os.replace(replacement, journal)
+    appending.join(10)
+
+    entries = ledger_read(since=first.requested_at)
+    assert [e["operation_id"] for e in entries] == [str(first.id), str(second.id)]
+
+
+def test_the_prune_command_refuses_a_cutoff_a_kept_backup_may_need_and_dry_runs(
+    owner_principal, memories, journal, settings
+):
+    settings.MEMLEDGER_BACKUP_RETENTION_DAYS = 35
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    journal.write_text(_entry_line(operation, timezone.now() - timedelta(days=60)) + "\n")
+    before = journal.read_bytes()
+
+    with pytest.raises(CommandError, match="within the 35 days backups are kept"):
+        call_command("prune_deletion_journal", "--before", timezone.now().date().isoformat())
+    with pytest.raises(CommandError, match="--before must be an ISO timestamp"):
+        call_command("prune_deletion_journal", "--before", "last month")
+    cutoff = (timezone.now() - timedelta(days=40)).isoformat()
+    out = StringIO()
+    call_command("prune_deletion_journal", "--before", cutoff, "--dry-run", stdout=out)
+    assert json.loads(out.getvalue())["dropped"] == 1
+    assert journal.read_bytes() == before
+
+    out = StringIO()
+    call_command("prune_deletion_journal", "--before", cutoff, stdout=out)
+    report = json.loads(out.getvalue())
+    assert (report["dropped"], report["kept"], report["dry_run"]) == (1, 0, False)
+    assert journal.read_bytes() == b""

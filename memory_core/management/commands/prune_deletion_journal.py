@@ -1,0 +1,67 @@
+"""Drop the deletion journal's lines no restore can need: those older than the oldest backup."""
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from memory_core.deletion.ledger import ledger_path, ledger_prune
+
+
+class Command(BaseCommand):
+    help = (
+        "Drop the deletion journal's entries requested before TIMESTAMP (the time of the oldest "
+        "backup kept). Refuses a time within MEMLEDGER_BACKUP_RETENTION_DAYS of now: a backup "
+        "that young may still be restored, and its replay needs the lines."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--before",
+            required=True,
+            help="ISO timestamp: the time the oldest backup still kept was taken",
+        )
+        parser.add_argument(
+            "--ledger", help="the journal file (default: MEMLEDGER_DELETION_LEDGER)"
+        )
+        parser.add_argument(
+            "--dry-run", action="store_true", help="count what would be dropped; change nothing"
+        )
+
+    def handle(self, *args, before, ledger=None, dry_run=False, **options):
+        try:
+            moment = datetime.fromisoformat(before)
+        except ValueError as exc:
+            raise CommandError(f"--before must be an ISO timestamp: {exc}") from exc
+        if timezone.is_naive(moment):
+            moment = timezone.make_aware(moment, UTC)
+        days = settings.MEMLEDGER_BACKUP_RETENTION_DAYS
+        latest = timezone.now() - timedelta(days=days)
+        if moment > latest:
+            raise CommandError(
+                f"--before {before} is within the {days} days backups are kept "
+                f"(MEMLEDGER_BACKUP_RETENTION_DAYS): a backup taken since may still be "
+                f"restored, and its replay reads those lines. Give {latest:%Y-%m-%d} or "
+                "earlier. Nothing was dropped."
+            )
+        path = Path(ledger) if ledger else ledger_path()
+        if path.exists() and not path.is_file():
+            raise CommandError(f"{path} is not a file: --ledger takes the journal file.")
+        try:
+            result = ledger_prune(before=moment, path=path, dry_run=dry_run)
+        except OSError as exc:
+            raise CommandError(f"Cannot prune the deletion journal {path}: {exc}") from exc
+        report = {
+            "before": moment.isoformat(),
+            "journal": str(path),
+            "dry_run": dry_run,
+            "dropped": result.dropped,
+            "kept": result.kept,
+            "unreadable_kept": result.unreadable_kept,
+            "bytes_before": result.bytes_before,
+            "bytes_after": result.bytes_after,
+        }
+        self.stdout.write(json.dumps(report, sort_keys=True))
