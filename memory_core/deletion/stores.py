@@ -34,6 +34,7 @@ from memory_core.models import (
     Tombstone,
 )
 from memory_core.models.lookups import uuid_array
+from memory_core.retrieval.traces import trace_without
 from memory_core.rls import tenant_atomic
 from memory_core.text import content_hash
 
@@ -574,7 +575,11 @@ class ExportsStore(Store):
 
 class TracesStore(Store):
     name = "traces"
-    description = "retrieval traces citing the memory (cited_ids, GIN): deleted"
+    description = (
+        "retrieval traces citing the memory (cited_ids, GIN): its entries removed and the "
+        "trace kept for the other memories it cites (deleted once it cites none); a "
+        "subject's or a tenant's traces are deleted"
+    )
 
     def _citing(self, ctx):
         traces = RetrievalTrace.objects.filter(tenant_id=ctx.operation.tenant_id)
@@ -589,9 +594,25 @@ class TracesStore(Store):
 
     def purge(self, ctx):
         if not ctx.memory_ids and not ctx.whole_subject:
-            return {"deleted": 0}
-        deleted, _ = self._citing(ctx).delete()
-        return {"deleted": deleted}
+            return {"deleted": 0, "scrubbed": 0}
+        if ctx.whole_subject:
+            deleted, _ = self._citing(ctx).delete()
+            return {"deleted": deleted, "scrubbed": 0}
+        # A trace names a memory only in lists whose ids it also keeps in ``cited_ids``
+        # (``pipeline._cited_ids``), so once no trace cites the memory none names it. The
+        # other memories' uses of a retrieval stay counted (the portal's "used" figures).
+        deleted = scrubbed = 0
+        gone = set(ctx.id_strings)
+        residue = ctx.residue()
+        for trace in self._citing(ctx).select_for_update().order_by("id"):
+            trace = trace_without(trace, gone)
+            if not trace.cited_ids or residue.in_node([trace.stages, trace.usage]):
+                trace.delete()  # nothing else to keep, or a mention in a list unknown here
+                deleted += 1
+                continue
+            trace.save(update_fields=["stages", "selected_ids", "cited_ids", "used_ids", "usage"])
+            scrubbed += 1
+        return {"deleted": deleted, "scrubbed": scrubbed}
 
     def verify(self, ctx):
         residue = self._citing(ctx).count() if ctx.memory_ids or ctx.whole_subject else 0

@@ -24,7 +24,7 @@ def trace_get(*, principal, trace_id) -> RetrievalTrace:
     An agent's trace names only the memories it may read now (``_hidden_ids``).
     """
     trace = _one(_readable(principal, RetrievalTrace.objects.filter(pk=trace_id)))
-    return _without(trace, _hidden_ids(principal, trace))
+    return trace_without(trace, _hidden_ids(principal, trace))
 
 
 def _readable(principal, traces):
@@ -60,9 +60,10 @@ def _hidden_ids(principal, trace: RetrievalTrace) -> set[str]:
     return {str(memory_id) for memory_id in trace.cited_ids if memory_id not in readable}
 
 
-def _without(trace: RetrievalTrace, hidden: set[str]) -> RetrievalTrace:
+def trace_without(trace: RetrievalTrace, hidden: set[str]) -> RetrievalTrace:
     """``trace``, unsaved, with the ids in ``hidden`` left out of every list that names them;
-    ``hidden_count`` says how many."""
+    ``hidden_count`` says how many. What an agent may no longer read is left out so
+    (``trace_get``); a deleted memory is scrubbed so (``deletion.stores.TracesStore``)."""
     trace.hidden_count = len(hidden)
     if not hidden:
         return trace
@@ -136,8 +137,9 @@ def trace_usage_record(
     and only memories the package held: an id the retrieval did not select is
     ``not_selected``. No text is kept: ``reference`` names the answer or the call (a message
     id, a tool's name). Reports accumulate, at most ``MAX_USAGE_REPORTS`` a trace
-    (``too_many_reports``); ``used_ids`` is the union of their ids. A trace that a memory's
-    deletion purged is gone, and so is the report's target (``NotFound``).
+    (``too_many_reports``); ``used_ids`` is the union of their ids. A memory deleted since is
+    no longer in the trace (``not_selected``); a trace its subject's deletion removed is gone
+    (``NotFound``).
     """
     if kind not in USAGE_KINDS:
         raise ValidationFailed(f"kind must be one of {', '.join(USAGE_KINDS)}.")
@@ -181,4 +183,4 @@ def trace_usage_record(
     ]
     trace.used_ids = sorted({*trace.used_ids, *(uuid.UUID(memory_id) for memory_id in reported)})
     trace.save(update_fields=["usage", "used_ids"])
-    return _without(trace, hidden)
+    return trace_without(trace, hidden)

@@ -185,10 +185,15 @@ def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_i
     assert status == DeletionOperation.State.COMPLETED
     # The retrieval answered from what it read before the deletion...
     assert str(target.id) in [item.id for item in out["retrieval"].items]
-    # ...and its trace, written before the deletion went on, was purged by it.
+    # ...and its trace, written before the deletion went on, was scrubbed by it.
     with tenant_scope(tenant.id):
         assert not RetrievalTrace.objects.filter(cited_ids__overlap=[target.id]).exists()
-        assert operation.steps.get(store="traces").evidence["purged"]["deleted"] == 1
+        trace = RetrievalTrace.objects.get(pk=out["retrieval"].trace_id)  # the others' uses
+        assert str(target.id) not in json.dumps([trace.stages, trace.usage]).lower()
+        assert operation.steps.get(store="traces").evidence["purged"] == {
+            "deleted": 0,
+            "scrubbed": 1,
+        }
 
 
 def test_a_retrieval_in_flight_during_a_replayed_deletion_leaves_no_trace_of_it(

@@ -80,7 +80,8 @@ def test_run_purges_and_verifies_every_store(owner, owner_principal, memories):
     assert set(scrubbed) == {"successor", "rule_codes"}  # ids and codes stay
     assert MemoryEvent.objects.filter(memory_id=kept.id, details__has_key="note").count() == 1
     assert MemoryEvent.objects.filter(memory_id=target.id, action="deleted").count() == 1
-    assert not RetrievalTrace.objects.filter(pk=seeded["trace"].pk).exists()
+    trace = RetrievalTrace.objects.get(pk=seeded["trace"].pk)  # kept for the other memory
+    assert (trace.cited_ids, trace.selected_ids) == ([kept.id], [])
     document = json.loads(export_path(Export.objects.get(pk=seeded["export"].pk)).read_text())
     assert [m["id"] for m in document["memories"]] == sorted(
         [str(m.id) for m in memories[1:]], key=[str(m.id) for m in memories[1:]].index
