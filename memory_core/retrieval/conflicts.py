@@ -12,8 +12,11 @@ things). Rules, in order (DESIGN.md, "Read path" 8):
 3b. ``environment_specific``: among the narrowest, rows tied to an environment beat rows
    that apply in every one (stage 4 kept only the active environment's), and a unique such
    row wins: what holds in staging is more specific than what holds everywhere;
-4. ``newer_confirmed``: if every remaining row is explicit or confirmed, the newest wins;
-   but a winner by rules 2-4 whose confidence and its strongest rival's are both below
+3c. ``higher_authority``: if every remaining row is explicit or confirmed, a unique row of
+   the highest rank wins (admin over user, system over tool observation: the write path's
+   order, where the lower one is a separate, non-winning chain sent to review);
+4. ``newer_confirmed``: otherwise, among those of that rank, the newest wins; but a winner
+   by rules 2-4 whose confidence and its strongest rival's are both below
    ``conflict_min_confidence`` (0.8) does not win: the memory is ambiguous (the seed's
    ``choose_winner``);
 5. otherwise the group is unresolved. A high-impact group (``policy.is_high_impact``) yields a
@@ -27,11 +30,15 @@ Pure: no ORM, no I/O; the pipeline opens the review items.
 
 from __future__ import annotations
 
+from memory_core.models.choices import AUTHORITY_RANK
+
 from .policy import RetrievalPolicy, is_high_impact
 from .types import Candidate, Clarification, ConflictOutcome, ConflictPlace, Rejection
 
 STAGE = "conflicts"
 
+# The classes of DESIGN.md's rule "explicit user/admin beats inferred"; inside a class the
+# write path's ``AUTHORITY_RANK`` breaks a tie after scope and environment (``_by_rule``).
 AUTHORITY_CLASS = {
     "explicit_user": 3,
     "explicit_admin": 3,
@@ -94,7 +101,14 @@ def _by_rule(members: list[Candidate]) -> tuple[Candidate | None, str]:
             return tied[0], "environment_specific"
         narrow = tied
     if top_class >= AUTHORITY_CLASS["confirmed_system"]:
-        newest = max(narrow, key=lambda c: (c.updated_at, c.version, c.id))
+        # Within a class the write path's order still holds: a user's write on an admin's
+        # key (a system fact on a tool's) is a separate, non-winning chain until a reviewer
+        # decides (admission rule 10, ``supersession.conflict_lower_authority``).
+        strongest = max(AUTHORITY_RANK.get(c.authority, 0) for c in narrow)
+        ranked = [c for c in narrow if AUTHORITY_RANK.get(c.authority, 0) == strongest]
+        if len(ranked) == 1:
+            return ranked[0], "higher_authority"
+        newest = max(ranked, key=lambda c: (c.updated_at, c.version, c.id))
         return newest, "newer_confirmed"
     return None, ""
 

@@ -155,3 +155,23 @@ def test_a_weak_winner_against_a_weak_rival_is_ambiguous():
     # A tenant can lower the bar.
     kept, _, _, _ = resolve_conflicts(weak, policy=policy(conflict_min_confidence=0.5))
     assert [c.id for c in kept] == ["new"]
+
+
+def test_within_a_class_the_write_paths_authority_order_decides_before_recency():
+    """The write path keeps a user's write on an admin's key as a separate, non-winning
+    chain (and a system fact's on a tool's): retrieval handed the newer, lower one out."""
+    admin = cand("admin", authority="explicit_admin", updated_at=NOW - timedelta(days=90))
+    user = cand("user", authority="explicit_user", updated_at=NOW - timedelta(days=1))
+    kept, outcomes, _, rejected = resolve_conflicts(group(admin, user), policy=policy())
+    assert [c.id for c in kept] == ["admin"] and outcomes[0].rule == "higher_authority"
+    assert rejected[0].reason == "lost_conflict:higher_authority"
+
+    system = cand("system", authority="confirmed_system", updated_at=NOW - timedelta(days=90))
+    tool = cand("tool", authority="tool_observation", updated_at=NOW - timedelta(days=1))
+    _, outcomes, _, _ = resolve_conflicts(group(system, tool), policy=policy())
+    assert (outcomes[0].winner_id, outcomes[0].rule) == ("system", "higher_authority")
+
+    # A narrower scope still comes first: a user's repo rule beats an admin's global one.
+    narrow = cand("user-repo", authority="explicit_user", scope_kind="repo", scope_ref="a")
+    _, outcomes, _, _ = resolve_conflicts(group(admin, narrow), policy=policy())
+    assert (outcomes[0].winner_id, outcomes[0].rule) == ("user-repo", "narrower_scope")
