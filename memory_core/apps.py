@@ -9,4 +9,18 @@ class MemoryCoreConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.core.signals import setting_changed
+
         from memory_core import checks  # noqa: F401  (registers the system checks)
+
+        setting_changed.connect(_embedder_setting_changed, dispatch_uid="memledger.embedder")
+
+
+def _embedder_setting_changed(*, setting: str, **kwargs) -> None:
+    """Forget the process's embedder when ``MEMLEDGER_EMBEDDER`` changes (``override_settings``,
+    pytest-django's ``settings``): ``get_embedder`` keeps one per process, and a test that
+    overrides the setting otherwise got the one made before, or left its own behind."""
+    if setting == "MEMLEDGER_EMBEDDER":
+        from memory_core.embeddings import get_embedder
+
+        get_embedder.cache_clear()

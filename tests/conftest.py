@@ -4,7 +4,6 @@ import pytest
 from django.test.utils import override_settings
 from rest_framework.test import APIClient
 
-from memory_core.embeddings import get_embedder
 from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.rls import owner_connection
 from memory_core.services.api_keys import api_key_create
@@ -98,8 +97,6 @@ def other_api_client(other_tenant):
 @pytest.fixture
 def broken_model():
     """The configured model, broken: every embedding raises (as unreadable weights would)."""
-    get_embedder.cache_clear()
     backend = "tests.memory_core.retrieval.test_pipeline.FailingEmbedder"
     with override_settings(MEMLEDGER_EMBEDDER={"BACKEND": backend, "DIMENSIONS": 384}):
         yield
-    get_embedder.cache_clear()

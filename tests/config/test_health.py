@@ -74,15 +74,11 @@ def test_readiness_says_loaded_only_once_the_model_has_loaded(client, settings):
     # An embedder made with weights that fail their check is made, and never loads: the
     # probe must not call it loaded (it did while it counted embedders made).
     wrong_weights = {**settings.MEMLEDGER_EMBEDDER, "SHA256": "0" * 64}
-    get_embedder.cache_clear()
-    try:
-        with override_settings(MEMLEDGER_EMBEDDER=wrong_weights):
-            with pytest.raises(EmbeddingError):
-                get_embedder().embed(["a text"])
-            body = client.get("/readyz").json()
-            assert body["checks"]["embedding_model"] == {"ok": True, "loaded": False}
-    finally:
-        get_embedder.cache_clear()
+    with override_settings(MEMLEDGER_EMBEDDER=wrong_weights):
+        with pytest.raises(EmbeddingError):
+            get_embedder().embed(["a text"])
+        body = client.get("/readyz").json()
+        assert body["checks"]["embedding_model"] == {"ok": True, "loaded": False}
     get_embedder().embed(["a text"])  # the configured model, once it has embedded
     assert client.get("/readyz").json()["checks"]["embedding_model"]["loaded"] is True
 

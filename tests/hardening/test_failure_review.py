@@ -15,7 +15,7 @@ from django.test.utils import override_settings
 from memory_core import retrieval_cache
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request, subject_deletion_queue
-from memory_core.embeddings import EmbeddingError, get_embedder
+from memory_core.embeddings import EmbeddingError
 from memory_core.models import DeletionOperation, DeletionStep, Memory
 from memory_core.principals import SystemPrincipal
 from memory_core.retrieval import candidates
@@ -277,11 +277,9 @@ class UnloadableEmbedder:
 
 @pytest.fixture
 def unloadable_model():
-    get_embedder.cache_clear()
     backend = "tests.hardening.test_failure_review.UnloadableEmbedder"
     with override_settings(MEMLEDGER_EMBEDDER={"BACKEND": backend, "DIMENSIONS": 384}):
         yield
-    get_embedder.cache_clear()
 
 
 def test_a_model_that_cannot_be_made_is_a_503_for_writes_and_degrades_retrieval(

@@ -338,3 +338,18 @@ def test_a_failed_export_falls_back_to_torch_for_fp32_and_refuses_int8(
     int8 = SentenceTransformerEmbedder(precision="int8", cache_dir=tmp_path)
     with pytest.raises(EmbeddingError, match="int8 precision needs the model's ONNX export"):
         int8.embed(["hello"])
+
+
+def test_overriding_the_embedder_setting_makes_the_embedder_it_names_and_then_forgets_it():
+    """``get_embedder`` keeps one embedder per process: a test that overrode the setting
+    without clearing that by hand got the embedder made before (the state machine's
+    memoizing one was ignored), or left its own behind for the tests after it."""
+    from django.test import override_settings
+
+    from memory_core.embeddings import get_embedder
+
+    configured = type(get_embedder())
+    failing = "tests.memory_core.retrieval.test_pipeline.FailingEmbedder"
+    with override_settings(MEMLEDGER_EMBEDDER={"BACKEND": failing, "DIMENSIONS": 384}):
+        assert type(get_embedder()).__name__ == "FailingEmbedder"
+    assert type(get_embedder()) is configured

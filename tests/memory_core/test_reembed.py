@@ -129,21 +129,15 @@ def test_a_switched_model_folder_labels_its_vectors_anew_and_reembed_finds_the_o
         **settings.MEMLEDGER_EMBEDDER,
         "MODEL_PATH": str(folder),
         "CACHE_DIR": str(tmp_path / "cache"),
-    }
-    get_embedder.cache_clear()
-    try:
-        switched = get_embedder()
-        assert switched.model_name.startswith("minilm-copy-")
-        call_command("reembed", "--dry-run")
-        assert f"2 memories to re-embed with {switched.model_name}" in capsys.readouterr().out
-        call_command("reembed")
-        assert f"Re-embedded 2 of 2 memories with {switched.model_name}" in (
-            capsys.readouterr().out
-        )
-        expected = switched.embed([m.content for m in old])
-        for memory, vector in zip(old, expected, strict=True):
-            memory.refresh_from_db()
-            assert memory.embedding_model == switched.model_name
-            assert np.allclose(np.array(memory.embedding), vector, atol=1e-5)
-    finally:
-        get_embedder.cache_clear()
+    }  # the embedder made before is forgotten (memory_core.apps), and again at the end
+    switched = get_embedder()
+    assert switched.model_name.startswith("minilm-copy-")
+    call_command("reembed", "--dry-run")
+    assert f"2 memories to re-embed with {switched.model_name}" in capsys.readouterr().out
+    call_command("reembed")
+    assert f"Re-embedded 2 of 2 memories with {switched.model_name}" in (capsys.readouterr().out)
+    expected = switched.embed([m.content for m in old])
+    for memory, vector in zip(old, expected, strict=True):
+        memory.refresh_from_db()
+        assert memory.embedding_model == switched.model_name
+        assert np.allclose(np.array(memory.embedding), vector, atol=1e-5)

@@ -28,11 +28,9 @@ def test_warm_up_loads_the_model_and_builds_the_guards_indexes(monkeypatch):
 
 def test_a_model_that_fails_to_load_does_not_stop_the_warm_up(monkeypatch, caplog):
     monkeypatch.setattr(guards, "_INDEXES", {})
-    get_embedder.cache_clear()
     backend = "tests.memory_core.retrieval.test_pipeline.FailingEmbedder"
     with override_settings(MEMLEDGER_EMBEDDER={"BACKEND": backend, "DIMENSIONS": 384}):
         warmup.warm_up()
-    get_embedder.cache_clear()
     assert "the embedding model did not load: model weights unreadable" in caplog.text
     assert len(guards._INDEXES) == 2  # the rest of the warm-up still ran
 

@@ -169,7 +169,6 @@ def test_repeated_statements_are_prepared_but_never_the_candidate_statement(worl
 
 @pytest.fixture
 def failing_embedder():
-    get_embedder.cache_clear()
     with override_settings(
         MEMLEDGER_EMBEDDER={
             "BACKEND": "tests.memory_core.retrieval.test_pipeline.FailingEmbedder",
@@ -177,7 +176,6 @@ def failing_embedder():
         }
     ):
         yield
-    get_embedder.cache_clear()
 
 
 def test_embedding_failure_degrades_to_structured_and_fulltext(world, failing_embedder):
@@ -221,17 +219,13 @@ def test_a_missing_model_folder_degrades_and_still_fits_the_budget(
         **django_settings.MEMLEDGER_EMBEDDER,
         "MODEL_PATH": str(tmp_path / "no-such-model"),
     }
-    get_embedder.cache_clear()
-    try:
-        result = ask(
-            world["principal"],
-            "atlas-api staging deploy DATABASE_URL",
-            intent=intent,
-            budget=Budget(max_items=8, max_tokens=200, max_items_per_type=3),
-            **ATLAS_API,
-        )
-    finally:
-        get_embedder.cache_clear()
+    result = ask(
+        world["principal"],
+        "atlas-api staging deploy DATABASE_URL",
+        intent=intent,
+        budget=Budget(max_items=8, max_tokens=200, max_items_per_type=3),
+        **ATLAS_API,
+    )
     assert result.degraded
     assert result.trace["degraded"]["reason"] in ("embedding_failed", "tokenizer_failed")
     # Counted in characters, never fewer than the model's tokens: the prompt still fits.
