@@ -296,8 +296,12 @@ def _tenant_retention_delete(tenant_id, document, now, limit, operations: list) 
                         status=Status.DELETED
                     ),
                     reason_code=reason,
+                    # Rows another operation took since they were read (a second sweep,
+                    # a user's deletion) leave nothing: no empty operation for the user.
+                    if_any=True,
                 )
-            operations.append(operation)
+            if operation is not None:
+                operations.append(operation)
 
 
 def traces_expire(*, now=None, limit: int = 10_000, failures: list | None = None) -> int:

@@ -727,14 +727,16 @@ def _operation_create(
     reason_code: str,
     budget: Budget | None = None,
     queued_at=None,
-) -> DeletionOperation:
+    if_any: bool = False,
+) -> DeletionOperation | None:
     """Write tombstones, the operation and its steps; scrub the rows; on commit, journal the
     operation and send the task.
 
     Must run inside the caller's transaction (deletion_request, the retention sweep).
     ``budget`` bounds each of the statements that grow with the rows. ``queued_at``: a queued
     request's moment (a whole subject's or a key's), which names the operation and is its
-    ``requested_at``.
+    ``requested_at``. With ``if_any``, return None and write nothing when no row is left once
+    locked (another operation took them meanwhile: a sweep delivered twice, say).
     """
     step = budget.step if budget is not None else lambda: None
     if subject_id is not None:  # a tenant's deletion locks the tenant row instead
@@ -754,6 +756,8 @@ def _operation_create(
         )
     )
     rows = [row for row in rows if row[0] not in already]
+    if if_any and not rows:
+        return None
     policy = (
         PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True)
         .values_list("version", flat=True)

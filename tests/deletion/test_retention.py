@@ -538,3 +538,53 @@ def test_a_tenants_database_error_inside_a_transaction_stops_no_other_tenant(
     assert set(Tombstone.objects.values_list("memory_id", flat=True)) == {old[going_on].id}
     assert Memory.objects.get(pk=old[failing].id).status == "active"  # its part was undone
     assert result["deletion_operations"] == 1 and result["memories_deleted"] == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_sweep_that_finds_its_rows_taken_meanwhile_opens_no_empty_operation(owner):
+    """A sweep delivered twice (or a user's deletion of the same rows) locked rows another
+    operation had just deleted, and opened an operation of no memories, which the user's
+    deletions page listed as "0 memories, the retention policy, completed"."""
+    import threading
+
+    from memory_core.principals import SubjectPrincipal
+    from memory_core.rls import platform_scope
+    from tests.deletion.conftest import held_in_another_transaction
+
+    old = _memory(owner, MemoryType.EPISODE, MemoryClass.EPISODIC, timedelta(days=91))
+    user = SubjectPrincipal(tenant_id=owner.tenant_id, subject_id=owner.id, user_id=1)
+    out = {}
+
+    def sweep():
+        try:
+            with platform_scope("retention sweep"):
+                out["result"] = retention_apply()
+        finally:
+            from django.db import connection
+
+            connection.close()
+
+    with held_in_another_transaction(
+        owner.tenant_id, lambda: deletion_request(principal=user, memory_id=old.id)
+    ):
+        sweeper = threading.Thread(target=sweep)
+        sweeper.start()
+        deadline = time.monotonic() + 30
+        while not _someone_waits_for_a_lock() and sweeper.is_alive():
+            assert time.monotonic() < deadline
+            time.sleep(0.02)
+    sweeper.join(30)
+
+    assert out["result"]["deletion_operations"] == 0
+    assert list(DeletionOperation.objects.values_list("reason_code", flat=True)) == ["requested"]
+
+
+def _someone_waits_for_a_lock() -> bool:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0] > 0
