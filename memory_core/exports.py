@@ -173,6 +173,23 @@ def write_json_atomic(path: Path, document, *, items_key: str = "", items=()) ->
     return digest.hexdigest()
 
 
+def write_text_atomic(path: Path, text: str) -> str:
+    """Write ``text`` to ``path`` via a temporary file, fsynced, and a rename; return its
+    SHA-256. A crash or a full disk midway leaves the old file whole, never a cut one."""
+    data = text.encode()
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return hashlib.sha256(data).hexdigest()
+
+
 def _dumps(document) -> str:
     return json.dumps(document, indent=2, sort_keys=True, default=str)
 

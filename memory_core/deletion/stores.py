@@ -779,7 +779,7 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
 
     A file that cannot be parsed, or whose mention is in no case, is removed.
     """
-    from memory_core.exports import write_json_atomic
+    from memory_core.exports import write_json_atomic, write_text_atomic
 
     try:
         text = path.read_text()
@@ -794,7 +794,9 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
                 about = False  # not JSON: named only by an id, found above
             if not about:
                 kept.append(line)
-        path.write_text("\n".join(kept) + ("\n" if kept else ""))
+        # Never truncated in place: a worker killed mid-write left the dataset empty, and
+        # the next run verified the empty file.
+        write_text_atomic(path, "\n".join(kept) + ("\n" if kept else ""))
         return 1
     try:
         document = _prune(json.loads(text), residue)

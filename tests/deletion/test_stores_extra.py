@@ -300,3 +300,34 @@ def test_an_export_carries_each_memorys_events_and_deleting_a_version_leaves_non
     text = export_path(export).read_text()
     assert str(old.id) not in text
     assert str(new.id) in text
+
+
+def test_a_jsonl_rewrite_cut_short_leaves_the_old_file_whole(memories, tmp_path, monkeypatch):
+    """The JSONL rewrite truncated the file in place: a worker killed (or a disk full)
+    midway left a 600,000-case dataset empty, and the next run verified the empty file."""
+    import errno
+    import os
+
+    from memory_core.deletion.stores import Residue, _rewrite_file
+
+    target, kept = memories[0], memories[1]
+    path = tmp_path / "cases.jsonl"
+    lines = [
+        json.dumps({"expected_ids": [str(m.id)], "query": f"q{i}"}) for i, m in enumerate(memories)
+    ]
+    path.write_text("\n".join(lines) + "\n")
+    before = path.read_bytes()
+
+    def disk_full(fd):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", disk_full)
+    with pytest.raises(OSError, match="No space left"):
+        _rewrite_file(path, Residue([target.id], set()))
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["cases.jsonl"]  # no temporary file left
+
+    monkeypatch.undo()
+    assert _rewrite_file(path, Residue([target.id], set())) == 1
+    assert str(target.id) not in path.read_text() and str(kept.id) in path.read_text()
+    assert len(path.read_text().splitlines()) == len(memories) - 1
