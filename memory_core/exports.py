@@ -295,7 +295,8 @@ def export_remove_memories(*, export: Export, memory_ids) -> bool:
     drop = {str(memory_id) for memory_id in memory_ids}
     path = export_path(export)
     changed = False
-    text = path.read_text() if path.exists() else ""
+    data = path.read_bytes() if path.exists() else b""
+    text = data.decode()
     if any(memory_id in text for memory_id in drop):
         document = json.loads(text)
         kept = [m for m in document.get("memories", []) if m.get("id") not in drop]
@@ -307,6 +308,10 @@ def export_remove_memories(*, export: Export, memory_ids) -> bool:
         document["rewritten_at"] = timezone.now().isoformat()
         export.sha256 = write_json_atomic(path, document)
         changed = True
+    elif data:
+        # Rewritten by a run whose transaction then rolled back (a worker killed in the
+        # files phase): the row's hash is of the file before; it follows the file again.
+        export.sha256 = hashlib.sha256(data).hexdigest()
     remaining = [m for m in export.memory_ids if str(m) not in drop]
     if changed or len(remaining) != len(export.memory_ids):
         export.memory_ids = remaining

@@ -331,3 +331,27 @@ def test_a_jsonl_rewrite_cut_short_leaves_the_old_file_whole(memories, tmp_path,
     assert _rewrite_file(path, Residue([target.id], set())) == 1
     assert str(target.id) not in path.read_text() and str(kept.id) in path.read_text()
     assert len(path.read_text().splitlines()) == len(memories) - 1
+
+
+def test_an_export_rewritten_by_a_run_that_rolled_back_gets_the_files_hash_again(
+    owner_principal, memories
+):
+    """A worker killed in the files phase had rewritten the export's file; its transaction
+    rolled back and the row kept the old file's hash. The run after it found nothing left to
+    rewrite and saved the row with that stale hash, for good."""
+    import hashlib
+
+    from memory_core.exports import export_remove_memories
+
+    target = memories[0]
+    export = export_create(principal=owner_principal)
+    stale = export.sha256
+    path = export_path(export)
+    document = json.loads(path.read_text())
+    document["memories"] = [m for m in document["memories"] if m["id"] != str(target.id)]
+    path.write_text(json.dumps(document))  # the killed run's rewrite; its row update is lost
+
+    assert export_remove_memories(export=export, memory_ids=[target.id]) is True
+    export.refresh_from_db()
+    assert export.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() != stale
+    assert str(target.id) not in map(str, export.memory_ids)
