@@ -48,7 +48,8 @@ def operation_lock(operation_id, *, asynchronous: bool = False):
     With ``asynchronous``, the run's commits also skip the WAL flush wait (the request's own
     commit is synchronous). Safe here: WAL is written in order, so if a step's "verified"
     survives a server crash its purge does too; a lost tail only means the idempotent steps
-    run again. (One round trip each way: lock and setting together.)
+    run again. The commit that completes the operation waits for the flush (``_settle``).
+    (One round trip each way: lock and setting together.)
     """
     key = f"memledger.deletion:{operation_id}"
     commit_mode = "off" if asynchronous else "on"
@@ -228,6 +229,11 @@ def _settle(operation: DeletionOperation, failed: list[str], journal_error: str 
     now = timezone.now()
     fields = ["status", "last_error"]
     if not failed:
+        # The run commits without waiting for the WAL flush (``operation_lock``); "completed"
+        # must not. A crash after the user was shown it would bring the run's purges back
+        # with it. This flush makes every earlier commit of the run durable too.
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit = on")
         operation.status = DeletionOperation.State.COMPLETED
         operation.completed_at = now
         operation.last_error = ""

@@ -656,3 +656,31 @@ def test_a_deleted_row_keeps_no_environment(owner_principal, memories):
     Memory.objects.filter(pk=target.pk).update(environment="staging")
     ok, evidence = REGISTRY["primary"].verify(operation_context(operation))
     assert not ok and evidence["rows_with_content"] == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_commit_that_completes_an_operation_waits_for_the_flush(owner_principal, memories):
+    """A run commits without waiting for the WAL flush; its last commit did too, so a server
+    crash right after the user was shown "completed" brought the run's purges back (seen with
+    an immediate shutdown: the operation running again, a trace citing the memory)."""
+    from django.db import connection
+
+    seen = []
+
+    def record(execute, sql, params, many, context):
+        result = execute(sql, params, many, context)
+        if sql.startswith('UPDATE "memory_core_deletionoperation"') and "completed" in (
+            params or ()
+        ):
+            with context["connection"].cursor() as cursor:
+                cursor.cursor.execute("SHOW synchronous_commit")  # past the wrapper
+                seen.append(cursor.cursor.fetchone()[0])
+        return result
+
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    with connection.execute_wrapper(record):
+        assert deletion_run(operation_id=operation.id) == "completed"
+    assert seen == ["on"]
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"  # and the session's setting is as it was
