@@ -7,14 +7,14 @@ from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import TooManyFieldsSent
 from django.db import DatabaseError, InterfaceError, OperationalError
 from django.http import Http404
-from psycopg.errors import LockNotAvailable, ReadOnlySqlTransaction
+from psycopg.errors import LockNotAvailable
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
-from memory_core.exceptions import DomainError, is_tenant_deleted
+from memory_core.exceptions import DomainError, is_read_only_database, is_tenant_deleted
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +104,7 @@ def database_unavailable(exc: Exception) -> bool:
     a failover to a standby, ``default_transaction_read_only``). Each answers 503."""
     if isinstance(exc, (OperationalError, InterfaceError)):
         return True
-    return isinstance(exc, DatabaseError) and isinstance(exc.__cause__, ReadOnlySqlTransaction)
+    return is_read_only_database(exc)
 
 
 def unavailable(exc: Exception) -> tuple[str, str]:

@@ -106,3 +106,13 @@ def is_tenant_deleted(exc: BaseException) -> bool:
     ``tenant_not_deleted`` of migration 0011: a request that raced its tenant's deletion)."""
     diag = getattr(getattr(exc, "__cause__", None), "diag", None)
     return getattr(diag, "constraint_name", None) == "tenant_not_deleted"
+
+
+def is_read_only_database(exc: BaseException) -> bool:
+    """Return whether ``exc`` is a database that takes no writes (SQLSTATE 25006, which Django
+    raises as an InternalError): a failover to a standby, ``default_transaction_read_only``.
+    Transient: the API answers 503, and tasks retry it (``tasks.read_only_is_transient``)."""
+    from django.db import DatabaseError
+    from psycopg.errors import ReadOnlySqlTransaction
+
+    return isinstance(exc, DatabaseError) and isinstance(exc.__cause__, ReadOnlySqlTransaction)

@@ -9,19 +9,48 @@ nothing, and a transient database failure of that check is retried with the same
 
 from __future__ import annotations
 
+import functools
 import logging
 
 from celery import Task, shared_task
 from celery.utils.time import get_exponential_backoff_interval
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
+from django.db import DatabaseError, InterfaceError, OperationalError
 
+from memory_core.exceptions import is_read_only_database
 from memory_core.models import Memory, Tombstone
 from memory_core.rls import platform_scope, tenant_scope
 
 logger = logging.getLogger(__name__)
 
+
+class DatabaseReadOnly(OperationalError):
+    """The database takes no writes (a failover to a standby): transient, so retried."""
+
+
+# DatabaseReadOnly is an OperationalError: a task that ``read_only_is_transient`` wraps retries
+# a read-only database as it retries one that is down.
 TRANSIENT = (OperationalError, InterfaceError)
+
+
+def read_only_is_transient(run):
+    """Wrap a task's function: a database that takes no writes (SQLSTATE 25006, an
+    InternalError Django does not count as operational) is raised as ``DatabaseReadOnly``, so
+    ``autoretry_for=TRANSIENT`` retries it with backoff. Unwrapped, a failover left the task
+    failed at once, unretried (a deletion waited for the sweep; a re-embedding was lost)."""
+
+    @functools.wraps(run)
+    def wrapper(*args, **kwargs):
+        try:
+            return run(*args, **kwargs)
+        except DatabaseError as exc:
+            if is_read_only_database(exc):
+                raise DatabaseReadOnly(str(exc).strip()) from exc
+            raise
+
+    return wrapper
+
+
 COMMON = {
     "acks_late": True,
     "reject_on_worker_lost": True,
@@ -99,6 +128,7 @@ class MemoryTask(Task):
     max_retries=10,
     **COMMON,
 )
+@read_only_is_transient
 def deletion_run_task(self, operation_id: str) -> str:
     """Purge and verify the operation's steps; retry while some are unverified."""
     from memory_core.deletion.runner import deletion_run
@@ -122,6 +152,7 @@ def deletion_run_task(self, operation_id: str) -> str:
     # 0.1 ms a memory, docs/operations.md), so it gets an hour, not the usual five minutes.
     **(COMMON | {"time_limit": 3600, "soft_time_limit": 3300}),
 )
+@read_only_is_transient
 def queued_subject_deletion_task(subject_id: str) -> str:
     """Make a subject's queued deletion request, a whole subject's or a key's
     (``subject_deletion_queue``)."""
@@ -137,6 +168,7 @@ def queued_subject_deletion_task(subject_id: str) -> str:
 
 
 @shared_task(name="memory_core.tasks.deletion_sweep", autoretry_for=TRANSIENT, **COMMON)
+@read_only_is_transient
 def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     """Re-drive deletions stuck in pending, running or partial (beat, every 30 s)."""
     from memory_core.deletion.sweep import deletion_sweep as sweep
@@ -147,6 +179,7 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
 
 
 @shared_task(name="memory_core.tasks.retention_sweep", autoretry_for=TRANSIENT, **COMMON)
+@read_only_is_transient
 def retention_sweep() -> dict:
     """Expire memories past valid_until and delete what retention no longer allows (beat)."""
     from memory_core.deletion.retention import retention_apply
@@ -163,6 +196,7 @@ def retention_sweep() -> dict:
     max_retries=5,
     **COMMON,
 )
+@read_only_is_transient
 def reembed_memory(memory_id: str) -> str:
     """Re-compute one memory's embedding (e.g. after a model change). Idempotent.
 

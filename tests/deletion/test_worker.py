@@ -200,3 +200,42 @@ def test_the_workers_log_of_a_run_names_the_request_that_asked_for_it(
     # The worker's own lines, outside any task, belong to no request.
     ready = next(x for x in celery_worker.log().splitlines() if " ready." in x)
     assert "[-]" in ready, ready
+
+
+def _database_read_only(on: bool) -> None:
+    """Make new connections to the test database take no writes (as after a failover to a
+    standby), or take them again. Set as the owner; this process reconnects after it."""
+    from memory_core.rls import owner_connection
+
+    name = connection.settings_dict["NAME"]
+    value = "on" if on else "DEFAULT"
+    with owner_connection() as owner, owner.cursor() as cursor:
+        cursor.execute("SET default_transaction_read_only = off")  # this session writes
+        cursor.execute(f'ALTER DATABASE "{name}" SET default_transaction_read_only = {value}')
+
+
+def test_a_deletion_run_on_a_read_only_database_is_retried_until_it_takes_writes(
+    owner, owner_principal, memories, settings
+):
+    """A database that takes no writes (SQLSTATE 25006) failed the task at once, unretried:
+    the operation waited for the sweep. It is now retried with backoff, as a database that is
+    down is, and completes once the database takes writes again (no sweep runs here)."""
+    queue = unique_queue("readonly")
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    _database_read_only(True)
+    worker = start_worker(queue=queue)
+    try:
+        wait_for(
+            lambda: "Retry in" in worker.log() and "DatabaseReadOnly" in worker.log(),
+            timeout=60,
+            message="the task to be retried on the read-only database",
+        )
+        assert _status(operation.id) == "pending"
+        _database_read_only(False)
+        wait_for(lambda: _status(operation.id) == "completed", timeout=90, message="completion")
+    finally:
+        _database_read_only(False)
+        worker.stop()
+        worker.purge()
+    assert "raised unexpected" not in worker.log()
