@@ -7,6 +7,7 @@ row or file still names it (``memory_core.deletion.stores.ExportsStore``).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -130,8 +131,26 @@ def _events_by_memory(tenant_id, memory_ids, *, until) -> dict:
     return events
 
 
+@contextlib.contextmanager
+def _replacing(path: Path):
+    """Yield a binary handle on a new file beside ``path``; at the block's end the file is
+    fsynced and renamed over ``path``. A crash, a full disk or an error midway leaves ``path``
+    as it was, never cut short (the new file is removed)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def write_json_atomic(path: Path, document, *, items_key: str = "", items=()) -> str:
-    """Write ``document`` to ``path`` via a temporary file and rename; return its SHA-256.
+    """Write ``document`` to ``path`` (``_replacing``); return its SHA-256.
 
     With ``items_key``, the list at that key of ``document`` is written from ``items`` (any
     iterable, e.g. a queryset's iterator), one item at a time: the file is the one
@@ -139,54 +158,36 @@ def write_json_atomic(path: Path, document, *, items_key: str = "", items=()) ->
     export of 70,000 memories held every row, the whole document and its 45 MB of text at
     once).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
     digest = hashlib.sha256()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-    try:
-        with os.fdopen(fd, "wb") as handle:
+    with _replacing(path) as handle:
 
-            def write(text: str) -> None:
-                data = text.encode()
-                digest.update(data)
-                handle.write(data)
+        def write(text: str) -> None:
+            data = text.encode()
+            digest.update(data)
+            handle.write(data)
 
-            if not items_key:
-                write(_dumps(document))
-            else:
-                # The document with an empty list, cut where the list is: the keys are sorted
-                # and JSON escapes every quote inside a string, so the marker is the key's.
-                marker = f"{json.dumps(items_key)}: []"
-                head, _, tail = _dumps({**document, items_key: []}).partition(marker)
-                write(head + marker[:-1])
-                count = 0
-                for item in items:
-                    text = _dumps(item).replace("\n", "\n    ")
-                    write(("," if count else "") + "\n    " + text)
-                    count += 1
-                write(("\n  ]" if count else "]") + tail)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        if not items_key:
+            write(_dumps(document))
+        else:
+            # The document with an empty list, cut where the list is: the keys are sorted
+            # and JSON escapes every quote inside a string, so the marker is the key's.
+            marker = f"{json.dumps(items_key)}: []"
+            head, _, tail = _dumps({**document, items_key: []}).partition(marker)
+            write(head + marker[:-1])
+            count = 0
+            for item in items:
+                text = _dumps(item).replace("\n", "\n    ")
+                write(("," if count else "") + "\n    " + text)
+                count += 1
+            write(("\n  ]" if count else "]") + tail)
     return digest.hexdigest()
 
 
 def write_text_atomic(path: Path, text: str) -> str:
-    """Write ``text`` to ``path`` via a temporary file, fsynced, and a rename; return its
-    SHA-256. A crash or a full disk midway leaves the old file whole, never a cut one."""
+    """Write ``text`` to ``path`` (``_replacing``); return its SHA-256."""
     data = text.encode()
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with _replacing(path) as handle:
+        handle.write(data)
     return hashlib.sha256(data).hexdigest()
 
 
