@@ -7,9 +7,11 @@ ignored without a word.
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 from pathlib import Path
 
 from django.core.management.base import CommandError
+from django.utils import timezone
 
 
 def check_run_or_wait(*, run: bool, wait: float) -> None:
@@ -68,3 +70,12 @@ def read_text(path: Path, *, what: str) -> str:
             f"The {what} {path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
             f"offset {exc.start}): save it as UTF-8."
         ) from exc
+
+
+def parse_moment(value: str, *, option: str) -> datetime:
+    """Return the ISO timestamp ``value`` of ``option`` (UTC when it names no zone)."""
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise CommandError(f"{option} must be an ISO timestamp: {exc}") from exc
+    return timezone.make_aware(moment, UTC) if timezone.is_naive(moment) else moment

@@ -1,7 +1,7 @@
 """Drop the deletion journal's lines no restore can need: those older than the oldest backup."""
 
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -9,6 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from memory_core.deletion.ledger import ledger_path, ledger_prune
+from memory_core.management.commands._options import parse_moment
 
 
 class Command(BaseCommand):
@@ -32,12 +33,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, before, ledger=None, dry_run=False, **options):
-        try:
-            moment = datetime.fromisoformat(before)
-        except ValueError as exc:
-            raise CommandError(f"--before must be an ISO timestamp: {exc}") from exc
-        if timezone.is_naive(moment):
-            moment = timezone.make_aware(moment, UTC)
+        moment = parse_moment(before, option="--before")
         days = settings.MEMLEDGER_BACKUP_RETENTION_DAYS
         latest = timezone.now() - timedelta(days=days)
         if moment > latest:

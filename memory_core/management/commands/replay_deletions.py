@@ -11,6 +11,7 @@ from django.utils import timezone
 from memory_core.deletion.ledger import ledger_path, ledger_scan, line_numbers
 from memory_core.deletion.replay import ledger_from_database, replay_deletions
 from memory_core.exceptions import Busy
+from memory_core.management.commands._options import parse_moment
 from memory_core.rls import platform_command
 
 
@@ -34,12 +35,7 @@ class Command(BaseCommand):
 
     @platform_command
     def handle(self, *args, since, ledger=None, ledger_database=None, **options):
-        try:
-            moment = datetime.fromisoformat(since)
-        except ValueError as exc:
-            raise CommandError(f"--since must be an ISO timestamp: {exc}") from exc
-        if timezone.is_naive(moment):
-            moment = timezone.make_aware(moment, UTC)
+        moment = parse_moment(since, option="--since")
         if moment > timezone.now():
             # A mistyped year would replay nothing and succeed, leaving every deletion since
             # the backup undone in the restored database.
