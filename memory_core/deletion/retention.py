@@ -50,7 +50,6 @@ from django.utils import timezone
 from memory_core.deletion.services import _operation_create, _with_predecessors
 from memory_core.exports import export_delete, export_dir
 from memory_core.models import (
-    LIVE_STATUSES,
     AccessDenial,
     Authority,
     DeletionOperation,
@@ -80,9 +79,7 @@ EXPIRED_REASON = "valid_until_passed"
 def due_to_expire(now):
     """Return the rows past their valid_until that are still live, the longest due first
     (along ``memory_live_expiry``: the rows due, never every live row with an expiry)."""
-    return Memory.objects.filter(
-        status__in=LIVE_STATUSES, valid_until__isnull=False, valid_until__lte=now
-    ).order_by("valid_until")
+    return Memory.objects.past_end(now).order_by("valid_until")
 
 
 @transaction.atomic

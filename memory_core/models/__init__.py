@@ -25,6 +25,7 @@ from .memory import (
     Memory,
     held_apart,
     parse_scope,
+    past_end_condition,
 )
 from .tenancy import Agent, ApiKey, PortalMembership, Subject, Tenant
 from .workflow import (
@@ -74,4 +75,5 @@ __all__ = [
     "Tombstone",
     "held_apart",
     "parse_scope",
+    "past_end_condition",
 ]

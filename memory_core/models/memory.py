@@ -57,6 +57,23 @@ class MemoryQuerySet(models.QuerySet):
             Q(valid_until__isnull=True) | Q(valid_until__gt=now)
         )
 
+    def past_end(self, now=None) -> "MemoryQuerySet":
+        """Return the live rows (active, or waiting for a reviewer) past their valid_until:
+        expired at ``now``, though the retention sweep may not have marked them so yet."""
+        return self.filter(past_end_condition(now or timezone.now()))
+
+    def not_past_end(self, now=None) -> "MemoryQuerySet":
+        """Return the rows ``past_end`` leaves out."""
+        return self.exclude(past_end_condition(now or timezone.now()))
+
+
+def past_end_condition(now) -> Q:
+    """Return the condition "live, but past its valid_until at ``now``": the one spelling of
+    the rule that ``Memory.status_at`` applies to a row, the retention sweep expires by
+    (``due_to_expire``) and the portal's lists sort by. ``valid_until IS NOT NULL`` is spelled
+    out so that the sweep's query matches the partial index ``memory_live_expiry``."""
+    return Q(status__in=LIVE_STATUSES, valid_until__isnull=False, valid_until__lte=now)
+
 
 MAX_SCOPE_REF_CHARS = 200  # Memory.scope_ref's length
 
@@ -263,7 +280,8 @@ class Memory(models.Model):
     def status_at(self, moment) -> str:
         """Return the status as it stands at ``moment``: a live row (active, or waiting for a
         reviewer) past its ``valid_until`` is expired there, though the retention sweep has
-        not yet marked it so (the sweep expires both, ``memories_expire``)."""
+        not yet marked it so (the sweep expires both, ``memories_expire``). The same rule
+        as a query is ``MemoryQuerySet.past_end``."""
         if self.status in LIVE_STATUSES and self.valid_until and self.valid_until <= moment:
             return Status.EXPIRED
         return self.status

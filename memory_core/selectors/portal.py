@@ -29,6 +29,7 @@ from memory_core.models import (
     ReviewItem,
     Status,
     held_apart,
+    past_end_condition,
 )
 from memory_core.policy_check import retention_limit
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
@@ -271,11 +272,18 @@ def _with_expiry(rows, *, tenant_id) -> None:
 PENDING_LIMIT = 50
 
 
-def subject_memories_pending(*, principal, **filters: str) -> tuple[list[Memory], int]:
+def subject_memories_pending(*, principal, now=None, **filters: str) -> tuple[list[Memory], int]:
     """Return (the newest, how many) of the visible writes still awaiting a reviewer, narrowed
-    by the page's search and filters (``subject_memories``'s)."""
+    by the page's search and filters (``subject_memories``'s).
+
+    One past its ``valid_until`` is not awaiting anyone (approval refuses it, the retention
+    sweep expires it): it is listed as expired, by ``subject_memories_not_in_use``.
+    """
     rows = _filtered(
-        Memory.objects.visible_to(principal).filter(status=Status.PENDING_APPROVAL), **filters
+        Memory.objects.visible_to(principal)
+        .filter(status=Status.PENDING_APPROVAL)
+        .not_past_end(now or timezone.now()),
+        **filters,
     ).order_by("-created_at", "-id")
     shown = list(rows[: PENDING_LIMIT + 1])
     count = len(shown) if len(shown) <= PENDING_LIMIT else rows.count()
@@ -305,7 +313,8 @@ NOT_IN_USE_LIMIT = 50  # the most the list shows; the count says how many there 
 def subject_memories_not_in_use(*, principal, now=None, **filters: str) -> tuple[list[Memory], int]:
     """Return (the newest rows, how many) of the memories about the subject that are kept
     with their content but not in use (any more): revoked, refused by a reviewer, or expired
-    (including active ones past ``valid_until`` that the retention sweep has not reached yet).
+    (including the live ones past ``valid_until`` that the retention sweep has not reached yet,
+    active or waiting for a reviewer: ``MemoryQuerySet.past_end``).
 
     A superseded version is not listed: it shows in its chain's history. Narrowed by the
     page's search and filters (``subject_memories``'s). Each row carries ``not_in_use``
@@ -315,7 +324,7 @@ def subject_memories_not_in_use(*, principal, now=None, **filters: str) -> tuple
     rows = _filtered(
         Memory.objects.visible_to(principal).filter(
             Q(status__in=[Status.REVOKED, Status.REJECTED, Status.EXPIRED])
-            | Q(status=Status.ACTIVE, valid_until__lte=now)
+            | past_end_condition(now)
         ),
         **filters,
     ).order_by("-updated_at", "-id")

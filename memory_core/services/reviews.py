@@ -231,7 +231,8 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
         lock_memory_keys(pending.tenant_id, [(pending.subject.external_id, pending.memory_key)])
         subject_shared_lock(pending.subject_id)
     memory = _lock_pending_memory(item)
-    if memory.valid_until is not None and memory.valid_until <= timezone.now():
+    if memory.status_at(timezone.now()) == Status.EXPIRED:
+        # Past its valid_until (``status_at``: the rule the sweep and the portal apply).
         # Made active, it would supersede the key's live head and be expired by the next
         # retention sweep: the key would be left with no usable value.
         raise Conflict(

@@ -79,8 +79,10 @@ NOT_IN_USE = {
 
 @register.filter
 def not_in_use(memory) -> dict | None:
-    """Return {"said": "Revoked", "at": when} for a memory no agent is given any more (an
-    active one past its end included), or None for one in use or waiting for a reviewer."""
+    """Return {"said": "Revoked", "at": when} for a memory no agent is given any more, or
+    None for one in use or waiting for a reviewer. A live one (active, or waiting for a
+    reviewer) past its ``valid_until`` is "Expired" (``Memory.status_at``), as the list's
+    "Not in use" and the export say, though the retention sweep has not marked it yet."""
     state = memory.status_at(timezone.now())
     if state not in NOT_IN_USE:
         return None

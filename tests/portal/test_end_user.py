@@ -898,6 +898,49 @@ def test_memories_not_in_use_are_listed_too(alice_client, alice_memory, bob_subj
     assert "Bob revoked this." not in body
 
 
+def test_a_write_waiting_for_a_reviewer_past_its_end_is_listed_as_expired(
+    alice_client, alice, alice_memory
+):
+    """The list said "Waiting for a reviewer" of a pending write past its valid_until, which
+    approval refuses (review_expired) and the detail page and the export call expired."""
+    from datetime import timedelta
+
+    from memory_core.selectors.portal import (
+        subject_memories_not_in_use,
+        subject_memories_pending,
+    )
+
+    past = timezone.now() - timedelta(hours=1)
+    lapsed = MemoryFactory(
+        subject=alice_memory.subject,
+        content="Alice's blood type is O-.",
+        status="pending_approval",
+        valid_from=past - timedelta(days=1),
+        valid_until=past,
+    )
+    waiting = MemoryFactory(
+        subject=alice_memory.subject, content="Alice takes insulin.", status="pending_approval"
+    )
+    principal = SubjectPrincipal(
+        tenant_id=alice_memory.tenant_id, subject_id=alice_memory.subject_id, user_id=alice.pk
+    )
+    pending, pending_count = subject_memories_pending(principal=principal)
+    assert (pending, pending_count) == ([waiting], 1)
+    ended, ended_count = subject_memories_not_in_use(principal=principal)
+    assert (ended, ended_count) == ([lapsed], 1)
+    assert ended[0].not_in_use == "expired"
+
+    body = alice_client.get(reverse("portal:home")).content.decode()
+    assert '<h2 id="pending-title">Waiting for a reviewer <span class="count">1</span></h2>' in body
+    assert '<h2 id="not-in-use-title">Not in use <span class="count">1</span></h2>' in body
+    waiting_part = body.split('id="pending-title"')[1].split('id="not-in-use-title"')[0]
+    assert "Alice takes insulin." in waiting_part and "blood type" not in waiting_part
+    ended_part = body.split('id="not-in-use-title"')[1].split("</section>")[0]
+    assert "Alice&#x27;s blood type is O-." in ended_part and "expired" in ended_part
+    detail = alice_client.get(reverse("portal:memory", args=[lapsed.pk])).content.decode()
+    assert "<dt>Not in use</dt><dd>Expired on" in detail
+
+
 def test_search_and_filters_apply_to_the_lists_beside_too(alice_client, alice_memory):
     """A search filtered the active memories only: "No active memory matches" stood beside
     every revoked, expired and waiting memory, matching or not."""
