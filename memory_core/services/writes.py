@@ -30,6 +30,7 @@ import sys
 import threading
 import uuid
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -66,6 +67,7 @@ from memory_core.models import (
     AUTHORITY_RANK,
     AdmissionDecision,
     Authority,
+    Consent,
     Memory,
     MemoryEvent,
     PolicyVersion,
@@ -723,7 +725,17 @@ def memory_confirm(*, principal, memory_id) -> WriteResult:
     return memory_correct(principal=principal, memory_id=memory_id, data=data)
 
 
-def _retire(*, principal, memory_id, action: str, reason_code: str, reason: str) -> Memory:
+def _retire(
+    *,
+    principal,
+    memory_id,
+    action: str,
+    reason_code: str,
+    reason: str,
+    check: Callable[[Memory], None] | None = None,
+) -> Memory:
+    """Revoke ``memory_id`` with an ``action`` event; ``check`` (if given) may refuse the
+    locked row with a Conflict before anything changes."""
     memory = _writable(principal, memory_id)
     # The subject's lock before the row's, as corrections take them: a deletion of the subject
     # holding the row is waited for a bounded time (memory_core.locks), not for its whole run.
@@ -736,6 +748,8 @@ def _retire(*, principal, memory_id, action: str, reason_code: str, reason: str)
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
     if memory.status not in (Status.ACTIVE, Status.PENDING_APPROVAL):
         raise Conflict(f"Memory {memory.id} is {memory.status}.", code="not_active")
+    if check is not None:
+        check(memory)
     was_pending = memory.status == Status.PENDING_APPROVAL
     memory.status = Status.REVOKED
     memory.updated_at = timezone.now()
@@ -774,13 +788,33 @@ def memory_revoke(*, principal, memory_id, reason: str = "") -> Memory:
     )
 
 
+def _consent_withdrawable(memory: Memory) -> None:
+    """Refuse a withdrawal from a memory not in use (``not_active``: one waiting for a
+    reviewer was never given to an agent) or not kept under a workflow's consent
+    (``not_workflow_consent``: the person's own consent is not withdrawn; they delete it)."""
+    if memory.status != Status.ACTIVE:
+        raise Conflict(
+            f"Memory {memory.id} is {memory.status}, not in use: there is no consent to withdraw.",
+            code="not_active",
+        )
+    if memory.consent != Consent.WORKFLOW:
+        raise Conflict(
+            f"Memory {memory.id} was kept with {memory.consent} consent, not a workflow's: "
+            "there is no workflow consent to withdraw. Delete it to stop agents using it.",
+            code="not_workflow_consent",
+        )
+
+
 @transaction.atomic
 def consent_withdraw(*, principal, memory_id) -> Memory:
-    """Withdraw consent for ``memory_id``: the memory stops being usable (revoked)."""
+    """Withdraw the workflow consent ``memory_id`` was kept under: the memory stops being
+    usable (revoked). Only an active memory kept under a workflow's consent has one
+    (Conflict ``not_active`` or ``not_workflow_consent`` otherwise, nothing changed)."""
     return _retire(
         principal=principal,
         memory_id=memory_id,
         action=MemoryEvent.Action.CONSENT_WITHDRAWN,
         reason_code="consent_withdrawn",
         reason="",
+        check=_consent_withdrawable,
     )

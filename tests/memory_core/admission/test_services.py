@@ -11,7 +11,7 @@ from memory_core.models import Memory, MemoryEvent, PortalMembership, ReviewItem
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.services.reviews import review_approve, review_reject
 from memory_core.services.writes import consent_withdraw, memory_correct, memory_write
-from tests.factories import approve_workflow_consent
+from tests.factories import MemoryFactory, approve_workflow_consent
 
 pytestmark = pytest.mark.django_db
 
@@ -174,9 +174,50 @@ def test_portal_correction_is_explicit_user_and_withdrawal_revokes(agent_princip
     assert event.details["reason"] == "it was a guess"
     other = memory_write(principal=owner, data=data("About someone else.") | {"subject": "user-6"})
     assert other.decision == "rejected" and other.rule_codes == ["tenant.subject_mismatch"]
-    withdrawn = consent_withdraw(principal=owner, memory_id=result.memory.id)
+    # The correction carries the person's own consent: there is no workflow's to withdraw.
+    assert result.memory.consent == "explicit"
+    with pytest.raises(Conflict) as refused:
+        consent_withdraw(principal=owner, memory_id=result.memory.id)
+    assert refused.value.code == "not_workflow_consent"
+    still = memory_write(
+        principal=agent_principal,
+        data=data(
+            "User seems to like dark mode.",
+            key="theme",
+            source={"type": "model_inference", "conversation_id": "c", "message_id": "m2"},
+        ),
+    ).memory
+    assert still.consent == "workflow"
+    withdrawn = consent_withdraw(principal=owner, memory_id=still.id)
     assert withdrawn.status == Status.REVOKED
     assert MemoryEvent.objects.filter(memory_id=withdrawn.id, action="consent_withdrawn").exists()
+
+
+@pytest.mark.parametrize(
+    ("consent", "status", "code"),
+    [
+        ("explicit", "active", "not_workflow_consent"),
+        ("workflow", "pending_approval", "not_active"),
+        ("explicit", "pending_approval", "not_active"),
+    ],
+)
+def test_consent_is_withdrawn_only_from_a_memory_in_use_under_a_workflows_consent(
+    tenant, consent, status, code
+):
+    """Only the portal's view checked this: the service revoked a memory kept with the
+    person's own consent, or a write waiting for a reviewer, as a "consent withdrawal"."""
+    memory = MemoryFactory(subject__tenant=tenant, consent=consent, status=status)
+    events = MemoryEvent.objects.filter(memory_id=memory.id).count()
+    owner = SubjectPrincipal(tenant_id=tenant.id, subject_id=memory.subject_id, user_id=1)
+    with pytest.raises(Conflict) as refused:
+        consent_withdraw(principal=owner, memory_id=memory.id)
+    assert refused.value.code == code
+    assert "no consent to withdraw" in str(refused.value) or "no workflow consent" in str(
+        refused.value
+    )
+    memory.refresh_from_db()
+    assert memory.status == status
+    assert MemoryEvent.objects.filter(memory_id=memory.id).count() == events
 
 
 def test_a_write_is_measured_against_the_strongest_parallel_chain(agent_principal, tenant):
