@@ -1,10 +1,12 @@
 """Celery tasks. They take ids, call a service, are idempotent and safe to run twice.
 
 Every task: JSON arguments, ``acks_late`` with ``reject_on_worker_lost`` (a task whose worker
-dies is handed to another), time limits, and automatic retries with exponential backoff and
-jitter for transient failures. Tasks about one memory derive from ``MemoryTask``, which checks
-the tombstone ledger before the task acts: a task queued for a memory deleted meanwhile does
-nothing, and a transient database failure of that check is retried with the same backoff.
+dies is handed to another) and time limits, all from the settings (``CELERY_TASK_*`` in
+config/settings/base.py: a task repeating them here would win over the setting), and automatic
+retries with exponential backoff and jitter for transient failures (``COMMON``). Tasks about
+one memory derive from ``MemoryTask``, which checks the tombstone ledger before the task acts:
+a task queued for a memory deleted meanwhile does nothing, and a transient database failure of
+that check is retried with the same backoff.
 """
 
 from __future__ import annotations
@@ -51,12 +53,9 @@ def read_only_is_transient(run):
     return wrapper
 
 
+# The retries every task shares. Not acks_late, the serializer or the time limits: a task's own
+# option wins over the setting, so a copy here made CELERY_TASK_TIME_LIMIT (and the rest) moot.
 COMMON = {
-    "acks_late": True,
-    "reject_on_worker_lost": True,
-    "serializer": "json",
-    "time_limit": 300,
-    "soft_time_limit": 240,
     "retry_backoff": 2,
     "retry_backoff_max": 300,
     "retry_jitter": True,
@@ -150,7 +149,9 @@ def deletion_run_task(self, operation_id: str) -> str:
     max_retries=10,
     # The request a web request could not make in time: it grows with the subject (about
     # 0.1 ms a memory, docs/operations.md), so it gets an hour, not the usual five minutes.
-    **(COMMON | {"time_limit": 3600, "soft_time_limit": 3300}),
+    time_limit=3600,
+    soft_time_limit=3300,
+    **COMMON,
 )
 @read_only_is_transient
 def queued_subject_deletion_task(subject_id: str) -> str:

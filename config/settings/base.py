@@ -291,6 +291,8 @@ CELERY_TASK_DEFAULT_QUEUE = env.str("MEMLEDGER_CELERY_QUEUE", default="memledger
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
+# Every task's serializer, acks_late, reject_on_worker_lost and time limits are these (only the
+# queued subject deletion has its own time limits); memory_core/tasks.py does not repeat them.
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_ACKS_LATE = True
