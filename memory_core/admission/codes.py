@@ -107,6 +107,18 @@ RULE_CODES: dict[str, tuple[int, str]] = {
 }
 
 
+def codes_of_rules(*rules: int) -> frozenset[str]:
+    """Return the rule codes that belong to any of ``rules`` (their numbers in RULE_CODES)."""
+    return frozenset(code for code, (rule, _sentence) in RULE_CODES.items() if rule in rules)
+
+
+# The rules of the tenant's boundary: who the write is about (1, tenancy) and what the agent's
+# grant lets it write (2). A write refused by one of their codes is a cross-scope denial (the
+# reviewers' health page counts them).
+SCOPE_RULES = (1, 2)
+SCOPE_CODES = codes_of_rules(*SCOPE_RULES)
+
+
 # Codes that explain an accepted or pending write; every other code refuses it.
 INFORMATIONAL = {
     "class.pointer",

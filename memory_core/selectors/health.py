@@ -18,6 +18,7 @@ from django.db.models import Count, Q
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 
+from memory_core.admission.codes import SCOPE_CODES
 from memory_core.exceptions import NotFound
 from memory_core.models import (
     AccessDenial,
@@ -30,12 +31,6 @@ from memory_core.models import (
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import ReviewerPrincipal
-
-# Words that mark an admission rule code as a scope/tenancy denial (tenant.subject_mismatch,
-# tenant.subject_not_granted, grant.*). Retrieval never meets another scope's rows (its
-# candidate statement reads only the request's tenant, subject and scopes): its denials are
-# the agents' requests the API refused, ``AccessDenial``.
-SCOPE_MARKERS = ("scope", "tenant", "subject", "other_agent", "cross", "not_visible", "grant")
 
 
 @dataclass
@@ -134,14 +129,16 @@ FROM (
 ) AS done
 GROUP BY GROUPING SETS ((day), ())
 """
-# Per day, the writes admission refused with a scope, tenant or subject rule code (a
-# SCOPE_MARKERS word anywhere in the code, in any letter case).
+# Per day, the writes admission refused with a code of the tenant's boundary (``SCOPE_CODES``:
+# the tenancy and grant rules, 1 and 2, of memory_core/admission/codes.py). Retrieval never
+# meets another scope's rows (its candidate statement reads only the request's tenant, subject
+# and scopes): its denials are the agents' requests the API refused, ``AccessDenial``.
 _ADMISSION_SCOPE_SQL = """
 SELECT (d.created_at AT TIME ZONE %(tz)s)::date, count(*)
 FROM memory_core_admissiondecision d
 WHERE d.tenant_id = %(tenant)s AND d.outcome = 'rejected'
   AND d.created_at >= %(start)s AND d.created_at < %(end)s
-  AND EXISTS (SELECT 1 FROM unnest(d.rule_codes) AS c(code) WHERE lower(c.code) ~ %(markers)s)
+  AND d.rule_codes && %(codes)s::varchar[]
 GROUP BY 1
 """
 
@@ -293,7 +290,7 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
     # by one, ~3 s for 100,000 operations).
     end = timezone.make_aware(datetime.combine(day_list[-1] + timedelta(days=1), time.min))
     window = {"tz": timezone.get_current_timezone_name(), "tenant": tenant_id}
-    window.update(start=start, end=end, markers="|".join(SCOPE_MARKERS))
+    window.update(start=start, end=end, codes=sorted(SCOPE_CODES))
     index = {day: position for position, day in enumerate(day_list)}
     # A day without a completed deletion has no latency (None: no point), not one of 0 s.
     medians, slowest = [None] * len(day_list), [None] * len(day_list)

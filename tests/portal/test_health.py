@@ -36,7 +36,7 @@ def activity(tenant, other_tenant, alice_subject, stranger_subject):
             AdmissionDecision.objects.create(
                 tenant=tenant,
                 outcome=outcome,
-                rule_codes=["tenant_boundary"] if outcome == "rejected" else [],
+                rule_codes=["tenant.subject_mismatch"] if outcome == "rejected" else [],
                 created_at=when,
             )
     AdmissionDecision.objects.create(tenant=other_tenant, outcome="accepted", created_at=now)
@@ -320,13 +320,13 @@ def test_deletion_latency_and_boundary_refusals_are_counted_per_day(
             completed_at=completed,
         )
     for outcome, codes, when, owner in [
-        ("rejected", ["Scope.Other_Project"], now, tenant),
-        ("rejected", ["injection.override", "CROSS_tenant.write"], now, tenant),
-        ("rejected", ["injection.override"], now, tenant),
-        ("rejected", ["subject.mismatch"], yesterday, tenant),
-        ("accepted", ["scope.narrowed"], now, tenant),
-        ("rejected", ["tenant_boundary"], now - timedelta(days=30), tenant),
-        ("rejected", ["tenant_boundary"], now, other_tenant),
+        ("rejected", ["tenant.subject_not_granted"], now, tenant),
+        ("rejected", ["injection.instruction_override", "grant.type_not_allowed"], now, tenant),
+        ("rejected", ["injection.instruction_override"], now, tenant),
+        ("rejected", ["tenant.subject_mismatch"], yesterday, tenant),
+        ("accepted", ["ttl.defaulted"], now, tenant),
+        ("rejected", ["tenant.subject_unknown"], now - timedelta(days=30), tenant),
+        ("rejected", ["tenant.subject_unknown"], now, other_tenant),
     ]:
         AdmissionDecision.objects.create(
             tenant=owner, outcome=outcome, rule_codes=codes, created_at=when
@@ -342,3 +342,24 @@ def test_deletion_latency_and_boundary_refusals_are_counted_per_day(
     assert charts["deletion_latency"].summary == "median 3.0 s over 5 deletions"
     admission = {s.key: s.values for s in charts["cross_scope"].series}["admission"]
     assert (admission[-1], admission[-2], sum(admission)) == (2, 1, 3)
+
+
+def test_only_the_boundary_rules_codes_count_as_cross_scope_denials(tenant, reviewer):
+    """A code counted when "subject", "scope", "tenant" or "cross" stood anywhere in it: a
+    refusal of another rule whose code happened to hold one of those words was counted too."""
+    now = timezone.now()
+    for codes in (
+        ["grant.sensitivity_above_max"],  # rule 2: counted
+        ["fields.subject_too_long"],  # a field rule's code (rule 3) naming the subject
+        ["fields.scope_invalid"],
+        ["sensitivity.above_agent_max"],  # rule 8, not the grant's
+    ):
+        AdmissionDecision.objects.create(
+            tenant=tenant, outcome="rejected", rule_codes=codes, created_at=now
+        )
+    overview = health_overview(
+        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.pk), days=7, now=now
+    )
+    charts = {chart.key: chart for chart in overview.charts}
+    admission = {s.key: s.values for s in charts["cross_scope"].series}["admission"]
+    assert sum(admission) == admission[-1] == 1
