@@ -8,6 +8,7 @@ memory events); nothing is sampled or stored separately.
 from __future__ import annotations
 
 import json
+import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
@@ -227,39 +228,57 @@ def evaluation_figures(data: dict | None) -> dict:
     }
 
 
-def health_overview(*, principal, days: int = 14, now: datetime | None = None) -> HealthOverview:
-    """Return the health charts of the reviewer's tenant over the last ``days`` days."""
-    if not isinstance(principal, ReviewerPrincipal):
-        raise NotFound("No health page for this login.")
-    now = now or timezone.now()
-    day_list = _days(now, days)
-    start = timezone.make_aware(datetime.combine(day_list[0], datetime.min.time()))
-    tenant_id = principal.tenant_id
-    charts: list[Chart] = []
+@dataclass
+class Window:
+    """The days a health page covers, for one tenant: ``start`` (midnight of the first day)
+    to ``end`` (midnight after the last)."""
 
-    # Writes through admission.
-    decisions = AdmissionDecision.objects.filter(tenant_id=tenant_id, created_at__gte=start)
+    tenant_id: uuid.UUID
+    days: list[date]
+    start: datetime
+    end: datetime
+
+    @property
+    def index(self) -> dict[date, int]:
+        return {day: position for position, day in enumerate(self.days)}
+
+    @property
+    def sql_params(self) -> dict:
+        return {
+            "tz": timezone.get_current_timezone_name(),
+            "tenant": self.tenant_id,
+            "start": self.start,
+            "end": self.end,
+        }
+
+
+def _writes_chart(window: Window) -> Chart:
+    """Writes through admission, by outcome."""
+    decisions = AdmissionDecision.objects.filter(
+        tenant_id=window.tenant_id, created_at__gte=window.start
+    )
     outcomes = _daily_counts(
-        decisions, "created_at", day_list, outcome=["accepted", "pending_approval", "rejected"]
+        decisions, "created_at", window.days, outcome=["accepted", "pending_approval", "rejected"]
     )
-    charts.append(
-        Chart(
-            "writes",
-            "Writes through admission",
-            "writes",
-            day_list,
-            [
-                Series("accepted", "accepted", outcomes["accepted"]),
-                Series("pending", "sent for approval", outcomes["pending_approval"]),
-                Series("rejected", "rejected", outcomes["rejected"]),
-            ],
-        )
+    return Chart(
+        "writes",
+        "Writes through admission",
+        "writes",
+        window.days,
+        [
+            Series("accepted", "accepted", outcomes["accepted"]),
+            Series("pending", "sent for approval", outcomes["pending_approval"]),
+            Series("rejected", "rejected", outcomes["rejected"]),
+        ],
     )
 
-    # Reviewer decisions. Items are also closed without a reviewer: by the deletion worker
-    # (resolution "deleted") or by a revoke or consent withdrawal (resolution "revoked",
-    # "consent_withdrawn"); only approve, reject and a conflict outcome are decisions.
-    reviews = ReviewItem.objects.filter(tenant_id=tenant_id, resolved_at__gte=start).filter(
+
+def _approvals_chart(window: Window) -> Chart:
+    """Reviewer decisions. Items are also closed without a reviewer: by the deletion worker
+    (resolution "deleted") or by a revoke or consent withdrawal (resolution "revoked",
+    "consent_withdrawn"); only approve, reject and a conflict outcome are decisions."""
+    tenant_id = window.tenant_id
+    reviews = ReviewItem.objects.filter(tenant_id=tenant_id, resolved_at__gte=window.start).filter(
         Q(state__in=["approved", "rejected"])
         | Q(
             state="resolved",
@@ -268,122 +287,149 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
         )
     )
     states = _daily_counts(
-        reviews, "resolved_at", day_list, state=["approved", "rejected", "resolved"]
+        reviews, "resolved_at", window.days, state=["approved", "rejected", "resolved"]
     )
-    charts.append(
-        Chart(
-            "approvals",
-            "Reviewer decisions",
-            "items",
-            day_list,
-            [
-                Series("approved", "approved", states["approved"]),
-                Series("rejected", "rejected", states["rejected"]),
-                Series("resolved", "conflicts resolved", states["resolved"]),
-            ],
-            note=f"{ReviewItem.objects.filter(tenant_id=tenant_id, state='open').count()} open",
-        )
+    return Chart(
+        "approvals",
+        "Reviewer decisions",
+        "items",
+        window.days,
+        [
+            Series("approved", "approved", states["approved"]),
+            Series("rejected", "rejected", states["rejected"]),
+            Series("resolved", "conflicts resolved", states["resolved"]),
+        ],
+        note=f"{ReviewItem.objects.filter(tenant_id=tenant_id, state='open').count()} open",
     )
 
-    # Deletion latency: request to verified completion, per day and over the window, counted
-    # in SQL (a retention sweep opens an operation per subject a run: the rows were read one
-    # by one, ~3 s for 100,000 operations).
-    end = timezone.make_aware(datetime.combine(day_list[-1] + timedelta(days=1), time.min))
-    window = {"tz": timezone.get_current_timezone_name(), "tenant": tenant_id}
-    window.update(start=start, end=end, codes=sorted(SCOPE_CODES))
-    index = {day: position for position, day in enumerate(day_list)}
+
+def _deletion_latency_chart(window: Window) -> Chart:
+    """Deletion latency: request to verified completion, per day and over the window, counted
+    in SQL (a retention sweep opens an operation per subject a run: the rows were read one by
+    one, ~3 s for 100,000 operations)."""
+    index = window.index
     # A day without a completed deletion has no latency (None: no point), not one of 0 s.
-    medians, slowest = [None] * len(day_list), [None] * len(day_list)
+    medians, slowest = [None] * len(window.days), [None] * len(window.days)
     overall = count = None
     with connection.cursor() as cursor:
-        cursor.execute(_DELETION_LATENCY_SQL, window)
+        cursor.execute(_DELETION_LATENCY_SQL, window.sql_params)
         for day, median, longest, n in cursor.fetchall():
             if day is None:
                 overall, count = median, n
             elif day in index:
                 medians[index[day]] = round(median, 2)
                 slowest[index[day]] = round(longest, 2)
-    charts.append(
-        Chart(
-            "deletion_latency",
-            "Deletion latency (request to verified)",
-            "seconds",
-            day_list,
-            [Series("median", "median", medians), Series("max", "slowest", slowest)],
-            summary=(
-                f"median {overall:.1f} s over {count} deletions"
-                if count
-                else "no completed deletions in this window"
-            ),
-            note=(
-                f"{DeletionOperation.objects.filter(tenant_id=tenant_id).exclude(status='completed').count()}"
-                " not completed"
-            ),
-        )
+    unfinished = (
+        DeletionOperation.objects.filter(tenant_id=window.tenant_id)
+        .exclude(status="completed")
+        .count()
+    )
+    return Chart(
+        "deletion_latency",
+        "Deletion latency (request to verified)",
+        "seconds",
+        window.days,
+        [Series("median", "median", medians), Series("max", "slowest", slowest)],
+        summary=(
+            f"median {overall:.1f} s over {count} deletions"
+            if count
+            else "no completed deletions in this window"
+        ),
+        note=f"{unfinished} not completed",
     )
 
-    # Cross-scope denials: agents' requests refused (403) and writes refused at the boundary.
+
+def _cross_scope_chart(window: Window) -> Chart:
+    """Cross-scope denials: agents' requests refused (403) and writes refused at the boundary."""
     refused = _daily_counts(
-        AccessDenial.objects.filter(tenant_id=tenant_id, created_at__gte=start),
+        AccessDenial.objects.filter(tenant_id=window.tenant_id, created_at__gte=window.start),
         "created_at",
-        day_list,
+        window.days,
     )[None]
-    admission_scope = [0] * len(day_list)
+    index = window.index
+    admission_scope = [0] * len(window.days)
     with connection.cursor() as cursor:
-        cursor.execute(_ADMISSION_SCOPE_SQL, window)
+        cursor.execute(_ADMISSION_SCOPE_SQL, window.sql_params | {"codes": sorted(SCOPE_CODES)})
         for day, n in cursor.fetchall():
             if day in index:
                 admission_scope[index[day]] = n
-    charts.append(
-        Chart(
-            "cross_scope",
-            "Cross-scope denials",
-            "denials",
-            day_list,
-            [
-                Series("requests", "agent requests refused (403)", refused),
-                Series("admission", "writes refused at the boundary", admission_scope),
-            ],
-        )
+    return Chart(
+        "cross_scope",
+        "Cross-scope denials",
+        "denials",
+        window.days,
+        [
+            Series("requests", "agent requests refused (403)", refused),
+            Series("admission", "writes refused at the boundary", admission_scope),
+        ],
     )
 
-    # Retrieval traces: the share of stale memories handed out.
-    served, stale = _trace_series(tenant_id, start, day_list, _half_lives(tenant_id))
+
+def _stale_rate_chart(window: Window) -> Chart:
+    """Retrieval traces: the share of stale memories handed out."""
+    served, stale = _trace_series(
+        window.tenant_id, window.start, window.days, _half_lives(window.tenant_id)
+    )
     # A day without retrievals has no rate (None: no point), not one of 0 %.
     rates = [round(100 * s / n, 1) if n else None for s, n in zip(stale, served, strict=True)]
-    charts.append(
-        Chart(
-            "stale_rate",
-            "Stale-memory rate in retrieved packages",
-            "%",
-            day_list,
-            [Series("stale", "older than its type's half-life", rates)],
-            summary=(
-                f"{sum(stale)} of {sum(served)} memories served were past their half-life"
-                if sum(served)
-                else "no retrievals in this window"
-            ),
-        )
+    return Chart(
+        "stale_rate",
+        "Stale-memory rate in retrieved packages",
+        "%",
+        window.days,
+        [Series("stale", "older than its type's half-life", rates)],
+        summary=(
+            f"{sum(stale)} of {sum(served)} memories served were past their half-life"
+            if sum(served)
+            else "no retrievals in this window"
+        ),
     )
 
-    # Corrections end users made in the portal (and through the API as themselves).
+
+def _corrections_chart(window: Window) -> Chart:
+    """Corrections end users made in the portal (and through the API as themselves)."""
     corrections = _daily_counts(
         MemoryEvent.objects.filter(
-            tenant_id=tenant_id, action="corrected", actor_type="user", created_at__gte=start
+            tenant_id=window.tenant_id,
+            action="corrected",
+            actor_type="user",
+            created_at__gte=window.start,
         ),
         "created_at",
-        day_list,
+        window.days,
     )[None]
-    charts.append(
-        Chart(
-            "corrections",
-            "User corrections",
-            "corrections",
-            day_list,
-            [Series("corrections", "corrections", corrections)],
-        )
+    return Chart(
+        "corrections",
+        "User corrections",
+        "corrections",
+        window.days,
+        [Series("corrections", "corrections", corrections)],
     )
 
+
+CHARTS = (
+    _writes_chart,
+    _approvals_chart,
+    _deletion_latency_chart,
+    _cross_scope_chart,
+    _stale_rate_chart,
+    _corrections_chart,
+)
+
+
+def health_overview(*, principal, days: int = 14, now: datetime | None = None) -> HealthOverview:
+    """Return the health charts of the reviewer's tenant over the last ``days`` days."""
+    if not isinstance(principal, ReviewerPrincipal):
+        raise NotFound("No health page for this login.")
+    now = now or timezone.now()
+    day_list = _days(now, days)
+    window = Window(
+        tenant_id=principal.tenant_id,
+        days=day_list,
+        start=timezone.make_aware(datetime.combine(day_list[0], datetime.min.time())),
+        end=timezone.make_aware(datetime.combine(day_list[-1] + timedelta(days=1), time.min)),
+    )
+    charts = [chart(window) for chart in CHARTS]
     for chart in charts:
         if not chart.summary:
             chart.summary = f"{int(chart.total)} in the last {days} days"
@@ -400,7 +446,7 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
         evaluation_time=evaluation_time,
         totals={
             "traces": RetrievalTrace.objects.filter(
-                tenant_id=tenant_id, created_at__gte=start
+                tenant_id=principal.tenant_id, created_at__gte=window.start
             ).count()
         },
     )
