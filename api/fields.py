@@ -19,28 +19,7 @@ import math
 
 from rest_framework import serializers
 
-from memory_core.admission.candidate import invalid_choice_message
-
-
-def json_type(value) -> str:
-    """Return the JSON type of a parsed JSON ``value``, as a message names it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):  # before int: True is an int to Python
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "NaN or an infinity"
-        return "a number with a fraction or an exponent"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+from memory_core.admission.candidate import invalid_choice_message, wrong_type
 
 
 class _StrictType:
@@ -53,9 +32,7 @@ class _StrictType:
 
     def to_internal_value(self, data):
         if not self.accepts(data):
-            raise serializers.ValidationError(
-                f"Must be {self.expected}, not {json_type(data)}.", code="invalid"
-            )
+            raise serializers.ValidationError(wrong_type(self.expected, data), code="invalid")
         return super().to_internal_value(data)
 
 

@@ -17,7 +17,6 @@ from api.fields import (
     StrictChoiceField,
     StrictDateTimeField,
     StrictFloatField,
-    json_type,
 )
 from api.pagination import MAX_CURSOR_CHARS, InvalidCursor, cursor_decode
 from memory_core.admission.candidate import (
@@ -26,6 +25,9 @@ from memory_core.admission.candidate import (
     MAX_BATCH,
     MAX_REASON_CHARS,
     MAX_SCOPE_CHARS,
+    batch_not_a_list,
+    batch_size,
+    wrong_type,
 )
 from memory_core.environments import (
     ENVIRONMENT_ALPHABET,
@@ -64,7 +66,7 @@ class StrictSerializer(serializers.Serializer):
 
     def to_internal_value(self, data):
         if not isinstance(data, Mapping):
-            raise _whole(f"Must be an object, not {json_type(data)}.", "invalid")
+            raise _whole(wrong_type("an object", data), "invalid")
         unknown = {
             str(name): [serializers.ErrorDetail("Unknown field.", code="unknown_field")]
             for name in sorted(set(data) - set(self.fields))
@@ -162,9 +164,6 @@ class MemoryWriteSerializer(_MemoryBodySerializer):
     environment = EnvironmentField(help_text=ENVIRONMENT_HELP)
 
 
-BATCH_SIZE = f"A batch holds 1 to {MAX_BATCH} items"
-
-
 class BatchItemsSerializer(serializers.ListSerializer):
     """A batch's ``items``: an array of 1 to ``MAX_BATCH`` write bodies. Another type or size
     is an error of ``items`` itself, in words (DRF's codes ``not_a_list``, ``min_length`` and
@@ -177,11 +176,10 @@ class BatchItemsSerializer(serializers.ListSerializer):
 
     def to_internal_value(self, data):
         if not isinstance(data, list):
-            message = f"Must be an array of 1 to {MAX_BATCH} write bodies, not {json_type(data)}."
-            raise _whole(message, "not_a_list")
+            raise _whole(batch_not_a_list(data), "not_a_list")
         if not 1 <= len(data) <= MAX_BATCH:
             code = "min_length" if not data else "max_length"
-            raise _whole(f"{BATCH_SIZE}; this one holds {len(data)}.", code)
+            raise _whole(batch_size(len(data)), code)
         return super().to_internal_value(data)
 
 

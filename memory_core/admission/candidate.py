@@ -58,7 +58,6 @@ WRITE_FIELDS = frozenset(
         "environment",
     }
 )
-REQUIRED_FIELDS = ("subject", "memory_type", "scope", "content", "source")
 SOURCE_FIELDS = frozenset({"type", "conversation_id", "message_id", "tool"})
 # A correction inherits subject, type, key, scope and environment from the memory it corrects.
 CORRECTION_FIELDS = frozenset(
@@ -74,6 +73,55 @@ CORRECTION_FIELDS = frozenset(
         "reason",
     }
 )
+
+# The API's codes and words for the same mistakes (DRF's fields and api/fields.py): a body an
+# import or a batch brings to the service is answered as the API answers it.
+REQUIRED = "This field is required."
+NOT_NULL = "This field may not be null."
+NOT_BLANK = "This field may not be blank."
+NUL_CHARACTERS = "Null characters are not allowed."
+DATETIME_FORMAT = (
+    "Datetime has wrong format. Use one of these formats instead: "
+    "YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]."
+)
+
+
+def json_type(value) -> str:
+    """Return the JSON type of a parsed JSON ``value``, as a message names it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):  # before int: True is an int to Python
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return "NaN or an infinity"
+        return "a number with a fraction or an exponent"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def wrong_type(expected: str, value) -> str:
+    """Return the message of a value of another JSON type: "Must be a string, not an integer."
+    (code ``invalid``)."""
+    return f"Must be {expected}, not {json_type(value)}."
+
+
+def batch_not_a_list(value) -> str:
+    """Return the message of a batch's ``items`` that is not an array (``not_a_list``)."""
+    return wrong_type(f"an array of 1 to {MAX_BATCH} write bodies", value)
+
+
+def batch_size(count: int) -> str:
+    """Return the message of a batch of ``count`` items, too few or too many (``min_length``,
+    ``max_length``)."""
+    return f"A batch holds 1 to {MAX_BATCH} items; this one holds {count}."
 
 
 @dataclass
@@ -224,25 +272,48 @@ def _text(
 ) -> str:
     """Return the text field ``name``; with ``strip``, without surrounding whitespace (the ids
     later requests name a memory by, which every endpoint trims: stored padded, " user-9 "
-    was a subject no request could name, and deleting " user-9 " deleted "user-9")."""
-    raw = data.get(name)
-    if strip and isinstance(raw, str):
-        raw = raw.strip()
-    if raw is None or raw == "":
+    was a subject no request could name, and deleting " user-9 " deleted "user-9").
+
+    Refused as the API refuses it: ``required`` (absent), ``null``, ``blank``, ``invalid`` (not
+    a string), and every one of ``max_length``, ``null_characters_not_allowed`` and
+    ``surrogate_characters_not_allowed`` that applies. An optional field may be null (none).
+    """
+    if name not in data:
         if required:
-            errors.add(name, "required", "This field is required.")
+            errors.add(name, "required", REQUIRED)
+        return ""
+    raw = data[name]
+    if raw is None:
+        if required:
+            errors.add(name, "null", NOT_NULL)
         return ""
     if not isinstance(raw, str):
-        errors.add(name, "invalid_type", "Must be a string.")
+        errors.add(name, "invalid", wrong_type("a string", raw))
         return ""
-    problem = bad_text(raw)
-    if problem:
-        errors.add(name, problem, "Must be valid Unicode without NUL characters.")
+    if strip:
+        raw = raw.strip()
+    if raw == "":
+        if required:
+            errors.add(name, "blank", NOT_BLANK)
         return ""
+    problems = []
     if len(raw) > max_chars:
-        errors.add(name, "max_length", f"At most {max_chars} characters.")
-        return ""
-    return raw
+        problems.append(
+            ("max_length", f"Ensure this field has no more than {max_chars} characters.")
+        )
+    if "\x00" in raw:
+        problems.append(("null_characters_not_allowed", NUL_CHARACTERS))
+    surrogate = next((ch for ch in raw if 0xD800 <= ord(ch) <= 0xDFFF), None)
+    if surrogate is not None:
+        problems.append(
+            (
+                "surrogate_characters_not_allowed",
+                f"Surrogate characters are not allowed: U+{ord(surrogate):X}.",
+            )
+        )
+    for code, message in problems:
+        errors.add(name, code, message)
+    return "" if problems else raw
 
 
 def _as_uuid(text: str) -> str | None:
@@ -276,40 +347,51 @@ def invalid_choice_message(value, choices) -> str:
 
 
 def _choice(data: dict, name: str, choices, errors: FieldErrors, *, required: bool = False):
-    raw = data.get(name)
+    if name not in data:
+        if required:
+            errors.add(name, "required", REQUIRED)
+        return None
+    raw = data[name]
     if raw is None:
         if required:
-            errors.add(name, "required", "This field is required.")
+            errors.add(name, "null", NOT_NULL)
         return None
-    if not isinstance(raw, str) or raw not in choices:
+    if not isinstance(raw, str):
+        errors.add(name, "invalid", wrong_type("a string", raw))
+        return None
+    if raw not in choices:
         errors.add(name, "invalid_choice", invalid_choice_message(raw, choices))
         return None
     return raw
 
 
 def parse_datetime_value(raw, errors: FieldErrors, name: str) -> datetime | None:
-    """Parse an ISO 8601 datetime (a naive one is taken as UTC)."""
+    """Parse an ISO 8601 datetime (a naive one is taken as UTC); refuse it as the API does:
+    ``invalid`` (not a string, or not a date-time), ``overflow`` (beyond the years 1-9999 in
+    UTC)."""
     if raw is None:
         return None
     if isinstance(raw, datetime):
         moment = raw
-    elif isinstance(raw, str) and len(raw) <= 64:
-        try:
-            moment = parse_datetime(raw)
-        except ValueError:
-            moment = None
+    elif isinstance(raw, str):
+        moment = None
+        if len(raw) <= 64:
+            try:
+                moment = parse_datetime(raw)
+            except ValueError:
+                moment = None
         if moment is None:
-            errors.add(name, "invalid_datetime", "Must be an ISO 8601 date-time.")
+            errors.add(name, "invalid", DATETIME_FORMAT)
             return None
     else:
-        errors.add(name, "invalid_datetime", "Must be an ISO 8601 date-time.")
+        errors.add(name, "invalid", wrong_type("a string holding an ISO 8601 date-time", raw))
         return None
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=UTC)
     try:
         moment.astimezone(UTC)
     except OverflowError:
-        errors.add(name, "invalid_datetime", "Out of range.")
+        errors.add(name, "overflow", "Datetime value out of range.")
         return None
     return moment
 
@@ -324,13 +406,17 @@ def _environment(data: dict, errors: FieldErrors) -> str:
 
 
 def _source(data: dict, errors: FieldErrors, *, required: bool) -> dict:
-    raw = data.get("source")
+    if "source" not in data:
+        if required:
+            errors.add("source", "required", REQUIRED)
+        return {}
+    raw = data["source"]
     if raw is None:
         if required:
-            errors.add("source", "required", "This field is required.")
+            errors.add("source", "null", NOT_NULL)
         return {}
     if not isinstance(raw, dict):
-        errors.add("source", "invalid_type", "Must be an object {type, conversation_id, ...}.")
+        errors.add("source", "invalid", wrong_type("an object", raw))
         return {}
     for key in raw:
         if key not in SOURCE_FIELDS:
@@ -364,12 +450,7 @@ def _common(data: dict, errors: FieldErrors) -> dict:
     }
     confidence = data.get("confidence")
     if confidence is not None:
-        if isinstance(confidence, bool) or not isinstance(confidence, (int, float)):
-            errors.add("confidence", "invalid_type", "Must be a number between 0 and 1.")
-        elif not math.isfinite(confidence) or not 0 <= confidence <= 1:
-            errors.add("confidence", "out_of_range", "Must be a number between 0 and 1.")
-        else:
-            parsed["confidence"] = float(confidence)
+        parsed["confidence"] = _confidence(confidence, errors)
     if parsed["value"] is not None:
         _check_value(parsed["value"], errors, "value")
         if "value" not in errors.by_field:
@@ -379,12 +460,35 @@ def _common(data: dict, errors: FieldErrors) -> dict:
     return parsed
 
 
+def _confidence(raw, errors: FieldErrors) -> float | None:
+    """Return ``raw`` as a confidence, 0 to 1; refuse it as the API does: ``invalid`` (not a
+    finite number), ``overflow``, ``min_value``, ``max_value``."""
+    if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+        errors.add("confidence", "invalid", wrong_type("a finite number", raw))
+        return None
+    try:
+        value = float(raw)
+    except OverflowError:  # an integer beyond a float's range (an import's JSON line)
+        errors.add("confidence", "overflow", "Integer value too large to convert to float")
+        return None
+    if not math.isfinite(value):
+        errors.add("confidence", "invalid", wrong_type("a finite number", raw))
+    elif value > 1:
+        errors.add("confidence", "max_value", "Ensure this value is less than or equal to 1.0.")
+    elif value < 0:
+        errors.add("confidence", "min_value", "Ensure this value is greater than or equal to 0.0.")
+    else:
+        return value
+    return None
+
+
 def _require_object(data) -> None:
+    """Refuse a body that is not an object, as the API does (``invalid``)."""
     if not isinstance(data, dict):
         raise ValidationFailed(
             "The request body must be a JSON object.",
             details={
-                "non_field_errors": [{"code": "invalid_type", "message": "Expected an object."}]
+                "non_field_errors": [{"code": "invalid", "message": wrong_type("an object", data)}]
             },
         )
 
@@ -455,11 +559,16 @@ def parse_batch(items) -> list[Candidate]:
     """Return the Candidates of a batch's ``items`` (1 to ``MAX_BATCH`` write bodies); raise
     ValidationFailed with every item's field errors, keyed ``items.<index>.<field>`` (an
     item's own, not an object say, ``items.<index>``), as the API's serializer keys them."""
-    if not isinstance(items, list) or not 1 <= len(items) <= MAX_BATCH:
-        message = f"A batch holds 1 to {MAX_BATCH} items."
+    if not isinstance(items, list):
+        code, message = "not_a_list", batch_not_a_list(items)
+    elif not 1 <= len(items) <= MAX_BATCH:
+        code, message = ("min_length" if not items else "max_length"), batch_size(len(items))
+    else:
+        code = message = None
+    if code is not None:
         raise ValidationFailed(
             f"items must be a list of 1 to {MAX_BATCH} write bodies.",
-            details={"items": [{"code": "invalid_length", "message": message}]},
+            details={"items": [{"code": code, "message": message}]},
         )
     candidates, errors = [], {}
     for index, item in enumerate(items):

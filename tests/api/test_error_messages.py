@@ -2,6 +2,8 @@
 lies (the query string or the body), the valid choices, every field at once, the limits a
 refusal applies (docs/api.md, "Every error")."""
 
+import json
+
 import pytest
 
 from memory_core.exceptions import ValidationFailed
@@ -176,20 +178,125 @@ def test_a_batch_of_the_wrong_size_or_type_is_an_error_of_items(api_client, item
     assert messages_of(response) == {"items": [message]}
 
 
-def test_the_batch_service_keys_the_same_mistakes_the_same_way(agent_principal):
-    from memory_core.admission.candidate import MAX_BATCH
+def service_details(call) -> dict:
+    """Return the field errors the write service raises for ``call()``."""
+    with pytest.raises(ValidationFailed) as caught:
+        call()
+    return caught.value.details
+
+
+@pytest.mark.parametrize(
+    "items",
+    [[], [write_body()] * 101, 5, {"0": write_body()}],
+    ids=["empty", "too many", "a number", "an object"],
+)
+def test_the_batch_service_keys_the_same_mistakes_the_same_way(api_client, agent_principal, items):
+    """The service (an import's path, the batch's) answered a batch of the wrong size or type
+    with ``invalid_length`` where the API says ``min_length``, ``max_length`` or
+    ``not_a_list``: one mistake, two codes, depending on the way in."""
     from memory_core.services.writes import memory_write_batch
 
-    assert MAX_BATCH == 100
-    for items in ([], 5):
-        with pytest.raises(ValidationFailed) as caught:
-            memory_write_batch(principal=agent_principal, items=items)
-        assert caught.value.details == {
-            "items": [{"code": "invalid_length", "message": "A batch holds 1 to 100 items."}]
-        }
-    with pytest.raises(ValidationFailed) as caught:
-        memory_write_batch(principal=agent_principal, items=[write_body(), "x"])
-    assert set(caught.value.details) == {"items.1"}
+    answer = error_of(api_client.post(BATCH, {"items": items}, format="json"))["details"]
+    details = service_details(lambda: memory_write_batch(principal=agent_principal, items=items))
+    assert details == answer
+    details = service_details(
+        lambda: memory_write_batch(principal=agent_principal, items=[write_body(), "x"])
+    )
+    assert details == {
+        "items.1": [{"code": "invalid", "message": "Must be an object, not a string."}]
+    }
+
+
+SOURCE = {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"}
+# One mistake each, in a body both ways in read: the API's serializer and the service's
+# parser (memory_core.admission.candidate) must key it with the same code.
+WRITE_MISTAKES = {
+    "body an array": [1],
+    "confidence over 1": write_body(confidence=2),
+    "confidence under 0": write_body(confidence=-0.5),
+    "confidence a string": write_body(confidence="0.5"),
+    "confidence a boolean": write_body(confidence=True),
+    "content a number": write_body(content=5),
+    "content empty": write_body(content=""),
+    "content null": write_body(content=None),
+    "content with NUL": write_body(content="a\x00b"),
+    "content with a lone surrogate": write_body(content="a\ud800b"),
+    "content too long": write_body(content="x" * 20_001),
+    "subject blank": write_body(subject="  "),
+    "subject a number": write_body(subject=5),
+    "subject too long": write_body(subject="x" * 201),
+    "memory_key a number": write_body(memory_key=5),
+    "memory_type a number": write_body(memory_type=5),
+    "memory_type unknown": write_body(memory_type="preference"),
+    "memory_type null": write_body(memory_type=None),
+    "scope a number": write_body(scope=5),
+    "scope unknown": write_body(scope="galaxy:x"),
+    "valid_until not a date": write_body(valid_until="tomorrow"),
+    "valid_until a number": write_body(valid_until=5),
+    "valid_until out of range": write_body(valid_until="9999-12-31T23:00:00-05:00"),
+    "source a string": write_body(source="chat"),
+    "source null": write_body(source=None),
+    "source.type unknown": write_body(source={**SOURCE, "type": "chat"}),
+    "source.conversation_id a number": write_body(source={**SOURCE, "conversation_id": 5}),
+    "source.conversation_id empty": write_body(source={**SOURCE, "conversation_id": ""}),
+    "source field unknown": write_body(source={**SOURCE, "x": 1}),
+    "field unknown": write_body(x=1),
+    "session_id a number": write_body(session_id=5),
+    "environment a number": write_body(environment=5),
+    "several at once": write_body(subject=5, content="", confidence=3, source="x", bogus=1),
+}
+
+
+@pytest.mark.parametrize("body", WRITE_MISTAKES.values(), ids=WRITE_MISTAKES.keys())
+def test_the_write_service_keys_a_mistake_as_the_api_does(api_client, agent_principal, body):
+    """An import (``import_memories``) and the batch read a body with the domain's parser:
+    it answered ``invalid_type`` where the API says ``invalid``, ``out_of_range`` for its
+    ``max_value``, ``required`` for its ``blank`` and ``null``, ``null_character`` for its
+    ``null_characters_not_allowed``, ``invalid_datetime`` for its ``invalid``."""
+    from memory_core.services.writes import memory_write
+
+    # As JSON text: a lone surrogate goes as its escape, "\ud800", as a client sends it.
+    raw = json.dumps(body)
+    answer = codes_of(api_client.post(MEMORIES, raw, content_type="application/json"))
+    details = service_details(lambda: memory_write(principal=agent_principal, data=body))
+    assert {name: [e["code"] for e in found] for name, found in details.items()} == answer
+
+
+CORRECTION_MISTAKES = {
+    "body an array": [1],
+    "reason a number": {"content": "x", "source": SOURCE, "reason": 5},
+    "reason too long": {"content": "x", "source": SOURCE, "reason": "x" * 501},
+    "confidence over 1": {"content": "x", "source": SOURCE, "confidence": 2},
+    "content missing": {"source": SOURCE},
+    "source a list": {"content": "x", "source": []},
+}
+
+
+@pytest.mark.parametrize("body", CORRECTION_MISTAKES.values(), ids=CORRECTION_MISTAKES.keys())
+def test_the_correction_service_keys_a_mistake_as_the_api_does(api_client, agent_principal, body):
+    from memory_core.services.writes import memory_correct, memory_write
+
+    memory = memory_write(principal=agent_principal, data=write_body()).memory
+    url = f"{MEMORIES}/{memory.pk}/supersede"
+    answer = codes_of(api_client.post(url, body, format="json"))
+    details = service_details(
+        lambda: memory_correct(principal=agent_principal, memory_id=memory.pk, data=body)
+    )
+    assert {name: [e["code"] for e in found] for name, found in details.items()} == answer
+
+
+def test_the_serializers_and_the_domain_parser_read_the_same_fields():
+    """Two lists of a write's fields: a field added to one only was refused by the other."""
+    from api.memories_serializers import (
+        MemoryCorrectionSerializer,
+        MemoryWriteSerializer,
+        SourceSerializer,
+    )
+    from memory_core.admission.candidate import CORRECTION_FIELDS, SOURCE_FIELDS, WRITE_FIELDS
+
+    assert set(MemoryWriteSerializer().fields) == WRITE_FIELDS
+    assert set(MemoryCorrectionSerializer().fields) == CORRECTION_FIELDS
+    assert set(SourceSerializer().fields) == SOURCE_FIELDS
 
 
 # --- Every mistake of a body in one answer ------------------------------------------------------

@@ -22,9 +22,10 @@ def test_a_choice_outside_the_enumeration_names_the_valid_ones():
             "message": '"yes" is not a valid choice; one of: explicit, workflow.',
         }
     ]
-    assert errors["sensitivity"][0]["message"] == (
-        "Must be a string, one of: public, personal, sensitive, restricted."
-    )
+    # Not a string at all: the API's words and code (api.fields.StrictChoiceField).
+    assert errors["sensitivity"] == [
+        {"code": "invalid", "message": "Must be a string, not an integer."}
+    ]
 
 
 def test_every_field_error_is_reported_at_once_and_a_sources_under_source():
