@@ -562,8 +562,3 @@ class _GraphCache:
                 os.replace(temporary, target)
         except OSError as exc:
             logger.warning("cannot keep the ONNX graph in %s: %s", self.folder, exc)
-
-
-def embed_one(text: str) -> list[float]:
-    """Return the embedding of one text."""
-    return get_embedder().embed([text])[0]

@@ -326,14 +326,3 @@ def export_delete(*, export: Export) -> None:
     """Remove ``export``'s file and row (a whole subject's deletion). Idempotent."""
     export_path(export).unlink(missing_ok=True)
     export.delete()
-
-
-def export_read(*, principal, export_id) -> dict:
-    """Return the export's document if ``principal`` may see it; NotFound otherwise."""
-    queryset = Export.objects.filter(tenant_id=principal.tenant_id, pk=export_id)
-    if isinstance(principal, SubjectPrincipal):
-        queryset = queryset.filter(subject_id=principal.subject_id)
-    export = queryset.first()
-    if export is None or not export_path(export).exists():
-        raise NotFound("No export with this id.")
-    return json.loads(export_path(export).read_text())

@@ -494,6 +494,8 @@ class _CacheStore(Store):
 
 
 class RetrievalCacheStore(_CacheStore):
+    # Nothing writes the retrieval cache yet (only bench_deletion seeds it): bumped anyway,
+    # so a cache added later is covered from its first entry (memory_core/retrieval_cache.py).
     name = "retrieval_cache"
     namespace = "retrieval"
     description = "cached retrieval packages: the subject's cache generation is bumped"

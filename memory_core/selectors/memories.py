@@ -181,15 +181,6 @@ def _in_chain_order(ids: list, rows) -> list[Memory]:
     return [by_id[pk] for pk in ids if pk in by_id]
 
 
-def memory_chain(memory: Memory) -> list[Memory]:
-    """Return the whole supersession chain containing ``memory``, oldest first, as stored.
-
-    Two queries whatever the chain's length: its ids, then its rows.
-    """
-    ids = memory_chain_ids(memory)
-    return _in_chain_order(ids, Memory.objects.filter(tenant_id=memory.tenant_id, pk__in_array=ids))
-
-
 def memory_visible_chain(*, principal, memory: Memory) -> list[Memory]:
     """Return ``memory``'s chain as ``principal`` may see it, oldest first.
 

@@ -197,11 +197,6 @@ def memory_store_many(
     return memories
 
 
-def memory_store(*, draft: MemoryDraft, principal, policy_version: int | None = None) -> Memory:
-    """Store one new memory (version 1) with its embedding."""
-    return memory_store_many(drafts=[draft], principal=principal, policy_version=policy_version)[0]
-
-
 @transaction.atomic
 def memory_supersede(
     *,

@@ -105,15 +105,6 @@ def short_id(value) -> str:
 
 
 @register.filter
-def get_item(mapping, key):
-    """Return ``mapping[key]`` or None."""
-    try:
-        return mapping.get(key)
-    except AttributeError:
-        return None
-
-
-@register.filter
 def basename(path) -> str:
     """Return the last part of a file path."""
     return str(path).rstrip("/").rsplit("/", 1)[-1]

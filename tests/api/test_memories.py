@@ -424,7 +424,7 @@ def test_a_batch_refused_whole_leaves_no_embedding_work_behind(api_client, embed
 def test_a_batch_embedded_in_chunks_on_two_threads_gives_each_memory_its_own_vector(api_client):
     import numpy as np
 
-    from memory_core.embeddings import embed_one
+    from memory_core.embeddings import get_embedder
 
     topics = ["Python", "Rust", "tea", "jazz", "Lisbon", "cycling", "chess", "sushi"]
     items = [
@@ -437,7 +437,7 @@ def test_a_batch_embedded_in_chunks_on_two_threads_gives_each_memory_its_own_vec
     assert response.status_code == 200, response.json()
     assert response.json()["accepted"] == 40
     for memory in Memory.objects.all():
-        expected = np.asarray(embed_one(memory.content))
+        expected = np.asarray(get_embedder().embed([memory.content])[0])
         assert float(np.asarray(memory.embedding) @ expected) > 0.9999, memory.content
 
 

@@ -5,8 +5,8 @@ from django.db import connection
 
 from memory_core.exceptions import Conflict
 from memory_core.models import Memory, MemoryEvent, MemoryType, Status
-from memory_core.selectors.memories import memory_chain
-from memory_core.services.memories import MemoryDraft, memory_store, memory_supersede
+from memory_core.selectors.memories import memory_visible_chain
+from memory_core.services.memories import MemoryDraft, memory_store_many, memory_supersede
 
 pytestmark = pytest.mark.django_db
 
@@ -25,8 +25,8 @@ def draft(subject, content):
 
 
 def test_chain_of_three_versions(subject, system_principal):
-    first = memory_store(
-        draft=draft(subject, "Default backend language is Python."), principal=system_principal
+    [first] = memory_store_many(
+        drafts=[draft(subject, "Default backend language is Python.")], principal=system_principal
     )
     second = memory_supersede(
         previous=first, draft=draft(subject, "The service moved to Go."), principal=system_principal
@@ -39,7 +39,7 @@ def test_chain_of_three_versions(subject, system_principal):
     with connection.cursor() as cursor:
         cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
 
-    chain = memory_chain(second)
+    chain = memory_visible_chain(principal=system_principal, memory=second)
     assert [m.id for m in chain] == [first.id, second.id, third.id]
     assert [m.version for m in chain] == [1, 2, 3]
     assert [m.status for m in chain] == [Status.SUPERSEDED, Status.SUPERSEDED, Status.ACTIVE]
@@ -52,7 +52,7 @@ def test_chain_of_three_versions(subject, system_principal):
 
 
 def test_only_the_head_can_be_superseded(subject, system_principal):
-    first = memory_store(draft=draft(subject, "Python."), principal=system_principal)
+    [first] = memory_store_many(drafts=[draft(subject, "Python.")], principal=system_principal)
     memory_supersede(previous=first, draft=draft(subject, "Go."), principal=system_principal)
     with pytest.raises(Conflict) as caught:
         memory_supersede(previous=first, draft=draft(subject, "Rust."), principal=system_principal)
