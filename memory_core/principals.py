@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q, QuerySet, Subquery, TextField, Value
 from django.db.models.functions import Cast, Concat
 
+from memory_core.exceptions import NotFound
 from memory_core.models.choices import sensitivities_up_to
 
 
@@ -191,3 +192,17 @@ class SystemPrincipal:
 
     def scope_memories(self, queryset: QuerySet) -> QuerySet:
         return queryset
+
+
+def require_reviewer(principal, *, message: str, or_system: bool = False) -> None:
+    """Refuse any principal but a reviewer (with ``or_system``, memledger itself too) with
+    NotFound(``message``): what only reviewers see does not exist for anyone else, as an id
+    outside a caller's scope does not (a 404, never a 403 that says it is there).
+
+    Every reviewer-only selector and service checks here. The surfaces refuse before it: the
+    reviewer API answers 403 ``forbidden`` to a request without a reviewer's session
+    (``api.reviews.IsReviewer``), the portal sends another login to its own pages.
+    """
+    allowed = (ReviewerPrincipal, SystemPrincipal) if or_system else (ReviewerPrincipal,)
+    if not isinstance(principal, allowed):
+        raise NotFound(message)

@@ -4,15 +4,10 @@ from django.db.models import BooleanField, F, Func, IntegerField, Prefetch, Q, Q
 from django.db.models.expressions import RawSQL
 
 from memory_core.deletion.ledger import queued_operation_id
-from memory_core.exceptions import NotFound, PermissionDenied
+from memory_core.exceptions import NotFound
 from memory_core.models import DeletionOperation, DeletionStep, Memory, Status, Subject
 from memory_core.models.choices import sensitivities_up_to
-from memory_core.principals import (
-    AgentPrincipal,
-    ReviewerPrincipal,
-    SubjectPrincipal,
-    SystemPrincipal,
-)
+from memory_core.principals import AgentPrincipal, SubjectPrincipal, require_reviewer
 
 # An operation an agent may see: one it asked for, or one every memory of which its grant
 # reaches (their rows keep type, sensitivity and owner once scrubbed). Another's deletion of
@@ -142,8 +137,9 @@ def deletion_list(*, principal, status: str | None = None) -> QuerySet:
 def deletion_dead_letters(*, principal) -> QuerySet:
     """Return the tenant's operations that gave up (dead-lettered or failed), for reviewers,
     the most recent first."""
-    if not isinstance(principal, (ReviewerPrincipal, SystemPrincipal)):
-        raise PermissionDenied("Only reviewers see dead-lettered deletions.")
+    require_reviewer(
+        principal, message="No dead-lettered deletions for this login.", or_system=True
+    )
     return (
         _scope(principal)
         .filter(Q(dead_lettered_at__isnull=False) | Q(status=DeletionOperation.State.FAILED))

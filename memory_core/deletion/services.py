@@ -55,9 +55,9 @@ from memory_core.models.lookups import uuid_array
 from memory_core.principals import (
     AgentPrincipal,
     QueuedRequester,
-    ReviewerPrincipal,
     SubjectPrincipal,
     SystemPrincipal,
+    require_reviewer,
 )
 from memory_core.rls import tenant_atomic
 
@@ -1061,8 +1061,7 @@ def deletion_retry(*, principal, operation_id) -> DeletionOperation:
     Any other is returned as it is (a second click, another reviewer first): the returned
     operation's ``retried`` says whether this call re-drove it.
     """
-    if not isinstance(principal, (ReviewerPrincipal, SystemPrincipal)):
-        raise PermissionDenied("Only a reviewer can retry a failed deletion.")
+    require_reviewer(principal, message="No deletion operation with this id.", or_system=True)
     operation = (
         DeletionOperation.objects.select_for_update()
         .filter(tenant_id=principal.tenant_id, pk=operation_id)

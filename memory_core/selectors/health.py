@@ -20,7 +20,6 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 
 from memory_core.admission.codes import SCOPE_CODES
-from memory_core.exceptions import NotFound
 from memory_core.models import (
     AccessDenial,
     AdmissionDecision,
@@ -31,7 +30,7 @@ from memory_core.models import (
     ReviewItem,
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
-from memory_core.principals import ReviewerPrincipal
+from memory_core.principals import require_reviewer
 
 
 @dataclass
@@ -419,8 +418,7 @@ CHARTS = (
 
 def health_overview(*, principal, days: int = 14, now: datetime | None = None) -> HealthOverview:
     """Return the health charts of the reviewer's tenant over the last ``days`` days."""
-    if not isinstance(principal, ReviewerPrincipal):
-        raise NotFound("No health page for this login.")
+    require_reviewer(principal, message="No health page for this login.")
     now = now or timezone.now()
     day_list = _days(now, days)
     window = Window(

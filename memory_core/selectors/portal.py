@@ -15,7 +15,6 @@ from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 from django.utils import timezone
 
 from memory_core.deletion.selectors import deletion_dead_letters, deletion_list
-from memory_core.exceptions import NotFound
 from memory_core.models import (
     AUTHORITY_RANK,
     AdmissionDecision,
@@ -32,7 +31,7 @@ from memory_core.models import (
     past_end_condition,
 )
 from memory_core.policy_check import retention_limit
-from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
 from memory_core.selectors.memories import memory_get, memory_visible_chain
 
 # Order in which the "what is remembered" page lists classes.
@@ -385,8 +384,7 @@ def memory_history(*, principal, memory_id) -> MemoryHistory:
 
 
 def _reviewer_items(principal) -> QuerySet:
-    if not isinstance(principal, ReviewerPrincipal):
-        raise NotFound("No review queue for this login.")
+    require_reviewer(principal, message="No review queue for this login.")
     return ReviewItem.objects.filter(tenant_id=principal.tenant_id)
 
 
@@ -531,8 +529,7 @@ def rejected_by_rule(*, principal, limit_per_rule: int = 5) -> list[RuleGroup]:
     Counts cover every rejected decision of the tenant (one SQL query with ``unnest`` and
     window functions); each group carries its latest ``limit_per_rule`` decisions.
     """
-    if not isinstance(principal, ReviewerPrincipal):
-        raise NotFound("No review queue for this login.")
+    require_reviewer(principal, message="No review queue for this login.")
     table = AdmissionDecision._meta.db_table
     sql = _REJECTED_BY_RULE_SQL.format(codes=_REJECTED_CODES_SQL.format(table=table))
     params = {
@@ -558,6 +555,5 @@ def rejected_by_rule(*, principal, limit_per_rule: int = 5) -> list[RuleGroup]:
 
 def deletions_dead_lettered(*, principal) -> list[DeletionOperation]:
     """Return the tenant's deletion operations that gave up (dead-lettered or failed)."""
-    if not isinstance(principal, ReviewerPrincipal):
-        raise NotFound("No review queue for this login.")  # the portal's answer, not a 403
+    require_reviewer(principal, message="No review queue for this login.")
     return list(deletion_dead_letters(principal=principal))

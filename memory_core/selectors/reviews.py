@@ -2,7 +2,7 @@
 
 from memory_core.exceptions import NotFound
 from memory_core.models import PortalMembership, ReviewItem
-from memory_core.principals import ReviewerPrincipal
+from memory_core.principals import ReviewerPrincipal, require_reviewer
 
 
 def reviewer_principal_for(user) -> ReviewerPrincipal | None:
@@ -19,8 +19,7 @@ def reviewer_principal_for(user) -> ReviewerPrincipal | None:
 
 def review_list(*, principal, state: str = "open", kind: str = ""):
     """Return the review items of the reviewer's tenant, oldest first (a queue)."""
-    if not isinstance(principal, ReviewerPrincipal):
-        raise NotFound("No review queue for this principal.")
+    require_reviewer(principal, message="No review queue for this principal.")
     # The item's memory is shown with its subject's external id (a query an item otherwise).
     queryset = ReviewItem.objects.filter(tenant_id=principal.tenant_id).select_related(
         "subject", "memory", "memory__subject"
@@ -34,8 +33,7 @@ def review_list(*, principal, state: str = "open", kind: str = ""):
 
 def review_get(*, principal, item_id) -> ReviewItem:
     """Return the review item ``item_id`` of the reviewer's tenant; NotFound otherwise."""
-    if not isinstance(principal, ReviewerPrincipal):
-        raise NotFound("No review item with this id.")
+    require_reviewer(principal, message="No review item with this id.")
     item = (
         ReviewItem.objects.filter(pk=item_id, tenant_id=principal.tenant_id)
         .select_related("subject", "memory", "memory__subject")

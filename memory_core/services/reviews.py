@@ -27,7 +27,7 @@ from memory_core.models import (
     ReviewItem,
     Status,
 )
-from memory_core.principals import AgentPrincipal, ReviewerPrincipal, SystemPrincipal
+from memory_core.principals import AgentPrincipal, require_reviewer
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.services.conflicts import conflict_open, conflicts_follow_successor
 from memory_core.services.events import event_record
@@ -37,8 +37,7 @@ from memory_core.services.memories import heads_on_key
 def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
     """Return the open sensitive-write item ``item_id`` of the reviewer's tenant, locked
     unless ``lock`` is false."""
-    if not isinstance(principal, (ReviewerPrincipal, SystemPrincipal)):
-        raise NotFound("No review item with this id.")
+    require_reviewer(principal, message="No review item with this id.", or_system=True)
     items = ReviewItem.objects.filter(pk=item_id, tenant_id=principal.tenant_id)
     item = (items.select_for_update() if lock else items).first()
     if item is None:
