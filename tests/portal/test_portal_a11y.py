@@ -1,5 +1,6 @@
 """What a keyboard or screen-reader user needs from the portal's markup: a named tab stop for
-every table that scrolls sideways, and a message area that portal/messages.js can focus.
+every table that scrolls sideways, a message area that portal/messages.js can focus, errors
+tied to their fields, and names that tell repeated controls apart.
 
 Wide tables (the deletions list, a memory's events, the health page's data tables, the
 reviewer's lists) scroll inside a ``.table-wrap`` at a phone's width. Chromium makes such a
@@ -173,3 +174,28 @@ def test_the_message_area_is_focusable_and_its_script_loads_only_with_a_message(
     assert "approved" in area.text()
     scripts = [n.attrs.get("src", "") for n in tree.root.walk() if n.tag == "script"]
     assert any(src.endswith("portal/messages.js") for src in scripts), scripts
+
+
+def title_of(tree: Tree) -> str:
+    (title,) = [n for n in tree.root.walk() if n.tag == "title"]
+    return title.text()
+
+
+def test_a_failed_login_marks_both_fields_and_ties_the_error_to_them(client, alice):
+    fresh = Tree(client.get(reverse("login")).content.decode())
+    assert title_of(fresh) == "Log in · memledger"
+    for name in ("username", "password"):
+        field = fresh.by_id(f"id_{name}")
+        assert "aria-invalid" not in field.attrs and "aria-describedby" not in field.attrs
+
+    response = client.post(reverse("login"), {"username": "alice", "password": "nope"})
+    tree = Tree(response.content.decode())
+    # The tab's title is the first thing a screen reader reads of the page that came back.
+    assert title_of(tree) == "Error: Log in · memledger"
+    for name in ("username", "password"):
+        field = tree.by_id(f"id_{name}")
+        assert field.attrs.get("aria-invalid") == "true", field.attrs
+        error = tree.by_id(field.attrs.get("aria-describedby", ""))
+        assert error is not None and "didn't match" in error.text(), field.attrs
+    # Focus lands on Username, which now says what went wrong.
+    assert "autofocus" in tree.by_id("id_username").attrs
