@@ -9,6 +9,7 @@ from django.http import FileResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.dateformat import format as date_format
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
@@ -528,16 +529,40 @@ class DeletionListView(EndUserMixin, TemplateView):
         return context
 
 
+def deletion_heading(operation, *, done: bool) -> str:
+    """Return the heading of a deletion's progress page: the page renders it, and its script
+    puts the one the status JSON gives in place once the operation is done (a queued key
+    deletion's heading, which names the key, is the template's)."""
+    if done and operation.status != DeletionOperation.State.COMPLETED:
+        return "Deletion stopped: some copies may remain"
+    everything = operation.target == DeletionOperation.Target.SUBJECT
+    if operation.status == DeletionOperation.State.COMPLETED:
+        return "Everything about you is deleted" if everything else "Deleted and verified"
+    if everything:
+        return "Deleting everything about you"
+    count = len(operation.memory_ids)
+    return f"Deleting {count} memor{'y' if count == 1 else 'ies'}"
+
+
 def operation_status(operation) -> dict:
-    """Return the JSON the progress page polls: the operation and each step's state."""
+    """Return the JSON the progress page polls: the operation and each step's state, and,
+    for the page's script to show without reloading, its heading and when it completed."""
     steps = list(operation.steps.all())
+    done = operation.status in ("completed", "failed") or bool(operation.dead_lettered_at)
+    completed_at = operation.completed_at
     return {
         "id": str(operation.pk),
         "status": operation.status,
-        "done": operation.status in ("completed", "failed") or bool(operation.dead_lettered_at),
+        "done": done,
+        "heading": deletion_heading(operation, done=done),
+        "attempts": operation.attempts,
         "requested_at": operation.requested_at,
         "started_at": operation.started_at,
-        "completed_at": operation.completed_at,
+        "completed_at": completed_at,
+        # As the page writes it ("14:51:03 UTC"): the portal renders in TIME_ZONE.
+        "completed_label": (
+            date_format(timezone.localtime(completed_at), "H:i:s T") if completed_at else ""
+        ),
         "steps": [
             {
                 "store": step.store,

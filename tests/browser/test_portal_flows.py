@@ -150,7 +150,7 @@ def test_user_deletes_a_memory_and_watches_it_complete(page, world, celery_worke
     expect(page.get_by_text("Deletion started")).to_be_visible()
     status = page.locator("#op-status")
     expect(status).to_have_text("Completed", timeout=60_000)
-    # The page then reloads once to show the final state as the server renders it.
+    # The page shows the final state in place (tests/browser/test_portal_deletion_progress.py).
     expect(page.get_by_role("heading", name="Deleted and verified")).to_be_visible()
     expect(page.locator("#op-steps li.step-verified")).to_have_count(
         page.locator("#op-steps li").count()

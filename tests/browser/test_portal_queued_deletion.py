@@ -1,7 +1,8 @@
 """A queued key deletion's page, followed in the browser until a worker makes it.
 
 The page of a deletion queued for a worker has no steps to draw; once the worker has made the
-request (under the same id), the page reloads once and follows the operation it became.
+request (under the same id), the page reloads once, focuses its heading and follows the
+operation it became.
 """
 
 import pytest
@@ -39,8 +40,10 @@ def test_a_queued_key_deletions_page_follows_the_operation_once_a_worker_makes_i
 
     made = queued_subject_deletion_run(world.alice_subject.pk)  # what the worker does
     assert str(made.pk) == str(operation.pk)
-    # Reloaded once: the operation's own page, its memory counted, its steps drawn.
+    # Reloaded once: the operation's own page, its memory counted, its steps drawn, and its
+    # heading focused (the reload had left focus at the top of a page new to the reader).
     expect(heading).to_have_text("Deleting 1 memory", timeout=10_000)
+    expect(heading).to_be_focused()
     expect(page.locator("#op-queued")).to_have_count(0)
     expect(page.locator("#op-steps li").first).to_be_visible()
     expect(page.get_by_text("requested by an agent")).to_be_visible()

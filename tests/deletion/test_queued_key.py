@@ -357,7 +357,7 @@ def test_the_users_deletions_page_says_a_keys_deletion_is_queued_not_everything(
     assert "The deletion of everything" not in body
     page = client.get(reverse("portal:deletion", args=[queued.pk]))
     assert page.status_code == 200
-    heading = page.content.decode().split("<h1>", 1)[1].split("</h1>", 1)[0]
+    heading = page.content.decode().split('<h1 id="op-heading">', 1)[1].split("</h1>", 1)[0]
     assert heading == f'Deleting the memories on the key <code class="key">{KEY}</code>'
 
 
