@@ -27,6 +27,17 @@ from portal.forms import ConflictResolveForm, ReasonForm, form_problems
 from portal.paging import page_number, page_query
 
 
+def queue_context(*, principal, number: int) -> dict:
+    """Return what the queue page shows: page ``number`` of the pending writes and the
+    latest decisions."""
+    page = review_queue(principal=principal, page=number)
+    return {
+        "page": page,
+        "items": page.items,
+        "recent": review_recent(principal=principal, limit=10),
+    }
+
+
 class ReviewQueueView(ReviewerMixin, TemplateView):
     """Sensitive writes waiting for a reviewer's approval."""
 
@@ -34,18 +45,19 @@ class ReviewQueueView(ReviewerMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        page = review_queue(principal=self.principal, page=page_number(self.request))
         context.update(
-            page=page,
-            items=page.items,
+            queue_context(principal=self.principal, number=page_number(self.request)),
             page_query=page_query(self.request),
-            recent=review_recent(principal=self.principal, limit=10),
         )
         return context
 
 
 class ReviewDecideView(ReviewerMixin, View):
-    """Approve or reject one pending write, with a reason."""
+    """Approve or reject one pending write, with a reason.
+
+    A reason refused by the form (blank: spaces pass the browser's ``required``) shows the
+    queue page again with the problem on that write's reason, focused, and nothing decided.
+    """
 
     http_method_names = ["post"]
     decision = ""  # "approve" | "reject"
@@ -64,10 +76,21 @@ class ReviewDecideView(ReviewerMixin, View):
         form = ReasonForm(request.POST)
         if not form.is_valid():
             if form.has_error("reason", "required"):
-                messages.error(request, "Give a reason for the decision; it is kept with it.")
+                problem = "Nothing was decided. Give a reason for the decision; it is kept with it."
             else:
-                messages.error(request, f"Nothing was decided ({form_problems(form)}).")
-            return redirect(queue)
+                problem = f"Nothing was decided ({form_problems(form)})."
+            context = queue_context(principal=self.principal, number=number)
+            if not any(item.pk == item_id for item in context["items"]):
+                # Decided or withdrawn meanwhile: there is no form left to show it on.
+                messages.error(request, f"Write {str(item_id)[:8]}: {problem}")
+                return redirect(queue)
+            context.update(
+                page_base=reverse("portal:review:queue"),
+                invalid_item=item_id,
+                invalid_form=form,
+                invalid_problem=problem,
+            )
+            return render(request, "portal/review/queue.html", context)
         try:
             item = service(
                 principal=self.principal, item_id=item_id, reason=form.cleaned_data["reason"]

@@ -105,6 +105,17 @@ def short_id(value) -> str:
 
 
 @register.filter
+def write_name(item) -> str:
+    """Return a pending write as its controls name it: "the write health.diet (a1b2c3d4)
+    about user-42", by its key and the item's short id, which the message after a decision
+    repeats ("Write a1b2c3d4 approved"); several writes about one subject read apart."""
+    key = item.memory.memory_key if item.memory else item.memory_key
+    short = short_id(item.pk)
+    what = f"{key} ({short})" if key else short
+    return f"the write {what} about {item.subject.external_id}"
+
+
+@register.filter
 def basename(path) -> str:
     """Return the last part of a file path."""
     return str(path).rstrip("/").rsplit("/", 1)[-1]

@@ -181,6 +181,43 @@ def test_enter_in_a_reviewers_reason_approves_nothing(page, world):
     assert Memory.objects.get(pk=result.memory.pk).status != "active"
 
 
+def test_a_blank_reason_comes_back_on_that_writes_field_focused(page, world):
+    """Spaces pass the browser's ``required``; the server refused them and sent the reviewer
+    to the queue's top, with a message naming no write, among several about one person."""
+    from memory_core.models import ReviewItem
+    from memory_core.services.writes import memory_write
+
+    pending_sensitive_write(world)
+    second = memory_write(
+        principal=world.agent_principal,
+        data={
+            "subject": "user-42",
+            "memory_type": "user_preference",
+            "memory_key": "health.medication",
+            "content": "User takes an antihistamine every morning.",
+            "scope": "global",
+            "source": {"type": "user_input", "conversation_id": "conv-9", "message_id": "m-4"},
+            "authority": "explicit_user",
+            "consent": "explicit",
+            "sensitivity": "sensitive",
+        },
+    ).review_item
+    log_in(page, "reviewer", PASSWORD)
+    what = f"the write health.medication ({str(second.pk)[:8]}) about user-42"
+    page.get_by_role("textbox", name=f"Reason for {what}", exact=True).fill("   ")
+    page.get_by_role("button", name=f"Reject {what}", exact=True).click()
+    page.wait_for_load_state()
+    reason = page.get_by_role("textbox", name=f"Reason for {what}", exact=True)
+    expect(reason).to_be_focused()
+    expect(reason).to_have_attribute("aria-invalid", "true")
+    expect(reason).to_have_accessible_description(
+        "Nothing was decided. Give a reason for the decision; it is kept with it. "
+        "User takes an antihistamine every morning."
+    )
+    assert page.title().startswith("Error: ")
+    assert ReviewItem.objects.get(pk=second.pk).state == "open"
+
+
 # The link colour's contrast with the card's white, by WCAG's relative luminance.
 CONTRAST = """([fg, bg]) => {
   const lum = (css) => {

@@ -199,3 +199,26 @@ def test_a_failed_login_marks_both_fields_and_ties_the_error_to_them(client, ali
         assert error is not None and "didn't match" in error.text(), field.attrs
     # Focus lands on Username, which now says what went wrong.
     assert "autofocus" in tree.by_id("id_username").attrs
+
+
+def test_a_blank_decision_reason_comes_back_on_that_writes_field(reviewer_client, alice_subject):
+    # Spaces pass the browser's ``required``; the form strips them and refuses the reason.
+    first = pending_write(alice_subject, "Alice takes insulin daily.")
+    second = pending_write(alice_subject, "Alice sees a cardiologist.")
+    response = reviewer_client.post(
+        reverse("portal:review:reject", args=[second.pk]), {"reason": "   "}
+    )
+    assert response.status_code == 200
+    tree = Tree(response.content.decode())
+    assert title_of(tree) == "Error: Pending writes · memledger"
+    field = tree.by_id(f"reason-{second.pk}")
+    assert field.attrs.get("aria-invalid") == "true" and "autofocus" in field.attrs
+    described = [tree.by_id(i).text() for i in field.attrs["aria-describedby"].split()]
+    assert described == [
+        "Nothing was decided. Give a reason for the decision; it is kept with it.",
+        "Alice sees a cardiologist.",
+    ]
+    other = tree.by_id(f"reason-{first.pk}")
+    assert "aria-invalid" not in other.attrs and "autofocus" not in other.attrs
+    second.refresh_from_db()
+    assert second.state == "open"

@@ -619,26 +619,39 @@ def test_a_retry_that_finds_the_deletion_already_retried_says_nothing_was_retrie
 
 def test_each_pending_writes_controls_are_named_for_it(reviewer_client, queues, tenant):
     # "Reason", "Approve", "Reject" repeated for every item: a screen reader's list of
-    # controls could not tell one write's buttons from another's.
+    # controls could not tell one write's buttons from another's. Named by the subject alone,
+    # two writes about one person still read alike: the key and the short id tell them apart.
     from tests.factories import SubjectFactory
 
     bob = SubjectFactory(tenant=tenant, external_id="bob-7")
     second = pending_write(bob, "Bob sees a cardiologist.")
+    third = pending_write(queues["own_write"].subject, "Alice sees a cardiologist.")
     body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
-    for item, subject in ((queues["own_write"], "alice-subject"), (second, "bob-7")):
-        about = f'<span class="visually-hidden"> the write about {subject}</span>'
+    names = []
+    for item, subject in (
+        (queues["own_write"], "alice-subject"),
+        (second, "bob-7"),
+        (third, "alice-subject"),
+    ):
+        what = f"the write {item.memory.memory_key} ({str(item.pk)[:8]}) about {subject}"
+        names.append(what)
+        about = f'<span class="visually-hidden"> {what}</span>'
         assert f"Approve{about}</button>" in body and f"Reject{about}</button>" in body
-        assert body.count(f'aria-describedby="write-{item.pk}"') == 2
+        assert f'Reason<span class="visually-hidden"> for {what}</span></label>' in body
+        # The reason and both buttons are described by the write's text.
+        assert body.count(f'aria-describedby="write-{item.pk}"') == 3
         assert f'id="write-{item.pk}"' in body
+    assert len(set(names)) == 3
 
 
 def test_an_error_message_is_an_alert_and_others_a_status(reviewer_client, queues):
     item = queues["own_write"]
-    refused = reviewer_client.post(
-        reverse("portal:review:approve", args=[item.pk]), {"reason": ""}, follow=True
-    )
-    assert 'class="message message-error" role="alert"' in refused.content.decode()
     approved = reviewer_client.post(
         reverse("portal:review:approve", args=[item.pk]), {"reason": "checked"}, follow=True
     )
     assert 'class="message message-success" role="status"' in approved.content.decode()
+    refused = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": "twice"}, follow=True
+    )
+    assert 'class="message message-error" role="alert"' in refused.content.decode()
+    assert "This item is already approved." in refused.content.decode()
