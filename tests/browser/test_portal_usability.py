@@ -271,3 +271,41 @@ def test_the_not_in_use_card_has_no_gap_above_its_heading(browser, live_server, 
                 " + parseFloat(getComputedStyle(el).borderTopWidth)"
             )
             assert gap <= padding + 1, (name, gap, padding)
+
+
+# The focus ring's reach around the focused element (its outline or its dark shadow, which
+# is wider), and every ancestor whose overflow would clip it short of that.
+RING_CLIPPED_BY = """el => {
+  const s = getComputedStyle(el);
+  const shadow = Number((s.boxShadow.match(/0px 0px 0px (\\d+)px/) || [0, 0])[1]);
+  const reach = Math.max(parseFloat(s.outlineOffset) + parseFloat(s.outlineWidth), shadow);
+  const box = el.getBoundingClientRect();
+  const clips = [];
+  for (let node = el.parentElement; node; node = node.parentElement) {
+    const style = getComputedStyle(node);
+    if (style.overflowX === "visible" && style.overflowY === "visible") { continue; }
+    const r = node.getBoundingClientRect();
+    if (box.left - reach < r.left || box.right + reach > r.right
+        || box.top - reach < r.top || box.bottom + reach > r.bottom) {
+      clips.push(node.className || node.tagName);
+    }
+  }
+  return [reach, clips];
+}"""
+
+
+def test_the_health_windows_focus_ring_is_not_clipped(page, world):
+    from tests.browser.test_portal_announcements import tab_to
+
+    log_in(page, "reviewer", PASSWORD)
+    page.goto("/portal/review/health/")
+    windows = page.get_by_role("navigation", name="Time window").get_by_role("link")
+    expect(windows).to_have_count(3)
+    for link in windows.all():
+        tab_to(page, link)
+        reach, clips = link.evaluate(RING_CLIPPED_BY)
+        assert reach >= 5 and clips == [], (link.inner_text(), reach, clips)
+    # The end links' own corners are rounded as the border around them is.
+    radius = "(el, side) => getComputedStyle(el)[side]"
+    assert windows.first.evaluate(radius, "borderTopLeftRadius") != "0px"
+    assert windows.last.evaluate(radius, "borderBottomRightRadius") != "0px"
