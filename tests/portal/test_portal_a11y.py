@@ -13,7 +13,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from memory_core.models import AdmissionDecision
+from memory_core.models import AdmissionDecision, DeletionOperation
 from tests.portal.test_review import pending_write
 
 pytestmark = pytest.mark.django_db
@@ -222,3 +222,24 @@ def test_a_blank_decision_reason_comes_back_on_that_writes_field(reviewer_client
     assert "aria-invalid" not in other.attrs and "autofocus" not in other.attrs
     second.refresh_from_db()
     assert second.state == "open"
+
+
+def test_each_dead_letters_retry_is_named_for_its_deletion(reviewer_client, alice_subject):
+    operations = [
+        DeletionOperation.objects.create(
+            tenant=alice_subject.tenant,
+            subject=alice_subject,
+            target="subject",
+            status="failed",
+            attempts=8,
+            dead_lettered_at=timezone.now(),
+        )
+        for _ in range(2)
+    ]
+    tree = Tree(reviewer_client.get(reverse("portal:review:deletions")).content.decode())
+    for operation in operations:
+        action = reverse("portal:review:deletion-retry", args=[operation.pk])
+        (form,) = [n for n in tree.root.walk() if n.attrs.get("action") == action]
+        (button,) = [n for n in form.walk() if n.tag == "button"]
+        # As the message after it says: "Deletion 1a2b3c4d retried: ...".
+        assert button.text() == f"Retry deletion {str(operation.pk)[:8]}"
