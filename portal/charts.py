@@ -12,7 +12,8 @@ import math
 WIDTH = 640
 HEIGHT = 230
 LEFT = 48
-RIGHT = 12
+# Room for half of the last day's label ("03 Dec", centred under its bar) at the axes' 14 px.
+RIGHT = 24
 TOP = 14
 BOTTOM = 30
 LINE_UNITS = {"seconds", "%"}

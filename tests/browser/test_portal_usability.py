@@ -309,3 +309,42 @@ def test_the_health_windows_focus_ring_is_not_clipped(page, world):
     radius = "(el, side) => getComputedStyle(el)[side]"
     assert windows.first.evaluate(radius, "borderTopLeftRadius") != "0px"
     assert windows.last.evaluate(radius, "borderBottomRightRadius") != "0px"
+
+
+# Each axis label of the health charts: its size as drawn (the viewBox is scaled to the
+# card), and whether it stays inside its chart and clear of its neighbours.
+AXIS_LABELS = """() => [...document.querySelectorAll(".chart svg")].flatMap(svg => {
+  const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  const frame = svg.getBoundingClientRect();
+  return [...svg.querySelectorAll("text.axis")].map(text => {
+    const box = text.getBoundingClientRect();
+    return {
+      chart: svg.closest("figure").querySelector("h2").textContent,
+      text: text.textContent,
+      px: parseFloat(getComputedStyle(text).fontSize) * scale,
+      inside: box.left >= frame.left && box.right <= frame.right
+        && box.top >= frame.top && box.bottom <= frame.bottom,
+      left: box.left, right: box.right, top: box.top, bottom: box.bottom,
+      frame: [frame.left, frame.right, frame.top, frame.bottom],
+    };
+  });
+})"""
+
+
+@pytest.mark.parametrize("days", [7, 14, 30])
+def test_the_health_charts_axis_labels_are_readable_and_fit(page, world, days):
+    log_in(page, "reviewer", PASSWORD)
+    page.goto(f"/portal/review/health/?days={days}")
+    labels = page.evaluate(AXIS_LABELS)
+    assert len(labels) > 30, labels
+    for label in labels:
+        assert label["px"] >= 10, label  # 11 in the viewBox was drawn 8.5 px high
+        assert label["inside"], str(label)
+    # The day labels under each chart do not run into each other.
+    for chart in {label["chart"] for label in labels}:
+        row = sorted(
+            (label for label in labels if label["chart"] == chart and " " in label["text"]),
+            key=lambda label: label["left"],
+        )
+        for before, after in zip(row, row[1:], strict=False):
+            assert before["right"] < after["left"], (before, after)

@@ -243,3 +243,17 @@ def test_each_dead_letters_retry_is_named_for_its_deletion(reviewer_client, alic
         (button,) = [n for n in form.walk() if n.tag == "button"]
         # As the message after it says: "Deletion 1a2b3c4d retried: ...".
         assert button.text() == f"Retry deletion {str(operation.pk)[:8]}"
+
+
+def test_each_chart_is_named_by_its_title_and_described_by_its_desc(reviewer_client):
+    # Labelled by both, its name repeated the title inside a long sentence, and it had no
+    # description of its own.
+    tree = Tree(reviewer_client.get(reverse("portal:review:health")).content.decode())
+    charts = [n for n in tree.root.walk() if n.tag == "svg" and n.attrs.get("role") == "img"]
+    assert len(charts) >= 6
+    for svg in charts:
+        (title,) = [tree.by_id(i) for i in svg.attrs["aria-labelledby"].split()]
+        assert title.tag == "h2"
+        (desc,) = [tree.by_id(i) for i in svg.attrs["aria-describedby"].split()]
+        assert desc.tag == "desc" and desc.parent is svg
+        assert desc.text().startswith(f"{title.text()} per day")
