@@ -7,6 +7,7 @@ reviewer's lists) scroll inside a ``.table-wrap`` at a phone's width. Chromium m
 scroller a tab stop by itself, with no name: a screen reader said "group" or nothing at all.
 """
 
+import re
 from html.parser import HTMLParser
 
 import pytest
@@ -257,3 +258,45 @@ def test_each_chart_is_named_by_its_title_and_described_by_its_desc(reviewer_cli
         (desc,) = [tree.by_id(i) for i in svg.attrs["aria-describedby"].split()]
         assert desc.tag == "desc" and desc.parent is svg
         assert desc.text().startswith(f"{title.text()} per day")
+
+
+MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+WHEN = re.compile(rf"\b(ago|just now)\b|\b\d{{1,2}} ({MONTHS})\b")
+
+
+def untimed(html: str) -> list[str]:
+    """Return the texts that say when ("3 hours ago", "2 Dec 2026") outside a
+    ``<time datetime>``, which gives the moment itself to a browser or a screen reader."""
+    tree = Tree(html)
+    found = []
+    for node in tree.root.walk():
+        chain = [node, *node.ancestors()]
+        if any(n.tag in ("svg", "title", "script") for n in chain):
+            continue  # the page's <title>; a chart's drawn labels (its data table is checked)
+        timed = any(n.tag == "time" and n.attrs.get("datetime") for n in chain)
+        for child in node.children:
+            if isinstance(child, str) and WHEN.search(child) and not timed:
+                found.append(" ".join(child.split()))
+    return found
+
+
+def test_every_time_a_page_shows_is_a_time_element(alice_client, reviewer, alice_subject):
+    from django.test import Client
+
+    from tests.factories import MemoryFactory
+    from tests.portal.test_review import conflict
+
+    reviewer_client = Client()
+    reviewer_client.force_login(reviewer)
+
+    MemoryFactory(subject=alice_subject, content="Alice is waiting.", status="pending_approval")
+    MemoryFactory(subject=alice_subject, content="Alice revoked this.", status="revoked")
+    conflict(alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.")
+    home = alice_client.get(reverse("portal:home")).content.decode()
+    assert "Alice is waiting." in home and "Alice revoked this." in home
+    assert untimed(home) == []
+    conflicts = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert "Deploy to us-east-1." in conflicts
+    assert untimed(conflicts) == []
+    health = reviewer_client.get(reverse("portal:review:health")).content.decode()
+    assert untimed(health) == []
