@@ -300,3 +300,51 @@ def test_every_time_a_page_shows_is_a_time_element(alice_client, reviewer, alice
     assert untimed(conflicts) == []
     health = reviewer_client.get(reverse("portal:review:health")).content.decode()
     assert untimed(health) == []
+
+
+def test_a_page_shown_again_with_an_error_says_so_first_in_its_title(
+    alice_client, alice_memory, reviewer, alice_subject
+):
+    # The title is what a screen reader reads first of a new page: it read as the page did
+    # before the form was sent, as if all had gone well.
+    from django.test import Client
+
+    from tests.portal.test_review import conflict
+
+    def title(response) -> str:
+        assert response.status_code == 200
+        return title_of(Tree(response.content.decode()))
+
+    memory = alice_memory.pk
+    assert title(alice_client.get(reverse("portal:memory-correct", args=[memory]))) == (
+        "Correct a memory · memledger"
+    )
+    correct = alice_client.post(reverse("portal:memory-correct", args=[memory]), {"content": ""})
+    assert title(correct) == "Error: Correct a memory · memledger"
+    delete = alice_client.post(reverse("portal:memory-delete", args=[memory]), {})
+    assert title(delete) == "Error: Delete a memory · memledger"
+    everything = alice_client.post(reverse("portal:delete-everything"), {})
+    assert title(everything) == "Error: Delete everything · memledger"
+    search = alice_client.get(reverse("portal:home"), {"memory_type": "balance"})
+    assert title(search) == "Error: What is remembered about you · memledger"
+
+    reviewer_client = Client()
+    reviewer_client.force_login(reviewer)
+    item = conflict(alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.")
+    resolve = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {"outcome": "choose_winner", "reason": "eu is right"},
+    )
+    assert title(resolve) == "Error: Open conflicts · memledger"
+
+
+def test_a_later_page_of_a_list_says_which_in_its_title(alice_client, alice_subject):
+    from memory_core.selectors.portal import PAGE_SIZE
+    from tests.factories import insert_memories
+
+    insert_memories(alice_subject, PAGE_SIZE + 5)
+    home = reverse("portal:home")
+    first = Tree(alice_client.get(home).content.decode())
+    assert title_of(first) == "What is remembered about you · memledger"
+    second = Tree(alice_client.get(home, {"page": 2}).content.decode())
+    assert title_of(second) == "What is remembered about you (page 2 of 2) · memledger"
