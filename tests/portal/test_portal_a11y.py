@@ -348,3 +348,30 @@ def test_a_later_page_of_a_list_says_which_in_its_title(alice_client, alice_subj
     assert title_of(first) == "What is remembered about you · memledger"
     second = Tree(alice_client.get(home, {"page": 2}).content.decode())
     assert title_of(second) == "What is remembered about you (page 2 of 2) · memledger"
+
+
+def test_the_last_breadcrumb_is_the_current_page(alice_client, alice_memory):
+    operation = DeletionOperation.objects.create(
+        tenant=alice_memory.tenant, subject=alice_memory.subject, target="memory", status="running"
+    )
+    pk = alice_memory.pk
+    for url in (
+        reverse("portal:memory", args=[pk]),
+        reverse("portal:memory-correct", args=[pk]),
+        reverse("portal:memory-revoke", args=[pk]),
+        reverse("portal:memory-delete", args=[pk]),
+        reverse("portal:deletion", args=[operation.pk]),
+    ):
+        tree = Tree(alice_client.get(url).content.decode())
+        (crumbs,) = [n for n in tree.root.walk() if n.attrs.get("aria-label") == "Breadcrumb"]
+        shown = [n for n in crumbs.children if isinstance(n, Node) and "aria-hidden" not in n.attrs]
+        assert [n.attrs.get("aria-current") for n in shown] == [None] * (len(shown) - 1) + [
+            "page"
+        ], url
+
+
+def test_the_health_pages_current_window_is_the_current_page(reviewer_client):
+    tree = Tree(reviewer_client.get(reverse("portal:review:health"), {"days": 7}).content.decode())
+    (nav,) = [n for n in tree.root.walk() if n.attrs.get("aria-label") == "Time window"]
+    current = {n.text(): n.attrs.get("aria-current") for n in nav.walk() if n.tag == "a"}
+    assert current == {"7 days": "page", "14 days": None, "30 days": None}
