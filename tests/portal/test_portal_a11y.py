@@ -375,3 +375,36 @@ def test_the_health_pages_current_window_is_the_current_page(reviewer_client):
     (nav,) = [n for n in tree.root.walk() if n.attrs.get("aria-label") == "Time window"]
     current = {n.text(): n.attrs.get("aria-current") for n in nav.walk() if n.tag == "a"}
     assert current == {"7 days": "page", "14 days": None, "30 days": None}
+
+
+def caption_of(table: Node) -> str:
+    captions = [n for n in table.children if isinstance(n, Node) and n.tag == "caption"]
+    return captions[0].text() if captions else ""
+
+
+def test_the_deletion_history_and_rejected_tables_have_captions_and_rules_headings(
+    alice_client, reviewer, alice_subject, rejections
+):
+    from django.test import Client
+
+    DeletionOperation.objects.create(
+        tenant=alice_subject.tenant, subject=alice_subject, target="memory", status="running"
+    )
+    tree = Tree(alice_client.get(reverse("portal:deletions")).content.decode())
+    (table,) = [n for n in tree.root.walk() if n.tag == "table"]
+    assert caption_of(table) == "Every deletion of memories about you, newest first"
+
+    reviewer_client = Client()
+    reviewer_client.force_login(reviewer)
+    tree = Tree(reviewer_client.get(reverse("portal:review:rejected")).content.decode())
+    groups = [n for n in tree.root.walk() if "rule-group" in n.classes]
+    headings = [n for n in tree.root.walk() if n.tag == "h2"]
+    assert len(groups) == len(headings) == 2
+    for group, heading in zip(groups, headings, strict=True):
+        (code,) = [n.text() for n in group.walk() if "rule" in n.classes]
+        assert heading.text() == f"{code}: 1 rejected write"
+        # Each heading comes just before its group.
+        siblings = [n for n in group.parent.children if isinstance(n, Node)]
+        assert siblings[siblings.index(group) - 1] is heading
+        (table,) = [n for n in group.walk() if n.tag == "table"]
+        assert caption_of(table) == f"The latest writes rejected by {code}, newest first"
