@@ -83,7 +83,7 @@ def form_problems(form: forms.Form) -> str:
     )
 
 
-class RevokeForm(forms.Form):
+class RevokeForm(FocusFirstErrorMixin, forms.Form):
     """An optional reason for revoking a memory; it is kept in the memory's events.
 
     Like every CharField it refuses NUL characters, which the events' JSON cannot hold.

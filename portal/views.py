@@ -40,7 +40,6 @@ from portal.forms import (
     CorrectionForm,
     MemoryFilterForm,
     RevokeForm,
-    form_problems,
 )
 from portal.paging import page_number, page_query
 
@@ -258,7 +257,8 @@ class _MemoryActionView(EndUserMixin, View):
     page with why (``unavailable``), and a POST changes nothing: the services would retire any
     memory in use, so the portal's own rule (only a preference is revoked, only a workflow's
     consent withdrawn) is kept here. ``form_class``, when set, then validates the POST: invalid
-    input is a message naming the problem, and nothing changes.
+    input shows the form again with the person's text and the problem on its field, and
+    nothing changes.
     """
 
     http_method_names = ["get", "post"]
@@ -283,6 +283,9 @@ class _MemoryActionView(EndUserMixin, View):
             messages.info(request, self.unavailable(memory))
             return redirect("portal:memory", memory_id=memory_id)
         form = self.form_class() if self.form_class is not None else None
+        return self.render_form(memory, form)
+
+    def render_form(self, memory, form):
         context = {
             "memory": memory,
             "form": form,
@@ -290,7 +293,7 @@ class _MemoryActionView(EndUserMixin, View):
             "button": self.button,
             "explanation": self.explanation,
         }
-        return render(request, self.template_name, context)
+        return render(self.request, self.template_name, context)
 
     def post(self, request, memory_id):
         detail = reverse("portal:memory", args=[memory_id])
@@ -302,8 +305,8 @@ class _MemoryActionView(EndUserMixin, View):
         if self.form_class is not None:
             form = self.form_class(request.POST)
             if not form.is_valid():
-                messages.error(request, f"Nothing was changed ({form_problems(form)}).")
-                return redirect(detail)
+                # The form again, the text kept: a redirect to the memory threw it away.
+                return self.render_form(memory, form)
             data = form.cleaned_data
         try:
             self.call(data)

@@ -408,3 +408,25 @@ def test_the_deletion_history_and_rejected_tables_have_captions_and_rules_headin
         assert siblings[siblings.index(group) - 1] is heading
         (table,) = [n for n in group.walk() if n.tag == "table"]
         assert caption_of(table) == f"The latest writes rejected by {code}, newest first"
+
+
+def test_a_refused_revoke_reason_comes_back_on_its_field_with_the_text_kept(
+    alice_client, alice_memory
+):
+    # It was a message on the memory's page: the reason typed was lost, tied to no field.
+    reason = "x" * 501
+    response = alice_client.post(
+        reverse("portal:memory-revoke", args=[alice_memory.pk]), {"reason": reason}
+    )
+    assert response.status_code == 200
+    tree = Tree(response.content.decode())
+    assert title_of(tree) == "Error: Revoke this preference · memledger"
+    field = tree.by_id("id_reason")
+    assert field.attrs.get("value") == reason
+    assert field.attrs.get("aria-invalid") == "true" and "autofocus" in field.attrs
+    (error,) = [tree.by_id(i) for i in field.attrs["aria-describedby"].split()]
+    assert error.text() == (
+        "Nothing was changed. Ensure this value has at most 500 characters (it has 501)."
+    )
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "active"
