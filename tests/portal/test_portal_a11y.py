@@ -430,3 +430,27 @@ def test_a_refused_revoke_reason_comes_back_on_its_field_with_the_text_kept(
     )
     alice_memory.refresh_from_db()
     assert alice_memory.status == "active"
+
+
+def test_a_list_shown_again_at_its_forms_url_is_still_the_current_page(
+    reviewer_client, alice_subject
+):
+    # The queue or the conflicts page shown again with a form's error is at the form's own
+    # URL (.../approve/, .../resolve/): the header's link to it was no longer the current one.
+    from tests.portal.test_review import conflict
+
+    def current(response) -> list[str]:
+        tree = Tree(response.content.decode())
+        (nav,) = [n for n in tree.root.walk() if n.attrs.get("aria-label") == "Main"]
+        return [n.text() for n in nav.walk() if n.attrs.get("aria-current") == "page"]
+
+    write = pending_write(alice_subject, "Alice takes insulin daily.")
+    for name in ("portal:review:approve", "portal:review:reject"):
+        refused = reviewer_client.post(reverse(name, args=[write.pk]), {"reason": " "})
+        assert current(refused) == ["Pending writes"]
+    item = conflict(alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.")
+    refused = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {"outcome": "choose_winner", "reason": "eu is right"},
+    )
+    assert current(refused) == ["Conflicts"]
