@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 STORES = ("primary", "embeddings", "exports")
 
 # Mark the document and its step nodes, and record every change the script makes to the
-# status, the live region and the steps.
+# status, the live region, the steps and the progress bar (a screen reader may say its value).
 WATCH = """() => {
   window.sameDocument = true;
   document.querySelectorAll("#op-steps li").forEach(li => { li.original = true; });
@@ -30,9 +30,9 @@ WATCH = """() => {
   const observer = new MutationObserver(records => records.forEach(r => {
     const el = r.target.nodeType === 1 ? r.target : r.target.parentElement;
     const li = el.closest("li");
-    window.changes.push(li ? li.dataset.store : el.id);
+    window.changes.push(li ? li.dataset.store : el.closest("[id]").id);
   }));
-  for (const id of ["op-status", "op-live", "op-steps"]) {
+  for (const id of ["op-status", "op-live", "op-steps", "op-progress"]) {
     const node = document.getElementById(id);
     if (node) {
       const all = {subtree: true, childList: true, characterData: true, attributes: true};
@@ -92,14 +92,15 @@ def test_a_deletion_is_followed_in_place_and_its_end_said_once(page, world):
     page.wait_for_timeout(3_000)
     assert page.evaluate("window.changes") == []
 
-    # One step changes: only its node is touched, and the others are the same nodes.
+    # One step changes: only its node (and the progress it makes) is touched, and the other
+    # steps are the same nodes.
     operation.steps.filter(store="embeddings").update(
         status="verified", verified_at=timezone.now(), attempts=2
     )
     embeddings = page.locator('#op-steps li[data-store="embeddings"]')
     expect(embeddings).to_have_class(re.compile("step-verified"))
     expect(embeddings).to_contain_text("2 attempts")
-    assert set(page.evaluate("window.changes")) == {"embeddings"}
+    assert set(page.evaluate("window.changes")) == {"embeddings", "op-progress"}
     assert page.evaluate("[...document.querySelectorAll('#op-steps li')].every(li => li.original)")
     expect(page.locator("#op-live")).to_have_text("")
 

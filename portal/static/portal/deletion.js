@@ -42,6 +42,9 @@
   var setClass = function (node, name) {
     if (node.className !== name) { node.className = name; }
   };
+  var setAttr = function (node, name, value) {
+    if (node.getAttribute(name) !== String(value)) { node.setAttribute(name, value); }
+  };
   var setHidden = function (node, hidden) {
     if (node.hidden !== hidden) { node.hidden = hidden; }
   };
@@ -72,7 +75,7 @@
     setText(heading, data.heading);
     if (data.completed_at) {
       var time = byId("op-completed");
-      time.setAttribute("datetime", data.completed_at);
+      setAttr(time, "datetime", data.completed_at);
       setText(time, data.completed_label);
       setHidden(byId("op-completed-at"), false);
     }
@@ -104,9 +107,10 @@
     setText(byId("op-verified"), String(data.verified));
     setText(byId("op-total"), String(data.total));
     var bar = byId("op-progress");
-    bar.setAttribute("aria-valuenow", data.verified);
-    bar.setAttribute("aria-valuemax", data.total);
-    bar.firstElementChild.style.width = (data.total ? Math.round(100 * data.verified / data.total) : 0) + "%";
+    setAttr(bar, "aria-valuenow", data.verified);
+    setAttr(bar, "aria-valuemax", data.total);
+    var width = (data.total ? Math.round(100 * data.verified / data.total) : 0) + "%";
+    if (bar.firstElementChild.style.width !== width) { bar.firstElementChild.style.width = width; }
     var list = byId("op-steps");
     data.steps.forEach(function (step) { drawStep(list, step); });
     root.dataset.status = data.status;
