@@ -7,13 +7,13 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
+from memory_core.deletion.selectors import deletion_dead_letters
 from memory_core.deletion.services import deletion_retry
 from memory_core.exceptions import DomainError
 from memory_core.models import DeletionOperation
 from memory_core.selectors.health import evaluation_figures, health_overview
 from memory_core.selectors.portal import (
     conflict_queue,
-    deletions_dead_lettered,
     rejected_by_rule,
     review_queue,
     review_recent,
@@ -199,7 +199,7 @@ class DeadLetterView(ReviewerMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["operations"] = deletions_dead_lettered(principal=self.principal)
+        context["operations"] = list(deletion_dead_letters(principal=self.principal))
         return context
 
 

@@ -14,11 +14,10 @@ from django.db import connection
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 from django.utils import timezone
 
-from memory_core.deletion.selectors import deletion_dead_letters, deletion_list
+from memory_core.deletion.selectors import deletion_list
 from memory_core.models import (
     AUTHORITY_RANK,
     AdmissionDecision,
-    DeletionOperation,
     Memory,
     MemoryClass,
     MemoryEvent,
@@ -551,9 +550,3 @@ def rejected_by_rule(*, principal, limit_per_rule: int = 5) -> list[RuleGroup]:
             group = groups[code] = RuleGroup(code, total, last_at, [])
         group.decisions.append(decisions[decision_id])
     return sorted(groups.values(), key=lambda group: (-group.count, group.rule_code))
-
-
-def deletions_dead_lettered(*, principal) -> list[DeletionOperation]:
-    """Return the tenant's deletion operations that gave up (dead-lettered or failed)."""
-    require_reviewer(principal, message="No review queue for this login.")
-    return list(deletion_dead_letters(principal=principal))

@@ -15,7 +15,7 @@ from memory_core.principals import (
     require_reviewer,
 )
 from memory_core.selectors.health import health_overview
-from memory_core.selectors.portal import deletions_dead_lettered, rejected_by_rule, review_queue
+from memory_core.selectors.portal import rejected_by_rule, review_queue
 from memory_core.selectors.reviews import review_get, review_list
 from memory_core.services.reviews import review_approve, review_reject
 
@@ -40,7 +40,6 @@ REVIEWER_ONLY = {
     "review_queue": lambda p: review_queue(principal=p),
     "rejected_by_rule": lambda p: rejected_by_rule(principal=p),
     "health_overview": lambda p: health_overview(principal=p),
-    "deletions_dead_lettered": lambda p: deletions_dead_lettered(principal=p),
     "deletion_dead_letters": lambda p: deletion_dead_letters(principal=p),
     "deletion_retry": lambda p: deletion_retry(principal=p, operation_id=ANY_ID),
 }
