@@ -119,6 +119,9 @@ def exact_top(query: BenchQuery, k: int, types: list[str]) -> list[str]:
     """
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_indexscan = off")
+        # The reference, not the measured pipeline: --statement-timeout-ms is not for it (a
+        # sequential scan of a corpus not yet in memory took longer and ended the run).
+        cursor.execute("SET LOCAL statement_timeout = 0")
         cursor.execute(
             "SELECT m.id FROM memory_core_memory m WHERE m.tenant_id = %s AND m.subject_id = %s "
             "AND m.agent_id IS NULL AND m.status = 'active' AND m.valid_from <= %s "
