@@ -15,9 +15,10 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Q
+from django.db.models import Count, Min, Q
 from django.db.models.functions import TruncDate
 from django.utils import timezone
+from django.utils.timesince import timesince
 
 from memory_core.admission.codes import SCOPE_CODES
 from memory_core.models import (
@@ -236,6 +237,7 @@ class Window:
     days: list[date]
     start: datetime
     end: datetime
+    now: datetime
 
     @property
     def index(self) -> dict[date, int]:
@@ -321,8 +323,13 @@ def _deletion_latency_chart(window: Window) -> Chart:
     unfinished = (
         DeletionOperation.objects.filter(tenant_id=window.tenant_id)
         .exclude(status="completed")
-        .count()
+        .aggregate(count=Count("pk"), oldest=Min("requested_at"))
     )
+    note = f"{unfinished['count']} not completed"
+    if unfinished["oldest"] is not None:
+        # How long the oldest has waited: what shows a stopped worker, beat or broker, which
+        # leave deletions pending without an error anywhere but the log.
+        note += f", the oldest requested {timesince(unfinished['oldest'], window.now)} ago"
     return Chart(
         "deletion_latency",
         "Deletion latency (request to verified)",
@@ -334,7 +341,7 @@ def _deletion_latency_chart(window: Window) -> Chart:
             if count
             else "no completed deletions in this window"
         ),
-        note=f"{unfinished} not completed",
+        note=note,
     )
 
 
@@ -426,6 +433,7 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
         days=day_list,
         start=timezone.make_aware(datetime.combine(day_list[0], datetime.min.time())),
         end=timezone.make_aware(datetime.combine(day_list[-1] + timedelta(days=1), time.min)),
+        now=now,
     )
     charts = [chart(window) for chart in CHARTS]
     for chart in charts:

@@ -363,3 +363,29 @@ def test_only_the_boundary_rules_codes_count_as_cross_scope_denials(tenant, revi
     charts = {chart.key: chart for chart in overview.charts}
     admission = {s.key: s.values for s in charts["cross_scope"].series}["admission"]
     assert sum(admission) == admission[-1] == 1
+
+
+def test_the_deletion_chart_says_how_long_the_oldest_unfinished_deletion_has_waited(
+    tenant, other_tenant, reviewer, alice_subject
+):
+    """A stopped worker, beat or broker leaves deletions pending with no error but a log
+    line: the page said only how many were not completed, never for how long."""
+    now = timezone.now()
+    for status, age, owner in [
+        ("pending", timedelta(hours=3, minutes=5), tenant),
+        ("running", timedelta(minutes=10), tenant),
+        ("completed", timedelta(days=2), tenant),
+        ("pending", timedelta(days=5), other_tenant),
+    ]:
+        DeletionOperation.objects.create(
+            tenant=owner,
+            target="memory",
+            status=status,
+            requested_at=now - age,
+            completed_at=now - age if status == "completed" else None,
+        )
+    overview = health_overview(
+        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.pk), now=now
+    )
+    (chart,) = [chart for chart in overview.charts if chart.key == "deletion_latency"]
+    assert chart.note == "2 not completed, the oldest requested 3\xa0hours, 5\xa0minutes ago"
