@@ -34,7 +34,6 @@ from memory_core.models import (
     Tombstone,
 )
 from memory_core.models.lookups import uuid_array
-from memory_core.retrieval.traces import trace_without
 from memory_core.rls import tenant_atomic
 from memory_core.text import content_hash
 
@@ -575,6 +574,33 @@ class ExportsStore(Store):
 # --- traces and evaluation data -----------------------------------------------------------
 
 
+_TRACES_SCRUB_SQL = """
+UPDATE memory_core_retrievaltrace AS t SET
+    stages = memory_core_trace_without(t.stages, %(gone)s::text[]),
+    usage = memory_core_usage_without(t.usage, %(gone)s::text[]),
+    cited_ids = ARRAY(SELECT i FROM unnest(t.cited_ids) WITH ORDINALITY AS a(i, n)
+                      WHERE i <> ALL(%(ids)s::uuid[]) ORDER BY n),
+    selected_ids = ARRAY(SELECT i FROM unnest(t.selected_ids) WITH ORDINALITY AS a(i, n)
+                         WHERE i <> ALL(%(ids)s::uuid[]) ORDER BY n),
+    used_ids = ARRAY(SELECT i FROM unnest(t.used_ids) WITH ORDINALITY AS a(i, n)
+                     WHERE i <> ALL(%(ids)s::uuid[]) ORDER BY n)
+WHERE t.tenant_id = %(tenant)s
+  AND (t.cited_ids && %(ids)s::uuid[] OR t.selected_ids && %(ids)s::uuid[])
+RETURNING t.id
+"""
+
+_TRACES_LEFT_SQL = """
+DELETE FROM memory_core_retrievaltrace
+WHERE id = ANY(%(touched)s::uuid[])
+  AND (cardinality(cited_ids) = 0 OR lower(stages::text || usage::text) ~ %(forms)s)
+"""
+
+
+def _id_forms(memory_id: str) -> tuple[str, str]:
+    """A memory id as a trace may hold it: hyphenated and as ``uuid.hex`` (lower case)."""
+    return str(memory_id).lower(), uuid.UUID(str(memory_id)).hex
+
+
 class TracesStore(Store):
     name = "traces"
     description = (
@@ -603,18 +629,24 @@ class TracesStore(Store):
         # A trace names a memory only in lists whose ids it also keeps in ``cited_ids``
         # (``pipeline._cited_ids``), so once no trace cites the memory none names it. The
         # other memories' uses of a retrieval stay counted (the portal's "used" figures).
-        deleted = scrubbed = 0
-        gone = set(ctx.id_strings)
-        residue = ctx.residue()
-        for trace in self._citing(ctx).select_for_update().order_by("id"):
-            trace = trace_without(trace, gone)
-            if not trace.cited_ids or residue.in_node([trace.stages, trace.usage]):
-                trace.delete()  # nothing else to keep, or a mention in a list unknown here
-                deleted += 1
-                continue
-            trace.save(update_fields=["stages", "selected_ids", "cited_ids", "used_ids", "usage"])
-            scrubbed += 1
-        return {"deleted": deleted, "scrubbed": scrubbed}
+        # In SQL, one statement for every citing trace (migration 0025 mirrors
+        # ``traces._stages_without``): row by row, a memory cited by 20,000 traces took 66 s.
+        params = {
+            "tenant": ctx.operation.tenant_id,
+            "ids": ctx.ids_array,
+            "gone": ctx.id_strings,
+        }
+        with connections["default"].cursor() as cursor:
+            cursor.execute(_TRACES_SCRUB_SQL, params)
+            touched = [row[0] for row in cursor.fetchall()]
+            if not touched:
+                return {"deleted": 0, "scrubbed": 0}
+            # Deleted: a trace left citing none, or still naming an id (any case, or as hex)
+            # in a list the scrub does not know.
+            forms = "|".join(form for memory_id in ctx.id_strings for form in _id_forms(memory_id))
+            cursor.execute(_TRACES_LEFT_SQL, {"touched": uuid_array(touched), "forms": forms})
+            deleted = cursor.rowcount
+        return {"deleted": deleted, "scrubbed": len(touched) - deleted}
 
     def verify(self, ctx):
         residue = self._citing(ctx).count() if ctx.memory_ids or ctx.whole_subject else 0

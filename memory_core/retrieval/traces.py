@@ -63,7 +63,8 @@ def _hidden_ids(principal, trace: RetrievalTrace) -> set[str]:
 def trace_without(trace: RetrievalTrace, hidden: set[str]) -> RetrievalTrace:
     """``trace``, unsaved, with the ids in ``hidden`` left out of every list that names them;
     ``hidden_count`` says how many. What an agent may no longer read is left out so
-    (``trace_get``); a deleted memory is scrubbed so (``deletion.stores.TracesStore``)."""
+    (``trace_get``); a deleted memory is scrubbed out of the stored rows by the same rules in
+    SQL (migration 0025, ``deletion.stores.TracesStore``; a test compares the two)."""
     trace.hidden_count = len(hidden)
     if not hidden:
         return trace
