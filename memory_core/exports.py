@@ -134,12 +134,17 @@ def _events_by_memory(tenant_id, memory_ids, *, until) -> dict:
 @contextlib.contextmanager
 def _replacing(path: Path):
     """Yield a binary handle on a new file beside ``path``; at the block's end the file is
-    fsynced and renamed over ``path``. A crash, a full disk or an error midway leaves ``path``
-    as it was, never cut short (the new file is removed)."""
+    fsynced and renamed over ``path`` (with ``path``'s permissions), and the rename fsynced.
+    A crash, a full disk or an error midway leaves ``path`` as it was, never cut short (the
+    new file is removed)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
     try:
         with os.fdopen(fd, "wb") as handle:
+            with contextlib.suppress(FileNotFoundError):
+                # A file rewritten keeps its permissions (mkstemp makes 0600: an evaluation
+                # job of another user could no longer read its dataset after a deletion).
+                os.fchmod(handle.fileno(), os.stat(path).st_mode & 0o7777)
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
@@ -147,6 +152,11 @@ def _replacing(path: Path):
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)  # the rename too survives a crash: never the old file back
+    finally:
+        os.close(folder)
 
 
 def write_json_atomic(path: Path, document, *, items_key: str = "", items=()) -> str:

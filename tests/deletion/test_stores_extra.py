@@ -347,3 +347,20 @@ def test_an_export_rewritten_by_a_run_that_rolled_back_gets_the_files_hash_again
     export.refresh_from_db()
     assert export.sha256 == hashlib.sha256(path.read_bytes()).hexdigest() != stale
     assert str(target.id) not in map(str, export.memory_ids)
+
+
+def test_a_rewritten_evaluation_file_keeps_its_permissions(memories, tmp_path):
+    """The new file a rewrite renames over the old one was made 0600 (mkstemp's): an
+    evaluation job running as another user could no longer read its dataset."""
+    from memory_core.deletion.stores import Residue, _rewrite_file
+
+    for name, body in [
+        ("cases.jsonl", "\n".join(json.dumps({"id": str(m.id)}) for m in memories) + "\n"),
+        ("cases.json", json.dumps({"cases": [{"id": str(m.id)} for m in memories]})),
+    ]:
+        path = tmp_path / name
+        path.write_text(body)
+        path.chmod(0o644)
+        assert _rewrite_file(path, Residue([memories[0].id], set())) == 1
+        assert str(memories[0].id) not in path.read_text()
+        assert path.stat().st_mode & 0o777 == 0o644, name
