@@ -16,7 +16,7 @@ import logging
 import os
 import uuid
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
@@ -179,8 +179,15 @@ class LedgerPrune:
     bytes_after: int = 0
 
 
+# Entries requested this long before the cutoff are kept too: an operation is journaled with
+# the moment it was requested (or queued), which can precede the commit a backup missed, and
+# operators replay from "a little before" the dump's start (docs/operations.md).
+PRUNE_MARGIN = timedelta(days=1)
+
+
 def ledger_prune(*, before: datetime, path: Path | None = None, dry_run: bool = False):
-    """Drop the journal's entries requested before ``before``; return a ``LedgerPrune``.
+    """Drop the journal's entries requested more than ``PRUNE_MARGIN`` before ``before``;
+    return a ``LedgerPrune``.
 
     Nothing a replay after restoring a backup taken at or after ``before`` reads is dropped:
     a replay reads the entries requested at or after the backup's time. Lines that are not
@@ -202,7 +209,7 @@ def ledger_prune(*, before: datetime, path: Path | None = None, dry_run: bool = 
             entry = _entry_of(raw.decode("utf-8", errors="replace"))
             if entry is None:
                 result.unreadable_kept += 1
-            elif datetime.fromisoformat(entry["requested_at"]) < before:
+            elif datetime.fromisoformat(entry["requested_at"]) < before - PRUNE_MARGIN:
                 result.dropped += 1
                 continue
             else:
@@ -218,7 +225,12 @@ def ledger_prune(*, before: datetime, path: Path | None = None, dry_run: bool = 
                 new.write(data)
                 new.flush()
                 os.fsync(new.fileno())
-            os.chmod(temporary, os.stat(path).st_mode & 0o7777)
+            kept_as = os.stat(path)
+            os.chmod(temporary, kept_as.st_mode & 0o7777)
+            with contextlib.suppress(PermissionError):
+                # Run by root (cron), the new file was root's, and the service, which
+                # appends to it, could no longer write it: every deletion's append failed.
+                os.chown(temporary, kept_as.st_uid, kept_as.st_gid)
             os.replace(temporary, path)
         except BaseException:
             temporary.unlink(missing_ok=True)

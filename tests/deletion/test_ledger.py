@@ -13,6 +13,7 @@ from memory_core.deletion import ledger
 from memory_core.deletion.ledger import ledger_append, ledger_entry, ledger_read, ledger_scan
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
+from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -156,11 +157,15 @@ def test_pruning_drops_only_the_entries_no_replay_since_the_cutoff_reads(
     old, at_cutoff, new = (
         deletion_request(principal=owner_principal, memory_id=memory.id) for memory in memories
     )
+    # Requested just before the backup's time but committed after its snapshot: kept.
+    fourth = MemoryFactory(subject=memories[0].subject)
+    just_before = deletion_request(principal=owner_principal, memory_id=fourth.id)
     journal.write_text(
         "\n".join(
             [
                 _entry_line(old, now - timedelta(days=90)),
                 "not an entry",  # kept as it is, for the reader to name
+                _entry_line(just_before, cutoff - timedelta(hours=12)),
                 _entry_line(at_cutoff, cutoff),
                 _entry_line(new, now - timedelta(days=1)),
             ]
@@ -172,9 +177,10 @@ def test_pruning_drops_only_the_entries_no_replay_since_the_cutoff_reads(
 
     result = ledger.ledger_prune(before=cutoff)
 
-    assert (result.dropped, result.kept, result.unreadable_kept) == (1, 2, 1)
+    assert (result.dropped, result.kept, result.unreadable_kept) == (1, 3, 1)
     assert ledger_read(since=cutoff) == replayed_before
     assert [e["operation_id"] for e in ledger_read(since=now - timedelta(days=365))] == [
+        str(just_before.id),
         str(at_cutoff.id),
         str(new.id),
     ]
