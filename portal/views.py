@@ -17,7 +17,7 @@ from memory_core.deletion.selectors import QUEUED, deletion_get, queued_deletion
 from memory_core.deletion.services import deletion_request, subject_deletion_request_or_queue
 from memory_core.exceptions import DomainError, NotFound, SubjectBeingDeleted
 from memory_core.exports import export_create, export_path
-from memory_core.models import Consent, DeletionOperation, MemoryClass, Status
+from memory_core.models import DeletionOperation, MemoryClass, Status
 from memory_core.selectors.memories import memory_get
 from memory_core.selectors.portal import (
     deletions_page,
@@ -30,6 +30,7 @@ from memory_core.selectors.portal import (
 from memory_core.services.writes import (
     CONFIRMABLE,
     consent_withdraw,
+    consent_withdrawable,
     memory_confirm,
     memory_correct,
     memory_revoke,
@@ -107,11 +108,6 @@ class MemoryListView(EndUserMixin, TemplateView):
 def revocable(memory) -> bool:
     """A preference in use can be revoked."""
     return memory.status == Status.ACTIVE and memory.memory_class == MemoryClass.PREFERENCE
-
-
-def consent_withdrawable(memory) -> bool:
-    """A memory in use kept under a workflow's consent can have that consent withdrawn."""
-    return memory.status == Status.ACTIVE and memory.consent == Consent.WORKFLOW
 
 
 def not_in_use(memory, so: str) -> str:

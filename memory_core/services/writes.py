@@ -788,6 +788,12 @@ def memory_revoke(*, principal, memory_id, reason: str = "") -> Memory:
     )
 
 
+def consent_withdrawable(memory: Memory) -> bool:
+    """Whether ``memory`` has a workflow's consent to withdraw: in use and kept under it (the
+    portal offers the action by this; ``consent_withdraw`` refuses the rest)."""
+    return memory.status == Status.ACTIVE and memory.consent == Consent.WORKFLOW
+
+
 def _consent_withdrawable(memory: Memory) -> None:
     """Refuse a withdrawal from a memory not in use (``not_active``: one waiting for a
     reviewer was never given to an agent) or not kept under a workflow's consent
