@@ -7,11 +7,8 @@ row or file still names it (``memory_core.deletion.stores.ExportsStore``).
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import tempfile
 import uuid
 from pathlib import Path
 
@@ -20,6 +17,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from memory_core.exceptions import NotFound, ValidationFailed
+from memory_core.files import replacing
 from memory_core.locks import subject_shared_lock
 from memory_core.models import Export, Memory, MemoryEvent, Status, Subject, Tombstone
 from memory_core.principals import SubjectPrincipal
@@ -131,36 +129,8 @@ def _events_by_memory(tenant_id, memory_ids, *, until) -> dict:
     return events
 
 
-@contextlib.contextmanager
-def _replacing(path: Path):
-    """Yield a binary handle on a new file beside ``path``; at the block's end the file is
-    fsynced and renamed over ``path`` (with ``path``'s permissions), and the rename fsynced.
-    A crash, a full disk or an error midway leaves ``path`` as it was, never cut short (the
-    new file is removed)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            with contextlib.suppress(FileNotFoundError):
-                # A file rewritten keeps its permissions (mkstemp makes 0600: an evaluation
-                # job of another user could no longer read its dataset after a deletion).
-                os.fchmod(handle.fileno(), os.stat(path).st_mode & 0o7777)
-            yield handle
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    folder = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(folder)  # the rename too survives a crash: never the old file back
-    finally:
-        os.close(folder)
-
-
 def write_json_atomic(path: Path, document, *, items_key: str = "", items=()) -> str:
-    """Write ``document`` to ``path`` (``_replacing``); return its SHA-256.
+    """Write ``document`` to ``path`` (``files.replacing``); return its SHA-256.
 
     With ``items_key``, the list at that key of ``document`` is written from ``items`` (any
     iterable, e.g. a queryset's iterator), one item at a time: the file is the one
@@ -169,7 +139,7 @@ def write_json_atomic(path: Path, document, *, items_key: str = "", items=()) ->
     once).
     """
     digest = hashlib.sha256()
-    with _replacing(path) as handle:
+    with replacing(path) as handle:
 
         def write(text: str) -> None:
             data = text.encode()
@@ -194,9 +164,9 @@ def write_json_atomic(path: Path, document, *, items_key: str = "", items=()) ->
 
 
 def write_text_atomic(path: Path, text: str) -> str:
-    """Write ``text`` to ``path`` (``_replacing``); return its SHA-256."""
+    """Write ``text`` to ``path`` (``files.replacing``); return its SHA-256."""
     data = text.encode()
-    with _replacing(path) as handle:
+    with replacing(path) as handle:
         handle.write(data)
     return hashlib.sha256(data).hexdigest()
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from django.conf import settings
 
+from memory_core.files import replacing
 from memory_core.models import DeletionOperation, Tombstone
 
 logger = logging.getLogger(__name__)
@@ -191,9 +192,9 @@ def ledger_prune(*, before: datetime, path: Path | None = None, dry_run: bool = 
 
     Nothing a replay after restoring a backup taken at or after ``before`` reads is dropped:
     a replay reads the entries requested at or after the backup's time. Lines that are not
-    entries are kept as they are (``replay_deletions`` names them). The journal is rewritten
-    into a new file beside it, fsynced, and renamed over it, under the lock appends take; a
-    reader sees the old file or the new one, never a part. With ``dry_run`` nothing changes.
+    entries are kept as they are (``replay_deletions`` names them). The journal is replaced
+    (``files.replacing``: its mode and owner kept) under the lock appends take; a reader sees
+    the old file or the new one, never a part. With ``dry_run`` nothing changes.
     """
     path = path or ledger_path()
     result = LedgerPrune()
@@ -219,27 +220,8 @@ def ledger_prune(*, before: datetime, path: Path | None = None, dry_run: bool = 
         result.bytes_after = len(data)
         if dry_run or not result.dropped:
             return result
-        temporary = path.with_name(f".{path.name}.prune-{uuid.uuid4().hex}")
-        try:
-            with open(temporary, "xb") as new:
-                new.write(data)
-                new.flush()
-                os.fsync(new.fileno())
-            kept_as = os.stat(path)
-            os.chmod(temporary, kept_as.st_mode & 0o7777)
-            with contextlib.suppress(PermissionError):
-                # Run by root (cron), the new file was root's, and the service, which
-                # appends to it, could no longer write it: every deletion's append failed.
-                os.chown(temporary, kept_as.st_uid, kept_as.st_gid)
-            os.replace(temporary, path)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
-        folder = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(folder)  # the rename itself survives a crash
-        finally:
-            os.close(folder)
+        with replacing(path) as new:
+            new.write(data)
     return result
 
 

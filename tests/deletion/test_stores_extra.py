@@ -1,6 +1,7 @@
 """Replicas (when configured), the beat schedule, export scoping, and evaluation files."""
 
 import json
+import os
 import threading
 
 import pytest
@@ -361,6 +362,10 @@ def test_a_rewritten_evaluation_file_keeps_its_permissions(memories, tmp_path):
         path = tmp_path / name
         path.write_text(body)
         path.chmod(0o644)
+        if os.geteuid() == 0:  # the worker as root: the file stays its owner's
+            os.chown(path, 4321, 4322)
         assert _rewrite_file(path, Residue([memories[0].id], set())) == 1
         assert str(memories[0].id) not in path.read_text()
         assert path.stat().st_mode & 0o777 == 0o644, name
+        if os.geteuid() == 0:
+            assert (path.stat().st_uid, path.stat().st_gid) == (4321, 4322), name

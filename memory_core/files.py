@@ -1,0 +1,44 @@
+"""Files the service rewrites in place: the new content goes to a file beside the old one,
+which is fsynced and renamed over it, so a reader or a crash sees the old file or the new
+one, never a part (exports, evaluation datasets, the deletion journal)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def replacing(path: Path):
+    """Yield a binary handle on a new file beside ``path``; at the block's end the file is
+    fsynced and renamed over ``path``, and the rename fsynced.
+
+    The new file keeps ``path``'s permissions and, where the process may give it, its owner:
+    mkstemp makes 0600 files (an evaluation job of another user could no longer read its
+    dataset after a deletion), and a command run by root (cron) made root's files (the
+    service could no longer append to the journal it pruned). A crash, a full disk or an
+    error midway leaves ``path`` as it was (the new file is removed).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            with contextlib.suppress(FileNotFoundError):
+                kept_as = os.stat(path)
+                os.fchmod(handle.fileno(), kept_as.st_mode & 0o7777)
+                with contextlib.suppress(PermissionError):
+                    os.fchown(handle.fileno(), kept_as.st_uid, kept_as.st_gid)
+            yield handle
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    folder = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(folder)  # the rename too survives a crash: never the old file back
+    finally:
+        os.close(folder)
