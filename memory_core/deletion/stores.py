@@ -576,7 +576,11 @@ class ExportsStore(Store):
 
 _TRACES_SCRUB_SQL = """
 UPDATE memory_core_retrievaltrace AS t SET
-    stages = memory_core_trace_without(t.stages, %(gone)s::text[]),
+    -- The counts stay the retrieval's; deleted_since says how many of its memories went.
+    stages = memory_core_trace_without(t.stages, %(gone)s::text[]) || jsonb_build_object(
+        'deleted_since', COALESCE((t.stages->>'deleted_since')::int, 0)
+                         + cardinality(ARRAY(SELECT unnest(t.cited_ids)
+                                             INTERSECT SELECT unnest(%(ids)s::uuid[])))),
     usage = memory_core_usage_without(t.usage, %(gone)s::text[]),
     cited_ids = ARRAY(SELECT i FROM unnest(t.cited_ids) WITH ORDINALITY AS a(i, n)
                       WHERE i <> ALL(%(ids)s::uuid[]) ORDER BY n),

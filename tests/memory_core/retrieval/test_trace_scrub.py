@@ -51,6 +51,7 @@ def test_a_deleted_memory_is_scrubbed_from_a_trace_kept_for_the_others(world):
     gone, *others = trace.selected_ids
     owner = SystemPrincipal(tenant_id=trace.tenant_id)
     before = memory_usage(principal=owner, memory_ids=others)
+    counts = trace.stages["counts"]
 
     operation = deletion_request(principal=owner, memory_id=gone)
     assert deletion_run(operation_id=operation.id) == "completed"
@@ -61,6 +62,8 @@ def test_a_deleted_memory_is_scrubbed_from_a_trace_kept_for_the_others(world):
     assert set(trace.used_ids) == set(others)
     assert trace.usage[0]["memory_ids"] == sorted(str(i) for i in others)
     assert all(item["id"] != str(gone) for item in trace.stages["selected"])
+    # The counts are the retrieval's; the trace says one of its memories was deleted since.
+    assert trace.stages["counts"] == counts and trace.stages["deleted_since"] == 1
     after = memory_usage(principal=owner, memory_ids=others)
     assert {i: (u.count, u.reported_used) for i, u in after.items()} == {
         i: (u.count, u.reported_used) for i, u in before.items()
@@ -80,9 +83,12 @@ def test_a_trace_that_cites_nothing_else_is_deleted(world):
     trace = RetrievalTrace.objects.get(pk=result.trace_id)
     owner = SystemPrincipal(tenant_id=trace.tenant_id)
 
+    cited = set(trace.cited_ids)
     for memory_id in trace.cited_ids:
         operation = deletion_request(principal=owner, memory_id=memory_id)
         assert deletion_run(operation_id=operation.id) == "completed"
+        if left := RetrievalTrace.objects.filter(pk=trace.pk).first():  # the count adds up
+            assert left.stages["deleted_since"] == len(cited - set(left.cited_ids)) > 0
 
     assert not RetrievalTrace.objects.filter(pk=trace.pk).exists()
 
