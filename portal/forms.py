@@ -84,7 +84,8 @@ def form_problems(form: forms.Form) -> str:
 
 
 class RevokeForm(FocusFirstErrorMixin, forms.Form):
-    """An optional reason for revoking a memory; it is kept in the memory's events.
+    """An optional reason for revoking a memory or withdrawing a workflow's consent to it;
+    it is kept in the memory's events.
 
     Like every CharField it refuses NUL characters, which the events' JSON cannot hold.
     """

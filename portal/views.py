@@ -391,10 +391,11 @@ class ConsentWithdrawView(_MemoryActionView):
     heading = button = "Withdraw consent"
     explanation = (
         "This memory was kept under a workflow's consent, not yours. Withdrawing it stops "
-        "agents from using it at once; it stays in the history. To remove it entirely, "
-        "delete it instead."
+        "agents from using it at once; it stays in the history, with your reason. To remove "
+        "it entirely, delete it instead."
     )
     done_message = "Consent withdrawn. This memory is no longer used."
+    form_class = RevokeForm
 
     available = staticmethod(consent_withdrawable)
 
@@ -407,7 +408,9 @@ class ConsentWithdrawView(_MemoryActionView):
         )
 
     def call(self, data):
-        return consent_withdraw(principal=self.principal, memory_id=self.kwargs["memory_id"])
+        return consent_withdraw(
+            principal=self.principal, memory_id=self.kwargs["memory_id"], reason=data["reason"]
+        )
 
 
 class MemoryDeleteView(EndUserMixin, FormView):

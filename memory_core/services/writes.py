@@ -812,15 +812,16 @@ def _consent_withdrawable(memory: Memory) -> None:
 
 
 @transaction.atomic
-def consent_withdraw(*, principal, memory_id) -> Memory:
+def consent_withdraw(*, principal, memory_id, reason: str = "") -> Memory:
     """Withdraw the workflow consent ``memory_id`` was kept under: the memory stops being
-    usable (revoked). Only an active memory kept under a workflow's consent has one
-    (Conflict ``not_active`` or ``not_workflow_consent`` otherwise, nothing changed)."""
+    usable (revoked), with the person's ``reason`` in its events. Only an active memory kept
+    under a workflow's consent has one (Conflict ``not_active`` or ``not_workflow_consent``
+    otherwise, nothing changed)."""
     return _retire(
         principal=principal,
         memory_id=memory_id,
         action=MemoryEvent.Action.CONSENT_WITHDRAWN,
         reason_code="consent_withdrawn",
-        reason="",
+        reason=reason,
         check=_consent_withdrawable,
     )

@@ -396,12 +396,29 @@ def test_withdraw_workflow_consent(alice_client, alice_memory):
     Memory.objects.filter(pk=alice_memory.pk).update(consent="workflow")
     page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk]))
     assert b"Withdraw consent" in page.content
-    response = alice_client.post(
-        reverse("portal:memory-withdraw", args=[alice_memory.pk]), follow=True
-    )
+    url = reverse("portal:memory-withdraw", args=[alice_memory.pk])
+    assert 'name="reason"' in alice_client.get(url).content.decode()
+    response = alice_client.post(url, {"reason": "  I left that team  "}, follow=True)
     alice_memory.refresh_from_db()
     assert alice_memory.status != "active"
     assert b"Consent withdrawn" in response.content
+    event = MemoryEvent.objects.get(memory_id=alice_memory.pk, action="consent_withdrawn")
+    assert event.details == {"reason": "I left that team"}
+    page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+    assert "I left that team" in page  # the history shows it
+
+
+@pytest.mark.parametrize("name", ["portal:memory-revoke", "portal:memory-withdraw"])
+def test_a_reason_too_long_comes_back_on_its_field_and_changes_nothing(
+    alice_client, alice_memory, name
+):
+    Memory.objects.filter(pk=alice_memory.pk).update(consent="workflow")
+    alice_client.raise_request_exception = False
+    response = alice_client.post(reverse(name, args=[alice_memory.pk]), {"reason": "x" * 501})
+    assert response.status_code == 200
+    assert "at most 500 characters (it has 501)" in response.content.decode()
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "active"
 
 
 @pytest.mark.parametrize(
