@@ -10,6 +10,9 @@ broken there: it drew such days as 0 s and 0 %.
 import math
 
 WIDTH = 640
+# A phone's chart (portal.css shows it under 560 px): drawn ~310 px wide on a 375 px screen,
+# the 640-wide one set its 14-unit labels at ~7 px; in 400 units they read at ~11 px.
+NARROW_WIDTH = 400
 HEIGHT = 230
 LEFT = 48
 # Room for half of the last day's label ("03 Dec", centred under its bar) at the axes' 14 px.
@@ -65,11 +68,11 @@ def _line_axis(peak: float, unit: str) -> tuple[float, int]:
     return y_max, 4 if mantissa in (1, 2) else 5
 
 
-def chart_geometry(chart) -> dict:
-    """Return the shapes, axes and legend of one health chart."""
+def chart_geometry(chart, width: int = WIDTH) -> dict:
+    """Return the shapes, axes and legend of one health chart, ``width`` units wide."""
     kind = "line" if chart.unit in LINE_UNITS else "bars"
     days = chart.days
-    plot_w = WIDTH - LEFT - RIGHT
+    plot_w = width - LEFT - RIGHT
     plot_h = HEIGHT - TOP - BOTTOM
     count = max(len(days), 1)
     slot = plot_w / count
@@ -92,7 +95,9 @@ def chart_geometry(chart) -> dict:
         }
         for step in range(intervals + 1)
     ]
-    every = 1 if count <= 8 else 2 if count <= 16 else 5
+    # A day's label ("03 Dec") is ~45 units wide at 14: every day's, or every 2nd, 5th, ...
+    # counted back from the last, so that labels stand at least 64 units apart.
+    every = next(step for step in (1, 2, 5, 10, 15, 30, math.inf) if slot * step >= 64)
     xlabels = [
         {"x": round(LEFT + slot * (i + 0.5), 1), "label": day.strftime("%d %b")}
         for i, day in enumerate(days)
@@ -148,10 +153,10 @@ def chart_geometry(chart) -> dict:
             )
     return {
         "kind": kind,
-        "width": WIDTH,
+        "width": width,
         "height": HEIGHT,
         "left": LEFT,
-        "right": WIDTH - RIGHT,
+        "right": width - RIGHT,
         "top": TOP,
         "bottom": HEIGHT - BOTTOM,
         "ticks": ticks,

@@ -22,7 +22,7 @@ from memory_core.selectors.reviews import review_get
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve, review_reject
 from portal.access import ReviewerMixin
-from portal.charts import chart_geometry
+from portal.charts import NARROW_WIDTH, chart_geometry
 from portal.forms import ConflictResolveForm, ReasonForm, form_problems
 from portal.paging import page_number, page_query
 
@@ -251,7 +251,10 @@ class HealthView(ReviewerMixin, TemplateView):
             overview=overview,
             days=days,
             windows=self.windows,
-            charts=[(chart, chart_geometry(chart)) for chart in overview.charts],
+            charts=[
+                (chart, chart_geometry(chart), chart_geometry(chart, width=NARROW_WIDTH))
+                for chart in overview.charts
+            ],
             evaluation=evaluation_figures(overview.evaluation),
         )
         return context

@@ -311,9 +311,30 @@ def test_the_health_windows_focus_ring_is_not_clipped(page, world):
     assert windows.last.evaluate(radius, "borderBottomRightRadius") != "0px"
 
 
+def test_the_health_page_does_not_scroll_sideways_on_a_phone(
+    browser, live_server, world, settings, tmp_path
+):
+    """With an evaluation's figures on it, the page was 417 px wide on a 390 px phone: the
+    figures table widened the one grid column, and every chart with it."""
+    result = tmp_path / "eval.json"
+    result.write_text(
+        '{"dataset": "seed-examples", "cases": 9, "failures": [],'
+        ' "system": {"precision_at_k": 0.9167, "leakage_rate": 0.0, "by_tag": {}},'
+        ' "baseline_vector_topk": {"precision_at_k": 0.193, "leakage_rate": 0.0},'
+        ' "no_memory": {"precision_at_k": 0.0, "leakage_rate": 0.0}}'
+    )
+    settings.MEMLEDGER_EVALUATION_RESULTS = [str(result)]
+    with new_page(browser, live_server, width=390, height=844) as phone:
+        log_in(phone, "reviewer", PASSWORD)
+        phone.goto("/portal/review/health/")
+        expect(phone.get_by_role("region", name="Figures of the latest evaluation")).to_be_visible()
+        assert phone.evaluate("document.documentElement.scrollWidth") == 390
+
+
 # Each axis label of the health charts: its size as drawn (the viewBox is scaled to the
 # card), and whether it stays inside its chart and clear of its neighbours.
-AXIS_LABELS = """() => [...document.querySelectorAll(".chart svg")].flatMap(svg => {
+AXIS_LABELS = """() => [...document.querySelectorAll(".chart svg")]
+    .filter(svg => svg.getClientRects().length).flatMap(svg => {
   const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
   const frame = svg.getBoundingClientRect();
   return [...svg.querySelectorAll("text.axis")].map(text => {
@@ -331,11 +352,19 @@ AXIS_LABELS = """() => [...document.querySelectorAll(".chart svg")].flatMap(svg 
 })"""
 
 
+@pytest.mark.parametrize("width", [1280, 375])
 @pytest.mark.parametrize("days", [7, 14, 30])
-def test_the_health_charts_axis_labels_are_readable_and_fit(page, world, days):
-    log_in(page, "reviewer", PASSWORD)
-    page.goto(f"/portal/review/health/?days={days}")
-    labels = page.evaluate(AXIS_LABELS)
+def test_the_health_charts_axis_labels_are_readable_and_fit(
+    browser, live_server, world, days, width
+):
+    """On a 375 px phone the charts' labels were drawn ~7 px high (the 640-wide drawing
+    scaled to the card); a phone now shows a narrower drawing of each chart."""
+    with new_page(browser, live_server, width=width, height=900) as page:
+        log_in(page, "reviewer", PASSWORD)
+        page.goto(f"/portal/review/health/?days={days}")
+        labels = page.evaluate(AXIS_LABELS)
+        charts = page.locator(".chart svg[role=img]:visible")
+        assert charts.count() == page.locator("figure.chart").count() >= 6  # one drawing each
     assert len(labels) > 30, labels
     for label in labels:
         assert label["px"] >= 10, label  # 11 in the viewBox was drawn 8.5 px high

@@ -386,3 +386,16 @@ def test_screenshots(browser, live_server, celery_worker, tmp_path):
     page.goto("/portal/review/health/")
     shoot(page, "health")
     context.close()
+
+    mobile = browser.new_context(
+        viewport={"width": 390, "height": 844},
+        base_url=live_server.url,
+        device_scale_factor=2,
+        is_mobile=True,
+    )
+    phone = mobile.new_page()
+    log_in(phone, "reviewer", PASSWORD)
+    phone.goto("/portal/review/health/")
+    phone.locator("figure.chart").first.scroll_into_view_if_needed()
+    shoot(phone, "health-mobile", full_page=False)
+    mobile.close()
