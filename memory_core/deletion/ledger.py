@@ -20,6 +20,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.utils import timezone
 
 from memory_core.files import replacing
 from memory_core.models import DeletionOperation, Tombstone
@@ -119,11 +120,16 @@ def ledger_write(entry: dict) -> None:
     again, so the next append does not continue a torn line. A file that does not end with
     a newline (a process killed mid-write, or a journal written before this was so) gets one
     first: a torn line then stays alone on its line, and the reader skips it.
+
+    The line says when it was written (``written_at``): after its operation committed, so
+    later than the snapshot of any dump that missed it, though its ``requested_at`` may be
+    earlier (the request locks and scrubs its rows first: seconds for a large subject).
     """
     path = ledger_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = (json.dumps(entry, sort_keys=True) + "\n").encode()
     with _locked(path, "a+b") as handle:
+        line = {**entry, "written_at": timezone.now().isoformat()}
+        data = (json.dumps(line, sort_keys=True) + "\n").encode()
         size = os.fstat(handle.fileno()).st_size
         if size:
             handle.seek(size - 1)
@@ -187,14 +193,15 @@ PRUNE_MARGIN = timedelta(days=1)
 
 
 def ledger_prune(*, before: datetime, path: Path | None = None, dry_run: bool = False):
-    """Drop the journal's entries requested more than ``PRUNE_MARGIN`` before ``before``;
-    return a ``LedgerPrune``.
+    """Drop the journal's entries requested (and written down: ``entry_moment``) more than
+    ``PRUNE_MARGIN`` before ``before``; return a ``LedgerPrune``.
 
     Nothing a replay after restoring a backup taken at or after ``before`` reads is dropped:
-    a replay reads the entries requested at or after the backup's time. Lines that are not
-    entries are kept as they are (``replay_deletions`` names them). The journal is replaced
-    (``files.replacing``: its mode and owner kept) under the lock appends take; a reader sees
-    the old file or the new one, never a part. With ``dry_run`` nothing changes.
+    a replay reads the entries requested or written down at or after the backup's time.
+    Lines that are not entries are kept as they are (``replay_deletions`` names them). The
+    journal is replaced (``files.replacing``: its mode and owner kept) under the lock appends
+    take; a reader sees the old file or the new one, never a part. With ``dry_run`` nothing
+    changes.
     """
     path = path or ledger_path()
     result = LedgerPrune()
@@ -210,7 +217,7 @@ def ledger_prune(*, before: datetime, path: Path | None = None, dry_run: bool = 
             entry = _entry_of(raw.decode("utf-8", errors="replace"))
             if entry is None:
                 result.unreadable_kept += 1
-            elif datetime.fromisoformat(entry["requested_at"]) < before - PRUNE_MARGIN:
+            elif entry_moment(entry) < before - PRUNE_MARGIN:
                 result.dropped += 1
                 continue
             else:
@@ -251,6 +258,18 @@ def _parse(line: str) -> dict:
     return entry
 
 
+def entry_moment(entry: dict) -> datetime:
+    """Return the later of when the entry's operation was requested and when its line was
+    written (``written_at``; a line written before it was recorded, or one whose time cannot
+    be read, has only the first): what a replay ``--since`` a dump's start compares."""
+    requested = datetime.fromisoformat(entry["requested_at"])
+    try:
+        written = datetime.fromisoformat(entry.get("written_at") or "")
+    except (TypeError, ValueError):
+        return requested
+    return requested if written.tzinfo is None else max(requested, written)
+
+
 def _entry_of(line: str) -> dict | None:
     """Return the entry of a journal line, or of the whole entry after a torn prefix on it;
     None if it holds none."""
@@ -267,8 +286,9 @@ def _entry_of(line: str) -> dict | None:
 
 
 def ledger_scan(*, since: datetime, path: Path | None = None) -> LedgerScan:
-    """Read the journal: its operations requested at or after ``since``, oldest first, once
-    each, and the numbers of the lines that are not entries (skipped, logged).
+    """Read the journal: its operations requested or written down at or after ``since``
+    (``entry_moment``), oldest first, once each, and the numbers of the lines that are not
+    entries (skipped, logged).
 
     A line that is a torn append followed by a whole one on the same line (written before
     appends cut a failed write off) keeps the whole one (``recovered``). Of an operation's
@@ -292,7 +312,7 @@ def ledger_scan(*, since: datetime, path: Path | None = None) -> LedgerScan:
                 scan.unreadable.append(number)
                 continue
             scan.recovered.append(number)
-        if datetime.fromisoformat(entry["requested_at"]) >= since:
+        if entry_moment(entry) >= since:
             kept = entries.get(entry["operation_id"])
             if kept is None or len(entry["tombstones"]) > len(kept["tombstones"]):
                 entries[entry["operation_id"]] = entry
@@ -311,8 +331,9 @@ def ledger_scan(*, since: datetime, path: Path | None = None) -> LedgerScan:
 
 
 def ledger_read(*, since: datetime, path: Path | None = None) -> list[dict]:
-    """Return the journal's operations requested at or after ``since``, oldest first, once each
-    (lines that are not entries are skipped: ``ledger_scan`` reports them)."""
+    """Return the journal's operations requested or written down at or after ``since``,
+    oldest first, once each (lines that are not entries are skipped: ``ledger_scan``
+    reports them)."""
     return ledger_scan(since=since, path=path).entries
 
 

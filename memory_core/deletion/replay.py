@@ -32,8 +32,10 @@ from memory_core.models import (
 
 
 def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
-    """Return the ledger entries of database ``dbname`` (same server) requested since ``since``,
-    its queued deletions (of whole subjects and of keys) among them, oldest first."""
+    """Return the ledger entries of database ``dbname`` (same server) requested or journaled
+    since ``since``, its queued deletions (of whole subjects and of keys) among them, oldest
+    first. Journaled: recorded after the request committed, so an operation requested before
+    a dump and committed after its snapshot is among them."""
     import psycopg
     from django.db import connection
 
@@ -50,10 +52,10 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
                        'content_hash', t.content_hash)) FILTER (WHERE t.id IS NOT NULL), '[]')
             FROM memory_core_deletionoperation o
             LEFT JOIN memory_core_tombstone t ON t.operation_id = o.id
-            WHERE o.requested_at >= %s
+            WHERE o.requested_at >= %s OR o.journaled_at >= %s
             GROUP BY o.id ORDER BY o.requested_at
             """,
-            [since],
+            [since, since],
         ).fetchall()
         # A queued deletion the worker had not made yet (ledger.queued_entry). The key read
         # from the row's JSON: a database from before migration 0023 has no such column

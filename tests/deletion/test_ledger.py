@@ -129,6 +129,20 @@ def test_replay_skips_and_reports_the_lines_that_are_not_entries(
         assert operation.status == "completed"
 
 
+def test_an_operation_requested_before_the_dump_and_committed_after_its_snapshot_is_replayed(
+    owner_principal, memories, journal, django_capture_on_commit_callbacks
+):
+    """The restore procedure replays `--since` the dump's time: a deletion requested before
+    it (its rows locked and scrubbed for seconds: a subject of 300,000 took 24 s) and
+    committed after the dump's snapshot was read by nobody, and came back with the backup."""
+    with django_capture_on_commit_callbacks(execute=True):
+        operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+        dump_started = timezone.now()  # the request has not committed: not in the snapshot
+    assert operation.requested_at < dump_started
+
+    assert [e["operation_id"] for e in ledger_read(since=dump_started)] == [str(operation.id)]
+
+
 def test_the_scan_logs_how_many_lines_it_skipped_and_the_first_twenty(tmp_path, caplog):
     """A file given as the journal by mistake (a dump, say) logged every one of its
     thousands of line numbers in one warning."""

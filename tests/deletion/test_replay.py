@@ -221,6 +221,29 @@ def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
     )
 
 
+def test_the_old_database_names_an_operation_requested_before_the_dump_and_committed_after(
+    owner_principal, memories
+):
+    """`--ledger-database` read the operations requested since the dump's time: one requested
+    before it and committed after its snapshot (a large subject's request takes seconds)
+    was left out, and its memories stayed in the restored database."""
+    from datetime import timedelta
+
+    from memory_core.deletion.replay import ledger_from_database
+    from memory_core.models import DeletionOperation
+
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    operation.refresh_from_db()
+    assert operation.journaled_at is not None  # after its commit
+    dump_started = operation.journaled_at - timedelta(seconds=5)
+    DeletionOperation.objects.filter(pk=operation.id).update(
+        requested_at=dump_started - timedelta(seconds=20)
+    )
+
+    entries = ledger_from_database(dbname=connection.settings_dict["NAME"], since=dump_started)
+    assert [entry["operation_id"] for entry in entries] == [str(operation.id)]
+
+
 @pytest.mark.parametrize(
     ("arguments", "fragments"),
     [
