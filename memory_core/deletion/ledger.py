@@ -108,6 +108,31 @@ def queued_entry(*, tenant_id, subject_id, queued_at: datetime, memory_key: str 
     return entry
 
 
+# A key revocation's journal line: no operation, so its id is made from the key and the moment
+# (the reader keeps one line per id). Replayed, it revokes the key again (``replay.py``).
+KEY_REVOKED = "api_key_revoked"
+REVOCATION_NAMESPACE = uuid.UUID("9e345145-91bb-4519-88cc-ab881ec6fde6")
+
+
+def key_revocation_entry(*, key_id, tenant_id, revoked_at: datetime) -> dict:
+    """Return the journal line of an API key's revocation (``api_key_revoke``): ids only.
+
+    A backup taken before it holds the key unrevoked, so a restore would let it in again
+    (a leaked key, say); the replay revokes it again.
+    """
+    moment = revoked_at.astimezone(UTC).isoformat()
+    return {
+        "operation_id": str(uuid.uuid5(REVOCATION_NAMESPACE, f"{key_id}/{moment}")),
+        "tenant_id": str(tenant_id),
+        "subject_id": None,
+        "target": KEY_REVOKED,
+        "requested_at": moment,
+        "reason_code": "key_revoked",
+        "revoked_key_id": str(key_id),
+        "tombstones": [],
+    }
+
+
 def ledger_append(operation: DeletionOperation) -> None:
     """Append ``operation`` to the journal (fsynced). Replays skip duplicates."""
     ledger_write(ledger_entry(operation))
@@ -255,6 +280,8 @@ def _parse(line: str) -> dict:
         raise ValueError("requested_at has no time zone")
     if not isinstance(entry["tombstones"], list):
         raise ValueError("tombstones is not a list")
+    if entry["target"] == KEY_REVOKED:
+        uuid.UUID(str(entry.get("revoked_key_id")))  # ValueError if it names no key
     return entry
 
 

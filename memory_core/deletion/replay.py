@@ -14,7 +14,12 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from memory_core.deletion.ledger import memory_key_digest, queued_entry
+from memory_core.deletion.ledger import (
+    KEY_REVOKED,
+    key_revocation_entry,
+    memory_key_digest,
+    queued_entry,
+)
 from memory_core.deletion.runner import deletion_reset, deletion_run
 from memory_core.deletion.services import tenant_and_memories_lock
 from memory_core.deletion.stores import active_stores, scrub_memories
@@ -60,6 +65,13 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         # A queued deletion the worker had not made yet (ledger.queued_entry). The key read
         # from the row's JSON: a database from before migration 0023 has no such column
         # (every queued deletion there is a whole subject's).
+        # Keys revoked since (ledger.key_revocation_entry): the restored database has them
+        # as the backup had them, usable.
+        revoked = conn.execute(
+            "SELECT k.id, a.tenant_id, k.revoked_at FROM memory_core_apikey k "
+            "JOIN memory_core_agent a ON a.id = k.agent_id WHERE k.revoked_at >= %s",
+            [since],
+        ).fetchall()
         queued = conn.execute(
             "SELECT tenant_id, id, deletion_queued_at, "
             "coalesce(to_jsonb(s) ->> 'deletion_queued_key', '') "
@@ -84,6 +96,10 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             tenant_id=tenant_id, subject_id=subject_id, queued_at=queued_at, memory_key=key
         )
         for tenant_id, subject_id, queued_at, key in queued
+    ]
+    entries += [
+        key_revocation_entry(key_id=key_id, tenant_id=tenant_id, revoked_at=revoked_at)
+        for key_id, tenant_id, revoked_at in revoked
     ]
     return sorted(entries, key=lambda entry: datetime.fromisoformat(entry["requested_at"]))
 
@@ -224,10 +240,21 @@ def _lock_subjects(subject_id, memory_ids) -> None:
         subject_deletion_lock(subject)
 
 
+def _key_revoke(entry: dict) -> int:
+    """Revoke again the key a revocation's line names (absent: made after the backup, and
+    unknown here); return 1 if it was usable."""
+    return ApiKey.objects.filter(pk=entry["revoked_key_id"], revoked_at=None).update(
+        revoked_at=datetime.fromisoformat(entry["requested_at"])
+    )
+
+
 def replay_deletions(*, entries: list[dict]) -> dict:
     """Re-apply every entry to this database and run its steps; return the counts."""
-    replayed, skipped, statuses = 0, 0, {}
+    replayed, skipped, keys_revoked, statuses = 0, 0, 0, {}
     for entry in entries:
+        if entry["target"] == KEY_REVOKED:
+            keys_revoked += _key_revoke(entry)
+            continue
         operation = _restore_operation(entry)
         if operation is None:
             skipped += 1
@@ -236,4 +263,9 @@ def replay_deletions(*, entries: list[dict]) -> dict:
         statuses[str(operation.id)] = status
         replayed += 1
     incomplete = {k: v for k, v in statuses.items() if v != DeletionOperation.State.COMPLETED}
-    return {"replayed": replayed, "skipped": skipped, "incomplete": incomplete}
+    return {
+        "replayed": replayed,
+        "skipped": skipped,
+        "keys_revoked": keys_revoked,
+        "incomplete": incomplete,
+    }

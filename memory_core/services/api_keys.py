@@ -6,14 +6,19 @@ The prefix (public) finds the row; the hash is compared in constant time.
 
 import hashlib
 import hmac
+import logging
 import re
 import secrets
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
 
+from memory_core.deletion.ledger import key_revocation_entry, ledger_write
 from memory_core.exceptions import ValidationFailed
 from memory_core.models import Agent, ApiKey, Tenant
+
+logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "mlk"
 # What api_key_create issues: mlk_<12 hex>_<43 URL-safe base64 characters>, with some slack.
@@ -40,11 +45,33 @@ def api_key_create(*, agent: Agent, name: str = "", expires_at=None) -> tuple[Ap
 
 
 def api_key_revoke(*, key: ApiKey) -> ApiKey:
-    """Revoke ``key`` at once; later requests with it are refused."""
+    """Revoke ``key`` at once; later requests with it are refused.
+
+    The revocation is journaled as it commits (``ledger.key_revocation_entry``): a backup
+    taken before it would bring the key back usable, and ``replay_deletions`` revokes it
+    again after the restore.
+    """
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
+        entry = key_revocation_entry(
+            key_id=key.pk, tenant_id=key.agent.tenant_id, revoked_at=key.revoked_at
+        )
+        transaction.on_commit(partial(_journal_revocation, entry), robust=True)
     return key
+
+
+def _journal_revocation(entry: dict) -> None:
+    """Append a committed revocation's journal line; a failure is logged, never raised (the
+    key is revoked; only a restore from a backup taken before it would bring it back)."""
+    try:
+        ledger_write(entry)
+    except Exception:
+        logger.exception(
+            "API key %s: the journal append of its revocation failed: revoke it again after "
+            "any restore from a backup older than now",
+            entry["revoked_key_id"],
+        )
 
 
 def api_key_resolve(raw_key: str) -> ApiKey | None:

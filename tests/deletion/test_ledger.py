@@ -143,6 +143,31 @@ def test_an_operation_requested_before_the_dump_and_committed_after_its_snapshot
     assert [e["operation_id"] for e in ledger_read(since=dump_started)] == [str(operation.id)]
 
 
+def test_a_key_revoked_after_the_backup_is_revoked_again_by_the_replay(
+    agent, journal, django_capture_on_commit_callbacks
+):
+    """The journal held deletions only: a key revoked after the backup (a leaked one) was
+    usable again in the restored database, and the replay left it so."""
+    from memory_core.models import ApiKey
+    from memory_core.services.api_keys import api_key_create, api_key_resolve, api_key_revoke
+
+    key, raw_key = api_key_create(agent=agent)
+    backup_time = timezone.now()
+    with django_capture_on_commit_callbacks(execute=True):
+        api_key_revoke(key=key)
+    ApiKey.objects.filter(pk=key.pk).update(revoked_at=None)  # as the backup had it
+    assert api_key_resolve(raw_key) is not None
+
+    out = StringIO()
+    call_command("replay_deletions", "--since", backup_time.isoformat(), stdout=out)
+
+    assert json.loads(out.getvalue())["keys_revoked"] == 1
+    assert api_key_resolve(raw_key) is None
+    entry = ledger_read(since=backup_time)[0]
+    assert set(entry) >= {"revoked_key_id", "tenant_id", "requested_at"}
+    assert raw_key not in journal.read_text() and key.hashed_key not in journal.read_text()
+
+
 def test_the_scan_logs_how_many_lines_it_skipped_and_the_first_twenty(tmp_path, caplog):
     """A file given as the journal by mistake (a dump, say) logged every one of its
     thousands of line numbers in one warning."""

@@ -212,7 +212,7 @@ def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
         status="partial", attempts=settings.MEMLEDGER_DELETION_MAX_ATTEMPTS
     )
     result = replay_deletions(entries=[ledger_entry(operation)])
-    assert result == {"replayed": 1, "skipped": 0, "incomplete": {}}
+    assert result == {"replayed": 1, "skipped": 0, "keys_revoked": 0, "incomplete": {}}
     operation.refresh_from_db()
     assert (operation.status, operation.attempts, operation.dead_lettered_at) == (
         "completed",
@@ -242,6 +242,29 @@ def test_the_old_database_names_an_operation_requested_before_the_dump_and_commi
 
     entries = ledger_from_database(dbname=connection.settings_dict["NAME"], since=dump_started)
     assert [entry["operation_id"] for entry in entries] == [str(operation.id)]
+
+
+def test_the_old_database_names_the_keys_revoked_after_the_backup(agent):
+    """`--ledger-database` read deletions only: a key the old database had revoked since the
+    backup stayed usable in the restored one."""
+    from memory_core.deletion.replay import ledger_from_database, replay_deletions
+    from memory_core.models import ApiKey
+    from memory_core.services.api_keys import api_key_create, api_key_resolve, api_key_revoke
+
+    old_key, _ = api_key_create(agent=agent, name="revoked before the backup")
+    api_key_revoke(key=old_key)
+    backup_time = timezone.now()
+    key, raw_key = api_key_create(agent=agent)
+    api_key_revoke(key=key)
+
+    entries = ledger_from_database(dbname=connection.settings_dict["NAME"], since=backup_time)
+    assert [entry.get("revoked_key_id") for entry in entries] == [str(key.id)]
+    ApiKey.objects.filter(pk=key.pk).update(revoked_at=None)  # as the backup had it
+
+    result = replay_deletions(entries=entries)
+
+    assert (result["keys_revoked"], result["replayed"]) == (1, 0)
+    assert api_key_resolve(raw_key) is None
 
 
 @pytest.mark.parametrize(
