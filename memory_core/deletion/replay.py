@@ -57,7 +57,9 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
                        'content_hash', t.content_hash)) FILTER (WHERE t.id IS NOT NULL), '[]')
             FROM memory_core_deletionoperation o
             LEFT JOIN memory_core_tombstone t ON t.operation_id = o.id
-            WHERE o.requested_at >= %s OR o.journaled_at >= %s
+            WHERE o.requested_at >= %s
+               -- Read from the row's JSON: a database from before migration 0009 has none.
+               OR (to_jsonb(o) ->> 'journaled_at')::timestamptz >= %s
             GROUP BY o.id ORDER BY o.requested_at
             """,
             [since, since],
