@@ -115,7 +115,10 @@ class ApiKeyInline(admin.TabularInline):
     model = models.ApiKey
     extra = 0
     fields = ["name", "prefix", "created_at", "expires_at", "revoked_at", "last_used_at"]
-    readonly_fields = ["prefix", "created_at", "last_used_at"]
+    # Revoked only by the list's action (api_key_revoke, which journals it for a restore's
+    # replay): typed into a form, a revocation was not journaled, and a key could be un-revoked.
+    readonly_fields = ["prefix", "created_at", "revoked_at", "last_used_at"]
+    can_delete = False  # revoked, never deleted: a deleted row came back with a backup too
 
 
 @admin.register(models.Agent)
@@ -131,6 +134,11 @@ class AgentAdmin(LiveTenantMixin, admin.ModelAdmin):
     list_filter = ["tenant", "is_active"]
     inlines = [ApiKeyInline]
 
+    def has_delete_permission(self, request, obj=None):
+        # Deactivate instead (is_active): a deleted agent, keys and all, came back usable with
+        # a restored backup, and nothing outside the database recorded it.
+        return False
+
 
 @admin.register(models.ApiKey)
 class ApiKeyAdmin(admin.ModelAdmin):
@@ -145,11 +153,16 @@ class ApiKeyAdmin(admin.ModelAdmin):
     ]
     list_filter = ["agent__tenant", ("revoked_at", admin.EmptyFieldListFilter)]
     search_fields = ["prefix", "name", "agent__name"]
-    readonly_fields = ["prefix", "hashed_key", "created_at", "last_used_at"]
+    # revoked_at as in ApiKeyInline: only the action below revokes a key.
+    readonly_fields = ["prefix", "hashed_key", "created_at", "revoked_at", "last_used_at"]
     actions = ["revoke_keys"]
 
     def has_add_permission(self, request):
         # Keys are shown once at creation: use `manage.py create_agent_key`.
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        # Revoke instead (the action below): a deleted key was not journaled either.
         return False
 
     @admin.action(description="Revoke the selected keys (at once, for good)")

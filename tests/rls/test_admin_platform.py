@@ -132,6 +132,43 @@ def test_an_admin_revokes_keys_and_they_are_refused_at_once(client, agent):
 
 
 @pytest.mark.django_db
+def test_a_key_is_revoked_only_by_the_journaled_action(
+    client, agent, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    """Typed into the key's form (or the agent's inline), a revocation was not journaled, so a
+    restore from an older backup brought the key back usable; the form could un-revoke too,
+    and a key deleted in the admin came back with the backup as well."""
+    from memory_core.deletion.ledger import ledger_read
+    from memory_core.models import ApiKey
+    from memory_core.services.api_keys import api_key_create
+
+    settings.MEMLEDGER_DELETION_LEDGER = str(tmp_path / "journal.jsonl")
+    key, _ = api_key_create(agent=agent, name="leaked")
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    change = f"/admin/memory_core/apikey/{key.pk}/change/"
+    form = client.get(change).content.decode()
+    assert 'name="revoked_at' not in form and 'name="name"' in form
+    client.post(change, {"name": "leaked", "revoked_at_0": "2026-12-01", "revoked_at_1": "10:00"})
+    assert ApiKey.objects.get(pk=key.pk).revoked_at is None
+    inline = client.get(f"/admin/memory_core/agent/{agent.pk}/change/").content.decode()
+    assert "api_keys-0-name" in inline and "api_keys-0-revoked_at" not in inline
+    assert "api_keys-0-DELETE" not in inline  # a deleted row came back with the backup too
+    assert client.post(f"{change}delete/", {"post": "yes"}).status_code == 403
+    agent_delete = f"/admin/memory_core/agent/{agent.pk}/delete/"
+    assert client.post(agent_delete, {"post": "yes"}).status_code == 403  # deactivated instead
+
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(
+            "/admin/memory_core/apikey/",
+            {"action": "revoke_keys", "_selected_action": [str(key.pk)]},
+        )
+    assert ApiKey.objects.get(pk=key.pk).revoked_at is not None
+    lines = ledger_read(since=now().replace(year=2000))
+    assert [line["revoked_key_id"] for line in lines] == [str(key.pk)]
+
+
+@pytest.mark.django_db
 def test_an_admin_retries_dead_lettered_deletions_of_every_tenant(client, tenant, other_tenant):
     """An outage of the cache dead-lettered deletions after their eight runs, and only a
     tenant's reviewer could retry them, one page at a time."""
