@@ -9,7 +9,7 @@ in-process, exactly as the worker would. Replaying twice changes nothing more.
 from __future__ import annotations
 
 import uuid
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -35,12 +35,17 @@ from memory_core.models import (
     Tombstone,
 )
 
+# A database's rows say when a request began (requested_at, revoked_at, deletion_queued_at),
+# not when it committed: one that began before a dump and committed after its snapshot (a
+# large subject's request takes seconds, a command's minutes) is missing from the backup. So
+# a database's ledger is read from this much before ``since``; replaying more is harmless.
+DATABASE_MARGIN = timedelta(hours=1)
+
 
 def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
-    """Return the ledger entries of database ``dbname`` (same server) requested or journaled
-    since ``since``, its queued deletions (of whole subjects and of keys) among them, oldest
-    first. Journaled: recorded after the request committed, so an operation requested before
-    a dump and committed after its snapshot is among them."""
+    """Return the ledger entries of database ``dbname`` (same server) requested since
+    ``since`` less ``DATABASE_MARGIN``, its queued deletions (of whole subjects and of keys)
+    and its keys' revocations among them, oldest first."""
     import psycopg
     from django.db import connection
 
@@ -58,11 +63,9 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             FROM memory_core_deletionoperation o
             LEFT JOIN memory_core_tombstone t ON t.operation_id = o.id
             WHERE o.requested_at >= %s
-               -- Read from the row's JSON: a database from before migration 0009 has none.
-               OR (to_jsonb(o) ->> 'journaled_at')::timestamptz >= %s
             GROUP BY o.id ORDER BY o.requested_at
             """,
-            [since, since],
+            [since - DATABASE_MARGIN],
         ).fetchall()
         # A queued deletion the worker had not made yet (ledger.queued_entry). The key read
         # from the row's JSON: a database from before migration 0023 has no such column
@@ -72,14 +75,14 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         revoked = conn.execute(
             "SELECT k.id, a.tenant_id, k.revoked_at FROM memory_core_apikey k "
             "JOIN memory_core_agent a ON a.id = k.agent_id WHERE k.revoked_at >= %s",
-            [since],
+            [since - DATABASE_MARGIN],
         ).fetchall()
         queued = conn.execute(
             "SELECT tenant_id, id, deletion_queued_at, "
             "coalesce(to_jsonb(s) ->> 'deletion_queued_key', '') "
             "FROM memory_core_subject s "
             "WHERE deletion_queued_at >= %s ORDER BY deletion_queued_at",
-            [since],
+            [since - DATABASE_MARGIN],
         ).fetchall()
     entries = [
         {
@@ -252,10 +255,13 @@ def _key_revoke(entry: dict) -> int:
 
 def replay_deletions(*, entries: list[dict]) -> dict:
     """Re-apply every entry to this database and run its steps; return the counts."""
-    replayed, skipped, keys_revoked, statuses = 0, 0, 0, {}
+    # Keys first: cheap, independent, and the most urgent; a deletion that raises stops the
+    # loop, and a key it left usable would stay so.
+    revocations = [entry for entry in entries if entry["target"] == KEY_REVOKED]
+    keys_revoked = sum(_key_revoke(entry) for entry in revocations)
+    replayed, skipped, statuses = 0, 0, {}
     for entry in entries:
         if entry["target"] == KEY_REVOKED:
-            keys_revoked += _key_revoke(entry)
             continue
         operation = _restore_operation(entry)
         if operation is None:

@@ -183,10 +183,37 @@ def test_the_scan_logs_how_many_lines_it_skipped_and_the_first_twenty(tmp_path, 
     assert "21," not in message
 
 
-def _entry_line(operation, requested_at) -> str:
+def _entry_line(operation, requested_at, written_at=None) -> str:
     entry = ledger_entry(operation)
     entry["requested_at"] = requested_at.isoformat()
+    if written_at is not None:
+        entry["written_at"] = written_at.isoformat()
     return json.dumps(entry, sort_keys=True)
+
+
+def test_pruning_keeps_a_line_written_after_the_cutoff_though_requested_long_before(
+    owner_principal, memories, journal
+):
+    """A replay --since a backup's time reads a line by the later of its request and its
+    writing (a request that committed after the dump's snapshot): pruning by the request
+    alone dropped a line that replay still reads."""
+    now = timezone.now()
+    cutoff = now - timedelta(days=40)
+    late, old = (
+        deletion_request(principal=owner_principal, memory_id=memory.id) for memory in memories[:2]
+    )
+    journal.write_text(
+        _entry_line(late, cutoff - timedelta(days=3), written_at=cutoff + timedelta(hours=1))
+        + "\n"
+        + _entry_line(old, cutoff - timedelta(days=3), written_at=cutoff - timedelta(days=3))
+        + "\n"
+    )
+    assert [e["operation_id"] for e in ledger_read(since=cutoff)] == [str(late.id)]
+
+    result = ledger.ledger_prune(before=cutoff)
+
+    assert (result.dropped, result.kept) == (1, 1)
+    assert [e["operation_id"] for e in ledger_read(since=cutoff)] == [str(late.id)]
 
 
 def test_pruning_drops_only_the_entries_no_replay_since_the_cutoff_reads(

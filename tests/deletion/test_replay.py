@@ -247,13 +247,18 @@ def test_the_old_database_names_an_operation_requested_before_the_dump_and_commi
 def test_the_old_database_names_the_keys_revoked_after_the_backup(agent):
     """`--ledger-database` read deletions only: a key the old database had revoked since the
     backup stayed usable in the restored one."""
-    from memory_core.deletion.replay import ledger_from_database, replay_deletions
+    from datetime import timedelta
+
+    from memory_core.deletion.replay import DATABASE_MARGIN, ledger_from_database, replay_deletions
     from memory_core.models import ApiKey
     from memory_core.services.api_keys import api_key_create, api_key_resolve, api_key_revoke
 
     old_key, _ = api_key_create(agent=agent, name="revoked before the backup")
     api_key_revoke(key=old_key)
     backup_time = timezone.now()
+    ApiKey.objects.filter(pk=old_key.pk).update(  # earlier than the read's margin, too
+        revoked_at=backup_time - DATABASE_MARGIN - timedelta(minutes=1)
+    )
     key, raw_key = api_key_create(agent=agent)
     api_key_revoke(key=key)
 

@@ -23,7 +23,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--before",
             required=True,
-            help="ISO timestamp: the time the oldest backup still kept was taken",
+            help="ISO timestamp: 35 days ago (MEMLEDGER_BACKUP_RETENTION_DAYS), or the time the "
+            "oldest backup still kept was taken if that is earlier",
         )
         parser.add_argument(
             "--ledger", help="the journal file (default: MEMLEDGER_DELETION_LEDGER)"
