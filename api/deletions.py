@@ -7,7 +7,8 @@ from rest_framework.views import APIView
 
 from api.fields import StrictCharField, UUIDStringField
 from api.memories_serializers import StrictSerializer
-from api.responses import AGENT, AGENT_BODY, NOT_FOUND, error
+from api.parsing import parse_query
+from api.responses import AGENT, AGENT_BODY, BAD_REQUEST, NOT_FOUND, error
 from api.throttling import SpendsNoWriteQuota
 from memory_core.deletion.selectors import deletion_get, deletion_list, queued_deletions
 from memory_core.deletion.services import deletion_request, deletion_request_or_queue
@@ -35,6 +36,12 @@ class DeletionInputSerializer(StrictSerializer):
                 "Give a memory_id, a subject with a memory_key, or a subject."
             )
         return attrs
+
+
+class DeletionListQuerySerializer(StrictSerializer):
+    """The list's query string: it takes no parameter, so each one is ``unknown_field``
+    (``?limit=5`` and ``?subject=`` were ignored, and the answer read as a page or a filter
+    it was not)."""
 
 
 class DeletionStepSerializer(serializers.Serializer):
@@ -82,8 +89,12 @@ def accepted(operation) -> Response:
 class DeletionListCreateView(SpendsNoWriteQuota, APIView):
     """Request the deletion of a memory, a subject's memory_key, or a whole subject; list them."""
 
-    @extend_schema(operation_id="deletions_list", responses={200: DeletionListSerializer, **AGENT})
+    @extend_schema(
+        operation_id="deletions_list",
+        responses={200: DeletionListSerializer, **AGENT, 400: BAD_REQUEST},
+    )
     def get(self, request):
+        parse_query(DeletionListQuerySerializer, request.query_params)
         # The queued ones first: each is still to be made.
         operations = queued_deletions(principal=request.user)[:100]
         operations += deletion_list(principal=request.user)[: 100 - len(operations)]

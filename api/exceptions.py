@@ -37,7 +37,7 @@ QUERY_INVALID = "The query string is invalid; see details for each parameter."
 
 
 class InvalidQuery(exceptions.ValidationError):
-    """Query parameters that do not fit (``api.memories.parse_query``): answered as any
+    """Query parameters that do not fit (``api.parsing.parse_query``): answered as any
     ``invalid_input``, with a message that names the query string, not a body the request
     may not even have."""
 

@@ -12,7 +12,7 @@ Every field subclasses the DRF field it tightens, so its other checks (``max_len
 ``min_value``, ``null``, ``blank``, ``null_characters_not_allowed``...) and its OpenAPI type
 (drf-spectacular maps a field by its DRF class) stay as they were. Query strings are text
 whatever they mean, so their serializers keep DRF's fields (``api.pagination``,
-``api.memories.parse_query``).
+``api.parsing.parse_query``).
 """
 
 import math

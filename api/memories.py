@@ -6,13 +6,13 @@ serializer). Tenant and agent come from the API key only. Admission answers 201 
 """
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import status
 from rest_framework.generics import ListAPIView
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.deletions import AcceptedSerializer, accepted
-from api.exceptions import BODY_INVALID, InvalidQuery, error_details
+from api.exceptions import BODY_INVALID, error_details
 from api.idempotency import (
     IDEMPOTENCY_KEY,
     KEY_IN_FLIGHT,
@@ -35,6 +35,7 @@ from api.memories_serializers import (
     RevokeSerializer,
 )
 from api.pagination import MemoryListPagination
+from api.parsing import parse, parse_query
 from api.responses import (
     AGENT,
     AGENT_BODY,
@@ -72,14 +73,6 @@ WRITE_RESPONSES = {
 }
 
 
-def parse(serializer_class, data):
-    """Validate ``data`` with ``serializer_class``; raise a 400 with stable field codes (the
-    exception handler flattens the errors, ``api.exceptions.error_details``)."""
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
-
-
 def parse_write(serializer_class, data, domain_parser) -> None:
     """Check a write's body with ``serializer_class``, and when it does not fit, answer every
     mistake at once: the serializer's errors and those its domain parser
@@ -97,24 +90,6 @@ def parse_write(serializer_class, data, domain_parser) -> None:
         for name, found in exc.details.items():
             errors.setdefault(name, found)  # the serializer's words for a field it refused
     raise ValidationFailed(BODY_INVALID, details=errors)
-
-
-def parse_query(serializer_class, query_params):
-    """Validate a list's query string with ``serializer_class``. A parameter given twice is
-    refused (``repeated``): read as its last value, ``?subject=a&subject=b`` listed b's rows
-    only and ``?limit=500&limit=5`` passed the limit's check."""
-    repeated = sorted(name for name, values in query_params.lists() if len(values) > 1)
-    if repeated:
-        raise InvalidQuery(
-            {
-                name: [serializers.ErrorDetail("Give this parameter once.", code="repeated")]
-                for name in repeated
-            }
-        )
-    try:
-        return parse(serializer_class, query_params.dict())
-    except serializers.ValidationError as exc:
-        raise InvalidQuery(exc.detail) from None
 
 
 def _batch_items(data) -> None:

@@ -12,7 +12,6 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.memories import parse, parse_query
 from api.memories_serializers import (
     ErrorBodySerializer,
     ReviewDecisionSerializer,
@@ -20,6 +19,7 @@ from api.memories_serializers import (
     ReviewListQuerySerializer,
 )
 from api.pagination import MemoryPagination
+from api.parsing import parse, parse_query
 from api.responses import CONFLICT, NOT_FOUND, REVIEWER
 from memory_core.rls import request_tenant_set
 from memory_core.selectors.reviews import review_get, review_list, reviewer_principal_for
