@@ -1,8 +1,8 @@
 """API views: parse, call one memory_core service or selector, render."""
 
 from django.urls import Resolver404, resolve
-from drf_spectacular.utils import extend_schema
-from rest_framework import exceptions
+from drf_spectacular.utils import extend_schema, extend_schema_field
+from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -13,26 +13,39 @@ from api.reviews import ReviewerView
 REVIEWER_PREFIX = "/api/v1/review/"
 
 
+class WhoAmIOutput(serializers.Serializer):
+    """What an API key stands for (the schema described it as any object)."""
+
+    tenant_id = serializers.UUIDField()
+    agent_id = serializers.UUIDField()
+    agent = serializers.CharField(source="agent_name")
+    read_types = serializers.SerializerMethodField()
+    write_types = serializers.SerializerMethodField()
+    max_sensitivity = serializers.CharField()
+    # Whether it acts for any subject, or only for a subject token's (and whose).
+    any_subject = serializers.BooleanField()
+    subject = serializers.CharField(
+        source="bound_user_id",
+        allow_null=True,
+        help_text="The subject token's subject (X-Memledger-Subject-Token), or null.",
+    )
+    issues_subject_tokens = serializers.BooleanField()
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_read_types(self, principal) -> list[str]:
+        return sorted(principal.read_types)
+
+    @extend_schema_field(serializers.ListField(child=serializers.CharField()))
+    def get_write_types(self, principal) -> list[str]:
+        return sorted(principal.write_types)
+
+
 class WhoAmIView(APIView):
     """Return the tenant and agent the API key is bound to."""
 
-    @extend_schema(responses={200: dict, **AGENT})
+    @extend_schema(responses={200: WhoAmIOutput, **AGENT})
     def get(self, request):
-        principal = request.user
-        return Response(
-            {
-                "tenant_id": str(principal.tenant_id),
-                "agent_id": str(principal.agent_id),
-                "agent": principal.agent_name,
-                "read_types": sorted(principal.read_types),
-                "write_types": sorted(principal.write_types),
-                "max_sensitivity": principal.max_sensitivity,
-                # Whether it acts for any subject, or only for a subject token's (and whose).
-                "any_subject": principal.any_subject,
-                "subject": principal.bound_user_id,
-                "issues_subject_tokens": principal.issues_subject_tokens,
-            }
-        )
+        return Response(WhoAmIOutput(request.user).data)
 
 
 @extend_schema(exclude=True)

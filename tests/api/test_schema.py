@@ -80,3 +80,14 @@ def test_every_agent_operation_takes_the_subject_token_header_and_the_list_its_r
         assert "X-Memledger-Subject-Token" in headers, (path, method)
     listing = schema["paths"]["/api/v1/memories"]["get"]["responses"]
     assert "403" in listing  # a bound agent without its token, or naming another subject
+
+
+def test_whoami_is_described_field_by_field_as_it_answers(schema, api_client):
+    """The schema said only "an object" of the answer docs/api.md names field by field."""
+    ref = schema["paths"]["/api/v1/whoami"]["get"]["responses"]["200"]["content"]
+    name = ref["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    described = schema["components"]["schemas"][name]
+    answer = api_client.get("/api/v1/whoami").json()
+    assert set(described["properties"]) == set(answer)
+    assert set(described["required"]) == set(answer)
+    assert described["properties"]["subject"].get("nullable") is True
