@@ -100,7 +100,8 @@ def _body_id_field(**kwargs):
 class EnvironmentField(serializers.Field):
     """An environment name, checked and lower-cased by the domain's one parser
     (``memory_core.environments``), so the API and the import refuse the same names with the
-    same codes: ``invalid_type``, ``max_length``, ``invalid_environment``. Null or "" is none."""
+    same codes: ``invalid`` (another JSON type), ``max_length``, ``invalid_environment``. Null
+    or "" is none."""
 
     def __init__(self, **kwargs):
         kwargs.setdefault("required", False)

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import re
 
+from memory_core.json_types import wrong_type
+
 MAX_ENVIRONMENT_CHARS = 64
 ENVIRONMENT_ALPHABET = "letters, digits and . _ : / -"
 # The stored (lower-cased) form; the model's CHECK constraint uses the same expression
@@ -42,7 +44,7 @@ def normalize_environment(raw) -> str:
     if raw is None:
         return ""
     if not isinstance(raw, str):
-        raise InvalidEnvironment("invalid_type", "Must be a string.")
+        raise InvalidEnvironment("invalid", wrong_type("a string", raw))
     if len(raw) > MAX_ENVIRONMENT_CHARS:
         raise InvalidEnvironment("max_length", f"At most {MAX_ENVIRONMENT_CHARS} characters.")
     name = raw.lower()

@@ -18,6 +18,7 @@ from django.utils.dateparse import parse_datetime
 
 from memory_core.environments import InvalidEnvironment, normalize_environment
 from memory_core.exceptions import ValidationFailed
+from memory_core.json_types import wrong_type
 from memory_core.models import (
     MAX_SCOPE_REF_CHARS,
     Authority,
@@ -84,33 +85,6 @@ DATETIME_FORMAT = (
     "Datetime has wrong format. Use one of these formats instead: "
     "YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]."
 )
-
-
-def json_type(value) -> str:
-    """Return the JSON type of a parsed JSON ``value``, as a message names it."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):  # before int: True is an int to Python
-        return "a boolean"
-    if isinstance(value, int):
-        return "an integer"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return "NaN or an infinity"
-        return "a number with a fraction or an exponent"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, (list, tuple)):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-def wrong_type(expected: str, value) -> str:
-    """Return the message of a value of another JSON type: "Must be a string, not an integer."
-    (code ``invalid``)."""
-    return f"Must be {expected}, not {json_type(value)}."
 
 
 def batch_not_a_list(value) -> str:

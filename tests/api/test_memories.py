@@ -639,9 +639,9 @@ def test_a_batch_item_may_name_its_environment(api_client):
         ("prod east", "invalid_environment"),
         ("prod;drop", "invalid_environment"),
         ("-prod", "invalid_environment"),
-        (7, "invalid_type"),
-        (["staging"], "invalid_type"),
-        ({"name": "staging"}, "invalid_type"),
+        (7, "invalid"),
+        (["staging"], "invalid"),
+        ({"name": "staging"}, "invalid"),
     ],
 )
 def test_a_bad_environment_is_a_400_with_a_stable_code(api_client, environment, code):

@@ -261,7 +261,7 @@ def test_the_context_s_environment_selects_the_memories_tied_to_it(api_client, t
 
 @pytest.mark.parametrize(
     ("environment", "code"),
-    [("x" * 65, "max_length"), ("prod east", "invalid_environment"), (1, "invalid_type")],
+    [("x" * 65, "max_length"), ("prod east", "invalid_environment"), (1, "invalid")],
 )
 def test_a_bad_active_environment_is_a_400(api_client, stored, environment, code):
     context = {**body()["context"], "environment": environment}

@@ -32,9 +32,9 @@ def test_names_are_stored_lower_case(raw, stored):
 @pytest.mark.parametrize(
     ("raw", "code"),
     [
-        (3, "invalid_type"),
-        (["staging"], "invalid_type"),
-        (True, "invalid_type"),
+        (3, "invalid"),
+        (["staging"], "invalid"),
+        (True, "invalid"),
         ("x" * (MAX_ENVIRONMENT_CHARS + 1), "max_length"),
         ("stag ing", "invalid_environment"),
         (" staging", "invalid_environment"),
@@ -51,6 +51,17 @@ def test_anything_else_is_refused_with_a_stable_code(raw, code):
     with pytest.raises(InvalidEnvironment) as caught:
         normalize_environment(raw)
     assert caught.value.code == code and caught.value.message
+
+
+def test_another_json_type_is_invalid_in_the_words_every_field_uses():
+    """It was ``invalid_type``, "Must be a string.", where every other field of a body says
+    ``invalid``, naming the type sent (docs/api.md)."""
+    with pytest.raises(InvalidEnvironment) as caught:
+        normalize_environment(3)
+    assert (caught.value.code, caught.value.message) == (
+        "invalid",
+        "Must be a string, not an integer.",
+    )
 
 
 def test_a_memory_without_environment_applies_everywhere_a_tied_one_only_where_it_is_active():

@@ -31,6 +31,7 @@ from memory_core.admission.candidate import FieldErrors, parse_datetime_value
 from memory_core.admission.policy import REFUSING, SOURCE_AUTHORITIES
 from memory_core.embeddings import EmbeddingError
 from memory_core.exceptions import SubjectBeingDeleted, ValidationFailed
+from memory_core.json_types import wrong_type
 from memory_core.locks import subjects_shared_locked
 from memory_core.models import (
     Agent,
@@ -159,7 +160,7 @@ class Command(BaseCommand):
             line_errors.add("authority", "required", "Imports state their authority.")
         agent = extra.get("agent")
         if agent is not None and not isinstance(agent, str):
-            line_errors.add("agent", "invalid_type", "Must be an agent's name or null.")
+            line_errors.add("agent", "invalid", wrong_type("an agent's name or null", agent))
         elif agent and tenant is not None and (tenant.id, agent) not in self.agents:
             line_errors.add("agent", "unknown_agent", "No agent of this name in the tenant.")
         try:

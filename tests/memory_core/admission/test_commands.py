@@ -339,6 +339,27 @@ def test_import_keeps_an_environment_and_reports_a_bad_one(tenant, tmp_path):
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("environment", 5, "Must be a string, not an integer. (invalid)"),
+        ("agent", 5, "Must be an agent's name or null, not an integer. (invalid)"),
+    ],
+)
+def test_an_import_names_another_json_type_with_the_apis_code(
+    tenant, tmp_path, field, value, message
+):
+    """Both were ``invalid_type``, where the API (and the import's other fields) say
+    ``invalid`` (docs/api.md, "Importing memories")."""
+    path = tmp_path / "in.jsonl"
+    path.write_text(record(tenant, **{field: value}))
+    err = StringIO()
+    with pytest.raises(CommandError, match="error"):
+        call_command("import_memories", str(path), stderr=err)
+    assert f"line 1: {field}: {message}" in err.getvalue()
+
+
+@pytest.mark.django_db
 def test_an_import_about_a_subject_whose_deletion_is_queued_imports_nothing(tenant, tmp_path):
     """The import reads its subjects with their locks shared, as a write does: a deletion
     committed meanwhile would have missed the rows the import stored."""
