@@ -21,7 +21,8 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if not header:
             return None
         scheme, _, raw_key = header.partition(" ")
-        if scheme != self.keyword or not raw_key.strip():
+        # Case-insensitive, as every HTTP authentication scheme (RFC 9110, 11.1): "bearer".
+        if scheme.lower() != self.keyword.lower() or not raw_key.strip():
             raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <api key>'.")
         key = api_key_resolve(raw_key.strip())
         if key is None:

@@ -25,6 +25,15 @@ def test_key_fixes_tenant_and_agent(api_client, agent):
     assert response.json()["issues_subject_tokens"] is False
 
 
+@pytest.mark.parametrize("scheme", ["bearer", "BEARER", "Bearer"])
+def test_the_scheme_is_read_whatever_its_case(db, api_key, scheme):
+    """HTTP's authentication schemes are case-insensitive (RFC 9110, 11.1): ``bearer <key>``
+    was refused with "Use 'Authorization: Bearer <api key>'"."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"{scheme} {api_key}")
+    assert client.get("/api/v1/whoami").status_code == 200
+
+
 @pytest.mark.parametrize(
     "header", [None, "Bearer", "Bearer nonsense", "Basic abc", "Bearer mlk_x_y"]
 )
