@@ -14,6 +14,12 @@ def error(description: str) -> OpenApiResponse:
 BAD_REQUEST = error("Malformed body or query (invalid_input, field errors), or malformed_json.")
 UNAUTHENTICATED = error("Missing or bad API key (not_authenticated, authentication_failed).")
 TOO_LARGE = error("Body too large (request_too_large).")
+LENGTH_REQUIRED = error(
+    "A body sent without a Content-Length, Transfer-Encoding: chunked say (length_required)."
+)
+NOT_JSON = error(
+    "A body that is not application/json, or has no Content-Type (unsupported_media_type)."
+)
 RATE_LIMITED = error("Rate limit or write quota (rate_limited); Retry-After.")
 UNAVAILABLE = error(
     "The memory store is unavailable (memory_unavailable); other work held a lock the "
@@ -42,8 +48,10 @@ GONE = error(
 
 # Every agent endpoint: a key is needed, and the rate limit and the database apply.
 AGENT = {401: UNAUTHENTICATED, 429: RATE_LIMITED, 503: UNAVAILABLE}
+# What any endpoint that reads a JSON body may refuse of it.
+BODY = {411: LENGTH_REQUIRED, 413: TOO_LARGE, 415: NOT_JSON}
 # An agent endpoint that takes a JSON body.
-AGENT_BODY = {**AGENT, 400: BAD_REQUEST, 413: TOO_LARGE}
+AGENT_BODY = {**AGENT, 400: BAD_REQUEST, **BODY}
 # An agent endpoint that inserts rows of its tenant (memories, subjects, traces): the database
 # refuses them once the tenant is deleted (migration 0011).
 AGENT_INSERTS = {**AGENT_BODY, 410: GONE}

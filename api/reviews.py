@@ -20,7 +20,7 @@ from api.memories_serializers import (
 )
 from api.pagination import MemoryPagination
 from api.parsing import parse, parse_query
-from api.responses import CONFLICT, NOT_FOUND, REVIEWER
+from api.responses import BODY, CONFLICT, NOT_FOUND, REVIEWER
 from memory_core.rls import request_tenant_set
 from memory_core.selectors.reviews import review_get, review_list, reviewer_principal_for
 from memory_core.services.reviews import review_approve, review_reject
@@ -105,6 +105,7 @@ class _ReviewDecisionView(ReviewerView, APIView):
             403: DENIED,
             404: NOT_FOUND,
             409: CONFLICT,
+            **BODY,
             **REVIEWER,
         },
     )

@@ -6,14 +6,36 @@ import pytest
 pytestmark = pytest.mark.django_db
 
 EXPECTED = {
-    ("/api/v1/retrieve", "post"): {"400", "401", "403", "410", "413", "429", "503"},
+    ("/api/v1/retrieve", "post"): {"400", "401", "403", "410", "411", "413", "415", "429", "503"},
     ("/api/v1/traces/{trace_id}", "get"): {"401", "404", "429", "503"},
     ("/api/v1/whoami", "get"): {"401", "429", "503"},
     ("/api/v1/deletions", "get"): {"400", "401", "429", "503"},
-    ("/api/v1/deletions", "post"): {"400", "401", "403", "404", "413", "429", "503"},
+    ("/api/v1/deletions", "post"): {"400", "401", "403", "404", "411", "413", "415", "429", "503"},
     ("/api/v1/deletions/{operation_id}", "get"): {"401", "404", "429", "503"},
-    ("/api/v1/memories", "post"): {"400", "401", "409", "410", "413", "422", "429", "503"},
-    ("/api/v1/memories/batch", "post"): {"400", "401", "409", "410", "413", "422", "429", "503"},
+    ("/api/v1/memories", "post"): {
+        "400",
+        "401",
+        "409",
+        "410",
+        "411",
+        "413",
+        "415",
+        "422",
+        "429",
+        "503",
+    },
+    ("/api/v1/memories/batch", "post"): {
+        "400",
+        "401",
+        "409",
+        "410",
+        "411",
+        "413",
+        "415",
+        "422",
+        "429",
+        "503",
+    },
     ("/api/v1/memories/{memory_id}", "delete"): {"401", "403", "404", "429", "503"},
 }
 
@@ -32,6 +54,20 @@ def test_each_endpoint_lists_its_error_answers_in_the_error_shape(schema, path, 
         content = responses[code]["content"]["application/json"]["schema"]
         assert content == {"$ref": "#/components/schemas/ErrorBody"}, (path, method, code)
         assert responses[code]["description"]
+
+
+def test_every_operation_that_reads_a_body_lists_the_refusals_of_one(schema):
+    """A body that is not JSON (415) or has no Content-Length (411) is refused by every
+    endpoint that reads one; no operation of the schema said so."""
+    with_body = [
+        (path, method, operation)
+        for path, operations in schema["paths"].items()
+        for method, operation in operations.items()
+        if isinstance(operation, dict) and "requestBody" in operation
+    ]
+    assert len(with_body) >= 10
+    for path, method, operation in with_body:
+        assert {"411", "413", "415"} <= set(operation["responses"]), (path, method)
 
 
 @pytest.mark.parametrize(
