@@ -7,17 +7,21 @@
   request's transaction (``ATOMIC_REQUESTS``) cannot even begin because the server is down.
 - ``AccessDenialMiddleware`` records each agent request answered 403 (the health page's
   cross-scope denials), after the request's own transaction has ended.
-- ``server_error`` is the 500 handler for what nobody foresaw: JSON under /api/ as well;
+- ``server_error`` is the 500 handler for what nobody foresaw: JSON under /api/ as well,
+  with ``DEBUG`` on too (``ApiServerErrorMiddleware``);
   ``bad_request``, the 400 handler, answers what Django refuses before any view (a Host
   header outside ``DJANGO_ALLOWED_HOSTS``, say) in the same JSON there.
 """
 
 import logging
 
+from django.conf import settings
 from django.core.exceptions import DisallowedHost
+from django.core.signals import got_request_exception
 from django.db import DatabaseError
 from django.http import HttpResponse, JsonResponse
 from django.template.loader import render_to_string
+from django.utils.log import log_response
 from django.views import defaults
 
 from api.exceptions import database_unavailable, error_body, unavailable
@@ -48,6 +52,34 @@ class DatabaseUnavailableMiddleware:
         else:
             response = HttpResponse(render_to_string("503.html", {"message": message}), status=503)
         response["Retry-After"] = "5"
+        return response
+
+
+class ApiServerErrorMiddleware:
+    """Answer a failure nobody foresaw under /api/ with ``server_error``'s JSON when ``DEBUG``
+    is on too (``make run``): Django answered it with its HTML debug page, settings and source
+    included, where every client of the API reads JSON. It is logged and signalled as Django
+    does it. Without ``DEBUG`` Django itself calls ``server_error`` (``handler500``)."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):
+        if not (settings.DEBUG and request.path.startswith("/api/")):
+            return None
+        got_request_exception.send(sender=None, request=request)
+        response = server_error(request)
+        log_response(
+            "%s: %s",
+            response.reason_phrase,
+            request.path,
+            response=response,
+            request=request,
+            exception=exception,
+        )
         return response
 
 

@@ -66,6 +66,8 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     # After the view's transaction: an agent's refused request (403) is recorded.
     "api.middleware.AccessDenialMiddleware",
+    # A failure under /api/ is its JSON 500 with DEBUG on too (make run), not the debug page.
+    "api.middleware.ApiServerErrorMiddleware",
     # Innermost, so it sees errors raised around the view: a database that is down is a 503.
     "api.middleware.DatabaseUnavailableMiddleware",
 ]

@@ -144,3 +144,22 @@ def test_an_unforeseen_failure_is_a_json_500_under_api_and_a_page_elsewhere(
 
     page = server_error(RequestFactory().get("/portal/memories/"))
     assert page.status_code == 500 and b"Something went wrong" in page.content
+
+
+def test_an_unforeseen_failure_is_a_json_500_under_api_with_debug_on_too(
+    api_client, monkeypatch, settings, caplog
+):
+    """``make run`` serves with DEBUG on: the API answered a failure with Django's HTML debug
+    page (settings and source included) instead of its JSON error."""
+    settings.DEBUG = True
+    monkeypatch.setattr(views.WhoAmIView, "get", lambda self, request: 1 / 0)
+    api_client.raise_request_exception = False
+    with caplog.at_level("ERROR", logger="django.request"):
+        response = api_client.get("/api/v1/whoami", HTTP_ACCEPT="text/html,*/*")
+    assert response.status_code == 500
+    assert response["Content-Type"] == "application/json"
+    error = response.json()["error"]
+    assert error["code"] == "internal_error"
+    assert error["details"]["request_id"] == response["X-Request-ID"]
+    [record] = [r for r in caplog.records if r.name == "django.request"]
+    assert record.exc_info[0] is ZeroDivisionError  # the traceback is logged, as before
