@@ -135,3 +135,24 @@ def test_a_conflict_says_where_it_stands_and_a_sensitive_write_does_not(
     assert (sensitive["kind"], sensitive["scope"], sensitive["environment"]) == (
         "sensitive_write", "", "",
     )  # fmt: skip
+
+
+def test_approving_a_conflict_says_where_conflicts_are_resolved(reviewer, api_client):
+    """The answer said "resolve it with the conflict resolution", which names nothing a
+    reviewer can find: conflicts are resolved on the portal's conflicts page."""
+    writes = (("Atlas uses Go.", "user_input"), ("Atlas uses Zig.", "model_inference"))
+    for content, source_type in writes:
+        source = {"type": source_type, "conversation_id": "c", "message_id": content}
+        body = write_body(memory_type="project_constraint", memory_key="atlas.lang",
+                          scope="project:atlas", content=content, source=source)  # fmt: skip
+        answer = api_client.post("/api/v1/memories", body, format="json").json()
+    item_id = answer["conflict_review_item"]
+    token = "a" * 32  # any well-formed token, sent as the cookie and the header
+    reviewer.cookies["csrftoken"] = token
+    for decision in ("approve", "reject"):
+        url = f"{URL}/{item_id}/{decision}"
+        response = reviewer.post(url, {"reason": "x"}, format="json", HTTP_X_CSRFTOKEN=token)
+        assert response.status_code == 409, response.json()
+        error = response.json()["error"]
+        assert error["code"] == "not_a_sensitive_write"
+        assert "/portal/review/conflicts/" in error["message"]
