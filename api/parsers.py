@@ -85,6 +85,8 @@ class SafeJSONParser(JSONParser):
         key = lone_surrogate_key(data)
         if key is not None:
             raise ParseError(
-                f"JSON parse error - the key {key[:40]!r} holds a lone surrogate (no text)."
+                # Escaped already (lone_surrogate_key): quoted as is, since repr() would
+                # double the escape's backslash.
+                f"JSON parse error - the key '{key[:40]}' holds a lone surrogate (no text)."
             )
         return data

@@ -107,4 +107,6 @@ def test_a_key_holding_a_lone_surrogate_is_malformed_json_not_a_500(api_client, 
         assert response.status_code == 400, response.content
         error = response.json()["error"]
         assert error["code"] == "malformed_json" and "lone surrogate" in error["message"]
+        # Shown as the client wrote it, "\ud800x": repr() doubled the escape's backslash.
+        assert "'\\ud800x'" in error["message"] or "'\\udfff'" in error["message"]
         assert Memory.objects.count() == before
