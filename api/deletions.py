@@ -6,7 +6,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.fields import StrictCharField, UUIDStringField
-from api.memories_serializers import StrictSerializer
+from api.memories_serializers import QuerySerializer, StrictSerializer
 from api.parsing import parse_query
 from api.responses import AGENT, AGENT_BODY, BAD_REQUEST, NOT_FOUND, error
 from api.throttling import SpendsNoWriteQuota
@@ -38,7 +38,7 @@ class DeletionInputSerializer(StrictSerializer):
         return attrs
 
 
-class DeletionListQuerySerializer(StrictSerializer):
+class DeletionListQuerySerializer(QuerySerializer):
     """The list's query string: it takes no parameter, so each one is ``unknown_field``
     (``?limit=5`` and ``?subject=`` were ignored, and the answer read as a page or a filter
     it was not)."""

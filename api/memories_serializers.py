@@ -64,11 +64,13 @@ class StrictSerializer(serializers.Serializer):
     declared fields' errors, in one answer: a body of ``user``, ``type`` and ``text`` hears
     that ``subject``, ``memory_type`` and ``content`` are required too."""
 
+    unknown_message = "Unknown field."
+
     def to_internal_value(self, data):
         if not isinstance(data, Mapping):
             raise _whole(wrong_type("an object", data), "invalid")
         unknown = {
-            str(name): [serializers.ErrorDetail("Unknown field.", code="unknown_field")]
+            str(name): [serializers.ErrorDetail(self.unknown_message, code="unknown_field")]
             for name in sorted(set(data) - set(self.fields))
         }
         try:
@@ -206,7 +208,13 @@ class ReviewDecisionSerializer(StrictSerializer):
     reason = StrictCharField(max_length=2000, help_text="Kept with the decision.")
 
 
-class PageQuerySerializer(StrictSerializer):
+class QuerySerializer(StrictSerializer):
+    """A query string (``api.parsing.parse_query``): an unknown name is a parameter."""
+
+    unknown_message = "Unknown parameter."
+
+
+class PageQuerySerializer(QuerySerializer):
     """``limit`` and ``offset`` of a list paginated by ``MemoryPagination``: its next and
     previous links carry them, so every paginated list must accept them."""
 

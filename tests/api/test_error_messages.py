@@ -45,6 +45,13 @@ def test_a_bad_query_string_is_named_as_the_query_string(api_client, query):
     assert error["message"] == "The query string is invalid; see details for each parameter."
 
 
+@pytest.mark.parametrize("path", [MEMORIES, "/api/v1/deletions"])
+def test_an_unknown_query_parameter_is_called_a_parameter(api_client, path):
+    """Its message said "Unknown field.", a body's word, of ``?bogus=1``."""
+    details = error_of(api_client.get(f"{path}?bogus=1"))["details"]
+    assert details == {"bogus": [{"code": "unknown_field", "message": "Unknown parameter."}]}
+
+
 def test_a_review_queue_query_and_too_many_parameters_are_the_query_string(api_client, reviewer):
     error = error_of(reviewer.get("/api/v1/review/items?state=gone"))
     assert error["message"].startswith("The query string is invalid")
