@@ -24,9 +24,9 @@ RATE_LIMITED = error("Rate limit or write quota (rate_limited); Retry-After.")
 UNAVAILABLE = error(
     "The memory store is unavailable (memory_unavailable); other work held a lock the "
     "request needs past MEMLEDGER_REQUEST_LOCK_TIMEOUT (busy); for a write, the embedding "
-    "model failed (embedding_unavailable); for a write, a correction, a revoke or a task's "
-    "close, the subject's memories are being deleted (subject_being_deleted). Nothing was "
-    "stored; Retry-After."
+    "model failed (embedding_unavailable); for a write, a correction, a revoke, a task's "
+    "close or a deletion request, the subject's memories are being deleted "
+    "(subject_being_deleted). Nothing was stored; Retry-After."
 )
 NOT_FOUND = error("No such id, or outside the caller's scope (same answer).")
 FORBIDDEN = error("The agent's write grant does not cover this memory type.")
