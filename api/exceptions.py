@@ -14,6 +14,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
+from api.throttling import refusal
 from memory_core.exceptions import DomainError, is_read_only_database, is_tenant_deleted
 
 logger = logging.getLogger(__name__)
@@ -166,9 +167,16 @@ def exception_handler(exc, context):
             headers=_headers(response),
         )
     detail = response.data.get("detail", "") if isinstance(response.data, dict) else ""
+    details = None
     if isinstance(exc, exceptions.UnsupportedMediaType):
         detail = unsupported_media_type(context.get("request"))
-    return error_response(code, str(detail), response.status_code, headers=_headers(response))
+    elif isinstance(exc, exceptions.Throttled) and exc.wait is not None:
+        refused = refusal(context.get("request"), exc.wait)
+        if refused is not None:
+            detail, details = refused
+    return error_response(
+        code, str(detail), response.status_code, details=details, headers=_headers(response)
+    )
 
 
 def unsupported_media_type(request) -> str:

@@ -124,6 +124,10 @@ def _until_it_fits(window: list[int], cost: int, allowed: int) -> int:
 class _SlidingWindowThrottle(BaseThrottle):
     scope = ""
     setting = ""
+    # What the 429 calls this limit (``refusal``): a client tells its rate limit from a
+    # spent write quota, which leaves its reads alone.
+    limit = ""
+    describes = ""
 
     def __init__(self):
         self.wait_seconds = None
@@ -148,9 +152,10 @@ class _SlidingWindowThrottle(BaseThrottle):
         if cost > allowed:
             # No window will ever hold it: a 429 with Retry-After would be retried forever.
             raise ValidationFailed(
-                f"This request costs {cost} against a limit of {allowed} per {period} s; "
-                "send smaller batches.",
+                f"This request costs {cost} against the key's {self.limit.replace('_', ' ')} "
+                f"of {rate}, which no window can ever hold: send smaller batches.",
                 code="over_limit",
+                details={"limit": self.limit, "rate": rate},
             )
         now = time.time()
         width = period / SLICES
@@ -181,6 +186,7 @@ class _SlidingWindowThrottle(BaseThrottle):
         window = [counts.get(name, 0) for name in earlier] + [spent - cost]
         self.wait_seconds = (current + _until_it_fits(window, cost, allowed)) * width - now
         request.refused_by_throttle = True
+        request.throttle_refusal = (self, rate)
         return False
 
     def wait(self) -> float | None:
@@ -192,6 +198,8 @@ class ApiKeyRateThrottle(_SlidingWindowThrottle):
 
     scope = "api_key"
     setting = "MEMLEDGER_RATE_LIMIT"
+    limit = "rate_limit"
+    describes = "This key's rate limit ({rate}, every request) is reached"
 
 
 class ApiKeyWriteQuotaThrottle(_SlidingWindowThrottle):
@@ -200,6 +208,11 @@ class ApiKeyWriteQuotaThrottle(_SlidingWindowThrottle):
 
     scope = "api_key_writes"
     setting = "MEMLEDGER_WRITE_QUOTA"
+    limit = "write_quota"
+    describes = (
+        "This key's write quota ({rate}, a write per memory stored) is spent; its reads, "
+        "retrievals and deletions still pass"
+    )
 
     def cost(self, request, view) -> int:
         # A view that only reads through POST (retrieval: the query is a body) says so.
@@ -209,6 +222,17 @@ class ApiKeyWriteQuotaThrottle(_SlidingWindowThrottle):
         # batch is counted, and refused before anything is stored if it does not fit.
         write_cost = getattr(view, "write_cost", None)
         return write_cost(request) if write_cost is not None else 1
+
+
+def refusal(request, wait: int) -> tuple[str, dict] | None:
+    """Return the message and details of the 429 a limit answered ``request`` with (which
+    limit, its rate, when to retry), or None when none of these limits refused it."""
+    refused = getattr(request, "throttle_refusal", None)
+    if refused is None:
+        return None
+    throttle, rate = refused
+    message = f"{throttle.describes.format(rate=rate)}: retry in {wait} s (Retry-After)."
+    return message, {"limit": throttle.limit, "rate": rate}
 
 
 class SpendsNoWriteQuota:

@@ -259,6 +259,8 @@ def test_a_batch_larger_than_the_whole_quota_is_a_400_not_a_retry(api_client, cl
     response = api_client.post("/api/v1/memories/batch", {"items": items}, format="json")
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "over_limit"
+    assert response.json()["error"]["details"] == {"limit": "write_quota", "rate": "3/min"}
+    assert "write quota of 3/min" in response.json()["error"]["message"]
     assert "Retry-After" not in response
     assert Memory.objects.count() == 0
 
@@ -422,3 +424,23 @@ def test_a_spent_write_quota_never_stops_a_deletion_a_revoke_or_a_task_close(api
     assert [a.status_code for a in answers] == [200, 200, 202, 202], [a.content for a in answers]
     again = api_client.post("/api/v1/memories", write_body(memory_key="y"), format="json")
     assert again.status_code == 429  # they spent nothing, and gave nothing back either
+
+
+@override_settings(MEMLEDGER_RATE_LIMIT="3/min", MEMLEDGER_WRITE_QUOTA="1/day")
+def test_a_429_says_which_limit_refused_it(api_client, clock):
+    """Both said "Request was throttled. Expected available in N seconds.": an agent could not
+    tell a spent write quota (its reads still pass) from its rate limit (nothing passes)."""
+    body = write_body(memory_type="episode", memory_key="", content="Note.")
+    assert api_client.post("/api/v1/memories", body, format="json").status_code == 201
+    quota = api_client.post("/api/v1/memories", body, format="json")
+    assert quota.status_code == 429
+    error = quota.json()["error"]
+    assert error["details"] == {"limit": "write_quota", "rate": "1/day"}
+    assert "write quota" in error["message"] and quota["Retry-After"] in error["message"]
+    # The refused write spent none of the rate limit: two reads pass, the third does not.
+    assert [api_client.get("/api/v1/whoami").status_code for _ in range(2)] == [200, 200]
+    rate = api_client.get("/api/v1/whoami")
+    assert rate.status_code == 429
+    error = rate.json()["error"]
+    assert error["details"] == {"limit": "rate_limit", "rate": "3/min"}
+    assert "rate limit" in error["message"] and rate["Retry-After"] in error["message"]
