@@ -170,6 +170,10 @@ def exception_handler(exc, context):
     details = None
     if isinstance(exc, exceptions.UnsupportedMediaType):
         detail = unsupported_media_type(context.get("request"))
+    elif isinstance(exc, exceptions.NotAcceptable):
+        detail = not_acceptable(context.get("request"), context.get("view"))
+    elif isinstance(exc, exceptions.NotAuthenticated):
+        detail = "No API key was sent: send the header Authorization: Bearer <api key>."
     elif isinstance(exc, exceptions.Throttled) and exc.wait is not None:
         refused = refusal(context.get("request"), exc.wait)
         if refused is not None:
@@ -191,6 +195,19 @@ def unsupported_media_type(request) -> str:
     sent = sent[:100].encode("ascii", "backslashreplace").decode("ascii")
     return (
         f'The body must be JSON, sent with Content-Type: application/json (this one was "{sent}").'
+    )
+
+
+def not_acceptable(request, view) -> str:
+    """Return the 406's message: what the endpoint answers (DRF's said only "Could not
+    satisfy the request Accept header.")."""
+    renderers = getattr(view, "renderer_classes", None) or api_settings.DEFAULT_RENDERER_CLASSES
+    answers = ", ".join(dict.fromkeys(renderer.media_type for renderer in renderers))
+    sent = (request.META.get("HTTP_ACCEPT", "") if request is not None else "")[:100]
+    sent = sent.encode("ascii", "backslashreplace").decode("ascii")
+    return (
+        f'This endpoint answers {answers} only, which the Accept header sent ("{sent}") '
+        "excludes: accept it (or send no Accept header)."
     )
 
 

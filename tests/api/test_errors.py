@@ -1,6 +1,7 @@
 """Every API error has one shape, whichever endpoint answers it (docs/api.md, "Every error")."""
 
 import pytest
+from rest_framework.test import APIClient
 
 from api.exceptions import error_details
 from tests.factories import write_body
@@ -109,6 +110,16 @@ def test_a_method_the_endpoint_lacks_is_405_and_a_format_it_lacks_is_406(api_cli
     response = api_client.get("/api/v1/whoami", HTTP_ACCEPT="text/html")
     assert response.status_code == 406
     assert response.json()["error"]["code"] == "not_acceptable"
+
+
+def test_a_406_and_a_missing_key_say_what_to_send(db, api_client):
+    """They said "Could not satisfy the request Accept header." and "Authentication
+    credentials were not provided.", naming neither the format nor the header."""
+    error = api_client.get("/api/v1/whoami", HTTP_ACCEPT="text/html").json()["error"]
+    assert "application/json" in error["message"] and "text/html" in error["message"]
+    error = APIClient().get("/api/v1/whoami").json()["error"]
+    assert error["code"] == "not_authenticated"
+    assert "Authorization: Bearer <api key>" in error["message"]
 
 
 @pytest.mark.parametrize(
