@@ -10,6 +10,7 @@
   value somewhat too deep to the field error ``value: too_deep``.
 - A number too large for a float (``1e400``) decodes to infinity, which strict JSON refuses
   when it is spelt ``Infinity``: it is refused here too, as malformed JSON.
+- A UTF-8 body may start with a byte order mark (RFC 8259 lets a parser ignore it).
 - An object key holding a lone surrogate (``"\\ud800"``) is no text: a value holding one is
   refused by its field, but an unknown key is named in the error, which could not be encoded
   (a 500). It is refused here, as malformed JSON.
@@ -74,7 +75,12 @@ class SafeJSONParser(JSONParser):
     def parse(self, stream, media_type=None, parser_context=None):
         try:
             # DRF's get_encoding refuses the charsets that would decompress the body.
-            decoded = codecs.getreader(get_encoding(parser_context or {}))(stream)
+            encoding = get_encoding(parser_context or {})
+            if codecs.lookup(encoding).name == "utf-8":
+                # A leading byte order mark is ignored, as RFC 8259 (8.1) allows: some
+                # editors and shells write one, and json refused it in Python's words.
+                encoding = "utf-8-sig"
+            decoded = codecs.getreader(encoding)(stream)
             data = json.load(decoded, parse_constant=strict_constant, parse_float=_finite_float)
         except RecursionError as exc:
             raise ParseError(f"JSON parse error - nested deeper than {MAX_DEPTH} levels.") from exc

@@ -110,3 +110,13 @@ def test_a_key_holding_a_lone_surrogate_is_malformed_json_not_a_500(api_client, 
         # Shown as the client wrote it, "\ud800x": repr() doubled the escape's backslash.
         assert "'\\ud800x'" in error["message"] or "'\\udfff'" in error["message"]
         assert Memory.objects.count() == before
+
+
+def test_a_body_starting_with_a_utf8_byte_order_mark_is_read(api_client):
+    """RFC 8259 lets a parser ignore a BOM (some editors and shells write one): it was a 400
+    whose message advised Python's codec, "decode using utf-8-sig"."""
+    raw = "\ufeff" + json.dumps(write_body())
+    response = api_client.generic(
+        "POST", "/api/v1/memories", raw.encode("utf-8"), content_type="application/json"
+    )
+    assert response.status_code == 201, response.content
