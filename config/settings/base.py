@@ -231,6 +231,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The API's ids in paths (api/converters.py): UUIDs, in either case.
+    "PATH_CONVERTER_OVERRIDES": {"anyuuid": {"type": "string", "format": "uuid"}},
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",  # the default
         "api.schema.subject_token_header",
