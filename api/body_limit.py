@@ -22,6 +22,10 @@ def too_large() -> JsonResponse:
     return JsonResponse(error_body("request_too_large", message, {"max_bytes": limit}), status=413)
 
 
+# The methods whose body an endpoint reads (a GET's or a DELETE's is never read).
+BODY_METHODS = frozenset({"POST", "PUT", "PATCH"})
+
+
 def length_required() -> JsonResponse:
     message = (
         "The request body was sent without a Content-Length (Transfer-Encoding: chunked, "
@@ -39,8 +43,10 @@ class BodySizeLimitMiddleware:
 
     def __call__(self, request):
         if request.path.startswith("/api/"):
-            if not request.META.get("CONTENT_LENGTH") and request.META.get(
-                "HTTP_TRANSFER_ENCODING"
+            if (
+                request.method in BODY_METHODS
+                and not request.META.get("CONTENT_LENGTH")
+                and request.META.get("HTTP_TRANSFER_ENCODING")
             ):
                 return length_required()
             try:

@@ -42,6 +42,11 @@ def test_a_chunked_body_is_411_not_a_body_read_as_empty(api_client, path, body):
     assert not AdmissionDecision.objects.exists()
 
 
+def test_a_request_whose_body_is_never_read_is_answered_as_before(api_client):
+    response = api_client.get("/api/v1/whoami", CONTENT_LENGTH="", HTTP_TRANSFER_ENCODING="chunked")
+    assert response.status_code == 200, response.content
+
+
 def test_a_body_of_declared_length_is_read_as_before(api_client):
     response = api_client.post("/api/v1/memories", BODY, format="json")
     assert response.status_code == 201, response.content
