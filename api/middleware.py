@@ -16,10 +16,16 @@
 import logging
 
 from django.conf import settings
-from django.core.exceptions import DisallowedHost
+from django.core.exceptions import (
+    BadRequest,
+    DisallowedHost,
+    PermissionDenied,
+    SuspiciousOperation,
+)
 from django.core.signals import got_request_exception
 from django.db import DatabaseError
-from django.http import HttpResponse, JsonResponse
+from django.http import Http404, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from django.template.loader import render_to_string
 from django.utils.log import log_response
 from django.views import defaults
@@ -55,6 +61,16 @@ class DatabaseUnavailableMiddleware:
         return response
 
 
+# What Django answers with a 4xx itself, DEBUG or not (django.core.handlers.exception).
+ANSWERED_BY_DJANGO = (
+    Http404,
+    PermissionDenied,
+    MultiPartParserError,
+    BadRequest,
+    SuspiciousOperation,
+)
+
+
 class ApiServerErrorMiddleware:
     """Answer a failure nobody foresaw under /api/ with ``server_error``'s JSON when ``DEBUG``
     is on too (``make run``): Django answered it with its HTML debug page, settings and source
@@ -70,6 +86,8 @@ class ApiServerErrorMiddleware:
     def process_exception(self, request, exception):
         if not (settings.DEBUG and request.path.startswith("/api/")):
             return None
+        if isinstance(exception, ANSWERED_BY_DJANGO):
+            return None  # a 4xx of Django's own (a body too large: BodySizeLimitMiddleware's 413)
         got_request_exception.send(sender=None, request=request)
         response = server_error(request)
         log_response(

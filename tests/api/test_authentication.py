@@ -163,3 +163,23 @@ def test_an_unforeseen_failure_is_a_json_500_under_api_with_debug_on_too(
     assert error["details"]["request_id"] == response["X-Request-ID"]
     [record] = [r for r in caplog.records if r.name == "django.request"]
     assert record.exc_info[0] is ZeroDivisionError  # the traceback is logged, as before
+
+
+@pytest.mark.parametrize("debug", [False, True])
+def test_what_django_answers_itself_is_no_500_with_debug_on_either(
+    api_client, monkeypatch, settings, debug
+):
+    """A body Django finds too large (RequestDataTooBig) is the API's 413, and a Django
+    PermissionDenied its 403, with DEBUG on as off: only a failure nobody foresaw is a 500."""
+    from django.core.exceptions import PermissionDenied, RequestDataTooBig
+
+    settings.DEBUG = debug
+    api_client.raise_request_exception = False
+    for raised, status in ((RequestDataTooBig, 413), (PermissionDenied, 403)):
+
+        def fail(self, request, raised=raised):
+            raise raised()
+
+        monkeypatch.setattr(views.WhoAmIView, "get", fail)
+        response = api_client.get("/api/v1/whoami")
+        assert response.status_code == status, (raised, response.content)
