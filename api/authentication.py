@@ -26,7 +26,10 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <api key>'.")
         key = api_key_resolve(raw_key.strip())
         if key is None:
-            raise exceptions.AuthenticationFailed("Unknown, revoked or expired API key.")
+            raise exceptions.AuthenticationFailed(
+                "Unknown, revoked or expired API key, or its agent was deactivated or its "
+                "tenant deleted."
+            )
         # From here on the request's transaction acts for this tenant only (row-level
         # security); the key's own tables are readable before a tenant is known.
         request_tenant_set(key.agent.tenant_id)

@@ -88,6 +88,16 @@ def test_revoked_and_expired_keys_are_refused(api_client, agent):
     assert api_client.get("/api/v1/whoami").status_code == 401
 
 
+def test_a_deactivated_agents_key_is_told_it_may_be_the_agent(api_client, agent):
+    """The 401 said "Unknown, revoked or expired API key." of a valid key whose agent an
+    operator deactivated: its holder looked for a fault in the key."""
+    agent.is_active = False
+    agent.save(update_fields=["is_active"])
+    response = api_client.get("/api/v1/whoami")
+    assert response.status_code == 401
+    assert "deactivated" in response.json()["error"]["message"]
+
+
 def test_schema_is_served(client):
     response = client.get("/api/schema/")
     assert response.status_code == 200
