@@ -206,8 +206,8 @@ def not_acceptable(request, view) -> str:
     sent = (request.META.get("HTTP_ACCEPT", "") if request is not None else "")[:100]
     sent = sent.encode("ascii", "backslashreplace").decode("ascii")
     return (
-        f'This endpoint answers {answers} only, which the Accept header sent ("{sent}") '
-        "excludes: accept it (or send no Accept header)."
+        f'This endpoint answers {answers}; the Accept header sent ("{sent}") accepts none of '
+        "that: accept it, or send no Accept header."
     )
 
 
