@@ -5,6 +5,8 @@ import pytest
 
 pytestmark = pytest.mark.django_db
 
+# A single write and a batch refuse alike.
+WRITES = {"400", "401", "409", "410", "411", "413", "415", "422", "429", "503"}
 EXPECTED = {
     ("/api/v1/retrieve", "post"): {"400", "401", "403", "410", "411", "413", "415", "429", "503"},
     ("/api/v1/traces/{trace_id}", "get"): {"401", "404", "429", "503"},
@@ -12,30 +14,8 @@ EXPECTED = {
     ("/api/v1/deletions", "get"): {"400", "401", "429", "503"},
     ("/api/v1/deletions", "post"): {"400", "401", "403", "404", "411", "413", "415", "429", "503"},
     ("/api/v1/deletions/{operation_id}", "get"): {"401", "404", "429", "503"},
-    ("/api/v1/memories", "post"): {
-        "400",
-        "401",
-        "409",
-        "410",
-        "411",
-        "413",
-        "415",
-        "422",
-        "429",
-        "503",
-    },
-    ("/api/v1/memories/batch", "post"): {
-        "400",
-        "401",
-        "409",
-        "410",
-        "411",
-        "413",
-        "415",
-        "422",
-        "429",
-        "503",
-    },
+    ("/api/v1/memories", "post"): WRITES,
+    ("/api/v1/memories/batch", "post"): WRITES,
     ("/api/v1/memories/{memory_id}", "delete"): {"401", "403", "404", "429", "503"},
 }
 

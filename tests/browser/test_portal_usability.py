@@ -312,18 +312,10 @@ def test_the_health_windows_focus_ring_is_not_clipped(page, world):
 
 
 def test_the_health_page_does_not_scroll_sideways_on_a_phone(
-    browser, live_server, world, settings, tmp_path
+    browser, live_server, world, evaluation
 ):
     """With an evaluation's figures on it, the page was 417 px wide on a 390 px phone: the
     figures table widened the one grid column, and every chart with it."""
-    result = tmp_path / "eval.json"
-    result.write_text(
-        '{"dataset": "seed-examples", "cases": 9, "failures": [],'
-        ' "system": {"precision_at_k": 0.9167, "leakage_rate": 0.0, "by_tag": {}},'
-        ' "baseline_vector_topk": {"precision_at_k": 0.193, "leakage_rate": 0.0},'
-        ' "no_memory": {"precision_at_k": 0.0, "leakage_rate": 0.0}}'
-    )
-    settings.MEMLEDGER_EVALUATION_RESULTS = [str(result)]
     with new_page(browser, live_server, width=390, height=844) as phone:
         log_in(phone, "reviewer", PASSWORD)
         phone.goto("/portal/review/health/")

@@ -156,6 +156,16 @@ CASES = [
 ]
 
 
+def phone_context(browser, live_server):
+    """A browser context as a 390 x 844 phone at twice the pixels."""
+    return browser.new_context(
+        viewport={"width": 390, "height": 844},
+        base_url=live_server.url,
+        device_scale_factor=2,
+        is_mobile=True,
+    )
+
+
 def shoot(page, name, *, full_page=True):
     OUT.mkdir(parents=True, exist_ok=True)
     page.wait_for_load_state("networkidle")
@@ -365,12 +375,7 @@ def test_screenshots(browser, live_server, celery_worker, tmp_path):
     page.goto("/portal/deletions/")
     shoot(page, "deletion-history", full_page=False)
 
-    mobile = browser.new_context(
-        viewport={"width": 390, "height": 844},
-        base_url=live_server.url,
-        device_scale_factor=2,
-        is_mobile=True,
-    )
+    mobile = phone_context(browser, live_server)
     phone = mobile.new_page()
     log_in(phone, "alice", PASSWORD)
     shoot(phone, "user-memories-mobile", full_page=False)
@@ -387,12 +392,7 @@ def test_screenshots(browser, live_server, celery_worker, tmp_path):
     shoot(page, "health")
     context.close()
 
-    mobile = browser.new_context(
-        viewport={"width": 390, "height": 844},
-        base_url=live_server.url,
-        device_scale_factor=2,
-        is_mobile=True,
-    )
+    mobile = phone_context(browser, live_server)
     phone = mobile.new_page()
     log_in(phone, "reviewer", PASSWORD)
     phone.goto("/portal/review/health/")

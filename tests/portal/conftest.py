@@ -86,17 +86,3 @@ def alice_client(client, alice):
 def reviewer_client(client, reviewer):
     client.force_login(reviewer)
     return client
-
-
-@pytest.fixture
-def evaluation(settings, tmp_path):
-    """A finished evaluation run the health page shows (and no other run's results)."""
-    result = tmp_path / "eval.json"
-    result.write_text(
-        '{"dataset": "seed-examples", "cases": 9, "failures": [],'
-        ' "system": {"precision_at_k": 0.9167, "leakage_rate": 0.0, "by_tag": {}},'
-        ' "baseline_vector_topk": {"precision_at_k": 0.193, "leakage_rate": 0.0},'
-        ' "no_memory": {"precision_at_k": 0.0, "leakage_rate": 0.0}}'
-    )
-    settings.MEMLEDGER_EVALUATION_RESULTS = [str(result)]
-    settings.DATA_DIR = tmp_path  # no results of other runs in the shared data folder
