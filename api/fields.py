@@ -19,7 +19,8 @@ import math
 
 from rest_framework import serializers
 
-from memory_core.admission.candidate import invalid_choice_message, wrong_type
+from memory_core.admission.candidate import invalid_choice_message
+from memory_core.json_types import wrong_type
 
 
 class _StrictType:

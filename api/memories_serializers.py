@@ -27,7 +27,6 @@ from memory_core.admission.candidate import (
     MAX_SCOPE_CHARS,
     batch_not_a_list,
     batch_size,
-    wrong_type,
 )
 from memory_core.environments import (
     ENVIRONMENT_ALPHABET,
@@ -35,6 +34,7 @@ from memory_core.environments import (
     InvalidEnvironment,
     normalize_environment,
 )
+from memory_core.json_types import wrong_type
 from memory_core.models import (
     Authority,
     Consent,
