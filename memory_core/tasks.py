@@ -173,10 +173,19 @@ def queued_subject_deletion_task(subject_id: str) -> str:
 def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     """Re-drive deletions stuck in pending, running or partial (beat, every 30 s)."""
     from memory_core.deletion.sweep import deletion_sweep as sweep
+    from memory_core.services.api_keys import revocations_journal
 
     # Cross-tenant by design: it finds stuck operations of every tenant (ids only).
     with platform_scope("deletion sweep"):
-        return sweep(stale_seconds=stale_seconds)
+        redriven = sweep(stale_seconds=stale_seconds)
+    # And the revocations whose journal line an append failed to write (a key revoked after
+    # a backup would work again after a restore). Each key's line commits on its own.
+    stale = settings.MEMLEDGER_DELETION_STALE_SECONDS if stale_seconds is None else stale_seconds
+    with platform_scope("deletion sweep"):
+        journaled = revocations_journal(older_than=stale)
+    if journaled:
+        logger.info("deletion sweep: %d key revocation(s) journaled", journaled)
+    return redriven
 
 
 @shared_task(name="memory_core.tasks.retention_sweep", autoretry_for=TRANSIENT, **COMMON)

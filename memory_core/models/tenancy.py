@@ -145,6 +145,9 @@ class ApiKey(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # When the revocation's line reached the deletion journal (services.api_keys); the
+    # deletion sweep appends it for a revoked key without one (a failed append).
+    revocation_journaled_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

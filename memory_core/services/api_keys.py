@@ -9,6 +9,7 @@ import hmac
 import logging
 import re
 import secrets
+from datetime import timedelta
 from functools import partial
 
 from django.db import transaction
@@ -49,29 +50,47 @@ def api_key_revoke(*, key: ApiKey) -> ApiKey:
 
     The revocation is journaled as it commits (``ledger.key_revocation_entry``): a backup
     taken before it would bring the key back usable, and ``replay_deletions`` revokes it
-    again after the restore.
+    again after the restore. An append that fails is made by the deletion sweep
+    (``revocations_journal``).
     """
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
-        entry = key_revocation_entry(
-            key_id=key.pk, tenant_id=key.agent.tenant_id, revoked_at=key.revoked_at
-        )
-        transaction.on_commit(partial(_journal_revocation, entry), robust=True)
+        transaction.on_commit(partial(_journal_revocation, key.pk), robust=True)
     return key
 
 
-def _journal_revocation(entry: dict) -> None:
-    """Append a committed revocation's journal line; a failure is logged, never raised (the
-    key is revoked; only a restore from a backup taken before it would bring it back)."""
+def _journal_revocation(key_id) -> bool:
+    """Append a committed revocation's journal line and record it; return whether it was.
+    A failure is logged, never raised (the key is revoked; the sweep appends it later)."""
+    key = ApiKey.objects.select_related("agent").get(pk=key_id)
+    entry = key_revocation_entry(
+        key_id=key.pk, tenant_id=key.agent.tenant_id, revoked_at=key.revoked_at
+    )
     try:
         ledger_write(entry)
     except Exception:
         logger.exception(
-            "API key %s: the journal append of its revocation failed: revoke it again after "
-            "any restore from a backup older than now",
-            entry["revoked_key_id"],
+            "API key %s: the journal append of its revocation failed; the deletion sweep "
+            "tries again",
+            key.pk,
         )
+        return False
+    ApiKey.objects.filter(pk=key.pk, revocation_journaled_at=None).update(
+        revocation_journaled_at=timezone.now()
+    )
+    return True
+
+
+def revocations_journal(*, older_than: float = 0, limit: int = 500) -> int:
+    """Append the journal line of each key revoked more than ``older_than`` seconds ago whose
+    line is not recorded (an append that failed, or a key revoked before revocations were
+    journaled); return how many were appended. Platform work: keys of every tenant."""
+    before = timezone.now() - timedelta(seconds=older_than)
+    pending = ApiKey.objects.filter(
+        revoked_at__lte=before, revocation_journaled_at=None
+    ).values_list("pk", flat=True)[:limit]
+    return sum(_journal_revocation(key_id) for key_id in list(pending))
 
 
 def api_key_resolve(raw_key: str) -> ApiKey | None:

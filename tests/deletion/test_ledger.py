@@ -155,6 +155,7 @@ def test_a_key_revoked_after_the_backup_is_revoked_again_by_the_replay(
     backup_time = timezone.now()
     with django_capture_on_commit_callbacks(execute=True):
         api_key_revoke(key=key)
+    assert ApiKey.objects.get(pk=key.pk).revocation_journaled_at is not None
     ApiKey.objects.filter(pk=key.pk).update(revoked_at=None)  # as the backup had it
     assert api_key_resolve(raw_key) is not None
 
@@ -166,6 +167,35 @@ def test_a_key_revoked_after_the_backup_is_revoked_again_by_the_replay(
     entry = ledger_read(since=backup_time)[0]
     assert set(entry) >= {"revoked_key_id", "tenant_id", "requested_at"}
     assert raw_key not in journal.read_text() and key.hashed_key not in journal.read_text()
+
+
+def test_a_revocation_whose_journal_append_failed_is_journaled_by_the_sweep(
+    agent, journal, settings, django_capture_on_commit_callbacks
+):
+    """An append that failed (a missing volume, a full disk) was logged and forgotten: the key,
+    revoked after a backup, would work again after a restore, with nothing to replay."""
+    from memory_core.models import ApiKey
+    from memory_core.services.api_keys import api_key_create, api_key_revoke
+    from memory_core.tasks import deletion_sweep
+
+    blocked = journal.parent / "not-a-folder"
+    blocked.write_text("")
+    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"  # cannot be made
+    key, _ = api_key_create(agent=agent)
+    with django_capture_on_commit_callbacks(execute=True):
+        api_key_revoke(key=key)
+    key.refresh_from_db()
+    assert key.revoked_at is not None and key.revocation_journaled_at is None
+
+    settings.MEMLEDGER_DELETION_LEDGER = journal  # the volume is back
+    deletion_sweep(stale_seconds=0)
+    deletion_sweep(stale_seconds=0)  # once only
+
+    key.refresh_from_db()
+    assert key.revocation_journaled_at is not None
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert [line["revoked_key_id"] for line in lines] == [str(key.pk)]
+    assert not ApiKey.objects.filter(revoked_at__isnull=False, revocation_journaled_at=None)
 
 
 def test_the_scan_logs_how_many_lines_it_skipped_and_the_first_twenty(tmp_path, caplog):
