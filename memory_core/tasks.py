@@ -175,13 +175,12 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     from memory_core.deletion.sweep import deletion_sweep as sweep
     from memory_core.services.api_keys import revocations_journal
 
-    # Cross-tenant by design: it finds stuck operations of every tenant (ids only).
-    with platform_scope("deletion sweep"):
-        redriven = sweep(stale_seconds=stale_seconds)
-    # And the revocations whose journal line an append failed to write (a key revoked after
-    # a backup would work again after a restore). Each key's line commits on its own.
     stale = settings.MEMLEDGER_DELETION_STALE_SECONDS if stale_seconds is None else stale_seconds
+    # Cross-tenant by design: it finds stuck operations of every tenant (ids only), then the
+    # revocations whose journal line an append failed to write (a key revoked after a backup
+    # would work again after a restore); each key's record commits on its own.
     with platform_scope("deletion sweep"):
+        redriven = sweep(stale_seconds=stale)
         journaled = revocations_journal(older_than=stale)
     if journaled:
         logger.info("deletion sweep: %d key revocation(s) journaled", journaled)

@@ -257,12 +257,9 @@ def replay_deletions(*, entries: list[dict]) -> dict:
     """Re-apply every entry to this database and run its steps; return the counts."""
     # Keys first: cheap, independent, and the most urgent; a deletion that raises stops the
     # loop, and a key it left usable would stay so.
-    revocations = [entry for entry in entries if entry["target"] == KEY_REVOKED]
-    keys_revoked = sum(_key_revoke(entry) for entry in revocations)
+    keys_revoked = sum(_key_revoke(entry) for entry in entries if entry["target"] == KEY_REVOKED)
     replayed, skipped, statuses = 0, 0, {}
-    for entry in entries:
-        if entry["target"] == KEY_REVOKED:
-            continue
+    for entry in (entry for entry in entries if entry["target"] != KEY_REVOKED):
         operation = _restore_operation(entry)
         if operation is None:
             skipped += 1
