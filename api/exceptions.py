@@ -15,7 +15,12 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from api.throttling import refusal
-from memory_core.exceptions import DomainError, is_read_only_database, is_tenant_deleted
+from memory_core.exceptions import (
+    DomainError,
+    ValidationFailed,
+    is_read_only_database,
+    is_tenant_deleted,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +40,13 @@ _DRF_CODES = {
 
 BODY_INVALID = "The request body is invalid; see details for each field."
 QUERY_INVALID = "The query string is invalid; see details for each parameter."
+
+# An answer names at most this many unknown fields (or parameters). The widest object an
+# endpoint takes (a write) has 15 fields, so a few misspellings, or the whole field set of
+# another schema version, are named in full; past 50 the client sends something else, and
+# the names would only make the answer grow with the body (a 768 kB body of 60,000 keys
+# answered 3.7 MB). The rest are counted in one ``too_many_errors`` entry.
+MAX_UNKNOWN_NAMED = 50
 
 
 class InvalidQuery(exceptions.ValidationError):
@@ -79,6 +91,38 @@ def error_details(errors) -> dict:
     return flat
 
 
+def bounded(details: dict, *, noun: str = "fields") -> dict:
+    """Return ``details`` naming at most ``MAX_UNKNOWN_NAMED`` unknown fields, the first in
+    the answer's order; the number left out is told under ``non_field_errors``
+    (``too_many_errors``). Every other error is kept: each names a field the endpoint
+    declares, so their number is bounded by the schema, not by the body."""
+    named = left_out = 0
+    kept: dict = {}
+    for name, entries in details.items():
+        entries_kept = []
+        for entry in entries:
+            if entry.get("code") == "unknown_field":
+                if named == MAX_UNKNOWN_NAMED:
+                    left_out += 1
+                    continue
+                named += 1
+            entries_kept.append(entry)
+        if entries_kept:
+            kept[name] = entries_kept
+    if not left_out:
+        return details
+    kept.setdefault(api_settings.NON_FIELD_ERRORS_KEY, []).append(
+        {
+            "code": "too_many_errors",
+            "message": (
+                f"{left_out:,} more unknown {noun} were sent: an answer names the first "
+                f"{MAX_UNKNOWN_NAMED}."
+            ),
+        }
+    )
+    return kept
+
+
 def error_body(code: str, message: str, details=None) -> dict:
     """The stable error body, ``{"error": {"code", "message", "details"}}``: DRF's answers
     (``error_response``) and the ones made outside DRF (middleware, the 500 handler) alike."""
@@ -121,7 +165,8 @@ def exception_handler(exc, context):
     """Map domain, DRF and database errors to stable JSON errors; never a bare 500."""
     if isinstance(exc, DomainError):
         headers = {"Retry-After": "5"} if exc.status == 503 else None
-        return error_response(exc.code, exc.message, exc.status, exc.details, headers=headers)
+        details = bounded(exc.details) if isinstance(exc, ValidationFailed) else exc.details
+        return error_response(exc.code, exc.message, exc.status, details, headers=headers)
     if database_unavailable(exc):
         # The client gets a stable 503; the operator needs the cause (a server down, a
         # statement timeout, a deadlock, a lock timeout, a read-only standby).
@@ -159,11 +204,12 @@ def exception_handler(exc, context):
         return None
     code = next((c for klass, c in _DRF_CODES.items() if isinstance(exc, klass)), "error")
     if isinstance(exc, exceptions.ValidationError):
+        query = isinstance(exc, InvalidQuery)
         return error_response(
             code,
-            QUERY_INVALID if isinstance(exc, InvalidQuery) else BODY_INVALID,
+            QUERY_INVALID if query else BODY_INVALID,
             response.status_code,
-            details=error_details(exc.detail),
+            details=bounded(error_details(exc.detail), noun="parameters" if query else "fields"),
             headers=_headers(response),
         )
     detail = response.data.get("detail", "") if isinstance(response.data, dict) else ""

@@ -117,3 +117,14 @@ class UUIDStringField(serializers.UUIDField):
         if not isinstance(data, str):
             self.fail("invalid", value=data)
         return super().to_internal_value(data)
+
+
+class BoundedListField(serializers.ListField):
+    """A list whose length is checked before its items: DRF's ``ListField`` checks each item
+    first and its ``max_length`` only when every item passed, so 60,000 items of the wrong
+    type were 60,000 errors (a 180 kB body answered 4.4 MB), not one ``max_length``."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, list) and self.max_length is not None and len(data) > self.max_length:
+            self.fail("max_length", max_length=self.max_length)
+        return super().to_internal_value(data)

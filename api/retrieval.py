@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.fields import (
+    BoundedListField,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -132,7 +133,7 @@ class TraceUsageInput(StrictSerializer):
 
     kind = StrictChoiceField(choices=USAGE_KINDS)
     reference = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
-    memory_ids = serializers.ListField(child=UUIDStringField(), max_length=100, allow_empty=True)
+    memory_ids = BoundedListField(child=UUIDStringField(), max_length=100, allow_empty=True)
 
 
 class RetrieveView(APIView):

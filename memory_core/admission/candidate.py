@@ -141,10 +141,17 @@ class Candidate:
 
 @dataclass
 class FieldErrors:
+    """The field errors of one body, ``{"field": [{"code", "message"}]}``."""
+
     by_field: dict = field(default_factory=dict)
 
     def add(self, name: str, code: str, message: str) -> None:
-        self.by_field.setdefault(name, []).append({"code": code, "message": message})
+        """Add an error of ``name``, once: a ``value`` of 60,000 strings holding NUL was told
+        so 60,000 times (a 600 kB body answered 5.5 MB)."""
+        entry = {"code": code, "message": message}
+        found = self.by_field.setdefault(name, [])
+        if entry not in found:
+            found.append(entry)
 
     def raise_if_any(self) -> None:
         if self.by_field:

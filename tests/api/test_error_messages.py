@@ -394,6 +394,110 @@ def test_every_endpoint_names_unknown_and_missing_fields_together(api_client):
     assert codes_of(response) == {"bogus": ["unknown_field"], "limit": ["min_value"]}
 
 
+# --- An answer is bounded by the schema, not by the body -----------------------------------------
+
+
+def _unknown(count: int, prefix: str = "k") -> dict:
+    return {f"{prefix}{index:05d}": 1 for index in range(count)}
+
+
+def _post_raw(client, path: str, body) -> object:
+    return client.post(path, json.dumps(body), content_type="application/json")
+
+
+@pytest.mark.parametrize(
+    "path, body, prefix",
+    [
+        (MEMORIES, write_body(**_unknown(60_000)), ""),
+        (
+            "/api/v1/retrieve",
+            {"query": "x", "context": {"user_id": "u", **_unknown(60_000)}},
+            "context.",
+        ),
+        ("/api/v1/deletions", {"subject": "user-1", **_unknown(60_000)}, ""),
+    ],
+)
+def test_a_body_of_60000_unknown_fields_names_the_first_50_and_counts_the_rest(
+    api_client, path, body, prefix
+):
+    """Every unknown field was named: a 768 kB body of 60,000 keys answered 3.7 MB."""
+    from memory_core.models import AdmissionDecision, DeletionOperation, Memory
+
+    response = _post_raw(api_client, path, body)
+    assert len(response.content) < 5_000, len(response.content)
+    details = error_of(response)["details"]
+    assert details == {
+        **{f"{prefix}k{index:05d}": [details[f"{prefix}k{index:05d}"][0]] for index in range(50)},
+        "non_field_errors": [
+            {
+                "code": "too_many_errors",
+                "message": "59,950 more unknown fields were sent: an answer names the first 50.",
+            }
+        ],
+    }
+    assert {entry["code"] for name, (entry,) in details.items() if name != "non_field_errors"} == {
+        "unknown_field"
+    }
+    assert not Memory.objects.exists()
+    assert not AdmissionDecision.objects.exists()
+    assert not DeletionOperation.objects.exists()
+
+
+def test_a_batch_shares_one_bound_across_its_items_and_keeps_the_other_mistakes(api_client):
+    items = [write_body(**_unknown(600)) for _ in range(99)] + [write_body(memory_type="x")]
+    response = _post_raw(api_client, BATCH, {"items": items})
+    assert len(response.content) < 5_000, len(response.content)
+    codes = codes_of(response)
+    assert list(codes)[:50] == [f"items.0.k{index:05d}" for index in range(50)]
+    assert codes["items.99.memory_type"] == ["invalid_choice"]
+    assert len(codes) == 52
+    assert messages_of(response)["non_field_errors"] == [
+        "59,350 more unknown fields were sent: an answer names the first 50."
+    ]
+
+
+def test_50_unknown_fields_are_all_named_as_before(api_client):
+    codes = codes_of(_post_raw(api_client, MEMORIES, write_body(**_unknown(50))))
+    assert codes == {f"k{index:05d}": ["unknown_field"] for index in range(50)}
+
+
+def test_a_query_string_of_999_unknown_parameters_names_the_first_50(api_client):
+    query = "&".join(f"p{index:03d}=1" for index in range(999))
+    response = api_client.get(f"{MEMORIES}?{query}&limit=0")
+    codes = codes_of(response)
+    assert list(codes) == [f"p{index:03d}" for index in range(50)] + [
+        "limit",
+        "non_field_errors",
+    ]
+    assert codes["limit"] == ["min_value"]
+    assert messages_of(response)["non_field_errors"] == [
+        "949 more unknown parameters were sent: an answer names the first 50."
+    ]
+
+
+def test_a_value_of_many_bad_strings_is_told_once(api_client):
+    """Each string holding NUL was told: 60,000 of them answered 5.5 MB."""
+    response = _post_raw(api_client, MEMORIES, write_body(value=["\u0000"] * 60_000))
+    assert messages_of(response) == {
+        "value": ["Strings must be valid Unicode without NUL characters."]
+    }
+
+
+def test_a_usage_report_of_too_many_ids_is_one_max_length_not_an_error_per_id(api_client):
+    """DRF checks a list's items before its length: 60,000 numbers were 60,000 errors."""
+    retrieved = api_client.post(
+        "/api/v1/retrieve", {"query": "x", "context": {"user_id": "user-1"}}, format="json"
+    )
+    assert retrieved.status_code == 200, retrieved.content
+    path = f"/api/v1/traces/{retrieved.json()['trace_id']}/usage"
+    response = _post_raw(api_client, path, {"kind": "answer", "memory_ids": [1] * 60_000})
+    assert error_of(response)["details"] == {
+        "memory_ids": [
+            {"code": "max_length", "message": "Ensure this field has no more than 100 elements."}
+        ]
+    }
+
+
 # --- A refusal by a policy limit names the limit -----------------------------------------------
 
 
