@@ -13,7 +13,6 @@ import logging
 from datetime import timedelta
 from functools import partial
 
-from django.conf import settings
 from django.db import transaction
 from django.db.models import Q
 from django.db.models.functions import Coalesce
@@ -32,30 +31,31 @@ RETRYABLE = (
 
 
 @transaction.atomic
-def deletion_sweep(*, stale_seconds: float | None = None, limit: int = 500) -> list[str]:
-    """Re-send the task of every operation idle past the threshold, and of every deletion (a
-    whole subject's or a key's) queued before it; return their ids (``subject:<id>`` for the
-    queued ones)."""
-    stale = settings.MEMLEDGER_DELETION_STALE_SECONDS if stale_seconds is None else stale_seconds
+def deletion_sweep(*, stale_seconds: float, limit: int = 500) -> list[str]:
+    """Re-send the task of every operation idle past ``stale_seconds``, and of every deletion
+    (a whole subject's or a key's) queued before it; return their ids (``subject:<id>`` for
+    the queued ones). The threshold's default, ``MEMLEDGER_DELETION_STALE_SECONDS``, is the
+    task's (``memory_core.tasks.deletion_sweep``), which applies the same one to the key
+    revocations it journals."""
     now = timezone.now()
     candidates = (
         DeletionOperation.objects.select_for_update(skip_locked=True)
         .filter(status__in=RETRYABLE, dead_lettered_at__isnull=True)
         .annotate(idle_since=Coalesce("last_attempt_at", "requested_at"))
-        .filter(Q(idle_since__lte=now - timedelta(seconds=stale)))
+        .filter(Q(idle_since__lte=now - timedelta(seconds=stale_seconds)))
         .order_by("requested_at")[:limit]
     )
     redriven = []
     for operation in candidates:
         # A partial operation waits out its backoff (capped at 32 thresholds).
-        if operation.status == DeletionOperation.State.PARTIAL and stale:
-            backoff = stale * min(2 ** max(operation.attempts - 1, 0), 32)
+        if operation.status == DeletionOperation.State.PARTIAL and stale_seconds:
+            backoff = stale_seconds * min(2 ** max(operation.attempts - 1, 0), 32)
             if operation.idle_since > now - timedelta(seconds=backoff):
                 continue
         redriven.append(operation.pk)
     if redriven:
         DeletionOperation.objects.filter(pk__in=redriven).update(last_attempt_at=now)
-    subjects = _queued_subjects(now - timedelta(seconds=stale), limit)
+    subjects = _queued_subjects(now - timedelta(seconds=stale_seconds), limit)
     sends = [partial(deletion_enqueue, pk) for pk in redriven]
     sends += [partial(subject_deletion_enqueue, pk) for pk in subjects]
     if sends:
