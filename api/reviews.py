@@ -4,6 +4,7 @@ Reviewers are portal users (Django session login) with a PortalMembership of rol
 API keys are refused here. Session authentication enforces CSRF on POST.
 """
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication
@@ -21,6 +22,7 @@ from api.memories_serializers import (
 from api.pagination import MemoryPagination
 from api.parsing import parse, parse_query
 from api.responses import BODY, CONFLICT, NOT_FOUND, REVIEWER
+from memory_core.exceptions import Conflict
 from memory_core.rls import request_tenant_set
 from memory_core.selectors.reviews import review_get, review_list, reviewer_principal_for
 from memory_core.services.reviews import review_approve, review_reject
@@ -111,9 +113,19 @@ class _ReviewDecisionView(ReviewerView, APIView):
     )
     def post(self, request, item_id):
         body = parse(ReviewDecisionSerializer, request.data)
-        item = type(self).service(
-            principal=request.reviewer, item_id=item_id, reason=body["reason"]
-        )
+        try:
+            item = type(self).service(
+                principal=request.reviewer, item_id=item_id, reason=body["reason"]
+            )
+        except Conflict as exc:
+            if exc.code == "not_a_sensitive_write":
+                # The domain names the action; where a reviewer takes it is the portal's page.
+                page = reverse("portal:review:conflicts")
+                raise Conflict(
+                    f"{exc.message} Choose it on {page}, the portal's conflicts page.",
+                    code=exc.code,
+                ) from exc
+            raise
         return Response(
             ReviewItemSerializer(review_get(principal=request.reviewer, item_id=item.id)).data
         )

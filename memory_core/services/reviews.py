@@ -45,8 +45,8 @@ def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
     if item.kind != ReviewItem.Kind.SENSITIVE_WRITE:
         raise Conflict(
             "This item is a conflict between memories, not a write waiting for approval: "
-            "choose its outcome on the portal's conflicts page, /portal/review/conflicts/ "
-            "(approve and reject are for sensitive writes).",
+            "resolve the conflict by choosing its outcome (approve and reject are for "
+            "sensitive writes).",
             code="not_a_sensitive_write",
         )
     if item.state != ReviewItem.State.OPEN or item.memory_id is None:

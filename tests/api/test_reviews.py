@@ -139,7 +139,8 @@ def test_a_conflict_says_where_it_stands_and_a_sensitive_write_does_not(
 
 def test_approving_a_conflict_says_where_conflicts_are_resolved(reviewer, api_client):
     """The answer said "resolve it with the conflict resolution", which names nothing a
-    reviewer can find: conflicts are resolved on the portal's conflicts page."""
+    reviewer can find: conflicts are resolved on the portal's conflicts page, which the API
+    names (the domain's message names the action only, memory_core knowing no portal page)."""
     writes = (("Atlas uses Go.", "user_input"), ("Atlas uses Zig.", "model_inference"))
     for content, source_type in writes:
         source = {"type": source_type, "conversation_id": "c", "message_id": content}
@@ -155,4 +156,9 @@ def test_approving_a_conflict_says_where_conflicts_are_resolved(reviewer, api_cl
         assert response.status_code == 409, response.json()
         error = response.json()["error"]
         assert error["code"] == "not_a_sensitive_write"
-        assert "/portal/review/conflicts/" in error["message"]
+        assert error["message"] == (
+            "This item is a conflict between memories, not a write waiting for approval: "
+            "resolve the conflict by choosing its outcome (approve and reject are for "
+            "sensitive writes). Choose it on /portal/review/conflicts/, the portal's conflicts "
+            "page."
+        )

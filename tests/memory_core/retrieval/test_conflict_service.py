@@ -126,6 +126,27 @@ def test_resolution_is_validated_and_scoped(agent_principal, rivals, reviewer, o
     assert bad.value.code == "review_not_open"
 
 
+def test_approving_a_conflict_item_says_to_resolve_it_and_names_no_portal_page(
+    agent_principal, rivals, reviewer
+):
+    """The domain's message named the portal's URL, /portal/review/conflicts/: where a
+    reviewer resolves it is the API's and the portal's to say."""
+    from memory_core.exceptions import Conflict
+    from memory_core.services.reviews import review_approve, review_reject
+
+    item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
+    for decide in (review_approve, review_reject):
+        with pytest.raises(Conflict) as refused:
+            decide(principal=reviewer, item_id=item_id, reason="x")
+        assert refused.value.code == "not_a_sensitive_write"
+        assert refused.value.message == (
+            "This item is a conflict between memories, not a write waiting for approval: "
+            "resolve the conflict by choosing its outcome (approve and reject are for "
+            "sensitive writes)."
+        )
+    assert ReviewItem.objects.get(pk=item_id).state == "open"
+
+
 def test_an_approval_of_lower_authority_keeps_every_chain_in_the_keys_conflict(tenant):
     """A lower-authority write opened the key's conflict with the head; approving a
     lower-authority sensitive write on the key adds it to the conflict, dropping no chain
