@@ -84,6 +84,20 @@ def test_load_demo_is_idempotent_and_prints_a_working_key():
     assert PortalMembership.objects.filter(role="reviewer").count() == 1
 
 
+def test_load_demo_names_the_tool_of_each_tool_output_memory():
+    """The demo's tool outputs had an empty ``source.tool``, which an agent's write of a
+    verified tool output is refused for (``source.tool_required``)."""
+    call_command("load_demo", stdout=StringIO())
+    tools = dict(
+        Memory.objects.filter(source_type="verified_tool_output").values_list(
+            "content", "source_tool"
+        )
+    )
+    assert len(tools) == 6
+    assert tools["The backend service runs on Python 3.12."] == "read_file"
+    assert all(tool.strip() == tool and 0 < len(tool) <= 200 for tool in tools.values()), tools
+
+
 def test_load_demo_after_a_demo_tenant_was_deleted_loads_the_rest():
     """`make run` loads the demo on every start: after `delete_tenant tenant-b` (or
     tenant-a) it failed with the trigger's IntegrityError (a deleted tenant takes no new

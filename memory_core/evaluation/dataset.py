@@ -312,6 +312,9 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
         environment=dataset_environment(entry, where),
         source_conversation_id=conversation,
         source_message_id=local_id,
+        # The tool a verified tool output came from, as an agent's write names it
+        # (``source.tool``: at most 200 characters, stored trimmed); not FORMAT.md's.
+        source_tool=_text(entry, "source_tool", where, max_chars=HARD_MAX_ID_CHARS).strip(),
         confidence=float(confidence),
         consent=_choice(entry.get("consent") or "explicit", Consent.values, "consent", where),
         sensitivity=_choice(

@@ -130,6 +130,8 @@ def test_a_bad_environment_in_a_dataset_is_named(tmp_path, where, message):
         ({"consent": "bogus"}, "consent 'bogus' is not one of"),
         ({"sensitivity": "bogus"}, "sensitivity 'bogus' is not one of"),
         ({"content": "a\u0000b"}, "content must be valid Unicode without NUL"),
+        ({"source_tool": "t" * 201}, "source_tool is at most 200 characters"),
+        ({"source_tool": 5}, "source_tool must be a string"),
     ],
 )
 def test_a_bad_memory_field_in_a_dataset_is_named_not_a_traceback(tmp_path, fields, message):
@@ -140,6 +142,22 @@ def test_a_bad_memory_field_in_a_dataset_is_named_not_a_traceback(tmp_path, fiel
     with pytest.raises(CommandError, match=rf"memory 'm1': {message}"):
         call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
     assert not Memory.objects.exists()
+
+
+def test_the_loader_stores_a_memorys_tool_trimmed_as_a_write_does():
+    from memory_core.evaluation.dataset import load_dataset_memories
+
+    loaded = load_dataset_memories({
+        "dataset": "tools",
+        "memories": [
+            memory("m1", "The backend runs on Python 3.12.", authority="tool_observation",
+                   source_tool=" read_file "),
+            memory("m2", "Prefers tea."),
+        ],
+    })  # fmt: skip
+    rows = {local: Memory.objects.get(pk=stored) for local, stored in loaded.memory_ids.items()}
+    assert (rows["m1"].source_type, rows["m1"].source_tool) == ("verified_tool_output", "read_file")
+    assert (rows["m2"].source_type, rows["m2"].source_tool) == ("user_input", "")
 
 
 def test_a_chain_given_only_by_supersedes_loads_and_runs(tmp_path):
