@@ -1,8 +1,10 @@
-"""A queued key deletion's page, followed in the browser until a worker makes it.
+"""A queued deletion's page, followed in the browser until a worker makes it.
 
-The page of a deletion queued for a worker has no steps to draw; once the worker has made the
-request (under the same id), the page reloads once, focuses its heading and follows the
-operation it became.
+The page of a deletion queued for a worker (a whole subject's, or a key's) has no steps to
+draw; once the worker has made the request (under the same id), the page puts in place what the
+server renders for the operation it became, focuses its heading, says so in its live region,
+and follows it. It reloaded itself then: a screen reader started again from the top of a page
+whose change nothing announced. Without JavaScript it still reloads every 10 seconds.
 """
 
 import pytest
@@ -13,6 +15,7 @@ from memory_core.deletion.selectors import queued_deletion
 from memory_core.deletion.services import queued_subject_deletion_run
 from memory_core.models import Subject
 from tests.browser.conftest import log_in
+from tests.browser.test_portal_deletion_progress import assert_shows_what_a_reload_shows
 from tests.browser.test_portal_flows import PASSWORD, World
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -23,27 +26,71 @@ def world(live_server):
     return World()
 
 
-def test_a_queued_key_deletions_page_follows_the_operation_once_a_worker_makes_it(page, world):
-    key = world.alice_memory.memory_key
+def queue(world, *, key: str):
+    """Queue the deletion of alice's memories (on ``key``, or all of them) as an agent's
+    request found too large does; return the operation it will be."""
     Subject.objects.filter(pk=world.alice_subject.pk).update(
         deletion_queued_at=timezone.now(),
         deletion_queued_key=key,
         deletion_queued_by_agent=world.agent,
     )
-    operation = queued_deletion(Subject.objects.get(pk=world.alice_subject.pk))
+    return queued_deletion(Subject.objects.get(pk=world.alice_subject.pk))
+
+
+@pytest.mark.parametrize("whole", [False, True], ids=["key", "subject"])
+def test_a_queued_deletions_page_follows_the_operation_in_place_once_a_worker_makes_it(
+    page, world, whole
+):
+    key = world.alice_memory.memory_key
+    operation = queue(world, key="" if whole else key)
     log_in(page, "alice", PASSWORD)
     page.goto(f"/portal/deletions/{operation.pk}/")
     heading = page.get_by_role("heading", level=1)
-    expect(heading).to_have_text(f"Deleting the memories on the key {key}")
+    expect(heading).to_have_text(
+        "Deleting everything about you" if whole else f"Deleting the memories on the key {key}"
+    )
     expect(page.get_by_text("Requested by an agent on")).to_be_visible()
     expect(page.locator("#op-queued")).to_be_visible()
+    expect(page.locator("#op-live")).to_have_text("")
+    page.evaluate("() => { window.sameDocument = true; }")
 
     made = queued_subject_deletion_run(world.alice_subject.pk)  # what the worker does
     assert str(made.pk) == str(operation.pk)
-    # Reloaded once: the operation's own page, its memory counted, its steps drawn, and its
-    # heading focused (the reload had left focus at the top of a page new to the reader).
-    expect(heading).to_have_text("Deleting 1 memory", timeout=10_000)
+    # The operation's own page, its memories counted and its steps drawn, in place: the same
+    # document (no reload), its heading focused, the change said in the live region.
+    expect(page.locator("#op-queued")).to_have_count(0, timeout=10_000)
+    expect(heading).to_have_text("Deleting everything about you" if whole else "Deleting 1 memory")
     expect(heading).to_be_focused()
-    expect(page.locator("#op-queued")).to_have_count(0)
     expect(page.locator("#op-steps li").first).to_be_visible()
     expect(page.get_by_text("requested by an agent")).to_be_visible()
+    total = made.steps.count()
+    verified = made.steps.filter(status="verified").count()
+    expect(page.get_by_role("status")).to_have_text(
+        f"A worker has started this deletion. {verified} of {total} stores verified clean."
+    )
+    expect(page.locator("#op-refresh")).to_have_text("This page updates by itself every second.")
+    assert page.evaluate("window.sameDocument === true")
+    assert page.locator("#op-live").count() == 1
+    assert_shows_what_a_reload_shows(page)
+
+
+def test_without_javascript_a_queued_deletions_page_reloads_into_the_operation(
+    browser, live_server, world
+):
+    operation = queue(world, key="")
+    context = browser.new_context(base_url=live_server.url, java_script_enabled=False)
+    try:
+        page = context.new_page()
+        log_in(page, "alice", PASSWORD)
+        page.goto(f"/portal/deletions/{operation.pk}/")
+        assert page.locator('meta[http-equiv="refresh"]').get_attribute("content") == "10"
+        expect(page.locator("#op-queued")).to_be_visible()
+        queued_subject_deletion_run(world.alice_subject.pk)
+        page.get_by_role("link", name="Refresh status").click()
+        expect(page.locator("#op-queued")).to_have_count(0)
+        expect(page.locator("#op-steps li").first).to_be_visible()
+        expect(page.locator("#op-refresh")).to_contain_text(
+            "This page reloads by itself every 10 seconds."
+        )
+    finally:
+        context.close()

@@ -5,32 +5,22 @@
 // a step's node that is replaced loses a reader's place in the list. Once the operation is
 // done the page shows what a reload would (heading, completion time, the stopped warning) and
 // says the new heading in the live region; focus stays where the reader left it.
+//
+// A deletion queued for a worker has no steps; once the worker has made it, the page puts in
+// place what the server renders for the operation it became (a reload's content, without the
+// reload that sent a screen reader back to the top), focuses its heading, says so in the live
+// region, and follows it.
 (function () {
   "use strict";
   var root = document.getElementById("deletion");
   if (!root) { return; }
-  var FOLLOWED = "memledger.deletion.followed";
   var byId = function (id) { return document.getElementById(id); };
   var heading = byId("op-heading");
   var live = byId("op-live");
   var refresh = byId("op-refresh");
-  var remember = function (value) {
-    try {
-      if (value) { window.sessionStorage.setItem(FOLLOWED, value); } else { window.sessionStorage.removeItem(FOLLOWED); }
-    } catch (e) { /* storage refused (a private window): the page still reloads */ }
-  };
-  var recalled = function () {
-    try { return window.sessionStorage.getItem(FOLLOWED); } catch (e) { return null; }
-  };
-  // Reloaded because a worker made the queued deletion (below): the page is new to the reader,
-  // so focus its heading, which says what is being deleted now.
-  if (recalled() === root.dataset.statusUrl) {
-    remember(null);
-    heading.tabIndex = -1;
-    heading.focus();
-  }
+  var FOLLOWING = "This page updates by itself every second.";
   if (root.dataset.done === "true") { return; }
-  refresh.textContent = "This page updates by itself every second.";
+  refresh.textContent = FOLLOWING;
   var url = root.dataset.statusUrl;
   var label = function (value) {
     var text = String(value || "").replace(/_/g, " ");
@@ -88,17 +78,41 @@
     root.dataset.done = "true";
     announce(data.heading + ". " + data.verified + " of " + data.total + " stores verified clean.");
   };
+  // The operation a worker made of a queued deletion is another record (its memories
+  // counted, who asked, why): fetch this page again and put its section in place of this one,
+  // keeping the live region's node (a region replaced may not be announced). Resolve to
+  // whether the operation is done. (The page fetched takes any django message waiting for the
+  // next page, and it is not shown; one waits only between a form's post and its redirect.)
+  var follow = function () {
+    return fetch(window.location.href, { headers: { "Accept": "text/html" }, credentials: "same-origin", cache: "no-store" })
+      .then(function (response) { if (!response.ok) { throw new Error(response.status); } return response.text(); })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("deletion");
+        if (!fresh) {
+          // Not the page (the login's session ended, say): let the browser show what it is.
+          window.location.reload();
+          return true;
+        }
+        if (fresh.dataset.status === "queued") { return false; }
+        fresh.querySelector("#op-live").replaceWith(live);
+        root.dataset.status = fresh.dataset.status;
+        root.dataset.done = fresh.dataset.done;
+        root.replaceChildren.apply(root, Array.prototype.slice.call(fresh.childNodes));
+        heading = byId("op-heading");
+        refresh = byId("op-refresh");
+        heading.tabIndex = -1;
+        heading.focus();
+        var done = root.dataset.done === "true";
+        var counts = byId("op-verified") ? byId("op-verified").textContent + " of "
+          + byId("op-total").textContent + " stores verified clean." : "";
+        announce((done ? heading.textContent + ". " : "A worker has started this deletion. ") + counts);
+        if (!done) { refresh.textContent = FOLLOWING; }
+        return done;
+      });
+  };
   var render = function (data) {
     if (root.dataset.status === "queued") {
-      // A queued deletion has no steps to draw, and the operation a worker makes of it is
-      // another record (its memories counted, who asked, why): reload once to follow it, and
-      // focus its heading then (above).
-      if (data.status !== "queued") {
-        remember(url);
-        window.location.reload();
-        return true;
-      }
-      return false;
+      return data.status === "queued" ? false : follow();
     }
     var status = byId("op-status");
     if (root.dataset.status !== data.status && !data.done) { announce(label(data.status)); }
@@ -121,7 +135,8 @@
   var poll = function () {
     fetch(url, { headers: { "Accept": "application/json" }, credentials: "same-origin", cache: "no-store" })
       .then(function (response) { if (!response.ok) { throw new Error(response.status); } return response.json(); })
-      .then(function (data) { if (!render(data)) { window.setTimeout(poll, 1000); } })
+      .then(render)
+      .then(function (done) { if (!done) { window.setTimeout(poll, 1000); } })
       .catch(function () { window.setTimeout(poll, 3000); });
   };
   window.setTimeout(poll, 500);
