@@ -74,6 +74,8 @@ class HealthOverview:
     evaluation: dict | None = None
     evaluation_source: str = ""
     evaluation_time: datetime | None = None
+    # Where ``evaluation_latest`` looks for results: the page names it when it found none.
+    evaluation_folder: str = ""
     totals: dict = field(default_factory=dict)
 
 
@@ -168,6 +170,12 @@ def _half_lives(tenant_id) -> dict:
     return document.get("half_life_days") or DEFAULT_POLICY["half_life_days"]
 
 
+def evaluation_results_folder() -> Path:
+    """Return the folder of evaluation results the health page reads: ``evaluation-results``
+    in the data folder (``MEMLEDGER_DATA_DIR``)."""
+    return Path(getattr(settings, "DATA_DIR", settings.BASE_DIR / ".data")) / "evaluation-results"
+
+
 def evaluation_latest() -> tuple[dict | None, str]:
     """Return the newest evaluation result written by ``eval_retrieval --json OUT``, and its file.
 
@@ -179,7 +187,7 @@ def evaluation_latest() -> tuple[dict | None, str]:
     candidates: list[Path] = []
     for configured in getattr(settings, "MEMLEDGER_EVALUATION_RESULTS", []) or []:
         candidates.append(Path(configured))
-    folder = Path(getattr(settings, "DATA_DIR", settings.BASE_DIR / ".data")) / "evaluation-results"
+    folder = evaluation_results_folder()
     if folder.is_dir():
         candidates.extend(folder.glob("*.json"))
     candidates = [path for path in candidates if path.is_file()]
@@ -450,6 +458,7 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
         evaluation=evaluation,
         evaluation_source=source,
         evaluation_time=evaluation_time,
+        evaluation_folder=str(evaluation_results_folder()),
         totals={
             "traces": RetrievalTrace.objects.filter(
                 tenant_id=principal.tenant_id, created_at__gte=window.start

@@ -186,6 +186,21 @@ def test_files_that_are_not_evaluation_results_are_ignored(reviewer_client, sett
     assert b"No evaluation has been recorded yet" in response.content
 
 
+def test_without_an_evaluation_the_page_names_the_folder_it_reads(
+    reviewer_client, settings, tmp_path
+):
+    # The hint said ".data/evaluation-results" whatever MEMLEDGER_DATA_DIR was: a result
+    # written there, as told, never showed on a deployment with another data folder.
+    settings.MEMLEDGER_EVALUATION_RESULTS = []
+    settings.DATA_DIR = tmp_path / "elsewhere"
+    response = reviewer_client.get(reverse("portal:review:health"))
+    body = response.content.decode()
+    folder = str(tmp_path / "elsewhere" / "evaluation-results")
+    assert f"--json {folder}/latest.json" in body
+    assert f"mkdir -p {folder}" in body
+    assert ".data/evaluation-results" not in body
+
+
 def test_reviewer_decisions_leave_out_items_closed_without_a_reviewer(
     tenant, reviewer, alice, alice_subject
 ):
