@@ -2,9 +2,9 @@
 
 Round trips per call: one for the subject and the active policy, one candidate statement for
 every store (with the savepoint that lets a failure degrade sent in the same round trip), one
-insert for the trace (plus the review item lookups and writes only when a high-impact conflict
-is unresolved). The query is embedded once. Stages 5-10 are pure functions over ``Candidate``
-(see their modules).
+insert for the trace (plus one review item lookup when candidates share a memory_key, and
+review item writes only when a high-impact conflict is unresolved). The query is embedded
+once. Stages 5-10 are pure functions over ``Candidate`` (see their modules).
 
 Failure handling (DESIGN.md, "When things fail"): if the embedding model fails, or the vector
 half of the statement fails or runs past ``statement_timeout``, the stores are asked again
