@@ -130,14 +130,49 @@ class AgentAdmin(LiveTenantMixin, admin.ModelAdmin):
         "any_subject",
         "issues_subject_tokens",
         "is_active",
+        "deactivated_at",
     ]
     list_filter = ["tenant", "is_active"]
     inlines = [ApiKeyInline]
+    # Deactivated only by the list's action (agent_deactivate, which journals it for a
+    # restore's replay): a deactivation typed into the form was not journaled, and the agent,
+    # deactivated after a backup, worked again after a restore. Reactivated by the other one.
+    readonly_fields = ["is_active", "deactivated_at", "deactivation_journaled_at"]
+    actions = ["deactivate_agents", "reactivate_agents"]
 
     def has_delete_permission(self, request, obj=None):
-        # Deactivate instead (is_active): a deleted agent, keys and all, came back usable with
-        # a restored backup, and nothing outside the database recorded it.
+        # Deactivate instead (the action below): a deleted agent, keys and all, came back
+        # usable with a restored backup, and nothing outside the database recorded it.
         return False
+
+    @admin.action(description="Deactivate the selected agents (every key of each refused at once)")
+    def deactivate_agents(self, request, queryset):
+        """Deactivate each selected agent (``agent_deactivate``): its keys' next request is
+        refused; journaled, so a restore's replay deactivates it again."""
+        from memory_core.services.api_keys import agent_deactivate
+
+        agents = list(queryset.filter(is_active=True))
+        for agent in agents:
+            agent_deactivate(agent=agent)
+        self.message_user(request, f"{len(agents)} agent(s) deactivated.")
+
+    @admin.action(description="Reactivate the selected agents (their usable keys work again)")
+    def reactivate_agents(self, request, queryset):
+        """Reactivate each selected agent (``agent_reactivate``); an agent of a deleted tenant
+        stays inactive. Not journaled: a restore may bring it back inactive (the safe side),
+        and it is reactivated here again."""
+        from memory_core.exceptions import ValidationFailed
+        from memory_core.services.api_keys import agent_reactivate
+
+        done = 0
+        for agent in queryset.filter(is_active=False):
+            try:
+                agent_reactivate(agent=agent)
+            except ValidationFailed as exc:
+                self.message_user(request, f"{agent}: {exc.message}", messages.ERROR)
+                continue
+            done += 1
+        self.message_user(request, f"{done} agent(s) reactivated.")
 
 
 @admin.register(models.ApiKey)

@@ -173,17 +173,24 @@ def queued_subject_deletion_task(subject_id: str) -> str:
 def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     """Re-drive deletions stuck in pending, running or partial (beat, every 30 s)."""
     from memory_core.deletion.sweep import deletion_sweep as sweep
-    from memory_core.services.api_keys import revocations_journal
+    from memory_core.services.api_keys import deactivations_journal, revocations_journal
+    from memory_core.services.revocations import memory_revocations_journal
 
     stale = settings.MEMLEDGER_DELETION_STALE_SECONDS if stale_seconds is None else stale_seconds
     # Cross-tenant by design: it finds stuck operations of every tenant (ids only), then the
-    # revocations whose journal line an append failed to write (a key revoked after a backup
-    # would work again after a restore); each key's record commits on its own.
+    # key revocations, agent deactivations and memory revocations whose journal line an
+    # append failed to write (revoked or deactivated after a backup, each would be back in
+    # use after a restore); each row's record commits on its own.
     with platform_scope("deletion sweep"):
         redriven = sweep(stale_seconds=stale)
-        journaled = revocations_journal(older_than=stale)
-    if journaled:
-        logger.info("deletion sweep: %d key revocation(s) journaled", journaled)
+        journaled = {
+            "key revocation(s)": revocations_journal(older_than=stale),
+            "agent deactivation(s)": deactivations_journal(older_than=stale),
+            "memory revocation(s)": memory_revocations_journal(older_than=stale),
+        }
+    for what, count in journaled.items():
+        if count:
+            logger.info("deletion sweep: %d %s journaled", count, what)
     return redriven
 
 

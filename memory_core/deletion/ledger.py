@@ -4,6 +4,11 @@ The Tombstone table is the ledger inside the database; a backup restore rolls it
 with everything else. So every operation is also appended, as one JSON line of ids and hashes
 (never content), to MEMLEDGER_DELETION_LEDGER, which lives outside the database and its
 backups. ``replay_deletions --since`` reads it (or another database's Tombstone table).
+
+The governance actions a restore would undo are journaled beside the deletions, one line of
+ids each: an API key's revocation (``KEY_REVOKED``), an agent's deactivation
+(``AGENT_DEACTIVATED``) and a memory's revocation or consent withdrawal
+(``MEMORY_REVOKED``). The replay applies them again before the deletions.
 """
 
 from __future__ import annotations
@@ -131,6 +136,72 @@ def key_revocation_entry(*, key_id, tenant_id, revoked_at: datetime) -> dict:
         "revoked_key_id": str(key_id),
         "tombstones": [],
     }
+
+
+# An agent's deactivation (``services.api_keys.agent_deactivate``): replayed, the agent is
+# deactivated again, and every key of it refused. Its reactivation is not journaled: a
+# restore that brings an agent back inactive errs on the safe side.
+AGENT_DEACTIVATED = "agent_deactivated"
+DEACTIVATION_NAMESPACE = uuid.UUID("5b0d8f6a-3c1e-4d2b-9a7f-2e6c41d8b903")
+
+
+def agent_deactivation_entry(*, agent_id, tenant_id, deactivated_at: datetime) -> dict:
+    """Return the journal line of an agent's deactivation: ids only."""
+    moment = deactivated_at.astimezone(UTC).isoformat()
+    return {
+        "operation_id": str(uuid.uuid5(DEACTIVATION_NAMESPACE, f"{agent_id}/{moment}")),
+        "tenant_id": str(tenant_id),
+        "subject_id": None,
+        "target": AGENT_DEACTIVATED,
+        "requested_at": moment,
+        "reason_code": "agent_deactivated",
+        "deactivated_agent_id": str(agent_id),
+        "tombstones": [],
+    }
+
+
+# A memory's revocation (``memory_revoke``, ``consent_withdraw``, a conflict's loser):
+# replayed, the memory is revoked again, or, when it was written after the backup, the
+# backup's version in use of its chain (``supersedes_ids``).
+MEMORY_REVOKED = "memory_revoked"
+MEMORY_REVOCATION_NAMESPACE = uuid.UUID("c7a2e914-58d3-4f0b-8e61-9d4b3a2f7c15")
+
+
+def memory_revocation_entry(
+    *,
+    memory_id,
+    tenant_id,
+    subject_id,
+    revoked_at: datetime,
+    action: str,
+    reason_code: str,
+    supersedes_ids=(),
+) -> dict:
+    """Return the journal line of a memory's revocation: ids, the action and when, never
+    the memory's content, key or hash (the journal must not become a copy of what is
+    remembered: a memory deleted later leaves these ids only, as its deletion's line does).
+
+    ``supersedes_ids``: the versions the revoked one supersedes, nearest first. A version
+    written after a backup (a correction) is unknown to the restored database; the replay
+    revokes the backup's version in use among these instead.
+    """
+    moment = revoked_at.astimezone(UTC).isoformat()
+    return {
+        "operation_id": str(uuid.uuid5(MEMORY_REVOCATION_NAMESPACE, f"{memory_id}/{moment}")),
+        "tenant_id": str(tenant_id),
+        "subject_id": str(subject_id) if subject_id else None,
+        "target": MEMORY_REVOKED,
+        "requested_at": moment,
+        "reason_code": reason_code,
+        "action": action,
+        "revoked_memory_id": str(memory_id),
+        "supersedes_ids": [str(pk) for pk in supersedes_ids],
+        "tombstones": [],
+    }
+
+
+# The journal lines that are no deletion: the replay applies each kind with its own step.
+GOVERNANCE_TARGETS = frozenset({KEY_REVOKED, AGENT_DEACTIVATED, MEMORY_REVOKED})
 
 
 def ledger_append(operation: DeletionOperation) -> None:
@@ -280,8 +351,18 @@ def _parse(line: str) -> dict:
         raise ValueError("requested_at has no time zone")
     if not isinstance(entry["tombstones"], list):
         raise ValueError("tombstones is not a list")
+    # ValueError if a governance line names no row of its kind.
     if entry["target"] == KEY_REVOKED:
-        uuid.UUID(str(entry.get("revoked_key_id")))  # ValueError if it names no key
+        uuid.UUID(str(entry.get("revoked_key_id")))
+    elif entry["target"] == AGENT_DEACTIVATED:
+        uuid.UUID(str(entry.get("deactivated_agent_id")))
+    elif entry["target"] == MEMORY_REVOKED:
+        uuid.UUID(str(entry.get("revoked_memory_id")))
+        chain = entry.get("supersedes_ids", [])
+        if not isinstance(chain, list):
+            raise ValueError("supersedes_ids is not a list")
+        for pk in chain:
+            uuid.UUID(str(pk))
     return entry
 
 

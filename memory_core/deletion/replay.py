@@ -4,36 +4,51 @@ The journal (``ledger.py``) or another database's ledger lists every operation r
 after the backup. For each, the restored database gets the operation (same id), its
 tombstones and steps again, the rows are scrubbed, and every step is run and verified
 in-process, exactly as the worker would. Replaying twice changes nothing more.
+
+Before the deletions, the governance actions taken since the backup are applied again: API
+keys revoked, agents deactivated, then memories revoked (or whose consent was withdrawn).
 """
 
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
 
 from memory_core.deletion.ledger import (
+    AGENT_DEACTIVATED,
+    GOVERNANCE_TARGETS,
     KEY_REVOKED,
+    MEMORY_REVOKED,
+    agent_deactivation_entry,
     key_revocation_entry,
     memory_key_digest,
+    memory_revocation_entry,
     queued_entry,
 )
 from memory_core.deletion.runner import deletion_reset, deletion_run
 from memory_core.deletion.services import tenant_and_memories_lock
 from memory_core.deletion.stores import active_stores, scrub_memories
+from memory_core.exceptions import Conflict, SubjectBeingDeleted
 from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
+    Agent,
     ApiKey,
     DeletionOperation,
     DeletionStep,
     Memory,
+    MemoryEvent,
     Status,
     Subject,
     Tenant,
     Tombstone,
 )
+from memory_core.principals import SystemPrincipal
+from memory_core.rls import tenant_scope
+from memory_core.services.writes import memory_revoke_replayed
 
 # A database's rows say when a request began (requested_at, revoked_at, deletion_queued_at),
 # not when it committed: one that began before a dump and committed after its snapshot (a
@@ -42,10 +57,40 @@ from memory_core.models import (
 DATABASE_MARGIN = timedelta(hours=1)
 
 
+# The memories revoked in the old database since a moment, each with the versions it
+# supersedes (nearest first) and the action of its last revoking event (a database's rows
+# say when, ``updated_at``, as the journal's line does).
+_REVOKED_MEMORIES_SQL = """
+    WITH RECURSIVE revoked AS (
+        SELECT id, tenant_id, subject_id, updated_at, supersedes_id FROM memory_core_memory
+        WHERE status = 'revoked' AND updated_at >= %s
+    ), chain(root, id, supersedes_id, depth) AS (
+        SELECT r.id, m.id, m.supersedes_id, 1
+        FROM revoked r JOIN memory_core_memory m ON m.id = r.supersedes_id
+        UNION ALL
+        SELECT c.root, m.id, m.supersedes_id, c.depth + 1
+        FROM memory_core_memory m JOIN chain c ON m.id = c.supersedes_id
+        WHERE c.depth < 100000
+    )
+    SELECT r.id, r.tenant_id, r.subject_id, r.updated_at,
+           coalesce((SELECT array_agg(c.id ORDER BY c.depth) FROM chain c WHERE c.root = r.id),
+                    '{}'),
+           e.action, e.reason_code
+    FROM revoked r
+    LEFT JOIN LATERAL (
+        SELECT action, reason_code FROM memory_core_memoryevent
+        WHERE memory_id = r.id AND action IN ('revoked', 'consent_withdrawn')
+        ORDER BY created_at DESC, id DESC LIMIT 1
+    ) e ON true
+    ORDER BY r.updated_at
+"""
+
+
 def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     """Return the ledger entries of database ``dbname`` (same server) requested since
-    ``since`` less ``DATABASE_MARGIN``, its queued deletions (of whole subjects and of keys)
-    and its keys' revocations among them, oldest first."""
+    ``since`` less ``DATABASE_MARGIN``, its queued deletions (of whole subjects and of keys),
+    its keys' revocations, its agents' deactivations and its memories' revocations among
+    them, oldest first."""
     import psycopg
     from django.db import connection
 
@@ -84,6 +129,16 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             "WHERE deletion_queued_at >= %s ORDER BY deletion_queued_at",
             [since - DATABASE_MARGIN],
         ).fetchall()
+        # Agents inactive there (ledger.agent_deactivation_entry). When, read from the row's
+        # JSON: a database from before migration 0027 has no such column, and there, as for
+        # an agent deactivated before it or by its tenant's deletion, it is not known: every
+        # such agent is deactivated again (the old database is the later state).
+        inactive = conn.execute(
+            "SELECT id, tenant_id, (to_jsonb(a) ->> 'deactivated_at')::timestamptz "
+            "FROM memory_core_agent a WHERE NOT is_active"
+        ).fetchall()
+        # Memories revoked since (ledger.memory_revocation_entry), with their chains.
+        revoked_memories = conn.execute(_REVOKED_MEMORIES_SQL, [since - DATABASE_MARGIN]).fetchall()
     entries = [
         {
             "operation_id": str(op_id),
@@ -105,6 +160,27 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     entries += [
         key_revocation_entry(key_id=key_id, tenant_id=tenant_id, revoked_at=revoked_at)
         for key_id, tenant_id, revoked_at in revoked
+    ]
+    entries += [
+        agent_deactivation_entry(
+            agent_id=agent_id, tenant_id=tenant_id, deactivated_at=deactivated_at or since
+        )
+        for agent_id, tenant_id, deactivated_at in inactive
+        if deactivated_at is None or deactivated_at >= since - DATABASE_MARGIN
+    ]
+    entries += [
+        memory_revocation_entry(
+            memory_id=memory_id,
+            tenant_id=tenant_id,
+            subject_id=subject_id,
+            revoked_at=revoked_at,
+            action=action or MemoryEvent.Action.REVOKED,
+            reason_code=reason_code or action or "revoked",
+            supersedes_ids=chain,
+        )
+        for memory_id, tenant_id, subject_id, revoked_at, chain, action, reason_code in (
+            revoked_memories
+        )
     ]
     return sorted(entries, key=lambda entry: datetime.fromisoformat(entry["requested_at"]))
 
@@ -253,13 +329,96 @@ def _key_revoke(entry: dict) -> int:
     )
 
 
+def _agent_deactivate(entry: dict) -> int:
+    """Deactivate again the agent a deactivation's line names (absent: made after the
+    backup, and unknown here); return 1 if it was active. Its keys stay as they are: every
+    one of them is refused while the agent is inactive. Not journaled again here: the deletion
+    sweep appends the line of the agent, whose restored row records none."""
+    return Agent.objects.filter(pk=entry["deactivated_agent_id"], is_active=True).update(
+        is_active=False, deactivated_at=datetime.fromisoformat(entry["requested_at"])
+    )
+
+
+# What a memory's replayed revocation may record: the revoking services' actions and reason
+# codes (a line is read from a file: anything else is recorded as a plain revoke).
+_REVOKE_ACTIONS = {MemoryEvent.Action.REVOKED, MemoryEvent.Action.CONSENT_WITHDRAWN}
+_REVOKE_REASONS = {"revoked", "consent_withdrawn", "conflict_lost"}
+
+
+@dataclass
+class MemoryRevocations:
+    """What the replay of memory revocations did."""
+
+    revoked: int = 0  # memories in use (or waiting for a reviewer) revoked again
+    pending: int = 0  # of which were waiting for a reviewer: their review item resolved
+    skipped: dict = field(default_factory=dict)  # memory id: why it was not revoked
+
+
+def _memory_revoke(entry: dict, result: MemoryRevocations) -> None:
+    """Revoke again the memory a revocation's line names, or the versions of its chain the
+    backup holds in use (``supersedes_ids``: a revoked correction written after the backup
+    is unknown here, and the version it corrected is in use again).
+
+    A version the backup holds waiting for a reviewer is revoked too, its review item
+    resolved as a revoke resolves it: in the database the line came from it was revoked, or
+    approved and superseded since, and never in use at the end; a reviewer approving it now
+    would put it in use. One whose subject (or key) has a deletion queued is left to that
+    deletion and named (``subject_being_deleted``); a tenant deleted here has nothing in
+    use. Each revoke is a service call in the memory's tenant (events, review items,
+    conflicts settled, journaled again as it commits).
+    """
+    tenant_id = uuid.UUID(entry["tenant_id"])
+    if not Tenant.objects.filter(pk=tenant_id, deleted_at=None).exists():
+        return  # made after the backup, or deleted: nothing of it is in use
+    action = entry.get("action")
+    action = action if action in _REVOKE_ACTIONS else MemoryEvent.Action.REVOKED
+    reason = entry.get("reason_code")
+    reason = reason if reason in _REVOKE_REASONS else "revoked"
+    ids = [entry["revoked_memory_id"], *entry.get("supersedes_ids", [])]
+    principal = SystemPrincipal(tenant_id=tenant_id, name="replay_deletions")
+    with tenant_scope(tenant_id):
+        in_use = list(
+            Memory.objects.filter(
+                tenant_id=tenant_id,
+                pk__in=ids,
+                status__in=(Status.ACTIVE, Status.PENDING_APPROVAL),
+            )
+            .order_by("pk")
+            .values_list("pk", "status")
+        )
+        for memory_id, status in in_use:
+            try:
+                memory_revoke_replayed(
+                    principal=principal,
+                    memory_id=memory_id,
+                    action=action,
+                    reason_code=reason,
+                    operation_id=entry["operation_id"],
+                )
+            except SubjectBeingDeleted:
+                result.skipped[str(memory_id)] = "subject_being_deleted"
+                continue
+            except Conflict:
+                continue  # revoked (or deleted) meanwhile: not in use
+            result.revoked += 1
+            result.pending += status == Status.PENDING_APPROVAL
+
+
 def replay_deletions(*, entries: list[dict]) -> dict:
     """Re-apply every entry to this database and run its steps; return the counts."""
-    # Keys first: cheap, independent, and the most urgent; a deletion that raises stops the
-    # loop, and a key it left usable would stay so.
+    # Keys and agents first: cheap, independent, and the most urgent (a leaked key, a
+    # misbehaving agent); then the memories revoked, each a short transaction. A deletion
+    # that raises stops the loop, and what it left in use would stay so.
     keys_revoked = sum(_key_revoke(entry) for entry in entries if entry["target"] == KEY_REVOKED)
+    agents_deactivated = sum(
+        _agent_deactivate(entry) for entry in entries if entry["target"] == AGENT_DEACTIVATED
+    )
+    memories = MemoryRevocations()
+    for entry in entries:
+        if entry["target"] == MEMORY_REVOKED:
+            _memory_revoke(entry, memories)
     replayed, skipped, statuses = 0, 0, {}
-    for entry in (entry for entry in entries if entry["target"] != KEY_REVOKED):
+    for entry in (entry for entry in entries if entry["target"] not in GOVERNANCE_TARGETS):
         operation = _restore_operation(entry)
         if operation is None:
             skipped += 1
@@ -272,5 +431,9 @@ def replay_deletions(*, entries: list[dict]) -> dict:
         "replayed": replayed,
         "skipped": skipped,
         "keys_revoked": keys_revoked,
+        "agents_deactivated": agents_deactivated,
+        "memories_revoked": memories.revoked,
+        "memories_revoked_pending": memories.pending,
+        "memories_skipped": memories.skipped,
         "incomplete": incomplete,
     }

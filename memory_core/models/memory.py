@@ -169,6 +169,10 @@ class Memory(models.Model):
     content_hash = models.CharField(max_length=64, blank=True, default="")
     embedding = EmbeddingField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True, default="")
+    # When a revocation's line (revoked, or its consent withdrawn) reached the deletion
+    # journal (services.revocations); the deletion sweep appends it for a revoked row without
+    # one (a failed append, or a row revoked before migration 0027).
+    revocation_journaled_at = models.DateTimeField(null=True, blank=True)
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config="english"),
         output_field=SearchVectorField(),
@@ -271,6 +275,13 @@ class Memory(models.Model):
                 fields=["tenant", "created_at"],
                 name="memory_inferred_retention",
                 condition=Q(authority=Authority.MODEL_INFERENCE) & ~Q(status=Status.DELETED),
+            ),
+            # The deletion sweep: the revoked rows whose journal line is not recorded, a few
+            # among millions (services.revocations.memory_revocations_journal).
+            models.Index(
+                fields=["updated_at"],
+                name="memory_revocation_unjournaled",
+                condition=Q(status=Status.REVOKED, revocation_journaled_at__isnull=True),
             ),
         ]
 

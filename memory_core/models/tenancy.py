@@ -112,12 +112,23 @@ class Agent(models.Model):
             "the product backend's key. Needs 'any subject'."
         ),
     )
+    # Deactivated only by ``services.api_keys.agent_deactivate`` (the admin's action), which
+    # journals it for a restore's replay; reactivated by ``agent_reactivate``.
     is_active = models.BooleanField(default=True)
+    # When the agent was deactivated (empty: active, or deactivated before migration 0027 or
+    # by its tenant's deletion), and when its line reached the deletion journal; the deletion
+    # sweep appends the line of an inactive agent without one (a failed append).
+    deactivated_at = models.DateTimeField(null=True, blank=True)
+    deactivation_journaled_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["tenant", "name"], name="agent_unique_name"),
+            models.CheckConstraint(
+                condition=models.Q(is_active=False) | models.Q(deactivated_at__isnull=True),
+                name="agent_deactivated_only_inactive",
+            ),
             choices_check("max_sensitivity", Sensitivity, "agent_max_sensitivity_valid"),
             # An issuer may name any subject in a token, its own included: it acts for any
             # subject already, so the grant never takes it past its own reach.

@@ -1,7 +1,13 @@
-"""API keys: issued once in plain text, stored as a SHA-256 hash, revocable, optionally expiring.
+"""API keys and their agents: keys issued once in plain text, stored as a SHA-256 hash,
+revocable, optionally expiring; agents made, deactivated (every key refused) and reactivated.
 
 Keys carry 256 bits of randomness, so a fast hash is enough: there is nothing to brute-force.
 The prefix (public) finds the row; the hash is compared in constant time.
+
+A key's revocation and an agent's deactivation are journaled as they commit (the deletion
+journal, ``deletion.ledger``): a restore from an older backup would let the key or the agent
+in again, and ``replay_deletions`` applies them again. An append that fails is made by the
+deletion sweep.
 """
 
 import hashlib
@@ -13,9 +19,14 @@ from datetime import timedelta
 from functools import partial
 
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
-from memory_core.deletion.ledger import key_revocation_entry, ledger_write
+from memory_core.deletion.ledger import (
+    agent_deactivation_entry,
+    key_revocation_entry,
+    ledger_write,
+)
 from memory_core.exceptions import ValidationFailed
 from memory_core.models import Agent, ApiKey, Tenant
 
@@ -91,6 +102,100 @@ def revocations_journal(*, older_than: float = 0, limit: int = 500) -> int:
         revoked_at__lte=before, revocation_journaled_at=None
     ).values_list("pk", flat=True)[:limit]
     return sum(_journal_revocation(key_id) for key_id in list(pending))
+
+
+@transaction.atomic
+def agent_deactivate(*, agent: Agent) -> Agent:
+    """Deactivate ``agent`` at once: every key of it is refused from its next request
+    (``api_key_resolve``), its keys left as they are for a reactivation.
+
+    The deactivation is journaled as it commits (``ledger.agent_deactivation_entry``): a
+    backup taken before it would bring the agent back working, and ``replay_deletions``
+    deactivates it again after the restore. An append that fails is made by the deletion
+    sweep (``deactivations_journal``).
+    """
+    row = Agent.objects.select_for_update().get(pk=agent.pk)
+    if row.is_active:
+        row.is_active = False
+        row.deactivated_at = timezone.now()
+        row.deactivation_journaled_at = None
+        row.save(update_fields=_ACTIVATION_FIELDS)
+        transaction.on_commit(partial(_journal_deactivation, row.pk), robust=True)
+    return _refreshed(agent, row)
+
+
+@transaction.atomic
+def agent_reactivate(*, agent: Agent) -> Agent:
+    """Let ``agent`` act again with its keys (those neither revoked nor expired).
+
+    Not journaled: a restore from a backup taken before the reactivation brings the agent
+    back inactive, and its replay of the deactivation's line deactivates it again; both err
+    on the safe side, and an administrator reactivates it again. Raise ValidationFailed for
+    an agent of a deleted tenant: its keys are refused anyway, and the deletion's
+    ``identities`` step verifies that the tenant has no active agent.
+    """
+    row = Agent.objects.select_for_update(of=("self",)).select_related("tenant").get(pk=agent.pk)
+    if row.tenant.deleted_at is not None:
+        raise ValidationFailed(
+            f"Agent {row.name!r} belongs to the deleted tenant {row.tenant.slug!r}: it stays "
+            "deactivated."
+        )
+    if not row.is_active:
+        row.is_active = True
+        row.deactivated_at = row.deactivation_journaled_at = None
+        row.save(update_fields=_ACTIVATION_FIELDS)
+    return _refreshed(agent, row)
+
+
+_ACTIVATION_FIELDS = ["is_active", "deactivated_at", "deactivation_journaled_at"]
+
+
+def _refreshed(agent: Agent, row: Agent) -> Agent:
+    """Give the caller's ``agent`` the activation fields of ``row`` (its locked copy)."""
+    for name in _ACTIVATION_FIELDS:
+        setattr(agent, name, getattr(row, name))
+    return agent
+
+
+def _journal_deactivation(agent_id) -> bool:
+    """Append a committed deactivation's journal line and record it; return whether it was.
+    A failure is logged, never raised (the agent is inactive; the sweep appends it later).
+    An agent reactivated since has nothing to journal."""
+    agent = Agent.objects.filter(pk=agent_id, is_active=False).first()
+    if agent is None:
+        return False
+    entry = agent_deactivation_entry(
+        agent_id=agent.pk,
+        tenant_id=agent.tenant_id,
+        # Deactivated before migration 0027, or by its tenant's deletion: when is not known.
+        deactivated_at=agent.deactivated_at or timezone.now(),
+    )
+    try:
+        ledger_write(entry)
+    except Exception:
+        logger.exception(
+            "agent %s: the journal append of its deactivation failed; the deletion sweep "
+            "tries again",
+            agent.pk,
+        )
+        return False
+    Agent.objects.filter(pk=agent.pk, is_active=False, deactivation_journaled_at=None).update(
+        deactivation_journaled_at=timezone.now()
+    )
+    return True
+
+
+def deactivations_journal(*, older_than: float = 0, limit: int = 500) -> int:
+    """Append the journal line of each inactive agent whose line is not recorded (an append
+    that failed more than ``older_than`` seconds ago, or an agent deactivated before
+    deactivations were journaled: migration 0027); return how many were appended."""
+    before = timezone.now() - timedelta(seconds=older_than)
+    pending = (
+        Agent.objects.filter(is_active=False, deactivation_journaled_at=None)
+        .filter(Q(deactivated_at__lte=before) | Q(deactivated_at=None))
+        .values_list("pk", flat=True)[:limit]
+    )
+    return sum(_journal_deactivation(agent_id) for agent_id in list(pending))
 
 
 def api_key_resolve(raw_key: str) -> ApiKey | None:

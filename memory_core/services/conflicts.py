@@ -35,6 +35,7 @@ from memory_core.locks import lock_memory_keys, subject_shared_lock
 from memory_core.models import PROPOSED_STATUSES, Memory, MemoryEvent, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.types import ConflictPlace
+from memory_core.services.revocations import memory_revocation_journal_on_commit
 
 OUTCOMES = ReviewItem.CONFLICT_OUTCOMES
 
@@ -331,6 +332,8 @@ def conflict_resolve(
             loser.status = Status.REVOKED
             loser.updated_at = now
             loser.save(update_fields=["status", "updated_at"])
+            # Journaled as revokes are: a restore from an older backup would put it back.
+            memory_revocation_journal_on_commit(loser)
             events.append(
                 MemoryEvent(
                     tenant_id=item.tenant_id,

@@ -96,6 +96,7 @@ from memory_core.services.memories import (
     shared_or_own,
     standing_heads,
 )
+from memory_core.services.revocations import memory_revocation_journal_on_commit
 from memory_core.text import content_hash
 
 logger = logging.getLogger(__name__)
@@ -735,7 +736,9 @@ def _retire(
     check: Callable[[Memory], None] | None = None,
 ) -> Memory:
     """Revoke ``memory_id`` with an ``action`` event; ``check`` (if given) may refuse the
-    locked row with a Conflict before anything changes."""
+    locked row with a Conflict before anything changes. The revocation is journaled as it
+    commits (``revocations``): a restore from an older backup would put the memory back in
+    use, and ``replay_deletions`` revokes it again."""
     memory = _writable(principal, memory_id)
     # The subject's lock before the row's, as corrections take them: a deletion of the subject
     # holding the row is waited for a bounded time (memory_core.locks), not for its whole run.
@@ -773,7 +776,27 @@ def _retire(
         reason_code=reason_code,
         now=memory.updated_at,
     )
+    memory_revocation_journal_on_commit(memory)
     return memory
+
+
+@transaction.atomic
+def memory_revoke_replayed(
+    *, principal, memory_id, action: str, reason_code: str, operation_id: str
+) -> Memory:
+    """Revoke again, after a restore, ``memory_id`` (in use, or waiting for a reviewer) as a
+    journal line of the operation ``operation_id`` records (``replay_deletions``): with the
+    line's action and reason code, as the service that revoked it did, without its checks (a
+    consent withdrawal replayed on the backup's earlier version of the chain, or on a version
+    the backup holds still waiting for a reviewer). ``SubjectBeingDeleted`` for a memory
+    whose subject (or key) has a deletion queued, as for any revoke."""
+    return _retire(
+        principal=principal,
+        memory_id=memory_id,
+        action=action,
+        reason_code=reason_code,
+        reason=f"Revoked again after a restore (journal line {operation_id}).",
+    )
 
 
 @transaction.atomic

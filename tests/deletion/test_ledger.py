@@ -343,3 +343,331 @@ def test_the_prune_command_refuses_a_cutoff_a_kept_backup_may_need_and_dry_runs(
     report = json.loads(out.getvalue())
     assert (report["dropped"], report["kept"], report["dry_run"]) == (1, 0, False)
     assert journal.read_bytes() == b""
+
+
+def _journal_lines(journal) -> list[dict]:
+    return [json.loads(line) for line in journal.read_text().splitlines()]
+
+
+def _replay(since, *arguments: str) -> tuple[dict, str]:
+    out, err = StringIO(), StringIO()
+    call_command(
+        "replay_deletions", "--since", since.isoformat(), *arguments, stdout=out, stderr=err
+    )
+    return json.loads(out.getvalue()), err.getvalue()
+
+
+def test_an_agent_deactivated_after_the_backup_is_deactivated_again_by_the_replay(
+    agent, journal, django_capture_on_commit_callbacks
+):
+    """The journal held deletions and key revocations only: an agent deactivated after the
+    backup (in the admin's form) worked again in the restored database, keys and all."""
+    from memory_core.models import Agent
+    from memory_core.services.api_keys import (
+        agent_deactivate,
+        agent_reactivate,
+        api_key_create,
+        api_key_resolve,
+    )
+
+    key, raw_key = api_key_create(agent=agent)
+    backup_time = timezone.now()
+    with django_capture_on_commit_callbacks(execute=True):
+        agent_deactivate(agent=agent)
+    row = Agent.objects.get(pk=agent.pk)
+    assert not row.is_active and row.deactivated_at is not None
+    assert row.deactivation_journaled_at is not None
+    assert api_key_resolve(raw_key) is None
+    [line] = _journal_lines(journal)
+    assert (line["target"], line["deactivated_agent_id"]) == ("agent_deactivated", str(agent.pk))
+    assert set(line) == {
+        "operation_id", "tenant_id", "subject_id", "target", "requested_at", "reason_code",
+        "deactivated_agent_id", "tombstones", "written_at",
+    }  # fmt: skip
+    # Reactivated: not journaled (a restore bringing it back inactive errs on the safe side).
+    with django_capture_on_commit_callbacks(execute=True):
+        agent_reactivate(agent=agent)
+    assert api_key_resolve(raw_key) is not None and len(_journal_lines(journal)) == 1
+    Agent.objects.filter(pk=agent.pk).update(is_active=True)  # as the backup had it
+
+    result, _ = _replay(backup_time)
+
+    assert (result["agents_deactivated"], result["keys_revoked"]) == (1, 0)
+    row = Agent.objects.get(pk=agent.pk)
+    assert not row.is_active and row.deactivated_at.isoformat() == line["requested_at"]
+    assert api_key_resolve(raw_key) is None
+    key.refresh_from_db()
+    assert key.revoked_at is None  # refused through its agent; a reactivation brings it back
+
+
+@pytest.mark.parametrize("how", ["memory_revoke", "consent_withdraw"])
+def test_a_memory_revoked_after_the_backup_is_revoked_again_by_the_replay(
+    owner, journal, how, django_capture_on_commit_callbacks
+):
+    """A memory revoked (or whose consent was withdrawn) after the backup was in use again in
+    the restored database, and operators revoked it again by a psql query and a shell."""
+    from memory_core.models import Memory, MemoryEvent
+    from memory_core.principals import SystemPrincipal
+    from memory_core.services import writes
+
+    memory = MemoryFactory(subject=owner, consent="workflow")
+    backup_time = timezone.now()
+    with django_capture_on_commit_callbacks(execute=True):
+        getattr(writes, how)(
+            principal=SystemPrincipal(tenant_id=owner.tenant_id), memory_id=memory.id
+        )
+    assert Memory.objects.get(pk=memory.pk).revocation_journaled_at is not None
+    [line] = _journal_lines(journal)
+    action = "revoked" if how == "memory_revoke" else "consent_withdrawn"
+    assert (line["target"], line["revoked_memory_id"], line["action"]) == (
+        "memory_revoked",
+        str(memory.id),
+        action,
+    )
+    Memory.objects.filter(pk=memory.pk).update(status="active")  # as the backup had it
+
+    result, _ = _replay(backup_time)
+
+    assert (result["memories_revoked"], result["memories_skipped"]) == (1, {})
+    assert Memory.objects.get(pk=memory.pk).status == "revoked"
+    replayed = MemoryEvent.objects.filter(memory_id=memory.id, actor_id="replay_deletions")
+    assert list(replayed.values_list("action", flat=True)) == [action]
+    assert _replay(backup_time)[0]["memories_revoked"] == 0  # twice: nothing more
+
+
+def test_a_revocation_line_holds_ids_only_and_a_deletion_leaves_no_content_in_the_journal(
+    owner, owner_principal, journal, django_capture_on_commit_callbacks
+):
+    """The journal must not become a copy of what is remembered: a revocation's line names
+    the memory, its chain, tenant and subject by id, never the content, key, hash or the
+    subject's external id, and the deletion that follows adds ids and hashes only."""
+    from memory_core.principals import SystemPrincipal
+    from memory_core.services.writes import memory_correct, memory_revoke
+
+    first = MemoryFactory(subject=owner, memory_key="drinks.tea", content="User drinks oolong.")
+    with django_capture_on_commit_callbacks(execute=True):
+        second = memory_correct(
+            principal=owner_principal,
+            memory_id=first.id,
+            data={"content": "User drinks oolong, no sugar."},
+        ).memory
+        memory_revoke(principal=SystemPrincipal(tenant_id=owner.tenant_id), memory_id=second.id)
+    assert second.supersedes_id == first.id
+    [line] = _journal_lines(journal)
+    assert line["supersedes_ids"] == [str(first.id)]
+    assert (line["subject_id"], line["tenant_id"]) == (str(owner.id), str(owner.tenant_id))
+
+    with django_capture_on_commit_callbacks(execute=True):
+        operation = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    text = journal.read_text()
+    assert "oolong" not in text and "drinks.tea" not in text and owner.external_id not in text
+    revocation = next(e for e in _journal_lines(journal) if e["target"] == "memory_revoked")
+    assert set(revocation) == {
+        "operation_id", "tenant_id", "subject_id", "target", "requested_at", "reason_code",
+        "action", "revoked_memory_id", "supersedes_ids", "tombstones", "written_at",
+    }  # fmt: skip
+    assert second.content_hash not in json.dumps(revocation)  # the deletion's line has it
+
+
+def test_the_replay_revokes_the_backups_version_of_a_chain_whose_revoked_version_it_lacks(
+    owner, journal
+):
+    """A correction written after the backup, then revoked: the restored database lacks it,
+    and holds in use the version it corrected (and one waiting for a reviewer)."""
+    import uuid
+
+    from memory_core.deletion.ledger import memory_revocation_entry
+    from memory_core.deletion.replay import replay_deletions
+    from memory_core.models import ReviewItem
+
+    older = MemoryFactory(subject=owner, status="superseded")
+    head = MemoryFactory(subject=owner, supersedes=older, version=2)
+    waiting = MemoryFactory(subject=owner, status="pending_approval")
+    item = ReviewItem.objects.create(
+        tenant_id=owner.tenant_id, subject=owner, memory=waiting, kind="sensitive_write"
+    )
+    unrelated = MemoryFactory(subject=owner)
+    line = memory_revocation_entry(
+        memory_id=uuid.uuid4(),  # written after the backup: unknown here
+        tenant_id=owner.tenant_id,
+        subject_id=owner.id,
+        revoked_at=timezone.now(),
+        action="revoked",
+        reason_code="revoked",
+        supersedes_ids=[waiting.id, head.id, older.id],
+    )
+
+    result = replay_deletions(entries=[line])
+
+    assert (result["memories_revoked"], result["memories_revoked_pending"]) == (2, 1)
+    statuses = {m.pk: m.status for m in owner.memories.all()}
+    assert statuses == {
+        older.pk: "superseded",  # never in use again: left as it is
+        head.pk: "revoked",
+        waiting.pk: "revoked",
+        unrelated.pk: "active",
+    }
+    item.refresh_from_db()
+    assert (item.state, item.resolution) == ("resolved", "revoked")
+
+
+def test_a_memory_whose_subjects_deletion_is_queued_is_named_not_revoked_again(
+    owner, journal, django_capture_on_commit_callbacks
+):
+    """As the snippet did: the queued deletion removes it once a worker makes it."""
+    from memory_core.models import Memory, Subject
+    from memory_core.principals import SystemPrincipal
+    from memory_core.services.writes import memory_revoke
+
+    memory = MemoryFactory(subject=owner)
+    backup_time = timezone.now()
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_revoke(principal=SystemPrincipal(tenant_id=owner.tenant_id), memory_id=memory.id)
+    Memory.objects.filter(pk=memory.pk).update(status="active")  # as the backup had it...
+    Subject.objects.filter(pk=owner.pk).update(  # ... with the subject's deletion queued
+        deletion_queued_at=timezone.now(), deletion_queued_by=1
+    )
+
+    result, err = _replay(backup_time)
+
+    assert result["memories_revoked"] == 0
+    assert result["memories_skipped"] == {str(memory.id): "subject_being_deleted"}
+    assert "1 memory(ies) not revoked again" in err and str(memory.id) in err
+    assert Memory.objects.get(pk=memory.pk).status == "active"
+
+
+def test_a_conflicts_loser_is_journaled_as_a_revocation(
+    tenant, owner, journal, django_user_model, django_capture_on_commit_callbacks
+):
+    from memory_core.models import ReviewItem
+    from memory_core.principals import ReviewerPrincipal
+    from memory_core.services.conflicts import conflict_resolve
+
+    winner, loser = (MemoryFactory(subject=owner, memory_key="k") for _ in range(2))
+    item = ReviewItem.objects.create(
+        tenant=tenant, subject=owner, kind="conflict", memory_key="k",
+        candidate_ids=[winner.id, loser.id],
+    )  # fmt: skip
+    reviewer = ReviewerPrincipal(
+        tenant_id=tenant.id, user_id=django_user_model.objects.create_user("r").id
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        conflict_resolve(
+            principal=reviewer,
+            item_id=item.id,
+            outcome="choose_winner",
+            winner_id=winner.id,
+            reason="the newer one",
+        )
+    [line] = _journal_lines(journal)
+    assert (line["revoked_memory_id"], line["reason_code"]) == (str(loser.id), "conflict_lost")
+
+
+def test_deactivations_and_revocations_whose_append_failed_are_journaled_by_the_sweep(
+    agent, owner, journal, settings, django_capture_on_commit_callbacks
+):
+    """As a key's revocation: an append that failed (a missing volume, a full disk) is
+    logged, and the deletion sweep appends it once the journal can be written."""
+    from memory_core.models import Agent, Memory
+    from memory_core.principals import SystemPrincipal
+    from memory_core.services.api_keys import agent_deactivate
+    from memory_core.services.writes import memory_revoke
+    from memory_core.tasks import deletion_sweep
+
+    memory = MemoryFactory(subject=owner)
+    blocked = journal.parent / "not-a-folder"
+    blocked.write_text("")
+    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"  # cannot be made
+    with django_capture_on_commit_callbacks(execute=True):
+        agent_deactivate(agent=agent)
+        memory_revoke(principal=SystemPrincipal(tenant_id=owner.tenant_id), memory_id=memory.id)
+    assert Agent.objects.get(pk=agent.pk).deactivation_journaled_at is None
+    assert Memory.objects.get(pk=memory.pk).revocation_journaled_at is None
+
+    settings.MEMLEDGER_DELETION_LEDGER = journal  # the volume is back
+    deletion_sweep(stale_seconds=0)
+    deletion_sweep(stale_seconds=0)  # once only
+
+    lines = _journal_lines(journal)
+    assert sorted(line["target"] for line in lines) == ["agent_deactivated", "memory_revoked"]
+    assert Agent.objects.get(pk=agent.pk).deactivation_journaled_at is not None
+    assert Memory.objects.get(pk=memory.pk).revocation_journaled_at is not None
+    assert not Memory.objects.filter(status="revoked", revocation_journaled_at=None)
+
+
+def test_pruning_drops_and_keeps_deactivation_and_revocation_lines_by_their_moments(
+    agent, owner, journal
+):
+    from memory_core.deletion.ledger import agent_deactivation_entry, memory_revocation_entry
+
+    now = timezone.now()
+    cutoff = now - timedelta(days=40)
+
+    def lines(moment):
+        return [
+            agent_deactivation_entry(agent_id=agent.pk, tenant_id=agent.tenant_id,
+                                     deactivated_at=moment),
+            memory_revocation_entry(memory_id=MemoryFactory(subject=owner).pk,
+                                    tenant_id=owner.tenant_id, subject_id=owner.id,
+                                    revoked_at=moment, action="revoked", reason_code="revoked"),
+        ]  # fmt: skip
+
+    old, new = lines(cutoff - timedelta(days=3)), lines(cutoff + timedelta(hours=1))
+    journal.write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in old + new))
+
+    result = ledger.ledger_prune(before=cutoff)
+
+    assert (result.dropped, result.kept) == (2, 2)
+    kept = ledger_read(since=now - timedelta(days=365))
+    assert [e["operation_id"] for e in kept] == [e["operation_id"] for e in new]
+
+
+def test_a_journal_written_before_deactivations_and_revocations_were_journaled_still_replays(
+    owner_principal, memories, journal, agent
+):
+    """Lines of an earlier release: a deletion without ``written_at`` and a key's revocation,
+    and none of the new kinds."""
+    from memory_core.deletion.ledger import key_revocation_entry
+    from memory_core.services.api_keys import api_key_create
+
+    since = timezone.now() - timedelta(minutes=1)
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    key, _ = api_key_create(agent=agent)
+    old_lines = [
+        ledger_entry(operation),
+        key_revocation_entry(key_id=key.pk, tenant_id=agent.tenant_id, revoked_at=timezone.now()),
+    ]
+    journal.write_text("".join(json.dumps(e, sort_keys=True) + "\n" for e in old_lines))
+
+    result, _ = _replay(since, "--ledger", str(journal))
+
+    assert (result["replayed"], result["keys_revoked"], result["incomplete"]) == (1, 1, {})
+    assert (result["agents_deactivated"], result["memories_revoked"]) == (0, 0)
+    assert result["unreadable_lines"] == 0
+
+
+def test_the_reader_skips_a_governance_line_that_names_no_row(journal):
+    since = timezone.now() - timedelta(days=1)
+    moment = timezone.now().isoformat()
+    base = {"operation_id": "x", "tenant_id": "t", "subject_id": None, "requested_at": moment,
+            "reason_code": "r", "tombstones": []}  # fmt: skip
+    bad = [
+        {**base, "target": "agent_deactivated", "deactivated_agent_id": "not-a-uuid"},
+        {**base, "target": "memory_revoked"},  # no revoked_memory_id
+        {
+            **base,
+            "target": "memory_revoked",
+            "revoked_memory_id": str(since.year),
+            "supersedes_ids": [],
+        },  # fmt: skip
+        {
+            **base,
+            "target": "memory_revoked",
+            "revoked_memory_id": "6f1f7a4e-0000-4000-8000-1",
+            "supersedes_ids": "all",
+        },  # fmt: skip
+    ]
+    journal.write_text("".join(json.dumps(e) + "\n" for e in bad))
+    assert ledger_scan(since=since).unreadable == [1, 2, 3, 4]

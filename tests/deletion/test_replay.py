@@ -212,7 +212,16 @@ def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
         status="partial", attempts=settings.MEMLEDGER_DELETION_MAX_ATTEMPTS
     )
     result = replay_deletions(entries=[ledger_entry(operation)])
-    assert result == {"replayed": 1, "skipped": 0, "keys_revoked": 0, "incomplete": {}}
+    assert result == {
+        "replayed": 1,
+        "skipped": 0,
+        "keys_revoked": 0,
+        "agents_deactivated": 0,
+        "memories_revoked": 0,
+        "memories_revoked_pending": 0,
+        "memories_skipped": {},
+        "incomplete": {},
+    }
     operation.refresh_from_db()
     assert (operation.status, operation.attempts, operation.dead_lettered_at) == (
         "completed",
@@ -303,3 +312,161 @@ def test_replay_refuses_a_ledger_it_cannot_read_with_a_command_error(
         call_command("replay_deletions", "--since", "2026-01-01T00:00:00+00:00", *arguments)
     for fragment in fragments:
         assert fragment.format(tmp=tmp_path) in str(refused.value)
+
+
+def _replay(scratch: str, since, *arguments: str) -> dict:
+    """Run replay_deletions into ``scratch``; return its JSON answer."""
+    import json
+
+    result = run_manage(
+        "replay_deletions", "--since", since.isoformat(), *arguments, MEMLEDGER_DB_NAME=scratch
+    )
+    assert result.returncode == 0, result.stderr + result.stdout
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_a_restore(
+    tenant, agent, django_user_model
+):
+    """A memory revoked (or whose consent was withdrawn) and an agent deactivated after the
+    backup were in use again in the restored database: the journal held deletions and key
+    revocations only, and operators ran psql snippets. Among them a revoked correction
+    written after the backup (the restored database holds the version it corrected, in use)
+    and one the backup holds waiting for a reviewer (approved after it, then revoked)."""
+    from memory_core.principals import AgentPrincipal, ReviewerPrincipal, SystemPrincipal
+    from memory_core.services.api_keys import agent_deactivate
+    from memory_core.services.reviews import review_approve
+    from memory_core.services.writes import consent_withdraw, memory_correct, memory_revoke
+    from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
+
+    source = connection.settings_dict["NAME"]
+    scratch = f"{source}_restore"
+    subject = SubjectFactory(tenant=tenant)
+    system = SystemPrincipal(tenant_id=tenant.id)
+    writer = AgentPrincipal.from_agent(agent)
+    reviewer = ReviewerPrincipal(
+        tenant_id=tenant.id, user_id=django_user_model.objects.create_user("reviewer-r").id
+    )
+    revoked = MemoryFactory(subject=subject, content="User likes terse answers.")
+    withdrawn = MemoryFactory(subject=subject, consent="workflow")
+    corrected = MemoryFactory(subject=subject, content="User's editor is vim.")
+    waiting_head = MemoryFactory(subject=subject, content="User runs daily.")
+    waiting = memory_correct(
+        principal=writer,
+        memory_id=waiting_head.id,
+        data={
+            "content": "User has asthma; avoid runs.",
+            "source": {"type": "user_input", "conversation_id": "c", "message_id": "m1"},
+        },
+    )
+    assert waiting.decision == "pending_approval"
+    idle = AgentFactory(tenant=tenant)
+    with tempfile.TemporaryDirectory() as folder:
+        dump = Path(folder) / "backup.dump"
+        backup_time = timezone.now()
+        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
+
+        agent_deactivate(agent=idle)
+        memory_revoke(principal=system, memory_id=revoked.id)
+        consent_withdraw(principal=system, memory_id=withdrawn.id)
+        correction = memory_correct(
+            principal=writer,
+            memory_id=corrected.id,
+            data={
+                "content": "User's editor is helix.",
+                "source": {"type": "user_input", "conversation_id": "c", "message_id": "m2"},
+            },
+        ).memory
+        memory_revoke(principal=system, memory_id=correction.id)  # unknown to the backup
+        review_approve(principal=reviewer, item_id=waiting.review_item.id, reason="ok")
+        memory_revoke(principal=system, memory_id=waiting.memory.id)
+
+        in_use = [revoked.id, withdrawn.id, corrected.id, waiting_head.id, waiting.memory.id]
+        expected = {
+            "agents_deactivated": 1,
+            "memories_revoked": 5,
+            "memories_revoked_pending": 1,
+            "memories_skipped": {},
+        }
+        try:
+            for ledger in ([], ["--ledger-database", source]):  # the journal, the old database
+                _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+                _admin(f'CREATE DATABASE "{scratch}"')
+                _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
+                # The backup has them in use (one waiting for a reviewer), the agent working.
+                statuses = [row[1] for row in _scratch_rows(scratch, sorted(in_use, key=str))]
+                assert sorted(statuses) == ["active"] * 4 + ["pending_approval"]
+
+                result = _replay(scratch, backup_time, *ledger)
+
+                assert {name: result[name] for name in expected} == expected, result
+                assert {row[1] for row in _scratch_rows(scratch, in_use)} == {"revoked"}
+                with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
+                    assert conn.execute(
+                        "SELECT is_active, deactivated_at IS NOT NULL FROM memory_core_agent "
+                        "WHERE id = %s",
+                        [idle.id],
+                    ).fetchone() == (False, True)
+                    assert conn.execute(
+                        "SELECT state, resolution FROM memory_core_reviewitem WHERE id = %s",
+                        [waiting.review_item.id],
+                    ).fetchone() == ("resolved", "revoked")
+                    actions = dict(
+                        conn.execute(
+                            "SELECT memory_id, action FROM memory_core_memoryevent "
+                            "WHERE actor_id = 'replay_deletions'"
+                        ).fetchall()
+                    )
+                assert actions[withdrawn.id] == "consent_withdrawn"
+                assert actions[corrected.id] == actions[revoked.id] == "revoked"
+            # Again from the journal: nothing more to do.
+            again = _replay(scratch, backup_time)
+            assert (again["agents_deactivated"], again["memories_revoked"]) == (0, 0)
+        finally:
+            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
+def test_the_old_database_names_the_agents_deactivated_and_memories_revoked_since_the_backup(
+    tenant, agent
+):
+    """`--ledger-database` reads the old database's inactive agents (those deactivated when
+    it is not known too: before migration 0027, or by their tenant's deletion) and its
+    memories revoked since, each with its chain and the action of its last revoking event."""
+    from datetime import timedelta
+
+    from memory_core.deletion.replay import DATABASE_MARGIN, ledger_from_database
+    from memory_core.models import Agent, Memory, MemoryEvent
+    from memory_core.services.api_keys import agent_deactivate
+    from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
+
+    backup_time = timezone.now()
+    before = backup_time - DATABASE_MARGIN - timedelta(minutes=1)
+    long_ago, unknown = AgentFactory(tenant=tenant), AgentFactory(tenant=tenant, is_active=False)
+    agent_deactivate(agent=long_ago)
+    Agent.objects.filter(pk=long_ago.pk).update(deactivated_at=before)
+    agent_deactivate(agent=agent)
+    subject = SubjectFactory(tenant=tenant)
+    MemoryFactory(subject=subject, status="revoked", updated_at=before)  # in the backup
+    first = MemoryFactory(subject=subject, status="superseded")
+    second = MemoryFactory(subject=subject, status="superseded", supersedes=first, version=2)
+    revoked = MemoryFactory(subject=subject, status="revoked", supersedes=second, version=3)
+    MemoryEvent.objects.create(
+        tenant=tenant, memory_id=revoked.id, action="consent_withdrawn", actor_type="user",
+        reason_code="consent_withdrawn",
+    )  # fmt: skip
+    Memory.objects.filter(pk=revoked.pk).update(updated_at=timezone.now())
+
+    entries = ledger_from_database(dbname=connection.settings_dict["NAME"], since=backup_time)
+
+    agents = {e["deactivated_agent_id"] for e in entries if e["target"] == "agent_deactivated"}
+    assert agents == {str(agent.pk), str(unknown.pk)}
+    [line] = [e for e in entries if e["target"] == "memory_revoked"]
+    assert (line["revoked_memory_id"], line["supersedes_ids"]) == (
+        str(revoked.id),
+        [str(second.id), str(first.id)],
+    )
+    assert (line["action"], line["reason_code"], line["subject_id"]) == (
+        "consent_withdrawn",
+        "consent_withdrawn",
+        str(subject.id),
+    )

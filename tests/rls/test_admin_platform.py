@@ -199,3 +199,55 @@ def test_an_admin_retries_dead_lettered_deletions_of_every_tenant(client, tenant
         )
     done.refresh_from_db()
     assert done.status == "completed"
+
+
+@pytest.mark.django_db
+def test_an_agent_is_deactivated_only_by_the_journaled_action(
+    client, agent, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    """Unticked in the agent's form, is_active was not journaled, so a restore from an older
+    backup brought the agent back working, keys and all."""
+    from memory_core.deletion.ledger import ledger_read
+    from memory_core.models import Agent, Tenant
+    from memory_core.services.api_keys import api_key_create, api_key_resolve
+
+    settings.MEMLEDGER_DELETION_LEDGER = str(tmp_path / "journal.jsonl")
+    _, raw_key = api_key_create(agent=agent)
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    change = f"/admin/memory_core/agent/{agent.pk}/change/"
+    assert 'name="is_active"' not in client.get(change).content.decode()
+    data = {
+        "tenant": str(agent.tenant_id), "name": agent.name, "write_types": "", "read_types": "",
+        "max_sensitivity": "sensitive", "any_subject": "on",
+        "created_at_0": "2026-12-01", "created_at_1": "10:00:00",
+        "api_keys-TOTAL_FORMS": "1", "api_keys-INITIAL_FORMS": "1",
+        "api_keys-0-id": str(agent.api_keys.get().pk), "api_keys-0-agent": str(agent.pk),
+        "api_keys-0-name": "",
+    }  # fmt: skip
+    assert client.post(change, data).status_code == 302  # saved, is_active left out
+    assert Agent.objects.get(pk=agent.pk).is_active
+
+    def act(action):
+        with django_capture_on_commit_callbacks(execute=True):
+            response = client.post(
+                "/admin/memory_core/agent/",
+                {"action": action, "_selected_action": [str(agent.pk)]},
+            )
+        assert response.status_code == 302
+
+    act("deactivate_agents")
+    assert not Agent.objects.get(pk=agent.pk).is_active and api_key_resolve(raw_key) is None
+    lines = ledger_read(since=now().replace(year=2000))
+    assert [line["deactivated_agent_id"] for line in lines] == [str(agent.pk)]
+
+    act("reactivate_agents")
+    row = Agent.objects.get(pk=agent.pk)
+    assert (row.is_active, row.deactivated_at) == (True, None)
+    assert api_key_resolve(raw_key) is not None
+    assert len(ledger_read(since=now().replace(year=2000))) == 1  # not journaled
+
+    act("deactivate_agents")
+    Tenant.objects.filter(pk=agent.tenant_id).update(deleted_at=now())
+    act("reactivate_agents")  # a deleted tenant's agent stays inactive
+    assert not Agent.objects.get(pk=agent.pk).is_active

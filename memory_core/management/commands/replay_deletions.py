@@ -1,4 +1,5 @@
-"""Re-apply every deletion recorded after a backup was taken (run right after a restore)."""
+"""Re-apply every deletion recorded after a backup was taken (run right after a restore), and
+the key revocations, agent deactivations and memory revocations recorded with them."""
 
 import json
 from datetime import UTC, datetime
@@ -18,7 +19,8 @@ from memory_core.rls import platform_command
 class Command(BaseCommand):
     help = (
         "Replay the deletion ledger since TIMESTAMP (the backup's time) into this database: "
-        "every operation is written again and its steps purged and verified in-process."
+        "keys revoked, agents deactivated and memories revoked again, then every deletion "
+        "written again and its steps purged and verified in-process."
     )
 
     def add_arguments(self, parser):
@@ -98,6 +100,13 @@ class Command(BaseCommand):
                 "recovered_lines": len(recovered),
             }
         )
+        if result["memories_skipped"]:
+            # Named, not failed: the queued deletion (the restored database's mark) removes them.
+            self.stderr.write(
+                f"warning: {len(result['memories_skipped'])} memory(ies) not revoked again, "
+                "their subject's (or key's) deletion being queued; the deletion removes "
+                f"them once a worker makes it: {', '.join(sorted(result['memories_skipped']))}"
+            )
         self.stdout.write(json.dumps(result, sort_keys=True))
         if result["incomplete"]:
             raise CommandError(f"some operations did not complete: {result['incomplete']}")
