@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import logging
 import math
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from memory_core.models.choices import Authority, MemoryClass, MemoryType, Sensitivity
 
@@ -157,22 +158,72 @@ def retention_period(retention: dict, key: str, *, tenant_id=None) -> timedelta 
     return timedelta(hours=value) if key == "working_hours" else timedelta(days=value)
 
 
-# The retention key of each memory class (``retention_limit``).
-CLASS_RETENTION = {
-    MemoryClass.WORKING: "working_hours",
-    MemoryClass.EPISODIC: "episodic_days",
-    MemoryClass.PREFERENCE: "preference_days",
-}
+# The retention rules of the classes, in the order the sweep applies them: (the sweep's
+# reason code, the retention key, and the column and value a memory matches the rule by).
+# One table for every reader: the sweep deletes by it (``deletion.retention``), retrieval
+# leaves out what it no longer allows (``retrieval.candidates``, stage 5), admission caps a
+# write's ``valid_until`` by it and the portal says when (``retention_limit``).
+CLASS_RULES = (
+    ("retention:working", "working_hours", "memory_class", MemoryClass.WORKING),
+    ("retention:episodic", "episodic_days", "memory_class", MemoryClass.EPISODIC),
+    ("retention:preference", "preference_days", "memory_class", MemoryClass.PREFERENCE),
+    ("retention:inferred", "inferred_days", "authority", Authority.MODEL_INFERENCE),
+)
+# The retention key of each memory class.
+CLASS_RETENTION = {value: key for _, key, column, value in CLASS_RULES if column == "memory_class"}
+
+
+@dataclass(frozen=True)
+class RetentionCutoff:
+    """One class rule of a tenant's retention at one moment: a memory whose ``column``
+    (``memory_class`` or ``authority``) holds ``value`` and that was written before ``cutoff``
+    is overdue. The sweep deletes it; no read hands it to an agent meanwhile."""
+
+    reason: str  # the sweep's reason code (``retention:episodic``)
+    key: str  # the retention key (``episodic_days``)
+    column: str
+    value: str
+    cutoff: datetime
+
+    def applies(self, *, memory_class: str, authority: str, created_at: datetime) -> bool:
+        """Return whether a memory of ``memory_class`` and ``authority`` written at
+        ``created_at`` is overdue under this rule (``created_at < cutoff``, as the sweep's
+        query has it)."""
+        held = memory_class if self.column == "memory_class" else authority
+        return held == self.value and created_at < self.cutoff
+
+
+def retention_cutoffs(retention: dict, now: datetime, *, tenant_id=None) -> list[RetentionCutoff]:
+    """Return the class rules of ``retention`` (a policy's ``retention`` section) that limit
+    anything, each with its cutoff at ``now``: ``now`` less the period (``retention_period``;
+    a ``null`` period limits nothing and has no rule)."""
+    cutoffs = []
+    for reason, key, column, value in CLASS_RULES:
+        period = retention_period(retention, key, tenant_id=tenant_id)
+        if period is not None:
+            cutoffs.append(RetentionCutoff(reason, key, column, str(value), now - period))
+    return cutoffs
+
+
+def retention_overdue(cutoffs, *, memory_class: str, authority: str, created_at) -> str:
+    """Return the reason code of the first of ``cutoffs`` a memory is overdue under, or ""."""
+    for cutoff in cutoffs:
+        if cutoff.applies(memory_class=memory_class, authority=authority, created_at=created_at):
+            return cutoff.reason
+    return ""
 
 
 def retention_limit(memory_class: str, authority: str, retention: dict) -> timedelta | None:
     """Return how long ``retention`` keeps a memory of ``memory_class`` and ``authority``
-    after it was written (the shorter of its class's period and, for an inferred memory,
-    ``inferred_days``), or None: no limit. Admission caps a write's ``valid_until`` by it;
-    the retention sweep deletes by the same periods; the portal says when."""
-    key = CLASS_RETENTION.get(memory_class)
-    periods = [retention_period(retention, key)] if key else []
-    if authority == Authority.MODEL_INFERENCE:
-        periods.append(retention_period(retention, "inferred_days"))
+    after it was written (the shortest period of the ``CLASS_RULES`` it matches: its class's
+    and, for an inferred memory, ``inferred_days``), or None: no limit. Admission caps a
+    write's ``valid_until`` by it; the retention sweep deletes by the same rules; the portal
+    says when."""
+    held = {"memory_class": memory_class, "authority": authority}
+    periods = [
+        retention_period(retention, key)
+        for _, key, column, value in CLASS_RULES
+        if held[column] == value
+    ]
     limits = [period for period in periods if period is not None]
     return min(limits) if limits else None

@@ -51,7 +51,6 @@ from memory_core.deletion.services import _operation_create, _with_predecessors
 from memory_core.exports import export_delete, export_dir
 from memory_core.models import (
     AccessDenial,
-    Authority,
     DeletionOperation,
     Export,
     IdempotencyRecord,
@@ -64,7 +63,7 @@ from memory_core.models import (
     Status,
     Tombstone,
 )
-from memory_core.policy_check import retention_period
+from memory_core.policy_check import retention_cutoffs, retention_period
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SystemPrincipal
 
@@ -194,16 +193,13 @@ def _cutoff(now, retention: dict, key: str, tenant_id):
 
 
 def _rules(retention: dict, now, tenant_id) -> list[tuple[str, Q]]:
-    """Return (reason, condition) pairs for what ``retention`` no longer allows."""
-    rules = []
-    if (cutoff := _cutoff(now, retention, "working_hours", tenant_id)) is not None:
-        rules.append(
-            ("retention:working", Q(memory_class=MemoryClass.WORKING, created_at__lt=cutoff))
-        )
-    if (cutoff := _cutoff(now, retention, "episodic_days", tenant_id)) is not None:
-        rules.append(
-            ("retention:episodic", Q(memory_class=MemoryClass.EPISODIC, created_at__lt=cutoff))
-        )
+    """Return (reason, condition) pairs for what ``retention`` no longer allows.
+
+    The classes' rules are ``policy_check.retention_cutoffs``, the ones retrieval leaves out
+    of every store by (``retrieval.candidates.owner_filter``): a memory this sweep deletes is
+    handed to no agent from the moment it is due. Revoked preferences come first: with their
+    history, before the preference or inferred period could take the head alone.
+    """
     # Older versions whose successor this rule deleted without them (before it followed
     # chains): found by the successor's tombstone, so nothing else is taken under this rule.
     left_behind = Memory.objects.filter(
@@ -213,21 +209,15 @@ def _rules(retention: dict, now, tenant_id) -> list[tuple[str, Q]]:
             "memory_id"
         ),
     ).values("supersedes_id")
-    rules.append(
+    rules = [
         (
             REVOKED,
             Q(memory_class=MemoryClass.PREFERENCE, status=Status.REVOKED)
             | Q(memory_class=MemoryClass.PREFERENCE, status=Status.SUPERSEDED, pk__in=left_behind),
         )
-    )
-    if (cutoff := _cutoff(now, retention, "preference_days", tenant_id)) is not None:
-        rules.append(
-            ("retention:preference", Q(memory_class=MemoryClass.PREFERENCE, created_at__lt=cutoff))
-        )
-    if (cutoff := _cutoff(now, retention, "inferred_days", tenant_id)) is not None:
-        rules.append(
-            ("retention:inferred", Q(authority=Authority.MODEL_INFERENCE, created_at__lt=cutoff))
-        )
+    ]
+    for rule in retention_cutoffs(retention, now, tenant_id=tenant_id):
+        rules.append((rule.reason, Q(**{rule.column: rule.value, "created_at__lt": rule.cutoff})))
     if (cutoff := _cutoff(now, retention, "rejected_days", tenant_id)) is not None:
         # A write a reviewer refused is never used; its text is kept only as the record of
         # the decision, for this long after it (the decision itself keeps ids and codes).

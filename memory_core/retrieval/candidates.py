@@ -3,8 +3,8 @@
 Every store (structured lookup by type, active task state by session/task, vector nearest
 neighbours, Postgres full-text) reads only rows that pass the same ownership filter in the
 WHERE clause of the CTE that reads the table: tenant, subject, agent (shared or the caller's),
-readable types, allowed scopes, status active and inside the validity interval, and an
-environment of none or the active one. Nothing
+readable types, allowed scopes, status active and inside the validity interval, within the
+tenant's retention (``retention_filter``), and an environment of none or the active one. Nothing
 outside that filter ever leaves the database, so similarity is never the access control.
 
 One MATERIALIZED scan (``elig``) reads the subject's eligible rows once, and the vector,
@@ -107,6 +107,37 @@ def owner_filter(ctx: RetrievalContext, types_param: str, now: datetime) -> tupl
         # A key whose deletion is queued: none of its memories from the ask on.
         sql += " AND m.memory_key <> %(fenced_key)s"
         params["fenced_key"] = ctx.fenced_key
+    retention, retention_params = retention_filter(ctx)
+    params.update(retention_params)
+    return sql + retention, params
+
+
+# The columns a retention rule matches a memory by (``policy_check.CLASS_RULES``): the only
+# names interpolated into the retention condition.
+_RETENTION_COLUMNS = ("memory_class", "authority")
+
+
+def retention_filter(ctx: RetrievalContext) -> tuple[str, dict]:
+    """Return the conditions leaving out the memories the tenant's retention no longer
+    allows (`` AND ...``, empty without a limit), and their parameters.
+
+    One per rule of ``ctx.retention_cutoffs``, the rule the retention sweep deletes by
+    (``deletion.retention._rules``), at the request's ``now``: a memory of the rule's class
+    (or, for ``inferred_days``, authority) written before the cutoff is overdue. So it
+    influences nothing from the moment it is due, not from the next sweep (up to 5 minutes
+    later): a row imported old, a demo's, or one whose period a new policy version shortened.
+    """
+    sql = ""
+    params: dict = {}
+    for number, rule in enumerate(ctx.retention_cutoffs):
+        if rule.column not in _RETENTION_COLUMNS:
+            raise ValueError(f"no retention rule matches by {rule.column!r}")
+        sql += (
+            f" AND NOT (m.{rule.column} = %(retention_{number}_value)s "
+            f"AND m.created_at < %(retention_{number}_cutoff)s)"
+        )
+        params[f"retention_{number}_value"] = rule.value
+        params[f"retention_{number}_cutoff"] = rule.cutoff
     return sql, params
 
 

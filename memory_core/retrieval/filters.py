@@ -2,15 +2,16 @@
 
 The SQL of stage 4 already keeps only the caller's rows; these checks run again over the
 candidates (defence in depth: SQL already keeps only rows of the active environment, or of
-none; and they carry the policy rules SQL does not: confidence floor, sensitivity for the
-prompt, types the plan excludes). Pure: no ORM, no I/O.
+none, and within the tenant's retention; and they carry the policy rules SQL does not:
+confidence floor, sensitivity for the prompt, types the plan excludes). Pure: no ORM, no I/O.
 """
 
 from __future__ import annotations
 
 from datetime import datetime
 
-from memory_core.models.choices import SENSITIVITY_RANK
+from memory_core.models.choices import SENSITIVITY_RANK, TYPE_CLASS
+from memory_core.policy_check import retention_overdue
 
 from .policy import RetrievalPolicy
 from .types import Candidate, Rejection, RetrievalContext, RetrievalPlan
@@ -41,6 +42,13 @@ def rejection_reason(
         return f"status_{c.status}"
     if c.valid_until is not None and c.valid_until <= now:
         return "expired"
+    if retention_overdue(
+        ctx.retention_cutoffs,
+        memory_class=TYPE_CLASS.get(c.memory_type, ""),
+        authority=c.authority,
+        created_at=c.created_at,
+    ):
+        return "retention_overdue"
     if ctx.read_types is not None and c.memory_type not in ctx.read_types:
         return "type_not_readable"
     if c.memory_type in plan.excluded_types:

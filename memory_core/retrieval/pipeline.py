@@ -29,6 +29,7 @@ from memory_core.embeddings import get_embedder
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import SUBJECT_LOCK_PREFIX, subject_shared_lock_wait
 from memory_core.models import RetrievalTrace
+from memory_core.policy_check import RetentionCutoff, retention_cutoffs
 
 from . import assembly, budget, candidates, conflicts, dedup, filters, intent, plan, rerank
 from .policy import RetrievalPolicy
@@ -123,10 +124,17 @@ def lookup_subject_and_policy(*, tenant_id, user_id: str):
 
 
 def build_context(
-    *, principal, request: RetrievalRequest, subject_id, fenced_key: str = ""
+    *,
+    principal,
+    request: RetrievalRequest,
+    subject_id,
+    fenced_key: str = "",
+    retention_cutoffs: tuple[RetentionCutoff, ...] = (),
 ) -> RetrievalContext:
     """Stage 1: the context from the credential (tenant, agent, grants) and the request;
-    ``fenced_key``, a key of the subject whose deletion is queued (not read)."""
+    ``fenced_key``, a key of the subject whose deletion is queued (not read);
+    ``retention_cutoffs``, the tenant's retention rules at the request's moment (what they
+    no longer allow is not read)."""
     return RetrievalContext(
         tenant_id=principal.tenant_id,
         agent_id=getattr(principal, "agent_id", None),
@@ -141,6 +149,7 @@ def build_context(
         read_types=_read_types(principal),
         max_sensitivity=getattr(principal, "max_sensitivity", "sensitive"),
         fenced_key=fenced_key,
+        retention_cutoffs=tuple(retention_cutoffs),
     )
 
 
@@ -266,7 +275,13 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         tenant_id=principal.tenant_id, user_id=request.user_id
     )
     ctx = build_context(
-        principal=principal, request=request, subject_id=subject_id, fenced_key=fenced_key
+        principal=principal,
+        request=request,
+        subject_id=subject_id,
+        fenced_key=fenced_key,
+        # The rules the retention sweep deletes by, at this request's moment: a memory is
+        # left out from the moment it is due, whatever the sweep has done yet.
+        retention_cutoffs=retention_cutoffs(policy.retention, now, tenant_id=principal.tenant_id),
     )
     clock.lap("context")
 
@@ -489,6 +504,11 @@ def _trace_document(
             "allowed_scopes": [k if k == "global" else f"{k}:{r}" for k, r in ctx.allowed_scopes],
             "locale": ctx.locale,
             "environment": ctx.environment,
+            # The retention rules every store applied: a memory written before a rule's
+            # cutoff was left out as overdue (the sweep deletes it).
+            "retention_cutoffs": {
+                rule.key: rule.cutoff.isoformat() for rule in ctx.retention_cutoffs
+            },
         },
         "gate": {
             "mode": str(mode),

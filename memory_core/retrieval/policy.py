@@ -1,8 +1,9 @@
 """The retrieval part of a tenant's policy document, with defaults for every missing key.
 
 The policy document (``PolicyVersion.document``) may carry ``ranking_weights``,
-``half_life_days``, ``budget`` and a ``retrieval`` section; anything absent falls back to the
-values here, so an older policy version keeps working when new knobs appear.
+``half_life_days``, ``budget``, ``retention`` and a ``retrieval`` section; anything absent
+falls back to the values here (``retention``: to no limit, as the retention sweep reads it),
+so an older policy version keeps working when new knobs appear.
 """
 
 from __future__ import annotations
@@ -78,6 +79,9 @@ class RetrievalPolicy:
     half_life_days: dict = field(default_factory=lambda: dict(DEFAULT_HALF_LIVES))
     budget: dict = field(default_factory=lambda: dict(DEFAULT_BUDGET))
     retrieval: dict = field(default_factory=lambda: dict(RETRIEVAL_DEFAULTS))
+    # The document's ``retention`` section as the retention sweep reads it: no defaults, so
+    # a key the document lacks limits nothing here as it deletes nothing there.
+    retention: dict = field(default_factory=dict)
 
     def __getitem__(self, key):
         return self.retrieval[key]
@@ -105,6 +109,7 @@ class RetrievalPolicy:
             half_life_days={**DEFAULT_HALF_LIVES, **section("half_life_days")},
             budget={**DEFAULT_BUDGET, **section("budget")},
             retrieval={**RETRIEVAL_DEFAULTS, **section("retrieval")},
+            retention=section("retention"),
         )
 
 

@@ -15,6 +15,7 @@ from typing import NamedTuple
 import numpy as np
 
 from memory_core.environments import environment_applies
+from memory_core.policy_check import RetentionCutoff
 from memory_core.text import format_scope
 
 
@@ -81,6 +82,10 @@ class RetrievalContext:
     # A memory_key of the subject whose deletion is queued for a worker ("" for none): from
     # the ask on, its memories are read by no store (the subject's other keys are).
     fenced_key: str = ""
+    # The tenant's retention rules at the request's moment (``policy_check.retention_cutoffs``):
+    # a memory past its class's period, or an inference past ``inferred_days``, is overdue and
+    # read by no store, as the retention sweep will delete it.
+    retention_cutoffs: tuple[RetentionCutoff, ...] = ()
 
     @property
     def allowed_scopes(self) -> list[tuple[str, str]]:
