@@ -36,6 +36,7 @@ from memory_core.environments import (
 )
 from memory_core.json_types import wrong_type
 from memory_core.models import (
+    MAX_REVIEW_REASON_CHARS,
     Authority,
     Consent,
     Memory,
@@ -205,7 +206,9 @@ class RevokeSerializer(StrictSerializer):
 
 
 class ReviewDecisionSerializer(StrictSerializer):
-    reason = StrictCharField(max_length=2000, help_text="Kept with the decision.")
+    reason = StrictCharField(
+        max_length=MAX_REVIEW_REASON_CHARS, help_text="Kept with the decision."
+    )
 
 
 class QuerySerializer(StrictSerializer):

@@ -4,7 +4,13 @@ import uuid
 
 from django import forms
 
-from memory_core.models import Authority, MemoryClass, MemoryType, ScopeKind
+from memory_core.models import (
+    MAX_REVIEW_REASON_CHARS,
+    Authority,
+    MemoryClass,
+    MemoryType,
+    ScopeKind,
+)
 from portal.templatetags.portal_tags import authority_label
 
 
@@ -96,7 +102,7 @@ class RevokeForm(FocusFirstErrorMixin, forms.Form):
 class ReasonForm(forms.Form):
     """A reviewer's decision needs a reason; it is recorded with the decision."""
 
-    reason = forms.CharField(label="Reason", max_length=1000)
+    reason = forms.CharField(label="Reason", max_length=MAX_REVIEW_REASON_CHARS)
 
 
 class ConflictResolveForm(forms.Form):
@@ -110,7 +116,7 @@ class ConflictResolveForm(forms.Form):
 
     outcome = forms.ChoiceField(choices=OUTCOMES, widget=forms.RadioSelect)
     winner_id = forms.UUIDField(label="Winner", required=False)
-    reason = forms.CharField(label="Reason", max_length=1000)
+    reason = forms.CharField(label="Reason", max_length=MAX_REVIEW_REASON_CHARS)
     # The candidates the page showed (comma-separated ids): one added since is refused.
     candidate_ids = forms.CharField(required=False, widget=forms.HiddenInput)
 

@@ -29,6 +29,7 @@ from .memory import (
 )
 from .tenancy import Agent, ApiKey, PortalMembership, Subject, Tenant
 from .workflow import (
+    MAX_REVIEW_REASON_CHARS,
     AccessDenial,
     AdmissionDecision,
     DeletionOperation,
@@ -43,6 +44,7 @@ __all__ = [
     "AUTHORITY_RANK",
     "EMBEDDING_DIMENSIONS",
     "LIVE_STATUSES",
+    "MAX_REVIEW_REASON_CHARS",
     "MAX_SCOPE_REF_CHARS",
     "PROPOSED_STATUSES",
     "RETIRED_STATUSES",

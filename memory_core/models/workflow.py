@@ -95,6 +95,12 @@ class AccessDenial(models.Model):
         return f"{self.code} at {self.endpoint}"
 
 
+# The most a reviewer's reason (``ReviewItem.reason``, a TextField without a limit of its
+# own) may hold: an approval's, a rejection's or a conflict's resolution. The reviewer API and
+# the portal's forms refuse more, with this one number.
+MAX_REVIEW_REASON_CHARS = 2000
+
+
 class ReviewItem(models.Model):
     """Work for a reviewer: a sensitive write to approve, or a conflict to resolve."""
 

@@ -4,9 +4,17 @@ from django import template
 from django.utils import timezone
 
 from memory_core.admission.codes import RULE_CODES
+from memory_core.models import MAX_REVIEW_REASON_CHARS
 from memory_core.text import format_scope
 
 register = template.Library()
+
+
+@register.simple_tag
+def review_reason_max_chars() -> int:
+    """The most a reviewer's reason holds (the forms' and the reviewer API's limit)."""
+    return MAX_REVIEW_REASON_CHARS
+
 
 LABELS = {
     "explicit_user": "stated by you",
