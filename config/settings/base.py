@@ -347,6 +347,11 @@ MEMLEDGER_EXPORT_RETENTION_HOURS = env.int("MEMLEDGER_EXPORT_RETENTION_HOURS", d
 # A folder that does not exist fails the evaluation step, unless it is inside DATA_DIR
 # (memledger's own, e.g. the default: nothing has been written there yet).
 MEMLEDGER_EVAL_DATA_DIRS = env_list("MEMLEDGER_EVAL_DATA_DIRS", default=[str(DATA_DIR / "eval")])
+# Evaluation results (``eval_retrieval --json``) the health page reads besides the ones in
+# DATA_DIR/evaluation-results: result files, or folders whose *.json it reads, e.g. on shared
+# storage where an evaluation job writes them when each web host has its own data folder.
+# None by default: only DATA_DIR/evaluation-results.
+MEMLEDGER_EVALUATION_RESULTS = env_list("MEMLEDGER_EVALUATION_RESULTS", default=[])
 # The append-only deletion journal outside the database, replayed after a backup restore.
 MEMLEDGER_DELETION_LEDGER = Path(
     env.str("MEMLEDGER_DELETION_LEDGER", default=str(DATA_DIR / "deletion-ledger.jsonl"))

@@ -179,17 +179,15 @@ def evaluation_results_folder() -> Path:
 def evaluation_latest() -> tuple[dict | None, str]:
     """Return the newest evaluation result written by ``eval_retrieval --json OUT``, and its file.
 
-    The files looked at are ``settings.MEMLEDGER_EVALUATION_RESULTS`` (a list of paths, when
-    set) and every ``*.json`` in ``DATA_DIR/evaluation-results``. Only evaluation results count
-    (a JSON object with a ``system`` block of metrics); the newest one wins. (``DATA_DIR/eval``
-    holds evaluation datasets, which deletion scrubs; they are not results.)
+    The files looked at are every ``*.json`` in ``DATA_DIR/evaluation-results`` and those
+    ``MEMLEDGER_EVALUATION_RESULTS`` names (a file, or a folder whose ``*.json`` are read; a
+    path that is neither is skipped). Only evaluation results count (a JSON object with a
+    ``system`` block of metrics); the newest one wins. (``DATA_DIR/eval`` holds evaluation
+    datasets, which deletion scrubs; they are not results.)
     """
     candidates: list[Path] = []
-    for configured in getattr(settings, "MEMLEDGER_EVALUATION_RESULTS", []) or []:
-        candidates.append(Path(configured))
-    folder = evaluation_results_folder()
-    if folder.is_dir():
-        candidates.extend(folder.glob("*.json"))
+    for place in [*map(Path, settings.MEMLEDGER_EVALUATION_RESULTS), evaluation_results_folder()]:
+        candidates.extend(place.glob("*.json") if place.is_dir() else [place])
     candidates = [path for path in candidates if path.is_file()]
     for path in sorted(candidates, key=lambda p: p.stat().st_mtime, reverse=True):
         try:

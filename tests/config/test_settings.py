@@ -142,6 +142,7 @@ def test_comma_separated_settings_ignore_the_spaces_around_commas(tmp_path):
         "print(json.dumps({'hosts': settings.ALLOWED_HOSTS,\n"
         "    'b_allowed': validate_host('b.example.com', settings.ALLOWED_HOSTS),\n"
         "    'eval': settings.MEMLEDGER_EVAL_DATA_DIRS,\n"
+        "    'results': settings.MEMLEDGER_EVALUATION_RESULTS,\n"
         "    'replicas': [settings.DATABASES[a]['HOST'] for a in "
         "settings.MEMLEDGER_REPLICA_DATABASES]}))"
     )
@@ -150,12 +151,14 @@ def test_comma_separated_settings_ignore_the_spaces_around_commas(tmp_path):
         settings="config.settings.local",
         DJANGO_ALLOWED_HOSTS="a.example.com, b.example.com ,",
         MEMLEDGER_EVAL_DATA_DIRS=f"{tmp_path}/a, {tmp_path}/b",
+        MEMLEDGER_EVALUATION_RESULTS=f"{tmp_path}/latest.json, /shared/results",
         MEMLEDGER_REPLICA_DATABASE_URLS="postgres://u@r1:5432/m,  postgres://u@r2:5432/m",
     )
     assert parsed == {
         "hosts": ["a.example.com", "b.example.com"],
         "b_allowed": True,
         "eval": [f"{tmp_path}/a", f"{tmp_path}/b"],
+        "results": [f"{tmp_path}/latest.json", "/shared/results"],
         "replicas": ["r1", "r2"],
     }
 

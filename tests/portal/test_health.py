@@ -186,6 +186,30 @@ def test_files_that_are_not_evaluation_results_are_ignored(reviewer_client, sett
     assert b"No evaluation has been recorded yet" in response.content
 
 
+def test_a_folder_named_by_the_setting_gives_its_newest_result(reviewer_client, settings, tmp_path):
+    """MEMLEDGER_EVALUATION_RESULTS may name a folder (shared storage an evaluation job
+    writes to), whose newest result the page shows; it named files only."""
+    import os
+
+    shared = tmp_path / "shared-results"
+    shared.mkdir()
+    for name, precision, age in (("old.json", 0.5, 3600), ("new.json", 0.9167, 0)):
+        path = shared / name
+        path.write_text(
+            '{"dataset": "seed-examples", "cases": 9, "failures": [],'
+            f' "system": {{"precision_at_k": {precision}, "by_tag": {{}}}},'
+            ' "baseline_vector_topk": {"precision_at_k": 0.193},'
+            ' "no_memory": {"precision_at_k": 0.0}}'
+        )
+        stamp = path.stat().st_mtime - age
+        os.utime(path, (stamp, stamp))
+    settings.MEMLEDGER_EVALUATION_RESULTS = [str(shared)]
+    settings.DATA_DIR = tmp_path / "host-data"  # this host's own folder holds none
+    response = reviewer_client.get(reverse("portal:review:health"))
+    assert response.context["overview"].evaluation_source == str(shared / "new.json")
+    assert b"0.9167" in response.content
+
+
 def test_without_an_evaluation_the_page_names_the_folder_it_reads(
     reviewer_client, settings, tmp_path
 ):
