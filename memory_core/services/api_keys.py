@@ -179,9 +179,14 @@ def _journal_deactivation(agent_id) -> bool:
             agent.pk,
         )
         return False
-    Agent.objects.filter(pk=agent.pk, is_active=False, deactivation_journaled_at=None).update(
-        deactivation_journaled_at=timezone.now()
-    )
+    # Only the deactivation this line names: one made since (reactivated and deactivated
+    # again while the line was written) has its own line to append, by the sweep if need be.
+    Agent.objects.filter(
+        pk=agent.pk,
+        is_active=False,
+        deactivated_at=agent.deactivated_at,
+        deactivation_journaled_at=None,
+    ).update(deactivation_journaled_at=timezone.now())
     return True
 
 

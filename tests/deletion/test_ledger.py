@@ -671,3 +671,37 @@ def test_the_reader_skips_a_governance_line_that_names_no_row(journal):
     ]
     journal.write_text("".join(json.dumps(e) + "\n" for e in bad))
     assert ledger_scan(since=since).unreadable == [1, 2, 3, 4]
+
+
+def test_a_deactivation_made_while_an_earlier_ones_line_is_written_is_not_recorded_by_it(
+    agent, journal, monkeypatch
+):
+    """The line of one deactivation recorded a later one as journaled: the agent reactivated
+    and deactivated again while the first line was written, and the second's own append
+    failing, the sweep never appended it (its row said journaled), so a backup taken while
+    the agent was active again brought it back working after the restore."""
+    from memory_core.models import Agent
+    from memory_core.services import api_keys
+    from memory_core.services.api_keys import agent_deactivate, agent_reactivate
+
+    agent_deactivate(agent=agent)  # its on-commit append not run: the test's transaction
+    first = Agent.objects.get(pk=agent.pk).deactivated_at
+    write = api_keys.ledger_write
+
+    def write_then_cycle(entry):
+        write(entry)
+        monkeypatch.setattr(api_keys, "ledger_write", write)  # once
+        agent_reactivate(agent=agent)
+        agent_deactivate(agent=agent)  # its own append is lost (a crash, a full disk)
+
+    monkeypatch.setattr(api_keys, "ledger_write", write_then_cycle)
+    assert api_keys._journal_deactivation(agent.pk)
+
+    row = Agent.objects.get(pk=agent.pk)
+    assert row.deactivated_at != first
+    assert row.deactivation_journaled_at is None  # left for the sweep
+    assert api_keys.deactivations_journal() == 1
+    assert [line["requested_at"] for line in _journal_lines(journal)] == [
+        first.isoformat(),
+        row.deactivated_at.isoformat(),
+    ]
