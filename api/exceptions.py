@@ -96,12 +96,18 @@ def bounded(details: dict, *, noun: str = "fields") -> dict:
     the answer's order; the number left out is told under ``non_field_errors``
     (``too_many_errors``). Every other error is kept: each names a field the endpoint
     declares, so their number is bounded by the schema, not by the body."""
+    if not isinstance(details, dict):
+        return details
     named = left_out = 0
     kept: dict = {}
     for name, entries in details.items():
+        if not isinstance(entries, list):
+            # A detail that is no field's errors (``over_limit``'s ``limit`` and ``rate``).
+            kept[name] = entries
+            continue
         entries_kept = []
         for entry in entries:
-            if entry.get("code") == "unknown_field":
+            if isinstance(entry, dict) and entry.get("code") == "unknown_field":
                 if named == MAX_UNKNOWN_NAMED:
                     left_out += 1
                     continue
