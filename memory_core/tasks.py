@@ -172,25 +172,42 @@ def queued_subject_deletion_task(subject_id: str) -> str:
 @read_only_is_transient
 def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     """Re-drive deletions stuck in pending, running or partial (beat, every 30 s)."""
+    from memory_core.deletion.ledger import LedgerAppendFailed, ledger_path
     from memory_core.deletion.sweep import deletion_sweep as sweep
     from memory_core.services.api_keys import deactivations_journal, revocations_journal
     from memory_core.services.revocations import memory_revocations_journal
 
     stale = settings.MEMLEDGER_DELETION_STALE_SECONDS if stale_seconds is None else stale_seconds
+    catch_ups = {
+        "key revocation(s)": revocations_journal,
+        "agent deactivation(s)": deactivations_journal,
+        "memory revocation(s)": memory_revocations_journal,
+    }
+    journaled, failed = {}, []
     # Cross-tenant by design: it finds stuck operations of every tenant (ids only), then the
     # key revocations, agent deactivations and memory revocations whose journal line an
     # append failed to write (revoked or deactivated after a backup, each would be back in
-    # use after a restore); each row's record commits on its own.
+    # use after a restore); each kind's batch is appended in one write and recorded in one
+    # UPDATE.
     with platform_scope("deletion sweep"):
         redriven = sweep(stale_seconds=stale)
-        journaled = {
-            "key revocation(s)": revocations_journal(older_than=stale),
-            "agent deactivation(s)": deactivations_journal(older_than=stale),
-            "memory revocation(s)": memory_revocations_journal(older_than=stale),
-        }
+        for what, catch_up in catch_ups.items():
+            try:
+                journaled[what] = catch_up(older_than=stale)
+            except LedgerAppendFailed as exc:
+                failed.append(exc)
     for what, count in journaled.items():
         if count:
             logger.info("deletion sweep: %d %s journaled", count, what)
+    if failed:
+        # One error a sweep, not a stack trace a row: a missing volume fails them all alike.
+        logger.error(
+            "deletion sweep: the journal append of %d governance line(s) failed (%s); the "
+            "next sweep tries again",
+            sum(exc.lines for exc in failed),
+            ledger_path(),
+            exc_info=failed[0].__cause__,
+        )
     return redriven
 
 

@@ -210,22 +210,34 @@ def ledger_append(operation: DeletionOperation) -> None:
 
 
 def ledger_write(entry: dict) -> None:
-    """Append the journal line ``entry`` and fsync it; on failure leave the file as it was.
+    """Append the journal line ``entry`` and fsync it; on failure leave the file as it was
+    (``ledger_write_many`` of one line)."""
+    ledger_write_many([entry])
 
-    An append that fails half way (a full disk: ENOSPC after part of the line) is cut off
+
+def ledger_write_many(entries: list[dict]) -> None:
+    """Append the journal lines ``entries`` in one write under one lock and fsync them once;
+    on failure leave the file as it was (none of them appended). Nothing for no entries.
+
+    An append that fails half way (a full disk: ENOSPC after part of the lines) is cut off
     again, so the next append does not continue a torn line. A file that does not end with
     a newline (a process killed mid-write, or a journal written before this was so) gets one
     first: a torn line then stays alone on its line, and the reader skips it.
 
-    The line says when it was written (``written_at``): after its operation committed, so
+    Each line says when it was written (``written_at``): after its operation committed, so
     later than the snapshot of any dump that missed it, though its ``requested_at`` may be
     earlier (the request locks and scrubs its rows first: seconds for a large subject).
     """
+    if not entries:
+        return
     path = ledger_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path, "a+b") as handle:
-        line = {**entry, "written_at": timezone.now().isoformat()}
-        data = (json.dumps(line, sort_keys=True) + "\n").encode()
+        written_at = timezone.now().isoformat()
+        data = b"".join(
+            (json.dumps({**entry, "written_at": written_at}, sort_keys=True) + "\n").encode()
+            for entry in entries
+        )
         size = os.fstat(handle.fileno()).st_size
         if size:
             handle.seek(size - 1)
@@ -242,6 +254,33 @@ def ledger_write(entry: dict) -> None:
             except OSError:
                 logger.exception("cannot cut the failed append off the journal %s", path)
             raise
+
+
+class LedgerAppendFailed(Exception):
+    """The deletion sweep could not append ``lines`` journal lines (``__cause__``: why)."""
+
+    def __init__(self, lines: int):
+        super().__init__(f"{lines} journal line(s) not appended")
+        self.lines = lines
+
+
+def ledger_catch_up(entries: list[dict]) -> None:
+    """Append the lines the deletion sweep found missing (``ledger_write_many``); raise
+    LedgerAppendFailed if they could not be, for the sweep to log one error for all its
+    batches (a missing volume made every row of every batch log its own stack trace)."""
+    try:
+        ledger_write_many(entries)
+    except Exception as exc:
+        raise LedgerAppendFailed(len(entries)) from exc
+
+
+def backups_cutoff() -> datetime:
+    """Return the moment before which a governance action needs no journal line: it
+    committed before the oldest backup kept was taken (``MEMLEDGER_BACKUP_RETENTION_DAYS``
+    ago), so every backup holds it and no restore undoes it. ``PRUNE_MARGIN`` earlier: a
+    row records when its action began, not when it committed."""
+    days = settings.MEMLEDGER_BACKUP_RETENTION_DAYS
+    return timezone.now() - timedelta(days=days) - PRUNE_MARGIN
 
 
 @contextlib.contextmanager

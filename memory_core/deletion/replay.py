@@ -26,7 +26,6 @@ from memory_core.deletion.ledger import (
     agent_deactivation_entry,
     key_revocation_entry,
     memory_key_digest,
-    memory_revocation_entry,
     queued_entry,
 )
 from memory_core.deletion.runner import deletion_reset, deletion_run
@@ -48,6 +47,7 @@ from memory_core.models import (
 )
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import tenant_scope
+from memory_core.services.revocations import memory_revocation_entry_of_row, revoked_memories_sql
 from memory_core.services.writes import memory_revoke_replayed
 
 # A database's rows say when a request began (requested_at, revoked_at, deletion_queued_at),
@@ -55,35 +55,6 @@ from memory_core.services.writes import memory_revoke_replayed
 # large subject's request takes seconds, a command's minutes) is missing from the backup. So
 # a database's ledger is read from this much before ``since``; replaying more is harmless.
 DATABASE_MARGIN = timedelta(hours=1)
-
-
-# The memories revoked in the old database since a moment, each with the versions it
-# supersedes (nearest first) and the action of its last revoking event (a database's rows
-# say when, ``updated_at``, as the journal's line does).
-_REVOKED_MEMORIES_SQL = """
-    WITH RECURSIVE revoked AS (
-        SELECT id, tenant_id, subject_id, updated_at, supersedes_id FROM memory_core_memory
-        WHERE status = 'revoked' AND updated_at >= %s
-    ), chain(root, id, supersedes_id, depth) AS (
-        SELECT r.id, m.id, m.supersedes_id, 1
-        FROM revoked r JOIN memory_core_memory m ON m.id = r.supersedes_id
-        UNION ALL
-        SELECT c.root, m.id, m.supersedes_id, c.depth + 1
-        FROM memory_core_memory m JOIN chain c ON m.id = c.supersedes_id
-        WHERE c.depth < 100000
-    )
-    SELECT r.id, r.tenant_id, r.subject_id, r.updated_at,
-           coalesce((SELECT array_agg(c.id ORDER BY c.depth) FROM chain c WHERE c.root = r.id),
-                    '{}'),
-           e.action, e.reason_code
-    FROM revoked r
-    LEFT JOIN LATERAL (
-        SELECT action, reason_code FROM memory_core_memoryevent
-        WHERE memory_id = r.id AND action IN ('revoked', 'consent_withdrawn')
-        ORDER BY created_at DESC, id DESC LIMIT 1
-    ) e ON true
-    ORDER BY r.updated_at
-"""
 
 
 def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
@@ -137,8 +108,11 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             "SELECT id, tenant_id, (to_jsonb(a) ->> 'deactivated_at')::timestamptz "
             "FROM memory_core_agent a WHERE NOT is_active"
         ).fetchall()
-        # Memories revoked since (ledger.memory_revocation_entry), with their chains.
-        revoked_memories = conn.execute(_REVOKED_MEMORIES_SQL, [since - DATABASE_MARGIN]).fetchall()
+        # Memories revoked since (ledger.memory_revocation_entry), with their chains: as the
+        # deletion sweep reads this database's (``services.revocations``).
+        revoked_memories = conn.execute(
+            revoked_memories_sql("updated_at >= %s"), [since - DATABASE_MARGIN]
+        ).fetchall()
     entries = [
         {
             "operation_id": str(op_id),
@@ -168,20 +142,7 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         for agent_id, tenant_id, deactivated_at in inactive
         if deactivated_at is None or deactivated_at >= since - DATABASE_MARGIN
     ]
-    entries += [
-        memory_revocation_entry(
-            memory_id=memory_id,
-            tenant_id=tenant_id,
-            subject_id=subject_id,
-            revoked_at=revoked_at,
-            action=action or MemoryEvent.Action.REVOKED,
-            reason_code=reason_code or action or "revoked",
-            supersedes_ids=chain,
-        )
-        for memory_id, tenant_id, subject_id, revoked_at, chain, action, reason_code in (
-            revoked_memories
-        )
-    ]
+    entries += [memory_revocation_entry_of_row(row) for row in revoked_memories]
     return sorted(entries, key=lambda entry: datetime.fromisoformat(entry["requested_at"]))
 
 

@@ -16,7 +16,8 @@ import logging
 import re
 import secrets
 from datetime import timedelta
-from functools import partial
+from functools import partial, reduce
+from operator import or_
 
 from django.db import transaction
 from django.db.models import Q
@@ -24,7 +25,9 @@ from django.utils import timezone
 
 from memory_core.deletion.ledger import (
     agent_deactivation_entry,
+    backups_cutoff,
     key_revocation_entry,
+    ledger_catch_up,
     ledger_write,
 )
 from memory_core.exceptions import ValidationFailed
@@ -94,14 +97,30 @@ def _journal_revocation(key_id) -> bool:
 
 
 def revocations_journal(*, older_than: float = 0, limit: int = 500) -> int:
-    """Append the journal line of each key revoked more than ``older_than`` seconds ago whose
+    """Append the journal lines of the keys revoked more than ``older_than`` seconds ago whose
     line is not recorded (an append that failed, or a key revoked before revocations were
-    journaled); return how many were appended. Platform work: keys of every tenant."""
+    journaled), at most ``limit``; return how many were appended. Raise LedgerAppendFailed
+    if the journal cannot be written. Platform work: keys of every tenant, one read, one
+    write (one fsync) and one UPDATE. A key revoked before the oldest backup kept
+    (``ledger.backups_cutoff``) needs no line: it is left unrecorded."""
     before = timezone.now() - timedelta(seconds=older_than)
-    pending = ApiKey.objects.filter(
-        revoked_at__lte=before, revocation_journaled_at=None
-    ).values_list("pk", flat=True)[:limit]
-    return sum(_journal_revocation(key_id) for key_id in list(pending))
+    pending = list(
+        ApiKey.objects.filter(
+            revoked_at__gte=backups_cutoff(), revoked_at__lte=before, revocation_journaled_at=None
+        ).values_list("pk", "agent__tenant_id", "revoked_at")[:limit]
+    )
+    if not pending:
+        return 0
+    ledger_catch_up(
+        [
+            key_revocation_entry(key_id=pk, tenant_id=tenant_id, revoked_at=revoked_at)
+            for pk, tenant_id, revoked_at in pending
+        ]
+    )
+    ApiKey.objects.filter(pk__in=[pk for pk, _, _ in pending], revocation_journaled_at=None).update(
+        revocation_journaled_at=timezone.now()
+    )
+    return len(pending)
 
 
 @transaction.atomic
@@ -164,14 +183,8 @@ def _journal_deactivation(agent_id) -> bool:
     agent = Agent.objects.filter(pk=agent_id, is_active=False).first()
     if agent is None:
         return False
-    entry = agent_deactivation_entry(
-        agent_id=agent.pk,
-        tenant_id=agent.tenant_id,
-        # Deactivated before migration 0027, or by its tenant's deletion: when is not known.
-        deactivated_at=agent.deactivated_at or timezone.now(),
-    )
     try:
-        ledger_write(entry)
+        ledger_write(_deactivation_entry(agent))
     except Exception:
         logger.exception(
             "agent %s: the journal append of its deactivation failed; the deletion sweep "
@@ -179,28 +192,51 @@ def _journal_deactivation(agent_id) -> bool:
             agent.pk,
         )
         return False
-    # Only the deactivation this line names: one made since (reactivated and deactivated
-    # again while the line was written) has its own line to append, by the sweep if need be.
-    Agent.objects.filter(
-        pk=agent.pk,
-        is_active=False,
-        deactivated_at=agent.deactivated_at,
-        deactivation_journaled_at=None,
-    ).update(deactivation_journaled_at=timezone.now())
+    _deactivations_record([agent])
     return True
 
 
-def deactivations_journal(*, older_than: float = 0, limit: int = 500) -> int:
-    """Append the journal line of each inactive agent whose line is not recorded (an append
-    that failed more than ``older_than`` seconds ago, or an agent deactivated before
-    deactivations were journaled: migration 0027); return how many were appended."""
-    before = timezone.now() - timedelta(seconds=older_than)
-    pending = (
-        Agent.objects.filter(is_active=False, deactivation_journaled_at=None)
-        .filter(Q(deactivated_at__lte=before) | Q(deactivated_at=None))
-        .values_list("pk", flat=True)[:limit]
+def _deactivation_entry(agent: Agent) -> dict:
+    return agent_deactivation_entry(
+        agent_id=agent.pk,
+        tenant_id=agent.tenant_id,
+        # Deactivated before migration 0027, or by its tenant's deletion: when is not known.
+        deactivated_at=agent.deactivated_at or timezone.now(),
     )
-    return sum(_journal_deactivation(agent_id) for agent_id in list(pending))
+
+
+def _deactivations_record(agents: list[Agent]) -> None:
+    """Record the lines of ``agents`` as journaled (one UPDATE). Only the deactivation each
+    line names: one made since (reactivated and deactivated again while the line was
+    written) has its own line to append, by the sweep if need be."""
+    named = reduce(or_, (Q(pk=agent.pk, deactivated_at=agent.deactivated_at) for agent in agents))
+    Agent.objects.filter(named, is_active=False, deactivation_journaled_at=None).update(
+        deactivation_journaled_at=timezone.now()
+    )
+
+
+def deactivations_journal(*, older_than: float = 0, limit: int = 500) -> int:
+    """Append the journal lines of the inactive agents whose line is not recorded (an append
+    that failed more than ``older_than`` seconds ago, or an agent deactivated before
+    deactivations were journaled: migration 0027), at most ``limit``; return how many were
+    appended. Raise LedgerAppendFailed if the journal cannot be written. One read, one
+    write (one fsync) and one UPDATE. An agent deactivated before the oldest backup kept
+    (``ledger.backups_cutoff``) needs no line: it is left unrecorded (one with no
+    ``deactivated_at`` is journaled: when is not known)."""
+    before = timezone.now() - timedelta(seconds=older_than)
+    agents = list(
+        Agent.objects.filter(is_active=False, deactivation_journaled_at=None)
+        .filter(
+            Q(deactivated_at__gte=backups_cutoff(), deactivated_at__lte=before)
+            | Q(deactivated_at=None)
+        )
+        .only("pk", "tenant_id", "deactivated_at")[:limit]
+    )
+    if not agents:
+        return 0
+    ledger_catch_up([_deactivation_entry(agent) for agent in agents])
+    _deactivations_record(agents)
+    return len(agents)
 
 
 def api_key_resolve(raw_key: str) -> ApiKey | None:
