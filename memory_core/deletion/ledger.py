@@ -119,23 +119,50 @@ KEY_REVOKED = "api_key_revoked"
 REVOCATION_NAMESPACE = uuid.UUID("9e345145-91bb-4519-88cc-ab881ec6fde6")
 
 
+def _governance_entry(
+    namespace: uuid.UUID,
+    *,
+    target: str,
+    row: tuple[str, object],
+    tenant_id,
+    at: datetime,
+    reason_code: str,
+    subject_id=None,
+    **extra,
+) -> dict:
+    """Return the journal line of a governance action on one row (``row``: the line's field
+    naming it and its id) at ``at``: ids only, its operation id derived from the row and the
+    moment, so the same action journaled twice (a sweep's catch-up after an append that did
+    land) is one operation to the replay."""
+    field, row_id = row
+    moment = at.astimezone(UTC).isoformat()
+    return {
+        "operation_id": str(uuid.uuid5(namespace, f"{row_id}/{moment}")),
+        "tenant_id": str(tenant_id),
+        "subject_id": str(subject_id) if subject_id else None,
+        "target": target,
+        "requested_at": moment,
+        "reason_code": reason_code,
+        field: str(row_id),
+        **extra,
+        "tombstones": [],
+    }
+
+
 def key_revocation_entry(*, key_id, tenant_id, revoked_at: datetime) -> dict:
     """Return the journal line of an API key's revocation (``api_key_revoke``): ids only.
 
     A backup taken before it holds the key unrevoked, so a restore would let it in again
     (a leaked key, say); the replay revokes it again.
     """
-    moment = revoked_at.astimezone(UTC).isoformat()
-    return {
-        "operation_id": str(uuid.uuid5(REVOCATION_NAMESPACE, f"{key_id}/{moment}")),
-        "tenant_id": str(tenant_id),
-        "subject_id": None,
-        "target": KEY_REVOKED,
-        "requested_at": moment,
-        "reason_code": "key_revoked",
-        "revoked_key_id": str(key_id),
-        "tombstones": [],
-    }
+    return _governance_entry(
+        REVOCATION_NAMESPACE,
+        target=KEY_REVOKED,
+        row=("revoked_key_id", key_id),
+        tenant_id=tenant_id,
+        at=revoked_at,
+        reason_code="key_revoked",
+    )
 
 
 # An agent's deactivation (``services.api_keys.agent_deactivate``): replayed, the agent is
@@ -147,17 +174,14 @@ DEACTIVATION_NAMESPACE = uuid.UUID("5b0d8f6a-3c1e-4d2b-9a7f-2e6c41d8b903")
 
 def agent_deactivation_entry(*, agent_id, tenant_id, deactivated_at: datetime) -> dict:
     """Return the journal line of an agent's deactivation: ids only."""
-    moment = deactivated_at.astimezone(UTC).isoformat()
-    return {
-        "operation_id": str(uuid.uuid5(DEACTIVATION_NAMESPACE, f"{agent_id}/{moment}")),
-        "tenant_id": str(tenant_id),
-        "subject_id": None,
-        "target": AGENT_DEACTIVATED,
-        "requested_at": moment,
-        "reason_code": "agent_deactivated",
-        "deactivated_agent_id": str(agent_id),
-        "tombstones": [],
-    }
+    return _governance_entry(
+        DEACTIVATION_NAMESPACE,
+        target=AGENT_DEACTIVATED,
+        row=("deactivated_agent_id", agent_id),
+        tenant_id=tenant_id,
+        at=deactivated_at,
+        reason_code="agent_deactivated",
+    )
 
 
 # A memory's revocation (``memory_revoke``, ``consent_withdraw``, a conflict's loser):
@@ -185,19 +209,17 @@ def memory_revocation_entry(
     written after a backup (a correction) is unknown to the restored database; the replay
     revokes the backup's version in use among these instead.
     """
-    moment = revoked_at.astimezone(UTC).isoformat()
-    return {
-        "operation_id": str(uuid.uuid5(MEMORY_REVOCATION_NAMESPACE, f"{memory_id}/{moment}")),
-        "tenant_id": str(tenant_id),
-        "subject_id": str(subject_id) if subject_id else None,
-        "target": MEMORY_REVOKED,
-        "requested_at": moment,
-        "reason_code": reason_code,
-        "action": action,
-        "revoked_memory_id": str(memory_id),
-        "supersedes_ids": [str(pk) for pk in supersedes_ids],
-        "tombstones": [],
-    }
+    return _governance_entry(
+        MEMORY_REVOCATION_NAMESPACE,
+        target=MEMORY_REVOKED,
+        row=("revoked_memory_id", memory_id),
+        tenant_id=tenant_id,
+        subject_id=subject_id,
+        at=revoked_at,
+        reason_code=reason_code,
+        action=action,
+        supersedes_ids=[str(pk) for pk in supersedes_ids],
+    )
 
 
 # The journal lines that are no deletion: the replay applies each kind with its own step.
