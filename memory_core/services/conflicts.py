@@ -32,7 +32,14 @@ from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
 from memory_core.locks import lock_memory_keys, subject_shared_lock
-from memory_core.models import PROPOSED_STATUSES, Memory, MemoryEvent, ReviewItem, Status
+from memory_core.models import (
+    MAX_REVIEW_REASON_CHARS,
+    PROPOSED_STATUSES,
+    Memory,
+    MemoryEvent,
+    ReviewItem,
+    Status,
+)
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.services.revocations import memory_revocation_journal_on_commit
@@ -245,6 +252,18 @@ def conflicts_follow_successor(*, previous: Memory, successor: Memory) -> None:
         item.save(update_fields=["candidate_ids"])
 
 
+def review_reason_check(reason: str) -> None:
+    """Refuse a reviewer's reason longer than ``MAX_REVIEW_REASON_CHARS`` (ValidationFailed
+    ``reason_too_long``): the API's serializer and the portal's forms say so first; a caller
+    that skips them (a script, the shell) gets the same limit, not a longer one."""
+    if len(reason or "") > MAX_REVIEW_REASON_CHARS:
+        raise ValidationFailed(
+            f"A reviewer's reason holds at most {MAX_REVIEW_REASON_CHARS:,} characters "
+            f"({len(reason):,} given).",
+            code="reason_too_long",
+        )
+
+
 @transaction.atomic
 def conflict_resolve(
     *, principal, item_id, outcome: str, winner_id=None, reason: str, seen_candidate_ids=None
@@ -295,6 +314,7 @@ def conflict_resolve(
         )
     if not (reason or "").strip():
         raise ValidationFailed("A reason is required.", code="reason_required")
+    review_reason_check(reason)
     candidates = [str(i) for i in item.candidate_ids]
     now = timezone.now()
     events = []

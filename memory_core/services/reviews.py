@@ -29,7 +29,11 @@ from memory_core.models import (
 )
 from memory_core.principals import AgentPrincipal, require_reviewer
 from memory_core.retrieval.types import ConflictPlace
-from memory_core.services.conflicts import conflict_open, conflicts_follow_successor
+from memory_core.services.conflicts import (
+    conflict_open,
+    conflicts_follow_successor,
+    review_reason_check,
+)
 from memory_core.services.events import event_record
 from memory_core.services.memories import heads_on_key
 
@@ -222,6 +226,7 @@ def _lock_pending_memory(item: ReviewItem) -> Memory:
 @transaction.atomic
 def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     """Approve a pending sensitive write: the memory becomes active (and usable)."""
+    review_reason_check(reason)
     item = _open_item(principal=principal, item_id=item_id, lock=False)
     # The key's lock before the row's, in the order writes take them (memory_core/locks.py),
     # and the subject's shared: the approval locks the pending row, then the key's head, out
@@ -260,6 +265,7 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
 @transaction.atomic
 def review_reject(*, principal, item_id, reason: str) -> ReviewItem:
     """Reject a pending sensitive write: the memory is kept as ``rejected``, never used."""
+    review_reason_check(reason)
     item = _open_item(principal=principal, item_id=item_id, lock=False)
     # The subject's lock shared first, as an approval and a revoke take it: a deletion of the
     # subject holding the row is waited for a bounded time (memory_core.locks). Then the row

@@ -395,3 +395,34 @@ def test_a_row_retired_since_leaves_the_open_item_when_a_new_one_joins(tenant):
     [clarification] = retrieve(principal=principals[1], request=REQUEST).clarifications
     item = ReviewItem.objects.get(pk=clarification.review_item_id)
     assert set(item.candidate_ids) == {shared.id, *(m.id for m in private)}
+
+
+def test_a_reason_past_the_limit_is_refused_by_every_decision_service(
+    agent_principal, rivals, reviewer, tenant
+):
+    """The API and the portal refuse a reason over MAX_REVIEW_REASON_CHARS; the services took
+    any length from a caller that skipped them. Nothing is decided."""
+    from memory_core.models import MAX_REVIEW_REASON_CHARS
+    from memory_core.services.reviews import review_approve, review_reject
+
+    too_long = "x" * (MAX_REVIEW_REASON_CHARS + 1)
+    item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
+    with pytest.raises(ValidationFailed) as refused:
+        conflict_resolve(principal=reviewer, item_id=item_id, outcome="ask_user", reason=too_long)
+    assert refused.value.code == "reason_too_long"
+    assert ReviewItem.objects.get(pk=item_id).state == "open"
+    pending = ReviewItem.objects.create(
+        tenant=tenant, subject=rivals[0].subject, memory=rivals[0], kind="sensitive_write"
+    )
+    for decide in (review_approve, review_reject):
+        with pytest.raises(ValidationFailed) as refused:
+            decide(principal=reviewer, item_id=pending.pk, reason=too_long)
+        assert refused.value.code == "reason_too_long"
+    assert ReviewItem.objects.get(pk=pending.pk).state == "open"
+    conflict_resolve(
+        principal=reviewer,
+        item_id=item_id,
+        outcome="ask_user",
+        reason="y" * MAX_REVIEW_REASON_CHARS,
+    )
+    assert ReviewItem.objects.get(pk=item_id).state == "resolved"
