@@ -15,7 +15,9 @@ The file is read twice, a line at a time (validated, then parsed again and store
 of CHUNK records), so memory holds one chunk whatever the file's size; progress goes to
 stderr after every PROGRESS_EVERY lines validated and every chunk stored. The rows are
 written in one transaction: an import that fails or is stopped leaves nothing, and running it
-again skips what is already present.
+again skips what is already present. Records in use that are already past their class's
+retention period under the tenant's active policy are imported and counted: retrieval gives
+them to no agent, and the next retention sweep deletes them (docs/operations.md).
 """
 
 import io
@@ -34,6 +36,7 @@ from memory_core.exceptions import SubjectBeingDeleted, ValidationFailed
 from memory_core.json_types import wrong_type
 from memory_core.locks import subjects_shared_locked
 from memory_core.models import (
+    TYPE_CLASS,
     Agent,
     Authority,
     Memory,
@@ -45,8 +48,10 @@ from memory_core.models import (
     Tenant,
     Tombstone,
 )
+from memory_core.policy_check import retention_cutoffs, retention_overdue
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SystemPrincipal
+from memory_core.retrieval.policy import RetrievalPolicy
 from memory_core.rls import platform_command
 from memory_core.services.memories import MemoryDraft, as_written, memory_store_many
 from memory_core.text import content_hash
@@ -95,7 +100,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{valid} record(s) valid; dry run, nothing imported.")
             return
         try:
-            imported, skipped, deleted = self._store(valid)  # one transaction
+            imported, skipped, deleted, overdue = self._store(valid)  # one transaction
         except EmbeddingError as exc:
             raise CommandError(f"The embedding model failed ({exc}); nothing imported.") from exc
         since = f" and {deleted} deleted since an earlier import (not brought back)"
@@ -103,6 +108,12 @@ class Command(BaseCommand):
             f"Imported {imported} memories, skipped {skipped} already present"
             f"{since if deleted else ''}."
         )
+        if overdue:
+            self.stdout.write(
+                f"{overdue} of the imported memories in use are past their retention period "
+                "under their tenant's policy: no agent is given them, and the next retention "
+                "sweep deletes them."
+            )
 
     def _lines(self):
         """Yield (number, line) of the file, a line at a time, as a text-mode read splits
@@ -233,18 +244,19 @@ class Command(BaseCommand):
             )
 
     @transaction.atomic
-    def _store(self, total: int) -> tuple[int, int, int]:
+    def _store(self, total: int) -> tuple[int, int, int, int]:
         """Parse the file again and store its records, CHUNK at a time; return (imported,
-        skipped as present, skipped as deleted). One transaction: a record the first pass
-        found valid and this one does not (the file changed meanwhile) undoes the whole
-        import."""
-        imported = skipped = deleted = 0
+        skipped as present, skipped as deleted, imported in use past their retention). One
+        transaction: a record the first pass found valid and this one does not (the file
+        changed meanwhile) undoes the whole import."""
+        imported = skipped = deleted = overdue = 0
         chunk = []
 
         def store() -> None:
-            nonlocal imported, skipped, deleted
-            stored, seen, gone = self._store_chunk(chunk)
+            nonlocal imported, skipped, deleted, overdue
+            stored, seen, gone, late = self._store_chunk(chunk)
             imported, skipped, deleted = imported + stored, skipped + seen, deleted + gone
+            overdue += late
             since = f", {deleted} deleted since" if deleted else ""
             self.stderr.write(
                 f"stored {imported + skipped + deleted}/{total} records ({skipped} already "
@@ -263,15 +275,15 @@ class Command(BaseCommand):
                 store()
         if chunk:
             store()
-        return imported, skipped, deleted
+        return imported, skipped, deleted, overdue
 
-    def _store_chunk(self, records) -> tuple[int, int, int]:
+    def _store_chunk(self, records) -> tuple[int, int, int, int]:
         """Store one chunk's records not yet present nor deleted since; return (stored,
-        skipped as present, skipped as deleted)."""
+        skipped as present, skipped as deleted, stored in use past their retention)."""
         by_tenant = defaultdict(list)
         for record in records:
             by_tenant[record["tenant"]].append(record)
-        stored = skipped = gone = 0
+        stored = skipped = gone = overdue = 0
         for tenant, items in by_tenant.items():
             policy, principal, agents = self._tenant(tenant)
             candidates = [record["candidate"] for record in items]
@@ -327,7 +339,33 @@ class Command(BaseCommand):
                 policy_version=policy.version if policy else None,
             )
             stored += len(drafts)
-        return stored, skipped, gone
+            overdue += self._overdue(policy, drafts)
+        return stored, skipped, gone, overdue
+
+    @staticmethod
+    def _overdue(policy, drafts) -> int:
+        """Return how many of ``drafts`` in use are past their class's retention under
+        ``policy`` (the tenant's active one, read as retrieval and the sweep read it)."""
+        if policy is None:
+            return 0
+        now = timezone.now()
+        cutoffs = retention_cutoffs(
+            RetrievalPolicy.from_document(policy.document).retention,
+            now,
+            tenant_id=policy.tenant_id,
+        )
+        return sum(
+            draft.status == Status.ACTIVE
+            and bool(
+                retention_overdue(
+                    cutoffs,
+                    memory_class=TYPE_CLASS.get(draft.memory_type, ""),
+                    authority=draft.authority,
+                    created_at=draft.created_at or now,
+                )
+            )
+            for draft in drafts
+        )
 
     def _tenant(self, tenant):
         """Return (active policy, principal, agents by name) of ``tenant``, looked up once."""

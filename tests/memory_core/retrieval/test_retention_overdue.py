@@ -94,9 +94,11 @@ def imported(tenant, tmp_path):
         )
     path = tmp_path / "old-store.jsonl"
     path.write_text("\n".join(lines))
-    call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+    out = StringIO()
+    call_command("import_memories", str(path), stdout=out, stderr=StringIO())
     rows = {row.source_message_id: str(row.id) for row in Memory.objects.filter(tenant=tenant)}
     return {
+        "printed": out.getvalue(),
         "overdue": {rows[f"old-{n}"] for n in range(len(CLASSES))},
         "inside": {rows[f"new-{n}"] for n in range(len(CLASSES))},
         "working": rows["new-0"],
@@ -120,6 +122,15 @@ def test_an_imported_memory_past_its_class_s_limit_is_not_a_candidate(imported, 
     for memory_id in imported["inside"] - {imported["working"]}:
         assert {"vector", "fulltext"} <= candidates_[memory_id]
     assert "task_state" in candidates_[imported["working"]]
+
+
+def test_the_import_says_how_many_of_its_memories_are_past_their_retention(imported):
+    """One of each class was imported past its limit: the import said only "Imported 8"."""
+    assert imported["printed"].splitlines() == [
+        "Imported 8 memories, skipped 0 already present.",
+        "4 of the imported memories in use are past their retention period under their "
+        "tenant's policy: no agent is given them, and the next retention sweep deletes them.",
+    ]
 
 
 def test_retrieval_leaves_out_exactly_what_the_sweep_deletes(imported, agent_principal):
