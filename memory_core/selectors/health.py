@@ -8,6 +8,7 @@ memory events); nothing is sampled or stored separately.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, time, timedelta
@@ -32,6 +33,8 @@ from memory_core.models import (
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import require_reviewer
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -181,15 +184,22 @@ def evaluation_latest() -> tuple[dict | None, str]:
 
     The files looked at are every ``*.json`` in ``DATA_DIR/evaluation-results`` and those
     ``MEMLEDGER_EVALUATION_RESULTS`` names (a file, or a folder whose ``*.json`` are read; a
-    path that is neither is skipped). Only evaluation results count (a JSON object with a
-    ``system`` block of metrics); the newest one wins. (``DATA_DIR/eval`` holds evaluation
-    datasets, which deletion scrubs; they are not results.)
+    path that is neither, or that cannot be looked at, is skipped). Only evaluation results
+    count (a JSON object with a ``system`` block of metrics); the newest one wins.
+    (``DATA_DIR/eval`` holds evaluation datasets, which deletion scrubs; they are not results.)
     """
-    candidates: list[Path] = []
+    dated: list[tuple[float, Path]] = []
     for place in [*map(Path, settings.MEMLEDGER_EVALUATION_RESULTS), evaluation_results_folder()]:
-        candidates.extend(place.glob("*.json") if place.is_dir() else [place])
-    candidates = [path for path in candidates if path.is_file()]
-    for path in sorted(candidates, key=lambda p: p.stat().st_mtime, reverse=True):
+        # A path the web user may not look at (shared storage: EACCES, which pathlib's
+        # is_dir raises), or a file replaced between the listing and its stat, is skipped:
+        # else the health page fails for every reviewer.
+        try:
+            for path in place.glob("*.json") if place.is_dir() else [place]:
+                if path.is_file():
+                    dated.append((path.stat().st_mtime, path))
+        except OSError:
+            logger.warning("evaluation results: cannot read %s; skipped", place, exc_info=True)
+    for _, path in sorted(dated, key=lambda pair: pair[0], reverse=True):
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError):

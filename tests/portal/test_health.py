@@ -428,3 +428,18 @@ def test_the_deletion_chart_says_how_long_the_oldest_unfinished_deletion_has_wai
     )
     (chart,) = [chart for chart in overview.charts if chart.key == "deletion_latency"]
     assert chart.note == "2 not completed, the oldest requested 3\xa0hours, 5\xa0minutes ago"
+
+
+def test_a_results_path_that_cannot_be_looked_at_is_skipped(
+    reviewer_client, settings, tmp_path, evaluation
+):
+    """A MEMLEDGER_EVALUATION_RESULTS path whose stat fails (shared storage the web user may
+    not traverse: EACCES, which running as root cannot make; a name too long stands in, an
+    OSError pathlib's is_dir does not swallow either) is skipped, not a 500 of the page."""
+    settings.MEMLEDGER_EVALUATION_RESULTS = [
+        str(tmp_path / ("x" * 300)),
+        *settings.MEMLEDGER_EVALUATION_RESULTS,
+    ]
+    response = reviewer_client.get(reverse("portal:review:health"))
+    assert response.status_code == 200
+    assert ("precision at k", [0.9167, 0.193, 0.0]) in response.context["evaluation"]["rows"]
