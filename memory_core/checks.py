@@ -108,3 +108,27 @@ def check_throttle_cache(app_configs, **kwargs):
             id="memory_core.W002",
         )
     ]
+
+
+# A hundred years: a longer period is no backup policy, and its cutoff (``timedelta``) would
+# overflow.
+MAX_BACKUP_RETENTION_DAYS = 36_500
+
+
+@checks.register()
+def check_backup_retention_days(app_configs, **kwargs):
+    """The oldest backup's age bounds what the deletion journal must keep: a period below a
+    day let ``prune_deletion_journal`` drop the lines a restore's replay needs, and made the
+    deletion sweep journal no governance action it had missed (``ledger.backups_cutoff``)."""
+    days = settings.MEMLEDGER_BACKUP_RETENTION_DAYS
+    if isinstance(days, int) and 1 <= days <= MAX_BACKUP_RETENTION_DAYS:
+        return []
+    return [
+        checks.Error(
+            f"MEMLEDGER_BACKUP_RETENTION_DAYS is {days!r}: it must be a whole number of days "
+            f"from 1 to {MAX_BACKUP_RETENTION_DAYS:,}, the age of the oldest database backup "
+            "kept.",
+            hint="Set it to your backups' retention (35 by default).",
+            id="memory_core.E005",
+        )
+    ]

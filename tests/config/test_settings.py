@@ -134,6 +134,26 @@ def test_a_deployment_without_redis_is_warned_that_rate_limits_can_lose_counts(s
     assert check_throttle_cache(None) == []
 
 
+@pytest.mark.parametrize("days", [0, -1, 36_501])
+def test_a_backup_retention_out_of_range_fails_the_checks(days):
+    """A negative period let prune_deletion_journal drop lines a replay needs and the sweep
+    journal nothing it had missed; a huge one overflowed. Nothing checked it."""
+    result = run_manage(
+        "check",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(64),
+        MEMLEDGER_BACKUP_RETENTION_DAYS=str(days),
+    )
+    assert result.returncode != 0
+    assert "memory_core.E005" in result.stderr
+    assert f"MEMLEDGER_BACKUP_RETENTION_DAYS is {days}" in result.stderr
+
+
+def test_a_backup_retention_in_range_passes_the_checks():
+    from memory_core.checks import check_backup_retention_days
+
+    assert check_backup_retention_days(None) == []
+
+
 def test_comma_separated_settings_ignore_the_spaces_around_commas(tmp_path):
     code = (
         "import json, django; django.setup()\n"
