@@ -175,20 +175,24 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     from memory_core.deletion.ledger import LedgerAppendFailed, ledger_path
     from memory_core.deletion.sweep import deletion_sweep as sweep
     from memory_core.services.api_keys import deactivations_journal, revocations_journal
-    from memory_core.services.revocations import memory_revocations_journal
+    from memory_core.services.revocations import (
+        memory_rejections_journal,
+        memory_revocations_journal,
+    )
 
     stale = settings.MEMLEDGER_DELETION_STALE_SECONDS if stale_seconds is None else stale_seconds
     catch_ups = {
         "key revocation(s)": revocations_journal,
         "agent deactivation(s)": deactivations_journal,
         "memory revocation(s)": memory_revocations_journal,
+        "memory rejection(s)": memory_rejections_journal,
     }
     journaled, failed = {}, []
     # Cross-tenant by design: it finds stuck operations of every tenant (ids only), then the
-    # key revocations, agent deactivations and memory revocations whose journal line an
-    # append failed to write (revoked or deactivated after a backup, each would be back in
-    # use after a restore); each kind's batch is appended in one write and recorded in one
-    # UPDATE.
+    # key revocations, agent deactivations, memory revocations and rejections whose journal
+    # line an append failed to write (revoked or deactivated after a backup, each would be
+    # back in use after a restore, a rejected write back in the reviewers' queue); each
+    # kind's batch is appended in one write and recorded in one UPDATE.
     with platform_scope("deletion sweep"):
         redriven = sweep(stale_seconds=stale)
         for what, catch_up in catch_ups.items():

@@ -7,8 +7,9 @@ backups. ``replay_deletions --since`` reads it (or another database's Tombstone 
 
 The governance actions a restore would undo are journaled beside the deletions, one line of
 ids each: an API key's revocation (``KEY_REVOKED``), an agent's deactivation
-(``AGENT_DEACTIVATED``) and a memory's revocation or consent withdrawal
-(``MEMORY_REVOKED``). The replay applies them again before the deletions.
+(``AGENT_DEACTIVATED``), a memory's revocation or consent withdrawal (``MEMORY_REVOKED``)
+and a reviewer's rejection of a sensitive write (``MEMORY_REJECTED``). The replay applies
+them again before the deletions.
 """
 
 from __future__ import annotations
@@ -222,8 +223,29 @@ def memory_revocation_entry(
     )
 
 
+# A reviewer's rejection of a sensitive write (``reviews.review_reject``): a backup taken
+# before it holds the write waiting for a reviewer, who could approve it into use after a
+# restore; replayed, it is rejected again and its review item resolved.
+MEMORY_REJECTED = "memory_rejected"
+MEMORY_REJECTION_NAMESPACE = uuid.UUID("0e6b1d3a-7f25-4c89-b4d2-5a13c8e9f047")
+
+
+def memory_rejection_entry(*, memory_id, tenant_id, subject_id, rejected_at: datetime) -> dict:
+    """Return the journal line of a sensitive write's rejection: ids and when, never the
+    memory's content, key or hash, nor the reviewer's reason (a person's words about it)."""
+    return _governance_entry(
+        MEMORY_REJECTION_NAMESPACE,
+        target=MEMORY_REJECTED,
+        row=("rejected_memory_id", memory_id),
+        tenant_id=tenant_id,
+        subject_id=subject_id,
+        at=rejected_at,
+        reason_code="review.rejected",
+    )
+
+
 # The journal lines that are no deletion: the replay applies each kind with its own step.
-GOVERNANCE_TARGETS = frozenset({KEY_REVOKED, AGENT_DEACTIVATED, MEMORY_REVOKED})
+GOVERNANCE_TARGETS = frozenset({KEY_REVOKED, AGENT_DEACTIVATED, MEMORY_REVOKED, MEMORY_REJECTED})
 
 
 def ledger_append(operation: DeletionOperation) -> None:
@@ -424,6 +446,8 @@ def _parse(line: str) -> dict:
             raise ValueError("supersedes_ids is not a list")
         for pk in chain:
             uuid.UUID(str(pk))
+    elif entry["target"] == MEMORY_REJECTED:
+        uuid.UUID(str(entry.get("rejected_memory_id")))
     return entry
 
 

@@ -6,7 +6,8 @@ tombstones and steps again, the rows are scrubbed, and every step is run and ver
 in-process, exactly as the worker would. Replaying twice changes nothing more.
 
 Before the deletions, the governance actions taken since the backup are applied again: API
-keys revoked, agents deactivated, then memories revoked (or whose consent was withdrawn).
+keys revoked, agents deactivated, then memories revoked (or whose consent was withdrawn) and
+sensitive writes rejected.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from memory_core.deletion.ledger import (
     AGENT_DEACTIVATED,
     GOVERNANCE_TARGETS,
     KEY_REVOKED,
+    MEMORY_REJECTED,
     MEMORY_REVOKED,
     agent_deactivation_entry,
     key_revocation_entry,
@@ -47,7 +49,13 @@ from memory_core.models import (
 )
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import tenant_scope
-from memory_core.services.revocations import memory_revocation_entry_of_row, revoked_memories_sql
+from memory_core.services.reviews import memory_reject_replayed
+from memory_core.services.revocations import (
+    memory_rejection_entry_of_row,
+    memory_revocation_entry_of_row,
+    rejected_memories_sql,
+    revoked_memories_sql,
+)
 from memory_core.services.writes import memory_revoke_replayed
 
 # A database's rows say when a request began (requested_at, revoked_at, deletion_queued_at),
@@ -60,8 +68,8 @@ DATABASE_MARGIN = timedelta(hours=1)
 def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     """Return the ledger entries of database ``dbname`` (same server) requested since
     ``since`` less ``DATABASE_MARGIN``, its queued deletions (of whole subjects and of keys),
-    its keys' revocations, its agents' deactivations and its memories' revocations among
-    them, oldest first."""
+    its keys' revocations, its agents' deactivations, its memories' revocations and its
+    sensitive writes' rejections among them, oldest first."""
     import psycopg
     from django.db import connection
 
@@ -113,6 +121,10 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         revoked_memories = conn.execute(
             revoked_memories_sql("updated_at >= %s"), [since - DATABASE_MARGIN]
         ).fetchall()
+        # Sensitive writes rejected since (ledger.memory_rejection_entry).
+        rejected_memories = conn.execute(
+            rejected_memories_sql("updated_at >= %s"), [since - DATABASE_MARGIN]
+        ).fetchall()
     entries = [
         {
             "operation_id": str(op_id),
@@ -143,6 +155,7 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         if deactivated_at is None or deactivated_at >= since - DATABASE_MARGIN
     ]
     entries += [memory_revocation_entry_of_row(row) for row in revoked_memories]
+    entries += [memory_rejection_entry_of_row(row) for row in rejected_memories]
     return sorted(entries, key=lambda entry: datetime.fromisoformat(entry["requested_at"]))
 
 
@@ -365,19 +378,59 @@ def _memory_revoke(entry: dict, result: MemoryRevocations) -> None:
             result.pending += status == Status.PENDING_APPROVAL
 
 
+@dataclass
+class MemoryRejections:
+    """What the replay of sensitive writes' rejections did."""
+
+    rejected: int = 0  # writes waiting for a reviewer rejected again
+    skipped: dict = field(default_factory=dict)  # memory id: why it was not rejected
+
+
+def _memory_reject(entry: dict, result: MemoryRejections) -> None:
+    """Reject again the sensitive write a rejection's line names if the restored database
+    holds it waiting for a reviewer (``reviews.memory_reject_replayed``: its review item
+    resolved as rejected, journaled again as it commits). One already rejected, absent
+    (written after the backup) or no longer pending is left as it is; one whose subject (or
+    key) has a deletion queued is left to that deletion and named
+    (``subject_being_deleted``); a tenant deleted here has no queue."""
+    tenant_id = uuid.UUID(entry["tenant_id"])
+    if not Tenant.objects.filter(pk=tenant_id, deleted_at=None).exists():
+        return
+    principal = SystemPrincipal(tenant_id=tenant_id, name="replay_deletions")
+    memory_id = entry["rejected_memory_id"]
+    with tenant_scope(tenant_id):
+        if not Memory.objects.filter(
+            tenant_id=tenant_id, pk=memory_id, status=Status.PENDING_APPROVAL
+        ).exists():
+            return
+        try:
+            memory_reject_replayed(
+                principal=principal, memory_id=memory_id, operation_id=entry["operation_id"]
+            )
+        except SubjectBeingDeleted:
+            result.skipped[str(memory_id)] = "subject_being_deleted"
+            return
+        except Conflict:
+            return  # decided (or deleted) meanwhile: not waiting any more
+        result.rejected += 1
+
+
 def replay_deletions(*, entries: list[dict]) -> dict:
     """Re-apply every entry to this database and run its steps; return the counts."""
     # Keys and agents first: cheap, independent, and the most urgent (a leaked key, a
-    # misbehaving agent); then the memories revoked, each a short transaction. A deletion
-    # that raises stops the loop, and what it left in use would stay so.
+    # misbehaving agent); then the memories revoked and the writes rejected, in the journal's
+    # order, each a short transaction. A deletion that raises stops the loop, and what it
+    # left in use (or waiting for a reviewer) would stay so.
     keys_revoked = sum(_key_revoke(entry) for entry in entries if entry["target"] == KEY_REVOKED)
     agents_deactivated = sum(
         _agent_deactivate(entry) for entry in entries if entry["target"] == AGENT_DEACTIVATED
     )
-    memories = MemoryRevocations()
+    memories, rejections = MemoryRevocations(), MemoryRejections()
     for entry in entries:
         if entry["target"] == MEMORY_REVOKED:
             _memory_revoke(entry, memories)
+        elif entry["target"] == MEMORY_REJECTED:
+            _memory_reject(entry, rejections)
     replayed, skipped, statuses = 0, 0, {}
     for entry in (entry for entry in entries if entry["target"] not in GOVERNANCE_TARGETS):
         operation = _restore_operation(entry)
@@ -396,5 +449,7 @@ def replay_deletions(*, entries: list[dict]) -> dict:
         "memories_revoked": memories.revoked,
         "memories_revoked_pending": memories.pending,
         "memories_skipped": memories.skipped,
+        "memories_rejected": rejections.rejected,
+        "memories_rejected_skipped": rejections.skipped,
         "incomplete": incomplete,
     }

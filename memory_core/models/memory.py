@@ -170,8 +170,10 @@ class Memory(models.Model):
     embedding = EmbeddingField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True, default="")
     # When a revocation's line (revoked, or its consent withdrawn) reached the deletion
-    # journal (services.revocations); the deletion sweep appends it for a revoked row without
-    # one (a failed append, or a row revoked before migration 0027).
+    # journal (services.revocations), or, on a rejected row, its rejection's line (a row is
+    # one or the other, never both); the deletion sweep appends it for a revoked or rejected
+    # row without one (a failed append, or a row revoked before migration 0027, rejected
+    # before 0028).
     revocation_journaled_at = models.DateTimeField(null=True, blank=True)
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config="english"),
@@ -282,6 +284,12 @@ class Memory(models.Model):
                 fields=["updated_at"],
                 name="memory_revocation_unjournaled",
                 condition=Q(status=Status.REVOKED, revocation_journaled_at__isnull=True),
+            ),
+            # The same for the rejected rows (services.revocations.memory_rejections_journal).
+            models.Index(
+                fields=["updated_at"],
+                name="memory_rejection_unjournaled",
+                condition=Q(status=Status.REJECTED, revocation_journaled_at__isnull=True),
             ),
         ]
 

@@ -4,7 +4,8 @@ A sensitive write waits as a ``pending_approval`` row: embedded, never retrievab
 makes it active and, when it was written on a memory_key with an active head of no higher
 authority, links it into that chain as the next version (the head becomes superseded).
 Against a head of higher authority it stays a separate chain and a conflict is opened, as at
-write time. Rejection marks it ``rejected``. Conflicts are resolved by
+write time. Rejection marks it ``rejected``, journaled (``revocations``) so that a restore's replay
+rejects it again. Conflicts are resolved by
 ``memory_core.services.conflicts.conflict_resolve``, not here.
 """
 
@@ -17,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound
-from memory_core.locks import lock_memory_keys, subject_shared_lock
+from memory_core.locks import lock_memory_keys, subject_shared_lock, subjects_shared_locked
 from memory_core.models import (
     AUTHORITY_RANK,
     PROPOSED_STATUSES,
@@ -26,6 +27,7 @@ from memory_core.models import (
     MemoryEvent,
     ReviewItem,
     Status,
+    Subject,
 )
 from memory_core.principals import AgentPrincipal, require_reviewer
 from memory_core.retrieval.types import ConflictPlace
@@ -36,6 +38,7 @@ from memory_core.services.conflicts import (
 )
 from memory_core.services.events import event_record
 from memory_core.services.memories import heads_on_key
+from memory_core.services.revocations import memory_rejection_journal_on_commit
 
 
 def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
@@ -262,6 +265,31 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     return item
 
 
+def _reject(
+    memory: Memory, *, principal, item: ReviewItem | None, reason: str, details=None
+) -> None:
+    """Mark the locked pending ``memory`` rejected, with its ``rejected`` event, close its
+    (locked) open item ``item`` as rejected, and journal the rejection as it commits
+    (``revocations``: a restore from an older backup would put it back in the reviewers'
+    queue, and ``replay_deletions`` rejects it again)."""
+    memory.status = Status.REJECTED
+    memory.updated_at = timezone.now()
+    memory.save(update_fields=["status", "updated_at"])
+    details = dict(details or {})
+    if item is not None:
+        details["review_item"] = str(item.id)
+    event_record(
+        memory=memory,
+        action=MemoryEvent.Action.REJECTED,
+        principal=principal,
+        reason_code="review.rejected",
+        details=details,
+    )
+    if item is not None:
+        _close(item, principal=principal, state=ReviewItem.State.REJECTED, reason=reason)
+    memory_rejection_journal_on_commit(memory)
+
+
 @transaction.atomic
 def review_reject(*, principal, item_id, reason: str) -> ReviewItem:
     """Reject a pending sensitive write: the memory is kept as ``rejected``, never used."""
@@ -273,15 +301,43 @@ def review_reject(*, principal, item_id, reason: str) -> ReviewItem:
     subject_shared_lock(item.subject_id)
     memory = _lock_pending_memory(item)
     item = _open_item(principal=principal, item_id=item_id)
-    memory.status = Status.REJECTED
-    memory.updated_at = timezone.now()
-    memory.save(update_fields=["status", "updated_at"])
-    event_record(
-        memory=memory,
-        action=MemoryEvent.Action.REJECTED,
-        principal=principal,
-        reason_code="review.rejected",
-        details={"review_item": str(item.id)},
-    )
-    _close(item, principal=principal, state=ReviewItem.State.REJECTED, reason=reason)
+    _reject(memory, principal=principal, item=item, reason=reason)
     return item
+
+
+@transaction.atomic
+def memory_reject_replayed(*, principal, memory_id, operation_id: str) -> Memory:
+    """Reject again, after a restore, the pending write ``memory_id`` as the journal line of
+    the operation ``operation_id`` records (``replay_deletions``): its open review item
+    resolved as rejected, the ``rejected`` event's reason naming the line. ``principal`` is
+    memledger itself (no reviewer decides). Conflict ``review_closed`` if it is not pending
+    (any more); ``SubjectBeingDeleted`` if its subject (or key) has a deletion queued, as for
+    a revoke: the deletion removes it.
+
+    Locks as ``review_reject`` takes them: the subject's shared (here with the queued
+    deletion's fence, ``subjects_shared_locked``), the row, then its open items in id order.
+    """
+    memory = Memory.objects.select_related("subject").get(pk=memory_id)
+    subjects_shared_locked(
+        Subject.objects.filter(tenant_id=memory.tenant_id, pk=memory.subject_id),
+        keys={(memory.subject.external_id, memory.memory_key)},
+    )
+    memory = Memory.objects.select_for_update().get(pk=memory.pk)
+    if memory.status != Status.PENDING_APPROVAL:
+        raise Conflict(f"The memory is {memory.status}, not pending.", code="review_closed")
+    items = list(
+        ReviewItem.objects.select_for_update()
+        .filter(
+            tenant_id=memory.tenant_id,
+            memory=memory,
+            kind=ReviewItem.Kind.SENSITIVE_WRITE,
+            state=ReviewItem.State.OPEN,
+        )
+        .order_by("pk")
+    )
+    reason = f"Rejected again after a restore (journal line {operation_id})."
+    item = items[0] if items else None
+    _reject(memory, principal=principal, item=item, reason=reason, details={"reason": reason})
+    for other in items[1:]:  # one a write, as a rule; none is left open on a rejected write
+        _close(other, principal=principal, state=ReviewItem.State.REJECTED, reason=reason)
+    return memory

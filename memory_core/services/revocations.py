@@ -1,4 +1,5 @@
-"""Memory revocations in the deletion journal: a restore must not put a revoked memory back in use.
+"""Memory revocations and rejections in the deletion journal: a restore must not put a revoked
+memory back in use, nor a rejected write back in the reviewers' queue.
 
 A memory revoked (``memory_revoke``), whose consent was withdrawn (``consent_withdraw``) or
 that lost a conflict (``conflict_resolve``) is never used again; a backup taken before that
@@ -7,12 +8,20 @@ holds it in use. So each revocation is appended to the deletion journal as it co
 the row (``Memory.revocation_journaled_at``), and ``replay_deletions`` revokes it again after
 a restore (``writes.memory_revoke_replayed``). An append that fails is logged and made by the
 deletion sweep (``memory_revocations_journal``).
+
+A sensitive write a reviewer rejected (``reviews.review_reject``) is journaled alike
+(``ledger.memory_rejection_entry``, recorded on the same column), made by the sweep
+(``memory_rejections_journal``) when its append failed, and rejected again by the replay
+(``reviews.memory_reject_replayed``): a backup taken before the rejection holds it waiting
+for a reviewer, who could approve it into use.
 """
 
 from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial, reduce
 from operator import or_
@@ -25,6 +34,7 @@ from memory_core.deletion.ledger import (
     backups_cutoff,
     ledger_catch_up,
     ledger_write_many,
+    memory_rejection_entry,
     memory_revocation_entry,
 )
 from memory_core.models import Memory, MemoryEvent
@@ -90,71 +100,160 @@ def memory_revocation_entry_of_row(row) -> dict:
     )
 
 
-def _revocation_entries(revoked: str, params: list) -> list[dict]:
-    """Return the journal lines of the revoked memories of this database that ``revoked``
-    selects (``revoked_memories_sql``), as the scope the caller set lets it see them."""
+# The rejected memories ``{rejected}`` selects (after ``WHERE status = 'rejected' AND``;
+# ordered only as it says: the sweep's oldest first). Its line's moment is the row's
+# ``updated_at``: set by the rejection, a rejected row changes no more (a deletion scrubs it:
+# then it is no longer rejected). Read by the same callers as ``_REVOKED_MEMORIES_SQL``, and
+# as old a database.
+_REJECTED_MEMORIES_SQL = """
+    SELECT id, tenant_id, subject_id, updated_at FROM memory_core_memory
+    WHERE status = 'rejected' AND {rejected}
+"""
+
+
+def rejected_memories_sql(rejected: str) -> str:
+    """Return the query of the rejected memories whose condition is ``rejected`` (SQL after
+    ``WHERE status = 'rejected' AND``, with ``%s`` parameters; it may end with an ORDER BY
+    and a LIMIT): rows ``memory_rejection_entry_of_row`` reads."""
+    return _REJECTED_MEMORIES_SQL.format(rejected=rejected)
+
+
+def memory_rejection_entry_of_row(row) -> dict:
+    """Return the journal line of a row of ``rejected_memories_sql``."""
+    memory_id, tenant_id, subject_id, rejected_at = row
+    return memory_rejection_entry(
+        memory_id=memory_id, tenant_id=tenant_id, subject_id=subject_id, rejected_at=rejected_at
+    )
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """A memory's governance action journaled by this module: a revocation, a rejection."""
+
+    name: str  # in log lines
+    sql: Callable[[str], str]  # condition -> query of its rows
+    entry_of_row: Callable[[tuple], dict]
+    id_field: str  # the line's field naming the memory
+
+
+_REVOCATION = _Kind(
+    "revocation", revoked_memories_sql, memory_revocation_entry_of_row, "revoked_memory_id"
+)
+_REJECTION = _Kind(
+    "rejection", rejected_memories_sql, memory_rejection_entry_of_row, "rejected_memory_id"
+)
+
+
+def _entries(kind: _Kind, condition: str, params: list) -> list[dict]:
+    """Return the journal lines of the memories of this database of ``kind`` that
+    ``condition`` selects, as the scope the caller set lets it see them."""
     with connection.cursor() as cursor:
-        cursor.execute(revoked_memories_sql(revoked), params)
-        return [memory_revocation_entry_of_row(row) for row in cursor.fetchall()]
+        cursor.execute(kind.sql(condition), params)
+        return [kind.entry_of_row(row) for row in cursor.fetchall()]
 
 
 def memory_revocation_journal_on_commit(memory: Memory) -> None:
     """Journal the revocation of ``memory`` once the current transaction commits."""
     transaction.on_commit(
-        partial(_journal_memory_revocation, memory.pk, memory.tenant_id), robust=True
+        partial(_journal_after_commit, _REVOCATION, memory.pk, memory.tenant_id), robust=True
     )
+
+
+def memory_rejection_journal_on_commit(memory: Memory) -> None:
+    """Journal the rejection of ``memory`` once the current transaction commits."""
+    transaction.on_commit(
+        partial(_journal_after_commit, _REJECTION, memory.pk, memory.tenant_id), robust=True
+    )
+
+
+def _entry_of(kind: _Kind, memory_id, tenant_id) -> dict | None:
+    entries = _entries(kind, "id = %s AND tenant_id = %s", [memory_id, tenant_id])
+    return entries[0] if entries else None
 
 
 def memory_revocation_entry_of(memory_id, tenant_id) -> dict | None:
     """Return the journal line of the revoked memory ``memory_id`` of tenant ``tenant_id``
     read from this database (its chain, the action of its last revoking event), or None if
     it is not revoked (any more: deleted since, say). Run in a scope that sees its tenant."""
-    entries = _revocation_entries("id = %s AND tenant_id = %s", [memory_id, tenant_id])
-    return entries[0] if entries else None
+    return _entry_of(_REVOCATION, memory_id, tenant_id)
 
 
-def _revocations_record(entries: list[dict]) -> None:
+def memory_rejection_entry_of(memory_id, tenant_id) -> dict | None:
+    """Return the journal line of the rejected memory ``memory_id`` of tenant ``tenant_id``
+    read from this database, or None if it is not rejected (any more). Run in a scope that
+    sees its tenant."""
+    return _entry_of(_REJECTION, memory_id, tenant_id)
+
+
+def _record(kind: _Kind, entries: list[dict]) -> None:
     """Record the lines ``entries`` as journaled on their rows: one UPDATE, each row named
     with its tenant (the sweep's runs in platform mode, the after-commit one in the tenant's
-    transaction)."""
+    transaction).
+
+    One column for both kinds, ``revocation_journaled_at``: a row is revoked or rejected,
+    never both (each leaves only a row in use or waiting for a reviewer), so it says whether
+    the line of the one it is reached the journal.
+    """
     by_tenant = defaultdict(list)
     for entry in entries:
-        by_tenant[entry["tenant_id"]].append(entry["revoked_memory_id"])
+        by_tenant[entry["tenant_id"]].append(entry[kind.id_field])
     rows = reduce(or_, (Q(tenant_id=t, pk__in=ids) for t, ids in by_tenant.items()))
     Memory.objects.filter(rows, revocation_journaled_at=None).update(
         revocation_journaled_at=timezone.now()
     )
 
 
-def _journal_memory_revocation(memory_id, tenant_id) -> bool:
-    """Append a committed revocation's journal line and record it; return whether it was.
-    A failure is logged, never raised (the memory is revoked; the sweep appends it later).
+def _journal_after_commit(kind: _Kind, memory_id, tenant_id) -> bool:
+    """Append a committed action's journal line and record it; return whether it was.
+    A failure is logged, never raised (the action is done; the sweep appends it later).
 
     The line is read after the commit, in a transaction of the memory's tenant (a request's
     own tenant setting ended with its transaction).
     """
     try:
         with tenant_atomic(tenant_id):
-            entry = memory_revocation_entry_of(memory_id, tenant_id)
+            entry = _entry_of(kind, memory_id, tenant_id)
         if entry is None:
             return False
         ledger_write_many([entry])
     except Exception:
         logger.exception(
-            "memory %s: the journal append of its revocation failed; the deletion sweep "
-            "tries again",
+            "memory %s: the journal append of its %s failed; the deletion sweep tries again",
             memory_id,
+            kind.name,
         )
         return False
     try:
         with tenant_atomic(tenant_id):
-            _revocations_record([entry])
+            _record(kind, [entry])
     except Exception:
         # Appended again by the sweep: a duplicate line is harmless.
         logger.warning(
-            "memory %s: revocation journaled, but not recorded", memory_id, exc_info=True
+            "memory %s: %s journaled, but not recorded", memory_id, kind.name, exc_info=True
         )
     return True
+
+
+def _catch_up(kind: _Kind, *, older_than: float, limit: int) -> int:
+    """Append and record the lines of ``kind`` not recorded (``memory_revocations_journal``)."""
+    before = timezone.now() - timedelta(seconds=older_than)
+    entries = _entries(
+        kind,
+        "revocation_journaled_at IS NULL AND updated_at >= %s AND updated_at <= %s "
+        "ORDER BY updated_at LIMIT %s",
+        [backups_cutoff(), before, limit],
+    )
+    if not entries:
+        return 0
+    ledger_catch_up(entries)
+    try:
+        _record(kind, entries)
+    except Exception:
+        # Appended again by the next sweep: a duplicate line is harmless.
+        logger.warning(
+            "%d memory %s(s) journaled, but not recorded", len(entries), kind.name, exc_info=True
+        )
+    return len(entries)
 
 
 def memory_revocations_journal(*, older_than: float = 0, limit: int = 500) -> int:
@@ -170,20 +269,12 @@ def memory_revocations_journal(*, older_than: float = 0, limit: int = 500) -> in
     (``ledger.backups_cutoff``) needs no line, every backup holding it revoked: it is left
     unrecorded, and the index range read starts after it.
     """
-    before = timezone.now() - timedelta(seconds=older_than)
-    entries = _revocation_entries(
-        "revocation_journaled_at IS NULL AND updated_at >= %s AND updated_at <= %s "
-        "ORDER BY updated_at LIMIT %s",
-        [backups_cutoff(), before, limit],
-    )
-    if not entries:
-        return 0
-    ledger_catch_up(entries)
-    try:
-        _revocations_record(entries)
-    except Exception:
-        # Appended again by the next sweep: a duplicate line is harmless.
-        logger.warning(
-            "%d memory revocation(s) journaled, but not recorded", len(entries), exc_info=True
-        )
-    return len(entries)
+    return _catch_up(_REVOCATION, older_than=older_than, limit=limit)
+
+
+def memory_rejections_journal(*, older_than: float = 0, limit: int = 500) -> int:
+    """Append the journal lines of the sensitive writes rejected more than ``older_than``
+    seconds ago whose line is not recorded (an append that failed, or a write rejected
+    before rejections were journaled: migration 0028), as ``memory_revocations_journal``
+    does the revocations' (along the index ``memory_rejection_unjournaled``)."""
+    return _catch_up(_REJECTION, older_than=older_than, limit=limit)

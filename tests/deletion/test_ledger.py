@@ -645,6 +645,7 @@ def test_a_journal_written_before_deactivations_and_revocations_were_journaled_s
 
     assert (result["replayed"], result["keys_revoked"], result["incomplete"]) == (1, 1, {})
     assert (result["agents_deactivated"], result["memories_revoked"]) == (0, 0)
+    assert (result["memories_rejected"], result["memories_rejected_skipped"]) == (0, {})
     assert result["unreadable_lines"] == 0
 
 
@@ -668,9 +669,11 @@ def test_the_reader_skips_a_governance_line_that_names_no_row(journal):
             "revoked_memory_id": "6f1f7a4e-0000-4000-8000-1",
             "supersedes_ids": "all",
         },  # fmt: skip
+        {**base, "target": "memory_rejected"},  # no rejected_memory_id
+        {**base, "target": "memory_rejected", "rejected_memory_id": "x"},
     ]
     journal.write_text("".join(json.dumps(e) + "\n" for e in bad))
-    assert ledger_scan(since=since).unreadable == [1, 2, 3, 4]
+    assert ledger_scan(since=since).unreadable == [1, 2, 3, 4, 5, 6]
 
 
 def test_a_deactivation_made_while_an_earlier_ones_line_is_written_is_not_recorded_by_it(
@@ -705,3 +708,168 @@ def test_a_deactivation_made_while_an_earlier_ones_line_is_written_is_not_record
         first.isoformat(),
         row.deactivated_at.isoformat(),
     ]
+
+
+def _pending_write(owner, **fields):
+    """A sensitive write waiting for a reviewer, with its open review item."""
+    from memory_core.models import ReviewItem
+
+    memory = MemoryFactory(subject=owner, status="pending_approval", **fields)
+    item = ReviewItem.objects.create(
+        tenant_id=owner.tenant_id, subject=owner, memory=memory, kind="sensitive_write"
+    )
+    return memory, item
+
+
+def _reviewer(tenant_id, django_user_model, name="reviewer"):
+    from memory_core.principals import ReviewerPrincipal
+
+    user = django_user_model.objects.create_user(name)
+    return ReviewerPrincipal(tenant_id=tenant_id, user_id=user.id)
+
+
+def test_a_write_rejected_after_the_backup_is_rejected_again_by_the_replay(
+    owner, journal, django_user_model, django_capture_on_commit_callbacks
+):
+    """A sensitive write rejected after the backup came back waiting for a reviewer, its item
+    open, in the restored database: a reviewer could approve it into use."""
+    from memory_core.models import Memory, MemoryEvent, ReviewItem
+    from memory_core.services.reviews import review_reject
+
+    memory, item = _pending_write(owner)
+    backup_time = timezone.now()
+    with django_capture_on_commit_callbacks(execute=True):
+        review_reject(
+            principal=_reviewer(owner.tenant_id, django_user_model),
+            item_id=item.id,
+            reason="not about the user",
+        )
+    assert Memory.objects.get(pk=memory.pk).revocation_journaled_at is not None
+    [line] = _journal_lines(journal)
+    assert (line["target"], line["rejected_memory_id"]) == ("memory_rejected", str(memory.id))
+    assert (line["tenant_id"], line["subject_id"]) == (str(owner.tenant_id), str(owner.id))
+    # As the backup had them: waiting, its item open.
+    Memory.objects.filter(pk=memory.pk).update(status="pending_approval")
+    ReviewItem.objects.filter(pk=item.pk).update(
+        state="open", resolution="", reason="", resolved_by=None, resolved_at=None
+    )
+
+    result, err = _replay(backup_time)
+
+    assert (result["memories_rejected"], result["memories_rejected_skipped"]) == (1, {})
+    assert result["memories_revoked"] == 0 and err == ""
+    assert Memory.objects.get(pk=memory.pk).status == "rejected"
+    item.refresh_from_db()
+    assert (item.state, item.resolution) == ("rejected", "rejected")
+    assert line["operation_id"] in item.reason and item.resolved_at is not None
+    [event] = MemoryEvent.objects.filter(memory_id=memory.id, actor_id="replay_deletions")
+    assert (event.action, event.reason_code) == ("rejected", "review.rejected")
+    assert line["operation_id"] in event.details["reason"]
+    assert event.details["review_item"] == str(item.id)
+    assert _replay(backup_time)[0]["memories_rejected"] == 0  # twice: nothing more
+
+
+def test_the_replay_leaves_a_write_rejected_already_absent_or_approved_as_it_is(owner, journal):
+    import uuid
+
+    from memory_core.deletion.ledger import memory_rejection_entry
+    from memory_core.deletion.replay import replay_deletions
+
+    rejected = MemoryFactory(subject=owner, status="rejected")
+    approved = MemoryFactory(subject=owner)  # approved since the backup; its line is older
+    lines = [
+        memory_rejection_entry(
+            memory_id=memory_id,
+            tenant_id=owner.tenant_id,
+            subject_id=owner.id,
+            rejected_at=timezone.now(),
+        )
+        for memory_id in (rejected.id, approved.id, uuid.uuid4())  # the last after the backup
+    ]
+
+    result = replay_deletions(entries=lines)
+
+    assert (result["memories_rejected"], result["memories_rejected_skipped"]) == (0, {})
+    statuses = {m.pk: m.status for m in owner.memories.all()}
+    assert statuses == {rejected.pk: "rejected", approved.pk: "active"}
+
+
+def test_a_write_whose_subjects_deletion_is_queued_is_named_not_rejected_again(
+    owner, journal, django_user_model, django_capture_on_commit_callbacks
+):
+    from memory_core.models import Memory, ReviewItem, Subject
+    from memory_core.services.reviews import review_reject
+
+    memory, item = _pending_write(owner)
+    backup_time = timezone.now()
+    with django_capture_on_commit_callbacks(execute=True):
+        review_reject(
+            principal=_reviewer(owner.tenant_id, django_user_model), item_id=item.id, reason="no"
+        )
+    Memory.objects.filter(pk=memory.pk).update(status="pending_approval")
+    ReviewItem.objects.filter(pk=item.pk).update(state="open", resolution="", resolved_at=None)
+    Subject.objects.filter(pk=owner.pk).update(
+        deletion_queued_at=timezone.now(), deletion_queued_by=1
+    )
+
+    result, err = _replay(backup_time)
+
+    assert result["memories_rejected"] == 0
+    assert result["memories_rejected_skipped"] == {str(memory.id): "subject_being_deleted"}
+    assert "1 sensitive write(s) not rejected again" in err and str(memory.id) in err
+    assert Memory.objects.get(pk=memory.pk).status == "pending_approval"
+
+
+def test_a_rejection_line_holds_ids_only(
+    owner, journal, django_user_model, django_capture_on_commit_callbacks
+):
+    """No content, key, hash, external id or the reviewer's reason: the journal outlives the
+    memory's deletion, and must not keep what was remembered (nor what was said of it)."""
+    from memory_core.services.reviews import review_reject
+
+    memory, item = _pending_write(owner, memory_key="health.condition", content="User has asthma.")
+    with django_capture_on_commit_callbacks(execute=True):
+        review_reject(
+            principal=_reviewer(owner.tenant_id, django_user_model),
+            item_id=item.id,
+            reason="the reviewer's words",
+        )
+
+    text = journal.read_text()
+    for private in ("asthma", "health.condition", owner.external_id, memory.content_hash,
+                    "the reviewer's words"):  # fmt: skip
+        assert private not in text
+    [line] = _journal_lines(journal)
+    assert set(line) == {
+        "operation_id", "tenant_id", "subject_id", "target", "requested_at", "reason_code",
+        "rejected_memory_id", "tombstones", "written_at",
+    }  # fmt: skip
+    assert (line["reason_code"], line["tombstones"]) == ("review.rejected", [])
+
+
+def test_a_rejection_whose_append_failed_is_journaled_by_the_sweep(
+    owner, journal, settings, django_user_model, django_capture_on_commit_callbacks
+):
+    from memory_core.models import Memory
+    from memory_core.services.reviews import review_reject
+    from memory_core.tasks import deletion_sweep
+
+    memory, item = _pending_write(owner)
+    blocked = journal.parent / "not-a-folder"
+    blocked.write_text("")
+    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"  # cannot be made
+    with django_capture_on_commit_callbacks(execute=True):
+        review_reject(
+            principal=_reviewer(owner.tenant_id, django_user_model), item_id=item.id, reason="no"
+        )
+    row = Memory.objects.get(pk=memory.pk)
+    assert (row.status, row.revocation_journaled_at) == ("rejected", None)
+
+    settings.MEMLEDGER_DELETION_LEDGER = journal  # the volume is back
+    deletion_sweep(stale_seconds=0)
+    deletion_sweep(stale_seconds=0)  # once only
+
+    [line] = _journal_lines(journal)
+    assert (line["target"], line["rejected_memory_id"]) == ("memory_rejected", str(memory.id))
+    assert line["requested_at"] == row.updated_at.isoformat()
+    assert Memory.objects.get(pk=memory.pk).revocation_journaled_at is not None

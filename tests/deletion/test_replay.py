@@ -220,6 +220,8 @@ def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
         "memories_revoked": 0,
         "memories_revoked_pending": 0,
         "memories_skipped": {},
+        "memories_rejected": 0,
+        "memories_rejected_skipped": {},
         "incomplete": {},
     }
     operation.refresh_from_db()
@@ -332,10 +334,12 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
     backup were in use again in the restored database: the journal held deletions and key
     revocations only, and operators ran psql snippets. Among them a revoked correction
     written after the backup (the restored database holds the version it corrected, in use)
-    and one the backup holds waiting for a reviewer (approved after it, then revoked)."""
+    and one the backup holds waiting for a reviewer (approved after it, then revoked). And a
+    sensitive write rejected after the backup was waiting for a reviewer again, its item
+    open: a reviewer could approve it into use."""
     from memory_core.principals import AgentPrincipal, ReviewerPrincipal, SystemPrincipal
     from memory_core.services.api_keys import agent_deactivate
-    from memory_core.services.reviews import review_approve
+    from memory_core.services.reviews import review_approve, review_reject
     from memory_core.services.writes import consent_withdraw, memory_correct, memory_revoke
     from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
@@ -360,6 +364,16 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
         },
     )
     assert waiting.decision == "pending_approval"
+    rejected_head = MemoryFactory(subject=subject, content="User sleeps well.")
+    rejected = memory_correct(
+        principal=writer,
+        memory_id=rejected_head.id,
+        data={
+            "content": "User has insomnia; takes medication.",
+            "source": {"type": "user_input", "conversation_id": "c", "message_id": "m3"},
+        },
+    )
+    assert rejected.decision == "pending_approval"
     idle = AgentFactory(tenant=tenant)
     with tempfile.TemporaryDirectory() as folder:
         dump = Path(folder) / "backup.dump"
@@ -380,6 +394,7 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
         memory_revoke(principal=system, memory_id=correction.id)  # unknown to the backup
         review_approve(principal=reviewer, item_id=waiting.review_item.id, reason="ok")
         memory_revoke(principal=system, memory_id=waiting.memory.id)
+        review_reject(principal=reviewer, item_id=rejected.review_item.id, reason="not so")
 
         in_use = [revoked.id, withdrawn.id, corrected.id, waiting_head.id, waiting.memory.id]
         expected = {
@@ -387,6 +402,8 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
             "memories_revoked": 5,
             "memories_revoked_pending": 1,
             "memories_skipped": {},
+            "memories_rejected": 1,
+            "memories_rejected_skipped": {},
         }
         try:
             for ledger in ([], ["--ledger-database", source]):  # the journal, the old database
@@ -396,6 +413,8 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
                 # The backup has them in use (one waiting for a reviewer), the agent working.
                 statuses = [row[1] for row in _scratch_rows(scratch, sorted(in_use, key=str))]
                 assert sorted(statuses) == ["active"] * 4 + ["pending_approval"]
+                [(_, status, *_)] = _scratch_rows(scratch, [rejected.memory.id])
+                assert status == "pending_approval"
 
                 result = _replay(scratch, backup_time, *ledger)
 
@@ -411,6 +430,10 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
                         "SELECT state, resolution FROM memory_core_reviewitem WHERE id = %s",
                         [waiting.review_item.id],
                     ).fetchone() == ("resolved", "revoked")
+                    assert conn.execute(
+                        "SELECT state, resolution FROM memory_core_reviewitem WHERE id = %s",
+                        [rejected.review_item.id],
+                    ).fetchone() == ("rejected", "rejected")
                     actions = dict(
                         conn.execute(
                             "SELECT memory_id, action FROM memory_core_memoryevent "
@@ -419,9 +442,13 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
                     )
                 assert actions[withdrawn.id] == "consent_withdrawn"
                 assert actions[corrected.id] == actions[revoked.id] == "revoked"
+                assert actions[rejected.memory.id] == "rejected"
+                [(_, status, *_)] = _scratch_rows(scratch, [rejected.memory.id])
+                assert status == "rejected"
             # Again from the journal: nothing more to do.
             again = _replay(scratch, backup_time)
             assert (again["agents_deactivated"], again["memories_revoked"]) == (0, 0)
+            assert again["memories_rejected"] == 0
         finally:
             _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
 
@@ -455,6 +482,8 @@ def test_the_old_database_names_the_agents_deactivated_and_memories_revoked_sinc
         reason_code="consent_withdrawn",
     )  # fmt: skip
     Memory.objects.filter(pk=revoked.pk).update(updated_at=timezone.now())
+    MemoryFactory(subject=subject, status="rejected", updated_at=before)  # in the backup
+    rejected = MemoryFactory(subject=subject, status="rejected")
 
     entries = ledger_from_database(dbname=connection.settings_dict["NAME"], since=backup_time)
 
@@ -470,3 +499,6 @@ def test_the_old_database_names_the_agents_deactivated_and_memories_revoked_sinc
         "consent_withdrawn",
         str(subject.id),
     )
+    [line] = [e for e in entries if e["target"] == "memory_rejected"]
+    assert (line["rejected_memory_id"], line["subject_id"]) == (str(rejected.id), str(subject.id))
+    assert line["requested_at"] == Memory.objects.get(pk=rejected.pk).updated_at.isoformat()

@@ -169,20 +169,60 @@ def test_a_journal_that_cannot_be_written_is_logged_once_a_sweep(journal, settin
         key, _ = api_key_create(agent=agent)
         ApiKey.objects.filter(pk=key.pk).update(revoked_at=timezone.now())
     Agent.objects.filter(pk=agent.pk).update(is_active=False, deactivated_at=timezone.now())
+    _rejected_before_0028(3, days_ago=1)
 
     with caplog.at_level(logging.INFO):
         deletion_sweep(stale_seconds=0)
 
     [error] = [record for record in caplog.records if record.levelno >= logging.WARNING]
-    assert "journal append of 8 governance line(s) failed" in error.getMessage()
+    assert "journal append of 11 governance line(s) failed" in error.getMessage()
     assert str(blocked) in error.getMessage()
     assert isinstance(error.exc_info[1], OSError)  # the first one's, with its stack trace
     assert not any("journaled" in record.getMessage() for record in caplog.records)
     assert Memory.objects.filter(status="revoked", revocation_journaled_at=None).count() == 5
+    assert Memory.objects.filter(status="rejected", revocation_journaled_at=None).count() == 3
 
     settings.MEMLEDGER_DELETION_LEDGER = journal  # the volume is back
     caplog.clear()
     with caplog.at_level(logging.INFO):
         deletion_sweep(stale_seconds=0)
-    assert len(_lines(journal)) == 8
+    assert len(_lines(journal)) == 11
     assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
+
+
+def _rejected_before_0028(count: int, *, days_ago: float) -> set[str]:
+    """Make ``count`` sensitive writes of two tenants rejected ``days_ago`` with no journal
+    line recorded; return their ids."""
+    subjects = [SubjectFactory(tenant=TenantFactory()) for _ in range(2)]
+    moment = timezone.now() - timedelta(days=days_ago)
+    ids = {str(MemoryFactory(subject=subjects[n % 2]).pk) for n in range(count)}
+    Memory.objects.filter(pk__in=list(ids)).update(status="rejected", updated_at=moment)
+    return ids
+
+
+@pytest.mark.parametrize("count", [4, 40])
+def test_the_sweep_journals_rejections_since_the_oldest_backup_in_a_few_queries(
+    journal, count, monkeypatch
+):
+    """Writes rejected before rejections were journaled (migration 0028), or whose append
+    failed: one line each, in one write, but none for one rejected before the oldest backup
+    kept (every backup holds it rejected)."""
+    old = _rejected_before_0028(2, days_ago=37)  # 35 days of backups, and a day's margin
+    recent = _rejected_before_0028(count, days_ago=2)
+    fsyncs = []
+    fsync = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), fsync(fd)))
+
+    with CaptureQueriesContext(connection) as queries:
+        deletion_sweep(stale_seconds=0)
+
+    assert len(queries.captured_queries) <= 20
+    assert len(fsyncs) == 1
+    lines = _lines(journal)
+    assert {line["rejected_memory_id"] for line in lines} == recent
+    assert {line["target"] for line in lines} == {"memory_rejected"}
+    unrecorded = Memory.objects.filter(status="rejected", revocation_journaled_at=None)
+    assert {str(pk) for pk in unrecorded.values_list("pk", flat=True)} == old
+
+    deletion_sweep(stale_seconds=0)  # once only
+    assert len(_lines(journal)) == count

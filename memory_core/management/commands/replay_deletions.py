@@ -19,7 +19,8 @@ from memory_core.rls import platform_command
 class Command(BaseCommand):
     help = (
         "Replay the deletion ledger since TIMESTAMP (the backup's time) into this database: "
-        "keys revoked, agents deactivated and memories revoked again, then every deletion "
+        "keys revoked, agents deactivated, memories revoked and sensitive writes rejected "
+        "again, then every deletion "
         "written again and its steps purged and verified in-process."
     )
 
@@ -106,6 +107,13 @@ class Command(BaseCommand):
                 f"warning: {len(result['memories_skipped'])} memory(ies) not revoked again, "
                 "their subject's (or key's) deletion being queued; the deletion removes "
                 f"them once a worker makes it: {', '.join(sorted(result['memories_skipped']))}"
+            )
+        if result["memories_rejected_skipped"]:
+            self.stderr.write(
+                f"warning: {len(result['memories_rejected_skipped'])} sensitive write(s) not "
+                "rejected again, their subject's (or key's) deletion being queued; the "
+                "deletion removes them once a worker makes it: "
+                f"{', '.join(sorted(result['memories_rejected_skipped']))}"
             )
         self.stdout.write(json.dumps(result, sort_keys=True))
         if result["incomplete"]:
