@@ -85,14 +85,18 @@ def _revoked_before_0027(count: int, *, days_ago: float = 2) -> dict:
     return expected
 
 
-@pytest.mark.parametrize("count", [6, 60])
-def test_the_sweep_journals_old_revocations_in_a_few_queries_and_one_fsync(
-    journal, count, monkeypatch
-):
-    expected = _revoked_before_0027(count)
-    fsyncs = []
+@pytest.fixture
+def fsyncs(monkeypatch):
+    """The file descriptors os.fsync is called with from here on (it still syncs them)."""
+    called = []
     fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), fsync(fd)))
+    monkeypatch.setattr(os, "fsync", lambda fd: (called.append(fd), fsync(fd)))
+    return called
+
+
+@pytest.mark.parametrize("count", [6, 60])
+def test_the_sweep_journals_old_revocations_in_a_few_queries_and_one_fsync(journal, count, fsyncs):
+    expected = _revoked_before_0027(count)
 
     with CaptureQueriesContext(connection) as queries:
         deletion_sweep(stale_seconds=0)
@@ -202,16 +206,13 @@ def _rejected_before_0028(count: int, *, days_ago: float) -> set[str]:
 
 @pytest.mark.parametrize("count", [4, 40])
 def test_the_sweep_journals_rejections_since_the_oldest_backup_in_a_few_queries(
-    journal, count, monkeypatch
+    journal, count, fsyncs
 ):
     """Writes rejected before rejections were journaled (migration 0028), or whose append
     failed: one line each, in one write, but none for one rejected before the oldest backup
     kept (every backup holds it rejected)."""
     old = _rejected_before_0028(2, days_ago=37)  # 35 days of backups, and a day's margin
     recent = _rejected_before_0028(count, days_ago=2)
-    fsyncs = []
-    fsync = os.fsync
-    monkeypatch.setattr(os, "fsync", lambda fd: (fsyncs.append(fd), fsync(fd)))
 
     with CaptureQueriesContext(connection) as queries:
         deletion_sweep(stale_seconds=0)
