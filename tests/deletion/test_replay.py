@@ -327,6 +327,25 @@ def _replay(scratch: str, since, *arguments: str) -> dict:
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
+def _pending_correction(writer, subject, head_content: str, content: str, message_id: str):
+    """A correction of a new memory holding ``head_content`` that a reviewer must see
+    (health: sensitive), waiting for approval; return the head and the write's result."""
+    from memory_core.services.writes import memory_correct
+    from tests.factories import MemoryFactory
+
+    head = MemoryFactory(subject=subject, content=head_content)
+    written = memory_correct(
+        principal=writer,
+        memory_id=head.id,
+        data={
+            "content": content,
+            "source": {"type": "user_input", "conversation_id": "c", "message_id": message_id},
+        },
+    )
+    assert written.decision == "pending_approval"
+    return head, written
+
+
 def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_a_restore(
     tenant, agent, django_user_model
 ):
@@ -354,26 +373,12 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
     revoked = MemoryFactory(subject=subject, content="User likes terse answers.")
     withdrawn = MemoryFactory(subject=subject, consent="workflow")
     corrected = MemoryFactory(subject=subject, content="User's editor is vim.")
-    waiting_head = MemoryFactory(subject=subject, content="User runs daily.")
-    waiting = memory_correct(
-        principal=writer,
-        memory_id=waiting_head.id,
-        data={
-            "content": "User has asthma; avoid runs.",
-            "source": {"type": "user_input", "conversation_id": "c", "message_id": "m1"},
-        },
+    waiting_head, waiting = _pending_correction(
+        writer, subject, "User runs daily.", "User has asthma; avoid runs.", "m1"
     )
-    assert waiting.decision == "pending_approval"
-    rejected_head = MemoryFactory(subject=subject, content="User sleeps well.")
-    rejected = memory_correct(
-        principal=writer,
-        memory_id=rejected_head.id,
-        data={
-            "content": "User has insomnia; takes medication.",
-            "source": {"type": "user_input", "conversation_id": "c", "message_id": "m3"},
-        },
+    _, rejected = _pending_correction(
+        writer, subject, "User sleeps well.", "User has insomnia; takes medication.", "m3"
     )
-    assert rejected.decision == "pending_approval"
     idle = AgentFactory(tenant=tenant)
     with tempfile.TemporaryDirectory() as folder:
         dump = Path(folder) / "backup.dump"
