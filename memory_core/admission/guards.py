@@ -1691,23 +1691,25 @@ def match_rules(
     # A reading without any literal a rule (or one of its alternatives) requires cannot
     # match it (prefilter.py).
     index = _rule_index(rules)
-    possible = [(reading.text, index.literals.possible(reading)) for reading in all_readings]
+    possible = [(reading.text, index.literals.possible_mask(reading)) for reading in all_readings]
     if not possible:
         return fired
-    # The pieces some reading may match, found column by column in C: most rules are
-    # possible on no reading of a clean text, and are not visited one reading at a time.
-    anywhere = [any(column) for column in zip(*(may for _, may in possible), strict=True)]
-    for rule, (start, stop), pieces in zip(rules, index.positions, index.pieces, strict=True):
-        if not any(anywhere[start:stop]) or rule.code in fired:
+    # The pieces some reading may match, one bit each: most rules are possible on no reading
+    # of a clean text, and are not visited one reading at a time.
+    anywhere = 0
+    for _, may in possible:
+        anywhere |= may
+    for rule, mask, (start, pieces) in zip(rules, index.masks, index.starts_pieces, strict=True):
+        if not anywhere & mask or rule.code in fired:
             continue
         for text, may in possible:
-            if not (any(may[start:stop]) and _has_needs(rule, text)):
+            if not (may & mask and _has_needs(rule, text)):
                 continue
-            if stop - start == 1:  # the whole pattern: its matches judged one by one
+            if len(pieces) == 1:  # the whole pattern: its matches judged one by one
                 if _fires(rule, text):
                     fired.append(rule.code)
                     break
-            elif any(may[start + k] and piece.search(text) for k, piece in enumerate(pieces)):
+            elif any(may >> (start + k) & 1 and p.search(text) for k, p in enumerate(pieces)):
                 fired.append(rule.code)
                 break
     return fired
@@ -1773,11 +1775,14 @@ class _RuleIndex:
         self.pieces: list[list[re.Pattern]] = [_alternatives(rule) for rule in rules]
         flat = [piece for pieces in self.pieces for piece in pieces]
         self.literals = LiteralIndex(flat)
-        # Per rule, where its pieces are in ``flat`` (and in ``possible``'s answer): a slice.
-        self.positions: list[tuple[int, int]] = []
+        # Per rule, where its pieces start in ``flat`` (the bits of ``possible_mask``'s
+        # answer), and the mask of its pieces' bits.
+        self.starts_pieces: list[tuple[int, list[re.Pattern]]] = []
+        self.masks: list[int] = []
         start = 0
         for pieces in self.pieces:
-            self.positions.append((start, start + len(pieces)))
+            self.starts_pieces.append((start, pieces))
+            self.masks.append(((1 << len(pieces)) - 1) << start)
             start += len(pieces)
 
 

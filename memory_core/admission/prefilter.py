@@ -1,11 +1,12 @@
 """A sound prefilter for the guards' regular expressions: literals every match must contain.
 
-``required_literals(pattern)`` walks the parsed pattern and returns strings such that any
-match of the pattern contains at least one of them (or ``None`` when it cannot say). A reading
-that holds none of them cannot match, so the regex need not run: on ordinary memories 9 of 10
-(rule, reading) pairs are settled without a regex scan, and the guards are the bulk of a batch
-write's admission cost (docs/performance.md, "Ingest"). ``LiteralIndex`` finds, in one scan of
-a reading, the literals of every rule at once.
+``required_literals(pattern)`` walks the parsed pattern and returns its requirements: sets of
+strings such that any match of the pattern contains one string of each set (or ``None`` when
+it cannot say). A reading that misses a set cannot match, so the regex need not run: on
+the benchmark's memories 98 of 100 (rule, reading) pairs are settled without a regex scan
+(97 of 100 with each rule's most selective set alone), and the guards are the bulk of a batch
+write's admission cost (docs/performance.md, "Ingest").
+``LiteralIndex`` finds, in one scan of a reading, the literals of every rule at once.
 
 Soundness is kept narrow on purpose:
 
@@ -34,6 +35,8 @@ import _sre  # noqa: PLC2701 - the case tables re itself uses
 import re
 from re import _constants as sre_constants  # noqa: PLC2701 - the parser's own node kinds
 from re import _parser as sre_parser  # noqa: PLC2701
+
+import ahocorasick
 
 _REPEATS = {sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT}
 _ZERO_WIDTH = {sre_constants.AT, sre_constants.ASSERT, sre_constants.ASSERT_NOT}
@@ -130,6 +133,16 @@ def _case_mode(ignorecase: bool, add_flags: int, del_flags: int) -> bool:
 
 def _required(items, ignorecase: bool) -> frozenset[str] | None:
     """Strings one of which every match of the node sequence ``items`` contains, or None."""
+    usable = _requirements(items, ignorecase)
+    if not usable:
+        return None
+    return max(usable, key=_selectivity)
+
+
+def _requirements(items, ignorecase: bool) -> list[frozenset[str]]:
+    """Every requirement of the node sequence ``items``: sets of strings such that each match
+    contains one string of every set (the nodes follow one another, so each match holds what
+    each of them requires)."""
     candidates: list[frozenset[str]] = []
     run = _EMPTY  # the strings the latest adjacent exact nodes can match, one after another
 
@@ -149,24 +162,25 @@ def _required(items, ignorecase: bool) -> frozenset[str] | None:
                 run = joined
             continue
         flush()
+        # A part every match goes through requires all that its own parts require.
         if op is sre_constants.SUBPATTERN:
             _group, add_flags, del_flags, sub = av
             # A group of the other case mode would be looked for in the wrong haystack (the
             # pattern's mode decides between the reading and its lower-cased form).
-            same_mode = _case_mode(ignorecase, add_flags, del_flags) == ignorecase
-            found = _required(sub, ignorecase) if same_mode else None
+            if _case_mode(ignorecase, add_flags, del_flags) == ignorecase:
+                candidates.extend(_requirements(sub, ignorecase))
         elif op is sre_constants.BRANCH:
+            # Any one branch: one string of a requirement of each, whichever matched.
             branches = [_required(branch, ignorecase) for branch in av[1]]
-            found = None if any(b is None for b in branches) else frozenset().union(*branches)
+            if not any(b is None for b in branches):
+                candidates.append(frozenset().union(*branches))
         elif op in _REPEATS:
             low, _high, sub = av
-            found = _required(sub, ignorecase) if low >= 1 else None
+            if low >= 1:
+                candidates.extend(_requirements(sub, ignorecase))
         elif op is sre_constants.ATOMIC_GROUP:
-            found = _required(av, ignorecase)
-        else:  # classes of many characters, backreferences: no requirement
-            found = None
-        if found is not None:
-            candidates.append(found)
+            candidates.extend(_requirements(av, ignorecase))
+        # Anything else (classes of many characters, backreferences): no requirement.
     flush()
     usable = []
     for candidate in candidates:
@@ -176,17 +190,31 @@ def _required(items, ignorecase: bool) -> frozenset[str] | None:
             usable.append(
                 frozenset(s for s in candidate if not any(t in s for t in candidate - {s}))
             )
-    if not usable:
-        return None
-    # The most selective requirement: the one whose shortest literal is longest.
-    return max(usable, key=lambda c: (min(map(len, c)), -len(c)))
+    return usable
 
 
-def required_literals(pattern: re.Pattern) -> tuple[tuple[str, ...], bool] | None:
-    """Return (literals, ignorecase) for ``pattern``, or None when it requires nothing."""
+Requirement = tuple[tuple[tuple[str, ...], ...], bool]
+
+
+def required_literals(pattern: re.Pattern) -> Requirement | None:
+    """Return (conjuncts, ignorecase) for ``pattern``, or None when it requires nothing.
+
+    Every match of the pattern contains one literal of each conjunct: ``(("alpha", "beta"),
+    ("gamma",))`` for ``(?:alpha|beta)\\s+gamma``.
+    """
     ignorecase = bool(pattern.flags & re.IGNORECASE)
-    found = _required(list(sre_parser.parse(pattern.pattern, pattern.flags)), ignorecase)
-    return None if found is None else (tuple(sorted(found)), ignorecase)
+    found = _requirements(list(sre_parser.parse(pattern.pattern, pattern.flags)), ignorecase)
+    if not found:
+        return None
+    # The most selective requirement first (the one whose shortest literal is longest), and
+    # so on: ``LiteralIndex`` looks for the first one's literals in one scan, the others' in
+    # this order, only when the ones before are met.
+    ranked = sorted(set(found), key=lambda c: (_selectivity(c), sorted(c)), reverse=True)
+    return tuple(tuple(sorted(c)) for c in ranked), ignorecase
+
+
+def _selectivity(requirement: frozenset[str]) -> tuple[int, int]:
+    return min(map(len, requirement)), -len(requirement)
 
 
 class Reading:
@@ -199,73 +227,90 @@ class Reading:
         self.lower = text.lower() if text.isascii() else None
 
 
-def may_match(literals: tuple[tuple[str, ...], bool] | None, reading: Reading) -> bool:
+def may_match(literals: Requirement | None, reading: Reading) -> bool:
     """False only when the rule with ``literals`` cannot match ``reading``."""
     if literals is None or reading.lower is None:
         return True
-    needles, ignorecase = literals
+    conjuncts, ignorecase = literals
     haystack = reading.lower if ignorecase else reading.text
-    return any(needle in haystack for needle in needles)
+    return all(any(needle in haystack for needle in needles) for needles in conjuncts)
 
 
 class LiteralIndex:
     """The required literals of a list of patterns, looked for once per reading for them all.
 
     ``possible(reading)[i]`` is ``may_match(required_literals(patterns[i]), reading)``: the same
-    answer, but found in one scan of the reading. The guards' 74 rules require 1,966 literals
-    (1,434 distinct); testing them rule by rule cost about 3 ms per memory of a batch write,
-    and so did testing each rule's set against the literals found (now: the rules of each
-    literal found).
+    answer, but found in one scan of the reading. The guards' 78 rules require 2,140 distinct
+    literals (1,472 in their first requirements); testing them rule by rule cost about 3 ms
+    per memory of a batch write, and so did testing each rule's set against the literals
+    found (now: the rules whose first requirement a literal found meets, and their other
+    requirements against the found set).
 
-    The scan is one regular expression shaped as a trie of the literals, inside a lookahead so
-    it is tried at every position: there it matches the longest literal starting at that
-    position (each character picks one branch; backtracking falls back to the deepest literal
-    on the path). Every other literal starting there is a prefix of that one, so the literals
-    present in the reading are the longest matches and their prefixes among the literals.
+    The scan is one Aho-Corasick pass over the reading (``_Scanner``), which finds every
+    literal present, overlapping ones and prefixes included. Until stop 34 it was a regular
+    expression shaped as a trie inside a lookahead, seven times slower, and only each
+    pattern's first requirement was checked: a pattern such as ``(?:if|when) ... send ...``
+    ran on every reading holding "send" (docs/performance-history.md, "Stop 34").
     """
 
     def __init__(self, patterns: list[re.Pattern]):
         self.required = [required_literals(pattern) for pattern in patterns]
-        self._folded = _Scanner({n for r in self.required if r and r[1] for n in r[0]})
-        self._exact = _Scanner({n for r in self.required if r and not r[1] for n in r[0]})
-        # Per literal (and case mode), the patterns that require it: a reading holds few.
-        self._patterns_of: dict[tuple[str, bool], list[int]] = {}
+        literals = {
+            (literal, r[1]) for r in self.required if r for needles in r[0] for literal in needles
+        }
+        self._folded = _Scanner({literal for literal, folded in literals if folded})
+        self._exact = _Scanner({literal for literal, folded in literals if not folded})
+        # Per case mode and literal, the patterns whose first requirement it meets: a reading
+        # holds few, so only their patterns are visited, and their other requirements
+        # checked against the literals found.
+        self._first_of: dict[bool, dict[str, list[int]]] = {True: {}, False: {}}
         for i, r in enumerate(self.required):
-            for literal in r[0] if r else ():
-                self._patterns_of.setdefault((literal, r[1]), []).append(i)
-        self._unconditional = [r is None for r in self.required]
+            for literal in r[0][0] if r else ():
+                self._first_of[r[1]].setdefault(literal, []).append(i)
+        self._others = [
+            [frozenset(needles) for needles in r[0][1:]] if r else [] for r in self.required
+        ]
+        self._all = (1 << len(self.required)) - 1
+        self._unconditional_mask = sum(1 << i for i, r in enumerate(self.required) if r is None)
 
     def possible(self, reading: Reading) -> list[bool]:
         """Per pattern: False only when it cannot match ``reading``."""
+        mask = self.possible_mask(reading)
+        return [bool(mask >> i & 1) for i in range(len(self.required))]
+
+    def possible_mask(self, reading: Reading) -> int:
+        """``possible(reading)`` as the bits of an int: bit i for pattern i."""
         if reading.lower is None:
-            return [True] * len(self.required)
-        result = list(self._unconditional)
+            return self._all
+        mask = self._unconditional_mask
         for ignorecase, found in (
             (True, self._folded.present(reading.lower)),
             (False, self._exact.present(reading.text)),
         ):
-            for literal in found:
-                for i in self._patterns_of[literal, ignorecase]:
-                    result[i] = True
-        return result
+            first_of = self._first_of[ignorecase]
+            for literal in found & first_of.keys():
+                for i in first_of[literal]:
+                    if not mask >> i & 1 and all(not found.isdisjoint(o) for o in self._others[i]):
+                        mask |= 1 << i
+        return mask
 
 
 class _Scanner:
-    """Finds which of a set of literals occur in a text, in one regex scan."""
+    """Finds which of a set of literals occur in a text (overlapping ones included), in one
+    Aho-Corasick pass."""
 
     def __init__(self, literals: set[str]):
-        self._pattern = re.compile(f"(?=({trie_source(literals)}))") if literals else None
-        self._with_prefixes = {
-            literal: frozenset(other for other in literals if literal.startswith(other))
-            for literal in literals
-        }
+        self._automaton = None
+        if literals:
+            self._automaton = ahocorasick.Automaton(ahocorasick.STORE_ANY, ahocorasick.KEY_STRING)
+            for literal in literals:
+                self._automaton.add_word(literal, literal)
+            self._automaton.make_automaton()
 
     def present(self, text: str) -> set[str]:
-        found: set[str] = set()
-        if self._pattern is not None:
-            for match in self._pattern.finditer(text):
-                found |= self._with_prefixes[match.group(1)]
-        return found
+        if self._automaton is None:
+            return set()
+        return {literal for _end, literal in self._automaton.iter(text)}
 
 
 def trie_source(literals: set[str]) -> str:

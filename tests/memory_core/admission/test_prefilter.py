@@ -25,19 +25,26 @@ def corpus_texts() -> list[str]:
     ("pattern", "expected"),
     [
         # The parser folds (?:bar|baz) into "ba" + [rz]: the class of two makes two strings.
-        (r"\bfoo(?:bar|baz)", ("foobar", "foobaz")),
-        (r"(?:which|it) (?:is|means)\W", ("it is", "it means", "which is", "which means")),
-        (r"\brefunds?\b", ("refund",)),  # "refunds" holds "refund": only the inner one
-        (r"[$€£¥]\s?\d", ("$",)),  # no ASCII character is "€", "£" or "¥"
+        (r"\bfoo(?:bar|baz)", [("foobar", "foobaz")]),
+        (r"(?:which|it) (?:is|means)\W", [("it is", "it means", "which is", "which means")]),
+        (r"\brefunds?\b", [("refund",)]),  # "refunds" holds "refund": only the inner one
+        (r"[$€£¥]\s?\d", [("$",)]),  # no ASCII character is "€", "£" or "¥"
         (r"(?i)[$ſ]\d", None),  # IGNORECASE pairs "ſ" with "s": unusable
         (r"(?i)x[İa]y", None),  # "İ" pairs with "i", though "İ".lower() is two characters
-        (r"[a-c]x", ("x",)),  # a range is not read
-        (r"a(?!b)c", ("ac",)),  # a lookahead consumes nothing: "a" and "c" stay adjacent
-        (r"(?:abc)?def", ("def",)),
-        (r"(?:alpha|beta)\s+gamma", ("gamma",)),
-        (r"(?:alpha|beta)\s+", ("alpha", "beta")),
-        (r"(?i)HELLO there", ("hello there",)),
-        (r"(?:abc)+\d", ("abc",)),
+        (r"[a-c]x", [("x",)]),  # a range is not read
+        (r"a(?!b)c", [("ac",)]),  # a lookahead consumes nothing: "a" and "c" stay adjacent
+        (r"(?:abc)?def", [("def",)]),
+        # Parts that follow one another each require theirs, the most selective first.
+        (r"(?:alpha|beta)\s+gamma", [("gamma",), ("alpha", "beta")]),
+        (
+            r"ignore\s+(?:all\s+)?previous\s+(?:instructions|rules)",
+            [("previous",), ("ignore",), ("instructions", "rules")],
+        ),
+        # ... inside groups and repeats every match goes through too.
+        (r"(?:send\s+(?:it|them)\s+to)+\s+\w+@", [("send",), ("to",), ("it", "them"), ("@",)]),
+        (r"(?:alpha|beta)\s+", [("alpha", "beta")]),
+        (r"(?i)HELLO there", [("hello there",)]),
+        (r"(?:abc)+\d", [("abc",)]),
         (r"(?:abc|\w+)\d", None),  # one branch requires nothing
         (r"café", None),  # a non-ASCII requirement is dropped
         (r"[a-z]+", None),
@@ -46,7 +53,7 @@ def corpus_texts() -> list[str]:
 )
 def test_required_literals(pattern, expected):
     found = required_literals(re.compile(pattern))
-    assert (found[0] if found else None) == expected
+    assert (list(found[0]) if found else None) == expected
 
 
 @pytest.mark.parametrize(
@@ -102,6 +109,14 @@ def test_the_literal_index_answers_as_each_rule_s_prefilter():
     assert readings_seen > 500
 
 
+def test_every_requirement_of_a_pattern_must_be_met():
+    index = LiteralIndex([re.compile(r"(?:alpha|beta)\s+gamma"), re.compile(r"(?i)ignore")])
+    assert index.possible(Reading("gamma alone")) == [False, False]
+    assert index.possible(Reading("beta and Ignore, then gamma")) == [True, True]
+    assert index.possible(Reading("alpha only")) == [False, False]
+    assert index.possible_mask(Reading("beta gamma")) == 0b01
+
+
 def test_the_scan_finds_every_literal_present_prefixes_and_overlaps_included():
     import random
 
@@ -120,10 +135,15 @@ def test_the_scan_finds_every_literal_present_prefixes_and_overlaps_included():
     assert _Scanner(set()).present("anything") == set()
 
 
+def _every_pattern(index: LiteralIndex, reading: Reading) -> int:
+    """``possible_mask`` without the prefilter: every pattern may match."""
+    return (1 << len(index.required)) - 1
+
+
 def test_guard_codes_are_the_same_with_and_without_the_prefilter(monkeypatch):
     texts = corpus_texts()
     with_prefilter = [guards.match_rules(RULES, [t]) for t in texts]
-    monkeypatch.setattr(LiteralIndex, "possible", lambda self, reading: [True] * len(self.required))
+    monkeypatch.setattr(LiteralIndex, "possible_mask", _every_pattern)
     without = [guards.match_rules(RULES, [t]) for t in texts]
     assert with_prefilter == without
     assert sum(bool(codes) for codes in without) > 100  # the corpus does fire rules
@@ -220,7 +240,7 @@ def test_sensitive_categories_are_the_same_with_and_without_the_prefilter(monkey
         "Card 4111 1111 1111 1111 expires soon.",
     ]
     with_prefilter = [guards.sensitive_categories([t], categories) for t in texts]
-    monkeypatch.setattr(LiteralIndex, "possible", lambda self, reading: [True] * len(self.required))
+    monkeypatch.setattr(LiteralIndex, "possible_mask", _every_pattern)
     without = [guards.sensitive_categories([t], categories) for t in texts]
     assert with_prefilter == without
     assert sum(bool(found) for found in without) > 20  # the corpus does touch categories
