@@ -35,8 +35,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 
+from django.contrib.postgres.expressions import ArraySubquery
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import OuterRef, Q
 from django.utils import timezone
 
 from memory_core.admission import (
@@ -244,26 +245,33 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
     minutes = min(int(admission.get("split_window_minutes", 1440)), MAX_DAYS * 24 * 60)
     window = timedelta(minutes=minutes)
     per_subject = int(admission.get("split_window_writes", 5))
-    recent = AdmissionDecision.objects.filter(
-        tenant_id=principal.tenant_id,
-        agent_id=principal.agent_id,
-        created_at__gte=now - window,
-        memory__isnull=False,
-    ).exclude(memory__content="")  # deleted: nothing left to join
+    if per_subject <= 0:  # the policy joins no earlier write
+        return {}
     # The newest per_subject of each subject, not of all of them together: a batch naming a
     # subject the agent wrote much about must not push another subject's history out. One
-    # LIMIT per subject (a UNION ALL), so each reads only its newest rows, not the window.
-    per_subject_rows = [
-        recent.filter(subject_id=subject.id)
+    # correlated subquery with a LIMIT per subject, so each reads only its newest rows, not
+    # the window; one statement, planned once (a UNION ALL of one query per subject took the
+    # planner ~8 ms for a batch naming 20 subjects).
+    newest = (
+        AdmissionDecision.objects.filter(
+            tenant_id=principal.tenant_id,
+            agent_id=principal.agent_id,
+            subject_id=OuterRef("pk"),
+            created_at__gte=now - window,
+            memory__isnull=False,
+        )
+        .exclude(memory__content="")  # deleted: nothing left to join
         .order_by("-created_at")
-        .values_list("subject_id", "memory__content", "created_at")[:per_subject]
-        for subject in subjects.values()
-    ]
-    rows = per_subject_rows[0].union(*per_subject_rows[1:], all=True)
-    texts: dict = {}
-    for subject_id, content, _ in sorted(rows, key=lambda row: row[2]):  # oldest first
-        texts.setdefault(subject_id, []).append(content)
-    return texts
+        .values("memory__content")[:per_subject]
+    )
+    rows = (
+        Subject.objects.filter(
+            tenant_id=principal.tenant_id, pk__in=[s.id for s in subjects.values()]
+        )
+        .annotate(newest=ArraySubquery(newest))
+        .values_list("pk", "newest")
+    )
+    return {pk: contents[::-1] for pk, contents in rows if contents}  # oldest first
 
 
 def _draft(item: _Planned, now) -> MemoryDraft:
@@ -595,23 +603,29 @@ def _run(
     if target is None:  # a correction keeps the scope of the memory it corrects
         _check_user_scopes(candidates, subjects, batch=batch)
     planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
-    heads = {} if target is not None else _heads(principal, planned, subjects)
-    recent = _recent_texts(principal, subjects, policy, now)
-    with _frequent_gil_switches:  # the model runs beside admission until _store has vectors
+    # The model runs beside the reads of heads and recent texts and beside admission, until
+    # _store needs the vectors.
+    with _frequent_gil_switches:
         pending = _Embedding([c.content for c in candidates])
-        with guards.cache_scope(principal.tenant_id):  # guard results reused within the tenant
-            _admit_each(
-                planned,
-                grant=grant,
-                subjects=subjects,
-                heads=heads,
-                target=target,
-                recent=recent,
-                now=now,
-                policy=policy,
-                policy_version=policy_version,
-            )
-        _ensure_subjects(principal, planned, subjects)
+        try:
+            heads = {} if target is not None else _heads(principal, planned, subjects)
+            recent = _recent_texts(principal, subjects, policy, now)
+            with guards.cache_scope(principal.tenant_id):  # guard results reused in the tenant
+                _admit_each(
+                    planned,
+                    grant=grant,
+                    subjects=subjects,
+                    heads=heads,
+                    target=target,
+                    recent=recent,
+                    now=now,
+                    policy=policy,
+                    policy_version=policy_version,
+                )
+            _ensure_subjects(principal, planned, subjects)
+        except BaseException:
+            pending.discard()  # no vector is needed: the model stops after its current chunk
+            raise
         _store(principal, planned, policy_version, pending, now)
     decisions = _record(principal, planned, policy_version)
     return [
