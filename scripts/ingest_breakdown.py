@@ -6,11 +6,13 @@
 Runs ``manage.py bench_ingest`` in this process (one single write, ``--memories`` in batches
 of 100, one probe) with the write service's parts wrapped in timers: admission of the batch
 (``_admit_each``; inside it the content guards, ``check_content``, and the split-write rule's
-check of each recent text, ``_split_between``), the wait for the embedding thread
-(``_Embedding.result``), storing the rows (``_store``), recording decisions and events
-(``_record``), reading the subjects' recent texts and creating new subjects. Prints each
-part's total milliseconds and calls, beside the batch rate and the model alone's rate that
-the benchmark measured in the same run (docs/performance-history.md, "Stop 26").
+check of each recent text, ``_split_between``), storing the rows (``_store``; inside it the
+inserts as the vectors are ready, ``memory_insert_many``, the chunks the caller embeds
+itself, ``_Embedding._embed``, and its wait for the thread's last chunk, ``_Embedding._join``),
+recording decisions and events (``_record``), reading the subjects' recent texts and creating
+new subjects. Only the caller's thread is timed. Prints each part's total milliseconds and
+calls, beside the batch rate and the model alone's rate that the benchmark measured in the
+same run (docs/performance-history.md, "Stop 26" and "Stop 34").
 """
 
 import argparse
@@ -19,6 +21,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -31,6 +34,7 @@ PARTS = {
         "_run",
         "_admit_each",
         "_store",
+        "memory_insert_many",
         "_record",
         "_recent_texts",
         "_ensure_subjects",
@@ -61,11 +65,15 @@ def main() -> int:
     totals: Counter = Counter()
     calls: Counter = Counter()
 
+    caller = threading.current_thread()
+
     def timed(owner, name, label):
         original = getattr(owner, name)
 
         @functools.wraps(original)
         def wrapper(*args, **kwargs):
+            if threading.current_thread() is not caller:  # the embedding thread's calls
+                return original(*args, **kwargs)
             started = time.perf_counter()
             try:
                 return original(*args, **kwargs)
@@ -79,7 +87,8 @@ def main() -> int:
         module = importlib.import_module(module_name)
         for name in names:
             timed(module, name, name)
-    timed(writes._Embedding, "result", "_Embedding.result (the wait)")
+    timed(writes._Embedding, "_join", "_Embedding._join (the wait for the thread)")
+    timed(writes._Embedding, "_embed", "_Embedding._embed (the caller's own chunks)")
 
     with tempfile.TemporaryDirectory() as folder:
         report_path = os.path.join(folder, "ingest.json")

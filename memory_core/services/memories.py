@@ -180,6 +180,16 @@ def memory_store_many(
     memories = [build_memory(draft, policy_version=policy_version) for draft in drafts]
     if embed and memories:
         embed_memories(memories)
+    memory_insert_many(memories=memories, principal=principal, policy_version=policy_version)
+    return memories
+
+
+@transaction.atomic
+def memory_insert_many(
+    *, memories: list[Memory], principal, policy_version: int | None = None
+) -> None:
+    """Insert ``memories`` (built by ``build_memory``, their vectors set) with their
+    ``created`` events."""
     Memory.objects.bulk_create(memories)
     MemoryEvent.objects.bulk_create(
         [
@@ -194,7 +204,6 @@ def memory_store_many(
             for memory in memories
         ]
     )
-    return memories
 
 
 @transaction.atomic

@@ -30,7 +30,7 @@ import sys
 import threading
 import uuid
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -92,7 +92,8 @@ from memory_core.services.events import event_record
 from memory_core.services.memories import (
     MemoryDraft,
     as_written,
-    memory_store_many,
+    build_memory,
+    memory_insert_many,
     memory_supersede,
     shared_or_own,
     standing_heads,
@@ -317,29 +318,45 @@ class _Embedding:
 
     The texts are cut into chunks of similar length, one model batch each. The embedding
     thread takes chunks from the front while admission runs on the caller's thread (the model
-    runtime releases the GIL); when the caller needs the vectors, it takes the chunks left
-    itself, so the model then runs on both cores. The vectors of refused writes are dropped;
-    a model failure surfaces only if an admitted write needs its vector.
+    runtime releases the GIL). When the caller needs the vectors (``ready``), it stores the
+    rows of each chunk the thread has finished while the thread embeds the next, and embeds a
+    chunk itself when none is waiting: the model runs beside the inserts, then on both cores.
+    The vectors of refused writes are dropped; a model failure surfaces only if an admitted
+    write needs its vector.
     """
 
     def __init__(self, texts: list[str]):
         self._texts = texts
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         self._chunks = deque(order[i : i + BATCH_SIZE] for i in range(0, len(order), BATCH_SIZE))
+        self._done: list[list[int]] = []  # chunks the thread has embedded, not yet handed out
         self._lock = threading.Lock()
         self._vectors: list = [None] * len(texts)
         self._background = _EMBEDDING_THREAD.submit(self._work)
 
+    def _take(self) -> list[int] | None:
+        with self._lock:
+            return self._chunks.popleft() if self._chunks else None
+
+    def _embed(self, chunk: list[int]) -> None:
+        vectors = get_embedder().embed([self._texts[i] for i in chunk])
+        for i, vector in zip(chunk, vectors, strict=True):
+            self._vectors[i] = vector
+
     def _work(self) -> None:
-        embedder = get_embedder()
-        while True:
+        while (chunk := self._take()) is not None:
+            self._embed(chunk)
             with self._lock:
-                if not self._chunks:
-                    return
-                chunk = self._chunks.popleft()
-            vectors = embedder.embed([self._texts[i] for i in chunk])
-            for i, vector in zip(chunk, vectors, strict=True):
-                self._vectors[i] = vector
+                self._done.append(chunk)
+
+    def _join(self) -> None:
+        """Wait for the chunk the thread holds, if any; raise its failure."""
+        self._background.result()
+
+    def _finished(self) -> list[int]:
+        with self._lock:
+            done, self._done = self._done, []
+        return [i for chunk in done for i in chunk]
 
     def discard(self) -> None:
         """Drop the chunks not yet embedded and wait for the one in the model, if any: no
@@ -347,48 +364,76 @@ class _Embedding:
         with self._lock:
             self._chunks.clear()
         try:
-            self._background.result()
+            self._join()
         except Exception:  # a model failure does not matter: no vector is needed
             logger.warning("embedding a refused write batch failed", exc_info=True)
 
-    def result(self) -> list:
-        """Every text's vector, in order; EmbeddingUnavailable when the model failed."""
+    def vector(self, index: int):
+        """The vector of text ``index`` (once ``ready`` has handed it out)."""
+        return self._vectors[index]
+
+    def ready(self) -> Iterator[list[int]]:
+        """Yield the indexes of the texts as their vectors are ready, a chunk or more at a
+        time, until every text has one; EmbeddingUnavailable when the model failed.
+
+        A caller that stops early (its insert failed) leaves no work behind: the chunks not
+        yet embedded are dropped."""
+        complete = False
         try:
-            try:
-                self._work()
-            finally:
-                self._background.result()  # the chunk it holds, or its failure
+            while True:
+                if finished := self._finished():
+                    yield finished  # the caller stores them while the thread embeds on
+                elif (chunk := self._take()) is not None:
+                    self._embed(chunk)  # nothing waiting: the caller embeds beside the thread
+                    yield chunk
+                else:
+                    self._join()  # the chunk the thread holds, or its failure
+                    if finished := self._finished():
+                        yield finished
+                    complete = True
+                    return
         except Exception as exc:  # any failure of the model: a 503 to retry, never a 500
             logger.exception("embedding a write batch of %d texts failed", len(self._texts))
             raise EmbeddingUnavailable(
                 "The embedding model failed, so nothing was stored; retry the write later."
             ) from exc
-        return self._vectors
+        finally:
+            if not complete:
+                self.discard()
 
 
 def _store(principal, planned: list[_Planned], policy_version, pending: _Embedding, now) -> None:
-    """Store the admitted writes: their embeddings, then heads, successors and proposals."""
+    """Store the admitted writes: their embeddings, then heads, successors and proposals.
+
+    New chains (and conflicts and proposals, which are not links yet) are built at once, in
+    the batch's order, and inserted a chunk at a time as their vectors are ready; successors
+    when every vector is.
+    """
     admitted = [item for item in planned if item.decision.outcome != REJECTED]
     if not admitted:
         pending.discard()
         return
+    model_name = get_embedder().model_name
     for item in admitted:
         item.draft = _draft(item, now)
-    embedder = get_embedder()
-    every_vector = pending.result()
-    vectors = [every_vector[item.index] for item in admitted]
-    for item, vector in zip(admitted, vectors, strict=True):
-        item.draft.embedding = vector
-        item.draft.embedding_model = embedder.model_name
-    # New chains (and conflicts and proposals, which are not links yet) in one bulk insert.
-    new_rows = [item for item in admitted if not _supersedes(item)]
-    stored = memory_store_many(
-        drafts=[item.draft for item in new_rows], principal=principal, policy_version=policy_version
-    )
-    for item, memory in zip(new_rows, stored, strict=True):
-        item.memory = memory
+        item.draft.embedding_model = model_name
+    new_rows = {item.index: item for item in admitted if not _supersedes(item)}
+    for item in new_rows.values():
+        item.memory = build_memory(item.draft, policy_version=policy_version)
+    for indexes in pending.ready():
+        memories = []
+        for index in sorted(indexes):
+            if (item := new_rows.get(index)) is not None:
+                item.memory.embedding = pending.vector(index)
+                item.memory.embedding_model = model_name
+                memories.append(item.memory)
+        if memories:
+            memory_insert_many(
+                memories=memories, principal=principal, policy_version=policy_version
+            )
     for item in admitted:
         if _supersedes(item):
+            item.draft.embedding = pending.vector(item.index)
             item.memory = memory_supersede(
                 previous=item.head,
                 draft=item.draft,
