@@ -272,3 +272,20 @@ def test_the_ingest_breakdown_times_each_part_of_the_batches(tmp_path):
     for part in ("_admit_each", "_store", "memory_insert_many", "_record"):
         assert 0 < parts[part] < parts["_run"], part
     assert parts["check_content"] < parts["_admit_each"]
+
+
+def test_the_split_rule_cost_is_measured(tmp_path):
+    """scripts/split_rule_cost.py (performance.md, section 16): the joined pairs' cost and the
+    share of (rule, reading) pairs the prefilter settles, with more settled by every
+    requirement than by the first alone."""
+    out = tmp_path / "split.json"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    subprocess.run(
+        [sys.executable, "scripts/split_rule_cost.py", "--texts", "30", "--rounds", "1",
+         "--json", str(out)],
+        cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    report = json.loads(out.read_text())
+    assert report["pairs"] == (30 - 5) * 5 and report["ms_per_pair"]["best"] > 0
+    settled = report["settled_without_a_regex"]
+    assert 0.5 < settled["first_requirement_only"] < settled["every_requirement"] < 1
