@@ -289,3 +289,21 @@ def test_the_split_rule_cost_is_measured(tmp_path):
     assert report["pairs"] == (30 - 5) * 5 and report["ms_per_pair"]["best"] > 0
     settled = report["settled_without_a_regex"]
     assert 0.5 < settled["first_requirement_only"] < settled["every_requirement"] < 1
+
+
+def test_the_guard_answers_digest_reads_the_corpus_and_the_benchmark_texts(tmp_path):
+    """scripts/guard_answers_digest.py (security.md): without LoCoMo's file, the corpus's
+    contents and 2,000 benchmark texts, each text and each consecutive pair."""
+    out = tmp_path / "digest.json"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    subprocess.run(
+        [sys.executable, "scripts/guard_answers_digest.py", "--locomo", str(tmp_path / "none"),
+         "--json", str(out)],
+        cwd=ROOT, env=env, check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    report = json.loads(out.read_text())
+    corpus = ROOT / "tests/security/corpus.jsonl"
+    contents = sum(1 for line in corpus.read_text().splitlines() if json.loads(line).get("content"))
+    assert report["texts"] == contents + 2000
+    assert report["pairs"] == contents - 1 + 1999
+    assert report["fired"] > 100 and len(report["sha256"]) == 64
