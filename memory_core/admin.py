@@ -111,12 +111,38 @@ class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, admin.ModelAdmin):
                 self.message_user(request, f"{subject}: deletion operation {operation.pk}.")
 
 
+def _save_governed(obj, changed: list[str], governed, apply) -> None:
+    """Save the fields of ``obj`` a form changed (``changed``), those in ``governed`` through
+    the service ``apply`` (called with them), which journals them for a restore's replay: a
+    grant or an expiry saved with the form was not journaled, and a restore from an older
+    backup undid it (a narrowed grant wide again, a key usable past its expiry)."""
+    plain = [name for name in changed if name not in governed]
+    if plain:
+        obj.save(update_fields=plain)
+    values = {name: getattr(obj, name) for name in changed if name in governed}
+    if values:
+        apply(**values)
+
+
+def _key_save(key, changed: list[str]) -> None:
+    """Save a key's form: its ``expires_at`` through ``api_key_expiry_set``."""
+    from memory_core.services.api_keys import api_key_expiry_set
+
+    _save_governed(
+        key,
+        changed,
+        ["expires_at"],
+        lambda expires_at: api_key_expiry_set(key=key, expires_at=expires_at),
+    )
+
+
 class ApiKeyInline(admin.TabularInline):
     model = models.ApiKey
     extra = 0
     fields = ["name", "prefix", "created_at", "expires_at", "revoked_at", "last_used_at"]
     # Revoked only by the list's action (api_key_revoke, which journals it for a restore's
     # replay): typed into a form, a revocation was not journaled, and a key could be un-revoked.
+    # expires_at is saved by api_key_expiry_set (AgentAdmin.save_formset), journaled too.
     readonly_fields = ["prefix", "created_at", "revoked_at", "last_used_at"]
     can_delete = False  # revoked, never deleted: a deleted row came back with a backup too
 
@@ -137,8 +163,40 @@ class AgentAdmin(LiveTenantMixin, admin.ModelAdmin):
     # Deactivated only by the list's action (agent_deactivate, which journals it for a
     # restore's replay): a deactivation typed into the form was not journaled, and the agent,
     # deactivated after a backup, worked again after a restore. Reactivated by the other one.
-    readonly_fields = ["is_active", "deactivated_at", "deactivation_journaled_at"]
+    # The grant is saved by agent_grant_set (save_model), which journals it: a grant
+    # narrowed after a backup was wide again after a restore.
+    readonly_fields = [
+        "is_active",
+        "deactivated_at",
+        "deactivation_journaled_at",
+        "grant_changed_at",
+        "grant_journaled_at",
+    ]
     actions = ["deactivate_agents", "reactivate_agents"]
+
+    def save_model(self, request, obj, form, change):
+        if not change:  # a new agent: no backup holds it, a restore drops it
+            return super().save_model(request, obj, form, change)
+        from memory_core.deletion.ledger import GRANT_FIELDS
+        from memory_core.services.api_keys import agent_grant_set
+
+        _save_governed(
+            obj,
+            form.changed_data,
+            GRANT_FIELDS,
+            lambda **grant: agent_grant_set(agent=obj, **grant),
+        )
+        return None
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not models.ApiKey:
+            return super().save_formset(request, form, formset, change)
+        formset.save(commit=False)
+        for key in formset.new_objects:
+            key.save()
+        for key, changed in formset.changed_objects:
+            _key_save(key, changed)
+        return None
 
     def has_delete_permission(self, request, obj=None):
         # Deactivate instead (the action below): a deleted agent, keys and all, came back
@@ -188,9 +246,21 @@ class ApiKeyAdmin(admin.ModelAdmin):
     ]
     list_filter = ["agent__tenant", ("revoked_at", admin.EmptyFieldListFilter)]
     search_fields = ["prefix", "name", "agent__name"]
-    # revoked_at as in ApiKeyInline: only the action below revokes a key.
-    readonly_fields = ["prefix", "hashed_key", "created_at", "revoked_at", "last_used_at"]
+    # revoked_at as in ApiKeyInline: only the action below revokes a key; expires_at is
+    # saved by api_key_expiry_set (save_model), which journals it.
+    readonly_fields = [
+        "prefix",
+        "hashed_key",
+        "created_at",
+        "revoked_at",
+        "last_used_at",
+        "expiry_changed_at",
+        "expiry_journaled_at",
+    ]
     actions = ["revoke_keys"]
+
+    def save_model(self, request, obj, form, change):
+        _key_save(obj, form.changed_data)
 
     def has_add_permission(self, request):
         # Keys are shown once at creation: use `manage.py create_agent_key`.

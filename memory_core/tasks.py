@@ -174,7 +174,12 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     """Re-drive deletions stuck in pending, running or partial (beat, every 30 s)."""
     from memory_core.deletion.ledger import LedgerAppendFailed, ledger_path
     from memory_core.deletion.sweep import deletion_sweep as sweep
-    from memory_core.services.api_keys import deactivations_journal, revocations_journal
+    from memory_core.services.api_keys import (
+        deactivations_journal,
+        expiries_journal,
+        grants_journal,
+        revocations_journal,
+    )
     from memory_core.services.revocations import (
         memory_rejections_journal,
         memory_revocations_journal,
@@ -186,12 +191,15 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
         "agent deactivation(s)": deactivations_journal,
         "memory revocation(s)": memory_revocations_journal,
         "memory rejection(s)": memory_rejections_journal,
+        "agent grant(s)": grants_journal,
+        "key expiry(ies)": expiries_journal,
     }
     journaled, failed = {}, []
     # Cross-tenant by design: it finds stuck operations of every tenant (ids only), then the
-    # key revocations, agent deactivations, memory revocations and rejections whose journal
-    # line an append failed to write (revoked or deactivated after a backup, each would be
-    # back in use after a restore, a rejected write back in the reviewers' queue); each
+    # key revocations, agent deactivations, memory revocations and rejections, agents' grants
+    # and keys' expiries whose journal line an append failed to write (revoked or deactivated
+    # after a backup, each would be back in use after a restore, a rejected write back in
+    # the reviewers' queue, a narrowed grant wide again, a key without its expiry); each
     # kind's batch is appended in one write and recorded in one UPDATE.
     with platform_scope("deletion sweep"):
         redriven = sweep(stale_seconds=stale)

@@ -31,7 +31,9 @@ def test_create_agent_key_may_grant_the_backend_the_issuing_of_subject_tokens():
     arguments = ["--tenant", "acme", "--agent", "backend", "--issues-subject-tokens"]
     call_command("create_agent_key", *arguments, stdout=out)
     assert "It may issue subject tokens." in out.getvalue()
-    assert api_key_resolve(out.getvalue().strip().splitlines()[-1]).agent.issues_subject_tokens
+    backend = api_key_resolve(out.getvalue().strip().splitlines()[-1]).agent
+    assert backend.issues_subject_tokens
+    assert backend.grant_changed_at is not None  # by agent_grant_set: journaled
     call_command("create_agent_key", "--tenant", "acme", "--agent", "bot", stdout=StringIO())
     assert not Agent.objects.get(name="bot").issues_subject_tokens  # never by default
 

@@ -7,9 +7,10 @@ backups. ``replay_deletions --since`` reads it (or another database's Tombstone 
 
 The governance actions a restore would undo are journaled beside the deletions, one line of
 ids each: an API key's revocation (``KEY_REVOKED``), an agent's deactivation
-(``AGENT_DEACTIVATED``), a memory's revocation or consent withdrawal (``MEMORY_REVOKED``)
-and a reviewer's rejection of a sensitive write (``MEMORY_REJECTED``). The replay applies
-them again before the deletions.
+(``AGENT_DEACTIVATED``), a memory's revocation or consent withdrawal (``MEMORY_REVOKED``),
+a reviewer's rejection of a sensitive write (``MEMORY_REJECTED``), an agent's grant set
+(``AGENT_GRANT_SET``, with the grant's values) and a key's expiry set (``KEY_EXPIRY_SET``,
+with the new ``expires_at``). The replay applies them again before the deletions.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from memory_core.files import replacing
-from memory_core.models import DeletionOperation, Tombstone
+from memory_core.models import DeletionOperation, MemoryType, Sensitivity, Tombstone
 
 logger = logging.getLogger(__name__)
 
@@ -244,8 +245,71 @@ def memory_rejection_entry(*, memory_id, tenant_id, subject_id, rejected_at: dat
     )
 
 
+# An agent's grant set (``services.api_keys.agent_grant_set``: the admin's agent form): a
+# backup taken before it holds the grant as it was, and a grant narrowed since would be wide
+# again after a restore; replayed, the newest line of each agent sets its grant again.
+AGENT_GRANT_SET = "agent_grant_set"
+GRANT_NAMESPACE = uuid.UUID("8c4da908-c718-4fe6-b15c-b936d89b3b41")
+GRANT_FIELDS = (
+    "write_types",
+    "read_types",
+    "max_sensitivity",
+    "any_subject",
+    "issues_subject_tokens",
+)
+
+
+def agent_grant_entry(*, agent_id, tenant_id, changed_at: datetime, grant: dict) -> dict:
+    """Return the journal line of an agent's grant set at ``changed_at``: ids and the grant's
+    values (``GRANT_FIELDS``: the types in order, the sensitivity, the two flags), nothing
+    else (no name, no key)."""
+    return _governance_entry(
+        GRANT_NAMESPACE,
+        target=AGENT_GRANT_SET,
+        row=("grant_agent_id", agent_id),
+        tenant_id=tenant_id,
+        at=changed_at,
+        reason_code="agent_grant_set",
+        write_types=sorted(grant["write_types"]),
+        read_types=sorted(grant["read_types"]),
+        max_sensitivity=grant["max_sensitivity"],
+        any_subject=bool(grant["any_subject"]),
+        issues_subject_tokens=bool(grant["issues_subject_tokens"]),
+    )
+
+
+# A key's expiry set (``services.api_keys.api_key_expiry_set``: the admin's key form): a
+# backup taken before it holds the key without it, usable past the expiry the operator set;
+# replayed, the newest line of each key sets its ``expires_at`` again.
+KEY_EXPIRY_SET = "api_key_expiry_set"
+EXPIRY_NAMESPACE = uuid.UUID("54c59a92-fb12-4d6f-916a-ca4fc9a10d95")
+
+
+def key_expiry_entry(*, key_id, tenant_id, changed_at: datetime, expires_at) -> dict:
+    """Return the journal line of a key's expiry set at ``changed_at``: ids and the new
+    ``expires_at`` (null: the key was made not to expire), never the key or its hash."""
+    return _governance_entry(
+        EXPIRY_NAMESPACE,
+        target=KEY_EXPIRY_SET,
+        row=("expiry_key_id", key_id),
+        tenant_id=tenant_id,
+        at=changed_at,
+        reason_code="key_expiry_set",
+        expires_at=None if expires_at is None else expires_at.astimezone(UTC).isoformat(),
+    )
+
+
 # The journal lines that are no deletion: the replay applies each kind with its own step.
-GOVERNANCE_TARGETS = frozenset({KEY_REVOKED, AGENT_DEACTIVATED, MEMORY_REVOKED, MEMORY_REJECTED})
+GOVERNANCE_TARGETS = frozenset(
+    {
+        KEY_REVOKED,
+        AGENT_DEACTIVATED,
+        MEMORY_REVOKED,
+        MEMORY_REJECTED,
+        AGENT_GRANT_SET,
+        KEY_EXPIRY_SET,
+    }
+)
 
 
 def ledger_append(operation: DeletionOperation) -> None:
@@ -448,7 +512,34 @@ def _parse(line: str) -> dict:
             uuid.UUID(str(pk))
     elif entry["target"] == MEMORY_REJECTED:
         uuid.UUID(str(entry.get("rejected_memory_id")))
+    elif entry["target"] == AGENT_GRANT_SET:
+        uuid.UUID(str(entry.get("grant_agent_id")))
+        check_grant(entry)
+    elif entry["target"] == KEY_EXPIRY_SET:
+        uuid.UUID(str(entry.get("expiry_key_id")))
+        if entry.get("expires_at") is not None:  # present: null is a key made not to expire
+            if datetime.fromisoformat(entry["expires_at"]).tzinfo is None:
+                raise ValueError("expires_at has no time zone")
+        elif "expires_at" not in entry:
+            raise ValueError("no expires_at")
     return entry
+
+
+def check_grant(entry: dict) -> None:
+    """Raise ValueError unless ``entry`` (a grant line, or the grant ``agent_grant_set`` is
+    about to write) holds a grant an agent row may have: the replay writes a line's values
+    into the row, and a line is read from a file."""
+    for name in ("write_types", "read_types"):
+        types = entry.get(name)
+        if not isinstance(types, list) or not set(types) <= set(MemoryType.values):
+            raise ValueError(f"{name} is not a list of memory types")
+    if entry.get("max_sensitivity") not in Sensitivity.values:
+        raise ValueError("max_sensitivity is no sensitivity")
+    flags = (entry.get("any_subject"), entry.get("issues_subject_tokens"))
+    if not all(isinstance(flag, bool) for flag in flags):
+        raise ValueError("any_subject and issues_subject_tokens must be true or false")
+    if flags == (False, True):  # the agent_token_issuer_any_subject constraint
+        raise ValueError("an issuer of subject tokens acts for any subject")
 
 
 def entry_moment(entry: dict) -> datetime:

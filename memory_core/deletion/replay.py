@@ -6,8 +6,8 @@ tombstones and steps again, the rows are scrubbed, and every step is run and ver
 in-process, exactly as the worker would. Replaying twice changes nothing more.
 
 Before the deletions, the governance actions taken since the backup are applied again: API
-keys revoked, agents deactivated, then memories revoked (or whose consent was withdrawn) and
-sensitive writes rejected.
+keys revoked, agents deactivated, agents' grants and keys' expiries set (the newest line of
+each), then memories revoked (or whose consent was withdrawn) and sensitive writes rejected.
 """
 
 from __future__ import annotations
@@ -21,11 +21,16 @@ from django.utils import timezone
 
 from memory_core.deletion.ledger import (
     AGENT_DEACTIVATED,
+    AGENT_GRANT_SET,
     GOVERNANCE_TARGETS,
+    GRANT_FIELDS,
+    KEY_EXPIRY_SET,
     KEY_REVOKED,
     MEMORY_REJECTED,
     MEMORY_REVOKED,
     agent_deactivation_entry,
+    agent_grant_entry,
+    key_expiry_entry,
     key_revocation_entry,
     memory_key_digest,
     queued_entry,
@@ -68,8 +73,9 @@ DATABASE_MARGIN = timedelta(hours=1)
 def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     """Return the ledger entries of database ``dbname`` (same server) requested since
     ``since`` less ``DATABASE_MARGIN``, its queued deletions (of whole subjects and of keys),
-    its keys' revocations, its agents' deactivations, its memories' revocations and its
-    sensitive writes' rejections among them, oldest first."""
+    its keys' revocations, its agents' deactivations, its agents' grants and keys' expiries
+    set, its memories' revocations and its sensitive writes' rejections among them, oldest
+    first."""
     import psycopg
     from django.db import connection
 
@@ -125,6 +131,23 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         rejected_memories = conn.execute(
             rejected_memories_sql("updated_at >= %s"), [since - DATABASE_MARGIN]
         ).fetchall()
+        # Agents' grants and keys' expiries set since (ledger.agent_grant_entry,
+        # key_expiry_entry), with their values now. When, read from the row's JSON: a database
+        # from before migration 0029 has no such column (and no such line: nothing recorded
+        # when a grant was set).
+        grants = conn.execute(
+            "SELECT * FROM (SELECT id, tenant_id, (to_jsonb(a) ->> 'grant_changed_at')"
+            "::timestamptz AS changed_at, write_types, read_types, max_sensitivity, "
+            "any_subject, issues_subject_tokens FROM memory_core_agent a) grants "
+            "WHERE changed_at >= %s",
+            [since - DATABASE_MARGIN],
+        ).fetchall()
+        expiries = conn.execute(
+            "SELECT * FROM (SELECT k.id, a.tenant_id, (to_jsonb(k) ->> 'expiry_changed_at')"
+            "::timestamptz AS changed_at, k.expires_at FROM memory_core_apikey k "
+            "JOIN memory_core_agent a ON a.id = k.agent_id) expiries WHERE changed_at >= %s",
+            [since - DATABASE_MARGIN],
+        ).fetchall()
     entries = [
         {
             "operation_id": str(op_id),
@@ -153,6 +176,21 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         )
         for agent_id, tenant_id, deactivated_at in inactive
         if deactivated_at is None or deactivated_at >= since - DATABASE_MARGIN
+    ]
+    entries += [
+        agent_grant_entry(
+            agent_id=agent_id,
+            tenant_id=tenant_id,
+            changed_at=changed_at,
+            grant=dict(zip(GRANT_FIELDS, grant, strict=True)),
+        )
+        for agent_id, tenant_id, changed_at, *grant in grants
+    ]
+    entries += [
+        key_expiry_entry(
+            key_id=key_id, tenant_id=tenant_id, changed_at=changed_at, expires_at=expires_at
+        )
+        for key_id, tenant_id, changed_at, expires_at in expiries
     ]
     entries += [memory_revocation_entry_of_row(row) for row in revoked_memories]
     entries += [memory_rejection_entry_of_row(row) for row in rejected_memories]
@@ -313,6 +351,70 @@ def _agent_deactivate(entry: dict) -> int:
     )
 
 
+@dataclass
+class SettingsRestored:
+    """What the replay of a kind of setting (agents' grants, keys' expiries) did."""
+
+    restored: int = 0  # rows set to their newest line's values (they differed)
+    skipped: int = 0  # rows a line names that this database does not hold
+
+
+def _newest(entries: list[dict], target: str, row: str) -> dict[str, dict]:
+    """Return the newest line of ``target`` of each row its lines name (the field ``row``):
+    the one that set the row last, which the replay applies alone."""
+    newest: dict[str, dict] = {}
+    for entry in entries:
+        if entry["target"] != target:
+            continue
+        kept = newest.get(entry[row])
+        moment = datetime.fromisoformat(entry["requested_at"])
+        if kept is None or moment >= datetime.fromisoformat(kept["requested_at"]):
+            newest[entry[row]] = entry
+    return newest
+
+
+def _settings_replay(
+    lines: dict[str, dict], model, moment: str, journaled: str, values
+) -> SettingsRestored:
+    """Set each row of ``model`` the newest ``lines`` name to ``values(line)`` (field: value),
+    and ``moment`` to the line's moment, where the row differs and was not set later itself (a
+    line older than the backup's own setting of it, read with a ``--since`` before the
+    backup's time); count the rows it lacks (made after the backup). Not journaled again
+    here: the deletion sweep appends the line of a row whose ``journaled`` is empty."""
+    result = SettingsRestored()
+    rows = model.objects.in_bulk([uuid.UUID(pk) for pk in lines])
+    for pk, line in lines.items():
+        row = rows.get(uuid.UUID(pk))
+        if row is None:
+            result.skipped += 1
+            continue
+        at = datetime.fromisoformat(line["requested_at"])
+        new = values(line)
+        if (getattr(row, moment) is not None and getattr(row, moment) > at) or all(
+            _same(getattr(row, name), value) for name, value in new.items()
+        ):
+            continue
+        model.objects.filter(pk=row.pk).update(**new, **{moment: at, journaled: None})
+        result.restored += 1
+    return result
+
+
+def _same(value, other) -> bool:
+    """Whether a row's value is a line's: lists (a grant's types) as sets."""
+    if isinstance(value, list) and isinstance(other, list):
+        return set(value) == set(other)
+    return value == other
+
+
+def _grant_of(line: dict) -> dict:
+    return {name: line[name] for name in GRANT_FIELDS}
+
+
+def _expiry_of(line: dict) -> dict:
+    expires_at = line["expires_at"]
+    return {"expires_at": None if expires_at is None else datetime.fromisoformat(expires_at)}
+
+
 # What a memory's replayed revocation may record: the revoking services' actions and reason
 # codes (a line is read from a file: anything else is recorded as a plain revoke).
 _REVOKE_ACTIONS = {MemoryEvent.Action.REVOKED, MemoryEvent.Action.CONSENT_WITHDRAWN}
@@ -425,6 +527,20 @@ def replay_deletions(*, entries: list[dict]) -> dict:
     agents_deactivated = sum(
         _agent_deactivate(entry) for entry in entries if entry["target"] == AGENT_DEACTIVATED
     )
+    grants = _settings_replay(
+        _newest(entries, AGENT_GRANT_SET, "grant_agent_id"),
+        Agent,
+        "grant_changed_at",
+        "grant_journaled_at",
+        _grant_of,
+    )
+    expiries = _settings_replay(
+        _newest(entries, KEY_EXPIRY_SET, "expiry_key_id"),
+        ApiKey,
+        "expiry_changed_at",
+        "expiry_journaled_at",
+        _expiry_of,
+    )
     memories, rejections = MemoryRevocations(), MemoryRejections()
     for entry in entries:
         if entry["target"] == MEMORY_REVOKED:
@@ -446,6 +562,10 @@ def replay_deletions(*, entries: list[dict]) -> dict:
         "skipped": skipped,
         "keys_revoked": keys_revoked,
         "agents_deactivated": agents_deactivated,
+        "agent_grants_restored": grants.restored,
+        "agent_grants_skipped": grants.skipped,
+        "key_expiries_restored": expiries.restored,
+        "key_expiries_skipped": expiries.skipped,
         "memories_revoked": memories.revoked,
         "memories_revoked_pending": memories.pending,
         "memories_skipped": memories.skipped,

@@ -120,6 +120,12 @@ class Agent(models.Model):
     # sweep appends the line of an inactive agent without one (a failed append).
     deactivated_at = models.DateTimeField(null=True, blank=True)
     deactivation_journaled_at = models.DateTimeField(null=True, blank=True)
+    # When the grant (the five fields above) was last set by ``services.api_keys.
+    # agent_grant_set`` (the admin's form; empty: never since migration 0029), and when that
+    # setting's line reached the deletion journal; the deletion sweep appends the line of a
+    # grant set without one (a failed append).
+    grant_changed_at = models.DateTimeField(null=True, blank=True)
+    grant_journaled_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
@@ -159,6 +165,11 @@ class ApiKey(models.Model):
     # When the revocation's line reached the deletion journal (services.api_keys); the
     # deletion sweep appends it for a revoked key without one (a failed append).
     revocation_journaled_at = models.DateTimeField(null=True, blank=True)
+    # When ``expires_at`` was last set by ``services.api_keys.api_key_expiry_set`` (the
+    # admin's forms; empty: never since migration 0029), and when that setting's line reached
+    # the deletion journal; the deletion sweep appends it when the append failed.
+    expiry_changed_at = models.DateTimeField(null=True, blank=True)
+    expiry_journaled_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

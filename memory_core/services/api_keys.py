@@ -4,10 +4,11 @@ revocable, optionally expiring; agents made, deactivated (every key refused) and
 Keys carry 256 bits of randomness, so a fast hash is enough: there is nothing to brute-force.
 The prefix (public) finds the row; the hash is compared in constant time.
 
-A key's revocation and an agent's deactivation are journaled as they commit (the deletion
-journal, ``deletion.ledger``): a restore from an older backup would let the key or the agent
-in again, and ``replay_deletions`` applies them again. An append that fails is made by the
-deletion sweep.
+A key's revocation, an agent's deactivation, an agent's grant and a key's expiry set are
+journaled as they commit (the deletion journal, ``deletion.ledger``): a restore from an older
+backup would let the key or the agent in again, or with a grant narrowed since wide again,
+and ``replay_deletions`` applies them again. An append that fails is made by the deletion
+sweep.
 """
 
 import hashlib
@@ -15,17 +16,24 @@ import hmac
 import logging
 import re
 import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import partial, reduce
 from operator import or_
+from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from memory_core.deletion.ledger import (
+    GRANT_FIELDS,
     agent_deactivation_entry,
+    agent_grant_entry,
     backups_cutoff,
+    check_grant,
+    key_expiry_entry,
     key_revocation_entry,
     ledger_catch_up,
     ledger_write,
@@ -81,14 +89,7 @@ def _journal_revocation(key_id) -> bool:
     entry = key_revocation_entry(
         key_id=key.pk, tenant_id=key.agent.tenant_id, revoked_at=key.revoked_at
     )
-    try:
-        ledger_write(entry)
-    except Exception:
-        logger.exception(
-            "API key %s: the journal append of its revocation failed; the deletion sweep "
-            "tries again",
-            key.pk,
-        )
+    if not _appended(entry, f"API key {key.pk}", "revocation"):
         return False
     ApiKey.objects.filter(pk=key.pk, revocation_journaled_at=None).update(
         revocation_journaled_at=timezone.now()
@@ -169,11 +170,11 @@ def agent_reactivate(*, agent: Agent) -> Agent:
 _ACTIVATION_FIELDS = ["is_active", "deactivated_at", "deactivation_journaled_at"]
 
 
-def _refreshed(agent: Agent, row: Agent) -> Agent:
-    """Give the caller's ``agent`` the activation fields of ``row`` (its locked copy)."""
-    for name in _ACTIVATION_FIELDS:
-        setattr(agent, name, getattr(row, name))
-    return agent
+def _refreshed(instance, row, fields=_ACTIVATION_FIELDS):
+    """Give the caller's ``instance`` the ``fields`` of ``row`` (its locked copy)."""
+    for name in fields:
+        setattr(instance, name, getattr(row, name))
+    return instance
 
 
 def _journal_deactivation(agent_id) -> bool:
@@ -183,16 +184,23 @@ def _journal_deactivation(agent_id) -> bool:
     agent = Agent.objects.filter(pk=agent_id, is_active=False).first()
     if agent is None:
         return False
-    try:
-        ledger_write(_deactivation_entry(agent))
-    except Exception:
-        logger.exception(
-            "agent %s: the journal append of its deactivation failed; the deletion sweep "
-            "tries again",
-            agent.pk,
-        )
+    if not _appended(_deactivation_entry(agent), f"agent {agent.pk}", "deactivation"):
         return False
     _deactivations_record([agent])
+    return True
+
+
+def _appended(entry: dict, row: str, action: str) -> bool:
+    """Append the journal line ``entry`` of ``row``'s ``action``; return whether it was. A
+    failure is logged, never raised: the action is committed, and the deletion sweep appends
+    its line later."""
+    try:
+        ledger_write(entry)
+    except Exception:
+        logger.exception(
+            "%s: the journal append of its %s failed; the deletion sweep tries again", row, action
+        )
+        return False
     return True
 
 
@@ -209,9 +217,16 @@ def _deactivations_record(agents: list[Agent]) -> None:
     """Record the lines of ``agents`` as journaled (one UPDATE). Only the deactivation each
     line names: one made since (reactivated and deactivated again while the line was
     written) has its own line to append, by the sweep if need be."""
-    named = reduce(or_, (Q(pk=agent.pk, deactivated_at=agent.deactivated_at) for agent in agents))
-    Agent.objects.filter(named, is_active=False, deactivation_journaled_at=None).update(
-        deactivation_journaled_at=timezone.now()
+    _recorded(agents, "deactivated_at", "deactivation_journaled_at", is_active=False)
+
+
+def _recorded(rows: list, moment: str, journaled: str, **where) -> None:
+    """Record the lines of ``rows`` (agents or keys) as journaled: ``journaled`` set, in one
+    UPDATE, on each row whose ``moment`` is still the one its line names (an action made
+    since has its own line to append, by the sweep if need be)."""
+    named = reduce(or_, (Q(pk=row.pk, **{moment: getattr(row, moment)}) for row in rows))
+    type(rows[0]).objects.filter(named, **where, **{journaled: None}).update(
+        **{journaled: timezone.now()}
     )
 
 
@@ -237,6 +252,181 @@ def deactivations_journal(*, older_than: float = 0, limit: int = 500) -> int:
     ledger_catch_up([_deactivation_entry(agent) for agent in agents])
     _deactivations_record(agents)
     return len(agents)
+
+
+@dataclass(frozen=True)
+class _Setting:
+    """A setting of a row journaled for a restore's replay (an agent's grant, a key's
+    expiry): its line is appended as it commits, and by the deletion sweep if that failed."""
+
+    rows: Callable[[], QuerySet]  # the rows, as their lines are made from them
+    entry: Callable[[Any], dict]  # a row's line
+    fields: tuple[str, ...]  # what the line reads of a row, but its pk and moment
+    moment: str  # the field: when it was set last
+    journaled: str  # the field: when that setting's line was recorded
+    label: str  # how the log names a row ("agent", "API key")
+    action: str  # and the setting ("grant", "expiry")
+
+
+def _stamp(setting: _Setting, row, values: dict) -> None:
+    """Save ``values`` on ``row`` (locked), stamped now and unrecorded, and append its line as
+    the transaction commits."""
+    for name, value in values.items():
+        setattr(row, name, value)
+    setattr(row, setting.moment, timezone.now())
+    setattr(row, setting.journaled, None)
+    row.save(update_fields=[*values, setting.moment, setting.journaled])
+    transaction.on_commit(partial(_setting_journal, setting, row.pk), robust=True)
+
+
+def _setting_journal(setting: _Setting, row_id) -> bool:
+    """Append a committed setting's journal line and record it; return whether it was. A
+    failure is logged, never raised (the setting is made; the sweep appends it later). The
+    line holds what the row has now: a setting made since is newer, and the replay applies
+    the newest line of a row alone."""
+    row = setting.rows().filter(pk=row_id).exclude(**{setting.moment: None}).first()
+    if row is None:
+        return False
+    if not _appended(setting.entry(row), f"{setting.label} {row.pk}", setting.action):
+        return False
+    _recorded([row], setting.moment, setting.journaled)
+    return True
+
+
+def _settings_catch_up(setting: _Setting, *, older_than: float, limit: int) -> int:
+    """Append the lines of the settings made more than ``older_than`` seconds ago and after
+    the oldest backup kept whose line is not recorded, at most ``limit``, oldest first; return
+    how many (``grants_journal``, ``expiries_journal``)."""
+    before = timezone.now() - timedelta(seconds=older_than)
+    moment = setting.moment
+    rows = list(
+        setting.rows()
+        .filter(
+            **{f"{moment}__gte": backups_cutoff(), f"{moment}__lte": before},
+            **{setting.journaled: None},
+        )
+        .order_by(moment)
+        .only("pk", moment, *setting.fields)[:limit]
+    )
+    if not rows:
+        return 0
+    ledger_catch_up([setting.entry(row) for row in rows])
+    _recorded(rows, moment, setting.journaled)
+    return len(rows)
+
+
+_TYPES = ("write_types", "read_types")
+
+
+def _grant_entry(agent: Agent) -> dict:
+    return agent_grant_entry(
+        agent_id=agent.pk,
+        tenant_id=agent.tenant_id,
+        changed_at=agent.grant_changed_at,
+        grant={name: getattr(agent, name) for name in GRANT_FIELDS},
+    )
+
+
+_GRANT = _Setting(
+    rows=Agent.objects.all,
+    entry=_grant_entry,
+    fields=("tenant_id", *GRANT_FIELDS),
+    moment="grant_changed_at",
+    journaled="grant_journaled_at",
+    label="agent",
+    action="grant",
+)
+
+
+@transaction.atomic
+def agent_grant_set(*, agent: Agent, **grant) -> Agent:
+    """Set any of ``agent``'s grant fields (``write_types``, ``read_types``,
+    ``max_sensitivity``, ``any_subject``, ``issues_subject_tokens``; the others kept), from
+    its next request on. Nothing is written when the grant stays the same (the types compared
+    as sets).
+
+    The grant is journaled as it commits (``ledger.agent_grant_entry``: the agent's id and the
+    grant's values): a backup taken before it holds the grant as it was, a grant narrowed
+    since wide again, and ``replay_deletions`` sets it again after the restore. An append that
+    fails is made by the deletion sweep (``grants_journal``). Raise ValidationFailed, before
+    writing anything, for another field, a type or a sensitivity that is none, or an issuer
+    of subject tokens that does not act for any subject.
+    """
+    unknown = sorted(set(grant) - set(GRANT_FIELDS))
+    if unknown:
+        raise ValidationFailed(f"No grant field {', '.join(unknown)}: {', '.join(GRANT_FIELDS)}.")
+    row = Agent.objects.select_for_update(of=("self",)).get(pk=agent.pk)
+    new = {name: grant.get(name, getattr(row, name)) for name in GRANT_FIELDS}
+    for name in _TYPES:
+        new[name] = sorted(set(new[name]))
+    try:
+        check_grant(new)
+    except ValueError as exc:
+        raise ValidationFailed(f"Agent {row.name!r}: {exc}.") from exc
+    old = {name: getattr(row, name) for name in GRANT_FIELDS}
+    for name in _TYPES:
+        old[name] = sorted(set(old[name]))
+    if new != old:
+        _stamp(_GRANT, row, new)
+    return _refreshed(agent, row, [*GRANT_FIELDS, _GRANT.moment, _GRANT.journaled])
+
+
+def grants_journal(*, older_than: float = 0, limit: int = 500) -> int:
+    """Append the journal lines of the grants set more than ``older_than`` seconds ago whose
+    line is not recorded (an append that failed), at most ``limit``, oldest first; return how
+    many were appended. Raise LedgerAppendFailed if the journal cannot be written. One read,
+    one write (one fsync) and one UPDATE. A grant set before the oldest backup kept
+    (``ledger.backups_cutoff``) needs no line: it is left unrecorded."""
+    return _settings_catch_up(_GRANT, older_than=older_than, limit=limit)
+
+
+def _expiry_entry(key: ApiKey) -> dict:
+    return key_expiry_entry(
+        key_id=key.pk,
+        tenant_id=key.tenant_id,
+        changed_at=key.expiry_changed_at,
+        expires_at=key.expires_at,
+    )
+
+
+_EXPIRY = _Setting(
+    # With their agent's tenant (``tenant_id``), which their lines name.
+    rows=lambda: ApiKey.objects.annotate(tenant_id=F("agent__tenant_id")),
+    entry=_expiry_entry,
+    fields=("expires_at",),
+    moment="expiry_changed_at",
+    journaled="expiry_journaled_at",
+    label="API key",
+    action="expiry",
+)
+
+
+@transaction.atomic
+def api_key_expiry_set(*, key: ApiKey, expires_at) -> ApiKey:
+    """Set when ``key`` expires (None: never); it is refused from then on
+    (``api_key_resolve``). Nothing is written when it stays the same.
+
+    The expiry is journaled as it commits (``ledger.key_expiry_entry``: the key's id and the
+    new ``expires_at``): a backup taken before it holds the key without it, usable past the
+    expiry set, and ``replay_deletions`` sets it again after the restore. An append that
+    fails is made by the deletion sweep (``expiries_journal``). Raise ValidationFailed for a
+    time without a time zone.
+    """
+    if expires_at is not None and timezone.is_naive(expires_at):
+        raise ValidationFailed("A key's expiry needs a time zone.")
+    row = ApiKey.objects.select_for_update().get(pk=key.pk)
+    if row.expires_at != expires_at:
+        _stamp(_EXPIRY, row, {"expires_at": expires_at})
+    return _refreshed(key, row, ["expires_at", _EXPIRY.moment, _EXPIRY.journaled])
+
+
+def expiries_journal(*, older_than: float = 0, limit: int = 500) -> int:
+    """Append the journal lines of the keys' expiries set more than ``older_than`` seconds ago
+    whose line is not recorded (an append that failed), at most ``limit``, oldest first;
+    return how many were appended. Raise LedgerAppendFailed if the journal cannot be written.
+    One read, one write (one fsync) and one UPDATE. One set before the oldest backup kept
+    (``ledger.backups_cutoff``) needs no line: it is left unrecorded."""
+    return _settings_catch_up(_EXPIRY, older_than=older_than, limit=limit)
 
 
 def api_key_resolve(raw_key: str) -> ApiKey | None:

@@ -873,3 +873,194 @@ def test_a_rejection_whose_append_failed_is_journaled_by_the_sweep(
     assert (line["target"], line["rejected_memory_id"]) == ("memory_rejected", str(memory.id))
     assert line["requested_at"] == row.updated_at.isoformat()
     assert Memory.objects.get(pk=memory.pk).revocation_journaled_at is not None
+
+
+_WIDE = {
+    "write_types": sorted(["user_preference", "previous_decision", "task_state", "incident"]),
+    "read_types": sorted(["user_preference", "previous_decision", "task_state", "incident"]),
+    "max_sensitivity": "sensitive",
+    "any_subject": True,
+    "issues_subject_tokens": True,
+}
+
+
+def test_an_agents_grant_narrowed_after_the_backup_is_narrowed_again_by_the_replay(
+    agent, journal, django_capture_on_commit_callbacks
+):
+    """A grant was not journaled: narrowed after a backup (a misbehaving agent), it was wide
+    again in the restored database, and operations.md told operators to set it by hand."""
+    from memory_core.models import Agent
+    from memory_core.services.api_keys import agent_grant_set
+
+    Agent.objects.filter(pk=agent.pk).update(**_WIDE)
+    backup_time = timezone.now()
+    with django_capture_on_commit_callbacks(execute=True):
+        agent_grant_set(
+            agent=agent,
+            write_types=["task_state", "previous_decision"],
+            issues_subject_tokens=False,
+        )
+    with django_capture_on_commit_callbacks(execute=True):
+        agent_grant_set(agent=agent, read_types=["user_preference"], max_sensitivity="personal")
+    row = Agent.objects.get(pk=agent.pk)
+    assert row.grant_changed_at is not None and row.grant_journaled_at is not None
+    first, line = _journal_lines(journal)
+    assert (line["target"], line["grant_agent_id"]) == ("agent_grant_set", str(agent.pk))
+    assert set(line) == {
+        "operation_id", "tenant_id", "subject_id", "target", "requested_at", "reason_code",
+        "grant_agent_id", "write_types", "read_types", "max_sensitivity", "any_subject",
+        "issues_subject_tokens", "tombstones", "written_at",
+    }  # fmt: skip
+    narrow = {
+        "write_types": ["previous_decision", "task_state"],
+        "read_types": ["user_preference"],
+        "max_sensitivity": "personal",
+        "any_subject": True,
+        "issues_subject_tokens": False,
+    }
+    assert {name: line[name] for name in narrow} == narrow
+    assert first["read_types"] == _WIDE["read_types"]  # the first setting's grant
+    assert line["requested_at"] == row.grant_changed_at.isoformat()
+    assert agent.name not in journal.read_text()
+    # Setting the same grant again writes nothing.
+    with django_capture_on_commit_callbacks(execute=True):
+        agent_grant_set(agent=agent, write_types=["task_state", "previous_decision", "task_state"])
+    assert len(_journal_lines(journal)) == 2
+    Agent.objects.filter(pk=agent.pk).update(**_WIDE, grant_changed_at=None)  # the backup's
+
+    result, _ = _replay(backup_time)
+
+    assert (result["agent_grants_restored"], result["agent_grants_skipped"]) == (1, 0)
+    row = Agent.objects.get(pk=agent.pk)
+    assert {name: getattr(row, name) for name in narrow} == narrow  # the newest line's
+    assert row.grant_changed_at.isoformat() == line["requested_at"]
+    assert _replay(backup_time)[0]["agent_grants_restored"] == 0  # nothing more to do
+
+
+def test_a_keys_expiry_set_after_the_backup_is_set_again_by_the_replay(
+    agent, journal, django_capture_on_commit_callbacks
+):
+    """An expiry was not journaled: set after a backup, the restored key worked past it."""
+    from memory_core.models import ApiKey
+    from memory_core.services.api_keys import api_key_create, api_key_expiry_set, api_key_resolve
+
+    key, raw_key = api_key_create(agent=agent)
+    other, _ = api_key_create(agent=agent)
+    backup_time = timezone.now()
+    expiry = timezone.now() - timedelta(minutes=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        api_key_expiry_set(key=key, expires_at=expiry)
+        api_key_expiry_set(key=other, expires_at=timezone.now() + timedelta(days=30))
+    assert api_key_resolve(raw_key) is None
+    row = ApiKey.objects.get(pk=key.pk)
+    assert row.expiry_changed_at is not None and row.expiry_journaled_at is not None
+    line = next(line for line in _journal_lines(journal) if line["expiry_key_id"] == str(key.pk))
+    assert set(line) == {
+        "operation_id", "tenant_id", "subject_id", "target", "requested_at", "reason_code",
+        "expiry_key_id", "expires_at", "tombstones", "written_at",
+    }  # fmt: skip
+    assert (line["target"], line["expires_at"]) == ("api_key_expiry_set", expiry.isoformat())
+    text = journal.read_text()
+    assert raw_key not in text and key.hashed_key not in text and key.prefix not in text
+    ApiKey.objects.filter(pk=key.pk).update(expires_at=None, expiry_changed_at=None)
+    ApiKey.objects.filter(pk=other.pk).delete()  # made after the backup: unknown to it
+    assert api_key_resolve(raw_key) is not None
+
+    result, err = _replay(backup_time)
+
+    assert (result["key_expiries_restored"], result["key_expiries_skipped"]) == (1, 1)
+    assert "1 key expiry line(s) name a row this database does not hold" in err
+    assert ApiKey.objects.get(pk=key.pk).expires_at == expiry
+    assert api_key_resolve(raw_key) is None
+
+
+def test_a_line_older_than_the_restored_rows_own_setting_is_not_applied(agent, journal):
+    """A --since before the backup reads a line the backup's own later setting replaced."""
+    from memory_core.deletion.ledger import agent_grant_entry
+    from memory_core.deletion.replay import replay_deletions
+    from memory_core.models import Agent
+
+    now = timezone.now()
+    old = agent_grant_entry(
+        agent_id=agent.pk, tenant_id=agent.tenant_id, changed_at=now - timedelta(hours=1),
+        grant={**_WIDE, "write_types": []},
+    )  # fmt: skip
+    Agent.objects.filter(pk=agent.pk).update(**_WIDE, grant_changed_at=now)
+
+    assert replay_deletions(entries=[old])["agent_grants_restored"] == 0
+    assert Agent.objects.get(pk=agent.pk).write_types == _WIDE["write_types"]
+
+
+def test_agent_grant_set_refuses_a_grant_no_agent_may_have(agent, journal):
+    from memory_core.exceptions import ValidationFailed
+    from memory_core.models import Agent
+    from memory_core.services.api_keys import agent_grant_set
+
+    for grant in (
+        {"write_types": ["no-such-type"]},
+        {"max_sensitivity": "secret"},
+        {"any_subject": False, "issues_subject_tokens": True},
+        {"name": "renamed"},
+    ):
+        with pytest.raises(ValidationFailed):
+            agent_grant_set(agent=agent, **grant)
+    assert Agent.objects.get(pk=agent.pk).grant_changed_at is None
+
+
+def test_grants_and_expiries_whose_append_failed_are_journaled_by_the_sweep(
+    agent, journal, settings, django_capture_on_commit_callbacks, caplog
+):
+    """As a deactivation: an append that failed is logged, and the deletion sweep appends it
+    once the journal can be written."""
+    from memory_core.models import Agent, ApiKey
+    from memory_core.services.api_keys import agent_grant_set, api_key_create, api_key_expiry_set
+    from memory_core.tasks import deletion_sweep
+
+    key, _ = api_key_create(agent=agent)
+    blocked = journal.parent / "not-a-folder"
+    blocked.write_text("")
+    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"  # cannot be made
+    expiry = timezone.now() + timedelta(days=1)
+    with django_capture_on_commit_callbacks(execute=True):
+        agent_grant_set(agent=agent, read_types=["incident"])
+        api_key_expiry_set(key=key, expires_at=expiry)
+    assert Agent.objects.get(pk=agent.pk).grant_journaled_at is None
+    assert ApiKey.objects.get(pk=key.pk).expiry_journaled_at is None
+    messages = [record.getMessage() for record in caplog.records]
+    assert f"agent {agent.pk}: the journal append of its grant failed" in " ".join(messages)
+    assert f"API key {key.pk}: the journal append of its expiry failed" in " ".join(messages)
+
+    settings.MEMLEDGER_DELETION_LEDGER = journal  # the volume is back
+    deletion_sweep(stale_seconds=0)
+    deletion_sweep(stale_seconds=0)  # once only
+
+    grant, expires = sorted(_journal_lines(journal), key=lambda line: line["target"])
+    assert (grant["grant_agent_id"], grant["read_types"]) == (str(agent.pk), ["incident"])
+    assert (expires["expiry_key_id"], expires["expires_at"]) == (str(key.pk), expiry.isoformat())
+    assert Agent.objects.get(pk=agent.pk).grant_journaled_at is not None
+    assert ApiKey.objects.get(pk=key.pk).expiry_journaled_at is not None
+
+
+def test_the_reader_skips_a_grant_or_expiry_line_it_could_not_apply(journal):
+    since = timezone.now() - timedelta(days=1)
+    base = {"operation_id": "x", "tenant_id": "t", "subject_id": None, "reason_code": "r",
+            "requested_at": timezone.now().isoformat(), "tombstones": []}  # fmt: skip
+    grant = {**base, **_WIDE, "target": "agent_grant_set",
+             "grant_agent_id": "6f1f7a4e-0000-4000-8000-000000000001"}  # fmt: skip
+    expiry = {**base, "target": "api_key_expiry_set", "expires_at": None,
+              "expiry_key_id": "6f1f7a4e-0000-4000-8000-000000000002"}  # fmt: skip
+    bad = [
+        {**grant, "grant_agent_id": "x"},
+        {**grant, "write_types": "all"},
+        {**grant, "read_types": ["no-such-type"]},
+        {**grant, "max_sensitivity": "secret"},
+        {**grant, "any_subject": "yes"},
+        {**grant, "any_subject": False},  # an issuer acts for any subject
+        {**expiry, "expiry_key_id": None},
+        {**expiry, "expires_at": "2026-12-01T10:00:00"},  # no time zone
+        {key: value for key, value in expiry.items() if key != "expires_at"},
+    ]
+    journal.write_text("".join(json.dumps(e) + "\n" for e in [*bad, grant, expiry]))
+    scan = ledger_scan(since=since)
+    assert scan.unreadable == list(range(1, 10))
+    assert len(scan.entries) == 1  # both good lines share the operation id "x": kept once

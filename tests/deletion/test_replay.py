@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
+from memory_core.models import MemoryType
 from tests.processes import run_manage
 from tests.rls_support import owner_conninfo
 
@@ -217,6 +218,10 @@ def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
         "skipped": 0,
         "keys_revoked": 0,
         "agents_deactivated": 0,
+        "agent_grants_restored": 0,
+        "agent_grants_skipped": 0,
+        "key_expiries_restored": 0,
+        "key_expiries_skipped": 0,
         "memories_revoked": 0,
         "memories_revoked_pending": 0,
         "memories_skipped": {},
@@ -355,9 +360,17 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
     written after the backup (the restored database holds the version it corrected, in use)
     and one the backup holds waiting for a reviewer (approved after it, then revoked). And a
     sensitive write rejected after the backup was waiting for a reviewer again, its item
-    open: a reviewer could approve it into use."""
+    open: a reviewer could approve it into use. An agent's grant narrowed after the backup was
+    wide again, and a key's expiry set after it was gone: the key worked past it."""
+    from datetime import timedelta
+
     from memory_core.principals import AgentPrincipal, ReviewerPrincipal, SystemPrincipal
-    from memory_core.services.api_keys import agent_deactivate
+    from memory_core.services.api_keys import (
+        agent_deactivate,
+        agent_grant_set,
+        api_key_create,
+        api_key_expiry_set,
+    )
     from memory_core.services.reviews import review_approve, review_reject
     from memory_core.services.writes import consent_withdraw, memory_correct, memory_revoke
     from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
@@ -380,12 +393,18 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
         writer, subject, "User sleeps well.", "User has insomnia; takes medication.", "m3"
     )
     idle = AgentFactory(tenant=tenant)
+    narrowed = AgentFactory(tenant=tenant)  # every type, up to sensitive
+    expiring, _ = api_key_create(agent=agent)
     with tempfile.TemporaryDirectory() as folder:
         dump = Path(folder) / "backup.dump"
         backup_time = timezone.now()
         _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
 
         agent_deactivate(agent=idle)
+        agent_grant_set(agent=narrowed, write_types=["task_state"], max_sensitivity="public")
+        agent_grant_set(agent=narrowed, read_types=["incident", "task_state"])  # the newest
+        expiry = timezone.now() - timedelta(minutes=1)
+        api_key_expiry_set(key=expiring, expires_at=expiry)
         memory_revoke(principal=system, memory_id=revoked.id)
         consent_withdraw(principal=system, memory_id=withdrawn.id)
         correction = memory_correct(
@@ -404,6 +423,10 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
         in_use = [revoked.id, withdrawn.id, corrected.id, waiting_head.id, waiting.memory.id]
         expected = {
             "agents_deactivated": 1,
+            "agent_grants_restored": 1,
+            "agent_grants_skipped": 0,
+            "key_expiries_restored": 1,
+            "key_expiries_skipped": 0,
             "memories_revoked": 5,
             "memories_revoked_pending": 1,
             "memories_skipped": {},
@@ -420,6 +443,8 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
                 assert sorted(statuses) == ["active"] * 4 + ["pending_approval"]
                 [(_, status, *_)] = _scratch_rows(scratch, [rejected.memory.id])
                 assert status == "pending_approval"
+                wide = (sorted(MemoryType.values), sorted(MemoryType.values), "sensitive", None)
+                assert _grant_and_expiry(scratch, narrowed.id, expiring.id) == wide
 
                 result = _replay(scratch, backup_time, *ledger)
 
@@ -450,12 +475,71 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
                 assert actions[rejected.memory.id] == "rejected"
                 [(_, status, *_)] = _scratch_rows(scratch, [rejected.memory.id])
                 assert status == "rejected"
+                assert _grant_and_expiry(scratch, narrowed.id, expiring.id) == (
+                    ["task_state"],
+                    ["incident", "task_state"],
+                    "public",
+                    expiry,
+                )
             # Again from the journal: nothing more to do.
             again = _replay(scratch, backup_time)
             assert (again["agents_deactivated"], again["memories_revoked"]) == (0, 0)
             assert again["memories_rejected"] == 0
+            assert (again["agent_grants_restored"], again["key_expiries_restored"]) == (0, 0)
         finally:
             _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
+def _grant_and_expiry(dbname: str, agent_id, key_id) -> tuple:
+    """The agent's types (sorted), its highest sensitivity and the key's expires_at in
+    database ``dbname``."""
+    with psycopg.connect(**owner_conninfo(), dbname=dbname) as conn:
+        write_types, read_types, sensitivity = conn.execute(
+            "SELECT write_types, read_types, max_sensitivity FROM memory_core_agent WHERE id = %s",
+            [agent_id],
+        ).fetchone()
+        (expires_at,) = conn.execute(
+            "SELECT expires_at FROM memory_core_apikey WHERE id = %s", [key_id]
+        ).fetchone()
+    return sorted(write_types), sorted(read_types), sensitivity, expires_at
+
+
+def test_the_old_database_names_the_grants_and_expiries_set_since_the_backup(tenant, agent):
+    """`--ledger-database` reads the old database's agents whose grant, and keys whose
+    expiry, was set since (from DATABASE_MARGIN before), with their values there."""
+    from datetime import timedelta
+
+    from memory_core.deletion.replay import DATABASE_MARGIN, ledger_from_database
+    from memory_core.models import Agent, ApiKey
+    from memory_core.services.api_keys import agent_grant_set, api_key_create, api_key_expiry_set
+    from tests.factories import AgentFactory
+
+    backup_time = timezone.now()
+    before = backup_time - DATABASE_MARGIN - timedelta(minutes=1)
+    long_ago = AgentFactory(tenant=tenant)
+    agent_grant_set(agent=long_ago, write_types=[])
+    Agent.objects.filter(pk=long_ago.pk).update(grant_changed_at=before)
+    agent_grant_set(agent=agent, write_types=["incident"], any_subject=False)
+    old_key, _ = api_key_create(agent=agent)
+    api_key_expiry_set(key=old_key, expires_at=backup_time)
+    ApiKey.objects.filter(pk=old_key.pk).update(expiry_changed_at=before)
+    key, _ = api_key_create(agent=agent)
+    api_key_expiry_set(key=key, expires_at=backup_time + timedelta(days=1))
+
+    entries = ledger_from_database(dbname=connection.settings_dict["NAME"], since=backup_time)
+
+    [grant] = [e for e in entries if e["target"] == "agent_grant_set"]
+    assert (grant["grant_agent_id"], grant["write_types"], grant["any_subject"]) == (
+        str(agent.pk),
+        ["incident"],
+        False,
+    )
+    assert grant["requested_at"] == Agent.objects.get(pk=agent.pk).grant_changed_at.isoformat()
+    [expiry] = [e for e in entries if e["target"] == "api_key_expiry_set"]
+    assert (expiry["expiry_key_id"], expiry["expires_at"]) == (
+        str(key.pk),
+        (backup_time + timedelta(days=1)).isoformat(),
+    )
 
 
 def test_the_old_database_names_the_agents_deactivated_and_memories_revoked_since_the_backup(

@@ -227,3 +227,48 @@ def test_the_sweep_journals_rejections_since_the_oldest_backup_in_a_few_queries(
 
     deletion_sweep(stale_seconds=0)  # once only
     assert len(_lines(journal)) == count
+
+
+@pytest.mark.parametrize("count", [3, 30])
+def test_the_sweep_journals_grants_and_expiries_since_the_oldest_backup_in_a_few_queries(
+    journal, agent, count, fsyncs
+):
+    """Grants and expiries whose append failed: one line each, one write a kind, with the
+    values the row holds; none for one set before the oldest backup kept."""
+
+    def set_days_ago(days: float, number: int) -> tuple[list, list]:
+        moment = timezone.now() - timedelta(days=days)
+        agents = [AgentFactory(tenant=TenantFactory()) for _ in range(number)]
+        Agent.objects.filter(pk__in=[a.pk for a in agents]).update(
+            read_types=["incident"], max_sensitivity="personal", grant_changed_at=moment
+        )
+        keys = [api_key_create(agent=agent)[0] for _ in range(number)]
+        ApiKey.objects.filter(pk__in=[k.pk for k in keys]).update(
+            expires_at=moment + timedelta(days=60), expiry_changed_at=moment
+        )
+        return [str(a.pk) for a in agents], [str(k.pk) for k in keys]
+
+    old_agents, old_keys = set_days_ago(37, 2)  # 35 days of backups, and a day's margin
+    agents, keys = set_days_ago(2, count)
+
+    with CaptureQueriesContext(connection) as queries:
+        deletion_sweep(stale_seconds=0)
+
+    assert len(queries.captured_queries) <= 20
+    assert len(fsyncs) == 2  # one a kind
+    lines = _lines(journal)
+    grants = [line for line in lines if line["target"] == "agent_grant_set"]
+    assert sorted(line["grant_agent_id"] for line in grants) == sorted(agents)
+    assert {(tuple(line["read_types"]), line["max_sensitivity"]) for line in grants} == {
+        (("incident",), "personal")
+    }
+    expiries = [line for line in lines if line["target"] == "api_key_expiry_set"]
+    assert sorted(line["expiry_key_id"] for line in expiries) == sorted(keys)
+    assert len(lines) == 2 * count
+    unrecorded = Agent.objects.filter(grant_changed_at__isnull=False, grant_journaled_at=None)
+    assert sorted(str(pk) for pk in unrecorded.values_list("pk", flat=True)) == sorted(old_agents)
+    unrecorded = ApiKey.objects.filter(expiry_changed_at__isnull=False, expiry_journaled_at=None)
+    assert sorted(str(pk) for pk in unrecorded.values_list("pk", flat=True)) == sorted(old_keys)
+
+    deletion_sweep(stale_seconds=0)  # once only
+    assert len(_lines(journal)) == 2 * count

@@ -251,3 +251,65 @@ def test_an_agent_is_deactivated_only_by_the_journaled_action(
     Tenant.objects.filter(pk=agent.tenant_id).update(deleted_at=now())
     act("reactivate_agents")  # a deleted tenant's agent stays inactive
     assert not Agent.objects.get(pk=agent.pk).is_active
+
+
+@pytest.mark.django_db
+def test_an_agents_grant_and_a_keys_expiry_saved_in_the_admin_are_journaled(
+    client, agent, settings, tmp_path, django_capture_on_commit_callbacks
+):
+    """Saved with the admin's forms, a grant and an expiry were not journaled: after a
+    restore from an older backup a grant narrowed since was wide again, and a key worked past
+    the expiry set. The forms save them through agent_grant_set and api_key_expiry_set."""
+    from memory_core.deletion.ledger import ledger_read
+    from memory_core.models import Agent, ApiKey
+    from memory_core.services.api_keys import api_key_create
+
+    settings.MEMLEDGER_DELETION_LEDGER = str(tmp_path / "journal.jsonl")
+    key, _ = api_key_create(agent=agent, name="ci")
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    change = f"/admin/memory_core/agent/{agent.pk}/change/"
+    form = client.get(change).content.decode()
+    assert 'name="grant_changed_at' not in form and 'name="grant_journaled_at' not in form
+    data = {
+        "tenant": str(agent.tenant_id), "name": "renamed", "write_types": "incident",
+        "read_types": "incident,task_state", "max_sensitivity": "personal", "any_subject": "on",
+        "created_at_0": "2026-12-01", "created_at_1": "10:00:00",
+        "api_keys-TOTAL_FORMS": "1", "api_keys-INITIAL_FORMS": "1",
+        "api_keys-0-id": str(key.pk), "api_keys-0-agent": str(agent.pk),
+        "api_keys-0-name": "ci", "api_keys-0-expires_at_0": "2027-01-31",
+        "api_keys-0-expires_at_1": "12:00:00",
+    }  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post(change, data).status_code == 302
+
+    row = Agent.objects.get(pk=agent.pk)
+    assert (row.name, row.write_types, row.max_sensitivity) == ("renamed", ["incident"], "personal")
+    assert row.grant_journaled_at is not None
+    key.refresh_from_db()
+    assert key.expires_at.isoformat() == "2027-01-31T12:00:00+00:00"
+    assert key.expiry_journaled_at is not None
+    lines = {line["target"]: line for line in ledger_read(since=now().replace(year=2000))}
+    assert sorted(lines) == ["agent_grant_set", "api_key_expiry_set"]
+    grant = lines["agent_grant_set"]
+    assert (grant["grant_agent_id"], grant["read_types"]) == (
+        str(agent.pk),
+        ["incident", "task_state"],
+    )
+    assert lines["api_key_expiry_set"]["expires_at"] == key.expires_at.isoformat()
+
+    # The key's own page.
+    key_change = f"/admin/memory_core/apikey/{key.pk}/change/"
+    assert 'name="expiry_changed_at' not in client.get(key_change).content.decode()
+    data = {"agent": str(agent.pk), "name": "ci", "expires_at_0": "2026-12-02",
+            "expires_at_1": "09:00:00"}  # fmt: skip
+    with django_capture_on_commit_callbacks(execute=True):
+        assert client.post(key_change, data).status_code == 302
+    key = ApiKey.objects.get(pk=key.pk)
+    assert key.expires_at.isoformat() == "2026-12-02T09:00:00+00:00"
+    expiries = [
+        line["expires_at"]
+        for line in ledger_read(since=now().replace(year=2000))
+        if line["target"] == "api_key_expiry_set"
+    ]
+    assert expiries == ["2027-01-31T12:00:00+00:00", "2026-12-02T09:00:00+00:00"]

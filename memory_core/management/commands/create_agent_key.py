@@ -5,7 +5,7 @@ from django.db import transaction
 
 from memory_core.exceptions import ValidationFailed
 from memory_core.rls import platform_command
-from memory_core.services.api_keys import agent_ensure, api_key_create
+from memory_core.services.api_keys import agent_ensure, agent_grant_set, api_key_create
 
 
 class Command(BaseCommand):
@@ -42,8 +42,8 @@ class Command(BaseCommand):
                             f"Agent {agent_row.name!r} acts only for its tokens' subjects, "
                             "so it cannot issue subject tokens (grant it any_subject first)."
                         )
-                    agent_row.issues_subject_tokens = True
-                    agent_row.save(update_fields=["issues_subject_tokens"])
+                    # Journaled, as the admin's form's grants are.
+                    agent_grant_set(agent=agent_row, issues_subject_tokens=True)
                 key, raw_key = api_key_create(agent=agent_row, name=name)
         except ValidationFailed as exc:
             raise CommandError(f"{exc.message} Nothing was created.") from exc
