@@ -413,14 +413,16 @@ def _store(principal, planned: list[_Planned], policy_version, pending: _Embeddi
     if not admitted:
         pending.discard()
         return
-    model_name = get_embedder().model_name
     for item in admitted:
         item.draft = _draft(item, now)
-        item.draft.embedding_model = model_name
     new_rows = {item.index: item for item in admitted if not _supersedes(item)}
     for item in new_rows.values():
         item.memory = build_memory(item.draft, policy_version=policy_version)
+    model_name = ""
     for indexes in pending.ready():
+        # Asked once a chunk is embedded: a model that could not be made is then a 503
+        # (EmbeddingUnavailable, from ready), never its first use here.
+        model_name = model_name or get_embedder().model_name
         memories = []
         for index in sorted(indexes):
             if (item := new_rows.get(index)) is not None:
@@ -434,6 +436,7 @@ def _store(principal, planned: list[_Planned], policy_version, pending: _Embeddi
     for item in admitted:
         if _supersedes(item):
             item.draft.embedding = pending.vector(item.index)
+            item.draft.embedding_model = model_name
             item.memory = memory_supersede(
                 previous=item.head,
                 draft=item.draft,
