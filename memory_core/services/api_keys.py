@@ -268,12 +268,18 @@ class _Setting:
     action: str  # and the setting ("grant", "expiry")
 
 
+_TICK = timedelta(microseconds=1)
+
+
 def _stamp(setting: _Setting, row, values: dict) -> None:
     """Save ``values`` on ``row`` (locked), stamped now and unrecorded, and append its line as
     the transaction commits."""
     for name, value in values.items():
         setattr(row, name, value)
-    setattr(row, setting.moment, timezone.now())
+    # Later than the row's last setting, whatever this host's clock says: the replay applies
+    # each row's newest line, and a skewed clock must not make the later setting the older.
+    now, last = timezone.now(), getattr(row, setting.moment)
+    setattr(row, setting.moment, now if last is None or now > last else last + _TICK)
     setattr(row, setting.journaled, None)
     row.save(update_fields=[*values, setting.moment, setting.journaled])
     transaction.on_commit(partial(_setting_journal, setting, row.pk), robust=True)
@@ -315,7 +321,7 @@ def _settings_catch_up(setting: _Setting, *, older_than: float, limit: int) -> i
     return len(rows)
 
 
-_TYPES = ("write_types", "read_types")
+_TYPE_FIELDS = ("write_types", "read_types")
 
 
 def _grant_entry(agent: Agent) -> dict:
@@ -357,14 +363,14 @@ def agent_grant_set(*, agent: Agent, **grant) -> Agent:
         raise ValidationFailed(f"No grant field {', '.join(unknown)}: {', '.join(GRANT_FIELDS)}.")
     row = Agent.objects.select_for_update(of=("self",)).get(pk=agent.pk)
     new = {name: grant.get(name, getattr(row, name)) for name in GRANT_FIELDS}
-    for name in _TYPES:
+    for name in _TYPE_FIELDS:
         new[name] = sorted(set(new[name]))
     try:
         check_grant(new)
     except ValueError as exc:
         raise ValidationFailed(f"Agent {row.name!r}: {exc}.") from exc
     old = {name: getattr(row, name) for name in GRANT_FIELDS}
-    for name in _TYPES:
+    for name in _TYPE_FIELDS:
         old[name] = sorted(set(old[name]))
     if new != old:
         _stamp(_GRANT, row, new)

@@ -991,6 +991,74 @@ def test_a_line_older_than_the_restored_rows_own_setting_is_not_applied(agent, j
     assert Agent.objects.get(pk=agent.pk).write_types == _WIDE["write_types"]
 
 
+def test_the_replay_narrows_and_never_widens(agent, journal):
+    """A line is read from a file: the replay applies what it takes away, never what it would
+    give (a grant widened since the backup, a key's expiry removed or put off), and names the
+    rows it left for an administrator. Narrower in one field and wider in another: only the
+    narrowing is applied."""
+    from memory_core.deletion.ledger import agent_grant_entry, key_expiry_entry
+    from memory_core.deletion.replay import replay_deletions
+    from memory_core.models import Agent, ApiKey
+    from memory_core.services.api_keys import api_key_create
+    from tests.factories import AgentFactory
+
+    now = timezone.now()
+    backup = {**_WIDE, "read_types": ["user_preference"], "max_sensitivity": "personal"}
+    Agent.objects.filter(pk=agent.pk).update(**backup)
+    wider = AgentFactory(tenant=agent.tenant)
+    Agent.objects.filter(pk=wider.pk).update(**backup)
+    expiring, _ = api_key_create(agent=agent)
+    sooner, _ = api_key_create(agent=agent)
+    in_a_week, tomorrow = now + timedelta(days=7), now + timedelta(days=1)
+    ApiKey.objects.filter(pk__in=[expiring.pk, sooner.pk]).update(expires_at=in_a_week)
+    lines = [
+        # Write types narrowed, read types and sensitivity widened, tokens kept off.
+        agent_grant_entry(
+            agent_id=agent.pk, tenant_id=agent.tenant_id, changed_at=now,
+            grant={**_WIDE, "write_types": ["task_state"], "issues_subject_tokens": False},
+        ),
+        agent_grant_entry(
+            agent_id=wider.pk, tenant_id=agent.tenant_id, changed_at=now, grant=_WIDE
+        ),
+        key_expiry_entry(
+            key_id=expiring.pk, tenant_id=agent.tenant_id, changed_at=now, expires_at=None
+        ),
+        key_expiry_entry(
+            key_id=sooner.pk, tenant_id=agent.tenant_id, changed_at=now, expires_at=tomorrow
+        ),
+    ]  # fmt: skip
+
+    result = replay_deletions(entries=lines)
+
+    row = Agent.objects.get(pk=agent.pk)
+    assert (row.write_types, row.read_types) == (["task_state"], ["user_preference"])
+    assert (row.max_sensitivity, row.issues_subject_tokens) == ("personal", False)
+    assert {n: getattr(Agent.objects.get(pk=wider.pk), n) for n in backup} == backup
+    assert ApiKey.objects.get(pk=expiring.pk).expires_at == in_a_week  # not removed
+    assert ApiKey.objects.get(pk=sooner.pk).expires_at == tomorrow  # brought forward
+    assert (result["agent_grants_restored"], result["key_expiries_restored"]) == (1, 1)
+    assert result["agent_grants_not_widened"] == sorted([str(agent.pk), str(wider.pk)])
+    assert result["key_expiries_not_widened"] == [str(expiring.pk)]
+
+
+def test_a_setting_is_stamped_after_the_rows_last_whatever_the_clock(agent, journal):
+    """The replay applies each row's newest line: a host whose clock runs behind the one that
+    set the row last must still stamp its setting as the later one."""
+    from memory_core.models import Agent, ApiKey
+    from memory_core.services.api_keys import agent_grant_set, api_key_create, api_key_expiry_set
+
+    ahead = timezone.now() + timedelta(hours=1)  # set last by a host an hour ahead
+    Agent.objects.filter(pk=agent.pk).update(grant_changed_at=ahead)
+    key, _ = api_key_create(agent=agent)
+    ApiKey.objects.filter(pk=key.pk).update(expiry_changed_at=ahead)
+
+    agent_grant_set(agent=agent, write_types=["task_state"])
+    api_key_expiry_set(key=key, expires_at=timezone.now() + timedelta(days=1))
+
+    assert Agent.objects.get(pk=agent.pk).grant_changed_at == ahead + timedelta(microseconds=1)
+    assert ApiKey.objects.get(pk=key.pk).expiry_changed_at == ahead + timedelta(microseconds=1)
+
+
 def test_agent_grant_set_refuses_a_grant_no_agent_may_have(agent, journal):
     from memory_core.exceptions import ValidationFailed
     from memory_core.models import Agent

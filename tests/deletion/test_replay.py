@@ -222,6 +222,8 @@ def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
         "agent_grants_skipped": 0,
         "key_expiries_restored": 0,
         "key_expiries_skipped": 0,
+        "agent_grants_not_widened": [],
+        "key_expiries_not_widened": [],
         "memories_revoked": 0,
         "memories_revoked_pending": 0,
         "memories_skipped": {},

@@ -127,6 +127,18 @@ class Command(BaseCommand):
                     f"note: {count} {what} line(s) name a row this database does not hold "
                     "(made after the backup) and were skipped"
                 )
+        not_widened = {
+            "agent(s) whose grant": result["agent_grants_not_widened"],
+            "key(s) whose expiry": result["key_expiries_not_widened"],
+        }
+        for what, ids in not_widened.items():
+            if ids:
+                # A replay only takes access away: a widening is given back by an administrator.
+                self.stderr.write(
+                    f"warning: {len(ids)} {what} was widened since the backup (or its expiry "
+                    "removed or put off) and is left as the backup has it, narrowed only; set "
+                    f"it again in the admin if the widening was meant: {', '.join(ids)}"
+                )
         self.stdout.write(json.dumps(result, sort_keys=True))
         if result["incomplete"]:
             raise CommandError(f"some operations did not complete: {result['incomplete']}")
