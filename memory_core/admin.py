@@ -2,9 +2,11 @@
 
 from django import forms
 from django.contrib import admin, messages
+from django.db import transaction
 from django.template.response import TemplateResponse
 
 from memory_core import models
+from memory_core.exceptions import ValidationFailed
 from memory_core.policy_check import policy_errors
 
 
@@ -111,24 +113,33 @@ class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, admin.ModelAdmin):
                 self.message_user(request, f"{subject}: deletion operation {operation.pk}.")
 
 
-def _save_governed(obj, changed: list[str], governed, apply) -> None:
+def _save_governed(request, obj, changed: list[str], governed, apply) -> None:
     """Save the fields of ``obj`` a form changed (``changed``), those in ``governed`` through
     the service ``apply`` (called with them), which journals them for a restore's replay: a
     grant or an expiry saved with the form was not journaled, and a restore from an older
-    backup undid it (a narrowed grant wide again, a key usable past its expiry)."""
+    backup undid it (a narrowed grant wide again, a key usable past its expiry).
+
+    The form checked the values; one the service still refuses (another change of the row
+    made the two invalid together) is the admin's error message, and nothing of the form is
+    saved."""
     plain = [name for name in changed if name not in governed]
-    if plain:
-        obj.save(update_fields=plain)
     values = {name: getattr(obj, name) for name in changed if name in governed}
-    if values:
-        apply(**values)
+    try:
+        with transaction.atomic():
+            if plain:
+                obj.save(update_fields=plain)
+            if values:
+                apply(**values)
+    except ValidationFailed as exc:
+        messages.error(request, f"Not saved: {exc.message}")
 
 
-def _key_save(key, changed: list[str]) -> None:
+def _key_save(request, key, changed: list[str]) -> None:
     """Save a key's form: its ``expires_at`` through ``api_key_expiry_set``."""
     from memory_core.services.api_keys import api_key_expiry_set
 
     _save_governed(
+        request,
         key,
         changed,
         ["expires_at"],
@@ -145,6 +156,11 @@ class ApiKeyInline(admin.TabularInline):
     # expires_at is saved by api_key_expiry_set (AgentAdmin.save_formset), journaled too.
     readonly_fields = ["prefix", "created_at", "revoked_at", "last_used_at"]
     can_delete = False  # revoked, never deleted: a deleted row came back with a backup too
+
+    def has_add_permission(self, request, obj=None):
+        # Keys are shown once at creation: use `manage.py create_agent_key` (a row added here
+        # had no prefix or hash, and no key that could ever match it).
+        return False
 
 
 @admin.register(models.Agent)
@@ -174,6 +190,11 @@ class AgentAdmin(LiveTenantMixin, admin.ModelAdmin):
     ]
     actions = ["deactivate_agents", "reactivate_agents"]
 
+    def get_readonly_fields(self, request, obj=None):
+        # An agent stays in its tenant: moved after a backup, a restore put it (and what its
+        # keys reach) back in the old one, and no journal line said so.
+        return [*self.readonly_fields, "tenant"] if obj is not None else self.readonly_fields
+
     def save_model(self, request, obj, form, change):
         if not change:  # a new agent: no backup holds it, a restore drops it
             return super().save_model(request, obj, form, change)
@@ -181,6 +202,7 @@ class AgentAdmin(LiveTenantMixin, admin.ModelAdmin):
         from memory_core.services.api_keys import agent_grant_set
 
         _save_governed(
+            request,
             obj,
             form.changed_data,
             GRANT_FIELDS,
@@ -191,11 +213,9 @@ class AgentAdmin(LiveTenantMixin, admin.ModelAdmin):
     def save_formset(self, request, form, formset, change):
         if formset.model is not models.ApiKey:
             return super().save_formset(request, form, formset, change)
-        formset.save(commit=False)
-        for key in formset.new_objects:
-            key.save()
+        formset.save(commit=False)  # no new key: ApiKeyInline adds none
         for key, changed in formset.changed_objects:
-            _key_save(key, changed)
+            _key_save(request, key, changed)
         return None
 
     def has_delete_permission(self, request, obj=None):
@@ -248,11 +268,17 @@ class ApiKeyAdmin(admin.ModelAdmin):
     search_fields = ["prefix", "name", "agent__name"]
     # revoked_at as in ApiKeyInline: only the action below revokes a key; expires_at is
     # saved by api_key_expiry_set (save_model), which journals it.
+    # Its agent too: a key moved from a wide agent to a narrow one after a backup was back
+    # with the wide one after a restore, and no journal line said so. When its revocation
+    # was journaled is the service's to record: set by hand, it hid a failed append from the
+    # deletion sweep.
     readonly_fields = [
+        "agent",
         "prefix",
         "hashed_key",
         "created_at",
         "revoked_at",
+        "revocation_journaled_at",
         "last_used_at",
         "expiry_changed_at",
         "expiry_journaled_at",
@@ -260,7 +286,7 @@ class ApiKeyAdmin(admin.ModelAdmin):
     actions = ["revoke_keys"]
 
     def save_model(self, request, obj, form, change):
-        _key_save(obj, form.changed_data)
+        _key_save(request, obj, form.changed_data)
 
     def has_add_permission(self, request):
         # Keys are shown once at creation: use `manage.py create_agent_key`.

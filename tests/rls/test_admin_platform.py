@@ -313,3 +313,43 @@ def test_an_agents_grant_and_a_keys_expiry_saved_in_the_admin_are_journaled(
         if line["target"] == "api_key_expiry_set"
     ]
     assert expiries == ["2027-01-31T12:00:00+00:00", "2026-12-02T09:00:00+00:00"]
+
+
+def test_the_admin_moves_no_agent_or_key_and_adds_no_key_around_the_journal(
+    client, agent, other_tenant
+):
+    """What the journal does not carry, the admin does not change: an agent moved to another
+    tenant, or a key to another agent, after a backup was back where it was after a restore;
+    a key's revocation_journaled_at set by hand hid a failed append from the sweep; and a key
+    row added on the agent's page had no prefix or hash."""
+    from memory_core.models import Agent, ApiKey
+    from memory_core.services.api_keys import api_key_create
+    from tests.factories import AgentFactory
+
+    key, _ = api_key_create(agent=agent, name="ci")
+    narrow = AgentFactory(tenant=agent.tenant)
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    change = f"/admin/memory_core/agent/{agent.pk}/change/"
+    form = client.get(change).content.decode()
+    assert 'name="tenant"' not in form and 'name="api_keys-__prefix__-name"' not in form
+    data = {
+        "tenant": str(other_tenant.pk), "name": agent.name, "write_types": "incident",
+        "read_types": "incident", "max_sensitivity": "personal", "any_subject": "on",
+        "created_at_0": "2026-12-01", "created_at_1": "10:00:00",
+        "api_keys-TOTAL_FORMS": "2", "api_keys-INITIAL_FORMS": "1",
+        "api_keys-0-id": str(key.pk), "api_keys-0-agent": str(agent.pk), "api_keys-0-name": "ci",
+        "api_keys-1-agent": str(agent.pk), "api_keys-1-name": "added",
+    }  # fmt: skip
+    client.post(change, data)
+    assert Agent.objects.get(pk=agent.pk).tenant_id == agent.tenant_id
+    assert list(ApiKey.objects.filter(agent=agent).values_list("name", flat=True)) == ["ci"]
+
+    key_change = f"/admin/memory_core/apikey/{key.pk}/change/"
+    form = client.get(key_change).content.decode()
+    assert 'name="agent"' not in form and 'name="revocation_journaled_at' not in form
+    data = {"agent": str(narrow.pk), "name": "ci", "revocation_journaled_at_0": "2026-12-02",
+            "revocation_journaled_at_1": "09:00:00"}  # fmt: skip
+    assert client.post(key_change, data).status_code == 302
+    key.refresh_from_db()
+    assert (key.agent_id, key.revocation_journaled_at) == (agent.pk, None)
