@@ -353,3 +353,35 @@ def test_the_admin_moves_no_agent_or_key_and_adds_no_key_around_the_journal(
     assert client.post(key_change, data).status_code == 302
     key.refresh_from_db()
     assert (key.agent_id, key.revocation_journaled_at) == (agent.pk, None)
+
+
+def test_a_grant_the_service_refuses_is_the_admins_message_and_saves_nothing(
+    client, agent, monkeypatch
+):
+    """The form checked the values, but another change of the row may make them invalid
+    together by the time the service locks it: the admin says so and saves nothing of the
+    form (its name neither), where it answered 500."""
+    from memory_core.exceptions import ValidationFailed
+    from memory_core.models import Agent
+    from memory_core.services import api_keys
+
+    def refuse(**kwargs):
+        raise ValidationFailed("an issuer of subject tokens acts for any subject")
+
+    monkeypatch.setattr(api_keys, "agent_grant_set", refuse)
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    change = f"/admin/memory_core/agent/{agent.pk}/change/"
+    data = {
+        "name": "renamed", "write_types": "incident", "read_types": "incident",
+        "max_sensitivity": "personal", "any_subject": "on",
+        "created_at_0": "2026-12-01", "created_at_1": "10:00:00",
+        "api_keys-TOTAL_FORMS": "0", "api_keys-INITIAL_FORMS": "0",
+    }  # fmt: skip
+    response = client.post(change, data, follow=True)
+    assert response.status_code == 200
+    assert (
+        "Not saved: an issuer of subject tokens acts for any subject" in response.content.decode()
+    )
+    row = Agent.objects.get(pk=agent.pk)
+    assert (row.name, row.write_types) == (agent.name, agent.write_types)
