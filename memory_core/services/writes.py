@@ -321,8 +321,8 @@ class _Embedding:
     runtime releases the GIL). When the caller needs the vectors (``ready``), it stores the
     rows of each chunk the thread has finished while the thread embeds the next, and embeds a
     chunk itself when none is waiting: the model runs beside the inserts, then on both cores.
-    The vectors of refused writes are dropped; a model failure surfaces only if an admitted
-    write needs its vector.
+    Every text is embedded, refused writes' too (a chunk holds texts of any write), unless no
+    write is admitted (``discard``); the vectors of refused writes are dropped.
     """
 
     def __init__(self, texts: list[str]):
@@ -330,6 +330,7 @@ class _Embedding:
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         self._chunks = deque(order[i : i + BATCH_SIZE] for i in range(0, len(order), BATCH_SIZE))
         self._done: list[list[int]] = []  # chunks the thread has embedded, not yet handed out
+        self._discarded = False
         self._lock = threading.Lock()
         self._vectors: list = [None] * len(texts)
         self._background = _EMBEDDING_THREAD.submit(self._work)
@@ -358,15 +359,21 @@ class _Embedding:
             done, self._done = self._done, []
         return [i for chunk in done for i in chunk]
 
-    def discard(self) -> None:
+    def discard(self, *, failed: bool = False) -> None:
         """Drop the chunks not yet embedded and wait for the one in the model, if any: no
-        write needs a vector, and the request leaves no work behind it."""
+        write needs a vector, and the request leaves no work behind it. ``failed``: the
+        model's failure was reported already (``ready``), and is not logged again. Once only:
+        a later call does nothing."""
         with self._lock:
+            if self._discarded:
+                return
+            self._discarded = True
             self._chunks.clear()
         try:
             self._join()
         except Exception:  # a model failure does not matter: no vector is needed
-            logger.warning("embedding a refused write batch failed", exc_info=True)
+            if not failed:
+                logger.warning("embedding a write batch failed, no vector needed", exc_info=True)
 
     def vector(self, index: int):
         """The vector of text ``index`` (once ``ready`` has handed it out)."""
@@ -378,7 +385,7 @@ class _Embedding:
 
         A caller that stops early (its insert failed) leaves no work behind: the chunks not
         yet embedded are dropped."""
-        complete = False
+        complete = failed = False
         try:
             while True:
                 if finished := self._finished():
@@ -393,13 +400,14 @@ class _Embedding:
                     complete = True
                     return
         except Exception as exc:  # any failure of the model: a 503 to retry, never a 500
+            failed = True
             logger.exception("embedding a write batch of %d texts failed", len(self._texts))
             raise EmbeddingUnavailable(
                 "The embedding model failed, so nothing was stored; retry the write later."
             ) from exc
         finally:
             if not complete:
-                self.discard()
+                self.discard(failed=failed)
 
 
 def _store(principal, planned: list[_Planned], policy_version, pending: _Embedding, now) -> None:
@@ -671,10 +679,10 @@ def _run(
                     policy_version=policy_version,
                 )
             _ensure_subjects(principal, planned, subjects)
+            _store(principal, planned, policy_version, pending, now)
         except BaseException:
             pending.discard()  # no vector is needed: the model stops after its current chunk
             raise
-        _store(principal, planned, policy_version, pending, now)
     decisions = _record(principal, planned, policy_version)
     return [
         WriteResult(
