@@ -5,7 +5,7 @@ strings such that any match of the pattern contains one string of each set (or `
 it cannot say). A reading that misses a set cannot match, so the regex need not run: on
 the benchmark's memories 98 of 100 (rule, reading) pairs are settled without a regex scan
 (97 of 100 with each rule's most selective set alone), and the guards are the bulk of a batch
-write's admission cost (docs/performance.md, "Ingest").
+write's admission cost (docs/performance.md, sections 8 and 16).
 ``LiteralIndex`` finds, in one scan of a reading, the literals of every rule at once.
 
 Soundness is kept narrow on purpose:
