@@ -996,8 +996,7 @@ def test_the_replay_narrows_and_never_widens(agent, journal):
     give (a grant widened since the backup, a key's expiry removed or put off), and names the
     rows it left for an administrator. Narrower in one field and wider in another: only the
     narrowing is applied."""
-    from memory_core.deletion.ledger import agent_grant_entry, key_expiry_entry
-    from memory_core.deletion.replay import replay_deletions
+    from memory_core.deletion.ledger import agent_grant_entry, key_expiry_entry, ledger_write
     from memory_core.models import Agent, ApiKey
     from memory_core.services.api_keys import api_key_create
     from tests.factories import AgentFactory
@@ -1028,7 +1027,9 @@ def test_the_replay_narrows_and_never_widens(agent, journal):
         ),
     ]  # fmt: skip
 
-    result = replay_deletions(entries=lines)
+    for line in lines:
+        ledger_write(line)
+    result, err = _replay(now - timedelta(minutes=1))
 
     row = Agent.objects.get(pk=agent.pk)
     assert (row.write_types, row.read_types) == (["task_state"], ["user_preference"])
@@ -1039,6 +1040,9 @@ def test_the_replay_narrows_and_never_widens(agent, journal):
     assert (result["agent_grants_restored"], result["key_expiries_restored"]) == (1, 1)
     assert result["agent_grants_not_widened"] == sorted([str(agent.pk), str(wider.pk)])
     assert result["key_expiries_not_widened"] == [str(expiring.pk)]
+    assert "warning: 2 agent(s) whose grant was widened since the backup" in err
+    assert "1 key(s) whose expiry was removed or put off since the backup" in err
+    assert err.rstrip().endswith(str(expiring.pk))
 
 
 def test_a_setting_is_stamped_after_the_rows_last_whatever_the_clock(agent, journal):

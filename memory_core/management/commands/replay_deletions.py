@@ -128,16 +128,16 @@ class Command(BaseCommand):
                     "(made after the backup) and were skipped"
                 )
         not_widened = {
-            "agent(s) whose grant": result["agent_grants_not_widened"],
-            "key(s) whose expiry": result["key_expiries_not_widened"],
+            "agent(s) whose grant was widened": result["agent_grants_not_widened"],
+            "key(s) whose expiry was removed or put off": result["key_expiries_not_widened"],
         }
         for what, ids in not_widened.items():
             if ids:
                 # A replay only takes access away: a widening is given back by an administrator.
                 self.stderr.write(
-                    f"warning: {len(ids)} {what} was widened since the backup (or its expiry "
-                    "removed or put off) and is left as the backup has it, narrowed only; set "
-                    f"it again in the admin if the widening was meant: {', '.join(ids)}"
+                    f"warning: {len(ids)} {what} since the backup: left as the restored "
+                    "database has it, narrowed only; set it again in the admin if that was "
+                    f"meant: {', '.join(ids)}"
                 )
         self.stdout.write(json.dumps(result, sort_keys=True))
         if result["incomplete"]:
