@@ -199,16 +199,16 @@ Requirement = tuple[tuple[tuple[str, ...], ...], bool]
 def required_literals(pattern: re.Pattern) -> Requirement | None:
     """Return (conjuncts, ignorecase) for ``pattern``, or None when it requires nothing.
 
-    Every match of the pattern contains one literal of each conjunct: ``(("alpha", "beta"),
-    ("gamma",))`` for ``(?:alpha|beta)\\s+gamma``.
+    Every match of the pattern contains one literal of each conjunct: ``(("gamma",),
+    ("alpha", "beta"))`` for ``(?:alpha|beta)\\s+gamma``.
     """
     ignorecase = bool(pattern.flags & re.IGNORECASE)
     found = _requirements(list(sre_parser.parse(pattern.pattern, pattern.flags)), ignorecase)
     if not found:
         return None
     # The most selective requirement first (the one whose shortest literal is longest), and
-    # so on: ``LiteralIndex`` looks for the first one's literals in one scan, the others' in
-    # this order, only when the ones before are met.
+    # so on: ``LiteralIndex`` visits a pattern when a reading holds a literal of its first,
+    # and then checks the others against the literals its scan found.
     ranked = sorted(set(found), key=lambda c: (_selectivity(c), sorted(c)), reverse=True)
     return tuple(tuple(sorted(c)) for c in ranked), ignorecase
 
