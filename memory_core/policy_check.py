@@ -133,6 +133,29 @@ def _number_problem(value, kind: str, low, high) -> str:
     return ""
 
 
+# The unreadable retention values already logged by this process: retrieval reads the policy
+# on every request, and one bad value logged a warning on each (bounded: a process logs at most
+# this many distinct ones, and then each again).
+_WARNED: set[tuple[str, str, str]] = set()
+_WARNED_MAX = 1000
+
+
+def _warn_once(tenant_id, key: str, value) -> None:
+    """Log an unreadable retention value once per process (per tenant, key and value)."""
+    seen = (str(tenant_id), key, repr(value))
+    if seen in _WARNED:
+        return
+    if len(_WARNED) >= _WARNED_MAX:
+        _WARNED.clear()
+    _WARNED.add(seen)
+    logger.warning(
+        "tenant %s: retention.%s is %r, not a number of hours or days: treated as no limit",
+        tenant_id,
+        key,
+        value,
+    )
+
+
 def retention_period(retention: dict, key: str, *, tenant_id=None) -> timedelta | None:
     """Return how long ``retention[key]`` keeps a class (hours for ``working_hours``, else
     days), or None for no limit.
@@ -140,19 +163,14 @@ def retention_period(retention: dict, key: str, *, tenant_id=None) -> timedelta 
     Read from a stored policy, which may predate a bound of ``policy_errors``: a number past
     ``RETENTION_MAX`` counts as that most (a million days kept everything, as a hundred
     years does), and one that is no number of hours or days at all (a string, a negative,
-    NaN) as no limit, logged: nothing is deleted, and no write fails, on a number nobody can
-    read. Never raises.
+    NaN) as no limit, logged once a process (``_warn_once``): nothing is deleted, and no
+    write fails, on a number nobody can read. Never raises.
     """
     value = retention.get(key)
     if value is None:
         return None
     if _number_problem(value, "number", 0, None):
-        logger.warning(
-            "tenant %s: retention.%s is %r, not a number of hours or days: treated as no limit",
-            tenant_id,
-            key,
-            value,
-        )
+        _warn_once(tenant_id, key, value)
         return None
     value = min(value, RETENTION_MAX[key])
     return timedelta(hours=value) if key == "working_hours" else timedelta(days=value)

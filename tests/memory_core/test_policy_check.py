@@ -101,3 +101,20 @@ def test_the_admin_form_refuses_an_invalid_document(tenant):
     assert "retrieval.rrf_k" in str(bad.errors["document"])
     good = PolicyVersionForm(data={**data, "document": '{"retrieval": {"rrf_k": 10}}'})
     assert "document" not in good.errors
+
+
+def test_an_unreadable_stored_retention_value_is_logged_once_a_process(caplog, monkeypatch):
+    """Retrieval reads the active policy on every request: a stored value nobody can read (a
+    string, a negative) logged a warning on each. Now once per tenant, key and value."""
+    from memory_core import policy_check
+    from memory_core.policy_check import retention_period
+
+    monkeypatch.setattr(policy_check, "_WARNED", set(), raising=False)
+    for _ in range(3):
+        assert (
+            retention_period({"episodic_days": "ninety"}, "episodic_days", tenant_id="t1") is None
+        )
+    assert caplog.text.count("tenant t1: retention.episodic_days is 'ninety'") == 1
+    retention_period({"episodic_days": "ninety"}, "episodic_days", tenant_id="t2")
+    retention_period({"episodic_days": -4}, "episodic_days", tenant_id="t1")
+    assert caplog.text.count("not a number of hours or days") == 3
