@@ -2013,7 +2013,7 @@ def sensitive_categories(texts: list[str], categories: list[str]) -> list[str]:
     index = _sensitive_index()
     memo = _memo()
     possible = [
-        (reading.text, index.possible(reading), reading.text in memo.rot13(text))
+        (reading.text, index.possible_mask(reading), reading.text in memo.rot13(text))
         for text in texts
         if text
         for reading in memo.readings(text)
@@ -2025,7 +2025,7 @@ def sensitive_categories(texts: list[str], categories: list[str]) -> list[str]:
         pattern = SENSITIVE_PATTERNS[category]
         discounted = category in ROT13_DISCOUNTED
         if any(
-            may[position] and _sensitive_match(pattern, reading, rot13 and discounted)
+            may >> position & 1 and _sensitive_match(pattern, reading, rot13 and discounted)
             for reading, may, rot13 in possible
         ):
             found.append(category)
