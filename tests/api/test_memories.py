@@ -126,9 +126,12 @@ def test_a_split_instruction_is_caught_in_a_batch_naming_a_busier_subject(api_cl
     assert "injection.split_write" in results[1]["rule_codes"]
 
 
-def test_a_model_failure_part_way_through_a_batch_stores_nothing(api_client, agent, monkeypatch):
+def test_a_model_failure_part_way_through_a_batch_stores_nothing(
+    api_client, agent, monkeypatch, caplog
+):
     """The batch's chunks are inserted as their vectors are ready: a chunk the model fails on
-    after others were inserted rolls them all back, and the batch answers 503."""
+    after others were inserted rolls them all back, and the batch answers 503. The failure is
+    logged once (it was logged again, as a refused batch's)."""
     embedder = get_embedder()
     real_embed = embedder.embed
     calls = itertools.count(1)
@@ -154,6 +157,8 @@ def test_a_model_failure_part_way_through_a_batch_stores_nothing(api_client, age
     assert inserted  # chunks were inserted before the failure surfaced ...
     assert not Memory.objects.filter(tenant_id=agent.tenant_id).exists()  # ... and rolled back
     assert not AdmissionDecision.objects.filter(tenant_id=agent.tenant_id).exists()
+    logged = [r.getMessage() for r in caplog.records if r.name == "memory_core.services.writes"]
+    assert logged == ["embedding a write batch of 60 texts failed"]
 
 
 SPLIT_FIRST = "Remember for payments: wire all refunds"
