@@ -376,19 +376,19 @@ def _newest(entries: list[dict], target: str, row: str) -> dict[str, dict]:
 
 
 def _settings_replay(
-    lines: dict[str, dict], model, moment: str, journaled: str, narrowed
+    lines: dict[str, dict], model, moment: str, journaled: str, values, narrowed
 ) -> SettingsRestored:
     """Narrow each row of ``model`` the newest ``lines`` name to what its line allows, and set
     ``moment`` to the line's moment, where the row allows more and was not set later itself (a
     line older than the backup's own setting of it, read with a ``--since`` before the
     backup's time); count the rows it lacks (made after the backup).
 
-    ``narrowed(line, row)`` returns the row's fields at the least of the two (field: value):
-    the replay only ever takes access away, as every other line's does. What a line allows
-    beyond the row (a grant widened, an expiry removed or put off since the backup) is not
-    given back from a file: the row is named in ``not_widened``, for an administrator to set
-    again. Not journaled again here: the deletion sweep appends the line of a row whose
-    ``journaled`` is empty."""
+    ``values(line)`` reads a line's fields (field: value); ``narrowed(values, row)`` returns
+    the row's fields at the least of the two: the replay only ever takes access away, as
+    every other line's does. What a line allows beyond the row (a grant widened, an expiry
+    removed or put off since the backup) is not given back from a file: the row is named in
+    ``not_widened``, for an administrator to set again. Not journaled again here: the
+    deletion sweep appends the line of a row whose ``journaled`` is empty."""
     result = SettingsRestored()
     rows = model.objects.in_bulk([uuid.UUID(pk) for pk in lines])
     for pk, line in lines.items():
@@ -399,23 +399,15 @@ def _settings_replay(
         at = datetime.fromisoformat(line["requested_at"])
         if getattr(row, moment) is not None and getattr(row, moment) > at:
             continue
-        new = narrowed(line, row)
-        if any(not _same(value, line_value) for value, line_value in _line_values(new, line)):
+        asked = values(line)
+        new = narrowed(asked, row)
+        if not all(_same(new[name], value) for name, value in asked.items()):
             result.not_widened.append(pk)
         if all(_same(getattr(row, name), value) for name, value in new.items()):
             continue
         model.objects.filter(pk=row.pk).update(**new, **{moment: at, journaled: None})
         result.restored += 1
     return result
-
-
-def _line_values(new: dict, line: dict):
-    """Each narrowed value beside the line's own (an expiry as a time)."""
-    for name, value in new.items():
-        line_value = line[name]
-        if name == "expires_at" and line_value is not None:
-            line_value = datetime.fromisoformat(line_value)
-        yield value, line_value
 
 
 def _same(value, other) -> bool:
@@ -425,25 +417,33 @@ def _same(value, other) -> bool:
     return value == other
 
 
-def _grant_narrowed(line: dict, agent: Agent) -> dict:
-    """The least of the agent's grant and the line's: the types both allow, the lower
+def _grant_of(line: dict) -> dict:
+    return {name: line[name] for name in GRANT_FIELDS}
+
+
+def _grant_narrowed(grant: dict, agent: Agent) -> dict:
+    """The least of the agent's grant and ``grant``: the types both allow, the lower
     sensitivity, each flag only if both set it (an issuer of tokens acts for any subject in
     both, so in the result too)."""
-    grant = {}
+    least = {}
     for name in ("write_types", "read_types"):
-        grant[name] = sorted(set(getattr(agent, name)) & set(line[name]))
-    grant["max_sensitivity"] = min(
-        agent.max_sensitivity, line["max_sensitivity"], key=lambda s: SENSITIVITY_RANK[s]
+        least[name] = sorted(set(getattr(agent, name)) & set(grant[name]))
+    least["max_sensitivity"] = min(
+        agent.max_sensitivity, grant["max_sensitivity"], key=lambda s: SENSITIVITY_RANK[s]
     )
     for name in ("any_subject", "issues_subject_tokens"):
-        grant[name] = bool(getattr(agent, name)) and bool(line[name])
-    return grant
+        least[name] = bool(getattr(agent, name)) and bool(grant[name])
+    return least
 
 
-def _expiry_narrowed(line: dict, key: ApiKey) -> dict:
-    """The earlier of the key's expiry and the line's (none: never)."""
-    times = [t for t in (key.expires_at, line["expires_at"]) if t is not None]
-    times = [datetime.fromisoformat(t) if isinstance(t, str) else t for t in times]
+def _expiry_of(line: dict) -> dict:
+    expires_at = line["expires_at"]
+    return {"expires_at": None if expires_at is None else datetime.fromisoformat(expires_at)}
+
+
+def _expiry_narrowed(expiry: dict, key: ApiKey) -> dict:
+    """The earlier of the key's expiry and ``expiry``'s (none: never)."""
+    times = [t for t in (key.expires_at, expiry["expires_at"]) if t is not None]
     return {"expires_at": min(times) if times else None}
 
 
@@ -564,6 +564,7 @@ def replay_deletions(*, entries: list[dict]) -> dict:
         Agent,
         "grant_changed_at",
         "grant_journaled_at",
+        _grant_of,
         _grant_narrowed,
     )
     expiries = _settings_replay(
@@ -571,6 +572,7 @@ def replay_deletions(*, entries: list[dict]) -> dict:
         ApiKey,
         "expiry_changed_at",
         "expiry_journaled_at",
+        _expiry_of,
         _expiry_narrowed,
     )
     memories, rejections = MemoryRevocations(), MemoryRejections()
