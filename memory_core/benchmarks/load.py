@@ -135,6 +135,8 @@ def start_gunicorn(
 @dataclass
 class LoadResult:
     latencies_ms: list[float] = field(default_factory=list)
+    # The index in ``requests`` of each answered request, in the order of ``latencies_ms``.
+    answered: list[int] = field(default_factory=list)
     errors: dict = field(default_factory=dict)
     seconds: float = 0.0
     sample_response: str = ""
@@ -193,6 +195,7 @@ def run_load(
             with lock:
                 if status == 200:
                     result.latencies_ms.append(elapsed)
+                    result.answered.append(index)
                     if not result.sample_response:
                         result.sample_response = data[:300].decode("utf-8", "replace")
                 else:

@@ -144,6 +144,13 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
         assert report["in_process"][key] > 0
         assert report["http"][key] > 0
     assert report["http"]["concurrency"] == 2 and report["http"]["rps"] > 0
+    # Which requests set the tail: every answered request counted in its bucket, and the
+    # slowest named with the size of the subject it read.
+    for run in (report["http_single"], report["http"]):
+        assert sum(figures["n"] for figures in run["by_bucket"].values()) == run["n"] == 6
+        slowest = [request["ms"] for request in run["slowest"]]
+        assert len(slowest) == 5 and slowest == sorted(slowest, reverse=True)
+        assert slowest[0] == run["p99_ms"] and all(r["subject_rows"] > 0 for r in run["slowest"])
     assert set(report["recall_at_10"]) == {"0.1%", "1%", "10%"}
     assert 0 <= report["filled_share"] <= 1
     assert set(report["baseline_postfilter"]) >= {"recall_at_10", "filled_share"}

@@ -330,13 +330,13 @@ class Command(BaseCommand):
             server.stop()
         return {
             "http_single": {
-                **measure.percentiles(single.latencies_ms),
+                **self.http_figures(single, queries),
                 "rps": single.rps,
                 "concurrency": 1,
                 "errors": single.errors,
             },
             "http": {
-                **measure.percentiles(concurrent.latencies_ms),
+                **self.http_figures(concurrent, queries),
                 "rps": concurrent.rps,
                 "concurrency": opts["concurrency"],
                 "errors": concurrent.errors,
@@ -351,6 +351,34 @@ class Command(BaseCommand):
             },
             "worker_rss_mb": max(rss) if rss else None,
             "worker_rss_mb_all": rss,
+        }
+
+    @staticmethod
+    def http_figures(result, queries) -> dict:
+        """Percentiles of ``result``'s answered requests, by tenant-size bucket too, and the
+        slowest five with the size of the subject they read: which requests set the p95."""
+        by_bucket: dict[str, list[float]] = {}
+        timed = []
+        for index, elapsed in zip(result.answered, result.latencies_ms, strict=True):
+            query = queries[index]
+            by_bucket.setdefault(query.bucket, []).append(elapsed)
+            timed.append((elapsed, query))
+        timed.sort(key=lambda pair: pair[0], reverse=True)
+        return {
+            **measure.percentiles(result.latencies_ms),
+            "by_bucket": {
+                label: measure.percentiles(by_bucket[label])
+                for label in BUCKETS
+                if label in by_bucket
+            },
+            "slowest": [
+                {
+                    "ms": round(elapsed, 2),
+                    "bucket": query.bucket,
+                    "subject_rows": query.subject_rows,
+                }
+                for elapsed, query in timed[:5]
+            ],
         }
 
     @staticmethod
