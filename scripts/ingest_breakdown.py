@@ -7,8 +7,9 @@ Runs ``manage.py bench_ingest`` in this process (one single write, ``--memories`
 of 100, one probe) with the write service's parts wrapped in timers: admission of the batch
 (``_admit_each``; inside it the content guards, ``check_content``, and the split-write rule's
 check of each recent text, ``_split_between``), storing the rows (``_store``; inside it the
-inserts as the vectors are ready, ``memory_insert_many``, the chunks the caller embeds
-itself, ``_Embedding._embed``, and its wait for the thread's last chunk, ``_Embedding._join``),
+inserts as the vectors are ready, ``memory_insert_rows``, then their ``created`` events,
+``memory_created_events``, the chunks the caller embeds itself, ``_Embedding._embed``, and
+its wait for the thread's last chunk, ``_Embedding._join``),
 recording decisions and events (``_record``), reading the subjects' recent texts and creating
 new subjects. Only the caller's thread is timed. Prints each part's total milliseconds and
 calls, beside the batch rate and the model alone's rate that the benchmark measured in the
@@ -34,7 +35,8 @@ PARTS = {
         "_run",
         "_admit_each",
         "_store",
-        "memory_insert_many",
+        "memory_insert_rows",
+        "memory_created_events",
         "_record",
         "_recent_texts",
         "_ensure_subjects",

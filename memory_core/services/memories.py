@@ -190,7 +190,20 @@ def memory_insert_many(
 ) -> None:
     """Insert ``memories`` (built by ``build_memory``, their vectors set) with their
     ``created`` events."""
+    memory_insert_rows(memories)
+    memory_created_events(memories=memories, principal=principal, policy_version=policy_version)
+
+
+def memory_insert_rows(memories: list[Memory]) -> None:
+    """Insert ``memories`` (built by ``build_memory``, their vectors set), without events:
+    a batch inserts its rows a chunk at a time, then their events (``writes._store``)."""
     Memory.objects.bulk_create(memories)
+
+
+def memory_created_events(
+    *, memories: list[Memory], principal, policy_version: int | None = None
+) -> None:
+    """Record the ``created`` event of each of ``memories`` (inserted), in their order."""
     MemoryEvent.objects.bulk_create(
         [
             MemoryEvent(

@@ -93,7 +93,8 @@ from memory_core.services.memories import (
     MemoryDraft,
     as_written,
     build_memory,
-    memory_insert_many,
+    memory_created_events,
+    memory_insert_rows,
     memory_supersede,
     shared_or_own,
     standing_heads,
@@ -414,8 +415,9 @@ def _store(principal, planned: list[_Planned], policy_version, pending: _Embeddi
     """Store the admitted writes: their embeddings, then heads, successors and proposals.
 
     New chains (and conflicts and proposals, which are not links yet) are built at once, in
-    the batch's order, and inserted a chunk at a time as their vectors are ready; successors
-    when every vector is.
+    the batch's order, and inserted a chunk at a time as their vectors are ready (chunks go
+    in an order of text lengths), their ``created`` events then in the batch's order, so the
+    history lists the writes as they were sent; successors when every vector is.
     """
     admitted = [item for item in planned if item.decision.outcome != REJECTED]
     if not admitted:
@@ -438,9 +440,12 @@ def _store(principal, planned: list[_Planned], policy_version, pending: _Embeddi
                 item.memory.embedding_model = model_name
                 memories.append(item.memory)
         if memories:
-            memory_insert_many(
-                memories=memories, principal=principal, policy_version=policy_version
-            )
+            memory_insert_rows(memories)
+    memory_created_events(
+        memories=[item.memory for item in new_rows.values()],
+        principal=principal,
+        policy_version=policy_version,
+    )
     for item in admitted:
         if _supersedes(item):
             item.draft.embedding = pending.vector(item.index)

@@ -142,14 +142,14 @@ def test_a_model_failure_part_way_through_a_batch_stores_nothing(
             raise RuntimeError("the model crashed")
         return real_embed(texts)
 
-    real_insert = writes.memory_insert_many
+    real_insert = writes.memory_insert_rows
 
-    def insert(**kwargs):
-        inserted.extend(kwargs["memories"])
-        return real_insert(**kwargs)
+    def insert(memories):
+        inserted.extend(memories)
+        return real_insert(memories)
 
     monkeypatch.setattr(embedder, "embed", embed)
-    monkeypatch.setattr(writes, "memory_insert_many", insert)
+    monkeypatch.setattr(writes, "memory_insert_rows", insert)
     items = [body(memory_key="", content=f"User likes hiking trail number {n}.") for n in range(60)]
     response = api_client.post(f"{URL}/batch", {"items": items}, format="json")
     assert response.status_code == 503, response.json()
@@ -509,6 +509,18 @@ def test_a_batch_embedded_in_chunks_on_two_threads_gives_each_memory_its_own_vec
     for memory in Memory.objects.all():
         expected = np.asarray(get_embedder().embed([memory.content])[0])
         assert float(np.asarray(memory.embedding) @ expected) > 0.9999, memory.content
+
+
+def test_a_batchs_history_lists_its_writes_in_the_order_they_were_sent(api_client):
+    # Longest first: the chunks go in shortest first (three of them), the reverse order.
+    items = [
+        body(memory_key=f"k{i}", content=f"User said {'so ' * (40 - i)}#{i}.") for i in range(40)
+    ]
+    response = api_client.post(f"{URL}/batch", {"items": items}, format="json")
+    assert response.status_code == 200, response.json()
+    sent = [result["memory"]["id"] for result in response.json()["results"]]
+    created = MemoryEvent.objects.filter(action=MemoryEvent.Action.CREATED)  # the model's order
+    assert [str(event.memory_id) for event in created] == sent
 
 
 def test_the_gil_switches_often_while_a_write_embeds_and_the_interval_is_restored(

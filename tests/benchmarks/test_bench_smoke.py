@@ -276,7 +276,7 @@ def test_the_ingest_breakdown_times_each_part_of_the_batches(tmp_path):
     parts, calls = report["parts_ms"], report["calls"]
     assert calls["_admit_each"] == 3  # the single write, one batch of 100, the probe
     assert calls["check_content"] == 102
-    for part in ("_admit_each", "_store", "memory_insert_many", "_record"):
+    for part in ("_admit_each", "_store", "memory_insert_rows", "_record"):
         assert 0 < parts[part] < parts["_run"], part
     assert parts["check_content"] < parts["_admit_each"]
 
