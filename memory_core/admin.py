@@ -8,6 +8,7 @@ from django.template.response import TemplateResponse
 from memory_core import models
 from memory_core.exceptions import ValidationFailed
 from memory_core.policy_check import policy_errors
+from memory_core.services.policy import policy_publish
 
 
 class NoHardDeleteMixin:
@@ -387,11 +388,12 @@ class MemoryEventAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 class PolicyVersionForm(forms.ModelForm):
-    """A policy document that the stages could not read (``policy_errors``) is refused."""
+    """A new version's tenant, document and note; a document that the stages could not read
+    (``policy_errors``) is refused."""
 
     class Meta:
         model = models.PolicyVersion
-        fields = ["tenant", "version", "document", "is_active", "created_at", "note"]
+        fields = ["tenant", "document", "note"]
 
     def clean_document(self):
         document = self.cleaned_data["document"]
@@ -405,9 +407,50 @@ class PolicyVersionForm(forms.ModelForm):
 
 @admin.register(models.PolicyVersion)
 class PolicyVersionAdmin(LiveTenantMixin, admin.ModelAdmin):
+    """A policy is changed by publishing a new version (``policy_publish``: the tenant's next
+    number, active at once), never by editing or removing one. Versions are immutable: a
+    memory, a decision and a trace name the version they were made under, and an edited
+    document would make that history lie. Made inactive, or removed, the active version left
+    its tenant with none: its writes and retrievals fell back to the defaults, a shortened
+    retention with them, and its next agent key failed (``policy_ensure`` made version 1 of the
+    defaults again, which the tenant had). An earlier version is brought back by publishing it
+    again (the action below)."""
+
     form = PolicyVersionForm
     list_display = ["tenant", "version", "is_active", "created_at", "note"]
     list_filter = ["tenant", "is_active"]
+    actions = ["publish_again"]
+
+    def has_change_permission(self, request, obj=None):
+        return False  # shown, read only
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        published = policy_publish(tenant=obj.tenant, document=obj.document, note=obj.note)
+        # The page that follows names the version published.
+        obj.pk, obj.version, obj.is_active = published.pk, published.version, True
+        obj.created_at, obj._state = published.created_at, published._state
+
+    @admin.action(description="Publish the selected version again, as its tenant's next one")
+    def publish_again(self, request, queryset):
+        chosen = list(queryset.select_related("tenant"))
+        if len({version.tenant_id for version in chosen}) < len(chosen):
+            messages.error(request, "Select at most one version of each tenant.")
+            return
+        for version in chosen:
+            if version.tenant.deleted_at is not None:
+                messages.error(request, f"Tenant {version.tenant.slug} is deleted.")
+                continue
+            published = policy_publish(
+                tenant=version.tenant,
+                document=version.document,
+                note=f"version {version.version} published again",
+            )
+            messages.success(
+                request, f"{version.tenant.slug}: version {published.version} is active."
+            )
 
 
 @admin.register(models.AdmissionDecision)

@@ -385,3 +385,64 @@ def test_a_grant_the_service_refuses_is_the_admins_message_and_saves_nothing(
     )
     row = Agent.objects.get(pk=agent.pk)
     assert (row.name, row.write_types) == (agent.name, agent.write_types)
+
+
+@pytest.mark.django_db
+def test_a_policy_is_changed_in_the_admin_only_by_publishing_a_new_version(client, tenant):
+    """Versions are immutable: the admin edited a version's document in place (the history of
+    what was decided under it then lied), and made the active one inactive or removed it (the
+    tenant then ran on the defaults, and its next agent key failed on version 1 again)."""
+    import json
+
+    from memory_core.models import PolicyVersion
+    from memory_core.services.policy import policy_ensure
+
+    first = policy_ensure(tenant=tenant)
+    original = json.loads(json.dumps(first.document))
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    change = f"/admin/memory_core/policyversion/{first.pk}/change/"
+    assert client.get(change).status_code == 200  # shown, read only
+    edited = {"tenant": str(tenant.pk), "document": '{"budget": {"max_items": 1}}',
+              "note": "", "version": "1", "created_at_0": "2026-12-01",
+              "created_at_1": "10:00:00"}  # is_active left out: unchecked  # fmt: skip
+    assert client.post(change, edited).status_code == 403
+    delete = f"/admin/memory_core/policyversion/{first.pk}/delete/"
+    assert client.get(delete).status_code == 403
+    assert client.post(delete, {"post": "yes"}).status_code == 403
+    first.refresh_from_db()
+    assert first.is_active and first.document == original
+
+    # Adding one publishes the tenant's next version, active at once; the form asks no number.
+    form = client.get("/admin/memory_core/policyversion/add/").content.decode()
+    assert 'name="document"' in form
+    assert 'name="version"' not in form and 'name="is_active"' not in form
+    shorter = {"retention": {"episodic_days": 30}}
+    response = client.post(
+        "/admin/memory_core/policyversion/add/",
+        {
+            "tenant": str(tenant.pk),
+            "document": json.dumps(shorter),
+            "note": "shorter",
+            "version": "1",
+            "is_active": "on",
+        },  # fmt: skip
+    )
+    assert response.status_code == 302, response.content.decode()[:500]
+    second = PolicyVersion.objects.get(tenant=tenant, is_active=True)
+    assert (second.version, second.document, second.note) == (2, shorter, "shorter")
+    page = client.get(response["Location"]).content.decode()
+    assert f"{second} was added successfully" in page.replace("“", "").replace("”", "")
+    assert PolicyVersion.objects.filter(tenant=tenant).count() == 2
+
+    # An earlier version comes back as the next one, never by switching is_active.
+    listing = "/admin/memory_core/policyversion/"
+    again = {"action": "publish_again", "_selected_action": [str(first.pk)]}
+    assert client.post(listing, again).status_code == 302
+    third = PolicyVersion.objects.get(tenant=tenant, is_active=True)
+    assert (third.version, third.document) == (3, first.document)
+    assert third.note == "version 1 published again"
+    both = {"action": "publish_again", "_selected_action": [str(first.pk), str(second.pk)]}
+    response = client.post(listing, both, follow=True)
+    assert "Select at most one version of each tenant." in response.content.decode()
+    assert PolicyVersion.objects.get(tenant=tenant, is_active=True) == third
