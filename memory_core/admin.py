@@ -104,6 +104,12 @@ class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, admin.ModelAdmin):
         "deletion_queued_key",
     ]
 
+    def get_readonly_fields(self, request, obj=None):
+        # A subject stays in its tenant: its memories, decisions and traces name the tenant
+        # too, so moved it left them behind, unreadable by its end user, and showed who it is
+        # to the other tenant's reviewers.
+        return [*self.readonly_fields, "tenant"] if obj is not None else self.readonly_fields
+
     @admin.action(description="Delete every memory of the selected subjects (an operation)")
     def request_subject_deletion(self, request, queryset):
         for subject in queryset:
@@ -308,8 +314,25 @@ class ApiKeyAdmin(admin.ModelAdmin):
         self.message_user(request, f"{len(keys)} key(s) revoked.")
 
 
+class PortalMembershipForm(forms.ModelForm):
+    """An end user's subject is one of the membership's tenant: one of another tenant was
+    saved, and its login then acted for the one tenant on the other's subject."""
+
+    class Meta:
+        model = models.PortalMembership
+        fields = ["user", "role", "tenant", "subject"]
+
+    def clean(self):
+        cleaned = super().clean()
+        tenant, subject = cleaned.get("tenant"), cleaned.get("subject")
+        if tenant is not None and subject is not None and subject.tenant_id != tenant.pk:
+            self.add_error("subject", "This subject belongs to another tenant.")
+        return cleaned
+
+
 @admin.register(models.PortalMembership)
 class PortalMembershipAdmin(LiveTenantMixin, admin.ModelAdmin):
+    form = PortalMembershipForm
     list_display = ["user", "role", "tenant", "subject"]
     list_filter = ["role", "tenant"]
 

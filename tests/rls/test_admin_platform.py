@@ -446,3 +446,36 @@ def test_a_policy_is_changed_in_the_admin_only_by_publishing_a_new_version(clien
     response = client.post(listing, both, follow=True)
     assert "Select at most one version of each tenant." in response.content.decode()
     assert PolicyVersion.objects.get(tenant=tenant, is_active=True) == third
+
+
+@pytest.mark.django_db
+def test_the_admin_keeps_a_subject_and_an_end_users_login_in_their_tenant(
+    client, tenant, other_tenant
+):
+    """A subject moved to another tenant left its memories behind, unreadable by its end user,
+    and showed who it is to the other tenant; a login of one tenant could be given another
+    tenant's subject."""
+    from memory_core.models import PortalMembership, Subject
+
+    subject = SubjectFactory(tenant=tenant, external_id="alice-1")
+    MemoryFactory(subject=subject, content="Alice likes tea.")
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    change = f"/admin/memory_core/subject/{subject.pk}/change/"
+    assert 'name="tenant"' not in client.get(change).content.decode()
+    moved = {"tenant": str(other_tenant.pk), "external_id": "alice-1", "display_name": "Alice",
+             "created_at_0": "2026-12-01", "created_at_1": "10:00:00"}  # fmt: skip
+    assert client.post(change, moved).status_code == 302
+    subject.refresh_from_db()
+    assert (subject.tenant_id, subject.display_name) == (tenant.pk, "Alice")
+
+    user = get_user_model().objects.create_user("bob", "bob@example.invalid", "pw-12345")
+    theirs = SubjectFactory(tenant=other_tenant)
+    add = "/admin/memory_core/portalmembership/add/"
+    membership = {"user": str(user.pk), "role": "end_user", "tenant": str(tenant.pk)}
+    response = client.post(add, {**membership, "subject": str(theirs.pk)})
+    assert response.status_code == 200  # the form again, with the error
+    assert "This subject belongs to another tenant." in response.content.decode()
+    assert not PortalMembership.objects.filter(user=user).exists()
+    assert client.post(add, {**membership, "subject": str(subject.pk)}).status_code == 302
+    assert PortalMembership.objects.get(user=user).subject == Subject.objects.get(pk=subject.pk)
