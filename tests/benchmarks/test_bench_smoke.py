@@ -83,8 +83,8 @@ def test_bench_database_names_are_fenced():
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_path):
-    out, parts_out, list_out, ab_out = (
-        tmp_path / f"{n}.json" for n in ("bench", "parts", "list", "ab")
+    out, parts_out, list_out, ab_out, split_out = (
+        tmp_path / f"{n}.json" for n in ("bench", "parts", "list", "ab", "split")
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
     name = database.bench_database_name(memories=300, tenants=5, seed=4242)
@@ -110,6 +110,13 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
              "--json", str(ab_out)],
             cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
         )  # fmt: skip
+        # The stores split over two connections (scripts/split_stores_cost.py).
+        subprocess.run(
+            [sys.executable, "scripts/split_stores_cost.py", "--memories", "300", "--tenants",
+             "5", "--seed", "4242", "--queries", "6", "--min-rows", "1", "--rounds", "1",
+             "--json", str(split_out)],
+            cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
         # And the memory list's cost (scripts/list_cost.py).
         subprocess.run(
             [sys.executable, "scripts/list_cost.py", "--memories", "300", "--tenants", "5",
@@ -129,6 +136,10 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
     assert listed["subject_page_statement"]["buffers"] > 0
     assert listed["cursor_page_at_0_ms"] > 0 and listed["cursor_page_at_10_ms"] > 0
     assert listed["cursor_matches_offset"] is True
+    split = json.loads(split_out.read_text())
+    assert split["queries"] == 6 and split["rounds"] == 1
+    assert set(split["ms"]) == {"single", "vector", "fulltext", "split"}
+    assert all(figures["n"] == 6 and figures["median"] > 0 for figures in split["ms"].values())
     compared = json.loads(ab_out.read_text())["statement"]
     assert {version: compared[version]["n"] for version in compared} == {"this": 6, "other": 6}
     assert all(compared[version]["p50_ms"] > 0 for version in compared)
