@@ -451,10 +451,9 @@ class PolicyVersionAdmin(LiveTenantMixin, admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
-        published = policy_publish(tenant=obj.tenant, document=obj.document, note=obj.note)
-        # The page that follows names the version published.
-        obj.pk, obj.version, obj.is_active = published.pk, published.version, True
-        obj.created_at, obj._state = published.created_at, published._state
+        # The version published, its number and all, is the one the next page names.
+        obj.pk = policy_publish(tenant=obj.tenant, document=obj.document, note=obj.note).pk
+        obj.refresh_from_db()
 
     @admin.action(description="Publish the selected version again, as its tenant's next one")
     def publish_again(self, request, queryset):
