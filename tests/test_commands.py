@@ -86,6 +86,27 @@ def test_load_demo_is_idempotent_and_prints_a_working_key():
     assert PortalMembership.objects.filter(role="reviewer").count() == 1
 
 
+def test_load_demo_does_not_bring_back_what_was_deleted():
+    """`make run` loads the demo on every start, and it brought back every demo memory its
+    users had deleted (a deletion scrubs the row's source ids, which the loader knew a loaded
+    memory by): deleted in the portal, active again at the next start."""
+    from memory_core.deletion.services import deletion_request
+    from memory_core.principals import SystemPrincipal
+
+    call_command("load_demo", stdout=StringIO())
+    go = Memory.objects.get(content="This service has migrated to Go.")
+    deletion_request(principal=SystemPrincipal(tenant_id=go.tenant_id), memory_id=go.id)
+    call_command("delete_subject", "tenant-a", "user-77", "--yes", "--run",
+                 stdout=StringIO(), stderr=StringIO())  # fmt: skip
+    live = Memory.objects.exclude(status="deleted")
+    left = set(live.values_list("id", flat=True))
+    assert len(left) == 19 - 3  # the chain of two, and user-77's one
+    again = StringIO()
+    call_command("load_demo", stdout=again)
+    assert set(live.values_list("id", flat=True)) == left
+    assert "not loaded again: 3" in again.getvalue()
+
+
 def test_load_demo_names_the_tool_of_each_tool_output_memory():
     """The demo's tool outputs had an empty ``source.tool``, which an agent's write of a
     verified tool output is refused for (``source.tool_required``)."""

@@ -29,6 +29,7 @@ from memory_core.models import (
     Status,
     Subject,
     Tenant,
+    Tombstone,
     parse_scope,
 )
 from memory_core.principals import SystemPrincipal
@@ -53,6 +54,8 @@ class LoadedDataset:
     """The rows a dataset became: dataset ids mapped to stored ids, and back."""
 
     memory_ids: dict[str, uuid.UUID] = field(default_factory=dict)
+    # Dataset ids left out: deleted since an earlier load (or replacing one that was).
+    deleted: set[str] = field(default_factory=set)
     tenants: dict[str, Tenant] = field(default_factory=dict)
     subjects: dict[tuple[str, str], Subject] = field(default_factory=dict)
     agents: dict[tuple[str, str], Agent] = field(default_factory=dict)
@@ -96,6 +99,10 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
 
     ``tenant_prefix`` isolates a run: tenant slugs become ``prefix + name``. Memories already
     loaded (same dataset name and id in the same tenant) are reused, so loading is idempotent.
+    A memory deleted since an earlier load is not brought back (``LoadedDataset.deleted``): a
+    deletion scrubs the row's source ids and keeps its content's hash in its ledger, so the
+    subject's tombstones are asked, as ``import_memories`` asks them; nor is one that replaces
+    it. ``make run`` loads the demo on every start, and brought back what its users deleted.
     """
     now = now or timezone.now()
     name = str(data.get("dataset") or "dataset")
@@ -104,6 +111,7 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
         raise DatasetError("'memories' must be a list")
     loaded = LoadedDataset()
     seen: set[str] = set()
+    deleted_hashes: dict[uuid.UUID, set[str]] = {}
     pending: list[tuple[dict, Memory]] = []
     for index, entry in enumerate(entries):
         where = f"memories[{index}]"
@@ -125,13 +133,13 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
         if existing:
             loaded.memory_ids[local_id] = existing.id
             continue
-        pending.append(
-            (
-                entry,
-                _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, now),
-            )
-        )
-        loaded.memory_ids[local_id] = pending[-1][1].id
+        memory = _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, now)
+        if memory.content_hash in _deleted_hashes(deleted_hashes, subject):
+            loaded.deleted.add(local_id)
+            continue
+        pending.append((entry, memory))
+        loaded.memory_ids[local_id] = memory.id
+    pending = _without_replacements_of(pending, loaded)
     _link_chains(pending, loaded)
     memories = [memory for _, memory in pending]
     if memories:
@@ -152,6 +160,33 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
             ]
         )
     return loaded
+
+
+def _deleted_hashes(known: dict[uuid.UUID, set[str]], subject: Subject) -> set[str]:
+    """The content hashes of ``subject``'s deleted memories (its tombstones), read once."""
+    if subject.pk not in known:
+        known[subject.pk] = set(
+            Tombstone.objects.filter(
+                tenant_id=subject.tenant_id, subject_id=subject.pk
+            ).values_list("content_hash", flat=True)
+        )
+    return known[subject.pk]
+
+
+def _without_replacements_of(
+    pending: list[tuple[dict, Memory]], loaded: LoadedDataset
+) -> list[tuple[dict, Memory]]:
+    """Leave out each drafted memory that supersedes one left out as deleted, down its chain."""
+    while dropped := {
+        str(entry["id"])
+        for entry, _ in pending
+        if entry.get("supersedes") not in (None, "") and str(entry["supersedes"]) in loaded.deleted
+    }:
+        loaded.deleted |= dropped
+        for local_id in dropped:
+            del loaded.memory_ids[local_id]
+        pending = [(entry, memory) for entry, memory in pending if str(entry["id"]) not in dropped]
+    return pending
 
 
 def _link_chains(pending: list[tuple[dict, Memory]], loaded: LoadedDataset) -> None:

@@ -50,6 +50,11 @@ class Command(BaseCommand):
             f"Demo memories: {len(loaded.memory_ids)} in tenants "
             f"{', '.join(sorted(loaded.tenants)) or '(none)'}"
         )
+        if loaded.deleted:
+            self.stdout.write(
+                f"Demo memories deleted since an earlier load, not loaded again: "
+                f"{len(loaded.deleted)}"
+            )
         for slug in gone:
             self.stdout.write(f"Demo tenant {slug} was deleted: left as its deletion left it.")
         self.stdout.write(f"Admin login:    {ADMIN[0]} / {ADMIN[1]}")

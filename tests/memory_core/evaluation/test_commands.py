@@ -97,6 +97,36 @@ DRINK_CASE = {"case_id": "c1", "request": "What should I drink, tea or coffee?",
               "required_memory_ids": ["m3"], "forbidden_memory_ids": ["m1", "m2"]}  # fmt: skip
 
 
+def test_the_loader_leaves_out_a_deleted_memory_and_what_replaces_it():
+    """Loading again is idempotent by the memory's source ids, which a deletion scrubs: a
+    deleted memory was loaded anew, and a successor of one then named an unknown id."""
+    from memory_core.deletion.services import deletion_request
+    from memory_core.evaluation.dataset import load_dataset_memories
+    from memory_core.principals import SystemPrincipal
+
+    kept = memory("k", "Likes jazz.")
+    first = load_dataset_memories(
+        {"dataset": "d", "memories": [memory("m1", "Prefers coffee."), kept]}
+    )
+    gone = Memory.objects.get(pk=first.memory_ids["m1"])
+    deletion_request(principal=SystemPrincipal(tenant_id=gone.tenant_id), memory_id=gone.id)
+    second = load_dataset_memories({
+        "dataset": "d",
+        "memories": [
+            memory("m3", "Prefers green tea.", supersedes="m2"),
+            memory("m1", "Prefers coffee."),
+            memory("m2", "Prefers black tea.", supersedes="m1"),
+            kept,
+            memory("n", "Likes chess."),
+        ],
+    })  # fmt: skip
+    assert second.deleted == {"m1", "m2", "m3"}
+    assert set(second.memory_ids) == {"k", "n"}
+    assert second.memory_ids["k"] == first.memory_ids["k"]
+    live = Memory.objects.exclude(status="deleted")
+    assert sorted(live.values_list("content", flat=True)) == ["Likes chess.", "Likes jazz."]
+
+
 @pytest.mark.parametrize(
     ("where", "message"),
     [
