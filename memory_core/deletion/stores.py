@@ -903,13 +903,17 @@ class IdentitiesStore(Store):
     Subjects keep their row (tombstones and operations name it) but lose the name and the id
     the tenant's agents knew them by (``external_id`` becomes the row's own id); portal logins
     of the tenant are removed (a login that is staff keeps its user, without the membership);
-    agents are deactivated and their keys revoked (the request revoked them already).
+    agents are deactivated and their keys revoked (the request revoked them already). The
+    Django admin's history of those subjects, logins and their users names each object by its
+    id instead of its text (a subject's was ``tenant:external id``, a login's its username):
+    it kept them after the rows were cleared.
     """
 
     name = "identities"
     description = (
         "a whole tenant only: subjects' display names cleared and external ids replaced by "
-        "their row id, the tenant's portal logins removed, its agents deactivated and keys revoked"
+        "their row id, the tenant's portal logins removed, its agents deactivated and keys "
+        "revoked, and the admin's history of its subjects and logins named by id"
     )
     targets = frozenset({DeletionOperation.Target.TENANT})
 
@@ -921,18 +925,23 @@ class IdentitiesStore(Store):
           (SELECT count(*) FROM memory_core_agent a WHERE a.tenant_id = %(tenant)s
             AND a.is_active),
           (SELECT count(*) FROM memory_core_apikey k JOIN memory_core_agent a ON a.id = k.agent_id
-            WHERE a.tenant_id = %(tenant)s AND k.revoked_at IS NULL)
+            WHERE a.tenant_id = %(tenant)s AND k.revoked_at IS NULL),
+          (SELECT count(*) FROM django_admin_log l JOIN django_content_type t
+             ON t.id = l.content_type_id AND t.app_label = 'memory_core' AND t.model = 'subject'
+            JOIN memory_core_subject s ON s.id::text = l.object_id
+            WHERE s.tenant_id = %(tenant)s AND l.object_repr <> l.object_id)
     """
 
     def _stats(self, ctx) -> dict:
         with connections["default"].cursor() as cursor:
             cursor.execute(self._STATS_SQL, {"tenant": str(ctx.operation.tenant_id)})
-            subjects, logins, agents, keys = cursor.fetchone()
+            subjects, logins, agents, keys, logged = cursor.fetchone()
         return {
             "subjects_with_identity": subjects,
             "portal_logins": logins,
             "active_agents": agents,
             "unrevoked_keys": keys,
+            "admin_log_naming_subjects": logged,
         }
 
     def purge(self, ctx):
@@ -950,19 +959,27 @@ class IdentitiesStore(Store):
             .exclude(display_name="", external_id=own_id)
             .update(display_name="", external_id=own_id)
         )
-        users, _ = (
-            get_user_model()
-            .objects.filter(memledger_membership__tenant_id=tenant_id)
-            .filter(is_staff=False, is_superuser=False)
-            .delete()
+        logins = PortalMembership.objects.filter(tenant_id=tenant_id)
+        removed = get_user_model().objects.filter(
+            memledger_membership__tenant_id=tenant_id, is_staff=False, is_superuser=False
         )
-        memberships, _ = PortalMembership.objects.filter(tenant_id=tenant_id).delete()
+        # Before the rows go: afterwards nothing says which history was the tenant's.
+        logged = _admin_log_by_id(
+            {
+                Subject: Subject.objects.filter(tenant_id=tenant_id),
+                PortalMembership: logins,
+                get_user_model(): removed,
+            }
+        )
+        users, _ = removed.delete()
+        memberships, _ = logins.delete()
         agents = Agent.objects.filter(tenant_id=tenant_id, is_active=True).update(is_active=False)
         keys = ApiKey.objects.filter(agent__tenant_id=tenant_id, revoked_at=None).update(
             revoked_at=now
         )
         return {
             "subjects_cleared": subjects,
+            "admin_log_entries_named_by_id": logged,
             "portal_users_removed": users,
             "memberships_removed": memberships,
             "agents_deactivated": agents,
@@ -972,6 +989,24 @@ class IdentitiesStore(Store):
     def verify(self, ctx):
         stats = self._stats(ctx)
         return not any(stats.values()), stats
+
+
+def _admin_log_by_id(rows_of: dict) -> int:
+    """Name by its id each Django admin history entry about the rows of ``rows_of`` (model:
+    queryset); return how many entries changed."""
+    from django.contrib.admin.models import LogEntry
+    from django.contrib.contenttypes.models import ContentType
+    from django.db.models import F, Q
+
+    about = Q(pk__in=[])
+    for model, rows in rows_of.items():
+        ids = [str(pk) for pk in rows.values_list("pk", flat=True)]
+        about |= Q(content_type=ContentType.objects.get_for_model(model), object_id__in=ids)
+    return (
+        LogEntry.objects.filter(about)
+        .exclude(object_repr=F("object_id"))
+        .update(object_repr=F("object_id"))
+    )
 
 
 # --- queued reprocessing and replicas -----------------------------------------------------

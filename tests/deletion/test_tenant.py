@@ -71,6 +71,41 @@ def bystander(other_tenant):
     return {"subject": subject, "memory": memory, "trace": trace, "export": export}
 
 
+def test_a_tenant_deletion_leaves_no_name_in_the_admins_history(tenant, owner, doomed, bystander):
+    """The admin logs each add or change with the object's text: a subject's is ``tenant:external
+    id`` (the id the agents knew the person by, an email say), a login's its username. Its
+    history kept them after the identities step had cleared the rows."""
+    from django.contrib.admin.models import CHANGE, LogEntry
+
+    users = get_user_model().objects
+    admin = users.create_superuser("root", "root@example.invalid", "pw-12345")
+    owner.external_id = "alice@example.com"
+    owner.save()
+    about = [
+        owner,
+        PortalMembership.objects.get(user__username="end-user"),
+        users.get(username="end-user"),
+        doomed["staff"],  # a staff login keeps its user, and its history its name
+        bystander["subject"],  # another tenant's
+    ]
+    for row in about:
+        LogEntry.objects.log_actions(admin.pk, [row], CHANGE, "[]", single_object=True)
+    named = {str(row.pk): str(row) for row in about}
+    assert "alice@example.com" in named[str(owner.pk)]
+
+    operation = tenant_deletion_request(tenant_id=tenant.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    step = operation.steps.get(store="identities")
+    assert step.evidence["admin_log_naming_subjects"] == 0
+    history = dict(LogEntry.objects.values_list("object_id", "object_repr"))
+    for row in about[:3]:
+        assert history[str(row.pk)] == str(row.pk)
+    for row in about[3:]:
+        assert history[str(row.pk)] == named[str(row.pk)]
+    assert not any("alice@example.com" in text for text in history.values())
+
+
 def test_a_tenant_deletion_removes_everything_of_the_tenant_and_nothing_else(
     tenant, owner, memories, api_key, doomed, bystander
 ):
