@@ -2,6 +2,8 @@
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth import get_user_model
+from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.db import transaction
 from django.template.response import TemplateResponse
 
@@ -335,6 +337,23 @@ class PortalMembershipAdmin(LiveTenantMixin, admin.ModelAdmin):
     form = PortalMembershipForm
     list_display = ["user", "role", "tenant", "subject"]
     list_filter = ["role", "tenant"]
+
+
+admin.site.unregister(get_user_model())
+
+
+@admin.register(get_user_model())
+class UserAdmin(DjangoUserAdmin):
+    """A login that decided a review is deactivated (``Active`` unchecked), never deleted here:
+    a decision names who made it (``ReviewItem.resolved_by``), and deleting the login left
+    every decision it made naming nobody. The list's "Delete selected" asks the same of each
+    user it would delete, and refuses a selection holding one. A tenant's deletion still
+    removes its logins (its ``identities`` step)."""
+
+    def has_delete_permission(self, request, obj=None):
+        if obj is not None and models.ReviewItem.objects.filter(resolved_by=obj).exists():
+            return False
+        return super().has_delete_permission(request, obj)
 
 
 @admin.register(models.Memory)

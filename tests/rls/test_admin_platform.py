@@ -479,3 +479,31 @@ def test_the_admin_keeps_a_subject_and_an_end_users_login_in_their_tenant(
     assert not PortalMembership.objects.filter(user=user).exists()
     assert client.post(add, {**membership, "subject": str(subject.pk)}).status_code == 302
     assert PortalMembership.objects.get(user=user).subject == Subject.objects.get(pk=subject.pk)
+
+
+@pytest.mark.django_db
+def test_a_login_that_decided_a_review_is_deactivated_not_deleted(client, tenant):
+    """Deleting a reviewer's login in the admin emptied ``resolved_by`` of every decision it
+    had made (SET_NULL): the portal's recent decisions then named nobody."""
+    from memory_core.models import ReviewItem
+
+    users = get_user_model().objects
+    admin = users.create_superuser("root", "root@example.invalid", "pw-12345")
+    reviewer = users.create_user("rev", "rev@example.invalid", "pw-12345")
+    leaver = users.create_user("leaver", "leaver@example.invalid", "pw-12345")
+    item = ReviewItem.objects.create(
+        tenant=tenant, subject=SubjectFactory(tenant=tenant), kind="conflict",
+        state="resolved", resolved_by=reviewer, resolved_at=now(),
+    )  # fmt: skip
+    client.force_login(admin)
+    assert client.get(f"/admin/auth/user/{reviewer.pk}/delete/").status_code == 403
+    assert client.get(f"/admin/auth/user/{leaver.pk}/delete/").status_code == 200
+    bulk = {"action": "delete_selected", "post": "yes",
+            "_selected_action": [str(reviewer.pk), str(leaver.pk)]}  # fmt: skip
+    assert client.post("/admin/auth/user/", bulk).status_code == 403
+    assert users.filter(pk__in=[reviewer.pk, leaver.pk]).count() == 2
+    bulk["_selected_action"] = [str(leaver.pk)]
+    assert client.post("/admin/auth/user/", bulk).status_code == 302
+    assert not users.filter(pk=leaver.pk).exists()
+    item.refresh_from_db()
+    assert item.resolved_by_id == reviewer.pk
