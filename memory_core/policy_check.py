@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from memory_core.models.choices import Authority, MemoryClass, MemoryType, Sensitivity
+from memory_core.policy_defaults import DEFAULT_POLICY
 
 logger = logging.getLogger(__name__)
 
@@ -229,6 +230,34 @@ def retention_overdue(cutoffs, *, memory_class: str, authority: str, created_at)
         if cutoff.applies(memory_class=memory_class, authority=authority, created_at=created_at):
             return cutoff.reason
     return ""
+
+
+def retention_as_swept(document) -> dict[str, int | None]:
+    """Return every retention key of ``RETENTION_MAX`` as the retention sweep reads the policy
+    ``document``: a whole number of hours or days, or None for no limit.
+
+    As the sweep (``deletion.retention``) and retrieval read it: a key the document lacks, or
+    ``null``, limits nothing, but for ``trace_days``, which a document that lacks it keeps at
+    the default (30 days; ``null`` keeps traces); a number past ``RETENTION_MAX`` is that most,
+    and one that is no number of hours or days at all no limit (``retention_period``). A
+    fraction (a document stored before ``policy_errors`` asked for whole numbers) is rounded
+    up: the longer reading, so that a replay that narrows to it never deletes more than the
+    tenant asked. Admission's reading (a missing key at its default) is not this one.
+    """
+    retention = document.get("retention") if isinstance(document, dict) else None
+    retention = {
+        "trace_days": DEFAULT_POLICY["retention"]["trace_days"],
+        **(retention if isinstance(retention, dict) else {}),
+    }
+    swept: dict[str, int | None] = {}
+    for key in RETENTION_MAX:
+        period = retention_period(retention, key)
+        if period is None:
+            swept[key] = None
+        else:
+            unit = timedelta(hours=1) if key == "working_hours" else timedelta(days=1)
+            swept[key] = math.ceil(period / unit)
+    return swept
 
 
 def retention_limit(memory_class: str, authority: str, retention: dict) -> timedelta | None:

@@ -39,18 +39,29 @@ def django_db_setup(request, django_test_environment, django_db_blocker, django_
         teardown_databases(db_cfg, verbosity=0, keepdb=django_db_keepdb)
 
 
+def _tenant_with_policy():
+    """A tenant and its version 1 of the defaults, recorded as journaled: a test's transaction
+    never commits, so ``policy_ensure``'s on-commit append does not run, and the deletion
+    sweep would append the line a service's commit had (tests/deletion/test_policy_journal.py
+    journals versions for real)."""
+    from django.utils import timezone
+
+    from memory_core.models import PolicyVersion
+
+    tenant = TenantFactory()
+    version = policy_ensure(tenant=tenant)
+    PolicyVersion.objects.filter(pk=version.pk).update(journaled_at=timezone.now())
+    return tenant
+
+
 @pytest.fixture
 def tenant(db):
-    tenant = TenantFactory()
-    policy_ensure(tenant=tenant)
-    return tenant
+    return _tenant_with_policy()
 
 
 @pytest.fixture
 def other_tenant(db):
-    tenant = TenantFactory()
-    policy_ensure(tenant=tenant)
-    return tenant
+    return _tenant_with_policy()
 
 
 @pytest.fixture

@@ -9,8 +9,10 @@ The governance actions a restore would undo are journaled beside the deletions, 
 ids each: an API key's revocation (``KEY_REVOKED``), an agent's deactivation
 (``AGENT_DEACTIVATED``), a memory's revocation or consent withdrawal (``MEMORY_REVOKED``),
 a reviewer's rejection of a sensitive write (``MEMORY_REJECTED``), an agent's grant set
-(``AGENT_GRANT_SET``, with the grant's values) and a key's expiry set (``KEY_EXPIRY_SET``,
-with the new ``expires_at``). The replay applies them again before the deletions.
+(``AGENT_GRANT_SET``, with the grant's values), a key's expiry set (``KEY_EXPIRY_SET``,
+with the new ``expires_at``) and a tenant's policy version published
+(``POLICY_RETENTION_SET``, with its retention as the sweep reads it). The replay applies them
+again before the deletions.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from django.utils import timezone
 
 from memory_core.files import replacing
 from memory_core.models import DeletionOperation, MemoryType, Sensitivity, Tombstone
+from memory_core.policy_check import RETENTION_MAX, retention_as_swept
 
 logger = logging.getLogger(__name__)
 
@@ -299,6 +302,35 @@ def key_expiry_entry(*, key_id, tenant_id, changed_at: datetime, expires_at) -> 
     )
 
 
+# A tenant's policy version published (``services.policy.policy_publish``, and version 1 of
+# the defaults, ``policy_ensure``): a backup taken before it holds the version active then,
+# and a retention shortened since would be long again after a restore, keeping rows the
+# tenant said to delete; replayed, the newest line of each tenant narrows the retention of
+# the restored policy to it (never widens it). Its other sections are not journaled.
+POLICY_RETENTION_SET = "policy_retention_set"
+POLICY_NAMESPACE = uuid.UUID("e9743ef1-f6d6-4d01-bdd4-0d035508a3ed")
+
+
+def policy_retention_entry(
+    *, version_id, tenant_id, version: int, published_at: datetime, document
+) -> dict:
+    """Return the journal line of a tenant's policy version ``version`` (row ``version_id``)
+    published at ``published_at`` (its ``created_at``, the line's ``requested_at``): ids and
+    the retention of ``document`` as the retention sweep reads it, every key of
+    ``RETENTION_MAX`` a whole number or null (no limit: ``policy_check.retention_as_swept``),
+    nothing else of the document (no note, no admission rule, no category name)."""
+    return _governance_entry(
+        POLICY_NAMESPACE,
+        target=POLICY_RETENTION_SET,
+        row=("policy_version_id", version_id),
+        tenant_id=tenant_id,
+        at=published_at,
+        reason_code="policy_retention_set",
+        version=int(version),
+        retention=retention_as_swept(document),
+    )
+
+
 # The journal lines that are no deletion: the replay applies each kind with its own step.
 GOVERNANCE_TARGETS = frozenset(
     {
@@ -308,6 +340,7 @@ GOVERNANCE_TARGETS = frozenset(
         MEMORY_REJECTED,
         AGENT_GRANT_SET,
         KEY_EXPIRY_SET,
+        POLICY_RETENTION_SET,
     }
 )
 
@@ -522,6 +555,9 @@ def _parse(line: str) -> dict:
                 raise ValueError("expires_at has no time zone")
         elif "expires_at" not in entry:
             raise ValueError("no expires_at")
+    elif entry["target"] == POLICY_RETENTION_SET:
+        uuid.UUID(str(entry.get("policy_version_id")))
+        check_policy_retention(entry)
     return entry
 
 
@@ -540,6 +576,28 @@ def check_grant(entry: dict) -> None:
         raise ValueError("any_subject and issues_subject_tokens must be true or false")
     if flags == (False, True):  # the agent_token_issuer_any_subject constraint
         raise ValueError("an issuer of subject tokens acts for any subject")
+
+
+def check_policy_retention(entry: dict) -> None:
+    """Raise ValueError unless ``entry`` (a policy retention line) names a tenant and a version
+    and holds every retention key of ``RETENTION_MAX``, each a whole number within its bounds
+    or null: the replay publishes a line's values into a tenant's policy, and a line is read
+    from a file."""
+    uuid.UUID(str(entry.get("tenant_id")))
+    version = entry.get("version")
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError("version is not a version number")
+    retention = entry.get("retention")
+    if not isinstance(retention, dict):
+        raise ValueError("retention is not an object")
+    for key, most in RETENTION_MAX.items():
+        if key not in retention:
+            raise ValueError(f"retention.{key} is missing")
+        value = retention[key]
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= most:
+            raise ValueError(f"retention.{key} is not a whole number from 0 to {most}, or null")
 
 
 def entry_moment(entry: dict) -> datetime:

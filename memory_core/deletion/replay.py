@@ -7,11 +7,13 @@ in-process, exactly as the worker would. Replaying twice changes nothing more.
 
 Before the deletions, the governance actions taken since the backup are applied again: API
 keys revoked, agents deactivated, agents' grants and keys' expiries set (the newest line of
-each), then memories revoked (or whose consent was withdrawn) and sensitive writes rejected.
+each), tenants' retention narrowed to their newest policy line, then memories revoked (or
+whose consent was withdrawn) and sensitive writes rejected.
 """
 
 from __future__ import annotations
 
+import copy
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -28,17 +30,19 @@ from memory_core.deletion.ledger import (
     KEY_REVOKED,
     MEMORY_REJECTED,
     MEMORY_REVOKED,
+    POLICY_RETENTION_SET,
     agent_deactivation_entry,
     agent_grant_entry,
     key_expiry_entry,
     key_revocation_entry,
     memory_key_digest,
+    policy_retention_entry,
     queued_entry,
 )
 from memory_core.deletion.runner import deletion_reset, deletion_run
 from memory_core.deletion.services import tenant_and_memories_lock
 from memory_core.deletion.stores import active_stores, scrub_memories
-from memory_core.exceptions import Conflict, SubjectBeingDeleted
+from memory_core.exceptions import Conflict, SubjectBeingDeleted, ValidationFailed
 from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
     Agent,
@@ -47,14 +51,17 @@ from memory_core.models import (
     DeletionStep,
     Memory,
     MemoryEvent,
+    PolicyVersion,
     Status,
     Subject,
     Tenant,
     Tombstone,
 )
 from memory_core.models.choices import SENSITIVITY_RANK
+from memory_core.policy_check import RETENTION_MAX, retention_as_swept
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import tenant_scope
+from memory_core.services.policy import policy_publish
 from memory_core.services.reviews import memory_reject_replayed
 from memory_core.services.revocations import (
     memory_rejection_entry_of_row,
@@ -75,8 +82,8 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     """Return the ledger entries of database ``dbname`` (same server) requested since
     ``since`` less ``DATABASE_MARGIN``, its queued deletions (of whole subjects and of keys),
     its keys' revocations, its agents' deactivations, its agents' grants and keys' expiries
-    set, its memories' revocations and its sensitive writes' rejections among them, oldest
-    first."""
+    set, its tenants' active policy versions published since, its memories' revocations and
+    its sensitive writes' rejections among them, oldest first."""
     import psycopg
     from django.db import connection
 
@@ -149,6 +156,13 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             "JOIN memory_core_agent a ON a.id = k.agent_id) expiries WHERE changed_at >= %s",
             [since - DATABASE_MARGIN],
         ).fetchall()
+        # Each tenant's active policy version, if published since
+        # (ledger.policy_retention_entry): the newest, which the replay applies alone.
+        policies = conn.execute(
+            "SELECT id, tenant_id, version, created_at, document FROM memory_core_policyversion "
+            "WHERE is_active AND created_at >= %s",
+            [since - DATABASE_MARGIN],
+        ).fetchall()
     entries = [
         {
             "operation_id": str(op_id),
@@ -192,6 +206,16 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             key_id=key_id, tenant_id=tenant_id, changed_at=changed_at, expires_at=expires_at
         )
         for key_id, tenant_id, changed_at, expires_at in expiries
+    ]
+    entries += [
+        policy_retention_entry(
+            version_id=version_id,
+            tenant_id=tenant_id,
+            version=version,
+            published_at=published_at,
+            document=document,
+        )
+        for version_id, tenant_id, version, published_at, document in policies
     ]
     entries += [memory_revocation_entry_of_row(row) for row in revoked_memories]
     entries += [memory_rejection_entry_of_row(row) for row in rejected_memories]
@@ -447,6 +471,109 @@ def _expiry_narrowed(expiry: dict, key: ApiKey) -> dict:
     return {"expires_at": min(times) if times else None}
 
 
+@dataclass
+class PoliciesRestored:
+    """What the replay of tenants' policy retention lines did."""
+
+    restored: int = 0  # tenants given a new version, their retention narrowed to the line's
+    skipped: int = 0  # lines that changed nothing (tenant unknown, as short, older)
+    not_widened: dict[str, list[str]] = field(default_factory=dict)  # tenant: keys kept shorter
+    not_restored: dict[str, str] = field(default_factory=dict)  # tenant: why (no publish)
+
+
+def _newest_policies(entries: list[dict]) -> dict[str, dict]:
+    """Return the newest policy retention line of each tenant: by when its version was
+    published (``requested_at``), then by its version number."""
+    newest: dict[str, dict] = {}
+    for entry in entries:
+        if entry["target"] != POLICY_RETENTION_SET:
+            continue
+        tenant_id = str(uuid.UUID(entry["tenant_id"]))
+        kept = newest.get(tenant_id)
+        if kept is None or _published(entry) >= _published(kept):
+            newest[tenant_id] = entry
+    return newest
+
+
+def _published(entry: dict) -> tuple[datetime, int]:
+    return datetime.fromisoformat(entry["requested_at"]), entry["version"]
+
+
+def _longer(value: int | None, other: int | None) -> bool:
+    """Whether the retention period ``value`` keeps longer than ``other`` (None: forever)."""
+    return other is not None and (value is None or value > other)
+
+
+def _policies_replay(lines: dict[str, dict]) -> PoliciesRestored:
+    """Narrow each tenant's retention to its newest line's, key by key: where the line's
+    period is shorter than the restored active policy's as the sweep reads it
+    (``retention_as_swept``; null, or a key the document lacks, is no limit), a new version
+    is published (``policy_publish``: journaled again as it commits) whose document is the
+    restored active one with those keys set to the line's. A key the line keeps longer (a
+    retention lengthened, or its limit removed, since the backup) is not given back from a
+    file: the tenant is named in ``not_widened`` with those keys, for an administrator to
+    publish again. Only the line's tenant is read or written, in its own scope.
+
+    Skipped (nothing written): a tenant this database lacks (made after the backup) or
+    deleted, a line published before the restored active version (read with a ``--since``
+    before the backup's time: the backup's own later version stands), and a line no shorter
+    on any key. A restored document ``policy_publish`` refuses (stored before a bound of
+    ``policy_errors``) is named in ``not_restored``, nothing published.
+    """
+    result = PoliciesRestored()
+    for tenant_id, line in sorted(lines.items()):
+        tenant = Tenant.objects.filter(pk=tenant_id, deleted_at=None).first()
+        if tenant is None:
+            result.skipped += 1
+            continue
+        with tenant_scope(tenant.pk):
+            active = PolicyVersion.objects.filter(tenant=tenant, is_active=True).first()
+            if active is not None and active.created_at > datetime.fromisoformat(
+                line["requested_at"]
+            ):
+                result.skipped += 1
+                continue
+            # No active version: the sweep reads no retention at all (it limits nothing).
+            restored = (
+                retention_as_swept(active.document) if active else dict.fromkeys(RETENTION_MAX)
+            )
+            asked = line["retention"]
+            wider = [key for key in RETENTION_MAX if _longer(asked[key], restored[key])]
+            if wider:
+                result.not_widened[tenant_id] = wider
+            narrower = {
+                key: asked[key] for key in RETENTION_MAX if _longer(restored[key], asked[key])
+            }
+            if not narrower:
+                result.skipped += 1
+                continue
+            document = copy.deepcopy(active.document) if active else {}
+            if not isinstance(document, dict):
+                result.not_restored[tenant_id] = "the restored policy is not a JSON object"
+                continue
+            retention = document.get("retention")
+            retention = dict(retention) if isinstance(retention, dict) else {}
+            # Without a version the document is the line's retention whole: a key it leaves
+            # out would be read at its default (trace_days), shorter than the line's null.
+            retention.update(narrower if active else asked)
+            document["retention"] = retention
+            try:
+                policy_publish(
+                    tenant=tenant,
+                    document=document,
+                    note=(
+                        f"retention of version {line['version']} restored by "
+                        "replay_deletions from the journal"
+                    ),
+                )
+            except ValidationFailed as exc:
+                paths = ", ".join(sorted(exc.details or {})) or exc.message
+                result.not_restored[tenant_id] = f"the restored policy is invalid: {paths}"
+                continue
+            result.restored += 1
+    return result
+
+
 # What a memory's replayed revocation may record: the revoking services' actions and reason
 # codes (a line is read from a file: anything else is recorded as a plain revoke).
 _REVOKE_ACTIONS = {MemoryEvent.Action.REVOKED, MemoryEvent.Action.CONSENT_WITHDRAWN}
@@ -575,6 +702,7 @@ def replay_deletions(*, entries: list[dict]) -> dict:
         _expiry_of,
         _expiry_narrowed,
     )
+    policies = _policies_replay(_newest_policies(entries))
     memories, rejections = MemoryRevocations(), MemoryRejections()
     for entry in entries:
         if entry["target"] == MEMORY_REVOKED:
@@ -602,6 +730,10 @@ def replay_deletions(*, entries: list[dict]) -> dict:
         "key_expiries_skipped": expiries.skipped,
         "agent_grants_not_widened": sorted(grants.not_widened),
         "key_expiries_not_widened": sorted(expiries.not_widened),
+        "policies_restored": policies.restored,
+        "policies_skipped": policies.skipped,
+        "policies_not_widened": policies.not_widened,
+        "policies_not_restored": policies.not_restored,
         "memories_revoked": memories.revoked,
         "memories_revoked_pending": memories.pending,
         "memories_skipped": memories.skipped,

@@ -70,7 +70,10 @@ class MemoryEvent(models.Model):
 class PolicyVersion(models.Model):
     """A tenant's policy document (admission, retention, half-lives, weights, budgets).
 
-    Versions are immutable once written; exactly one per tenant is active.
+    Versions are immutable once written; exactly one per tenant is active. ``journaled_at``
+    is bookkeeping, not the version: when its retention's line reached the deletion journal
+    (``services.policy``; empty: not yet, or published before migration 0030 or before the
+    oldest backup kept).
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -80,6 +83,8 @@ class PolicyVersion(models.Model):
     is_active = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     note = models.CharField(max_length=200, blank=True)
+    # Not editable: no form (the admin's) offers it; set by the journal's append alone.
+    journaled_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["tenant", "-version"]

@@ -1,27 +1,52 @@
-"""Versioned policy documents: one active version per tenant."""
+"""Versioned policy documents: one active version per tenant.
+
+A version's retention is journaled as it is published (the deletion journal,
+``ledger.policy_retention_entry``): a restore from an older backup makes the version active
+then the tenant's policy again, a retention shortened since long again (rows the tenant said
+to delete kept longer), and ``replay_deletions`` narrows it again. An append that fails is
+made by the deletion sweep (``policies_journal``).
+"""
 
 import copy
+import logging
+from datetime import timedelta
+from functools import partial
 
 from django.db import transaction
+from django.utils import timezone
 
+from memory_core.deletion.ledger import (
+    backups_cutoff,
+    ledger_catch_up,
+    ledger_write,
+    policy_retention_entry,
+)
 from memory_core.exceptions import ValidationFailed
 from memory_core.models import PolicyVersion, Tenant
 from memory_core.policy_check import policy_errors
 from memory_core.policy_defaults import DEFAULT_POLICY
+from memory_core.rls import tenant_atomic
+
+logger = logging.getLogger(__name__)
+
+_TICK = timedelta(microseconds=1)
 
 
 def policy_ensure(*, tenant: Tenant) -> PolicyVersion:
-    """Return the tenant's active policy, creating version 1 from the defaults if none exists."""
+    """Return the tenant's active policy, creating version 1 from the defaults if none exists
+    (journaled as it commits, as a published version is)."""
     active = PolicyVersion.objects.filter(tenant=tenant, is_active=True).first()
     if active:
         return active
-    return PolicyVersion.objects.create(
+    version = PolicyVersion.objects.create(
         tenant=tenant,
         version=1,
         document=copy.deepcopy(DEFAULT_POLICY),
         is_active=True,
         note="defaults",
     )
+    _journal_on_commit(version)
+    return version
 
 
 @transaction.atomic
@@ -29,6 +54,8 @@ def policy_publish(*, tenant: Tenant, document: dict, note: str = "") -> PolicyV
     """Publish ``document`` as the tenant's next policy version and make it the active one.
 
     A document with errors (``policy_errors``) is refused (ValidationFailed, nothing changes).
+    The version's retention is journaled as it commits (``_policy_journal``), and
+    ``journaled_at`` recorded.
     """
     errors = policy_errors(document)
     if errors:
@@ -41,10 +68,88 @@ def policy_publish(*, tenant: Tenant, document: dict, note: str = "") -> PolicyV
         PolicyVersion.objects.select_for_update().filter(tenant=tenant).order_by("-version").first()
     )
     PolicyVersion.objects.filter(tenant=tenant, is_active=True).update(is_active=False)
-    return PolicyVersion.objects.create(
+    # Later than the version before, whatever this host's clock says: the replay applies each
+    # tenant's newest line, and a skewed clock must not make the later version the older.
+    now = timezone.now()
+    if current is not None and now <= current.created_at:
+        now = current.created_at + _TICK
+    version = PolicyVersion.objects.create(
         tenant=tenant,
         version=(current.version + 1) if current else 1,
         document=document,
         is_active=True,
         note=note,
+        created_at=now,
     )
+    _journal_on_commit(version)
+    return version
+
+
+def _entry(version: PolicyVersion) -> dict:
+    return policy_retention_entry(
+        version_id=version.pk,
+        tenant_id=version.tenant_id,
+        version=version.version,
+        published_at=version.created_at,
+        document=version.document,
+    )
+
+
+def _journal_on_commit(version: PolicyVersion) -> None:
+    transaction.on_commit(partial(_policy_journal, version.pk, version.tenant_id), robust=True)
+
+
+def _policy_journal(version_id, tenant_id) -> bool:
+    """Append a published version's journal line and record it; return whether it was. A
+    failure is logged, never raised (the version is published; the sweep appends it later).
+
+    Read and recorded in a transaction of the version's tenant: the table is under row-level
+    security, and a request's own tenant setting ended with its transaction.
+    """
+    try:
+        with tenant_atomic(tenant_id):
+            version = PolicyVersion.objects.filter(pk=version_id, tenant_id=tenant_id).first()
+        if version is None:
+            return False
+        ledger_write(_entry(version))
+    except Exception:
+        logger.exception(
+            "policy version %s: the journal append of its retention failed; the deletion "
+            "sweep tries again",
+            version_id,
+        )
+        return False
+    try:
+        with tenant_atomic(tenant_id):
+            PolicyVersion.objects.filter(pk=version_id, journaled_at=None).update(
+                journaled_at=timezone.now()
+            )
+    except Exception:
+        # Appended again by the sweep: a duplicate line is harmless (the same operation id).
+        logger.warning("policy version %s: journaled, but not recorded", version_id, exc_info=True)
+    return True
+
+
+def policies_journal(*, older_than: float = 0, limit: int = 500) -> int:
+    """Append the journal lines of the policy versions published more than ``older_than``
+    seconds ago whose line is not recorded (an append that failed, or a version published
+    before versions were journaled: migration 0030), at most ``limit``, oldest first; return
+    how many were appended. Raise LedgerAppendFailed if the journal cannot be written.
+    Platform work: versions of every tenant, one read, one write (one fsync) and one UPDATE.
+    A version published before the oldest backup kept (``ledger.backups_cutoff``) needs no
+    line: it is left unrecorded."""
+    before = timezone.now() - timedelta(seconds=older_than)
+    versions = list(
+        PolicyVersion.objects.filter(
+            created_at__gte=backups_cutoff(), created_at__lte=before, journaled_at=None
+        )
+        .order_by("created_at", "version")
+        .only("pk", "tenant_id", "version", "created_at", "document")[:limit]
+    )
+    if not versions:
+        return 0
+    ledger_catch_up([_entry(version) for version in versions])
+    PolicyVersion.objects.filter(
+        pk__in=[version.pk for version in versions], journaled_at=None
+    ).update(journaled_at=timezone.now())
+    return len(versions)

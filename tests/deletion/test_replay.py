@@ -224,6 +224,10 @@ def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
         "key_expiries_skipped": 0,
         "agent_grants_not_widened": [],
         "key_expiries_not_widened": [],
+        "policies_restored": 0,
+        "policies_skipped": 0,
+        "policies_not_widened": {},
+        "policies_not_restored": {},
         "memories_revoked": 0,
         "memories_revoked_pending": 0,
         "memories_skipped": {},
@@ -259,7 +263,9 @@ def test_the_old_database_names_an_operation_requested_before_the_dump_and_commi
     )
 
     entries = ledger_from_database(dbname=connection.settings_dict["NAME"], since=dump_started)
-    assert [entry["operation_id"] for entry in entries] == [str(operation.id)]
+    # Besides the tenant's policy, published by the fixture within the hour before.
+    operations = [e for e in entries if e["target"] != "policy_retention_set"]
+    assert [entry["operation_id"] for entry in operations] == [str(operation.id)]
 
 
 def test_the_old_database_names_the_keys_revoked_after_the_backup(agent):
@@ -281,7 +287,8 @@ def test_the_old_database_names_the_keys_revoked_after_the_backup(agent):
     api_key_revoke(key=key)
 
     entries = ledger_from_database(dbname=connection.settings_dict["NAME"], since=backup_time)
-    assert [entry.get("revoked_key_id") for entry in entries] == [str(key.id)]
+    revocations = [e for e in entries if e["target"] != "policy_retention_set"]  # the fixture's
+    assert [entry.get("revoked_key_id") for entry in revocations] == [str(key.id)]
     ApiKey.objects.filter(pk=key.pk).update(revoked_at=None)  # as the backup had it
 
     result = replay_deletions(entries=entries)
@@ -593,3 +600,101 @@ def test_the_old_database_names_the_agents_deactivated_and_memories_revoked_sinc
     [line] = [e for e in entries if e["target"] == "memory_rejected"]
     assert (line["rejected_memory_id"], line["subject_id"]) == (str(rejected.id), str(subject.id))
     assert line["requested_at"] == Memory.objects.get(pk=rejected.pk).updated_at.isoformat()
+
+
+def _active_retention(dbname: str, tenant_id) -> tuple[int, dict]:
+    """The version number and the retention section of the tenant's active policy in
+    database ``dbname``."""
+    with psycopg.connect(**owner_conninfo(), dbname=dbname) as conn:
+        return conn.execute(
+            "SELECT version, document -> 'retention' FROM memory_core_policyversion "
+            "WHERE tenant_id = %s AND is_active",
+            [tenant_id],
+        ).fetchone()
+
+
+def test_a_retention_shortened_after_the_backup_is_short_again_after_a_restore(
+    tenant, other_tenant
+):
+    """A policy version published after the backup was lost by the restore: the tenant had
+    shortened episodic_days from a year to 30 days, and the restored database kept its rows
+    for a year again. Replayed from the journal, and from the old database: a new version
+    with 30 days. Another tenant's policy (unchanged since the backup) is not touched."""
+    import copy
+
+    from memory_core.policy_defaults import DEFAULT_POLICY
+    from memory_core.services.policy import policy_publish
+
+    def document(days: int) -> dict:
+        published = copy.deepcopy(DEFAULT_POLICY)
+        published["retention"]["episodic_days"] = days
+        return published
+
+    source = connection.settings_dict["NAME"]
+    scratch = f"{source}_restore"
+    policy_publish(tenant=tenant, document=document(365))
+    policy_publish(tenant=other_tenant, document=document(365))
+    with tempfile.TemporaryDirectory() as folder:
+        dump = Path(folder) / "backup.dump"
+        backup_time = timezone.now()
+        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
+
+        shortened = policy_publish(tenant=tenant, document=document(30))
+        assert shortened.version == 3
+        try:
+            for ledger in ([], ["--ledger-database", source]):  # the journal, the old database
+                _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+                _admin(f'CREATE DATABASE "{scratch}"')
+                _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
+                # The backup holds the year: that is why the replay narrows it again.
+                version, retention = _active_retention(scratch, tenant.id)
+                assert (version, retention["episodic_days"]) == (2, 365)
+
+                result = _replay(scratch, backup_time, *ledger)
+
+                assert (result["policies_restored"], result["policies_not_widened"]) == (1, {})
+                version, retention = _active_retention(scratch, tenant.id)
+                assert (version, retention) == (3, document(30)["retention"])
+                version, retention = _active_retention(scratch, other_tenant.id)
+                assert (version, retention["episodic_days"]) == (2, 365)
+
+                again = _replay(scratch, backup_time, *ledger)  # nothing more to do
+                assert again["policies_restored"] == 0
+                # The old database's also names the other tenant's, published within the
+                # hour before (replay.DATABASE_MARGIN): as short here, skipped both times.
+                assert again["policies_skipped"] == result["policies_skipped"] + 1
+                assert _active_retention(scratch, tenant.id)[0] == 3
+        finally:
+            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
+def test_the_old_database_names_each_tenants_active_policy_published_since_the_backup(
+    tenant, other_tenant
+):
+    """`--ledger-database` reads each tenant's active version published since (from
+    DATABASE_MARGIN before), with its retention as the sweep reads it; not one published
+    before, nor one no longer active."""
+    import copy
+    from datetime import timedelta
+
+    from memory_core.deletion.replay import DATABASE_MARGIN, ledger_from_database
+    from memory_core.models import PolicyVersion
+    from memory_core.policy_defaults import DEFAULT_POLICY
+    from memory_core.services.policy import policy_publish
+
+    backup_time = timezone.now()
+    before = backup_time - DATABASE_MARGIN - timedelta(minutes=1)
+    PolicyVersion.objects.filter(tenant=other_tenant).update(created_at=before)
+    document = copy.deepcopy(DEFAULT_POLICY)
+    document["retention"]["episodic_days"] = 30
+    policy_publish(tenant=tenant, document=document)
+    document["retention"]["episodic_days"] = 10
+    document["retention"].pop("trace_days")
+    published = policy_publish(tenant=tenant, document=document)
+
+    entries = ledger_from_database(dbname=connection.settings_dict["NAME"], since=backup_time)
+
+    [line] = [e for e in entries if e["target"] == "policy_retention_set"]
+    assert (line["tenant_id"], line["policy_version_id"]) == (str(tenant.pk), str(published.pk))
+    assert (line["version"], line["requested_at"]) == (3, published.created_at.isoformat())
+    assert line["retention"] == {**DEFAULT_POLICY["retention"], "episodic_days": 10}

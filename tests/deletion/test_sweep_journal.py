@@ -254,7 +254,7 @@ def test_the_sweep_journals_grants_and_expiries_since_the_oldest_backup_in_a_few
     with CaptureQueriesContext(connection) as queries:
         deletion_sweep(stale_seconds=0)
 
-    assert len(queries.captured_queries) <= 20
+    assert len(queries.captured_queries) <= 21  # whatever the count: a read of each kind
     assert len(fsyncs) == 2  # one a kind
     lines = _lines(journal)
     grants = [line for line in lines if line["target"] == "agent_grant_set"]

@@ -1,6 +1,6 @@
 """Re-apply every deletion recorded after a backup was taken (run right after a restore), and
-the key revocations, agent deactivations, agents' grants, keys' expiries, memory revocations
-and rejections recorded with them."""
+the key revocations, agent deactivations, agents' grants, keys' expiries, tenants' policy
+retention, memory revocations and rejections recorded with them."""
 
 import json
 from datetime import UTC, datetime
@@ -21,8 +21,9 @@ class Command(BaseCommand):
     help = (
         "Replay the deletion ledger since TIMESTAMP (the backup's time) into this database: "
         "keys revoked, agents deactivated, agents' grants and keys' expiries set (the newest "
-        "of each), memories revoked and sensitive writes rejected again, then every deletion "
-        "written again and its steps purged and verified in-process."
+        "of each), tenants' retention narrowed to their newest policy version's, memories "
+        "revoked and sensitive writes rejected again, then every deletion written again and "
+        "its steps purged and verified in-process."
     )
 
     def add_arguments(self, parser):
@@ -139,6 +140,28 @@ class Command(BaseCommand):
                     "database has it, narrowed only; set it again in the admin if that was "
                     f"meant: {', '.join(ids)}"
                 )
+        if result["policies_not_widened"]:
+            # As a grant's: a retention is only ever shortened from a file.
+            named = "; ".join(
+                f"{tenant} ({', '.join(keys)})"
+                for tenant, keys in sorted(result["policies_not_widened"].items())
+            )
+            self.stderr.write(
+                f"warning: {len(result['policies_not_widened'])} tenant(s) whose retention was "
+                "lengthened (or its limit removed) since the backup: left as the restored "
+                "database has it, shortened only; publish it again in the admin if that was "
+                f"meant: {named}"
+            )
+        if result["policies_not_restored"]:
+            named = "; ".join(
+                f"{tenant}: {why}"
+                for tenant, why in sorted(result["policies_not_restored"].items())
+            )
+            self.stderr.write(
+                f"warning: {len(result['policies_not_restored'])} tenant(s) whose retention "
+                "was shortened since the backup could not be shortened again (nothing "
+                f"published); publish a corrected policy in the admin: {named}"
+            )
         self.stdout.write(json.dumps(result, sort_keys=True))
         if result["incomplete"]:
             raise CommandError(f"some operations did not complete: {result['incomplete']}")
