@@ -586,9 +586,19 @@ def correction_fields(data, *, default_source: dict | None = None) -> dict:
 
 def parse_correction(data, *, previous, default_source: dict | None = None) -> Candidate:
     """Return the Candidate of a correction of ``previous`` (a Memory): its subject, type,
-    key and scope are inherited; the body brings the new content and provenance."""
+    key and scope are inherited; the body brings the new content and provenance.
+
+    So are its sensitivity and its ``valid_until`` when the body does not say them: a
+    confirmation (``memory_confirm``) and the portal's correction send the content alone,
+    and their new version was stored ``personal`` (the default of a write that says none),
+    readable by agents capped below what the writer or a reviewer had set, and without the
+    end of validity it was written with. A body may still set either, lower too: admission
+    judges it as any write's (a sensitive one waits for a reviewer)."""
     fields = correction_fields(data, default_source=default_source)
     common, reason, source = fields["common"], fields["reason"], fields["source"]
+    for name in ("sensitivity", "valid_until"):
+        if common[name] is None and name not in data:
+            common[name] = getattr(previous, name)
     return Candidate(
         subject=previous.subject.external_id,
         memory_type=previous.memory_type,

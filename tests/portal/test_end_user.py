@@ -229,6 +229,47 @@ def test_correct_writes_an_explicit_user_version(alice_client, alice_memory):
     assert "changed my mind" in body  # the reason, kept in the event
 
 
+def test_a_correction_or_a_confirmation_keeps_the_sensitivity_and_the_end_of_validity(
+    alice_client, alice_memory
+):
+    """Both send the content alone, and their new version was stored ``personal`` (a write's
+    default), without the old one's ``valid_until``: a restricted inference confirmed, or a
+    sensitive memory's typo fixed, was at once readable by an agent capped at personal."""
+    from memory_core.services.writes import memory_confirm
+    from tests.clients import client_for
+    from tests.factories import AgentFactory
+
+    ends = timezone.now() + timezone.timedelta(days=20)
+    Memory.objects.filter(pk=alice_memory.pk).update(sensitivity="sensitive", valid_until=ends)
+    alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice prefers tabs, always.", "reason": "typo"},
+    )
+    corrected = Memory.objects.get(content="Alice prefers tabs, always.")
+    assert (corrected.sensitivity, corrected.valid_until) == ("sensitive", ends)
+    assert corrected.status == "pending_approval"  # a sensitive write waits for a reviewer
+
+    inferred = MemoryFactory(
+        subject=alice_memory.subject, memory_key="lang.answers", sensitivity="restricted",
+        content="Alice seems to want answers in German.", authority="model_inference",
+        source_type="model_inference", consent="workflow", confidence=0.7,
+    )  # fmt: skip
+    owner = SubjectPrincipal(
+        tenant_id=inferred.tenant_id, subject_id=inferred.subject_id, user_id=1
+    )
+    confirmed = memory_confirm(principal=owner, memory_id=inferred.id).memory
+    assert confirmed.sensitivity == "restricted"
+    capped = AgentFactory(tenant=alice_memory.subject.tenant, max_sensitivity="personal")
+    answer = client_for(capped).post(
+        "/api/v1/retrieve",
+        {"query": "Which language should answers use?",
+         "context": {"user_id": alice_memory.subject.external_id}},
+        format="json",
+    )  # fmt: skip
+    assert answer.status_code == 200
+    assert "German" not in answer.json()["prompt"]
+
+
 def test_a_sensitive_correction_waits_on_the_page_of_the_memory_it_corrects(
     alice_client, alice_memory
 ):
