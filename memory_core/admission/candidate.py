@@ -499,7 +499,7 @@ def parse_candidate(data) -> Candidate:
         # Retrieval reaches user:<the request's user_id> or user:<the subject's UUID> only: a
         # memory about one person scoped to another could never be retrieved by anyone. A
         # UUID is kept in the form retrieval compares; the write service checks that it is
-        # the subject's own (``writes._check_user_scopes``).
+        # the subject's own, and names it by its id (``writes._settle_user_scopes``).
         canonical = _as_uuid(scope_ref)
         if canonical:
             scope_ref = canonical

@@ -220,16 +220,20 @@ def _heads(principal, planned: list[_Planned], subjects: dict) -> dict:
         .filter(shared_or_own(getattr(principal, "agent_id", None)))
         .order_by("pk")
     )
+    external_ids = {subject.id: external_id for external_id, subject in subjects.items()}
     for row in sorted(rows, key=lambda row: row.created_at):
         # With parallel chains (a conflict kept for review) the head to measure a write
         # against is the strongest one, then the newest: a write must not "win" by
         # superseding a weaker chain while a stronger one stands.
+        scope_ref = row.scope_ref
+        if row.scope_kind == ScopeKind.USER and scope_ref == str(row.subject_id):
+            scope_ref = external_ids[row.subject_id]  # a row written before _settle_user_scopes
         key = (
             row.subject_id,
             row.memory_key,
             row.memory_type,
             row.scope_kind,
-            row.scope_ref,
+            scope_ref,
             row.environment,
         )
         current = heads.get(key)
@@ -613,13 +617,17 @@ def _admit_each(
             batch_texts.setdefault(candidate.subject, []).append(candidate.content)
 
 
-def _check_user_scopes(candidates: list[Candidate], subjects: dict, *, batch: bool) -> None:
-    """Raise ValidationFailed for a ``user:<UUID>`` scope that is not its subject's UUID.
+def _settle_user_scopes(candidates: list[Candidate], subjects: dict, *, batch: bool) -> None:
+    """Raise ValidationFailed for a ``user:<UUID>`` scope that is not its subject's UUID, and
+    name the subject by its id in the others (``user:<UUID>`` becomes ``user:<its id>``).
 
     Retrieval reaches a user scope by the request's user_id or the subject's UUID only
     (``parse_candidate`` refuses any other id; a UUID is checked here, where the subjects are
     known): a memory scoped to another person's UUID, or to a subject not created yet, could
-    never be retrieved.
+    never be retrieved. One spelling: the scope is part of a chain's identity, and the same
+    fact written once as ``user:<id>`` and once as ``user:<UUID>`` stood as two chains on one
+    key, so that deleting the newer brought the older value back (``_heads`` reads a row
+    stored with the UUID as its subject's id too).
     """
     errors = {}
     for index, candidate in enumerate(candidates):
@@ -630,6 +638,8 @@ def _check_user_scopes(candidates: list[Candidate], subjects: dict, *, batch: bo
             field = f"items.{index}.scope" if batch else "scope"
             message = "A user scope names the memory's own subject: its id or its UUID."
             errors[field] = [{"code": "invalid_scope", "message": message}]
+        else:
+            candidate.scope_ref = candidate.subject
     if errors:
         raise ValidationFailed("A user scope names another subject.", details=errors)
 
@@ -662,7 +672,7 @@ def _run(
         )
     }
     if target is None:  # a correction keeps the scope of the memory it corrects
-        _check_user_scopes(candidates, subjects, batch=batch)
+        _settle_user_scopes(candidates, subjects, batch=batch)
     planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
     # The model runs beside the reads of heads and recent texts and beside admission, until
     # _store needs the vectors.

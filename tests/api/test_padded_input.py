@@ -133,8 +133,45 @@ def test_a_user_scope_by_uuid_is_the_subjects_own_and_retrieved(api_client):
         format="json",
     )
 
-    assert (by_uuid.scope_kind, by_uuid.scope_ref) == ("user", own)
+    # Stored naming the subject by its id, one spelling for one scope (the next test).
+    assert (by_uuid.scope_kind, by_uuid.scope_ref) == ("user", "user-1")
     assert str(by_uuid.pk) in {item["id"] for item in found.json()["items"]}
+
+
+def test_a_user_scope_by_id_or_by_uuid_is_one_chain(api_client):
+    """The scope is part of a chain's identity, and ``user:user-1`` and ``user:<its UUID>``
+    stood as two chains on one key: both active, and deleting the newer (by its id) gave
+    agents the older value again."""
+
+    def lang(content: str, scope: str = "user:user-1") -> Memory:
+        return stored(write(api_client, memory_key="lang", scope=scope, content=content))
+
+    first = lang("User wants answers in German.")
+    own = str(first.subject_id)
+    second = lang("User wants answers in Dutch.", scope=f"user:{own}")
+    assert second.supersedes_id == first.id and second.scope_ref == "user-1"
+    # A row stored by UUID before this was so: a write by id lands on its chain too.
+    Memory.objects.filter(pk=second.pk).update(scope_ref=own)
+    third = lang("User wants answers in French.")
+    assert third.supersedes_id == second.id
+    assert list(Memory.objects.filter(memory_key="lang", status="active")) == [third]
+    deleted = api_client.post("/api/v1/deletions", {"memory_id": str(third.pk)}, format="json")
+    assert deleted.status_code == 202, deleted.content
+    found = api_client.post(
+        "/api/v1/retrieve",
+        {"query": "Which language should answers use?", "context": {"user_id": "user-1"}},
+        format="json",
+    ).json()
+    assert "German" not in found["prompt"] and "Dutch" not in found["prompt"]
+    # One batch spelling the scope both ways names one chain twice.
+    items = [
+        write_body(memory_key="tone", scope="user:user-1", content="User likes a dry tone."),
+        write_body(memory_key="tone", scope=f"user:{own}", content="User likes warmth."),
+    ]
+    batch = api_client.post("/api/v1/memories/batch", {"items": items}, format="json")
+    results = [(r["decision"], r["rule_codes"]) for r in batch.json()["results"]]
+    assert results == [("accepted", []), ("rejected", ["fields.duplicate_in_batch"])]
+    assert Memory.objects.filter(memory_key="tone", status="active").count() == 1
 
 
 def test_a_user_scope_by_another_uuid_is_refused(api_client):
