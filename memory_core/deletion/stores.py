@@ -998,7 +998,7 @@ def _admin_log_by_id(rows_of: dict) -> int:
     from django.contrib.contenttypes.models import ContentType
     from django.db.models import F, Q
 
-    about = Q(pk__in=[])
+    about = Q(pk__in=[])  # nothing until a model is added (an empty Q() would match all)
     for model, rows in rows_of.items():
         ids = [str(pk) for pk in rows.values_list("pk", flat=True)]
         about |= Q(content_type=ContentType.objects.get_for_model(model), object_id__in=ids)
