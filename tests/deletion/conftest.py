@@ -133,6 +133,15 @@ def seed_everywhere(subject, memories):
 
 
 @pytest.fixture
+def journal(settings, tmp_path):
+    """The test's own deletion journal (a file in its tmp_path), and the default backup
+    retention, which decides what the sweep's catch-ups leave out."""
+    settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "deletion-ledger.jsonl"
+    settings.MEMLEDGER_BACKUP_RETENTION_DAYS = 35
+    return settings.MEMLEDGER_DELETION_LEDGER
+
+
+@pytest.fixture
 def owner(tenant):
     return SubjectFactory(tenant=tenant)
 

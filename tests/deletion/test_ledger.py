@@ -19,12 +19,6 @@ from tests.factories import MemoryFactory
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def journal(settings, tmp_path):
-    settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "deletion-ledger.jsonl"
-    return settings.MEMLEDGER_DELETION_LEDGER
-
-
 class _DiskFillsMidLine:
     """A journal file on which a write puts half its bytes on disk, then fails with ENOSPC
     (a full disk, which a test cannot make without root)."""

@@ -18,21 +18,15 @@ from django.core.management import call_command
 from django.db import transaction
 from django.utils import timezone
 
-from memory_core.deletion.ledger import ledger_scan, ledger_write, policy_retention_entry
+from memory_core.deletion.ledger import ledger_scan, ledger_write
 from memory_core.models import PolicyVersion
 from memory_core.policy_check import RETENTION_MAX
 from memory_core.policy_defaults import DEFAULT_POLICY
+from memory_core.services.policy import _entry as _line_of
 from memory_core.services.policy import policy_ensure, policy_publish
 from tests.factories import TenantFactory
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def journal(settings, tmp_path):
-    settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "deletion-ledger.jsonl"
-    settings.MEMLEDGER_BACKUP_RETENTION_DAYS = 35
-    return settings.MEMLEDGER_DELETION_LEDGER
 
 
 def _lines(journal) -> list[dict]:
@@ -334,13 +328,3 @@ def test_the_reader_skips_a_policy_line_it_could_not_apply(tenant, journal):
     assert [line["retention"] for line in scan.entries] == [retention]
     _, err = _replay(timezone.now() - timedelta(days=1))
     assert f"{len(bad)} line(s) of {journal} are not journal entries" in err
-
-
-def _line_of(version: PolicyVersion) -> dict:
-    return policy_retention_entry(
-        version_id=version.pk,
-        tenant_id=version.tenant_id,
-        version=version.version,
-        published_at=version.created_at,
-        document=version.document,
-    )

@@ -23,13 +23,6 @@ from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, TenantF
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def journal(settings, tmp_path):
-    settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "deletion-ledger.jsonl"
-    settings.MEMLEDGER_BACKUP_RETENTION_DAYS = 35
-    return settings.MEMLEDGER_DELETION_LEDGER
-
-
 def _lines(journal) -> list[dict]:
     return [json.loads(line) for line in journal.read_text().splitlines()]
 
