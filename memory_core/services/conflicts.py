@@ -31,7 +31,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
-from memory_core.locks import lock_memory_keys, subject_shared_lock
+from memory_core.locks import lock_memory_keys, subjects_shared_locked
 from memory_core.models import (
     MAX_REVIEW_REASON_CHARS,
     PROPOSED_STATUSES,
@@ -39,6 +39,7 @@ from memory_core.models import (
     MemoryEvent,
     ReviewItem,
     Status,
+    Subject,
 )
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.types import ConflictPlace
@@ -290,8 +291,13 @@ def conflict_resolve(
         # that retrieval waited for the item (conflict_open): a stall of deadlock_timeout,
         # or subject_being_deleted past a shorter MEMLEDGER_SUBJECT_LOCK_WAIT. Not another
         # person's: that item is NotFound below, never a 503 telling it exists.
+        # A deletion of the subject, or of the key, queued for a worker refuses it, as a
+        # revoke (which choosing a winner does to the others) is refused.
         if not isinstance(principal, SubjectPrincipal) or str(principal.subject_id) == str(key[2]):
-            subject_shared_lock(key[2])
+            subjects_shared_locked(
+                Subject.objects.filter(tenant_id=principal.tenant_id, pk=key[2]),
+                keys={key[:2]},
+            )
     item = conflicts.select_for_update().first()
     if item is None or (
         isinstance(principal, SubjectPrincipal) and principal.subject_id != item.subject_id

@@ -18,7 +18,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.exceptions import Conflict, NotFound
-from memory_core.locks import lock_memory_keys, subject_shared_lock, subjects_shared_locked
+from memory_core.locks import lock_memory_keys, subjects_shared_locked
 from memory_core.models import (
     AUTHORITY_RANK,
     PROPOSED_STATUSES,
@@ -226,6 +226,18 @@ def _lock_pending_memory(item: ReviewItem) -> Memory:
     return memory
 
 
+def _subject_shared_unless_queued(memory: Memory) -> None:
+    """Take the lock of ``memory``'s subject shared (``subjects_shared_locked``), and raise
+    SubjectBeingDeleted when a deletion of the subject, or of the memory's key, is queued for
+    a worker, as a revoke and a write do: a reviewer's approval made the pending write active
+    (and superseded the key's head) while the person was told nothing of it would change
+    before the deletion."""
+    subjects_shared_locked(
+        Subject.objects.filter(tenant_id=memory.tenant_id, pk=memory.subject_id),
+        keys={(memory.subject.external_id, memory.memory_key)},
+    )
+
+
 @transaction.atomic
 def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     """Approve a pending sensitive write: the memory becomes active (and usable)."""
@@ -238,7 +250,7 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     pending = Memory.objects.select_related("subject").filter(pk=item.memory_id).first()
     if pending is not None:
         lock_memory_keys(pending.tenant_id, [(pending.subject.external_id, pending.memory_key)])
-        subject_shared_lock(pending.subject_id)
+        _subject_shared_unless_queued(pending)
     memory = _lock_pending_memory(item)
     if memory.status_at(timezone.now()) == Status.EXPIRED:
         # Past its valid_until (``status_at``: the rule the sweep and the portal apply).
@@ -298,7 +310,9 @@ def review_reject(*, principal, item_id, reason: str) -> ReviewItem:
     # The subject's lock shared first, as an approval and a revoke take it: a deletion of the
     # subject holding the row is waited for a bounded time (memory_core.locks). Then the row
     # before its item, as review_approve (and a revoke) take them.
-    subject_shared_lock(item.subject_id)
+    pending = Memory.objects.select_related("subject").filter(pk=item.memory_id).first()
+    if pending is not None:
+        _subject_shared_unless_queued(pending)
     memory = _lock_pending_memory(item)
     item = _open_item(principal=principal, item_id=item_id)
     _reject(memory, principal=principal, item=item, reason=reason)
@@ -318,10 +332,7 @@ def memory_reject_replayed(*, principal, memory_id, operation_id: str) -> Memory
     deletion's fence, ``subjects_shared_locked``), the row, then its open items in id order.
     """
     memory = Memory.objects.select_related("subject").get(pk=memory_id)
-    subjects_shared_locked(
-        Subject.objects.filter(tenant_id=memory.tenant_id, pk=memory.subject_id),
-        keys={(memory.subject.external_id, memory.memory_key)},
-    )
+    _subject_shared_unless_queued(memory)
     memory = Memory.objects.select_for_update().get(pk=memory.pk)
     if memory.status != Status.PENDING_APPROVAL:
         raise Conflict(f"The memory is {memory.status}, not pending.", code="review_closed")

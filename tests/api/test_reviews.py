@@ -162,3 +162,42 @@ def test_approving_a_conflict_says_where_conflicts_are_resolved(reviewer, api_cl
             "sensitive writes). Choose it on /portal/review/conflicts/, the portal's conflicts "
             "page."
         )
+
+
+def test_nothing_is_decided_about_a_subject_whose_deletion_is_queued(api_client, pending, tenant):
+    """A reviewer's approval made a pending write active (superseding the key's head) while
+    the person's whole deletion waited for a worker, and the portal had told them nothing
+    would change meanwhile; a rejection, and a conflict's winner (which revokes the others),
+    changed rows too. Each is refused now, as a revoke and a write are."""
+    from django.utils import timezone
+
+    from memory_core.exceptions import SubjectBeingDeleted
+    from memory_core.models import Memory, ReviewItem, Subject
+    from memory_core.principals import ReviewerPrincipal
+    from memory_core.services.conflicts import conflict_resolve
+    from memory_core.services.reviews import review_approve, review_reject
+
+    writes = (("Atlas uses Go.", "user_input"), ("Atlas uses Zig.", "model_inference"))
+    for content, source_type in writes:
+        source = {"type": source_type, "conversation_id": "c", "message_id": content}
+        body = write_body(memory_type="project_constraint", memory_key="atlas.lang",
+                          scope="project:atlas", content=content, source=source)  # fmt: skip
+        conflict = api_client.post("/api/v1/memories", body, format="json").json()
+    conflict = ReviewItem.objects.get(pk=conflict["conflict_review_item"])
+    Subject.objects.filter(external_id="user-1").update(
+        deletion_queued_at=timezone.now(), deletion_queued_by=1
+    )
+    user = get_user_model().objects.create_user("decider")
+    principal = ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
+    for decide in (review_approve, review_reject):
+        with pytest.raises(SubjectBeingDeleted):
+            decide(principal=principal, item_id=pending[0], reason="x")
+    winner = conflict.candidate_ids[0]
+    with pytest.raises(SubjectBeingDeleted):
+        conflict_resolve(principal=principal, item_id=conflict.pk, outcome="choose_winner",
+                         winner_id=winner, reason="x")  # fmt: skip
+    assert set(Memory.objects.filter(memory_key__startswith="health.").values_list(
+        "status", flat=True)) == {"pending_approval"}  # fmt: skip
+    assert set(Memory.objects.filter(memory_key="atlas.lang").values_list(
+        "status", flat=True)) == {"active"}  # fmt: skip
+    assert ReviewItem.objects.filter(state="open").count() == 3
