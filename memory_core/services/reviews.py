@@ -308,8 +308,9 @@ def review_reject(*, principal, item_id, reason: str) -> ReviewItem:
     review_reason_check(reason)
     item = _open_item(principal=principal, item_id=item_id, lock=False)
     # The subject's lock shared first, as an approval and a revoke take it: a deletion of the
-    # subject holding the row is waited for a bounded time (memory_core.locks). Then the row
-    # before its item, as review_approve (and a revoke) take them.
+    # subject holding the row is waited for a bounded time (memory_core.locks), and a queued
+    # one refuses the rejection. Then the row before its item, as review_approve (and a
+    # revoke) take them.
     pending = Memory.objects.select_related("subject").filter(pk=item.memory_id).first()
     if pending is not None:
         _subject_shared_unless_queued(pending)
@@ -328,8 +329,8 @@ def memory_reject_replayed(*, principal, memory_id, operation_id: str) -> Memory
     (any more); ``SubjectBeingDeleted`` if its subject (or key) has a deletion queued, as for
     a revoke: the deletion removes it.
 
-    Locks as ``review_reject`` takes them: the subject's shared (here with the queued
-    deletion's fence, ``subjects_shared_locked``), the row, then its open items in id order.
+    Locks as ``review_reject`` takes them: the subject's shared, with the queued deletion's
+    fence (``_subject_shared_unless_queued``), the row, then its open items in id order.
     """
     memory = Memory.objects.select_related("subject").get(pk=memory_id)
     _subject_shared_unless_queued(memory)
