@@ -184,6 +184,7 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     from memory_core.services.revocations import (
         memory_rejections_journal,
         memory_revocations_journal,
+        memory_task_closes_journal,
     )
 
     stale = settings.MEMLEDGER_DELETION_STALE_SECONDS if stale_seconds is None else stale_seconds
@@ -192,18 +193,20 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
         "agent deactivation(s)": deactivations_journal,
         "memory revocation(s)": memory_revocations_journal,
         "memory rejection(s)": memory_rejections_journal,
+        "task close(s)": memory_task_closes_journal,
         "agent grant(s)": grants_journal,
         "key expiry(ies)": expiries_journal,
         "policy version(s)": policies_journal,
     }
     journaled, failed = {}, []
     # Cross-tenant by design: it finds stuck operations of every tenant (ids only), then the
-    # key revocations, agent deactivations, memory revocations and rejections, agents' grants,
-    # keys' expiries and tenants' policy versions whose journal line an append failed to
-    # write (revoked or deactivated after a backup, each would be back in use after a restore,
-    # a rejected write back in the reviewers' queue, a narrowed grant wide again, a key
-    # without its expiry, a shortened retention long again); each kind's batch is appended
-    # in one write and recorded in one UPDATE.
+    # key revocations, agent deactivations, memory revocations and rejections, memories expired
+    # by their task's close, agents' grants, keys' expiries and tenants' policy versions whose
+    # journal line an append failed to write (revoked or deactivated after a backup, each
+    # would be back in use after a restore, a rejected write back in the reviewers' queue, a
+    # closed task's state in use again, a narrowed grant wide again, a key without its expiry,
+    # a shortened retention long again); each kind's batch is appended in one write and
+    # recorded in one UPDATE.
     with platform_scope("deletion sweep"):
         redriven = sweep(stale_seconds=stale)
         for what, catch_up in catch_ups.items():

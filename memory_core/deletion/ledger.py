@@ -248,6 +248,44 @@ def memory_rejection_entry(*, memory_id, tenant_id, subject_id, rejected_at: dat
     )
 
 
+# A memory expired by its task's close (``services.tasks.task_close``): a backup taken before
+# it holds the task's state in use (or waiting for a reviewer), and an agent would be given the
+# closed task's decisions again after a restore; replayed, it is expired again, or, when it was
+# written after the backup, the backup's version in use of its chain (``supersedes_ids``)
+# still bound to the task.
+MEMORY_TASK_CLOSED = "memory_task_closed"
+TASK_CLOSED = "task_closed"  # the close's reason code, on its events and review items
+TASK_CLOSE_NAMESPACE = uuid.UUID("3d6f0c52-8b1e-4a97-a4c3-71e5b2d90f6e")
+
+
+def task_digest(task_id: str) -> str:
+    """The SHA-256 (hex) of a task id: how the journal names the task a close expired a
+    memory with (an agent's own identifier, which may say what the task was about)."""
+    return hashlib.sha256(task_id.encode()).hexdigest()
+
+
+def memory_task_close_entry(
+    *, memory_id, tenant_id, subject_id, closed_at: datetime, task_id: str, supersedes_ids=()
+) -> dict:
+    """Return the journal line of a memory expired by the close of task ``task_id``: ids, the
+    task's digest and when, never the memory's content, key or hash, nor the task id.
+
+    ``supersedes_ids``: the versions the expired one supersedes, nearest first; the replay
+    expires the backup's version in use among these, if it is bound to the same task.
+    """
+    return _governance_entry(
+        TASK_CLOSE_NAMESPACE,
+        target=MEMORY_TASK_CLOSED,
+        row=("expired_memory_id", memory_id),
+        tenant_id=tenant_id,
+        subject_id=subject_id,
+        at=closed_at,
+        reason_code=TASK_CLOSED,
+        task_sha256=task_digest(task_id),
+        supersedes_ids=[str(pk) for pk in supersedes_ids],
+    )
+
+
 # An agent's grant set (``services.api_keys.agent_grant_set``: the admin's agent form): a
 # backup taken before it holds the grant as it was, and a grant narrowed since would be wide
 # again after a restore; replayed, the newest line of each agent sets its grant again.
@@ -338,6 +376,7 @@ GOVERNANCE_TARGETS = frozenset(
         AGENT_DEACTIVATED,
         MEMORY_REVOKED,
         MEMORY_REJECTED,
+        MEMORY_TASK_CLOSED,
         AGENT_GRANT_SET,
         KEY_EXPIRY_SET,
         POLICY_RETENTION_SET,

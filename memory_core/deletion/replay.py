@@ -8,7 +8,8 @@ in-process, exactly as the worker would. Replaying twice changes nothing more.
 Before the deletions, the governance actions taken since the backup are applied again: API
 keys revoked, agents deactivated, agents' grants and keys' expiries set (the newest line of
 each), tenants' retention narrowed to their newest policy line, then memories revoked (or
-whose consent was withdrawn) and sensitive writes rejected.
+whose consent was withdrawn), sensitive writes rejected and memories expired by their task's
+close.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from memory_core.deletion.ledger import (
     KEY_REVOKED,
     MEMORY_REJECTED,
     MEMORY_REVOKED,
+    MEMORY_TASK_CLOSED,
     POLICY_RETENTION_SET,
     agent_deactivation_entry,
     agent_grant_entry,
@@ -64,11 +66,14 @@ from memory_core.rls import tenant_scope
 from memory_core.services.policy import policy_publish
 from memory_core.services.reviews import memory_reject_replayed
 from memory_core.services.revocations import (
+    expired_memories_sql,
     memory_rejection_entry_of_row,
     memory_revocation_entry_of_row,
+    memory_task_close_entry_of_row,
     rejected_memories_sql,
     revoked_memories_sql,
 )
+from memory_core.services.tasks import task_close_replayed
 from memory_core.services.writes import memory_revoke_replayed
 
 # A database's rows say when a request began (requested_at, revoked_at, deletion_queued_at),
@@ -82,8 +87,9 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     """Return the ledger entries of database ``dbname`` (same server) requested since
     ``since`` less ``DATABASE_MARGIN``, its queued deletions (of whole subjects and of keys),
     its keys' revocations, its agents' deactivations, its agents' grants and keys' expiries
-    set, its tenants' active policy versions published since, its memories' revocations and
-    its sensitive writes' rejections among them, oldest first."""
+    set, its tenants' active policy versions published since, its memories' revocations,
+    its sensitive writes' rejections and its memories' expiries by their task's close among
+    them, oldest first."""
     import psycopg
     from django.db import connection
 
@@ -138,6 +144,10 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         # Sensitive writes rejected since (ledger.memory_rejection_entry).
         rejected_memories = conn.execute(
             rejected_memories_sql("updated_at >= %s"), [since - DATABASE_MARGIN]
+        ).fetchall()
+        # Memories expired since, those by their task's close (ledger.memory_task_close_entry).
+        expired_memories = conn.execute(
+            expired_memories_sql("updated_at >= %s"), [since - DATABASE_MARGIN]
         ).fetchall()
         # Agents' grants and keys' expiries set since (ledger.agent_grant_entry,
         # key_expiry_entry), with their values now. When, read from the row's JSON: a database
@@ -219,6 +229,7 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     ]
     entries += [memory_revocation_entry_of_row(row) for row in revoked_memories]
     entries += [memory_rejection_entry_of_row(row) for row in rejected_memories]
+    entries += [entry for entry in map(memory_task_close_entry_of_row, expired_memories) if entry]
     return sorted(entries, key=lambda entry: datetime.fromisoformat(entry["requested_at"]))
 
 
@@ -676,10 +687,45 @@ def _memory_reject(entry: dict, result: MemoryRejections) -> None:
         result.rejected += 1
 
 
+@dataclass
+class TaskCloses:
+    """What the replay of memories expired by their task's close did."""
+
+    expired: int = 0  # memories in use (or waiting for a reviewer) expired again
+    skipped: dict = field(default_factory=dict)  # memory id: why it was not expired
+
+
+def _task_close(entry: dict, result: TaskCloses) -> None:
+    """Expire again the memory a task close's line names, or the version of its chain the
+    backup holds in use (``supersedes_ids``: one written after the backup is unknown here),
+    if it is still bound to the task the line names by its digest
+    (``tasks.task_close_replayed``: review items resolved, events, conflicts settled,
+    journaled again as it commits). One whose subject (or key) has a deletion queued is left
+    to that deletion and named (``subject_being_deleted``); a tenant deleted here has
+    nothing in use."""
+    tenant_id = uuid.UUID(entry["tenant_id"])
+    if not Tenant.objects.filter(pk=tenant_id, deleted_at=None).exists():
+        return
+    principal = SystemPrincipal(tenant_id=tenant_id, name="replay_deletions")
+    with tenant_scope(tenant_id):
+        try:
+            expired = task_close_replayed(
+                principal=principal,
+                memory_ids=[entry["expired_memory_id"], *entry.get("supersedes_ids", [])],
+                task_sha256=entry.get("task_sha256", ""),
+                operation_id=entry["operation_id"],
+            )
+        except SubjectBeingDeleted:
+            result.skipped[entry["expired_memory_id"]] = "subject_being_deleted"
+            return
+    result.expired += len(expired)
+
+
 def replay_deletions(*, entries: list[dict]) -> dict:
     """Re-apply every entry to this database and run its steps; return the counts."""
     # Keys and agents first: cheap, independent, and the most urgent (a leaked key, a
-    # misbehaving agent); then the memories revoked and the writes rejected, in the journal's
+    # misbehaving agent); then the memories revoked, the writes rejected and the memories
+    # expired by their task's close, in the journal's
     # order, each a short transaction. A deletion that raises stops the loop, and what it
     # left in use (or waiting for a reviewer) would stay so.
     keys_revoked = sum(_key_revoke(entry) for entry in entries if entry["target"] == KEY_REVOKED)
@@ -703,12 +749,14 @@ def replay_deletions(*, entries: list[dict]) -> dict:
         _expiry_narrowed,
     )
     policies = _policies_replay(_newest_policies(entries))
-    memories, rejections = MemoryRevocations(), MemoryRejections()
+    memories, rejections, closes = MemoryRevocations(), MemoryRejections(), TaskCloses()
     for entry in entries:
         if entry["target"] == MEMORY_REVOKED:
             _memory_revoke(entry, memories)
         elif entry["target"] == MEMORY_REJECTED:
             _memory_reject(entry, rejections)
+        elif entry["target"] == MEMORY_TASK_CLOSED:
+            _task_close(entry, closes)
     replayed, skipped, statuses = 0, 0, {}
     for entry in (entry for entry in entries if entry["target"] not in GOVERNANCE_TARGETS):
         operation = _restore_operation(entry)
@@ -739,5 +787,7 @@ def replay_deletions(*, entries: list[dict]) -> dict:
         "memories_skipped": memories.skipped,
         "memories_rejected": rejections.rejected,
         "memories_rejected_skipped": rejections.skipped,
+        "memories_task_closed": closes.expired,
+        "memories_task_closed_skipped": closes.skipped,
         "incomplete": incomplete,
     }

@@ -98,7 +98,11 @@ def memories_expire(*, now=None, limit: int = 5000) -> int:
     if not rows:
         return 0
     ids = [pk for pk, _, _ in rows]
-    Memory.objects.filter(pk__in=ids).update(status=Status.EXPIRED, updated_at=now)
+    # No journal line is owed (``revocation_journaled_at`` set): a restored row holds its
+    # valid_until, and this sweep expires it again. A task's close owes one.
+    Memory.objects.filter(pk__in=ids).update(
+        status=Status.EXPIRED, updated_at=now, revocation_journaled_at=now
+    )
     # The rows before their items, as an approval and a revoke take them.
     ReviewItem.objects.filter(
         memory_id__in=ids, kind=ReviewItem.Kind.SENSITIVE_WRITE, state=ReviewItem.State.OPEN

@@ -170,10 +170,11 @@ class Memory(models.Model):
     embedding = EmbeddingField(dimensions=EMBEDDING_DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=100, blank=True, default="")
     # When a revocation's line (revoked, or its consent withdrawn) reached the deletion
-    # journal (services.revocations), or, on a rejected row, its rejection's line (a row is
-    # one or the other, never both); the deletion sweep appends it for a revoked or rejected
-    # row without one (a failed append, or a row revoked before migration 0027, rejected
-    # before 0028).
+    # journal (services.revocations), or, on a rejected row, its rejection's line, or, on a
+    # row its task's close expired, the close's line (a row is one of them); on a row expired
+    # by its valid_until, when it was (it owes no line). The deletion sweep appends the line
+    # of such a row without one (a failed append, or a row revoked before migration 0027,
+    # rejected before 0028, expired by a close before 0031).
     revocation_journaled_at = models.DateTimeField(null=True, blank=True)
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config="english"),
@@ -290,6 +291,13 @@ class Memory(models.Model):
                 fields=["updated_at"],
                 name="memory_rejection_unjournaled",
                 condition=Q(status=Status.REJECTED, revocation_journaled_at__isnull=True),
+            ),
+            # The same for the expired rows: a task's close owes a line, an expiry by
+            # valid_until none (services.revocations.memory_task_closes_journal).
+            models.Index(
+                fields=["updated_at"],
+                name="memory_expiry_unjournaled",
+                condition=Q(status=Status.EXPIRED, revocation_journaled_at__isnull=True),
             ),
         ]
 

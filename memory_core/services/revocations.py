@@ -14,6 +14,12 @@ A sensitive write a reviewer rejected (``reviews.review_reject``) is journaled a
 (``memory_rejections_journal``) when its append failed, and rejected again by the replay
 (``reviews.memory_reject_replayed``): a backup taken before the rejection holds it waiting
 for a reviewer, who could approve it into use.
+
+A memory expired by its task's close (``tasks.task_close``) is journaled alike
+(``ledger.memory_task_close_entry``: the task by its digest), made by the sweep
+(``memory_task_closes_journal``), and expired again by the replay
+(``tasks.task_close_replayed``): a backup taken before the close holds the task's state in
+use, and an agent would be given the closed task's decisions again.
 """
 
 from __future__ import annotations
@@ -31,32 +37,32 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.deletion.ledger import (
+    TASK_CLOSED,
     backups_cutoff,
     ledger_catch_up,
     ledger_write_many,
     memory_rejection_entry,
     memory_revocation_entry,
+    memory_task_close_entry,
 )
 from memory_core.models import Memory, MemoryEvent
 from memory_core.rls import tenant_atomic
 
 logger = logging.getLogger(__name__)
 
-# The revoked memories ``{revoked}`` selects (after ``WHERE status = 'revoked' AND``), each
-# with the versions it supersedes (nearest first: one recursive walk for all of them, which
-# never leaves the row's tenant) and the action and reason of its last revoking event (a row
-# revoked with no such event, an import's, has none: "revoked"), oldest first. Its line's
-# moment is the row's ``updated_at``: set by the revocation, a revoked row changes no more.
-# The deletion sweep's catch-up and the after-commit append read this database with it,
-# ``replay.ledger_from_database`` another one (as old as migration 0005: no newer column
-# outside ``{revoked}``).
-_REVOKED_MEMORIES_SQL = """
-    WITH RECURSIVE revoked AS (
+# The memories of ``{status}`` that ``{condition}`` selects, each with the versions it
+# supersedes (nearest first: one recursive walk for all of them, which never leaves the row's
+# tenant) and the action, reason code and task id (``details``) of its last event of
+# ``{actions}``, oldest first. The deletion sweep's catch-up and the after-commit append read
+# this database with it, ``replay.ledger_from_database`` another one (as old as migration
+# 0005: no newer column outside ``{condition}``).
+_CHAINED_SQL = """
+    WITH RECURSIVE picked AS (
         SELECT id, tenant_id, subject_id, updated_at, supersedes_id FROM memory_core_memory
-        WHERE status = 'revoked' AND {revoked}
+        WHERE status = '{status}' AND {condition}
     ), chain(root, tenant_id, id, supersedes_id, depth) AS (
         SELECT r.id, r.tenant_id, m.id, m.supersedes_id, 1
-        FROM revoked r
+        FROM picked r
         JOIN memory_core_memory m ON m.id = r.supersedes_id AND m.tenant_id = r.tenant_id
         UNION ALL
         SELECT c.root, c.tenant_id, m.id, m.supersedes_id, c.depth + 1
@@ -67,12 +73,12 @@ _REVOKED_MEMORIES_SQL = """
     SELECT r.id, r.tenant_id, r.subject_id, r.updated_at,
            coalesce((SELECT array_agg(c.id ORDER BY c.depth) FROM chain c WHERE c.root = r.id),
                     '{{}}'),
-           e.action, e.reason_code
-    FROM revoked r
+           e.action, e.reason_code, e.task_id
+    FROM picked r
     LEFT JOIN LATERAL (
-        SELECT action, reason_code FROM memory_core_memoryevent
-        WHERE memory_id = r.id AND tenant_id = r.tenant_id
-          AND action IN ('revoked', 'consent_withdrawn')
+        SELECT action, reason_code, details ->> 'task_id' AS task_id
+        FROM memory_core_memoryevent
+        WHERE memory_id = r.id AND tenant_id = r.tenant_id AND action IN ({actions})
         ORDER BY created_at DESC, id DESC LIMIT 1
     ) e ON true
     ORDER BY r.updated_at
@@ -82,13 +88,17 @@ _REVOKED_MEMORIES_SQL = """
 def revoked_memories_sql(revoked: str) -> str:
     """Return the query of the revoked memories whose condition is ``revoked`` (SQL after
     ``WHERE status = 'revoked' AND``, with ``%s`` parameters; it may end with an ORDER BY
-    and a LIMIT): rows ``memory_revocation_entry_of_row`` reads."""
-    return _REVOKED_MEMORIES_SQL.format(revoked=revoked)
+    and a LIMIT): rows ``memory_revocation_entry_of_row`` reads. Its line's moment is the
+    row's ``updated_at``: set by the revocation, a revoked row changes no more. A row revoked
+    with no revoking event (an import's) has no action: "revoked"."""
+    return _CHAINED_SQL.format(
+        status="revoked", condition=revoked, actions="'revoked', 'consent_withdrawn'"
+    )
 
 
 def memory_revocation_entry_of_row(row) -> dict:
     """Return the journal line of a row of ``revoked_memories_sql``."""
-    memory_id, tenant_id, subject_id, revoked_at, chain, action, reason_code = row
+    memory_id, tenant_id, subject_id, revoked_at, chain, action, reason_code, _ = row
     return memory_revocation_entry(
         memory_id=memory_id,
         tenant_id=tenant_id,
@@ -103,7 +113,7 @@ def memory_revocation_entry_of_row(row) -> dict:
 # The rejected memories ``{rejected}`` selects (after ``WHERE status = 'rejected' AND``;
 # ordered only as it says: the sweep's oldest first). Its line's moment is the row's
 # ``updated_at``: set by the rejection, a rejected row changes no more (a deletion scrubs it:
-# then it is no longer rejected). Read by the same callers as ``_REVOKED_MEMORIES_SQL``, and
+# then it is no longer rejected). Read by the same callers as ``_CHAINED_SQL``, and
 # as old a database.
 _REJECTED_MEMORIES_SQL = """
     SELECT id, tenant_id, subject_id, updated_at FROM memory_core_memory
@@ -126,48 +136,90 @@ def memory_rejection_entry_of_row(row) -> dict:
     )
 
 
+def expired_memories_sql(expired: str) -> str:
+    """Return the query of the expired memories whose condition is ``expired`` (SQL after
+    ``WHERE status = 'expired' AND``, with ``%s`` parameters; it may end with an ORDER BY
+    and a LIMIT): rows ``memory_task_close_entry_of_row`` reads. Only a task's close owes a
+    line: an expiry by ``valid_until`` is made again by the retention sweep of any restored
+    database, whose row holds its ``valid_until``. Its line's moment is the row's
+    ``updated_at``, set by the close (an expired row changes no more)."""
+    return _CHAINED_SQL.format(status="expired", condition=expired, actions="'expired'")
+
+
+def memory_task_close_entry_of_row(row) -> dict | None:
+    """Return the journal line of a row of ``expired_memories_sql``, or None if it owes none
+    (expired by its ``valid_until``, or imported expired)."""
+    memory_id, tenant_id, subject_id, closed_at, chain, _, reason_code, task_id = row
+    if reason_code != TASK_CLOSED or not task_id:
+        return None
+    return memory_task_close_entry(
+        memory_id=memory_id,
+        tenant_id=tenant_id,
+        subject_id=subject_id,
+        closed_at=closed_at,
+        task_id=task_id,
+        supersedes_ids=chain,
+    )
+
+
 @dataclass(frozen=True)
 class _Kind:
-    """A memory's governance action journaled by this module: a revocation, a rejection."""
+    """A memory's governance action journaled by this module: a revocation, a rejection, an
+    expiry by its task's close."""
 
     name: str  # in log lines
-    sql: Callable[[str], str]  # condition -> query of its rows
-    entry_of_row: Callable[[tuple], dict]
-    id_field: str  # the line's field naming the memory
+    sql: Callable[[str], str]  # condition -> query of its rows (id and tenant first)
+    entry_of_row: Callable[[tuple], dict | None]  # None: the row owes no line
 
 
-_REVOCATION = _Kind(
-    "revocation", revoked_memories_sql, memory_revocation_entry_of_row, "revoked_memory_id"
-)
-_REJECTION = _Kind(
-    "rejection", rejected_memories_sql, memory_rejection_entry_of_row, "rejected_memory_id"
-)
+_REVOCATION = _Kind("revocation", revoked_memories_sql, memory_revocation_entry_of_row)
+_REJECTION = _Kind("rejection", rejected_memories_sql, memory_rejection_entry_of_row)
+_TASK_CLOSE = _Kind("task close", expired_memories_sql, memory_task_close_entry_of_row)
 
 
-def _entries(kind: _Kind, condition: str, params: list) -> list[dict]:
-    """Return the journal lines of the memories of this database of ``kind`` that
-    ``condition`` selects, as the scope the caller set lets it see them."""
+@dataclass
+class _Read:
+    """The rows of a kind read for the journal: the lines they owe, and every row read
+    (``(tenant id, memory id)``: those that owe none are recorded too, as settled)."""
+
+    entries: list[dict]
+    rows: list[tuple]
+
+
+def _read(kind: _Kind, condition: str, params: list) -> _Read:
+    """Read the memories of this database of ``kind`` that ``condition`` selects, as the
+    scope the caller set lets it see them."""
     with connection.cursor() as cursor:
         cursor.execute(kind.sql(condition), params)
-        return [kind.entry_of_row(row) for row in cursor.fetchall()]
+        fetched = cursor.fetchall()
+    entries = [entry for entry in map(kind.entry_of_row, fetched) if entry is not None]
+    return _Read(entries=entries, rows=[(row[1], row[0]) for row in fetched])
 
 
 def memory_revocation_journal_on_commit(memory: Memory) -> None:
     """Journal the revocation of ``memory`` once the current transaction commits."""
     transaction.on_commit(
-        partial(_journal_after_commit, _REVOCATION, memory.pk, memory.tenant_id), robust=True
+        partial(_journal_after_commit, _REVOCATION, [memory.pk], memory.tenant_id), robust=True
     )
 
 
 def memory_rejection_journal_on_commit(memory: Memory) -> None:
     """Journal the rejection of ``memory`` once the current transaction commits."""
     transaction.on_commit(
-        partial(_journal_after_commit, _REJECTION, memory.pk, memory.tenant_id), robust=True
+        partial(_journal_after_commit, _REJECTION, [memory.pk], memory.tenant_id), robust=True
+    )
+
+
+def memory_task_close_journal_on_commit(memory_ids: list, tenant_id) -> None:
+    """Journal the expiry of ``memory_ids`` (of tenant ``tenant_id``) by their task's close
+    once the current transaction commits: one append for all of them."""
+    transaction.on_commit(
+        partial(_journal_after_commit, _TASK_CLOSE, list(memory_ids), tenant_id), robust=True
     )
 
 
 def _entry_of(kind: _Kind, memory_id, tenant_id) -> dict | None:
-    entries = _entries(kind, "id = %s AND tenant_id = %s", [memory_id, tenant_id])
+    entries = _read(kind, "id = %s AND tenant_id = %s", [memory_id, tenant_id]).entries
     return entries[0] if entries else None
 
 
@@ -185,75 +237,79 @@ def memory_rejection_entry_of(memory_id, tenant_id) -> dict | None:
     return _entry_of(_REJECTION, memory_id, tenant_id)
 
 
-def _record(kind: _Kind, entries: list[dict]) -> None:
-    """Record the lines ``entries`` as journaled on their rows: one UPDATE, each row named
-    with its tenant (the sweep's runs in platform mode, the after-commit one in the tenant's
-    transaction).
+def _record(rows: list[tuple]) -> None:
+    """Record the rows ``rows`` (``(tenant id, memory id)``) as journaled: one UPDATE, each
+    row named with its tenant (the sweep's runs in platform mode, the after-commit one in
+    the tenant's transaction).
 
-    One column for both kinds, ``revocation_journaled_at``: a row is revoked or rejected,
-    never both (each leaves only a row in use or waiting for a reviewer), so it says whether
-    the line of the one it is reached the journal.
+    One column for every kind, ``revocation_journaled_at``: a row is revoked, rejected or
+    expired, one of them (each leaves only a row in use or waiting for a reviewer), so it
+    says whether the line of the one it is reached the journal, or that it owes none.
     """
     by_tenant = defaultdict(list)
-    for entry in entries:
-        by_tenant[entry["tenant_id"]].append(entry[kind.id_field])
-    rows = reduce(or_, (Q(tenant_id=t, pk__in=ids) for t, ids in by_tenant.items()))
-    Memory.objects.filter(rows, revocation_journaled_at=None).update(
+    for tenant_id, memory_id in rows:
+        by_tenant[tenant_id].append(memory_id)
+    condition = reduce(or_, (Q(tenant_id=t, pk__in=ids) for t, ids in by_tenant.items()))
+    Memory.objects.filter(condition, revocation_journaled_at=None).update(
         revocation_journaled_at=timezone.now()
     )
 
 
-def _journal_after_commit(kind: _Kind, memory_id, tenant_id) -> bool:
-    """Append a committed action's journal line and record it; return whether it was.
-    A failure is logged, never raised (the action is done; the sweep appends it later).
+def _journal_after_commit(kind: _Kind, memory_ids: list, tenant_id) -> bool:
+    """Append a committed action's journal lines and record them; return whether they were.
+    A failure is logged, never raised (the action is done; the sweep appends them later).
 
-    The line is read after the commit, in a transaction of the memory's tenant (a request's
-    own tenant setting ended with its transaction).
+    The lines are read after the commit, in a transaction of the memories' tenant (a
+    request's own tenant setting ended with its transaction).
     """
+    named = f"{memory_ids[0]}" + (f" (and {len(memory_ids) - 1} more)" if memory_ids[1:] else "")
     try:
         with tenant_atomic(tenant_id):
-            entry = _entry_of(kind, memory_id, tenant_id)
-        if entry is None:
+            read = _read(kind, "id = ANY(%s) AND tenant_id = %s", [memory_ids, tenant_id])
+        if not read.rows:
             return False
-        ledger_write_many([entry])
+        ledger_write_many(read.entries)
     except Exception:
         logger.exception(
             "memory %s: the journal append of its %s failed; the deletion sweep tries again",
-            memory_id,
+            named,
             kind.name,
         )
         return False
     try:
         with tenant_atomic(tenant_id):
-            _record(kind, [entry])
+            _record(read.rows)
     except Exception:
         # Appended again by the sweep: a duplicate line is harmless.
-        logger.warning(
-            "memory %s: %s journaled, but not recorded", memory_id, kind.name, exc_info=True
-        )
+        logger.warning("memory %s: %s journaled, but not recorded", named, kind.name, exc_info=True)
     return True
 
 
 def _catch_up(kind: _Kind, *, older_than: float, limit: int) -> int:
-    """Append and record the lines of ``kind`` not recorded (``memory_revocations_journal``)."""
+    """Append and record the lines of ``kind`` not recorded (``memory_revocations_journal``);
+    record the rows read that owe none. Return how many lines were appended."""
     before = timezone.now() - timedelta(seconds=older_than)
-    entries = _entries(
+    read = _read(
         kind,
         "revocation_journaled_at IS NULL AND updated_at >= %s AND updated_at <= %s "
         "ORDER BY updated_at LIMIT %s",
         [backups_cutoff(), before, limit],
     )
-    if not entries:
+    if not read.rows:
         return 0
-    ledger_catch_up(entries)
+    if read.entries:
+        ledger_catch_up(read.entries)
     try:
-        _record(kind, entries)
+        _record(read.rows)
     except Exception:
         # Appended again by the next sweep: a duplicate line is harmless.
         logger.warning(
-            "%d memory %s(s) journaled, but not recorded", len(entries), kind.name, exc_info=True
+            "%d memory %s(s) journaled, but not recorded",
+            len(read.entries),
+            kind.name,
+            exc_info=True,
         )
-    return len(entries)
+    return len(read.entries)
 
 
 def memory_revocations_journal(*, older_than: float = 0, limit: int = 500) -> int:
@@ -278,3 +334,12 @@ def memory_rejections_journal(*, older_than: float = 0, limit: int = 500) -> int
     before rejections were journaled: migration 0028), as ``memory_revocations_journal``
     does the revocations' (along the index ``memory_rejection_unjournaled``)."""
     return _catch_up(_REJECTION, older_than=older_than, limit=limit)
+
+
+def memory_task_closes_journal(*, older_than: float = 0, limit: int = 500) -> int:
+    """Append the journal lines of the memories expired by their task's close more than
+    ``older_than`` seconds ago whose line is not recorded (an append that failed, or a task
+    closed before closes were journaled: migration 0031), as ``memory_revocations_journal``
+    does the revocations' (along the index ``memory_expiry_unjournaled``). A row expired
+    otherwise (an import's) owes no line, and is recorded as settled."""
+    return _catch_up(_TASK_CLOSE, older_than=older_than, limit=limit)

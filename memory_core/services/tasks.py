@@ -14,13 +14,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memory_core.deletion.ledger import TASK_CLOSED, task_digest
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import subjects_shared_locked
 from memory_core.models import Memory, MemoryEvent, ReviewItem, ScopeKind, Status, Subject
 from memory_core.services.conflicts import conflicts_close_settled
 from memory_core.services.memories import shared_or_own
-
-TASK_CLOSED = "task_closed"
+from memory_core.services.revocations import memory_task_close_journal_on_commit
 
 
 @dataclass
@@ -82,37 +82,97 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
     result.outside_grant = len(rows) - len(closing)
     if not closing:
         return result
+    result.expired = _expire(
+        tenant_id=principal.tenant_id,
+        closing=closing,
+        pending=[pk for pk, _, _ in pending],
+        actor=(principal.actor_type, principal.actor_id),
+        details={"task_id": task_id},
+    )
+    return result
+
+
+def _expire(*, tenant_id, closing: list, pending: list, actor: tuple, details: dict) -> list:
+    """Expire the locked rows ``closing`` (``(pk, memory_type, policy_version)``) by their
+    task's close: the open review items of those that were waiting (``pending``, ids)
+    resolved, an ``expired`` event each (reason ``task_closed``, by ``actor``: its type and
+    id, with ``details``: the task id), the conflicts they settle closed; journaled as the
+    transaction commits. Return the ids."""
     now = timezone.now()
     ids = [pk for pk, _, _ in closing]
     Memory.objects.filter(pk__in=ids).update(status=Status.EXPIRED, updated_at=now)
     # The rows before their items, as an approval and a revoke take them.
     ReviewItem.objects.filter(
-        memory_id__in=[pk for pk, _, _ in pending if pk in ids],
+        memory_id__in=[pk for pk in pending if pk in ids],
         kind=ReviewItem.Kind.SENSITIVE_WRITE,
         state=ReviewItem.State.OPEN,
     ).update(state=ReviewItem.State.RESOLVED, resolution=TASK_CLOSED, resolved_at=now)
+    actor_type, actor_id = actor
     MemoryEvent.objects.bulk_create(
         [
             MemoryEvent(
-                tenant_id=principal.tenant_id,
+                tenant_id=tenant_id,
                 memory_id=pk,
                 action=MemoryEvent.Action.EXPIRED,
-                actor_type=principal.actor_type,
-                actor_id=principal.actor_id,
+                actor_type=actor_type,
+                actor_id=actor_id,
                 reason_code=TASK_CLOSED,
                 policy_version=policy_version,
-                details={"task_id": task_id},
+                details=details,
                 created_at=now,
             )
             for pk, _, policy_version in closing
         ]
     )
     # A conflict the close leaves with one candidate in use has nothing left to decide.
-    conflicts_close_settled(
-        tenant_id=principal.tenant_id, memory_ids=ids, reason_code=TASK_CLOSED, now=now
+    conflicts_close_settled(tenant_id=tenant_id, memory_ids=ids, reason_code=TASK_CLOSED, now=now)
+    # A backup taken before the close holds these in use: the journal's line has the replay
+    # expire them again after a restore.
+    memory_task_close_journal_on_commit(ids, tenant_id)
+    return ids
+
+
+@transaction.atomic
+def task_close_replayed(*, principal, memory_ids: list, task_sha256: str, operation_id: str):
+    """Expire again, after a restore, the memories among ``memory_ids`` that the restored
+    database holds in use (or waiting for a reviewer) and bound to the task whose digest is
+    ``task_sha256``, as a journal line of the operation ``operation_id`` records
+    (``replay_deletions``): a task closed after the backup, whose state would be given to
+    agents again. ``SubjectBeingDeleted`` if their subject (or key) has a deletion queued,
+    as for a close. Return the ids expired."""
+    live = Memory.objects.filter(
+        tenant_id=principal.tenant_id,
+        pk__in=memory_ids,
+        status__in=(Status.ACTIVE, Status.PENDING_APPROVAL),
     )
-    result.expired = [pk for pk, _, _ in closing]
-    return result
+    subjects = set(live.values_list("subject_id", flat=True))
+    if not subjects:
+        return []
+    # The subjects' locks shared first, as a close takes its subject's, then the rows. Any
+    # queued deletion of the subject, a key's too, leaves them to that deletion.
+    subjects_shared_locked(Subject.objects.filter(pk__in=subjects).order_by("pk"))
+    rows = list(
+        live.select_for_update(of=("self",))
+        .order_by("pk")
+        .values_list(
+            "pk", "memory_type", "policy_version", "status", "task_id", "scope_kind", "scope_ref"
+        )
+    )
+    bound = [
+        row
+        for row in rows
+        if (row[4] and task_digest(row[4]) == task_sha256)
+        or (row[5] == ScopeKind.TASK and task_digest(row[6]) == task_sha256)
+    ]
+    if not bound:
+        return []
+    return _expire(
+        tenant_id=principal.tenant_id,
+        closing=[row[:3] for row in bound],
+        pending=[row[0] for row in bound if row[3] == Status.PENDING_APPROVAL],
+        actor=(principal.actor_type, principal.actor_id),
+        details={"reason": f"Expired again after a restore (journal line {operation_id})."},
+    )
 
 
 def _lock_bound(bound) -> list:

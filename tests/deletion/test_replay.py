@@ -233,6 +233,8 @@ def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
         "memories_skipped": {},
         "memories_rejected": 0,
         "memories_rejected_skipped": {},
+        "memories_task_closed": 0,
+        "memories_task_closed_skipped": {},
         "incomplete": {},
     }
     operation.refresh_from_db()
@@ -370,7 +372,8 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
     and one the backup holds waiting for a reviewer (approved after it, then revoked). And a
     sensitive write rejected after the backup was waiting for a reviewer again, its item
     open: a reviewer could approve it into use. An agent's grant narrowed after the backup was
-    wide again, and a key's expiry set after it was gone: the key worked past it."""
+    wide again, and a key's expiry set after it was gone: the key worked past it. A task
+    closed after the backup had its memories in use again."""
     from datetime import timedelta
 
     from memory_core.principals import AgentPrincipal, ReviewerPrincipal, SystemPrincipal
@@ -381,6 +384,7 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
         api_key_expiry_set,
     )
     from memory_core.services.reviews import review_approve, review_reject
+    from memory_core.services.tasks import task_close
     from memory_core.services.writes import consent_withdraw, memory_correct, memory_revoke
     from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
@@ -395,6 +399,7 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
     revoked = MemoryFactory(subject=subject, content="User likes terse answers.")
     withdrawn = MemoryFactory(subject=subject, consent="workflow")
     corrected = MemoryFactory(subject=subject, content="User's editor is vim.")
+    task_bound = MemoryFactory(subject=subject, scope_kind="task", scope_ref="ticket-7")
     waiting_head, waiting = _pending_correction(
         writer, subject, "User runs daily.", "User has asthma; avoid runs.", "m1"
     )
@@ -428,6 +433,7 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
         review_approve(principal=reviewer, item_id=waiting.review_item.id, reason="ok")
         memory_revoke(principal=system, memory_id=waiting.memory.id)
         review_reject(principal=reviewer, item_id=rejected.review_item.id, reason="not so")
+        task_close(principal=system, user_id=subject.external_id, task_id="ticket-7")
 
         in_use = [revoked.id, withdrawn.id, corrected.id, waiting_head.id, waiting.memory.id]
         expected = {
@@ -441,6 +447,8 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
             "memories_skipped": {},
             "memories_rejected": 1,
             "memories_rejected_skipped": {},
+            "memories_task_closed": 1,
+            "memories_task_closed_skipped": {},
         }
         try:
             for ledger in ([], ["--ledger-database", source]):  # the journal, the old database
@@ -482,6 +490,8 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
                 assert actions[withdrawn.id] == "consent_withdrawn"
                 assert actions[corrected.id] == actions[revoked.id] == "revoked"
                 assert actions[rejected.memory.id] == "rejected"
+                assert actions[task_bound.id] == "expired"
+                assert [row[1] for row in _scratch_rows(scratch, [task_bound.id])] == ["expired"]
                 [(_, status, *_)] = _scratch_rows(scratch, [rejected.memory.id])
                 assert status == "rejected"
                 assert _grant_and_expiry(scratch, narrowed.id, expiring.id) == (
@@ -493,7 +503,7 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
             # Again from the journal: nothing more to do.
             again = _replay(scratch, backup_time)
             assert (again["agents_deactivated"], again["memories_revoked"]) == (0, 0)
-            assert again["memories_rejected"] == 0
+            assert again["memories_rejected"] == again["memories_task_closed"] == 0
             assert (again["agent_grants_restored"], again["key_expiries_restored"]) == (0, 0)
         finally:
             _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')

@@ -22,7 +22,8 @@ class Command(BaseCommand):
         "Replay the deletion ledger since TIMESTAMP (the backup's time) into this database: "
         "keys revoked, agents deactivated, agents' grants and keys' expiries set (the newest "
         "of each), tenants' retention narrowed to their newest policy version's, memories "
-        "revoked and sensitive writes rejected again, then every deletion written again and "
+        "revoked, sensitive writes rejected and closed tasks' memories expired again, then "
+        "every deletion written again and "
         "its steps purged and verified in-process."
     )
 
@@ -103,20 +104,19 @@ class Command(BaseCommand):
                 "recovered_lines": len(recovered),
             }
         )
-        if result["memories_skipped"]:
-            # Named, not failed: the queued deletion (the restored database's mark) removes them.
-            self.stderr.write(
-                f"warning: {len(result['memories_skipped'])} memory(ies) not revoked again, "
-                "their subject's (or key's) deletion being queued; the deletion removes "
-                f"them once a worker makes it: {', '.join(sorted(result['memories_skipped']))}"
-            )
-        if result["memories_rejected_skipped"]:
-            self.stderr.write(
-                f"warning: {len(result['memories_rejected_skipped'])} sensitive write(s) not "
-                "rejected again, their subject's (or key's) deletion being queued; the "
-                "deletion removes them once a worker makes it: "
-                f"{', '.join(sorted(result['memories_rejected_skipped']))}"
-            )
+        # Named, not failed: the queued deletion (the restored database's mark) removes them.
+        not_again = {
+            "memories_skipped": "memory(ies) not revoked again",
+            "memories_rejected_skipped": "sensitive write(s) not rejected again",
+            "memories_task_closed_skipped": "memory(ies) of a closed task not expired again",
+        }
+        for key, what in not_again.items():
+            if result[key]:
+                self.stderr.write(
+                    f"warning: {len(result[key])} {what}, their subject's (or key's) deletion "
+                    "being queued; the deletion removes them once a worker makes it: "
+                    f"{', '.join(sorted(result[key]))}"
+                )
         skipped = {
             "agent grant": result["agent_grants_skipped"],
             "key expiry": result["key_expiries_skipped"],

@@ -1,0 +1,287 @@
+"""A task's close in the deletion journal: a restore from a backup taken before the close held
+the task's state in use, and agents were given the closed task's decisions again.
+
+Each memory a close expires appends a ``memory_task_closed`` line as the close commits (ids,
+the task's digest, the versions it supersedes), the deletion sweep appends a line an append
+missed, and ``replay_deletions`` expires the memory again, or the backup's version of its
+chain still bound to the task. An expiry by ``valid_until`` owes no line: a restored row holds
+its ``valid_until``, and the retention sweep expires it again.
+"""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from memory_core.deletion.ledger import task_digest
+from memory_core.deletion.retention import memories_expire
+from memory_core.models import Memory, MemoryEvent, ReviewItem, ScopeKind, Subject
+from memory_core.principals import SystemPrincipal
+from memory_core.services.tasks import task_close
+from tests.factories import MemoryFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _lines(journal) -> list[dict]:
+    if not journal.exists():
+        return []
+    return [json.loads(line) for line in journal.read_text().splitlines()]
+
+
+def _replay(since) -> tuple[dict, str]:
+    out, err = StringIO(), StringIO()
+    call_command("replay_deletions", "--since", since.isoformat(), stdout=out, stderr=err)
+    return json.loads(out.getvalue()), err.getvalue()
+
+
+def _close(owner, task_id, capture):
+    with capture(execute=True):
+        return task_close(
+            principal=SystemPrincipal(tenant_id=owner.tenant_id),
+            user_id=owner.external_id,
+            task_id=task_id,
+        )
+
+
+def _task_memories(owner):
+    """The task's state, a memory scoped to the task waiting for a reviewer (its item open),
+    and a memory of another task."""
+    state = MemoryFactory(
+        subject=owner, memory_type="task_state", memory_class="working", task_id="ticket-4711"
+    )
+    scoped = MemoryFactory(
+        subject=owner,
+        status="pending_approval",
+        scope_kind=ScopeKind.TASK,
+        scope_ref="ticket-4711",
+        content="User's refund goes to the account ending 0042.",
+    )
+    item = ReviewItem.objects.create(
+        tenant_id=owner.tenant_id, subject=owner, memory=scoped, kind="sensitive_write"
+    )
+    other = MemoryFactory(
+        subject=owner, memory_type="task_state", memory_class="working", task_id="ticket-9"
+    )
+    return state, scoped, item, other
+
+
+def test_a_task_closed_after_the_backup_is_closed_again_by_the_replay(
+    owner, journal, django_capture_on_commit_callbacks
+):
+    state, scoped, item, other = _task_memories(owner)
+    backup_time = timezone.now()
+
+    closed = _close(owner, "ticket-4711", django_capture_on_commit_callbacks)
+
+    assert sorted(closed.expired) == sorted([state.id, scoped.id])
+    lines = _lines(journal)
+    assert {line["expired_memory_id"] for line in lines} == {str(state.id), str(scoped.id)}
+    for line in lines:
+        assert (line["target"], line["reason_code"]) == ("memory_task_closed", "task_closed")
+        assert line["task_sha256"] == task_digest("ticket-4711")
+        assert (line["tenant_id"], line["subject_id"]) == (str(owner.tenant_id), str(owner.id))
+    recorded = Memory.objects.filter(pk__in=closed.expired, revocation_journaled_at=None)
+    assert not recorded.exists()
+    # As the backup had them: the task's state in use, the scoped write waiting, its item open.
+    Memory.objects.filter(pk=state.pk).update(status="active")
+    Memory.objects.filter(pk=scoped.pk).update(status="pending_approval")
+    ReviewItem.objects.filter(pk=item.pk).update(state="open", resolution="", resolved_at=None)
+
+    result, err = _replay(backup_time)
+
+    assert (result["memories_task_closed"], result["memories_task_closed_skipped"]) == (2, {})
+    assert err == ""
+    statuses = dict(owner.memories.values_list("pk", "status"))
+    assert statuses == {state.pk: "expired", scoped.pk: "expired", other.pk: "active"}
+    item.refresh_from_db()
+    assert (item.state, item.resolution) == ("resolved", "task_closed")
+    replayed = MemoryEvent.objects.filter(actor_id="replay_deletions")
+    assert sorted(replayed.values_list("memory_id", flat=True)) == sorted([state.id, scoped.id])
+    assert {(e.action, e.reason_code) for e in replayed} == {("expired", "task_closed")}
+    assert _replay(backup_time)[0]["memories_task_closed"] == 0  # twice: nothing more
+
+
+@pytest.mark.parametrize(("task", "expired"), [("ticket-4711", True), ("ticket-1", False)])
+def test_the_replay_expires_the_backups_version_of_a_chain_if_bound_to_the_task(
+    owner, journal, task, expired, django_capture_on_commit_callbacks
+):
+    """The version the close expired was written after the backup: the restored database
+    holds the one it superseded, in use. That one is expired again if it is bound to the
+    closed task, not if it is another task's (the newer version moved the key to this one)."""
+    backed_up = MemoryFactory(
+        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
+        task_id=task, status="superseded",
+    )  # fmt: skip
+    newer = MemoryFactory(
+        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
+        task_id="ticket-4711", supersedes=backed_up, version=2,
+    )  # fmt: skip
+    backup_time = timezone.now()
+    _close(owner, "ticket-4711", django_capture_on_commit_callbacks)
+    [line] = _lines(journal)
+    assert (line["expired_memory_id"], line["supersedes_ids"]) == (
+        str(newer.id),
+        [str(backed_up.id)],
+    )
+    # The restored database: the newer version unknown, the backed up one in use.
+    Memory.objects.filter(pk=newer.pk).delete()
+    Memory.objects.filter(pk=backed_up.pk).update(status="active")
+
+    result, _ = _replay(backup_time)
+
+    assert result["memories_task_closed"] == int(expired)
+    assert Memory.objects.get(pk=backed_up.pk).status == ("expired" if expired else "active")
+
+
+def test_a_task_close_line_holds_ids_and_the_tasks_digest_only(
+    owner, journal, django_capture_on_commit_callbacks
+):
+    """No content, key, hash, task id or external id: the journal outlives the memories'
+    deletion, and a task's id is the agent's own words (a ticket, a customer's name)."""
+    state, scoped, _, _ = _task_memories(owner)
+    _close(owner, "ticket-4711", django_capture_on_commit_callbacks)
+
+    text = journal.read_text()
+    for private in ("ticket-4711", "0042", owner.external_id, state.memory_key,
+                    scoped.content_hash, state.content_hash):  # fmt: skip
+        assert private not in text
+    for line in _lines(journal):
+        assert set(line) == {
+            "operation_id", "tenant_id", "subject_id", "target", "requested_at", "reason_code",
+            "expired_memory_id", "task_sha256", "supersedes_ids", "tombstones", "written_at",
+        }  # fmt: skip
+
+
+def test_a_task_close_whose_append_failed_is_journaled_by_the_sweep(
+    owner, journal, settings, django_capture_on_commit_callbacks
+):
+    from memory_core.tasks import deletion_sweep
+
+    state, scoped, _, _ = _task_memories(owner)
+    blocked = journal.parent / "not-a-folder"
+    blocked.write_text("")
+    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"  # cannot be made
+    _close(owner, "ticket-4711", django_capture_on_commit_callbacks)
+    assert Memory.objects.filter(status="expired", revocation_journaled_at=None).count() == 2
+
+    settings.MEMLEDGER_DELETION_LEDGER = journal  # the volume is back
+    deletion_sweep(stale_seconds=0)
+    deletion_sweep(stale_seconds=0)  # once only
+
+    lines = _lines(journal)
+    assert sorted(line["expired_memory_id"] for line in lines) == sorted(
+        [str(state.id), str(scoped.id)]
+    )
+    assert {line["target"] for line in lines} == {"memory_task_closed"}
+    assert not Memory.objects.filter(status="expired", revocation_journaled_at=None).exists()
+
+
+def test_an_expiry_by_valid_until_owes_no_line(owner, journal):
+    """The retention sweep's expiry is recorded as it is made, with no line; an expired row
+    with no close (an import's, or one expired before migration 0031) is recorded by the
+    deletion sweep, with no line either."""
+    from memory_core.tasks import deletion_sweep
+
+    past = timezone.now() - timezone.timedelta(hours=1)
+    due = MemoryFactory(
+        subject=owner, task_id="ticket-4711", valid_from=past - timezone.timedelta(hours=1),
+        valid_until=past,
+    )  # fmt: skip
+    imported = MemoryFactory(subject=owner, task_id="ticket-4711", status="expired")
+
+    assert memories_expire() == 1
+    due.refresh_from_db()
+    assert due.status == "expired" and due.revocation_journaled_at is not None
+    deletion_sweep(stale_seconds=0)
+
+    assert _lines(journal) == []
+    assert Memory.objects.get(pk=imported.pk).revocation_journaled_at is not None
+
+
+def test_a_memory_whose_subjects_deletion_is_queued_is_named_not_expired_again(
+    owner, journal, django_capture_on_commit_callbacks
+):
+    state, _, _, _ = _task_memories(owner)
+    backup_time = timezone.now()
+    _close(owner, "ticket-4711", django_capture_on_commit_callbacks)
+    Memory.objects.filter(pk=state.pk).update(status="active")
+    Subject.objects.filter(pk=owner.pk).update(
+        deletion_queued_at=timezone.now(), deletion_queued_by=1
+    )
+
+    result, err = _replay(backup_time)
+
+    assert result["memories_task_closed_skipped"] == {str(state.id): "subject_being_deleted"}
+    assert "memory(ies) of a closed task not expired again" in err and str(state.id) in err
+    assert Memory.objects.get(pk=state.pk).status == "active"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_old_database_names_the_memories_its_tasks_closes_expired_since_the_backup(owner):
+    """`--ledger-database` reads the old database's memories expired by a task's close since
+    the backup, each with the task's digest and its chain; not one expired by valid_until, nor
+    one closed before the backup."""
+    from datetime import timedelta
+
+    from django.db import connection
+
+    from memory_core.deletion.replay import DATABASE_MARGIN, ledger_from_database
+
+    backup_time = timezone.now()
+    first = MemoryFactory(
+        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
+        task_id="ticket-4711", status="superseded",
+    )  # fmt: skip
+    closed = MemoryFactory(
+        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
+        task_id="ticket-4711", supersedes=first, version=2,
+    )  # fmt: skip
+    long_ago = MemoryFactory(subject=owner, scope_kind=ScopeKind.TASK, scope_ref="ticket-1")
+    task_close(
+        principal=SystemPrincipal(tenant_id=owner.tenant_id), user_id=owner.external_id,
+        task_id="ticket-4711",
+    )  # fmt: skip
+    task_close(
+        principal=SystemPrincipal(tenant_id=owner.tenant_id), user_id=owner.external_id,
+        task_id="ticket-1",
+    )  # fmt: skip
+    before = backup_time - DATABASE_MARGIN - timedelta(minutes=1)
+    Memory.objects.filter(pk=long_ago.pk).update(updated_at=before)  # in the backup
+    past = timezone.now() - timedelta(minutes=5)
+    MemoryFactory(subject=owner, valid_from=past - timedelta(hours=1), valid_until=past)
+    assert memories_expire() == 1
+
+    entries = ledger_from_database(dbname=connection.settings_dict["NAME"], since=backup_time)
+
+    [line] = [e for e in entries if e["target"] == "memory_task_closed"]
+    assert (line["expired_memory_id"], line["supersedes_ids"]) == (str(closed.id), [str(first.id)])
+    assert (line["task_sha256"], line["subject_id"]) == (task_digest("ticket-4711"), str(owner.id))
+    assert line["requested_at"] == Memory.objects.get(pk=closed.pk).updated_at.isoformat()
+
+
+def test_a_line_expires_only_memories_bound_to_its_task(owner, journal):
+    """A line read from a file names the memories and the task: one the restored database
+    holds bound to no task (an empty task id's digest) or to another is left in use."""
+    from memory_core.deletion.ledger import memory_task_close_entry
+    from memory_core.deletion.replay import replay_deletions
+
+    unbound = MemoryFactory(subject=owner)
+    other = MemoryFactory(subject=owner, scope_kind=ScopeKind.TASK, scope_ref="ticket-9")
+    lines = [
+        memory_task_close_entry(
+            memory_id=memory.id,
+            tenant_id=owner.tenant_id,
+            subject_id=owner.id,
+            closed_at=timezone.now(),
+            task_id=task,
+        )  # fmt: skip
+        for memory, task in ((unbound, ""), (other, "ticket-4711"))
+    ]
+
+    result = replay_deletions(entries=lines)
+
+    assert (result["memories_task_closed"], result["memories_task_closed_skipped"]) == (0, {})
+    assert set(owner.memories.values_list("status", flat=True)) == {"active"}
