@@ -232,7 +232,9 @@ def _redundancy(ranked: list[Candidate], w: dict, start: float) -> None:
         same = [j for j in range(i) if ranked[j].memory_type == c.memory_type]
         if not same:
             continue
-        top = float(max(sims[i, j] for j in same))
+        # At most 1: float32 makes a row's cosine to its own copy 1.0000001, which with a
+        # policy's redundancy_cosine of 1 divided by zero (and above the weight near it).
+        top = min(1.0, float(max(sims[i, j] for j in same)))
         if top > start:
             penalty = weight * (top - start) / (1 - start)
             c.components["redundancy_penalty"] = round(penalty, 4)

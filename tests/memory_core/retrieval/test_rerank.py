@@ -96,6 +96,23 @@ def test_redundancy_penalty_lowers_a_near_copy_of_a_better_item():
     assert ranked[1].components["redundancy_penalty"] > 0
 
 
+@pytest.mark.parametrize("start", [1.0, 0.999999, 0.95, -1.0])
+def test_the_redundancy_penalty_of_an_exact_copy_is_at_most_its_weight(start):
+    """A policy's redundancy_cosine may be 1 (policy_check allows -1 to 1); float32 made the
+    cosine of two rows of the same text 1.0000001, and rerank divided by zero (a 500 on every
+    retrieval reaching both) or gave a penalty far above its weight just below 1."""
+    vector = (0.303, 0.577, -0.812)  # normalised in float32, its cosine to itself is > 1
+    a = cand("a", semantic=0.8, embedding=vector)
+    b = cand("b", semantic=0.79, embedding=vector)
+    ranked, _ = rerank(
+        [a, b], ctx=ctx(), plan=plan(), policy=policy(redundancy_cosine=start), now=NOW
+    )
+    weight = policy().weights["redundancy_penalty"]
+    penalty = ranked[1].components["redundancy_penalty"]
+    assert 0 <= penalty <= weight
+    assert penalty == (0 if start == 1.0 else pytest.approx(weight))
+
+
 def test_an_inference_ages_faster_than_its_type_until_confirmed():
     # The seed: model inference "should decay quickly unless confirmed". A preference keeps a
     # year's half-life when the user said it; inferred, 14 days (inferred_half_life_days).
