@@ -7,6 +7,7 @@ purpose, including stale and revoked rows), embedded with the real model in one 
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -45,6 +46,9 @@ SOURCE_FOR_AUTHORITY = {
 }
 
 
+TENANT_SLUG_CHARS = Tenant._meta.get_field("slug").max_length
+
+
 class DatasetError(ValueError):
     """The dataset file does not follow the format; the message names the entry."""
 
@@ -56,7 +60,8 @@ class LoadedDataset:
     memory_ids: dict[str, uuid.UUID] = field(default_factory=dict)
     # Dataset ids left out: deleted since an earlier load (or replacing one that was).
     deleted: set[str] = field(default_factory=set)
-    tenants: dict[str, Tenant] = field(default_factory=dict)
+    tenants: dict[str, Tenant] = field(default_factory=dict)  # by prefix + name
+    tenant_names: dict[str, str] = field(default_factory=dict)  # slug -> prefix + name
     subjects: dict[tuple[str, str], Subject] = field(default_factory=dict)
     agents: dict[tuple[str, str], Agent] = field(default_factory=dict)
 
@@ -122,7 +127,7 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
         if local_id in seen:
             raise DatasetError(f"{where}: duplicate id")
         seen.add(local_id)
-        tenant = _tenant(loaded, tenant_prefix + str(_require(entry, "tenant", where)))
+        tenant = dataset_tenant(loaded, tenant_prefix, _tenant_name(entry, where))
         external_id = _text(entry, "subject", where, max_chars=HARD_MAX_ID_CHARS, required=True)
         subject = _subject(loaded, tenant, external_id)
         agent = _agent(loaded, tenant, entry.get("agent"))
@@ -269,12 +274,43 @@ def dataset_environment(entry: dict, where: str) -> str:
         raise DatasetError(f"{where}: environment: {exc.message}") from exc
 
 
-def _tenant(loaded: LoadedDataset, slug: str) -> Tenant:
-    if slug not in loaded.tenants:
-        tenant, _ = Tenant.objects.get_or_create(slug=slug[:64], defaults={"name": slug})
+def _tenant_name(entry: dict, where: str) -> str:
+    """Return ``entry``'s tenant name (a number is its text), refused as other ids are."""
+    name = str(_require(entry, "tenant", where))
+    return _text({"tenant": name}, "tenant", where, max_chars=HARD_MAX_ID_CHARS, required=True)
+
+
+def tenant_slug(name: str) -> str:
+    """Return the slug of the dataset tenant ``name`` (run prefix included).
+
+    A name that fits the slug column is its own slug, as before. A longer one keeps its first
+    characters and ends in a hash of the whole name: cutting it to the column's 64 characters
+    made two names that share their first 64 one tenant, and an evaluation run read across
+    the tenants it was meant to keep apart.
+    """
+    if len(name) <= TENANT_SLUG_CHARS:
+        return name
+    digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{name[: TENANT_SLUG_CHARS - len(digest) - 1]}-{digest}"
+
+
+def dataset_tenant(loaded: LoadedDataset, prefix: str, name: str) -> Tenant:
+    """Return the tenant of the dataset tenant ``name`` in a run with ``prefix``, created on
+    first use; the loader and the harness both find a tenant here, so they agree on it."""
+    full = prefix + name
+    if full not in loaded.tenants:
+        slug = tenant_slug(full)
+        if loaded.tenant_names.setdefault(slug, full) != full:
+            raise DatasetError(
+                f"tenants {loaded.tenant_names[slug]!r} and {full!r} would be stored as one "
+                f"tenant {slug!r}; rename one"
+            )
+        tenant, _ = Tenant.objects.get_or_create(
+            slug=slug, defaults={"name": full[: Tenant._meta.get_field("name").max_length]}
+        )
         policy_ensure(tenant=tenant)
-        loaded.tenants[slug] = tenant
-    return loaded.tenants[slug]
+        loaded.tenants[full] = tenant
+    return loaded.tenants[full]
 
 
 def _subject(loaded: LoadedDataset, tenant: Tenant, external_id: str) -> Subject:

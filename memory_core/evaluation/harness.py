@@ -29,9 +29,8 @@ from memory_core.retrieval import assembly
 from memory_core.retrieval.candidates import COLUMNS, row_to_candidate
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import Budget, RetrievalRequest
-from memory_core.services.policy import policy_ensure
 
-from .dataset import DatasetError, dataset_environment, load_dataset_memories
+from .dataset import DatasetError, dataset_environment, dataset_tenant, load_dataset_memories
 
 DEFAULT_K = 8
 RETIRED = {"revoked", "superseded", "deleted", "expired"}
@@ -113,12 +112,7 @@ class Run:
         self.keys = {local: (m.get("memory_key") or "") for local, m in self.entries.items()}
 
     def tenant(self, name: str) -> Tenant:
-        slug = (self.prefix + name)[:64]
-        if slug not in self.loaded.tenants:
-            tenant, _ = Tenant.objects.get_or_create(slug=slug, defaults={"name": slug})
-            policy_ensure(tenant=tenant)
-            self.loaded.tenants[slug] = tenant
-        return self.loaded.tenants[slug]
+        return dataset_tenant(self.loaded, self.prefix, name)
 
     def principal(self, ctx: dict) -> AgentPrincipal:
         tenant = self.tenant(str(ctx["tenant_id"]))

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from memory_core.evaluation.dataset import DatasetError
 from memory_core.evaluation.locomo import normalize_evidence
 from memory_core.models import Memory, RetrievalTrace, Tenant
 
@@ -252,6 +253,45 @@ def test_a_chain_no_database_could_hold_is_named(tmp_path, memories, message):
     with pytest.raises(CommandError, match=message):
         call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
     assert not Memory.objects.exists()
+
+
+# Two names that share their first 50 characters: with a run's prefix (14), their first 64.
+LONG_A, LONG_B = "tenant-" + "x" * 60 + "-alpha", "tenant-" + "x" * 60 + "-beta"
+
+
+def test_tenant_names_sharing_the_slug_columns_length_stay_two_tenants(tmp_path):
+    """Slugs were the names cut to 64 characters: both names were one tenant and one subject,
+    and a case of one tenant was served the other's memory (a leak the run did not see)."""
+    from memory_core.evaluation.dataset import load_dataset_memories
+
+    memories = [
+        memory("a", "Prefers tea.", tenant=LONG_A),
+        memory("b", "Prefers tea.", tenant=LONG_B),
+    ]
+    loaded = load_dataset_memories({"memories": memories}, tenant_prefix="eval-12345678-")
+    rows = [Memory.objects.get(pk=loaded.memory_ids[local]) for local in ("a", "b")]
+    assert rows[0].tenant_id != rows[1].tenant_id and rows[0].subject_id != rows[1].subject_id
+    assert all(len(row.tenant.slug) <= 64 for row in rows)
+    assert rows[0].tenant.slug.startswith("eval-12345678-tenant-xxx")
+
+    case = {"case_id": "c1", "request": "What should I drink, tea or coffee?",
+            "intent": "load_preferences", "context": {"tenant_id": LONG_B, "user_id": "u"},
+            "forbidden_memory_ids": ["a"], "expect_empty": True}  # fmt: skip
+    path = tmp_path / "long.json"
+    path.write_text(json.dumps({"memories": [memories[0]], "cases": [case]}))
+    result = run_eval(path, tmp_path)
+    assert result["failures"] == [] and result["system"]["leakage_rate"] == 0
+    assert not Tenant.objects.filter(slug__startswith=result["tenant_prefix"]).exists()
+
+
+def test_a_tenant_name_equal_to_another_names_slug_is_refused():
+    from memory_core.evaluation.dataset import load_dataset_memories, tenant_slug
+
+    prefix = "eval-12345678-"
+    taken = tenant_slug(prefix + LONG_A)[len(prefix) :]  # a short name, its own slug
+    memories = [memory("a", "A.", tenant=LONG_A), memory("b", "B.", tenant=taken)]
+    with pytest.raises(DatasetError, match="would be stored as one tenant"):
+        load_dataset_memories({"memories": memories}, tenant_prefix=prefix)
 
 
 def test_evidence_ids_are_normalized():
