@@ -8,9 +8,10 @@ purpose, including stale and revoked rows), embedded with the real model in one 
 from __future__ import annotations
 
 import hashlib
+import math
 import uuid
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -331,6 +332,32 @@ def _agent(loaded: LoadedDataset, tenant: Tenant, name) -> Agent | None:
     return loaded.agents[key]
 
 
+def _days(entry: dict, key: str, where: str) -> float | None:
+    """Return the number of days ``key`` of ``entry`` (None when absent); DatasetError for a
+    boolean, another type, or NaN or an infinity (Python's json reads NaN and Infinity)."""
+    value = entry.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise DatasetError(f"{where}: {key} must be a number, not {value!r}")
+    if isinstance(value, float) and not math.isfinite(value):  # an int is finite, however long
+        raise DatasetError(f"{where}: {key} must be a finite number, not {value!r}")
+    return value
+
+
+def _shifted(moment: datetime, where: str, key: str, value, **delta) -> datetime:
+    """Return ``moment`` moved by ``delta`` (timedelta's keywords); DatasetError naming
+    ``key`` and its ``value`` when no date is there (timedelta stops at 999,999,999 days,
+    datetime at the years 1 and 9999)."""
+    try:
+        return moment + timedelta(**delta)
+    except OverflowError as exc:
+        raise DatasetError(
+            f"{where}: {key} {value!r} is out of range (the date it gives falls outside the "
+            "years 1 to 9999)"
+        ) from exc
+
+
 def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, now) -> Memory:
     memory_type = _choice(
         _require(entry, "memory_type", where), MemoryType.values, "memory_type", where
@@ -345,23 +372,18 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
     if not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
         raise DatasetError(f"{where}: confidence must be a number in [0, 1]")
     status = _choice(entry.get("status") or Status.ACTIVE, Status.values, "status", where)
-    age_days = entry.get("age_days") or 0
-    if not isinstance(age_days, (int, float)) or age_days < 0:
+    age_days = _days(entry, "age_days", where)
+    if age_days is not None and age_days < 0:
         raise DatasetError(f"{where}: age_days must be a non-negative number")
-    created = now - timedelta(days=age_days)
-    valid_until = None
-    expires = entry.get("expires_in_days")
-    if expires is not None:
-        if isinstance(expires, bool) or not isinstance(expires, (int, float)):
-            raise DatasetError(f"{where}: expires_in_days must be a number")
-        try:
-            valid_until = now + timedelta(days=expires)
-        except OverflowError as exc:
-            raise DatasetError(f"{where}: expires_in_days is out of range") from exc
+    created = _shifted(now, where, "age_days", age_days, days=-(age_days or 0))
+    expires = _days(entry, "expires_in_days", where)
+    valid_until = (
+        None if expires is None else _shifted(now, where, "expires_in_days", expires, days=expires)
+    )
     valid_from = (
         created
         if valid_until is None or valid_until > created
-        else valid_until - timedelta(seconds=1)
+        else _shifted(valid_until, where, "expires_in_days", expires, seconds=-1)
     )
     source_type = entry.get("source_type") or SOURCE_FOR_AUTHORITY[authority]
     _choice(source_type, SourceType.values, "source_type", where)

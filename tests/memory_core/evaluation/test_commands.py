@@ -163,6 +163,19 @@ def test_a_bad_environment_in_a_dataset_is_named(tmp_path, where, message):
         ({"content": "a\u0000b"}, "content must be valid Unicode without NUL"),
         ({"source_tool": "t" * 201}, "source_tool is at most 200 characters"),
         ({"source_tool": 5}, "source_tool must be a string"),
+        # An OverflowError or a ValueError from timedelta or datetime, not a DatasetError.
+        ({"age_days": 10**12}, r"age_days 1000000000000 is out of range"),
+        ({"age_days": 10**7}, r"age_days 10000000 is out of range"),
+        ({"age_days": 10**400}, r"age_days 1000\d* is out of range"),
+        ({"expires_in_days": 10**7}, r"expires_in_days 10000000 is out of range"),
+        ({"expires_in_days": -(10**7)}, r"expires_in_days -10000000 is out of range"),
+        ({"age_days": float("nan")}, "age_days must be a finite number, not nan"),
+        ({"age_days": float("inf")}, "age_days must be a finite number, not inf"),
+        ({"expires_in_days": float("nan")}, "expires_in_days must be a finite number, not nan"),
+        ({"expires_in_days": float("-inf")}, "expires_in_days must be a finite number"),
+        ({"age_days": True}, "age_days must be a number, not True"),
+        ({"age_days": "3"}, "age_days must be a number, not '3'"),
+        ({"expires_in_days": False}, "expires_in_days must be a number, not False"),
     ],
 )
 def test_a_bad_memory_field_in_a_dataset_is_named_not_a_traceback(tmp_path, fields, message):
