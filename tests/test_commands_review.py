@@ -116,6 +116,15 @@ def tiny_dataset(**case) -> dict:
         ({"ranked_before": [["m1", "m9"]]}, "ranked_before names 'm9'"),
         ({"max_items": "lots"}, "max_items must be a whole number, not 'lots'"),
         ({"max_prompt_tokens": 0}, "max_prompt_tokens must be at least 1, not 0"),
+        # A TypeError traceback while scoring, after the run had loaded everything.
+        ({"tags": 5}, r"cases\[0\]: tags must be a list of strings, not 5"),
+        ({"tags": [["x"]]}, r"cases\[0\]: tags must be a list of strings, not \[\['x'\]\]"),
+        ({"tags": "stale"}, "tags must be a list of strings, not 'stale'"),
+        (
+            {"expect_clarification_key": ["k"]},
+            r"cases\[0\]: expect_clarification_key must be a memory_key \(a string\), not",
+        ),
+        ({"expect_clarification_key": 5}, "expect_clarification_key must be a memory_key"),
     ],
 )
 def test_eval_retrieval_names_a_case_it_cannot_score(tmp_path, change, message):

@@ -75,6 +75,16 @@ def validate_cases(data: dict) -> list[dict]:
         for pair in case.get("ranked_before", []) or []:
             if not (isinstance(pair, list) and len(pair) == 2):
                 raise DatasetError(f"{where}: ranked_before entries are [a, b] pairs")
+        tags = case.get("tags")
+        if tags is not None and (
+            not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags)
+        ):
+            raise DatasetError(f"{where}: tags must be a list of strings, not {tags!r}")
+        key = case.get("expect_clarification_key")
+        if key is not None and not isinstance(key, str):
+            raise DatasetError(
+                f"{where}: expect_clarification_key must be a memory_key (a string), not {key!r}"
+            )
         for key in ("max_items", "max_prompt_tokens"):
             value = case.get(key)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
