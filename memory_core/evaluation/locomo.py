@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from django.db import transaction
 
+from memory_core.admission.candidate import HARD_MAX_ID_CHARS, bad_text
 from memory_core.embeddings import get_embedder
 from memory_core.models import Agent, Memory, MemoryEvent, Subject, Tenant
 from memory_core.principals import AgentPrincipal
@@ -93,16 +94,40 @@ def normalize_evidence(values) -> list[str]:
     return sorted(set(found))
 
 
+def _checked(value: str, what: str, where: str, max_chars: int | None = None) -> str:
+    """Return ``value``; DatasetError naming ``what`` and ``where`` for a NUL or a lone
+    surrogate (no column or JSON value stores them) or a text over ``max_chars``."""
+    if bad_text(value):
+        raise DatasetError(f"{where}: {what} must be valid Unicode without NUL characters")
+    if max_chars is not None and len(value) > max_chars:
+        raise DatasetError(f"{where}: {what} is at most {max_chars} characters, not {len(value)}")
+    return value
+
+
 def parse(data) -> list[Conversation]:
-    """Return the conversations of a LoCoMo-format list; raise DatasetError when malformed."""
+    """Return the conversations of a LoCoMo-format list; raise DatasetError when malformed.
+
+    What the tables could not hold is named here, before anything is stored: a sample_id
+    used twice (one subject each), one or a dia_id over 200 characters (the subject's and
+    the source ids' columns, where ``locomo:<sample_id>:session_<n>`` must fit too), and
+    text with a NUL or a lone surrogate.
+    """
     if not isinstance(data, list):
         raise DatasetError("a LoCoMo file is a JSON list of conversations")
     conversations = []
+    seen: dict[str, int] = {}
     for index, entry in enumerate(data):
         if not isinstance(entry, dict) or not isinstance(entry.get("conversation"), dict):
             raise DatasetError(f"[{index}]: needs a 'conversation' object")
         conv = entry["conversation"]
         sample_id = str(entry.get("sample_id") or f"conv-{index}")
+        _checked(sample_id, "sample_id", f"[{index}]", HARD_MAX_ID_CHARS)
+        if (first := seen.setdefault(sample_id, index)) != index:
+            raise DatasetError(
+                f"[{index}]: sample_id {sample_id!r} is also conversation [{first}]'s "
+                "(each conversation is one subject)"
+            )
+        where = f"[{index}] ({sample_id!r})"
         sessions = sorted(
             int(m.group(1))
             for key in conv
@@ -110,24 +135,45 @@ def parse(data) -> list[Conversation]:
         )
         turns = []
         for n in sessions:
-            date = str(conv.get(f"session_{n}_date_time") or "")
+            _checked(
+                _conversation_id(sample_id, n),
+                f"session_{n}'s source conversation id 'locomo:<sample_id>:session_{n}'",
+                where,
+                HARD_MAX_ID_CHARS,
+            )
+            date = _checked(
+                str(conv.get(f"session_{n}_date_time") or ""), f"session_{n}_date_time", where
+            )
             for turn in conv[f"session_{n}"]:
                 if not isinstance(turn, dict) or not turn.get("dia_id"):
                     continue
                 dia = normalize_evidence([turn["dia_id"]])
+                dia_id = dia[0] if dia else str(turn["dia_id"])
+                at = f"{where}: session_{n}, turn {str(turn['dia_id'])[:40]!r}"
                 turns.append(
                     Turn(
-                        dia_id=dia[0] if dia else str(turn["dia_id"]),
+                        dia_id=_checked(dia_id, "dia_id", at, HARD_MAX_ID_CHARS),
                         session=n,
                         date=date,
-                        speaker=str(turn.get("speaker") or ""),
-                        text=str(turn.get("text") or ""),
-                        caption=str(turn.get("blip_caption") or ""),
+                        speaker=_checked(str(turn.get("speaker") or ""), "speaker", at),
+                        text=_checked(str(turn.get("text") or ""), "text", at),
+                        caption=_checked(str(turn.get("blip_caption") or ""), "blip_caption", at),
                     )
                 )
-        questions = [q for q in entry.get("qa") or [] if isinstance(q, dict) and q.get("question")]
+        if not isinstance(qa := entry.get("qa") or [], list):
+            raise DatasetError(f"{where}: 'qa' must be a list of questions")
+        questions = []
+        for number, question in enumerate(qa):
+            if isinstance(question, dict) and question.get("question"):
+                _checked(str(question["question"]), "question", f"{where}: qa[{number}]")
+                questions.append(question)
         conversations.append(Conversation(sample_id, turns, questions))
     return conversations
+
+
+def _conversation_id(sample_id: str, session: int) -> str:
+    """Return the source conversation id of a turn of ``session`` (its memory's provenance)."""
+    return f"locomo:{sample_id}:session_{session}"
 
 
 def _embedding_texts(turns: list[Turn], context_turns: int) -> list[str]:
@@ -181,7 +227,7 @@ def load(conversations: list[Conversation], *, prefix: str, context_turns: int =
                     content=turn.content,
                     authority="explicit_user",
                     source_type="user_input",
-                    source_conversation_id=f"locomo:{conv.sample_id}:session_{turn.session}",
+                    source_conversation_id=_conversation_id(conv.sample_id, turn.session),
                     source_message_id=turn.dia_id,
                     value={"dia_id": turn.dia_id, "session": turn.session, "date": turn.date},
                 ),

@@ -349,3 +349,60 @@ def test_eval_locomo_shape_on_a_small_file(tmp_path):
     assert result["loading"]["turns_stored"] == 7 and result["loading"]["turns_refused"] == 0
     assert result["loading"]["admission_guard_flags"] == 0
     assert not Memory.objects.exists()
+
+
+def locomo_conversation(sample_id, text="I like tea.", dia_id="D1:1", session=1, question="Q?"):
+    return {
+        "sample_id": sample_id,
+        "conversation": {
+            f"session_{session}_date_time": "1 May 2023",
+            f"session_{session}": [{"speaker": "A", "dia_id": dia_id, "text": text}],
+        },
+        "qa": [{"question": question, "evidence": ["D1:1"], "category": 1}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            [locomo_conversation("s1"), locomo_conversation("s1")],
+            r"\[1\]: sample_id 's1' is also conversation \[0\]'s",
+        ),
+        ([locomo_conversation("conv-1"), {"conversation": {}}], "'conv-1' is also"),
+        ([locomo_conversation("s" * 201)], r"\[0\]: sample_id is at most 200 characters, not 201"),
+        (
+            [locomo_conversation("s" * 190)],
+            r"session_1's source conversation id 'locomo:<sample_id>:session_1' is at most 200",
+        ),
+        ([locomo_conversation("s\x00")], r"\[0\]: sample_id must be valid Unicode without NUL"),
+        (
+            [locomo_conversation("s2", text="tea\x00coffee")],
+            r"\[0\] \('s2'\): session_1, turn 'D1:1': text must be valid Unicode",
+        ),
+        (
+            [locomo_conversation("s3", dia_id="x" * 201)],
+            r"turn 'x{40}': dia_id is at most 200 characters",
+        ),
+        ([locomo_conversation("s4", question="why\x00")], r"qa\[0\]: question must be valid"),
+        ([{**locomo_conversation("s5"), "qa": 5}], "'qa' must be a list"),
+    ],
+    ids=[
+        "duplicate",
+        "duplicate-default",
+        "long-sample",
+        "long-conversation-id",
+        "nul-sample",
+        "nul-text",
+        "long-dia",
+        "nul-question",
+        "qa-not-list",
+    ],  # fmt: skip
+)
+def test_eval_locomo_names_what_the_tables_cannot_hold(tmp_path, data, message):
+    """Each ended in an IntegrityError, a DataError or a TypeError traceback mid-load."""
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CommandError, match=message):
+        call_command("eval_locomo", "--data", str(path), stdout=StringIO(), stderr=StringIO())
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
