@@ -23,6 +23,7 @@ from memory_core.admission.policy import (
     admit,
     check_content,
     decision_message,
+    read_source,
 )
 
 __all__ = [
@@ -42,4 +43,5 @@ __all__ = [
     "parse_batch",
     "parse_candidate",
     "parse_correction",
+    "read_source",
 ]

@@ -209,6 +209,63 @@ def _check_content(candidate: Candidate, recent_texts: list[str]) -> list[str]:
     return codes
 
 
+@dataclass(frozen=True)
+class SourceReading:
+    """What rules 6 and 7 make of a write's source: the first code refusing it (or ""), and
+    the authority, confidence and consent it is kept with."""
+
+    refusal: str
+    authority: str
+    confidence: float
+    consent: str
+    codes: list[str] = field(default_factory=list)  # informational (source.confidence_capped)
+
+
+def read_source(candidate: Candidate, admission: dict, *, trusted: bool) -> SourceReading:
+    """Return rules 6 (source and authority) and 7 (consent) read on ``candidate`` under the
+    policy's ``admission`` section; ``trusted``: memledger's own paths, which may write with
+    source admin, claim any authority and explicit consent. Admission and ``import_memories``
+    both decide by it."""
+    source = candidate.source_type
+    allowed = SOURCE_AUTHORITIES[source]
+    authority = candidate.authority or allowed[0]
+    confidence = 1.0 if candidate.confidence is None else candidate.confidence
+    # No explicit consent stated: the user's own words give it, any other source a workflow's.
+    consent = candidate.consent or (
+        Consent.EXPLICIT if source == SourceType.USER_INPUT else Consent.WORKFLOW
+    )
+
+    def reading(refusal: str = "", codes: tuple = ()) -> SourceReading:
+        return SourceReading(refusal, authority, confidence, consent, list(codes))
+
+    # 6. Source and authority.
+    if source == SourceType.ADMIN and not trusted:
+        return reading("source.admin_not_allowed")
+    if source == SourceType.VERIFIED_TOOL_OUTPUT and not candidate.source_tool:
+        return reading("source.tool_required")
+    if authority not in allowed and not trusted:
+        return reading("source.authority_not_allowed")
+    codes = []
+    if authority == Authority.MODEL_INFERENCE:
+        cap = float(admission.get("inferred_max_confidence", 0.8))
+        if candidate.confidence is None:
+            confidence = cap
+        elif confidence > cap:
+            confidence = cap
+            codes.append("source.confidence_capped")
+
+    # 7. Consent: preferences need explicit consent or a workflow the policy approves. Only
+    # the user's own words carry explicit consent: a writer can't claim it for what a model
+    # inferred or a tool observed, as it can't raise authority.
+    if candidate.consent == Consent.EXPLICIT and source != SourceType.USER_INPUT and not trusted:
+        return reading("consent.explicit_not_allowed", codes)
+    memory_class = TYPE_CLASS[candidate.memory_type]
+    if memory_class == MemoryClass.PREFERENCE and consent == Consent.WORKFLOW:
+        if candidate.memory_type not in admission.get("workflow_consent_types", []):
+            return reading("consent.workflow_not_approved", codes)
+    return reading(codes=codes)
+
+
 def admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Decision:
     """Return the Decision for ``candidate`` written under ``grant`` (DESIGN.md rules 1-10)."""
     # The guards of rules 4, 5 and 8 read the same texts: their readings are computed once,
@@ -268,42 +325,13 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
     if _is_pointer(candidate.value):
         codes.append("class.pointer")
 
-    # 6. Source and authority.
-    source = candidate.source_type
-    if source == SourceType.ADMIN and not grant.trusted:
-        return refuse("source.admin_not_allowed")
-    if source == SourceType.VERIFIED_TOOL_OUTPUT and not candidate.source_tool:
-        return refuse("source.tool_required")
-    allowed = SOURCE_AUTHORITIES[source]
-    authority = candidate.authority or allowed[0]
-    if authority not in allowed and not grant.trusted:
-        return refuse("source.authority_not_allowed")
-    confidence = 1.0 if candidate.confidence is None else candidate.confidence
-    if authority == Authority.MODEL_INFERENCE:
-        cap = float(admission.get("inferred_max_confidence", 0.8))
-        if candidate.confidence is None:
-            confidence = cap
-        elif confidence > cap:
-            confidence = cap
-            codes.append("source.confidence_capped")
-
-    # 7. Consent: preferences need explicit consent or a workflow the policy approves. Only
-    # the user's own words carry explicit consent: a writer can't claim it for what a model
-    # inferred or a tool observed, as it can't raise authority.
-    if (
-        candidate.consent == Consent.EXPLICIT
-        and source != SourceType.USER_INPUT
-        and not grant.trusted
-    ):
-        return refuse("consent.explicit_not_allowed")
+    # 6 and 7. Source and authority, then consent.
+    reading = read_source(candidate, admission, trusted=grant.trusted)
+    codes.extend(reading.codes)
+    if reading.refusal:
+        return refuse(reading.refusal)
+    authority, confidence, consent = reading.authority, reading.confidence, reading.consent
     memory_class = TYPE_CLASS[candidate.memory_type]
-    consent = candidate.consent or (
-        Consent.EXPLICIT if source == SourceType.USER_INPUT else Consent.WORKFLOW
-    )
-    if memory_class == MemoryClass.PREFERENCE and consent == Consent.WORKFLOW:
-        approved = admission.get("workflow_consent_types", [])
-        if candidate.memory_type not in approved:
-            return refuse("consent.workflow_not_approved")
 
     # 8. Sensitivity: declared or detected; above the grant is refused, sensitive waits.
     categories = guards.sensitive_categories(

@@ -5,11 +5,14 @@
 A migration path: records keep the authority, status and dates they state. Every field of
 every line is validated first; any error is reported with its line number and nothing is
 imported. Each record is screened as admission would read it (unless ``--no-screen``, for a
-file screened already): what the class or injection guards refuse, an authority its source
-may not claim, and content a reviewer must see first (the tenant's sensitive categories) are
-errors, since an import has no reviewer in its path; such a record goes through the API
-instead, where it waits for one. A memory deleted since an earlier import of the same file is
-not brought back. The format is in docs/api.md.
+file screened already): what the class or injection guards refuse, a source, authority or
+consent admission's rules 6 and 7 refuse (``read_source``, as admission reads them; an
+admin source is trusted), and content a reviewer must see first (the tenant's sensitive
+categories) are errors, since an import has no reviewer in its path; such a record goes
+through the API instead, where it waits for one. A memory deleted since an earlier import
+of the same file is not brought back. A record's authority, confidence and consent are kept
+as admission keeps a write's (``read_source``: consent explicit for user_input, else a
+workflow's; an inference's confidence capped). The format is in docs/api.md.
 
 The file is read twice, a line at a time (validated, then parsed again and stored in chunks
 of CHUNK records), so memory holds one chunk whatever the file's size; progress goes to
@@ -28,9 +31,15 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.utils import timezone
 
-from memory_core.admission import check_content, guards, parse_candidate
+from memory_core.admission import check_content, guards, parse_candidate, read_source
 from memory_core.admission.candidate import FieldErrors, parse_datetime_value
-from memory_core.admission.policy import REFUSING, SOURCE_AUTHORITIES
+from memory_core.admission.policy import (
+    REFUSING,
+    SOURCE_AUTHORITIES,
+    SourceReading,
+    describe,
+    policy_section,
+)
 from memory_core.embeddings import EmbeddingError
 from memory_core.exceptions import SubjectBeingDeleted, ValidationFailed
 from memory_core.json_types import wrong_type
@@ -38,7 +47,6 @@ from memory_core.locks import subjects_shared_locked
 from memory_core.models import (
     TYPE_CLASS,
     Agent,
-    Authority,
     Memory,
     PolicyVersion,
     Sensitivity,
@@ -49,7 +57,6 @@ from memory_core.models import (
     Tombstone,
 )
 from memory_core.policy_check import retention_cutoffs, retention_overdue
-from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SystemPrincipal
 from memory_core.retrieval.policy import RetrievalPolicy
 from memory_core.rls import platform_command
@@ -190,8 +197,15 @@ class Command(BaseCommand):
                     "Must be after valid_from (or created_at, or the import's time when "
                     "neither is given).",
                 )
+            admission = self._admission(tenant)
+            # The authority, confidence and consent admission would keep it with (rules 6
+            # and 7); an admin source is the file's own statement, trusted as admission
+            # trusts memledger's own paths.
+            reading = read_source(
+                candidate, admission, trusted=candidate.source_type == SourceType.ADMIN
+            )
             if self.screen:
-                self._screen(tenant, candidate, line_errors)
+                self._screen(tenant, candidate, reading, admission, line_errors)
         if line_errors.by_field:
             return None, [
                 f"{where}: {name}: {item['message']} ({item['code']})"
@@ -205,33 +219,37 @@ class Command(BaseCommand):
             "valid_from": valid_from,
             "created_at": created_at,
             "candidate": candidate,
+            "reading": reading,
             "line": number,
         }
         return record, []
 
-    def _screen(self, tenant, candidate, line_errors: FieldErrors) -> None:
+    def _admission(self, tenant) -> dict:
+        """Return the ``admission`` section of ``tenant``'s active policy (the default
+        policy's for no tenant or no active policy), each knob it lacks at its default."""
+        policy = self._tenant(tenant)[0] if tenant is not None else None
+        return policy_section(policy.document if policy is not None else None, "admission")
+
+    def _screen(
+        self, tenant, candidate, reading: SourceReading, admission: dict, line_errors: FieldErrors
+    ) -> None:
         """Add the errors admission's reading of ``candidate`` gives an import: content the
-        guards refuse, an authority its source may not claim, content for a reviewer."""
+        guards refuse, a source, authority or consent rules 6 and 7 refuse (``reading``),
+        content for a reviewer."""
         refused = [c for c in check_content(candidate) if c in REFUSING]
         if refused:
             line_errors.add("content", "screened", ", ".join(refused))
-        source = candidate.source_type
-        if (
-            source != SourceType.ADMIN
-            and candidate.authority
-            and candidate.authority not in SOURCE_AUTHORITIES[source]
-        ):
-            line_errors.add(
-                "authority",
-                "source.authority_not_allowed",
-                f"A {source} source may state {', '.join(SOURCE_AUTHORITIES[source])} only.",
-            )
+        if reading.refusal:
+            source = candidate.source_type
+            name, message = reading.refusal.split(".")[0], describe([reading.refusal], admission)
+            if reading.refusal == "source.authority_not_allowed":
+                allowed = ", ".join(SOURCE_AUTHORITIES[source])
+                name, message = "authority", f"A {source} source may state {allowed} only."
+            line_errors.add(name, reading.refusal, message)
         if tenant is None:
             return
-        policy = self._tenant(tenant)[0]
-        document = policy.document if policy is not None else DEFAULT_POLICY
         categories = guards.sensitive_categories(
-            candidate.texts(), list(document.get("admission", {}).get("sensitive_categories", []))
+            candidate.texts(), list(admission.get("sensitive_categories", []))
         )
         stated = candidate.sensitivity in (Sensitivity.SENSITIVE, Sensitivity.RESTRICTED)
         if categories or stated:
@@ -412,15 +430,17 @@ class Command(BaseCommand):
 
     @staticmethod
     def _draft(record, subjects: dict, agents: dict) -> MemoryDraft:
-        candidate = record["candidate"]
+        candidate, reading = record["candidate"], record["reading"]
         agent_name = record["agent"]  # checked by _validate_line
         return MemoryDraft(
             subject=subjects[candidate.subject],
             **as_written(candidate),
-            authority=candidate.authority or Authority.EXPLICIT_USER,
+            # As admission keeps them (rules 6 and 7): an inference's confidence capped, and
+            # without a stated consent, explicit for the user's own words, else a workflow's.
+            authority=reading.authority,
             agent_id=agents[agent_name].id if agent_name else None,
-            confidence=1.0 if candidate.confidence is None else candidate.confidence,
-            consent=candidate.consent or "explicit",
+            confidence=reading.confidence,
+            consent=reading.consent,
             sensitivity=candidate.sensitivity or "personal",
             valid_from=record["valid_from"],
             valid_until=candidate.valid_until,

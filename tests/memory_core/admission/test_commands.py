@@ -163,12 +163,53 @@ def test_import_screen_refuses_injections(tenant, tmp_path, flags):
             },
             "source.authority_not_allowed",
         ),
+        (
+            {
+                "memory_type": "project_constraint",
+                "scope": "project:atlas",
+                "authority": "tool_observation",
+                "source": {
+                    "type": "verified_tool_output",
+                    "conversation_id": "o",
+                    "message_id": "1",
+                },
+            },
+            "source: verified_tool_output needs the name of the tool (source.tool). "
+            "(source.tool_required)",
+        ),
+        (
+            {
+                "authority": "model_inference",
+                "consent": "explicit",
+                "source": {"type": "model_inference", "conversation_id": "o", "message_id": "1"},
+            },
+            "line 1: consent: Only the user's own words",
+        ),
+        ({"consent": "workflow"}, "consent.workflow_not_approved"),
+        (
+            {
+                "authority": "model_inference",
+                "source": {"type": "model_inference", "conversation_id": "o", "message_id": "1"},
+            },
+            "consent.workflow_not_approved",
+        ),
     ],
-    ids=["business state", "health", "stated sensitive", "authority"],
+    ids=[
+        "business state",
+        "health",
+        "stated sensitive",
+        "authority",
+        "tool without its name",
+        "explicit consent of an inference",
+        "workflow consent not approved",
+        "inference's preference, workflow consent by default",
+    ],
 )
 def test_an_import_is_screened_as_admission_would_read_it(tenant, tmp_path, overrides, code):
     """An import has no reviewer in its path: what admission refuses or holds for one is an
-    error line; the API is the way in for such a record. Before: all of them went in active."""
+    error line; the API is the way in for such a record. Before: all of them went in active
+    (rules 6 and 7, a tool's output without the tool and a consent the source may not give,
+    until admission and the import read them with one function, ``read_source``)."""
     path = tmp_path / "in.jsonl"
     path.write_text(record(tenant, **overrides))
     err = StringIO()
@@ -180,6 +221,52 @@ def test_an_import_is_screened_as_admission_would_read_it(tenant, tmp_path, over
     # A file screened already may say so: the operator vouches for it.
     call_command("import_memories", str(path), "--no-screen", stdout=StringIO())
     assert Memory.objects.get().status == Status.ACTIVE
+
+
+@pytest.mark.django_db
+def test_an_import_keeps_the_consent_and_confidence_admission_would(tenant, tmp_path):
+    """Without a stated consent an import was kept with the user's explicit consent whatever
+    its source, and a model's inference at its stated confidence or 1.0: now as admission
+    keeps a write, a workflow's consent for what the user did not say, an inference capped
+    at the policy's ``inferred_max_confidence`` (0.8)."""
+    inferred = {
+        "memory_type": "project_constraint",
+        "scope": "project:atlas",
+        "authority": "model_inference",
+        "consent": None,
+    }
+    lines = [
+        record(tenant, consent=None),
+        record(
+            tenant,
+            memory_key="atlas.db",
+            content="The atlas project seems to run on Postgres.",
+            source={"type": "model_inference", "conversation_id": "old-store", "message_id": "2"},
+            **inferred,
+        ),
+        record(
+            tenant,
+            memory_key="atlas.queue",
+            content="The atlas project seems to queue its jobs in Redis.",
+            confidence=0.95,
+            source={"type": "user_input", "conversation_id": "old-store", "message_id": "3"},
+            **inferred,
+        ),
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines))
+
+    call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+
+    kept = {
+        row.memory_key: (row.authority, row.consent, row.confidence) for row in Memory.objects.all()
+    }
+    assert kept == {
+        "style.tone": ("explicit_user", "explicit", 1.0),
+        "atlas.db": ("model_inference", "workflow", 0.8),
+        # The user's own words (source user_input) give explicit consent, even to an inference.
+        "atlas.queue": ("model_inference", "explicit", 0.8),
+    }
 
 
 @pytest.mark.django_db
