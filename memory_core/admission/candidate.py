@@ -499,7 +499,7 @@ def parse_candidate(data) -> Candidate:
         # Retrieval reaches user:<the request's user_id> or user:<the subject's UUID> only: a
         # memory about one person scoped to another could never be retrieved by anyone. A
         # UUID is kept in the form retrieval compares; the write service checks that it is
-        # the subject's own, and names it by its id (``writes._settle_user_scopes``).
+        # the subject's own, and names it by its id (``settle_user_scopes``).
         canonical = _as_uuid(scope_ref)
         if canonical:
             scope_ref = canonical
@@ -617,3 +617,32 @@ def parse_correction(data, *, previous, default_source: dict | None = None) -> C
         reason=reason,
         **common,
     )
+
+
+def settle_user_scopes(candidates: list[Candidate], subjects: dict, *, batch: bool) -> None:
+    """Raise ValidationFailed for a ``user:<UUID>`` scope that is not its subject's UUID, and
+    name the subject by its id in the others (``user:<UUID>`` becomes ``user:<its id>``).
+    ``subjects`` maps an external id to its Subject (those not in it do not exist yet). The
+    write service and ``import_memories`` call it.
+
+    Retrieval reaches a user scope by the request's user_id or the subject's UUID only
+    (``parse_candidate`` refuses any other id; a UUID is checked here, where the subjects are
+    known): a memory scoped to another person's UUID, or to a subject not created yet, could
+    never be retrieved. One spelling: the scope is part of a chain's identity, and the same
+    fact written once as ``user:<id>`` and once as ``user:<UUID>`` stood as two chains on one
+    key, so that deleting the newer brought the older value back (``writes._heads`` reads a row
+    stored with the UUID as its subject's id too).
+    """
+    errors = {}
+    for index, candidate in enumerate(candidates):
+        if candidate.scope_kind != ScopeKind.USER or candidate.scope_ref == candidate.subject:
+            continue
+        subject = subjects.get(candidate.subject)
+        if subject is None or candidate.scope_ref != str(subject.id):
+            name = f"items.{index}.scope" if batch else "scope"
+            message = "A user scope names the memory's own subject: its id or its UUID."
+            errors[name] = [{"code": "invalid_scope", "message": message}]
+        else:
+            candidate.scope_ref = candidate.subject
+    if errors:
+        raise ValidationFailed("A user scope names another subject.", details=errors)

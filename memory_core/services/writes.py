@@ -55,13 +55,12 @@ from memory_core.admission import (
     parse_candidate,
     parse_correction,
 )
-from memory_core.admission.candidate import MAX_REASON_CHARS
+from memory_core.admission.candidate import MAX_REASON_CHARS, settle_user_scopes
 from memory_core.embeddings import BATCH_SIZE, get_embedder
 from memory_core.exceptions import (
     Conflict,
     EmbeddingUnavailable,
     PermissionDenied,
-    ValidationFailed,
 )
 from memory_core.locks import lock_memory_keys, subject_shared_lock, subjects_shared_locked
 from memory_core.models import (
@@ -227,7 +226,7 @@ def _heads(principal, planned: list[_Planned], subjects: dict) -> dict:
         # superseding a weaker chain while a stronger one stands.
         scope_ref = row.scope_ref
         if row.scope_kind == ScopeKind.USER and scope_ref == str(row.subject_id):
-            scope_ref = external_ids[row.subject_id]  # a row written before _settle_user_scopes
+            scope_ref = external_ids[row.subject_id]  # a row written before settle_user_scopes
         key = (
             row.subject_id,
             row.memory_key,
@@ -617,33 +616,6 @@ def _admit_each(
             batch_texts.setdefault(candidate.subject, []).append(candidate.content)
 
 
-def _settle_user_scopes(candidates: list[Candidate], subjects: dict, *, batch: bool) -> None:
-    """Raise ValidationFailed for a ``user:<UUID>`` scope that is not its subject's UUID, and
-    name the subject by its id in the others (``user:<UUID>`` becomes ``user:<its id>``).
-
-    Retrieval reaches a user scope by the request's user_id or the subject's UUID only
-    (``parse_candidate`` refuses any other id; a UUID is checked here, where the subjects are
-    known): a memory scoped to another person's UUID, or to a subject not created yet, could
-    never be retrieved. One spelling: the scope is part of a chain's identity, and the same
-    fact written once as ``user:<id>`` and once as ``user:<UUID>`` stood as two chains on one
-    key, so that deleting the newer brought the older value back (``_heads`` reads a row
-    stored with the UUID as its subject's id too).
-    """
-    errors = {}
-    for index, candidate in enumerate(candidates):
-        if candidate.scope_kind != ScopeKind.USER or candidate.scope_ref == candidate.subject:
-            continue
-        subject = subjects.get(candidate.subject)
-        if subject is None or candidate.scope_ref != str(subject.id):
-            field = f"items.{index}.scope" if batch else "scope"
-            message = "A user scope names the memory's own subject: its id or its UUID."
-            errors[field] = [{"code": "invalid_scope", "message": message}]
-        else:
-            candidate.scope_ref = candidate.subject
-    if errors:
-        raise ValidationFailed("A user scope names another subject.", details=errors)
-
-
 def _run(
     principal, candidates: list[Candidate], *, target: Memory | None = None, batch: bool = False
 ) -> list[WriteResult]:
@@ -672,7 +644,7 @@ def _run(
         )
     }
     if target is None:  # a correction keeps the scope of the memory it corrects
-        _settle_user_scopes(candidates, subjects, batch=batch)
+        settle_user_scopes(candidates, subjects, batch=batch)
     planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
     # The model runs beside the reads of heads and recent texts and beside admission, until
     # _store needs the vectors.

@@ -32,7 +32,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_core.admission import check_content, guards, parse_candidate, read_source
-from memory_core.admission.candidate import FieldErrors, parse_datetime_value
+from memory_core.admission.candidate import (
+    FieldErrors,
+    parse_datetime_value,
+    settle_user_scopes,
+)
 from memory_core.admission.policy import (
     REFUSING,
     SOURCE_AUTHORITIES,
@@ -49,6 +53,7 @@ from memory_core.models import (
     Agent,
     Memory,
     PolicyVersion,
+    ScopeKind,
     Sensitivity,
     SourceType,
     Status,
@@ -187,6 +192,8 @@ class Command(BaseCommand):
             for name, items in exc.details.items():
                 line_errors.by_field.setdefault(name, []).extend(items)
             candidate = None
+        if candidate is not None and tenant is not None:
+            self._settle_user_scope(tenant, candidate, line_errors)
         if candidate is not None:
             # Without valid_from or created_at the memory is valid from the import.
             start = valid_from or created_at or timezone.now()
@@ -223,6 +230,24 @@ class Command(BaseCommand):
             "line": number,
         }
         return record, []
+
+    @staticmethod
+    def _settle_user_scope(tenant, candidate, line_errors: FieldErrors) -> None:
+        """Add the API's error (invalid_scope) for a ``user:<UUID>`` scope that is not the
+        UUID of the record's subject (another subject's, or any other), and name the subject
+        by its id in the others, as a write does (``settle_user_scopes``): retrieval would
+        never reach such a memory, and one spelling keeps one chain per key."""
+        if candidate.scope_kind != ScopeKind.USER or candidate.scope_ref == candidate.subject:
+            return  # the subject's id already, or no user scope: nothing to look up
+        subjects = {
+            s.external_id: s
+            for s in Subject.objects.filter(tenant=tenant, external_id=candidate.subject)
+        }
+        try:
+            settle_user_scopes([candidate], subjects, batch=False)
+        except ValidationFailed as exc:
+            for name, items in exc.details.items():
+                line_errors.by_field.setdefault(name, []).extend(items)
 
     def _admission(self, tenant) -> dict:
         """Return the ``admission`` section of ``tenant``'s active policy (the default

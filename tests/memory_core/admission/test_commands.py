@@ -1,12 +1,13 @@
 """admission_report prints the corpus figures; import_memories validates every line first."""
 
 import json
+import uuid
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from memory_core.models import Memory, Status
+from memory_core.models import Memory, Status, Subject
 
 
 def test_admission_report_prints_and_writes_the_figures(tmp_path):
@@ -267,6 +268,40 @@ def test_an_import_keeps_the_consent_and_confidence_admission_would(tenant, tmp_
         # The user's own words (source user_input) give explicit consent, even to an inference.
         "atlas.queue": ("model_inference", "explicit", 0.8),
     }
+
+
+@pytest.mark.django_db
+def test_an_import_takes_only_the_subjects_own_user_scope_and_names_it_by_its_id(tenant, tmp_path):
+    """A ``user:<UUID>`` scope went in whoever's UUID it was (the API answers 400
+    invalid_scope): a memory about user-9 scoped to another person, never retrievable; and
+    user-9's own UUID was stored as such, a second chain beside ``user:user-9``'s."""
+    own = Subject.objects.create(tenant=tenant, external_id="user-9")
+    other = Subject.objects.create(tenant=tenant, external_id="user-10")
+    source = {"type": "user_input", "conversation_id": "old-store"}
+    path = tmp_path / "in.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                record(tenant, scope=f"user:{own.id}"),
+                record(tenant, scope=f"user:{other.id}", source={**source, "message_id": "2"}),
+                record(tenant, scope=f"user:{uuid.uuid4()}", source={**source, "message_id": "3"}),
+            ]
+        )
+    )
+    err = StringIO()
+
+    with pytest.raises(CommandError, match="2 error"):
+        call_command("import_memories", str(path), stderr=err)
+
+    report = err.getvalue()
+    assert "line 1:" not in report
+    assert "line 2: scope: A user scope names the memory's own subject" in report
+    assert "line 3: scope:" in report and "(invalid_scope)" in report
+    assert not Memory.objects.exists()
+    path.write_text(record(tenant, scope=f"user:{own.id}"))
+    call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+    stored = Memory.objects.get()
+    assert (stored.subject, stored.scope_kind, stored.scope_ref) == (own, "user", "user-9")
 
 
 @pytest.mark.django_db
