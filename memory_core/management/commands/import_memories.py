@@ -15,7 +15,9 @@ as admission keeps a write's (``read_source``: consent explicit for user_input, 
 workflow's; an inference's confidence capped). The format is in docs/api.md.
 
 The file is read twice, a line at a time (validated, then parsed again and stored in chunks
-of CHUNK records), so memory holds one chunk whatever the file's size; progress goes to
+of CHUNK records), so memory holds one chunk whatever the file's size (and, when screening,
+the contents of each subject's latest split_window_writes valid lines, which the split-write
+guard joins a line with, as admission joins a write with the agent's latest); progress goes to
 stderr after every PROGRESS_EVERY lines validated and every chunk stored. The rows are
 written in one transaction: an import that fails or is stopped leaves nothing, and running it
 again skips what is already present. Records in use that are already past their class's
@@ -25,7 +27,7 @@ them to no agent, and the next retention sweep deletes them (docs/operations.md)
 
 import io
 import json
-from collections import defaultdict
+from collections import defaultdict, deque
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
@@ -152,13 +154,20 @@ class Command(BaseCommand):
 
     def _records(self):
         """Yield (number, line, record or None, errors) for every line that is not blank."""
+        # Per (tenant id, subject), the contents of its latest valid lines, as many as the
+        # tenant's split_window_writes: the split-write guard joins a line to them as
+        # admission joins a write to the agent's recent ones. Built again on each read of the
+        # file, so both reads find the same lines valid.
+        recent: dict = {}
         for number, line in self._lines():
             if line.strip():
-                record, errors = self._validate_line(number, line)
+                record, errors = self._validate_line(number, line, recent)
                 yield number, line, record, errors
 
-    def _validate_line(self, number: int, line: str):
-        """Return (the record, []) of a valid line, or (None, its errors)."""
+    def _validate_line(self, number: int, line: str, recent: dict):
+        """Return (the record, []) of a valid line, or (None, its errors); ``recent`` holds
+        the contents of the earlier valid lines by (tenant id, subject), and takes this
+        one's."""
         where = f"line {number}"
         try:
             data = json.loads(line)
@@ -212,13 +221,18 @@ class Command(BaseCommand):
                 candidate, admission, trusted=candidate.source_type == SourceType.ADMIN
             )
             if self.screen:
-                self._screen(tenant, candidate, reading, admission, line_errors)
+                texts = recent.get((tenant.pk, candidate.subject), ()) if tenant else ()
+                self._screen(tenant, candidate, reading, admission, list(texts), line_errors)
         if line_errors.by_field:
             return None, [
                 f"{where}: {name}: {item['message']} ({item['code']})"
                 for name, items in line_errors.by_field.items()
                 for item in items
             ]
+        window = int(admission["split_window_writes"])
+        if self.screen and window > 0:
+            key = (tenant.pk, candidate.subject)
+            recent.setdefault(key, deque(maxlen=window)).append(candidate.content)
         record = {
             "tenant": tenant,
             "agent": agent,
@@ -256,12 +270,19 @@ class Command(BaseCommand):
         return policy_section(policy.document if policy is not None else None, "admission")
 
     def _screen(
-        self, tenant, candidate, reading: SourceReading, admission: dict, line_errors: FieldErrors
+        self,
+        tenant,
+        candidate,
+        reading: SourceReading,
+        admission: dict,
+        recent_texts: list[str],
+        line_errors: FieldErrors,
     ) -> None:
         """Add the errors admission's reading of ``candidate`` gives an import: content the
-        guards refuse, a source, authority or consent rules 6 and 7 refuse (``reading``),
+        guards refuse (an instruction split with ``recent_texts``, the earlier lines of its
+        subject, too), a source, authority or consent rules 6 and 7 refuse (``reading``),
         content for a reviewer."""
-        refused = [c for c in check_content(candidate) if c in REFUSING]
+        refused = [c for c in check_content(candidate, recent_texts) if c in REFUSING]
         if refused:
             line_errors.add("content", "screened", ", ".join(refused))
         if reading.refusal:
