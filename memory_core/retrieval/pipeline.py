@@ -47,7 +47,7 @@ from .types import (
 
 logger = logging.getLogger(__name__)
 
-# The subject, whether its deletion is queued, the active policy, and a shared lock on the
+# The subject, the active policy, and a shared lock on the
 # subject held until the request's transaction ends (memory_core.locks.subject_deletion_lock):
 # a deletion request of the subject waits for this retrieval to commit its trace, which the
 # deletion's traces step then finds, and a retrieval that comes after it reads the rows
@@ -56,13 +56,22 @@ logger = logging.getLogger(__name__)
 # after the traces step had verified. Shared locks do not wait for each other. Only tried
 # here: while a deletion holds it, ``lookup_subject_and_policy`` waits a bounded time.
 _LOOKUP_SQL = (
-    "SELECT s.id, CASE WHEN s.deletion_queued_at IS NOT NULL THEN s.deletion_queued_key END, "
-    "p.version, p.document, "
+    "SELECT s.id, p.version, p.document, "
     "CASE WHEN s.id IS NOT NULL THEN "
     "pg_try_advisory_xact_lock_shared(hashtextextended(%s || s.id::text, 0)) END "
     "FROM (SELECT 1) AS one "
     "LEFT JOIN memory_core_subject s ON s.tenant_id = %s AND s.external_id = %s "
     "LEFT JOIN memory_core_policyversion p ON p.tenant_id = %s AND p.is_active"
+)
+# Whether the subject's deletion is queued (the key queued: "" for the whole subject, NULL for
+# none), read by a statement that starts once the lookup has taken the subject's lock: a
+# deletion request queues it while holding the lock, so the lookup's own snapshot (taken
+# before its try of the lock), or a read before a wait for the lock, would miss a mark that
+# committed as the lock was released, and the retrieval would hand out memories the person
+# had just asked to delete. Sent in the lookup's round trip (pipeline mode).
+_QUEUED_SQL = (
+    "SELECT CASE WHEN deletion_queued_at IS NOT NULL THEN deletion_queued_key END "
+    "FROM memory_core_subject WHERE tenant_id = %s AND external_id = %s"
 )
 
 
@@ -108,16 +117,27 @@ def lookup_subject_and_policy(*, tenant_id, user_id: str):
     still holds it after the wait, the subject comes back as None and BEING_DELETED: the
     retrieval reads none of its rows and writes no trace naming it.
     """
-    with connection.cursor() as cursor:
-        cursor.execute(_LOOKUP_SQL, [SUBJECT_LOCK_PREFIX, tenant_id, user_id, tenant_id])
-        subject_id, queued_key, version, document, granted = cursor.fetchone()
+    connection.ensure_connection()
+    with connection.cursor() as lookup, connection.cursor() as queue:
+        with connection.wrap_database_errors, connection.connection.pipeline():
+            lookup.execute(_LOOKUP_SQL, [SUBJECT_LOCK_PREFIX, tenant_id, user_id, tenant_id])
+            queue.execute(_QUEUED_SQL, [tenant_id, user_id])
+        subject_id, version, document, granted = lookup.fetchone()
+        queued = queue.fetchone()
     if isinstance(document, str):
         import json
 
         document = json.loads(document)
     policy = RetrievalPolicy.from_document(document, version)
-    if subject_id is not None and not granted and not subject_shared_lock_wait(subject_id):
-        return None, SubjectState.BEING_DELETED, policy, ""
+    if subject_id is None:
+        return None, SubjectState.READABLE, policy, ""
+    if not granted:
+        if not subject_shared_lock_wait(subject_id):
+            return None, SubjectState.BEING_DELETED, policy, ""
+        with connection.cursor() as cursor:  # read again: the wait may have let a mark in
+            cursor.execute(_QUEUED_SQL, [tenant_id, user_id])
+            queued = cursor.fetchone()
+    queued_key = queued[0] if queued else None
     if queued_key == "":  # the whole subject's deletion is queued
         return subject_id, SubjectState.DELETION_QUEUED, policy, ""
     return subject_id, SubjectState.READABLE, policy, queued_key or ""
@@ -472,6 +492,15 @@ def _cited_ids(found, merges: list[Merge], outcomes: list[ConflictOutcome]) -> l
     return sorted(ids)
 
 
+def _traced_scopes(scopes: list[str], ctx: RetrievalContext) -> list[str]:
+    """Return ``scopes`` as a trace keeps them: a user scope names the person
+    (``user:<external id>``), so only a trace that names their subject, which a deletion of
+    the subject finds and deletes, keeps one."""
+    if ctx.subject_id is not None:
+        return scopes
+    return [scope for scope in scopes if not scope.startswith("user:")]
+
+
 def _trace_document(
     *,
     ctx,
@@ -501,7 +530,9 @@ def _trace_document(
         "context": {
             "agent_id": str(ctx.agent_id) if ctx.agent_id else None,
             "subject_known": ctx.subject_id is not None,
-            "allowed_scopes": [k if k == "global" else f"{k}:{r}" for k, r in ctx.allowed_scopes],
+            "allowed_scopes": _traced_scopes(
+                [k if k == "global" else f"{k}:{r}" for k, r in ctx.allowed_scopes], ctx
+            ),
             "locale": ctx.locale,
             "environment": ctx.environment,
             # The retention rules every store applied: a memory written before a rule's
@@ -516,7 +547,10 @@ def _trace_document(
             "intent": intent.normalize_intent(request.intent),
             "has_complete_context": request.has_complete_context,
         },
-        "plan": plan_.as_trace(),
+        "plan": {
+            **plan_.as_trace(),
+            "preferred_scopes": _traced_scopes(list(plan_.preferred_scopes), ctx),
+        },
         "stores_queried": stores,
         "candidates_by_store": by_store,
         "candidates": [

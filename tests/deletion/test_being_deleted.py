@@ -9,6 +9,7 @@ an approval answers 503 ``subject_being_deleted`` with nothing changed. A subjec
 "delete everything" is queued for a worker is not retrieved from either.
 """
 
+import json
 import threading
 import time
 
@@ -85,6 +86,9 @@ def test_a_retrieval_reads_nothing_of_a_subject_a_deletion_holds_past_the_wait(
     assert data["items"] == [] and data["prompt_tokens"] >= 0
     assert 0.3 <= waited < 5, waited  # waited the setting, not the deletion
     assert trace.subject_id is None and trace.cited_ids == []  # nothing the deletion misses
+    scopes = trace.stages["context"]["allowed_scopes"]
+    assert scopes == ["global"], scopes
+    assert "user-1" not in json.dumps(trace.stages)  # nor the person's id
     assert trace.stages["gate"]["rule"].endswith("+subject_being_deleted")
     assert trace.stages["counts"]["candidates"] == 0
 
@@ -181,6 +185,42 @@ def test_an_export_and_a_review_of_a_subject_being_deleted_are_refused(
         assert Memory.objects.get(pk=pending.pk).status == "pending_approval"
         assert ReviewItem.objects.get(pk=conflict.pk).state == "open"
         assert Memory.objects.filter(pk__in=rivals, status="active").count() == 2
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("key", ["", "style.answers"])
+def test_a_deletion_queued_while_a_retrieval_waits_for_the_lock_is_seen(
+    settings, api_client, user_1, key
+):
+    """A deletion request queues a subject's (or a key's) deletion while holding the subject's
+    lock. A retrieval that waited for the lock read the queue before the wait, and handed out
+    the memories the person had just asked to delete."""
+    settings.MEMLEDGER_SUBJECT_LOCK_WAIT = 10
+
+    def queue_while_holding():
+        subject_deletion_lock(user_1.pk)
+        Subject.objects.filter(pk=user_1.pk).update(
+            deletion_queued_at=timezone.now(), deletion_queued_key=key, deletion_queued_by=1
+        )
+
+    result = {}
+
+    def retrieval():
+        try:
+            result["answer"] = retrieve(api_client, user_1.tenant_id)
+        finally:
+            connection.close()
+
+    with held_in_another_transaction(user_1.tenant_id, queue_while_holding):
+        waiting = threading.Thread(target=retrieval)
+        waiting.start()
+        time.sleep(0.5)
+        assert waiting.is_alive()  # for the lock; the queue mark commits with its release
+    waiting.join(10)
+    data, trace = result["answer"]
+    assert data["items"] == [] and trace.stages["counts"]["candidates"] == 0
+    if not key:
+        assert trace.stages["gate"]["rule"].endswith("+subject_deletion_queued")
 
 
 @pytest.mark.django_db
