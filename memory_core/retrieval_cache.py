@@ -21,7 +21,18 @@ step fails and is retried instead of being verified.
 
 Namespaces: ``retrieval`` (packages the read path may cache) and ``summary`` (per-subject
 digests). No request path caches anything here yet; the deletion steps invalidate both, so a
-cache added later is covered by deletion from its first entry (docs/operations.md).
+cache added later is unreachable after a deletion from its first entry (docs/operations.md).
+Two things a path that starts caching content here must add first (a review found both; each
+is harmless while nothing is cached):
+
+- invalidation on every other change that makes a cached package wrong: a revoke, a
+  correction, a review's decision, a task's close, a policy published, an agent's grant set.
+  Only deletion bumps a generation, and an entry's check reads the tombstones and the
+  subject's queued deletion only;
+- removal of the bytes: bumping a generation makes the older entries unreachable, not gone.
+  The file cache keeps them on disk until they are read past their timeout or culled, so
+  entries holding content must be deleted by the deletion step (a per-generation list of
+  keys), or hold ids and hashes only.
 """
 
 from __future__ import annotations
