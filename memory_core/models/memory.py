@@ -78,11 +78,12 @@ def past_end_condition(now) -> Q:
 MAX_SCOPE_REF_CHARS = 200  # Memory.scope_ref's length
 
 
-def held_apart(memories) -> bool:
-    """Return whether the active ones of ``memories`` each hold in a place of their own
-    (scope and environment): else a conflict's "keep both" hands agents all of them together,
-    which the conflicts page says before a reviewer chooses it."""
-    places = [memory.place for memory in memories if memory.status == Status.ACTIVE]
+def held_apart(memories, now=None) -> bool:
+    """Return whether the ones of ``memories`` in use at ``now`` (``Memory.status_at``) each
+    hold in a place of their own (scope and environment): else a conflict's "keep both" hands
+    agents all of them together, which the conflicts page says before a reviewer chooses it."""
+    now = now or timezone.now()
+    places = [memory.place for memory in memories if memory.status_at(now) == Status.ACTIVE]
     return len(set(places)) == len(places)
 
 

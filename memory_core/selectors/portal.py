@@ -443,9 +443,10 @@ def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
     """Return a page of the open conflicts of the reviewer's tenant, oldest first, each with
     ``candidates`` loaded.
 
-    Each item also carries ``active_count``: how many candidates are still in use (only those
-    can be chosen as the winner), and ``held_apart``: whether they may all stay in use
-    (``models.held_apart``). Three queries whatever the queue holds.
+    Each candidate carries ``state_now``, its status now (``Memory.status_at``: "expired"
+    past its valid_until), and each item ``active_count``: how many candidates are still in
+    use (only those can be chosen as the winner), and ``held_apart``: whether they may all
+    stay in use (``models.held_apart``). Three queries whatever the queue holds.
     """
     queue = _reviewer_items(principal).filter(
         kind=ReviewItem.Kind.CONFLICT, state=ReviewItem.State.OPEN
@@ -466,11 +467,16 @@ def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
             tenant_id=principal.tenant_id, pk__in_array=wanted
         ).select_related("agent")
     }
+    now = timezone.now()
     for item in items:
         ids = list(item.candidate_ids) or ([item.memory_id] if item.memory_id else [])
         item.candidates = [by_id[candidate] for candidate in ids if candidate in by_id]
-        item.active_count = sum(1 for m in item.candidates if m.status == Status.ACTIVE)
-        item.held_apart = held_apart(item.candidates)
+        # As conflict_resolve decides: one past its valid_until is expired, though its status
+        # stays "active" until the retention sweep; offered, it won and revoked the live one.
+        for memory in item.candidates:
+            memory.state_now = memory.status_at(now)
+        item.active_count = sum(1 for m in item.candidates if m.state_now == Status.ACTIVE)
+        item.held_apart = held_apart(item.candidates, now)
     result.items = items
     return result
 

@@ -11,9 +11,10 @@ them saw, so one decision covers them all.
 
 ``conflict_resolve`` closes it with one of three outcomes:
 
-- ``choose_winner``: the winner stays active; every other candidate still active is revoked
+- ``choose_winner``: the winner stays active; every other candidate still in use is revoked
   (reason ``conflict_lost``, with an event), so the next retrieval returns the winner. The
-  winner must itself still be active (409 ``winner_not_active`` otherwise, nothing changed).
+  winner must itself still be in use (``Memory.status_at``: active and not past its
+  valid_until; 409 ``winner_not_active`` otherwise, nothing changed).
 - ``keep_both_scoped``: every candidate stays; retrieval keeps all of them while the group is
   among these rows (for rows that apply in different contexts). Every set kept at a place
   counts, not only the last.
@@ -340,10 +341,12 @@ def conflict_resolve(
             .order_by("pk")
         }
         winner = rows.get(str(winner_id))
-        if winner is None or winner.status != Status.ACTIVE:
+        # In use now (``status_at``): a row past its valid_until keeps status "active" until
+        # the retention sweep marks it expired, and one chosen revoked the only live memory.
+        state = winner.status_at(now) if winner is not None else "gone"
+        if state != Status.ACTIVE:
             # A winner that is revoked, superseded, expired or deleted would leave the key
             # with no memory at all once the other candidates are revoked.
-            state = winner.status if winner is not None else "gone"
             raise Conflict(
                 f"The chosen memory is {state}, no longer in use, so it cannot win: choose an "
                 "active candidate or another outcome.",
@@ -352,7 +355,7 @@ def conflict_resolve(
         losers = [
             row
             for memory_id, row in rows.items()
-            if memory_id != str(winner_id) and row.status == Status.ACTIVE
+            if memory_id != str(winner_id) and row.status_at(now) == Status.ACTIVE
         ]
         for loser in losers:
             loser.status = Status.REVOKED

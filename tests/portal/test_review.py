@@ -424,6 +424,48 @@ def test_conflicts_page_offers_only_active_candidates(reviewer_client, queues):
     assert "Only one candidate is still in use" in body
 
 
+def expired_and_live_conflict(subject):
+    """A conflict whose first candidate is past its valid_until, not yet swept (still
+    "active"), and whose second is in use."""
+    now = timezone.now()
+    item = conflict(subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.")
+    expired, live = item.candidate_ids
+    Memory.objects.filter(pk=expired).update(
+        valid_from=now - timedelta(days=10), valid_until=now - timedelta(days=1)
+    )
+    return item, expired, live
+
+
+def test_conflicts_page_shows_a_candidate_past_its_end_as_expired_not_as_a_winner(
+    reviewer_client, alice_subject
+):
+    item, expired, live = expired_and_live_conflict(alice_subject)
+    body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert f'name="winner_id" value="{live}"' in body
+    assert f'value="{expired}"' not in body
+    assert "Expired</span>: no longer in use, so it cannot win" in body
+    assert "Only one candidate is still in use" in body
+
+
+def test_choose_winner_refuses_a_candidate_past_its_end(reviewer_client, alice_subject):
+    item, expired, live = expired_and_live_conflict(alice_subject)
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {
+            "outcome": "choose_winner",
+            "winner_id": str(expired),
+            "reason": "old one",
+            "candidate_ids": ",".join(str(i) for i in item.candidate_ids),
+        },
+        follow=True,
+    )
+    assert b"The chosen memory is expired, no longer in use, so it cannot win" in response.content
+    item.refresh_from_db()
+    assert item.state == "open"  # nothing changed
+    assert Memory.objects.get(pk=live).status == "active"
+    assert not MemoryEvent.objects.filter(memory_id__in=item.candidate_ids).exists()
+
+
 def preference_conflict(subject, key, *contents):
     memories = [
         MemoryFactory(subject=subject, memory_key=key, content=content, authority="model_inference")

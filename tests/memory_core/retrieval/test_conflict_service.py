@@ -1,11 +1,13 @@
 """Unresolved high-impact conflicts: clarification + review item; resolution changes retrieval."""
 
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from memory_core.embeddings import get_embedder
-from memory_core.exceptions import NotFound, PermissionDenied, ValidationFailed
+from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
 from memory_core.models import Memory, MemoryEvent, ReviewItem
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.pipeline import retrieve
@@ -426,3 +428,41 @@ def test_a_reason_past_the_limit_is_refused_by_every_decision_service(
         reason="y" * MAX_REVIEW_REASON_CHARS,
     )
     assert ReviewItem.objects.get(pk=item_id).state == "resolved"
+
+
+def test_a_winner_past_its_valid_until_is_not_active_and_nothing_changes(
+    agent_principal, rivals, reviewer
+):
+    item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
+    expired, live = rivals
+    # Past its end, not yet swept: its status still says "active" (Memory.status_at).
+    now = timezone.now()
+    Memory.objects.filter(pk=expired.pk).update(
+        valid_from=now - timedelta(days=2), valid_until=now - timedelta(hours=1)
+    )
+    with pytest.raises(Conflict) as refused:
+        conflict_resolve(principal=reviewer, item_id=item_id, outcome="choose_winner",
+                         winner_id=expired.id, reason="the old one")  # fmt: skip
+    assert refused.value.code == "winner_not_active"
+    assert "expired" in refused.value.message
+    assert ReviewItem.objects.get(pk=item_id).state == "open"
+    assert Memory.objects.get(pk=live.pk).status == "active"
+    assert not MemoryEvent.objects.filter(
+        action__in=["revoked", "conflict_resolved"], memory_id__in=[expired.id, live.id]
+    ).exists()
+
+
+def test_choosing_the_live_winner_leaves_a_loser_past_its_end_to_the_sweep(
+    agent_principal, rivals, reviewer
+):
+    item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
+    expired, live = rivals
+    now = timezone.now()
+    Memory.objects.filter(pk=expired.pk).update(
+        valid_from=now - timedelta(days=2), valid_until=now - timedelta(hours=1)
+    )
+    conflict_resolve(principal=reviewer, item_id=item_id, outcome="choose_winner",
+                     winner_id=live.id, reason="the live one")  # fmt: skip
+    # Not in use already: not revoked as the conflict's loser (the sweep expires it).
+    assert Memory.objects.get(pk=expired.pk).status == "active"
+    assert not MemoryEvent.objects.filter(action="revoked", memory_id=expired.id).exists()
