@@ -105,14 +105,21 @@ class MemoryListView(EndUserMixin, TemplateView):
         return context
 
 
+def in_use(memory) -> bool:
+    """Whether agents are given ``memory`` now: active and not past its valid_until
+    (``Memory.status_at``; the retention sweep marks such a row expired only later, and
+    the page already calls it "Expired")."""
+    return memory.status_at(timezone.now()) == Status.ACTIVE
+
+
 def revocable(memory) -> bool:
     """A preference in use can be revoked."""
-    return memory.status == Status.ACTIVE and memory.memory_class == MemoryClass.PREFERENCE
+    return in_use(memory) and memory.memory_class == MemoryClass.PREFERENCE
 
 
 def not_in_use(memory, so: str) -> str:
-    """Return that ``memory`` is not in use (its status says why), and ``so``."""
-    status = memory.status.replace("_", " ")
+    """Return that ``memory`` is not in use (its status now says why), and ``so``."""
+    status = memory.status_at(timezone.now()).replace("_", " ")
     return f"This memory is {status}, so agents do not use it and {so}."
 
 
@@ -125,7 +132,9 @@ class MemoryDetailView(EndUserMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         history = memory_history(principal=self.principal, memory_id=kwargs["memory_id"])
         memory = history.memory
-        is_active = memory.status == Status.ACTIVE
+        # Past its valid_until, a correction or a confirmation copied the past end and was
+        # always refused (ttl.in_past), a revoke or a withdrawal retired what no agent uses.
+        is_active = in_use(memory)
         context.update(
             history=history,
             memory=memory,
@@ -164,6 +173,25 @@ class MemoryCorrectView(EndUserMixin, FormView):
 
     def get_initial(self):
         return {"content": self.get_memory().content}
+
+    EXPIRED_SO = "there is nothing to correct: to have it remembered again, tell an agent again"
+
+    def past_end(self):
+        """A redirect to the memory, saying why, when it is active but past its valid_until:
+        a correction copied that end and admission always refused it (``ttl.in_past``)."""
+        memory = self.get_memory()
+        if memory.status == Status.ACTIVE and not in_use(memory):
+            messages.error(
+                self.request, f"Nothing was changed. {not_in_use(memory, self.EXPIRED_SO)}."
+            )
+            return redirect("portal:memory", memory_id=memory.pk)
+        return None
+
+    def get(self, request, *args, **kwargs):
+        return self.past_end() or super().get(request, *args, **kwargs)
+
+    def post(self, request, *args, **kwargs):
+        return self.past_end() or super().post(request, *args, **kwargs)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -324,6 +352,14 @@ class MemoryConfirmView(EndUserMixin, View):
 
     def post(self, request, memory_id):
         detail = reverse("portal:memory", args=[memory_id])
+        memory = memory_get(principal=self.principal, memory_id=memory_id)
+        if memory.status == Status.ACTIVE and not in_use(memory):
+            # Past its valid_until: the confirmation copied that end and was always refused.
+            messages.error(
+                request,
+                f"Nothing was changed. {not_in_use(memory, 'there is nothing to confirm')}.",
+            )
+            return redirect(detail)
         try:
             result = memory_confirm(principal=self.principal, memory_id=memory_id)
         except DomainError as error:
@@ -369,7 +405,7 @@ class MemoryRevokeView(_MemoryActionView):
     available = staticmethod(revocable)
 
     def unavailable(self, memory) -> str:
-        if memory.status != Status.ACTIVE:
+        if not in_use(memory):
             return not_in_use(memory, "there is nothing to revoke")
         return (
             "Only a preference can be revoked, and this memory is not one. To stop agents "
@@ -400,7 +436,7 @@ class ConsentWithdrawView(_MemoryActionView):
     available = staticmethod(consent_withdrawable)
 
     def unavailable(self, memory) -> str:
-        if memory.status != Status.ACTIVE:
+        if not in_use(memory):
             return not_in_use(memory, "there is no consent to withdraw")
         return (
             "This memory was kept with your own consent, not a workflow's, so there is no "

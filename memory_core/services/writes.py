@@ -869,18 +869,21 @@ def memory_revoke(*, principal, memory_id, reason: str = "") -> Memory:
 
 
 def consent_withdrawable(memory: Memory) -> bool:
-    """Whether ``memory`` has a workflow's consent to withdraw: in use and kept under it (the
-    portal offers the action by this; ``consent_withdraw`` refuses the rest)."""
-    return memory.status == Status.ACTIVE and memory.consent == Consent.WORKFLOW
+    """Whether ``memory`` has a workflow's consent to withdraw: in use (``status_at``: not
+    past its valid_until either) and kept under it (the portal offers the action by this;
+    ``consent_withdraw`` refuses the rest)."""
+    in_use = memory.status_at(timezone.now()) == Status.ACTIVE
+    return in_use and memory.consent == Consent.WORKFLOW
 
 
 def _consent_withdrawable(memory: Memory) -> None:
     """Refuse a withdrawal from a memory not in use (``not_active``: one waiting for a
     reviewer was never given to an agent) or not kept under a workflow's consent
     (``not_workflow_consent``: the person's own consent is not withdrawn; they delete it)."""
-    if memory.status != Status.ACTIVE:
+    state = memory.status_at(timezone.now())
+    if state != Status.ACTIVE:
         raise Conflict(
-            f"Memory {memory.id} is {memory.status}, not in use: there is no consent to withdraw.",
+            f"Memory {memory.id} is {state}, not in use: there is no consent to withdraw.",
             code="not_active",
         )
     if memory.consent != Consent.WORKFLOW:

@@ -1128,3 +1128,52 @@ def test_a_memory_says_when_the_retention_policy_deletes_it(alice_client, alice_
         assert (written + timedelta(days=30)).strftime("%-d %b %Y") in body
     body = alice_client.get(reverse("portal:memory", args=[explicit.pk])).content.decode()
     assert "no end date" in body and "retention policy" not in body
+
+
+def test_a_memory_past_its_end_offers_no_action_that_needs_it_in_use(alice_client, alice_subject):
+    """Past its valid_until (not yet swept: still "active"), the page said "Expired" and
+    offered Correct and This is right, which always failed with ``ttl.in_past`` (the new
+    version copied the past end), and Revoke and Withdraw consent on what no agent uses."""
+    from datetime import timedelta
+
+    now = timezone.now()
+    memory = MemoryFactory(
+        subject=alice_subject, memory_key="style.lang", content="Prefers Python.",
+        memory_class="preference", authority="model_inference", source_type="model_inference",
+        consent="workflow", confidence=0.6,
+        valid_from=now - timedelta(days=10), valid_until=now - timedelta(minutes=1),
+    )  # fmt: skip
+    page = alice_client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
+    assert "Expired" in page
+    for name in ("memory-correct", "memory-confirm", "memory-revoke", "memory-withdraw"):
+        assert reverse(f"portal:{name}", args=[memory.pk]) not in page, name
+
+    correct = reverse("portal:memory-correct", args=[memory.pk])
+    shown = alice_client.get(correct, follow=True)
+    assert shown.redirect_chain[-1][0] == reverse("portal:memory", args=[memory.pk])
+    posts = {
+        correct: {"content": "Prefers Rust.", "reason": ""},
+        reverse("portal:memory-confirm", args=[memory.pk]): {},
+        reverse("portal:memory-revoke", args=[memory.pk]): {"reason": ""},
+        reverse("portal:memory-withdraw", args=[memory.pk]): {"reason": ""},
+    }
+    for url, data in posts.items():
+        response = alice_client.post(url, data, follow=True)
+        body = response.content.decode()
+        assert response.redirect_chain[-1][0] == reverse("portal:memory", args=[memory.pk]), url
+        assert "Nothing was changed. This memory is expired, so agents do not use it" in body, url
+        assert "ttl.in_past" not in body, url
+    memory.refresh_from_db()
+    assert memory.status == "active"  # left to the retention sweep
+    assert Memory.objects.filter(subject=alice_subject).count() == 1
+    assert not MemoryEvent.objects.filter(memory_id=memory.pk).exists()
+    # The service refuses it too, whoever calls it (not_active), and changes nothing.
+    from memory_core.exceptions import Conflict
+    from memory_core.services.writes import consent_withdraw
+
+    owner = SubjectPrincipal(tenant_id=memory.tenant_id, subject_id=memory.subject_id, user_id=1)
+    with pytest.raises(Conflict) as refused:
+        consent_withdraw(principal=owner, memory_id=memory.pk, reason="")
+    assert refused.value.code == "not_active" and "is expired" in refused.value.message
+    memory.refresh_from_db()
+    assert memory.status == "active"
