@@ -198,12 +198,19 @@ def subject_memories(
     """Return one page of the active memories visible to ``principal``, grouped by class
     (CLASS_ORDER) then type, newest first within a type.
 
+    Those whose ``valid_from`` is still ahead (an import may hold one) are listed too: no
+    agent is given them yet, but they are remembered, and were in no list of the page (the
+    template says "Not yet in effect", ``portal_tags.not_yet_in_effect``). Past its
+    ``valid_until``, one is listed as expired by ``subject_memories_not_in_use`` instead.
+
     Each row carries ``usage`` (a Usage). Filters narrow by text (content or key), class,
     type, authority and scope kind. A page past the last is the last. Three queries whatever
     the subject holds: the counts per class, the page's rows, their usage.
     """
     memories = _filtered(
-        Memory.objects.visible_to(principal).active(),
+        Memory.objects.visible_to(principal)
+        .filter(status=Status.ACTIVE)
+        .not_past_end(timezone.now()),
         query=query,
         memory_class=memory_class,
         memory_type=memory_type,

@@ -101,6 +101,13 @@ def not_in_use(memory) -> dict | None:
 
 
 @register.filter
+def not_yet_in_effect(memory) -> bool:
+    """Return whether ``memory`` is active but its ``valid_from`` is still ahead: remembered,
+    and no agent is given it until then (retrieval reads only rows in effect)."""
+    return memory.status == "active" and memory.valid_from > timezone.now()
+
+
+@register.filter
 def expired(moment) -> bool:
     """Return whether a datetime lies in the past."""
     return bool(moment) and moment <= timezone.now()

@@ -1177,3 +1177,24 @@ def test_a_memory_past_its_end_offers_no_action_that_needs_it_in_use(alice_clien
     assert refused.value.code == "not_active" and "is expired" in refused.value.message
     memory.refresh_from_db()
     assert memory.status == "active"
+
+
+def test_a_memory_not_yet_in_effect_is_listed_and_says_so(alice_client, alice_subject):
+    """One whose valid_from is ahead (an import accepts one) was in no list of the page, though
+    its page answered and the export held it: everything remembered is listed."""
+    from datetime import timedelta
+
+    starts = timezone.now() + timedelta(days=3)
+    memory = MemoryFactory(
+        subject=alice_subject, memory_key="travel.office", content="Works from Lisbon in May.",
+        valid_from=starts, valid_until=starts + timedelta(days=30),
+    )  # fmt: skip
+    page = alice_client.get(reverse("portal:home")).content.decode()
+    assert reverse("portal:memory", args=[memory.pk]) in page
+    assert "Works from Lisbon in May." in page
+    assert "Not yet in effect" in page and "no agent is given it until then" in page
+    assert f'<time datetime="{starts.isoformat()}">' in page
+    searched = alice_client.get(reverse("portal:home"), {"q": "Lisbon"}).content.decode()
+    assert "Works from Lisbon in May." in searched and "Not yet in effect" in searched
+    detail = alice_client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
+    assert "Not yet in effect" in detail
