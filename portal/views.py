@@ -214,6 +214,10 @@ class MemoryCorrectView(EndUserMixin, FormView):
         return f"Your correction was not saved: {error.message}"
 
     UNCHANGED = "Nothing changed: the text is the same as the version in use."
+    ALREADY_WAITING = (
+        "Nothing new was saved: this same correction is already waiting for a reviewer. The "
+        "current version stays in use until then."
+    )
 
     def form_valid(self, form):
         detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
@@ -257,6 +261,10 @@ class MemoryCorrectView(EndUserMixin, FormView):
                     "the history as superseded.",
                 )
             return redirect("portal:memory", memory_id=result.memory.pk)
+        if result.decision == "pending_approval" and result.already_waiting:
+            # Sent twice (a double click, the form again): the first one waits, once.
+            messages.info(self.request, self.ALREADY_WAITING)
+            return redirect(detail)
         if result.decision == "pending_approval":
             messages.info(
                 self.request,
@@ -374,6 +382,13 @@ class MemoryConfirmView(EndUserMixin, View):
                 "treat it as your own word, and it no longer fades as a guess does.",
             )
             return redirect("portal:memory", memory_id=result.memory.pk)
+        if result.decision == "pending_approval" and result.already_waiting:
+            messages.info(
+                request,
+                "Nothing new was saved: your confirmation is already waiting for a reviewer. "
+                "The current version stays in use until then.",
+            )
+            return redirect(detail)
         if result.decision == "pending_approval":
             messages.info(
                 request,

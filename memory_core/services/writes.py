@@ -154,6 +154,9 @@ class WriteResult:
     admission_decision: AdmissionDecision | None = None
     policy_version: int | None = None
     index: int = 0
+    # A correction that found the same one already waiting for a reviewer: nothing new was
+    # stored, and ``memory``, ``review_item`` and ``admission_decision`` are that one's.
+    already_waiting: bool = False
 
 
 @dataclass
@@ -750,7 +753,77 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
             "message_id": f"correction:{uuid.uuid4()}",
         }
     candidate = parse_correction(data, previous=target, default_source=default_source)
+    waiting = _same_correction_waiting(principal, target, candidate)
+    if waiting is not None:
+        return waiting
     return _run(principal, [candidate], target=target)[0]
+
+
+def _same_correction_waiting(principal, target: Memory, candidate) -> WriteResult | None:
+    """Return the result of the same correction of ``target`` already waiting for a reviewer,
+    or None.
+
+    The same writer's pending write, cited by an open sensitive-write item as correcting
+    ``target``, with the same content (``content_hash``), value and authority. Sent twice (a
+    double click, a retry, "This is right" pressed again while the first waits), a sensitive
+    correction stored two identical pending writes and two review items: the target stays
+    active while one waits, so nothing else refused the second. Called under the key's lock
+    and the target's row lock, which every correction of it takes first.
+    """
+    writer = getattr(principal, "agent_id", None)
+    pending = (
+        Memory.objects.visible_to(principal)
+        .filter(
+            status=Status.PENDING_APPROVAL,
+            content_hash=content_hash(candidate.content),
+            pk__in=ReviewItem.objects.filter(
+                tenant_id=principal.tenant_id,
+                kind=ReviewItem.Kind.SENSITIVE_WRITE,
+                state=ReviewItem.State.OPEN,
+                candidate_ids__contains=[target.pk],
+            ).values("memory_id"),
+        )
+        .not_past_end(timezone.now())
+        .order_by("created_at", "id")
+    )
+    for memory in pending:
+        if memory.value != candidate.value or (
+            candidate.authority and memory.authority != candidate.authority
+        ):
+            continue
+        decision = (
+            AdmissionDecision.objects.filter(tenant_id=principal.tenant_id, memory=memory)
+            .order_by("created_at")
+            .first()
+        )
+        if decision is None or decision.agent_id != writer:
+            continue
+        item = ReviewItem.objects.get(
+            tenant_id=principal.tenant_id,
+            kind=ReviewItem.Kind.SENSITIVE_WRITE,
+            state=ReviewItem.State.OPEN,
+            memory=memory,
+        )
+        # As a write would: a deletion of the subject, or of the key, queued for a worker
+        # answers 503 rather than an answer that the write waits.
+        subjects_shared_locked(
+            Subject.objects.filter(tenant_id=principal.tenant_id, pk=target.subject_id),
+            keys={(target.subject.external_id, target.memory_key)},
+        )
+        return WriteResult(
+            decision=PENDING,
+            rule_codes=decision.rule_codes,
+            message=(
+                "The same correction already waits for a reviewer (review item "
+                f"{item.id}); nothing new was stored."
+            ),
+            memory=memory,
+            review_item=item,
+            admission_decision=decision,
+            policy_version=decision.policy_version,
+            already_waiting=True,
+        )
+    return None
 
 
 # What a person's confirmation raises to their own authority: what a model inferred or a tool

@@ -328,6 +328,22 @@ def test_supersession_keeps_the_whole_chain(api_client):
     assert again.status_code == 409 and again.json()["error"]["code"] == "not_chain_head"
 
 
+def test_a_sensitive_correction_sent_again_answers_the_one_waiting(api_client):
+    """Sent twice while the first waits for a reviewer, it stored two identical pending writes
+    and two review items: the second answer is now the first's, and nothing new is stored."""
+    head_id = write(api_client).json()["memory"]["id"]
+    correction = {"content": "User is allergic to penicillin.", "source": body()["source"]}
+    first = api_client.post(f"{URL}/{head_id}/supersede", correction, format="json")
+    assert first.status_code == 202, first.json()
+    second = api_client.post(f"{URL}/{head_id}/supersede", correction, format="json")
+    assert second.status_code == 202, second.json()
+    for field in ("memory_id", "review_item", "admission_decision_id", "rule_codes"):
+        assert second.json()[field] == first.json()[field], field
+    assert "already waits for a reviewer" in second.json()["message"]
+    assert Memory.objects.filter(status=Status.PENDING_APPROVAL).count() == 1
+    assert ReviewItem.objects.filter(kind="sensitive_write").count() == 1
+
+
 def test_revoke(api_client):
     memory_id = write(api_client).json()["memory"]["id"]
     response = api_client.post(f"{URL}/{memory_id}/revoke", {"reason": "user asked"}, format="json")

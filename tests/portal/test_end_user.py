@@ -1198,3 +1198,35 @@ def test_a_memory_not_yet_in_effect_is_listed_and_says_so(alice_client, alice_su
     assert "Works from Lisbon in May." in searched and "Not yet in effect" in searched
     detail = alice_client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
     assert "Not yet in effect" in detail
+
+
+def test_a_sensitive_correction_or_confirmation_sent_twice_waits_once(alice_client, alice_subject):
+    """The target stays active while a sensitive correction waits, so a second submit (a
+    double click, the form again) stored a second identical write and review item."""
+    memory = MemoryFactory(
+        subject=alice_subject, memory_key="health.diet", content="Alice eats no gluten.",
+        sensitivity="sensitive",
+    )  # fmt: skip
+    url = reverse("portal:memory-correct", args=[memory.pk])
+    data = {"content": "Alice eats no gluten or dairy.", "reason": ""}
+    first = alice_client.post(url, data, follow=True)
+    assert b"a reviewer will look at it first" in first.content
+    second = alice_client.post(url, data, follow=True)
+    assert second.redirect_chain[-1][0] == reverse("portal:memory", args=[memory.pk])
+    assert b"this same correction is already waiting for a reviewer" in second.content
+    assert Memory.objects.filter(subject=alice_subject, status="pending_approval").count() == 1
+    assert ReviewItem.objects.filter(subject=alice_subject, kind="sensitive_write").count() == 1
+
+    inferred = MemoryFactory(
+        subject=alice_subject, memory_key="health.sleep", content="Alice sleeps badly.",
+        sensitivity="sensitive", authority="model_inference", source_type="model_inference",
+        confidence=0.6,
+    )  # fmt: skip
+    confirm = reverse("portal:memory-confirm", args=[inferred.pk])
+    assert b"a reviewer will look at your confirmation" in alice_client.post(
+        confirm, follow=True
+    ).content.replace(b"\n", b" ")
+    again = alice_client.post(confirm, follow=True)
+    assert b"your confirmation is already waiting for a reviewer" in again.content
+    assert Memory.objects.filter(subject=alice_subject, status="pending_approval").count() == 2
+    assert ReviewItem.objects.filter(subject=alice_subject, kind="sensitive_write").count() == 2

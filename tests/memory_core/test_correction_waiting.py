@@ -1,0 +1,69 @@
+"""A sensitive correction sent again while the first waits for a reviewer stores nothing new:
+``memory_correct`` answers with the one waiting (``WriteResult.already_waiting``)."""
+
+import pytest
+
+from memory_core.models import AdmissionDecision, Memory, ReviewItem, Status
+from memory_core.principals import SubjectPrincipal
+from memory_core.services.writes import memory_confirm, memory_correct
+from tests.factories import MemoryFactory, SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def owner(tenant):
+    subject = SubjectFactory(tenant=tenant, external_id="carol")
+    return SubjectPrincipal(tenant_id=tenant.id, subject_id=subject.id, user_id=1)
+
+
+def sensitive(owner, **fields):
+    return MemoryFactory(
+        subject_id=owner.subject_id, tenant_id=owner.tenant_id, memory_key="health.diet",
+        content="Carol eats no gluten.", sensitivity="sensitive", **fields,
+    )  # fmt: skip
+
+
+def test_the_same_sensitive_correction_twice_waits_once(owner):
+    target = sensitive(owner)
+    first = memory_correct(
+        principal=owner, memory_id=target.pk, data={"content": "Carol eats no  gluten or dairy."}
+    )
+    assert first.decision == "pending_approval" and not first.already_waiting
+    # The same text (its spacing aside: content_hash normalizes it), sent again.
+    second = memory_correct(
+        principal=owner, memory_id=target.pk, data={"content": "Carol eats no gluten or dairy."}
+    )
+    assert second.decision == "pending_approval" and second.already_waiting
+    assert second.memory.pk == first.memory.pk
+    assert second.review_item.pk == first.review_item.pk
+    assert second.admission_decision.pk == first.admission_decision.pk
+    assert "already waits for a reviewer" in second.message
+    assert Memory.objects.filter(status=Status.PENDING_APPROVAL).count() == 1
+    assert ReviewItem.objects.filter(kind="sensitive_write").count() == 1
+    assert AdmissionDecision.objects.count() == 1
+    # Other content is another correction: it waits beside the first.
+    other = memory_correct(
+        principal=owner, memory_id=target.pk, data={"content": "Carol eats no dairy."}
+    )
+    assert other.decision == "pending_approval" and not other.already_waiting
+    assert ReviewItem.objects.filter(kind="sensitive_write", state="open").count() == 2
+
+
+def test_confirming_a_sensitive_inference_twice_waits_once(owner):
+    target = sensitive(owner, authority="model_inference", source_type="model_inference")
+    first = memory_confirm(principal=owner, memory_id=target.pk)
+    second = memory_confirm(principal=owner, memory_id=target.pk)
+    assert first.decision == second.decision == "pending_approval"
+    assert second.already_waiting and second.memory.pk == first.memory.pk
+    assert ReviewItem.objects.filter(kind="sensitive_write").count() == 1
+
+
+def test_a_waiting_correction_decided_since_is_not_answered_again(owner):
+    target = sensitive(owner)
+    data = {"content": "Carol eats no gluten or dairy."}
+    first = memory_correct(principal=owner, memory_id=target.pk, data=data)
+    ReviewItem.objects.filter(pk=first.review_item.pk).update(state="resolved")
+    Memory.objects.filter(pk=first.memory.pk).update(status=Status.REJECTED)
+    again = memory_correct(principal=owner, memory_id=target.pk, data=data)
+    assert not again.already_waiting and again.memory.pk != first.memory.pk
