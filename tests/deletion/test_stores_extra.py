@@ -369,3 +369,69 @@ def test_a_rewritten_evaluation_file_keeps_its_permissions(memories, tmp_path):
         assert path.stat().st_mode & 0o777 == 0o644, name
         if os.geteuid() == 0:
             assert (path.stat().st_uid, path.stat().st_gid) == (4321, 4322), name
+
+
+def _case(memory, question="What is the user's usual coffee order?"):
+    """An evaluation case about ``memory``: its content sits inside a longer answer, where no
+    content hash finds it, so the id is what marks the case."""
+    return {
+        "query": question,
+        "expected_ids": [str(memory.id)],
+        "expected_answer": f"From memory: {memory.content}",
+    }
+
+
+# (document about the target, what is left of it: None when the file goes). ``T`` is the
+# target's case, ``K`` a case about a memory that stays.
+_SHAPES = {
+    # The file is one case: the id sits in its own list of ids, in no list of cases. Only
+    # the id went, and the query and the answer holding the content stayed.
+    "one case": (lambda t, k: t, None),
+    "one case, its fields objects": (
+        lambda t, k: {
+            "input": {"query": t["query"]},
+            "expected": {"ids": t["expected_ids"], "answer": t["expected_answer"]},
+        },
+        None,
+    ),
+    "a list of ids": (lambda t, k: {"ids": [t["expected_ids"][0], k["expected_ids"][0]]}, None),
+    # Cases by name (an object of objects alike): the named case goes, the others stay.
+    "cases by name": (
+        lambda t, k: {"cases": {"c1": t, "c2": k}},
+        lambda t, k: {"cases": {"c2": k}},
+    ),
+    "cases in a list": (lambda t, k: {"cases": [t, k]}, lambda t, k: {"cases": [k]}),
+    # The mention deep in a list inside the case: the whole case goes, not the context item
+    # (the answer beside it holds the content).
+    "a mention in a case's own list of objects": (
+        lambda t, k: {
+            "cases": [
+                {**t, "expected_ids": [], "context": [{"memory_id": t["expected_ids"][0]}]},
+                k,
+            ]
+        },
+        lambda t, k: {"cases": [k]},
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(_SHAPES))
+def test_an_evaluation_case_goes_whole_whatever_holds_it(
+    shape, owner_principal, memories, settings, tmp_path
+):
+    settings.MEMLEDGER_EVAL_DATA_DIRS = [str(tmp_path)]
+    target, kept = memories[0], memories[1]
+    build, left = _SHAPES[shape]
+    t, k = _case(target), _case(kept, question="What does the user read?")
+    path = eval_file("dataset.json")
+    path.write_text(json.dumps(build(t, k)))
+
+    operation = _run(owner_principal, target)
+
+    if left is None:
+        assert not path.exists()
+    else:
+        assert json.loads(path.read_text()) == left(t, k)
+        assert target.content not in path.read_text()
+    evidence = operation.steps.get(store="evaluation").evidence
+    assert (evidence["files_citing"], evidence["files_with_content"]) == (0, 0)
