@@ -549,6 +549,15 @@ class DeleteEverythingView(EndUserMixin, FormView):
                 "Nothing is left to delete: everything remembered about you was already "
                 f"deleted by this operation ({operation.pk}). Nothing new was started."
             )
+        if operation.already_requested and operation.target != DeletionOperation.Target.SUBJECT:
+            # Everything is in the ledger, but a memory's (or a key's) own deletion is not
+            # done (deletion.services._subject_deletion_covering).
+            return messages.INFO, (
+                "Everything remembered about you was already deleted or is being deleted, "
+                "but the deletion of some of it, asked for on its own, is still under way "
+                f"({operation.pk}); nothing new was started. This page follows it until every "
+                "copy is verified gone."
+            )
         if operation.already_requested:
             return messages.INFO, (
                 "A deletion of everything remembered about you is already under way "

@@ -276,8 +276,10 @@ def deletion_request(
     a memory that is already deleted returns the operation that deleted it; a whole subject
     whose every memory is already in the ledger returns its last whole-subject operation
     while that one is under way, or once it completed if no export or trace of the subject
-    was made since. The returned operation's ``already_requested`` says which it is. A whole
-    subject's request also re-drives the subject's failed operations (``_redrive_failed``).
+    was made since and no other deletion of the subject (a memory's, a key's) is unfinished:
+    else that unfinished one. The returned operation's ``already_requested`` says which it
+    is. A whole subject's request also re-drives the subject's failed operations
+    (``_redrive_failed``).
 
     ``time_limited``: the request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET``
     seconds in the database, rolled back, with ``OverBudget`` (``deletion_too_large``): a
@@ -685,7 +687,9 @@ def _subject_deletion_covering(*, subject: Subject, candidates) -> DeletionOpera
     rejected with a reason, or a review item of it holds a reason or a label (a whole-subject
     operation clears those too: ``EventsStore``). A failed (dead-lettered) last one is
     re-driven first: its memories are in its ledger, so a new operation would hold none of
-    them and leave what its failed steps did not clean. None when a new operation is needed.
+    them and leave what its failed steps did not clean. A completed last one is returned only
+    when no other deletion of the subject is unfinished; else the newest unfinished one is
+    (a memory's or a key's: its memories are not done). None when a new operation is needed.
     """
     untouched = candidates.exclude(
         pk__in=Tombstone.objects.filter(tenant_id=subject.tenant_id, subject_id=subject.id).values(
@@ -714,7 +718,21 @@ def _subject_deletion_covering(*, subject: Subject, candidates) -> DeletionOpera
         or RetrievalTrace.objects.filter(tenant_id=subject.tenant_id, subject=subject).exists()
         or EventsStore.subject_has_content(subject)
     )
-    return None if made_since else last
+    if made_since:
+        return None
+    # Every memory is in the ledger, but not every one through ``last``: a memory written
+    # since, or one whose own deletion was asked for before, went by its own operation
+    # (a memory's or a key's, re-driven above if it had failed). While one of those is
+    # unfinished its derived stores may still hold the memory (events, evaluation files),
+    # so "completed" would be untrue: answer it instead (a new operation would hold none of
+    # its memories, and could complete before it).
+    unfinished = (
+        DeletionOperation.objects.filter(tenant_id=subject.tenant_id, subject=subject)
+        .exclude(status=DeletionOperation.State.COMPLETED)
+        .order_by("-requested_at")
+        .first()
+    )
+    return unfinished or last
 
 
 def _operation_create(

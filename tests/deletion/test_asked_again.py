@@ -73,3 +73,51 @@ def test_nothing_made_since_answers_the_completed_operation(owner, owner_princip
     again = deletion_request(principal=owner_principal, subject_id=owner.id)
 
     assert (again.pk, again.already_requested) == (deleted_once.pk, True)
+
+
+def _told_a_memory_remains(owner):
+    """A memory written after the whole subject's deletion, with the writer's free text in
+    its creation event (what its own operation's ``events`` step scrubs)."""
+    memory = MemoryFactory(subject=owner, content="Diagnosed with X")
+    MemoryEvent.objects.create(
+        tenant_id=owner.tenant_id,
+        memory_id=memory.id,
+        action="created",
+        actor_type="agent",
+        details={"reason": "user told me about diagnosis X"},
+    )
+    return memory
+
+
+def test_a_memorys_deletion_under_way_is_answered_not_the_completed_one(
+    owner, owner_principal, deleted_once
+):
+    """The new memory is in the ledger through its own operation, not run yet: the completed
+    whole-subject operation does not cover it, and was answered "completed" while the
+    memory's events still held the writer's words."""
+    memory = _told_a_memory_remains(owner)
+    alone = deletion_request(principal=owner_principal, memory_id=memory.id)  # not run yet
+
+    again = deletion_request(principal=owner_principal, subject_id=owner.id)
+
+    assert (again.pk, again.already_requested) == (alone.pk, True)
+    assert again.status == "pending"
+    assert deletion_run(operation_id=again.id) == "completed"
+    assert "reason" not in MemoryEvent.objects.get(memory_id=memory.id, action="created").details
+    # Then nothing is under way: the whole subject's completed operation answers again.
+    assert deletion_request(principal=owner_principal, subject_id=owner.id).pk == deleted_once.pk
+
+
+def test_a_memorys_deletion_asked_before_the_whole_one_and_still_under_way_is_answered(
+    owner, owner_principal, memories
+):
+    """Asked before the whole subject's, its memory was not in the whole one's ledger: the
+    whole one completed first, and was answered while the memory's operation was pending."""
+    alone = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    whole = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert memories[0].id not in whole.memory_ids
+    assert deletion_run(operation_id=whole.id) == "completed"
+
+    again = deletion_request(principal=owner_principal, subject_id=owner.id)
+
+    assert (again.pk, again.status) == (alone.pk, "pending")

@@ -735,6 +735,28 @@ def test_delete_everything_with_nothing_left_starts_nothing(alice_client, alice_
     assert "Nothing is left to delete" in body and str(operation.pk) in body
 
 
+def test_delete_everything_again_answers_a_memorys_deletion_still_under_way(
+    alice_client, alice_memory
+):
+    """Everything was deleted; a memory written since was deleted on its own and its steps
+    have not run: the page named the completed operation and said nothing was left."""
+    delete_everything(alice_client)
+    (whole,) = subject_operations(alice_memory.subject)
+    assert deletion_run(operation_id=whole.pk) == "completed"
+    newer = MemoryFactory(subject=alice_memory.subject, content="Written since.")
+    alone = alice_client.post(
+        reverse("portal:memory-delete", args=[newer.pk]), {"confirm": "on"}, follow=True
+    )
+    assert alone.status_code == 200
+    (memory_operation,) = DeletionOperation.objects.filter(target="memory")
+
+    body = delete_everything(alice_client)
+
+    assert subject_operations(alice_memory.subject) == [whole]
+    assert "Nothing is left to delete" not in body
+    assert f"still under way ({memory_operation.pk}); nothing new was started" in body
+
+
 def test_delete_everything_again_when_something_new_is_there(alice_client, alice_memory):
     delete_everything(alice_client)
     (first,) = subject_operations(alice_memory.subject)
