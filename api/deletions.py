@@ -108,6 +108,7 @@ class DeletionListCreateView(SpendsNoWriteQuota, APIView):
             **AGENT_BODY,
             403: error(
                 "The agent's write grant does not cover the memory (forbidden), or not every "
+                "older version it supersedes (history_not_fully_granted), or not every "
                 "memory of the subject (subject_not_fully_granted), or, for a key's deletion "
                 "too large for a request, not every memory on the key (key_not_fully_granted)."
             ),

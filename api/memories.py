@@ -42,6 +42,7 @@ from api.responses import (
     AGENT_INSERTS,
     BAD_REQUEST,
     CONFLICT,
+    DELETION_FORBIDDEN,
     DELETION_TOO_LARGE,
     FORBIDDEN,
     NOT_FOUND,
@@ -239,7 +240,7 @@ class MemoryDetailView(SpendsNoWriteQuota, APIView):
         responses={
             202: AcceptedSerializer,
             **AGENT,
-            403: FORBIDDEN,
+            403: DELETION_FORBIDDEN,
             404: NOT_FOUND,
             422: DELETION_TOO_LARGE,
         },

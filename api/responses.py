@@ -30,6 +30,11 @@ UNAVAILABLE = error(
 )
 NOT_FOUND = error("No such id, or outside the caller's scope (same answer).")
 FORBIDDEN = error("The agent's write grant does not cover this memory type.")
+DELETION_FORBIDDEN = error(
+    "The agent's write grant does not cover this memory type (forbidden), or its grant does "
+    "not reach every older version the memory supersedes (history_not_fully_granted): "
+    "nothing was deleted."
+)
 SUBJECT_NOT_GRANTED = error(
     "An agent without any_subject named a subject its subject token does not name "
     "(subject_not_granted)."

@@ -269,8 +269,9 @@ def deletion_request(
       subject's exports, traces and caches.
 
     Only what ``principal`` may see is in reach; anything else is NotFound. An agent deletes
-    only memory types its grant lets it write (as revoke), and a whole subject only when its
-    grant reaches every memory of the subject; otherwise PermissionDenied.
+    only memory types its grant lets it write (as revoke), a memory only when its grant
+    reaches every older version it supersedes, and a whole subject only when its grant
+    reaches every memory of the subject; otherwise PermissionDenied.
 
     Asking again returns the operation already asked for instead of opening an empty one:
     a memory that is already deleted returns the operation that deleted it; a whole subject
@@ -333,14 +334,31 @@ def _memory_deletion(budget: Budget, principal, memory_id, reason_code) -> Delet
     if tombstone is not None and tombstone.operation_id is not None:
         return _already_requested(DeletionOperation.objects.get(pk=tombstone.operation_id))
     ids = _with_predecessors(memory.id)
+    candidates = _deletable(principal, visible).filter(
+        pk__in_array=ids, subject_id=memory.subject_id
+    )
+    # A correction may lower a chain's sensitivity: an agent capped below an older version
+    # reaches the head and not that version, which stayed, content and all, while the
+    # operation completed. As for a whole subject (``_whole_subject_in_reach``), only a
+    # caller that reaches every version of the history may ask; nothing is deleted else.
+    out_of_reach = (
+        Memory.objects.filter(tenant_id=memory.tenant_id, pk__in_array=ids)
+        .exclude(status=Status.DELETED)
+        .exclude(pk__in=candidates.values("pk"))
+    )
+    if out_of_reach.exists():
+        raise PermissionDenied(
+            "The agent's grant does not reach every older version this memory supersedes "
+            "(its history, which a deletion by memory_id deletes too), so it cannot delete "
+            "it; ask the user (portal) or a reviewer.",
+            code="history_not_fully_granted",
+        )
     return _newly_requested(
         principal=principal,
         tenant_id=memory.tenant_id,
         subject_id=memory.subject_id,
         target=DeletionOperation.Target.MEMORY,
-        candidates=_deletable(principal, visible).filter(
-            pk__in_array=ids, subject_id=memory.subject_id
-        ),
+        candidates=candidates,
         reason_code=reason_code,
         budget=budget,
     )

@@ -140,3 +140,20 @@ def test_an_accepted_deletion_is_journaled_when_the_response_comes_back(
     assert operation.journaled_at is not None
     entries = ledger_read(since=operation.requested_at)
     assert str(operation.id) in [entry["operation_id"] for entry in entries]
+
+
+def test_an_agent_out_of_reach_of_a_versions_history_is_403(tenant, owner):
+    from tests.clients import client_for
+    from tests.factories import AgentFactory
+
+    old = MemoryFactory(subject=owner, memory_key="k", sensitivity="sensitive", status="superseded")
+    head = MemoryFactory(subject=owner, memory_key="k", supersedes=old, version=2)
+    client = client_for(AgentFactory(tenant=tenant, max_sensitivity="personal"))
+
+    for response in (
+        client.delete(f"/api/v1/memories/{head.id}"),
+        client.post("/api/v1/deletions", {"memory_id": str(head.id)}, format="json"),
+    ):
+        assert response.status_code == 403
+        assert response.json()["error"]["code"] == "history_not_fully_granted"
+    assert Memory.objects.get(pk=old.id).status == "superseded"

@@ -203,6 +203,55 @@ def test_deleting_a_head_deletes_its_history(owner, owner_principal):
     assert deletion_run(operation_id=operation.id) == "completed"
 
 
+def _chain_lowered_by_a_correction(owner):
+    """A contact corrected to a less sensitive version: the older one, more sensitive, is
+    out of reach of an agent capped at ``personal``; the head is in it."""
+    old = MemoryFactory(
+        subject=owner,
+        memory_key="contact",
+        content="Phone is 555-0100",
+        sensitivity="sensitive",
+        status="superseded",
+    )
+    head = MemoryFactory(
+        subject=owner,
+        memory_key="contact",
+        content="Use email",
+        sensitivity="personal",
+        supersedes=old,
+        version=2,
+    )
+    return old, head
+
+
+def test_an_agent_whose_grant_misses_part_of_the_history_deletes_nothing(
+    owner, owner_principal, tenant
+):
+    """The versions it could not see were left with their content, and the operation
+    completed: "the memory and the older versions it supersedes" was untrue."""
+    from memory_core.exceptions import PermissionDenied
+    from memory_core.principals import AgentPrincipal
+    from tests.factories import AgentFactory
+
+    old, head = _chain_lowered_by_a_correction(owner)
+    capped = AgentPrincipal.from_agent(AgentFactory(tenant=tenant, max_sensitivity="personal"))
+
+    with pytest.raises(PermissionDenied) as refused:
+        deletion_request(principal=capped, memory_id=head.id)
+
+    assert refused.value.code == "history_not_fully_granted"
+    assert not DeletionOperation.objects.exists()
+    old.refresh_from_db()
+    head.refresh_from_db()
+    assert (old.status, old.content, head.status) == ("superseded", "Phone is 555-0100", "active")
+    # The user (or an agent whose grant reaches every version) deletes the whole history.
+    operation = deletion_request(principal=owner_principal, memory_id=head.id)
+    assert set(operation.memory_ids) == {old.id, head.id}
+    assert deletion_run(operation_id=operation.id) == "completed"
+    old.refresh_from_db()
+    assert (old.status, old.content) == ("deleted", "")
+
+
 def test_requesting_a_deleted_memory_again_returns_its_operation(owner_principal, memories):
     first = deletion_request(principal=owner_principal, memory_id=memories[0].id)
     again = deletion_request(principal=owner_principal, memory_id=memories[0].id)
