@@ -170,6 +170,11 @@ def unavailable(exc: Exception) -> tuple[str, str]:
 def exception_handler(exc, context):
     """Map domain, DRF and database errors to stable JSON errors; never a bare 500."""
     if isinstance(exc, DomainError):
+        # A refused request changes nothing: what it wrote before the refusal goes back with
+        # its transaction (ATOMIC_REQUESTS), as DRF does for its own errors. Each service
+        # already rolls its own atomic block back; this covers what a view wrote around one
+        # (AccessDenialMiddleware records a 403 in a transaction of its own, after this).
+        set_rollback()
         headers = {"Retry-After": "5"} if exc.status == 503 else None
         details = bounded(exc.details) if isinstance(exc, ValidationFailed) else exc.details
         return error_response(exc.code, exc.message, exc.status, details, headers=headers)

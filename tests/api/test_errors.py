@@ -152,3 +152,23 @@ def test_a_503_logs_the_database_error_behind_it(caplog):
     assert response.status_code == 503
     assert response.data["error"]["code"] == "memory_unavailable"
     assert "deadlock detected" in caplog.text
+
+
+@pytest.mark.parametrize("status", [403, 404, 409, 503])
+def test_a_refused_request_changes_nothing_its_view_wrote_before_the_refusal(status):
+    """A domain error answered a 4xx or a 503 and committed the request's transaction
+    (ATOMIC_REQUESTS): whatever the view wrote before the service refused stayed."""
+    from django.db import transaction
+
+    from api.exceptions import exception_handler
+    from memory_core.exceptions import DomainError
+    from memory_core.models import Tenant
+
+    refusal = DomainError("refused", code="refused")
+    refusal.status = status
+    with transaction.atomic():
+        Tenant.objects.create(slug="written-before-the-refusal", name="x")
+        response = exception_handler(refusal, {})
+        assert response.status_code == status
+        assert transaction.get_rollback()
+    assert not Tenant.objects.filter(slug="written-before-the-refusal").exists()
