@@ -1,0 +1,58 @@
+"""Migration 0032: rows stored with ``user:<subject UUID>`` (before writes settled the
+spelling) are rewritten to ``user:<external id>``, so a write on the key finds one chain."""
+
+import importlib
+
+import pytest
+from django.db import connection
+
+from memory_core.models import Memory, ReviewItem, ScopeKind
+from memory_core.principals import SystemPrincipal
+from memory_core.services.writes import memory_write
+from tests.factories import MemoryFactory, SubjectFactory, write_body
+
+pytestmark = pytest.mark.django_db
+
+REWRITE = importlib.import_module("memory_core.migrations.0032_user_scope_by_external_id").REWRITE
+
+
+def test_user_scopes_spelt_by_uuid_are_rewritten_and_a_write_then_supersedes_them(tenant):
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    other = SubjectFactory(tenant=tenant, external_id="user-2")
+    by_uuid = MemoryFactory(
+        subject=subject, memory_key="style.answers", scope_kind=ScopeKind.USER,
+        scope_ref=str(subject.id), content="User prefers concise answers.",
+    )  # fmt: skip
+    deleted = MemoryFactory(
+        subject=subject,
+        scope_kind=ScopeKind.USER,
+        scope_ref=str(subject.id),
+        status="deleted",
+        content="",
+    )
+    # Another subject's UUID (refused since stop 35) is not this subject's id: left alone.
+    foreign = MemoryFactory(subject=subject, scope_kind=ScopeKind.USER, scope_ref=str(other.id))
+    item = ReviewItem.objects.create(
+        tenant=tenant, subject=subject, kind="conflict", memory_key="style.answers",
+        scope_kind=ScopeKind.USER, scope_ref=str(subject.id), candidate_ids=[by_uuid.id],
+    )  # fmt: skip
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('memledger.platform', true)")
+        (mode,) = cursor.fetchone()
+        cursor.execute(REWRITE)  # as the migration runs it: platform mode, then off
+        cursor.execute("SELECT set_config('memledger.platform', %s, true)", [mode or ""])
+
+    rows = dict(Memory.objects.values_list("pk", "scope_ref"))
+    assert rows[by_uuid.pk] == "user-1"
+    assert rows[deleted.pk] == str(subject.id) and rows[foreign.pk] == str(other.id)
+    item.refresh_from_db()
+    assert item.scope_ref == "user-1"
+    result = memory_write(
+        principal=SystemPrincipal(tenant_id=tenant.id),
+        data=write_body(
+            memory_key="style.answers", scope="user:user-1", content="User prefers long answers."
+        ),
+    )
+    assert result.memory.supersedes_id == by_uuid.id
+    assert Memory.objects.get(pk=by_uuid.pk).status == "superseded"
