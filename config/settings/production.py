@@ -6,9 +6,21 @@ from .base import *
 
 DEBUG = False
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
-if len(SECRET_KEY) < 50 or SECRET_KEY.startswith(("local-", "test-", "django-insecure")):
+
+
+def _weak(key: str) -> bool:
+    return len(key) < 50 or key.startswith(("local-", "test-", "django-insecure"))
+
+
+if _weak(SECRET_KEY):
     raise ImproperlyConfigured(
         "DJANGO_SECRET_KEY must be set to a random value of at least 50 characters in production."
+    )
+# An old key still signs in: subject tokens and sessions signed with it are accepted.
+if any(_weak(key) for key in SECRET_KEY_FALLBACKS):
+    raise ImproperlyConfigured(
+        "Every key of DJANGO_SECRET_KEY_FALLBACKS must be a random value of at least 50 "
+        "characters in production: a weak old key still verifies subject tokens and sessions."
     )
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)

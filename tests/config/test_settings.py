@@ -120,6 +120,22 @@ def test_production_refuses_a_missing_or_weak_secret():
         assert "DJANGO_SECRET_KEY must be set" in result.stderr
 
 
+def test_production_refuses_a_weak_old_secret_among_the_fallbacks():
+    """An old key in DJANGO_SECRET_KEY_FALLBACKS still verifies subject tokens and sessions:
+    a weak one was accepted beside a strong current key."""
+    secret = secrets.token_urlsafe(64)
+    result = run_manage(
+        "check", DJANGO_SECRET_KEY=secret,
+        DJANGO_SECRET_KEY_FALLBACKS=f"{secrets.token_urlsafe(64)},short",
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "DJANGO_SECRET_KEY_FALLBACKS" in result.stderr
+    strong = run_manage(
+        "check", DJANGO_SECRET_KEY=secret, DJANGO_SECRET_KEY_FALLBACKS=secrets.token_urlsafe(64)
+    )
+    assert strong.returncode == 0, strong.stderr
+
+
 def test_a_deployment_without_redis_is_warned_that_rate_limits_can_lose_counts(settings, tmp_path):
     from memory_core.checks import check_throttle_cache
 
