@@ -7,6 +7,7 @@ admission decides (HTTP 201/202/422). Output serializers render rows; they hold 
 
 from collections.abc import Mapping
 
+from django.core.validators import RegexValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.settings import api_settings
@@ -22,6 +23,8 @@ from api.pagination import MAX_CURSOR_CHARS, InvalidCursor, cursor_decode
 from memory_core.admission.candidate import (
     HARD_MAX_CONTENT_CHARS,
     HARD_MAX_ID_CHARS,
+    ID_PATTERN,
+    INVALID_ID,
     MAX_BATCH,
     MAX_REASON_CHARS,
     MAX_SCOPE_CHARS,
@@ -93,6 +96,17 @@ def _body_id_field(**kwargs):
     return StrictCharField(max_length=HARD_MAX_ID_CHARS, **kwargs)
 
 
+def _body_identifier_field(**kwargs):
+    """An id in a JSON body that no guard reads (a conversation's, a tool's, a session's, a
+    task's): letters, digits and a few separators only (``ID_PATTERN``), as the domain
+    parser refuses it (``invalid_id``)."""
+    return StrictCharField(
+        max_length=HARD_MAX_ID_CHARS,
+        validators=[RegexValidator(rf"\A{ID_PATTERN}\Z", INVALID_ID, code="invalid_id")],
+        **kwargs,
+    )
+
+
 @extend_schema_field(
     {
         "type": "string",
@@ -135,9 +149,9 @@ ENVIRONMENT_HELP = (
 
 class SourceSerializer(StrictSerializer):
     type = StrictChoiceField(choices=SourceType.choices)
-    conversation_id = _body_id_field()
+    conversation_id = _body_identifier_field()
     message_id = _body_id_field()
-    tool = _body_id_field(required=False, allow_blank=True)
+    tool = _body_identifier_field(required=False, allow_blank=True)
 
 
 class _MemoryBodySerializer(StrictSerializer):
@@ -163,8 +177,8 @@ class MemoryWriteSerializer(_MemoryBodySerializer):
         help_text="'global' or kind:ref with kind user, project, repo or task.",
     )
     source = SourceSerializer()
-    session_id = _body_id_field(required=False, allow_blank=True)
-    task_id = _body_id_field(required=False, allow_blank=True)
+    session_id = _body_identifier_field(required=False, allow_blank=True)
+    task_id = _body_identifier_field(required=False, allow_blank=True)
     environment = EnvironmentField(help_text=ENVIRONMENT_HELP)
 
 
