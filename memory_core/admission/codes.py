@@ -92,6 +92,10 @@ RULE_CODES: dict[str, tuple[int, str]] = {
         8,
         "A sensitive category: a reviewer must approve the write before it is used.",
     ),
+    "sensitivity.downgrade_review_required": (
+        8,
+        "Lower sensitivity than the version it replaces: a reviewer must approve the downgrade before it is used.",
+    ),
     "ttl.in_past": (9, "valid_until is not in the future."),
     "ttl.defaulted": (9, "valid_until defaulted from the class retention policy."),
     "ttl.capped": (9, "valid_until was capped by the class retention policy."),
@@ -124,6 +128,7 @@ INFORMATIONAL = {
     "class.pointer",
     "source.confidence_capped",
     "sensitivity.review_required",
+    "sensitivity.downgrade_review_required",
     "ttl.defaulted",
     "ttl.capped",
     "supersession.supersedes",

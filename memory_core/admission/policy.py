@@ -82,6 +82,7 @@ class Head:
     id: object
     authority: str
     status: str = "active"
+    sensitivity: str = ""  # "": not known (a write that lowers it is then not seen as one)
 
 
 @dataclass
@@ -143,7 +144,11 @@ def policy_section(policy: dict | None, section: str) -> dict:
 
 
 # What an accepted or pending write's message explains (the other codes are informational).
-EXPLAINED_ON_ADMISSION = ("sensitivity.review_required", "supersession.conflict_lower_authority")
+EXPLAINED_ON_ADMISSION = (
+    "sensitivity.review_required",
+    "sensitivity.downgrade_review_required",
+    "supersession.conflict_lower_authority",
+)
 
 
 def decision_message(outcome: str, codes: list[str], admission: dict | None = None) -> str:
@@ -345,6 +350,19 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
     needs_review = SENSITIVITY_RANK[sensitivity] >= SENSITIVITY_RANK[Sensitivity.SENSITIVE]
     if needs_review:
         codes.append("sensitivity.review_required")
+    # A new version of a memory (a correction, a write on its key) below the sensitivity its
+    # head was kept at: a reviewer decides the downgrade, as they decided the head's (an
+    # agent's correction declaring "personal" made a reviewed health fact readable by agents
+    # capped at personal). memledger's own paths are trusted with it.
+    head = context.head
+    if (
+        head is not None
+        and head.sensitivity
+        and not grant.trusted
+        and SENSITIVITY_RANK[sensitivity] < SENSITIVITY_RANK[head.sensitivity]
+    ):
+        needs_review = True
+        codes.append("sensitivity.downgrade_review_required")
 
     # 9. TTL: defaults from the class retention, capped by it; inferred memories live shorter.
     limit = retention_limit(memory_class, authority, retention)
@@ -362,7 +380,6 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
 
     # 10. Supersession: equal or higher authority supersedes; lower is kept as a conflict.
     action, head_id = "create", None
-    head = context.head
     if head is not None:
         if head.status != "active":
             return refuse("supersession.not_head")

@@ -609,7 +609,9 @@ def _admit_each(
             policy_version=policy_version,
             subject_exists=subject is not None,
             recent_texts=texts + batch_texts.get(candidate.subject, []),
-            head=Head(item.head.id, item.head.authority, item.head.status) if item.head else None,
+            head=Head(item.head.id, item.head.authority, item.head.status, item.head.sensitivity)
+            if item.head
+            else None,
             batch_keys=batch_keys,
         )
         item.decision = admit(candidate, grant, context)
