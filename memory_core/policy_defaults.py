@@ -12,8 +12,9 @@ DEFAULT_POLICY = {
         "max_value_bytes": 8192,
         # Preference-class types a workflow (not the user's explicit consent) may write.
         "workflow_consent_types": ["project_constraint", "repository_rule"],
-        # How far back the split-instruction check joins a write with the same agent's
-        # recent writes about the same subject.
+        # How far back the split-instruction check joins a write with the recent writes
+        # about the same subject (the agent's own and the shared ones): minutes, and writes
+        # (0 to 100).
         "split_window_minutes": 1440,
         "split_window_writes": 5,
         "sensitive_categories": [

@@ -136,7 +136,13 @@ class Candidate:
         return (self.subject, self.memory_key, self.memory_type, self.scope, self.environment)
 
     def texts(self) -> list[str]:
-        """Return every free text of the candidate the guards read: content and all of value."""
+        """Return every free text of the candidate the guards read: content and all of value
+        (its strings, then its ``value_lines``)."""
+        return [*self.written_texts(), *value_line_texts(self.value)]
+
+    def written_texts(self) -> list[str]:
+        """Return the content and the value's strings as written (``value_texts``): the
+        texts an instruction may be split across (``seams``, the split-write rule)."""
         return [self.content, *value_texts(self.value)]
 
 
@@ -182,6 +188,94 @@ def value_strings(value) -> list[str]:
     return out
 
 
+# A line of ``value_lines`` names its object by the last keys of its path, each cut to this
+# many characters: what "order status: refunded" needs, and no more (a long path repeated on
+# every line would multiply the text the guards read).
+_PATH_KEYS = 2
+_PATH_KEY_CHARS = 24
+# A number under a key naming a bound is a preference ("max_price": 50, a budget), not a
+# price or a balance held: read without the colon the class guard's "price: 50" needs.
+_BOUND_WORDS = frozenset({"max", "min", "maximum", "minimum", "budget", "limit", "target"})
+# A string leaf is read whole by ``value_strings``; on its key's line, its start is enough.
+_LINE_LEAF_CHARS = 200
+_KEY_WORDS = re.compile(r"[\s._\-/:]+")
+
+
+def key_words(key: str) -> str:
+    """Return a key as words: its dots, underscores, hyphens, slashes and colons read as
+    spaces (``health.hiv_status`` is "health hiv status")."""
+    return _KEY_WORDS.sub(" ", key).strip()
+
+
+def _scalar(item, limit: int | None = None) -> str:
+    if isinstance(item, str):
+        return item[:limit]
+    if item is None:
+        return "null"
+    return json.dumps(item)  # true, false, 5400, 4111111111111111, 54.5
+
+
+def _is_scalar(item) -> bool:
+    return not isinstance(item, (dict, list))
+
+
+def _key(key: str) -> str:
+    """A key as a line reads it: its words (``order_status`` is "order status", as it was
+    written to be read), or itself when it has none."""
+    return key_words(key) or key
+
+
+def _entry(key: str, inner) -> str:
+    key = _key(key)
+    if isinstance(inner, list):  # a list of scalars, read on its key's line
+        return f"{key}: {', '.join(_scalar(x, _LINE_LEAF_CHARS) for x in inner)}"
+    if isinstance(inner, (int, float)) and not isinstance(inner, bool):
+        words = key.lower().split()
+        if words and (words[0] in _BOUND_WORDS or words[-1] in _BOUND_WORDS):
+            return f"{key} {_scalar(inner)}"
+    return f"{key}: {_scalar(inner, _LINE_LEAF_CHARS)}"
+
+
+def value_lines(value) -> list[str]:
+    """Return a JSON value read as the writer's structure says it: one line per object,
+    ``path: key: leaf; key: leaf``, numbers and booleans included (``{"order": {"status":
+    "refunded"}, "balance": 5400}`` reads "order: status: refunded" and "balance: 5400").
+
+    ``value_strings`` reads keys and leaves apart, strings only: the rules that need a key and
+    its value together ("password: ...", "balance: 5400", "role: admin") never saw them. A
+    line costs about its object's JSON (the path is its last ``_PATH_KEYS`` keys, cut), so
+    the text read stays bounded by the value's size, which rule 3 caps.
+    """
+    lines: list[str] = []
+    stack: list[tuple[tuple[str, ...], object]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        prefix = " ".join(path)
+        children: list[tuple[tuple[str, ...], object]] = []
+        if isinstance(item, dict):
+            entries = []
+            for key, inner in item.items():
+                key = str(key)
+                nested = isinstance(inner, dict) or (
+                    isinstance(inner, list) and not all(_is_scalar(x) for x in inner)
+                )
+                if nested:
+                    step = _key(key)[:_PATH_KEY_CHARS]
+                    children.append(((*path, step)[-_PATH_KEYS:], inner))
+                else:
+                    entries.append(_entry(key, inner))
+            line = "; ".join(entries)
+        elif isinstance(item, list):
+            line = ", ".join(_scalar(x, _LINE_LEAF_CHARS) for x in item if _is_scalar(x))
+            children = [(path, x) for x in item if not _is_scalar(x)]
+        else:
+            line = _scalar(item, _LINE_LEAF_CHARS)
+        if line:
+            lines.append(f"{prefix}: {line}" if prefix else line)
+        stack.extend(reversed(children))
+    return lines
+
+
 def value_texts(value) -> list[str]:
     """Return every string of a JSON value packed into texts of at most ``VALUE_TEXT_CHARS``.
 
@@ -189,10 +283,25 @@ def value_texts(value) -> list[str]:
     rule), in a bounded number of guard calls: short strings are joined one per line, and a
     longer string is cut into overlapping pieces.
     """
+    return _packed(value_strings(value))
+
+
+def value_line_texts(value) -> list[str]:
+    """Return the ``value_lines`` of a JSON value (a bare number or boolean: itself), packed as
+    ``value_texts`` packs strings. Texts of their own, never joined to the strings' (nor
+    read across by ``seams``): "an administrator." then "note: ..." read as a signed note."""
+    if isinstance(value, (dict, list)):
+        return _packed(value_lines(value))
+    if value is None or isinstance(value, str):
+        return []  # no structure: the string is read by value_texts
+    return [_scalar(value)]
+
+
+def _packed(strings: list[str]) -> list[str]:
     texts: list[str] = []
     current: list[str] = []
     size = 0
-    for string in value_strings(value):
+    for string in strings:
         if len(string) > VALUE_TEXT_CHARS:
             step = VALUE_TEXT_CHARS - _VALUE_TEXT_OVERLAP
             texts.extend(string[i : i + VALUE_TEXT_CHARS] for i in range(0, len(string), step))

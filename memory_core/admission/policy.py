@@ -1,8 +1,9 @@
 """``admit(candidate, principal, context)``: the deterministic admission policy.
 
 Pure: no database, no model calls, no clock other than ``context.now``. The write service
-gathers the context (the subject's state, the recent writes of the same agent and subject,
-the head of the memory_key's chain, the tenant's active policy) and stores the Decision.
+gathers the context (the subject's state, the recent writes about the subject: the agent's
+and the shared ones, the head of the memory_key's chain, the tenant's active policy) and
+stores the Decision.
 
 The rules run in the order of DESIGN.md ("Write path"); the first rule that refuses ends the
 evaluation. Every code a rule adds, refusing or informational, is in ``Decision.rule_codes``.
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory_core.admission import guards, normalize
-from memory_core.admission.candidate import Candidate, seams
+from memory_core.admission.candidate import Candidate, key_words, seams
 from memory_core.admission.codes import INFORMATIONAL, POLICY_LIMITS, RULE_CODES
 from memory_core.models import (
     AUTHORITY_RANK,
@@ -44,6 +45,16 @@ SOURCE_AUTHORITIES = {
     SourceType.ADMIN: (Authority.EXPLICIT_ADMIN, Authority.CONFIRMED_SYSTEM),
 }
 POINTER_KEYS = {"system", "reference", "kind", "description", "url", "label"}
+# A pointer names a record elsewhere: its system, reference and kind are tokens, its url a
+# link. Anything else in them is words the class guard must read ("kind": "Refund approved;
+# balance is $5,400" made a pointer of a balance).
+POINTER_TOKEN_CHARS = 64
+POINTER_KIND_CHARS = 32
+POINTER_URL_CHARS = 2048
+# The most earlier writes the split-write rule joins, as policy_check bounds the knob.
+MAX_SPLIT_WINDOW_WRITES = 100
+# The start of the content the memory_key is read with (the key's words, then these).
+KEY_SEAM_CHARS = 200
 
 
 @dataclass(frozen=True)
@@ -166,15 +177,50 @@ def _policy(context: AdmissionContext, section: str) -> dict:
     return policy_section(context.policy, section)
 
 
+def _is_token(text, limit: int) -> bool:
+    """Whether ``text`` is one word of at most ``limit`` characters (no whitespace)."""
+    return isinstance(text, str) and 0 < len(text) <= limit and not any(c.isspace() for c in text)
+
+
 def _is_pointer(value) -> bool:
-    return (
-        isinstance(value, dict)
-        and isinstance(value.get("system"), str)
-        and isinstance(value.get("reference"), str)
-        and bool(value["system"].strip())
-        and bool(value["reference"].strip())
-        and set(value) <= POINTER_KEYS
-    )
+    """Whether ``value`` is a pointer to a record elsewhere: ``system`` and ``reference``
+    single tokens, ``kind`` a short token and ``url`` a link when present, nothing else but a
+    ``description`` and a ``label`` (read by the class guard as any text is)."""
+    if not isinstance(value, dict) or not set(value) <= POINTER_KEYS:
+        return False
+    if not (
+        _is_token(value.get("system"), POINTER_TOKEN_CHARS)
+        and _is_token(value.get("reference"), POINTER_TOKEN_CHARS)
+    ):
+        return False
+    if "kind" in value and not _is_token(value["kind"], POINTER_KIND_CHARS):
+        return False
+    if "url" in value:
+        url = value["url"]
+        if not (
+            _is_token(url, POINTER_URL_CHARS) and url.lower().startswith(("https://", "http://"))
+        ):
+            return False
+    return True
+
+
+def split_window(admission: dict) -> int:
+    """Return how many earlier writes the split-write rule joins (``split_window_writes``),
+    bounded as policy_check bounds it: a document stored before the bound may say more."""
+    try:
+        writes = int(admission.get("split_window_writes", 5))
+    except (TypeError, ValueError):
+        writes = 5
+    return min(max(writes, 0), MAX_SPLIT_WINDOW_WRITES)
+
+
+def key_seam(candidate: Candidate) -> str:
+    """Return the memory_key read as words, then the start of the content: a key and the
+    content say together what neither says alone ("health.hiv_status" with "Positive.", or
+    an instruction begun in the key and ended in the content). "" without a key."""
+    if not candidate.memory_key:
+        return ""
+    return f"{key_words(candidate.memory_key)} {candidate.content[:KEY_SEAM_CHARS]}"
 
 
 def _split_between(previous: str, content: str) -> bool:
@@ -185,15 +231,25 @@ def _split_between(previous: str, content: str) -> bool:
     return bool(set(joined) - set(guards.injection_codes([previous])))
 
 
-def check_content(candidate: Candidate, recent_texts: list[str] = ()) -> list[str]:
-    """Return the class and injection guard codes for ``candidate`` (rules 4 and 5)."""
+def check_content(
+    candidate: Candidate, recent_texts: list[str] = (), *, window: int | None = None
+) -> list[str]:
+    """Return the class and injection guard codes for ``candidate`` (rules 4 and 5);
+    ``window``: how many of the last ``recent_texts`` the split-write rule joins (None: all
+    of them, the caller bounded them)."""
+    recent = list(recent_texts)
+    if window is not None:
+        recent = recent[max(len(recent) - window, 0) :] if window > 0 else []
     with guards.reading_memo():  # the guards below share the readings of the write's texts
-        return _check_content(candidate, recent_texts)
+        return _check_content(candidate, recent)
 
 
-def _check_content(candidate: Candidate, recent_texts: list[str]) -> list[str]:
-    texts = candidate.texts()
-    class_texts = texts
+def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
+    written = candidate.written_texts()  # content and the value's strings
+    # The class guard reads the value's structure too (``value_lines``: "balance: 5400",
+    # "role: admin"); the injection guard does not, as its keys read as speakers there
+    # ("system: billing" is a pointer's system, not a system message).
+    class_texts = candidate.texts()
     if _is_pointer(candidate.value):
         # A pointer's system, reference, kind and url name a record elsewhere ("billing",
         # "INV-1"): the class guard reads the content and the pointer's own words (its
@@ -202,14 +258,21 @@ def _check_content(candidate: Candidate, recent_texts: list[str]) -> list[str]:
         class_texts = [candidate.content, *(w for w in words if isinstance(w, str))]
     # The key and the scope's reference are the writer's words too, and the prompt shows
     # them (an item's scope="...", a clarification's key): the injection guard reads them.
-    texts = texts + [t for t in (candidate.memory_key, candidate.scope_ref) if t]
+    # The key is read with the content too (``key_seam``), and the message's id, which GET
+    # answers: the other ids of a write are refused unless they are ids (``_identifier``).
+    extra = (candidate.memory_key, candidate.scope_ref, key_seam(candidate))
+    texts = written + [t for t in (*extra, candidate.source_message_id) if t]
     codes = guards.class_codes(class_texts)
-    injection = guards.injection_codes(texts + seams(candidate.texts()))
+    injection = guards.injection_codes(texts + seams(written))
     codes += injection
-    recent = recent_texts[-5:]
-    if not injection and any(_split_between(previous, candidate.content) for previous in recent):
+    # An instruction split with an earlier write may end in the value as well as the content.
+    if not injection and any(
+        _split_between(previous, text) for previous in recent for text in written
+    ):
         codes.append("injection.split_write")
-    if codes and guards.is_obfuscated(texts, codes):
+    # Every text a guard read (the class guard's structure lines too), so a match on a line is
+    # not taken for one found only in a de-obfuscated reading.
+    if codes and guards.is_obfuscated(list(dict.fromkeys(texts + class_texts)), codes):
         codes.append("injection.obfuscated")
     return codes
 
@@ -324,7 +387,7 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
         return refuse("fields.duplicate_in_batch")
 
     # 4 and 5. Class guard and injection guard, whatever the source.
-    content_codes = check_content(candidate, context.recent_texts)
+    content_codes = check_content(candidate, context.recent_texts, window=split_window(admission))
     if any(code in REFUSING for code in content_codes):
         return refuse(*content_codes)
     if _is_pointer(candidate.value):
@@ -339,8 +402,10 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
     memory_class = TYPE_CLASS[candidate.memory_type]
 
     # 8. Sensitivity: declared or detected; above the grant is refused, sensitive waits.
+    seam = key_seam(candidate)  # "health.hiv_status" and "Positive." say it together
     categories = guards.sensitive_categories(
-        candidate.texts(), list(admission.get("sensitive_categories", []))
+        candidate.texts() + ([seam] if seam else []),
+        list(admission.get("sensitive_categories", [])),
     )
     sensitivity = candidate.sensitivity or Sensitivity.PERSONAL
     if categories and SENSITIVITY_RANK[sensitivity] < SENSITIVITY_RANK[Sensitivity.SENSITIVE]:

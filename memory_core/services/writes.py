@@ -2,10 +2,10 @@
 
 ``memory_write`` and ``memory_write_batch`` parse the body, gather what the admission rules
 need from storage (the tenant's active policy, the subject, the chain head of the
-memory_key, the same agent's recent writes about the subject), run ``admit`` and store the
-outcome: an AdmissionDecision for every write (accepted, pending or rejected) with its rule
-codes and policy version, MemoryEvent rows, the memory itself (accepted or pending) with its
-embedding, and a ReviewItem when a reviewer must look at it.
+memory_key, the recent writes about the subject: this agent's and the shared ones), run
+``admit`` and store the outcome: an AdmissionDecision for every write (accepted, pending or
+rejected) with its rule codes and policy version, MemoryEvent rows, the memory itself
+(accepted or pending) with its embedding, and a ReviewItem when a reviewer must look at it.
 
 Design choices, documented in docs/api.md:
 
@@ -56,6 +56,7 @@ from memory_core.admission import (
     parse_correction,
 )
 from memory_core.admission.candidate import MAX_REASON_CHARS, settle_user_scopes
+from memory_core.admission.policy import split_window
 from memory_core.embeddings import BATCH_SIZE, get_embedder
 from memory_core.exceptions import (
     Conflict,
@@ -245,14 +246,18 @@ def _heads(principal, planned: list[_Planned], subjects: dict) -> dict:
 
 
 def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
-    """Return, per subject id, the contents of this agent's recent writes about it."""
+    """Return, per subject id, the contents of the recent writes about it that this agent
+    may be joined with: its own, and every shared memory's (``Memory.agent`` empty, what
+    every agent of the tenant writes and reads), whichever agent wrote it. An instruction
+    split between two agents' writes (the first half by one, the second by another) reads
+    whole to any agent, as both halves are retrieved side by side."""
     if principal.actor_type != "agent" or not subjects:
         return {}
     admission = policy.get("admission", {})
     # Bounded as policy_errors bounds it: a policy stored before the bound may say more.
     minutes = min(int(admission.get("split_window_minutes", 1440)), MAX_DAYS * 24 * 60)
     window = timedelta(minutes=minutes)
-    per_subject = int(admission.get("split_window_writes", 5))
+    per_subject = split_window(admission)
     if per_subject <= 0:  # the policy joins no earlier write
         return {}
     # The newest per_subject of each subject, not of all of them together: a batch naming a
@@ -262,8 +267,8 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
     # planner 4.5-7 ms for a batch naming 20 subjects; this one, 0.6 ms).
     newest = (
         AdmissionDecision.objects.filter(
+            Q(agent_id=principal.agent_id) | Q(memory__agent__isnull=True),
             tenant_id=principal.tenant_id,
-            agent_id=principal.agent_id,
             subject_id=OuterRef("pk"),
             created_at__gte=now - window,
             memory__isnull=False,
