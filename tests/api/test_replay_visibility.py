@@ -96,11 +96,13 @@ def test_a_replayed_correction_names_no_version_the_agent_may_no_longer_see(api_
     replay shows the correction without the id of the version it corrects."""
     older = post(api_client, URL, body()).json()["memory"]
     correction = {"content": "User prefers short answers.", "source": SOURCE}
-    correction["sensitivity"] = "public"
     path = f"{URL}/{older['id']}/supersede"
     first = post(api_client, path, correction, key="fix-1").json()
     assert first["memory"]["supersedes"] == older["id"]
-    _narrow(agent, max_sensitivity="public")
+    # A chain whose versions differ in sensitivity (an agent's correction below its head's
+    # waits for a reviewer, who approved it): the older one above the agent's new maximum.
+    Memory.objects.filter(pk=older["id"]).update(sensitivity="sensitive")
+    _narrow(agent, max_sensitivity="personal")
     retry = post(api_client, path, correction, key="fix-1")
     assert retry.status_code == 201 and retry["Idempotent-Replayed"] == "true"
     assert retry.json()["memory"]["id"] == first["memory"]["id"]
