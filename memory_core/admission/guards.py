@@ -30,7 +30,9 @@ def _rx(*parts: str) -> re.Pattern:
     return re.compile("".join(parts), re.IGNORECASE)
 
 
-W = r"[^.!?;\n]"  # a character inside the same sentence
+# A character inside the same sentence. A dot ends a sentence only before a space or the
+# end: the dots of "jane@example.com", "$1,200.50" or "v1.2.3" are inside one.
+W = r"(?:[^.!?;\n]|\.(?=\S))"
 GAP = r"(?:\W+\w+){0,%d}?\W+"  # up to N words between two anchors (same text, lazy)
 
 
