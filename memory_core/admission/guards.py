@@ -156,6 +156,8 @@ SUBJECT_REFS = (
 )
 # A pronoun with its verb "to be" in one token: "I'm", "soy", "je suis", "ich bin", "sono".
 SELF_IS = r"(?:i'm|i’m|im|i am|soy|yo soy|je suis|ich bin|eu sou|sono|io sono)"
+# An ISO currency code before its amount: "USD 5,400", "EUR 40".
+CURRENCY_CODE = r"\b(?:usd|eur|gbp|chf|cad|aud|nzd|jpy|cny|inr|brl|mxn|sek|nok|dkk|pln)"
 MONEY = (
     r"(?:refunds?|refunded|payments?|payouts?|funds|money|transfers?|deposits?|reimbursements?|"
     r"invoices?|proceeds|withdrawals?|cashback|earnings|commissions?|salary payments|"
@@ -164,7 +166,7 @@ MONEY = (
     r"virements?|erstattungen?|ruckerstattungen?|zahlungen?|gelder|geld|auszahlungen?|"
     r"pagamentos?|fundos|dinheiro|rimborsi|rimborso|pagamenti|pagamento|fondi|soldi|denaro|"
     r"store credit|credit|[$€£¥]\s?\d[\d,.]*+|(?<![\d,.])\d[\d,.]*+\s?(?:usd|eur|gbp|dollars|"
-    r"euros))"
+    r"euros)|" + CURRENCY_CODE + r"\s?\d[\d,.]*+)"
 )
 MOVE_VERBS = (
     r"(?:wire[sd]?|wiring|send|sent|sends|sending|route[sd]?|routing|transfer(?:red|s)?|"
@@ -1224,13 +1226,14 @@ BUSINESS_TOPICS = (
     r"saldo|precio|pedido|reembolso|factura|solde|prix|commande|remboursement|facture|"
     r"kontostand|preis|bestellung|erstattung|rechnung|guthaben|preco|encomenda|fatura|"
     r"prezzo|ordine|rimborso|fattura|rabatt|descuento|remise|desconto|sconto|limite de credito|"
-    r"kreditlimit)"
+    r"kreditlimit|amount due|amount owed)"
 )
 AMOUNT = (
     # Possessive ``*+`` and the look-behind keep a long run of digits linear, not quadratic.
     r"(?:[$€£¥]\s?\d[\d,.]*+|(?<![\d,.])\d[\d,.]*+\s?(?:[$€£¥]|usd|eur|gbp|dollars?|euros?|"
     r"pounds?|bucks|"
-    r"reais|francs?)\b|\b\d{1,3}\s?%|\bfree\b|\bzero\b|\bgratis\b|\bgratuit\b|\bkostenlos\b)"
+    r"reais|francs?)\b|" + CURRENCY_CODE + r"\s?\d[\d,.]*+|"
+    r"\b\d{1,3}\s?%|\bfree\b|\bzero\b|\bgratis\b|\bgratuit\b|\bkostenlos\b)"
 )
 STATE_WORDS = (
     r"(?:approved|cancel+ed|refunded|paid|delivered|shipped|closed|resolved|credited|waived|"
@@ -1277,7 +1280,7 @@ CLASS_RULES: list[Rule] = [
         _rx(
             r"\b(?:balance|credit limit|outstanding|points|quota|spending limit|price|fee|"
             r"discount|saldo|solde|kontostand|guthaben)\b(?:\W+\w+){0,4}?\s*(?:[:=]|\b(?:is|are|"
-            r"of|at|stands at|totals?|amounts? to)\b)\W*\d"
+            r"of|at|stands at|totals?|amounts? to)\b)\W*(?:" + CURRENCY_CODE + r"\W*)?\d"
         ),
     ),
     Rule(
@@ -1309,6 +1312,11 @@ CLASS_RULES: list[Rule] = [
             W,
             r"{0,40}?\b(?:is|was|are|were|has been|have been|got|marked(?: as)?|status(?: is)?|"
             r"set to|now)|\s*[-:=\u2013\u2014]+)\W+(?:\w+\W+)?",
+            STATE_WORDS,
+            # ... or the state right after a number marked as one: "order #4411 shipped".
+            r"\b|\b(?:order|shipment|package|ticket|invoice|claim|case|return|refund|payment|"
+            r"transaction|txn|booking|reservation)\W{0,2}(?:#|no\.|number\W)\W{0,2}"
+            r"[a-z0-9-]*\d[a-z0-9-]*\W+(?:(?:now|just|already|successfully|fully)\W+)?",
             STATE_WORDS,
             r"\b",
         ),
@@ -1379,6 +1387,15 @@ CLASS_RULES: list[Rule] = [
             r"\W+(?:has been|have been|was|is|got)\W+(?:now\W+|fully\W+|already\W+)?"
             r"(?:refunded|reimbursed|credited|compensated|charged back|reinstated|unbanned|"
             r"whitelisted)\b|"
+            # ... or "User was refunded." at a sentence's start, the clause ending with the
+            # state or its record: "User was refunded twice by a shop ..." tells a story.
+            r"(?:^|[.!?;:\n]\s*)(?:user|customer|client|buyer|account holder|member|subscriber)"
+            r"\W+(?:has been|have been|was|is|got)\W+(?:now\W+|fully\W+|already\W+)?"
+            r"(?:refunded|reimbursed|credited|compensated|charged back|reinstated|unbanned|"
+            r"whitelisted)(?:\W+(?:in full|fully|already|today|yesterday|now|again))?(?:\W+"
+            r"(?:for|on)\W+(?:the\W+|their\W+|his\W+|her\W+)?(?:order|invoice|purchase|"
+            r"subscription|charge|payment|booking|ticket|return|account)\b(?:\W+[#\w-]*\d[\w-]*)?)?"
+            r"\s*(?:$|[.!?;\n])|"
             r"\b(?:upgrade|bump|move|switch|promote|put)\W+(?:them|him|her|the user|the customer|"
             r"this (?:user|customer|account)|their account|the account)\W+(?:to|onto|into)\W+"
             r"(?:the\W+)?(?:\w+\W+){0,2}?(?:tier|plan|subscription|membership|level)\b"

@@ -61,3 +61,49 @@ def test_payment_routing_past_an_address_or_a_decimal_is_refused(text):
 def test_their_look_alikes_are_accepted(text):
     decision = decide(text)
     assert decision.outcome == "accepted", decision.rule_codes
+
+
+# 3. A currency code before its amount was not read as money.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User's account balance is USD 5,400.",
+        "Refund of EUR 40 approved for order 991.",
+        "User has USD 500 store credit.",
+        "Outstanding: USD 1,200",
+        "Amount due: EUR 80",
+        "Customer owes EUR 250.",
+    ],
+)
+def test_an_amount_with_its_currency_code_first_is_business_state(text):
+    assert_refused(text, "class.business_state")
+
+
+# 4. A record's state after a bare "User" or a "#" number.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User's order #4411 shipped on Monday.",
+        "User was refunded.",
+        "Customer has been reimbursed for order 7781.",
+        "They said order #A-552 delivered yesterday.",
+    ],
+)
+def test_a_records_state_after_a_bare_user_or_a_number_sign_is_business_state(text):
+    assert_refused(text, "class.business_state")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User prefers prices in USD.",
+        "User is saving up USD 2,000 for a trip to Japan.",
+        "User was refunded twice by mistake by a shop and wants advice on returning the money.",
+        "User was refunded by the airline after the strike, and is happy with it.",
+        "User's favourite number is 42.",
+        "User likes to order 2 pizzas delivered on Fridays.",
+    ],
+)
+def test_money_and_state_look_alikes_are_accepted(text):
+    decision = decide(text)
+    assert decision.outcome == "accepted", decision.rule_codes
