@@ -198,6 +198,12 @@ URL = (
 # What every URL match holds, for a rule's ``needs``.
 URL_NEEDS = ("://", "www.", *(f".{tld}" for tld in URL_TLDS))
 EMAIL = r"\b[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}\b"
+# Who money is paid to, named by an identifier: an address, a handle, an IBAN, a wallet, a card.
+PAYEE = (
+    r"(?:" + EMAIL + r"|(?<![\w.@])@[a-z0-9][\w.-]{2,}|" + IBAN + "|" + CRYPTO_ADDRESS + r"|"
+    r"\bcard ending(?: in)?\W{0,3}\d{4}\b|\b(?:account|acct)(?: number| no\.?)?\W{0,3}\d{6,}\b)"
+)
+NW = r"[^\w.!?;\n]"  # a character between two words of the same sentence
 EXFIL_TARGETS = (
     r"(?:conversations?|chats?|chat history|history|transcripts?|memor(?:y|ies)|data|"
     r"credentials?|passwords?|api keys?|keys|tokens?|secrets?|messages?|emails?|"
@@ -748,6 +754,35 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.payment_redirect",
         _rx(r"\b", MONEY, r"\b", W, r"{0,120}?(?:", IBAN, "|", CRYPTO_ADDRESS, ")"),
+    ),
+    # Where money goes, stated with no moving verb: "preferred refund destination is PayPal
+    # jane@example.com", "Refunds for this user: Venmo @jane-d". A payee's identifier must
+    # follow in the sentence: "User pays with PayPal" names a brand, not a destination.
+    Rule(
+        "injection.payment_redirect",
+        _rx(
+            r"\b(?:refunds?|payouts?|reimbursements?|remittances?|withdrawals?|cashback|"
+            r"reembolsos?|remboursements?|erstattungen?|ruckerstattungen?|auszahlungen?|"
+            r"rimborsi|rimborso)\b(?:",
+            NW,
+            r"+\w+)?",
+            NW,
+            r"*(?:\b(?:destination|method|account|address|recipient|payee|target|details|"
+            r"go(?:es)? to|should go to|go straight to)\b|->|=>|\u2192|\bfor\W+(?:this|the|that)\W+"
+            r"(?:user|customer|client|account|member)\s*:)",
+            W,
+            r"{0,60}?",
+            PAYEE,
+            r"|\bpayments?\b(?:",
+            NW,
+            r"+\w+)?",
+            NW,
+            r"*(?:\b(?:destination|recipient|payee|go(?:es)? to|should go to)\b|->|=>|\u2192|"
+            r"\bfor\W+(?:this|the|that)\W+(?:user|customer|client|account|member)\s*:)",
+            W,
+            r"{0,60}?",
+            PAYEE,
+        ),
     ),
     Rule(
         "injection.payment_redirect",
