@@ -1589,7 +1589,10 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"savings|overdraft|payslip|paycheck|investments?|portfolio value|iban|"
         r"take-home pay|net pay|gross pay|monthly pay|annual pay|"
         r"salario|sueldo|deuda|hipoteca|salaire|dette|hypotheque|gehalt|schulden|hypothek|"
-        r"divida|stipendio|debito|mutuo)\b|\b(?:\d[ -]?){13,19}\b"
+        r"divida|stipendio|debito|mutuo)\b|\b(?:\d[ -]?){13,19}\b|"
+        # An IBAN without the word: its shape here, its mod-97 checksum in ``_sensitive_match``
+        # (a product code of the same shape fails it 96 times in 97).
+        r"(?P<iban>\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){2,7}(?: ?[a-z0-9]{1,4})?\b)"
     ),
     "credentials": _rx(
         r"\b(?:password|passcode|passphrase|api key|secret key|access key|"
@@ -2097,10 +2100,26 @@ ROT13_DISCOUNTED = frozenset({"government_id"})
 def _sensitive_match(pattern: re.Pattern, reading: str, rot13: bool) -> bool:
     """Return whether ``pattern`` finds a sensitive fact in ``reading``; with ``rot13`` (a
     rot13 reading of a ``ROT13_DISCOUNTED`` category), only in a sentence that was written in
-    rot13 (``normalize.written_in_rot13``): read in rot13, "et" is "rg" and "avr" is "nie"."""
-    if not rot13:
-        return pattern.search(reading) is not None
-    return any(written_in_rot13(reading, *m.span()) for m in pattern.finditer(reading))
+    rot13 (``normalize.written_in_rot13``): read in rot13, "et" is "rg" and "avr" is "nie".
+    A match of a group named ``iban`` counts only when its checksum holds."""
+    position = 0
+    while (match := pattern.search(reading, position)) is not None:
+        if match.lastgroup == "iban" and not iban_checksum_holds(match.group("iban")):
+            position = match.start() + 1  # another match may start inside this one
+            continue
+        if not rot13 or written_in_rot13(reading, *match.span()):
+            return True
+        position = match.end() if match.end() > match.start() else match.start() + 1
+    return False
+
+
+def iban_checksum_holds(candidate: str) -> bool:
+    """Return whether ``candidate`` (spaces allowed) passes the IBAN mod-97 check (ISO 13616)."""
+    compact = candidate.replace(" ", "").upper()
+    if not 15 <= len(compact) <= 34 or not compact.isalnum() or not compact.isascii():
+        return False
+    rearranged = compact[4:] + compact[:4]
+    return int("".join(str(int(char, 36)) for char in rearranged)) % 97 == 1
 
 
 _SENSITIVE_POSITION = {category: i for i, category in enumerate(SENSITIVE_PATTERNS)}

@@ -138,3 +138,41 @@ def test_a_payment_destination_with_a_payee_is_refused(text):
 def test_a_brand_or_an_address_alone_is_accepted(text):
     decision = decide(text)
     assert decision.outcome == "accepted", decision.rule_codes
+
+
+# 12. An IBAN without the word "IBAN" was not a financial fact.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User's account number DE89370400440532013000.",
+        "Pay-in details: NL91ABNA0417164300",
+    ],
+)
+def test_an_iban_without_the_word_waits_for_a_reviewer(text):
+    decision = decide(text)
+    assert decision.outcome == "pending_approval" and "finance" in decision.categories, (
+        decision.outcome,
+        decision.categories,
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User's product code is AB12CDEF34567890.",
+        "Order ref XY12ABCD1234EFGH5678 is the user's favourite mug.",
+        "User's laptop serial is ab12 cdef 3456 7890 12.",
+    ],
+)
+def test_a_code_of_the_same_shape_is_accepted(text):
+    decision = decide(text)
+    assert decision.outcome == "accepted", (decision.rule_codes, decision.categories)
+
+
+def test_the_iban_checksum():
+    from memory_core.admission.guards import iban_checksum_holds
+
+    assert iban_checksum_holds("DE89370400440532013000")
+    assert iban_checksum_holds("gb29 nwbk 6016 1331 9268 19")
+    assert not iban_checksum_holds("DE89370400440532013001")
+    assert not iban_checksum_holds("AB12CDEF34567890")
