@@ -56,6 +56,22 @@ _CONFUSABLES = {
     "Ꭼ": "E", "Ꮐ": "G", "Ꮋ": "H", "Ꭻ": "J", "Ꮶ": "K", "Ꮮ": "L", "Ꮇ": "M", "Ꮲ": "P",
     "Ꮪ": "S", "Ꭲ": "T", "Ꮃ": "W", "Ꮓ": "Z",
 }  # fmt: skip
+# Cherokee letters that look Latin, beyond the capitals above; each has a small letter too
+# (U+AB70-ABBF for U+13A0-13EF, U+13F8-13FD for U+13F0-13F5): "ꭵgnore" reads as "ignore".
+_CHEROKEE = {
+    "Ꭱ": "R", "Ꭵ": "i", "Ꭹ": "y", "Ꮍ": "Y", "Ꮒ": "h", "Ꮟ": "b", "Ꮢ": "R", "Ꮤ": "W",
+    "Ꮩ": "V", "Ꮷ": "d", "Ᏻ": "G",
+}  # fmt: skip
+_CONFUSABLES.update(_CHEROKEE)
+for _capital, _latin in list(_CONFUSABLES.items()):
+    if "\u13a0" <= _capital <= "\u13ef":
+        _CONFUSABLES[chr(ord(_capital) + 0x97D0)] = _latin.lower()
+    elif "\u13f0" <= _capital <= "\u13f5":
+        _CONFUSABLES[chr(ord(_capital) + 8)] = _latin.lower()
+# Letters in boxes and flags, which NFKC keeps: negative circled (U+1F150), negative squared
+# (U+1F170) and squared (U+1F130) capitals, regional indicators (U+1F1E6): "🅷🅸🆅" is "HIV".
+for _first in (0x1F130, 0x1F150, 0x1F170, 0x1F1E6):
+    _CONFUSABLES.update({chr(_first + i): chr(ord("A") + i) for i in range(26)})
 _CONFUSABLE_TABLE = str.maketrans(_CONFUSABLES)
 
 # Leetspeak digits and symbols; "1" and "|" read as either i or l, so two tables.
