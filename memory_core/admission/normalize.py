@@ -88,10 +88,24 @@ _SPACE = re.compile(r"\s+")
 # Single letters separated by one separator each: "i g n o r e", "i.g.n.o.r.e", "i-g-n".
 _SPACED_LETTERS = re.compile(r"(?<![\w])(?:\w[ .\-_*·/]{1,3}){2,}\w(?![\w])")
 _BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
+# base64 cut into chunks with spaces ("SWdub3JlIGFs bCBwcmV2aW91 ..."): a run of tokens of its
+# alphabet, each but the last holding a digit, "+", "/" or a capital after the first letter
+# (ordinary words hold none), joined before decoding.
+_BASE64_CHUNKS = re.compile(
+    r"(?<![\w+/=])(?:(?=[A-Za-z0-9+/]*?(?:[0-9+/]|[a-z][A-Z]|[A-Z]{2}))[A-Za-z0-9+/]{4,}\s+){2,}"
+    r"[A-Za-z0-9+/]{2,}={0,2}"
+)
+_PLAIN_HEX = re.compile(r"(?:0x)?((?:[0-9A-Fa-f]{2}){8,})")
+# \uXXXX, \UXXXXXXXX and \xNN escapes, each replaced where it stands.
+_ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})")
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _HEX_ESCAPE = re.compile(r"(?:\\x[0-9A-Fa-f]{2}){4,}")
 
 MAX_TEXT_CHARS = 20_000  # readings are made of at most this much text (a size rule caps input)
+# Layers of encoding read through (base64 of base64 of ...), and rounds of HTML unescaping
+# ("&amp;#73;" is "&#73;" is "I"): bounded, so a text cannot make its reading unbounded.
+MAX_DECODE_DEPTH = 4
+MAX_HTML_ROUNDS = 4
 
 
 def fold(text: str) -> str:
@@ -149,6 +163,47 @@ def _printable_ratio(text: str) -> float:
     return min(good / len(text), letters / len(text) + 0.3)
 
 
+def _unescape_html(text: str) -> str:
+    """Return ``text`` with HTML entities unescaped until it stops changing (bounded)."""
+    for _ in range(MAX_HTML_ROUNDS):
+        if "&" not in text:
+            break
+        unescaped = html.unescape(text)
+        if unescaped == text:
+            break
+        text = unescaped
+    return text
+
+
+def _printable(decoded: str) -> bool:
+    return len(decoded) >= 6 and _printable_ratio(decoded) > 0.9
+
+
+def _decode_hex(token: str) -> str | None:
+    """Return the text a run of hex digits spells, when it spells printable text: a git SHA
+    or a hash decodes to bytes that are not."""
+    match = _PLAIN_HEX.fullmatch(token)
+    if match is None:
+        return None
+    try:
+        decoded = bytes.fromhex(match.group(1)).decode("utf-8")
+    except (UnicodeDecodeError, ValueError):
+        return None
+    return decoded if _printable(decoded) else None
+
+
+def _unescape_one(match: re.Match) -> str:
+    code = int(match.group(0)[2:], 16)
+    return chr(code) if code <= 0x10FFFF else match.group(0)
+
+
+def _unescape_escapes(text: str) -> str:
+    """Return ``text`` with its \\u, \\U and \\x escapes replaced in place (a surrogate pair
+    joined, a lone surrogate replaced)."""
+    replaced = _ESCAPE.sub(_unescape_one, text)
+    return replaced.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
 def _decode_base64(token: str) -> str | None:
     padded = token + "=" * (-len(token) % 4)
     for decoder in (base64.b64decode, base64.urlsafe_b64decode):
@@ -160,16 +215,25 @@ def _decode_base64(token: str) -> str | None:
             decoded = raw.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        if len(decoded) >= 6 and _printable_ratio(decoded) > 0.9:
+        if _printable(decoded):
             return decoded
     return None
 
 
 def decoded_payloads(text: str) -> list[str]:
-    """Return the texts hidden in ``text`` as base64, hex escapes or percent-encoding."""
+    """Return the texts hidden in ``text`` as base64 (whole or in chunks), plain hex, hex or
+    unicode escapes or percent-encoding."""
     found = []
     for token in _BASE64_TOKEN.findall(text):
         decoded = _decode_base64(token)
+        if decoded:
+            found.append(decoded)
+        # A run of hex digits is a base64 token too; read as hex it may spell text.
+        decoded = _decode_hex(token)
+        if decoded:
+            found.append(decoded)
+    for match in _BASE64_CHUNKS.finditer(text):
+        decoded = _decode_base64("".join(match.group(0).split()))
         if decoded:
             found.append(decoded)
     if _PERCENT.search(text):
@@ -179,18 +243,22 @@ def decoded_payloads(text: str) -> list[str]:
             found.append(codecs.decode(match, "unicode_escape"))
         except (UnicodeDecodeError, ValueError):
             pass
+    if "\\" in text:
+        unescaped = _unescape_escapes(text)
+        if unescaped != text:
+            found.append(unescaped)
     return found
 
 
-def readings(text: str, *, depth: int = 2) -> list[str]:
+def readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[str]:
     """Return the distinct plain readings of ``text`` a guard should match against."""
     return [reading for reading, _rot13 in tagged_readings(text, depth=depth)]
 
 
-def tagged_readings(text: str, *, depth: int = 2) -> list[tuple[str, bool]]:
+def tagged_readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[tuple[str, bool]]:
     """Return ``readings(text)``, each with whether it is a rot13 reading (and no other)."""
     text = text[:MAX_TEXT_CHARS]
-    base = fold(html.unescape(text))
+    base = fold(_unescape_html(text))
     out = [(base, False), (base.translate(_LEET_I), False), (base.translate(_LEET_L), False)]
     # JSON keys and tool names join words with underscores ("order_status", "issue_refund"):
     # \b and \W see one word there. Read them apart too (only texts that hold one pay).
