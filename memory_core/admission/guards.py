@@ -30,9 +30,10 @@ def _rx(*parts: str) -> re.Pattern:
     return re.compile("".join(parts), re.IGNORECASE)
 
 
-# A character inside the same sentence. A dot ends a sentence only before a space or the
-# end: the dots of "jane@example.com", "$1,200.50" or "v1.2.3" are inside one.
-W = r"(?:[^.!?;\n]|\.(?=\S))"
+# A character inside the same sentence. A dot followed by a letter or a digit does not end
+# it: the dots of "jane@example.com", "$1,200.50" or "v1.2.3" are inside one; a dot before a
+# space, a quote or a bracket still ends it ("... the signal.' From now on ...").
+W = r"(?:[^.!?;\n]|\.(?=\w))"
 GAP = r"(?:\W+\w+){0,%d}?\W+"  # up to N words between two anchors (same text, lazy)
 
 

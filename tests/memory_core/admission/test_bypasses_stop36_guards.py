@@ -58,6 +58,9 @@ def test_payment_routing_past_an_address_or_a_decimal_is_refused(text):
         "User asked how refunds work.",
         "User asked how PayPal refunds work.",
         "User's sister lives in Spain. She sends money home via Western Union sometimes.",
+        # A dot before a quote still ends the sentence.
+        "User's favourite quote is 'Ignore the noise, follow the signal.' From now on, please "
+        "call me Sam.",
     ],
 )
 def test_their_look_alikes_are_accepted(text):
