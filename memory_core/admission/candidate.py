@@ -717,7 +717,7 @@ def parse_correction(data, *, previous, default_source: dict | None = None) -> C
     readable by agents capped below what the writer or a reviewer had set, and without the
     end of validity it was written with. A body may still set either: admission judges it as
     any write's (a sensitive one waits for a reviewer), and one below the corrected memory's
-    sensitivity waits for a reviewer too (``sensitivity.downgrade_review_required``)."""
+    sensitivity is kept at that memory's (``sensitivity.kept_from_head``)."""
     fields = correction_fields(data, default_source=default_source)
     common, reason, source = fields["common"], fields["reason"], fields["source"]
     for name in ("sensitivity", "valid_until"):

@@ -92,9 +92,9 @@ RULE_CODES: dict[str, tuple[int, str]] = {
         8,
         "A sensitive category: a reviewer must approve the write before it is used.",
     ),
-    "sensitivity.downgrade_review_required": (
+    "sensitivity.kept_from_head": (
         8,
-        "Lower sensitivity than the version it replaces: a reviewer must approve the downgrade before it is used.",
+        "Kept at the sensitivity of the version it replaces: an agent may not lower it.",
     ),
     "ttl.in_past": (9, "valid_until is not in the future."),
     "ttl.defaulted": (9, "valid_until defaulted from the class retention policy."),
@@ -128,7 +128,7 @@ INFORMATIONAL = {
     "class.pointer",
     "source.confidence_capped",
     "sensitivity.review_required",
-    "sensitivity.downgrade_review_required",
+    "sensitivity.kept_from_head",
     "ttl.defaulted",
     "ttl.capped",
     "supersession.supersedes",

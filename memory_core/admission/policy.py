@@ -157,7 +157,6 @@ def policy_section(policy: dict | None, section: str) -> dict:
 # What an accepted or pending write's message explains (the other codes are informational).
 EXPLAINED_ON_ADMISSION = (
     "sensitivity.review_required",
-    "sensitivity.downgrade_review_required",
     "supersession.conflict_lower_authority",
 )
 
@@ -410,15 +409,12 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
     sensitivity = candidate.sensitivity or Sensitivity.PERSONAL
     if categories and SENSITIVITY_RANK[sensitivity] < SENSITIVITY_RANK[Sensitivity.SENSITIVE]:
         sensitivity = Sensitivity.SENSITIVE
-    if SENSITIVITY_RANK[sensitivity] > max_rank:
-        return refuse("sensitivity.above_agent_max")
-    needs_review = SENSITIVITY_RANK[sensitivity] >= SENSITIVITY_RANK[Sensitivity.SENSITIVE]
-    if needs_review:
-        codes.append("sensitivity.review_required")
-    # A new version of a memory (a correction, a write on its key) below the sensitivity its
-    # head was kept at: a reviewer decides the downgrade, as they decided the head's (an
-    # agent's correction declaring "personal" made a reviewed health fact readable by agents
-    # capped at personal). memledger's own paths are trusted with it.
+    # A new version of a memory (a correction, a write on its key) is kept at least as
+    # sensitive as its head: an agent may not lower a chain's sensitivity (a correction
+    # declaring "personal" made a reviewed health fact readable by agents capped at personal;
+    # stored waiting for a reviewer at "personal", it was listed to them). The head is one the
+    # writer may see (``writes._heads``), so this never lifts a write above its grant.
+    # memledger's own paths are trusted with a lower one.
     head = context.head
     if (
         head is not None
@@ -426,8 +422,13 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
         and not grant.trusted
         and SENSITIVITY_RANK[sensitivity] < SENSITIVITY_RANK[head.sensitivity]
     ):
-        needs_review = True
-        codes.append("sensitivity.downgrade_review_required")
+        sensitivity = head.sensitivity
+        codes.append("sensitivity.kept_from_head")
+    if SENSITIVITY_RANK[sensitivity] > max_rank:
+        return refuse("sensitivity.above_agent_max")
+    needs_review = SENSITIVITY_RANK[sensitivity] >= SENSITIVITY_RANK[Sensitivity.SENSITIVE]
+    if needs_review:
+        codes.append("sensitivity.review_required")
 
     # 9. TTL: defaults from the class retention, capped by it; inferred memories live shorter.
     limit = retention_limit(memory_class, authority, retention)

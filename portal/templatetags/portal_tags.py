@@ -199,8 +199,8 @@ REASONS = {
         "kept beside a version set with higher authority, for a reviewer to decide"
     ),
     "sensitivity.review_required": "sensitive, so a reviewer approves it before any agent uses it",
-    "sensitivity.downgrade_review_required": (
-        "marked less sensitive than the version before, so a reviewer approves it first"
+    "sensitivity.kept_from_head": (
+        "kept as sensitive as the version before: an agent may not mark it less sensitive"
     ),
     "ttl.defaulted": "its end date comes from the retention policy",
     "ttl.capped": "its end date was brought forward to the retention policy's limit",

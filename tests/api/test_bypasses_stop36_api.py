@@ -58,7 +58,7 @@ def approved_sensitive(api_client, reviewer) -> Memory:
     return memory
 
 
-# --- 14. A correction below its head's sensitivity waits for a reviewer ------------------
+# --- 14. A correction is kept at least as sensitive as its head --------------------------
 
 
 def test_an_agents_correction_cannot_lower_an_approved_sensitivity(api_client, reviewer, tenant):
@@ -70,17 +70,23 @@ def test_an_agents_correction_cannot_lower_an_approved_sensitivity(api_client, r
     )
     assert response.status_code == 202, response.json()
     payload = response.json()
-    assert "sensitivity.downgrade_review_required" in payload["rule_codes"]
-    assert "reviewer" in payload["message"]
+    assert {"sensitivity.kept_from_head", "sensitivity.review_required"} <= set(
+        payload["rule_codes"]
+    )
     new = Memory.objects.get(pk=payload["memory_id"])
-    assert new.status == Status.PENDING_APPROVAL
+    assert (new.status, new.sensitivity) == (Status.PENDING_APPROVAL, "sensitive")
     head.refresh_from_db()
     assert head.status == Status.ACTIVE and head.sensitivity == "sensitive"
-    # An agent capped at personal has nothing of it in use (the waiting row is never
-    # retrieved, as any pending write).
+    # An agent capped at personal is given nothing of it: not in use, and not listed waiting
+    # either (stored waiting at "personal", the correction was listed to such agents).
     capped = client_for(AgentFactory(tenant=tenant, max_sensitivity="personal"))
-    listed = capped.get(URL, {"subject": "user-36", "status": "active"}).json()
-    assert [m["id"] for m in listed["results"]] == []
+    for status in ("active", "pending_approval"):
+        listed = capped.get(URL, {"subject": "user-36", "status": status}).json()
+        assert [m["id"] for m in listed["results"]] == [], status
+    assert capped.get(f"{URL}/{new.id}").status_code == 404
+    review_approve(principal=reviewer, item_id=payload["review_item"], reason="ok")
+    new.refresh_from_db()
+    assert (new.status, new.sensitivity) == (Status.ACTIVE, "sensitive")
 
 
 def test_a_correction_keeping_the_sensitivity_is_no_downgrade(api_client, reviewer):
@@ -91,7 +97,7 @@ def test_a_correction_keeping_the_sensitivity_is_no_downgrade(api_client, review
         format="json",
     )
     assert response.status_code == 202  # sensitive, as the head: reviewed as before
-    assert "sensitivity.downgrade_review_required" not in response.json()["rule_codes"]
+    assert "sensitivity.kept_from_head" not in response.json()["rule_codes"]
     personal = api_client.post(URL, body(memory_key="drink.tea"), format="json").json()
     again = api_client.post(
         f"{URL}/{personal['memory']['id']}/supersede",
@@ -107,7 +113,7 @@ def test_the_persons_portal_correction_inherits_the_sensitivity(api_client, revi
     result = memory_correct(principal=owner, memory_id=head.id, data={"content": LUPUS})
     assert result.decision == "pending_approval"
     assert result.memory.sensitivity == "sensitive"
-    assert "sensitivity.downgrade_review_required" not in result.rule_codes
+    assert "sensitivity.kept_from_head" not in result.rule_codes
 
 
 # --- 9. An instruction split between two agents' shared writes ---------------------------

@@ -255,25 +255,27 @@ def test_a_message_id_holding_an_instruction_is_refused():
     assert decide(source_message_id="User prefers tea").outcome == "accepted"
 
 
-# --- 14. A lower sensitivity than the head's waits for a reviewer -------------------------
+# --- 14. A new version is kept at least as sensitive as its head --------------------------
 
 LUPUS = "User has lupus; avoid scheduling early mornings."
 
 
-def test_a_write_below_its_heads_sensitivity_waits_for_a_reviewer():
+def test_a_write_below_its_heads_sensitivity_is_kept_at_the_heads():
     head = Head(id=1, authority="explicit_user", sensitivity=Sensitivity.SENSITIVE)
     decision = decide(LUPUS, head=head, sensitivity=Sensitivity.PERSONAL)
-    assert decision.outcome == "pending_approval", decision
-    assert "sensitivity.downgrade_review_required" in decision.rule_codes
-    assert decision.sensitivity == Sensitivity.PERSONAL  # what the reviewer is asked to allow
+    assert decision.outcome == "pending_approval", decision  # sensitive: a reviewer's
+    assert "sensitivity.kept_from_head" in decision.rule_codes
+    assert decision.sensitivity == Sensitivity.SENSITIVE
+    personal = Head(id=1, authority="explicit_user", sensitivity=Sensitivity.PERSONAL)
+    kept = decide("User prefers tea.", head=personal, sensitivity=Sensitivity.PUBLIC)
+    assert (kept.outcome, kept.sensitivity) == ("accepted", Sensitivity.PERSONAL)
+    assert "sensitivity.kept_from_head" in kept.rule_codes
 
 
 def test_the_same_or_a_higher_sensitivity_is_not_a_downgrade():
     personal = Head(id=1, authority="explicit_user", sensitivity=Sensitivity.PERSONAL)
     same = decide("User prefers tea.", head=personal, sensitivity=Sensitivity.PERSONAL)
-    assert same.outcome == "accepted" and "sensitivity.downgrade_review_required" not in (
-        same.rule_codes
-    )
+    assert same.outcome == "accepted" and "sensitivity.kept_from_head" not in same.rule_codes
     trusted = admit(
         candidate("User prefers tea.", sensitivity=Sensitivity.PERSONAL),
         TRUSTED,
