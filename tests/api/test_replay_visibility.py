@@ -99,8 +99,8 @@ def test_a_replayed_correction_names_no_version_the_agent_may_no_longer_see(api_
     path = f"{URL}/{older['id']}/supersede"
     first = post(api_client, path, correction, key="fix-1").json()
     assert first["memory"]["supersedes"] == older["id"]
-    # A chain whose versions differ in sensitivity (an agent's correction below its head's
-    # waits for a reviewer, who approved it): the older one above the agent's new maximum.
+    # A chain whose older version is the more sensitive (a trusted path's downgrade, or rows
+    # from before agents' corrections were kept at their head's): above the new maximum.
     Memory.objects.filter(pk=older["id"]).update(sensitivity="sensitive")
     _narrow(agent, max_sensitivity="personal")
     retry = post(api_client, path, correction, key="fix-1")
