@@ -16,6 +16,16 @@ pytestmark = pytest.mark.django_db
 REWRITE = importlib.import_module("memory_core.migrations.0032_user_scope_by_external_id").REWRITE
 
 
+def _rewrite() -> None:
+    """Run the migration's SQL as the migration runs it (platform mode, then off), and give
+    the test's connection its mode back."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('memledger.platform', true)")
+        (mode,) = cursor.fetchone()
+        cursor.execute(REWRITE)
+        cursor.execute("SELECT set_config('memledger.platform', %s, true)", [mode or ""])
+
+
 def test_user_scopes_spelt_by_uuid_are_rewritten_and_a_write_then_supersedes_them(tenant):
     subject = SubjectFactory(tenant=tenant, external_id="user-1")
     other = SubjectFactory(tenant=tenant, external_id="user-2")
@@ -37,11 +47,7 @@ def test_user_scopes_spelt_by_uuid_are_rewritten_and_a_write_then_supersedes_the
         scope_kind=ScopeKind.USER, scope_ref=str(subject.id), candidate_ids=[by_uuid.id],
     )  # fmt: skip
 
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('memledger.platform', true)")
-        (mode,) = cursor.fetchone()
-        cursor.execute(REWRITE)  # as the migration runs it: platform mode, then off
-        cursor.execute("SELECT set_config('memledger.platform', %s, true)", [mode or ""])
+    _rewrite()
 
     rows = dict(Memory.objects.values_list("pk", "scope_ref"))
     assert rows[by_uuid.pk] == "user-1"
@@ -56,3 +62,28 @@ def test_user_scopes_spelt_by_uuid_are_rewritten_and_a_write_then_supersedes_the
     )
     assert result.memory.supersedes_id == by_uuid.id
     assert Memory.objects.get(pk=by_uuid.pk).status == "superseded"
+
+
+def test_an_open_conflict_whose_place_by_id_has_one_already_keeps_its_spelling(tenant):
+    """One open conflict per place: a key whose two spellings each had an open conflict made
+    the rewrite of the second fail the unique constraint, and the migration with it."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    items = [
+        ReviewItem.objects.create(
+            tenant=tenant,
+            subject=subject,
+            kind="conflict",
+            memory_key="k",
+            scope_kind=ScopeKind.USER,
+            scope_ref=ref,
+            candidate_ids=[],
+        )  # fmt: skip
+        for ref in ("user-1", str(subject.id))
+    ]
+
+    _rewrite()
+
+    assert [ReviewItem.objects.get(pk=i.pk).scope_ref for i in items] == [
+        "user-1",
+        str(subject.id),
+    ]
