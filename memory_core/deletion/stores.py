@@ -789,33 +789,20 @@ def _documents(path: Path, text: str) -> list:
 _DROP = object()
 
 
-def _named_cases(node: dict) -> bool:
-    """Return whether the object ``node`` holds cases by name: two or more values, every one
-    an object with the same keys (``{"c1": {"query": ...}, "c2": {"query": ...}}``).
-
-    One case whose fields are objects (``{"input": {...}, "expected": {...}}``) has values of
-    different keys: it is not a collection, and a mention in it is a mention in the case.
-    """
-    values = list(node.values())
-    return (
-        len(values) > 1
-        and all(isinstance(value, dict) for value in values)
-        and len({frozenset(value) for value in values}) == 1
-    )
-
-
 def _prune(node, residue: Residue):
     """Return ``node`` without the cases that are about the deleted memories, or ``_DROP``.
 
-    A case is an element of the outermost collection on the way down from the document: an
-    object in a list, or an object of an object holding cases by name (``_named_cases``).
+    A case is an element of the outermost list of objects on the way down from the document.
     The whole case goes when it names an id or copies content anywhere inside it (its query,
     its expected answer, a nested memory): its answer may hold the content inside a longer
-    string, which no content hash finds. Objects above that collection only lead to it; a
-    mention in one of them that is in no case (a key, a scalar, an id in a list of ids, an
-    element of a list that is not an object) makes the whole document the case: ``_DROP``
-    (before, only such an id was taken out of its list, and a document that was one case
-    kept its query and answer).
+    string, which no content hash finds. Objects above that list only lead to it; a mention
+    in one of them that is in no case (a key, a scalar, an id in a list of ids, an element of
+    a list that is not an object) makes the whole document the case: ``_DROP`` (before, only
+    such an id was taken out of its list, and a document that was one case kept its query and
+    answer). Cases held by name in an object (``{"c1": {...}, "c2": {...}}``) are not told
+    apart from one case whose fields are objects alike (``{"input": {"text", "memory_id"},
+    "expected": {"text", "memory_id"}}``, whose answer holds the content without the id), so
+    such a document goes whole: deleting too much of an evaluation file is the safe side.
     """
     if isinstance(node, list):
         kept = []
@@ -826,12 +813,6 @@ def _prune(node, residue: Residue):
                 return _DROP  # an id in a list of ids, say: no case of its own
         return kept
     if isinstance(node, dict):
-        if _named_cases(node):
-            return {
-                key: value
-                for key, value in node.items()
-                if not residue.in_node(key) and not residue.in_node(value)
-            }
         pruned = {}
         for key, value in node.items():
             if residue.in_node(key):

@@ -395,10 +395,15 @@ _SHAPES = {
         None,
     ),
     "a list of ids": (lambda t, k: {"ids": [t["expected_ids"][0], k["expected_ids"][0]]}, None),
-    # Cases by name (an object of objects alike): the named case goes, the others stay.
-    "cases by name": (
-        lambda t, k: {"cases": {"c1": t, "c2": k}},
-        lambda t, k: {"cases": {"c2": k}},
+    # Cases by name (an object of objects alike) cannot be told from one case whose fields
+    # are objects alike (below): the document goes whole.
+    "cases by name": (lambda t, k: {"cases": {"c1": t, "c2": k}}, None),
+    "one case, its fields objects alike": (
+        lambda t, k: {
+            "input": {"text": t["query"], "memory_id": t["expected_ids"][0]},
+            "expected": {"text": t["expected_answer"], "memory_id": ""},
+        },
+        None,
     ),
     "cases in a list": (lambda t, k: {"cases": [t, k]}, lambda t, k: {"cases": [k]}),
     # The mention deep in a list inside the case: the whole case goes, not the context item
