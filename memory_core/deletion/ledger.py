@@ -265,10 +265,11 @@ def task_digest(task_id: str) -> str:
 
 
 def memory_task_close_entry(
-    *, memory_id, tenant_id, subject_id, closed_at: datetime, task_id: str, supersedes_ids=()
+    *, memory_id, tenant_id, subject_id, closed_at: datetime, task_sha256: str, supersedes_ids=()
 ) -> dict:
-    """Return the journal line of a memory expired by the close of task ``task_id``: ids, the
-    task's digest and when, never the memory's content, key or hash, nor the task id.
+    """Return the journal line of a memory expired by the close of the task whose digest is
+    ``task_sha256`` (``task_digest``): ids, the digest and when, never the memory's content,
+    key or hash, nor the task id.
 
     ``supersedes_ids``: the versions the expired one supersedes, nearest first; the replay
     expires the backup's version in use among these, if it is bound to the same task.
@@ -281,7 +282,7 @@ def memory_task_close_entry(
         subject_id=subject_id,
         at=closed_at,
         reason_code=TASK_CLOSED,
-        task_sha256=task_digest(task_id),
+        task_sha256=task_sha256,
         supersedes_ids=[str(pk) for pk in supersedes_ids],
     )
 

@@ -52,10 +52,11 @@ logger = logging.getLogger(__name__)
 
 # The memories of ``{status}`` that ``{condition}`` selects, each with the versions it
 # supersedes (nearest first: one recursive walk for all of them, which never leaves the row's
-# tenant) and the action, reason code and task id (``details``) of its last event of
-# ``{actions}``, oldest first. The deletion sweep's catch-up and the after-commit append read
-# this database with it, ``replay.ledger_from_database`` another one (as old as migration
-# 0005: no newer column outside ``{condition}``).
+# tenant) and the action, reason code and task digest of its last event of ``{actions}``
+# (``details``: its ``task_sha256``, a replayed close's, or its ``task_id`` hashed as
+# ``ledger.task_digest`` does), oldest first. The deletion sweep's catch-up and the
+# after-commit append read this database with it, ``replay.ledger_from_database`` another one
+# (as old as migration 0005: no newer column outside ``{condition}``).
 _CHAINED_SQL = """
     WITH RECURSIVE picked AS (
         SELECT id, tenant_id, subject_id, updated_at, supersedes_id FROM memory_core_memory
@@ -73,10 +74,13 @@ _CHAINED_SQL = """
     SELECT r.id, r.tenant_id, r.subject_id, r.updated_at,
            coalesce((SELECT array_agg(c.id ORDER BY c.depth) FROM chain c WHERE c.root = r.id),
                     '{{}}'),
-           e.action, e.reason_code, e.task_id
+           e.action, e.reason_code, e.task_sha256
     FROM picked r
     LEFT JOIN LATERAL (
-        SELECT action, reason_code, details ->> 'task_id' AS task_id
+        SELECT action, reason_code,
+               coalesce(details ->> 'task_sha256',
+                        encode(sha256(convert_to(details ->> 'task_id', 'UTF8')), 'hex'))
+                   AS task_sha256
         FROM memory_core_memoryevent
         WHERE memory_id = r.id AND tenant_id = r.tenant_id AND action IN ({actions})
         ORDER BY created_at DESC, id DESC LIMIT 1
@@ -149,15 +153,15 @@ def expired_memories_sql(expired: str) -> str:
 def memory_task_close_entry_of_row(row) -> dict | None:
     """Return the journal line of a row of ``expired_memories_sql``, or None if it owes none
     (expired by its ``valid_until``, or imported expired)."""
-    memory_id, tenant_id, subject_id, closed_at, chain, _, reason_code, task_id = row
-    if reason_code != TASK_CLOSED or not task_id:
+    memory_id, tenant_id, subject_id, closed_at, chain, _, reason_code, task_sha256 = row
+    if reason_code != TASK_CLOSED or not task_sha256:
         return None
     return memory_task_close_entry(
         memory_id=memory_id,
         tenant_id=tenant_id,
         subject_id=subject_id,
         closed_at=closed_at,
-        task_id=task_id,
+        task_sha256=task_sha256,
         supersedes_ids=chain,
     )
 

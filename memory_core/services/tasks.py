@@ -171,7 +171,12 @@ def task_close_replayed(*, principal, memory_ids: list, task_sha256: str, operat
         closing=[row[:3] for row in bound],
         pending=[row[0] for row in bound if row[3] == Status.PENDING_APPROVAL],
         actor=(principal.actor_type, principal.actor_id),
-        details={"reason": f"Expired again after a restore (journal line {operation_id})."},
+        # The digest, not the id the restored rows may not hold: journaled again as it
+        # commits, the line names the same task (``revocations.expired_memories_sql``).
+        details={
+            "reason": f"Expired again after a restore (journal line {operation_id}).",
+            "task_sha256": task_sha256,
+        },
     )
 
 

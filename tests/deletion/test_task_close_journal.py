@@ -90,10 +90,16 @@ def test_a_task_closed_after_the_backup_is_closed_again_by_the_replay(
     Memory.objects.filter(pk=scoped.pk).update(status="pending_approval")
     ReviewItem.objects.filter(pk=item.pk).update(state="open", resolution="", resolved_at=None)
 
-    result, err = _replay(backup_time)
+    with django_capture_on_commit_callbacks(execute=True):
+        result, err = _replay(backup_time)
 
     assert (result["memories_task_closed"], result["memories_task_closed_skipped"]) == (2, {})
     assert err == ""
+    # Journaled again as it commits, naming the same task: a restore of a backup taken after
+    # this replay and before the next is replayed the same way.
+    again = _lines(journal)[2:]
+    assert {line["expired_memory_id"] for line in again} == {str(state.id), str(scoped.id)}
+    assert {line["task_sha256"] for line in again} == {task_digest("ticket-4711")}
     statuses = dict(owner.memories.values_list("pk", "status"))
     assert statuses == {state.pk: "expired", scoped.pk: "expired", other.pk: "active"}
     item.refresh_from_db()
@@ -276,7 +282,7 @@ def test_a_line_expires_only_memories_bound_to_its_task(owner, journal):
             tenant_id=owner.tenant_id,
             subject_id=owner.id,
             closed_at=timezone.now(),
-            task_id=task,
+            task_sha256=task_digest(task),
         )  # fmt: skip
         for memory, task in ((unbound, ""), (other, "ticket-4711"))
     ]
