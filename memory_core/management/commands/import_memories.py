@@ -45,6 +45,7 @@ from memory_core.admission.policy import (
     SourceReading,
     describe,
     policy_section,
+    split_window,
 )
 from memory_core.embeddings import EmbeddingError
 from memory_core.exceptions import SubjectBeingDeleted, ValidationFailed
@@ -229,7 +230,7 @@ class Command(BaseCommand):
                 for name, items in line_errors.by_field.items()
                 for item in items
             ]
-        window = int(admission["split_window_writes"])
+        window = split_window(admission)
         if self.screen and window > 0:
             key = (tenant.pk, candidate.subject)
             recent.setdefault(key, deque(maxlen=window)).append(candidate.content)

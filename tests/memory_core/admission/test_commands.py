@@ -352,6 +352,36 @@ def test_an_instruction_split_across_two_lines_of_a_subject_is_refused(
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("stored", ["many", 10**9])
+def test_an_import_bounds_a_stored_policys_split_window(tenant, tmp_path, stored):
+    """A policy stored before policy_check bounded split_window_writes may hold anything: the
+    import read it with int(), so a word ended in a traceback and a huge number joined every
+    earlier line of a subject (quadratic in the file). It is read as admission reads it."""
+    from memory_core.models import PolicyVersion
+
+    policy = PolicyVersion.objects.get(tenant=tenant, is_active=True)
+    document = {**policy.document}
+    document["admission"] = {**document.get("admission", {}), "split_window_writes": stored}
+    PolicyVersion.objects.filter(pk=policy.pk).update(document=document)
+    source = {"type": "user_input", "conversation_id": "old-store"}
+    lines = [
+        record(
+            tenant,
+            memory_key="",
+            content=f"User likes tea {n}.",
+            source={**source, "message_id": str(n)},
+        )  # fmt: skip
+        for n in range(7)
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines))
+
+    call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+
+    assert Memory.objects.count() == 7
+
+
+@pytest.mark.django_db
 def test_importing_again_does_not_bring_back_a_memory_deleted_since(tenant, tmp_path):
     from memory_core.deletion.runner import deletion_run
     from memory_core.deletion.services import deletion_request
