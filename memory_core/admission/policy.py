@@ -222,12 +222,24 @@ def key_seam(candidate: Candidate) -> str:
     return f"{key_words(candidate.memory_key)} {candidate.content[:KEY_SEAM_CHARS]}"
 
 
+# The characters on each side of a seam that a split instruction is read across: the guards'
+# rules span a sentence of at most ~80 characters. Joining whole texts made the rule's cost
+# grow with both texts' lengths, times the policy's window (up to 100 earlier writes), times
+# the write's texts: seconds a write for an 8 kB value and a window of 100.
+SPLIT_SEAM_CHARS = 500
+
+
 def _split_between(previous: str, content: str) -> bool:
     """Whether ``previous`` and ``content`` joined say an instruction that ``previous`` alone
     does not (``content`` alone says none): either order, as retrieval ranks by score, so the
-    half written later may come first."""
-    joined = guards.joined_injection_codes([f"{previous} {content}", f"{content} {previous}"])
-    return bool(set(joined) - set(guards.injection_codes([previous])))
+    half written later may come first. Each order is read ``SPLIT_SEAM_CHARS`` around its
+    seam."""
+    ahead, behind = previous[-SPLIT_SEAM_CHARS:], previous[:SPLIT_SEAM_CHARS]
+    joined = guards.joined_injection_codes(
+        [f"{ahead} {content[:SPLIT_SEAM_CHARS]}", f"{content[-SPLIT_SEAM_CHARS:]} {behind}"]
+    )
+    # One text when the earlier write is short (the same reading, cached across writes).
+    return bool(set(joined) - set(guards.injection_codes(list(dict.fromkeys((ahead, behind))))))
 
 
 def check_content(

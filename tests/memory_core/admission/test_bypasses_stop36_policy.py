@@ -83,6 +83,28 @@ def test_benign_writes_after_fillers_stay_admitted_with_a_wide_window():
     assert decision.outcome == "accepted", decision
 
 
+def test_a_split_is_read_around_its_seam_of_long_texts_whatever_their_length(monkeypatch):
+    """The rule joined whole texts: with the policy's window (up to 100 earlier writes) and a
+    large value, a write took seconds. Each order is now read SPLIT_SEAM_CHARS around its
+    seam, which still holds a split instruction however long the texts around it."""
+    from memory_core.admission import guards, policy
+
+    filler = "User keeps notes about the weekly plan and the garden. " * 60  # 3,300 chars
+    lengths = []
+    joined = guards.joined_injection_codes
+    monkeypatch.setattr(
+        guards,
+        "joined_injection_codes",
+        lambda texts: (lengths.extend(map(len, texts)), joined(texts))[1],
+    )
+
+    decision = decide(SECOND_HALF + " " + filler, recent=[filler + FIRST_HALF])
+
+    assert decision.outcome == "rejected", decision
+    assert "injection.split_write" in decision.rule_codes
+    assert lengths and max(lengths) <= 2 * policy.SPLIT_SEAM_CHARS + 1
+
+
 # --- 9. An instruction split between a write's content and a later write's value ----------
 
 
