@@ -78,6 +78,7 @@ from memory_core.models import (
     Status,
     Subject,
 )
+from memory_core.models.choices import SENSITIVITY_RANK
 from memory_core.policy_check import MAX_DAYS
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SubjectPrincipal
@@ -793,11 +794,14 @@ def _same_correction_waiting(principal, target: Memory, candidate) -> WriteResul
         .not_past_end(timezone.now())
         .order_by("created_at", "id")
     )
+    asked = SENSITIVITY_RANK[candidate.sensitivity or target.sensitivity]
     for memory in pending:
         if memory.value != candidate.value or (
             candidate.authority and memory.authority != candidate.authority
         ):
             continue
+        if asked > SENSITIVITY_RANK[memory.sensitivity]:
+            continue  # asked to be kept more sensitive than the one waiting: another request
         decision = (
             AdmissionDecision.objects.filter(tenant_id=principal.tenant_id, memory=memory)
             .order_by("created_at")

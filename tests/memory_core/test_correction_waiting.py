@@ -67,3 +67,30 @@ def test_a_waiting_correction_decided_since_is_not_answered_again(owner):
     Memory.objects.filter(pk=first.memory.pk).update(status=Status.REJECTED)
     again = memory_correct(principal=owner, memory_id=target.pk, data=data)
     assert not again.already_waiting and again.memory.pk != first.memory.pk
+
+
+def test_the_same_correction_asked_more_sensitive_is_another_request(tenant):
+    """Sent again asking to be kept restricted, a correction waiting as sensitive was answered
+    'already waiting', and the higher sensitivity asked for was dropped."""
+    from memory_core.principals import SystemPrincipal
+
+    subject = SubjectFactory(tenant=tenant, external_id="dave")
+    target = MemoryFactory(
+        subject=subject, memory_key="health.diet", content="Dave eats no gluten.",
+        sensitivity="sensitive",
+    )  # fmt: skip
+    system = SystemPrincipal(tenant_id=tenant.id)
+    data = {"content": "Dave eats no gluten or dairy.", "source": {
+        "type": "user_input", "conversation_id": "c", "message_id": "m"}}  # fmt: skip
+    first = memory_correct(principal=system, memory_id=target.pk, data=data)
+    assert first.decision == "pending_approval" and first.memory.sensitivity == "sensitive"
+    again = memory_correct(principal=system, memory_id=target.pk, data=data)
+    assert again.already_waiting and again.memory.pk == first.memory.pk
+
+    restricted = memory_correct(
+        principal=system, memory_id=target.pk, data={**data, "sensitivity": "restricted"}
+    )
+
+    assert not restricted.already_waiting
+    assert restricted.memory.pk != first.memory.pk
+    assert restricted.memory.sensitivity == "restricted"
