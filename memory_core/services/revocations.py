@@ -222,25 +222,6 @@ def memory_task_close_journal_on_commit(memory_ids: list, tenant_id) -> None:
     )
 
 
-def _entry_of(kind: _Kind, memory_id, tenant_id) -> dict | None:
-    entries = _read(kind, "id = %s AND tenant_id = %s", [memory_id, tenant_id]).entries
-    return entries[0] if entries else None
-
-
-def memory_revocation_entry_of(memory_id, tenant_id) -> dict | None:
-    """Return the journal line of the revoked memory ``memory_id`` of tenant ``tenant_id``
-    read from this database (its chain, the action of its last revoking event), or None if
-    it is not revoked (any more: deleted since, say). Run in a scope that sees its tenant."""
-    return _entry_of(_REVOCATION, memory_id, tenant_id)
-
-
-def memory_rejection_entry_of(memory_id, tenant_id) -> dict | None:
-    """Return the journal line of the rejected memory ``memory_id`` of tenant ``tenant_id``
-    read from this database, or None if it is not rejected (any more). Run in a scope that
-    sees its tenant."""
-    return _entry_of(_REJECTION, memory_id, tenant_id)
-
-
 def _record(rows: list[tuple]) -> None:
     """Record the rows ``rows`` (``(tenant id, memory id)``) as journaled: one UPDATE, each
     row named with its tenant (the sweep's runs in platform mode, the after-commit one in

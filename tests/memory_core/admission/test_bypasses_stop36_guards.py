@@ -7,23 +7,8 @@ Every attack here was accepted by the code before these fixes (docs/security.md,
 import base64
 
 import pytest
-from django.utils import timezone
 
-from memory_core.admission import AdmissionContext, Candidate, admit
-from memory_core.admission.corpus import CORPUS_GRANT
-
-
-def decide(content: str):
-    candidate = Candidate(
-        subject="user-1",
-        memory_type="user_preference",
-        content=content,
-        source_type="user_input",
-        source_conversation_id="c",
-        source_message_id="m",
-    )
-    context = AdmissionContext(now=timezone.now(), policy_version=1, recent_texts=[])
-    return admit(candidate, CORPUS_GRANT, context)
+from tests.memory_core.admission.test_attack_phrasings import decide
 
 
 def assert_refused(text: str, code: str) -> None:

@@ -430,16 +430,21 @@ def test_a_reason_past_the_limit_is_refused_by_every_decision_service(
     assert ReviewItem.objects.get(pk=item_id).state == "resolved"
 
 
+def _past_its_end(memory) -> None:
+    """Put ``memory`` past its valid_until, not yet swept: its status still says "active"
+    (``Memory.status_at`` tells)."""
+    now = timezone.now()
+    Memory.objects.filter(pk=memory.pk).update(
+        valid_from=now - timedelta(days=2), valid_until=now - timedelta(hours=1)
+    )
+
+
 def test_a_winner_past_its_valid_until_is_not_active_and_nothing_changes(
     agent_principal, rivals, reviewer
 ):
     item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
     expired, live = rivals
-    # Past its end, not yet swept: its status still says "active" (Memory.status_at).
-    now = timezone.now()
-    Memory.objects.filter(pk=expired.pk).update(
-        valid_from=now - timedelta(days=2), valid_until=now - timedelta(hours=1)
-    )
+    _past_its_end(expired)
     with pytest.raises(Conflict) as refused:
         conflict_resolve(principal=reviewer, item_id=item_id, outcome="choose_winner",
                          winner_id=expired.id, reason="the old one")  # fmt: skip
@@ -457,10 +462,7 @@ def test_choosing_the_live_winner_leaves_a_loser_past_its_end_to_the_sweep(
 ):
     item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
     expired, live = rivals
-    now = timezone.now()
-    Memory.objects.filter(pk=expired.pk).update(
-        valid_from=now - timedelta(days=2), valid_until=now - timedelta(hours=1)
-    )
+    _past_its_end(expired)
     conflict_resolve(principal=reviewer, item_id=item_id, outcome="choose_winner",
                      winner_id=live.id, reason="the live one")  # fmt: skip
     # Not in use already: not revoked as the conflict's loser (the sweep expires it).
