@@ -772,7 +772,8 @@ def _same_correction_waiting(principal, target: Memory, candidate) -> WriteResul
     or None.
 
     The same writer's pending write, cited by an open sensitive-write item as correcting
-    ``target``, with the same content (``content_hash``), value and authority. Sent twice (a
+    ``target``, with the same content (``content_hash``), value, authority and end
+    (``valid_until``), kept at least as sensitive as asked. Sent twice (a
     double click, a retry, "This is right" pressed again while the first waits), a sensitive
     correction stored two identical pending writes and two review items: the target stays
     active while one waits, so nothing else refused the second. Called under the key's lock
@@ -802,6 +803,8 @@ def _same_correction_waiting(principal, target: Memory, candidate) -> WriteResul
             continue
         if asked > SENSITIVITY_RANK[memory.sensitivity]:
             continue  # asked to be kept more sensitive than the one waiting: another request
+        if candidate.valid_until != memory.valid_until:
+            continue  # asked to end at another time than the one waiting: another request
         decision = (
             AdmissionDecision.objects.filter(tenant_id=principal.tenant_id, memory=memory)
             .order_by("created_at")

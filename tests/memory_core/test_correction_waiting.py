@@ -94,3 +94,21 @@ def test_the_same_correction_asked_more_sensitive_is_another_request(tenant):
     assert not restricted.already_waiting
     assert restricted.memory.pk != first.memory.pk
     assert restricted.memory.sensitivity == "restricted"
+
+
+def test_the_same_correction_asked_to_end_at_another_time_is_another_request(owner):
+    """Sent again with another ``valid_until``, a waiting correction was answered 'already
+    waiting', and the end asked the second time was dropped."""
+    target = sensitive(owner)
+    data = {"content": "Carol eats no gluten or dairy.", "valid_until": "2031-01-01T00:00:00Z"}
+    first = memory_correct(principal=owner, memory_id=target.pk, data=data)
+    again = memory_correct(principal=owner, memory_id=target.pk, data=data)
+    assert again.already_waiting and again.memory.pk == first.memory.pk
+
+    later = memory_correct(
+        principal=owner, memory_id=target.pk, data={**data, "valid_until": "2032-06-01T00:00:00Z"}
+    )
+
+    assert not later.already_waiting and later.memory.pk != first.memory.pk
+    assert later.memory.valid_until.year == 2032
+    assert ReviewItem.objects.filter(kind="sensitive_write", state="open").count() == 2
