@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory_core.admission import guards, normalize
-from memory_core.admission.candidate import Candidate, key_words, seams
+from memory_core.admission.candidate import Candidate, key_words, seams, value_line_texts
 from memory_core.admission.codes import INFORMATIONAL, POLICY_LIMITS, RULE_CODES
 from memory_core.models import (
     AUTHORITY_RANK,
@@ -55,6 +55,8 @@ POINTER_URL_CHARS = 2048
 MAX_SPLIT_WINDOW_WRITES = 100
 # The start of the content the memory_key is read with (the key's words, then these).
 KEY_SEAM_CHARS = 200
+# The most words of a content or value the memory_key is read as the label of (``key_lines``).
+KEY_LABEL_WORDS = 4
 
 
 @dataclass(frozen=True)
@@ -222,6 +224,30 @@ def key_seam(candidate: Candidate) -> str:
     return f"{key_words(candidate.memory_key)} {candidate.content[:KEY_SEAM_CHARS]}"
 
 
+def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
+    """Return the memory_key read as the label of a bare value the write holds, for the class
+    guard: "account balance: 5400" is business state that neither the key
+    ("account.balance") nor the content ("5400") says alone. The key labels the content, and
+    a string or number value, when it is a bare value of at most ``KEY_LABEL_WORDS`` words (a
+    sentence is read on its own: "user role: User is a root beer enthusiast." is no access
+    rule); an object's top-level line is read after the key's words ("account balance
+    amount: 5400"). ``value``: False for a pointer, whose fields name a record elsewhere.
+    [] without a key."""
+    if not candidate.memory_key:
+        return []
+    held = candidate.value if value else None
+    bare = [candidate.content]
+    if isinstance(held, (str, int, float)):  # bool is an int: "true" under its key
+        bare += value_line_texts(held) or [held]
+    words = key_words(candidate.memory_key)
+    lines = [
+        f"{words}: {text[:KEY_SEAM_CHARS]}" for text in bare if len(text.split()) <= KEY_LABEL_WORDS
+    ]
+    if isinstance(held, dict):
+        lines += [f"{words} {line[:KEY_SEAM_CHARS]}" for line in value_line_texts(held)[:1]]
+    return lines
+
+
 # The characters on each side of a seam that a split instruction is read across: the guards'
 # rules span a sentence of at most ~80 characters. Joining whole texts made the rule's cost
 # grow with both texts' lengths, times the policy's window (up to 100 earlier writes), times
@@ -273,6 +299,7 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
     # answers: the other ids of a write are refused unless they are ids (``_identifier``).
     extra = (candidate.memory_key, candidate.scope_ref, key_seam(candidate))
     texts = written + [t for t in (*extra, candidate.source_message_id) if t]
+    class_texts += key_lines(candidate, value=not _is_pointer(candidate.value))
     codes = guards.class_codes(class_texts)
     injection = guards.injection_codes(texts + seams(written))
     codes += injection
