@@ -761,21 +761,26 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
             "message_id": f"correction:{uuid.uuid4()}",
         }
     candidate = parse_correction(data, previous=target, default_source=default_source)
-    waiting = _same_correction_waiting(principal, target, candidate)
+    asked_end = data.get("valid_until") is not None
+    waiting = _same_correction_waiting(principal, target, candidate, asked_end=asked_end)
     if waiting is not None:
         return waiting
     return _run(principal, [candidate], target=target)[0]
 
 
-def _same_correction_waiting(principal, target: Memory, candidate) -> WriteResult | None:
+def _same_correction_waiting(
+    principal, target: Memory, candidate, *, asked_end: bool
+) -> WriteResult | None:
     """Return the result of the same correction of ``target`` already waiting for a reviewer,
     or None.
 
     The same writer's pending write, cited by an open sensitive-write item as correcting
-    ``target``, with the same content (``content_hash``), value, authority and end
-    (``valid_until``), kept at least as sensitive as asked. Sent twice (a
-    double click, a retry, "This is right" pressed again while the first waits), a sensitive
-    correction stored two identical pending writes and two review items: the target stays
+    ``target``, with the same content (``content_hash``), value and authority, kept at least
+    as sensitive as asked, and, when the correction asks an end (``asked_end``), ending then
+    (admission stored the waiting one's end defaulted or capped by the retention period, so
+    only an end asked for is compared, and one at or past a capped end is the same). Sent
+    twice (a double click, a retry, "This is right" pressed again while the first waits), a
+    sensitive correction stored two identical pending writes and two review items: the target stays
     active while one waits, so nothing else refused the second. Called under the key's lock
     and the target's row lock, which every correction of it takes first.
     """
@@ -803,8 +808,6 @@ def _same_correction_waiting(principal, target: Memory, candidate) -> WriteResul
             continue
         if asked > SENSITIVITY_RANK[memory.sensitivity]:
             continue  # asked to be kept more sensitive than the one waiting: another request
-        if candidate.valid_until != memory.valid_until:
-            continue  # asked to end at another time than the one waiting: another request
         decision = (
             AdmissionDecision.objects.filter(tenant_id=principal.tenant_id, memory=memory)
             .order_by("created_at")
@@ -812,6 +815,10 @@ def _same_correction_waiting(principal, target: Memory, candidate) -> WriteResul
         )
         if decision is None or decision.agent_id != writer:
             continue
+        if asked_end and candidate.valid_until != memory.valid_until:
+            capped = "ttl.capped" in decision.rule_codes
+            if not (capped and candidate.valid_until > memory.valid_until):
+                continue  # asked to end at another time than the one waiting: another request
         item = ReviewItem.objects.get(
             tenant_id=principal.tenant_id,
             kind=ReviewItem.Kind.SENSITIVE_WRITE,

@@ -112,3 +112,28 @@ def test_the_same_correction_asked_to_end_at_another_time_is_another_request(own
     assert not later.already_waiting and later.memory.pk != first.memory.pk
     assert later.memory.valid_until.year == 2032
     assert ReviewItem.objects.filter(kind="sensitive_write", state="open").count() == 2
+
+
+@pytest.mark.parametrize("days", [None, 200])
+def test_an_end_set_by_admission_does_not_make_a_retry_another_request(owner, days):
+    """An episode with no end of its own, or one past the policy's 90 days: admission stores
+    the correction's end defaulted or capped, and the same correction sent again was told
+    apart by that end (two pending writes, two review items; a review's finding)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    target = sensitive(
+        owner, memory_class="episodic", memory_type="previous_decision",
+        valid_until=None if days is None else timezone.now() + timedelta(days=days),
+    )  # fmt: skip
+    data = {"content": "Carol skipped the offsite for a cardiology appointment."}
+    first = memory_correct(principal=owner, memory_id=target.pk, data=data)
+    again = memory_correct(principal=owner, memory_id=target.pk, data=data)
+    assert again.already_waiting and again.memory.pk == first.memory.pk
+    # Asked for an end past the period, twice: capped the first time, the same request after.
+    far = {**data, "content": "Carol skipped it for a heart check.", "valid_until": "2099-01-01"}
+    capped = memory_correct(principal=owner, memory_id=target.pk, data=far)
+    assert "ttl.capped" in capped.rule_codes and not capped.already_waiting
+    assert memory_correct(principal=owner, memory_id=target.pk, data=far).already_waiting
+    assert ReviewItem.objects.filter(kind="sensitive_write", state="open").count() == 2
