@@ -819,12 +819,14 @@ def _same_correction_waiting(
             capped = "ttl.capped" in decision.rule_codes
             if not (capped and candidate.valid_until > memory.valid_until):
                 continue  # asked to end at another time than the one waiting: another request
-        item = ReviewItem.objects.get(
+        item = ReviewItem.objects.filter(
             tenant_id=principal.tenant_id,
             kind=ReviewItem.Kind.SENSITIVE_WRITE,
             state=ReviewItem.State.OPEN,
             memory=memory,
-        )
+        ).first()
+        if item is None:
+            continue  # decided since the read above (neither is locked): no longer waiting
         # As a write would: a deletion of the subject, or of the key, queued for a worker
         # answers 503 rather than an answer that the write waits.
         subjects_shared_locked(
