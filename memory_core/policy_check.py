@@ -64,7 +64,8 @@ RETENTION_MAX = {
     "trace_days": MAX_DAYS,
 }
 # A section of numbers of any key, and each number's bounds.
-_OPEN_SECTIONS = (("half_life_days", 0, MAX_DAYS), ("ranking_weights", 0, 1000))
+# A half-life of 0 has no meaning (freshness divides by it; retrieval read it as 90 days).
+_OPEN_SECTIONS = (("half_life_days", 0.01, MAX_DAYS), ("ranking_weights", 0, 1000))
 _SECTIONS = ("admission", "retention", "half_life_days", "ranking_weights", "budget", "retrieval")
 
 

@@ -42,6 +42,7 @@ def test_the_defaults_and_an_empty_document_are_valid():
         ("ranking_weights.semantic", None),
         ("ranking_weights.semantic", True),
         ("half_life_days.incident", "soon"),
+        ("half_life_days.incident", 0),  # was read as 90 days
         ("retention.trace_days", -3),
         ("admission.split_window_writes", "five"),
         # Periods past any date: now - or + them raised OverflowError (every tenant's
