@@ -32,6 +32,7 @@ from memory_core.models import (
 from memory_core.policy_check import retention_limit
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
 from memory_core.selectors.memories import memory_get, memory_visible_chain
+from memory_core.services.reviews import approval_head
 
 # Order in which the "what is remembered" page lists classes.
 CLASS_ORDER = [MemoryClass.PREFERENCE, MemoryClass.EPISODIC, MemoryClass.WORKING]
@@ -399,11 +400,13 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     oldest first.
 
     Each item carries ``writer``: the name of the agent whose write it is (from its admission
-    decision), or "" when a person or the system wrote it, and ``replaces``: the memory it
-    was written on (the key's head then), or None, with ``supersedes``: whether approving it
-    makes it that memory's next version (else it stands beside it in a conflict). Four
-    queries whatever the queue holds: its count, the page's items, their writers, the
-    memories they were written on.
+    decision), or "" when a person or the system wrote it; ``replaces``: the memory it was
+    written on (the key's head then), or None; ``lands_on``: the head an approval would land
+    on now (``services.reviews.approval_head``, as the approval finds it: that memory, its
+    chain's newest version, or the key's current head), or None; and ``supersedes``: whether
+    approving it makes it that head's next version (else it stands beside it in a
+    conflict). Four queries, and a few for each write of the page written on a memory (an
+    approval's ``approval_head``, unlocked): the page's, never the queue's size.
     """
     # Not a write deleted since (by its subject, or with its subject): nothing is left to
     # decide, and its deletion's worker closes the item (resolution "deleted").
@@ -414,9 +417,9 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     )
     result = Page.at(total=queue.count(), number=page, page_size=page_size)
     items = list(
-        queue.select_related("memory", "memory__agent", "subject").order_by("created_at", "id")[
-            result.offset : result.offset + page_size
-        ]
+        queue.select_related("memory", "memory__agent", "memory__subject", "subject").order_by(
+            "created_at", "id"
+        )[result.offset : result.offset + page_size]
     )
     writers = dict(
         AdmissionDecision.objects.filter(
@@ -437,10 +440,16 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     for item in items:
         item.writer = writers.get(item.memory_id, "")
         item.replaces = heads.get(item.candidate_ids[0]) if item.candidate_ids else None
+        # Where the approval lands now, found as the approval finds it: the queue said
+        # "becomes the next version of" the head written on while its chain had moved on to
+        # a version of higher authority, beside which the approval opened a conflict.
+        item.lands_on = (
+            approval_head(item.memory, item, lock=False) if item.replaces is not None else None
+        )
         # As an approval decides (services.reviews): a write of lower authority than the
         # head stands beside it in a conflict, it does not replace it.
-        item.supersedes = item.replaces is not None and (
-            AUTHORITY_RANK[item.memory.authority] >= AUTHORITY_RANK[item.replaces.authority]
+        item.supersedes = item.lands_on is not None and (
+            AUTHORITY_RANK[item.memory.authority] >= AUTHORITY_RANK[item.lands_on.authority]
         )
     result.items = items
     return result

@@ -98,19 +98,7 @@ def _close(item: ReviewItem, *, principal, state: str, reason: str) -> None:
 def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
     """Make the approved ``memory`` the head of its key's chain, or a conflict beside it."""
     lock_memory_keys(memory.tenant_id, [(memory.subject.external_id, memory.memory_key)])
-    head = None
-    if item.candidate_ids:
-        head = Memory.objects.select_for_update().filter(pk=item.candidate_ids[0]).first()
-    if head is not None and head.status == Status.SUPERSEDED:
-        # Versions were added while the write waited (another approved correction): the
-        # chain's newest version is the head now, with or without a memory_key.
-        head = _newest_version(head)
-    if head is not None and not _writer_reaches(memory, Memory.objects.filter(pk=head.pk)):
-        head = None  # a head its writer may not read (now) is never superseded by it
-    if head is None or head.status != Status.ACTIVE:
-        # The head moved on while the write waited, or the key had none then: take the key's
-        # current head, if any, as a write would now (``writes._heads``).
-        head = _current_head(memory) if memory.memory_key else None
+    head = approval_head(memory, item)
     now = timezone.now()
     if head is not None and AUTHORITY_RANK[memory.authority] >= AUTHORITY_RANK[head.authority]:
         head.status = Status.SUPERSEDED
@@ -154,7 +142,34 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
         )
 
 
-def _current_head(memory: Memory) -> Memory | None:
+def approval_head(memory: Memory, item: ReviewItem, *, lock: bool = True) -> Memory | None:
+    """Return the head an approval of the pending ``memory`` (``item``'s write) lands on now,
+    or None: the memory it was written on, or its chain's newest version, or else the key's
+    current head (``_current_head``). Approved, ``memory`` becomes its next version, or, of
+    lower authority, stands beside it in a conflict.
+
+    Locked (the rows the approval changes) unless ``lock`` is false: the review queue says
+    with it what an approval would do, and said "becomes the next version" of a head that
+    had moved on to a stronger version, beside which the approval opened a conflict.
+    """
+    head = None
+    if item.candidate_ids:
+        rows = Memory.objects.filter(pk=item.candidate_ids[0])
+        head = (rows.select_for_update() if lock else rows).first()
+    if head is not None and head.status == Status.SUPERSEDED:
+        # Versions were added while the write waited (another approved correction): the
+        # chain's newest version is the head now, with or without a memory_key.
+        head = _newest_version(head, lock=lock)
+    if head is not None and not _writer_reaches(memory, Memory.objects.filter(pk=head.pk)):
+        head = None  # a head its writer may not read (now) is never superseded by it
+    if head is None or head.status != Status.ACTIVE:
+        # The head moved on while the write waited, or the key had none then: take the key's
+        # current head, if any, as a write would now (``writes._heads``).
+        head = _current_head(memory, lock=lock) if memory.memory_key else None
+    return head
+
+
+def _current_head(memory: Memory, *, lock: bool = True) -> Memory | None:
     """Return the head the approved ``memory`` lands on now: among the active heads on its
     key that its writer may read, the strongest, then the newest (locked).
 
@@ -164,7 +179,8 @@ def _current_head(memory: Memory) -> Memory | None:
     memory its grant does not reach), which a write never supersedes or conflicts with.
     """
     heads = _writer_reaches(memory, heads_on_key(memory, agent_id=memory.agent_id))
-    rows = list(heads.exclude(pk=memory.pk).select_for_update(of=("self",)).order_by("pk"))
+    heads = heads.exclude(pk=memory.pk)
+    rows = list((heads.select_for_update(of=("self",)) if lock else heads).order_by("pk"))
     if not rows:
         return None
     return max(rows, key=lambda row: (AUTHORITY_RANK[row.authority], row.created_at))
@@ -204,15 +220,14 @@ def _writer_of(memory: Memory) -> _Actor | None:
     return _Actor(*event) if event else None
 
 
-def _newest_version(memory: Memory) -> Memory:
-    """Follow ``memory``'s successors (locked) to the newest version of its chain."""
+def _newest_version(memory: Memory, *, lock: bool = True) -> Memory:
+    """Follow ``memory``'s successors (locked unless ``lock`` is false) to the newest version
+    of its chain."""
     while True:
-        successor = (
-            Memory.objects.select_for_update()
-            .filter(supersedes_id=memory.id)
-            .exclude(status__in=PROPOSED_STATUSES)
-            .first()
+        successors = Memory.objects.filter(supersedes_id=memory.id).exclude(
+            status__in=PROPOSED_STATUSES
         )
+        successor = (successors.select_for_update() if lock else successors).first()
         if successor is None:
             return memory
         memory = successor

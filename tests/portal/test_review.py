@@ -729,3 +729,105 @@ def test_an_error_message_is_an_alert_and_others_a_status(reviewer_client, queue
     )
     assert 'class="message message-error" role="alert"' in refused.content.decode()
     assert "This item is already approved." in refused.content.decode()
+
+
+def write_on(head, content, **fields):
+    """Return the open item of a pending sensitive write on ``head``'s key, written on it."""
+    write = MemoryFactory(
+        subject=head.subject,
+        memory_key=head.memory_key,
+        content=content,
+        status="pending_approval",
+        sensitivity="sensitive",
+        **fields,
+    )
+    return ReviewItem.objects.create(
+        tenant=head.tenant,
+        subject=head.subject,
+        kind="sensitive_write",
+        memory=write,
+        memory_key=write.memory_key,
+        rule_codes=["sensitivity.review_required"],
+        candidate_ids=[head.pk],
+    )
+
+
+def test_the_queue_says_an_approval_stands_beside_a_stronger_version_written_since(
+    reviewer_client, alice_subject
+):
+    """A tool's write on a model's guess waits; the person then corrects the guess. Approved,
+    the write stands in a conflict beside the person's version; the queue said it "becomes
+    the next version of" the guess (it compared authority with the version written on)."""
+    guess = MemoryFactory(
+        subject=alice_subject,
+        memory_key="health.diet",
+        content="Alice seems to avoid sugar.",
+        authority="model_inference",
+        source_type="model_inference",
+        confidence=0.6,
+    )
+    item = write_on(
+        guess,
+        "A glucose monitor reports Alice is diabetic.",
+        authority="tool_observation",
+        source_type="verified_tool_output",
+        source_tool="glucose",
+        confidence=0.8,
+    )
+    Memory.objects.filter(pk=guess.pk).update(status="superseded")
+    stated = MemoryFactory(
+        subject=alice_subject,
+        memory_key="health.diet",
+        content="I avoid sugar, I am not diabetic.",
+        authority="explicit_user",
+        supersedes=guess,
+        version=2,
+    )
+
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    response = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": "checked"}
+    )
+
+    assert response.status_code == 302
+    stated.refresh_from_db()
+    item.memory.refresh_from_db()
+    assert stated.status == "active" and item.memory.status == "active"
+    assert item.memory.supersedes_id is None
+    conflict = ReviewItem.objects.get(
+        subject=alice_subject, kind="conflict", state="open", memory_key="health.diet"
+    )
+    assert set(conflict.candidate_ids) == {stated.pk, item.memory.pk}
+    # What the page said before: the conflict, beside the person's version, not the guess.
+    assert "becomes the next version of" not in body
+    assert (
+        "stands in a conflict, for a reviewer, beside (its authority is lower than) "
+        "<q>I avoid sugar, I am not diabetic.</q>"
+    ) in body
+    written_on = "this was written on <q>Alice seems to avoid sugar.</q>, version 1, superseded"
+    assert written_on in body
+
+
+def test_the_queue_names_the_newest_version_an_approval_becomes_the_next_version_of(
+    reviewer_client, alice_subject
+):
+    """Moved on to a version of no higher authority, the chain's newest version is what the
+    approval supersedes, and what the queue names."""
+    first = MemoryFactory(subject=alice_subject, memory_key="health.sleep", content="Sleeps 6h.")
+    item = write_on(first, "Alice takes melatonin to sleep.")
+    Memory.objects.filter(pk=first.pk).update(status="superseded")
+    second = MemoryFactory(
+        subject=alice_subject,
+        memory_key="health.sleep",
+        content="Sleeps 7h.",
+        supersedes=first,
+        version=2,
+    )
+
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    reviewer_client.post(reverse("portal:review:approve", args=[item.pk]), {"reason": "ok"})
+
+    item.memory.refresh_from_db()
+    assert item.memory.supersedes_id == second.pk and item.memory.version == 3
+    assert "becomes the next version of <q>Sleeps 7h.</q>" in body
+    assert "this was written on <q>Sleeps 6h.</q>, version 1, superseded since" in body
