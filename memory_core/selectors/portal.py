@@ -31,7 +31,7 @@ from memory_core.models import (
 )
 from memory_core.policy_check import retention_limit
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
-from memory_core.selectors.memories import memory_get, memory_visible_chain
+from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
 from memory_core.services.reviews import approval_head
 
 # Order in which the "what is remembered" page lists classes.
@@ -298,17 +298,25 @@ def subject_memories_pending(*, principal, now=None, **filters: str) -> tuple[li
 
 def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
     """Return the visible writes waiting for a reviewer that would replace ``memory`` (their
-    review item cites it), oldest first. Deleting ``memory`` leaves them waiting: a person may
-    correct a memory and then delete the old version, so the delete page names them."""
+    review item cites a version of its chain, ``memory_chain_ids``), oldest first. Deleting
+    ``memory`` leaves them waiting: a person may correct a memory and then delete the old
+    version, so the delete page names them.
+
+    Any version of the chain, not ``memory`` alone: a write waits on the version in use when
+    it was written, and its approval follows the chain to its newest version
+    (``services.reviews.approval_head``); once the person had corrected that version, the
+    write showed on no page of the chain. Two queries.
+    """
     citing = ReviewItem.objects.filter(
         tenant_id=principal.tenant_id,
         kind=ReviewItem.Kind.SENSITIVE_WRITE,
         state=ReviewItem.State.OPEN,
-        candidate_ids__contains=[memory.pk],
+        candidate_ids__overlap=memory_chain_ids(memory),
     ).values("memory_id")
     return list(
         Memory.objects.visible_to(principal)
         .filter(status=Status.PENDING_APPROVAL, pk__in=citing)
+        .exclude(pk=memory.pk)
         .order_by("created_at", "id")
     )
 

@@ -15,8 +15,9 @@ from memory_core.models import (
     RetrievalTrace,
     ReviewItem,
 )
-from memory_core.principals import SubjectPrincipal
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.services.memories import MemoryDraft, memory_supersede
+from memory_core.services.reviews import review_approve
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db
@@ -1252,3 +1253,56 @@ def test_a_sensitive_correction_or_confirmation_sent_twice_waits_once(alice_clie
     assert b"your confirmation is already waiting for a reviewer" in again.content
     assert Memory.objects.filter(subject=alice_subject, status="pending_approval").count() == 2
     assert ReviewItem.objects.filter(subject=alice_subject, kind="sensitive_write").count() == 2
+
+
+def test_a_write_waiting_on_an_older_version_shows_on_the_pages_of_the_version_in_use(
+    alice_client, alice_subject, reviewer
+):
+    """A sensitive write waits on the version in use; the person then corrects that version.
+    An approval makes the write the next version of the correction (it follows the chain),
+    but only the older version's page named it: the memory's page and its delete page, the
+    correction's, said nothing was waiting."""
+    v1 = MemoryFactory(
+        subject=alice_subject, memory_key="food.diet", content="Alice eats everything."
+    )
+    write = MemoryFactory(
+        subject=alice_subject,
+        memory_key="food.diet",
+        content="Alice is on a diet prescribed for her kidney disease.",
+        status="pending_approval",
+        sensitivity="sensitive",
+    )
+    item = ReviewItem.objects.create(
+        tenant=alice_subject.tenant,
+        subject=alice_subject,
+        kind="sensitive_write",
+        memory=write,
+        memory_key=write.memory_key,
+        rule_codes=["sensitivity.review_required"],
+        candidate_ids=[v1.pk],
+    )
+    alice_client.post(
+        reverse("portal:memory-correct", args=[v1.pk]),
+        {"content": "Alice eats everything but fish.", "reason": ""},
+    )
+    v2 = Memory.objects.get(supersedes=v1)
+    assert v2.status == "active"
+    waiting_link = reverse("portal:memory", args=[write.pk])
+
+    page = alice_client.get(reverse("portal:memory", args=[v2.pk])).content.decode()
+    delete_page = alice_client.get(reverse("portal:memory-delete", args=[v2.pk])).content.decode()
+    old_delete_page = alice_client.get(reverse("portal:memory-delete", args=[v1.pk]))
+    own_page = alice_client.get(reverse("portal:memory-delete", args=[write.pk]))
+
+    assert 'id="waiting-title"' in page, "the memory's page says nothing is waiting"
+    waiting = page.split('id="waiting-title"', 1)[1].split("</section>", 1)[0]
+    assert waiting_link in waiting
+    assert "1 newer version of this memory is waiting for a reviewer" in delete_page
+    assert waiting_link in delete_page
+    assert waiting_link.encode() in old_delete_page.content  # the chain's older version too
+    assert b"waiting for a reviewer" not in own_page.content  # not the write itself
+    # What the pages say is what an approval does: the write becomes v2's next version.
+    principal = ReviewerPrincipal(tenant_id=alice_subject.tenant_id, user_id=reviewer.pk)
+    review_approve(principal=principal, item_id=item.pk, reason="checked")
+    write.refresh_from_db()
+    assert (write.status, write.supersedes_id, write.version) == ("active", v2.pk, 3)
