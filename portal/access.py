@@ -35,6 +35,11 @@ BEING_DELETED = (
     "while it runs, or waits for a worker, none of your memories can be changed. Try again "
     "once it has finished."
 )
+# The same for a reviewer, whose pages have no Deletions link and who has no memories there.
+BEING_DELETED_FOR_REVIEWER = (
+    "This subject's memories are queued for deletion or being deleted, so nothing was "
+    "decided. Try again once the deletion has finished."
+)
 
 
 class PortalAccessMixin(LoginRequiredMixin):
@@ -44,6 +49,8 @@ class PortalAccessMixin(LoginRequiredMixin):
     """
 
     required_role: str | None = None
+    # What ``refuse`` says of SubjectBeingDeleted, in the words of the page's reader.
+    being_deleted = BEING_DELETED
 
     def dispatch(self, request, *args, **kwargs):
         if not request.user.is_authenticated:
@@ -104,7 +111,7 @@ class PortalAccessMixin(LoginRequiredMixin):
             )
             return redirect(fallback_url)
         if isinstance(error, SubjectBeingDeleted):
-            messages.error(self.request, BEING_DELETED)
+            messages.error(self.request, self.being_deleted)
             return redirect(fallback_url)
         messages.error(self.request, error.message)
         return redirect(fallback_url)
@@ -120,3 +127,4 @@ class ReviewerMixin(PortalAccessMixin):
     """A page for the reviewers of one tenant."""
 
     required_role = REVIEWER
+    being_deleted = BEING_DELETED_FOR_REVIEWER

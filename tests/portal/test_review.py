@@ -12,7 +12,9 @@ from memory_core.models import (
     Memory,
     MemoryEvent,
     ReviewItem,
+    Subject,
 )
+from portal.access import BEING_DELETED_FOR_REVIEWER
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db
@@ -831,3 +833,27 @@ def test_the_queue_names_the_newest_version_an_approval_becomes_the_next_version
     assert item.memory.supersedes_id == second.pk and item.memory.version == 3
     assert "becomes the next version of <q>Sleeps 7h.</q>" in body
     assert "this was written on <q>Sleeps 6h.</q>, version 1, superseded since" in body
+
+
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_a_reviewer_refused_by_a_queued_deletion_is_told_in_a_reviewers_words(
+    reviewer_client, reviewer, alice_subject, decision
+):
+    """A deletion of the subject is queued: the decision is refused, and the reviewer was told
+    the end user's "A deletion of memories about you ... (see Deletions) ... none of your
+    memories", on a page with no Deletions link."""
+    item = pending_write(alice_subject, "Alice takes insulin daily.")
+    Subject.objects.filter(pk=alice_subject.pk).update(
+        deletion_queued_at=timezone.now(), deletion_queued_by=reviewer.pk
+    )
+
+    response = reviewer_client.post(
+        reverse(f"portal:review:{decision}", args=[item.pk]), {"reason": "ok"}, follow=True
+    )
+
+    item.refresh_from_db()
+    item.memory.refresh_from_db()
+    assert (item.state, item.memory.status) == ("open", "pending_approval")
+    body = response.content.decode()
+    assert BEING_DELETED_FOR_REVIEWER.replace("'", "&#x27;") in body
+    assert "memories about you" not in body and "none of your memories" not in body
