@@ -373,7 +373,13 @@ class MemoryHistory:
 
 
 def memory_history(*, principal, memory_id) -> MemoryHistory:
-    """Return the chain (oldest first) and events of a memory ``principal`` may see."""
+    """Return the chain (oldest first) and events of a memory ``principal`` may see.
+
+    The memory and each link carry ``state_now``: their status now (``Memory.status_at``),
+    as the lists and the export say it: one past its ``valid_until`` is expired, though its
+    stored status stays "active" until the retention sweep (the page said "Active" beside
+    "Expired").
+    """
     memory = memory_get(principal=principal, memory_id=memory_id)
     chain = memory_visible_chain(principal=principal, memory=memory)
     ids = [link.pk for link in chain]
@@ -391,6 +397,9 @@ def memory_history(*, principal, memory_id) -> MemoryHistory:
     for event in events:
         event.version = versions.get(event.memory_id)
     memory.usage = usage.get(memory.pk, Usage())
+    now = timezone.now()
+    for row in [memory, *chain]:
+        row.state_now = row.status_at(now)
     _with_expiry([memory, *chain], tenant_id=principal.tenant_id)
     return MemoryHistory(memory=memory, chain=chain, events=events, usage=usage)
 

@@ -1306,3 +1306,33 @@ def test_a_write_waiting_on_an_older_version_shows_on_the_pages_of_the_version_i
     review_approve(principal=principal, item_id=item.pk, reason="checked")
     write.refresh_from_db()
     assert (write.status, write.supersedes_id, write.version) == ("active", v2.pk, 3)
+
+
+def test_a_memory_past_its_end_reads_expired_on_its_page_and_in_its_chain(
+    alice_client, alice_subject
+):
+    """Past its valid_until, not yet swept (stored "active"): the page's lede and its chain
+    said "Active", in the green of a memory in use, beside the "Expired" of its details."""
+    from datetime import timedelta
+
+    now = timezone.now()
+    first = MemoryFactory(
+        subject=alice_subject, memory_key="style.lang", content="Prefers Java.",
+        status="superseded", valid_from=now - timedelta(days=20),
+    )  # fmt: skip
+    memory = MemoryFactory(
+        subject=alice_subject, memory_key="style.lang", content="Prefers Python.",
+        supersedes=first, version=2,
+        valid_from=now - timedelta(days=10), valid_until=now - timedelta(minutes=1),
+    )  # fmt: skip
+
+    page = alice_client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
+    older = alice_client.get(reverse("portal:memory", args=[first.pk])).content.decode()
+
+    lede = page.split('<p class="lede">', 1)[1].split("</p>", 1)[0]
+    assert '<span class="status status-expired">Expired</span>' in lede, lede
+    for body in (page, older):
+        chain = body.split('id="chain-title"', 1)[1].split("</section>", 1)[0]
+        assert chain.count('data-status="expired"') == 1
+        assert chain.count('data-status="superseded"') == 1
+        assert "status-active" not in chain and ">Active<" not in chain
