@@ -38,6 +38,7 @@ from .workflow import (
     RetrievalTrace,
     ReviewItem,
     Tombstone,
+    reviewer_decided_condition,
 )
 
 __all__ = [
@@ -78,4 +79,5 @@ __all__ = [
     "held_apart",
     "parse_scope",
     "past_end_condition",
+    "reviewer_decided_condition",
 ]

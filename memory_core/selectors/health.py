@@ -16,7 +16,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import Count, Min, Q
+from django.db.models import Count, Min
 from django.db.models.functions import TruncDate
 from django.utils import timezone
 from django.utils.timesince import timesince
@@ -30,6 +30,7 @@ from memory_core.models import (
     PolicyVersion,
     RetrievalTrace,
     ReviewItem,
+    reviewer_decided_condition,
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import require_reviewer
@@ -296,12 +297,7 @@ def _approvals_chart(window: Window) -> Chart:
     "consent_withdrawn"); only approve, reject and a conflict outcome are decisions."""
     tenant_id = window.tenant_id
     reviews = ReviewItem.objects.filter(tenant_id=tenant_id, resolved_at__gte=window.start).filter(
-        Q(state__in=["approved", "rejected"])
-        | Q(
-            state="resolved",
-            kind=ReviewItem.Kind.CONFLICT,
-            resolution__in=ReviewItem.CONFLICT_OUTCOMES,
-        )
+        reviewer_decided_condition()
     )
     states = _daily_counts(
         reviews, "resolved_at", window.days, state=["approved", "rejected", "resolved"]

@@ -28,6 +28,7 @@ from memory_core.models import (
     Status,
     held_apart,
     past_end_condition,
+    reviewer_decided_condition,
 )
 from memory_core.policy_check import retention_limit
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
@@ -515,10 +516,16 @@ def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
 
 
 def review_recent(*, principal, limit: int = 20) -> list[ReviewItem]:
-    """Return the most recently decided review items of the reviewer's tenant."""
+    """Return the items of the reviewer's tenant a reviewer decided most recently
+    (``reviewer_decided_condition``: the health page's decisions).
+
+    Not every closed item: those the system closed (a deletion's worker, a revoke, the
+    retention sweep) filled the list and pushed the reviewers' decisions out of it.
+    """
     return list(
         _reviewer_items(principal)
-        .exclude(state=ReviewItem.State.OPEN)
+        .exclude(state=ReviewItem.State.OPEN)  # the partial index's condition
+        .filter(reviewer_decided_condition())
         .select_related("resolved_by", "subject")
         .order_by("-resolved_at", "-created_at")[:limit]
     )

@@ -857,3 +857,41 @@ def test_a_reviewer_refused_by_a_queued_deletion_is_told_in_a_reviewers_words(
     body = response.content.decode()
     assert BEING_DELETED_FOR_REVIEWER.replace("'", "&#x27;") in body
     assert "memories about you" not in body and "none of your memories" not in body
+
+
+def test_recently_decided_lists_reviewers_decisions_not_items_the_system_closed(
+    reviewer_client, alice_subject
+):
+    """Items closed by the system (the retention sweep, a deletion's worker, a revoke) after a
+    reviewer's approval filled the ten rows of "Recently decided" and pushed it out."""
+    decided = pending_write(alice_subject, "Alice takes insulin daily.")
+    reviewer_client.post(reverse("portal:review:approve", args=[decided.pk]), {"reason": "ok"})
+    resolved = conflict(alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us.")
+    ReviewItem.objects.filter(pk=resolved.pk).update(
+        state="resolved", resolution="keep_both_scoped", resolved_at=timezone.now()
+    )
+    later = timezone.now() + timedelta(seconds=1)
+    closures = ["valid_until_passed", "deleted", "revoked", "consent_withdrawn", "settled"]
+    closed = []
+    for n in range(12):
+        kind = "conflict" if closures[n % 5] in ("revoked", "settled") else "sensitive_write"
+        closed.append(
+            ReviewItem.objects.create(
+                tenant=alice_subject.tenant,
+                subject=alice_subject,
+                kind=kind,
+                memory=MemoryFactory(subject=alice_subject, status="expired"),
+                memory_key=f"closed.{n}",
+                state="resolved",
+                resolution=closures[n % 5],
+                resolved_at=later + timedelta(seconds=n),
+            )
+        )
+
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+
+    recent = body.split('id="recent-title"', 1)[1].split("</section>", 1)[0]
+    assert recent.count("<tr>") == 1 + 2  # the head's row, the two decisions
+    assert f"<code>{str(decided.pk)[:8]}</code>" in recent
+    assert f"<code>{str(resolved.pk)[:8]}</code>" in recent
+    assert not any(str(item.pk)[:8] in recent for item in closed)
