@@ -423,8 +423,9 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     on now (``services.reviews.approval_head``, as the approval finds it: that memory, its
     chain's newest version, or the key's current head), or None; and ``supersedes``: whether
     approving it makes it that head's next version (else it stands beside it in a
-    conflict). Four queries, and a few for each write of the page written on a memory (an
-    approval's ``approval_head``, unlocked): the page's, never the queue's size.
+    conflict). Four queries, and three or four for each write of the page written on a
+    memory (``approval_head``, unlocked; a few more where its chain has moved on): bounded by
+    the page's size, never the queue's.
     """
     # Not a write deleted since (by its subject, or with its subject): nothing is left to
     # decide, and its deletion's worker closes the item (resolution "deleted").
