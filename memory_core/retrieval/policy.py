@@ -8,6 +8,7 @@ so an older policy version keeps working when new knobs appear.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from memory_core.policy_defaults import DEFAULT_POLICY
@@ -113,14 +114,21 @@ class RetrievalPolicy:
         )
 
 
+# A run of characters that are not letters or digits: where a memory_key's segment ends.
+_SEGMENT_BREAK = re.compile(r"[\W_]+")
+
+
 def is_high_impact(policy: RetrievalPolicy, *, memory_key: str, memory_types) -> bool:
     """Return whether a conflict on ``memory_key`` must be answered with a clarification.
 
     High impact: any row of the group has a type in ``high_impact_types`` (project
     constraints, repository rules), or the key's first segment is in
-    ``high_impact_key_prefixes`` (deploy.region, production.database, ...).
+    ``high_impact_key_prefixes`` (deploy.region, production.database, ...). A key is free
+    text (admission only strips it), so a segment ends at any character that is not a letter
+    or a digit: deploy/region, deploy:region and "deploy region" are deploy's too. Read at
+    . _ and - only, they were not high impact, and a conflict on them got a winner by score.
     """
     if set(memory_types) & set(policy["high_impact_types"]):
         return True
-    head = memory_key.replace("-", "_").split(".")[0].split("_")[0].lower()
+    head = next((part for part in _SEGMENT_BREAK.split(memory_key.lower()) if part), "")
     return head in set(policy["high_impact_key_prefixes"])
