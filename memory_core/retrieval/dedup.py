@@ -13,9 +13,11 @@ survivor as ``merged_from``):
 
 Two rows that both carry a memory_key and differ in content are never merged by similarity:
 that is a conflict, and stage 8 decides it in the open. Rules 2-4 merge only rows of the same
-scope (a repository's rule and a global preference with the same words apply in different
-places), and a keyed row only into a row of its own key: merged into another key's row, or
-into an unkeyed one, it would leave its key's conflict group and the group could look settled.
+scope and environment (a repository's rule and a global preference with the same words apply
+in different places; so do a staging fact and its copy for every environment, and stage 8
+prefers the staging one), and a keyed row only into a row of its own key: merged into another
+key's row, or into an unkeyed one, it would leave its key's conflict group and the group could
+look settled.
 Pure: no ORM, no I/O.
 """
 
@@ -26,7 +28,7 @@ import numpy as np
 from memory_core.models.choices import AUTHORITY_RANK
 
 from .policy import RetrievalPolicy
-from .types import Candidate, Merge
+from .types import Candidate, ConflictPlace, Merge
 
 EXPLICIT = {"explicit_user", "explicit_admin"}
 
@@ -55,9 +57,15 @@ def _absorb(keeper: Candidate, other: Candidate) -> None:
 
 
 def _may_absorb(keeper: Candidate, other: Candidate) -> bool:
-    """Whether ``other`` may be merged into ``keeper`` by content or similarity (rules 2-4)."""
-    same_scope = (keeper.scope_kind, keeper.scope_ref) == (other.scope_kind, other.scope_ref)
-    return same_scope and other.memory_key in ("", keeper.memory_key)
+    """Whether ``other`` may be merged into ``keeper`` by content or similarity (rules 2-4).
+
+    Only a row of the same place, scope and environment (``ConflictPlace.of``). A row tied to
+    the request's environment folded into an untied copy (the stronger of the two, so the
+    keeper) left its key's group without the row stage 8's ``environment_specific`` rule
+    picks, and the group's newest untied row won in staging over staging's own fact.
+    """
+    same_place = ConflictPlace.of(keeper) == ConflictPlace.of(other)
+    return same_place and other.memory_key in ("", keeper.memory_key)
 
 
 def _matrix(candidates: list[Candidate]):

@@ -1,20 +1,25 @@
 """Stop 37's review of the read path: each test failed before its fix.
 
-High impact read a key's first segment at . _ and - only, though a key is free text.
+- High impact read a key's first segment at . _ and - only, though a key is free text.
+- Dedup folded a row tied to the request's environment into an untied copy of its text, and
+  the environment's own fact lost its key's conflict.
 """
 
 from dataclasses import replace
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from memory_core.principals import SystemPrincipal
+from memory_core.retrieval.dedup import deduplicate
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.policy import is_high_impact
 from memory_core.retrieval.types import RetrievalRequest
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.factories import SubjectFactory
 
-from .helpers import policy
+from .helpers import cand, policy
 
 REQUEST = RetrievalRequest(
     query="What cache size does Lunest use?",
@@ -70,3 +75,58 @@ def test_a_conflict_on_a_free_text_deploy_key_is_a_clarification(tenant, agent_p
     )
     assert [c.memory_key for c in result.clarifications] == [key]
     assert [c for c in result.items if c.memory_key == key] == []
+
+
+def cache_sizes(subject):
+    """Staging's own fact (the oldest), an untied copy of its text, and a newer untied one."""
+    now = timezone.now()
+    key = {"memory_key": "lunest.cache_size"}
+    return [
+        lunest(subject, "Lunest cache size is 512 MB.", environment="staging",
+               created_at=now - timedelta(days=10), **key),
+        lunest(subject, "Lunest cache size is 512 MB.", created_at=now - timedelta(days=5), **key),
+        lunest(subject, "Lunest cache size is 2 GB.", created_at=now - timedelta(days=1), **key),
+    ]  # fmt: skip
+
+
+def test_equal_content_tied_to_another_environment_is_another_fact():
+    staging = cand("staging", content_hash="same", environment="staging", confidence=0.8)
+    everywhere = cand("everywhere", content_hash="same", confidence=1.0)
+    kept, merges = deduplicate([staging, everywhere], policy=policy())
+    assert sorted(c.id for c in kept) == ["everywhere", "staging"] and merges == []
+    # By similarity too: a near copy tied to staging stays beside the untied row.
+    staging = cand("staging", embedding=(0.99, 0.05), environment="staging", confidence=0.8)
+    everywhere = cand("everywhere", embedding=(1.0, 0.0), confidence=1.0)
+    kept, merges = deduplicate([staging, everywhere], policy=policy())
+    assert sorted(c.id for c in kept) == ["everywhere", "staging"] and merges == []
+
+
+@pytest.mark.django_db
+def test_staging_s_own_fact_wins_beside_an_untied_copy_of_its_text(tenant, agent_principal):
+    dana = SubjectFactory(tenant=tenant, external_id="dana")
+    staging, copy, newer = store(tenant, cache_sizes(dana))
+    result = retrieve(principal=agent_principal, request=replace(REQUEST, environment="staging"))
+    assert [c.id for c in result.items if c.memory_key == "lunest.cache_size"] == [str(staging.id)]
+    [outcome] = result.trace["conflicts"]
+    assert (outcome["winner_id"], outcome["rule"]) == (str(staging.id), "environment_specific")
+    # Without an environment the staging row is not eligible, and the copy and the newer
+    # row are decided as before: the newer wins.
+    result = retrieve(principal=agent_principal, request=REQUEST)
+    assert [c.id for c in result.items if c.memory_key == "lunest.cache_size"] == [str(newer.id)]
+
+
+@pytest.mark.django_db
+def test_the_api_gives_staging_its_own_fact(api_client, tenant):
+    dana = SubjectFactory(tenant=tenant, external_id="dana")
+    staging, _, _ = store(tenant, cache_sizes(dana))
+    body = {
+        "query": "What cache size does Lunest use?",
+        "intent": "apply_project_rules",
+        "context": {"user_id": "dana", "project_id": "lunest", "environment": "staging"},
+    }
+    response = api_client.post("/api/v1/retrieve", body, format="json")
+    assert response.status_code == 200
+    items = [i for i in response.json()["items"] if i["memory_key"] == "lunest.cache_size"]
+    assert [(i["id"], i["content"]) for i in items] == [
+        (str(staging.id), "Lunest cache size is 512 MB.")
+    ]
