@@ -4,9 +4,9 @@ Rules, in order (each merge is logged with its rule and the merged ids are kept 
 survivor as ``merged_from``):
 
 1. ``supersedes``: a row and the row it replaced; the newer one stays.
-2. ``content_hash``: the same normalized text (repeated summaries, a key's identical versions);
-   the strongest row stays (authority, confidence, version, recency), a keyed row before an
-   unkeyed one (``keeper_order``).
+2. ``content_hash``: the same normalized text of the same type (repeated summaries, a key's
+   identical versions); the strongest row stays (authority, confidence, version, recency), a
+   keyed row before an unkeyed one (``keeper_order``).
 3. ``near_duplicate``: same memory type and cosine >= ``near_duplicate_cosine``.
 4. ``inferred_echo``: a model inference whose cosine to an explicit memory of the same type is
    >= ``inferred_echo_cosine`` only restates it; the explicit memory stays.
@@ -17,7 +17,8 @@ scope and environment (a repository's rule and a global preference with the same
 in different places; so do a staging fact and its copy for every environment, and stage 8
 prefers the staging one), and a keyed row only into a row of its own key: merged into another
 key's row, or into an unkeyed one, it would leave its key's conflict group and the group could
-look settled.
+look settled. Every rule but the first merges only rows of one memory type: a type decides
+the row's section, gate and high impact.
 Pure: no ORM, no I/O.
 """
 
@@ -59,13 +60,17 @@ def _absorb(keeper: Candidate, other: Candidate) -> None:
 def _may_absorb(keeper: Candidate, other: Candidate) -> bool:
     """Whether ``other`` may be merged into ``keeper`` by content or similarity (rules 2-4).
 
-    Only a row of the same place, scope and environment (``ConflictPlace.of``). A row tied to
-    the request's environment folded into an untied copy (the stronger of the two, so the
-    keeper) left its key's group without the row stage 8's ``environment_specific`` rule
-    picks, and the group's newest untied row won in staging over staging's own fact.
+    Only a row of the same type and place, scope and environment (``ConflictPlace.of``). A row
+    tied to the request's environment folded into an untied copy (the stronger of the two, so
+    the keeper) left its key's group without the row stage 8's ``environment_specific`` rule
+    picks, and the group's newest untied row won in staging over staging's own fact. A
+    project constraint folded into a decision with its words took the group's high-impact
+    type with it (a clarification became a winner), and a repository rule folded into a
+    preference was gated as a preference, not as a rule of the repository.
     """
     same_place = ConflictPlace.of(keeper) == ConflictPlace.of(other)
-    return same_place and other.memory_key in ("", keeper.memory_key)
+    same_type = keeper.memory_type == other.memory_type
+    return same_type and same_place and other.memory_key in ("", keeper.memory_key)
 
 
 def _matrix(candidates: list[Candidate]):

@@ -3,6 +3,8 @@
 - High impact read a key's first segment at . _ and - only, though a key is free text.
 - Dedup folded a row tied to the request's environment into an untied copy of its text, and
   the environment's own fact lost its key's conflict.
+- Dedup folded rows of different types with the same words: a project constraint lost its
+  key's clarification, a repository rule its place in the package.
 """
 
 from dataclasses import replace
@@ -130,3 +132,64 @@ def test_the_api_gives_staging_its_own_fact(api_client, tenant):
     assert [(i["id"], i["content"]) for i in items] == [
         (str(staging.id), "Lunest cache size is 512 MB.")
     ]
+
+
+def test_equal_content_of_another_type_is_another_fact():
+    rule = cand("rule", memory_type="project_constraint", content_hash="same", confidence=0.6)
+    decision = cand("decision", memory_type="previous_decision", content_hash="same")
+    kept, merges = deduplicate([rule, decision], policy=policy())
+    assert sorted(c.id for c in kept) == ["decision", "rule"] and merges == []
+
+
+@pytest.mark.django_db
+def test_a_constraint_with_a_decision_s_words_keeps_its_key_s_clarification(
+    tenant, agent_principal
+):
+    dana = SubjectFactory(tenant=tenant, external_id="dana")
+    now = timezone.now()
+    key = {"memory_key": "lunest.cache", **INFERRED}
+    store(
+        tenant,
+        [
+            lunest(dana, "Use Redis for the Lunest cache.", "project_constraint",
+                   created_at=now - timedelta(days=3), **key),
+            lunest(dana, "Use Redis for the Lunest cache.", created_at=now - timedelta(days=1),
+                   **key),
+            lunest(dana, "Use Memcached for the Lunest cache.", created_at=now - timedelta(days=2),
+                   **key),
+        ],
+    )  # fmt: skip
+    result = retrieve(principal=agent_principal, request=REQUEST)
+    # A project constraint is in the group (high impact) and no rule decides among
+    # inferences: the user is asked, no row is handed out as settled.
+    assert result.trace["dedup_merges"] == []
+    assert [c.memory_key for c in result.clarifications] == ["lunest.cache"]
+    assert [c for c in result.items if c.memory_key == "lunest.cache"] == []
+
+
+@pytest.mark.django_db
+def test_a_repository_rule_with_a_preference_s_words_is_still_the_repository_s_rule(
+    tenant, agent_principal
+):
+    dana = SubjectFactory(tenant=tenant, external_id="dana")
+    now = timezone.now()
+    text = "Every atlas-api change needs a changelog entry."
+    repo = {"scope_kind": "repo", "scope_ref": "atlas-api"}
+    rule, _, _ = store(
+        tenant,
+        [
+            lunest(dana, text, "repository_rule", created_at=now - timedelta(days=10), **repo),
+            lunest(dana, "Adding the health check endpoint to atlas-api returned HTTP 500 errors.",
+                   "incident", authority="tool_observation", source_type="verified_tool_output",
+                   source_tool="ci", created_at=now - timedelta(days=2), **repo),
+            lunest(dana, text, "user_preference", created_at=now - timedelta(days=1), **repo),
+        ],
+    )  # fmt: skip
+    request = RetrievalRequest(
+        query="Add a health check endpoint.", user_id="dana", project_id="atlas",
+        repository_id="atlas-api",
+    )  # fmt: skip
+    result = retrieve(principal=agent_principal, request=request)
+    # The rule binds every action in its repository, whatever the wording (stage 7).
+    [selected] = [c for c in result.items if c.id == str(rule.id)]
+    assert (selected.memory_type, selected.components["task_fit"]) == ("repository_rule", 1.0)
