@@ -1,11 +1,14 @@
 """Stage 9: the prompt budget. Max items, max tokens (real tokenizer), per-type quotas, diversity.
 
 Greedy by score: each candidate is taken if its type's quota has room, it is not a near copy
-of an item of the same type already taken (``diversity_cosine``), and the whole rendered
-package (``render``) still fits ``max_tokens`` as counted by ``count_tokens``, the embedding
-model's own tokenizer. Because the walk is greedy, a smaller ``max_items`` always selects a
-prefix of what a larger one selects. Pure but for a per-process cache of the markup's token
-counts (``_count_repeated``): the tokenizer and renderer are passed in.
+of an item of the same type already taken (``diversity_cosine``; rows of one memory_key are
+never each other's copies: after stage 8 two of them are left only when a reviewer kept both,
+``keep_both_scoped``, and "eu-west-1" against "eu-west-2" is the difference they kept), and
+the whole rendered package (``render``) still fits ``max_tokens`` as counted by
+``count_tokens``, the embedding model's own tokenizer. Because the walk is greedy, a smaller
+``max_items`` always selects a prefix of what a larger one selects. Pure but for a
+per-process cache of the markup's token counts (``_count_repeated``): the tokenizer and
+renderer are passed in.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ def select_within_budget(
     selected: list[Candidate] = []
     rejections: list[Rejection] = []
     per_type: dict[str, int] = {}
-    units: list[tuple[str, object]] = []
+    units: list[tuple[str, str, object]] = []  # type, memory_key, unit embedding
     diversity = float(policy["diversity_cosine"])
     # Tokens are counted per rendered item and per section wrapper and summed (the package
     # is whitespace-joined lines, so a wordpiece count adds up); unless the tokenizer is known
@@ -67,7 +70,11 @@ def select_within_budget(
             continue
         unit = _unit(c)
         if unit is not None and any(
-            t == c.memory_type and u is not None and float(unit @ u) >= diversity for t, u in units
+            t == c.memory_type
+            and not (c.memory_key and k == c.memory_key)
+            and u is not None
+            and float(unit @ u) >= diversity
+            for t, k, u in units
         ):
             rejections.append(Rejection(c.id, STAGE, "redundant_with_selected"))
             continue
@@ -84,7 +91,7 @@ def select_within_budget(
         tokens += cost
         sections.add(section)
         per_type[c.memory_type] = per_type.get(c.memory_type, 0) + 1
-        units.append((c.memory_type, unit))
+        units.append((c.memory_type, c.memory_key, unit))
     if not additive:
         tokens = count_tokens(render(selected))
     while selected and tokens > budget.max_tokens:

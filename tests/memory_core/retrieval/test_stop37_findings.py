@@ -5,19 +5,26 @@
   the environment's own fact lost its key's conflict.
 - Dedup folded rows of different types with the same words: a project constraint lost its
   key's clarification, a repository rule its place in the package.
+- The budget dropped one of two rows a reviewer kept (``keep_both_scoped``) as a near copy of
+  the other, though the next retrieval "returns both".
 """
 
 from dataclasses import replace
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.utils import timezone
 
-from memory_core.principals import SystemPrincipal
+from memory_core.embeddings import get_embedder
+from memory_core.principals import ReviewerPrincipal, SystemPrincipal
+from memory_core.retrieval.assembly import render_prompt
+from memory_core.retrieval.budget import select_within_budget
 from memory_core.retrieval.dedup import deduplicate
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.policy import is_high_impact
-from memory_core.retrieval.types import RetrievalRequest
+from memory_core.retrieval.types import Budget, RetrievalRequest
+from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.factories import SubjectFactory
 
@@ -193,3 +200,53 @@ def test_a_repository_rule_with_a_preference_s_words_is_still_the_repository_s_r
     # The rule binds every action in its repository, whatever the wording (stage 7).
     [selected] = [c for c in result.items if c.id == str(rule.id)]
     assert (selected.memory_type, selected.components["task_fit"]) == ("repository_rule", 1.0)
+
+
+def test_rows_of_one_key_are_not_each_other_s_copies_in_the_budget():
+    rows = [
+        cand("a", memory_key="deploy.region", score=0.9, embedding=(1.0, 0.0)),
+        cand("b", memory_key="deploy.region", score=0.8, embedding=(0.999, 0.01)),
+        cand("copy", score=0.7, embedding=(0.999, 0.02)),  # unkeyed: still a copy of a
+        cand("other", memory_key="deploy.zone", score=0.6, embedding=(0.998, 0.03)),
+    ]
+    selected, rejected, _ = select_within_budget(
+        rows,
+        budget=Budget(max_items=5, max_tokens=5000, max_items_per_type=5),
+        policy=policy(),
+        count_tokens=get_embedder().count_tokens,
+        render=lambda items: render_prompt(items, []),
+    )
+    assert [c.id for c in selected] == ["a", "b"]
+    assert {(r.memory_id, r.reason) for r in rejected} == {
+        ("copy", "redundant_with_selected"),
+        ("other", "redundant_with_selected"),
+    }
+
+
+@pytest.fixture
+def reviewer(tenant, django_user_model):
+    user = django_user_model.objects.create_user("stop37-reviewer", password="x")
+    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
+
+
+@pytest.mark.django_db
+def test_keep_both_scoped_returns_both_near_copies(tenant, agent_principal, reviewer):
+    dana = SubjectFactory(tenant=tenant, external_id="dana")
+    texts = [f"Deploy the Lunest API to {region} first." for region in ("eu-west-1", "eu-west-2")]
+    first_vector, second_vector = (np.asarray(v) for v in get_embedder().embed(texts))
+    assert float(first_vector @ second_vector) >= policy()["diversity_cosine"]  # near copies
+    rows = store(
+        tenant, [lunest(dana, text, memory_key="deploy.region", **INFERRED) for text in texts]
+    )
+    request = replace(REQUEST, query="Which region do we deploy the Lunest API to first?")
+    [clarification] = retrieve(principal=agent_principal, request=request).clarifications
+    conflict_resolve(
+        principal=reviewer,
+        item_id=clarification.review_item_id,
+        outcome="keep_both_scoped",
+        reason="Both regions are deployed to.",
+    )
+    after = retrieve(principal=agent_principal, request=request)
+    assert after.clarifications == []
+    assert sorted(c.id for c in after.items) == sorted(str(m.id) for m in rows)
+    assert [r for r in after.trace["rejections"] if r["stage"] == "budget"] == []
