@@ -149,6 +149,7 @@ def _shared_scan_ctes(
     want_fulltext: bool,
     structured: bool,
     only_semantic: bool,
+    bound: bool = False,
 ) -> list[str]:
     """Return the CTEs of the vector, full-text and structured stores over one shared scan.
 
@@ -170,10 +171,21 @@ def _shared_scan_ctes(
 
     ``only_semantic``: every eligible row is of a semantic type (the structured types are a
     subset), so the semantic stores rank ``elig`` without testing each row's type again.
+
+    ``bound``: the plan names types and scope kinds bound to the request (``plan.bound_types``,
+    ``plan.bound_kinds``: a constraint or rule of the request's repo or task). ``elig`` marks
+    those rows, and the structured store takes them first, then the rest by distance: by
+    distance alone, 40 closer rows of the subject's project left a rule of the request's
+    repository out of every store, though it applies whatever the request's wording.
     """
     dist = "m.embedding <=> %(qvec)s::vector" if has_vector else "NULL::float8"
     ctes = []
     columns = f"m.id, m.memory_type, m.memory_key, m.updated_at, {dist} AS dist"
+    if bound:
+        columns += (
+            ", (m.scope_kind = ANY(%(bound_kinds)s) AND m.memory_type = ANY(%(bound_types)s))"
+            " AS bound"
+        )
     source = f"{TABLE} m"
     if want_fulltext:
         ctes += [
@@ -218,9 +230,10 @@ def _shared_scan_ctes(
             "FROM fts)"
         )
     if structured:
+        first = "bound DESC, " if bound else ""
         ctes.append(
             "st AS (SELECT id FROM elig WHERE memory_type = ANY(%(st_types)s) "
-            "ORDER BY dist NULLS LAST, updated_at DESC, id LIMIT %(limit_all)s)"
+            f"ORDER BY {first}dist NULLS LAST, updated_at DESC, id LIMIT %(limit_all)s)"
         )
     return ctes
 
@@ -268,6 +281,9 @@ def build_candidate_sql(
             fts_limit=plan.fulltext_limit,
             st_types=structured_types,
         )
+        bound = bool(structured_types and plan.bound_types and plan.bound_kinds)
+        if bound:
+            params.update(bound_types=list(plan.bound_types), bound_kinds=list(plan.bound_kinds))
         ctes += _shared_scan_ctes(
             where=where,
             has_vector=has_vector,
@@ -275,6 +291,7 @@ def build_candidate_sql(
             want_fulltext=want_fulltext,
             structured=bool(structured_types),
             only_semantic=set(types) == set(semantic_types),
+            bound=bound,
         )
         stores += ["vector"] if want_vector else []
         stores += ["fulltext"] if want_fulltext else []

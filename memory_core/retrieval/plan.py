@@ -84,6 +84,15 @@ def build_plan(
     def keep(types) -> tuple[str, ...]:
         return tuple(t for t in types if t in readable)
 
+    def bound(structured: tuple[str, ...]) -> dict:
+        """The plan's ``bound_types`` and ``bound_kinds``, or neither."""
+        kinds = {kind for kind, _ in ctx.allowed_scopes}
+        bound_kinds = tuple(k for k in policy["scope_bound_kinds"] if k in kinds)
+        bound_types = tuple(t for t in structured if t in policy["scope_bound_types"])
+        if not (bound_kinds and bound_types):
+            return {}
+        return {"bound_types": bound_types, "bound_kinds": bound_kinds}
+
     if mode == RetrievalMode.STRUCTURED_ONLY:
         structured = keep(
             STRUCTURED_BY_INTENT.get(
@@ -102,6 +111,7 @@ def build_plan(
             max_candidates=max_candidates,
             query_terms=terms,
             entities=entities,
+            **bound(structured),
         )
     if mode == RetrievalMode.EPISODIC_ONLY:
         semantic = keep(EPISODIC_TYPES)
@@ -132,4 +142,5 @@ def build_plan(
         fulltext_limit=max_candidates,
         query_terms=terms,
         entities=entities,
+        **bound(structured),
     )

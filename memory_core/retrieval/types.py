@@ -131,6 +131,12 @@ class RetrievalPlan:
     # Named things of the request ("iOS", "atlas-api", "eu-west-1"), lower-cased: a memory
     # that mentions one fits the task better (stage 7). The trace keeps their count only.
     entities: tuple[str, ...] = ()
+    # The structured types and scope kinds bound to the request by structure (the request's
+    # own repo and task: ``rerank.scope_bound``). Such rows apply to every action there,
+    # whatever its wording, so the structured store takes them before any row it ranks by
+    # distance (both empty when the request names no such scope).
+    bound_types: tuple[str, ...] = ()
+    bound_kinds: tuple[str, ...] = ()
 
     @property
     def stores(self) -> list[str]:

@@ -7,6 +7,8 @@
   key's clarification, a repository rule its place in the package.
 - The budget dropped one of two rows a reviewer kept (``keep_both_scoped``) as a near copy of
   the other, though the next retrieval "returns both".
+- The structured store took its 40 rows by distance alone, so a rule of the request's
+  repository was no candidate at all beside 40 closer rows of the project.
 """
 
 from dataclasses import replace
@@ -22,13 +24,14 @@ from memory_core.retrieval.assembly import render_prompt
 from memory_core.retrieval.budget import select_within_budget
 from memory_core.retrieval.dedup import deduplicate
 from memory_core.retrieval.pipeline import retrieve
+from memory_core.retrieval.plan import build_plan
 from memory_core.retrieval.policy import is_high_impact
-from memory_core.retrieval.types import Budget, RetrievalRequest
+from memory_core.retrieval.types import Budget, RetrievalMode, RetrievalRequest
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.factories import SubjectFactory
 
-from .helpers import cand, policy
+from .helpers import cand, ctx, policy
 
 REQUEST = RetrievalRequest(
     query="What cache size does Lunest use?",
@@ -250,3 +253,57 @@ def test_keep_both_scoped_returns_both_near_copies(tenant, agent_principal, revi
     assert after.clarifications == []
     assert sorted(c.id for c in after.items) == sorted(str(m.id) for m in rows)
     assert [r for r in after.trace["rejections"] if r["stage"] == "budget"] == []
+
+
+def test_the_plan_names_the_rows_bound_to_the_request_s_repo_and_task():
+    for mode in (RetrievalMode.STRUCTURED_ONLY, RetrievalMode.HYBRID):
+        plan = build_plan(mode=mode, intent="", ctx=ctx(task_id="t-1"), policy=policy(), query="q")
+        assert plan.bound_types == ("project_constraint", "repository_rule")
+        assert plan.bound_kinds == ("task", "repo")
+    # No repo or task in the request, or no such type planned: nothing is bound.
+    plan = build_plan(
+        mode=RetrievalMode.HYBRID, intent="", ctx=ctx(repository_id=""), policy=policy(), query="q"
+    )
+    assert (plan.bound_types, plan.bound_kinds) == ((), ())
+    plan = build_plan(
+        mode=RetrievalMode.STRUCTURED_ONLY, intent="load_preferences", ctx=ctx(), policy=policy(),
+        query="q",
+    )  # fmt: skip
+    assert (plan.bound_types, plan.bound_kinds) == ((), ())
+
+
+ATLAS_API = RetrievalRequest(
+    query="Add a health check endpoint.", user_id="dana", project_id="atlas",
+    repository_id="atlas-api",
+)  # fmt: skip
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("intent", "filler_type"),
+    [("apply_repository_rules", "previous_decision"), ("", "project_constraint")],
+    ids=["structured only", "hybrid"],
+)
+def test_a_repository_rule_is_a_candidate_beside_many_closer_project_rows(
+    tenant, agent_principal, intent, filler_type
+):
+    dana = SubjectFactory(tenant=tenant, external_id="dana")
+    repo = {"scope_kind": "repo", "scope_ref": "atlas-api"}
+    atlas = {"scope_kind": "project", "scope_ref": "atlas"}
+    rule, *_ = store(
+        tenant,
+        [
+            lunest(dana, "Every atlas-api change needs a changelog entry.", "repository_rule",
+                   **repo),
+            *[
+                lunest(dana, f"Adding health check endpoint number {n} to atlas failed.",
+                       filler_type, **atlas)
+                for n in range(45)  # more than max_candidates (40), all closer to the query
+            ],
+        ],
+    )  # fmt: skip
+    result = retrieve(principal=agent_principal, request=replace(ATLAS_API, intent=intent))
+    [candidate] = [c for c in result.trace["candidates"] if c["id"] == str(rule.id)]
+    assert "structured" in candidate["sources"]
+    [selected] = [c for c in result.items if c.id == str(rule.id)]
+    assert selected.components["task_fit"] == 1.0
