@@ -1,5 +1,7 @@
 """Reads of deletion operations, scoped like every other read: tenant, then subject."""
 
+import uuid
+
 from django.db.models import BooleanField, F, Func, IntegerField, Prefetch, Q, QuerySet
 from django.db.models.expressions import RawSQL
 
@@ -33,13 +35,35 @@ def _within_grant(principal: AgentPrincipal) -> RawSQL:
     return RawSQL(_WITHIN_GRANT, params, output_field=BooleanField())  # noqa: S611 (constant)
 
 
-def _scope(principal) -> QuerySet:
+def deletion_scope(principal) -> QuerySet:
+    """Return the operations ``principal`` may see (``deletion_get``'s rule): every other
+    answer that names an operation (a request asked again, a memory's events) names only
+    these."""
     queryset = DeletionOperation.objects.filter(tenant_id=principal.tenant_id)
     if isinstance(principal, SubjectPrincipal):
         queryset = queryset.filter(subject_id=principal.subject_id)
     elif isinstance(principal, AgentPrincipal):
         queryset = principal.scope_subject(queryset).filter(_within_grant(principal))
-    return queryset.prefetch_related(
+    return queryset
+
+
+def deletion_visible_ids(*, principal, ids) -> frozenset[uuid.UUID]:
+    """Return those of ``ids`` (UUIDs or their strings; others are left out) that name an
+    operation ``principal`` may see: one query, none for no ids."""
+    wanted = set()
+    for value in ids:
+        try:
+            wanted.add(value if isinstance(value, uuid.UUID) else uuid.UUID(str(value)))
+        except ValueError:
+            continue
+    if not wanted:
+        return frozenset()
+    visible = deletion_scope(principal).filter(pk__in=sorted(wanted))
+    return frozenset(visible.values_list("pk", flat=True))
+
+
+def _scope(principal) -> QuerySet:
+    return deletion_scope(principal).prefetch_related(
         Prefetch("steps", queryset=DeletionStep.objects.order_by("id"))
     )
 

@@ -8,6 +8,7 @@ from django.db import connection
 from django.db.models import F, Subquery
 from django.db.models.fields.tuple_lookups import TupleGreaterThan, TupleLessThan
 
+from memory_core.deletion.selectors import deletion_visible_ids
 from memory_core.exceptions import NotFound, PermissionDenied
 from memory_core.models import (
     PROPOSED_STATUSES,
@@ -72,37 +73,48 @@ def memory_visible_ids(*, principal, ids) -> frozenset[uuid.UUID]:
 # The keys of an event's ``details`` that name another memory of the chain (or of the
 # conflict): ids only, which ``deletion.stores.EVENT_ID_KEYS`` keeps after a deletion too.
 EVENT_MEMORY_KEYS = ("successor", "supersedes", "winner")
+# The key of a deletion's events (``deletion_requested``, ``deleted``) that names its
+# operation, which the caller may not see: another's that deleted memories outside its grant.
+EVENT_OPERATION_KEY = "operation"
 
 
 @dataclass(frozen=True)
 class VisibleMemoryIds:
-    """The ids of other memories an answer may name: those its caller may see.
+    """The ids of other memories (and of deletion operations) an answer may name: those its
+    caller may see.
 
     An answer that names another memory (a memory's ``supersedes``, an event's ``successor``,
     ``supersedes`` or ``winner``) names it only when the caller may see it, under the rules
     every other read applies (``Memory.objects.visible_to``): an id outside them is a 404
     everywhere, and naming it would tell of a version, a conflict's winner or another agent's
-    private memory the caller may not know of. The output serializers read it from their
-    context; without one they name nothing (deny by default).
+    private memory the caller may not know of. So for an event's ``operation``: another's
+    deletion that also took memories outside the caller's grant is a 404 to it. The output
+    serializers read it from their context; without one they name nothing (deny by default).
     """
 
     ids: frozenset[uuid.UUID] = frozenset()
+    # The deletion operations an event may name (``details.operation``): those the caller may
+    # see (``deletion_scope``), whose id ``GET /api/v1/deletions/{id}`` answers it.
+    operations: frozenset[uuid.UUID] = frozenset()
 
     def shows(self, value) -> bool:
         """Return whether the answer may name the memory ``value`` (a UUID or its string)."""
         pk = _as_uuid(value)
         return pk is not None and pk in self.ids
 
+    def _names(self, key, value) -> bool:
+        if key == EVENT_OPERATION_KEY:
+            pk = _as_uuid(value)
+            return pk is not None and pk in self.operations
+        return key not in EVENT_MEMORY_KEYS or value in ("", None) or self.shows(value)
+
     def event_details(self, details) -> dict:
-        """Return an event's ``details`` without the keys that name a memory the caller may
-        not see. An empty value (a conflict resolved with no winner) names none and stays."""
+        """Return an event's ``details`` without the keys that name a memory or a deletion
+        operation the caller may not see. An empty value (a conflict resolved with no winner)
+        names no memory and stays."""
         if not isinstance(details, dict):
             return {}
-        return {
-            key: value
-            for key, value in details.items()
-            if key not in EVENT_MEMORY_KEYS or value in ("", None) or self.shows(value)
-        }
+        return {key: value for key, value in details.items() if self._names(key, value)}
 
 
 def memory_references(*, memories=(), events=()) -> set[uuid.UUID]:
@@ -119,7 +131,8 @@ def memory_references(*, memories=(), events=()) -> set[uuid.UUID]:
 def memory_visible_references(*, principal, memories=(), events=(), shown=()) -> VisibleMemoryIds:
     """Return which of the memories that ``memories`` and ``events`` name ``principal`` may
     see: one query for the whole answer however many rows and events it holds (none when
-    they name nothing, or only rows of ``shown``).
+    they name nothing, or only rows of ``shown``); and which of the deletion operations the
+    events name it may see (one more query, none when they name none).
 
     ``shown`` are rows the caller already read through ``visible_to`` (a list's page, a
     detail's visible chain): they are visible, so a reference to one needs no query. Never
@@ -130,7 +143,18 @@ def memory_visible_references(*, principal, memories=(), events=(), shown=()) ->
     known = {row.pk for row in shown if row is not None}
     unknown = references - known
     visible = memory_visible_ids(principal=principal, ids=unknown)
-    return VisibleMemoryIds(ids=frozenset(references & known) | visible)
+    operations = deletion_visible_ids(principal=principal, ids=event_operations(events))
+    return VisibleMemoryIds(ids=frozenset(references & known) | visible, operations=operations)
+
+
+def event_operations(events) -> set[str]:
+    """Return the deletion operations ``events`` name (their details' ``operation``)."""
+    found = set()
+    for event in events:
+        details = event.details if isinstance(event.details, dict) else {}
+        if details.get(EVENT_OPERATION_KEY):
+            found.add(details[EVENT_OPERATION_KEY])
+    return found
 
 
 # The ids of the chain through one memory, with each link's place from it (older links

@@ -1,0 +1,109 @@
+"""An agent is never handed the id of a deletion operation it may not see.
+
+docs/api.md: an agent sees the operations it asked for or whose every memory its grant
+reaches; another's is 404. A memory's events named such an operation all the same (its id,
+and so that it exists: that the other agent deleted a memory outside this one's grant). An
+answer now names only an operation ``GET /api/v1/deletions/{id}`` shows the caller.
+"""
+
+import json
+
+import pytest
+
+from memory_core.deletion.runner import deletion_run
+from tests.clients import client_for
+from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def user(tenant):
+    return SubjectFactory(tenant=tenant, external_id="user-1")
+
+
+@pytest.fixture
+def owner(tenant):
+    """An agent that reaches restricted memories of every type."""
+    return AgentFactory(tenant=tenant, max_sensitivity="restricted")
+
+
+@pytest.fixture
+def narrow(tenant):
+    """An agent that reads and writes public episodes only."""
+    return AgentFactory(
+        tenant=tenant, max_sensitivity="public", read_types=["episode"], write_types=["episode"]
+    )
+
+
+def _shared_episode(user):
+    return MemoryFactory(
+        subject=user,
+        memory_type="episode",
+        memory_class="episodic",
+        memory_key="",
+        sensitivity="public",
+        content="User-1 visited the Lisbon office.",
+    )
+
+
+def _private(user, owner):
+    return MemoryFactory(
+        subject=user,
+        agent=owner,
+        sensitivity="restricted",
+        incident=True,
+        content="Private: user-1 was arrested in 2019.",
+    )
+
+
+@pytest.fixture
+def scene(user, owner, narrow):
+    """``owner`` deleted user-1 whole (not run yet): its private restricted incident and a
+    shared public episode the narrow agent reads too. The narrow agent may not see that
+    operation (it holds the private memory)."""
+    private, shared = _private(user, owner), _shared_episode(user)
+    owner_client, narrow_client = client_for(owner), client_for(narrow)
+    asked = owner_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+    assert asked.status_code == 202, asked.json()
+    hidden = asked.json()["operation_id"]
+    assert narrow_client.get(f"/api/v1/deletions/{hidden}").status_code == 404
+    return {
+        "owner": owner_client,
+        "narrow": narrow_client,
+        "private": private,
+        "shared": shared,
+        "hidden": hidden,
+    }
+
+
+def test_a_memory_detail_names_no_operation_the_agent_may_not_see(scene):
+    """The deletion's events (``deletion_requested``, then ``deleted``) keep their action and
+    time; ``details.operation`` is left out for the narrow agent and kept for the owner."""
+    narrow, owner, shared = scene["narrow"], scene["owner"], scene["shared"]
+    assert deletion_run(operation_id=scene["hidden"]) == "completed"
+
+    detail = narrow.get(f"/api/v1/memories/{shared.id}")
+
+    assert detail.status_code == 200
+    events = {e["action"]: e["details"] for e in detail.json()["events"]}
+    assert "operation" not in events["deletion_requested"]
+    assert "operation" not in events["deleted"]
+    assert scene["hidden"] not in json.dumps(detail.json())
+    by_owner = {
+        e["action"]: e["details"]
+        for e in owner.get(f"/api/v1/memories/{shared.id}").json()["events"]
+    }
+    assert by_owner["deletion_requested"]["operation"] == scene["hidden"]
+    assert by_owner["deleted"]["operation"] == scene["hidden"]
+
+
+def test_a_memory_detail_names_an_operation_the_agent_may_see(user, narrow):
+    episode = _shared_episode(user)
+    client = client_for(narrow)
+    own = client.delete(f"/api/v1/memories/{episode.id}").json()["operation_id"]
+
+    events = client.get(f"/api/v1/memories/{episode.id}").json()["events"]
+
+    requested = [e for e in events if e["action"] == "deletion_requested"]
+    assert [e["details"]["operation"] for e in requested] == [own]
