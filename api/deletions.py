@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 from api.fields import StrictCharField, UUIDStringField
 from api.memories_serializers import QuerySerializer, StrictSerializer
 from api.parsing import parse_query
-from api.responses import AGENT, AGENT_BODY, BAD_REQUEST, NOT_FOUND, error
+from api.responses import AGENT, AGENT_BODY, ALREADY_DELETED, BAD_REQUEST, NOT_FOUND, error
 from api.throttling import SpendsNoWriteQuota
 from memory_core.deletion.selectors import deletion_get, deletion_list, queued_deletions
 from memory_core.deletion.services import deletion_request, deletion_request_or_queue
@@ -113,6 +113,7 @@ class DeletionListCreateView(SpendsNoWriteQuota, APIView):
                 "too large for a request, not every memory on the key (key_not_fully_granted)."
             ),
             404: error("No such memory, subject or memory_key in the caller's scope."),
+            409: ALREADY_DELETED,
             422: error(
                 "A memory's deletion did not finish within the time a request may spend on it "
                 "(deletion_too_large, MEMLEDGER_DELETION_REQUEST_BUDGET): nothing was deleted. "

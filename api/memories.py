@@ -40,6 +40,7 @@ from api.responses import (
     AGENT,
     AGENT_BODY,
     AGENT_INSERTS,
+    ALREADY_DELETED,
     BAD_REQUEST,
     CONFLICT,
     DELETION_FORBIDDEN,
@@ -242,6 +243,7 @@ class MemoryDetailView(SpendsNoWriteQuota, APIView):
             **AGENT,
             403: DELETION_FORBIDDEN,
             404: NOT_FOUND,
+            409: ALREADY_DELETED,
             422: DELETION_TOO_LARGE,
         },
     )

@@ -40,6 +40,10 @@ SUBJECT_NOT_GRANTED = error(
     "(subject_not_granted)."
 )
 CONFLICT = error("The memory is no longer the active head (or active).")
+ALREADY_DELETED = error(
+    "The memory is already deleted by a deletion the caller may not see, asked by someone "
+    "else (already_deleted): nothing more to delete; the memory's events show its deletion."
+)
 DELETION_TOO_LARGE = error(
     "A memory's deletion did not finish within the time a request may spend on it "
     "(deletion_too_large, MEMLEDGER_DELETION_REQUEST_BUDGET): nothing was deleted; retry, or an "

@@ -26,10 +26,11 @@ from memory_core.deletion.ledger import (
     queued_entry,
     queued_operation_id,
 )
-from memory_core.deletion.selectors import queued_deletion
+from memory_core.deletion.selectors import deletion_visible_ids, queued_deletion
 from memory_core.deletion.stores import EventsStore, active_stores, scrub_memories
 from memory_core.exceptions import (
     Busy,
+    Conflict,
     NotFound,
     OverBudget,
     PermissionDenied,
@@ -279,8 +280,9 @@ def deletion_request(
     while that one is under way, or once it completed if no export or trace of the subject
     was made since and no other deletion of the subject (a memory's, a key's) is unfinished:
     else that unfinished one. The returned operation's ``already_requested`` says which it
-    is. A whole subject's request also re-drives the subject's failed operations
-    (``_redrive_failed``).
+    is. Only an operation the principal may see (``deletion_visible_ids``) is returned: a
+    memory another's such deletion took is a Conflict (``already_deleted``). A whole
+    subject's request also re-drives the subject's failed operations (``_redrive_failed``).
 
     ``time_limited``: the request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET``
     seconds in the database, rolled back, with ``OverBudget`` (``deletion_too_large``): a
@@ -332,7 +334,19 @@ def _memory_deletion(budget: Budget, principal, memory_id, reason_code) -> Delet
         raise PermissionDenied("The agent's grant does not allow writing this memory type.")
     tombstone = Tombstone.objects.filter(memory_id=memory.id).first()
     if tombstone is not None and tombstone.operation_id is not None:
-        return _already_requested(DeletionOperation.objects.get(pk=tombstone.operation_id))
+        if deletion_visible_ids(principal=principal, ids=[tombstone.operation_id]):
+            return _already_requested(DeletionOperation.objects.get(pk=tombstone.operation_id))
+        # Another's operation this caller may not see (it also deleted memories outside the
+        # caller's grant): its id would be a 404 here, and its status, target and count
+        # would tell of those memories. The memory is deleted all the same, and its events
+        # say when its stores are clean (``deleted``); a new operation would hold nothing
+        # and could complete before that one.
+        raise Conflict(
+            "This memory is already deleted, at another's request; nothing more to delete. "
+            "Its events show the deletion ('deletion_requested', then 'deleted' once every "
+            "store is verified clean).",
+            code="already_deleted",
+        )
     ids = _with_predecessors(memory.id)
     candidates = _deletable(principal, visible).filter(
         pk__in_array=ids, subject_id=memory.subject_id

@@ -12,11 +12,22 @@ EXPECTED = {
     ("/api/v1/traces/{trace_id}", "get"): {"401", "404", "429", "503"},
     ("/api/v1/whoami", "get"): {"401", "429", "503"},
     ("/api/v1/deletions", "get"): {"400", "401", "429", "503"},
-    ("/api/v1/deletions", "post"): {"400", "401", "403", "404", "411", "413", "415", "429", "503"},
+    ("/api/v1/deletions", "post"): {
+        "400",
+        "401",
+        "403",
+        "404",
+        "409",
+        "411",
+        "413",
+        "415",
+        "429",
+        "503",
+    },
     ("/api/v1/deletions/{operation_id}", "get"): {"401", "404", "429", "503"},
     ("/api/v1/memories", "post"): WRITES,
     ("/api/v1/memories/batch", "post"): WRITES,
-    ("/api/v1/memories/{memory_id}", "delete"): {"401", "403", "404", "429", "503"},
+    ("/api/v1/memories/{memory_id}", "delete"): {"401", "403", "404", "409", "429", "503"},
 }
 
 

@@ -1,9 +1,10 @@
 """An agent is never handed the id of a deletion operation it may not see.
 
 docs/api.md: an agent sees the operations it asked for or whose every memory its grant
-reaches; another's is 404. A memory's events named such an operation all the same (its id,
-and so that it exists: that the other agent deleted a memory outside this one's grant). An
-answer now names only an operation ``GET /api/v1/deletions/{id}`` shows the caller.
+reaches; another's is 404. A memory already deleted and a memory's events named such an
+operation all the same (its id, status and so that it exists: that the other agent deleted a
+memory outside this one's grant). Each answer now names only an operation
+``GET /api/v1/deletions/{id}`` shows the caller.
 """
 
 import json
@@ -74,6 +75,47 @@ def scene(user, owner, narrow):
         "private": private,
         "shared": shared,
         "hidden": hidden,
+    }
+
+
+def _names(response, operation_id) -> bool:
+    return operation_id in json.dumps(response.json()) or operation_id in response.get(
+        "Location", ""
+    )
+
+
+@pytest.mark.parametrize("how", ["delete", "post"])
+def test_a_memory_deleted_by_another_answers_already_deleted_without_its_operation(scene, how):
+    narrow, shared = scene["narrow"], scene["shared"]
+
+    if how == "delete":
+        again = narrow.delete(f"/api/v1/memories/{shared.id}")
+    else:
+        again = narrow.post("/api/v1/deletions", {"memory_id": str(shared.id)}, format="json")
+
+    assert again.status_code == 409, again.json()
+    assert again.json()["error"]["code"] == "already_deleted"
+    assert "already deleted" in again.json()["error"]["message"]
+    assert not _names(again, scene["hidden"])
+    # Completed or not, the same answer.
+    assert deletion_run(operation_id=scene["hidden"]) == "completed"
+    later = narrow.delete(f"/api/v1/memories/{shared.id}")
+    assert later.json()["error"]["code"] == "already_deleted"
+
+
+def test_a_memory_deleted_by_a_visible_operation_still_answers_it(scene, user, narrow):
+    """Unchanged: the owner is answered its operation, and so is the narrow agent for a
+    deletion whose every memory its grant reaches (another's, or its own)."""
+    owner = scene["owner"]
+    assert owner.delete(f"/api/v1/memories/{scene['shared'].id}").json() == {
+        "operation_id": scene["hidden"],
+        "status": "pending",
+    }
+    episode = _shared_episode(user)
+    by_owner = owner.delete(f"/api/v1/memories/{episode.id}").json()["operation_id"]
+    assert scene["narrow"].delete(f"/api/v1/memories/{episode.id}").json() == {
+        "operation_id": by_owner,
+        "status": "pending",
     }
 
 
