@@ -26,7 +26,11 @@ from memory_core.deletion.ledger import (
     queued_entry,
     queued_operation_id,
 )
-from memory_core.deletion.selectors import deletion_visible_ids, queued_deletion
+from memory_core.deletion.selectors import (
+    deletion_scope,
+    deletion_visible_ids,
+    queued_deletion,
+)
 from memory_core.deletion.stores import EventsStore, active_stores, scrub_memories
 from memory_core.exceptions import (
     Busy,
@@ -280,9 +284,10 @@ def deletion_request(
     while that one is under way, or once it completed if no export or trace of the subject
     was made since and no other deletion of the subject (a memory's, a key's) is unfinished:
     else that unfinished one. The returned operation's ``already_requested`` says which it
-    is. Only an operation the principal may see (``deletion_visible_ids``) is returned: a
-    memory another's such deletion took is a Conflict (``already_deleted``). A whole
-    subject's request also re-drives the subject's failed operations (``_redrive_failed``).
+    is. Only an operation the principal may see (``deletion_scope``) is returned: a memory
+    another's such deletion took is a Conflict (``already_deleted``), and a whole subject is
+    answered among those it may see (``_subject_deletion_covering``). A whole subject's
+    request also re-drives the subject's failed operations (``_redrive_failed``).
 
     ``time_limited``: the request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET``
     seconds in the database, rolled back, with ``OverBudget`` (``deletion_too_large``): a
@@ -419,7 +424,9 @@ def _subject_deletion(
     _redrive_failed(parts.exclude(target=DeletionOperation.Target.SUBJECT))
     # A queued request is made under the id the queue handed out, even with nothing left.
     if queued_at is None:
-        existing = _subject_deletion_covering(subject=subject, candidates=candidates)
+        existing = _subject_deletion_covering(
+            principal=principal, subject=subject, candidates=candidates
+        )
         if existing is not None:
             return _already_requested(existing)
     _refuse_at_once_if_too_many(budget, candidates)
@@ -711,8 +718,41 @@ def _newly_requested(**kwargs) -> DeletionOperation:
     return operation
 
 
-def _subject_deletion_covering(*, subject: Subject, candidates) -> DeletionOperation | None:
-    """Return the subject's last whole-subject operation if a new one would add nothing.
+def _subject_deletion_covering(
+    *, principal, subject: Subject, candidates
+) -> DeletionOperation | None:
+    """Return the operation that answers ``principal``'s whole-subject request asked again,
+    one it may see (``deletion_scope``), or None when a new one is to be made.
+
+    The operation ``_subject_covering`` picks among all of the subject's, if the caller may
+    see it. Else (another's, which also deleted memories outside the caller's grant: its id,
+    status and count would tell of them) the same rule picks among the operations it may see,
+    as if the others did not exist, unless one of those others is unfinished and holds a
+    memory the caller's grant reaches: then the caller is told to retry
+    (``SubjectBeingDeleted``), as a new operation would hold none of those memories and
+    could complete before they are clean. (A refusal changes nothing, so a dead-lettered one
+    among those stays so, in the reviewers' dead letters, until one retries it.) Other
+    principals see every operation of the subject: for them nothing changes.
+    """
+    existing = _subject_covering(subject=subject, candidates=candidates)
+    seen = deletion_scope(principal).filter(subject=subject)
+    if existing is None or seen.filter(pk=existing.pk).exists():
+        return existing
+    hidden = (
+        DeletionOperation.objects.filter(tenant_id=subject.tenant_id, subject=subject)
+        .exclude(status=DeletionOperation.State.COMPLETED)
+        .exclude(pk__in=seen.values("pk"))
+        .values_list("memory_ids", flat=True)
+    )
+    reach = _grant_scope(principal, subject)
+    if any(reach.filter(pk__in_array=ids).exists() for ids in hidden if ids):
+        raise SubjectBeingDeleted()
+    return _subject_covering(subject=subject, candidates=candidates, operations=seen)
+
+
+def _subject_covering(*, subject: Subject, candidates, operations=None) -> DeletionOperation | None:
+    """Return the subject's last whole-subject operation if a new one would add nothing
+    (among ``operations``: by default every one of the subject).
 
     A new operation adds something when a memory in reach is not yet in the ledger, or when
     an export or a trace of the subject was made since the last one, or a write about it was
@@ -730,12 +770,10 @@ def _subject_deletion_covering(*, subject: Subject, candidates) -> DeletionOpera
     )
     if untouched.exists():
         return None
+    if operations is None:
+        operations = DeletionOperation.objects.filter(tenant_id=subject.tenant_id, subject=subject)
     last = (
-        DeletionOperation.objects.filter(
-            tenant_id=subject.tenant_id, subject=subject, target=DeletionOperation.Target.SUBJECT
-        )
-        .order_by("-requested_at")
-        .first()
+        operations.filter(target=DeletionOperation.Target.SUBJECT).order_by("-requested_at").first()
     )
     if last is None:
         return None
@@ -759,8 +797,7 @@ def _subject_deletion_covering(*, subject: Subject, candidates) -> DeletionOpera
     # so "completed" would be untrue: answer it instead (a new operation would hold none of
     # its memories, and could complete before it).
     unfinished = (
-        DeletionOperation.objects.filter(tenant_id=subject.tenant_id, subject=subject)
-        .exclude(status=DeletionOperation.State.COMPLETED)
+        operations.exclude(status=DeletionOperation.State.COMPLETED)
         .order_by("-requested_at")
         .first()
     )

@@ -1,10 +1,11 @@
 """An agent is never handed the id of a deletion operation it may not see.
 
 docs/api.md: an agent sees the operations it asked for or whose every memory its grant
-reaches; another's is 404. A memory already deleted and a memory's events named such an
-operation all the same (its id, status and so that it exists: that the other agent deleted a
-memory outside this one's grant). Each answer now names only an operation
-``GET /api/v1/deletions/{id}`` shows the caller.
+reaches; another's is 404. A request asked again, a memory already deleted and a memory's
+events named such an operation all the same (its id, status and so that it exists: that the
+other agent deleted a memory outside this one's grant). Each answer now names only an
+operation ``GET /api/v1/deletions/{id}`` shows the caller, and the caller still gets its
+deletion done.
 """
 
 import json
@@ -82,6 +83,71 @@ def _names(response, operation_id) -> bool:
     return operation_id in json.dumps(response.json()) or operation_id in response.get(
         "Location", ""
     )
+
+
+def test_a_subject_asked_again_under_anothers_unfinished_deletion_answers_retry(scene):
+    """The owner's operation still clears the shared episode: the narrow agent is told to
+    retry (503), not given the owner's id, nor a new operation that could complete first."""
+    narrow = scene["narrow"]
+
+    again = narrow.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+
+    assert again.status_code == 503, again.json()
+    assert again.json()["error"]["code"] == "subject_being_deleted"
+    assert again.json()["error"]["message"]
+    assert not _names(again, scene["hidden"])
+
+
+def test_a_subject_asked_again_after_anothers_deletion_completed_gets_its_own_operation(scene):
+    """Once the owner's operation completed, the narrow agent's retry is a new operation of
+    its own, which it can follow to the end and which answers it when asked once more."""
+    narrow = scene["narrow"]
+    assert deletion_run(operation_id=scene["hidden"]) == "completed"
+
+    again = narrow.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+
+    assert again.status_code == 202, again.json()
+    own = again.json()["operation_id"]
+    assert own != scene["hidden"] and not _names(again, scene["hidden"])
+    assert narrow.get(f"/api/v1/deletions/{own}").json()["target"] == "subject"
+    assert deletion_run(operation_id=own) == "completed"
+    once_more = narrow.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+    assert (once_more.status_code, once_more.json()) == (
+        202,
+        {"operation_id": own, "status": "completed"},
+    )
+
+
+def test_the_owner_asking_again_still_gets_its_operation(scene):
+    """Unchanged for the agent that may see the operation."""
+    again = scene["owner"].post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+
+    assert again.status_code == 202
+    assert again.json() == {"operation_id": scene["hidden"], "status": "pending"}
+
+
+def test_a_subject_asked_again_never_answers_anothers_deletion_of_a_private_memory(
+    user, owner, narrow
+):
+    """After the narrow agent's completed whole-subject deletion, the owner deletes a private
+    memory written since. The narrow agent asking again was answered that memory's operation
+    (telling it a private memory of the subject existed): now its own completed one."""
+    _shared_episode(user)
+    narrow_client, owner_client = client_for(narrow), client_for(owner)
+    first = narrow_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+    assert deletion_run(operation_id=first.json()["operation_id"]) == "completed"
+    private = _private(user, owner)
+    private_op = owner_client.delete(f"/api/v1/memories/{private.id}").json()["operation_id"]
+    assert narrow_client.get(f"/api/v1/deletions/{private_op}").status_code == 404
+
+    again = narrow_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+
+    assert again.status_code == 202, again.json()
+    assert again.json() == {"operation_id": first.json()["operation_id"], "status": "completed"}
+    assert not _names(again, private_op)
+    # The owner, who may see both, is answered the unfinished one, as before.
+    by_owner = owner_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+    assert by_owner.json() == {"operation_id": private_op, "status": "pending"}
 
 
 @pytest.mark.parametrize("how", ["delete", "post"])
