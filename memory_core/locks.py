@@ -167,6 +167,24 @@ def subject_deletion_lock(subject_id) -> None:
         )
 
 
+def deletion_queued_keys(subject_ids) -> dict:
+    """Return, for each subject of ``subject_ids`` whose deletion is queued for a worker
+    (``Subject.deletion_queued_at``), the memory_key it deletes ("" for the whole subject).
+
+    Read in a statement of its own, once the caller holds the subjects' locks: a deletion
+    queues its mark while holding a subject's lock (``deletion_request_or_queue``), and the
+    mark commits as the lock is let go, so a read made before a wait for the lock, or by the
+    statement that took it (whose snapshot is older than the lock), misses it.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT id, deletion_queued_key FROM memory_core_subject "
+            "WHERE id = ANY(%s::uuid[]) AND deletion_queued_at IS NOT NULL",
+            [[str(subject_id) for subject_id in subject_ids]],
+        )
+        return dict(cursor.fetchall())
+
+
 def subjects_shared_locked(subjects, keys=None) -> list:
     """Return the Subject rows of the queryset ``subjects``, each one's lock taken shared
     (held until the transaction ends) as it is read, in the same query.
@@ -180,10 +198,15 @@ def subjects_shared_locked(subjects, keys=None) -> list:
     order they are taken in does not matter. A subject whose deletion holds its lock is
     waited for as ``subject_shared_lock`` does (``SubjectBeingDeleted`` past the wait), and
     one whose deletion is queued for a worker (``Subject.deletion_queued_at``) raises
-    ``SubjectBeingDeleted`` at once: what a write stores now, the worker may delete. A key's
+    ``SubjectBeingDeleted``: what a write stores now, the worker may delete. A key's
     queued deletion fences the writes on that key only, given ``keys``, the (subject external
     id, memory_key) pairs the caller writes; without them, any queued deletion of the subject
     does.
+
+    The marks are read again once every lock is held (``deletion_queued_keys``, one more
+    statement): the rows read with the locks show the marks as they were before a wait for a
+    deletion that queued one meanwhile. A write that waited for it then stored a memory the
+    worker deleted for a requester whose grant did not reach it, beside the chain it deletes.
     """
     rows = list(
         subjects.annotate(
@@ -195,13 +218,19 @@ def subjects_shared_locked(subjects, keys=None) -> list:
             )
         )
     )
+
+    def fenced(subject, queued_key) -> bool:
+        return queued_key is not None and (
+            keys is None or not queued_key or (subject.external_id, queued_key) in keys
+        )
+
     for subject in rows:
-        if subject.deletion_queued_at is not None and (
-            keys is None
-            or not subject.deletion_queued_key
-            or (subject.external_id, subject.deletion_queued_key) in keys
-        ):
-            raise SubjectBeingDeleted()
+        if fenced(subject, subject.deletion_queued_key if subject.deletion_queued_at else None):
+            raise SubjectBeingDeleted()  # queued already: no wait for its worker's run
         if not subject.subject_lock_granted and not subject_shared_lock_wait(subject.pk):
+            raise SubjectBeingDeleted()
+    if rows:
+        queued = deletion_queued_keys([subject.pk for subject in rows])
+        if any(fenced(subject, queued.get(subject.pk)) for subject in rows):
             raise SubjectBeingDeleted()
     return rows

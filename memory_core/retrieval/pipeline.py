@@ -27,7 +27,7 @@ from psycopg.errors import LockNotAvailable, QueryCanceled
 
 from memory_core.embeddings import get_embedder
 from memory_core.exceptions import PermissionDenied
-from memory_core.locks import SUBJECT_LOCK_PREFIX, subject_shared_lock_wait
+from memory_core.locks import SUBJECT_LOCK_PREFIX, deletion_queued_keys, subject_shared_lock_wait
 from memory_core.models import RetrievalTrace
 from memory_core.policy_check import RetentionCutoff, retention_cutoffs
 
@@ -68,7 +68,8 @@ _LOOKUP_SQL = (
 # deletion request queues it while holding the lock, so the lookup's own snapshot (taken
 # before its try of the lock), or a read before a wait for the lock, would miss a mark that
 # committed as the lock was released, and the retrieval would hand out memories the person
-# had just asked to delete. Sent in the lookup's round trip (pipeline mode).
+# had just asked to delete. Sent in the lookup's round trip (pipeline mode); after a wait
+# for the lock, read again as writes read it (``locks.deletion_queued_keys``).
 _QUEUED_SQL = (
     "SELECT CASE WHEN deletion_queued_at IS NOT NULL THEN deletion_queued_key END "
     "FROM memory_core_subject WHERE tenant_id = %s AND external_id = %s"
@@ -131,13 +132,13 @@ def lookup_subject_and_policy(*, tenant_id, user_id: str):
     policy = RetrievalPolicy.from_document(document, version)
     if subject_id is None:
         return None, SubjectState.READABLE, policy, ""
+    queued_key = queued[0] if queued else None
     if not granted:
         if not subject_shared_lock_wait(subject_id):
             return None, SubjectState.BEING_DELETED, policy, ""
-        with connection.cursor() as cursor:  # read again: the wait may have let a mark in
-            cursor.execute(_QUEUED_SQL, [tenant_id, user_id])
-            queued = cursor.fetchone()
-    queued_key = queued[0] if queued else None
+        # Read again, as a write does (locks.subjects_shared_locked): the wait may have let a
+        # mark in.
+        queued_key = deletion_queued_keys([subject_id]).get(subject_id)
     if queued_key == "":  # the whole subject's deletion is queued
         return subject_id, SubjectState.DELETION_QUEUED, policy, ""
     return subject_id, SubjectState.READABLE, policy, queued_key or ""

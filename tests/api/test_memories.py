@@ -631,7 +631,7 @@ RLS = 3
 
 def test_query_budgets(api_client, django_assert_max_num_queries):
     write(api_client)  # warm: subject and the model exist
-    # key, policy, subject, heads, recent, insert, log
+    # key, policy, subject, its queued-deletion mark, heads, recent, insert, log
     with django_assert_max_num_queries(14 + RLS):
         assert write(api_client, memory_key="other").status_code == 201
     # plus locking and retiring the old head, and the open conflicts following it to the new

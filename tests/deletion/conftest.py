@@ -3,6 +3,7 @@
 import json
 import random
 import threading
+import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -70,6 +71,48 @@ def held_in_another_transaction(tenant_id, work):
     finally:
         release.set()
         holder.join(10)
+
+
+def until_waiting_or_done(thread, wait: float = 30) -> None:
+    """Return once a backend of the test database waits for an advisory lock, or ``thread``
+    has ended."""
+    from django.db import connection
+
+    deadline = time.monotonic() + wait
+    while thread.is_alive():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT count(*) FROM pg_locks WHERE NOT granted AND locktype = 'advisory' "
+                "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+            )
+            if cursor.fetchone()[0]:
+                return
+        assert time.monotonic() < deadline, "the request neither waited nor ended"
+        time.sleep(0.02)
+
+
+def requested_while_held(tenant_id, hold, request, wait: float = 30):
+    """Return what ``request()`` returned, called on another thread while ``hold()``'s
+    transaction (``held_in_another_transaction``) holds its locks, which it lets go once the
+    request waits for one of them (or has ended: then it did not wait). For transactional
+    tests of a request that waited for another transaction's locks."""
+    from django.db import connection
+
+    result = {}
+
+    def run():
+        try:
+            result["value"] = request()
+        finally:
+            connection.close()
+
+    with held_in_another_transaction(tenant_id, hold):
+        thread = threading.Thread(target=run)
+        thread.start()
+        until_waiting_or_done(thread, wait)
+    thread.join(wait)
+    assert "value" in result, "the request failed (see its traceback above)"
+    return result["value"]
 
 
 def eval_file(name: str) -> Path:
