@@ -337,6 +337,12 @@ def _memory_deletion(budget: Budget, principal, memory_id, reason_code) -> Delet
     write_types = getattr(principal, "write_types", None)
     if write_types is not None and memory.memory_type not in write_types:
         raise PermissionDenied("The agent's grant does not allow writing this memory type.")
+    # The subject's lock before the history is read (``_operation_create`` takes it again):
+    # an approval of this pending write holds it shared and links the write onto its key's
+    # head. Read before the approval committed, the history missed that head, which the
+    # deletion left, content and all, beside the approved write it deleted.
+    budget.step()
+    subject_deletion_lock(memory.subject_id)
     tombstone = Tombstone.objects.filter(memory_id=memory.id).first()
     if tombstone is not None and tombstone.operation_id is not None:
         if deletion_visible_ids(principal=principal, ids=[tombstone.operation_id]):
