@@ -1,7 +1,8 @@
 """Transaction-scoped advisory locks: where two transactions must take turns.
 
 - ``lock_memory_keys``: writes, corrections, approvals and conflict resolutions on one
-  (subject, memory_key).
+  (subject, memory_key); and, with ``writes_of``, all the writes and corrections about one
+  subject (the split-write rule reads the subject's recent writes: writes about it take turns).
 - ``subject_deletion_lock`` (exclusive) against the retrievals of the subject (shared, taken
   in the read path's first query with ``SUBJECT_LOCK_PREFIX``), its exports
   (``subject_shared_lock``) and the writes about it (``subjects_shared_locked``). None
@@ -12,9 +13,11 @@ Each is held until the transaction ends; each key is hashed to PostgreSQL's 64-b
 
 The order every path takes its locks in, so that no two wait for each other in a cycle:
 
-- a write or a correction: the key's lock, the subjects' locks shared, then memory rows in id
-  order (the heads it reads), the subjects it creates in external id order (an insert waits
-  for another transaction inserting the same one: ``services.writes._ensure_subjects``),
+- a write or a correction: the key's lock with its subjects' locks of writes (one statement,
+  so in one order; a correction takes them again in ``_run``, already held), the subjects'
+  locks shared, then memory rows in id order (the heads it reads), the subjects it creates
+  in external id order (an insert waits for another transaction inserting the same one:
+  ``services.writes._ensure_subjects``),
   then the key's open conflict at its place (``conflict_open``,
   which locks it only to add rows or to open it; a batch's in (subject, memory_key, place)
   order, ``services.writes._review_order``);
@@ -75,22 +78,35 @@ from django.db.models.expressions import RawSQL
 
 from memory_core.exceptions import SubjectBeingDeleted
 
+# The lock of all the writes about a subject (``lock_memory_keys``'s ``writes_of``); no key's
+# lock is named so (theirs start with the tenant's id).
+SPLIT_LOCK_PREFIX = "memledger.writes:"
 
-def lock_memory_keys(tenant_id, keys) -> None:
+
+def lock_memory_keys(tenant_id, keys, *, writes_of=()) -> None:
     """Hold, until the transaction ends, the lock of each (subject external id, memory_key).
 
     Whatever reads a key's head and then writes on the key (a write, a correction, an
     approval) takes it first, in sorted order: two writes on one key then run one after the
     other, so the second supersedes the first instead of failing or starting a second chain.
+
+    ``writes_of``: the external ids of subjects whose lock of writes (``SPLIT_LOCK_PREFIX``)
+    to hold too, in the same statement (so in one order with the keys'). A write takes it
+    for each subject it writes about, keyed or not, before it reads the subject's recent
+    writes for the split-write rule (``services.writes._recent_texts``) and until it commits
+    its own: two writes about one subject run one after the other, and the second reads the
+    first. Without it, half of an instruction written while the other half's transaction was
+    still open read no other half, and both halves were stored.
     """
-    names = sorted({f"{tenant_id}/{subject}/{key}" for subject, key in keys if key})
+    names = {f"{tenant_id}/{subject}/{key}" for subject, key in keys if key}
+    names.update(f"{SPLIT_LOCK_PREFIX}{tenant_id}/{subject}" for subject in writes_of)
     if not names:
         return
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT count(pg_advisory_xact_lock(hashtextextended(name, 0))) "
             "FROM (SELECT name FROM unnest(%s::text[]) AS name ORDER BY name) AS keys",
-            [names],
+            [sorted(names)],
         )
 
 

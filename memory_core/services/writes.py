@@ -641,9 +641,11 @@ def _run(
     may_act_for = getattr(principal, "may_act_for", None)
     reachable = [c for c in candidates if may_act_for is None or may_act_for(c.subject)]
     # Before anything is read: a concurrent write on the same key may be creating the subject.
+    # The subjects' locks of writes too, before their recent writes are read (the split-write
+    # rule): a write about one of them committing meanwhile is read, not missed.
     keys = {(c.subject, c.memory_key) for c in reachable}
-    lock_memory_keys(principal.tenant_id, keys)
     external_ids = {c.subject for c in reachable}
+    lock_memory_keys(principal.tenant_id, keys, writes_of=external_ids)
     # Read with their locks shared: a deletion of one of them waits for this write, then
     # deletes what it stored too (memory_core.locks); a queued deletion of one, or of a key
     # written here, answers 503.
@@ -735,7 +737,13 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
     correcting their own memory in the portal writes with authority explicit_user.
     """
     target = _writable(principal, memory_id)
-    lock_memory_keys(principal.tenant_id, [(target.subject.external_id, target.memory_key)])
+    # With the subject's lock of writes, which ``_run`` takes again: taken here in one
+    # statement with the key's, so in the order every write takes them (memory_core.locks).
+    lock_memory_keys(
+        principal.tenant_id,
+        [(target.subject.external_id, target.memory_key)],
+        writes_of=[target.subject.external_id],
+    )
     # The subject's lock before the row's, as every write takes them (memory_core.locks): a
     # deletion holding the subject's lock and waiting for this row would otherwise deadlock.
     # The row only, not the subject's row too: a whole subject's deletion holds that one
