@@ -99,14 +99,17 @@ def queries_with_keys(spec: CorpusSpec, count: int, *, key_name: str) -> tuple[l
     return queries, keys
 
 
-def retrieval_requests(spec: CorpusSpec, count: int, *, key_name: str, bucket=None):
+def retrieval_requests(
+    spec: CorpusSpec, count: int, *, key_name: str, bucket=None, context: dict | None = None
+):
     """Open the spec's corpus for retrievals through Django's whole request stack, in-process.
 
     DEBUG and the per-key rate limit are off, as ``bench_retrieval``'s gunicorn runs. Return
     the benchmark's queries (``count`` of them, then those of ``bucket`` if given) and
     ``send(query)``, which posts one to ``/api/v1/retrieve`` with its agent's key through
     Django's test client and returns the milliseconds it took (SystemExit on an answer other
-    than 200). BenchDatabaseError if the corpus was not built.
+    than 200). ``context``: more of each request's context (``repository_id``, ``task_id``)
+    beside its ``user_id``. BenchDatabaseError if the corpus was not built.
     """
     import json
     import time
@@ -121,7 +124,7 @@ def retrieval_requests(spec: CorpusSpec, count: int, *, key_name: str, bucket=No
     client = Client()
 
     def send(query) -> float:
-        body = {"query": query.text, "context": {"user_id": query.user_id}}
+        body = {"query": query.text, "context": {**(context or {}), "user_id": query.user_id}}
         started = time.perf_counter()
         response = client.post(
             "/api/v1/retrieve",
