@@ -57,7 +57,7 @@ def _task_memories(owner):
         status="pending_approval",
         scope_kind=ScopeKind.TASK,
         scope_ref="ticket-4711",
-        content="User's refund goes to the account ending 0042.",
+        content="User's refund goes to the account ending qz0042.",
     )
     item = ReviewItem.objects.create(
         tenant_id=owner.tenant_id, subject=owner, memory=scoped, kind="sensitive_write"
@@ -151,7 +151,7 @@ def test_a_task_close_line_holds_ids_and_the_tasks_digest_only(
     _close(owner, "ticket-4711", django_capture_on_commit_callbacks)
 
     text = journal.read_text()
-    for private in ("ticket-4711", "0042", owner.external_id, state.memory_key,
+    for private in ("ticket-4711", "qz0042", owner.external_id, state.memory_key,
                     scoped.content_hash, state.content_hash):  # fmt: skip
         assert private not in text
     for line in _lines(journal):
