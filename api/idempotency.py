@@ -14,7 +14,7 @@ from rest_framework import status
 from api.memories_serializers import ErrorBodySerializer, RejectedWriteSerializer
 from api.responses import error
 from api.throttling import write_quota_refund
-from memory_core.exceptions import ValidationFailed
+from memory_core.exceptions import IdempotencyKeyReused, ValidationFailed
 from memory_core.services.idempotency import (
     idempotency_answered,
     idempotency_fingerprint,
@@ -106,14 +106,20 @@ class IdempotentWriteMixin:
         key = idempotency_key_parse(request.headers.get(HEADER))
         if key is None:
             return self.render(self.perform_write(request, **kwargs))
-        outcome = idempotent_write(
-            principal=request.user,
-            key=key,
-            endpoint=self.idempotency_endpoint,
-            fingerprint=self._fingerprint(request),
-            write=lambda: self.perform_write(request, **kwargs),
-            recorded_status=self._recorded_status,
-        )
+        try:
+            outcome = idempotent_write(
+                principal=request.user,
+                key=key,
+                endpoint=self.idempotency_endpoint,
+                fingerprint=self._fingerprint(request),
+                write=lambda: self.perform_write(request, **kwargs),
+                recorded_status=self._recorded_status,
+            )
+        except IdempotencyKeyReused:
+            # Refused without writing; charged when the key's first request was still in
+            # flight as the throttle counted (write_cost could not yet tell it was taken).
+            write_quota_refund(request)
+            raise
         response = self.render(outcome.results)
         if outcome.replayed:
             write_quota_refund(request)  # counted while the first request was still in flight

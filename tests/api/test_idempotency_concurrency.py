@@ -4,9 +4,11 @@ import threading
 import time
 
 import pytest
+from django.core.cache import caches
 from django.db import connection
+from django.test import override_settings
 
-from api import memories
+from api import memories, throttling
 from memory_core.exceptions import EmbeddingUnavailable
 from memory_core.models import AdmissionDecision, IdempotencyRecord, Memory
 from tests.api.test_memories import URL, body
@@ -30,10 +32,11 @@ def _wait_until(condition, timeout=30.0) -> None:
         time.sleep(0.02)
 
 
-def _race(api_client, monkeypatch, *, first_fails: bool):
+def _race(api_client, monkeypatch, *, first_fails: bool, second_body=None):
     """Start the first request and hold it inside its write (its claim made, uncommitted);
-    start the second with the same key, wait until it waits for the first's transaction,
-    then let the first finish (or fail). Return both responses."""
+    start the second with the same key (and ``second_body``, by default the first's), wait
+    until it waits for the first's transaction, then let the first finish (or fail). Return
+    both responses."""
     inside, release = threading.Event(), threading.Event()
     calls = []
     real_write = memories.memory_write
@@ -50,20 +53,18 @@ def _race(api_client, monkeypatch, *, first_fails: bool):
     monkeypatch.setattr(memories, "memory_write", held_write)
     responses, errors = {}, []
 
-    def send(name):
+    def send(name, data):
         try:
-            responses[name] = api_client.post(
-                URL, body(), format="json", HTTP_IDEMPOTENCY_KEY="race"
-            )
+            responses[name] = api_client.post(URL, data, format="json", HTTP_IDEMPOTENCY_KEY="race")
         except Exception as exc:  # surfaced below
             errors.append(exc)
         finally:
             connection.close()
 
-    first = threading.Thread(target=send, args=("first",), name="first")
+    first = threading.Thread(target=send, args=("first", body()), name="first")
     first.start()
     assert inside.wait(30)
-    second = threading.Thread(target=send, args=("second",), name="second")
+    second = threading.Thread(target=send, args=("second", second_body or body()), name="second")
     second.start()
     _wait_until(_someone_waits_for_a_transaction)
     release.set()
@@ -89,3 +90,25 @@ def test_when_the_first_rolls_back_the_second_is_processed_afresh(api_client, mo
     assert calls == ["first", "second"]
     assert Memory.objects.count() == 1
     assert IdempotencyRecord.objects.get().status_code == 201
+
+
+@override_settings(MEMLEDGER_WRITE_QUOTA="2/day", MEMLEDGER_RATE_LIMIT=None)
+def test_a_key_refused_as_reused_while_its_first_request_ran_spends_no_write_quota(
+    api_client, monkeypatch
+):
+    # The throttle counted the second request while the first was uncommitted (it could not
+    # tell the key was taken); the refusal gives the write back, as a raced replay does.
+    caches[throttling.counter_cache_alias()].clear()
+    first, second, calls = _race(
+        api_client,
+        monkeypatch,
+        first_fails=False,
+        second_body=body(content="User prefers long answers."),
+    )
+    assert first.status_code == 201
+    assert second.status_code == 422
+    assert second.json()["error"]["code"] == "idempotency_key_reused"
+    assert calls == ["first"]
+    # One write of two spent: another fits, and then the quota is spent.
+    assert api_client.post(URL, body(memory_key="other.key"), format="json").status_code == 201
+    assert api_client.post(URL, body(memory_key="third.key"), format="json").status_code == 429
