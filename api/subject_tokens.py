@@ -12,7 +12,7 @@ from rest_framework.views import APIView
 
 from api.fields import StrictCharField
 from api.memories_serializers import StrictSerializer
-from api.responses import AGENT_BODY, NOT_FOUND, error
+from api.responses import AGENT_INSERTS, NOT_FOUND, error
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS
 from memory_core.models import Agent
 from memory_core.subject_tokens import subject_token_grant
@@ -46,7 +46,8 @@ class SubjectTokenView(APIView):
 
     @extend_schema(
         request=SubjectTokenInput,
-        responses={201: SubjectTokenOutput, **AGENT_BODY, 403: NOT_AN_ISSUER, 404: NOT_FOUND},
+        # A token for a new subject inserts the subject: 410 once the tenant is deleted.
+        responses={201: SubjectTokenOutput, **AGENT_INSERTS, 403: NOT_AN_ISSUER, 404: NOT_FOUND},
     )
     def post(self, request):
         body = SubjectTokenInput(data=request.data)

@@ -28,6 +28,9 @@ EXPECTED = {
     ("/api/v1/memories", "post"): WRITES,
     ("/api/v1/memories/batch", "post"): WRITES,
     ("/api/v1/memories/{memory_id}", "delete"): {"401", "403", "404", "409", "429", "503"},
+    ("/api/v1/subject-tokens", "post"): {
+        *("400", "401", "403", "404", "410", "411", "413", "415", "429", "503")
+    },
 }
 
 
@@ -118,3 +121,31 @@ def test_whoami_is_described_field_by_field_as_it_answers(schema, api_client):
     assert set(described["properties"]) == set(answer)
     assert set(described["required"]) == set(answer)
     assert described["properties"]["subject"].get("nullable") is True
+
+
+def test_a_subject_token_for_a_new_subject_of_a_tenant_deleted_meanwhile_is_a_listed_410(
+    schema, api_client, agent, monkeypatch
+):
+    """A token for a new subject inserts the subject, which the database refuses once the
+    tenant is deleted: the answer is 410 tenant_deleted, and the schema lists it."""
+    from django.utils import timezone
+
+    from api import subject_tokens as view_module
+    from memory_core.models import Subject, Tenant
+
+    agent.issues_subject_tokens = True
+    agent.save(update_fields=["issues_subject_tokens"])
+    real = view_module.subject_token_grant
+
+    def raced(**kwargs):
+        Tenant.objects.filter(pk=agent.tenant_id).update(deleted_at=timezone.now())
+        return real(**kwargs)
+
+    monkeypatch.setattr(view_module, "subject_token_grant", raced)
+    response = api_client.post(
+        "/api/v1/subject-tokens", {"agent": agent.name, "subject": "new-user"}, format="json"
+    )
+    assert response.status_code == 410, response.json()
+    assert response.json()["error"]["code"] == "tenant_deleted"
+    assert not Subject.objects.filter(external_id="new-user").exists()
+    assert "410" in schema["paths"]["/api/v1/subject-tokens"]["post"]["responses"]
