@@ -1,5 +1,6 @@
 """API views: parse, call one memory_core service or selector, render."""
 
+from django.http import HttpResponsePermanentRedirect
 from django.urls import Resolver404, resolve
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import exceptions, serializers
@@ -107,3 +108,18 @@ class NoEndpointView(APIView):
     @property
     def default_response_headers(self):
         return {k: v for k, v in super().default_response_headers.items() if k != "Allow"}
+
+
+@extend_schema(exclude=True)
+class SchemaWithoutSlashView(APIView):
+    """``/api/schema`` and ``/api/docs`` without their slash: a GET or HEAD is sent to the
+    slashed path, as Django's APPEND_SLASH would; any other method is the JSON 405 the slashed
+    path answers. (Left to APPEND_SLASH, a POST was a bare redirect that drops its body, and
+    under DEBUG Django's HTML error page.)"""
+
+    authentication_classes = []
+    permission_classes = []
+    reads_only = True  # nothing is written, so no write quota is spent
+
+    def get(self, request, *args, **kwargs):
+        return HttpResponsePermanentRedirect(request.get_full_path(force_append_slash=True))

@@ -27,3 +27,24 @@ def test_the_schema_still_says_a_path_id_is_a_uuid(client):
             for parameter in operation.get("parameters", []):
                 if parameter["in"] == "path":
                     assert parameter["schema"] == {"type": "string", "format": "uuid"}, path
+
+
+@pytest.mark.parametrize("path", ["/api/schema", "/api/docs"])
+@pytest.mark.parametrize("debug", [False, True])
+def test_the_schema_and_docs_without_their_slash(client, settings, path, debug):
+    """A GET or HEAD is redirected to the slashed path (query kept); any other method is the
+    JSON 405 of the slashed path. A body sent there was, under DEBUG, Django's HTML page
+    (APPEND_SLASH refuses to redirect a POST), though docs/api.md promises JSON."""
+    settings.DEBUG = debug
+    client.raise_request_exception = False
+    for method in ("get", "head"):
+        response = getattr(client, method)(path, {"format": "json"})
+        assert response.status_code == 301
+        assert response["Location"] == f"{path}/?format=json"
+    for method in ("post", "put", "patch", "delete"):
+        response = getattr(client, method)(path, {}, content_type="application/json")
+        assert response.status_code == 405, (method, response.content[:200])
+        assert response["Content-Type"] == "application/json"
+        assert response.json()["error"]["code"] == "method_not_allowed"
+        assert "X-Request-ID" in response
+        assert [m.strip() for m in response["Allow"].split(",")] == ["GET", "HEAD", "OPTIONS"]
