@@ -155,6 +155,29 @@ def bad_request(request, exception):
     return defaults.bad_request(request, exception)
 
 
+class UnreadableContentTypeMiddleware:
+    """Refuse a request whose Content-Type Django could not read (``config.wsgi``'s request
+    notes why) with a 400 before anything reads its body: the JSON ``bad_request`` under
+    /api/, Django's 400 page elsewhere. Django raised while building such a request, and the
+    server answered a bare 500."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        problem = getattr(request, "content_type_error", None)
+        if problem is None:
+            return self.get_response(request)
+        logger.warning("unreadable Content-Type: %s", problem)
+        if request.path.startswith("/api/"):
+            message = (
+                f"The Content-Type header could not be read ({problem.rstrip('.')}); send "
+                "Content-Type: application/json, with charset=utf-8 or no charset."
+            )
+            return JsonResponse(error_body("bad_request", message), status=400)
+        return defaults.bad_request(request, BadRequest(problem))
+
+
 class ApiHostCheckMiddleware:
     """Refuse an API request whose Host this server does not answer for with the JSON
     ``bad_request`` (``bad_request`` above), before Django's own check: with ``DEBUG`` on
