@@ -13,6 +13,7 @@ import re
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import Decimal
 from itertools import pairwise
 
 from django.utils.dateparse import parse_datetime
@@ -545,6 +546,24 @@ def _source(data: dict, errors: FieldErrors, *, required: bool) -> dict:
     return parsed
 
 
+def value_stored_bytes(value) -> int:
+    """Return the bytes of JSON ``value`` as it is stored and answered: jsonb keeps a number
+    as a numeric and writes it out in full (``1e300`` is 1 and 300 zeros, ``1e-7`` is
+    0.0000001), so a float counts as that, not as Python's short form. (The spacing is
+    jsonb's too: ``json.dumps``'s default.)"""
+    size = len(json.dumps(value, ensure_ascii=False).encode())
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and math.isfinite(item):
+            size += len(format(Decimal(repr(item)), "f")) - len(repr(item))
+        elif isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return size
+
+
 def _common(data: dict, errors: FieldErrors) -> dict:
     """Parse the fields a write and a correction share."""
     parsed = {
@@ -562,9 +581,13 @@ def _common(data: dict, errors: FieldErrors) -> dict:
     if parsed["value"] is not None:
         _check_value(parsed["value"], errors, "value")
         if "value" not in errors.by_field:
-            size = len(json.dumps(parsed["value"], ensure_ascii=False).encode())
-            if size > HARD_MAX_VALUE_BYTES:
-                errors.add("value", "max_size", f"At most {HARD_MAX_VALUE_BYTES} bytes of JSON.")
+            if value_stored_bytes(parsed["value"]) > HARD_MAX_VALUE_BYTES:
+                errors.add(
+                    "value",
+                    "max_size",
+                    f"At most {HARD_MAX_VALUE_BYTES} bytes of JSON, numbers written in full "
+                    "(1e300 is 301 bytes).",
+                )
     return parsed
 
 

@@ -11,12 +11,17 @@ evaluation. Every code a rule adds, refusing or informational, is in ``Decision.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import datetime
 
 from memory_core.admission import guards, normalize
-from memory_core.admission.candidate import Candidate, key_words, seams, value_line_texts
+from memory_core.admission.candidate import (
+    Candidate,
+    key_words,
+    seams,
+    value_line_texts,
+    value_stored_bytes,
+)
 from memory_core.admission.codes import INFORMATIONAL, POLICY_LIMITS, RULE_CODES
 from memory_core.models import (
     AUTHORITY_RANK,
@@ -418,8 +423,7 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
     if len(candidate.memory_key) > int(admission["max_key_chars"]):
         return refuse("fields.key_too_long")
     if candidate.value is not None:
-        size = len(json.dumps(candidate.value, ensure_ascii=False).encode())
-        if size > int(admission.get("max_value_bytes", 8192)):
+        if value_stored_bytes(candidate.value) > int(admission.get("max_value_bytes", 8192)):
             return refuse("fields.value_too_large")
     if candidate.memory_key and candidate.chain_identity in context.batch_keys:
         return refuse("fields.duplicate_in_batch")

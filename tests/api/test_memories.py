@@ -453,6 +453,42 @@ def test_policy_limit_is_a_422_not_a_400(api_client, tenant, fields, code):
     assert response.json()["rule_codes"] == [code]
 
 
+def test_a_value_is_measured_as_it_is_stored_numbers_in_full(api_client):
+    """jsonb keeps a number as a numeric and writes it in full: 1e300 is 5 bytes of Python's
+    JSON but 301 stored and answered. A thousand of them (8,000 bytes as Python writes them,
+    under the policy's 8 KiB) were stored and answered as 303,000 bytes; now they count as
+    stored."""
+    assert len(json.dumps([1e300] * 1000)) < 8192 < len(json.dumps([10**300] * 30))
+    refused = write(api_client, value=[1e300] * 30)  # 210 bytes as Python writes it
+    assert refused.status_code == 422, refused.json()
+    assert refused.json()["rule_codes"] == ["fields.value_too_large"]
+    # Under the shape's 64 KiB as Python writes it (2,400 bytes), far over it stored: a 400.
+    malformed = write(api_client, value=[1e300] * 300)
+    assert malformed.status_code == 400, malformed.json()
+    assert "value" in json.dumps(malformed.json()["error"]["details"])
+    written = write(api_client, value=[1e300] * 20)  # 6,060 bytes stored
+    assert written.status_code == 201, written.json()
+    memory_id = written.json()["memory"]["id"]
+    answered = api_client.get(f"/api/v1/memories/{memory_id}").json()["memory"]["value"]
+    assert 6000 < len(json.dumps(answered)) <= 8192
+
+
+def test_a_values_measure_is_the_bytes_postgresql_gives_back():
+    from django.db import connection
+
+    from memory_core.admission.candidate import value_stored_bytes
+
+    value = {
+        "big": [1e300, -1.5e20, 1e16, 123456789012345678901234567890],
+        "small": [1e-7, 2.5e-300, 5e-324, 0.1, 1.0, 0],
+        "text": 'héllo \u2028 "quoted"',
+        "nested": {"a": [True, False, None, {"b": 3.14}]},
+    }
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT octet_length(%s::jsonb::text)", [json.dumps(value)])
+        assert value_stored_bytes(value) == cursor.fetchone()[0] > 900
+
+
 @pytest.fixture
 def embed_calls(monkeypatch) -> list[int]:
     """The number of texts of each call to the model, as the test goes."""
