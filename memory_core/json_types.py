@@ -2,10 +2,23 @@
 
 Shared by the write parser (``memory_core.admission.candidate``), the API's strict fields and
 the environment parser (``memory_core.environments``), so every field of a body names another
-type in the same words. Pure: no ORM, no I/O.
+type in the same words; and ``json_loads``, which the commands read their files with. Pure: no
+ORM, no I/O.
 """
 
+import json
 import math
+
+
+def json_loads(text: str):
+    """Return the JSON ``text`` parsed, as ``json.loads`` does; arrays or objects nested too
+    deeply for Python's parser (it raises RecursionError, ~1,000 levels on) are a
+    ``json.JSONDecodeError`` too, so a command names the file or line as for any bad JSON
+    instead of dying in a traceback."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("arrays or objects nested too deeply to read", text, 0) from None
 
 
 def json_type(value) -> str:

@@ -230,3 +230,35 @@ def test_admission_report_names_a_corpus_line_that_is_not_an_object(tmp_path):
     corpus.write_text(json.dumps({"label": "benign", "content": "I like tea."}) + "\n[1]\n")
     with pytest.raises(CommandError, match=r"corpus.jsonl:2: an entry is a JSON object"):
         call_command("admission_report", "--corpus", str(corpus), **quiet())
+
+
+DEEP = "[" * 100_000 + "]" * 100_000  # beyond Python's parser: RecursionError, not bad JSON
+
+
+def test_import_names_a_line_nested_too_deeply_to_read(tenant, tmp_path):
+    """The import died in a RecursionError traceback."""
+    path = tmp_path / "deep.jsonl"
+    path.write_text(DEEP + "\n")
+    stderr = StringIO()
+    with pytest.raises(CommandError, match="1 error"):
+        call_command("import_memories", str(path), "--dry-run", stdout=StringIO(), stderr=stderr)
+    assert "line 1: invalid JSON (arrays or objects nested too deeply to read)" in (
+        stderr.getvalue()
+    )
+
+
+def test_admission_report_names_a_corpus_line_nested_too_deeply_to_read(tmp_path):
+    path = tmp_path / "deep.jsonl"
+    path.write_text(json.dumps({"label": "benign", "content": "I like tea."}) + "\n" + DEEP)
+    with pytest.raises(CommandError, match=r"deep.jsonl:2: arrays or objects nested too deeply"):
+        call_command("admission_report", "--corpus", str(path), **quiet())
+
+
+@pytest.mark.parametrize(
+    ("command", "option"), [("eval_retrieval", "--dataset"), ("eval_locomo", "--data")]
+)
+def test_the_evaluations_name_a_file_nested_too_deeply_to_read(tmp_path, command, option):
+    path = tmp_path / "deep.json"
+    path.write_text(DEEP)
+    with pytest.raises(CommandError, match=r"deep.json is not JSON: arrays or objects nested too"):
+        call_command(command, option, str(path), **quiet())

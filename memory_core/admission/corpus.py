@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from memory_core.admission.candidate import Candidate
 from memory_core.admission.policy import ACCEPTED, REJECTED, AdmissionContext, Grant, admit
+from memory_core.json_types import json_loads
 from memory_core.models import MemoryType, Sensitivity, SourceType
 from memory_core.policy_defaults import DEFAULT_POLICY
 
@@ -43,7 +44,7 @@ def parse_corpus(text: str, *, name: str) -> list[dict]:
         if not line.strip():
             continue
         try:
-            entry = json.loads(line)
+            entry = json_loads(line)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{name}:{number}: {exc}") from exc
         if not isinstance(entry, dict):

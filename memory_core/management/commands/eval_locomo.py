@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from memory_core.benchmarks.setup import measure_as_production
 from memory_core.evaluation.dataset import DatasetError
 from memory_core.evaluation.locomo import evaluate_locomo
+from memory_core.json_types import json_loads
 from memory_core.management.commands._options import check_output_path, read_text, write_output
 from memory_core.rls import platform_command
 
@@ -50,7 +51,7 @@ class Command(BaseCommand):
             raise CommandError(f"--limit must be at least 1, not {options['limit']}.")
         target = check_output_path(options.get("json_out"))
         try:
-            data = json.loads(read_text(path, what="LoCoMo"))
+            data = json_loads(read_text(path, what="LoCoMo"))
         except json.JSONDecodeError as exc:
             raise CommandError(f"{path} is not JSON: {exc}.") from exc
         try:

@@ -8,6 +8,7 @@ from django.core.management.base import BaseCommand, CommandError
 from memory_core.benchmarks.setup import measure_as_production
 from memory_core.evaluation.dataset import DatasetError
 from memory_core.evaluation.harness import evaluate_dataset
+from memory_core.json_types import json_loads
 from memory_core.management.commands._options import check_output_path, read_text, write_output
 from memory_core.rls import platform_command
 
@@ -31,7 +32,7 @@ class Command(BaseCommand):
         path = Path(options["dataset"])
         target = check_output_path(options.get("json_out"))
         try:
-            data = json.loads(read_text(path, what="dataset"))
+            data = json_loads(read_text(path, what="dataset"))
         except json.JSONDecodeError as exc:
             raise CommandError(f"{path} is not JSON: {exc}.") from exc
         try:

@@ -49,7 +49,7 @@ from memory_core.admission.policy import (
 )
 from memory_core.embeddings import EmbeddingError
 from memory_core.exceptions import SubjectBeingDeleted, ValidationFailed
-from memory_core.json_types import wrong_type
+from memory_core.json_types import json_loads, wrong_type
 from memory_core.locks import subjects_shared_locked
 from memory_core.models import (
     TYPE_CLASS,
@@ -171,7 +171,7 @@ class Command(BaseCommand):
         one's."""
         where = f"line {number}"
         try:
-            data = json.loads(line)
+            data = json_loads(line)
         except (json.JSONDecodeError, ValueError) as exc:
             return None, [f"{where}: invalid JSON ({exc.msg if hasattr(exc, 'msg') else exc})"]
         if not isinstance(data, dict):
