@@ -262,3 +262,45 @@ def test_the_evaluations_name_a_file_nested_too_deeply_to_read(tmp_path, command
     path.write_text(DEEP)
     with pytest.raises(CommandError, match=r"deep.json is not JSON: arrays or objects nested too"):
         call_command(command, option, str(path), **quiet())
+
+
+@pytest.mark.parametrize("case_id", [["c1"], {"id": "c1"}, True])
+def test_eval_retrieval_refuses_a_case_id_that_is_not_a_string_or_a_number(tmp_path, case_id):
+    """A list ended in a TypeError traceback (unhashable), the run's tenants left behind."""
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps(tiny_dataset(case_id=case_id)))
+    with pytest.raises(CommandError, match=r"cases\[0\]: case_id must be a string or a number"):
+        call_command("eval_retrieval", "--dataset", str(path), **quiet())
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"agent": "a" * 101}, r"memory 'm1': agent is at most 100 characters"),
+        ({"agent": 5}, r"memory 'm1': agent must be a string"),
+        ({"id": "m" * 201}, r"memories\[0\]: id is at most 200 characters"),
+    ],
+)
+def test_eval_retrieval_refuses_a_memory_field_too_long_for_its_column(tmp_path, change, message):
+    """The agent's name and the id (the memory's source_message_id) went to the database as
+    they were: a DataError traceback."""
+    data = tiny_dataset()
+    data["memories"][0].update(change)
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CommandError, match=message):
+        call_command("eval_retrieval", "--dataset", str(path), **quiet())
+    assert not Memory.objects.exists()
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+
+
+def test_eval_retrieval_refuses_a_dataset_name_too_long_for_its_column(tmp_path):
+    """The name is the memories' source_conversation_id (dataset:<name>): a DataError."""
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps({**tiny_dataset(), "dataset": "d" * 193}))
+    with pytest.raises(CommandError, match="'dataset' is at most 192 characters"):
+        call_command("eval_retrieval", "--dataset", str(path), **quiet())
+    assert not Memory.objects.exists()
+    path.write_text(json.dumps({**tiny_dataset(), "dataset": "d" * 192}))
+    call_command("eval_retrieval", "--dataset", str(path), **quiet())  # the longest fits

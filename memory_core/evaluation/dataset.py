@@ -71,6 +71,11 @@ class LoadedDataset:
         return {stored: local for local, stored in self.memory_ids.items()}
 
 
+# A memory's source ids (its dataset's name, its id in the dataset) fit their columns.
+SOURCE_ID_CHARS = Memory._meta.get_field("source_message_id").max_length
+AGENT_NAME_CHARS = Agent._meta.get_field("name").max_length
+
+
 def _require(entry: dict, key: str, where: str):
     if key not in entry or entry[key] in (None, ""):
         raise DatasetError(f"{where}: '{key}' is required")
@@ -112,6 +117,12 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
     """
     now = now or timezone.now()
     name = str(data.get("dataset") or "dataset")
+    conversation = f"dataset:{name}"  # each memory's source_conversation_id
+    if len(conversation) > SOURCE_ID_CHARS:
+        raise DatasetError(
+            f"'dataset' is at most {SOURCE_ID_CHARS - len('dataset:')} characters "
+            f"(its memories' conversation id is dataset:<name>)"
+        )
     entries = data.get("memories") or []
     if not isinstance(entries, list):
         raise DatasetError("'memories' must be a list")
@@ -124,6 +135,8 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
         if not isinstance(entry, dict):
             raise DatasetError(f"{where}: must be an object")
         local_id = str(_require(entry, "id", where))
+        if len(local_id) > SOURCE_ID_CHARS:  # stored as the memory's source_message_id
+            raise DatasetError(f"{where}: id is at most {SOURCE_ID_CHARS} characters")
         where = f"memory {local_id!r}"
         if local_id in seen:
             raise DatasetError(f"{where}: duplicate id")
@@ -131,8 +144,7 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
         tenant = dataset_tenant(loaded, tenant_prefix, _tenant_name(entry, where))
         external_id = _text(entry, "subject", where, max_chars=HARD_MAX_ID_CHARS, required=True)
         subject = _subject(loaded, tenant, external_id)
-        agent = _agent(loaded, tenant, entry.get("agent"))
-        conversation = f"dataset:{name}"
+        agent = _agent(loaded, tenant, _text(entry, "agent", where, max_chars=AGENT_NAME_CHARS))
         existing = Memory.objects.filter(
             tenant=tenant, source_conversation_id=conversation, source_message_id=local_id
         ).first()

@@ -62,6 +62,9 @@ def validate_cases(data: dict) -> list[dict]:
         for key in ("case_id", "request", "context"):
             if key not in case or case[key] in (None, ""):
                 raise DatasetError(f"{where}: '{key}' is required")
+        case_id = case["case_id"]
+        if isinstance(case_id, bool) or not isinstance(case_id, (str, int, float)):
+            raise DatasetError(f"{where}: case_id must be a string or a number, not {case_id!r}")
         if case["case_id"] in seen:
             raise DatasetError(f"{where}: duplicate case_id {case['case_id']!r}")
         seen.add(case["case_id"])
