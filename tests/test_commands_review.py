@@ -304,3 +304,31 @@ def test_eval_retrieval_refuses_a_dataset_name_too_long_for_its_column(tmp_path)
     assert not Memory.objects.exists()
     path.write_text(json.dumps({**tiny_dataset(), "dataset": "d" * 192}))
     call_command("eval_retrieval", "--dataset", str(path), **quiet())  # the longest fits
+
+
+def locomo_file(tmp_path, conversation: dict):
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([{"sample_id": "s1", "conversation": conversation, "qa": [
+        {"question": "What does A like?", "answer": "tea", "evidence": ["D1:1"], "category": 1},
+    ]}]))  # fmt: skip
+    return path
+
+
+def test_eval_locomo_reads_a_zero_padded_session_under_its_own_key(tmp_path):
+    """``session_01`` was found, then looked up again as ``session_1``: a KeyError."""
+    path = locomo_file(tmp_path, {
+        "session_01_date_time": "1 May 2023",
+        "session_01": [{"speaker": "A", "dia_id": "D1:1", "text": "I like tea."}],
+    })  # fmt: skip
+    out = StringIO()
+    call_command("eval_locomo", "--data", str(path), "--k", "1", stdout=out, stderr=StringIO())
+    result = json.loads(out.getvalue())
+    assert result["questions"] == 1 and result["loading"]["turns_stored"] == 1, result
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+
+
+def test_eval_locomo_refuses_two_keys_of_one_session(tmp_path):
+    turn = {"speaker": "A", "dia_id": "D1:1", "text": "I like tea."}
+    path = locomo_file(tmp_path, {"session_1": [turn], "session_01": [turn]})
+    with pytest.raises(CommandError, match="'session_01' and 'session_1' are both session 1"):
+        call_command("eval_locomo", "--data", str(path), **quiet())

@@ -27,6 +27,7 @@ import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 from django.db import transaction
@@ -128,28 +129,31 @@ def parse(data) -> list[Conversation]:
                 "(each conversation is one subject)"
             )
         where = f"[{index}] ({sample_id!r})"
+        # By number, each read under its own key: "session_01" is session 1 (looking it up
+        # again as "session_1" was a KeyError).
         sessions = sorted(
-            int(m.group(1))
+            (int(m.group(1)), key)
             for key in conv
             if (m := re.fullmatch(r"session_(\d+)", key)) and isinstance(conv[key], list)
         )
+        for (n, key), (m, other) in pairwise(sessions):
+            if n == m:
+                raise DatasetError(f"{where}: {key!r} and {other!r} are both session {n}")
         turns = []
-        for n in sessions:
+        for n, key in sessions:
             _checked(
                 _conversation_id(sample_id, n),
-                f"session_{n}'s source conversation id 'locomo:<sample_id>:session_{n}'",
+                f"{key}'s source conversation id 'locomo:<sample_id>:session_{n}'",
                 where,
                 HARD_MAX_ID_CHARS,
             )
-            date = _checked(
-                str(conv.get(f"session_{n}_date_time") or ""), f"session_{n}_date_time", where
-            )
-            for turn in conv[f"session_{n}"]:
+            date = _checked(str(conv.get(f"{key}_date_time") or ""), f"{key}_date_time", where)
+            for turn in conv[key]:
                 if not isinstance(turn, dict) or not turn.get("dia_id"):
                     continue
                 dia = normalize_evidence([turn["dia_id"]])
                 dia_id = dia[0] if dia else str(turn["dia_id"])
-                at = f"{where}: session_{n}, turn {str(turn['dia_id'])[:40]!r}"
+                at = f"{where}: {key}, turn {str(turn['dia_id'])[:40]!r}"
                 turns.append(
                     Turn(
                         dia_id=_checked(dia_id, "dia_id", at, HARD_MAX_ID_CHARS),
