@@ -158,11 +158,19 @@ def test_eval_retrieval_refuses_a_file_that_is_not_utf8(tmp_path):
         ("eval_retrieval", ["--dataset", "{data}"]),
         ("eval_locomo", ["--data", "{data}"]),
         ("admission_report", []),
+        ("leak_hunt", ["--retrievals", "1"]),
+        ("rls_cost", ["--tenants", "1", "--memories", "1", "--queries", "1"]),
+        ("fuzz_api", ["--requests", "1"]),
+        ("fuzz_portal", ["--requests", "1"]),
+        ("bench_deletion", ["--operations", "1"]),
+        ("bench_ingest", []),
+        ("bench_retrieval", ["--memories", "100", "--tenants", "1"]),
     ],
 )
 def test_a_json_output_in_a_missing_folder_is_refused_before_the_run(tmp_path, command, arguments):
     """The run went to its end and then died on the write with a FileNotFoundError
-    traceback, the result lost."""
+    traceback, the result lost (the evaluations first; leak_hunt, rls_cost, the fuzzers and
+    the benchmarks until they shared check_output_path)."""
     data = tmp_path / "data.json"
     data.write_text(json.dumps(tiny_dataset() if command == "eval_retrieval" else []))
     target = tmp_path / "missing" / "out.json"

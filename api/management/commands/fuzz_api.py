@@ -9,12 +9,12 @@ success was seen.
 import json
 import logging
 import uuid
-from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
 from api.fuzz import fuzz_run, plant
 from memory_core.benchmarks.args import at_least
+from memory_core.management.commands._options import check_output_path, write_output
 from memory_core.management.scratch import rolled_back
 from memory_core.rls import platform_command
 
@@ -30,6 +30,7 @@ class Command(BaseCommand):
 
     @platform_command
     def handle(self, *args, requests, seed, json_out, **options):
+        target = check_output_path(json_out)  # before the run, not after it
         from config.wsgi import application
 
         # Thousands of expected 4xx: keep the output to the counts.
@@ -51,8 +52,7 @@ class Command(BaseCommand):
             "seconds",
         ):
             self.stdout.write(f"{key}: {summary[key]}")
-        if json_out:
-            Path(json_out).write_text(json.dumps(summary, indent=2, default=str))
+        write_output(self, target, json.dumps(summary, indent=2, default=str) + "\n")
         bad = summary["server_errors"] + summary["schema_violations"]
         bad += summary["cross_tenant_successes"]
         if bad:

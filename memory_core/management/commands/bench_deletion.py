@@ -32,6 +32,7 @@ from memory_core.deletion.services import deletion_request
 from memory_core.deletion.stores import verify_all
 from memory_core.deletion.worker import WorkerProcess
 from memory_core.exports import export_create, export_path
+from memory_core.management.commands._options import check_output_path, write_output
 from memory_core.models import (
     DeletionOperation,
     Export,
@@ -81,6 +82,7 @@ class Command(BaseCommand):
     ):
         if operations < 1:
             raise CommandError("--operations must be at least 1")
+        target = check_output_path(json_out)  # before the run, not after it
         measure_as_production()
         rng = random.Random(5)
         tenant, memory_ids, eval_path = self._seed(operations, rng)
@@ -107,8 +109,7 @@ class Command(BaseCommand):
             self._cleanup(tenant, eval_path)
         text = json.dumps(figures, indent=2, sort_keys=True)
         self.stdout.write(text)
-        if json_out:
-            Path(json_out).write_text(text + "\n")
+        write_output(self, target, text + "\n")
 
     def _seed(self, operations: int, rng: random.Random):
         tenant = Tenant.objects.create(slug=f"bench-{uuid.uuid4().hex[:10]}", name="bench")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import numpy as np
 from django.core.management.base import BaseCommand, CommandError
@@ -27,6 +26,7 @@ from memory_core.benchmarks.args import at_least
 from memory_core.benchmarks.corpus import CorpusSpec, query_texts, sample_texts
 from memory_core.benchmarks.setup import measure_as_production, use_torch_threads
 from memory_core.embeddings import get_embedder
+from memory_core.management.commands._options import check_output_path, write_output
 from memory_core.rls import platform_command, tenant_atomic
 
 INGEST_DB = "memledger_bench_ingest"
@@ -62,6 +62,7 @@ class Command(BaseCommand):
             raise CommandError(f"--batch-size must be at most {MAX_BATCH} (the API's limit)")
         if bool(opts["base_memories"]) != bool(opts["base_tenants"]):
             raise CommandError("--base-memories and --base-tenants go together")
+        target = check_output_path(opts["json_out"])  # before the run, not after it
         use_torch_threads(opts["torch_threads"])
         measure_as_production()
         if opts["base_memories"]:
@@ -97,8 +98,7 @@ class Command(BaseCommand):
         report.update({"database": name, "base_memories": opts["base_memories"]})
         text = json.dumps(report, indent=2)
         self.stdout.write(text)
-        if opts["json_out"]:
-            Path(opts["json_out"]).write_text(text + "\n")
+        write_output(self, target, text + "\n")
 
     def _run(self, principal, texts, opts) -> dict:
         from memory_core.retrieval.pipeline import retrieve

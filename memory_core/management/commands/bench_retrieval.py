@@ -26,6 +26,7 @@ from memory_core.benchmarks.args import add_corpus_arguments, at_least, positive
 from memory_core.benchmarks.corpus import BUCKETS, CorpusSpec
 from memory_core.benchmarks.setup import measure_as_production, prepare_corpus, use_torch_threads
 from memory_core.embeddings import get_embedder
+from memory_core.management.commands._options import check_output_path, write_output
 from memory_core.rls import platform_command, tenant_atomic
 
 SERVER_SETTINGS = (
@@ -88,6 +89,7 @@ class Command(BaseCommand):
     def handle(self, *args, **opts):
         if opts["tenants"] > opts["memories"]:
             raise CommandError("--tenants must not exceed --memories (every tenant holds a row)")
+        target = check_output_path(opts["json_out"])  # before the run, not after it
         spec = CorpusSpec(
             memories=opts["memories"],
             tenants=opts["tenants"],
@@ -108,8 +110,7 @@ class Command(BaseCommand):
         report = self.run(spec, corpus, opts)
         text = json.dumps(report, indent=2, default=str)
         self.stdout.write(text)
-        if opts["json_out"]:
-            Path(opts["json_out"]).write_text(text + "\n")
+        write_output(self, target, text + "\n")
 
     # ------------------------------------------------------------------------------------------
 

@@ -7,11 +7,11 @@ planted row back. Exit status 1 if any canary reached the wrong caller.
 
 import json
 import uuid
-from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
 from memory_core.benchmarks.args import at_least
+from memory_core.management.commands._options import check_output_path, write_output
 from memory_core.management.scratch import rolled_back
 from memory_core.rls import platform_command
 from memory_core.security.leak_hunt import hunt
@@ -33,6 +33,7 @@ class Command(BaseCommand):
 
     @platform_command
     def handle(self, *args, retrievals, seed, json_out, keep, **options):
+        target = check_output_path(json_out)  # before the run, not after it
         prefix = f"leak-{uuid.uuid4().hex[:8]}"
         report = rolled_back(
             lambda: hunt(retrievals=retrievals, prefix=prefix, seed=seed), keep=keep
@@ -41,8 +42,7 @@ class Command(BaseCommand):
         for key, value in summary.items():
             if key != "leak_examples":
                 self.stdout.write(f"{key}: {value}")
-        if json_out:
-            Path(json_out).write_text(json.dumps(summary, indent=2, default=str))
+        write_output(self, target, json.dumps(summary, indent=2, default=str) + "\n")
         if summary["leaks"]:
             self.stderr.write(json.dumps(summary["leak_examples"], indent=2, default=str))
             raise SystemExit(1)

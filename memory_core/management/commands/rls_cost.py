@@ -22,7 +22,6 @@ import random
 import statistics
 import time
 import uuid
-from pathlib import Path
 
 import numpy as np
 from django.conf import settings
@@ -31,6 +30,7 @@ from django.db import connection, transaction
 from django.test.utils import override_settings
 
 from memory_core.benchmarks.args import at_least
+from memory_core.management.commands._options import check_output_path, write_output
 from memory_core.models import Agent, Memory, Subject, Tenant
 from memory_core.rls import owner_connection, platform_scope, tenant_atomic
 
@@ -70,6 +70,7 @@ class Command(BaseCommand):
         parser.add_argument("--keep", action="store_true")
 
     def handle(self, *args, tenants, memories, queries, block, seed, json_out, keep, **opts):
+        target = check_output_path(json_out)  # before the run, not after it
         if memories < tenants:
             raise CommandError(f"--memories ({memories}) must be at least --tenants ({tenants}).")
         rng = random.Random(seed)
@@ -91,8 +92,7 @@ class Command(BaseCommand):
         report.update({"tenants": tenants, "memories": memories, "plant_seconds": round(planted_s)})
         for key, value in report.items():
             self.stdout.write(f"{key}: {value}")
-        if json_out:
-            Path(json_out).write_text(json.dumps(report, indent=2, default=str))
+        write_output(self, target, json.dumps(report, indent=2, default=str) + "\n")
 
     def plant(self, prefix, tenants, memories, rng):
         from memory_core.principals import AgentPrincipal

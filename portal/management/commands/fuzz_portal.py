@@ -9,11 +9,11 @@ Exit status 1 if any 5xx, or any row the caller may not see was shown or changed
 import json
 import logging
 import uuid
-from pathlib import Path
 
 from django.core.management.base import BaseCommand
 
 from memory_core.benchmarks.args import at_least
+from memory_core.management.commands._options import check_output_path, write_output
 from memory_core.management.scratch import rolled_back
 from memory_core.rls import platform_command
 from portal.fuzz import fuzz_run, plant
@@ -29,6 +29,7 @@ class Command(BaseCommand):
 
     @platform_command
     def handle(self, *args, requests, seed, json_out, **options):
+        target = check_output_path(json_out)  # before the run, not after it
         # Hundreds of expected 404s: keep the output to the counts.
         logging.getLogger("django.request").setLevel(logging.ERROR)
 
@@ -40,8 +41,7 @@ class Command(BaseCommand):
         for key, value in summary.items():
             if key != "examples":
                 self.stdout.write(f"{key}: {value}")
-        if json_out:
-            Path(json_out).write_text(json.dumps(summary, indent=2, default=str) + "\n")
+        write_output(self, target, json.dumps(summary, indent=2, default=str) + "\n")
         if (
             summary["server_errors"]
             + summary["foreign_rows_shown"]
