@@ -12,8 +12,11 @@ An operation completes only when every step's verification passed.
 
 from __future__ import annotations
 
+import csv
 import json
+import os
 import re
+import stat
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -685,15 +688,74 @@ def eval_dirs_missing() -> list[str]:
     ]
 
 
-def _eval_files() -> list[Path]:
-    files = []
+# The evaluation files the step rewrites case by case: one JSON document, or one per line.
+JSON_SUFFIXES = frozenset({".json"})
+LINES_SUFFIXES = frozenset({".jsonl", ".ndjson"})
+
+
+def _file_kind(path: Path) -> str:
+    """Return how a file is read: ``json``, ``lines`` (JSONL, NDJSON) or ``text`` (any other
+    file: a CSV, a report), by its suffix in any letter case (``golden.JSON`` is JSON)."""
+    suffix = path.suffix.lower()
+    if suffix in JSON_SUFFIXES:
+        return "json"
+    if suffix in LINES_SUFFIXES:
+        return "lines"
+    return "text"
+
+
+def _read_text(path: Path) -> str | None:
+    """Return the text of ``path`` (UTF-8, a byte order mark dropped), or None if it is gone.
+
+    A file that cannot be read (permissions) or is not UTF-8 text (a spreadsheet, an archive)
+    raises OSError or UnicodeDecodeError: nothing can say it does not hold the memory.
+    """
+    try:
+        return path.read_bytes().decode("utf-8-sig")
+    except FileNotFoundError:
+        return None
+
+
+def _eval_files() -> tuple[list[Path], list[str]]:
+    """Return every regular file under MEMLEDGER_EVAL_DATA_DIRS, whatever its name, and the
+    places there that could not be listed or looked at.
+
+    Subfolders that are symbolic links (shared storage mounted there) are followed; each real
+    folder is walked once (a link back up the tree ends there) and each real file is returned
+    once, by its real path, so a rewrite replaces the file itself, not a link to it. Before,
+    only ``*.json`` and ``*.jsonl`` in lower case were looked at and linked folders were not
+    entered: a ``golden.JSON``, a ``.ndjson``, a CSV report or a dataset on a linked mount
+    naming a deleted memory was never scrubbed, and the step verified.
+    """
+    files: set[str] = set()
+    unreadable: list[str] = []
+    walked: set[str] = set()
+
+    def failed(error: OSError) -> None:
+        unreadable.append(str(error.filename or error))
+
     for folder in settings.MEMLEDGER_EVAL_DATA_DIRS:
-        root = Path(folder)
-        if root.is_dir():
-            files.extend(
-                p for p in root.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl")
-            )
-    return files
+        if not Path(folder).is_dir():
+            continue  # eval_dirs_missing() says whether that is a problem
+        for current, folders, names in os.walk(folder, onerror=failed, followlinks=True):
+            real = os.path.realpath(current)
+            if real in walked:
+                folders[:] = []
+                continue
+            walked.add(real)
+            for name in names:
+                path = os.path.join(current, name)
+                try:
+                    mode = os.stat(path).st_mode
+                except FileNotFoundError:
+                    continue  # a link to nothing, or removed since the listing
+                except OSError:
+                    unreadable.append(path)
+                    continue
+                # Not a FIFO or a device: reading one could block the worker forever.
+                if stat.S_ISREG(mode):
+                    files.add(os.path.realpath(path))
+    return [Path(path) for path in sorted(files)], unreadable
 
 
 # Up to this many forms (ids twice: hyphenated and hex), ``Residue.names`` looks for each
@@ -753,37 +815,51 @@ class Residue:
     def in_node(self, node) -> bool:
         return self.names(json.dumps(node)) or self.copies(node)
 
+    def copies_text(self, line: str) -> bool:
+        """Return whether the line of text, or one of its fields as CSV or TSV, is a deleted
+        memory's content (a report's line, a spreadsheet's cell)."""
+        if not self.hashes:
+            return False
+        strings = [line]
+        for delimiter in (",", "\t"):
+            if delimiter in line:
+                try:
+                    strings.extend(next(csv.reader([line], delimiter=delimiter), []))
+                except csv.Error:  # not CSV after all: the line is the string
+                    continue
+        return any(content_hash(string) in self.hashes for string in strings)
+
+    def line_about(self, line: str) -> bool:
+        """Return whether a JSONL line is about the memories: it names one, or holds a copy
+        of the content (in a JSON string; a line that is not JSON, as text)."""
+        if self.names(line):
+            return True
+        try:
+            document = json.loads(line)
+        except ValueError:
+            return self.copies_text(line)
+        return self.copies(document)
+
     def in_text(self, path: Path, text: str) -> tuple[bool, bool]:
-        """Return (names an id, copies content) for the text of the JSON or JSONL ``path``."""
+        """Return (names an id, copies content) for the text of the file ``path``: a JSON
+        document's strings, a JSONL line's, or the lines (and CSV fields) of any other text."""
         if self.names(text):
             return True, False
         if not self.hashes:
             return False, False
-        try:
-            documents = _documents(path, text)
-        except ValueError:  # not JSON: only the ids can be looked for
-            return False, False
-        return False, any(self.copies(document) for document in documents)
+        kind = _file_kind(path)
+        if kind == "lines":
+            return False, any(self.line_about(line) for line in text.splitlines())
+        if kind == "json":
+            try:
+                return False, self.copies(json.loads(text))
+            except ValueError:  # not JSON: read as text
+                pass
+        return False, any(self.copies_text(line) for line in text.splitlines())
 
     def in_file(self, path: Path) -> bool:
-        try:
-            text = path.read_text()
-        except FileNotFoundError:
-            return False
-        return any(self.in_text(path, text))
-
-
-def _documents(path: Path, text: str) -> list:
-    """Return the JSON values of a JSON file (one) or a JSONL file (one per parsable line)."""
-    if path.suffix != ".jsonl":
-        return [json.loads(text)]
-    documents = []
-    for line in text.splitlines():
-        try:
-            documents.append(json.loads(line))
-        except ValueError:  # a blank or broken line: only an id can name it
-            continue
-    return documents
+        text = _read_text(path)
+        return text is not None and any(self.in_text(path, text))
 
 
 _DROP = object()
@@ -828,23 +904,20 @@ def _prune(node, residue: Residue):
 def _rewrite_file(path: Path, residue: Residue) -> int:
     """Rewrite a JSON or JSONL file without the cases about the memories; return 1 if changed.
 
-    A file that cannot be parsed, or whose mention is in no case, is removed.
+    A JSON file that cannot be parsed, or whose mention is in no case, is removed; so is any
+    other file (a CSV, a report: it has no cases to tell apart).
     """
     from memory_core.exports import write_json_atomic, write_text_atomic
 
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
+    text = _read_text(path)
+    if text is None:
         return 0
-    if path.suffix == ".jsonl":
-        kept = []
-        for line in text.splitlines():
-            try:
-                about = residue.names(line) or residue.copies(json.loads(line))
-            except ValueError:
-                about = False  # not JSON: named only by an id, found above
-            if not about:
-                kept.append(line)
+    kind = _file_kind(path)
+    if kind == "text":
+        path.unlink(missing_ok=True)
+        return 1
+    if kind == "lines":
+        kept = [line for line in text.splitlines() if not residue.line_about(line)]
         # Never truncated in place: a worker killed mid-write left the dataset empty, and
         # the next run verified the empty file.
         write_text_atomic(path, "\n".join(kept) + ("\n" if kept else ""))
@@ -864,30 +937,40 @@ class EvaluationStore(Store):
     phase = "files"
     name = "evaluation"
     description = (
-        "evaluation datasets and reports built from production memories: JSON/JSONL files in "
-        "MEMLEDGER_EVAL_DATA_DIRS; every case naming the memory (any letter case, or as hex) "
-        "or holding a copy of its content is removed"
+        "evaluation datasets and reports built from production memories: every file in "
+        "MEMLEDGER_EVAL_DATA_DIRS (linked subfolders too); in JSON/JSONL every case naming the "
+        "memory (any letter case, or as hex) or holding a copy of its content is removed, "
+        "any other file naming it is removed whole; a file that cannot be read fails the step"
     )
 
     def purge(self, ctx):
         rewritten = 0
         if ctx.memory_ids:
             residue = ctx.residue(content=True)
-            for path in sorted(_eval_files()):
-                if residue.in_file(path):
+            files, _ = _eval_files()
+            for path in files:
+                try:
+                    about = residue.in_file(path)
+                except (OSError, UnicodeDecodeError):
+                    continue  # left for the verification to report
+                if about:
                     lock_file(path)  # then read again: another operation may have rewritten it
                     rewritten += _rewrite_file(path, residue)
         return {"rewritten": rewritten}
 
     def verify(self, ctx):
-        files = _eval_files()
+        files, unreadable = _eval_files()
         residue = ctx.residue(content=True)
         citing = with_content = 0
         for path in files:
             try:
-                names, copies = residue.in_text(path, path.read_text())
-            except FileNotFoundError:
+                text = _read_text(path)
+            except (OSError, UnicodeDecodeError):
+                unreadable.append(str(path))
                 continue
+            if text is None:
+                continue
+            names, copies = residue.in_text(path, text)
             citing += names
             with_content += copies
         missing = eval_dirs_missing()
@@ -896,15 +979,28 @@ class EvaluationStore(Store):
             "files_scanned": len(files),
             "files_citing": citing,
             "files_with_content": with_content,
+            "files_unreadable": len(unreadable),
             "content_hashes": len(residue.hashes),
         }
+        problems = []
         if missing:
             evidence["missing_dirs"] = missing
-            evidence["problem"] = (
+            problems.append(
                 f"MEMLEDGER_EVAL_DATA_DIRS names {', '.join(map(repr, missing))}, which is not "
                 "a folder: fix the setting (or create the folder), then retry"
             )
-        return citing == 0 and with_content == 0 and not missing, evidence
+        if unreadable:
+            shown = ", ".join(map(repr, unreadable[:5]))
+            more = f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else ""
+            problems.append(
+                f"the evaluation folders hold {shown}{more}, which the worker cannot read as "
+                "UTF-8 text, so nothing says it does not hold the memory: make it readable "
+                "(or convert it to UTF-8 text, or move it out), then retry"
+            )
+        if problems:
+            evidence["problem"] = "; ".join(problems)
+        ok = citing == 0 and with_content == 0 and not missing and not unreadable
+        return ok, evidence
 
 
 # --- a whole tenant's identities -----------------------------------------------------------
