@@ -62,9 +62,10 @@ def _hidden_ids(principal, trace: RetrievalTrace) -> set[str]:
 
 def trace_without(trace: RetrievalTrace, hidden: set[str]) -> RetrievalTrace:
     """``trace``, unsaved, with the ids in ``hidden`` left out of every list that names them;
-    ``hidden_count`` says how many. What an agent may no longer read is left out so
-    (``trace_get``); a deleted memory is scrubbed out of the stored rows by the same rules in
-    SQL (migration 0025, ``deletion.stores.TracesStore``; a test compares the two)."""
+    ``hidden_count`` says how many; a usage report left citing none is left out whole. What an
+    agent may no longer read is left out so (``trace_get``); a deleted memory is scrubbed out
+    of the stored rows by the same rules in SQL (migrations 0025 and 0033,
+    ``deletion.stores.TracesStore``; a test compares the two)."""
     trace.hidden_count = len(hidden)
     if not hidden:
         return trace
@@ -75,7 +76,15 @@ def trace_without(trace: RetrievalTrace, hidden: set[str]) -> RetrievalTrace:
     trace.selected_ids = seen(trace.selected_ids)
     trace.cited_ids = seen(trace.cited_ids)
     trace.used_ids = seen(trace.used_ids)
-    trace.usage = [{**report, "memory_ids": seen(report["memory_ids"])} for report in trace.usage]
+    usage = []
+    for report in trace.usage:
+        memory_ids = seen(report["memory_ids"])
+        # A report left citing none of its memories is about them only: its reference (the
+        # agent's name for the answer that used them) goes with them. One that cited none to
+        # begin with stays (migration 0033 does the same in SQL).
+        if memory_ids or not report["memory_ids"]:
+            usage.append({**report, "memory_ids": memory_ids})
+    trace.usage = usage
     trace.stages = _stages_without(trace.stages, hidden)
     return trace
 
