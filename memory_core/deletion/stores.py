@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from memory_core import retrieval_cache
 from memory_core.exports import export_delete, export_dir, export_remove_memories
+from memory_core.json_types import json_loads
 from memory_core.models import (
     DeletionOperation,
     Export,
@@ -835,7 +836,7 @@ class Residue:
         if self.names(line):
             return True
         try:
-            document = json.loads(line)
+            document = json_loads(line)
         except ValueError:
             return self.copies_text(line)
         return self.copies(document)
@@ -852,7 +853,7 @@ class Residue:
             return False, any(self.line_about(line) for line in text.splitlines())
         if kind == "json":
             try:
-                return False, self.copies(json.loads(text))
+                return False, self.copies(json_loads(text))
             except ValueError:  # not JSON: read as text
                 pass
         return False, any(self.copies_text(line) for line in text.splitlines())
@@ -923,7 +924,7 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
         write_text_atomic(path, "\n".join(kept) + ("\n" if kept else ""))
         return 1
     try:
-        document = _prune(json.loads(text), residue)
+        document = _prune(json_loads(text), residue)
     except ValueError:
         document = _DROP
     if document is _DROP:

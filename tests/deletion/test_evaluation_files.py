@@ -158,3 +158,21 @@ def test_a_fifo_in_the_folder_is_not_read(api_client, memories, folder):
 
     assert body["status"] == "completed"
     assert step["evidence"]["files_scanned"] == 0
+
+
+@pytest.mark.parametrize("name", ["deep.json", "deep.jsonl"])
+def test_a_dataset_nested_too_deeply_to_parse_is_read_as_text(api_client, memories, folder, name):
+    """Arrays nested past Python's parser's depth raised RecursionError in the step (a
+    failure every retry repeated); such a file or line is unparsable, read as text, and
+    goes whole when it names the memory (a JSONL file line by line)."""
+    target = memories[0]
+    path = folder / name
+    path.write_text("[" * 5000 + json.dumps(_case(target)) + "]" * 5000 + "\n")
+
+    body, step = _delete(api_client, target)
+
+    assert body["status"] == "completed"
+    if name.endswith(".jsonl"):
+        assert path.read_text() == ""  # its one line went
+    else:
+        assert not path.exists()
