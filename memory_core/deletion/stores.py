@@ -231,9 +231,11 @@ class PrimaryStore(Store):
 class EventsStore(Store):
     """The audit trail and the review items that mention the operation's memories.
 
-    Events keep ids and reason codes only: the events of the memories and, for a whole
-    subject, those of the subject's writes that admission rejected (no memory row: keyed by
-    the AdmissionDecision's id; their details may hold the writer's free-text reason).
+    Events keep ids and reason codes only: the events of the memories, those of the rejected
+    writes about them (a correction of one, a write on its key while it was the head: their
+    decision's ``target_memory_id``) and, for a whole subject, those of every write of the
+    subject that admission rejected (no memory row: keyed by the AdmissionDecision's id;
+    their details may hold the writer's free-text reason).
     Review items:
 
     - an item about a deleted memory (its own ``memory_id``, e.g. the sensitive write being
@@ -257,7 +259,8 @@ class EventsStore(Store):
     name = "events"
     description = (
         "the audit trail: events keep ids and reason codes only (details reduced to id keys), "
-        "for a subject also the events of its rejected writes; review items of the memory "
+        "also those of rejected corrections of the memory; for a subject those of all its "
+        "rejected writes; review items of the memory "
         "lose their free-text reason and are closed; other items stop citing it"
     )
 
@@ -275,11 +278,19 @@ class EventsStore(Store):
         "SELECT a.id FROM memory_core_admissiondecision a"
         " WHERE a.subject_id = ANY(%(subjects)s::uuid[]) OR a.tenant_id = %(tenant)s::uuid"
     )
+    # ...and a rejected write's decision names the memory it was about (the one a correction
+    # corrected, or the key's head it would have superseded): any deletion of that memory
+    # reaches the write's event too (partial index admission_target, migration 0034).
+    _ABOUT = (
+        "memory_id IN (SELECT a.id FROM memory_core_admissiondecision a"
+        " WHERE a.target_memory_id = ANY(%(ids)s::uuid[]))"
+    )
     _PURGE_SQL = (
         "UPDATE memory_core_memoryevent SET details = COALESCE(("  # noqa: S608 (constants)
         " SELECT jsonb_object_agg(d.key, d.value) FROM jsonb_each(details) AS d(key, value)"
         " WHERE " + _ID_ONLY + "), '{}'::jsonb) "
-        "WHERE (memory_id = ANY(%(ids)s::uuid[]) OR memory_id IN (" + _DECISIONS + ")) "
+        "WHERE (memory_id = ANY(%(ids)s::uuid[]) OR memory_id IN (" + _DECISIONS + ")"
+        " OR " + _ABOUT + ") "
         "AND EXISTS ("
         " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))"
     )
@@ -350,7 +361,7 @@ class EventsStore(Store):
         " (SELECT count(*) FROM memory_core_reviewitem r"
         "  WHERE " + _OF_SUBJECT + "  AND (r.reason <> '' OR " + _LABELLED + ")) "
         "FROM memory_core_memoryevent WHERE memory_id = ANY(%(ids)s::uuid[])"
-        " OR memory_id IN (" + _DECISIONS + ")"
+        " OR memory_id IN (" + _DECISIONS + ") OR " + _ABOUT
     )
 
     # What a whole subject's operation would still find to scrub here once its memories are

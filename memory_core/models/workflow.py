@@ -55,6 +55,12 @@ class AdmissionDecision(models.Model):
     source_type = models.CharField(max_length=32, blank=True, default="")
     content_hash = models.CharField(max_length=64, blank=True, default="")
     policy_version = models.PositiveIntegerField(null=True, blank=True)
+    # A rejected write's: the memory it was about (the one a correction corrected, or the
+    # key's head it would have superseded). A rejected write has no row of its own, and its
+    # event keeps the writer's free-text reason: a deletion of this memory scrubs that event
+    # (``deletion.stores.EventsStore``). Empty for any other write. Not a foreign key: an id,
+    # as the event's ``memory_id``.
+    target_memory_id = models.UUIDField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:
@@ -63,7 +69,12 @@ class AdmissionDecision(models.Model):
             choices_check("outcome", AdmissionDecisionOutcome, "admission_outcome_valid")
         ]
         indexes = [
-            models.Index(fields=["tenant", "outcome", "created_at"], name="admission_health")
+            models.Index(fields=["tenant", "outcome", "created_at"], name="admission_health"),
+            models.Index(
+                fields=["target_memory_id"],
+                condition=models.Q(target_memory_id__isnull=False),
+                name="admission_target",
+            ),
         ]
 
     def __str__(self) -> str:

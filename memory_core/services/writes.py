@@ -492,6 +492,13 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
                 source_type=item.candidate.source_type,
                 content_hash=content_hash(item.candidate.content),
                 policy_version=policy_version,
+                # What a rejected write was about, for that memory's deletion to reach its
+                # event (and the writer's reason in it).
+                target_memory_id=(
+                    item.head.id
+                    if item.decision.outcome == REJECTED and item.head is not None
+                    else None
+                ),
             )
         )
     AdmissionDecision.objects.bulk_create(decisions)
