@@ -39,7 +39,9 @@ def test_a_rejected_writes_reason_made_since_starts_a_new_operation(
     assert refused.decision == "rejected"
     decision = AdmissionDecision.objects.get(subject=owner, outcome="rejected")
     assert MemoryEvent.objects.get(memory_id=decision.id).details["reason"] == SAID
-    # The memory goes alone: a single memory's operation leaves the subject's rejected writes.
+    # Stored before migration 0034, a rejected write names no memory it was about: a single
+    # memory's operation leaves it (one naming the memory goes with it, test_rejected_corrections).
+    AdmissionDecision.objects.filter(pk=decision.pk).update(target_memory_id=None)
     alone = deletion_request(principal=owner_principal, memory_id=memory.id)
     assert deletion_run(operation_id=alone.id) == "completed"
 
