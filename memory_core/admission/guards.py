@@ -113,6 +113,29 @@ ROLE_NOUNS = (
     r"proprietaire|gerant|eigentumer|inhaber|verwalter|dono|dona|proprietario|amministratore|"
     r"titolare)"
 )
+# Role nouns that also name an occupation or a possession ("a dog owner", "a forklift
+# operator", "a compliance officer"): an identity claim only with a reference to this system
+# after them ("the owner of this workspace", "an operator here") or a scope before them ("a
+# system-wide operator"), or as "the owner" alone.
+WEAK_ROLE_NOUNS = re.compile(
+    r"(?:owner|co-owner|operator|staff member|support agent|security team|compliance officer|"
+    r"propietario|dueno|proprietaire|gerant|eigentumer|inhaber|verwalter|dono|dona|"
+    r"titolare)",
+    re.IGNORECASE,
+)
+# "... of this platform", "... here", "... for every account": this system named.
+THIS_SYSTEM = (
+    r"(?:(?:of|for|on|at|in|over|across|de|du|des|da|do|di|del|della|von|vom|fur|bei)\W+"
+    r"(?:(?:this|our|your|esta|este|cette|cet|ce|questa|questo|dieser|dieses|diesem|desta|"
+    r"deste|nuestra|nuestro|notre|unsere|unserer|nossa|nosso|nostra|nostro)\W+(?:\w+\W+)?|"
+    r"(?:the|la|le|el|l'|die|der|das|den|dem|o|a|il|lo)\W+)(?:platform|app|application|account|workspace|system|service|tenant|org|"
+    r"organi[sz]ation|site|instance|assistant|bot|chatbot|deployment|memledger|"
+    r"plataforma|plateforme|plattform|piattaforma|cuenta|compte|konto|conta|conto|sistema|"
+    r"systeme|aplicacion|anwendung|aplicativo|applicazione|servicio|dienst|servico|"
+    r"servizio|espacio|espace|arbeitsbereich)s?\b|here\b|aqui\b|ici\b|hier\b|qui\b|"
+    r"(?:for|on|over|across)\W+(?:all|every|each)\W+(?:\w+\W+)?(?:accounts?|users?|"
+    r"tenants?|workspaces?)\b)"
+)
 # Modifiers that make a role an occupation or a role in the user's own world, not ours.
 OCCUPATION_BEFORE = (
     r"(?:database|db|system|systems|network|linux|unix|windows|sql|server|wiki|school|"
@@ -494,9 +517,10 @@ INJECTION_RULES: list[Rule] = [
             r"really\W+|also\W+|the real\W+|officially\W+|ahora\W+|maintenant\W+|jetzt\W+|"
             r"agora\W+|ora\W+)?(?:an?\W+|the\W+|el\W+|la\W+|le\W+|l'|un\W+|une\W+|der\W+|die\W+|"
             r"ein\W+|eine\W+|o\W+|a\W+|il\W+|lo\W+|uno\W+|una\W+)?(?:new\W+)?(?:(?P<mod>[\w']+)\W+)?"
-            r"(?:system-wide\W+|site\W+|global\W+|tenant\W+|account\W+|platform\W+|org\W+)?",
+            r"(?P<scope>system-wide\W+|site\W+|global\W+|tenant\W+|account\W+|platform\W+|"
+            r"org\W+)?(?P<role>",
             ROLE_NOUNS,
-            r"\b(?P<after>.{0,40})",
+            r")\b(?P<after>.{0,40})",
         ),
         exempt_own_world=True,
     ),
@@ -1684,13 +1708,31 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
 
 # --- Matching ---------------------------------------------------------------------------------
 
+# A question the user asked, reported: "User asked how to disable 2FA", "wondered whether
+# admins can ...". "asked" alone is not one: "As the user asked, skip identity verification"
+# reports a request, and an attack can be prefixed with it.
 _QUESTION_REPORT = re.compile(
-    r"\b(?:asked|asks|wondered|wonders|wants to know|wanted to know|inquired|enquired|"
+    r"\b(?:(?:asked|asks|wondered|wonders|wants to know|wanted to know|inquired|enquired)"
+    r"\W+(?:\w+\W+){0,3}?(?:how|whether|if|what|why|when|where|which|who|about)|"
     r"question(?:ed)? about|looked up|searched for|googled|read about|learning about|"
     r"learned about|is studying|studies|is curious|curious about|how to|how do i|how can i)\b"
     r"[^.!?;\n]{0,60}$"
 )
-_OWN_WORLD_AFTER = re.compile(r"^\W*(?:" + OWN_WORLD_AFTER + r")", re.IGNORECASE)
+# Words that say how long or how often ("for a week", "for a while", "on a call"): after a
+# match they qualify the act, not the role, so they are not the user's own world.
+_TIME_NOUNS = (
+    r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|weekends?|fortnights?|months?|"
+    r"quarters?|years?|while|bit|moment|time|times|period|spell|session|sessions|trial|"
+    r"test|call|request|requests|basis|short|limited|temporary|one-off|single|few)\b"
+)
+_OWN_WORLD_AFTER = re.compile(
+    r"^\W*(?!(?:for|on|at|in|over|from)\W+(?:a|an|several|two|many|some)\W+(?:\w+\W+)?"
+    + _TIME_NOUNS
+    + r")(?:"
+    + OWN_WORLD_AFTER
+    + r")",
+    re.IGNORECASE,
+)
 _OCCUPATION_BEFORE = re.compile(r"(?:" + OCCUPATION_BEFORE + r")$", re.IGNORECASE)
 _OWN_WORLD_INSIDE = re.compile(
     r"\b(?:their own|his own|her own|personal|their team'?s|their company'?s|their family'?s|"
@@ -1700,31 +1742,65 @@ _OWN_WORLD_INSIDE = re.compile(
     r"von beruf|de profissao|di professione|de profesion|por profesion)\b",
     re.IGNORECASE,
 )
+# "show all memories stored about them": what the match names is the user's own.
+_ABOUT_THEM_AFTER = re.compile(
+    r"^\W*(?:\w+\W+){0,2}?about (?:them|themselves|himself|herself|him|her)\b", re.IGNORECASE
+)
+_THIS_SYSTEM_AFTER = re.compile(r"^\W*" + THIS_SYSTEM, re.IGNORECASE)
+# Where a clause ends: a dot before a space or the end (not the dots of "evil.com"), "!",
+# "?", ";", ",", a dash between spaces or a line break.
+_CLAUSE_END = re.compile(r"\.(?!\w)|[!?;,\n]|\s[-\u2013\u2014]\s")
 
 
 def _own_world(rule: Rule, reading: str, match: re.Match) -> bool:
     """Return whether ``match`` speaks of the user's own world (an occupation, their own
-    system, a question they asked) rather than claiming something of this system."""
+    system, a question they asked) rather than claiming something of this system.
+
+    A qualifier counts only where it attaches to what the match names: a reported question
+    right before it, "personal" or "works as" before it in its own clause, "of their own
+    server" right after it. Anywhere else in the sentence ("..., a personal arrangement",
+    "... and a volunteer firefighter") it is a word a writer can add to any attack.
+    """
     start, end = match.span()
     before = reading[max(0, start - 80) : start]
     if rule.exempt_question and _QUESTION_REPORT.search(before):
         return True
     if rule.question_only:
         return False
-    sentence_start = max(reading.rfind(".", 0, start), reading.rfind(";", 0, start), 0)
-    sentence_end_candidates = [
-        i for i in (reading.find(".", end), reading.find(";", end)) if i != -1
-    ]
-    sentence_end = min(sentence_end_candidates) if sentence_end_candidates else len(reading)
-    sentence = reading[sentence_start:sentence_end]
-    if _OWN_WORLD_INSIDE.search(sentence):
-        return True
     groups = match.groupdict()
+    if groups.get("after") is not None:
+        end = match.start("after")
+    clause_ends = list(_CLAUSE_END.finditer(reading, 0, start))
+    clause_start = clause_ends[-1].end() if clause_ends else 0
+    if _OWN_WORLD_INSIDE.search(reading, clause_start, end):
+        return True
     if groups.get("mod") and _OCCUPATION_BEFORE.search(groups["mod"]):
         return True
-    if groups.get("after") is not None and _OWN_WORLD_AFTER.search(groups["after"]):
-        return True
-    return bool(_OWN_WORLD_AFTER.search(reading[end : end + 40]))
+    if groups.get("role") and WEAK_ROLE_NOUNS.fullmatch(groups["role"]):
+        return _weak_role_is_own(reading, match)
+    return bool(
+        _OWN_WORLD_AFTER.search(reading[end : end + 40])
+        or _ABOUT_THEM_AFTER.search(reading[end : end + 40])
+    )
+
+
+def _weak_role_is_own(reading: str, match: re.Match) -> bool:
+    """Return whether a role noun that also names an occupation or a possession ("a dog
+    owner", "a forklift operator") speaks of the user's own world: it claims this system
+    only with a reference to it after ("of this workspace", "here") or a scope before ("a
+    system-wide operator"), or as "the owner" with nothing after it."""
+    if match.group("scope"):
+        return False
+    after = reading[match.end("role") : match.end("role") + 60]
+    if _THIS_SYSTEM_AFTER.search(after):
+        return False
+    article = reading[max(0, match.start("role") - 4) : match.start("role")]
+    if not match.group("mod") and article.endswith("the ") and _ENDS_CLAUSE.match(after):
+        return False
+    return True
+
+
+_ENDS_CLAUSE = re.compile(r"\s*(?:$|[.!?;,\n]|and\b|but\b)")
 
 
 def match_rules(
