@@ -72,7 +72,42 @@ for _capital, _latin in list(_CONFUSABLES.items()):
 # (U+1F170) and squared (U+1F130) capitals, regional indicators (U+1F1E6): "🅷🅸🆅" is "HIV".
 for _first in (0x1F130, 0x1F150, 0x1F170, 0x1F1E6):
     _CONFUSABLES.update({chr(_first + i): chr(ord("A") + i) for i in range(26)})
+# Lisu (U+A4D0-A4FF) is written with Latin capitals and their turned forms: "ꓲꓖꓠꓳꓣꓰ" is
+# "IGNORE". Each letter that is a Latin capital, turned or not, and the tone marks that are
+# Latin punctuation.
+_CONFUSABLES.update(
+    dict(
+        zip(
+            "ꓐꓑꓒꓓꓔꓕꓖꓗꓘꓙꓚꓛꓜꓝꓞꓟꓠꓡꓢꓣꓤꓦꓧꓪꓫꓬꓮꓰꓲꓳꓴꓸꓹꓽ",
+            "BPdDTTGKKJCCZFFMNLSRRVHWXYAEIOU.,:",
+            strict=True,
+        )
+    )
+)
+# Latin letters with a hook, a stroke or a bar, which NFD does not take apart: "Iɠnore".
+_CONFUSABLES.update(
+    dict(
+        zip(
+            "ɓƀƈȼɗɖƌɇƒɠǥɦɨɉʄƙꝁƚɫɭɱɲɳŋƥᵽʠɍɽɼʂȿƭʈŧʉʋⱳƴɏƶȥʐƁɃƇȻƊƉƋɆƑƓǤꞪƗɈƘꝀȽⱢƝŊƤⱣɌⱤƬƮŦɄƲƳɎƵȤŁØĐĦ",
+            "bbccdddefgghijjkklllmnnnppqrrrsstttuvwyyzzzBBCCDDDEFGGHIJKKLLNNPPRRTTTUVYYZZLODH",
+            strict=True,
+        )
+    )
+)
 _CONFUSABLE_TABLE = str.maketrans(_CONFUSABLES)
+
+# Upside-down writing: letters turned, words read backwards ("ǝɹouƃᴉ" is "ignore"). The
+# letters that exist only turned mark a text as written so; the plain letters that are each
+# other turned (u and n, p and d, b and q) swap when such a word is turned back.
+_TURNED = "ɐɔǝəɟƃɥᴉɾʞꞁɯɹʇʌʍʎʁⅎ⅁⊥∩⅄¡¿"
+_TURNED_ONLY = re.compile("[" + _TURNED + "]")
+_TURN_BACK = str.maketrans(
+    dict(zip(_TURNED + "unpdbq", "aceefghijklmrtvwyrfgtuyi?nudpqb", strict=True))
+)
+_TURNED_WORD = re.compile(r"\S*[" + _TURNED + r"]\S*")
+# Markup inside a word: HTML tags ("Ig<b></b>nore") and markdown emphasis ("Dis**re**gard",
+# "Ig__no__re", "~~", "`").
+_MARKUP = re.compile(r"</?[a-z!][^<>]{0,80}>|[*~`]+|(?<=\w)__+|__+(?=\w)")
 
 # Leetspeak digits and symbols; "1" and "|" read as either i or l, so two tables.
 _LEET_I = str.maketrans(
@@ -86,7 +121,9 @@ _LEET_L = str.maketrans(
 
 _SPACE = re.compile(r"\s+")
 # Single letters separated by one separator each: "i g n o r e", "i.g.n.o.r.e", "i-g-n".
-_SPACED_LETTERS = re.compile(r"(?<![\w])(?:\w[ .\-_*·/]{1,3}){2,}\w(?![\w])")
+# ... or a bullet, a middle dot or another dot-like symbol: "i•g•n•o•r•e".
+_SEPARATORS = " .\\-_*·/•‧∙⋅・◦‣⁃●▪"
+_SPACED_LETTERS = re.compile(r"(?<![\w])(?:\w[" + _SEPARATORS + r"]{1,3}){2,}\w(?![\w])")
 _BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 # base64 cut into chunks with spaces ("SWdub3JlIGFs bCBwcmV2aW91 ..."): a run of tokens of its
 # alphabet, each but the last holding a digit, "+", "/" or a capital after the first letter
@@ -149,14 +186,18 @@ def _strip_accents(text: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-_WIDE_GAP = re.compile(r"[ .\-_*·/]{2,}")
-_ONE_SEPARATOR = re.compile(r"[ .\-_*·/]")
+_WIDE_GAP = re.compile("[" + _SEPARATORS + "]{2,}")
+_ONE_SEPARATOR = re.compile("[" + _SEPARATORS + "]")
 
 
 def _join_letters(match: re.Match) -> str:
     # One separator splits a word's letters; a wider gap is a space between words.
     words = _WIDE_GAP.split(match.group(0))
     return " ".join(_ONE_SEPARATOR.sub("", word) for word in words)
+
+
+def _turn_back(match: re.Match) -> str:
+    return match.group(0)[::-1].translate(_TURN_BACK)
 
 
 def _join_spaced_letters(text: str) -> str:
@@ -280,6 +321,14 @@ def tagged_readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[tuple[s
     # \b and \W see one word there. Read them apart too (only texts that hold one pay).
     if "_" in base:
         out.append((base.replace("_", " "), False))
+    # Markup inside a word ("Ig<b></b>nore", "Dis**re**gard"), read without it.
+    if "<" in base or "*" in base or "~" in base or "`" in base or "__" in base:
+        out.append((_MARKUP.sub("", base), False))
+    # Upside-down words, turned back: each word alone ("ǝɹouƃᴉ all previous ..."), and the
+    # whole text (a sentence written upside down reads from its end).
+    if not base.isascii() and _TURNED_ONLY.search(base):
+        out.append((_TURNED_WORD.sub(_turn_back, base), False))
+        out.append((base[::-1].translate(_TURN_BACK), False))
     # rot13 is a common "hide it from the filter" trick and costs nothing to read.
     out.append((codecs.encode(base, "rot13"), True))
     if depth > 0:
