@@ -1316,15 +1316,56 @@ STATE_WORDS = (
     r"pago|approvato|rimborsato|pagato|annullato)"
 )
 
+# A record's state that is not (yet) good: "Invoice 2291 - UNPAID", "Refund denied for
+# ticket 5521.", "Order A-7781 is on hold." Read only after a money or order record (not
+# "plan", "access" or "trial": "the plan failed" is a story).
+PENDING_STATES = (
+    r"(?:unpaid|not (?:yet )?paid|partially paid|denied|rejected|declined|failed|pending|"
+    r"past due|on hold|overdue|expired|bounced|disputed|charged back|frozen|blocked|"
+    r"unverified|ineligible|refused|in arrears|delinquent|in collections?|outstanding|"
+    r"awaiting (?:payment|approval|review|shipment|refund)|under review|"
+    r"not (?:yet )?(?:approved|refunded|shipped|delivered|processed|received)|"
+    r"rechazad[oa]|denegad[oa]|pendiente|impagad[oa]|refusee?|en attente|impayee?|"
+    r"abgelehnt|ausstehend|unbezahlt|recusad[oa]|pendente|rifiutat[oa]|in sospeso|"
+    r"non pagat[oa]|in attesa)"
+)
+ANY_STATE = r"(?:" + STATE_WORDS + "|" + PENDING_STATES + r")"
+MONEY_RECORDS = (
+    r"(?:orders?|invoices?|bills?|payments?|refunds?|chargebacks?|claims?|transactions?|txn|"
+    r"payouts?|reimbursements?|withdrawals?|shipments?|deliver(?:y|ies)|bookings?|"
+    r"reservations?|disputes?|facturas?|factures?|rechnungs?|rechnungen|faturas?|fatture|"
+    r"pedidos?|commandes?|bestellungs?|bestellungen|encomendas?|ordini|ordine|reembolsos?|"
+    r"remboursements?|erstattungs?|erstattungen|rimborsi|rimborso|pagos?|paiements?|"
+    r"zahlungs?|zahlungen|pagamentos?|pagamenti|pagamento)"
+)
+
 CLASS_RULES: list[Rule] = [
-    # A record's state with no number: "User's order status is shipped."
+    # A record's state with no number: "User's order status is shipped.", and under another
+    # key or in a list: {"order_state": "shipped"}, {"orders": [{"id": "A1", "status":
+    # "refunded"}]} (its value line "orders: id: A1; status: refunded").
     Rule(
         "class.business_state",
         _rx(
-            r"\b(?:order|shipment|package|delivery|refund|payment|invoice|claim|ticket|booking|"
-            r"reservation|subscription|account)\W+status\W+(?:is|was|=|:|has been|set to)\W+"
-            r"(?:now\W+)?",
-            STATE_WORDS,
+            r"\b(?:orders?|shipments?|packages?|deliver(?:y|ies)|refunds?|payments?|invoices?|"
+            r"claims?|tickets?|bookings?|reservations?|subscriptions?|accounts?)"
+            r"(?:[^\w.!?\n]+[\w'-]+){0,4}?[^\w.!?\n]+(?:status|state|stage)(?:\W+(?:is|was|"
+            r"has been|set to)|\W*[=:])\W+(?:now\W+)?",
+            ANY_STATE,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        _rx(
+            r"\b",
+            MONEY_RECORDS,
+            r"\b(?:\W{1,3}[#\w-]*\d[\w-]*)?(?:\W+(?:for|on|of|to|de|du|pour|fur|von|per|di)\W+"
+            r"(?:(?:the|this|their|his|her|my|your|la|le|el|il|die|der|o|a)\W+)?(?:orders?|"
+            r"invoices?|tickets?|bookings?|accounts?|subscriptions?|purchases?|claims?|cases?|"
+            r"pedido|commande|bestellung|ordine|factura|facture|rechnung)(?:\W{1,3}[#\w-]*\d"
+            r"[\w-]*)?)?\W+(?:(?:is|are|was|were|has been|have been|got|remains?|stays?|still|"
+            r"now|currently|marked(?: as)?|status(?: is)?|esta|est|ist|e|sono)\W+){0,3}",
+            PENDING_STATES,
             r"\b",
         ),
     ),
@@ -1382,7 +1423,7 @@ CLASS_RULES: list[Rule] = [
             W,
             r"{0,40}?\b(?:is|was|are|were|has been|have been|got|marked(?: as)?|status(?: is)?|"
             r"set to|now)|\s*[-:=\u2013\u2014]+)\W+(?:\w+\W+)?",
-            STATE_WORDS,
+            ANY_STATE,
             # ... or the state right after a number marked as one: "order #4411 shipped".
             r"\b|\b(?:order|shipment|package|ticket|invoice|claim|case|return|refund|payment|"
             r"transaction|txn|booking|reservation)\W{0,2}(?:#|no\.|number\W)\W{0,2}"

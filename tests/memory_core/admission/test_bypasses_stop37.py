@@ -154,6 +154,54 @@ def test_third_person_look_alikes_are_accepted(text):
     assert_accepted(text)
 
 
+# 4. Business state with a negative or pending state, or keyed other than "status".
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Invoice 2291 - UNPAID",
+        "Refund denied for ticket 5521.",
+        "Payment for order 4411 failed.",
+        "Invoice 2291 is past due.",
+        "Order A-7781 is on hold.",
+        "The user's refund is still pending.",
+        "Refund for order 4411 rejected.",
+        "Order A-7781 was declined.",
+    ],
+)
+def test_negative_or_pending_business_state_is_refused(text):
+    assert_refused(text, "class.business_state")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"order_state": "shipped"}',
+        '{"refund": {"state": "approved", "amount_usd": 250}}',
+        '{"orders": [{"id": "A1", "status": "refunded"}]}',
+        "orders: id: A1; status: refunded",  # the value's line, as admission reads it
+        "Orders status: refunded",
+        "refund_state = approved",
+    ],
+)
+def test_business_state_under_another_key_is_refused(text):
+    assert_refused(text, "class.business_state")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User's job application is still pending.",
+        "User failed their driving test twice.",
+        "User's visa was denied last year, which upset them.",
+        "User put their gym membership on hold for the summer.",
+        "User prefers orders to be shipped in plain packaging.",
+        "User asked about the refund policy.",
+    ],
+)
+def test_business_state_look_alikes_are_accepted(text):
+    assert_accepted(text)
+
+
 # 7. An occupation or a possession read as a claim on this system.
 @pytest.mark.parametrize(
     "text",
