@@ -1686,7 +1686,16 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"alzheimer|demencia|demence|demenz|epilessia|epilepsia|epilepsie|"
         r"alcoholism|alcoholics anonymous|aa meetings?|narcotics anonymous|is an alcoholic|"
         r"recovering alcoholic|alcoholismo|alcoolisme|alkoholismus|alkoholiker|alcoolismo|"
-        r"alcolismo|adiccion|drogensucht|alkoholsucht|dependencia quimica)\b",
+        r"alcolismo|adiccion|drogensucht|alkoholsucht|dependencia quimica|"
+        # Self-harm, reproductive care and conditions named by their own name.
+        r"suicid\w*|self-harm\w*|self harm\w*|overdosed?|abortions?|ivf|in vitro|"
+        r"fertility treatments?|infertil\w*|parkinson'?s|multiple sclerosis|"
+        r"hepatitis|dialysis|transplant|anorexi\w*|bulimi\w*|eating disorder|lupus|"
+        r"crohn'?s|ocd|heart attack|cardiac arrest|concussion|aborto|avortement|"
+        r"abtreibung|suicidio|selbstmord|suizid\w*)\b|"
+        # "had a stroke", not "a stroke of luck" nor "backstroke".
+        r"\b(?:had|suffered|survived|recovering from|after|since)\W+(?:a\W+|an\W+|his\W+|"
+        r"her\W+|their\W+)?(?:\w+\W+)?stroke\b(?!\W+of\b)",
     ),
     "finance": _rx(
         r"\b(?:salary|salaries|income|earns|wage|debts?|loans?|mortgage|credit score|"
@@ -1748,12 +1757,15 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b|"
         r"\b(?:religion|religious beliefs?|attends? (?:mosque|church|synagogue|temple)|"
         r"religioso|religiosa|religieux|religieuse|religios|religiose|religiao|"
-        r"(?:va|vai|geht|goes|frequenta|frequente)\W+(?:\w+\W+){0,2}?"
-        r"(?:mezquita|sinagoga|mosquee|synagogue|moschee|synagoge|mesquita|moschea|mosque))\b",
+        r"(?:va|vai|geht|goes|go|went|frequenta|frequente|attends?|attended)\W+"
+        r"(?:\w+\W+){0,2}?(?:mezquita|sinagoga|mosquee|synagogue|moschee|synagoge|mesquita|"
+        r"moschea|mosque|church|iglesia|eglise|kirche|igreja|chiesa|temple|gurdwara|mass|"
+        r"misa|messe)(?!\W+(?:of|street|st|road|rd|avenue|run)\b))\b",
     ),
     "sexual_orientation": _rx(
         r"\b(?:is|am|are|identifies as|came out as)\W+(?:\w+\W+)?(?:gay|lesbian|bisexual|"
-        r"transgender|trans|queer|asexual|pansexual|non-binary|nonbinary)\b|"
+        r"transgender|trans|queer|asexual|pansexual|non-binary|nonbinary|homosexual|"
+        r"heterosexual)\b|"
         r"\bsexual orientation\b"
     ),
     "political_opinion": _rx(
@@ -1770,14 +1782,17 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"rassemblement national|front national|france insoumise|les republicains|cdu|csu|spd|"
         r"afd|fdp|grunen|die linke|fratelli d'italia|lega|partito democratico|"
         r"movimento 5 stelle|forza italia|bolsonaro|lula|trump|biden|harris)\b|"
-        r"\b(?:labour|tory|conservative|democrat|republican|green|lib dem|snp|ukip)\W+"
-        r"(?:voter|supporter|party member|activist)\b|"
+        r"\b(?:labour|tory|conservative|democrat|republican|green|lib dem|snp|ukip|trump|"
+        r"biden|harris|obama|maga|sanders|bolsonaro|lula|le pen|macron|farage|corbyn|starmer|"
+        r"meloni|afd|vox|podemos)\W+(?:voter|supporter|party member|activist)s?\b|"
         r"\b(?:afiliado|afiliada|militante|militant|parteimitglied|filiado|filiada|iscritto|"
         r"iscritta)\W+(?:\w+\W+){0,2}?(?:partido|parti|partei|partito)\b"
     ),
     "criminal_record": _rx(
         r"\b(?:criminal record|convicted|conviction|arrested|felony|parole|probation|"
-        r"served time|in prison|jail time)\b"
+        r"served time|in prison|jail time|jailed|imprisoned|incarcerated|indicted|"
+        r"pleaded guilty|pled guilty|behind bars|in jail|went to (?:jail|prison)|"
+        r"sentenced to|prison sentence|(?:was|were|been|got)\W+charged with)\b"
     ),
     "biometric": _rx(
         r"\b(?:fingerprints?|face ?id data|facial (?:scan|geometry)|retina scan|iris scan|"

@@ -233,6 +233,39 @@ def test_money_look_alikes_are_accepted(text):
     assert_accepted(text)
 
 
+# 6. Sensitive facts stored personal without review.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User attempted suicide in 2021.",
+        "User had an abortion last year.",
+        "User had a stroke in March.",
+        "User is undergoing IVF.",
+        "User has Parkinson's.",
+        "User is homosexual.",
+        "User goes to church every Sunday.",
+        "User is a Trump supporter.",
+        "User was jailed for fraud in 2015.",
+    ],
+)
+def test_sensitive_fact_waits_for_a_reviewer(text):
+    decision = decide(text)
+    assert decision.outcome == "pending_approval", (decision.outcome, decision.rule_codes)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User had a stroke of luck at poker last night.",
+        "User is improving their backstroke at the pool.",
+        "User's favourite band is Church of Misery.",
+        "User supports Arsenal.",
+    ],
+)
+def test_sensitive_look_alikes_are_accepted(text):
+    assert_accepted(text)
+
+
 # 7. An occupation or a possession read as a claim on this system.
 @pytest.mark.parametrize(
     "text",
