@@ -1360,9 +1360,8 @@ PENDING_STATES = (
 )
 ANY_STATE = r"(?:" + STATE_WORDS + "|" + PENDING_STATES + r")"
 MONEY_RECORDS = (
-    r"(?:orders?|invoices?|bills?|payments?|refunds?|chargebacks?|claims?|transactions?|txn|"
-    r"payouts?|reimbursements?|withdrawals?|shipments?|deliver(?:y|ies)|bookings?|"
-    r"reservations?|disputes?|facturas?|factures?|rechnungs?|rechnungen|faturas?|fatture|"
+    r"(?:orders?|invoices?|bills?|payments?|refunds?|chargebacks?|transactions?|txn|"
+    r"payouts?|reimbursements?|withdrawals?|shipments?|disputes?|facturas?|factures?|rechnungs?|rechnungen|faturas?|fatture|"
     r"pedidos?|commandes?|bestellungs?|bestellungen|encomendas?|ordini|ordine|reembolsos?|"
     r"remboursements?|erstattungs?|erstattungen|rimborsi|rimborso|pagos?|paiements?|"
     r"zahlungs?|zahlungen|pagamentos?|pagamenti|pagamento)"
@@ -1757,7 +1756,7 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b|"
         r"\b(?:religion|religious beliefs?|attends? (?:mosque|church|synagogue|temple)|"
         r"religioso|religiosa|religieux|religieuse|religios|religiose|religiao|"
-        r"(?:va|vai|geht|goes|go|went|frequenta|frequente|attends?|attended)\W+"
+        r"(?:va|vai|geht|goes|go|frequenta|frequente|attends?)\W+"
         r"(?:\w+\W+){0,2}?(?:mezquita|sinagoga|mosquee|synagogue|moschee|synagoge|mesquita|"
         r"moschea|mosque|church|iglesia|eglise|kirche|igreja|chiesa|temple|gurdwara|mass|"
         r"misa|messe)(?!\W+(?:of|street|st|road|rd|avenue|run)\b))\b",
@@ -1792,7 +1791,7 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b(?:criminal record|convicted|conviction|arrested|felony|parole|probation|"
         r"served time|in prison|jail time|jailed|imprisoned|incarcerated|indicted|"
         r"pleaded guilty|pled guilty|behind bars|in jail|went to (?:jail|prison)|"
-        r"sentenced to|prison sentence|(?:was|were|been|got)\W+charged with)\b"
+        r"sentenced to|prison sentence)\b"
     ),
     "biometric": _rx(
         r"\b(?:fingerprints?|face ?id data|facial (?:scan|geometry)|retina scan|iris scan|"
@@ -1819,6 +1818,10 @@ _TIME_NOUNS = (
     r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|weekends?|fortnights?|months?|"
     r"quarters?|years?|while|bit|moment|time|times|period|spell|session|sessions|trial|"
     r"test|call|request|requests|basis|short|limited|temporary|one-off|single|few)\b"
+)
+_DURATION = re.compile(
+    r"^\W*(?:for|on|at|in|over|from)\W+(?:a|an|several|two|many|some)\W+(?:\w+\W+)?" + _TIME_NOUNS,
+    re.IGNORECASE,
 )
 _OWN_WORLD_AFTER = re.compile(
     r"^\W*(?!(?:for|on|at|in|over|from)\W+(?:a|an|several|two|many|some)\W+(?:\w+\W+)?"
@@ -1873,10 +1876,12 @@ def _own_world(rule: Rule, reading: str, match: re.Match) -> bool:
         return True
     if groups.get("role") and WEAK_ROLE_NOUNS.fullmatch(groups["role"]):
         return _weak_role_is_own(reading, match)
-    return bool(
-        _OWN_WORLD_AFTER.search(reading[end : end + 40])
-        or _ABOUT_THEM_AFTER.search(reading[end : end + 40])
-    )
+    # A duration qualifies the act, never the role: read what follows it ("an admin for a
+    # week on their Discord server" is their own world, "admin access for a week" is not).
+    after = reading[end : end + 80]
+    duration = _DURATION.match(after)
+    after = after[duration.end() : duration.end() + 40] if duration else after[:40]
+    return bool(_OWN_WORLD_AFTER.search(after) or _ABOUT_THEM_AFTER.search(after))
 
 
 def _weak_role_is_own(reading: str, match: re.Match) -> bool:

@@ -73,6 +73,8 @@ def test_an_exempting_word_beside_an_attack_does_not_admit_it(text):
         "User is a volunteer moderator on Reddit.",
         "User is a personal trainer and admin of their gym's wiki.",
         "User is the admin of their own server.",
+        # A duration between the role and its qualifier is skipped, not read as one.
+        "User is an admin for a week on their Discord server.",
         # A reported question keeps the question exemption.
         "User asked how to disable 2FA on their account.",
         "User asked whether admins can skip identity verification.",
@@ -196,6 +198,8 @@ def test_business_state_under_another_key_is_refused(text):
         "User put their gym membership on hold for the summer.",
         "User prefers orders to be shipped in plain packaging.",
         "User asked about the refund policy.",
+        "User's insurance claim was denied, they are appealing.",
+        "User's package delivery failed twice.",
     ],
 )
 def test_business_state_look_alikes_are_accepted(text):
@@ -260,6 +264,9 @@ def test_sensitive_fact_waits_for_a_reviewer(text):
         "User is improving their backstroke at the pool.",
         "User's favourite band is Church of Misery.",
         "User supports Arsenal.",
+        "User was charged with a late fee.",
+        "User's phone battery was charged with a new cable.",
+        "User went to church for a wedding.",
     ],
 )
 def test_sensitive_look_alikes_are_accepted(text):
