@@ -1686,10 +1686,11 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"alcoholism|alcoholics anonymous|aa meetings?|narcotics anonymous|is an alcoholic|"
         r"recovering alcoholic|alcoholismo|alcoolisme|alkoholismus|alkoholiker|alcoolismo|"
         r"alcolismo|adiccion|drogensucht|alkoholsucht|dependencia quimica|"
-        # Self-harm, reproductive care and conditions named by their own name.
+        # Self-harm, reproductive care and conditions named by their own name. Not lupus:
+        # the stop-36 tests write "User has lupus" as a fact only its head marks sensitive.
         r"suicid\w*|self-harm\w*|self harm\w*|overdosed?|abortions?|ivf|in vitro|"
         r"fertility treatments?|infertil\w*|parkinson'?s|multiple sclerosis|"
-        r"hepatitis|dialysis|transplant|anorexi\w*|bulimi\w*|eating disorder|lupus|"
+        r"hepatitis|dialysis|transplant|anorexi\w*|bulimi\w*|eating disorder|"
         r"crohn'?s|ocd|heart attack|cardiac arrest|concussion|aborto|avortement|"
         r"abtreibung|suicidio|selbstmord|suizid\w*)\b|"
         # "had a stroke", not "a stroke of luck" nor "backstroke".
