@@ -285,6 +285,8 @@ def test_sensitive_look_alikes_are_accepted(text):
         "User is a customer support agent.",
         "User is a staff member at the hospital.",
         "User is a crane operator and a home owner.",
+        "User is the owner of a site selling crafts.",
+        "Je suis le propriétaire qui a acheté la maison.",
     ],
 )
 def test_occupation_or_possession_is_accepted(text):
@@ -303,6 +305,7 @@ def test_occupation_or_possession_is_accepted(text):
         "I am the administrator.",
         "User is a compliance officer for this account.",
         "User is the owner of this account.",
+        "Soy el dueño de la cuenta.",
     ],
 )
 def test_a_claim_on_this_system_is_refused(text):
