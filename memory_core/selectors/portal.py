@@ -32,8 +32,8 @@ from memory_core.models import (
 )
 from memory_core.policy_check import retention_limit
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
+from memory_core.selectors.approvals import approval_head
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
-from memory_core.services.reviews import approval_head
 
 # Order in which the "what is remembered" page lists classes.
 CLASS_ORDER = [MemoryClass.PREFERENCE, MemoryClass.EPISODIC, MemoryClass.WORKING]
@@ -305,7 +305,7 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
 
     Any version of the chain, not ``memory`` alone: a write waits on the version in use when
     it was written, and its approval follows the chain to its newest version
-    (``services.reviews.approval_head``); once the person had corrected that version, the
+    (``selectors.approvals.approval_head``); once the person had corrected that version, the
     write showed on no page of the chain. Two queries.
     """
     citing = ReviewItem.objects.filter(
@@ -420,7 +420,7 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     Each item carries ``writer``: the name of the agent whose write it is (from its admission
     decision), or "" when a person or the system wrote it; ``replaces``: the memory it was
     written on (the key's head then), or None; ``lands_on``: the head an approval would land
-    on now (``services.reviews.approval_head``, as the approval finds it: that memory, its
+    on now (``selectors.approvals.approval_head``, as the approval finds it: that memory, its
     chain's newest version, or the key's current head), or None; and ``supersedes``: whether
     approving it makes it that head's next version (else it stands beside it in a
     conflict). Four queries, and three or four for each write of the page written on a

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.embeddings import get_embedder
@@ -67,45 +66,6 @@ def as_written(candidate) -> dict:
     """The fields of ``candidate`` (``memory_core.admission.Candidate``) a MemoryDraft keeps
     as the writer sent them."""
     return {name: getattr(candidate, name) for name in _AS_WRITTEN}
-
-
-def chain_rows(queryset, *, memory_type: str, agent_id):
-    """Limit ``queryset`` to the rows a write of ``memory_type`` by ``agent_id`` may chain onto.
-
-    A chain holds one memory type and one owner: a write never supersedes, or stands in
-    conflict with, a memory of another type or another agent's private memory (rows its
-    writer may not see). ``agent_id`` None (a portal user, memledger itself) reaches the
-    shared rows only.
-    """
-    return queryset.filter(shared_or_own(agent_id), memory_type=memory_type)
-
-
-def heads_on_key(memory: Memory, *, agent_id):
-    """Return the active heads of every chain on ``memory``'s key, in its scope and its
-    environment, of its type and reachable by ``agent_id`` (``chain_rows``)."""
-    return chain_rows(
-        Memory.objects.filter(
-            tenant_id=memory.tenant_id,
-            subject_id=memory.subject_id,
-            memory_key=memory.memory_key,
-            scope_kind=memory.scope_kind,
-            scope_ref=memory.scope_ref,
-            environment=memory.environment,
-            status=Status.ACTIVE,
-        ),
-        memory_type=memory.memory_type,
-        agent_id=agent_id,
-    )
-
-
-def standing_heads(memory: Memory, *, agent_id) -> list:
-    """Return the ids of ``heads_on_key``: the candidates of a conflict on the key."""
-    return list(heads_on_key(memory, agent_id=agent_id).values_list("id", flat=True))
-
-
-def shared_or_own(agent_id) -> Q:
-    """The memories shared by a tenant's agents, and those private to ``agent_id``."""
-    return Q(agent_id__isnull=True) | Q(agent_id=agent_id)
 
 
 def build_memory(

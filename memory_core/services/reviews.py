@@ -11,8 +11,6 @@ rejects it again. Conflicts are resolved by
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -21,23 +19,21 @@ from memory_core.exceptions import Conflict, NotFound
 from memory_core.locks import lock_memory_keys, subjects_shared_locked
 from memory_core.models import (
     AUTHORITY_RANK,
-    PROPOSED_STATUSES,
-    Agent,
     Memory,
     MemoryEvent,
     ReviewItem,
     Status,
     Subject,
 )
-from memory_core.principals import AgentPrincipal, require_reviewer
+from memory_core.principals import require_reviewer
 from memory_core.retrieval.types import ConflictPlace
+from memory_core.selectors.approvals import approval_head, heads_on_key, writer_of, writer_reaches
 from memory_core.services.conflicts import (
     conflict_open,
     conflicts_follow_successor,
     review_reason_check,
 )
 from memory_core.services.events import event_record
-from memory_core.services.memories import heads_on_key
 from memory_core.services.revocations import memory_rejection_journal_on_commit
 
 
@@ -119,7 +115,7 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
         event_record(
             memory=memory,
             action=MemoryEvent.Action.CORRECTED,
-            principal=_writer_of(memory) or principal,
+            principal=writer_of(memory) or principal,
             reason_code="review.approved",
             details={"supersedes": str(head.id)},
         )
@@ -131,7 +127,7 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
     if head is not None and memory.supersedes_id != head.id:
         # Every chain still standing on the key, as a write of lower authority opens it: the
         # head and the approved write only would drop a third chain from an open conflict.
-        standing = _writer_reaches(memory, heads_on_key(memory, agent_id=head.agent_id))
+        standing = writer_reaches(memory, heads_on_key(memory, agent_id=head.agent_id))
         standing = standing.values_list("pk", flat=True)
         conflict_open(
             tenant_id=memory.tenant_id,
@@ -140,97 +136,6 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
             place=ConflictPlace.of(memory),
             candidate_ids=sorted({head.id, memory.id, *standing}, key=str),
         )
-
-
-def approval_head(memory: Memory, item: ReviewItem, *, lock: bool = True) -> Memory | None:
-    """Return the head an approval of the pending ``memory`` (``item``'s write) lands on now,
-    or None: the memory it was written on, or its chain's newest version, or else the key's
-    current head (``_current_head``). Approved, ``memory`` becomes its next version, or, of
-    lower authority, stands beside it in a conflict.
-
-    Locked (the rows the approval changes) unless ``lock`` is false: the review queue says
-    with it what an approval would do, and said "becomes the next version" of a head that
-    had moved on to a stronger version, beside which the approval opened a conflict.
-    """
-    head = None
-    if item.candidate_ids:
-        rows = Memory.objects.filter(pk=item.candidate_ids[0])
-        head = (rows.select_for_update() if lock else rows).first()
-    if head is not None and head.status == Status.SUPERSEDED:
-        # Versions were added while the write waited (another approved correction): the
-        # chain's newest version is the head now, with or without a memory_key.
-        head = _newest_version(head, lock=lock)
-    if head is not None and not _writer_reaches(memory, Memory.objects.filter(pk=head.pk)):
-        head = None  # a head its writer may not read (now) is never superseded by it
-    if head is None or head.status != Status.ACTIVE:
-        # The head moved on while the write waited, or the key had none then: take the key's
-        # current head, if any, as a write would now (``writes._heads``).
-        head = _current_head(memory, lock=lock) if memory.memory_key else None
-    return head
-
-
-def _current_head(memory: Memory, *, lock: bool = True) -> Memory | None:
-    """Return the head the approved ``memory`` lands on now: among the active heads on its
-    key that its writer may read, the strongest, then the newest (locked).
-
-    As a write measures itself (``writes._heads``): not the newest alone, which let an
-    approval supersede a weaker chain while a stronger one stood (two heads of explicit
-    authority left on the key), nor a head the writing agent may not read (a restricted
-    memory its grant does not reach), which a write never supersedes or conflicts with.
-    """
-    heads = _writer_reaches(memory, heads_on_key(memory, agent_id=memory.agent_id))
-    heads = heads.exclude(pk=memory.pk)
-    rows = list((heads.select_for_update(of=("self",)) if lock else heads).order_by("pk"))
-    if not rows:
-        return None
-    return max(rows, key=lambda row: (AUTHORITY_RANK[row.authority], row.created_at))
-
-
-def _writer_reaches(memory: Memory, queryset):
-    """Limit ``queryset`` to the memories the writer of the approved ``memory`` may read now:
-    for an agent, what its grant reaches (types, sensitivity, shared or its own) of the
-    subject it wrote about (bound by a subject token, it acted for that subject only); a
-    person or memledger itself reads the subject's shared memories (``heads_on_key``)."""
-    writer = _writer_of(memory)
-    if writer is None or writer.actor_type != AgentPrincipal.actor_type:
-        return queryset
-    agent = Agent.objects.filter(tenant_id=memory.tenant_id, pk=writer.actor_id).first()
-    if agent is None:
-        return queryset.none()  # a writer no longer known reads nothing
-    grant = AgentPrincipal.from_agent(agent, bound_user_id=memory.subject.external_id)
-    return grant.scope_granted(queryset)
-
-
-@dataclass(frozen=True)
-class _Actor:
-    actor_type: str
-    actor_id: str
-
-
-def _writer_of(memory: Memory) -> _Actor | None:
-    """Who wrote the pending ``memory``: the actor of its ``pending`` event."""
-    event = (
-        MemoryEvent.objects.filter(
-            tenant_id=memory.tenant_id, memory_id=memory.id, action=MemoryEvent.Action.PENDING
-        )
-        .order_by("created_at")
-        .values_list("actor_type", "actor_id")
-        .first()
-    )
-    return _Actor(*event) if event else None
-
-
-def _newest_version(memory: Memory, *, lock: bool = True) -> Memory:
-    """Follow ``memory``'s successors (locked unless ``lock`` is false) to the newest version
-    of its chain."""
-    while True:
-        successors = Memory.objects.filter(supersedes_id=memory.id).exclude(
-            status__in=PROPOSED_STATUSES
-        )
-        successor = (successors.select_for_update() if lock else successors).first()
-        if successor is None:
-            return memory
-        memory = successor
 
 
 def _lock_pending_memory(item: ReviewItem) -> Memory:

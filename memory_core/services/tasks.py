@@ -18,8 +18,8 @@ from memory_core.deletion.ledger import TASK_CLOSED, task_digest
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import subjects_shared_locked
 from memory_core.models import Memory, MemoryEvent, ReviewItem, ScopeKind, Status, Subject
+from memory_core.selectors.approvals import shared_or_own
 from memory_core.services.conflicts import conflicts_close_settled
-from memory_core.services.memories import shared_or_own
 from memory_core.services.revocations import memory_task_close_journal_on_commit
 
 

@@ -83,6 +83,7 @@ from memory_core.policy_check import MAX_DAYS
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SubjectPrincipal
 from memory_core.retrieval.types import ConflictPlace
+from memory_core.selectors.approvals import shared_or_own, standing_heads
 from memory_core.selectors.memories import memory_get
 from memory_core.services.conflicts import (
     conflict_open,
@@ -97,8 +98,6 @@ from memory_core.services.memories import (
     memory_created_events,
     memory_insert_rows,
     memory_supersede,
-    shared_or_own,
-    standing_heads,
 )
 from memory_core.services.revocations import memory_revocation_journal_on_commit
 from memory_core.text import content_hash
