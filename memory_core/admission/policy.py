@@ -301,12 +301,15 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
     # The key and the scope's reference are the writer's words too, and the prompt shows
     # them (an item's scope="...", a clarification's key): the injection guard reads them.
     # The key is read with the content too (``key_seam``), and the message's id, which GET
-    # answers: the other ids of a write are refused unless they are ids (``_identifier``).
+    # answers. The other ids are ids (``_identifier``), but "_", ".", "-" and "/" still join
+    # words: both guards read them as written and as words, the subject too (``id_texts``).
+    ids = candidate.id_texts()
+    id_class, id_injection = id_codes(ids)
     extra = (candidate.memory_key, candidate.scope_ref, key_seam(candidate))
     texts = written + [t for t in (*extra, candidate.source_message_id) if t]
     class_texts += key_lines(candidate, value=not _is_pointer(candidate.value))
-    codes = guards.class_codes(class_texts)
-    injection = guards.injection_codes(texts + seams(written))
+    codes = _merged(guards.class_codes(class_texts), id_class)
+    injection = _merged(guards.injection_codes(texts + seams(written)), id_injection)
     codes += injection
     # An instruction split with an earlier write may end in the value as well as the content.
     if not injection and any(
@@ -315,9 +318,49 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
         codes.append("injection.split_write")
     # Every text a guard read (the class guard's structure lines too), so a match on a line is
     # not taken for one found only in a de-obfuscated reading.
-    if codes and guards.is_obfuscated(list(dict.fromkeys(texts + class_texts)), codes):
+    if codes and guards.is_obfuscated(list(dict.fromkeys(texts + class_texts + ids)), codes):
         codes.append("injection.obfuscated")
     return codes
+
+
+def _merged(codes: list[str], more: list[str]) -> list[str]:
+    return codes + [code for code in more if code not in codes]
+
+
+# The codes of each id text, remembered per tenant as the injection guard's are (inside
+# ``guards.cache_scope``, keyed by a digest of the tenant and the text, never the text): a
+# write's ids repeat from write to write (its subject, its conversation, its session), and
+# read alone, as written and as words, they cost a short text's readings each, more than
+# the guards' reading of a sentence's content. Keyed by tenant for the reason the injection
+# guard's cache is: a text another tenant wrote must not be answered faster. The cache's
+# class, its digest and its tenant are the guards' own (they have no public names yet).
+_ID_CODES = guards._DigestCache(4096)
+
+
+def id_codes(ids: list[str]) -> tuple[list[str], list[str]]:
+    """Return the class guard's and the injection guard's codes for a write's ids
+    (``Candidate.id_texts``), each text read alone."""
+    found: list[str] = []
+    for text in ids:
+        found = _merged(found, list(_id_text_codes(text)))
+    class_codes = [code for code in found if code.startswith("class.")]
+    return class_codes, [code for code in found if not code.startswith("class.")]
+
+
+def _id_text_codes(text: str) -> tuple[str, ...]:
+    tenant = guards._CACHE_TENANT.get()
+    if tenant is None:  # outside any scope nothing is remembered, as in the guards
+        return _read_id(text)
+    key = guards._digest([tenant, text])
+    codes = _ID_CODES.get(key)
+    if codes is None:
+        codes = _ID_CODES.put(key, _read_id(text))
+    return codes
+
+
+def _read_id(text: str) -> tuple[str, ...]:
+    # Never remembered by the injection guard's cache: this one remembers the pair.
+    return (*guards.class_codes([text]), *guards.joined_injection_codes([text]))
 
 
 @dataclass(frozen=True)
