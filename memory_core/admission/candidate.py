@@ -167,6 +167,13 @@ class Candidate:
             texts.append("\n".join(key_words(text) for text in ids))
         return list(dict.fromkeys(texts))
 
+    def scope_text(self) -> str:
+        """Return the scope's id as written and as words (``project:refund_approved`` is
+        "refund_approved" and "refund approved"): the prompt shows it (scope="..."), so the
+        class guard and the sensitive categories read it as they read the content. "" for
+        the global scope."""
+        return written_and_words(self.scope_ref) if self.scope_ref else ""
+
 
 @dataclass
 class FieldErrors:

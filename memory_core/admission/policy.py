@@ -253,6 +253,16 @@ def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
     return lines
 
 
+def sensitivity_texts(candidate: Candidate) -> list[str]:
+    """Return the texts the sensitive categories read (rule 8): the content and the value
+    (``Candidate.texts``), the key with the content ("health.hiv_status" and "Positive." say
+    it together, ``key_seam``), and the scope's id as written and as words
+    (``Candidate.scope_text``): the prompt shows it, and "project:user has HIV" was stored
+    personal, readable by every agent of the scope. ``import_memories`` reads the same."""
+    extra = (key_seam(candidate), candidate.scope_text())
+    return candidate.texts() + [text for text in extra if text]
+
+
 # The characters on each side of a seam that a split instruction is read across: the guards'
 # rules span a sentence of at most ~80 characters. Joining whole texts made the rule's cost
 # grow with both texts' lengths, times the policy's window (up to 100 earlier writes), times
@@ -302,12 +312,16 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
     # them (an item's scope="...", a clarification's key): the injection guard reads them.
     # The key is read with the content too (``key_seam``), and the message's id, which GET
     # answers. The other ids are ids (``_identifier``), but "_", ".", "-" and "/" still join
-    # words: both guards read them as written and as words, the subject too (``id_texts``).
+    # words: both guards read them as written and as words, the subject too (``id_texts``),
+    # and the class guard reads the scope's id so as well ("project:refund approved, balance
+    # is $5,400" was accepted).
     ids = candidate.id_texts()
     id_class, id_injection = id_codes(ids)
+    scope = candidate.scope_text()
     extra = (candidate.memory_key, candidate.scope_ref, key_seam(candidate))
     texts = written + [t for t in (*extra, candidate.source_message_id) if t]
     class_texts += key_lines(candidate, value=not _is_pointer(candidate.value))
+    class_texts += [scope] if scope else []
     codes = _merged(guards.class_codes(class_texts), id_class)
     injection = _merged(guards.injection_codes(texts + seams(written)), id_injection)
     codes += injection
@@ -487,10 +501,8 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
     memory_class = TYPE_CLASS[candidate.memory_type]
 
     # 8. Sensitivity: declared or detected; above the grant is refused, sensitive waits.
-    seam = key_seam(candidate)  # "health.hiv_status" and "Positive." say it together
     categories = guards.sensitive_categories(
-        candidate.texts() + ([seam] if seam else []),
-        list(admission.get("sensitive_categories", [])),
+        sensitivity_texts(candidate), list(admission.get("sensitive_categories", []))
     )
     sensitivity = candidate.sensitivity or Sensitivity.PERSONAL
     if categories and SENSITIVITY_RANK[sensitivity] < SENSITIVITY_RANK[Sensitivity.SENSITIVE]:

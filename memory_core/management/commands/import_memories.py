@@ -45,6 +45,7 @@ from memory_core.admission.policy import (
     SourceReading,
     describe,
     policy_section,
+    sensitivity_texts,
     split_window,
 )
 from memory_core.embeddings import EmbeddingError
@@ -296,7 +297,7 @@ class Command(BaseCommand):
         if tenant is None:
             return
         categories = guards.sensitive_categories(
-            candidate.texts(), list(admission.get("sensitive_categories", []))
+            sensitivity_texts(candidate), list(admission.get("sensitive_categories", []))
         )
         stated = candidate.sensitivity in (Sensitivity.SENSITIVE, Sensitivity.RESTRICTED)
         if categories or stated:
