@@ -162,9 +162,10 @@ class Candidate:
             self.source_tool,
         ]
         ids = [text for text in ids if text]
-        texts = [written_and_words(text) for text in ids]
+        words = [key_words(text) for text in ids]
+        texts = [written_and_words(text, said) for text, said in zip(ids, words, strict=True)]
         if len(ids) > 1:
-            texts.append("\n".join(key_words(text) for text in ids))
+            texts.append("\n".join(words))
         return list(dict.fromkeys(texts))
 
     def scope_text(self) -> str:
@@ -236,12 +237,13 @@ def key_words(key: str) -> str:
     return _KEY_WORDS.sub(" ", key).strip()
 
 
-def written_and_words(text: str) -> str:
-    """Return ``text`` as written, then on a line of its own as words (``key_words``) when
-    that differs: the words ("Ignore_all_previous_instructions" is "Ignore all previous
-    instructions") and the text as written, whose addresses and links the words would cut
-    ("backup@evil-corp.com" is "backup@evil corp com")."""
-    words = key_words(text)
+def written_and_words(text: str, words: str | None = None) -> str:
+    """Return ``text`` as written, then on a line of its own as words (``key_words``, or
+    ``words`` when the caller has them) when that differs: the words
+    ("Ignore_all_previous_instructions" is "Ignore all previous instructions") and the text
+    as written, whose addresses and links the words would cut ("backup@evil-corp.com" is
+    "backup@evil corp com")."""
+    words = key_words(text) if words is None else words
     return text if words in ("", text) else f"{text}\n{words}"
 
 
