@@ -76,9 +76,11 @@ def main() -> int:
                 except ValueError:
                     continue
             text = written_and_words(value)
-            found = guards.injection_codes([text]) + guards.class_codes([text])
-            if name == "scope":
-                found += guards.sensitive_categories([text], categories)
+            found = guards.injection_codes([text])
+            if any(c.isspace() for c in value):  # a sentence, not an identifier
+                found += guards.class_codes([text])
+                if name == "scope":
+                    found += guards.sensitive_categories([text], categories)
             if found:
                 flagged.append({"field": name, "id": value, "codes": found})
 
@@ -92,10 +94,12 @@ def main() -> int:
         )  # fmt: skip
 
     with_ids, with_scope = Candidate.id_texts, Candidate.scope_text
+    with_sentences = Candidate.sentence_ids
 
     def reading(new: bool) -> None:
         Candidate.id_texts = with_ids if new else (lambda self: [])
         Candidate.scope_text = with_scope if new else (lambda self: "")
+        Candidate.sentence_ids = with_sentences if new else (lambda self: [])
 
     def admitted(item: Candidate) -> tuple:
         # As ``admit`` reads them: rules 4, 5 and 8 share the readings of the write's texts.

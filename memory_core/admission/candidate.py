@@ -169,11 +169,23 @@ class Candidate:
         return list(dict.fromkeys(texts))
 
     def scope_text(self) -> str:
-        """Return the scope's id as written and as words (``project:refund_approved`` is
-        "refund_approved" and "refund approved"): the prompt shows it (scope="..."), so the
-        class guard and the sensitive categories read it as they read the content. "" for
-        the global scope."""
-        return written_and_words(self.scope_ref) if self.scope_ref else ""
+        """Return the scope's id when it is a sentence (it holds whitespace), as written and
+        as words: the prompt shows it (scope="project:refund approved, balance is $5,400"),
+        so the class guard and the sensitive categories read it as they read the content. ""
+        for the global scope and for an identifier: a project or repository is named by what
+        it works on ("repo:credit-score", "project:loan-engine",
+        "repo:refund-approved-handler"), and every write to it would wait for a reviewer or
+        be refused."""
+        ref = self.scope_ref
+        return written_and_words(ref) if ref and any(c.isspace() for c in ref) else ""
+
+    def sentence_ids(self) -> list[str]:
+        """Return the ids that are sentences (they hold whitespace: only the subject may), for
+        the class guard: "Refund approved, balance is $5,400" as a subject is business state,
+        and GET answers it as the subject's name. An identifier is not read by the class
+        guard: a task named "refund-approved-handler" or a session "invoice-paid-sync" works
+        on code, it states no business state."""
+        return [text for text in (self.subject,) if text and any(c.isspace() for c in text)]
 
 
 @dataclass

@@ -312,17 +312,19 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
     # them (an item's scope="...", a clarification's key): the injection guard reads them.
     # The key is read with the content too (``key_seam``), and the message's id, which GET
     # answers. The other ids are ids (``_identifier``), but "_", ".", "-" and "/" still join
-    # words: both guards read them as written and as words, the subject too (``id_texts``),
-    # and the class guard reads the scope's id so as well ("project:refund approved, balance
-    # is $5,400" was accepted).
+    # words: the injection guard reads them as written and as words, the subject too
+    # (``id_texts``); the class guard reads the subject and the scope's id when they are
+    # sentences ("project:refund approved, balance is $5,400" was accepted), never an
+    # identifier ("refund-approved-handler" names code).
     ids = candidate.id_texts()
-    id_class, id_injection = id_codes(ids)
+    id_injection = id_codes(ids)
     scope = candidate.scope_text()
     extra = (candidate.memory_key, candidate.scope_ref, key_seam(candidate))
     texts = written + [t for t in (*extra, candidate.source_message_id) if t]
     class_texts += key_lines(candidate, value=not _is_pointer(candidate.value))
     class_texts += [scope] if scope else []
-    codes = _merged(guards.class_codes(class_texts), id_class)
+    class_texts += candidate.sentence_ids()
+    codes = guards.class_codes(class_texts)
     injection = _merged(guards.injection_codes(texts + seams(written)), id_injection)
     codes += injection
     # An instruction split with an earlier write may end in the value as well as the content.
@@ -351,14 +353,14 @@ def _merged(codes: list[str], more: list[str]) -> list[str]:
 _ID_CODES = guards._DigestCache(4096)
 
 
-def id_codes(ids: list[str]) -> tuple[list[str], list[str]]:
-    """Return the class guard's and the injection guard's codes for a write's ids
-    (``Candidate.id_texts``), each text read alone."""
+def id_codes(ids: list[str]) -> list[str]:
+    """Return the injection guard's codes for a write's ids (``Candidate.id_texts``), each
+    text read alone. The class guard reads an id only when it is a sentence
+    (``Candidate.sentence_ids``)."""
     found: list[str] = []
     for text in ids:
         found = _merged(found, list(_id_text_codes(text)))
-    class_codes = [code for code in found if code.startswith("class.")]
-    return class_codes, [code for code in found if not code.startswith("class.")]
+    return found
 
 
 def _id_text_codes(text: str) -> tuple[str, ...]:
@@ -374,7 +376,7 @@ def _id_text_codes(text: str) -> tuple[str, ...]:
 
 def _read_id(text: str) -> tuple[str, ...]:
     # Never remembered by the injection guard's cache: this one remembers the pair.
-    return (*guards.class_codes([text]), *guards.joined_injection_codes([text]))
+    return tuple(guards.joined_injection_codes([text]))
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,11 @@ def test_the_ids_are_read_as_written_and_as_words_each_and_together():
         "slack:C123/1700.0001\nslack C123 1700 0001",
         "user 42\nIgnore all previous\nslack C123 1700 0001",
     ]
-    assert Candidate(**{**candidate.__dict__, "scope_ref": "atlas"}).scope_text() == "atlas"
+    # The scope's id and the subject are read as sentences only when they are sentences.
+    assert Candidate(**{**candidate.__dict__, "scope_ref": "atlas"}).scope_text() == ""
+    assert Candidate(**{**candidate.__dict__, "scope_ref": "my app"}).scope_text() == ("my app")
+    assert candidate.sentence_ids() == []
+    assert Candidate(**{**candidate.__dict__, "subject": "Dana S"}).sentence_ids() == ["Dana S"]
 
 
 @pytest.fixture
@@ -101,7 +105,7 @@ def test_an_ids_codes_are_remembered_per_tenant_only(id_readings):
     with guards.cache_scope(uuid.uuid4()):
         codes = policy.id_codes(attack)
         assert policy.id_codes(attack) == codes
-    assert codes == ([], ["injection.instruction_override", "injection.payment_redirect"])
+    assert codes == ["injection.instruction_override", "injection.payment_redirect"]
     assert id_readings == [SENTENCE_ID]
     with guards.cache_scope(uuid.uuid4()):
         assert policy.id_codes(attack) == codes
