@@ -414,9 +414,15 @@ class ChainLinkSerializer(serializers.ModelSerializer):
 
 class EventSerializer(serializers.ModelSerializer):
     """An event of a memory; its ``details`` name another memory (``successor``,
-    ``supersedes``, ``winner``) only when the caller may see it: else the key is left out."""
+    ``supersedes``, ``winner``) only when the caller may see it: else the key is left out.
+    ``actor_id`` names an agent or memledger, never a person (``actor_id_for_agents``)."""
 
     details = EventDetailsField()
+    actor_id = serializers.CharField(
+        source="actor_id_for_agents",
+        help_text="The agent's id, or memledger's own name for itself (retention, deletion); "
+        "empty when a person acted (the user, a reviewer, an administrator).",
+    )
 
     class Meta:
         model = MemoryEvent

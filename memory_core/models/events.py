@@ -34,6 +34,14 @@ class MemoryEventActorType(models.TextChoices):
     SYSTEM = "system"
 
 
+# The actors an agent is told the id of in a memory's events: an agent (its id is no one's
+# identity, and the memory's admission names its writer anyway) and memledger itself
+# ("retention", "deletion"). An end user's, a reviewer's or an administrator's id is a portal
+# login's primary key: who corrected, approved or revoked a memory is theirs to know, not the
+# agents' (the portal and the admin show it).
+ACTORS_NAMED_TO_AGENTS = frozenset({MemoryEventActorType.AGENT, MemoryEventActorType.SYSTEM})
+
+
 class MemoryEvent(models.Model):
     """One change to a memory. Keeps ids and reason codes, never content.
 
@@ -65,6 +73,11 @@ class MemoryEvent(models.Model):
 
     def __str__(self) -> str:
         return f"{self.action} {self.memory_id} by {self.actor_type}:{self.actor_id}"
+
+    def actor_id_for_agents(self) -> str:
+        """Return ``actor_id`` as an agent is shown it: "" unless the actor is an agent or
+        memledger itself (``ACTORS_NAMED_TO_AGENTS``)."""
+        return self.actor_id if self.actor_type in ACTORS_NAMED_TO_AGENTS else ""
 
 
 class PolicyVersion(models.Model):
