@@ -96,10 +96,10 @@ def _body_id_field(**kwargs):
     return StrictCharField(max_length=HARD_MAX_ID_CHARS, **kwargs)
 
 
-def _body_identifier_field(**kwargs):
+def body_identifier_field(**kwargs):
     """An id in a JSON body that no guard reads (a conversation's, a tool's, a session's, a
-    task's): letters, digits and a few separators only (``ID_PATTERN``), as the domain
-    parser refuses it (``invalid_id``)."""
+    task's, a usage report's reference): letters, digits and a few separators only
+    (``ID_PATTERN``), as the domain parser refuses it (``invalid_id``)."""
     return StrictCharField(
         max_length=HARD_MAX_ID_CHARS,
         validators=[RegexValidator(rf"\A{ID_PATTERN}\Z", INVALID_ID, code="invalid_id")],
@@ -149,9 +149,9 @@ ENVIRONMENT_HELP = (
 
 class SourceSerializer(StrictSerializer):
     type = StrictChoiceField(choices=SourceType.choices)
-    conversation_id = _body_identifier_field()
+    conversation_id = body_identifier_field()
     message_id = _body_id_field()
-    tool = _body_identifier_field(required=False, allow_blank=True)
+    tool = body_identifier_field(required=False, allow_blank=True)
 
 
 class _MemoryBodySerializer(StrictSerializer):
@@ -177,8 +177,8 @@ class MemoryWriteSerializer(_MemoryBodySerializer):
         help_text="'global' or kind:ref with kind user, project, repo or task.",
     )
     source = SourceSerializer()
-    session_id = _body_identifier_field(required=False, allow_blank=True)
-    task_id = _body_identifier_field(required=False, allow_blank=True)
+    session_id = body_identifier_field(required=False, allow_blank=True)
+    task_id = body_identifier_field(required=False, allow_blank=True)
     environment = EnvironmentField(help_text=ENVIRONMENT_HELP)
 
 

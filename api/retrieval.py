@@ -19,7 +19,7 @@ from api.fields import (
     StrictIntegerField,
     UUIDStringField,
 )
-from api.memories_serializers import EnvironmentField, StrictSerializer
+from api.memories_serializers import EnvironmentField, StrictSerializer, body_identifier_field
 from api.responses import (
     AGENT,
     AGENT_BODY,
@@ -132,7 +132,9 @@ class TraceUsageInput(StrictSerializer):
     """What one final answer or tool call used of the trace's package."""
 
     kind = StrictChoiceField(choices=USAGE_KINDS)
-    reference = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    # An id (a message's, a tool call's), never text: a sentence here was kept in the trace,
+    # and answered by GET, as the agent wrote it (the answer it gave, say).
+    reference = body_identifier_field(required=False, allow_blank=True, default="")
     memory_ids = BoundedListField(child=UUIDStringField(), max_length=100, allow_empty=True)
 
 

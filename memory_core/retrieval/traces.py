@@ -1,17 +1,20 @@
 """Retrieval traces: an agent reads the traces of its own retrievals, nothing else, and
 reports which of their memories its final answers and tool calls used."""
 
+import re
 import uuid
 
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memory_core.admission.candidate import HARD_MAX_ID_CHARS, ID_PATTERN, INVALID_ID
 from memory_core.exceptions import Conflict, NotFound, ValidationFailed
 from memory_core.models import Memory, RetrievalTrace
 
 USAGE_KINDS = ("answer", "tool_call")
 MAX_USAGE_REPORTS = 50  # per trace: one retrieval feeds one task's answers and tool calls
+_REFERENCE = re.compile(ID_PATTERN)
 
 
 def trace_get(*, principal, trace_id) -> RetrievalTrace:
@@ -146,13 +149,21 @@ def trace_usage_record(
     Only the agent whose retrieval it is reports (the trace of any other is ``NotFound``),
     and only memories the package held: an id the retrieval did not select is
     ``not_selected``. No text is kept: ``reference`` names the answer or the call (a message
-    id, a tool's name). Reports accumulate, at most ``MAX_USAGE_REPORTS`` a trace
+    id, a tool's name), an id (``ID_PATTERN``, at most ``HARD_MAX_ID_CHARS``; ``invalid_id``
+    otherwise). Reports accumulate, at most ``MAX_USAGE_REPORTS`` a trace
     (``too_many_reports``); ``used_ids`` is the union of their ids. A memory deleted since is
     no longer in the trace (``not_selected``); a trace its subject's deletion removed is gone
     (``NotFound``).
     """
     if kind not in USAGE_KINDS:
         raise ValidationFailed(f"kind must be one of {', '.join(USAGE_KINDS)}.")
+    if reference and (len(reference) > HARD_MAX_ID_CHARS or not _REFERENCE.fullmatch(reference)):
+        # Kept in the trace and answered as sent: an id, never a sentence (an answer's text
+        # stayed in the trace, readable, whatever memory it quoted).
+        raise ValidationFailed(
+            "The usage report's reference is not an id.",
+            details={"reference": [{"code": "invalid_id", "message": INVALID_ID}]},
+        )
     trace = _one(
         _readable(principal, RetrievalTrace.objects.filter(pk=trace_id)).select_for_update(
             of=("self",)
