@@ -29,7 +29,7 @@ from django.utils import timezone
 
 from memory_core.deletion.ledger import ledger_append
 from memory_core.deletion.services import events_insert
-from memory_core.deletion.stores import REGISTRY, DeletionContext
+from memory_core.deletion.stores import OPERATOR_DETAIL, REGISTRY, DeletionContext
 from memory_core.models import DeletionOperation, DeletionStep, MemoryEvent, Subject, Tombstone
 
 logger = logging.getLogger(__name__)
@@ -142,8 +142,11 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext) -> list[str]:
                     purged = store.purge(ctx)
                     _inject_fault(step, ctx.operation.attempts)
                     ok, evidence = store.verify(ctx)
-                    # A store may say what is wrong (a folder that is not there).
-                    error = "" if ok else evidence.get("problem", "verification found residue")
+                    # A store may say what is wrong (a folder that is not there), by path for
+                    # the operator: in last_error, never in the evidence clients are shown.
+                    detail = evidence.pop(OPERATOR_DETAIL, "")
+                    problem = detail or evidence.get("problem", "verification found residue")
+                    error = "" if ok else problem
                 except DatabaseError:
                     raise
                 except Exception as exc:

@@ -5,7 +5,8 @@ Every store answers two questions for one operation:
 - ``purge(ctx)``: remove what the store holds about the operation's memories. Idempotent: a
   second run finds nothing to do and changes nothing (a worker killed half-way re-runs it).
 - ``verify(ctx)``: a query (or file scan) that proves there is no residue; it returns
-  ``(ok, evidence)`` and the evidence is stored on the DeletionStep and shown to the user.
+  ``(ok, evidence)`` and the evidence is stored on the DeletionStep and shown to the user
+  and to agents: counts, never a path (``OPERATOR_DETAIL`` goes to the step's last_error).
 
 An operation completes only when every step's verification passed.
 """
@@ -55,6 +56,10 @@ ROW_STATS_SQL = """
            count(*) FILTER (WHERE search_vector <> ''::tsvector)
     FROM memory_core_memory WHERE id = ANY(%s::uuid[])
 """
+# The key of a verification's evidence that says what is wrong in the operator's terms (a
+# folder's or a file's path): the runner moves it to the step's ``last_error`` and stores
+# the rest, which API clients are answered, so that holds counts and no path.
+OPERATOR_DETAIL = "operator_detail"
 # The hash of empty content: it would match every empty string of a file.
 EMPTY_HASH = content_hash("")
 # The keys an event's details may keep after a deletion: ids, never content.
@@ -986,6 +991,9 @@ class EvaluationStore(Store):
             citing += names
             with_content += copies
         missing = eval_dirs_missing()
+        # Counts only: the evidence is answered to API clients (``GET /api/v1/deletions/{id}``),
+        # who are told neither the server's folders nor its files. What is wrong, by path, goes
+        # to the step's ``last_error`` (``OPERATOR_DETAIL``), which reviewers and the log see.
         evidence = {
             "dirs": len(settings.MEMLEDGER_EVAL_DATA_DIRS),
             "files_scanned": len(files),
@@ -994,23 +1002,33 @@ class EvaluationStore(Store):
             "files_unreadable": len(unreadable),
             "content_hashes": len(residue.hashes),
         }
-        problems = []
+        problems, details = [], []
         if missing:
-            evidence["missing_dirs"] = missing
+            evidence["missing_dirs"] = len(missing)
             problems.append(
+                f"{len(missing)} evaluation folder(s) configured are not folders: an operator "
+                "must fix the setting (or create the folder), then retry"
+            )
+            details.append(
                 f"MEMLEDGER_EVAL_DATA_DIRS names {', '.join(map(repr, missing))}, which is not "
                 "a folder: fix the setting (or create the folder), then retry"
             )
         if unreadable:
+            problems.append(
+                f"{len(unreadable)} file(s) or folder(s) in the evaluation folders cannot be read "
+                "as UTF-8 text, so nothing says they do not hold the memory: an operator must "
+                "deal with them, then retry"
+            )
             shown = ", ".join(map(repr, unreadable[:5]))
             more = f" and {len(unreadable) - 5} more" if len(unreadable) > 5 else ""
-            problems.append(
+            details.append(
                 f"the evaluation folders hold {shown}{more}, which the worker cannot read as "
                 "UTF-8 text, so nothing says it does not hold the memory: make it readable "
                 "(or convert it to UTF-8 text, or move it out), then retry"
             )
         if problems:
             evidence["problem"] = "; ".join(problems)
+            evidence[OPERATOR_DETAIL] = "; ".join(details)
         ok = citing == 0 and with_content == 0 and not missing and not unreadable
         return ok, evidence
 

@@ -12,6 +12,7 @@ import os
 import pytest
 
 from memory_core.deletion.runner import deletion_run
+from memory_core.models import DeletionStep
 
 pytestmark = pytest.mark.django_db
 
@@ -143,7 +144,10 @@ def test_a_file_that_cannot_be_read_as_text_fails_the_step_until_it_is_dealt_wit
     assert body["status"] != "completed"
     assert step["status"] == "failed"
     assert step["evidence"]["files_unreadable"] == 1
-    assert "dataset.xlsx" in step["evidence"]["problem"]
+    # The operator is told which file (the step's last_error); the API's client, a count.
+    assert "dataset.xlsx" not in json.dumps(body)
+    [stored] = DeletionStep.objects.filter(operation_id=body["operation_id"], store="evaluation")
+    assert "dataset.xlsx" in stored.last_error
     assert opaque.exists()  # not removed: only the operator knows what it is
 
     opaque.unlink()  # the operator moves it out, and the retry verifies
@@ -176,3 +180,33 @@ def test_a_dataset_nested_too_deeply_to_parse_is_read_as_text(api_client, memori
         assert path.read_text() == ""  # its one line went
     else:
         assert not path.exists()
+
+
+def test_the_status_answered_to_clients_names_no_folder_and_no_file(
+    api_client, memories, folder, settings, tmp_path
+):
+    """A deletion's evidence is answered to agents (``GET /api/v1/deletions/{id}``) and shown
+    to the user: counts. It named the evaluation folders that were missing
+    (``missing_dirs``, the setting's paths) and the files the worker could not read
+    (``problem``), paths of the server's disks; those stay the operator's (the step's
+    ``last_error``, the log)."""
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 5
+    absent = tmp_path / "eval-secret-mount"
+    settings.MEMLEDGER_EVAL_DATA_DIRS = [str(folder), str(absent)]
+    (folder / "private-report.xlsx").write_bytes(b"PK\x03\x04\xff\xfe\x00")
+
+    body, step = _delete(api_client, memories[0])
+
+    assert step["status"] == "failed"
+    evidence = step["evidence"]
+    assert (evidence["missing_dirs"], evidence["files_unreadable"], evidence["dirs"]) == (1, 1, 2)
+    answered = json.dumps(body)
+    for path in (str(tmp_path), "eval-secret-mount", "private-report.xlsx"):
+        assert path not in answered, path
+    assert "operator_detail" not in evidence
+    assert "an operator must" in evidence["problem"]  # what is wrong, in counts
+    listed = api_client.get("/api/v1/deletions").json()
+    assert str(tmp_path) not in json.dumps(listed)
+    stored = DeletionStep.objects.get(operation_id=body["operation_id"], store="evaluation")
+    assert str(absent) in stored.last_error and "private-report.xlsx" in stored.last_error
+    assert str(tmp_path) not in json.dumps(stored.evidence)
