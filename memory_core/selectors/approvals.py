@@ -4,9 +4,10 @@ may join: selectors, so that the portal's queue reads them without importing a s
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 
-from django.db.models import Q
+from django.db.models import CharField, Q, Value
 
 from memory_core.models import (
     AUTHORITY_RANK,
@@ -148,3 +149,140 @@ def newest_version(memory: Memory, *, lock: bool = True) -> Memory:
         if successor is None:
             return memory
         memory = successor
+
+
+def approval_heads(items) -> dict:
+    """Return ``{item.pk: head}`` for open sensitive-write ``items`` (each with ``memory``
+    loaded, with its ``subject``): what ``approval_head(item.memory, item, lock=False)``
+    returns for each, read for all of them at once.
+
+    For the review queue, which says what approving each write of a page does: one
+    ``approval_head`` per write took three to five queries (the head, its writer's event,
+    the writer's agent, the grant's check, the key's heads again), 261 for a page of 50.
+    Here the heads, their newer versions (one query per version the chains moved on by,
+    not per write), the writers, their agents, the grants' check and the keys' heads are
+    each one query for the page; the rules are ``approval_head``'s own (``writer_reaches``'s
+    grant applied in SQL to each write's rows, combined with UNION ALL).
+    """
+    items = [item for item in items if item.memory is not None]
+    if not items:
+        return {}
+    tenant_id = items[0].memory.tenant_id
+    # The head each write was written on, followed to its chain's newest version.
+    first = {item.pk: item.candidate_ids[0] for item in items if item.candidate_ids}
+    rows = {row.pk: row for row in Memory.objects.filter(pk__in_array=sorted(set(first.values())))}
+    newest = dict(rows)
+    moved = {pk for pk, row in rows.items() if row.status == Status.SUPERSEDED}
+    at = {pk: pk for pk in moved}  # each moved head: the version reached so far
+    while at:
+        successors = {
+            row.supersedes_id: row
+            for row in Memory.objects.filter(supersedes_id__in=sorted(set(at.values()))).exclude(
+                status__in=PROPOSED_STATUSES
+            )
+        }
+        reached = {}
+        for start, current in at.items():
+            successor = successors.get(current)
+            if successor is not None:
+                newest[start] = successor
+                reached[start] = successor.pk
+        at = reached
+    writers = _writers_of(tenant_id, [item.memory.pk for item in items])
+    agents = _agents_of(tenant_id, writers.values())
+    heads = {}
+    checks = []
+    for item in items:
+        head = newest.get(first.get(item.pk)) if item.pk in first else None
+        heads[item.pk] = head
+        if head is not None:
+            reach = _reaches(item.memory, Memory.objects.filter(pk=head.pk), writers, agents)
+            checks.append(_tagged(reach, item.pk))
+    passed = {tag for (tag,) in _union(checks, "tag")}
+    wanted = []
+    for item in items:
+        head = heads[item.pk]
+        if head is not None and item.pk in passed and head.status == Status.ACTIVE:
+            continue
+        # None, a head its writer may not read (never superseded by it), or one moved on
+        # to no active version: the key's current head, as ``current_head`` finds it.
+        heads[item.pk] = None
+        memory = item.memory
+        if memory.memory_key:
+            on_key = heads_on_key(memory, agent_id=memory.agent_id).exclude(pk=memory.pk)
+            wanted.append(_tagged(_reaches(memory, on_key, writers, agents), item.pk))
+    on_keys: dict = {}
+    for tag, pk in _union(wanted, "tag", "pk"):
+        on_keys.setdefault(tag, []).append(pk)
+    if on_keys:
+        by_pk = Memory.objects.in_bulk(sorted({pk for pks in on_keys.values() for pk in pks}))
+        for tag, pks in on_keys.items():
+            # As ``current_head``: the strongest, then the newest, the first in id order of
+            # equals.
+            candidates = [by_pk[pk] for pk in sorted(pks) if pk in by_pk]
+            if candidates:
+                heads[tag] = max(
+                    candidates, key=lambda row: (AUTHORITY_RANK[row.authority], row.created_at)
+                )
+    return heads
+
+
+def _tagged(queryset, tag):
+    """``queryset``'s rows with ``tag`` (a review item's id) beside each, unordered."""
+    return queryset.order_by().annotate(tag=Value(str(tag), output_field=CharField()))
+
+
+def _union(querysets: list, *fields) -> list:
+    """Return ``fields`` of the rows of every queryset of ``querysets`` (UNION ALL, one
+    query; none when every one is empty), the tag (first) as the review item's UUID."""
+    parts = [queryset.values_list(*fields) for queryset in querysets if not _empty(queryset)]
+    if not parts:
+        return []
+    rows = parts[0].union(*parts[1:], all=True) if len(parts) > 1 else parts[0]
+    return [(uuid.UUID(row[0]), *row[1:]) for row in rows]
+
+
+def _empty(queryset) -> bool:
+    return queryset.query.is_empty()
+
+
+def _writers_of(tenant_id, memory_ids) -> dict:
+    """``writer_of`` for each of ``memory_ids``: ``{memory_id: Actor}``, one query."""
+    events = (
+        MemoryEvent.objects.filter(
+            tenant_id=tenant_id,
+            memory_id__in_array=sorted(set(memory_ids)),
+            action=MemoryEvent.Action.PENDING,
+        )
+        .order_by("memory_id", "created_at")
+        .distinct("memory_id")
+        .values_list("memory_id", "actor_type", "actor_id")
+    )
+    return {memory_id: Actor(actor_type, actor_id) for memory_id, actor_type, actor_id in events}
+
+
+def _agents_of(tenant_id, writers) -> dict:
+    """The agents among ``writers`` (Actors), by their actor id: one query, none for none.
+    An id that is not an agent's UUID names no agent (its writer reads nothing)."""
+    ids = set()
+    for writer in writers:
+        if writer.actor_type == AgentPrincipal.actor_type:
+            try:
+                ids.add(uuid.UUID(str(writer.actor_id)))
+            except ValueError:
+                continue
+    if not ids:
+        return {}
+    return {str(agent.pk): agent for agent in Agent.objects.filter(tenant_id=tenant_id, pk__in=ids)}
+
+
+def _reaches(memory: Memory, queryset, writers: dict, agents: dict):
+    """``writer_reaches(memory, queryset)`` with the writers and agents read beforehand."""
+    writer = writers.get(memory.pk)
+    if writer is None or writer.actor_type != AgentPrincipal.actor_type:
+        return queryset
+    agent = agents.get(str(writer.actor_id))
+    if agent is None:
+        return queryset.none()
+    grant = AgentPrincipal.from_agent(agent, bound_user_id=memory.subject.external_id)
+    return grant.scope_granted(queryset)

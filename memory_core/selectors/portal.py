@@ -32,7 +32,7 @@ from memory_core.models import (
 )
 from memory_core.policy_check import retention_limit
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
-from memory_core.selectors.approvals import approval_head
+from memory_core.selectors.approvals import approval_heads
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
 
 # Order in which the "what is remembered" page lists classes.
@@ -423,9 +423,8 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     on now (``selectors.approvals.approval_head``, as the approval finds it: that memory, its
     chain's newest version, or the key's current head), or None; and ``supersedes``: whether
     approving it makes it that head's next version (else it stands beside it in a
-    conflict). Four queries, and three or four for each write of the page written on a
-    memory (``approval_head``, unlocked; a few more where its chain has moved on): bounded by
-    the page's size, never the queue's.
+    conflict). Some ten queries whatever the page holds (``approval_heads``: one more for
+    each version a chain written on has moved on by since).
     """
     # Not a write deleted since (by its subject, or with its subject): nothing is left to
     # decide, and its deletion's worker closes the item (resolution "deleted").
@@ -459,12 +458,13 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     for item in items:
         item.writer = writers.get(item.memory_id, "")
         item.replaces = heads.get(item.candidate_ids[0]) if item.candidate_ids else None
-        # Where the approval lands now, found as the approval finds it: the queue said
-        # "becomes the next version of" the head written on while its chain had moved on to
-        # a version of higher authority, beside which the approval opened a conflict.
-        item.lands_on = (
-            approval_head(item.memory, item, lock=False) if item.replaces is not None else None
-        )
+    # Where the approval lands now, found as the approval finds it: the queue said "becomes
+    # the next version of" the head written on while its chain had moved on to a version of
+    # higher authority, beside which the approval opened a conflict. Read for the whole page
+    # at once: one approval_head per write made 261 queries for a page of 50.
+    lands_on = approval_heads([item for item in items if item.replaces is not None])
+    for item in items:
+        item.lands_on = lands_on.get(item.pk)
         # As an approval decides (services.reviews): a write of lower authority than the
         # head stands beside it in a conflict, it does not replace it.
         item.supersedes = item.lands_on is not None and (
