@@ -19,7 +19,17 @@ from django.utils import timezone
 from memory_core.exceptions import NotFound, ValidationFailed
 from memory_core.files import replacing
 from memory_core.locks import subject_shared_lock
-from memory_core.models import Export, Memory, MemoryEvent, Status, Subject, Tombstone
+from memory_core.models import (
+    AdmissionDecision,
+    Export,
+    Memory,
+    MemoryEvent,
+    PolicyVersion,
+    Status,
+    Subject,
+    Tombstone,
+)
+from memory_core.policy_check import memory_expiry
 from memory_core.principals import SubjectPrincipal
 
 EXPORT_FORMAT = "memledger.export.v1"
@@ -70,10 +80,14 @@ def export_path(export: Export) -> Path:
     return export_dir() / export.path
 
 
-def _memory_record(memory: Memory, exported: set, *, at) -> dict:
+def _memory_record(
+    memory: Memory, exported: set, *, at, retention: dict, writers: dict | None = None
+) -> dict:
     """The record of ``memory`` as it stands at ``at``; ``exported``: the ids of the versions it
     may name as the one it supersedes (those the export holds: a deleted version leaves no id
-    behind, as rewriting an export after a deletion clears it, ``ExportsStore``)."""
+    behind, as rewriting an export after a deletion clears it, ``ExportsStore``);
+    ``retention``: the tenant's active policy's retention section, by which it expires;
+    ``writers``: ``{memory_id: name}`` of the agents that wrote the memories."""
     record = {"id": str(memory.id)}
     record.update({name: getattr(memory, name) for name in _FIELDS})
     # An active row past its valid_until is expired, as the portal shows it, though the
@@ -86,7 +100,46 @@ def _memory_record(memory: Memory, exported: set, *, at) -> dict:
     for name in ("valid_from", "valid_until", "created_at", "updated_at"):
         value = getattr(memory, name)
         record[name] = value.isoformat() if value else None
+    # When it stops being used, as the portal says it (``policy_check.memory_expiry``): the
+    # earlier of valid_until and the day the retention sweep deletes it by the tenant's
+    # active policy. The export gave valid_until alone, null for a row the sweep deletes.
+    expiry = memory_expiry(
+        memory_class=memory.memory_class,
+        authority=memory.authority,
+        created_at=memory.created_at,
+        valid_until=memory.valid_until,
+        retention=retention,
+    )
+    record["expires_at"] = expiry.at.isoformat() if expiry.at else None
+    record["expires_by_retention"] = expiry.by_retention
+    # The agent whose write it is (its admission decision); null: a person, an import or
+    # memledger itself wrote it.
+    record["written_by_agent"] = (writers or {}).get(memory.id)
     return record
+
+
+def _writers_by_memory(tenant_id, memory_ids) -> dict:
+    """Return ``{memory_id: agent name}`` of the agents whose writes ``memory_ids`` are (their
+    admission decisions), one query."""
+    return dict(
+        AdmissionDecision.objects.filter(
+            tenant_id=tenant_id, memory_id__in_array=memory_ids, agent__isnull=False
+        )
+        .order_by("memory_id", "created_at")
+        .distinct("memory_id")
+        .values_list("memory_id", "agent__name")
+    )
+
+
+def _active_retention(tenant_id) -> dict:
+    """Return the retention section of the tenant's active policy ({} without one)."""
+    document = (
+        PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True)
+        .values_list("document", flat=True)
+        .first()
+    )
+    retention = (document or {}).get("retention") if isinstance(document, dict) else None
+    return retention if isinstance(retention, dict) else {}
 
 
 def _events_by_memory(tenant_id, memory_ids, *, until) -> dict:
@@ -216,6 +269,7 @@ def export_create(*, principal, subject_id=None) -> Export:
     }
     path = export_dir() / relative
     memory_ids = []
+    retention = _active_retention(subject.tenant_id)
 
     def records():
         # A server-side cursor, a chunk at a time: the rows are never all in memory. Each
@@ -233,11 +287,15 @@ def export_create(*, principal, subject_id=None) -> Export:
             return
         ids = [memory.id for memory in chunk]
         events = _events_by_memory(subject.tenant_id, ids, until=started)
+        writers = _writers_by_memory(subject.tenant_id, ids)
         linked = [memory.supersedes_id for memory in chunk if memory.supersedes_id]
         exported = set(memories.filter(pk__in=linked).values_list("pk", flat=True))
         for memory in chunk:
             memory_ids.append(memory.id)
-            yield {**_memory_record(memory, exported, at=started), "events": events[memory.id]}
+            record = _memory_record(
+                memory, exported, at=started, retention=retention, writers=writers
+            )
+            yield {**record, "events": events[memory.id]}
 
     digest = write_json_atomic(path, document, items_key="memories", items=records())
     try:

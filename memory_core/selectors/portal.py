@@ -30,7 +30,7 @@ from memory_core.models import (
     past_end_condition,
     reviewer_decided_condition,
 )
-from memory_core.policy_check import retention_limit
+from memory_core.policy_check import memory_expiry
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
 from memory_core.selectors.approvals import approval_heads
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
@@ -258,7 +258,8 @@ def _with_expiry(rows, *, tenant_id) -> None:
     class's or, inferred, ``inferred_days`` after it was written, by the tenant's active
     policy as the sweep reads it): a row stored without admission's cap (a demo, an import),
     or written before a policy shortened its period, showed "when you revoke it" and was
-    deleted minutes later. One query.
+    deleted minutes later (``policy_check.memory_expiry``, as the export says it). One
+    query.
     """
     document = (
         PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True)
@@ -267,12 +268,14 @@ def _with_expiry(rows, *, tenant_id) -> None:
     )
     retention = (document or {}).get("retention") or {}
     for row in rows:
-        limit = retention_limit(row.memory_class, row.authority, retention)
-        deleted_at = row.created_at + limit if limit is not None else None
-        row.expires_by_retention = deleted_at is not None and (
-            row.valid_until is None or deleted_at < row.valid_until
+        expiry = memory_expiry(
+            memory_class=row.memory_class,
+            authority=row.authority,
+            created_at=row.created_at,
+            valid_until=row.valid_until,
+            retention=retention,
         )
-        row.expires_at = deleted_at if row.expires_by_retention else row.valid_until
+        row.expires_at, row.expires_by_retention = expiry.at, expiry.by_retention
 
 
 # The most each short list of the page shows; its count says how many there are.

@@ -161,3 +161,40 @@ def test_a_record_past_its_valid_until_is_expired_before_the_sweep_reaches_it(su
         str(revoked.id): "revoked",
         str(waiting.id): "expired",  # the sweep expires a write waiting past its end too
     }
+
+
+def test_a_record_says_when_the_memory_expires_and_which_agent_wrote_it(subject):
+    """The portal says when each memory stops being used (the earlier of its valid_until and
+    the day the retention policy deletes it) and which agent it came from; the export gave
+    valid_until alone (null for an episode the retention sweep deletes after 90 days) and no
+    writer."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory_core.models import AdmissionDecision
+    from tests.factories import AgentFactory
+
+    now = timezone.now()
+    episode = MemoryFactory(subject=subject, incident=True, created_at=now)
+    soon = MemoryFactory(subject=subject, valid_until=now + timedelta(days=2))
+    stated = MemoryFactory(subject=subject)
+    agent = AgentFactory(tenant=subject.tenant, name="support-bot")
+    AdmissionDecision.objects.create(
+        tenant=subject.tenant, agent=agent, subject=subject, memory=episode, outcome="accepted"
+    )
+
+    records = {
+        m["id"]: m for m in json.loads(export_path(export_of(subject)).read_bytes())["memories"]
+    }
+
+    by_retention = records[str(episode.id)]
+    assert by_retention["expires_at"] == (now + timedelta(days=90)).isoformat()
+    assert by_retention["expires_by_retention"] is True
+    assert by_retention["written_by_agent"] == "support-bot"
+    own_end = records[str(soon.id)]
+    assert own_end["expires_at"] == soon.valid_until.isoformat()
+    assert own_end["expires_by_retention"] is False
+    assert own_end["written_by_agent"] is None
+    assert records[str(stated.id)]["expires_at"] is None  # a preference: no end date
+    assert records[str(stated.id)]["expires_by_retention"] is False
