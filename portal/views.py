@@ -187,8 +187,35 @@ class MemoryCorrectView(EndUserMixin, FormView):
             return redirect("portal:memory", memory_id=memory.pk)
         return None
 
+    # Why a memory not in use has no correction form, by its status now (``status_at``).
+    NOTHING_TO_CORRECT = {
+        Status.DELETED: "This memory was deleted, so there is nothing to correct.",
+        Status.SUPERSEDED: (
+            "This version of the memory was replaced by a newer one, so there is nothing to "
+            "correct here: open the memory in the list below to correct the version in use."
+        ),
+        Status.PENDING_APPROVAL: (
+            "This memory is waiting for a reviewer, so there is nothing to correct yet: once "
+            "it is approved, it can be corrected."
+        ),
+    }
+
+    def retired(self):
+        """A redirect to the memory list, saying why, for a memory not in use (deleted,
+        superseded, expired, revoked, refused by a reviewer, waiting for one): the form
+        showed an empty or stale "Currently remembered" and a save always failed."""
+        memory = self.get_memory()
+        status = memory.status_at(timezone.now())
+        if status == Status.ACTIVE:
+            return None
+        said = self.NOTHING_TO_CORRECT.get(status) or not_in_use(memory, self.EXPIRED_SO) + "."
+        messages.info(self.request, said)
+        return redirect("portal:home")
+
     def get(self, request, *args, **kwargs):
-        return self.past_end() or super().get(request, *args, **kwargs)
+        # Past its valid_until (still stored active): back to the memory, which says
+        # "Expired", as its other actions do.
+        return self.past_end() or self.retired() or super().get(request, *args, **kwargs)
 
     def post(self, request, *args, **kwargs):
         return self.past_end() or super().post(request, *args, **kwargs)

@@ -1336,3 +1336,32 @@ def test_a_memory_past_its_end_reads_expired_on_its_page_and_in_its_chain(
         assert chain.count('data-status="expired"') == 1
         assert chain.count('data-status="superseded"') == 1
         assert "status-active" not in chain and ">Active<" not in chain
+
+
+@pytest.mark.parametrize(
+    ("status", "said"),
+    [
+        ("deleted", "This memory was deleted, so there is nothing to correct."),
+        ("superseded", "This version of the memory was replaced by a newer one"),
+        ("expired", "This memory is expired, so agents do not use it and there is nothing"),
+        ("revoked", "This memory is revoked, so agents do not use it and there is nothing"),
+        ("rejected", "This memory is rejected, so agents do not use it and there is nothing"),
+        ("pending_approval", "This memory is waiting for a reviewer, so there is nothing"),
+    ],
+)
+def test_the_correction_form_of_a_memory_not_in_use_goes_to_the_list_and_says_why(
+    alice_client, alice_subject, status, said
+):
+    """The form of a deleted memory showed an empty "Currently remembered", and of any memory
+    not in use a form whose save always failed ("This memory changed after you opened this
+    page")."""
+    fields = {"content": "", "value": None} if status == "deleted" else {}
+    memory = MemoryFactory(subject=alice_subject, status=status, **fields)
+
+    response = alice_client.get(reverse("portal:memory-correct", args=[memory.pk]), follow=True)
+
+    assert response.redirect_chain == [(reverse("portal:home"), 302)]
+    body = response.content.decode()
+    assert said.replace("'", "&#x27;") in body
+    assert 'role="status"' in body and "Save correction" not in body
+    assert Memory.objects.filter(subject=alice_subject).count() == 1
