@@ -139,14 +139,16 @@ def _queued_get(principal, operation_id) -> DeletionOperation | None:
     return None
 
 
-def deletion_list(*, principal, status: str | None = None) -> QuerySet:
-    """Return the operations ``principal`` may see, newest first.
+def deletion_list(*, principal, status: str | None = None, steps: bool = True) -> QuerySet:
+    """Return the operations ``principal`` may see, newest first, with their steps (one
+    query for them all) unless ``steps`` is false: the portal's deletions page shows none,
+    and read every step of the page's operations.
 
     Without their ``memory_ids`` (a subject's operation may hold tens of thousands): each
     carries ``memory_count`` instead, counted by the database.
     """
     queryset = (
-        _scope(principal)
+        (_scope(principal) if steps else deletion_scope(principal))
         .defer("memory_ids")
         .annotate(
             memory_count=Func(F("memory_ids"), function="cardinality", output_field=IntegerField())

@@ -355,8 +355,8 @@ def subject_memories_not_in_use(*, principal, now=None, **filters: str) -> tuple
 
 def deletions_page(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Page:
     """Return a page of the deletion operations ``principal`` may see, newest first (each
-    with ``memory_count``, without its ids: ``deletion_list``)."""
-    operations = deletion_list(principal=principal)
+    with ``memory_count``, without its ids or its steps: ``deletion_list``). Two queries."""
+    operations = deletion_list(principal=principal, steps=False)
     result = Page.at(total=operations.count(), number=page, page_size=page_size)
     result.items = list(operations[result.offset : result.offset + page_size])
     return result

@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from memory_core.models import DeletionOperation, Memory, MemoryEvent, ReviewItem
+from memory_core.models import DeletionOperation, DeletionStep, Memory, MemoryEvent, ReviewItem
 from memory_core.selectors.portal import PAGE_SIZE
 from tests.factories import MemoryFactory, insert_memories
 
@@ -232,3 +232,34 @@ def test_an_incomplete_resolution_on_a_later_page_shows_that_page(reviewer_clien
     assert f'rel="prev" href="{conflicts}?page=1"' in body
     done = reviewer_client.post(f"{resolve}?page=2", {"outcome": "ask_user", "reason": "x"})
     assert done["Location"] == f"{conflicts}?page=2"
+
+
+def test_the_deletions_page_reads_no_steps(alice_client, alice_subject):
+    """The page shows each operation's status and memory count, never its steps: it read
+    every step of the page's 50 operations (ten each on a default install)."""
+    ids = [m.pk for m in MemoryFactory.create_batch(2, subject=alice_subject)]
+
+    def operations(count: int) -> None:
+        for _ in range(count):
+            operation = DeletionOperation.objects.create(
+                tenant_id=alice_subject.tenant_id,
+                subject=alice_subject,
+                target="memory",
+                memory_ids=ids,
+                status="running",
+            )
+            DeletionStep.objects.bulk_create(
+                DeletionStep(operation=operation, store=store, status="pending")
+                for store in ("primary", "vectors", "exports")
+            )
+
+    operations(5)
+    with CaptureQueriesContext(connection) as few:
+        body = alice_client.get(reverse("portal:deletions")).content.decode()
+    assert body.count("2 memories") == 5
+    operations(PAGE_SIZE)
+    with CaptureQueriesContext(connection) as many:
+        body = alice_client.get(reverse("portal:deletions")).content.decode()
+    assert body.count("2 memories") == PAGE_SIZE
+    assert len(many) == len(few)
+    assert not any("memory_core_deletionstep" in query["sql"] for query in many)
