@@ -629,7 +629,9 @@ def deletion_heading(operation, *, done: bool) -> str:
         return "Everything about you is deleted" if everything else "Deleted and verified"
     if everything:
         return "Deleting everything about you"
-    count = len(operation.memory_ids)
+    # Counted by the database (``deletion_get(ids=False)``); a queued one has none yet.
+    count = getattr(operation, "memory_count", None)
+    count = len(operation.memory_ids) if count is None else count
     return f"Deleting {count} memor{'y' if count == 1 else 'ies'}"
 
 
@@ -673,7 +675,9 @@ class DeletionDetailView(EndUserMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        operation = deletion_get(principal=self.principal, operation_id=kwargs["operation_id"])
+        operation = deletion_get(
+            principal=self.principal, operation_id=kwargs["operation_id"], ids=False
+        )
         status = operation_status(operation)
         context.update(
             operation=operation,
@@ -691,7 +695,7 @@ class DeletionStatusView(EndUserMixin, View):
     http_method_names = ["get"]
 
     def get(self, request, operation_id):
-        operation = deletion_get(principal=self.principal, operation_id=operation_id)
+        operation = deletion_get(principal=self.principal, operation_id=operation_id, ids=False)
         response = JsonResponse(operation_status(operation))
         response["Cache-Control"] = "no-store"
         return response

@@ -68,10 +68,23 @@ def _scope(principal) -> QuerySet:
     )
 
 
-def deletion_get(*, principal, operation_id) -> DeletionOperation:
-    """Return the operation with its steps if ``principal`` may see it, or a queued one not
-    made yet (``queued_deletion``); NotFound otherwise."""
-    operation = _scope(principal).filter(pk=operation_id).first()
+def _memory_count():
+    """How many memory ids an operation holds, counted by the database."""
+    return Func(F("memory_ids"), function="cardinality", output_field=IntegerField())
+
+
+def deletion_get(*, principal, operation_id, ids: bool = True) -> DeletionOperation:
+    """Return the operation with its steps and ``memory_count`` if ``principal`` may see it,
+    or a queued one not made yet (``queued_deletion``); NotFound otherwise.
+
+    Without its ``memory_ids`` unless ``ids``: the portal's progress page, and its status
+    polled every second, show how many there are, and read a whole subject's tens of
+    thousands of ids each time to count them.
+    """
+    operations = _scope(principal).annotate(memory_count=_memory_count())
+    if not ids:
+        operations = operations.defer("memory_ids")
+    operation = operations.filter(pk=operation_id).first()
     if operation is None:
         operation = _queued_get(principal, operation_id)
     if operation is None:
@@ -150,9 +163,7 @@ def deletion_list(*, principal, status: str | None = None, steps: bool = True) -
     queryset = (
         (_scope(principal) if steps else deletion_scope(principal))
         .defer("memory_ids")
-        .annotate(
-            memory_count=Func(F("memory_ids"), function="cardinality", output_field=IntegerField())
-        )
+        .annotate(memory_count=_memory_count())
         .order_by("-requested_at", "-id")
     )
     if status:

@@ -263,3 +263,29 @@ def test_the_deletions_page_reads_no_steps(alice_client, alice_subject):
     assert body.count("2 memories") == PAGE_SIZE
     assert len(many) == len(few)
     assert not any("memory_core_deletionstep" in query["sql"] for query in many)
+
+
+def test_a_deletions_progress_counts_its_ids_in_the_database_and_reads_its_steps_once(
+    alice_client, alice_subject
+):
+    """The progress page, and its status polled every second, read the operation's every
+    memory id (tens of thousands for a whole subject) to say how many it deletes."""
+    ids = [m.pk for m in MemoryFactory.create_batch(3, subject=alice_subject)]
+    operation = DeletionOperation.objects.create(
+        tenant_id=alice_subject.tenant_id,
+        subject=alice_subject,
+        target="memory_key",
+        memory_ids=ids,
+        status="running",
+    )
+    DeletionStep.objects.bulk_create(
+        DeletionStep(operation=operation, store=store, status="pending")
+        for store in ("primary", "vectors", "exports")
+    )
+    for name in ("portal:deletion", "portal:deletion-status"):
+        with CaptureQueriesContext(connection) as captured:
+            response = alice_client.get(reverse(name, args=[operation.pk]))
+        assert "Deleting 3 memories" in response.content.decode(), name
+        sql = [query["sql"] for query in captured]
+        assert not any('"memory_core_deletionoperation"."memory_ids",' in q for q in sql), name
+        assert sum('FROM "memory_core_deletionstep"' in q for q in sql) == 1, name
