@@ -7,13 +7,13 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
-from memory_core.deletion.selectors import deletion_dead_letters
 from memory_core.deletion.services import deletion_retry
 from memory_core.exceptions import DomainError
 from memory_core.models import DeletionOperation
 from memory_core.selectors.health import evaluation_figures, health_overview
 from memory_core.selectors.portal import (
     conflict_queue,
+    dead_letters_page,
     rejected_by_rule,
     review_queue,
     review_recent,
@@ -199,7 +199,8 @@ class DeadLetterView(ReviewerMixin, TemplateView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["operations"] = list(deletion_dead_letters(principal=self.principal))
+        page = dead_letters_page(principal=self.principal, page=page_number(self.request))
+        context.update(page=page, operations=page.items, page_query=page_query(self.request))
         return context
 
 
@@ -211,7 +212,10 @@ class DeadLetterRetryView(ReviewerMixin, View):
     http_method_names = ["post"]
 
     def post(self, request, operation_id):
+        # Back to the page of the list the form was on (its action carries ``?page=``).
+        number = page_number(request)
         dead_letters = reverse("portal:review:deletions")
+        dead_letters = f"{dead_letters}?page={number}" if number > 1 else dead_letters
         try:
             operation = deletion_retry(principal=self.principal, operation_id=operation_id)
         except DomainError as error:

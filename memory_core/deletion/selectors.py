@@ -181,5 +181,5 @@ def deletion_dead_letters(*, principal) -> QuerySet:
         _scope(principal)
         .filter(Q(dead_lettered_at__isnull=False) | Q(status=DeletionOperation.State.FAILED))
         .select_related("subject")
-        .order_by(F("dead_lettered_at").desc(nulls_last=True), "-requested_at")
+        .order_by(F("dead_lettered_at").desc(nulls_last=True), "-requested_at", "-id")
     )

@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 from django.utils import timezone
 
-from memory_core.deletion.selectors import deletion_list
+from memory_core.deletion.selectors import deletion_dead_letters, deletion_list
 from memory_core.models import (
     AUTHORITY_RANK,
     AdmissionDecision,
@@ -357,6 +357,17 @@ def deletions_page(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
     """Return a page of the deletion operations ``principal`` may see, newest first (each
     with ``memory_count``, without its ids or its steps: ``deletion_list``). Two queries."""
     operations = deletion_list(principal=principal, steps=False)
+    result = Page.at(total=operations.count(), number=page, page_size=page_size)
+    result.items = list(operations[result.offset : result.offset + page_size])
+    return result
+
+
+def dead_letters_page(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Page:
+    """Return a page of the tenant's dead-lettered (or failed) deletion operations, the most
+    recent first, each with its steps and subject (``deletion_dead_letters``): a broken
+    store dead-letters every deletion that meets it, and the page listed them all. Three
+    queries: the count, the page, its steps."""
+    operations = deletion_dead_letters(principal=principal)
     result = Page.at(total=operations.count(), number=page, page_size=page_size)
     result.items = list(operations[result.offset : result.offset + page_size])
     return result

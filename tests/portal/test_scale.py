@@ -289,3 +289,48 @@ def test_a_deletions_progress_counts_its_ids_in_the_database_and_reads_its_steps
         sql = [query["sql"] for query in captured]
         assert not any('"memory_core_deletionoperation"."memory_ids",' in q for q in sql), name
         assert sum('FROM "memory_core_deletionstep"' in q for q in sql) == 1, name
+
+
+def dead_letters(subject, count: int) -> None:
+    """``count`` dead-lettered deletions of ``subject``, each with a failed exports step."""
+    operations = DeletionOperation.objects.bulk_create(
+        DeletionOperation(
+            tenant_id=subject.tenant_id,
+            subject=subject,
+            target="memory",
+            status="failed",
+            attempts=5,
+            last_error="export volume read-only",
+            dead_lettered_at=timezone.now(),
+        )
+        for _ in range(count)
+    )
+    DeletionStep.objects.bulk_create(
+        DeletionStep(operation=operation, store="exports", status="failed", attempts=5)
+        for operation in operations
+    )
+
+
+def test_the_dead_letters_page_is_paged(reviewer_client, alice_subject):
+    """A broken store dead-letters every deletion that meets it: the page listed them all,
+    each with its steps."""
+    card = 'class="card" aria-labelledby="op-'
+    dead_letters(alice_subject, 5)
+    few, body = queries(reviewer_client, reverse("portal:review:deletions"))
+    assert body.count(card) == 5 and "Page 1 of" not in body
+    dead_letters(alice_subject, PAGE_SIZE)
+
+    many, body = queries(reviewer_client, reverse("portal:review:deletions"))
+
+    assert body.count(card) == PAGE_SIZE
+    assert f"{PAGE_SIZE + 5} operations; this page shows the 1–{PAGE_SIZE} most recent" in body
+    assert "Page 1 of 2" in body and 'rel="next" href="?page=2"' in body
+    assert many == few
+    _, second = queries(reviewer_client, reverse("portal:review:deletions") + "?page=2")
+    assert second.count(card) == 5
+    # A retry on the second page comes back to it.
+    operation = DeletionOperation.objects.order_by("dead_lettered_at", "requested_at", "id")[0]
+    retry = reverse("portal:review:deletion-retry", args=[operation.pk])
+    assert f'action="{retry}?page=2"' in second
+    response = reviewer_client.post(f"{retry}?page=2")
+    assert response["Location"] == reverse("portal:review:deletions") + "?page=2"
