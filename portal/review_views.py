@@ -97,8 +97,20 @@ class ReviewDecideView(ReviewerMixin, View):
             )
         except DomainError as error:
             return self.refuse(error, queue)
+        short = str(item.pk)[:8]
+        if self.decision == "approve" and getattr(item, "opened_conflict", False):
+            # Of lower authority than the key's memory in use: it stands beside it, and
+            # agents are asked for clarification until the conflict is settled.
+            messages.warning(
+                request,
+                f"Write {short} approved: it is now active, but its authority is lower than "
+                "the memory in use on its key, so it stands beside it in a conflict "
+                f"({str(item.conflict.pk)[:8]}) for a reviewer to settle under Conflicts; "
+                "until then agents are asked for clarification instead of being given either.",
+            )
+            return redirect(queue)
         verb = "approved: it is now active" if self.decision == "approve" else "rejected"
-        messages.success(request, f"Write {str(item.pk)[:8]} {verb}.")
+        messages.success(request, f"Write {short} {verb}.")
         return redirect(queue)
 
 

@@ -895,3 +895,56 @@ def test_recently_decided_lists_reviewers_decisions_not_items_the_system_closed(
     assert f"<code>{str(decided.pk)[:8]}</code>" in recent
     assert f"<code>{str(resolved.pk)[:8]}</code>" in recent
     assert not any(str(item.pk)[:8] in recent for item in closed)
+
+
+def test_an_approval_that_opened_a_conflict_says_so(reviewer_client, alice_subject, queues):
+    """Approved beside a head of higher authority, the write stands in a conflict: the
+    reviewer was told "approved: it is now active" and nothing of the conflict."""
+    head = MemoryFactory(subject=alice_subject, memory_key="health.diet", content="No sugar.")
+    item = write_on(
+        head,
+        "Alice seems to eat sugar.",
+        authority="model_inference",
+        source_type="model_inference",
+        confidence=0.6,
+    )
+
+    body = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": "checked"}, follow=True
+    ).content.decode()
+
+    conflict = ReviewItem.objects.get(kind="conflict", state="open", memory_key="health.diet")
+    said = (
+        f"Write {str(item.pk)[:8]} approved: it is now active, but its authority is lower "
+        f"than the memory in use on its key, so it stands beside it in a conflict "
+        f"({str(conflict.pk)[:8]}) for a reviewer to settle under Conflicts"
+    )
+    assert said in body and 'class="message message-warning" role="status"' in body
+    # One that replaced nothing, or the head, says it is active and nothing of a conflict.
+    plain = reviewer_client.post(
+        reverse("portal:review:approve", args=[queues["own_write"].pk]),
+        {"reason": "checked"},
+        follow=True,
+    ).content.decode()
+    assert f"Write {str(queues['own_write'].pk)[:8]} approved: it is now active." in plain
+    assert "in a conflict (" not in plain
+
+
+def test_review_approve_returns_whether_it_opened_a_conflict(tenant, reviewer, alice_subject):
+    from memory_core.principals import ReviewerPrincipal
+    from memory_core.services.reviews import review_approve
+
+    principal = ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.pk)
+    head = MemoryFactory(subject=alice_subject, memory_key="health.sleep", content="Sleeps 7h.")
+    weaker = write_on(
+        head, "Alice seems tired.", authority="model_inference", source_type="model_inference"
+    )
+    approved = review_approve(principal=principal, item_id=weaker.pk, reason="ok")
+    assert approved.opened_conflict is True and approved.conflict.kind == "conflict"
+
+    other = MemoryFactory(subject=alice_subject, memory_key="health.walk", content="Walks.")
+    stronger = write_on(other, "Alice walks 5 km a day.")
+    approved = review_approve(principal=principal, item_id=stronger.pk, reason="ok")
+    assert approved.opened_conflict is False and approved.conflict is None
+    stronger.memory.refresh_from_db()
+    assert stronger.memory.supersedes_id == other.pk
