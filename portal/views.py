@@ -23,6 +23,7 @@ from memory_core.selectors.portal import (
     deletions_page,
     memory_history,
     memory_pending_replacements,
+    subject_deletions_in_progress,
     subject_memories,
     subject_memories_not_in_use,
     subject_memories_pending,
@@ -701,12 +702,79 @@ class DeletionStatusView(EndUserMixin, View):
         return response
 
 
+def export_during_deletion(operations) -> str:
+    """Return what an export made now holds and leaves out, while ``operations`` (deletions
+    of the subject's memories not finished, ``subject_deletions_in_progress``) run."""
+    said = []
+    for operation in operations:
+        everything = operation.target == DeletionOperation.Target.SUBJECT
+        if operation.status == QUEUED:  # not made yet: nothing is out of use
+            what = (
+                "everything remembered about you"
+                if everything
+                else f"your memories on the key {operation.subject.deletion_queued_key}"
+            )
+            said.append(
+                f"The deletion of {what} is queued for a worker and has not started, so the "
+                "export still holds those memories, as this portal still lists them; once it "
+                "runs, the deletion removes them from the copy of the export kept here, but "
+                "not from the file you download."
+            )
+        elif everything:
+            said.append(
+                f"Everything remembered about you is being deleted (operation {operation.pk}), "
+                "so the export holds none of it: what a deletion takes is out of use from the "
+                "moment it is asked for, and left out."
+            )
+        else:
+            count = operation.memory_count
+            said.append(
+                f"A deletion of {count} memor{'y' if count == 1 else 'ies'} about you is under "
+                f"way (operation {operation.pk}), so the export leaves "
+                f"{'it' if count == 1 else 'them'} out (out of use from the moment the deletion "
+                "was asked for) and holds everything else remembered about you."
+            )
+    return " ".join(said)
+
+
+def shown_deletions(operations) -> str:
+    """The deletions in progress an export page said what the export holds during, as its
+    form carries them: a change since (one started, one made from its queue) asks again."""
+    return ",".join(
+        f"{operation.pk}:{'queued' if operation.status == QUEUED else 'made'}"
+        for operation in operations
+    )
+
+
 class ExportView(EndUserMixin, TemplateView):
-    """Export everything remembered about the login's subject as one JSON download."""
+    """Export everything remembered about the login's subject as one JSON download.
+
+    While a deletion of the subject's memories is in progress, the page says what the export
+    holds and leaves out (``export_during_deletion``); a request from a page that did not say
+    it (opened before the deletion began) downloads nothing and shows the page, which does.
+    """
 
     template_name = "portal/export.html"
 
+    def get_context_data(self, **kwargs):
+        context = super().get_context_data(**kwargs)
+        deleting = subject_deletions_in_progress(principal=self.principal)
+        context.update(
+            during_deletion=export_during_deletion(deleting),
+            shown_deletions=shown_deletions(deleting),
+        )
+        return context
+
+    NOT_YET = (
+        "Nothing was downloaded yet: a deletion of memories about you is under way. Read "
+        "below what the export holds while it runs, then download it again."
+    )
+
     def post(self, request):
+        deleting = subject_deletions_in_progress(principal=self.principal)
+        if deleting and request.POST.get("shown_deletions", "") != shown_deletions(deleting):
+            messages.info(request, self.NOT_YET)
+            return redirect("portal:export")
         try:
             export = export_create(principal=self.principal)
         except DomainError as error:

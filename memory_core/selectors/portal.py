@@ -14,10 +14,11 @@ from django.db import connection
 from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
 from django.utils import timezone
 
-from memory_core.deletion.selectors import deletion_dead_letters, deletion_list
+from memory_core.deletion.selectors import deletion_dead_letters, deletion_list, queued_deletions
 from memory_core.models import (
     AUTHORITY_RANK,
     AdmissionDecision,
+    DeletionOperation,
     Memory,
     MemoryClass,
     MemoryEvent,
@@ -360,6 +361,25 @@ def deletions_page(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
     result = Page.at(total=operations.count(), number=page, page_size=page_size)
     result.items = list(operations[result.offset : result.offset + page_size])
     return result
+
+
+# The most deletions in progress ``subject_deletions_in_progress`` names (a subject has few).
+IN_PROGRESS_LIMIT = 10
+
+
+def subject_deletions_in_progress(*, principal) -> list[DeletionOperation]:
+    """Return the deletions of the subject's memories not finished: the one queued for a
+    worker (``queued_deletions``, not made yet) first, then the operations pending, running
+    or partial (not dead-lettered: those wait for a reviewer), newest first, each with
+    ``memory_count`` and without its ids or steps. Two queries."""
+    state = DeletionOperation.State
+    made = (
+        deletion_list(principal=principal, steps=False)
+        .filter(status__in=[state.PENDING, state.RUNNING, state.PARTIAL])
+        .filter(dead_lettered_at__isnull=True)
+    )
+    queued = queued_deletions(principal=principal)
+    return [*queued, *made[: IN_PROGRESS_LIMIT - len(queued)]]
 
 
 def dead_letters_page(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Page:

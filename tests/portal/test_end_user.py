@@ -10,10 +10,12 @@ from django.utils import timezone
 from memory_core.deletion.runner import deletion_run
 from memory_core.models import (
     DeletionOperation,
+    Export,
     Memory,
     MemoryEvent,
     RetrievalTrace,
     ReviewItem,
+    Subject,
 )
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.services.memories import MemoryDraft, memory_supersede
@@ -1365,3 +1367,71 @@ def test_the_correction_form_of_a_memory_not_in_use_goes_to_the_list_and_says_wh
     assert said.replace("'", "&#x27;") in body
     assert 'role="status"' in body and "Save correction" not in body
     assert Memory.objects.filter(subject=alice_subject).count() == 1
+
+
+def shown_deletions_of(page: str) -> str:
+    return re.search(r'name="shown_deletions" value="([^"]*)"', page).group(1)
+
+
+def test_an_export_while_a_deletion_is_queued_says_it_still_holds_those_memories(
+    alice_client, alice, alice_memory, settings, tmp_path
+):
+    """Asked for while a deletion was queued or running, the export said nothing of what it
+    held: the memories a queued deletion is about to remove, or none of a running one's."""
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    Subject.objects.filter(pk=alice_memory.subject_id).update(
+        deletion_queued_at=timezone.now(), deletion_queued_by=alice.pk
+    )
+
+    # A page opened before the deletion was queued: nothing is downloaded, the page says why.
+    refused = alice_client.post(reverse("portal:export"), {"shown_deletions": ""}, follow=True)
+    page = refused.content.decode()
+    assert refused.redirect_chain == [(reverse("portal:export"), 302)]
+    assert "Nothing was downloaded yet: a deletion of memories about you is under way." in page
+    notice = page.split('id="export-during-deletion">', 1)[1].split("</p>", 1)[0]
+    assert notice.startswith(
+        "The deletion of everything remembered about you is queued for a worker and has not "
+        "started, so the export still holds those memories"
+    )
+    assert "not from the file you download" in notice
+    assert not Export.objects.exists()
+
+    download = alice_client.post(
+        reverse("portal:export"), {"shown_deletions": shown_deletions_of(page)}
+    )
+    assert download["Content-Disposition"].startswith("attachment;")
+    assert "Alice prefers tabs over spaces." in download.getvalue().decode()
+
+
+def test_an_export_while_a_memory_is_being_deleted_says_it_leaves_it_out(
+    alice_client, alice_memory, settings, tmp_path
+):
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    doomed = MemoryFactory(subject=alice_memory.subject, content="Alice likes jazz.")
+    alice_client.post(
+        reverse("portal:memory-delete", args=[doomed.pk]),
+        {"confirm": "on", "shown_status": "active"},
+    )
+    operation = DeletionOperation.objects.get()
+
+    page = alice_client.get(reverse("portal:export")).content.decode()
+
+    notice = page.split('id="export-during-deletion">', 1)[1].split("</p>", 1)[0]
+    assert notice == (
+        f"A deletion of 1 memory about you is under way (operation {operation.pk}), so the "
+        "export leaves it out (out of use from the moment the deletion was asked for) and "
+        "holds everything else remembered about you."
+    )
+    download = alice_client.post(
+        reverse("portal:export"), {"shown_deletions": shown_deletions_of(page)}
+    )
+    body = download.getvalue().decode()
+    assert "Alice prefers tabs over spaces." in body and "Alice likes jazz." not in body
+    # Once it is done the page says nothing of it, and an older page's form downloads.
+    DeletionOperation.objects.filter(pk=operation.pk).update(
+        status="completed", completed_at=timezone.now()
+    )
+    page = alice_client.get(reverse("portal:export")).content.decode()
+    assert 'id="export-during-deletion"' not in page
+    later = alice_client.post(reverse("portal:export"), {"shown_deletions": "stale"})
+    assert later["Content-Disposition"].startswith("attachment;")
