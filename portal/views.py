@@ -765,6 +765,13 @@ class ExportView(EndUserMixin, TemplateView):
         )
         return context
 
+    # SubjectBeingDeleted (a deletion holds the subject past the lock's wait) in the words of
+    # an export: the person's "nothing was changed ... none of your memories can be changed"
+    # read as though exporting changed something.
+    being_deleted = (
+        "A deletion of memories about you is running right now (see Deletions), so nothing "
+        "was exported. Try again in a moment, once it has finished."
+    )
     NOT_YET = (
         "Nothing was downloaded yet: a deletion of memories about you is under way. Read "
         "below what the export holds while it runs, then download it again."

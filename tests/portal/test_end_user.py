@@ -1435,3 +1435,49 @@ def test_an_export_while_a_memory_is_being_deleted_says_it_leaves_it_out(
     assert 'id="export-during-deletion"' not in page
     later = alice_client.post(reverse("portal:export"), {"shown_deletions": "stale"})
     assert later["Content-Disposition"].startswith("attachment;")
+
+
+def test_the_message_after_each_action_is_shown_on_the_page_it_leads_to(
+    alice_client, alice_memory, monkeypatch
+):
+    """A correction, a deletion and a refused export each end with one message on the page
+    they lead to; an export refused while a deletion held the subject said "nothing was
+    changed ... none of your memories can be changed", as though exporting changed them."""
+    from memory_core.exceptions import SubjectBeingDeleted
+    from portal import views
+
+    def said(response) -> list[str]:
+        return re.findall(
+            r'<p class="message [^"]+" role="\w+">([^<]+)</p>', response.content.decode()
+        )
+
+    corrected = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice prefers tabs, always.", "reason": ""},
+        follow=True,
+    )
+    assert said(corrected) == [
+        "Saved version 2. The previous version is kept in the history as superseded."
+    ]
+    doomed = MemoryFactory(subject=alice_memory.subject)
+    deleted = alice_client.post(
+        reverse("portal:memory-delete", args=[doomed.pk]),
+        {"confirm": "on", "shown_status": "active"},
+        follow=True,
+    )
+    assert [m.split(".")[0] for m in said(deleted)] == ["Deletion started"]
+
+    def held(**kwargs):
+        raise SubjectBeingDeleted()
+
+    monkeypatch.setattr(views, "export_create", held)
+    page = alice_client.get(reverse("portal:export")).content.decode()
+    refused = alice_client.post(
+        reverse("portal:export"), {"shown_deletions": shown_deletions_of(page)}, follow=True
+    )
+    assert refused.redirect_chain == [(reverse("portal:export"), 302)]
+    assert said(refused) == [
+        "A deletion of memories about you is running right now (see Deletions), so nothing "
+        "was exported. Try again in a moment, once it has finished."
+    ]
+    assert 'role="alert"' in refused.content.decode()
