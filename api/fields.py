@@ -111,20 +111,33 @@ class StrictFloatField(_StrictType, serializers.FloatField):
 class UUIDStringField(serializers.UUIDField):
     """A UUID sent as a JSON string. DRF's UUIDField also reads a number as the UUID of that
     integer (``5`` as 00000000-…-0005, ``true`` as …-0001), which no client means: here it is
-    ``invalid``, not a 404 or ``not_selected`` about an id nobody sent."""
+    ``invalid``, not a 404 or ``not_selected`` about an id nobody sent, and its message names
+    the type sent ("Must be an id (a UUID string), not an integer."; DRF's "Must be a valid
+    UUID." read as if the id were a string spelt wrong)."""
+
+    expected = "an id (a UUID string)"
 
     def to_internal_value(self, data):
         if not isinstance(data, str):
-            self.fail("invalid", value=data)
+            raise serializers.ValidationError(wrong_type(self.expected, data), code="invalid")
         return super().to_internal_value(data)
 
 
 class BoundedListField(serializers.ListField):
     """A list whose length is checked before its items: DRF's ``ListField`` checks each item
     first and its ``max_length`` only when every item passed, so 60,000 items of the wrong
-    type were 60,000 errors (a 180 kB body answered 4.4 MB), not one ``max_length``."""
+    type were 60,000 errors (a 180 kB body answered 4.4 MB), not one ``max_length``.
+
+    Another JSON type is DRF's ``not_a_list``, in the words every field uses ("Must be an
+    array of ids (UUID strings), not a string."; DRF's named Python's type, ``"str"``)."""
+
+    def __init__(self, *, expected: str = "an array", **kwargs):
+        self.expected = expected
+        super().__init__(**kwargs)
 
     def to_internal_value(self, data):
-        if isinstance(data, list) and self.max_length is not None and len(data) > self.max_length:
+        if not isinstance(data, list):
+            raise serializers.ValidationError(wrong_type(self.expected, data), code="not_a_list")
+        if self.max_length is not None and len(data) > self.max_length:
             self.fail("max_length", max_length=self.max_length)
         return super().to_internal_value(data)

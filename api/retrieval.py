@@ -135,7 +135,12 @@ class TraceUsageInput(StrictSerializer):
     # An id (a message's, a tool call's), never text: a sentence here was kept in the trace,
     # and answered by GET, as the agent wrote it (the answer it gave, say).
     reference = body_identifier_field(required=False, allow_blank=True, default="")
-    memory_ids = BoundedListField(child=UUIDStringField(), max_length=100, allow_empty=True)
+    memory_ids = BoundedListField(
+        child=UUIDStringField(),
+        max_length=100,
+        allow_empty=True,
+        expected="an array of ids (UUID strings)",
+    )
 
 
 class RetrieveView(APIView):

@@ -125,6 +125,7 @@ FIELDS = [
     ("usage", "reference", "a string", [5, True]),
     ("delete", "subject", "a string", [5, True, 1.0]),
     ("delete", "memory_key", "a string", [5]),
+    ("usage", "memory_ids.0", "an id (a UUID string)", [5, True, ["x"]]),
     ("close_task", "user_id", "a string", [5]),
     ("close_task", "task_id", "a string", [1, 1.5, True]),
     ("approve", "reason", "a string", [5, True]),
@@ -148,7 +149,10 @@ def with_value(body: dict, path: str, value) -> dict:
             node = node[int(part)]
         else:
             node = node.setdefault(part, {})
-    node[name] = value
+    if isinstance(node, list):  # an item of a list: ``memory_ids.0``
+        node[int(name) :] = [value]
+    else:
+        node[name] = value
     return body
 
 
@@ -235,6 +239,46 @@ def test_every_wrong_field_of_a_body_is_named_at_once(api_client):
     }
     assert details["confidence"][0]["message"] == "Must be a finite number, not a string."
     assert details["subject"][0]["message"] == "Must be a string, not a boolean."
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "path", "value", "code", "message"),
+    [
+        ("usage", "memory_ids.0", 5, "invalid", "Must be an id (a UUID string), not an integer."),
+        ("usage", "memory_ids.0", 1.5, "invalid", "Must be an id (a UUID string), not a number "
+         "with a fraction or an exponent."),
+        ("usage", "memory_ids", "3f1c8a52-0d4e-4d7b-9a8e-2b1f6c0e9a11", "not_a_list",
+         "Must be an array of ids (UUID strings), not a string."),
+        ("usage", "memory_ids", {"id": 1}, "not_a_list",
+         "Must be an array of ids (UUID strings), not an object."),
+        ("usage", "memory_ids", 7, "not_a_list",
+         "Must be an array of ids (UUID strings), not an integer."),
+    ],
+)  # fmt: skip
+def test_an_id_or_a_list_of_another_type_is_named_by_the_type_sent(
+    api_client, reviewer, url_of, endpoint, path, value, code, message
+):
+    """A UUID field said "Must be a valid UUID." to a number, as if it were a string spelt
+    wrong, and a list field "Expected a list of items but got type "str".", naming Python's
+    type: each now names the JSON type sent, as every other field does."""
+    url = url_of(endpoint)
+    before = stored_state()
+    body = with_value(ENDPOINTS[endpoint][1], path, value)
+    response = send(api_client, reviewer, url, endpoint, body)
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["details"] == {path: [{"code": code, "message": message}]}
+    assert stored_state() == before
+
+
+def test_a_deletions_memory_id_of_another_type_names_it(api_client):
+    for value, sent in ((5, "an integer"), (True, "a boolean"), (["x"], "an array")):
+        response = api_client.post("/api/v1/deletions", {"memory_id": value}, format="json")
+        assert response.status_code == 400, response.content
+        message = f"Must be an id (a UUID string), not {sent}."
+        assert response.json()["error"]["details"] == {
+            "memory_id": [{"code": "invalid", "message": message}]
+        }
+    assert not DeletionOperation.objects.exists()
 
 
 def test_query_string_numbers_still_read_as_numbers(api_client, url_of):
