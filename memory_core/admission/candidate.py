@@ -18,6 +18,7 @@ from itertools import pairwise
 
 from django.utils.dateparse import parse_datetime
 
+from memory_core.admission.normalize import is_blank
 from memory_core.environments import InvalidEnvironment, normalize_environment
 from memory_core.exceptions import ValidationFailed
 from memory_core.json_types import wrong_type
@@ -83,6 +84,10 @@ REQUIRED = "This field is required."
 NOT_NULL = "This field may not be null."
 NOT_BLANK = "This field may not be blank."
 NUL_CHARACTERS = "Null characters are not allowed."
+INVISIBLE_ONLY = (
+    "This id holds only invisible characters (zero-width spaces, format or control "
+    "characters): it shows nothing, and no one could read it or type it again."
+)
 DATETIME_FORMAT = (
     "Datetime has wrong format. Use one of these formats instead: "
     "YYYY-MM-DDThh:mm[:ss[.uuuuuu]][+HH:MM|-HH:MM|Z]."
@@ -419,7 +424,9 @@ def _text(
 
     Refused as the API refuses it: ``required`` (absent), ``null``, ``blank``, ``invalid`` (not
     a string), and every one of ``max_length``, ``null_characters_not_allowed`` and
-    ``surrogate_characters_not_allowed`` that applies. An optional field may be null (none).
+    ``surrogate_characters_not_allowed`` that applies; with ``strip`` (an id),
+    ``invisible_characters_only`` for one that shows nothing. An optional field may be null
+    (none).
     """
     if name not in data:
         if required:
@@ -454,6 +461,10 @@ def _text(
                 f"Surrogate characters are not allowed: U+{ord(surrogate):X}.",
             )
         )
+    if strip and not problems and is_blank(raw):
+        # An id of zero-width spaces (or bidi marks, soft hyphens...) alone passed as an id
+        # nobody could see: a subject, key or message id listed and answered as "".
+        problems.append(("invisible_characters_only", INVISIBLE_ONLY))
     for code, message in problems:
         errors.add(name, code, message)
     return "" if problems else raw
@@ -698,6 +709,10 @@ def parse_candidate(data) -> Candidate:
             scope_kind, scope_ref = parse_scope(scope_raw)
         except ValueError as exc:
             errors.add("scope", "invalid_scope", str(exc))
+        else:
+            if scope_ref and is_blank(scope_ref):
+                errors.add("scope", "invisible_characters_only", INVISIBLE_ONLY)
+                scope_kind, scope_ref = "global", ""
     if scope_kind == ScopeKind.USER and scope_ref != subject:
         # Retrieval reaches user:<the request's user_id> or user:<the subject's UUID> only: a
         # memory about one person scoped to another could never be retrieved by anyone. A

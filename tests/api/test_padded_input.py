@@ -216,3 +216,68 @@ def test_a_reason_is_kept_whole_or_refused(api_client):
     assert api_client.post(f"{url}/revoke", {"reason": "x" * 500}, format="json").status_code == 200
     event = MemoryEvent.objects.get(memory_id=memory.pk, action="revoked")
     assert event.details["reason"] == "x" * 500
+
+
+# Zero-width spaces and joiners, a word joiner and BOM, bidi marks, a soft hyphen, a tag.
+INVISIBLE = [
+    "\u200b",
+    "\u200b\u200c\u200d",
+    "\u2060\ufeff",
+    " \u200e\u200f ",
+    "\u00ad",
+    "\U000e0041",
+]
+
+
+@pytest.mark.parametrize("invisible", INVISIBLE)
+@pytest.mark.parametrize(
+    ("field", "path"),
+    [
+        ("subject", "subject"),
+        ("memory_key", "memory_key"),
+        ("scope", "scope"),
+        ("source", "source.message_id"),
+    ],
+)
+def test_an_id_of_invisible_characters_only_is_refused(api_client, invisible, field, path):
+    """A subject, key, scope or message id of zero-width spaces alone was stored (201): an id
+    that shows nothing, listed and answered as if empty, that no one could type again. (The
+    ids held to letters and digits, ``source.conversation_id`` say, were ``invalid_id``.)"""
+    value = {
+        "subject": invisible,
+        "memory_key": invisible,
+        "scope": f"project:{invisible}",
+        "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"},
+    }[field]
+    if path.startswith("source."):
+        value[path.split(".")[1]] = invisible
+    single = write(api_client, **{field: value})
+    batch = api_client.post(
+        "/api/v1/memories/batch", {"items": [write_body(**{field: value})]}, format="json"
+    )
+
+    for response, name in ((single, path), (batch, f"items.0.{path}")):
+        assert response.status_code == 400, response.content
+        error = response.json()["error"]
+        assert error["code"] == "invalid_input"
+        assert [e["code"] for e in error["details"][name]] == ["invisible_characters_only"]
+        assert "invisible characters" in error["details"][name][0]["message"]
+    assert not Memory.objects.exists()
+
+
+def test_invisible_characters_inside_a_visible_id_are_kept(api_client):
+    subject, key = "user\u200b-7", "style\u00ad.answers"
+    memory = stored(write(api_client, subject=subject, memory_key=key))
+    assert (memory.subject.external_id, memory.memory_key) == (subject, key)
+
+
+def test_a_correction_whose_message_id_is_invisible_is_refused(api_client):
+    memory = stored(write(api_client))
+    correction = {
+        "content": "User prefers short answers.",
+        "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "\u200b"},
+    }
+    response = api_client.post(f"/api/v1/memories/{memory.pk}/supersede", correction, format="json")
+    assert response.status_code == 400, response.content
+    assert error_codes(response, "source.message_id") == ["invisible_characters_only"]
+    assert Memory.objects.count() == 1

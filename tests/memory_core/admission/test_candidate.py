@@ -40,3 +40,21 @@ def test_every_field_error_is_reported_at_once_and_a_sources_under_source():
         "source.conversation_id": ["required"],
         "source.message_id": ["required"],
     }
+
+
+def test_an_id_of_invisible_characters_only_is_refused_on_every_path_that_parses_a_write():
+    """The domain parser is the API's second reading and import_memories' only one: an id of
+    zero-width spaces is ``invisible_characters_only`` there too, and one that shows a letter
+    is kept as written."""
+    source = {"type": "user_input", "conversation_id": "c-1", "message_id": "\u2060"}
+    errors = errors_of(
+        write_body(subject="\u200b", memory_key="\u200c\u200d", scope="task: \ufeff", source=source)
+    )
+    assert {name: [e["code"] for e in found] for name, found in errors.items()} == {
+        "subject": ["invisible_characters_only"],
+        "memory_key": ["invisible_characters_only"],
+        "scope": ["invisible_characters_only"],
+        "source.message_id": ["invisible_characters_only"],
+    }
+    kept = parse_candidate(write_body(subject="\u200bu-1", scope="task:t\u200b"))
+    assert (kept.subject, kept.scope_ref) == ("\u200bu-1", "t\u200b")
