@@ -14,6 +14,9 @@
 - An object key holding a lone surrogate (``"\\ud800"``) is no text: a value holding one is
   refused by its field, but an unknown key is named in the error, which could not be encoded
   (a 500). It is refused here, as malformed JSON.
+- An object that names a key twice (``{"subject": "a", "subject": "b"}``) has no one
+  meaning: Python's json kept the last and every field read it, while a proxy or a log
+  reading the first saw another request. It is refused here, as malformed JSON naming the key.
 """
 
 import codecs
@@ -34,6 +37,33 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"Number out of range: {text[:40]}")
     return value
+
+
+class DuplicateKey(ValueError):
+    """An object of the body names ``key`` twice."""
+
+    def __init__(self, key: str):
+        self.key = key
+        super().__init__(key)
+
+
+def _unique_keys(pairs: list) -> dict:
+    """Build one JSON object (``object_pairs_hook``); raise DuplicateKey for a key named
+    twice."""
+    built = dict(pairs)
+    if len(built) != len(pairs):
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise DuplicateKey(key)
+            seen.add(key)
+    return built
+
+
+def _quoted(key: str) -> str:
+    """Return ``key`` as an error message quotes it: at most 40 characters, a lone surrogate
+    escaped (it could not be encoded in the answer)."""
+    return key[:40].encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def json_depth_exceeds(data, limit: int) -> bool:
@@ -81,7 +111,17 @@ class SafeJSONParser(JSONParser):
                 # editors and shells write one, and json refused it in Python's words.
                 encoding = "utf-8-sig"
             decoded = codecs.getreader(encoding)(stream)
-            data = json.load(decoded, parse_constant=strict_constant, parse_float=_finite_float)
+            data = json.load(
+                decoded,
+                parse_constant=strict_constant,
+                parse_float=_finite_float,
+                object_pairs_hook=_unique_keys,
+            )
+        except DuplicateKey as exc:
+            raise ParseError(
+                f"JSON parse error - the key '{_quoted(exc.key)}' appears twice in one object: "
+                "send each key once."
+            ) from exc
         except RecursionError as exc:
             raise ParseError(f"JSON parse error - nested deeper than {MAX_DEPTH} levels.") from exc
         except ValueError as exc:

@@ -120,3 +120,38 @@ def test_a_body_starting_with_a_utf8_byte_order_mark_is_read(api_client):
         "POST", "/api/v1/memories", raw.encode("utf-8"), content_type="application/json"
     )
     assert response.status_code == 201, response.content
+
+
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        (json.dumps(write_body())[:-1] + ', "subject": "user-2"}', "subject"),
+        (json.dumps(write_body(source="__S__")).replace(
+            '"__S__"',
+            '{"type": "user_input", "type": "admin", "conversation_id": "c", "message_id": "m"}',
+        ), "type"),
+        (json.dumps(write_body(value="__V__")).replace('"__V__"', '{"a": 1, "a": 2}'), "a"),
+        ('{"\\ud800": 1, "\\ud800": 2}', "\\ud800"),
+    ],
+)  # fmt: skip
+def test_a_key_named_twice_in_one_object_is_malformed_json_naming_it(api_client, raw, key):
+    """``{"subject": "a", "subject": "b"}`` has no one meaning: Python's json kept the last
+    (the write was stored for user-2, a source's ``type`` read as admin), where a proxy or a
+    log reading the first saw another request."""
+    for url in ("/api/v1/memories", "/api/v1/memories/batch"):
+        body = raw if url.endswith("memories") else '{"items": [' + raw + "]}"
+        response = post(api_client, url, body)
+        assert response.status_code == 400, response.content
+        error = response.json()["error"]
+        assert error["code"] == "malformed_json"
+        assert f"the key '{key}' appears twice in one object" in error["message"], error
+    assert not Memory.objects.exists()
+
+
+def test_the_same_key_in_two_objects_is_no_duplicate(api_client):
+    body = write_body(value={"a": {"k": 1}, "b": {"k": 2}})
+    response = post(api_client, "/api/v1/memories", json.dumps(body))
+    assert response.status_code == 201, response.content
+    duplicated = post(api_client, "/api/v1/retrieve", '{"query": "x", "query": "y"}')
+    assert duplicated.status_code == 400
+    assert duplicated.json()["error"]["code"] == "malformed_json"
