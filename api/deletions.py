@@ -7,7 +7,7 @@ from rest_framework.views import APIView
 
 from api.fields import StrictCharField, UUIDStringField
 from api.memories_serializers import QuerySerializer, StrictSerializer
-from api.parsing import parse_query
+from api.parsing import QueryStringChecked, parse_query
 from api.responses import AGENT, AGENT_BODY, ALREADY_DELETED, BAD_REQUEST, NOT_FOUND, error
 from api.throttling import SpendsNoWriteQuota
 from memory_core.deletion.selectors import deletion_get, deletion_list, queued_deletions
@@ -86,8 +86,10 @@ def accepted(operation) -> Response:
     )
 
 
-class DeletionListCreateView(SpendsNoWriteQuota, APIView):
+class DeletionListCreateView(QueryStringChecked, SpendsNoWriteQuota, APIView):
     """Request the deletion of a memory, a subject's memory_key, or a whole subject; list them."""
+
+    query_methods = frozenset({"GET", "HEAD"})  # the list parses its own (it takes none)
 
     @extend_schema(
         operation_id="deletions_list",
@@ -137,7 +139,7 @@ class DeletionListCreateView(SpendsNoWriteQuota, APIView):
         return accepted(operation)
 
 
-class DeletionDetailView(APIView):
+class DeletionDetailView(QueryStringChecked, APIView):
     """Return a deletion operation's status and every step's verification evidence."""
 
     @extend_schema(

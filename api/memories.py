@@ -35,7 +35,7 @@ from api.memories_serializers import (
     RevokeSerializer,
 )
 from api.pagination import MemoryListPagination
-from api.parsing import parse, parse_query
+from api.parsing import QueryStringChecked, parse, parse_query
 from api.responses import (
     AGENT,
     AGENT_BODY,
@@ -133,8 +133,10 @@ def write_status(results) -> int:
     return WRITE_ANSWERS[results[0].decision][1]
 
 
-class MemoryListCreateView(IdempotentWriteMixin, ListAPIView):
+class MemoryListCreateView(QueryStringChecked, IdempotentWriteMixin, ListAPIView):
     """``GET`` lists the memories the key may see; ``POST`` writes one through admission."""
+
+    query_methods = frozenset({"GET", "HEAD"})  # the list's filters and pages
 
     idempotency_endpoint = "memories"
 
@@ -186,7 +188,7 @@ class MemoryListCreateView(IdempotentWriteMixin, ListAPIView):
     status_of = staticmethod(write_status)
 
 
-class MemoryBatchView(IdempotentWriteMixin, APIView):
+class MemoryBatchView(QueryStringChecked, IdempotentWriteMixin, APIView):
     """``POST`` up to 100 writes; each gets its own decision; one embedding batch."""
 
     idempotency_endpoint = "memories-batch"
@@ -226,7 +228,7 @@ class MemoryBatchView(IdempotentWriteMixin, APIView):
         return status.HTTP_200_OK
 
 
-class MemoryDetailView(SpendsNoWriteQuota, APIView):
+class MemoryDetailView(QueryStringChecked, SpendsNoWriteQuota, APIView):
     """``GET`` one memory with provenance, chain and events; ``DELETE`` requests deletion."""
 
     @extend_schema(responses={200: MemoryDetailSerializer, **AGENT, 404: NOT_FOUND})
@@ -251,7 +253,7 @@ class MemoryDetailView(SpendsNoWriteQuota, APIView):
         return accepted(deletion_request(principal=request.user, memory_id=memory_id))
 
 
-class MemorySupersedeView(IdempotentWriteMixin, APIView):
+class MemorySupersedeView(QueryStringChecked, IdempotentWriteMixin, APIView):
     """``POST`` a new version of the memory through admission (a correction)."""
 
     idempotency_endpoint = "memory-supersede"
@@ -274,7 +276,7 @@ class MemorySupersedeView(IdempotentWriteMixin, APIView):
     status_of = staticmethod(write_status)
 
 
-class MemoryRevokeView(SpendsNoWriteQuota, APIView):
+class MemoryRevokeView(QueryStringChecked, SpendsNoWriteQuota, APIView):
     """``POST`` revokes the memory: kept as evidence, never used again."""
 
     @extend_schema(

@@ -1,5 +1,6 @@
 """Parsing a request's body or query string with an input serializer (a 400 with stable field
-codes otherwise): shared by every view, so each endpoint refuses a bad body or query alike."""
+codes otherwise): shared by every view, so each endpoint refuses a bad body or query alike.
+``QueryStringChecked`` refuses a query string where an endpoint reads none."""
 
 from rest_framework import serializers
 
@@ -30,3 +31,33 @@ def parse_query(serializer_class, query_params):
         return parse(serializer_class, query_params.dict())
     except serializers.ValidationError as exc:
         raise InvalidQuery(exc.detail) from None
+
+
+UNKNOWN_PARAMETER = "Unknown parameter: this endpoint takes no query string."
+
+
+class QueryStringChecked:
+    """An API view whose handlers read no query string but those of ``query_methods`` (a
+    list's GET, which parses its own with ``parse_query``): any parameter sent to another is
+    ``unknown_field``, as an unknown body field is. (``POST /api/v1/memories?dry_run=1`` stored
+    the memory, ``?format=api`` and ``?subject=`` were ignored, and the answer read as if it
+    had honoured them.)
+
+    Checked after authentication, the permission and the rate limits (``initial``), as a
+    body is; a method the endpoint does not have is its 405 first."""
+
+    query_methods: frozenset[str] = frozenset()
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        method = request.method.lower()
+        if method not in self.http_method_names or not hasattr(self, method):
+            return  # the 405 comes first (APIView.dispatch)
+        if request.method in self.query_methods or not request.query_params:
+            return
+        raise InvalidQuery(
+            {
+                name: [serializers.ErrorDetail(UNKNOWN_PARAMETER, code="unknown_field")]
+                for name in sorted(request.query_params)
+            }
+        )

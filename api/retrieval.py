@@ -20,6 +20,7 @@ from api.fields import (
     UUIDStringField,
 )
 from api.memories_serializers import EnvironmentField, StrictSerializer, body_identifier_field
+from api.parsing import QueryStringChecked
 from api.responses import (
     AGENT,
     AGENT_BODY,
@@ -143,7 +144,7 @@ class TraceUsageInput(StrictSerializer):
     )
 
 
-class RetrieveView(APIView):
+class RetrieveView(QueryStringChecked, APIView):
     """Return the bounded, explained memory package for one agent request."""
 
     # POST because the query is a body; it writes no memory, so the write quota leaves it be.
@@ -182,7 +183,7 @@ class RetrieveView(APIView):
         return Response(RetrieveOutput(result).data)
 
 
-class TraceDetailView(APIView):
+class TraceDetailView(QueryStringChecked, APIView):
     """Return one retrieval trace of the caller's tenant (404 for any other)."""
 
     @extend_schema(responses={200: TraceOutput, **AGENT, 404: NOT_FOUND})
@@ -191,7 +192,7 @@ class TraceDetailView(APIView):
         return Response(TraceOutput(trace).data)
 
 
-class TraceUsageView(APIView):
+class TraceUsageView(QueryStringChecked, APIView):
     """Report which memories of a retrieval's package a final answer or tool call used."""
 
     def write_cost(self, request) -> int:

@@ -20,7 +20,7 @@ from api.memories_serializers import (
     ReviewListQuerySerializer,
 )
 from api.pagination import MemoryPagination
-from api.parsing import parse, parse_query
+from api.parsing import QueryStringChecked, parse, parse_query
 from api.responses import BODY, CONFLICT, NOT_FOUND, REVIEWER
 from memory_core.exceptions import Conflict
 from memory_core.rls import request_tenant_set
@@ -60,8 +60,10 @@ class ReviewerView:
         raise exceptions.PermissionDenied(message or IsReviewer.message)
 
 
-class ReviewItemListView(ReviewerView, ListAPIView):
+class ReviewItemListView(QueryStringChecked, ReviewerView, ListAPIView):
     """The reviewer's queue (default: open items), oldest first."""
+
+    query_methods = frozenset({"GET", "HEAD"})  # its filters and pages
 
     serializer_class = ReviewItemSerializer
     pagination_class = MemoryPagination
@@ -88,7 +90,7 @@ class ReviewItemListView(ReviewerView, ListAPIView):
         return super().get(request, *args, **kwargs)
 
 
-class ReviewItemDetailView(ReviewerView, APIView):
+class ReviewItemDetailView(QueryStringChecked, ReviewerView, APIView):
     @extend_schema(responses={200: ReviewItemSerializer, 403: DENIED, 404: NOT_FOUND, **REVIEWER})
     def get(self, request, item_id):
         return Response(
@@ -96,7 +98,7 @@ class ReviewItemDetailView(ReviewerView, APIView):
         )
 
 
-class _ReviewDecisionView(ReviewerView, APIView):
+class _ReviewDecisionView(QueryStringChecked, ReviewerView, APIView):
     service = None
 
     @extend_schema(

@@ -12,6 +12,7 @@ from rest_framework.views import APIView
 
 from api.fields import StrictCharField
 from api.memories_serializers import StrictSerializer
+from api.parsing import QueryStringChecked
 from api.responses import AGENT_INSERTS, NOT_FOUND, error
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS
 from memory_core.models import Agent
@@ -39,7 +40,7 @@ class SubjectTokenOutput(serializers.Serializer):
     expires_at = serializers.DateTimeField()
 
 
-class SubjectTokenView(APIView):
+class SubjectTokenView(QueryStringChecked, APIView):
     """Issue a short-lived token letting one agent of the tenant act for one subject."""
 
     reads_only = True  # no memory is written: no write quota is spent

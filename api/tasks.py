@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 
 from api.fields import StrictCharField
 from api.memories_serializers import StrictSerializer
+from api.parsing import QueryStringChecked
 from api.responses import AGENT_BODY, SUBJECT_NOT_GRANTED
 from api.throttling import SpendsNoWriteQuota
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS
@@ -24,7 +25,7 @@ class TaskCloseOutput(serializers.Serializer):
     outside_grant = serializers.IntegerField()
 
 
-class TaskCloseView(SpendsNoWriteQuota, APIView):
+class TaskCloseView(QueryStringChecked, SpendsNoWriteQuota, APIView):
     """Expire the subject's memories bound to the task: its task state and what is scoped to
     it (``task:<id>``). An unknown subject or task expires nothing (200)."""
 

@@ -7,6 +7,7 @@ from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.parsing import QueryStringChecked
 from api.responses import AGENT
 from api.reviews import ReviewerView
 
@@ -41,7 +42,7 @@ class WhoAmIOutput(serializers.Serializer):
         return sorted(principal.write_types)
 
 
-class WhoAmIView(APIView):
+class WhoAmIView(QueryStringChecked, APIView):
     """Return the tenant and agent the API key is bound to."""
 
     @extend_schema(responses={200: WhoAmIOutput, **AGENT})

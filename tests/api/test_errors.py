@@ -172,3 +172,50 @@ def test_a_refused_request_changes_nothing_its_view_wrote_before_the_refusal(sta
         assert response.status_code == status
         assert transaction.get_rollback()
     assert not Tenant.objects.filter(slug="written-before-the-refusal").exists()
+
+
+def test_a_query_string_on_an_endpoint_that_reads_none_is_unknown_field(api_client, reviewer):
+    """Only the lists read a query string; every other endpoint ignored one, so
+    ``POST /api/v1/memories?dry_run=1`` stored the memory and ``?format=api`` answered as if
+    honoured. Each parameter is now ``unknown_field``, and nothing is stored."""
+    from memory_core.models import DeletionOperation, Memory
+
+    memory = api_client.post("/api/v1/memories", write_body(), format="json").json()["memory"]
+    url = f"/api/v1/memories/{memory['id']}"
+    retrieve = {"query": "answers", "context": {"user_id": "user-1"}}
+    before = (Memory.objects.count(), DeletionOperation.objects.count())
+    answers = [
+        api_client.get("/api/v1/whoami?format=api&b=1&a="),
+        api_client.post("/api/v1/memories?dry_run=1&b=1&a=", write_body(), format="json"),
+        api_client.post("/api/v1/memories/batch?a=&b=1", {"items": [write_body()]}, format="json"),
+        api_client.get(f"{url}?a=&b=1"),
+        api_client.delete(f"{url}?a=&b=1"),
+        api_client.post(f"{url}/revoke?a=&b=1", {}, format="json"),
+        api_client.post(RETRIEVE + "?a=&b=1", retrieve, format="json"),
+        api_client.post(DELETIONS + "?a=&b=1", {"subject": "user-1"}, format="json"),
+        api_client.post(
+            "/api/v1/tasks/close?a=&b=1", {"user_id": "user-1", "task_id": "t"}, format="json"
+        ),
+        reviewer.get("/api/v1/review/items/3f1c8a52-0d4e-4d7b-9a8e-2b1f6c0e9a11?a=&b=1"),
+    ]
+    for response in answers:
+        assert response.status_code == 400, (response.request["PATH_INFO"], response.content)
+        error = response.json()["error"]
+        assert error["message"].startswith("The query string is invalid"), error
+        names = sorted(error["details"])
+        assert names in (["a", "b"], ["a", "b", "format"], ["a", "b", "dry_run"]), error
+        assert {e["code"] for entries in error["details"].values() for e in entries} == {
+            "unknown_field"
+        }
+    assert (Memory.objects.count(), DeletionOperation.objects.count()) == before
+
+
+def test_a_query_string_still_reaches_the_lists_and_a_wrong_method_is_405_first(api_client):
+    listed = api_client.get("/api/v1/memories?limit=1")
+    assert listed.status_code == 200, listed.content
+    assert api_client.get(DELETIONS).status_code == 200
+    assert details_of(api_client.get(DELETIONS + "?limit=5")) == {"limit": ["unknown_field"]}
+    for method, url in (("put", "/api/v1/memories"), ("post", "/api/v1/whoami")):
+        response = getattr(api_client, method)(url + "?a=1", {}, format="json")
+        assert response.status_code == 405, response.content
+    assert APIClient().get("/api/v1/whoami?a=1").status_code == 401  # a key first, as a body
