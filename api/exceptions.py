@@ -14,6 +14,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
+from api.parsers import UnsupportedCharset
 from api.throttling import refusal
 from memory_core.exceptions import (
     DomainError,
@@ -225,7 +226,9 @@ def exception_handler(exc, context):
         )
     detail = response.data.get("detail", "") if isinstance(response.data, dict) else ""
     details = None
-    if isinstance(exc, exceptions.UnsupportedMediaType):
+    if isinstance(exc, UnsupportedCharset):
+        pass  # its message names the charset
+    elif isinstance(exc, exceptions.UnsupportedMediaType):
         detail = unsupported_media_type(context.get("request"))
     elif isinstance(exc, exceptions.NotAcceptable):
         detail = not_acceptable(context.get("request"), context.get("view"))

@@ -14,6 +14,11 @@
 - An object key holding a lone surrogate (``"\\ud800"``) is no text: a value holding one is
   refused by its field, but an unknown key is named in the error, which could not be encoded
   (a 500). It is refused here, as malformed JSON.
+- A charset that names no text encoding Python knows (``application/json; charset=bogus``)
+  was dropped by Django, and the body read as UTF-8 as if none were named; one that names a
+  codec but no text encoding (``bz2_codec``) was DRF's ParseError, a 400 ``malformed_json``
+  for a body nobody had read. Either is now a 415 naming the charset: the JSON may be fine, the
+  media type is what the API cannot read.
 - An object that names a key twice (``{"subject": "a", "subject": "b"}``) has no one
   meaning: Python's json kept the last and every field read it, while a proxy or a log
   reading the first saw another request. It is refused here, as malformed JSON naming the key.
@@ -23,7 +28,8 @@ import codecs
 import json
 import math
 
-from rest_framework.exceptions import ParseError
+from django.utils.http import parse_header_parameters
+from rest_framework.exceptions import ParseError, UnsupportedMediaType
 from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils.json import strict_constant
 
@@ -37,6 +43,40 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"Number out of range: {text[:40]}")
     return value
+
+
+class UnsupportedCharset(UnsupportedMediaType):
+    """A Content-Type whose charset names no text encoding (a 415 with its own message)."""
+
+    def __init__(self, charset: str):
+        shown = charset[:40].encode("ascii", "backslashreplace").decode("ascii")
+        super().__init__(
+            charset,
+            detail=(
+                f'The Content-Type names the charset "{shown}", which is no text encoding '
+                "this API can read: send the JSON as UTF-8, with Content-Type: "
+                "application/json (charset=utf-8, or none)."
+            ),
+        )
+
+
+def declared_charset(parser_context: dict) -> str | None:
+    """Return the charset the request's Content-Type names, or None. Django keeps only one
+    it can look up (``request.encoding``), so the header is read again here."""
+    request = parser_context.get("request")
+    content_type = getattr(request, "content_type", "") or ""
+    _, params = parse_header_parameters(content_type)
+    return params.get("charset")
+
+
+def is_text_encoding(charset: str) -> bool:
+    """Whether ``charset`` names a text encoding (``str.encode`` refuses a codec that is not
+    one, ``bz2_codec``, as DRF's ``get_encoding`` does)."""
+    try:
+        "".encode(charset)
+    except (LookupError, UnicodeError, ValueError):
+        return False
+    return True
 
 
 class DuplicateKey(ValueError):
@@ -103,6 +143,9 @@ class SafeJSONParser(JSONParser):
     numbers beyond a float's range."""
 
     def parse(self, stream, media_type=None, parser_context=None):
+        charset = declared_charset(parser_context or {})
+        if charset is not None and not is_text_encoding(charset):
+            raise UnsupportedCharset(charset)
         try:
             # DRF's get_encoding refuses the charsets that would decompress the body.
             encoding = get_encoding(parser_context or {})

@@ -18,7 +18,8 @@ LENGTH_REQUIRED = error(
     "A body sent without a Content-Length, Transfer-Encoding: chunked say (length_required)."
 )
 NOT_JSON = error(
-    "A body that is not application/json, or has no Content-Type (unsupported_media_type)."
+    "A body that is not application/json, has no Content-Type, or names a charset that is "
+    "no text encoding (unsupported_media_type)."
 )
 RATE_LIMITED = error("Rate limit or write quota (rate_limited); Retry-After.")
 UNAVAILABLE = error(

@@ -155,3 +155,35 @@ def test_the_same_key_in_two_objects_is_no_duplicate(api_client):
     duplicated = post(api_client, "/api/v1/retrieve", '{"query": "x", "query": "y"}')
     assert duplicated.status_code == 400
     assert duplicated.json()["error"]["code"] == "malformed_json"
+
+
+@pytest.mark.parametrize("charset", ["bogus", "bz2_codec", "base64", "rot13", ""])
+@pytest.mark.parametrize("url", ["/api/v1/memories", "/api/v1/retrieve", "/api/v1/deletions"])
+def test_a_charset_that_names_no_text_encoding_is_415_naming_it(api_client, charset, url):
+    """Django drops a charset it cannot look up, and the body was read as UTF-8 as if none
+    were named (the write stored, 201); a codec that is no text encoding was DRF's 400
+    malformed_json about a body nobody had read."""
+    response = api_client.generic(
+        "POST",
+        url,
+        json.dumps(write_body()).encode(),
+        content_type=f"application/json; charset={charset}",
+    )
+    assert response.status_code == 415, response.content
+    error = response.json()["error"]
+    assert error["code"] == "unsupported_media_type"
+    assert f'the charset "{charset}"' in error["message"] and "UTF-8" in error["message"]
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.parametrize("charset", ["utf-8", "UTF8", "latin-1"])
+def test_a_charset_that_names_a_text_encoding_is_read_with_it(api_client, charset):
+    raw = json.dumps(write_body(content="User prefers café answers."), ensure_ascii=False)
+    response = api_client.generic(
+        "POST",
+        "/api/v1/memories",
+        raw.encode(charset),
+        content_type=f"application/json; charset={charset}",
+    )
+    assert response.status_code == 201, response.content
+    assert response.json()["memory"]["content"] == "User prefers café answers."
