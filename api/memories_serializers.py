@@ -70,6 +70,13 @@ class StrictSerializer(serializers.Serializer):
 
     unknown_message = "Unknown field."
 
+    def run_validation(self, data=serializers.empty):
+        if data is None and self.parent is None:
+            # A body of literal ``null``: DRF's words were "No data provided", as if nothing
+            # had been sent. (A nested object's null is its field's ``null`` error.)
+            raise _whole("The body must be a JSON object, not null.", "null")
+        return super().run_validation(data)
+
     def to_internal_value(self, data):
         if not isinstance(data, Mapping):
             raise _whole(wrong_type("an object", data), "invalid")

@@ -219,3 +219,35 @@ def test_a_query_string_still_reaches_the_lists_and_a_wrong_method_is_405_first(
         response = getattr(api_client, method)(url + "?a=1", {}, format="json")
         assert response.status_code == 405, response.content
     assert APIClient().get("/api/v1/whoami?a=1").status_code == 401  # a key first, as a body
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/api/v1/memories",
+        "/api/v1/memories/batch",
+        RETRIEVE,
+        DELETIONS,
+        "/api/v1/tasks/close",
+        "/api/v1/subject-tokens",
+    ],
+)
+def test_a_body_of_literal_null_says_it_must_be_an_object(api_client, url):
+    """DRF answered "No data provided", as if nothing had been sent."""
+    from memory_core.models import Memory
+
+    response = api_client.generic("POST", url, "null", content_type="application/json")
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "invalid_input"
+    assert error["details"] == {
+        "non_field_errors": [
+            {"code": "null", "message": "The body must be a JSON object, not null."}
+        ]
+    }
+    assert not Memory.objects.exists()
+
+
+def test_a_nested_null_is_still_its_fields_error(api_client):
+    body = {"query": "x", "context": None}
+    assert details_of(api_client.post(RETRIEVE, body, format="json")) == {"context": ["null"]}
