@@ -15,7 +15,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from api.parsers import UnsupportedCharset
-from api.throttling import refusal
+from api.throttling import refusal, write_quota_refund
 from memory_core.exceptions import (
     DomainError,
     ValidationFailed,
@@ -169,7 +169,21 @@ def unavailable(exc: Exception) -> tuple[str, str]:
 
 
 def exception_handler(exc, context):
-    """Map domain, DRF and database errors to stable JSON errors; never a bare 500."""
+    """Map domain, DRF and database errors to stable JSON errors; never a bare 500.
+
+    A write refused with a 4xx error (a bad body or query, a 403, 404 or 409) stored nothing:
+    it gives back what the write quota charged it, so a client fixing its own mistakes is not
+    throttled by them; the rate limit's charge stays. (A 429 spent nothing already, and a
+    write admission refuses is a decision, answered 422 without an exception: it spends.)"""
+    response = _error_response(exc, context)
+    if response is not None and 400 <= response.status_code < 500:
+        request = context.get("request")
+        if request is not None:
+            write_quota_refund(request)
+    return response
+
+
+def _error_response(exc, context):
     if isinstance(exc, DomainError):
         # A refused request changes nothing: what it wrote before the refusal goes back with
         # its transaction (ATOMIC_REQUESTS), as DRF does for its own errors. Each service

@@ -247,7 +247,8 @@ class SpendsNoWriteQuota:
 def write_quota_refund(request) -> None:
     """Give back what the write quota charged ``request``: it turned out to write nothing (an
     idempotent replay the throttle could not yet tell from a write, because the first
-    request was still in flight when it counted). The rate limit's charge stays."""
+    request was still in flight when it counted, or a write refused with a 4xx error:
+    ``api.exceptions.exception_handler``). The rate limit's charge stays."""
     prefix = f"throttle:{ApiKeyWriteQuotaThrottle.scope}:"
     kept = []
     for charged in getattr(request, "throttle_charges", ()):
