@@ -1,14 +1,49 @@
 """Agent authentication: ``Authorization: Bearer <api key>``."""
 
+import re
+
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from memory_core.exceptions import DomainError
 from memory_core.principals import AgentPrincipal
 from memory_core.rls import request_tenant_set
-from memory_core.services.api_keys import api_key_resolve
+from memory_core.services.api_keys import api_key_resolve, api_key_shaped
 from memory_core.subject_tokens import HEADER as SUBJECT_TOKEN_HEADER
 from memory_core.subject_tokens import subject_token_verify
+
+# An authentication scheme's name (RFC 9110's token), short enough to be named in an answer.
+_SCHEME = re.compile(r"[A-Za-z0-9!#$%&'*+.^_`|~-]{1,20}")
+KEY_FORM = "mlk_<12 hex digits>_<43 letters, digits, - or _>"
+
+
+class NotAnApiKey(exceptions.AuthenticationFailed):
+    """An Authorization header that holds no API key of this service (another scheme, or a
+    bearer token of another shape): 401 ``not_an_api_key``, not the answer of a key that is
+    unknown or revoked, which sent integrators looking for a revocation that never was."""
+
+    default_code = "not_an_api_key"
+
+
+def not_an_api_key(scheme: str, raw_key: str) -> NotAnApiKey:
+    """Return the refusal of a header that holds no API key, saying what was sent instead
+    (never the credential itself)."""
+    if scheme.lower() != ApiKeyAuthentication.keyword.lower():
+        named = f"the {scheme} scheme" if _SCHEME.fullmatch(scheme) else "another scheme"
+        return NotAnApiKey(
+            f"This is not an API key: the Authorization header uses {named}. Send "
+            "Authorization: Bearer <api key>."
+        )
+    if not raw_key:
+        return NotAnApiKey(
+            "This is not an API key: the Authorization header names the Bearer scheme and no "
+            "key. Send Authorization: Bearer <api key>."
+        )
+    return NotAnApiKey(
+        f"This is not an API key: memledger's keys read {KEY_FORM} (manage.py "
+        "create_agent_key); a token of another service, or a key cut short or altered when "
+        "copied, is not one."
+    )
 
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
@@ -21,10 +56,11 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if not header:
             return None
         scheme, _, raw_key = header.partition(" ")
+        raw_key = raw_key.strip()
         # Case-insensitive, as every HTTP authentication scheme (RFC 9110, 11.1): "bearer".
-        if scheme.lower() != self.keyword.lower() or not raw_key.strip():
-            raise exceptions.AuthenticationFailed("Use 'Authorization: Bearer <api key>'.")
-        key = api_key_resolve(raw_key.strip())
+        if scheme.lower() != self.keyword.lower() or not api_key_shaped(raw_key):
+            raise not_an_api_key(scheme, raw_key)
+        key = api_key_resolve(raw_key)
         if key is None:
             raise exceptions.AuthenticationFailed(
                 "Unknown, revoked or expired API key, or its agent was deactivated or its "

@@ -14,6 +14,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
+from api.authentication import NotAnApiKey
 from api.parsers import UnsupportedCharset
 from api.throttling import refusal, write_quota_refund
 from memory_core.exceptions import (
@@ -26,6 +27,7 @@ from memory_core.exceptions import (
 logger = logging.getLogger(__name__)
 
 _DRF_CODES = {
+    NotAnApiKey: "not_an_api_key",  # before AuthenticationFailed, its base
     exceptions.ParseError: "malformed_json",
     exceptions.AuthenticationFailed: "authentication_failed",
     exceptions.NotAuthenticated: "not_authenticated",

@@ -12,7 +12,10 @@ def error(description: str) -> OpenApiResponse:
 
 
 BAD_REQUEST = error("Malformed body or query (invalid_input, field errors), or malformed_json.")
-UNAUTHENTICATED = error("Missing or bad API key (not_authenticated, authentication_failed).")
+UNAUTHENTICATED = error(
+    "Missing API key (not_authenticated), an Authorization header that holds no API key "
+    "(not_an_api_key), or an unknown, revoked or expired key (authentication_failed)."
+)
 TOO_LARGE = error("Body too large (request_too_large).")
 LENGTH_REQUIRED = error(
     "A body sent without a Content-Length, Transfer-Encoding: chunked say (length_required)."

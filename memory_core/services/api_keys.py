@@ -435,6 +435,11 @@ def expiries_journal(*, older_than: float = 0, limit: int = 500) -> int:
     return _settings_catch_up(_EXPIRY, older_than=older_than, limit=limit)
 
 
+def api_key_shaped(raw_key: str) -> bool:
+    """Whether ``raw_key`` is shaped like a key ``api_key_create`` issues (no query)."""
+    return _KEY_SHAPE.fullmatch(raw_key) is not None
+
+
 def api_key_resolve(raw_key: str) -> ApiKey | None:
     """Return the usable key matching ``raw_key``, or None (unknown, revoked or expired, its
     agent inactive or its tenant deleted, or not shaped like a key at all: checked before

@@ -35,15 +35,53 @@ def test_the_scheme_is_read_whatever_its_case(db, api_key, scheme):
 
 
 @pytest.mark.parametrize(
-    "header", [None, "Bearer", "Bearer nonsense", "Basic abc", "Bearer mlk_x_y"]
+    ("header", "code"),
+    [
+        (None, "not_authenticated"),
+        ("Bearer", "not_an_api_key"),
+        ("Bearer nonsense", "not_an_api_key"),
+        ("Basic abc", "not_an_api_key"),
+        ("Bearer mlk_x_y", "not_an_api_key"),
+        ("Bearer mlk_0123456789ab_" + "A" * 43, "authentication_failed"),  # shaped, unknown
+    ],
 )
-def test_missing_or_bad_keys_are_401(db, header):
+def test_missing_or_bad_keys_are_401(db, header, code):
     client = APIClient()
     if header:
         client.credentials(HTTP_AUTHORIZATION=header)
     response = client.get("/api/v1/whoami")
     assert response.status_code == 401
-    assert response.json()["error"]["code"] in {"not_authenticated", "authentication_failed"}
+    assert response.json()["error"]["code"] == code
+    assert response["WWW-Authenticate"] == "Bearer"
+
+
+@pytest.mark.parametrize(
+    ("header", "said"),
+    [
+        ("Basic dXNlcjpwYXNzd29yZA==", "uses the Basic scheme"),
+        ('Digest username="u"', "uses the Digest scheme"),
+        ("Token abc", "uses the Token scheme"),
+        ("Bearer ", "names the Bearer scheme and no key"),
+        ("Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl", "memledger's keys read"),
+        ("Bearer sk-proj-abcdefghijklmnopqrstuvwxyz0123456789", "memledger's keys read"),
+        ("bearer mlk_0123456789ab_short!", "memledger's keys read"),
+    ],
+)
+def test_a_header_that_holds_no_api_key_is_told_so(db, header, said):
+    """A Basic login or another service's bearer token heard "Unknown, revoked or expired API
+    key, or its agent was deactivated or its tenant deleted" (or "Use 'Authorization: Bearer
+    <api key>'"): integrators went looking for a revocation. It is ``not_an_api_key`` now,
+    saying what was sent instead, and never echoing the credential."""
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=header)
+    for response in (client.get("/api/v1/whoami"), client.post("/api/v1/memories", {})):
+        assert response.status_code == 401, response.content
+        error = response.json()["error"]
+        assert error["code"] == "not_an_api_key"
+        assert error["message"].startswith("This is not an API key:"), error
+        assert said in error["message"], error
+        secret = header.partition(" ")[2].strip()
+        assert not secret or secret not in error["message"]
 
 
 MALFORMED_KEYS = [
@@ -67,7 +105,7 @@ def test_a_key_of_the_wrong_shape_is_401_and_never_queried(
     client = APIClient(raise_request_exception=False)
     response = client.get("/api/v1/whoami", HTTP_AUTHORIZATION=f"Bearer {raw_key}")
     assert response.status_code == 401, response.content
-    assert response.json()["error"]["code"] == "authentication_failed"
+    assert response.json()["error"]["code"] == "not_an_api_key"
     # A real key, with a NUL byte anywhere in it, is refused too.
     for index in (4, 10, len(api_key)):
         spoilt = api_key[:index] + "\x00" + api_key[index:]
