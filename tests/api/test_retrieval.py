@@ -1,6 +1,7 @@
 """``POST /api/v1/retrieve`` and ``GET /api/v1/traces/<id>``: shape, validation, tenancy."""
 
 import json
+import re
 import uuid
 
 import pytest
@@ -270,3 +271,66 @@ def test_a_bad_active_environment_is_a_400(api_client, stored, environment, code
     error = response.json()["error"]
     assert error["code"] == "invalid_input"
     assert [item["code"] for item in error["details"]["context.environment"]] == [code]
+
+
+def documented_bounds() -> dict[str, str]:
+    """Return docs/retrieval.md's table of a retrieval's bounds: ``{field: bound}``."""
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "retrieval.md").read_text()
+    table = text.split("| field | bound |", 1)[1].split("\n\n", 1)[0]
+    bounds = {}
+    for row in table.strip().splitlines()[1:]:
+        names, bound = row.strip().strip("|").split("|", 1)
+        for name in re.findall(r"`([a-z_.]+)`", names):
+            bounds[name] = bound.strip()
+    return bounds
+
+
+def test_the_documented_bounds_are_the_ones_the_serializer_checks():
+    """docs/retrieval.md named the bounds of query, max_items and max_tokens only (not
+    max_items_per_type's, nor any of intent's or context's), in words no test read."""
+    from api.retrieval import RetrieveInput
+
+    fields = {}
+    for name, field in RetrieveInput().fields.items():
+        inner = getattr(field, "fields", None)
+        for sub, leaf in inner.items() if inner else [("", field)]:
+            fields[f"{name}.{sub}" if sub else name] = leaf
+    documented = documented_bounds()
+    assert set(documented) == set(fields)
+    for name, field in fields.items():
+        bound = documented[name]
+        assert bound.startswith("required" if field.required else "optional"), name
+        low, high = getattr(field, "min_value", None), getattr(field, "max_value", None)
+        if high is not None:
+            assert f"{low} to {high}" in bound, (name, bound)
+        elif getattr(field, "max_length", None) is not None:
+            most = field.max_length
+            assert f"1 to {most} characters" in bound or f"at most {most} characters" in bound
+            assert ("1 to" in bound) == (not field.allow_blank), (name, bound)
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "code"),
+    [
+        ({"query": " " + "q" * 4000 + " "}, None, None),  # trimmed: 4000
+        ({"query": "q" * 4001}, "query", "max_length"),
+        ({"query": " \n\t "}, "query", "blank"),
+        ({"intent": "i" * 65}, "intent", "max_length"),
+        ({"context": {"user_id": "u" * 201}}, "context.user_id", "max_length"),
+        ({"context": {"user_id": "dana", "locale": "l" * 36}}, "context.locale", "max_length"),
+        ({"budget": {"max_items_per_type": 101}}, "budget.max_items_per_type", "max_value"),
+        ({"budget": {"max_items": 0}}, "budget.max_items", "min_value"),
+        ({"budget": {"max_tokens": 15}}, "budget.max_tokens", "min_value"),
+    ],
+)
+def test_a_retrieval_is_held_to_its_documented_bounds(api_client, body, field, code):
+    request = {"query": "answers", "context": {"user_id": "dana"}, **body}
+    response = api_client.post(URL, request, format="json")
+    if field is None:
+        assert response.status_code == 200, response.content
+        return
+    assert response.status_code == 400, response.content
+    details = response.json()["error"]["details"]
+    assert [e["code"] for e in details[field]] == [code]
