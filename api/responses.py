@@ -59,8 +59,15 @@ GONE = error(
     "the request was stored."
 )
 
-# Every agent endpoint: a key is needed, and the rate limit and the database apply.
-AGENT = {401: UNAUTHENTICATED, 429: RATE_LIMITED, 503: UNAVAILABLE}
+QUERY_REFUSED = error(
+    "A query string, which this endpoint does not read: each parameter is unknown_field "
+    "(invalid_input)."
+)
+
+# Every agent endpoint: a key is needed, the rate limit and the database apply, and a query
+# string is refused where none is read (api.parsing.QueryStringChecked; a list's own 400 and
+# a body's, BAD_REQUEST, replace it).
+AGENT = {400: QUERY_REFUSED, 401: UNAUTHENTICATED, 429: RATE_LIMITED, 503: UNAVAILABLE}
 # What any endpoint that reads a JSON body may refuse of it.
 BODY = {411: LENGTH_REQUIRED, 413: TOO_LARGE, 415: NOT_JSON}
 # An agent endpoint that takes a JSON body.

@@ -21,7 +21,7 @@ from api.memories_serializers import (
 )
 from api.pagination import MemoryPagination
 from api.parsing import QueryStringChecked, parse, parse_query
-from api.responses import BODY, CONFLICT, NOT_FOUND, REVIEWER
+from api.responses import BODY, CONFLICT, NOT_FOUND, QUERY_REFUSED, REVIEWER
 from memory_core.exceptions import Conflict
 from memory_core.rls import request_tenant_set
 from memory_core.selectors.reviews import review_get, review_list, reviewer_principal_for
@@ -91,7 +91,15 @@ class ReviewItemListView(QueryStringChecked, ReviewerView, ListAPIView):
 
 
 class ReviewItemDetailView(QueryStringChecked, ReviewerView, APIView):
-    @extend_schema(responses={200: ReviewItemSerializer, 403: DENIED, 404: NOT_FOUND, **REVIEWER})
+    @extend_schema(
+        responses={
+            200: ReviewItemSerializer,
+            400: QUERY_REFUSED,
+            403: DENIED,
+            404: NOT_FOUND,
+            **REVIEWER,
+        }
+    )
     def get(self, request, item_id):
         return Response(
             ReviewItemSerializer(review_get(principal=request.reviewer, item_id=item_id)).data

@@ -9,8 +9,9 @@ pytestmark = pytest.mark.django_db
 WRITES = {"400", "401", "409", "410", "411", "413", "415", "422", "429", "503"}
 EXPECTED = {
     ("/api/v1/retrieve", "post"): {"400", "401", "403", "410", "411", "413", "415", "429", "503"},
-    ("/api/v1/traces/{trace_id}", "get"): {"401", "404", "429", "503"},
-    ("/api/v1/whoami", "get"): {"401", "429", "503"},
+    # A query string is refused where none is read (400), a GET's too.
+    ("/api/v1/traces/{trace_id}", "get"): {"400", "401", "404", "429", "503"},
+    ("/api/v1/whoami", "get"): {"400", "401", "429", "503"},
     ("/api/v1/deletions", "get"): {"400", "401", "429", "503"},
     ("/api/v1/deletions", "post"): {
         "400",
@@ -24,10 +25,12 @@ EXPECTED = {
         "429",
         "503",
     },
-    ("/api/v1/deletions/{operation_id}", "get"): {"401", "404", "429", "503"},
+    ("/api/v1/deletions/{operation_id}", "get"): {"400", "401", "404", "429", "503"},
     ("/api/v1/memories", "post"): WRITES,
     ("/api/v1/memories/batch", "post"): WRITES,
-    ("/api/v1/memories/{memory_id}", "delete"): {"401", "403", "404", "409", "429", "503"},
+    ("/api/v1/memories/{memory_id}", "delete"): {
+        *("400", "401", "403", "404", "409", "429", "503")
+    },
     ("/api/v1/subject-tokens", "post"): {
         *("400", "401", "403", "404", "410", "411", "413", "415", "429", "503")
     },
