@@ -103,13 +103,7 @@ def _memory_record(
     # When it stops being used, as the portal says it (``policy_check.memory_expiry``): the
     # earlier of valid_until and the day the retention sweep deletes it by the tenant's
     # active policy. The export gave valid_until alone, null for a row the sweep deletes.
-    expiry = memory_expiry(
-        memory_class=memory.memory_class,
-        authority=memory.authority,
-        created_at=memory.created_at,
-        valid_until=memory.valid_until,
-        retention=retention,
-    )
+    expiry = memory_expiry(memory, retention)
     record["expires_at"] = expiry.at.isoformat() if expiry.at else None
     record["expires_by_retention"] = expiry.by_retention
     # The agent whose write it is (its admission decision); null: a person, an import or

@@ -286,16 +286,16 @@ class MemoryExpiry:
     by_retention: bool
 
 
-def memory_expiry(
-    *, memory_class: str, authority: str, created_at: datetime, valid_until, retention: dict
-) -> MemoryExpiry:
-    """Return when a memory stops being used: the earlier of its ``valid_until`` and the day
-    the retention sweep deletes it by ``retention`` (the tenant's active policy's section,
-    ``retention_limit``: its class's period or, inferred, ``inferred_days`` after it was
-    written). The portal's pages and the export say the same: a row stored without
+def memory_expiry(memory, retention: dict) -> MemoryExpiry:
+    """Return when ``memory`` (a Memory, or a row with its ``memory_class``, ``authority``,
+    ``created_at`` and ``valid_until``) stops being used: the earlier of its ``valid_until``
+    and the day the retention sweep deletes it by ``retention`` (the tenant's active policy's
+    section, ``retention_limit``: its class's period or, inferred, ``inferred_days`` after it
+    was written). The portal's pages and the export say the same: a row stored without
     admission's cap (an import), or written before a policy shortened its period, ends by
     the policy, not by its ``valid_until``."""
-    limit = retention_limit(memory_class, authority, retention)
-    deleted_at = created_at + limit if limit is not None else None
+    limit = retention_limit(memory.memory_class, memory.authority, retention)
+    deleted_at = memory.created_at + limit if limit is not None else None
+    valid_until = memory.valid_until
     by_retention = deleted_at is not None and (valid_until is None or deleted_at < valid_until)
     return MemoryExpiry(at=deleted_at if by_retention else valid_until, by_retention=by_retention)

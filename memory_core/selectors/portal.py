@@ -269,13 +269,7 @@ def _with_expiry(rows, *, tenant_id) -> None:
     )
     retention = (document or {}).get("retention") or {}
     for row in rows:
-        expiry = memory_expiry(
-            memory_class=row.memory_class,
-            authority=row.authority,
-            created_at=row.created_at,
-            valid_until=row.valid_until,
-            retention=retention,
-        )
+        expiry = memory_expiry(row, retention)
         row.expires_at, row.expires_by_retention = expiry.at, expiry.by_retention
 
 
