@@ -5,6 +5,11 @@ import re
 import unicodedata
 
 _SPACE = re.compile(r"\s+")
+# An absolute path of the server's disks, as errors write them: quoted, whole up to its
+# closing quote (an OSError's "Permission denied: '/srv/my evals/a.jsonl'"), or bare, a slash
+# (or "~/") not inside a word or a relative path, up to a space, a quote or a separator.
+_QUOTED_PATH = re.compile(r"""(['"])~?/[^'"\n]*\1""")
+_BARE_PATH = re.compile(r"""(?<![\w.~/-])~?/[^\s'"`,:;()\[\]{}<>]*""")
 
 
 def normalize_text(text: str) -> str:
@@ -20,3 +25,10 @@ def format_scope(kind: str, ref: str) -> str:
 def content_hash(text: str) -> str:
     """Return the SHA-256 of the normalized text: equal for trivially different copies."""
     return hashlib.sha256(normalize_text(text).encode()).hexdigest()
+
+
+def without_paths(text: str) -> str:
+    """Return ``text`` with each absolute path in it replaced by ``<path>``: an error's words as
+    a tenant's reviewers are shown them (the server's folders and files are the operator's,
+    whom the admin and the log show them whole)."""
+    return _BARE_PATH.sub("<path>", _QUOTED_PATH.sub(r"\1<path>\1", text))

@@ -5,7 +5,7 @@ from django.utils import timezone
 
 from memory_core.admission.codes import RULE_CODES
 from memory_core.models import MAX_REVIEW_REASON_CHARS
-from memory_core.text import format_scope
+from memory_core.text import format_scope, without_paths
 
 register = template.Library()
 
@@ -241,3 +241,10 @@ def reason_label(code) -> str:
     if code in RULE_CODES:
         return RULE_CODES[code][1]
     return " ".join(code.replace(".", " ").replace(":", " ").replace("_", " ").split())
+
+
+@register.filter
+def reviewer_error(text) -> str:
+    """A deletion's or a step's ``last_error`` as the dead letters show it to a tenant's
+    reviewers: the server's paths left out (``without_paths``); the admin shows it whole."""
+    return without_paths(text or "")

@@ -602,6 +602,44 @@ def test_dead_lettered_deletions_of_own_tenant(reviewer_client, alice_subject, s
     assert body.count('class="card" aria-labelledby="op-') == 1
 
 
+def test_dead_letters_show_reviewers_the_errors_without_the_servers_paths(
+    reviewer_client, alice_subject
+):
+    """A step's and an operation's last_error name the server's folders and files (the
+    evaluation step's missing folder, an OSError's file, the journal's): a tenant's reviewers
+    are shown the error with each path left out; the stored error keeps it for the admin."""
+    journal = "OSError: [Errno 30] Read-only file system: '/srv/memledger/deletion journal.log'"
+    operation = DeletionOperation.objects.create(
+        tenant=alice_subject.tenant,
+        subject=alice_subject,
+        target="subject",
+        status="failed",
+        attempts=5,
+        last_error=f"steps not verified after 5 runs: ['evaluation']; journal append failed: "
+        f"{journal}",
+        dead_lettered_at=timezone.now(),
+    )
+    operation.steps.create(
+        store="evaluation",
+        status="failed",
+        last_error="MEMLEDGER_EVAL_DATA_DIRS names '/srv/evals/tenant-a', which is not a folder",
+    )
+    operation.steps.create(
+        store="exports",
+        status="failed",
+        last_error="PermissionError: [Errno 13] Permission denied: "
+        "/var/lib/memledger/exports/x.json",
+    )
+    body = reviewer_client.get(reverse("portal:review:deletions")).content.decode()
+    for path in ("/srv/", "deletion journal.log", "tenant-a", "/var/lib", "x.json"):
+        assert path not in body, path
+    assert "Read-only file system: &#x27;&lt;path&gt;&#x27;" in body
+    assert "MEMLEDGER_EVAL_DATA_DIRS names &#x27;&lt;path&gt;&#x27;, which is not a folder" in body
+    assert "Permission denied: &lt;path&gt;" in body
+    operation.refresh_from_db()
+    assert journal in operation.last_error
+
+
 def test_a_reviewer_retries_a_dead_lettered_deletion_from_its_page(
     reviewer_client,
     alice_subject,
