@@ -577,19 +577,26 @@ def test_rejected_counts_cover_every_row_not_a_capped_slice(
     assert agent.name in body
 
 
+def dead_lettered(subject, *, attempts=5, last_error="", steps=()) -> DeletionOperation:
+    """A dead-lettered deletion of ``subject``, with a failed step for each ``(store,
+    last_error)`` of ``steps``."""
+    operation = DeletionOperation.objects.create(
+        tenant=subject.tenant,
+        subject=subject,
+        target="subject",
+        status="failed",
+        attempts=attempts,
+        last_error=last_error,
+        dead_lettered_at=timezone.now(),
+    )
+    for store, error in steps:
+        operation.steps.create(store=store, status="failed", attempts=attempts, last_error=error)
+    return operation
+
+
 def test_dead_lettered_deletions_of_own_tenant(reviewer_client, alice_subject, stranger_subject):
     def stuck(subject, error):
-        operation = DeletionOperation.objects.create(
-            tenant=subject.tenant,
-            subject=subject,
-            target="subject",
-            status="failed",
-            attempts=5,
-            last_error=error,
-            dead_lettered_at=timezone.now(),
-        )
-        operation.steps.create(store="exports", status="failed", last_error=error)
-        return operation
+        return dead_lettered(subject, last_error=error, steps=[("exports", error)])
 
     own = stuck(alice_subject, "export volume read-only")
     foreign = stuck(stranger_subject, "foreign error")
@@ -609,26 +616,20 @@ def test_dead_letters_show_reviewers_the_errors_without_the_servers_paths(
     evaluation step's missing folder, an OSError's file, the journal's): a tenant's reviewers
     are shown the error with each path left out; the stored error keeps it for the admin."""
     journal = "OSError: [Errno 30] Read-only file system: '/srv/memledger/deletion journal.log'"
-    operation = DeletionOperation.objects.create(
-        tenant=alice_subject.tenant,
-        subject=alice_subject,
-        target="subject",
-        status="failed",
-        attempts=5,
+    operation = dead_lettered(
+        alice_subject,
         last_error=f"steps not verified after 5 runs: ['evaluation']; journal append failed: "
         f"{journal}",
-        dead_lettered_at=timezone.now(),
-    )
-    operation.steps.create(
-        store="evaluation",
-        status="failed",
-        last_error="MEMLEDGER_EVAL_DATA_DIRS names '/srv/evals/tenant-a', which is not a folder",
-    )
-    operation.steps.create(
-        store="exports",
-        status="failed",
-        last_error="PermissionError: [Errno 13] Permission denied: "
-        "/var/lib/memledger/exports/x.json",
+        steps=[
+            (
+                "evaluation",
+                "MEMLEDGER_EVAL_DATA_DIRS names '/srv/evals/tenant-a', which is not a folder",
+            ),
+            (
+                "exports",
+                "PermissionError: [Errno 13] Permission denied: /var/lib/memledger/exports/x.json",
+            ),
+        ],
     )
     body = reviewer_client.get(reverse("portal:review:deletions")).content.decode()
     for path in ("/srv/", "deletion journal.log", "tenant-a", "/var/lib", "x.json"):
@@ -655,17 +656,12 @@ def test_a_reviewer_retries_a_dead_lettered_deletion_from_its_page(
     )
 
     def stuck(subject):
-        operation = DeletionOperation.objects.create(
-            tenant=subject.tenant,
-            subject=subject,
-            target="subject",
-            status="failed",
+        return dead_lettered(
+            subject,
             attempts=8,
             last_error="evaluation folder missing",
-            dead_lettered_at=timezone.now(),
+            steps=[("evaluation", "")],
         )
-        operation.steps.create(store="evaluation", status="failed", attempts=8)
-        return operation
 
     own, foreign = stuck(alice_subject), stuck(stranger_subject)
     page = reviewer_client.get(reverse("portal:review:deletions")).content.decode()
@@ -697,14 +693,7 @@ def test_a_retry_that_finds_the_deletion_already_retried_says_nothing_was_retrie
     monkeypatch.setattr(
         "memory_core.deletion.services.deletion_enqueue", lambda pk: sent.append(pk) or True
     )
-    operation = DeletionOperation.objects.create(
-        tenant=alice_subject.tenant,
-        subject=alice_subject,
-        target="subject",
-        status="failed",
-        attempts=8,
-        dead_lettered_at=timezone.now(),
-    )
+    operation = dead_lettered(alice_subject, attempts=8)
     url = reverse("portal:review:deletion-retry", args=[operation.pk])
     short = str(operation.pk)[:8]
 
