@@ -24,13 +24,13 @@ from memory_core.models import (
     Export,
     Memory,
     MemoryEvent,
-    PolicyVersion,
     Status,
     Subject,
     Tombstone,
 )
 from memory_core.policy_check import memory_expiry
 from memory_core.principals import SubjectPrincipal
+from memory_core.selectors.policy import active_retention
 
 EXPORT_FORMAT = "memledger.export.v1"
 
@@ -123,17 +123,6 @@ def _writers_by_memory(tenant_id, memory_ids) -> dict:
         .distinct("memory_id")
         .values_list("memory_id", "agent__name")
     )
-
-
-def _active_retention(tenant_id) -> dict:
-    """Return the retention section of the tenant's active policy ({} without one)."""
-    document = (
-        PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True)
-        .values_list("document", flat=True)
-        .first()
-    )
-    retention = (document or {}).get("retention") if isinstance(document, dict) else None
-    return retention if isinstance(retention, dict) else {}
 
 
 def _events_by_memory(tenant_id, memory_ids, *, until) -> dict:
@@ -263,7 +252,7 @@ def export_create(*, principal, subject_id=None) -> Export:
     }
     path = export_dir() / relative
     memory_ids = []
-    retention = _active_retention(subject.tenant_id)
+    retention = active_retention(subject.tenant_id)
 
     def records():
         # A server-side cursor, a chunk at a time: the rows are never all in memory. Each

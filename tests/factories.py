@@ -136,3 +136,25 @@ def insert_memories(subject, count: int, *, age_seconds: int = 0, **fields) -> N
     params += [values[c] for c in columns] + [count]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
+
+
+def pending_write_on(head, content: str, *, key=None, **fields) -> models.ReviewItem:
+    """Return the open review item of a pending sensitive write of ``content`` on ``head``'s
+    key (or ``key``), written on ``head`` (its ``candidate_ids``)."""
+    write = MemoryFactory(
+        subject=head.subject,
+        memory_key=head.memory_key if key is None else key,
+        content=content,
+        status="pending_approval",
+        sensitivity="sensitive",
+        **fields,
+    )
+    return models.ReviewItem.objects.create(
+        tenant=head.tenant,
+        subject=head.subject,
+        kind="sensitive_write",
+        memory=write,
+        memory_key=write.memory_key,
+        rule_codes=["sensitivity.review_required"],
+        candidate_ids=[head.pk],
+    )

@@ -22,7 +22,6 @@ from memory_core.models import (
     Memory,
     MemoryClass,
     MemoryEvent,
-    PolicyVersion,
     PortalMembership,
     RetrievalTrace,
     ReviewItem,
@@ -35,6 +34,7 @@ from memory_core.policy_check import memory_expiry
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
 from memory_core.selectors.approvals import approval_heads
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
+from memory_core.selectors.policy import active_retention
 
 # Order in which the "what is remembered" page lists classes.
 CLASS_ORDER = [MemoryClass.PREFERENCE, MemoryClass.EPISODIC, MemoryClass.WORKING]
@@ -262,12 +262,7 @@ def _with_expiry(rows, *, tenant_id) -> None:
     deleted minutes later (``policy_check.memory_expiry``, as the export says it). One
     query.
     """
-    document = (
-        PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True)
-        .values_list("document", flat=True)
-        .first()
-    )
-    retention = (document or {}).get("retention") or {}
+    retention = active_retention(tenant_id)
     for row in rows:
         expiry = memory_expiry(row, retention)
         row.expires_at, row.expires_by_retention = expiry.at, expiry.by_retention

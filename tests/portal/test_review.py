@@ -15,7 +15,7 @@ from memory_core.models import (
     Subject,
 )
 from portal.access import BEING_DELETED_FOR_REVIEWER
-from tests.factories import MemoryFactory
+from tests.factories import MemoryFactory, pending_write_on
 
 pytestmark = pytest.mark.django_db
 
@@ -760,27 +760,6 @@ def test_an_error_message_is_an_alert_and_others_a_status(reviewer_client, queue
     assert "This item is already approved." in refused.content.decode()
 
 
-def write_on(head, content, **fields):
-    """Return the open item of a pending sensitive write on ``head``'s key, written on it."""
-    write = MemoryFactory(
-        subject=head.subject,
-        memory_key=head.memory_key,
-        content=content,
-        status="pending_approval",
-        sensitivity="sensitive",
-        **fields,
-    )
-    return ReviewItem.objects.create(
-        tenant=head.tenant,
-        subject=head.subject,
-        kind="sensitive_write",
-        memory=write,
-        memory_key=write.memory_key,
-        rule_codes=["sensitivity.review_required"],
-        candidate_ids=[head.pk],
-    )
-
-
 def test_the_queue_says_an_approval_stands_beside_a_stronger_version_written_since(
     reviewer_client, alice_subject
 ):
@@ -795,7 +774,7 @@ def test_the_queue_says_an_approval_stands_beside_a_stronger_version_written_sin
         source_type="model_inference",
         confidence=0.6,
     )
-    item = write_on(
+    item = pending_write_on(
         guess,
         "A glucose monitor reports Alice is diabetic.",
         authority="tool_observation",
@@ -843,7 +822,7 @@ def test_the_queue_names_the_newest_version_an_approval_becomes_the_next_version
     """Moved on to a version of no higher authority, the chain's newest version is what the
     approval supersedes, and what the queue names."""
     first = MemoryFactory(subject=alice_subject, memory_key="health.sleep", content="Sleeps 6h.")
-    item = write_on(first, "Alice takes melatonin to sleep.")
+    item = pending_write_on(first, "Alice takes melatonin to sleep.")
     Memory.objects.filter(pk=first.pk).update(status="superseded")
     second = MemoryFactory(
         subject=alice_subject,
@@ -928,7 +907,7 @@ def test_an_approval_that_opened_a_conflict_says_so(reviewer_client, alice_subje
     """Approved beside a head of higher authority, the write stands in a conflict: the
     reviewer was told "approved: it is now active" and nothing of the conflict."""
     head = MemoryFactory(subject=alice_subject, memory_key="health.diet", content="No sugar.")
-    item = write_on(
+    item = pending_write_on(
         head,
         "Alice seems to eat sugar.",
         authority="model_inference",
@@ -963,14 +942,14 @@ def test_review_approve_returns_whether_it_opened_a_conflict(tenant, reviewer, a
 
     principal = ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.pk)
     head = MemoryFactory(subject=alice_subject, memory_key="health.sleep", content="Sleeps 7h.")
-    weaker = write_on(
+    weaker = pending_write_on(
         head, "Alice seems tired.", authority="model_inference", source_type="model_inference"
     )
     approved = review_approve(principal=principal, item_id=weaker.pk, reason="ok")
     assert approved.opened_conflict is True and approved.conflict.kind == "conflict"
 
     other = MemoryFactory(subject=alice_subject, memory_key="health.walk", content="Walks.")
-    stronger = write_on(other, "Alice walks 5 km a day.")
+    stronger = pending_write_on(other, "Alice walks 5 km a day.")
     approved = review_approve(principal=principal, item_id=stronger.pk, reason="ok")
     assert approved.opened_conflict is False and approved.conflict is None
     stronger.memory.refresh_from_db()

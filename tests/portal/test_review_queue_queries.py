@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from memory_core.models import Memory, MemoryEvent, ReviewItem
 from memory_core.selectors.approvals import approval_head, approval_heads
-from tests.factories import AgentFactory, MemoryFactory
+from tests.factories import AgentFactory, MemoryFactory, pending_write_on
 
 pytestmark = pytest.mark.django_db
 
@@ -21,32 +21,17 @@ ITEM = 'class="card review-item"'
 def write_on(head, *, writer=None, key=None, **fields) -> ReviewItem:
     """Return the open item of a pending sensitive write on ``head``'s key, written on it;
     ``writer``: the agent whose ``pending`` event it carries (none: no event)."""
-    write = MemoryFactory(
-        subject=head.subject,
-        memory_key=head.memory_key if key is None else key,
-        content=f"Waiting on {head.content}",
-        status="pending_approval",
-        sensitivity="sensitive",
-        **fields,
-    )
+    item = pending_write_on(head, f"Waiting on {head.content}", key=key, **fields)
     if writer is not None:
         actor_type, actor_id = writer if isinstance(writer, tuple) else ("agent", writer.pk)
         MemoryEvent.objects.create(
             tenant_id=head.tenant_id,
-            memory_id=write.pk,
+            memory_id=item.memory_id,
             action="pending_approval",
             actor_type=actor_type,
             actor_id=str(actor_id),
         )
-    return ReviewItem.objects.create(
-        tenant=head.tenant,
-        subject=head.subject,
-        kind="sensitive_write",
-        memory=write,
-        memory_key=write.memory_key,
-        rule_codes=["sensitivity.review_required"],
-        candidate_ids=[head.pk],
-    )
+    return item
 
 
 def moved_on(head, *, status="active", **fields) -> Memory:

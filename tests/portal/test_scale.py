@@ -234,6 +234,22 @@ def test_an_incomplete_resolution_on_a_later_page_shows_that_page(reviewer_clien
     assert done["Location"] == f"{conflicts}?page=2"
 
 
+def running_deletion(subject, ids, *, target: str) -> DeletionOperation:
+    """A running deletion of ``ids`` (memories of ``subject``) with three pending steps."""
+    operation = DeletionOperation.objects.create(
+        tenant_id=subject.tenant_id,
+        subject=subject,
+        target=target,
+        memory_ids=ids,
+        status="running",
+    )
+    DeletionStep.objects.bulk_create(
+        DeletionStep(operation=operation, store=store, status="pending")
+        for store in ("primary", "vectors", "exports")
+    )
+    return operation
+
+
 def test_the_deletions_page_reads_no_steps(alice_client, alice_subject):
     """The page shows each operation's status and memory count, never its steps: it read
     every step of the page's 50 operations (ten each on a default install)."""
@@ -241,17 +257,7 @@ def test_the_deletions_page_reads_no_steps(alice_client, alice_subject):
 
     def operations(count: int) -> None:
         for _ in range(count):
-            operation = DeletionOperation.objects.create(
-                tenant_id=alice_subject.tenant_id,
-                subject=alice_subject,
-                target="memory",
-                memory_ids=ids,
-                status="running",
-            )
-            DeletionStep.objects.bulk_create(
-                DeletionStep(operation=operation, store=store, status="pending")
-                for store in ("primary", "vectors", "exports")
-            )
+            running_deletion(alice_subject, ids, target="memory")
 
     operations(5)
     with CaptureQueriesContext(connection) as few:
@@ -271,17 +277,7 @@ def test_a_deletions_progress_counts_its_ids_in_the_database_and_reads_its_steps
     """The progress page, and its status polled every second, read the operation's every
     memory id (tens of thousands for a whole subject) to say how many it deletes."""
     ids = [m.pk for m in MemoryFactory.create_batch(3, subject=alice_subject)]
-    operation = DeletionOperation.objects.create(
-        tenant_id=alice_subject.tenant_id,
-        subject=alice_subject,
-        target="memory_key",
-        memory_ids=ids,
-        status="running",
-    )
-    DeletionStep.objects.bulk_create(
-        DeletionStep(operation=operation, store=store, status="pending")
-        for store in ("primary", "vectors", "exports")
-    )
+    operation = running_deletion(alice_subject, ids, target="memory_key")
     for name in ("portal:deletion", "portal:deletion-status"):
         with CaptureQueriesContext(connection) as captured:
             response = alice_client.get(reverse(name, args=[operation.pk]))
