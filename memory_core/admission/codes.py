@@ -62,7 +62,7 @@ RULE_CODES: dict[str, tuple[int, str]] = {
     ),
     "injection.split_write": (
         5,
-        "Together with a recent write about the same subject (this agent's, or a shared memory), the text forms an instruction.",
+        "Together with a recent write about the same subject (this agent's, or a shared memory; its content or its value), the text forms an instruction.",
     ),
     "injection.obfuscated": (
         5,

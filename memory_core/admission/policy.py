@@ -11,6 +11,7 @@ evaluation. Every code a rule adds, refusing or informational, is in ``Decision.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -103,6 +104,11 @@ class Head:
     sensitivity: str = ""  # "": not known (a write that lowers it is then not seen as one)
 
 
+# An earlier write the split-write rule joins a write with: the texts it wrote (its content and
+# its value's strings, ``Candidate.written_texts``), or its content alone.
+EarlierWrite = str | tuple[str, ...]
+
+
 @dataclass
 class AdmissionContext:
     """Facts from storage the rules need; gathered by the write service."""
@@ -111,7 +117,7 @@ class AdmissionContext:
     policy: dict = field(default_factory=lambda: DEFAULT_POLICY)
     policy_version: int | None = None
     subject_exists: bool = True
-    recent_texts: list[str] = field(default_factory=list)
+    recent_texts: list[EarlierWrite] = field(default_factory=list)
     head: Head | None = None
     explicit_target: bool = False  # a /supersede on a named memory (the head must be active)
     batch_keys: set = field(default_factory=set)
@@ -284,14 +290,25 @@ def _split_between(previous: str, content: str) -> bool:
 
 
 def check_content(
-    candidate: Candidate, recent_texts: list[str] = (), *, window: int | None = None
+    candidate: Candidate, recent_texts: Sequence[EarlierWrite] = (), *, window: int | None = None
 ) -> list[str]:
     """Return the class and injection guard codes for ``candidate`` (rules 4 and 5);
-    ``window``: how many of the last ``recent_texts`` the split-write rule joins (None: all
-    of them, the caller bounded them)."""
-    recent = list(recent_texts)
+    ``recent_texts``: the earlier writes the split-write rule joins it with, oldest first;
+    ``window``: how many of the last of them it joins (None: all of them, the caller bounded
+    them)."""
+    writes = list(recent_texts)
     if window is not None:
-        recent = recent[max(len(recent) - window, 0) :] if window > 0 else []
+        writes = writes[max(len(writes) - window, 0) :] if window > 0 else []
+    # Each text an earlier write wrote, its value's as well as its content: an instruction
+    # begun in a value reads whole beside the next write's content, as retrieval shows both.
+    recent = list(
+        dict.fromkeys(
+            text
+            for write in writes
+            for text in ((write,) if isinstance(write, str) else write)
+            if text
+        )
+    )
     with guards.reading_memo():  # the guards below share the readings of the write's texts
         return _check_content(candidate, recent)
 

@@ -38,6 +38,7 @@ from datetime import timedelta
 from django.contrib.postgres.expressions import ArraySubquery
 from django.db import transaction
 from django.db.models import OuterRef, Q
+from django.db.models.functions import JSONObject
 from django.utils import timezone
 
 from memory_core.admission import (
@@ -55,7 +56,7 @@ from memory_core.admission import (
     parse_candidate,
     parse_correction,
 )
-from memory_core.admission.candidate import MAX_REASON_CHARS, settle_user_scopes
+from memory_core.admission.candidate import MAX_REASON_CHARS, settle_user_scopes, value_texts
 from memory_core.admission.policy import split_window
 from memory_core.embeddings import BATCH_SIZE, get_embedder
 from memory_core.exceptions import (
@@ -246,11 +247,11 @@ def _heads(principal, planned: list[_Planned], subjects: dict) -> dict:
 
 
 def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
-    """Return, per subject id, the contents of the recent writes about it that this agent
-    may be joined with: its own, and every shared memory's (``Memory.agent`` empty, what
-    every agent of the tenant writes and reads), whichever agent wrote it. An instruction
-    split between two agents' writes (the first half by one, the second by another) reads
-    whole to any agent, as both halves are retrieved side by side."""
+    """Return, per subject id, the texts of the recent writes about it (content and value)
+    that this agent may be joined with: its own, and every shared memory's (``Memory.agent``
+    empty, what every agent of the tenant writes and reads), whichever agent wrote it. An
+    instruction split between two agents' writes (the first half by one, the second by
+    another) reads whole to any agent, as both halves are retrieved side by side."""
     if principal.actor_type != "agent" or not subjects:
         return {}
     admission = policy.get("admission", {})
@@ -275,7 +276,7 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
         )
         .exclude(memory__content="")  # deleted: nothing left to join
         .order_by("-created_at")
-        .values("memory__content")[:per_subject]
+        .values(written=JSONObject(content="memory__content", value="memory__value"))[:per_subject]
     )
     rows = (
         Subject.objects.filter(
@@ -284,7 +285,12 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
         .annotate(newest=ArraySubquery(newest))
         .values_list("pk", "newest")
     )
-    return {pk: contents[::-1] for pk, contents in rows if contents}  # oldest first
+    # Oldest first, each write's texts as it wrote them (``Candidate.written_texts``).
+    return {
+        pk: [(w["content"], *value_texts(w["value"])) for w in reversed(written)]
+        for pk, written in rows
+        if written
+    }
 
 
 def _draft(item: _Planned, now) -> MemoryDraft:
@@ -630,7 +636,7 @@ def _admit_each(
         if item.decision.outcome != REJECTED:
             if candidate.memory_key:
                 batch_keys.add(candidate.chain_identity)
-            batch_texts.setdefault(candidate.subject, []).append(candidate.content)
+            batch_texts.setdefault(candidate.subject, []).append(tuple(candidate.written_texts()))
 
 
 def _run(

@@ -196,6 +196,45 @@ def test_the_split_write_rule_joins_the_newest_writes_about_the_subject(
     assert ("injection.split_write" in result["rule_codes"]) == (decision == "rejected")
 
 
+@pytest.mark.parametrize("stored", [True, False], ids=["stored", "earlier-in-the-batch"])
+def test_an_instruction_begun_in_an_earlier_writes_value_is_joined(api_client, stored):
+    """The split-write rule joins an earlier write's value as well as its content: the first
+    half in a value, the second in the next write's content, read whole side by side."""
+    first = body(
+        subject="bob",
+        memory_key="",
+        content="User keeps payment notes.",
+        value={"note": SPLIT_FIRST, "tags": ["finance", "notes"]},
+    )
+    items = [body(subject="bob", memory_key="", content=SPLIT_SECOND)]
+    if stored:
+        response = api_client.post(URL, first, format="json")
+        assert response.status_code == 201, response.json()
+    else:
+        items.insert(0, first)
+    response = api_client.post(f"{URL}/batch", {"items": items}, format="json")
+    assert response.status_code == 200, response.json()
+    results = response.json()["results"]
+    assert [r["decision"] for r in results[:-1]] == ["accepted"] * (len(items) - 1)
+    assert results[-1]["decision"] == "rejected", results[-1]
+    assert "injection.split_write" in results[-1]["rule_codes"]
+
+
+def test_the_split_write_window_counts_writes_not_their_texts(api_client):
+    """A write whose value the guards read as several texts (three strings of ~2.4 kB) is
+    one of the window's five, so the first half four writes back is still joined."""
+    assert write(api_client, subject="bob", memory_key="", content=SPLIT_FIRST).status_code == 201
+    for n in range(4):
+        value = {"topics": [f"Tea number {n}, kind {k}. " + "Green tea. " * 220 for k in range(3)]}
+        response = write(
+            api_client, subject="bob", memory_key="", content=f"User likes tea {n}.", value=value
+        )
+        assert response.status_code == 201, response.json()
+    second = write(api_client, subject="bob", memory_key="", content=SPLIT_SECOND)
+    assert second.status_code == 422, second.json()
+    assert "injection.split_write" in second.json()["rule_codes"]
+
+
 def test_sensitive_write_waits_for_approval_and_is_not_retrievable(api_client, tenant):
     response = write(
         api_client, memory_key="health.allergy", content="User is allergic to penicillin."

@@ -42,6 +42,7 @@ from memory_core.admission.candidate import (
 from memory_core.admission.policy import (
     REFUSING,
     SOURCE_AUTHORITIES,
+    EarlierWrite,
     SourceReading,
     describe,
     policy_section,
@@ -234,7 +235,7 @@ class Command(BaseCommand):
         window = split_window(admission)
         if self.screen and window > 0:
             key = (tenant.pk, candidate.subject)
-            recent.setdefault(key, deque(maxlen=window)).append(candidate.content)
+            recent.setdefault(key, deque(maxlen=window)).append(tuple(candidate.written_texts()))
         record = {
             "tenant": tenant,
             "agent": agent,
@@ -277,7 +278,7 @@ class Command(BaseCommand):
         candidate,
         reading: SourceReading,
         admission: dict,
-        recent_texts: list[str],
+        recent_texts: list[EarlierWrite],
         line_errors: FieldErrors,
     ) -> None:
         """Add the errors admission's reading of ``candidate`` gives an import: content the

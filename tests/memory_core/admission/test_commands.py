@@ -352,6 +352,29 @@ def test_an_instruction_split_across_two_lines_of_a_subject_is_refused(
 
 
 @pytest.mark.django_db
+def test_an_instruction_begun_in_an_earlier_lines_value_is_refused(tenant, tmp_path):
+    """An import joins an earlier line's value as admission joins an earlier write's."""
+    source = {"type": "user_input", "conversation_id": "old-store", "message_id": "1"}
+    lines = [
+        record(
+            tenant,
+            memory_key="",
+            content="User keeps payment notes.",
+            value={"note": SPLIT_FIRST},
+            source=source,
+        ),
+        record(tenant, memory_key="", content=SPLIT_SECOND, source={**source, "message_id": "2"}),
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines))
+    err = StringIO()
+    with pytest.raises(CommandError, match="1 error"):
+        call_command("import_memories", str(path), stderr=err)
+    assert "line 2: content: injection.split_write (screened)" in err.getvalue()
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.django_db
 @pytest.mark.parametrize("stored", ["many", 10**9])
 def test_an_import_bounds_a_stored_policys_split_window(tenant, tmp_path, stored):
     """A policy stored before policy_check bounded split_window_writes may hold anything: the
