@@ -47,6 +47,7 @@ from api.responses import (
     DELETION_TOO_LARGE,
     FORBIDDEN,
     NOT_FOUND,
+    REASON_REFUSED,
     SUBJECT_NOT_GRANTED,
 )
 from api.throttling import SpendsNoWriteQuota
@@ -286,6 +287,7 @@ class MemoryRevokeView(QueryStringChecked, SpendsNoWriteQuota, APIView):
             403: FORBIDDEN,
             404: NOT_FOUND,
             409: CONFLICT,
+            422: REASON_REFUSED,
             **AGENT_BODY,
         },
     )

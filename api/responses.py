@@ -54,6 +54,10 @@ DELETION_TOO_LARGE = error(
     "operator runs manage.py delete_subject. A key's or a whole subject's deletion "
     "(POST /api/v1/deletions) is queued instead (202, status queued)."
 )
+REASON_REFUSED = error(
+    "The reason holds what the injection guard refuses (reason_refused, details.rule_codes); "
+    "nothing was revoked."
+)
 GONE = error(
     "The tenant was deleted while the request was in flight (tenant_deleted): nothing of "
     "the request was stored."

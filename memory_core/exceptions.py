@@ -76,6 +76,14 @@ class OverBudget(DomainError):
     status = 422
 
 
+class ReasonRefused(DomainError):
+    """A revocation's reason the injection guard refuses: it is kept in the memory's events,
+    which agents read. Nothing changed."""
+
+    code = "reason_refused"
+    status = 422
+
+
 class EmbeddingUnavailable(DomainError):
     """The embedding model failed; a write that needs a vector is not stored (retry later)."""
 

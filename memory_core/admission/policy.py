@@ -336,7 +336,9 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
     ids = candidate.id_texts()
     id_injection = id_codes(ids)
     scope = candidate.scope_text()
-    extra = (candidate.memory_key, candidate.scope_ref, key_seam(candidate))
+    # A correction's reason is kept in its event, which agents read: the injection guard
+    # reads it too.
+    extra = (candidate.memory_key, candidate.scope_ref, key_seam(candidate), candidate.reason)
     texts = written + [t for t in (*extra, candidate.source_message_id) if t]
     class_texts += key_lines(candidate, value=not _is_pointer(candidate.value))
     class_texts += [scope] if scope else []

@@ -57,12 +57,13 @@ from memory_core.admission import (
     parse_correction,
 )
 from memory_core.admission.candidate import MAX_REASON_CHARS, settle_user_scopes, value_texts
-from memory_core.admission.policy import split_window
+from memory_core.admission.policy import REFUSING, describe, split_window
 from memory_core.embeddings import BATCH_SIZE, get_embedder
 from memory_core.exceptions import (
     Conflict,
     EmbeddingUnavailable,
     PermissionDenied,
+    ReasonRefused,
 )
 from memory_core.locks import lock_memory_keys, subject_shared_lock, subjects_shared_locked
 from memory_core.models import (
@@ -974,7 +975,20 @@ def memory_revoke_replayed(
 
 @transaction.atomic
 def memory_revoke(*, principal, memory_id, reason: str = "") -> Memory:
-    """Revoke ``memory_id``: it stays as evidence but is never used again."""
+    """Revoke ``memory_id``: it stays as evidence but is never used again.
+
+    The reason is kept in the revocation's event, which agents read: one the injection guard
+    refuses is ``ReasonRefused``, and nothing is revoked (a correction's reason is read by
+    admission with its content)."""
+    refused = (
+        [code for code in guards.injection_codes([reason]) if code in REFUSING] if reason else []
+    )
+    if refused:
+        raise ReasonRefused(
+            f"The reason was refused ({', '.join(refused)}): {describe(refused)} "
+            "It would be kept in the memory's events, which agents read. Nothing was revoked.",
+            details={"rule_codes": refused},
+        )
     return _retire(
         principal=principal,
         memory_id=memory_id,
