@@ -344,8 +344,22 @@ class SourceOutSerializer(serializers.Serializer):
     tool = serializers.CharField(source="source_tool")
 
 
+def withheld_if_rejected(data: dict, memory: Memory) -> dict:
+    """Return ``data`` without the content of a write a reviewer rejected: it is kept as
+    evidence for reviewers, and agents learn the outcome (its id, status and fields), never
+    what it said (content, value, content hash)."""
+    if memory.status == Status.REJECTED:
+        for name, empty in (("content", ""), ("value", None), ("content_hash", "")):
+            if name in data:
+                data[name] = empty
+    return data
+
+
 class MemorySerializer(serializers.ModelSerializer):
-    """A memory as agents see it (never the vector itself)."""
+    """A memory as agents see it (never the vector itself; a rejected write's content
+    withheld, ``withheld_if_rejected``)."""
+
+    withholds_rejected = True
 
     subject = serializers.CharField(source="subject.external_id")
     scope = serializers.CharField()
@@ -393,6 +407,10 @@ class MemorySerializer(serializers.ModelSerializer):
     def get_has_embedding(self, memory) -> bool:
         return memory.embedding is not None
 
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        return withheld_if_rejected(data, instance) if self.withholds_rejected else data
+
 
 class EventDetailsField(serializers.JSONField):
     """An event's ``details`` (ids and codes), less the keys that name a memory the caller may
@@ -404,6 +422,9 @@ class EventDetailsField(serializers.JSONField):
 
 class ChainLinkSerializer(serializers.ModelSerializer):
     supersedes = MemoryRefField(source="supersedes_id")
+
+    def to_representation(self, instance):
+        return withheld_if_rejected(super().to_representation(instance), instance)
 
     class Meta:
         model = Memory
@@ -537,7 +558,9 @@ class BatchResultSerializer(serializers.Serializer):
 
 class ReviewMemorySerializer(MemorySerializer):
     """A memory as a reviewer sees it: a reviewer sees every memory of the tenant, so every
-    version one names."""
+    version one names, and a rejected write's content."""
+
+    withholds_rejected = False
 
     supersedes = serializers.UUIDField(source="supersedes_id", allow_null=True)
 

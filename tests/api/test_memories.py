@@ -20,7 +20,9 @@ from memory_core.models import (
     Status,
     Subject,
 )
+from memory_core.principals import ReviewerPrincipal
 from memory_core.services import writes
+from memory_core.services.reviews import review_reject
 from memory_core.subject_tokens import subject_token_issue
 from tests.factories import approve_workflow_consent, write_body
 
@@ -270,6 +272,39 @@ def test_sensitive_write_waits_for_approval_and_is_not_retrievable(api_client, t
     memory.refresh_from_db()
     assert memory.status == Status.ACTIVE
     assert memory in Memory.objects.active()
+
+
+def test_agents_are_not_answered_a_rejected_writes_content(api_client, reviewer, tenant):
+    """A reviewer's rejection says the write is not to be remembered: agents still read its
+    id, status and fields (the writer learns the outcome), never its content, value or
+    content hash; the reviewer does."""
+    written = write(
+        api_client,
+        memory_key="health.allergy",
+        content="User is allergic to penicillin.",
+        value={"allergen": "penicillin"},
+    )
+    assert written.status_code == 202, written.json()
+    memory_id, item_id = written.json()["memory_id"], written.json()["review_item"]
+    before = api_client.get(f"{URL}/{memory_id}").json()["memory"]
+    assert before["content"] == "User is allergic to penicillin."  # waiting: as written
+    review_reject(
+        principal=ReviewerPrincipal(
+            tenant_id=tenant.id, user_id=get_user_model().objects.get(username="reviewer").id
+        ),
+        item_id=item_id,
+        reason="The user did not confirm it.",
+    )
+    listed = api_client.get(URL, {"status": "rejected"}).json()["results"]
+    detail = api_client.get(f"{URL}/{memory_id}").json()
+    assert [m["id"] for m in listed] == [memory_id] and detail["chain"][0]["id"] == memory_id
+    for shown in (listed[0], detail["memory"]):
+        assert shown["status"] == "rejected" and shown["memory_key"] == "health.allergy"
+        assert (shown["content"], shown["value"], shown["content_hash"]) == ("", None, "")
+    assert detail["chain"][0]["content"] == ""
+    assert "penicillin" not in json.dumps([listed, detail])
+    seen = reviewer.get(f"/api/v1/review/items/{item_id}").json()["memory"]
+    assert (seen["content"], seen["value"]) == (before["content"], {"allergen": "penicillin"})
 
 
 def test_reviewer_api_refuses_agents_other_tenants_and_end_users(api_client, other_tenant, tenant):
