@@ -25,6 +25,7 @@ Design choices, documented in docs/api.md:
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import threading
@@ -35,10 +36,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import timedelta
 
-from django.contrib.postgres.expressions import ArraySubquery
-from django.db import transaction
-from django.db.models import OuterRef, Q
-from django.db.models.functions import JSONObject
+from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.admission import (
@@ -247,51 +246,59 @@ def _heads(principal, planned: list[_Planned], subjects: dict) -> dict:
     return heads
 
 
+# The newest writes of each subject the split-write rule joins (``_recent_texts``): a LATERAL
+# subquery with a LIMIT per subject reads only each one's newest rows, not the window, in one
+# statement planned once (a UNION ALL of one query per subject took the planner 4.5-7 ms for a
+# batch naming 20 subjects). Raw SQL: the ORM's form of it (an ``ArraySubquery``) took 1.5 ms
+# a write, 0.7 ms of it building the query, and 1.8 ms once it read the values as JSON objects
+# (docs/performance.md, section 20). Oldest first within each subject.
+_RECENT_WRITES_SQL = """
+    SELECT s.id, r.content, r.value FROM memory_core_subject s
+    CROSS JOIN LATERAL (
+        SELECT m.content, m.value, d.created_at
+        FROM memory_core_admissiondecision d JOIN memory_core_memory m ON m.id = d.memory_id
+        WHERE d.tenant_id = %(tenant)s AND d.subject_id = s.id AND d.created_at >= %(since)s
+          AND (d.agent_id = %(agent)s OR m.agent_id IS NULL) AND m.content <> ''
+        ORDER BY d.created_at DESC LIMIT %(per_subject)s
+    ) r
+    WHERE s.tenant_id = %(tenant)s AND s.id = ANY(%(subjects)s)
+    ORDER BY s.id, r.created_at
+"""
+
+
 def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
-    """Return, per subject id, the texts of the recent writes about it (content and value)
-    that this agent may be joined with: its own, and every shared memory's (``Memory.agent``
-    empty, what every agent of the tenant writes and reads), whichever agent wrote it. An
+    """Return, per subject id, the texts of the recent writes about it that this agent may be
+    joined with, oldest first, each write's as it wrote them (content and value,
+    ``Candidate.written_texts``): its own, and every shared memory's (``Memory.agent`` empty,
+    what every agent of the tenant writes and reads), whichever agent wrote it. An
     instruction split between two agents' writes (the first half by one, the second by
-    another) reads whole to any agent, as both halves are retrieved side by side."""
+    another) reads whole to any agent, as both halves are retrieved side by side. A deleted
+    memory (its content scrubbed) has nothing left to join."""
     if principal.actor_type != "agent" or not subjects:
         return {}
     admission = policy.get("admission", {})
     # Bounded as policy_errors bounds it: a policy stored before the bound may say more.
     minutes = min(int(admission.get("split_window_minutes", 1440)), MAX_DAYS * 24 * 60)
-    window = timedelta(minutes=minutes)
     per_subject = split_window(admission)
     if per_subject <= 0:  # the policy joins no earlier write
         return {}
     # The newest per_subject of each subject, not of all of them together: a batch naming a
-    # subject the agent wrote much about must not push another subject's history out. One
-    # correlated subquery with a LIMIT per subject, so each reads only its newest rows, not
-    # the window; one statement, planned once (a UNION ALL of one query per subject took the
-    # planner 4.5-7 ms for a batch naming 20 subjects; this one, 0.6 ms).
-    newest = (
-        AdmissionDecision.objects.filter(
-            Q(agent_id=principal.agent_id) | Q(memory__agent__isnull=True),
-            tenant_id=principal.tenant_id,
-            subject_id=OuterRef("pk"),
-            created_at__gte=now - window,
-            memory__isnull=False,
-        )
-        .exclude(memory__content="")  # deleted: nothing left to join
-        .order_by("-created_at")
-        .values(written=JSONObject(content="memory__content", value="memory__value"))[:per_subject]
-    )
-    rows = (
-        Subject.objects.filter(
-            tenant_id=principal.tenant_id, pk__in=[s.id for s in subjects.values()]
-        )
-        .annotate(newest=ArraySubquery(newest))
-        .values_list("pk", "newest")
-    )
-    # Oldest first, each write's texts as it wrote them (``Candidate.written_texts``).
-    return {
-        pk: [(w["content"], *value_texts(w["value"])) for w in reversed(written)]
-        for pk, written in rows
-        if written
+    # subject the agent wrote much about must not push another subject's history out.
+    params = {
+        "tenant": principal.tenant_id,
+        "agent": principal.agent_id,
+        "since": now - timedelta(minutes=minutes),
+        "per_subject": per_subject,
+        "subjects": [subject.id for subject in subjects.values()],
     }
+    written: dict = {}
+    with connection.cursor() as cursor:
+        cursor.execute(_RECENT_WRITES_SQL, params)
+        for subject_id, content, value in cursor.fetchall():
+            # jsonb arrives as its text (Django's loader, for JSONField)
+            held = json.loads(value) if isinstance(value, str) else value
+            written.setdefault(subject_id, []).append((content, *value_texts(held)))
+    return written
 
 
 def _draft(item: _Planned, now) -> MemoryDraft:
