@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from api import views
 from api.middleware import server_error
-from memory_core.models import ApiKey
+from memory_core.models import ApiKey, Tenant
 from memory_core.services.api_keys import api_key_resolve, api_key_revoke
 
 pytestmark = pytest.mark.django_db
@@ -112,6 +112,41 @@ def test_a_key_of_the_wrong_shape_is_401_and_never_queried(
         response = client.get("/api/v1/whoami", HTTP_AUTHORIZATION=f"Bearer {spoilt}")
         assert response.status_code == 401, response.content
     assert api_key_resolve(api_key) is not None
+
+
+def test_a_key_whose_secret_is_wrong_is_refused(api_client, api_key):
+    """The prefix finds the row; the secret after it must hash to the stored one."""
+    kind, prefix, secret = api_key.split("_", 2)  # the secret may hold "_" itself
+    prefix = f"{kind}_{prefix}"
+    for other in (secret[::-1], "A" * len(secret), secret[:-1]):
+        assert api_key_resolve(f"{prefix}_{other}") is None
+        client = APIClient(raise_request_exception=False)
+        response = client.get("/api/v1/whoami", HTTP_AUTHORIZATION=f"Bearer {prefix}_{other}")
+        assert response.status_code == 401
+        assert response.json()["error"]["code"] == "authentication_failed"
+    assert api_key_resolve(api_key) is not None
+
+
+def test_a_key_of_a_deleted_tenant_is_refused_even_before_it_is_revoked(api_client, tenant):
+    """A tenant's deletion revokes its keys in a step of its own; the mark of the deletion
+    refuses them from the moment it is set."""
+    assert api_client.get("/api/v1/whoami").status_code == 200
+    Tenant.objects.filter(pk=tenant.pk).update(deleted_at=timezone.now())
+    assert ApiKey.objects.filter(agent__tenant=tenant, revoked_at=None).exists()
+    response = api_client.get("/api/v1/whoami")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "authentication_failed"
+
+
+def test_a_resolved_key_and_its_agent_are_the_rows_as_stored(api_key, agent):
+    """``api_key_resolve`` builds the rows from one statement of its own: every field of the
+    key and of its agent as the ORM reads them (a field that needs a converter would not be)."""
+    resolved = api_key_resolve(api_key)
+    stored = ApiKey.objects.select_related("agent").get(agent=agent)
+    for model_row, read in ((stored, resolved), (stored.agent, resolved.agent)):
+        for field in type(model_row)._meta.concrete_fields:
+            assert getattr(read, field.attname) == getattr(model_row, field.attname), field.name
+    assert resolved.agent.pk == agent.pk and not resolved._state.adding
 
 
 def test_revoked_and_expired_keys_are_refused(api_client, agent):
