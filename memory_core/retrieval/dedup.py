@@ -83,6 +83,15 @@ def _matrix(candidates: list[Candidate]):
     return m @ m.T
 
 
+def _similar_pairs(sims, floor: float) -> list[tuple[int, int]]:
+    """Return the pairs (i, j), i < j, whose cosine is at least ``floor``, in the order a
+    walk over i, then j, meets them: rules 3 and 4 merge no pair below both thresholds, and
+    testing every pair in Python cost ~1 ms a retrieval (docs/performance.md, section 20)."""
+    # In float64, as the walk compares each pair's float(sim): never a pair fewer.
+    rows, columns = np.nonzero(np.triu(sims.astype(np.float64) >= floor, k=1))
+    return list(zip(rows.tolist(), columns.tolist(), strict=True))  # row-major: sorted
+
+
 def deduplicate(
     candidates: list[Candidate], *, policy: RetrievalPolicy
 ) -> tuple[list[Candidate], list[Merge]]:
@@ -117,27 +126,26 @@ def deduplicate(
         near = float(policy["near_duplicate_cosine"])
         echo = float(policy["inferred_echo_cosine"])
         gone: set[int] = set()
-        for i, keeper in enumerate(ordered):
-            if i in gone:
+        for i, j in _similar_pairs(sims, min(near, echo)):
+            if i in gone or j in gone:
                 continue
-            for j in range(i + 1, len(ordered)):
-                other = ordered[j]
-                if j in gone or other.memory_type != keeper.memory_type:
-                    continue
-                if keeper.memory_key and other.memory_key:
-                    continue  # two keyed facts that differ: a conflict, not a duplicate
-                if not _may_absorb(keeper, other):
-                    continue
-                sim = float(sims[i, j])
-                if sim >= near:
-                    merge(keeper, other, "near_duplicate")
-                    gone.add(j)
-                elif (
-                    sim >= echo
-                    and keeper.authority in EXPLICIT
-                    and other.authority == "model_inference"
-                ):
-                    merge(keeper, other, "inferred_echo")
-                    gone.add(j)
+            keeper, other = ordered[i], ordered[j]
+            if other.memory_type != keeper.memory_type:
+                continue
+            if keeper.memory_key and other.memory_key:
+                continue  # two keyed facts that differ: a conflict, not a duplicate
+            if not _may_absorb(keeper, other):
+                continue
+            sim = float(sims[i, j])
+            if sim >= near:
+                merge(keeper, other, "near_duplicate")
+                gone.add(j)
+            elif (
+                sim >= echo
+                and keeper.authority in EXPLICIT
+                and other.authority == "model_inference"
+            ):
+                merge(keeper, other, "inferred_echo")
+                gone.add(j)
     kept = [c for c in candidates if c.id in alive]
     return kept, merges

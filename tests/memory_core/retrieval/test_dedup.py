@@ -86,3 +86,83 @@ def test_an_unkeyed_copy_is_still_folded_into_the_keyed_row_of_its_scope():
     kept, merges = deduplicate([keyed, copy], policy=policy())
     assert [c.id for c in kept] == ["keyed"]
     assert [(m.kept, m.merged, m.rule) for m in merges] == [("keyed", "copy", "content_hash")]
+
+
+def _walk_every_pair(candidates, policy_):
+    """The similarity rules as they were written before the pair scan: every pair tested in
+    Python (the oracle of the test below)."""
+    import numpy as np
+
+    from memory_core.retrieval import dedup
+
+    ordered = sorted(candidates, key=dedup.keeper_order, reverse=True)
+    sims = dedup._matrix(ordered)
+    near = float(policy_["near_duplicate_cosine"])
+    echo = float(policy_["inferred_echo_cosine"])
+    merged, gone = [], set()
+    for i, keeper in enumerate(ordered):
+        if i in gone:
+            continue
+        for j in range(i + 1, len(ordered)):
+            other = ordered[j]
+            if j in gone or other.memory_type != keeper.memory_type:
+                continue
+            if keeper.memory_key and other.memory_key:
+                continue
+            if not dedup._may_absorb(keeper, other):
+                continue
+            sim = float(np.float32(sims[i, j]))
+            if sim >= near:
+                merged.append((keeper.id, other.id, "near_duplicate"))
+                gone.add(j)
+            elif (
+                sim >= echo
+                and keeper.authority in dedup.EXPLICIT
+                and (other.authority == "model_inference")
+            ):
+                merged.append((keeper.id, other.id, "inferred_echo"))
+                gone.add(j)
+    return merged
+
+
+def test_the_similarity_rules_merge_what_a_walk_over_every_pair_merges():
+    """Only pairs at or above the lower threshold are visited (``_similar_pairs``); on 300
+    random sets of candidates (types, keys, scopes, environments, authorities, vectors
+    clustered so that many pairs are near) the merges are those of the walk over every pair,
+    in the same order."""
+    import random
+
+    import numpy as np
+
+    rng = random.Random(39)
+    policy_ = policy()
+    rules_seen: dict[str, int] = {}
+    for case in range(300):
+        centres = [np.array([rng.gauss(0, 1) for _ in range(8)]) for _ in range(3)]
+        rows = []
+        for n in range(rng.randint(2, 40)):
+            centre = rng.choice(centres)
+            vector = centre + np.array(
+                [rng.gauss(0, rng.choice((0.02, 0.2, 0.5))) for _ in range(8)]
+            )
+            rows.append(
+                cand(
+                    f"c{case}-{n}",
+                    memory_type=rng.choice(("user_preference", "episode")),
+                    memory_key=rng.choice(("", "", "k1", "k2")),
+                    scope_kind=rng.choice(("global", "global", "repo")),
+                    scope_ref="",
+                    environment=rng.choice(("", "", "staging")),
+                    authority=rng.choice(("explicit_user", "model_inference")),
+                    confidence=rng.choice((0.6, 0.8, 1.0)),
+                    embedding=tuple(float(x) for x in vector),
+                )
+            )
+        expected = _walk_every_pair([*rows], policy_)
+        _, merges = deduplicate(rows, policy=policy_)
+        similar = [(m.kept, m.merged, m.rule) for m in merges if m.rule != "content_hash"]
+        assert similar == expected, case
+        for _, _, rule in expected:
+            rules_seen[rule] = rules_seen.get(rule, 0) + 1
+    # The sets merged often, by both rules: the comparison saw each at work.
+    assert rules_seen.get("near_duplicate", 0) > 100 and rules_seen.get("inferred_echo", 0) > 20
