@@ -5,7 +5,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.fields import StrictCharField, UUIDStringField
+from api.fields import IdField, UUIDStringField
 from api.memories_serializers import QuerySerializer, StrictSerializer
 from api.parsing import QueryStringChecked, parse_query
 from api.responses import AGENT, AGENT_BODY, ALREADY_DELETED, BAD_REQUEST, NOT_FOUND, error
@@ -22,8 +22,8 @@ class DeletionInputSerializer(StrictSerializer):
     """
 
     memory_id = UUIDStringField(required=False)
-    subject = StrictCharField(required=False, max_length=200)
-    memory_key = StrictCharField(required=False, max_length=200)
+    subject = IdField(required=False, max_length=200)
+    memory_key = IdField(required=False, max_length=200)
 
     def validate(self, attrs):
         if "memory_id" in attrs:

@@ -19,7 +19,8 @@ import math
 
 from rest_framework import serializers
 
-from memory_core.admission.candidate import invalid_choice_message
+from memory_core.admission.candidate import INVISIBLE_ONLY, invalid_choice_message
+from memory_core.admission.normalize import is_blank
 from memory_core.json_types import wrong_type
 
 
@@ -44,6 +45,32 @@ class StrictCharField(_StrictType, serializers.CharField):
 
     def accepts(self, data) -> bool:
         return isinstance(data, str)
+
+
+def visible_id(value: str) -> None:
+    """Refuse an id that shows nothing (zero-width spaces, format or control characters
+    alone): ``invisible_characters_only``, as every write refuses it. No memory can hold
+    such an id, so a lookup by one would answer nothing and never say why."""
+    if value and is_blank(value):
+        raise serializers.ValidationError(INVISIBLE_ONLY, code="invisible_characters_only")
+
+
+class IdField(StrictCharField):
+    """An id a request names a subject, key, session, task or scope by, as a JSON string: its
+    surrounding whitespace trimmed (DRF's default) and one that shows nothing refused
+    (``visible_id``)."""
+
+    def __init__(self, **kwargs):
+        kwargs["validators"] = [*kwargs.get("validators", ()), visible_id]
+        super().__init__(**kwargs)
+
+
+class QueryIdField(serializers.CharField):
+    """``IdField`` in a query string (text whatever it means: DRF's CharField)."""
+
+    def __init__(self, **kwargs):
+        kwargs["validators"] = [*kwargs.get("validators", ()), visible_id]
+        super().__init__(**kwargs)
 
 
 class NamedChoiceField(serializers.ChoiceField):

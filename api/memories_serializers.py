@@ -14,6 +14,7 @@ from rest_framework.settings import api_settings
 
 from api.fields import (
     NamedChoiceField,
+    QueryIdField,
     StrictCharField,
     StrictChoiceField,
     StrictDateTimeField,
@@ -95,7 +96,7 @@ class StrictSerializer(serializers.Serializer):
 
 def _id_field(**kwargs):
     """An id in a query string (text whatever it means: DRF's CharField)."""
-    return serializers.CharField(max_length=HARD_MAX_ID_CHARS, **kwargs)
+    return QueryIdField(max_length=HARD_MAX_ID_CHARS, **kwargs)
 
 
 def _body_id_field(**kwargs):

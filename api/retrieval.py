@@ -13,6 +13,7 @@ from rest_framework.views import APIView
 
 from api.fields import (
     BoundedListField,
+    IdField,
     StrictBooleanField,
     StrictCharField,
     StrictChoiceField,
@@ -38,11 +39,11 @@ MIN_MAX_TOKENS = 16
 
 
 class ContextInput(StrictSerializer):
-    user_id = StrictCharField(max_length=200)
-    session_id = StrictCharField(max_length=200, required=False, allow_blank=True)
-    task_id = StrictCharField(max_length=200, required=False, allow_blank=True)
-    project_id = StrictCharField(max_length=200, required=False, allow_blank=True)
-    repository_id = StrictCharField(max_length=200, required=False, allow_blank=True)
+    user_id = IdField(max_length=200)
+    session_id = IdField(max_length=200, required=False, allow_blank=True)
+    task_id = IdField(max_length=200, required=False, allow_blank=True)
+    project_id = IdField(max_length=200, required=False, allow_blank=True)
+    repository_id = IdField(max_length=200, required=False, allow_blank=True)
     locale = StrictCharField(max_length=35, required=False, allow_blank=True)
     environment = EnvironmentField(
         help_text="The active environment, e.g. 'production' (stored form: lower case). A "

@@ -10,7 +10,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.fields import StrictCharField
+from api.fields import IdField, StrictCharField
 from api.memories_serializers import StrictSerializer
 from api.parsing import QueryStringChecked
 from api.responses import AGENT_INSERTS, NOT_FOUND, error
@@ -28,7 +28,7 @@ class SubjectTokenInput(StrictSerializer):
         max_length=Agent._meta.get_field("name").max_length,
         help_text="The name of the agent that will act for the subject.",
     )
-    subject = StrictCharField(
+    subject = IdField(
         max_length=HARD_MAX_ID_CHARS, help_text="The subject's external id (the user served)."
     )
 

@@ -5,7 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.fields import StrictCharField
+from api.fields import IdField
 from api.memories_serializers import StrictSerializer
 from api.parsing import QueryStringChecked
 from api.responses import AGENT_BODY, SUBJECT_NOT_GRANTED
@@ -15,8 +15,8 @@ from memory_core.services.tasks import task_close
 
 
 class TaskCloseInput(StrictSerializer):
-    user_id = StrictCharField(max_length=HARD_MAX_ID_CHARS)
-    task_id = StrictCharField(max_length=HARD_MAX_ID_CHARS)
+    user_id = IdField(max_length=HARD_MAX_ID_CHARS)
+    task_id = IdField(max_length=HARD_MAX_ID_CHARS)
 
 
 class TaskCloseOutput(serializers.Serializer):

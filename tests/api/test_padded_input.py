@@ -284,3 +284,47 @@ def test_a_correction_whose_message_id_is_invisible_is_refused(api_client):
     assert response.status_code == 400, response.content
     assert error_codes(response, "source.message_id") == ["invisible_characters_only"]
     assert Memory.objects.count() == 1
+
+
+@pytest.mark.parametrize("invisible", ["\u200b", " \u200e\u200f ", "\u00ad"])
+@pytest.mark.parametrize(
+    ("method", "path", "body", "field"),
+    [
+        ("post", "/api/v1/retrieve", {"query": "q", "context": {"user_id": "@"}},
+         "context.user_id"),
+        ("post", "/api/v1/retrieve", {"query": "q", "context": {"user_id": "u", "task_id": "@"}},
+         "context.task_id"),
+        ("post", "/api/v1/retrieve",
+         {"query": "q", "context": {"user_id": "u", "repository_id": "@"}},
+         "context.repository_id"),
+        ("get", "/api/v1/memories", {"subject": "@"}, "subject"),
+        ("get", "/api/v1/memories", {"key": "@"}, "key"),
+        ("post", "/api/v1/deletions", {"subject": "@"}, "subject"),
+        ("post", "/api/v1/deletions", {"subject": "u", "memory_key": "@"}, "memory_key"),
+        ("post", "/api/v1/tasks/close", {"user_id": "u", "task_id": "@"}, "task_id"),
+        ("post", "/api/v1/subject-tokens", {"agent": "a", "subject": "@"}, "subject"),
+    ],
+)  # fmt: skip
+def test_a_lookup_by_an_id_of_invisible_characters_only_is_refused(
+    api_client, agent, invisible, method, path, body, field
+):
+    """No write stores such an id, so a lookup by one found nothing and said nothing: a
+    retrieval answered an empty package, a deletion "nothing to delete". Each is the write's
+    400 ``invisible_characters_only`` now, and nothing is read or changed."""
+    agent.issues_subject_tokens = True
+    agent.save(update_fields=["issues_subject_tokens"])
+    stored(write(api_client, subject="u"))
+
+    def filled(value):
+        if isinstance(value, dict):
+            return {k: filled(v) for k, v in value.items()}
+        return invisible if value == "@" else value
+
+    data = filled(body)
+    if method == "get":
+        response = api_client.get(path, data)
+    else:
+        response = api_client.post(path, data, format="json")
+    assert response.status_code == 400, response.content
+    assert error_codes(response, field) == ["invisible_characters_only"], response.content
+    assert Memory.objects.filter(status="active").count() == 1
