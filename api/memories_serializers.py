@@ -51,7 +51,12 @@ from memory_core.models import (
     SourceType,
     Status,
 )
-from memory_core.selectors.memories import MAX_LIST_LIMIT, VisibleMemoryIds
+from memory_core.selectors.memories import (
+    MAX_LIST_LIMIT,
+    WITHHELD_FIELDS,
+    VisibleMemoryIds,
+    memory_words_withheld,
+)
 
 
 def _whole(message: str, code: str) -> serializers.ValidationError:
@@ -346,13 +351,10 @@ class SourceOutSerializer(serializers.Serializer):
 
 
 def withheld_if_rejected(data: dict, memory: Memory) -> dict:
-    """Return ``data`` without the content of a write a reviewer rejected: it is kept as
-    evidence for reviewers, and agents learn the outcome (its id, status and fields), never
-    what it said (content, value, content hash)."""
-    if memory.status == Status.REJECTED:
-        for name, empty in (("content", ""), ("value", None), ("content_hash", "")):
-            if name in data:
-                data[name] = empty
+    """Return ``data`` without the words agents are not answered (``memory_words_withheld``:
+    a write a reviewer rejected)."""
+    if memory_words_withheld(memory):
+        data.update({name: empty for name, empty in WITHHELD_FIELDS.items() if name in data})
     return data
 
 

@@ -15,10 +15,21 @@ from memory_core.models import (
     AdmissionDecision,
     Memory,
     MemoryEvent,
+    Status,
     Subject,
 )
 
 MAX_LIST_LIMIT = 100
+# What agents are not answered of a memory whose words are withheld from them
+# (``memory_words_withheld``): each field, and what stands in its place.
+WITHHELD_FIELDS = {"content": "", "value": None, "content_hash": ""}
+
+
+def memory_words_withheld(memory: Memory) -> bool:
+    """Whether agents are answered ``memory`` without what it says (``WITHHELD_FIELDS``): a
+    write a reviewer rejected. It is kept as evidence for reviewers; agents learn the outcome
+    (its id, status and fields), never its words."""
+    return memory.status == Status.REJECTED
 
 
 def memory_get(*, principal, memory_id) -> Memory:
