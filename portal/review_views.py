@@ -18,7 +18,7 @@ from memory_core.selectors.portal import (
     review_queue,
     review_recent,
 )
-from memory_core.selectors.reviews import review_get
+from memory_core.selectors.reviews import review_approval_conflict, review_get
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve, review_reject
 from portal.access import ReviewerMixin
@@ -98,14 +98,19 @@ class ReviewDecideView(ReviewerMixin, View):
         except DomainError as error:
             return self.refuse(error, queue)
         short = str(item.pk)[:8]
-        if self.decision == "approve" and getattr(item, "opened_conflict", False):
+        conflict = (
+            review_approval_conflict(principal=self.principal, item=item)
+            if self.decision == "approve"
+            else None
+        )
+        if conflict is not None:
             # Of lower authority than the key's memory in use: it stands beside it, and
             # agents are asked for clarification until the conflict is settled.
             messages.warning(
                 request,
                 f"Write {short} approved: it is now active, but its authority is lower than "
                 "the memory in use on its key, so it stands beside it in a conflict "
-                f"({str(item.conflict.pk)[:8]}) for a reviewer to settle under Conflicts; "
+                f"({str(conflict.pk)[:8]}) for a reviewer to settle under Conflicts; "
                 "until then agents are asked for clarification instead of being given either.",
             )
             return redirect(queue)

@@ -1,7 +1,7 @@
 """Reads of the reviewer queue, scoped to the reviewer's tenant."""
 
 from memory_core.exceptions import NotFound
-from memory_core.models import PortalMembership, ReviewItem
+from memory_core.models import Memory, PortalMembership, ReviewItem
 from memory_core.principals import ReviewerPrincipal, require_reviewer
 
 
@@ -42,3 +42,26 @@ def review_get(*, principal, item_id) -> ReviewItem:
     if item is None:
         raise NotFound("No review item with this id.")
     return item
+
+
+def review_approval_conflict(*, principal, item: ReviewItem) -> ReviewItem | None:
+    """Return the conflict an approved write stands in beside its key's head, or None.
+
+    Of lower authority than the head, the approval put it beside the head in an open
+    conflict (opened, or joined); as the next version it supersedes the head, and a conflict
+    that then names it is the head's, followed to its successor, not one the approval made.
+    """
+    require_reviewer(principal, message="No review item with this id.")
+    memory = Memory.objects.filter(pk=item.memory_id, tenant_id=principal.tenant_id).first()
+    if memory is None or memory.supersedes_id is not None:
+        return None
+    return (
+        ReviewItem.objects.filter(
+            tenant_id=principal.tenant_id,
+            kind=ReviewItem.Kind.CONFLICT,
+            state=ReviewItem.State.OPEN,
+            candidate_ids__contains=[memory.pk],
+        )
+        .order_by("created_at", "id")
+        .first()
+    )

@@ -91,9 +91,9 @@ def _close(item: ReviewItem, *, principal, state: str, reason: str) -> None:
     item.save(update_fields=["state", "resolution", "reason", "resolved_by", "resolved_at"])
 
 
-def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> ReviewItem | None:
-    """Make the approved ``memory`` the head of its key's chain, or a conflict beside it;
-    return that conflict's item (opened, or joined where one was open), or None."""
+def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
+    """Make the approved ``memory`` the head of its key's chain, or put it beside the head in
+    a conflict (opened, or joined where one was open)."""
     lock_memory_keys(memory.tenant_id, [(memory.subject.external_id, memory.memory_key)])
     head = approval_head(memory, item)
     now = timezone.now()
@@ -130,14 +130,13 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> ReviewIt
         # head and the approved write only would drop a third chain from an open conflict.
         standing = writer_reaches(memory, heads_on_key(memory, agent_id=head.agent_id))
         standing = standing.values_list("pk", flat=True)
-        return conflict_open(
+        conflict_open(
             tenant_id=memory.tenant_id,
             subject_id=memory.subject_id,
             memory_key=memory.memory_key,
             place=ConflictPlace.of(memory),
             candidate_ids=sorted({head.id, memory.id, *standing}, key=str),
         )
-    return None
 
 
 def _lock_pending_memory(item: ReviewItem) -> Memory:
@@ -162,13 +161,9 @@ def _subject_shared_unless_queued(memory: Memory) -> None:
 
 @transaction.atomic
 def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
-    """Approve a pending sensitive write: the memory becomes active (and usable).
-
-    The item returned carries ``opened_conflict``: whether the approval put the write in a
-    conflict for a reviewer (of lower authority than the key's head, it stands beside it
-    rather than replacing it), and ``conflict``, that conflict's item or None: the reviewer
-    was told "it is now active" and nothing of the conflict it had just opened.
-    """
+    """Approve a pending sensitive write: the memory becomes active (and usable), the next
+    version of its key's head or, of lower authority, beside it in a conflict for a reviewer
+    (``selectors.reviews.review_approval_conflict`` finds that conflict)."""
     review_reason_check(reason)
     item = _open_item(principal=principal, item_id=item_id, lock=False)
     # The key's lock before the row's, in the order writes take them (memory_core/locks.py),
@@ -193,7 +188,7 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     # The row before its item, as a revoke of the pending write takes them (it locks the row,
     # then closes the item): the other way round each waited for the other (a deadlock).
     item = _lock_item_and_conflict(principal=principal, item_id=item_id, memory=memory)
-    conflict = _link_into_chain(memory, item, principal=principal)
+    _link_into_chain(memory, item, principal=principal)
     event_record(
         memory=memory,
         action=MemoryEvent.Action.APPROVED,
@@ -202,8 +197,6 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
         details={"review_item": str(item.id)},
     )
     _close(item, principal=principal, state=ReviewItem.State.APPROVED, reason=reason)
-    item.conflict = conflict
-    item.opened_conflict = conflict is not None
     return item
 
 

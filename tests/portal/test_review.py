@@ -936,8 +936,14 @@ def test_an_approval_that_opened_a_conflict_says_so(reviewer_client, alice_subje
     assert "in a conflict (" not in plain
 
 
-def test_review_approve_returns_whether_it_opened_a_conflict(tenant, reviewer, alice_subject):
+def test_the_conflict_an_approval_put_its_write_in_is_found(tenant, reviewer, alice_subject):
+    """``review_approval_conflict``: the approved write of lower authority stands beside the
+    key's head in an open conflict; one that became the next version stands in none, though
+    an open conflict of the head it superseded follows it and names it."""
     from memory_core.principals import ReviewerPrincipal
+    from memory_core.retrieval.types import ConflictPlace
+    from memory_core.selectors.reviews import review_approval_conflict
+    from memory_core.services.conflicts import conflict_open
     from memory_core.services.reviews import review_approve
 
     principal = ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.pk)
@@ -946,11 +952,21 @@ def test_review_approve_returns_whether_it_opened_a_conflict(tenant, reviewer, a
         head, "Alice seems tired.", authority="model_inference", source_type="model_inference"
     )
     approved = review_approve(principal=principal, item_id=weaker.pk, reason="ok")
-    assert approved.opened_conflict is True and approved.conflict.kind == "conflict"
+    conflict = review_approval_conflict(principal=principal, item=approved)
+    assert conflict.kind == "conflict" and conflict.state == "open"
+    assert set(conflict.candidate_ids) == {head.pk, approved.memory_id}
 
     other = MemoryFactory(subject=alice_subject, memory_key="health.walk", content="Walks.")
+    rival = MemoryFactory(subject=alice_subject, memory_key="health.walk", content="Runs.")
+    followed = conflict_open(
+        tenant_id=tenant.id,
+        subject_id=alice_subject.pk,
+        memory_key="health.walk",
+        place=ConflictPlace.of(other),
+        candidate_ids=[other.pk, rival.pk],
+    )
     stronger = pending_write_on(other, "Alice walks 5 km a day.")
     approved = review_approve(principal=principal, item_id=stronger.pk, reason="ok")
-    assert approved.opened_conflict is False and approved.conflict is None
-    stronger.memory.refresh_from_db()
-    assert stronger.memory.supersedes_id == other.pk
+    followed.refresh_from_db()
+    assert approved.memory_id in followed.candidate_ids  # the head's conflict followed it
+    assert review_approval_conflict(principal=principal, item=approved) is None
