@@ -55,22 +55,22 @@ def visible_id(value: str) -> None:
         raise serializers.ValidationError(INVISIBLE_ONLY, code="invisible_characters_only")
 
 
-class IdField(StrictCharField):
+class _VisibleId:
+    """Add ``visible_id`` to a text field's validators."""
+
+    def __init__(self, **kwargs):
+        kwargs["validators"] = [*kwargs.get("validators", ()), visible_id]
+        super().__init__(**kwargs)
+
+
+class IdField(_VisibleId, StrictCharField):
     """An id a request names a subject, key, session, task or scope by, as a JSON string: its
     surrounding whitespace trimmed (DRF's default) and one that shows nothing refused
     (``visible_id``)."""
 
-    def __init__(self, **kwargs):
-        kwargs["validators"] = [*kwargs.get("validators", ()), visible_id]
-        super().__init__(**kwargs)
 
-
-class QueryIdField(serializers.CharField):
+class QueryIdField(_VisibleId, serializers.CharField):
     """``IdField`` in a query string (text whatever it means: DRF's CharField)."""
-
-    def __init__(self, **kwargs):
-        kwargs["validators"] = [*kwargs.get("validators", ()), visible_id]
-        super().__init__(**kwargs)
 
 
 class NamedChoiceField(serializers.ChoiceField):
