@@ -350,19 +350,19 @@ class SourceOutSerializer(serializers.Serializer):
     tool = serializers.CharField(source="source_tool")
 
 
-def withheld_if_rejected(data: dict, memory: Memory) -> dict:
+def withheld_unless_admitted(data: dict, memory: Memory) -> dict:
     """Return ``data`` without the words agents are not answered (``memory_words_withheld``:
-    a write a reviewer rejected)."""
+    a write that waits for a reviewer or that a reviewer rejected)."""
     if memory_words_withheld(memory):
         data.update({name: empty for name, empty in WITHHELD_FIELDS.items() if name in data})
     return data
 
 
 class MemorySerializer(serializers.ModelSerializer):
-    """A memory as agents see it (never the vector itself; a rejected write's content
-    withheld, ``withheld_if_rejected``)."""
+    """A memory as agents see it (never the vector itself; the content of a write that waits
+    for a reviewer or that a reviewer rejected withheld, ``withheld_unless_admitted``)."""
 
-    withholds_rejected = True
+    withholds_words = True
 
     subject = serializers.CharField(source="subject.external_id")
     scope = serializers.CharField()
@@ -412,7 +412,7 @@ class MemorySerializer(serializers.ModelSerializer):
 
     def to_representation(self, instance):
         data = super().to_representation(instance)
-        return withheld_if_rejected(data, instance) if self.withholds_rejected else data
+        return withheld_unless_admitted(data, instance) if self.withholds_words else data
 
 
 class EventDetailsField(serializers.JSONField):
@@ -427,7 +427,7 @@ class ChainLinkSerializer(serializers.ModelSerializer):
     supersedes = MemoryRefField(source="supersedes_id")
 
     def to_representation(self, instance):
-        return withheld_if_rejected(super().to_representation(instance), instance)
+        return withheld_unless_admitted(super().to_representation(instance), instance)
 
     class Meta:
         model = Memory
@@ -561,9 +561,9 @@ class BatchResultSerializer(serializers.Serializer):
 
 class ReviewMemorySerializer(MemorySerializer):
     """A memory as a reviewer sees it: a reviewer sees every memory of the tenant, so every
-    version one names, and a rejected write's content."""
+    version one names, and the content of a write that waits for them or that they rejected."""
 
-    withholds_rejected = False
+    withholds_words = False
 
     supersedes = serializers.UUIDField(source="supersedes_id", allow_null=True)
 

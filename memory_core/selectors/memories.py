@@ -27,9 +27,12 @@ WITHHELD_FIELDS = {"content": "", "value": None, "content_hash": ""}
 
 def memory_words_withheld(memory: Memory) -> bool:
     """Whether agents are answered ``memory`` without what it says (``WITHHELD_FIELDS``): a
-    write a reviewer rejected. It is kept as evidence for reviewers; agents learn the outcome
-    (its id, status and fields), never its words."""
-    return memory.status == Status.REJECTED
+    write that waits for a reviewer, or that a reviewer rejected. Until a reviewer approves
+    it, a sensitive write must not influence an action, and reading it from the memory list
+    would (retrieval never uses it); a rejected one is kept as evidence for reviewers. Agents
+    learn the outcome (its id, status and fields), never its words; the reviewers' API and
+    the subject's own portal pages show them."""
+    return memory.status in (Status.PENDING_APPROVAL, Status.REJECTED)
 
 
 def memory_get(*, principal, memory_id) -> Memory:

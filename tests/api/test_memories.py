@@ -22,7 +22,7 @@ from memory_core.models import (
 )
 from memory_core.principals import ReviewerPrincipal
 from memory_core.services import writes
-from memory_core.services.reviews import review_reject
+from memory_core.services.reviews import review_approve, review_reject
 from memory_core.subject_tokens import subject_token_issue
 from tests.factories import approve_workflow_consent, write_body
 
@@ -274,10 +274,25 @@ def test_sensitive_write_waits_for_approval_and_is_not_retrievable(api_client, t
     assert memory in Memory.objects.active()
 
 
-def test_agents_are_not_answered_a_rejected_writes_content(api_client, reviewer, tenant):
-    """A reviewer's rejection says the write is not to be remembered: agents still read its
-    id, status and fields (the writer learns the outcome), never its content, value or
-    content hash; the reviewer does."""
+def _words_shown(client, memory_id) -> list[tuple]:
+    """The content, value and content hash of ``memory_id`` in each answer ``client`` reads
+    it in: the list (by its status), the detail and the detail's chain."""
+    detail = client.get(f"{URL}/{memory_id}").json()
+    listed = client.get(URL, {"status": detail["memory"]["status"]}).json()["results"]
+    shown = [m for m in listed if m["id"] == memory_id] + [detail["memory"]]
+    shown += [link for link in detail["chain"] if link["id"] == memory_id]
+    assert len(shown) == 3, shown
+    return [(m["content"], m.get("value"), m.get("content_hash")) for m in shown]
+
+
+@pytest.mark.parametrize("outcome", ["approve", "reject"])
+def test_agents_are_answered_a_write_without_its_words_until_a_reviewer_approves_it(
+    api_client, reviewer, tenant, outcome
+):
+    """A sensitive write must not influence an action before a reviewer approves it: agents
+    read its id, status and fields while it waits (the writer learns the outcome), never its
+    content, value or content hash, and no more of them once a reviewer rejects it; the
+    reviewer reads them, and agents do once it is approved."""
     written = write(
         api_client,
         memory_key="health.allergy",
@@ -286,25 +301,36 @@ def test_agents_are_not_answered_a_rejected_writes_content(api_client, reviewer,
     )
     assert written.status_code == 202, written.json()
     memory_id, item_id = written.json()["memory_id"], written.json()["review_item"]
-    before = api_client.get(f"{URL}/{memory_id}").json()["memory"]
-    assert before["content"] == "User is allergic to penicillin."  # waiting: as written
-    review_reject(
+    withheld = [("", None, "")] * 2 + [("", None, None)]  # a chain's link has no value or hash
+    assert _words_shown(api_client, memory_id) == withheld
+    batch = api_client.post(
+        f"{URL}/batch",
+        {"items": [body(memory_key="health.diet", content="User is diabetic.")]},
+        format="json",
+    ).json()["results"][0]
+    assert batch["decision"] == "pending_approval"
+    assert (batch["memory"]["content"], batch["memory"]["content_hash"]) == ("", "")
+    seen = reviewer.get(f"/api/v1/review/items/{item_id}").json()["memory"]
+    assert (seen["content"], seen["value"]) == (
+        "User is allergic to penicillin.",
+        {"allergen": "penicillin"},
+    )
+    decide = {"approve": review_approve, "reject": review_reject}[outcome]
+    decide(
         principal=ReviewerPrincipal(
             tenant_id=tenant.id, user_id=get_user_model().objects.get(username="reviewer").id
         ),
         item_id=item_id,
-        reason="The user did not confirm it.",
+        reason="Checked with the user.",
     )
-    listed = api_client.get(URL, {"status": "rejected"}).json()["results"]
-    detail = api_client.get(f"{URL}/{memory_id}").json()
-    assert [m["id"] for m in listed] == [memory_id] and detail["chain"][0]["id"] == memory_id
-    for shown in (listed[0], detail["memory"]):
-        assert shown["status"] == "rejected" and shown["memory_key"] == "health.allergy"
-        assert (shown["content"], shown["value"], shown["content_hash"]) == ("", None, "")
-    assert detail["chain"][0]["content"] == ""
-    assert "penicillin" not in json.dumps([listed, detail])
-    seen = reviewer.get(f"/api/v1/review/items/{item_id}").json()["memory"]
-    assert (seen["content"], seen["value"]) == (before["content"], {"allergen": "penicillin"})
+    if outcome == "reject":
+        assert _words_shown(api_client, memory_id) == withheld
+        assert "penicillin" not in json.dumps(api_client.get(f"{URL}/{memory_id}").json())
+    else:
+        content_hash = Memory.objects.get(pk=memory_id).content_hash
+        assert _words_shown(api_client, memory_id) == [
+            ("User is allergic to penicillin.", {"allergen": "penicillin"}, content_hash)
+        ] * 2 + [("User is allergic to penicillin.", None, None)]
 
 
 def test_reviewer_api_refuses_agents_other_tenants_and_end_users(api_client, other_tenant, tenant):
