@@ -358,6 +358,12 @@ def withheld_unless_admitted(data: dict, memory: Memory) -> dict:
     return data
 
 
+_WITHHELD = (
+    "to agents while the write waits for a reviewer (status pending_approval) and after one "
+    "rejected it"
+)
+
+
 class MemorySerializer(serializers.ModelSerializer):
     """A memory as agents see it (never the vector itself; the content of a write that waits
     for a reviewer or that a reviewer rejected withheld, ``withheld_unless_admitted``)."""
@@ -376,6 +382,11 @@ class MemorySerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Memory
+        extra_kwargs = {  # what ``withheld_unless_admitted`` answers agents in their place
+            "content": {"help_text": f"What the memory says; empty {_WITHHELD}."},
+            "value": {"help_text": f"The structured value, if any; null {_WITHHELD}."},
+            "content_hash": {"help_text": f"SHA-256 of the normalized content; empty {_WITHHELD}."},
+        }
         fields = [
             "id",
             "subject",

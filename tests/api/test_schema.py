@@ -152,3 +152,17 @@ def test_a_subject_token_for_a_new_subject_of_a_tenant_deleted_meanwhile_is_a_li
     assert response.json()["error"]["code"] == "tenant_deleted"
     assert not Subject.objects.filter(external_id="new-user").exists()
     assert "410" in schema["paths"]["/api/v1/subject-tokens"]["post"]["responses"]
+
+
+def test_the_memory_schema_says_which_words_agents_are_not_answered(schema):
+    """A client reading ``content: ""`` must learn from the schema why: the write waits for a
+    reviewer or one rejected it (``selectors.memories.WITHHELD_FIELDS``)."""
+    from memory_core.selectors.memories import WITHHELD_FIELDS
+
+    ref = schema["paths"]["/api/v1/memories/{memory_id}"]["get"]["responses"]["200"]["content"]
+    detail = ref["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    memory = schema["components"]["schemas"][detail]["properties"]["memory"]
+    fields = schema["components"]["schemas"][memory["$ref"].rsplit("/", 1)[-1]]
+    for name in WITHHELD_FIELDS:
+        described = fields["properties"][name]["description"]
+        assert "pending_approval" in described and "rejected" in described, (name, described)
