@@ -303,6 +303,7 @@ def test_agents_are_answered_a_write_without_its_words_until_a_reviewer_approves
     memory_id, item_id = written.json()["memory_id"], written.json()["review_item"]
     withheld = [("", None, "")] * 2 + [("", None, None)]  # a chain's link has no value or hash
     assert _words_shown(api_client, memory_id) == withheld
+    assert "penicillin" not in json.dumps(api_client.get(f"{URL}/{memory_id}").json())
     batch = api_client.post(
         f"{URL}/batch",
         {"items": [body(memory_key="health.diet", content="User is diabetic.")]},
@@ -326,7 +327,7 @@ def test_agents_are_answered_a_write_without_its_words_until_a_reviewer_approves
     if outcome == "reject":
         assert _words_shown(api_client, memory_id) == withheld
         assert "penicillin" not in json.dumps(api_client.get(f"{URL}/{memory_id}").json())
-    else:
+    else:  # approved: now a memory in use, answered whole
         content_hash = Memory.objects.get(pk=memory_id).content_hash
         assert _words_shown(api_client, memory_id) == [
             ("User is allergic to penicillin.", {"allergen": "penicillin"}, content_hash)
