@@ -24,7 +24,8 @@ from memory_core.principals import ReviewerPrincipal
 from memory_core.services import writes
 from memory_core.services.reviews import review_approve, review_reject
 from memory_core.subject_tokens import subject_token_issue
-from tests.factories import approve_workflow_consent, write_body
+from tests.clients import client_for
+from tests.factories import AgentFactory, approve_workflow_consent, write_body
 
 pytestmark = pytest.mark.django_db
 
@@ -332,6 +333,17 @@ def test_agents_are_answered_a_write_without_its_words_until_a_reviewer_approves
         assert _words_shown(api_client, memory_id) == [
             ("User is allergic to penicillin.", {"allergen": "penicillin"}, content_hash)
         ] * 2 + [("User is allergic to penicillin.", None, None)]
+
+
+def test_another_agent_of_the_tenant_is_not_answered_a_waiting_writes_words(api_client, tenant):
+    """The write is shared (every agent of the tenant with the grant reads it), so the agent
+    that waits on nothing it wrote is the one it must not influence before the review."""
+    written = write(api_client, memory_key="health.allergy", content="User is allergic to sulfa.")
+    assert written.status_code == 202, written.json()
+    memory_id = written.json()["memory_id"]
+    other = client_for(AgentFactory(tenant=tenant))
+    assert _words_shown(other, memory_id) == [("", None, "")] * 2 + [("", None, None)]
+    assert "sulfa" not in json.dumps(other.get(URL).json())
 
 
 def test_reviewer_api_refuses_agents_other_tenants_and_end_users(api_client, other_tenant, tenant):
