@@ -76,10 +76,10 @@ class HealthOverview:
     days: list[date]
     charts: list[Chart]
     evaluation: dict | None = None
-    evaluation_source: str = ""
+    # The results file's name, never its folder: the page is a tenant's reviewers', and the
+    # server's folders are the operator's (as a dead letter's paths are left out).
+    evaluation_file: str = ""
     evaluation_time: datetime | None = None
-    # Where ``evaluation_latest`` looks for results: the page names it when it found none.
-    evaluation_folder: str = ""
     totals: dict = field(default_factory=dict)
 
 
@@ -460,9 +460,8 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
         days=day_list,
         charts=charts,
         evaluation=evaluation,
-        evaluation_source=source,
+        evaluation_file=Path(source).name if source else "",
         evaluation_time=evaluation_time,
-        evaluation_folder=str(evaluation_results_folder()),
         totals={
             "traces": RetrievalTrace.objects.filter(
                 tenant_id=principal.tenant_id, created_at__gte=window.start

@@ -131,12 +131,6 @@ def write_name(item) -> str:
 
 
 @register.filter
-def basename(path) -> str:
-    """Return the last part of a file path."""
-    return str(path).rstrip("/").rsplit("/", 1)[-1]
-
-
-@register.filter
 def ago(moment) -> str:
     """Return "just now" or "3 hours ago" for a past datetime."""
     if not moment:

@@ -206,23 +206,28 @@ def test_a_folder_named_by_the_setting_gives_its_newest_result(reviewer_client, 
     settings.MEMLEDGER_EVALUATION_RESULTS = [str(shared)]
     settings.DATA_DIR = tmp_path / "host-data"  # this host's own folder holds none
     response = reviewer_client.get(reverse("portal:review:health"))
-    assert response.context["overview"].evaluation_source == str(shared / "new.json")
+    assert response.context["overview"].evaluation_file == "new.json"
     assert b"0.9167" in response.content
+    # The file's name, never the server's folder: the page is a tenant's reviewers'.
+    assert str(tmp_path) not in response.content.decode()
+    assert "not this tenant" in response.content.decode()
 
 
-def test_without_an_evaluation_the_page_names_the_folder_it_reads(
+def test_without_an_evaluation_the_page_says_where_an_operator_writes_one(
     reviewer_client, settings, tmp_path
 ):
-    # The hint said ".data/evaluation-results" whatever MEMLEDGER_DATA_DIR was: a result
-    # written there, as told, never showed on a deployment with another data folder.
+    """The hint said ".data/evaluation-results" whatever MEMLEDGER_DATA_DIR was, and then
+    named the server's folder to a tenant's reviewers; it now names the folder by its
+    settings, as the operator configured them, and shows no path of the server's."""
     settings.MEMLEDGER_EVALUATION_RESULTS = []
     settings.DATA_DIR = tmp_path / "elsewhere"
     response = reviewer_client.get(reverse("portal:review:health"))
     body = response.content.decode()
-    folder = str(tmp_path / "elsewhere" / "evaluation-results")
-    assert f"--json {folder}/latest.json" in body
-    assert f"mkdir -p {folder}" in body
-    assert ".data/evaluation-results" not in body
+    assert "No evaluation has been recorded yet" in body
+    assert "--json &lt;folder&gt;/latest.json" in body
+    assert "<code>MEMLEDGER_DATA_DIR</code>" in body
+    assert "MEMLEDGER_EVALUATION_RESULTS" in body
+    assert str(tmp_path) not in body and ".data/evaluation-results" not in body
 
 
 def test_reviewer_decisions_leave_out_items_closed_without_a_reviewer(
