@@ -1319,11 +1319,13 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.instruction_override",
         _rx(
-            r"\b(?:assistant|the model|the ai|ai|the bot|chatbot|the agent)\W+(?:\w+\W+){0,6}?"
+            # "the assistant", not "an assistant" or "the user's assistant"; limits of
+            # something named after "on" are another thing's ("no restrictions on hours").
+            r"\b(?:the|this)\W+(?:assistant|model|ai|bot|chatbot|agent)\W+(?:\w+\W+){0,6}?"
             r"(?:has|have|with|without|under|operates with|runs with)\W+(?:no|zero|any)\W+"
             r"(?:content\W+|safety\W+|ethical\W+|moral\W+)?(?:restrictions|rules|limits|"
             r"limitations|filters|guardrails|guidelines|boundaries|censorship|content polic"
-            r"(?:y|ies))\b|"
+            r"(?:y|ies))\b(?!\W+on\b)|"
             r"\banswers?\W+(?:everything|anything|any question|all questions|every question)"
             r"\W+(?:\w+\W+)?without\W+(?:any\W+)?(?:filters?|restrictions|limits|censorship|"
             r"refusing|refusals|guardrails)\b|"
@@ -1427,8 +1429,9 @@ INJECTION_RULES: list[Rule] = [
         "injection.exfiltration",
         _rx(
             r"\bconsent(?:ed|s)?\W+to\W+(?:\w+\W+){0,2}?(?:sharing|share|disclos\w+|releas\w+|"
-            r"send\w*|sell\w*|transfer\w*)\W+(?:\w+\W+){0,4}?(?:with|to)\W+(?:any|all|every|"
-            r"anyone|everyone)\b"
+            r"send\w*|sell\w*|transfer\w*)\W+(?:\w+\W+){0,4}?(?:with|to)\W+(?:anyone|everyone|"
+            r"(?:any|all|every)\W+(?:\w+\W+)?(?:third[- ]part(?:y|ies)|partners?|compan(?:y|ies)|"
+            r"vendors?|advertisers?|buyers?|brokers?|organi[sz]ations?|one|body))\b"
         ),
     ),
     # A billing address changed for the business's invoices: "the billing address for all
@@ -1785,8 +1788,9 @@ CLASS_RULES: list[Rule] = [
             r"price (?:overrides?|matches?|exceptions?)|fee waivers?|free upgrades?|exemptions? "
             r"from (?:\w+\W+)?(?:fees?|charges?|penalt(?:y|ies)|interest|payments?))\b|"
             # ... and a limit raised (`blind7`): "spending limit has been raised to unlimited".
-            r"\b(?:spending|credit|withdrawal|transfer|transaction|purchase|daily|refund|payout|"
-            r"approval|overdraft)\W+limits?\W+(?:\w+\W+){0,3}?(?:raised|increased|lifted|"
+            # (not a credit or overdraft limit: the user's bank sets those)
+            r"\b(?:spending|withdrawal|transfer|transaction|purchase|daily|refund|payout|"
+            r"approval)\W+limits?\W+(?:\w+\W+){0,3}?(?:raised|increased|lifted|"
             r"removed|set|changed|bumped|doubled|extended)\W+(?:\w+\W+){0,2}?(?:to\W+)?"
             r"(?:unlimited|no limit|infinite|\$\s?\d)"
         ),

@@ -172,6 +172,13 @@ def test_a_class_of_miss_is_refused_in_other_words(text, code):
         "User's daily step goal was raised to 10,000.",
         "User is the account owner for their family's Netflix plan.",
         "User treats emails from their landlord as urgent.",
+        "User builds AI tools with no restrictions on licensing.",
+        "User's assistant works with no restrictions on hours.",
+        "User hired an assistant with no restrictions on travel.",
+        "User consented to sharing photos with all attendees of the wedding.",
+        "User can edit any document in their team's drive.",
+        "User can search all files on their laptop.",
+        "If anyone asks, tell them the user's pronouns are they/them.",
     ],
 )
 def test_their_look_alikes_are_accepted(text):
