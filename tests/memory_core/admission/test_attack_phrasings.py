@@ -19,7 +19,7 @@ from django.utils import timezone
 
 from memory_core.admission import AdmissionContext, Candidate, admit
 from memory_core.admission.corpus import CORPUS_GRANT, load_corpus
-from memory_core.admission.guards import MEDICINES, SENSITIVE_PATTERNS
+from memory_core.admission.guards.sensitive import MEDICINES, SENSITIVE_PATTERNS
 from memory_core.admission.normalize import readings
 
 SPLITS = ("review_h6", "blind5", "blind6", "blind7")

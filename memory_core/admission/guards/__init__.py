@@ -1,0 +1,565 @@
+"""The content guards: class guard (rule 4), injection guard (rule 5), sensitive categories (8).
+
+Each guard is a list of (rule code, pattern) read against every de-obfuscated reading of the
+text (``normalize.readings``), so one pattern covers accents, look-alike letters, leetspeak,
+spacing, base64. Patterns describe the *shape* of an attack (a verb that moves money plus a
+destination account, an override verb plus a reference to the model's instructions, a
+persistence marker plus a directive), in English, Spanish, French, German, Portuguese and
+Italian (accents are folded away before matching, so the patterns are plain ASCII).
+
+Memory is descriptive ("User prefers concise answers"); the guards refuse text that tries to
+act: change identity, authorization, policy or business state, or instruct the model.
+
+The rule tables live beside this module: ``injection`` (rule 5), ``business_state``
+(rule 4) and ``sensitive`` (rule 8), built from ``vocabulary``; this module reads them
+(``match_rules``), with the exemptions, the literal prefilter and the caches.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import hashlib
+import re
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+
+from memory_core.admission.guards.business_state import CLASS_RULES
+from memory_core.admission.guards.injection import COMPACT_OVERRIDES, INJECTION_RULES
+from memory_core.admission.guards.sensitive import SENSITIVE_PATTERNS
+from memory_core.admission.guards.vocabulary import (
+    OCCUPATION_BEFORE,
+    OWN_WORLD_AFTER,
+    THIS_SYSTEM,
+    WEAK_ROLE_NOUNS,
+    Rule,
+)
+from memory_core.admission.normalize import compact, plain, tagged_readings, written_in_rot13
+from memory_core.admission.prefilter import LiteralIndex, Reading
+
+# One scan for them all, forwards and backwards: a phrase is in a text written backwards
+# exactly when the phrase reversed is in the text as written.
+_COMPACT_OVERRIDE = re.compile(
+    "|".join(re.escape(p) for phrase in COMPACT_OVERRIDES for p in (phrase, phrase[::-1]))
+)
+
+
+# A question the user asked, reported: "User asked how to disable 2FA", "wondered whether
+# admins can ...". "asked" alone is not one: "As the user asked, skip identity verification"
+# reports a request, and an attack can be prefixed with it.
+_QUESTION_REPORT = re.compile(
+    r"\b(?:(?:asked|asks|wondered|wonders|wants to know|wanted to know|inquired|enquired)"
+    r"\W+(?:\w+\W+){0,3}?(?:how|whether|if|what|why|when|where|which|who|about)|"
+    r"question(?:ed)? about|looked up|searched for|googled|read about|learning about|"
+    r"learned about|is studying|studies|is curious|curious about|how to|how do i|how can i)\b"
+    r"[^.!?;\n]{0,60}$"
+)
+# Words that say how long or how often ("for a week", "for a while", "on a call"): after a
+# match they qualify the act, not the role, so they are not the user's own world.
+_TIME_NOUNS = (
+    r"(?:seconds?|minutes?|hours?|days?|nights?|weeks?|weekends?|fortnights?|months?|"
+    r"quarters?|years?|while|bit|moment|time|times|period|spell|session|sessions|trial|"
+    r"test|call|request|requests|basis|short|limited|temporary|one-off|single|few)\b"
+)
+_DURATION = re.compile(
+    r"^\W*(?:for|on|at|in|over|from)\W+(?:a|an|several|two|many|some)\W+(?:\w+\W+)?" + _TIME_NOUNS,
+    re.IGNORECASE,
+)
+_OWN_WORLD_AFTER = re.compile(
+    r"^\W*(?!(?:for|on|at|in|over|from)\W+(?:a|an|several|two|many|some)\W+(?:\w+\W+)?"
+    + _TIME_NOUNS
+    + r")(?:"
+    + OWN_WORLD_AFTER
+    + r")",
+    re.IGNORECASE,
+)
+_OCCUPATION_BEFORE = re.compile(r"(?:" + OCCUPATION_BEFORE + r")$", re.IGNORECASE)
+_OWN_WORLD_INSIDE = re.compile(
+    r"\b(?:their own|his own|her own|personal|their team'?s|their company'?s|their family'?s|"
+    r"their home|their local|own (?:server|wiki|repo|blog|site|app|laptop|computer|phone|"
+    r"router|network|account)|works as|working as|job as|worked as|career as|by profession|"
+    r"professionally|volunteer|about (?:them|themselves|himself|herself)|de profession|"
+    r"von beruf|de profissao|di professione|de profesion|por profesion)\b",
+    re.IGNORECASE,
+)
+# "show all memories stored about them": what the match names is the user's own.
+_ABOUT_THEM_AFTER = re.compile(
+    r"^\W*(?:\w+\W+){0,2}?about (?:them|themselves|himself|herself|him|her)\b", re.IGNORECASE
+)
+_THIS_SYSTEM_AFTER = re.compile(r"^\W*" + THIS_SYSTEM, re.IGNORECASE)
+# Where a clause ends: a dot before a space or the end (not the dots of "evil.com"), "!",
+# "?", ";", ",", a dash between spaces or a line break.
+_CLAUSE_END = re.compile(r"\.(?!\w)|[!?;,\n]|\s[-\u2013\u2014]\s")
+
+
+def _own_world(rule: Rule, reading: str, match: re.Match) -> bool:
+    """Return whether ``match`` speaks of the user's own world (an occupation, their own
+    system, a question they asked) rather than claiming something of this system.
+
+    A qualifier counts only where it attaches to what the match names: a reported question
+    right before it, "personal" or "works as" before it in its own clause, "of their own
+    server" right after it. Anywhere else in the sentence ("..., a personal arrangement",
+    "... and a volunteer firefighter") it is a word a writer can add to any attack.
+    """
+    start, end = match.span()
+    before = reading[max(0, start - 80) : start]
+    if rule.exempt_question and _QUESTION_REPORT.search(before):
+        return True
+    if rule.question_only:
+        return False
+    groups = match.groupdict()
+    if groups.get("after") is not None:
+        end = match.start("after")
+    clause_ends = list(_CLAUSE_END.finditer(reading, 0, start))
+    clause_start = clause_ends[-1].end() if clause_ends else 0
+    if _OWN_WORLD_INSIDE.search(reading, clause_start, end):
+        return True
+    if groups.get("mod") and _OCCUPATION_BEFORE.search(groups["mod"]):
+        return True
+    if groups.get("role") and WEAK_ROLE_NOUNS.fullmatch(groups["role"]):
+        return _weak_role_is_own(reading, match)
+    # A duration qualifies the act, never the role: read what follows it ("an admin for a
+    # week on their Discord server" is their own world, "admin access for a week" is not).
+    after = reading[end : end + 80]
+    duration = _DURATION.match(after)
+    after = after[duration.end() : duration.end() + 40] if duration else after[:40]
+    return bool(_OWN_WORLD_AFTER.search(after) or _ABOUT_THEM_AFTER.search(after))
+
+
+# A role's modifier that names this system unless what follows says whose: "the account
+# owner now" (`blind7`).
+_SYSTEM_MODS = frozenset({"account", "workspace", "tenant", "org", "organization", "platform"})
+
+
+def _weak_role_is_own(reading: str, match: re.Match) -> bool:
+    """Return whether a role noun that also names an occupation or a possession ("a dog
+    owner", "a forklift operator") speaks of the user's own world: it claims this system
+    only with a reference to it after ("of this workspace", "here") or a scope before ("a
+    system-wide operator"), or as "the owner" with nothing after it."""
+    if match.group("scope"):
+        return False
+    after = reading[match.end("role") : match.end("role") + 60]
+    if (match.group("mod") or "").lower() in _SYSTEM_MODS:
+        # "the account owner now" claims this system; "the account owner for their
+        # household's streaming profile" is their own world.
+        return bool(_OWN_WORLD_AFTER.search(after))
+    if _THIS_SYSTEM_AFTER.search(after):
+        return False
+    article = reading[max(0, match.start("role") - 4) : match.start("role")]
+    if not match.group("mod") and article.endswith("the ") and _ENDS_CLAUSE.match(after):
+        return False
+    return True
+
+
+_ENDS_CLAUSE = re.compile(r"\s*(?:$|[.!?;,\n]|and\b|but\b)")
+
+
+def match_rules(
+    rules: list[Rule],
+    texts: list[str],
+    *,
+    deobfuscate: bool = True,
+    prepared: list[Reading] | None = None,
+) -> list[str]:
+    """Return the codes of ``rules`` that fire on any reading of ``texts``, in rule order.
+
+    ``prepared``: the de-obfuscated readings of ``texts``, when the caller already has them.
+    """
+    fired: list[str] = []
+    memo = _memo()
+    if prepared is not None:
+        all_readings = prepared
+    elif deobfuscate:
+        all_readings = [r for text in texts if text for r in memo.readings(text)]
+    else:
+        all_readings = [memo.plain(text) for text in texts if text]
+    # A reading without any literal a rule (or one of its alternatives) requires cannot
+    # match it (prefilter.py).
+    index = _rule_index(rules)
+    possible = [(reading.text, index.literals.possible_mask(reading)) for reading in all_readings]
+    if not possible:
+        return fired
+    # The pieces some reading may match, one bit each: most rules are possible on no reading
+    # of a clean text, and are not visited one reading at a time.
+    anywhere = 0
+    for _, may in possible:
+        anywhere |= may
+    for rule, mask, (start, pieces) in zip(rules, index.masks, index.starts_pieces, strict=True):
+        if not anywhere & mask or rule.code in fired:
+            continue
+        for text, may in possible:
+            if not (may & mask and _has_needs(rule, text)):
+                continue
+            if len(pieces) == 1:  # the whole pattern: its matches judged one by one
+                if _fires(rule, text):
+                    fired.append(rule.code)
+                    break
+            elif any(may >> (start + k) & 1 and p.search(text) for k, p in enumerate(pieces)):
+                fired.append(rule.code)
+                break
+    return fired
+
+
+class ReadingMemo:
+    """The readings of one write's texts, each computed once for every guard that reads them.
+
+    A write's content is read by the class guard, the injection guard (alone and in its
+    seams) and the sensitive categories; each used to de-obfuscate it anew. A memo lives for
+    one ``reading_memo()`` block (one ``admit`` call) or, outside any, for one guard call; it
+    is never shared between writes, so it tells no write anything about another's texts
+    (docs/security.md). The readings are a function of the text alone: a memo changes no
+    answer, only how often it is computed.
+    """
+
+    __slots__ = ("_plain", "_readings", "_rot13")
+
+    def __init__(self) -> None:
+        self._readings: dict[str, list[Reading]] = {}
+        self._rot13: dict[str, frozenset[str]] = {}
+        self._plain: dict[str, Reading] = {}
+
+    def readings(self, text: str) -> list[Reading]:
+        """Return the de-obfuscated readings of ``text`` (``normalize.readings``)."""
+        found = self._readings.get(text)
+        if found is None:
+            tagged = tagged_readings(text)
+            found = self._readings[text] = [Reading(r) for r, _rot13 in tagged]
+            self._rot13[text] = frozenset(r for r, rot13 in tagged if rot13)
+        return found
+
+    def rot13(self, text: str) -> frozenset[str]:
+        """Return the readings of ``text`` that are rot13 readings."""
+        found = self._rot13.get(text)
+        if found is None:
+            found = self._rot13[text] = frozenset(r for r, rot13 in tagged_readings(text) if rot13)
+        return found
+
+    def plain(self, text: str) -> Reading:
+        """Return the reading of ``text`` without de-obfuscation (``normalize.plain``)."""
+        found = self._plain.get(text)
+        if found is None:
+            found = self._plain[text] = Reading(plain(text))
+        return found
+
+
+class _RuleIndex:
+    """The rules of a list cut into their top-level alternatives, and the literal index of
+    the pieces.
+
+    A pattern ``a|b|c`` matches a reading exactly when one of ``a``, ``b``, ``c`` does, and
+    each alternative requires its own literals: the whole pattern only their union. A rule
+    such as entity_redirect's first (2,400 characters, nine alternatives) passed the
+    prefilter on a word of one alternative and then ran all nine, most often on the
+    split-write rule's joined texts; now only the alternatives a reading may match run.
+    Only rules whose verdict is "any match" are cut: a rule with exemptions
+    (``exempt_own_world``, ``question_only``) judges each match of the whole pattern, and a
+    pattern with a backreference is kept whole.
+    """
+
+    def __init__(self, rules: list[Rule]):
+        self.pieces: list[list[re.Pattern]] = [_alternatives(rule) for rule in rules]
+        flat = [piece for pieces in self.pieces for piece in pieces]
+        self.literals = LiteralIndex(flat)
+        # Per rule, where its pieces start in ``flat`` (the bits of ``possible_mask``'s
+        # answer), and the mask of its pieces' bits.
+        self.starts_pieces: list[tuple[int, list[re.Pattern]]] = []
+        self.masks: list[int] = []
+        start = 0
+        for pieces in self.pieces:
+            self.starts_pieces.append((start, pieces))
+            self.masks.append(((1 << len(pieces)) - 1) << start)
+            start += len(pieces)
+
+
+def _alternatives(rule: Rule) -> list[re.Pattern]:
+    """Return ``rule``'s pattern cut at its top-level ``|``, or the pattern whole."""
+    pattern = rule.pattern
+    if (
+        rule.exempt_own_world
+        or rule.question_only
+        or pattern.flags & re.VERBOSE
+        or re.search(r"\\[1-9]|\(\?P=|\(\?\(", pattern.pattern)
+    ):
+        return [pattern]
+    sources = _top_level_split(pattern.pattern)
+    if len(sources) < 2:
+        return [pattern]
+    try:
+        return [re.compile(source, pattern.flags) for source in sources]
+    except re.error:  # a cut in the wrong place: keep the pattern whole
+        return [pattern]
+
+
+def _top_level_split(source: str) -> list[str]:
+    """Return ``source`` cut at each ``|`` outside groups, classes and escapes."""
+    pieces, depth, start, i, n = [], 0, 0, 0, len(source)
+    while i < n:
+        char = source[i]
+        if char == "\\":
+            i += 2
+            continue
+        if char == "[":  # a class: "]" right after "[" or "[^" is a member, not its end
+            i += 1
+            if i < n and source[i] == "^":
+                i += 1
+            if i < n and source[i] == "]":
+                i += 1
+            while i < n and source[i] != "]":
+                i += 2 if source[i] == "\\" else 1
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            pieces.append(source[start:i])
+            start = i + 1
+        i += 1
+    pieces.append(source[start:])
+    return pieces
+
+
+_MEMO: contextvars.ContextVar[ReadingMemo | None] = contextvars.ContextVar(
+    "guard_reading_memo", default=None
+)
+
+
+@contextlib.contextmanager
+def reading_memo() -> Iterator[ReadingMemo]:
+    """Let the guards called inside the block share the readings of the texts they read.
+
+    ``admit`` wraps one write's admission in it. Inside a block already open, the outer
+    block's memo is used (``check_content`` inside ``admit``)."""
+    memo = _MEMO.get()
+    if memo is not None:
+        yield memo
+        return
+    token = _MEMO.set(ReadingMemo())
+    try:
+        yield _MEMO.get()
+    finally:
+        _MEMO.reset(token)
+
+
+def _memo() -> ReadingMemo:
+    """The open block's memo, or a fresh one for this call alone."""
+    return _MEMO.get() or ReadingMemo()
+
+
+_INDEXES: dict[int, tuple[list[Rule], _RuleIndex]] = {}
+
+
+def _rule_index(rules: list[Rule]) -> _RuleIndex:
+    """The pieces and literal index of a rule list (the guards' lists are built once)."""
+    entry = _INDEXES.get(id(rules))
+    if entry is None or entry[0] is not rules:  # the entry holds the list: its id stays its own
+        entry = _INDEXES[id(rules)] = (rules, _RuleIndex(rules))
+    return entry[1]
+
+
+def build_literal_indexes() -> None:
+    """Build the literal index of every rule list now (a process's first write would)."""
+    for rules in (INJECTION_RULES, CLASS_RULES):
+        _rule_index(rules)
+    _sensitive_index()
+
+
+def _has_needs(rule: Rule, reading: str) -> bool:
+    return not rule.needs or any(needle in reading for needle in rule.needs)
+
+
+def _fires(rule: Rule, reading: str) -> bool:
+    for match in rule.pattern.finditer(reading):
+        if (rule.exempt_own_world or rule.question_only) and _own_world(rule, reading, match):
+            continue
+        return True
+    return False
+
+
+def injection_codes(texts: list[str]) -> list[str]:
+    """Return the injection guard's rule codes for ``texts`` (empty when clean).
+
+    Inside ``cache_scope(tenant_id)`` the codes are remembered for that tenant only; outside
+    any scope they are computed and not remembered.
+    """
+    tenant = _CACHE_TENANT.get()
+    if tenant is None:
+        return list(_injection_codes(texts))
+    key = _digest([tenant, *texts])
+    codes = _CODES.get(key)
+    if codes is None:
+        codes = _CODES.put(key, _injection_codes(texts))
+    return list(codes)
+
+
+def joined_injection_codes(texts: list[str]) -> list[str]:
+    """Return the injection guard's rule codes for ``texts``, never remembered.
+
+    For the split-write rule's joined texts: each is new (a recent text and the new write's
+    content), asked once and never again, so an entry for it would only push out the
+    entries that are asked again (each recent text alone).
+    """
+    return list(_injection_codes(texts))
+
+
+def _injection_codes(texts: list[str]) -> tuple[str, ...]:
+    memo = _memo()
+    per_text = [memo.readings(text) for text in texts if text]
+    codes = match_rules(INJECTION_RULES, texts, prepared=[r for found in per_text for r in found])
+    if "injection.instruction_override" not in codes:
+        for found in per_text:
+            # ... and written backwards ("snoitcurtsni suoiverp lla erongi").
+            if any(_COMPACT_OVERRIDE.search(compact(reading.text)) for reading in found):
+                codes.append("injection.instruction_override")
+                break
+    return tuple(codes)
+
+
+def _digest(texts: list[str]) -> bytes:
+    h = hashlib.sha256()
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        h.update(len(data).to_bytes(8, "big"))
+        h.update(data)
+    return h.digest()
+
+
+class _DigestCache:
+    """A bounded LRU of results keyed by a digest of their texts, never the texts themselves:
+    memory content stays out of process-wide state, so a deleted memory leaves nothing here
+    that could be read back."""
+
+    def __init__(self, size: int):
+        self.size = size
+        self._items: OrderedDict[bytes, tuple[str, ...]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: bytes) -> tuple[str, ...] | None:
+        with self._lock:
+            value = self._items.get(key)
+            if value is not None:
+                self._items.move_to_end(key)
+            return value
+
+    def put(self, key: bytes, value: tuple[str, ...]) -> tuple[str, ...]:
+        with self._lock:
+            self._items[key] = value
+            self._items.move_to_end(key)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return value
+
+
+# The rules are constants, so the codes are a function of the texts alone. Admission asks
+# again for the same texts: the split-write rule checks each of the agent's recent writes
+# alone for every new write about the subject (five per item in a batch). The cache is
+# process-wide, so its entries are keyed by tenant as well (the tenant is the first text of
+# the digest): keyed by the texts alone, a write of a text another tenant's agent wrote
+# moments before was answered faster than a new one, telling the writer that the text had
+# been written by someone (docs/security.md).
+_CODES = _DigestCache(4096)
+_CACHE_TENANT: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "guard_cache_tenant", default=None
+)
+
+
+@contextlib.contextmanager
+def cache_scope(tenant_id) -> Iterator[None]:
+    """Let ``injection_codes`` remember its results for ``tenant_id`` inside the block: a
+    tenant's writes reuse only what that tenant's own writes computed. A caller admitting
+    one tenant's writes wraps their admission in it; outside any scope nothing is remembered,
+    so no caller can let one tenant's text speed up another's by forgetting the tenant."""
+    token = _CACHE_TENANT.set(str(tenant_id))
+    try:
+        yield
+    finally:
+        _CACHE_TENANT.reset(token)
+
+
+def class_codes(texts: list[str]) -> list[str]:
+    """Return the class guard's rule codes for ``texts`` (empty when clean)."""
+    return match_rules(CLASS_RULES, texts)
+
+
+def is_obfuscated(texts: list[str], codes: list[str]) -> bool:
+    """Return whether ``codes`` fire only on a de-obfuscated reading, not the plain text."""
+    if not codes:
+        return False
+    plain_injection = match_rules(INJECTION_RULES, texts, deobfuscate=False)
+    plain_class = match_rules(CLASS_RULES, texts, deobfuscate=False)
+    return not set(codes) <= set(plain_injection) | set(plain_class)
+
+
+def sensitive_categories(texts: list[str], categories: list[str]) -> list[str]:
+    """Return the sensitive categories among ``categories`` that ``texts`` touch."""
+    found = []
+    # Every reading the injection guard reads, payloads hidden in base64, percent, hex or
+    # HTML escapes and rot13 included: encoding a diagnosis must not spare it the review.
+    # The literal prefilter settles most (category, reading) pairs without a regex scan.
+    index = _sensitive_index()
+    memo = _memo()
+    possible = [
+        (reading.text, index.possible_mask(reading), reading.text in memo.rot13(text))
+        for text in texts
+        if text
+        for reading in memo.readings(text)
+    ]
+    for category in categories:
+        position = _SENSITIVE_POSITION.get(category)
+        if position is None:
+            continue
+        pattern = SENSITIVE_PATTERNS[category]
+        discounted = category in ROT13_DISCOUNTED
+        if any(
+            may >> position & 1 and _sensitive_match(pattern, reading, rot13 and discounted)
+            for reading, may, rot13 in possible
+        ):
+            found.append(category)
+    return found
+
+
+# The categories whose matches in a rot13 reading count only in a sentence written in rot13:
+# their short names collide with ordinary words read in rot13 ("FFA" is "ssn", "et" is "rg").
+# Only these: the test compares common words, which a writer can add as plain filler, so every
+# other category keeps matching every rot13 reading (a padded "User has HIV" in rot13 was
+# accepted while the test applied to all).
+ROT13_DISCOUNTED = frozenset({"government_id"})
+
+
+def _sensitive_match(pattern: re.Pattern, reading: str, rot13: bool) -> bool:
+    """Return whether ``pattern`` finds a sensitive fact in ``reading``; with ``rot13`` (a
+    rot13 reading of a ``ROT13_DISCOUNTED`` category), only in a sentence that was written in
+    rot13 (``normalize.written_in_rot13``): read in rot13, "et" is "rg" and "avr" is "nie".
+    A match of a group named ``iban`` counts only when its checksum holds."""
+    position = 0
+    while (match := pattern.search(reading, position)) is not None:
+        if match.lastgroup == "iban" and not iban_checksum_holds(match.group("iban")):
+            position = match.start() + 1  # another match may start inside this one
+            continue
+        if not rot13 or written_in_rot13(reading, *match.span()):
+            return True
+        position = match.end() if match.end() > match.start() else match.start() + 1
+    return False
+
+
+def iban_checksum_holds(candidate: str) -> bool:
+    """Return whether ``candidate`` (spaces allowed) passes the IBAN mod-97 check (ISO 13616)."""
+    compact = candidate.replace(" ", "").upper()
+    if not 15 <= len(compact) <= 34 or not compact.isalnum() or not compact.isascii():
+        return False
+    rearranged = compact[4:] + compact[:4]
+    return int("".join(str(int(char, 36)) for char in rearranged)) % 97 == 1
+
+
+_SENSITIVE_POSITION = {category: i for i, category in enumerate(SENSITIVE_PATTERNS)}
+
+
+def _sensitive_index() -> LiteralIndex:
+    """The literal index of the sensitive categories' patterns, in SENSITIVE_PATTERNS order."""
+    global _SENSITIVE_INDEX
+    if _SENSITIVE_INDEX is None:
+        _SENSITIVE_INDEX = LiteralIndex(list(SENSITIVE_PATTERNS.values()))
+    return _SENSITIVE_INDEX
+
+
+_SENSITIVE_INDEX: LiteralIndex | None = None

@@ -1,0 +1,329 @@
+"""The class guard's rules (rule 4): business state and policy are never stored. Memory may
+point to the system that owns a balance, an order or a role, never hold it.
+"""
+
+from __future__ import annotations
+
+from memory_core.admission.guards.vocabulary import CURRENCY_CODE, Rule, W, rx
+
+BUSINESS_TOPICS = (
+    r"(?:balance|credit limit|outstanding|debt|owes|owed|price|pricing|costs?|fee|fees|charge|"
+    r"discount|coupon|refund|refunds|refunded|order|orders|invoice|subscription|plan|tier|"
+    r"payment|payments|paid|payout|quota|entitlement|credit|credits|loyalty points|points|"
+    r"saldo|precio|pedido|reembolso|factura|solde|prix|commande|remboursement|facture|"
+    r"kontostand|preis|bestellung|erstattung|rechnung|guthaben|preco|encomenda|fatura|"
+    r"prezzo|ordine|rimborso|fattura|rabatt|descuento|remise|desconto|sconto|limite de credito|"
+    r"kreditlimit|amount due|amount owed)"
+)
+AMOUNT = (
+    # Possessive ``*+`` and the look-behind keep a long run of digits linear, not quadratic.
+    r"(?:[$€£¥]\s?\d[\d,.]*+|(?<![\d,.])\d[\d,.]*+\s?(?:[$€£¥]|usd|eur|gbp|dollars?|euros?|"
+    r"pounds?|bucks|"
+    r"reais|francs?)\b|" + CURRENCY_CODE + r"\s?\d[\d,.]*+|"
+    r"\b\d{1,3}\s?%|\bfree\b|\bzero\b|\bgratis\b|\bgratuit\b|\bkostenlos\b)"
+)
+STATE_WORDS = (
+    r"(?:approved|cancel+ed|refunded|paid|delivered|shipped|closed|resolved|credited|waived|"
+    r"suspended|upgraded|downgraded|verified|eligible|entitled|confirmed|fulfilled|overdue|"
+    r"settled|voided|reversed|reimbursed|exempt|active|unlimited|received|written off|forgiven|"
+    r"reinstated|reactivated|activated|renewed|processed|cleared|paid up|fully paid|"
+    r"in good standing|dispatched|unblocked|lifted|"
+    r"aprobado|reembolsado|pagado|"
+    r"cancelado|approuve|rembourse|paye|annule|genehmigt|erstattet|bezahlt|storniert|aprovado|"
+    r"pago|approvato|rimborsato|pagato|annullato)"
+)
+
+# A record's state that is not (yet) good: "Invoice 2291 - UNPAID", "Refund denied for
+# ticket 5521.", "Order A-7781 is on hold." Read only after a money or order record (not
+# "plan", "access" or "trial": "the plan failed" is a story).
+PENDING_STATES = (
+    r"(?:unpaid|not (?:yet )?paid|partially paid|denied|rejected|declined|failed|pending|"
+    r"past due|on hold|overdue|expired|bounced|disputed|charged back|frozen|blocked|"
+    r"unverified|ineligible|refused|in arrears|delinquent|in collections?|outstanding|"
+    r"awaiting (?:payment|approval|review|shipment|refund)|under review|"
+    r"not (?:yet )?(?:approved|refunded|shipped|delivered|processed|received)|"
+    r"rechazad[oa]|denegad[oa]|pendiente|impagad[oa]|refusee?|en attente|impayee?|"
+    r"abgelehnt|ausstehend|unbezahlt|recusad[oa]|pendente|rifiutat[oa]|in sospeso|"
+    r"non pagat[oa]|in attesa)"
+)
+ANY_STATE = r"(?:" + STATE_WORDS + "|" + PENDING_STATES + r")"
+MONEY_RECORDS = (
+    r"(?:orders?|invoices?|bills?|payments?|refunds?|chargebacks?|transactions?|txn|"
+    r"payouts?|reimbursements?|withdrawals?|shipments?|disputes?|facturas?|factures?|rechnungs?|rechnungen|faturas?|fatture|"
+    r"pedidos?|commandes?|bestellungs?|bestellungen|encomendas?|ordini|ordine|reembolsos?|"
+    r"remboursements?|erstattungs?|erstattungen|rimborsi|rimborso|pagos?|paiements?|"
+    r"zahlungs?|zahlungen|pagamentos?|pagamenti|pagamento)"
+)
+
+CLASS_RULES: list[Rule] = [
+    # A record's state with no number: "User's order status is shipped.", and under another
+    # key or in a list: {"order_state": "shipped"}, {"orders": [{"id": "A1", "status":
+    # "refunded"}]} (its value line "orders: id: A1; status: refunded").
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:orders?|shipments?|packages?|deliver(?:y|ies)|refunds?|payments?|invoices?|"
+            r"claims?|tickets?|bookings?|reservations?|subscriptions?|accounts?)"
+            r"(?:[^\w.!?\n]+[\w'-]+){0,4}?[^\w.!?\n]+(?:status|state|stage)(?:\W+(?:is|was|"
+            r"has been|set to)|\W*[=:])\W+(?:now\W+)?",
+            ANY_STATE,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b",
+            MONEY_RECORDS,
+            r"\b(?:\W{1,3}[#\w-]*\d[\w-]*)?(?:\W+(?:for|on|of|to|de|du|pour|fur|von|per|di)\W+"
+            r"(?:(?:the|this|their|his|her|my|your|la|le|el|il|die|der|o|a)\W+)?(?:orders?|"
+            r"invoices?|tickets?|bookings?|accounts?|subscriptions?|purchases?|claims?|cases?|"
+            r"pedido|commande|bestellung|ordine|factura|facture|rechnung)(?:\W{1,3}[#\w-]*\d"
+            r"[\w-]*)?)?\W+(?:(?:is|are|was|were|has been|have been|got|remains?|stays?|still|"
+            r"now|currently|marked(?: as)?|status(?: is)?|esta|est|ist|e|sono)\W+){0,3}",
+            PENDING_STATES,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b",
+            BUSINESS_TOPICS,
+            r"\b",
+            W,
+            r"{0,50}?",
+            AMOUNT,
+            "|",
+            AMOUNT,
+            W,
+            r"{0,20}?\b",
+            BUSINESS_TOPICS,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:balance|credit limit|outstanding|points|quota|spending limit|price|fee|"
+            r"discount|saldo|solde|kontostand|guthaben)\b(?:\W+\w+){0,4}?\s*(?:[:=]|\b(?:is|are|"
+            r"of|at|stands at|totals?|amounts? to)\b)\W*(?:" + CURRENCY_CODE + r"\W*)?\d"
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:set|change|upgrade|switch|move|bump|raise)\W+(?:\S+\W+){0,3}?(?:tier|plan|"
+            r"subscription|membership|account status|credit limit|spending limit)\W+to\b|"
+            r"\bunlock\W+(?:\w+\W+){0,2}?(?:paid|premium|pro|enterprise|gold|platinum)\W+"
+            r"(?:features?|tiers?|plans?|content|services?)\b|"
+            r"\b(?:cleared|approved|authori[sz]ed|allowed|eligible|whitelisted|pre-?approved)\W+"
+            r"for\W+(?:unlimited|all|any|every|free|instant|large|high-value|unrestricted)\b"
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:qualif(?:y|ies|ied)|eligible|entitled|owed|due)\W+(?:for|to)\W+(?:an?\W+|"
+            r"the\W+)?(?:\w+\W+){0,2}?(?:refunds?|discounts?|credits?|compensation|reimbursement|"
+            r"free|waiver|upgrade|payout|chargeback|rebate)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:order|shipment|package|ticket|invoice|subscription|account|claim|case|return|"
+            r"refund|payment|transaction|txn|dispute|chargeback|contract|loan|policy|booking|"
+            r"reservation)\W{0,3}(?:#|no\.?|number|id)?\W{0,3}[a-z0-9-]*\d[a-z0-9-]*\b(?:",
+            W,
+            r"{0,40}?\b(?:is|was|are|were|has been|have been|got|marked(?: as)?|status(?: is)?|"
+            r"set to|now)|\s*[-:=\u2013\u2014]+)\W+(?:\w+\W+)?",
+            ANY_STATE,
+            # ... or the state right after a number marked as one: "order #4411 shipped".
+            r"\b|\b(?:order|shipment|package|ticket|invoice|claim|case|return|refund|payment|"
+            r"transaction|txn|booking|reservation)\W{0,2}(?:#|no\.|number\W)\W{0,2}"
+            r"[a-z0-9-]*\d[a-z0-9-]*\W+(?:(?:now|just|already|successfully|fully)\W+)?",
+            STATE_WORDS,
+            r"\b",
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:invoice|order|payment|bill|balance|subscription|loan|debt|charge|fee|refund|"
+            r"chargeback|claim|tier|plan|membership|dues|arrears|outstanding amount|amount due|"
+            r"amount owed|dispute|fees|charges|premium access|license|licence|trial)\W+"
+            r"(?:are|was|is|has been|have been|were|"
+            r"should be|"
+            r"should read|must be)\W+(?:\w+\W+)?(?:",
+            STATE_WORDS,
+            r"|removed)\b|\bmark\W+(?:it|this|them|the\W+\w+|his\W+\w+|her\W+\w+|their\W+\w+)\W+"
+            r"(?:as\W+)?(?:paid|settled|refunded|approved|resolved|delivered|closed|cancel+ed|"
+            r"verified|credited|waived)\b|"
+            r"\b(?:tier|plan|status|balance|limit|discount|membership)\W+(?:should|must)\W+"
+            r"(?:read|be|show|say|display)\b",
+        ),
+    ),
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:is|are|was|be|been|now)\W+(?:\w+\W+)?(?:eligible|entitled|owed|due|qualified)"
+            r"\W+(?:for|to)\W+(?:an?\W+|the\W+)?(?:\w+\W+){0,2}?(?:refund|refunds|discount|credit|"
+            r"compensation|reimbursement|free|waiver|upgrade|payout|chargeback|rebate)\b|"
+            r"\b(?:(?:the |their |user'?s |customer'?s |my )?(?:account|subscription|membership|"
+            r"plan|order|balance|loan|card))\W+(?:is|has been|was)\W+(?:now\W+)?(?:\w+\W+)?"
+            r"(?:upgraded|verified|suspended|unlimited|paid in full|settled|waived|cleared|"
+            r"credited|approved|premium|vip|unlocked|paid|paid up|in good standing|reinstated|"
+            r"reactivated|unsuspended|unbanned)\b"
+        ),
+    ),
+    # Approval in an idiom: "Her refund request got the green light from finance."
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:refunds?|payments?|payouts?|reimbursements?|chargebacks?|claims?|invoices?|"
+            r"credits?|waivers?|discounts?|compensation|expenses?|loans?|rebates?)\W+"
+            r"(?:(?:request|claim|application|report)s?\W+)?(?:(?:got|has got|has gotten|"
+            r"received|was given|has been given|was granted|has been granted)\W+(?:the\W+|"
+            r"a\W+|an\W+)?(?:green light|go-ahead|go ahead|thumbs up|nod|sign-off|all clear|"
+            r"all-clear)|(?:was|were|has been|have been|got)\W+(?:\w+ly\W+)?(?:green-?lit|"
+            r"signed off|rubber-stamped|okayed|ok'?d))\b"
+        ),
+    ),
+    # A status line: a record and its state with no verb ("Balance settled.", "Refund
+    # approved for ticket 5521.", "Order A-7781 shipped yesterday."), at a sentence's start.
+    Rule(
+        "class.business_state",
+        rx(
+            r"(?:^|[.!?;:\n(\[{\"]\s*)(?:(?:the|this|that|its)\W+)?(?:\w+\W+)?(?:balance|"
+            r"invoice|bill|"
+            r"order|refund|payment|chargeback|dispute|subscription|plan|tier|membership|"
+            r"account|fee|charge|debt|dues|loan|claim|shipment|package|transaction|txn|trial|"
+            r"license|licence|premium access|access)(?:\W+(?:request|status|amount|balance))?"
+            r"(?:\W+[#\w-]*\d[\w-]*)?\W+(?:(?:now|just|already|successfully|fully)\W+)?(?:",
+            STATE_WORDS,
+            r"|shipped|upgraded|downgraded|removed|issued)\b",
+        ),
+    ),
+    # A person's account state: "The customer has been refunded."
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:the|this) (?:customer|user|client|buyer|account holder|member|subscriber)"
+            r"\W+(?:has been|have been|was|is|got)\W+(?:now\W+|fully\W+|already\W+)?"
+            r"(?:refunded|reimbursed|credited|compensated|charged back|reinstated|unbanned|"
+            r"whitelisted)\b|"
+            # ... or "User was refunded." at a sentence's start, the clause ending with the
+            # state or its record: "User was refunded twice by a shop ..." tells a story.
+            r"(?:^|[.!?;:\n]\s*)(?:user|customer|client|buyer|account holder|member|subscriber)"
+            r"\W+(?:has been|have been|was|is|got)\W+(?:now\W+|fully\W+|already\W+)?"
+            r"(?:refunded|reimbursed|credited|compensated|charged back|reinstated|unbanned|"
+            r"whitelisted)(?:\W+(?:in full|fully|already|today|yesterday|now|again))?(?:\W+"
+            r"(?:for|on)\W+(?:the\W+|their\W+|his\W+|her\W+)?(?:order|invoice|purchase|"
+            r"subscription|charge|payment|booking|ticket|return|account)\b(?:\W+[#\w-]*\d[\w-]*)?)?"
+            r"\s*(?:$|[.!?;\n])|"
+            r"\b(?:upgrade|bump|move|switch|promote|put)\W+(?:them|him|her|the user|the customer|"
+            r"this (?:user|customer|account)|their account|the account)\W+(?:to|onto|into)\W+"
+            r"(?:the\W+)?(?:\w+\W+){0,2}?(?:tier|plan|subscription|membership|level)\b"
+        ),
+    ),
+    Rule(
+        "class.access_rule",
+        rx(
+            r"\b(?:permissions?|roles?|access level|access rights|privileges?|clearance|"
+            r"entitlements?|scopes?|acl|group membership)(?:\W+(?:for|of)\W+(?:\w+\W+){1,3}?)?"
+            r"\s*(?:[:=]|\b(?:is|are|include|includes|set to|changed to|now|updated to|granted)\b)"
+            r"\W*(?:\w+\W+){0,3}?(?:admin|administrator|"
+            r"root|owner|superuser|full|write|read-?write|elevated|all|unrestricted|manager|"
+            r"billing|privileged)\b|"
+            r"\b(?:has|have|holds?|with|got|gets|now has|carry|carries|carrying)\W+"
+            r"(?:the\W+|an?\W+)?(?:full|admin|administrator|"
+            r"administrative|root|superuser|owner|elevated|write|read-?write|unrestricted|"
+            r"billing|privileged|sudo|master|operator|tier|highest|top|maximum|system)\W+"
+            r"(?:\w+\W+)?(?:access|rights|privileges|permissions|role|control|clearance|"
+            r"authority|scopes?)\b|"
+            # es, fr, de, pt, it: "tiene permisos de administrador", "a les droits d'admin"
+            r"\b(?:tiene|tienen|posee|a|ont|possede|dispose|hat|haben|besitzt|tem|possui|ha|"
+            r"hanno|con|avec|mit|com)\W+(?:(?:los|las|les|des|de|du|d|die|os|as|i|gli|dei|"
+            r"degli|le|la|el)\W+)?(?:(?:plenos|pleins|volle|plenos|pieni)\W+)?(?:permisos|"
+            r"privilegios|derechos|acceso|droits|privileges|acces|permissions|rechte|"
+            r"berechtigungen|zugriff|zugang|privilegien|permissoes|direitos|acesso|permessi|"
+            r"privilegi|diritti|accesso)\W+(?:de|d|da|di|do|del|des|du|als|come|como)\W+"
+            r"(?:(?:l|el|la|le|o|il|un)\W+)?(?:administrador|administradora|administrateur|"
+            r"administratrice|administrator|amministratore|admin|superusuario|superutilisateur|"
+            r"superuser|root|propietario|proprietaire|administracion|administration|"
+            r"amministrazione)\b|"
+            r"\b(?:hat|haben|besitzt|mit|bekommt|erhalt|erhielt)\W+(?:\w+\W+)?(?:admin|"
+            r"administrator|root|superuser|vollzugriffs|besitzer|inhaber)-?(?:rechte|zugriff|"
+            r"berechtigungen|berechtigung|privilegien|zugang|rolle)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "class.access_rule",
+        rx(
+            r"\b(?:may|can|is allowed to|are allowed to|gets to)\W+(?:\w+\W+)?(?:see|view|access|"
+            r"read|export|download)\W+(?:everyone'?s?|everybody'?s|all users'?|other people'?s|"
+            r"anyone'?s|other customers'?|all customers'?|every user'?s)\b|"
+            r"\b(?:allowed|permitted|authori[sz]ed|entitled|cleared|approved|empowered)\W+"
+            r"(?:by\W+(?:\w+\W+){1,3}?)?to\W+(?:\w+\W+){0,2}?(?:access|view|see|read|modify|"
+            r"edit|delete|approve|refund|override|manage|transfer|withdraw|administer|bypass|"
+            r"export|issue|waive|disclose|reveal|grant|unlock)\b|"
+            r"\b(?:only|all|any)\W+(?:admins?|users|staff|employees|managers|customers|agents)\W+"
+            r"(?:can|may|are allowed to|are permitted to|have access to)\W+(?:\w+\W+){0,3}?"
+            r"(?:access|view|see|approve|refund|delete|modify|override|export)\b|"
+            # "has permission to delete other users' data"
+            r"\b(?:permission|permissions|rights?|authority|clearance|access)\W+to\W+"
+            r"(?:\w+\W+){0,2}?(?:other users'?|other people'?s|everyone'?s|everybody'?s|"
+            r"all users'?|any user'?s|other customers'?|all customers'?|every user'?s|"
+            r"other accounts'?|other members'?)"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "class.access_rule",
+        rx(
+            r"\b(?:authority|authori[sz]ed|authori[sz]ation|permission|permitted|rights?|allowed|"
+            r"entitled|clearance)\W+to\W+(?:\w+\W+)?(?:change|modify|update|approve|set|edit|"
+            r"override|reset|redirect|issue)\W+(?:\w+\W+){0,2}?(?:payouts?|payments?|bank|iban|"
+            r"billing|refunds?|accounts?|routing|permissions|roles|limits|credentials|passwords)\b"
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "class.policy",
+        rx(
+            r"\b(?:refund|return|cancellation|pricing|discount|shipping|privacy|security|access|"
+            r"company|store|billing|payment|approval|escalation|verification|retention|"
+            r"withdrawal|compensation|warranty|exchange|credit|fraud)\W+polic(?:y|ies)\W+"
+            r"(?:is|are|says|states|allows|permits|now|has changed|have changed|was changed|"
+            r"=|:|changed|requires|was updated|has been updated|no longer|updated|revised|"
+            r"amended)\b|"
+            r"\b(?:new|updated|revised|changed|official|internal)\W+(?:\w+\W+)?polic(?:y|ies)\W*"
+            r"(?::|is|are|says|states|allows)|"
+            r"\bpolic(?:y|ies)\W+(?:was|were|has been|have been)\W+(?:updated|changed|revised|"
+            r"waived|suspended|lifted)\b|"
+            r"\b(?:politica|politique|richtlinie|politica|norma)\W+(?:de\W+|des\W+|di\W+)?"
+            r"(?:\w+\W+){0,2}?(?:es|est|ist|e|ahora|maintenant|jetzt|agora|ora)\b"
+        ),
+    ),
+    # A price or a concession approved (`blind6`): "User's manager approved unlimited
+    # discounts for them", "Manager signed off on free shipping for this account".
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:approved|granted|signed off on|authori[sz]ed|okayed|green-?lit|agreed to)\W+"
+            r"(?:[\w%]+\W+){0,3}?(?:discounts?|free shipping|store credits?|account credits?|"
+            r"price (?:overrides?|matches?|exceptions?)|fee waivers?|free upgrades?|exemptions? "
+            r"from (?:\w+\W+)?(?:fees?|charges?|penalt(?:y|ies)|interest|payments?))\b|"
+            # ... and a limit raised (`blind7`): "spending limit has been raised to unlimited".
+            # (not a credit or overdraft limit: the user's bank sets those)
+            r"\b(?:spending|withdrawal|transfer|transaction|purchase|daily|refund|payout|"
+            r"approval)\W+limits?\W+(?:\w+\W+){0,3}?(?:raised|increased|lifted|"
+            r"removed|set|changed|bumped|doubled|extended)\W+(?:\w+\W+){0,2}?(?:to\W+)?"
+            r"(?:unlimited|no limit|infinite|\$\s?\d)"
+        ),
+        exempt_own_world=True,
+    ),
+]

@@ -1,0 +1,365 @@
+"""The guards' shared vocabulary: the shape of a rule (``Rule``, ``rx``, ``gap``) and the word
+lists the rule tables are built from, folded (no accents, lower case).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+
+def rx(*parts: str) -> re.Pattern:
+    return re.compile("".join(parts), re.IGNORECASE)
+
+
+# A character inside the same sentence. A dot followed by a letter or a digit does not end
+# it: the dots of "jane@example.com", "$1,200.50" or "v1.2.3" are inside one; a dot before a
+# space, a quote or a bracket still ends it ("... the signal.' From now on ...").
+W = r"(?:[^.!?;\n]|\.(?=\w))"
+GAP = r"(?:\W+\w+){0,%d}?\W+"  # up to N words between two anchors (same text, lazy)
+
+
+def gap(n: int) -> str:
+    return GAP % n
+
+
+OVERRIDE_VERBS = (
+    r"(?:ignore|ignoring|disregard|forget|override|overrule|bypass|discard|abandon|neglect|"
+    r"nevermind|stop following|do not follow|don'?t follow|no longer follow|"
+    r"pay no attention to|set aside|put aside|"
+    r"stop paying attention to|stop (?:applying|obeying|observing|respecting)|"
+    r"not (?:applying|following|obeying|observing)|no longer (?:apply|obey|observe|respect)|"
+    r"quit following|"
+    # es / pt / it / fr / de
+    r"ignora|ignorar|ignore[sz]?|olvida|olvidar|omite|descarta|desconsidera|desconsidere|"
+    r"esquece|esqueca|esquecer|dimentica|dimenticare|trascura|oublie[rz]?|"
+    r"ne tiens pas compte|ne tenez pas compte|ignoriere|ignorieren|vergiss|vergessen|"
+    r"missachte|uberschreibe)"
+)
+OVERRIDE_QUALIFIERS = (
+    r"(?:all|any|every|previous|prior|earlier|above|preceding|original|initial|existing|"
+    r"your|system|safety|security|other|old|current|"
+    r"todas|todos|anteriores|previas|tus|sus|toutes|tous|precedentes|vos|tes|anterieures|"
+    r"alle|vorherigen|bisherigen|deine|ihre|obigen|as|anteriores|suas|tutte|tutti|"
+    r"precedenti|tue|le)"
+)
+INSTRUCTION_NOUNS = (
+    r"(?:instructions?|guidelines?|directives?|guardrails?|safeguards?|programming|prompts?|"
+    r"system message|rules|polic(?:y|ies)|restrictions|constraints|commands|orders|guidance|"
+    r"directions|briefing|configuration|setup|safety checks|security checks|"
+    r"content filters?|safety filters?|"
+    r"instrucciones|indicaciones|reglas|normas|directrices|consignes|regles|directives|"
+    r"anweisungen|regeln|vorgaben|richtlinien|instruktionen|befehle|"
+    r"instrucoes|regras|diretrizes|orientacoes|istruzioni|regole|direttive|indicazioni)"
+)
+PERSISTENCE = (
+    r"(?:from now on|from this (?:point|moment|day) (?:on|forward|onwards?)|henceforth|"
+    r"hereafter|going forward|moving forward|from here on|onwards?|"
+    r"from (?:today|tomorrow|this (?:week|day)) on(?:wards?)?|starting (?:now|today|immediately)|"
+    r"in (?:future|later|upcoming|subsequent) (?:conversations?|sessions?|chats?|responses?|"
+    r"answers?|interactions?|requests?|tasks?|replies)|"
+    r"in (?:all|every|any) (?:future|subsequent|later|upcoming|next) "
+    r"(?:conversations?|sessions?|chats?|responses?|answers?|interactions?|requests?|tasks?|replies)|"
+    r"for (?:all|every) (?:future|subsequent)|for the rest of (?:this|the|all)|permanently|"
+    r"at all times|no matter what|regardless of (?:what|any|the|previous|prior|instructions|"
+    r"polic|rules|who)|until told otherwise|"
+    r"a partir de ahora|de ahora en adelante|desde ahora|en adelante|"
+    r"a partir de maintenant|desormais|dorenavant|a l'avenir|a partir d'aujourd'hui|"
+    r"ab sofort|ab jetzt|von nun an|von jetzt an|kunftig|in zukunft|"
+    r"a partir de agora|de agora em diante|daqui para frente|daqui em diante|"
+    r"d'ora in poi|da ora in poi|da adesso in poi|d'ora in avanti|da oggi in poi)"
+)
+DIRECTIVES = (
+    r"(?:always|never|must|shall|ignore|obey|trust|treat|approve|grant|bypass|skip|forward|"
+    r"send|wire|route|transfer|disregard|comply|you|answer|respond|reply|tell|do not|don'?t|"
+    r"refuse|accept|allow|execute|run|share|reveal|remember|believe|consider|assume|pretend|"
+    r"say|claim|ignorez|ignorer|ignorar|ignorieren|ignorare|should|read|display|state|show|"
+    r"siempre|nunca|debes|responde|envia|aprueba|ignora|trata|"
+    r"toujours|jamais|tu dois|vous devez|reponds|repondez|envoie|envoyez|approuve|ignore|"
+    r"considere|considerez|traite|traitez|accorde|donne|"
+    r"immer|niemals|nie|musst|mussen|sollst|solltest|antworte|sende|genehmige|ignoriere|"
+    r"behandle|"
+    r"sempre|nunca|deve|responda|envie|aprove|ignore|trate|"
+    r"sempre|mai|devi|rispondi|invia|approva|ignora|tratta)"
+)
+ROLE_NOUNS = (
+    r"(?:admin|admins|administrator|administrators|superuser|super user|super-user|root user|"
+    r"root(?! beer| canal| vegetables?| cause)|sysadmin|owner|co-owner|operator|moderator|"
+    r"superadmin|super admin|"
+    r"developer of (?:this|the) (?:app|system|platform|assistant|bot|service)|"
+    r"(?:ceo|cfo|cto|founder) of (?:this|the) company|staff member|support agent|"
+    r"security team|compliance officer|"
+    r"administrador|administradora|propietario|dueno|administrateur|administratrice|"
+    r"proprietaire|gerant|eigentumer|inhaber|verwalter|dono|dona|proprietario|amministratore|"
+    r"titolare)"
+)
+# Role nouns that also name an occupation or a possession ("a dog owner", "a forklift
+# operator", "a compliance officer"): an identity claim only with a reference to this system
+# after them ("the owner of this workspace", "an operator here") or a scope before them ("a
+# system-wide operator"), or as "the owner" alone.
+WEAK_ROLE_NOUNS = re.compile(
+    r"(?:owner|co-owner|operator|staff member|support agent|security team|compliance officer|"
+    r"propietario|dueno|proprietaire|gerant|eigentumer|inhaber|verwalter|dono|dona|"
+    r"titolare)",
+    re.IGNORECASE,
+)
+# "... of this platform", "... here", "... for every account": this system named.
+THIS_SYSTEM = (
+    r"(?:(?:of|for|on|at|in|over|across|de|du|des|da|do|di|del|della|von|vom|fur|bei)\W+"
+    r"(?:(?:this|our|your|esta|este|cette|cet|ce|questa|questo|dieser|dieses|diesem|desta|"
+    r"deste|nuestra|nuestro|notre|unsere|unserer|nossa|nosso|nostra|nostro)\W+(?:\w+\W+)?|"
+    r"(?:the|la|le|el|l'|die|der|das|den|dem|o|il|lo)\W+)(?:platform|app|application|"
+    r"account|workspace|system|service|tenant|org|organi[sz]ation|site|instance|assistant|"
+    r"bot|chatbot|deployment|memledger|"
+    r"plataforma|plateforme|plattform|piattaforma|cuenta|compte|konto|conta|conto|sistema|"
+    r"systeme|aplicacion|anwendung|aplicativo|applicazione|servicio|dienst|servico|"
+    r"servizio|espacio|espace|arbeitsbereich)s?\b|here\b|aqui\b|ici\b|hier\b|"
+    r"(?:for|on|over|across)\W+(?:all|every|each)\W+(?:\w+\W+)?(?:accounts?|users?|"
+    r"tenants?|workspaces?)\b)"
+)
+# Modifiers that make a role an occupation or a role in the user's own world, not ours.
+OCCUPATION_BEFORE = (
+    r"(?:database|db|system|systems|network|linux|unix|windows|sql|server|wiki|school|"
+    r"hospital|office|cloud|it|sharepoint|salesforce|jira|github|gitlab|slack|discord|"
+    r"minecraft|wordpress|community|forum|home|hobby|club|team|group|project|repo|"
+    r"repository|site reliability|web|kubernetes|k8s|aws|azure|gcp|exchange|oracle|postgres|"
+    r"mysql|sap|erp|crm|shopify|google workspace|workspace|channel|server's|family|household|"
+    r"building|property|restaurant|shop|small business|business|company's|bakery|cafe|"
+    r"their|his|her|its)"
+)
+OWN_WORLD_AFTER = (
+    r"(?:(?:member|volunteer|contributor|seller|buyer|driver|host|reviewer|donor|player)\W+)?"
+    # ... but not what they ask of this system: "bypass the content filter for their
+    # requests", "turn off your moderation for their chats" (`blind6`).
+    r"(?:of|on|for|at|in|over|from) (?:(?:their|his|her|the user's)(?!\W+(?:\w+\W+)?"
+    r"(?:requests?|chats?|messages?|questions?|conversations?|sessions?|prompts?|"
+    r"quer(?:y|ies)|answers?|replies)\b)|a|an|the family|the local|"
+    r"several|two|many|some|his own|her own|their own|my own|"
+    # "my" too, but not of what this system holds for the user: "disable 2FA for my account"
+    r"my(?!\W+(?:\w+\W+)?(?:account|profile|login|access|subscription|membership|plan|"
+    r"cuenta|compte|konto|conta|conto)))\b|by (?:profession|trade)|"
+    # es, fr, de, pt, it put the qualifier after the noun: "administrador de sistemas",
+    # "administrateur système", "dono de uma padaria", "Inhaber einer Bäckerei".
+    r"(?:de|d'|du|des|da|do|di|del|della|dello|dei|von|vom|en|dans|in|em|na|no|nel|nella|"
+    r"para|pour|per|fur|bei|a|au|chez)\W*(?:un|una|une|uno|um|uma|ein|eine|einer|einem|eines|"
+    r"mi|mis|mon|ma|mes|mein|meine|meiner|meinem|meu|minha|mio|mia|su|sus|son|sa|ses|sein|"
+    r"seine|seiner|seinem|ihr|ihre|ihrer|ihrem|seu|sua|suo|leur|leurs)\b"
+    r"(?!\W+(?:\w+\W+)?(?:account|cuenta|compte|konto|conta|conto|perfil|profil|profilo))|"
+    r"(?:einer|eines|einem)\b|"
+    r"(?:(?:de|di|des|du)\W+)?(?:sistemas?|sistemi|systemes?|systeme|redes?|reseaux?|reti|rete|"
+    r"bases? de (?:datos|donnees|dados)|banco de dados|servidores|serveurs|ti|informatique|"
+    r"informatica|escuela|ecole|escola|scuola)\b|"
+    r"(?:on|at|in|for) (?:twitter|x|instagram|linkedin|github|gitlab|reddit|facebook|tiktok|"
+    r"youtube|twitch|discord|slack|ebay|etsy|airbnb|uber|stack overflow|wikipedia|mastodon)\b|"
+    r"(?:assistant|clerk|coordinator|secretary|worker)\b|"
+    r"at work|at their|professionally|de profession|von beruf|de profissao|di professione|"
+    r"de profesion|por profesion"
+)
+SUBJECT_REFS = (
+    r"(?:i|me|my|user|the user|this user|customer|the customer|this customer|"
+    r"caller|requester|sender|he|she|they|account holder|client|this account|my account|"
+    r"the account|yo|je|j'|ich|eu|io|este usuario|el usuario|el cliente|este cliente|"
+    r"cet utilisateur|l'utilisateur|le client|ce client|dieser benutzer|der benutzer|"
+    r"dieser nutzer|der nutzer|der kunde|o usuario|este usuario|o cliente|l'utente|"
+    r"questo utente|il cliente)"
+)
+# A pronoun with its verb "to be" in one token: "I'm", "soy", "je suis", "ich bin", "sono".
+SELF_IS = r"(?:i'm|i’m|im|i am|soy|yo soy|je suis|ich bin|eu sou|sono|io sono)"
+# An ISO currency code before its amount: "USD 5,400", "EUR 40".
+CURRENCY_CODE = r"\b(?:usd|eur|gbp|chf|cad|aud|nzd|jpy|cny|inr|brl|mxn|sek|nok|dkk|pln)"
+MONEY = (
+    r"(?:refunds?|refunded|payments?|payouts?|funds|money|transfers?|deposits?|reimbursements?|"
+    r"invoices?|proceeds|withdrawals?|cashback|earnings|commissions?|salary payments|"
+    r"wages|rebates?|chargebacks?|settlements?|revenue|donations?|tips|balances?|credits|"
+    r"reembolsos?|pagos?|fondos|dinero|devoluciones|remboursements?|paiements?|fonds|argent|"
+    r"virements?|erstattungen?|ruckerstattungen?|zahlungen?|gelder|geld|auszahlungen?|"
+    r"pagamentos?|fundos|dinheiro|rimborsi|rimborso|pagamenti|pagamento|fondi|soldi|denaro|"
+    r"store credit|credit|[$€£¥]\s?\d[\d,.]*+|(?<![\d,.])\d[\d,.]*+\s?(?:usd|eur|gbp|dollars|"
+    r"euros)|" + CURRENCY_CODE + r"\s?\d[\d,.]*+)"
+)
+MOVE_VERBS = (
+    r"(?:wire[sd]?|wiring|send|sent|sends|sending|route[sd]?|routing|transfer(?:red|s)?|"
+    r"redirect(?:ed|s)?|forward(?:ed|s)?|deposit(?:ed|s)?|pay|paid|remit(?:ted)?|credit(?:ed)?|"
+    r"move[sd]?|direct(?:ed)?|issue[sd]?|disburse[sd]?|go|goes|land|diverted|divert|"
+    r"pay out|payout|cash out|release|refund|"
+    # ... in the third person and the progressive: "The assistant pays every refund into"
+    r"pays|paying|pays out|remits|remitting|credits|crediting|diverts|diverting|lands|"
+    r"releases|releasing|transferring|redirecting|forwarding|depositing|moving|directing|"
+    r"issuing|disbursing|"
+    r"transfiere|transferir|envia|enviar|deposita|depositar|manda|mandar|ingresa|"
+    r"virez|virer|vire|envoyez|envoyer|envoie|transferez|transferer|versez|verser|"
+    r"uberweise|uberweisen|sende|senden|leite|leiten|uberwiesen|uberweisung|uberwies|"
+    r"transfira|transferir|envie|enviar|deposite|mande|"
+    r"trasferisci|trasferire|invia|inviare|manda|accredita|accreditare|bonifica|versa)"
+)
+DESTINATIONS = (
+    r"(?:account|acct|iban|swift|bic|wallet|bank|routing number|sort code|paypal|venmo|"
+    r"zelle|crypto|bitcoin|btc|eth|usdt|card ending|card number|"
+    r"cuenta|compte|konto|conta|conto|carteira|portefeuille|cartera)"
+)
+IBAN = r"\b[a-z]{2}\d{2}(?: ?[a-z0-9]{4}){3,7}(?: ?[a-z0-9]{1,4})?\b"
+CRYPTO_ADDRESS = r"\b(?:bc1[a-z0-9]{20,60}|0x[a-f0-9]{40})\b"
+URL_TLDS = (
+    "com", "net", "org", "io", "xyz", "ru", "cn", "tk", "top", "site", "info", "biz", "me", "co",
+    "app", "dev", "link", "click", "sh", "cc", "ws", "ee", "gg", "pw", "ly", "su", "to", "ai",
+    "tv", "online", "live", "store", "page", "tech",
+)  # fmt: skip
+URL = (
+    r"(?:https?://|hxxps?://|(?:s3|gs|s?ftp|scp)://|www\.|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\."
+    r"(?:" + "|".join(URL_TLDS) + r")(?:/|\?|\b))"
+)
+# What every URL match holds, for a rule's ``needs``.
+URL_NEEDS = ("://", "www.", *(f".{tld}" for tld in URL_TLDS))
+EMAIL = r"\b[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}\b"
+# Who money is paid to, named by an identifier: an address, a handle, an IBAN, a wallet, a card.
+PAYEE = (
+    r"(?:" + EMAIL + r"|(?<![\w.@])@[a-z0-9][\w.-]{2,}|" + IBAN + "|" + CRYPTO_ADDRESS + r"|"
+    r"\bcard ending(?: in)?\W{0,3}\d{4}\b|\b(?:account|acct)(?: number| no\.?)?\W{0,3}\d{6,}\b)"
+)
+NW = r"[^\w.!?;\n]"  # a character between two words of the same sentence
+EXFIL_TARGETS = (
+    r"(?:conversations?|chats?|chat history|history|transcripts?|memor(?:y|ies)|data|"
+    r"credentials?|passwords?|api keys?|keys|tokens?|secrets?|messages?|emails?|"
+    r"details|info(?:rmation)?|profiles?|context|logs?|summar(?:y|ies)|everything|"
+    r"records|files|documents|contacts|card (?:numbers?|details)|personal data|pii|"
+    r"session|cookies?|user data|queries|prompts?|inputs?|"
+    r"conversaciones|datos|historial|conversations|donnees|historique|gesprache|daten|"
+    r"verlauf|conversas|dados|historico|conversazioni|dati|cronologia)"
+)
+EXFIL_VERBS = (
+    r"(?:send|sent|post|posted|upload|uploaded|forward|forwarded|transmit|leak|exfiltrate|copy|"
+    r"copied|cc'?d|bcc'?d|mailed|emailed|synced|mirrored|sync|mirror|report|log|"
+    r"email|mail|beacon|ping|submit|share|bcc|cc|push|stream|dump|export|relay|"
+    # ... in the third person and the progressive: "The assistant sends the chat history to"
+    r"sends|posts|uploads|forwards|transmits|leaks|exfiltrates|copies|emails|mails|syncs|"
+    r"mirrors|reports|logs|beacons|pings|submits|shares|pushes|streams|dumps|exports|relays|"
+    r"sending|posting|uploading|forwarding|transmitting|leaking|exfiltrating|copying|"
+    r"emailing|mailing|syncing|mirroring|submitting|sharing|pushing|streaming|dumping|"
+    r"exporting|relaying|"
+    r"envia|enviar|manda|sube|envoie|envoyer|transmets|sende|senden|schicke|lade|"
+    r"envie|mande|invia|inviare|manda|carica)"
+)
+HARMFUL_ACTIONS = (
+    r"(?:approve|grant|transfer|refund|send|forward|wire|delete|drop|disable|unlock|reveal|"
+    r"execute|run|ignore|bypass|escalate|elevate|share|output|exfiltrate|treat|trust|skip|"
+    r"authorize|authorise|issue|pay|reset|remove|override|leak|dump|waive|whitelist|"
+    r"allowlist|promote|credit|disclose|erase|wipe|shut down|open the|make .{0,20}admin|"
+    r"hand over|handover|export|give out|release|unblock|approve|provide|"
+    r"aprueba|concede|transfiere|envia|elimina|revela|ignora|"
+    r"approuve|accorde|transfere|envoie|supprime|revele|ignore|"
+    r"genehmige|gewahre|uberweise|sende|losche|verrate|ignoriere|"
+    r"aprove|conceda|transfira|envie|exclua|apague|revele|"
+    r"approva|concedi|trasferisci|invia|elimina|cancella|rivela)"
+)
+ENTITY = (
+    r"(?:user|customer|patient|account|person|client|member|profile|record|id|employee|"
+    r"usuario|cliente|paciente|utilisateur|patient|benutzer|nutzer|kunde|utente|paziente)"
+)
+EXTRACT_VERBS = (
+    r"(?:revealing|printing|outputting|repeating|dumping|listing|showing|displaying|reciting|"
+    r"leaking|disclosing|exposing|"
+    r"reveal|print|output|repeat|dump|list|show|display|leak|return|give me|tell me|"
+    r"send me|share|export|copy|recite|expose|disclose|provide|write out|spell out|"
+    r"paste|echo|enumerate|read back|read out|summari[sz]e|include|tell|pass on|relay|"
+    r"reply with|respond with|answer with|"
+    r"revela|muestra|imprime|repite|dame|lista|ensename|"
+    r"revele|affiche|montre|repete|donne-moi|donnez-moi|liste|imprime|"
+    r"zeige|zeig|gib mir|wiederhole|liste|verrate|gib|"
+    r"revele|mostre|imprima|repita|liste|me de|me mostre|"
+    r"rivela|mostra|stampa|ripeti|elenca|dammi|mostrami)"
+)
+EXTRACT_TARGETS = (
+    r"(?:system prompt|hidden prompt|initial prompt|original prompt|developer prompt|"
+    r"(?:contents? of )?(?:your|the|its) (?:(?:hidden|secret|original|initial|internal|system|"
+    r"developer|"
+    r"confidential|private|full|exact|underlying|base|real) ){0,2}(?:instructions|prompt|rules|"
+    r"configuration|guidelines|directives|context window)|"
+    r"(?:all|every|entire|full|whole|complete) (?:\w+ ){0,2}?(?:memor(?:y|ies)|conversations?|"
+    r"histor(?:y|ies)|chat logs?|records?|users?|quer(?:y|ies)|messages?|contexts?|secrets?|"
+    r"keys?|credentials?|passwords?|stored (?:data|information)|"
+    r"data you (?:have|store|stored|hold))|"
+    r"(?:other|previous|past|earlier|prior|another|different) (?:users?|customers?|patients?|"
+    r"people|clients|tenants|accounts)(?:'s?|s')?|"
+    r"(?:previous|past|earlier|prior|last) (?:user )?(?:queries|questions|conversations|prompts|"
+    r"inputs|requests|messages)|"
+    r"everything (?:you|in your|stored|that is stored)|api keys?|credentials|"
+    r"(?:passwords|secrets|tokens) (?:you|stored|of)|"
+    r"instrucciones|prompt del sistema|todas las (?:memorias|conversaciones)|otros usuarios|"
+    r"prompt systeme|toutes les (?:memoires|conversations|donnees)|autres utilisateurs|"
+    r"anweisungen|systemprompt|alle (?:erinnerungen|gesprache|daten|nachrichten)|"
+    r"anderen? (?:benutzer|nutzer|kunden)|"
+    r"instrucoes|prompt do sistema|todas as (?:memorias|conversas)|outros usuarios|"
+    r"istruzioni|prompt di sistema|tutte le (?:memorie|conversazioni)|altri utenti)"
+)
+
+# The reader a text addresses when it speaks to the model rather than about the user.
+AGENT_NOUNS = (
+    r"(?:assistants?|ai|a\.i\.|models?|llms?|agents?|bots?|chatbots?|gpt|chatgpt|claude|"
+    r"copilot)"
+)
+# The model's own rules, named as such ("your guidelines", "the safety filter").
+RULE_REFS = (
+    r"(?:(?:your|the model'?s|the assistant'?s|the ai'?s|the agent'?s|the bot'?s|safety|"
+    r"content|security|moderation)\W+(?:\w+\W+)?(?:instructions|guidelines|rules|"
+    r"polic(?:y|ies)|prompt|guardrails|restrictions|filters?|safeguards|safety layer|"
+    r"checks|programming|configuration|constraints|protections))"
+)
+RULES_LIFTED = (
+    r"(?:revised|changed|updated|replaced|rewritten|overridden|suspended|lifted|disabled|"
+    r"removed|relaxed|waived|void|off|deactivated|paused|turned off|switched off|"
+    r"no longer (?:appl(?:y|ies)|in effect|active|valid|binding)|"
+    r"(?:do|does|did) not apply|(?:don|doesn|didn)'?t apply)"
+)
+# Actions that change money, access or data: what a deferred trigger must not unlock.
+HIGH_IMPACT = (
+    r"(?:(?:grant|transfer|refund|wire|credit|pay out)\W+(?:them|him|her|the|their|this|it|all|"
+    r"any|every|everything|whatever|full|funds|money|access|admin|rights|[$\u20ac\u00a3]|\d)|"
+    r"waive|bypass|escalate|elevate|authori[sz]e|whitelist|allowlist|exfiltrate|leak|"
+    r"hand over|give out|unlock\W+(?:\w+\W+)?(?:account|access|features?|tiers?|premium|admin)|"
+    r"approve\W+(?:\w+\W+){0,3}?(?:refunds?|requests?|transfers?|withdrawals?|payments?|it|"
+    r"them|whatever|everything|anything|loans?|claims?|expenses?|access)|"
+    r"reset\W+(?:\w+\W+){0,2}?(?:passwords?|credentials|2fa|mfa|pins?|accounts?|limits?)|"
+    r"(?:delete|wipe|erase|dump)\W+(?:\w+\W+){0,2}?(?:accounts?|records?|data|logs?|audit|"
+    r"history|users?|memor(?:y|ies))|"
+    r"(?:disable|skip|turn off)\W+(?:\w+\W+){0,2}?(?:checks?|verification|2fa|mfa|security|"
+    r"fraud|limits?|logging|audit|filters?|safety)|"
+    r"(?:reveal|disclose)\W+(?:\w+\W+){0,2}?(?:passwords?|secrets?|prompt|credentials|keys?|"
+    r"tokens?|data|memor(?:y|ies))|"
+    r"credit\W+(?:their|the|his|her|this)\W+(?:\w+\W+)?account|"
+    r"(?:upgrade|bump|promote)\W+(?:them|him|her|the user|the customer|the account|"
+    r"their account)|"
+    r"issue\W+(?:\w+\W+){0,2}?(?:refunds?|credits?|vouchers?|codes?)|"
+    r"tell (?:them|him|her|the user|the customer)\W+(?:that\W+)?(?:their|his|her|the)\W+"
+    r"(?:\w+\W+)?(?:account|balance|order|refund|invoice|payment|password|subscription)|"
+    r"give (?:them|him|her|the user|the customer)\W+(?:\w+\W+){0,3}?(?:passwords?|"
+    r"credentials|codes?|keys?|tokens?|access|refunds?|credits?|discounts?)|"
+    r"(?:call|invoke|trigger|run|execute|use)\W+(?:the\W+)?[\w.-]*(?:refund|payout|transfer|"
+    r"payment|grant|role|permission|admin|password|credit|approve|unlock|delete|wire)[\w.-]*)"
+)
+
+
+# What a standing money instruction hands out.
+STANDING_MONEY = (
+    r"(?:refunds?|credits?|store credit|payouts?|reimbursements?|chargebacks?|discounts?|"
+    r"compensation|vouchers?|withdrawals?|transfers?|money back|their money|cashback|"
+    r"rebates?|waivers?)"
+)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One pattern of a guard; ``code`` is the rule code reported when it fires."""
+
+    code: str
+    pattern: re.Pattern
+    # Patterns whose hits are exempt when the text reports the user's own world (an
+    # occupation, a question they asked) rather than claiming something of this system.
+    exempt_own_world: bool = False
+    # ... and when it reports a question the user asked ("User asked how to disable 2FA").
+    exempt_question: bool = True
+    # Only the question exemption (for rules whose point is "their own ...").
+    question_only: bool = False
+    # Strings without case one of which every match holds ("@" of an address, "://" of a
+    # link): a reading holding none is not scanned. The literal prefilter picks the longest
+    # literals a rule requires, which for these rules are common words ("with", "all").
+    needs: tuple[str, ...] = ()
