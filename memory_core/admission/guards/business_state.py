@@ -326,4 +326,15 @@ CLASS_RULES: list[Rule] = [
         ),
         exempt_own_world=True,
     ),
+    # An account declared settled (`blind8`): "this user's account has no outstanding balance".
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:account|subscription|invoice|customer|client)\W+(?:\w+\W+){0,2}?(?:has|have|"
+            r"carries|shows|owes)\W+(?:no|zero|nothing)\W+(?:\w+\W+)?(?:outstanding (?:balance|"
+            r"debt|charges|fees|amount)|balance (?:due|owed)|amount (?:due|owed)|arrears|"
+            r"unpaid (?:balance|charges|fees|invoices))\b"
+        ),
+        exempt_own_world=True,
+    ),
 ]
