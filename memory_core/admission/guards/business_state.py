@@ -337,4 +337,22 @@ CLASS_RULES: list[Rule] = [
         ),
         exempt_own_world=True,
     ),
+    # ... in the guards' other languages: "La cuenta de este usuario no tiene saldo
+    # pendiente", "Das Konto dieses Nutzers hat keinen offenen Saldo".
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:cuenta|compte|konto|conta|conto|account|suscripcion|abonnement|assinatura|"
+            r"abbonamento)\b",
+            W,
+            r"{0,60}?\b(?:no tiene|n'a (?:aucun|aucune|pas de|plus de)|(?:hat|weist) (?:keinen|"
+            r"keine)|nao tem|non ha)\W+(?:(?:ningun|nenhum|nessun|alcun)\W+)?(?:saldo (?:pendiente|"
+            r"deudor|adeudado|pendente|devedor|em aberto|in sospeso|da pagare|insoluto)|"
+            r"solde (?:impaye|du|debiteur|restant)|montant du|impayes?|arrieres?|"
+            r"offenen (?:saldo|betrag|forderungen|rechnungen)|ausstehenden (?:saldo|betrag)|"
+            r"ruckstand|deuda pendiente|importe pendiente|valor em aberto|importo dovuto|"
+            r"arretrati)\b",
+        ),
+        exempt_own_world=True,
+    ),
 ]
