@@ -144,7 +144,12 @@ OWN_WORLD_AFTER = (
     r"para|pour|per|fur|bei|a|au|chez)\W*(?:un|una|une|uno|um|uma|ein|eine|einer|einem|eines|"
     r"mi|mis|mon|ma|mes|mein|meine|meiner|meinem|meu|minha|mio|mia|su|sus|son|sa|ses|sein|"
     r"seine|seiner|seinem|ihr|ihre|ihrer|ihrem|seu|sua|suo|leur|leurs)\b"
-    r"(?!\W+(?:\w+\W+)?(?:account|cuenta|compte|konto|conta|conto|perfil|profil|profilo))|"
+    # ... nor what they ask of this system, as in English: "para sus solicitudes".
+    r"(?!\W+(?:\w+\W+)?(?:account|cuenta|compte|konto|conta|conto|perfil|profil|profilo|"
+    r"solicitudes|peticiones|mensajes|chats?|preguntas|conversaciones|sesiones|consultas|"
+    r"demandes|requetes|messages|questions|conversations|anfragen|nachrichten|fragen|"
+    r"gesprache|solicitacoes|mensagens|perguntas|conversas|richieste|messaggi|domande|"
+    r"conversazioni))|"
     r"(?:einer|eines|einem)\b|"
     r"(?:(?:de|di|des|du)\W+)?(?:sistemas?|sistemi|systemes?|systeme|redes?|reseaux?|reti|rete|"
     r"bases? de (?:datos|donnees|dados)|banco de dados|servidores|serveurs|ti|informatique|"
