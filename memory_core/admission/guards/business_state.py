@@ -388,4 +388,33 @@ CLASS_RULES: list[Rule] = [
         ),
         exempt_own_world=True,
     ),
+    # A tier shown in every reply, an account reinstated, in the guards' other languages
+    # (`blind3`, `blind5`): "Die Treuestufe des Nutzers soll in allen zukünftigen Antworten
+    # Diamant lauten", "A conta do usuário foi reativada e todas as restrições foram
+    # removidas".
+    Rule(
+        "class.business_state",
+        rx(
+            # a customer's tier ("un nivel de detalle alto en todas las respuestas" is a taste)
+            r"\b(?:(?:nivel|estatus|categoria|statut|niveau|rang|stufe|status|livello|tier)\W+"
+            r"(?:\w+\W+)?(?:de fidelidad|de cliente|vip|de fidelite|de client|de fidelidade|"
+            r"fedelta|di fedelta|loyalty|premium|de membresia|d'adhesion|de assinatura|"
+            r"di abbonamento)|treuestufe|kundenstufe|mitgliedsstufe|vip-status)\b",
+            W,
+            r"{0,60}?\b(?:en|dans|in|em|nelle|nei)\W+(?:todas las|toutes les|tous les|allen|"
+            r"alle|todas as|todos os|tutte le|tutti i)\W+(?:\w+\W+)?(?:respuestas|reponses|"
+            r"antworten|respostas|risposte|mensajes|messages|nachrichten|mensagens|messaggi)\b|"
+            r"\b(?:cuenta|compte|konto|conta|conto|account)\b"
+            # ... this system's, not one at another service ("Mi cuenta de Spotify")
+            r"(?!\W+(?:de|bei|auf|di|du|do|da|en|em|sur|on|at)\W+(?!(?:este|esta|cet|cette|ce|"
+            r"dieses|diesem|deste|desta|questo|questa|l'utilisateur|l'utente|usuario|usuaria|"
+            r"cliente|client|kunden|nutzers|la|el|le|der|des|o|a|il|lo)\b)\w)",
+            W,
+            r"{0,40}?\b(?:reactivad[oa]|rehabilitad[oa]|restablecid[oa]|desbloquead[oa]|"
+            r"reactivee?|retablie?|debloquee?|reaktiviert|wiederhergestellt|entsperrt|"
+            r"freigeschaltet|reativad[oa]|restabelecid[oa]|desbloquead[oa]|riattivat[oa]|"
+            r"ripristinat[oa]|sbloccat[oa])\b",
+        ),
+        exempt_own_world=True,
+    ),
 ]
