@@ -417,4 +417,40 @@ CLASS_RULES: list[Rule] = [
         ),
         exempt_own_world=True,
     ),
+    # Paid up, settled, upgraded for free, in the guards' other languages (the first sets):
+    # "La suscripción SUB-7781 está activa y pagada hasta 2030", "Saldo liquidado.", "Das
+    # Konto des Nutzers wurde kostenlos auf die Enterprise-Stufe hochgestuft".
+    Rule(
+        "class.business_state",
+        rx(
+            # stated with "is": "El usuario pagó su gimnasio hasta 2026" is what he did
+            r"\b(?:esta|estan|es|est|sont|ist|sind|e|sao|sono|fue|a ete|wurde|foi|e stato|"
+            r"e stata)\W+(?:\w+\W+)?(?:pagad[oa]|payee?|bezahlt|pag[oa]|pagat[oa]|saldad[oa]|"
+            r"liquidad[oa]|reglee?|beglichen|quitad[oa]|saldat[oa]|activ[oa]|active|aktiv|"
+            r"ativ[oa]|attiv[oa])\W+"
+            r"(?:\w+\W+){0,3}?(?:hasta|jusqu'a|jusqu'en|bis|ate|fino al|fino a)\W+(?:\w+\W+)?"
+            r"\d{4}\b|"
+            r"^\W*(?:(?:el|la|le|les|los|las|der|die|das|o|a|il|lo)\W+)?(?:saldo|solde|deuda|"
+            r"dette|schulden|divida|debito|factura|facture|rechnung|"
+            r"fatura|fattura|pedido|commande|bestellung|encomenda|ordine|reembolso|"
+            r"remboursement|erstattung|rimborso)\W+(?:\w+\W+){0,2}?(?:liquidad[oa]|saldad[oa]|"
+            r"pagad[oa]|reglee?|soldee?|acquittee?|beglichen|bezahlt|ausgeglichen|quitad[oa]|"
+            r"pag[oa]|saldat[oa]|pagat[oa]|estint[oa]|entregad[oa]|livree?|geliefert|"
+            r"entregue|consegnat[oa]|aprobad[oa]|approuvee?|genehmigt|aprovad[oa]|approvat[oa])"
+            r"\W*$|"
+            r"\b(?:kostenlos|gratis|gratuitamente|sin coste|sin costo|sans frais|gratuitement|"
+            r"de graca|sem custo|senza costi|a costo zero)\b",
+            W,
+            r"{0,50}?\b(?:hochgestuft|aktualisiert|upgegradet|freigeschaltet|actualizad[oa]|"
+            r"mejorad[oa]|ascendid[oa]|surclassee?|passee?|atualizad[oa]|promovid[oa]|"
+            r"aggiornat[oa]|promoss[oa]|desbloquead[oa]|debloquee?|sbloccat[oa])\b|"
+            r"\b(?:hochgestuft|upgegradet|actualizad[oa]|mejorad[oa]|ascendid[oa]|surclassee?|"
+            r"atualizad[oa]|promovid[oa]|aggiornat[oa]|promoss[oa]|desbloquea|desbloqueia|"
+            r"debloque|entsperrt|schaltet|sblocca)\b",
+            W,
+            r"{0,50}?\b(?:kostenlos|gratis|gratuitamente|sin coste|sin costo|sans frais|"
+            r"gratuitement|de graca|sem custo|senza costi|a costo zero)\b",
+        ),
+        exempt_own_world=True,
+    ),
 ]
