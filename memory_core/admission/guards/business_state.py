@@ -453,4 +453,33 @@ CLASS_RULES: list[Rule] = [
         ),
         exempt_own_world=True,
     ),
+    # Status lines and reported states, in the guards' other languages (a fresh sample of
+    # the older sets): "Zahlung eingegangen; das Konto ist jetzt in gutem Zustand.",
+    # "Abbonamento aggiornato a Enterprise da oggi.", "Le client a été remboursé."
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:pago|pagos|paiement|paiements|zahlung|zahlungen|pagamento|pagamentos|"
+            r"pagamenti|transferencia|virement|uberweisung|bonifico)\W+(?:\w+\W+)?(?:recibid[oa]s?|"
+            r"recue?s?|eingegangen|erhalten|empfangen|recebid[oa]s?|ricevut[oi]|acreditad[oa]s?|"
+            r"creditee?s?|gutgeschrieben|creditad[oa]s?|accreditat[oi]|confirmad[oa]s?|"
+            r"confirmee?s?|bestatigt|confermat[oi])\b|"
+            r"\b(?:cuenta|compte|konto|conta|conto|account)\W+(?:\w+\W+){0,3}?(?:al corriente|"
+            r"en regle|in gutem zustand|in ordnung|ausgeglichen|em dia|regularizad[oa]|"
+            r"in regola|en buen estado|a jour)\b|"
+            r"^\W*(?:(?:el|la|le|l'|das|der|die|o|a|il|lo)\W+)?(?:suscripcion|abonnement|abo|"
+            r"assinatura|abbonamento|plan|plano|piano|cuenta|compte|konto|conta|conto|account|"
+            r"nivel|niveau|stufe|livello|tarif|tarifa)\W+(?:\w+\W+){0,2}?(?:actualizad[oa]|"
+            r"mejorad[oa]|cambiad[oa]|aggiornat[oa]|passee?|hochgestuft|upgegradet|"
+            r"atualizad[oa]|modificad[oa]|modifiee?|geandert|elevad[oa]|promovid[oa]|"
+            r"ascendid[oa]|surclassee?)\W+(?:a|al|en|auf|para|au|in|zu)\b|"
+            r"\b(?:el cliente|la clienta|le client|la cliente|der kunde|die kundin|o cliente|"
+            r"a cliente|il cliente|este cliente|esta clienta|ce client|cette cliente|dieser "
+            r"kunde|este pedido|cette commande|diese bestellung|o pedido|l'ordine|el pedido|"
+            r"la commande|die bestellung|questo cliente|questo ordine)\W+(?:\w+\W+){0,2}?"
+            r"(?:reembolsad[oa]|remboursee?|erstattet|ruckerstattet|rimborsat[oa]|"
+            r"acreditad[oa]|creditee?|gutgeschrieben|creditad[oa]|accreditat[oa])\b"
+        ),
+        exempt_own_world=True,
+    ),
 ]

@@ -26,6 +26,9 @@ def gap(n: int) -> str:
 OVERRIDE_VERBS = (
     r"(?:ignore|ignoring|disregard|forget|override|overrule|bypass|discard|abandon|neglect|"
     r"nevermind|stop following|do not follow|don'?t follow|no longer follow|"
+    r"no prestes atencion (?:a|al|a las|a los)|no hagas caso (?:a|al|de)|ne pretez? pas "
+    r"attention (?:a|aux|au)|achte nicht auf|nao preste atencao (?:a|as|aos|ao)|non prestare "
+    r"attenzione (?:a|alle|ai|agli|al|all')|non dare retta (?:a|alle|ai|agli|al|all')|"
     r"pay no attention to|set aside|put aside|"
     r"stop paying attention to|stop (?:applying|obeying|observing|respecting)|"
     r"not (?:applying|following|obeying|observing)|no longer (?:apply|obey|observe|respect)|"
