@@ -482,4 +482,55 @@ CLASS_RULES: list[Rule] = [
         ),
         exempt_own_world=True,
     ),
+    # A return or refund policy bent, a refund declared validated, a record marked paid:
+    # "las devoluciones de este cliente se aceptan aunque hayan pasado 90 días", "Le
+    # remboursement de la commande 7712 a déjà été validé", "pode marcar como quitada".
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:devoluciones|reembolsos|retours|remboursements|rucksendungen|erstattungen|"
+            r"devolucoes|resi|rimborsi)\b",
+            W,
+            r"{0,40}?\b(?:se aceptan|se aprueban|sont acceptees?s?|sont approuvees?s?|werden "
+            r"akzeptiert|werden angenommen|werden genehmigt|sao aceit\w+|sao aprovad\w+|vengono "
+            r"accettat\w|vengono approvat\w)\b",
+            W,
+            r"{0,40}?\b(?:aunque|incluso|meme si|auch wenn|selbst wenn|mesmo que|anche se|"
+            r"sin importar|quel que soit|unabhangig|independentemente|indipendentemente|fuera "
+            r"de plazo|hors delai|nach ablauf|fora do prazo|oltre il termine|sin limite|sans "
+            r"limite|ohne frist|sem limite|senza limiti)\b|"
+            r"\b(?:reembolso|remboursement|erstattung|ruckerstattung|rimborso|devolucion|retour|"
+            r"rucksendung|devolucao|reso)\W+(?:de la |del |du |de l'|der |des |do |da |"
+            r"dell'|della |di )?(?:pedido|commande|bestellung|encomenda|ordine|orden|factura|"
+            r"facture|rechnung|fatura|fattura)\W+#?\w*\d\w*",
+            W,
+            r"{0,40}?\b(?:validad[oa]|aprobad[oa]|confirmad[oa]|validee?|approuvee?|confirmee?|"
+            r"genehmigt|bestatigt|freigegeben|aprovad[oa]|convalidat[oa]|approvat[oa]|"
+            r"confermat[oa])\b|"
+            r"\b(?:marca\w*|marque\w*|markier\w*|segna\w*|contrassegn\w*)\b",
+            W,
+            r"{0,30}?\b(?:como|comme|als|come)\W+(?:\w+\W+)?(?:pagad[oa]|quitad[oa]|"
+            r"liquidad[oa]|payee?|reglee?|acquittee?|bezahlt|beglichen|pag[oa]|pagat[oa]|"
+            r"saldat[oa]|entregad[oa]|livree?|geliefert|entregue|consegnat[oa]|"
+            r"reembolsad[oa]|remboursee?|erstattet|rimborsat[oa]|aprobad[oa]|approuvee?|"
+            r"genehmigt|aprovad[oa]|approvat[oa])\b",
+        ),
+        exempt_own_world=True,
+    ),
+    # An entitlement without limit: "Dieser Nutzer hat Anspruch auf unbegrenzte kostenlose
+    # Upgrades", "ha diritto a un rimborso completo su qualsiasi ordine".
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:tiene derecho a|tienen derecho a|a droit a|ont droit a|hat anspruch auf|"
+            r"haben anspruch auf|tem direito a|tem direito ao|ha diritto a|hanno diritto a)\b",
+            W,
+            r"{0,40}?\b(?:ilimitad\w*|illimite\w*|unbegrenzt\w*|unbeschrankt\w*|illimitat\w*|"
+            r"gratis|gratuit\w*|kostenlos\w*|de graca|reembolso (?:completo|total)|"
+            r"remboursement (?:complet|total|integral)|(?:vollstandige|volle) erstattung|"
+            r"rimborso (?:completo|totale)|descuentos?|remises?|rabatt\w*|descontos?|sconti|"
+            r"sconto)\b",
+        ),
+        exempt_own_world=True,
+    ),
 ]

@@ -94,7 +94,7 @@ ROLE_NOUNS = (
     r"security team|compliance officer|"
     r"administrador|administradora|propietario|dueno|administrateur|administratrice|"
     r"proprietaire|gerant|eigentumer|inhaber|verwalter|dono|dona|proprietario|amministratore|"
-    r"titolare)"
+    r"titolare|moderador|moderadora|moderateur|moderatrice|moderatore)"
 )
 # Role nouns that also name an occupation or a possession ("a dog owner", "a forklift
 # operator", "a compliance officer"): an identity claim only with a reference to this system
