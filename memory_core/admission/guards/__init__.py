@@ -11,8 +11,9 @@ Memory is descriptive ("User prefers concise answers"); the guards refuse text t
 act: change identity, authorization, policy or business state, or instruct the model.
 
 The rule tables live beside this module: ``injection`` (rule 5), ``business_state``
-(rule 4) and ``sensitive`` (rule 8), built from ``vocabulary``; this module reads them
-(``match_rules``), with the exemptions, the literal prefilter and the caches.
+(rule 4) and ``sensitive`` (rule 8), built from ``vocabulary``, with their classes in the
+other languages in ``other_languages``; this module joins and reads them (``match_rules``),
+with the exemptions, the literal prefilter and the caches.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator
 
-from memory_core.admission.guards.business_state import CLASS_RULES
-from memory_core.admission.guards.injection import COMPACT_OVERRIDES, INJECTION_RULES
+from memory_core.admission.guards import business_state, injection, other_languages
+from memory_core.admission.guards.injection import COMPACT_OVERRIDES
 from memory_core.admission.guards.sensitive import SENSITIVE_PATTERNS
 from memory_core.admission.guards.vocabulary import (
     OCCUPATION_BEFORE,
@@ -37,6 +38,10 @@ from memory_core.admission.guards.vocabulary import (
 )
 from memory_core.admission.normalize import compact, plain, tagged_readings, written_in_rot13
 from memory_core.admission.prefilter import LiteralIndex, Reading
+
+# Each guard's table: its English rules and the same classes in the other languages.
+INJECTION_RULES: list[Rule] = [*injection.INJECTION_RULES, *other_languages.INJECTION_RULES]
+CLASS_RULES: list[Rule] = [*business_state.CLASS_RULES, *other_languages.CLASS_RULES]
 
 # One scan for them all, forwards and backwards: a phrase is in a text written backwards
 # exactly when the phrase reversed is in the text as written.
