@@ -366,13 +366,25 @@ INJECTION_RULES: list[Rule] = [
             r"rights)\b|"
             r"\b(?:needs?|requires?|required) no\W+(?:\w+\W+)?(?:approval|verification|"
             r"authori[sz]ation|authentication|sign-?off)\b|"
-            r"\bwithout\W+(?:\w+\W+){0,2}?(?:approval|verification|authori[sz]ation|"
+            # ... done without a check, as a command or a rule ("process the wire without the
+            # usual callback", "should be fulfilled without review"), not a report of what the
+            # user did ("User made the transfer without confirmation because they were in a
+            # hurry")
+            r"(?:(?:^|[,.;:!?]\s*)(?:(?:so|then|and|please|just|always|now)\s+){0,2}(?:process|"
+            r"approve|send|"
+            r"wire|transfer|pay|refund|grant|execute|run|fulfil+|handle|accept|complete|issue|"
+            r"release|ship|unlock|allow|let|proceed|go ahead|push|merge|deploy|publish|delete|"
+            r"book|order|sign|confirm|authori[sz]e|credit|waive|skip|bypass|reset|change|"
+            r"update|give|share|export)\b|\b(?:should|must|can|may|will|shall|to|always|are|"
+            r"is|be|get|gets)\b)",
+            W,
+            r"{0,80}?\bwithout\W+(?:\w+\W+){0,2}?(?:approval|verification|authori[sz]ation|"
             r"authentication|identity checks?|kyc|callback|call-back|confirmation|checks|receipts?|"
             r"second signature|sign-?off|id check|review|human review|manual review|oversight)\b|"
             r"\b(?:no longer|don'?t|do not|doesn'?t|does not|never)\W+(?:need|needs|require|"
             r"requires)\W+(?:an?\W+|any\W+|the\W+)?(?:\w+\W+)?(?:receipts?|approvals?|managers?|"
             r"verification|review|ids?|signatures?|authori[sz]ation|sign-?off|confirmation|proof|"
-            r"callbacks?)\b"
+            r"callbacks?)\b",
         ),
         exempt_own_world=True,
     ),
