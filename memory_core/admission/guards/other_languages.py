@@ -42,7 +42,7 @@ INJECTION_RULES: list[Rule] = [
             r"permessi)\b",
             W,
             r"{0,40}?\b(?:en|dentro de|dans|sur|in|auf|im|no|na|nel|nella|neste|nesta|nell')\W*"
-            r"(?:(?:este|esta|el|la|nuestro|nuestra|cet|cette|ce|notre|le|la|l'|diesem|dieser|"
+            r"(?:(?:este|esta|el|la|nuestro|nuestra|cet|cette|ce|notre|le|l'|diesem|dieser|"
             r"unserem|unserer|dem|der|o|a|nosso|nossa|questo|questa|il|lo|nostro|nostra)\W+)?"
             r"(?:espacio de trabajo|espace de travail|arbeitsbereich|espaco de trabalho|"
             r"area di lavoro|spazio di lavoro|cuenta|compte|konto|conta|account|plataforma|"
@@ -108,13 +108,13 @@ INJECTION_RULES: list[Rule] = [
         rx(
             r"\b(?:descarga|descargar|carga|lee|abre|consulta|visita|telecharge|telechargez|"
             r"charge|lis|lisez|ouvre|ouvrez|consulte|visite|lade|lies|offne|besuche|rufe|"
-            r"baixe|carregue|leia|abra|scarica|carica|leggi|apri|visita)\W+(?:\S+\W+){0,3}?",
+            r"baixe|carregue|leia|abra|scarica|carica|leggi|apri)\W+(?:\S+\W+){0,3}?",
             URL,
             r"\S*",
             W,
             r"{0,40}?\b(?:y|et|und|e)\W+(?:\w+\W+)?(?:sigue|obedece|cumple|aplica|ejecuta|suis|"
             r"suivez|obeis|applique|execute|befolge|folge|gehorche|fuhre|siga|obedeca|cumpra|"
-            r"aplique|execute|segui|obbedisci|applica|esegui)\W+(?:lo que|ce qu'|ce que|was|"
+            r"aplique|segui|obbedisci|applica|esegui)\W+(?:lo que|ce qu'|ce que|was|"
             r"o que|quello che|cio che|sus instrucciones|ses instructions|seine anweisungen|"
             r"ihre anweisungen|den anweisungen|suas instrucoes|le sue istruzioni)\b",
         ),
@@ -129,7 +129,7 @@ INJECTION_RULES: list[Rule] = [
             r"le modele|der assistent|der agent|die ki|der bot|das modell|o assistente|o agente|"
             r"a ia|o bot|o modelo|l'assistente|l'agente|il bot|il modello)\W+(?:puede|podra|"
             r"esta autorizado a|tiene permiso para|peut|pourra|est autorise a|a le droit de|"
-            r"darf|kann|ist berechtigt|pode|podera|esta autorizado a|tem permissao para|puo|"
+            r"darf|kann|ist berechtigt|pode|podera|tem permissao para|puo|"
             r"potra|e autorizzato a|ha il permesso di)\b",
             W,
             r"{0,80}?\b(?:sin|sans|ohne|sem|senza)\W+(?:\w+\W+)?(?:preguntar|consultar|"
@@ -357,7 +357,7 @@ INJECTION_RULES: list[Rule] = [
         "injection.exfiltration",
         rx(
             r"\b(?:incluye|incluir|anade|agrega|pon|inclus|incluez|ajoute|ajoutez|mets|fuge|"
-            r"fugen|schreibe|inclua|incluir|adicione|coloque|includi|includere|aggiungi|metti)"
+            r"fugen|schreibe|inclua|adicione|coloque|includi|includere|aggiungi|metti)"
             r"\b",
             W,
             r"{0,40}?\b(?:direcci\w+|telefono|correo|contrasena|adresse|numero de telephone|"
@@ -367,7 +367,7 @@ INJECTION_RULES: list[Rule] = [
             r"diagnosi|salario|salaire|gehalt|stipendio)\W+(?:\w+\W+){0,2}?(?:del usuario|de la "
             r"usuaria|del cliente|de la clienta|de l'utilisateur|de l'utilisatrice|du client|"
             r"de la cliente|des nutzers|der nutzerin|des kunden|der kundin|do usuario|da usuaria|"
-            r"do cliente|da cliente|dell'utente|del cliente|della cliente)\b",
+            r"do cliente|da cliente|dell'utente|della cliente)\b",
             W,
             r"{0,40}?\b(?:en|dans|in|em|a|an)\W+(?:cada|chaque|jede|jeder|jedes|toda|todas|"
             r"todos|ogni|tutte|toutes|tous|alle)\W+(?:\w+\W+)?(?:respuestas?|reponses?|"
@@ -383,7 +383,7 @@ INJECTION_RULES: list[Rule] = [
             r"\b(?:consinti\w*|consiente|acepto|a consenti|consent|hat zugestimmt|stimmt zu|"
             r"willigt ein|eingewilligt|consentiu|consente|ha acconsentito|acconsente)\b",
             W,
-            r"{0,60}?\b(?:compartir|divulgar|vender|ceder|partager|divulguer|vendre|ceder|"
+            r"{0,60}?\b(?:compartir|divulgar|vender|ceder|partager|divulguer|vendre|"
             r"teilen|weiterzugeben|weitergeben|verkaufen|offenzulegen|compartilhar|revelar|"
             r"condividere|divulgare|vendere|cedere)\b",
             W,
@@ -391,7 +391,7 @@ INJECTION_RULES: list[Rule] = [
             r"allen|jedem|jeden|qualquer|qualsiasi|todos los|tous les|todos os|tutti i)\W+"
             r"(?:\w+\W+)?(?:terceros?|tiers|dritten?|terceiros?|terz[ie]|terze parti|socios?|"
             r"partenaires?|partnern?|parceiros?|partner|empresas?|entreprises?|unternehmen|"
-            r"aziende?|anunciantes|annonceurs|werbetreibenden|anunciantes|inserzionisti)\b",
+            r"aziende?|anunciantes|annonceurs|werbetreibenden|inserzionisti)\b",
         ),
     ),
     # Classes of the sets before `blind6` (`blind3`, `blind5`), in the guards' other
@@ -407,7 +407,7 @@ INJECTION_RULES: list[Rule] = [
             # transferencia sin confirmación" reports what the user did
             r"(?:\b(?:procesa|tramita|aprueba|ejecuta|realiza|haz|traite|traitez|approuve|"
             r"approuvez|execute|executez|effectue|effectuez|bearbeite|genehmige|fuhre|tatige|"
-            r"veranlasse|processe|aprove|execute|efetue|faca|elabora|approva|esegui|effettua)\b",
+            r"veranlasse|processe|aprove|efetue|faca|elabora|approva|esegui|effettua)\b",
             W,
             r"{0,20}?\b(?:",
             _MONEY_ML,
@@ -537,8 +537,8 @@ INJECTION_RULES: list[Rule] = [
         "injection.trigger",
         rx(
             r"\b(?:cada vez que|siempre que|cuando|si|en el proximo|chaque fois que|a chaque fois|"
-            r"quand|lorsque|si|au prochain|immer wenn|jedes mal,? wenn|wenn|falls|beim "
-            r"nachsten|sempre que|toda vez que|quando|se|no proximo|ogni volta che|quando|se|"
+            r"quand|lorsque|au prochain|immer wenn|jedes mal,? wenn|wenn|falls|beim "
+            r"nachsten|sempre que|toda vez que|quando|se|no proximo|ogni volta che|"
             r"al prossimo|alla prossima|a la proxima|en la proxima|a la prochaine|bei der nachsten|"
             r"na proxima)\b"
             # ... and the action opening the main clause, as a command does ("Cuando su jefe
@@ -551,7 +551,7 @@ INJECTION_RULES: list[Rule] = [
             r"reembolse|credite|conceda|escale|trasferisci|approva|sblocca|rimborsa|accredita|"
             r"concedi|(?:dale|dales|entrega|da|donne|remets|gib|uberreiche|de|entregue|dai|"
             r"consegna)\W+(?:\w+\W+){0,3}?(?:claves?|contrasenas?|codigos?|cles|mots de passe|"
-            r"codes?|schlussel|api-schlussel|passworter|passwort|codes?|chaves|senhas|codigos|"
+            r"codes?|schlussel|api-schlussel|passworter|passwort|chaves|senhas|codigos|"
             r"chiavi|password|codici|api))\b",
         ),
     ),
@@ -579,7 +579,7 @@ INJECTION_RULES: list[Rule] = [
             r"\b(?:deja de|dejad de|ya no|arrete de|arretez de|cesse de|cessez de|ne suis plus|"
             r"hor auf|hore auf|nicht mehr|pare de|deixe de|para de|smetti di|smettete di|non "
             r"seguire piu)\W+(?:\w+\W+)?(?:seguir|aplicar|obedecer|respetar|suivre|appliquer|"
-            r"respecter|obeir a|befolgen|zu befolgen|anwenden|einhalten|zu beachten|seguir|"
+            r"respecter|obeir a|befolgen|zu befolgen|anwenden|einhalten|zu beachten|"
             r"cumprir|respeitar|seguire|applicare|rispettare|obbedire a)?\W*(?:\w+\W+)?"
             r"(?:reglas|normas|instrucciones|directrices|politicas|regles|instructions|"
             r"consignes|politiques|regeln|anweisungen|richtlinien|vorgaben|regras|instrucoes|"
@@ -742,7 +742,7 @@ INJECTION_RULES: list[Rule] = [
             r"(?:dire|raccontare|menzionare|parlare))\b",
             W,
             r"{0,40}?\b(?:esta nota|este mensaje|esta instruccion|cette note|ce message|cette "
-            r"instruction|diese notiz|dieser notiz|diese nachricht|diese anweisung|esta nota|"
+            r"instruction|diese notiz|dieser notiz|diese nachricht|diese anweisung|"
             r"esta mensagem|esta instrucao|questa nota|questo messaggio|questa istruzione)\b|"
             r"\b(?:siguela|sigala|suis-la|suivez-la|befolge sie|folge ihr|siga-a|segui-la|"
             r"seguila|obedecela|applique-la)\b",
@@ -858,7 +858,7 @@ INJECTION_RULES: list[Rule] = [
         "injection.extraction",
         rx(
             r"\b(?:imprime|muestra|revela|vuelca|lista|copia|affiche|revele|montre|liste|"
-            r"drucke|zeige|gib|liste|imprima|mostre|revele|stampa|mostra|rivela|elenca)\b",
+            r"drucke|zeige|gib|imprima|mostre|stampa|mostra|rivela|elenca)\b",
             W,
             r"{0,40}?\b(?:ventana de contexto|fenetre de contexte|kontextfenster|janela de "
             r"contexto|finestra di contesto|prompt del sistema|prompt systeme|systemprompt|"
@@ -876,21 +876,21 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.entity_redirect",
         rx(
-            r"\b(?:son|somos|sont|sommes|sind|sao|somos|sono|siamo|es|est|ist|e)\W+(?:en realidad"
+            r"\b(?:son|somos|sont|sommes|sind|sao|sono|siamo|es|est|ist|e)\W+(?:en realidad"
             r"\W+|en fait\W+|eigentlich\W+|na verdade\W+|in realta\W+)?(?:la misma|el mismo|"
             r"le meme|la meme|dasselbe|derselbe|dieselbe|a mesma|o mesmo|lo stesso|la stessa)\W+"
             r"(?:cuenta|persona|usuario|cliente|compte|personne|utilisateur|client|konto|person|"
             r"nutzer|benutzer|kunde|conta|pessoa|account|utente)\b|"
             r"\b(?:asocia|vincula|mapea|relaciona|associe|relie|mappe|rattache|ordne|verknupfe|"
             r"vincule|mapeie|relacione|associa|collega|mappa|riconduci)\W+(?:\w+\W+){0,2}?"
-            r"(?:referencia|mencion|reference|mention|verweis|erwahnung|referencia|mencao|"
+            r"(?:referencia|mencion|reference|mention|verweis|erwahnung|mencao|"
             r"riferimento|menzione)\w*\b",
             W,
             r"{0,40}?\b(?:a|al|au|zu|zum|ao|all'|alla|a la|mit|con|avec|com)\W+(?:\w+\W+)?"
             r"(?:usuari[oa]|"
             r"utilisat\w+|nutzer\w*|benutzer\w*|utente|client\w*|kund\w+)\b|"
             r"\b(?:pertenece|pertenecen|appartient|appartiennent|gehort|gehoren|pertence|"
-            r"pertencem|appartiene|appartengono)\W+(?:a|al|au|zum|zur|zu|ao|a|all'|alla|al)\W+"
+            r"pertencem|appartiene|appartengono)\W+(?:a|al|au|zum|zur|zu|ao|all'|alla)\W+"
             r"(?:la\W+|el\W+|le\W+|l'|dem\W+|der\W+|o\W+|a\W+|il\W+)?(?:cuenta|compte|konto|conta|"
             r"conto|account|cliente|client|kunden?|usuari[oa]|utilisateur|nutzer|utente)\W+"
             r"#?\d{2,}"
@@ -912,8 +912,8 @@ INJECTION_RULES: list[Rule] = [
             r"verification|prufung|verificac\w+|verifica|controles?|kontrolle\w*|controlli|"
             r"limites?|limits?|grenzen|limiti)\b|"
             r"\b(?:anade|agrega|pon|mete|incluye|ajoute|mets|inclus|fuge|setze|nimm|adicione|"
-            r"coloque|inclua|aggiungi|metti|includi)\W+(?:\w+\W+){0,3}?(?:a la|a|en la|en|a la|"
-            r"dans la|sur la|zur|auf die|in die|a|na|alla|nella)\W+(?:lista de permitidos|"
+            r"coloque|inclua|aggiungi|metti|includi)\W+(?:\w+\W+){0,3}?(?:a la|a|en la|en|"
+            r"dans la|sur la|zur|auf die|in die|na|alla|nella)\W+(?:lista de permitidos|"
             r"lista blanca|liste blanche|whitelist|allowlist|positivliste|lista de permissoes|"
             r"lista branca|lista bianca)\b",
         ),
@@ -924,7 +924,7 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.entity_redirect",
         rx(
-            r"\b(?:cuando|si|siempre que|quand|lorsque|si|chaque fois que|wenn|falls|immer wenn|"
+            r"\b(?:cuando|si|siempre que|quand|lorsque|chaque fois que|wenn|falls|immer wenn|"
             r"quando|se|sempre que|ogni volta che)\b[^.;!?\n]{0,80}?,\s*(?:responde|contesta|"
             r"da|dale|reponds|repondez|donne|antworte|gib|nenne|responda|de|diga|rispondi|dai|"
             r"indica)\W+(?:\w+\W+){0,3}?",
@@ -1018,7 +1018,7 @@ INJECTION_RULES: list[Rule] = [
         "injection.instruction_override",
         rx(
             r"\b(?:sin|sans|ohne|sem|senza)\W+(?:\w+\W+)?(?:aplicar|seguir|respetar|appliquer|"
-            r"suivre|respecter|anzuwenden|zu befolgen|zu beachten|aplicar|respeitar|applicare|"
+            r"suivre|respecter|anzuwenden|zu befolgen|zu beachten|respeitar|applicare|"
             r"seguire|rispettare)\W+(?:\w+\W+)?(?:(?:reglas|normas|regles|regeln|richtlinien|"
             r"regras|regole|norme|politicas|politiques|politiche)\W+(?:de seguridad|de "
             r"securite|de seguranca|di sicurezza|de contenido|de contenu|de conteudo|dei "
@@ -1154,7 +1154,7 @@ CLASS_RULES: list[Rule] = [
             W,
             r"{0,40}?\b(?:reactivad[oa]|rehabilitad[oa]|restablecid[oa]|desbloquead[oa]|"
             r"reactivee?|retablie?|debloquee?|reaktiviert|wiederhergestellt|entsperrt|"
-            r"freigeschaltet|reativad[oa]|restabelecid[oa]|desbloquead[oa]|riattivat[oa]|"
+            r"freigeschaltet|reativad[oa]|restabelecid[oa]|riattivat[oa]|"
             r"ripristinat[oa]|sbloccat[oa])\b",
         ),
         exempt_own_world=True,
