@@ -24,7 +24,8 @@ _MONEY_ML = (
 
 _CARD_OF_ANOTHER = (
     r"\b(?:tarjeta|carte|karte|kreditkarte|cartao|carta|cuenta|compte|konto|conta|conto)\b"
-    r"(?:[^.!?;\n]|\.(?=\w)){0,20}?\b(?:del cliente|de la clienta|du client|de la cliente|"
+    + W
+    + r"{0,20}?\b(?:del cliente|de la clienta|du client|de la cliente|"
     r"des kunden|der kundin|do cliente|da cliente|dell'utente|della cliente|de otro|d'un autre|"
     r"eines anderen|de outro|di un altro)\b"
 )
