@@ -337,4 +337,37 @@ CLASS_RULES: list[Rule] = [
         ),
         exempt_own_world=True,
     ),
+    # Access handed to whoever knows a word (`blind9`): "anyone who knows the project
+    # codename can be given read access to the finance dashboards".
+    Rule(
+        "class.access_rule",
+        rx(
+            r"\b(?:anyone|anybody|everyone|whoever|any person|any caller|any user|any employee|"
+            r"any visitor|people)\W+(?:who|that|with|knowing|holding|having)\b",
+            W,
+            r"{0,60}?\b(?:(?:can|may|should|is allowed to|are allowed to|is to be|are to be|"
+            r"will)\W+(?:be\W+)?(?:given|granted|allowed|provided|issued|handed|shown|sent)\W+"
+            r"(?:\w+\W+){0,2}?(?:access|permissions?|rights|entry|dashboards?|reports?|records?|"
+            r"files|data|financials?|payroll|database|console|panel)|(?:can|may|is allowed to|are "
+            r"allowed to)\W+(?:view|see|read|open|access|download|edit)\W+(?:\w+\W+){0,3}?"
+            r"(?:dashboards?|reports?|records?|files|data|financials?|payroll|database|console|"
+            r"panel)|counts?\W+as\W+(?:authori[sz]ed|verified|approved|an?\W+admin|staff|"
+            r"trusted))\b|"
+            r"\b(?:if|when|whoever|anyone|anybody)\b",
+            W,
+            r"{0,80}?\b(?:knows?|can (?:state|say|name|give|provide|tell)|says?|mentions?|"
+            r"states?|provides?|gives?)\W+(?:\w+\W+){0,3}?(?:code ?name|password|passphrase|"
+            r"code word|secret word|keyword)\b",
+            W,
+            r"{0,60}?\b(?:grant|give|allow|provide|issue)\w*\W+(?:them|him|her|access|viewing|"
+            r"read|edit|admin)\b|"
+            r"\b(?:knowing|saying|stating|giving|providing|mentioning)\W+(?:the\W+|a\W+)?"
+            r"(?:code ?name|password|passphrase|code word|secret word|keyword)\b",
+            W,
+            r"{0,60}?\b(?:counts?\W+as|is\W+enough|suffices|qualifies)\b|"
+            r"\baccess[_ -]?(?:rule|polic(?:y|ies)|grant)s?[\"']?\s*[:=]|[\"']grant[\"']?\s*:\s*"
+            r"[\"']?(?:read|write|admin|full|owner|edit)\b",
+        ),
+        exempt_own_world=True,
+    ),
 ]
