@@ -17,7 +17,11 @@ Each response is checked for:
   and no page ever holds a canary planted in the content of rows the caller may not see
   (bob's and tenant B's for alice; tenant B's for A's reviewer);
 - no foreign row changed: after every request a digest of those rows (status, content,
-  review state, deletion state) must be what it was.
+  review state, deletion state) must be what it was;
+- CSRF: every request carries the session's token as a browser's would (a form field, or the
+  reviewer API's ``X-CSRFToken`` header), through clients that enforce the check; one POST in
+  ten is forged instead (no token, or one that is not the session's) and must be answered 403
+  and change nothing, the caller's own rows included.
 
 ``fuzz_run`` is used by the test suite (a few hundred requests) and by
 ``manage.py fuzz_portal`` (thousands). Requests run as in production: no tenant and no
@@ -131,6 +135,10 @@ JUNK = [
     "true",
 ]
 NUMBERS = ["1", "2", "7", "14", "30", "-5", "0", "10000000", "abc", "1.5", ""]
+# The share of POSTs sent as a forged cross-site request would be: without the session's CSRF
+# token, or with a token of the right shape that is not the session's.
+FORGED_SHARE = 0.1
+NOT_THE_SESSIONS_TOKEN = "x" * 64
 
 
 @dataclass
@@ -156,6 +164,8 @@ class PortalFuzzReport:
     foreign_shown: list = field(default_factory=list)
     foreign_changed: list = field(default_factory=list)
     foreign_id_requests: int = 0
+    forged_posts: int = 0
+    forged_not_refused: list = field(default_factory=list)
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
@@ -168,11 +178,14 @@ class PortalFuzzReport:
             "foreign_rows_shown": len(self.foreign_shown),
             "foreign_rows_changed": len(self.foreign_changed),
             "foreign_id_requests": self.foreign_id_requests,
+            "forged_posts": self.forged_posts,
+            "forged_posts_not_refused": len(self.forged_not_refused),
             "seconds": round(self.seconds, 1),
             "examples": {
                 "server_errors": self.server_errors[:5],
                 "foreign_rows_shown": self.foreign_shown[:5],
                 "foreign_rows_changed": self.foreign_changed[:5],
+                "forged_posts_not_refused": self.forged_not_refused[:5],
             },
         }
 
@@ -201,7 +214,8 @@ def _fuzz(*, world: PortalWorld, requests: int, rng_seed: int) -> PortalFuzzRepo
     rng = random.Random(rng_seed)
     clients = {}
     for role, user in (("end_user", world.end_user), ("reviewer", world.reviewer)):
-        clients[role] = Client(raise_request_exception=False)  # a 500 is a finding
+        # A 500 is a finding; the CSRF check runs as it does for a browser.
+        clients[role] = Client(enforce_csrf_checks=True, raise_request_exception=False)
         clients[role].force_login(user)
     guarded = {"sibling": _digest(world, subject=world.bob), "foreign": _digest(world)}
     report = PortalFuzzReport(routes=len(ROUTES))
@@ -211,15 +225,29 @@ def _fuzz(*, world: PortalWorld, requests: int, rng_seed: int) -> PortalFuzzRepo
         route = rng.choices(ROUTES, weights)[0]
         pool, url = _url(route, world, rng)
         data = _data(route, world, rng)
-        _as_a_request()
         client = clients[route.role]
+        forged = route.method == "POST" and rng.random() < FORGED_SHARE
+        if route.method == "POST":
+            token = _csrf_token(client)
+            if forged:
+                token = rng.choice(["", NOT_THE_SESSIONS_TOKEN])
+                before = _digest(world, tenant=world.tenant_a)
+        _as_a_request()
         if route.method == "GET":
             response = client.get(url, data)
         elif route.json:
-            response = client.post(url, _json_body(data, rng), content_type="application/json")
+            body = _json_body(data, rng)
+            headers = {"X-CSRFToken": token} if token else {}
+            response = client.post(url, body, content_type="application/json", headers=headers)
         else:
-            response = client.post(url, data)
+            response = client.post(url, data | ({"csrfmiddlewaretoken": token} if token else {}))
         _as_platform()
+        if forged:
+            report.forged_posts += 1
+            if response.status_code != 403 or _digest(world, tenant=world.tenant_a) != before:
+                report.forged_not_refused.append(
+                    {"route": f"POST {route.name}", "status": response.status_code}
+                )
         report.requests += 1
         report.statuses[response.status_code] += 1
         report.by_route[f"{route.method} {route.name}"] += 1
@@ -227,6 +255,16 @@ def _fuzz(*, world: PortalWorld, requests: int, rng_seed: int) -> PortalFuzzRepo
         _check(report, route, pool, response, world, guarded, label | {"data": _short(data)})
     report.seconds = time.monotonic() - started
     return report
+
+
+def _csrf_token(client: Client) -> str:
+    """The session's CSRF token, as the page a browser posts from holds it (every portal page
+    has the log-out form: opening one sets the cookie)."""
+    if "csrftoken" not in client.cookies:
+        _as_a_request()
+        client.get(reverse("portal:home"), follow=True)
+        _as_platform()
+    return client.cookies["csrftoken"].value
 
 
 def _check(report, route, pool, response, world, guarded, label) -> None:
@@ -352,10 +390,11 @@ _DIGEST = """
 """
 
 
-def _digest(world: PortalWorld, *, subject=None) -> str:
-    """A digest of the rows one role must never change: tenant B's, or bob's."""
+def _digest(world: PortalWorld, *, subject=None, tenant=None) -> str:
+    """A digest of the rows one role must never change: tenant B's, or bob's (or, for a
+    forged request, ``tenant``'s: nothing at all)."""
     if subject is None:
-        params = {"tenant": world.tenant_b.pk}
+        params = {"tenant": (tenant or world.tenant_b).pk}
         sql = _DIGEST.format(subject="", subject_row="")
     else:
         params = {"tenant": world.tenant_a.pk, "subject": subject.pk}

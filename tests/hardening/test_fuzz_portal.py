@@ -20,7 +20,10 @@ def test_generated_portal_requests_no_5xx_no_foreign_row_shown_or_changed():
     assert report.server_errors == [], summary["examples"]
     assert report.foreign_shown == [], summary["examples"]
     assert report.foreign_changed == [], summary["examples"]
-    # Some requests did what they asked: the portal was not refusing everything.
+    assert report.forged_posts > 0
+    assert report.forged_not_refused == [], summary["examples"]
+    # Some requests did what they asked: the portal was not refusing everything (the posts
+    # that were not forged passed the CSRF check).
     assert report.statuses[200] > REQUESTS / 4 and report.statuses[302] > 0
 
 
@@ -46,3 +49,16 @@ def test_the_checks_catch_a_page_that_shows_changes_or_breaks_what_it_should_not
     report = fuzz_run(world=world, requests=150, rng_seed=3)
     assert report.by_route["GET portal:deletions"] > 0
     assert len(report.server_errors) == report.by_route["GET portal:deletions"]
+
+
+@pytest.mark.django_db
+def test_the_checks_catch_a_post_that_is_not_checked_for_its_csrf_token(monkeypatch):
+    """With the CSRF check switched off, the forged posts go through: the fuzzer must say so."""
+    from django.middleware.csrf import CsrfViewMiddleware
+    from rest_framework.authentication import SessionAuthentication
+
+    monkeypatch.setattr(CsrfViewMiddleware, "process_view", lambda *args, **kwargs: None)
+    monkeypatch.setattr(SessionAuthentication, "enforce_csrf", lambda *args, **kwargs: None)
+    report = fuzz_run(world=plant(prefix="pfuzz-csrf"), requests=200, rng_seed=5)
+    assert report.forged_posts > 0
+    assert report.forged_not_refused

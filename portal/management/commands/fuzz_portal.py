@@ -3,7 +3,8 @@
 Plants two tenants (portal/fuzz.py: alice in both, bob beside A's alice, an end-user login
 and a reviewer login in A), sends generated form posts and query strings through the portal
 in-process, prints the counts, and rolls everything back: the database is left as it was.
-Exit status 1 if any 5xx, or any row the caller may not see was shown or changed.
+Exit status 1 if any 5xx, any row the caller may not see was shown or changed, or a forged
+POST (no CSRF token, or not the session's) was not refused with nothing changed.
 """
 
 import json
@@ -32,6 +33,7 @@ class Command(BaseCommand):
         target = check_output_path(json_out)  # before the run, not after it
         # Hundreds of expected 404s: keep the output to the counts.
         logging.getLogger("django.request").setLevel(logging.ERROR)
+        logging.getLogger("django.security.csrf").setLevel(logging.ERROR)  # the forged posts
 
         def fuzz():
             world = plant(prefix=f"pfuzz-{uuid.uuid4().hex[:8]}")
@@ -46,6 +48,7 @@ class Command(BaseCommand):
             summary["server_errors"]
             + summary["foreign_rows_shown"]
             + summary["foreign_rows_changed"]
+            + summary["forged_posts_not_refused"]
         ):
             self.stderr.write(json.dumps(summary["examples"], indent=2, default=str)[:5000])
             raise SystemExit(1)
