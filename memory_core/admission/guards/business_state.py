@@ -370,4 +370,24 @@ CLASS_RULES: list[Rule] = [
         ),
         exempt_own_world=True,
     ),
+    # Access widened for a whole group (`blind10`): "contractors ... now have the same repo and
+    # prod database access as full-time engineers", "the shared drive is open to all staff
+    # ...; share links freely".
+    Rule(
+        "class.access_rule",
+        rx(
+            r"\b(?:have|has|get|gets|are given|is given)\W+(?:the\W+)?(?:same|identical|equal|"
+            r"equivalent)\W+(?:\w+\W+){0,4}?(?:repo\w*|prod\w*|database|db|admin|billing|console|"
+            r"finance|root)\W+(?:\w+\W+){0,2}?(?:access|permissions?|rights|privileges)\W+(?:as|"
+            r"to)\b|"
+            r"\bon par with\b[^.!?\n]{0,60}?\b(?:repos?|prod\w*|database|admin|access|"
+            r"permissions?)\b[^.!?\n]{0,40}?\bgrant\b|"
+            r"\b(?:just\W+)?grant\W+(?:it|access|them|permission)\W+(?:\w+\W+)?(?:when(?:ever)?|"
+            r"if)\W+(?:they|anyone|someone)\W+asks?\b|"
+            r"\bshare\W+(?:\w+\W+)?(?:links?|files?|access|documents?|credentials?)\W+freely\b|"
+            r"\b(?:hand out|give out)\W+(?:the\W+)?(?:link|access|password|credentials?)\W+"
+            r"(?:\w+\W+)?(?:whenever|to anyone|to whoever|freely)\b"
+        ),
+        exempt_own_world=True,
+    ),
 ]

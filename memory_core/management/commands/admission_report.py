@@ -8,6 +8,7 @@ attacks and on benign writes. Admission runs in-process (no database, no model).
 """
 
 import json
+import re
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -38,7 +39,7 @@ class Command(BaseCommand):
         if not entries:
             raise CommandError(f"The corpus {corpus} holds no entry: there is nothing to measure.")
         if split:
-            splits = sorted({str(e.get("split", "dev")) for e in entries})
+            splits = sorted({str(e.get("split", "dev")) for e in entries}, key=_natural)
             entries = [e for e in entries if str(e.get("split", "dev")) == split]
             if not entries:
                 raise CommandError(
@@ -74,3 +75,8 @@ class Command(BaseCommand):
                 for item in figures[key]:
                     out(f"  {item['id']}: {item['content']!r} {item['codes']}")
         write_output(self, target, json.dumps(figures, indent=2, ensure_ascii=False))
+
+
+def _natural(name: str) -> list:
+    """Sort key that reads the numbers in a name as numbers: blind2 before blind10."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
