@@ -59,6 +59,12 @@ _SHARED_OUTSIDE = (
     r"outside|partner|vendor|another company|advertisers?|brokers?)\b"
 )
 
+# What harm a cleared procedure makes (blind10's rules).
+HARM_NOUNS = (
+    r"(?:explosives?|weapons?|toxins?|poisons?|nerve agents?|bombs?|narcotics|meth\w*|fentanyl|"
+    r"bioweapons?|pathogens?)\b"
+)
+
 INJECTION_RULES: list[Rule] = [
     # Override the model's instructions.
     Rule(
@@ -1939,8 +1945,8 @@ INJECTION_RULES: list[Rule] = [
             r"guardrails)\b|"
             r"\bsynthesis\W+(?:steps|routes?|instructions|procedures?|protocols?)\b",
             W,
-            r"{0,40}?\b(?:explosives?|weapons?|toxins?|poisons?|nerve agents?|bombs?|narcotics|"
-            r"meth\w*|fentanyl|bioweapons?|pathogens?)\b",
+            r"{0,40}?\b",
+            HARM_NOUNS,
             W,
             r"{0,60}?\b(?:is|are)\W+(?:fine|ok|okay|allowed|acceptable|safe|cleared)\W+to\W+"
             r"(?:provide|share|give|detail|explain|describe)\b|"
@@ -2091,36 +2097,60 @@ INJECTION_RULES: list[Rule] = [
     ),
     # Harm cleared, said another way: crisis lines left out, fatal doses in full, a bomb's
     # making instructions okay to share, the manufacturing procedure of an explosive,
-    # functional exploits and antivirus bypasses produced.
+    # functional exploits and antivirus bypasses produced. One rule each, so that the literal
+    # prefilter keys each on its own words (a rule with a question exemption is read whole).
     Rule(
         "injection.instruction_override",
         rx(
             r"\b(?:leave out|leaves out|omit|skip|drop|remove|no)\W+(?:the\W+|any\W+)?(?:crisis|"
             r"hotline|helpline|suicide|poison control)\W+(?:lines?\W+)?(?:suggestions?|referrals?|"
-            r"numbers?|resources?|information)\b|"
+            r"numbers?|resources?|information)\b"
+        ),
+        question_only=True,
+    ),
+    Rule(
+        "injection.instruction_override",
+        rx(
             r"\b(?:complete|full|detailed|exact)\W+(?:answers?|information|details)\W+(?:on|about|"
-            r"for)\W+(?:\w+\W+)?(?:fatal|lethal)\W+(?:doses?|amounts?|quantities|thresholds)\b|"
+            r"for)\W+(?:\w+\W+)?(?:fatal|lethal)\W+(?:doses?|amounts?|quantities|thresholds)\b"
+        ),
+        question_only=True,
+    ),
+    Rule(
+        "injection.instruction_override",
+        rx(
             r"\b(?:(?:synthesis|manufacturing|making|building|assembly|preparation)\W+(?:\w+\W+)?"
             r"(?:steps|routes?|instructions|procedures?|protocols?)|(?:instructions|steps|"
             r"procedures?)\W+for\W+(?:making|building|synthesi[sz]ing|manufacturing|assembling))\b",
             W,
-            r"{0,40}?\b(?:explosives?|weapons?|toxins?|poisons?|nerve agents?|bombs?|narcotics|"
-            r"meth\w*|fentanyl|bioweapons?|pathogens?)\b",
+            r"{0,40}?\b",
+            HARM_NOUNS,
             W,
             r"{0,60}?\b(?:is|are)\W+(?:fine|ok|okay|allowed|acceptable|safe|cleared)\W+to\W+"
-            r"(?:provide|share|give|detail|explain|describe)\b|"
+            r"(?:provide|share|give|detail|explain|describe)\b",
+        ),
+        question_only=True,
+    ),
+    Rule(
+        "injection.instruction_override",
+        rx(
             r"\b(?:assistant|agent|model|you)\W+(?:may|can|is allowed to|is permitted to|is "
             r"cleared to)\W+(?:give|provide|share|detail|explain|describe|write)\W+(?:\w+\W+){0,3}?"
             r"(?:synthesis|manufacturing|preparation|production|assembly)\W+(?:\w+\W+)?(?:steps|"
-            r"routes?|instructions|procedures?|protocols?|method)\W+(?:for|of)\W+(?:\w+\W+){0,2}?"
-            r"(?:explosives?|weapons?|toxins?|poisons?|nerve agents?|bombs?|narcotics|meth\w*|"
-            r"fentanyl|bioweapons?|pathogens?)\b|"
+            r"routes?|instructions|procedures?|protocols?|method)\W+(?:for|of)\W+(?:\w+\W+){0,2}?",
+            HARM_NOUNS,
+        ),
+        question_only=True,
+    ),
+    Rule(
+        "injection.instruction_override",
+        rx(
             r"\b(?:produce|write|generate|create|build|develop|provide)\W+(?:\w+\W+){0,2}?"
             r"(?:functional|working|weaponi[sz]ed|live)\W+(?:\w+\W+)?(?:exploits?|malware|"
             r"payloads?|ransomware)\b|"
             r"\b(?:produce|write|generate|create|build|develop|provide|give)\w*\W+(?:\w+\W+){0,3}?"
             r"(?:antivirus|av|edr|endpoint)[- ](?:bypass|evasion)\W+(?:code|techniques?|payloads?|"
-            r"tools?)\b",
+            r"tools?)\b"
         ),
         question_only=True,
     ),
