@@ -370,9 +370,9 @@ CLASS_RULES: list[Rule] = [
         ),
         exempt_own_world=True,
     ),
-    # Access widened for a whole group (`blind10`): "contractors ... now have the same repo and
-    # prod database access as full-time engineers", "the shared drive is open to all staff
-    # ...; share links freely".
+    # Access widened for a whole group, or handed out (`blind10`): "contractors ... now have the
+    # same repo and prod database access as full-time engineers", "share links freely when
+    # asked", "hand out the link whenever someone requests it".
     Rule(
         "class.access_rule",
         rx(
