@@ -227,11 +227,11 @@ def _fuzz(*, world: PortalWorld, requests: int, rng_seed: int) -> PortalFuzzRepo
         data = _data(route, world, rng)
         client = clients[route.role]
         forged = route.method == "POST" and rng.random() < FORGED_SHARE
-        if route.method == "POST":
+        if forged:
+            token = rng.choice(["", NOT_THE_SESSIONS_TOKEN])
+            before = _digest(world, tenant=world.tenant_a)
+        elif route.method == "POST":
             token = _csrf_token(client)
-            if forged:
-                token = rng.choice(["", NOT_THE_SESSIONS_TOKEN])
-                before = _digest(world, tenant=world.tenant_a)
         _as_a_request()
         if route.method == "GET":
             response = client.get(url, data)
