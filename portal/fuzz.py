@@ -391,8 +391,8 @@ _DIGEST = """
 
 
 def _digest(world: PortalWorld, *, subject=None, tenant=None) -> str:
-    """A digest of the rows one role must never change: tenant B's, or bob's (or, for a
-    forged request, ``tenant``'s: nothing at all)."""
+    """A digest of the rows one role must never change: tenant B's, or bob's; or
+    ``tenant``'s, all of them, which a forged request must leave as they were."""
     if subject is None:
         params = {"tenant": (tenant or world.tenant_b).pk}
         sql = _DIGEST.format(subject="", subject_row="")

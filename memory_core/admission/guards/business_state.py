@@ -338,7 +338,8 @@ CLASS_RULES: list[Rule] = [
         exempt_own_world=True,
     ),
     # Access handed to whoever knows a word (`blind9`): "anyone who knows the project
-    # codename can be given read access to the finance dashboards".
+    # codename can be given read access to the finance dashboards", "knowing the codename
+    # counts as enough verification", and the same as a settings line (`access_rule: {...}`).
     Rule(
         "class.access_rule",
         rx(

@@ -59,6 +59,9 @@ _SHARED_OUTSIDE = (
     r"outside|partner|vendor|another company|advertisers?|brokers?)\b"
 )
 
+# A procedure for making something (blind9's and blind10's rules for harm cleared).
+_MAKING = r"(?:synthesis|preparation|manufacturing)"
+_PROCEDURES = r"(?:steps|routes?|instructions|procedures?|protocols?)"
 # What harm a cleared procedure makes (blind10's rules).
 HARM_NOUNS = (
     r"(?:explosives?|weapons?|toxins?|poisons?|nerve agents?|bombs?|narcotics|meth\w*|fentanyl|"
@@ -1768,8 +1771,11 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.instruction_override",
         rx(
-            r"\b(?:synthesis|preparation|manufacturing)\W+(?:steps|routes?|instructions|"
-            r"procedures?|protocols?)\b",
+            r"\b",
+            _MAKING,
+            r"\W+",
+            _PROCEDURES,
+            r"\b",
             W,
             r"{0,60}?\b(?:may|can|could|should|will|is allowed to|are allowed to)\W+be\W+"
             r"(?:freely\W+)?(?:provided|produced|given|shared|supplied|handed|released)\b|"
@@ -1778,8 +1784,11 @@ INJECTION_RULES: list[Rule] = [
             r"(?:\w+\W+){0,2}?(?:synthesis|preparation|manufacturing)\W+(?:\w+\W+)?(?:steps|"
             r"routes?|instructions|procedures?|protocols?|details)\b|"
             r"\b(?:give|provide|share|supply|write|produce|generate|detail|explain)\W+"
-            r"(?:\w+\W+){0,3}?(?:synthesis|preparation|manufacturing)\W+(?:routes?|steps|"
-            r"instructions|procedures?|protocols?)\W+(?:for|of)\W+(?:any|every|all|whatever)\b|"
+            r"(?:\w+\W+){0,3}?",
+            _MAKING,
+            r"\W+",
+            _PROCEDURES,
+            r"\W+(?:for|of)\W+(?:any|every|all|whatever)\b|"
             r"\b(?:(?:produce|write|generate|create|build|provide|develop)\W+(?:[\w-]+\W+){0,3}?|"
             r"(?:weaponi[sz]ed|working|functional|live)\W+(?:\w+\W+)?)(?:exploits?|malware|"
             r"payloads?|ransomware|code)\W+(?:\w+\W+)?(?:for|against)\W+(?:any|every|all|"
@@ -1933,8 +1942,9 @@ INJECTION_RULES: list[Rule] = [
         exempt_own_world=True,
     ),
     # Harm answered without its framing, or cleared in other words: "should be answered in
-    # full, without the usual safety framing", "exact synthesis steps ... are fine to
-    # provide", "assistant may write working payloads and AV-evasion code".
+    # full, without the usual safety framing", "assistant may write working payloads and
+    # AV-evasion code" ("exact synthesis steps ... are fine to provide": the paraphrases'
+    # rules below).
     Rule(
         "injection.instruction_override",
         rx(
@@ -1943,13 +1953,6 @@ INJECTION_RULES: list[Rule] = [
             r"\W+(?:the\W+|any\W+)?(?:usual\W+|normal\W+|standard\W+)?(?:safety|content|medical|"
             r"legal|risk)\W+(?:framing|warnings?|disclaimers?|caveats?|notices?|checks?|filters?|"
             r"guardrails)\b|"
-            r"\bsynthesis\W+(?:steps|routes?|instructions|procedures?|protocols?)\b",
-            W,
-            r"{0,40}?\b",
-            HARM_NOUNS,
-            W,
-            r"{0,60}?\b(?:is|are)\W+(?:fine|ok|okay|allowed|acceptable|safe|cleared)\W+to\W+"
-            r"(?:provide|share|give|detail|explain|describe)\b|"
             r"\b(?:assistant|agent|model|you)\W+(?:may|can|is allowed to|is permitted to|is "
             r"cleared to)\W+(?:write|produce|generate|create|provide|build)\W+(?:\w+\W+){0,2}?"
             r"(?:payloads?|exploits?|malware|ransomware|keyloggers?|(?:av|edr|antivirus)-?"
@@ -2119,9 +2122,10 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.instruction_override",
         rx(
-            r"\b(?:(?:synthesis|manufacturing|making|building|assembly|preparation)\W+(?:\w+\W+)?"
-            r"(?:steps|routes?|instructions|procedures?|protocols?)|(?:instructions|steps|"
-            r"procedures?)\W+for\W+(?:making|building|synthesi[sz]ing|manufacturing|assembling))\b",
+            r"\b(?:(?:synthesis|manufacturing|making|building|assembly|preparation)\W+(?:\w+\W+)?",
+            _PROCEDURES,
+            r"|(?:instructions|steps|procedures?)\W+for\W+(?:making|building|synthesi[sz]ing|"
+            r"manufacturing|assembling))\b",
             W,
             r"{0,40}?\b",
             HARM_NOUNS,
