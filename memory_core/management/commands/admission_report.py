@@ -55,7 +55,7 @@ class Command(BaseCommand):
         out(f"benign pending (review) rate: {figures['benign_pending_rate']:.2%}")
         out(f"admit() latency ms:          {json.dumps(figures['admit_ms'])}")
         out("by split:")
-        for name, counts in sorted(figures["by_split"].items()):
+        for name, counts in sorted(figures["by_split"].items(), key=lambda item: _natural(item[0])):
             out(f"  {name:18} {json.dumps(counts, sort_keys=True)}")
         out("by category:")
         for name, counts in figures["by_category"].items():

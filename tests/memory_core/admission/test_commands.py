@@ -17,6 +17,10 @@ def test_admission_report_prints_and_writes_the_figures(tmp_path):
     text = out.getvalue()
     assert "attack acceptance rate:" in text and "benign false-rejection rate:" in text
     assert "injection.identity_claim" in text  # per rule
+    # Its splits in the same order as the error below names them: blind2 before blind10.
+    by_split = text.split("by split:")[1].split("by category:")[0]
+    assert by_split.index("attack/blind2 ") < by_split.index("attack/blind10 ")
+    assert by_split.index("attack/blind10 ") < by_split.index("attack/blind10_other ")
     figures = json.loads(target.read_text())
     assert figures["attacks"] >= 150 and figures["benign"] >= 150
     assert figures["attack_acceptance_rate"] <= 0.01
