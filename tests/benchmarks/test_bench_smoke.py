@@ -83,8 +83,8 @@ def test_bench_database_names_are_fenced():
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_path):
-    out, parts_out, list_out, ab_out, split_out = (
-        tmp_path / f"{n}.json" for n in ("bench", "parts", "list", "ab", "split")
+    out, parts_out, list_out, ab_out, split_out, index_out = (
+        tmp_path / f"{n}.json" for n in ("bench", "parts", "list", "ab", "split", "index")
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
     name = database.bench_database_name(memories=300, tenants=5, seed=4242)
@@ -117,6 +117,17 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
              "--json", str(split_out)],
             cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
         )  # fmt: skip
+        # The stores through indexes of a subject's own (scripts/large_subject_index_cost.py).
+        subprocess.run(
+            [sys.executable, "scripts/large_subject_index_cost.py", "--memories", "300",
+             "--tenants", "5", "--seed", "4242", "--queries", "6", "--min-rows", "1",
+             "--rounds", "1", "--inserts", "3", "--json", str(index_out)],
+            cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+        left = subprocess.run(
+            [sys.executable, "-c", _PROBE_INDEXES.format(name=name)],
+            cwd=ROOT, env=env, check=True, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
         # And the memory list's cost (scripts/list_cost.py).
         subprocess.run(
             [sys.executable, "scripts/list_cost.py", "--memories", "300", "--tenants", "5",
@@ -136,6 +147,17 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
     assert listed["subject_page_statement"]["buffers"] > 0
     assert listed["cursor_page_at_0_ms"] > 0 and listed["cursor_page_at_10_ms"] > 0
     assert listed["cursor_matches_offset"] is True
+    indexed = json.loads(index_out.read_text())
+    assert indexed["queries"] == 6 and indexed["rounds"] == 1
+    assert {"whole", "stats", "gin_fulltext", "gin_fulltext_forced", "ann_vector_ef40"} <= set(
+        indexed["ms"]
+    )
+    assert all(figures["median"] > 0 for figures in indexed["ms"].values())
+    assert set(indexed["recall_at_10"]) == {"ef40", "ef100"}
+    # Given the statement's own statistics, the full-text store ranks as the statement's does.
+    assert indexed["fulltext_same_ranks"] == 6 and indexed["forced_same_ranks"] == 6
+    assert indexed["insert_ms"]["with"]["median"] > 0
+    assert left.stdout.strip() == "0"  # every index and statistics object it made is dropped
     split = json.loads(split_out.read_text())
     assert split["queries"] == 6 and split["rounds"] == 1
     assert set(split["ms"]) == {"single", "vector", "fulltext", "split"}
@@ -177,6 +199,14 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
     }
 
 
+_PROBE_INDEXES = (
+    "import django; django.setup(); "
+    "from memory_core.benchmarks.database import connect; "
+    "conn = connect('{name}'); "
+    'print(conn.execute("SELECT (SELECT count(*) FROM pg_indexes WHERE indexname LIKE '
+    "'probe_%') + (SELECT count(*) FROM pg_statistic_ext WHERE stxname LIKE 'probe_%')\")"
+    ".fetchone()[0])"
+)
 _DROP = (
     "import django, os; django.setup(); "
     "from memory_core.benchmarks.database import drop_database; drop_database('{name}')"
