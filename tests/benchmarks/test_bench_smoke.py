@@ -149,13 +149,19 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
     assert listed["cursor_matches_offset"] is True
     indexed = json.loads(index_out.read_text())
     assert indexed["queries"] == 6 and indexed["rounds"] == 1
-    assert {"whole", "stats", "gin_fulltext", "gin_fulltext_forced", "ann_vector_ef40"} <= set(
-        indexed["ms"]
-    )
+    assert {
+        "whole",
+        "stats",
+        "gin_fulltext",
+        "gin_fulltext_steered",
+        "gin_fulltext_forced",
+        "ann_vector_ef40",
+    } <= set(indexed["ms"])
     assert all(figures["median"] > 0 for figures in indexed["ms"].values())
     assert set(indexed["recall_at_10"]) == {"ef40", "ef100"}
     # Given the statement's own statistics, the full-text store ranks as the statement's does.
-    assert indexed["fulltext_same_ranks"] == 6 and indexed["forced_same_ranks"] == 6
+    assert indexed["fulltext_same_ranks"] == indexed["forced_same_ranks"] == 6
+    assert indexed["steered_same_ranks"] == 6
     assert indexed["insert_ms"]["with"]["median"] > 0
     assert left.stdout.strip() == "0"  # every index and statistics object it made is dropped
     split = json.loads(split_out.read_text())
