@@ -121,28 +121,11 @@ def main() -> int:
 
     corpus = CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed)
     try:
-        queries, send_one = setup.retrieval_requests(
-            corpus, opts.queries, key_name="large subject index cost"
+        large, asked = setup.large_subject_candidates(
+            corpus, opts.queries, key_name="large subject index cost", min_rows=opts.min_rows
         )
-    except BenchDatabaseError as exc:
+    except (BenchDatabaseError, ValueError) as exc:
         parser.error(str(exc))
-    large = [q for q in queries if q.subject_rows >= opts.min_rows]
-    if not large:
-        parser.error(f"no query reads a subject of {opts.min_rows} rows or more")
-
-    asked = []
-    real_fetch = candidates.fetch_candidates
-
-    def capture(**kwargs):
-        asked.append(kwargs)
-        return real_fetch(**kwargs)
-
-    candidates.fetch_candidates = capture
-    for query in large:
-        send_one(query)
-    candidates.fetch_candidates = real_fetch
-    if len(asked) != len(large):  # a degraded retry asks twice: the samples' order is lost
-        parser.error(f"{len(large)} requests asked for candidates {len(asked)} times")
 
     def parts(arguments: dict) -> dict:
         """The statement's ownership filter and parameters (its limits, types, vector)."""

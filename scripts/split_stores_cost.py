@@ -51,26 +51,11 @@ def main() -> int:
 
     corpus = CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed)
     try:
-        queries, send_one = setup.retrieval_requests(
-            corpus, opts.queries, key_name="split stores cost"
+        large, asked = setup.large_subject_candidates(
+            corpus, opts.queries, key_name="split stores cost", min_rows=opts.min_rows
         )
-    except BenchDatabaseError as exc:
+    except (BenchDatabaseError, ValueError) as exc:
         parser.error(str(exc))
-    large = [q for q in queries if q.subject_rows >= opts.min_rows]
-    if not large:
-        parser.error(f"no query reads a subject of {opts.min_rows} rows or more")
-
-    asked = []
-    real_fetch = candidates.fetch_candidates
-
-    def capture(**kwargs):
-        asked.append(kwargs)
-        return real_fetch(**kwargs)
-
-    candidates.fetch_candidates = capture
-    for query in large:
-        send_one(query)
-    candidates.fetch_candidates = real_fetch
 
     def run(arguments: dict, **change) -> list:
         options = {k: v for k, v in arguments.items() if k != "policy"} | change

@@ -138,3 +138,39 @@ def retrieval_requests(
         return (time.perf_counter() - started) * 1000
 
     return queries, send
+
+
+def large_subject_candidates(
+    spec: CorpusSpec, count: int, *, key_name: str, min_rows: int
+) -> tuple[list, list[dict]]:
+    """The benchmark's queries (of ``count``) whose subject holds ``min_rows`` rows or more,
+    and the arguments the pipeline passed ``fetch_candidates`` for each, in the same order
+    (one request each through Django's whole stack, ``retrieval_requests``): what the scripts
+    that take a large subject's statement apart run again.
+
+    BenchDatabaseError if the corpus was not built; ValueError if no query reads such a
+    subject, or if a request asked for candidates twice (a degraded retry), which would
+    leave the arguments out of step with the queries.
+    """
+    from memory_core.retrieval import candidates
+
+    queries, send = retrieval_requests(spec, count, key_name=key_name)
+    large = [q for q in queries if q.subject_rows >= min_rows]
+    if not large:
+        raise ValueError(f"no query reads a subject of {min_rows} rows or more")
+    asked: list[dict] = []
+    real_fetch = candidates.fetch_candidates
+
+    def capture(**kwargs):
+        asked.append(kwargs)
+        return real_fetch(**kwargs)
+
+    candidates.fetch_candidates = capture
+    try:
+        for query in large:
+            send(query)
+    finally:
+        candidates.fetch_candidates = real_fetch
+    if len(asked) != len(large):
+        raise ValueError(f"{len(large)} requests asked for candidates {len(asked)} times")
+    return large, asked
