@@ -226,7 +226,9 @@ def main() -> int:
         scans = [line.strip().lstrip("-> ").split("  (cost")[0] for line in lines]
         return " / ".join(line for line in scans if "Scan" in line and "CTE" not in line)
 
-    vrank, frank = len(candidates.COLUMNS.split(", ")) + 2, len(candidates.COLUMNS.split(", ")) + 3
+    # The statement's row: COLUMNS, the cosine, the embedding, then the vector and full-text ranks.
+    vrank = len(candidates.COLUMNS.split(", ")) + 2
+    frank = vrank + 1
     scopes = sorted({(str(a["ctx"].tenant_id), str(a["ctx"].subject_id)) for a in asked})
     owner = database.connect(connection.settings_dict["NAME"], autocommit=True)
     created: list[str] = []
