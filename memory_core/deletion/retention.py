@@ -130,10 +130,9 @@ SETTLED = "settled"
 # The open conflicts with fewer than two active candidates, a batch at a time. SKIP LOCKED:
 # an item a reviewer's resolution, a retrieval or a revoke holds is theirs (they take items
 # before or after rows in orders of their own; memory_core.locks), and the next sweep finds it.
+# The batch is a MATERIALIZED CTE, read once (_locked_first, below).
 _SETTLE_SQL = """
-    UPDATE memory_core_reviewitem SET state = 'resolved', resolution = %(resolution)s,
-           resolved_at = %(now)s
-     WHERE id IN (
+    WITH held AS MATERIALIZED (
            SELECT item.id FROM memory_core_reviewitem item
             WHERE item.kind = 'conflict' AND item.state = 'open'
               AND (SELECT count(*) FROM memory_core_memory m
@@ -142,6 +141,9 @@ _SETTLE_SQL = """
             ORDER BY item.id
             LIMIT %(limit)s
               FOR UPDATE SKIP LOCKED)
+    UPDATE memory_core_reviewitem SET state = 'resolved', resolution = %(resolution)s,
+           resolved_at = %(now)s
+     WHERE id IN (SELECT id FROM held)
 """
 
 
@@ -295,6 +297,14 @@ def _tenant_retention_delete(tenant_id, document, now, limit, operations: list) 
                 operations.append(operation)
 
 
+# _locked_first: the rows a capped sweep changes are locked and listed once (a statement of
+# their own, or a MATERIALIZED CTE), then changed by their ids. As one statement, ``DELETE
+# ... WHERE pk IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)``, a plan that ran the subquery
+# again for each row passed over the rows the statement had already deleted or updated and
+# gave the next n, until every row due was gone (tests/deletion/test_retention.py,
+# ``_RESCANNING_PLAN``).
+
+
 def traces_expire(*, now=None, limit: int = 10_000, failures: list | None = None) -> int:
     """Delete retrieval traces past each tenant's ``retention.trace_days``; return the count.
 
@@ -309,7 +319,7 @@ def traces_expire(*, now=None, limit: int = 10_000, failures: list | None = None
             old = RetrievalTrace.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff)
             with transaction.atomic():
                 unheld = old.order_by("created_at").select_for_update(skip_locked=True)
-                held = unheld.values("pk")[:limit]
+                held = list(unheld.values_list("pk", flat=True)[:limit])  # _locked_first
                 deleted += RetrievalTrace.objects.filter(pk__in=held).delete()[0]
     return deleted
 
@@ -340,7 +350,8 @@ def idempotency_records_expire(*, now=None, batch: int = 10_000) -> int:
         with transaction.atomic():
             expired = IdempotencyRecord.objects.filter(expires_at__lte=now)
             unheld = expired.order_by("expires_at").select_for_update(skip_locked=True)
-            count = IdempotencyRecord.objects.filter(pk__in=unheld.values("pk")[:batch]).delete()
+            held = list(unheld.values_list("pk", flat=True)[:batch])  # _locked_first
+            count = IdempotencyRecord.objects.filter(pk__in=held).delete()
         deleted += count[0]
         if count[0] < batch:
             return deleted

@@ -183,6 +183,58 @@ def test_trace_days_null_keeps_traces_and_the_limit_bounds_one_run(tenant):
     assert RetrievalTrace.objects.count() == 3
 
 
+# The plan that re-runs a ``pk IN (SELECT ... LIMIT n FOR UPDATE SKIP LOCKED)`` subquery for
+# each row: the rows the statement already deleted are skipped on the next run (a row
+# locked FOR UPDATE after the command deleted it is passed over), so LIMIT n gave the next n,
+# and a capped sweep deleted everything due (seen once in CI, on a plan chosen by chance).
+_RESCANNING_PLAN = (
+    "SET LOCAL enable_hashjoin = off",
+    "SET LOCAL enable_mergejoin = off",
+    "SET LOCAL enable_hashagg = off",
+    "SET LOCAL enable_material = off",
+    "SET LOCAL enable_sort = off",
+)
+
+
+def test_a_capped_trace_sweep_deletes_at_most_its_limit_whatever_the_plan(tenant):
+    from django.db import connection
+
+    # Oldest first, so that the table's own order reaches the two due first before the rest.
+    traces = [_trace(tenant, timedelta(days=44 - i)) for i in range(5)]
+    with connection.cursor() as cursor:
+        for setting in _RESCANNING_PLAN:
+            cursor.execute(setting)
+    assert traces_expire(limit=2) == 2
+    assert set(RetrievalTrace.objects.values_list("pk", flat=True)) == {t.pk for t in traces[2:]}
+
+
+def test_a_capped_conflict_settling_settles_at_most_its_limit_whatever_the_plan(owner):
+    from django.db import connection
+
+    from memory_core.deletion.retention import conflicts_settle
+    from memory_core.models import ReviewItem
+
+    # Inserted in id order, the order the batch takes them in: the table's own order reaches
+    # the first of the batch before the rest.
+    items = [
+        ReviewItem.objects.create(
+            id=uuid.UUID(int=number + 1),
+            tenant_id=owner.tenant_id,
+            subject=owner,
+            kind="conflict",
+            memory_key=f"k{number}",
+            candidate_ids=[MemoryFactory(subject=owner, memory_key=f"k{number}").id],
+        )
+        for number in range(3)
+    ]
+    with connection.cursor() as cursor:
+        for setting in _RESCANNING_PLAN:
+            cursor.execute(setting)
+    assert conflicts_settle(limit=1) == 1
+    settled = ReviewItem.objects.filter(pk__in=[i.pk for i in items], state="resolved")
+    assert list(settled.values_list("pk", flat=True)) == [items[0].pk]
+
+
 def _chain_of_two(owner):
     """Return (v1, v2): a preference and the version superseding it, like a correction."""
     v1 = _memory(
