@@ -286,15 +286,15 @@ def main() -> int:
                 with transaction.atomic():
                     rls.tenant_set(arguments["ctx"].tenant_id)
 
-                    rows = timed(samples, "whole", whole, arguments)
-                    n, avglen = timed(samples, "stats", stats, built)
-                    found = timed(samples, "gin_fulltext", gin_fulltext, built, n, avglen)
+                    rows = setup.timed(samples, "whole", whole, arguments)
+                    n, avglen = setup.timed(samples, "stats", stats, built)
+                    found = setup.timed(samples, "gin_fulltext", gin_fulltext, built, n, avglen)
                     if opts.per == "subject":
-                        found_steered = timed(
+                        found_steered = setup.timed(
                             samples, "gin_fulltext_steered", steered_fulltext, built, n, avglen
                         )
-                    exact_structured = timed(samples, "structured", structured, built)
-                    ann_structured = timed(
+                    exact_structured = setup.timed(samples, "structured", structured, built)
+                    ann_structured = setup.timed(
                         samples,
                         "ann_structured_ef40",
                         ann_vector,
@@ -304,7 +304,7 @@ def main() -> int:
                         "limit_all",
                     )
                     ann = {
-                        ef: timed(samples, f"ann_vector_ef{ef}", ann_vector, built, ef)
+                        ef: setup.timed(samples, f"ann_vector_ef{ef}", ann_vector, built, ef)
                         for ef in opts.ef_search
                     }
                     if round_number:
@@ -378,17 +378,7 @@ def main() -> int:
     report["rounds"] = opts.rounds
     # Every label has one sample a round and query, in the order of ``asked``.
     sizes = [q.subject_rows for q in large]
-    report["ms"] = {
-        label: {"median": round(statistics.median(values), 2), "max": round(max(values), 2)}
-        | {
-            f"median_{size}_rows": round(
-                statistics.median(v for i, v in enumerate(values) if sizes[i % len(sizes)] == size),
-                2,
-            )
-            for size in sorted(set(sizes))
-        }
-        for label, values in samples.items()
-    }
+    report["ms"] = setup.medians_by_subject_size(samples, sizes)
     report["recall_at_10"] = {
         label: {"mean": round(statistics.fmean(values), 4), "min": round(min(values), 4)}
         for label, values in recall.items()
@@ -398,16 +388,7 @@ def main() -> int:
         f"tenants of {report['tenant_rows']} rows"
     )
     print(f"indexes built in {report['index_build_ms']} ms")
-    for label, figures in report["ms"].items():
-        by_size = "  ".join(
-            f"{key.split('_')[1]} rows {value:7.2f}"
-            for key, value in figures.items()
-            if key.startswith("median_")
-        )
-        print(
-            f"{label:20s} median {figures['median']:7.2f}  max {figures['max']:7.2f}  "
-            f"(medians: {by_size})"
-        )
+    setup.print_medians(report["ms"])
     for label, figures in report["recall_at_10"].items():
         print(f"recall@10 {label}: mean {figures['mean']:.4f}, min {figures['min']:.4f}")
     print(
@@ -446,6 +427,7 @@ def forced_fulltext(
     from django.db import connection, transaction
 
     from memory_core import rls
+    from memory_core.benchmarks import setup
 
     droppable = [
         row[0]
@@ -475,7 +457,7 @@ def forced_fulltext(
                     "SELECT set_config('memledger.tenant_id', %s, true)",
                     [str(arguments["ctx"].tenant_id)],
                 )
-                rows = timed(
+                rows = setup.timed(
                     samples,
                     "gin_fulltext_forced",
                     lambda sql=sql, params=params: owner.execute(sql, params).fetchall(),
@@ -532,14 +514,6 @@ def insert_cost(owner, tenant: str, subject: str, count: int, rounds: int) -> di
         }
         for variant, values in samples.items()
     }
-
-
-def timed(samples: dict, label: str, call, *args):
-    """``call(*args)``, its milliseconds added to ``samples[label]``."""
-    started = time.perf_counter()
-    result = call(*args)
-    samples.setdefault(label, []).append((time.perf_counter() - started) * 1000)
-    return result
 
 
 if __name__ == "__main__":

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import statistics
+import time
+
 from django.conf import settings
 from pgvector.psycopg import register_vector
 
@@ -174,3 +177,44 @@ def large_subject_candidates(
     if len(asked) != len(large):
         raise ValueError(f"{len(large)} requests asked for candidates {len(asked)} times")
     return large, asked
+
+
+def timed(samples: dict[str, list[float]], label: str, call, *args):
+    """``call(*args)``, its milliseconds added to ``samples[label]``."""
+    started = time.perf_counter()
+    result = call(*args)
+    samples.setdefault(label, []).append((time.perf_counter() - started) * 1000)
+    return result
+
+
+def medians_by_subject_size(samples: dict[str, list[float]], sizes: list[int]) -> dict:
+    """Each label's median and largest milliseconds, and its median per subject size.
+
+    Every label holds one sample a round and query, the queries in the order of ``sizes``
+    (their subjects' rows), as the large-subject scripts take them
+    (``large_subject_candidates``)."""
+    return {
+        label: {"median": round(statistics.median(values), 2), "max": round(max(values), 2)}
+        | {
+            f"median_{size}_rows": round(
+                statistics.median(v for i, v in enumerate(values) if sizes[i % len(sizes)] == size),
+                2,
+            )
+            for size in sorted(set(sizes))
+        }
+        for label, values in samples.items()
+    }
+
+
+def print_medians(ms: dict, width: int = 20) -> None:
+    """Print ``medians_by_subject_size``'s figures, a line a label."""
+    for label, figures in ms.items():
+        by_size = "  ".join(
+            f"{key.split('_')[1]} rows {value:7.2f}"
+            for key, value in figures.items()
+            if key.startswith("median_")
+        )
+        print(
+            f"{label:{width}s} median {figures['median']:7.2f}  max {figures['max']:7.2f}  "
+            f"(medians: {by_size})"
+        )

@@ -83,8 +83,9 @@ def test_bench_database_names_are_fenced():
 @pytest.mark.slow
 @pytest.mark.timeout(180)
 def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_path):
-    out, parts_out, list_out, ab_out, split_out, index_out = (
-        tmp_path / f"{n}.json" for n in ("bench", "parts", "list", "ab", "split", "index")
+    out, parts_out, list_out, ab_out, split_out, index_out, postings_out = (
+        tmp_path / f"{n}.json"
+        for n in ("bench", "parts", "list", "ab", "split", "index", "postings")
     )
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
     name = database.bench_database_name(memories=300, tenants=5, seed=4242)
@@ -122,6 +123,13 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
             [sys.executable, "scripts/large_subject_index_cost.py", "--memories", "300",
              "--tenants", "5", "--seed", "4242", "--queries", "6", "--min-rows", "1",
              "--rounds", "1", "--inserts", "3", "--json", str(index_out)],
+            cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+        # The full-text store from lexeme postings (scripts/lexeme_postings_cost.py).
+        subprocess.run(
+            [sys.executable, "scripts/lexeme_postings_cost.py", "--memories", "300",
+             "--tenants", "5", "--seed", "4242", "--queries", "6", "--min-rows", "1",
+             "--rounds", "1", "--inserts", "3", "--json", str(postings_out)],
             cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
         )  # fmt: skip
         left = subprocess.run(
@@ -163,7 +171,26 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
     assert indexed["fulltext_same_ranks"] == indexed["forced_same_ranks"] == 6
     assert indexed["steered_same_ranks"] == 6
     assert indexed["insert_ms"]["with"]["median"] > 0
-    assert left.stdout.strip() == "0"  # every index and statistics object it made is dropped
+    # every index, statistics object and table the probes made is dropped
+    assert left.stdout.strip() == "0"
+    postings = json.loads(postings_out.read_text())
+    assert postings["queries"] == 6 and postings["rounds"] == 1 and postings["postings"] > 0
+    assert set(postings["ms"]) == {
+        "whole",
+        "whole_postings",
+        "stats",
+        "fulltext_heap",
+        "fulltext_postings",
+    }
+    assert all(figures["median"] > 0 for figures in postings["ms"].values())
+    # From the postings, under row-level security, the same ranks and the same statement rows.
+    assert postings["same_ranks"] == {
+        "fulltext_heap": 6,
+        "fulltext_postings": 6,
+        "whole_postings": 6,
+    }
+    assert "Index Cond" in postings["plans"]["fulltext_postings"]
+    assert postings["insert_ms"]["per_memory"] > 0
     split = json.loads(split_out.read_text())
     assert split["queries"] == 6 and split["rounds"] == 1
     assert set(split["ms"]) == {"single", "vector", "fulltext", "split"}
@@ -210,7 +237,8 @@ _PROBE_INDEXES = (
     "from memory_core.benchmarks.database import connect; "
     "conn = connect('{name}'); "
     'print(conn.execute("SELECT (SELECT count(*) FROM pg_indexes WHERE indexname LIKE '
-    "'probe_%') + (SELECT count(*) FROM pg_statistic_ext WHERE stxname LIKE 'probe_%')\")"
+    "'probe_%') + (SELECT count(*) FROM pg_statistic_ext WHERE stxname LIKE 'probe_%') "
+    "+ (SELECT count(*) FROM pg_tables WHERE tablename LIKE 'probe_%')\")"
     ".fetchone()[0])"
 )
 _DROP = (

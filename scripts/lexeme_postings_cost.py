@@ -1,0 +1,349 @@
+"""A large subject's full-text store read from a table of lexeme postings, under row-level
+security, against the statement as built and the store as the planner reads it today.
+
+    DJANGO_SETTINGS_MODULE=config.settings.local .venv/bin/python \
+        scripts/lexeme_postings_cost.py --memories 1000000 --tenants 10000 \
+        [--min-rows 5000] [--rounds 7] [--inserts 200] [--json OUT]
+
+A question about a design, not a feature (docs/performance.md, section 23). Section 22 found
+that a GIN index cannot serve the full-text store of a request: under row-level security
+``@@`` is not leakproof, so it is never an index condition, and the store visits every row
+of the subject. Equality on text is leakproof (``texteq``), so a btree index on postings,
+one row per (memory, lexeme) with the memory's tenant, subject and full-text length, can be
+read by ``lexeme = ANY(the query's lexemes)`` as a request reads it, with the same policy.
+
+For each of the benchmark's queries whose subject holds at least ``--min-rows`` rows, this
+captures the arguments the pipeline passes ``fetch_candidates`` (one request through
+Django's whole stack), builds the postings of those subjects as the owner (a table
+``probe_lexeme_postings`` with the memory table's policy, ``ENABLE`` and ``FORCE`` row-level
+security, readable by the application role; dropped at the end), and times, per round and
+per query, in the tenant's transaction as a request runs:
+
+- ``whole``: the candidate statement as built;
+- ``fulltext_heap``: the full-text store alone as the planner reads it today (every row of
+  the subject through the btree index, ``@@`` a filter), BM25's row count and mean length
+  given;
+- ``fulltext_postings``: the same store from the postings: the query's lexemes looked up in
+  the index, the rows they name checked against the statement's whole ownership filter by
+  primary key (only those rows are visited), df counted from the postings of the rows that
+  pass; the same statistics given;
+- ``stats``: what those statistics cost when read from the rows (every eligible row);
+- ``whole_postings``: the candidate statement with its full-text pool taken from the
+  postings instead: still one visit of every eligible row (the vector store is exact, and
+  BM25's statistics are the eligible rows'), but no ``@@`` on any of them, and each pooled
+  row's lexemes not tested one by one (``hits`` is the postings joined to ``elig``).
+
+Both stores are checked to rank as the statement's full-text store does, and
+``whole_postings`` to return the statement's rows (ids, ranks; scores to 1e-9). Then,
+``--inserts``: what writing one memory's postings costs (rows copied, rolled back). Prints
+medians (per subject size too), the plans and the postings' size. Changes nothing it does
+not undo.
+"""
+
+# The ownership filter is the statement's own (candidates.owner_filter: constant clauses, bound
+# values); only it and constant identifiers are interpolated.
+# ruff: noqa: S608
+import argparse
+import json
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from memory_core.benchmarks.args import add_corpus_arguments, at_least  # noqa: E402
+
+POSTINGS = "probe_lexeme_postings"
+
+QLEX = (
+    "qlex AS MATERIALIZED (SELECT lex, quote_literal(lex)::tsquery AS q FROM "
+    "(SELECT u.lexeme AS lex FROM unnest(to_tsvector('english', %(query)s)) AS u "
+    "ORDER BY u.positions[1], u.lexeme LIMIT %(max_lexemes)s) AS d)"
+)
+SCORE = (
+    "idf AS MATERIALIZED (SELECT lexeme, ln(1 + (%(n)s - df + 0.5) / (df + 0.5)) * 2.2 "
+    "AS idf FROM (SELECT lexeme, count(*)::float AS df FROM hits GROUP BY lexeme) AS d) "
+    "SELECT h.id::text, sum(i.idf / (1 + 1.2 * (0.25 + 0.75::float8 * h.len / %(avglen)s)))"
+    " AS score FROM hits h JOIN idf i USING (lexeme) "
+    "GROUP BY h.id ORDER BY score DESC, h.id LIMIT %(fts_limit)s"
+)
+# Today's store: the pool is every row of the subject that matches any query lexeme, ``@@``
+# tested on each (a filter under row-level security), then each lexeme tested on the pool.
+HEAP = (
+    f"WITH {QLEX}, "
+    "anyq AS MATERIALIZED (SELECT coalesce(string_agg(quote_literal(lex), ' | '), '')"
+    "::tsquery AS q FROM qlex), "
+    "pool AS MATERIALIZED (SELECT m.id, length(m.search_vector) AS len, m.search_vector AS hit "
+    "FROM memory_core_memory m, anyq WHERE {where} AND m.memory_type = ANY(%(sem_types)s) "
+    "AND m.search_vector @@ anyq.q), "
+    "hits AS MATERIALIZED (SELECT p.id, x.lex AS lexeme, p.len FROM pool p "
+    "JOIN qlex x ON p.hit @@ x.q), " + SCORE
+)
+# From the postings: the index gives (memory, lexeme, length) for the query's lexemes; the
+# memories they name are checked against the ownership filter by primary key.
+FROM_POSTINGS = (
+    f"WITH {QLEX}, "
+    "post AS MATERIALIZED (SELECT p.memory_id, p.lexeme, p.len FROM "
+    f"{POSTINGS} p WHERE p.tenant_id = %(tenant_id)s AND p.subject_id = %(subject_id)s "
+    "AND p.lexeme = ANY(ARRAY(SELECT lex FROM qlex))), "
+    "pool AS MATERIALIZED (SELECT m.id FROM memory_core_memory m "
+    "WHERE m.id IN (SELECT memory_id FROM post) AND {where} "
+    "AND m.memory_type = ANY(%(sem_types)s)), "
+    "hits AS MATERIALIZED (SELECT p.memory_id AS id, p.lexeme, p.len FROM post p "
+    "WHERE p.memory_id IN (SELECT id FROM pool)), " + SCORE
+)
+
+
+def with_postings(sql: str) -> str:
+    """The candidate statement with its full-text pool and hits taken from the postings."""
+    hit = (
+        ", length(m.search_vector) AS len, "
+        "CASE WHEN m.search_vector @@ anyq.q THEN m.search_vector END AS hit "
+        "FROM memory_core_memory m, anyq WHERE"
+    )
+    pool = re.compile(
+        r"pool AS MATERIALIZED \(SELECT id, len, hit FROM elig WHERE hit IS NOT NULL"
+        r"(?P<types>(?: AND memory_type = ANY\(%\(sem_types\)s\))?)\), "
+        r"hits AS MATERIALIZED \(SELECT p\.id, x\.lex AS lexeme, p\.len FROM pool p "
+        r"JOIN qlex x ON p\.hit @@ x\.q\)"
+    )
+    assert sql.count(hit) == 1 and len(pool.findall(sql)) == 1, "the statement changed shape"
+    sql = sql.replace(hit, ", length(m.search_vector) AS len FROM memory_core_memory m WHERE")
+    return pool.sub(
+        lambda match: (
+            "post AS MATERIALIZED (SELECT memory_id, lexeme FROM "
+            f"{POSTINGS} WHERE tenant_id = %(tenant_id)s AND subject_id = %(subject_id)s "
+            "AND lexeme = ANY(ARRAY(SELECT lex FROM qlex))), "
+            "hits AS MATERIALIZED (SELECT e.id, p.lexeme, e.len FROM post p "
+            f"JOIN elig e ON e.id = p.memory_id WHERE true{match['types']})"
+        ),
+        sql,
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    add_corpus_arguments(parser)
+    parser.add_argument("--queries", type=at_least(1), default=90)
+    parser.add_argument("--min-rows", type=at_least(1), default=5000)
+    parser.add_argument("--rounds", type=at_least(1), default=7)
+    parser.add_argument(
+        "--inserts",
+        type=at_least(0),
+        default=200,
+        help="memories of the largest subject whose postings are written again per round",
+    )
+    parser.add_argument("--json", dest="json_out")
+    opts = parser.parse_args()
+
+    import django
+
+    django.setup()
+    from django.db import connection, transaction
+
+    from memory_core import rls
+    from memory_core.benchmarks import database, setup
+    from memory_core.benchmarks.corpus import CorpusSpec
+    from memory_core.benchmarks.database import BenchDatabaseError
+    from memory_core.retrieval import candidates
+
+    corpus = CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed)
+    try:
+        large, asked = setup.large_subject_candidates(
+            corpus, opts.queries, key_name="lexeme postings cost", min_rows=opts.min_rows
+        )
+    except (BenchDatabaseError, ValueError) as exc:
+        parser.error(str(exc))
+
+    def built(arguments: dict) -> tuple[str, dict]:
+        """The statement's ownership filter and parameters (limits, types, query, vector)."""
+        options = {k: v for k, v in arguments.items() if k != "policy"}
+        _, params, _ = candidates.build_candidate_sql(**options)
+        where, _ = candidates.owner_filter(arguments["ctx"], "elig_types", arguments["now"])
+        return where, params
+
+    def whole(arguments: dict, postings: bool = False) -> list:
+        options = {k: v for k, v in arguments.items() if k != "policy"}
+        sql, params, _ = candidates.build_candidate_sql(**options)
+        return candidates.fetch_binary(with_postings(sql) if postings else sql, params)
+
+    def stats(where: str, params: dict) -> tuple[float, float]:
+        sql = (
+            "SELECT count(*)::float, greatest(avg(length(m.search_vector)), 1)::float "
+            f"FROM memory_core_memory m WHERE {where} AND m.memory_type = ANY(%(sem_types)s)"
+        )
+        return tuple(candidates.fetch_binary(sql, params)[0])
+
+    def store(shape: str, where: str, params: dict) -> list[str]:
+        return [row[0] for row in candidates.fetch_binary(shape.format(where=where), params)]
+
+    def plan_of(shape: str, where: str, params: dict) -> str:
+        """The scan nodes of EXPLAIN ANALYZE, with the rows each gave."""
+        lines = [
+            row[0]
+            for row in candidates.fetch_binary(
+                "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF) " + shape.format(where=where), params
+            )
+        ]
+        keep = ("Scan", "Index Cond", "Filter", "Rows Removed")
+        return " / ".join(
+            line.strip().lstrip("-> ") for line in lines if any(k in line for k in keep)
+        )
+
+    frank = len(candidates.COLUMNS.split(", ")) + 3  # the row's full-text rank
+    scopes = sorted({(str(a["ctx"].tenant_id), str(a["ctx"].subject_id)) for a in asked})
+    with connection.cursor() as cursor:  # the role requests run as
+        cursor.execute("SELECT current_user")
+        app_role = cursor.fetchone()[0]
+    owner = database.connect(connection.settings_dict["NAME"], autocommit=True)
+    policy = owner.execute(
+        "SELECT qual FROM pg_policies WHERE tablename = 'memory_core_memory'"
+    ).fetchone()[0]
+    report: dict = {"queries": len(asked), "subject_rows": sorted(q.subject_rows for q in large)}
+    try:
+        started = time.perf_counter()
+        owner.execute(
+            f"CREATE TABLE {POSTINGS} (tenant_id uuid NOT NULL, subject_id uuid NOT NULL, "
+            "lexeme text NOT NULL, memory_id uuid NOT NULL, len integer NOT NULL)"
+        )
+        owner.execute(f"ALTER TABLE {POSTINGS} ENABLE ROW LEVEL SECURITY")
+        owner.execute(f"ALTER TABLE {POSTINGS} FORCE ROW LEVEL SECURITY")
+        owner.execute(f"CREATE POLICY tenant_isolation ON {POSTINGS} USING ({policy})")
+        owner.execute(f'GRANT SELECT ON {POSTINGS} TO "{app_role}"')
+        for tenant, subject in scopes:
+            owner.execute(
+                f"INSERT INTO {POSTINGS} SELECT m.tenant_id, m.subject_id, u.lexeme, m.id, "
+                "length(m.search_vector) FROM memory_core_memory m, unnest(m.search_vector) u "
+                "WHERE m.tenant_id = %s AND m.subject_id = %s",
+                [tenant, subject],
+            )
+        owner.execute(
+            f"CREATE INDEX probe_postings_lexeme ON {POSTINGS} "
+            "(tenant_id, subject_id, lexeme) INCLUDE (memory_id, len)"
+        )
+        owner.execute(f"ANALYZE {POSTINGS}")
+        report["postings_build_ms"] = round((time.perf_counter() - started) * 1000)
+        report["postings"] = owner.execute(f"SELECT count(*) FROM {POSTINGS}").fetchone()[0]
+        report["postings_mb"] = round(
+            owner.execute(f"SELECT pg_total_relation_size('{POSTINGS}')").fetchone()[0] / 2**20, 1
+        )
+
+        samples: dict[str, list[float]] = {}
+        same = {"fulltext_heap": 0, "fulltext_postings": 0, "whole_postings": 0}
+        for round_number in range(opts.rounds):
+            for arguments in asked:
+                where, params = built(arguments)
+                with transaction.atomic():
+                    rls.tenant_set(arguments["ctx"].tenant_id)
+                    rows = setup.timed(samples, "whole", whole, arguments)
+                    rows_postings = setup.timed(samples, "whole_postings", whole, arguments, True)
+                    n, avglen = setup.timed(samples, "stats", stats, where, params)
+                    given = params | {"n": n, "avglen": avglen}
+                    found = {
+                        label: setup.timed(samples, label, store, shape, where, given)
+                        for label, shape in (
+                            ("fulltext_heap", HEAP),
+                            ("fulltext_postings", FROM_POSTINGS),
+                        )
+                    }
+                    if round_number:
+                        continue
+                    statement = [
+                        r[0]
+                        for r in sorted(
+                            (r for r in rows if r[frank] is not None), key=lambda r: r[frank]
+                        )
+                    ]
+                    for label, ids in found.items():
+                        same[label] += ids == statement
+                    same["whole_postings"] += same_rows(rows, rows_postings, frank)
+                    if "plans" not in report:
+                        report["plans"] = {
+                            "fulltext_heap": plan_of(HEAP, where, given),
+                            "fulltext_postings": plan_of(FROM_POSTINGS, where, given),
+                        }
+        report["same_ranks"] = same
+        if opts.inserts:
+            largest = max(large, key=lambda q: q.subject_rows)
+            report["insert_ms"] = postings_insert_cost(
+                owner, str(largest.tenant_id), str(largest.subject_id), opts.inserts, opts.rounds
+            )
+    finally:
+        owner.execute(f"DROP TABLE IF EXISTS {POSTINGS}")
+        owner.close()
+
+    report["rounds"] = opts.rounds
+    sizes = [q.subject_rows for q in large]  # every label: one sample a round and query
+    report["ms"] = setup.medians_by_subject_size(samples, sizes)
+    print(
+        f"{report['queries']} queries, subjects of {report['subject_rows']} rows; "
+        f"{report['postings']} postings, {report['postings_mb']} MB, "
+        f"built in {report['postings_build_ms']} ms"
+    )
+    setup.print_medians(report["ms"], width=18)
+    print(
+        "ranked as the statement's full-text store: "
+        + ", ".join(f"{label} {count} of {len(asked)}" for label, count in same.items())
+    )
+    if "insert_ms" in report:
+        print(
+            "ms writing one memory's postings: "
+            f"{report['insert_ms']['median']} (median; {report['insert_ms']['per_memory']} "
+            "postings a memory)"
+        )
+    for label, plan in report.get("plans", {}).items():
+        print(f"plan {label}: {plan}")
+    if opts.json_out:
+        Path(opts.json_out).write_text(json.dumps(report, indent=2) + "\n")
+    return 0
+
+
+def same_rows(rows: list, others: list, frank: int) -> bool:
+    """Whether two candidate statements returned the same rows: every column but the
+    embedding's bytes equal, the full-text score (``frank + 1``) to 1e-9 (its sum may add the
+    lexemes in another order)."""
+
+    def key(row):
+        return tuple(
+            round(value, 9) if i == frank + 1 and value is not None else value
+            for i, value in enumerate(row)
+            if not isinstance(value, (bytes, memoryview))
+        )
+
+    return sorted(map(key, rows), key=str) == sorted(map(key, others), key=str)
+
+
+def postings_insert_cost(owner, tenant: str, subject: str, count: int, rounds: int) -> dict:
+    """Milliseconds writing one memory's postings (one statement a memory, as a trigger on
+    its row would): ``count`` of ``subject``'s memories a round, written again in a
+    transaction of the owner's that is rolled back."""
+    ids = [
+        row[0]
+        for row in owner.execute(
+            "SELECT id FROM memory_core_memory WHERE tenant_id = %s AND subject_id = %s LIMIT %s",
+            [tenant, subject, count],
+        ).fetchall()
+    ]
+    write = (
+        f"INSERT INTO {POSTINGS} SELECT m.tenant_id, m.subject_id, u.lexeme, m.id, "
+        "length(m.search_vector) FROM memory_core_memory m, unnest(m.search_vector) u "
+        "WHERE m.id = %s"
+    )
+    samples: list[float] = []
+    written = 0
+    for _ in range(rounds):
+        with owner.transaction(force_rollback=True):
+            started = time.perf_counter()
+            for memory_id in ids:
+                written += owner.execute(write, [memory_id]).rowcount
+            samples.append((time.perf_counter() - started) * 1000 / len(ids))
+    return {
+        "median": round(statistics.median(samples), 3),
+        "all": [round(v, 3) for v in samples],
+        "per_memory": round(written / (len(ids) * rounds), 1),
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())
