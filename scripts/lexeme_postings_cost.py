@@ -33,8 +33,15 @@ per query, in the tenant's transaction as a request runs:
   BM25's statistics are the eligible rows'), but no ``@@`` on any of them, and each pooled
   row's lexemes not tested one by one (``hits`` is the postings joined to ``elig``).
 
-Both stores are checked to rank as the statement's full-text store does, and
-``whole_postings`` to return the statement's rows (ids, ranks; scores to 1e-9). Then,
+- ``visit_heap`` and ``visit_covering``: the visit the other stores share, ``elig`` without
+  its full-text columns, with the vector store's ranking and BM25's row count, read from the
+  heap (index-only scans off) and from a covering btree index partial on the subject, which
+  holds every column the ownership filter and ``elig`` read, the embedding included (built
+  as the owner, the table vacuumed so that its pages are all-visible; dropped at the end).
+
+Both stores are checked to rank as the statement's full-text store does,
+``whole_postings`` to return the statement's rows (ids, ranks; scores to 1e-9), and the
+covering visit to count and rank as the heap's. Then,
 ``--inserts``: what writing one memory's postings costs (rows copied, rolled back). Prints
 medians (per subject size too), the plans and the postings' size. Changes nothing it does
 not undo.
@@ -49,6 +56,7 @@ import re
 import statistics
 import sys
 import time
+import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -92,6 +100,22 @@ FROM_POSTINGS = (
     "AND m.memory_type = ANY(%(sem_types)s)), "
     "hits AS MATERIALIZED (SELECT p.memory_id AS id, p.lexeme, p.len FROM post p "
     "WHERE p.memory_id IN (SELECT id FROM pool)), " + SCORE
+)
+
+
+# The eligible rows as ``elig`` reads them, less the full-text columns, with the vector store's
+# ranking and BM25's row count.
+VISIT = (
+    "WITH elig AS MATERIALIZED (SELECT m.id, m.memory_type, m.memory_key, m.updated_at, "
+    "m.embedding <=> %(qvec)s::vector AS dist FROM memory_core_memory m WHERE {where}) "
+    "SELECT (SELECT count(*) FROM elig), ARRAY(SELECT id::text FROM elig "
+    "WHERE memory_type = ANY(%(sem_types)s) ORDER BY dist, id LIMIT %(sem_limit)s)"
+)
+# Every column the ownership filter (without retention terms: the benchmark's tenants have no
+# policy) and ``VISIT`` read, beside the index's keys.
+COVERED = (
+    "tenant_id, subject_id, id, agent_id, valid_from, valid_until, environment, scope_kind, "
+    "scope_ref, sensitivity, memory_key, updated_at, embedding"
 )
 
 
@@ -178,6 +202,17 @@ def main() -> int:
     def store(shape: str, where: str, params: dict) -> list[str]:
         return [row[0] for row in candidates.fetch_binary(shape.format(where=where), params)]
 
+    def index_only(on: bool) -> None:
+        with connection.cursor() as cursor:
+            cursor.execute(f"SET LOCAL enable_indexonlyscan = {'on' if on else 'off'}")
+
+    def visit(where: str, params: dict, covering: bool) -> tuple:
+        index_only(covering)
+        try:
+            return tuple(candidates.fetch_binary(VISIT.format(where=where), params)[0])
+        finally:
+            index_only(True)
+
     def plan_of(shape: str, where: str, params: dict) -> str:
         """The scan nodes of EXPLAIN ANALYZE, with the rows each gave."""
         lines = [
@@ -186,7 +221,7 @@ def main() -> int:
                 "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF) " + shape.format(where=where), params
             )
         ]
-        keep = ("Scan", "Index Cond", "Filter", "Rows Removed")
+        keep = ("Scan", "Index Cond", "Filter", "Rows Removed", "Heap Fetches")
         return " / ".join(
             line.strip().lstrip("-> ") for line in lines if any(k in line for k in keep)
         )
@@ -201,7 +236,26 @@ def main() -> int:
         "SELECT qual FROM pg_policies WHERE tablename = 'memory_core_memory'"
     ).fetchone()[0]
     report: dict = {"queries": len(asked), "subject_rows": sorted(q.subject_rows for q in large)}
+    covering: list[str] = []
     try:
+        started = time.perf_counter()
+        for number, (tenant, subject) in enumerate(scopes):
+            covering.append(f"probe_covering_{number}")
+            owner.execute(
+                f"CREATE INDEX {covering[-1]} ON memory_core_memory (memory_type, status) "
+                f"INCLUDE ({COVERED}) WHERE tenant_id = '{uuid.UUID(tenant)}' "
+                f"AND subject_id = '{uuid.UUID(subject)}'"
+            )
+        owner.execute("VACUUM (ANALYZE) memory_core_memory")
+        report["covering_build_ms"] = round((time.perf_counter() - started) * 1000)
+        report["covering_mb"] = round(
+            sum(
+                owner.execute("SELECT pg_relation_size(%s::regclass)", [name]).fetchone()[0]
+                for name in covering
+            )
+            / 2**20,
+            1,
+        )
         started = time.perf_counter()
         owner.execute(
             f"CREATE TABLE {POSTINGS} (tenant_id uuid NOT NULL, subject_id uuid NOT NULL, "
@@ -230,7 +284,9 @@ def main() -> int:
         )
 
         samples: dict[str, list[float]] = {}
-        same = {"fulltext_heap": 0, "fulltext_postings": 0, "whole_postings": 0}
+        same = dict.fromkeys(
+            ("fulltext_heap", "fulltext_postings", "whole_postings", "visit_covering"), 0
+        )
         for round_number in range(opts.rounds):
             for arguments in asked:
                 where, params = built(arguments)
@@ -247,8 +303,11 @@ def main() -> int:
                             ("fulltext_postings", FROM_POSTINGS),
                         )
                     }
+                    heap = setup.timed(samples, "visit_heap", visit, where, params, False)
+                    covered = setup.timed(samples, "visit_covering", visit, where, params, True)
                     if round_number:
                         continue
+                    same["visit_covering"] += covered == heap
                     statement = [
                         r[0]
                         for r in sorted(
@@ -262,6 +321,7 @@ def main() -> int:
                         report["plans"] = {
                             "fulltext_heap": plan_of(HEAP, where, given),
                             "fulltext_postings": plan_of(FROM_POSTINGS, where, given),
+                            "visit_covering": plan_of(VISIT, where, params),
                         }
         report["same_ranks"] = same
         if opts.inserts:
@@ -271,6 +331,8 @@ def main() -> int:
             )
     finally:
         owner.execute(f"DROP TABLE IF EXISTS {POSTINGS}")
+        for name in covering:
+            owner.execute(f"DROP INDEX IF EXISTS {name}")
         owner.close()
 
     report["rounds"] = opts.rounds
@@ -279,7 +341,8 @@ def main() -> int:
     print(
         f"{report['queries']} queries, subjects of {report['subject_rows']} rows; "
         f"{report['postings']} postings, {report['postings_mb']} MB, "
-        f"built in {report['postings_build_ms']} ms"
+        f"built in {report['postings_build_ms']} ms; covering indexes {report['covering_mb']} "
+        f"MB, built and the table vacuumed in {report['covering_build_ms']} ms"
     )
     setup.print_medians(report["ms"], width=18)
     print(

@@ -181,14 +181,19 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
         "stats",
         "fulltext_heap",
         "fulltext_postings",
+        "visit_heap",
+        "visit_covering",
     }
     assert all(figures["median"] > 0 for figures in postings["ms"].values())
-    # From the postings, under row-level security, the same ranks and the same statement rows.
+    # From the postings, under row-level security, the same ranks and the same statement rows;
+    # from the covering index, the same count and vector ranks as from the heap.
     assert postings["same_ranks"] == {
         "fulltext_heap": 6,
         "fulltext_postings": 6,
         "whole_postings": 6,
+        "visit_covering": 6,
     }
+    assert postings["covering_mb"] > 0
     assert "Index Cond" in postings["plans"]["fulltext_postings"]
     assert postings["insert_ms"]["per_memory"] > 0
     split = json.loads(split_out.read_text())
