@@ -39,9 +39,17 @@ per query, in the tenant's transaction as a request runs:
   holds every column the ownership filter and ``elig`` read, the embedding included (built
   as the owner, the table vacuumed so that its pages are all-visible; dropped at the end).
 
+- ``copy_as_built`` and ``copy_indexed``: both together, on a copy of the large subjects'
+  rows (``probe_memory``, in random order, with the memory table's policy and a stored
+  column of each row's full-text length, which an index-only scan needs: an index's
+  expression it cannot return): the statement as built, against the same statement reading
+  ``elig`` from a covering index (length included) and its full-text pool from the postings.
+  Only the final join reads the heap.
+
 Both stores are checked to rank as the statement's full-text store does,
 ``whole_postings`` to return the statement's rows (ids, ranks; scores to 1e-9), and the
-covering visit to count and rank as the heap's. Then,
+covering visit to count and rank as the heap's, and ``copy_indexed`` to return the rows of
+the statement as built on the memory table. Then,
 ``--inserts``: what writing one memory's postings costs (rows copied, rolled back). Prints
 medians (per subject size too), the plans and the postings' size. Changes nothing it does
 not undo.
@@ -112,15 +120,24 @@ VISIT = (
     "WHERE memory_type = ANY(%(sem_types)s) ORDER BY dist, id LIMIT %(sem_limit)s)"
 )
 # Every column the ownership filter (without retention terms: the benchmark's tenants have no
-# policy) and ``VISIT`` read, beside the index's keys.
+# policy) and ``VISIT`` read, beside the index's keys (type, status).
 COVERED = (
     "tenant_id, subject_id, id, agent_id, valid_from, valid_until, environment, scope_kind, "
     "scope_ref, sensitivity, memory_key, updated_at, embedding"
 )
+COPY = "probe_memory"
 
 
-def with_postings(sql: str) -> str:
-    """The candidate statement with its full-text pool and hits taken from the postings."""
+def on_copy(sql: str) -> str:
+    """``sql`` reading the copy of the large subjects' rows instead of the memory table."""
+    table = "memory_core_memory m"
+    assert table in sql and "memory_core_memory" not in sql.replace(table, "")
+    return sql.replace(table, f"{COPY} m")
+
+
+def with_postings(sql: str, length: str = "length(m.search_vector)") -> str:
+    """The candidate statement with its full-text pool and hits taken from the postings, and
+    each row's full-text length read as ``length``."""
     hit = (
         ", length(m.search_vector) AS len, "
         "CASE WHEN m.search_vector @@ anyq.q THEN m.search_vector END AS hit "
@@ -133,7 +150,7 @@ def with_postings(sql: str) -> str:
         r"JOIN qlex x ON p\.hit @@ x\.q\)"
     )
     assert sql.count(hit) == 1 and len(pool.findall(sql)) == 1, "the statement changed shape"
-    sql = sql.replace(hit, ", length(m.search_vector) AS len FROM memory_core_memory m WHERE")
+    sql = sql.replace(hit, f", {length} AS len FROM memory_core_memory m WHERE")
     return pool.sub(
         lambda match: (
             "post AS MATERIALIZED (SELECT memory_id, lexeme FROM "
@@ -187,10 +204,21 @@ def main() -> int:
         where, _ = candidates.owner_filter(arguments["ctx"], "elig_types", arguments["now"])
         return where, params
 
-    def whole(arguments: dict, postings: bool = False) -> list:
+    def statement_of(arguments: dict, shape: str = "as built") -> tuple[str, dict]:
+        """The candidate statement ``as built``, or with its full-text pool from the
+        ``postings``, or on the ``copy`` as built, or on the copy with both indexes
+        (``indexed``)."""
         options = {k: v for k, v in arguments.items() if k != "policy"}
         sql, params, _ = candidates.build_candidate_sql(**options)
-        return candidates.fetch_binary(with_postings(sql) if postings else sql, params)
+        return {
+            "as built": lambda: sql,
+            "postings": lambda: with_postings(sql),
+            "copy": lambda: on_copy(sql),
+            "indexed": lambda: on_copy(with_postings(sql, length="m.search_len")),
+        }[shape](), params
+
+    def whole(arguments: dict, shape: str = "as built") -> list:
+        return candidates.fetch_binary(*statement_of(arguments, shape))
 
     def stats(where: str, params: dict) -> tuple[float, float]:
         sql = (
@@ -213,12 +241,12 @@ def main() -> int:
         finally:
             index_only(True)
 
-    def plan_of(shape: str, where: str, params: dict) -> str:
+    def plan_of(sql: str, params: dict) -> str:
         """The scan nodes of EXPLAIN ANALYZE, with the rows each gave."""
         lines = [
             row[0]
             for row in candidates.fetch_binary(
-                "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF) " + shape.format(where=where), params
+                "EXPLAIN (ANALYZE, TIMING OFF, SUMMARY OFF) " + sql, params
             )
         ]
         keep = ("Scan", "Index Cond", "Filter", "Rows Removed", "Heap Fetches")
@@ -247,6 +275,7 @@ def main() -> int:
                 f"AND subject_id = '{uuid.UUID(subject)}'"
             )
         owner.execute("VACUUM (ANALYZE) memory_core_memory")
+        build_copy(owner, scopes, policy, app_role)
         report["covering_build_ms"] = round((time.perf_counter() - started) * 1000)
         report["covering_mb"] = round(
             sum(
@@ -276,7 +305,7 @@ def main() -> int:
             f"CREATE INDEX probe_postings_lexeme ON {POSTINGS} "
             "(tenant_id, subject_id, lexeme) INCLUDE (memory_id, len)"
         )
-        owner.execute(f"ANALYZE {POSTINGS}")
+        owner.execute(f"VACUUM (ANALYZE) {POSTINGS}")  # all-visible: index-only reads
         report["postings_build_ms"] = round((time.perf_counter() - started) * 1000)
         report["postings"] = owner.execute(f"SELECT count(*) FROM {POSTINGS}").fetchone()[0]
         report["postings_mb"] = round(
@@ -285,7 +314,14 @@ def main() -> int:
 
         samples: dict[str, list[float]] = {}
         same = dict.fromkeys(
-            ("fulltext_heap", "fulltext_postings", "whole_postings", "visit_covering"), 0
+            (
+                "fulltext_heap",
+                "fulltext_postings",
+                "whole_postings",
+                "visit_covering",
+                "copy_indexed",
+            ),
+            0,
         )
         for round_number in range(opts.rounds):
             for arguments in asked:
@@ -293,7 +329,11 @@ def main() -> int:
                 with transaction.atomic():
                     rls.tenant_set(arguments["ctx"].tenant_id)
                     rows = setup.timed(samples, "whole", whole, arguments)
-                    rows_postings = setup.timed(samples, "whole_postings", whole, arguments, True)
+                    rows_postings = setup.timed(
+                        samples, "whole_postings", whole, arguments, "postings"
+                    )
+                    setup.timed(samples, "copy_as_built", whole, arguments, "copy")
+                    rows_indexed = setup.timed(samples, "copy_indexed", whole, arguments, "indexed")
                     n, avglen = setup.timed(samples, "stats", stats, where, params)
                     given = params | {"n": n, "avglen": avglen}
                     found = {
@@ -317,11 +357,14 @@ def main() -> int:
                     for label, ids in found.items():
                         same[label] += ids == statement
                     same["whole_postings"] += same_rows(rows, rows_postings, frank)
+                    same["copy_indexed"] += same_rows(rows, rows_indexed, frank)
                     if "plans" not in report:
                         report["plans"] = {
-                            "fulltext_heap": plan_of(HEAP, where, given),
-                            "fulltext_postings": plan_of(FROM_POSTINGS, where, given),
-                            "visit_covering": plan_of(VISIT, where, params),
+                            "fulltext_heap": plan_of(HEAP.format(where=where), given),
+                            "fulltext_postings": plan_of(FROM_POSTINGS.format(where=where), given),
+                            "visit_covering": plan_of(VISIT.format(where=where), params),
+                            "copy_as_built": plan_of(*statement_of(arguments, "copy")),
+                            "copy_indexed": plan_of(*statement_of(arguments, "indexed")),
                         }
         report["same_ranks"] = same
         if opts.inserts:
@@ -331,6 +374,7 @@ def main() -> int:
             )
     finally:
         owner.execute(f"DROP TABLE IF EXISTS {POSTINGS}")
+        owner.execute(f"DROP TABLE IF EXISTS {COPY}")
         for name in covering:
             owner.execute(f"DROP INDEX IF EXISTS {name}")
         owner.close()
@@ -360,6 +404,52 @@ def main() -> int:
     if opts.json_out:
         Path(opts.json_out).write_text(json.dumps(report, indent=2) + "\n")
     return 0
+
+
+def build_copy(owner, scopes: list[tuple[str, str]], policy: str, app_role: str) -> None:
+    """The copy of the large subjects' rows, in random order (a subject's rows apart, as in
+    the memory table), with each row's full-text length, the policy, the statement's btree
+    index and a covering one (the length included), vacuumed."""
+    owner.execute("SELECT setseed(0.44)")
+    pairs = " OR ".join(
+        f"(tenant_id = '{uuid.UUID(tenant)}' AND subject_id = '{uuid.UUID(subject)}')"
+        for tenant, subject in scopes
+    )
+    # The memory table's columns, their storage and the table's options (rows up to 4 kB kept
+    # whole: section 2); the full-text vector a plain column, filled from the table's.
+    options = owner.execute(
+        "SELECT coalesce(array_to_string(reloptions, ', '), '') FROM pg_class "
+        "WHERE oid = 'memory_core_memory'::regclass"
+    ).fetchone()[0]
+    owner.execute(
+        f"CREATE TABLE {COPY} (LIKE memory_core_memory INCLUDING STORAGE)"
+        + (f" WITH ({options})" if options else "")
+    )
+    owner.execute(f"ALTER TABLE {COPY} ADD COLUMN search_len integer NOT NULL")
+    columns = [
+        row[0]
+        for row in owner.execute(
+            "SELECT column_name FROM information_schema.columns "
+            "WHERE table_name = 'memory_core_memory' ORDER BY ordinal_position"
+        ).fetchall()
+    ]
+    names = ", ".join(columns)
+    owner.execute(
+        f"INSERT INTO {COPY} ({names}, search_len) SELECT {names}, length(search_vector) "
+        f"FROM memory_core_memory WHERE {pairs} ORDER BY random()"
+    )
+    owner.execute(f"ALTER TABLE {COPY} ADD PRIMARY KEY (id)")
+    keys = "tenant_id, subject_id, memory_type, status"
+    owner.execute(f"CREATE INDEX probe_memory_subject_type ON {COPY} ({keys})")
+    rest = COVERED.replace("tenant_id, subject_id, ", "")
+    owner.execute(
+        f"CREATE INDEX probe_memory_covering ON {COPY} ({keys}) INCLUDE ({rest}, search_len)"
+    )
+    owner.execute(f"ALTER TABLE {COPY} ENABLE ROW LEVEL SECURITY")
+    owner.execute(f"ALTER TABLE {COPY} FORCE ROW LEVEL SECURITY")
+    owner.execute(f"CREATE POLICY tenant_isolation ON {COPY} USING ({policy})")
+    owner.execute(f'GRANT SELECT ON {COPY} TO "{app_role}"')
+    owner.execute(f"VACUUM (ANALYZE) {COPY}")
 
 
 def same_rows(rows: list, others: list, frank: int) -> bool:

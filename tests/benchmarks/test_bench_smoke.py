@@ -183,15 +183,19 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
         "fulltext_postings",
         "visit_heap",
         "visit_covering",
+        "copy_as_built",
+        "copy_indexed",
     }
     assert all(figures["median"] > 0 for figures in postings["ms"].values())
     # From the postings, under row-level security, the same ranks and the same statement rows;
-    # from the covering index, the same count and vector ranks as from the heap.
+    # from the covering index, the same count and vector ranks as from the heap; from both
+    # together, on the copy, the rows of the statement as built on the memory table.
     assert postings["same_ranks"] == {
         "fulltext_heap": 6,
         "fulltext_postings": 6,
         "whole_postings": 6,
         "visit_covering": 6,
+        "copy_indexed": 6,
     }
     assert postings["covering_mb"] > 0
     assert "Index Cond" in postings["plans"]["fulltext_postings"]
