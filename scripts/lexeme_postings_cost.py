@@ -1,11 +1,12 @@
-"""A large subject's full-text store read from a table of lexeme postings, under row-level
-security, against the statement as built and the store as the planner reads it today.
+"""A large subject's statement through lexeme postings and a covering index, under RLS.
 
     DJANGO_SETTINGS_MODULE=config.settings.local .venv/bin/python \
         scripts/lexeme_postings_cost.py --memories 1000000 --tenants 10000 \
         [--min-rows 5000] [--rounds 7] [--inserts 200] [--json OUT]
 
-A question about a design, not a feature (docs/performance.md, section 23). Section 22 found
+A question about a design, not a feature (docs/performance.md, section 23): could a large
+subject's stores read indexes instead of every eligible row, as a request reads them (under
+row-level security), with the statement's exact answers? Section 22 found
 that a GIN index cannot serve the full-text store of a request: under row-level security
 ``@@`` is not leakproof, so it is never an index condition, and the store visits every row
 of the subject. Equality on text is leakproof (``texteq``), so a btree index on postings,
@@ -31,14 +32,12 @@ per query, in the tenant's transaction as a request runs:
 - ``whole_postings``: the candidate statement with its full-text pool taken from the
   postings instead: still one visit of every eligible row (the vector store is exact, and
   BM25's statistics are the eligible rows'), but no ``@@`` on any of them, and each pooled
-  row's lexemes not tested one by one (``hits`` is the postings joined to ``elig``).
-
+  row's lexemes not tested one by one (``hits`` is the postings joined to ``elig``);
 - ``visit_heap`` and ``visit_covering``: the visit the other stores share, ``elig`` without
   its full-text columns, with the vector store's ranking and BM25's row count, read from the
   heap (index-only scans off) and from a covering btree index partial on the subject, which
   holds every column the ownership filter and ``elig`` read, the embedding included (built
-  as the owner, the table vacuumed so that its pages are all-visible; dropped at the end).
-
+  as the owner, the table vacuumed so that its pages are all-visible; dropped at the end);
 - ``copy_as_built`` and ``copy_indexed``: both together, on a copy of the large subjects'
   rows (``probe_memory``, in random order, with the memory table's policy and a stored
   column of each row's full-text length, which an index-only scan needs: an index's
@@ -46,13 +45,12 @@ per query, in the tenant's transaction as a request runs:
   ``elig`` from a covering index (length included) and its full-text pool from the postings.
   Only the final join reads the heap.
 
-Both stores are checked to rank as the statement's full-text store does,
-``whole_postings`` to return the statement's rows (ids, ranks; scores to 1e-9), and the
-covering visit to count and rank as the heap's, and ``copy_indexed`` to return the rows of
-the statement as built on the memory table. Then,
-``--inserts``: what writing one memory's postings costs (rows copied, rolled back). Prints
-medians (per subject size too), the plans and the postings' size. Changes nothing it does
-not undo.
+Checked on the first round: both full-text stores rank as the statement's does;
+``whole_postings`` and ``copy_indexed`` return the rows of the statement as built on the
+memory table (ids, ranks; scores to 1e-9); the covering visit counts and ranks as the heap's.
+Then, ``--inserts``: what writing one memory's postings costs (rows copied, rolled back).
+Prints medians (per subject size too), the plans and the structures' sizes. Changes nothing
+it does not undo.
 """
 
 # The ownership filter is the statement's own (candidates.owner_filter: constant clauses, bound
@@ -210,12 +208,13 @@ def main() -> int:
         (``indexed``)."""
         options = {k: v for k, v in arguments.items() if k != "policy"}
         sql, params, _ = candidates.build_candidate_sql(**options)
-        return {
-            "as built": lambda: sql,
-            "postings": lambda: with_postings(sql),
-            "copy": lambda: on_copy(sql),
-            "indexed": lambda: on_copy(with_postings(sql, length="m.search_len")),
-        }[shape](), params
+        if shape == "postings":
+            sql = with_postings(sql)
+        elif shape == "copy":
+            sql = on_copy(sql)
+        elif shape == "indexed":
+            sql = on_copy(with_postings(sql, length="m.search_len"))
+        return sql, params
 
     def whole(arguments: dict, shape: str = "as built") -> list:
         return candidates.fetch_binary(*statement_of(arguments, shape))
