@@ -56,7 +56,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from memory_core.benchmarks.args import add_corpus_arguments, at_least  # noqa: E402
+from memory_core.benchmarks.args import add_large_subject_arguments, at_least  # noqa: E402
 
 FULLTEXT = (
     "WITH qlex AS MATERIALIZED (SELECT lex, quote_literal(lex)::tsquery AS q FROM "
@@ -83,10 +83,7 @@ FULLTEXT_SETTINGS = {"enable_indexscan": "off"}
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_corpus_arguments(parser)
-    parser.add_argument("--queries", type=at_least(1), default=90)
-    parser.add_argument("--min-rows", type=at_least(1), default=5000)
-    parser.add_argument("--rounds", type=at_least(1), default=5)
+    add_large_subject_arguments(parser, rounds=5)
     parser.add_argument("--ef-search", type=at_least(1), nargs="+", default=[40, 100])
     parser.add_argument(
         "--per",
@@ -115,17 +112,9 @@ def main() -> int:
 
     from memory_core import rls
     from memory_core.benchmarks import database, setup
-    from memory_core.benchmarks.corpus import CorpusSpec
-    from memory_core.benchmarks.database import BenchDatabaseError
     from memory_core.retrieval import candidates
 
-    corpus = CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed)
-    try:
-        large, asked = setup.large_subject_candidates(
-            corpus, opts.queries, key_name="large subject index cost", min_rows=opts.min_rows
-        )
-    except (BenchDatabaseError, ValueError) as exc:
-        parser.error(str(exc))
+    large, asked = setup.large_subjects_of(parser, opts, key_name="large subject index cost")
 
     def parts(arguments: dict) -> dict:
         """The statement's ownership filter and parameters (its limits, types, vector)."""

@@ -66,7 +66,7 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from memory_core.benchmarks.args import add_corpus_arguments, at_least  # noqa: E402
+from memory_core.benchmarks.args import add_large_subject_arguments, at_least  # noqa: E402
 
 POSTINGS = "probe_lexeme_postings"
 
@@ -163,10 +163,7 @@ def with_postings(sql: str, length: str = "length(m.search_vector)") -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_corpus_arguments(parser)
-    parser.add_argument("--queries", type=at_least(1), default=90)
-    parser.add_argument("--min-rows", type=at_least(1), default=5000)
-    parser.add_argument("--rounds", type=at_least(1), default=7)
+    add_large_subject_arguments(parser, rounds=7)
     parser.add_argument(
         "--inserts",
         type=at_least(0),
@@ -183,17 +180,9 @@ def main() -> int:
 
     from memory_core import rls
     from memory_core.benchmarks import database, setup
-    from memory_core.benchmarks.corpus import CorpusSpec
-    from memory_core.benchmarks.database import BenchDatabaseError
     from memory_core.retrieval import candidates
 
-    corpus = CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed)
-    try:
-        large, asked = setup.large_subject_candidates(
-            corpus, opts.queries, key_name="lexeme postings cost", min_rows=opts.min_rows
-        )
-    except (BenchDatabaseError, ValueError) as exc:
-        parser.error(str(exc))
+    large, asked = setup.large_subjects_of(parser, opts, key_name="lexeme postings cost")
 
     def built(arguments: dict) -> tuple[str, dict]:
         """The statement's ownership filter and parameters (limits, types, query, vector)."""

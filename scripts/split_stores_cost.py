@@ -24,17 +24,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from memory_core.benchmarks.args import add_corpus_arguments, at_least  # noqa: E402
+from memory_core.benchmarks.args import add_large_subject_arguments  # noqa: E402
 
 VARIANTS = ("single", "vector", "fulltext", "split")
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    add_corpus_arguments(parser)
-    parser.add_argument("--queries", type=at_least(1), default=90)
-    parser.add_argument("--min-rows", type=at_least(1), default=5000)
-    parser.add_argument("--rounds", type=at_least(1), default=5)
+    add_large_subject_arguments(parser, rounds=5)
     parser.add_argument("--json", dest="json_out")
     opts = parser.parse_args()
 
@@ -45,17 +42,9 @@ def main() -> int:
 
     from memory_core import rls
     from memory_core.benchmarks import setup
-    from memory_core.benchmarks.corpus import CorpusSpec
-    from memory_core.benchmarks.database import BenchDatabaseError
     from memory_core.retrieval import candidates
 
-    corpus = CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed)
-    try:
-        large, asked = setup.large_subject_candidates(
-            corpus, opts.queries, key_name="split stores cost", min_rows=opts.min_rows
-        )
-    except (BenchDatabaseError, ValueError) as exc:
-        parser.error(str(exc))
+    large, asked = setup.large_subjects_of(parser, opts, key_name="split stores cost")
 
     def run(arguments: dict, **change) -> list:
         options = {k: v for k, v in arguments.items() if k != "policy"} | change

@@ -37,3 +37,12 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--memories", type=at_least(100), required=True)
     parser.add_argument("--tenants", type=at_least(1), required=True)
     parser.add_argument("--seed", type=at_least(0), default=7)
+
+
+def add_large_subject_arguments(parser: argparse.ArgumentParser, *, rounds: int) -> None:
+    """The corpus's arguments, ``--queries``, ``--min-rows`` and ``--rounds``: those of the
+    scripts that take the large subjects' statements apart (``setup.large_subjects_of``)."""
+    add_corpus_arguments(parser)
+    parser.add_argument("--queries", type=at_least(1), default=90)
+    parser.add_argument("--min-rows", type=at_least(1), default=5000)
+    parser.add_argument("--rounds", type=at_least(1), default=rounds)

@@ -179,6 +179,18 @@ def large_subject_candidates(
     return large, asked
 
 
+def large_subjects_of(parser, opts, *, key_name: str) -> tuple[list, list[dict]]:
+    """``large_subject_candidates`` for a script's arguments (``args.add_large_subject_
+    arguments``): a corpus not built, or no query of a subject that large, is a usage error."""
+    spec = CorpusSpec(memories=opts.memories, tenants=opts.tenants, seed=opts.seed)
+    try:
+        return large_subject_candidates(
+            spec, opts.queries, key_name=key_name, min_rows=opts.min_rows
+        )
+    except (database.BenchDatabaseError, ValueError) as exc:
+        parser.error(str(exc))
+
+
 def timed(samples: dict[str, list[float]], label: str, call, *args):
     """``call(*args)``, its milliseconds added to ``samples[label]``."""
     started = time.perf_counter()
