@@ -461,14 +461,9 @@ def insert_cost(owner, tenant: str, subject: str, count: int, rounds: int) -> di
     Each round and variant copies ``count`` of the subject's rows (new ids) one statement
     each, in a transaction of the owner's that is rolled back (the indexes too).
     """
-    columns = [
-        row[0]
-        for row in owner.execute(
-            "SELECT column_name FROM information_schema.columns WHERE table_name = "
-            "'memory_core_memory' AND is_generated = 'NEVER' AND column_name <> 'id'"
-        ).fetchall()
-    ]
-    names = ", ".join(columns)
+    from memory_core.benchmarks import database
+
+    names = ", ".join(database.memory_columns(owner, stored=True))
     copy = (
         f"INSERT INTO memory_core_memory (id, {names}) SELECT gen_random_uuid(), {names} "
         "FROM memory_core_memory WHERE id = %s"

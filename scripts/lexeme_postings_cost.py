@@ -415,14 +415,9 @@ def build_copy(owner, scopes: list[tuple[str, str]], policy: str, app_role: str)
         + (f" WITH ({options})" if options else "")
     )
     owner.execute(f"ALTER TABLE {COPY} ADD COLUMN search_len integer NOT NULL")
-    columns = [
-        row[0]
-        for row in owner.execute(
-            "SELECT column_name FROM information_schema.columns "
-            "WHERE table_name = 'memory_core_memory' ORDER BY ordinal_position"
-        ).fetchall()
-    ]
-    names = ", ".join(columns)
+    from memory_core.benchmarks import database
+
+    names = ", ".join(database.memory_columns(owner))
     owner.execute(
         f"INSERT INTO {COPY} ({names}, search_len) SELECT {names}, length(search_vector) "
         f"FROM memory_core_memory WHERE {pairs} ORDER BY random()"

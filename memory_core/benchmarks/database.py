@@ -63,6 +63,16 @@ def connect(name: str, *, autocommit: bool = False) -> psycopg.Connection:
     return conn
 
 
+def memory_columns(conn: psycopg.Connection, *, stored: bool = False) -> list[str]:
+    """The memory table's columns in the table's order; ``stored``: only those an INSERT may
+    name, the id left out too (the probes copy rows under new ids)."""
+    rows = conn.execute(
+        "SELECT column_name, is_generated = 'NEVER' FROM information_schema.columns "
+        "WHERE table_name = 'memory_core_memory' ORDER BY ordinal_position"
+    ).fetchall()
+    return [name for name, plain in rows if not stored or (plain and name != "id")]
+
+
 def exists(name: str) -> bool:
     """Whether benchmark database ``name`` exists on the server."""
     check_name(name)
