@@ -7,7 +7,8 @@ from django.urls import reverse
 
 pytestmark = pytest.mark.django_db
 
-ANY_ID = uuid.uuid4()
+# Fixed, so that every pytest-xdist worker collects the same test ids.
+ANY_ID = uuid.UUID("7d3f1c2a-5b6e-4f80-9a1d-2c4e6b8f0a13")
 
 END_USER_GET = [
     reverse("portal:home"),
