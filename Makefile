@@ -6,6 +6,9 @@ STAMP := $(VENV)/.installed-$(shell sha1sum pyproject.toml | cut -c1-12)
 HOST ?= 127.0.0.1
 PORT ?= 8000
 PYTEST_ARGS ?=
+# pytest-xdist workers for `make test`, each with its own test database (config/settings/test.py);
+# whole files go to one worker. 0 runs the suite in one process.
+TEST_WORKERS ?= 2
 
 .PHONY: setup run test check lint browser db-stop clean
 
@@ -42,7 +45,7 @@ lint: setup
 	$(VENV)/bin/ruff check .
 
 test: setup browser check
-	$(VENV)/bin/pytest $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 db-stop: setup
 	$(PY) manage.py embedded_db stop

@@ -36,7 +36,30 @@ def django_db_setup(request, django_test_environment, django_db_blocker, django_
         enable_test_platform_mode()
     yield
     with django_db_blocker.unblock(), owner_connection():
+        _end_leftover_sessions()
         teardown_databases(db_cfg, verbosity=0, keepdb=django_db_keepdb)
+
+
+def _end_leftover_sessions():
+    """End the sessions still open on the test database, so that it can be dropped.
+
+    A test's libpq connection can outlive its psycopg object: after tests/deletion/
+    test_scale.py, the last file of a pytest-xdist worker, the worker still held the socket
+    with no psycopg connection object left (``gc``, ``ss -xp``), and DROP DATABASE failed
+    ("being accessed by other users") at the run's last teardown. Every test is over here;
+    ending the session changes no result. An owner that may not signal the application
+    role's sessions (not a superuser) leaves them, and the drop says so as before.
+    """
+    from django.db import DatabaseError, connection
+
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT pg_terminate_backend(pid, 5000) FROM pg_stat_activity"
+                " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+    except DatabaseError:
+        pass
 
 
 def _tenant_with_policy():

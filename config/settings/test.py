@@ -5,8 +5,13 @@ from .base import *
 DEBUG = False
 SECRET_KEY = SECRET_KEY or "test-only-not-secret"  # noqa: S105
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-# Several test runs may share one embedded server (a developer and CI, or parallel helpers).
-DATABASES["default"]["TEST"] = {"NAME": env.str("TEST_DATABASE_NAME", default="test_memledger")}
+# Several test runs may share one embedded server (a developer and CI, or parallel helpers),
+# and one run's pytest-xdist workers (``make test`` runs two) each have their own database:
+# the worker's name, which its child processes inherit, follows the run's.
+_RUN = env.str("TEST_DATABASE_NAME", "test_memledger")
+if env.str("PYTEST_XDIST_WORKER", default=""):
+    _RUN = f"{_RUN}_{env.str('PYTEST_XDIST_WORKER')}"
+DATABASES["default"]["TEST"] = {"NAME": _RUN}
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 # A second connection to the test database, standing in for a read replica where a test asks
 # for it (a replica's connection is its own: tests/deletion/test_stores_extra.py).
@@ -15,7 +20,7 @@ DATABASES["replica"] = {
     "ATOMIC_REQUESTS": False,  # requests never use it
     "TEST": {"MIRROR": "default"},
 }
-_CACHE_DIR = DATA_DIR / "test-cache" / env.str("TEST_DATABASE_NAME", "test_memledger")
+_CACHE_DIR = DATA_DIR / "test-cache" / _RUN
 CACHES = {
     "default": {
         "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
@@ -29,7 +34,6 @@ CACHES = {
 
 # Per test database (one per parallel run): the broker folder, exports, evaluation files and
 # the deletion journal, so runs never steal each other's tasks or files.
-_RUN = env.str("TEST_DATABASE_NAME", "test_memledger")
 if CELERY_BROKER_URL.startswith("filesystem://"):
     BROKER_DIR = DATA_DIR / "test-broker" / _RUN
     CELERY_BROKER_TRANSPORT_OPTIONS = filesystem_broker_options(BROKER_DIR)

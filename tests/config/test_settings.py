@@ -285,3 +285,27 @@ def test_the_redis_cache_gives_up_on_a_hung_server_within_its_timeout():
         REDIS_TIMEOUT_SECONDS="0.5",
     )
     assert chosen["OPTIONS"] == {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}
+
+
+def test_each_test_worker_of_a_run_has_its_own_database_and_folders():
+    """Two pytest-xdist workers sharing a database would flush each other's rows; sharing a
+    broker folder or a journal, take each other's tasks and lines."""
+    code = (
+        "import json, django; django.setup()\n"
+        "from django.conf import settings\n"
+        "print(json.dumps({'database': settings.DATABASES['default']['TEST']['NAME'],\n"
+        "    'paths': [str(p) for p in (settings.CACHES['default']['LOCATION'],\n"
+        "        settings.MEMLEDGER_EXPORT_DIR, settings.MEMLEDGER_DELETION_LEDGER,\n"
+        "        *settings.MEMLEDGER_EVAL_DATA_DIRS)]}))"
+    )
+    seen = {}
+    for worker in ("", "gw0", "gw1"):
+        parsed = processes.run_python_json(
+            code, TEST_DATABASE_NAME="test_run", PYTEST_XDIST_WORKER=worker
+        )
+        seen[worker] = parsed
+        expected = f"test_run_{worker}" if worker else "test_run"
+        assert parsed["database"] == expected
+        assert all(expected in os.path.basename(path) for path in parsed["paths"]), parsed
+    paths = [path for parsed in seen.values() for path in parsed["paths"]]
+    assert len(set(paths)) == len(paths)
