@@ -286,6 +286,18 @@ def test_pruning_drops_only_the_entries_no_replay_since_the_cutoff_reads(
     assert list(journal.parent.iterdir()) == [journal]  # no temporary file left
 
 
+def _append_and_close(operation):
+    """``ledger_append`` in a thread of its own, which then closes the thread's connection
+    (left open, the session outlived the thread and the test database could not be dropped
+    at the end of the run)."""
+    from django.db import connection
+
+    try:
+        ledger_append(operation)
+    finally:
+        connection.close()
+
+
 def test_an_append_waiting_while_the_journal_is_pruned_lands_in_the_new_journal(
     owner_principal, memories, journal
 ):
@@ -301,7 +313,7 @@ def test_an_append_waiting_while_the_journal_is_pruned_lands_in_the_new_journal(
     ledger_append(first)
     with open(journal, "rb") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # as ledger_prune holds it while it rewrites
-        appending = threading.Thread(target=ledger_append, args=(second,))
+        appending = threading.Thread(target=_append_and_close, args=(second,))
         appending.start()
         appending.join(0.3)
         assert appending.is_alive()  # waiting for the lock
