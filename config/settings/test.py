@@ -9,8 +9,9 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # and one run's pytest-xdist workers (``make test`` runs two) each have their own database:
 # the worker's name, which its child processes inherit, follows the run's.
 _RUN = env.str("TEST_DATABASE_NAME", "test_memledger")
-if env.str("PYTEST_XDIST_WORKER", default=""):
-    _RUN = f"{_RUN}_{env.str('PYTEST_XDIST_WORKER')}"
+_WORKER = env.str("PYTEST_XDIST_WORKER", default="")
+if _WORKER:
+    _RUN = f"{_RUN}_{_WORKER}"
 DATABASES["default"]["TEST"] = {"NAME": _RUN}
 DATABASES["default"]["CONN_MAX_AGE"] = 0
 # A second connection to the test database, standing in for a read replica where a test asks

@@ -112,27 +112,19 @@ def test_tiny_bench_run_and_request_breakdown_report_the_documented_keys(tmp_pat
              "--json", str(ab_out)],
             cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
         )  # fmt: skip
-        # The stores split over two connections (scripts/split_stores_cost.py).
-        subprocess.run(
-            [sys.executable, "scripts/split_stores_cost.py", "--memories", "300", "--tenants",
-             "5", "--seed", "4242", "--queries", "6", "--min-rows", "1", "--rounds", "1",
-             "--json", str(split_out)],
-            cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
-        )  # fmt: skip
-        # The stores through indexes of a subject's own (scripts/large_subject_index_cost.py).
-        subprocess.run(
-            [sys.executable, "scripts/large_subject_index_cost.py", "--memories", "300",
-             "--tenants", "5", "--seed", "4242", "--queries", "6", "--min-rows", "1",
-             "--rounds", "1", "--inserts", "3", "--json", str(index_out)],
-            cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
-        )  # fmt: skip
-        # The full-text store from lexeme postings (scripts/lexeme_postings_cost.py).
-        subprocess.run(
-            [sys.executable, "scripts/lexeme_postings_cost.py", "--memories", "300",
-             "--tenants", "5", "--seed", "4242", "--queries", "6", "--min-rows", "1",
-             "--rounds", "1", "--inserts", "3", "--json", str(postings_out)],
-            cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
-        )  # fmt: skip
+        # The large-subject probes, on the corpus's six queries: the stores split over two
+        # connections, through indexes of a subject's own, and from lexeme postings.
+        for script, extra, script_out in (
+            ("split_stores_cost.py", (), split_out),
+            ("large_subject_index_cost.py", ("--inserts", "3"), index_out),
+            ("lexeme_postings_cost.py", ("--inserts", "3"), postings_out),
+        ):
+            subprocess.run(
+                [sys.executable, f"scripts/{script}", "--memories", "300", "--tenants", "5",
+                 "--seed", "4242", "--queries", "6", "--min-rows", "1", "--rounds", "1",
+                 *extra, "--json", str(script_out)],
+                cwd=ROOT, env=env, check=True, capture_output=True, timeout=120,
+            )  # fmt: skip
         left = subprocess.run(
             [sys.executable, "-c", _PROBE_INDEXES.format(name=name)],
             cwd=ROOT, env=env, check=True, capture_output=True, text=True, timeout=60,
