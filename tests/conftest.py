@@ -36,43 +36,65 @@ def django_db_setup(request, django_test_environment, django_db_blocker, django_
         enable_test_platform_mode()
     yield
     with django_db_blocker.unblock(), owner_connection():
-        _end_leftover_sessions()
+        own = _end_leftover_sessions()
         teardown_databases(db_cfg, verbosity=0, keepdb=django_db_keepdb)
+    if own:
+        pytest.fail(
+            f"{len(own)} connection(s) of this test process were still open on the test"
+            f" database when the run ended (a test's thread, or a fixture, did not close its"
+            f" connection): {'; '.join(own)}",
+            pytrace=False,
+        )
 
 
-def _end_leftover_sessions():
-    """End, with a warning, the sessions still open on the test database, so that it can be
-    dropped.
+def _end_leftover_sessions() -> list[str]:
+    """End the sessions still open on the test database, so that it can be dropped; return
+    those this process opened, described.
 
-    A connection a test opens in a thread of its own and does not close can outlive the
-    thread: tests/deletion/test_ledger.py's appending thread's did (found by recording where
-    each connection was made), its worker still held the socket at the end, and DROP
-    DATABASE failed ("being accessed by other users") at the run's last teardown. Every test
-    is over here. The warning is reported on the worker's last test, whichever test leaked:
-    one more such session, not yet traced, is left in some parallel runs. An owner that may
-    not signal the application role's sessions (not a superuser) leaves them, and the drop
-    fails as before.
+    Every test is over here, and the teardown's own connection is the owner's, made for it:
+    a session of this process (``application_name``, config/settings/test.py) is a
+    connection a test or a fixture did not close, and the caller fails the run with it once
+    the database is dropped. Two were found by their DROP DATABASE failing ("being accessed
+    by other users"): tests/deletion/test_ledger.py's appending thread's, and the browser
+    tests' (tests/browser/conftest.py). A session of another process (a Celery worker or a
+    command a test started and left running) gets a warning. An owner that may not signal
+    the application role's sessions (not a superuser) leaves them, and the drop fails.
     """
     import warnings
 
+    from django.conf import settings
     from django.db import DatabaseError, connection
 
     try:
         with connection.cursor() as cursor:
+            # pg_terminate_backend in the select list, not the WHERE clause: the planner may
+            # order a WHERE clause's terms as it likes, and no other database's session may
+            # be ended.
             cursor.execute(
-                "SELECT count(*) FILTER (WHERE pg_terminate_backend(pid, 5000))"
+                "SELECT application_name, pid, usename, backend_start, state, left(query, 120),"
+                " pg_terminate_backend(pid, 5000)"
                 " FROM pg_stat_activity"
                 " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+                " AND backend_type = 'client backend'"
             )
-            (ended,) = cursor.fetchone()
+            ended = [row[:-1] for row in cursor.fetchall() if row[-1]]
     except DatabaseError:
-        return
-    if ended:
+        return []
+    mine = settings.DATABASES["default"]["OPTIONS"]["application_name"]
+    own, others = [], []
+    for application, pid, user, started, state, query in ended:
+        described = f"{user} since {started:%H:%M:%S}, {state}, last {query!r}"
+        if application == mine:
+            own.append(described)
+        else:
+            others.append(f"{application or 'no name'} (pid {pid}): {described}")
+    if others:
         warnings.warn(
-            f"{ended} session(s) a test left open on the test database were ended before"
-            " dropping it: close a thread's connection when the thread ends",
+            f"{len(others)} session(s) of other processes were left open on the test database"
+            f" and ended before dropping it: {'; '.join(others)}",
             stacklevel=1,
         )
+    return own
 
 
 def _tenant_with_policy():

@@ -1,5 +1,7 @@
 """Settings for the test suite."""
 
+import os
+
 from .base import *
 
 DEBUG = False
@@ -14,6 +16,9 @@ if _WORKER:
     _RUN = f"{_RUN}_{_WORKER}"
 DATABASES["default"]["TEST"] = {"NAME": _RUN}
 DATABASES["default"]["CONN_MAX_AGE"] = 0
+# Each process's connections carry its name: the last teardown tells a connection this
+# process left open (a test's bug, which fails the run) from another process's.
+DATABASES["default"]["OPTIONS"]["application_name"] = f"memledger-tests-{os.getpid()}"
 # A second connection to the test database, standing in for a read replica where a test asks
 # for it (a replica's connection is its own: tests/deletion/test_stores_extra.py).
 DATABASES["replica"] = {

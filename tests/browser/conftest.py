@@ -7,6 +7,7 @@ import os
 from contextlib import contextmanager
 
 import pytest
+from django.db import connections
 
 from tests.celery_worker import celery_session_worker, celery_worker  # noqa: F401
 
@@ -37,6 +38,12 @@ def browser():
         )
         yield browser
         browser.close()
+        # Between its calls Playwright leaves its event loop marked as running in this
+        # thread, and Django then keeps the thread's connections apart from those it made
+        # before the first browser test (asgiref's Local follows the context where a loop
+        # runs): every test after it uses them, and once the loop is gone the session's
+        # teardown no longer sees them. Close them while they are in sight.
+        connections.close_all()
 
 
 @contextmanager
