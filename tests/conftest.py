@@ -83,11 +83,11 @@ def _end_leftover_sessions() -> list[str]:
     mine = settings.DATABASES["default"]["OPTIONS"]["application_name"]
     own, others = [], []
     for application, pid, user, started, state, query in ended:
-        described = f"{user} since {started:%H:%M:%S}, {state}, last {query!r}"
+        described = f"backend {pid}, {user} since {started:%H:%M:%S}, {state}, last {query!r}"
         if application == mine:
             own.append(described)
         else:
-            others.append(f"{application or 'no name'} (pid {pid}): {described}")
+            others.append(f"{application or 'no name'}: {described}")
     if others:
         warnings.warn(
             f"{len(others)} session(s) of other processes were left open on the test database"
