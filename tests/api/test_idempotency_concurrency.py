@@ -12,6 +12,7 @@ from api import memories, throttling
 from memory_core.exceptions import EmbeddingUnavailable
 from memory_core.models import AdmissionDecision, IdempotencyRecord, Memory
 from tests.api.test_memories import URL, body
+from tests.threads import in_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -51,27 +52,16 @@ def _race(api_client, monkeypatch, *, first_fails: bool, second_body=None):
         return real_write(**kwargs)
 
     monkeypatch.setattr(memories, "memory_write", held_write)
-    responses, errors = {}, []
 
-    def send(name, data):
-        try:
-            responses[name] = api_client.post(URL, data, format="json", HTTP_IDEMPOTENCY_KEY="race")
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
-        finally:
-            connection.close()
+    def send(data):
+        return lambda: api_client.post(URL, data, format="json", HTTP_IDEMPOTENCY_KEY="race")
 
-    first = threading.Thread(target=send, args=("first", body()), name="first")
-    first.start()
+    first = in_thread(send(body()), name="first", released=[inside])
     assert inside.wait(30)
-    second = threading.Thread(target=send, args=("second", second_body or body()), name="second")
-    second.start()
+    second = in_thread(send(second_body or body()), name="second")
     _wait_until(_someone_waits_for_a_transaction)
     release.set()
-    first.join(60)
-    second.join(60)
-    assert not errors
-    return responses["first"], responses["second"], calls
+    return first.outcome(), second.outcome(), calls
 
 
 def test_a_second_request_waits_for_the_first_and_replays_it(api_client, monkeypatch):

@@ -19,6 +19,7 @@ from memory_core.rls import tenant_scope
 from tests.celery_worker import celery_session_worker, celery_worker  # noqa: F401
 from tests.factories import MemoryFactory, SubjectFactory
 from tests.memory_core.retrieval.conftest import world  # noqa: F401 (a fixture)
+from tests.threads import in_thread
 
 
 def unit_vector(seed: int) -> list[float]:
@@ -49,28 +50,26 @@ def journal_line(
 def held_in_another_transaction(tenant_id, work):
     """Run ``work()`` in a transaction of tenant ``tenant_id`` on another thread (its own
     connection) and keep that transaction open, with the locks it took, until the block
-    ends. For transactional tests of what waits on whom."""
-    from django.db import connection, transaction
+    ends (ten seconds at most); the block gets the thread (``tests.threads.InThread``). For
+    transactional tests of what waits on whom."""
+    from django.db import transaction
 
     holding, release = threading.Event(), threading.Event()
 
     def hold():
-        try:
-            with tenant_scope(tenant_id), transaction.atomic():
-                work()
-                holding.set()
-                release.wait(10)
-        finally:
-            connection.close()
+        with tenant_scope(tenant_id), transaction.atomic():
+            work()
+            holding.set()
+            release.wait(10)
 
-    holder = threading.Thread(target=hold)
-    holder.start()
+    holder = in_thread(hold, released=[holding])
     try:
         assert holding.wait(30), "the other transaction never took its locks"
-        yield
+        assert holder.error is None, holder.error
+        yield holder
     finally:
         release.set()
-        holder.join(10)
+        holder.wait(10)
 
 
 def until_waiting_or_done(thread, wait: float = 30) -> None:
@@ -96,23 +95,10 @@ def requested_while_held(tenant_id, hold, request, wait: float = 30):
     transaction (``held_in_another_transaction``) holds its locks, which it lets go once the
     request waits for one of them (or has ended: then it did not wait). For transactional
     tests of a request that waited for another transaction's locks."""
-    from django.db import connection
-
-    result = {}
-
-    def run():
-        try:
-            result["value"] = request()
-        finally:
-            connection.close()
-
     with held_in_another_transaction(tenant_id, hold):
-        thread = threading.Thread(target=run)
-        thread.start()
+        thread = in_thread(request)
         until_waiting_or_done(thread, wait)
-    thread.join(wait)
-    assert "value" in result, "the request failed (see its traceback above)"
-    return result["value"]
+    return thread.outcome(wait)
 
 
 def eval_file(name: str) -> Path:

@@ -15,7 +15,7 @@ import time
 
 import pytest
 from django.contrib.auth.models import User
-from django.db import connection, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from memory_core.deletion.services import queued_subject_deletion_run
@@ -37,6 +37,7 @@ from memory_core.services.reviews import review_approve, review_reject
 from memory_core.services.writes import memory_write
 from tests.deletion.conftest import held_in_another_transaction
 from tests.factories import MemoryFactory, SubjectFactory, write_body
+from tests.threads import in_thread
 
 RETRIEVE = {
     "query": "How does the user like answers?",
@@ -96,7 +97,7 @@ def test_a_retrieval_reads_nothing_of_a_subject_a_deletion_holds_past_the_wait(
 @pytest.mark.django_db(transaction=True)
 def test_a_deletion_shorter_than_the_wait_is_waited_for(settings, api_client, user_1):
     settings.MEMLEDGER_SUBJECT_LOCK_WAIT = 10
-    released = threading.Event()
+    holding, released = threading.Event(), threading.Event()
 
     def short_deletion():
         with tenant_scope(user_1.tenant_id), transaction.atomic():
@@ -104,14 +105,11 @@ def test_a_deletion_shorter_than_the_wait_is_waited_for(settings, api_client, us
             holding.set()
             time.sleep(0.4)
         released.set()
-        connection.close()
 
-    holding = threading.Event()
-    deleter = threading.Thread(target=short_deletion)
-    deleter.start()
+    deleter = in_thread(short_deletion, released=[holding])
     assert holding.wait(10)
     data, trace = retrieve(api_client, user_1.tenant_id)
-    deleter.join(10)
+    deleter.outcome(10)
     assert released.is_set()
     assert len(data["items"]) == 1 and trace.subject_id == user_1.pk
     assert "subject_being_deleted" not in trace.stages["gate"]["rule"]
@@ -203,21 +201,11 @@ def test_a_deletion_queued_while_a_retrieval_waits_for_the_lock_is_seen(
             deletion_queued_at=timezone.now(), deletion_queued_key=key, deletion_queued_by=1
         )
 
-    result = {}
-
-    def retrieval():
-        try:
-            result["answer"] = retrieve(api_client, user_1.tenant_id)
-        finally:
-            connection.close()
-
     with held_in_another_transaction(user_1.tenant_id, queue_while_holding):
-        waiting = threading.Thread(target=retrieval)
-        waiting.start()
+        waiting = in_thread(lambda: retrieve(api_client, user_1.tenant_id))
         time.sleep(0.5)
         assert waiting.is_alive()  # for the lock; the queue mark commits with its release
-    waiting.join(10)
-    data, trace = result["answer"]
+    data, trace = waiting.outcome(10)
     assert data["items"] == [] and trace.stages["counts"]["candidates"] == 0
     if not key:
         assert trace.stages["gate"]["rule"].endswith("+subject_deletion_queued")

@@ -19,6 +19,7 @@ from memory_core.rls import tenant_scope
 from tests.celery_worker import unique_queue
 from tests.deletion.conftest import eval_file, journal_line
 from tests.factories import MemoryFactory
+from tests.threads import errors_of, in_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -42,27 +43,16 @@ def test_concurrent_runs_never_put_back_what_another_removed(owner, private_queu
     operations = [deletion_request(principal=system, memory_id=m.id) for m in memories]
 
     barrier = threading.Barrier(4)
-    results, errors = [], []
 
     def worker(batch):
-        try:
-            barrier.wait()
-            # As the Celery task runs it: in the operation's tenant (row-level security).
-            with tenant_scope(owner.tenant_id):
-                for operation in batch:
-                    results.append(deletion_run(operation_id=operation.id))
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
-        finally:
-            connection.close()
+        barrier.wait()
+        # As the Celery task runs it: in the operation's tenant (row-level security).
+        with tenant_scope(owner.tenant_id):
+            return [deletion_run(operation_id=operation.id) for operation in batch]
 
-    threads = [threading.Thread(target=worker, args=(operations[i::4],)) for i in range(4)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not errors
-    assert sorted(results) == ["completed"] * 24
+    threads = [in_thread(lambda batch=operations[i::4]: worker(batch)) for i in range(4)]
+    assert errors_of(*threads, timeout=120) == []
+    assert sorted(status for thread in threads for status in thread.result) == ["completed"] * 24
     exported = export_path(export).read_text()
     golden_text = golden.read_text()
     assert [str(m.id) for m in memories if str(m.id) in exported] == []
@@ -80,28 +70,6 @@ def _someone_waits_for_a_lock(kind: str | None = None, *, sessions: int = 1) -> 
             [kind, kind],
         )
         return cursor.fetchone()[0] >= sessions
-
-
-def _thread(work, *, errors, out=None, name=None, released=()) -> threading.Thread:
-    """Start ``work`` in a thread (with a connection of its own, closed at the end); its
-    result goes to ``out[name]``, an exception to ``errors`` and then sets every event of
-    ``released``, so that a test waiting for one goes on and reports the error."""
-
-    def run():
-        try:
-            result = work()
-            if out is not None:
-                out[name] = result
-        except Exception as exc:  # surfaced by the test
-            errors.append(exc)
-            for event in released:
-                event.set()
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    return thread
 
 
 def _as_request(tenant_id, work):
@@ -157,38 +125,29 @@ def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_i
 ):
     target = world["memories"]["mine_incident"]
     fetched, go, agent_request = _paused_retrieval(world, tenant, monkeypatch)
-    out, errors = {}, []
-
-    def in_thread(name, work):
-        def scoped():
-            with tenant_scope(tenant.id):
-                return work()
-
-        return _thread(scoped, errors=errors, out=out, name=name)
 
     def delete():
-        system = SystemPrincipal(tenant_id=tenant.id)
-        operation = deletion_request(principal=system, memory_id=target.id)
-        return operation, deletion_run(operation_id=operation.id)
+        with tenant_scope(tenant.id):
+            system = SystemPrincipal(tenant_id=tenant.id)
+            operation = deletion_request(principal=system, memory_id=target.id)
+            return operation, deletion_run(operation_id=operation.id)
 
-    retrieval = in_thread("retrieval", agent_request)
+    retrieval = in_thread(agent_request, name="retrieval")
     assert fetched.wait(60)
-    deletion = in_thread("deletion", delete)
+    deletion = in_thread(delete, name="deletion")
     # The deletion either finishes before the retrieval's trace exists (the race) or waits
     # for the retrieval to finish first.
     _until_it_waits(deletion, lambda: _someone_waits_for_a_lock("advisory"))
     go.set()
-    retrieval.join(60)
-    deletion.join(60)
-    assert not errors, errors
-    operation, status = out["deletion"]
+    assert errors_of(retrieval, deletion) == []
+    operation, status = deletion.result
     assert status == DeletionOperation.State.COMPLETED
     # The retrieval answered from what it read before the deletion...
-    assert str(target.id) in [item.id for item in out["retrieval"].items]
+    assert str(target.id) in [item.id for item in retrieval.result.items]
     # ...and its trace, written before the deletion went on, was scrubbed by it.
     with tenant_scope(tenant.id):
         assert not RetrievalTrace.objects.filter(cited_ids__overlap=[target.id]).exists()
-        trace = RetrievalTrace.objects.get(pk=out["retrieval"].trace_id)  # the others' uses
+        trace = RetrievalTrace.objects.get(pk=retrieval.result.trace_id)  # the others' uses
         assert str(target.id) not in json.dumps([trace.stages, trace.usage]).lower()
         assert operation.steps.get(store="traces").evidence["purged"] == {
             "deleted": 0,
@@ -208,7 +167,6 @@ def test_a_retrieval_in_flight_during_a_replayed_deletion_leaves_no_trace_of_it(
 
     target = world["memories"]["mine_incident"]
     fetched, go, agent_request = _paused_retrieval(world, tenant, monkeypatch)
-    out, errors = {}, []
     entry = journal_line(
         3, tenant_id=tenant.id, target="memory", subject_id=target.subject_id,
         memory_ids=[target.id],
@@ -218,16 +176,14 @@ def test_a_retrieval_in_flight_during_a_replayed_deletion_leaves_no_trace_of_it(
         with platform_scope("replay_deletions"):
             return replay_deletions(entries=[entry])
 
-    retrieval = _thread(agent_request, errors=errors, out=out, name="retrieval")
+    retrieval = in_thread(agent_request, name="retrieval")
     assert fetched.wait(60)
-    replayer = _thread(replay, errors=errors, out=out, name="replay")
+    replayer = in_thread(replay, name="replay")
     _until_it_waits(replayer, lambda: _someone_waits_for_a_lock("advisory"))
     go.set()
-    retrieval.join(60)
-    replayer.join(60)
-    assert not errors, errors
-    assert out["replay"]["incomplete"] == {}, out
-    assert str(target.id) in [item.id for item in out["retrieval"].items]
+    assert errors_of(retrieval, replayer) == []
+    assert replayer.result["incomplete"] == {}, replayer.result
+    assert str(target.id) in [item.id for item in retrieval.result.items]
     with tenant_scope(tenant.id):
         assert not RetrievalTrace.objects.filter(cited_ids__overlap=[target.id]).exists()
 
@@ -248,12 +204,12 @@ def test_a_write_in_flight_during_a_replayed_tenant_deletion_leaves_no_memory_of
     subject = SubjectFactory(tenant=tenant)
     before = MemoryFactory(subject=subject)
     inserted, commit = threading.Event(), threading.Event()
-    errors, out = [], {}
 
     def write():
-        out["made"] = MemoryFactory(subject=subject, content="The deploy key is in vault 7.")
+        made = MemoryFactory(subject=subject, content="The deploy key is in vault 7.")
         inserted.set()
         assert commit.wait(60)
+        return made
 
     entry = journal_line(4, tenant_id=tenant.id, target="tenant", reason_code="tenant_deleted")
 
@@ -261,19 +217,17 @@ def test_a_write_in_flight_during_a_replayed_tenant_deletion_leaves_no_memory_of
         with platform_scope("replay_deletions"):
             return replay_deletions(entries=[entry])
 
-    writer = _thread(_as_request(tenant.id, write), errors=errors, released=[inserted])
+    writer = in_thread(_as_request(tenant.id, write), released=[inserted])
     assert inserted.wait(60)
-    replayer = _thread(replay, errors=errors, out=out, name="replay")
+    replayer = in_thread(replay, name="replay")
     # The replay either finishes without the write's memory (the race) or waits for it.
     _until_it_waits(replayer)
     commit.set()
-    writer.join(60)
-    replayer.join(60)
-    assert not errors, errors
-    assert out["replay"]["incomplete"] == {}, out
+    assert errors_of(writer, replayer) == []
+    assert replayer.result["incomplete"] == {}, replayer.result
     with platform_scope("test: the tenant's memories"):
         rows = dict(Memory.objects.filter(tenant=tenant).values_list("pk", "status"))
-    assert rows == {before.id: "deleted", out["made"].id: "deleted"}
+    assert rows == {before.id: "deleted", writer.result.id: "deleted"}
 
 
 def test_an_export_being_written_during_a_deletion_keeps_no_deleted_id(owner, private_queue):
@@ -289,31 +243,27 @@ def test_an_export_being_written_during_a_deletion_keeps_no_deleted_id(owner, pr
     MemoryFactory(subject=owner)
     user = SubjectPrincipal(tenant_id=owner.tenant_id, subject_id=owner.id, user_id=1)
     exported, go = threading.Event(), threading.Event()
-    errors, out = [], {}
 
     def portal_export():  # ExportView.post, inside the request's transaction (ATOMIC_REQUESTS)
-        out["export"] = export_create(principal=user)
+        export = export_create(principal=user)
         exported.set()
         assert go.wait(60)
+        return export
 
     def delete():
         with tenant_scope(owner.tenant_id):
             operation = deletion_request(principal=user, memory_id=target.id)
-            out["status"] = deletion_run(operation_id=operation.id)
+            return deletion_run(operation_id=operation.id)
 
-    exporter = _thread(
-        _as_request(owner.tenant_id, portal_export), errors=errors, released=[exported]
-    )
+    exporter = in_thread(_as_request(owner.tenant_id, portal_export), released=[exported])
     assert exported.wait(60)
-    deleter = _thread(delete, errors=errors)
+    deleter = in_thread(delete)
     deleter.join(timeout=2)  # it waits for the export to commit (before: it completed here)
     go.set()
-    exporter.join(60)
-    deleter.join(60)
-    assert not errors, errors
-    assert out["status"] == DeletionOperation.State.COMPLETED
+    assert errors_of(exporter, deleter) == []
+    assert deleter.result == DeletionOperation.State.COMPLETED
     with tenant_scope(owner.tenant_id):
-        row = Export.objects.get(pk=out["export"].pk)
+        row = Export.objects.get(pk=exporter.result.pk)
         assert target.id not in row.memory_ids
         assert str(target.id) not in export_path(row).read_text()
 
@@ -332,24 +282,18 @@ def test_retrievals_writes_exports_and_deletions_of_one_subject_at_once_never_de
     me = world["memories"]["mine_incident"].subject
     system = SystemPrincipal(tenant_id=tenant.id)
     stop = time.monotonic() + 4
-    errors, done = [], []
 
     def loop(name, work):
         def run():
-            try:
-                with tenant_scope(tenant.id):
-                    n = 0
-                    while time.monotonic() < stop:
-                        with transaction.atomic():  # one request each, as ATOMIC_REQUESTS
-                            work(n)
-                        n += 1
-                    done.append((name, n))
-            except Exception as exc:  # surfaced below
-                errors.append((name, exc))
-            finally:
-                connection.close()
+            with tenant_scope(tenant.id):
+                n = 0
+                while time.monotonic() < stop:
+                    with transaction.atomic():  # one request each, as ATOMIC_REQUESTS
+                        work(n)
+                    n += 1
+                return n
 
-        return threading.Thread(target=run)
+        return in_thread(run, name=name)
 
     def retrieve(_n):
         pipeline.retrieve(
@@ -384,12 +328,9 @@ def test_retrievals_writes_exports_and_deletions_of_one_subject_at_once_never_de
         loop("export", lambda _n: export_create(principal=system, subject_id=me.id)),
         loop("delete-key", delete_key),
     ]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
-    assert not errors, errors
-    assert len(done) == len(threads) and all(n > 0 for _name, n in done), done
+    assert errors_of(*threads) == []
+    done = {thread.name: thread.result for thread in threads}
+    assert all(n > 0 for n in done.values()), done
 
 
 @pytest.mark.parametrize("memory_key", ["", "style.answers"])
@@ -421,32 +362,27 @@ def test_a_write_in_flight_during_a_subject_deletion_is_deleted_with_the_chain_i
         return real(*args, **kwargs)
 
     monkeypatch.setattr(writes, "_record", paused)
-    errors, out = [], {}
 
-    def in_thread(name, work):
-        request = _as_request(owner.tenant_id, work)
-        return _thread(request, errors=errors, out=out, name=name, released=[stored])
+    def request(work):
+        return in_thread(_as_request(owner.tenant_id, work), released=[stored])
 
     new_body = {**body, "content": "User prefers detailed answers."}
-    writer = in_thread("write", lambda: writes.memory_write(principal=system, data=new_body))
+    writer = request(lambda: writes.memory_write(principal=system, data=new_body))
     assert stored.wait(60)
-    deleter = in_thread(
-        "deletion",
+    deleter = request(
         lambda: deletion_request(
             principal=system, subject_id=owner.id, memory_key=memory_key or None
         ),
     )
     _until_it_waits(deleter)
     go.set()
-    writer.join(60)
-    deleter.join(60)
-    assert not errors, errors
-    version_2 = out["write"].memory
+    assert errors_of(writer, deleter) == []
+    version_2 = writer.result.memory
     assert version_2.supersedes_id == head.id
     with tenant_scope(owner.tenant_id):
         assert Memory.objects.get(pk=head.id).status == "deleted"
         assert Memory.objects.get(pk=version_2.id).status == "deleted"
-    assert set(out["deletion"].memory_ids) == {head.id, version_2.id}
+    assert set(deleter.result.memory_ids) == {head.id, version_2.id}
 
 
 def _race_with_a_subject_deletion(
@@ -462,7 +398,6 @@ def _race_with_a_subject_deletion(
     PostgreSQL aborts one of them (deadlock detected, a 503 to the caller).
     """
     locked, go = threading.Event(), threading.Event()
-    errors = []
 
     def pause_after_first_row_lock(execute, sql, params, many, context):
         result = execute(sql, params, many, context)
@@ -472,24 +407,22 @@ def _race_with_a_subject_deletion(
             assert go.wait(60)
         return result
 
-    def in_thread(work):
-        return _thread(_as_request(tenant_id, work), errors=errors, released=[locked])
+    def request(work):
+        return in_thread(_as_request(tenant_id, work), released=[locked])
 
     def review():
         with connection.execute_wrapper(pause_after_first_row_lock):
             review_work()
 
-    reviewer = in_thread(review)
+    reviewer = request(review)
     assert locked.wait(60)
     system = SystemPrincipal(tenant_id=tenant_id)
-    deleter = in_thread(
+    deleter = request(
         lambda: deletion_request(principal=system, subject_id=subject_id, memory_key=memory_key)
     )
     _until_it_waits(deleter)
     go.set()
-    reviewer.join(60)
-    deleter.join(60)
-    return errors
+    return errors_of(reviewer, deleter)
 
 
 def _ordered_pair(make):
@@ -623,7 +556,6 @@ def _hold_then_race(tenant_id, first, second, *, patch, target, name):
     then found by PostgreSQL (deadlock detected: a 503 to the API's caller).
     """
     paused, go = threading.Event(), threading.Event()
-    errors = []
     real = getattr(target, name)
 
     def held(*args, **kwargs):
@@ -634,8 +566,8 @@ def _hold_then_race(tenant_id, first, second, *, patch, target, name):
 
     patch.setattr(target, name, held)
 
-    def in_thread(work):
-        return _thread(_as_request(tenant_id, work), errors=errors, released=[paused])
+    def request(work):
+        return in_thread(_as_request(tenant_id, work), released=[paused])
 
     firsts = set()  # the thread running ``first``: only it is paused
 
@@ -643,14 +575,12 @@ def _hold_then_race(tenant_id, first, second, *, patch, target, name):
         firsts.add(threading.current_thread())
         return first()
 
-    holder = in_thread(marked_first)
+    holder = request(marked_first)
     assert paused.wait(60)
-    racer = in_thread(second)
+    racer = request(second)
     _until_it_waits(racer)
     go.set()
-    holder.join(60)
-    racer.join(60)
-    return errors
+    return errors_of(holder, racer)
 
 
 def _deadlocks(errors) -> list:
@@ -765,7 +695,6 @@ def test_a_memory_made_and_revoked_while_its_tenant_is_deleted_does_not_deadlock
     subject = SubjectFactory(tenant=tenant)
     before = MemoryFactory(subject=subject)
     rows_locked, go_on, revoked, commit = (threading.Event() for _ in range(4))
-    errors, out = [], {}
 
     def pause_after_the_rows(execute, sql, params, many, context):
         result = execute(sql, params, many, context)
@@ -776,7 +705,7 @@ def test_a_memory_made_and_revoked_while_its_tenant_is_deleted_does_not_deadlock
 
     def request():
         with connection.execute_wrapper(pause_after_the_rows):
-            out["operation"] = tenant_deletion_request(tenant_id=tenant.id)
+            return tenant_deletion_request(tenant_id=tenant.id)
 
     def revoke():
         memory_revoke(principal=system, memory_id=made.id, reason="wrong")
@@ -784,20 +713,19 @@ def test_a_memory_made_and_revoked_while_its_tenant_is_deleted_does_not_deadlock
         assert commit.wait(60)
 
     system = SystemPrincipal(tenant_id=tenant.id)
-    requester = _thread(request, errors=errors, released=[rows_locked])
+    requester = in_thread(request, released=[rows_locked])
     assert rows_locked.wait(60)
     with tenant_scope(tenant.id):
         made = MemoryFactory(subject=subject)  # committed after the request locked the rows
-    revoker = _thread(_as_request(tenant.id, revoke), errors=errors, released=[revoked])
+    revoker = in_thread(_as_request(tenant.id, revoke), released=[revoked])
     assert revoked.wait(60)
     go_on.set()  # the request goes on to the tenant row, then to the rows again
     _until_it_waits(requester)
     commit.set()
-    requester.join(60)
-    revoker.join(60)
+    errors = errors_of(requester, revoker)
     assert not _deadlocks(errors), errors
     assert not errors, errors
-    assert set(out["operation"].memory_ids) == {before.id, made.id}
+    assert set(requester.result.memory_ids) == {before.id, made.id}
     with tenant_scope(tenant.id):
         assert Memory.objects.get(pk=made.id).status == "deleted"
 
@@ -855,8 +783,6 @@ def test_a_deletion_run_and_an_approval_on_the_key_of_the_deleted_memory_do_not_
     )
     assert not _deadlocks(errors), errors
     assert not errors, errors
-    assert not _deadlocks(errors), errors
-    assert not errors, errors
     # The run catches a database error (its phase is rolled back, the task retried later):
     # a deadlock shows as a step that failed with it.
     with tenant_scope(tenant.id):
@@ -885,7 +811,7 @@ def test_a_tenant_deletion_whose_new_rows_are_always_taken_gives_up_retryably(
     subject = SubjectFactory(tenant=tenant)
     MemoryFactory(subject=subject)
     stream = 30  # rows the stream makes (before, the request went round once for each)
-    rounds, errors, out = [], [], {}
+    rounds, holders, out = [], [], {}
     release = []  # the event letting the current holder commit
 
     def hold_a_new_row():  # a write commits a row; another path then holds it
@@ -899,7 +825,7 @@ def test_a_tenant_deletion_whose_new_rows_are_always_taken_gives_up_retryably(
                     held.set()
                     assert let_go.wait(60)
 
-        _thread(holder, errors=errors, released=[held])
+        holders.append(in_thread(holder, released=[held]))
         assert held.wait(60)
         release.append(let_go)
 
@@ -926,11 +852,11 @@ def test_a_tenant_deletion_whose_new_rows_are_always_taken_gives_up_retryably(
             else:
                 services.tenant_deletion_request(tenant_id=tenant.id)
 
-    requester = _thread(request, errors=errors)
+    requester = in_thread(request)
     requester.join(120)
     for let_go in release:
         let_go.set()
-    assert not requester.is_alive()
+    errors = errors_of(requester, *holders)
     assert errors, f"the request went round {len(rounds)} times, then deleted the tenant"
     [error] = errors
     assert len(rounds) == services.TENANT_LOCK_ROUNDS < stream, len(rounds)
@@ -999,7 +925,6 @@ def test_a_replayed_deletion_and_a_conflict_resolution_on_its_rows_do_not_deadlo
     item = ReviewItem.objects.get(kind="conflict", candidate_ids__contains=[guess.id])
     entry = journal_line(2, tenant_id=tenant.id, target="subject", subject_id=explicit.subject_id)
     held, let_go = threading.Event(), threading.Event()
-    errors, out = [], {}
 
     def revoke_in_flight():  # holds the row stored between the candidates
         Memory.objects.select_for_update().get(pk=other.id)
@@ -1019,19 +944,18 @@ def test_a_replayed_deletion_and_a_conflict_resolution_on_its_rows_do_not_deadlo
             reason="the user said so",
         )
 
-    holder = _thread(_as_request(tenant.id, revoke_in_flight), errors=errors, released=[held])
+    holder = in_thread(_as_request(tenant.id, revoke_in_flight), released=[held])
     assert held.wait(60)
-    replayer = _thread(replay, errors=errors, out=out, name="replay")
+    replayer = in_thread(replay, name="replay")
     _until_it_waits(replayer)
-    resolver = _thread(_as_request(tenant.id, resolve), errors=errors)
+    resolver = in_thread(_as_request(tenant.id, resolve))
     _until_it_waits(resolver, lambda: _someone_waits_for_a_lock(sessions=2))
     let_go.set()
-    for thread in (holder, replayer, resolver):
-        thread.join(60)
+    errors = errors_of(holder, replayer, resolver)
     assert not _deadlocks(errors), errors
     # The resolution went first, or it found its winner deleted (409).
     assert all(isinstance(exc, Conflict) for exc in errors), errors
-    assert out["replay"]["incomplete"] == {}, out
+    assert replayer.result["incomplete"] == {}, replayer.result
     statuses = Memory.objects.filter(pk__in=[explicit.id, other.id, guess.id])
     assert set(statuses.values_list("status", flat=True)) == {"deleted"}
     item.refresh_from_db()
@@ -1088,7 +1012,6 @@ def test_expiring_traces_during_a_deletion_runs_traces_step_does_not_deadlock(
     else:
         pytest.fail("no traces the sweep takes in another order than the table's")
     held, let_go = threading.Event(), threading.Event()
-    errors, out = [], {}
 
     def delete_in_flight():  # holds the trace stored between the other two
         RetrievalTrace.objects.select_for_update().get(pk=traces[1])
@@ -1103,19 +1026,18 @@ def test_expiring_traces_during_a_deletion_runs_traces_step_does_not_deadlock(
         with platform_scope("retention sweep"):
             return traces_expire()
 
-    holder = _thread(_as_request(tenant.id, delete_in_flight), errors=errors, released=[held])
+    holder = in_thread(_as_request(tenant.id, delete_in_flight), released=[held])
     assert held.wait(60)
-    runner = _thread(run, errors=errors, out=out, name="run")
+    runner = in_thread(run, name="run")
     _until_it_waits(runner)
-    sweeper = _thread(sweep, errors=errors, out=out, name="sweep")
+    sweeper = in_thread(sweep, name="sweep")
     _until_it_waits(sweeper, lambda: _someone_waits_for_a_lock(sessions=2))
     let_go.set()
-    for thread in (holder, runner, sweeper):
-        thread.join(60)
+    errors = errors_of(holder, runner, sweeper)
     assert not _deadlocks(errors), errors
     assert not errors, errors
     # The run catches a database error (its phase rolled back): a deadlock shows in a step.
     failures = list(operation.steps.exclude(last_error="").values_list("last_error", flat=True))
     assert not _deadlocks(failures), failures
-    assert out["run"] == DeletionOperation.State.COMPLETED, failures
+    assert runner.result == DeletionOperation.State.COMPLETED, failures
     assert not RetrievalTrace.objects.filter(pk__in=traces).exists()

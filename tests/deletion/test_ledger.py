@@ -15,6 +15,7 @@ from memory_core.deletion.ledger import ledger_append, ledger_entry, ledger_read
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
 from tests.factories import MemoryFactory
+from tests.threads import in_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -286,18 +287,6 @@ def test_pruning_drops_only_the_entries_no_replay_since_the_cutoff_reads(
     assert list(journal.parent.iterdir()) == [journal]  # no temporary file left
 
 
-def _append_and_close(operation):
-    """``ledger_append`` in a thread of its own, which then closes the thread's connection
-    (left open, the session outlived the thread and the test database could not be dropped
-    at the end of the run)."""
-    from django.db import connection
-
-    try:
-        ledger_append(operation)
-    finally:
-        connection.close()
-
-
 def test_an_append_waiting_while_the_journal_is_pruned_lands_in_the_new_journal(
     owner_principal, memories, journal
 ):
@@ -305,7 +294,6 @@ def test_an_append_waiting_while_the_journal_is_pruned_lands_in_the_new_journal(
     append that was waiting for that lock wrote into the old file, and its line was lost."""
     import fcntl
     import os
-    import threading
 
     first, second = (
         deletion_request(principal=owner_principal, memory_id=memory.id) for memory in memories[:2]
@@ -313,14 +301,13 @@ def test_an_append_waiting_while_the_journal_is_pruned_lands_in_the_new_journal(
     ledger_append(first)
     with open(journal, "rb") as held:
         fcntl.flock(held, fcntl.LOCK_EX)  # as ledger_prune holds it while it rewrites
-        appending = threading.Thread(target=_append_and_close, args=(second,))
-        appending.start()
+        appending = in_thread(lambda: ledger_append(second))
         appending.join(0.3)
         assert appending.is_alive()  # waiting for the lock
         replacement = journal.with_name("replacement")
         replacement.write_bytes(journal.read_bytes())
         os.replace(replacement, journal)
-    appending.join(10)
+    appending.outcome(10)
 
     entries = ledger_read(since=first.requested_at)
     assert [e["operation_id"] for e in entries] == [str(first.id), str(second.id)]

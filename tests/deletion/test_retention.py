@@ -597,37 +597,27 @@ def test_a_sweep_that_finds_its_rows_taken_meanwhile_opens_no_empty_operation(ow
     """A sweep delivered twice (or a user's deletion of the same rows) locked rows another
     operation had just deleted, and opened an operation of no memories, which the user's
     deletions page listed as "0 memories, the retention policy, completed"."""
-    import threading
-
     from memory_core.principals import SubjectPrincipal
     from memory_core.rls import platform_scope
     from tests.deletion.conftest import held_in_another_transaction
+    from tests.threads import in_thread
 
     old = _memory(owner, MemoryType.EPISODE, MemoryClass.EPISODIC, timedelta(days=91))
     user = SubjectPrincipal(tenant_id=owner.tenant_id, subject_id=owner.id, user_id=1)
-    out = {}
 
     def sweep():
-        try:
-            with platform_scope("retention sweep"):
-                out["result"] = retention_apply()
-        finally:
-            from django.db import connection
-
-            connection.close()
+        with platform_scope("retention sweep"):
+            return retention_apply()
 
     with held_in_another_transaction(
         owner.tenant_id, lambda: deletion_request(principal=user, memory_id=old.id)
     ):
-        sweeper = threading.Thread(target=sweep)
-        sweeper.start()
+        sweeper = in_thread(sweep)
         deadline = time.monotonic() + 30
         while not _someone_waits_for_a_lock() and sweeper.is_alive():
             assert time.monotonic() < deadline
             time.sleep(0.02)
-    sweeper.join(30)
-
-    assert out["result"]["deletion_operations"] == 0
+    assert sweeper.outcome(30)["deletion_operations"] == 0
     assert list(DeletionOperation.objects.values_list("reason_code", flat=True)) == ["requested"]
 
 

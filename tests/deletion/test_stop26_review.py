@@ -3,12 +3,10 @@ subject form against a queued mark."""
 
 import io
 import json
-import threading
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from django.db import connection
 
 from memory_core.deletion.services import deletion_request_or_queue
 from memory_core.exceptions import DomainError
@@ -18,6 +16,7 @@ from memory_core.principals import AgentPrincipal
 from memory_core.rls import tenant_scope
 from tests.deletion.conftest import held_in_another_transaction
 from tests.factories import AgentFactory, MemoryFactory
+from tests.threads import in_thread
 
 KEY = "style.answers"
 
@@ -96,33 +95,23 @@ def test_a_write_in_flight_out_of_the_callers_reach_is_seen_before_a_key_is_queu
     for _ in range(3):
         MemoryFactory(subject=owner, memory_key=KEY)
     settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2  # the key holds three: queued
-    answers = []
 
     def ask():
-        try:
-            with tenant_scope(tenant.pk):
-                answers.append(
-                    deletion_request_or_queue(
-                        principal=AgentPrincipal.from_agent(asker),
-                        subject_id=owner.pk,
-                        memory_key=KEY,
-                    ).status
-                )
-        except DomainError as exc:
-            answers.append(exc.code)
-        finally:
-            connection.close()
+        with tenant_scope(tenant.pk):
+            return deletion_request_or_queue(
+                principal=AgentPrincipal.from_agent(asker), subject_id=owner.pk, memory_key=KEY
+            )
 
     def write_private_memory_on_the_key():  # as a write does: the subject's lock shared
         subjects_shared_locked(Subject.objects.filter(pk=owner.pk))
         MemoryFactory(subject=owner, memory_key=KEY, agent=other)
 
     with held_in_another_transaction(tenant.pk, write_private_memory_on_the_key):
-        asking = threading.Thread(target=ask)
-        asking.start()
+        asking = in_thread(ask)
         asking.join(1.0)  # the write commits as the block ends
-    asking.join(30)
-    assert answers == ["key_not_fully_granted"]
+    with pytest.raises(DomainError) as refused:
+        asking.outcome(30)
+    assert refused.value.code == "key_not_fully_granted"
     assert Subject.objects.get(pk=owner.pk).deletion_queued_at is None
 
 

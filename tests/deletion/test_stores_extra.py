@@ -2,11 +2,9 @@
 
 import json
 import os
-import threading
 
 import pytest
 from django.conf import settings
-from django.db import connections
 
 from config.celery_app import app
 from memory_core.deletion.runner import deletion_run, operation_context
@@ -19,6 +17,7 @@ from memory_core.principals import SubjectPrincipal, SystemPrincipal
 from memory_core.services.writes import memory_correct, memory_revoke
 from tests.deletion.conftest import eval_file
 from tests.factories import MemoryFactory, SubjectFactory
+from tests.threads import in_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -61,19 +60,12 @@ def test_a_replica_is_read_acting_for_the_operations_tenant(settings):
     memory = MemoryFactory(subject=owner)
     principal = SubjectPrincipal(tenant_id=tenant.id, subject_id=owner.id, user_id=1)
     operation = deletion_request(principal=principal, memory_id=memory.id)
-    outcome = {}
 
     def worker():  # as the task runs it; the test thread's own connections see every tenant
-        try:
-            with tenant_scope(tenant.id):
-                outcome["status"] = deletion_run(operation_id=operation.id)
-        finally:
-            connections.close_all()
+        with tenant_scope(tenant.id):
+            return deletion_run(operation_id=operation.id)
 
-    thread = threading.Thread(target=worker)
-    thread.start()
-    thread.join(60)
-    assert outcome.get("status") == "completed"
+    assert in_thread(worker).outcome() == "completed"
     step = operation.steps.get(store="replicas")
     assert step.evidence["replicas"]["replica"] == {"tombstones": 1, "rows_with_content": 0}
 

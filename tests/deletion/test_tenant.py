@@ -8,7 +8,7 @@ import time
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 
 from api.exceptions import exception_handler
 from memory_core.deletion.replay import replay_deletions
@@ -31,6 +31,7 @@ from memory_core.rls import tenant_scope
 from memory_core.services.api_keys import api_key_resolve
 from tests.deletion.conftest import journal_line, seed_everywhere, unit_vector
 from tests.factories import MemoryFactory, SubjectFactory
+from tests.threads import in_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -211,28 +212,20 @@ def test_the_admin_action_asks_for_confirmation(admin_client, tenant, memories):
 def test_a_write_racing_the_request_waits_for_it_and_is_refused(tenant, owner):
     """The trigger must lock the tenant row before it reads ``deleted_at``: reading first
     would see the version from before the request and let the row in once it commits."""
-    outcome = {}
 
     def write():
-        try:
-            with tenant_scope(tenant.id):  # as a request of the tenant (row-level security)
-                MemoryFactory(subject=Subject.objects.get(pk=owner.pk))
-            outcome["result"] = "inserted"
-        except IntegrityError as exc:
-            outcome["result"] = "refused" if "tenant_not_deleted" in str(exc) else repr(exc)
-        finally:
-            connection.close()
+        with tenant_scope(tenant.id):  # as a request of the tenant (row-level security)
+            MemoryFactory(subject=Subject.objects.get(pk=owner.pk))
 
     with transaction.atomic():
         # The request's first steps: the tenant row locked and marked, not yet committed.
         Tenant.objects.select_for_update().get(pk=tenant.pk)
         Tenant.objects.filter(pk=tenant.pk).update(deleted_at="2026-12-01T00:00:00Z")
-        writer = threading.Thread(target=write)
-        writer.start()
+        writer = in_thread(write)
         writer.join(timeout=1)
         assert writer.is_alive(), "the write did not wait for the request"
-    writer.join(timeout=30)
-    assert outcome == {"result": "refused"}
+    with pytest.raises(IntegrityError, match="tenant_not_deleted"):
+        writer.outcome(30)
     assert not Memory.objects.filter(tenant=tenant).exists()
 
 
@@ -318,7 +311,7 @@ def test_a_revoke_in_flight_and_the_request_do_not_deadlock(tenant, owner, memor
     from memory_core.services import writes
     from memory_core.services.writes import memory_revoke
 
-    locked, outcome = threading.Event(), {}
+    locked = threading.Event()
     original = writes.event_record
 
     def slow_event_record(**kwargs):
@@ -329,26 +322,17 @@ def test_a_revoke_in_flight_and_the_request_do_not_deadlock(tenant, owner, memor
     monkeypatch.setattr(writes, "event_record", slow_event_record)
 
     def revoke():
-        try:
-            with tenant_scope(tenant.id):
-                principal = ReviewerPrincipal(tenant_id=tenant.id, user_id=1)
-                memory_revoke(principal=principal, memory_id=memories[0].id, reason="wrong")
-            outcome["revoke"] = "revoked"
-        except Exception as exc:  # noqa: BLE001 (the outcome is the assertion)
-            outcome["revoke"] = repr(exc)
-        finally:
-            connection.close()
+        with tenant_scope(tenant.id):
+            principal = ReviewerPrincipal(tenant_id=tenant.id, user_id=1)
+            memory_revoke(principal=principal, memory_id=memories[0].id, reason="wrong")
 
-    revoker = threading.Thread(target=revoke)
-    revoker.start()
+    revoker = in_thread(revoke, released=[locked])
     assert locked.wait(timeout=10)
     try:
         operation = tenant_deletion_request(tenant_id=tenant.id)
-        outcome["request"] = sorted(operation.memory_ids) == sorted(m.id for m in memories)
-    except Exception as exc:  # noqa: BLE001
-        outcome["request"] = repr(exc)
-    revoker.join(timeout=30)
-    assert outcome == {"revoke": "revoked", "request": True}
+    finally:
+        revoker.outcome(30)  # revoked, before the request or while it waited
+    assert sorted(operation.memory_ids) == sorted(m.id for m in memories)
 
 
 def test_the_admin_offers_no_deleted_tenant_for_a_new_row(admin_client, tenant):

@@ -5,34 +5,26 @@ wait, an OperationalError: a 500, or a failed ``delete_tenant``. The round now s
 (found by a race audit of stop 29)."""
 
 import threading
-import time
 
 import pytest
-from django.db import connection, transaction
+from django.db import transaction
 
 from memory_core.deletion.services import tenant_deletion_request
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import tenant_scope
 from memory_core.services import reviews
 from memory_core.services.writes import memory_write
-from tests.deletion.test_concurrency import private_queue  # noqa: F401
+from tests.deletion.test_concurrency import _until_it_waits, private_queue  # noqa: F401
 from tests.factories import write_body
+from tests.threads import in_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
-def _someone_waits():
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND wait_event_type = 'Lock'"
-        )
-        return cursor.fetchone()[0] >= 1
-
-
 def _race(tenant_id, first, *, target, name):
+    """Run ``first`` (one request) until it calls ``target.name``, then the tenant's deletion
+    request until it waits for a lock (or ends), then ``first`` on; return both threads."""
     paused, go = threading.Event(), threading.Event()
-    errors, out = [], {}
     real = getattr(target, name)
     firsts = set()
 
@@ -42,42 +34,21 @@ def _race(tenant_id, first, *, target, name):
             assert go.wait(60)
         return real(*args, **kwargs)
 
-    mp = pytest.MonkeyPatch()
-    mp.setattr(target, name, held)
-
     def run_first():
         firsts.add(threading.current_thread())
-        try:
-            with tenant_scope(tenant_id), transaction.atomic():
-                out["first"] = first()
-        except Exception as exc:
-            errors.append(("first", exc))
-            paused.set()
-        finally:
-            connection.close()
+        with tenant_scope(tenant_id), transaction.atomic():
+            return first()
 
-    def run_tenant():
-        try:
-            out["tenant"] = tenant_deletion_request(tenant_id=tenant_id)
-        except Exception as exc:
-            errors.append(("tenant", exc))
-        finally:
-            connection.close()
-
-    a = threading.Thread(target=run_first)
-    a.start()
-    assert paused.wait(60)
-    b = threading.Thread(target=run_tenant)
-    b.start()
-    deadline = time.monotonic() + 30
-    while b.is_alive() and not _someone_waits():
-        assert time.monotonic() < deadline
-        time.sleep(0.02)
-    go.set()
-    a.join(60)
-    b.join(60)
-    mp.undo()
-    return errors, out
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(target, name, held)
+        holder = in_thread(run_first, released=[paused])
+        assert paused.wait(60)
+        requester = in_thread(lambda: tenant_deletion_request(tenant_id=tenant_id))
+        _until_it_waits(requester)
+        go.set()
+        holder.wait()
+        requester.wait()
+    return holder, requester
 
 
 def test_a_tenant_deletion_request_meeting_an_approval_out_of_id_order_goes_round_again(
@@ -98,7 +69,7 @@ def test_a_tenant_deletion_request_meeting_an_approval_out_of_id_order_goes_roun
         if str(head.id) < str(pending.memory.id):
             break
 
-    errors, out = _race(
+    approval, request = _race(
         tenant.id,
         lambda: reviews.review_approve(
             principal=system, item_id=pending.review_item.id, reason="ok"
@@ -107,5 +78,5 @@ def test_a_tenant_deletion_request_meeting_an_approval_out_of_id_order_goes_roun
         name="_link_into_chain",
     )
 
-    assert not errors, errors
-    assert out["tenant"] is not None
+    assert approval.error is None, approval.error
+    assert request.outcome() is not None

@@ -8,7 +8,6 @@ import threading
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.utils import timezone
 
 from memory_core.deletion.retention import retention_apply
@@ -18,31 +17,22 @@ from memory_core.models import DeletionOperation, MemoryEvent, Status, Tombstone
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import platform_scope
 from tests.factories import MemoryFactory, SubjectFactory
+from tests.threads import errors_of, in_thread
 
 
 def _twice(function):
     """Run ``function`` in two threads released together; return both results."""
     barrier = threading.Barrier(2)
-    results, errors = [None, None], []
 
-    def run(index):
-        try:
-            barrier.wait(timeout=10)
-            # Beat's tasks run the sweeps in platform mode (memory_core/tasks.py).
-            with platform_scope("test: beat"):
-                results[index] = function()
-        except Exception as exc:  # noqa: BLE001 - reported below
-            errors.append(exc)
-        finally:
-            connection.close()
+    def run():
+        barrier.wait(timeout=10)
+        # Beat's tasks run the sweeps in platform mode (memory_core/tasks.py).
+        with platform_scope("test: beat"):
+            return function()
 
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert errors == []
-    return results
+    threads = [in_thread(run), in_thread(run)]
+    assert errors_of(*threads) == []
+    return [thread.result for thread in threads]
 
 
 @pytest.mark.django_db(transaction=True)

@@ -33,6 +33,7 @@ from memory_core.services.writes import memory_write
 from tests.deletion.test_concurrency import private_queue  # noqa: F401 (a fixture)
 from tests.factories import AgentFactory, SubjectFactory, write_body
 from tests.memory_core.retrieval.conftest import draft
+from tests.threads import errors_of, in_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -149,7 +150,7 @@ def test_a_batch_and_a_retrieval_lock_the_conflict_items_in_one_order(
     first_open, go = threading.Event(), threading.Event()
     real_open = conflict_service.conflict_open
     state = {"n": 0}
-    pids, errors, out = {}, [], {}
+    pids = {}
 
     def paused_open(**kwargs):
         item = real_open(**kwargs)
@@ -162,45 +163,32 @@ def test_a_batch_and_a_retrieval_lock_the_conflict_items_in_one_order(
     monkeypatch.setattr(conflict_service, "conflict_open", paused_open)
 
     def reader():
-        try:
-            with tenant_scope(tenant.id), transaction.atomic():
-                with connection.cursor() as c:
-                    c.execute("SELECT pg_backend_pid()")
-                    pids["reader"] = c.fetchone()[0]
-                out["reader"] = retrieve(
-                    principal=reader_principal,
-                    request=RetrievalRequest(query=QUERY, user_id="dana"),
-                )
-        except Exception as exc:
-            errors.append(("reader", exc))
-            first_open.set()
-        finally:
-            connection.close()
+        with tenant_scope(tenant.id), transaction.atomic():
+            with connection.cursor() as c:
+                c.execute("SELECT pg_backend_pid()")
+                pids["reader"] = c.fetchone()[0]
+            return retrieve(
+                principal=reader_principal,
+                request=RetrievalRequest(query=QUERY, user_id="dana"),
+            )
 
     def writer():
-        try:
-            with tenant_scope(tenant.id), transaction.atomic():
-                with connection.cursor() as c:
-                    c.execute("SELECT pg_backend_pid()")
-                    pids["writer"] = c.fetchone()[0]
-                items_ = [
-                    inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
-                    inferred_episode("database.engine", "The database engine is MariaDB."),
-                ]
-                if order in ("key_order", "conflict_then_supersede"):
-                    items_.reverse()
-                out["writer"] = writes.memory_write_batch(principal=system, items=items_)
-        except Exception as exc:
-            errors.append(("writer", exc))
-        finally:
-            connection.close()
+        with tenant_scope(tenant.id), transaction.atomic():
+            with connection.cursor() as c:
+                c.execute("SELECT pg_backend_pid()")
+                pids["writer"] = c.fetchone()[0]
+            items_ = [
+                inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
+                inferred_episode("database.engine", "The database engine is MariaDB."),
+            ]
+            if order in ("key_order", "conflict_then_supersede"):
+                items_.reverse()
+            return writes.memory_write_batch(principal=system, items=items_)
 
-    r = threading.Thread(target=reader)
-    r.start()
+    r = in_thread(reader, name="reader", released=[first_open])
     assert first_open.wait(60)
-    assert not errors, errors
-    w = threading.Thread(target=writer)
-    w.start()
+    assert r.error is None, r.error
+    w = in_thread(writer, name="writer")
     deadline = time.monotonic() + 30
     while not ("writer" in pids and _blocked(pids["writer"])):
         if not w.is_alive():
@@ -208,10 +196,8 @@ def test_a_batch_and_a_retrieval_lock_the_conflict_items_in_one_order(
         assert time.monotonic() < deadline, "writer never waited"
         time.sleep(0.02)
     go.set()
-    r.join(60)
-    w.join(60)
-    assert not errors, errors
-    assert {result.decision for result in out["writer"]} == {"accepted"}
+    assert errors_of(r, w) == []
+    assert {result.decision for result in w.result} == {"accepted"}
 
 
 def test_a_conflict_opened_from_rows_read_before_a_supersession_cites_the_new_version(
@@ -247,25 +233,15 @@ def test_a_conflict_opened_from_rows_read_before_a_supersession_cites_the_new_ve
         return real(found, **kwargs)
 
     monkeypatch.setattr(pipeline.filters, "apply_hard_filters", paused)
-    out, errors = {}, []
 
     def reader():
-        try:
-            with tenant_scope(tenant.id), transaction.atomic():
-                out["r"] = pipeline.retrieve(
-                    principal=AgentPrincipal.from_agent(agent),
-                    request=RetrievalRequest(
-                        query="which region do deploys go to?", user_id="dana"
-                    ),
-                )
-        except Exception as exc:
-            errors.append(exc)
-            fetched.set()
-        finally:
-            connection.close()
+        with tenant_scope(tenant.id), transaction.atomic():
+            return pipeline.retrieve(
+                principal=AgentPrincipal.from_agent(agent),
+                request=RetrievalRequest(query="which region do deploys go to?", user_id="dana"),
+            )
 
-    t = threading.Thread(target=reader)
-    t.start()
+    t = in_thread(reader, released=[fetched])
     assert fetched.wait(30)
     with tenant_scope(tenant.id):
         w = memory_write(
@@ -273,8 +249,7 @@ def test_a_conflict_opened_from_rows_read_before_a_supersession_cites_the_new_ve
             data=inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
         )
     go.set()
-    t.join(30)
-    assert not errors, errors
+    t.outcome(30)
     with tenant_scope(tenant.id):
         item = ReviewItem.objects.get(kind="conflict", state="open")
         status = dict(Memory.objects.values_list("pk", "status"))

@@ -2,11 +2,9 @@
 reads the waiting write, then its open review item, neither locked; a rejection committing
 between the two reads raised DoesNotExist (a 500; a review's finding)."""
 
-import threading
-
 import pytest
 from django.contrib.auth.models import User
-from django.db import connection, transaction
+from django.db import transaction
 
 from memory_core.models import AdmissionDecision, ReviewItem
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
@@ -15,24 +13,19 @@ from memory_core.services import writes
 from memory_core.services.reviews import review_reject
 from memory_core.services.writes import memory_correct
 from tests.factories import MemoryFactory, SubjectFactory
+from tests.threads import InThread, in_thread
 
 
-def _rejected_in_another_transaction(tenant_id, principal, item_id) -> dict:
-    done = {}
+def _rejected_in_another_transaction(tenant_id, principal, item_id) -> InThread:
+    """Reject the item in a transaction of another thread; return that thread, ended."""
 
     def run():
-        try:
-            with tenant_scope(tenant_id), transaction.atomic():
-                review_reject(principal=principal, item_id=item_id, reason="no")
-        except Exception as exc:  # asserted by the caller
-            done["error"] = exc
-        finally:
-            connection.close()
+        with tenant_scope(tenant_id), transaction.atomic():
+            review_reject(principal=principal, item_id=item_id, reason="no")
 
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join(30)
-    return done
+    thread = in_thread(run)
+    thread.wait(30)
+    return thread
 
 
 @pytest.mark.django_db(transaction=True)
@@ -54,7 +47,7 @@ def test_a_correction_sent_again_while_the_waiting_one_is_rejected_is_another_re
         """``writes.AdmissionDecision`` whose first read lets the reviewer's rejection of the
         waiting write commit, between the read of the waiting write and of its item."""
 
-        done: dict | None = None
+        done: InThread | None = None
 
         def __call__(self, *args, **kwargs):
             return AdmissionDecision(*args, **kwargs)
@@ -71,7 +64,7 @@ def test_a_correction_sent_again_while_the_waiting_one_is_rejected_is_another_re
     with tenant_scope(tenant.id), transaction.atomic():
         again = memory_correct(principal=owner, memory_id=target.pk, data=data)
 
-    assert RejectedOnFirstRead.done == {}
+    assert RejectedOnFirstRead.done.error is None, RejectedOnFirstRead.done.error
     assert ReviewItem.objects.get(pk=first.review_item.pk).state == "rejected"
     # No longer waiting: a new request, with its own review item.
     assert again.decision == "pending_approval" and not again.already_waiting

@@ -17,6 +17,7 @@ from memory_core.rls import tenant_scope
 from memory_core.services import conflicts, writes
 from memory_core.services.tasks import task_close
 from tests.factories import write_body
+from tests.threads import InThread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -40,29 +41,23 @@ def _wait_until(condition) -> None:
         time.sleep(0.02)
 
 
-class _Request(threading.Thread):
-    """``work()`` in a transaction of ``tenant_id`` on a connection of its own; its result in
-    ``result``, what it raised in ``error``, its backend's pid in ``pid`` once it started."""
+class _Request(InThread):
+    """``work()`` in a transaction of ``tenant_id`` on a connection of its own (``InThread``:
+    its ``result`` or ``error``), its backend's pid in ``pid`` once it started."""
 
     def __init__(self, tenant_id, work):
-        super().__init__()
-        self.tenant_id, self.work = tenant_id, work
-        self.result = self.error = self.pid = None
+        self.pid = None
         self.started_work = threading.Event()
 
-    def run(self):
-        try:
-            with tenant_scope(self.tenant_id), transaction.atomic():
+        def request():
+            with tenant_scope(tenant_id), transaction.atomic():
                 with connection.cursor() as cursor:
                     cursor.execute("SELECT pg_backend_pid()")
                     self.pid = cursor.fetchone()[0]
                 self.started_work.set()
-                self.result = self.work()
-        except Exception as exc:  # asserted by the test
-            self.error = exc
-        finally:
-            self.started_work.set()
-            connection.close()
+                return work()
+
+        super().__init__(request, released=[self.started_work])
 
     def waits(self) -> bool:
         """Return once it ended or waits for a lock: whether it waits."""

@@ -10,11 +10,8 @@ write that waited for that lock had read the mark before its wait: it was stored
 beside the chain the worker then deleted, for a requester whose grant may not reach it.
 """
 
-import threading
-
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection, transaction
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -25,7 +22,7 @@ from memory_core.principals import AgentPrincipal
 from memory_core.rls import tenant_scope
 from memory_core.services.writes import memory_write
 from tests.clients import client_for
-from tests.deletion.conftest import requested_while_held
+from tests.deletion.conftest import held_in_another_transaction, requested_while_held
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, write_body
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -254,25 +251,12 @@ def test_writes_about_other_subjects_do_not_wait_for_a_subjects_writes(
 ):
     """The lock is the subject's: a keyless write about another subject goes on."""
     SubjectFactory(tenant=tenant, external_id="user-2")
-    held = threading.Event()
-    release = threading.Event()
 
-    def hold():
-        with tenant_scope(tenant.id), transaction.atomic():
-            memory_write(
-                principal=agent_principal, data=write_body(memory_key="", content=FIRST_HALF)
-            )
-            held.set()
-            release.wait(WAIT)
-        connection.close()
+    def first_half():
+        memory_write(principal=agent_principal, data=write_body(memory_key="", content=FIRST_HALF))
 
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert held.wait(WAIT)
+    with held_in_another_transaction(tenant.id, first_half) as holder:
         body = write_body(subject="user-2", memory_key="", content="User likes long walks.")
         response = api_client.post(MEMORIES, body, format="json")
-        assert response.status_code == 201, response.content
-    finally:
-        release.set()
-        holder.join(WAIT)
+        assert holder.is_alive(), "the write waited until the other transaction ended"
+    assert response.status_code == 201, response.content

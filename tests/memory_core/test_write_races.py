@@ -9,12 +9,13 @@ import threading
 import time
 
 import pytest
-from django.db import connection, transaction
+from django.db import transaction
 
 from memory_core.models import Memory, Status
 from memory_core.rls import tenant_scope
 from memory_core.services.writes import memory_write
 from tests.factories import write_body
+from tests.threads import errors_of, in_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -26,39 +27,24 @@ def body(content):
 def _race(principal, first: str, second: str) -> list:
     """Write ``first`` and, while its transaction is open, ``second``; return the results."""
     written, started = threading.Event(), threading.Event()
-    results, errors = {}, []
 
     def first_writer():
-        try:
-            with tenant_scope(principal.tenant_id), transaction.atomic():
-                results["first"] = memory_write(principal=principal, data=body(first))
-                written.set()
-                started.wait(10)
-                time.sleep(0.5)  # the second writer is at its head lookup by now
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
+        with tenant_scope(principal.tenant_id), transaction.atomic():
+            result = memory_write(principal=principal, data=body(first))
             written.set()
-        finally:
-            connection.close()
+            started.wait(10)
+            time.sleep(0.5)  # the second writer is at its head lookup by now
+        return result
 
     def second_writer():
-        try:
-            written.wait(10)
-            started.set()
-            with tenant_scope(principal.tenant_id):
-                results["second"] = memory_write(principal=principal, data=body(second))
-        except Exception as exc:  # surfaced below
-            errors.append(exc)
-        finally:
-            connection.close()
+        written.wait(10)
+        started.set()
+        with tenant_scope(principal.tenant_id):
+            return memory_write(principal=principal, data=body(second))
 
-    threads = [threading.Thread(target=first_writer), threading.Thread(target=second_writer)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors, errors
-    return [results["first"], results["second"]]
+    threads = [in_thread(first_writer, released=[written]), in_thread(second_writer)]
+    assert errors_of(*threads) == []
+    return [thread.result for thread in threads]
 
 
 def _chain(tenant_id):

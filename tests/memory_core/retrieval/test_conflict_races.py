@@ -23,6 +23,7 @@ from memory_core.rls import tenant_scope
 from memory_core.services import conflicts as conflict_service
 from memory_core.services.memories import memory_store_many
 from tests.factories import AgentFactory, SubjectFactory
+from tests.threads import errors_of, in_thread
 
 from .conftest import draft
 
@@ -66,7 +67,7 @@ def _race(monkeypatch, tenant_id, requests: dict) -> tuple[dict, list]:
     transaction; return the keys of each one's clarifications, in order, and the names of
     those that waited for a lock the other held."""
     opened = {name: threading.Event() for name in requests}
-    pids, results, errors, waited = {}, {}, [], []
+    pids, waited = {}, []
     local = threading.local()
     real_open = conflict_service.conflict_open
 
@@ -89,27 +90,21 @@ def _race(monkeypatch, tenant_id, requests: dict) -> tuple[dict, list]:
 
     def run(name, principal, query):
         local.name = name
-        try:
-            with tenant_scope(tenant_id), transaction.atomic():
-                with connection.cursor() as cursor:
-                    cursor.execute("SELECT pg_backend_pid()")
-                    pids[name] = cursor.fetchone()[0]
-                ready.wait(WAIT)
-                result = _ask(principal, query)
-            results[name] = [c.memory_key for c in result.clarifications]
-        except Exception as exc:  # surfaced below
-            errors.append(f"{name}: {exc!r}"[:300])
-            opened[name].set()  # the other request stops waiting for this one
-        finally:
-            connection.close()
+        with tenant_scope(tenant_id), transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_backend_pid()")
+                pids[name] = cursor.fetchone()[0]
+            ready.wait(WAIT)
+            result = _ask(principal, query)
+        return [c.memory_key for c in result.clarifications]
 
-    threads = [threading.Thread(target=run, args=(name, *r)) for name, r in requests.items()]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    assert not errors, errors
-    return results, waited
+    threads = [
+        # An error lets the other request stop waiting for this one.
+        in_thread(lambda r=r, name=name: run(name, *r), name=name, released=[opened[name]])
+        for name, r in requests.items()
+    ]
+    assert errors_of(*threads) == []
+    return {thread.name: thread.result for thread in threads}, waited
 
 
 def _open_items():
