@@ -3,7 +3,7 @@ tests of what waits on whom.
 
 Django gives each thread database connections of its own, which the thread must close when its
 work ends: one left open outlives the test, and the session's teardown fails the run for it
-(``tests/conftest.py``). ``InThread`` closes it, keeps what the work returned or raised, and
+(``tests/conftest.py``). ``InThread`` closes them, keeps what the work returned or raised, and
 lets a test wait for that with a bound instead of a ``join`` whose timeout nobody checks.
 """
 
