@@ -17,6 +17,9 @@ def _backend_pid() -> int:
 
 def _session_exists(pid: int) -> bool:
     with connection.cursor() as cursor:
+        # The test's transaction would read the sessions of its first look again and again:
+        # PostgreSQL keeps a transaction's view of pg_stat_activity until told to drop it.
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
         cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE pid = %s", [pid])
         return cursor.fetchone()[0] == 1
 
