@@ -3,7 +3,9 @@
 from django.http import HttpResponsePermanentRedirect
 from django.urls import Resolver404, resolve
 from drf_spectacular.utils import extend_schema, extend_schema_field
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework import exceptions, serializers
+from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -109,6 +111,35 @@ class NoEndpointView(APIView):
     @property
     def default_response_headers(self):
         return {k: v for k, v in super().default_response_headers.items() if k != "Allow"}
+
+
+class _JsonUnlessTheDocument:
+    """The schema and its docs page answer their document in its own format (OpenAPI YAML or
+    JSON, the Swagger page's HTML); an error, and ``OPTIONS`` (the methods, as every endpoint
+    answers it), in JSON, as every other API answer. Through the views' own renderers, a
+    method they lack was Django's text page on the docs page and YAML on the schema, and
+    ``OPTIONS /api/docs/`` a 500 (the page's template rendered without its names)."""
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        if request.method == "OPTIONS" or response.status_code >= 400:
+            request.accepted_renderer = JSONRenderer()
+            request.accepted_media_type = JSONRenderer.media_type
+        return super().finalize_response(request, response, *args, **kwargs)
+
+
+class SchemaView(_JsonUnlessTheDocument, SpectacularAPIView):
+    """``/api/schema/``: the OpenAPI document, public."""
+
+    authentication_classes = []
+    permission_classes = []
+
+
+class DocsView(_JsonUnlessTheDocument, SpectacularSwaggerView):
+    """``/api/docs/``: the Swagger page over ``/api/schema/``, public."""
+
+    authentication_classes = []
+    permission_classes = []
+    url_name = "schema"
 
 
 @extend_schema(exclude=True)

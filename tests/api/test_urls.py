@@ -48,3 +48,25 @@ def test_the_schema_and_docs_without_their_slash(client, settings, path, debug):
         assert response.json()["error"]["code"] == "method_not_allowed"
         assert "X-Request-ID" in response
         assert [m.strip() for m in response["Allow"].split(",")] == ["GET", "HEAD", "OPTIONS"]
+
+
+@pytest.mark.parametrize("path", ["/api/schema/", "/api/docs/"])
+def test_the_schema_and_docs_answer_what_is_not_their_document_in_json(client, path):
+    """Through the pages' own renderers, a method they lack was Django's text/html "405 Method
+    Not Allowed" on the docs page and the envelope in YAML on the schema, and OPTIONS on the
+    docs page a 500 (its template rendered without its names; a finding of stop 47's audit).
+    Their documents are unchanged."""
+    client.raise_request_exception = False
+    for method in ("post", "put", "patch", "delete"):
+        response = getattr(client, method)(path, {}, content_type="application/json")
+        assert response.status_code == 405, (method, response.content[:200])
+        assert response["Content-Type"] == "application/json", response.content[:200]
+        assert response.json()["error"]["code"] == "method_not_allowed"
+    options = client.options(path)
+    assert options.status_code == 200, options.content[:300]
+    assert options.json() == {"methods": ["GET", "HEAD", "OPTIONS"], "schema": "/api/schema/"}
+    page = client.get(path)
+    assert page.status_code == 200
+    expected = "text/html" if path == "/api/docs/" else "application/vnd.oai.openapi"
+    assert page["Content-Type"].startswith(expected), page["Content-Type"]
+    assert client.get("/api/schema/", HTTP_ACCEPT="application/json").json()["openapi"]
