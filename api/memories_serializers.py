@@ -352,21 +352,22 @@ class SourceOutSerializer(serializers.Serializer):
 
 def withheld_unless_admitted(data: dict, memory: Memory) -> dict:
     """Return ``data`` without the words agents are not answered (``memory_words_withheld``:
-    a write that waits for a reviewer or that a reviewer rejected)."""
+    a write never in use, one that waits for a reviewer, that a reviewer rejected, or that
+    was revoked or expired while it waited)."""
     if memory_words_withheld(memory):
         data.update({name: empty for name, empty in WITHHELD_FIELDS.items() if name in data})
     return data
 
 
 _WITHHELD = (
-    "to agents while the write waits for a reviewer (status pending_approval) and after one "
-    "rejected it"
+    "to agents while the write waits for a reviewer (status pending_approval), after one "
+    "rejected it, and after it was revoked or expired before a reviewer approved it"
 )
 
 
 class MemorySerializer(serializers.ModelSerializer):
-    """A memory as agents see it (never the vector itself; the content of a write that waits
-    for a reviewer or that a reviewer rejected withheld, ``withheld_unless_admitted``)."""
+    """A memory as agents see it (never the vector itself; the content of a write that was
+    never in use withheld, ``withheld_unless_admitted``)."""
 
     withholds_words = True
 

@@ -53,6 +53,9 @@ class MemoryFactory(factory.django.DjangoModelFactory):
     content_hash = factory.LazyAttribute(lambda o: content_hash(o.content))
     source_type = models.SourceType.USER_INPUT
     authority = models.Authority.EXPLICIT_USER
+    status = models.Status.ACTIVE
+    # A row made waiting (or rejected) was never in use; any other, as written, was.
+    admitted = factory.LazyAttribute(lambda o: o.status not in models.PROPOSED_STATUSES)
 
 
 def write_body(**overrides) -> dict:

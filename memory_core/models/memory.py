@@ -37,6 +37,10 @@ PROPOSED_STATUSES = (Status.PENDING_APPROVAL, Status.REJECTED)
 LIVE_STATUSES = (Status.ACTIVE, Status.PENDING_APPROVAL)
 # Statuses that can never be shown to a model.
 RETIRED_STATUSES = (Status.SUPERSEDED, Status.REVOKED, Status.EXPIRED, Status.DELETED)
+# Statuses of a memory that was in use (``Memory.admitted``), and of one that may or may not
+# have been: a write revoked, expired or deleted while it waited for a reviewer never was.
+IN_USE_STATUSES = (Status.ACTIVE, Status.SUPERSEDED)
+ENDED_STATUSES = (Status.REVOKED, Status.EXPIRED, Status.DELETED)
 
 
 class MemoryQuerySet(models.QuerySet):
@@ -158,6 +162,18 @@ class Memory(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
     status = models.CharField(max_length=24, choices=Status.choices, default=Status.ACTIVE)
+    # Whether it was ever in use: accepted by admission, or approved by a reviewer. A write
+    # that waited for a reviewer was not, nor is it once revoked, expired (by its task's
+    # close, or its valid_until) or rejected before an approval: agents are never answered
+    # its words (selectors.memories.memory_words_withheld). Its status alone cannot tell, as
+    # a memory approved and then revoked is revoked too. The database default covers rows
+    # inserted by SQL that does not name the column (bulk loaders, a process of the previous
+    # release during a deployment), which are never waiting ones.
+    admitted = models.BooleanField(
+        default=True,
+        db_default=True,
+        help_text="In use at some point (accepted, or approved by a reviewer).",
+    )
     version = models.PositiveIntegerField(default=1)
     supersedes = models.ForeignKey(
         "self",
@@ -229,6 +245,14 @@ class Memory(models.Model):
             models.CheckConstraint(
                 condition=Q(environment__regex=ENVIRONMENT_REGEX),
                 name="memory_environment_valid",
+            ),
+            # A write waiting for a reviewer, or rejected, was never in use; a memory in use,
+            # or superseded, was. Revoked, expired and deleted rows may be either.
+            models.CheckConstraint(
+                condition=Q(status__in=PROPOSED_STATUSES, admitted=False)
+                | Q(status__in=IN_USE_STATUSES, admitted=True)
+                | Q(status__in=ENDED_STATUSES),
+                name="memory_admitted_matches_status",
             ),
             # A tombstone keeps ids and the hash, never the content or its vectors.
             models.CheckConstraint(

@@ -15,7 +15,6 @@ from memory_core.models import (
     AdmissionDecision,
     Memory,
     MemoryEvent,
-    Status,
     Subject,
 )
 
@@ -27,12 +26,15 @@ WITHHELD_FIELDS = {"content": "", "value": None, "content_hash": ""}
 
 def memory_words_withheld(memory: Memory) -> bool:
     """Whether agents are answered ``memory`` without what it says (``WITHHELD_FIELDS``): a
-    write that waits for a reviewer, or that a reviewer rejected. Until a reviewer approves
+    write that was never in use (``Memory.admitted``): one waiting for a reviewer, one a
+    reviewer rejected, and one revoked or expired while it waited. Until a reviewer approves
     it, a sensitive write must not influence an action, and reading it from the memory list
     would (retrieval never uses it); a rejected one is kept as evidence for reviewers. Agents
     learn the outcome (its id, status and fields), never its words; the reviewers' API and
-    the subject's own portal pages show them."""
-    return memory.status in (Status.PENDING_APPROVAL, Status.REJECTED)
+    the subject's own portal pages show them. Its status alone would not do: a waiting write
+    that an agent revoked, or whose task an agent closed, was answered with its words to
+    every agent of the tenant."""
+    return not memory.admitted
 
 
 def memory_get(*, principal, memory_id) -> Memory:

@@ -14,7 +14,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_core.embeddings import get_embedder
-from memory_core.models import TYPE_CLASS, Memory, MemoryEvent, ScopeKind, Status, Subject
+from memory_core.models import (
+    PROPOSED_STATUSES,
+    TYPE_CLASS,
+    Memory,
+    MemoryEvent,
+    ScopeKind,
+    Status,
+    Subject,
+)
 from memory_core.services.events import event_record
 from memory_core.text import content_hash
 
@@ -104,6 +112,7 @@ def build_memory(
         created_at=created,
         updated_at=created,
         status=draft.status,
+        admitted=draft.status not in PROPOSED_STATUSES,  # a waiting write is not yet in use
         version=version,
         supersedes=supersedes,
         policy_version=policy_version,

@@ -121,8 +121,9 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
             details={"supersedes": str(head.id)},
         )
     memory.status = Status.ACTIVE
+    memory.admitted = True
     memory.updated_at = now
-    memory.save(update_fields=["status", "updated_at", "supersedes", "version"])
+    memory.save(update_fields=["status", "admitted", "updated_at", "supersedes", "version"])
     if memory.supersedes_id is not None:
         conflicts_follow_successor(previous=head, successor=memory)
     if head is not None and memory.supersedes_id != head.id:

@@ -10,6 +10,7 @@ from django.contrib.auth import get_user_model
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from memory_core.deletion.retention import memories_expire
 from memory_core.embeddings import get_embedder
 from memory_core.models import (
     AdmissionDecision,
@@ -344,6 +345,63 @@ def test_another_agent_of_the_tenant_is_not_answered_a_waiting_writes_words(api_
     other = client_for(AgentFactory(tenant=tenant))
     assert _words_shown(other, memory_id) == [("", None, "")] * 2 + [("", None, None)]
     assert "sulfa" not in json.dumps(other.get(URL).json())
+
+
+@pytest.mark.parametrize("ended_by", ["revoke", "task_close", "valid_until"])
+def test_a_waiting_write_revoked_or_expired_before_a_review_is_never_answered_with_its_words(
+    api_client, tenant, ended_by
+):
+    """A sensitive write ended before a reviewer approved it was never in use. Its status was
+    the test: another agent of the tenant that revoked it, or closed its task (and the
+    retention sweep, past its valid_until), ended it revoked or expired, and every agent was
+    then answered its words, by the revoke itself, the list, the detail, the chain and the
+    writer's retry (a finding of stop 47's audit)."""
+    until = (timezone.now() + timedelta(hours=1)).isoformat()
+    data = body(
+        memory_key="health.allergy", content="User is allergic to latex.",
+        value={"allergen": "latex"}, task_id="t-1", valid_until=until,
+    )  # fmt: skip
+    written = api_client.post(URL, data, format="json", HTTP_IDEMPOTENCY_KEY="allergy-1")
+    assert written.status_code == 202, written.json()
+    memory_id = written.json()["memory_id"]
+    other = client_for(AgentFactory(tenant=tenant))
+    if ended_by == "revoke":
+        ended = other.post(f"{URL}/{memory_id}/revoke", {}, format="json")
+        assert ended.status_code == 200, ended.json()
+        assert (ended.json()["status"], ended.json()["content"]) == ("revoked", "")
+    elif ended_by == "task_close":
+        close = {"user_id": "user-42", "task_id": "t-1"}
+        ended = other.post("/api/v1/tasks/close", close, format="json")
+        assert ended.json()["expired"] == [memory_id], ended.json()
+    else:
+        assert memories_expire(now=timezone.now() + timedelta(hours=2)) == 1
+    assert Memory.objects.get(pk=memory_id).status == (
+        Status.REVOKED if ended_by == "revoke" else Status.EXPIRED
+    )
+    withheld = [("", None, "")] * 2 + [("", None, None)]
+    retried = api_client.post(URL, data, format="json", HTTP_IDEMPOTENCY_KEY="allergy-1")
+    assert retried["Idempotent-Replayed"] == "true"
+    assert "latex" not in json.dumps(retried.json())
+    for client in (api_client, other):
+        assert _words_shown(client, memory_id) == withheld
+        assert "latex" not in json.dumps(client.get(URL).json())
+
+
+def test_a_memory_approved_then_revoked_is_answered_with_its_words(api_client, tenant):
+    """It was in use: its words are the agents' as any revoked memory's are."""
+    written = write(api_client, memory_key="health.allergy", content="User is allergic to soy.")
+    memory_id, item_id = written.json()["memory_id"], written.json()["review_item"]
+    reviewer = get_user_model().objects.create_user("rev-soy", password="pw-rev-12345")
+    review_approve(
+        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.id),
+        item_id=item_id,
+        reason="Checked with the user.",
+    )
+    other = client_for(AgentFactory(tenant=tenant))
+    revoked = other.post(f"{URL}/{memory_id}/revoke", {}, format="json")
+    assert revoked.json()["content"] == "User is allergic to soy."
+    shown = _words_shown(api_client, memory_id)
+    assert [content for content, _, _ in shown] == ["User is allergic to soy."] * 3
 
 
 def test_reviewer_api_refuses_agents_other_tenants_and_end_users(api_client, other_tenant, tenant):

@@ -192,7 +192,10 @@ def _rejected_before_0028(count: int, *, days_ago: float) -> set[str]:
     line recorded; return their ids."""
     subjects = [SubjectFactory(tenant=TenantFactory()) for _ in range(2)]
     moment = timezone.now() - timedelta(days=days_ago)
-    ids = {str(MemoryFactory(subject=subjects[n % 2]).pk) for n in range(count)}
+    ids = {
+        str(MemoryFactory(subject=subjects[n % 2], status="pending_approval").pk)
+        for n in range(count)
+    }
     Memory.objects.filter(pk__in=list(ids)).update(status="rejected", updated_at=moment)
     return ids
 

@@ -36,7 +36,8 @@ def update(memory, **fields):
         ("source_type", "rumour", "memory_source_type_valid"),
         ("consent", "implied", "memory_consent_valid"),
         ("sensitivity", "secret", "memory_sensitivity_valid"),
-        ("status", "archived", "memory_status_valid"),
+        # In no list of the admitted CHECK either: either may be the one PostgreSQL names.
+        ("status", "archived", ("memory_status_valid", "memory_admitted_matches_status")),
         ("scope_kind", "galaxy", "memory_scope_kind_valid"),
         ("confidence", 1.5, "memory_confidence_range"),
         ("confidence", -0.1, "memory_confidence_range"),
@@ -74,6 +75,37 @@ def test_tombstone_cannot_keep_content(subject):
     assert_refused("memory_tombstone_has_no_content", lambda: update(memory, status=Status.DELETED))
     update(memory, status=Status.DELETED, content="")
     assert Memory.objects.get(pk=memory.pk).status == Status.DELETED
+
+
+def test_admitted_matches_the_status(subject):
+    """A waiting or rejected write was never in use, a memory in use (or superseded) was; a
+    revoked, expired or deleted row may have been either (``Memory.admitted``)."""
+    memory = MemoryFactory(subject=subject)
+    assert memory.admitted
+    assert_refused("memory_admitted_matches_status", lambda: update(memory, admitted=False))
+    assert_refused(
+        "memory_admitted_matches_status", lambda: update(memory, status=Status.PENDING_APPROVAL)
+    )
+    waiting = MemoryFactory(subject=subject, status=Status.PENDING_APPROVAL)
+    assert not waiting.admitted
+    assert_refused("memory_admitted_matches_status", lambda: update(waiting, status=Status.ACTIVE))
+    assert_refused("memory_admitted_matches_status", lambda: update(waiting, admitted=True))
+    for status in (Status.REVOKED, Status.EXPIRED):
+        update(waiting, status=status)
+        update(memory, status=status)
+    assert dict(Memory.objects.values_list("admitted", "status")) == {
+        False: Status.EXPIRED,
+        True: Status.EXPIRED,
+    }
+
+
+def test_a_row_inserted_waiting_is_stored_never_in_use(subject):
+    """As a process of the release before migration 0035 inserts it (the column's default):
+    the trigger stores it as this release does, rather than the CHECK refusing the write."""
+    waiting = MemoryFactory(subject=subject, status=Status.PENDING_APPROVAL, admitted=True)
+    rejected = MemoryFactory(subject=subject, status=Status.REJECTED, admitted=True)
+    stored = dict(Memory.objects.values_list("pk", "admitted"))
+    assert (stored[waiting.pk], stored[rejected.pk]) == (False, False)
 
 
 def _successor(previous, **fields):
