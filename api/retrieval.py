@@ -118,7 +118,13 @@ class TraceOutput(serializers.Serializer):
     query_hash = serializers.CharField()
     selected_ids = serializers.ListField(child=serializers.CharField())
     cited_ids = serializers.ListField(child=serializers.CharField())
-    prompt_tokens = serializers.IntegerField()
+    prompt_tokens = serializers.IntegerField(
+        allow_null=True,
+        help_text="The package's tokens; null once the caller may no longer read one of its "
+        "memories (hidden_count above 0): it would tell that memory's length. The stages' "
+        "counts and candidates_by_store are left out then, and stages.tokens.prompt_tokens "
+        "is null.",
+    )
     latency_ms = serializers.FloatField()
     stages = serializers.JSONField()
     used_ids = serializers.ListField(child=serializers.CharField())

@@ -27,7 +27,27 @@ def trace_get(*, principal, trace_id) -> RetrievalTrace:
     An agent's trace names only the memories it may read now (``_hidden_ids``).
     """
     trace = _one(_readable(principal, RetrievalTrace.objects.filter(pk=trace_id)))
-    return trace_without(trace, _hidden_ids(principal, trace))
+    return _as_the_agent_sees_it(trace, _hidden_ids(principal, trace))
+
+
+# What a trace's document counts over its memories: each figure would still measure one the
+# agent may no longer read (the prompt's tokens, the length of its words).
+_FIGURES_OVER_MEMORIES = ("counts", "candidates_by_store")
+
+
+def _as_the_agent_sees_it(trace: RetrievalTrace, hidden: set[str]) -> RetrievalTrace:
+    """``trace``, unsaved, as an agent that may no longer read ``hidden`` is answered it: the
+    ids left out (``trace_without``) and, if any was, the figures that count them too: the
+    prompt's tokens (null), the document's ``counts`` and ``candidates_by_store``. With them,
+    the tokens told the hidden memories' length to a token (a finding of stop 47's audit)."""
+    trace = trace_without(trace, hidden)
+    if hidden:
+        trace.prompt_tokens = None
+        stages = {k: v for k, v in trace.stages.items() if k not in _FIGURES_OVER_MEMORIES}
+        if "tokens" in stages:
+            stages["tokens"] = {**stages["tokens"], "prompt_tokens": None}
+        trace.stages = stages
+    return trace
 
 
 def _readable(principal, traces):
@@ -204,4 +224,4 @@ def trace_usage_record(
     ]
     trace.used_ids = sorted({*trace.used_ids, *(uuid.UUID(memory_id) for memory_id in reported)})
     trace.save(update_fields=["usage", "used_ids"])
-    return trace_without(trace, hidden)
+    return _as_the_agent_sees_it(trace, hidden)

@@ -270,6 +270,7 @@ def test_an_agent_s_trace_leaves_out_what_its_grant_no_longer_reaches(tenant, us
     before = client.get(f"/api/v1/traces/{trace_id}").json()
     assert {str(preference.id), str(incident.id)} <= set(before["selected_ids"])
     assert before["hidden_count"] == 0
+    assert before["prompt_tokens"] > 0 and before["stages"]["counts"]["selected"] >= 2
     report = {"kind": "answer", "memory_ids": [str(incident.id), str(preference.id)]}
     assert client.post(f"/api/v1/traces/{trace_id}/usage", report, format="json").status_code == 200
 
@@ -281,6 +282,10 @@ def test_an_agent_s_trace_leaves_out_what_its_grant_no_longer_reaches(tenant, us
     assert str(incident.id) not in shown and incident.content_hash not in shown
     assert after.json()["hidden_count"] == 1
     assert str(preference.id) in after.json()["selected_ids"]
+    # Nor the figures that count it: the prompt's tokens told its length to a token.
+    assert after.json()["prompt_tokens"] is None
+    assert after.json()["stages"]["tokens"]["prompt_tokens"] is None
+    assert not {"counts", "candidates_by_store"} & set(after.json()["stages"])
     assert (
         after.json()["used_ids"] == after.json()["usage"][0]["memory_ids"] == [str(preference.id)]
     )
@@ -298,9 +303,11 @@ def test_an_agent_s_trace_leaves_out_what_its_grant_no_longer_reaches(tenant, us
         format="json",
     )
     assert accepted.status_code == 200 and str(incident.id) not in json.dumps(accepted.json())
+    assert accepted.json()["prompt_tokens"] is None
     # The stored trace keeps every id: deletion purges by them, reviewers read them.
     stored = RetrievalTrace.objects.get(pk=trace_id)
     assert incident.id in stored.cited_ids and incident.id in stored.used_ids
+    assert stored.prompt_tokens == before["prompt_tokens"] and "counts" in stored.stages
     assert len(stored.usage) == 2
 
 
