@@ -310,11 +310,19 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
         ).values_list("pk", "subject_id", "content_hash")
     }
     hashes = {t["memory_id"]: t.get("content_hash", "") for t in entry["tombstones"]}
+    # A memory the restored database does not hold (made after the backup) is the journal's
+    # subject's: its tombstone names that subject, whose export folder the steps then scan
+    # (no row of the subject was restored either, so the operation names none). With no
+    # subject, the exports step scanned no folder and verified a file that still held it.
+    journal_subjects = {t["memory_id"]: t.get("subject_id") for t in entry["tombstones"]}
     tombstones = []
     for memory_id in operation.memory_ids:
         if memory_id in present:
             continue
         subject_id, content_hash = restored.get(memory_id, (None, ""))
+        subject_id = (
+            subject_id or journal_subjects.get(str(memory_id)) or entry.get("subject_id") or None
+        )
         # The journal's hash, else the restored row's (a queued line has no tombstones, and a
         # subject's or tenant's rows the journal did not list have none there): the
         # evaluation step finds verbatim copies by these hashes.

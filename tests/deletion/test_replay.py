@@ -128,6 +128,48 @@ def test_a_deletion_no_worker_ran_before_the_database_was_lost_is_replayed(
             _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
 
 
+@pytest.mark.parametrize("target", ["memory", "subject"])
+def test_a_replayed_deletion_of_a_subject_made_after_the_backup_reaches_its_export(tenant, target):
+    """The subject, its memory and its export were made after the backup, and the deletion
+    was accepted but not run. The restored database holds no row of the subject, so the
+    replayed operation named none and its exports step scanned no folder: it verified, and
+    the file kept the memory's words (a finding of stop 47's audit)."""
+    from memory_core.exports import export_create, export_path
+    from memory_core.principals import SubjectPrincipal, SystemPrincipal
+    from tests.factories import MemoryFactory, SubjectFactory
+
+    source = connection.settings_dict["NAME"]
+    scratch = f"{source}_restore"
+    with tempfile.TemporaryDirectory() as folder:
+        dump = Path(folder) / "backup.dump"
+        backup_time = timezone.now()
+        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
+        subject = SubjectFactory(tenant=tenant)
+        memory = MemoryFactory(subject=subject, content="User lives at 12 Quay Street.")
+        system = SystemPrincipal(tenant_id=tenant.id)
+        path = export_path(export_create(principal=system, subject_id=subject.id))
+        assert "12 Quay Street" in path.read_text()
+        user = SubjectPrincipal(tenant_id=tenant.id, subject_id=subject.id, user_id=1)
+        if target == "memory":
+            deletion_request(principal=user, memory_id=memory.id)
+        else:
+            deletion_request(principal=user, subject_id=subject.id)
+
+        _admin(f'DROP DATABASE IF EXISTS "{scratch}"')
+        _admin(f'CREATE DATABASE "{scratch}"')
+        try:
+            _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
+            result = _replay(scratch, backup_time)
+            assert result["replayed"] == 1 and result["incomplete"] == {}, result
+            if target == "subject":
+                assert not path.exists()
+            else:
+                assert str(memory.id) not in path.read_text()
+                assert "12 Quay Street" not in path.read_text()
+        finally:
+            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
 def test_a_queued_delete_everything_no_worker_made_before_the_database_was_lost_is_replayed(
     owner, owner_principal, memories
 ):
