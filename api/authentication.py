@@ -25,9 +25,17 @@ class NotAnApiKey(exceptions.AuthenticationFailed):
     default_code = "not_an_api_key"
 
 
-def not_an_api_key(scheme: str, raw_key: str) -> NotAnApiKey:
+def not_an_api_key(scheme: str, raw_key: str, *, bare: bool = False) -> NotAnApiKey:
     """Return the refusal of a header that holds no API key, saying what was sent instead
-    (never the credential itself)."""
+    (never the credential itself). ``bare``: the header is one word, no space in it, which
+    is a credential sent without its scheme as often as a scheme without its credential:
+    it is never named (a password sent so was quoted back as "the hunter2 scheme")."""
+    if bare and scheme.lower() != ApiKeyAuthentication.keyword.lower():
+        return NotAnApiKey(
+            "This is not an API key: the Authorization header holds one word, with no scheme "
+            "before it (a key sent without its scheme, say). Send Authorization: Bearer "
+            "<api key>."
+        )
     if scheme.lower() != ApiKeyAuthentication.keyword.lower():
         named = f"the {scheme} scheme" if _SCHEME.fullmatch(scheme) else "another scheme"
         return NotAnApiKey(
@@ -55,11 +63,11 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         header = authentication.get_authorization_header(request).decode("latin-1")
         if not header:
             return None
-        scheme, _, raw_key = header.partition(" ")
+        scheme, space, raw_key = header.partition(" ")
         raw_key = raw_key.strip()
         # Case-insensitive, as every HTTP authentication scheme (RFC 9110, 11.1): "bearer".
         if scheme.lower() != self.keyword.lower() or not api_key_shaped(raw_key):
-            raise not_an_api_key(scheme, raw_key)
+            raise not_an_api_key(scheme, raw_key, bare=not space)
         key = api_key_resolve(raw_key)
         if key is None:
             raise exceptions.AuthenticationFailed(
