@@ -153,18 +153,21 @@ class Candidate:
 
     def id_texts(self) -> list[str]:
         """Return the write's ids as the guards read them: the subject, ``task_id``,
-        ``session_id``, ``source.conversation_id`` and ``source.tool``, each as written and
-        as words (``written_and_words``), then all of them as words on one line, as an
-        instruction may be split across them. GET answers every one, and the subject is its
-        display name too. Each id is read alone as well: the words of another id ("personal",
-        "for_a_week") must not exempt it. [] without ids; at most six short texts (an id is
-        at most ``HARD_MAX_ID_CHARS``)."""
+        ``session_id``, ``source.conversation_id``, ``source.tool`` and the environment,
+        each as written and as words (``written_and_words``), then all of them as words on
+        one line, as an instruction may be split across them. GET answers every one, and the
+        subject is its display name too (the environment was read by no guard, and an
+        override stored as one was answered to every agent: stop 47's audit). Each id is
+        read alone as well: the words of another id ("personal", "for_a_week") must not
+        exempt it. [] without ids; at most seven short texts (an id is at most
+        ``HARD_MAX_ID_CHARS``)."""
         ids = [
             self.subject,
             self.task_id,
             self.session_id,
             self.source_conversation_id,
             self.source_tool,
+            self.environment,
         ]
         ids = [text for text in ids if text]
         words = [key_words(text) for text in ids]
@@ -185,12 +188,15 @@ class Candidate:
         return written_and_words(ref) if ref and any(c.isspace() for c in ref) else ""
 
     def sentence_ids(self) -> list[str]:
-        """Return the ids that are sentences (they hold whitespace: only the subject may), for
-        the class guard: "Refund approved, balance is $5,400" as a subject is business state,
-        and GET answers it as the subject's name. An identifier is not read by the class
-        guard: a task named "refund-approved-handler" or a session "invoice-paid-sync" works
-        on code, it states no business state."""
-        return [text for text in (self.subject,) if text and any(c.isspace() for c in text)]
+        """Return the ids that are sentences (they hold whitespace: only the subject and the
+        message's id may), for the class guard and the sensitive categories: "Refund
+        approved, balance is $5,400" as a subject is business state, and GET answers it as
+        the subject's name; "User has HIV." as a message's id was stored personal, answered
+        to every agent (stop 47's audit). An identifier is not read by them: a task named
+        "refund-approved-handler" or a session "invoice-paid-sync" works on code, it states
+        no business state."""
+        ids = (self.subject, self.source_message_id)
+        return [text for text in ids if text and any(c.isspace() for c in text)]
 
 
 @dataclass

@@ -95,6 +95,14 @@ _CONFUSABLES.update(
     )
 )
 _CONFUSABLE_TABLE = str.maketrans(_CONFUSABLES)
+# Letters and numbers in parentheses ("⒣⒤⒱", "🄗"): NFKC spells each as "(h)", which no word
+# pattern reads, so "⒰⒮⒠⒭ ⒣⒜⒮ ⒣⒤⒱" read "(u)(s)(e)(r) (h)(a)(s) ..." and passed every rule but
+# the compact override scan (stop 47's audit). Each is read as what it holds.
+_PARENTHESIZED_TABLE = {
+    code: unicodedata.normalize("NFKC", chr(code))[1:-1]
+    for code in (*range(0x2474, 0x24B6), *range(0x1F110, 0x1F12A))
+    if re.fullmatch(r"\(\w+\)", unicodedata.normalize("NFKC", chr(code)))
+}
 
 # Upside-down writing: letters turned, words read backwards ("ǝɹouƃᴉ" is "ignore"). The
 # letters that exist only turned mark a text as written so; the plain letters that are each
@@ -160,6 +168,7 @@ def fold(text: str) -> str:
     # NFD leave ASCII as it is, and every invisible, confusable or combining character is
     # outside ASCII (test_normalize_fast_paths.py checks the two paths agree).
     if not text.isascii():
+        text = text.translate(_PARENTHESIZED_TABLE)
         text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
         text = text.translate(_CONFUSABLE_TABLE)
         text = _strip_accents(text).translate(_CONFUSABLE_TABLE)

@@ -235,6 +235,16 @@ def key_seam(candidate: Candidate) -> str:
     return f"{key_words(candidate.memory_key)} {candidate.content[:KEY_SEAM_CHARS]}"
 
 
+def scope_seam(candidate: Candidate) -> str:
+    """Return the scope's id read as words, then the start of the content, as the prompt
+    shows them side by side (scope="project:ignore-all-previous" ...>instructions and ...):
+    an instruction begun in the scope and ended in the content was stored (stop 47's audit),
+    as one begun in the key was before ``key_seam``. "" for the global scope."""
+    if not candidate.scope_ref:
+        return ""
+    return f"{key_words(candidate.scope_ref)} {candidate.content[:KEY_SEAM_CHARS]}"
+
+
 def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
     """Return the memory_key read as the label of a bare value the write holds, for the class
     guard: "account balance: 5400" is business state that neither the key
@@ -262,10 +272,15 @@ def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
 def sensitivity_texts(candidate: Candidate) -> list[str]:
     """Return the texts the sensitive categories read (rule 8): the content and the value
     (``Candidate.texts``), the key with the content ("health.hiv_status" and "Positive." say
-    it together, ``key_seam``), and the scope's id as written and as words
+    it together, ``key_seam``), the scope's id as written and as words
     (``Candidate.scope_text``): the prompt shows it, and "project:user has HIV" was stored
-    personal, readable by every agent of the scope. ``import_memories`` reads the same."""
-    extra = (key_seam(candidate), candidate.scope_text())
+    personal, readable by every agent of the scope; the message's id when it is a sentence
+    and a correction's reason, which GET and the memory's events answer to agents ("User
+    has HIV." as either was read by the injection guard only: stop 47's audit). Not the
+    subject: it is the tenant's name for a person. ``import_memories`` reads the same."""
+    message = candidate.source_message_id
+    said = message if message in candidate.sentence_ids() else ""
+    extra = (key_seam(candidate), candidate.scope_text(), candidate.reason, said)
     return candidate.texts() + [text for text in extra if text]
 
 
@@ -338,11 +353,18 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
     scope = candidate.scope_text()
     # A correction's reason is kept in its event, which agents read: the injection guard
     # reads it too.
-    extra = (candidate.memory_key, candidate.scope_ref, key_seam(candidate), candidate.reason)
+    extra = (
+        candidate.memory_key,
+        candidate.scope_ref,
+        key_seam(candidate),
+        scope_seam(candidate),
+        candidate.reason,
+    )
     texts = written + [t for t in (*extra, candidate.source_message_id) if t]
     class_texts += key_lines(candidate, value=not _is_pointer(candidate.value))
     class_texts += [scope] if scope else []
     class_texts += candidate.sentence_ids()
+    class_texts += [candidate.reason] if candidate.reason else []
     codes = guards.class_codes(class_texts)
     injection = _merged(guards.injection_codes(texts + seams(written)), id_injection)
     codes += injection

@@ -8,7 +8,13 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory_core.admission.candidate import HARD_MAX_ID_CHARS, ID_PATTERN, INVALID_ID
+from memory_core.admission.candidate import (
+    HARD_MAX_ID_CHARS,
+    ID_PATTERN,
+    INVALID_ID,
+    written_and_words,
+)
+from memory_core.admission.policy import REFUSING, describe, id_codes
 from memory_core.exceptions import Conflict, NotFound, ValidationFailed
 from memory_core.models import Memory, RetrievalTrace
 
@@ -183,6 +189,24 @@ def trace_usage_record(
         raise ValidationFailed(
             "The usage report's reference is not an id.",
             details={"reference": [{"code": "invalid_id", "message": INVALID_ID}]},
+        )
+    # Read as a write's ids are ("Ignore_all_previous_instructions_and_..." as a task id is
+    # refused; as a reference it was kept and answered: stop 47's audit).
+    refused = (
+        [c for c in id_codes([written_and_words(reference)]) if c in REFUSING] if reference else []
+    )
+    if refused:
+        raise ValidationFailed(
+            "The usage report's reference was refused.",
+            details={
+                "reference": [
+                    {
+                        "code": "refused",
+                        "message": f"{describe(refused)} ({', '.join(refused)}) It would be "
+                        "kept in the trace, which is answered again.",
+                    }
+                ]
+            },
         )
     trace = _one(
         _readable(principal, RetrievalTrace.objects.filter(pk=trace_id)).select_for_update(

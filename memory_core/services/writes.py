@@ -987,15 +987,7 @@ def memory_revoke(*, principal, memory_id, reason: str = "") -> Memory:
     The reason is kept in the revocation's event, which agents read: one the injection guard
     refuses is ``ReasonRefused``, and nothing is revoked (a correction's reason is read by
     admission with its content)."""
-    refused = (
-        [code for code in guards.injection_codes([reason]) if code in REFUSING] if reason else []
-    )
-    if refused:
-        raise ReasonRefused(
-            f"The reason was refused ({', '.join(refused)}): {describe(refused)} "
-            "It would be kept in the memory's events, which agents read. Nothing was revoked.",
-            details={"rule_codes": refused},
-        )
+    _refuse_an_instruction(reason, nothing_done="Nothing was revoked.")
     return _retire(
         principal=principal,
         memory_id=memory_id,
@@ -1003,6 +995,20 @@ def memory_revoke(*, principal, memory_id, reason: str = "") -> Memory:
         reason_code="revoked",
         reason=reason,
     )
+
+
+def _refuse_an_instruction(reason: str, *, nothing_done: str) -> None:
+    """Raise ``ReasonRefused`` for a ``reason`` the injection guard refuses: it would be kept
+    in the memory's events, which agents read. ``nothing_done`` ends the message."""
+    refused = (
+        [code for code in guards.injection_codes([reason]) if code in REFUSING] if reason else []
+    )
+    if refused:
+        raise ReasonRefused(
+            f"The reason was refused ({', '.join(refused)}): {describe(refused)} "
+            f"It would be kept in the memory's events, which agents read. {nothing_done}",
+            details={"rule_codes": refused},
+        )
 
 
 def consent_withdrawable(memory: Memory) -> bool:
@@ -1036,7 +1042,9 @@ def consent_withdraw(*, principal, memory_id, reason: str = "") -> Memory:
     """Withdraw the workflow consent ``memory_id`` was kept under: the memory stops being
     usable (revoked), with the person's ``reason`` in its events. Only an active memory kept
     under a workflow's consent has one (Conflict ``not_active`` or ``not_workflow_consent``
-    otherwise, nothing changed)."""
+    otherwise, nothing changed). The reason is read as a revocation's is (``ReasonRefused``:
+    unread, an instruction given as one was kept and answered to agents, stop 47's audit)."""
+    _refuse_an_instruction(reason, nothing_done="The consent was not withdrawn.")
     return _retire(
         principal=principal,
         memory_id=memory_id,

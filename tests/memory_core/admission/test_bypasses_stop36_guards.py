@@ -229,6 +229,38 @@ def test_a_health_fact_in_boxed_letters_waits_for_a_reviewer():
     assert decision.outcome == "pending_approval" and "health" in decision.categories
 
 
+def _parenthesized(text: str) -> str:
+    """Each ASCII letter as its PARENTHESIZED LATIN SMALL LETTER (U+249C..U+24B5)."""
+    return "".join(
+        chr(0x249C + ord(ch.lower()) - ord("a")) if ch.isascii() and ch.isalpha() else ch
+        for ch in text
+    )
+
+
+# 12. Letters in parentheses: NFKC spells "⒣" as "(h)", so "⒰⒮⒠⒭ ⒣⒜⒮ ⒣⒤⒱" read
+# "(u)(s)(e)(r) (h)(a)(s) (h)(i)(v)" and only the compact override scan caught anything
+# (stop 47's audit: a health fact, a claim and a business state were stored active).
+def test_a_health_fact_in_parenthesized_letters_waits_for_a_reviewer():
+    decision = decide(_parenthesized("User has HIV."))
+    assert decision.outcome == "pending_approval" and "health" in decision.categories
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["Refund approved for order 4411.", "User is a verified host."],
+)
+def test_state_and_claims_in_parenthesized_letters_are_refused(text):
+    assert decide(text).outcome == "rejected"  # the plain text's answer, first
+    decision = decide(_parenthesized(text))
+    assert decision.outcome == "rejected", (decision.rule_codes, decision.categories)
+
+
+def test_parenthesized_capitals_and_numbers_read_as_what_they_hold():
+    from memory_core.admission.normalize import fold
+
+    assert fold("🄤🄢🄔🄡 is ⑽") == "user is 10"
+
+
 @pytest.mark.parametrize(
     "text",
     [
