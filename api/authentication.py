@@ -8,7 +8,7 @@ from rest_framework import authentication, exceptions
 from memory_core.exceptions import DomainError
 from memory_core.principals import AgentPrincipal
 from memory_core.rls import request_tenant_set
-from memory_core.services.api_keys import api_key_resolve, api_key_shaped
+from memory_core.services.api_keys import api_key_resolve, api_key_shaped, api_key_used
 from memory_core.subject_tokens import HEADER as SUBJECT_TOKEN_HEADER
 from memory_core.subject_tokens import subject_token_verify
 
@@ -74,6 +74,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
                 "Unknown, revoked or expired API key, or its agent was deactivated or its "
                 "tenant deleted."
             )
+        api_key_used(key)
         # From here on the request's transaction acts for this tenant only (row-level
         # security); the key's own tables are readable before a tenant is known.
         request_tenant_set(key.agent.tenant_id)

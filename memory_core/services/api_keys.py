@@ -484,6 +484,33 @@ def api_key_resolve(raw_key: str) -> ApiKey | None:
     return key
 
 
+# How stale a key's ``last_used_at`` may get: a request records its use when the recorded one
+# is older, so a key in steady use costs one UPDATE a minute, not one a request.
+LAST_USED_EVERY = timedelta(minutes=1)
+
+# The key's row when its last use is stale and no other request is recording one now
+# (SKIP LOCKED: a request never waits for another's transaction to record the same minute).
+_LAST_USED_SQL = f"""
+    UPDATE {ApiKey._meta.db_table} SET last_used_at = %(now)s
+    WHERE id = (SELECT id FROM {ApiKey._meta.db_table}
+                WHERE id = %(id)s AND (last_used_at IS NULL OR last_used_at < %(stale)s)
+                FOR UPDATE SKIP LOCKED)
+"""  # noqa: S608 - the model's own table name
+
+
+def api_key_used(key: ApiKey, *, now=None) -> None:
+    """Record that ``key`` was just used, to the minute (``LAST_USED_EVERY``): the admin's
+    "last used", which a rotation watches stop before revoking the old key (docs/operations.md).
+    Nothing ever wrote it, so every key read as never used (stop 47's audit). In the
+    request's transaction: a request that fails records nothing."""
+    now = now or timezone.now()
+    if key.last_used_at is not None and now - key.last_used_at < LAST_USED_EVERY:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(_LAST_USED_SQL, {"now": now, "id": key.pk, "stale": now - LAST_USED_EVERY})
+    key.last_used_at = now
+
+
 def _check_length(value: str, model, field: str, what: str) -> None:
     """Raise ValidationFailed if ``value`` does not fit the column ``model.field``."""
     limit = model._meta.get_field(field).max_length

@@ -272,3 +272,28 @@ def test_what_django_answers_itself_is_no_500_with_debug_on_either(
         monkeypatch.setattr(views.WhoAmIView, "get", fail)
         response = api_client.get("/api/v1/whoami")
         assert response.status_code == status, (raised, response.content)
+
+
+def test_a_request_records_when_its_key_was_last_used_to_the_minute(api_client, agent):
+    """docs/operations.md's rotation watches the old key's "last used" stop: nothing wrote
+    it, so every key read as never used (stop 47's audit). A request records it once a
+    minute at most (``LAST_USED_EVERY``); a refused key records nothing."""
+    from datetime import timedelta
+
+    from memory_core.models import ApiKey
+
+    key = ApiKey.objects.get(agent=agent, revoked_at=None)
+    assert key.last_used_at is None
+    assert api_client.get("/api/v1/whoami").status_code == 200
+    first = ApiKey.objects.get(pk=key.pk).last_used_at
+    assert first is not None
+    assert api_client.get("/api/v1/whoami").status_code == 200
+    assert ApiKey.objects.get(pk=key.pk).last_used_at == first  # within the minute
+    ApiKey.objects.filter(pk=key.pk).update(last_used_at=first - timedelta(minutes=2))
+    assert api_client.get("/api/v1/whoami").status_code == 200
+    assert ApiKey.objects.get(pk=key.pk).last_used_at > first - timedelta(seconds=1)
+    ApiKey.objects.filter(pk=key.pk).update(
+        revoked_at=first, last_used_at=first - timedelta(minutes=2)
+    )
+    assert api_client.get("/api/v1/whoami").status_code == 401
+    assert ApiKey.objects.get(pk=key.pk).last_used_at == first - timedelta(minutes=2)
