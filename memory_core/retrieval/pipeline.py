@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+import unicodedata
 from dataclasses import replace
 
 from django.db import DatabaseError, InterfaceError, OperationalError, connection
@@ -198,16 +199,25 @@ def effective_budget(request: RetrievalRequest, policy: RetrievalPolicy) -> Budg
 
 def _token_counter():
     """Return (count_tokens, additive, degraded reason): the model's own tokenizer, or, when it
-    cannot load, a count of characters, never fewer than the tokens they make (a WordPiece
-    token holds one character at least), so the package still fits its budget."""
+    cannot load, a count of characters (``_characters_counted``), never fewer than the tokens
+    they make, so the package still fits its budget."""
     try:
         embedder = get_embedder()
         additive = getattr(embedder, "additive_token_counts", False)
         embedder.count_tokens("memory")  # loads the tokenizer now, not halfway through
     except Exception as exc:  # any failure of the model's files: count safely, never a 500
         logger.warning("the tokenizer failed, counting characters instead: %s", exc)
-        return len, False, "tokenizer_failed"
+        return _characters_counted, False, "tokenizer_failed"
     return embedder.count_tokens, additive, ""
+
+
+def _characters_counted(text: str) -> int:
+    """Return the characters of ``text`` lower-cased and decomposed (NFD), as a WordPiece
+    tokenizer reads it before it cuts pieces of one character at least: never fewer than its
+    tokens. The raw characters were fewer for Korean (a syllable is two or three jamo, each a
+    piece: "한국어" is 3 characters and 8 tokens), and a Korean package went over its
+    ``max_tokens`` (stop 47's audit). An accent stripped or a space dropped only counts more."""
+    return len(unicodedata.normalize("NFD", text.lower()))
 
 
 def _embed_query(query: str):

@@ -233,6 +233,41 @@ def test_a_missing_model_folder_degrades_and_still_fits_the_budget(
     assert len(result.prompt) <= 200 and result.prompt_tokens == len(result.prompt)
 
 
+def test_counted_in_characters_a_korean_package_still_fits_the_budget(
+    tenant, api_client, settings, tmp_path
+):
+    """The fallback counted the raw characters; the tokenizer reads a Korean syllable as two
+    or three jamo, each a piece, so this package of 857 characters was 1,046 tokens against a
+    max_tokens of 1,000 (stop 47's audit)."""
+    from django.conf import settings as django_settings
+
+    from tests.factories import SubjectFactory
+
+    me = SubjectFactory(tenant=tenant, external_id="dana")
+    rule = "atlas-api 저장소에서는 모든 엔드포인트에 OpenAPI 항목이 필요합니다. " + (
+        "데이터베이스 마이그레이션 검토 필요 " * 25
+    )
+    memory_store_many(
+        drafts=[draft(me, rule, "repository_rule", scope_kind="repo", scope_ref="atlas-api")],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )
+    count = get_embedder().count_tokens  # the model's tokenizer, kept before it breaks
+    settings.MEMLEDGER_EMBEDDER = {
+        **django_settings.MEMLEDGER_EMBEDDER,
+        "MODEL_PATH": str(tmp_path / "no-such-model"),
+    }
+    for max_tokens, items in ((1000, 0), (2500, 1)):  # it costs 1,046 of the model's tokens
+        body = {
+            "query": "rules for atlas-api",
+            "intent": "apply_project_rules",
+            "context": {"user_id": "dana", "repository_id": "atlas-api"},
+            "budget": {"max_tokens": max_tokens},
+        }
+        data = api_client.post("/api/v1/retrieve", body, format="json").json()
+        assert data["degraded"] is True and len(data["items"]) == items, max_tokens
+        assert count(data["prompt"]) <= data["prompt_tokens"] <= max_tokens
+
+
 def test_the_prompt_fits_max_tokens_even_with_a_clarification(world):
     me = world["memories"]["mine_repo"].subject
     inferred = {"authority": "model_inference", "source_type": "model_inference"}
