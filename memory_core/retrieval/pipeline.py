@@ -26,7 +26,7 @@ from django.utils import timezone
 from psycopg import pq
 from psycopg.errors import LockNotAvailable, QueryCanceled
 
-from memory_core.embeddings import get_embedder
+from memory_core.embeddings import embed_texts, get_embedder
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import SUBJECT_LOCK_PREFIX, deletion_queued_keys, subject_shared_lock_wait
 from memory_core.models import RetrievalTrace
@@ -222,7 +222,7 @@ def _characters_counted(text: str) -> int:
 
 def _embed_query(query: str):
     try:
-        return get_embedder().embed([query])[0], ""
+        return embed_texts([query])[0], ""
     except Exception as exc:  # any failure of the model is a degraded read, never a 500
         logger.warning("query embedding failed, degrading to structured + full-text: %s", exc)
         return None, "embedding_failed"

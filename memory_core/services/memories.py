@@ -13,7 +13,7 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from memory_core.embeddings import get_embedder
+from memory_core.embeddings import embed_texts, get_embedder
 from memory_core.models import (
     PROPOSED_STATUSES,
     TYPE_CLASS,
@@ -131,7 +131,7 @@ def embed_memories(memories: list[Memory]) -> None:
     if not memories:
         return
     embedder = get_embedder()
-    vectors = embedder.embed([memory.content for memory in memories])
+    vectors = embed_texts([memory.content for memory in memories], embedder=embedder)
     for memory, vector in zip(memories, vectors, strict=True):
         memory.embedding = vector
         memory.embedding_model = embedder.model_name
@@ -275,7 +275,7 @@ def memories_reembed(*, batch_size: int = 256, progress=None) -> ReembedResult:
         if not rows:
             return result
         last_id = rows[-1][0]
-        vectors = embedder.embed([content for _, content, _ in rows])
+        vectors = embed_texts([content for _, content, _ in rows], embedder=embedder)
         written = _store_vectors(
             [(pk, digest) for pk, _, digest in rows], vectors, embedder.model_name
         )
@@ -297,7 +297,7 @@ def memory_reembed(memory_id) -> str:
     if row is None or not row[0]:
         return "nothing"
     embedder = get_embedder()
-    vector = embedder.embed([row[0]])[0]
+    vector = embed_texts([row[0]], embedder=embedder)[0]
     written = _store_vectors([(memory_id, row[1])], [vector], embedder.model_name)
     return "reembedded" if written else "deleted"
 

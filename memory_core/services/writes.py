@@ -57,7 +57,7 @@ from memory_core.admission import (
 )
 from memory_core.admission.candidate import MAX_REASON_CHARS, settle_user_scopes, value_texts
 from memory_core.admission.policy import REFUSING, describe, split_window
-from memory_core.embeddings import BATCH_SIZE, get_embedder
+from memory_core.embeddings import BATCH_SIZE, embed_texts, get_embedder
 from memory_core.exceptions import (
     Conflict,
     EmbeddingUnavailable,
@@ -366,7 +366,7 @@ class _Embedding:
             return self._chunks.popleft() if self._chunks else None
 
     def _embed(self, chunk: list[int]) -> None:
-        vectors = get_embedder().embed([self._texts[i] for i in chunk])
+        vectors = embed_texts([self._texts[i] for i in chunk])
         for i, vector in zip(chunk, vectors, strict=True):
             self._vectors[i] = vector
 

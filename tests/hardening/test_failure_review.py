@@ -15,7 +15,7 @@ from django.test.utils import override_settings
 from memory_core import retrieval_cache
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request, subject_deletion_queue
-from memory_core.embeddings import EmbeddingError
+from memory_core.embeddings import EmbeddingError, SentenceTransformerEmbedder, get_embedder
 from memory_core.models import DeletionOperation, DeletionStep, Memory
 from memory_core.principals import SystemPrincipal
 from memory_core.retrieval import candidates
@@ -273,6 +273,49 @@ class UnloadableEmbedder:
 
     def __init__(self, **options):
         raise EmbeddingError("model folder unreadable")
+
+
+class NanEmbedder(SentenceTransformerEmbedder):
+    """Corrupt weights or a broken runtime: the model runs and answers NaN (``poison``), or
+    infinities."""
+
+    poison = float("nan")
+
+    def embed(self, texts):
+        return [[self.poison] * self.dimensions for _ in texts]
+
+
+class InfinityEmbedder(NanEmbedder):
+    poison = float("inf")
+
+
+@pytest.mark.parametrize("backend", ["NanEmbedder", "InfinityEmbedder"])
+def test_a_model_answering_no_numbers_is_a_503_for_writes_and_degrades_retrieval(
+    api_client, dana, backend
+):
+    """PostgreSQL refuses such a vector ("NaN not allowed in vector"): the write answered 500
+    where a model that raised answers 503 (stop 47's audit)."""
+    get_embedder.cache_clear()
+    path = f"tests.hardening.test_failure_review.{backend}"
+    api_client.raise_request_exception = False
+    try:
+        with override_settings(MEMLEDGER_EMBEDDER={"BACKEND": path, "DIMENSIONS": 384}):
+            before = Memory.objects.count()
+            body = {
+                "subject": "dana", "memory_type": "user_preference", "memory_key": "style.a",
+                "scope": "global", "content": "User prefers concise technical answers.",
+                "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"},
+            }  # fmt: skip
+            write = api_client.post("/api/v1/memories", body, format="json")
+            assert write.status_code == 503, write.content[:300]
+            assert write.json()["error"]["code"] == "embedding_unavailable"
+            assert write["Retry-After"]
+            assert Memory.objects.count() == before
+            query = {"query": "atlas-api staging deploy", "context": {"user_id": "dana"}}
+            read = api_client.post(URL, query, format="json")
+            assert read.status_code == 200 and read.json()["degraded"] is True
+    finally:
+        get_embedder.cache_clear()
 
 
 @pytest.fixture
