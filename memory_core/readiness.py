@@ -10,9 +10,12 @@
   started before ``migrate`` would fail on its first query of a new column; it stays out of
   the load balancer instead. Once true, a process keeps the answer (the schema only moves
   forward under a running release), so later probes cost one ``SELECT 1``.
-- ``rate_limit_cache``: whether the cache the rate limits count in answers (Redis with
-  ``REDIS_URL``, within ``REDIS_TIMEOUT_SECONDS``; else this host's file cache): without it
-  every agent request answers 503 ``rate_limiter_unavailable`` (``cache_unavailable``).
+- ``rate_limit_cache``: whether the cache the rate limits count in answers and counts (Redis
+  with ``REDIS_URL``, within ``REDIS_TIMEOUT_SECONDS``; else this host's file cache): a
+  counter of its own is added to, as a request's is. Without it every agent request answers
+  503 ``rate_limiter_unavailable`` (``cache_unavailable``); a read alone passed a cache that
+  reads and refuses writes (a full folder, Redis out of memory under ``noeviction``), and
+  the probe said ready while every request was refused (stop 47's audit).
 - ``embedding_model``: whether the model is loaded in this process. It does not make the
   process unready: without the model retrieval degrades to the stores that need no vector
   and writes answer 503, as DESIGN.md's failure behaviour asks, and a process started with
@@ -71,14 +74,26 @@ def _migrations() -> dict:
     return {"ok": True}
 
 
+# The probe's own counter in the rate limits' cache (never a key's: those are named by their
+# digest), kept a minute.
+READYZ_COUNTER = "memledger:readyz"
+READYZ_COUNTER_SECONDS = 60
+
+
 def _rate_limit_cache() -> dict:
     from django.core.cache import caches
 
     from memory_core.cache_backends import counter_cache_alias
 
+    backend = caches[counter_cache_alias()]
     try:
-        caches[counter_cache_alias()].get("readyz")
-    except Exception as exc:  # Redis down or hung, a cache folder that cannot be read
+        # As ``api.throttling.counter_add`` counts: incr, or add when the counter is new.
+        try:
+            backend.incr(READYZ_COUNTER)
+        except ValueError:
+            backend.add(READYZ_COUNTER, 1, timeout=READYZ_COUNTER_SECONDS)
+        backend.touch(READYZ_COUNTER, READYZ_COUNTER_SECONDS)
+    except Exception as exc:  # Redis down or hung, full, a folder that cannot be written
         logger.warning("readiness: the rate limits' cache is unavailable: %s", exc)
         return {"ok": False, "code": "cache_unavailable"}
     return {"ok": True}

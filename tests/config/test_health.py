@@ -4,6 +4,7 @@ import json
 
 import psycopg
 import pytest
+from django.core.cache.backends.base import BaseCache
 from django.db import connection
 from django.test import override_settings
 
@@ -68,6 +69,53 @@ def test_a_rate_limit_cache_that_is_down_is_not_ready(client, settings):
         "ok": False,
         "code": "cache_unavailable",
     }
+
+
+class ReadOnlyCache(BaseCache):
+    """A cache that still reads but no longer writes: a full or read-only cache folder, or
+    Redis out of memory under ``noeviction`` (reads pass, INCR is refused)."""
+
+    def __init__(self, location, params):
+        super().__init__(params)
+
+    def get(self, key, default=None, version=None):
+        return default
+
+    def _full(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    add = set = touch = incr = decr = delete = _full
+
+
+def test_a_rate_limit_cache_that_reads_and_cannot_count_is_not_ready(client, api_client, settings):
+    """A read alone passed it, while every agent request answered 503: the counters could not
+    be written (stop 47's audit)."""
+    settings.CACHES = {
+        **settings.CACHES,
+        "throttle": {"BACKEND": "tests.config.test_health.ReadOnlyCache"},
+    }
+    api_client.raise_request_exception = False
+    refused = api_client.get("/api/v1/whoami")
+    assert refused.status_code == 503
+    assert refused.json()["error"]["code"] == "rate_limiter_unavailable"
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json()["checks"]["rate_limit_cache"] == {
+        "ok": False,
+        "code": "cache_unavailable",
+    }
+
+
+def test_the_readiness_counter_is_kept_in_the_rate_limits_cache(client):
+    from django.core.cache import caches
+
+    from memory_core.cache_backends import counter_cache_alias
+    from memory_core.readiness import READYZ_COUNTER
+
+    assert client.get("/readyz").status_code == 200
+    counted = caches[counter_cache_alias()].get(READYZ_COUNTER)
+    assert client.get("/readyz").status_code == 200
+    assert caches[counter_cache_alias()].get(READYZ_COUNTER) == counted + 1
 
 
 def test_readiness_says_loaded_only_once_the_model_has_loaded(client, settings):
