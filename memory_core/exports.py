@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from memory_core.exceptions import NotFound, ValidationFailed
@@ -293,22 +293,27 @@ def export_create(*, principal, subject_id=None) -> Export:
                 requested_by_type=principal.actor_type,
                 requested_by_id=principal.actor_id,
             )
-    except DatabaseError:
-        # No row names the file (the tenant was deleted meanwhile, say): leave no file either.
+            # A deletion that committed while the file was being written: its exports step
+            # may have looked before this row existed, so drop what the ledger has
+            # tombstoned ourselves.
+            deleted = set(
+                Tombstone.objects.filter(memory_id__in_array=export.memory_ids).values_list(
+                    "memory_id", flat=True
+                )
+            )
+            if deleted:
+                locked = Export.objects.select_for_update().get(pk=export.pk)
+                export_remove_memories(export=locked, memory_ids=deleted)
+                export.refresh_from_db()
+    except BaseException:
+        # No row names the file (the tenant was deleted meanwhile, the server went away, a
+        # lock wait ran out): leave no file either. Only the row's insert was covered, and a
+        # failure of the tombstone check after it left a full copy of the subject's memories
+        # that no row named (stop 47's audit). A request that fails after this returns
+        # rolls the row back and leaves the file to the retention sweep's orphan removal
+        # (``export_files_orphaned_remove``, after ``MEMLEDGER_EXPORT_RETENTION_HOURS``).
         path.unlink(missing_ok=True)
         raise
-    # A deletion that committed while the file was being written: its exports step may have
-    # looked before this row existed, so drop what the ledger has tombstoned ourselves.
-    deleted = set(
-        Tombstone.objects.filter(memory_id__in_array=export.memory_ids).values_list(
-            "memory_id", flat=True
-        )
-    )
-    if deleted:
-        with transaction.atomic():
-            locked = Export.objects.select_for_update().get(pk=export.pk)
-            export_remove_memories(export=locked, memory_ids=deleted)
-        export.refresh_from_db()
     return export
 
 

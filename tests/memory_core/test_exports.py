@@ -198,3 +198,33 @@ def test_a_record_says_when_the_memory_expires_and_which_agent_wrote_it(subject)
     assert own_end["written_by_agent"] is None
     assert records[str(stated.id)]["expires_at"] is None  # a preference: no end date
     assert records[str(stated.id)]["expires_by_retention"] is False
+
+
+@pytest.mark.parametrize("failing", ["the tombstone check", "the row's insert"])
+def test_an_export_that_fails_after_its_file_is_written_leaves_no_file(
+    subject, monkeypatch, failing
+):
+    """Only the row's insert was covered: a failure of the tombstone check after it (a
+    server gone, a lock wait run out) rolled the row back and left the file, a full copy of
+    the subject's memories that no row named (stop 47's audit)."""
+    from django.db import OperationalError
+
+    import memory_core.exports as exports
+    from memory_core.models import Export
+
+    MemoryFactory(subject=subject, content="User lives at 12 Quay Street.")
+
+    def fail(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    if failing == "the tombstone check":
+        monkeypatch.setattr(exports.Tombstone.objects, "filter", fail)
+    else:
+        monkeypatch.setattr(exports.Export.objects, "create", fail)
+    folder = exports.export_dir() / str(subject.tenant_id) / str(subject.id)
+    before = set(folder.glob("*.json")) if folder.is_dir() else set()
+    with pytest.raises(OperationalError):
+        export_create(principal=SystemPrincipal(tenant_id=subject.tenant_id), subject_id=subject.id)
+    after = set(folder.glob("*.json")) if folder.is_dir() else set()
+    assert after == before
+    assert not Export.objects.filter(subject=subject).exists()
