@@ -523,10 +523,20 @@ def invalid_choice_message(value, choices) -> str:
         listed += ", …"
     if not isinstance(value, str):
         return f"Must be a string, one of: {listed}."
-    shown = value if len(value) <= _MAX_CHOICE_ECHO else value[:_MAX_CHOICE_ECHO] + "…"
-    # A lone surrogate could not be encoded in the answer: shown escaped.
-    shown = shown.encode("utf-8", "backslashreplace").decode("utf-8")
-    return f'"{shown}" is not a valid choice; one of: {listed}.'
+    return f'"{echoed(value)}" is not a valid choice; one of: {listed}.'
+
+
+def echoed(text: str) -> str:
+    """Return ``text`` as an error message quotes it: at most ``_MAX_CHOICE_ECHO`` characters
+    (then "…"), anything unprintable escaped (``\\n``, ``\\ud800``): a lone surrogate could not
+    be encoded in the answer, and a newline split an import's one-line error in two (stop
+    47's audit)."""
+    shown = text if len(text) <= _MAX_CHOICE_ECHO else text[:_MAX_CHOICE_ECHO] + "…"
+    if shown.isprintable():
+        return shown
+    return "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in shown
+    )
 
 
 def _choice(data: dict, name: str, choices, errors: FieldErrors, *, required: bool = False):
@@ -700,9 +710,8 @@ def parse_candidate(data) -> Candidate:
     errors = FieldErrors()
     for key in data:
         if key not in WRITE_FIELDS:
-            errors.add(
-                str(key), "unknown_field", "Unknown field; tenant and agent come from the key."
-            )
+            # Named as sent, cut and escaped (a 100,000-character name came back whole).
+            errors.add(echoed(str(key)), "unknown_field", "Unknown field.")
     subject = _text(data, "subject", errors, max_chars=HARD_MAX_ID_CHARS, required=True, strip=True)
     memory_type = _choice(data, "memory_type", MemoryType.values, errors, required=True)
     memory_key = _text(

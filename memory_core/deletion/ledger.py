@@ -523,6 +523,10 @@ def ledger_prune(*, before: datetime, path: Path | None = None, dry_run: bool = 
     result = LedgerPrune()
     if not path.exists():
         return result
+    try:
+        cutoff = before - PRUNE_MARGIN
+    except OverflowError:  # a day after the first day of year 1: nothing is older
+        cutoff = datetime.min.replace(tzinfo=before.tzinfo)
     with _locked(path, "rb") as handle:
         journal = handle.read()
         result.bytes_before = len(journal)
@@ -533,7 +537,7 @@ def ledger_prune(*, before: datetime, path: Path | None = None, dry_run: bool = 
             entry = _entry_of(raw.decode("utf-8", errors="replace"))
             if entry is None:
                 result.unreadable_kept += 1
-            elif entry_moment(entry) < before - PRUNE_MARGIN:
+            elif entry_moment(entry) < cutoff:
                 result.dropped += 1
                 continue
             else:
@@ -571,6 +575,22 @@ def _parse(line: str) -> dict:
         raise ValueError("requested_at has no time zone")
     if not isinstance(entry["tombstones"], list):
         raise ValueError("tombstones is not a list")
+    # The ids every replay reads, each a UUID: a list or a bad id there raised in the middle
+    # of a replay, after the governance lines before it were applied (stop 47's audit).
+    _uuid(entry["operation_id"])
+    _uuid(entry["tenant_id"])
+    if entry.get("subject_id") is not None:
+        _uuid(entry["subject_id"])
+    if not isinstance(entry["target"], str):
+        raise ValueError("target is not a string")
+    for tombstone in entry["tombstones"]:
+        if not isinstance(tombstone, dict) or not isinstance(
+            tombstone.get("content_hash", ""), str
+        ):
+            raise ValueError("a tombstone is not an object of ids and a hash")
+        _uuid(tombstone.get("memory_id"))
+        if tombstone.get("subject_id") is not None:
+            _uuid(tombstone["subject_id"])
     # ValueError if a governance line names no row of its kind.
     if entry["target"] == KEY_REVOKED:
         uuid.UUID(str(entry.get("revoked_key_id")))
@@ -585,6 +605,8 @@ def _parse(line: str) -> dict:
             uuid.UUID(str(pk))
     elif entry["target"] == MEMORY_REJECTED:
         uuid.UUID(str(entry.get("rejected_memory_id")))
+    elif entry["target"] == MEMORY_TASK_CLOSED:
+        uuid.UUID(str(entry.get("expired_memory_id")))
     elif entry["target"] == AGENT_GRANT_SET:
         uuid.UUID(str(entry.get("grant_agent_id")))
         check_grant(entry)
@@ -599,6 +621,13 @@ def _parse(line: str) -> dict:
         uuid.UUID(str(entry.get("policy_version_id")))
         check_policy_retention(entry)
     return entry
+
+
+def _uuid(value) -> None:
+    """Raise ValueError unless ``value`` is a UUID's string."""
+    if not isinstance(value, str):
+        raise ValueError(f"{type(value).__name__} is not an id")
+    uuid.UUID(value)
 
 
 def check_grant(entry: dict) -> None:

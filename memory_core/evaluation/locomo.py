@@ -170,6 +170,14 @@ def parse(data) -> list[Conversation]:
         for number, question in enumerate(qa):
             if isinstance(question, dict) and question.get("question"):
                 _checked(str(question["question"]), "question", f"{where}: qa[{number}]")
+                evidence = question.get("evidence")
+                if evidence is not None and not isinstance(evidence, list):
+                    # An int or a bool failed as "object is not iterable", after the turns
+                    # were stored (stop 47's audit).
+                    raise DatasetError(
+                        f"{where}: qa[{number}]: 'evidence' must be a list of dia_ids "
+                        f"(got {type(evidence).__name__})"
+                    )
                 questions.append(question)
         conversations.append(Conversation(sample_id, turns, questions))
     return conversations

@@ -3,7 +3,7 @@
 import errno
 import json
 import os
-from datetime import timedelta
+from datetime import datetime, timedelta
 from io import StringIO
 
 import pytest
@@ -79,6 +79,38 @@ def test_an_append_after_a_torn_line_starts_on_a_line_of_its_own(
     assert [e["operation_id"] for e in entries] == [str(operation.id)]
     scan = ledger_scan(since=operation.requested_at)
     assert (scan.unreadable, scan.recovered) == ([1], [])
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        {"operation_id": [1, 2]},
+        {"tenant_id": "not-a-uuid"},
+        {"subject_id": 7},
+        {"target": ["subject"]},
+        {"tombstones": [{"memory_id": "m-1"}]},
+        {"tombstones": ["0b4e2c1a-0000-4000-8000-000000000000"]},
+        {"target": "memory_task_closed"},  # names no expired memory
+    ],
+)
+def test_a_line_whose_ids_are_not_ids_is_not_an_entry(journal, wrong):
+    """Such a line had every key, so it was read as an entry; the replay then raised on it
+    ("unhashable type: 'list'", "badly formed hexadecimal UUID string") after the governance
+    lines before it were applied (stop 47's audit). It is unreadable now, as any line that
+    is not an entry."""
+    import uuid
+
+    good = {
+        "operation_id": str(uuid.uuid4()),
+        "requested_at": "2026-01-02T00:00:00+00:00",
+        "tenant_id": str(uuid.uuid4()),
+        "target": "subject",
+        "tombstones": [],
+    }
+    journal.write_text(json.dumps(good) + "\n" + json.dumps({**good, **wrong}) + "\n")
+    scan = ledger_scan(since=datetime.fromisoformat("2026-01-01T00:00:00+00:00"))
+    assert [e["operation_id"] for e in scan.entries] == [good["operation_id"]]
+    assert scan.unreadable == [2]
 
 
 def test_replay_skips_and_reports_the_lines_that_are_not_entries(
@@ -336,6 +368,23 @@ def test_the_prune_command_refuses_a_cutoff_a_kept_backup_may_need_and_dry_runs(
     report = json.loads(out.getvalue())
     assert (report["dropped"], report["kept"], report["dry_run"]) == (1, 0, False)
     assert journal.read_bytes() == b""
+
+
+def test_a_prune_before_the_second_day_of_year_one_drops_nothing(
+    owner_principal, memories, journal
+):
+    """A day before it is before the first date Python holds: the prune ended in
+    "OverflowError: date value out of range" (stop 47's audit)."""
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    journal.write_text(_entry_line(operation, timezone.now() - timedelta(days=60)) + "\n")
+    before = journal.read_bytes()
+    for arguments in (("--dry-run",), ()):
+        out = StringIO()
+        call_command(
+            "prune_deletion_journal", "--before", "0001-01-01T00:00:00Z", *arguments, stdout=out
+        )
+        assert json.loads(out.getvalue())["dropped"] == 0
+    assert journal.read_bytes() == before
 
 
 def _journal_lines(journal) -> list[dict]:
@@ -1108,7 +1157,8 @@ def test_grants_and_expiries_whose_append_failed_are_journaled_by_the_sweep(
 
 def test_the_reader_skips_a_grant_or_expiry_line_it_could_not_apply(journal):
     since = timezone.now() - timedelta(days=1)
-    base = {"operation_id": "x", "tenant_id": "t", "subject_id": None, "reason_code": "r",
+    base = {"operation_id": "6f1f7a4e-0000-4000-8000-0000000000aa", "subject_id": None,
+            "tenant_id": "6f1f7a4e-0000-4000-8000-0000000000bb", "reason_code": "r",
             "requested_at": timezone.now().isoformat(), "tombstones": []}  # fmt: skip
     grant = {**base, **_WIDE, "target": "agent_grant_set",
              "grant_agent_id": "6f1f7a4e-0000-4000-8000-000000000001"}  # fmt: skip
@@ -1128,4 +1178,4 @@ def test_the_reader_skips_a_grant_or_expiry_line_it_could_not_apply(journal):
     journal.write_text("".join(json.dumps(e) + "\n" for e in [*bad, grant, expiry]))
     scan = ledger_scan(since=since)
     assert scan.unreadable == list(range(1, 10))
-    assert len(scan.entries) == 1  # both good lines share the operation id "x": kept once
+    assert len(scan.entries) == 1  # both good lines share one operation id: kept once

@@ -606,3 +606,36 @@ def test_an_import_about_a_subject_whose_deletion_is_queued_imports_nothing(tena
         call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
 
     assert not Memory.objects.exists()
+
+
+def _import_errors(tenant, tmp_path, **overrides) -> str:
+    """Import a good line and a bad one (``overrides``) as a dry run; return stderr."""
+    path = tmp_path / "in.jsonl"
+    path.write_text(record(tenant) + "\n" + record(tenant, **overrides) + "\n")
+    err = StringIO()
+    with pytest.raises(CommandError, match="1 error"):
+        call_command("import_memories", str(path), "--dry-run", stdout=StringIO(), stderr=err)
+    assert not Memory.objects.exists()
+    return err.getvalue()
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"memory_type": "user_pref\nerence"},
+        {"authority": "explicit\t_user"},
+        {"source": {"type": "user\ninput", "conversation_id": "c", "message_id": "1"}},
+    ],
+)
+def test_an_import_error_is_one_line_whatever_the_value_holds(tenant, tmp_path, overrides):
+    """A value was quoted raw, and its newline split the error in two (stop 47's audit)."""
+    [line] = _import_errors(tenant, tmp_path, **overrides).splitlines()
+    assert line.startswith("line 2: ") and line.endswith("(invalid_choice)"), line
+    assert "\\n" in line or "\\t" in line
+
+
+def test_an_unknown_field_is_named_cut_short(tenant, tmp_path):
+    """A field name of 100,000 characters came back whole: a 100 kB line (stop 47's audit)."""
+    [line] = _import_errors(tenant, tmp_path, **{"x" * 100_000: 1}).splitlines()
+    assert line.startswith("line 2: " + "x" * 60 + "…: Unknown field.")
+    assert len(line) < 200, len(line)

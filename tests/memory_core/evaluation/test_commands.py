@@ -386,6 +386,15 @@ def locomo_conversation(sample_id, text="I like tea.", dia_id="D1:1", session=1,
         ),
         ([locomo_conversation("s4", question="why\x00")], r"qa\[0\]: question must be valid"),
         ([{**locomo_conversation("s5"), "qa": 5}], "'qa' must be a list"),
+        # "int object is not iterable" once the turns were stored (stop 47's audit).
+        (
+            [{**locomo_conversation("s6"), "qa": [{"question": "Q?", "evidence": 5}]}],
+            r"qa\[0\]: 'evidence' must be a list of dia_ids \(got int\)",
+        ),
+        (
+            [{**locomo_conversation("s7"), "qa": [{"question": "Q?", "evidence": True}]}],
+            r"qa\[0\]: 'evidence' must be a list of dia_ids \(got bool\)",
+        ),
     ],
     ids=[
         "duplicate",
@@ -397,6 +406,8 @@ def locomo_conversation(sample_id, text="I like tea.", dia_id="D1:1", session=1,
         "long-dia",
         "nul-question",
         "qa-not-list",
+        "evidence-int",
+        "evidence-bool",
     ],  # fmt: skip
 )
 def test_eval_locomo_names_what_the_tables_cannot_hold(tmp_path, data, message):
