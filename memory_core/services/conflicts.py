@@ -203,23 +203,28 @@ def _check_principal(principal, item: ReviewItem) -> None:
     raise PermissionDenied("Only a reviewer or the person concerned resolves a conflict.")
 
 
-def conflicts_close_settled(*, tenant_id, memory_ids: list, reason_code: str, now) -> None:
+def conflicts_close_settled(
+    *, tenant_id, memory_ids: list, reason_code: str, now, except_item=None
+) -> None:
     """Close the open conflicts citing ``memory_ids`` (just retired: revoked, expired) that
     they leave with fewer than two active candidates: nothing is left for a reviewer to
     choose. The item is closed with the retirement's reason code (not a reviewer's outcome);
-    one that still has two or more active candidates stays open.
+    one that still has two or more active candidates stays open. ``except_item``: the item a
+    resolution is closing itself, with its own outcome.
     """
     # skip_locked: conflict_resolve locks the item before the memories, a retirement the
     # other way round; an item a reviewer is resolving right now is left to that resolution
     # (which then finds the memory retired) instead of deadlocking with it. The retention
     # sweep closes whatever is left (resolution ``settled``).
     items = list(
-        ReviewItem.objects.select_for_update(skip_locked=True).filter(
+        ReviewItem.objects.select_for_update(skip_locked=True)
+        .filter(
             tenant_id=tenant_id,
             kind=ReviewItem.Kind.CONFLICT,
             state=ReviewItem.State.OPEN,
             candidate_ids__overlap_array=list(memory_ids),
         )
+        .exclude(pk=except_item)
     )
     for item in items:
         active = Memory.objects.filter(
@@ -373,6 +378,16 @@ def conflict_resolve(
                     **actor,
                 )
             )
+        # A loser revoked here is revoked as a revoke's is: the key's conflicts at other
+        # places it leaves with one candidate in use close too (they stayed open, citing it,
+        # with nothing left to choose: stop 47's audit).
+        conflicts_close_settled(
+            tenant_id=item.tenant_id,
+            memory_ids=[loser.id for loser in losers],
+            reason_code="conflict_lost",
+            now=now,
+            except_item=item.pk,
+        )
     # Only choosing a winner names one (a radio ticked before "keep both" is no winner).
     winner = str(winner_id) if outcome == "choose_winner" else ""
     for memory_id in candidates:

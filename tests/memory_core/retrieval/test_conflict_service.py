@@ -232,6 +232,46 @@ def test_conflicts_on_one_key_in_two_projects_have_an_item_each(
     assert {str(m.id) for m in rivals} <= {c.id for c in after.items}
 
 
+def test_a_loser_of_one_place_closes_the_conflict_it_settles_at_another(tenant, reviewer):
+    """A global row in conflict in two projects: choosing the lunest row revoked it, and the
+    orbit conflict stayed open with it and one row in use, nothing left to choose, where a
+    revoke of it closes both (stop 47's audit)."""
+    from memory_core.models import ScopeKind
+    from memory_core.services.conflicts import ConflictPlace, conflict_open
+
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    shared, lunest, orbit = memory_store_many(
+        drafts=[
+            MemoryDraft(subject=subject, memory_type="previous_decision",
+                        memory_key="deploy.region", content=f"Deploy the API to {region}.",
+                        authority="model_inference", source_type="model_inference",
+                        confidence=0.7, scope_kind=kind, scope_ref=ref)
+            for region, kind, ref in [("eu-west-1", ScopeKind.GLOBAL, ""),
+                                      ("us-east-1", ScopeKind.PROJECT, "lunest"),
+                                      ("ap-south-1", ScopeKind.PROJECT, "orbit")]
+        ],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )  # fmt: skip
+    items = {
+        ref: conflict_open(
+            tenant_id=tenant.id, subject_id=subject.id, memory_key="deploy.region",
+            place=ConflictPlace("project", ref, ""), candidate_ids=[shared.id, row.id],
+        )
+        for ref, row in (("lunest", lunest), ("orbit", orbit))
+    }  # fmt: skip
+    conflict_resolve(principal=reviewer, item_id=items["lunest"].id, outcome="choose_winner",
+                     winner_id=lunest.id, reason="Lunest deploys to us-east-1.")  # fmt: skip
+    states = dict(ReviewItem.objects.values_list("id", "state"))
+    resolutions = dict(ReviewItem.objects.values_list("id", "resolution"))
+    assert Memory.objects.get(pk=shared.pk).status == "revoked"
+    assert states[items["lunest"].id] == "resolved"
+    assert resolutions[items["lunest"].id] == "choose_winner"  # its own outcome, kept
+    assert (states[items["orbit"].id], resolutions[items["orbit"].id]) == (
+        "resolved",
+        "conflict_lost",
+    )
+
+
 def test_conflicts_on_one_key_in_two_environments_have_an_item_each(agent_principal, tenant):
     subject = SubjectFactory(tenant=tenant, external_id="dana")
     system = SystemPrincipal(tenant_id=tenant.id)
