@@ -112,9 +112,11 @@ class MemoryListPagination(MemoryPagination):
             return super().paginate_queryset(queryset, request, view)
         self.request = request
         self.limit = self.get_limit(request)
-        position, self.older = query.get("cursor") or (None, True)
-        self.page = memory_list_page(queryset, position=position, older=self.older, size=self.limit)
-        self.had_cursor = position is not None
+        self.position, self.older = query.get("cursor") or (None, True)
+        self.page = memory_list_page(
+            queryset, position=self.position, older=self.older, size=self.limit
+        )
+        self.had_cursor = self.position is not None
         return self.page.rows
 
     def get_paginated_response(self, data):
@@ -126,9 +128,16 @@ class MemoryListPagination(MemoryPagination):
 
     def cursor_next(self):
         """Return the link to the older rows: past the last row, if any lie there (read
-        forward, the page knows; read backward, the page it came from lies there)."""
+        forward, the page knows; read backward, the page it came from lies there). A backward
+        read that found nothing (every row of that page left the caller's view: revoked under
+        ``status=active``, say) links back to the page it came from, from its cursor's own
+        row on: it answered both links null, stranding the walk (stop 47's audit)."""
         rows = self.page.rows
-        if not rows or (self.older and not self.page.more):
+        if not rows:
+            if self.older or self.position is None:
+                return None
+            return self.cursor_link(self.position.just_newer(), older=True)
+        if self.older and not self.page.more:
             return None
         return self.cursor_link(ListPosition.of(rows[-1]), older=True)
 

@@ -282,6 +282,11 @@ class ListPosition:
     def of(cls, memory: Memory) -> "ListPosition":
         return cls(created_at=memory.created_at, pk=memory.pk)
 
+    def just_newer(self) -> "ListPosition":
+        """Return the position right before this one (its id one more, as PostgreSQL orders
+        UUIDs by their bytes): what is older than it starts at this position's own row."""
+        return ListPosition(self.created_at, uuid.UUID(int=min(self.pk.int + 1, (1 << 128) - 1)))
+
 
 @dataclass
 class ListPage:

@@ -78,6 +78,22 @@ def test_next_pages_give_every_row_once_in_order_and_previous_goes_back(api_clie
     assert walk(api_client, last, link="previous") == pages[::-1]
 
 
+def test_a_backward_page_emptied_since_links_back_to_the_older_rows(api_client, rows):
+    """Every row of the page a previous link leads to was revoked under status=active: the
+    page answered both links null, and the rows it came from were out of reach (stop 47's
+    audit). Its next link leads back to them."""
+    order = newest_first(rows)
+    first = get(api_client, pagination="cursor", limit=2, status="active")
+    second = get(api_client, first["next"])
+    assert [row["id"] for row in second["results"]] == order[2:4]
+    Memory.objects.filter(pk__in=order[:2]).update(status="revoked")
+    emptied = get(api_client, second["previous"])
+    assert (emptied["results"], emptied["previous"]) == ([], None)
+    assert emptied["next"] is not None
+    back = walk(api_client, get(api_client, emptied["next"]))
+    assert [pk for page in back for pk in page] == order[2:]
+
+
 def get_last_link(client, page) -> str:
     """Return the link that led to the last page."""
     link = None
