@@ -86,3 +86,13 @@ def owner_execute(*statements: str) -> None:
     with psycopg.connect(**owner_conninfo(), dbname=dbname, autocommit=True) as c:
         for statement in statements:
             c.execute(statement)
+
+
+def run_as_a_migration(sql: str) -> None:
+    """Run a data migration's ``sql`` as the migration runs it on this test's connection (it
+    turns platform mode on, then off), and give the connection its mode back."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting(%s, true)", [PLATFORM_SETTING])
+        (mode,) = cursor.fetchone()
+        cursor.execute(sql)
+        cursor.execute("SELECT set_config(%s, %s, true)", [PLATFORM_SETTING, mode or ""])

@@ -6,7 +6,6 @@ import importlib
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.db import connection
 
 from memory_core.models import Memory, Status
 from memory_core.principals import ReviewerPrincipal, SystemPrincipal
@@ -15,6 +14,7 @@ from memory_core.services.reviews import review_approve
 from memory_core.services.tasks import task_close
 from memory_core.services.writes import memory_revoke, memory_write
 from tests.factories import write_body
+from tests.rls_support import run_as_a_migration
 
 pytestmark = pytest.mark.django_db
 
@@ -22,13 +22,7 @@ NEVER_IN_USE = importlib.import_module("memory_core.migrations.0035_memory_admit
 
 
 def _mark_never_in_use() -> None:
-    """Run the migration's SQL as the migration runs it (platform mode, then off), and give
-    the test's connection its mode back."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('memledger.platform', true)")
-        (mode,) = cursor.fetchone()
-        cursor.execute(NEVER_IN_USE)
-        cursor.execute("SELECT set_config('memledger.platform', %s, true)", [mode or ""])
+    run_as_a_migration(NEVER_IN_USE)
 
 
 def test_rows_ended_while_they_waited_are_marked_and_the_others_kept(tenant):

@@ -4,12 +4,12 @@ spelling) are rewritten to ``user:<external id>``, so a write on the key finds o
 import importlib
 
 import pytest
-from django.db import connection
 
 from memory_core.models import Memory, ReviewItem, ScopeKind
 from memory_core.principals import SystemPrincipal
 from memory_core.services.writes import memory_write
 from tests.factories import MemoryFactory, SubjectFactory, write_body
+from tests.rls_support import run_as_a_migration
 
 pytestmark = pytest.mark.django_db
 
@@ -17,13 +17,7 @@ REWRITE = importlib.import_module("memory_core.migrations.0032_user_scope_by_ext
 
 
 def _rewrite() -> None:
-    """Run the migration's SQL as the migration runs it (platform mode, then off), and give
-    the test's connection its mode back."""
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('memledger.platform', true)")
-        (mode,) = cursor.fetchone()
-        cursor.execute(REWRITE)
-        cursor.execute("SELECT set_config('memledger.platform', %s, true)", [mode or ""])
+    run_as_a_migration(REWRITE)
 
 
 def test_user_scopes_spelt_by_uuid_are_rewritten_and_a_write_then_supersedes_them(tenant):
