@@ -484,6 +484,17 @@ class PolicyVersionAdmin(LiveTenantMixin, admin.ModelAdmin):
             if version.tenant.deleted_at is not None:
                 messages.error(request, f"Tenant {version.tenant.slug} is deleted.")
                 continue
+            # A version stored before a bound of today's check (docs/operations.md) is not
+            # published again: the service refused it with a 500 here (stop 47's audit).
+            errors = policy_errors(version.document)
+            if errors:
+                named = "; ".join(f"{path}: {message}" for path, message in errors.items())
+                messages.error(
+                    request,
+                    f"{version.tenant.slug}: version {version.version} was not published "
+                    f"again, its document is invalid ({named}).",
+                )
+                continue
             published = policy_publish(
                 tenant=version.tenant,
                 document=version.document,

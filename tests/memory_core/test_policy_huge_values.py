@@ -1,0 +1,101 @@
+"""A policy document's numbers no float holds, and a stored invalid version published again
+from the admin (stop 47's audit): an OverflowError failed the checks, the admin form, publishing
+and every sweep of the tenant that stored one; the admin's "Publish the selected version
+again" answered 500 on a version stored before today's bounds."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.utils import timezone
+
+from memory_core.exceptions import ValidationFailed
+from memory_core.models import MemoryClass, MemoryType, PolicyVersion
+from memory_core.policy_check import policy_errors, retention_period
+from memory_core.services.policy import policy_publish
+from tests.factories import MemoryFactory, SubjectFactory
+
+HUGE = 10**400  # a JSON integer of 401 digits: json.loads gives a Python int, not inf
+
+
+def test_policy_errors_names_a_huge_integer_retention():
+    errors = policy_errors({"retention": {"episodic_days": HUGE}})
+    assert "retention.episodic_days" in errors
+
+
+def test_policy_errors_names_a_huge_integer_elsewhere():
+    errors = policy_errors({"budget": {"max_items": HUGE}})
+    assert "budget.max_items" in errors
+
+
+@pytest.mark.django_db
+def test_policy_publish_refuses_a_huge_integer_with_validation_failed(tenant):
+    active = PolicyVersion.objects.get(tenant=tenant, is_active=True)
+    with pytest.raises(ValidationFailed):
+        policy_publish(tenant=tenant, document={"retention": {"trace_days": HUGE}})
+    assert PolicyVersion.objects.get(tenant=tenant, is_active=True) == active
+
+
+@pytest.mark.django_db
+def test_the_admin_form_refuses_a_huge_integer_document(tenant):
+    from memory_core.admin import PolicyVersionForm
+
+    document = '{"retention": {"episodic_days": 1' + "0" * 400 + "}}"
+    assert json.loads(document)["retention"]["episodic_days"] == HUGE
+    form = PolicyVersionForm(data={"tenant": tenant.pk, "note": "", "document": document})
+    assert not form.is_valid()
+    assert "retention.episodic_days" in str(form.errors["document"])
+
+
+def test_retention_period_never_raises_on_a_stored_huge_integer():
+    # Documented: "Never raises" -- a stored value past RETENTION_MAX counts as that most.
+    assert retention_period({"episodic_days": HUGE}, "episodic_days") == timedelta(days=36_500)
+
+
+@pytest.mark.django_db
+def test_a_stored_huge_integer_neither_fails_the_sweep_nor_deletes(tenant):
+    from memory_core.deletion.retention import retention_apply
+
+    owner = SubjectFactory(tenant=tenant)
+    created = timezone.now() - timedelta(days=200)
+    MemoryFactory(
+        subject=owner,
+        memory_type=MemoryType.EPISODE,
+        memory_class=MemoryClass.EPISODIC,
+        created_at=created,
+        valid_from=created,
+    )
+    # Stored as a policy that predates the bounds (not through policy_publish).
+    PolicyVersion.objects.filter(tenant=tenant, is_active=True).update(
+        document={"retention": {"episodic_days": HUGE}}
+    )
+    result = retention_apply()
+    assert result["tenant_failures"] == []
+    assert result["memories_deleted"] == 0
+
+
+@pytest.mark.django_db
+def test_admin_publish_again_of_a_stored_invalid_version_gives_a_message(client, tenant):
+    """A version stored before a bound (docs/operations.md: 'A policy stored before these
+    bounds') selected for "Publish the selected version again": policy_publish refuses it;
+    the admin should say so, not answer 500."""
+    first = PolicyVersion.objects.get(tenant=tenant, is_active=True)
+    old = PolicyVersion.objects.create(
+        tenant=tenant,
+        version=first.version + 1,
+        document={"retention": {"episodic_days": -5}},
+        is_active=False,
+        note="stored before the bounds",
+    )
+    admin = get_user_model().objects.create_superuser("root", "root@example.invalid", "pw-12345")
+    client.force_login(admin)
+    client.raise_request_exception = False
+    response = client.post(
+        "/admin/memory_core/policyversion/",
+        {"action": "publish_again", "_selected_action": [str(old.pk)]},
+        follow=True,
+    )
+    assert response.status_code == 200
+    assert PolicyVersion.objects.get(tenant=tenant, is_active=True) == first
+    assert "episodic_days" in response.content.decode()
