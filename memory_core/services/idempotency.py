@@ -57,7 +57,7 @@ from memory_core.exceptions import Conflict, IdempotencyKeyReused, ValidationFai
 from memory_core.models import AdmissionDecision, IdempotencyRecord, PolicyVersion, ReviewItem
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.selectors.memories import memory_in_bulk
-from memory_core.services.writes import WriteResult
+from memory_core.services.writes import WriteResult, already_waiting_message
 
 MAX_KEY_CHARS = 255
 # Printable ASCII (space to tilde), as a header value carries it without encoding.
@@ -213,6 +213,9 @@ def idempotency_complete(
         {
             "decision": str(result.admission_decision.id),
             "review_item": str(result.review_item.id) if result.review_item else None,
+            # The answer told the correction was already waiting: its replay tells it too
+            # (it told the decision's own message instead: stop 47's audit).
+            **({"already_waiting": True} if result.already_waiting else {}),
         }
         for result in results
     ]
@@ -307,11 +310,14 @@ def idempotency_results(*, principal, record: IdempotencyRecord) -> list[WriteRe
     for index, entry in enumerate(record.results):
         decision = decisions[uuid.UUID(entry["decision"])]
         item = items.get(uuid.UUID(entry["review_item"])) if entry["review_item"] else None
+        waiting = bool(entry.get("already_waiting")) and item is not None
         results.append(
             WriteResult(
                 decision=decision.outcome,
                 rule_codes=list(decision.rule_codes),
-                message=decision_message(
+                message=already_waiting_message(item)
+                if waiting
+                else decision_message(
                     decision.outcome,
                     decision.rule_codes,
                     _admission_limits(decision, policies),
@@ -321,6 +327,7 @@ def idempotency_results(*, principal, record: IdempotencyRecord) -> list[WriteRe
                 admission_decision=decision,
                 policy_version=decision.policy_version,
                 index=index,
+                already_waiting=waiting,
             )
         )
     return results

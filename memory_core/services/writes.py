@@ -864,10 +864,7 @@ def _same_correction_waiting(
         return WriteResult(
             decision=PENDING,
             rule_codes=decision.rule_codes,
-            message=(
-                "The same correction already waits for a reviewer (review item "
-                f"{item.id}); nothing new was stored."
-            ),
+            message=already_waiting_message(item),
             memory=memory,
             review_item=item,
             admission_decision=decision,
@@ -875,6 +872,15 @@ def _same_correction_waiting(
             already_waiting=True,
         )
     return None
+
+
+def already_waiting_message(item) -> str:
+    """The answer's message to a correction the same as one that already waits for a
+    reviewer (``item``): the first answer, and its idempotent replay (``idempotency``)."""
+    return (
+        f"The same correction already waits for a reviewer (review item {item.id}); nothing "
+        "new was stored."
+    )
 
 
 # What a person's confirmation raises to their own authority: what a model inferred or a tool

@@ -303,3 +303,18 @@ def test_a_replay_under_another_subject_token_is_another_request(api_client, age
         retry = api_client.post(URL, data, format="json", HTTP_IDEMPOTENCY_KEY="k", **headers)
         assert retry.status_code == 422
         assert retry.json()["error"]["code"] == "idempotency_key_reused"
+
+
+def test_a_correction_already_waiting_replays_the_answer_that_said_so(api_client):
+    """The same correction sent again, with a key, is answered that it already waits; its
+    replay said the decision's own message instead ("A sensitive category: ..."), a body
+    other than the first (stop 47's audit)."""
+    head = post(api_client, URL, body()).json()["memory"]["id"]
+    correction = {"content": "User is allergic to penicillin.", "source": body()["source"]}
+    url = f"{URL}/{head}/supersede"
+    assert post(api_client, url, correction).status_code == 202  # waits for a reviewer
+    again = post(api_client, url, correction, key="k-dup")
+    assert again.status_code == 202 and "already waits" in again.json()["message"]
+    replay = post(api_client, url, correction, key="k-dup")
+    assert replay["Idempotent-Replayed"] == "true"
+    assert (replay.status_code, replay.json()) == (202, again.json())
