@@ -2,6 +2,9 @@
 
 import subprocess
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 
 import psycopg
@@ -33,6 +36,33 @@ def _admin(sql: str) -> None:
         conn.execute(sql)
 
 
+@contextmanager
+def _backup() -> Iterator[tuple[Path, datetime]]:
+    """A dump of the test database (``pg_dump -Fc``), and the time it was taken."""
+    with tempfile.TemporaryDirectory() as folder:
+        dump = Path(folder) / "backup.dump"
+        backup_time = timezone.now()
+        _pg("pg_dump", "-Fc", "-d", connection.settings_dict["NAME"], "-f", str(dump))
+        yield dump, backup_time
+
+
+@contextmanager
+def _scratch() -> Iterator[str]:
+    """The name of the database a test restores into; it is dropped on the way out."""
+    scratch = f"{connection.settings_dict['NAME']}_restore"
+    try:
+        yield scratch
+    finally:
+        _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
+def _restore(dump: Path, scratch: str) -> None:
+    """Restore ``dump`` into ``scratch``, made afresh."""
+    _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+    _admin(f'CREATE DATABASE "{scratch}"')
+    _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
+
+
 def _scratch_rows(dbname: str, ids) -> list[tuple]:
     with psycopg.connect(**owner_conninfo(), dbname=dbname) as conn:
         return conn.execute(
@@ -46,86 +76,66 @@ def test_restore_then_replay_forgets_what_was_deleted_after_the_backup(
     owner, owner_principal, memories
 ):
     source = connection.settings_dict["NAME"]
-    scratch = f"{source}_restore"
-    with tempfile.TemporaryDirectory() as folder:
-        dump = Path(folder) / "backup.dump"
-        backup_time = timezone.now()
-        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
-
+    with _backup() as (dump, backup_time), _scratch() as scratch:
         operation = deletion_request(principal=owner_principal, subject_id=owner.id)
         assert deletion_run(operation_id=operation.id) == "completed"
 
-        _admin(f'DROP DATABASE IF EXISTS "{scratch}"')
-        _admin(f'CREATE DATABASE "{scratch}"')
-        try:
-            _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
-            # The backup brings the memories back: that is why the replay exists.
-            restored = _scratch_rows(scratch, [m.id for m in memories])
-            assert all(status == "active" and content for _, status, content, _ in restored)
+        _restore(dump, scratch)
+        # The backup brings the memories back: that is why the replay exists.
+        restored = _scratch_rows(scratch, [m.id for m in memories])
+        assert all(status == "active" and content for _, status, content, _ in restored)
 
-            result = run_manage(
-                "replay_deletions", "--since", backup_time.isoformat(), MEMLEDGER_DB_NAME=scratch
-            )
-            assert result.returncode == 0, result.stderr + result.stdout
-            assert '"replayed": 1' in result.stdout
-            rows = {row[0]: row for row in _scratch_rows(scratch, [m.id for m in memories])}
-            for memory in memories:  # a subject deletion: all of them
-                _, status, content, no_vector = rows[str(memory.id)]
-                assert (status, content, no_vector) == ("deleted", "", True)
-            with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
-                (status,) = conn.execute(
-                    "SELECT status FROM memory_core_deletionoperation WHERE id = %s",
-                    [operation.id],
-                ).fetchone()
-                assert status == "completed"
+        result = run_manage(
+            "replay_deletions", "--since", backup_time.isoformat(), MEMLEDGER_DB_NAME=scratch
+        )
+        assert result.returncode == 0, result.stderr + result.stdout
+        assert '"replayed": 1' in result.stdout
+        rows = {row[0]: row for row in _scratch_rows(scratch, [m.id for m in memories])}
+        for memory in memories:  # a subject deletion: all of them
+            _, status, content, no_vector = rows[str(memory.id)]
+            assert (status, content, no_vector) == ("deleted", "", True)
+        with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
+            (status,) = conn.execute(
+                "SELECT status FROM memory_core_deletionoperation WHERE id = %s",
+                [operation.id],
+            ).fetchone()
+            assert status == "completed"
 
-            # Again, from the source database's ledger instead of the journal: idempotent.
-            again = run_manage(
-                "replay_deletions",
-                "--since",
-                backup_time.isoformat(),
-                "--ledger-database",
-                source,
-                MEMLEDGER_DB_NAME=scratch,
-            )
-            assert again.returncode == 0, again.stderr + again.stdout
-            assert '"replayed": 1' in again.stdout
-            assert all(
-                (status, content) == ("deleted", "")
-                for _, status, content, _ in _scratch_rows(scratch, [m.id for m in memories])
-            )
-        finally:
-            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+        # Again, from the source database's ledger instead of the journal: idempotent.
+        again = run_manage(
+            "replay_deletions",
+            "--since",
+            backup_time.isoformat(),
+            "--ledger-database",
+            source,
+            MEMLEDGER_DB_NAME=scratch,
+        )
+        assert again.returncode == 0, again.stderr + again.stdout
+        assert '"replayed": 1' in again.stdout
+        assert all(
+            (status, content) == ("deleted", "")
+            for _, status, content, _ in _scratch_rows(scratch, [m.id for m in memories])
+        )
 
 
 def test_a_deletion_no_worker_ran_before_the_database_was_lost_is_replayed(
     owner_principal, memories
 ):
-    source = connection.settings_dict["NAME"]
-    scratch = f"{source}_restore"
     target = memories[0]
-    with tempfile.TemporaryDirectory() as folder:
-        dump = Path(folder) / "backup.dump"
-        backup_time = timezone.now()
-        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
+    with _backup() as (dump, backup_time), _scratch() as scratch:
         # Accepted (202) and committed, but no worker ran it before the database was lost.
         operation = deletion_request(principal=owner_principal, memory_id=target.id)
         operation.refresh_from_db()
         assert (operation.status, operation.attempts) == ("pending", 0)
 
-        _admin(f'DROP DATABASE IF EXISTS "{scratch}"')
-        _admin(f'CREATE DATABASE "{scratch}"')
-        try:
-            _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
-            assert _scratch_rows(scratch, [target.id])[0][1:3] == ("active", target.content)
-            result = run_manage(
-                "replay_deletions", "--since", backup_time.isoformat(), MEMLEDGER_DB_NAME=scratch
-            )
-            assert result.returncode == 0, result.stderr + result.stdout
-            assert '"replayed": 1' in result.stdout
-            assert _scratch_rows(scratch, [target.id]) == [(str(target.id), "deleted", "", True)]
-        finally:
-            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+        _restore(dump, scratch)
+        assert _scratch_rows(scratch, [target.id])[0][1:3] == ("active", target.content)
+        result = run_manage(
+            "replay_deletions", "--since", backup_time.isoformat(), MEMLEDGER_DB_NAME=scratch
+        )
+        assert result.returncode == 0, result.stderr + result.stdout
+        assert '"replayed": 1' in result.stdout
+        assert _scratch_rows(scratch, [target.id]) == [(str(target.id), "deleted", "", True)]
 
 
 @pytest.mark.parametrize("target", ["memory", "subject"])
@@ -138,12 +148,7 @@ def test_a_replayed_deletion_of_a_subject_made_after_the_backup_reaches_its_expo
     from memory_core.principals import SubjectPrincipal, SystemPrincipal
     from tests.factories import MemoryFactory, SubjectFactory
 
-    source = connection.settings_dict["NAME"]
-    scratch = f"{source}_restore"
-    with tempfile.TemporaryDirectory() as folder:
-        dump = Path(folder) / "backup.dump"
-        backup_time = timezone.now()
-        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
+    with _backup() as (dump, backup_time), _scratch() as scratch:
         subject = SubjectFactory(tenant=tenant)
         memory = MemoryFactory(subject=subject, content="User lives at 12 Quay Street.")
         system = SystemPrincipal(tenant_id=tenant.id)
@@ -155,19 +160,14 @@ def test_a_replayed_deletion_of_a_subject_made_after_the_backup_reaches_its_expo
         else:
             deletion_request(principal=user, subject_id=subject.id)
 
-        _admin(f'DROP DATABASE IF EXISTS "{scratch}"')
-        _admin(f'CREATE DATABASE "{scratch}"')
-        try:
-            _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
-            result = _replay(scratch, backup_time)
-            assert result["replayed"] == 1 and result["incomplete"] == {}, result
-            if target == "subject":
-                assert not path.exists()
-            else:
-                assert str(memory.id) not in path.read_text()
-                assert "12 Quay Street" not in path.read_text()
-        finally:
-            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+        _restore(dump, scratch)
+        result = _replay(scratch, backup_time)
+        assert result["replayed"] == 1 and result["incomplete"] == {}, result
+        if target == "subject":
+            assert not path.exists()
+        else:
+            assert str(memory.id) not in path.read_text()
+            assert "12 Quay Street" not in path.read_text()
 
 
 def test_a_queued_delete_everything_no_worker_made_before_the_database_was_lost_is_replayed(
@@ -179,39 +179,30 @@ def test_a_queued_delete_everything_no_worker_made_before_the_database_was_lost_
     from memory_core.deletion.services import subject_deletion_queue
 
     source = connection.settings_dict["NAME"]
-    scratch = f"{source}_restore"
     ids = [m.id for m in memories]
-    with tempfile.TemporaryDirectory() as folder:
-        dump = Path(folder) / "backup.dump"
-        backup_time = timezone.now()
-        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
+    with _backup() as (dump, backup_time), _scratch() as scratch:
         subject_deletion_queue(principal=owner_principal, subject_id=owner.id)
 
-        _admin(f'DROP DATABASE IF EXISTS "{scratch}"')
-        _admin(f'CREATE DATABASE "{scratch}"')
-        try:
-            _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
-            assert all(status == "active" for _, status, _, _ in _scratch_rows(scratch, ids))
-            for ledger in ([], ["--ledger-database", source]):  # the journal, the old database
-                result = run_manage(
-                    "replay_deletions",
-                    "--since",
-                    backup_time.isoformat(),
-                    *ledger,
-                    MEMLEDGER_DB_NAME=scratch,
-                )
-                assert result.returncode == 0, result.stderr + result.stdout
-                assert '"replayed": 1' in result.stdout, result.stdout
-                assert _scratch_rows(scratch, ids) == [
-                    (str(i), "deleted", "", True) for i in sorted(ids, key=str)
-                ]
-            with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
-                operations = conn.execute(
-                    "SELECT target, status FROM memory_core_deletionoperation"
-                ).fetchall()
-            assert operations == [("subject", "completed")]  # both named it alike
-        finally:
-            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+        _restore(dump, scratch)
+        assert all(status == "active" for _, status, _, _ in _scratch_rows(scratch, ids))
+        for ledger in ([], ["--ledger-database", source]):  # the journal, the old database
+            result = run_manage(
+                "replay_deletions",
+                "--since",
+                backup_time.isoformat(),
+                *ledger,
+                MEMLEDGER_DB_NAME=scratch,
+            )
+            assert result.returncode == 0, result.stderr + result.stdout
+            assert '"replayed": 1' in result.stdout, result.stdout
+            assert _scratch_rows(scratch, ids) == [
+                (str(i), "deleted", "", True) for i in sorted(ids, key=str)
+            ]
+        with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
+            operations = conn.execute(
+                "SELECT target, status FROM memory_core_deletionoperation"
+            ).fetchall()
+        assert operations == [("subject", "completed")]  # both named it alike
 
 
 def test_a_replayed_queued_deletion_finds_verbatim_copies_by_the_restored_rows_hashes(
@@ -431,7 +422,6 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
     from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
     source = connection.settings_dict["NAME"]
-    scratch = f"{source}_restore"
     subject = SubjectFactory(tenant=tenant)
     system = SystemPrincipal(tenant_id=tenant.id)
     writer = AgentPrincipal.from_agent(agent)
@@ -451,11 +441,7 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
     idle = AgentFactory(tenant=tenant)
     narrowed = AgentFactory(tenant=tenant)  # every type, up to sensitive
     expiring, _ = api_key_create(agent=agent)
-    with tempfile.TemporaryDirectory() as folder:
-        dump = Path(folder) / "backup.dump"
-        backup_time = timezone.now()
-        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
-
+    with _backup() as (dump, backup_time), _scratch() as scratch:
         agent_deactivate(agent=idle)
         agent_grant_set(agent=narrowed, write_types=["task_state"], max_sensitivity="public")
         agent_grant_set(agent=narrowed, read_types=["incident", "task_state"])  # the newest
@@ -492,63 +478,58 @@ def test_revocations_and_deactivations_since_the_backup_are_applied_again_after_
             "memories_task_closed": 1,
             "memories_task_closed_skipped": {},
         }
-        try:
-            for ledger in ([], ["--ledger-database", source]):  # the journal, the old database
-                _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
-                _admin(f'CREATE DATABASE "{scratch}"')
-                _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
-                # The backup has them in use (one waiting for a reviewer), the agent working.
-                statuses = [row[1] for row in _scratch_rows(scratch, sorted(in_use, key=str))]
-                assert sorted(statuses) == ["active"] * 4 + ["pending_approval"]
-                [(_, status, *_)] = _scratch_rows(scratch, [rejected.memory.id])
-                assert status == "pending_approval"
-                wide = (sorted(MemoryType.values), sorted(MemoryType.values), "sensitive", None)
-                assert _grant_and_expiry(scratch, narrowed.id, expiring.id) == wide
+        for ledger in ([], ["--ledger-database", source]):  # the journal, the old database
+            _restore(dump, scratch)
+            # The backup has them in use (one waiting for a reviewer), the agent working.
+            statuses = [row[1] for row in _scratch_rows(scratch, sorted(in_use, key=str))]
+            assert sorted(statuses) == ["active"] * 4 + ["pending_approval"]
+            [(_, status, *_)] = _scratch_rows(scratch, [rejected.memory.id])
+            assert status == "pending_approval"
+            wide = (sorted(MemoryType.values), sorted(MemoryType.values), "sensitive", None)
+            assert _grant_and_expiry(scratch, narrowed.id, expiring.id) == wide
 
-                result = _replay(scratch, backup_time, *ledger)
+            result = _replay(scratch, backup_time, *ledger)
 
-                assert {name: result[name] for name in expected} == expected, result
-                assert {row[1] for row in _scratch_rows(scratch, in_use)} == {"revoked"}
-                with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
-                    assert conn.execute(
-                        "SELECT is_active, deactivated_at IS NOT NULL FROM memory_core_agent "
-                        "WHERE id = %s",
-                        [idle.id],
-                    ).fetchone() == (False, True)
-                    assert conn.execute(
-                        "SELECT state, resolution FROM memory_core_reviewitem WHERE id = %s",
-                        [waiting.review_item.id],
-                    ).fetchone() == ("resolved", "revoked")
-                    assert conn.execute(
-                        "SELECT state, resolution FROM memory_core_reviewitem WHERE id = %s",
-                        [rejected.review_item.id],
-                    ).fetchone() == ("rejected", "rejected")
-                    actions = dict(
-                        conn.execute(
-                            "SELECT memory_id, action FROM memory_core_memoryevent "
-                            "WHERE actor_id = 'replay_deletions'"
-                        ).fetchall()
-                    )
-                assert actions[withdrawn.id] == "consent_withdrawn"
-                assert actions[corrected.id] == actions[revoked.id] == "revoked"
-                assert actions[rejected.memory.id] == "rejected"
-                assert actions[task_bound.id] == "expired"
-                assert [row[1] for row in _scratch_rows(scratch, [task_bound.id])] == ["expired"]
-                [(_, status, *_)] = _scratch_rows(scratch, [rejected.memory.id])
-                assert status == "rejected"
-                assert _grant_and_expiry(scratch, narrowed.id, expiring.id) == (
-                    ["task_state"],
-                    ["incident", "task_state"],
-                    "public",
-                    expiry,
+            assert {name: result[name] for name in expected} == expected, result
+            assert {row[1] for row in _scratch_rows(scratch, in_use)} == {"revoked"}
+            with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
+                assert conn.execute(
+                    "SELECT is_active, deactivated_at IS NOT NULL FROM memory_core_agent "
+                    "WHERE id = %s",
+                    [idle.id],
+                ).fetchone() == (False, True)
+                assert conn.execute(
+                    "SELECT state, resolution FROM memory_core_reviewitem WHERE id = %s",
+                    [waiting.review_item.id],
+                ).fetchone() == ("resolved", "revoked")
+                assert conn.execute(
+                    "SELECT state, resolution FROM memory_core_reviewitem WHERE id = %s",
+                    [rejected.review_item.id],
+                ).fetchone() == ("rejected", "rejected")
+                actions = dict(
+                    conn.execute(
+                        "SELECT memory_id, action FROM memory_core_memoryevent "
+                        "WHERE actor_id = 'replay_deletions'"
+                    ).fetchall()
                 )
-            # Again from the journal: nothing more to do.
-            again = _replay(scratch, backup_time)
-            assert (again["agents_deactivated"], again["memories_revoked"]) == (0, 0)
-            assert again["memories_rejected"] == again["memories_task_closed"] == 0
-            assert (again["agent_grants_restored"], again["key_expiries_restored"]) == (0, 0)
-        finally:
-            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+            assert actions[withdrawn.id] == "consent_withdrawn"
+            assert actions[corrected.id] == actions[revoked.id] == "revoked"
+            assert actions[rejected.memory.id] == "rejected"
+            assert actions[task_bound.id] == "expired"
+            assert [row[1] for row in _scratch_rows(scratch, [task_bound.id])] == ["expired"]
+            [(_, status, *_)] = _scratch_rows(scratch, [rejected.memory.id])
+            assert status == "rejected"
+            assert _grant_and_expiry(scratch, narrowed.id, expiring.id) == (
+                ["task_state"],
+                ["incident", "task_state"],
+                "public",
+                expiry,
+            )
+        # Again from the journal: nothing more to do.
+        again = _replay(scratch, backup_time)
+        assert (again["agents_deactivated"], again["memories_revoked"]) == (0, 0)
+        assert again["memories_rejected"] == again["memories_task_closed"] == 0
+        assert (again["agent_grants_restored"], again["key_expiries_restored"]) == (0, 0)
 
 
 def _grant_and_expiry(dbname: str, agent_id, key_id) -> tuple:
@@ -683,41 +664,31 @@ def test_a_retention_shortened_after_the_backup_is_short_again_after_a_restore(
         return published
 
     source = connection.settings_dict["NAME"]
-    scratch = f"{source}_restore"
     policy_publish(tenant=tenant, document=document(365))
     policy_publish(tenant=other_tenant, document=document(365))
-    with tempfile.TemporaryDirectory() as folder:
-        dump = Path(folder) / "backup.dump"
-        backup_time = timezone.now()
-        _pg("pg_dump", "-Fc", "-d", source, "-f", str(dump))
-
+    with _backup() as (dump, backup_time), _scratch() as scratch:
         shortened = policy_publish(tenant=tenant, document=document(30))
         assert shortened.version == 3
-        try:
-            for ledger in ([], ["--ledger-database", source]):  # the journal, the old database
-                _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
-                _admin(f'CREATE DATABASE "{scratch}"')
-                _pg("pg_restore", "-d", scratch, "--no-owner", str(dump))
-                # The backup holds the year: that is why the replay narrows it again.
-                version, retention = _active_retention(scratch, tenant.id)
-                assert (version, retention["episodic_days"]) == (2, 365)
+        for ledger in ([], ["--ledger-database", source]):  # the journal, the old database
+            _restore(dump, scratch)
+            # The backup holds the year: that is why the replay narrows it again.
+            version, retention = _active_retention(scratch, tenant.id)
+            assert (version, retention["episodic_days"]) == (2, 365)
 
-                result = _replay(scratch, backup_time, *ledger)
+            result = _replay(scratch, backup_time, *ledger)
 
-                assert (result["policies_restored"], result["policies_not_widened"]) == (1, {})
-                version, retention = _active_retention(scratch, tenant.id)
-                assert (version, retention) == (3, document(30)["retention"])
-                version, retention = _active_retention(scratch, other_tenant.id)
-                assert (version, retention["episodic_days"]) == (2, 365)
+            assert (result["policies_restored"], result["policies_not_widened"]) == (1, {})
+            version, retention = _active_retention(scratch, tenant.id)
+            assert (version, retention) == (3, document(30)["retention"])
+            version, retention = _active_retention(scratch, other_tenant.id)
+            assert (version, retention["episodic_days"]) == (2, 365)
 
-                again = _replay(scratch, backup_time, *ledger)  # nothing more to do
-                assert again["policies_restored"] == 0
-                # The old database's also names the other tenant's, published within the
-                # hour before (replay.DATABASE_MARGIN): as short here, skipped both times.
-                assert again["policies_skipped"] == result["policies_skipped"] + 1
-                assert _active_retention(scratch, tenant.id)[0] == 3
-        finally:
-            _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+            again = _replay(scratch, backup_time, *ledger)  # nothing more to do
+            assert again["policies_restored"] == 0
+            # The old database's also names the other tenant's, published within the
+            # hour before (replay.DATABASE_MARGIN): as short here, skipped both times.
+            assert again["policies_skipped"] == result["policies_skipped"] + 1
+            assert _active_retention(scratch, tenant.id)[0] == 3
 
 
 def test_the_old_database_names_each_tenants_active_policy_published_since_the_backup(
