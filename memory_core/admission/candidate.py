@@ -188,14 +188,16 @@ class Candidate:
         return written_and_words(ref) if ref and any(c.isspace() for c in ref) else ""
 
     def sentence_ids(self) -> list[str]:
-        """Return the ids that are sentences (they hold whitespace: only the subject and the
-        message's id may), for the class guard and the sensitive categories: "Refund
-        approved, balance is $5,400" as a subject is business state, and GET answers it as
-        the subject's name; "User has HIV." as a message's id was stored personal, answered
-        to every agent (stop 47's audit). An identifier is not read by them: a task named
+        """Return the ids that are sentences (they hold whitespace: only the subject, the
+        message's id and the key may), for the class guard and the sensitive categories:
+        "Refund approved, balance is $5,400" as a subject is business state, and GET answers
+        it as the subject's name; "User has HIV." as a message's id was stored personal,
+        answered to every agent (stop 47's audit); the same business state as the key, beside
+        a sentence the key does not label (``policy.key_lines``), was stored and put in the
+        prompt (stop 48's). An identifier is not read by them: a task named
         "refund-approved-handler" or a session "invoice-paid-sync" works on code, it states
         no business state."""
-        ids = (self.subject, self.source_message_id)
+        ids = (self.subject, self.source_message_id, self.memory_key)
         return [text for text in ids if text and any(c.isspace() for c in text)]
 
 

@@ -37,6 +37,7 @@ _CONFUSABLES = {
     "о": "o", "п": "n", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s", "і": "i",
     "ї": "i", "ј": "j", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l", "һ": "h", "ո": "n", "ս": "u",
     "ь": "b", "ы": "bl", "з": "3", "ч": "4", "л": "n", "и": "u", "ɡ": "g", "ɑ": "a",
+    "ү": "y", "ѵ": "v", "ϳ": "j",
     # Cyrillic upper case
     "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C",
     "Т": "T", "У": "Y", "Х": "X", "Ѕ": "S", "І": "I", "Ј": "J", "Ԁ": "D", "Ү": "Y", "Ӏ": "I",
@@ -172,6 +173,9 @@ def fold(text: str) -> str:
         text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
         text = text.translate(_CONFUSABLE_TABLE)
         text = _strip_accents(text).translate(_CONFUSABLE_TABLE)
+        # A capital the table does not hold reads as its small letter, which it may hold
+        # ("Һ" is "һ", "h"; Armenian "Օ" is "օ", "o").
+        text = text.lower().translate(_CONFUSABLE_TABLE)
     # Letters spaced out ("i   a m   t h e") are joined before whitespace collapses.
     return _SPACE.sub(" ", _join_spaced_letters(text)).strip().lower()
 
@@ -188,11 +192,16 @@ def plain(text: str) -> str:
 
 
 def _strip_accents(text: str) -> str:
-    """Return ``text`` decomposed (NFD) without its combining marks."""
+    """Return ``text`` decomposed (NFD) without its combining marks: those of a combining
+    class, and every other non-spacing or enclosing mark ("H⃝" is "H")."""
     decomposed = unicodedata.normalize("NFD", text)
     if decomposed.isascii():  # no ASCII character is a combining mark
         return decomposed
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return "".join(ch for ch in decomposed if not _is_mark(ch))
+
+
+def _is_mark(ch: str) -> bool:
+    return bool(unicodedata.combining(ch)) or unicodedata.category(ch) in ("Mn", "Me")
 
 
 _WIDE_GAP = re.compile("[" + _SEPARATORS + "]{2,}")
@@ -341,7 +350,14 @@ def tagged_readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[tuple[s
     # rot13 is a common "hide it from the filter" trick and costs nothing to read.
     out.append((codecs.encode(base, "rot13"), True))
     if depth > 0:
-        for payload in decoded_payloads(text):
+        payloads = decoded_payloads(text)
+        if not text.isascii():
+            # An invisible character inside a payload splits its token for a regex only;
+            # full-width letters are its alphabet to a reader.
+            visible = unicodedata.normalize("NFKC", _INVISIBLE.sub("", text))
+            if visible != text:
+                payloads += decoded_payloads(visible)
+        for payload in payloads:
             out.extend(tagged_readings(payload, depth=depth - 1))
     seen: set[str] = set()
     return [(r, rot13) for r, rot13 in out if r and not (r in seen or seen.add(r))]

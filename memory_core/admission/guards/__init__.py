@@ -118,7 +118,10 @@ def _own_world(rule: Rule, reading: str, match: re.Match) -> bool:
         end = match.start("after")
     clause_ends = list(_CLAUSE_END.finditer(reading, 0, start))
     clause_start = clause_ends[-1].end() if clause_ends else 0
-    if _OWN_WORLD_INSIDE.search(reading, clause_start, end):
+    if any(
+        _qualifies(reading, hit, start)
+        for hit in _OWN_WORLD_INSIDE.finditer(reading, clause_start, end)
+    ):
         return True
     if groups.get("mod") and _OCCUPATION_BEFORE.search(groups["mod"]):
         return True
@@ -130,6 +133,20 @@ def _own_world(rule: Rule, reading: str, match: re.Match) -> bool:
     duration = _DURATION.match(after)
     after = after[duration.end() : duration.end() + 40] if duration else after[:40]
     return bool(_OWN_WORLD_AFTER.search(after) or _ABOUT_THEM_AFTER.search(after))
+
+
+# Qualifiers that say nothing of whose: a writer adds them to a claim on this system as
+# easily ("the personal administrator of this platform", "full personal admin access").
+# They count only before the match, and not after "your" (the assistant's own).
+_BARE_QUALIFIERS = frozenset({"personal", "volunteer", "professionally"})
+
+
+def _qualifies(reading: str, hit: re.Match, start: int) -> bool:
+    """Return whether the own-world qualifier ``hit`` (of ``_OWN_WORLD_INSIDE``) exempts a
+    match that begins at ``start``."""
+    if hit.group(0).lower() not in _BARE_QUALIFIERS:
+        return True
+    return hit.start() < start and not reading[: hit.start()].rstrip().lower().endswith("your")
 
 
 # A role's modifier that names this system unless what follows says whose: "the account

@@ -140,12 +140,12 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"(?:devout\W+|practicing\W+|practicante\W+|pratiquant\W+|praticante\W+|glaubige\W+)?",
         RELIGIONS,
         r"\b|"
-        r"\b(?:religion|religious beliefs?|attends? (?:mosque|church|synagogue|temple)|"
+        r"\b(?:religion|religious beliefs?|"
         r"religioso|religiosa|religieux|religieuse|religios|religiose|religiao|"
         r"(?:va|vai|geht|goes|go|frequenta|frequente|attends?)\W+"
         r"(?:\w+\W+){0,2}?(?:mezquita|sinagoga|mosquee|synagogue|moschee|synagoge|mesquita|"
         r"moschea|mosque|church|iglesia|eglise|kirche|igreja|chiesa|temple|gurdwara|mass|"
-        r"misa|messe)(?!\W+(?:of|street|st|road|rd|avenue|run)\b))\b",
+        r"misa|messe)(?!\W+(?:of|street|st|road|rd|avenue|run|university|college)\b))\b",
     ),
     "sexual_orientation": rx(
         r"\b(?:is|am|are|identifies as|came out as)\W+(?:\w+\W+)?(?:gay|lesbian|bisexual|"

@@ -59,6 +59,7 @@ def _old_fold(text: str) -> str:
     text = normalize._INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
     text = text.translate(normalize._CONFUSABLE_TABLE)
     text = normalize._strip_accents(text).translate(normalize._CONFUSABLE_TABLE)
+    text = text.lower().translate(normalize._CONFUSABLE_TABLE)
     return normalize._SPACE.sub(" ", normalize._join_spaced_letters(text)).strip().lower()
 
 
