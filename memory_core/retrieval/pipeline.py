@@ -341,6 +341,9 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         degraded_reason = degraded_reason or vector_reason
     clock.lap("candidates")
     degraded = bool(degraded_reason)
+    # The stores that returned each row, for the trace: dedup gives a keeper its merged
+    # copies' stores (their relevance is the fact's), which the trace must not claim.
+    found_by = {c.id: sorted(c.sources) for c in found}
 
     eligible, rejected_filters = filters.apply_hard_filters(
         found, ctx=ctx, plan=plan_, policy=policy, now=now
@@ -393,6 +396,7 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         plan_=plan_,
         stores=stores,
         found=found,
+        found_by=found_by,
         counts={
             "candidates": len(found),
             "after_hard_filters": len(eligible),
@@ -521,6 +525,7 @@ def _trace_document(
     plan_,
     stores,
     found,
+    found_by: dict[str, list[str]],
     counts,
     rejections: list[Rejection],
     merges: list[Merge],
@@ -532,10 +537,11 @@ def _trace_document(
     latency: dict,
     policy: RetrievalPolicy,
 ) -> dict:
-    """Return the trace's JSON: ids, hashes, counts, reasons and scores; never content."""
+    """Return the trace's JSON: ids, hashes, counts, reasons and scores; never content.
+    ``found_by``: each candidate's stores as they returned it (before dedup)."""
     by_store: dict[str, int] = {}
     for c in found:
-        for s in c.sources:
+        for s in found_by[c.id]:
             by_store[s] = by_store.get(s, 0) + 1
     return {
         "context": {
@@ -567,7 +573,7 @@ def _trace_document(
         "candidates": [
             {
                 "id": c.id,
-                "sources": sorted(c.sources),
+                "sources": found_by[c.id],
                 "vector_rank": c.vector_rank,
                 "fulltext_rank": c.fulltext_rank,
                 "content_hash": c.content_hash,

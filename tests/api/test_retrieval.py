@@ -334,3 +334,35 @@ def test_a_retrieval_is_held_to_its_documented_bounds(api_client, body, field, c
     assert response.status_code == 400, response.content
     details = response.json()["error"]["details"]
     assert [e["code"] for e in details[field]] == [code]
+
+
+def test_a_dedup_keeper_is_traced_with_the_stores_that_returned_it(api_client, tenant):
+    """Dedup gives a keeper its merged copy's stores (their relevance is the fact's); the
+    trace recorded them as the keeper's own, so a row with no word of the query was "found"
+    by the full-text store, counted twice there (stop 48's audit)."""
+    dana = SubjectFactory(tenant=tenant, external_id="dana")
+    colour, color = memory_store_many(
+        drafts=[
+            MemoryDraft(subject=dana, memory_type="user_preference", authority="explicit_user",
+                        content="User prefers the colour blue for charts.",
+                        source_type="user_input"),
+            MemoryDraft(subject=dana, memory_type="user_preference", authority="explicit_user",
+                        content="User prefers the color blue for charts.",
+                        source_type="user_input", confidence=0.9),
+        ],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )  # fmt: skip
+    answer = api_client.post(URL, {"query": "Which color?", "context": {"user_id": "dana"}},
+                             format="json")  # fmt: skip
+    assert answer.status_code == 200
+    stages = api_client.get(f"/api/v1/traces/{answer.json()['trace_id']}").json()["stages"]
+    assert stages["dedup_merges"] == [
+        {"kept": str(colour.id), "merged": str(color.id), "rule": "near_duplicate"}
+    ]
+    found = {c["id"]: c for c in stages["candidates"]}
+    assert "fulltext" in found[str(color.id)]["sources"]
+    assert found[str(colour.id)]["fulltext_rank"] is None
+    assert "fulltext" not in found[str(colour.id)]["sources"]
+    assert stages["candidates_by_store"]["fulltext"] == 1
+    for c in stages["candidates"]:
+        assert (c["fulltext_rank"] is not None) == ("fulltext" in c["sources"])
