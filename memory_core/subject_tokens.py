@@ -33,9 +33,22 @@ HEADER = "HTTP_X_MEMLEDGER_SUBJECT_TOKEN"
 
 
 def subject_token_issue(*, tenant_id, agent_id, user_id: str) -> str:
-    """Return a token letting agent ``agent_id`` act for subject ``user_id`` for a while."""
+    """Return a token letting agent ``agent_id`` act for subject ``user_id`` for a while.
+    Signs only: the callers that issue one create the subject first (``subject_ensure``)."""
     payload = {"t": str(tenant_id), "a": str(agent_id), "u": str(user_id)}
     return signing.dumps(payload, salt=SALT, compress=False)
+
+
+def subject_ensure(*, tenant_id, user_id: str) -> Subject:
+    """Return subject ``user_id`` of the tenant, created as the issuer's own first write about
+    it would create it (an issuer acts for any subject, a database constraint): a bound agent
+    may create no subject, so a new user's first write with a token was refused
+    (``tenant.subject_unknown``) until the backend wrote something about them itself. Every
+    way of issuing a token calls it (the API, ``manage.py issue_subject_token``)."""
+    subject, _ = Subject.objects.get_or_create(
+        tenant_id=tenant_id, external_id=user_id, defaults={"display_name": user_id}
+    )
+    return subject
 
 
 def subject_token_ttl() -> int:
@@ -53,13 +66,8 @@ class IssuedSubjectToken:
 
 def subject_token_grant(*, principal, agent_name: str, user_id: str) -> IssuedSubjectToken:
     """Issue, for the caller (an agent granted ``issues_subject_tokens``), a token letting the
-    active agent ``agent_name`` of the caller's tenant act for subject ``user_id``.
-
-    A subject not known yet is created, as the issuer's own first write about it would create
-    it (an issuer acts for any subject, a database constraint): a bound agent may create no
-    subject, so a new user's first write was refused (``tenant.subject_unknown``) until the
-    backend wrote something about them itself.
-    """
+    active agent ``agent_name`` of the caller's tenant act for subject ``user_id`` (created
+    if new: ``subject_ensure``)."""
     if not getattr(principal, "issues_subject_tokens", False):
         raise PermissionDenied(
             "This agent may not issue subject tokens: its grant lacks issues_subject_tokens "
@@ -73,7 +81,7 @@ def subject_token_grant(*, principal, agent_name: str, user_id: str) -> IssuedSu
         raise NotFound(f"No active agent named {agent_name!r} in this tenant.")
     # Before the signature's own timestamp (whole seconds, taken as it signs): the expiry
     # announced is never later than the one the verification applies.
-    Subject.objects.get_or_create(tenant_id=agent.tenant_id, external_id=user_id)
+    subject_ensure(tenant_id=agent.tenant_id, user_id=user_id)
     issued_at = timezone.now().replace(microsecond=0)
     token = subject_token_issue(tenant_id=agent.tenant_id, agent_id=agent.id, user_id=user_id)
     # Ids only: who issued, for which agent; the subject's id is the one in the token.

@@ -1187,4 +1187,26 @@ def test_a_token_for_a_new_user_lets_the_bound_agent_write_their_first_memory(te
     )
     first = client_for(bound, token).post(URL, body(subject="new-user"), format="json")
     assert first.status_code == 201, first.json()
-    assert Subject.objects.filter(tenant=tenant, external_id="new-user").count() == 1
+    # As a write makes it: named by its external id (the token made it nameless).
+    made = Subject.objects.get(tenant=tenant, external_id="new-user")
+    assert made.display_name == "new-user"
+
+
+def test_a_token_from_the_command_lets_the_bound_agent_write_a_new_users_first_memory(tenant):
+    """``manage.py issue_subject_token`` signed the token only: the new user's first write
+    was refused (tenant.subject_unknown), as through the API before (stop 48's audit)."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from memory_core.models import Agent
+    from tests.clients import client_for
+
+    bound = Agent.objects.create(tenant=tenant, name="assistant", any_subject=False)
+    out = StringIO()
+    call_command("issue_subject_token", "--tenant", tenant.slug, "--agent", "assistant",
+                 "--user", "brand-new", stdout=out)  # fmt: skip
+    token = out.getvalue().strip()
+    first = client_for(bound, token).post(URL, body(subject="brand-new"), format="json")
+    assert first.status_code == 201, first.json()
+    assert Subject.objects.get(tenant=tenant, external_id="brand-new").display_name == "brand-new"

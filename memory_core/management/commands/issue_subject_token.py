@@ -10,7 +10,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS
 from memory_core.models import Agent
-from memory_core.subject_tokens import subject_token_issue
+from memory_core.rls import tenant_scope
+from memory_core.subject_tokens import subject_ensure, subject_token_issue
 
 
 class Command(BaseCommand):
@@ -42,6 +43,8 @@ class Command(BaseCommand):
                 f"Agent {agent!r} of tenant {tenant!r} is deactivated: its keys are refused "
                 "(reactivate it in the admin first)."
             )
+        with tenant_scope(row.tenant_id):
+            subject_ensure(tenant_id=row.tenant_id, user_id=user)
         self.stdout.write(
             subject_token_issue(tenant_id=row.tenant_id, agent_id=row.id, user_id=user)
         )
