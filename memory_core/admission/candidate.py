@@ -389,14 +389,21 @@ def seams(texts: list[str]) -> list[str]:
 
 
 def bad_text(text: str) -> str | None:
-    """Return why ``text`` cannot be stored (NUL or lone surrogates), or None."""
+    """Return why ``text`` cannot be stored, by the code the API's fields answer for it
+    (``null_characters_not_allowed``, ``surrogate_characters_not_allowed``), or None."""
     if "\x00" in text:
-        return "null_character"
+        return "null_characters_not_allowed"
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        return "invalid_unicode"
+        return "surrogate_characters_not_allowed"
     return None
+
+
+_BAD_TEXT_MESSAGES = {
+    "null_characters_not_allowed": "Null characters are not allowed.",
+    "surrogate_characters_not_allowed": "Surrogate characters are not allowed.",
+}
 
 
 def _check_value(value, errors: FieldErrors, name: str, depth: int = 0) -> None:
@@ -410,7 +417,7 @@ def _check_value(value, errors: FieldErrors, name: str, depth: int = 0) -> None:
     elif isinstance(value, str):
         problem = bad_text(value)
         if problem:
-            errors.add(name, problem, "Strings must be valid Unicode without NUL characters.")
+            errors.add(name, problem, _BAD_TEXT_MESSAGES[problem])
     elif isinstance(value, dict):
         for key, inner in value.items():
             if not isinstance(key, str) or bad_text(key):
