@@ -73,7 +73,11 @@ def policy_errors(document) -> dict[str, str]:
     """Return ``{dotted path: what is wrong}`` for ``document`` (empty when it is valid)."""
     if not isinstance(document, dict):
         return {"": "A policy document is a JSON object."}
-    errors: dict[str, str] = {}
+    # First, and alone: no later check (nor the message naming an unknown name) reads a text
+    # PostgreSQL cannot store.
+    errors = _text_errors(document)
+    if errors:
+        return errors
     for section in _SECTIONS:
         if section in document and not isinstance(document[section], dict):
             errors[section] = "Must be a JSON object."
@@ -118,7 +122,77 @@ def policy_errors(document) -> dict[str, str]:
                 errors[path] = (
                     f"Unknown memory types: {', '.join(sorted(set(value) - set(allowed)))}."
                 )
+    if "admission.sensitive_categories" not in errors:  # a list of strings, or absent
+        problem = _categories_problem(document.get("admission", {}).get("sensitive_categories"))
+        if problem:
+            errors["admission.sensitive_categories"] = problem
     return errors
+
+
+def _categories_problem(categories) -> str:
+    """Return what is wrong with a list of sensitive category names ("" when nothing is).
+
+    Admission checks a write for each category it finds in the guards' patterns and skips
+    any other name: "Health" or "government ids" sent health facts and passport numbers to
+    agents without a reviewer, the tenant believing them guarded.
+    """
+    # Imported here: the guards' package imports admission, which imports this module.
+    from memory_core.admission.guards.sensitive import SENSITIVE_PATTERNS
+
+    if categories is None:
+        return ""
+    unknown = [c for c in dict.fromkeys(categories) if c not in SENSITIVE_PATTERNS]
+    if not unknown:
+        return ""
+    return (
+        f"Unknown sensitive categories: {', '.join(_shown(c) for c in unknown)}. "
+        f"The categories are {', '.join(SENSITIVE_PATTERNS)}."
+    )
+
+
+def _text_errors(document: dict) -> dict[str, str]:
+    """Return ``{dotted path: what is wrong}`` for each string of ``document``, a key or a
+    value at any depth, that PostgreSQL's jsonb cannot hold: one with a NUL character, or
+    with a lone surrogate (no UTF-8 encodes one). Published, either failed with a database
+    error (a 500 in the admin) instead of a refusal."""
+    errors: dict[str, str] = {}
+    stack: list[tuple[str, object]] = [("", document)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                name = key if isinstance(key, str) and key.isprintable() else _shown(key)
+                inner_path = f"{path}.{name}" if path else name
+                if isinstance(key, str) and (problem := _unstorable(key)):
+                    errors[inner_path] = f"This key holds {problem}, which a policy cannot store."
+                stack.append((inner_path, inner))
+        elif isinstance(value, list):
+            stack.extend((f"{path}[{index}]", inner) for index, inner in enumerate(value))
+        elif isinstance(value, str) and (problem := _unstorable(value)):
+            errors[path] = f"Holds {problem}, which a policy cannot store."
+    return errors
+
+
+def _unstorable(text: str) -> str:
+    """Return the character of ``text`` no policy can store, described ("" when none)."""
+    if "\x00" in text:
+        return "a NUL character (U+0000)"
+    surrogate = next((c for c in text if 0xD800 <= ord(c) <= 0xDFFF), None)
+    if surrogate is not None:
+        return f"a lone surrogate (U+{ord(surrogate):04X}; no UTF-8 text holds one)"
+    return ""
+
+
+def _shown(text) -> str:
+    """Return ``text`` as a message names it: quoted, anything unprintable escaped (a NUL
+    as ``\\x00``, a lone surrogate as ``\\ud800``), so that the message itself can be
+    stored and shown."""
+    if not isinstance(text, str):
+        return repr(text)
+    escaped = "".join(
+        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+    )
+    return f'"{escaped}"'
 
 
 def _number_problem(value, kind: str, low, high) -> str:
@@ -298,7 +372,20 @@ def memory_expiry(memory, retention: dict) -> MemoryExpiry:
     admission's cap (an import), or written before a policy shortened its period, ends by
     the policy, not by its ``valid_until``."""
     limit = retention_limit(memory.memory_class, memory.authority, retention)
-    deleted_at = memory.created_at + limit if limit is not None else None
+    deleted_at = _deletion_day(memory.created_at, limit)
     valid_until = memory.valid_until
     by_retention = deleted_at is not None and (valid_until is None or deleted_at < valid_until)
     return MemoryExpiry(at=deleted_at if by_retention else valid_until, by_retention=by_retention)
+
+
+def _deletion_day(created_at: datetime, limit: timedelta | None) -> datetime | None:
+    """Return ``created_at + limit``, or None (no end) when there is no limit or no date is
+    there: a row written near the year 9999 (stored before the import refused a
+    ``created_at`` to come) outlives every date, and its sum raised OverflowError on the
+    person's portal page and export."""
+    if limit is None:
+        return None
+    try:
+        return created_at + limit
+    except OverflowError:
+        return None

@@ -32,12 +32,21 @@ logger = logging.getLogger(__name__)
 _TICK = timedelta(microseconds=1)
 
 
+@transaction.atomic
 def policy_ensure(*, tenant: Tenant) -> PolicyVersion:
     """Return the tenant's active policy, creating version 1 from the defaults if none exists
-    (journaled as it commits, as a published version is)."""
+    (journaled as it commits, as a published version is).
+
+    Created under the tenant's row lock (``_lock_versions``), so that two first uses of a
+    tenant at once (two agents' keys made together) make one version 1, not a second that
+    breaks ``policy_unique_version``."""
     active = PolicyVersion.objects.filter(tenant=tenant, is_active=True).first()
     if active:
         return active
+    _lock_versions(tenant)
+    active = PolicyVersion.objects.filter(tenant=tenant, is_active=True).first()
+    if active:
+        return active  # made by the transaction this one waited for
     version = PolicyVersion.objects.create(
         tenant=tenant,
         version=1,
@@ -64,9 +73,8 @@ def policy_publish(*, tenant: Tenant, document: dict, note: str = "") -> PolicyV
             code="invalid_policy",
             details={path: [{"code": "invalid", "message": m}] for path, m in errors.items()},
         )
-    current = (
-        PolicyVersion.objects.select_for_update().filter(tenant=tenant).order_by("-version").first()
-    )
+    _lock_versions(tenant)
+    current = PolicyVersion.objects.filter(tenant=tenant).order_by("-version").first()
     PolicyVersion.objects.filter(tenant=tenant, is_active=True).update(is_active=False)
     # Later than the version before, whatever this host's clock says: the replay applies each
     # tenant's newest line, and a skewed clock must not make the later version the older.
@@ -83,6 +91,20 @@ def policy_publish(*, tenant: Tenant, document: dict, note: str = "") -> PolicyV
     )
     _journal_on_commit(version)
     return version
+
+
+def _lock_versions(tenant: Tenant) -> None:
+    """Make the transactions that number a version of ``tenant`` take turns: lock its tenant
+    row (``FOR NO KEY UPDATE``: the key-share lock of the tenant's inserts does not wait for
+    it) until the transaction ends.
+
+    The row, not the newest version: two publishers that locked the newest version both read
+    the same one (the second, let in once the first committed, re-reads that row, not which
+    is newest now) and numbered theirs alike, and the second failed on
+    ``policy_unique_version``; nor could an absent version 1 be locked. The statement after
+    the wait reads the versions committed meanwhile.
+    """
+    Tenant.objects.select_for_update(no_key=True).filter(pk=tenant.pk).values_list("pk").first()
 
 
 def _entry(version: PolicyVersion) -> dict:

@@ -75,7 +75,7 @@ def test_a_published_version_is_journaled_as_it_commits_ids_and_retention_only(
     """Every retention key, as the sweep reads the document: a key it lacks, or null, is no
     limit (null), but trace_days, which the trace sweep keeps at 30 days when it is missing."""
     document = _document(episodic_days=30, preference_days=None, inferred_days=..., trace_days=...)
-    document["admission"]["sensitive_categories"] = ["a-category-name"]
+    document["admission"]["sensitive_categories"] = ["sexual_orientation"]
     with django_capture_on_commit_callbacks(execute=True):
         version = policy_publish(tenant=tenant, document=document, note="a private note")
 
@@ -100,7 +100,7 @@ def test_a_published_version_is_journaled_as_it_commits_ids_and_retention_only(
     }
     assert set(line["retention"]) == set(RETENTION_MAX)
     text = journal.read_text()
-    assert "a private note" not in text and "a-category-name" not in text
+    assert "a private note" not in text and "sexual_orientation" not in text
     assert "confidence_floor" not in text and "admission" not in text
 
 

@@ -119,3 +119,80 @@ def test_an_unreadable_stored_retention_value_is_logged_once_a_process(caplog, m
     retention_period({"episodic_days": "ninety"}, "episodic_days", tenant_id="t2")
     retention_period({"episodic_days": -4}, "episodic_days", tenant_id="t1")
     assert caplog.text.count("not a number of hours or days") == 3
+
+
+@pytest.mark.parametrize(
+    "categories",
+    [["Health"], ["health ", "finance"], ["government ids"], ["precise location"]],
+)
+def test_an_unknown_sensitive_category_is_refused_naming_the_categories(categories):
+    """A name admission does not know was accepted and skipped: a tenant that wrote "Health"
+    (or api.md's words, "government ids") had health facts go to agents without review."""
+    errors = policy_errors(with_("admission.sensitive_categories", categories))
+    message = errors["admission.sensitive_categories"]
+    assert message.startswith(f'Unknown sensitive categories: "{categories[0]}".'), message
+    assert "health, finance, credentials, government_id, precise_location" in message
+    assert policy_errors(with_("admission.sensitive_categories", ["health", "biometric"])) == {}
+    assert policy_errors(with_("admission.sensitive_categories", [])) == {}
+
+
+@pytest.mark.django_db
+def test_a_capitalised_sensitive_category_is_not_published(tenant, api_client):
+    from tests.factories import write_body
+
+    with pytest.raises(ValidationFailed) as refused:
+        policy_publish(tenant=tenant, document=with_("admission.sensitive_categories", ["Health"]))
+    assert "admission.sensitive_categories" in refused.value.details
+    # The tenant keeps its policy, under which a health fact waits for a reviewer.
+    response = api_client.post(
+        "/api/v1/memories",
+        write_body(content="User has HIV and takes antiretroviral therapy."),
+        format="json",
+    )
+    assert response.status_code == 202, response.json()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("path", "value", "named", "message"),
+    [
+        (
+            "retrieval.high_impact_key_prefixes",
+            ["deploy\u0000"],
+            "retrieval.high_impact_key_prefixes[0]",
+            "Holds a NUL character (U+0000), which a policy cannot store.",
+        ),
+        (
+            "retrieval.scope_bound_kinds",
+            ["project\ud800"],
+            "retrieval.scope_bound_kinds[0]",
+            "Holds a lone surrogate (U+D800; no UTF-8 text holds one), which a policy cannot "
+            "store.",
+        ),
+        (
+            "half_life_days.episode\u0000",
+            30,
+            'half_life_days."episode\\x00"',
+            "This key holds a NUL character (U+0000), which a policy cannot store.",
+        ),
+        (
+            "ranking_weights.note",
+            {"deep": ["\u0000"]},
+            "ranking_weights.note.deep[0]",
+            "Holds a NUL character (U+0000), which a policy cannot store.",
+        ),
+    ],
+    ids=["list-item", "surrogate", "key", "nested"],
+)
+def test_a_text_postgresql_cannot_store_is_refused_not_a_database_error(
+    tenant, path, value, named, message
+):
+    """A NUL (or a lone surrogate) anywhere in the document reached jsonb: a database error
+    on publishing (a 500 in the admin) instead of a refusal naming where it is."""
+    document = with_(path, value)
+    assert policy_errors(document) == {named: message}
+    with pytest.raises(ValidationFailed) as refused:
+        policy_publish(tenant=tenant, document=document)
+    assert refused.value.code == "invalid_policy"
+    assert list(refused.value.details) == [named]
+    assert PolicyVersion.objects.filter(tenant=tenant).count() == 1
