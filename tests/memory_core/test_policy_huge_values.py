@@ -99,3 +99,53 @@ def test_admin_publish_again_of_a_stored_invalid_version_gives_a_message(client,
     assert response.status_code == 200
     assert PolicyVersion.objects.get(tenant=tenant, is_active=True) == first
     assert "episodic_days" in response.content.decode()
+
+
+def test_a_memory_whose_retention_ends_past_any_date_has_no_end():
+    """created_at + the class's period past the year 9999 raised OverflowError."""
+    from datetime import UTC, datetime
+    from types import SimpleNamespace
+
+    from memory_core.policy_check import memory_expiry
+
+    row = SimpleNamespace(
+        memory_class=MemoryClass.EPISODIC,
+        authority="explicit_user",
+        created_at=datetime(9999, 12, 1, tzinfo=UTC),
+        valid_until=None,
+    )
+    expiry = memory_expiry(row, {"episodic_days": 90})
+    assert (expiry.at, expiry.by_retention) == (None, False)
+    row.valid_until = datetime(9999, 12, 2, tzinfo=UTC)
+    assert memory_expiry(row, {"episodic_days": 90}).at == row.valid_until
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("method", "path"), [("get", "/portal/"), ("post", "/portal/export/")])
+def test_a_stored_memory_written_near_the_year_9999_does_not_break_the_portal(
+    tenant, client, settings, tmp_path, method, path
+):
+    """Stored by an import before it refused a created_at to come: the person's list and
+    export answered 500 (OverflowError in memory_expiry)."""
+    from datetime import UTC, datetime
+
+    from memory_core.models import PortalMembership
+
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    subject = SubjectFactory(tenant=tenant, external_id="alice-subject")
+    written = datetime(9999, 12, 1, tzinfo=UTC)
+    MemoryFactory(
+        subject=subject,
+        content="The nightly deploy of the atlas service failed on a full disk.",
+        incident=True,
+        created_at=written,
+        valid_from=written,
+    )
+    user = get_user_model().objects.create_user("alice", password="pw-alice-123")
+    PortalMembership.objects.create(user=user, tenant=tenant, role="end_user", subject=subject)
+    client.force_login(user)
+    client.raise_request_exception = False
+    response = getattr(client, method)(path)
+    assert response.status_code == 200
+    body = b"".join(response.streaming_content) if response.streaming else response.content
+    assert b"full disk" in body

@@ -27,6 +27,7 @@ them to no agent, and the next retention sweep deletes them (docs/operations.md)
 
 import io
 import json
+import os
 from collections import defaultdict, deque
 
 from django.core.management.base import BaseCommand, CommandError
@@ -80,6 +81,16 @@ CHUNK = 256
 PROGRESS_EVERY = 10_000
 
 
+def _text_name(path: str) -> str:
+    """Return ``path`` as text the database stores: a file name that is not UTF-8 reaches
+    Python with its bytes as lone surrogates ("caf\\udce9"), which no UTF-8 column holds;
+    such a byte is named by its escape ("caf\\xe9") instead."""
+    try:
+        return os.fsencode(path).decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:  # a surrogate that stands for no byte of a file name
+        return path.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 class Command(BaseCommand):
     help = "Import memories from a JSONL file of full records; per-line errors, all or nothing."
 
@@ -98,6 +109,7 @@ class Command(BaseCommand):
     @platform_command
     def handle(self, *args, file, dry_run, screen, **options):
         self.file = file
+        self.actor = f"import:{_text_name(file)}"[:200]
         self.screen = screen
         # A deleted tenant takes no new rows (its deletion has verified it holds none).
         self.tenants = {t.slug: t for t in Tenant.objects.filter(deleted_at=None)}
@@ -138,7 +150,7 @@ class Command(BaseCommand):
         JSON string. A byte that is not UTF-8 is a CommandError naming its line."""
         try:
             handle = open(self.file, "rb")
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a name holding a NUL
             raise CommandError(f"Cannot read {self.file}: {exc}") from exc
         number = 0
         with handle:
@@ -191,6 +203,15 @@ class Command(BaseCommand):
             )
         valid_from = parse_datetime_value(extra.get("valid_from"), line_errors, "valid_from")
         created_at = parse_datetime_value(extra.get("created_at"), line_errors, "created_at")
+        if created_at is not None and created_at > timezone.now():
+            # When the record was written: a moment to come is no such thing, and one near
+            # the year 9999 left no date for its retention's end (the person's portal page
+            # and export failed on it).
+            line_errors.add(
+                "created_at",
+                "in_future",
+                "Must not be later than the import: a record states when it was written.",
+            )
         if data.get("authority") in (None, ""):
             line_errors.add("authority", "required", "Imports state their authority.")
         agent = extra.get("agent")
@@ -440,7 +461,7 @@ class Command(BaseCommand):
         if tenant.pk not in cache:
             cache[tenant.pk] = (
                 PolicyVersion.objects.filter(tenant=tenant, is_active=True).first(),
-                SystemPrincipal(tenant_id=tenant.id, name=f"import:{self.file}"[:200]),
+                SystemPrincipal(tenant_id=tenant.id, name=self.actor),
                 {a.name: a for a in Agent.objects.filter(tenant=tenant)},
             )
         return cache[tenant.pk]

@@ -1,13 +1,14 @@
 """admission_report prints the corpus figures; import_memories validates every line first."""
 
 import json
+import os
 import uuid
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
 
-from memory_core.models import Memory, Status, Subject
+from memory_core.models import Memory, MemoryEvent, Status, Subject
 
 
 def test_admission_report_prints_and_writes_the_figures(tmp_path):
@@ -639,3 +640,29 @@ def test_an_unknown_field_is_named_cut_short(tenant, tmp_path):
     [line] = _import_errors(tenant, tmp_path, **{"x" * 100_000: 1}).splitlines()
     assert line.startswith("line 2: " + "x" * 60 + "…: Unknown field.")
     assert len(line) < 200, len(line)
+
+
+@pytest.mark.parametrize(
+    "created_at", ["9999-12-01T00:00:00Z", "2999-01-01T00:00:00+00:00"], ids=["9999", "later"]
+)
+def test_an_import_refuses_a_created_at_later_than_the_import(tenant, tmp_path, created_at):
+    """A record states when it was written. One "kept as given" near the year 9999 left its
+    retention no end date, and the person's portal page and export failed on it."""
+    [line] = _import_errors(tenant, tmp_path, created_at=created_at).splitlines()
+    assert line == (
+        "line 2: created_at: Must not be later than the import: a record states when it was "
+        "written. (in_future)"
+    )
+
+
+@pytest.mark.django_db
+def test_an_import_from_a_file_whose_name_is_not_utf8_names_it_by_its_escapes(tenant, tmp_path):
+    """The name's undecodable byte (a lone surrogate, as sys.argv holds it) went into the
+    events' actor id: a UnicodeEncodeError traceback, nothing imported."""
+    raw_name = os.fsencode(tmp_path) + b"/caf\xe9-store.jsonl"  # a Latin-1 file name
+    with open(raw_name, "wb") as handle:
+        handle.write(record(tenant).encode() + b"\n")
+    call_command("import_memories", os.fsdecode(raw_name), stdout=StringIO(), stderr=StringIO())
+    memory = Memory.objects.get(tenant=tenant)
+    actor = MemoryEvent.objects.get(memory_id=memory.id).actor_id
+    assert actor == f"import:{tmp_path}/caf\\xe9-store.jsonl"[:200]
