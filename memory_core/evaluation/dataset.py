@@ -74,6 +74,9 @@ class LoadedDataset:
 # A memory's source ids (its dataset's name, its id in the dataset) fit their columns.
 SOURCE_ID_CHARS = Memory._meta.get_field("source_message_id").max_length
 AGENT_NAME_CHARS = Agent._meta.get_field("name").max_length
+# The most a memory's version column (a PostgreSQL integer) holds.
+MAX_VERSION = 2**31 - 1
+NOT_TEXT = "must be valid Unicode without NUL characters"
 
 
 def _require(entry: dict, key: str, where: str):
@@ -117,6 +120,8 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
     """
     now = now or timezone.now()
     name = str(data.get("dataset") or "dataset")
+    if bad_text(name):  # stored as each memory's source_conversation_id
+        raise DatasetError(f"'dataset' {NOT_TEXT}")
     conversation = f"dataset:{name}"  # each memory's source_conversation_id
     if len(conversation) > SOURCE_ID_CHARS:
         raise DatasetError(
@@ -135,6 +140,8 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
         if not isinstance(entry, dict):
             raise DatasetError(f"{where}: must be an object")
         local_id = str(_require(entry, "id", where))
+        if bad_text(local_id):
+            raise DatasetError(f"{where}: id {NOT_TEXT}")
         if len(local_id) > SOURCE_ID_CHARS:  # stored as the memory's source_message_id
             raise DatasetError(f"{where}: id is at most {SOURCE_ID_CHARS} characters")
         where = f"memory {local_id!r}"
@@ -264,6 +271,11 @@ def _link(local_id: str, drafted: dict, loaded: LoadedDataset) -> None:
     if (predecessor.tenant_id, predecessor.subject_id) != (memory.tenant_id, memory.subject_id):
         raise DatasetError(f"{where}: supersedes {target!r} of another tenant or subject")
     if entry.get("version") is None:
+        if predecessor.version >= MAX_VERSION:
+            raise DatasetError(
+                f"{where}: supersedes {target!r}, whose version {predecessor.version} is the "
+                "highest a version can be; give the chain lower versions"
+            )
         memory.version = predecessor.version + 1
     elif memory.version <= predecessor.version:
         raise DatasetError(
@@ -375,8 +387,11 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
         _require(entry, "memory_type", where), MemoryType.values, "memory_type", where
     )
     authority = _choice(_require(entry, "authority", where), Authority.values, "authority", where)
+    scope = str(_require(entry, "scope", where))
+    if bad_text(scope):
+        raise DatasetError(f"{where}: scope {NOT_TEXT}")
     try:
-        scope_kind, scope_ref = parse_scope(str(_require(entry, "scope", where)))
+        scope_kind, scope_ref = parse_scope(scope)
     except ValueError as exc:
         raise DatasetError(f"{where}: {exc}") from exc
     content = _text(entry, "content", where, max_chars=HARD_MAX_CONTENT_CHARS, required=True)
@@ -400,8 +415,10 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
     source_type = entry.get("source_type") or SOURCE_FOR_AUTHORITY[authority]
     _choice(source_type, SourceType.values, "source_type", where)
     version = entry.get("version") or 1
-    if not isinstance(version, int) or version < 1:
-        raise DatasetError(f"{where}: version must be a positive integer")
+    if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= MAX_VERSION:
+        raise DatasetError(
+            f"{where}: version must be a whole number from 1 to {MAX_VERSION}, not {version!r}"
+        )
     draft = MemoryDraft(
         subject=subject,
         memory_type=memory_type,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
+from memory_core.admission.candidate import bad_text
 from memory_core.embeddings import get_embedder
 from memory_core.models import Agent, Subject, Tenant
 from memory_core.models.fields import BinaryVector
@@ -30,11 +31,28 @@ from memory_core.retrieval.candidates import COLUMNS, row_to_candidate
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import Budget, RetrievalRequest
 
-from .dataset import DatasetError, dataset_environment, dataset_tenant, load_dataset_memories
+from .dataset import (
+    NOT_TEXT,
+    DatasetError,
+    dataset_environment,
+    dataset_tenant,
+    load_dataset_memories,
+)
 
 DEFAULT_K = 8
 RETIRED = {"revoked", "superseded", "deleted", "expired"}
 ID_LISTS = ("required_memory_ids", "acceptable_memory_ids", "forbidden_memory_ids")
+# The texts of a case that reach the tables (tenants, agents, subjects looked up, the trace
+# of its retrieval), read as text (``str``) as the runs read them.
+CASE_TEXTS = ("request", "intent")
+CONTEXT_TEXTS = (
+    "tenant_id", "user_id", "agent_id", "session_id", "task_id", "project_id",
+    "repository_id", "locale",
+)  # fmt: skip
+# A case's budget, as far as the retrieval API's allows (its max_items and max_tokens).
+BUDGET_MOST = {"max_items": 100, "max_prompt_tokens": 32_000}
+# A case's flags: JSON booleans (bool("false") is true).
+CASE_FLAGS = ("expect_empty", "has_complete_context")
 
 
 @dataclass
@@ -72,6 +90,11 @@ def validate_cases(data: dict) -> list[dict]:
         if not isinstance(ctx, dict) or not ctx.get("tenant_id") or not ctx.get("user_id"):
             raise DatasetError(f"{where}: context needs tenant_id and user_id")
         dataset_environment(ctx, f"{where}.context")
+        _check_texts(case, ctx, where)
+        for key in CASE_FLAGS:
+            value = case.get(key)
+            if value is not None and not isinstance(value, bool):
+                raise DatasetError(f"{where}: {key} must be true or false, not {value!r}")
         for key in ID_LISTS:
             if not isinstance(case.get(key, []), list):
                 raise DatasetError(f"{where}: '{key}' must be a list")
@@ -94,7 +117,20 @@ def validate_cases(data: dict) -> list[dict]:
                 raise DatasetError(f"{where}: {key} must be a whole number, not {value!r}")
             if value is not None and value < 1:
                 raise DatasetError(f"{where}: {key} must be at least 1, not {value}")
+            if value is not None and value > BUDGET_MOST[key]:
+                most = BUDGET_MOST[key]
+                raise DatasetError(f"{where}: {key} must be at most {most}, not {value}")
     return cases
+
+
+def _check_texts(case: dict, ctx: dict, where: str) -> None:
+    """Refuse a text of ``case`` (or of its context ``ctx``) that no table can hold: a NUL
+    or a lone surrogate, which ended in a database error mid-run instead of naming the case."""
+    named = [(key, case.get(key)) for key in CASE_TEXTS]
+    named += [(f"context.{key}", ctx.get(key)) for key in CONTEXT_TEXTS]
+    for key, value in named:
+        if value is not None and bad_text(str(value)):
+            raise DatasetError(f"{where}: {key} {NOT_TEXT}")
 
 
 def check_case_ids(cases: list[dict], known) -> None:

@@ -417,3 +417,57 @@ def test_eval_locomo_names_what_the_tables_cannot_hold(tmp_path, data, message):
     with pytest.raises(CommandError, match=message):
         call_command("eval_locomo", "--data", str(path), stdout=StringIO(), stderr=StringIO())
     assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+
+
+@pytest.mark.parametrize(
+    ("memory_fields", "case_fields", "top", "message"),
+    [
+        ({"version": 2**31}, {}, {}, r"memory 'm3': version must be a whole number from 1 to "),
+        ({"version": True}, {}, {}, r"memory 'm3': version must be a whole number"),
+        ({"scope": "project:atlas\u0000"}, {}, {}, r"memory 'm3': scope must be valid Unicode"),
+        ({"id": "m3\u0000"}, {}, {}, r"memories\[0\]: id must be valid Unicode without NUL"),
+        ({}, {}, {"dataset": "odd\u0000"}, r"'dataset' must be valid Unicode without NUL"),
+        ({}, {"request": "tea\u0000"}, {}, r"cases\[0\]: request must be valid Unicode"),
+        ({}, {"user_id": "u\u0000"}, {}, r"cases\[0\]: context.user_id must be valid Unicode"),
+        ({}, {"tenant_id": "t\ud800"}, {}, r"cases\[0\]: context.tenant_id must be valid"),
+        ({}, {"agent_id": "a\u0000"}, {}, r"cases\[0\]: context.agent_id must be valid"),
+        ({}, {"max_items": 2**63}, {}, r"cases\[0\]: max_items must be at most 100, not 9223"),
+        ({}, {"max_prompt_tokens": 32_001}, {}, r"max_prompt_tokens must be at most 32000"),
+        ({}, {"expect_empty": "false"}, {}, r"cases\[0\]: expect_empty must be true or false"),
+        ({}, {"has_complete_context": 0}, {}, r"has_complete_context must be true or false"),
+    ],
+    ids=[
+        "version-2**31",
+        "version-bool",
+        "scope-nul",
+        "id-nul",
+        "dataset-nul",
+        "request-nul",
+        "user-nul",
+        "tenant-surrogate",
+        "agent-nul",
+        "max_items-2**63",
+        "max_prompt_tokens",
+        "expect_empty-string",
+        "has_complete_context-number",
+    ],
+)
+def test_a_value_the_tables_cannot_hold_or_of_another_type_is_named(
+    tmp_path, memory_fields, case_fields, top, message
+):
+    """Each ended in a database traceback (integer out of range, a NUL in a text column or
+    in jsonb, bigint out of range in the baseline's LIMIT), or, for a flag given as the
+    string "false", was read as true (bool("false")): a case that "failed", a pipeline told
+    the agent had the complete context."""
+    entry = {**memory("m3", "Prefers green tea."), **memory_fields}
+    case_fields = dict(case_fields)  # the parameter's own, unchanged for another run
+    context = {key: case_fields.pop(key) for key in ("user_id", "tenant_id", "agent_id")
+               if key in case_fields}  # fmt: skip
+    case = dict(DRINK_CASE, context={**DRINK_CASE["context"], **context}, **case_fields)
+    case.update(required_memory_ids=[entry["id"]], forbidden_memory_ids=[])
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"dataset": "odd", "memories": [entry], "cases": [case], **top}))
+    with pytest.raises(CommandError, match=message):
+        call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
+    assert not Memory.objects.exists()
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
