@@ -374,6 +374,7 @@ def conflict_resolve(
                     memory_id=loser.id,
                     action=MemoryEvent.Action.REVOKED,
                     reason_code="conflict_lost",
+                    policy_version=loser.policy_version,  # as a revoke records it
                     details={"review_item": str(item.id), "winner": str(winner_id)},
                     **actor,
                 )
@@ -390,6 +391,7 @@ def conflict_resolve(
         )
     # Only choosing a winner names one (a radio ticked before "keep both" is no winner).
     winner = str(winner_id) if outcome == "choose_winner" else ""
+    policy_versions = _policy_versions(item.tenant_id, candidates)
     for memory_id in candidates:
         events.append(
             MemoryEvent(
@@ -397,6 +399,7 @@ def conflict_resolve(
                 memory_id=memory_id,
                 action=MemoryEvent.Action.CONFLICT_RESOLVED,
                 reason_code=outcome,
+                policy_version=policy_versions.get(memory_id),
                 details={"review_item": str(item.id), "winner": winner},
                 **actor,
             )
@@ -412,3 +415,11 @@ def conflict_resolve(
         fields.append("resolved_by")
     item.save(update_fields=fields)
     return item
+
+
+def _policy_versions(tenant_id, memory_ids: list[str]) -> dict[str, int | None]:
+    """Return the policy version each memory of ``memory_ids`` was written under, by its id
+    as a string: what its events record (``event_record``), as every event records one
+    (DESIGN.md). One query."""
+    rows = Memory.objects.filter(tenant_id=tenant_id, pk__in=memory_ids)
+    return {str(pk): version for pk, version in rows.values_list("pk", "policy_version")}
