@@ -55,6 +55,7 @@ from memory_core.selectors.memories import (
     MAX_LIST_LIMIT,
     WITHHELD_FIELDS,
     VisibleMemoryIds,
+    memory_message_id_withheld,
     memory_words_withheld,
 )
 
@@ -343,26 +344,33 @@ class MemoryRefField(serializers.UUIDField):
         return super().to_representation(value)
 
 
+_WITHHELD = (
+    "to agents while the write waits for a reviewer (status pending_approval), after one "
+    "rejected it, and after it was revoked or expired before a reviewer approved it"
+)
+
+
 class SourceOutSerializer(serializers.Serializer):
     type = serializers.CharField(source="source_type")
     conversation_id = serializers.CharField(source="source_conversation_id")
-    message_id = serializers.CharField(source="source_message_id")
+    message_id = serializers.CharField(
+        source="source_message_id",
+        help_text="The message's id; empty when it is a sentence (it holds whitespace) "
+        f"{_WITHHELD}.",
+    )
     tool = serializers.CharField(source="source_tool")
 
 
 def withheld_unless_admitted(data: dict, memory: Memory) -> dict:
     """Return ``data`` without the words agents are not answered (``memory_words_withheld``:
     a write never in use, one that waits for a reviewer, that a reviewer rejected, or that
-    was revoked or expired while it waited)."""
+    was revoked or expired while it waited), a message id that is a sentence among them
+    (``memory_message_id_withheld``)."""
     if memory_words_withheld(memory):
         data.update({name: empty for name, empty in WITHHELD_FIELDS.items() if name in data})
+    if isinstance(data.get("source"), dict) and memory_message_id_withheld(memory):
+        data["source"] = {**data["source"], "message_id": ""}
     return data
-
-
-_WITHHELD = (
-    "to agents while the write waits for a reviewer (status pending_approval), after one "
-    "rejected it, and after it was revoked or expired before a reviewer approved it"
-)
 
 
 class MemorySerializer(serializers.ModelSerializer):
@@ -429,10 +437,18 @@ class MemorySerializer(serializers.ModelSerializer):
 
 class EventDetailsField(serializers.JSONField):
     """An event's ``details`` (ids and codes), less the keys that name a memory the caller may
-    not see (the context's ``VISIBLE_MEMORY_IDS``)."""
+    not see, and less a reason the caller may not read: one of a write whose words are
+    withheld, or one more sensitive than its grant (the context's ``VISIBLE_MEMORY_IDS``,
+    ``VisibleMemoryIds.event_details``). Reads the whole event: which memory it is of decides
+    the reason."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("source", "*")
+        super().__init__(**kwargs)
 
     def to_representation(self, value):
-        return super().to_representation(_visible_memory_ids(self).event_details(value))
+        details = _visible_memory_ids(self).event_details(value.details, memory_id=value.memory_id)
+        return super().to_representation(details)
 
 
 class ChainLinkSerializer(serializers.ModelSerializer):

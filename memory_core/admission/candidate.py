@@ -822,7 +822,9 @@ def correction_fields(data, *, default_source: dict | None = None) -> dict:
     return {"common": common, "reason": reason, "source": source}
 
 
-def parse_correction(data, *, previous, default_source: dict | None = None) -> Candidate:
+def parse_correction(
+    data, *, previous, default_source: dict | None = None, end_defaulted: bool = False
+) -> Candidate:
     """Return the Candidate of a correction of ``previous`` (a Memory): its subject, type,
     key and scope are inherited; the body brings the new content and provenance.
 
@@ -832,10 +834,16 @@ def parse_correction(data, *, previous, default_source: dict | None = None) -> C
     readable by agents capped below what the writer or a reviewer had set, and without the
     end of validity it was written with. A body may still set either: admission judges it as
     any write's (a sensitive one waits for a reviewer), and one below the corrected memory's
-    sensitivity is kept at that memory's (``sensitivity.kept_from_head``)."""
+    sensitivity is kept at that memory's (``sensitivity.kept_from_head``).
+
+    Not an end that admission defaulted (``end_defaulted``: rule ``ttl.defaulted``, no end
+    was asked): that one is the retention of ``previous``'s class and authority, and the new
+    version's is admission's to default again. Copied, a confirmed inference kept the
+    guess's short life (``inferred_days``) as the person's own word."""
     fields = correction_fields(data, default_source=default_source)
     common, reason, source = fields["common"], fields["reason"], fields["source"]
-    for name in ("sensitivity", "valid_until"):
+    inherited = ("sensitivity",) if end_defaulted else ("sensitivity", "valid_until")
+    for name in inherited:
         if common[name] is None and name not in data:
             common[name] = getattr(previous, name)
     return Candidate(

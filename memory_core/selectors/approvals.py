@@ -8,6 +8,7 @@ import uuid
 from dataclasses import dataclass
 
 from django.db.models import CharField, Q, Value
+from django.utils import timezone
 
 from memory_core.models import (
     AUTHORITY_RANK,
@@ -37,9 +38,11 @@ def chain_rows(queryset, *, memory_type: str, agent_id):
     return queryset.filter(shared_or_own(agent_id), memory_type=memory_type)
 
 
-def heads_on_key(memory: Memory, *, agent_id):
+def heads_on_key(memory: Memory, *, agent_id, now=None):
     """Return the active heads of every chain on ``memory``'s key, in its scope and its
-    environment, of its type and reachable by ``agent_id`` (``chain_rows``)."""
+    environment, of its type and reachable by ``agent_id`` (``chain_rows``), in use at ``now``
+    (``not_past_end``: one past its valid_until is expired, though the retention sweep has
+    not marked it so yet, and no agent is given it; as ``writes._heads`` reads them)."""
     return chain_rows(
         Memory.objects.filter(
             tenant_id=memory.tenant_id,
@@ -49,7 +52,7 @@ def heads_on_key(memory: Memory, *, agent_id):
             scope_ref=memory.scope_ref,
             environment=memory.environment,
             status=Status.ACTIVE,
-        ),
+        ).not_past_end(now or timezone.now()),
         memory_type=memory.memory_type,
         agent_id=agent_id,
     )
@@ -80,9 +83,10 @@ def approval_head(memory: Memory, item: ReviewItem, *, lock: bool = True) -> Mem
         head = newest_version(head, lock=lock)
     if head is not None and not writer_reaches(memory, Memory.objects.filter(pk=head.pk)):
         head = None  # a head its writer may not read (now) is never superseded by it
-    if head is None or head.status != Status.ACTIVE:
-        # The head moved on while the write waited, or the key had none then: take the key's
-        # current head, if any, as a write would now (``writes._heads``).
+    if head is None or head.status_at(timezone.now()) != Status.ACTIVE:
+        # The head moved on (or its valid_until passed) while the write waited, or the key
+        # had none then: take the key's current head, if any, as a write would now
+        # (``writes._heads``).
         head = current_head(memory, lock=lock) if memory.memory_key else None
     return head
 
@@ -200,16 +204,17 @@ def approval_heads(items) -> dict:
             checks.append(_tagged(reach, item.pk))
     passed = {tag for (tag,) in _union(checks, "tag")}
     wanted = []
+    now = timezone.now()
     for item in items:
         head = heads[item.pk]
-        if head is not None and item.pk in passed and head.status == Status.ACTIVE:
+        if head is not None and item.pk in passed and head.status_at(now) == Status.ACTIVE:
             continue
         # None, a head its writer may not read (never superseded by it), or one moved on
         # to no active version: the key's current head, as ``current_head`` finds it.
         heads[item.pk] = None
         memory = item.memory
         if memory.memory_key:
-            on_key = heads_on_key(memory, agent_id=memory.agent_id).exclude(pk=memory.pk)
+            on_key = heads_on_key(memory, agent_id=memory.agent_id, now=now).exclude(pk=memory.pk)
             wanted.append(_tagged(_reaches(memory, on_key, writers, agents), item.pk))
     on_keys: dict = {}
     for tag, pk in _union(wanted, "tag", "pk"):

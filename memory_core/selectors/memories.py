@@ -17,6 +17,7 @@ from memory_core.models import (
     MemoryEvent,
     Subject,
 )
+from memory_core.models.choices import sensitivities_up_to
 
 MAX_LIST_LIMIT = 100
 # What agents are not answered of a memory whose words are withheld from them
@@ -35,6 +36,23 @@ def memory_words_withheld(memory: Memory) -> bool:
     that an agent revoked, or whose task an agent closed, was answered with its words to
     every agent of the tenant."""
     return not memory.admitted
+
+
+def memory_message_id_withheld(memory: Memory) -> bool:
+    """Whether agents are answered ``memory`` without its ``source.message_id``: a sentence
+    (it holds whitespace), which the sensitive categories read as they read the content
+    (stop 47: "User has HIV." as a message's id), of a memory whose words are withheld
+    (``memory_words_withheld``). An identifier ("m-9") says nothing and stays."""
+    message_id = memory.source_message_id or ""
+    return memory_words_withheld(memory) and any(c.isspace() for c in message_id)
+
+
+# The key of an event's ``details`` that keeps a person's or a writer's free text (a
+# correction's, a revocation's, a consent withdrawal's, a reviewer's rejection), and the key
+# that records the sensitivity the sensitive categories read in it when it was stored
+# (``services.writes._retire``): absent, the reason is no more sensitive than its memory.
+EVENT_REASON_KEY = "reason"
+EVENT_REASON_SENSITIVITY_KEY = "reason_sensitivity"
 
 
 def memory_get(*, principal, memory_id) -> Memory:
@@ -112,6 +130,13 @@ class VisibleMemoryIds:
     # The deletion operations an event may name (``details.operation``): those the caller may
     # see (``deletion_scope``), whose id ``GET /api/v1/deletions/{id}`` answers it.
     operations: frozenset[uuid.UUID] = frozenset()
+    # The memories whose events' reasons the answer may show (``EVENT_REASON_KEY``): those it
+    # renders whose words it answers too (``memory_words_withheld``). A waiting write's reason
+    # says what its withheld content says (stop 47: it sends the write to a reviewer).
+    spoken: frozenset[uuid.UUID] = frozenset()
+    # The sensitivities the caller may read (an agent's grant): a reason more sensitive
+    # (``EVENT_REASON_SENSITIVITY_KEY``) is left out. None: every one (a person, a reviewer).
+    readable: frozenset[str] | None = None
 
     def shows(self, value) -> bool:
         """Return whether the answer may name the memory ``value`` (a UUID or its string)."""
@@ -124,13 +149,25 @@ class VisibleMemoryIds:
             return pk is not None and pk in self.operations
         return key not in EVENT_MEMORY_KEYS or value in ("", None) or self.shows(value)
 
-    def event_details(self, details) -> dict:
-        """Return an event's ``details`` without the keys that name a memory or a deletion
-        operation the caller may not see. An empty value (a conflict resolved with no winner)
-        names no memory and stays."""
+    def _reads_reason(self, details: dict, memory_id) -> bool:
+        if _as_uuid(memory_id) not in self.spoken:
+            return False
+        sensitivity = details.get(EVENT_REASON_SENSITIVITY_KEY)
+        return sensitivity is None or self.readable is None or sensitivity in self.readable
+
+    def event_details(self, details, *, memory_id=None) -> dict:
+        """Return the ``details`` of an event of ``memory_id`` without the keys that name a
+        memory or a deletion operation the caller may not see, and without its reason unless
+        the caller may read it (``spoken``, ``readable``). An empty value (a conflict
+        resolved with no winner) names no memory and stays."""
         if not isinstance(details, dict):
             return {}
-        return {key: value for key, value in details.items() if self._names(key, value)}
+        reads_reason = self._reads_reason(details, memory_id)
+        return {
+            key: value
+            for key, value in details.items()
+            if self._names(key, value) and (key != EVENT_REASON_KEY or reads_reason)
+        }
 
 
 def memory_references(*, memories=(), events=()) -> set[uuid.UUID]:
@@ -160,7 +197,23 @@ def memory_visible_references(*, principal, memories=(), events=(), shown=()) ->
     unknown = references - known
     visible = memory_visible_ids(principal=principal, ids=unknown)
     operations = deletion_visible_ids(principal=principal, ids=event_operations(events))
-    return VisibleMemoryIds(ids=frozenset(references & known) | visible, operations=operations)
+    return VisibleMemoryIds(
+        ids=frozenset(references & known) | visible,
+        operations=operations,
+        spoken=frozenset(
+            row.pk for row in memories if row is not None and not memory_words_withheld(row)
+        ),
+        readable=readable_sensitivities(principal),
+    )
+
+
+def readable_sensitivities(principal) -> frozenset[str] | None:
+    """Return the sensitivities ``principal`` may read (an agent's, up to its maximum), or
+    None for one whose reads no sensitivity limits (a person, a reviewer)."""
+    ceiling = getattr(principal, "max_sensitivity", None)
+    if ceiling is None:
+        return None
+    return frozenset(sensitivities_up_to(ceiling))
 
 
 def event_operations(events) -> set[str]:

@@ -75,6 +75,7 @@ from memory_core.models import (
     PolicyVersion,
     ReviewItem,
     ScopeKind,
+    Sensitivity,
     SourceType,
     Status,
     Subject,
@@ -85,7 +86,7 @@ from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SubjectPrincipal
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.selectors.approvals import shared_or_own, standing_heads
-from memory_core.selectors.memories import memory_get
+from memory_core.selectors.memories import EVENT_REASON_SENSITIVITY_KEY, memory_get
 from memory_core.services.conflicts import (
     conflict_open,
     conflicts_close_settled,
@@ -194,11 +195,14 @@ def _grant(principal) -> Grant:
     return Grant.of(principal, own_subject_external_id=own)
 
 
-def _heads(principal, planned: list[_Planned], subjects: dict) -> dict:
+def _heads(principal, planned: list[_Planned], subjects: dict, now) -> dict:
     """Return the active heads the batch's writes land on, by (subject id, key, type, kind,
     ref, environment): only rows of the write's type that its writer may chain onto
     (``chain_rows``). The environment is part of a chain's identity, as the scope is: a
-    production fact on a key does not replace the staging one."""
+    production fact on a key does not replace the staging one. Only heads in use at ``now``
+    (``not_past_end``): one past its valid_until is expired, though the retention sweep has
+    not marked it so yet; no agent is given it, so a write neither supersedes it nor stands
+    in conflict with it."""
     query = Q()
     for item in planned:
         subject = subjects.get(item.candidate.subject)
@@ -221,6 +225,7 @@ def _heads(principal, planned: list[_Planned], subjects: dict) -> dict:
         Memory.objects.visible_to(principal)
         .select_for_update(of=("self",))
         .filter(query, status=Status.ACTIVE)
+        .not_past_end(now)
         .filter(shared_or_own(getattr(principal, "agent_id", None)))
         .order_by("pk")
     )
@@ -684,7 +689,7 @@ def _run(
     with _frequent_gil_switches:
         pending = _Embedding([c.content for c in candidates])
         try:
-            heads = {} if target is not None else _heads(principal, planned, subjects)
+            heads = {} if target is not None else _heads(principal, planned, subjects, now)
             recent = _recent_texts(principal, subjects, policy, now)
             with guards.cache_scope(principal.tenant_id):  # guard results reused in the tenant
                 _admit_each(
@@ -772,10 +777,12 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
     target = (
         Memory.objects.select_for_update(of=("self",)).select_related("subject").get(pk=target.pk)
     )
-    if target.status != Status.ACTIVE:
+    # In use now (``status_at``): a row past its valid_until stays stored active until the
+    # retention sweep marks it expired, and superseding it put its fact back in use.
+    state = target.status_at(timezone.now())
+    if state != Status.ACTIVE:
         raise Conflict(
-            f"Memory {target.id} is {target.status}; only the active head of a chain can be "
-            "superseded.",
+            f"Memory {target.id} is {state}; only the active head of a chain can be superseded.",
             code="not_chain_head",
         )
     default_source = None
@@ -788,12 +795,32 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
             "conversation_id": "portal",
             "message_id": f"correction:{uuid.uuid4()}",
         }
-    candidate = parse_correction(data, previous=target, default_source=default_source)
+    candidate = parse_correction(
+        data,
+        previous=target,
+        default_source=default_source,
+        end_defaulted=_end_defaulted(target),
+    )
     asked_end = data.get("valid_until") is not None
     waiting = _same_correction_waiting(principal, target, candidate, asked_end=asked_end)
     if waiting is not None:
         return waiting
     return _run(principal, [candidate], target=target)[0]
+
+
+def _end_defaulted(memory: Memory) -> bool:
+    """Whether admission defaulted ``memory``'s valid_until (rule ``ttl.defaulted``: its
+    writer asked for no end). A memory stored without admission (an import, the demo) has
+    no decision, and its end is kept as set."""
+    if memory.valid_until is None:
+        return False
+    decision = (
+        AdmissionDecision.objects.filter(tenant_id=memory.tenant_id, memory=memory)
+        .order_by("created_at")
+        .values_list("rule_codes", flat=True)
+        .first()
+    )
+    return decision is not None and "ttl.defaulted" in decision
 
 
 def _same_correction_waiting(
@@ -949,7 +976,7 @@ def _retire(
         action=action,
         principal=principal,
         reason_code=reason_code,
-        details={"reason": reason[:MAX_REASON_CHARS]} if reason else {},
+        details=_reason_details(memory.tenant_id, reason[:MAX_REASON_CHARS]),
     )
     if was_pending:
         ReviewItem.objects.filter(
@@ -965,6 +992,21 @@ def _retire(
     )
     memory_revocation_journal_on_commit(memory)
     return memory
+
+
+def _reason_details(tenant_id, reason: str) -> dict:
+    """Return the details of a revocation's event that keep its ``reason``, with the
+    sensitivity the tenant's sensitive categories read in it (``reason_sensitivity``): agents
+    capped below it are answered the event without the reason (``VisibleMemoryIds``). "I was
+    diagnosed with diabetes" as a revocation's reason was answered to every agent that reads
+    the memory; the revocation itself is never refused for it, as it is the person's own."""
+    if not reason:
+        return {}
+    policy, _ = _active_policy(tenant_id)
+    categories = policy.get("admission", {}).get("sensitive_categories", [])
+    if guards.sensitive_categories([reason], list(categories)):
+        return {"reason": reason, EVENT_REASON_SENSITIVITY_KEY: Sensitivity.SENSITIVE}
+    return {"reason": reason}
 
 
 @transaction.atomic
@@ -992,7 +1034,8 @@ def memory_revoke(*, principal, memory_id, reason: str = "") -> Memory:
 
     The reason is kept in the revocation's event, which agents read: one the injection guard
     refuses is ``ReasonRefused``, and nothing is revoked (a correction's reason is read by
-    admission with its content)."""
+    admission with its content); one naming a sensitive fact is kept, and agents capped below
+    it are answered the event without it (``_reason_details``)."""
     _refuse_an_instruction(reason, nothing_done="Nothing was revoked.")
     return _retire(
         principal=principal,
