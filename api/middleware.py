@@ -31,6 +31,7 @@ from django.utils.log import log_response
 from django.views import defaults
 
 from api.exceptions import database_unavailable, error_body, unavailable
+from api.parsers import UnsupportedCharset
 from memory_core.principals import AgentPrincipal
 from memory_core.services.events import access_denial_record
 
@@ -159,7 +160,8 @@ class UnreadableContentTypeMiddleware:
     """Refuse a request whose Content-Type Django could not read (``config.wsgi``'s request
     notes why) with a 400 before anything reads its body: the JSON ``bad_request`` under
     /api/, Django's 400 page elsewhere. Django raised while building such a request, and the
-    server answered a bare 500."""
+    server answered a bare 500. A charset that names no text encoding (``base64``) is the
+    API's 415 ``unsupported_media_type``, as the JSON parser answers it for a body."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -169,6 +171,11 @@ class UnreadableContentTypeMiddleware:
         if problem is None:
             return self.get_response(request)
         logger.warning("unreadable Content-Type: %s", problem)
+        charset = getattr(request, "unreadable_charset", None)
+        if charset is not None and request.path.startswith("/api/"):
+            # The 415 a JSON body in that charset hears from the parser, whatever the method.
+            message = str(UnsupportedCharset(charset).detail)
+            return JsonResponse(error_body("unsupported_media_type", message), status=415)
         if request.path.startswith("/api/"):
             message = (
                 f"The Content-Type header could not be read ({problem.rstrip('.')}); send "

@@ -5,6 +5,7 @@ codes otherwise): shared by every view, so each endpoint refuses a bad body or q
 from rest_framework import serializers
 
 from api.exceptions import InvalidQuery
+from memory_core.admission.candidate import echoed
 
 
 def parse(serializer_class, data):
@@ -19,7 +20,7 @@ def parse_query(serializer_class, query_params):
     """Validate a list's query string with ``serializer_class``. A parameter given twice is
     refused (``repeated``): read as its last value, ``?subject=a&subject=b`` listed b's rows
     only and ``?limit=500&limit=5`` passed the limit's check."""
-    repeated = sorted(name for name, values in query_params.lists() if len(values) > 1)
+    repeated = sorted(echoed(name) for name, values in query_params.lists() if len(values) > 1)
     if repeated:
         raise InvalidQuery(
             {
@@ -28,9 +29,18 @@ def parse_query(serializer_class, query_params):
             }
         )
     try:
-        return parse(serializer_class, query_params.dict())
+        return parse(serializer_class, named(query_params.dict()))
     except serializers.ValidationError as exc:
         raise InvalidQuery(exc.detail) from None
+
+
+def named(params: dict) -> dict:
+    """Return ``params`` with each name as an answer may quote it (``echoed``: a lone
+    surrogate or a newline escaped, a long name cut). An unknown parameter is named in the
+    400, and a name holding a lone surrogate (``?%5Cud800=1`` read with a charset such as
+    ``unicode_escape``) made an answer that could not be encoded: a 500. A name the endpoint
+    declares is printable and short, so it is kept as it is."""
+    return {echoed(name): value for name, value in params.items()}
 
 
 UNKNOWN_PARAMETER = "Unknown parameter: this endpoint takes no query string."
@@ -58,6 +68,6 @@ class QueryStringChecked:
         raise InvalidQuery(
             {
                 name: [serializers.ErrorDetail(UNKNOWN_PARAMETER, code="unknown_field")]
-                for name in sorted(request.query_params)
+                for name in sorted(named(request.query_params))
             }
         )

@@ -4,7 +4,9 @@ import os
 
 import django
 from django.conf import settings
-from django.core.handlers.wsgi import WSGIHandler, WSGIRequest
+from django.core.handlers.wsgi import WSGIHandler, WSGIRequest, get_bytes_from_wsgi
+from django.http import QueryDict
+from django.utils.functional import cached_property
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
@@ -16,10 +18,20 @@ class MemledgerWSGIRequest(WSGIRequest):
     middleware: a parameter it refuses (an RFC 2231 charset it does not know,
     ``charset*=bogus''utf-8``) raised ValueError there, and the server answered a bare 500.
     Here the request is built with the media type alone and ``content_type_error`` says why;
-    ``api.middleware.UnreadableContentTypeMiddleware`` answers it 400.
+    ``api.middleware.UnreadableContentTypeMiddleware`` answers it 400 (415 under /api/ for a
+    charset, ``unreadable_charset``).
+
+    A charset Django can look up becomes the request's encoding, and Django decoded the query
+    string with it as it built the request: one that names a codec but no text encoding
+    (``base64``, ``rot13``, ``bz2_codec``) raised LookupError there, a bare 500 for any request
+    with a query string. Such a charset is refused as unreadable. And the query string is read
+    as UTF-8 whatever the charset says: a URL is percent-encoded UTF-8, and a charset such as
+    ``unicode_escape`` turned ``?q=%5Cud800`` into a lone surrogate, which no answer or column
+    can hold.
     """
 
     content_type_error: str | None = None
+    unreadable_charset: str | None = None
 
     def _set_content_type_params(self, meta):
         try:
@@ -28,6 +40,21 @@ class MemledgerWSGIRequest(WSGIRequest):
             self.content_type = meta.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
             self.content_params = {}
             self.content_type_error = str(exc)
+            return
+        # Imported here: api.parsers needs the apps, which are not ready when gunicorn
+        # imports this module.
+        from api.parsers import is_text_encoding
+
+        if self.encoding is not None and not is_text_encoding(self.encoding):
+            self.unreadable_charset = self.encoding
+            shown = self.encoding[:40].encode("ascii", "backslashreplace").decode("ascii")
+            self.content_type_error = f'the charset "{shown}" names no text encoding'
+            self.encoding = None  # nothing decodes the body with it
+
+    @cached_property
+    def GET(self):
+        """Return the query string's parameters, decoded as UTF-8 (not as the charset)."""
+        return QueryDict(get_bytes_from_wsgi(self.environ, "QUERY_STRING", ""), encoding="utf-8")
 
 
 class MemledgerWSGIHandler(WSGIHandler):

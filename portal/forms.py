@@ -14,6 +14,47 @@ from memory_core.models import (
 from portal.templatetags.portal_tags import authority_label
 
 
+def refuse_lone_surrogates(value: str) -> None:
+    """Refuse text holding a lone surrogate (``\\ud800``): it is no Unicode text, and
+    PostgreSQL could not be sent it (a search) nor an answer encode it (the form shown again),
+    a 500 either way. A browser never sends one; a request read with a charset such as
+    ``unicode_escape`` did. The API refuses it with the same code (DRF's
+    ProhibitSurrogateCharactersValidator, whose error a Django form would not catch)."""
+    surrogate = next((c for c in value if 0xD800 <= ord(c) <= 0xDFFF), None)
+    if surrogate is not None:
+        raise forms.ValidationError(
+            "This text holds a character that is not Unicode text (U+%(code)X): remove it.",
+            code="surrogate_characters_not_allowed",
+            params={"code": ord(surrogate)},
+        )
+
+
+class RefusesLoneSurrogates:
+    """A form field that refuses a lone surrogate before anything else reads the value: a
+    choice field's own error quoted it ("Select a valid choice. \\ud800 is not one of ..."),
+    and the page showing that error could not be encoded."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        refuse_lone_surrogates(value)
+        return value
+
+
+class TextField(RefusesLoneSurrogates, forms.CharField):
+    """Django's CharField (which refuses NUL characters) that also refuses lone surrogates."""
+
+    def prepare_value(self, value):
+        """Show a lone surrogate escaped (``\\ud800``) when the refused form is shown again: the
+        page could not be encoded with it."""
+        if isinstance(value, str):
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+
+
+class ChoiceField(RefusesLoneSurrogates, forms.ChoiceField):
+    """Django's ChoiceField that refuses lone surrogates without quoting them."""
+
+
 def _with_any(choices, label="Any"):
     return [("", label), *choices]
 
@@ -41,31 +82,27 @@ class FocusFirstErrorMixin:
 class MemoryFilterForm(FocusFirstErrorMixin, forms.Form):
     """Search and filters of the "what is remembered" page (GET)."""
 
-    q = forms.CharField(label="Search", required=False, max_length=200)
-    memory_class = forms.ChoiceField(
+    q = TextField(label="Search", required=False, max_length=200)
+    memory_class = ChoiceField(
         label="Class", required=False, choices=_with_any(MemoryClass.choices)
     )
-    memory_type = forms.ChoiceField(
-        label="Type", required=False, choices=_with_any(MemoryType.choices)
-    )
+    memory_type = ChoiceField(label="Type", required=False, choices=_with_any(MemoryType.choices))
     # In the cards' words ("stated by you", "inferred by a model"), not the enum's
     # ("Explicit User", "Model Inference").
-    authority = forms.ChoiceField(
+    authority = ChoiceField(
         label="Authority",
         required=False,
         choices=_with_any(
             [(value, authority_label(value).capitalize()) for value in Authority.values]
         ),
     )
-    scope_kind = forms.ChoiceField(
-        label="Scope", required=False, choices=_with_any(ScopeKind.choices)
-    )
+    scope_kind = ChoiceField(label="Scope", required=False, choices=_with_any(ScopeKind.choices))
 
 
 class CorrectionForm(FocusFirstErrorMixin, forms.Form):
     """A user's correction of one memory: the new text, and why."""
 
-    content = forms.CharField(
+    content = TextField(
         label="Corrected memory",
         widget=forms.Textarea(attrs={"rows": 4}),
         max_length=4000,
@@ -73,7 +110,7 @@ class CorrectionForm(FocusFirstErrorMixin, forms.Form):
         "The current version stays in the history as superseded. A version set by an "
         "administrator is not replaced: your correction is kept beside it for a reviewer.",
     )
-    reason = forms.CharField(
+    reason = TextField(
         label="Why (optional)",
         required=False,
         max_length=500,
@@ -93,16 +130,17 @@ class RevokeForm(FocusFirstErrorMixin, forms.Form):
     """An optional reason for revoking a memory or withdrawing a workflow's consent to it;
     it is kept in the memory's events.
 
-    Like every CharField it refuses NUL characters, which the events' JSON cannot hold.
+    Like every TextField it refuses NUL characters and lone surrogates, which the events' JSON
+    cannot hold.
     """
 
-    reason = forms.CharField(label="Why (optional)", required=False, max_length=500)
+    reason = TextField(label="Why (optional)", required=False, max_length=500)
 
 
 class ReasonForm(forms.Form):
     """A reviewer's decision needs a reason; it is recorded with the decision."""
 
-    reason = forms.CharField(label="Reason", max_length=MAX_REVIEW_REASON_CHARS)
+    reason = TextField(label="Reason", max_length=MAX_REVIEW_REASON_CHARS)
 
 
 class ConflictResolveForm(forms.Form):
@@ -114,9 +152,9 @@ class ConflictResolveForm(forms.Form):
         ("ask_user", "Ask the user"),
     ]
 
-    outcome = forms.ChoiceField(choices=OUTCOMES, widget=forms.RadioSelect)
+    outcome = ChoiceField(choices=OUTCOMES, widget=forms.RadioSelect)
     winner_id = forms.UUIDField(label="Winner", required=False)
-    reason = forms.CharField(label="Reason", max_length=MAX_REVIEW_REASON_CHARS)
+    reason = TextField(label="Reason", max_length=MAX_REVIEW_REASON_CHARS)
     # The candidates the page showed (comma-separated ids): one added since is refused.
     candidate_ids = forms.CharField(required=False, widget=forms.HiddenInput)
 

@@ -52,6 +52,32 @@ def test_an_unknown_query_parameter_is_called_a_parameter(api_client, path):
     assert details == {"bogus": [{"code": "unknown_field", "message": "Unknown parameter."}]}
 
 
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        (MEMORIES, "Unknown parameter."),
+        ("/api/v1/whoami", "Unknown parameter: this endpoint takes no query string."),
+    ],
+)
+def test_an_unknown_query_parameter_named_with_a_lone_surrogate_is_named_escaped(
+    api_client, path, message
+):
+    """A charset such as unicode_escape turns ``%5Cud800`` into a lone surrogate (Django
+    decodes the query string with it; the served application reads it as UTF-8,
+    tests/config/test_wsgi.py). The answer named the parameter as sent and could not be
+    encoded: a 500."""
+    response = api_client.generic(
+        "GET",
+        f"{path}?%5Cud800=1&{'x' * 70}=1",
+        content_type="application/json; charset=unicode_escape",
+    )
+    details = error_of(response)["details"]
+    assert details == {
+        "\\ud800": [{"code": "unknown_field", "message": message}],
+        "x" * 60 + "…": [{"code": "unknown_field", "message": message}],
+    }
+
+
 def test_a_review_queue_query_and_too_many_parameters_are_the_query_string(api_client, reviewer):
     error = error_of(reviewer.get("/api/v1/review/items?state=gone"))
     assert error["message"].startswith("The query string is invalid")

@@ -11,15 +11,25 @@ from config.wsgi import application
 BAD_CHARSET = "application/json; charset*=bogus''utf-8"
 
 
-def call(path: str, *, method: str = "POST", content_type: str, body: bytes = b"{}"):
+def call(
+    path: str,
+    *,
+    method: str = "POST",
+    content_type: str,
+    body: bytes = b"{}",
+    query: str = "",
+    headers: dict | None = None,
+):
     """Return (status, headers, body) of the WSGI application's answer."""
     environ = {
         "REQUEST_METHOD": method,
         "PATH_INFO": path,
+        "QUERY_STRING": query,
         "CONTENT_TYPE": content_type,
         "CONTENT_LENGTH": str(len(body)),
         "wsgi.input": io.BytesIO(body),
         "HTTP_HOST": "localhost",
+        **(headers or {}),
     }
     setup_testing_defaults(environ)
     answered = {}
@@ -57,3 +67,70 @@ def test_a_readable_content_type_still_reaches_the_endpoint():
     )
     assert status == 401  # no API key: the endpoint's own answer
     assert json.loads(content)["error"]["code"] == "not_authenticated"
+
+
+# A charset Django can look up becomes the request's encoding, and Django decoded the query
+# string with it while it built the request: a codec that is no text encoding raised
+# LookupError there, before any middleware, and the server answered a bare 500.
+NOT_TEXT = ["base64", "rot13", "bz2_codec"]
+
+
+@pytest.mark.parametrize("charset", NOT_TEXT)
+@pytest.mark.parametrize(
+    ("method", "path", "query"),
+    [
+        ("GET", "/api/v1/memories", "limit=5"),
+        ("GET", "/api/v1/whoami", ""),
+        ("POST", "/api/v1/memories", "limit=5"),
+        ("POST", "/api/v1/retrieve", ""),
+    ],
+)
+def test_a_charset_that_names_no_text_encoding_is_the_apis_415_whatever_the_method(
+    charset, method, path, query
+):
+    """The answer the JSON parser gives a body in that charset (tests/api/test_parsers.py),
+    before the key is even read, with a query string or without."""
+    status, headers, content = call(
+        path,
+        method=method,
+        query=query,
+        content_type=f"application/json; charset={charset}",
+    )
+    assert status == 415, content
+    assert headers["Content-Type"] == "application/json"
+    error = json.loads(content)["error"]
+    assert error["code"] == "unsupported_media_type"
+    assert f'the charset "{charset}"' in error["message"] and "UTF-8" in error["message"]
+
+
+@pytest.mark.parametrize("charset", NOT_TEXT)
+def test_a_charset_that_names_no_text_encoding_is_a_400_outside_the_api(charset):
+    status, _, _ = call(
+        "/accounts/login/",
+        method="GET",
+        query="next=/portal/",
+        content_type=f"text/plain; charset={charset}",
+    )
+    assert status == 400
+
+
+@pytest.mark.django_db(transaction=True)  # the handler's own transaction (ATOMIC_REQUESTS)
+@pytest.mark.parametrize(
+    ("query", "charset", "named"),
+    [
+        ("caf%C3%A9=1", "latin-1", "café"),  # read as latin-1, it was "cafÃ©"
+        # Read as unicode_escape, the text \u00e9 was "é", and \ud800 a lone surrogate, which
+        # no answer could encode (a 500): each stays the six characters sent.
+        ("%5Cu00e9=1", "unicode_escape", "\\u00e9"),
+    ],
+)
+def test_the_query_string_is_read_as_utf8_whatever_the_charset(api_key, query, charset, named):
+    status, _, content = call(
+        "/api/v1/whoami",
+        method="GET",
+        query=query,
+        content_type=f"application/json; charset={charset}",
+        headers={"HTTP_AUTHORIZATION": f"Bearer {api_key}"},
+    )
+    assert status == 400, content
+    assert list(json.loads(content)["error"]["details"]) == [named]

@@ -4,6 +4,7 @@ import json
 import re
 
 import pytest
+from django.test.client import BOUNDARY, encode_multipart
 from django.urls import reverse
 from django.utils import timezone
 
@@ -522,6 +523,51 @@ def test_correct_refuses_nul_characters_in_the_form(alice_client, alice_memory, 
     response = alice_client.post(reverse("portal:memory-correct", args=[alice_memory.pk]), data)
     assert response.status_code == 200
     assert b"Null characters are not allowed." in response.content
+    assert not Memory.objects.filter(supersedes=alice_memory).exists()
+
+
+# A request's charset decides how Django decodes a multipart form (and, under the test client,
+# the query string): unicode_escape turns the text \ud800 into a lone surrogate, which
+# PostgreSQL refused (UnicodeEncodeError) and no page could encode: a 500.
+SURROGATE_REFUSED = "This text holds a character that is not Unicode text (U+D800): remove it."
+
+
+@pytest.mark.parametrize(
+    ("query", "shown"),
+    [
+        ("q=tabs%5Cud800", 'value="tabs\\ud800"'),  # shown again, escaped
+        # A choice's own error quoted what was sent ("Select a valid choice. … is not one").
+        ("q=tabs&memory_class=%5Cud800", 'value="tabs"'),
+    ],
+)
+def test_a_search_holding_a_lone_surrogate_is_refused_on_its_field(
+    alice_client, alice_memory, query, shown
+):
+    response = alice_client.get(
+        f"/portal/?{query}", CONTENT_TYPE="text/plain; charset=unicode_escape"
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert SURROGATE_REFUSED in body
+    assert shown in body
+    assert "Your search could not be applied, so nothing is listed." in body
+    assert "Alice prefers tabs" not in body
+
+
+@pytest.mark.parametrize("field", ["content", "reason"])
+def test_a_correction_holding_a_lone_surrogate_is_refused_on_its_field(
+    alice_client, alice_memory, field
+):
+    data = {"content": "Alice prefers spaces.", "reason": "why"}
+    data[field] += "\\ud800"  # the text \ud800, which unicode_escape decodes to U+D800
+    response = alice_client.generic(  # post() would re-encode the body in that charset
+        "POST",
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        encode_multipart(BOUNDARY, data),
+        content_type=f"multipart/form-data; boundary={BOUNDARY}; charset=unicode_escape",
+    )
+    assert response.status_code == 200
+    assert SURROGATE_REFUSED in response.content.decode()
     assert not Memory.objects.filter(supersedes=alice_memory).exists()
 
 
