@@ -65,12 +65,15 @@ class TenantAdmin(NoHardDeleteMixin, admin.ModelAdmin):
     def request_tenant_deletion(self, request, queryset):
         """Ask first (a page listing what goes), then request one operation per tenant."""
         if request.POST.get("confirmed") != "yes":
+            # The page posts back the ids of the tenants it lists, as Django's own
+            # delete_selected does: with "Select all N" the boxes ticked are one page's only,
+            # and the confirmation deleted fewer tenants than it listed.
             context = {
                 **self.admin_site.each_context(request),
                 "title": "Delete whole tenants?",
                 "tenants": list(queryset),
                 "action": "request_tenant_deletion",
-                "selected": request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME),
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
                 "opts": self.model._meta,
             }
             return TemplateResponse(

@@ -2,6 +2,7 @@
 and the database takes no new row for the tenant once its request has committed."""
 
 import json
+import re
 import threading
 import time
 
@@ -30,7 +31,7 @@ from memory_core.principals import SystemPrincipal
 from memory_core.rls import tenant_scope
 from memory_core.services.api_keys import api_key_resolve
 from tests.deletion.conftest import journal_line, seed_everywhere, unit_vector
-from tests.factories import MemoryFactory, SubjectFactory
+from tests.factories import MemoryFactory, SubjectFactory, TenantFactory
 from tests.threads import in_thread
 
 pytestmark = pytest.mark.django_db
@@ -206,6 +207,39 @@ def test_the_admin_action_asks_for_confirmation(admin_client, tenant, memories):
     admin_client.post(url, {**body, "confirmed": "yes"})
     assert Tenant.objects.get(pk=tenant.pk).deleted_at is not None
     assert DeletionOperation.objects.filter(tenant=tenant, target="tenant").exists()
+
+
+def test_the_admin_action_confirmed_after_select_all_deletes_every_tenant_it_listed(
+    admin_client, tenant
+):
+    """With "Select all 101 tenants" the changelist posts one page's 100 boxes and
+    ``select_across``: the confirmation page listed all 101, but its form posted back the 100
+    ticked ids, and confirming deleted 100 (the 101st stayed, unsaid)."""
+    for _ in range(100):
+        TenantFactory()
+    url = "/admin/memory_core/tenant/"
+    on_page = re.findall(r'name="_selected_action" value="([^"]+)"', admin_client.get(url).text)
+    assert len(on_page) == 100  # the list's page size: one tenant is on the next page
+    page = admin_client.post(
+        url,
+        {
+            "action": "request_tenant_deletion",
+            "select_across": "1",
+            "index": "0",
+            "_selected_action": on_page,
+        },
+    )
+    listed = {str(t.pk) for t in page.context["tenants"]}
+    assert listed == {str(pk) for pk in Tenant.objects.values_list("pk", flat=True)}
+
+    form = page.text.split("Yes, delete these tenants")[0].rsplit("<form", 1)[1]
+    data = {}
+    for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form):
+        data.setdefault(name, []).append(value)
+    assert set(data["_selected_action"]) == listed
+    admin_client.post(url, data)
+    assert not Tenant.objects.filter(deleted_at=None).exists()
+    assert DeletionOperation.objects.filter(target="tenant").count() == 101
 
 
 @pytest.mark.django_db(transaction=True)
