@@ -94,10 +94,22 @@ def not_in_use(memory) -> dict | None:
     state = memory.status_at(timezone.now())
     if state not in NOT_IN_USE:
         return None
-    # Expired at its end; anything else when the row last changed (the revoke, the newer
-    # version, the reviewer's refusal, the deletion).
-    at = memory.valid_until if state == "expired" and memory.valid_until else memory.updated_at
-    return {"said": NOT_IN_USE[state], "at": at}
+    return {"said": NOT_IN_USE[state], "at": not_in_use_since(memory, state)}
+
+
+def not_in_use_since(memory, state: str):
+    """Return when ``memory`` left use (``state``, its status now).
+
+    A live row past its end expired at its ``valid_until``. A row stored expired did when it
+    was marked, its ``updated_at``: a task's close expires its task state before its end,
+    which still lies ahead ("Expired on <tomorrow>"); but the retention sweep marks a row only
+    some time after its end, so the earlier of the two. Anything else when the row last
+    changed (the revoke, the newer version, the reviewer's refusal, the deletion)."""
+    if state != "expired" or not memory.valid_until:
+        return memory.updated_at
+    if memory.status != "expired":
+        return memory.valid_until
+    return min(memory.valid_until, memory.updated_at)
 
 
 @register.filter

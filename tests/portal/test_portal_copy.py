@@ -4,20 +4,20 @@ shows, what a delete takes with it, and a name for each of the health page's dat
 """
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import pytest
 from django.urls import reverse
 from django.utils import timezone
 
 from memory_core.admission.codes import INFORMATIONAL, RULE_CODES
-from memory_core.deletion.retention import EXPIRED_REASON
+from memory_core.deletion.retention import EXPIRED_REASON, memories_expire
 from memory_core.deletion.retention import REVOKED as RETENTION_REVOKED
 from memory_core.deletion.selectors import queued_deletion
 from memory_core.deletion.services import deletion_request
 from memory_core.models import Memory, Subject
 from memory_core.principals import SystemPrincipal
-from memory_core.services.tasks import TASK_CLOSED
+from memory_core.services.tasks import TASK_CLOSED, task_close
 from portal.templatetags.portal_tags import reason_label
 from tests.factories import MemoryFactory
 from tests.portal.test_review import pending_write
@@ -301,6 +301,45 @@ def test_an_expiry_says_what_happens_when_there_is_none(alice_client, alice_subj
     page = alice_client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
     # Past its end, not swept yet: expired, as the list of memories not in use says.
     assert meta(page)["Not in use"].startswith("Expired on "), meta(page)
+
+
+def expired_on(client, memory) -> datetime:
+    """Return the moment a memory's page says it expired ("Expired on <time>")."""
+    page = client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
+    said = re.search(r'Expired on <time datetime="([^"]+)"', page)
+    assert said, meta(page)
+    return datetime.fromisoformat(said.group(1))
+
+
+def test_a_task_state_expired_by_its_tasks_close_says_it_expired_at_the_close(
+    alice_client, alice_subject, agent_principal
+):
+    """The page dated it by its valid_until, still ahead: "Expired on <tomorrow>"."""
+    state = MemoryFactory(
+        subject=alice_subject,
+        memory_class="working",
+        memory_type="task_state",
+        memory_key="task.step",
+        task_id="t-7",
+        valid_until=timezone.now() + timedelta(hours=20),
+    )
+    before = timezone.now().replace(microsecond=0)
+    closed = task_close(principal=agent_principal, user_id=alice_subject.external_id, task_id="t-7")
+    assert closed.expired == [state.pk]
+    assert before <= expired_on(alice_client, state) <= timezone.now()
+
+
+def test_a_memory_expired_at_its_end_says_its_end_swept_or_not(alice_client, alice_subject):
+    """The retention sweep marks a memory expired some time after its end: the page still
+    dates it by its end, as it does before the sweep."""
+    end = (timezone.now() - timedelta(hours=3)).replace(microsecond=0)
+    memory = MemoryFactory(
+        subject=alice_subject, valid_from=end - timedelta(days=1), valid_until=end
+    )
+    assert expired_on(alice_client, memory) == end  # not swept yet
+    assert memories_expire() == 1
+    assert Memory.objects.get(pk=memory.pk).updated_at > end
+    assert expired_on(alice_client, memory) == end
 
 
 def test_a_pending_write_says_it_waits_for_a_reviewer(alice_client, alice_subject):
