@@ -1,8 +1,10 @@
 """Settings shared by every environment, read from the environment with safe defaults."""
 
+import re
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 DATA_DIR = Path(environ.Env().str("MEMLEDGER_DATA_DIR", default=str(BASE_DIR / ".data")))
@@ -18,6 +20,21 @@ def env_list(name: str, default: list[str]) -> list[str]:
     (400), and " /srv/eval" named a folder that does not exist.
     """
     return [item.strip() for item in env.list(name, default=default) if item.strip()]
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """Return the rate ``name`` ("1200/min": a count, a slash, a period whose first letter,
+    s, m, h or d, counts, as the throttles read it), or None when set empty (no limit).
+    Refused at start: "100/week" or "1,200/min" made every API request a 500."""
+    rate = env.str(name, default=default)
+    if not rate:
+        return None
+    if not re.fullmatch(r"\d+/[smhd][a-z]*", rate):
+        raise ImproperlyConfigured(
+            f'{name} is {rate!r}: a rate is a count and a period, s, m, h or d ("1200/min",'
+            ' "20000/day"), or empty for no limit.'
+        )
+    return rate
 
 
 DEBUG = env.bool("DJANGO_DEBUG", default=False)
@@ -221,8 +238,8 @@ REST_FRAMEWORK = {
     ],
 }
 # Per API key: every request, and writes (None switches a limit off, e.g. for benchmarks).
-MEMLEDGER_RATE_LIMIT = env.str("MEMLEDGER_RATE_LIMIT", default="1200/min") or None
-MEMLEDGER_WRITE_QUOTA = env.str("MEMLEDGER_WRITE_QUOTA", default="20000/day") or None
+MEMLEDGER_RATE_LIMIT = env_rate("MEMLEDGER_RATE_LIMIT", default="1200/min")
+MEMLEDGER_WRITE_QUOTA = env_rate("MEMLEDGER_WRITE_QUOTA", default="20000/day")
 SPECTACULAR_SETTINGS = {
     "TITLE": "memledger API",
     "DESCRIPTION": "Governed long-term memory for AI agents.",
@@ -395,7 +412,13 @@ MEMLEDGER_EMBEDDER = {
     # and a written memory 1.6x, vectors at cosine >= 0.99 to fp32's, retrieval quality the same
     # (docs/performance.md, section 11); recorded as "<model name>-int8". "fp32": the model
     # as shipped. After a switch, `manage.py reembed` re-embeds what is stored.
-    "PRECISION": env.str("MEMLEDGER_EMBEDDING_PRECISION", default="int8"),
+    # int8 needs the onnx runtime: the torch runtime alone runs the model as shipped.
+    "PRECISION": env.str(
+        "MEMLEDGER_EMBEDDING_PRECISION",
+        default="fp32"
+        if env.str("MEMLEDGER_EMBEDDING_RUNTIME", default="onnx") == "torch"
+        else "int8",
+    ),
     # The exported ONNX graph, kept between processes so that only the first one imports torch
     # to export it (memory_core/embeddings.py). Empty: every process exports its own.
     "CACHE_DIR": env.str("MEMLEDGER_EMBEDDING_CACHE_DIR", default=str(DATA_DIR / "model-cache")),

@@ -309,3 +309,26 @@ def test_each_test_worker_of_a_run_has_its_own_database_and_folders():
         assert all(expected in os.path.basename(path) for path in parsed["paths"]), parsed
     paths = [path for parsed in seen.values() for path in parsed["paths"]]
     assert len(set(paths)) == len(paths)
+
+
+@pytest.mark.parametrize("setting", ["MEMLEDGER_RATE_LIMIT", "MEMLEDGER_WRITE_QUOTA"])
+@pytest.mark.parametrize("rate", ["100/week", "100 per minute", "1,200/min"])
+def test_a_malformed_rate_is_refused_at_start_naming_the_variable(setting, rate):
+    """ "100/week" passed ``manage.py check`` and made every API request a 500 (KeyError in
+    the throttle's parse; stop 48's audit)."""
+    result = processes.run_manage("check", **{setting: rate})
+    assert result.returncode != 0
+    assert f"{setting} is {rate!r}: a rate is a count and a period" in result.stderr
+
+
+def test_the_torch_runtime_alone_runs_the_model_as_shipped():
+    """Its precision stayed int8, which only the onnx runtime runs: every embedding failed
+    and every write answered 503 (stop 48's audit)."""
+    shown = processes.run_manage(
+        "shell",
+        "-c",
+        "from django.conf import settings as s; print(s.MEMLEDGER_EMBEDDER['PRECISION'])",
+        MEMLEDGER_EMBEDDING_RUNTIME="torch",
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.strip().splitlines()[-1] == "fp32"
