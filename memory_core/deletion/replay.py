@@ -95,6 +95,10 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
 
     params = connection.get_connection_params()
     keep = ("host", "port", "user", "password")
+    try:
+        after = since - DATABASE_MARGIN
+    except OverflowError:  # since the first day of year 1 (an operator's "everything")
+        after = datetime.min.replace(tzinfo=since.tzinfo)
     with psycopg.connect(**{k: v for k, v in params.items() if k in keep}, dbname=dbname) as conn:
         # Every tenant's operations: platform mode for this read-only connection.
         conn.execute("SELECT set_config('memledger.platform', 'on', false)")
@@ -109,7 +113,7 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             WHERE o.requested_at >= %s
             GROUP BY o.id ORDER BY o.requested_at
             """,
-            [since - DATABASE_MARGIN],
+            [after],
         ).fetchall()
         # A queued deletion the worker had not made yet (ledger.queued_entry). The key read
         # from the row's JSON: a database from before migration 0023 has no such column
@@ -119,14 +123,14 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         revoked = conn.execute(
             "SELECT k.id, a.tenant_id, k.revoked_at FROM memory_core_apikey k "
             "JOIN memory_core_agent a ON a.id = k.agent_id WHERE k.revoked_at >= %s",
-            [since - DATABASE_MARGIN],
+            [after],
         ).fetchall()
         queued = conn.execute(
             "SELECT tenant_id, id, deletion_queued_at, "
             "coalesce(to_jsonb(s) ->> 'deletion_queued_key', '') "
             "FROM memory_core_subject s "
             "WHERE deletion_queued_at >= %s ORDER BY deletion_queued_at",
-            [since - DATABASE_MARGIN],
+            [after],
         ).fetchall()
         # Agents inactive there (ledger.agent_deactivation_entry). When, read from the row's
         # JSON: a database from before migration 0027 has no such column, and there, as for
@@ -139,15 +143,15 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         # Memories revoked since (ledger.memory_revocation_entry), with their chains: as the
         # deletion sweep reads this database's (``services.revocations``).
         revoked_memories = conn.execute(
-            revoked_memories_sql("updated_at >= %s"), [since - DATABASE_MARGIN]
+            revoked_memories_sql("updated_at >= %s"), [after]
         ).fetchall()
         # Sensitive writes rejected since (ledger.memory_rejection_entry).
         rejected_memories = conn.execute(
-            rejected_memories_sql("updated_at >= %s"), [since - DATABASE_MARGIN]
+            rejected_memories_sql("updated_at >= %s"), [after]
         ).fetchall()
         # Memories expired since, those by their task's close (ledger.memory_task_close_entry).
         expired_memories = conn.execute(
-            expired_memories_sql("updated_at >= %s"), [since - DATABASE_MARGIN]
+            expired_memories_sql("updated_at >= %s"), [after]
         ).fetchall()
         # Agents' grants and keys' expiries set since (ledger.agent_grant_entry,
         # key_expiry_entry), with their values now. When, read from the row's JSON: a database
@@ -158,20 +162,20 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             "::timestamptz AS changed_at, write_types, read_types, max_sensitivity, "
             "any_subject, issues_subject_tokens FROM memory_core_agent a) grants "
             "WHERE changed_at >= %s",
-            [since - DATABASE_MARGIN],
+            [after],
         ).fetchall()
         expiries = conn.execute(
             "SELECT * FROM (SELECT k.id, a.tenant_id, (to_jsonb(k) ->> 'expiry_changed_at')"
             "::timestamptz AS changed_at, k.expires_at FROM memory_core_apikey k "
             "JOIN memory_core_agent a ON a.id = k.agent_id) expiries WHERE changed_at >= %s",
-            [since - DATABASE_MARGIN],
+            [after],
         ).fetchall()
         # Each tenant's active policy version, if published since
         # (ledger.policy_retention_entry): the newest, which the replay applies alone.
         policies = conn.execute(
             "SELECT id, tenant_id, version, created_at, document FROM memory_core_policyversion "
             "WHERE is_active AND created_at >= %s",
-            [since - DATABASE_MARGIN],
+            [after],
         ).fetchall()
     entries = [
         {
@@ -200,7 +204,7 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             agent_id=agent_id, tenant_id=tenant_id, deactivated_at=deactivated_at or since
         )
         for agent_id, tenant_id, deactivated_at in inactive
-        if deactivated_at is None or deactivated_at >= since - DATABASE_MARGIN
+        if deactivated_at is None or deactivated_at >= after
     ]
     entries += [
         agent_grant_entry(

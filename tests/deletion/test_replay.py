@@ -303,6 +303,19 @@ def test_the_old_database_names_an_operation_requested_before_the_dump_and_commi
     assert [entry["operation_id"] for entry in operations] == [str(operation.id)]
 
 
+def test_the_old_database_read_since_the_first_day_names_everything(owner_principal, memories):
+    """ "Replay everything": `--since` at the first instant ISO names, less the read's margin,
+    was before any date, and the read ended in an OverflowError traceback (stop 48's audit)."""
+    from datetime import UTC, datetime
+
+    from memory_core.deletion.replay import ledger_from_database
+
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    since = datetime(1, 1, 1, tzinfo=UTC)
+    entries = ledger_from_database(dbname=connection.settings_dict["NAME"], since=since)
+    assert str(operation.id) in [entry.get("operation_id") for entry in entries]
+
+
 def test_the_old_database_names_the_keys_revoked_after_the_backup(agent):
     """`--ledger-database` read deletions only: a key the old database had revoked since the
     backup stayed usable in the restored one."""
