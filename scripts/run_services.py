@@ -1,7 +1,9 @@
 """Run the web server, a Celery worker and Celery beat together; Ctrl-C stops all three.
 
 Used by `make run`. Each child gets its own process group, so one Ctrl-C reaches this
-supervisor only, which then stops the children in order and waits for them.
+supervisor only, which then stops the children in order and waits for them. So does a hang-up
+(the terminal closed, an SSH session lost) or SIGQUIT: the children, in sessions of their own,
+outlived the supervisor and kept the port for the next `make run`.
 """
 
 import os
@@ -11,6 +13,7 @@ import sys
 import time
 
 PYTHON = sys.executable
+STOPPING_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 
 
 def main() -> int:
@@ -18,51 +21,57 @@ def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     host = os.environ.get("HOST", "127.0.0.1")
     port = os.environ.get("PORT", "8000")
-    commands = {
-        "worker": [
-            PYTHON,
-            "-m",
-            "celery",
-            "-A",
-            "config.celery_app",
-            "worker",
-            "--loglevel=INFO",
-            "--concurrency=2",
-        ],
-        "beat": [PYTHON, "-m", "celery", "-A", "config.celery_app", "beat", "--loglevel=INFO"],
-        "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
-    }
-    children = {
-        name: subprocess.Popen(command, start_new_session=True)  # noqa: S603
-        for name, command in commands.items()
-    }
+    celery = [PYTHON, "-m", "celery", "-A", "config.celery_app"]
+    return supervise(
+        {
+            "worker": [*celery, "worker", "--loglevel=INFO", "--concurrency=2"],
+            "beat": [*celery, "beat", "--loglevel=INFO"],
+            "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
+        }
+    )
+
+
+def supervise(commands: dict[str, list[str]]) -> int:
+    """Start ``commands`` (name: argv), each in a session of its own; when one exits or this
+    process is told to stop, stop them all and return the exit code (0 when told to stop)."""
     stopping = False
 
     def stop(*_):
         nonlocal stopping
         stopping = True
 
-    signal.signal(signal.SIGINT, stop)
-    signal.signal(signal.SIGTERM, stop)
+    for signum in STOPPING_SIGNALS:
+        signal.signal(signum, stop)
+    children: dict[str, subprocess.Popen] = {}
     exit_code = 0
-    while not stopping:
-        for name, child in children.items():
-            if child.poll() is not None:
-                print(f"{name} exited with {child.returncode}; stopping the others.", flush=True)
-                exit_code = child.returncode or 1
-                stopping = True
-        time.sleep(0.5)
-    for child in children.values():
+    try:
+        for name, command in commands.items():
+            children[name] = subprocess.Popen(command, start_new_session=True)  # noqa: S603
+            print(f"started {name} (pid {children[name].pid})", flush=True)
+        while not stopping:
+            for name, child in children.items():
+                if child.poll() is not None:
+                    print(f"{name} exited with {child.returncode}; stopping the rest.", flush=True)
+                    exit_code = child.returncode or 1
+                    stopping = True
+            time.sleep(0.5)
+    finally:  # whatever ended the loop: no child outlives the supervisor
+        _stop_all(children.values())
+    print("memledger stopped.", flush=True)
+    return exit_code
+
+
+def _stop_all(children) -> None:
+    """Send each running child SIGTERM, then wait up to 20 s for all, killing the late."""
+    for child in children:
         if child.poll() is None:
             child.send_signal(signal.SIGTERM)
     deadline = time.monotonic() + 20
-    for child in children.values():
+    for child in children:
         try:
             child.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             child.kill()
-    print("memledger stopped.", flush=True)
-    return exit_code
 
 
 if __name__ == "__main__":
