@@ -48,7 +48,7 @@ test: setup browser check
 	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 db-stop: setup
-	$(PY) manage.py embedded_db stop
+	$(PY) -m config.embedded stop
 
 clean:
 	rm -rf $(VENV) .data

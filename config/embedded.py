@@ -32,6 +32,11 @@ SERVER_SETTINGS = {
 }
 
 
+# Whether this process started the server (it was not running when the settings loaded):
+# ``manage.py embedded_db stop`` then says it was not running, as it was not.
+started_here = False
+
+
 class EmbeddedDatabaseError(RuntimeError):
     """Raised when the embedded PostgreSQL server cannot be started."""
 
@@ -113,6 +118,8 @@ def _data_dir(base_dir: Path) -> Path:
 
 
 def _start(data_dir: Path) -> dict:
+    global started_here
+    started_here = not (data_dir / "postmaster.pid").exists()
     try:
         server = _server(data_dir)
     except Exception as exc:
@@ -149,3 +156,12 @@ def stop_embedded_database(base_dir: Path) -> bool:
     server = _server(data_dir)
     pg_ctl(["-w", "stop", "-m", "fast"], pgdata=server.pgdata, user=server.system_user, timeout=60)
     return True
+
+
+if __name__ == "__main__":  # `python -m config.embedded stop` (`make db-stop`): no Django, no start
+    import sys
+
+    if sys.argv[1:] != ["stop"]:
+        sys.exit("usage: python -m config.embedded stop")
+    base = Path(__file__).resolve().parent.parent
+    print("stopped" if stop_embedded_database(base) else "not running")

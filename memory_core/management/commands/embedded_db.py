@@ -3,7 +3,7 @@
 from django.conf import settings
 from django.core.management.base import BaseCommand
 
-from config.embedded import stop_embedded_database
+from config import embedded
 
 
 class Command(BaseCommand):
@@ -14,8 +14,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, action, **options):
         if action == "stop":
-            stopped = stop_embedded_database(settings.BASE_DIR)
-            self.stdout.write("stopped" if stopped else "not running")
+            # Loading the settings started a server that was not running: stopped again, it
+            # was not running. `make db-stop` stops it without loading them.
+            stopped = embedded.stop_embedded_database(settings.BASE_DIR)
+            self.stdout.write("stopped" if stopped and not embedded.started_here else "not running")
             return
         db = settings.DATABASES["default"]
         self.stdout.write(

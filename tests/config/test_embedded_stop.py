@@ -1,0 +1,50 @@
+"""Stopping the embedded server that is not running (``make db-stop``, ``manage.py
+embedded_db stop``) says so; loading the settings had started it, and stop said "stopped"
+(stop 48's operations audit)."""
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from tests.processes import ROOT, run_manage
+
+
+@pytest.fixture
+def pgdata():
+    # A folder the server's own user can reach (pytest's tmp_path is root's alone).
+    folder = Path(tempfile.mkdtemp(prefix="memledger-stop-", dir="/tmp"))
+    folder.chmod(0o755)
+    yield folder / "postgres"
+    subprocess.run(  # noqa: S603 - fixed interpreter and module
+        [sys.executable, "-m", "config.embedded", "stop"],
+        cwd=ROOT,
+        env={"MEMLEDGER_EMBEDDED_PGDATA": str(folder / "postgres"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        check=False,
+    )
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_make_db_stop_neither_creates_nor_starts_a_server(pgdata):
+    done = subprocess.run(  # noqa: S603 - fixed interpreter and module
+        [sys.executable, "-m", "config.embedded", "stop"],
+        cwd=ROOT,
+        env={"MEMLEDGER_EMBEDDED_PGDATA": str(pgdata), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "not running"), done.stderr
+    assert not pgdata.exists()
+
+
+def test_the_command_says_a_server_it_started_to_load_its_settings_was_not_running(pgdata):
+    done = run_manage(
+        "embedded_db", "stop", settings="config.settings.local", unset=("DATABASE_URL",),
+        MEMLEDGER_EMBEDDED_PGDATA=str(pgdata),
+    )  # fmt: skip
+    assert (done.returncode, done.stdout.strip()) == (0, "not running"), done.stderr
+    assert not (pgdata / "postmaster.pid").exists()  # and it is not running now
