@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from memory_core.models.choices import Authority, MemoryClass, MemoryType, Sensitivity
+from memory_core.models.choices import Authority, MemoryClass, MemoryType, Sensitivity, Status
 from memory_core.policy_defaults import DEFAULT_POLICY
 
 logger = logging.getLogger(__name__)
@@ -308,6 +308,55 @@ def retention_overdue(cutoffs, *, memory_class: str, authority: str, created_at)
         if cutoff.applies(memory_class=memory_class, authority=authority, created_at=created_at):
             return cutoff.reason
     return ""
+
+
+@dataclass(frozen=True)
+class InUse:
+    """What "in use" means at ``now`` under a tenant's active retention: the rows retrieval
+    gives agents and the sweep leaves alone. A live row (active, or waiting for a reviewer)
+    is out of use once past its ``valid_until`` (``Memory.status_at``) or past its class's
+    retention (``cutoffs``, ``retention_cutoffs``: retrieval leaves it out from that moment
+    and the sweep deletes it within minutes), though both keep it stored "active" until a
+    sweep runs. Writes, approvals, corrections and conflict resolutions read their heads and
+    winners by it (``MemoryQuerySet.not_ended`` is the same rule as a query), or a fact no
+    agent is given again superseded, or stood in conflict with, the key's live value.
+    """
+
+    now: datetime
+    cutoffs: tuple[RetentionCutoff, ...] = ()
+
+    @classmethod
+    def of(cls, retention: dict, now: datetime, *, tenant_id=None) -> InUse:
+        """Return the rule at ``now`` under ``retention`` (the active policy's section, as
+        the sweep reads it: ``{}`` without an active policy limits nothing)."""
+        return cls(now, tuple(retention_cutoffs(retention, now, tenant_id=tenant_id)))
+
+    def overdue(self, memory) -> str:
+        """Return the reason code of the retention rule ``memory`` (a Memory) is past
+        (``retention:preference``), or ""."""
+        return retention_overdue(
+            self.cutoffs,
+            memory_class=memory.memory_class,
+            authority=memory.authority,
+            created_at=memory.created_at,
+        )
+
+    def state(self, memory) -> str:
+        """Return ``memory``'s status as it stands at ``now`` (``Memory.status_at``), or
+        ``past_retention`` for a live row its class's retention no longer allows."""
+        state = memory.status_at(self.now)
+        if state in (Status.ACTIVE, Status.PENDING_APPROVAL) and self.overdue(memory):
+            return PAST_RETENTION
+        return state
+
+    def holds(self, memory) -> bool:
+        """Return whether ``memory`` is active and in use at ``now``."""
+        return self.state(memory) == Status.ACTIVE
+
+
+# ``InUse.state`` of a live row past its class's retention, and how a message names it.
+PAST_RETENTION = "past_retention"
+STATE_WORDS = {PAST_RETENTION: "past its retention period under the tenant's policy"}
 
 
 def retention_as_swept(document) -> dict[str, int | None]:

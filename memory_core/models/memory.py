@@ -70,6 +70,27 @@ class MemoryQuerySet(models.QuerySet):
         """Return the rows ``past_end`` leaves out."""
         return self.exclude(past_end_condition(now or timezone.now()))
 
+    def not_ended(self, use) -> "MemoryQuerySet":
+        """Return the rows still in use under ``use`` (a ``policy_check.InUse``, the tenant's
+        retention at a moment) if live: neither past their valid_until (``not_past_end``)
+        nor past their class's retention (``overdue_condition``), the rule retrieval leaves
+        rows out by and the sweep deletes them by, though they are stored "active" still."""
+        rows = self.not_past_end(use.now)
+        overdue = overdue_condition(use.cutoffs)
+        return rows if overdue is None else rows.exclude(overdue)
+
+
+def overdue_condition(cutoffs) -> Q | None:
+    """Return the condition "past its class's retention" under ``cutoffs`` (the
+    ``policy_check.RetentionCutoff`` rules at a moment), or None when nothing is limited:
+    each rule as the sweep deletes by it (``deletion.retention._rules``) and retrieval leaves
+    it out (``retrieval.candidates.retention_filter``)."""
+    condition = None
+    for rule in cutoffs:
+        term = Q(**{rule.column: rule.value, "created_at__lt": rule.cutoff})
+        condition = term if condition is None else condition | term
+    return condition
+
 
 def past_end_condition(now) -> Q:
     """Return the condition "live, but past its valid_until at ``now``": the one spelling of

@@ -19,7 +19,9 @@ from memory_core.models import (
     ReviewItem,
     Status,
 )
+from memory_core.policy_check import InUse
 from memory_core.principals import AgentPrincipal
+from memory_core.selectors.policy import active_retention
 
 
 def shared_or_own(agent_id) -> Q:
@@ -38,11 +40,18 @@ def chain_rows(queryset, *, memory_type: str, agent_id):
     return queryset.filter(shared_or_own(agent_id), memory_type=memory_type)
 
 
-def heads_on_key(memory: Memory, *, agent_id, now=None):
+def in_use_now(tenant_id, now=None) -> InUse:
+    """Return what "in use" means for the tenant now (``policy_check.InUse``): under its
+    active policy's retention, as retrieval and the sweep read it. One query."""
+    return InUse.of(active_retention(tenant_id), now or timezone.now(), tenant_id=tenant_id)
+
+
+def heads_on_key(memory: Memory, *, agent_id, use: InUse | None = None):
     """Return the active heads of every chain on ``memory``'s key, in its scope and its
-    environment, of its type and reachable by ``agent_id`` (``chain_rows``), in use at ``now``
-    (``not_past_end``: one past its valid_until is expired, though the retention sweep has
-    not marked it so yet, and no agent is given it; as ``writes._heads`` reads them)."""
+    environment, of its type and reachable by ``agent_id`` (``chain_rows``), in use under
+    ``use`` (``not_ended``, the tenant's now without it: one past its valid_until or its
+    class's retention is out of use, though the retention sweep has not marked it so yet,
+    and no agent is given it; as ``writes._heads`` reads them)."""
     return chain_rows(
         Memory.objects.filter(
             tenant_id=memory.tenant_id,
@@ -52,18 +61,20 @@ def heads_on_key(memory: Memory, *, agent_id, now=None):
             scope_ref=memory.scope_ref,
             environment=memory.environment,
             status=Status.ACTIVE,
-        ).not_past_end(now or timezone.now()),
+        ).not_ended(use or in_use_now(memory.tenant_id)),
         memory_type=memory.memory_type,
         agent_id=agent_id,
     )
 
 
-def standing_heads(memory: Memory, *, agent_id) -> list:
+def standing_heads(memory: Memory, *, agent_id, use: InUse | None = None) -> list:
     """Return the ids of ``heads_on_key``: the candidates of a conflict on the key."""
-    return list(heads_on_key(memory, agent_id=agent_id).values_list("id", flat=True))
+    return list(heads_on_key(memory, agent_id=agent_id, use=use).values_list("id", flat=True))
 
 
-def approval_head(memory: Memory, item: ReviewItem, *, lock: bool = True) -> Memory | None:
+def approval_head(
+    memory: Memory, item: ReviewItem, *, lock: bool = True, use: InUse | None = None
+) -> Memory | None:
     """Return the head an approval of the pending ``memory`` (``item``'s write) lands on now,
     or None: the memory it was written on, or its chain's newest version, or else the key's
     current head (``current_head``). Approved, ``memory`` becomes its next version, or, of
@@ -72,7 +83,11 @@ def approval_head(memory: Memory, item: ReviewItem, *, lock: bool = True) -> Mem
     Locked (the rows the approval changes) unless ``lock`` is false: the review queue says
     with it what an approval would do, and said "becomes the next version" of a head that
     had moved on to a stronger version, beside which the approval opened a conflict.
+
+    ``use``: what is in use (``in_use_now`` without it): a head past its valid_until or its
+    class's retention is never superseded, as a write never measures itself against one.
     """
+    use = use or in_use_now(memory.tenant_id)
     head = None
     if item.candidate_ids:
         rows = Memory.objects.filter(pk=item.candidate_ids[0])
@@ -83,15 +98,15 @@ def approval_head(memory: Memory, item: ReviewItem, *, lock: bool = True) -> Mem
         head = newest_version(head, lock=lock)
     if head is not None and not writer_reaches(memory, Memory.objects.filter(pk=head.pk)):
         head = None  # a head its writer may not read (now) is never superseded by it
-    if head is None or head.status_at(timezone.now()) != Status.ACTIVE:
-        # The head moved on (or its valid_until passed) while the write waited, or the key
-        # had none then: take the key's current head, if any, as a write would now
-        # (``writes._heads``).
-        head = current_head(memory, lock=lock) if memory.memory_key else None
+    if head is None or not use.holds(head):
+        # The head moved on (or its valid_until or its class's retention passed) while the
+        # write waited, or the key had none then: take the key's current head, if any, as a
+        # write would now (``writes._heads``).
+        head = current_head(memory, lock=lock, use=use) if memory.memory_key else None
     return head
 
 
-def current_head(memory: Memory, *, lock: bool = True) -> Memory | None:
+def current_head(memory: Memory, *, lock: bool = True, use: InUse | None = None) -> Memory | None:
     """Return the head the approved ``memory`` lands on now: among the active heads on its
     key that its writer may read, the strongest, then the newest (locked).
 
@@ -100,7 +115,7 @@ def current_head(memory: Memory, *, lock: bool = True) -> Memory | None:
     authority left on the key), nor a head the writing agent may not read (a restricted
     memory its grant does not reach), which a write never supersedes or conflicts with.
     """
-    heads = writer_reaches(memory, heads_on_key(memory, agent_id=memory.agent_id))
+    heads = writer_reaches(memory, heads_on_key(memory, agent_id=memory.agent_id, use=use))
     heads = heads.exclude(pk=memory.pk)
     rows = list((heads.select_for_update(of=("self",)) if lock else heads).order_by("pk"))
     if not rows:
@@ -204,17 +219,17 @@ def approval_heads(items) -> dict:
             checks.append(_tagged(reach, item.pk))
     passed = {tag for (tag,) in _union(checks, "tag")}
     wanted = []
-    now = timezone.now()
+    use = in_use_now(tenant_id)
     for item in items:
         head = heads[item.pk]
-        if head is not None and item.pk in passed and head.status_at(now) == Status.ACTIVE:
+        if head is not None and item.pk in passed and use.holds(head):
             continue
         # None, a head its writer may not read (never superseded by it), or one moved on
         # to no active version: the key's current head, as ``current_head`` finds it.
         heads[item.pk] = None
         memory = item.memory
         if memory.memory_key:
-            on_key = heads_on_key(memory, agent_id=memory.agent_id, now=now).exclude(pk=memory.pk)
+            on_key = heads_on_key(memory, agent_id=memory.agent_id, use=use).exclude(pk=memory.pk)
             wanted.append(_tagged(_reaches(memory, on_key, writers, agents), item.pk))
     on_keys: dict = {}
     for tag, pk in _union(wanted, "tag", "pk"):

@@ -13,8 +13,9 @@ them saw, so one decision covers them all.
 
 - ``choose_winner``: the winner stays active; every other candidate still in use is revoked
   (reason ``conflict_lost``, with an event), so the next retrieval returns the winner. The
-  winner must itself still be in use (``Memory.status_at``: active and not past its
-  valid_until; 409 ``winner_not_active`` otherwise, nothing changed).
+  winner must itself still be in use (``policy_check.InUse``: active, and past neither its
+  valid_until nor its class's retention under the tenant's active policy; 409
+  ``winner_not_active`` otherwise, nothing changed).
 - ``keep_both_scoped``: every candidate stays; retrieval keeps all of them while the group is
   among these rows (for rows that apply in different contexts). Every set kept at a place
   counts, not only the last.
@@ -42,8 +43,10 @@ from memory_core.models import (
     Status,
     Subject,
 )
+from memory_core.policy_check import STATE_WORDS
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.types import ConflictPlace
+from memory_core.selectors.approvals import in_use_now
 from memory_core.services.revocations import memory_revocation_journal_on_commit
 
 OUTCOMES = ReviewItem.CONFLICT_OUTCOMES
@@ -346,21 +349,21 @@ def conflict_resolve(
             .order_by("pk")
         }
         winner = rows.get(str(winner_id))
-        # In use now (``status_at``): a row past its valid_until keeps status "active" until
-        # the retention sweep marks it expired, and one chosen revoked the only live memory.
-        state = winner.status_at(now) if winner is not None else "gone"
+        # In use now (``InUse``): a row past its valid_until or its class's retention keeps
+        # status "active" until the retention sweep expires or deletes it, and one chosen
+        # revoked the only live memory.
+        use = in_use_now(item.tenant_id, now)
+        state = use.state(winner) if winner is not None else "gone"
         if state != Status.ACTIVE:
-            # A winner that is revoked, superseded, expired or deleted would leave the key
-            # with no memory at all once the other candidates are revoked.
+            # A winner that is revoked, superseded, expired, past its retention or deleted
+            # would leave the key with no memory at all once the other candidates are revoked.
             raise Conflict(
-                f"The chosen memory is {state}, no longer in use, so it cannot win: choose an "
-                "active candidate or another outcome.",
+                f"The chosen memory is {STATE_WORDS.get(state, state)}, no longer in use, so "
+                "it cannot win: choose an active candidate or another outcome.",
                 code="winner_not_active",
             )
         losers = [
-            row
-            for memory_id, row in rows.items()
-            if memory_id != str(winner_id) and row.status_at(now) == Status.ACTIVE
+            row for memory_id, row in rows.items() if memory_id != str(winner_id) and use.holds(row)
         ]
         for loser in losers:
             loser.status = Status.REVOKED

@@ -25,9 +25,16 @@ from memory_core.models import (
     Status,
     Subject,
 )
+from memory_core.policy_check import InUse
 from memory_core.principals import require_reviewer
 from memory_core.retrieval.types import ConflictPlace
-from memory_core.selectors.approvals import approval_head, heads_on_key, writer_of, writer_reaches
+from memory_core.selectors.approvals import (
+    approval_head,
+    heads_on_key,
+    in_use_now,
+    writer_of,
+    writer_reaches,
+)
 from memory_core.services.conflicts import (
     conflict_open,
     conflicts_follow_successor,
@@ -91,11 +98,11 @@ def _close(item: ReviewItem, *, principal, state: str, reason: str) -> None:
     item.save(update_fields=["state", "resolution", "reason", "resolved_by", "resolved_at"])
 
 
-def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
+def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse) -> None:
     """Make the approved ``memory`` the head of its key's chain, or put it beside the head in
-    a conflict (opened, or joined where one was open)."""
+    a conflict (opened, or joined where one was open), among the heads in use (``use``)."""
     lock_memory_keys(memory.tenant_id, [(memory.subject.external_id, memory.memory_key)])
-    head = approval_head(memory, item)
+    head = approval_head(memory, item, use=use)
     now = timezone.now()
     if head is not None and AUTHORITY_RANK[memory.authority] >= AUTHORITY_RANK[head.authority]:
         head.status = Status.SUPERSEDED
@@ -129,7 +136,7 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal) -> None:
     if head is not None and memory.supersedes_id != head.id:
         # Every chain still standing on the key, as a write of lower authority opens it: the
         # head and the approved write only would drop a third chain from an open conflict.
-        standing = writer_reaches(memory, heads_on_key(memory, agent_id=head.agent_id))
+        standing = writer_reaches(memory, heads_on_key(memory, agent_id=head.agent_id, use=use))
         standing = standing.values_list("pk", flat=True)
         conflict_open(
             tenant_id=memory.tenant_id,
@@ -176,20 +183,12 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
         lock_memory_keys(pending.tenant_id, [(pending.subject.external_id, pending.memory_key)])
         _subject_shared_unless_queued(pending)
     memory = _lock_pending_memory(item)
-    if memory.status_at(timezone.now()) == Status.EXPIRED:
-        # Past its valid_until (``status_at``: the rule the sweep and the portal apply).
-        # Made active, it would supersede the key's live head and be expired by the next
-        # retention sweep: the key would be left with no usable value.
-        raise Conflict(
-            "This write's validity ended while it waited for review "
-            f"(valid_until {memory.valid_until.isoformat()}), so it can no longer be "
-            "approved: reject it, and ask for a new write if it still holds.",
-            code="review_expired",
-        )
+    use = in_use_now(memory.tenant_id)
+    _refuse_ended(memory, use)
     # The row before its item, as a revoke of the pending write takes them (it locks the row,
     # then closes the item): the other way round each waited for the other (a deadlock).
     item = _lock_item_and_conflict(principal=principal, item_id=item_id, memory=memory)
-    _link_into_chain(memory, item, principal=principal)
+    _link_into_chain(memory, item, principal=principal, use=use)
     event_record(
         memory=memory,
         action=MemoryEvent.Action.APPROVED,
@@ -199,6 +198,29 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     )
     _close(item, principal=principal, state=ReviewItem.State.APPROVED, reason=reason)
     return item
+
+
+def _refuse_ended(memory: Memory, use: InUse) -> None:
+    """Refuse (Conflict ``review_expired``) the approval of the pending ``memory`` once it is
+    out of use (``use``): past its valid_until (``status_at``: the rule the sweep and the
+    portal apply), or past its class's retention under the tenant's active policy (which
+    may have shortened it while the write waited: retrieval gives it to no agent, and the
+    sweep deletes it). Made active, it would supersede the key's live head and be expired or
+    deleted by the next retention sweep: the key would be left with no usable value."""
+    if memory.status_at(use.now) == Status.EXPIRED:
+        raise Conflict(
+            "This write's validity ended while it waited for review "
+            f"(valid_until {memory.valid_until.isoformat()}), so it can no longer be "
+            "approved: reject it, and ask for a new write if it still holds.",
+            code="review_expired",
+        )
+    if use.overdue(memory):
+        raise Conflict(
+            "This write is older than the tenant's policy keeps memories of its class "
+            f"(written {memory.created_at.isoformat()}), so it can no longer be approved: "
+            "reject it, and ask for a new write if it still holds.",
+            code="review_expired",
+        )
 
 
 def _reject(

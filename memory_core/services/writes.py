@@ -81,11 +81,11 @@ from memory_core.models import (
     Subject,
 )
 from memory_core.models.choices import SENSITIVITY_RANK
-from memory_core.policy_check import MAX_DAYS
+from memory_core.policy_check import MAX_DAYS, STATE_WORDS, InUse
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SubjectPrincipal
 from memory_core.retrieval.types import ConflictPlace
-from memory_core.selectors.approvals import shared_or_own, standing_heads
+from memory_core.selectors.approvals import in_use_now, shared_or_own, standing_heads
 from memory_core.selectors.memories import EVENT_REASON_SENSITIVITY_KEY, memory_get
 from memory_core.services.conflicts import (
     conflict_open,
@@ -195,14 +195,15 @@ def _grant(principal) -> Grant:
     return Grant.of(principal, own_subject_external_id=own)
 
 
-def _heads(principal, planned: list[_Planned], subjects: dict, now) -> dict:
+def _heads(principal, planned: list[_Planned], subjects: dict, use: InUse) -> dict:
     """Return the active heads the batch's writes land on, by (subject id, key, type, kind,
     ref, environment): only rows of the write's type that its writer may chain onto
     (``chain_rows``). The environment is part of a chain's identity, as the scope is: a
-    production fact on a key does not replace the staging one. Only heads in use at ``now``
-    (``not_past_end``): one past its valid_until is expired, though the retention sweep has
-    not marked it so yet; no agent is given it, so a write neither supersedes it nor stands
-    in conflict with it."""
+    production fact on a key does not replace the staging one. Only heads in use
+    (``not_ended`` under ``use``): one past its valid_until, or past its class's retention
+    under the tenant's active policy, is out of use, though the retention sweep has not
+    expired or deleted it yet; no agent is given it, so a write neither supersedes it nor
+    stands in conflict with it."""
     query = Q()
     for item in planned:
         subject = subjects.get(item.candidate.subject)
@@ -225,7 +226,7 @@ def _heads(principal, planned: list[_Planned], subjects: dict, now) -> dict:
         Memory.objects.visible_to(principal)
         .select_for_update(of=("self",))
         .filter(query, status=Status.ACTIVE)
-        .not_past_end(now)
+        .not_ended(use)
         .filter(shared_or_own(getattr(principal, "agent_id", None)))
         .order_by("pk")
     )
@@ -493,8 +494,11 @@ def _supersedes(item: _Planned) -> bool:
     return item.decision.outcome == ACCEPTED and item.decision.action == "supersede"
 
 
-def _record(principal, planned: list[_Planned], policy_version) -> list[AdmissionDecision]:
-    """Store one AdmissionDecision per write, its events and any review items."""
+def _record(
+    principal, planned: list[_Planned], policy_version, use: InUse
+) -> list[AdmissionDecision]:
+    """Store one AdmissionDecision per write, its events and any review items (a conflict's
+    candidates: the key's heads in use under ``use``)."""
     agent_id = getattr(principal, "agent_id", None)
     decisions = []
     for item in planned:
@@ -575,7 +579,7 @@ def _record(principal, planned: list[_Planned], policy_version) -> list[Admissio
             # above its grant (a reviewer choosing the write's side would revoke that one).
             standing = (
                 Memory.objects.visible_to(principal)
-                .filter(pk__in=standing_heads(item.memory, agent_id=item.head.agent_id))
+                .filter(pk__in=standing_heads(item.memory, agent_id=item.head.agent_id, use=use))
                 .values_list("pk", flat=True)
             )
             item.review_item = conflict_open(
@@ -658,6 +662,11 @@ def _run(
     """Admit and store ``candidates`` (one transaction); return one result per candidate."""
     now = timezone.now()
     policy, policy_version = _active_policy(principal.tenant_id)
+    # Without an active policy nothing is limited, as retrieval and the sweep read it.
+    retention = policy.get("retention") if policy_version is not None else None
+    use = InUse.of(
+        retention if isinstance(retention, dict) else {}, now, tenant_id=principal.tenant_id
+    )
     grant = _grant(principal)
     # Only the subjects the writer may act for are locked and read: a write about any other
     # is refused by admission (``tenant.subject_not_granted``) as if it did not exist. Were
@@ -689,7 +698,7 @@ def _run(
     with _frequent_gil_switches:
         pending = _Embedding([c.content for c in candidates])
         try:
-            heads = {} if target is not None else _heads(principal, planned, subjects, now)
+            heads = {} if target is not None else _heads(principal, planned, subjects, use)
             recent = _recent_texts(principal, subjects, policy, now)
             with guards.cache_scope(principal.tenant_id):  # guard results reused in the tenant
                 _admit_each(
@@ -708,7 +717,7 @@ def _run(
         except BaseException:
             pending.discard()  # no vector is needed: the model stops after its current chunk
             raise
-    decisions = _record(principal, planned, policy_version)
+    decisions = _record(principal, planned, policy_version, use)
     return [
         WriteResult(
             decision=item.decision.outcome,
@@ -777,12 +786,15 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
     target = (
         Memory.objects.select_for_update(of=("self",)).select_related("subject").get(pk=target.pk)
     )
-    # In use now (``status_at``): a row past its valid_until stays stored active until the
-    # retention sweep marks it expired, and superseding it put its fact back in use.
-    state = target.status_at(timezone.now())
+    # In use now (``InUse``): a row past its valid_until or its class's retention stays
+    # stored active until the retention sweep expires or deletes it, and superseding it put
+    # its fact back in use.
+    use = in_use_now(principal.tenant_id)
+    state = use.state(target)
     if state != Status.ACTIVE:
         raise Conflict(
-            f"Memory {target.id} is {state}; only the active head of a chain can be superseded.",
+            f"Memory {target.id} is {STATE_WORDS.get(state, state)}; only the active head of a "
+            "chain can be superseded.",
             code="not_chain_head",
         )
     default_source = None
@@ -802,7 +814,7 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
         end_defaulted=_end_defaulted(target),
     )
     asked_end = data.get("valid_until") is not None
-    waiting = _same_correction_waiting(principal, target, candidate, asked_end=asked_end)
+    waiting = _same_correction_waiting(principal, target, candidate, asked_end=asked_end, use=use)
     if waiting is not None:
         return waiting
     return _run(principal, [candidate], target=target)[0]
@@ -824,7 +836,7 @@ def _end_defaulted(memory: Memory) -> bool:
 
 
 def _same_correction_waiting(
-    principal, target: Memory, candidate, *, asked_end: bool
+    principal, target: Memory, candidate, *, asked_end: bool, use: InUse
 ) -> WriteResult | None:
     """Return the result of the same correction of ``target`` already waiting for a reviewer,
     or None.
@@ -837,7 +849,9 @@ def _same_correction_waiting(
     twice (a double click, a retry, "This is right" pressed again while the first waits), a
     sensitive correction stored two identical pending writes and two review items: the target stays
     active while one waits, so nothing else refused the second. Called under the key's lock
-    and the target's row lock, which every correction of it takes first.
+    and the target's row lock, which every correction of it takes first. Only one still in
+    use (``use``): one past its valid_until or its class's retention can no longer be
+    approved (``review_expired``), so it is not "already waiting".
     """
     writer = getattr(principal, "agent_id", None)
     pending = (
@@ -852,7 +866,7 @@ def _same_correction_waiting(
                 candidate_ids__contains=[target.pk],
             ).values("memory_id"),
         )
-        .not_past_end(timezone.now())
+        .not_ended(use)
         .order_by("created_at", "id")
     )
     asked = SENSITIVITY_RANK[candidate.sensitivity or target.sensitivity]
