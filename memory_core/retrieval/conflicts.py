@@ -23,8 +23,16 @@ things). Rules, in order (DESIGN.md, "Read path" 8):
    clarification and no winner; a low-impact one keeps its best-scored row
    (``best_score_low_impact``).
 
-A group within a set of rows a reviewer resolved as ``keep_both_scoped`` (``acknowledged``:
-the sets kept at the group's place) keeps every row: the reviewer let all of them stand.
+A clarification's candidates (and so its review item's, which a reviewer's winner is chosen
+among and every other of is revoked) are the rows the group is undecided between
+(``contested``): the tie rules 2-3b left standing, not the rows they outranked. A key's rule
+for every environment loses to staging's own rules in staging, and holds in production; a
+key's global rule loses to a project's, and holds in every other project. Made a candidate at
+staging's place, a reviewer's choice there revoked it everywhere.
+
+A group whose contested rows are within a set a reviewer resolved as ``keep_both_scoped``
+(``acknowledged``: the sets kept at the group's place) keeps every row of that set: the
+reviewer let all of them stand. The rows the rules outranked lose as they would anyway.
 Pure: no ORM, no I/O; the pipeline opens the review items.
 """
 
@@ -86,20 +94,45 @@ def decide(
     return winner, rule
 
 
-def _by_rule(members: list[Candidate]) -> tuple[Candidate | None, str]:
+def _narrowing(members: list[Candidate]) -> list[tuple[str, list[Candidate]]]:
+    """Return the rows each of rules 2-3b leaves standing, in order, with the rule's name: the
+    highest authority class; of those, the narrowest scope; of those, the rows tied to the
+    request's environment if any is (else all of them)."""
     top_class = max(AUTHORITY_CLASS.get(c.authority, 0) for c in members)
     remaining = [c for c in members if AUTHORITY_CLASS.get(c.authority, 0) == top_class]
-    if len(remaining) == 1:
-        return remaining[0], "authority_class"
     narrowest = max(c.specificity for c in remaining)
     narrow = [c for c in remaining if c.specificity == narrowest]
-    if len(narrow) == 1:
-        return narrow[0], "narrower_scope"
     tied = [c for c in narrow if c.environment]
-    if tied and len(tied) < len(narrow):
-        if len(tied) == 1:
-            return tied[0], "environment_specific"
-        narrow = tied
+    return [
+        ("authority_class", remaining),
+        ("narrower_scope", narrow),
+        ("environment_specific", tied or narrow),
+    ]
+
+
+def contested(members: list[Candidate]) -> list[Candidate]:
+    """Return the rows of a group no rule decides between: the tie rules 2-3b leave when they
+    leave two or more rows, else (a winner that is not sure enough, ``decide``'s
+    ``min_confidence``) every member, the winner's rivals among them."""
+    standing = _narrowing(members)[-1][1]
+    return standing if len(standing) > 1 else members
+
+
+def _outranked_by(candidate: Candidate, members: list[Candidate]) -> str:
+    """Return the rule of 2-3b that leaves ``candidate`` out of its group's tie, or ""."""
+    for rule, rows in _narrowing(members):
+        if all(c.id != candidate.id for c in rows):
+            return rule
+    return ""
+
+
+def _by_rule(members: list[Candidate]) -> tuple[Candidate | None, str]:
+    stages = _narrowing(members)
+    for rule, rows in stages:
+        if len(rows) == 1:
+            return rows[0], rule
+    narrow = stages[-1][1]
+    top_class = AUTHORITY_CLASS.get(narrow[0].authority, 0)
     if top_class >= AUTHORITY_CLASS["confirmed_system"]:
         # Within a class the write path's order still holds: a user's write on an admin's
         # key (a system fact on a tool's) is a separate, non-winning chain until a reviewer
@@ -128,18 +161,32 @@ def resolve_conflicts(
     for key, members in conflict_groups(candidates).items():
         ids = sorted(c.id for c in members)
         high = is_high_impact(policy, memory_key=key, memory_types={c.memory_type for c in members})
-        if any(kept.issuperset(ids) for kept in acknowledged.get(key, ())):
+        undecided = contested(members)
+        asked = {c.id for c in undecided}
+        kept = next((s for s in acknowledged.get(key, ()) if s.issuperset(asked)), None)
+        if kept is not None:
             outcomes.append(ConflictOutcome(key, ids, None, "kept_both_by_reviewer", high))
+            for c in members:
+                if c.id not in kept:
+                    dropped.add(c.id)
+                    rejections.append(
+                        Rejection(c.id, STAGE, f"lost_conflict:{_outranked_by(c, members)}")
+                    )
             continue
         winner, rule = decide(members, min_confidence=float(policy["conflict_min_confidence"]))
         if winner is None and high:
             outcomes.append(ConflictOutcome(key, ids, None, "unresolved", high, clarification=True))
             clarifications.append(
-                Clarification(memory_key=key, candidates=sorted(members, key=lambda c: -c.score))
+                Clarification(memory_key=key, candidates=sorted(undecided, key=lambda c: -c.score))
             )
             for c in members:
                 dropped.add(c.id)
-                rejections.append(Rejection(c.id, STAGE, "unresolved_high_impact_conflict"))
+                reason = (
+                    "unresolved_high_impact_conflict"
+                    if c.id in asked
+                    else f"lost_conflict:{_outranked_by(c, members)}"
+                )
+                rejections.append(Rejection(c.id, STAGE, reason))
             continue
         if winner is None:
             winner = max(members, key=lambda c: (c.score, c.id))

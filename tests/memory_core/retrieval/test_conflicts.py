@@ -3,6 +3,7 @@
 from datetime import timedelta
 
 from memory_core.retrieval.conflicts import resolve_conflicts
+from memory_core.retrieval.types import Rejection
 
 from .helpers import NOW, cand, policy
 
@@ -175,3 +176,66 @@ def test_within_a_class_the_write_paths_authority_order_decides_before_recency()
     narrow = cand("user-repo", authority="explicit_user", scope_kind="repo", scope_ref="a")
     _, outcomes, _, _ = resolve_conflicts(group(admin, narrow), policy=policy())
     assert (outcomes[0].winner_id, outcomes[0].rule) == ("user-repo", "narrower_scope")
+
+
+def _tied_at_staging():
+    """Two inferences tied in staging, and the key's inference for every environment."""
+    return [
+        cand(name, memory_key="deploy.region", authority="model_inference", environment=env)
+        for name, env in (("everywhere", ""), ("staging-a", "staging"), ("staging-b", "staging"))
+    ]
+
+
+def test_a_clarification_holds_the_tied_rows_not_the_ones_the_rules_outranked():
+    """The rule for every environment loses to staging's own in staging and holds in
+    production: a candidate of staging's clarification, a reviewer's choice there revoked it
+    (the review item's candidates are the clarification's)."""
+    kept, outcomes, clar, rejected = resolve_conflicts(_tied_at_staging(), policy=policy())
+    assert kept == [] and {c.id for c in clar[0].candidates} == {"staging-a", "staging-b"}
+    assert set(outcomes[0].candidate_ids) == {"everywhere", "staging-a", "staging-b"}
+    assert {r.memory_id: r.reason for r in rejected} == {
+        "everywhere": "lost_conflict:environment_specific",
+        "staging-a": "unresolved_high_impact_conflict",
+        "staging-b": "unresolved_high_impact_conflict",
+    }
+    broad = cand("global", memory_key="deploy.region", authority="model_inference")
+    narrow = [
+        cand(name, memory_key="deploy.region", authority="model_inference",
+             scope_kind="project", scope_ref="atlas")
+        for name in ("atlas-a", "atlas-b")
+    ]  # fmt: skip
+    _, _, clar, rejected = resolve_conflicts([broad, *narrow], policy=policy())
+    assert {c.id for c in clar[0].candidates} == {"atlas-a", "atlas-b"}
+    assert rejected[0] == Rejection("global", "conflicts", "lost_conflict:narrower_scope")
+
+
+def test_a_weak_winners_clarification_still_holds_its_rivals():
+    """No tie, a winner not sure enough (``conflict_min_confidence``): its rivals are what
+    the clarification asks about, as before."""
+    rows = [
+        cand("staging", memory_key="deploy.region", authority="model_inference",
+             environment="staging", confidence=0.6),
+        cand("everywhere", memory_key="deploy.region", authority="model_inference",
+             confidence=0.6),
+    ]  # fmt: skip
+    _, _, clar, _ = resolve_conflicts(rows, policy=policy())
+    assert {c.id for c in clar[0].candidates} == {"staging", "everywhere"}
+
+
+def test_the_tied_rows_a_reviewer_kept_stand_and_an_outranked_row_still_loses():
+    """The item (and so the kept set) holds the tied rows only: the group with the rule for
+    every environment is within it, and that rule loses in staging as it would anyway."""
+    acknowledged = {"deploy.region": {frozenset({"staging-a", "staging-b"})}}
+    kept, outcomes, clar, rejected = resolve_conflicts(
+        _tied_at_staging(), policy=policy(), acknowledged=acknowledged
+    )
+    assert {c.id for c in kept} == {"staging-a", "staging-b"} and not clar
+    assert outcomes[0].rule == "kept_both_by_reviewer"
+    assert rejected == [Rejection("everywhere", "conflicts", "lost_conflict:environment_specific")]
+    # A new tied row is not covered.
+    extra = cand("staging-c", memory_key="deploy.region", authority="model_inference",
+                 environment="staging")  # fmt: skip
+    _, _, clar, _ = resolve_conflicts(
+        [*_tied_at_staging(), extra], policy=policy(), acknowledged=acknowledged
+    )
+    assert {c.id for c in clar[0].candidates} == {"staging-a", "staging-b", "staging-c"}

@@ -1,0 +1,125 @@
+"""A conflict at one place is between the rows tied there, not the rows its rules outranked.
+
+A key's rule for every environment loses to staging's own rules in staging
+(``environment_specific``) and is what production uses; a key's global rule loses to a
+project's (``narrower_scope``) and is what every other project uses. Both were candidates of
+the place's clarification and review item, and a reviewer choosing one of the tied rows
+revoked them: production, or every other project, lost the key's value though nobody decided
+anything about it.
+"""
+
+from dataclasses import replace
+
+import pytest
+
+from memory_core.models import Memory, ReviewItem, ScopeKind, Status
+from memory_core.principals import ReviewerPrincipal, SystemPrincipal
+from memory_core.retrieval.pipeline import retrieve
+from memory_core.retrieval.types import RetrievalRequest
+from memory_core.services.conflicts import conflict_resolve
+from memory_core.services.memories import MemoryDraft, memory_store_many
+from tests.factories import SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+REQUEST = RetrievalRequest(
+    query="Deploy the Lunest API to production.",
+    user_id="dana",
+    intent="apply_project_rules",
+    project_id="lunest",
+)
+
+
+@pytest.fixture
+def reviewer(tenant, django_user_model):
+    user = django_user_model.objects.create_user("rev-outranked")
+    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
+
+
+def _store(tenant, rows):
+    """Store inferences on ``deploy.region``, one per (region, scope kind, ref, environment),
+    as sure as admission lets an inference be (``inferred_max_confidence``): a rule's winner
+    among them is sure enough to win (``conflict_min_confidence``)."""
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    drafts = [
+        MemoryDraft(subject=subject, memory_type="previous_decision", memory_key="deploy.region",
+                    content=f"Deploy the API to {region}.", authority="model_inference",
+                    source_type="model_inference", confidence=0.8, scope_kind=kind,
+                    scope_ref=ref, environment=environment)
+        for region, kind, ref, environment in rows
+    ]  # fmt: skip
+    return memory_store_many(drafts=drafts, principal=SystemPrincipal(tenant_id=tenant.id))
+
+
+def _ids(rows) -> set[str]:
+    return {str(row.id) for row in rows}
+
+
+def test_a_staging_conflict_leaves_out_the_rule_for_every_environment(
+    agent_principal, tenant, reviewer
+):
+    everywhere, staging, other = _store(tenant, [
+        ("eu-west-1", ScopeKind.PROJECT, "lunest", ""),
+        ("us-east-1", ScopeKind.PROJECT, "lunest", "staging"),
+        ("ap-south-1", ScopeKind.PROJECT, "lunest", "staging"),
+    ])  # fmt: skip
+    in_staging = replace(REQUEST, environment="staging")
+    in_production = replace(REQUEST, environment="production")
+    assert [i.id for i in retrieve(principal=agent_principal, request=in_production).items] == [
+        str(everywhere.id)
+    ]
+    result = retrieve(principal=agent_principal, request=in_staging)
+    [clarification] = result.clarifications
+    assert {c.id for c in clarification.candidates} == _ids([staging, other])
+    item = ReviewItem.objects.get(pk=clarification.review_item_id)
+    assert set(item.candidate_ids) == {staging.id, other.id}
+    assert (item.scope, item.environment) == ("project:lunest", "staging")
+    rejected = {r["id"]: r["reason"] for r in result.trace["rejections"]}
+    assert rejected[str(everywhere.id)] == "lost_conflict:environment_specific"
+
+    conflict_resolve(principal=reviewer, item_id=item.id, outcome="choose_winner",
+                     winner_id=other.id, reason="Staging uses ap-south-1.")  # fmt: skip
+    assert Memory.objects.get(pk=everywhere.pk).status == Status.ACTIVE
+    assert Memory.objects.get(pk=staging.pk).status == Status.REVOKED
+    assert [i.id for i in retrieve(principal=agent_principal, request=in_production).items] == [
+        str(everywhere.id)
+    ]
+    after = retrieve(principal=agent_principal, request=in_staging)
+    assert after.clarifications == [] and [i.id for i in after.items] == [str(other.id)]
+
+
+def test_a_projects_conflict_leaves_out_the_keys_global_rule(agent_principal, tenant, reviewer):
+    everywhere, lunest, other = _store(tenant, [
+        ("eu-west-1", ScopeKind.GLOBAL, "", ""),
+        ("us-east-1", ScopeKind.PROJECT, "lunest", ""),
+        ("ap-south-1", ScopeKind.PROJECT, "lunest", ""),
+    ])  # fmt: skip
+    in_orbit = replace(REQUEST, query="Deploy the orbit API to production.", project_id="orbit")
+    [clarification] = retrieve(principal=agent_principal, request=REQUEST).clarifications
+    assert {c.id for c in clarification.candidates} == _ids([lunest, other])
+    conflict_resolve(principal=reviewer, item_id=clarification.review_item_id,
+                     outcome="choose_winner", winner_id=other.id,
+                     reason="Lunest deploys to ap-south-1.")  # fmt: skip
+    assert Memory.objects.get(pk=everywhere.pk).status == Status.ACTIVE
+    assert [i.id for i in retrieve(principal=agent_principal, request=in_orbit).items] == [
+        str(everywhere.id)
+    ]
+
+
+def test_keeping_both_tied_rows_holds_beside_an_outranked_one(agent_principal, tenant, reviewer):
+    """A reviewer kept both staging rules: the group (with the rule for every environment)
+    is not asked about again, and the outranked rule is left out in staging as before."""
+    everywhere, staging, other = _store(tenant, [
+        ("eu-west-1", ScopeKind.PROJECT, "lunest", ""),
+        ("us-east-1", ScopeKind.PROJECT, "lunest", "staging"),
+        ("ap-south-1", ScopeKind.PROJECT, "lunest", "staging"),
+    ])  # fmt: skip
+    in_staging = replace(REQUEST, environment="staging")
+    [clarification] = retrieve(principal=agent_principal, request=in_staging).clarifications
+    conflict_resolve(principal=reviewer, item_id=clarification.review_item_id,
+                     outcome="keep_both_scoped", reason="Staging uses both.")  # fmt: skip
+    after = retrieve(principal=agent_principal, request=in_staging)
+    assert after.clarifications == []
+    assert {i.id for i in after.items} == _ids([staging, other])
+    assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 0
+    assert Memory.objects.get(pk=everywhere.pk).status == Status.ACTIVE
