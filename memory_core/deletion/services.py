@@ -77,6 +77,8 @@ QUEUED_FIELDS = [
     "deletion_queued_key",
 ]
 QUEUED_CLEARED = {**dict.fromkeys(QUEUED_FIELDS), "deletion_queued_key": ""}
+# The Conflict's code of a memory's deletion whose ``expected_status`` is not the memory's.
+MEMORY_CHANGED = "memory_changed"
 
 
 def deletion_journal_on_commit(operation: DeletionOperation, tombstones) -> None:
@@ -265,6 +267,7 @@ def deletion_request(
     reason_code: str = "",
     time_limited: bool = True,
     queued_at=None,
+    expected_status: str | None = None,
 ) -> DeletionOperation:
     """Request the deletion of a memory, a subject's memory_key, or all of a subject's memories.
 
@@ -301,6 +304,13 @@ def deletion_request(
     (``subject_deletion_queue``) and made now by a worker: its operation gets the id the queue
     handed out (``ledger.queued_operation_id``) and that moment as ``requested_at``, even
     with nothing left to delete.
+
+    ``expected_status``: a memory's status when its deletion was decided on (the portal's
+    delete page says what deleting it takes, which depends on it: the version in use goes
+    with its history, a superseded one leaves the newer version in use). It is read again
+    once the request holds the subject's lock, after any correction or approval in flight
+    has committed; another status (not deleted) is a Conflict (``memory_changed``, its
+    ``details`` say the status now) and nothing is deleted.
     """
     budget = Budget(settings.MEMLEDGER_DELETION_REQUEST_BUDGET if time_limited else None)
     instead = "Delete by memory_key in parts, or ask an operator to run `manage.py delete_subject`"
@@ -308,7 +318,7 @@ def deletion_request(
     with budget.within(instead=instead):
         budget.step()
         if memory_id is not None:
-            return _memory_deletion(budget, principal, memory_id, reason_code)
+            return _memory_deletion(budget, principal, memory_id, reason_code, expected_status)
         if subject_id is None and not subject_external_id:
             raise ValidationFailed(
                 "Give a memory_id, a subject with a memory_key, or a subject.",
@@ -328,7 +338,9 @@ def _deletable(principal, visible):
     return visible if write_types is None else visible.filter(memory_type__in=write_types)
 
 
-def _memory_deletion(budget: Budget, principal, memory_id, reason_code) -> DeletionOperation:
+def _memory_deletion(
+    budget: Budget, principal, memory_id, reason_code, expected_status=None
+) -> DeletionOperation:
     """Delete one memory and every older version it supersedes."""
     visible = Memory.objects.visible_to(principal)
     memory = visible.filter(pk=memory_id).first()
@@ -358,6 +370,8 @@ def _memory_deletion(budget: Budget, principal, memory_id, reason_code) -> Delet
             "store is verified clean).",
             code="already_deleted",
         )
+    if expected_status:
+        _refuse_if_changed(memory.id, expected_status)
     ids = _with_predecessors(memory.id)
     candidates = _deletable(principal, visible).filter(
         pk__in_array=ids, subject_id=memory.subject_id
@@ -389,15 +403,39 @@ def _memory_deletion(budget: Budget, principal, memory_id, reason_code) -> Delet
     )
 
 
+def _refuse_if_changed(memory_id, expected_status: str) -> None:
+    """Raise Conflict (``memory_changed``) unless the memory's status, read now (the caller
+    holds the subject's lock), is ``expected_status`` or deleted: deleting it would do
+    something else than the caller was told."""
+    status = Memory.objects.filter(pk=memory_id).values_list("status", flat=True).first()
+    if status not in (expected_status, Status.DELETED):
+        raise Conflict(
+            f"This memory changed since its deletion was asked for: it is now "
+            f"{Status(status).label.lower()}, so nothing was deleted. Read what deleting it "
+            "does now, and ask again.",
+            code=MEMORY_CHANGED,
+            details={"status": status},
+        )
+
+
 def _key_deletion(
     budget: Budget, principal, subject: Subject, memory_key: str, reason_code, queued_at=None
 ) -> DeletionOperation:
-    """Delete every memory of ``subject`` on ``memory_key``."""
+    """Delete every memory of ``subject`` on ``memory_key``.
+
+    The key's memories are read before the request holds the subject's lock and locked once
+    it does. Another deletion that committed meanwhile (the same request asked twice at once,
+    a memory's deletion of the key's head) took them and cleared their key: nothing is left,
+    and the request answers that deletion's operation (``_key_taken_meanwhile``). A new one
+    would hold nothing and complete at once, while that one has not cleaned their stores yet.
+    """
     on_key = Memory.objects.visible_to(principal).filter(subject=subject, memory_key=memory_key)
     # A queued request is made under the id the queue handed out, even with nothing left.
     candidates = _deletable(principal, on_key) if queued_at else _key_candidates(principal, on_key)
     _refuse_at_once_if_too_many(budget, candidates)
-    return _newly_requested(
+    # One of them names the deletion that took them, if one does (its key is cleared then).
+    first_seen = None if queued_at else candidates.order_by("pk").values_list("pk").first()
+    operation = _operation_create(
         principal=principal,
         tenant_id=subject.tenant_id,
         subject_id=subject.id,
@@ -406,7 +444,26 @@ def _key_deletion(
         reason_code=reason_code,
         budget=budget,
         queued_at=queued_at,
+        if_any=first_seen is not None,
     )
+    if operation is None:
+        return _key_taken_meanwhile(principal, first_seen[0])
+    operation.already_requested = False
+    return operation
+
+
+def _key_taken_meanwhile(principal, memory_id) -> DeletionOperation:
+    """Answer a key's request that found none of the key's memories left once it held the
+    subject's lock: the operation that took ``memory_id`` (one of them, read before the
+    lock), as a request asked again answers it, if ``principal`` may see it
+    (``deletion_scope``); else NotFound, the answer of a request made after that one (it
+    cleared the memories' key), which tells nothing of another's operation."""
+    operation_id = (
+        Tombstone.objects.filter(memory_id=memory_id).values_list("operation_id", flat=True).first()
+    )
+    if operation_id is None or not deletion_visible_ids(principal=principal, ids=[operation_id]):
+        raise NotFound("No memory with this key.")
+    return _already_requested(DeletionOperation.objects.get(pk=operation_id))
 
 
 def _subject_deletion(
