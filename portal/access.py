@@ -7,11 +7,18 @@ a 403 page that says so; an id outside the principal's scope is a 404, like a mi
 
 from django.contrib import messages
 from django.contrib.auth.mixins import LoginRequiredMixin
+from django.db import IntegrityError, connection, transaction
 from django.http import Http404
 from django.shortcuts import redirect, render
 from django.utils.cache import add_never_cache_headers
 
-from memory_core.exceptions import DomainError, NotFound, OverBudget, SubjectBeingDeleted
+from memory_core.exceptions import (
+    DomainError,
+    NotFound,
+    OverBudget,
+    SubjectBeingDeleted,
+    is_tenant_deleted,
+)
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.rls import request_tenant_set
 from memory_core.selectors.portal import portal_principal
@@ -75,6 +82,15 @@ class PortalAccessMixin(LoginRequiredMixin):
             response = super().dispatch(request, *args, **kwargs)
         except NotFound as error:
             raise Http404(error.message) from error
+        except IntegrityError as error:
+            # The tenant was deleted while the request ran (trigger ``tenant_not_deleted``):
+            # nothing of it is stored, and the login acts for nobody from now on. An export's
+            # or a correction's insert answered 500.
+            if not is_tenant_deleted(error):
+                raise
+            if connection.in_atomic_block:  # the request's transaction (ATOMIC_REQUESTS)
+                transaction.set_rollback(True)
+            return render(request, "portal/forbidden.html", {"reason": "no_membership"}, status=403)
         if callable(getattr(response, "render", None)) and not response.is_rendered:
             # Render inside the request's transaction: a lazy queryset in the context runs
             # now, while the tenant is set (row-level security), not after the commit.

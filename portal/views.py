@@ -14,7 +14,11 @@ from django.views import View
 from django.views.generic import FormView, TemplateView
 
 from memory_core.deletion.selectors import QUEUED, deletion_get, queued_deletions
-from memory_core.deletion.services import deletion_request, subject_deletion_request_or_queue
+from memory_core.deletion.services import (
+    MEMORY_CHANGED,
+    deletion_request,
+    subject_deletion_request_or_queue,
+)
 from memory_core.exceptions import DomainError, NotFound, SubjectBeingDeleted
 from memory_core.exports import export_create, export_path
 from memory_core.models import DeletionOperation, MemoryClass, Status
@@ -511,23 +515,19 @@ class MemoryDeleteView(EndUserMixin, FormView):
         detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
         # The page says what the deletion takes, and that depends on the memory's status: the
         # version in use goes with its history, a superseded one leaves the newer version in
-        # use. Changed since the page was shown (corrected in another tab, by an agent): the
-        # page is shown again, as it is now, and nothing is deleted until confirmed again.
-        shown = self.request.POST.get("shown_status")
-        memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
-        if shown and shown != memory.status and memory.status != Status.DELETED:
-            form.add_error(
-                None,
-                "This memory changed after you opened this page: it is now "
-                f"{memory.get_status_display().lower()}, so nothing was deleted. Read what "
-                "deleting it does now, and confirm again.",
-            )
-            return self.form_invalid(form)
+        # use. The deletion compares the status shown with the memory's once it holds the
+        # subject's lock (read before, a correction committing meanwhile went unseen, and the
+        # deletion took the old version alone); changed (corrected in another tab, by an
+        # agent), nothing is deleted.
         try:
             operation = deletion_request(
-                principal=self.principal, memory_id=self.kwargs["memory_id"]
+                principal=self.principal,
+                memory_id=self.kwargs["memory_id"],
+                expected_status=self.request.POST.get("shown_status") or None,
             )
         except DomainError as error:
+            if error.code == MEMORY_CHANGED:
+                return self.changed_since_shown(form)
             return self.refuse(error, detail)
         if operation.already_requested:
             messages.info(
@@ -542,6 +542,18 @@ class MemoryDeleteView(EndUserMixin, FormView):
                 "clean-up of every copy until it is verified.",
             )
         return redirect("portal:deletion", operation_id=operation.pk)
+
+    def changed_since_shown(self, form):
+        """Show the page again, as the memory is now, to confirm again: it changed after the
+        page was shown, and nothing was deleted."""
+        memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
+        form.add_error(
+            None,
+            "This memory changed after you opened this page: it is now "
+            f"{memory.get_status_display().lower()}, so nothing was deleted. Read what "
+            "deleting it does now, and confirm again.",
+        )
+        return self.form_invalid(form)
 
 
 class DeleteEverythingView(EndUserMixin, FormView):

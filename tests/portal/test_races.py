@@ -1,0 +1,88 @@
+"""Portal requests that wait for another transaction's locks: a memory's delete confirmed
+while a correction of it commits, an export made while its tenant is deleted."""
+
+import pytest
+from django.urls import reverse
+
+from memory_core.deletion.services import tenant_deletion_request
+from memory_core.embeddings import get_embedder
+from memory_core.models import DeletionOperation, Export, Memory, Status
+from memory_core.principals import SubjectPrincipal
+from memory_core.services.writes import memory_correct
+from tests.deletion.conftest import held_in_another_transaction, requested_while_held
+from tests.deletion.test_concurrency import _until_it_waits, private_queue  # noqa: F401
+from tests.threads import in_thread
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_a_delete_confirmed_while_a_correction_commits_deletes_nothing_until_confirmed_again(
+    alice_client,
+    alice,
+    alice_memory,
+    private_queue,  # noqa: F811
+):
+    """docs/portal.md: a delete page opened before the memory changed "deletes nothing: it is
+    shown again as the memory is now". The view compared the page's status with the memory
+    read before the deletion waited for the correction (holding the subject's lock): it
+    deleted the version the correction had just superseded, and said the memory was no
+    longer used while the corrected version stayed in use."""
+    get_embedder().embed(["warm the model up outside the held transaction"])
+    url = reverse("portal:memory-delete", args=[alice_memory.pk])
+    assert 'name="shown_status" value="active"' in alice_client.get(url).content.decode()
+    other_tab = SubjectPrincipal(
+        tenant_id=alice_memory.tenant_id, subject_id=alice_memory.subject_id, user_id=alice.pk
+    )
+
+    def correction():
+        memory_correct(
+            principal=other_tab,
+            memory_id=alice_memory.pk,
+            data={"content": "Alice prefers tabs, 4 wide."},
+        )
+
+    stale = requested_while_held(
+        alice_memory.tenant_id,
+        correction,
+        lambda: alice_client.post(url, {"confirm": "on", "shown_status": "active"}),
+    )
+
+    assert stale.status_code == 200 and not DeletionOperation.objects.exists()
+    body = stale.content.decode()
+    assert "This memory changed after you opened this page: it is now superseded" in body
+    assert 'name="shown_status" value="superseded"' in body
+    newer = Memory.objects.get(supersedes=alice_memory)
+    assert {m.status for m in (newer, Memory.objects.get(pk=alice_memory.pk))} == {
+        Status.ACTIVE,
+        Status.SUPERSEDED,
+    }
+
+
+def test_an_export_made_while_its_tenant_is_deleted_is_answered_as_a_deleted_tenants_login(
+    client,
+    alice,
+    alice_memory,
+    settings,
+    tmp_path,
+    private_queue,  # noqa: F811
+):
+    """The export's row waits for the tenant's deletion and is refused by the trigger
+    ``tenant_not_deleted``: an unhandled IntegrityError, the 500 page. It is answered as the
+    login is from then on (its tenant's logins act for nobody), and leaves no file."""
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    client.force_login(alice)
+    client.raise_request_exception = False
+    tenant_id = alice_memory.tenant_id
+
+    with held_in_another_transaction(
+        tenant_id, lambda: tenant_deletion_request(tenant_id=tenant_id)
+    ):
+        export = in_thread(lambda: client.post(reverse("portal:export"), {"shown_deletions": ""}))
+        _until_it_waits(export)
+    response = export.outcome(30)
+
+    assert response.status_code == 403
+    assert "this account is not linked to anyone's memories" in response.content.decode()
+    assert client.get(reverse("portal:export")).status_code == 403  # as from then on
+    assert not Export.objects.filter(tenant_id=tenant_id).exists()
+    assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
