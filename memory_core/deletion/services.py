@@ -131,14 +131,32 @@ def deletion_enqueue(operation_id) -> bool:
     return _send_or_leave(deletion_run_task, operation_id, f"deletion {operation_id}")
 
 
+# After a send the broker refused or timed out, this process leaves its sends of the next
+# moments to the sweep at once: a broker that accepts and never answers costs each send its
+# timeout (~4 s), and a request making several operations (the admin's page of memories, a
+# subject's request re-driving its failed ones) or the retention sweep (one operation a subject
+# due) paid it for each, past gunicorn's 30 s or the task's time limit.
+BROKER_DOWN_SECONDS = 30.0
+_broker_down_until = 0.0
+
+
 def _send_or_leave(task, pk, label: str) -> bool:
-    """Send ``task`` for ``pk``; False if the broker refused: its row is the truth, and the
-    beat sweep sends it again."""
+    """Send ``task`` for ``pk``; False if the broker refused, timed out or did so a moment ago
+    (``BROKER_DOWN_SECONDS``): its row is the truth, and the beat sweep sends it again."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
     from memory_core.tasks import send
 
+    global _broker_down_until
+    if time.monotonic() < _broker_down_until:
+        logger.warning("%s: broker unavailable a moment ago, left to the sweep", label)
+        return False
     try:
         send(task, str(pk))
+    except SoftTimeLimitExceeded:  # the task's own time limit, not the broker: let it end
+        raise
     except Exception:  # the broker is down
+        _broker_down_until = time.monotonic() + BROKER_DOWN_SECONDS
         logger.warning("%s: broker unavailable, left to the sweep", label)
         return False
     return True

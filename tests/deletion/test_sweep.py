@@ -98,3 +98,48 @@ def test_a_sweep_stops_sending_at_the_first_send_a_hung_broker_times_out(
     )
     assert result.stderr.count("broker unavailable, left to the sweep") == 1, result.stderr
     assert "2 sends left to the next sweep" in result.stderr
+
+
+RETENTION_PROBE = r"""
+import json
+from memory_core.tasks import retention_sweep
+print("RESULTS" + json.dumps(retention_sweep()))
+"""
+
+
+def test_a_retention_sweep_sends_nothing_more_after_a_hung_broker_timed_out(tenant):
+    """The retention sweep opens one operation a subject due, each sent as it commits: with a
+    broker that never answers each send cost its timeout, past ~57 subjects the task's time
+    limit, before it expired traces and exports (stop 48's audit). After the first timeout
+    the process leaves its sends to the deletion sweep at once."""
+    import socket
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory_core.models import MemoryClass, MemoryType
+    from tests.factories import MemoryFactory, SubjectFactory
+    from tests.processes import run_manage
+
+    old = timezone.now() - timedelta(hours=30)
+    for _ in range(4):
+        MemoryFactory(subject=SubjectFactory(tenant=tenant), memory_type=MemoryType.TASK_STATE,
+                      memory_class=MemoryClass.WORKING, created_at=old, valid_from=old)  # fmt: skip
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(16)
+        result = run_manage(
+            "shell",
+            "-c",
+            RETENTION_PROBE,
+            timeout=60,
+            MEMLEDGER_DB_NAME=connection.settings_dict["NAME"],
+            CELERY_BROKER_URL=f"redis://127.0.0.1:{silent.getsockname()[1]}/0",
+            REDIS_TIMEOUT_SECONDS="1",
+        )
+    assert result.returncode == 0, result.stderr[-3000:]
+    line = next(x for x in result.stdout.splitlines() if x.startswith("RESULTS"))
+    assert json.loads(line[len("RESULTS") :])["deletion_operations"] == 4
+    assert DeletionOperation.objects.filter(status="pending").count() == 4  # for the sweep
+    assert result.stderr.count("broker unavailable, left to the sweep") == 1, result.stderr
+    assert result.stderr.count("broker unavailable a moment ago, left to the sweep") == 3
