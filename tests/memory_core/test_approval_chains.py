@@ -11,7 +11,7 @@ import pytest
 
 from memory_core.exceptions import Conflict
 from memory_core.models import Agent, Memory, MemoryEvent, ReviewItem
-from memory_core.principals import AgentPrincipal, ReviewerPrincipal
+from memory_core.principals import AgentPrincipal
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve
 from memory_core.services.writes import memory_correct, memory_write
@@ -32,12 +32,6 @@ def data(content, source="user_input", *, key=KEY, memory_type="project_constrai
         "content": content,
         "source": {"type": source, "conversation_id": "c", "message_id": content[:20]},
     }
-
-
-@pytest.fixture
-def reviewer(tenant, django_user_model):
-    user = django_user_model.objects.create_user("reviewer-chains")
-    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
 
 
 def active_on_key(key=KEY) -> set:

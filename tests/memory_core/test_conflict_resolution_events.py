@@ -11,7 +11,6 @@ import pytest
 
 from memory_core.models import MemoryEvent
 from memory_core.policy_defaults import DEFAULT_POLICY
-from memory_core.principals import ReviewerPrincipal
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.policy import policy_publish
 from memory_core.services.writes import memory_write
@@ -29,12 +28,6 @@ def data(content: str, source: str = "user_input") -> dict:
         "content": content,
         "source": {"type": source, "conversation_id": "c", "message_id": "m-1"},
     }
-
-
-@pytest.fixture
-def reviewer(tenant, django_user_model):
-    user = django_user_model.objects.create_user("reviewer-conflict-events")
-    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
 
 
 @pytest.mark.parametrize("outcome", ["choose_winner", "keep_both_scoped", "ask_user"])

@@ -35,14 +35,6 @@ def expired(subject):
     )
 
 
-@pytest.fixture
-def reviewer(tenant, django_user_model):
-    from memory_core.principals import ReviewerPrincipal
-
-    user = django_user_model.objects.create_user("reviewer-past-end")
-    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
-
-
 def inferred(subject, content="Seems to prefer detailed answers.") -> dict:
     return {
         "subject": subject.external_id,

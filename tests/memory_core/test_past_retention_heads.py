@@ -16,7 +16,7 @@ from django.utils import timezone
 from memory_core.exceptions import Conflict
 from memory_core.models import Memory, MemoryEvent, PolicyVersion, ReviewItem, Status
 from memory_core.policy_defaults import DEFAULT_POLICY
-from memory_core.principals import ReviewerPrincipal, SystemPrincipal
+from memory_core.principals import SystemPrincipal
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.services.conflicts import conflict_open, conflict_resolve
 from memory_core.services.policy import policy_publish
@@ -29,10 +29,9 @@ from tests.factories import (
     pending_write_on,
     write_body,
 )
+from tests.memory_core.test_past_end_heads import KEY, inferred
 
 pytestmark = pytest.mark.django_db
-
-KEY = "style.answers"
 
 
 def _keep_preferences(tenant, days: int) -> None:
@@ -58,23 +57,6 @@ def overdue(tenant, subject):
     _written_days_ago(head, 40)
     _keep_preferences(tenant, 30)
     return head
-
-
-@pytest.fixture
-def reviewer(tenant, django_user_model):
-    user = django_user_model.objects.create_user("reviewer-past-retention")
-    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
-
-
-def inferred(subject, content="Seems to prefer detailed answers.") -> dict:
-    return {
-        "subject": subject.external_id,
-        "memory_type": "user_preference",
-        "memory_key": KEY,
-        "scope": "global",
-        "content": content,
-        "source": {"type": "model_inference", "conversation_id": "c-1", "message_id": "m-3"},
-    }
 
 
 def test_an_approval_of_a_write_past_its_retention_is_refused_and_the_live_head_stays(

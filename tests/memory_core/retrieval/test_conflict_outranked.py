@@ -13,7 +13,7 @@ from dataclasses import replace
 import pytest
 
 from memory_core.models import Memory, ReviewItem, ScopeKind, Status
-from memory_core.principals import ReviewerPrincipal, SystemPrincipal
+from memory_core.principals import SystemPrincipal
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import RetrievalRequest
 from memory_core.services.conflicts import conflict_resolve
@@ -28,12 +28,6 @@ REQUEST = RetrievalRequest(
     intent="apply_project_rules",
     project_id="lunest",
 )
-
-
-@pytest.fixture
-def reviewer(tenant, django_user_model):
-    user = django_user_model.objects.create_user("rev-outranked")
-    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
 
 
 def _store(tenant, rows):

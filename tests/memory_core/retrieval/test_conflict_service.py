@@ -9,7 +9,7 @@ from django.utils import timezone
 from memory_core.embeddings import get_embedder
 from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
 from memory_core.models import Memory, MemoryEvent, ReviewItem
-from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
+from memory_core.principals import SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import RetrievalRequest
 from memory_core.services.conflicts import conflict_resolve
@@ -37,12 +37,6 @@ def rivals(tenant):
         for region in ("eu-west-1", "us-east-1")
     ]  # fmt: skip
     return memory_store_many(drafts=drafts, principal=SystemPrincipal(tenant_id=tenant.id))
-
-
-@pytest.fixture
-def reviewer(tenant, django_user_model):
-    user = django_user_model.objects.create_user("rev", password="x")
-    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
 
 
 def test_unresolved_conflict_is_a_clarification_with_one_open_review_item(agent_principal, rivals):

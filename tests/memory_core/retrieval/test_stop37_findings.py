@@ -19,7 +19,7 @@ import pytest
 from django.utils import timezone
 
 from memory_core.embeddings import get_embedder
-from memory_core.principals import ReviewerPrincipal, SystemPrincipal
+from memory_core.principals import SystemPrincipal
 from memory_core.retrieval.assembly import render_prompt
 from memory_core.retrieval.budget import select_within_budget
 from memory_core.retrieval.dedup import deduplicate
@@ -224,12 +224,6 @@ def test_rows_of_one_key_are_not_each_other_s_copies_in_the_budget():
         ("copy", "redundant_with_selected"),
         ("other", "redundant_with_selected"),
     }
-
-
-@pytest.fixture
-def reviewer(tenant, django_user_model):
-    user = django_user_model.objects.create_user("stop37-reviewer", password="x")
-    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
 
 
 @pytest.mark.django_db
