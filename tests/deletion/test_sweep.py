@@ -72,30 +72,11 @@ def test_a_sweep_stops_sending_at_the_first_send_a_hung_broker_times_out(
     """Each send to a broker that never answers costs its timeout: the sweep's sends stop at
     the first that fails (500 of them held the worker past its time limit), and the next
     sweep sends them all again."""
-    import socket
-
-    from tests.processes import run_manage
-
     operations = [
         deletion_request(principal=owner_principal, memory_id=memory.id) for memory in memories
     ]
-    with socket.socket() as silent:
-        silent.bind(("127.0.0.1", 0))
-        silent.listen(16)
-        result = run_manage(
-            "shell",
-            "-c",
-            SWEEP_PROBE,
-            timeout=60,
-            MEMLEDGER_DB_NAME=connection.settings_dict["NAME"],
-            CELERY_BROKER_URL=f"redis://127.0.0.1:{silent.getsockname()[1]}/0",
-            REDIS_TIMEOUT_SECONDS="1",
-        )
-    assert result.returncode == 0, result.stderr[-3000:]
-    line = next(x for x in result.stdout.splitlines() if x.startswith("RESULTS"))
-    assert sorted(json.loads(line[len("RESULTS") :])["redriven"]) == sorted(
-        str(operation.id) for operation in operations
-    )
+    answer, result = _run_against_a_silent_broker(SWEEP_PROBE)
+    assert sorted(answer["redriven"]) == sorted(str(operation.id) for operation in operations)
     assert result.stderr.count("broker unavailable, left to the sweep") == 1, result.stderr
     assert "2 sends left to the next sweep" in result.stderr
 
@@ -112,26 +93,39 @@ def test_a_retention_sweep_sends_nothing_more_after_a_hung_broker_timed_out(tena
     broker that never answers each send cost its timeout, past ~57 subjects the task's time
     limit, before it expired traces and exports (stop 48's audit). After the first timeout
     the process leaves its sends to the deletion sweep at once."""
-    import socket
     from datetime import timedelta
 
     from django.utils import timezone
 
     from memory_core.models import MemoryClass, MemoryType
     from tests.factories import MemoryFactory, SubjectFactory
-    from tests.processes import run_manage
 
     old = timezone.now() - timedelta(hours=30)
     for _ in range(4):
         MemoryFactory(subject=SubjectFactory(tenant=tenant), memory_type=MemoryType.TASK_STATE,
                       memory_class=MemoryClass.WORKING, created_at=old, valid_from=old)  # fmt: skip
+    answer, result = _run_against_a_silent_broker(RETENTION_PROBE)
+    assert answer["deletion_operations"] == 4
+    assert DeletionOperation.objects.filter(status="pending").count() == 4  # for the sweep
+    assert result.stderr.count("broker unavailable, left to the sweep") == 1, result.stderr
+    assert result.stderr.count("broker unavailable a moment ago, left to the sweep") == 3
+
+
+def _run_against_a_silent_broker(probe: str):
+    """Run ``probe`` in ``manage.py shell`` against a Redis broker that accepts connections
+    and never answers (each send times out after ``REDIS_TIMEOUT_SECONDS``); return the JSON
+    it printed after "RESULTS", and the finished process."""
+    import socket
+
+    from tests.processes import run_manage
+
     with socket.socket() as silent:
         silent.bind(("127.0.0.1", 0))
         silent.listen(16)
         result = run_manage(
             "shell",
             "-c",
-            RETENTION_PROBE,
+            probe,
             timeout=60,
             MEMLEDGER_DB_NAME=connection.settings_dict["NAME"],
             CELERY_BROKER_URL=f"redis://127.0.0.1:{silent.getsockname()[1]}/0",
@@ -139,7 +133,4 @@ def test_a_retention_sweep_sends_nothing_more_after_a_hung_broker_timed_out(tena
         )
     assert result.returncode == 0, result.stderr[-3000:]
     line = next(x for x in result.stdout.splitlines() if x.startswith("RESULTS"))
-    assert json.loads(line[len("RESULTS") :])["deletion_operations"] == 4
-    assert DeletionOperation.objects.filter(status="pending").count() == 4  # for the sweep
-    assert result.stderr.count("broker unavailable, left to the sweep") == 1, result.stderr
-    assert result.stderr.count("broker unavailable a moment ago, left to the sweep") == 3
+    return json.loads(line[len("RESULTS") :]), result
