@@ -22,6 +22,8 @@ from memory_core.deletion.services import (
 from memory_core.exceptions import DomainError, NotFound, SubjectBeingDeleted
 from memory_core.exports import export_create, export_path
 from memory_core.models import DeletionOperation, MemoryClass, Status
+from memory_core.policy_check import STATE_WORDS
+from memory_core.selectors.approvals import in_use_now
 from memory_core.selectors.memories import memory_get
 from memory_core.selectors.portal import (
     deletions_page,
@@ -111,10 +113,15 @@ class MemoryListView(EndUserMixin, TemplateView):
 
 
 def in_use(memory) -> bool:
-    """Whether agents are given ``memory`` now: active and not past its valid_until
-    (``Memory.status_at``; the retention sweep marks such a row expired only later, and
-    the page already calls it "Expired")."""
-    return memory.status_at(timezone.now()) == Status.ACTIVE
+    """Whether agents are given ``memory`` now: active, and past neither its valid_until nor
+    its class's retention under the tenant's policy (``policy_check.InUse``, as the write
+    and review services read it; the retention sweep marks such a row only later). One
+    query: the tenant's active policy."""
+    return _state_now(memory) == Status.ACTIVE
+
+
+def _state_now(memory) -> str:
+    return in_use_now(memory.tenant_id).state(memory)
 
 
 def revocable(memory) -> bool:
@@ -124,8 +131,9 @@ def revocable(memory) -> bool:
 
 def not_in_use(memory, so: str) -> str:
     """Return that ``memory`` is not in use (its status now says why), and ``so``."""
-    status = memory.status_at(timezone.now()).replace("_", " ")
-    return f"This memory is {status}, so agents do not use it and {so}."
+    state = _state_now(memory)
+    said = STATE_WORDS.get(state, state.replace("_", " "))
+    return f"This memory is {said}, so agents do not use it and {so}."
 
 
 class MemoryDetailView(EndUserMixin, TemplateView):
@@ -182,8 +190,9 @@ class MemoryCorrectView(EndUserMixin, FormView):
     EXPIRED_SO = "there is nothing to correct: to have it remembered again, tell an agent again"
 
     def past_end(self):
-        """A redirect to the memory, saying why, when it is active but past its valid_until:
-        a correction copied that end and admission always refused it (``ttl.in_past``)."""
+        """A redirect to the memory, saying why, when it is active but past its valid_until
+        (a correction copied that end and admission always refused it, ``ttl.in_past``) or
+        its class's retention (the service refuses it: no agent is given it again)."""
         memory = self.get_memory()
         if memory.status == Status.ACTIVE and not in_use(memory):
             messages.error(

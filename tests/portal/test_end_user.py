@@ -1548,3 +1548,47 @@ def test_the_message_after_each_action_is_shown_on_the_page_it_leads_to(
         "was exported. Try again in a moment, once it has finished."
     ]
     assert 'role="alert"' in refused.content.decode()
+
+
+def _kept_30_days(tenant, section: str) -> None:
+    """Publish the tenant's policy with ``retention[section]`` at 30 days."""
+    import copy
+
+    from memory_core.models import PolicyVersion
+    from memory_core.services.policy import policy_publish
+
+    document = copy.deepcopy(PolicyVersion.objects.get(tenant=tenant, is_active=True).document)
+    document["retention"][section] = 30
+    policy_publish(tenant=tenant, document=document)
+
+
+@pytest.mark.parametrize(
+    ("action", "authority", "section"),
+    [
+        ("correct", "explicit_user", "preference_days"),
+        ("confirm", "model_inference", "inferred_days"),
+    ],
+)
+def test_a_memory_past_its_retention_is_not_said_to_have_changed_meanwhile(
+    alice_client, alice_subject, tenant, action, authority, section
+):
+    """Past its class's retention (not swept yet), the services refuse to correct or confirm
+    it, and the portal told the person it "changed after you opened this page" or "was
+    confirmed or corrected meanwhile" (stop 48's review of its own fixes)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    source = "model_inference" if authority == "model_inference" else "user_input"
+    memory = MemoryFactory(
+        subject=alice_subject, content="Prefers tea.", authority=authority, source_type=source
+    )
+    then = timezone.now() - timedelta(days=40)
+    Memory.objects.filter(pk=memory.pk).update(created_at=then, valid_from=then)
+    _kept_30_days(tenant, section)
+    url = reverse(f"portal:memory-{action}", args=[memory.pk])
+    page = alice_client.post(url, {"content": "Prefers coffee."}, follow=True).content.decode()
+    assert "past its retention period under the tenant" in page
+    assert "meanwhile" not in page and "changed after you opened" not in page
+    memory.refresh_from_db()
+    assert (memory.status, memory.version) == ("active", 1)
