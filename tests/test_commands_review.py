@@ -9,7 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from memory_core.models import Agent, DeletionOperation, Memory, Tenant
+from memory_core.models import Agent, DeletionOperation, Memory, Subject, Tenant
 from tests.factories import AgentFactory, MemoryFactory
 
 pytestmark = pytest.mark.django_db
@@ -220,6 +220,12 @@ def test_issue_subject_token_refuses_what_the_api_refuses(tenant):
         call_command("issue_subject_token", *base, "--user", "  ", **quiet())
     with pytest.raises(CommandError, match="at most 200 characters"):
         call_command("issue_subject_token", *base, "--user", "x" * 201, **quiet())
+    # It creates the subject now (stop 48): what the API's id refuses is refused, nothing made.
+    with pytest.raises(CommandError, match="--user must not be empty"):
+        call_command("issue_subject_token", *base, "--user", "\u200b\u200b", **quiet())
+    with pytest.raises(CommandError, match="without NUL characters or undecodable bytes"):
+        call_command("issue_subject_token", *base, "--user", "bob\udcff", **quiet())
+    assert not Subject.objects.filter(tenant=tenant).exists()
     Agent.objects.filter(pk=agent.pk).update(is_active=False)
     with pytest.raises(CommandError, match="is deactivated"):
         call_command("issue_subject_token", *base, "--user", "user-1", **quiet())
