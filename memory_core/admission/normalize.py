@@ -37,7 +37,7 @@ _CONFUSABLES = {
     "о": "o", "п": "n", "р": "p", "с": "c", "т": "t", "у": "y", "х": "x", "ѕ": "s", "і": "i",
     "ї": "i", "ј": "j", "ԁ": "d", "ԛ": "q", "ԝ": "w", "ӏ": "l", "һ": "h", "ո": "n", "ս": "u",
     "ь": "b", "ы": "bl", "з": "3", "ч": "4", "л": "n", "и": "u", "ɡ": "g", "ɑ": "a",
-    "ү": "y", "ѵ": "v", "ϳ": "j",
+    "ү": "y", "ѵ": "v", "ϳ": "j", "ҽ": "e", "є": "e", "ꙇ": "i", "ռ": "n",
     # Cyrillic upper case
     "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C",
     "Т": "T", "У": "Y", "Х": "X", "Ѕ": "S", "І": "I", "Ј": "J", "Ԁ": "D", "Ү": "Y", "Ӏ": "I",
@@ -89,8 +89,8 @@ _CONFUSABLES.update(
 _CONFUSABLES.update(
     dict(
         zip(
-            "ɓƀƈȼɗɖƌɇƒɠǥɦɨɉʄƙꝁƚɫɭɱɲɳŋƥᵽʠɍɽɼʂȿƭʈŧʉʋⱳƴɏƶȥʐƁɃƇȻƊƉƋɆƑƓǤꞪƗɈƘꝀȽⱢƝŊƤⱣɌⱤƬƮŦɄƲƳɎƵȤŁØĐĦ",
-            "bbccdddefgghijjkklllmnnnppqrrrsstttuvwyyzzzBBCCDDDEFGGHIJKKLLNNPPRRTTTUVYYZZLODH",
+            "ɓƀƈȼɗɖƌɇƒɠǥɦɨɉʄƙꝁƚɫɭɱɲɳŋƥᵽʠɍɽɼʂȿƭʈŧʉʋⱳƴɏƶȥʐƁɃƇȻƊƉƋɆƑƓǤꞪƗɈƘꝀȽⱢƝŊƤⱣɌⱤƬƮŦɄƲƳɎƵȤŁØĐĦⱥȺᶖ",
+            "bbccdddefgghijjkklllmnnnppqrrrsstttuvwyyzzzBBCCDDDEFGGHIJKKLLNNPPRRTTTUVYYZZLODHaAi",
             strict=True,
         )
     )
@@ -104,6 +104,12 @@ _PARENTHESIZED_TABLE = {
     for code in (*range(0x2474, 0x24B6), *range(0x1F110, 0x1F12A))
     if re.fullmatch(r"\(\w+\)", unicodedata.normalize("NFKC", chr(code)))
 }
+# Read before NFKC too: the lunate sigmas look like C, and NFKC makes them Σ and σ ("o").
+_PARENTHESIZED_TABLE.update({ord("Ϲ"): "C", ord("ϲ"): "c"})
+# Tag characters (U+E0020-E007E) spell ASCII that a model reads though a page shows nothing:
+# the invisible characters are dropped from every reading, and this one reads what they spell.
+_TAGS = re.compile("[\U000e0020-\U000e007e]")
+_TAG_TABLE = {code: code - 0xE0000 for code in range(0xE0020, 0xE007F)}
 
 # Upside-down writing: letters turned, words read backwards ("ǝɹouƃᴉ" is "ignore"). The
 # letters that exist only turned mark a text as written so; the plain letters that are each
@@ -335,6 +341,8 @@ def tagged_readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[tuple[s
     text = text[:MAX_TEXT_CHARS]
     base = fold(_unescape_html(text))
     out = [(base, False), (base.translate(_LEET_I), False), (base.translate(_LEET_L), False)]
+    if not text.isascii() and _TAGS.search(text):
+        out.append((fold(text.translate(_TAG_TABLE)), False))
     # JSON keys and tool names join words with underscores ("order_status", "issue_refund"):
     # \b and \W see one word there. Read them apart too (only texts that hold one pay).
     if "_" in base:

@@ -54,7 +54,7 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b(?:" + trie_source(set(MEDICINES)) + r")\b|",
         r"\b(?:diagnos(?:is|ed|es)|medications?|medicine|prescri(?:bed|ption)|insulin|metformin|"
         r"antidepressants?|chemotherapy|chemo|cancer|tumou?r|diabetes|diabetic|hiv|aids|asthma|"
-        r"depression|depressed|anxiety disorder|panic attacks?|adhd|autism|autistic|bipolar|"
+        r"depression(?:en)?|depressed|anxiety disorder|panic attacks?|adhd|autism|autistic|bipolar|"
         r"schizophreni\w*|ptsd|pregnan(?:t|cy)|miscarriage|therap(?:y|ist)|psychiatri\w*|"
         r"surgery|allerg(?:y|ies|ic)|disease|disorder|illness|chronic|epilep\w*|seizures?|"
         r"\d+\s?mg\b|blood pressure|hypertension|dementia|alzheimer'?s|rehab|addiction|"
@@ -148,9 +148,11 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"misa|messe)(?!\W+(?:of|street|st|road|rd|avenue|run|university|college)\b))\b",
     ),
     "sexual_orientation": rx(
-        r"\b(?:is|am|are|identifies as|came out as)\W+(?:\w+\W+)?(?:gay|lesbian|bisexual|"
-        r"transgender|trans|queer|asexual|pansexual|non-binary|nonbinary|homosexual|"
-        r"heterosexual)\b|"
+        r"\b(?:is|am|are|identifies as|came out as|es|soy|est|suis|ist|bin|e|sou|sono)\W+"
+        r"(?:\w+\W+)?(?:gay|lesbian|bisexual|transgender|trans|queer|asexual|pansexual|"
+        r"non-binary|nonbinary|homosexual|heterosexual|lesbiana|lesbienne|lesbisch|lesbica|"
+        r"bisexuel|bisexuelle|bisexuell|bissexual|bisessuale|homosexuel|homosexuelle|"
+        r"homosexuell|omosessuale|transgenero|transgenre)\b|"
         r"\bsexual orientation\b"
     ),
     "political_opinion": rx(
