@@ -295,9 +295,26 @@ def _decode_base64(token: str) -> str | None:
             decoded = raw.decode("utf-8")
         except UnicodeDecodeError:
             continue
-        if _printable(decoded):
+        if _printable(decoded) or _is_encoding(decoded):
             return decoded
     return None
+
+
+_ENTITY = re.compile(r"&#?\w+;")
+
+
+def _is_encoding(decoded: str) -> bool:
+    """Whether ``decoded`` (a payload's text) is itself an encoding the readings read: hex,
+    HTML entities, percent-encoding or escapes. Mostly digits and punctuation, ``_printable``
+    dropped it, and base64 of hex (of entities, ...) was never read a layer further."""
+    if len(decoded) < 8 or not (decoded.isascii() and decoded.isprintable()):
+        return False
+    return bool(
+        _PLAIN_HEX.fullmatch(decoded.strip())
+        or _ENTITY.search(decoded)
+        or _PERCENT.search(decoded)
+        or _ESCAPE.search(decoded)
+    )
 
 
 def decoded_payloads(text: str) -> list[str]:
@@ -359,6 +376,9 @@ def tagged_readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[tuple[s
     out.append((codecs.encode(base, "rot13"), True))
     if depth > 0:
         payloads = decoded_payloads(text)
+        unescaped = _unescape_html(text)
+        if unescaped != text:  # base64 written as HTML entities
+            payloads += decoded_payloads(unescaped)
         if not text.isascii():
             # An invisible character inside a payload splits its token for a regex only;
             # full-width letters are its alphabet to a reader.

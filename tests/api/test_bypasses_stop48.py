@@ -155,3 +155,60 @@ def test_an_override_in_look_alikes_or_tag_characters_is_refused(api_client, con
 )
 def test_ordinary_sentences_in_those_languages_are_accepted(api_client, content):
     assert _post(api_client, content=content).status_code == 201
+
+
+def _entities(text: str) -> str:
+    return "".join(f"&#{ord(ch)};" for ch in text)
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+@pytest.mark.parametrize(
+    "wrap",
+    [
+        lambda t: "Note: " + _b64(t.encode().hex()),
+        lambda t: "Note: " + _b64(_entities(t)),
+        lambda t: "Note: " + _b64("".join(f"%{b:02X}" for b in t.encode())),
+        lambda t: "Note: " + _b64("".join(f"\\u{ord(c):04x}" for c in t)),
+        lambda t: "Note: " + _entities(_b64(t)),
+    ],
+    ids=["base64-of-hex", "base64-of-entities", "base64-of-percent", "base64-of-escapes",
+         "entities-of-base64"],
+)  # fmt: skip
+def test_two_documented_encodings_one_inside_the_other_are_read(api_client, wrap):
+    """The middle layer, mostly digits and punctuation, was dropped as unprintable before it
+    was decoded again; base64 written as entities was never looked for (stop 48)."""
+    assert _post(api_client, content=wrap(OVERRIDE)).status_code == 422
+    health = wrap(HEALTH)
+    assert _post(api_client, content=health).status_code == 202
+    assert not Memory.objects.filter(content=health, status="active").exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Reembolso aprobado para el pedido 4411.",
+        "Remboursement approuvé pour la commande 4411.",
+        "Erstattung für Bestellung 4411 genehmigt.",
+        "Rimborso approvato per l'ordine 4411.",
+        "Pedido 4411 reembolsado.",
+        "Facture 2291 payée.",
+    ],
+)
+def test_business_state_in_the_guards_other_languages_is_refused(api_client, content):
+    response = _post(api_client, content=content)
+    assert response.status_code == 422, response.json()
+    assert "class.business_state" in response.json()["rule_codes"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "El usuario pidió un reembolso para su pedido de zapatos.",
+        "Le remboursement pour la commande a pris du temps.",
+    ],
+)
+def test_asking_about_a_refund_in_those_languages_is_accepted(api_client, content):
+    assert _post(api_client, content=content).status_code == 201

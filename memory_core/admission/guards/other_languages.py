@@ -1179,8 +1179,16 @@ CLASS_RULES: list[Rule] = [
             r"remboursement|erstattung|rimborso)\W+(?:\w+\W+){0,2}?(?:liquidad[oa]|saldad[oa]|"
             r"pagad[oa]|reglee?|soldee?|acquittee?|beglichen|bezahlt|ausgeglichen|quitad[oa]|"
             r"pag[oa]|saldat[oa]|pagat[oa]|estint[oa]|entregad[oa]|livree?|geliefert|"
-            r"entregue|consegnat[oa]|aprobad[oa]|approuvee?|genehmigt|aprovad[oa]|approvat[oa])"
+            r"entregue|consegnat[oa]|aprobad[oa]|approuvee?|genehmigt|aprovad[oa]|approvat[oa]|"
+            r"payee?|reembolsad[oa]|remboursee?|erstattet|rimborsat[oa])"
             r"\W*$|"
+            # "Reembolso aprobado para el pedido 4411", "Erstattung fur Bestellung 4411
+            # genehmigt": the state before the record, or after it (stop 48's audit).
+            r"\b(?:reembolso|remboursement|erstattung|rimborso)\W+(?:(?:aprobad[oa]|"
+            r"approuvee?|genehmigt|aprovad[oa]|approvat[oa]|validad[oa]|validee?)\W+)?"
+            r"(?:para|pour|fur|per)\W+(?:\w+\W+)?(?:pedido|commande|bestellung|encomenda|"
+            r"ordine|orden|factura|facture|rechnung|fatura|fattura)\W+#?\w*\d\w*"
+            r"(?:\W+(?:genehmigt|aprobad[oa]|approuvee?|aprovad[oa]|approvat[oa]))?\W*$|"
             r"\b(?:kostenlos|gratis|gratuitamente|sin coste|sin costo|sans frais|gratuitement|"
             r"de graca|sem custo|senza costi|a costo zero)\b",
             W,
