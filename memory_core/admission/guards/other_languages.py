@@ -1184,11 +1184,14 @@ CLASS_RULES: list[Rule] = [
             r"\W*$|"
             # "Reembolso aprobado para el pedido 4411", "Erstattung fur Bestellung 4411
             # genehmigt": the state before the record, or after it (stop 48's audit).
+            # The approval is required: "pidió un reembolso para el pedido 4411" asks.
             r"\b(?:reembolso|remboursement|erstattung|rimborso)\W+(?:(?:aprobad[oa]|"
-            r"approuvee?|genehmigt|aprovad[oa]|approvat[oa]|validad[oa]|validee?)\W+)?"
+            r"approuvee?|genehmigt|aprovad[oa]|approvat[oa]|validad[oa]|validee?)\W+"
             r"(?:para|pour|fur|per)\W+(?:\w+\W+)?(?:pedido|commande|bestellung|encomenda|"
-            r"ordine|orden|factura|facture|rechnung|fatura|fattura)\W+#?\w*\d\w*"
-            r"(?:\W+(?:genehmigt|aprobad[oa]|approuvee?|aprovad[oa]|approvat[oa]))?\W*$|"
+            r"ordine|orden|factura|facture|rechnung|fatura|fattura)\W+#?\w*\d\w*|"
+            r"(?:para|pour|fur|per)\W+(?:\w+\W+)?(?:pedido|commande|bestellung|encomenda|"
+            r"ordine|orden|factura|facture|rechnung|fatura|fattura)\W+#?\w*\d\w*\W+"
+            r"(?:genehmigt|aprobad[oa]|approuvee?|aprovad[oa]|approvat[oa]))\W*$|"
             r"\b(?:kostenlos|gratis|gratuitamente|sin coste|sin costo|sans frais|gratuitement|"
             r"de graca|sem custo|senza costi|a costo zero)\b",
             W,

@@ -148,11 +148,15 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"misa|messe)(?!\W+(?:of|street|st|road|rd|avenue|run|university|college)\b))\b",
     ),
     "sexual_orientation": rx(
-        r"\b(?:is|am|are|identifies as|came out as|es|soy|est|suis|ist|bin|e|sou|sono)\W+"
-        r"(?:\w+\W+)?(?:gay|lesbian|bisexual|transgender|trans|queer|asexual|pansexual|"
-        r"non-binary|nonbinary|homosexual|heterosexual|lesbiana|lesbienne|lesbisch|lesbica|"
-        r"bisexuel|bisexuelle|bisexuell|bissexual|bisessuale|homosexuel|homosexuelle|"
-        r"homosexuell|omosessuale|transgenero|transgenre)\b|"
+        r"\b(?:is|am|are|identifies as|came out as)\W+(?:\w+\W+)?(?:gay|lesbian|bisexual|"
+        r"transgender|trans|queer|asexual|pansexual|non-binary|nonbinary|homosexual|"
+        r"heterosexual)\b|"
+        # The other languages' "is", right before the word: their "e" is also "and", and
+        # "grassi trans", "Queer Eye" say nothing of anyone (stop 48's review).
+        r"\b(?:es|soy|est|suis|ist|bin|e|sou|sono)\W+(?:gay|lesbiana|lesbienne|lesbisch|"
+        r"lesbica|bisexual|bisexuel|bisexuelle|bisexuell|bissexual|bisessuale|homosexual|"
+        r"homosexuel|homosexuelle|homosexuell|omosessuale|transgenero|transgenre|"
+        r"transgender)\b|"
         r"\bsexual orientation\b"
     ),
     "political_opinion": rx(
