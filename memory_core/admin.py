@@ -5,6 +5,7 @@ from django.contrib import admin, messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.db import transaction
+from django.forms.fields import InvalidJSONInput
 from django.template.response import TemplateResponse
 
 from memory_core import models
@@ -432,6 +433,26 @@ class MemoryEventAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_filter = ["tenant", "action", "actor_type"]
 
 
+class PolicyDocumentField(forms.JSONField):
+    """A policy document as the admin's text: nested too deeply for Python's parser, it is
+    refused on the form (``RecursionError`` escaped Django's field: a 500)."""
+
+    def to_python(self, value):
+        try:
+            return super().to_python(value)
+        except RecursionError:
+            raise forms.ValidationError(
+                "The document is nested too deeply to read.", code="invalid"
+            ) from None
+
+    def bound_data(self, data, initial):
+        """The text as sent, when the form is shown again with its error."""
+        try:
+            return super().bound_data(data, initial)
+        except RecursionError:
+            return InvalidJSONInput(data)
+
+
 class PolicyVersionForm(forms.ModelForm):
     """A new version's tenant, document and note; a document that the stages could not read
     (``policy_errors``) is refused."""
@@ -439,6 +460,7 @@ class PolicyVersionForm(forms.ModelForm):
     class Meta:
         model = models.PolicyVersion
         fields = ["tenant", "document", "note"]
+        field_classes = {"document": PolicyDocumentField}
 
     def clean_document(self):
         document = self.cleaned_data["document"]

@@ -170,6 +170,9 @@ def _text_errors(document: dict) -> dict[str, str]:
             stack.extend((f"{path}[{index}]", inner) for index, inner in enumerate(value))
         elif isinstance(value, str) and (problem := _unstorable(value)):
             errors[path] = f"Holds {problem}, which a policy cannot store."
+        elif isinstance(value, float) and not math.isfinite(value):
+            # Under a key no check reads ("note_extra": NaN): PostgreSQL's JSON holds none.
+            errors[path] = "Must be a finite number: a policy cannot store NaN or Infinity."
     return errors
 
 

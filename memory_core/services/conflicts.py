@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from memory_core.admission.normalize import is_blank
 from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
 from memory_core.locks import lock_memory_keys, subjects_shared_locked
 from memory_core.models import (
@@ -271,6 +272,11 @@ def review_reason_check(reason: str) -> None:
             f"A reviewer's reason holds at most {MAX_REVIEW_REASON_CHARS:,} characters "
             f"({len(reason):,} given).",
             code="reason_too_long",
+        )
+    if reason and is_blank(reason):  # zero-width or bidi characters alone: no reason kept
+        raise ValidationFailed(
+            "A reviewer's reason must show something: it holds only invisible characters.",
+            code="reason_invisible",
         )
 
 
