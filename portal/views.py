@@ -157,7 +157,7 @@ class MemoryDetailView(EndUserMixin, TemplateView):
             is_head=memory.pk == history.head.pk,
             can_correct=is_active,
             can_confirm=is_active and memory.authority in CONFIRMABLE,
-            can_revoke=revocable(memory),
+            can_revoke=is_active and memory.memory_class == MemoryClass.PREFERENCE,
             can_withdraw=consent_withdrawable(memory),
             can_delete=memory.status != Status.DELETED,
         )

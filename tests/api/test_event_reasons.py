@@ -64,13 +64,7 @@ def test_an_ordinary_reason_is_answered_to_every_agent_that_reads_the_memory(sub
 
 
 def test_a_waiting_corrections_reason_is_withheld_as_its_words_are(api_client, subject):
-    head = MemoryFactory(subject=subject, content="Prefers long answers.")
-    corrected = api_client.post(
-        f"{URL}/{head.pk}/supersede",
-        {"content": "Prefers short answers.", "source": SOURCE,
-         "reason": "She told me she has HIV and tires quickly when reading."},
-        format="json",
-    )  # fmt: skip
+    corrected = _health_reasoned_correction(api_client, subject)
     assert corrected.status_code == 202, corrected.json()
     waiting = corrected.json()["memory_id"]
 
@@ -86,13 +80,7 @@ def test_an_approved_corrections_reason_is_answered_to_agents_that_read_it(
     from memory_core.principals import ReviewerPrincipal
     from memory_core.services.reviews import review_approve
 
-    head = MemoryFactory(subject=subject, content="Prefers long answers.")
-    corrected = api_client.post(
-        f"{URL}/{head.pk}/supersede",
-        {"content": "Prefers short answers.", "source": SOURCE,
-         "reason": "She told me she has HIV and tires quickly when reading."},
-        format="json",
-    )  # fmt: skip
+    corrected = _health_reasoned_correction(api_client, subject)
     user = django_user_model.objects.create_user("reviewer-reasons")
     reviewer = ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
     review_approve(principal=reviewer, item_id=corrected.json()["review_item"], reason="ok")
@@ -139,3 +127,15 @@ def test_deleting_a_memory_scrubs_its_revocations_reason_and_its_sensitivity(api
 
     event = MemoryEvent.objects.get(memory_id=memory.id, action="revoked")
     assert event.details == {}
+
+
+def _health_reasoned_correction(api_client, subject):
+    """Correct a new preference of ``subject`` with a reason naming a health fact (the
+    correction waits for a reviewer); return the API's answer."""
+    head = MemoryFactory(subject=subject, content="Prefers long answers.")
+    return api_client.post(
+        f"{URL}/{head.pk}/supersede",
+        {"content": "Prefers short answers.", "source": SOURCE,
+         "reason": "She told me she has HIV and tires quickly when reading."},
+        format="json",
+    )  # fmt: skip

@@ -15,19 +15,13 @@ import pytest
 from memory_core.models import Memory, ReviewItem, ScopeKind, Status
 from memory_core.principals import SystemPrincipal
 from memory_core.retrieval.pipeline import retrieve
-from memory_core.retrieval.types import RetrievalRequest
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.factories import SubjectFactory
 
-pytestmark = pytest.mark.django_db
+from .test_conflict_service import REQUEST
 
-REQUEST = RetrievalRequest(
-    query="Deploy the Lunest API to production.",
-    user_id="dana",
-    intent="apply_project_rules",
-    project_id="lunest",
-)
+pytestmark = pytest.mark.django_db
 
 
 def _store(tenant, rows):
