@@ -158,10 +158,18 @@ def stop_embedded_database(base_dir: Path) -> bool:
     return True
 
 
-if __name__ == "__main__":  # `python -m config.embedded stop` (`make db-stop`): no Django, no start
+def main(argv: list[str]) -> None:
+    """`python -m config.embedded stop` (`make db-stop`, `manage.py embedded_db stop`): no
+    Django settings, so no server started or cluster made only to be stopped."""
     import sys
 
-    if sys.argv[1:] != ["stop"]:
+    if argv != ["stop"]:
         sys.exit("usage: python -m config.embedded stop")
     base = Path(__file__).resolve().parent.parent
     print("stopped" if stop_embedded_database(base) else "not running")
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])
