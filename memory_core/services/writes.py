@@ -1075,21 +1075,22 @@ def _refuse_an_instruction(reason: str, *, nothing_done: str) -> None:
 
 
 def consent_withdrawable(memory: Memory) -> bool:
-    """Whether ``memory`` has a workflow's consent to withdraw: in use (``status_at``: not
-    past its valid_until either) and kept under it (the portal offers the action by this;
-    ``consent_withdraw`` refuses the rest)."""
-    in_use = memory.status_at(timezone.now()) == Status.ACTIVE
-    return in_use and memory.consent == Consent.WORKFLOW
+    """Whether ``memory`` has a workflow's consent to withdraw: in use (``InUse``: past
+    neither its valid_until nor its class's retention) and kept under it (the portal offers
+    the action by this; ``consent_withdraw`` refuses the rest)."""
+    return in_use_now(memory.tenant_id).holds(memory) and memory.consent == Consent.WORKFLOW
 
 
 def _consent_withdrawable(memory: Memory) -> None:
     """Refuse a withdrawal from a memory not in use (``not_active``: one waiting for a
-    reviewer was never given to an agent) or not kept under a workflow's consent
+    reviewer was never given to an agent, and one past its valid_until or its class's
+    retention is given to none now) or not kept under a workflow's consent
     (``not_workflow_consent``: the person's own consent is not withdrawn; they delete it)."""
-    state = memory.status_at(timezone.now())
+    state = in_use_now(memory.tenant_id).state(memory)
     if state != Status.ACTIVE:
+        said = STATE_WORDS.get(state, state)
         raise Conflict(
-            f"Memory {memory.id} is {state}, not in use: there is no consent to withdraw.",
+            f"Memory {memory.id} is {said}, not in use: there is no consent to withdraw.",
             code="not_active",
         )
     if memory.consent != Consent.WORKFLOW:

@@ -1592,3 +1592,39 @@ def test_a_memory_past_its_retention_is_not_said_to_have_changed_meanwhile(
     assert "meanwhile" not in page and "changed after you opened" not in page
     memory.refresh_from_db()
     assert (memory.status, memory.version) == ("active", 1)
+
+
+def test_consent_is_not_withdrawn_from_a_memory_past_its_retention(
+    alice_client, alice_subject, tenant
+):
+    """Past its class's retention (not swept yet) a workflow's memory is given to no agent:
+    its page offered "Withdraw consent" and the service revoked it, where revoking,
+    correcting and confirming say it is not in use (stop 48's left-open corner)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory_core.exceptions import Conflict
+    from memory_core.services.writes import consent_withdraw
+
+    memory = MemoryFactory(subject=alice_subject, content="Prefers tea.", consent="workflow")
+    then = timezone.now() - timedelta(days=40)
+    Memory.objects.filter(pk=memory.pk).update(created_at=then, valid_from=then)
+    _kept_30_days(tenant, "preference_days")
+    detail = alice_client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
+    url = reverse("portal:memory-withdraw", args=[memory.pk])
+    assert url not in detail
+    why = (
+        "This memory is past its retention period under the tenant's policy, so agents do not "
+        "use it and there is no consent to withdraw."
+    )
+    assert messages_of(alice_client.post(url, {"reason": ""}, follow=True)) == [
+        f"Nothing was changed. {why}"
+    ]
+    with pytest.raises(Conflict) as refused:
+        owner = SubjectPrincipal(tenant_id=tenant.pk, subject_id=alice_subject.pk, user_id=1)
+        consent_withdraw(principal=owner, memory_id=memory.pk)
+    assert refused.value.code == "not_active"
+    assert "past its retention period" in str(refused.value)
+    memory.refresh_from_db()
+    assert memory.status == "active"
