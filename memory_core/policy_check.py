@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import logging
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from memory_core.models.choices import Authority, MemoryClass, MemoryType, Sensitivity, Status
@@ -327,12 +327,15 @@ class InUse:
 
     now: datetime
     cutoffs: tuple[RetentionCutoff, ...] = ()
+    # The section the cutoffs were read from, for when each row ends (``memory_expiry``).
+    retention: dict = field(default_factory=dict, compare=False)
 
     @classmethod
     def of(cls, retention: dict, now: datetime, *, tenant_id=None) -> InUse:
         """Return the rule at ``now`` under ``retention`` (the active policy's section, as
         the sweep reads it: ``{}`` without an active policy limits nothing)."""
-        return cls(now, tuple(retention_cutoffs(retention, now, tenant_id=tenant_id)))
+        cutoffs = tuple(retention_cutoffs(retention, now, tenant_id=tenant_id))
+        return cls(now, cutoffs, retention)
 
     def overdue(self, memory) -> str:
         """Return the reason code of the retention rule ``memory`` (a Memory) is past

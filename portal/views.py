@@ -84,13 +84,11 @@ class MemoryListView(EndUserMixin, TemplateView):
         # use) are searched too: unfiltered, they stood next to "No active memory matches".
         page, pending, pending_count, not_in_use, not_in_use_count = None, [], 0, [], 0
         if not invalid:
-            page = subject_memories(
-                principal=self.principal, page=page_number(self.request), **narrow
-            )
-            pending, pending_count = subject_memories_pending(principal=self.principal, **narrow)
-            not_in_use, not_in_use_count = subject_memories_not_in_use(
-                principal=self.principal, **narrow
-            )
+            # One reading of what is in use now for the three lists: a memory is in one.
+            narrow.update(principal=self.principal, use=in_use_now(self.principal.tenant_id))
+            page = subject_memories(page=page_number(self.request), **narrow)
+            pending, pending_count = subject_memories_pending(**narrow)
+            not_in_use, not_in_use_count = subject_memories_not_in_use(**narrow)
         context.update(
             form=form,
             invalid=invalid,

@@ -24,6 +24,7 @@ from .memory import (
     RETIRED_STATUSES,
     Memory,
     held_apart,
+    out_of_use_condition,
     parse_scope,
     past_end_condition,
 )
@@ -78,6 +79,7 @@ __all__ = [
     "Tombstone",
     "held_apart",
     "parse_scope",
+    "out_of_use_condition",
     "past_end_condition",
     "reviewer_decided_condition",
 ]

@@ -100,6 +100,15 @@ def past_end_condition(now) -> Q:
     return Q(status__in=LIVE_STATUSES, valid_until__isnull=False, valid_until__lte=now)
 
 
+def out_of_use_condition(use) -> Q:
+    """Return the condition "live, but out of use under ``use``" (a ``policy_check.InUse``):
+    past its valid_until (``past_end_condition``) or its class's retention
+    (``overdue_condition``), what ``MemoryQuerySet.not_ended`` leaves out of the live rows."""
+    ended = past_end_condition(use.now)
+    overdue = overdue_condition(use.cutoffs)
+    return ended if overdue is None else ended | (Q(status__in=LIVE_STATUSES) & overdue)
+
+
 MAX_SCOPE_REF_CHARS = 200  # Memory.scope_ref's length
 
 

@@ -27,12 +27,12 @@ from memory_core.models import (
     ReviewItem,
     Status,
     held_apart,
-    past_end_condition,
+    out_of_use_condition,
     reviewer_decided_condition,
 )
-from memory_core.policy_check import memory_expiry
+from memory_core.policy_check import InUse, memory_expiry
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
-from memory_core.selectors.approvals import approval_heads
+from memory_core.selectors.approvals import approval_heads, in_use_now
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
 from memory_core.selectors.policy import active_retention
 
@@ -197,6 +197,7 @@ def subject_memories(
     scope_kind: str = "",
     page: int = 1,
     page_size: int = PAGE_SIZE,
+    use: InUse | None = None,
 ) -> MemoryPage:
     """Return one page of the active memories visible to ``principal``, grouped by class
     (CLASS_ORDER) then type, newest first within a type.
@@ -204,16 +205,18 @@ def subject_memories(
     Those whose ``valid_from`` is still ahead (an import may hold one) are listed too: no
     agent is given them yet, but they are remembered, and were in no list of the page (the
     template says "Not yet in effect", ``portal_tags.not_yet_in_effect``). Past its
-    ``valid_until``, one is listed as expired by ``subject_memories_not_in_use`` instead.
+    ``valid_until`` or its class's retention under the tenant's policy (``InUse``: no agent
+    is given it, and the sweep marks it only later), one is listed by
+    ``subject_memories_not_in_use`` instead.
 
     Each row carries ``usage`` (a Usage). Filters narrow by text (content or key), class,
-    type, authority and scope kind. A page past the last is the last. Three queries whatever
-    the subject holds: the counts per class, the page's rows, their usage.
+    type, authority and scope kind. A page past the last is the last. ``use``: what is in use
+    now (``in_use_now``, read when not given). Three queries whatever the subject holds: the
+    counts per class, the page's rows, their usage.
     """
+    use = use or in_use_now(principal.tenant_id)
     memories = _filtered(
-        Memory.objects.visible_to(principal)
-        .filter(status=Status.ACTIVE)
-        .not_past_end(timezone.now()),
+        Memory.objects.visible_to(principal).filter(status=Status.ACTIVE).not_ended(use),
         query=query,
         memory_class=memory_class,
         memory_type=memory_type,
@@ -240,7 +243,7 @@ def subject_memories(
         ]
     )
     usage = memory_usage(principal=principal, memory_ids=[row.id for row in rows])
-    _with_expiry(rows, tenant_id=principal.tenant_id)
+    _with_expiry(rows, retention=use.retention)
     groups = {
         memory_class: MemoryGroup(memory_class=memory_class, total=totals.get(memory_class, 0))
         for memory_class in CLASS_ORDER
@@ -252,17 +255,16 @@ def subject_memories(
     return result
 
 
-def _with_expiry(rows, *, tenant_id) -> None:
+def _with_expiry(rows, *, retention) -> None:
     """Give each row ``expires_at``, when it stops being used, and ``expires_by_retention``.
 
     The earlier of its ``valid_until`` and the day the retention sweep deletes it (its
     class's or, inferred, ``inferred_days`` after it was written, by the tenant's active
     policy as the sweep reads it): a row stored without admission's cap (a demo, an import),
     or written before a policy shortened its period, showed "when you revoke it" and was
-    deleted minutes later (``policy_check.memory_expiry``, as the export says it). One
-    query.
+    deleted minutes later (``policy_check.memory_expiry``, as the export says it).
+    ``retention``: the tenant's active policy's section (``active_retention``).
     """
-    retention = active_retention(tenant_id)
     for row in rows:
         expiry = memory_expiry(row, retention)
         row.expires_at, row.expires_by_retention = expiry.at, expiry.by_retention
@@ -272,17 +274,20 @@ def _with_expiry(rows, *, tenant_id) -> None:
 PENDING_LIMIT = 50
 
 
-def subject_memories_pending(*, principal, now=None, **filters: str) -> tuple[list[Memory], int]:
+def subject_memories_pending(
+    *, principal, use: InUse | None = None, **filters: str
+) -> tuple[list[Memory], int]:
     """Return (the newest, how many) of the visible writes still awaiting a reviewer, narrowed
     by the page's search and filters (``subject_memories``'s).
 
-    One past its ``valid_until`` is not awaiting anyone (approval refuses it, the retention
-    sweep expires it): it is listed as expired, by ``subject_memories_not_in_use``.
+    One past its ``valid_until`` or its class's retention is not awaiting anyone (approval
+    refuses it, the retention sweep expires or deletes it): it is listed by
+    ``subject_memories_not_in_use``.
     """
     rows = _filtered(
         Memory.objects.visible_to(principal)
         .filter(status=Status.PENDING_APPROVAL)
-        .not_past_end(now or timezone.now()),
+        .not_ended(use or in_use_now(principal.tenant_id)),
         **filters,
     ).order_by("-created_at", "-id")
     shown = list(rows[: PENDING_LIMIT + 1])
@@ -318,27 +323,30 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
 NOT_IN_USE_LIMIT = 50  # the most the list shows; the count says how many there are
 
 
-def subject_memories_not_in_use(*, principal, now=None, **filters: str) -> tuple[list[Memory], int]:
+def subject_memories_not_in_use(
+    *, principal, use: InUse | None = None, **filters: str
+) -> tuple[list[Memory], int]:
     """Return (the newest rows, how many) of the memories about the subject that are kept
-    with their content but not in use (any more): revoked, refused by a reviewer, or expired
-    (including the live ones past ``valid_until`` that the retention sweep has not reached yet,
-    active or waiting for a reviewer: ``MemoryQuerySet.past_end``).
+    with their content but not in use (any more): revoked, refused by a reviewer, or expired,
+    and the live ones (active or waiting for a reviewer) the retention sweep has not reached
+    yet that are past their ``valid_until`` or their class's retention under the tenant's
+    policy (``out_of_use_condition``: retrieval gives them to no agent).
 
     A superseded version is not listed: it shows in its chain's history. Narrowed by the
     page's search and filters (``subject_memories``'s). Each row carries ``not_in_use``
-    ("revoked", "rejected" or "expired").
+    ("revoked", "rejected", "expired" or "past_retention": ``InUse.state``).
     """
-    now = now or timezone.now()
+    use = use or in_use_now(principal.tenant_id)
     rows = _filtered(
         Memory.objects.visible_to(principal).filter(
             Q(status__in=[Status.REVOKED, Status.REJECTED, Status.EXPIRED])
-            | past_end_condition(now)
+            | out_of_use_condition(use)
         ),
         **filters,
     ).order_by("-updated_at", "-id")
     shown = list(rows[: NOT_IN_USE_LIMIT + 1])
     for row in shown:
-        row.not_in_use = row.status_at(now)
+        row.not_in_use = use.state(row)
     count = len(shown) if len(shown) <= NOT_IN_USE_LIMIT else rows.count()
     return shown[:NOT_IN_USE_LIMIT], count
 
@@ -424,7 +432,7 @@ def memory_history(*, principal, memory_id) -> MemoryHistory:
     now = timezone.now()
     for row in [memory, *chain]:
         row.state_now = row.status_at(now)
-    _with_expiry([memory, *chain], tenant_id=principal.tenant_id)
+    _with_expiry([memory, *chain], retention=active_retention(principal.tenant_id))
     return MemoryHistory(memory=memory, chain=chain, events=events, usage=usage)
 
 
