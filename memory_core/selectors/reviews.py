@@ -1,7 +1,7 @@
 """Reads of the reviewer queue, scoped to the reviewer's tenant."""
 
 from memory_core.exceptions import NotFound
-from memory_core.models import Memory, PortalMembership, ReviewItem
+from memory_core.models import Memory, PortalMembership, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal, require_reviewer
 
 
@@ -18,7 +18,11 @@ def reviewer_principal_for(user) -> ReviewerPrincipal | None:
 
 
 def review_list(*, principal, state: str = "open", kind: str = ""):
-    """Return the review items of the reviewer's tenant, oldest first (a queue)."""
+    """Return the review items of the reviewer's tenant, oldest first (a queue).
+
+    The open queue leaves out a write deleted while it waited (its deletion's worker may not
+    have closed the item yet), as the portal's queue does (``review_queue``): nothing can be
+    decided on it (``review_closed``), and it was listed under the deleted write's key."""
     require_reviewer(principal, message="No review queue for this principal.")
     # The item's memory is shown with its subject's external id (a query an item otherwise).
     queryset = ReviewItem.objects.filter(tenant_id=principal.tenant_id).select_related(
@@ -26,6 +30,8 @@ def review_list(*, principal, state: str = "open", kind: str = ""):
     )
     if state:
         queryset = queryset.filter(state=state)
+    if state == ReviewItem.State.OPEN:
+        queryset = queryset.exclude(memory__status=Status.DELETED)
     if kind:
         queryset = queryset.filter(kind=kind)
     return queryset.order_by("created_at", "id")

@@ -201,3 +201,20 @@ def test_nothing_is_decided_about_a_subject_whose_deletion_is_queued(api_client,
     assert set(Memory.objects.filter(memory_key="atlas.lang").values_list(
         "status", flat=True)) == {"active"}  # fmt: skip
     assert ReviewItem.objects.filter(state="open").count() == 3
+
+
+def test_the_open_queue_leaves_out_a_write_deleted_while_it_waited(reviewer, pending, tenant):
+    """A write deleted while it waited (its deletion's worker not run yet) left the portal's
+    queue at once but stayed in this one, counted and labelled with the deleted write's key,
+    though nothing can be decided on it (``review_closed``; stop 49's reviewer audit)."""
+    from memory_core.deletion.services import deletion_request
+    from memory_core.models import Memory, ReviewItem
+    from memory_core.principals import SubjectPrincipal
+
+    memory = Memory.objects.get(review_items__pk=pending[0])
+    owner = SubjectPrincipal(tenant_id=tenant.id, subject_id=memory.subject_id, user_id=1)
+    deletion_request(principal=owner, memory_id=memory.pk)  # the worker has not run
+    page = reviewer.get(URL).json()
+    assert (page["count"], [item["id"] for item in page["results"]]) == (1, [pending[1]])
+    # The item itself is still open (the worker closes it), and the other states list it.
+    assert ReviewItem.objects.get(pk=pending[0]).state == "open"
