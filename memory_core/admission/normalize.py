@@ -186,9 +186,16 @@ def fold(text: str) -> str:
     return _SPACE.sub(" ", _join_spaced_letters(text)).strip().lower()
 
 
+# Characters drawn as an empty glyph that no reading strips (a word split by one still reads
+# as two): the Braille blank, U+2800. ``is_blank`` counts them as showing nothing.
+_BLANK_GLYPHS = re.compile("[\u2800]")
+
+
 def is_blank(text: str) -> bool:
-    """Whether ``text`` shows nothing: only whitespace and invisible characters (``"\u200b"``)."""
-    return not _INVISIBLE.sub("", text).strip()
+    """Whether ``text`` shows nothing: only whitespace, invisible characters (``"\u200b"``)
+    and blank glyphs (``"\u2800"``: a reviewer's reason of blank Braille cells decided a
+    write, stop 49's audit)."""
+    return not _BLANK_GLYPHS.sub("", _INVISIBLE.sub("", text)).strip()
 
 
 def plain(text: str) -> str:
