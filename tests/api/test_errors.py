@@ -112,6 +112,27 @@ def test_a_method_the_endpoint_lacks_is_405_and_a_format_it_lacks_is_406(api_cli
     assert response.json()["error"]["code"] == "not_acceptable"
 
 
+@pytest.mark.parametrize(
+    ("accept", "status"),
+    [
+        ("application/json;q=0", 406),
+        ("application/json;q=0, text/html", 406),
+        ("*/*;q=0", 406),
+        ("application/json;q=0, */*", 406),  # the more specific range decides
+        ("*/*;q=0, application/json", 200),
+        ("text/html, application/json;q=0.1", 200),
+        ("application/json;q=abc", 200),  # a quality that is no number refuses nothing
+    ],
+)
+def test_a_quality_of_0_refuses_a_format(api_client, accept, status):
+    """``Accept: application/json;q=0`` refuses JSON (RFC 9110, 12.4.2) and was answered
+    JSON: DRF's negotiation ignores quality values (stop 49's API audit)."""
+    response = api_client.get("/api/v1/whoami", HTTP_ACCEPT=accept)
+    assert response.status_code == status, response.content[:200]
+    if status == 406:
+        assert response.json()["error"]["code"] == "not_acceptable"
+
+
 def test_a_406_and_a_missing_key_say_what_to_send(db, api_client):
     """They said "Could not satisfy the request Accept header." and "Authentication
     credentials were not provided.", naming neither the format nor the header."""
