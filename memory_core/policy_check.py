@@ -425,9 +425,15 @@ def memory_expiry(memory, retention: dict) -> MemoryExpiry:
     section, ``retention_limit``: its class's period or, inferred, ``inferred_days`` after it
     was written). The portal's pages and the export say the same: a row stored without
     admission's cap (an import), or written before a policy shortened its period, ends by
-    the policy, not by its ``valid_until``."""
+    the policy, not by its ``valid_until``. A write a reviewer refused is deleted
+    ``rejected_days`` after the decision, if that is sooner (the sweep's "retention:rejected"
+    rule: the export said such a write was kept with no end)."""
     limit = retention_limit(memory.memory_class, memory.authority, retention)
     deleted_at = _deletion_day(memory.created_at, limit)
+    if getattr(memory, "status", None) == Status.REJECTED:
+        refused = _deletion_day(memory.updated_at, retention_period(retention, "rejected_days"))
+        if refused is not None and (deleted_at is None or refused < deleted_at):
+            deleted_at = refused
     valid_until = memory.valid_until
     by_retention = deleted_at is not None and (valid_until is None or deleted_at < valid_until)
     return MemoryExpiry(at=deleted_at if by_retention else valid_until, by_retention=by_retention)

@@ -200,6 +200,36 @@ def test_a_record_says_when_the_memory_expires_and_which_agent_wrote_it(subject)
     assert records[str(stated.id)]["expires_by_retention"] is False
 
 
+def test_a_write_a_reviewer_refused_says_when_the_sweep_deletes_it(subject):
+    """The sweep deletes a refused write ``rejected_days`` (30) after the decision, or by its
+    class's period if sooner; the export said such a write (a refused health statement) was
+    kept with no end (stop 49's export audit)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    now = timezone.now()
+    refused = MemoryFactory(subject=subject, status="rejected")
+    old_episode = MemoryFactory(
+        subject=subject, status="rejected", incident=True, created_at=now - timedelta(days=80)
+    )
+    records = {
+        m["id"]: m for m in json.loads(export_path(export_of(subject)).read_bytes())["memories"]
+    }
+    refused.refresh_from_db()
+    assert (
+        records[str(refused.id)]["expires_at"]
+        == (refused.updated_at + timedelta(days=30)).isoformat()
+    )
+    assert records[str(refused.id)]["expires_by_retention"] is True
+    # Episodes are kept 90 days after they were written: ten days left, before the 30.
+    old_episode.refresh_from_db()
+    assert (
+        records[str(old_episode.id)]["expires_at"]
+        == (old_episode.created_at + timedelta(days=90)).isoformat()
+    )
+
+
 @pytest.mark.parametrize("failing", ["the tombstone check", "the row's insert"])
 def test_an_export_that_fails_after_its_file_is_written_leaves_no_file(
     subject, monkeypatch, failing
