@@ -18,14 +18,20 @@ things). Rules, in order (DESIGN.md, "Read path" 8):
 4. ``newer_confirmed``: otherwise, among those of that rank, the newest wins; but a winner
    by rules 2-4 whose confidence and its strongest rival's are both below
    ``conflict_min_confidence`` (0.8) does not win: the memory is ambiguous (the seed's
-   ``choose_winner``);
+   ``choose_winner``). Its rivals are the rows at its place (``at_place``: its scope and
+   environment), not those a rule left out that hold at another place (a broader scope,
+   every environment; or a narrower one the winner's authority class outranks), which a
+   reviewer's choice would revoke there. A weak winner with no rival at its place wins;
+   until stop 49 every other row made it ambiguous, was a candidate of its clarification,
+   and was revoked where it held when a reviewer chose the winner;
 5. otherwise the group is unresolved. A high-impact group (``policy.is_high_impact``) yields a
    clarification and no winner; a low-impact one keeps its best-scored row
    (``best_score_low_impact``).
 
 A clarification's candidates (and so its review item's, which a reviewer's winner is chosen
 among and every other of is revoked) are the rows the group is undecided between
-(``contested``): the tie rules 2-3b left standing, not the rows they outranked. A key's rule
+(``contested``): the tie rules 2-3b left standing, not the rows they outranked; for a winner
+not sure enough, it and its rivals at its place. A key's rule
 for every environment loses to staging's own rules in staging, and holds in production; a
 key's global rule loses to a project's, and holds in every other project. Made a candidate at
 staging's place, a reviewer's choice there revoked it everywhere.
@@ -84,12 +90,12 @@ def decide(
     members: list[Candidate], *, min_confidence: float = 0.0
 ) -> tuple[Candidate | None, str]:
     """Return the winner of one group by rules 2-4 and the rule that decided, or (None, "")
-    when no rule decides or the winner and its strongest rival are both below
-    ``min_confidence``."""
+    when no rule decides or the winner and its strongest rival at its place (``at_place``)
+    are both below ``min_confidence``."""
     winner, rule = _by_rule(members)
-    if winner is not None:
-        rival = max(c.confidence for c in members if c.id != winner.id)
-        if winner.confidence < min_confidence and rival < min_confidence:
+    if winner is not None and winner.confidence < min_confidence:
+        rivals = [c.confidence for c in at_place(winner, members) if c.id != winner.id]
+        if rivals and max(rivals) < min_confidence:
             return None, ""
     return winner, rule
 
@@ -110,12 +116,22 @@ def _narrowing(members: list[Candidate]) -> list[tuple[str, list[Candidate]]]:
     ]
 
 
+def at_place(winner: Candidate, members: list[Candidate]) -> list[Candidate]:
+    """Return the rows of a group at ``winner``'s place: its scope and environment. The
+    others hold where it does not (a key's global rule in every other project, its rule for
+    every environment in production), or only where it does (a project's inference under a
+    global rule stated by the user), so a reviewer choosing among rows of two places would
+    revoke one where it still holds."""
+    place = (winner.scope_kind, winner.scope_ref, winner.environment)
+    return [c for c in members if (c.scope_kind, c.scope_ref, c.environment) == place]
+
+
 def contested(members: list[Candidate]) -> list[Candidate]:
     """Return the rows of a group no rule decides between: the tie rules 2-3b leave when they
     leave two or more rows, else (a winner that is not sure enough, ``decide``'s
-    ``min_confidence``) every member, the winner's rivals among them."""
+    ``min_confidence``) the winner and its rivals at its place (``at_place``)."""
     standing = _narrowing(members)[-1][1]
-    return standing if len(standing) > 1 else members
+    return standing if len(standing) > 1 else at_place(standing[0], members)
 
 
 def _outranked_by(candidate: Candidate, members: list[Candidate]) -> str:

@@ -24,15 +24,15 @@ from .test_conflict_service import REQUEST
 pytestmark = pytest.mark.django_db
 
 
-def _store(tenant, rows):
+def _store(tenant, rows, confidence=0.8):
     """Store inferences on ``deploy.region``, one per (region, scope kind, ref, environment),
-    as sure as admission lets an inference be (``inferred_max_confidence``): a rule's winner
-    among them is sure enough to win (``conflict_min_confidence``)."""
+    by default as sure as admission lets an inference be (``inferred_max_confidence``): a
+    rule's winner among them is sure enough to win (``conflict_min_confidence``)."""
     subject = SubjectFactory(tenant=tenant, external_id="dana")
     drafts = [
         MemoryDraft(subject=subject, memory_type="previous_decision", memory_key="deploy.region",
                     content=f"Deploy the API to {region}.", authority="model_inference",
-                    source_type="model_inference", confidence=0.8, scope_kind=kind,
+                    source_type="model_inference", confidence=confidence, scope_kind=kind,
                     scope_ref=ref, environment=environment)
         for region, kind, ref, environment in rows
     ]  # fmt: skip
@@ -111,3 +111,24 @@ def test_keeping_both_tied_rows_holds_beside_an_outranked_one(agent_principal, t
     assert {i.id for i in after.items} == _ids([staging, other])
     assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 0
     assert Memory.objects.get(pk=everywhere.pk).status == Status.ACTIVE
+
+
+def test_a_weak_staging_rule_is_not_asked_about_against_the_rule_for_every_environment(
+    agent_principal, tenant
+):
+    """A winner not sure enough stood against every other row of its key: staging's weak
+    rule was "ambiguous" beside the rule for every environment, which it outranks and which
+    holds in production; both were the clarification's candidates, and a reviewer choosing
+    staging's revoked production's (stop 48's left-open corner). Rivals are the rows at the
+    winner's place only."""
+    everywhere, staging = _store(tenant, [
+        ("eu-west-1", ScopeKind.PROJECT, "lunest", ""),
+        ("us-east-1", ScopeKind.PROJECT, "lunest", "staging"),
+    ], confidence=0.6)  # fmt: skip
+    result = retrieve(principal=agent_principal, request=replace(REQUEST, environment="staging"))
+    assert result.clarifications == [] and [i.id for i in result.items] == [str(staging.id)]
+    assert not ReviewItem.objects.filter(kind="conflict").exists()
+    in_production = replace(REQUEST, environment="production")
+    assert [i.id for i in retrieve(principal=agent_principal, request=in_production).items] == [
+        str(everywhere.id)
+    ]

@@ -209,17 +209,36 @@ def test_a_clarification_holds_the_tied_rows_not_the_ones_the_rules_outranked():
     assert rejected[0] == Rejection("global", "conflicts", "lost_conflict:narrower_scope")
 
 
-def test_a_weak_winners_clarification_still_holds_its_rivals():
-    """No tie, a winner not sure enough (``conflict_min_confidence``): its rivals are what
-    the clarification asks about, as before."""
-    rows = [
-        cand("staging", memory_key="deploy.region", authority="model_inference",
-             environment="staging", confidence=0.6),
-        cand("everywhere", memory_key="deploy.region", authority="model_inference",
-             confidence=0.6),
-    ]  # fmt: skip
-    _, _, clar, _ = resolve_conflicts(rows, policy=policy())
-    assert {c.id for c in clar[0].candidates} == {"staging", "everywhere"}
+def test_a_weak_winner_is_ambiguous_against_its_rivals_at_its_place_only():
+    """A winner not sure enough (``conflict_min_confidence``) stood against every other row:
+    the key's rule for every environment, which staging's own rule outranks and which holds
+    in production, made staging's weak rule ambiguous, was a candidate of its clarification,
+    and was revoked when a reviewer chose staging's (stop 48's left-open corner)."""
+    staging = cand("staging", memory_key="deploy.region", authority="model_inference",
+                   environment="staging", confidence=0.6)  # fmt: skip
+    everywhere = cand("everywhere", memory_key="deploy.region", authority="model_inference",
+                      confidence=0.6)  # fmt: skip
+    kept, outcomes, clar, rejected = resolve_conflicts([staging, everywhere], policy=policy())
+    assert [c.id for c in kept] == ["staging"] and not clar
+    assert (outcomes[0].winner_id, outcomes[0].rule) == ("staging", "environment_specific")
+    assert rejected == [Rejection("everywhere", "conflicts", "lost_conflict:environment_specific")]
+    # A rival at its place, even of a lower authority class, still makes a weak winner
+    # ambiguous, and the two are asked about; the row of every environment is not.
+    stated = cand("stated", memory_key="deploy.region", authority="explicit_user",
+                  environment="staging", confidence=0.5)  # fmt: skip
+    _, outcomes, clar, _ = resolve_conflicts([stated, staging, everywhere], policy=policy())
+    assert outcomes[0].winner_id is None
+    assert {c.id for c in clar[0].candidates} == {"stated", "staging"}
+    # A weak rule the user stated for every project wins over a project's inference: the
+    # inference holds only where the rule does, and a reviewer choosing it would have
+    # revoked the user's rule in every project.
+    broad = cand("broad", memory_key="deploy.region", authority="explicit_user",
+                 confidence=0.5)  # fmt: skip
+    inferred = cand("inferred", memory_key="deploy.region", authority="model_inference",
+                    scope_kind="project", scope_ref="atlas", confidence=0.6)  # fmt: skip
+    kept, outcomes, clar, _ = resolve_conflicts([broad, inferred], policy=policy())
+    assert [c.id for c in kept] == ["broad"] and not clar
+    assert outcomes[0].rule == "authority_class"
 
 
 def test_the_tied_rows_a_reviewer_kept_stand_and_an_outranked_row_still_loses():
