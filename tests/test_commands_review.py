@@ -9,6 +9,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
+from memory_core.management.commands._options import strict_json
 from memory_core.models import Agent, DeletionOperation, Memory, Subject, Tenant
 from tests.factories import AgentFactory, MemoryFactory
 
@@ -84,6 +85,50 @@ def test_replay_refuses_a_since_in_the_future(tmp_path):
     later = (timezone.now() + timezone.timedelta(days=365)).isoformat()
     with pytest.raises(CommandError, match="is in the future"):
         call_command("replay_deletions", "--since", later, "--ledger", str(journal), **quiet())
+
+
+# A byte that is not UTF-8 on the command line (an operator's Latin-1 terminal typing "café"):
+# Python hands it to the command as a lone surrogate (surrogateescape).
+UNDECODABLE = "caf\udce9"
+
+
+@pytest.mark.parametrize(
+    ("command", "arguments", "named"),
+    [
+        ("delete_subject", ["{slug}", UNDECODABLE], "user"),
+        ("delete_subject", [UNDECODABLE, "{user}"], "slug"),
+        ("delete_subject", ["{slug}", "{user}", "--key", UNDECODABLE, "--yes"], "--key"),
+        ("delete_tenant", [UNDECODABLE, "--yes"], "slug"),
+        ("issue_subject_token", ["--tenant", UNDECODABLE, "--agent", "{agent}", "--user", "u"],
+         "--tenant"),
+        ("issue_subject_token", ["--tenant", "{slug}", "--agent", UNDECODABLE, "--user", "u"],
+         "--agent"),
+        ("issue_subject_token", ["--tenant", "{slug}", "--agent", "{agent}", "--user", "u\x00"],
+         "--user"),
+        ("create_agent_key", ["--tenant", "acme-review", "--agent", UNDECODABLE], "--agent"),
+        ("create_agent_key", ["--tenant", "acme-review", "--agent", "bot", "--name", UNDECODABLE],
+         "--name"),
+        ("replay_deletions", ["--since", "2026-01-01T00:00:00+00:00",
+                              "--ledger-database", UNDECODABLE], "--ledger-database"),
+    ],
+)  # fmt: skip
+def test_the_commands_refuse_an_undecodable_byte_in_an_argument(subject, agent, command,
+                                                                arguments, named):  # fmt: skip
+    """Such an argument (a lone surrogate once Python decoded argv) reached PostgreSQL, or
+    psycopg's connect, unchecked: a ``UnicodeEncodeError: 'utf-8' codec can't encode
+    character '\\udce9'`` traceback. Only issue_subject_token's --user was checked. Now every
+    text argument is (``_options.check_texts``), named, before any query: nothing made."""
+    values = {"slug": subject.tenant.slug, "user": subject.external_id, "agent": agent.name}
+    arguments = [argument.format(**values) for argument in arguments]
+    with pytest.raises(CommandError) as refused:
+        call_command(command, *arguments, **quiet())
+    message = str(refused.value)
+    assert message.startswith(f"{named} ") and "undecodable bytes" in message, message
+    assert "\n" not in message and message.isascii()  # one line any terminal can print
+    assert not Tenant.objects.filter(slug="acme-review").exists()
+    assert not Subject.objects.exclude(pk=subject.pk).exists()
+    assert not DeletionOperation.objects.exists()
+    assert Tenant.objects.get(pk=subject.tenant_id).deleted_at is None
 
 
 def tiny_dataset(**case) -> dict:
@@ -196,6 +241,22 @@ def test_eval_locomo_refuses_counts_that_mean_nothing(tmp_path, arguments, messa
         call_command("eval_locomo", "--data", str(data), *arguments, **quiet())
 
 
+@pytest.mark.parametrize("k", ["99999999999999999999", "5,101"])
+def test_eval_locomo_refuses_a_k_beyond_the_retrieval_apis_max_items(tmp_path, k):
+    """The largest k becomes the retrieval budget's max_items: ``--k 99999999999999999999``
+    passed the check (positive integers), the turns were loaded and embedded, then the
+    full-text baseline's SQL died in ``DataError: bigint out of range``. It is bounded as the
+    API bounds max_items (100), before the run."""
+    path = locomo_file(tmp_path, {
+        "session_1_date_time": "1 May 2023",
+        "session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "I like tea."}],
+    })  # fmt: skip
+    with pytest.raises(CommandError, match=r"--k must be at most 100 \(the retrieval API's"):
+        call_command("eval_locomo", "--data", str(path), "--k", k, **quiet())
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+    assert not Memory.objects.exists()
+
+
 def test_admission_report_refuses_an_empty_corpus_and_takes_any_split_name(tmp_path):
     """An empty corpus printed 0.00 % for every rate, exit 0; a split that is a number in
     the file ended in a TypeError traceback when another split was asked for."""
@@ -268,6 +329,57 @@ def test_admission_report_names_a_corpus_line_nested_too_deeply_to_read(tmp_path
         call_command("admission_report", "--corpus", str(path), **quiet())
 
 
+def corpus_report(tmp_path, entries: list[dict], *, ensure_ascii=True) -> tuple[str, dict]:
+    """Run admission_report on ``entries`` (one JSON line each); return what it printed and
+    the figures of its --json."""
+    path = tmp_path / "corpus.jsonl"
+    lines = [json.dumps(entry, ensure_ascii=ensure_ascii) + "\n" for entry in entries]
+    path.write_text("".join(lines), encoding="utf-8")
+    out, target = StringIO(), tmp_path / "out.json"
+    call_command(
+        "admission_report", "--corpus", str(path), "--json", str(target),
+        stdout=out, stderr=StringIO(),
+    )  # fmt: skip
+    return out.getvalue(), json.loads(target.read_text(encoding="utf-8"))
+
+
+def test_admission_report_takes_an_entry_whose_id_is_a_number(tmp_path):
+    """The corpus check takes a numeric id ("a number is a name too"), but it went on as the
+    candidate's source_message_id unconverted and admission died in ``TypeError: 'int'
+    object is not iterable``. The id is read as its text."""
+    entries = [{"id": 12, "label": "benign", "content": "User prefers tea."}]
+    printed, figures = corpus_report(tmp_path, entries)
+    assert "0 attacks, 1 benign" in printed
+    assert figures["benign"] == 1
+
+
+def test_admission_report_reads_a_line_separator_inside_a_json_string(tmp_path):
+    """The corpus was split with str.splitlines, which also splits at U+2028, U+2029 and
+    U+0085, characters JSON allows raw inside a string (``ensure_ascii=False`` writes them
+    so): a valid corpus was refused as "Unterminated string" on line 1. It is split at
+    newlines only, as import_memories reads its file."""
+    entries = [
+        {"label": "benign", "content": "User prefers\u2028short answers."},
+        {"label": "benign", "content": "User prefers\u2029dark\x85mode."},
+    ]
+    printed, figures = corpus_report(tmp_path, entries, ensure_ascii=False)
+    assert "0 attacks, 2 benign" in printed
+    assert figures["benign"] == 2
+
+
+def test_admission_report_counts_a_split_named_by_a_number_and_by_its_text_once(tmp_path):
+    """``"split": 7`` and ``"split": "7"``, one split to ``--split 7``, were counted under two
+    keys that both became "benign/7": the later overwrote the earlier, and by_split said 1
+    entry where 2 were measured."""
+    entries = [
+        {"label": "benign", "content": "User prefers short answers.", "split": 7},
+        {"label": "benign", "content": "User prefers dark mode.", "split": "7"},
+    ]
+    _, figures = corpus_report(tmp_path, entries)
+    assert figures["by_split"]["benign/7"]["total"] == 2
+    assert sum(counts["total"] for counts in figures["by_split"].values()) == 2
+
+
 @pytest.mark.parametrize(
     ("command", "option"), [("eval_retrieval", "--dataset"), ("eval_locomo", "--data")]
 )
@@ -286,6 +398,28 @@ def test_eval_retrieval_refuses_a_case_id_that_is_not_a_string_or_a_number(tmp_p
     with pytest.raises(CommandError, match=r"cases\[0\]: case_id must be a string or a number"):
         call_command("eval_retrieval", "--dataset", str(path), **quiet())
     assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+
+
+@pytest.mark.parametrize("case_id", [float("nan"), float("inf"), float("-inf")])
+def test_eval_retrieval_refuses_a_case_id_that_is_not_finite(tmp_path, case_id):
+    """Python's json reads NaN and Infinity, and validate_cases took them as case_ids: a
+    failing case's id went into ``failures`` as a bare ``NaN``, and the --json file (and
+    stdout) was no JSON (JSON.parse, jq and RFC 8259 refuse it). Refused, the case named."""
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps(tiny_dataset(case_id=case_id)))  # a bare NaN: Python reads it
+    target = tmp_path / "out.json"
+    with pytest.raises(CommandError, match=r"cases\[0\]: case_id must be a finite number"):
+        call_command("eval_retrieval", "--dataset", str(path), "--json", str(target), **quiet())
+    assert not target.exists()
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+
+
+def test_the_evaluations_write_strict_json_or_nothing():
+    """The belt of the case_id's check: ``json.dumps`` writes NaN as a bare ``NaN``; what the
+    evaluations print and write is strict JSON, or a CommandError."""
+    assert json.loads(strict_json({"a": [1.5]})) == {"a": [1.5]}
+    with pytest.raises(CommandError, match="NaN or Infinity"):
+        strict_json({"failures": [{"case_id": float("nan")}]})
 
 
 @pytest.mark.parametrize(

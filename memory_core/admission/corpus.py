@@ -9,6 +9,7 @@ database.
 
 from __future__ import annotations
 
+import io
 import json
 import time
 from collections import Counter, defaultdict
@@ -40,7 +41,7 @@ def parse_corpus(text: str, *, name: str) -> list[dict]:
     """Return the entries of a corpus's JSONL ``text``; raise ValueError naming the line
     (``name:number``) of a malformed one."""
     entries = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(_lines(text), start=1):
         if not line.strip():
             continue
         try:
@@ -56,6 +57,14 @@ def parse_corpus(text: str, *, name: str) -> list[dict]:
             raise ValueError(f"{name}:{number}: {problem}")
         entries.append(entry)
     return entries
+
+
+def _lines(text: str) -> list[str]:
+    """Return the lines of ``text`` as a text-mode read splits them (\\n, \\r\\n, \\r), as
+    ``import_memories`` reads its file: not str.splitlines, which also splits at U+2028,
+    U+2029, U+0085 and \\x1c-\\x1e, characters JSON allows raw inside a string (a valid
+    entry was refused as an unterminated string)."""
+    return io.StringIO(text, newline=None).readlines()
 
 
 # The fields and what each must be: admission reads the texts as a write's, and the report
@@ -86,6 +95,8 @@ def _entry_problem(entry: dict) -> str:
 
 
 def _candidate(entry: dict) -> Candidate:
+    """Return the write of ``entry``, its id read as text (a number is a name too, but the
+    candidate's source_message_id is a string: admission iterated an int and died)."""
     return Candidate(
         subject="corpus-subject",
         memory_type=entry.get("memory_type", MemoryType.USER_PREFERENCE),
@@ -94,7 +105,7 @@ def _candidate(entry: dict) -> Candidate:
         memory_key=entry.get("memory_key", ""),
         source_type=entry.get("source_type", SourceType.USER_INPUT),
         source_conversation_id="corpus",
-        source_message_id=entry.get("id", ""),
+        source_message_id=str(entry.get("id", "")),
     )
 
 
@@ -160,7 +171,9 @@ def evaluate(entries: list[dict], *, policy: dict | None = None) -> CorpusReport
     report = CorpusReport()
     now = timezone.now()
     for entry in entries:
-        label, split = entry["label"], entry.get("split", "dev")
+        # Keyed by the split's text, as --split compares it: 7 and "7" are one split, and
+        # two keys turned into the one "benign/7" of as_dict, the later overwriting.
+        label, split = entry["label"], str(entry.get("split", "dev"))
         context = AdmissionContext(
             now=now,
             policy=policy or DEFAULT_POLICY,

@@ -4,6 +4,7 @@ nulls (``--queries 0`` used to print a report whose every percentile was null)."
 from __future__ import annotations
 
 import argparse
+import math
 
 
 def at_least(minimum: int):
@@ -29,6 +30,21 @@ def positive_seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
     if not value > 0:  # also refuses nan
         raise argparse.ArgumentTypeError(f"must be above 0 seconds, not {text}")
+    return value
+
+
+def positive_rate(text: str) -> float:
+    """An argparse type: a finite number of requests per second above zero (a rate of 0 is
+    a division by zero, and a negative, NaN or infinite one issued every request at once
+    while the report named it as the rate)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a number of requests per second"
+        ) from None
+    if not (value > 0 and math.isfinite(value)):  # ``not value > 0`` also refuses nan
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0 per second, not {text}")
     return value
 
 

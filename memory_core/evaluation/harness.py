@@ -13,6 +13,7 @@ items (recall); rates over cases are per case. A ratio with nothing to count is 
 
 from __future__ import annotations
 
+import math
 import statistics
 import time
 import uuid
@@ -83,6 +84,7 @@ def validate_cases(data: dict) -> list[dict]:
         case_id = case["case_id"]
         if isinstance(case_id, bool) or not isinstance(case_id, (str, int, float)):
             raise DatasetError(f"{where}: case_id must be a string or a number, not {case_id!r}")
+        _check_case_id_finite(case_id, where)
         if case["case_id"] in seen:
             raise DatasetError(f"{where}: duplicate case_id {case['case_id']!r}")
         seen.add(case["case_id"])
@@ -121,6 +123,14 @@ def validate_cases(data: dict) -> list[dict]:
                 most = BUDGET_MOST[key]
                 raise DatasetError(f"{where}: {key} must be at most {most}, not {value}")
     return cases
+
+
+def _check_case_id_finite(case_id, where: str) -> None:
+    """Refuse a case_id of NaN or Infinity (Python's json reads them): written back into the
+    result's ``failures`` it made the output no JSON (a bare ``NaN``), and two NaN ids were
+    not even duplicates (NaN != NaN)."""
+    if isinstance(case_id, float) and not math.isfinite(case_id):
+        raise DatasetError(f"{where}: case_id must be a finite number or a string, not {case_id}")
 
 
 def _check_texts(case: dict, ctx: dict, where: str) -> None:

@@ -44,9 +44,15 @@ from memory_core.services.memories import MemoryDraft, build_memory
 from memory_core.services.policy import policy_ensure
 
 from .dataset import DatasetError
+from .harness import BUDGET_MOST
 
 _DIA = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 CATEGORIES = ("1", "2", "3", "4", "5")
+# The categories of "cat1_4": a set, compared whole (a substring test of "1234" also took
+# a question with no category, "", and one of "12" or "34").
+CORE_CATEGORIES = frozenset({"1", "2", "3", "4"})
+# The largest k: it becomes the budget's max_items, bounded as the retrieval API bounds it.
+MAX_K = BUDGET_MOST["max_items"]
 
 
 @dataclass
@@ -298,12 +304,14 @@ def _recall(evidence: list[str], ranked: list[str], k: int) -> float:
 
 
 def _summary(per_question: list[tuple[str, dict[int, float]]], ks: list[int]) -> dict:
+    """Return recall@k for each k: over categories 1-4 (``cat1_4``, LoCoMo's usual figure,
+    adversarial category 5 and uncategorized questions left out) and per category."""
     out = {}
     for k in ks:
         by_cat: dict[str, list[float]] = defaultdict(list)
         for cat, recalls in per_question:
             by_cat[cat].append(recalls[k])
-        core = [r for cat, recalls in per_question if cat in "1234" for r in [recalls[k]]]
+        core = [recalls[k] for cat, recalls in per_question if cat in CORE_CATEGORIES]
         entry = {"cat1_4": round(float(np.mean(core)), 4) if core else 0.0}
         for cat in CATEGORIES:
             values = by_cat.get(cat, [])

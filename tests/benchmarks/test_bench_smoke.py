@@ -30,6 +30,7 @@ from memory_core.benchmarks.corpus import (
 from memory_core.benchmarks.measure import percentiles, recall
 from memory_core.benchmarks.setup import measure_as_production
 from memory_core.management.commands.bench_ingest import INGEST_DB
+from memory_core.models import Tenant
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -281,6 +282,33 @@ RETRIEVAL = ["--memories", "1000", "--tenants", "10"]
 def test_bad_arguments_are_refused_before_any_work(command, args, message):
     with pytest.raises(CommandError, match=re.escape(message)):
         call_command(command, *args)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--rate", "0"], "--rate: must be a finite number above 0 per second, not 0"),
+        (["--rate", "-5"], "--rate: must be a finite number above 0 per second, not -5"),
+        (["--rate", "nan"], "--rate: must be a finite number above 0 per second, not nan"),
+        (["--rate", "inf"], "--rate: must be a finite number above 0 per second, not inf"),
+        (["--concurrency", "0"], "--concurrency: must be at least 1, not 0"),
+        (["--timeout", "-1"], "--timeout: must be above 0 seconds, not -1"),
+        (["--operations", "0"], "--operations: must be at least 1, not 0"),
+    ],
+)
+@pytest.mark.django_db
+def test_bench_deletion_refuses_a_rate_that_is_no_rate_before_it_seeds_anything(args, message):
+    """``--rate 0`` seeded the bench tenant (memories, events, traces, export files and an
+    evaluation file every later deletion reads), started a worker, then died in
+    ``ZeroDivisionError`` with all of it left behind (the command runs in autocommit);
+    ``--rate -5`` or ``nan`` ran flat out and reported "steady, -5 requests/s". The rate,
+    the worker's concurrency and the timeout are checked by their types, before the seeding."""
+    eval_dir = Path(settings.MEMLEDGER_EVAL_DATA_DIRS[0])
+    before = set(eval_dir.glob("bench-*.json"))
+    with pytest.raises(CommandError, match=re.escape(message)):
+        call_command("bench_deletion", "--operations", "1", *args)
+    assert not Tenant.objects.filter(slug__startswith="bench-").exists()
+    assert set(eval_dir.glob("bench-*.json")) == before
 
 
 @pytest.mark.parametrize(

@@ -6,12 +6,28 @@ ignored without a word.
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 from django.core.management.base import CommandError
 from django.utils import timezone
+
+from memory_core.admission.candidate import bad_text
+
+
+def check_texts(arguments: dict[str, str | None]) -> None:
+    """Refuse an argument (named by its key: ``slug``, ``--agent``) holding a NUL or a byte
+    that is not UTF-8, before any query: Python hands such a byte of the command line (an
+    operator's Latin-1 terminal typing "café") to the command as a lone surrogate, which
+    PostgreSQL cannot take and psycopg refuses with a UnicodeEncodeError traceback."""
+    for name, value in arguments.items():
+        if value is not None and bad_text(value):
+            raise CommandError(
+                f"{name} {ascii(value)} must be text without NUL characters or undecodable "
+                "bytes (is the terminal's encoding UTF-8?). Nothing was done."
+            )
 
 
 def check_run_or_wait(*, run: bool, wait: float) -> None:
@@ -38,6 +54,19 @@ def check_output_path(path: str | None, *, option: str = "--json") -> Path | Non
     if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
         raise CommandError(f"{option} {path} cannot be written (permissions).")
     return target
+
+
+def strict_json(result) -> str:
+    """Return ``result`` as JSON text (indented) that strict readers take: a NaN or an
+    Infinity in it is a CommandError, where ``json.dumps`` writes a bare ``NaN`` that
+    JSON.parse, jq and RFC 8259 refuse."""
+    try:
+        return json.dumps(result, indent=2, allow_nan=False)
+    except ValueError as exc:
+        raise CommandError(
+            f"The result holds a number JSON cannot hold (NaN or Infinity): {exc}. "
+            "Nothing was written."
+        ) from exc
 
 
 def write_output(command, target: Path | None, text: str, *, option: str = "--json") -> None:

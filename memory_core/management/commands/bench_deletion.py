@@ -21,11 +21,12 @@ import uuid
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand
 from django.db import connection
 from django.utils import timezone
 
 from memory_core import retrieval_cache
+from memory_core.benchmarks.args import at_least, positive_rate, positive_seconds
 from memory_core.benchmarks.setup import measure_as_production
 from memory_core.deletion.runner import operation_context
 from memory_core.deletion.services import deletion_request
@@ -68,20 +69,22 @@ class Command(BaseCommand):
     help = "Delete N memories on a real Celery worker; print p50/p95 latency and residue."
 
     def add_arguments(self, parser):
-        parser.add_argument("--operations", type=int, default=100)
+        # Checked by their types, before anything is seeded: the run is not one transaction
+        # (a worker reads what it seeds), so a refusal after the seeding left it all behind.
+        parser.add_argument("--operations", type=at_least(1), default=100)
         parser.add_argument("--json", dest="json_out", help="write the figures to this file")
-        parser.add_argument("--rate", type=float, default=25.0, help="requests per second")
-        parser.add_argument("--concurrency", type=int, default=1, help="of the own worker")
+        parser.add_argument("--rate", type=positive_rate, default=25.0, help="requests per second")
+        parser.add_argument("--concurrency", type=at_least(1), default=1, help="of the own worker")
         parser.add_argument("--pool", default="prefork", choices=["prefork", "solo", "threads"])
-        parser.add_argument("--timeout", type=float, default=300.0)
+        parser.add_argument(
+            "--timeout", type=positive_seconds, default=300.0, help="seconds to wait for the worker"
+        )
         parser.add_argument("--keep", action="store_true", help="keep the bench tenant")
 
     @platform_command
     def handle(
         self, *args, operations, json_out, rate, concurrency, pool, timeout, keep, **options
     ):
-        if operations < 1:
-            raise CommandError("--operations must be at least 1")
         target = check_output_path(json_out)  # before the run, not after it
         measure_as_production()
         rng = random.Random(5)

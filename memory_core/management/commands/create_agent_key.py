@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from memory_core.exceptions import ValidationFailed
+from memory_core.management.commands._options import check_texts
 from memory_core.rls import platform_command
 from memory_core.services.api_keys import agent_ensure, agent_grant_set, api_key_create
 
@@ -24,6 +25,7 @@ class Command(BaseCommand):
 
     @platform_command
     def handle(self, *args, tenant, agent, name, issues_subject_tokens, **options):
+        check_texts({"--tenant": tenant, "--agent": agent, "--name": name})
         if not tenant.strip() or not agent.strip():
             raise CommandError("--tenant and --agent must not be empty.")
         try:

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.deletion.services import deletion_request, queued_subject_deletion_run
 from memory_core.exceptions import DomainError
-from memory_core.management.commands._options import check_run_or_wait
+from memory_core.management.commands._options import check_run_or_wait, check_texts
 from memory_core.management.deletion_follow import (
     add_follow_arguments,
     check_wait,
@@ -41,6 +41,7 @@ class Command(BaseCommand):
     def handle(self, *args, slug, user, key=None, yes=False, run=False, wait=0, **options):
         check_wait(wait)
         check_run_or_wait(run=run, wait=wait)
+        check_texts({"slug": slug, "user": user, "--key": key})
         if key is not None and not key.strip():
             # An empty --key (``--key "$KEY"`` with KEY unset) would otherwise widen the
             # deletion to the whole subject, as a misspelt field never does over the API.

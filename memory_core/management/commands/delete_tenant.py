@@ -6,7 +6,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.deletion.services import tenant_deletion_request
 from memory_core.exceptions import Busy
-from memory_core.management.commands._options import check_run_or_wait
+from memory_core.management.commands._options import check_run_or_wait, check_texts
 from memory_core.management.deletion_follow import (
     add_follow_arguments,
     check_wait,
@@ -33,6 +33,7 @@ class Command(BaseCommand):
     def handle(self, *args, slug, yes=False, run=False, wait=0, **options):
         check_wait(wait)
         check_run_or_wait(run=run, wait=wait)
+        check_texts({"slug": slug})
         tenant = Tenant.objects.filter(slug=slug).first()
         if tenant is None:
             raise CommandError(f"No tenant with the slug {slug!r}.")

@@ -7,9 +7,14 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.benchmarks.setup import measure_as_production
 from memory_core.evaluation.dataset import DatasetError
-from memory_core.evaluation.locomo import evaluate_locomo
+from memory_core.evaluation.locomo import MAX_K, evaluate_locomo
 from memory_core.json_types import json_loads
-from memory_core.management.commands._options import check_output_path, read_text, write_output
+from memory_core.management.commands._options import (
+    check_output_path,
+    read_text,
+    strict_json,
+    write_output,
+)
 from memory_core.rls import platform_command
 
 
@@ -38,12 +43,7 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         measure_as_production()  # the latency it reports is a deployed process's
         path = Path(options["data"])
-        try:
-            ks = [int(k) for k in str(options["k"]).split(",") if k.strip()]
-        except ValueError:
-            ks = []
-        if not ks or min(ks) < 1:
-            raise CommandError(f"--k needs positive integers, e.g. 5,10,25, not {options['k']!r}")
+        ks = _parse_ks(options["k"])
         turns = options["context_turns"]
         if turns < 0:
             raise CommandError(f"--context-turns must be 0 or more, not {turns}.")
@@ -65,6 +65,23 @@ class Command(BaseCommand):
             )
         except DatasetError as exc:
             raise CommandError(f"{path}: {exc}") from exc
-        text = json.dumps(result, indent=2)
+        text = strict_json(result)
         self.stdout.write(text)
         write_output(self, target, text + "\n")
+
+
+def _parse_ks(text: str) -> list[int]:
+    """Return the k values of ``--k``, each from 1 to MAX_K: the largest is the retrieval
+    budget's max_items, and one beyond what the API allows (99999999999999999999) ran the
+    whole load and embedding, then died in a DataError traceback (bigint out of range)."""
+    try:
+        ks = [int(k) for k in str(text).split(",") if k.strip()]
+    except ValueError:
+        ks = []
+    if not ks or min(ks) < 1:
+        raise CommandError(f"--k needs positive integers, e.g. 5,10,25, not {text!r}")
+    if max(ks) > MAX_K:
+        raise CommandError(
+            f"--k must be at most {MAX_K} (the retrieval API's max_items), not {max(ks)}."
+        )
+    return ks

@@ -9,7 +9,12 @@ from memory_core.benchmarks.setup import measure_as_production
 from memory_core.evaluation.dataset import DatasetError
 from memory_core.evaluation.harness import evaluate_dataset
 from memory_core.json_types import json_loads
-from memory_core.management.commands._options import check_output_path, read_text, write_output
+from memory_core.management.commands._options import (
+    check_output_path,
+    read_text,
+    strict_json,
+    write_output,
+)
 from memory_core.rls import platform_command
 
 
@@ -39,6 +44,6 @@ class Command(BaseCommand):
             result = evaluate_dataset(data, keep=options["keep"])
         except DatasetError as exc:
             raise CommandError(f"{path}: {exc}") from exc
-        text = json.dumps(result, indent=2)
+        text = strict_json(result)
         self.stdout.write(text)
         write_output(self, target, text + "\n")

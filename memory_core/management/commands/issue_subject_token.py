@@ -8,8 +8,9 @@ after it has authenticated the user the agent is about to serve.
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_core.admission.candidate import HARD_MAX_ID_CHARS, bad_text
+from memory_core.admission.candidate import HARD_MAX_ID_CHARS
 from memory_core.admission.normalize import is_blank
+from memory_core.management.commands._options import check_texts
 from memory_core.models import Agent
 from memory_core.rls import tenant_scope
 from memory_core.subject_tokens import subject_ensure, subject_token_issue
@@ -26,11 +27,10 @@ class Command(BaseCommand):
     def handle(self, *args, tenant, agent, user, **options):
         # The same refusals as POST /api/v1/subject-tokens (subject_token_grant and its
         # serializer): a token for nobody, or for an agent whose key is refused, never works.
+        check_texts({"--tenant": tenant, "--agent": agent, "--user": user})
         user = user.strip()
         if not user or is_blank(user):
             raise CommandError("--user must not be empty: name the subject the agent serves.")
-        if bad_text(user):  # a byte the terminal's encoding does not read, or a NUL
-            raise CommandError("--user must be text without NUL characters or undecodable bytes.")
         if len(user) > HARD_MAX_ID_CHARS:
             raise CommandError(
                 f"--user must be at most {HARD_MAX_ID_CHARS} characters ({len(user)} given)."

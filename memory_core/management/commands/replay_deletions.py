@@ -13,7 +13,7 @@ from django.utils import timezone
 from memory_core.deletion.ledger import ledger_path, ledger_scan, line_numbers
 from memory_core.deletion.replay import ledger_from_database, replay_deletions
 from memory_core.exceptions import Busy
-from memory_core.management.commands._options import parse_moment
+from memory_core.management.commands._options import check_texts, parse_moment
 from memory_core.rls import platform_command
 
 
@@ -41,6 +41,7 @@ class Command(BaseCommand):
 
     @platform_command
     def handle(self, *args, since, ledger=None, ledger_database=None, **options):
+        check_texts({"--ledger-database": ledger_database})  # a file's name may hold any byte
         moment = parse_moment(since, option="--since")
         if moment > timezone.now():
             # A mistyped year would replay nothing and succeed, leaving every deletion since

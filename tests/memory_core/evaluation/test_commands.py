@@ -351,6 +351,32 @@ def test_eval_locomo_shape_on_a_small_file(tmp_path):
     assert not Memory.objects.exists()
 
 
+def test_eval_locomo_counts_only_categories_1_to_4_in_cat1_4(tmp_path):
+    """``cat1_4`` took the questions whose category is a substring of "1234": one with no
+    category ("") or of category "12" or "34" too. Here a category-1 question is answered and
+    two others cannot be (their evidence names no turn): cat1_4 said 0.3333, not 1.0."""
+    turn = {"speaker": "Ana", "dia_id": "D1:1", "text": "I adopted a dog."}
+    data = [{
+        "sample_id": "s1",
+        "conversation": {"session_1_date_time": "1 May 2023", "session_1": [turn]},
+        "qa": [
+            {"question": "What did Ana adopt?", "evidence": ["D1:1"], "category": 1},
+            {"question": "Where is the marathon?", "evidence": ["D9:9"]},
+            {"question": "When is the race?", "evidence": ["D9:8"], "category": 34},
+        ],
+    }]  # fmt: skip
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data))
+    out = tmp_path / "out.json"
+    call_command("eval_locomo", "--data", str(path), "--k", "1", "--json", str(out),
+                 stdout=StringIO(), stderr=StringIO())  # fmt: skip
+    result = json.loads(out.read_text())
+    assert result["questions"] == 3
+    for approach in ("system", "baseline_dense"):  # one turn: the first of either ranking
+        assert result[approach]["recall@1"]["1"] == 1.0, approach
+        assert result[approach]["recall@1"]["cat1_4"] == 1.0, approach
+
+
 def locomo_conversation(sample_id, text="I like tea.", dia_id="D1:1", session=1, question="Q?"):
     return {
         "sample_id": sample_id,
