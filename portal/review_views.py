@@ -7,6 +7,7 @@ from django.urls import reverse
 from django.views import View
 from django.views.generic import TemplateView
 
+from memory_core.deletion.selectors import deletion_get
 from memory_core.deletion.services import deletion_retry
 from memory_core.exceptions import DomainError
 from memory_core.models import DeletionOperation
@@ -25,6 +26,14 @@ from portal.access import ReviewerMixin
 from portal.charts import NARROW_WIDTH, chart_geometry
 from portal.forms import ConflictResolveForm, ReasonForm, form_problems
 from portal.paging import page_number, page_query
+
+
+def back_to(name: str, request) -> str:
+    """Return the URL of the list ``name`` at the page a form's action names (``?page=``):
+    an action goes back to the page of the list it was sent from."""
+    number = page_number(request)
+    url = reverse(name)
+    return f"{url}?page={number}" if number > 1 else url
 
 
 def queue_context(*, principal, number: int) -> dict:
@@ -59,15 +68,30 @@ class ReviewDecideView(ReviewerMixin, View):
     queue page again with the problem on that write's reason, focused, and nothing decided.
     """
 
-    http_method_names = ["post"]
+    http_method_names = ["get", "post"]  # GET decides nothing (``get``)
     decision = ""  # "approve" | "reject"
     services = {"approve": review_approve, "reject": review_reject}
+    NOT_SENT = (
+        "Nothing was decided on write {short}: a decision is made only with its Approve or "
+        "Reject button, and one sent after your session had ended was lost at the login. "
+        "Decide it below if it is still waiting."
+    )
+
+    def get(self, request, item_id):
+        """Send an opened decision's address back to the queue, deciding nothing.
+
+        A decision sent after the session ended goes to the login page, whose ``next`` is
+        this address: logged in again, the browser opens it (a refused decision's page
+        reloaded from history too), and a bare 405 showed the browser's own error page.
+        """
+        review_get(principal=self.principal, item_id=item_id)  # another tenant's: 404
+        messages.info(request, self.NOT_SENT.format(short=str(item_id)[:8]))
+        return redirect(back_to("portal:review:queue", request))
 
     def post(self, request, item_id):
         # Back to the page of the queue the form was on (its action carries ``?page=``).
         number = page_number(request)
-        queue = reverse("portal:review:queue")
-        queue = f"{queue}?page={number}" if number > 1 else queue
+        queue = back_to("portal:review:queue", request)
         service = self.services[self.decision]
         try:  # another tenant's item, or none: 404 before anything about the form is said
             review_get(principal=self.principal, item_id=item_id)
@@ -104,14 +128,16 @@ class ReviewDecideView(ReviewerMixin, View):
             else None
         )
         if conflict is not None:
-            # Of lower authority than the key's memory in use: it stands beside it, and
-            # agents are asked for clarification until the conflict is settled.
+            # Of lower authority than the key's memory in use: it stands beside it, in its
+            # place, and retrieval's rules keep giving agents the memory of higher authority
+            # (stage 8) unless neither is sure enough for them to pick one.
             messages.warning(
                 request,
                 f"Write {short} approved: it is now active, but its authority is lower than "
                 "the memory in use on its key, so it stands beside it in a conflict "
                 f"({str(conflict.pk)[:8]}) for a reviewer to settle under Conflicts; "
-                "until then agents are asked for clarification instead of being given either.",
+                "until then agents are given the memory of higher authority, as before, "
+                "unless neither is sure enough for retrieval to pick one.",
             )
             return redirect(queue)
         verb = "approved: it is now active" if self.decision == "approve" else "rejected"
@@ -120,7 +146,8 @@ class ReviewDecideView(ReviewerMixin, View):
 
 
 class ConflictListView(ReviewerMixin, TemplateView):
-    """Open conflicts (clarifications returned by retrieval) with their candidates."""
+    """Open conflicts (a write kept beside a memory of higher authority, or a clarification
+    retrieval returned) with their candidates, and what agents are given meanwhile."""
 
     template_name = "portal/review/conflicts.html"
 
@@ -143,21 +170,36 @@ class ConflictResolveView(ReviewerMixin, View):
     problem on that conflict's form and the reviewer's choices and reason kept in it.
     """
 
-    http_method_names = ["post"]
-    # What each outcome did, said after it (the form says it before).
+    http_method_names = ["get", "post"]  # GET resolves nothing (``get``)
+    # What each outcome did, said after it (the form says it before). Retrieval gives agents
+    # the candidate its rules prefer during an open conflict, and a clarification only for a
+    # tie on a high-impact key (docs/retrieval.md, stage 8): "ask the user" changes neither.
     DONE = {
         "choose_winner": "The winner stays in use; every other candidate was revoked.",
         "keep_both_scoped": "Every candidate stays in use: agents are given each where it "
         "applies, together where they hold in the same place.",
-        "ask_user": "Nothing changed: agents keep asking for clarification until a new "
-        "memory on the key settles it.",
+        "ask_user": "Nothing changed: agents are given what they were given before (the "
+        "candidate retrieval's rules prefer or, where the rules leave a tie on a key that "
+        "matters, a request for clarification) until a new memory on the key settles it.",
     }
+    NOT_SENT = (
+        "Nothing was resolved: a conflict is resolved only with its Resolve button, and a "
+        "resolution sent after your session had ended was lost at the login. Resolve it "
+        "below if it is still open."
+    )
+
+    def get(self, request, item_id):
+        """Send an opened resolution's address back to the conflicts, resolving nothing
+        (``ReviewDecideView.get``: the login's ``next`` after a session ended)."""
+        review_get(principal=self.principal, item_id=item_id)  # another tenant's: 404
+        messages.info(request, self.NOT_SENT)
+        return redirect(back_to("portal:review:conflicts", request))
 
     def post(self, request, item_id):
         # Back to the page of the queue the form was on (its action carries ``?page=``).
         number = page_number(request)
         conflicts = reverse("portal:review:conflicts")
-        back = f"{conflicts}?page={number}" if number > 1 else conflicts
+        back = back_to("portal:review:conflicts", request)
         try:  # another tenant's item, or none: 404 before anything about the form is said
             review_get(principal=self.principal, item_id=item_id)
         except DomainError as error:
@@ -226,13 +268,23 @@ class DeadLetterRetryView(ReviewerMixin, View):
     sent once the request commits. For when the cause is fixed (a volume mounted again, a
     folder created): verified steps stay verified, the others run again."""
 
-    http_method_names = ["post"]
+    http_method_names = ["get", "post"]  # GET retries nothing (``get``)
+    NOT_SENT = (
+        "Nothing was retried: a deletion is retried only with its Retry button, and a retry "
+        "sent after your session had ended was lost at the login. Retry it below if it is "
+        "still listed."
+    )
+
+    def get(self, request, operation_id):
+        """Send an opened retry's address back to the dead letters, retrying nothing
+        (``ReviewDecideView.get``: the login's ``next`` after a session ended)."""
+        deletion_get(principal=self.principal, operation_id=operation_id, ids=False)  # 404
+        messages.info(request, self.NOT_SENT)
+        return redirect(back_to("portal:review:deletions", request))
 
     def post(self, request, operation_id):
         # Back to the page of the list the form was on (its action carries ``?page=``).
-        number = page_number(request)
-        dead_letters = reverse("portal:review:deletions")
-        dead_letters = f"{dead_letters}?page={number}" if number > 1 else dead_letters
+        dead_letters = back_to("portal:review:deletions", request)
         try:
             operation = deletion_retry(principal=self.principal, operation_id=operation_id)
         except DomainError as error:

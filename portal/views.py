@@ -4,6 +4,7 @@ Each view parses its input, calls one memory_core service or selector with the l
 principal, and renders. An id outside the login's subject is a 404.
 """
 
+from django.conf import settings
 from django.contrib import messages
 from django.http import FileResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -27,6 +28,7 @@ from memory_core.selectors.approvals import in_use_now
 from memory_core.selectors.memories import memory_get
 from memory_core.selectors.portal import (
     deletions_page,
+    memory_deleted_by,
     memory_history,
     memory_pending_replacements,
     subject_deletions_in_progress,
@@ -391,11 +393,27 @@ class MemoryConfirmView(EndUserMixin, View):
     """Confirm what a model inferred (or a tool observed) as right: a new version, stated by
     the user, opens (``memory_confirm``)."""
 
-    http_method_names = ["post"]
+    http_method_names = ["get", "post"]  # GET confirms nothing (``get``)
     NOT_CURRENT = (
         "Nothing was changed: this version is no longer the one in use, as it was confirmed "
         "or corrected meanwhile. The version in use is linked at the top of this page."
     )
+    NOT_SENT = (
+        'Nothing was confirmed: a memory is confirmed only with its "This is right" '
+        "button, and one pressed after your session had ended was lost at the login. Press "
+        "it again below if it is still offered."
+    )
+
+    def get(self, request, memory_id):
+        """Send the confirmation's opened address back to the memory, confirming nothing.
+
+        A confirmation sent after the session ended goes to the login page, whose ``next``
+        is this address: logged in again, the browser opens it, and a bare 405 showed the
+        browser's own error page.
+        """
+        memory_get(principal=self.principal, memory_id=memory_id)  # another's: 404
+        messages.info(request, self.NOT_SENT)
+        return redirect("portal:memory", memory_id=memory_id)
 
     def post(self, request, memory_id):
         detail = reverse("portal:memory", args=[memory_id])
@@ -508,6 +526,33 @@ class MemoryDeleteView(EndUserMixin, FormView):
 
     template_name = "portal/memory_delete.html"
     form_class = ConfirmForm
+    ALREADY_DELETED = "This memory is already deleted: nothing is left to delete."
+
+    def already_deleted(self):
+        """A redirect, saying why, for a memory already deleted: to the operation that
+        deleted it, or to the memory when there is none to show. Its delete page (Back after
+        deleting it) asked again "Delete this memory", tick box and button, above an empty
+        quote, while every other action's page refuses a memory not in use."""
+        memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
+        if memory.status != Status.DELETED:
+            return None
+        operation_id = memory_deleted_by(principal=self.principal, memory=memory)
+        if operation_id is None:
+            messages.info(self.request, self.ALREADY_DELETED)
+            return redirect("portal:memory", memory_id=memory.pk)
+        messages.info(
+            self.request,
+            f"This memory is already deleted, by operation {operation_id}: nothing is left "
+            "to delete. This page shows that operation.",
+        )
+        return redirect("portal:deletion", operation_id=operation_id)
+
+    def get(self, request, *args, **kwargs):
+        return self.already_deleted() or super().get(request, *args, **kwargs)
+
+    def form_invalid(self, form):
+        # Sent without the tick from a page opened before the deletion: no form again either.
+        return self.already_deleted() or super().form_invalid(form)
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
@@ -756,6 +801,32 @@ def export_during_deletion(operations) -> str:
     return " ".join(said)
 
 
+def period_in_words(hours: int) -> str:
+    """Return a number of hours as a person reads it: "an hour", "36 hours", "a day",
+    "3 days", "a week", "2 weeks" (the largest unit that divides it)."""
+    units = ((168, "week"), (24, "day"), (1, "hour"))
+    size, unit = next((size, unit) for size, unit in units if hours % size == 0)
+    count = hours // size
+    if count == 1:
+        return "an hour" if unit == "hour" else f"a {unit}"
+    return f"{count} {unit}s"
+
+
+def export_kept(hours: int) -> str:
+    """Return how long the copy of an export stays on the server, as the export page says it:
+    ``MEMLEDGER_EXPORT_RETENTION_HOURS``, which the retention sweep deletes it by (0: until
+    a deletion of the subject removes it). The page said "for a day" whatever the setting."""
+    if not hours:
+        return (
+            "A copy of the file stays on our side until a deletion of everything about you "
+            "removes it."
+        )
+    return (
+        f"A copy of the file stays on our side for {period_in_words(hours)}, then is deleted; "
+        "a deletion of everything about you removes it sooner."
+    )
+
+
 def shown_deletions(operations) -> str:
     """The deletions in progress an export page said what the export holds during, as its
     form carries them: a change since (one started, one made from its queue) asks again."""
@@ -781,6 +852,7 @@ class ExportView(EndUserMixin, TemplateView):
         context.update(
             during_deletion=export_during_deletion(deleting),
             shown_deletions=shown_deletions(deleting),
+            kept=export_kept(settings.MEMLEDGER_EXPORT_RETENTION_HOURS),
         )
         return context
 

@@ -11,12 +11,29 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db import connection
-from django.db.models import Case, Count, IntegerField, Q, QuerySet, Value, When
+from django.db.models import (
+    Case,
+    Count,
+    DateTimeField,
+    F,
+    IntegerField,
+    Q,
+    QuerySet,
+    Value,
+    When,
+)
+from django.db.models.functions import Coalesce, Least
 from django.utils import timezone
 
-from memory_core.deletion.selectors import deletion_dead_letters, deletion_list, queued_deletions
+from memory_core.deletion.selectors import (
+    deletion_dead_letters,
+    deletion_list,
+    deletion_visible_ids,
+    queued_deletions,
+)
 from memory_core.models import (
     AUTHORITY_RANK,
+    LIVE_STATUSES,
     AdmissionDecision,
     DeletionOperation,
     Memory,
@@ -26,8 +43,10 @@ from memory_core.models import (
     RetrievalTrace,
     ReviewItem,
     Status,
+    Tombstone,
     held_apart,
     out_of_use_condition,
+    past_end_condition,
     reviewer_decided_condition,
 )
 from memory_core.policy_check import InUse, memory_expiry
@@ -320,7 +339,60 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
     )
 
 
+def memory_deleted_by(*, principal, memory: Memory):
+    """Return the id of the deletion operation that deleted ``memory`` (its tombstone's), or
+    None: none recorded, or one ``principal`` may not see (``deletion_visible_ids``, as a
+    request asked again answers it). The delete page of a memory already deleted (Back after
+    deleting it) sends the person there instead of asking to delete it again. Two queries."""
+    operation_id = (
+        Tombstone.objects.filter(tenant_id=principal.tenant_id, memory_id=memory.pk)
+        .values_list("operation_id", flat=True)
+        .first()
+    )
+    if operation_id is None or not deletion_visible_ids(principal=principal, ids=[operation_id]):
+        return None
+    return operation_id
+
+
 NOT_IN_USE_LIMIT = 50  # the most the list shows; the count says how many there are
+
+
+def _retention_day(use: InUse):
+    """Return, as SQL, the day the tenant's retention ends a row (``memory_expiry``'s
+    ``_deletion_day``): ``created_at`` plus the shortest period of the class rules it
+    matches, NULL when none limits it. ``use.now - cutoff`` is each rule's period."""
+    days = [
+        Case(
+            When(**{rule.column: rule.value}, then=F("created_at") + (use.now - rule.cutoff)),
+            output_field=DateTimeField(),
+        )
+        for rule in use.cutoffs
+    ]
+    if not days:
+        return Value(None, output_field=DateTimeField())
+    return days[0] if len(days) == 1 else Least(*days)  # PostgreSQL's LEAST skips NULLs
+
+
+def _left_use_at(use: InUse):
+    """Return, as SQL, when a row of the "Not in use" list left use, for the list to show
+    and sort by: the rule of the memory's own page (``portal_tags.not_in_use_since``), and
+    for a live row past its class's retention the day the retention ran out (its page's
+    "Expires", ``memory_expiry``).
+
+    A row stored expired left at the earlier of its ``valid_until`` and its marking (a
+    task's close expires one before its end; the sweep marks one some time after it); a
+    live one past its end at its ``valid_until``; anything else when it last changed (the
+    revoke, the reviewer's refusal). The list dated every row by ``updated_at``: "expired ·
+    1 month ago" for one whose end passed a minute ago, whose page said "Expired" then.
+    """
+    return Case(
+        When(status=Status.EXPIRED, then=Least("valid_until", "updated_at")),
+        When(past_end_condition(use.now), then=F("valid_until")),
+        # Live and not past its end: in the list only past its class's retention.
+        When(status__in=LIVE_STATUSES, then=Coalesce(_retention_day(use), "updated_at")),
+        default=F("updated_at"),
+        output_field=DateTimeField(),
+    )
 
 
 def subject_memories_not_in_use(
@@ -333,17 +405,22 @@ def subject_memories_not_in_use(
     policy (``out_of_use_condition``: retrieval gives them to no agent).
 
     A superseded version is not listed: it shows in its chain's history. Narrowed by the
-    page's search and filters (``subject_memories``'s). Each row carries ``not_in_use``
-    ("revoked", "rejected", "expired" or "past_retention": ``InUse.state``).
+    page's search and filters (``subject_memories``'s). The latest to leave use first: each
+    row carries ``left_use_at`` (``_left_use_at``), and ``not_in_use`` ("revoked",
+    "rejected", "expired" or "past_retention": ``InUse.state``).
     """
     use = use or in_use_now(principal.tenant_id)
-    rows = _filtered(
-        Memory.objects.visible_to(principal).filter(
-            Q(status__in=[Status.REVOKED, Status.REJECTED, Status.EXPIRED])
-            | out_of_use_condition(use)
-        ),
-        **filters,
-    ).order_by("-updated_at", "-id")
+    rows = (
+        _filtered(
+            Memory.objects.visible_to(principal).filter(
+                Q(status__in=[Status.REVOKED, Status.REJECTED, Status.EXPIRED])
+                | out_of_use_condition(use)
+            ),
+            **filters,
+        )
+        .annotate(left_use_at=_left_use_at(use))
+        .order_by("-left_use_at", "-id")
+    )
     shown = list(rows[: NOT_IN_USE_LIMIT + 1])
     for row in shown:
         row.not_in_use = use.state(row)
@@ -452,10 +529,11 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     decision), or "" when a person or the system wrote it; ``replaces``: the memory it was
     written on (the key's head then), or None; ``lands_on``: the head an approval would land
     on now (``selectors.approvals.approval_head``, as the approval finds it: that memory, its
-    chain's newest version, or the key's current head), or None; and ``supersedes``: whether
-    approving it makes it that head's next version (else it stands beside it in a
-    conflict). Some ten queries whatever the page holds (``approval_heads``: one more for
-    each version a chain written on has moved on by since).
+    chain's newest version, or the key's current head: for a write made while its key had
+    none, the one written since), or None; and ``supersedes``: whether approving it makes it
+    that head's next version (else it stands beside it in a conflict). Some ten queries
+    whatever the page holds (``approval_heads``: one more for each version a chain written on
+    has moved on by since).
     """
     # Not a write deleted since (by its subject, or with its subject): nothing is left to
     # decide, and its deletion's worker closes the item (resolution "deleted").
@@ -492,8 +570,10 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     # Where the approval lands now, found as the approval finds it: the queue said "becomes
     # the next version of" the head written on while its chain had moved on to a version of
     # higher authority, beside which the approval opened a conflict. Read for the whole page
-    # at once: one approval_head per write made 261 queries for a page of 50.
-    lands_on = approval_heads([item for item in items if item.replaces is not None])
+    # at once: one approval_head per write made 261 queries for a page of 50. Every write,
+    # not only those written on a head: one written while its key had none lands on the
+    # key's head written since, and the queue said nothing of the memory it supersedes.
+    lands_on = approval_heads(items)
     for item in items:
         item.lands_on = lands_on.get(item.pk)
         # As an approval decides (services.reviews): a write of lower authority than the

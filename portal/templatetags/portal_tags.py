@@ -104,7 +104,8 @@ def not_in_use_since(memory, state: str):
     was marked, its ``updated_at``: a task's close expires its task state before its end,
     which still lies ahead ("Expired on <tomorrow>"); but the retention sweep marks a row only
     some time after its end, so the earlier of the two. Anything else when the row last
-    changed (the revoke, the newer version, the reviewer's refusal, the deletion)."""
+    changed (the revoke, the newer version, the reviewer's refusal, the deletion). The list's
+    "Not in use" shows and sorts by the same rule, in SQL (``selectors.portal._left_use_at``)."""
     if state != "expired" or not memory.valid_until:
         return memory.updated_at
     if memory.status != "expired":

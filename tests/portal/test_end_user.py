@@ -745,6 +745,33 @@ def test_deleting_a_deleted_memory_again_says_so_and_starts_nothing(alice_client
     assert "Deletion started" not in body
 
 
+def test_the_delete_page_of_a_deleted_memory_opens_the_operation_that_deleted_it(
+    alice_client, alice_memory, alice_subject
+):
+    """Back after deleting a memory, its delete page asked again "Delete this memory", tick
+    box and button, above an empty quote (the content is wiped), while every other action's
+    page refuses a memory not in use. It now opens the operation that deleted it (the
+    memory's page when none is recorded), says why, and offers no form; sent unticked from a
+    page opened before the deletion, likewise."""
+    url = reverse("portal:memory-delete", args=[alice_memory.pk])
+    alice_client.post(url, {"confirm": "on", "shown_status": "active"})
+    operation = DeletionOperation.objects.get()
+
+    for response in (alice_client.get(url, follow=True), alice_client.post(url, {}, follow=True)):
+        assert response.redirect_chain == [(reverse("portal:deletion", args=[operation.pk]), 302)]
+        body = response.content.decode()
+        assert f"This memory is already deleted, by operation {operation.pk}" in body
+        assert 'name="confirm"' not in body and "Delete this memory" not in body
+    assert DeletionOperation.objects.count() == 1
+
+    gone = MemoryFactory(subject=alice_subject, status="deleted", content="")  # no tombstone
+    response = alice_client.get(reverse("portal:memory-delete", args=[gone.pk]), follow=True)
+    assert response.redirect_chain == [(reverse("portal:memory", args=[gone.pk]), 302)]
+    body = response.content.decode()
+    assert "This memory is already deleted: nothing is left to delete." in body
+    assert 'name="confirm"' not in body
+
+
 def test_a_delete_page_opened_before_a_correction_deletes_nothing_until_confirmed_again(
     alice_client, alice, alice_memory
 ):
@@ -1009,6 +1036,30 @@ def test_export_downloads_own_memories_as_json(
     assert record["updated_at"] == alice_memory.updated_at.isoformat()
 
 
+@pytest.mark.parametrize(
+    ("hours", "said"),
+    [
+        (24, "stays on our side for a day, then is deleted"),
+        (1, "stays on our side for an hour, then is deleted"),
+        (36, "stays on our side for 36 hours, then is deleted"),
+        (72, "stays on our side for 3 days, then is deleted"),
+        (168, "stays on our side for a week, then is deleted"),
+        (0, "stays on our side until a deletion of everything about you removes it."),
+    ],
+)
+def test_the_export_page_says_how_long_the_copy_is_kept_as_configured(
+    alice_client, settings, hours, said
+):
+    """The page said the copy "stays on our side for a day" whatever
+    ``MEMLEDGER_EXPORT_RETENTION_HOURS``, the period the retention sweep deletes it by (0:
+    kept until a deletion of the subject, docs/operations.md): a full copy of everything
+    remembered about the person kept for a week, or for good, read as kept for a day."""
+    settings.MEMLEDGER_EXPORT_RETENTION_HOURS = hours
+    body = alice_client.get(reverse("portal:export")).content.decode()
+    assert said in body
+    assert ("for a day" in body) == (hours == 24)
+
+
 def test_writes_waiting_for_review_are_listed_separately(alice_client, alice_memory, bob_subject):
     MemoryFactory(
         subject=alice_memory.subject, content="Alice's blood type is O-.", status="pending_approval"
@@ -1047,6 +1098,63 @@ def test_memories_not_in_use_are_listed_too(alice_client, alice_memory, bob_subj
     assert "refused by a reviewer" in body
     assert "An older version." not in body  # it shows in its chain's history
     assert "Bob revoked this." not in body
+
+
+def test_not_in_use_shows_and_sorts_each_memory_by_when_it_left_use(alice_client, alice_subject):
+    """The list dated and sorted every row by its ``updated_at``: "expired · 1 month ago" for
+    a memory written 40 days ago whose ``valid_until`` passed a minute ago, and whose own
+    page says "Expired on" that minute (``portal_tags.not_in_use_since``). Each row now shows
+    when it left use by that rule (and, past its class's retention, the day the retention
+    ran out, its page's "Expires"), and the list is sorted by it in the database."""
+    from datetime import timedelta
+
+    from portal.templatetags.portal_tags import not_in_use_since
+
+    now = timezone.now()
+    written = now - timedelta(days=40)
+
+    def memory(content, **fields):
+        fields = {"created_at": written, "valid_from": written, "updated_at": written, **fields}
+        return MemoryFactory(subject=alice_subject, content=content, **fields)
+
+    lapsed = memory("Lapsed a minute ago.", valid_until=now - timedelta(minutes=1))
+    revoked = memory("Revoked an hour ago.", status="revoked", updated_at=now - timedelta(hours=1))
+    # A task's close expires a row before its end; the sweep marks one some time after it.
+    closed = memory(
+        "Closed with its task.",
+        status="expired",
+        valid_until=now + timedelta(days=1),
+        updated_at=now - timedelta(hours=2),
+    )
+    swept = memory(
+        "Swept after its end.",
+        status="expired",
+        valid_until=now - timedelta(days=3),
+        updated_at=now - timedelta(days=2),
+    )
+    overdue = memory(  # inferred memories are kept 30 days: it left use 5 days ago
+        "Inferred 35 days ago.",
+        authority="model_inference",
+        source_type="model_inference",
+        created_at=now - timedelta(days=35),
+        updated_at=now - timedelta(days=35),
+    )
+
+    response = alice_client.get(reverse("portal:home"))
+
+    rows = response.context["not_in_use"]
+    assert [(m.pk, m.left_use_at) for m in rows] == [
+        (lapsed.pk, lapsed.valid_until),
+        (revoked.pk, revoked.updated_at),
+        (closed.pk, closed.updated_at),
+        (swept.pk, swept.valid_until),
+        (overdue.pk, overdue.created_at + timedelta(days=30)),
+    ]
+    for m in rows[:4]:  # as each one's page says it
+        assert m.left_use_at == not_in_use_since(m, m.not_in_use), m.content
+    section = response.content.decode().split('id="not-in-use-title"', 1)[1]
+    shown = re.findall(r'<time datetime="([^"]+)"', section.split("</section>", 1)[0])
+    assert shown[0] == timezone.localtime(lapsed.valid_until).isoformat()
 
 
 def test_a_write_waiting_for_a_reviewer_past_its_end_is_listed_as_expired(

@@ -15,7 +15,12 @@ from memory_core.models import (
     Subject,
 )
 from portal.access import BEING_DELETED_FOR_REVIEWER
-from tests.factories import MemoryFactory, pending_write_on
+from tests.factories import (
+    MemoryFactory,
+    approve_workflow_consent,
+    pending_write_on,
+    write_body,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -677,8 +682,12 @@ def test_a_reviewer_retries_a_dead_lettered_deletion_from_its_page(
     page = reviewer_client.get(reverse("portal:review:deletions")).content.decode()
     assert str(own.pk) not in page
 
-    assert reviewer_client.get(retry_url).status_code == 405
+    # Opened (GET), the address retries nothing and goes back to the list.
+    response = reviewer_client.get(retry_url)
+    assert (response.status_code, response["Location"]) == (302, reverse("portal:review:deletions"))
+    assert sent == [own.pk]
     foreign_url = reverse("portal:review:deletion-retry", args=[foreign.pk])
+    assert reviewer_client.get(foreign_url).status_code == 404
     assert reviewer_client.post(foreign_url).status_code == 404
     foreign.refresh_from_db()
     assert foreign.status == "failed" and foreign.dead_lettered_at is not None
@@ -841,6 +850,34 @@ def test_the_queue_names_the_newest_version_an_approval_becomes_the_next_version
     assert "this was written on <q>Sleeps 6h.</q>, version 1, superseded since" in body
 
 
+def test_the_queue_names_the_memory_a_write_made_on_a_key_without_one_would_supersede(
+    reviewer_client, alice_subject
+):
+    """A sensitive write made while its key had no memory cites none; the key then got one.
+    Approved, the write supersedes it (``approval_head`` falls back to the key's head), but
+    the queue said what an approval does only for a write that cited a head (``review_queue``
+    read ``lands_on`` for those alone): a health fact replaced a diet preference unseen."""
+    item = pending_write(alice_subject, "Alice is allergic to penicillin.")
+    alone = pending_write(alice_subject, "Alice takes insulin daily.")  # its key has none
+    assert item.candidate_ids == [] and alone.candidate_ids == []
+    head = MemoryFactory(
+        subject=alice_subject,
+        memory_key=item.memory.memory_key,
+        content="Alice prefers vegetarian meals.",
+    )
+
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    reviewer_client.post(reverse("portal:review:approve", args=[item.pk]), {"reason": "ok"})
+
+    item.memory.refresh_from_db()
+    assert item.memory.supersedes_id == head.pk  # what the approval did
+    card = body.split(f'id="item-{item.pk}"', 1)[1].split("</li>", 1)[0]
+    assert "becomes the next version of <q>Alice prefers vegetarian meals.</q>" in card
+    assert "the key's memory in use now; this was written while the key had none" in card
+    card = body.split(f'id="item-{alone.pk}"', 1)[1].split("</li>", 1)[0]
+    assert 'class="replaces"' not in card  # nothing to replace, nothing said
+
+
 @pytest.mark.parametrize("decision", ["approve", "reject"])
 def test_a_reviewer_refused_by_a_queued_deletion_is_told_in_a_reviewers_words(
     reviewer_client, reviewer, alice_subject, decision
@@ -934,6 +971,51 @@ def test_an_approval_that_opened_a_conflict_says_so(reviewer_client, alice_subje
     ).content.decode()
     assert f"Write {str(queues['own_write'].pk)[:8]} approved: it is now active." in plain
     assert "in a conflict (" not in plain
+
+
+def test_the_pages_say_what_agents_are_given_during_a_conflict_as_retrieval_gives_it(
+    api_client, reviewer_client, tenant
+):
+    """An inferred sensitive write on a key whose memory the user stated is approved: it
+    stands beside the head in a conflict. The approval's message, the conflicts page and
+    "Ask the user" (before and after) said that meanwhile "agents are asked for
+    clarification instead of being given either", but retrieval gives agents the memory its
+    rules prefer, here the head of higher authority, and asks for clarification only for a
+    tie (docs/retrieval.md, stage 8). The pages now say what agents are given."""
+    claim = "asked for clarification instead of being given either"
+    approve_workflow_consent(tenant, "user_preference")
+    stated = write_body(memory_key="diet.notes", content="User avoids sugar in every meal.")
+    assert api_client.post("/api/v1/memories", stated, format="json").status_code == 201
+    inferred = write_body(
+        memory_key="diet.notes",
+        content="User probably has diabetes.",
+        source={"type": "model_inference", "conversation_id": "c-1", "message_id": "m-3"},
+    )
+    pending = api_client.post("/api/v1/memories", inferred, format="json").json()
+
+    approved = reviewer_client.post(
+        reverse("portal:review:approve", args=[pending["review_item"]]),
+        {"reason": "Checked with the user."},
+        follow=True,
+    ).content.decode()
+    conflict = ReviewItem.objects.get(kind="conflict", state="open", memory_key="diet.notes")
+    page = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    asked = reviewer_client.post(
+        reverse("portal:review:resolve", args=[conflict.pk]),
+        {"outcome": "ask_user", "reason": "The user decides.", "candidate_ids": ""},
+        follow=True,
+    ).content.decode()
+
+    question = {"query": "Any diet notes: sugar, diabetes?", "context": {"user_id": "user-1"}}
+    package = api_client.post("/api/v1/retrieve", question, format="json").json()
+    assert [item["content"] for item in package["items"]] == ["User avoids sugar in every meal."]
+    assert package["clarifications"] == []
+    assert "agents are given the memory of higher authority, as before" in approved
+    assert "agents are given the one retrieval's rules prefer" in page
+    assert "Only where those rules leave a tie" in page
+    assert "Nothing changed: agents are given what they were given before" in asked
+    for said in (approved, page, asked):
+        assert claim not in said and "keep asking for clarification" not in said
 
 
 def test_the_conflict_an_approval_put_its_write_in_is_found(tenant, reviewer, alice_subject):

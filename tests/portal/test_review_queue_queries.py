@@ -90,7 +90,8 @@ def test_the_queue_of_50_writes_on_memories_makes_as_many_queries_as_of_5(
 def test_approval_heads_finds_what_each_approval_finds(tenant, alice_subject, bob_subject):
     """Each write's head, read for the page at once, is the one ``approval_head`` finds for
     it alone: written on, moved on (twice; to a revoked version), a head its writer's grant
-    does not reach, an unknown writer, a person, no pending event, a key's stronger head."""
+    does not reach, an unknown writer, a person, no pending event, a key's stronger head, a
+    key's head written since a write that cited none (the queue now reads every write's)."""
     agent = AgentFactory(tenant=tenant)
     narrow = AgentFactory(tenant=tenant, read_types=["project_constraint"])
     items = []
@@ -114,6 +115,10 @@ def test_approval_heads_finds_what_each_approval_finds(tenant, alice_subject, bo
     Memory.objects.filter(pk=deleted.pk).update(status="deleted", content="", value=None)
     keyless = MemoryFactory(subject=bob_subject, memory_key="k.keyless", status="revoked")
     items.append(write_on(keyless, writer=agent, key=""))
+    # Written while its key had no memory (it cites none): the key's head written since.
+    later = write_on(MemoryFactory(subject=bob_subject, memory_key="k.later"), writer=agent)
+    ReviewItem.objects.filter(pk=later.pk).update(candidate_ids=[])
+    items.append(later)
     items = list(
         ReviewItem.objects.filter(pk__in=[item.pk for item in items]).select_related(
             "memory", "memory__subject"
