@@ -6,6 +6,7 @@ from django.db.models import BooleanField, F, Func, IntegerField, Prefetch, Q, Q
 from django.db.models.expressions import RawSQL
 
 from memory_core.deletion.ledger import queued_operation_id
+from memory_core.deletion.stores import REGISTRY
 from memory_core.exceptions import NotFound
 from memory_core.models import DeletionOperation, DeletionStep, Memory, Status, Subject
 from memory_core.models.choices import sensitivities_up_to
@@ -45,6 +46,17 @@ def deletion_scope(principal) -> QuerySet:
     elif isinstance(principal, AgentPrincipal):
         queryset = principal.scope_subject(queryset).filter(_within_grant(principal))
     return queryset
+
+
+def step_evidence(step: DeletionStep) -> dict:
+    """Return the evidence of ``step`` as API clients are answered it: without the figures a
+    store every tenant shares withholds (``Store.withheld``: the evaluation step's purge
+    counts, files scanned and duration). Those moved with other tenants' data: an agent that
+    wrote and deleted a guessed sentence learnt from ``purged.rewritten`` whether an
+    evaluation file held it. The stored step, which the admin shows, keeps them."""
+    store = REGISTRY.get(step.store)
+    withheld = store.withheld if store else frozenset()
+    return {key: value for key, value in (step.evidence or {}).items() if key not in withheld}
 
 
 def deletion_visible_ids(*, principal, ids) -> frozenset[uuid.UUID]:

@@ -6,7 +6,8 @@ Every store answers two questions for one operation:
   second run finds nothing to do and changes nothing (a worker killed half-way re-runs it).
 - ``verify(ctx)``: a query (or file scan) that proves there is no residue; it returns
   ``(ok, evidence)`` and the evidence is stored on the DeletionStep and shown to the user
-  and to agents: counts, never a path (``OPERATOR_DETAIL`` goes to the step's last_error).
+  and to agents: counts, never a path (``OPERATOR_DETAIL`` goes to the step's last_error),
+  and not the figures of a store every tenant shares (``Store.withheld``).
 
 An operation completes only when every step's verification passed.
 """
@@ -36,10 +37,11 @@ from memory_core.models import (
     Memory,
     RetrievalTrace,
     Status,
+    Tenant,
     Tombstone,
 )
 from memory_core.models.lookups import uuid_array
-from memory_core.rls import tenant_atomic
+from memory_core.rls import platform_scope, tenant_atomic
 from memory_core.text import content_hash
 
 UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
@@ -92,11 +94,22 @@ class DeletionContext:
         self.ids_array = uuid_array(self.memory_ids)
         self._row_stats: dict | None = None
         self._content_hashes: set[str] | None = None
+        self._case_owners: CaseOwners | None = None
 
     def residue(self, *, content: bool = False) -> Residue:
         """Return the test for what names the memories in a file (and, with ``content``, what
-        copies their content, by the ledger's content hashes)."""
-        return Residue(self.memory_ids, self.content_hashes() if content else set())
+        copies their content, by the ledger's content hashes, in a case that is not another
+        tenant's: ``CaseOwners``)."""
+        if not content:
+            return Residue(self.memory_ids, set())
+        return Residue(self.memory_ids, self.content_hashes(), self.case_owners())
+
+    def case_owners(self) -> CaseOwners:
+        """Return whose cases a copy of the content may be removed from (kept for the run:
+        the purge and the verification must judge each case alike)."""
+        if self._case_owners is None:
+            self._case_owners = CaseOwners(self.operation.tenant_id)
+        return self._case_owners
 
     def content_hashes(self) -> set[str]:
         """Return the content hashes of the operation's memories (the ledger keeps them)."""
@@ -149,6 +162,10 @@ class Store:
     phase = "database"
     # The operation targets (DeletionOperation.Target) the store has a step in; None: all.
     targets: frozenset[str] | None = None
+    # The keys of the step's evidence API clients are not answered (``selectors.step_evidence``)
+    # and the admin and the stored step keep: a store every tenant shares leaves out the
+    # figures that move with what other tenants' data held.
+    withheld: frozenset[str] = frozenset()
 
     def applies(self) -> bool:
         """Return whether the store exists in this deployment (replicas may not)."""
@@ -828,6 +845,142 @@ def text_lines(text: str) -> list[str]:
     return jsonl_lines(text.replace("\r\n", "\n").replace("\r", "\n"))
 
 
+# The keys an evaluation case names its tenant under, in any letter case (FORMAT.md: a
+# memory's ``tenant``, a case's ``context.tenant_id``); in a CSV or TSV file, the column a
+# header so names.
+TENANT_KEYS = frozenset({"tenant", "tenant_id", "tenant_slug"})
+# An id in a case, in text already lowered: hyphenated, or as ``uuid.hex``.
+_ANY_ID = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"|(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])"
+)
+# What an id names when it is no tenant's: a memory of some tenant.
+_MEMORY = "memory"
+
+
+def _ids_in(text: str) -> set[str]:
+    """Return the ids ``text`` holds, each as ``uuid.hex``."""
+    return {uuid.UUID(found).hex for found in _ANY_ID.findall(text.lower())}
+
+
+def _tenant_values(node) -> set[str]:
+    """Return the strings the JSON value ``node`` holds under a tenant key (``TENANT_KEYS``),
+    alone or in a list: the slugs (or ids) its cases name their tenant by."""
+    found: set[str] = set()
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, value in item.items():
+                if isinstance(key, str) and key.strip().lower() in TENANT_KEYS:
+                    values = value if isinstance(value, list) else [value]
+                    found.update(v.strip() for v in values if isinstance(v, str))
+                stack.append(value)
+        elif isinstance(item, list):
+            stack.extend(item)
+    # A slug is at most 64 characters (Tenant.slug): a longer string names no tenant.
+    return {value for value in found if 0 < len(value) <= 64}
+
+
+def _tenant_column(header: str) -> tuple[str, int] | None:
+    """Return the delimiter and the index of the column a CSV or TSV header names its rows'
+    tenant in (``TENANT_KEYS``), or None."""
+    for delimiter in (",", "\t"):
+        if delimiter not in header:
+            continue
+        try:
+            names = next(csv.reader([header], delimiter=delimiter), [])
+        except csv.Error:
+            continue
+        for index, name in enumerate(names):
+            if name.strip().lower() in TENANT_KEYS:
+                return delimiter, index
+    return None
+
+
+def _column_value(line: str, column: tuple[str, int] | None) -> str:
+    """Return the field of ``line`` in the tenant column ``column`` (``_tenant_column``)."""
+    if column is None:
+        return ""
+    delimiter, index = column
+    try:
+        fields = next(csv.reader([line], delimiter=delimiter), [])
+    except csv.Error:
+        return ""
+    return fields[index].strip() if index < len(fields) else ""
+
+
+class CaseOwners:
+    """Whose an evaluation case is, as one operation's tenant judges a copy of its words.
+
+    The evaluation folders (MEMLEDGER_EVAL_DATA_DIRS) are the platform's: a file there holds
+    cases built from every tenant's memories, and two tenants' memories may hold the same
+    words. A case names a tenant by its id (anywhere in the case: any letter case, hyphenated
+    or as hex) or by its slug under a tenant key (``TENANT_KEYS``; in a CSV or TSV file, the
+    column so headed), and names memories by their ids, those of any tenant: they are looked
+    up in platform mode, since the worker acts for the operation's tenant and row-level
+    security hides the other tenants' rows. A copy of a deleted memory's words (a string of
+    its content hash) in a case that names none of its ids is then:
+
+    - the deleted memory's when the case names the operation's tenant (whatever else it
+      names: a case of that tenant holding the words goes, so deletion stays complete) or
+      names no tenant and no memory at all (a bare copy of the words: nothing says whose);
+    - not when it names another tenant, or memories none of which are the operation's (a
+      case naming one of those is found by the id): the case is another's, and stays.
+
+    Before, every copy was taken for the deleted memory's: tenant A's agent, writing and
+    deleting a guessed sentence, removed tenant B's cases holding it, and the step's
+    evidence told it whether one had.
+    """
+
+    def __init__(self, tenant_id):
+        self.tenant_id = uuid.UUID(str(tenant_id))
+        # What is known so far: an id's hex to its tenant's id, ``_MEMORY`` or None (nothing),
+        # and a slug to its tenant's id or None.
+        self._ids: dict[str, uuid.UUID | str | None] = {}
+        self._slugs: dict[str, uuid.UUID | None] = {}
+
+    def ours(self, *nodes) -> bool:
+        """Return whether a copy of the words in a case is the operation's; ``nodes`` are JSON
+        values: the case, and what holds it (``_prune``)."""
+        ids = _ids_in(" ".join(json.dumps(node) for node in nodes))
+        return self._ours(ids, set().union(*(_tenant_values(node) for node in nodes)))
+
+    def ours_text(self, line: str, tenant: str = "") -> bool:
+        """Return whether a copy of the words in a line of text (a CSV row, a report's line)
+        is the operation's; ``tenant`` is the line's field in a column headed as a tenant."""
+        return self._ours(_ids_in(line), {tenant} if tenant else set())
+
+    def _ours(self, ids: set[str], slugs: set[str]) -> bool:
+        self._look_up(ids, slugs)
+        named = {self._ids[i] for i in ids} | {self._slugs[s] for s in slugs}
+        named.discard(None)
+        if self.tenant_id in named:
+            return True
+        return not named  # another tenant, or memories that are not the operation's
+
+    def _look_up(self, ids: set[str], slugs: set[str]) -> None:
+        """Learn what the ids and slugs not seen yet name: a tenant (tenants are outside
+        row-level security) or, for an id, a memory of any tenant (a platform read of ids)."""
+        ids = {i for i in ids if i not in self._ids}
+        slugs = {s for s in slugs if s not in self._slugs}
+        if not ids and not slugs:
+            return
+        self._ids.update(dict.fromkeys(ids))
+        self._slugs.update(dict.fromkeys(slugs))
+        tenants = Tenant.objects.filter(Q(pk__in_array=sorted(ids)) | Q(slug__in=sorted(slugs)))
+        for pk, slug in tenants.values_list("pk", "slug"):
+            if pk.hex in ids:
+                self._ids[pk.hex] = pk
+            if slug in slugs:
+                self._slugs[slug] = pk
+        rest = sorted(i for i in ids if self._ids[i] is None)
+        if rest:
+            with platform_scope("deletion: whose memories an evaluation case names"):
+                memories = Memory.objects.filter(pk__in_array=rest).values_list("pk", flat=True)
+                self._ids.update(dict.fromkeys((pk.hex for pk in memories), _MEMORY))
+
+
 class Residue:
     """What marks a file, a line or a JSON value as being about the deleted memories.
 
@@ -836,12 +989,15 @@ class Residue:
       text is a deleted memory's content (``memory_core.text.content_hash``), so a verbatim
       copy is found without the id and without the content itself, which is gone from the
       database. A copy inside a longer string has no hash to match: the id is what finds it.
+      With ``owners`` (``CaseOwners``), a copy counts only in a case that is not another
+      tenant's; without, every copy does.
     """
 
-    def __init__(self, memory_ids, hashes: set[str]):
+    def __init__(self, memory_ids, hashes: set[str], owners: CaseOwners | None = None):
         self.forms = [f for u in memory_ids for f in (str(u).lower(), uuid.UUID(str(u)).hex)]
         self.form_set = frozenset(self.forms)
         self.hashes = hashes
+        self.owners = owners
 
     def names(self, text: str) -> bool:
         """Return whether ``text`` holds one of the ids."""
@@ -876,8 +1032,24 @@ class Residue:
                 stack.extend(item)
         return False
 
-    def in_node(self, node) -> bool:
-        return self.names(json.dumps(node)) or self.copies(node)
+    def copies_ours(self, node, held_by: tuple = ()) -> bool:
+        """Return whether the case ``node`` holds a copy of a deleted memory's content that is
+        the memory's: neither the case nor ``held_by`` (what holds it) is another tenant's."""
+        if not self.copies(node):
+            return False
+        return self.owners is None or self.owners.ours(node, *held_by)
+
+    def in_node(self, node, held_by: tuple = ()) -> bool:
+        """Return whether the case ``node`` is about the memories: it names one, or holds a
+        copy of the content that is theirs (``copies_ours``)."""
+        return self.names(json.dumps(node)) or self.copies_ours(node, held_by)
+
+    def line_copies(self, line: str, column: tuple[str, int] | None = None) -> bool:
+        """Return whether a line of text copies the content (``copies_text``) and is not
+        another tenant's: by the ids it holds and its field in the tenant column ``column``."""
+        if not self.copies_text(line):
+            return False
+        return self.owners is None or self.owners.ours_text(line, _column_value(line, column))
 
     def copies_text(self, line: str) -> bool:
         """Return whether the line of text, or one of its fields as CSV or TSV, is a deleted
@@ -895,18 +1067,23 @@ class Residue:
 
     def line_about(self, line: str) -> bool:
         """Return whether a JSONL line is about the memories: it names one, or holds a copy
-        of the content (in a JSON string; a line that is not JSON, as text)."""
+        of the content (in a JSON string; a line that is not JSON, as text) in a case that is
+        not another tenant's."""
         if self.names(line):
             return True
         try:
             document = json_loads(line)
         except ValueError:
-            return self.copies_text(line)
-        return self.copies(document)
+            return self.line_copies(line)
+        return self.copies_ours(document)
 
     def in_text(self, path: Path, text: str) -> tuple[bool, bool]:
         """Return (names an id, copies content) for the text of the file ``path``: a JSON
-        document's strings, a JSONL line's, or the lines (and CSV fields) of any other text."""
+        document's strings, a JSONL line's, or the lines (and CSV fields) of any other text.
+
+        A copy counts as the purge judges it, case by case (``_prune``, ``line_about``): a
+        verification that counted another tenant's case the purge leaves would never pass.
+        """
         if self.names(text):
             return True, False
         if not self.hashes:
@@ -916,10 +1093,14 @@ class Residue:
             return False, any(self.line_about(line) for line in jsonl_lines(text))
         if kind == "json":
             try:
-                return False, self.copies(json_loads(text))
+                document = json_loads(text)
             except ValueError:  # not JSON: read as text
                 pass
-        return False, any(self.copies_text(line) for line in text_lines(text))
+            else:
+                return False, self.copies(document) and _prune(document, self) != document
+        lines = text_lines(text)
+        column = _tenant_column(lines[0]) if lines else None
+        return False, any(self.line_copies(line, column) for line in lines)
 
     def in_file(self, path: Path) -> bool:
         text = _read_text(path)
@@ -929,7 +1110,7 @@ class Residue:
 _DROP = object()
 
 
-def _prune(node, residue: Residue):
+def _prune(node, residue: Residue, held_by: tuple = (), document=None):
     """Return ``node`` without the cases that are about the deleted memories, or ``_DROP``.
 
     A case is an element of the outermost list of objects on the way down from the document.
@@ -943,26 +1124,46 @@ def _prune(node, residue: Residue):
     apart from one case whose fields are objects alike (``{"input": {"text", "memory_id"},
     "expected": {"text", "memory_id"}}``, whose answer holds the content without the id), so
     such a document goes whole: deleting too much of an evaluation file is the safe side.
+
+    Whose a copy of the content is (``CaseOwners``) is read from the case and the fields of
+    the objects holding it, their lists (the other cases) left out (``_own_fields``): a
+    dataset's own ``tenant`` names its cases' tenant. A copy in no case is judged by the
+    whole document, which then is the case.
     """
+    document = node if document is None else document
     if isinstance(node, list):
         kept = []
         for item in node:
-            if not residue.in_node(item):
-                kept.append(item)
-            elif not isinstance(item, dict):
+            if isinstance(item, dict):
+                if not residue.in_node(item, held_by):
+                    kept.append(item)
+            elif residue.in_node(item, (document,)):
                 return _DROP  # an id in a list of ids, say: no case of its own
+            else:
+                kept.append(item)
         return kept
     if isinstance(node, dict):
+        held_by = (*held_by, _own_fields(node))
         pruned = {}
         for key, value in node.items():
-            if residue.in_node(key):
+            if residue.in_node(key, (document,)):
                 return _DROP
-            value = _prune(value, residue)
+            value = _prune(value, residue, held_by, document)
             if value is _DROP:
                 return _DROP
             pruned[key] = value
         return pruned
-    return _DROP if residue.in_node(node) else node
+    return _DROP if residue.in_node(node, (document,)) else node
+
+
+def _own_fields(node: dict) -> dict:
+    """Return the fields of an object that are its own: all but its lists (the cases it
+    holds are in them), in the objects it holds too."""
+    return {
+        key: _own_fields(value) if isinstance(value, dict) else value
+        for key, value in node.items()
+        if not isinstance(value, list)
+    }
 
 
 def _rewrite_file(path: Path, residue: Residue) -> int:
@@ -1004,8 +1205,14 @@ class EvaluationStore(Store):
         "evaluation datasets and reports built from production memories: every file in "
         "MEMLEDGER_EVAL_DATA_DIRS (linked subfolders too); in JSON/JSONL every case naming the "
         "memory (any letter case, or as hex) or holding a copy of its content is removed, "
-        "any other file naming it is removed whole; a file that cannot be read fails the step"
+        "any other file naming it is removed whole; a copy in a case of another tenant (it "
+        "names that tenant, or other memories, and not the memory's tenant) stays; a file "
+        "that cannot be read fails the step"
     )
+    # The folders are every tenant's: what the purge removed, how many files are left and how
+    # long it took would tell an agent, sentence by sentence, whether a file held words it
+    # wrote and deleted (a bare copy, whoever's it is, still goes). The stored step keeps them.
+    withheld = frozenset({"purged", "files_scanned", "ms"})
 
     def purge(self, ctx):
         rewritten = 0

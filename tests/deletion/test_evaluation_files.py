@@ -4,15 +4,22 @@ It looked only at ``*.json`` and ``*.jsonl`` spelt in lower case, and did not en
 subfolder that is a symbolic link: a dataset named ``golden.JSON`` or ``golden.ndjson``, a CSV
 or a text report, or one on shared storage linked into the folder, kept the deleted memory's
 id and content while the step verified with ``files_scanned: 0``.
+
+The folders are every tenant's (stop 49's audit): a copy of the deleted words in another
+tenant's case is not the deleted memory's, and the step's figures that move with what the
+folders held are not answered to agents.
 """
 
 import json
 import os
+import uuid
 
 import pytest
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.models import DeletionStep
+from memory_core.rls import tenant_scope
+from tests.factories import MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -42,6 +49,12 @@ def _delete(api_client, memory) -> dict:
     return body, step
 
 
+def _stored(body) -> dict:
+    """Return the evaluation step's evidence as stored (the admin's): with the figures the
+    API withholds from clients (``purged``, ``files_scanned``, ``ms``)."""
+    return DeletionStep.objects.get(operation_id=body["operation_id"], store="evaluation").evidence
+
+
 @pytest.mark.parametrize("name", ["golden.JSON", "golden.Jsonl", "golden.ndjson", "golden.NDJSON"])
 def test_a_dataset_whose_suffix_is_spelt_otherwise_is_scrubbed_case_by_case(
     api_client, memories, folder, name
@@ -60,7 +73,7 @@ def test_a_dataset_whose_suffix_is_spelt_otherwise_is_scrubbed_case_by_case(
     text = path.read_text()
     assert str(target.id) not in text and target.content not in text
     assert str(kept.id) in text  # only the deleted memory's case went
-    evidence = step["evidence"]
+    evidence = _stored(body)
     assert evidence["files_scanned"] == 1
     assert (evidence["files_citing"], evidence["files_with_content"]) == (0, 0)
     assert evidence["purged"] == {"rewritten": 1}
@@ -83,8 +96,8 @@ def test_any_other_file_naming_the_memory_is_removed(api_client, memories, folde
     assert body["status"] == "completed"
     assert not citing.exists()
     assert other.read_text() == f"read?,{kept.id},{kept.content}\n"  # about others only
-    evidence = step["evidence"]
-    assert (evidence["files_scanned"], evidence["files_citing"]) == (1, 0)
+    assert step["evidence"]["files_citing"] == 0
+    assert _stored(body)["files_scanned"] == 1
 
 
 def test_a_csv_holding_the_content_without_the_id_is_found_and_removed(
@@ -124,7 +137,7 @@ def test_a_dataset_in_a_linked_subfolder_is_scrubbed(api_client, memories, folde
     assert dataset.read_text() == json.dumps(_case(kept)) + "\n"
     assert json.loads(outside.read_text()) == [_case(kept)]
     assert (folder / "golden.json").is_symlink()
-    evidence = step["evidence"]
+    evidence = _stored(body)
     assert evidence["files_scanned"] == 2
     assert evidence["purged"] == {"rewritten": 2}
 
@@ -161,7 +174,7 @@ def test_a_fifo_in_the_folder_is_not_read(api_client, memories, folder):
     body, step = _delete(api_client, memories[0])
 
     assert body["status"] == "completed"
-    assert step["evidence"]["files_scanned"] == 0
+    assert _stored(body)["files_scanned"] == 0
 
 
 @pytest.mark.parametrize("name", ["deep.json", "deep.jsonl"])
@@ -210,3 +223,155 @@ def test_the_status_answered_to_clients_names_no_folder_and_no_file(
     stored = DeletionStep.objects.get(operation_id=body["operation_id"], store="evaluation")
     assert str(absent) in stored.last_error and "private-report.xlsx" in stored.last_error
     assert str(tmp_path) not in json.dumps(stored.evidence)
+
+
+# --- whose case a copy of the words is (the folders are every tenant's) -------------------
+
+SENTENCE = "User keeps a private diary written in Klingon."
+
+
+def _delete_as_worker(api_client, memory) -> tuple[dict, dict]:
+    """Delete ``memory`` through the API and run the operation as the worker does, acting for
+    its tenant alone (``tenant_scope``: row-level security hides the other tenants' rows);
+    return the operation's answer and its evaluation step's."""
+    response = api_client.delete(f"/api/v1/memories/{memory.id}")
+    assert response.status_code == 202, response.content
+    operation_id = response.json()["operation_id"]
+    with tenant_scope(memory.tenant_id):
+        deletion_run(operation_id=operation_id)
+    body = api_client.get(f"/api/v1/deletions/{operation_id}").json()
+    return body, next(step for step in body["steps"] if step["store"] == "evaluation")
+
+
+def _theirs_by_tenant_id(theirs, tenant):
+    return "golden.jsonl", json.dumps(
+        {
+            "tenant_id": str(tenant.id),
+            "query": "What does the user write in?",
+            "expected_ids": [str(theirs.id)],
+            "expected_answer": SENTENCE,
+        }
+    )
+
+
+def _theirs_by_tenant_hex(theirs, tenant):
+    return "golden.jsonl", json.dumps({"tenant_id": tenant.id.hex.upper(), "answer": SENTENCE})
+
+
+def _theirs_by_slug_in_context(theirs, tenant):
+    return "golden.jsonl", json.dumps(
+        {"context": {"tenant_id": tenant.slug, "user_id": "user-1"}, "answer": SENTENCE}
+    )
+
+
+def _theirs_by_memory_id_only(theirs, tenant):
+    return "golden.jsonl", json.dumps({"expected_ids": [str(theirs.id)], "answer": SENTENCE})
+
+
+def _theirs_by_the_datasets_tenant(theirs, tenant):
+    return "golden.json", json.dumps({"tenant": tenant.slug, "cases": [{"answer": SENTENCE}]})
+
+
+def _theirs_by_a_csv_tenant_column(theirs, tenant):
+    return "report.csv", f'tenant,query,answer\n{tenant.slug},q,"{SENTENCE}"\n'
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        _theirs_by_tenant_id,
+        _theirs_by_tenant_hex,
+        _theirs_by_slug_in_context,
+        _theirs_by_memory_id_only,
+        _theirs_by_the_datasets_tenant,
+        _theirs_by_a_csv_tenant_column,
+    ],
+)
+def test_a_deletion_neither_removes_nor_reveals_another_tenants_case_holding_the_same_words(
+    api_client, owner, other_tenant, folder, case
+):
+    """The evaluation folders are every tenant's. The step took any string hashing to the
+    deleted memory's content for a copy of it, whoever's case held it: tenant A's agent,
+    writing and deleting a guessed sentence, removed tenant B's case holding the same words
+    (a case naming B's tenant by id or slug, B's dataset, or B's memory), and its deletion's
+    status (``purged.rewritten`` 1 instead of 0, ``files_scanned``) told it some file had
+    held them. Now a case that names another tenant, or memories none of which is the
+    deleted one, stays; the purge and the verification agree, so the step verifies; and A's
+    agent is answered what it is answered when no such case exists."""
+    theirs = MemoryFactory(
+        subject=SubjectFactory(tenant=other_tenant, external_id="user-1"), content=SENTENCE
+    )
+    name, text = case(theirs, other_tenant)
+    path = folder / name
+    path.write_text(text)
+
+    body, step = _delete_as_worker(api_client, MemoryFactory(subject=owner, content=SENTENCE))
+
+    assert path.read_text() == text, "tenant B's case was removed"
+    assert body["status"] == "completed"
+    assert step["status"] == "verified"
+    assert {"purged", "files_scanned", "ms"}.isdisjoint(step["evidence"])
+    # ...the answer of a deletion of the same words when no file holds them.
+    path.unlink()
+    _, alone = _delete_as_worker(api_client, MemoryFactory(subject=owner, content=SENTENCE))
+    assert step["evidence"] == alone["evidence"]
+
+
+def test_a_copy_in_the_operations_tenants_case_or_in_nobodys_still_goes(
+    api_client, owner, tenant, other_tenant, folder
+):
+    """Completeness stays: a copy of the deleted words goes from a case that names the
+    operation's tenant (by id or slug, whatever else it names), a dataset of that tenant, and
+    a case or a report line naming no tenant and no memory (an id of nothing is no owner);
+    another tenant's case beside them in the same file stays."""
+    theirs = MemoryFactory(subject=SubjectFactory(tenant=other_tenant), content=SENTENCE)
+    ours = MemoryFactory(subject=owner, content=SENTENCE)
+    theirs_case = {"tenant_id": str(other_tenant.id), "answer": SENTENCE}
+    lines = folder / "golden.jsonl"
+    lines.write_text(
+        "".join(
+            json.dumps(case) + "\n"
+            for case in (
+                {"tenant_id": str(tenant.id), "expected_ids": [str(theirs.id)], "a": SENTENCE},
+                {"context": {"tenant_id": tenant.slug}, "answer": SENTENCE},
+                {"case_id": str(uuid.uuid4()), "answer": SENTENCE},
+                theirs_case,
+                {"answer": "Something else."},
+            )
+        )
+    )
+    dataset = folder / "dataset.json"
+    dataset.write_text(
+        json.dumps({"tenant": tenant.slug, "cases": [{"answer": SENTENCE}, {"answer": "k"}]})
+    )
+    report = folder / "report.csv"
+    report.write_text(f'query,answer\nq,"{SENTENCE}"\n')
+
+    body, step = _delete_as_worker(api_client, ours)
+
+    assert body["status"] == "completed"
+    assert lines.read_text() == json.dumps(theirs_case) + "\n" + '{"answer": "Something else."}\n'
+    assert json.loads(dataset.read_text()) == {"tenant": tenant.slug, "cases": [{"answer": "k"}]}
+    assert not report.exists()
+    assert _stored(body)["purged"] == {"rewritten": 3}  # the admin's figures keep the count
+
+
+def test_the_evaluation_steps_shared_figures_are_left_out_of_every_answer_to_agents(
+    api_client, memories, folder
+):
+    """The list answers each operation's steps as the detail does: without the evaluation
+    step's purge counts, files scanned and duration (the stored step keeps them); the other
+    steps keep theirs."""
+    (folder / "golden.jsonl").write_text(json.dumps(_case(memories[0])) + "\n")
+
+    body, _ = _delete(api_client, memories[0])
+
+    [listed] = api_client.get("/api/v1/deletions").json()["results"]
+    for answer in (body, listed):
+        steps = {step["store"]: step["evidence"] for step in answer["steps"]}
+        assert {"purged", "files_scanned", "ms"}.isdisjoint(steps["evaluation"])
+        assert steps["evaluation"]["files_citing"] == 0
+        assert "purged" in steps["primary"] and "ms" in steps["primary"]
+    stored = _stored(body)
+    assert stored["purged"] == {"rewritten": 1} and stored["files_scanned"] == 1
+    assert "ms" in stored
