@@ -412,3 +412,57 @@ def test_the_admin_shows_the_deletion_record_but_never_changes_it(admin_client, 
     gone = admin_client.post(f"{base}/tombstone/{tombstone.pk}/delete/", {"post": "yes"})
     assert gone.status_code == 403
     assert operation.tombstones.filter(pk=tombstone.pk).exists()
+
+
+def test_a_tenant_deletion_invalidates_its_caches_once_for_every_subject(
+    tenant, owner, memories, bystander
+):
+    """The cache steps bumped every subject's generation, one at a time: ~45 s a step for a
+    tenant of 66,000 subjects, past the task's time limit beyond ~200,000 (stop 48's audit).
+    Now the tenant's generation, once; another tenant's entries stay reachable."""
+    from django.core.cache import cache
+
+    from memory_core import retrieval_cache
+
+    quiet = SubjectFactory(tenant=tenant)
+    places = [(tenant.id, owner.id), (tenant.id, quiet.id), (bystander["subject"].tenant_id,
+              bystander["subject"].id)]  # fmt: skip
+    for tenant_id, subject_id in places:
+        for namespace in ("retrieval", "summary"):
+            retrieval_cache.cache_set(
+                tenant_id=tenant_id,
+                subject_id=subject_id,
+                key="k",
+                value="cached",
+                memory_ids=[],
+                namespace=namespace,
+            )
+    subject_generation = retrieval_cache._generation_key("retrieval", tenant.id, owner.id)
+    before = cache.get(subject_generation)
+
+    operation = tenant_deletion_request(tenant_id=tenant.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    steps = {step.store: step for step in operation.steps.all()}
+    for store in ("retrieval_cache", "summaries"):
+        assert steps[store].status == "verified"
+        assert steps[store].evidence["tenant_invalidated_after_request"] is True
+    assert cache.get(subject_generation) == before  # no subject was bumped one by one
+
+    def cached(tenant_id, subject_id, namespace):
+        with tenant_scope(tenant_id):
+            return retrieval_cache.cache_get(
+                tenant_id=tenant_id, subject_id=subject_id, key="k", namespace=namespace
+            )
+
+    for namespace in ("retrieval", "summary"):
+        assert [cached(*place, namespace) for place in places] == [None, None, "cached"]
+
+    # A tenant generation from before the request (a cache restored from a snapshot) fails
+    # the verification, as a subject's does for a subject's deletion.
+    from memory_core.deletion.runner import operation_context
+    from memory_core.deletion.stores import RetrievalCacheStore
+
+    cache.set(retrieval_cache._tenant_generation_key("retrieval", tenant.id), 1, timeout=60)
+    verified, evidence = RetrievalCacheStore().verify(operation_context(operation))
+    assert not verified and evidence["tenant_invalidated_after_request"] is False
