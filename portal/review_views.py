@@ -36,6 +36,29 @@ def back_to(name: str, request) -> str:
     return f"{url}?page={number}" if number > 1 else url
 
 
+class OpenedByGetMixin:
+    """A reviewer's action (a POST) whose address is opened with GET goes back to the page
+    it lives on (``back_name``), doing nothing, and says so (``NOT_SENT``).
+
+    An action sent after the session ended goes to the login page, whose ``next`` is its
+    address: logged in again, the browser opens it (a refused action's page reloaded from
+    history too), and a bare 405 showed the browser's own error page. ``find`` looks the
+    target up first: another tenant's id is a 404, as a POST's.
+    """
+
+    back_name = ""
+    NOT_SENT = ""
+
+    def find(self, target_id) -> None:
+        review_get(principal=self.principal, item_id=target_id)
+
+    def get(self, request, **kwargs):
+        (target_id,) = kwargs.values()
+        self.find(target_id)
+        messages.info(request, self.NOT_SENT.format(short=str(target_id)[:8]))
+        return redirect(back_to(self.back_name, request))
+
+
 def queue_context(*, principal, number: int) -> dict:
     """Return what the queue page shows: page ``number`` of the pending writes and the
     latest decisions."""
@@ -61,14 +84,15 @@ class ReviewQueueView(ReviewerMixin, TemplateView):
         return context
 
 
-class ReviewDecideView(ReviewerMixin, View):
+class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
     """Approve or reject one pending write, with a reason.
 
     A reason refused by the form (blank: spaces pass the browser's ``required``) shows the
     queue page again with the problem on that write's reason, focused, and nothing decided.
     """
 
-    http_method_names = ["get", "post"]  # GET decides nothing (``get``)
+    http_method_names = ["get", "post"]  # GET decides nothing (``OpenedByGetMixin``)
+    back_name = "portal:review:queue"
     decision = ""  # "approve" | "reject"
     services = {"approve": review_approve, "reject": review_reject}
     NOT_SENT = (
@@ -76,17 +100,6 @@ class ReviewDecideView(ReviewerMixin, View):
         "Reject button, and one sent after your session had ended was lost at the login. "
         "Decide it below if it is still waiting."
     )
-
-    def get(self, request, item_id):
-        """Send an opened decision's address back to the queue, deciding nothing.
-
-        A decision sent after the session ended goes to the login page, whose ``next`` is
-        this address: logged in again, the browser opens it (a refused decision's page
-        reloaded from history too), and a bare 405 showed the browser's own error page.
-        """
-        review_get(principal=self.principal, item_id=item_id)  # another tenant's: 404
-        messages.info(request, self.NOT_SENT.format(short=str(item_id)[:8]))
-        return redirect(back_to("portal:review:queue", request))
 
     def post(self, request, item_id):
         # Back to the page of the queue the form was on (its action carries ``?page=``).
@@ -163,14 +176,15 @@ class ConflictListView(ReviewerMixin, TemplateView):
         return context
 
 
-class ConflictResolveView(ReviewerMixin, View):
+class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
     """Resolve one conflict: choose the winner, keep both, or ask the user.
 
     An incomplete resolution (no winner picked) shows the conflicts page again with the
     problem on that conflict's form and the reviewer's choices and reason kept in it.
     """
 
-    http_method_names = ["get", "post"]  # GET resolves nothing (``get``)
+    http_method_names = ["get", "post"]  # GET resolves nothing (``OpenedByGetMixin``)
+    back_name = "portal:review:conflicts"
     # What each outcome did, said after it (the form says it before). Retrieval gives agents
     # the candidate its rules prefer during an open conflict, and a clarification only for a
     # tie on a high-impact key (docs/retrieval.md, stage 8): "ask the user" changes neither.
@@ -187,13 +201,6 @@ class ConflictResolveView(ReviewerMixin, View):
         "resolution sent after your session had ended was lost at the login. Resolve it "
         "below if it is still open."
     )
-
-    def get(self, request, item_id):
-        """Send an opened resolution's address back to the conflicts, resolving nothing
-        (``ReviewDecideView.get``: the login's ``next`` after a session ended)."""
-        review_get(principal=self.principal, item_id=item_id)  # another tenant's: 404
-        messages.info(request, self.NOT_SENT)
-        return redirect(back_to("portal:review:conflicts", request))
 
     def post(self, request, item_id):
         # Back to the page of the queue the form was on (its action carries ``?page=``).
@@ -263,24 +270,21 @@ class DeadLetterView(ReviewerMixin, TemplateView):
         return context
 
 
-class DeadLetterRetryView(ReviewerMixin, View):
+class DeadLetterRetryView(OpenedByGetMixin, ReviewerMixin, View):
     """Re-drive one dead-lettered operation (``deletion_retry``): fresh attempts, its task
     sent once the request commits. For when the cause is fixed (a volume mounted again, a
     folder created): verified steps stay verified, the others run again."""
 
-    http_method_names = ["get", "post"]  # GET retries nothing (``get``)
+    http_method_names = ["get", "post"]  # GET retries nothing (``OpenedByGetMixin``)
+    back_name = "portal:review:deletions"
     NOT_SENT = (
         "Nothing was retried: a deletion is retried only with its Retry button, and a retry "
         "sent after your session had ended was lost at the login. Retry it below if it is "
         "still listed."
     )
 
-    def get(self, request, operation_id):
-        """Send an opened retry's address back to the dead letters, retrying nothing
-        (``ReviewDecideView.get``: the login's ``next`` after a session ended)."""
-        deletion_get(principal=self.principal, operation_id=operation_id, ids=False)  # 404
-        messages.info(request, self.NOT_SENT)
-        return redirect(back_to("portal:review:deletions", request))
+    def find(self, target_id) -> None:
+        deletion_get(principal=self.principal, operation_id=target_id, ids=False)
 
     def post(self, request, operation_id):
         # Back to the page of the list the form was on (its action carries ``?page=``).

@@ -335,12 +335,7 @@ def test_eval_locomo_shape_on_a_small_file(tmp_path):
                                    "Cool, I am running the Berlin marathon.", "Good luck!"]),
         conv("c2", ["Cy", "Di"], ["Morning.", "We adopted a cat.", "The marathon is in Paris."]),
     ]  # fmt: skip
-    path = tmp_path / "locomo.json"
-    path.write_text(json.dumps(data))
-    out = tmp_path / "out.json"
-    call_command("eval_locomo", "--data", str(path), "--k", "1,2", "--json", str(out),
-                 stdout=StringIO(), stderr=StringIO())  # fmt: skip
-    result = json.loads(out.read_text())
+    result = run_locomo(tmp_path, data, "1,2")
     assert result["questions"] == 4
     for approach in ("system", "baseline_dense", "baseline_fulltext"):
         assert set(result[approach]) == {"recall@1", "recall@2"}
@@ -365,16 +360,21 @@ def test_eval_locomo_counts_only_categories_1_to_4_in_cat1_4(tmp_path):
             {"question": "When is the race?", "evidence": ["D9:8"], "category": 34},
         ],
     }]  # fmt: skip
-    path = tmp_path / "locomo.json"
-    path.write_text(json.dumps(data))
-    out = tmp_path / "out.json"
-    call_command("eval_locomo", "--data", str(path), "--k", "1", "--json", str(out),
-                 stdout=StringIO(), stderr=StringIO())  # fmt: skip
-    result = json.loads(out.read_text())
+    result = run_locomo(tmp_path, data, "1")
     assert result["questions"] == 3
     for approach in ("system", "baseline_dense"):  # one turn: the first of either ranking
         assert result[approach]["recall@1"]["1"] == 1.0, approach
         assert result[approach]["recall@1"]["cat1_4"] == 1.0, approach
+
+
+def run_locomo(tmp_path, data, ks: str) -> dict:
+    """Run ``eval_locomo`` on the conversations ``data`` at ``--k ks``; return its result."""
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data))
+    out = tmp_path / "out.json"
+    call_command("eval_locomo", "--data", str(path), "--k", ks, "--json", str(out),
+                 stdout=StringIO(), stderr=StringIO())  # fmt: skip
+    return json.loads(out.read_text())
 
 
 def locomo_conversation(sample_id, text="I like tea.", dia_id="D1:1", session=1, question="Q?"):
