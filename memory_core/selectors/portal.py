@@ -53,7 +53,6 @@ from memory_core.policy_check import InUse, memory_expiry
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
 from memory_core.selectors.approvals import approval_heads, in_use_now
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
-from memory_core.selectors.policy import active_retention
 
 # Order in which the "what is remembered" page lists classes.
 CLASS_ORDER = [MemoryClass.PREFERENCE, MemoryClass.EPISODIC, MemoryClass.WORKING]
@@ -484,10 +483,11 @@ class MemoryHistory:
 def memory_history(*, principal, memory_id) -> MemoryHistory:
     """Return the chain (oldest first) and events of a memory ``principal`` may see.
 
-    The memory and each link carry ``state_now``: their status now (``Memory.status_at``),
-    as the lists and the export say it: one past its ``valid_until`` is expired, though its
-    stored status stays "active" until the retention sweep (the page said "Active" beside
-    "Expired").
+    The memory and each link carry ``state_now``: their status now (``InUse.state``), as the
+    lists say it: one past its ``valid_until`` is expired, one past its class's retention
+    ``past_retention``, though its stored status stays "active" until the retention sweep
+    (the page said "Active" beside "Expired", and "Active" of a row the list called past its
+    retention).
     """
     memory = memory_get(principal=principal, memory_id=memory_id)
     chain = memory_visible_chain(principal=principal, memory=memory)
@@ -506,10 +506,10 @@ def memory_history(*, principal, memory_id) -> MemoryHistory:
     for event in events:
         event.version = versions.get(event.memory_id)
     memory.usage = usage.get(memory.pk, Usage())
-    now = timezone.now()
+    use = in_use_now(principal.tenant_id)
     for row in [memory, *chain]:
-        row.state_now = row.status_at(now)
-    _with_expiry([memory, *chain], retention=active_retention(principal.tenant_id))
+        row.state_now = use.state(row)
+    _with_expiry([memory, *chain], retention=use.retention)
     return MemoryHistory(memory=memory, chain=chain, events=events, usage=usage)
 
 
@@ -531,9 +531,10 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     on now (``selectors.approvals.approval_head``, as the approval finds it: that memory, its
     chain's newest version, or the key's current head: for a write made while its key had
     none, the one written since), or None; and ``supersedes``: whether approving it makes it
-    that head's next version (else it stands beside it in a conflict). Some ten queries
-    whatever the page holds (``approval_heads``: one more for each version a chain written on
-    has moved on by since).
+    that head's next version (else it stands beside it in a conflict); ``ended``: the write's
+    state when it went out of use while it waited (``expired``, ``past_retention``: it can
+    only be rejected, ``review_expired``), else "". Some ten queries whatever the page holds
+    (``approval_heads``: one more for each version a chain written on has moved on by since).
     """
     # Not a write deleted since (by its subject, or with its subject): nothing is left to
     # decide, and its deletion's worker closes the item (resolution "deleted").
@@ -574,8 +575,14 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     # not only those written on a head: one written while its key had none lands on the
     # key's head written since, and the queue said nothing of the memory it supersedes.
     lands_on = approval_heads(items)
+    use = in_use_now(principal.tenant_id)
     for item in items:
-        item.lands_on = lands_on.get(item.pk)
+        # Out of use while it waited (past its valid_until or its class's retention): an
+        # approval is refused (``review_expired``), and the card promised what it would do.
+        item.ended = use.state(item.memory)
+        if item.ended == Status.PENDING_APPROVAL:
+            item.ended = ""
+        item.lands_on = None if item.ended else lands_on.get(item.pk)
         # As an approval decides (services.reviews): a write of lower authority than the
         # head stands beside it in a conflict, it does not replace it.
         item.supersedes = item.lands_on is not None and (

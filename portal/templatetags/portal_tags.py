@@ -82,6 +82,7 @@ NOT_IN_USE = {
     "superseded": "Replaced by a newer version",
     "rejected": "Refused by a reviewer",
     "deleted": "Deleted",
+    "past_retention": "Past its retention period, due for deletion,",
 }
 
 
@@ -90,8 +91,10 @@ def not_in_use(memory) -> dict | None:
     """Return {"said": "Revoked", "at": when} for a memory no agent is given any more, or
     None for one in use or waiting for a reviewer. A live one (active, or waiting for a
     reviewer) past its ``valid_until`` is "Expired" (``Memory.status_at``), as the list's
-    "Not in use" and the export say, though the retention sweep has not marked it yet."""
-    state = memory.status_at(timezone.now())
+    "Not in use" and the export say, though the retention sweep has not marked it yet; one
+    past its class's retention is said so, when the memory page read it (``state_now``,
+    ``InUse.state``: the list called it so, and its page "Active")."""
+    state = getattr(memory, "state_now", None) or memory.status_at(timezone.now())
     if state not in NOT_IN_USE:
         return None
     return {"said": NOT_IN_USE[state], "at": not_in_use_since(memory, state)}
@@ -104,8 +107,11 @@ def not_in_use_since(memory, state: str):
     was marked, its ``updated_at``: a task's close expires its task state before its end,
     which still lies ahead ("Expired on <tomorrow>"); but the retention sweep marks a row only
     some time after its end, so the earlier of the two. Anything else when the row last
-    changed (the revoke, the newer version, the reviewer's refusal, the deletion). The list's
-    "Not in use" shows and sorts by the same rule, in SQL (``selectors.portal._left_use_at``)."""
+    changed (the revoke, the newer version, the reviewer's refusal, the deletion); past its
+    retention, the day it ran out (``expires_at``, ``memory_expiry``). The list's "Not in
+    use" shows and sorts by the same rule, in SQL (``selectors.portal._left_use_at``)."""
+    if state == "past_retention":
+        return getattr(memory, "expires_at", None) or memory.updated_at
     if state != "expired" or not memory.valid_until:
         return memory.updated_at
     if memory.status != "expired":

@@ -1320,17 +1320,31 @@ def test_a_memory_says_when_the_retention_policy_deletes_it(alice_client, alice_
         created_at=written,
         valid_from=written,
     )
+    soon = MemoryFactory(
+        subject=alice_subject,
+        content="Prefers short answers.",
+        authority="model_inference",
+        source_type="model_inference",
+        created_at=timezone.now() - timedelta(days=20),
+    )
     explicit = MemoryFactory(subject=alice_subject, content="User prefers tea.", created_at=written)
-    body = alice_client.get(reverse("portal:memory", args=[old.pk])).content.decode()
+    body = alice_client.get(reverse("portal:memory", args=[soon.pk])).content.decode()
     assert "when your organisation's retention policy deletes it" in body
-    assert "due for deletion" in body
+    assert (soon.created_at + timedelta(days=30)).strftime("%-d %b %Y") in body
+    # Past it, the page says so where the status stands, as the list does: it headed the
+    # memory "Active" beside "due for deletion" (stop 49's review).
+    body = alice_client.get(reverse("portal:memory", args=[old.pk])).content.decode()
+    assert '<span class="status status-past_retention">Past retention</span>' in body
+    assert "Past its retention period, due for deletion, on" in body
     assert (written + timedelta(days=30)).strftime("%-d %b %Y") in body
+    assert "status-active" not in body
     # The list gives it with those not in use (no agent is given it), not as in use with a
-    # mark (stop 48's left-open corner): the active list holds the tea alone.
+    # mark (stop 48's left-open corner): the active list holds the other two.
     home = alice_client.get(reverse("portal:home"))
-    assert [
+    listed = {
         m.pk for group in home.context["groups"] for rows in group.types.values() for m in rows
-    ] == [explicit.pk]
+    }
+    assert listed == {explicit.pk, soon.pk}
     assert [(m.pk, m.not_in_use) for m in home.context["not_in_use"]] == [
         (old.pk, "past_retention")
     ]

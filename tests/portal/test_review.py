@@ -1052,3 +1052,27 @@ def test_the_conflict_an_approval_put_its_write_in_is_found(tenant, reviewer, al
     followed.refresh_from_db()
     assert approved.memory_id in followed.candidate_ids  # the head's conflict followed it
     assert review_approval_conflict(principal=principal, item=approved) is None
+
+
+@pytest.mark.parametrize("ended", ["valid_until", "retention"])
+def test_the_queue_offers_only_a_rejection_of_a_write_that_went_out_of_use(
+    reviewer_client, alice_subject, ended
+):
+    """A write out of use while it waited (past its valid_until, or its class's retention)
+    cannot be approved (``review_expired``); its card still said "Approved, it becomes the
+    next version of ..." and offered Approve (stop 49's review)."""
+    now = timezone.now()
+    head = MemoryFactory(subject=alice_subject, memory_key="health.diet", content="Eats anything.")
+    then = now - timedelta(days=2 if ended == "valid_until" else 40)
+    fields = {"created_at": then, "valid_from": then}
+    if ended == "valid_until":
+        fields["valid_until"] = now - timedelta(minutes=5)
+    else:  # inferred, past the default policy's 30 days
+        fields.update(authority="model_inference", source_type="model_inference", confidence=0.6)
+    item = pending_write_on(head, "Has diabetes.", **fields)
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    card = body.split(f'id="item-{item.pk}"', 1)[1].split("</li>", 1)[0]
+    assert "so it can no longer be approved, only rejected" in card
+    assert "Approved, it" not in card
+    assert reverse("portal:review:approve", args=[item.pk]) not in card
+    assert reverse("portal:review:reject", args=[item.pk]) in card
