@@ -875,8 +875,6 @@ _ANY_ID = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
     r"|(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])"
 )
-# What an id names when it is no tenant's: a memory of some tenant.
-_MEMORY = "memory"
 
 
 def _ids_in(text: str) -> set[str]:
@@ -938,16 +936,17 @@ class CaseOwners:
     cases built from every tenant's memories, and two tenants' memories may hold the same
     words. A case names a tenant by its id (anywhere in the case: any letter case, hyphenated
     or as hex) or by its slug under a tenant key (``TENANT_KEYS``; in a CSV or TSV file, the
-    column so headed), and names memories by their ids, those of any tenant: they are looked
+    column so headed), or through a memory it names by id, of any tenant: they are looked
     up in platform mode, since the worker acts for the operation's tenant and row-level
     security hides the other tenants' rows. A copy of a deleted memory's words (a string of
     its content hash) in a case that names none of its ids is then:
 
-    - the deleted memory's when the case names the operation's tenant (whatever else it
-      names: a case of that tenant holding the words goes, so deletion stays complete) or
-      names no tenant and no memory at all (a bare copy of the words: nothing says whose);
-    - not when it names another tenant, or memories none of which are the operation's (a
-      case naming one of those is found by the id): the case is another's, and stays.
+    - the deleted memory's when the case names the operation's tenant, itself or through
+      one of its memories (whatever else it names: a case of that tenant holding the words
+      goes, so deletion stays complete), or names no tenant and no memory at all (a bare
+      copy of the words: nothing says whose);
+    - not when the tenants it names, itself or through their memories, are others only:
+      the case is another's, and stays.
 
     Before, every copy was taken for the deleted memory's: tenant A's agent, writing and
     deleting a guessed sentence, removed tenant B's cases holding it, and the step's
@@ -956,9 +955,9 @@ class CaseOwners:
 
     def __init__(self, tenant_id):
         self.tenant_id = uuid.UUID(str(tenant_id))
-        # What is known so far: an id's hex to its tenant's id, ``_MEMORY`` or None (nothing),
-        # and a slug to its tenant's id or None.
-        self._ids: dict[str, uuid.UUID | str | None] = {}
+        # What is known so far: an id's hex to the tenant it names (the tenant's own id, or a
+        # memory's tenant) or None (nothing), and a slug to its tenant's id or None.
+        self._ids: dict[str, uuid.UUID | None] = {}
         self._slugs: dict[str, uuid.UUID | None] = {}
 
     def ours(self, *nodes) -> bool:
@@ -978,11 +977,13 @@ class CaseOwners:
         named.discard(None)
         if self.tenant_id in named:
             return True
-        return not named  # another tenant, or memories that are not the operation's
+        return not named  # only other tenants, themselves or through their memories
 
     def _look_up(self, ids: set[str], slugs: set[str]) -> None:
-        """Learn what the ids and slugs not seen yet name: a tenant (tenants are outside
-        row-level security) or, for an id, a memory of any tenant (a platform read of ids)."""
+        """Learn which tenant the ids and slugs not seen yet name: a tenant itself (tenants
+        are outside row-level security) or, for an id, a memory's tenant (a platform read of
+        those ids: a case naming another of the operation's tenant's memories is its own, and
+        its copy of the words goes)."""
         ids = {i for i in ids if i not in self._ids}
         slugs = {s for s in slugs if s not in self._slugs}
         if not ids and not slugs:
@@ -998,8 +999,8 @@ class CaseOwners:
         rest = sorted(i for i in ids if self._ids[i] is None)
         if rest:
             with platform_scope("deletion: whose memories an evaluation case names"):
-                memories = Memory.objects.filter(pk__in_array=rest).values_list("pk", flat=True)
-                self._ids.update(dict.fromkeys((pk.hex for pk in memories), _MEMORY))
+                memories = Memory.objects.filter(pk__in_array=rest).values_list("pk", "tenant_id")
+                self._ids.update((pk.hex, tenant_id) for pk, tenant_id in memories)
 
 
 class Residue:

@@ -321,12 +321,14 @@ def test_a_copy_in_the_operations_tenants_case_or_in_nobodys_still_goes(
     api_client, owner, tenant, other_tenant, folder
 ):
     """Completeness stays: a copy of the deleted words goes from a case that names the
-    operation's tenant (by id or slug, whatever else it names), a dataset of that tenant, and
-    a case or a report line naming no tenant and no memory (an id of nothing is no owner);
-    another tenant's case beside them in the same file stays."""
+    operation's tenant (by id or slug, or through another of its memories, whatever else it
+    names), a dataset of that tenant, and a case or a report line naming no tenant and no
+    memory (an id of nothing is no owner); another tenant's case beside them in the same file
+    stays."""
     theirs = MemoryFactory(subject=SubjectFactory(tenant=other_tenant), content=SENTENCE)
     ours = MemoryFactory(subject=owner, content=SENTENCE)
     theirs_case = {"tenant_id": str(other_tenant.id), "answer": SENTENCE}
+    kept = MemoryFactory(subject=owner, content="User reads science fiction.")
     lines = folder / "golden.jsonl"
     lines.write_text(
         "".join(
@@ -335,6 +337,9 @@ def test_a_copy_in_the_operations_tenants_case_or_in_nobodys_still_goes(
                 {"tenant_id": str(tenant.id), "expected_ids": [str(theirs.id)], "a": SENTENCE},
                 {"context": {"tenant_id": tenant.slug}, "answer": SENTENCE},
                 {"case_id": str(uuid.uuid4()), "answer": SENTENCE},
+                # Another of the tenant's memories by id, the deleted one by its words only:
+                # every memory id was taken for another tenant's (stop 49's review).
+                {"memories": [{"id": str(kept.id)}, {"text": SENTENCE}]},
                 theirs_case,
                 {"answer": "Something else."},
             )
@@ -354,6 +359,7 @@ def test_a_copy_in_the_operations_tenants_case_or_in_nobodys_still_goes(
     assert json.loads(dataset.read_text()) == {"tenant": tenant.slug, "cases": [{"answer": "k"}]}
     assert not report.exists()
     assert _stored(body)["purged"] == {"rewritten": 3}  # the admin's figures keep the count
+    assert step["status"] == "verified"
 
 
 def test_the_evaluation_steps_shared_figures_are_left_out_of_every_answer_to_agents(
