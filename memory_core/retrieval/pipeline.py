@@ -448,14 +448,20 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
 
     Return, per key: the sets of rows reviewers kept at the group's place
     (``keep_both_scoped`` acknowledges any group within the set it decided on), the item
-    there now, and the group's place.
+    there now, and the group's place: that of the rows a clarification would ask about
+    (``conflicts.contested``), where a reviewer's decision holds. The narrowest rows of the
+    whole group placed a weak winner's clarification at a place none of its candidates
+    held, under a narrower row of a lower authority class it had outranked.
     """
     groups = conflicts.conflict_groups(ranked)
     if not groups:
         return {}, {}, {}
     from memory_core.services.conflicts import conflict_lookup
 
-    places = {key: conflicts.conflict_place(members) for key, members in groups.items()}
+    places = {
+        key: conflicts.conflict_place(conflicts.contested(members))
+        for key, members in groups.items()
+    }
     states = conflict_lookup(tenant_id=ctx.tenant_id, subject_id=ctx.subject_id, groups=places)
     acknowledged = {key: state.kept for key, state in states.items() if state.kept}
     current = {key: state.current for key, state in states.items()}

@@ -132,3 +132,30 @@ def test_a_weak_staging_rule_is_not_asked_about_against_the_rule_for_every_envir
     assert [i.id for i in retrieve(principal=agent_principal, request=in_production).items] == [
         str(everywhere.id)
     ]
+
+
+def test_a_weak_winners_clarification_stands_at_its_candidates_place(agent_principal, tenant):
+    """A weak rule the user stated for every project, an inference beside it as weak, and a
+    project's inference they both outrank: the clarification asks about the first two, at
+    their place (global), and its review item stood at the project's, where a reviewer's
+    "keep both" was then kept for rows that do not hold there (stop 49's review)."""
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    drafts = [
+        MemoryDraft(subject=subject, memory_type="previous_decision", memory_key="deploy.region",
+                    content=content, authority=authority, source_type=source, confidence=0.5,
+                    scope_kind=kind, scope_ref=ref)
+        for content, authority, source, kind, ref in (
+            ("Deploy the API to eu-west-1.", "explicit_user", "user_input", ScopeKind.GLOBAL, ""),
+            ("Deploy the API to us-east-1.", "model_inference", "model_inference",
+             ScopeKind.GLOBAL, ""),
+            ("Deploy the API to ap-south-1.", "model_inference", "model_inference",
+             ScopeKind.PROJECT, "lunest"),
+        )
+    ]  # fmt: skip
+    stated, inferred, _ = memory_store_many(
+        drafts=drafts, principal=SystemPrincipal(tenant_id=tenant.id)
+    )
+    [clarification] = retrieve(principal=agent_principal, request=REQUEST).clarifications
+    assert {c.id for c in clarification.candidates} == _ids([stated, inferred])
+    item = ReviewItem.objects.get(pk=clarification.review_item_id)
+    assert (item.scope, item.environment) == ("global", "")
