@@ -7,7 +7,7 @@ from rest_framework.views import APIView
 
 from api.fields import IdField, UUIDStringField
 from api.memories_serializers import QuerySerializer, StrictSerializer
-from api.parsing import QueryStringChecked, parse_query
+from api.parsing import UNKNOWN_PARAMETER, QueryStringChecked, parse_query
 from api.responses import AGENT, AGENT_BODY, ALREADY_DELETED, BAD_REQUEST, NOT_FOUND, error
 from api.throttling import SpendsNoWriteQuota
 from memory_core.deletion.selectors import (
@@ -46,7 +46,10 @@ class DeletionInputSerializer(StrictSerializer):
 class DeletionListQuerySerializer(QuerySerializer):
     """The list's query string: it takes no parameter, so each one is ``unknown_field``
     (``?limit=5`` and ``?subject=`` were ignored, and the answer read as a page or a filter
-    it was not)."""
+    it was not), with the message of every endpoint that takes none (it said "Unknown
+    parameter.", as the lists that take others do)."""
+
+    unknown_message = UNKNOWN_PARAMETER
 
 
 class DeletionStepSerializer(serializers.Serializer):
