@@ -25,14 +25,15 @@ def env_list(name: str, default: list[str]) -> list[str]:
 def env_rate(name: str, default: str) -> str | None:
     """Return the rate ``name`` ("1200/min": a count, a slash, a period whose first letter,
     s, m, h or d, counts, as the throttles read it), or None when set empty (no limit).
-    Refused at start: "100/week" or "1,200/min" made every API request a 500."""
+    Refused at start: "100/week" or "1,200/min" made every API request a 500, and "0/min"
+    every one a 400 telling the client to send smaller batches (stop 49's audit)."""
     rate = env.str(name, default=default)
     if not rate:
         return None
-    if not re.fullmatch(r"\d+/[smhd][a-z]*", rate):
+    if not re.fullmatch(r"0*[1-9]\d*/[smhd][a-z]*", rate):
         raise ImproperlyConfigured(
-            f'{name} is {rate!r}: a rate is a count and a period, s, m, h or d ("1200/min",'
-            ' "20000/day"), or empty for no limit.'
+            f"{name} is {rate!r}: a rate is a count of at least 1 and a period, s, m, h or d"
+            ' ("1200/min", "20000/day"), or empty for no limit.'
         )
     return rate
 

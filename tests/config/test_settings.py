@@ -312,13 +312,14 @@ def test_each_test_worker_of_a_run_has_its_own_database_and_folders():
 
 
 @pytest.mark.parametrize("setting", ["MEMLEDGER_RATE_LIMIT", "MEMLEDGER_WRITE_QUOTA"])
-@pytest.mark.parametrize("rate", ["100/week", "100 per minute", "1,200/min"])
+@pytest.mark.parametrize("rate", ["100/week", "100 per minute", "1,200/min", "0/min", "00/day"])
 def test_a_malformed_rate_is_refused_at_start_naming_the_variable(setting, rate):
     """ "100/week" passed ``manage.py check`` and made every API request a 500 (KeyError in
-    the throttle's parse; stop 48's audit)."""
+    the throttle's parse; stop 48's audit); "0/min" every one a 400 ``over_limit`` telling
+    the client to send smaller batches (stop 49's)."""
     result = processes.run_manage("check", **{setting: rate})
     assert result.returncode != 0
-    assert f"{setting} is {rate!r}: a rate is a count and a period" in result.stderr
+    assert f"{setting} is {rate!r}: a rate is a count of at least 1 and a period" in result.stderr
 
 
 def test_the_torch_runtime_alone_runs_the_model_as_shipped():
