@@ -434,8 +434,9 @@ class MemoryEventAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 class PolicyDocumentField(forms.JSONField):
-    """A policy document as the admin's text: nested too deeply for Python's parser, it is
-    refused on the form (``RecursionError`` escaped Django's field: a 500)."""
+    """A policy document as the admin's text: nested too deeply for Python's parser, or
+    holding an integer too long for it (over 4,300 digits), it is refused on the form
+    (``RecursionError`` and that ``ValueError`` escaped Django's field: a 500)."""
 
     def to_python(self, value):
         try:
@@ -444,12 +445,16 @@ class PolicyDocumentField(forms.JSONField):
             raise forms.ValidationError(
                 "The document is nested too deeply to read.", code="invalid"
             ) from None
+        except ValueError:  # not a JSONDecodeError, which Django's field answers itself
+            raise forms.ValidationError(
+                "The document holds a number too long to read.", code="invalid"
+            ) from None
 
     def bound_data(self, data, initial):
         """The text as sent, when the form is shown again with its error."""
         try:
             return super().bound_data(data, initial)
-        except RecursionError:
+        except (RecursionError, ValueError):
             return InvalidJSONInput(data)
 
 

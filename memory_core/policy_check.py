@@ -15,7 +15,14 @@ import math
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from memory_core.models.choices import Authority, MemoryClass, MemoryType, Sensitivity, Status
+from memory_core.models.choices import (
+    Authority,
+    MemoryClass,
+    MemoryType,
+    ScopeKind,
+    Sensitivity,
+    Status,
+)
 from memory_core.policy_defaults import DEFAULT_POLICY
 
 logger = logging.getLogger(__name__)
@@ -105,13 +112,14 @@ def policy_errors(document) -> dict[str, str]:
         Sensitivity.values
     ):
         errors["retrieval.max_prompt_sensitivity"] = f"One of {', '.join(Sensitivity.values)}."
-    for path, allowed in (
-        ("retrieval.scope_bound_types", MemoryType.values),
-        ("retrieval.high_impact_types", MemoryType.values),
-        ("admission.workflow_consent_types", MemoryType.values),
-        ("retrieval.scope_bound_kinds", None),
-        ("retrieval.high_impact_key_prefixes", None),
-        ("admission.sensitive_categories", None),
+    for path, allowed, what in (
+        ("retrieval.scope_bound_types", MemoryType.values, "memory types"),
+        ("retrieval.high_impact_types", MemoryType.values, "memory types"),
+        ("admission.workflow_consent_types", MemoryType.values, "memory types"),
+        # "Repo" or "repository" bound nothing, silently (stop 49's audit).
+        ("retrieval.scope_bound_kinds", ScopeKind.values, "scope kinds"),
+        ("retrieval.high_impact_key_prefixes", None, ""),
+        ("admission.sensitive_categories", None, ""),
     ):
         section, key = path.split(".")
         if key in document.get(section, {}):
@@ -119,14 +127,34 @@ def policy_errors(document) -> dict[str, str]:
             if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
                 errors[path] = "Must be a list of strings."
             elif allowed is not None and set(value) - set(allowed):
-                errors[path] = (
-                    f"Unknown memory types: {', '.join(sorted(set(value) - set(allowed)))}."
-                )
+                unknown = ", ".join(_shown(v) for v in sorted(set(value) - set(allowed)))
+                errors[path] = f"Unknown {what}: {unknown}. One of {', '.join(allowed)}."
+    prefixes = "retrieval.high_impact_key_prefixes"
+    if prefixes not in errors:  # a list of strings, or absent
+        if problem := _prefixes_problem(retrieval.get("high_impact_key_prefixes")):
+            errors[prefixes] = problem
     if "admission.sensitive_categories" not in errors:  # a list of strings, or absent
         problem = _categories_problem(document.get("admission", {}).get("sensitive_categories"))
         if problem:
             errors["admission.sensitive_categories"] = problem
     return errors
+
+
+def _prefixes_problem(prefixes) -> str:
+    """Return what is wrong with a list of high-impact key prefixes ("" when nothing is).
+
+    A key's first segment is read in lower case and ends at any character that is not a
+    letter or a digit (``retrieval.policy.is_high_impact``): "Payroll" or "payroll.account"
+    could never match, and a conflict on ``payroll.account`` got a winner by score, the
+    tenant believing it guarded (stop 49's audit).
+    """
+    never = [p for p in dict.fromkeys(prefixes or []) if not (p.isalnum() and p == p.lower())]
+    if not never:
+        return ""
+    return (
+        f"These can never match a key's first segment: {', '.join(_shown(p) for p in never)}. "
+        "A prefix is one segment in lower case, letters and digits only (deploy, billing)."
+    )
 
 
 def _categories_problem(categories) -> str:

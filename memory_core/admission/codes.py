@@ -78,6 +78,10 @@ RULE_CODES: dict[str, tuple[int, str]] = {
         6,
         "Model inference is capped at the policy's maximum confidence.",
     ),
+    "source.confidence_below_floor": (
+        6,
+        "The confidence (after the cap for model inference) is below the tenant policy's floor for what is kept (admission.confidence_floor).",
+    ),
     "consent.explicit_not_allowed": (
         7,
         "Only the user's own words (source user_input) carry explicit consent; a writer can't "

@@ -464,6 +464,10 @@ def read_source(candidate: Candidate, admission: dict, *, trusted: bool) -> Sour
         elif confidence > cap:
             confidence = cap
             codes.append("source.confidence_capped")
+    # The tenant's floor for what is kept at all (0: none), on the confidence kept: the
+    # policy held it, bounded it, and admission read nothing of it (stop 49's audit).
+    if confidence < float(admission.get("confidence_floor", 0.0)):
+        return reading("source.confidence_below_floor", codes)
 
     # 7. Consent: preferences need explicit consent or a workflow the policy approves. Only
     # the user's own words carry explicit consent: a writer can't claim it for what a model

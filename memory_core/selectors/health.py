@@ -169,9 +169,16 @@ def _trace_series(tenant_id, start, day_list, half_lives: dict):
 
 
 def _half_lives(tenant_id) -> dict:
+    """Return the half-lives retrieval reads under the tenant's active policy: its own, the
+    defaults for every type it leaves out (``RetrievalPolicy.from_document``). The document's
+    alone left the SQL's 90 days to the types it lacked, and a task state two half-lives old
+    counted as fresh (stop 49's audit)."""
+    from memory_core.retrieval.policy import RetrievalPolicy
+
     policy = PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True).first()
-    document = policy.document if policy else DEFAULT_POLICY
-    return document.get("half_life_days") or DEFAULT_POLICY["half_life_days"]
+    return RetrievalPolicy.from_document(
+        policy.document if policy else DEFAULT_POLICY
+    ).half_life_days
 
 
 def evaluation_results_folder() -> Path:
