@@ -6,9 +6,17 @@ from __future__ import annotations
 import argparse
 import math
 
+# PostgreSQL's integer settings (statement_timeout) hold at most this.
+PG_INT_MAX = 2**31 - 1
+# A seed is part of the corpus's database name, which holds at most 40 characters after
+# ``memledger_bench_`` (``benchmarks.database.check_name``): ten digits leave the sizes room.
+SEED_MAX = 2**32 - 1
 
-def at_least(minimum: int):
-    """An argparse type: a whole number no smaller than ``minimum``."""
+
+def at_least(minimum: int, most: int | None = None):
+    """An argparse type: a whole number no smaller than ``minimum`` (nor larger than
+    ``most``: a value the database or the corpus's name cannot hold failed after the corpus
+    was built, in a traceback)."""
 
     def parse(text: str) -> int:
         try:
@@ -17,6 +25,8 @@ def at_least(minimum: int):
             raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
         if value < minimum:
             raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {value}")
+        if most is not None and value > most:
+            raise argparse.ArgumentTypeError(f"must be at most {most}, not {value}")
         return value
 
     return parse
@@ -52,7 +62,7 @@ def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
     """``--memories``, ``--tenants`` and ``--seed``: the corpus, as ``bench_retrieval`` built it."""
     parser.add_argument("--memories", type=at_least(100), required=True)
     parser.add_argument("--tenants", type=at_least(1), required=True)
-    parser.add_argument("--seed", type=at_least(0), default=7)
+    parser.add_argument("--seed", type=at_least(0, SEED_MAX), default=7)
 
 
 def add_large_subject_arguments(parser: argparse.ArgumentParser, *, rounds: int) -> None:

@@ -22,7 +22,12 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import OperationalError, connection
 
 from memory_core.benchmarks import measure
-from memory_core.benchmarks.args import add_corpus_arguments, at_least, positive_seconds
+from memory_core.benchmarks.args import (
+    PG_INT_MAX,
+    add_corpus_arguments,
+    at_least,
+    positive_seconds,
+)
 from memory_core.benchmarks.corpus import BUCKETS, CorpusSpec
 from memory_core.benchmarks.setup import measure_as_production, prepare_corpus, use_torch_threads
 from memory_core.embeddings import get_embedder
@@ -78,7 +83,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--statement-timeout-ms",
-            type=at_least(0),
+            type=at_least(0, PG_INT_MAX),
             default=10_000,
             help="statement_timeout for the measured pipeline, in-process and in gunicorn "
             "(0 = none); a timed-out retrieval counts at its full cost (in-process) or as an "
