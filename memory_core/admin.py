@@ -2,8 +2,12 @@
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.contrib.admin.options import IncorrectLookupParameters
+from django.contrib.admin.views.main import ChangeList
 from django.contrib.auth import get_user_model
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import transaction
 from django.forms.fields import InvalidJSONInput
 from django.template.response import TemplateResponse
@@ -12,6 +16,76 @@ from memory_core import models
 from memory_core.exceptions import ValidationFailed
 from memory_core.policy_check import policy_errors
 from memory_core.services.policy import policy_publish
+
+# The date parts a changelist's lookup may name, and the values a date can hold.
+DATE_PARTS = {"__year": (1, 9999), "__month": (1, 12), "__day": (1, 31)}
+
+
+class GuardedChangeList(ChangeList):
+    """A changelist whose query string PostgreSQL or Python could not take is an incorrect
+    lookup (the list again, ``?e=1``), as Django answers an unknown filter: a NUL in a
+    filter's value (``?kind__exact=%00``: PostgreSQL's DataError) and a date part out of
+    range (``?created_at__year=99999``: Python's ValueError) were 500s (stop 49's audit)."""
+
+    def get_filters_params(self, params=None):
+        lookup_params = super().get_filters_params(params)
+        for key, values in lookup_params.items():
+            for value in values if isinstance(values, list) else [values]:
+                if "\x00" in str(value):
+                    raise IncorrectLookupParameters(f"{key} holds a NUL character")
+                part = next((p for p in DATE_PARTS if key.endswith(p)), None)
+                if part is not None and not _whole_number_within(value, *DATE_PARTS[part]):
+                    raise IncorrectLookupParameters(f"{key} is no {part[2:]}")
+        return lookup_params
+
+
+def _whole_number_within(value, low: int, high: int) -> bool:
+    try:
+        return low <= int(value) <= high
+    except (TypeError, ValueError):
+        return False
+
+
+class GuardedAdminMixin:
+    """What every admin page of memledger's models refuses rather than answering 500 with:
+    a changelist query string no database could take (``GuardedChangeList``), an action
+    posted with an id that is none (``_selected_action=not-a-uuid``: every key is a UUID,
+    and ``filter(pk__in=...)`` raised), and an add page's initial value its field cannot
+    read (``?created_at=garbage`` broke the date widget)."""
+
+    def get_changelist(self, request, **kwargs):
+        return GuardedChangeList
+
+    def response_action(self, request, queryset):
+        selected = request.POST.getlist(helpers.ACTION_CHECKBOX_NAME)
+        try:
+            for value in selected:
+                self.opts.pk.to_python(value)
+        except ValidationError:
+            self.message_user(
+                request, "An item selected is no row of this list: nothing was done.",
+                messages.ERROR,
+            )  # fmt: skip
+            return None
+        return super().response_action(request, queryset)
+
+    def get_changeform_initial_data(self, request):
+        initial = super().get_changeform_initial_data(request)
+        for name in list(initial):
+            try:
+                formfield = self.opts.get_field(name).formfield()
+            except FieldDoesNotExist:
+                continue
+            try:
+                if formfield is not None:
+                    formfield.to_python(initial[name])
+            except ValidationError:
+                del initial[name]
+        return initial
+
+
+class MemledgerAdmin(GuardedAdminMixin, admin.ModelAdmin):
+    """The base of memledger's model admins (``GuardedAdminMixin``)."""
 
 
 class NoHardDeleteMixin:
@@ -55,7 +129,7 @@ class LiveTenantMixin:
 
 
 @admin.register(models.Tenant)
-class TenantAdmin(NoHardDeleteMixin, admin.ModelAdmin):
+class TenantAdmin(NoHardDeleteMixin, MemledgerAdmin):
     list_display = ["slug", "name", "created_at", "deleted_at"]
     list_filter = [("deleted_at", admin.EmptyFieldListFilter)]
     search_fields = ["slug", "name"]
@@ -96,7 +170,7 @@ class TenantAdmin(NoHardDeleteMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Subject)
-class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, admin.ModelAdmin):
+class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, MemledgerAdmin):
     list_display = ["external_id", "display_name", "tenant", "created_at", "deletion_queued_at"]
     list_filter = ["tenant"]
     search_fields = ["external_id", "display_name"]
@@ -114,7 +188,12 @@ class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, admin.ModelAdmin):
         # A subject stays in its tenant: its memories, decisions and traces name the tenant
         # too, so moved it left them behind, unreadable by its end user, and showed who it is
         # to the other tenant's reviewers.
-        return [*self.readonly_fields, "tenant"] if obj is not None else self.readonly_fields
+        # Nor is it renamed: its user-scoped memories hold its external id (``user:<id>``),
+        # which retrieval matches with the request's user, so a renamed subject's were
+        # reached by no retrieval again (stop 49's audit), a state the API refuses.
+        if obj is None:
+            return self.readonly_fields
+        return [*self.readonly_fields, "tenant", "external_id"]
 
     @admin.action(description="Delete every memory of the selected subjects (an operation)")
     def request_subject_deletion(self, request, queryset):
@@ -177,7 +256,7 @@ class ApiKeyInline(admin.TabularInline):
 
 
 @admin.register(models.Agent)
-class AgentAdmin(LiveTenantMixin, admin.ModelAdmin):
+class AgentAdmin(LiveTenantMixin, MemledgerAdmin):
     list_display = [
         "name",
         "tenant",
@@ -267,7 +346,7 @@ class AgentAdmin(LiveTenantMixin, admin.ModelAdmin):
 
 
 @admin.register(models.ApiKey)
-class ApiKeyAdmin(admin.ModelAdmin):
+class ApiKeyAdmin(MemledgerAdmin):
     list_display = [
         "prefix",
         "agent",
@@ -337,7 +416,7 @@ class PortalMembershipForm(forms.ModelForm):
 
 
 @admin.register(models.PortalMembership)
-class PortalMembershipAdmin(LiveTenantMixin, admin.ModelAdmin):
+class PortalMembershipAdmin(LiveTenantMixin, MemledgerAdmin):
     form = PortalMembershipForm
     list_display = ["user", "role", "tenant", "subject"]
     list_filter = ["role", "tenant"]
@@ -347,7 +426,7 @@ admin.site.unregister(get_user_model())
 
 
 @admin.register(get_user_model())
-class UserAdmin(DjangoUserAdmin):
+class UserAdmin(GuardedAdminMixin, DjangoUserAdmin):
     """A login that decided a review is deactivated (``Active`` unchecked), never deleted here:
     a decision names who made it (``ReviewItem.resolved_by``), and deleting the login left
     every decision it made naming nobody. The list's "Delete selected" asks the same of each
@@ -361,7 +440,7 @@ class UserAdmin(DjangoUserAdmin):
 
 
 @admin.register(models.Memory)
-class MemoryAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class MemoryAdmin(ReadOnlyMixin, MemledgerAdmin):
     list_display = [
         "memory_type",
         "memory_key",
@@ -428,7 +507,7 @@ def _request_deletion(model_admin, request, label: str, tenant_id, **target):
 
 
 @admin.register(models.MemoryEvent)
-class MemoryEventAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class MemoryEventAdmin(ReadOnlyMixin, MemledgerAdmin):
     list_display = ["created_at", "action", "memory_id", "actor_type", "actor_id", "reason_code"]
     list_filter = ["tenant", "action", "actor_type"]
 
@@ -451,11 +530,12 @@ class PolicyDocumentField(forms.JSONField):
             ) from None
 
     def bound_data(self, data, initial):
-        """The text as sent, when the form is shown again with its error."""
-        try:
-            return super().bound_data(data, initial)
-        except (RecursionError, ValueError):
-            return InvalidJSONInput(data)
+        """The text as sent, when the form is shown again with its error: parsed and dumped
+        again, a ``"\\ud800"`` escape became a lone surrogate in the page, which no
+        response can encode (a 500)."""
+        if self.disabled:
+            return initial
+        return None if data is None else InvalidJSONInput(data)
 
 
 class PolicyVersionForm(forms.ModelForm):
@@ -478,7 +558,7 @@ class PolicyVersionForm(forms.ModelForm):
 
 
 @admin.register(models.PolicyVersion)
-class PolicyVersionAdmin(LiveTenantMixin, admin.ModelAdmin):
+class PolicyVersionAdmin(LiveTenantMixin, MemledgerAdmin):
     """A policy is changed by publishing a new version (``policy_publish``: the tenant's next
     number, active at once), never by editing or removing one. Versions are immutable: a
     memory, a decision and a trace name the version they were made under, and an edited
@@ -536,13 +616,13 @@ class PolicyVersionAdmin(LiveTenantMixin, admin.ModelAdmin):
 
 
 @admin.register(models.AdmissionDecision)
-class AdmissionDecisionAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class AdmissionDecisionAdmin(ReadOnlyMixin, MemledgerAdmin):
     list_display = ["created_at", "tenant", "agent", "outcome", "rule_codes", "memory_type"]
     list_filter = ["tenant", "outcome"]
 
 
 @admin.register(models.ReviewItem)
-class ReviewItemAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class ReviewItemAdmin(ReadOnlyMixin, MemledgerAdmin):
     list_display = [
         "created_at",
         "tenant",
@@ -557,7 +637,7 @@ class ReviewItemAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(models.RetrievalTrace)
-class RetrievalTraceAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class RetrievalTraceAdmin(ReadOnlyMixin, MemledgerAdmin):
     list_display = ["created_at", "tenant", "agent", "mode", "degraded", "latency_ms"]
     list_filter = ["tenant", "mode", "degraded"]
 
@@ -568,7 +648,7 @@ class DeletionStepInline(ReadOnlyMixin, admin.TabularInline):
 
 
 @admin.register(models.DeletionOperation)
-class DeletionOperationAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class DeletionOperationAdmin(ReadOnlyMixin, MemledgerAdmin):
     list_display = ["id", "tenant", "target", "status", "requested_at", "completed_at", "attempts"]
     list_filter = ["tenant", "status", "target"]
     inlines = [DeletionStepInline]
@@ -589,5 +669,5 @@ class DeletionOperationAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
 
 @admin.register(models.Tombstone)
-class TombstoneAdmin(ReadOnlyMixin, admin.ModelAdmin):
+class TombstoneAdmin(ReadOnlyMixin, MemledgerAdmin):
     list_display = ["memory_id", "tenant_id", "deleted_at", "operation"]
