@@ -7,7 +7,22 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+import time
 from pathlib import Path
+
+# The name a new file has until ``replacing`` renames it over the old one: a walk of its
+# folder (the deletion's evaluation step) leaves it alone while it is written
+# (``being_written``). Read as a dataset, another deletion rewrote it and put it back beside
+# the dataset it had become: a second copy of every tenant's remaining cases (stop 49's audit).
+NEW_FILE_PREFIX = ".memledger-new-"
+# A new file untouched this long was left by a process that died while writing it: nothing
+# will rename it, and a walk reads it as any other file (it may hold deleted words).
+ABANDONED_SECONDS = 600
+
+
+def being_written(path: Path, mtime: float) -> bool:
+    """Whether ``path`` (last modified at ``mtime``) is a new file ``replacing`` is writing."""
+    return path.name.startswith(NEW_FILE_PREFIX) and time.time() - mtime < ABANDONED_SECONDS
 
 
 @contextlib.contextmanager
@@ -22,7 +37,7 @@ def replacing(path: Path):
     error midway leaves ``path`` as it was (the new file is removed).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=path.suffix)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=NEW_FILE_PREFIX, suffix=path.suffix)
     try:
         with os.fdopen(fd, "wb") as handle:
             with contextlib.suppress(FileNotFoundError):

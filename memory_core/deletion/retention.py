@@ -390,10 +390,11 @@ def export_files_orphaned_remove(*, now=None, batch: int = 1000) -> int:
     A request that wrote its export's file and then failed (a lost connection, a COMMIT
     that failed, gunicorn's timeout) rolled its row back and left the file, a full copy of
     a subject's memories, that no row-driven expiry ever reached; so did a write killed
-    before its rename (``.tmp-*.json``). Only ``<tenant id>/<subject id>/*.json`` files are
-    considered, by their modification time and name alone (never read, so never held in
-    memory), each looked up among its own tenant's rows; links are never followed. A file
-    being written now is newer than the cutoff.
+    before its rename (``.memledger-new-*.json``, ``files.NEW_FILE_PREFIX``). Only
+    ``<tenant id>/<subject id>/*.json`` files are considered, by their modification time
+    and name alone (never read, so never held in memory), each looked up among its own
+    tenant's rows; links are never followed. A file being written now is newer than the
+    cutoff.
     """
     hours = settings.MEMLEDGER_EXPORT_RETENTION_HOURS or ORPHAN_EXPORT_HOURS
     cutoff = ((now or timezone.now()) - timedelta(hours=hours)).timestamp()

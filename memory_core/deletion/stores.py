@@ -30,6 +30,7 @@ from django.utils import timezone
 
 from memory_core import retrieval_cache
 from memory_core.exports import export_delete, export_dir, export_remove_memories
+from memory_core.files import being_written
 from memory_core.json_types import json_loads
 from memory_core.models import (
     DeletionOperation,
@@ -796,9 +797,16 @@ def _read_text(path: Path) -> str | None:
         return None
 
 
-def _eval_files() -> tuple[list[Path], list[str]]:
+def _eval_files(*, leave_new: bool = False) -> tuple[list[Path], list[str]]:
     """Return every regular file under MEMLEDGER_EVAL_DATA_DIRS, whatever its name, and the
-    places there that could not be listed or looked at.
+    places there that could not be listed or looked at; with ``leave_new`` (the purge), not
+    the new files another deletion's rewrite is writing (``files.being_written``).
+
+    The purge leaves them: read as datasets of their own, another deletion rewrote one and put
+    it back beside the dataset it had become (stop 49's audit). The verification reads them:
+    written under the dataset's lock, one made after this purge holds none of its words, and
+    one left by a process that died mid-write may hold them (it fails the step until, past
+    ``files.ABANDONED_SECONDS``, a purge reads it as any file).
 
     Subfolders that are symbolic links (shared storage mounted there) are followed; each real
     folder is walked once (a link back up the tree ends there) and each real file is returned
@@ -826,15 +834,18 @@ def _eval_files() -> tuple[list[Path], list[str]]:
             for name in names:
                 path = os.path.join(current, name)
                 try:
-                    mode = os.stat(path).st_mode
+                    found = os.stat(path)
                 except FileNotFoundError:
                     continue  # a link to nothing, or removed since the listing
                 except OSError:
                     unreadable.append(path)
                     continue
                 # Not a FIFO or a device: reading one could block the worker forever.
-                if stat.S_ISREG(mode):
-                    files.add(os.path.realpath(path))
+                if not stat.S_ISREG(found.st_mode):
+                    continue
+                if leave_new and being_written(Path(name), found.st_mtime):
+                    continue
+                files.add(os.path.realpath(path))
     return [Path(path) for path in sorted(files)], unreadable
 
 
@@ -1240,7 +1251,7 @@ class EvaluationStore(Store):
         rewritten = 0
         if ctx.memory_ids:
             residue = ctx.residue(content=True)
-            files, _ = _eval_files()
+            files, _ = _eval_files(leave_new=True)
             for path in files:
                 try:
                     about = residue.in_file(path)

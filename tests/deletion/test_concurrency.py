@@ -1,12 +1,14 @@
 """Deletions racing each other (one export and evaluation file) and racing a retrieval."""
 
 import json
+import os
 import threading
 import time
 
 import pytest
 from django.db import connection, transaction
 
+from memory_core import files as memledger_files
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
 from memory_core.deletion.worker import WorkerProcess
@@ -18,7 +20,7 @@ from memory_core.retrieval.types import RetrievalRequest
 from memory_core.rls import tenant_scope
 from tests.celery_worker import unique_queue
 from tests.deletion.conftest import eval_file, journal_line
-from tests.factories import MemoryFactory
+from tests.factories import MemoryFactory, SubjectFactory
 from tests.threads import errors_of, in_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -1041,3 +1043,71 @@ def test_expiring_traces_during_a_deletion_runs_traces_step_does_not_deadlock(
     assert not _deadlocks(failures), failures
     assert runner.result == DeletionOperation.State.COMPLETED, failures
     assert not RetrievalTrace.objects.filter(pk__in=traces).exists()
+
+
+def test_a_deletion_never_rewrites_another_deletions_new_file_into_a_stray_copy(
+    tenant, other_tenant, settings, tmp_path, private_queue, monkeypatch
+):
+    """Two deletions' evaluation steps on one dataset at once leave a stray copy of it.
+
+    Operation B rewrites ``golden.jsonl`` through ``files.replacing``: its new text is first
+    a new file beside it (``.memledger-new-XXXX.jsonl``), renamed over the dataset at the end
+    (B holds the dataset's advisory lock, ``lock_file``). Operation A, walking the folder
+    meanwhile (``_eval_files``), took B's new file for a dataset of its own (a regular file
+    holding A's words), locked it under its own name (no wait: B locked ``golden.jsonl``)
+    and rewrote it with ``replacing`` too. When B's rename landed between A's read and A's
+    rename, A's rename put the new file back: a second, permanent copy of the dataset (every
+    tenant's remaining cases) that nothing made on purpose and nothing removed. (Seen without
+    any pause too: about one run in six of four concurrent deletions on two files.)
+
+    Now the step leaves alone a file ``replacing`` is writing (``files.being_written``): the
+    folder holds the dataset alone, without either deleted memory's words (stop 49's audit).
+    """
+    folder = tmp_path / "eval"
+    folder.mkdir()
+    settings.MEMLEDGER_EVAL_DATA_DIRS = [str(folder)]
+    words = {tenant.id: "Alice likes green tea.", other_tenant.id: "Bob likes black coffee."}
+    operations = {}
+    for t in (tenant, other_tenant):
+        memory = MemoryFactory(subject=SubjectFactory(tenant=t), content=words[t.id])
+        with tenant_scope(t.id):
+            operations[t.id] = deletion_request(
+                principal=SystemPrincipal(tenant_id=t.id), memory_id=memory.id
+            )
+    kept = [{"tenant_id": str(t.id), "answer": "Something else."} for t in (tenant, other_tenant)]
+    cases = [{"tenant_id": str(t), "answer": w} for t, w in words.items()] + kept
+    dataset = folder / "golden.jsonl"
+    dataset.write_text("".join(json.dumps(case) + "\n" for case in cases))
+
+    b_renaming, go_b, a_renaming, go_a = (threading.Event() for _ in range(4))
+    real_replace = os.replace
+
+    def replace(src, dst):
+        name = threading.current_thread().name
+        if name == "B" and os.path.basename(dst) == "golden.jsonl" and not go_b.is_set():
+            b_renaming.set()  # B's new text is written, not yet renamed over the dataset
+            assert go_b.wait(30)
+        leaving = os.path.basename(dst).startswith(memledger_files.NEW_FILE_PREFIX)
+        if name == "A" and leaving and not go_a.is_set():
+            a_renaming.set()  # A read B's temporary file and is about to replace it
+            assert go_a.wait(30)
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(memledger_files.os, "replace", replace)
+
+    def run(tenant_id):
+        with tenant_scope(tenant_id):
+            return deletion_run(operation_id=operations[tenant_id].id)
+
+    b = in_thread(lambda: run(other_tenant.id), name="B", released=[b_renaming])
+    assert b_renaming.wait(30) and b.error is None, b.error
+    a = in_thread(lambda: run(tenant.id), name="A", released=[a_renaming])
+    took_bs_file = a_renaming.wait(10)
+    go_b.set()
+    b.wait(60)
+    go_a.set()
+    assert errors_of(a, b) == []
+    assert (a.result, b.result) == ("completed", "completed")
+    assert sorted(p.name for p in folder.iterdir()) == ["golden.jsonl"]
+    assert not took_bs_file, "operation A rewrote operation B's temporary file"
+    assert [json.loads(line) for line in dataset.read_text().splitlines()] == kept

@@ -381,3 +381,27 @@ def test_the_evaluation_steps_shared_figures_are_left_out_of_every_answer_to_age
     stored = _stored(body)
     assert stored["purged"] == {"rewritten": 1} and stored["files_scanned"] == 1
     assert "ms" in stored
+
+
+def test_a_new_file_a_dead_rewrite_left_is_verified_then_scrubbed_once_abandoned(
+    api_client, memories, folder
+):
+    """The purge leaves alone a new file another deletion's rewrite is writing
+    (``files.being_written``: read as a dataset of its own, it was put back beside the
+    dataset it had become, stop 49's audit). One left by a process that died mid-write may
+    hold the words: the verification reads it (the step is not verified), and once it is
+    older than ``files.ABANDONED_SECONDS`` the purge scrubs it as any file."""
+    import os
+    import time
+
+    from memory_core.deletion.runner import deletion_run
+    from memory_core.files import ABANDONED_SECONDS, NEW_FILE_PREFIX
+
+    left = folder / f"{NEW_FILE_PREFIX}a1b2.jsonl"
+    left.write_text(json.dumps(_case(memories[0])) + "\n")
+    body, step = _delete(api_client, memories[0])
+    assert step["status"] != "verified" and left.exists()
+    stale = time.time() - ABANDONED_SECONDS - 5
+    os.utime(left, (stale, stale))
+    assert deletion_run(operation_id=body["operation_id"]) == "completed"
+    assert not left.exists() or str(memories[0].id) not in left.read_text()

@@ -456,7 +456,7 @@ def test_an_export_file_no_row_names_is_deleted_once_past_the_export_retention(
     )
     day = timedelta(hours=25)
     old = _orphan(owner.tenant_id, owner.id, f"{uuid.uuid4()}.json", '{"memories": []}', age=day)
-    half_written = _orphan(owner.tenant_id, owner.id, ".tmp-x1y2.json", '{"memo', age=day)
+    half_written = _orphan(owner.tenant_id, owner.id, ".memledger-new-x1y2.json", '{"memo', age=day)
     recent = _orphan(owner.tenant_id, owner.id, f"{uuid.uuid4()}.json", "{}", age=timedelta(0))
     # An export of another tenant, its file under its own tenant's folder: found by its row
     # there, never by a row of another tenant with the same path below it.
@@ -513,7 +513,7 @@ def test_a_subjects_deletion_reaches_an_export_file_no_row_names(
     half = _orphan(
         owner.tenant_id,
         owner.id,
-        ".tmp-a1b2.json",
+        ".memledger-new-a1b2.json",
         json_module.dumps(document)[:60],
         age=timedelta(0),
     )
