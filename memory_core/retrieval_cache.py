@@ -65,11 +65,6 @@ def _tenant_generation_key(namespace: str, tenant_id) -> str:
     return f"memledger:gen:{namespace}:{tenant_id}"
 
 
-def subject_generation(*, tenant_id, subject_id, namespace: str = "retrieval") -> int:
-    """Return the subject's current generation in ``namespace``, creating one if missing."""
-    return _generations([_generation_key(namespace, tenant_id, subject_id)])[0]
-
-
 def _generations(keys: list[str]) -> list[int]:
     """Return the current generation of each of ``keys`` (one read), creating the missing."""
     found = cache.get_many(keys)
