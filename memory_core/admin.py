@@ -73,12 +73,17 @@ class GuardedAdminMixin:
         initial = super().get_changeform_initial_data(request)
         for name in list(initial):
             try:
-                formfield = self.opts.get_field(name).formfield()
+                field = self.opts.get_field(name)
             except FieldDoesNotExist:
                 continue
+            # A reverse relation (``?subjects=``) has no form field: ignored, as Django did.
+            formfield = field.formfield() if getattr(field, "concrete", False) else None
+            if formfield is None:
+                del initial[name]
+                continue
             try:
-                if formfield is not None:
-                    formfield.to_python(initial[name])
+                # The value read, not the text: the date widget took "2024-01-01" for one.
+                initial[name] = formfield.to_python(initial[name])
             except ValidationError:
                 del initial[name]
         return initial

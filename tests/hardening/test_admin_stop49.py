@@ -138,3 +138,21 @@ def test_renaming_a_subject_in_the_admin_strands_its_user_scoped_memories(
     assert found(subject.external_id), (
         f"subject now {subject.external_id!r}: its user-scoped memory is retrieved by no id"
     )
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "url",
+    [
+        "/admin/memory_core/tenant/add/?subjects=x",  # a reverse relation: no form field
+        "/admin/memory_core/tenant/add/?created_at=2024-01-01",
+        "/admin/memory_core/tenant/add/?created_at=2024-01-01T10:00:00",
+        "/admin/memory_core/subject/add/?created_at=2024-01-01",
+    ],
+)
+def test_an_add_page_prefilled_with_a_relation_or_a_good_date_opens(admin_client, tenant, url):
+    """The first guard of add-page prefills (stop 49) made a reverse relation's name a 500
+    (it has no form field) and kept a well-formed date as text, which the date widget broke
+    on as it did on "garbage" (stop 49's last review): the page opens, the value read."""
+    admin_client.raise_request_exception = False
+    assert admin_client.get(url).status_code == 200
