@@ -46,6 +46,19 @@ def inferred(subject, content="Seems to prefer detailed answers.") -> dict:
     }
 
 
+def approve_an_inference_on(head, reviewer) -> Memory:
+    """Approve a sensitive inference written on ``head``'s key; return the approved row."""
+    item = pending_write_on(
+        head,
+        "Seems to prefer detailed answers, says the user's doctor.",
+        authority="model_inference",
+        source_type="model_inference",
+        consent="workflow",
+    )
+    review_approve(principal=reviewer, item_id=item.id, reason="ok")
+    return Memory.objects.get(pk=item.memory_id)
+
+
 def test_a_correction_of_a_memory_past_its_valid_until_is_refused(api_client, expired):
     """Answered 201 and superseded, with a new end asked: the expired fact was in use again."""
     response = api_client.post(
@@ -93,15 +106,7 @@ def test_a_write_supersedes_a_head_still_in_use(agent_principal, tenant, subject
 def test_an_approval_is_not_measured_against_a_head_past_its_valid_until(expired, reviewer):
     """A waiting inference on the key, approved after the head's end passed, opened a
     conflict with a memory no agent is given."""
-    item = pending_write_on(
-        expired,
-        "Seems to prefer detailed answers, says the user's doctor.",
-        authority="model_inference",
-        source_type="model_inference",
-        consent="workflow",
-    )
-    review_approve(principal=reviewer, item_id=item.id, reason="ok")
-    approved = Memory.objects.get(pk=item.memory_id)
+    approved = approve_an_inference_on(expired, reviewer)
     assert approved.status == Status.ACTIVE and approved.supersedes_id is None
     assert not ReviewItem.objects.filter(kind="conflict").exists()
     expired.refresh_from_db()

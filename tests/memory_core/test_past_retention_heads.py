@@ -29,7 +29,7 @@ from tests.factories import (
     pending_write_on,
     write_body,
 )
-from tests.memory_core.test_past_end_heads import KEY, inferred
+from tests.memory_core.test_past_end_heads import KEY, approve_an_inference_on, inferred
 
 pytestmark = pytest.mark.django_db
 
@@ -94,15 +94,7 @@ def test_an_approval_within_the_retention_still_supersedes_the_head(tenant, subj
 def test_an_approval_is_not_measured_against_a_head_past_its_retention(overdue, reviewer):
     """A waiting inference on the key, approved: it opened a conflict with the overdue head,
     a memory no agent is given (``approval_head``, ``heads_on_key``)."""
-    item = pending_write_on(
-        overdue,
-        "Seems to prefer detailed answers, says the user's doctor.",
-        authority="model_inference",
-        source_type="model_inference",
-        consent="workflow",
-    )
-    review_approve(principal=reviewer, item_id=item.id, reason="ok")
-    approved = Memory.objects.get(pk=item.memory_id)
+    approved = approve_an_inference_on(overdue, reviewer)
     assert approved.status == Status.ACTIVE and approved.supersedes_id is None
     assert not ReviewItem.objects.filter(kind="conflict").exists()
     overdue.refresh_from_db()
@@ -180,22 +172,28 @@ def test_a_correction_waiting_past_its_retention_is_not_already_waiting(api_clie
     assert Memory.objects.filter(status=Status.PENDING_APPROVAL).count() == 2
 
 
-@pytest.fixture
-def rivals(tenant, subject):
-    """Two inferences on one key in conflict (an open item): the first written 40 days ago,
-    past its retention under a policy keeping preferences 30 days; the second today."""
+def _conflict_of_inferences(tenant, subject, *, old_days: int):
+    """Two inferences on one key in conflict (an open item), the first written ``old_days``
+    ago, the second today; return (the item, the old one, the new one)."""
     old, new = (
         MemoryFactory(subject=subject, memory_key=KEY, content=content,
                       authority="model_inference", source_type="model_inference")
         for content in ("Prefers concise answers.", "Prefers detailed answers.")
     )  # fmt: skip
-    _written_days_ago(old, 40)
-    _keep_preferences(tenant, 30)
+    _written_days_ago(old, old_days)
     item = conflict_open(
         tenant_id=tenant.id, subject_id=subject.id, memory_key=KEY,
         place=ConflictPlace.of(old), candidate_ids=[old.id, new.id],
     )  # fmt: skip
     return item, old, new
+
+
+@pytest.fixture
+def rivals(tenant, subject):
+    """Two inferences on one key in conflict (an open item): the first written 40 days ago,
+    past its retention under a policy keeping preferences 30 days; the second today."""
+    _keep_preferences(tenant, 30)
+    return _conflict_of_inferences(tenant, subject, old_days=40)
 
 
 def test_a_winner_past_its_retention_is_not_active_and_nothing_changes(rivals, reviewer):
@@ -225,17 +223,8 @@ def test_choosing_the_live_winner_leaves_a_loser_past_its_retention_to_the_sweep
 def test_without_an_active_policy_nothing_is_past_its_retention(tenant, subject, reviewer):
     """As retrieval and the sweep read it: no active policy limits nothing (not the
     defaults' ``inferred_days``), and an old inference still wins."""
-    old, new = (
-        MemoryFactory(subject=subject, memory_key=KEY, content=content,
-                      authority="model_inference", source_type="model_inference")
-        for content in ("Prefers concise answers.", "Prefers detailed answers.")
-    )  # fmt: skip
-    _written_days_ago(old, 400)
     PolicyVersion.objects.filter(tenant=tenant).update(is_active=False)
-    item = conflict_open(
-        tenant_id=tenant.id, subject_id=subject.id, memory_key=KEY,
-        place=ConflictPlace.of(old), candidate_ids=[old.id, new.id],
-    )  # fmt: skip
+    item, old, new = _conflict_of_inferences(tenant, subject, old_days=400)
     conflict_resolve(principal=SystemPrincipal(tenant_id=tenant.id), item_id=item.id,
                      outcome="choose_winner", winner_id=old.id, reason="the old one")  # fmt: skip
     assert Memory.objects.get(pk=new.pk).status == Status.REVOKED

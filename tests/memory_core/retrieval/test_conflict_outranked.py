@@ -39,6 +39,15 @@ def _store(tenant, rows, confidence=0.8):
     return memory_store_many(drafts=drafts, principal=SystemPrincipal(tenant_id=tenant.id))
 
 
+def _tied_at_staging(tenant):
+    """Lunest's rule for every environment, and two rules of its staging, tied."""
+    return _store(tenant, [
+        ("eu-west-1", ScopeKind.PROJECT, "lunest", ""),
+        ("us-east-1", ScopeKind.PROJECT, "lunest", "staging"),
+        ("ap-south-1", ScopeKind.PROJECT, "lunest", "staging"),
+    ])  # fmt: skip
+
+
 def _ids(rows) -> set[str]:
     return {str(row.id) for row in rows}
 
@@ -46,11 +55,7 @@ def _ids(rows) -> set[str]:
 def test_a_staging_conflict_leaves_out_the_rule_for_every_environment(
     agent_principal, tenant, reviewer
 ):
-    everywhere, staging, other = _store(tenant, [
-        ("eu-west-1", ScopeKind.PROJECT, "lunest", ""),
-        ("us-east-1", ScopeKind.PROJECT, "lunest", "staging"),
-        ("ap-south-1", ScopeKind.PROJECT, "lunest", "staging"),
-    ])  # fmt: skip
+    everywhere, staging, other = _tied_at_staging(tenant)
     in_staging = replace(REQUEST, environment="staging")
     in_production = replace(REQUEST, environment="production")
     assert [i.id for i in retrieve(principal=agent_principal, request=in_production).items] == [
@@ -97,11 +102,7 @@ def test_a_projects_conflict_leaves_out_the_keys_global_rule(agent_principal, te
 def test_keeping_both_tied_rows_holds_beside_an_outranked_one(agent_principal, tenant, reviewer):
     """A reviewer kept both staging rules: the group (with the rule for every environment)
     is not asked about again, and the outranked rule is left out in staging as before."""
-    everywhere, staging, other = _store(tenant, [
-        ("eu-west-1", ScopeKind.PROJECT, "lunest", ""),
-        ("us-east-1", ScopeKind.PROJECT, "lunest", "staging"),
-        ("ap-south-1", ScopeKind.PROJECT, "lunest", "staging"),
-    ])  # fmt: skip
+    everywhere, staging, other = _tied_at_staging(tenant)
     in_staging = replace(REQUEST, environment="staging")
     [clarification] = retrieve(principal=agent_principal, request=in_staging).clarifications
     conflict_resolve(principal=reviewer, item_id=clarification.review_item_id,
