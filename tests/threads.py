@@ -75,3 +75,16 @@ def errors_of(*threads: InThread, timeout: float = 60) -> list[BaseException]:
     for thread in threads:
         thread.wait(timeout)
     return [thread.error for thread in threads if thread.error is not None]
+
+
+def someone_waits_for_a_lock(kind: str | None = None, *, sessions: int = 1) -> bool:
+    """Return whether ``sessions`` sessions of this database (or more) wait for a lock (of
+    ``kind``: 'advisory', 'tuple', 'transactionid', ...; any without): how a race test knows
+    the thread it started is blocked where it should be."""
+    with connections["default"].cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND wait_event_type = 'Lock' AND (%s::text IS NULL OR wait_event = %s::text)",
+            [kind, kind],
+        )
+        return cursor.fetchone()[0] >= sessions

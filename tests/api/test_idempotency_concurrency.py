@@ -5,25 +5,15 @@ import time
 
 import pytest
 from django.core.cache import caches
-from django.db import connection
 from django.test import override_settings
 
 from api import memories, throttling
 from memory_core.exceptions import EmbeddingUnavailable
 from memory_core.models import AdmissionDecision, IdempotencyRecord, Memory
 from tests.api.test_memories import URL, body
-from tests.threads import in_thread
+from tests.threads import in_thread, someone_waits_for_a_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-def _someone_waits_for_a_transaction() -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND wait_event_type = 'Lock' AND wait_event = 'transactionid'"
-        )
-        return cursor.fetchone()[0] >= 1
 
 
 def _wait_until(condition, timeout=30.0) -> None:
@@ -59,7 +49,7 @@ def _race(api_client, monkeypatch, *, first_fails: bool, second_body=None):
     first = in_thread(send(body()), name="first", released=[inside])
     assert inside.wait(30)
     second = in_thread(send(second_body or body()), name="second")
-    _wait_until(_someone_waits_for_a_transaction)
+    _wait_until(lambda: someone_waits_for_a_lock("transactionid"))
     release.set()
     return first.outcome(), second.outcome(), calls
 

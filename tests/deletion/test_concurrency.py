@@ -21,7 +21,7 @@ from memory_core.rls import tenant_scope
 from tests.celery_worker import unique_queue
 from tests.deletion.conftest import eval_file, journal_line
 from tests.factories import MemoryFactory, SubjectFactory
-from tests.threads import errors_of, in_thread
+from tests.threads import errors_of, in_thread, someone_waits_for_a_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -62,18 +62,6 @@ def test_concurrent_runs_never_put_back_what_another_removed(owner, private_queu
     golden.unlink()
 
 
-def _someone_waits_for_a_lock(kind: str | None = None, *, sessions: int = 1) -> bool:
-    """Return whether ``sessions`` sessions of this database (or more) wait for a lock (of
-    ``kind``: 'advisory', 'tuple', 'transactionid', ...; any without)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND wait_event_type = 'Lock' AND (%s::text IS NULL OR wait_event = %s::text)",
-            [kind, kind],
-        )
-        return cursor.fetchone()[0] >= sessions
-
-
 def _as_request(tenant_id, work):
     """Return ``work`` run as an API request runs it: for the tenant (row-level security),
     in one transaction (``ATOMIC_REQUESTS``)."""
@@ -85,7 +73,7 @@ def _as_request(tenant_id, work):
     return run
 
 
-def _until_it_waits(thread, waits=_someone_waits_for_a_lock) -> None:
+def _until_it_waits(thread, waits=someone_waits_for_a_lock) -> None:
     """Return once ``thread`` has ended or someone waits for a lock (30 s at most)."""
     deadline = time.monotonic() + 30
     while thread.is_alive() and not waits():
@@ -139,7 +127,7 @@ def test_a_retrieval_that_read_a_memory_before_its_deletion_leaves_no_trace_of_i
     deletion = in_thread(delete, name="deletion")
     # The deletion either finishes before the retrieval's trace exists (the race) or waits
     # for the retrieval to finish first.
-    _until_it_waits(deletion, lambda: _someone_waits_for_a_lock("advisory"))
+    _until_it_waits(deletion, lambda: someone_waits_for_a_lock("advisory"))
     go.set()
     assert errors_of(retrieval, deletion) == []
     operation, status = deletion.result
@@ -181,7 +169,7 @@ def test_a_retrieval_in_flight_during_a_replayed_deletion_leaves_no_trace_of_it(
     retrieval = in_thread(agent_request, name="retrieval")
     assert fetched.wait(60)
     replayer = in_thread(replay, name="replay")
-    _until_it_waits(replayer, lambda: _someone_waits_for_a_lock("advisory"))
+    _until_it_waits(replayer, lambda: someone_waits_for_a_lock("advisory"))
     go.set()
     assert errors_of(retrieval, replayer) == []
     assert replayer.result["incomplete"] == {}, replayer.result
@@ -951,7 +939,7 @@ def test_a_replayed_deletion_and_a_conflict_resolution_on_its_rows_do_not_deadlo
     replayer = in_thread(replay, name="replay")
     _until_it_waits(replayer)
     resolver = in_thread(_as_request(tenant.id, resolve))
-    _until_it_waits(resolver, lambda: _someone_waits_for_a_lock(sessions=2))
+    _until_it_waits(resolver, lambda: someone_waits_for_a_lock(sessions=2))
     let_go.set()
     errors = errors_of(holder, replayer, resolver)
     assert not _deadlocks(errors), errors
@@ -1033,7 +1021,7 @@ def test_expiring_traces_during_a_deletion_runs_traces_step_does_not_deadlock(
     runner = in_thread(run, name="run")
     _until_it_waits(runner)
     sweeper = in_thread(sweep, name="sweep")
-    _until_it_waits(sweeper, lambda: _someone_waits_for_a_lock(sessions=2))
+    _until_it_waits(sweeper, lambda: someone_waits_for_a_lock(sessions=2))
     let_go.set()
     errors = errors_of(holder, runner, sweeper)
     assert not _deadlocks(errors), errors

@@ -600,7 +600,7 @@ def test_a_sweep_that_finds_its_rows_taken_meanwhile_opens_no_empty_operation(ow
     from memory_core.principals import SubjectPrincipal
     from memory_core.rls import platform_scope
     from tests.deletion.conftest import held_in_another_transaction
-    from tests.threads import in_thread
+    from tests.threads import in_thread, someone_waits_for_a_lock
 
     old = _memory(owner, MemoryType.EPISODE, MemoryClass.EPISODIC, timedelta(days=91))
     user = SubjectPrincipal(tenant_id=owner.tenant_id, subject_id=owner.id, user_id=1)
@@ -614,19 +614,8 @@ def test_a_sweep_that_finds_its_rows_taken_meanwhile_opens_no_empty_operation(ow
     ):
         sweeper = in_thread(sweep)
         deadline = time.monotonic() + 30
-        while not _someone_waits_for_a_lock() and sweeper.is_alive():
+        while not someone_waits_for_a_lock() and sweeper.is_alive():
             assert time.monotonic() < deadline
             time.sleep(0.02)
     assert sweeper.outcome(30)["deletion_operations"] == 0
     assert list(DeletionOperation.objects.values_list("reason_code", flat=True)) == ["requested"]
-
-
-def _someone_waits_for_a_lock() -> bool:
-    from django.db import connection
-
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND wait_event_type = 'Lock'"
-        )
-        return cursor.fetchone()[0] > 0

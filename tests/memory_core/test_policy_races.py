@@ -11,7 +11,7 @@ import copy
 import time
 
 import pytest
-from django.db import connection, transaction
+from django.db import transaction
 
 from memory_core.models import PolicyVersion
 from memory_core.policy_defaults import DEFAULT_POLICY
@@ -19,7 +19,7 @@ from memory_core.rls import tenant_scope
 from memory_core.services.policy import policy_ensure, policy_publish
 from tests.deletion.conftest import held_in_another_transaction
 from tests.factories import TenantFactory
-from tests.threads import in_thread
+from tests.threads import in_thread, someone_waits_for_a_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -36,20 +36,11 @@ def _run_while_held(tenant_id, hold, request):
     with held_in_another_transaction(tenant_id, hold):
         thread = in_thread(as_request)
         deadline = time.monotonic() + 30
-        while thread.is_alive() and not _someone_waits_for_a_lock():
+        while thread.is_alive() and not someone_waits_for_a_lock():
             assert time.monotonic() < deadline, "the request neither waited nor ended"
             time.sleep(0.02)
     thread.wait(30)
     return thread
-
-
-def _someone_waits_for_a_lock() -> bool:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND wait_event_type = 'Lock'"
-        )
-        return cursor.fetchone()[0] > 0
 
 
 def _versions(tenant):
