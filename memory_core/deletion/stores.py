@@ -769,19 +769,24 @@ def eval_dirs_missing() -> list[str]:
     ]
 
 
-# The evaluation files the step rewrites case by case: one JSON document, or one per line.
+# The evaluation files the step rewrites case by case: one JSON document, one per line, or
+# one per record of a table (its delimiter by the suffix).
 JSON_SUFFIXES = frozenset({".json"})
 LINES_SUFFIXES = frozenset({".jsonl", ".ndjson"})
+TABLE_DELIMITERS = {".csv": ",", ".tsv": "\t"}
 
 
 def _file_kind(path: Path) -> str:
-    """Return how a file is read: ``json``, ``lines`` (JSONL, NDJSON) or ``text`` (any other
-    file: a CSV, a report), by its suffix in any letter case (``golden.JSON`` is JSON)."""
+    """Return how a file is read: ``json``, ``lines`` (JSONL, NDJSON), ``table`` (CSV, TSV)
+    or ``text`` (any other file: a report), by its suffix in any letter case (``golden.JSON``
+    is JSON)."""
     suffix = path.suffix.lower()
     if suffix in JSON_SUFFIXES:
         return "json"
     if suffix in LINES_SUFFIXES:
         return "lines"
+    if suffix in TABLE_DELIMITERS:
+        return "table"
     return "text"
 
 
@@ -910,6 +915,29 @@ def _tenant_values(node) -> set[str]:
             stack.extend(item)
     # A slug is at most 64 characters (Tenant.slug): a longer string names no tenant.
     return {value for value in found if 0 < len(value) <= 64}
+
+
+# A physical line with its end (``\r\n``, ``\n`` or ``\r``), or the last one without.
+_PHYSICAL_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def table_records(path: Path, text: str) -> list[tuple[str, list[str]]] | None:
+    """Return the records of the text of a CSV or TSV file, each as its text (the physical
+    lines it spans, their ends kept: a quoted field may hold a line end) and its fields; or
+    None when the text is not such a table (``csv.Error``: a NUL, a field past the size limit).
+
+    Written back, the records kept give the file as it was, byte for byte, without the rest.
+    """
+    lines = _PHYSICAL_LINE.findall(text)
+    reader = csv.reader(iter(lines), delimiter=TABLE_DELIMITERS[path.suffix.lower()])
+    records, start = [], 0
+    try:
+        for fields in reader:
+            records.append(("".join(lines[start : reader.line_num]), fields))
+            start = reader.line_num
+    except csv.Error:
+        return None
+    return records
 
 
 def _tenant_column(header: str) -> tuple[str, int] | None:
@@ -1098,6 +1126,25 @@ class Residue:
                     continue
         return any(content_hash(string) in self.hashes for string in strings)
 
+    def records_about(self, records: list[tuple[str, list[str]]]) -> list[bool]:
+        """Return, for each record of a CSV or TSV file (``table_records``), whether it is
+        about the memories: it names one, or holds a copy of the content (the record or a
+        field of it) in a case that is not another tenant's, by the ids it holds and its
+        field in the column the first record (the header) names as a tenant's."""
+        header = [field.strip().lower() for field in records[0][1]] if records else []
+        column = next((i for i, name in enumerate(header) if name in TENANT_KEYS), None)
+        about = []
+        for raw, fields in records:
+            if self.names(raw):
+                about.append(True)
+                continue
+            copied = bool(self.hashes) and any(
+                content_hash(string) in self.hashes for string in (raw, *fields)
+            )
+            tenant = fields[column].strip() if column is not None and column < len(fields) else ""
+            about.append(copied and (self.owners is None or self.owners.ours_text(raw, tenant)))
+        return about
+
     def line_about(self, line: str) -> bool:
         """Return whether a JSONL line is about the memories: it names one, or holds a copy
         of the content (in a JSON string; a line that is not JSON, as text) in a case that is
@@ -1131,6 +1178,9 @@ class Residue:
                 pass
             else:
                 return False, self.copies(document) and _prune(document, self) != document
+        records = table_records(path, text) if kind == "table" else None
+        if records is not None:
+            return False, any(self.records_about(records))
         lines = text_lines(text)
         column = _tenant_column(lines[0]) if lines else None
         return False, any(self.line_copies(line, column) for line in lines)
@@ -1200,10 +1250,12 @@ def _own_fields(node: dict) -> dict:
 
 
 def _rewrite_file(path: Path, residue: Residue) -> int:
-    """Rewrite a JSON or JSONL file without the cases about the memories; return 1 if changed.
+    """Rewrite a JSON, JSONL, CSV or TSV file without the cases about the memories (a table's
+    are its records); return 1 if changed.
 
-    A JSON file that cannot be parsed, or whose mention is in no case, is removed; so is any
-    other file (a CSV, a report: it has no cases to tell apart).
+    A JSON file that cannot be parsed, or whose mention is in no case, is removed; so is a
+    table that cannot be parsed or whose header is about the memories, and any other file (a
+    report: it has no cases to tell apart).
     """
     from memory_core.exports import write_json_atomic, write_text_atomic
 
@@ -1211,7 +1263,14 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
     if text is None:
         return 0
     kind = _file_kind(path)
-    if kind == "text":
+    records = table_records(path, text) if kind == "table" else None
+    if records:
+        about = residue.records_about(records)
+        if not about[0]:  # the header stays, and with it the records not about the memories
+            kept = [raw for (raw, _), gone in zip(records, about, strict=True) if not gone]
+            write_text_atomic(path, "".join(kept))
+            return 1
+    if kind in ("table", "text"):
         path.unlink(missing_ok=True)
         return 1
     if kind == "lines":
@@ -1237,8 +1296,9 @@ class EvaluationStore(Store):
     description = (
         "evaluation datasets and reports built from production memories: every file in "
         "MEMLEDGER_EVAL_DATA_DIRS (linked subfolders too); in JSON/JSONL every case naming the "
-        "memory (any letter case, or as hex) or holding a copy of its content is removed, "
-        "any other file naming it is removed whole; a copy in a case of another tenant (it "
+        "memory (any letter case, or as hex) or holding a copy of its content is removed, in "
+        "CSV/TSV every such record, any other file naming it is removed whole; a copy in a "
+        "case of another tenant (it "
         "names that tenant, or other memories, and not the memory's tenant) stays; a file "
         "that cannot be read fails the step"
     )

@@ -79,10 +79,10 @@ def test_a_dataset_whose_suffix_is_spelt_otherwise_is_scrubbed_case_by_case(
     assert evidence["purged"] == {"rewritten": 1}
 
 
-@pytest.mark.parametrize("name", ["golden.csv", "report.txt", "results.TSV", "notes"])
+@pytest.mark.parametrize("name", ["report.txt", "notes", "golden.csv.bak"])
 def test_any_other_file_naming_the_memory_is_removed(api_client, memories, folder, name):
-    """A CSV or a report has no cases to tell apart: it goes whole, as an unparsable JSON
-    file naming the memory does."""
+    """A report has no cases to tell apart: it goes whole, as an unparsable JSON file naming
+    the memory does."""
     target, kept = memories[0], memories[1]
     citing = folder / name
     citing.write_text(
@@ -100,7 +100,7 @@ def test_any_other_file_naming_the_memory_is_removed(api_client, memories, folde
     assert _stored(body)["files_scanned"] == 1
 
 
-def test_a_csv_holding_the_content_without_the_id_is_found_and_removed(
+def test_a_csv_holding_the_content_without_the_id_is_found_and_its_record_removed(
     api_client, memories, folder
 ):
     """A copy of the content in a cell (quoted, trivially different) and no id: the ledger's
@@ -112,8 +112,58 @@ def test_a_csv_holding_the_content_without_the_id_is_found_and_removed(
     body, step = _delete(api_client, target)
 
     assert body["status"] == "completed"
-    assert not path.exists()
+    assert path.read_text() == "question,answer\n"
     assert step["evidence"]["files_with_content"] == 0
+
+
+@pytest.mark.parametrize(("name", "sep"), [("golden.csv", ","), ("results.TSV", "\t")])
+def test_a_table_loses_only_the_records_about_the_memory(api_client, memories, folder, name, sep):
+    """A CSV or TSV file's records are its cases: the ones naming the memory (in any letter
+    case, in a quoted field spanning lines) or copying its content go; the header and the
+    other records stay byte for byte, their line ends too. Before, the whole file went, every
+    other case with it (stop 49's open corner)."""
+    target, kept = memories[0], memories[1]
+    header = f"query{sep}expected_id{sep}answer\r\n"
+    others = f"read?{sep}{kept.id}{sep}{kept.content}\r\n" + f'multi{sep}-{sep}"a\r\nb"\r\n'
+    path = folder / name
+    path.write_text(
+        header
+        + f"colour?{sep}{str(target.id).upper()}{sep}x\r\n"
+        + others
+        + f'why?{sep}-{sep}"because\n{target.id.hex} said so"\r\n'
+        + f"copy?{sep}-{sep}{target.content}",
+        newline="",
+    )
+
+    body, step = _delete(api_client, target)
+
+    assert body["status"] == "completed"
+    assert path.read_bytes().decode() == header + others
+    assert (step["evidence"]["files_citing"], step["evidence"]["files_with_content"]) == (0, 0)
+    assert _stored(body)["purged"] == {"rewritten": 1}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # The header names the memory: what the columns are is not known without it.
+        "query,{id}\nq,a\n",
+        # Not a table: a field past the csv module's size limit.
+        "query,answer\nq,{id}\n" + '"' + "x" * 200_000 + '"\n',
+    ],
+)
+def test_a_table_without_a_header_of_its_own_or_not_parsable_goes_whole(
+    api_client, memories, folder, text
+):
+    target = memories[0]
+    path = folder / "golden.csv"
+    path.write_text(text.format(id=target.id))
+
+    body, step = _delete(api_client, target)
+
+    assert body["status"] == "completed"
+    assert not path.exists()
+    assert step["status"] == "verified"
 
 
 def test_a_dataset_in_a_linked_subfolder_is_scrubbed(api_client, memories, folder, tmp_path):
@@ -350,14 +400,20 @@ def test_a_copy_in_the_operations_tenants_case_or_in_nobodys_still_goes(
         json.dumps({"tenant": tenant.slug, "cases": [{"answer": SENTENCE}, {"answer": "k"}]})
     )
     report = folder / "report.csv"
-    report.write_text(f'query,answer\nq,"{SENTENCE}"\n')
+    report.write_text(
+        f'tenant,query,answer\n{other_tenant.slug},q,"{SENTENCE}"\n,q,"{SENTENCE}"\n'
+        f'{tenant.slug},q,"{SENTENCE}"\n{tenant.slug},q,"Something else."\n'
+    )
 
     body, step = _delete_as_worker(api_client, ours)
 
     assert body["status"] == "completed"
     assert lines.read_text() == json.dumps(theirs_case) + "\n" + '{"answer": "Something else."}\n'
     assert json.loads(dataset.read_text()) == {"tenant": tenant.slug, "cases": [{"answer": "k"}]}
-    assert not report.exists()
+    assert report.read_text() == (
+        f'tenant,query,answer\n{other_tenant.slug},q,"{SENTENCE}"\n'
+        f'{tenant.slug},q,"Something else."\n'
+    )
     assert _stored(body)["purged"] == {"rewritten": 3}  # the admin's figures keep the count
     assert step["status"] == "verified"
 

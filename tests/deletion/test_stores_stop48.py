@@ -220,8 +220,9 @@ def test_a_jsonl_case_copying_the_content_is_found_though_it_holds_a_line_separa
 def test_a_csv_cell_copying_content_that_holds_a_line_separator_is_found(
     owner, owner_principal, own_eval_folder
 ):
-    """Any other text file is read in lines as a text-mode read splits them (a spreadsheet's
-    rows may end with "\\r"): a cell copying content that holds U+2028 was cut in two."""
+    """A table is read in records, and its lines end as a text-mode read ends them (a
+    spreadsheet's rows may end with "\\r"): a cell copying content that holds U+2028 was cut
+    in two."""
     deleted = MemoryFactory(subject=owner, content=f"Dana's chart:{LINE_SEPARATOR}lisinopril.")
     path = own_eval_folder / "report.csv"
     path.write_text(f'query,answer\r"q","{deleted.content}"\r', encoding="utf-8")
@@ -229,4 +230,4 @@ def test_a_csv_cell_copying_content_that_holds_a_line_separator_is_found(
     status, evaluation = _delete(owner_principal, deleted)
 
     assert status == "completed", evaluation.last_error
-    assert not path.exists()
+    assert path.read_bytes() == b"query,answer\r"  # the record went, the header stayed
