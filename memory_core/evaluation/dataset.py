@@ -396,8 +396,12 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
         raise DatasetError(f"{where}: {exc}") from exc
     content = _text(entry, "content", where, max_chars=HARD_MAX_CONTENT_CHARS, required=True)
     confidence = entry.get("confidence", 1.0)
-    if not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:
-        raise DatasetError(f"{where}: confidence must be a number in [0, 1]")
+    if (
+        not isinstance(confidence, (int, float))
+        or isinstance(confidence, bool)  # a JSON true was read as 1.0
+        or not 0 <= confidence <= 1
+    ):
+        raise DatasetError(f"{where}: confidence must be a number in [0, 1], not {confidence!r}")
     status = _choice(entry.get("status") or Status.ACTIVE, Status.values, "status", where)
     age_days = _days(entry, "age_days", where)
     if age_days is not None and age_days < 0:
@@ -414,7 +418,8 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
     )
     source_type = entry.get("source_type") or SOURCE_FOR_AUTHORITY[authority]
     _choice(source_type, SourceType.values, "source_type", where)
-    version = entry.get("version") or 1
+    # Left out, it is 1; a 0 or a false given is refused, not read as 1.
+    version = 1 if entry.get("version") is None else entry["version"]
     if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= MAX_VERSION:
         raise DatasetError(
             f"{where}: version must be a whole number from 1 to {MAX_VERSION}, not {version!r}"

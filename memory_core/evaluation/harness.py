@@ -24,7 +24,7 @@ from django.db import connection
 
 from memory_core.admission.candidate import bad_text
 from memory_core.embeddings import get_embedder
-from memory_core.models import Agent, Subject, Tenant
+from memory_core.models import Agent, Memory, Subject, Tenant
 from memory_core.models.fields import BinaryVector
 from memory_core.principals import AgentPrincipal
 from memory_core.retrieval import assembly
@@ -33,6 +33,7 @@ from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import Budget, RetrievalRequest
 
 from .dataset import (
+    AGENT_NAME_CHARS,
     NOT_TEXT,
     DatasetError,
     dataset_environment,
@@ -93,6 +94,12 @@ def validate_cases(data: dict) -> list[dict]:
             raise DatasetError(f"{where}: context needs tenant_id and user_id")
         dataset_environment(ctx, f"{where}.context")
         _check_texts(case, ctx, where)
+        agent = ctx.get("agent_id")
+        if agent is not None and len(str(agent)) > AGENT_NAME_CHARS:
+            # Cut to the column, it became another agent, and was served its private memories.
+            raise DatasetError(
+                f"{where}: context.agent_id is at most {AGENT_NAME_CHARS} characters"
+            )
         for key in CASE_FLAGS:
             value = case.get(key)
             if value is not None and not isinstance(value, bool):
@@ -169,6 +176,10 @@ class Run:
         self.back = self.loaded.dataset_ids
         self.entries = {str(m["id"]): m for m in data.get("memories") or []}
         self.keys = {local: (m.get("memory_key") or "") for local, m in self.entries.items()}
+        # The status each memory was stored with: a predecessor the file left active is
+        # stored superseded (``_link_chains``), and is stale when selected.
+        stored = Memory.objects.filter(pk__in=self.back).values_list("pk", "status")
+        self.statuses = {self.back[pk]: status for pk, status in stored}
 
     def tenant(self, name: str) -> Tenant:
         return dataset_tenant(self.loaded, self.prefix, name)
@@ -176,7 +187,7 @@ class Run:
     def principal(self, ctx: dict) -> AgentPrincipal:
         tenant = self.tenant(str(ctx["tenant_id"]))
         agent, _ = Agent.objects.get_or_create(
-            tenant=tenant, name=str(ctx.get("agent_id") or "eval-agent")[:100]
+            tenant=tenant, name=str(ctx.get("agent_id") or "eval-agent")
         )
         return AgentPrincipal.from_agent(agent)
 
@@ -256,10 +267,12 @@ def run_baseline(run: Run, case: dict) -> Outcome:
     )
 
 
-def is_stale(entry: dict | None) -> bool:
+def is_stale(entry: dict | None, stored_status: str = "") -> bool:
+    """Return whether a selected memory is stale (FORMAT.md): expired, revoked, superseded or
+    deleted, by the file's status or the one it was stored with (``Run.statuses``)."""
     if not entry:
         return False
-    if (entry.get("status") or "active") in RETIRED:
+    if {entry.get("status") or "active", stored_status} & RETIRED:
         return True
     expires = entry.get("expires_in_days")
     return expires is not None and expires <= 0
@@ -353,7 +366,9 @@ def score(cases: list[dict], outcomes: list[Outcome], run: Run) -> tuple[dict, l
         if out.selected:
             selected_total += len(out.selected)
             useful += sum(1 for m in out.selected if m in good)
-            stale += sum(1 for m in out.selected if is_stale(run.entries.get(m)))
+            stale += sum(
+                1 for m in out.selected if is_stale(run.entries.get(m), run.statuses.get(m, ""))
+            )
         required = case.get("required_memory_ids") or []
         required_total += len(required)
         required_hit += sum(1 for m in required if m in out.selected)
@@ -374,7 +389,7 @@ def score(cases: list[dict], outcomes: list[Outcome], run: Run) -> tuple[dict, l
         passed += ok
         if not ok:
             failures.append({"case_id": case["case_id"], "why": "; ".join(why)})
-        for tag in case.get("tags") or []:
+        for tag in dict.fromkeys(case.get("tags") or []):  # a tag listed twice: one case
             by_tag[tag]["cases"] += 1
             by_tag[tag]["passed"] += ok
         tokens.append(out.prompt_tokens)

@@ -334,6 +334,9 @@ def evaluate_locomo(
     ks = sorted(set(ks))
     top_k = max(ks)
     conversations = parse(data)
+    if not any(normalize_evidence(q.get("evidence")) for c in conversations for q in c.questions):
+        # Recall 0.0 for every approach would read as a measurement of nothing.
+        raise DatasetError("no question has evidence: there is nothing to evaluate")
     prefix = f"eval-{uuid.uuid4().hex[:8]}-"
     started = time.perf_counter()
     loaded = load(conversations, prefix=prefix, context_turns=context_turns)
