@@ -823,7 +823,7 @@ def correction_fields(data, *, default_source: dict | None = None) -> dict:
 
 
 def parse_correction(
-    data, *, previous, default_source: dict | None = None, end_defaulted: bool = False
+    data, *, previous, default_source: dict | None = None, end_by_admission: bool = False
 ) -> Candidate:
     """Return the Candidate of a correction of ``previous`` (a Memory): its subject, type,
     key and scope are inherited; the body brings the new content and provenance.
@@ -836,13 +836,14 @@ def parse_correction(
     any write's (a sensitive one waits for a reviewer), and one below the corrected memory's
     sensitivity is kept at that memory's (``sensitivity.kept_from_head``).
 
-    Not an end that admission defaulted (``end_defaulted``: rule ``ttl.defaulted``, no end
-    was asked): that one is the retention of ``previous``'s class and authority, and the new
-    version's is admission's to default again. Copied, a confirmed inference kept the
-    guess's short life (``inferred_days``) as the person's own word."""
+    Not an end that admission set (``end_by_admission``: rule ``ttl.defaulted``, no end was
+    asked, or ``ttl.capped``, a later one was): that one is the retention of ``previous``'s
+    class and authority, and the new version's is admission's to work out again. Copied, a
+    confirmed inference kept the guess's short life (``inferred_days``) as the person's own
+    word."""
     fields = correction_fields(data, default_source=default_source)
     common, reason, source = fields["common"], fields["reason"], fields["source"]
-    inherited = ("sensitivity",) if end_defaulted else ("sensitivity", "valid_until")
+    inherited = ("sensitivity",) if end_by_admission else ("sensitivity", "valid_until")
     for name in inherited:
         if common[name] is None and name not in data:
             common[name] = getattr(previous, name)

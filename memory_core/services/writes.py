@@ -811,7 +811,7 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
         data,
         previous=target,
         default_source=default_source,
-        end_defaulted=_end_defaulted(target),
+        end_by_admission=_end_by_admission(target),
     )
     asked_end = data.get("valid_until") is not None
     waiting = _same_correction_waiting(principal, target, candidate, asked_end=asked_end, use=use)
@@ -820,10 +820,13 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
     return _run(principal, [candidate], target=target)[0]
 
 
-def _end_defaulted(memory: Memory) -> bool:
-    """Whether admission defaulted ``memory``'s valid_until (rule ``ttl.defaulted``: its
-    writer asked for no end). A memory stored without admission (an import, the demo) has
-    no decision, and its end is kept as set."""
+def _end_by_admission(memory: Memory) -> bool:
+    """Whether admission set ``memory``'s valid_until: defaulted it (rule ``ttl.defaulted``:
+    its writer asked for no end) or capped it (``ttl.capped``: its writer asked for a later
+    one). Either is the retention of its class and authority counted from its write, not an
+    end anyone asked for (a capped one was copied into every correction, so asking for a
+    longer life gave the corrected memory a shorter one: stop 50's audit). A memory stored
+    without admission (an import, the demo) has no decision, and its end is kept as set."""
     if memory.valid_until is None:
         return False
     decision = (
@@ -832,7 +835,7 @@ def _end_defaulted(memory: Memory) -> bool:
         .values_list("rule_codes", flat=True)
         .first()
     )
-    return decision is not None and "ttl.defaulted" in decision
+    return decision is not None and bool({"ttl.defaulted", "ttl.capped"} & set(decision))
 
 
 def _same_correction_waiting(
