@@ -42,7 +42,11 @@ _TERM = re.compile(r"[^\W_]+", re.UNICODE)
 # - . _ or / (atlas-api, deploy.region). Not capitalized words: people's names are in most
 # memories of a conversation, and favouring every turn that names the speaker buried the
 # one that answers (measured on a LoCoMo-shaped test).
-_QUOTED = re.compile(r"[\"`\u201c]([^\"`\u201d]{2,60})[\"`\u201d]")
+# Every quoted span, whatever its length, so that each pair of quotes is consumed: bounded to
+# 2-60 characters in the pattern, a span outside them was skipped and the next match began at
+# its closing quote (`Rename "a" to "b"` gave the entity "to"). The bounds apply to the text.
+_QUOTED = re.compile(r"[\"`\u201c]([^\"`\u201d]*)[\"`\u201d]")
+QUOTED_CHARS = (2, 60)
 _WORD = re.compile(r"[^\W_](?:[\w.\-/]*[^\W_])?", re.UNICODE)
 MAX_ENTITIES = 10
 
@@ -59,7 +63,12 @@ def extract_entities(query: str) -> tuple[str, ...]:
     """Return the named things ``query`` is about, lower-cased, first seen first (at most
     ``MAX_ENTITIES``): "Continue the iOS network-state work in atlas-api" gives ("ios",
     "network-state", "atlas-api")."""
-    found = [m.group(1).strip().lower() for m in _QUOTED.finditer(query)]
+    least, most = QUOTED_CHARS
+    found = [
+        quoted.group(1).strip().lower()
+        for quoted in _QUOTED.finditer(query)
+        if least <= len(quoted.group(1)) <= most
+    ]
     found += [w.lower() for w in _WORD.findall(query) if _is_identifier(w)]
     # A quoted run of separators ("--", ". .") names nothing, and its pattern would be empty
     # (rerank.entity_patterns), matching every memory.
