@@ -1,44 +1,26 @@
 """Settings shared by every environment, read from the environment with safe defaults."""
 
-import re
 from pathlib import Path
 
-import environ
-from django.core.exceptions import ImproperlyConfigured
+from config.env import (
+    DATABASE_SCHEMES,
+    REDIS_SCHEMES,
+    checked_url,
+    env,
+    env_database_url,
+    env_flag,
+    env_float,
+    env_int,
+    env_list,
+    env_path,
+    env_rate,
+    env_text,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-DATA_DIR = Path(environ.Env().str("MEMLEDGER_DATA_DIR", default=str(BASE_DIR / ".data")))
+DATA_DIR = env_path("MEMLEDGER_DATA_DIR", BASE_DIR / ".data")
 
-env = environ.Env()
-
-
-def env_list(name: str, default: list[str]) -> list[str]:
-    """Return the comma-separated variable ``name`` as a list, each entry stripped of spaces
-    and empty ones dropped ("a.com, b.com" is ["a.com", "b.com"]); ``default`` when unset.
-
-    django-environ's ``env.list`` keeps the space after a comma: " b.com" matched no host
-    (400), and " /srv/eval" named a folder that does not exist.
-    """
-    return [item.strip() for item in env.list(name, default=default) if item.strip()]
-
-
-def env_rate(name: str, default: str) -> str | None:
-    """Return the rate ``name`` ("1200/min": a count, a slash, a period whose first letter,
-    s, m, h or d, counts, as the throttles read it), or None when set empty (no limit).
-    Refused at start: "100/week" or "1,200/min" made every API request a 500, and "0/min"
-    every one a 400 telling the client to send smaller batches (stop 49's audit)."""
-    rate = env.str(name, default=default)
-    if not rate:
-        return None
-    if not re.fullmatch(r"0*[1-9]\d*/[smhd][a-z]*", rate):
-        raise ImproperlyConfigured(
-            f"{name} is {rate!r}: a rate is a count of at least 1 and a period, s, m, h or d"
-            ' ("1200/min", "20000/day"), or empty for no limit.'
-        )
-    return rate
-
-
-DEBUG = env.bool("DJANGO_DEBUG", default=False)
+DEBUG = env_flag("DJANGO_DEBUG", default=False)
 SECRET_KEY = env.str("DJANGO_SECRET_KEY", default="")
 # Earlier keys, still accepted for what they signed while a rotation settles.
 SECRET_KEY_FALLBACKS = env_list("DJANGO_SECRET_KEY_FALLBACKS", default=[])
@@ -117,9 +99,9 @@ TEMPLATES = [
 # the owner role (MEMLEDGER_DB_OWNER). In production DATABASE_URL is the application role's
 # URL and DATABASE_OWNER_URL the owner's (without it, migrate uses DATABASE_URL).
 MEMLEDGER_DB_APP_ROLE = env.str("MEMLEDGER_DB_APP_ROLE", default="memledger_app")
-if env.str("DATABASE_URL", default=""):
-    DATABASES = {"default": env.db_url("DATABASE_URL")}
-    _owner = env.db_url("DATABASE_OWNER_URL", default=env.str("DATABASE_URL"))
+if env.str("DATABASE_URL", default="").strip():
+    DATABASES = {"default": env_database_url("DATABASE_URL")}
+    _owner = env_database_url("DATABASE_OWNER_URL", default=env.str("DATABASE_URL").strip())
 else:
     from config.embedded import embedded_database_settings
 
@@ -127,7 +109,7 @@ else:
     DATABASES = {"default": {**_owner, "USER": MEMLEDGER_DB_APP_ROLE}}
 MEMLEDGER_DB_OWNER = {key: _owner.get(key, "") for key in ("USER", "PASSWORD", "HOST", "PORT")}
 # An operator's escape hatch (dbshell, a one-off repair): run this process as the owner.
-if env.bool("MEMLEDGER_DB_AS_OWNER", default=False):
+if env_flag("MEMLEDGER_DB_AS_OWNER", default=False):
     DATABASES["default"].update(MEMLEDGER_DB_OWNER)
 # Every request runs in one transaction: the tenant is set in it with SET LOCAL
 # (memory_core.rls), so it can never outlive the request.
@@ -135,11 +117,13 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = True
 # A worker started by the test suite points at the test database with this.
 if env.str("MEMLEDGER_DB_NAME", default=""):
     DATABASES["default"]["NAME"] = env.str("MEMLEDGER_DB_NAME")
-DATABASES["default"]["CONN_MAX_AGE"] = env.int("DJANGO_CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_MAX_AGE"] = env_int("DJANGO_CONN_MAX_AGE", default=60, least=0)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})
 # Fail fast when the database is unreachable: the API answers 503 rather than hanging.
-DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", env.int("DB_CONNECT_TIMEOUT", 3))
+DATABASES["default"]["OPTIONS"].setdefault(
+    "connect_timeout", env_int("DB_CONNECT_TIMEOUT", default=3, least=0)
+)
 # Parameters travel beside the SQL instead of being quoted into it (psycopg 3's server-side
 # binding): a retrieval's trace (a ~30 kB JSON document, ~90 ids) and a batch write's rows are
 # not escaped into SQL text and parsed back. The whole test suite runs with it.
@@ -150,16 +134,18 @@ DATABASES["default"]["OPTIONS"].setdefault("server_side_binding", True)
 # 11). The candidate statement opts out (its generic plan is poor for large subjects). Empty
 # turns it off, e.g. behind a transaction-mode pooler without prepared statement support
 # (PgBouncer before 1.21).
-_prepare_threshold = env.str("MEMLEDGER_DB_PREPARE_THRESHOLD", default="5")
-DATABASES["default"]["OPTIONS"].setdefault(
-    "prepare_threshold", int(_prepare_threshold) if _prepare_threshold else None
+_prepare_threshold = (
+    env_int("MEMLEDGER_DB_PREPARE_THRESHOLD", default=5, least=0)
+    if env.str("MEMLEDGER_DB_PREPARE_THRESHOLD", default="5").strip()
+    else None
 )
+DATABASES["default"]["OPTIONS"].setdefault("prepare_threshold", _prepare_threshold)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Seconds a Redis (the cache's, the broker's) may take to accept a connection or answer a
 # command before the caller gives up: a Redis that hangs (stopped, half-open) rather than
 # refusing connections fails fast too.
-REDIS_TIMEOUT_SECONDS = env.float("REDIS_TIMEOUT_SECONDS", default=2.0)
+REDIS_TIMEOUT_SECONDS = env_float("REDIS_TIMEOUT_SECONDS", default=2.0, above=0)
 
 # --- Cache ----------------------------------------------------------------------------------
 # Local by default: a file cache is shared by the web, worker and beat processes of one
@@ -168,10 +154,12 @@ REDIS_TIMEOUT_SECONDS = env.float("REDIS_TIMEOUT_SECONDS", default=2.0)
 # entries to make room, and a dropped counter would let its key past its limit, so nothing
 # else may fill the counters' cache (api/throttling.py). On Redis both share one instance
 # (keys prefixed apart), which must not evict keys (docs/operations.md).
-if env.str("REDIS_URL", default=""):
+if env.str("REDIS_URL", default="").strip():
     _REDIS = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
-        "LOCATION": env.str("REDIS_URL"),
+        "LOCATION": checked_url(
+            "REDIS_URL", env.str("REDIS_URL").strip(), REDIS_SCHEMES, "redis://HOST:6379/0"
+        ),
         # A Redis that hangs (rather than refusing connections) fails within this, so a
         # request answers 503 rate_limiter_unavailable instead of holding its worker
         # until gunicorn kills it, and a deletion's cache step fails and is retried.
@@ -218,7 +206,7 @@ USE_TZ = True
 STATIC_URL = "static/"
 # Where `manage.py collectstatic` gathers the portal's and the admin's files; production
 # serves them from there (WhiteNoise, config/settings/production.py).
-STATIC_ROOT = Path(env.str("DJANGO_STATIC_ROOT", default=str(DATA_DIR / "static")))
+STATIC_ROOT = env_path("DJANGO_STATIC_ROOT", DATA_DIR / "static")
 
 # --- REST framework -------------------------------------------------------------------------
 REST_FRAMEWORK = {
@@ -261,17 +249,17 @@ SPECTACULAR_SETTINGS = {
 }
 # Seconds a signed subject token lets an agent without any_subject act for one subject
 # (memory_core/subject_tokens.py).
-MEMLEDGER_SUBJECT_TOKEN_TTL = env.int("MEMLEDGER_SUBJECT_TOKEN_TTL", default=900)
+MEMLEDGER_SUBJECT_TOKEN_TTL = env_int("MEMLEDGER_SUBJECT_TOKEN_TTL", default=900, least=1)
 # Hours a write's Idempotency-Key is remembered (memory_core/services/idempotency.py); after
 # them the retention sweep deletes the record and the key is new again.
-MEMLEDGER_IDEMPOTENCY_TTL_HOURS = env.int("MEMLEDGER_IDEMPOTENCY_TTL_HOURS", default=24)
+MEMLEDGER_IDEMPOTENCY_TTL_HOURS = env_int("MEMLEDGER_IDEMPOTENCY_TTL_HOURS", default=24, least=1)
 # Largest JSON body an agent may send (bigger ones get 413 request_too_large).
-MEMLEDGER_MAX_BODY_BYTES = env.int("MEMLEDGER_MAX_BODY_BYTES", default=1_048_576)
+MEMLEDGER_MAX_BODY_BYTES = env_int("MEMLEDGER_MAX_BODY_BYTES", default=1_048_576, least=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MEMLEDGER_MAX_BODY_BYTES
 
 # --- Celery ---------------------------------------------------------------------------------
 # Without CELERY_BROKER_URL, kombu's filesystem transport needs no server.
-BROKER_DIR = Path(env.str("MEMLEDGER_BROKER_DIR", default=str(DATA_DIR / "broker")))
+BROKER_DIR = env_path("MEMLEDGER_BROKER_DIR", DATA_DIR / "broker")
 # "localhost": with no host, kombu logs "No hostname was supplied" at every task sent.
 CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://localhost/")
 
@@ -311,7 +299,7 @@ else:
             "socket_timeout": REDIS_TIMEOUT_SECONDS,
         }
 # One queue name per deployment (and per test session, so parallel runs never share tasks).
-CELERY_TASK_DEFAULT_QUEUE = env.str("MEMLEDGER_CELERY_QUEUE", default="memledger")
+CELERY_TASK_DEFAULT_QUEUE = env_text("MEMLEDGER_CELERY_QUEUE", default="memledger")
 # The worker logs through LOGGING (below) like every process: one format, with request ids.
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
@@ -336,34 +324,36 @@ CELERY_BEAT_SCHEDULE: dict = {
 
 # --- Deletion (memory_core/deletion) ----------------------------------------------------------
 # A run idle this long in pending/running/partial is re-driven by the sweep.
-MEMLEDGER_DELETION_STALE_SECONDS = env.int("MEMLEDGER_DELETION_STALE_SECONDS", default=60)
+MEMLEDGER_DELETION_STALE_SECONDS = env_int("MEMLEDGER_DELETION_STALE_SECONDS", default=60, least=1)
 # Runs of one operation before it is dead-lettered (status failed, visible to reviewers).
-MEMLEDGER_DELETION_MAX_ATTEMPTS = env.int("MEMLEDGER_DELETION_MAX_ATTEMPTS", default=8)
+MEMLEDGER_DELETION_MAX_ATTEMPTS = env_int("MEMLEDGER_DELETION_MAX_ATTEMPTS", default=8, least=1)
 # Seconds a deletion request made over HTTP (API, portal, admin) may spend in the database
 # before it gives up, rolled back, with 422 deletion_too_large: well inside gunicorn's 30 s
 # --timeout, which would kill the worker instead. 0: no limit. ``manage.py delete_subject``
 # never has one.
-MEMLEDGER_DELETION_REQUEST_BUDGET = env.float("MEMLEDGER_DELETION_REQUEST_BUDGET", default=20.0)
+MEMLEDGER_DELETION_REQUEST_BUDGET = env_float(
+    "MEMLEDGER_DELETION_REQUEST_BUDGET", default=20.0, least=0
+)
 # A whole subject's (portal, API) or a key's (API) deletion request over HTTP of more memories
 # than this is queued for a worker at once instead of trying within the budget first (one
 # that large would not fit it on a slow machine: the caller waited out the 20 s before it
 # was queued); the admin's action refuses it. 0: always try first.
-MEMLEDGER_DELETION_QUEUE_ABOVE = env.int("MEMLEDGER_DELETION_QUEUE_ABOVE", default=50000)
+MEMLEDGER_DELETION_QUEUE_ABOVE = env_int("MEMLEDGER_DELETION_QUEUE_ABOVE", default=50000, least=0)
 # Seconds a request about a subject (a retrieval, a write, a revoke, an export, an approval)
 # waits for a deletion of the subject that holds its lock (memory_core/locks.py). Past it a
 # retrieval answers without the subject's memories and the others 503 subject_being_deleted:
 # a whole subject's deletion may hold the lock for a minute, past gunicorn's 30 s --timeout.
-MEMLEDGER_SUBJECT_LOCK_WAIT = env.float("MEMLEDGER_SUBJECT_LOCK_WAIT", default=3.0)
+MEMLEDGER_SUBJECT_LOCK_WAIT = env_float("MEMLEDGER_SUBJECT_LOCK_WAIT", default=3.0, least=0)
 # Seconds any lock wait of a web request (API, portal) may last (its transaction's
 # lock_timeout, memory_core.rls.request_tenant_set); past it the request answers 503 busy
 # instead of holding its worker until gunicorn's 30 s --timeout kills it. 0: no limit.
-MEMLEDGER_REQUEST_LOCK_TIMEOUT = env.float("MEMLEDGER_REQUEST_LOCK_TIMEOUT", default=15.0)
+MEMLEDGER_REQUEST_LOCK_TIMEOUT = env_float("MEMLEDGER_REQUEST_LOCK_TIMEOUT", default=15.0, least=0)
 # Subjects' JSON exports (memory_core/exports.py).
-MEMLEDGER_EXPORT_DIR = Path(env.str("MEMLEDGER_EXPORT_DIR", default=str(DATA_DIR / "exports")))
+MEMLEDGER_EXPORT_DIR = env_path("MEMLEDGER_EXPORT_DIR", DATA_DIR / "exports")
 # Hours an export's file (a full copy of what is remembered about a subject) is kept after it
 # was made: the user downloads it at once, and the retention sweep then deletes it. 0 keeps
 # every export until a deletion of its subject removes it.
-MEMLEDGER_EXPORT_RETENTION_HOURS = env.int("MEMLEDGER_EXPORT_RETENTION_HOURS", default=24)
+MEMLEDGER_EXPORT_RETENTION_HOURS = env_int("MEMLEDGER_EXPORT_RETENTION_HOURS", default=24, least=0)
 # Folders of evaluation datasets and reports built from production memories (JSON / JSONL).
 # A folder that does not exist fails the evaluation step, unless it is inside DATA_DIR
 # (memledger's own, e.g. the default: nothing has been written there yet).
@@ -374,16 +364,24 @@ MEMLEDGER_EVAL_DATA_DIRS = env_list("MEMLEDGER_EVAL_DATA_DIRS", default=[str(DAT
 # None by default: only DATA_DIR/evaluation-results.
 MEMLEDGER_EVALUATION_RESULTS = env_list("MEMLEDGER_EVALUATION_RESULTS", default=[])
 # The append-only deletion journal outside the database, replayed after a backup restore.
-MEMLEDGER_DELETION_LEDGER = Path(
-    env.str("MEMLEDGER_DELETION_LEDGER", default=str(DATA_DIR / "deletion-ledger.jsonl"))
+MEMLEDGER_DELETION_LEDGER = env_path(
+    "MEMLEDGER_DELETION_LEDGER", DATA_DIR / "deletion-ledger.jsonl"
 )
 # Days the oldest database backup is kept (docs/operations.md, "Backups"): the journal's lines
 # must outlive it, so ``prune_deletion_journal`` keeps every line newer than this.
-MEMLEDGER_BACKUP_RETENTION_DAYS = env.int("MEMLEDGER_BACKUP_RETENTION_DAYS", default=35)
+# Its range is a system check (memory_core.E005).
+MEMLEDGER_BACKUP_RETENTION_DAYS = env_int("MEMLEDGER_BACKUP_RETENTION_DAYS", default=35)
 # Read replicas: DATABASES aliases whose copies deletion verifies (none by default).
 MEMLEDGER_REPLICA_DATABASES: list[str] = []
 for _index, _url in enumerate(env_list("MEMLEDGER_REPLICA_DATABASE_URLS", default=[])):
-    DATABASES[f"replica{_index + 1}"] = env.db_url_config(_url)
+    DATABASES[f"replica{_index + 1}"] = env.db_url_config(
+        checked_url(
+            "MEMLEDGER_REPLICA_DATABASE_URLS",
+            _url,
+            DATABASE_SCHEMES,
+            "postgres://USER:PASSWORD@HOST:5432/NAME",
+        )
+    )
     MEMLEDGER_REPLICA_DATABASES.append(f"replica{_index + 1}")
 
 # --- Embeddings -----------------------------------------------------------------------------
@@ -406,7 +404,7 @@ MEMLEDGER_EMBEDDER = {
     # torch intra-op threads per process (0 = torch's default, one per core). One: a web or
     # worker process per core embeds one query at a time, and two threads per process made a
     # query embedding 10x slower on a busy 2-core machine (docs/performance.md, section 6).
-    "TORCH_THREADS": env.int("MEMLEDGER_TORCH_THREADS", default=1),
+    "TORCH_THREADS": env_int("MEMLEDGER_TORCH_THREADS", default=1, least=0),
     # "onnx": the model's transformer exported to ONNX and run by ONNX Runtime (same vectors,
     # a query embedding 2.3x faster here); "torch": sentence-transformers.
     "RUNTIME": env.str("MEMLEDGER_EMBEDDING_RUNTIME", default="onnx"),
@@ -428,7 +426,7 @@ MEMLEDGER_EMBEDDER = {
 # Web processes load the model and build the admission guards' indexes as they start
 # (config/wsgi.py, memory_core/warmup.py), before they take a request: otherwise a worker's
 # first retrieval or write waits for them (~6 s here). Off: they load on first use.
-MEMLEDGER_WARM_UP = env.bool("MEMLEDGER_WARM_UP", default=True)
+MEMLEDGER_WARM_UP = env_flag("MEMLEDGER_WARM_UP", default=True)
 
 LOGGING = {
     "version": 1,

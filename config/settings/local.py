@@ -2,5 +2,5 @@
 
 from .base import *
 
-DEBUG = env.bool("DJANGO_DEBUG", default=True)
+DEBUG = env_flag("DJANGO_DEBUG", default=True)
 SECRET_KEY = SECRET_KEY or "local-development-only-not-secret"  # noqa: S105

@@ -5,7 +5,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 READS = re.compile(
-    r'(?:\.(?:str|bool|int|float|list|db_url)|env_list|environ\.get|getenv)\(\s*"([A-Z][A-Z0-9_]+)"'
+    r"(?:\.(?:str|bool|int|float|list|db_url)|env_(?:list|int|float|flag|text|path|rate|database_url)"
+    r'|environ\.get|getenv)\(\s*"([A-Z][A-Z0-9_]+)"'
 )
 
 

@@ -45,6 +45,11 @@ class Command(BaseCommand):
                 "earlier. Nothing was dropped."
             )
         path = Path(ledger) if ledger else ledger_path()
+        if ledger is not None and not path.exists():
+            # Named and not there (a volume not mounted, a typo): "dropped 0, kept 0" would say
+            # all is well while nothing was looked at. The default journal may not exist yet:
+            # nothing was deleted since the install.
+            raise CommandError(f"no deletion journal at {path}: nothing was pruned.")
         if path.exists() and not path.is_file():
             raise CommandError(f"{path} is not a file: --ledger takes the journal file.")
         try:

@@ -49,6 +49,13 @@ class Command(BaseCommand):
             raise CommandError(
                 f"--since {since} is in the future: give the time the backup was taken."
             )
+        if ledger_database is not None and not ledger_database.strip():
+            # A script's --ledger-database "$OLD" with OLD unset replayed the journal instead,
+            # and the lines only the damaged database holds were never replayed.
+            raise CommandError(
+                "--ledger-database is empty: name the damaged database to read the ledger of "
+                "(or leave the option out to replay the journal file). Nothing was replayed."
+            )
         unreadable: list[int] = []
         recovered: list[int] = []
         if ledger_database:

@@ -1,0 +1,146 @@
+"""Settings read from the environment: a malformed value is refused at start, naming its
+variable, never read as something else.
+
+django-environ alone read ``MEMLEDGER_MAX_BODY_BYTES=1MB`` with a bare ``ValueError`` that
+named no variable, ``REDIS_TIMEOUT_SECONDS=1e3`` as 13.0 (its float parse drops what is not a
+digit), ``DJANGO_SECURE_SSL_REDIRECT=ture`` as false, an empty path as the working directory
+and a database URL without a known scheme as Django's dummy engine (stop 50's audit). An
+empty variable (an env file's ``NAME=``, a compose ``${NAME}`` left unset) is the default,
+as the operations guide's shell lines (``${NAME:-default}``) read it.
+"""
+
+import math
+import re
+from pathlib import Path
+from typing import NoReturn
+from urllib.parse import urlsplit
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+env = environ.Env()
+
+TRUE_WORDS = frozenset({"1", "true", "yes", "on", "y", "t", "ok"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off", "n", "f"})
+DATABASE_SCHEMES = ("postgres", "postgresql", "pgsql")
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+
+
+def _given(name: str) -> str:
+    """Return the variable's value, stripped; "" when unset or empty (the default applies)."""
+    return env.str(name, default="").strip()
+
+
+def _refuse(name: str, value: str, expected: str) -> NoReturn:
+    raise ImproperlyConfigured(f"{name} is {value!r}: it must be {expected}.")
+
+
+def _bounds(least, above) -> str:
+    if above is not None:
+        return f" above {above:g}"
+    return f" of at least {least:g}" if least is not None else ""
+
+
+def env_int(name: str, default: int, *, least: int | None = None) -> int:
+    """Return the whole number ``name`` (``default`` when unset or empty), at least ``least``."""
+    value = _given(name)
+    if not value:
+        return default
+    try:
+        number = int(value)
+    except ValueError:
+        _refuse(name, value, f"a whole number{_bounds(least, None)}")
+    if least is not None and number < least:
+        _refuse(name, value, f"a whole number{_bounds(least, None)}")
+    return number
+
+
+def env_float(
+    name: str, default: float, *, least: float | None = None, above: float | None = None
+) -> float:
+    """Return the finite number ``name`` (``default`` when unset or empty), at least ``least``
+    or more than ``above``: "1e3" is a thousand, and "1.5.2" or "3s" are refused."""
+    value = _given(name)
+    if not value:
+        return default
+    expected = f"a number{_bounds(least, above)}"
+    try:
+        number = float(value)
+    except ValueError:
+        _refuse(name, value, expected)
+    if not math.isfinite(number):
+        _refuse(name, value, expected)
+    if (least is not None and number < least) or (above is not None and number <= above):
+        _refuse(name, value, expected)
+    return number
+
+
+def env_flag(name: str, default: bool) -> bool:
+    """Return the switch ``name``: true, yes, on or 1; false, no, off or 0 (any letter case);
+    ``default`` when unset or empty. Anything else is refused, not read as false."""
+    value = _given(name)
+    if not value:
+        return default
+    if value.lower() in TRUE_WORDS:
+        return True
+    if value.lower() in FALSE_WORDS:
+        return False
+    _refuse(name, value, "true or false (yes or no, on or off, 1 or 0)")
+
+
+def env_text(name: str, default: str) -> str:
+    """Return the text ``name``; ``default`` when unset or empty."""
+    return _given(name) or default
+
+
+def env_path(name: str, default: Path | str) -> Path:
+    """Return the path ``name``; ``default`` when unset or empty (an empty path was the
+    process's working directory)."""
+    return Path(_given(name) or default)
+
+
+def env_list(name: str, default: list[str]) -> list[str]:
+    """Return the comma-separated variable ``name`` as a list, each entry stripped of spaces
+    and empty ones dropped ("a.com, b.com" is ["a.com", "b.com"]); ``default`` when unset.
+
+    django-environ's ``env.list`` keeps the space after a comma: " b.com" matched no host
+    (400), and " /srv/eval" named a folder that does not exist.
+    """
+    return [item.strip() for item in env.list(name, default=default) if item.strip()]
+
+
+def env_rate(name: str, default: str) -> str | None:
+    """Return the rate ``name`` ("1200/min": a count, a slash, a period whose first letter,
+    s, m, h or d, counts, as the throttles read it), or None when set empty (no limit).
+    Refused at start: "100/week" or "1,200/min" made every API request a 500, and "0/min"
+    every one a 400 telling the client to send smaller batches (stop 49's audit)."""
+    rate = env.str(name, default=default)
+    if not rate:
+        return None
+    if not re.fullmatch(r"0*[1-9]\d*/[smhd][a-z]*", rate):
+        raise ImproperlyConfigured(
+            f"{name} is {rate!r}: a rate is a count of at least 1 and a period, s, m, h or d"
+            ' ("1200/min", "20000/day"), or empty for no limit.'
+        )
+    return rate
+
+
+def checked_url(name: str, url: str, schemes: tuple[str, ...], example: str) -> str:
+    """Return ``url`` if its scheme is one of ``schemes``; else refuse it, naming ``name`` and
+    the scheme found but never the URL, which may hold a password."""
+    scheme = urlsplit(url).scheme.lower() if "://" in url else ""
+    if scheme not in schemes:
+        found = f"it starts with {scheme + '://'!r}" if scheme else "it has no scheme"
+        raise ImproperlyConfigured(
+            f"{name} must be a URL such as {example} ({found}; the value is not shown: it may "
+            "hold a password)."
+        )
+    return url
+
+
+def env_database_url(name: str, default: str = "") -> dict:
+    """Return Django's settings of the PostgreSQL URL ``name`` (``default`` when unset)."""
+    url = checked_url(
+        name, _given(name) or default, DATABASE_SCHEMES, "postgres://USER:PASSWORD@HOST:5432/NAME"
+    )
+    return env.db_url_config(url)

@@ -1,0 +1,204 @@
+"""Settings read from the environment (config/env.py): a malformed value is refused at start,
+naming the variable, never a bare ValueError or a silently different value; an empty one is
+the default (stop 50's audit).
+
+Each case runs ``manage.py check`` (which loads the settings) or prints a setting from a
+child process whose working directory is the test's own folder: a path read as "." lands
+there, never in the checkout.
+"""
+
+import os
+import secrets
+import subprocess
+import sys
+
+import pytest
+
+from tests import processes
+
+INT_SETTINGS = [
+    "DJANGO_CONN_MAX_AGE",
+    "DB_CONNECT_TIMEOUT",
+    "MEMLEDGER_SUBJECT_TOKEN_TTL",
+    "MEMLEDGER_IDEMPOTENCY_TTL_HOURS",
+    "MEMLEDGER_MAX_BODY_BYTES",
+    "MEMLEDGER_DELETION_STALE_SECONDS",
+    "MEMLEDGER_DELETION_MAX_ATTEMPTS",
+    "MEMLEDGER_DELETION_QUEUE_ABOVE",
+    "MEMLEDGER_EXPORT_RETENTION_HOURS",
+    "MEMLEDGER_BACKUP_RETENTION_DAYS",
+    "MEMLEDGER_TORCH_THREADS",
+    "MEMLEDGER_DB_PREPARE_THRESHOLD",
+]
+FLOAT_SETTINGS = [
+    "REDIS_TIMEOUT_SECONDS",
+    "MEMLEDGER_DELETION_REQUEST_BUDGET",
+    "MEMLEDGER_SUBJECT_LOCK_WAIT",
+    "MEMLEDGER_REQUEST_LOCK_TIMEOUT",
+]
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _check(tmp_path, **env) -> subprocess.CompletedProcess:
+    return processes.run_manage("check", MEMLEDGER_DATA_DIR=str(tmp_path), **env)
+
+
+def _setting(tmp_path, expression: str, settings="config.settings.local", **env) -> str:
+    """Return what ``expression`` (of ``django.conf.settings`` as ``s``) prints in a child
+    process run from ``tmp_path``; fail the test if the process fails."""
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": settings, **env}
+    environment.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
+    code = (
+        f"import django; django.setup(); from django.conf import settings as s; print({expression})"
+    )
+    result = subprocess.run(  # noqa: S603 - this interpreter, a fixed snippet
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env={**environment, "PYTHONPATH": str(processes.ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result.stdout.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize("setting", INT_SETTINGS + FLOAT_SETTINGS)
+def test_a_non_numeric_setting_is_refused_naming_the_variable(setting, tmp_path):
+    """``MEMLEDGER_MAX_BODY_BYTES=1MB`` ended every process at start with ``ValueError:
+    invalid literal for int() with base 10: '1MB'``, naming none of ~30 variables; a decimal
+    setting read "1MB" as 1.0 and passed the checks."""
+    result = _check(tmp_path, **{setting: "1MB"})
+    assert result.returncode != 0
+    assert f"{setting} is '1MB'" in _last_line(result.stderr), _last_line(result.stderr)
+
+
+@pytest.mark.parametrize("setting", FLOAT_SETTINGS)
+@pytest.mark.parametrize("value", ["1.5.2", "3s", "nan", "inf"])
+def test_a_seconds_setting_that_is_no_number_is_refused(setting, value, tmp_path):
+    """django-environ's float parse drops what is not a digit: ``1.5.2`` was read as 15.2 and
+    ``3s`` as 3.0, and ``manage.py check`` passed."""
+    result = _check(tmp_path, **{setting: value})
+    assert result.returncode != 0
+    assert setting in _last_line(result.stderr), _last_line(result.stderr)
+
+
+def test_a_seconds_setting_is_read_as_written(tmp_path):
+    """``1e3`` is a thousand seconds (it was read as 13.0)."""
+    assert _setting(tmp_path, "s.REDIS_TIMEOUT_SECONDS", REDIS_TIMEOUT_SECONDS="1e3") == "1000.0"
+
+
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        # Every deletion dead-lettered before its first run: its derived stores never purged.
+        ("MEMLEDGER_DELETION_MAX_ATTEMPTS", "0"),
+        # The retention sweep deleted every export as soon as it was made (0 keeps them).
+        ("MEMLEDGER_EXPORT_RETENTION_HOURS", "-1"),
+        # Every API request (a GET's Content-Length 0 > -1 too) answered 413.
+        ("MEMLEDGER_MAX_BODY_BYTES", "-1"),
+        # Every subject token was expired when issued.
+        ("MEMLEDGER_SUBJECT_TOKEN_TTL", "0"),
+        # An Idempotency-Key was forgotten before its answer was stored: a retry wrote twice.
+        ("MEMLEDGER_IDEMPOTENCY_TTL_HOURS", "-1"),
+        # A Redis timeout of 0 makes every call non-blocking: every one fails.
+        ("REDIS_TIMEOUT_SECONDS", "0"),
+    ],
+)
+def test_an_out_of_range_setting_is_refused_naming_it(setting, value, tmp_path):
+    result = _check(tmp_path, **{setting: value})
+    assert result.returncode != 0, result.stdout
+    assert setting in _last_line(result.stderr), _last_line(result.stderr)
+
+
+@pytest.mark.parametrize("value", ["ture", "enabled", "yes please"])
+def test_production_refuses_a_misspelt_ssl_redirect(value, tmp_path):
+    """``DJANGO_SECURE_SSL_REDIRECT=ture`` (or ``enabled``) was read as false: production
+    silently served the portal's logins and the API's keys over plain HTTP."""
+    result = processes.run_manage(
+        "check",
+        settings="config.settings.production",
+        unset=("DJANGO_ALLOW_ASYNC_UNSAFE",),
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(64),
+        MEMLEDGER_WARM_UP="false",
+        MEMLEDGER_DATA_DIR=str(tmp_path),
+        DJANGO_SECURE_SSL_REDIRECT=value,
+    )
+    assert result.returncode != 0, result.stdout
+    assert "DJANGO_SECURE_SSL_REDIRECT" in _last_line(result.stderr), result.stderr[-500:]
+
+
+@pytest.mark.parametrize(("value", "shown"), [("Off", "False"), ("1", "True"), ("", "True")])
+def test_a_switch_reads_its_words_and_empty_is_the_default(value, shown, tmp_path):
+    assert _setting(tmp_path, "s.MEMLEDGER_WARM_UP", MEMLEDGER_WARM_UP=value) == shown
+
+
+def test_an_empty_celery_queue_is_the_default_queue(tmp_path):
+    """docs/operations.md runs the worker with ``-Q "${MEMLEDGER_CELERY_QUEUE:-memledger}"``:
+    an empty variable (an env file's ``MEMLEDGER_CELERY_QUEUE=``) consumes ``memledger``,
+    while the settings read it as a queue named ``''``: every deletion's task and every
+    sweep's re-send went to a queue no worker consumes, and deletions stayed pending."""
+    shown = _setting(
+        tmp_path,
+        "repr(s.CELERY_TASK_DEFAULT_QUEUE)",
+        MEMLEDGER_DATA_DIR=str(tmp_path / "data"),
+        MEMLEDGER_CELERY_QUEUE="",
+    )
+    assert shown == "'memledger'"
+
+
+@pytest.mark.parametrize(
+    ("variable", "setting", "default"),
+    [
+        # The journal: "." is a folder, every append fails, every deletion ends partial and
+        # then dead-lettered (an operation completes only once journaled).
+        ("MEMLEDGER_DELETION_LEDGER", "MEMLEDGER_DELETION_LEDGER", "d/deletion-ledger.jsonl"),
+        # Subjects' full exports were written under the process's working directory.
+        ("MEMLEDGER_EXPORT_DIR", "MEMLEDGER_EXPORT_DIR", "d/exports"),
+        # collectstatic gathered the static files into the working directory.
+        ("DJANGO_STATIC_ROOT", "STATIC_ROOT", "d/static"),
+        ("MEMLEDGER_BROKER_DIR", "BROKER_DIR", "d/broker"),
+    ],
+)
+def test_an_empty_path_setting_is_the_default(variable, setting, default, tmp_path):
+    """An empty path variable (``MEMLEDGER_DELETION_LEDGER=`` in an env file, a compose
+    ``${LEDGER}`` left unset) was read as ``Path("")``, the process's working directory."""
+    shown = _setting(
+        tmp_path, f"str(s.{setting})", MEMLEDGER_DATA_DIR=str(tmp_path / "d"), **{variable: ""}
+    )
+    assert shown == str(tmp_path / default)
+
+
+def test_an_empty_data_dir_is_the_default(tmp_path):
+    """Every ``.data`` default (cache, broker, exports, journal) was the working directory."""
+    shown = _setting(tmp_path, "str(s.MEMLEDGER_DELETION_LEDGER)", MEMLEDGER_DATA_DIR="")
+    assert shown == str(processes.ROOT / ".data" / "deletion-ledger.jsonl")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [
+        # Every request: "settings.DATABASES is improperly configured. Please supply the
+        # ENGINE value." (django-environ warns "Engine not recognized" and picks the dummy).
+        ("DATABASE_URL", "memledger_app:s3cret@db.internal:5432/memledger"),
+        ("DATABASE_URL", "postgress://memledger_app:s3cret@db.internal/memledger"),
+        # migrate connected with an empty user, host and port.
+        ("DATABASE_OWNER_URL", "memledger:s3cret@db.internal:5432/memledger"),
+        # The replicas step failed every deletion until each was dead-lettered.
+        ("MEMLEDGER_REPLICA_DATABASE_URLS", "replica.internal:5432/memledger"),
+        # Every agent request answered 503 rate_limiter_unavailable.
+        ("REDIS_URL", "cache.internal:6379"),
+    ],
+)
+def test_a_url_without_a_known_scheme_is_refused_naming_the_variable(variable, value, tmp_path):
+    env = {variable: value}
+    if variable == "DATABASE_OWNER_URL":
+        env["DATABASE_URL"] = "postgres://memledger_app:s3cret@db.internal:5432/memledger"
+    result = _check(tmp_path, **env)
+    assert result.returncode != 0, f"{variable}={value!r} was accepted: {result.stdout[-200:]}"
+    assert variable in _last_line(result.stderr), _last_line(result.stderr)
+    assert "s3cret" not in result.stderr  # a URL's password is never printed
