@@ -114,7 +114,10 @@ def embedded_database_settings(base_dir: Path) -> dict:
 
 
 def _data_dir(base_dir: Path) -> Path:
-    return Path(os.environ.get("MEMLEDGER_EMBEDDED_PGDATA", base_dir / ".data" / "postgres"))
+    """The embedded server's folder; empty is the default, not the working directory."""
+    return Path(
+        os.environ.get("MEMLEDGER_EMBEDDED_PGDATA", "").strip() or base_dir / ".data" / "postgres"
+    )
 
 
 def _start(data_dir: Path) -> dict:

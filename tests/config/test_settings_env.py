@@ -202,3 +202,12 @@ def test_a_url_without_a_known_scheme_is_refused_naming_the_variable(variable, v
     assert result.returncode != 0, f"{variable}={value!r} was accepted: {result.stdout[-200:]}"
     assert variable in _last_line(result.stderr), _last_line(result.stderr)
     assert "s3cret" not in result.stderr  # a URL's password is never printed
+
+
+def test_an_empty_embedded_server_folder_is_the_default(monkeypatch, tmp_path):
+    """``MEMLEDGER_EMBEDDED_PGDATA=`` was ``Path("")``: the embedded server would have been
+    created in (or a stop looked for it in) whatever folder the process started from."""
+    from config.embedded import _data_dir
+
+    monkeypatch.setenv("MEMLEDGER_EMBEDDED_PGDATA", "")
+    assert _data_dir(tmp_path) == tmp_path / ".data" / "postgres"
