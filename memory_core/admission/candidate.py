@@ -201,6 +201,15 @@ class Candidate:
         return [text for text in ids if text and any(c.isspace() for c in text)]
 
 
+@dataclass(frozen=True)
+class AdmissionEnd:
+    """How admission set a memory's end of validity (``services.writes._admission_end``):
+    ``asked`` is the later end its writer asked for, which admission capped (``ttl.capped``),
+    or None: the writer asked for none, and admission defaulted it (``ttl.defaulted``)."""
+
+    asked: datetime | None
+
+
 @dataclass
 class FieldErrors:
     """The field errors of one body, ``{"field": [{"code", "message"}]}``."""
@@ -823,7 +832,11 @@ def correction_fields(data, *, default_source: dict | None = None) -> dict:
 
 
 def parse_correction(
-    data, *, previous, default_source: dict | None = None, end_by_admission: bool = False
+    data,
+    *,
+    previous,
+    default_source: dict | None = None,
+    admission_end: AdmissionEnd | None = None,
 ) -> Candidate:
     """Return the Candidate of a correction of ``previous`` (a Memory): its subject, type,
     key and scope are inherited; the body brings the new content and provenance.
@@ -836,17 +849,20 @@ def parse_correction(
     any write's (a sensitive one waits for a reviewer), and one below the corrected memory's
     sensitivity is kept at that memory's (``sensitivity.kept_from_head``).
 
-    Not an end that admission set (``end_by_admission``: rule ``ttl.defaulted``, no end was
+    Not an end that admission set (``admission_end``: rule ``ttl.defaulted``, no end was
     asked, or ``ttl.capped``, a later one was): that one is the retention of ``previous``'s
-    class and authority, and the new version's is admission's to work out again. Copied, a
-    confirmed inference kept the guess's short life (``inferred_days``) as the person's own
-    word."""
+    class and authority. The new version asks for what ``previous``'s writer asked (no end,
+    or ``AdmissionEnd.asked``), and admission defaults or caps it anew. Copied, a confirmed
+    inference kept the guess's short life (``inferred_days``) as the person's own word."""
     fields = correction_fields(data, default_source=default_source)
     common, reason, source = fields["common"], fields["reason"], fields["source"]
-    inherited = ("sensitivity",) if end_by_admission else ("sensitivity", "valid_until")
+    set_by_admission = admission_end is not None
+    inherited = ("sensitivity",) if set_by_admission else ("sensitivity", "valid_until")
     for name in inherited:
         if common[name] is None and name not in data:
             common[name] = getattr(previous, name)
+    if set_by_admission and common["valid_until"] is None and "valid_until" not in data:
+        common["valid_until"] = admission_end.asked
     return Candidate(
         subject=previous.subject.external_id,
         memory_type=previous.memory_type,

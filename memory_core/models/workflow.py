@@ -61,6 +61,11 @@ class AdmissionDecision(models.Model):
     # (``deletion.stores.EventsStore``). Empty for any other write. Not a foreign key: an id,
     # as the event's ``memory_id``.
     target_memory_id = models.UUIDField(null=True, blank=True)
+    # The end of validity the writer asked for, when admission capped it (rule ``ttl.capped``):
+    # a correction of the memory asks for it again, and admission caps it anew for the new
+    # version's class and authority (a confirmed inference is not held to inferred_days, nor
+    # left without the end its writer gave). Null otherwise, and for decisions before stop 50.
+    asked_valid_until = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 
     class Meta:

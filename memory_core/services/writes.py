@@ -55,7 +55,12 @@ from memory_core.admission import (
     parse_candidate,
     parse_correction,
 )
-from memory_core.admission.candidate import MAX_REASON_CHARS, settle_user_scopes, value_texts
+from memory_core.admission.candidate import (
+    MAX_REASON_CHARS,
+    AdmissionEnd,
+    settle_user_scopes,
+    value_texts,
+)
 from memory_core.admission.policy import REFUSING, describe, split_window
 from memory_core.embeddings import BATCH_SIZE, embed_texts, get_embedder
 from memory_core.exceptions import (
@@ -521,6 +526,9 @@ def _record(
                     if item.decision.outcome == REJECTED and item.head is not None
                     else None
                 ),
+                asked_valid_until=(
+                    item.candidate.valid_until if "ttl.capped" in item.decision.rule_codes else None
+                ),
             )
         )
     AdmissionDecision.objects.bulk_create(decisions)
@@ -811,7 +819,7 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
         data,
         previous=target,
         default_source=default_source,
-        end_by_admission=_end_by_admission(target),
+        admission_end=_admission_end(target),
     )
     asked_end = data.get("valid_until") is not None
     waiting = _same_correction_waiting(principal, target, candidate, asked_end=asked_end, use=use)
@@ -820,22 +828,33 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
     return _run(principal, [candidate], target=target)[0]
 
 
-def _end_by_admission(memory: Memory) -> bool:
-    """Whether admission set ``memory``'s valid_until: defaulted it (rule ``ttl.defaulted``:
-    its writer asked for no end) or capped it (``ttl.capped``: its writer asked for a later
-    one). Either is the retention of its class and authority counted from its write, not an
-    end anyone asked for (a capped one was copied into every correction, so asking for a
-    longer life gave the corrected memory a shorter one: stop 50's audit). A memory stored
-    without admission (an import, the demo) has no decision, and its end is kept as set."""
+def _admission_end(memory: Memory) -> AdmissionEnd | None:
+    """How admission set ``memory``'s valid_until, or None if it did not.
+
+    Defaulted (rule ``ttl.defaulted``: its writer asked for no end) or capped (``ttl.capped``:
+    its writer asked for a later one, ``AdmissionEnd.asked``), the end is the retention of its
+    class and authority counted from its write, not an end anyone asked for. A capped one was
+    copied into every correction, so asking for a longer life gave the corrected memory a
+    shorter one (stop 50's audit). A memory stored without admission (an import, the demo)
+    has no decision, and its end is kept as set.
+    """
     if memory.valid_until is None:
-        return False
+        return None
     decision = (
         AdmissionDecision.objects.filter(tenant_id=memory.tenant_id, memory=memory)
         .order_by("created_at")
-        .values_list("rule_codes", flat=True)
+        .values_list("rule_codes", "asked_valid_until")
         .first()
     )
-    return decision is not None and bool({"ttl.defaulted", "ttl.capped"} & set(decision))
+    if decision is None:
+        return None
+    codes, asked = decision
+    if "ttl.defaulted" in codes:
+        return AdmissionEnd(asked=None)
+    if "ttl.capped" in codes and asked is not None:
+        return AdmissionEnd(asked=asked)
+    # Capped before stop 50, which kept no asked end: the cap, as then.
+    return None
 
 
 def _same_correction_waiting(

@@ -52,10 +52,12 @@ def test_a_confirmed_inference_whose_asked_end_was_capped_outlives_the_inference
 
     confirmed = Memory.objects.get(supersedes=guessed)
     assert confirmed.authority == "explicit_user"
-    # The person's own word is not ended by the guess's inferred_days: a project constraint
-    # they state has no retention limit by default, and the writer had asked for a year.
-    assert confirmed.valid_until is None or confirmed.valid_until > guessed.valid_until, (
-        f"confirmed version ends {confirmed.valid_until}, the inference's cap"
+    # The person's own word is not ended by the guess's inferred_days, nor left without the
+    # end its writer asked for: a project constraint they state has no retention limit by
+    # default, so it ends on the year asked (the stop's review: it was left with no end).
+    assert confirmed.valid_until is not None, "the confirmed version has no end at all"
+    assert abs(confirmed.valid_until - asked) < timedelta(seconds=1), (
+        f"confirmed version ends {confirmed.valid_until}, not on the {asked} asked"
     )
 
 
@@ -109,3 +111,43 @@ def test_a_correction_of_an_episode_whose_asked_end_was_capped_gets_its_own_rete
     assert from_asked.memory.valid_until > timezone.now() + timedelta(days=89), (
         f"the correction ends {from_asked.memory.valid_until}: the first write's capped end"
     )
+
+
+def _infer_and_confirm(api_client, tenant, days: int, n: int) -> tuple[Memory, Memory]:
+    asked = timezone.now() + timedelta(days=days)
+    response = api_client.post(
+        "/api/v1/memories",
+        {
+            "subject": f"user-{n}",
+            "memory_type": "project_constraint",
+            "memory_key": "travel.city",
+            "scope": "project:atlas",
+            "content": "The user is working from the Lisbon office this month.",
+            "source": {"type": "model_inference", "conversation_id": "c-1", "message_id": f"m-{n}"},
+            "valid_until": asked.isoformat(),
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    guessed = Memory.objects.get(pk=response.json()["memory"]["id"])
+    subject = Subject.objects.get(tenant=tenant, external_id=f"user-{n}")
+    user = get_user_model().objects.create_user(f"u{n}", password="pw-12345678")
+    PortalMembership.objects.create(user=user, tenant=tenant, role="end_user", subject=subject)
+    portal = Client()
+    portal.force_login(user)
+    assert portal.post(f"/portal/memories/{guessed.id}/confirm/").status_code == 302
+    return guessed, Memory.objects.get(supersedes=guessed)
+
+
+@pytest.mark.parametrize("days", [29, 31])
+def test_a_confirmed_inference_never_outlives_the_end_its_writer_asked_for(
+    api_client, tenant, days
+):
+    """The writer asked the fact to hold ``days`` days (inferred_days is 30 by default). Asked
+    29 days (not capped), the confirmation keeps that end; asked 31 (capped to 30), the
+    confirmation drops the end altogether and the time-bounded fact is used forever: asking
+    for one more day gave an unbounded life."""
+    guessed, confirmed = _infer_and_confirm(api_client, tenant, days, days)
+    asked = guessed.created_at + timedelta(days=days)
+    assert confirmed.valid_until is not None, "the confirmed version has no end at all"
+    assert confirmed.valid_until <= asked + timedelta(minutes=1)
