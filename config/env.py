@@ -22,7 +22,8 @@ env = environ.Env()
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on", "y", "t", "ok"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", "n", "f"})
-DATABASE_SCHEMES = ("postgres", "postgresql", "pgsql")
+# django-environ's PostgreSQL schemes (``postgis`` is its GIS backend, PostgreSQL still).
+DATABASE_SCHEMES = ("postgres", "postgresql", "pgsql", "psql", "postgis")
 REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 
@@ -128,19 +129,45 @@ def env_rate(name: str, default: str) -> str | None:
 def checked_url(name: str, url: str, schemes: tuple[str, ...], example: str) -> str:
     """Return ``url`` if its scheme is one of ``schemes``; else refuse it, naming ``name`` and
     the scheme found but never the URL, which may hold a password."""
-    scheme = urlsplit(url).scheme.lower() if "://" in url else ""
+    try:
+        parts = urlsplit(url)
+        parts.port  # noqa: B018 - a port that is no number raises here
+    except ValueError:
+        _refuse_url(
+            name,
+            example,
+            "it cannot be parsed: a character of the password may need "
+            "percent-encoding (/ as %2F, [ as %5B, @ as %40)",
+        )
+    scheme = parts.scheme.lower() if "://" in url else ""
     if scheme not in schemes:
-        found = f"it starts with {scheme + '://'!r}" if scheme else "it has no scheme"
-        raise ImproperlyConfigured(
-            f"{name} must be a URL such as {example} ({found}; the value is not shown: it may "
-            "hold a password)."
+        _refuse_url(
+            name, example, f"it starts with {scheme + '://'!r}" if scheme else "it has no scheme"
         )
     return url
 
 
+def _refuse_url(name: str, example: str, found: str) -> NoReturn:
+    # ``from None``: the parser's own message quotes the URL's network location, password
+    # included.
+    raise ImproperlyConfigured(
+        f"{name} must be a URL such as {example} ({found}; the value is not shown: it may hold "
+        "a password)."
+    ) from None
+
+
+DATABASE_EXAMPLE = "postgres://USER:PASSWORD@HOST:5432/NAME"
+
+
+def database_url_config(name: str, url: str) -> dict:
+    """Return Django's settings of the PostgreSQL URL ``url``, the value of ``name``."""
+    checked_url(name, url, DATABASE_SCHEMES, DATABASE_EXAMPLE)
+    try:
+        return env.db_url_config(url)
+    except ValueError:
+        _refuse_url(name, DATABASE_EXAMPLE, "it cannot be parsed")
+
+
 def env_database_url(name: str, default: str = "") -> dict:
     """Return Django's settings of the PostgreSQL URL ``name`` (``default`` when unset)."""
-    url = checked_url(
-        name, _given(name) or default, DATABASE_SCHEMES, "postgres://USER:PASSWORD@HOST:5432/NAME"
-    )
-    return env.db_url_config(url)
+    return database_url_config(name, _given(name) or default)

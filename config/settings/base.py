@@ -3,9 +3,9 @@
 from pathlib import Path
 
 from config.env import (
-    DATABASE_SCHEMES,
     REDIS_SCHEMES,
     checked_url,
+    database_url_config,
     env,
     env_database_url,
     env_flag,
@@ -374,14 +374,7 @@ MEMLEDGER_BACKUP_RETENTION_DAYS = env_int("MEMLEDGER_BACKUP_RETENTION_DAYS", def
 # Read replicas: DATABASES aliases whose copies deletion verifies (none by default).
 MEMLEDGER_REPLICA_DATABASES: list[str] = []
 for _index, _url in enumerate(env_list("MEMLEDGER_REPLICA_DATABASE_URLS", default=[])):
-    DATABASES[f"replica{_index + 1}"] = env.db_url_config(
-        checked_url(
-            "MEMLEDGER_REPLICA_DATABASE_URLS",
-            _url,
-            DATABASE_SCHEMES,
-            "postgres://USER:PASSWORD@HOST:5432/NAME",
-        )
-    )
+    DATABASES[f"replica{_index + 1}"] = database_url_config("MEMLEDGER_REPLICA_DATABASE_URLS", _url)
     MEMLEDGER_REPLICA_DATABASES.append(f"replica{_index + 1}")
 
 # --- Embeddings -----------------------------------------------------------------------------

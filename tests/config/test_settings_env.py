@@ -211,3 +211,34 @@ def test_an_empty_embedded_server_folder_is_the_default(monkeypatch, tmp_path):
 
     monkeypatch.setenv("MEMLEDGER_EMBEDDED_PGDATA", "")
     assert _data_dir(tmp_path) == tmp_path / ".data" / "postgres"
+
+
+def test_a_psql_database_url_is_still_accepted(tmp_path):
+    """``psql://`` is one of django-environ's PostgreSQL schemes (its own documentation's
+    example, ``DATABASE_URL=psql://user:...@127.0.0.1:8458/database``), read as Django's
+    PostgreSQL backend until stop 50, which refused it at first (its review)."""
+    engine = _setting(
+        tmp_path,
+        "s.DATABASES['default']['ENGINE']",
+        MEMLEDGER_DATA_DIR=str(tmp_path),
+        DATABASE_URL="psql://memledger_app:pw@db.example:5432/memledger",
+    )
+    assert engine == "django.db.backends.postgresql"
+
+
+@pytest.mark.parametrize(
+    ("url", "secret"),
+    [
+        # A generated (base64) password with a "/" not percent-encoded.
+        ("postgres://memledger:Zq9SecretPart/rest@db.example:5432/memledger", "Zq9SecretPart"),
+        # A password with a "[".
+        ("postgres://memledger:Zq9Secret[Part@db.example:5432/memledger", "Zq9Secret"),
+    ],
+)
+def test_a_malformed_database_url_is_refused_naming_it_without_its_password(tmp_path, url, secret):
+    """README: a malformed setting "stops every process at start with an error naming it ...
+    (the error never shows the URL, which may hold a password)"."""
+    result = _check(tmp_path, DATABASE_URL=url)
+    assert result.returncode != 0
+    assert secret not in result.stderr, result.stderr[-400:]
+    assert "DATABASE_URL" in _last_line(result.stderr), _last_line(result.stderr)
