@@ -14,6 +14,7 @@ An operation completes only when every step's verification passed.
 
 from __future__ import annotations
 
+import codecs
 import csv
 import json
 import os
@@ -1126,11 +1127,19 @@ class Residue:
                     continue
         return any(content_hash(string) in self.hashes for string in strings)
 
-    def records_about(self, records: list[tuple[str, list[str]]]) -> list[bool]:
-        """Return, for each record of a CSV or TSV file (``table_records``), whether it is
-        about the memories: it names one, or holds a copy of the content (the record or a
-        field of it) in a case that is not another tenant's, by the ids it holds and its
-        field in the column the first record (the header) names as a tenant's."""
+    def records_about(self, path: Path, records: list[tuple[str, list[str]]]) -> list[bool]:
+        """Return, for each record of the CSV or TSV file ``path`` (``table_records``),
+        whether it is about the memories: it names one, or holds a copy of the content in a
+        case that is not another tenant's, by the ids it holds and its field in the column
+        the first record (the header) names as a tenant's.
+
+        A copy is the record, a field of it, or a line of it or one of that line's cells
+        split at the delimiter without the csv module's quoting rules: a hand-written TSV
+        whose cell begins with a quotation mark is read by the csv module as one field up to
+        the next quotation mark, lines and cells after it included, and a cell whose text
+        starts with a quoted word loses its quotes (stop 50's review).
+        """
+        delimiter = TABLE_DELIMITERS[path.suffix.lower()]
         header = [field.strip().lower() for field in records[0][1]] if records else []
         column = next((i for i, name in enumerate(header) if name in TENANT_KEYS), None)
         about = []
@@ -1138,8 +1147,11 @@ class Residue:
             if self.names(raw):
                 about.append(True)
                 continue
+            strings = [raw, *fields]
+            for line in text_lines(raw):
+                strings += [line, *line.split(delimiter)]
             copied = bool(self.hashes) and any(
-                content_hash(string) in self.hashes for string in (raw, *fields)
+                content_hash(string) in self.hashes for string in strings
             )
             tenant = fields[column].strip() if column is not None and column < len(fields) else ""
             about.append(copied and (self.owners is None or self.owners.ours_text(raw, tenant)))
@@ -1180,7 +1192,7 @@ class Residue:
                 return False, self.copies(document) and _prune(document, self) != document
         records = table_records(path, text) if kind == "table" else None
         if records is not None:
-            return False, any(self.records_about(records))
+            return False, any(self.records_about(path, records))
         lines = text_lines(text)
         column = _tenant_column(lines[0]) if lines else None
         return False, any(self.line_copies(line, column) for line in lines)
@@ -1265,10 +1277,12 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
     kind = _file_kind(path)
     records = table_records(path, text) if kind == "table" else None
     if records:
-        about = residue.records_about(records)
+        about = residue.records_about(path, records)
         if not about[0]:  # the header stays, and with it the records not about the memories
             kept = [raw for (raw, _), gone in zip(records, about, strict=True) if not gone]
-            write_text_atomic(path, "".join(kept))
+            with path.open("rb") as original:  # a spreadsheet's "CSV UTF-8" keeps its mark
+                mark = "\ufeff" if original.read(3) == codecs.BOM_UTF8 else ""
+            write_text_atomic(path, mark + "".join(kept))
             return 1
     if kind in ("table", "text"):
         path.unlink(missing_ok=True)

@@ -461,3 +461,59 @@ def test_a_new_file_a_dead_rewrite_left_is_verified_then_scrubbed_once_abandoned
     os.utime(left, (stale, stale))
     assert deletion_run(operation_id=body["operation_id"]) == "completed"
     assert not left.exists() or str(memories[0].id) not in left.read_text()
+
+
+# --- tables read by hand (stop 50's review) ------------------------------------------------
+
+
+def test_a_copy_after_a_row_with_an_unclosed_quote_is_still_removed(api_client, owner, folder):
+    """A hand-written TSV (no quoting convention) whose earlier row's text starts with a
+    quotation mark: the csv module reads the rest of the file as one field of that record,
+    so the later record copying the deleted content is never seen. Until stop 50 the file's
+    lines were read one by one and the copy's line was found (the file went): stop 50's
+    review."""
+    ours = MemoryFactory(subject=owner, content=SENTENCE)
+    path = folder / "golden.tsv"
+    path.write_text(
+        f'query\tanswer\n"Which one, Rust or Go?\tGo\nWhat does the user write?\t{SENTENCE}\n'
+    )
+
+    body, step = _delete_as_worker(api_client, ours)
+
+    assert body["status"] == "completed"
+    assert step["status"] == "verified"
+    assert not path.exists() or SENTENCE not in path.read_text(), path.read_text()
+
+
+def test_a_naive_tsv_field_that_is_the_content_in_quotes_is_removed(api_client, owner, folder):
+    """A TSV cell holding the deleted content verbatim, whose text begins with a quoted word:
+    the csv module strips the quotes, so neither the field nor the record hashes to the
+    content, and the copy stays while the step verifies."""
+    content = '"Rust" is the language the user prefers.'
+    ours = MemoryFactory(subject=owner, content=content)
+    path = folder / "golden.tsv"
+    path.write_text(f"query\tanswer\nfavourite language?\t{content}\nother\tx\n")
+
+    body, step = _delete_as_worker(api_client, ours)
+
+    assert body["status"] == "completed"
+    assert step["status"] == "verified"
+    assert not path.exists() or "the language the user prefers" not in path.read_text()
+
+
+def test_a_csv_with_a_byte_order_mark_keeps_it(api_client, owner, folder):
+    """The records kept are written back "byte for byte" (table_records' docstring,
+    docs/operations.md: "the header and the other records stay byte for byte"); a CSV saved
+    by a spreadsheet as "CSV UTF-8" starts with a byte order mark, without which the same
+    spreadsheet opens its accented text as mojibake."""
+    target = MemoryFactory(subject=owner)
+    kept = MemoryFactory(subject=owner, content="User likes crème brûlée.")
+    header = "query,expected_id,answer\r\n"
+    others = f"dessert?,{kept.id},{kept.content}\r\n"
+    path = folder / "golden.csv"
+    path.write_bytes(("\ufeff" + header + f"colour?,{target.id},x\r\n" + others).encode("utf-8"))
+
+    body, step = _delete_as_worker(api_client, target)
+
+    assert body["status"] == "completed"
+    assert path.read_bytes() == ("\ufeff" + header + others).encode("utf-8")
