@@ -33,6 +33,7 @@ from memory_core import retrieval_cache
 from memory_core.exports import export_delete, export_dir, export_remove_memories
 from memory_core.files import being_written
 from memory_core.json_types import json_loads
+from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
     DeletionOperation,
     Export,
@@ -573,7 +574,9 @@ class SummariesStore(_CacheStore):
 
 
 class ExportsStore(Store):
-    phase = "files"
+    # A phase, and so a transaction, of its own: a whole subject's purge holds the subject's
+    # lock until it commits (``purge``), and the evaluation step's scan need not hold it.
+    phase = "exports"
     name = "exports"
     description = "subjects' JSON exports: rewritten without the memory (removed for a subject)"
 
@@ -600,6 +603,14 @@ class ExportsStore(Store):
 
     def purge(self, ctx):
         rewritten = removed = 0
+        if ctx.whole_subject and not ctx.whole_tenant:
+            # An export of the subject being written (it holds the subject's lock shared until
+            # it commits) is waited for: its files were unlinked under it, between its write
+            # and its row (an Export naming no file) or while it wrote (its rename failed),
+            # and the person's export page answered 500 (stop 50's audit). Once committed,
+            # its row is found below. A tenant's deletion closed the tenant to new rows.
+            for subject_id in sorted(map(str, ctx.subject_ids)):
+                subject_deletion_lock(subject_id)
         # Row locks, in id order, serialize concurrent rewrites of one export: a second
         # operation reads the file only after the first one's rewrite committed, so neither
         # puts back what the other removed (a lost update seen with two worker processes).
