@@ -64,7 +64,9 @@ class Embedder(Protocol):
     """What the rest of memledger needs from an embedding model.
 
     An embedder may also say ``additive_token_counts = True`` when its token counts add up
-    over whitespace-joined lines (the budget stage then skips its final recount).
+    over whitespace-joined lines (the budget stage then skips its final recount), and
+    ``loaded`` whether its model has loaded (``/readyz`` shows it; without it, an embedder is
+    loaded once made).
     """
 
     model_name: str

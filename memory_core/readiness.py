@@ -102,8 +102,11 @@ def _rate_limit_cache() -> dict:
 def _embedding_model() -> dict:
     # Made is not loaded: an embedder whose weights fail their check is made, and never loads.
     # Only asked of one already made: the probe must not make one (nor load the model).
+    # ``loaded`` is the packaged embedder's; a backend without it (MEMLEDGER_EMBEDDER_BACKEND
+    # needs only the ``Embedder`` protocol) is loaded once made: reading it unguarded made
+    # every probe a 500 (stop 50's audit).
     made = get_embedder.cache_info().currsize > 0
-    return {"ok": True, "loaded": made and get_embedder().loaded}
+    return {"ok": True, "loaded": made and bool(getattr(get_embedder(), "loaded", True))}
 
 
 def readiness_check() -> Readiness:

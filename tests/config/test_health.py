@@ -195,3 +195,41 @@ def test_a_schema_behind_the_release_is_not_ready():
         assert results["/readyz"]["body"]["checks"]["database"] == {"ok": True}
     finally:
         _admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
+class PlainEmbedder:
+    """An embedder providing exactly what ``memory_core.embeddings.Embedder`` asks for."""
+
+    def __init__(self, *, dimensions=384, **options):
+        self.model_name = "plain-test-embedder"
+        self.dimensions = dimensions
+
+    def embed(self, texts):
+        return [[1.0] + [0.0] * (self.dimensions - 1) for _ in texts]
+
+    def count_tokens(self, text):
+        return len(text.split())
+
+
+@pytest.fixture
+def plain_embedder():
+    readiness_forget()
+    get_embedder.cache_clear()
+    backend = "tests.config.test_health.PlainEmbedder"
+    with override_settings(MEMLEDGER_EMBEDDER={"BACKEND": backend, "DIMENSIONS": 384}):
+        yield
+    get_embedder.cache_clear()
+    readiness_forget()
+
+
+def test_readyz_answers_its_json_with_a_documented_custom_embedder(client, plain_embedder):
+    """An embedder of the documented interface (README, MEMLEDGER_EMBEDDER_BACKEND) has no
+    ``loaded``: once made, every probe was a 500 (stop 50's audit)."""
+    client.raise_request_exception = False
+    # A retrieval or a write makes the embedder; here it is made directly.
+    assert get_embedder().embed(["a text"])
+    response = client.get("/readyz")
+    assert response.status_code == 200, response.content[:500]
+    body = response.json()
+    assert body["status"] == "ready"
+    assert body["checks"]["embedding_model"] == {"ok": True, "loaded": True}
