@@ -17,6 +17,7 @@ from rest_framework.utils.urls import remove_query_param, replace_query_param
 
 from memory_core.selectors.memories import (
     MAX_LIST_LIMIT,
+    MAX_LIST_OFFSET,
     ListPosition,
     memory_list_page,
 )
@@ -88,13 +89,27 @@ class MemoryPagination(LimitOffsetPagination):
 
     def paginate_queryset(self, queryset, request, view=None):
         self.query = getattr(view, "query", {})
-        return super().paginate_queryset(queryset, request, view)
+        self.rows = super().paginate_queryset(queryset, request, view)
+        return self.rows
 
     def get_limit(self, request):
         return self.query.get("limit", self.default_limit)
 
     def get_offset(self, request):
         return self.query.get("offset", 0)
+
+    def get_next_link(self):
+        """DRF's link to ``offset + limit``, unless that passes ``MAX_LIST_OFFSET``, which the
+        query refuses: a client following ``next`` over a list of more than a million rows
+        was answered 400 half way (stop 50's audit). There, ``past_the_offsets``."""
+        if self.offset + self.limit > MAX_LIST_OFFSET and self.offset + self.limit < self.count:
+            return self.past_the_offsets()
+        return super().get_next_link()
+
+    def past_the_offsets(self) -> str | None:
+        """The next page's link where no offset reaches it: none (the walk by offsets ends,
+        and ``count`` says how many rows lie past it)."""
+        return None
 
 
 class MemoryListPagination(MemoryPagination):
@@ -118,6 +133,17 @@ class MemoryListPagination(MemoryPagination):
         )
         self.had_cursor = self.position is not None
         return self.page.rows
+
+    def past_the_offsets(self) -> str | None:
+        """The memory list's next page past ``MAX_LIST_OFFSET`` is a cursor page: the rows
+        older than this page's last (both read newest first)."""
+        if not self.rows:
+            return None
+        url = remove_query_param(self.request.build_absolute_uri(), "offset")
+        url = remove_query_param(url, "pagination")
+        return replace_query_param(
+            url, "cursor", cursor_encode(ListPosition.of(self.rows[-1]), older=True)
+        )
 
     def get_paginated_response(self, data):
         if not self.cursor_mode:

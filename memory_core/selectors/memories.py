@@ -20,6 +20,8 @@ from memory_core.models import (
 from memory_core.models.choices import sensitivities_up_to
 
 MAX_LIST_LIMIT = 100
+# The deepest offset a list's page may start at: deeper, a page walks every row before it.
+MAX_LIST_OFFSET = 1_000_000
 # What agents are not answered of a memory whose words are withheld from them
 # (``memory_words_withheld``): each field, and what stands in its place.
 WITHHELD_FIELDS = {"content": "", "value": None, "content_hash": ""}

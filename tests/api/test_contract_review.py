@@ -180,6 +180,30 @@ def test_a_review_queue_parameter_given_twice_is_refused(reviewer):
     assert field_codes(response) == {"state": ["repeated"]}
 
 
+def test_a_repeated_parameter_is_named_with_the_other_mistakes(api_client):
+    """It was checked first and answered alone, hiding every other mistake of the query
+    string (docs/api.md: "one answer names every mistake it can find"): stop 50's audit."""
+    codes = field_codes(api_client.get(f"{MEMORIES}?subject=a&subject=b&limit=abc&bogus=1"))
+    assert codes == {"subject": ["repeated"], "limit": ["invalid"], "bogus": ["unknown_field"]}
+
+
+def test_a_parameter_an_endpoint_does_not_take_is_unknown_however_often_given(api_client):
+    """``GET /api/v1/deletions`` takes none: ``limit`` twice was told to be given once."""
+    codes = field_codes(api_client.get("/api/v1/deletions?limit=5&limit=6"))
+    assert codes == {"limit": ["unknown_field"]}
+
+
+def test_unknown_parameters_given_twice_are_named_at_most_fifty_times(api_client):
+    """200 unknown names, each twice, were 200 ``repeated`` entries: the bound on unknown
+    names (50, then one ``too_many_errors``) did not apply."""
+    query = "&".join(f"p{i}=1&p{i}=2" for i in range(200))
+    response = api_client.get(f"{MEMORIES}?{query}")
+    assert response.status_code == 400
+    details = response.json()["error"]["details"]
+    assert len([name for name in details if name != "non_field_errors"]) == 50
+    assert [entry["code"] for entry in details["non_field_errors"]] == ["too_many_errors"]
+
+
 @pytest.mark.parametrize("path", [MEMORIES, "/api/v1/whoami", "/api/v1/review/items"])
 def test_a_query_string_of_too_many_parameters_is_the_json_400(api_client, path):
     # Django refuses more than DATA_UPLOAD_MAX_NUMBER_FIELDS (1,000) as DRF negotiates the

@@ -16,7 +16,7 @@ from django.utils import timezone
 from api.pagination import cursor_decode, cursor_encode
 from memory_core.models import Memory, MemoryClass, MemoryType
 from memory_core.selectors.memories import ListPosition, memory_list, memory_list_page
-from tests.factories import MemoryFactory, SubjectFactory
+from tests.factories import MemoryFactory, SubjectFactory, pending_write_on
 
 pytestmark = pytest.mark.django_db
 
@@ -285,3 +285,49 @@ def test_the_schema_documents_both_pagings(client):
     assert page["required"] == ["results"] and "count" in page["properties"]
     reviews = schema["paths"]["/api/v1/review/items"]["get"]
     assert "cursor" not in {param["name"] for param in reviews["parameters"]}
+
+
+# --- stop 50's audit ---------------------------------------------------------------------
+
+
+def test_past_the_deepest_offset_the_next_link_turns_into_a_cursor_page(
+    api_client, rows, monkeypatch
+):
+    """``offset`` stops at 1,000,000 (``MAX_LIST_OFFSET``), but the paginator linked to
+    ``offset + limit`` past it: a client following ``next`` over a list of more than a million
+    rows was answered 400 half way. There the link is the cursor page of the older rows (the
+    bound is lowered to 2 here instead of writing a million rows)."""
+    monkeypatch.setattr("api.pagination.MAX_LIST_OFFSET", 2)
+    order = newest_first(rows)
+    page = api_client.get(URL, {"limit": 2, "offset": 2}).json()
+    assert [row["id"] for row in page["results"]] == order[2:4]
+    link = page["next"]
+    query = parse_qs(urlsplit(link).query)
+    assert "offset" not in query and query["limit"] == ["2"] and "cursor" in query
+    followed = api_client.get(link)
+    assert followed.status_code == 200, followed.json()
+    assert [row["id"] for row in followed.json()["results"]] == order[4:6]
+
+
+def test_past_the_deepest_offset_a_list_without_cursor_pages_ends_its_links(
+    reviewer, subject, monkeypatch
+):
+    """The review queue has offset pages only: its ``next`` past the bound is null, not a
+    link it refuses (``count`` still says how many items there are)."""
+    for index in range(3):
+        head = MemoryFactory(subject=subject, memory_key=f"k{index}")
+        pending_write_on(head, f"User moved to city number {index}.")
+    monkeypatch.setattr("api.pagination.MAX_LIST_OFFSET", 1)
+    page = reviewer.get("/api/v1/review/items", {"limit": 1, "offset": 1})
+    assert page.status_code == 200, page.content
+    assert page.json()["count"] == 3 and page.json()["next"] is None
+
+
+@pytest.mark.parametrize("token", ["\x00", "abc\x00def"])
+def test_a_cursor_holding_a_nul_is_invalid_cursor(api_client, rows, token):
+    """``null_characters_not_allowed`` was answered, which a client checking for the one code
+    of a bad cursor did not take for "start the walk again"."""
+    response = api_client.get(URL, {"cursor": token})
+    assert response.status_code == 400, response.content
+    [detail] = response.json()["error"]["details"]["cursor"]
+    assert detail["code"] == "invalid_cursor", detail
