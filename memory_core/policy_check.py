@@ -297,8 +297,6 @@ CLASS_RULES = (
     ("retention:preference", "preference_days", "memory_class", MemoryClass.PREFERENCE),
     ("retention:inferred", "inferred_days", "authority", Authority.MODEL_INFERENCE),
 )
-# The retention key of each memory class.
-CLASS_RETENTION = {value: key for _, key, column, value in CLASS_RULES if column == "memory_class"}
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,6 @@ class Route:
     json: bool = False  # the reviewer API: a JSON body (sometimes not JSON, or not an object)
 
 
-TEXT = "text"
 ROUTES = [
     Route("end_user", "GET", "portal:home", fields=("q", "memory_class", "memory_type",
           "authority", "scope_kind", "page")),

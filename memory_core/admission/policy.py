@@ -119,7 +119,6 @@ class AdmissionContext:
     subject_exists: bool = True
     recent_texts: list[EarlierWrite] = field(default_factory=list)
     head: Head | None = None
-    explicit_target: bool = False  # a /supersede on a named memory (the head must be active)
     batch_keys: set = field(default_factory=set)
 
 
@@ -138,7 +137,6 @@ class Decision:
     categories: list[str] = field(default_factory=list)
     valid_until: datetime | None = None
     action: str = "create"  # create | supersede | conflict
-    head_id: object = None
 
     @property
     def refusing_codes(self) -> list[str]:
@@ -590,11 +588,10 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
             codes.append("ttl.capped")
 
     # 10. Supersession: equal or higher authority supersedes; lower is kept as a conflict.
-    action, head_id = "create", None
+    action = "create"
     if head is not None:
         if head.status != "active":
             return refuse("supersession.not_head")
-        head_id = head.id
         if AUTHORITY_RANK[authority] >= AUTHORITY_RANK[head.authority]:
             action = "supersede"
             codes.append("supersession.supersedes")
@@ -614,5 +611,4 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
         categories=categories,
         valid_until=valid_until,
         action=action,
-        head_id=head_id,
     )

@@ -35,8 +35,6 @@ class Server:
     process: subprocess.Popen
     port: int
     log_path: Path
-    workers: int
-    threads: int
 
     def worker_pids(self) -> list[int]:
         children = Path(f"/proc/{self.process.pid}/task/{self.process.pid}/children")
@@ -118,7 +116,7 @@ def start_gunicorn(
     process = subprocess.Popen(  # noqa: S603 - fixed argv, loopback only
         command, cwd=settings.BASE_DIR, env=env, stdout=log, stderr=subprocess.STDOUT
     )
-    server = Server(process, port, log_path, workers, threads)
+    server = Server(process, port, log_path)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if process.poll() is not None:

@@ -191,7 +191,6 @@ class Candidate:
     tenant_id: str = ""
     subject_id: str = ""
     agent_id: str | None = None
-    memory_type_readable: bool = True
     # Retrieval signals.
     sources: set[str] = field(default_factory=set)
     semantic: float | None = None  # cosine similarity to the query, when the query was embedded

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 
@@ -28,7 +28,6 @@ from memory_core.models import (
     DeletionOperation,
     MemoryEvent,
     PolicyVersion,
-    RetrievalTrace,
     ReviewItem,
     reviewer_decided_condition,
 )
@@ -73,14 +72,12 @@ class Chart:
 class HealthOverview:
     """Every chart of the health page, plus the latest evaluation figures."""
 
-    days: list[date]
     charts: list[Chart]
     evaluation: dict | None = None
     # The results file's name, never its folder: the page is a tenant's reviewers', and the
     # server's folders are the operator's (as a dead letter's paths are left out).
     evaluation_file: str = ""
     evaluation_time: datetime | None = None
-    totals: dict = field(default_factory=dict)
 
 
 def _days(now: datetime, count: int) -> list[date]:
@@ -464,14 +461,8 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
         datetime.fromtimestamp(Path(source).stat().st_mtime, tz=UTC) if source else None
     )
     return HealthOverview(
-        days=day_list,
         charts=charts,
         evaluation=evaluation,
         evaluation_file=Path(source).name if source else "",
         evaluation_time=evaluation_time,
-        totals={
-            "traces": RetrievalTrace.objects.filter(
-                tenant_id=principal.tenant_id, created_at__gte=window.start
-            ).count()
-        },
     )

@@ -7,7 +7,7 @@ them directly with a SystemPrincipal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.db import transaction
@@ -54,7 +54,6 @@ class MemoryDraft:
     valid_until: datetime | None = None
     created_at: datetime | None = None
     status: str = Status.ACTIVE
-    extra: dict = field(default_factory=dict)
     # A vector computed beforehand (a batch embeds all its items in one model call).
     embedding: list[float] | None = None
     embedding_model: str = ""

@@ -332,7 +332,6 @@ def test_trace_charts_count_every_trace_of_every_day(
         overview = health_overview(principal=principal, days=7)
     charts = {chart.key: chart for chart in overview.charts}
     assert charts["stale_rate"].series[0].values[-5:] == [50.0] * 5
-    assert overview.totals["traces"] == 15
 
 
 def test_deletion_latency_and_boundary_refusals_are_counted_per_day(
