@@ -59,13 +59,13 @@ from memory_core.models import (
     MemoryEvent,
     PolicyVersion,
     RetrievalTrace,
-    ReviewItem,
     Status,
     Tombstone,
 )
 from memory_core.policy_check import retention_cutoffs, retention_period
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SystemPrincipal
+from memory_core.services.memories import memories_mark_expired
 
 logger = logging.getLogger(__name__)
 
@@ -97,30 +97,14 @@ def memories_expire(*, now=None, limit: int = 5000) -> int:
     )
     if not rows:
         return 0
-    ids = [pk for pk, _, _ in rows]
-    # No journal line is owed (``revocation_journaled_at`` set): a restored row holds its
-    # valid_until, and this sweep expires it again. A task's close owes one.
-    Memory.objects.filter(pk__in=ids).update(
-        status=Status.EXPIRED, updated_at=now, revocation_journaled_at=now
-    )
-    # The rows before their items, as an approval and a revoke take them.
-    ReviewItem.objects.filter(
-        memory_id__in=ids, kind=ReviewItem.Kind.SENSITIVE_WRITE, state=ReviewItem.State.OPEN
-    ).update(state=ReviewItem.State.RESOLVED, resolution=EXPIRED_REASON, resolved_at=now)
-    MemoryEvent.objects.bulk_create(
-        [
-            MemoryEvent(
-                tenant_id=tenant_id,
-                memory_id=pk,
-                action=MemoryEvent.Action.EXPIRED,
-                actor_type=MemoryEvent.ActorType.SYSTEM,
-                actor_id=RETENTION_PRINCIPAL_NAME,
-                reason_code=EXPIRED_REASON,
-                policy_version=policy_version,
-                created_at=now,
-            )
-            for pk, tenant_id, policy_version in rows
-        ]
+    # No journal line is owed (``journaled``): a restored row holds its valid_until, and this
+    # sweep expires it again. A task's close owes one.
+    memories_mark_expired(
+        rows,
+        reason_code=EXPIRED_REASON,
+        actor=(MemoryEvent.ActorType.SYSTEM, RETENTION_PRINCIPAL_NAME),
+        now=now,
+        journaled=True,
     )
     return len(rows)
 

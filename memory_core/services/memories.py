@@ -19,6 +19,7 @@ from memory_core.models import (
     TYPE_CLASS,
     Memory,
     MemoryEvent,
+    ReviewItem,
     ScopeKind,
     Status,
     Subject,
@@ -317,3 +318,47 @@ def _store_vectors(rows: list[tuple], vectors: list, model_name: str) -> int:
                 .update(embedding=vector, embedding_model=model_name)
             )
     return written
+
+
+def memories_mark_expired(
+    rows: list[tuple],
+    *,
+    reason_code: str,
+    actor: tuple[str, str],
+    now,
+    details: dict | None = None,
+    journaled: bool = False,
+) -> list:
+    """Expire the locked memory rows ``rows`` (``(pk, tenant_id, policy_version)``): status
+    ``expired``, the open review items of those waiting for a reviewer resolved with
+    ``reason_code``, and an ``expired`` event each (by ``actor``: its type and id, with
+    ``details``). ``journaled``: no journal line is owed (``revocation_journaled_at`` set: a
+    restored row holds its end, and the expiry sweep expires it again). Return the ids.
+
+    The one way both the expiry sweep and a task's close expire memories, so that the two stay
+    in step (stop 50's review found them written twice)."""
+    ids = [pk for pk, _, _ in rows]
+    marked = {"revocation_journaled_at": now} if journaled else {}
+    Memory.objects.filter(pk__in=ids).update(status=Status.EXPIRED, updated_at=now, **marked)
+    # The rows before their items, as an approval and a revoke take them.
+    ReviewItem.objects.filter(
+        memory_id__in=ids, kind=ReviewItem.Kind.SENSITIVE_WRITE, state=ReviewItem.State.OPEN
+    ).update(state=ReviewItem.State.RESOLVED, resolution=reason_code, resolved_at=now)
+    actor_type, actor_id = actor
+    MemoryEvent.objects.bulk_create(
+        [
+            MemoryEvent(
+                tenant_id=tenant_id,
+                memory_id=pk,
+                action=MemoryEvent.Action.EXPIRED,
+                actor_type=actor_type,
+                actor_id=actor_id,
+                reason_code=reason_code,
+                policy_version=policy_version,
+                details=details or {},
+                created_at=now,
+            )
+            for pk, tenant_id, policy_version in rows
+        ]
+    )
+    return ids

@@ -17,9 +17,10 @@ from django.utils import timezone
 from memory_core.deletion.ledger import TASK_CLOSED, task_digest
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import subjects_shared_locked
-from memory_core.models import Memory, MemoryEvent, ReviewItem, ScopeKind, Status, Subject
+from memory_core.models import Memory, ScopeKind, Status, Subject
 from memory_core.selectors.approvals import shared_or_own
 from memory_core.services.conflicts import conflicts_close_settled
+from memory_core.services.memories import memories_mark_expired
 from memory_core.services.revocations import memory_task_close_journal_on_commit
 
 
@@ -85,44 +86,25 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
     result.expired = _expire(
         tenant_id=principal.tenant_id,
         closing=closing,
-        pending=[pk for pk, _, _ in pending],
         actor=(principal.actor_type, principal.actor_id),
         details={"task_id": task_id},
     )
     return result
 
 
-def _expire(*, tenant_id, closing: list, pending: list, actor: tuple, details: dict) -> list:
+def _expire(*, tenant_id, closing: list, actor: tuple, details: dict) -> list:
     """Expire the locked rows ``closing`` (``(pk, memory_type, policy_version)``) by their
-    task's close: the open review items of those that were waiting (``pending``, ids)
-    resolved, an ``expired`` event each (reason ``task_closed``, by ``actor``: its type and
+    task's close (``memories_mark_expired``): the open review items of those that were
+    waiting resolved, an ``expired`` event each (reason ``task_closed``, by ``actor``: its type and
     id, with ``details``: the task id), the conflicts they settle closed; journaled as the
     transaction commits. Return the ids."""
     now = timezone.now()
-    ids = [pk for pk, _, _ in closing]
-    Memory.objects.filter(pk__in=ids).update(status=Status.EXPIRED, updated_at=now)
-    # The rows before their items, as an approval and a revoke take them.
-    ReviewItem.objects.filter(
-        memory_id__in=[pk for pk in pending if pk in ids],
-        kind=ReviewItem.Kind.SENSITIVE_WRITE,
-        state=ReviewItem.State.OPEN,
-    ).update(state=ReviewItem.State.RESOLVED, resolution=TASK_CLOSED, resolved_at=now)
-    actor_type, actor_id = actor
-    MemoryEvent.objects.bulk_create(
-        [
-            MemoryEvent(
-                tenant_id=tenant_id,
-                memory_id=pk,
-                action=MemoryEvent.Action.EXPIRED,
-                actor_type=actor_type,
-                actor_id=actor_id,
-                reason_code=TASK_CLOSED,
-                policy_version=policy_version,
-                details=details,
-                created_at=now,
-            )
-            for pk, _, policy_version in closing
-        ]
+    ids = memories_mark_expired(
+        [(pk, tenant_id, policy_version) for pk, _, policy_version in closing],
+        reason_code=TASK_CLOSED,
+        actor=actor,
+        now=now,
+        details=details,
     )
     # A conflict the close leaves with one candidate in use has nothing left to decide.
     conflicts_close_settled(tenant_id=tenant_id, memory_ids=ids, reason_code=TASK_CLOSED, now=now)
@@ -169,7 +151,6 @@ def task_close_replayed(*, principal, memory_ids: list, task_sha256: str, operat
     return _expire(
         tenant_id=principal.tenant_id,
         closing=[row[:3] for row in bound],
-        pending=[row[0] for row in bound if row[3] == Status.PENDING_APPROVAL],
         actor=(principal.actor_type, principal.actor_id),
         # The digest, not the id the restored rows may not hold: journaled again as it
         # commits, the line names the same task (``revocations.expired_memories_sql``).
