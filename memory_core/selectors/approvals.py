@@ -129,13 +129,8 @@ def writer_reaches(memory: Memory, queryset):
     subject it wrote about (bound by a subject token, it acted for that subject only); a
     person or memledger itself reads the subject's shared memories (``heads_on_key``)."""
     writer = writer_of(memory)
-    if writer is None or writer.actor_type != AgentPrincipal.actor_type:
-        return queryset
-    agent = Agent.objects.filter(tenant_id=memory.tenant_id, pk=writer.actor_id).first()
-    if agent is None:
-        return queryset.none()  # a writer no longer known reads nothing
-    grant = AgentPrincipal.from_agent(agent, bound_user_id=memory.subject.external_id)
-    return grant.scope_granted(queryset)
+    writers = {} if writer is None else {memory.pk: writer}
+    return _reaches(memory, queryset, writers, _agents_of(memory.tenant_id, writers.values()))
 
 
 @dataclass(frozen=True)
@@ -297,12 +292,13 @@ def _agents_of(tenant_id, writers) -> dict:
 
 
 def _reaches(memory: Memory, queryset, writers: dict, agents: dict):
-    """``writer_reaches(memory, queryset)`` with the writers and agents read beforehand."""
+    """``writer_reaches(memory, queryset)`` with the writers (by memory id) and their agents
+    (``_agents_of``) read beforehand."""
     writer = writers.get(memory.pk)
     if writer is None or writer.actor_type != AgentPrincipal.actor_type:
         return queryset
     agent = agents.get(str(writer.actor_id))
     if agent is None:
-        return queryset.none()
+        return queryset.none()  # a writer no longer known reads nothing
     grant = AgentPrincipal.from_agent(agent, bound_user_id=memory.subject.external_id)
     return grant.scope_granted(queryset)
