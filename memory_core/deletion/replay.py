@@ -245,7 +245,14 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
         return None  # the tenant came after the backup: nothing of it was restored
     subject_id = entry.get("subject_id")
     if subject_id and not Subject.objects.filter(pk=subject_id).exists():
-        subject_id = None
+        if entry["target"] == DeletionOperation.Target.SUBJECT:
+            # Made after the backup: the operation names its row back, as a deleted identity's
+            # (its own id for its name), so that its steps reach what no restored row names
+            # (its export folder). A queued line holds no tombstones to name it by, and its
+            # exports step scanned no folder (left open until stop 50).
+            Subject.objects.create(pk=subject_id, tenant_id=tenant_id, external_id=subject_id)
+        else:
+            subject_id = None
     memory_ids = {uuid.UUID(t["memory_id"]) for t in entry["tombstones"]}
     if entry["target"] != DeletionOperation.Target.TENANT:
         _lock_subjects(subject_id, memory_ids)

@@ -170,6 +170,38 @@ def test_a_replayed_deletion_of_a_subject_made_after_the_backup_reaches_its_expo
             assert "12 Quay Street" not in path.read_text()
 
 
+def test_a_replayed_queued_deletion_of_a_subject_made_after_the_backup_reaches_its_export(
+    tenant,
+):
+    """The same, the deletion queued for a worker (too large for a page) and made by none: its
+    journal line holds no tombstones to name the subject by, and no restored row names it, so
+    its exports step scanned no folder and the file waited for the retention sweep's orphan
+    removal (left open until stop 50). The replay now restores the subject's row as a deleted
+    identity's (its own id for its name), which the operation names."""
+    from memory_core.deletion.services import subject_deletion_queue
+    from memory_core.exports import export_create, export_path
+    from memory_core.principals import SubjectPrincipal, SystemPrincipal
+    from tests.factories import MemoryFactory, SubjectFactory
+
+    with _backup() as (dump, backup_time), _scratch() as scratch:
+        subject = SubjectFactory(tenant=tenant, external_id="made-after-the-backup")
+        MemoryFactory(subject=subject, content="User lives at 12 Quay Street.")
+        system = SystemPrincipal(tenant_id=tenant.id)
+        path = export_path(export_create(principal=system, subject_id=subject.id))
+        user = SubjectPrincipal(tenant_id=tenant.id, subject_id=subject.id, user_id=1)
+        subject_deletion_queue(principal=user, subject_id=subject.id)
+
+        _restore(dump, scratch)
+        result = _replay(scratch, backup_time)
+        assert result["replayed"] == 1 and result["incomplete"] == {}, result
+        assert not path.exists()
+        with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
+            assert conn.execute(
+                "SELECT external_id, display_name FROM memory_core_subject WHERE id = %s",
+                [subject.id],
+            ).fetchall() == [(str(subject.id), "")]
+
+
 def test_a_queued_delete_everything_no_worker_made_before_the_database_was_lost_is_replayed(
     owner, owner_principal, memories
 ):
