@@ -5,6 +5,7 @@ API keys are refused here. Session authentication enforces CSRF on POST.
 """
 
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions
 from rest_framework.authentication import SessionAuthentication
@@ -58,6 +59,15 @@ class ReviewerView:
         401 (a missing API key), so every refusal here is ``forbidden`` (docs/api.md).
         """
         raise exceptions.PermissionDenied(message or IsReviewer.message)
+
+    def finalize_response(self, request, response, *args, **kwargs):
+        """Every answer with ``never_cache``'s headers, as the portal's pages: a reviewer's
+        session (a cookie, which keeps no shared cache off as an Authorization header does)
+        is answered pending sensitive writes, words included, which a browser's cache or a
+        proxy's kept after logout (stop 50's audit)."""
+        response = super().finalize_response(request, response, *args, **kwargs)
+        add_never_cache_headers(response)
+        return response
 
 
 class ReviewItemListView(QueryStringChecked, ReviewerView, ListAPIView):

@@ -218,3 +218,16 @@ def test_the_open_queue_leaves_out_a_write_deleted_while_it_waited(reviewer, pen
     assert (page["count"], [item["id"] for item in page["results"]]) == (1, [pending[1]])
     # The item itself is still open (the worker closes it), and the other states list it.
     assert ReviewItem.objects.get(pk=pending[0]).state == "open"
+
+
+@pytest.mark.parametrize("path", ["/api/v1/review/items", "/api/v1/review/items/{id}"])
+def test_the_reviewer_api_keeps_a_pending_write_out_of_every_cache(reviewer, pending, path):
+    """The portal's pages are sent never_cache's headers (docs/portal.md), so that the back
+    button after logout shows nothing; the reviewer API answered the same login's session
+    the same pending sensitive writes, words included, with no Cache-Control at all, and a
+    cookie keeps no shared cache off as an Authorization header does (stop 50's audit)."""
+    response = reviewer.get(path.format(id=pending[0]))
+    assert response.status_code == 200, response.content
+    directives = {part.strip() for part in response["Cache-Control"].split(",")}
+    assert {"no-cache", "no-store", "must-revalidate", "private"} <= directives
+
