@@ -22,8 +22,9 @@ env = environ.Env()
 
 TRUE_WORDS = frozenset({"1", "true", "yes", "on", "y", "t", "ok"})
 FALSE_WORDS = frozenset({"0", "false", "no", "off", "n", "f"})
-# django-environ's PostgreSQL schemes (``postgis`` is its GIS backend, PostgreSQL still).
-DATABASE_SCHEMES = ("postgres", "postgresql", "pgsql", "psql", "postgis")
+# django-environ's schemes of Django's PostgreSQL backend (not ``postgis``: its GIS backend
+# needs the GDAL library, and died at start naming no variable: stop 50's review).
+DATABASE_SCHEMES = ("postgres", "postgresql", "pgsql", "psql")
 REDIS_SCHEMES = ("redis", "rediss", "unix")
 
 

@@ -192,6 +192,8 @@ def test_an_empty_data_dir_is_the_default(tmp_path):
         ("MEMLEDGER_REPLICA_DATABASE_URLS", "replica.internal:5432/memledger"),
         # Every agent request answered 503 rate_limiter_unavailable.
         ("REDIS_URL", "cache.internal:6379"),
+        # Django's GIS backend: every process died wanting the GDAL library, naming nothing.
+        ("DATABASE_URL", "postgis://memledger_app:s3cret@db.internal:5432/memledger"),
     ],
 )
 def test_a_url_without_a_known_scheme_is_refused_naming_the_variable(variable, value, tmp_path):
