@@ -230,4 +230,3 @@ def test_the_reviewer_api_keeps_a_pending_write_out_of_every_cache(reviewer, pen
     assert response.status_code == 200, response.content
     directives = {part.strip() for part in response["Cache-Control"].split(",")}
     assert {"no-cache", "no-store", "must-revalidate", "private"} <= directives
-
