@@ -16,6 +16,14 @@ from memory_core.rls import PLATFORM_SETTING, TENANT_SETTING
 
 
 class MemledgerAdminSite(admin.AdminSite):
+    @property
+    def login_form(self):
+        """The admin's login refuses a username past its failed attempts (config/login.py);
+        imported here, once the models are loaded."""
+        from config.login import AdminLoginForm
+
+        return AdminLoginForm
+
     def admin_view(self, view, cacheable=False):
         inner = super().admin_view(view, cacheable)
 

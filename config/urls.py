@@ -5,6 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
 from api.views import DocsView, NoEndpointView, SchemaView, SchemaWithoutSlashView
+from config.login import LoginForm
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -16,7 +17,11 @@ urlpatterns = [
     re_path(r"^api/(schema|docs)$", SchemaWithoutSlashView.as_view(), name="api-schema-no-slash"),
     # Last of /api/: an unknown endpoint or a malformed id is a JSON 404, as every API error.
     re_path(r"^api/", NoEndpointView.as_view(), name="api-no-endpoint"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(authentication_form=LoginForm),
+        name="login",
+    ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("portal/", include("portal.urls")),
 ]

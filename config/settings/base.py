@@ -257,6 +257,11 @@ MEMLEDGER_IDEMPOTENCY_TTL_HOURS = env_int("MEMLEDGER_IDEMPOTENCY_TTL_HOURS", def
 MEMLEDGER_MAX_BODY_BYTES = env_int("MEMLEDGER_MAX_BODY_BYTES", default=1_048_576, least=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MEMLEDGER_MAX_BODY_BYTES
 
+# Failed logins (portal, admin) a username may have within the window before its logins are
+# refused until the window ends (config/login.py).
+MEMLEDGER_LOGIN_FAILURES = env_int("MEMLEDGER_LOGIN_FAILURES", default=10, least=1)
+MEMLEDGER_LOGIN_FAILURE_MINUTES = env_int("MEMLEDGER_LOGIN_FAILURE_MINUTES", default=15, least=1)
+
 # --- Celery ---------------------------------------------------------------------------------
 # Without CELERY_BROKER_URL, kombu's filesystem transport needs no server.
 BROKER_DIR = env_path("MEMLEDGER_BROKER_DIR", DATA_DIR / "broker")
