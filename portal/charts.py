@@ -58,6 +58,15 @@ def _label(value: float, unit: str = "") -> str:
     return f"{text}%" if unit == "%" else text
 
 
+def figure(value: float) -> str:
+    """Return a bar's or a point's value as its title says it, in full: a count with
+    thousands separated ("1,234,567"), a measure to two decimals at most ("0.37", "1,000,000.5").
+    ``:g`` wrote "1.23457e+06", which screen readers and tooltips read (stop 50's audit)."""
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.2f}".rstrip("0").rstrip(".")
+
+
 def _line_axis(peak: float, unit: str) -> tuple[float, int]:
     """Return (axis maximum, intervals) for a line: a round maximum cut into steps that are
     round too (0.1 of 0.5, not 0.125 shown as 0.12), a rate's axis at least 10 %."""
@@ -124,7 +133,7 @@ def chart_geometry(chart, width: int = WIDTH) -> dict:
                         "w": bar_w,
                         "h": round(y_of(base) - top, 1),
                         "css": f"s{position}",
-                        "title": f"{day:%d %b}: {value:g} {series.label}",
+                        "title": f"{day:%d %b}: {figure(value)} {series.label}",
                     }
                 )
                 base += value
@@ -138,7 +147,7 @@ def chart_geometry(chart, width: int = WIDTH) -> dict:
                 dot = {
                     "x": round(LEFT + slot * (i + 0.5), 1),
                     "y": y_of(value),
-                    "title": f"{days[i]:%d %b}: {value:g} {chart.unit} ({series.label})",
+                    "title": f"{days[i]:%d %b}: {figure(value)} {chart.unit} ({series.label})",
                 }
                 dots.append(dot)
                 run.append(f"{dot['x']},{dot['y']}")

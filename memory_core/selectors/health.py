@@ -29,6 +29,8 @@ from memory_core.models import (
     MemoryEvent,
     PolicyVersion,
     ReviewItem,
+    Status,
+    Subject,
     reviewer_decided_condition,
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
@@ -107,15 +109,22 @@ def _daily_counts(queryset, date_field: str, days: list[date], **split) -> dict:
 
 
 # Per day, over every trace of the window: the memories served, and how many of them were
-# past their type's half-life.
+# past the half-life retrieval reads them by (``rerank.freshness``): their type's, or a
+# model's inference's when shorter (``inferred_half_life_days``; before stop 50 an inference
+# served between 14 and 30 days old counted as fresh).
 _TRACE_STALE_SQL = """
-SELECT (t.created_at AT TIME ZONE %(tz)s)::date, count(*),
-       count(*) FILTER (WHERE extract(epoch FROM t.created_at - m.valid_from) / 86400
-                              > coalesce((%(half_lives)s::jsonb ->> m.memory_type)::float8, 90))
-FROM memory_core_retrievaltrace t
-CROSS JOIN unnest(t.selected_ids) AS s(id)
-JOIN memory_core_memory m ON m.id = s.id AND m.tenant_id = t.tenant_id
-WHERE t.tenant_id = %(tenant)s AND t.created_at >= %(start)s
+SELECT day, count(*), count(*) FILTER (WHERE age_days > CASE
+           WHEN authority = 'model_inference' THEN LEAST(half_life, %(inferred)s)
+           ELSE half_life END)
+FROM (
+    SELECT (t.created_at AT TIME ZONE %(tz)s)::date AS day, m.authority,
+           extract(epoch FROM t.created_at - m.valid_from) / 86400 AS age_days,
+           coalesce((%(half_lives)s::jsonb ->> m.memory_type)::float8, 90) AS half_life
+    FROM memory_core_retrievaltrace t
+    CROSS JOIN unnest(t.selected_ids) AS s(id)
+    JOIN memory_core_memory m ON m.id = s.id AND m.tenant_id = t.tenant_id
+    WHERE t.tenant_id = %(tenant)s AND t.created_at >= %(start)s
+) AS served
 GROUP BY 1
 """
 
@@ -147,13 +156,15 @@ GROUP BY 1
 """
 
 
-def _trace_series(tenant_id, start, day_list, half_lives: dict):
-    """Return per day (served, stale) over every retrieval trace since ``start``."""
+def _trace_series(tenant_id, start, day_list, policy):
+    """Return per day (served, stale) over every retrieval trace since ``start``, by the
+    half-lives of ``policy`` (``_freshness_policy``)."""
     params = {
         "tz": timezone.get_current_timezone_name(),
         "tenant": tenant_id,
         "start": start,
-        "half_lives": json.dumps(half_lives),
+        "half_lives": json.dumps(policy.half_life_days),
+        "inferred": float(policy["inferred_half_life_days"] or "Infinity"),
     }
     index = {day: position for position, day in enumerate(day_list)}
     served, stale = [0] * len(day_list), [0] * len(day_list)
@@ -165,17 +176,15 @@ def _trace_series(tenant_id, start, day_list, half_lives: dict):
     return served, stale
 
 
-def _half_lives(tenant_id) -> dict:
-    """Return the half-lives retrieval reads under the tenant's active policy: its own, the
-    defaults for every type it leaves out (``RetrievalPolicy.from_document``). The document's
-    alone left the SQL's 90 days to the types it lacked, and a task state two half-lives old
-    counted as fresh (stop 49's audit)."""
+def _freshness_policy(tenant_id):
+    """Return the retrieval policy the tenant's freshness is read under: its active policy's
+    half-lives, the defaults for every type it leaves out, and its inferences' half-life
+    (``RetrievalPolicy.from_document``). The document's alone left the SQL's 90 days to the
+    types it lacked, and a task state two half-lives old counted as fresh (stop 49's audit)."""
     from memory_core.retrieval.policy import RetrievalPolicy
 
     policy = PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True).first()
-    return RetrievalPolicy.from_document(
-        policy.document if policy else DEFAULT_POLICY
-    ).half_life_days
+    return RetrievalPolicy.from_document(policy.document if policy else DEFAULT_POLICY)
 
 
 def evaluation_results_folder() -> Path:
@@ -245,8 +254,19 @@ def evaluation_figures(data: dict | None) -> dict:
         "cases": data.get("cases", ""),
         "columns": [label for _key, label in approaches],
         "rows": rows,
-        "failures": len(data.get("failures") or []),
+        "failures": _failure_count(data.get("failures")),
     }
+
+
+def _failure_count(failures) -> int:
+    """Return how many failed cases a result's ``failures`` holds: a list of them, or a count
+    (an older or hand-written report: ``len`` of a number made the page a 500 for every
+    reviewer of every tenant, stop 50's audit); anything else holds none."""
+    if isinstance(failures, list):
+        return len(failures)
+    if isinstance(failures, int) and not isinstance(failures, bool) and failures >= 0:
+        return failures
+    return 0
 
 
 @dataclass
@@ -306,6 +326,9 @@ def _approvals_chart(window: Window) -> Chart:
     states = _daily_counts(
         reviews, "resolved_at", window.days, state=["approved", "rejected", "resolved"]
     )
+    open_items = ReviewItem.objects.filter(
+        tenant_id=tenant_id, state=ReviewItem.State.OPEN
+    ).exclude(memory__status=Status.DELETED)
     return Chart(
         "approvals",
         "Reviewer decisions",
@@ -316,7 +339,9 @@ def _approvals_chart(window: Window) -> Chart:
             Series("rejected", "rejected", states["rejected"]),
             Series("resolved", "conflicts resolved", states["resolved"]),
         ],
-        note=f"{ReviewItem.objects.filter(tenant_id=tenant_id, state='open').count()} open",
+        # As the queue counts them: a write deleted while it waited has nothing left to
+        # decide, and its deletion's worker closes the item (stop 50's audit).
+        note=f"{open_items.count()} open",
     )
 
 
@@ -341,11 +366,17 @@ def _deletion_latency_chart(window: Window) -> Chart:
         .exclude(status="completed")
         .aggregate(count=Count("pk"), oldest=Min("requested_at"))
     )
-    note = f"{unfinished['count']} not completed"
-    if unfinished["oldest"] is not None:
+    # And the deletions queued for a worker, which no operation records until one makes the
+    # request (``Subject.deletion_queued_at``): behind a stopped worker they were not counted.
+    queued = Subject.objects.filter(
+        tenant_id=window.tenant_id, deletion_queued_at__isnull=False
+    ).aggregate(count=Count("pk"), oldest=Min("deletion_queued_at"))
+    oldest = min(filter(None, (unfinished["oldest"], queued["oldest"])), default=None)
+    note = f"{unfinished['count'] + queued['count']} not completed"
+    if oldest is not None:
         # How long the oldest has waited: what shows a stopped worker, beat or broker, which
         # leave deletions pending without an error anywhere but the log.
-        note += f", the oldest requested {timesince(unfinished['oldest'], window.now)} ago"
+        note += f", the oldest requested {timesince(oldest, window.now)} ago"
     return Chart(
         "deletion_latency",
         "Deletion latency (request to verified)",
@@ -390,7 +421,7 @@ def _cross_scope_chart(window: Window) -> Chart:
 def _stale_rate_chart(window: Window) -> Chart:
     """Retrieval traces: the share of stale memories handed out."""
     served, stale = _trace_series(
-        window.tenant_id, window.start, window.days, _half_lives(window.tenant_id)
+        window.tenant_id, window.start, window.days, _freshness_policy(window.tenant_id)
     )
     # A day without retrievals has no rate (None: no point), not one of 0 %.
     rates = [round(100 * s / n, 1) if n else None for s, n in zip(stale, served, strict=True)]
