@@ -48,3 +48,9 @@ class MemledgerAdminSite(admin.AdminSite):
 
 class MemledgerAdminConfig(AdminConfig):
     default_site = "config.admin.MemledgerAdminSite"
+
+    def ready(self):
+        super().ready()
+        # The failed logins' counters (config/login.py) listen to every login, the portal's
+        # and the admin's.
+        import config.login  # noqa: F401

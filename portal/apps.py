@@ -6,7 +6,3 @@ class PortalConfig(AppConfig):
 
     name = "portal"
     verbose_name = "Portal"
-
-    def ready(self):
-        # The failed logins' counters (config/login.py) listen to every login, the admin's too.
-        import config.login  # noqa: F401
