@@ -42,6 +42,7 @@ and so every tenant, has its own budget:
 
 import logging
 import time
+from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import caches
@@ -121,6 +122,44 @@ def _until_it_fits(window: list[int], cost: int, allowed: int) -> int:
     return len(window)
 
 
+@dataclass(frozen=True)
+class WindowCharge:
+    """What ``window_charge`` did: the cost kept on the counter ``key`` (``fits``), or taken
+    back, with the seconds until it would fit (``wait``)."""
+
+    fits: bool
+    key: str
+    wait: float
+
+
+def window_charge(prefix: str, cost: int, allowed: int, period: int) -> WindowCharge:
+    """Charge ``cost`` to the sliding window of the counters named ``prefix`` + slice number
+    (module docstring): kept when the window, with it, holds at most ``allowed`` in
+    ``period`` seconds; else taken back. Raises what the cache raises (it is down).
+
+    A slice's counter is never used again once its slice has passed: one whose expiry a
+    cache lost (Redis's ``incr`` is an EXISTS and an INCRBY, and a key expiring between the
+    two comes back without one) holds no later window's count."""
+    now = time.time()
+    width = period / SLICES
+    current = int(now // width)
+    key = f"{prefix}{current}"
+    earlier = [f"{prefix}{number}" for number in range(current - SLICES + 1, current)]
+    spent = counter_add(key, cost, period)
+    counts = counter_cache().get_many(earlier)
+    if spent + sum(counts.values()) <= allowed:
+        return WindowCharge(True, key, 0.0)
+    counter_take_back(key, cost, period)
+    window = [counts.get(name, 0) for name in earlier] + [spent - cost]
+    return WindowCharge(False, key, (current + _until_it_fits(window, cost, allowed)) * width - now)
+
+
+def window_clear(prefix: str, period: int) -> None:
+    """Forget what the sliding window of ``prefix`` holds (``window_charge``)."""
+    current = int(time.time() // (period / SLICES))
+    counter_cache().delete_many([f"{prefix}{n}" for n in range(current - SLICES + 1, current + 1)])
+
+
 class _SlidingWindowThrottle(BaseThrottle):
     scope = ""
     setting = ""
@@ -157,34 +196,26 @@ class _SlidingWindowThrottle(BaseThrottle):
                 code="over_limit",
                 details={"limit": self.limit, "rate": rate},
             )
-        now = time.time()
-        width = period / SLICES
-        current = int(now // width)
         prefix = f"throttle:{self.scope}:{principal.api_key_id}:"
-        key = f"{prefix}{current}"
-        earlier = [f"{prefix}{number}" for number in range(current - SLICES + 1, current)]
         try:
-            spent = counter_add(key, cost, period)
-            counts = counter_cache().get_many(earlier)
+            charge = window_charge(prefix, cost, allowed, period)
         except Exception as exc:  # the cache is down: refuse, never let it through unmetered
             logger.warning("rate limit cache failed; request refused", exc_info=True)
             raise RateLimiterUnavailable(
                 "The rate limiter cannot count this key's requests right now; carry on "
                 "without memory and retry later.",
             ) from exc
-        if spent + sum(counts.values()) <= allowed:
+        if charge.fits:
             # Kept, to be given back if a later limit refuses the request.
             request.throttle_charges = [
                 *getattr(request, "throttle_charges", ()),
-                (key, cost, period),
+                (charge.key, cost, period),
             ]
             return True
-        counter_take_back(key, cost, period)
         for charged in getattr(request, "throttle_charges", ()):
             counter_take_back(*charged)  # an earlier limit let it through: it spends nothing
         request.throttle_charges = []
-        window = [counts.get(name, 0) for name in earlier] + [spent - cost]
-        self.wait_seconds = (current + _until_it_fits(window, cost, allowed)) * width - now
+        self.wait_seconds = charge.wait
         request.refused_by_throttle = True
         request.throttle_refusal = (self, rate)
         return False

@@ -1,18 +1,21 @@
-"""The portal's and the admin's logins: failed attempts counted per username, and past a bound
-a login refused for a while without its password being checked.
+"""The portal's and the admin's logins: the password checks a username gets within a window
+are bounded, and past the bound a login is refused for a while, its password unchecked.
 
 Neither login limited guesses: after 50 wrong passwords in a row for one account, the 51st
 try logged in at once (stop 50's audit), and a portal login reads everything remembered about
 a person, a reviewer's every pending sensitive write of a tenant, a staff login every tenant.
 
-- A failure (``user_login_failed``, which ``authenticate`` sends when every backend refuses)
-  adds one to the username's counter in the rate limits' cache (``api.throttling``), kept
-  ``MEMLEDGER_LOGIN_FAILURE_MINUTES`` from its first failure; the username is case-folded
-  and hashed (``login-failures:<sha256>``), so "Alice" and "alice" count together and no
-  name is written to the cache.
-- At ``MEMLEDGER_LOGIN_FAILURES`` failures the login forms refuse that username until the
-  counter expires, with a sentence saying so; the password is not checked, so the right one
-  logs in no sooner. A successful login clears the counter.
+- Every login posted with a username is charged, before its password is checked, to the
+  username's sliding window in the rate limits' cache (``api.throttling.window_charge``: ten
+  slices of ``MEMLEDGER_LOGIN_FAILURE_MINUTES``); one the window cannot hold
+  (``MEMLEDGER_LOGIN_FAILURES``) is refused, with a sentence saying when to try again, and
+  spends nothing. Charged first, so that guesses sent at once are bounded too: counted after
+  the password check, every guess in flight saw the count below the bound (the stop's review).
+- A successful login forgets the window: only failures add up. The username is case-folded
+  and hashed (``login-failures:<sha256>:<slice>``), so "Alice" and "alice" count together and
+  no name is written to the cache; a slice's counter is never used again once its slice has
+  passed, so one whose expiry Redis lost holds no later window (the stop's review: a fixed key
+  could lock an account for good).
 - Per username, not per address: behind a proxy every client has the proxy's address, and
   one guesser would shut every person out. A guesser can hold one account's logins closed for
   the window: the price of the bound, which its owner waits out.
@@ -22,24 +25,25 @@ a person, a reviewer's every pending sensitive write of a tenant, a staff login 
 
 import hashlib
 import logging
+import math
 
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
-from django.contrib.auth.signals import user_logged_in, user_login_failed
+from django.contrib.auth.signals import user_logged_in
 from django.core.exceptions import ValidationError
 from django.dispatch import receiver
 
-from api.throttling import counter_add, counter_cache
+from api.throttling import window_charge, window_clear
 
 logger = logging.getLogger(__name__)
 
 UNAVAILABLE = "Logging in is unavailable for a moment: try again shortly."
 
 
-def _key(username: str) -> str:
+def _prefix(username: str) -> str:
     digest = hashlib.sha256(username.casefold().encode("utf-8", "surrogatepass")).hexdigest()
-    return f"login-failures:{digest}"
+    return f"login-failures:{digest}:"
 
 
 def _window_seconds() -> int:
@@ -47,49 +51,45 @@ def _window_seconds() -> int:
 
 
 def login_refusal(username: str) -> str:
-    """Return why a login as ``username`` is refused now ("" when it is not)."""
+    """Charge a login as ``username`` to its window; return why it is refused ("" when its
+    password may be checked)."""
+    bound, minutes = settings.MEMLEDGER_LOGIN_FAILURES, settings.MEMLEDGER_LOGIN_FAILURE_MINUTES
     try:
-        failures = counter_cache().get(_key(username), 0)
+        charge = window_charge(_prefix(username), 1, bound, _window_seconds())
     except Exception:  # the cache is down (Redis, the cache folder)
-        logger.warning("login refused: the failed logins' counter cannot be read", exc_info=True)
+        logger.warning("login refused: the failed logins cannot be counted", exc_info=True)
         return UNAVAILABLE
-    if failures < settings.MEMLEDGER_LOGIN_FAILURES:
+    if charge.fits:
         return ""
-    minutes = settings.MEMLEDGER_LOGIN_FAILURE_MINUTES
+    wait = max(1, math.ceil(charge.wait / 60))
     return (
-        f"Logging in as this user is paused after {failures} failed attempts: try again in "
-        f"{minutes} minute{'s' if minutes != 1 else ''}."
+        f"Logging in as this user is paused after {bound} failed attempts within "
+        f"{_minutes(minutes)}: try again in {_minutes(wait)}."
     )
 
 
-@receiver(user_login_failed)
-def _count_failure(sender, credentials, request=None, **kwargs):
-    username = credentials.get("username")
-    if not isinstance(username, str) or not username:
-        return
-    try:
-        counter_add(_key(username), 1, _window_seconds())
-    except Exception:  # the cache is down: the next try is refused when it reads the counter
-        logger.warning("a failed login was not counted: the cache failed", exc_info=True)
+def _minutes(count: int) -> str:
+    return f"{count} minute{'s' if count != 1 else ''}"
 
 
 @receiver(user_logged_in)
-def _clear_failures(sender, request, user, **kwargs):
+def _forget_failures(sender, request, user, **kwargs):
     try:
-        counter_cache().delete(_key(user.get_username()))
+        window_clear(_prefix(user.get_username()), _window_seconds())
     except Exception:
-        logger.warning("failed logins not cleared: the cache failed", exc_info=True)
+        logger.warning("failed logins not forgotten: the cache failed", exc_info=True)
 
 
 class ThrottledLogin:
-    """A login form that refuses a username past its failed attempts (module docstring)
-    before checking the password; ``throttled`` says the form was refused so."""
+    """A login form that charges a username's window, and refuses it past the bound, before
+    checking the password (module docstring); ``throttled`` says the form was refused so."""
 
     throttled = False
 
     def clean(self):
         username = self.cleaned_data.get("username")
-        if username:
+        # Charged only where a password will be checked (a form missing either checks none).
+        if username and self.cleaned_data.get("password"):
             refusal = login_refusal(username)
             if refusal:
                 self.throttled = True

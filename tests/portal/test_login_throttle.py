@@ -2,16 +2,23 @@
 for a while, the password unchecked (config/login.py).
 
 Neither the portal's login nor the admin's limited guesses: after 50 wrong passwords in a row
-for one account the 51st try, the right one, logged in at once (stop 50's audit).
+for one account the 51st try, the right one, logged in at once (stop 50's audit). The first
+bound, counted after each password check, let guesses sent at once through, and its one
+counter a key could keep forever on Redis (the stop's review).
 """
+
+import threading
+import time
 
 import pytest
 from django.contrib.auth import SESSION_KEY, get_user_model
+from django.contrib.auth.backends import ModelBackend
 from django.core.cache import caches
 from django.test import Client, override_settings
 
-from config.login import UNAVAILABLE
+from config.login import UNAVAILABLE, _prefix
 from tests.portal.conftest import PASSWORD, make_login
+from tests.threads import errors_of, in_thread
 
 pytestmark = pytest.mark.django_db
 
@@ -44,7 +51,7 @@ def test_past_the_bound_even_the_right_password_is_refused_with_a_sentence(alice
     response = attacker.post(PORTAL, {"username": "alice", "password": PASSWORD})
     assert SESSION_KEY not in attacker.session
     page = response.content.decode()
-    assert "paused after 5 failed attempts: try again in 15 minutes" in page
+    assert "paused after 5 failed attempts within 15 minutes: try again in " in page
     assert "didn't match" not in page  # the password was not checked
     # Another person's login is not held by it, from the same client.
     make_login("bob")
@@ -99,3 +106,49 @@ def test_with_the_cache_down_a_login_is_refused_not_a_500(alice, settings):
     assert response.status_code == 200
     assert SESSION_KEY not in person.session
     assert UNAVAILABLE in response.content.decode()
+
+
+@pytest.mark.django_db(transaction=True)
+@override_settings(MEMLEDGER_LOGIN_FAILURES=3)
+def test_guesses_sent_at_once_check_no_more_passwords_than_the_bound(monkeypatch):
+    """Each login is charged before its password is checked: counted after, every guess in
+    flight read a count below the bound, and eight sent at once had eight passwords checked.
+    Each check is held here until all have arrived (a PBKDF2 check takes a few hundred ms)."""
+    make_login("victim")
+    guesses, arrived, lock = 8, [], threading.Lock()
+    all_in = threading.Event()
+    real = ModelBackend.authenticate
+
+    def checked(self, request, username=None, password=None, **kwargs):
+        with lock:
+            arrived.append(password)
+            if len(arrived) == guesses:
+                all_in.set()
+        all_in.wait(3)  # a bound that holds lets only three through: they wait 3 s
+        return real(self, request, username=username, password=password, **kwargs)
+
+    monkeypatch.setattr(ModelBackend, "authenticate", checked)
+
+    def guess(n):
+        return lambda: Client().post(PORTAL, {"username": "victim", "password": f"guess-{n}"})
+
+    threads = [in_thread(guess(n), name=f"guess-{n}") for n in range(guesses)]
+    assert errors_of(*threads, timeout=60) == []
+    assert len(arrived) == 3, f"{len(arrived)} passwords checked with a bound of 3"
+
+
+@override_settings(MEMLEDGER_LOGIN_FAILURES=5)
+def test_a_counter_that_lost_its_expiry_holds_no_later_window(alice, monkeypatch):
+    """Redis's ``incr`` is an EXISTS and an INCRBY: a key expiring between the two comes back
+    without an expiry. The failures live in slices of the window, and a slice's counter is
+    never read once its slice has passed: one kept forever holds no later window."""
+    now = time.time()
+    monkeypatch.setattr("api.throttling.time.time", lambda: now)
+    _guess(Client(), PORTAL, "alice", 5)
+    caches["throttle"].set(f"{_prefix('alice')}{int(now // 90)}", 5, timeout=None)
+    person = Client()
+    person.post(PORTAL, {"username": "alice", "password": PASSWORD})
+    assert SESSION_KEY not in person.session  # the window holds the five failures
+    monkeypatch.setattr("api.throttling.time.time", lambda: now + 15 * 60)
+    person.post(PORTAL, {"username": "alice", "password": PASSWORD})
+    assert SESSION_KEY in person.session
