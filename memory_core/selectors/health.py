@@ -109,16 +109,18 @@ def _daily_counts(queryset, date_field: str, days: list[date], **split) -> dict:
 
 
 # Per day, over every trace of the window: the memories served, and how many of them were
-# past the half-life retrieval reads them by (``rerank.freshness``): their type's, or a
-# model's inference's when shorter (``inferred_half_life_days``; before stop 50 an inference
-# served between 14 and 30 days old counted as fresh).
+# past the half-life retrieval reads them by (``rerank.freshness``), aged as it ages them
+# (since their last change): their type's half-life, or a model's inference's when shorter
+# (``inferred_half_life_days``). Before stop 50 an inference served between 14 and 30 days
+# old counted as fresh, and a write approved today after a long review as stale.
 _TRACE_STALE_SQL = """
 SELECT day, count(*), count(*) FILTER (WHERE age_days > CASE
            WHEN authority = 'model_inference' THEN LEAST(half_life, %(inferred)s)
            ELSE half_life END)
 FROM (
     SELECT (t.created_at AT TIME ZONE %(tz)s)::date AS day, m.authority,
-           extract(epoch FROM t.created_at - m.valid_from) / 86400 AS age_days,
+           extract(epoch FROM t.created_at - coalesce(m.updated_at, m.created_at)) / 86400
+               AS age_days,
            coalesce((%(half_lives)s::jsonb ->> m.memory_type)::float8, 90) AS half_life
     FROM memory_core_retrievaltrace t
     CROSS JOIN unnest(t.selected_ids) AS s(id)

@@ -58,7 +58,10 @@ def activity(tenant, other_tenant, alice_subject, stranger_subject):
         completed_at=now,
     )
     fresh = MemoryFactory(subject=alice_subject)
-    old = MemoryFactory(subject=alice_subject, valid_from=now - timedelta(days=400))
+    long_ago = now - timedelta(days=400)  # written then, unchanged since
+    old = MemoryFactory(
+        subject=alice_subject, valid_from=long_ago, created_at=long_ago, updated_at=long_ago
+    )
     RetrievalTrace.objects.create(
         tenant=tenant,
         mode="hybrid",
@@ -309,7 +312,10 @@ def test_trace_charts_count_every_trace_of_every_day(
 ):
     now = timezone.now()
     fresh = MemoryFactory(subject=alice_subject)
-    old = MemoryFactory(subject=alice_subject, valid_from=now - timedelta(days=800))
+    long_ago = now - timedelta(days=800)  # written then, unchanged since
+    old = MemoryFactory(
+        subject=alice_subject, valid_from=long_ago, created_at=long_ago, updated_at=long_ago
+    )
     for days_ago in range(5):
         for _ in range(days_ago + 1):  # 1, 2, 3, 4, 5 traces: counts that tell days apart
             trace = RetrievalTrace.objects.create(
