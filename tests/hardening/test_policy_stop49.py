@@ -115,11 +115,14 @@ def test_health_stale_rate_reads_the_half_lives_retrieval_reads(tenant):
     reviewer = make_login("reviewer", tenant=tenant, role="reviewer")
     subject = SubjectFactory(tenant=tenant)
     now = timezone.now()
+    ten_days_ago = now - timedelta(days=10)  # written then, unchanged since
     task = MemoryFactory(
         subject=subject,
         memory_type=MemoryType.TASK_STATE,
         memory_class="working",
-        valid_from=now - timedelta(days=10),
+        valid_from=ten_days_ago,
+        created_at=ten_days_ago,
+        updated_at=ten_days_ago,
     )
     RetrievalTrace.objects.create(
         tenant=tenant, mode="hybrid", selected_ids=[task.pk], cited_ids=[task.pk], stages={}
