@@ -425,6 +425,9 @@ class PortalMembershipAdmin(LiveTenantMixin, MemledgerAdmin):
     form = PortalMembershipForm
     list_display = ["user", "role", "tenant", "subject"]
     list_filter = ["role", "tenant"]
+    # Every column's row in the page's one query: an optional key (the subject) is otherwise
+    # read row by row (one query a row: stop 50's audit), as in the lists below.
+    list_select_related = ["user", "tenant", "subject"]
 
 
 admin.site.unregister(get_user_model())
@@ -624,6 +627,7 @@ class PolicyVersionAdmin(LiveTenantMixin, MemledgerAdmin):
 class AdmissionDecisionAdmin(ReadOnlyMixin, MemledgerAdmin):
     list_display = ["created_at", "tenant", "agent", "outcome", "rule_codes", "memory_type"]
     list_filter = ["tenant", "outcome"]
+    list_select_related = ["tenant", "agent"]
 
 
 @admin.register(models.ReviewItem)
@@ -644,6 +648,7 @@ class ReviewItemAdmin(ReadOnlyMixin, MemledgerAdmin):
 @admin.register(models.RetrievalTrace)
 class RetrievalTraceAdmin(ReadOnlyMixin, MemledgerAdmin):
     list_display = ["created_at", "tenant", "agent", "mode", "degraded", "latency_ms"]
+    list_select_related = ["tenant", "agent"]
     list_filter = ["tenant", "mode", "degraded"]
 
 
@@ -676,3 +681,4 @@ class DeletionOperationAdmin(ReadOnlyMixin, MemledgerAdmin):
 @admin.register(models.Tombstone)
 class TombstoneAdmin(ReadOnlyMixin, MemledgerAdmin):
     list_display = ["memory_id", "tenant_id", "deleted_at", "operation"]
+    list_select_related = ["operation"]

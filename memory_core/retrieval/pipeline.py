@@ -38,6 +38,7 @@ from .types import (
     Budget,
     Candidate,
     ConflictOutcome,
+    ConflictPlace,
     Merge,
     Rejection,
     RetrievalContext,
@@ -486,12 +487,17 @@ def _open_reviews(
     for cl in sorted(clarifications, key=lambda cl: (cl.memory_key, places[cl.memory_key])):
         ids = sorted(c.id for c in cl.candidates)
         known = known_items.get(cl.memory_key)
-        if (
-            known is not None
-            and known.resolution == "ask_user"
-            and {str(i) for i in known.candidate_ids}.issuperset(ids)
-        ):
+        holds_them = known is not None and {str(i) for i in known.candidate_ids}.issuperset(ids)
+        if holds_them and known.resolution == "ask_user":
             item = known  # a reviewer decided the user must choose: keep pointing at it
+        elif (
+            holds_them
+            and known.state == "open"
+            and ConflictPlace.of(known) == places[cl.memory_key]
+        ):
+            # What conflict_open's unlocked read would find, read already with every key's
+            # (conflict_lookup): it re-read it, in a savepoint, for each key (stop 50's audit).
+            item = known
         else:
             item = conflict_open(
                 tenant_id=ctx.tenant_id,
