@@ -161,15 +161,32 @@ def stop_embedded_database(base_dir: Path) -> bool:
     return True
 
 
+def embedded_status(base_dir: Path) -> str:
+    """Say whether the embedded server runs, and where: its database and socket folder, read
+    from its ``postmaster.pid`` (a file a dead server left says not running)."""
+    data_dir = _data_dir(base_dir)
+    try:
+        lines = (data_dir / "postmaster.pid").read_text().splitlines()
+        os.kill(int(lines[0]), 0)
+    except (OSError, ValueError, IndexError):
+        return f"not running ({data_dir})"
+    socket_dir = lines[4] if len(lines) > 4 and lines[4] else str(data_dir)
+    return f"running: database {DATABASE_NAME} on {socket_dir} ({data_dir})"
+
+
 def main(argv: list[str]) -> None:
-    """`python -m config.embedded stop` (`make db-stop`, `manage.py embedded_db stop`): no
-    Django settings, so no server started or cluster made only to be stopped."""
+    """`python -m config.embedded stop|status` (`make db-stop`, `manage.py embedded_db stop`
+    or `status`): no Django settings, so no server started or cluster made only to be stopped,
+    or to be reported as running (stop 50's audit: `status` started a stopped server)."""
     import sys
 
-    if argv != ["stop"]:
-        sys.exit("usage: python -m config.embedded stop")
     base = Path(__file__).resolve().parent.parent
-    print("stopped" if stop_embedded_database(base) else "not running")
+    if argv == ["stop"]:
+        print("stopped" if stop_embedded_database(base) else "not running")
+    elif argv == ["status"]:
+        print(embedded_status(base))
+    else:
+        sys.exit("usage: python -m config.embedded stop|status")
 
 
 if __name__ == "__main__":

@@ -48,3 +48,15 @@ def test_the_command_neither_creates_nor_starts_a_server(pgdata):
     )  # fmt: skip
     assert (done.returncode, done.stdout.strip()) == (0, "not running"), done.stderr
     assert not pgdata.exists()  # no cluster made, nor started, only to be stopped
+
+
+def test_status_neither_creates_nor_starts_a_server(pgdata):
+    """``manage.py embedded_db status`` loaded the settings, which made a cluster and started
+    the server, then reported it as if it had been running (stop 50's audit)."""
+    done = run_manage(
+        "embedded_db", "status", settings="config.settings.local", unset=("DATABASE_URL",),
+        MEMLEDGER_EMBEDDED_PGDATA=str(pgdata),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert not pgdata.exists(), "status made a cluster"
+    assert done.stdout.strip() == f"not running ({pgdata})"

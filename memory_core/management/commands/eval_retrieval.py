@@ -16,6 +16,7 @@ from memory_core.management.commands._options import (
     write_output,
 )
 from memory_core.rls import platform_command
+from memory_core.selectors.health import evaluation_results_folder
 
 
 class Command(BaseCommand):
@@ -35,7 +36,12 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         measure_as_production()  # the latency it reports is a deployed process's
         path = Path(options["dataset"])
-        target = check_output_path(options.get("json_out"))
+        json_out = options.get("json_out")
+        if json_out and Path(json_out).resolve().parent == evaluation_results_folder().resolve():
+            # The health page's folder, which it tells an operator to write to: made on first
+            # use (a fresh install has none: its command failed there, stop 50's audit).
+            evaluation_results_folder().mkdir(parents=True, exist_ok=True)
+        target = check_output_path(json_out)
         try:
             data = json_loads(read_text(path, what="dataset"))
         except json.JSONDecodeError as exc:

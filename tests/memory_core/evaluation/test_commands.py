@@ -6,10 +6,12 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.urls import reverse
 
 from memory_core.evaluation.dataset import DatasetError
 from memory_core.evaluation.locomo import normalize_evidence
 from memory_core.models import Memory, RetrievalTrace, Tenant
+from tests.portal.conftest import make_login
 
 pytestmark = pytest.mark.django_db
 
@@ -497,3 +499,28 @@ def test_a_value_the_tables_cannot_hold_or_of_another_type_is_named(
         call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
     assert not Memory.objects.exists()
     assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+
+
+@pytest.mark.django_db
+def test_the_health_pages_evaluation_command_works_on_a_fresh_data_folder(
+    client, tenant, settings, tmp_path
+):
+    """The health page tells an operator to run `manage.py eval_retrieval --dataset
+    memory_core/fixtures/demo_memories.json --json <folder>/latest.json`, the folder being
+    `evaluation-results` in MEMLEDGER_DATA_DIR. On a fresh `make run` that folder does not
+    exist, and the command refused: "the folder .data/evaluation-results does not exist" (stop
+    50's audit); it makes that folder now."""
+    data_dir = tmp_path / "data"
+    data_dir.mkdir()  # as `make run` leaves it: cache, broker, ... but no evaluation-results
+    settings.DATA_DIR = data_dir
+    settings.MEMLEDGER_EVALUATION_RESULTS = []
+    client.force_login(make_login("reviewer", tenant=tenant, role="reviewer"))
+    page = client.get(reverse("portal:review:health")).content.decode()
+    assert "--json &lt;folder&gt;/latest.json" in page  # the instruction the page gives
+
+    target = data_dir / "evaluation-results" / "latest.json"
+    demo = Path(__file__).resolve().parents[3] / "memory_core" / "fixtures" / "demo_memories.json"
+    call_command("eval_retrieval", "--dataset", str(demo), "--json", str(target), stdout=StringIO())
+
+    page = client.get(reverse("portal:review:health")).content.decode()
+    assert "seed-examples" in page and "latest.json" in page
