@@ -28,13 +28,6 @@ browser:
 run: setup
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py load_demo
-	@echo ""
-	@echo "memledger is starting:"
-	@echo "  portal   http://$(HOST):$(PORT)/portal/   (login at /accounts/login/)"
-	@echo "  admin    http://$(HOST):$(PORT)/admin/"
-	@echo "  API docs http://$(HOST):$(PORT)/api/docs/   (schema at /api/schema/)"
-	@echo "  Ctrl-C stops the web server, the Celery worker and beat."
-	@echo ""
 	@HOST=$(HOST) PORT=$(PORT) $(PY) scripts/run_services.py
 
 check: setup

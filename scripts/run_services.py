@@ -21,14 +21,41 @@ def main() -> int:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
     host = os.environ.get("HOST", "127.0.0.1")
     port = os.environ.get("PORT", "8000")
+    print(banner(host, port), flush=True)
     celery = [PYTHON, "-m", "celery", "-A", "config.celery_app"]
     return supervise(
         {
             "worker": [*celery, "worker", "--loglevel=INFO", "--concurrency=2"],
             "beat": [*celery, "beat", "--loglevel=INFO"],
-            "web": [PYTHON, "manage.py", "runserver", f"{host}:{port}", "--noreload"],
+            "web": [PYTHON, "manage.py", "runserver", listen_address(host, port), "--noreload"],
         }
     )
+
+
+def listen_address(host: str, port: str) -> str:
+    """Return runserver's ``addr:port``, an IPv6 address in brackets (``HOST=::`` gave
+    ":::8000", which runserver refused)."""
+    bare = host.strip("[]")
+    return f"[{bare}]:{port}" if ":" in bare else f"{bare}:{port}"
+
+
+def banner(host: str, port: str) -> str:
+    """Return what ``make run`` says as it starts: the pages' addresses, with a host a browser
+    can open (``HOST=0.0.0.0`` or ``::`` listens everywhere, and its address opens nothing)."""
+    bare = host.strip("[]")
+    shown = "127.0.0.1" if bare in ("0.0.0.0", "::") else bare  # noqa: S104 - compared only
+    base = f"http://{f'[{shown}]' if ':' in shown else shown}:{port}"
+    lines = [
+        "",
+        "memledger is starting:",
+        f"  portal   {base}/portal/   (login at /accounts/login/)",
+        f"  admin    {base}/admin/",
+        f"  API docs {base}/api/docs/   (schema at /api/schema/)",
+        "  Ctrl-C stops the web server, the Celery worker and beat.",
+    ]
+    if shown != bare:
+        lines.append("  From other machines: use this host's name, listed in DJANGO_ALLOWED_HOSTS.")
+    return "\n".join([*lines, ""])
 
 
 def supervise(commands: dict[str, list[str]]) -> int:

@@ -41,3 +41,33 @@ def test_a_hang_up_or_a_stop_stops_the_children_too(signum):
     while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not any(_alive(pid) for pid in pids)
+
+
+def _run_services():
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        import run_services
+    finally:
+        sys.path.pop(0)
+    return run_services
+
+
+@pytest.mark.parametrize(
+    ("host", "listen", "shown"),
+    [
+        ("127.0.0.1", "127.0.0.1:8000", "http://127.0.0.1:8000/portal/"),
+        # Listening everywhere: the address a browser can open, not 0.0.0.0 (which opened
+        # nothing, stop 50's audit), and a word on DJANGO_ALLOWED_HOSTS.
+        ("0.0.0.0", "0.0.0.0:8000", "http://127.0.0.1:8000/portal/"),  # noqa: S104
+        # IPv6: runserver refused ":::8000".
+        ("::", "[::]:8000", "http://127.0.0.1:8000/portal/"),
+        ("::1", "[::1]:8000", "http://[::1]:8000/portal/"),
+        ("[::1]", "[::1]:8000", "http://[::1]:8000/portal/"),
+    ],
+)
+def test_make_run_listens_and_names_pages_a_browser_can_open(host, listen, shown):
+    run_services = _run_services()
+    assert run_services.listen_address(host, "8000") == listen
+    text = run_services.banner(host, "8000")
+    assert f"portal   {shown}" in text
+    assert ("DJANGO_ALLOWED_HOSTS" in text) == (host in ("0.0.0.0", "::"))  # noqa: S104
