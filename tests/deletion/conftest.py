@@ -162,6 +162,21 @@ def seed_everywhere(subject, memories):
 
 
 @pytest.fixture
+def private_queue(settings):
+    """Send the on-commit tasks to a queue of the test's own, which nobody consumes; drop what
+    is left at the end; return its name."""
+    from django.db import connection
+
+    from memory_core.deletion.worker import WorkerProcess
+    from tests.celery_worker import unique_queue
+
+    queue = unique_queue("deletion")
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    yield queue
+    WorkerProcess(db_name=connection.settings_dict["NAME"], queue=queue).purge()
+
+
+@pytest.fixture
 def journal(settings, tmp_path):
     """The test's own deletion journal (a file in its tmp_path), and the default backup
     retention, which decides what the sweep's catch-ups leave out."""

@@ -11,29 +11,17 @@ from django.db import connection, transaction
 from memory_core import files as memledger_files
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
-from memory_core.deletion.worker import WorkerProcess
 from memory_core.exports import export_create, export_path
 from memory_core.models import DeletionOperation, RetrievalTrace
 from memory_core.principals import SystemPrincipal
 from memory_core.retrieval import pipeline
 from memory_core.retrieval.types import RetrievalRequest
 from memory_core.rls import tenant_scope
-from tests.celery_worker import unique_queue
 from tests.deletion.conftest import eval_file, journal_line
 from tests.factories import MemoryFactory, SubjectFactory
 from tests.threads import errors_of, in_thread, someone_waits_for_a_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def private_queue(settings):
-    """Send the on-commit tasks to a queue nobody consumes; drop them at the end."""
-    settings.CELERY_TASK_DEFAULT_QUEUE = unique_queue("concurrency")
-    yield
-    WorkerProcess(
-        db_name=connection.settings_dict["NAME"], queue=settings.CELERY_TASK_DEFAULT_QUEUE
-    ).purge()
 
 
 def test_concurrent_runs_never_put_back_what_another_removed(owner, private_queue):

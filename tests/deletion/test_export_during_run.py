@@ -13,34 +13,22 @@ import threading
 import time
 
 import pytest
-from django.db import connection, transaction
+from django.db import transaction
 from django.test import Client
 from django.urls import reverse
 
 from memory_core import exports as exports_module
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
-from memory_core.deletion.worker import WorkerProcess
 from memory_core.exports import export_create, export_path
 from memory_core.models import DeletionOperation, DeletionStep, Export
 from memory_core.principals import SubjectPrincipal
 from memory_core.rls import tenant_scope
-from tests.celery_worker import unique_queue
 from tests.factories import MemoryFactory
 from tests.portal.conftest import make_login
 from tests.threads import errors_of, in_thread, someone_waits_for_a_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def private_queue(settings):
-    """The deletion's request sends its task to a queue of the test's own, purged after."""
-    settings.CELERY_TASK_DEFAULT_QUEUE = unique_queue("export-during-run")
-    yield
-    WorkerProcess(
-        db_name=connection.settings_dict["NAME"], queue=settings.CELERY_TASK_DEFAULT_QUEUE
-    ).purge()
 
 
 def _deleting(subject, user_id=1):

@@ -8,20 +8,9 @@ from django.db import connection
 
 from memory_core.deletion.services import deletion_request
 from memory_core.deletion.sweep import deletion_sweep
-from memory_core.deletion.worker import WorkerProcess
 from memory_core.models import DeletionOperation
-from tests.celery_worker import unique_queue
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-@pytest.fixture
-def private_queue(settings):
-    """Send to a queue nobody consumes; drop what is left at the end."""
-    queue = unique_queue("sweep")
-    settings.CELERY_TASK_DEFAULT_QUEUE = queue
-    yield queue
-    WorkerProcess(db_name=connection.settings_dict["NAME"], queue=queue).purge()
 
 
 def _conninfo():

@@ -15,7 +15,6 @@ from memory_core.models import (
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.selectors.health import health_overview
 from tests.factories import MemoryFactory
-from tests.portal.conftest import make_login
 
 pytestmark = pytest.mark.django_db
 
@@ -111,6 +110,44 @@ def test_a_bar_s_title_gives_a_large_count_in_full():
     assert bar["title"].replace(",", "") == "05 Dec: 1234567 accepted", bar["title"]
 
 
+def _inferred_rule_served(api_client, tenant, *, written, changed) -> dict:
+    """Store a model's inferred repository rule about "dana", written at ``written`` and last
+    changed at ``changed``; retrieve it through the API; return its selected entry of the
+    trace (its score's components)."""
+    from memory_core.principals import SystemPrincipal
+    from memory_core.services.memories import MemoryDraft, memory_store_many
+    from tests.factories import SubjectFactory
+
+    dana = SubjectFactory(tenant=tenant, external_id="dana")
+    (rule,) = memory_store_many(
+        drafts=[
+            MemoryDraft(
+                subject=dana, memory_type="repository_rule",
+                content="In atlas-api every endpoint needs an OpenAPI entry.",
+                authority="model_inference", source_type="model_inference", confidence=0.7,
+                scope_kind="repo", scope_ref="atlas-api",
+            )
+        ],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )  # fmt: skip
+    Memory.objects.filter(pk=rule.pk).update(
+        valid_from=written, created_at=written, updated_at=changed
+    )
+    response = api_client.post(
+        "/api/v1/retrieve",
+        {
+            "query": "Add a new endpoint to atlas-api.",
+            "intent": "apply_project_rules",
+            "context": {"user_id": "dana", "project_id": "atlas", "repository_id": "atlas-api"},
+        },
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    assert [item["id"] for item in response.json()["items"]] == [str(rule.pk)]
+    (served,) = RetrievalTrace.objects.get(pk=response.json()["trace_id"]).stages["selected"]
+    return served
+
+
 def test_an_inference_retrieval_served_past_its_half_life_counts_as_stale(
     api_client, tenant, reviewer
 ):
@@ -118,89 +155,23 @@ def test_an_inference_retrieval_served_past_its_half_life_counts_as_stale(
     freshness 2^(-20/14) (its inference's half-life, 14 d), so older than its half-life as
     retrieval reads it; the health page's stale-memory rate counted it as fresh (the type's
     90 d)."""
-    from memory_core.principals import SystemPrincipal
-    from memory_core.services.memories import MemoryDraft, memory_store_many
-    from tests.factories import SubjectFactory
-
-    dana = SubjectFactory(tenant=tenant, external_id="dana")
-    (rule,) = memory_store_many(
-        drafts=[
-            MemoryDraft(
-                subject=dana, memory_type="repository_rule",
-                content="In atlas-api every endpoint needs an OpenAPI entry.",
-                authority="model_inference", source_type="model_inference", confidence=0.7,
-                scope_kind="repo", scope_ref="atlas-api",
-            )
-        ],
-        principal=SystemPrincipal(tenant_id=tenant.id),
-    )  # fmt: skip
     then = timezone.now() - timedelta(days=20)
-    Memory.objects.filter(pk=rule.pk).update(valid_from=then, created_at=then, updated_at=then)
-    response = api_client.post(
-        "/api/v1/retrieve",
-        {
-            "query": "Add a new endpoint to atlas-api.",
-            "intent": "apply_project_rules",
-            "context": {"user_id": "dana", "project_id": "atlas", "repository_id": "atlas-api"},
-        },
-        format="json",
-    )
-    assert response.status_code == 200, response.content
-    assert [item["id"] for item in response.json()["items"]] == [str(rule.pk)]
-    trace = RetrievalTrace.objects.get(pk=response.json()["trace_id"])
-    assert str(rule.pk) in {str(i) for i in trace.selected_ids}
+    served = _inferred_rule_served(api_client, tenant, written=then, changed=then)
     # The trace's own score: freshness 2^(-20/14) = 0.37, under 0.5: past its half-life.
-    (served,) = trace.stages["selected"]
     assert served["components"]["freshness"] == pytest.approx(2 ** (-20 / 14), abs=0.001)
     chart = _charts(tenant, reviewer, days=7)["stale_rate"]
     assert chart.summary == "1 of 1 memories served were past their half-life", chart.summary
 
 
-def test_a_write_approved_today_served_fresh_is_not_counted_stale(api_client, tenant):
+def test_a_write_approved_today_served_fresh_is_not_counted_stale(api_client, tenant, reviewer):
     """The stop's review: docs/portal.md's stale-memory rate is the share of memories served
-    "older than the half-life retrieval reads them by when served". Retrieval ages a memory from its
-    ``updated_at`` (rerank.freshness: a write approved today, or re-affirmed, is 0 days old);
-    the health SQL ages it from ``valid_from`` (when it was first written). An inferred rule
-    written 20 days ago and approved by a reviewer today is served at freshness ~1.0, and the
-    health page counts it as past its half-life."""
-    from memory_core.principals import SystemPrincipal
-    from memory_core.services.memories import MemoryDraft, memory_store_many
-    from tests.factories import SubjectFactory
-
-    reviewer = make_login("reviewer-fresh", tenant=tenant, role="reviewer")
-    dana = SubjectFactory(tenant=tenant, external_id="dana")
-    (rule,) = memory_store_many(
-        drafts=[
-            MemoryDraft(
-                subject=dana, memory_type="repository_rule",
-                content="In atlas-api every endpoint needs an OpenAPI entry.",
-                authority="model_inference", source_type="model_inference", confidence=0.7,
-                scope_kind="repo", scope_ref="atlas-api",
-            )
-        ],
-        principal=SystemPrincipal(tenant_id=tenant.id),
-    )  # fmt: skip
-    written = timezone.now() - timedelta(days=20)
-    # Written 20 days ago, its last change (an approval, say) today.
-    Memory.objects.filter(pk=rule.pk).update(
-        valid_from=written, created_at=written, updated_at=timezone.now()
-    )
-    response = api_client.post(
-        "/api/v1/retrieve",
-        {
-            "query": "Add a new endpoint to atlas-api.",
-            "intent": "apply_project_rules",
-            "context": {"user_id": "dana", "project_id": "atlas", "repository_id": "atlas-api"},
-        },
-        format="json",
-    )
-    assert response.status_code == 200, response.content
-    assert [item["id"] for item in response.json()["items"]] == [str(rule.pk)]
-    trace = RetrievalTrace.objects.get(pk=response.json()["trace_id"])
-    (served,) = trace.stages["selected"]
+    "older than the half-life retrieval reads them by when served". Retrieval ages a memory
+    from its ``updated_at`` (rerank.freshness: a write approved today, or re-affirmed, is 0
+    days old); the health SQL aged it from ``valid_from`` (when it was first written). An
+    inferred rule written 20 days ago and approved by a reviewer today is served at freshness
+    ~1.0, and the health page counted it as past its half-life."""
+    written = timezone.now() - timedelta(days=20)  # its last change (an approval) today
+    served = _inferred_rule_served(api_client, tenant, written=written, changed=timezone.now())
     assert served["components"]["freshness"] > 0.99  # retrieval served it as brand new
-    overview = health_overview(
-        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.pk), days=7
-    )
-    chart = {c.key: c for c in overview.charts}["stale_rate"]
+    chart = _charts(tenant, reviewer, days=7)["stale_rate"]
     assert chart.summary == "0 of 1 memories served were past their half-life", chart.summary
