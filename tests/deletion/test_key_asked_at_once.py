@@ -14,7 +14,6 @@ from memory_core.deletion.services import deletion_request
 from memory_core.models import DeletionOperation, Status
 from memory_core.principals import AgentPrincipal, SubjectPrincipal
 from tests.deletion.conftest import requested_while_held
-from tests.deletion.test_concurrency import private_queue  # noqa: F401 (a fixture)
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -14,7 +14,7 @@ from memory_core.principals import SystemPrincipal
 from memory_core.rls import tenant_scope
 from memory_core.services import reviews
 from memory_core.services.writes import memory_write
-from tests.deletion.test_concurrency import _until_it_waits, private_queue  # noqa: F401
+from tests.deletion.test_concurrency import _until_it_waits
 from tests.factories import write_body
 from tests.threads import in_thread
 

@@ -30,7 +30,7 @@ from memory_core.services import writes
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.memories import memory_store_many
 from memory_core.services.writes import memory_write
-from tests.deletion.test_concurrency import private_queue  # noqa: F401 (a fixture)
+from tests.deletion.conftest import private_queue  # noqa: F401 (a fixture)
 from tests.factories import AgentFactory, SubjectFactory, write_body
 from tests.memory_core.retrieval.conftest import draft
 from tests.threads import errors_of, in_thread

@@ -9,8 +9,12 @@ from memory_core.embeddings import get_embedder
 from memory_core.models import DeletionOperation, Export, Memory, Status
 from memory_core.principals import SubjectPrincipal
 from memory_core.services.writes import memory_correct
-from tests.deletion.conftest import held_in_another_transaction, requested_while_held
-from tests.deletion.test_concurrency import _until_it_waits, private_queue  # noqa: F401
+from tests.deletion.conftest import (
+    held_in_another_transaction,
+    private_queue,  # noqa: F401 (a fixture)
+    requested_while_held,
+)
+from tests.deletion.test_concurrency import _until_it_waits
 from tests.threads import in_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
