@@ -169,12 +169,11 @@ def _queued_within_grant(principal: AgentPrincipal, subjects: list[Subject]) -> 
         .values_list("subject_id", "memory_key")
         .distinct()
     )
+    queued_key = {subject.pk: subject.deletion_queued_key for subject in others}
     beyond = {
-        subject.pk
-        for subject in others
+        subject_id
         for subject_id, key in outside
-        if subject_id == subject.pk
-        and (not subject.deletion_queued_key or key == subject.deletion_queued_key)
+        if not queued_key[subject_id] or key == queued_key[subject_id]
     }
     return [s for s in subjects if s.pk not in beyond]
 

@@ -23,6 +23,16 @@ CASE = {"case_id": "c1", "request": "What should I drink, tea or coffee?",
         "required_memory_ids": ["m2"]}  # fmt: skip
 
 
+def _refused(tmp_path, data, match: str) -> None:
+    """Run ``eval_retrieval`` on ``data``: refused with a message matching ``match``, and
+    nothing stored."""
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CommandError, match=match):
+        call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
+    assert not Memory.objects.exists()
+
+
 def run(tmp_path, data) -> dict:
     path = tmp_path / "d.json"
     path.write_text(json.dumps(data))
@@ -52,11 +62,7 @@ def test_a_memory_version_outside_1_to_max_is_refused(tmp_path, version):
     named. 0 (and false, 0.0, "") were read as 1."""
     data = {"dataset": "v", "memories": [mem("m2", "Prefers tea.", version=version)],
             "cases": [CASE]}  # fmt: skip
-    path = tmp_path / "d.json"
-    path.write_text(json.dumps(data))
-    with pytest.raises(CommandError, match=r"memory 'm2': version must be a whole number"):
-        call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
-    assert not Memory.objects.exists()
+    _refused(tmp_path, data, r"memory 'm2': version must be a whole number")
 
 
 def test_a_boolean_confidence_is_refused(tmp_path):
@@ -64,11 +70,7 @@ def test_a_boolean_confidence_is_refused(tmp_path):
     refuses booleans for age_days, expires_in_days and version) but was read as 1.0."""
     data = {"dataset": "c", "memories": [mem("m2", "Prefers tea.", confidence=True)],
             "cases": [CASE]}  # fmt: skip
-    path = tmp_path / "d.json"
-    path.write_text(json.dumps(data))
-    with pytest.raises(CommandError, match=r"memory 'm2': confidence"):
-        call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
-    assert not Memory.objects.exists()
+    _refused(tmp_path, data, r"memory 'm2': confidence")
 
 
 def test_a_tag_listed_twice_counts_its_case_once(tmp_path):
@@ -91,11 +93,7 @@ def test_a_case_agent_longer_than_a_name_is_not_cut_into_another_agent(tmp_path)
                        "intent": "load_preferences",
                        "context": {"tenant_id": "t", "user_id": "u", "agent_id": owner + "b"},
                        "forbidden_memory_ids": ["m1"], "expect_empty": True}]}  # fmt: skip
-    path = tmp_path / "d.json"
-    path.write_text(json.dumps(data))
-    with pytest.raises(CommandError, match=r"cases\[0\]: context.agent_id is at most 100"):
-        call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
-    assert not Memory.objects.exists()
+    _refused(tmp_path, data, r"cases\[0\]: context.agent_id is at most 100")
 
 
 @pytest.mark.parametrize(
