@@ -14,7 +14,30 @@ def event_record(
     details: dict | None = None,
 ) -> MemoryEvent:
     """Append one event for ``memory`` (ids and reasons only, never content)."""
-    return MemoryEvent.objects.create(
+    event = event_build(
+        memory=memory,
+        action=action,
+        principal=principal,
+        reason_code=reason_code,
+        policy_version=policy_version,
+        details=details,
+    )
+    event.save(force_insert=True)
+    return event
+
+
+def event_build(
+    *,
+    memory,
+    action: str,
+    principal,
+    reason_code: str = "",
+    policy_version: int | None = None,
+    details: dict | None = None,
+) -> MemoryEvent:
+    """The event ``event_record`` appends, unsaved: a caller with many inserts them in one
+    statement (``bulk_create``)."""
+    return MemoryEvent(
         tenant_id=memory.tenant_id,
         memory_id=memory.id,
         action=action,

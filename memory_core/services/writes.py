@@ -94,6 +94,7 @@ from memory_core.selectors.approvals import in_use_now, shared_or_own, standing_
 from memory_core.selectors.memories import EVENT_REASON_SENSITIVITY_KEY, memory_get
 from memory_core.services.conflicts import (
     conflict_open,
+    conflicts_citing,
     conflicts_close_settled,
     conflicts_follow_successor,
 )
@@ -104,7 +105,7 @@ from memory_core.services.memories import (
     build_memory,
     memory_created_events,
     memory_insert_rows,
-    memory_supersede,
+    memory_supersede_many,
 )
 from memory_core.services.revocations import memory_revocation_journal_on_commit
 from memory_core.text import content_hash
@@ -482,17 +483,18 @@ def _store(principal, planned: list[_Planned], policy_version, pending: _Embeddi
         principal=principal,
         policy_version=policy_version,
     )
-    for item in admitted:
-        if _supersedes(item):
-            item.draft.embedding = pending.vector(item.index)
-            item.draft.embedding_model = model_name
-            item.memory = memory_supersede(
-                previous=item.head,
-                draft=item.draft,
-                principal=principal,
-                reason_code="supersession.supersedes",
-                policy_version=policy_version,
-            )
+    superseding = [item for item in admitted if _supersedes(item)]
+    for item in superseding:
+        item.draft.embedding = pending.vector(item.index)
+        item.draft.embedding_model = model_name
+    successors = memory_supersede_many(
+        supersessions=[(item.head, item.draft) for item in superseding],
+        principal=principal,
+        reason_code="supersession.supersedes",
+        policy_version=policy_version,
+    )
+    for item, successor in zip(superseding, successors, strict=True):
+        item.memory = successor
 
 
 def _supersedes(item: _Planned) -> bool:
@@ -564,6 +566,10 @@ def _record(
     # The conflicts in one order, as a retrieval locks a subject's conflict items
     # (memory_core.locks): in the batch's order, a batch and a retrieval adding rows to the
     # same two items could each hold one and wait for the other.
+    cited = conflicts_citing(
+        tenant_id=principal.tenant_id,
+        memory_ids=[item.head.id for item in planned if _supersedes(item)],
+    )
     for item in sorted(planned, key=_review_order):
         if item.decision.outcome == PENDING:
             item.review_item = ReviewItem.objects.create(
@@ -580,7 +586,8 @@ def _record(
             # The key's open conflicts follow the chain to its new head: here, in the order
             # of the conflicts below, not in _store's batch order, which could hold one
             # key's item while a retrieval held another's and each waited for the other.
-            conflicts_follow_successor(previous=item.head, successor=item.memory)
+            if item.head.id in cited:
+                conflicts_follow_successor(previous=item.head, successor=item.memory)
         elif item.decision.action == "conflict":
             # Every chain still standing on the key is a candidate, not only the last two; of
             # those its writer may read only: a write never stands in conflict with a memory

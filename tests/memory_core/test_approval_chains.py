@@ -14,7 +14,7 @@ from memory_core.models import Agent, Memory, MemoryEvent, ReviewItem
 from memory_core.principals import AgentPrincipal
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve
-from memory_core.services.writes import memory_correct, memory_write
+from memory_core.services.writes import memory_correct, memory_write, memory_write_batch
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -148,6 +148,39 @@ def test_a_conflict_follows_its_candidates_chain_to_the_new_head(agent_principal
     # Shown again: choosing L revokes the new head, which stays in use no longer.
     choose_weak(item.candidate_ids)
     assert active_on_key() == {weak.id}
+
+
+def test_a_batch_moves_each_chain_it_supersedes_and_the_conflict_citing_one(
+    agent_principal,
+):
+    """A batch's superseding writes move together (``memory_supersede_many``): each old head
+    is retired with its own events, and the open conflict citing one follows it."""
+    strong, weak, item = write_rivals(agent_principal)
+    other = memory_write(
+        principal=agent_principal, data=data("Atlas deploys on Fridays.", key="deploy.day")
+    ).memory
+    results = memory_write_batch(
+        principal=agent_principal,
+        items=[
+            data("Atlas deploys on Tuesdays.", key="deploy.day"),
+            data("Atlas's backend is in Python 3.12."),
+        ],
+    )
+
+    assert [r.rule_codes for r in results] == [["supersession.supersedes"]] * 2
+    moved = {r.memory.supersedes_id: Memory.objects.get(pk=r.memory.id) for r in results}
+    assert set(moved) == {other.id, strong.id}
+    for previous_id, successor in moved.items():
+        assert (successor.version, successor.status) == (2, "active")
+        assert Memory.objects.get(pk=previous_id).status == "superseded"
+        retired = MemoryEvent.objects.get(memory_id=previous_id, action="superseded")
+        assert retired.details == {"successor": str(successor.id)}
+        assert retired.reason_code == "supersession.supersedes"
+        assert list(
+            MemoryEvent.objects.filter(memory_id=successor.id).values_list("action", flat=True)
+        ) == ["corrected", "admitted"]
+    item.refresh_from_db()
+    assert set(item.candidate_ids) == {moved[strong.id].id, weak.id}
 
 
 @pytest.mark.parametrize("outcome", ["keep_both_scoped", "ask_user"])
