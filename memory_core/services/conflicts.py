@@ -266,10 +266,9 @@ def conflicts_follow_successor(*, previous: Memory, successor: Memory) -> None:
 def conflicts_citing(*, tenant_id, memory_ids: list) -> set:
     """The ids of ``memory_ids`` that an open conflict cites, in one statement and without
     a lock: a batch moving many chains on calls ``conflicts_follow_successor`` (which locks)
-    for those only, in its own order, instead of once for each chain. A conflict that comes to
-    cite one of them after this read is one a retrieval opened on rows it read before the
-    write committed, as after ``conflicts_follow_successor`` itself: ``_current_versions``
-    replaces them with their new versions."""
+    for those only, in its own order, instead of once for each chain. A retrieval may open a
+    conflict citing one of them after this read, from rows it read before the write commits:
+    the caller reads again after anything that may have waited (``writes._record``)."""
     if not memory_ids:
         return set()
     cited = ReviewItem.objects.filter(

@@ -566,10 +566,12 @@ def _record(
     # The conflicts in one order, as a retrieval locks a subject's conflict items
     # (memory_core.locks): in the batch's order, a batch and a retrieval adding rows to the
     # same two items could each hold one and wait for the other.
-    cited = conflicts_citing(
-        tenant_id=principal.tenant_id,
-        memory_ids=[item.head.id for item in planned if _supersedes(item)],
-    )
+    # Which superseded heads an open conflict cites, read once for them all, and again after
+    # each call below that may have waited for a conflict's lock: a retrieval may have opened
+    # one citing a head meanwhile, from rows it read before this write commits (stop 51's
+    # review; one statement an item found them as they were at its turn).
+    superseded = [item.head.id for item in planned if _supersedes(item)]
+    cited = None
     for item in sorted(planned, key=_review_order):
         if item.decision.outcome == PENDING:
             item.review_item = ReviewItem.objects.create(
@@ -586,8 +588,11 @@ def _record(
             # The key's open conflicts follow the chain to its new head: here, in the order
             # of the conflicts below, not in _store's batch order, which could hold one
             # key's item while a retrieval held another's and each waited for the other.
+            if cited is None:
+                cited = conflicts_citing(tenant_id=principal.tenant_id, memory_ids=superseded)
             if item.head.id in cited:
                 conflicts_follow_successor(previous=item.head, successor=item.memory)
+                cited = None
         elif item.decision.action == "conflict":
             # Every chain still standing on the key is a candidate, not only the last two; of
             # those its writer may read only: a write never stands in conflict with a memory
@@ -604,6 +609,7 @@ def _record(
                 place=ConflictPlace.of(item.memory),
                 candidate_ids=sorted({item.head.id, item.memory.id, *standing}, key=str),
             )
+            cited = None
     return decisions
 
 

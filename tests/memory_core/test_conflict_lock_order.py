@@ -23,7 +23,7 @@ from memory_core.models import Memory, ReviewItem, Subject
 from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.retrieval import pipeline
 from memory_core.retrieval.pipeline import retrieve
-from memory_core.retrieval.types import RetrievalRequest
+from memory_core.retrieval.types import ConflictPlace, RetrievalRequest
 from memory_core.rls import tenant_scope
 from memory_core.services import conflicts as conflict_service
 from memory_core.services import writes
@@ -270,6 +270,84 @@ def test_a_conflict_opened_from_rows_read_before_a_supersession_cites_the_new_ve
         )
     assert w.memory.id in item.candidate_ids
     assert active == [survivor]  # the choice revoked the new version, not a retired row
+
+
+def test_a_conflict_opened_while_a_batch_waits_follows_the_batchs_new_head(tenant, agent):
+    """A batch reads which of its superseded heads an open conflict cites once, and again
+    after each wait for a conflict's lock: while it waited for the engine's item, a retrieval
+    opened the region's conflict from rows read before the batch committed, and the item was
+    left citing the superseded row (stop 51's review of the batch's one read)."""
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    system = SystemPrincipal(tenant_id=tenant.id)
+    engine_a, engine_b, region_a, region_b = memory_store_many(
+        drafts=[
+            *_rivals(subject, deploy=[], database=["PostgreSQL", "MySQL"]),
+            *_rivals(subject, deploy=["eu-west-1", "us-east-1"], database=[]),
+        ],
+        principal=system,
+    )
+    with tenant_scope(tenant.id):  # the engine's conflict is open already, the region's not
+        engine_item = conflict_service.conflict_open(
+            tenant_id=tenant.id,
+            subject_id=subject.id,
+            memory_key="database.engine",
+            place=ConflictPlace.of(engine_a),
+            candidate_ids=[engine_a.id, engine_b.id],
+        )
+    locked, release = threading.Event(), threading.Event()
+    pids = {}
+
+    def holder():  # a reviewer's page, or another retrieval, holding the engine's item
+        with tenant_scope(tenant.id), transaction.atomic():
+            ReviewItem.objects.select_for_update().get(pk=engine_item.pk)
+            locked.set()
+            assert release.wait(60)
+
+    def writer():
+        with tenant_scope(tenant.id), transaction.atomic():
+            with connection.cursor() as c:
+                c.execute("SELECT pg_backend_pid()")
+                pids["writer"] = c.fetchone()[0]
+            return writes.memory_write_batch(
+                principal=system,
+                items=[
+                    inferred_episode("database.engine", "The database engine is MariaDB."),
+                    inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
+                ],
+            )
+
+    def reader():
+        with tenant_scope(tenant.id), transaction.atomic():
+            return retrieve(
+                principal=AgentPrincipal.from_agent(agent),
+                request=RetrievalRequest(query="which region do deploys go to?", user_id="dana"),
+            )
+
+    h = in_thread(holder, name="holder", released=[locked])
+    assert locked.wait(30) and h.error is None, h.error
+    w = in_thread(writer, name="writer")
+    deadline = time.monotonic() + 60
+    while not ("writer" in pids and _blocked(pids["writer"])):
+        assert w.is_alive(), w.error
+        assert time.monotonic() < deadline, "the batch never waited for the engine's item"
+        time.sleep(0.02)
+    # While the batch waits (the region's head superseded, not committed), a retrieval sees
+    # the region's two chains and opens their conflict; it commits first.
+    in_thread(reader, name="reader").outcome(60)
+    release.set()
+    assert errors_of(h, w) == []
+    assert all("supersession.supersedes" in r.rule_codes for r in w.result)
+    new_region = w.result[1].memory
+    with tenant_scope(tenant.id):
+        region_item = ReviewItem.objects.get(
+            kind="conflict", state="open", memory_key="deploy.region"
+        )
+        status = dict(Memory.objects.values_list("pk", "status"))
+    kept = ({region_a.id, region_b.id} - {new_region.supersedes_id}).pop()
+    assert {c: status[c] for c in region_item.candidate_ids} == {
+        kept: "active",
+        new_region.id: "active",
+    }
 
 
 def test_a_subject_deletion_run_leaves_the_conflicts_made_after_its_request_their_key(
