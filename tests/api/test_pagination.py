@@ -122,6 +122,24 @@ def test_rows_written_between_pages_neither_repeat_nor_push_rows_out(api_client,
     assert get(api_client, pagination="cursor")["results"][0]["id"] == str(newest.pk)
 
 
+def test_rows_deleted_or_corrected_between_pages_are_still_listed_once(api_client, rows):
+    """A deleted row stays as a tombstone and a corrected one as its superseded version, so a
+    walk begun before either still lists every row it began with, once and in order (stop
+    51's audit of lists under change)."""
+    order = newest_first(rows)
+    first = get(api_client, pagination="cursor", limit=2)
+    assert api_client.delete(f"{URL}/{order[3]}").status_code == 202
+    source = {"type": "user_input", "conversation_id": "c", "message_id": "m"}
+    corrected = api_client.post(
+        f"{URL}/{order[5]}/supersede",
+        {"content": "User prefers bullet lists.", "source": source},
+        format="json",
+    )
+    assert corrected.status_code == 201, corrected.content
+    rest = walk(api_client, get(api_client, first["next"]))
+    assert [row["id"] for row in first["results"]] + [pk for page in rest for pk in page] == order
+
+
 def test_filters_apply_to_every_cursor_page(api_client, tenant, subject, rows):
     other = SubjectFactory(tenant=tenant, external_id="user-77")
     episodes = [
