@@ -17,6 +17,13 @@ import json
 
 from gunicorn import util
 
+# The access log (written when gunicorn is given ``--access-logfile``) names each request by
+# its method and path, never its query string (``%(U)s``, not ``%(r)s``): a query holds the
+# memory list's ``subject`` (a person's external id) and ``key``, the portal's search words,
+# and a log is a store no deletion reaches (config/log_filters.py). With the answer's
+# X-Request-ID, the id the application's log lines carry.
+access_log_format = '%(h)s "%(m)s %(U)s %(H)s" %(s)s %(b)s %(M)sms %({x-request-id}o)s'
+
 # (stable error code, the human sentence) by the status gunicorn answers.
 GUNICORN_ERRORS = {
     400: (

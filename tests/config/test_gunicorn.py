@@ -1,11 +1,20 @@
-"""What gunicorn refuses before Django sees a request answers in the API's JSON error shape."""
+"""What gunicorn refuses before Django sees a request answers in the API's JSON error shape;
+what its access log keeps of a request."""
 
 import json
+import logging
+import re
+import shlex
 import socket
+import urllib.parse
+from pathlib import Path
 
 import pytest
+from django.conf import settings
 
 from memory_core.benchmarks.load import start_gunicorn
+from memory_core.services.api_keys import api_key_create
+from tests.factories import AgentFactory, write_body
 
 
 @pytest.fixture(scope="module")
@@ -73,3 +82,80 @@ def test_what_gunicorn_lets_through_is_answered_by_django(server):
     assert status == 401  # no API key: the API's own error, from Django
     assert headers["Content-Type"] == "application/json"
     assert json.loads(body)["error"]["code"] == "not_authenticated"
+
+
+EXTERNAL_ID = "jane.doe@example.com"
+KEY = "health.diagnosis"
+
+
+def documented_access_log_flags() -> tuple[str, ...]:
+    """The access log's flags of the deployment command in docs/operations.md."""
+    text = (Path(settings.BASE_DIR) / "docs" / "operations.md").read_text()
+    line = next(line for line in text.splitlines() if "--access-logfile" in line)
+    flags = shlex.split(line.strip())
+    return tuple(flags[flags.index("--access-logfile") :])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_documented_access_log_leaves_out_the_query_string(tenant, tmp_path):
+    """A memory list by subject and key (``GET /api/v1/memories?subject=&key=``) through the
+    web process as docs/operations.md deploys it: the access log named the person's external
+    id (an e-mail address) and the memory's key (a health fact's), where no deletion reaches
+    (stop 51's audit of logs). It keeps the method, the path and the request id."""
+    from django.db import connection
+
+    _, api_key = api_key_create(agent=AgentFactory(tenant=tenant))
+    auth = f"Authorization: Bearer {api_key}\r\n"
+    server = start_gunicorn(
+        database=connection.settings_dict["NAME"],
+        workers=1,
+        threads=1,
+        torch_threads=1,
+        log_dir=tmp_path,
+        extra_args=documented_access_log_flags(),
+    )
+    try:
+        body = json.dumps(
+            write_body(subject=EXTERNAL_ID, memory_key=KEY, content="User prefers short answers.")
+        )
+        written, _, _ = exchange(
+            server.port,
+            (
+                f"POST /api/v1/memories HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}"
+                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+                f"Connection: close\r\n\r\n{body}"
+            ).encode(),
+        )
+        query = urllib.parse.urlencode({"subject": EXTERNAL_ID, "key": KEY})
+        listed, headers, _ = exchange(server.port, request(f"/api/v1/memories?{query}", auth))
+    finally:
+        server.stop()
+    log = server.log_path.read_text()
+    assert (written, listed) == (202, 200), log[-2000:]  # a health key waits for a reviewer
+    lines = [line for line in log.splitlines() if "/api/v1/memories" in line]
+    assert len(lines) == 2, log[-2000:]
+    assert not [line for line in lines if re.search(r"jane|example|health|diagnosis", line)]
+    assert '"GET /api/v1/memories HTTP/1.1" 200' in lines[1]
+    assert lines[1].endswith(headers["X-Request-ID"])
+
+
+def test_the_development_servers_request_lines_leave_out_the_query_string():
+    """``make run``'s runserver logs each request through ``django.server``, whose records the
+    settings' filter rewrites (config/log_filters.py)."""
+    seen = []
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            seen.append(record.getMessage())
+
+    logger = logging.getLogger("django.server")
+    handler = Keep()
+    logger.addHandler(handler)
+    try:
+        logger.info(
+            '"%s" %s %s', f"GET /api/v1/memories?subject={EXTERNAL_ID} HTTP/1.1", "200", "886"
+        )
+        logger.warning('"%s" %s %s', "GET /portal/?q=diabetes", "404", "10")
+    finally:
+        logger.removeHandler(handler)
+    assert seen == ['"GET /api/v1/memories HTTP/1.1" 200 886', '"GET /portal/" 404 10']
