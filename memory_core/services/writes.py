@@ -61,7 +61,7 @@ from memory_core.admission.candidate import (
     settle_user_scopes,
     value_texts,
 )
-from memory_core.admission.policy import REFUSING, describe, split_window
+from memory_core.admission.policy import REFUSING, describe, policy_section, split_window
 from memory_core.embeddings import BATCH_SIZE, embed_texts, get_embedder
 from memory_core.exceptions import (
     Conflict,
@@ -288,7 +288,7 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
     memory (its content scrubbed) has nothing left to join."""
     if principal.actor_type != "agent" or not subjects:
         return {}
-    admission = policy.get("admission", {})
+    admission = policy_section(policy, "admission")
     # Bounded as policy_errors bounds it: a policy stored before the bound may say more.
     minutes = min(int(admission.get("split_window_minutes", 1440)), MAX_DAYS * 24 * 60)
     per_subject = split_window(admission)
@@ -1052,7 +1052,9 @@ def _reason_details(tenant_id, reason: str) -> dict:
     if not reason:
         return {}
     policy, _ = _active_policy(tenant_id)
-    categories = policy.get("admission", {}).get("sensitive_categories", [])
+    # Read as admission reads them: a document without the knob has the default categories
+    # (stop 51's audit: "I was diagnosed with diabetes" went to every agent under one).
+    categories = policy_section(policy, "admission")["sensitive_categories"]
     if guards.sensitive_categories([reason], list(categories)):
         return {"reason": reason, EVENT_REASON_SENSITIVITY_KEY: Sensitivity.SENSITIVE}
     return {"reason": reason}

@@ -11,6 +11,7 @@ import pytest
 
 from memory_core.models import MemoryEvent, Status
 from memory_core.principals import SubjectPrincipal
+from memory_core.services.policy import policy_publish
 from memory_core.services.writes import consent_withdraw, memory_revoke
 from tests.api.test_memories import URL, body
 from tests.clients import client_for
@@ -33,8 +34,19 @@ def detail(tenant, memory_id, max_sensitivity: str = "sensitive") -> str:
     return response.content.decode()
 
 
+@pytest.mark.parametrize(
+    "document",
+    # A document that leaves the categories out has the default ones, as admission reads it:
+    # the reason went to every agent under it (stop 51's audit of policies).
+    [None, {"admission": {"max_content_chars": 2000}}],
+    ids=["default-policy", "policy-without-categories"],
+)
 @pytest.mark.parametrize("how", ["revoke", "withdraw"])
-def test_a_reason_naming_a_health_fact_is_not_answered_to_agents_capped_below_it(subject, how):
+def test_a_reason_naming_a_health_fact_is_not_answered_to_agents_capped_below_it(
+    subject, how, document
+):
+    if document is not None:
+        policy_publish(tenant=subject.tenant, document=document, note="one knob")
     memory = MemoryFactory(subject=subject, content="Likes dessert suggestions.")
     if how == "revoke":
         memory_revoke(principal=owner_of(memory), memory_id=memory.id, reason=DIAGNOSIS)
