@@ -4,8 +4,10 @@ Admission, retrieval and retention read numbers, lists and names from the active
 every request; a ``null`` budget or a negative ``rrf_k`` would fail every retrieval of the
 tenant. ``policy_errors(document)`` returns what is wrong (empty when nothing is), by dotted
 path; ``policy_publish`` and the admin refuse a document with errors. Keys the code does not
-know are allowed (an older or newer version's), and every section and key may be absent (the
-defaults fill in, ``RetrievalPolicy.from_document``).
+know are allowed (an older or newer version's), but for the names a section is keyed by or
+lists (a memory type's half-life, a ranking weight, the types and kinds retrieval binds): a
+misspelt one would do nothing while the tenant believed it set. Every section and key may be
+absent (the defaults fill in, ``RetrievalPolicy.from_document``).
 """
 
 from __future__ import annotations
@@ -62,6 +64,10 @@ _NUMBERS = [
     ("retrieval.conflict_min_confidence", "number", 0, 1),
 ]
 # Each retention number and its most: a whole number of hours or days, or null (no limit).
+# The least is 0 (a rejected write or a trace kept no longer than the next sweep), but for the
+# classes whose period admission caps a write's valid_until by (``CLASS_RULES``): at 0 a
+# write would end as it starts, which the table's CHECK refused with a 500 on every write
+# of the class (stop 51's audit of policies).
 RETENTION_MAX = {
     "working_hours": MAX_DAYS * 24,
     "episodic_days": MAX_DAYS,
@@ -70,9 +76,14 @@ RETENTION_MAX = {
     "rejected_days": MAX_DAYS,
     "trace_days": MAX_DAYS,
 }
-# A section of numbers of any key, and each number's bounds.
-# A half-life of 0 has no meaning (freshness divides by it; retrieval read it as 90 days).
-_OPEN_SECTIONS = (("half_life_days", 0.01, MAX_DAYS), ("ranking_weights", 0, 1000))
+# A section of numbers keyed by names, the names it may hold, and each number's bounds. A
+# half-life of 0 has no meaning (freshness divides by it; retrieval read it as 90 days). A
+# name the stages do not read ("task-state", "semantics") was stored and did nothing (stop
+# 51's audit of policies).
+_NAMED_SECTIONS = (
+    ("half_life_days", MemoryType.values, "memory type", 0.01, MAX_DAYS),
+    ("ranking_weights", list(DEFAULT_POLICY["ranking_weights"]), "ranking weight", 0, 1000),
+)
 _SECTIONS = ("admission", "retention", "half_life_days", "ranking_weights", "budget", "retrieval")
 
 
@@ -96,16 +107,21 @@ def policy_errors(document) -> dict[str, str]:
             problem = _number_problem(document[section][key], kind, low, high)
             if problem:
                 errors[path] = problem
+    capping = {key for _, key, _, _ in CLASS_RULES}
     for key, high in RETENTION_MAX.items():
         value = document.get("retention", {}).get(key)
         if value is not None:
-            problem = _number_problem(value, "int", 0, high)
+            problem = _number_problem(value, "int", 1 if key in capping else 0, high)
             if problem:
                 errors[f"retention.{key}"] = problem + " Or null, for no limit."
-    for section, low, high in _OPEN_SECTIONS:
+    for section, names, what, low, high in _NAMED_SECTIONS:
         for key, value in document.get(section, {}).items():
-            problem = _number_problem(value, "number", low, high)
-            if problem:
+            if key not in names:
+                name = key if key.isprintable() else _shown(key)
+                errors[f"{section}.{name}"] = (
+                    f"Unknown {what}: {_shown(key)}. One of {', '.join(names)}."
+                )
+            elif problem := _number_problem(value, "number", low, high):
                 errors[f"{section}.{key}"] = problem
     retrieval = document.get("retrieval", {})
     if "max_prompt_sensitivity" in retrieval and retrieval["max_prompt_sensitivity"] not in (
@@ -178,24 +194,35 @@ def _categories_problem(categories) -> str:
     )
 
 
+# How deep a document's objects and lists may nest: a policy is sections of knobs, some of
+# them lists (3 deep). Some 850 levels parsed and then failed to encode again as the version
+# was saved or shown: RecursionError, a 500 in the admin (stop 51's audit of policies).
+MAX_DEPTH = 32
+
+
 def _text_errors(document: dict) -> dict[str, str]:
     """Return ``{dotted path: what is wrong}`` for each string of ``document``, a key or a
     value at any depth, that PostgreSQL's jsonb cannot hold: one with a NUL character, or
     with a lone surrogate (no UTF-8 encodes one). Published, either failed with a database
-    error (a 500 in the admin) instead of a refusal."""
+    error (a 500 in the admin) instead of a refusal. And for an object or a list nested
+    deeper than ``MAX_DEPTH``."""
     errors: dict[str, str] = {}
-    stack: list[tuple[str, object]] = [("", document)]
+    stack: list[tuple[str, object, int]] = [("", document, 1)]
     while stack:
-        path, value = stack.pop()
-        if isinstance(value, dict):
+        path, value, depth = stack.pop()
+        if isinstance(value, dict | list) and depth > MAX_DEPTH:
+            errors[path] = f"Nested more than {MAX_DEPTH} levels deep: a policy cannot hold it."
+        elif isinstance(value, dict):
             for key, inner in value.items():
                 name = key if isinstance(key, str) and key.isprintable() else _shown(key)
                 inner_path = f"{path}.{name}" if path else name
                 if isinstance(key, str) and (problem := _unstorable(key)):
                     errors[inner_path] = f"This key holds {problem}, which a policy cannot store."
-                stack.append((inner_path, inner))
+                stack.append((inner_path, inner, depth + 1))
         elif isinstance(value, list):
-            stack.extend((f"{path}[{index}]", inner) for index, inner in enumerate(value))
+            stack.extend(
+                (f"{path}[{index}]", inner, depth + 1) for index, inner in enumerate(value)
+            )
         elif isinstance(value, str) and (problem := _unstorable(value)):
             errors[path] = f"Holds {problem}, which a policy cannot store."
         elif isinstance(value, float) and not math.isfinite(value):

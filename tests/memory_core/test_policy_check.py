@@ -1,6 +1,7 @@
 """Policy documents are checked before they can become a tenant's policy."""
 
 import copy
+import json
 
 import pytest
 
@@ -58,10 +59,42 @@ def test_the_defaults_and_an_empty_document_are_valid():
         ("ranking_weights.semantic", 1e308),
         ("retrieval.rrf_vector_weight", 1e308),
         ("retrieval.rrf_k", 1e308),
+        # A class's period of 0 capped a write's valid_until at its valid_from, which the
+        # table's CHECK refused: a 500 on every write of the class (stop 51's audits).
+        ("retention.working_hours", 0),
+        ("retention.episodic_days", 0),
+        ("retention.preference_days", 0),
+        ("retention.inferred_days", 0),
+        # A name the stages never read did nothing, the tenant believing it set (stop 51).
+        ("half_life_days.task-state", 0.25),
+        ("ranking_weights.semantics", 0.5),
     ],
 )
 def test_a_value_the_stages_cannot_read_is_named_with_its_path(path, value):
     assert path in policy_errors(with_(path, value))
+
+
+@pytest.mark.parametrize("key", ["trace_days", "rejected_days"])
+def test_a_trace_or_a_refused_write_may_be_kept_no_longer_than_the_next_sweep(key):
+    assert policy_errors(with_(f"retention.{key}", 0)) == {}
+
+
+@pytest.mark.django_db
+def test_a_document_nested_too_deeply_is_refused_not_a_500(tenant, client):
+    """Some 850 levels parsed, then failed to encode again as the version was saved or its
+    admin page shown: RecursionError, a 500 (stop 51's audit of policies)."""
+    from django.contrib.auth import get_user_model
+
+    document = '{"extra": ' + "[" * 850 + "1" + "]" * 850 + "}"
+    assert "extra" + "[0]" * 31 in policy_errors(json.loads(document))
+    client.force_login(get_user_model().objects.create_superuser("root", "r@example.invalid", "x"))
+    client.raise_request_exception = False
+    answer = client.post(
+        "/admin/memory_core/policyversion/add/",
+        {"tenant": str(tenant.pk), "note": "", "document": document},
+    )
+    assert answer.status_code == 200 and b"levels deep" in answer.content
+    assert PolicyVersion.objects.filter(tenant=tenant).count() == 1
 
 
 def test_a_hundred_years_is_the_longest_retention():
