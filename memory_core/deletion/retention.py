@@ -224,11 +224,13 @@ def retention_delete(
     tenants go on (``_tenant_isolated``)."""
     now = now or timezone.now()
     operations = []
-    policies = PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document")
-    for tenant_id, document in policies:
+    policies = PolicyVersion.objects.filter(is_active=True).values_list(
+        "tenant_id", "document", "version"
+    )
+    for tenant_id, document, version in policies:
         made: list[DeletionOperation] = []
         with _tenant_isolated("delete", tenant_id, failures) as part:
-            _tenant_retention_delete(tenant_id, document, now, limit, made)
+            _tenant_retention_delete(tenant_id, document, version, now, limit, made)
         if not part.rolled_back:
             operations.extend(made)
     return operations
@@ -242,9 +244,10 @@ def due_by_rule(tenant_id, condition: Q):
     )
 
 
-def _tenant_retention_delete(tenant_id, document, now, limit, operations: list) -> None:
-    """Open the deletion operations of one tenant's retention; add them to ``operations``
-    (those made before a failure of the tenant are counted too)."""
+def _tenant_retention_delete(tenant_id, document, version, now, limit, operations: list) -> None:
+    """Open the deletion operations of one tenant's retention (``document``, of policy
+    ``version``); add them to ``operations`` (those made before a failure of the tenant are
+    counted too)."""
     retention = (document or {}).get("retention") or {}
     for reason, condition in _rules(retention, now, tenant_id):
         rows = due_by_rule(tenant_id, condition).values_list("pk", "subject_id")[:limit]
@@ -276,6 +279,7 @@ def _tenant_retention_delete(tenant_id, document, now, limit, operations: list) 
                     # Rows another operation took since they were read (a second sweep,
                     # a user's deletion) leave nothing: no empty operation for the user.
                     if_any=True,
+                    chosen_under=version,
                 )
             if operation is not None:
                 operations.append(operation)

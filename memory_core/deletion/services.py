@@ -896,6 +896,7 @@ def _operation_create(
     budget: Budget | None = None,
     queued_at=None,
     if_any: bool = False,
+    chosen_under: int | None = None,
 ) -> DeletionOperation | None:
     """Write tombstones, the operation and its steps; scrub the rows; on commit, journal the
     operation and send the task.
@@ -905,6 +906,10 @@ def _operation_create(
     request's moment (a whole subject's or a key's), which names the operation and is its
     ``requested_at``. With ``if_any``, return None and write nothing when no row is left once
     locked (another operation took them meanwhile: a sweep delivered twice, say).
+    ``chosen_under``: the policy version whose retention chose the rows (the sweep's); when
+    another is active once they are locked, return None and write nothing: the next sweep
+    chooses under it (one published meanwhile that keeps them longer saves them, and no
+    operation names a version that did not delete its rows: stop 51's audit of policies).
     """
     step = budget.step if budget is not None else lambda: None
     if subject_id is not None:  # a tenant's deletion locks the tenant row instead
@@ -931,6 +936,8 @@ def _operation_create(
         .values_list("version", flat=True)
         .first()
     )
+    if chosen_under is not None and policy != chosen_under:
+        return None
     now = timezone.now()
     step()
     queued = {} if queued_at is None else {"id": queued_operation_id(subject_id, queued_at)}
