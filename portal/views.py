@@ -715,9 +715,10 @@ def operation_status(operation) -> dict:
         "requested_at": operation.requested_at,
         "started_at": operation.started_at,
         "completed_at": completed_at,
-        # As the page writes it ("14:51:03 UTC"): the portal renders in TIME_ZONE.
+        # As the page writes it ("5 Dec 2026, 14:51:03 UTC", dated: a retried or queued
+        # deletion completes days after it was asked): the portal renders in TIME_ZONE.
         "completed_label": (
-            date_format(timezone.localtime(completed_at), "H:i:s T") if completed_at else ""
+            date_format(timezone.localtime(completed_at), "j M Y, H:i:s T") if completed_at else ""
         ),
         "steps": [
             {

@@ -964,6 +964,33 @@ def test_deletion_progress_page_and_status(alice_client, operations):
     assert data["verified"] == 1 and data["total"] == 2
 
 
+def test_a_deletion_completed_days_after_it_was_asked_is_dated(alice_client, alice_subject):
+    """A deletion a reviewer ran again three days later read "requested ... on 2 Dec 2026,
+    10:00:00 UTC · completed 09:00:00 UTC": a completion before its request, as a reader
+    takes it (stop 51's audit of time). The page and its status both date it now."""
+    from datetime import timedelta
+
+    from django.utils.dateformat import format as date_format
+
+    memory = MemoryFactory(subject=alice_subject, content="Alice's old phone number.")
+    done = timezone.now()
+    operation = DeletionOperation.objects.create(
+        tenant=alice_subject.tenant,
+        subject=alice_subject,
+        target="memory",
+        memory_ids=[memory.pk],
+        status="completed",
+        completed_at=done,
+    )
+    DeletionOperation.objects.filter(pk=operation.pk).update(requested_at=done - timedelta(days=3))
+    operation.steps.create(store="primary", status="verified", verified_at=done)
+    day = date_format(timezone.localtime(done), "j M Y, H:i:s T")
+    page = alice_client.get(reverse("portal:deletion", args=[operation.pk])).content.decode()
+    assert re.search(rf'id="op-completed"[^>]*>{re.escape(day)}</time>', page)
+    data = alice_client.get(reverse("portal:deletion-status", args=[operation.pk])).json()
+    assert data["completed_label"] == day
+
+
 def test_a_deletion_that_stopped_says_copies_may_remain(alice_client, alice_memory):
     # A dead-lettered operation read "This operation is finished.", as a completed one does.
     operation = DeletionOperation.objects.create(
