@@ -28,7 +28,7 @@ from memory_core.models import (
     Subject,
     Tombstone,
 )
-from memory_core.policy_check import memory_expiry
+from memory_core.policy_check import InUse, memory_expiry
 from memory_core.principals import SubjectPrincipal
 from memory_core.selectors.policy import active_retention
 
@@ -81,18 +81,19 @@ def export_path(export: Export) -> Path:
 
 
 def _memory_record(
-    memory: Memory, exported: set, *, at, retention: dict, writers: dict | None = None
+    memory: Memory, exported: set, *, use: InUse, writers: dict | None = None
 ) -> dict:
-    """The record of ``memory`` as it stands at ``at``; ``exported``: the ids of the versions it
-    may name as the one it supersedes (those the export holds: a deleted version leaves no id
-    behind, as rewriting an export after a deletion clears it, ``ExportsStore``);
-    ``retention``: the tenant's active policy's retention section, by which it expires;
-    ``writers``: ``{memory_id: name}`` of the agents that wrote the memories."""
+    """The record of ``memory`` as it stands at ``use.now``; ``exported``: the ids of the
+    versions it may name as the one it supersedes (those the export holds: a deleted version
+    leaves no id behind, as rewriting an export after a deletion clears it, ``ExportsStore``);
+    ``use``: the tenant's active retention at that moment, by which it expires; ``writers``:
+    ``{memory_id: name}`` of the agents that wrote the memories."""
     record = {"id": str(memory.id)}
     record.update({name: getattr(memory, name) for name in _FIELDS})
-    # An active row past its valid_until is expired, as the portal shows it, though the
-    # retention sweep has not reached it yet.
-    record["status"] = memory.status_at(at)
+    # As the portal shows it (``InUse.state``): an active row past its valid_until is expired,
+    # one past its class's retention past_retention (it said "active", though no agent is
+    # given it: stop 51's audit of time), before the retention sweep reaches it.
+    record["status"] = use.state(memory)
     record["scope"] = memory.scope
     record["supersedes"] = str(memory.supersedes_id) if memory.supersedes_id in exported else None
     # The agent it is private to; null: shared by the tenant's agents.
@@ -103,7 +104,7 @@ def _memory_record(
     # When it stops being used, as the portal says it (``policy_check.memory_expiry``): the
     # earlier of valid_until and the day the retention sweep deletes it by the tenant's
     # active policy. The export gave valid_until alone, null for a row the sweep deletes.
-    expiry = memory_expiry(memory, retention)
+    expiry = memory_expiry(memory, use.retention)
     record["expires_at"] = expiry.at.isoformat() if expiry.at else None
     record["expires_by_retention"] = expiry.by_retention
     # The agent whose write it is (its admission decision); null: a person, an import or
@@ -252,7 +253,7 @@ def export_create(*, principal, subject_id=None) -> Export:
     }
     path = export_dir() / relative
     memory_ids = []
-    retention = active_retention(subject.tenant_id)
+    use = InUse.of(active_retention(subject.tenant_id), started, tenant_id=subject.tenant_id)
 
     def records():
         # A server-side cursor, a chunk at a time: the rows are never all in memory. Each
@@ -275,9 +276,7 @@ def export_create(*, principal, subject_id=None) -> Export:
         exported = set(memories.filter(pk__in=linked).values_list("pk", flat=True))
         for memory in chunk:
             memory_ids.append(memory.id)
-            record = _memory_record(
-                memory, exported, at=started, retention=retention, writers=writers
-            )
+            record = _memory_record(memory, exported, use=use, writers=writers)
             yield {**record, "events": events[memory.id]}
 
     digest = write_json_atomic(path, document, items_key="memories", items=records())

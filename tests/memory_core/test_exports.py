@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 
 from memory_core.exports import export_create, export_path
+from memory_core.models import Memory
 from memory_core.principals import SystemPrincipal
 from tests.factories import MemoryFactory, insert_memories
 
@@ -131,9 +132,9 @@ def test_a_record_names_the_version_it_supersedes_only_while_that_one_is_kept(su
     assert verify_all(operation_context(operation))["exports"][0]
 
 
-def test_a_record_past_its_valid_until_is_expired_before_the_sweep_reaches_it(subject):
-    """The portal lists such a memory as expired; the export says the same of it, not the
-    ``active`` the row holds until the retention sweep marks it."""
+def test_a_record_past_its_end_says_so_before_the_sweep_reaches_it(subject):
+    """The portal lists such a memory as expired, or past retention; the export says the same
+    of it, not the ``active`` the row holds until the retention sweep marks it."""
     from datetime import timedelta
 
     from django.utils import timezone
@@ -144,6 +145,10 @@ def test_a_record_past_its_valid_until_is_expired_before_the_sweep_reaches_it(su
         subject=subject, valid_from=since, valid_until=now - timedelta(minutes=1)
     )
     current = MemoryFactory(subject=subject, valid_until=now + timedelta(days=1))
+    # Past the default policy's 90 episodic days: the portal says "Past retention", and no
+    # agent is given it; the export said "active" (stop 51's audit of time).
+    old = MemoryFactory(subject=subject, incident=True)
+    Memory.objects.filter(pk=old.pk).update(created_at=now - timedelta(days=100))
     revoked = MemoryFactory(
         subject=subject, status="revoked", valid_from=since, valid_until=now - timedelta(days=1)
     )
@@ -158,6 +163,7 @@ def test_a_record_past_its_valid_until_is_expired_before_the_sweep_reaches_it(su
     assert statuses == {
         str(lapsed.id): "expired",
         str(current.id): "active",
+        str(old.id): "past_retention",
         str(revoked.id): "revoked",
         str(waiting.id): "expired",  # the sweep expires a write waiting past its end too
     }
