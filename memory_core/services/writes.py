@@ -34,7 +34,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import connection, transaction
 from django.db.models import Q
@@ -180,6 +180,9 @@ class _Planned:
     draft: MemoryDraft | None = None
     memory: Memory | None = None
     review_item: ReviewItem | None = None
+    # When a correction of a memory not yet in effect starts: the corrected one's start, as
+    # its end and sensitivity are kept (None: the write's moment).
+    starts: datetime | None = None
 
 
 def _active_policy(tenant_id) -> tuple[dict, int | None]:
@@ -319,9 +322,7 @@ def _draft(item: _Planned, now) -> MemoryDraft:
         subject=item.subject,
         # A new version keeps its chain's owner: an agent's private memory stays private.
         agent_id=item.head.agent_id if item.head is not None else None,
-        # Valid from the instant admission checked valid_until against (rule ttl.in_past),
-        # so an interval that passed admission is an ordered interval in the database.
-        valid_from=now,
+        valid_from=_start(item, now),
         **as_written(candidate),
         authority=decision.authority,
         confidence=decision.confidence,
@@ -330,6 +331,18 @@ def _draft(item: _Planned, now) -> MemoryDraft:
         valid_until=decision.valid_until,
         status=Status.PENDING_APPROVAL if decision.outcome == PENDING else Status.ACTIVE,
     )
+
+
+def _start(item: _Planned, now) -> datetime:
+    """The instant admission checked valid_until against (rule ttl.in_past), so an interval
+    that passed admission is an ordered interval in the database; or a correction's start
+    still ahead (``_Planned.starts``): fixing the words of "from January, answers in German"
+    put it in use at once (stop 51's audit of time). Not past the end admission set (a class's
+    retention caps it from now): that version starts now, as before."""
+    end = item.decision.valid_until
+    if item.starts is not None and (end is None or end > item.starts):
+        return item.starts
+    return now
 
 
 def _ensure_subjects(principal, planned: list[_Planned], subjects: dict) -> None:
@@ -713,7 +726,8 @@ def _run(
     }
     if target is None:  # a correction keeps the scope of the memory it corrects
         settle_user_scopes(candidates, subjects, batch=batch)
-    planned = [_Planned(index=i, candidate=c) for i, c in enumerate(candidates)]
+    starts = target.valid_from if target is not None and target.valid_from > now else None
+    planned = [_Planned(index=i, candidate=c, starts=starts) for i, c in enumerate(candidates)]
     # The model runs beside the reads of heads and recent texts and beside admission, until
     # _store needs the vectors.
     with _frequent_gil_switches:

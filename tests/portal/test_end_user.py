@@ -274,6 +274,38 @@ def test_a_correction_or_a_confirmation_keeps_the_sensitivity_and_the_end_of_val
     assert "German" not in answer.json()["prompt"]
 
 
+def test_correcting_a_memory_not_yet_in_effect_keeps_its_start(alice_client, alice_subject):
+    """Its page says "Not yet in effect: from ...; no agent is given it until then". Fixing
+    its words put the new version in use at once (stop 51's audit of time): it keeps the
+    start, as it keeps the end and the sensitivity."""
+    from tests.clients import client_for
+    from tests.factories import AgentFactory
+
+    start = timezone.now() + timezone.timedelta(days=30)
+    future = MemoryFactory(
+        subject=alice_subject,
+        memory_key="style.language",
+        content="From January on, Alice wants her answers in German.",
+        valid_from=start,
+    )
+    page = alice_client.get(reverse("portal:memory", args=[future.pk])).content.decode()
+    assert "Not yet in effect" in page
+    alice_client.post(
+        reverse("portal:memory-correct", args=[future.pk]),
+        {"content": "From January on, Alice wants all her answers in German.", "reason": "typo"},
+    )
+    corrected = Memory.objects.get(supersedes=future)
+    assert (corrected.status, corrected.valid_from) == ("active", start)
+    answer = client_for(AgentFactory(tenant=alice_subject.tenant)).post(
+        "/api/v1/retrieve",
+        {"query": "Which language should answers to Alice be in?",
+         "context": {"user_id": alice_subject.external_id}},
+        format="json",
+    )  # fmt: skip
+    assert answer.status_code == 200
+    assert "German" not in answer.json()["prompt"]
+
+
 def test_a_sensitive_correction_waits_on_the_page_of_the_memory_it_corrects(
     alice_client, alice_memory
 ):
