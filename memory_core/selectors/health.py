@@ -27,13 +27,11 @@ from memory_core.models import (
     AdmissionDecision,
     DeletionOperation,
     MemoryEvent,
-    PolicyVersion,
     ReviewItem,
     Status,
     Subject,
     reviewer_decided_condition,
 )
-from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import require_reviewer
 
 logger = logging.getLogger(__name__)
@@ -109,24 +107,20 @@ def _daily_counts(queryset, date_field: str, days: list[date], **split) -> dict:
 
 
 # Per day, over every trace of the window: the memories served, and how many of them were
-# past the half-life retrieval reads them by (``rerank.freshness``), aged as it ages them
-# (since their last change): their type's half-life, or a model's inference's when shorter
-# (``inferred_half_life_days``). Before stop 50 an inference served between 14 and 30 days
-# old counted as fresh, and a write approved today after a long review as stale.
+# past the half-life retrieval read them by when it served them: the freshness the trace
+# stored for each (``rerank.freshness``, 2^(-age / half-life), under 0.5 past it; their
+# type's half-life, or a model's inference's when shorter, aged since their last change).
+# Aged here from the rows as they are now (until stop 51), a memory served stale and then
+# corrected, revoked or expired was counted fresh: its last change came after the trace.
 _TRACE_STALE_SQL = """
-SELECT day, count(*), count(*) FILTER (WHERE age_days > CASE
-           WHEN authority = 'model_inference' THEN LEAST(half_life, %(inferred)s)
-           ELSE half_life END)
-FROM (
-    SELECT (t.created_at AT TIME ZONE %(tz)s)::date AS day, m.authority,
-           extract(epoch FROM t.created_at - coalesce(m.updated_at, m.created_at)) / 86400
-               AS age_days,
-           coalesce((%(half_lives)s::jsonb ->> m.memory_type)::float8, 90) AS half_life
-    FROM memory_core_retrievaltrace t
-    CROSS JOIN unnest(t.selected_ids) AS s(id)
-    JOIN memory_core_memory m ON m.id = s.id AND m.tenant_id = t.tenant_id
-    WHERE t.tenant_id = %(tenant)s AND t.created_at >= %(start)s
-) AS served
+SELECT (t.created_at AT TIME ZONE %(tz)s)::date AS day, count(*),
+       count(*) FILTER (WHERE (s.item -> 'components' ->> 'freshness')::float8 < 0.5)
+FROM memory_core_retrievaltrace t
+CROSS JOIN jsonb_array_elements(
+    CASE WHEN jsonb_typeof(t.stages -> 'selected') = 'array'
+         THEN t.stages -> 'selected' ELSE '[]'::jsonb END
+) AS s(item)
+WHERE t.tenant_id = %(tenant)s AND t.created_at >= %(start)s
 GROUP BY 1
 """
 
@@ -158,16 +152,9 @@ GROUP BY 1
 """
 
 
-def _trace_series(tenant_id, start, day_list, policy):
-    """Return per day (served, stale) over every retrieval trace since ``start``, by the
-    half-lives of ``policy`` (``_freshness_policy``)."""
-    params = {
-        "tz": timezone.get_current_timezone_name(),
-        "tenant": tenant_id,
-        "start": start,
-        "half_lives": json.dumps(policy.half_life_days),
-        "inferred": float(policy["inferred_half_life_days"] or "Infinity"),
-    }
+def _trace_series(tenant_id, start, day_list):
+    """Return per day (served, stale) over every retrieval trace since ``start``."""
+    params = {"tz": timezone.get_current_timezone_name(), "tenant": tenant_id, "start": start}
     index = {day: position for position, day in enumerate(day_list)}
     served, stale = [0] * len(day_list), [0] * len(day_list)
     with connection.cursor() as cursor:
@@ -176,17 +163,6 @@ def _trace_series(tenant_id, start, day_list, policy):
             if day in index:
                 served[index[day]], stale[index[day]] = count, past
     return served, stale
-
-
-def _freshness_policy(tenant_id):
-    """Return the retrieval policy the tenant's freshness is read under: its active policy's
-    half-lives, the defaults for every type it leaves out, and its inferences' half-life
-    (``RetrievalPolicy.from_document``). The document's alone left the SQL's 90 days to the
-    types it lacked, and a task state two half-lives old counted as fresh (stop 49's audit)."""
-    from memory_core.retrieval.policy import RetrievalPolicy
-
-    policy = PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True).first()
-    return RetrievalPolicy.from_document(policy.document if policy else DEFAULT_POLICY)
 
 
 def evaluation_results_folder() -> Path:
@@ -422,9 +398,7 @@ def _cross_scope_chart(window: Window) -> Chart:
 
 def _stale_rate_chart(window: Window) -> Chart:
     """Retrieval traces: the share of stale memories handed out."""
-    served, stale = _trace_series(
-        window.tenant_id, window.start, window.days, _freshness_policy(window.tenant_id)
-    )
+    served, stale = _trace_series(window.tenant_id, window.start, window.days)
     # A day without retrievals has no rate (None: no point), not one of 0 %.
     rates = [round(100 * s / n, 1) if n else None for s, n in zip(stale, served, strict=True)]
     return Chart(

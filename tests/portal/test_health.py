@@ -23,6 +23,15 @@ from tests.factories import MemoryFactory
 pytestmark = pytest.mark.django_db
 
 
+def served(fresh, old) -> list[dict]:
+    """A trace's selected items as retrieval stores them: each with the freshness it was
+    served at (the stale-memory rate counts those under 0.5, past their half-life)."""
+    return [
+        {"id": str(fresh.pk), "components": {"freshness": 0.98}},
+        {"id": str(old.pk), "components": {"freshness": 0.02}},
+    ]
+
+
 @pytest.fixture
 def activity(tenant, other_tenant, alice_subject, stranger_subject):
     now = timezone.now()
@@ -68,10 +77,11 @@ def activity(tenant, other_tenant, alice_subject, stranger_subject):
         selected_ids=[fresh.pk, old.pk],
         cited_ids=[fresh.pk, old.pk],
         stages={
+            "selected": served(fresh, old),
             "rejections": [
                 {"id": "x", "stage": "hard_filters", "reason": "other_subject"},
                 {"id": "y", "stage": "hard_filters", "reason": "expired"},
-            ]
+            ],
         },
     )
     MemoryEvent.objects.create(
@@ -324,10 +334,11 @@ def test_trace_charts_count_every_trace_of_every_day(
                 selected_ids=[fresh.pk, old.pk],
                 cited_ids=[fresh.pk, old.pk],
                 stages={
+                    "selected": served(fresh, old),
                     "rejections": [
                         {"id": "x", "stage": "hard_filters", "reason": "scope_not_allowed"},
                         {"id": "y", "stage": "hard_filters", "reason": "below_confidence_floor"},
-                    ]
+                    ],
                 },
             )
             RetrievalTrace.objects.filter(pk=trace.pk).update(

@@ -175,3 +175,30 @@ def test_a_write_approved_today_served_fresh_is_not_counted_stale(api_client, te
     assert served["components"]["freshness"] > 0.99  # retrieval served it as brand new
     chart = _charts(tenant, reviewer, days=7)["stale_rate"]
     assert chart.summary == "0 of 1 memories served were past their half-life", chart.summary
+
+
+def test_a_memory_served_stale_stays_counted_stale_once_it_is_corrected(
+    api_client, tenant, reviewer
+):
+    """A figure about a past day: the rate counts the freshness each memory was served at,
+    in its trace. Aged from the row as it is now, a rule served 20 days old was counted fresh
+    once corrected (its last change after the trace), and stale facts are the ones people
+    correct (stop 51's audit of time)."""
+    then = timezone.now() - timedelta(days=20)
+    _inferred_rule_served(api_client, tenant, written=then, changed=then)
+    RetrievalTrace.objects.filter(tenant=tenant).update(
+        created_at=timezone.now() - timedelta(days=2)
+    )
+    served_stale = "1 of 1 memories served were past their half-life"
+    assert _charts(tenant, reviewer, days=7)["stale_rate"].summary == served_stale
+    (rule,) = Memory.objects.filter(tenant=tenant)
+    corrected = api_client.post(
+        f"/api/v1/memories/{rule.pk}/supersede",
+        {
+            "content": "In atlas-api every public endpoint needs an OpenAPI entry.",
+            "source": {"type": "user_input", "conversation_id": "c-9", "message_id": "m-9"},
+        },
+        format="json",
+    )
+    assert corrected.status_code == 201, corrected.json()
+    assert _charts(tenant, reviewer, days=7)["stale_rate"].summary == served_stale
