@@ -22,6 +22,7 @@ from rest_framework import serializers
 from memory_core.admission.candidate import INVISIBLE_ONLY, invalid_choice_message
 from memory_core.admission.normalize import is_blank
 from memory_core.json_types import wrong_type
+from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, identifier
 
 
 class _StrictType:
@@ -50,23 +51,30 @@ class StrictCharField(_StrictType, serializers.CharField):
 def visible_id(value: str) -> None:
     """Refuse an id that shows nothing (zero-width spaces, format or control characters
     alone): ``invisible_characters_only``, as every write refuses it. No memory can hold
-    such an id, so a lookup by one would answer nothing and never say why."""
+    such an id, so a lookup by one would answer nothing and never say why. And one holding a
+    bidirectional control, which no write stores either: ``bidi_controls_not_allowed``."""
+    if value and BIDI_CONTROLS.search(value):
+        raise serializers.ValidationError(BIDI_CONTROLS_MESSAGE, code="bidi_controls_not_allowed")
     if value and is_blank(value):
         raise serializers.ValidationError(INVISIBLE_ONLY, code="invisible_characters_only")
 
 
 class _VisibleId:
-    """Add ``visible_id`` to a text field's validators."""
+    """Read a text field as an id (``text.identifier``: trimmed, in NFC, as writes store
+    them) and add ``visible_id`` to its validators."""
 
     def __init__(self, **kwargs):
         kwargs["validators"] = [*kwargs.get("validators", ()), visible_id]
         super().__init__(**kwargs)
 
+    def to_internal_value(self, data):
+        return identifier(super().to_internal_value(data))
+
 
 class IdField(_VisibleId, StrictCharField):
     """An id a request names a subject, key, session, task or scope by, as a JSON string: its
-    surrounding whitespace trimmed (DRF's default) and one that shows nothing refused
-    (``visible_id``)."""
+    surrounding whitespace trimmed and in NFC (``text.identifier``), and one that shows
+    nothing refused (``visible_id``)."""
 
 
 class QueryIdField(_VisibleId, serializers.CharField):

@@ -12,6 +12,24 @@ _QUOTED_PATH = re.compile(r"""(['"])~?/[^'"\n]*\1""")
 _BARE_PATH = re.compile(r"""(?<![\w.~/-])~?/[^\s'"`,:;()\[\]{}<>]*""")
 
 
+# Bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069). In an id
+# they reorder how it, and the text after it, is shown: "\u202eecila" read as "alice" in the
+# reviewer's queue, and the rest of its line backwards ("Trojan Source"; stop 51's audit).
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+BIDI_CONTROLS_MESSAGE = (
+    "Bidirectional control characters (U+202A to U+202E, U+2066 to U+2069) are not allowed in "
+    "an id: they change how it, and the text shown after it, read."
+)
+
+
+def identifier(text: str) -> str:
+    """Return an id (a subject's, a key, a scope's ref) as every path stores and looks it up:
+    without surrounding whitespace, in Unicode NFC. "José" typed on most systems and "José"
+    from a macOS client (NFD) are the same text; stored as sent they were two subjects, and a
+    deletion of one left the other's memories (stop 51's audit)."""
+    return unicodedata.normalize("NFC", text.strip())
+
+
 def normalize_text(text: str) -> str:
     """Return ``text`` in NFKC, lower case, with runs of whitespace collapsed."""
     return _SPACE.sub(" ", unicodedata.normalize("NFKC", text)).strip().lower()

@@ -32,7 +32,7 @@ from memory_core.models import (
     SourceType,
     parse_scope,
 )
-from memory_core.text import format_scope
+from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, format_scope, identifier
 
 # Hard ceilings, far above any policy: beyond them a body is malformed, not merely refused.
 HARD_MAX_CONTENT_CHARS = 20_000
@@ -442,15 +442,16 @@ def _check_value(value, errors: FieldErrors, name: str, depth: int = 0) -> None:
 def _text(
     data: dict, name: str, errors: FieldErrors, *, max_chars: int, required: bool, strip=False
 ) -> str:
-    """Return the text field ``name``; with ``strip``, without surrounding whitespace (the ids
-    later requests name a memory by, which every endpoint trims: stored padded, " user-9 "
-    was a subject no request could name, and deleting " user-9 " deleted "user-9").
+    """Return the text field ``name``; with ``strip``, an id (``text.identifier``): without
+    surrounding whitespace and in NFC, as every endpoint reads the ids later requests name a
+    memory by (stored padded, " user-9 " was a subject no request could name, and deleting
+    " user-9 " deleted "user-9").
 
     Refused as the API refuses it: ``required`` (absent), ``null``, ``blank``, ``invalid`` (not
     a string), and every one of ``max_length``, ``null_characters_not_allowed`` and
     ``surrogate_characters_not_allowed`` that applies; with ``strip`` (an id),
-    ``invisible_characters_only`` for one that shows nothing. An optional field may be null
-    (none).
+    ``bidi_controls_not_allowed`` and ``invisible_characters_only`` for one that shows
+    nothing. An optional field may be null (none).
     """
     if name not in data:
         if required:
@@ -465,7 +466,7 @@ def _text(
         errors.add(name, "invalid", wrong_type("a string", raw))
         return ""
     if strip:
-        raw = raw.strip()
+        raw = identifier(raw)
     if raw == "":
         if required:
             errors.add(name, "blank", NOT_BLANK)
@@ -485,6 +486,8 @@ def _text(
                 f"Surrogate characters are not allowed: U+{ord(surrogate):X}.",
             )
         )
+    if strip and BIDI_CONTROLS.search(raw):
+        problems.append(("bidi_controls_not_allowed", BIDI_CONTROLS_MESSAGE))
     if strip and not problems and is_blank(raw):
         # An id of zero-width spaces (or bidi marks, soft hyphens...) alone passed as an id
         # nobody could see: a subject, key or message id listed and answered as "".

@@ -12,7 +12,7 @@ from memory_core.environments import (
     MAX_ENVIRONMENT_CHARS,
     validate_stored_environment,
 )
-from memory_core.text import format_scope
+from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, format_scope, identifier
 
 from .choices import (
     TYPE_CLASS,
@@ -128,7 +128,7 @@ def parse_scope(scope: str) -> tuple[str, str]:
     kind, sep, ref = scope.partition(":")
     # " project : atlas " is project:atlas: the ids a request names a scope by are trimmed
     # (context.project_id, a task close's task_id), so a padded one could never be reached.
-    kind, ref = kind.strip(), ref.strip()
+    kind, ref = kind.strip(), identifier(ref)
     if not sep or not ref or kind not in ScopeKind.values or kind == ScopeKind.GLOBAL:
         raise ValueError(
             "scope must be 'global' or kind:id with kind one of user, project, repo, task; "
@@ -136,6 +136,8 @@ def parse_scope(scope: str) -> tuple[str, str]:
         )
     if len(ref) > MAX_SCOPE_REF_CHARS:
         raise ValueError(f"the scope's id is at most {MAX_SCOPE_REF_CHARS} characters")
+    if BIDI_CONTROLS.search(ref):
+        raise ValueError(BIDI_CONTROLS_MESSAGE)
     return kind, ref
 
 

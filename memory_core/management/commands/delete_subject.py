@@ -19,6 +19,7 @@ from memory_core.management.deletion_follow import (
 from memory_core.models import Memory, Status, Subject, Tenant
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import platform_command, tenant_atomic, tenant_scope
+from memory_core.text import identifier
 
 
 class Command(BaseCommand):
@@ -52,7 +53,8 @@ class Command(BaseCommand):
         tenant = Tenant.objects.filter(slug=slug, deleted_at=None).first()
         if tenant is None:
             raise CommandError(f"No tenant with the slug {slug!r}.")
-        key = (key or "").strip()
+        # As every request reads them (trimmed, in NFC): "José" from a macOS shell is NFD.
+        user, key = identifier(user), identifier(key or "")
         target = {"tenant": slug, "subject": user, **({"memory_key": key} if key else {})}
         with tenant_scope(tenant.pk):
             subject = Subject.objects.filter(tenant=tenant, external_id=user).first()

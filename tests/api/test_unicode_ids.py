@@ -1,0 +1,130 @@
+"""One id spelt two canonically equivalent ways (NFC and NFD: "José" typed on most systems
+and from a macOS client) is one id, on every path; an id holding a bidirectional control is
+refused (stop 51's audit of Unicode).
+
+Stored as sent, the two spellings were two subjects (a deletion of one left the other's
+memories), two chains on one key (a correction superseded nothing) and two projects (a
+retrieval for the NFC project left out what was written under the NFD one). Ids are read in
+NFC everywhere now (``memory_core.text.identifier``), and migration 0038 rewrites what was
+stored before.
+"""
+
+import importlib
+import unicodedata
+
+import pytest
+
+from memory_core.models import Memory, ReviewItem, ScopeKind, Status, Subject
+from tests.factories import MemoryFactory, SubjectFactory, write_body
+from tests.rls_support import run_as_a_migration
+
+pytestmark = pytest.mark.django_db
+
+NFC = "José"
+NFD = unicodedata.normalize("NFD", NFC)
+KEY_NFC = "préférence.café"
+KEY_NFD = unicodedata.normalize("NFD", KEY_NFC)
+assert NFC != NFD and KEY_NFC != KEY_NFD
+SECOND = {"type": "user_input", "conversation_id": "c-2", "message_id": "m-2"}
+
+
+def write(api_client, **fields):
+    return api_client.post("/api/v1/memories", write_body(**fields), format="json")
+
+
+def test_a_subjects_two_spellings_are_one_subject_and_one_deletion_takes_both(api_client):
+    assert (
+        write(api_client, subject=NFC, content="User prefers concise answers.").status_code == 201
+    )
+    second = write(
+        api_client, subject=NFD, memory_key="style.language", content="User prefers Spanish.",
+        source=SECOND,
+    )  # fmt: skip
+    assert second.status_code == 201, second.json()
+    assert list(Subject.objects.values_list("external_id", flat=True)) == [NFC]
+    listed = api_client.get("/api/v1/memories", {"subject": NFD}).json()["results"]
+    assert len(listed) == 2 and {m["subject"] for m in listed} == {NFC}
+    assert api_client.post("/api/v1/deletions", {"subject": NFD}, format="json").status_code == 202
+    assert not Memory.objects.exclude(status=Status.DELETED).exists()
+
+
+def test_a_write_on_a_keys_other_spelling_supersedes_its_head(api_client):
+    first = write(api_client, memory_key=KEY_NFC, content="User drinks espresso.")
+    second = write(
+        api_client, memory_key=KEY_NFD, content="User drinks filter coffee now.", source=SECOND
+    )
+    assert second.json()["rule_codes"] == ["supersession.supersedes"], second.json()
+    assert second.json()["memory"]["supersedes"] == first.json()["memory"]["id"]
+    assert second.json()["memory"]["memory_key"] == KEY_NFC
+
+
+def test_a_project_written_in_nfd_is_retrieved_for_its_nfc_spelling(api_client):
+    written = write(
+        api_client, subject="user-9", memory_type="project_constraint",
+        memory_key="project.language", scope=f"project:{unicodedata.normalize('NFD', 'café-api')}",
+        content="The café-api project is written in Go.",
+    )  # fmt: skip
+    assert written.status_code == 201, written.json()
+    assert written.json()["memory"]["scope"] == "project:café-api"
+    answer = api_client.post(
+        "/api/v1/retrieve",
+        {"query": "Which language is the project written in?",
+         "context": {"user_id": "user-9", "project_id": "café-api"}},
+        format="json",
+    )  # fmt: skip
+    assert [item["id"] for item in answer.json()["items"]] == [written.json()["memory"]["id"]]
+
+
+@pytest.mark.parametrize("field", ["subject", "memory_key", "scope"])
+def test_an_id_holding_a_bidirectional_control_is_refused(api_client, field):
+    """The reviewer's queue showed the subject "\\u202eecila" as "alice", and the rest of its
+    line backwards: its type, key and writing agent."""
+    value = {"subject": "\u202eecila", "memory_key": "style.\u2067x", "scope": "project:a\u202eb"}
+    answer = write(api_client, **{field: value[field]})
+    assert answer.status_code == 400, answer.json()
+    assert "bidi" in str(answer.json()["error"]["details"][field])
+    listed = api_client.get("/api/v1/memories", {"subject": "\u202eecila"})
+    assert listed.status_code == 400
+    assert listed.json()["error"]["details"]["subject"][0]["code"] == "bidi_controls_not_allowed"
+    assert not Memory.objects.exists()
+
+
+def test_migration_0038_rewrites_the_ids_stored_in_another_form(tenant):
+    rewrite = importlib.import_module("memory_core.migrations.0038_ids_in_nfc").REWRITE
+    jose = SubjectFactory(tenant=tenant, external_id=NFD)
+    # Two spellings of one id in a tenant: two subjects that cannot be merged here, left.
+    twins = [SubjectFactory(tenant=tenant, external_id=s) for s in ("Zoë", "Zoe\u0308")]
+    key = MemoryFactory(subject=jose, memory_key=KEY_NFD)
+    own = MemoryFactory(subject=jose, scope_kind=ScopeKind.USER, scope_ref=NFD)
+    project = MemoryFactory(
+        subject=jose, scope_kind=ScopeKind.PROJECT, scope_ref=unicodedata.normalize("NFD", "café")
+    )
+    gone = MemoryFactory(subject=jose, memory_key=KEY_NFD, status="deleted", content="")
+    item = ReviewItem.objects.create(
+        tenant=tenant, subject=jose, kind="conflict", memory_key=KEY_NFD,
+        scope_kind=ScopeKind.USER, scope_ref=NFD, candidate_ids=[key.id],
+    )  # fmt: skip
+
+    run_as_a_migration(rewrite)
+
+    jose.refresh_from_db()
+    assert jose.external_id == NFC
+    assert [Subject.objects.get(pk=t.pk).external_id for t in twins] == ["Zoë", "Zoe\u0308"]
+    rows = {m.pk: m for m in Memory.objects.all()}
+    assert rows[key.pk].memory_key == KEY_NFC
+    assert rows[own.pk].scope_ref == NFC and rows[project.pk].scope_ref == "café"
+    assert rows[gone.pk].memory_key == KEY_NFD  # as its deletion scrubbed it
+    item.refresh_from_db()
+    assert (item.memory_key, item.scope_ref) == (KEY_NFC, NFC)
+
+
+def test_delete_subject_names_the_subject_in_either_spelling(api_client, tenant):
+    """``delete_subject SLUG José`` from a macOS shell passes NFD: "No subject"."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    written = write(api_client, subject=NFC, content="User prefers concise answers.")
+    assert written.status_code == 201
+    call_command("delete_subject", tenant.slug, NFD, "--yes", "--run", stdout=StringIO())
+    assert not Memory.objects.exclude(status=Status.DELETED).exists()
