@@ -57,3 +57,61 @@ def test_only_the_head_can_be_superseded(subject, system_principal):
     with pytest.raises(Conflict) as caught:
         memory_supersede(previous=first, draft=draft(subject, "Rust."), principal=system_principal)
     assert caught.value.code == "not_chain_head"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_batches_superseding_overlapping_keys_in_opposite_orders_all_land(tenant, agent):
+    """A batch locks its heads in id order and moves them together (``memory_supersede_many``):
+    three at once, two on the same four keys in opposite orders, neither deadlock nor fork a
+    chain (stop 51's review of the batched moves)."""
+    import threading
+
+    from django.db import transaction
+
+    from memory_core.principals import AgentPrincipal
+    from memory_core.rls import tenant_scope
+    from memory_core.services.writes import memory_write, memory_write_batch
+    from tests.factories import write_body
+    from tests.threads import errors_of, in_thread
+
+    principal = AgentPrincipal.from_agent(agent)
+    keys = ["k.a", "k.b", "k.c", "k.d"]
+    with tenant_scope(tenant.id):
+        for key in keys:
+            memory_write(
+                principal=principal, data=write_body(memory_key=key, content=f"User likes {key}.")
+            )
+    go = threading.Event()
+
+    def batch(order, word):
+        def work():
+            assert go.wait(10)
+            with tenant_scope(tenant.id), transaction.atomic():
+                return memory_write_batch(
+                    principal=principal,
+                    items=[
+                        write_body(memory_key=key, content=f"User likes {key} {word}.")
+                        for key in order
+                    ],
+                )
+
+        return work
+
+    threads = [
+        in_thread(batch(keys, "first")),
+        in_thread(batch(keys[::-1], "second")),
+        in_thread(batch(keys[1:3], "third")),
+    ]
+    go.set()
+    assert errors_of(*threads) == []
+    with tenant_scope(tenant.id):
+        for key in keys:
+            chain = list(
+                Memory.objects.filter(memory_key=key)
+                .order_by("version")
+                .values_list("version", "status")
+            )
+            versions = [version for version, _ in chain]
+            assert versions == list(range(1, len(chain) + 1)), chain
+            assert [status for _, status in chain].count(Status.ACTIVE) == 1, chain
+            assert chain[-1][1] == Status.ACTIVE
