@@ -93,45 +93,36 @@ def test_admin_add_page_answers_a_form_error_for_an_integer_too_long_to_parse(cl
 
 
 @pytest.mark.django_db
-def test_health_stale_rate_reads_the_half_lives_retrieval_reads(tenant):
-    """The health page's stale-memory rate ("older than its type's half-life (from the
-    tenant's active policy)", docs/portal.md) reads ``half_life_days`` as the document holds
-    it (``selectors.health._half_lives``), and the SQL then takes 90 days for every type it
-    lacks. Retrieval fills each missing type from the defaults
-    (``RetrievalPolicy.from_document``). A policy that changes only the episode's half-life
-    makes a task_state served 10 days after it began (half-life 2 d) count as fresh.
-    Expected: the chart counts it stale (100 %), as it does under the default policy."""
+def test_health_stale_rate_reads_the_half_lives_retrieval_reads(api_client, tenant):
+    """The health page's stale-memory rate read ``half_life_days`` as the document holds it,
+    and its SQL then took 90 days for every type the document lacked, where retrieval fills
+    each from the defaults (``RetrievalPolicy.from_document``). Since stop 51 it counts the
+    freshness retrieval stored in each trace: under a policy that sets only the episode's
+    half-life, a project constraint 100 days old is served fresh (its default half-life is
+    180 days: 2^(-100/180) = 0.68), and the chart agrees."""
     from datetime import timedelta
 
     from django.utils import timezone
 
-    from memory_core.models import MemoryType, RetrievalTrace
     from memory_core.principals import ReviewerPrincipal
     from memory_core.selectors.health import health_overview
-    from tests.factories import MemoryFactory, SubjectFactory
     from tests.portal.conftest import make_login
+    from tests.portal.test_health_figures import _inferred_rule_served
 
     policy_publish(tenant=tenant, document={"half_life_days": {"episode": 20}})
     reviewer = make_login("reviewer", tenant=tenant, role="reviewer")
-    subject = SubjectFactory(tenant=tenant)
-    now = timezone.now()
-    ten_days_ago = now - timedelta(days=10)  # written then, unchanged since
-    task = MemoryFactory(
-        subject=subject,
-        memory_type=MemoryType.TASK_STATE,
-        memory_class="working",
-        valid_from=ten_days_ago,
-        created_at=ten_days_ago,
-        updated_at=ten_days_ago,
-    )
-    RetrievalTrace.objects.create(
-        tenant=tenant, mode="hybrid", selected_ids=[task.pk], cited_ids=[task.pk], stages={}
-    )
+    then = timezone.now() - timedelta(days=100)
+    served = _inferred_rule_served(
+        api_client, tenant, written=then, changed=then, memory_type="project_constraint",
+        authority="explicit_user", source_type="user_input", confidence=1.0,
+        scope_kind="project", scope_ref="atlas",
+    )  # fmt: skip
+    assert served["components"]["freshness"] == pytest.approx(2 ** (-100 / 180), abs=0.001)
     overview = health_overview(
         principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=reviewer.pk), days=7
     )
     chart = {c.key: c for c in overview.charts}["stale_rate"]
-    assert chart.series[0].values[-1] == 100.0
+    assert chart.summary == "0 of 1 memories served were past their half-life", chart.summary
 
 
 @pytest.mark.django_db

@@ -110,10 +110,10 @@ def test_a_bar_s_title_gives_a_large_count_in_full():
     assert bar["title"].replace(",", "") == "05 Dec: 1234567 accepted", bar["title"]
 
 
-def _inferred_rule_served(api_client, tenant, *, written, changed) -> dict:
-    """Store a model's inferred repository rule about "dana", written at ``written`` and last
-    changed at ``changed``; retrieve it through the API; return its selected entry of the
-    trace (its score's components)."""
+def _inferred_rule_served(api_client, tenant, *, written, changed, **fields) -> dict:
+    """Store a model's inferred repository rule about "dana" (``fields`` change it), written
+    at ``written`` and last changed at ``changed``; retrieve it through the API; return its
+    selected entry of the trace (its score's components)."""
     from memory_core.principals import SystemPrincipal
     from memory_core.services.memories import MemoryDraft, memory_store_many
     from tests.factories import SubjectFactory
@@ -121,12 +121,12 @@ def _inferred_rule_served(api_client, tenant, *, written, changed) -> dict:
     dana = SubjectFactory(tenant=tenant, external_id="dana")
     (rule,) = memory_store_many(
         drafts=[
-            MemoryDraft(
-                subject=dana, memory_type="repository_rule",
-                content="In atlas-api every endpoint needs an OpenAPI entry.",
-                authority="model_inference", source_type="model_inference", confidence=0.7,
-                scope_kind="repo", scope_ref="atlas-api",
-            )
+            MemoryDraft(**{
+                "subject": dana, "memory_type": "repository_rule",
+                "content": "In atlas-api every endpoint needs an OpenAPI entry.",
+                "authority": "model_inference", "source_type": "model_inference",
+                "confidence": 0.7, "scope_kind": "repo", "scope_ref": "atlas-api", **fields,
+            })
         ],
         principal=SystemPrincipal(tenant_id=tenant.id),
     )  # fmt: skip
