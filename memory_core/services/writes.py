@@ -1108,7 +1108,23 @@ def memory_revoke(*, principal, memory_id, reason: str = "") -> Memory:
         action=MemoryEvent.Action.REVOKED,
         reason_code="revoked",
         reason=reason,
+        check=_revocable,
     )
+
+
+def _revocable(memory: Memory) -> None:
+    """Refuse a revocation of a memory no agent is given any more (``not_active``): past its
+    valid_until or its class's retention, it is stored active until a sweep runs. An agent's
+    revoke of one answered 200 and retired it, where the portal said "there is nothing to
+    revoke" and a correction ``not_chain_head`` (stop 51). A write waiting for a reviewer is
+    revoked while it waits."""
+    state = in_use_now(memory.tenant_id).state(memory)
+    if state not in (Status.ACTIVE, Status.PENDING_APPROVAL):
+        said = STATE_WORDS.get(state, state)
+        raise Conflict(
+            f"Memory {memory.id} is {said}, not in use: there is nothing to revoke.",
+            code="not_active",
+        )
 
 
 def _refuse_an_instruction(reason: str, *, nothing_done: str) -> None:
