@@ -416,11 +416,14 @@ def _stale_rate_chart(window: Window) -> Chart:
 
 
 def _corrections_chart(window: Window) -> Chart:
-    """Corrections end users made in the portal (and through the API as themselves)."""
+    """Corrections end users made in the portal (and through the API as themselves): a new
+    version (``corrected``), or one kept beside a memory of higher authority than theirs, an
+    administrator's, with a conflict for a reviewer (``conflict``; a person writes nothing
+    else, and retrieval's conflict events are memledger's). Those went uncounted (stop 51)."""
     corrections = _daily_counts(
         MemoryEvent.objects.filter(
             tenant_id=window.tenant_id,
-            action="corrected",
+            action__in=[MemoryEvent.Action.CORRECTED, MemoryEvent.Action.CONFLICT],
             actor_type="user",
             created_at__gte=window.start,
         ),

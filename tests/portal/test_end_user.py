@@ -341,6 +341,18 @@ def test_correcting_an_administrators_memory_says_it_was_kept_beside(alice_clien
     assert "a reviewer will decide" in body
     assert "supersession.conflict_lower_authority" in body
     assert "Saved version" not in body and "kept in the history as superseded" not in body
+    # A correction on the health page's chart of user corrections, as one superseding is
+    # (it went uncounted: stop 50's left-open call, stop 51).
+    from memory_core.principals import ReviewerPrincipal
+    from memory_core.selectors.health import health_overview
+    from tests.portal.conftest import make_login
+
+    reviewer = make_login("rev", tenant=alice_memory.tenant, role="reviewer")
+    overview = health_overview(
+        principal=ReviewerPrincipal(tenant_id=alice_memory.tenant_id, user_id=reviewer.pk), days=7
+    )
+    corrections = {chart.key: chart for chart in overview.charts}["corrections"]
+    assert corrections.series[0].values[-1] == 1
 
 
 def test_correcting_a_version_changed_since_the_page_opened_keeps_the_text(
