@@ -22,10 +22,22 @@ def without_query(request_line: str) -> str:
     return f"{head} {protocol}" if protocol.startswith("HTTP/") else head
 
 
+def _cut(text):
+    """``text`` up to its first "?", where it holds one: the words of an error line that
+    quote a request line ("Bad request syntax ('GET /memories?subject=a@b.c Smith HTTP/1.1')",
+    from a request line of four words), which ``without_query`` cannot take apart."""
+    if not isinstance(text, str) or "?" not in text:
+        return text
+    return text.split("?", 1)[0] + "?<query left out>"
+
+
 class RequestLineWithoutQuery(logging.Filter):
-    """Drop the query string from the request line of ``django.server``'s records."""
+    """Drop the query string from ``django.server``'s records: the request line of each
+    request's line, and from anything else they quote (the server's error lines)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if isinstance(record.args, tuple) and record.args and isinstance(record.args[0], str):
-            record.args = (without_query(record.args[0]), *record.args[1:])
+        if isinstance(record.args, tuple) and record.args:
+            first, *rest = record.args
+            first = without_query(first) if isinstance(first, str) else first
+            record.args = (first, *(_cut(arg) for arg in rest))
         return True

@@ -6,11 +6,14 @@ import logging
 import re
 import shlex
 import socket
+import threading
 import urllib.parse
 from pathlib import Path
 
 import pytest
 from django.conf import settings
+from django.core.servers.basehttp import WSGIRequestHandler, WSGIServer
+from django.core.wsgi import get_wsgi_application
 
 from memory_core.benchmarks.load import start_gunicorn
 from memory_core.services.api_keys import api_key_create
@@ -159,3 +162,42 @@ def test_the_development_servers_request_lines_leave_out_the_query_string():
     finally:
         logger.removeHandler(handler)
     assert seen == ['"GET /api/v1/memories HTTP/1.1" 200 886', '"GET /portal/" 404 10']
+
+
+class _Kept(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.lines = []
+
+    def emit(self, record):
+        self.lines.append(record.getMessage())
+
+
+def _served(raw: bytes) -> list[str]:
+    """The development server's (``make run``: runserver) log lines for one raw request."""
+    server = WSGIServer(("127.0.0.1", 0), WSGIRequestHandler)
+    server.set_app(get_wsgi_application())
+    kept = _Kept()
+    logger = logging.getLogger("django.server")
+    logger.addHandler(kept)
+    thread = threading.Thread(target=server.handle_request)
+    thread.start()
+    try:
+        with socket.create_connection(server.server_address, timeout=5) as client:
+            client.sendall(raw)
+            while client.recv(4096):
+                pass
+        thread.join(5)
+    finally:
+        logger.removeHandler(kept)
+        server.server_close()
+    return kept.lines
+
+
+def test_the_development_servers_error_lines_leave_out_the_query_string_too():
+    """A client that does not encode the space in a name ("?subject=alice@example.com Smith")
+    sends a request line of four words: runserver's "Bad request syntax" line quoted it whole,
+    query and all (stop 51's review)."""
+    lines = _served(b"GET /api/v1/memories?subject=alice@example.com Smith HTTP/1.1\r\n\r\n")
+    assert any("Bad request syntax" in line for line in lines), lines
+    assert not [line for line in lines if "alice" in line or "Smith" in line], lines
