@@ -107,11 +107,10 @@ def policy_errors(document) -> dict[str, str]:
             problem = _number_problem(document[section][key], kind, low, high)
             if problem:
                 errors[path] = problem
-    capping = {key for _, key, _, _ in CLASS_RULES}
     for key, high in RETENTION_MAX.items():
         value = document.get("retention", {}).get(key)
         if value is not None:
-            problem = _number_problem(value, "int", 1 if key in capping else 0, high)
+            problem = _number_problem(value, "int", 1 if key in _CAPPING else 0, high)
             if problem:
                 errors[f"retention.{key}"] = problem + " Or null, for no limit."
     for section, names, what, low, high in _NAMED_SECTIONS:
@@ -310,6 +309,10 @@ def retention_period(retention: dict, key: str, *, tenant_id=None) -> timedelta 
         _warn_once(tenant_id, key, value)
         return None
     value = min(value, RETENTION_MAX[key])
+    if key in _CAPPING and value < 1:
+        # The least a class's period may say since stop 51: at 0 a write of the class ended as
+        # it started, which the table's CHECK refused (a 500 on every write of the class).
+        value = 1
     return timedelta(hours=value) if key == "working_hours" else timedelta(days=value)
 
 
@@ -324,6 +327,8 @@ CLASS_RULES = (
     ("retention:preference", "preference_days", "memory_class", MemoryClass.PREFERENCE),
     ("retention:inferred", "inferred_days", "authority", Authority.MODEL_INFERENCE),
 )
+# The retention keys admission caps a write's valid_until by: at least 1.
+_CAPPING = frozenset(key for _, key, _, _ in CLASS_RULES)
 
 
 @dataclass(frozen=True)

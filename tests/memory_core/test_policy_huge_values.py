@@ -149,3 +149,30 @@ def test_a_stored_memory_written_near_the_year_9999_does_not_break_the_portal(
     assert response.status_code == 200
     body = b"".join(response.streaming_content) if response.streaming else response.content
     assert b"full disk" in body
+
+
+@pytest.mark.django_db
+def test_a_class_period_of_0_stored_before_stop_51_is_read_as_1(tenant, api_client):
+    """Since stop 51 a class's period of 0 is refused on publication (a write of the class
+    ended as it started: a 500 on every one). One stored before is read as the least it may
+    say now, 1, and the tenant's writes of the class are answered (stop 51's review)."""
+    import copy
+
+    from memory_core.policy_defaults import DEFAULT_POLICY
+    from tests.factories import write_body
+
+    assert retention_period({"working_hours": 0}, "working_hours") == timedelta(hours=1)
+    assert retention_period({"episodic_days": 0}, "episodic_days") == timedelta(days=1)
+    assert retention_period({"trace_days": 0}, "trace_days") == timedelta(0)  # may say 0
+    document = copy.deepcopy(DEFAULT_POLICY)
+    document["retention"]["working_hours"] = 0
+    PolicyVersion.objects.filter(tenant=tenant).update(is_active=False)
+    PolicyVersion.objects.create(tenant=tenant, version=2, document=document, is_active=True)
+    answer = api_client.post(
+        "/api/v1/memories",
+        write_body(memory_type="task_state", memory_key="task.step", session_id="s-1",
+                   task_id="t-1", content="Step 2 of the migration is done."),
+        format="json",
+    )  # fmt: skip
+    assert answer.status_code == 201, answer.json()
+    assert "ttl.defaulted" in answer.json()["rule_codes"]
