@@ -13,9 +13,11 @@ from django.forms.fields import InvalidJSONInput
 from django.template.response import TemplateResponse
 
 from memory_core import models
+from memory_core.admission.normalize import is_blank
 from memory_core.exceptions import ValidationFailed
 from memory_core.policy_check import policy_errors
 from memory_core.services.policy import policy_publish
+from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, identifier
 
 # The date parts a changelist's lookup may name, and the values a date can hold.
 DATE_PARTS = {"__year": (1, 9999), "__month": (1, 12), "__day": (1, 31)}
@@ -174,8 +176,30 @@ class TenantAdmin(NoHardDeleteMixin, MemledgerAdmin):
         return None
 
 
+class SubjectForm(forms.ModelForm):
+    """A subject's external id as every request reads one (``text.identifier``: trimmed, in
+    NFC) and refuses one: holding a bidirectional control, or showing nothing. Stored as typed,
+    an NFD "José" was a second subject the agents' writes, read in NFC, never reached, and its
+    portal login saw none of them (stop 51's review)."""
+
+    class Meta:
+        model = models.Subject
+        fields = ["tenant", "external_id", "display_name", "created_at"]
+
+    def clean_external_id(self):
+        value = identifier(self.cleaned_data.get("external_id") or "")
+        if BIDI_CONTROLS.search(value):
+            raise ValidationError(BIDI_CONTROLS_MESSAGE)
+        if not value or is_blank(value):
+            raise ValidationError(
+                "An external id must show something: it is how agents name the person."
+            )
+        return value
+
+
 @admin.register(models.Subject)
 class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, MemledgerAdmin):
+    form = SubjectForm
     list_display = ["external_id", "display_name", "tenant", "created_at", "deletion_queued_at"]
     list_filter = ["tenant"]
     search_fields = ["external_id", "display_name"]

@@ -25,6 +25,7 @@ from django.utils import timezone
 
 from memory_core.exceptions import NotFound, PermissionDenied
 from memory_core.models import Agent, Subject
+from memory_core.text import identifier
 
 logger = logging.getLogger(__name__)
 
@@ -35,7 +36,7 @@ HEADER = "HTTP_X_MEMLEDGER_SUBJECT_TOKEN"
 def subject_token_issue(*, tenant_id, agent_id, user_id: str) -> str:
     """Return a token letting agent ``agent_id`` act for subject ``user_id`` for a while.
     Signs only: the callers that issue one create the subject first (``subject_ensure``)."""
-    payload = {"t": str(tenant_id), "a": str(agent_id), "u": str(user_id)}
+    payload = {"t": str(tenant_id), "a": str(agent_id), "u": identifier(str(user_id))}
     return signing.dumps(payload, salt=SALT, compress=False)
 
 
@@ -44,7 +45,10 @@ def subject_ensure(*, tenant_id, user_id: str) -> Subject:
     it would create it (an issuer acts for any subject, a database constraint): a bound agent
     may create no subject, so a new user's first write with a token was refused
     (``tenant.subject_unknown``) until the backend wrote something about them itself. Every
-    way of issuing a token calls it (the API, ``manage.py issue_subject_token``)."""
+    way of issuing a token calls it (the API, ``manage.py issue_subject_token``). The id is
+    read as every request reads one (``text.identifier``: trimmed, in NFC): an NFD "José" was
+    a second subject the agent's writes, read in NFC, could not reach (stop 51's review)."""
+    user_id = identifier(user_id)
     subject, _ = Subject.objects.get_or_create(
         tenant_id=tenant_id, external_id=user_id, defaults={"display_name": user_id}
     )
@@ -114,4 +118,6 @@ def subject_token_verify(token: str, *, tenant_id, agent_id) -> str:
         raise PermissionDenied(
             "The subject token was issued to another agent.", code="subject_token_invalid"
         )
-    return str(payload.get("u") or "")
+    # Read as writes read their subject: a token issued in NFD before stop 51 names the subject
+    # migration 0038 rewrote to NFC.
+    return identifier(str(payload.get("u") or ""))

@@ -128,3 +128,55 @@ def test_delete_subject_names_the_subject_in_either_spelling(api_client, tenant)
     assert written.status_code == 201
     call_command("delete_subject", tenant.slug, NFD, "--yes", "--run", stdout=StringIO())
     assert not Memory.objects.exclude(status=Status.DELETED).exists()
+
+
+def test_issue_subject_token_reads_the_user_as_requests_do(tenant):
+    """Run from a macOS shell, ``issue_subject_token --user José`` passes NFD: the token named
+    a second subject, and the bound agent's writes about José were refused
+    (``tenant.subject_not_granted``); a user holding a bidi control was issued a token where
+    the API refuses it (stop 51's review)."""
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from memory_core.models import Agent
+    from tests.clients import client_for
+
+    bound = Agent.objects.create(tenant=tenant, name="assistant", any_subject=False)
+    issue = ["issue_subject_token", "--tenant", tenant.slug, "--agent", "assistant", "--user"]
+    out = StringIO()
+    call_command(*issue, NFD, stdout=out)
+    token = out.getvalue().strip().splitlines()[-1]
+    answer = client_for(bound, token).post(
+        "/api/v1/memories", write_body(subject=NFC), format="json"
+    )
+    assert answer.status_code == 201, answer.json()
+    with pytest.raises(CommandError, match="Bidirectional"):
+        call_command(*issue, "\u202eecila", stdout=StringIO())
+    assert list(Subject.objects.values_list("external_id", flat=True)) == [NFC]
+
+
+def test_a_token_signed_for_an_nfd_id_names_the_nfc_subject(tenant, agent):
+    """A token issued before stop 51 for an NFD id names the subject migration 0038 rewrote."""
+    from django.core import signing
+
+    from memory_core.subject_tokens import SALT, subject_token_verify
+
+    token = signing.dumps({"t": str(tenant.id), "a": str(agent.id), "u": NFD}, salt=SALT)
+    assert subject_token_verify(token, tenant_id=tenant.id, agent_id=agent.id) == NFC
+
+
+def test_a_subject_added_in_the_admin_is_the_one_agents_write_about(
+    admin_client, tenant, api_client
+):
+    """The admin's add form stored the external id as typed: an NFD "José" was a subject the
+    API never reached, and its portal login saw nothing agents wrote (stop 51's review)."""
+    form = {"tenant": str(tenant.pk), "display_name": "José",
+            "created_at_0": "2026-12-01", "created_at_1": "10:00:00"}  # fmt: skip
+    url = "/admin/memory_core/subject/add/"
+    refused = admin_client.post(url, {**form, "external_id": "\u202eecila"})
+    assert refused.status_code == 200 and b"Bidirectional" in refused.content
+    assert admin_client.post(url, {**form, "external_id": NFD}).status_code == 302
+    assert write(api_client, subject=NFC).status_code == 201
+    assert list(Subject.objects.values_list("external_id", flat=True)) == [NFC]

@@ -14,6 +14,7 @@ from memory_core.management.commands._options import check_texts
 from memory_core.models import Agent
 from memory_core.rls import tenant_scope
 from memory_core.subject_tokens import subject_ensure, subject_token_issue
+from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, identifier
 
 
 class Command(BaseCommand):
@@ -28,9 +29,11 @@ class Command(BaseCommand):
         # The same refusals as POST /api/v1/subject-tokens (subject_token_grant and its
         # serializer): a token for nobody, or for an agent whose key is refused, never works.
         check_texts({"--tenant": tenant, "--agent": agent, "--user": user})
-        user = user.strip()
+        user = identifier(user)  # as every request reads an id: "José" from macOS is NFD
         if not user or is_blank(user):
             raise CommandError("--user must not be empty: name the subject the agent serves.")
+        if BIDI_CONTROLS.search(user):
+            raise CommandError(f"--user: {BIDI_CONTROLS_MESSAGE}")
         if len(user) > HARD_MAX_ID_CHARS:
             raise CommandError(
                 f"--user must be at most {HARD_MAX_ID_CHARS} characters ({len(user)} given)."
