@@ -4,24 +4,10 @@ from memory_core.models import AccessDenial, MemoryEvent
 from memory_core.rls import tenant_atomic
 
 
-def event_record(
-    *,
-    memory,
-    action: str,
-    principal,
-    reason_code: str = "",
-    policy_version: int | None = None,
-    details: dict | None = None,
-) -> MemoryEvent:
-    """Append one event for ``memory`` (ids and reasons only, never content)."""
-    event = event_build(
-        memory=memory,
-        action=action,
-        principal=principal,
-        reason_code=reason_code,
-        policy_version=policy_version,
-        details=details,
-    )
+def event_record(**fields) -> MemoryEvent:
+    """Append one event for ``memory`` (ids and reasons only, never content): the event
+    ``event_build`` makes of ``fields``."""
+    event = event_build(**fields)
     event.save(force_insert=True)
     return event
 
@@ -35,8 +21,8 @@ def event_build(
     policy_version: int | None = None,
     details: dict | None = None,
 ) -> MemoryEvent:
-    """The event ``event_record`` appends, unsaved: a caller with many inserts them in one
-    statement (``bulk_create``)."""
+    """One event for ``memory`` (ids and reasons only, never content), unsaved: a caller with
+    many inserts them in one statement (``bulk_create``), ``event_record`` one."""
     return MemoryEvent(
         tenant_id=memory.tenant_id,
         memory_id=memory.id,
