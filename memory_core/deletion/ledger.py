@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import unicodedata
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -83,6 +84,15 @@ def queued_operation_id(subject_id, queued_at: datetime) -> uuid.UUID:
     creates its operation under it (``services.queued_subject_deletion_run``)."""
     moment = queued_at.astimezone(UTC).isoformat()  # as stored, whatever the reader's zone
     return uuid.uuid5(QUEUED_NAMESPACE, f"{subject_id}/{moment}")
+
+
+def journaled_spellings(text: str) -> set[str]:
+    """``text`` (an id as stored now) and its NFD spelling: the ones a journal line may name
+    it by. Ids are stored in NFC since stop 51 (migration 0038); a line written before named
+    one as its client spelt it (NFD from a macOS client), and a replay into a restored and
+    migrated database compares the digests of both, or it deleted or expired nothing (stop
+    51's audit of an upgrade)."""
+    return {text, unicodedata.normalize("NFD", text)}
 
 
 def memory_key_digest(memory_key: str) -> str:

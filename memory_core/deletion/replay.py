@@ -35,6 +35,7 @@ from memory_core.deletion.ledger import (
     POLICY_RETENTION_SET,
     agent_deactivation_entry,
     agent_grant_entry,
+    journaled_spellings,
     key_expiry_entry,
     key_revocation_entry,
     memory_key_digest,
@@ -272,7 +273,10 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             .values_list("pk", "memory_key")
         )
         memory_ids |= {
-            pk for pk, key in on_key if memory_key_digest(key) == entry["memory_key_sha256"]
+            pk
+            for pk, key in on_key
+            if entry["memory_key_sha256"]
+            in {memory_key_digest(spelt) for spelt in journaled_spellings(key)}
         }
     elif entry["target"] == DeletionOperation.Target.TENANT:
         # As the request does: its rows, then the tenant row FOR UPDATE, which waits for a
@@ -567,7 +571,11 @@ def _policies_replay(lines: dict[str, dict]) -> PoliciesRestored:
             restored = (
                 retention_as_swept(active.document) if active else dict.fromkeys(RETENTION_MAX)
             )
-            asked = line["retention"]
+            # Read as the sweep reads it too: a class's 0 of a line journaled before stop 51
+            # (refused since) is 1, as the restored version's is; compared raw, it was
+            # "shorter", and its publication refused: the tenant kept the backup's longer
+            # retention (stop 51's audit of an upgrade).
+            asked = retention_as_swept({"retention": line["retention"]})
             wider = [key for key in RETENTION_MAX if _longer(asked[key], restored[key])]
             if wider:
                 result.not_widened[tenant_id] = wider

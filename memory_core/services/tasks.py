@@ -14,7 +14,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory_core.deletion.ledger import TASK_CLOSED, task_digest
+from memory_core.deletion.ledger import TASK_CLOSED, journaled_spellings, task_digest
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import subjects_shared_locked
 from memory_core.models import Memory, ScopeKind, Status, Subject
@@ -144,7 +144,10 @@ def task_close_replayed(*, principal, memory_ids: list, task_sha256: str, operat
         row
         for row in rows
         if (row[4] and task_digest(row[4]) == task_sha256)
-        or (row[5] == ScopeKind.TASK and task_digest(row[6]) == task_sha256)
+        or (
+            row[5] == ScopeKind.TASK
+            and task_sha256 in {task_digest(ref) for ref in journaled_spellings(row[6])}
+        )
     ]
     if not bound:
         return []
