@@ -492,6 +492,13 @@ def _subject_deletion(
     # one then sees the first one's operation and returns it. NO KEY UPDATE does not block
     # the key-share locks of writes inserting memories for the subject.
     queued = Subject.objects.select_for_update(no_key=True).get(pk=subject.pk).deletion_queued_at
+    # Then the subject's deletion lock (``_operation_create`` takes it again), before the grant
+    # is checked: a write of the subject in flight commits first and is checked with the rest,
+    # a later one waits for this request. Checked before it, an agent's request whose grant
+    # reached the subject's memories but for one a batch wrote meanwhile was made, narrowed to
+    # its grant, and that memory was left (stop 51's audit of races).
+    budget.step()
+    subject_deletion_lock(subject.pk)
     # The grant first, whether or not a deletion of the subject is queued (_grant_scope): a
     # caller it does not reach learns nothing of a queued one.
     candidates = _whole_subject_in_reach(principal, subject)
