@@ -13,7 +13,10 @@ import uuid
 from pathlib import Path
 
 from django.conf import settings
+from django.contrib.postgres.expressions import ArraySubquery
 from django.db import transaction
+from django.db.models import BooleanField, OuterRef
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from memory_core.exceptions import NotFound, ValidationFailed
@@ -126,20 +129,19 @@ def _writers_by_memory(tenant_id, memory_ids) -> dict:
     )
 
 
-def _events_by_memory(tenant_id, memory_ids, *, until) -> dict:
-    """Return each memory's events (oldest first) up to ``until``, as an export shows them:
-    what happened, when, by which kind of actor and why. The rows are read by a cursor
-    opened just after ``until`` and the events a chunk later: an event made meanwhile (a version
-    superseded during a long export) would contradict the row it describes.
+def _events_by_memory(tenant_id, memories) -> dict:
+    """Return the events (oldest first) of each of ``memories``, those its row was read with
+    (``event_ids``: the events made up to the export's start that the row's snapshot saw), as
+    an export shows them: what happened, when, by which kind of actor and why.
 
     Never another memory's id (an event's ``successor``, ``supersedes`` or ``winner``):
     deleting one version of a chain must leave no trace of it in the export of the versions
     kept, and rewriting an export removes whole records only."""
-    events: dict = {memory_id: [] for memory_id in memory_ids}
+    events: dict = {memory.id: [] for memory in memories}
+    event_ids = [event_id for memory in memories for event_id in memory.event_ids]
     rows = (
-        MemoryEvent.objects.filter(
-            tenant_id=tenant_id, memory_id__in_array=memory_ids, created_at__lte=until
-        )
+        MemoryEvent.objects.filter(tenant_id=tenant_id)
+        .filter(RawSQL("id = ANY(%s::bigint[])", (event_ids,), output_field=BooleanField()))
         .order_by("created_at", "id")
         .values_list(
             "memory_id",
@@ -234,15 +236,25 @@ def export_create(*, principal, subject_id=None) -> Export:
     # A deletion of the subject requested meanwhile waits for this export to commit, so its
     # exports step finds the row (and one requested before is committed when we read).
     subject_shared_lock(subject.id)
-    memories = (
-        Memory.objects.visible_to(principal)
-        .filter(subject=subject)
-        .exclude(status=Status.DELETED)
-        .order_by("created_at", "id")
-        .only("id", *_FIELDS, *_OTHER_FIELDS)
-    )
+    listed = Memory.objects.visible_to(principal).filter(subject=subject)
+    listed = listed.exclude(status=Status.DELETED)
     export_id = uuid.uuid4()
     started = timezone.now()  # the document's time, and the last event it shows
+    memories = (
+        listed.order_by("created_at", "id")
+        .only("id", *_FIELDS, *_OTHER_FIELDS)
+        # Which events each row shows, read with the row, in the cursor's one snapshot: read
+        # a chunk later, an event committed meanwhile contradicted the row (a version shown
+        # "active" with the event that superseded it: stop 51's audit of races). Events are
+        # appended, never changed, so reading them by id later adds nothing the row did not see.
+        .annotate(
+            event_ids=ArraySubquery(
+                MemoryEvent.objects.filter(
+                    tenant_id=subject.tenant_id, memory_id=OuterRef("pk"), created_at__lte=started
+                ).values("id")
+            )
+        )
+    )
     relative = f"{subject.tenant_id}/{subject.id}/{export_id}.json"
     document = {
         "format": EXPORT_FORMAT,
@@ -270,10 +282,10 @@ def export_create(*, principal, subject_id=None) -> Export:
         if not chunk:
             return
         ids = [memory.id for memory in chunk]
-        events = _events_by_memory(subject.tenant_id, ids, until=started)
+        events = _events_by_memory(subject.tenant_id, chunk)
         writers = _writers_by_memory(subject.tenant_id, ids)
         linked = [memory.supersedes_id for memory in chunk if memory.supersedes_id]
-        exported = set(memories.filter(pk__in=linked).values_list("pk", flat=True))
+        exported = set(listed.filter(pk__in=linked).values_list("pk", flat=True))
         for memory in chunk:
             memory_ids.append(memory.id)
             record = _memory_record(memory, exported, use=use, writers=writers)

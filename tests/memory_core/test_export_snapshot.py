@@ -1,0 +1,78 @@
+"""An export read while a batch superseding the subject's heads commits (stop 51's audit of
+races): each row's events are the ones its snapshot saw, read with it."""
+
+import json
+import threading
+
+import pytest
+from django.db import transaction
+
+from memory_core import exports
+from memory_core.principals import AgentPrincipal, SystemPrincipal
+from memory_core.rls import tenant_scope
+from memory_core.services.writes import memory_write, memory_write_batch
+from tests.factories import write_body
+from tests.threads import in_thread
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def test_an_export_never_shows_a_memory_active_with_the_event_that_superseded_it(
+    monkeypatch, tenant, agent
+):
+    """The export read its rows through a cursor opened just after its moment and each
+    chunk's events afterwards, up to that moment: a batch that built its events before the
+    export's moment and committed after the cursor opened was read half, its head "active"
+    with its "superseded" event. The row's events are read with it now (``event_ids``)."""
+    principal = AgentPrincipal.from_agent(agent)
+    with tenant_scope(tenant.id):
+        first = memory_write(
+            principal=principal,
+            data=write_body(memory_key="style.answers", content="User prefers concise answers."),
+        ).memory
+    written, rows_read, release = threading.Event(), threading.Event(), threading.Event()
+
+    def batch():  # a correction batch, its request's transaction still open
+        with tenant_scope(tenant.id), transaction.atomic():
+            results = memory_write_batch(
+                principal=principal,
+                items=[
+                    write_body(memory_key="style.answers", content="User prefers long answers.")
+                ],
+            )
+            written.set()
+            assert release.wait(60)
+            return results
+
+    real_events = exports._events_by_memory
+
+    def events_once_the_batch_committed(*args, **kwargs):
+        # The rows of the first chunk are read (the cursor is open); the batch commits now.
+        rows_read.set()
+        w.join(60)
+        return real_events(*args, **kwargs)
+
+    w = in_thread(batch, name="batch", released=[written])
+    assert written.wait(60) and w.error is None, w.error
+    monkeypatch.setattr(exports, "_events_by_memory", events_once_the_batch_committed)
+    releaser = in_thread(lambda: rows_read.wait(60) and release.set(), name="releaser")
+    try:
+        with tenant_scope(tenant.id), transaction.atomic():
+            export = exports.export_create(
+                principal=SystemPrincipal(tenant_id=tenant.id), subject_id=first.subject_id
+            )
+    finally:
+        release.set()
+    releaser.outcome(60)
+    [result] = w.outcome(60)
+    assert result.memory.supersedes_id == first.id
+    document = json.loads(exports.export_path(export).read_text())
+    records = {record["id"]: record for record in document["memories"]}
+    old = records[str(first.id)]
+    described = (old["status"], [event["action"] for event in old["events"]])
+    # Either the export is from before the batch (active, no "superseded" event) or from
+    # after it (superseded, with its successor beside it): never both at once.
+    assert described[0] != "active" or "superseded" not in described[1], (
+        described,
+        sorted(r["status"] for r in records.values()),
+    )
