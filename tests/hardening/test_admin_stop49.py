@@ -59,6 +59,26 @@ def test_a_changelist_year_lookup_out_of_range_is_no_500(admin_client, tenant, m
 
 @pytest.mark.django_db
 @pytest.mark.parametrize(
+    "query",
+    [
+        "/admin/memory_core/memory/?created_at__iso_year=0",  # iso_year's bounds: ValueError
+        # An operator filtering agents by a type they may write: a malformed array literal.
+        "/admin/memory_core/agent/?write_types=user_preference",
+        "/admin/memory_core/memory/?memory_key__regex=%5B",  # an invalid regular expression
+        "/admin/memory_core/memory/?created_at__contained_by=2024-01-01",  # no range literal
+    ],
+)
+def test_a_changelist_lookup_the_database_refuses_is_no_500(admin_client, tenant, query):
+    """A lookup Django builds and PostgreSQL (or the year's bounds) refuses as the list is
+    counted was a 500 (stop 51's fuzzing: 897 of 23,893 changelist requests). Now the list
+    again, ``?e=1``, as for a lookup Django cannot build."""
+    admin_client.raise_request_exception = False
+    answer = admin_client.get(query)
+    assert answer.status_code == 302 and answer["Location"].endswith("?e=1"), answer
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
     "model,action",
     [
         ("memory", "request_deletion"),
