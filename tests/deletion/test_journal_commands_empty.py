@@ -2,6 +2,7 @@
 refused, never a silent success on another source than the one named."""
 
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -52,3 +53,22 @@ def test_prune_refuses_a_journal_that_does_not_exist(tmp_path):
         )
     assert str(missing) in str(refused.value)
     assert out.getvalue() == ""
+
+
+LONG_NAME = "x" * 300  # one path component longer than the file system's NAME_MAX (255)
+GOLDEN = Path(__file__).parents[1] / "golden" / "retrieval_golden.json"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("prune_deletion_journal", "--before", "2001-01-01", "--ledger", LONG_NAME, "--dry-run"),
+        ("replay_deletions", "--since", "2001-01-01", "--ledger", LONG_NAME),
+        ("eval_retrieval", "--dataset", str(GOLDEN), "--json", LONG_NAME),
+    ],
+)  # fmt: skip
+def test_a_path_too_long_for_the_file_system_is_a_command_error(args):
+    """pathlib's exists() and is_dir() raise OSError (ENAMETOOLONG) on a name over 255 bytes:
+    a traceback, where every other bad path is a CommandError naming it (stop 51's fuzzing)."""
+    with pytest.raises(CommandError, match="File name too long"):
+        call_command(*args, stdout=StringIO(), stderr=StringIO())

@@ -40,18 +40,33 @@ def check_run_or_wait(*, run: bool, wait: float) -> None:
         )
 
 
+def path_kind(path: Path, *, option: str) -> str:
+    """Return what is at ``path``: "file", "folder", "other" or "" (nothing). A path the file
+    system cannot look up (a name over 255 bytes, ENAMETOOLONG) is a CommandError naming
+    ``option``: pathlib raises the OSError, a traceback (stop 51's fuzzing)."""
+    try:
+        if path.is_file():
+            return "file"
+        if path.is_dir():
+            return "folder"
+        return "other" if path.exists() else ""
+    except OSError as exc:
+        raise CommandError(f"{option} {path}: {exc.strerror or exc}. Nothing was done.") from exc
+
+
 def check_output_path(path: str | None, *, option: str = "--json") -> Path | None:
     """Return ``path`` as a Path once its folder exists and can be written, before a long run
     makes what would be written there."""
     if not path:
         return None
     target = Path(path)
-    if target.is_dir():
+    kind = path_kind(target, option=option)
+    if kind == "folder":
         raise CommandError(f"{option} {path} is a folder: give the file to write.")
     folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
+    if path_kind(folder, option=option) != "folder":
         raise CommandError(f"{option} {path}: the folder {folder} does not exist.")
-    if not os.access(folder, os.W_OK) or (target.exists() and not os.access(target, os.W_OK)):
+    if not os.access(folder, os.W_OK) or (kind and not os.access(target, os.W_OK)):
         raise CommandError(f"{option} {path} cannot be written (permissions).")
     return target
 

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from memory_core.deletion.ledger import ledger_path, ledger_prune
-from memory_core.management.commands._options import parse_moment
+from memory_core.management.commands._options import parse_moment, path_kind
 
 
 class Command(BaseCommand):
@@ -45,12 +45,13 @@ class Command(BaseCommand):
                 "earlier. Nothing was dropped."
             )
         path = Path(ledger) if ledger else ledger_path()
-        if ledger is not None and not path.exists():
+        kind = path_kind(path, option="--ledger")
+        if ledger is not None and not kind:
             # Named and not there (a volume not mounted, a typo): "dropped 0, kept 0" would say
             # all is well while nothing was looked at. The default journal may not exist yet:
             # nothing was deleted since the install.
             raise CommandError(f"no deletion journal at {path}: nothing was pruned.")
-        if path.exists() and not path.is_file():
+        if kind and kind != "file":
             raise CommandError(f"{path} is not a file: --ledger takes the journal file.")
         try:
             result = ledger_prune(before=moment, path=path, dry_run=dry_run)

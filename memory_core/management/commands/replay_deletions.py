@@ -13,7 +13,7 @@ from django.utils import timezone
 from memory_core.deletion.ledger import ledger_path, ledger_scan, line_numbers
 from memory_core.deletion.replay import ledger_from_database, replay_deletions
 from memory_core.exceptions import Busy
-from memory_core.management.commands._options import check_texts, parse_moment
+from memory_core.management.commands._options import check_texts, parse_moment, path_kind
 from memory_core.rls import platform_command
 
 
@@ -70,9 +70,10 @@ class Command(BaseCommand):
             source = f"database {ledger_database}"
         else:
             path = Path(ledger) if ledger else ledger_path()
-            if not path.exists():
+            kind = path_kind(path, option="--ledger")
+            if not kind:
                 raise CommandError(f"no deletion journal at {path}")
-            if not path.is_file():
+            if kind != "file":
                 raise CommandError(f"{path} is not a file: --ledger takes the journal file.")
             try:
                 scan = ledger_scan(since=moment, path=path)
