@@ -5,9 +5,9 @@ every request; a ``null`` budget or a negative ``rrf_k`` would fail every retrie
 tenant. ``policy_errors(document)`` returns what is wrong (empty when nothing is), by dotted
 path; ``policy_publish`` and the admin refuse a document with errors. Keys the code does not
 know are allowed (an older or newer version's), but for the names a section is keyed by or
-lists (a memory type's half-life, a ranking weight, the types and kinds retrieval binds): a
-misspelt one would do nothing while the tenant believed it set. Every section and key may be
-absent (the defaults fill in, ``RetrievalPolicy.from_document``).
+lists (a retention period, a memory type's half-life, a ranking weight, the types and kinds
+retrieval binds): a misspelt one would do nothing while the tenant believed it set. Every
+section and key may be absent (the defaults fill in, ``RetrievalPolicy.from_document``).
 """
 
 from __future__ import annotations
@@ -107,6 +107,14 @@ def policy_errors(document) -> dict[str, str]:
             problem = _number_problem(document[section][key], kind, low, high)
             if problem:
                 errors[path] = problem
+    for key in document.get("retention", {}):
+        if key not in RETENTION_MAX:
+            # "episode_days" (the class is "episodic_days") was stored and limited nothing:
+            # the tenant's episodes kept 90 days, its preferences forever (stop 51's fuzzing).
+            name = key if isinstance(key, str) and key.isprintable() else _shown(key)
+            errors[f"retention.{name}"] = (
+                f"Unknown retention period: {_shown(key)}. One of {', '.join(RETENTION_MAX)}."
+            )
     for key, high in RETENTION_MAX.items():
         value = document.get("retention", {}).get(key)
         if value is not None:

@@ -68,6 +68,7 @@ def test_the_defaults_and_an_empty_document_are_valid():
         # A name the stages never read did nothing, the tenant believing it set (stop 51).
         ("half_life_days.task-state", 0.25),
         ("ranking_weights.semantics", 0.5),
+        ("retention.episode_days", 7),  # the class is episodic_days: kept 90 days
     ],
 )
 def test_a_value_the_stages_cannot_read_is_named_with_its_path(path, value):
