@@ -37,6 +37,7 @@ from memory_core.models import (
 from memory_core.principals import SystemPrincipal
 from memory_core.services.memories import MemoryDraft, build_memory, embed_memories
 from memory_core.services.policy import policy_ensure
+from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, identifier
 
 SOURCE_FOR_AUTHORITY = {
     Authority.EXPLICIT_USER: SourceType.USER_INPUT,
@@ -101,6 +102,21 @@ def _text(entry: dict, key: str, where: str, *, max_chars: int, required: bool =
     return value
 
 
+def _id(entry: dict, key: str, where: str, *, max_chars: int, required: bool = False) -> str:
+    """Return the id field ``key`` of ``entry`` (a subject's, a key, a session's or a task's)
+    as every request reads one (``text.identifier``: trimmed, in NFC), refusing one that holds
+    a bidirectional control, as the API does: a dataset's "José" in NFD was a subject its
+    cases' NFC "José" never reached (stop 51's fuzzing)."""
+    value = identifier(_text(entry, key, where, max_chars=max_chars, required=required))
+    if BIDI_CONTROLS.search(value):
+        raise DatasetError(f"{where}: {key}: {BIDI_CONTROLS_MESSAGE}")
+    if required and not value:
+        raise DatasetError(f"{where}: {key} must not be blank")
+    if len(value) > max_chars:  # NFC lengthens a few texts
+        raise DatasetError(f"{where}: {key} is at most {max_chars} characters")
+    return value
+
+
 def _choice(value, allowed, key: str, where: str):
     if value not in allowed:
         raise DatasetError(f"{where}: {key} {value!r} is not one of {sorted(allowed)}")
@@ -149,7 +165,7 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
             raise DatasetError(f"{where}: duplicate id")
         seen.add(local_id)
         tenant = dataset_tenant(loaded, tenant_prefix, _tenant_name(entry, where))
-        external_id = _text(entry, "subject", where, max_chars=HARD_MAX_ID_CHARS, required=True)
+        external_id = _id(entry, "subject", where, max_chars=HARD_MAX_ID_CHARS, required=True)
         subject = _subject(loaded, tenant, external_id)
         agent = _agent(loaded, tenant, _text(entry, "agent", where, max_chars=AGENT_NAME_CHARS))
         existing = Memory.objects.filter(
@@ -432,10 +448,10 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
         source_type=source_type,
         scope_kind=scope_kind,
         scope_ref=scope_ref,
-        memory_key=_text(entry, "memory_key", where, max_chars=HARD_MAX_ID_CHARS),
+        memory_key=_id(entry, "memory_key", where, max_chars=HARD_MAX_ID_CHARS),
         agent_id=agent.id if agent else None,
-        session_id=_text(entry, "session_id", where, max_chars=HARD_MAX_ID_CHARS),
-        task_id=_text(entry, "task_id", where, max_chars=HARD_MAX_ID_CHARS),
+        session_id=_id(entry, "session_id", where, max_chars=HARD_MAX_ID_CHARS),
+        task_id=_id(entry, "task_id", where, max_chars=HARD_MAX_ID_CHARS),
         environment=dataset_environment(entry, where),
         source_conversation_id=conversation,
         source_message_id=local_id,

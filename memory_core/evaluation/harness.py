@@ -31,6 +31,7 @@ from memory_core.retrieval import assembly
 from memory_core.retrieval.candidates import COLUMNS, row_to_candidate
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import Budget, RetrievalRequest
+from memory_core.text import identifier
 
 from .dataset import (
     AGENT_NAME_CHARS,
@@ -47,6 +48,8 @@ ID_LISTS = ("required_memory_ids", "acceptable_memory_ids", "forbidden_memory_id
 # The texts of a case that reach the tables (tenants, agents, subjects looked up, the trace
 # of its retrieval), read as text (``str``) as the runs read them.
 CASE_TEXTS = ("request", "intent")
+# The ids of a case's context a retrieval reads as ids (``text.identifier``), as the memories'.
+CONTEXT_IDS = ("user_id", "session_id", "task_id", "project_id", "repository_id")
 CONTEXT_TEXTS = (
     "tenant_id", "user_id", "agent_id", "session_id", "task_id", "project_id",
     "repository_id", "locale",
@@ -94,6 +97,9 @@ def validate_cases(data: dict) -> list[dict]:
             raise DatasetError(f"{where}: context needs tenant_id and user_id")
         dataset_environment(ctx, f"{where}.context")
         _check_texts(case, ctx, where)
+        for key in CONTEXT_IDS:  # as a retrieval's context reads them (trimmed, in NFC)
+            if isinstance(ctx.get(key), str):
+                ctx[key] = identifier(ctx[key])
         agent = ctx.get("agent_id")
         if agent is not None and len(str(agent)) > AGENT_NAME_CHARS:
             # Cut to the column, it became another agent, and was served its private memories.
@@ -314,9 +320,9 @@ def leaked(case: dict, out: Outcome, run: Run) -> bool:
         entry = run.entries.get(memory_id)
         if entry is None:
             return True  # not a row of this dataset at all
-        if str(entry["tenant"]) != str(ctx["tenant_id"]) or str(entry["subject"]) != str(
-            ctx["user_id"]
-        ):
+        if str(entry["tenant"]) != str(ctx["tenant_id"]) or identifier(
+            str(entry["subject"])
+        ) != str(ctx["user_id"]):
             return True
     return False
 

@@ -524,3 +524,37 @@ def test_the_health_pages_evaluation_command_works_on_a_fresh_data_folder(
 
     page = client.get(reverse("portal:review:health")).content.decode()
     assert "seed-examples" in page and "latest.json" in page
+
+
+def _dataset_memory(local_id, content, **fields):
+    return {"id": local_id, "tenant": "t", "subject": "u", "memory_type": "user_preference",
+            "memory_key": "drink", "scope": "global", "content": content,
+            "authority": "explicit_user", **fields}  # fmt: skip
+
+
+def test_a_datasets_ids_are_read_as_requests_read_them(tmp_path):
+    """A dataset's subject "José" in NFD was a subject its case's NFC "José" (as every
+    request reads an id) never reached, and a subject holding a bidi control was stored,
+    where the API refuses it (stop 51's fuzzing)."""
+    import unicodedata
+
+    from memory_core.evaluation.dataset import load_dataset_memories
+    from memory_core.models import Subject
+
+    nfc = "José"
+    data = {
+        "dataset": "nfd",
+        "memories": [_dataset_memory("m1", "Prefers tea over coffee.",
+                                     subject=unicodedata.normalize("NFD", nfc))],
+        "cases": [{"case_id": "c1", "request": "What should I drink, tea or coffee?",
+                   "intent": "load_preferences", "context": {"tenant_id": "t", "user_id": nfc},
+                   "required_memory_ids": ["m1"]}],
+    }  # fmt: skip
+    path = tmp_path / "nfd.json"
+    path.write_text(json.dumps(data))
+    assert run_eval(path, tmp_path)["failures"] == []
+    with pytest.raises(DatasetError, match="Bidirectional"):
+        load_dataset_memories(
+            {"dataset": "bidi", "memories": [_dataset_memory("m1", "x", subject="\u202eecila")]}
+        )
+    assert not Subject.objects.filter(external_id="\u202eecila").exists()
