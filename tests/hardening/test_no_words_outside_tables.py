@@ -1,15 +1,14 @@
 """What the product keeps outside its tables holds no memory's words, no query, no external id,
 no key and no secret (stop 51's audit of logs): its log records, with every logger at DEBUG,
-and what Redis and the broker's messages hold after real traffic. A log or a cache value is a
-store no deletion reaches. The web process's request lines: tests/config/test_gunicorn.py."""
+and what Redis holds after real traffic. A log or a cache value is a store no deletion
+reaches. The web process's request lines: tests/config/test_gunicorn.py. (The tasks a
+request sends carry ids only: their signatures, memory_core/tasks.py.)"""
 
 import logging
 import uuid
-from pathlib import Path
 
 import pytest
 import redis
-from django.conf import settings as django_settings
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.models import DeletionOperation
@@ -139,9 +138,3 @@ def test_redis_holds_no_words_keys_or_ids_after_traffic(redis_caches, api_client
     text = b"\n".join(k + b" " + v for k, v in found)
     for needle in (REDIS_CANARY, api_key, api_key[:12]):
         assert needle.encode() not in text, [k for k, v in found if needle.encode() in k + v]
-    # the broker's queued messages (filesystem transport in the test settings)
-    folder = Path(django_settings.CELERY_BROKER_TRANSPORT_OPTIONS["data_folder_in"])
-    for path in folder.glob("*.msg"):
-        data = path.read_bytes()
-        assert REDIS_CANARY.encode() not in data
-        assert api_key.encode() not in data
