@@ -275,7 +275,7 @@ def conflicts_citing(*, tenant_id, memory_ids: list) -> set:
         tenant_id=tenant_id,
         kind=ReviewItem.Kind.CONFLICT,
         state=ReviewItem.State.OPEN,
-        candidate_ids__overlap=list(memory_ids),
+        candidate_ids__overlap_array=list(memory_ids),
     ).values_list("candidate_ids", flat=True)
     return {memory_id for ids in cited for memory_id in ids} & set(memory_ids)
 

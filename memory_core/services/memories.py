@@ -14,6 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_core.embeddings import embed_texts, get_embedder
+from memory_core.exceptions import Conflict
 from memory_core.models import (
     PROPOSED_STATUSES,
     TYPE_CLASS,
@@ -228,17 +229,16 @@ def memory_supersede_many(
 
 
 def _supersede(supersessions, principal, reason_code, policy_version) -> list[Memory]:
+    """``memory_supersede_many``'s work, in its transaction (none for an empty list)."""
     locked = {
         row.pk: row
         for row in Memory.objects.select_for_update()
-        .filter(pk__in=[previous.pk for previous, _ in supersessions])
+        .filter(pk__in_array=[previous.pk for previous, _ in supersessions])
         .order_by("pk")
     }
     for previous, _ in supersessions:
         row = locked.get(previous.pk)
         if row is None or row.status != Status.ACTIVE:
-            from memory_core.exceptions import Conflict
-
             raise Conflict(
                 f"Memory {previous.id} is {row.status if row else Status.DELETED}; only the "
                 "active head of a chain can be superseded.",
@@ -255,7 +255,9 @@ def _supersede(supersessions, principal, reason_code, policy_version) -> list[Me
     ]
     embed_memories(successors)
     now = timezone.now()
-    Memory.objects.filter(pk__in=list(locked)).update(status=Status.SUPERSEDED, updated_at=now)
+    Memory.objects.filter(pk__in_array=list(locked)).update(
+        status=Status.SUPERSEDED, updated_at=now
+    )
     memory_insert_rows(successors)
     events = []
     for successor in successors:
