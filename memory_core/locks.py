@@ -63,6 +63,9 @@ The order every path takes its locks in, so that no two wait for each other in a
 - a revoke (or consent withdrawal): the subject's lock shared, its memory row, then its
   pending write's review item,
   then the conflicts citing it (``SKIP LOCKED``: it never waits for a resolution).
+- a mend of the conflicts citing retired rows, after a write's or a retrieval's commit or in
+  the retention sweep (``services.conflicts.conflicts_heal``): the items alone, in id order,
+  ``SKIP LOCKED`` (it never waits, so it is in no cycle).
 
 No deletion takes a key's lock, so a write holding one never waits for a deletion that waits
 for it. Retrievals and exports hold only the subject's lock, shared (a retrieval also the

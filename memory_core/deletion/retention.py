@@ -4,7 +4,9 @@ Run by beat (``memory_core.tasks.retention_sweep``):
 
 1. Expire: active memories past ``valid_until`` become ``expired`` (with an ``expired`` event);
    no model ever sees them again. So do writes still waiting for a reviewer, whose items close.
-   Then close the open conflicts left with fewer than two active candidates (resolution
+   Then let the open conflicts still citing a superseded row cite its chain's new version
+   (``services.conflicts.conflicts_heal_stale``: what a mend after a commit left), and close
+   the open conflicts left with fewer than two active candidates (resolution
    ``settled``): an expiry, a deletion or a revoke that could not take the item (another
    transaction held it) left nothing for a reviewer to choose.
 2. Delete what the tenant's active policy no longer allows to keep, through the same
@@ -65,6 +67,7 @@ from memory_core.models import (
 from memory_core.policy_check import retention_cutoffs, retention_period
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SystemPrincipal
+from memory_core.services.conflicts import conflicts_heal_stale
 from memory_core.services.memories import memories_mark_expired
 
 logger = logging.getLogger(__name__)
@@ -450,16 +453,19 @@ def _trace_cutoffs(now, step: str, failures: list | None) -> list:
 
 
 def retention_apply(*, now=None) -> dict:
-    """Expire, delete memories by retention, then expire old traces, idempotency records and
+    """Expire, mend the conflicts left citing a superseded row (``conflicts_heal_stale``), delete
+    memories by retention, then expire old traces, idempotency records and
     exports; return the counts, and under ``tenant_failures`` the tenants whose part of a
     step failed (each logged with its id; the other tenants went on)."""
     now = now or timezone.now()
     failures: list[dict] = []
     expired = memories_expire(now=now)
+    healed = conflicts_heal_stale()
     settled = conflicts_settle(now=now)
     operations = retention_delete(now=now, failures=failures)
     return {
         "expired": expired,
+        "conflicts_healed": healed,
         "conflicts_settled": settled,
         "deletion_operations": len(operations),
         "memories_deleted": sum(len(op.memory_ids) for op in operations),

@@ -26,10 +26,12 @@ them saw, so one decision covers them all.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass, field
+from functools import partial
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from memory_core.admission.normalize import is_blank
@@ -47,8 +49,11 @@ from memory_core.models import (
 from memory_core.policy_check import STATE_WORDS
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.types import ConflictPlace
+from memory_core.rls import tenant_atomic
 from memory_core.selectors.approvals import in_use_now
 from memory_core.services.revocations import memory_revocation_journal_on_commit
+
+logger = logging.getLogger(__name__)
 
 OUTCOMES = ReviewItem.CONFLICT_OUTCOMES
 
@@ -130,10 +135,12 @@ def conflict_open(
             item = items.select_for_update().get()
         else:
             _conflict_events(item, ids)
+            conflicts_heal_on_commit(tenant_id=tenant_id, memory_ids=ids)
             return item
     held = {str(i) for i in item.candidate_ids}
     if not held.issuperset(ids):
         _conflict_join(item, held, ids)
+        conflicts_heal_on_commit(tenant_id=tenant_id, memory_ids=ids)
     return item
 
 
@@ -146,6 +153,8 @@ def _current_versions(tenant_id, ids: list[str]) -> list[str]:
     item then cited the superseded row, and a reviewer choosing the other revoked nothing
     while the new version stayed in use. Rows retired otherwise stay: the item's own rules
     (``_conflict_join``, the retention sweep) take them out.
+    A write committed after this read and before the caller's commit is caught by whichever
+    of the two commits last (``conflicts_heal_on_commit``).
     """
     rows = dict(Memory.objects.filter(tenant_id=tenant_id, pk__in=ids).values_list("pk", "status"))
     current = set()
@@ -280,6 +289,104 @@ def conflicts_citing(*, tenant_id, memory_ids: list) -> set:
     return {memory_id for ids in cited for memory_id in ids} & set(memory_ids)
 
 
+def conflicts_heal_on_commit(*, tenant_id, memory_ids) -> None:
+    """Once the current transaction commits, let the open conflicts citing a row of
+    ``memory_ids`` that is superseded by then cite its chain's newest version instead
+    (``conflicts_heal``).
+
+    A retrieval reads a key's rows without the key's lock, so a write may supersede one of
+    them between the retrieval's read and its commit. Inside their transactions each misses
+    the other's work: the write's read of the conflicts citing its heads does not see the
+    item the retrieval has not committed, the retrieval's read of the rows' statuses does
+    not see the supersession the write has not committed, and the item cited the superseded
+    row (stop 51's "Left open"). Both look again once they have committed, the write at the
+    heads it superseded and the retrieval (only when it opened an item or added rows to one)
+    at the rows it cited: whichever commits last sees the other's work and mends the item.
+    """
+    ids = sorted({str(i) for i in memory_ids})
+    if ids:
+        transaction.on_commit(partial(_heal_after_commit, tenant_id, ids), robust=True)
+
+
+def _heal_after_commit(tenant_id, ids: list[str]) -> None:
+    # Its own transaction (a request's tenant setting ended with its own). Never raised: the
+    # work it follows is committed, a resolution refuses a conflict left stale
+    # (``conflict_changed``) and the retention sweep mends it (``conflicts_heal_stale``).
+    try:
+        with tenant_atomic(tenant_id):
+            conflicts_heal(tenant_id=tenant_id, memory_ids=ids)
+    except Exception:
+        logger.exception("could not mend the conflicts citing %s (tenant %s)", ids, tenant_id)
+
+
+def conflicts_heal(*, tenant_id, memory_ids: list) -> int:
+    """Let each open conflict citing a row of ``memory_ids`` cite, for each candidate that was
+    superseded, its chain's newest version (with the event saying it is a candidate); return
+    how many conflicts changed.
+
+    ``SKIP LOCKED``: an item another transaction holds is that transaction's. A resolution
+    holding it refuses a stale one (``conflict_changed``); a retrieval or a write holding it
+    looks again after its own commit; the retention sweep mends whatever is left.
+    """
+    items = ReviewItem.objects.select_for_update(skip_locked=True).filter(
+        tenant_id=tenant_id,
+        kind=ReviewItem.Kind.CONFLICT,
+        state=ReviewItem.State.OPEN,
+        candidate_ids__overlap_array=list(memory_ids),
+    )
+    healed = 0
+    for item in items.order_by("pk"):
+        held = sorted(str(i) for i in item.candidate_ids)
+        current = _current_versions(tenant_id, held)
+        if current != held:
+            item.candidate_ids = current
+            item.save(update_fields=["candidate_ids"])
+            _conflict_events(item, [i for i in current if i not in held])
+            healed += 1
+    return healed
+
+
+# The open conflicts citing a superseded row whose chain has moved on (its successor in use or
+# retired, not waiting for a reviewer) without them: what ``conflicts_heal_on_commit`` left,
+# a mend that failed, or a conflict stored before it. A batch at a time.
+_STALE_SQL = """
+    SELECT DISTINCT item.tenant_id, m.id
+      FROM memory_core_reviewitem item
+      JOIN memory_core_memory m
+        ON m.id = ANY(item.candidate_ids) AND m.tenant_id = item.tenant_id
+       AND m.status = %(superseded)s
+      JOIN memory_core_memory successor
+        ON successor.supersedes_id = m.id AND successor.tenant_id = m.tenant_id
+       AND NOT (successor.status = ANY(%(proposed)s))
+     WHERE item.kind = 'conflict' AND item.state = 'open'
+     LIMIT %(limit)s
+"""
+
+
+def conflicts_heal_stale(*, limit: int = 5000) -> int:
+    """Mend the open conflicts, of every tenant, that still cite a row superseded by a version
+    not waiting for a reviewer (``conflicts_heal``); return how many changed. Run in platform
+    mode (the retention sweep), one transaction per tenant."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _STALE_SQL,
+            {
+                "superseded": Status.SUPERSEDED,
+                "proposed": list(PROPOSED_STATUSES),
+                "limit": limit,
+            },
+        )
+        found = cursor.fetchall()
+    by_tenant: dict = {}
+    for tenant_id, memory_id in found:
+        by_tenant.setdefault(tenant_id, []).append(str(memory_id))
+    healed = 0
+    for tenant_id, ids in sorted(by_tenant.items(), key=lambda pair: str(pair[0])):
+        with tenant_atomic(tenant_id):
+            healed += conflicts_heal(tenant_id=tenant_id, memory_ids=ids)
+    return healed
+
+
 def review_reason_check(reason: str) -> None:
     """Refuse a reviewer's reason longer than ``MAX_REVIEW_REASON_CHARS`` (ValidationFailed
     ``reason_too_long``): the API's serializer and the portal's forms say so first; a caller
@@ -350,10 +457,21 @@ def conflict_resolve(
         raise ValidationFailed(
             f"outcome must be one of {', '.join(OUTCOMES)}.", code="invalid_outcome"
         )
+    candidates = [str(i) for i in item.candidate_ids]
+    if _current_versions(item.tenant_id, sorted(candidates)) != sorted(candidates):
+        # A candidate was superseded and the item not yet moved to its new version (a write
+        # that committed just now, ``conflicts_heal_on_commit``): no write on the key runs
+        # while its lock is held, so this is exact. Choosing another winner would revoke
+        # nothing of the new version; keeping both would keep a retired row.
+        raise Conflict(
+            "This conflict changed since it was shown: one of its candidates was corrected "
+            "and the conflict now stands with the new version. Nothing was resolved; look at "
+            "it again.",
+            code="conflict_changed",
+        )
     if not (reason or "").strip():
         raise ValidationFailed("A reason is required.", code="reason_required")
     review_reason_check(reason)
-    candidates = [str(i) for i in item.candidate_ids]
     now = timezone.now()
     events = []
     actor = {"actor_type": principal.actor_type, "actor_id": principal.actor_id}

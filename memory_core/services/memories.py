@@ -25,6 +25,7 @@ from memory_core.models import (
     Status,
     Subject,
 )
+from memory_core.services.conflicts import conflicts_heal_on_commit
 from memory_core.services.events import event_build
 from memory_core.text import content_hash
 
@@ -283,6 +284,10 @@ def _supersede(supersessions, principal, reason_code, policy_version) -> list[Me
             ),
         ]
     MemoryEvent.objects.bulk_create(events)
+    # A retrieval may cite a retired head in a conflict it commits after the caller's read of
+    # the conflicts citing them: looked at again once this commits.
+    tenant_id = next(iter(locked.values())).tenant_id
+    conflicts_heal_on_commit(tenant_id=tenant_id, memory_ids=list(locked))
     return successors
 
 

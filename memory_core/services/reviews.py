@@ -38,6 +38,7 @@ from memory_core.selectors.approvals import (
 from memory_core.services.conflicts import (
     conflict_open,
     conflicts_follow_successor,
+    conflicts_heal_on_commit,
     review_reason_check,
 )
 from memory_core.services.events import event_record
@@ -133,6 +134,7 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse)
     memory.save(update_fields=["status", "admitted", "updated_at", "supersedes", "version"])
     if memory.supersedes_id is not None:
         conflicts_follow_successor(previous=head, successor=memory)
+        conflicts_heal_on_commit(tenant_id=memory.tenant_id, memory_ids=[head.id])
     if head is not None and memory.supersedes_id != head.id:
         # Every chain still standing on the key, as a write of lower authority opens it: the
         # head and the approved write only would drop a third chain from an open conflict.

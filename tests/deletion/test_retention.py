@@ -97,6 +97,7 @@ def test_retention_expires_and_deletes_by_class(owner):
     # A second sweep finds nothing more to do.
     assert retention_apply() == {
         "expired": 0,
+        "conflicts_healed": 0,
         "conflicts_settled": 0,
         "deletion_operations": 0,
         "memories_deleted": 0,

@@ -17,8 +17,10 @@ import time
 import pytest
 from django.db import connection, transaction
 
+from memory_core.deletion.retention import retention_apply
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
+from memory_core.exceptions import Conflict
 from memory_core.models import Memory, ReviewItem, Subject
 from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.retrieval import pipeline
@@ -200,30 +202,18 @@ def test_a_batch_and_a_retrieval_lock_the_conflict_items_in_one_order(
     assert {result.decision for result in w.result} == {"accepted"}
 
 
-def test_a_conflict_opened_from_rows_read_before_a_supersession_cites_the_new_version(
-    monkeypatch, tenant, agent
-):
+def _region_rivals(tenant):
     subject = SubjectFactory(tenant=tenant, external_id="dana")
     system = SystemPrincipal(tenant_id=tenant.id)
-    older, newer = memory_store_many(
-        drafts=[
-            draft(
-                subject,
-                "Deploys go to eu-west-1 region.",
-                "episode",
-                memory_key="deploy.region",
-                **INFERRED,
-            ),
-            draft(
-                subject,
-                "Deploys go to us-east-1 region.",
-                "episode",
-                memory_key="deploy.region",
-                **INFERRED,
-            ),
-        ],
-        principal=system,
-    )
+    drafts = _rivals(subject, deploy=["eu-west-1", "us-east-1"], database=[])
+    rivals = memory_store_many(drafts=drafts, principal=system)
+    return system, rivals
+
+
+def _opening_reader(monkeypatch, tenant, agent, *, opened=None, commit=None):
+    """A retrieval that pauses once it has read the region's rows (``fetched``, until ``go``)
+    and, if ``opened`` is given, once it has opened their conflict, before its commit (until
+    ``commit``)."""
     fetched, go = threading.Event(), threading.Event()
     real = pipeline.filters.apply_hard_filters
 
@@ -236,12 +226,47 @@ def test_a_conflict_opened_from_rows_read_before_a_supersession_cites_the_new_ve
 
     def reader():
         with tenant_scope(tenant.id), transaction.atomic():
-            return pipeline.retrieve(
+            retrieve(
                 principal=AgentPrincipal.from_agent(agent),
                 request=RetrievalRequest(query="which region do deploys go to?", user_id="dana"),
             )
+            if opened is not None:
+                opened.set()
+                assert commit.wait(30)
 
-    t = in_thread(reader, released=[fetched])
+    return (
+        fetched,
+        go,
+        in_thread(reader, name="reader", released=[fetched] + ([opened] if opened else [])),
+    )
+
+
+def _choose(principal, item, winner, *, seen):
+    conflict_resolve(
+        principal=principal,
+        item_id=item.id,
+        outcome="choose_winner",
+        winner_id=winner,
+        reason="user chose",
+        seen_candidate_ids=seen,
+    )
+
+
+def _region_conflict(tenant, new_version):
+    """The open region conflict's candidates and their statuses."""
+    with tenant_scope(tenant.id):
+        item = ReviewItem.objects.get(kind="conflict", state="open", memory_key="deploy.region")
+        status = dict(Memory.objects.values_list("pk", "status"))
+    assert new_version.id in item.candidate_ids, "the conflict cites the retired row instead"
+    assert all(status[c] == "active" for c in item.candidate_ids)
+    return item
+
+
+def test_a_conflict_opened_from_rows_read_before_a_supersession_cites_the_new_version(
+    monkeypatch, tenant, agent
+):
+    system, (older, newer) = _region_rivals(tenant)
+    fetched, go, reader = _opening_reader(monkeypatch, tenant, agent)
     assert fetched.wait(30)
     with tenant_scope(tenant.id):
         w = memory_write(
@@ -249,20 +274,13 @@ def test_a_conflict_opened_from_rows_read_before_a_supersession_cites_the_new_ve
             data=inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
         )
     go.set()
-    t.outcome(30)
+    reader.outcome(30)
     with tenant_scope(tenant.id):
         item = ReviewItem.objects.get(kind="conflict", state="open")
         status = dict(Memory.objects.values_list("pk", "status"))
         assert all(status[c] == "active" for c in item.candidate_ids)
         survivor = ({older.id, newer.id} - {w.memory.supersedes_id}).pop()
-        conflict_resolve(
-            principal=system,
-            item_id=item.id,
-            outcome="choose_winner",
-            winner_id=survivor,
-            reason="user chose",
-            seen_candidate_ids=item.candidate_ids,
-        )
+        _choose(system, item, survivor, seen=item.candidate_ids)
         active = list(
             Memory.objects.filter(memory_key="deploy.region", status="active").values_list(
                 "pk", flat=True
@@ -386,3 +404,94 @@ def test_a_subject_deletion_run_leaves_the_conflicts_made_after_its_request_thei
     assert all(i["memory_key"] == "backend.language" for i in after if i["state"] == "open")
     # ... so the next weaker write on the key joins it rather than opening a second one.
     assert len([i for i in later if i["state"] == "open"]) == 1
+
+
+def test_a_conflict_committed_after_a_supersession_it_could_not_see_is_mended(
+    monkeypatch, tenant, agent
+):
+    """Stop 51's left-open race, the retrieval committing last: it read the rows' statuses
+    (both heads active) before the write committed, the write's own read of the conflicts
+    citing its head could not see the item the retrieval had not committed, and the item cited
+    the retired head. The retrieval looks again once it has committed."""
+    system, _ = _region_rivals(tenant)
+    opened, commit = threading.Event(), threading.Event()
+    fetched, go, reader = _opening_reader(monkeypatch, tenant, agent, opened=opened, commit=commit)
+    assert fetched.wait(30)
+    go.set()
+    assert opened.wait(30) and reader.error is None, reader.error
+    with tenant_scope(tenant.id):  # commits while the retrieval's item is not committed yet
+        w = memory_write(
+            principal=system,
+            data=inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
+        )
+    assert w.memory.supersedes_id is not None
+    commit.set()
+    reader.outcome(30)
+    _region_conflict(tenant, w.memory)
+
+
+def test_a_conflict_committed_before_a_supersession_that_could_not_see_it_is_mended(
+    monkeypatch, tenant, agent
+):
+    """The same race, the write committing last: its read of the conflicts citing its head
+    came before the retrieval's item was committed, and the retrieval had read the head
+    active. The write looks again once it has committed."""
+    system, _ = _region_rivals(tenant)
+    fetched, go, reader = _opening_reader(monkeypatch, tenant, agent)
+    assert fetched.wait(30)
+    written, commit = threading.Event(), threading.Event()
+
+    def writer():
+        with tenant_scope(tenant.id), transaction.atomic():
+            result = memory_write(
+                principal=system,
+                data=inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
+            )
+            written.set()
+            assert commit.wait(30)
+        return result
+
+    w = in_thread(writer, name="writer", released=[written])
+    assert written.wait(30) and w.error is None, w.error
+    go.set()
+    reader.outcome(30)  # the retrieval opens the conflict and commits first
+    commit.set()
+    new_version = w.outcome(30).memory
+    _region_conflict(tenant, new_version)
+
+
+def test_a_resolution_refuses_a_conflict_still_citing_a_retired_row_until_the_sweep_mends_it(
+    tenant,
+):
+    """A conflict left citing a superseded row (a mend after a commit that failed, or an item
+    stored before there was one) is not resolved as it stands: choosing the other chain would
+    revoke nothing of the new version. The retention sweep mends it."""
+    system, (west, east) = _region_rivals(tenant)
+    with tenant_scope(tenant.id):
+        item = conflict_service.conflict_open(
+            tenant_id=tenant.id,
+            subject_id=west.subject_id,
+            memory_key="deploy.region",
+            place=ConflictPlace.of(west),
+            candidate_ids=[west.id, east.id],
+        )
+        w = memory_write(
+            principal=system,
+            data=inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
+        )
+        retired = w.memory.supersedes_id
+        survivor = ({west.id, east.id} - {retired}).pop()
+        # As the race left it before: the item still citing the retired head.
+        ReviewItem.objects.filter(pk=item.pk).update(candidate_ids=[west.id, east.id])
+        with pytest.raises(Conflict) as refused:
+            _choose(system, item, survivor, seen=[west.id, east.id])
+        assert refused.value.code == "conflict_changed"
+        assert Memory.objects.get(pk=w.memory.id).status == "active"
+    report = retention_apply()
+    assert report["conflicts_healed"] == 1
+    with tenant_scope(tenant.id):
+        item.refresh_from_db()
+        assert sorted(item.candidate_ids, key=str) == sorted([survivor, w.memory.id], key=str)
+        _choose(system, item, survivor, seen=item.candidate_ids)
+        assert Memory.objects.get(pk=w.memory.id).status == "revoked"
+    assert retention_apply()["conflicts_healed"] == 0
