@@ -49,7 +49,7 @@ from memory_core.models import (
 from memory_core.policy_check import STATE_WORDS
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.types import ConflictPlace
-from memory_core.rls import tenant_atomic
+from memory_core.rls import request_tenant_set, tenant_atomic
 from memory_core.selectors.approvals import in_use_now
 from memory_core.services.revocations import memory_revocation_journal_on_commit
 
@@ -309,11 +309,14 @@ def conflicts_heal_on_commit(*, tenant_id, memory_ids) -> None:
 
 
 def _heal_after_commit(tenant_id, ids: list[str]) -> None:
-    # Its own transaction (a request's tenant setting ended with its own). Never raised: the
-    # work it follows is committed, a resolution refuses a conflict left stale
-    # (``conflict_changed``) and the retention sweep mends it (``conflicts_heal_stale``).
+    # Its own transaction (a request's tenant setting ended with its own), its lock waits
+    # bounded as a request's are (its events' inserts wait for a whole tenant's deletion
+    # holding the tenant row, say). Never raised: the work it follows is committed, a
+    # resolution refuses a conflict left stale (``conflict_changed``) and the retention sweep
+    # mends it (``conflicts_heal_stale``).
     try:
-        with tenant_atomic(tenant_id):
+        with transaction.atomic():
+            request_tenant_set(tenant_id)
             conflicts_heal(tenant_id=tenant_id, memory_ids=ids)
     except Exception:
         logger.exception("could not mend the conflicts citing %s (tenant %s)", ids, tenant_id)
