@@ -299,9 +299,14 @@ class EventsStore(Store):
     )
     # A write admission rejected has no memory row: its event is keyed by the decision's id.
     # A whole subject's deletion reaches those of the subject's decisions (none otherwise).
+    # Those made before the request (``requested``, None for every one): a write refused
+    # since, while the run went on, is not the operation's, as the subject's review items made
+    # since are not (its event failed the step's check).
     _DECISIONS = (
         "SELECT a.id FROM memory_core_admissiondecision a"
-        " WHERE a.subject_id = ANY(%(subjects)s::uuid[]) OR a.tenant_id = %(tenant)s::uuid"
+        " WHERE (a.subject_id = ANY(%(subjects)s::uuid[])"
+        " AND (%(requested)s::timestamptz IS NULL OR a.created_at <= %(requested)s))"
+        " OR a.tenant_id = %(tenant)s::uuid"
     )
     # ...and a rejected write's decision names the memory it was about (the one a correction
     # corrected, or the key's head it would have superseded): any deletion of that memory
@@ -412,6 +417,7 @@ class EventsStore(Store):
             "code_pattern": CODE_PATTERN,
             "subjects": [str(subject.id)],
             "tenant": None,
+            "requested": None,
         }
         with connections["default"].cursor() as cursor:
             cursor.execute(cls._SUBJECT_LEFT_SQL, params)
@@ -715,7 +721,13 @@ class TracesStore(Store):
             selected_ids__overlap_array=ctx.memory_ids
         )
         if ctx.whole_subject:
-            query |= Q(subject_id__in_array=ctx.subject_ids)
+            # The subject's retrievals made before the request. One made since cites none of
+            # its memories (deleted, or fenced while queued) and is not the operation's, as its
+            # review items made since are not: counted, it failed the step's check while the
+            # person's agent went on asking between the purge and the check.
+            query |= Q(
+                subject_id__in_array=ctx.subject_ids, created_at__lte=ctx.operation.requested_at
+            )
         return traces.filter(query)
 
     def purge(self, ctx):
