@@ -61,7 +61,7 @@ PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 def parse_rate(rate: str) -> tuple[int, int]:
     """Return ``(allowed, seconds)`` of a rate like "1200/min" (DRF's spelling: the period's
-    first letter, s, m, h or d, counts)."""
+    first letter, s, m, h or d, counts; ``config.env.env_rate`` refused any other word)."""
     allowed, period = rate.split("/")
     return int(allowed), PERIODS[period[0]]
 

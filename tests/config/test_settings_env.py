@@ -173,6 +173,52 @@ def test_an_empty_path_setting_is_the_default(variable, setting, default, tmp_pa
     assert shown == str(tmp_path / default)
 
 
+@pytest.mark.parametrize(
+    ("variable", "expression", "default"),
+    [
+        # Celery's own default broker then, amqp://guest@localhost:5672//, which no one runs:
+        # no deletion, sweep or export task was ever delivered.
+        ("CELERY_BROKER_URL", "s.CELERY_BROKER_URL", "filesystem://localhost/"),
+        # "Unknown embedding runtime ''": every write 503.
+        ("MEMLEDGER_EMBEDDING_RUNTIME", "s.MEMLEDGER_EMBEDDER['RUNTIME']", "onnx"),
+        ("MEMLEDGER_EMBEDDING_PRECISION", "s.MEMLEDGER_EMBEDDER['PRECISION']", "int8"),
+        (
+            "MEMLEDGER_EMBEDDER_BACKEND",
+            "s.MEMLEDGER_EMBEDDER['BACKEND']",
+            "memory_core.embeddings.SentenceTransformerEmbedder",
+        ),
+        ("MEMLEDGER_DB_APP_ROLE", "s.MEMLEDGER_DB_APP_ROLE", "memledger_app"),
+        # "ValueError: Unable to configure root logger", naming no variable.
+        ("DJANGO_LOG_LEVEL", "s.LOGGING['root']['level']", "INFO"),
+    ],
+)
+def test_an_empty_text_setting_is_the_default(variable, expression, default, tmp_path):
+    """Read as the empty text (stop 52's audit of the documentation's promises)."""
+    assert _setting(tmp_path, expression, **{variable: ""}) == default
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "expected"),
+    [
+        ("DJANGO_LOG_LEVEL", "verbose", "one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        ("MEMLEDGER_EMBEDDING_RUNTIME", "tensorflow", "one of onnx, torch"),
+        ("MEMLEDGER_EMBEDDING_PRECISION", "fp16", "one of int8, fp32"),
+    ],
+)
+def test_a_word_outside_its_choices_is_refused_naming_the_variable(
+    variable, value, expected, tmp_path
+):
+    """A bad log level stopped every process with logging's own ValueError, naming no
+    variable; a bad runtime or precision started, and every write answered 503."""
+    result = _check(tmp_path, **{variable: value})
+    assert result.returncode != 0
+    assert f"{variable} is {value!r}: it must be {expected}." in _last_line(result.stderr)
+
+
+def test_a_log_level_is_read_in_any_letter_case(tmp_path):
+    assert _setting(tmp_path, "s.LOGGING['root']['level']", DJANGO_LOG_LEVEL="debug") == "DEBUG"
+
+
 def test_an_empty_data_dir_is_the_default(tmp_path):
     """Every ``.data`` default (cache, broker, exports, journal) was the working directory."""
     shown = _setting(tmp_path, "str(s.MEMLEDGER_DELETION_LEDGER)", MEMLEDGER_DATA_DIR="")
