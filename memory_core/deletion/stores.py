@@ -721,13 +721,13 @@ class TracesStore(Store):
             selected_ids__overlap_array=ctx.memory_ids
         )
         if ctx.whole_subject:
-            # The subject's retrievals made before the request. One made since cites none of
-            # its memories (deleted, or fenced while queued) and is not the operation's, as its
-            # review items made since are not: counted, it failed the step's check while the
-            # person's agent went on asking between the purge and the check.
-            query |= Q(
-                subject_id__in_array=ctx.subject_ids, created_at__lte=ctx.operation.requested_at
-            )
+            # The subject's retrievals made before the operation's first run: those made while
+            # it was queued name the subject too (``+subject_deletion_queued``, and "the queued
+            # request deletes it with the rest": docs/retrieval.md). One made since cites none
+            # of its memories (deleted) and is not the operation's: counted, it failed the
+            # step's check while the person's agent went on asking between purge and check.
+            made_before = ctx.operation.started_at or ctx.operation.requested_at
+            query |= Q(subject_id__in_array=ctx.subject_ids, created_at__lte=made_before)
         return traces.filter(query)
 
     def purge(self, ctx):
