@@ -1,5 +1,6 @@
 """Post-processing of the OpenAPI schema (``SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]``)."""
 
+from memory_core.admission.candidate import MAX_BATCH
 from memory_core.subject_tokens import HEADER
 
 # "HTTP_X_MEMLEDGER_SUBJECT_TOKEN" as a client sends it: X-Memledger-Subject-Token.
@@ -26,4 +27,15 @@ def subject_token_header(result, generator, request, public):
                 continue
             if any("ApiKey" in requirement for requirement in operation.get("security", [])):
                 operation.setdefault("parameters", []).append(SUBJECT_TOKEN_PARAMETER)
+    return result
+
+
+def batch_item_bounds(result, generator, request, public):
+    """State a batch's 1 to ``MAX_BATCH`` items on ``MemoryBatch.items`` (drf-spectacular
+    describes no bounds of a list serializer): a client or a fuzzer reading the schema sent
+    empty and oversized batches it could not know were refused (stop 52's audit)."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for name, component in schemas.items():
+        if name.startswith("MemoryBatch") and "items" in component.get("properties", {}):
+            component["properties"]["items"].update(minItems=1, maxItems=MAX_BATCH)
     return result

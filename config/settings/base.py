@@ -247,6 +247,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",  # the default
         "api.schema.subject_token_header",
+        "api.schema.batch_item_bounds",
     ],
 }
 # Seconds a signed subject token lets an agent without any_subject act for one subject

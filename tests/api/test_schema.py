@@ -166,3 +166,15 @@ def test_the_memory_schema_says_which_words_agents_are_not_answered(schema):
     for name in WITHHELD_FIELDS:
         described = fields["properties"][name]["description"]
         assert "pending_approval" in described and "rejected" in described, (name, described)
+
+
+def test_a_batchs_items_are_bounded_as_the_api_bounds_them(schema, api_client):
+    """drf-spectacular described no bounds of a batch's items: a client reading the schema
+    could not know an empty batch, or one of 101 items, is refused (stop 52's audit)."""
+    items = schema["components"]["schemas"]["MemoryBatch"]["properties"]["items"]
+    assert (items.get("minItems"), items.get("maxItems")) == (1, 100)
+    for size, code in ((0, "min_length"), (101, "max_length")):
+        body = {"items": [{"subject": "s"}] * size}
+        answer = api_client.post("/api/v1/memories/batch", body, format="json")
+        assert answer.status_code == 400
+        assert answer.json()["error"]["details"]["items"][0]["code"] == code
