@@ -56,6 +56,8 @@ from memory_core.services.revocations import memory_revocation_journal_on_commit
 logger = logging.getLogger(__name__)
 
 OUTCOMES = ReviewItem.CONFLICT_OUTCOMES
+# The actor of the events of a conflict's rows a mend adds (``conflicts_heal``).
+MEND = "conflict_mend"
 
 
 @dataclass
@@ -93,7 +95,13 @@ def conflict_lookup(
 
 @transaction.atomic
 def conflict_open(
-    *, tenant_id, subject_id, memory_key: str, place: ConflictPlace, candidate_ids: list
+    *,
+    tenant_id,
+    subject_id,
+    memory_key: str,
+    place: ConflictPlace,
+    candidate_ids: list,
+    actor_id: str = "retrieval",
 ) -> ReviewItem:
     """Return the open conflict item for the key at ``place``, creating it (with events) if
     there is none, and adding to it the rows of ``candidate_ids`` it does not hold yet.
@@ -105,7 +113,8 @@ def conflict_open(
     (``FOR UPDATE``, held until commit), and the check is made again on the locked row, which
     a concurrent call may have changed. Two first opens are kept apart by the constraint
     ``review_one_open_conflict_per_place``: the second insert waits for the first transaction
-    to end, fails, and joins the item the first one committed.
+    to end, fails, and joins the item the first one committed. ``actor_id``: the part of
+    memledger that saw the conflict, which its events name (``_conflict_events``).
     """
     ids = sorted(str(i) for i in candidate_ids)
     identity = {
@@ -121,6 +130,10 @@ def conflict_open(
     if item is not None and {str(i) for i in item.candidate_ids}.issuperset(ids):
         return item
     ids = _current_versions(tenant_id, ids)
+    # Every path from here locks the item until this transaction ends (it opens it, or locks
+    # it to add rows, or finds another call's committed item in its place): a mend after
+    # another's commit skips a locked item, so this one looks again after its own.
+    conflicts_heal_on_commit(tenant_id=tenant_id, memory_ids=ids)
     if item is not None:
         # None if a resolution closed the item since it was read: a new one is opened, as
         # when there was none.
@@ -134,13 +147,11 @@ def conflict_open(
         except IntegrityError:  # a concurrent call opened it first, and has committed
             item = items.select_for_update().get()
         else:
-            _conflict_events(item, ids)
-            conflicts_heal_on_commit(tenant_id=tenant_id, memory_ids=ids)
+            _conflict_events(item, ids, actor_id=actor_id)
             return item
     held = {str(i) for i in item.candidate_ids}
     if not held.issuperset(ids):
-        _conflict_join(item, held, ids)
-        conflicts_heal_on_commit(tenant_id=tenant_id, memory_ids=ids)
+        _conflict_join(item, held, ids, actor_id=actor_id)
     return item
 
 
@@ -173,7 +184,7 @@ def _current_versions(tenant_id, ids: list[str]) -> list[str]:
     return sorted(current | {i for i in ids if uuid.UUID(i) not in rows})
 
 
-def _conflict_join(item: ReviewItem, held: set[str], ids: list[str]) -> None:
+def _conflict_join(item: ReviewItem, held: set[str], ids: list[str], *, actor_id: str) -> None:
     """Add the rows of ``ids`` to the open ``item``, dropping the rows it held that are no
     longer active.
 
@@ -187,11 +198,19 @@ def _conflict_join(item: ReviewItem, held: set[str], ids: list[str]) -> None:
     ).values_list("pk", flat=True)
     item.candidate_ids = sorted({str(pk) for pk in active} | set(ids))
     item.save(update_fields=["candidate_ids"])
-    _conflict_events(item, [i for i in ids if i not in held])
+    _conflict_events(item, [i for i in ids if i not in held], actor_id=actor_id)
 
 
-def _conflict_events(item: ReviewItem, ids) -> None:
-    """Record that each memory of ``ids`` is a candidate of the conflict ``item``."""
+def _conflict_events(item: ReviewItem, ids, *, actor_id: str) -> None:
+    """Record that each memory of ``ids`` is a candidate of the conflict ``item``: by
+    memledger's part that cited it (``actor_id``: ``retrieval``, ``admission``, ``review`` or
+    ``conflict_mend``), under the policy the memory was written under, as a resolution's
+    events record it (``_policy_versions``). Every mend was "retrieval" and no event had a
+    policy version (stop 52's audits)."""
+    ids = list(ids)
+    if not ids:
+        return
+    policy_versions = _policy_versions(item.tenant_id, ids)
     MemoryEvent.objects.bulk_create(
         [
             MemoryEvent(
@@ -199,8 +218,9 @@ def _conflict_events(item: ReviewItem, ids) -> None:
                 memory_id=memory_id,
                 action=MemoryEvent.Action.CONFLICT,
                 actor_type=MemoryEvent.ActorType.SYSTEM,
-                actor_id="retrieval",
+                actor_id=actor_id,
                 reason_code="unresolved_high_impact_conflict",
+                policy_version=policy_versions.get(str(memory_id)),
                 details={"review_item": str(item.id)},
             )
             for memory_id in ids
@@ -300,8 +320,10 @@ def conflicts_heal_on_commit(*, tenant_id, memory_ids) -> None:
     item the retrieval has not committed, the retrieval's read of the rows' statuses does
     not see the supersession the write has not committed, and the item cited the superseded
     row (stop 51's "Left open"). Both look again once they have committed, the write at the
-    heads it superseded and the retrieval (only when it opened an item or added rows to one)
-    at the rows it cited: whichever commits last sees the other's work and mends the item.
+    heads it superseded and the retrieval (whenever it locked an item: opened it, added rows
+    to it, or found another's in its place) at the rows it cited: whichever commits last sees
+    the other's work and mends the item. A third holding the item when a mend runs (which
+    skips it) looks again after its own commit.
     """
     ids = sorted({str(i) for i in memory_ids})
     if ids:
@@ -344,7 +366,7 @@ def conflicts_heal(*, tenant_id, memory_ids: list) -> int:
         if current != held:
             item.candidate_ids = current
             item.save(update_fields=["candidate_ids"])
-            _conflict_events(item, [i for i in current if i not in held])
+            _conflict_events(item, [i for i in current if i not in held], actor_id=MEND)
             healed += 1
     return healed
 

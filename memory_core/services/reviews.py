@@ -140,12 +140,23 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse)
         # head and the approved write only would drop a third chain from an open conflict.
         standing = writer_reaches(memory, heads_on_key(memory, agent_id=head.agent_id, use=use))
         standing = standing.values_list("pk", flat=True)
-        conflict_open(
+        conflict = conflict_open(
             tenant_id=memory.tenant_id,
             subject_id=memory.subject_id,
             memory_key=memory.memory_key,
             place=ConflictPlace.of(memory),
             candidate_ids=sorted({head.id, memory.id, *standing}, key=str),
+            actor_id="review",
+        )
+        # Kept beside the head as its writer's, as a write of lower authority records its own
+        # ``conflict`` event (a person's correction of an administrator's memory counts as a
+        # user correction once approved: stop 52's audit); the reviewer's part is "approved".
+        event_record(
+            memory=memory,
+            action=MemoryEvent.Action.CONFLICT,
+            principal=writer_of(memory) or principal,
+            reason_code="review.approved",
+            details={"review_item": str(conflict.id)},
         )
 
 

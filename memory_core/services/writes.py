@@ -621,6 +621,7 @@ def _record(
                 memory_key=item.candidate.memory_key,
                 place=ConflictPlace.of(item.memory),
                 candidate_ids=sorted({item.head.id, item.memory.id, *standing}, key=str),
+                actor_id="admission",
             )
             cited = None
     return decisions

@@ -21,7 +21,7 @@ from memory_core.deletion.retention import retention_apply
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
 from memory_core.exceptions import Conflict
-from memory_core.models import Memory, ReviewItem, Subject
+from memory_core.models import Memory, MemoryEvent, ReviewItem, Subject
 from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.retrieval import pipeline
 from memory_core.retrieval.pipeline import retrieve
@@ -35,7 +35,7 @@ from memory_core.services.writes import memory_write
 from tests.deletion.conftest import private_queue  # noqa: F401 (a fixture)
 from tests.factories import AgentFactory, SubjectFactory, write_body
 from tests.memory_core.retrieval.conftest import draft
-from tests.threads import errors_of, in_thread
+from tests.threads import errors_of, in_thread, someone_waits_for_a_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -495,3 +495,110 @@ def test_a_resolution_refuses_a_conflict_still_citing_a_retired_row_until_the_sw
         _choose(system, item, survivor, seen=item.candidate_ids)
         assert Memory.objects.get(pk=w.memory.id).status == "revoked"
     assert retention_apply()["conflicts_healed"] == 0
+
+
+def test_a_second_retrieval_holding_the_item_mends_it_after_its_own_commit(
+    monkeypatch, tenant, agent
+):
+    """Two retrievals read the region's two heads before a write supersedes one. The first
+    opens the conflict and commits after the write; the second, whose insert waited for the
+    first's, then locks the item and finds it holding every row it read. The first one's mend
+    (``conflicts_heal``, SKIP LOCKED) runs while the second holds the item, and skips it: the
+    second registered no mend, and the item was left citing the retired head (stop 52's
+    review of its own change). Every call that locks the item looks again after its commit."""
+    system, (west, east) = _region_rivals(tenant)
+    fetched = {"R1": threading.Event(), "R2": threading.Event()}
+    go = {"R1": threading.Event(), "R2": threading.Event()}
+    opened, commit1 = threading.Event(), threading.Event()
+    r2_done, commit2 = threading.Event(), threading.Event()
+    real_filters = pipeline.filters.apply_hard_filters
+    real_heal = conflict_service.conflicts_heal
+
+    def paused_filters(found, **kwargs):
+        name = threading.current_thread().name
+        if name in fetched:
+            fetched[name].set()
+            assert go[name].wait(30)
+        return real_filters(found, **kwargs)
+
+    def heal_when_r2_holds(**kwargs):
+        # Only orders R1's mend after R2 has locked the item (as it would, by timing).
+        if threading.current_thread().name == "R1":
+            assert r2_done.wait(30)
+        return real_heal(**kwargs)
+
+    monkeypatch.setattr(pipeline.filters, "apply_hard_filters", paused_filters)
+    monkeypatch.setattr(conflict_service, "conflicts_heal", heal_when_r2_holds)
+
+    def reader(done, commit):
+        def work():
+            with tenant_scope(tenant.id), transaction.atomic():
+                retrieve(
+                    principal=AgentPrincipal.from_agent(agent),
+                    request=RetrievalRequest(
+                        query="which region do deploys go to?", user_id="dana"
+                    ),
+                )
+                done.set()
+                assert commit.wait(30)
+
+        return work
+
+    r1 = in_thread(reader(opened, commit1), name="R1", released=[fetched["R1"], opened])
+    r2 = in_thread(reader(r2_done, commit2), name="R2", released=[fetched["R2"], r2_done])
+    assert fetched["R1"].wait(30) and fetched["R2"].wait(30)
+    go["R1"].set()
+    assert opened.wait(30) and r1.error is None, r1.error
+    go["R2"].set()
+    deadline = time.monotonic() + 30
+    while not someone_waits_for_a_lock():  # R2's insert waits for R1's item
+        assert r2.is_alive() and time.monotonic() < deadline, r2.error
+        time.sleep(0.02)
+    with tenant_scope(tenant.id):
+        w = memory_write(
+            principal=system,
+            data=inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
+        )
+    assert w.memory.supersedes_id is not None
+    commit1.set()
+    r1.wait(60)
+    commit2.set()
+    assert errors_of(r1, r2) == []
+    with tenant_scope(tenant.id):
+        item = ReviewItem.objects.get(kind="conflict", state="open", memory_key="deploy.region")
+        status = dict(Memory.objects.values_list("pk", "status"))
+    assert {status[c] for c in item.candidate_ids} == {"active"}, {
+        str(c): status[c] for c in item.candidate_ids
+    }
+    assert w.memory.id in item.candidate_ids
+
+
+def test_the_sweeps_mend_records_its_conflict_event_as_the_mend(tenant):
+    """DESIGN.md: every change is an event with its actor and policy version. The retention
+    sweep's mend recorded the new version's ``conflict`` event as ``system:retrieval``, with
+    no policy version (stop 52's review)."""
+    system, (west, east) = _region_rivals(tenant)
+    with tenant_scope(tenant.id):
+        item = conflict_service.conflict_open(
+            tenant_id=tenant.id,
+            subject_id=west.subject_id,
+            memory_key="deploy.region",
+            place=ConflictPlace.of(west),
+            candidate_ids=[west.id, east.id],
+        )
+        w = memory_write(
+            principal=system,
+            data=inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
+        )
+        ReviewItem.objects.filter(pk=item.pk).update(candidate_ids=[west.id, east.id])
+    report = retention_apply()
+    with tenant_scope(tenant.id):
+        events = list(
+            MemoryEvent.objects.filter(memory_id=w.memory.id, action="conflict").values(
+                "actor_type", "actor_id", "policy_version", "reason_code"
+            )
+        )
+    assert report["conflicts_healed"] == 1
+    assert [(e["actor_id"], e["policy_version"]) for e in events] == [
+        ("conflict_mend", w.memory.policy_version)
+    ]
