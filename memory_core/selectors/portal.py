@@ -322,7 +322,9 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
     Any version of the chain, not ``memory`` alone: a write waits on the version in use when
     it was written, and its approval follows the chain to its newest version
     (``selectors.approvals.approval_head``); once the person had corrected that version, the
-    write showed on no page of the chain. Two queries.
+    write showed on no page of the chain. Not one past its valid_until or its class's
+    retention, which approval refuses (``subject_memories_pending`` leaves it out too: the
+    memory's page said a reviewer would look at it first). Two queries.
     """
     citing = ReviewItem.objects.filter(
         tenant_id=principal.tenant_id,
@@ -333,6 +335,7 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
     return list(
         Memory.objects.visible_to(principal)
         .filter(status=Status.PENDING_APPROVAL, pk__in=citing)
+        .not_ended(in_use_now(principal.tenant_id))
         .exclude(pk=memory.pk)
         .order_by("created_at", "id")
     )

@@ -2,6 +2,7 @@
 
 import json
 import re
+from datetime import timedelta
 
 import pytest
 from django.test.client import BOUNDARY, encode_multipart
@@ -21,7 +22,7 @@ from memory_core.models import (
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.services.memories import MemoryDraft, memory_supersede
 from memory_core.services.reviews import review_approve
-from tests.factories import MemoryFactory
+from tests.factories import MemoryFactory, pending_write_on
 
 pytestmark = pytest.mark.django_db
 
@@ -1830,3 +1831,24 @@ def test_consent_is_not_withdrawn_from_a_memory_past_its_retention(
     assert "past its retention period" in str(refused.value)
     memory.refresh_from_db()
     assert memory.status == "active"
+
+
+def test_a_memorys_pages_do_not_list_as_waiting_a_correction_no_reviewer_can_approve(
+    alice_client, alice_subject
+):
+    """docs/portal.md: "waiting for a reviewer" leaves out a write past its valid_until, which
+    approval refuses. The home page did; the corrected memory's page still listed it, saying
+    a reviewer looks at it first, and its delete page that an approval would make it what is
+    remembered (stop 52's audits of the portal and of the reviewer's side)."""
+    head = MemoryFactory(subject=alice_subject, memory_key="diet.notes", content="Eats all.")
+    item = pending_write_on(
+        head,
+        "Alice is diabetic until the end of the trial.",
+        valid_from=timezone.now() - timedelta(days=3),
+        valid_until=timezone.now() - timedelta(hours=1),
+    )
+    home = alice_client.get(reverse("portal:home"))
+    assert item.memory_id not in [m.pk for m in home.context["pending"]]
+    page = alice_client.get(reverse("portal:memory", args=[head.pk]))
+    assert item.memory_id not in [m.pk for m in page.context["waiting"]]
+    assert "a reviewer looks at it first" not in page.content.decode()
