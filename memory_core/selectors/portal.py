@@ -599,10 +599,11 @@ def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
     """Return a page of the open conflicts of the reviewer's tenant, oldest first, each with
     ``candidates`` loaded.
 
-    Each candidate carries ``state_now``, its status now (``Memory.status_at``: "expired"
-    past its valid_until), and each item ``active_count``: how many candidates are still in
+    Each candidate carries ``state_now``, its state now (``InUse.state``: "expired" past its
+    valid_until, "past_retention" past its class's retention), and each item ``active_count``: how many candidates are still in
     use (only those can be chosen as the winner), and ``held_apart``: whether they may all
-    stay in use (``models.held_apart``). Three queries whatever the queue holds.
+    stay in use (``models.held_apart``). Four queries whatever the queue holds (the tenant's
+    active policy one of them).
     """
     queue = _reviewer_items(principal).filter(
         kind=ReviewItem.Kind.CONFLICT, state=ReviewItem.State.OPEN
@@ -624,15 +625,19 @@ def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
         ).select_related("agent")
     }
     now = timezone.now()
+    use = in_use_now(principal.tenant_id, now)
     for item in items:
         ids = list(item.candidate_ids) or ([item.memory_id] if item.memory_id else [])
         item.candidates = [by_id[candidate] for candidate in ids if candidate in by_id]
-        # As conflict_resolve decides: one past its valid_until is expired, though its status
-        # stays "active" until the retention sweep; offered, it won and revoked the live one.
+        # As conflict_resolve decides (``InUse``): one past its valid_until or its class's
+        # retention is no longer in use, though its status stays "active" until the retention
+        # sweep; offered, it won and revoked the live one (past its end), or was refused
+        # (past its retention: stop 52's audit).
         for memory in item.candidates:
-            memory.state_now = memory.status_at(now)
-        item.active_count = sum(1 for m in item.candidates if m.state_now == Status.ACTIVE)
-        item.held_apart = held_apart(item.candidates, now)
+            memory.state_now = use.state(memory)
+        in_use = [m for m in item.candidates if m.state_now == Status.ACTIVE]
+        item.active_count = len(in_use)
+        item.held_apart = held_apart(in_use, now)
     result.items = items
     return result
 

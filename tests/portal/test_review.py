@@ -1076,3 +1076,37 @@ def test_the_queue_offers_only_a_rejection_of_a_write_that_went_out_of_use(
     assert "Approved, it" not in card
     assert reverse("portal:review:approve", args=[item.pk]) not in card
     assert reverse("portal:review:reject", args=[item.pk]) in card
+
+
+def test_the_conflicts_page_offers_no_candidate_past_its_retention_as_a_winner(
+    reviewer_client, alice_subject
+):
+    """docs/portal.md: only candidates in use can be chosen. One past its class's retention
+    (episodic, 90 days by the default policy) was offered as the winner and counted in use,
+    and Resolve then refused it (``winner_not_active``: stop 52's audit)."""
+    episode = {
+        "memory_type": "previous_decision",
+        "memory_class": "episodic",
+        "authority": "model_inference",
+        "source_type": "model_inference",
+        "confidence": 0.7,
+    }
+    old = MemoryFactory(
+        subject=alice_subject, memory_key="deploy.region", content="eu-west-1", **episode
+    )
+    Memory.objects.filter(pk=old.pk).update(created_at=timezone.now() - timedelta(days=120))
+    fresh = MemoryFactory(
+        subject=alice_subject, memory_key="deploy.region", content="us-east-1", **episode
+    )
+    ReviewItem.objects.create(
+        tenant=alice_subject.tenant,
+        subject=alice_subject,
+        kind="conflict",
+        memory_key="deploy.region",
+        candidate_ids=[old.pk, fresh.pk],
+    )
+    page = reviewer_client.get(reverse("portal:review:conflicts"))
+    html = page.content.decode()
+    assert f'name="winner_id" value="{fresh.pk}"' in html
+    assert f'name="winner_id" value="{old.pk}"' not in html
+    assert page.context["items"][0].active_count == 1
