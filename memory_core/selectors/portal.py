@@ -600,10 +600,10 @@ def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
     ``candidates`` loaded.
 
     Each candidate carries ``state_now``, its state now (``InUse.state``: "expired" past its
-    valid_until, "past_retention" past its class's retention), and each item ``active_count``: how many candidates are still in
-    use (only those can be chosen as the winner), and ``held_apart``: whether they may all
-    stay in use (``models.held_apart``). Four queries whatever the queue holds (the tenant's
-    active policy one of them).
+    valid_until, "past_retention" past its class's retention), and each item
+    ``active_count``: how many candidates are still in use (only those can be chosen as the
+    winner), and ``held_apart``: whether they may all stay in use (``models.held_apart``).
+    Four queries whatever the queue holds (the tenant's active policy one of them).
     """
     queue = _reviewer_items(principal).filter(
         kind=ReviewItem.Kind.CONFLICT, state=ReviewItem.State.OPEN

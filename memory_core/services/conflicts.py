@@ -240,7 +240,7 @@ def conflicts_close_settled(
     *, tenant_id, memory_ids: list, reason_code: str, now, except_item=None
 ) -> None:
     """Close the open conflicts citing ``memory_ids`` (just retired: revoked, expired) that
-    they leave with fewer than two active candidates: nothing is left for a reviewer to
+    they leave with fewer than two candidates in use: nothing is left for a reviewer to
     choose. The item is closed with the retirement's reason code (not a reviewer's outcome);
     one that still has two or more active candidates stays open. ``except_item``: the item a
     resolution is closing itself, with its own outcome.
@@ -259,10 +259,15 @@ def conflicts_close_settled(
         )
         .exclude(pk=except_item)
     )
+    # In use as a resolution reads it (``InUse``): one past its valid_until or its class's
+    # retention keeps the status "active" until the sweep, and counted, it kept open a conflict
+    # left with one candidate to choose (stop 52's audit).
+    use = in_use_now(tenant_id, now) if items else None
     for item in items:
-        active = Memory.objects.filter(
+        rows = Memory.objects.filter(
             tenant_id=tenant_id, pk__in=item.candidate_ids, status=Status.ACTIVE
-        ).count()
+        )
+        active = sum(1 for row in rows if use.holds(row))
         if active < 2:
             item.state = ReviewItem.State.RESOLVED
             item.resolution = reason_code

@@ -1,11 +1,15 @@
 """A task's close expires what was bound to it; a conflict it leaves with one candidate in use
 has nothing left to decide and closes (resolution ``task_closed``), as after a revoke."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from memory_core.models import Memory, ReviewItem
 from memory_core.services.tasks import task_close
 from memory_core.services.writes import memory_write
+from tests.factories import MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -57,3 +61,39 @@ def test_a_conflict_with_two_candidates_still_in_use_stays_open(agent_principal)
 
     item.refresh_from_db()
     assert item.state == "open"
+
+
+def test_a_candidate_past_its_end_is_not_counted_in_use(tenant, system_principal):
+    """docs/api.md (tasks/close): a conflict the close leaves with fewer than two candidates
+    in use closes. One past its valid_until keeps the status "active" until the sweep, and
+    counted, it kept the conflict open with one candidate to choose (stop 52's audit)."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-5")
+    episode = {
+        "subject": subject,
+        "memory_key": "deploy.region",
+        "memory_type": "previous_decision",
+        "memory_class": "episodic",
+        "authority": "model_inference",
+        "source_type": "model_inference",
+        "confidence": 0.7,
+    }
+    now = timezone.now()
+    in_use = MemoryFactory(content="eu-west-1", **episode)
+    past_end = MemoryFactory(
+        content="us-east-1",
+        valid_from=now - timedelta(days=2),
+        valid_until=now - timedelta(hours=1),
+        **episode,
+    )
+    bound = MemoryFactory(content="ap-south-1", task_id="T-1", **episode)
+    item = ReviewItem.objects.create(
+        tenant=tenant,
+        subject=subject,
+        kind="conflict",
+        memory_key="deploy.region",
+        candidate_ids=[in_use.pk, past_end.pk, bound.pk],
+    )
+    closed = task_close(principal=system_principal, user_id="user-5", task_id="T-1")
+    assert closed.expired == [bound.pk]
+    item.refresh_from_db()
+    assert (item.state, item.resolution) == ("resolved", "task_closed")
