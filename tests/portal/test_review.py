@@ -1,5 +1,6 @@
 """Reviewer pages: one tenant's queues only; an item of another tenant is a 404."""
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -1110,3 +1111,46 @@ def test_the_conflicts_page_offers_no_candidate_past_its_retention_as_a_winner(
     assert f'name="winner_id" value="{fresh.pk}"' in html
     assert f'name="winner_id" value="{old.pk}"' not in html
     assert page.context["items"][0].active_count == 1
+
+
+def test_two_conflicts_on_one_key_have_resolve_controls_told_apart(reviewer_client, alice_subject):
+    """docs/portal.md: each conflict's Resolve carries the item in its accessible name, and
+    one key may have a conflict in each project. Both read "Resolve the conflict on
+    deploy.region of …", both reasons "Reason for the conflict on deploy.region" (stop 52's
+    audit): the place tells them apart now, and the subject the reasons of two people's."""
+    for project in ("atlas", "orbit"):
+        rows = [
+            MemoryFactory(
+                subject=alice_subject,
+                memory_key="deploy.region",
+                scope_kind="project",
+                scope_ref=project,
+                content=f"{project} {region}",
+            )
+            for region in ("eu-west-1", "us-east-1")
+        ]
+        ReviewItem.objects.create(
+            tenant=alice_subject.tenant,
+            subject=alice_subject,
+            kind="conflict",
+            memory_key="deploy.region",
+            scope_kind="project",
+            scope_ref=project,
+            candidate_ids=[row.pk for row in rows],
+        )
+    html = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+
+    def text(fragment):
+        return " ".join(re.sub(r"<[^>]+>", "", fragment).split())
+
+    buttons = re.findall(r'<button type="submit"[^>]*>(.*?)</button>', html, re.S)
+    names = sorted(name for name in map(text, buttons) if name.startswith("Resolve"))
+    reasons = sorted(map(text, re.findall(r'<label for="reason-[^"]+">(.*?)</label>', html, re.S)))
+    who = alice_subject.external_id
+    assert names == [
+        f"Resolve the conflict on deploy.region in project:{p} of {who}" for p in ("atlas", "orbit")
+    ]
+    assert reasons == [
+        f"Reason for the conflict on deploy.region in project:{p} of {who}"
+        for p in ("atlas", "orbit")
+    ]
