@@ -24,6 +24,12 @@ class MemledgerAdminSite(admin.AdminSite):
 
         return AdminLoginForm
 
+    def login(self, request, extra_context=None):
+        from config.login import without_unencodable_next
+
+        without_unencodable_next(request)
+        return super().login(request, extra_context)
+
     def admin_view(self, view, cacheable=False):
         inner = super().admin_view(view, cacheable)
 

@@ -29,12 +29,15 @@ import math
 
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth import REDIRECT_FIELD_NAME
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.signals import user_logged_in
 from django.core.exceptions import ValidationError
 from django.dispatch import receiver
 
 from api.throttling import window_charge, window_clear
+from portal.forms import refuse_lone_surrogates, shown_escaped
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +89,16 @@ class ThrottledLogin:
 
     throttled = False
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # A lone surrogate (``\ud800``, sent with a charset such as ``unicode_escape``) reached
+        # PostgreSQL in ``authenticate()`` from the username and the hasher from the password:
+        # a 500 (stop 52's audit). Refused on the field, as every portal form refuses it, and
+        # the username shown again escaped (the page could not be encoded with it).
+        for name in ("username", "password"):
+            self.fields[name].validators.append(refuse_lone_surrogates)
+        self.fields["username"].prepare_value = shown_escaped
+
     def clean(self):
         username = self.cleaned_data.get("username")
         # Charged only where a password will be checked (a form missing either checks none).
@@ -99,6 +112,28 @@ class ThrottledLogin:
 
 class LoginForm(ThrottledLogin, AuthenticationForm):
     """The portal's login (``/accounts/login/``)."""
+
+
+def without_unencodable_next(request) -> None:
+    """Drop a ``next`` holding a lone surrogate from ``request``: the redirect after a login
+    could not encode it (a 500: stop 52's audit), and no page lives there. The login then goes
+    where a login without one goes."""
+    for name in ("GET", "POST"):
+        query = getattr(request, name)
+        if any(0xD800 <= ord(c) <= 0xDFFF for c in query.get(REDIRECT_FIELD_NAME, "")):
+            query = query.copy()
+            query.pop(REDIRECT_FIELD_NAME)
+            setattr(request, name, query)
+
+
+class LoginView(auth_views.LoginView):
+    """Django's login view with the portal's form and without an unencodable ``next``."""
+
+    authentication_form = LoginForm
+
+    def dispatch(self, request, *args, **kwargs):
+        without_unencodable_next(request)
+        return super().dispatch(request, *args, **kwargs)
 
 
 class AdminLoginForm(ThrottledLogin, AdminAuthenticationForm):

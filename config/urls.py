@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
 from api.views import DocsView, NoEndpointView, SchemaView, SchemaWithoutSlashView
-from config.login import LoginForm
+from config.login import LoginView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -19,7 +19,7 @@ urlpatterns = [
     re_path(r"^api/", NoEndpointView.as_view(), name="api-no-endpoint"),
     path(
         "accounts/login/",
-        auth_views.LoginView.as_view(authentication_form=LoginForm),
+        LoginView.as_view(),
         name="login",
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

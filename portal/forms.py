@@ -40,15 +40,19 @@ class RefusesLoneSurrogates:
         return value
 
 
+def shown_escaped(value):
+    """Return ``value`` with a lone surrogate escaped (``\\ud800``), to show a refused form
+    again: the page could not be encoded with it."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    return value
+
+
 class TextField(RefusesLoneSurrogates, forms.CharField):
     """Django's CharField (which refuses NUL characters) that also refuses lone surrogates."""
 
     def prepare_value(self, value):
-        """Show a lone surrogate escaped (``\\ud800``) when the refused form is shown again: the
-        page could not be encoded with it."""
-        if isinstance(value, str):
-            return value.encode("utf-8", "backslashreplace").decode("utf-8")
-        return value
+        return shown_escaped(value)
 
 
 class ChoiceField(RefusesLoneSurrogates, forms.ChoiceField):

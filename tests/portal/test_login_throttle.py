@@ -15,6 +15,7 @@ from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.auth.backends import ModelBackend
 from django.core.cache import caches
 from django.test import Client, override_settings
+from django.test.client import BOUNDARY, encode_multipart
 
 from config.login import UNAVAILABLE, _prefix
 from tests.portal.conftest import PASSWORD, make_login
@@ -152,3 +153,31 @@ def test_a_counter_that_lost_its_expiry_holds_no_later_window(alice, monkeypatch
     monkeypatch.setattr("api.throttling.time.time", lambda: now + 15 * 60)
     person.post(PORTAL, {"username": "alice", "password": PASSWORD})
     assert SESSION_KEY in person.session
+
+
+# The text \ud800 read with unicode_escape is a lone surrogate, as a client sending that charset
+# makes one (tests/portal/test_end_user.py sends them to the portal's other forms).
+UNICODE_ESCAPE = f"multipart/form-data; boundary={BOUNDARY}; charset=unicode_escape"
+
+
+@pytest.mark.parametrize("url", ["/accounts/login/", "/admin/login/"])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"username": "alice\\ud800", "password": "wrong"},
+        {"username": "alice", "password": PASSWORD + "\\ud800"},
+        {"username": "alice", "password": PASSWORD, "next": "/portal/\\ud800"},
+    ],
+    ids=["username", "password", "next"],
+)
+def test_a_login_with_a_lone_surrogate_is_refused_not_a_500(client, alice, url, data):
+    """A surrogate in the username reached PostgreSQL in ``authenticate()``, one in the
+    password the hasher: a 500 each (stop 52's audit of the portal)."""
+    client.raise_request_exception = False
+    answer = client.generic(
+        "POST", url, encode_multipart(BOUNDARY, data), content_type=UNICODE_ESCAPE
+    )
+    assert answer.status_code in (200, 302), answer.status_code
+    if "next" not in data:
+        assert answer.status_code == 200  # the form again, with its error
+        assert SESSION_KEY not in client.session
