@@ -26,9 +26,17 @@ FALSE_WORDS = frozenset({"0", "false", "no", "off", "n", "f"})
 # needs the GDAL library, and died at start naming no variable: stop 50's review).
 DATABASE_SCHEMES = ("postgres", "postgresql", "pgsql", "psql")
 REDIS_SCHEMES = ("redis", "rediss", "unix")
+# kombu's transports a deployment may name (its filesystem one the embedded default).
+BROKER_SCHEMES = (
+    *("filesystem", "redis", "rediss", "redis+socket", "sentinel"),
+    *("amqp", "amqps", "pyamqp", "librabbitmq", "memory", "sqs"),
+)
 # A rate's period: s, m, h or d, or one of their words (the throttles read its first letter).
 RATE_PERIODS = r"(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# A century: the most a setting of hours takes. 20,000,000 hours was read, and every retention
+# sweep then raised OverflowError computing its cutoff (before year 1): stop 52's audit.
+MAX_HOURS = 876_000
 
 
 def _given(name: str) -> str:
@@ -40,23 +48,27 @@ def _refuse(name: str, value: str, expected: str) -> NoReturn:
     raise ImproperlyConfigured(f"{name} is {value!r}: it must be {expected}.")
 
 
-def _bounds(least, above) -> str:
+def _bounds(least, above, most=None) -> str:
     if above is not None:
         return f" above {above:g}"
+    if least is not None and most is not None:
+        return f" from {least:g} to {most:,}"
     return f" of at least {least:g}" if least is not None else ""
 
 
-def env_int(name: str, default: int, *, least: int | None = None) -> int:
-    """Return the whole number ``name`` (``default`` when unset or empty), at least ``least``."""
+def env_int(name: str, default: int, *, least: int | None = None, most: int | None = None) -> int:
+    """Return the whole number ``name`` (``default`` when unset or empty), from ``least`` to
+    ``most``."""
     value = _given(name)
     if not value:
         return default
+    expected = f"a whole number{_bounds(least, None, most)}"
     try:
         number = int(value)
     except ValueError:
-        _refuse(name, value, f"a whole number{_bounds(least, None)}")
-    if least is not None and number < least:
-        _refuse(name, value, f"a whole number{_bounds(least, None)}")
+        _refuse(name, value, expected)
+    if (least is not None and number < least) or (most is not None and number > most):
+        _refuse(name, value, expected)
     return number
 
 
@@ -118,12 +130,16 @@ def env_path(name: str, default: Path | str) -> Path:
 
 def env_list(name: str, default: list[str]) -> list[str]:
     """Return the comma-separated variable ``name`` as a list, each entry stripped of spaces
-    and empty ones dropped ("a.com, b.com" is ["a.com", "b.com"]); ``default`` when unset.
+    and empty ones dropped ("a.com, b.com" is ["a.com", "b.com"]); ``default`` when unset or
+    empty.
 
-    django-environ's ``env.list`` keeps the space after a comma: " b.com" matched no host
-    (400), and " /srv/eval" named a folder that does not exist.
+    django-environ's ``env.list`` kept the space after a comma: " b.com" matched no host
+    (400), and " /srv/eval" named a folder that does not exist; and it read an empty variable
+    (or one of commas) as no entry: ``MEMLEDGER_EVAL_DATA_DIRS=`` scanned no folder, so a
+    deletion's ``evaluation`` step left the default folder's copies (stop 52's audit).
     """
-    return [item.strip() for item in env.list(name, default=default) if item.strip()]
+    given = [item.strip() for item in _given(name).split(",") if item.strip()]
+    return given or list(default)
 
 
 def env_rate(name: str, default: str) -> str | None:

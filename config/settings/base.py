@@ -3,7 +3,9 @@
 from pathlib import Path
 
 from config.env import (
+    BROKER_SCHEMES,
     LOG_LEVELS,
+    MAX_HOURS,
     REDIS_SCHEMES,
     checked_url,
     database_url_config,
@@ -123,9 +125,10 @@ DATABASES["default"]["CONN_MAX_AGE"] = env_int("DJANGO_CONN_MAX_AGE", default=60
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})
 # Fail fast when the database is unreachable: the API answers 503 rather than hanging.
-DATABASES["default"]["OPTIONS"].setdefault(
-    "connect_timeout", env_int("DB_CONNECT_TIMEOUT", default=3, least=0)
-)
+# At least 1: libpq reads 0 as no limit, which held every request on a host that drops
+# packets until gunicorn killed its worker (stop 52's audit). Replicas get it too (below).
+DB_CONNECT_TIMEOUT = env_int("DB_CONNECT_TIMEOUT", default=3, least=1)
+DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", DB_CONNECT_TIMEOUT)
 # Parameters travel beside the SQL instead of being quoted into it (psycopg 3's server-side
 # binding): a retrieval's trace (a ~30 kB JSON document, ~90 ids) and a batch write's rows are
 # not escaped into SQL text and parsed back. The whole test suite runs with it.
@@ -255,7 +258,9 @@ SPECTACULAR_SETTINGS = {
 MEMLEDGER_SUBJECT_TOKEN_TTL = env_int("MEMLEDGER_SUBJECT_TOKEN_TTL", default=900, least=1)
 # Hours a write's Idempotency-Key is remembered (memory_core/services/idempotency.py); after
 # them the retention sweep deletes the record and the key is new again.
-MEMLEDGER_IDEMPOTENCY_TTL_HOURS = env_int("MEMLEDGER_IDEMPOTENCY_TTL_HOURS", default=24, least=1)
+MEMLEDGER_IDEMPOTENCY_TTL_HOURS = env_int(
+    "MEMLEDGER_IDEMPOTENCY_TTL_HOURS", default=24, least=1, most=MAX_HOURS
+)
 # Largest JSON body an agent may send (bigger ones get 413 request_too_large).
 MEMLEDGER_MAX_BODY_BYTES = env_int("MEMLEDGER_MAX_BODY_BYTES", default=1_048_576, least=1)
 DATA_UPLOAD_MAX_MEMORY_SIZE = MEMLEDGER_MAX_BODY_BYTES
@@ -269,7 +274,14 @@ MEMLEDGER_LOGIN_FAILURE_MINUTES = env_int("MEMLEDGER_LOGIN_FAILURE_MINUTES", def
 # Without CELERY_BROKER_URL, kombu's filesystem transport needs no server.
 BROKER_DIR = env_path("MEMLEDGER_BROKER_DIR", DATA_DIR / "broker")
 # "localhost": with no host, kombu logs "No hostname was supplied" at every task sent.
-CELERY_BROKER_URL = env_text("CELERY_BROKER_URL", default="filesystem://localhost/")
+# A scheme kombu has no transport for ("reddis://") started, and every task send failed, left
+# to a sweep whose sends failed too: no deletion ever ran (stop 52's audit).
+CELERY_BROKER_URL = checked_url(
+    "CELERY_BROKER_URL",
+    env_text("CELERY_BROKER_URL", default="filesystem://localhost/"),
+    BROKER_SCHEMES,
+    "redis://HOST:6379/0 or amqp://USER:PASSWORD@HOST:5672//",
+)
 
 
 def filesystem_broker_options(broker_dir: Path) -> dict:
@@ -361,7 +373,9 @@ MEMLEDGER_EXPORT_DIR = env_path("MEMLEDGER_EXPORT_DIR", DATA_DIR / "exports")
 # Hours an export's file (a full copy of what is remembered about a subject) is kept after it
 # was made: the user downloads it at once, and the retention sweep then deletes it. 0 keeps
 # every export until a deletion of its subject removes it.
-MEMLEDGER_EXPORT_RETENTION_HOURS = env_int("MEMLEDGER_EXPORT_RETENTION_HOURS", default=24, least=0)
+MEMLEDGER_EXPORT_RETENTION_HOURS = env_int(
+    "MEMLEDGER_EXPORT_RETENTION_HOURS", default=24, least=0, most=MAX_HOURS
+)
 # Folders of evaluation datasets and reports built from production memories (JSON / JSONL).
 # A folder that does not exist fails the evaluation step, unless it is inside DATA_DIR
 # (memledger's own, e.g. the default: nothing has been written there yet).
@@ -377,12 +391,21 @@ MEMLEDGER_DELETION_LEDGER = env_path(
 )
 # Days the oldest database backup is kept (docs/operations.md, "Backups"): the journal's lines
 # must outlive it, so ``prune_deletion_journal`` keeps every line newer than this.
-# Its range is a system check (memory_core.E005).
-MEMLEDGER_BACKUP_RETENTION_DAYS = env_int("MEMLEDGER_BACKUP_RETENTION_DAYS", default=35)
+# From 1 to memory_core.checks.MAX_BACKUP_RETENTION_DAYS, refused at start by every process
+# (the system check memory_core.E005 says it too, but gunicorn and beat run no checks: at -1
+# the deletion sweep journaled none of what it had missed; stop 52's audit).
+MEMLEDGER_BACKUP_RETENTION_DAYS = env_int(
+    "MEMLEDGER_BACKUP_RETENTION_DAYS", default=35, least=1, most=36_500
+)
 # Read replicas: DATABASES aliases whose copies deletion verifies (none by default).
 MEMLEDGER_REPLICA_DATABASES: list[str] = []
 for _index, _url in enumerate(env_list("MEMLEDGER_REPLICA_DATABASE_URLS", default=[])):
     DATABASES[f"replica{_index + 1}"] = database_url_config("MEMLEDGER_REPLICA_DATABASE_URLS", _url)
+    # As bounded as the default database's: an unreachable replica held a deletion's
+    # ``replicas`` step for the kernel's TCP timeout on each attempt.
+    DATABASES[f"replica{_index + 1}"].setdefault("OPTIONS", {}).setdefault(
+        "connect_timeout", DB_CONNECT_TIMEOUT
+    )
     MEMLEDGER_REPLICA_DATABASES.append(f"replica{_index + 1}")
 
 # --- Embeddings -----------------------------------------------------------------------------

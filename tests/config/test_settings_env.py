@@ -115,6 +115,71 @@ def test_an_out_of_range_setting_is_refused_naming_it(setting, value, tmp_path):
     assert setting in _last_line(result.stderr), _last_line(result.stderr)
 
 
+@pytest.mark.parametrize(
+    ("setting", "value"),
+    [
+        # At -1 the deletion sweep journaled nothing it had missed; at 1,000,000 its cutoff
+        # overflowed. Only ``manage.py check`` said so: gunicorn and beat run no checks.
+        ("MEMLEDGER_BACKUP_RETENTION_DAYS", "-1"),
+        ("MEMLEDGER_BACKUP_RETENTION_DAYS", "1000000"),
+        # libpq reads 0 as no limit: a host dropping packets held every request.
+        ("DB_CONNECT_TIMEOUT", "0"),
+        # Every retention sweep raised OverflowError computing its cutoff.
+        ("MEMLEDGER_EXPORT_RETENTION_HOURS", "20000000"),
+        ("MEMLEDGER_IDEMPOTENCY_TTL_HOURS", "20000000"),
+        # kombu has no such transport: every task send failed, and no deletion ever ran.
+        ("CELERY_BROKER_URL", "reddis://127.0.0.1:6379/0"),
+        ("CELERY_BROKER_URL", "http://127.0.0.1:6379/0"),
+    ],
+)
+def test_a_process_that_runs_no_checks_refuses_an_out_of_range_setting(setting, value, tmp_path):
+    """As gunicorn and beat start: the settings alone (stop 52's audit of operations)."""
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.local", setting: value}
+    result = subprocess.run(  # noqa: S603 - this interpreter, a fixed snippet
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=tmp_path,
+        env={**environment, "PYTHONPATH": str(processes.ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0, result.stdout
+    line = _last_line(result.stderr)
+    assert setting in line and "ImproperlyConfigured" in line, line
+    assert "127.0.0.1" not in line  # a URL is never shown: it may hold a password
+
+
+@pytest.mark.parametrize(
+    ("variable", "setting", "default"),
+    [
+        # No folder scanned: a deletion's evaluation step left the default folder's copies.
+        ("MEMLEDGER_EVAL_DATA_DIRS", "MEMLEDGER_EVAL_DATA_DIRS", "['d/eval']"),
+        # No host allowed: every request 400.
+        ("DJANGO_ALLOWED_HOSTS", "ALLOWED_HOSTS", "['127.0.0.1', 'localhost']"),
+    ],
+)
+def test_an_empty_list_setting_is_the_default(variable, setting, default, tmp_path):
+    shown = _setting(
+        tmp_path,
+        f"[str(v).removeprefix('{tmp_path}/') for v in s.{setting}]",
+        MEMLEDGER_DATA_DIR=str(tmp_path / "d"),
+        **{variable: ""},
+    )
+    assert shown == default
+
+
+def test_a_replicas_connection_attempt_is_bounded_as_the_databases(tmp_path):
+    """An unreachable replica held a deletion's ``replicas`` step for the kernel's TCP timeout
+    on each attempt (stop 52's audit)."""
+    shown = _setting(
+        tmp_path,
+        "s.DATABASES['replica1']['OPTIONS']['connect_timeout']",
+        MEMLEDGER_REPLICA_DATABASE_URLS="postgres://reader@replica.example:5432/memledger",
+        DB_CONNECT_TIMEOUT="7",
+    )
+    assert shown == "7"
+
+
 @pytest.mark.parametrize("value", ["ture", "enabled", "yes please"])
 def test_production_refuses_a_misspelt_ssl_redirect(value, tmp_path):
     """``DJANGO_SECURE_SSL_REDIRECT=ture`` (or ``enabled``) was read as false: production
