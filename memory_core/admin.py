@@ -5,7 +5,7 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
-from django.contrib.auth import get_user_model
+from django.contrib.auth import get_permission_codename, get_user_model
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import DatabaseError, transaction
@@ -104,7 +104,23 @@ class GuardedAdminMixin:
 
 
 class MemledgerAdmin(GuardedAdminMixin, admin.ModelAdmin):
-    """The base of memledger's model admins (``GuardedAdminMixin``)."""
+    """The base of memledger's model admins (``GuardedAdminMixin``).
+
+    Every action names the permission it needs (``allowed_permissions``): Django offers an
+    action to anyone who may see the list otherwise, and a login that could only view
+    tenants deleted one, one that could only view agents reactivated them (stop 52's audit).
+    """
+
+    def has_model_permission(self, request, action: str) -> bool:
+        """Whether the login holds the model's own ``action`` permission (``delete``,
+        ``change``, …), whatever this admin's ``has_*_permission`` answers for its forms: a
+        row no form deletes may still be deleted through an operation."""
+        codename = get_permission_codename(action, self.opts)
+        return request.user.has_perm(f"{self.opts.app_label}.{codename}")
+
+    def has_operation_permission(self, request) -> bool:
+        """A deletion operation's action (memories, subjects): the model's delete permission."""
+        return self.has_model_permission(request, "delete")
 
 
 class NoHardDeleteMixin:
@@ -155,7 +171,14 @@ class TenantAdmin(NoHardDeleteMixin, MemledgerAdmin):
     readonly_fields = ["deleted_at"]
     actions = ["request_tenant_deletion"]
 
-    @admin.action(description="Delete the selected tenants and all their memories (an operation)")
+    def has_platform_permission(self, request) -> bool:
+        """A whole tenant's deletion: platform administrators only (docs/operations.md)."""
+        return request.user.is_active and request.user.is_superuser
+
+    @admin.action(
+        description="Delete the selected tenants and all their memories (an operation)",
+        permissions=["platform"],
+    )
     def request_tenant_deletion(self, request, queryset):
         """Ask first (a page listing what goes), then request one operation per tenant."""
         if request.POST.get("confirmed") != "yes":
@@ -236,7 +259,10 @@ class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, MemledgerAdmin):
             return self.readonly_fields
         return [*self.readonly_fields, "tenant", "external_id"]
 
-    @admin.action(description="Delete every memory of the selected subjects (an operation)")
+    @admin.action(
+        description="Delete every memory of the selected subjects (an operation)",
+        permissions=["operation"],
+    )
     def request_subject_deletion(self, request, queryset):
         for subject in queryset:
             operation = _request_deletion(
@@ -356,7 +382,10 @@ class AgentAdmin(LiveTenantMixin, MemledgerAdmin):
         # usable with a restored backup, and nothing outside the database recorded it.
         return False
 
-    @admin.action(description="Deactivate the selected agents (every key of each refused at once)")
+    @admin.action(
+        description="Deactivate the selected agents (every key of each refused at once)",
+        permissions=["change"],
+    )
     def deactivate_agents(self, request, queryset):
         """Deactivate each selected agent (``agent_deactivate``): its keys' next request is
         refused; journaled, so a restore's replay deactivates it again."""
@@ -367,7 +396,10 @@ class AgentAdmin(LiveTenantMixin, MemledgerAdmin):
             agent_deactivate(agent=agent)
         self.message_user(request, f"{len(agents)} agent(s) deactivated.")
 
-    @admin.action(description="Reactivate the selected agents (their usable keys work again)")
+    @admin.action(
+        description="Reactivate the selected agents (their usable keys work again)",
+        permissions=["change"],
+    )
     def reactivate_agents(self, request, queryset):
         """Reactivate each selected agent (``agent_reactivate``); an agent of a deleted tenant
         stays inactive. Not journaled: a restore may bring it back inactive (the safe side),
@@ -429,7 +461,9 @@ class ApiKeyAdmin(MemledgerAdmin):
         # Revoke instead (the action below): a deleted key was not journaled either.
         return False
 
-    @admin.action(description="Revoke the selected keys (at once, for good)")
+    @admin.action(
+        description="Revoke the selected keys (at once, for good)", permissions=["change"]
+    )
     def revoke_keys(self, request, queryset):
         """Revoke each selected key (``api_key_revoke``): its next request is refused."""
         from memory_core.services.api_keys import api_key_revoke
@@ -517,7 +551,10 @@ class MemoryAdmin(ReadOnlyMixin, MemledgerAdmin):
     def short_content(self, obj):
         return (obj.content[:80] + "…") if len(obj.content) > 80 else obj.content
 
-    @admin.action(description="Delete the selected memories and their history (an operation)")
+    @admin.action(
+        description="Delete the selected memories and their history (an operation)",
+        permissions=["operation"],
+    )
     def request_deletion(self, request, queryset):
         for memory in queryset.exclude(status=models.Status.DELETED):
             label = f"Memory {memory.pk}"
@@ -628,7 +665,10 @@ class PolicyVersionAdmin(LiveTenantMixin, MemledgerAdmin):
         obj.pk = policy_publish(tenant=obj.tenant, document=obj.document, note=obj.note).pk
         obj.refresh_from_db()
 
-    @admin.action(description="Publish the selected version again, as its tenant's next one")
+    @admin.action(
+        description="Publish the selected version again, as its tenant's next one",
+        permissions=["add"],
+    )
     def publish_again(self, request, queryset):
         chosen = list(queryset.select_related("tenant"))
         if len({version.tenant_id for version in chosen}) < len(chosen):
@@ -700,7 +740,13 @@ class DeletionOperationAdmin(ReadOnlyMixin, MemledgerAdmin):
     inlines = [DeletionStepInline]
     actions = ["retry_failed"]
 
-    @admin.action(description="Retry the selected failed deletions (fresh attempts)")
+    def has_retry_permission(self, request) -> bool:
+        """Re-driving an operation changes it (no form does: ``ReadOnlyMixin``)."""
+        return self.has_model_permission(request, "change")
+
+    @admin.action(
+        description="Retry the selected failed deletions (fresh attempts)", permissions=["retry"]
+    )
     def retry_failed(self, request, queryset):
         """Re-drive each dead-lettered operation selected (``deletion_retry``, as a reviewer's
         Retry does, for every tenant at once: after an outage that dead-lettered many)."""
