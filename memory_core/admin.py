@@ -6,7 +6,9 @@ from django.contrib.admin import helpers
 from django.contrib.admin.options import IncorrectLookupParameters
 from django.contrib.admin.views.main import ChangeList
 from django.contrib.auth import get_permission_codename, get_user_model
+from django.contrib.auth.admin import GroupAdmin as DjangoGroupAdmin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.models import Group
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import DatabaseError, transaction
 from django.forms.fields import InvalidJSONInput
@@ -255,8 +257,13 @@ class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, MemledgerAdmin):
         # Nor is it renamed: its user-scoped memories hold its external id (``user:<id>``),
         # which retrieval matches with the request's user, so a renamed subject's were
         # reached by no retrieval again (stop 49's audit), a state the API refuses.
+        # A deleted tenant's subject keeps nothing either: its deletion cleared and verified the
+        # names (the ``identities`` step), and a name typed back here was a person's name in a
+        # tenant whose deletion said it was gone (stop 52's audit).
         if obj is None:
             return self.readonly_fields
+        if obj.tenant.deleted_at is not None:
+            return [*self.readonly_fields, "tenant", "external_id", "display_name"]
         return [*self.readonly_fields, "tenant", "external_id"]
 
     @admin.action(
@@ -501,6 +508,14 @@ class PortalMembershipAdmin(LiveTenantMixin, MemledgerAdmin):
 
 
 admin.site.unregister(get_user_model())
+admin.site.unregister(Group)
+
+
+@admin.register(Group)
+class GroupAdmin(GuardedAdminMixin, DjangoGroupAdmin):
+    """Django's own, with the lookups and actions every other list guards (``GuardedAdminMixin``):
+    a NUL or an invalid regular expression in a filter, and an action on an id that is none,
+    were 500s here (stop 52's audit)."""
 
 
 @admin.register(get_user_model())

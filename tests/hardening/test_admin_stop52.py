@@ -1,0 +1,57 @@
+"""The admin's lists and forms hold what the services hold (stop 52's audit of the admin)."""
+
+import pytest
+
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import tenant_deletion_request
+from tests.factories import MemoryFactory, SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_deleted_tenants_subject_cannot_be_given_a_name_again_in_the_admin(admin_client, tenant):
+    """A tenant's deletion clears its subjects' names (the ``identities`` step, verified:
+    "no subject of the tenant with a name", docs/operations.md) and the admin offers a deleted
+    tenant for no new row (``LiveTenantMixin``). But the change form of one of its subjects
+    still takes a ``display_name``: the person's name is back in a tenant whose deletion
+    verified it gone (stop 52's audit). The field is read only there now."""
+    person = SubjectFactory(tenant=tenant, display_name="Alice Example")
+    MemoryFactory(subject=person)
+    operation = tenant_deletion_request(tenant_id=tenant.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    person.refresh_from_db()
+    assert person.display_name == ""
+
+    admin_client.post(
+        f"/admin/memory_core/subject/{person.pk}/change/",
+        {"display_name": "Alice Example", "created_at_0": "2026-12-01", "created_at_1": "10:00"},
+    )
+    person.refresh_from_db()
+    assert person.display_name == "", "a deleted tenant's subject was named again"
+
+
+@pytest.mark.parametrize(
+    "method,url,data",
+    [
+        (
+            "post",
+            "/admin/auth/group/",
+            {"action": "delete_selected", "_selected_action": ["1.5"], "index": "0"},
+        ),
+        ("get", "/admin/auth/group/?name=a%00", None),
+        ("get", "/admin/auth/group/?name__regex=%5B", None),
+    ],
+)
+def test_the_group_list_refuses_what_the_other_lists_refuse_without_a_500(
+    admin_client, method, url, data
+):
+    """docs/operations.md: "Every list there refuses a query string the database could not
+    take (a NUL in a filter, ...) as an incorrect filter, an action on an id that is none,
+    ... where each was a 500". memledger's lists and its user list do (``GuardedAdminMixin``),
+    but the groups list, Django's own ``GroupAdmin`` left registered as it was, does not: a
+    NUL in a filter (DataError), an invalid regular expression (DataError) and "Delete
+    selected" on ``_selected_action=1.5`` (ValueError in ``filter(pk__in=...)``) are 500s.
+    (stop 52's audit). Now the list again (``?e=1``), or a message."""
+    admin_client.raise_request_exception = False
+    response = getattr(admin_client, method)(url, data) if data else admin_client.get(url)
+    assert response.status_code < 500
