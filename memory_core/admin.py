@@ -1,6 +1,9 @@
 """Django admin for platform admins: tenants, agents, keys, policies, and the memory rows."""
 
+import time
+
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.contrib.admin.options import IncorrectLookupParameters
@@ -201,10 +204,18 @@ class TenantAdmin(NoHardDeleteMixin, MemledgerAdmin):
         from memory_core.deletion.services import tenant_deletion_request
         from memory_core.exceptions import Busy, OverBudget
 
-        for tenant in queryset:
+        budget = _ActionBudget()
+        tenants = list(queryset)
+        for done, tenant in enumerate(tenants):
+            left = len(tenants) - done
+            if budget.spent(self, request, left=left, what="tenants", command="delete_tenant"):
+                break
             try:
                 operation = tenant_deletion_request(
-                    tenant_id=tenant.pk, requested_by="admin", time_limited=True
+                    tenant_id=tenant.pk,
+                    requested_by="admin",
+                    time_limited=True,
+                    seconds=budget.left(),
                 )
             except (Busy, OverBudget) as exc:
                 self.message_user(request, f"{tenant}: {exc.message}", messages.ERROR)
@@ -271,9 +282,13 @@ class SubjectAdmin(LiveTenantMixin, NoHardDeleteMixin, MemledgerAdmin):
         permissions=["operation"],
     )
     def request_subject_deletion(self, request, queryset):
-        for subject in queryset:
+        budget = _ActionBudget()
+        subjects = list(queryset)
+        for done, subject in enumerate(subjects):
+            if budget.spent(self, request, left=len(subjects) - done, what="subjects"):
+                break
             operation = _request_deletion(
-                self, request, str(subject), subject.tenant_id, subject_id=subject.pk
+                self, request, str(subject), subject.tenant_id, budget, subject_id=subject.pk
             )
             if operation is not None:
                 self.message_user(request, f"{subject}: deletion operation {operation.pk}.")
@@ -571,10 +586,14 @@ class MemoryAdmin(ReadOnlyMixin, MemledgerAdmin):
         permissions=["operation"],
     )
     def request_deletion(self, request, queryset):
-        for memory in queryset.exclude(status=models.Status.DELETED):
+        budget = _ActionBudget()
+        memories = list(queryset.exclude(status=models.Status.DELETED))
+        for done, memory in enumerate(memories):
+            if budget.spent(self, request, left=len(memories) - done, what="memories"):
+                break
             label = f"Memory {memory.pk}"
             operation = _request_deletion(
-                self, request, label, memory.tenant_id, memory_id=memory.pk
+                self, request, label, memory.tenant_id, budget, memory_id=memory.pk
             )
             if operation is not None:
                 self.message_user(
@@ -582,9 +601,39 @@ class MemoryAdmin(ReadOnlyMixin, MemledgerAdmin):
                 )
 
 
-def _request_deletion(model_admin, request, label: str, tenant_id, **target):
-    """Request a deletion as memledger itself, in the row's tenant (row-level security); a
-    refusal (a subject too large for a request: deletion_too_large) is shown, not raised."""
+class _ActionBudget:
+    """``MEMLEDGER_DELETION_REQUEST_BUDGET`` for one action over many rows: its web request's,
+    shared by the rows' deletion requests. Each row had a budget of its own, and "Select all"
+    over a long list outlived gunicorn's timeout (a 500, everything rolled back: stop 52's
+    audit); the rows left once it is spent are named, not requested."""
+
+    def __init__(self):
+        seconds = settings.MEMLEDGER_DELETION_REQUEST_BUDGET
+        self.deadline = time.monotonic() + seconds if seconds and seconds > 0 else None
+
+    def left(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def spent(
+        self, model_admin, request, *, left: int, what: str, command: str = "delete_subject"
+    ) -> bool:
+        """Whether the time is spent; if so, say how many rows were not requested."""
+        if self.deadline is None or self.left() > 0:
+            return False
+        model_admin.message_user(
+            request,
+            f"{left} of the selected {what} were not requested: this request's time for "
+            f"deletions is spent. Select them again, or fewer at a time, or run "
+            f"`manage.py {command}`.",
+            level=messages.WARNING,
+        )
+        return True
+
+
+def _request_deletion(model_admin, request, label: str, tenant_id, budget, **target):
+    """Request a deletion as memledger itself, in the row's tenant (row-level security), within
+    what is left of the action's ``budget``; a refusal (a subject too large for a request:
+    deletion_too_large) is shown, not raised."""
     from memory_core.deletion.services import deletion_request
     from memory_core.exceptions import DomainError
     from memory_core.principals import SystemPrincipal
@@ -595,6 +644,7 @@ def _request_deletion(model_admin, request, label: str, tenant_id, **target):
             return deletion_request(
                 principal=SystemPrincipal(tenant_id=tenant_id, name="admin"),
                 reason_code="admin",
+                seconds=budget.left(),
                 **target,
             )
     except DomainError as exc:

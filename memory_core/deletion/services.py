@@ -196,6 +196,17 @@ def _with_predecessors(*memory_ids) -> list[uuid.UUID]:
         return [row[0] for row in cursor.fetchall()]
 
 
+def _request_seconds(time_limited: bool, seconds: float | None) -> float | None:
+    """The seconds a time-limited request may spend: the setting's, or less when ``seconds``
+    is what is left of a budget shared by several requests."""
+    if not time_limited:
+        return None
+    setting = settings.MEMLEDGER_DELETION_REQUEST_BUDGET
+    if seconds is None or not setting or setting <= 0:
+        return setting
+    return min(setting, max(seconds, 0.001))
+
+
 class Budget:
     """The time a deletion request made over HTTP may spend in the database
     (``MEMLEDGER_DELETION_REQUEST_BUDGET``).
@@ -284,6 +295,7 @@ def deletion_request(
     subject_external_id=None,
     reason_code: str = "",
     time_limited: bool = True,
+    seconds: float | None = None,
     queued_at=None,
     expected_status: str | None = None,
 ) -> DeletionOperation:
@@ -316,7 +328,8 @@ def deletion_request(
     (the API, the portal and the admin call it so), and a whole subject or a key of more
     than ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories is refused so at once
     (``deletion_request_or_queue`` queues those for a worker). ``manage.py delete_subject``
-    passes False.
+    passes False. ``seconds``: what is left of a budget shared by several requests in one web
+    request (the admin's actions), when less than the setting's.
 
     ``queued_at``: a whole subject's or a key's request queued at that moment
     (``subject_deletion_queue``) and made now by a worker: its operation gets the id the queue
@@ -330,7 +343,7 @@ def deletion_request(
     has committed; another status (not deleted) is a Conflict (``memory_changed``, its
     ``details`` say the status now) and nothing is deleted.
     """
-    budget = Budget(settings.MEMLEDGER_DELETION_REQUEST_BUDGET if time_limited else None)
+    budget = Budget(_request_seconds(time_limited, seconds))
     instead = "Delete by memory_key in parts, or ask an operator to run `manage.py delete_subject`"
     reason_code = reason_code or "requested"
     with budget.within(instead=instead):
@@ -1069,6 +1082,7 @@ def tenant_deletion_request(
     requested_by: str = "admin",
     reason_code: str = "tenant_deleted",
     time_limited: bool = False,
+    seconds: float | None = None,
 ) -> DeletionOperation:
     """Delete a whole tenant: every memory it holds and everything derived from them.
 
@@ -1092,9 +1106,9 @@ def tenant_deletion_request(
 
     ``time_limited`` (the admin's action, a web request): as for ``deletion_request``, the
     request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET`` seconds with ``OverBudget``;
-    ``manage.py delete_tenant`` is not limited.
+    ``manage.py delete_tenant`` is not limited. ``seconds``: as for ``deletion_request``.
     """
-    budget = Budget(settings.MEMLEDGER_DELETION_REQUEST_BUDGET if time_limited else None)
+    budget = Budget(_request_seconds(time_limited, seconds))
     instead = "Ask an operator to run `manage.py delete_tenant` with the tenant's slug and --yes"
     with budget.within(instead=instead):
         return _tenant_deletion_request(tenant_id, budget, requested_by, reason_code)
