@@ -5,6 +5,7 @@ import re
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
+from api.throttling import rate_limit_charge_refused
 from memory_core.exceptions import DomainError
 from memory_core.principals import AgentPrincipal
 from memory_core.rls import request_tenant_set
@@ -86,6 +87,7 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
                     token, tenant_id=key.agent.tenant_id, agent_id=key.agent_id
                 )
             except DomainError as exc:
+                rate_limit_charge_refused(request, key.id)
                 raise exceptions.AuthenticationFailed(exc.message) from exc
         principal = AgentPrincipal.from_agent(
             key.agent, api_key_id=key.id, bound_user_id=bound_user_id

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.core.cache import caches
 from django.core.cache.backends.base import BaseCache
+from rest_framework import exceptions
 from rest_framework.throttling import BaseThrottle
 
 from memory_core.cache_backends import counter_cache_alias
@@ -187,6 +188,11 @@ class _SlidingWindowThrottle(BaseThrottle):
         cost = self.cost(request, view)
         if cost <= 0:
             return True
+        return self.charge(request, principal.api_key_id, cost, rate)
+
+    def charge(self, request, api_key_id, cost: int, rate: str) -> bool:
+        """Charge ``cost`` of key ``api_key_id``'s limit at ``rate``; whether it fits (if
+        not, ``wait`` says for how long, and the request records the refusal)."""
         allowed, period = parse_rate(rate)
         if cost > allowed:
             # No window will ever hold it: a 429 with Retry-After would be retried forever.
@@ -196,7 +202,7 @@ class _SlidingWindowThrottle(BaseThrottle):
                 code="over_limit",
                 details={"limit": self.limit, "rate": rate},
             )
-        prefix = f"throttle:{self.scope}:{principal.api_key_id}:"
+        prefix = f"throttle:{self.scope}:{api_key_id}:"
         try:
             charge = window_charge(prefix, cost, allowed, period)
         except Exception as exc:  # the cache is down: refuse, never let it through unmetered
@@ -231,6 +237,20 @@ class ApiKeyRateThrottle(_SlidingWindowThrottle):
     setting = "MEMLEDGER_RATE_LIMIT"
     limit = "rate_limit"
     describes = "This key's rate limit ({rate}, every request) is reached"
+
+
+def rate_limit_charge_refused(request, api_key_id) -> None:
+    """Charge a request that authentication refuses once its key is known (a subject token
+    that is forged, expired or another agent's) to the key's rate limit, as every request is
+    (docs/api.md, 429): DRF throttles after authentication, so such requests were never
+    limited, each one a key lookup and a write of its last use (stop 52's audit). Past the
+    limit, the 429 instead of the 401."""
+    rate = settings.MEMLEDGER_RATE_LIMIT
+    if rate is None:
+        return
+    throttle = ApiKeyRateThrottle()
+    if not throttle.charge(request, api_key_id, 1, rate):
+        raise exceptions.Throttled(wait=throttle.wait())
 
 
 class ApiKeyWriteQuotaThrottle(_SlidingWindowThrottle):

@@ -84,6 +84,21 @@ def test_flooding_key_is_limited_and_other_tenant_is_not(api_client, other_api_c
     assert other_api_client.get("/api/v1/whoami").status_code == 200
 
 
+@override_settings(MEMLEDGER_RATE_LIMIT="3/min")
+def test_requests_refused_for_a_bad_subject_token_count_against_the_rate_limit(api_client, clock):
+    """docs/api.md, 429: the rate limit counts every request. One with a valid key and a
+    forged subject token was refused in authentication, before DRF's throttles run: never
+    counted, however many were sent (stop 52's audit of authentication)."""
+    statuses = [
+        api_client.get("/api/v1/whoami", HTTP_X_MEMLEDGER_SUBJECT_TOKEN="forged").status_code
+        for _ in range(4)
+    ]
+    assert statuses == [401, 401, 401, 429]
+    limited = api_client.get("/api/v1/whoami")
+    assert (limited.status_code, limited.json()["error"]["code"]) == (429, "rate_limited")
+    assert int(limited["Retry-After"]) > 0
+
+
 def note(client, n: int):
     """Write the memory ``Note n.`` (an episode: no key, so no two supersede each other)."""
     body = write_body(memory_type="episode", memory_key="", content=f"Note {n}.")
