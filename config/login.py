@@ -58,7 +58,7 @@ def login_refusal(username: str) -> str:
     password may be checked)."""
     bound, minutes = settings.MEMLEDGER_LOGIN_FAILURES, settings.MEMLEDGER_LOGIN_FAILURE_MINUTES
     try:
-        charge = window_charge(_prefix(username), 1, bound, _window_seconds())
+        charge = window_charge(_prefix(username), 1, bound, _window_seconds(), whole_period=True)
     except Exception:  # the cache is down (Redis, the cache folder)
         logger.warning("login refused: the failed logins cannot be counted", exc_info=True)
         return UNAVAILABLE
@@ -78,7 +78,7 @@ def _minutes(count: int) -> str:
 @receiver(user_logged_in)
 def _forget_failures(sender, request, user, **kwargs):
     try:
-        window_clear(_prefix(user.get_username()), _window_seconds())
+        window_clear(_prefix(user.get_username()), _window_seconds(), whole_period=True)
     except Exception:
         logger.warning("failed logins not forgotten: the cache failed", exc_info=True)
 

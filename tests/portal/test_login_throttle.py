@@ -150,7 +150,29 @@ def test_a_counter_that_lost_its_expiry_holds_no_later_window(alice, monkeypatch
     person = Client()
     person.post(PORTAL, {"username": "alice", "password": PASSWORD})
     assert SESSION_KEY not in person.session  # the window holds the five failures
-    monkeypatch.setattr("api.throttling.time.time", lambda: now + 15 * 60)
+    # Eleven slices later: the window counts the current slice and the ten before it, so that
+    # every failure of the last 15 minutes counts (stop 52).
+    monkeypatch.setattr("api.throttling.time.time", lambda: now + 15 * 60 + 90)
+    person.post(PORTAL, {"username": "alice", "password": PASSWORD})
+    assert SESSION_KEY in person.session
+
+
+def test_ten_failed_logins_hold_the_account_for_the_whole_window(alice, monkeypatch):
+    """README: MEMLEDGER_LOGIN_FAILURES is what a username "may have within any
+    MEMLEDGER_LOGIN_FAILURE_MINUTES" before its logins are refused. Counted in the ten slices
+    of the rate limit's window, ten failures at a slice's last second left it nine slices
+    later: the eleventh password was checked 13.5 minutes on (stop 52's audit)."""
+    start = (int(time.time() // 90) + 1) * 90 - 1  # a slice's last second
+    monkeypatch.setattr("api.throttling.time.time", lambda: start)
+    _guess(Client(), PORTAL, "alice", 10)
+    for after in (9 * 90 + 1, 15 * 60 - 1):  # 13.5 minutes on, and 15 less a second
+        monkeypatch.setattr("api.throttling.time.time", lambda after=after: start + after)
+        person = Client()
+        refused = person.post(PORTAL, {"username": "alice", "password": PASSWORD})
+        assert SESSION_KEY not in person.session, f"a password checked {after} s on"
+        assert "paused after 10 failed attempts within 15 minutes" in refused.content.decode()
+    monkeypatch.setattr("api.throttling.time.time", lambda: start + 15 * 60 + 90)
+    person = Client()
     person.post(PORTAL, {"username": "alice", "password": PASSWORD})
     assert SESSION_KEY in person.session
 
