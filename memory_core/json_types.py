@@ -14,11 +14,16 @@ def json_loads(text: str):
     """Return the JSON ``text`` parsed, as ``json.loads`` does; arrays or objects nested too
     deeply for Python's parser (it raises RecursionError, ~1,000 levels on) are a
     ``json.JSONDecodeError`` too, so a command names the file or line as for any bad JSON
-    instead of dying in a traceback."""
+    instead of dying in a traceback. So is an integer too long for Python to read (over 4,300
+    digits: a plain ValueError, a traceback in every command until stop 52's audit)."""
     try:
         return json.loads(text)
     except RecursionError:
         raise json.JSONDecodeError("arrays or objects nested too deeply to read", text, 0) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # int() past sys.get_int_max_str_digits()
+        raise json.JSONDecodeError("a number too long to read", text, 0) from None
 
 
 def json_type(value) -> str:

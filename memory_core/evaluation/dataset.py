@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from memory_core.admission.candidate import HARD_MAX_CONTENT_CHARS, HARD_MAX_ID_CHARS, bad_text
 from memory_core.environments import InvalidEnvironment, normalize_environment
+from memory_core.json_types import json_type
 from memory_core.models import (
     PROPOSED_STATUSES,
     Agent,
@@ -26,6 +27,7 @@ from memory_core.models import (
     Memory,
     MemoryEvent,
     MemoryType,
+    ScopeKind,
     Sensitivity,
     SourceType,
     Status,
@@ -316,8 +318,12 @@ def dataset_environment(entry: dict, where: str) -> str:
 
 
 def _tenant_name(entry: dict, where: str) -> str:
-    """Return ``entry``'s tenant name (a number is its text), refused as other ids are."""
-    name = str(_require(entry, "tenant", where))
+    """Return ``entry``'s tenant name (a number is its text), refused as other ids are. A list
+    or an object was its Python text: the memory landed in tenant "['t']" (stop 52's audit)."""
+    value = _require(entry, "tenant", where)
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise DatasetError(f"{where}: 'tenant' must be a string, not {json_type(value)}")
+    name = str(value)
     return _text({"tenant": name}, "tenant", where, max_chars=HARD_MAX_ID_CHARS, required=True)
 
 
@@ -410,6 +416,16 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
         scope_kind, scope_ref = parse_scope(scope)
     except ValueError as exc:
         raise DatasetError(f"{where}: {exc}") from exc
+    if scope_kind == ScopeKind.USER and scope_ref not in (subject.external_id, str(subject.id)):
+        # As the API refuses it (``invalid_scope``): no retrieval reaches it, so the system
+        # could never select it while the baseline, which has no scope gate, did, and the
+        # figures blamed the pipeline (stop 52's audit).
+        raise DatasetError(
+            f"{where}: a user scope names the memory's own subject ({subject.external_id!r}), "
+            f"not {scope_ref!r}"
+        )
+    if scope_kind == ScopeKind.USER:
+        scope_ref = subject.external_id  # one spelling, as a write stores it
     content = _text(entry, "content", where, max_chars=HARD_MAX_CONTENT_CHARS, required=True)
     confidence = entry.get("confidence", 1.0)
     if (

@@ -24,6 +24,7 @@ from django.db import connection
 
 from memory_core.admission.candidate import bad_text
 from memory_core.embeddings import get_embedder
+from memory_core.json_types import json_type
 from memory_core.models import Agent, Memory, Subject, Tenant
 from memory_core.models.fields import BinaryVector
 from memory_core.principals import AgentPrincipal
@@ -48,6 +49,8 @@ ID_LISTS = ("required_memory_ids", "acceptable_memory_ids", "forbidden_memory_id
 # The texts of a case that reach the tables (tenants, agents, subjects looked up, the trace
 # of its retrieval), read as text (``str``) as the runs read them.
 CASE_TEXTS = ("request", "intent")
+# What a text field of a case may be: a string, or a number read as its text.
+TEXT_TYPES = (str, int, float)
 # The ids of a case's context a retrieval reads as ids (``text.identifier``), as the memories'.
 CONTEXT_IDS = ("user_id", "session_id", "task_id", "project_id", "repository_id")
 CONTEXT_TEXTS = (
@@ -113,7 +116,13 @@ def validate_cases(data: dict) -> list[dict]:
         for key in ID_LISTS:
             if not isinstance(case.get(key, []), list):
                 raise DatasetError(f"{where}: '{key}' must be a list")
-        for pair in case.get("ranked_before", []) or []:
+        ranked_before = case.get("ranked_before")
+        if ranked_before is not None and not isinstance(ranked_before, list):
+            raise DatasetError(
+                f"{where}: ranked_before must be a list of [a, b] pairs, not "
+                f"{json_type(ranked_before)}"
+            )
+        for pair in ranked_before or []:
             if not (isinstance(pair, list) and len(pair) == 2):
                 raise DatasetError(f"{where}: ranked_before entries are [a, b] pairs")
         tags = case.get("tags")
@@ -126,6 +135,10 @@ def validate_cases(data: dict) -> list[dict]:
             raise DatasetError(
                 f"{where}: expect_clarification_key must be a memory_key (a string), not {key!r}"
             )
+        if key is not None:
+            # As the loader stores a memory_key (trimmed, in NFC): written in NFD in the file,
+            # the right clarification was scored a conflict error (stop 52's audit).
+            case["expect_clarification_key"] = identifier(key)
         for key in ("max_items", "max_prompt_tokens"):
             value = case.get(key)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
@@ -152,6 +165,10 @@ def _check_texts(case: dict, ctx: dict, where: str) -> None:
     named = [(key, case.get(key)) for key in CASE_TEXTS]
     named += [(f"context.{key}", ctx.get(key)) for key in CONTEXT_TEXTS]
     for key, value in named:
+        if value is not None and (isinstance(value, bool) or not isinstance(value, TEXT_TYPES)):
+            # A list or an object was its Python text: the query "{'text': …}", the user
+            # "['u']", and the case scored on that (stop 52's audit).
+            raise DatasetError(f"{where}: {key} must be a string, not {json_type(value)}")
         if value is not None and bad_text(str(value)):
             raise DatasetError(f"{where}: {key} {NOT_TEXT}")
 

@@ -350,7 +350,11 @@ def evaluate_locomo(
     try:
         for conv in conversations:
             subject = loaded.subjects[conv.sample_id]
-            plain = np.asarray(embedder.embed([t.line for t in conv.turns]), dtype=np.float32)
+            # A conversation of no turns has nothing to rank: an empty (0, dimensions) matrix,
+            # as the product below needs (a bare empty array failed in numpy: stop 52's audit).
+            plain = np.asarray(
+                embedder.embed([t.line for t in conv.turns]), dtype=np.float32
+            ).reshape(len(conv.turns), -1 if conv.turns else embedder.dimensions)
             dias = [t.dia_id for t in conv.turns]
             questions = [q for q in conv.questions if normalize_evidence(q.get("evidence"))]
             if limit:
