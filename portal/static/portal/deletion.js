@@ -132,12 +132,23 @@
     if (data.done) { finish(data); }
     return data.done;
   };
+  // An answer that is no status (the login page, once the session ended): the page cannot
+  // follow the operation any more, so the browser shows what it is, as ``follow`` does. It
+  // kept polling every 3 s and kept saying it updated itself, showing a stale state.
+  var NOT_STATUS = new Error("not the status");
   var poll = function () {
     fetch(url, { headers: { "Accept": "application/json" }, credentials: "same-origin", cache: "no-store" })
-      .then(function (response) { if (!response.ok) { throw new Error(response.status); } return response.json(); })
+      .then(function (response) {
+        if (!response.ok) { throw new Error(response.status); }
+        if ((response.headers.get("Content-Type") || "").indexOf("application/json") === -1) { throw NOT_STATUS; }
+        return response.json();
+      })
       .then(render)
       .then(function (done) { if (!done) { window.setTimeout(poll, 1000); } })
-      .catch(function () { window.setTimeout(poll, 3000); });
+      .catch(function (error) {
+        if (error === NOT_STATUS) { window.location.reload(); return; }
+        window.setTimeout(poll, 3000);
+      });
   };
   window.setTimeout(poll, 500);
 })();
