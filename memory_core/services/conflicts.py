@@ -56,6 +56,9 @@ from memory_core.services.revocations import memory_revocation_journal_on_commit
 logger = logging.getLogger(__name__)
 
 OUTCOMES = ReviewItem.CONFLICT_OUTCOMES
+# Inserts of a first open before giving up (``conflict_open``): each failed one found no item
+# to join in its place, a reviewer having resolved another call's at once each time.
+OPEN_ATTEMPTS = 3
 # The actor of the events of a conflict's rows a mend adds (``conflicts_heal``).
 MEND = "conflict_mend"
 
@@ -138,14 +141,22 @@ def conflict_open(
         # None if a resolution closed the item since it was read: a new one is opened, as
         # when there was none.
         item = items.select_for_update().first()
-    if item is None:
+    for attempt in range(OPEN_ATTEMPTS):
+        if item is not None:
+            break
         try:
             with transaction.atomic():
                 item = ReviewItem.objects.create(
                     **identity, candidate_ids=ids, rule_codes=["unresolved_high_impact_conflict"]
                 )
-        except IntegrityError:  # a concurrent call opened it first, and has committed
-            item = items.select_for_update().get()
+        except IntegrityError:
+            # A concurrent call opened it first, and has committed: join it. None when there
+            # is no such item: the tenant was deleted meanwhile (the trigger refused the insert:
+            # raised, a 410 ``tenant_deleted``, where ``.get()`` was a 500: stop 52's audit),
+            # or a reviewer resolved the other call's item already (opened again).
+            item = items.select_for_update().first()
+            if item is None and attempt == OPEN_ATTEMPTS - 1:
+                raise
         else:
             _conflict_events(item, ids, actor_id=actor_id)
             return item
