@@ -57,7 +57,9 @@ The order every path takes its locks in, so that no two wait for each other in a
   score order, which depends on the query, two retrievals of one subject deadlocked;
 - a task's close (``services.tasks.task_close``): the subject's lock shared, then the task's
   writes waiting for a reviewer in id order (an approval takes its pending row before the
-  key's head), then its active rows in id order, then, in another statement, the new
+  key's head), each in a savepoint that lets it go when the row no longer waits (approved
+  meanwhile, it is the key's head, which the next approval locks: held, the two deadlocked),
+  then its active rows in id order, then, in another statement, the new
   versions of the rows it waited for (committed meanwhile: ``services.tasks._lock_bound``),
   again in id order, then the waiting writes' review items;
 - a revoke (or consent withdrawal): the subject's lock shared, its memory row, then its

@@ -72,12 +72,7 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
     # The writes waiting for a reviewer first, as an approval takes its pending row before
     # the key's head (memory_core.locks); one approved meanwhile is active by now, and read
     # with the active rows.
-    pending = list(
-        bound.filter(status=Status.PENDING_APPROVAL)
-        .select_for_update(of=("self",))
-        .order_by("pk")
-        .values_list("pk", "memory_type", "policy_version")
-    )
+    pending = _lock_pending(bound.filter(status=Status.PENDING_APPROVAL))
     rows = pending + _lock_bound(bound.filter(status=Status.ACTIVE))
     closing = [row for row in rows if write_types is None or row[1] in write_types]
     result.outside_grant = len(rows) - len(closing)
@@ -162,6 +157,39 @@ def task_close_replayed(*, principal, memory_ids: list, task_sha256: str, operat
             "task_sha256": task_sha256,
         },
     )
+
+
+def _lock_pending(waiting) -> list:
+    """Lock the rows of ``waiting`` (writes waiting for a reviewer) one at a time, in id
+    order; return ``(pk, memory_type, policy_version)`` of those still waiting once locked.
+
+    One locking read of them all kept the lock of a row it had waited for even when that row,
+    approved meanwhile, no longer matched and was not returned: the next approval on its key
+    locked its own pending row, then the chain's new head (that row), held by the close, while
+    the close waited for the approval's row, and PostgreSQL failed one of them (deadlock
+    detected: stop 52's audit of races). Each row is locked in a savepoint now, rolled back,
+    its lock with it, when the row no longer waits; the approved one is read with the active
+    rows (``_lock_bound``)."""
+    locked = []
+    for pk in waiting.order_by("pk").values_list("pk", flat=True):
+        try:
+            with transaction.atomic():
+                row = (
+                    waiting.filter(pk=pk)
+                    .select_for_update(of=("self",))
+                    .values_list("pk", "memory_type", "policy_version")
+                    .first()
+                )
+                if row is None:
+                    raise _NoLongerWaiting
+        except _NoLongerWaiting:
+            continue
+        locked.append(row)
+    return locked
+
+
+class _NoLongerWaiting(Exception):
+    """A write approved (or rejected) while the close waited for its row."""
 
 
 def _lock_bound(bound) -> list:
