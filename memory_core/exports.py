@@ -14,7 +14,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.postgres.expressions import ArraySubquery
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import BooleanField, OuterRef
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
@@ -84,13 +84,19 @@ def export_path(export: Export) -> Path:
 
 
 def _memory_record(
-    memory: Memory, exported: set, *, use: InUse, writers: dict | None = None
+    memory: Memory,
+    exported: set,
+    *,
+    use: InUse,
+    writers: dict | None = None,
+    revoked: dict | None = None,
 ) -> dict:
     """The record of ``memory`` as it stands at ``use.now``; ``exported``: the ids of the
     versions it may name as the one it supersedes (those the export holds: a deleted version
     leaves no id behind, as rewriting an export after a deletion clears it, ``ExportsStore``);
     ``use``: the tenant's active retention at that moment, by which it expires; ``writers``:
-    ``{memory_id: name}`` of the agents that wrote the memories."""
+    ``{memory_id: name}`` of the agents that wrote the memories; ``revoked``: when the chain
+    of each revoked preference's version was revoked (``revoked_chains``)."""
     record = {"id": str(memory.id)}
     record.update({name: getattr(memory, name) for name in _FIELDS})
     # As the portal shows it (``InUse.state``): an active row past its valid_until is expired,
@@ -107,13 +113,39 @@ def _memory_record(
     # When it stops being used, as the portal says it (``policy_check.memory_expiry``): the
     # earlier of valid_until and the day the retention sweep deletes it by the tenant's
     # active policy. The export gave valid_until alone, null for a row the sweep deletes.
-    expiry = memory_expiry(memory, use.retention)
+    expiry = memory_expiry(memory, use.retention, revoked_at=(revoked or {}).get(memory.id))
     record["expires_at"] = expiry.at.isoformat() if expiry.at else None
     record["expires_by_retention"] = expiry.by_retention
     # The agent whose write it is (its admission decision); null: a person, an import or
     # memledger itself wrote it.
     record["written_by_agent"] = (writers or {}).get(memory.id)
     return record
+
+
+# Every version of the chains whose head is a revoked preference, with the revocation's time:
+# the retention sweep deletes them all at its next run ("retention:revoked").
+_REVOKED_CHAINS_SQL = """
+    WITH RECURSIVE chain AS (
+        SELECT m.id, m.supersedes_id, m.updated_at AS revoked_at
+          FROM memory_core_memory m
+         WHERE m.tenant_id = %(tenant)s AND m.subject_id = %(subject)s
+           AND m.status = 'revoked' AND m.memory_class = 'preference'
+        UNION ALL
+        SELECT m.id, m.supersedes_id, chain.revoked_at
+          FROM memory_core_memory m JOIN chain ON m.id = chain.supersedes_id
+         WHERE m.tenant_id = %(tenant)s
+    )
+    SELECT id, revoked_at FROM chain
+"""
+
+
+def revoked_chains(tenant_id, subject_id) -> dict:
+    """Return ``{memory id: when its chain's head was revoked}`` for every version of the
+    subject's revoked preferences' chains (one query), which the sweep deletes together: the
+    export said they were kept with no end (stop 52's audits of the portal and exports)."""
+    with connection.cursor() as cursor:
+        cursor.execute(_REVOKED_CHAINS_SQL, {"tenant": tenant_id, "subject": subject_id})
+        return dict(cursor.fetchall())
 
 
 def _writers_by_memory(tenant_id, memory_ids) -> dict:
@@ -239,7 +271,7 @@ def export_create(*, principal, subject_id=None) -> Export:
     listed = Memory.objects.visible_to(principal).filter(subject=subject)
     listed = listed.exclude(status=Status.DELETED)
     export_id = uuid.uuid4()
-    started = timezone.now()  # the document's time, and the last event it shows
+    started = timezone.now()  # the document's time
     memories = (
         listed.order_by("created_at", "id")
         .only("id", *_FIELDS, *_OTHER_FIELDS)
@@ -247,10 +279,12 @@ def export_create(*, principal, subject_id=None) -> Export:
         # a chunk later, an event committed meanwhile contradicted the row (a version shown
         # "active" with the event that superseded it: stop 51's audit of races). Events are
         # appended, never changed, so reading them by id later adds nothing the row did not see.
+        # Not bounded by ``started`` either: a revoke committed between that moment and the
+        # cursor's snapshot showed "revoked" without its event (stop 52's audit of exports).
         .annotate(
             event_ids=ArraySubquery(
                 MemoryEvent.objects.filter(
-                    tenant_id=subject.tenant_id, memory_id=OuterRef("pk"), created_at__lte=started
+                    tenant_id=subject.tenant_id, memory_id=OuterRef("pk")
                 ).values("id")
             )
         )
@@ -266,6 +300,7 @@ def export_create(*, principal, subject_id=None) -> Export:
     path = export_dir() / relative
     memory_ids = []
     use = InUse.of(active_retention(subject.tenant_id), started, tenant_id=subject.tenant_id)
+    revoked = revoked_chains(subject.tenant_id, subject.id)
 
     def records():
         # A server-side cursor, a chunk at a time: the rows are never all in memory. Each
@@ -288,7 +323,7 @@ def export_create(*, principal, subject_id=None) -> Export:
         exported = set(listed.filter(pk__in=linked).values_list("pk", flat=True))
         for memory in chunk:
             memory_ids.append(memory.id)
-            record = _memory_record(memory, exported, use=use, writers=writers)
+            record = _memory_record(memory, exported, use=use, writers=writers, revoked=revoked)
             yield {**record, "events": events[memory.id]}
 
     digest = write_json_atomic(path, document, items_key="memories", items=records())

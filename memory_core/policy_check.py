@@ -484,7 +484,7 @@ class MemoryExpiry:
     by_retention: bool
 
 
-def memory_expiry(memory, retention: dict) -> MemoryExpiry:
+def memory_expiry(memory, retention: dict, *, revoked_at=None) -> MemoryExpiry:
     """Return when ``memory`` (a Memory, or a row with its ``memory_class``, ``authority``,
     ``created_at`` and ``valid_until``) stops being used: the earlier of its ``valid_until``
     and the day the retention sweep deletes it by ``retention`` (the tenant's active policy's
@@ -493,13 +493,25 @@ def memory_expiry(memory, retention: dict) -> MemoryExpiry:
     admission's cap (an import), or written before a policy shortened its period, ends by
     the policy, not by its ``valid_until``. A write a reviewer refused is deleted
     ``rejected_days`` after the decision, if that is sooner (the sweep's "retention:rejected"
-    rule: the export said such a write was kept with no end)."""
+    rule: the export said such a write was kept with no end). A revoked preference is deleted
+    with its history by the sweep's next run (its "retention:revoked" rule): due from its
+    revocation, ``revoked_at`` for an older version of its chain (the export said both were
+    kept with no end: stop 52's audits)."""
     limit = retention_limit(memory.memory_class, memory.authority, retention)
     deleted_at = _deletion_day(memory.created_at, limit)
-    if getattr(memory, "status", None) == Status.REJECTED:
+    status = getattr(memory, "status", None)
+    if status == Status.REJECTED:
         refused = _deletion_day(memory.updated_at, retention_period(retention, "rejected_days"))
         if refused is not None and (deleted_at is None or refused < deleted_at):
             deleted_at = refused
+    if (
+        revoked_at is None
+        and status == Status.REVOKED
+        and memory.memory_class == MemoryClass.PREFERENCE
+    ):
+        revoked_at = memory.updated_at
+    if revoked_at is not None and (deleted_at is None or revoked_at < deleted_at):
+        deleted_at = revoked_at
     valid_until = memory.valid_until
     by_retention = deleted_at is not None and (valid_until is None or deleted_at < valid_until)
     return MemoryExpiry(at=deleted_at if by_retention else valid_until, by_retention=by_retention)

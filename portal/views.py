@@ -462,14 +462,17 @@ class MemoryConfirmView(EndUserMixin, View):
 
 
 class MemoryRevokeView(_MemoryActionView):
-    """Revoke a preference: it stays in the history but is never used again."""
+    """Revoke a preference: never used again, and deleted with its history by the retention
+    sweep's next run (its "retention:revoked" rule)."""
 
     heading = button = "Revoke this preference"
+    # It said the preference stayed in the history with the reason; the sweep deletes it, its
+    # earlier versions with it, within minutes (stop 52's audit of the portal).
     explanation = (
         "Agents stop using it at once, and it cannot be made active again or corrected: to "
-        "state it again later, tell an agent again, and it is remembered anew. It stays in "
-        "the history of what was remembered, with your reason; to remove it entirely, delete "
-        "it instead."
+        "state it again later, tell an agent again, and it is remembered anew. Within minutes "
+        "the retention sweep then deletes it, with its earlier versions and your reason, as a "
+        "deletion would; to delete it at once, delete it instead."
     )
     done_message = "Revoked. Agents will no longer use it."
     form_class = RevokeForm

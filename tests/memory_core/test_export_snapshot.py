@@ -10,7 +10,7 @@ from django.db import transaction
 from memory_core import exports
 from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.rls import tenant_scope
-from memory_core.services.writes import memory_write, memory_write_batch
+from memory_core.services.writes import memory_revoke, memory_write, memory_write_batch
 from tests.factories import write_body
 from tests.threads import in_thread
 
@@ -76,3 +76,42 @@ def test_an_export_never_shows_a_memory_active_with_the_event_that_superseded_it
         described,
         sorted(r["status"] for r in records.values()),
     )
+
+
+def test_a_revoke_committed_as_the_export_starts_shows_with_its_event(monkeypatch, tenant, agent):
+    """``export_create`` takes its moment (``started``) and only then opens the cursor whose
+    snapshot gives each row; the row's events are filtered ``created_at <= started``. A write
+    committed in between (here during ``active_retention``'s query, which runs in that gap)
+    is in the row but not in its history: the record says "revoked" with no revocation
+    event and without the person's reason (the converse of stop 51's "active beside the
+    event that superseded it": stop 52's audit of exports). The events are read in the
+    rows' snapshot alone now."""
+    principal = AgentPrincipal.from_agent(agent)
+    with tenant_scope(tenant.id):
+        memory = memory_write(
+            principal=principal,
+            data=write_body(memory_key="style.answers", content="User prefers concise answers."),
+        ).memory
+    system = SystemPrincipal(tenant_id=tenant.id)
+
+    def revoke():
+        with tenant_scope(tenant.id), transaction.atomic():
+            memory_revoke(principal=system, memory_id=memory.id, reason="no longer true")
+
+    real = exports.active_retention
+
+    def retention_while_a_revoke_commits(*args, **kwargs):
+        # After the export's moment, before its cursor opens: a revoke commits.
+        t = in_thread(revoke, name="revoke")
+        t.join(60)
+        assert t.error is None, t.error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(exports, "active_retention", retention_while_a_revoke_commits)
+    with tenant_scope(tenant.id), transaction.atomic():
+        export = exports.export_create(principal=system, subject_id=memory.subject_id)
+    with tenant_scope(tenant.id):
+        [record] = json.loads(exports.export_path(export).read_bytes())["memories"]
+    actions = [e["action"] for e in record["events"]]
+    # The row is read as revoked: its history must say so.
+    assert record["status"] != "revoked" or "revoked" in actions

@@ -86,29 +86,6 @@ def test_a_record_says_which_environment_the_memory_holds_in(subject):
     assert environments == {str(tied.id): "staging", str(untied.id): ""}
 
 
-def test_a_record_shows_the_events_made_before_the_export_only(subject):
-    """The rows are read by a cursor opened as the export starts, a chunk's events later: an
-    event made meanwhile (a version superseded during a long export) would contradict the
-    row it describes, shown as active."""
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from memory_core.models import MemoryEvent
-
-    memory = MemoryFactory(subject=subject)
-    for action, moved in (("admitted", -timedelta(minutes=1)), ("superseded", timedelta(hours=1))):
-        MemoryEvent.objects.create(
-            tenant_id=subject.tenant_id,
-            memory_id=memory.id,
-            action=action,
-            actor_type="agent",
-            created_at=timezone.now() + moved,
-        )
-    [record] = json.loads(export_path(export_of(subject)).read_bytes())["memories"]
-    assert (record["status"], [e["action"] for e in record["events"]]) == ("active", ["admitted"])
-
-
 def test_a_record_names_the_version_it_supersedes_only_while_that_one_is_kept(subject):
     """An export made after an older version's deletion named its id (``supersedes``),
     where an export made before it is rewritten without: the deletion's exports step then
@@ -264,3 +241,29 @@ def test_an_export_that_fails_after_its_file_is_written_leaves_no_file(
     after = set(folder.glob("*.json")) if folder.is_dir() else set()
     assert after == before
     assert not Export.objects.filter(subject=subject).exists()
+
+
+def test_a_revoked_preference_is_exported_with_the_end_the_sweep_gives_it(subject):
+    """docs/portal.md: ``expires_at`` is "the day the retention sweep deletes it by the
+    tenant's active policy" and ``expires_by_retention`` "whether the policy is what ends it".
+    The sweep deletes a revoked preference with the versions it supersedes at its next run
+    (docs/operations.md, retention step 2); the export said neither had any end (stop 52's
+    audits of the portal and of exports)."""
+    from memory_core.deletion.retention import retention_apply
+
+    old = MemoryFactory(subject=subject, memory_key="style.tone", status="superseded")
+    revoked = MemoryFactory(
+        subject=subject, memory_key="style.tone", status="revoked", supersedes=old, version=2
+    )
+    kept = MemoryFactory(subject=subject, memory_key="style.length")
+    records = {
+        m["id"]: m for m in json.loads(export_path(export_of(subject)).read_bytes())["memories"]
+    }
+    for memory in (revoked, old):
+        record = records[str(memory.id)]
+        assert record["expires_by_retention"] is True, record
+        assert record["expires_at"] == revoked.updated_at.isoformat(), record
+    assert records[str(kept.id)]["expires_at"] is None  # a preference in use: kept until revoked
+    retention_apply()
+    statuses = Memory.objects.filter(pk__in=[old.pk, revoked.pk]).values_list("status", flat=True)
+    assert set(statuses) == {"deleted"}  # what the sweep did with them, at once
