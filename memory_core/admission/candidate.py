@@ -42,6 +42,8 @@ HARD_MAX_VALUE_BYTES = 65_536
 HARD_MAX_VALUE_DEPTH = 16
 MAX_REASON_CHARS = 500  # a correction's or a revocation's reason, kept in its event
 MAX_BATCH = 100  # the items of one batch write
+# What a batch whose items hold mistakes answers (docs/api.md, 400 invalid_input).
+ITEMS_INVALID = "Some items are invalid; see details for each item index."
 
 WRITE_FIELDS = frozenset(
     {
@@ -810,9 +812,7 @@ def parse_batch(items) -> list[Candidate]:
                 key = f"items.{index}" if name == "non_field_errors" else f"items.{index}.{name}"
                 errors[key] = found
     if errors:
-        raise ValidationFailed(
-            "Some items are invalid; see details for each item index.", details=errors
-        )
+        raise ValidationFailed(ITEMS_INVALID, details=errors)
     return candidates
 
 

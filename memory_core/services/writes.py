@@ -362,6 +362,12 @@ def _ensure_subjects(principal, planned: list[_Planned], subjects: dict) -> None
         )
     for item in admitted:
         item.subject = subjects[item.candidate.subject]
+    # A refused write names its subject too once a write of the batch created it: its decision
+    # was stored with none, where the same write sent alone names it, so the subject's
+    # deletion and the reviewers' list of refusals never found it (stop 52's audit of batches).
+    for item in planned:
+        if item.subject is None and item.candidate.subject in subjects:
+            item.subject = subjects[item.candidate.subject]
 
 
 class _Embedding:
