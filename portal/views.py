@@ -22,11 +22,12 @@ from memory_core.deletion.services import (
 )
 from memory_core.exceptions import DomainError, NotFound, SubjectBeingDeleted
 from memory_core.exports import export_create, export_path
-from memory_core.models import DeletionOperation, MemoryClass, Status
+from memory_core.models import AUTHORITY_RANK, Authority, DeletionOperation, MemoryClass, Status
 from memory_core.policy_check import STATE_WORDS
 from memory_core.selectors.approvals import in_use_now
 from memory_core.selectors.memories import memory_get
 from memory_core.selectors.portal import (
+    correction_kept_beside,
     deletions_page,
     memory_deleted_by,
     memory_history,
@@ -255,6 +256,10 @@ class MemoryCorrectView(EndUserMixin, FormView):
         return f"Your correction was not saved: {error.message}"
 
     UNCHANGED = "Nothing changed: the text is the same as the version in use."
+    ALREADY_KEPT = (
+        "Nothing new was saved: this same correction is already kept beside the current "
+        "version, for a reviewer to decide which one stands."
+    )
     ALREADY_WAITING = (
         "Nothing new was saved: this same correction is already waiting for a reviewer. The "
         "current version stays in use until then."
@@ -271,6 +276,13 @@ class MemoryCorrectView(EndUserMixin, FormView):
         ):
             form.add_error("content", self.UNCHANGED)
             return self.form_invalid(form)
+        kept = memory.status == Status.ACTIVE and correction_kept_beside(
+            principal=self.principal, memory=memory, content=form.cleaned_data["content"]
+        )
+        if kept and AUTHORITY_RANK[memory.authority] > AUTHORITY_RANK[Authority.EXPLICIT_USER]:
+            # Sent again (a double click, the form once more): kept beside it once.
+            messages.info(self.request, self.ALREADY_KEPT)
+            return redirect("portal:memory", memory_id=kept.pk)
         data = {"content": form.cleaned_data["content"]}
         if form.cleaned_data.get("reason"):
             data["reason"] = form.cleaned_data["reason"]

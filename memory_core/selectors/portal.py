@@ -35,6 +35,7 @@ from memory_core.models import (
     AUTHORITY_RANK,
     LIVE_STATUSES,
     AdmissionDecision,
+    Authority,
     DeletionOperation,
     Memory,
     MemoryClass,
@@ -53,6 +54,7 @@ from memory_core.policy_check import InUse, memory_expiry
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
 from memory_core.selectors.approvals import approval_heads, in_use_now
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
+from memory_core.text import content_hash
 
 # Order in which the "what is remembered" page lists classes.
 CLASS_ORDER = [MemoryClass.PREFERENCE, MemoryClass.EPISODIC, MemoryClass.WORKING]
@@ -338,6 +340,32 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
         .not_ended(in_use_now(principal.tenant_id))
         .exclude(pk=memory.pk)
         .order_by("created_at", "id")
+    )
+
+
+def correction_kept_beside(*, principal, memory: Memory, content: str) -> Memory | None:
+    """Return the person's correction of ``memory`` with the text ``content`` already kept
+    beside it, or None: a memory of the same key and place, in use, stated by the person
+    (``explicit_user``, as the portal writes) with the same text. A correction of a memory of
+    higher authority (an administrator's) is kept beside it, and sent twice (a double click,
+    the form again) it stood twice, with a three-way conflict (stop 52's audit of the portal).
+    One query."""
+    return (
+        Memory.objects.visible_to(principal)
+        .filter(
+            subject_id=memory.subject_id,
+            memory_key=memory.memory_key,
+            memory_type=memory.memory_type,
+            scope_kind=memory.scope_kind,
+            scope_ref=memory.scope_ref,
+            environment=memory.environment,
+            status=Status.ACTIVE,
+            authority=Authority.EXPLICIT_USER,
+            content_hash=content_hash(content),
+        )
+        .exclude(pk=memory.pk)
+        .order_by("created_at", "id")
+        .first()
     )
 
 

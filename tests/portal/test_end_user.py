@@ -1852,3 +1852,28 @@ def test_a_memorys_pages_do_not_list_as_waiting_a_correction_no_reviewer_can_app
     page = alice_client.get(reverse("portal:memory", args=[head.pk]))
     assert item.memory_id not in [m.pk for m in page.context["waiting"]]
     assert "a reviewer looks at it first" not in page.content.decode()
+
+
+def test_a_correction_of_an_admins_memory_sent_twice_is_kept_once(alice_client, alice_subject):
+    """docs/portal.md, correct: a correction of an administrator's memory "is kept beside it
+    as a separate chain with a conflict for a reviewer". Sent twice (a double click, the form
+    again), it stored two identical memories in use and a three-way conflict (stop 52's audit
+    of the portal)."""
+    admin = MemoryFactory(
+        subject=alice_subject,
+        authority="explicit_admin",
+        source_type="admin",
+        memory_key="office.location",
+        content="Alice works in the Berlin office.",
+    )
+    url = reverse("portal:memory-correct", args=[admin.pk])
+    for _ in range(2):
+        answer = alice_client.post(
+            url, {"content": "Alice works in the Paris office."}, follow=True
+        )
+    said = [str(m) for m in answer.context["messages"]]
+    assert any("already kept beside the current version" in line for line in said), said
+    kept = Memory.objects.filter(subject=alice_subject, status="active", authority="explicit_user")
+    conflict = ReviewItem.objects.get(subject=alice_subject, kind="conflict", state="open")
+    assert kept.count() == 1, list(kept.values_list("content", flat=True))
+    assert len(conflict.candidate_ids) == 2
