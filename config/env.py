@@ -26,10 +26,12 @@ FALSE_WORDS = frozenset({"0", "false", "no", "off", "n", "f"})
 # needs the GDAL library, and died at start naming no variable: stop 50's review).
 DATABASE_SCHEMES = ("postgres", "postgresql", "pgsql", "psql")
 REDIS_SCHEMES = ("redis", "rediss", "unix")
-# kombu's transports a deployment may name (its filesystem one the embedded default).
+# kombu's transports a deployment may name whose libraries the project installs (its filesystem
+# one the embedded default; redis-py and py-amqp): librabbitmq and sqs need packages it does not
+# install, and every send failed (stop 52's review).
 BROKER_SCHEMES = (
     *("filesystem", "redis", "rediss", "redis+socket", "sentinel"),
-    *("amqp", "amqps", "pyamqp", "librabbitmq", "memory", "sqs"),
+    *("amqp", "amqps", "pyamqp", "memory"),
 )
 # A rate's period: s, m, h or d, or one of their words (the throttles read its first letter).
 RATE_PERIODS = r"(s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)"
@@ -110,15 +112,18 @@ def env_text(name: str, default: str) -> str:
     return _given(name) or default
 
 
-def env_choice(name: str, default: str, choices: tuple[str, ...], *, upper: bool = False) -> str:
+def env_choice(
+    name: str, default: str, choices: tuple[str, ...], *, upper: bool = False, why: str = ""
+) -> str:
     """Return the word ``name``, one of ``choices`` (in upper case with ``upper``, as the
-    logging levels are spelt, any case accepted); ``default`` when unset or empty."""
+    logging levels are spelt, any case accepted); ``default`` when unset or empty. ``why``:
+    what narrows the choices, said with the refusal."""
     value = _given(name)
     if not value:
         return default
     word = value.upper() if upper else value
     if word not in choices:
-        _refuse(name, value, f"one of {', '.join(choices)}")
+        _refuse(name, value, f"one of {', '.join(choices)}{why}")
     return word
 
 

@@ -255,7 +255,9 @@ SPECTACULAR_SETTINGS = {
 }
 # Seconds a signed subject token lets an agent without any_subject act for one subject
 # (memory_core/subject_tokens.py).
-MEMLEDGER_SUBJECT_TOKEN_TTL = env_int("MEMLEDGER_SUBJECT_TOKEN_TTL", default=900, least=1)
+MEMLEDGER_SUBJECT_TOKEN_TTL = env_int(
+    "MEMLEDGER_SUBJECT_TOKEN_TTL", default=900, least=1, most=MAX_HOURS * 3600
+)
 # Hours a write's Idempotency-Key is remembered (memory_core/services/idempotency.py); after
 # them the retention sweep deletes the record and the key is new again.
 MEMLEDGER_IDEMPOTENCY_TTL_HOURS = env_int(
@@ -268,7 +270,9 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = MEMLEDGER_MAX_BODY_BYTES
 # Failed logins (portal, admin) a username may have within the window before its logins are
 # refused until the window ends (config/login.py).
 MEMLEDGER_LOGIN_FAILURES = env_int("MEMLEDGER_LOGIN_FAILURES", default=10, least=1)
-MEMLEDGER_LOGIN_FAILURE_MINUTES = env_int("MEMLEDGER_LOGIN_FAILURE_MINUTES", default=15, least=1)
+MEMLEDGER_LOGIN_FAILURE_MINUTES = env_int(
+    "MEMLEDGER_LOGIN_FAILURE_MINUTES", default=15, least=1, most=MAX_HOURS * 60
+)
 
 # --- Celery ---------------------------------------------------------------------------------
 # Without CELERY_BROKER_URL, kombu's filesystem transport needs no server.
@@ -344,7 +348,9 @@ CELERY_BEAT_SCHEDULE: dict = {
 
 # --- Deletion (memory_core/deletion) ----------------------------------------------------------
 # A run idle this long in pending/running/partial is re-driven by the sweep.
-MEMLEDGER_DELETION_STALE_SECONDS = env_int("MEMLEDGER_DELETION_STALE_SECONDS", default=60, least=1)
+MEMLEDGER_DELETION_STALE_SECONDS = env_int(
+    "MEMLEDGER_DELETION_STALE_SECONDS", default=60, least=1, most=MAX_HOURS * 3600
+)
 # Runs of one operation before it is dead-lettered (status failed, visible to reviewers).
 MEMLEDGER_DELETION_MAX_ATTEMPTS = env_int("MEMLEDGER_DELETION_MAX_ATTEMPTS", default=8, least=1)
 # Seconds a deletion request made over HTTP (API, portal, admin) may spend in the database
@@ -411,6 +417,9 @@ for _index, _url in enumerate(env_list("MEMLEDGER_REPLICA_DATABASE_URLS", defaul
 # --- Embeddings -----------------------------------------------------------------------------
 # memory_core.embeddings.RUNTIMES (not imported here: settings load before the apps).
 _RUNTIME = env_choice("MEMLEDGER_EMBEDDING_RUNTIME", default="onnx", choices=("onnx", "torch"))
+# The torch runtime runs the model as shipped (fp32) only: int8 with it started, and every
+# embedding then failed, every write 503 (stop 52's review).
+_PRECISIONS = ("fp32",) if _RUNTIME == "torch" else ("int8", "fp32")
 MEMLEDGER_EMBEDDER = {
     "BACKEND": env_text(
         "MEMLEDGER_EMBEDDER_BACKEND",
@@ -442,7 +451,8 @@ MEMLEDGER_EMBEDDER = {
     "PRECISION": env_choice(
         "MEMLEDGER_EMBEDDING_PRECISION",
         default="fp32" if _RUNTIME == "torch" else "int8",
-        choices=("int8", "fp32"),
+        choices=_PRECISIONS,
+        why=" (the torch runtime runs the model as shipped)" if _RUNTIME == "torch" else "",
     ),
     # The exported ONNX graph, kept between processes so that only the first one imports torch
     # to export it (memory_core/embeddings.py). Empty: every process exports its own.

@@ -130,6 +130,12 @@ def test_an_out_of_range_setting_is_refused_naming_it(setting, value, tmp_path):
         # kombu has no such transport: every task send failed, and no deletion ever ran.
         ("CELERY_BROKER_URL", "reddis://127.0.0.1:6379/0"),
         ("CELERY_BROKER_URL", "http://127.0.0.1:6379/0"),
+        # Transports whose libraries the project does not install: the same (stop 52's review).
+        ("CELERY_BROKER_URL", "librabbitmq://guest@127.0.0.1:5672//"),
+        ("CELERY_BROKER_URL", "sqs://127.0.0.1"),
+        # A subject token's expiry overflowed (a 500), the deletion sweep's cutoff every run.
+        ("MEMLEDGER_SUBJECT_TOKEN_TTL", "1000000000000"),
+        ("MEMLEDGER_DELETION_STALE_SECONDS", "1000000000000"),
     ],
 )
 def test_a_process_that_runs_no_checks_refuses_an_out_of_range_setting(setting, value, tmp_path):
@@ -278,6 +284,19 @@ def test_a_word_outside_its_choices_is_refused_naming_the_variable(
     result = _check(tmp_path, **{variable: value})
     assert result.returncode != 0
     assert f"{variable} is {value!r}: it must be {expected}." in _last_line(result.stderr)
+
+
+def test_int8_precision_with_the_torch_runtime_is_refused_naming_why(tmp_path):
+    """The torch runtime runs no int8: the two started, and every embedding failed, every
+    write 503 (stop 52's review)."""
+    result = _check(
+        tmp_path, MEMLEDGER_EMBEDDING_RUNTIME="torch", MEMLEDGER_EMBEDDING_PRECISION="int8"
+    )
+    assert result.returncode != 0
+    assert _last_line(result.stderr).endswith(
+        "MEMLEDGER_EMBEDDING_PRECISION is 'int8': it must be one of fp32 (the torch runtime runs "
+        "the model as shipped)."
+    )
 
 
 def test_a_log_level_is_read_in_any_letter_case(tmp_path):
