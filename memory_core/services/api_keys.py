@@ -44,9 +44,11 @@ from memory_core.models import Agent, ApiKey, Tenant
 logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "mlk"
-# What api_key_create issues: mlk_<12 hex>_<43 URL-safe base64 characters>, with some slack.
-# Anything else is refused before a query sees it (a NUL byte made PostgreSQL raise).
-_KEY_SHAPE = re.compile(rf"{KEY_PREFIX}_([0-9a-f]{{1,16}})_[A-Za-z0-9_-]{{1,128}}", re.ASCII)
+# What api_key_create issues, and has since the first release: mlk_<12 hex>_<43 URL-safe base64
+# characters>. Anything else is refused before a query sees it (a NUL byte made PostgreSQL
+# raise), a key cut short or lengthened when copied too, as docs/api.md says (its shape had
+# some slack, and such a key was looked up and answered "unknown or revoked": stop 52's audit).
+_KEY_SHAPE = re.compile(rf"{KEY_PREFIX}_([0-9a-f]{{12}})_[A-Za-z0-9_-]{{43}}", re.ASCII)
 # What a SlugField holds (django.core.validators.slug_re).
 _SLUG = re.compile(r"[-a-zA-Z0-9_]+", re.ASCII)
 

@@ -124,13 +124,35 @@ def test_a_key_whose_secret_is_wrong_is_refused(api_client, api_key):
     """The prefix finds the row; the secret after it must hash to the stored one."""
     kind, prefix, secret = api_key.split("_", 2)  # the secret may hold "_" itself
     prefix = f"{kind}_{prefix}"
-    for other in (secret[::-1], "A" * len(secret), secret[:-1]):
+    for other in (secret[::-1], "A" * len(secret)):
         assert api_key_resolve(f"{prefix}_{other}") is None
         client = APIClient(raise_request_exception=False)
         response = client.get("/api/v1/whoami", HTTP_AUTHORIZATION=f"Bearer {prefix}_{other}")
         assert response.status_code == 401
         assert response.json()["error"]["code"] == "authentication_failed"
     assert api_key_resolve(api_key) is not None
+
+
+@pytest.mark.parametrize("cut", ["secret_short", "secret_long", "prefix_short"])
+def test_a_key_cut_short_or_lengthened_is_not_an_api_key_and_never_queried(api_key, cut):
+    """docs/api.md, 401: a token not shaped like ``mlk_<12 hex digits>_<43 …>``, "a key cut
+    short or altered when copied" too, is ``not_an_api_key``, refused before any query. One a
+    character short was looked up and answered ``authentication_failed`` (stop 52's audit)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    kind, prefix, secret = api_key.split("_", 2)
+    token = {
+        "secret_short": f"{kind}_{prefix}_{secret[:-1]}",
+        "secret_long": f"{kind}_{prefix}_{secret}A",
+        "prefix_short": f"{kind}_{prefix[:-1]}_{secret}",
+    }[cut]
+    client = APIClient(raise_request_exception=False)
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/api/v1/whoami", HTTP_AUTHORIZATION=f"Bearer {token}")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "not_an_api_key"
+    assert not [q for q in queries if "apikey" in q["sql"]], [q["sql"] for q in queries]
 
 
 def test_a_key_of_a_deleted_tenant_is_refused_even_before_it_is_revoked(api_client, tenant):
