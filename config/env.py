@@ -186,6 +186,16 @@ def checked_url(name: str, url: str, schemes: tuple[str, ...], example: str) -> 
     return url
 
 
+def checked_broker_url(name: str, value: str, example: str) -> str:
+    """Return the broker URL ``value`` if each URL it lists (kombu's ``;`` between the
+    sentinels or brokers to fail over to) has a scheme of ``BROKER_SCHEMES``; else refuse it
+    (``checked_url``). Parsed whole, a list of sentinels was refused as unreadable (stop 52's
+    review of its own check)."""
+    for url in value.split(";"):
+        checked_url(name, url.strip(), BROKER_SCHEMES, example)
+    return value
+
+
 def _refuse_url(name: str, example: str, found: str) -> NoReturn:
     # ``from None``: the parser's own message quotes the URL's network location, password
     # included.

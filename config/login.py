@@ -29,6 +29,7 @@ import math
 
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.admin.forms import AdminPasswordChangeForm as DjangoAdminPasswordChangeForm
 from django.contrib.auth import REDIRECT_FIELD_NAME
 from django.contrib.auth import views as auth_views
 from django.contrib.auth.forms import AuthenticationForm
@@ -37,6 +38,7 @@ from django.core.exceptions import ValidationError
 from django.dispatch import receiver
 
 from api.throttling import window_charge, window_clear
+from memory_core.admin import PasswordsRefuseLoneSurrogates
 from portal.forms import refuse_lone_surrogates, shown_escaped
 
 logger = logging.getLogger(__name__)
@@ -124,6 +126,18 @@ def without_unencodable_next(request) -> None:
             query = query.copy()
             query.pop(REDIRECT_FIELD_NAME)
             setattr(request, name, query)
+
+
+class LogoutView(auth_views.LogoutView):
+    """Django's logout view without an unencodable ``next`` (a 500: stop 52's review)."""
+
+    def dispatch(self, request, *args, **kwargs):
+        without_unencodable_next(request)
+        return super().dispatch(request, *args, **kwargs)
+
+
+class AdminPasswordChangeForm(PasswordsRefuseLoneSurrogates, DjangoAdminPasswordChangeForm):
+    """The admin's own "Change password" page (``MemledgerAdminSite.password_change``)."""
 
 
 class LoginView(auth_views.LoginView):

@@ -1,11 +1,10 @@
 """The URL map: admin, the agents' API, its schema, the portal and its login."""
 
 from django.contrib import admin
-from django.contrib.auth import views as auth_views
 from django.urls import include, path, re_path
 
 from api.views import DocsView, NoEndpointView, SchemaView, SchemaWithoutSlashView
-from config.login import LoginView
+from config.login import LoginView, LogoutView
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -22,7 +21,7 @@ urlpatterns = [
         LoginView.as_view(),
         name="login",
     ),
-    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/logout/", LogoutView.as_view(), name="logout"),
     path("portal/", include("portal.urls")),
 ]
 

@@ -11,6 +11,8 @@ from django.contrib.admin.views.main import ChangeList
 from django.contrib.auth import get_permission_codename, get_user_model
 from django.contrib.auth.admin import GroupAdmin as DjangoGroupAdmin
 from django.contrib.auth.admin import UserAdmin as DjangoUserAdmin
+from django.contrib.auth.forms import AdminPasswordChangeForm as DjangoUserPasswordForm
+from django.contrib.auth.forms import AdminUserCreationForm as DjangoUserCreationForm
 from django.contrib.auth.models import Group
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import DatabaseError, transaction
@@ -522,6 +524,35 @@ class PortalMembershipAdmin(LiveTenantMixin, MemledgerAdmin):
     list_select_related = ["user", "tenant", "subject"]
 
 
+def _refuse_lone_surrogates(value) -> None:
+    if isinstance(value, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in value):
+        raise ValidationError(
+            "This text holds a character that is not Unicode text: remove it.",
+            code="surrogate_characters_not_allowed",
+        )
+
+
+class PasswordsRefuseLoneSurrogates:
+    """A form of passwords whose text fields refuse a lone surrogate (``\\ud800``, sent with
+    a charset such as ``unicode_escape``) on the field: one reached the hasher, a 500, as the
+    login's did (stop 52's review). The admin's password change (``config.login``), a user's
+    password set or a user added here."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for field in self.fields.values():
+            if isinstance(field, forms.CharField):
+                field.validators.append(_refuse_lone_surrogates)
+
+
+class UserPasswordForm(PasswordsRefuseLoneSurrogates, DjangoUserPasswordForm):
+    """A user's password set from the user list (``UserAdmin.change_password_form``)."""
+
+
+class UserCreationForm(PasswordsRefuseLoneSurrogates, DjangoUserCreationForm):
+    """A user added here (``UserAdmin.add_form``)."""
+
+
 admin.site.unregister(get_user_model())
 admin.site.unregister(Group)
 
@@ -540,6 +571,9 @@ class UserAdmin(GuardedAdminMixin, DjangoUserAdmin):
     every decision it made naming nobody. The list's "Delete selected" asks the same of each
     user it would delete, and refuses a selection holding one. A tenant's deletion still
     removes its logins (its ``identities`` step)."""
+
+    change_password_form = UserPasswordForm
+    add_form = UserCreationForm
 
     def has_delete_permission(self, request, obj=None):
         if obj is not None and models.ReviewItem.objects.filter(resolved_by=obj).exists():

@@ -3,10 +3,10 @@
 from pathlib import Path
 
 from config.env import (
-    BROKER_SCHEMES,
     LOG_LEVELS,
     MAX_HOURS,
     REDIS_SCHEMES,
+    checked_broker_url,
     checked_url,
     database_url_config,
     env,
@@ -280,10 +280,9 @@ BROKER_DIR = env_path("MEMLEDGER_BROKER_DIR", DATA_DIR / "broker")
 # "localhost": with no host, kombu logs "No hostname was supplied" at every task sent.
 # A scheme kombu has no transport for ("reddis://") started, and every task send failed, left
 # to a sweep whose sends failed too: no deletion ever ran (stop 52's audit).
-CELERY_BROKER_URL = checked_url(
+CELERY_BROKER_URL = checked_broker_url(
     "CELERY_BROKER_URL",
     env_text("CELERY_BROKER_URL", default="filesystem://localhost/"),
-    BROKER_SCHEMES,
     "redis://HOST:6379/0 or amqp://USER:PASSWORD@HOST:5672//",
 )
 

@@ -374,3 +374,11 @@ def test_a_malformed_database_url_is_refused_naming_it_without_its_password(tmp_
     assert result.returncode != 0
     assert secret not in result.stderr, result.stderr[-400:]
     assert "DATABASE_URL" in _last_line(result.stderr), _last_line(result.stderr)
+
+
+def test_a_broker_url_of_several_sentinels_is_accepted(tmp_path):
+    """kombu's Sentinel form names several sentinels separated by ";": parsed as one URL, its
+    "port" was no number, and every process refused to start, saying a character of the
+    password may need percent-encoding (stop 52's review of its own check)."""
+    url = "sentinel://127.0.0.1:26379;sentinel://127.0.0.1:26380"
+    assert _setting(tmp_path, "s.CELERY_BROKER_URL", CELERY_BROKER_URL=url) == url

@@ -1,6 +1,7 @@
 """The admin's lists and forms hold what the services hold (stop 52's audit of the admin)."""
 
 import pytest
+from django.test.client import BOUNDARY, encode_multipart
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import tenant_deletion_request
@@ -85,3 +86,39 @@ def test_the_admins_deletion_action_shares_the_request_budget_across_its_selecti
     refused = sum("deletion_too_large" in line or "did not finish" in line for line in said)
     assert requested + left == 200
     assert not_requested + refused == left  # the one cut short, if any, said so too
+
+
+UNICODE_ESCAPE = f"multipart/form-data; boundary={BOUNDARY}; charset=unicode_escape"
+NEW = "N3w-long-pass!"
+
+
+def _posted(client, url, data):
+    client.raise_request_exception = False
+    body = encode_multipart(BOUNDARY, data)
+    return client.generic("POST", url, body, content_type=UNICODE_ESCAPE)
+
+
+@pytest.mark.parametrize("fields", [["old_password"], ["new_password1", "new_password2"]])
+def test_the_admins_password_change_refuses_a_lone_surrogate_on_the_form(admin_client, fields):
+    """A lone surrogate reached the hasher, a 500, as the login's password did (stop 52's
+    review of the login's fix)."""
+    data = {"old_password": "password", "new_password1": NEW, "new_password2": NEW}
+    for field in fields:
+        data[field] += "\\ud800"
+    answer = _posted(admin_client, "/admin/password_change/", data)
+    assert answer.status_code == 200  # the form again, with its error
+    assert "not Unicode text" in answer.content.decode()
+
+
+def test_a_users_password_set_or_a_user_added_refuses_a_lone_surrogate(admin_client):
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create_user("someone", password="pw-12345")
+    bad = NEW + "\\ud800"
+    for url, data in (
+        (f"/admin/auth/user/{user.pk}/password/", {"password1": bad, "password2": bad}),
+        ("/admin/auth/user/add/", {"username": "another", "password1": bad, "password2": bad}),
+    ):
+        answer = _posted(admin_client, url, {"usable_password": "true", **data})
+        assert answer.status_code == 200, (url, answer.status_code)
+    assert not get_user_model().objects.filter(username="another").exists()

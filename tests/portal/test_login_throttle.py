@@ -203,3 +203,15 @@ def test_a_login_with_a_lone_surrogate_is_refused_not_a_500(client, alice, url, 
     if "next" not in data:
         assert answer.status_code == 200  # the form again, with its error
         assert SESSION_KEY not in client.session
+
+
+def test_a_logout_with_a_lone_surrogate_in_next_is_not_a_500(client, alice):
+    """The logout redirects to ``next`` as the login does, and was left out of the login's
+    fix (stop 52's review of its own fix)."""
+    client.raise_request_exception = False
+    client.post("/accounts/login/", {"username": "alice", "password": PASSWORD})
+    assert SESSION_KEY in client.session
+    body = encode_multipart(BOUNDARY, {"next": "/portal/\\ud800"})
+    answer = client.generic("POST", "/accounts/logout/", body, content_type=UNICODE_ESCAPE)
+    assert answer.status_code == 302
+    assert SESSION_KEY not in client.session
