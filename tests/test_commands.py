@@ -182,3 +182,25 @@ def test_measuring_commands_refuse_a_count_that_measures_nothing(command, argume
     with 0 or a negative count printed a clean report of nothing."""
     with pytest.raises(CommandError, match=message):
         call_command(command, *arguments, stdout=StringIO(), stderr=StringIO())
+
+
+@pytest.mark.django_db
+def test_load_demo_prints_no_key_for_a_deactivated_demo_agent():
+    """README: `make run` prints a fresh demo API key for agent coder. Deactivated in the admin,
+    the agent got one printed anyway, which the API refused (``create_agent_key`` refuses it:
+    "a key printed for it would never work"), and its last key was revoked (stop 52's audit of
+    authentication)."""
+    from memory_core.services.api_keys import agent_deactivate
+
+    call_command("load_demo", stdout=StringIO())
+    agent = Agent.objects.get(tenant__slug="tenant-a", name="coder")
+    agent_deactivate(agent=agent)
+    live = set(ApiKey.objects.filter(agent=agent, revoked_at=None).values_list("pk", flat=True))
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    assert "No demo API key: agent coder of tenant-a was deactivated" in out.getvalue()
+    assert "Demo agent API key" not in out.getvalue()
+    assert (
+        set(ApiKey.objects.filter(agent=agent, revoked_at=None).values_list("pk", flat=True))
+        == live
+    )

@@ -25,6 +25,10 @@ REVIEWER = ("reviewer", "memledger-reviewer", "tenant-a")
 DEMO_AGENT = ("tenant-a", "coder")
 
 
+# What ``_logins_and_key`` returns for a deactivated demo agent, instead of a key.
+DEACTIVATED = "deactivated"
+
+
 class Command(BaseCommand):
     help = "Load the demo data (idempotent) and print the logins and a fresh demo API key."
 
@@ -69,10 +73,18 @@ class Command(BaseCommand):
                 f"End user login: {username} / {password}  ({tenant_slug}, {external_id})"
             )
         self.stdout.write(f"Reviewer login: {REVIEWER[0]} / {REVIEWER[1]}  ({REVIEWER[2]})")
+        if raw_key == DEACTIVATED:
+            self.stdout.write(
+                f"No demo API key: agent {DEMO_AGENT[1]} of {DEMO_AGENT[0]} was deactivated (the "
+                "admin); reactivate it there for a key, or make one for another agent with "
+                "`manage.py create_agent_key`."
+            )
+            return
         self.stdout.write(f"Demo agent API key ({DEMO_AGENT[0]}/{DEMO_AGENT[1]}): {raw_key}")
 
     def _logins_and_key(self) -> str:
-        """Link the demo logins to tenant-a; revoke the last demo key and return a new one."""
+        """Link the demo logins to tenant-a; revoke the last demo key and return a new one
+        (``DEACTIVATED`` when the demo agent is: no key)."""
         for username, password, tenant_slug, external_id in END_USERS:
             subject = Subject.objects.get(tenant__slug=tenant_slug, external_id=external_id)
             user = self._user(username, password)
@@ -94,6 +106,11 @@ class Command(BaseCommand):
             },
         )
         agent = agent_ensure(tenant_slug=DEMO_AGENT[0], agent_name=DEMO_AGENT[1])
+        if not agent.is_active:
+            # Deactivated by an administrator: a key printed for it would never work (as
+            # ``create_agent_key`` refuses), and its last key stays as the deactivation left it
+            # (stop 52's audit of authentication).
+            return DEACTIVATED
         # Keys are shown once: each run revokes the previous demo key and prints a new one.
         for key in ApiKey.objects.filter(agent=agent, name="demo", revoked_at__isnull=True):
             api_key_revoke(key=key)
