@@ -19,16 +19,21 @@ def world(live_server):
     return World()
 
 
-def test_health_pages_oldest_unfinished_deletion_age_is_a_time_element(page, world):
-    """docs/portal.md: "every time or date shown, "3 hours ago" too, is a <time datetime>
-    holding the moment itself". The health page's deletion chart says how long ago the oldest
-    unfinished deletion was requested ("the oldest requested 5 minutes ago"), as plain text."""
+def _delete_bobs_memory(page, world):
+    """Log in as bob and delete his memory: its operation waits (no worker in these tests)."""
     log_in(page, "bob", PASSWORD)
     expect(page.get_by_role("heading", name="What is remembered about you")).to_be_visible()
     page.goto(f"/portal/memories/{world.bob_memory.pk}/delete/")
     page.get_by_label("I understand this cannot be undone.").check()
     page.get_by_role("button", name="Delete this memory").click()
     expect(page.get_by_text("Deletion started")).to_be_visible()
+
+
+def test_health_pages_oldest_unfinished_deletion_age_is_a_time_element(page, world):
+    """docs/portal.md: "every time or date shown, "3 hours ago" too, is a <time datetime>
+    holding the moment itself". The health page's deletion chart says how long ago the oldest
+    unfinished deletion was requested ("the oldest requested 5 minutes ago"), as plain text."""
+    _delete_bobs_memory(page, world)
     operation = DeletionOperation.objects.get()
     assert operation.status != "completed"  # no worker in this test: it waits
     page.get_by_role("button", name="Log out").click()
@@ -80,12 +85,7 @@ def test_a_deletions_page_whose_session_ended_does_not_keep_claiming_to_update(p
     page instead of JSON; the script swallows the error and retries for ever, and the page
     goes on saying it updates itself while it shows nothing new (a queued deletion's page
     reloads into the login page in that case, deletion.js ``follow``)."""
-    log_in(page, "bob", PASSWORD)
-    expect(page.get_by_role("heading", name="What is remembered about you")).to_be_visible()
-    page.goto(f"/portal/memories/{world.bob_memory.pk}/delete/")
-    page.get_by_label("I understand this cannot be undone.").check()
-    page.get_by_role("button", name="Delete this memory").click()
-    expect(page.get_by_text("Deletion started")).to_be_visible()
+    _delete_bobs_memory(page, world)
     expect(page.locator("#op-refresh")).to_have_text("This page updates by itself every second.")
     other = page.context.new_page()
     other.goto("/portal/")

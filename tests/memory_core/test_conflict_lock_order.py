@@ -460,12 +460,9 @@ def test_a_conflict_committed_before_a_supersession_that_could_not_see_it_is_men
     _region_conflict(tenant, new_version)
 
 
-def test_a_resolution_refuses_a_conflict_still_citing_a_retired_row_until_the_sweep_mends_it(
-    tenant,
-):
-    """A conflict left citing a superseded row (a mend after a commit that failed, or an item
-    stored before there was one) is not resolved as it stands: choosing the other chain would
-    revoke nothing of the new version. The retention sweep mends it."""
+def _stale_region_conflict(tenant):
+    """The region's conflict, then a write superseding one of its heads, and the item put back
+    citing the retired head, as the race left it before (or a mend that failed)."""
     system, (west, east) = _region_rivals(tenant)
     with tenant_scope(tenant.id):
         item = conflict_service.conflict_open(
@@ -479,10 +476,19 @@ def test_a_resolution_refuses_a_conflict_still_citing_a_retired_row_until_the_sw
             principal=system,
             data=inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
         )
-        retired = w.memory.supersedes_id
-        survivor = ({west.id, east.id} - {retired}).pop()
-        # As the race left it before: the item still citing the retired head.
         ReviewItem.objects.filter(pk=item.pk).update(candidate_ids=[west.id, east.id])
+    return system, (west, east), item, w
+
+
+def test_a_resolution_refuses_a_conflict_still_citing_a_retired_row_until_the_sweep_mends_it(
+    tenant,
+):
+    """A conflict left citing a superseded row (a mend after a commit that failed, or an item
+    stored before there was one) is not resolved as it stands: choosing the other chain would
+    revoke nothing of the new version. The retention sweep mends it."""
+    system, (west, east), item, w = _stale_region_conflict(tenant)
+    survivor = ({west.id, east.id} - {w.memory.supersedes_id}).pop()
+    with tenant_scope(tenant.id):
         with pytest.raises(Conflict) as refused:
             _choose(system, item, survivor, seen=[west.id, east.id])
         assert refused.value.code == "conflict_changed"
@@ -577,20 +583,7 @@ def test_the_sweeps_mend_records_its_conflict_event_as_the_mend(tenant):
     """DESIGN.md: every change is an event with its actor and policy version. The retention
     sweep's mend recorded the new version's ``conflict`` event as ``system:retrieval``, with
     no policy version (stop 52's review)."""
-    system, (west, east) = _region_rivals(tenant)
-    with tenant_scope(tenant.id):
-        item = conflict_service.conflict_open(
-            tenant_id=tenant.id,
-            subject_id=west.subject_id,
-            memory_key="deploy.region",
-            place=ConflictPlace.of(west),
-            candidate_ids=[west.id, east.id],
-        )
-        w = memory_write(
-            principal=system,
-            data=inferred_episode("deploy.region", "Deploys go to eu-central-1 region."),
-        )
-        ReviewItem.objects.filter(pk=item.pk).update(candidate_ids=[west.id, east.id])
+    _, _, _, w = _stale_region_conflict(tenant)
     report = retention_apply()
     with tenant_scope(tenant.id):
         events = list(
