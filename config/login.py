@@ -39,7 +39,8 @@ from django.dispatch import receiver
 
 from api.throttling import window_charge, window_clear
 from memory_core.admin import PasswordsRefuseLoneSurrogates
-from portal.forms import refuse_lone_surrogates, shown_escaped
+from memory_core.text import lone_surrogate, refuse_lone_surrogates
+from portal.forms import shown_escaped
 
 logger = logging.getLogger(__name__)
 
@@ -122,7 +123,7 @@ def without_unencodable_next(request) -> None:
     where a login without one goes."""
     for name in ("GET", "POST"):
         query = getattr(request, name)
-        if any(0xD800 <= ord(c) <= 0xDFFF for c in query.get(REDIRECT_FIELD_NAME, "")):
+        if lone_surrogate(query.get(REDIRECT_FIELD_NAME, "")):
             query = query.copy()
             query.pop(REDIRECT_FIELD_NAME)
             setattr(request, name, query)

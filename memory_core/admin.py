@@ -1,7 +1,5 @@
 """Django admin for platform admins: tenants, agents, keys, policies, and the memory rows."""
 
-import time
-
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
@@ -21,10 +19,16 @@ from django.template.response import TemplateResponse
 
 from memory_core import models
 from memory_core.admission.normalize import is_blank
+from memory_core.deletion.services import Budget
 from memory_core.exceptions import ValidationFailed
 from memory_core.policy_check import policy_errors
 from memory_core.services.policy import policy_publish
-from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, identifier
+from memory_core.text import (
+    BIDI_CONTROLS,
+    BIDI_CONTROLS_MESSAGE,
+    identifier,
+    refuse_lone_surrogates,
+)
 
 # The date parts a changelist's lookup may name, and the values a date can hold.
 DATE_PARTS = {"__year": (1, 9999), "__iso_year": (1, 9999), "__month": (1, 12), "__day": (1, 31)}
@@ -524,14 +528,6 @@ class PortalMembershipAdmin(LiveTenantMixin, MemledgerAdmin):
     list_select_related = ["user", "tenant", "subject"]
 
 
-def _refuse_lone_surrogates(value) -> None:
-    if isinstance(value, str) and any(0xD800 <= ord(c) <= 0xDFFF for c in value):
-        raise ValidationError(
-            "This text holds a character that is not Unicode text: remove it.",
-            code="surrogate_characters_not_allowed",
-        )
-
-
 class PasswordsRefuseLoneSurrogates:
     """A form of passwords whose text fields refuse a lone surrogate (``\\ud800``, sent with
     a charset such as ``unicode_escape``) on the field: one reached the hasher, a 500, as the
@@ -542,7 +538,7 @@ class PasswordsRefuseLoneSurrogates:
         super().__init__(*args, **kwargs)
         for field in self.fields.values():
             if isinstance(field, forms.CharField):
-                field.validators.append(_refuse_lone_surrogates)
+                field.validators.append(refuse_lone_surrogates)
 
 
 class UserPasswordForm(PasswordsRefuseLoneSurrogates, DjangoUserPasswordForm):
@@ -635,18 +631,15 @@ class MemoryAdmin(ReadOnlyMixin, MemledgerAdmin):
                 )
 
 
-class _ActionBudget:
+class _ActionBudget(Budget):
     """``MEMLEDGER_DELETION_REQUEST_BUDGET`` for one action over many rows: its web request's,
-    shared by the rows' deletion requests. Each row had a budget of its own, and "Select all"
-    over a long list outlived gunicorn's timeout (a 500, everything rolled back: stop 52's
-    audit); the rows left once it is spent are named, not requested."""
+    shared by the rows' deletion requests (each given what is ``left``). Each row had a budget
+    of its own, and "Select all" over a long list outlived gunicorn's timeout (a 500,
+    everything rolled back: stop 52's audit); the rows left once it is spent are counted, not
+    requested."""
 
     def __init__(self):
-        seconds = settings.MEMLEDGER_DELETION_REQUEST_BUDGET
-        self.deadline = time.monotonic() + seconds if seconds and seconds > 0 else None
-
-    def left(self) -> float | None:
-        return None if self.deadline is None else self.deadline - time.monotonic()
+        super().__init__(settings.MEMLEDGER_DELETION_REQUEST_BUDGET)
 
     def spent(
         self, model_admin, request, *, left: int, what: str, command: str = "delete_subject"

@@ -26,6 +26,7 @@ from memory_core.models.choices import (
     Status,
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
+from memory_core.text import lone_surrogate
 
 logger = logging.getLogger(__name__)
 
@@ -242,7 +243,7 @@ def _unstorable(text: str) -> str:
     """Return the character of ``text`` no policy can store, described ("" when none)."""
     if "\x00" in text:
         return "a NUL character (U+0000)"
-    surrogate = next((c for c in text if 0xD800 <= ord(c) <= 0xDFFF), None)
+    surrogate = lone_surrogate(text)
     if surrogate is not None:
         return f"a lone surrogate (U+{ord(surrogate):04X}; no UTF-8 text holds one)"
     return ""

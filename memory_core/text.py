@@ -4,6 +4,8 @@ import hashlib
 import re
 import unicodedata
 
+from django.core.exceptions import ValidationError
+
 _SPACE = re.compile(r"\s+")
 # An absolute path of the server's disks, as errors write them: quoted, whole up to its
 # closing quote (an OSError's "Permission denied: '/srv/my evals/a.jsonl'"), or bare, a slash
@@ -20,6 +22,26 @@ BIDI_CONTROLS_MESSAGE = (
     "Bidirectional control characters (U+202A to U+202E, U+2066 to U+2069) are not allowed in "
     "an id: they change how it, and the text shown after it, read."
 )
+
+
+def lone_surrogate(text: str) -> str | None:
+    """Return the first lone surrogate (U+D800 to U+DFFF) of ``text``, or None. No UTF-8 text
+    holds one; a request read with a charset such as ``unicode_escape`` can."""
+    return next((c for c in text if 0xD800 <= ord(c) <= 0xDFFF), None)
+
+
+def refuse_lone_surrogates(value) -> None:
+    """A form field's validator: refuse text holding a lone surrogate (``\\ud800``), which
+    PostgreSQL could not be sent (a search), nor a hasher (a password), nor an answer encode
+    (the form shown again): a 500 each. The API refuses it with the same code (DRF's
+    ProhibitSurrogateCharactersValidator, whose error a Django form would not catch)."""
+    surrogate = lone_surrogate(value) if isinstance(value, str) else None
+    if surrogate is not None:
+        raise ValidationError(
+            "This text holds a character that is not Unicode text (U+%(code)X): remove it.",
+            code="surrogate_characters_not_allowed",
+            params={"code": ord(surrogate)},
+        )
 
 
 def identifier(text: str) -> str:

@@ -11,22 +11,8 @@ from memory_core.models import (
     MemoryType,
     ScopeKind,
 )
+from memory_core.text import refuse_lone_surrogates
 from portal.templatetags.portal_tags import authority_label
-
-
-def refuse_lone_surrogates(value: str) -> None:
-    """Refuse text holding a lone surrogate (``\\ud800``): it is no Unicode text, and
-    PostgreSQL could not be sent it (a search) nor an answer encode it (the form shown again),
-    a 500 either way. A browser never sends one; a request read with a charset such as
-    ``unicode_escape`` did. The API refuses it with the same code (DRF's
-    ProhibitSurrogateCharactersValidator, whose error a Django form would not catch)."""
-    surrogate = next((c for c in value if 0xD800 <= ord(c) <= 0xDFFF), None)
-    if surrogate is not None:
-        raise forms.ValidationError(
-            "This text holds a character that is not Unicode text (U+%(code)X): remove it.",
-            code="surrogate_characters_not_allowed",
-            params={"code": ord(surrogate)},
-        )
 
 
 class RefusesLoneSurrogates:

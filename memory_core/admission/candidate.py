@@ -32,7 +32,13 @@ from memory_core.models import (
     SourceType,
     parse_scope,
 )
-from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, format_scope, identifier
+from memory_core.text import (
+    BIDI_CONTROLS,
+    BIDI_CONTROLS_MESSAGE,
+    format_scope,
+    identifier,
+    lone_surrogate,
+)
 
 # Hard ceilings, far above any policy: beyond them a body is malformed, not merely refused.
 HARD_MAX_CONTENT_CHARS = 20_000
@@ -480,7 +486,7 @@ def _text(
         )
     if "\x00" in raw:
         problems.append(("null_characters_not_allowed", NUL_CHARACTERS))
-    surrogate = next((ch for ch in raw if 0xD800 <= ord(ch) <= 0xDFFF), None)
+    surrogate = lone_surrogate(raw)
     if surrogate is not None:
         problems.append(
             (

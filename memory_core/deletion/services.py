@@ -225,6 +225,10 @@ class Budget:
         self.deadline = None if self.seconds is None else time.monotonic() + self.seconds
         self._restore: str | None = None
 
+    def left(self) -> float | None:
+        """The seconds left (below 0 once spent), or None: no limit."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
     def step(self) -> None:
         """Bound the statements until the next step by the time left; raise when none is."""
         if self.deadline is None:

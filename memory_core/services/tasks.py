@@ -172,24 +172,19 @@ def _lock_pending(waiting) -> list:
     rows (``_lock_bound``)."""
     locked = []
     for pk in waiting.order_by("pk").values_list("pk", flat=True):
-        try:
-            with transaction.atomic():
-                row = (
-                    waiting.filter(pk=pk)
-                    .select_for_update(of=("self",))
-                    .values_list("pk", "memory_type", "policy_version")
-                    .first()
-                )
-                if row is None:
-                    raise _NoLongerWaiting
-        except _NoLongerWaiting:
+        savepoint = transaction.savepoint()
+        row = (
+            waiting.filter(pk=pk)
+            .select_for_update(of=("self",))
+            .values_list("pk", "memory_type", "policy_version")
+            .first()
+        )
+        if row is None:  # approved (or rejected) while the close waited for it
+            transaction.savepoint_rollback(savepoint)
             continue
+        transaction.savepoint_commit(savepoint)
         locked.append(row)
     return locked
-
-
-class _NoLongerWaiting(Exception):
-    """A write approved (or rejected) while the close waited for its row."""
 
 
 def _lock_bound(bound) -> list:
