@@ -176,10 +176,10 @@ class LiveTenantMixin:
 
 @admin.register(models.Tenant)
 class TenantAdmin(NoHardDeleteMixin, MemledgerAdmin):
-    list_display = ["slug", "name", "created_at", "deleted_at"]
+    list_display = ["slug", "name", "created_at", "deleted_at", "evaluation_run"]
     list_filter = [("deleted_at", admin.EmptyFieldListFilter)]
     search_fields = ["slug", "name"]
-    readonly_fields = ["deleted_at"]
+    readonly_fields = ["deleted_at", "evaluation_run"]
     actions = ["request_tenant_deletion"]
 
     def has_platform_permission(self, request) -> bool:

@@ -1327,6 +1327,30 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
     return 1
 
 
+def _runs_holding(hashes: set[str]) -> list[uuid.UUID]:
+    """Return the evaluation runs' tenants (``Tenant.evaluation_run``) holding a memory whose
+    content hash is one of ``hashes``: a run kept with ``eval_retrieval --keep`` (or one that
+    crashed before its cleanup) copied a dataset's words into a tenant of its own. Read in
+    platform mode: the worker acts for the operation's tenant, and the runs are others."""
+    if not hashes:
+        return []
+    with platform_scope("deletion: evaluation runs holding the words"):
+        runs = Tenant.objects.filter(evaluation_run=True).values("pk")
+        held = Memory.objects.filter(tenant_id__in=runs, content_hash__in_array=sorted(hashes))
+        return sorted(set(held.values_list("tenant_id", flat=True)))
+
+
+def _runs_remove(tenant_ids: list[uuid.UUID]) -> int:
+    """Remove the evaluation runs' tenants whole, as the run's own cleanup does."""
+    if not tenant_ids:
+        return 0
+    with platform_scope("deletion: evaluation runs holding the words"):
+        runs = Tenant.objects.filter(pk__in=tenant_ids, evaluation_run=True)
+        removed = runs.count()
+        runs.delete()
+    return removed
+
+
 class EvaluationStore(Store):
     phase = "files"
     name = "evaluation"
@@ -1337,7 +1361,8 @@ class EvaluationStore(Store):
         "CSV/TSV every such record, any other file naming it is removed whole; a copy in a "
         "case of another tenant (it "
         "names that tenant, or other memories, and not the memory's tenant) stays; a file "
-        "that cannot be read fails the step"
+        "that cannot be read fails the step; an evaluation run's tenant (eval_retrieval "
+        "--keep) holding a copy of the content is removed whole, whoever's words they were"
     )
     # The folders are every tenant's: what the purge removed, how many files are left and how
     # long it took would tell an agent, sentence by sentence, whether a file held words it
@@ -1347,6 +1372,9 @@ class EvaluationStore(Store):
     def purge(self, ctx):
         rewritten = 0
         if ctx.memory_ids:
+            # A run's copy goes whatever the case names: it is an operator's inspection copy,
+            # made again by running the dataset again, never anyone's own memories.
+            runs = _runs_remove(_runs_holding(ctx.content_hashes()))
             residue = ctx.residue(content=True)
             files, _ = _eval_files(leave_new=True)
             for path in files:
@@ -1357,6 +1385,7 @@ class EvaluationStore(Store):
                 if about:
                     lock_file(path)  # then read again: another operation may have rewritten it
                     rewritten += _rewrite_file(path, residue)
+            return {"rewritten": rewritten, "runs_removed": runs}
         return {"rewritten": rewritten}
 
     def verify(self, ctx):
@@ -1385,6 +1414,7 @@ class EvaluationStore(Store):
             "files_with_content": with_content,
             "files_unreadable": len(unreadable),
             "content_hashes": len(residue.hashes),
+            "runs_with_content": len(_runs_holding(residue.hashes)),
         }
         problems, details = [], []
         if missing:
@@ -1413,7 +1443,13 @@ class EvaluationStore(Store):
         if problems:
             evidence["problem"] = "; ".join(problems)
             evidence[OPERATOR_DETAIL] = "; ".join(details)
-        ok = citing == 0 and with_content == 0 and not missing and not unreadable
+        ok = (
+            citing == 0
+            and with_content == 0
+            and not evidence["runs_with_content"]
+            and not missing
+            and not unreadable
+        )
         return ok, evidence
 
 

@@ -68,6 +68,8 @@ class LoadedDataset:
     tenant_names: dict[str, str] = field(default_factory=dict)  # slug -> prefix + name
     subjects: dict[tuple[str, str], Subject] = field(default_factory=dict)
     agents: dict[tuple[str, str], Agent] = field(default_factory=dict)
+    # The tenants hold an evaluation run's copy (``Tenant.evaluation_run``), not people's own.
+    evaluation_run: bool = False
 
     @property
     def dataset_ids(self) -> dict[uuid.UUID, str]:
@@ -126,10 +128,14 @@ def _choice(value, allowed, key: str, where: str):
 
 
 @transaction.atomic
-def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> LoadedDataset:
+def load_dataset_memories(
+    data: dict, *, tenant_prefix: str = "", now=None, evaluation_run: bool = False
+) -> LoadedDataset:
     """Create the tenants, subjects, agents and memories of ``data``; return the id maps.
 
-    ``tenant_prefix`` isolates a run: tenant slugs become ``prefix + name``. Memories already
+    ``tenant_prefix`` isolates a run: tenant slugs become ``prefix + name``; with
+    ``evaluation_run`` the tenants it makes are marked as a run's (``Tenant.evaluation_run``),
+    which a deletion of the words they copy removes whole. Memories already
     loaded (same dataset name and id in the same tenant) are reused, so loading is idempotent.
     A memory deleted since an earlier load is not brought back (``LoadedDataset.deleted``): a
     deletion scrubs the row's source ids and keeps its content's hash in its ledger, so the
@@ -149,7 +155,7 @@ def load_dataset_memories(data: dict, *, tenant_prefix: str = "", now=None) -> L
     entries = data.get("memories") or []
     if not isinstance(entries, list):
         raise DatasetError("'memories' must be a list")
-    loaded = LoadedDataset()
+    loaded = LoadedDataset(evaluation_run=evaluation_run)
     seen: set[str] = set()
     deleted_hashes: dict[uuid.UUID, set[str]] = {}
     pending: list[tuple[dict, Memory]] = []
@@ -353,8 +359,18 @@ def dataset_tenant(loaded: LoadedDataset, prefix: str, name: str) -> Tenant:
                 f"tenant {slug!r}; rename one"
             )
         tenant, _ = Tenant.objects.get_or_create(
-            slug=slug, defaults={"name": full[: Tenant._meta.get_field("name").max_length]}
+            slug=slug,
+            defaults={
+                "name": full[: Tenant._meta.get_field("name").max_length],
+                "evaluation_run": loaded.evaluation_run,
+            },
         )
+        if loaded.evaluation_run and not tenant.evaluation_run:
+            # The run removes its tenants afterwards, and a deletion of their words removes
+            # them whole: never a tenant of people's own memories.
+            raise DatasetError(
+                f"tenant {slug!r} exists and is not an evaluation run's; run with another prefix"
+            )
         policy_ensure(tenant=tenant)
         loaded.tenants[full] = tenant
     return loaded.tenants[full]

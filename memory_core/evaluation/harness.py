@@ -195,7 +195,7 @@ class Run:
     def __init__(self, data: dict, prefix: str):
         self.data = data
         self.prefix = prefix
-        self.loaded = load_dataset_memories(data, tenant_prefix=prefix)
+        self.loaded = load_dataset_memories(data, tenant_prefix=prefix, evaluation_run=True)
         self.back = self.loaded.dataset_ids
         self.entries = {str(m["id"]): m for m in data.get("memories") or []}
         self.keys = {local: (m.get("memory_key") or "") for local, m in self.entries.items()}
@@ -217,9 +217,16 @@ class Run:
     def local(self, stored_id) -> str:
         return self.back.get(uuid.UUID(str(stored_id)), f"?{stored_id}")
 
+    def removed(self) -> bool:
+        """Return whether a tenant of the run is gone: a deletion of words the run copied
+        removes it whole (``deletion.stores.EvaluationStore``), and its cases scored against
+        what was left."""
+        ids = [tenant.pk for tenant in self.loaded.tenants.values()]
+        return Tenant.objects.filter(pk__in=ids).count() != len(ids)
+
     def cleanup(self) -> None:
         for tenant in self.loaded.tenants.values():
-            Tenant.objects.filter(pk=tenant.pk).delete()
+            Tenant.objects.filter(pk=tenant.pk, evaluation_run=True).delete()
 
 
 def case_budget(case: dict) -> Budget | None:
@@ -451,6 +458,11 @@ def evaluate_dataset(data: dict, *, keep: bool = False, prefix: str | None = Non
         system_metrics, failures = score(cases, system, run)
         baseline_metrics, _ = score(cases, baseline, run)
         none_metrics, _ = score(cases, nothing, run)
+        if run.removed():
+            raise DatasetError(
+                "a deletion of words this dataset holds removed the run's copy while it ran, "
+                "so its figures are not the dataset's: run it again"
+            )
     finally:
         if not keep:
             run.cleanup()

@@ -7,7 +7,8 @@ statement over more than 65,535 ids failed ("number of parameters must be betwee
 65535"): a subject or tenant with that many memories could be neither deleted nor exported.
 These lookups bind the whole list as one array:
 
-- ``pk__in_array=ids``: ``id = ANY(%s::uuid[])``, on every UUIDField and foreign key;
+- ``pk__in_array=ids``: ``id = ANY(%s::uuid[])``, on every UUIDField, foreign key and
+  CharField (``content_hash__in_array=hashes``: ``= ANY(%s::varchar[])``);
 - ``memory_ids__overlap_array=ids``: ``memory_ids && %s::uuid[]``, on every ArrayField.
 
 They take a list (or any iterable) of values, never a queryset: a subquery needs no array.
@@ -21,7 +22,7 @@ for the literal), and a deletion binds its ids in several statements.
 import uuid
 
 from django.contrib.postgres.fields import ArrayField
-from django.db.models import ForeignKey, Lookup, UUIDField
+from django.db.models import CharField, ForeignKey, Lookup, UUIDField
 
 
 def uuid_array(values) -> str:
@@ -64,6 +65,7 @@ class _ArrayParameter(Lookup):
         return self.operator % {"lhs": lhs, "cast": cast}, [*lhs_params, *rhs_params]
 
 
+@CharField.register_lookup
 @ForeignKey.register_lookup
 @UUIDField.register_lookup
 class InArray(_ArrayParameter):

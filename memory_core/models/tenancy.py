@@ -21,6 +21,11 @@ class Tenant(models.Model):
     # the tenant's keys and logins stop working, and the database refuses new memories,
     # subjects, traces, exports, decisions and review items for it (migration 0011).
     deleted_at = models.DateTimeField(null=True, blank=True, editable=False)
+    # Made by an evaluation run (memory_core.evaluation.harness) to hold a copy of a dataset's
+    # memories: a deletion's evaluation step removes such a tenant whole when it holds a copy
+    # of the deleted words (a run kept with ``eval_retrieval --keep``, or one that crashed
+    # before its cleanup). Never set on a tenant of people's own memories.
+    evaluation_run = models.BooleanField(default=False, db_default=False, editable=False)
 
     class Meta:
         ordering = ["slug"]

@@ -76,7 +76,7 @@ def test_a_dataset_whose_suffix_is_spelt_otherwise_is_scrubbed_case_by_case(
     evidence = _stored(body)
     assert evidence["files_scanned"] == 1
     assert (evidence["files_citing"], evidence["files_with_content"]) == (0, 0)
-    assert evidence["purged"] == {"rewritten": 1}
+    assert evidence["purged"] == {"rewritten": 1, "runs_removed": 0}
 
 
 @pytest.mark.parametrize("name", ["report.txt", "notes", "golden.csv.bak"])
@@ -140,7 +140,7 @@ def test_a_table_loses_only_the_records_about_the_memory(api_client, memories, f
     assert body["status"] == "completed"
     assert path.read_bytes().decode() == header + others
     assert (step["evidence"]["files_citing"], step["evidence"]["files_with_content"]) == (0, 0)
-    assert _stored(body)["purged"] == {"rewritten": 1}
+    assert _stored(body)["purged"] == {"rewritten": 1, "runs_removed": 0}
 
 
 @pytest.mark.parametrize(
@@ -189,7 +189,7 @@ def test_a_dataset_in_a_linked_subfolder_is_scrubbed(api_client, memories, folde
     assert (folder / "golden.json").is_symlink()
     evidence = _stored(body)
     assert evidence["files_scanned"] == 2
-    assert evidence["purged"] == {"rewritten": 2}
+    assert evidence["purged"] == {"rewritten": 2, "runs_removed": 0}
 
 
 def test_a_file_that_cannot_be_read_as_text_fails_the_step_until_it_is_dealt_with(
@@ -414,7 +414,8 @@ def test_a_copy_in_the_operations_tenants_case_or_in_nobodys_still_goes(
         f'tenant,query,answer\n{other_tenant.slug},q,"{SENTENCE}"\n'
         f'{tenant.slug},q,"Something else."\n'
     )
-    assert _stored(body)["purged"] == {"rewritten": 3}  # the admin's figures keep the count
+    # the admin's figures keep the count
+    assert _stored(body)["purged"] == {"rewritten": 3, "runs_removed": 0}
     assert step["status"] == "verified"
 
 
@@ -435,7 +436,7 @@ def test_the_evaluation_steps_shared_figures_are_left_out_of_every_answer_to_age
         assert steps["evaluation"]["files_citing"] == 0
         assert "purged" in steps["primary"] and "ms" in steps["primary"]
     stored = _stored(body)
-    assert stored["purged"] == {"rewritten": 1} and stored["files_scanned"] == 1
+    assert stored["purged"] == {"rewritten": 1, "runs_removed": 0} and stored["files_scanned"] == 1
     assert "ms" in stored
 
 

@@ -20,6 +20,7 @@ from memory_core.deletion import stores
 from memory_core.deletion.runner import deletion_reset, deletion_run, operation_context
 from memory_core.deletion.services import deletion_request, tenant_deletion_request
 from memory_core.deletion.stores import verify_all
+from memory_core.evaluation.dataset import load_dataset_memories
 from memory_core.exports import export_dir
 from memory_core.models import Memory, MemoryEvent, RetrievalTrace, Subject
 from memory_core.text import content_hash
@@ -71,6 +72,15 @@ def _eval_with_content(target, content):
 
 def _eval_csv(target, content):
     eval_file("probe-report.csv").write_text(f'case,answer\n7,"{content}"\n')
+
+
+def _eval_run(target, content):
+    # A run kept with ``eval_retrieval --keep``: a tenant of its own holding a copy.
+    memory = {"id": "m1", "tenant": "t", "subject": "u", "memory_type": "user_preference",
+              "memory_key": "k", "scope": "global", "content": content,
+              "authority": "explicit_user"}  # fmt: skip
+    data = {"dataset": "probe", "memories": [memory]}
+    load_dataset_memories(data, tenant_prefix="eval-probe-", evaluation_run=True)
 
 
 def _cache(namespace):
@@ -134,6 +144,7 @@ PLANTS = [
     ("an evaluation file naming it", _eval_with_id, "evaluation", set()),
     ("an evaluation file copying it", _eval_with_content, "evaluation", set()),
     ("a CSV report copying it", _eval_csv, "evaluation", set()),
+    ("a kept evaluation run copying it", _eval_run, "evaluation", set()),
     ("a retrieval cache left reachable", _cache("retrieval"), "retrieval_cache", set()),
     ("a summary cache left reachable", _cache("summary"), "summaries", set()),
 ]

@@ -1,0 +1,116 @@
+"""An evaluation run's copy of a dataset is an evaluation set too: a deletion reaches it.
+
+``eval_retrieval --keep`` keeps the run's tenants, which hold a copy of the dataset's memories;
+a dataset made from a person's memories kept their words there after the person deleted them
+(the dataset file itself was scrubbed). The evaluation step now removes such a run whole, and
+fails its verification while one holds the words; a tenant of people's own memories holding
+the same words is never touched.
+"""
+
+import pytest
+
+from memory_core.deletion.runner import deletion_run, operation_context
+from memory_core.deletion.services import deletion_request
+from memory_core.deletion.stores import REGISTRY
+from memory_core.evaluation import harness
+from memory_core.evaluation.dataset import DatasetError, load_dataset_memories
+from memory_core.evaluation.harness import evaluate_dataset
+from memory_core.models import DeletionStep, Memory, Tenant
+from memory_core.rls import platform_scope
+from tests.factories import MemoryFactory, SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def dataset(*contents: str, tenant: str = "t") -> dict:
+    memories = [
+        {"id": f"m{index}", "tenant": tenant, "subject": "u", "memory_type": "user_preference",
+         "memory_key": f"k{index}", "scope": "global", "content": content,
+         "authority": "explicit_user"}
+        for index, content in enumerate(contents)
+    ]  # fmt: skip
+    case = {"case_id": "c1", "request": "What does the user prefer?",
+            "intent": "load_preferences", "context": {"tenant_id": tenant, "user_id": "u"},
+            "required_memory_ids": ["m0"]}  # fmt: skip
+    return {"dataset": "golden", "memories": memories, "cases": [case]}
+
+
+def run_tenants(prefix: str) -> list[Tenant]:
+    return list(Tenant.objects.filter(slug__startswith=prefix))
+
+
+def evaluation_step(operation) -> DeletionStep:
+    return DeletionStep.objects.get(operation=operation, store="evaluation")
+
+
+def test_a_kept_run_holding_the_deleted_words_is_removed_whole(owner_principal, memories):
+    target = memories[0]
+    holding = evaluate_dataset(dataset(target.content, "Prefers trains."), keep=True)
+    other = evaluate_dataset(dataset("Prefers trains."), keep=True)
+    assert run_tenants(holding["tenant_prefix"]) and run_tenants(other["tenant_prefix"])
+
+    operation = deletion_request(principal=owner_principal, memory_id=target.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    assert run_tenants(holding["tenant_prefix"]) == []
+    assert len(run_tenants(other["tenant_prefix"])) == 1  # no copy of the words: kept
+    step = evaluation_step(operation)
+    assert step.evidence["purged"]["runs_removed"] == 1
+    assert step.evidence["runs_with_content"] == 0
+    with platform_scope("test"):
+        assert not Memory.objects.filter(content=target.content).exclude(pk=target.pk).exists()
+
+
+def test_another_tenants_own_memory_of_the_same_words_stays(
+    owner_principal, memories, other_tenant
+):
+    """Only a tenant made by an evaluation run is removed: a tenant of people's memories
+    holding the same words is theirs."""
+    target = memories[0]
+    theirs = MemoryFactory(subject=SubjectFactory(tenant=other_tenant), content=target.content)
+
+    operation = deletion_request(principal=owner_principal, memory_id=target.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    assert Tenant.objects.filter(pk=other_tenant.pk).exists()
+    with platform_scope("test"):
+        assert Memory.objects.get(pk=theirs.pk).content == target.content
+    assert evaluation_step(operation).evidence["purged"]["runs_removed"] == 0
+
+
+def test_a_run_holding_the_words_fails_the_step_until_it_is_removed(owner_principal, memories):
+    """A run loaded after the purge (or one the purge missed) is residue the verification
+    finds; the operation's next run removes it."""
+    target = memories[0]
+    operation = deletion_request(principal=owner_principal, memory_id=target.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    load_dataset_memories(dataset(target.content), tenant_prefix="eval-late-", evaluation_run=True)
+    ok, evidence = REGISTRY["evaluation"].verify(operation_context(operation))
+    assert not ok and evidence["runs_with_content"] == 1
+    REGISTRY["evaluation"].purge(operation_context(operation))
+    assert REGISTRY["evaluation"].verify(operation_context(operation))[0]
+    assert run_tenants("eval-late-") == []
+
+
+def test_a_run_never_takes_an_existing_tenant_of_peoples_memories(tenant, memories):
+    """A run's prefix that names an existing tenant is refused: the run removes its tenants
+    afterwards, and a deletion of their words removes them whole."""
+    prefix, name = tenant.slug[:-1], tenant.slug[-1]
+    with pytest.raises(DatasetError, match="not an evaluation run's"):
+        evaluate_dataset(dataset("Prefers trains.", tenant=name), prefix=prefix)
+    assert Tenant.objects.filter(pk=tenant.pk, evaluation_run=False).exists()
+    assert Memory.objects.filter(pk=memories[0].pk).exists()
+
+
+def test_a_run_whose_copy_a_deletion_removed_while_it_ran_says_so(monkeypatch):
+    """Its figures were scored against what was left: not the dataset's."""
+    scored = harness.score
+
+    def removed_meanwhile(cases, outcomes, run):
+        Tenant.objects.filter(pk__in=[t.pk for t in run.loaded.tenants.values()]).delete()
+        return scored(cases, outcomes, run)
+
+    monkeypatch.setattr(harness, "score", removed_meanwhile)
+    with pytest.raises(DatasetError, match="run it again"):
+        evaluate_dataset(dataset("Prefers trains."))
