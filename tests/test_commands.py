@@ -6,7 +6,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from memory_core.models import Agent, ApiKey, Memory, PortalMembership, Tenant
+from memory_core.models import Agent, ApiKey, Memory, PortalMembership, Subject, Tenant
 from memory_core.services.api_keys import api_key_resolve
 
 pytestmark = pytest.mark.django_db
@@ -84,6 +84,22 @@ def test_load_demo_is_idempotent_and_prints_a_working_key():
     assert api_key_resolve(new_key).agent.name == "coder"
     assert PortalMembership.objects.filter(role="end_user").count() == 2
     assert PortalMembership.objects.filter(role="reviewer").count() == 1
+
+
+def test_load_demo_leaves_the_demo_logins_as_an_administrator_left_them():
+    """`make run` loads the demo on every start, and put back every demo login's membership
+    as the demo has it: a reviewer an administrator had removed reviewed again, an end user
+    moved to another subject was moved back."""
+    call_command("load_demo", stdout=StringIO())
+    PortalMembership.objects.filter(user__username="reviewer").delete()
+    moved = Subject.objects.create(tenant=Tenant.objects.get(slug="tenant-a"), external_id="u-9")
+    PortalMembership.objects.filter(user__username="alice").update(subject=moved)
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    assert not PortalMembership.objects.filter(user__username="reviewer").exists()
+    assert PortalMembership.objects.get(user__username="alice").subject == moved
+    assert "Demo login reviewer has no portal membership" in out.getvalue()
+    assert "Reviewer login:" not in out.getvalue()
 
 
 def test_load_demo_does_not_bring_back_what_was_deleted():

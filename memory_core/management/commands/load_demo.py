@@ -69,10 +69,12 @@ class Command(BaseCommand):
             )
             return
         for username, password, tenant_slug, external_id in END_USERS:
-            self.stdout.write(
-                f"End user login: {username} / {password}  ({tenant_slug}, {external_id})"
+            self._print_login(
+                username, f"End user login: {username} / {password}  ({tenant_slug}, {external_id})"
             )
-        self.stdout.write(f"Reviewer login: {REVIEWER[0]} / {REVIEWER[1]}  ({REVIEWER[2]})")
+        self._print_login(
+            REVIEWER[0], f"Reviewer login: {REVIEWER[0]} / {REVIEWER[1]}  ({REVIEWER[2]})"
+        )
         if raw_key == DEACTIVATED:
             self.stdout.write(
                 f"No demo API key: agent {DEMO_AGENT[1]} of {DEMO_AGENT[0]} was deactivated (the "
@@ -82,28 +84,39 @@ class Command(BaseCommand):
             return
         self.stdout.write(f"Demo agent API key ({DEMO_AGENT[0]}/{DEMO_AGENT[1]}): {raw_key}")
 
+    def _print_login(self, username: str, line: str) -> None:
+        """Print a demo login's line, or why it is not one any more."""
+        if PortalMembership.objects.filter(user__username=username).exists():
+            self.stdout.write(line)
+        else:
+            self.stdout.write(
+                f"Demo login {username} has no portal membership (an administrator removed it, "
+                "or the login): left as it is."
+            )
+
     def _logins_and_key(self) -> str:
-        """Link the demo logins to tenant-a; revoke the last demo key and return a new one
-        (``DEACTIVATED`` when the demo agent is: no key)."""
+        """Make the demo logins of tenant-a that do not exist yet; revoke the last demo key
+        and return a new one (``DEACTIVATED`` when the demo agent is: no key).
+
+        A login that exists is left as an administrator left it: its password, its
+        membership, its role and subject, or none (every start of ``make run`` put a removed
+        membership back, and a changed one as the demo had it: stop 52's audit).
+        """
         for username, password, tenant_slug, external_id in END_USERS:
             subject = Subject.objects.get(tenant__slug=tenant_slug, external_id=external_id)
-            user = self._user(username, password)
-            PortalMembership.objects.update_or_create(
-                user=user,
-                defaults={
-                    "tenant": subject.tenant,
-                    "role": PortalMembership.Role.END_USER,
-                    "subject": subject,
-                },
+            self._login(
+                username,
+                password,
+                tenant=subject.tenant,
+                role=PortalMembership.Role.END_USER,
+                subject=subject,
             )
-        reviewer = self._user(REVIEWER[0], REVIEWER[1])
-        PortalMembership.objects.update_or_create(
-            user=reviewer,
-            defaults={
-                "tenant": Tenant.objects.get(slug=REVIEWER[2]),
-                "role": PortalMembership.Role.REVIEWER,
-                "subject": None,
-            },
+        self._login(
+            REVIEWER[0],
+            REVIEWER[1],
+            tenant=Tenant.objects.get(slug=REVIEWER[2]),
+            role=PortalMembership.Role.REVIEWER,
+            subject=None,
         )
         agent = agent_ensure(tenant_slug=DEMO_AGENT[0], agent_name=DEMO_AGENT[1])
         if not agent.is_active:
@@ -117,9 +130,9 @@ class Command(BaseCommand):
         _, raw_key = api_key_create(agent=agent, name="demo")
         return raw_key
 
-    def _user(self, username, password):
+    def _login(self, username, password, **membership) -> None:
+        """Make the login ``username`` with ``membership`` unless the login exists."""
         users = get_user_model()
-        user = users.objects.filter(username=username).first()
-        if user is None:
+        if not users.objects.filter(username=username).exists():
             user = users.objects.create_user(username, password=password)
-        return user
+            PortalMembership.objects.create(user=user, **membership)
