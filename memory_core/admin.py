@@ -350,8 +350,23 @@ class ApiKeyInline(admin.TabularInline):
         return False
 
 
+class AgentForm(forms.ModelForm):
+    """An agent's name as every path reads one (``text.identifier``: trimmed, in NFC;
+    migration 0040), refusing a bidirectional control: a subject token is asked for by the
+    name, and an NFD "José" typed here was found by that spelling only."""
+
+    def clean_name(self):
+        value = identifier(self.cleaned_data.get("name") or "")
+        if BIDI_CONTROLS.search(value):
+            raise ValidationError(BIDI_CONTROLS_MESSAGE)
+        if not value or is_blank(value):
+            raise ValidationError("An agent's name must show something: keys are made for it.")
+        return value
+
+
 @admin.register(models.Agent)
 class AgentAdmin(LiveTenantMixin, MemledgerAdmin):
+    form = AgentForm
     list_display = [
         "name",
         "tenant",

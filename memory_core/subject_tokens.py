@@ -78,6 +78,7 @@ def subject_token_grant(*, principal, agent_name: str, user_id: str) -> IssuedSu
             "(the product backend's key has it).",
             code="subject_tokens_not_granted",
         )
+    agent_name = identifier(agent_name)  # names are stored in NFC (migration 0040)
     agent = Agent.objects.filter(
         tenant_id=principal.tenant_id, name=agent_name, is_active=True
     ).first()

@@ -175,7 +175,7 @@ def load_dataset_memories(
         tenant = dataset_tenant(loaded, tenant_prefix, _tenant_name(entry, where))
         external_id = _id(entry, "subject", where, max_chars=HARD_MAX_ID_CHARS, required=True)
         subject = _subject(loaded, tenant, external_id)
-        agent = _agent(loaded, tenant, _text(entry, "agent", where, max_chars=AGENT_NAME_CHARS))
+        agent = _agent(loaded, tenant, _id(entry, "agent", where, max_chars=AGENT_NAME_CHARS))
         existing = Memory.objects.filter(
             tenant=tenant, source_conversation_id=conversation, source_message_id=local_id
         ).first()

@@ -209,9 +209,8 @@ class Run:
 
     def principal(self, ctx: dict) -> AgentPrincipal:
         tenant = self.tenant(str(ctx["tenant_id"]))
-        agent, _ = Agent.objects.get_or_create(
-            tenant=tenant, name=str(ctx.get("agent_id") or "eval-agent")
-        )
+        name = identifier(str(ctx.get("agent_id") or "")) or "eval-agent"  # as the loader
+        agent, _ = Agent.objects.get_or_create(tenant=tenant, name=name)
         return AgentPrincipal.from_agent(agent)
 
     def local(self, stored_id) -> str:

@@ -40,6 +40,7 @@ from memory_core.deletion.ledger import (
 )
 from memory_core.exceptions import ValidationFailed
 from memory_core.models import Agent, ApiKey, Tenant
+from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, identifier
 
 logger = logging.getLogger(__name__)
 
@@ -524,6 +525,8 @@ def _check_length(value: str, model, field: str, what: str) -> None:
 def agent_ensure(*, tenant_slug: str, agent_name: str) -> Agent:
     """Return the agent ``agent_name`` of tenant ``tenant_slug``, creating both if missing.
 
+    The name is read as ids are (``text.identifier``: trimmed, in NFC, so "José" from a macOS
+    shell is the agent typed elsewhere), and one holding a bidirectional control is refused.
     Raise ValidationFailed (before writing anything) for an empty slug or name, one longer
     than its column, a slug that is not a slug, or a deleted tenant: its keys are refused
     (``api_key_resolve``), so an agent made for it could never act, and its deletion's
@@ -531,8 +534,11 @@ def agent_ensure(*, tenant_slug: str, agent_name: str) -> Agent:
     """
     from memory_core.services.policy import policy_ensure
 
+    agent_name = identifier(agent_name)  # as every path reads a name: NFC, trimmed
     if not tenant_slug or not agent_name:
         raise ValidationFailed("The tenant slug and the agent name must not be empty.")
+    if BIDI_CONTROLS.search(agent_name):
+        raise ValidationFailed(f"The agent name: {BIDI_CONTROLS_MESSAGE}")
     _check_length(tenant_slug, Tenant, "slug", "The tenant slug")
     _check_length(agent_name, Agent, "name", "The agent name")
     if not _SLUG.fullmatch(tenant_slug):

@@ -180,3 +180,65 @@ def test_a_subject_added_in_the_admin_is_the_one_agents_write_about(
     assert admin_client.post(url, {**form, "external_id": NFD}).status_code == 302
     assert write(api_client, subject=NFC).status_code == 201
     assert list(Subject.objects.values_list("external_id", flat=True)) == [NFC]
+
+
+def test_an_agents_two_spellings_are_one_agent_on_every_path(tenant, admin_client):
+    """Agent names were kept as typed: ``create_agent_key --agent José`` from a macOS shell
+    (NFD) made a second agent beside the NFC one, and a subject token asked for the NFC name
+    found no agent (stop 51 left it open; closed at stop 53, migration 0040)."""
+    from io import StringIO
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from memory_core.models import Agent
+    from tests.clients import client_for
+
+    call_command("create_agent_key", "--tenant", tenant.slug, "--agent", NFD, stdout=StringIO())
+    call_command("create_agent_key", "--tenant", tenant.slug, "--agent", NFC, stdout=StringIO())
+    assert list(Agent.objects.values_list("name", flat=True)) == [NFC]
+    with pytest.raises(CommandError, match="Bidirectional"):
+        call_command("create_agent_key", "--tenant", tenant.slug, "--agent", "\u202eedoc",
+                     stdout=StringIO())  # fmt: skip
+
+    issuer = Agent.objects.create(tenant=tenant, name="backend", issues_subject_tokens=True)
+    asked = client_for(issuer).post(
+        "/api/v1/subject-tokens", {"agent": NFD, "subject": "u-1"}, format="json"
+    )
+    assert asked.status_code == 201, asked.json()
+    assert asked.json()["agent"] == NFC
+
+    url = "/admin/memory_core/agent/add/"
+    form = {"tenant": str(tenant.pk), "max_sensitivity": "normal",
+            "apikey_set-TOTAL_FORMS": "0", "apikey_set-INITIAL_FORMS": "0"}  # fmt: skip
+    refused = admin_client.post(url, {**form, "name": "\u202eedoc"})
+    assert refused.status_code == 200 and b"Bidirectional" in refused.content
+    again = admin_client.post(url, {**form, "name": NFD})
+    assert again.status_code == 200 and b"already exists" in again.content  # the NFC one
+    assert Agent.objects.filter(tenant=tenant).count() == 2
+
+
+def test_migration_0040_rewrites_the_agent_names_stored_in_another_form(tenant):
+    from memory_core.models import Agent
+
+    rewrite = importlib.import_module("memory_core.migrations.0040_agent_names_in_nfc").REWRITE
+    jose = Agent.objects.create(tenant=tenant, name=NFD)
+    twins = [Agent.objects.create(tenant=tenant, name=n) for n in ("Zoë", "Zoe\u0308")]
+
+    run_as_a_migration(rewrite)
+
+    assert Agent.objects.get(pk=jose.pk).name == NFC
+    assert [Agent.objects.get(pk=t.pk).name for t in twins] == ["Zoë", "Zoe\u0308"]
+
+
+def test_a_datasets_agent_is_read_as_names_are():
+    from memory_core.evaluation.dataset import DatasetError, load_dataset_memories
+    from memory_core.models import Agent
+
+    memory = {"id": "m1", "tenant": "t", "subject": "u", "agent": NFD,
+              "memory_type": "user_preference", "content": "Prefers tea.",
+              "authority": "explicit_user", "scope": "global"}  # fmt: skip
+    load_dataset_memories({"dataset": "d", "memories": [memory]})
+    assert list(Agent.objects.values_list("name", flat=True)) == [NFC]
+    with pytest.raises(DatasetError, match="Bidirectional"):
+        load_dataset_memories({"dataset": "e", "memories": [{**memory, "agent": "\u202eedoc"}]})

@@ -38,6 +38,7 @@ class Command(BaseCommand):
             raise CommandError(
                 f"--user must be at most {HARD_MAX_ID_CHARS} characters ({len(user)} given)."
             )
+        agent = identifier(agent)  # names are stored in NFC (migration 0040)
         row = Agent.objects.select_related("tenant").filter(tenant__slug=tenant, name=agent)
         row = row.first()
         if row is None:
