@@ -362,6 +362,10 @@ class _MemoryActionView(EndUserMixin, View):
     def call(self, data: dict):
         raise NotImplementedError
 
+    def explain(self, memory) -> str:
+        """Return what the action does to ``memory``, said before the person confirms it."""
+        return self.explanation
+
     def get(self, request, memory_id):
         memory = memory_get(principal=self.principal, memory_id=memory_id)
         if not self.available(memory):
@@ -376,7 +380,7 @@ class _MemoryActionView(EndUserMixin, View):
             "form": form,
             "heading": self.heading,
             "button": self.button,
-            "explanation": self.explanation,
+            "explanation": self.explain(memory),
         }
         return render(self.request, self.template_name, context)
 
@@ -517,6 +521,21 @@ class ConsentWithdrawView(_MemoryActionView):
         "agents from using it at once; it stays in the history, with your reason. To remove "
         "it entirely, delete it instead."
     )
+    # A withdrawn preference is revoked, and the retention sweep deletes a revoked preference
+    # (``retention:revoked``): it said the preference stayed in the history with the reason,
+    # as the revoke page did until stop 52 (stop 53's audit of the portal).
+    preference_explanation = (
+        "This memory was kept under a workflow's consent, not yours. Withdrawing it stops "
+        "agents from using it at once. Within minutes the retention sweep then deletes it, "
+        "with its earlier versions and your reason, as a deletion would; to delete it at "
+        "once, delete it instead."
+    )
+
+    def explain(self, memory) -> str:
+        if memory.memory_class == MemoryClass.PREFERENCE:
+            return self.preference_explanation
+        return self.explanation
+
     done_message = "Consent withdrawn. This memory is no longer used."
     form_class = RevokeForm
 

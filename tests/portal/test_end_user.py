@@ -482,6 +482,33 @@ def test_withdrawing_consent_asks_first(alice_client, alice_memory, bob_memory):
     )
 
 
+@pytest.mark.parametrize(
+    ("memory_class", "memory_type"), [("preference", "user_preference"), ("episodic", "incident")]
+)
+def test_the_withdraw_page_says_what_the_retention_sweep_then_does(
+    alice_client, alice_memory, memory_class, memory_type
+):
+    """A withdrawn consent retires the memory as revoked, and the retention sweep deletes a
+    revoked preference, its earlier versions and the reason with it: the page promised a
+    preference stayed in the history with the reason (stop 53's audit of the portal)."""
+    from memory_core.deletion.retention import retention_apply
+
+    Memory.objects.filter(pk=alice_memory.pk).update(
+        consent="workflow", memory_class=memory_class, memory_type=memory_type
+    )
+    url = reverse("portal:memory-withdraw", args=[alice_memory.pk])
+    page = alice_client.get(url).content.decode()
+    alice_client.post(url, {"reason": "I never said that"})
+    retention_apply()
+    alice_memory.refresh_from_db()
+    if memory_class == "preference":
+        assert alice_memory.status == "deleted"
+        assert "the retention sweep then deletes it" in page and "stays in the history" not in page
+    else:
+        assert alice_memory.status == "revoked"
+        assert "it stays in the history, with your reason" in page
+
+
 def test_withdraw_workflow_consent(alice_client, alice_memory):
     Memory.objects.filter(pk=alice_memory.pk).update(consent="workflow")
     page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk]))
