@@ -1327,15 +1327,23 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
     return 1
 
 
-def _runs_holding(hashes: set[str]) -> list[uuid.UUID]:
+def _runs_holding(ctx: DeletionContext, hashes: set[str]) -> list[uuid.UUID]:
     """Return the evaluation runs' tenants (``Tenant.evaluation_run``) holding a memory whose
     content hash is one of ``hashes``: a run kept with ``eval_retrieval --keep`` (or one that
     crashed before its cleanup) copied a dataset's words into a tenant of its own. Read in
-    platform mode: the worker acts for the operation's tenant, and the runs are others."""
+    platform mode: the worker acts for the operation's tenant, and the runs are others.
+
+    Never the operation's own tenant: a deletion inside a kept run (``delete_tenant`` of it,
+    a subject's) keeps its scrubbed rows' hashes, and removing the tenant took the operation,
+    its steps and the tenant's record with it (stop 53's review)."""
     if not hashes:
         return []
     with platform_scope("deletion: evaluation runs holding the words"):
-        runs = Tenant.objects.filter(evaluation_run=True).values("pk")
+        runs = (
+            Tenant.objects.filter(evaluation_run=True)
+            .exclude(pk=ctx.operation.tenant_id)
+            .values("pk")
+        )
         held = Memory.objects.filter(tenant_id__in=runs, content_hash__in_array=sorted(hashes))
         return sorted(set(held.values_list("tenant_id", flat=True)))
 
@@ -1374,7 +1382,7 @@ class EvaluationStore(Store):
         if ctx.memory_ids:
             # A run's copy goes whatever the case names: it is an operator's inspection copy,
             # made again by running the dataset again, never anyone's own memories.
-            runs = _runs_remove(_runs_holding(ctx.content_hashes()))
+            runs = _runs_remove(_runs_holding(ctx, ctx.content_hashes()))
             residue = ctx.residue(content=True)
             files, _ = _eval_files(leave_new=True)
             for path in files:
@@ -1414,7 +1422,7 @@ class EvaluationStore(Store):
             "files_with_content": with_content,
             "files_unreadable": len(unreadable),
             "content_hashes": len(residue.hashes),
-            "runs_with_content": len(_runs_holding(residue.hashes)),
+            "runs_with_content": len(_runs_holding(ctx, residue.hashes)),
         }
         problems, details = [], []
         if missing:

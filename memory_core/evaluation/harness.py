@@ -20,7 +20,7 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db import connection
+from django.db import DatabaseError, connection
 
 from memory_core.admission.candidate import bad_text
 from memory_core.embeddings import get_embedder
@@ -189,6 +189,12 @@ def check_case_ids(cases: list[dict], known) -> None:
                     )
 
 
+RUN_REMOVED = (
+    "a deletion of words this dataset holds removed the run's copy while it ran, so its "
+    "figures are not the dataset's: run it again"
+)
+
+
 class Run:
     """One evaluation run: its tenants, agents and id maps."""
 
@@ -222,6 +228,22 @@ class Run:
         what was left."""
         ids = [tenant.pk for tenant in self.loaded.tenants.values()]
         return Tenant.objects.filter(pk__in=ids).count() != len(ids)
+
+    def each(self, runner, cases: list[dict]) -> list[Outcome]:
+        """Return ``runner(self, case)`` for every case; DatasetError once a deletion removed
+        the run: the next case's agent and trace named a tenant that was gone, a database
+        error (a foreign key, a deadlock against the removal) instead of a sentence."""
+        outcomes = []
+        for case in cases:
+            if self.removed():
+                raise DatasetError(RUN_REMOVED)
+            try:
+                outcomes.append(runner(self, case))
+            except DatabaseError as exc:
+                if self.removed():
+                    raise DatasetError(RUN_REMOVED) from exc
+                raise
+        return outcomes
 
     def cleanup(self) -> None:
         for tenant in self.loaded.tenants.values():
@@ -451,17 +473,14 @@ def evaluate_dataset(data: dict, *, keep: bool = False, prefix: str | None = Non
     run = Run(data, prefix)
     try:
         check_case_ids(cases, run.entries)
-        system = [run_system(run, case) for case in cases]
-        baseline = [run_baseline(run, case) for case in cases]
+        system = run.each(run_system, cases)
+        baseline = run.each(run_baseline, cases)
         nothing = [Outcome() for _ in cases]
         system_metrics, failures = score(cases, system, run)
         baseline_metrics, _ = score(cases, baseline, run)
         none_metrics, _ = score(cases, nothing, run)
         if run.removed():
-            raise DatasetError(
-                "a deletion of words this dataset holds removed the run's copy while it ran, "
-                "so its figures are not the dataset's: run it again"
-            )
+            raise DatasetError(RUN_REMOVED)
     finally:
         if not keep:
             run.cleanup()

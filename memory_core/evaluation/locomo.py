@@ -224,7 +224,10 @@ def _guard_codes(conv: Conversation, turn: Turn) -> list[str]:
 @transaction.atomic
 def load(conversations: list[Conversation], *, prefix: str, context_turns: int = 1) -> LoadedLocomo:
     """Store every turn as an episode of its conversation's subject (trusted import path)."""
-    tenant = Tenant.objects.create(slug=f"{prefix}locomo"[:64], name="LoCoMo evaluation")
+    # Marked as a run's: a deletion of words it copies removes it (deletion.stores).
+    tenant = Tenant.objects.create(
+        slug=f"{prefix}locomo"[:64], name="LoCoMo evaluation", evaluation_run=True
+    )
     policy_ensure(tenant=tenant)
     agent = Agent.objects.create(tenant=tenant, name="locomo-reader")
     loaded = LoadedLocomo(tenant=tenant, agent=agent)

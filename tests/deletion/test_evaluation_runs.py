@@ -7,32 +7,42 @@ fails its verification while one holds the words; a tenant of people's own memor
 the same words is never touched.
 """
 
-import pytest
+import time
+from io import StringIO
 
+import pytest
+from django.core.management import call_command
+
+from memory_core import tasks
 from memory_core.deletion.runner import deletion_run, operation_context
 from memory_core.deletion.services import deletion_request
 from memory_core.deletion.stores import REGISTRY
 from memory_core.evaluation import harness
 from memory_core.evaluation.dataset import DatasetError, load_dataset_memories
 from memory_core.evaluation.harness import evaluate_dataset
-from memory_core.models import DeletionStep, Memory, Tenant
-from memory_core.rls import platform_scope
+from memory_core.models import DeletionOperation, DeletionStep, Memory, RetrievalTrace, Tenant
+from memory_core.rls import platform_scope, tenant_scope
 from tests.factories import MemoryFactory, SubjectFactory
+from tests.threads import in_thread
 
 pytestmark = pytest.mark.django_db
 
 
-def dataset(*contents: str, tenant: str = "t") -> dict:
+def dataset(*contents: str, tenant: str = "t", cases: int = 1) -> dict:
     memories = [
         {"id": f"m{index}", "tenant": tenant, "subject": "u", "memory_type": "user_preference",
          "memory_key": f"k{index}", "scope": "global", "content": content,
          "authority": "explicit_user"}
         for index, content in enumerate(contents)
     ]  # fmt: skip
-    case = {"case_id": "c1", "request": "What does the user prefer?",
-            "intent": "load_preferences", "context": {"tenant_id": tenant, "user_id": "u"},
+    case = {"request": "What does the user prefer?", "intent": "load_preferences",
+            "context": {"tenant_id": tenant, "user_id": "u"},
             "required_memory_ids": ["m0"]}  # fmt: skip
-    return {"dataset": "golden", "memories": memories, "cases": [case]}
+    return {
+        "dataset": "golden",
+        "memories": memories,
+        "cases": [{"case_id": f"c{n}", **case} for n in range(cases)],
+    }
 
 
 def run_tenants(prefix: str) -> list[Tenant]:
@@ -114,3 +124,45 @@ def test_a_run_whose_copy_a_deletion_removed_while_it_ran_says_so(monkeypatch):
     monkeypatch.setattr(harness, "score", removed_meanwhile)
     with pytest.raises(DatasetError, match="run it again"):
         evaluate_dataset(dataset("Prefers trains."))
+
+
+@pytest.mark.parametrize("command", ["delete_tenant", "delete_subject"])
+def test_a_deletion_inside_a_kept_run_completes(journal, command):
+    """An operator cleaning a kept run up (``delete_tenant`` of it, ``delete_subject`` of one
+    of its people): its scrubbed rows keep their content hash, and the step removed the
+    operation's own tenant, the operation and its steps with it; the command died with a
+    DatabaseError (stop 53's review of the change)."""
+    result = evaluate_dataset(dataset("Prefers trains.", "Likes green tea."), keep=True)
+    tenant = Tenant.objects.get(slug=result["tenant_prefix"] + "t")
+    names = [tenant.slug] if command == "delete_tenant" else [tenant.slug, "u"]
+    call_command(command, *names, "--yes", "--run", stdout=StringIO(), stderr=StringIO())
+    operation = DeletionOperation.objects.get(tenant_id=tenant.pk)
+    assert operation.status == DeletionOperation.State.COMPLETED
+    assert Tenant.objects.filter(pk=tenant.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_reached_between_two_cases_says_so(owner, owner_principal, memories, journal):
+    """A deletion that removes a run while its cases run: the next case's agent and trace
+    named the removed tenant, and the run died with a database error (a foreign key, a
+    deadlock against the removal) instead of the sentence (stop 53's review)."""
+    target = memories[0]
+
+    def run():
+        with platform_scope("eval_retrieval"):  # as the command runs (platform_command)
+            return evaluate_dataset(dataset(target.content, "Likes tea.", cases=150))
+
+    evaluating = in_thread(run, name="eval")
+    deadline = time.monotonic() + 120
+    while evaluating.is_alive() and time.monotonic() < deadline:
+        with platform_scope("test"):  # the run's cases have begun: its first trace is there
+            if RetrievalTrace.objects.filter(tenant__evaluation_run=True).exists():
+                break
+        time.sleep(0.02)
+    assert evaluating.is_alive(), "the run ended before the deletion: give it more cases"
+    with tenant_scope(owner.tenant_id):
+        operation = deletion_request(principal=owner_principal, memory_id=target.id)
+        assert tasks.deletion_run_task.apply(args=[str(operation.id)]).result == "completed"
+    evaluating.wait(300)
+    assert isinstance(evaluating.error, DatasetError), repr(evaluating.error)
+    assert "run it again" in str(evaluating.error)

@@ -369,6 +369,20 @@ def test_eval_locomo_counts_only_categories_1_to_4_in_cat1_4(tmp_path):
         assert result[approach]["recall@1"]["cat1_4"] == 1.0, approach
 
 
+def test_a_kept_locomo_run_is_marked_as_a_runs_tenant(tmp_path):
+    """Its tenant holds a copy of the conversations: marked, a deletion of words it copies
+    removes it (deletion.stores.EvaluationStore); it was left unmarked at stop 53's first
+    change, and no deletion reached a kept LoCoMo run."""
+    from memory_core.models import Tenant
+
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps([locomo_conversation("s1")]))
+    call_command("eval_locomo", "--data", str(path), "--k", "1", "--keep",
+                 stdout=StringIO(), stderr=StringIO())  # fmt: skip
+    [tenant] = Tenant.objects.filter(slug__endswith="-locomo")
+    assert tenant.evaluation_run
+
+
 def run_locomo(tmp_path, data, ks: str) -> dict:
     """Run ``eval_locomo`` on the conversations ``data`` at ``--k ks``; return its result."""
     path = tmp_path / "locomo.json"
