@@ -829,7 +829,7 @@ def correction_fields(data, *, default_source: dict | None = None) -> dict:
     errors = FieldErrors()
     for key in data:
         if key not in CORRECTION_FIELDS:
-            errors.add(str(key), "unknown_field", "Unknown field for a correction.")
+            errors.add(echoed(str(key)), "unknown_field", "Unknown field for a correction.")
     common = _common(data, errors)
     reason = _text(data, "reason", errors, max_chars=MAX_REASON_CHARS, required=False)
     if "source" in data or default_source is None:

@@ -1,0 +1,113 @@
+"""Unknown body fields of a write were named twice, and named whole (stop 53's audit; docs/api.md,
+"Every error").
+
+docs/api.md, 400 ``invalid_input``: "The answer grows with the mistakes the schema can hold,
+not with the body: it names at most 50 unknown fields (...) and counts the rest in one
+``non_field_errors`` entry, ``too_many_errors`` ..."; "a field's same mistake is told once".
+
+A write's body is checked by its serializer (``api.memories_serializers.StrictSerializer``,
+which names an unknown field by ``str(name)``, whole and unescaped) and then, in
+``api.memories.parse_write``, by the domain parser (``memory_core.admission.candidate
+.parse_candidate``, which names it ``echoed``: cut at 60 characters and escaped). The two
+names differ for any name longer than 60 characters or holding an unprintable character, so
+``errors.setdefault(name, found)`` keeps both: one unknown field is told twice, counted twice
+against the 50 named, and the whole name (100,000 characters here) is quoted back.
+"""
+
+import pytest
+
+from memory_core.models import AdmissionDecision, Memory
+from tests.factories import write_body
+
+pytestmark = pytest.mark.django_db
+
+
+def _unknown_entries(response) -> list[tuple[str, dict]]:
+    details = response.json()["error"]["details"]
+    return [
+        (name, entry)
+        for name, entries in details.items()
+        for entry in entries
+        if entry["code"] == "unknown_field"
+    ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["x" * 61, "note\nline", "tab\there"],
+    ids=["61-characters", "newline", "tab"],
+)
+def test_one_unknown_field_of_a_write_is_named_once(api_client, name):
+    """One unknown field is one ``unknown_field`` entry. A name over 60 characters or holding
+    an unprintable character was named twice (until stop 53): as sent (the serializer) and
+    cut or escaped (the domain parser), under two keys of ``details``."""
+    response = api_client.post("/api/v1/memories", {**write_body(), name: 1}, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_input"
+    named = _unknown_entries(response)
+    assert len(named) == 1, [key[:70] for key, _ in named]
+    assert not Memory.objects.exists()
+    assert not AdmissionDecision.objects.exists()
+
+
+def test_a_batch_item_unknown_field_is_named_once(api_client):
+    """The same in a batch item: ``items.0.<name>`` twice, whole and cut."""
+    body = {"items": [{**write_body(), "y" * 80: True}]}
+    response = api_client.post("/api/v1/memories/batch", body, format="json")
+
+    assert response.status_code == 400
+    named = _unknown_entries(response)
+    assert len(named) == 1, [key[:80] for key, _ in named]
+
+
+def test_too_many_errors_counts_the_unknown_fields_sent(api_client):
+    """30 unknown fields (long names) were sent: none is left out, and no ``too_many_errors``
+    entry may claim otherwise. Today each is counted twice, so the answer names 50 entries
+    (25 fields, twice) and says "10 more unknown fields were sent", a wrong figure: the
+    client sent 30, not 60."""
+    unknown = {f"{index:02d}" + "z" * 70: index for index in range(30)}
+    response = api_client.post("/api/v1/memories", {**write_body(), **unknown}, format="json")
+
+    assert response.status_code == 400
+    details = response.json()["error"]["details"]
+    assert "non_field_errors" not in details, details.get("non_field_errors")
+    assert len(_unknown_entries(response)) == 30
+
+
+@pytest.mark.parametrize(
+    "path,body",
+    [
+        ("/api/v1/memories", write_body()),
+        ("/api/v1/memories/batch", {"items": [write_body()]}),
+        ("/api/v1/tasks/close", {"user_id": "user-1", "task_id": "t-1"}),
+        ("/api/v1/deletions", {"subject": "user-1"}),
+        ("/api/v1/subject-tokens", {"agent": "agent-x", "subject": "user-1"}),
+    ],
+    ids=["write", "batch", "task-close", "deletion", "subject-token"],
+)
+def test_an_unknown_field_name_is_not_quoted_back_whole(api_client, path, body):
+    """A 100,000-character unknown field name: the answer must not grow with the body
+    (docs/api.md: "The answer grows with the mistakes the schema can hold, not with the
+    body"; ``candidate.parse_candidate``'s own comment: "Named as sent, cut and escaped (a
+    100,000-character name came back whole)"). Today the serializer quotes it whole: a
+    100 kB answer to one misspelt field (50 of them fit in the 1 MiB body limit: a 5 MB
+    answer)."""
+    name = "n" * 100_000
+    response = api_client.post(path, {**body, name: 1}, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_input"
+    assert len(response.content) < 5_000, len(response.content)
+
+
+def test_a_corrections_unknown_field_is_not_quoted_back_whole(api_client):
+    """The correction's parser named an unknown field whole too (``correction_fields``)."""
+    written = api_client.post("/api/v1/memories", write_body(), format="json")
+    assert written.status_code == 201, written.json()
+    url = f"/api/v1/memories/{written.json()['memory']['id']}/supersede"
+    body = {"content": "User prefers short answers.", "n" * 100_000: 1}
+    response = api_client.post(url, body, format="json")
+    assert response.status_code == 400
+    assert len(_unknown_entries(response)) == 1
+    assert len(response.content) < 5_000, len(response.content)
