@@ -63,8 +63,8 @@ def test_a_batch_item_unknown_field_is_named_once(api_client):
 
 def test_too_many_errors_counts_the_unknown_fields_sent(api_client):
     """30 unknown fields (long names) were sent: none is left out, and no ``too_many_errors``
-    entry may claim otherwise. Today each is counted twice, so the answer names 50 entries
-    (25 fields, twice) and says "10 more unknown fields were sent", a wrong figure: the
+    entry may claim otherwise. Each was counted twice, so the answer names 50 entries
+    (25 fields, twice) and said "10 more unknown fields were sent", a wrong figure: the
     client sent 30, not 60."""
     unknown = {f"{index:02d}" + "z" * 70: index for index in range(30)}
     response = api_client.post("/api/v1/memories", {**write_body(), **unknown}, format="json")
@@ -90,7 +90,7 @@ def test_an_unknown_field_name_is_not_quoted_back_whole(api_client, path, body):
     """A 100,000-character unknown field name: the answer must not grow with the body
     (docs/api.md: "The answer grows with the mistakes the schema can hold, not with the
     body"; ``candidate.parse_candidate``'s own comment: "Named as sent, cut and escaped (a
-    100,000-character name came back whole)"). Today the serializer quotes it whole: a
+    100,000-character name came back whole)"). The serializer quoted it whole: a
     100 kB answer to one misspelt field (50 of them fit in the 1 MiB body limit: a 5 MB
     answer)."""
     name = "n" * 100_000
