@@ -39,6 +39,10 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # A century: the most a setting of hours takes. 20,000,000 hours was read, and every retention
 # sweep then raised OverflowError computing its cutoff (before year 1): stop 52's audit.
 MAX_HOURS = 876_000
+# The most seconds a setting PostgreSQL gets as a timeout takes: its lock_timeout and
+# statement_timeout hold at most 2,147,483,647 ms (about 24.8 days). A larger one was read,
+# and every request that set it raised DataError, a 500 (stop 53's audit).
+MAX_TIMEOUT_SECONDS = 2_147_483
 
 
 def _given(name: str) -> str:
@@ -51,6 +55,8 @@ def _refuse(name: str, value: str, expected: str) -> NoReturn:
 
 
 def _bounds(least, above, most=None) -> str:
+    if above is not None and most is not None:
+        return f" above {above:g} and at most {most:,}"
     if above is not None:
         return f" above {above:g}"
     if least is not None and most is not None:
@@ -75,14 +81,20 @@ def env_int(name: str, default: int, *, least: int | None = None, most: int | No
 
 
 def env_float(
-    name: str, default: float, *, least: float | None = None, above: float | None = None
+    name: str,
+    default: float,
+    *,
+    least: float | None = None,
+    above: float | None = None,
+    most: float | None = None,
 ) -> float:
     """Return the finite number ``name`` (``default`` when unset or empty), at least ``least``
-    or more than ``above``: "1e3" is a thousand, and "1.5.2" or "3s" are refused."""
+    or more than ``above``, and at most ``most``: "1e3" is a thousand, and "1.5.2" or "3s" are
+    refused."""
     value = _given(name)
     if not value:
         return default
-    expected = f"a number{_bounds(least, above)}"
+    expected = f"a number{_bounds(least, above, most)}"
     try:
         number = float(value)
     except ValueError:
@@ -90,6 +102,8 @@ def env_float(
     if not math.isfinite(number):
         _refuse(name, value, expected)
     if (least is not None and number < least) or (above is not None and number <= above):
+        _refuse(name, value, expected)
+    if most is not None and number > most:
         _refuse(name, value, expected)
     return number
 

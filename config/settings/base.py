@@ -5,6 +5,7 @@ from pathlib import Path
 from config.env import (
     LOG_LEVELS,
     MAX_HOURS,
+    MAX_TIMEOUT_SECONDS,
     REDIS_SCHEMES,
     checked_broker_url,
     checked_url,
@@ -150,7 +151,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Seconds a Redis (the cache's, the broker's) may take to accept a connection or answer a
 # command before the caller gives up: a Redis that hangs (stopped, half-open) rather than
 # refusing connections fails fast too.
-REDIS_TIMEOUT_SECONDS = env_float("REDIS_TIMEOUT_SECONDS", default=2.0, above=0)
+REDIS_TIMEOUT_SECONDS = env_float(
+    "REDIS_TIMEOUT_SECONDS", default=2.0, above=0, most=MAX_TIMEOUT_SECONDS
+)
 
 # --- Cache ----------------------------------------------------------------------------------
 # Local by default: a file cache is shared by the web, worker and beat processes of one
@@ -357,22 +360,29 @@ MEMLEDGER_DELETION_MAX_ATTEMPTS = env_int("MEMLEDGER_DELETION_MAX_ATTEMPTS", def
 # --timeout, which would kill the worker instead. 0: no limit. ``manage.py delete_subject``
 # never has one.
 MEMLEDGER_DELETION_REQUEST_BUDGET = env_float(
-    "MEMLEDGER_DELETION_REQUEST_BUDGET", default=20.0, least=0
+    "MEMLEDGER_DELETION_REQUEST_BUDGET", default=20.0, least=0, most=MAX_TIMEOUT_SECONDS
 )
 # A whole subject's (portal, API) or a key's (API) deletion request over HTTP of more memories
 # than this is queued for a worker at once instead of trying within the budget first (one
 # that large would not fit it on a slow machine: the caller waited out the 20 s before it
 # was queued); the admin's action refuses it. 0: always try first.
-MEMLEDGER_DELETION_QUEUE_ABOVE = env_int("MEMLEDGER_DELETION_QUEUE_ABOVE", default=50000, least=0)
+# At most a billion: a larger one became an OFFSET past PostgreSQL's bigint (a 500).
+MEMLEDGER_DELETION_QUEUE_ABOVE = env_int(
+    "MEMLEDGER_DELETION_QUEUE_ABOVE", default=50000, least=0, most=1_000_000_000
+)
 # Seconds a request about a subject (a retrieval, a write, a revoke, an export, an approval)
 # waits for a deletion of the subject that holds its lock (memory_core/locks.py). Past it a
 # retrieval answers without the subject's memories and the others 503 subject_being_deleted:
 # a whole subject's deletion may hold the lock for a minute, past gunicorn's 30 s --timeout.
-MEMLEDGER_SUBJECT_LOCK_WAIT = env_float("MEMLEDGER_SUBJECT_LOCK_WAIT", default=3.0, least=0)
+MEMLEDGER_SUBJECT_LOCK_WAIT = env_float(
+    "MEMLEDGER_SUBJECT_LOCK_WAIT", default=3.0, least=0, most=MAX_TIMEOUT_SECONDS
+)
 # Seconds any lock wait of a web request (API, portal) may last (its transaction's
 # lock_timeout, memory_core.rls.request_tenant_set); past it the request answers 503 busy
 # instead of holding its worker until gunicorn's 30 s --timeout kills it. 0: no limit.
-MEMLEDGER_REQUEST_LOCK_TIMEOUT = env_float("MEMLEDGER_REQUEST_LOCK_TIMEOUT", default=15.0, least=0)
+MEMLEDGER_REQUEST_LOCK_TIMEOUT = env_float(
+    "MEMLEDGER_REQUEST_LOCK_TIMEOUT", default=15.0, least=0, most=MAX_TIMEOUT_SECONDS
+)
 # Subjects' JSON exports (memory_core/exports.py).
 MEMLEDGER_EXPORT_DIR = env_path("MEMLEDGER_EXPORT_DIR", DATA_DIR / "exports")
 # Hours an export's file (a full copy of what is remembered about a subject) is kept after it

@@ -136,6 +136,15 @@ def test_an_out_of_range_setting_is_refused_naming_it(setting, value, tmp_path):
         # A subject token's expiry overflowed (a 500), the deletion sweep's cutoff every run.
         ("MEMLEDGER_SUBJECT_TOKEN_TTL", "1000000000000"),
         ("MEMLEDGER_DELETION_STALE_SECONDS", "1000000000000"),
+        # PostgreSQL's lock_timeout and statement_timeout take at most 2,147,483,647 ms: every
+        # API request (the lock wait), every deletion over HTTP (its budget) raised DataError,
+        # a 500; the queue's threshold became an OFFSET past bigint (stop 53's audit).
+        ("MEMLEDGER_REQUEST_LOCK_TIMEOUT", "4000000000"),
+        ("MEMLEDGER_SUBJECT_LOCK_WAIT", "2147484"),
+        ("MEMLEDGER_DELETION_REQUEST_BUDGET", "4000000000"),
+        ("MEMLEDGER_DELETION_QUEUE_ABOVE", "10000000000000000000"),
+        # A socket's timeout overflowed time_t: every Redis call raised OverflowError.
+        ("REDIS_TIMEOUT_SECONDS", "1e12"),
     ],
 )
 def test_a_process_that_runs_no_checks_refuses_an_out_of_range_setting(setting, value, tmp_path):
