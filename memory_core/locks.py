@@ -55,7 +55,9 @@ The order every path takes its locks in, so that no two wait for each other in a
   open waits for a concurrent one's transaction on the constraint
   ``review_one_open_conflict_per_place``, in the same order. Locked in the clarifications'
   score order, which depends on the query, two retrievals of one subject deadlocked;
-- a task's close (``services.tasks.task_close``): the subject's lock shared, then the task's
+- a task's close (``services.tasks.task_close``): the subject's lock of writes (as a write
+  takes it: one in flight commits first, so the close reads its row), the subject's lock
+  shared, then the task's
   writes waiting for a reviewer in id order (an approval takes its pending row before the
   key's head), each in a savepoint that lets it go when the row no longer waits (approved
   meanwhile, it is the key's head, which the next approval locks: held, the two deadlocked),

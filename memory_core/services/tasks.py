@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from memory_core.deletion.ledger import TASK_CLOSED, journaled_spellings, task_digest
 from memory_core.exceptions import PermissionDenied
-from memory_core.locks import subjects_shared_locked
+from memory_core.locks import lock_memory_keys, subjects_shared_locked
 from memory_core.models import Memory, ScopeKind, Status, Subject
 from memory_core.selectors.approvals import shared_or_own
 from memory_core.services.conflicts import conflicts_close_settled
@@ -51,6 +51,13 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
             code="subject_not_granted",
         )
     result = TaskCloseResult(task_id=task_id)
+    # The subject's lock of writes first, as a write and a correction take it (before the
+    # subject's, memory_core.locks): one in flight commits before the close reads, so its row
+    # is read. A write of lower authority than a bound head (kept beside it) or a sensitive
+    # one (waiting) leaves that head active: the close waited for the head, held it and read
+    # no further, and the write's row, bound to the task, stayed in use after the close, or
+    # waited for an approval into the closed task's state (stop 53's audit of races).
+    lock_memory_keys(principal.tenant_id, (), writes_of=[user_id])
     # The subject's lock shared, as every write takes it: a deletion of the subject waits,
     # and a queued one of the whole subject answers 503. A key's queued deletion does not:
     # its memories are out of ``visible_to`` below, so the close leaves them to the worker.

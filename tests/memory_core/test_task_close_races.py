@@ -1,5 +1,5 @@
-"""A task's close and two approvals on one key: a lock cycle (deadlock detected) until stop 52
-(its audit of races)."""
+"""A task's close racing approvals (a lock cycle, deadlock detected, until stop 52) and writes
+on the task's key (a row missed until stop 53: the audits of races)."""
 
 import threading
 import time
@@ -7,13 +7,15 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from memory_core.models import Memory, Status
+from memory_core.models import Memory, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal, SystemPrincipal
 from memory_core.rls import tenant_scope
+from memory_core.services import writes
 from memory_core.services.reviews import review_approve
 from memory_core.services.tasks import task_close
 from memory_core.services.writes import memory_revoke
-from tests.factories import MemoryFactory, SubjectFactory, pending_write_on
+from tests.factories import MemoryFactory, SubjectFactory, pending_write_on, write_body
+from tests.memory_core.test_race_review import _hold_then_race
 from tests.threads import errors_of, in_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -114,3 +116,98 @@ def test_a_task_close_and_an_approval_never_deadlock(tenant, django_user_model):
         left = Memory.objects.filter(task_id="t-1", status__in=[Status.ACTIVE, "pending_approval"])
         assert list(left.values_list("pk", "status")) == []
         assert Memory.objects.get(pk=last.memory_id).status == Status.EXPIRED
+
+
+EXPLICIT = {"type": "user_input", "conversation_id": "c-1", "message_id": "m-2"}
+INFERRED = {"type": "model_inference", "conversation_id": "c-1", "message_id": "m-3"}
+
+
+def _decision(principal, content, source, **fields):
+    body = write_body(
+        memory_type="previous_decision",
+        memory_key="db.engine",
+        scope="task:T-1",
+        content=content,
+        source=source,
+        **fields,
+    )
+    return writes.memory_write(principal=principal, data=body)
+
+
+def test_a_weaker_write_kept_beside_a_task_bound_head_while_the_task_closes_is_expired(
+    tenant, monkeypatch
+):
+    """docs/api.md, ``POST /api/v1/tasks/close``: what is scoped to the task, "active or still
+    waiting for a reviewer, become ``expired`` at once". A model's inference on the task's key
+    (kept beside the explicit head, in conflict) held the head locked while it stored its
+    row; the close waited for the head, held it (still active) and read no further: the
+    inference, committed before the close, stayed in use (stop 53's audit of races)."""
+    system = SystemPrincipal(tenant_id=tenant.id)
+    with tenant_scope(tenant.id):
+        head = _decision(system, "For this task we use SQLite.", EXPLICIT).memory
+
+    wrote, closed = _hold_then_race(
+        monkeypatch,
+        tenant.id,
+        lambda: _decision(system, "For this task we probably use PostgreSQL.", INFERRED),
+        lambda: task_close(principal=system, user_id="user-1", task_id="T-1"),
+        target=writes,
+        name="_store",  # the head is locked by the write; its own row is not stored yet
+    )
+    assert wrote.error is None and closed.error is None, (wrote.error, closed.error)
+    weaker = wrote.result.memory
+    assert "supersession.conflict_lower_authority" in wrote.result.rule_codes
+    assert weaker.scope_ref == "T-1"
+    with tenant_scope(tenant.id):
+        statuses = dict(Memory.objects.values_list("pk", "status"))
+    assert statuses[head.id] == Status.EXPIRED
+    # The task is closed, yet its other decision, committed before the close, is in use.
+    assert statuses[weaker.id] == Status.EXPIRED, (
+        f"the close expired {closed.result.expired}; the task-scoped row written before "
+        f"its commit is {statuses[weaker.id]}"
+    )
+
+
+def test_a_sensitive_write_on_a_task_bound_head_while_the_task_closes_never_becomes_its_state(
+    tenant, monkeypatch, django_user_model
+):
+    """docs/api.md, ``POST /api/v1/tasks/close``: "A waiting write's review item closes
+    (resolution ``task_closed``; an approval then answers 409 ``review_closed``), so it never
+    becomes the closed task's state". A sensitive write on the task's key, storing its row
+    while it held the head, was read by neither of the close's reads: its item stayed open,
+    and an approval made it the closed task's decision (stop 53's audit of races)."""
+    system = SystemPrincipal(tenant_id=tenant.id)
+    with tenant_scope(tenant.id):
+        head = _decision(system, "For this task we use SQLite.", EXPLICIT).memory
+
+    wrote, closed = _hold_then_race(
+        monkeypatch,
+        tenant.id,
+        lambda: _decision(
+            system, "For this task the user was diagnosed with diabetes; use PostgreSQL.", EXPLICIT
+        ),
+        lambda: task_close(principal=system, user_id="user-1", task_id="T-1"),
+        target=writes,
+        name="_store",
+    )
+    assert wrote.error is None and closed.error is None, (wrote.error, closed.error)
+    assert wrote.result.decision == "pending_approval", wrote.result.rule_codes
+    pending = wrote.result.memory
+    item = wrote.result.review_item
+    with tenant_scope(tenant.id):
+        assert Memory.objects.get(pk=head.id).status == Status.EXPIRED
+        after_close = Memory.objects.get(pk=pending.id).status
+        item_state = ReviewItem.objects.get(pk=item.id).state
+    user = django_user_model.objects.create_user("audit-reviewer")
+    reviewer = ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
+    approved = None
+    try:
+        with tenant_scope(tenant.id):
+            review_approve(principal=reviewer, item_id=item.id, reason="Looks right.")
+            approved = Memory.objects.get(pk=pending.id).status
+    except Exception as exc:  # the promised 409 review_closed
+        approved = f"refused: {getattr(exc, 'code', exc)}"
+    assert (after_close, item_state) == (Status.EXPIRED, ReviewItem.State.RESOLVED), (
+        f"after the close the task-scoped write is {after_close}, its item {item_state}; "
+        f"a reviewer's approval then made it: {approved}"
+    )
