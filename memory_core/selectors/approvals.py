@@ -51,7 +51,14 @@ def heads_on_key(memory: Memory, *, agent_id, use: InUse | None = None):
     environment, of its type and reachable by ``agent_id`` (``chain_rows``), in use under
     ``use`` (``not_ended``, the tenant's now without it: one past its valid_until or its
     class's retention is out of use, though the retention sweep has not marked it so yet,
-    and no agent is given it; as ``writes._heads`` reads them)."""
+    and no agent is given it; as ``writes._heads`` reads them).
+
+    None for a memory without a key: keyless memories share no key, and no chain stands
+    beside one but its own. Read on ``memory_key = ''`` they were every keyless memory of the
+    subject, and a conflict about one incident took in the others, which a reviewer's choice
+    of a winner revoked (stop 53's audit of the reviewer's side)."""
+    if not memory.memory_key:
+        return Memory.objects.none()
     return chain_rows(
         Memory.objects.filter(
             tenant_id=memory.tenant_id,

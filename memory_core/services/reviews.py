@@ -19,6 +19,7 @@ from memory_core.exceptions import Conflict, NotFound
 from memory_core.locks import lock_memory_keys, subjects_shared_locked
 from memory_core.models import (
     AUTHORITY_RANK,
+    SENSITIVITY_RANK,
     Memory,
     MemoryEvent,
     ReviewItem,
@@ -105,12 +106,24 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse)
     lock_memory_keys(memory.tenant_id, [(memory.subject.external_id, memory.memory_key)])
     head = approval_head(memory, item, use=use)
     now = timezone.now()
+    if (
+        head is not None
+        and SENSITIVITY_RANK[memory.sensitivity] < SENSITIVITY_RANK[head.sensitivity]
+    ):
+        # At least as sensitive as the head it lands on, as admission keeps a write
+        # (``sensitivity.kept_from_head``): the head may have been raised while the write
+        # waited, and the approval lowered the chain (stop 53's audits).
+        memory.sensitivity = head.sensitivity
     if head is not None and AUTHORITY_RANK[memory.authority] >= AUTHORITY_RANK[head.authority]:
         head.status = Status.SUPERSEDED
         head.updated_at = now
         head.save(update_fields=["status", "updated_at"])
         memory.supersedes = head
         memory.version = head.version + 1
+        # The chain's owner, as a write's new version keeps it (``writes._draft``): a write
+        # measured against its writer's private head, landing on a shared head that stood
+        # since, made the shared chain's new version private to its writer.
+        memory.agent_id = head.agent_id
         event_record(
             memory=head,
             action=MemoryEvent.Action.SUPERSEDED,
@@ -131,7 +144,17 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse)
     memory.status = Status.ACTIVE
     memory.admitted = True
     memory.updated_at = now
-    memory.save(update_fields=["status", "admitted", "updated_at", "supersedes", "version"])
+    memory.save(
+        update_fields=[
+            "status",
+            "admitted",
+            "updated_at",
+            "supersedes",
+            "version",
+            "agent",
+            "sensitivity",
+        ]
+    )
     if memory.supersedes_id is not None:
         conflicts_follow_successor(previous=head, successor=memory)
         conflicts_heal_on_commit(tenant_id=memory.tenant_id, memory_ids=[head.id])

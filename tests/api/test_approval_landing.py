@@ -1,0 +1,194 @@
+"""Where an approval lands a waiting write (``services.reviews._link_into_chain``): as the
+write would land now, at least as sensitive as the head, in the chain's owner's hands, and
+beside no memory it shares no key with (stop 53's audits of the reviewer's side and of
+admission; each test failed on the code before)."""
+
+import uuid
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from memory_core.models import Memory, PortalMembership, ReviewItem, Status
+from memory_core.principals import AgentPrincipal, ReviewerPrincipal
+from memory_core.services.conflicts import conflict_resolve
+from memory_core.services.reviews import review_approve
+from memory_core.services.writes import memory_write
+from tests.clients import client_for
+from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, write_body
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/review/items"
+TOKEN = "a" * 32
+
+
+def decide(client, item_id, decision: str, reason: str = "Checked with the user."):
+    client.cookies["csrftoken"] = TOKEN
+    return client.post(
+        f"{URL}/{item_id}/{decision}", {"reason": reason}, format="json", HTTP_X_CSRFTOKEN=TOKEN
+    )
+
+
+def keyless_incident(api_client, content: str) -> str:
+    body = write_body(memory_type="incident", content=content)
+    body.pop("memory_key")
+    response = api_client.post("/api/v1/memories", body, format="json")
+    assert response.status_code == 201, response.json()
+    return response.json()["memory"]["id"]
+
+
+def test_approving_a_keyless_correction_puts_no_unrelated_memory_in_its_conflict(
+    api_client, reviewer, tenant
+):
+    """A correction of lower authority of a keyless incident waits for a reviewer (it names
+    a health fact). Approved, it stands beside the incident it corrects in a conflict, as
+    ``_link_into_chain`` says ("beside the head in a conflict"). But the conflict's
+    candidates are read with ``heads_on_key`` on ``memory_key = ''`` (memory_core/services/
+    reviews.py, ``_link_into_chain``: ``heads_on_key(memory, ...)``), which matches *every*
+    keyless incident of the subject: an unrelated incident ("service B") becomes a candidate
+    of a conflict about "service A", and a reviewer choosing the correction as the winner
+    revokes it. docs/api.md ("A writer can never raise authority: conflicts"): the conflict
+    is "for the key" and stands "between chains"; DESIGN.md: "two separate chains on the same
+    memory_key are a conflict" (and the memory_key "groups conflicts and versions");
+    docs/performance.md:227 "no memory_key (no conflicts to resolve)". Memories without a key
+    share no key and are no conflict with each other."""
+    service_a = keyless_incident(api_client, "Deploy of service A failed on Monday.")
+    service_b = keyless_incident(api_client, "Deploy of service B failed on Tuesday.")
+    correction = {
+        "content": "Deploy of service A failed on Monday; the user has diabetes.",
+        "source": {"type": "model_inference", "conversation_id": "c", "message_id": "m9"},
+    }
+    answer = api_client.post(f"/api/v1/memories/{service_a}/supersede", correction, format="json")
+    assert answer.status_code == 202, answer.json()
+    approved = decide(reviewer, answer.json()["review_item"], "approve")
+    assert approved.status_code == 200, approved.json()
+
+    conflict = ReviewItem.objects.get(kind="conflict", state="open")
+    candidates = {str(pk) for pk in conflict.candidate_ids}
+    # Resolving it as a reviewer would: the approved correction wins.
+    user = get_user_model().objects.get(username="reviewer")
+    conflict_resolve(
+        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=user.pk),
+        item_id=conflict.pk,
+        outcome="choose_winner",
+        winner_id=answer.json()["memory_id"],
+        reason="The correction is right.",
+    )
+    assert Memory.objects.get(pk=service_b).status == Status.ACTIVE  # it was revoked
+    assert service_b not in candidates
+
+
+def test_an_approval_keeps_the_owner_of_the_chain_it_lands_on(api_client, reviewer, tenant, agent):
+    """A chain holds one owner. Agent A's sensitive write is measured against A's private
+    head (an imported memory private to A), so it waits as a private row. While it waits
+    the private head is revoked, and another agent writes a shared memory on the key. The
+    approval lands on the key's current head, the shared one, and supersedes it
+    (``approval_head`` -> ``current_head``), but the new version stays private to agent A
+    (``_link_into_chain`` in memory_core/services/reviews.py sets ``supersedes`` and
+    ``version`` and never the chain's ``agent``): every other agent of the tenant loses the
+    shared memory on the key. docs/api.md, "POST /api/v1/memories": "A chain holds one
+    memory type and one owner ... a new version keeps its chain's owner"; "Conflicts": "An
+    approved sensitive write lands where the write would land now" (a write by A now makes
+    a shared version: ``writes._draft`` takes the head's agent)."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    private = MemoryFactory(
+        subject=subject, agent=agent, memory_key="food.notes", content="User eats no pork."
+    )
+    body = write_body(memory_key="food.notes", content="User is allergic to peanuts.")
+    waiting = api_client.post("/api/v1/memories", body, format="json")
+    assert waiting.status_code == 202, waiting.json()
+    other = client_for(AgentFactory(tenant=tenant))
+    body = write_body(memory_key="food.notes", content="User likes spicy food.")
+    shared = other.post("/api/v1/memories", body, format="json")
+    assert shared.status_code == 201, shared.json()
+    revoked = api_client.post(f"/api/v1/memories/{private.id}/revoke", {}, format="json")
+    assert revoked.status_code == 200, revoked.json()
+
+    approved = decide(reviewer, waiting.json()["review_item"], "approve")
+    assert approved.status_code == 200, approved.json()
+    memory = Memory.objects.get(pk=waiting.json()["memory_id"])
+    assert memory.supersedes_id == uuid.UUID(shared.json()["memory"]["id"])
+    # The other agent still has a memory in use on the key (the shared chain's new head).
+    listed = other.get(
+        "/api/v1/memories", {"subject": "user-1", "key": "food.notes", "status": "active"}
+    )
+    assert listed.json()["count"] == 1, listed.json()
+    assert memory.agent_id is None
+
+
+def test_an_approval_never_lowers_the_sensitivity_of_the_chain_it_lands_on(reviewer, tenant):
+    """A write on a head is kept at least as sensitive as the head, so no new version lowers
+    a chain's sensitivity. Here a sensitive write waits on a personal head; meanwhile a
+    correction raises the chain to ``restricted`` (approved first). Approving the waiting
+    write lands it on the restricted head, as docs/api.md says ("lands where the write would
+    land now: on the head it was measured against ... its newest version"), but at its own
+    ``sensitive`` (``_link_into_chain`` in memory_core/services/reviews.py never applies the
+    head's sensitivity): the chain's newest version is now readable by agents capped at
+    ``sensitive``, which never read this chain's head before. docs/api.md, rule 8: "A write
+    on a head (a correction, or a write on its memory_key) is kept at least as sensitive as
+    the head (``sensitivity.kept_from_head``)"; docs/security.md: "an agent never lowers a
+    chain's sensitivity"."""
+    writer = client_for(AgentFactory(tenant=tenant, max_sensitivity="restricted"))
+    body = write_body(memory_key="travel.seat", content="User prefers window seats.")
+    head = writer.post("/api/v1/memories", body, format="json").json()["memory"]
+    body = write_body(
+        memory_key="travel.seat", content="User has chronic back pain and needs aisle seats."
+    )
+    waiting = writer.post("/api/v1/memories", body, format="json")
+    assert waiting.status_code == 202, waiting.json()
+    correction = {
+        "content": "User prefers window seats on long flights.",
+        "sensitivity": "restricted",
+        "source": {"type": "user_input", "conversation_id": "c", "message_id": "m2"},
+    }
+    raised = writer.post(f"/api/v1/memories/{head['id']}/supersede", correction, format="json")
+    assert raised.status_code == 202, raised.json()
+    assert decide(reviewer, raised.json()["review_item"], "approve").status_code == 200
+
+    approved = decide(reviewer, waiting.json()["review_item"], "approve")
+    assert approved.status_code == 200, approved.json()
+    memory = Memory.objects.get(pk=waiting.json()["memory_id"])
+    assert memory.supersedes_id == uuid.UUID(raised.json()["memory_id"])  # the restricted head
+    assert memory.sensitivity == "restricted"
+
+
+def test_of_two_waiting_writes_the_second_approved_keeps_the_first_ones_sensitivity(tenant):
+    """Two writes on one key wait: a ``sensitive`` one, then a ``restricted`` one, approved
+    first (the key's head). Approved next, the sensitive one became the restricted head's
+    next version at ``sensitive``: the chain's head dropped a level."""
+    user = get_user_model().objects.create_user("landing-reviewer")
+    PortalMembership.objects.create(user=user, tenant=tenant, role="reviewer")
+    reviewer = ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
+    writer = AgentPrincipal.from_agent(AgentFactory(tenant=tenant, max_sensitivity="restricted"))
+
+    def body(content, sensitivity):
+        return write_body(memory_key="health.notes", content=content, sensitivity=sensitivity)
+
+    first = memory_write(
+        principal=writer, data=body("User has asthma; avoid long runs.", "sensitive")
+    )
+    second = memory_write(
+        principal=writer, data=body("User is HIV positive and on daily medication.", "restricted")
+    )
+    assert first.decision == second.decision == "pending_approval"
+    review_approve(principal=reviewer, item_id=second.review_item.id, reason="ok")
+    review_approve(principal=reviewer, item_id=first.review_item.id, reason="ok")
+    approved = Memory.objects.get(pk=first.memory.pk)
+    assert approved.supersedes_id == second.memory.pk
+    assert (approved.status, approved.sensitivity) == (Status.ACTIVE, "restricted")
+
+
+def test_a_keyless_correction_of_lower_authority_conflicts_with_its_memory_only(api_client):
+    """The write path read the conflict's candidates the same way (``standing_heads``)."""
+    service_a = keyless_incident(api_client, "Deploy of service A failed on Monday.")
+    service_b = keyless_incident(api_client, "Deploy of service B failed on Tuesday.")
+    correction = {
+        "content": "Deploy of service A failed on Monday afternoon.",
+        "source": {"type": "model_inference", "conversation_id": "c", "message_id": "m9"},
+    }
+    answer = api_client.post(f"/api/v1/memories/{service_a}/supersede", correction, format="json")
+    assert answer.status_code == 201, answer.json()
+    conflict = ReviewItem.objects.get(kind="conflict", state="open")
+    candidates = {str(pk) for pk in conflict.candidate_ids}
+    assert candidates == {service_a, answer.json()["memory"]["id"]}
+    assert service_b not in candidates
