@@ -63,6 +63,8 @@ MAX_SPLIT_WINDOW_WRITES = 100
 KEY_SEAM_CHARS = 200
 # The most words of a content or value the memory_key is read as the label of (``key_lines``).
 KEY_LABEL_WORDS = 4
+# The most items of a list value the memory_key is read as the label of, each (``key_lines``).
+KEY_LABEL_ITEMS = 50
 
 
 @dataclass(frozen=True)
@@ -243,6 +245,32 @@ def scope_seam(candidate: Candidate) -> str:
     return f"{key_words(candidate.scope_ref)} {candidate.content[:KEY_SEAM_CHARS]}"
 
 
+def _bare_values(held) -> list[str]:
+    """Return the bare values of a write's value as text: itself when it is a string or a
+    number, or the strings and numbers of a list (its first ``KEY_LABEL_ITEMS``). ``[5400]``
+    under "account.balance" is the balance as ``5400`` is: a one-item list was read by no
+    rule with its key, and stored (stop 53's audit of admission)."""
+    texts: list[str] = []
+    for item in held[:KEY_LABEL_ITEMS] if isinstance(held, list) else [held]:
+        if isinstance(item, str):
+            texts.append(item)
+        elif isinstance(item, (int, float)):  # bool is an int: "true" under its key
+            texts += value_line_texts(item)
+    return texts
+
+
+def key_value_seams(candidate: Candidate) -> list[str]:
+    """Return the memory_key read as words, then each bare value (``_bare_values``), as
+    ``key_seam`` reads it with the content: "refund.destination" with the value
+    "jane@example.com", or an instruction begun in the key and ended in the value, was stored
+    where the same words in the content were refused (stop 53's audit of admission). [] without
+    a key, or for a pointer, whose fields name a record elsewhere."""
+    if not candidate.memory_key or _is_pointer(candidate.value):
+        return []
+    words = key_words(candidate.memory_key)
+    return [f"{words} {text[:KEY_SEAM_CHARS]}" for text in _bare_values(candidate.value)]
+
+
 def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
     """Return the memory_key read as the label of a bare value the write holds, for the class
     guard: "account balance: 5400" is business state that neither the key
@@ -255,9 +283,7 @@ def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
     if not candidate.memory_key:
         return []
     held = candidate.value if value else None
-    bare = [candidate.content]
-    if isinstance(held, (str, int, float)):  # bool is an int: "true" under its key
-        bare += value_line_texts(held) or [held]
+    bare = [candidate.content, *_bare_values(held)]
     words = key_words(candidate.memory_key)
     lines = [
         f"{words}: {text[:KEY_SEAM_CHARS]}" for text in bare if len(text.split()) <= KEY_LABEL_WORDS
@@ -279,7 +305,11 @@ def sensitivity_texts(candidate: Candidate) -> list[str]:
     message = candidate.source_message_id
     said = message if message in candidate.sentence_ids() else ""
     extra = (key_seam(candidate), candidate.scope_text(), candidate.reason, said)
-    return candidate.texts() + [text for text in extra if text]
+    # The key as the label of a bare content or value ("email password: Hunter2024!"), as the
+    # class guard reads it: the credential rule reads a label, and "email.password" with
+    # "Hunter2024!" was stored personal (stop 53's audit of admission).
+    labelled = key_lines(candidate, value=not _is_pointer(candidate.value))
+    return candidate.texts() + [text for text in extra if text] + labelled
 
 
 # The characters on each side of a seam that a split instruction is read across: the guards'
@@ -359,6 +389,7 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
         candidate.reason,
     )
     texts = written + [t for t in (*extra, candidate.source_message_id) if t]
+    texts += key_value_seams(candidate)
     class_texts += key_lines(candidate, value=not _is_pointer(candidate.value))
     class_texts += [scope] if scope else []
     class_texts += candidate.sentence_ids()
