@@ -226,6 +226,32 @@ def split_window(admission: dict) -> int:
     return min(max(writes, 0), MAX_SPLIT_WINDOW_WRITES)
 
 
+# The field each of rule 3's codes is about (``field_limits``), for an import's error line.
+LIMIT_FIELDS = {
+    "fields.content_empty": "content",
+    "fields.content_too_long": "content",
+    "fields.key_too_long": "memory_key",
+    "fields.value_too_large": "value",
+}
+
+
+def field_limits(candidate: Candidate, admission: dict) -> str | None:
+    """Return the code of the first of rule 3's checks against the tenant's policy that
+    ``candidate`` fails (its shape was checked by the parser), or None. ``import_memories``
+    applies them too: a record of zero-width spaces only, or past ``max_content_chars``, was
+    imported where a write is refused (stop 53's audit of admission)."""
+    if normalize.is_blank(candidate.content):  # zero-width characters alone show nothing
+        return "fields.content_empty"
+    if len(candidate.content) > int(admission["max_content_chars"]):
+        return "fields.content_too_long"
+    if len(candidate.memory_key) > int(admission["max_key_chars"]):
+        return "fields.key_too_long"
+    limit = int(admission.get("max_value_bytes", 8192))
+    if candidate.value is not None and value_stored_bytes(candidate.value) > limit:
+        return "fields.value_too_large"
+    return None
+
+
 def key_seam(candidate: Candidate) -> str:
     """Return the memory_key read as words, then the start of the content: a key and the
     content say together what neither says alone ("health.hiv_status" with "Positive.", or
@@ -549,15 +575,8 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
         return refuse("grant.sensitivity_above_max")
 
     # 3. Fields and sizes against the tenant's policy (shape was checked by the parser).
-    if normalize.is_blank(candidate.content):  # zero-width characters alone show nothing
-        return refuse("fields.content_empty")
-    if len(candidate.content) > int(admission["max_content_chars"]):
-        return refuse("fields.content_too_long")
-    if len(candidate.memory_key) > int(admission["max_key_chars"]):
-        return refuse("fields.key_too_long")
-    if candidate.value is not None:
-        if value_stored_bytes(candidate.value) > int(admission.get("max_value_bytes", 8192)):
-            return refuse("fields.value_too_large")
+    if (limit := field_limits(candidate, admission)) is not None:
+        return refuse(limit)
     if candidate.memory_key and candidate.chain_identity in context.batch_keys:
         return refuse("fields.duplicate_in_batch")
 

@@ -41,11 +41,13 @@ from memory_core.admission.candidate import (
     settle_user_scopes,
 )
 from memory_core.admission.policy import (
+    LIMIT_FIELDS,
     REFUSING,
     SOURCE_AUTHORITIES,
     EarlierWrite,
     SourceReading,
     describe,
+    field_limits,
     policy_section,
     sensitivity_texts,
     split_window,
@@ -244,6 +246,10 @@ class Command(BaseCommand):
             reading = read_source(
                 candidate, admission, trusted=candidate.source_type == SourceType.ADMIN
             )
+            # Rule 3's limits of the tenant's policy, as admission applies them to a write,
+            # screened or not: they are the policy's, not a guard's reading.
+            if (limit := field_limits(candidate, admission)) is not None:
+                line_errors.add(LIMIT_FIELDS[limit], limit, describe([limit], admission))
             if self.screen:
                 texts = recent.get((tenant.pk, candidate.subject), ()) if tenant else ()
                 self._screen(tenant, candidate, reading, admission, list(texts), line_errors)

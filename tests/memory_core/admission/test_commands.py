@@ -666,3 +666,39 @@ def test_an_import_from_a_file_whose_name_is_not_utf8_names_it_by_its_escapes(te
     memory = Memory.objects.get(tenant=tenant)
     actor = MemoryEvent.objects.get(memory_id=memory.id).actor_id
     assert actor == f"import:{tmp_path}/caf\\xe9-store.jsonl"[:200]
+
+
+@pytest.mark.parametrize(
+    ("content", "code"),
+    [
+        ("\u200b\u200b\u200b", "fields.content_empty"),
+        ("User prefers " + "very " * 1000 + "short answers.", "fields.content_too_long"),
+    ],
+    ids=["invisible characters only", "over the policy's max_content_chars"],
+)
+def test_an_import_refuses_a_content_admission_refuses_by_its_size(
+    tenant, api_client, tmp_path, content, code
+):
+    """Written through the API this content is 422 (``code``); imported, it was stored as an
+    active memory until stop 53 (its audit of admission): a memory that shows nothing
+    (zero-width spaces only), or 5,000 characters where the tenant's policy keeps 4,000. The
+    import applies rule 3's limits now (``policy.field_limits``), screened or not."""
+    api = api_client.post(
+        "/api/v1/memories",
+        {
+            "subject": "user-9",
+            "memory_type": "user_preference",
+            "scope": "global",
+            "content": content,
+            "source": {"type": "user_input", "conversation_id": "c", "message_id": "m"},
+        },
+        format="json",
+    )
+    assert api.status_code == 422 and code in api.json()["rule_codes"], api.json()
+    path = tmp_path / "in.jsonl"
+    path.write_text(record(tenant, content=content))
+
+    with pytest.raises(CommandError, match="nothing imported"):
+        call_command("import_memories", str(path), stderr=StringIO(), stdout=StringIO())
+
+    assert not Memory.objects.exists()
