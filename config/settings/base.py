@@ -122,13 +122,15 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = True
 # A worker started by the test suite points at the test database with this.
 if env.str("MEMLEDGER_DB_NAME", default=""):
     DATABASES["default"]["NAME"] = env.str("MEMLEDGER_DB_NAME")
-DATABASES["default"]["CONN_MAX_AGE"] = env_int("DJANGO_CONN_MAX_AGE", default=60, least=0)
+DATABASES["default"]["CONN_MAX_AGE"] = env_int(
+    "DJANGO_CONN_MAX_AGE", default=60, least=0, most=MAX_HOURS * 3600
+)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"].setdefault("OPTIONS", {})
 # Fail fast when the database is unreachable: the API answers 503 rather than hanging.
 # At least 1: libpq reads 0 as no limit, which held every request on a host that drops
 # packets until gunicorn killed its worker (stop 52's audit). Replicas get it too (below).
-DB_CONNECT_TIMEOUT = env_int("DB_CONNECT_TIMEOUT", default=3, least=1)
+DB_CONNECT_TIMEOUT = env_int("DB_CONNECT_TIMEOUT", default=3, least=1, most=MAX_HOURS * 3600)
 DATABASES["default"]["OPTIONS"].setdefault("connect_timeout", DB_CONNECT_TIMEOUT)
 # Parameters travel beside the SQL instead of being quoted into it (psycopg 3's server-side
 # binding): a retrieval's trace (a ~30 kB JSON document, ~90 ids) and a batch write's rows are

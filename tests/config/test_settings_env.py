@@ -391,3 +391,36 @@ def test_a_broker_url_of_several_sentinels_is_accepted(tmp_path):
     password may need percent-encoding (stop 52's review of its own check)."""
     url = "sentinel://127.0.0.1:26379;sentinel://127.0.0.1:26380"
     assert _setting(tmp_path, "s.CELERY_BROKER_URL", CELERY_BROKER_URL=url) == url
+
+
+CENTURY_SECONDS = 876_000 * 3600  # config.env.MAX_HOURS, in seconds
+
+
+@pytest.mark.parametrize(
+    ("setting", "module"),
+    [
+        ("DB_CONNECT_TIMEOUT", "config.settings.test"),
+        ("DJANGO_CONN_MAX_AGE", "config.settings.test"),
+        ("DJANGO_SECURE_HSTS_SECONDS", "config.settings.production"),
+    ],
+)
+def test_a_number_of_seconds_above_a_century_is_refused_at_start(setting, module, tmp_path):
+    """README, "Configuration": a number of seconds above a century stops the process at
+    start; these three took any number (stop 53's audit of the docs)."""
+    environment = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": module,
+        "DJANGO_SECRET_KEY": "k" * 64,
+        "PYTHONPATH": str(processes.ROOT),
+        setting: str(CENTURY_SECONDS * 10),
+    }
+    result = subprocess.run(  # noqa: S603 - this interpreter, a fixed snippet
+        [sys.executable, "-c", "from django.conf import settings; settings.DATABASES"],
+        cwd=tmp_path,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode != 0, f"{setting}={CENTURY_SECONDS * 10} was accepted at start"
+    assert setting in result.stderr.strip().splitlines()[-1], result.stderr[-500:]
