@@ -10,7 +10,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.fields import IdField, StrictCharField
+from api.fields import IdField
 from api.memories_serializers import StrictSerializer
 from api.parsing import QueryStringChecked
 from api.responses import AGENT_INSERTS, NOT_FOUND, error
@@ -24,7 +24,8 @@ NOT_AN_ISSUER = error(
 
 
 class SubjectTokenInput(StrictSerializer):
-    agent = StrictCharField(
+    # Read as an id (trimmed, NFC, a bidirectional control refused), as names are stored.
+    agent = IdField(
         max_length=Agent._meta.get_field("name").max_length,
         help_text="The name of the agent that will act for the subject.",
     )

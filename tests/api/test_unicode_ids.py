@@ -10,12 +10,16 @@ stored before.
 """
 
 import importlib
+import json
 import unicodedata
+from io import StringIO
 
 import pytest
+from django.core.management import CommandError, call_command
 
-from memory_core.models import Memory, ReviewItem, ScopeKind, Status, Subject
-from tests.factories import MemoryFactory, SubjectFactory, write_body
+from memory_core.models import Agent, Memory, ReviewItem, ScopeKind, Status, Subject
+from tests.clients import client_for
+from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, write_body
 from tests.rls_support import run_as_a_migration
 
 pytestmark = pytest.mark.django_db
@@ -242,3 +246,51 @@ def test_a_datasets_agent_is_read_as_names_are():
     assert list(Agent.objects.values_list("name", flat=True)) == [NFC]
     with pytest.raises(DatasetError, match="Bidirectional"):
         load_dataset_memories({"dataset": "e", "memories": [{**memory, "agent": "\u202eedoc"}]})
+
+
+def _ask_token(issuer, agent_name):
+    return client_for(issuer).post(
+        "/api/v1/subject-tokens",
+        data=json.dumps({"agent": agent_name, "subject": "user-9"}),
+        content_type="application/json",
+    )
+
+
+def test_a_subject_tokens_agent_name_with_a_bidi_control_is_refused_as_an_id_is(tenant):
+    """Asked for ``backend\\u202e``, the API answers 404 not_found, not the 400 with
+    ``agent`` coded ``bidi_controls_not_allowed`` that the docs promise."""
+    issuer = AgentFactory(tenant=tenant, issues_subject_tokens=True, any_subject=True)
+    response = _ask_token(issuer, "serving\u202e")
+    assert response.status_code == 400, response.json()
+    codes = [e["code"] for e in response.json()["error"]["details"].get("agent", [])]
+    assert codes == ["bidi_controls_not_allowed"], response.json()
+
+
+def test_no_token_is_issued_for_an_agent_name_holding_a_bidi_control(tenant):
+    """An agent row named with a bidi control (as one made before stop 53 is: migration 0040
+    rewrote names to NFC, it did not remove bidi controls) gets a 201 token: the name is not
+    "refused with a bidirectional control" on this path."""
+    issuer = AgentFactory(tenant=tenant, issues_subject_tokens=True, any_subject=True)
+    Agent.objects.create(tenant=tenant, name="\u202eedoc", any_subject=False)
+    response = _ask_token(issuer, "\u202eedoc")
+    assert response.status_code == 400, response.json()
+
+
+def test_issue_subject_token_refuses_an_agent_name_holding_a_bidi_control(tenant):
+    """docs/security.md (stop 53, "Agent names are read as ids are"): names are "refused with
+    a bidirectional control on every path (`create_agent_key`, `issue_subject_token`, the
+    subject-token request, …)". ``issue_subject_token`` checks ``--user`` for bidi controls
+    (``memory_core/management/commands/issue_subject_token.py:35``) but not ``--agent``
+    (line 40 only normalizes it), and prints a token for the agent ``\\u202eedoc``."""
+    Agent.objects.create(tenant=tenant, name="\u202eedoc", any_subject=False)
+    with pytest.raises(CommandError, match="(?i)bidirectional"):
+        call_command(
+            "issue_subject_token",
+            "--tenant",
+            tenant.slug,
+            "--agent",
+            "\u202eedoc",
+            "--user",
+            "user-9",
+            stdout=StringIO(),
+        )

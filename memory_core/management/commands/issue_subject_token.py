@@ -39,6 +39,8 @@ class Command(BaseCommand):
                 f"--user must be at most {HARD_MAX_ID_CHARS} characters ({len(user)} given)."
             )
         agent = identifier(agent)  # names are stored in NFC (migration 0040)
+        if BIDI_CONTROLS.search(agent):
+            raise CommandError(f"--agent: {BIDI_CONTROLS_MESSAGE}")
         row = Agent.objects.select_related("tenant").filter(tenant__slug=tenant, name=agent)
         row = row.first()
         if row is None:
