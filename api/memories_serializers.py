@@ -31,7 +31,7 @@ from memory_core.admission.candidate import (
     MAX_SCOPE_CHARS,
     batch_not_a_list,
     batch_size,
-    echoed,
+    echoed_apart,
 )
 from memory_core.environments import (
     ENVIRONMENT_ALPHABET,
@@ -94,8 +94,8 @@ class StrictSerializer(serializers.Serializer):
         # than 60 characters or holding a newline was told twice, once in each spelling
         # (stop 53's audit of the write API).
         unknown = {
-            echoed(str(name)): [serializers.ErrorDetail(self.unknown_message, code="unknown_field")]
-            for name in sorted(set(data) - set(self.fields))
+            name: [serializers.ErrorDetail(self.unknown_message, code="unknown_field")]
+            for name in echoed_apart(sorted(set(data) - set(self.fields)))
         }
         try:
             value = super().to_internal_value(data)
