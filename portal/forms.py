@@ -3,6 +3,7 @@
 import uuid
 
 from django import forms
+from django.forms.forms import NON_FIELD_ERRORS
 
 from memory_core.models import (
     MAX_REVIEW_REASON_CHARS,
@@ -35,7 +36,16 @@ def shown_escaped(value):
 
 
 class TextField(RefusesLoneSurrogates, forms.CharField):
-    """Django's CharField (which refuses NUL characters) that also refuses lone surrogates."""
+    """Django's CharField (which refuses NUL characters) that also refuses lone surrogates,
+    with its line breaks read as ``\n``: a browser sends each as CRLF and counts it as one
+    character (``maxlength``), so a text the field accepted was refused as too long, and one
+    saved held ``\r\n`` (stop 53's audit of the portal in a browser)."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        if isinstance(value, str) and "\r" in value:
+            value = value.replace("\r\n", "\n").replace("\r", "\n")
+        return value
 
     def prepare_value(self, value):
         return shown_escaped(value)
@@ -50,7 +60,9 @@ def _with_any(choices, label="Any"):
 
 
 class FocusFirstErrorMixin:
-    """Autofocus the first field with an error (the first field if only the form has one).
+    """Autofocus the first field with an error; none when only the form has one (a service
+    refused it): the template focuses its message then (``only_form_errors``), which the
+    field, described by its help text only, never said (stop 53's audit of the portal).
 
     A refused form comes back as a new page: without this, focus starts at the top and a
     keyboard or screen-reader user has to hunt for what to fix.
@@ -62,11 +74,18 @@ class FocusFirstErrorMixin:
         self._focus_first_error()
 
     def _focus_first_error(self):
-        names = [name for name in self.fields if name in self._errors] or list(self.fields)
+        names = [name for name in self.fields if name in self._errors]
+        if not names and NON_FIELD_ERRORS not in self._errors:
+            names = list(self.fields)
         for name, field in self.fields.items():
             field.widget.attrs.pop("autofocus", None)
-            if name == names[0]:
+            if names and name == names[0]:
                 field.widget.attrs["autofocus"] = True
+
+    @property
+    def only_form_errors(self) -> bool:
+        """Whether only the form as a whole has an error: its message takes the focus."""
+        return bool(self.errors) and set(self.errors) == {NON_FIELD_ERRORS}
 
 
 class MemoryFilterForm(FocusFirstErrorMixin, forms.Form):

@@ -78,6 +78,10 @@
     root.dataset.done = "true";
     announce(data.heading + ". " + data.verified + " of " + data.total + " stores verified clean.");
   };
+  // Answers that say this page may show nothing any more (another login in another tab: 403;
+  // another person's operation: 404): the browser shows what the server renders now, as for
+  // the login page. Only a server error or the network is retried.
+  var GONE = [401, 403, 404];
   // The operation a worker made of a queued deletion is another record (its memories
   // counted, who asked, why): fetch this page again and put its section in place of this one,
   // keeping the live region's node (a region replaced may not be announced). Resolve to
@@ -85,7 +89,11 @@
   // next page, and it is not shown; one waits only between a form's post and its redirect.)
   var follow = function () {
     return fetch(window.location.href, { headers: { "Accept": "text/html" }, credentials: "same-origin", cache: "no-store" })
-      .then(function (response) { if (!response.ok) { throw new Error(response.status); } return response.text(); })
+      .then(function (response) {
+        if (GONE.indexOf(response.status) !== -1) { return ""; }  // no section: reloaded below
+        if (!response.ok) { throw new Error(response.status); }
+        return response.text();
+      })
       .then(function (html) {
         var fresh = new DOMParser().parseFromString(html, "text/html").getElementById("deletion");
         if (!fresh) {
@@ -139,6 +147,7 @@
   var poll = function () {
     fetch(url, { headers: { "Accept": "application/json" }, credentials: "same-origin", cache: "no-store" })
       .then(function (response) {
+        if (GONE.indexOf(response.status) !== -1) { throw NOT_STATUS; }
         if (!response.ok) { throw new Error(response.status); }
         if ((response.headers.get("Content-Type") || "").indexOf("application/json") === -1) { throw NOT_STATUS; }
         return response.json();
