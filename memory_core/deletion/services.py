@@ -1135,11 +1135,20 @@ def _tenant_deletion_request(tenant_id, budget: Budget, requested_by, reason_cod
         tenant, last = tenant_and_memories_lock(tenant_id, budget=budget)
         if tenant is None:
             raise NotFound("No tenant with this id.")
+        operations = DeletionOperation.objects.filter(tenant_id=tenant.pk)
         if last is not None:
-            if last.status == DeletionOperation.State.FAILED:
-                _redrive(last)
+            # Asked again: every failed one of the tenant is re-driven, its own and a memory's
+            # or a key's (their memories are in the ledger, which the tenant's does not look
+            # for again), and while one is unfinished it is answered, not a completed tenant
+            # operation: only the tenant's own was re-driven, and the others stayed failed,
+            # no reviewer of the tenant left to retry them (stop 53's audit of deletion).
+            _redrive_failed(operations)
+            last.refresh_from_db()
+            if last.status == DeletionOperation.State.COMPLETED:
+                unfinished = operations.exclude(status=DeletionOperation.State.COMPLETED)
+                last = unfinished.order_by("-requested_at", "-pk").first() or last
             return _already_requested(last)
-        _redrive_failed(DeletionOperation.objects.filter(tenant_id=tenant.pk))
+        _redrive_failed(operations)
         now = timezone.now()
         # At once, not at the identities step: no request of the tenant is accepted again.
         ApiKey.objects.filter(agent__tenant_id=tenant.pk, revoked_at=None).update(revoked_at=now)

@@ -28,6 +28,25 @@ RETRYABLE = (
     DeletionOperation.State.RUNNING,
     DeletionOperation.State.PARTIAL,
 )
+# A partial operation waits ``stale_seconds`` × 2^(attempts - 1) before it is re-driven, at
+# most 2^BACKOFF_DOUBLINGS thresholds.
+BACKOFF_DOUBLINGS = 5
+
+
+def _due(now, stale_seconds: float) -> Q:
+    """Return the operations idle long enough to re-drive: ``stale_seconds``, and a partial one
+    its backoff too, in the statement, before its limit. Applied after it, a round's 500 filled
+    with partial ones waiting out theirs (after a broker's outage) re-drove nothing, and a
+    pending one whose send was lost waited for them (stop 53's audit of deletion)."""
+    partial_ = DeletionOperation.State.PARTIAL
+
+    def idle(thresholds: int) -> Q:
+        return Q(idle_since__lte=now - timedelta(seconds=stale_seconds * thresholds))
+
+    due = ~Q(status=partial_) & idle(1)
+    for attempts in range(BACKOFF_DOUBLINGS + 1):
+        due |= Q(status=partial_, attempts=attempts) & idle(2 ** max(attempts - 1, 0))
+    return due | (Q(status=partial_, attempts__gt=BACKOFF_DOUBLINGS) & idle(2**BACKOFF_DOUBLINGS))
 
 
 @transaction.atomic
@@ -42,17 +61,11 @@ def deletion_sweep(*, stale_seconds: float, limit: int = 500) -> list[str]:
         DeletionOperation.objects.select_for_update(skip_locked=True)
         .filter(status__in=RETRYABLE, dead_lettered_at__isnull=True)
         .annotate(idle_since=Coalesce("last_attempt_at", "requested_at"))
-        .filter(Q(idle_since__lte=now - timedelta(seconds=stale_seconds)))
-        .order_by("requested_at")[:limit]
+        .filter(_due(now, stale_seconds))
+        .order_by("requested_at")
+        .values_list("pk", flat=True)[:limit]
     )
-    redriven = []
-    for operation in candidates:
-        # A partial operation waits out its backoff (capped at 32 thresholds).
-        if operation.status == DeletionOperation.State.PARTIAL and stale_seconds:
-            backoff = stale_seconds * min(2 ** max(operation.attempts - 1, 0), 32)
-            if operation.idle_since > now - timedelta(seconds=backoff):
-                continue
-        redriven.append(operation.pk)
+    redriven = list(candidates)
     if redriven:
         DeletionOperation.objects.filter(pk__in=redriven).update(last_attempt_at=now)
     subjects = _queued_subjects(now - timedelta(seconds=stale_seconds), limit)
