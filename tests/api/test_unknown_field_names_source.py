@@ -59,13 +59,14 @@ def _correction(api_client, source):
     )
 
 
-@pytest.mark.parametrize("send", [_write, _batch, _correction], ids=["write", "batch", "correction"])
+@pytest.mark.parametrize(
+    "send", [_write, _batch, _correction], ids=["write", "batch", "correction"]
+)
 def test_an_unknown_field_of_source_is_told_once_cut_to_60_characters(api_client, send):
-    """An unknown field of ``source`` 100 characters long is answered under two keys, the cut
-    ``source.xxx…`` (the serializer's) and the whole 100-character name (the domain parser's,
-    ``memory_core/admission/candidate.py:645``, merged in by ``api/memories.py:93``
-    ``parse_write``). docs/api.md promises the name "quoted at most 60 characters long, then
-    "…" … and told once": the stop-53 fix reached top-level fields but not ``source``'s."""
+    """An unknown field of ``source`` 100 characters long was answered under two keys, the
+    cut ``source.xxx…`` (the serializer's) and the whole 100-character name (the domain
+    parser's, merged in by ``api.memories.parse_write``). docs/api.md promises the name
+    "quoted at most 60 characters long, then "…" … and told once"."""
     details = _details(send(api_client, {**SOURCE, LONG: 1}))
     unknown = [name for name in _unknown_names(details) if "source." in name]
     assert len(unknown) == 1, unknown  # told once
@@ -74,7 +75,7 @@ def test_an_unknown_field_of_source_is_told_once_cut_to_60_characters(api_client
 
 
 def test_an_unknown_field_of_source_holding_a_newline_is_told_once_escaped(api_client):
-    """``source: {"a\\nb": 1}`` is answered as ``source.a\\\\nb`` (escaped) and again as
+    """``source: {"a\\nb": 1}`` was answered as ``source.a\\\\nb`` (escaped) and again as
     ``source.a\\nb`` with the raw newline; docs/api.md: unprintable characters escaped, told
     once."""
     details = _details(_write(api_client, {**SOURCE, "a\nb": 1}))
@@ -85,9 +86,9 @@ def test_an_unknown_field_of_source_holding_a_newline_is_told_once_escaped(api_c
 def test_import_names_an_unknown_source_field_on_one_line(tenant, tmp_path):
     """docs/api.md, ``import_memories``: "errors are printed as `line N: field: message
     (code)`", one line each (``echoed``'s docstring: "a newline split an import's one-line
-    error in two (stop 47's audit)"). An unknown key of ``source`` holding a newline is printed
-    raw, so the error takes two lines, the second starting ``b: Unknown field.`` (and a long
-    key is printed whole), from ``candidate.py:645``."""
+    error in two (stop 47's audit)"). An unknown key of ``source`` holding a newline was printed
+    raw, so the error took two lines, the second starting ``b: Unknown field.`` (and a long
+    key was printed whole)."""
     record = {
         "tenant": tenant.slug,
         "subject": "user-42",
@@ -118,11 +119,10 @@ def _sixty_parameters(api_client):
 
 @pytest.mark.parametrize("send", [_sixty_body, _sixty_parameters], ids=["body", "query"])
 def test_sixty_unknown_fields_are_named_or_counted_not_folded_into_one(api_client, send):
-    """60 unknown fields whose names share their first 60 characters are answered as ONE
-    unknown field and no ``too_many_errors`` count: the names are cut to the same 60
-    characters before they are keyed (``api/memories_serializers.py:96-99``
-    ``StrictSerializer.to_internal_value`` builds a dict keyed by ``echoed(name)``), so 59
-    mistakes vanish from the answer. docs/api.md: an answer "names at most 50 unknown fields
+    """60 unknown fields whose names share their first 60 characters were answered as ONE
+    unknown field and no ``too_many_errors`` count: the names were cut to the same 60
+    characters before they were keyed, so 59 mistakes vanished from the answer.
+    docs/api.md: an answer "names at most 50 unknown fields
     … and counts the rest in one `non_field_errors` entry, `too_many_errors` "… more unknown
     fields were sent"" ("One answer names every mistake it can find"; the same for "query
     parameters", "… unknown parameters …" of a query string)."""

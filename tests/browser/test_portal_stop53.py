@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from memory_core.models import DeletionOperation, Memory
 from tests.browser.conftest import log_in, new_page
+from tests.browser.test_portal_deletion_progress import running_deletion
 from tests.browser.test_portal_flows import PASSWORD, World
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -104,7 +105,8 @@ FOCUSED = """() => {
   const a = document.activeElement;
   const ids = (a.getAttribute("aria-describedby") || "").split(/\\s+/).filter(Boolean);
   const described = ids.map(id => (document.getElementById(id) || {}).textContent || "").join(" ");
-  return {tag: a.tagName, described: described + " " + (a.matches("[role=alert]") ? a.textContent : "")};
+  const own = a.matches("[role=alert]") ? a.textContent : "";
+  return {tag: a.tagName, described: described + " " + own};
 }"""
 
 
@@ -169,17 +171,7 @@ def test_a_deletions_page_left_open_under_another_login_does_not_keep_claiming_t
     more, so the browser shows what it is" (it kept polling and "kept saying it updated
     itself, showing a stale state").
     """
-    operation = DeletionOperation.objects.create(
-        tenant=world.tenant,
-        subject=world.alice_subject,
-        target="memory",
-        memory_ids=[world.alice_memory.pk],
-        status="running",
-        requested_by_type="user",
-        started_at=timezone.now(),
-        attempts=1,
-    )
-    operation.steps.create(store="primary", status="running", attempts=1)
+    operation = running_deletion(world)
     log_in(page, "alice", PASSWORD)
     page.goto(f"/portal/deletions/{operation.pk}/")
     expect(page.locator("#op-refresh")).to_have_text("This page updates by itself every second.")
