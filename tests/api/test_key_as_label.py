@@ -72,13 +72,12 @@ def test_a_key_labelling_a_one_item_list_is_refused_as_the_bare_value_is(
     ],
 )
 def test_a_credential_the_key_labels_waits_for_a_reviewer(api_client, labelled, in_value):
-    """A password (or a PIN) under a key naming it is stored active and ``personal``, answered
-    to every agent capped at personal, where the same pair written in the value waits for a
-    reviewer (``credentials``). The class guard reads the key as the label of a bare value
+    """A password (or a PIN) under a key naming it was stored active and ``personal``,
+    answered to every agent capped at personal, where the same pair written in the value waits
+    for a reviewer (``credentials``). The class guard read the key as the label of a bare value
     ("email password: Hunter2024!", ``policy.key_lines``); the sensitive categories read only
     ``key_seam``, the key's words and the content joined by a space ("email password
-    Hunter2024!"), which the credentials rule does not match
-    (``policy.sensitivity_texts``, memory_core/admission/policy.py:270-283)."""
+    Hunter2024!"), which the credentials rule does not match (``policy.sensitivity_texts``)."""
     reference = api_client.post(URL, body(**in_value), format="json")
     assert reference.status_code == 202, reference.json()  # the value's reading waits
 
@@ -127,10 +126,10 @@ def test_an_import_of_a_credential_the_key_labels_is_an_error_line(tenant, tmp_p
 def test_the_key_read_with_the_value_is_refused_as_with_the_content(api_client, key, words, code):
     """With ``words`` as the content the write is 422 ``code`` (``policy.key_seam``: the key's
     words, then the content). With the same words as the value (and "Noted." as the content)
-    it is stored active: ``key_seam`` (memory_core/admission/policy.py:227-233) joins the key
-    to ``candidate.content`` only, and ``key_lines``, which labels a bare value with the key,
-    is read by the class guard alone (``_check_content``, policy.py:355-368). A refund
-    destination is stored, and GET answers the instruction whole."""
+    it was stored active: ``key_seam`` joins the key to the content only, and ``key_lines``,
+    which labels a bare value with the key, was read by the class guard alone (now
+    ``key_value_seams`` too). A refund destination was stored, and GET answered the
+    instruction whole."""
     in_content = api_client.post(URL, body(memory_key=key, content=words), format="json")
     assert in_content.status_code == 422, in_content.json()
     assert code in in_content.json()["rule_codes"]

@@ -279,9 +279,9 @@ def test_no_token_is_issued_for_an_agent_name_holding_a_bidi_control(tenant):
 def test_issue_subject_token_refuses_an_agent_name_holding_a_bidi_control(tenant):
     """docs/security.md (stop 53, "Agent names are read as ids are"): names are "refused with
     a bidirectional control on every path (`create_agent_key`, `issue_subject_token`, the
-    subject-token request, …)". ``issue_subject_token`` checks ``--user`` for bidi controls
-    (``memory_core/management/commands/issue_subject_token.py:35``) but not ``--agent``
-    (line 40 only normalizes it), and prints a token for the agent ``\\u202eedoc``."""
+    subject-token request, …)". ``issue_subject_token`` checked ``--user`` for bidi controls
+    but not ``--agent`` (it only normalized it), and printed a token for the agent
+    ``\\u202eedoc`` (stop 53's audit of the docs)."""
     Agent.objects.create(tenant=tenant, name="\u202eedoc", any_subject=False)
     with pytest.raises(CommandError, match="(?i)bidirectional"):
         call_command(
