@@ -573,11 +573,16 @@ def echoed_apart(names) -> list[str]:
     characters are cut to one quote, and its second, third … are numbered ("… (2)"), so an
     answer names, or counts, each unknown field once. Cut alike, sixty unknown fields were one
     entry and the other 59 neither named nor counted (stop 53's audit of the docs)."""
-    shown, seen = [], {}
+    shown: list[str] = []
+    taken: set[str] = set()
     for name in names:
         quote = echoed(str(name))
-        seen[quote] = seen.get(quote, 0) + 1
-        shown.append(quote if seen[quote] == 1 else f"{quote} ({seen[quote]})")
+        number, told = 1, quote
+        while told in taken:  # a numbered quote may be another name's own quote
+            number += 1
+            told = f"{quote} ({number})"
+        taken.add(told)
+        shown.append(told)
     return shown
 
 

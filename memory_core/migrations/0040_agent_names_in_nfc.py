@@ -5,7 +5,8 @@ An agent's name is how a subject token is asked for (``POST /api/v1/subject-toke
 macOS shell (NFD) was found by that spelling only. Every path now reads a name in NFC
 (``memory_core.text.identifier``); this rewrites the names stored in another form, but one
 whose NFC spelling another agent of its tenant has (two agents cannot be merged here: it keeps
-its name, and the admin shows it). On a server whose encoding is not UTF-8 nothing is
+its name, and the admin shows it), or whose NFC spelling is longer than the column (NFC
+lengthens a few characters: U+0958 becomes two). On a server whose encoding is not UTF-8 nothing is
 rewritten (PostgreSQL normalizes UTF-8 only). Migrating back changes nothing.
 """
 
@@ -15,6 +16,7 @@ REWRITE = """
 UPDATE memory_core_agent a
    SET name = normalize(a.name, NFC)
  WHERE a.name IS NOT NFC NORMALIZED
+   AND char_length(normalize(a.name, NFC)) <= 100
    AND NOT EXISTS (
        SELECT 1 FROM memory_core_agent o
         WHERE o.tenant_id = a.tenant_id AND o.id <> a.id

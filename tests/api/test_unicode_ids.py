@@ -18,6 +18,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memory_core.models import Agent, Memory, ReviewItem, ScopeKind, Status, Subject
+from memory_core.text import identifier
 from tests.clients import client_for
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, write_body
 from tests.rls_support import run_as_a_migration
@@ -294,3 +295,23 @@ def test_issue_subject_token_refuses_an_agent_name_holding_a_bidi_control(tenant
             "user-9",
             stdout=StringIO(),
         )
+
+
+def test_migration_0040_does_not_fail_on_a_name_nfc_lengthens(tenant):
+    """Migration 0040 rewrote every agent name "stored in another form" with ``SET name =
+    normalize(a.name, NFC)``, guarded only against a tenant's other spelling (the review of
+    stop 53's changes). NFC lengthens a few texts (a composition
+    exclusion such as U+0958 DEVANAGARI LETTER QA becomes two characters; the dataset loader
+    says so itself, "NFC lengthens a few texts", and checks the length again). A name of up
+    to 100 characters (``Agent.name``'s max_length) that any path stored before this stop,
+    which took names as given, grew past varchar(100): the UPDATE raised "value too long",
+    and ``manage.py migrate`` failed on existing data. It leaves such a name as it is now, as
+    it leaves a name whose NFC spelling another agent has."""
+    stored = AgentFactory(tenant=tenant, name="\u0958" * 60)
+    assert len(identifier(stored.name)) > Agent._meta.get_field("name").max_length
+
+    run_as_a_migration(
+        importlib.import_module("memory_core.migrations.0040_agent_names_in_nfc").REWRITE
+    )
+
+    stored.refresh_from_db()
