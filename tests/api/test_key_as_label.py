@@ -141,3 +141,37 @@ def test_the_key_read_with_the_value_is_refused_as_with_the_content(api_client, 
     assert in_value.status_code == 422, in_value.json()
     assert code in in_value.json()["rule_codes"]
     assert not Memory.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "content", "value"),
+    [
+        ("code.reviewers", "Who reviews the user's pull requests.", ["jane@example.com"]),
+        ("code.owner", "Owner of the payments code.", "jane@example.com"),
+        (
+            "repo.code_owners",
+            "Code owners of the repository.",
+            ["jane@example.com", "bob@example.com"],
+        ),
+    ],
+    ids=["code.reviewers list", "code.owner string", "repo.code_owners list"],
+)
+def test_a_code_owner_or_reviewer_address_under_its_key_is_stored(api_client, key, content, value):
+    """A coding agent remembers who reviews or owns the user's code: ``code.reviewers`` with
+    ``["jane@example.com"]``. Once the injection guard read the key's words with each bare
+    value (``key_value_seams``), "code reviewers jane@example.com" met the other languages'
+    rule for codes sent to an address, which took any address after "code" (the stop's
+    end-to-end review: a false refusal the change had introduced). The rule wants the
+    preposition before the address now."""
+    body = {
+        "subject": "user-audit",
+        "memory_type": "user_preference",
+        "memory_key": key,
+        "scope": "global",
+        "content": content,
+        "value": value,
+        "source": dict(SOURCE),
+    }
+    response = api_client.post(URL, body, format="json")
+    assert response.status_code == 201, response.json()
+    assert Memory.objects.filter(memory_key=key, status="active").exists()
