@@ -69,3 +69,13 @@ DEFAULT_POLICY = {
         "confidence_floor": 0.3,
     },
 }
+
+
+def stored_section(document, name: str) -> dict:
+    """Return the section ``name`` of a stored policy document, {} when the document or the
+    section is not a JSON object: one stored before today's checks (which refuse it) reads
+    as absent, as retrieval reads it. Read as stored, a list or a string failed every write
+    of the tenant (a 500) and every run of its retention sweep (stop 53's audit of
+    retention)."""
+    section = document.get(name) if isinstance(document, dict) else None
+    return section if isinstance(section, dict) else {}

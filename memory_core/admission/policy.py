@@ -35,7 +35,7 @@ from memory_core.models import (
     SourceType,
 )
 from memory_core.policy_check import retention_limit
-from memory_core.policy_defaults import DEFAULT_POLICY
+from memory_core.policy_defaults import DEFAULT_POLICY, stored_section
 
 ACCEPTED = "accepted"
 PENDING = "pending_approval"
@@ -163,7 +163,7 @@ def policy_section(policy: dict | None, section: str) -> dict:
     """Return a section (``admission``, ``retention``) of a policy document, each knob it
     lacks at its default (a document written before the knob existed)."""
     merged = dict(DEFAULT_POLICY.get(section, {}))
-    merged.update((policy or {}).get(section, {}) or {})
+    merged.update(stored_section(policy, section))
     return merged
 
 

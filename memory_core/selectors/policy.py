@@ -1,6 +1,7 @@
 """Reads of a tenant's policy."""
 
 from memory_core.models import PolicyVersion
+from memory_core.policy_defaults import stored_section
 
 
 def active_retention(tenant_id) -> dict:
@@ -11,5 +12,4 @@ def active_retention(tenant_id) -> dict:
         .values_list("document", flat=True)
         .first()
     )
-    retention = document.get("retention") if isinstance(document, dict) else None
-    return retention if isinstance(retention, dict) else {}
+    return stored_section(document, "retention")
