@@ -74,7 +74,7 @@ from memory_core.principals import SystemPrincipal
 from memory_core.retrieval.policy import RetrievalPolicy
 from memory_core.rls import platform_command
 from memory_core.services.memories import MemoryDraft, as_written, memory_store_many
-from memory_core.text import content_hash
+from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, content_hash, identifier
 
 IMPORT_FIELDS = ("tenant", "agent", "status", "valid_from", "created_at")
 IMPORT_STATUSES = (Status.ACTIVE, Status.REVOKED, Status.EXPIRED)
@@ -219,6 +219,12 @@ class Command(BaseCommand):
         agent = extra.get("agent")
         if agent is not None and not isinstance(agent, str):
             line_errors.add("agent", "invalid", wrong_type("an agent's name or null", agent))
+            agent = None
+        # Read as every path reads a name (trimmed, NFC; migration 0040): an NFD "José" of a
+        # file from macOS named no agent (stop 53's end-to-end review).
+        agent = identifier(agent) if isinstance(agent, str) else agent
+        if agent and BIDI_CONTROLS.search(agent):
+            line_errors.add("agent", "bidi_controls_not_allowed", BIDI_CONTROLS_MESSAGE)
         elif agent and tenant is not None and (tenant.id, agent) not in self.agents:
             line_errors.add("agent", "unknown_agent", "No agent of this name in the tenant.")
         try:

@@ -2,6 +2,7 @@
 
 import json
 import os
+import unicodedata
 import uuid
 from io import StringIO
 
@@ -702,3 +703,34 @@ def test_an_import_refuses_a_content_admission_refuses_by_its_size(
         call_command("import_memories", str(path), stderr=StringIO(), stdout=StringIO())
 
     assert not Memory.objects.exists()
+
+
+def test_an_import_names_an_agent_as_every_other_path_reads_its_name(tenant, tmp_path):
+    """docs/security.md "Stop 53": "Agent names are read as ids are ... Names are now
+    trimmed, read in NFC and refused with a bidirectional control on every path"; docs/api.md
+    ("Subjects"): an agent's name "is read the same way since stop 53: trimmed, in NFC".
+
+    The operator makes the agent with ``create_agent_key --agent José`` (stored in NFC), then
+    imports a file exported on macOS, whose ``"agent"`` is the same name in NFD. The import
+    read the agent's name as written, so the line was refused ``unknown_agent`` and nothing
+    was imported; " José" with a space the same way (stop 53's end-to-end review)."""
+    call_command(
+        "create_agent_key", "--tenant", tenant.slug, "--agent", "José",
+        stdout=StringIO(), stderr=StringIO(),
+    )  # fmt: skip
+    path = tmp_path / "export.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                record(tenant, agent=unicodedata.normalize("NFD", "José")),
+                record(tenant, agent=" José", memory_key="style.length", content="Short answers."),
+            ]
+        )
+        + "\n"
+    )
+    err = StringIO()
+    try:
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=err)
+    except CommandError as exc:
+        pytest.fail(f"the import refused the agent's name: {err.getvalue().strip()} ({exc})")
+    assert Memory.objects.filter(agent__name="José").count() == 2
