@@ -3,7 +3,9 @@
 from io import StringIO
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.test import Client
 from django.utils import timezone
 
 from memory_core.models import Agent, ApiKey, Memory, PortalMembership, Subject, Tenant
@@ -220,3 +222,32 @@ def test_load_demo_prints_no_key_for_a_deactivated_demo_agent():
         set(ApiKey.objects.filter(agent=agent, revoked_at=None).values_list("pk", flat=True))
         == live
     )
+
+
+def test_load_demo_prints_each_demo_login_as_it_is_not_as_the_demo_made_it():
+    """docs/operations.md: "a demo login that exists is left as an administrator left it (its
+    password, its membership or none, its role and subject: it makes only the logins that
+    are not there)"; docs/security.md "Stop 53": it "names a demo login without a membership
+    instead of printing it". ``make run`` runs ``load_demo`` on every start and shows its
+    output as the logins to use.
+
+    An administrator moves alice to another subject and changes bob's password; the next
+    start printed "End user login: alice / memledger-alice  (tenant-a, user-42)" and "End
+    user login: bob / memledger-bob ...": alice's membership was u-9's, and bob's printed
+    password no longer logged in (stop 53's end-to-end review)."""
+    call_command("load_demo", stdout=StringIO())
+    moved = Subject.objects.create(tenant=Tenant.objects.get(slug="tenant-a"), external_id="u-9")
+    PortalMembership.objects.filter(user__username="alice").update(subject=moved)
+    bob = get_user_model().objects.get(username="bob")
+    bob.set_password("changed-by-the-admin-42")
+    bob.save()
+
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    printed = out.getvalue()
+
+    assert not Client().login(username="bob", password="memledger-bob")  # left as changed
+    assert "bob / memledger-bob" not in printed, printed
+    assert "(tenant-a, user-42)" not in printed, printed  # alice is u-9's now
+    assert "alice / memledger-alice  (tenant-a, u-9)" in printed, printed
+    assert "bob / (password changed)" in printed, printed

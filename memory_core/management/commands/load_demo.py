@@ -68,13 +68,9 @@ class Command(BaseCommand):
                 "was deleted (a fresh database gets the whole demo again)."
             )
             return
-        for username, password, tenant_slug, external_id in END_USERS:
-            self._print_login(
-                username, f"End user login: {username} / {password}  ({tenant_slug}, {external_id})"
-            )
-        self._print_login(
-            REVIEWER[0], f"Reviewer login: {REVIEWER[0]} / {REVIEWER[1]}  ({REVIEWER[2]})"
-        )
+        for username, password, _, _ in END_USERS:
+            self._print_login(username, password)
+        self._print_login(REVIEWER[0], REVIEWER[1])
         if raw_key == DEACTIVATED:
             self.stdout.write(
                 f"No demo API key: agent {DEMO_AGENT[1]} of {DEMO_AGENT[0]} was deactivated (the "
@@ -84,15 +80,27 @@ class Command(BaseCommand):
             return
         self.stdout.write(f"Demo agent API key ({DEMO_AGENT[0]}/{DEMO_AGENT[1]}): {raw_key}")
 
-    def _print_login(self, username: str, line: str) -> None:
-        """Print a demo login's line, or why it is not one any more."""
-        if PortalMembership.objects.filter(user__username=username).exists():
-            self.stdout.write(line)
-        else:
+    def _print_login(self, username: str, password: str) -> None:
+        """Print a demo login as it is now: its membership's role, tenant and subject, and the
+        demo's password only while it still logs in. An administrator may have changed any
+        of them, and the demo's own were printed (stop 53's end-to-end review)."""
+        membership = (
+            PortalMembership.objects.select_related("tenant", "subject", "user")
+            .filter(user__username=username)
+            .first()
+        )
+        if membership is None:
             self.stdout.write(
                 f"Demo login {username} has no portal membership (an administrator removed it, "
                 "or the login): left as it is."
             )
+            return
+        role = "Reviewer" if membership.role == PortalMembership.Role.REVIEWER else "End user"
+        shown = password if membership.user.check_password(password) else "(password changed)"
+        where = membership.tenant.slug
+        if membership.subject is not None:
+            where += f", {membership.subject.external_id}"
+        self.stdout.write(f"{role} login: {username} / {shown}  ({where})")
 
     def _logins_and_key(self) -> str:
         """Make the demo logins of tenant-a that do not exist yet; revoke the last demo key
