@@ -33,9 +33,13 @@ def replacing(path: Path):
     The new file keeps ``path``'s permissions and, where the process may give it, its owner:
     mkstemp makes 0600 files (an evaluation job of another user could no longer read its
     dataset after a deletion), and a command run by root (cron) made root's files (the
-    service could no longer append to the journal it pruned). A crash, a full disk or an
+    service could no longer append to the journal it pruned). It keeps ``path``'s
+    modification time too: a file is as old as what it holds, and the retention sweep ages a
+    leftover export by it (a deletion's rewrite made a day-old copy of a person's memories
+    new again, kept another day: stop 53's audit of exports). A crash, a full disk or an
     error midway leaves ``path`` as it was (the new file is removed).
     """
+    kept_as = None
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=NEW_FILE_PREFIX, suffix=path.suffix)
     try:
@@ -49,6 +53,8 @@ def replacing(path: Path):
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
+        if kept_as is not None:
+            os.utime(path, ns=(kept_as.st_atime_ns, kept_as.st_mtime_ns))
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

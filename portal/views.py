@@ -22,6 +22,7 @@ from memory_core.deletion.services import (
 )
 from memory_core.exceptions import DomainError, NotFound, SubjectBeingDeleted
 from memory_core.exports import export_create, export_path
+from memory_core.locks import subject_shared_lock
 from memory_core.models import AUTHORITY_RANK, Authority, DeletionOperation, MemoryClass, Status
 from memory_core.policy_check import STATE_WORDS
 from memory_core.selectors.approvals import in_use_now
@@ -904,6 +905,14 @@ class ExportView(EndUserMixin, TemplateView):
     )
 
     def post(self, request):
+        # The subject's lock first, as ``export_create`` takes it, before the deletions are
+        # read: one asked for after this check (another tab) waits for the export, which then
+        # holds what the page said. Taken after, such a deletion passed unseen, and the file
+        # left out its memory silently (stop 53's audit of exports).
+        try:
+            subject_shared_lock(self.principal.subject_id)
+        except DomainError as error:
+            return self.refuse(error, reverse("portal:export"))
         deleting = subject_deletions_in_progress(principal=self.principal)
         if deleting and request.POST.get("shown_deletions", "") != shown_deletions(deleting):
             messages.info(request, self.NOT_YET)

@@ -628,6 +628,12 @@ class ExportsStore(Store):
                 rewritten += 1
         # Files no row describes (a crash between the write and the row): scrub them too.
         for path in sorted(self._files(ctx)):
+            if ctx.whole_tenant and _still_written(path):
+                # An export of the tenant being written (a tenant's deletion takes no subject's
+                # lock): unlinked under it, its rename failed and its page answered 500 (stop
+                # 53's audit of exports). Left to the verification, which fails while the file
+                # is there, and to the next run, which removes what it became.
+                continue
             if ctx.whole_subject:
                 path.unlink(missing_ok=True)
                 removed += 1
@@ -684,6 +690,14 @@ DELETE FROM memory_core_retrievaltrace
 WHERE id = ANY(%(touched)s::uuid[])
   AND (cardinality(cited_ids) = 0 OR id = ANY(%(naming)s::uuid[]))
 """
+
+
+def _still_written(path: Path) -> bool:
+    """Whether ``path`` is a new file ``files.replacing`` is writing now."""
+    try:
+        return being_written(path, path.stat().st_mtime)
+    except FileNotFoundError:
+        return False
 
 
 def _traces_naming(cursor, touched: list, residue: Residue) -> list:
