@@ -106,6 +106,11 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse)
     lock_memory_keys(memory.tenant_id, [(memory.subject.external_id, memory.memory_key)])
     head = approval_head(memory, item, use=use)
     now = timezone.now()
+    # Its owner as a write's now (``writes._draft``): the head's, shared without one. A write
+    # measured against its writer's private head, landing on a shared head that stood since
+    # (or on none, the private head gone), kept its writer's ownership of a chain that was
+    # not its writer's (stop 53's audits).
+    memory.agent_id = head.agent_id if head is not None else None
     if (
         head is not None
         and SENSITIVITY_RANK[memory.sensitivity] < SENSITIVITY_RANK[head.sensitivity]
@@ -120,10 +125,6 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse)
         head.save(update_fields=["status", "updated_at"])
         memory.supersedes = head
         memory.version = head.version + 1
-        # The chain's owner, as a write's new version keeps it (``writes._draft``): a write
-        # measured against its writer's private head, landing on a shared head that stood
-        # since, made the shared chain's new version private to its writer.
-        memory.agent_id = head.agent_id
         event_record(
             memory=head,
             action=MemoryEvent.Action.SUPERSEDED,

@@ -192,3 +192,45 @@ def test_a_keyless_correction_of_lower_authority_conflicts_with_its_memory_only(
     candidates = {str(pk) for pk in conflict.candidate_ids}
     assert candidates == {service_a, answer.json()["memory"]["id"]}
     assert service_b not in candidates
+
+
+def test_an_approval_whose_private_head_is_gone_lands_as_a_write_would_shared(
+    api_client, reviewer, tenant, agent
+):
+    """docs/api.md ("A writer can never raise authority: conflicts"): "An approved sensitive
+    write lands where the write would land now: on the head it was measured against when
+    written, if that chain still stands ..., and otherwise on the strongest, then newest, head
+    of the key that its writer's grant reaches"; "as the head's new version it is the chain's
+    owner's, shared if the chain is"; and "A chain holds one memory type and one owner ... a
+    new version keeps its chain's owner".
+
+    Agent A's sensitive write on ``food.notes`` is measured against A's private head (an
+    imported memory private to A), so its waiting row is stored private to A
+    (``writes.py:324``: ``agent_id=item.head.agent_id``). While it waits, A revokes that head:
+    the key has no head left. A write by A now starts a new chain, shared (``agent`` empty,
+    as the reference write below shows). The approval finds no head
+    (``approval_head`` -> None) and ``_link_into_chain`` (memory_core/services/reviews.py:
+    106-157) sets the chain's owner only when it supersedes a head, so the approved memory
+    keeps the private ownership of a chain that no longer stands: every other agent of the
+    tenant finds nothing on the key, where the write made now would be shared."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    private = MemoryFactory(
+        subject=subject, agent=agent, memory_key="food.notes", content="User eats no pork."
+    )
+    body = write_body(memory_key="food.notes", content="User is allergic to peanuts.")
+    waiting = api_client.post("/api/v1/memories", body, format="json")
+    assert waiting.status_code == 202, waiting.json()
+    revoked = api_client.post(f"/api/v1/memories/{private.id}/revoke", {}, format="json")
+    assert revoked.status_code == 200, revoked.json()
+    # What a write by the same agent makes now on a key without a head: a shared chain.
+    reference = api_client.post(
+        "/api/v1/memories", write_body(memory_key="food.rice", content="Likes rice."), format="json"
+    )
+    assert Memory.objects.get(pk=reference.json()["memory"]["id"]).agent_id is None
+
+    approved = decide(reviewer, waiting.json()["review_item"], "approve")
+    assert approved.status_code == 200, approved.json()
+
+    memory = Memory.objects.get(pk=waiting.json()["memory_id"])
+    assert (memory.status, memory.supersedes_id) == ("active", None)  # a chain of its own
+    assert memory.agent_id is None, "the approved write stayed private to its writer"
