@@ -1368,7 +1368,11 @@ def _runs_remove(tenant_ids: list[uuid.UUID]) -> int:
         return 0
     with platform_scope("deletion: evaluation runs holding the words"):
         runs = Tenant.objects.filter(pk__in=tenant_ids, evaluation_run=True)
-        removed = runs.count()
+        # The tenant rows locked first: a run still going inserts traces and agents naming
+        # them, and one inserted after the cascade had read the rows failed its delete on a
+        # foreign key (the phase rolled back). Locked, the run's inserts wait and then fail
+        # on the tenant gone, which the run reports (``harness.RUN_REMOVED``).
+        removed = len(runs.select_for_update().order_by("pk").values_list("pk", flat=True))
         runs.delete()
     return removed
 
