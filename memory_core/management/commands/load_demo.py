@@ -61,7 +61,7 @@ class Command(BaseCommand):
             )
         for slug in gone:
             self.stdout.write(f"Demo tenant {slug} was deleted: left as its deletion left it.")
-        self.stdout.write(f"Admin login:    {ADMIN[0]} / {ADMIN[1]}")
+        self.stdout.write(f"Admin login:    {ADMIN[0]} / {_password_shown(ADMIN[0], ADMIN[1])}")
         if raw_key is None:
             self.stdout.write(
                 f"No end-user or reviewer login and no demo key: demo tenant {DEMO_AGENT[0]} "
@@ -96,7 +96,7 @@ class Command(BaseCommand):
             )
             return
         role = "Reviewer" if membership.role == PortalMembership.Role.REVIEWER else "End user"
-        shown = password if membership.user.check_password(password) else "(password changed)"
+        shown = _password_shown(username, password)
         where = membership.tenant.slug
         if membership.subject is not None:
             where += f", {membership.subject.external_id}"
@@ -144,3 +144,13 @@ class Command(BaseCommand):
         if not users.objects.filter(username=username).exists():
             user = users.objects.create_user(username, password=password)
             PortalMembership.objects.create(user=user, **membership)
+
+
+def _password_shown(username: str, password: str) -> str:
+    """Return the demo's ``password`` of the login ``username`` while it still logs in, else
+    why not: an administrator may have deactivated the login or changed its password, and
+    the demo's own were printed (stop 53's reviews)."""
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None or not user.is_active:
+        return "(deactivated)"
+    return password if user.check_password(password) else "(password changed)"
