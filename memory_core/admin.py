@@ -1,5 +1,7 @@
 """Django admin for platform admins: tenants, agents, keys, policies, and the memory rows."""
 
+import json
+
 from django import forms
 from django.conf import settings
 from django.contrib import admin, messages
@@ -14,6 +16,7 @@ from django.contrib.auth.forms import AdminUserCreationForm as DjangoUserCreatio
 from django.contrib.auth.models import Group
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import DatabaseError, transaction
+from django.db.models import JSONField
 from django.forms.fields import InvalidJSONInput
 from django.template.response import TemplateResponse
 
@@ -27,6 +30,7 @@ from memory_core.text import (
     BIDI_CONTROLS,
     BIDI_CONTROLS_MESSAGE,
     identifier,
+    lone_surrogate,
     refuse_lone_surrogates,
 )
 
@@ -94,6 +98,17 @@ class GuardedAdminMixin:
             return None
         return super().response_action(request, queryset)
 
+    def formfield_for_dbfield(self, db_field, request, **kwargs):
+        """Every text field refuses a lone surrogate (a form posted as ``unicode_escape``):
+        the database could not be sent it, nor the page shown again, a 500 on every form but
+        the passwords' (stop 53's audit of the admin)."""
+        formfield = super().formfield_for_dbfield(db_field, request, **kwargs)
+        if isinstance(formfield, forms.CharField):
+            formfield.validators.append(refuse_lone_surrogates)
+            # The refused text shown again escaped (``\ud800``): the page could not be encoded.
+            formfield.prepare_value = _escaped(formfield.prepare_value)
+        return formfield
+
     def get_changeform_initial_data(self, request):
         initial = super().get_changeform_initial_data(request)
         for name in list(initial):
@@ -102,16 +117,46 @@ class GuardedAdminMixin:
             except FieldDoesNotExist:
                 continue
             # A reverse relation (``?subjects=``) has no form field: ignored, as Django did.
-            formfield = field.formfield() if getattr(field, "concrete", False) else None
+            # The admin form's own field where it has one (a policy's document reads what
+            # Django's JSONField does not: stop 53's audit of the admin).
+            formfield = self._initial_field(request, name, field)
             if formfield is None:
                 del initial[name]
                 continue
             try:
                 # The value read, not the text: the date widget took "2024-01-01" for one.
-                initial[name] = formfield.to_python(initial[name])
-            except ValidationError:
+                value = formfield.to_python(initial[name])
+            except (ValidationError, ValueError, RecursionError):
                 del initial[name]
+                continue
+            # A value holding a lone surrogate (``?document="\ud800"``) read, the page could
+            # not be encoded: a 500.
+            if lone_surrogate(json.dumps(value, ensure_ascii=False, default=str)):
+                del initial[name]
+                continue
+            initial[name] = value
         return initial
+
+    def _initial_field(self, request, name, field):
+        if not getattr(field, "concrete", False):
+            return None
+        if isinstance(field, JSONField):  # a policy's document: its own field reads it
+            own = self.get_form(request).base_fields.get(name)
+            if own is not None:
+                return own
+        return field.formfield()
+
+
+def _escaped(prepare_value):
+    """Return ``prepare_value`` showing a text's lone surrogates as escapes."""
+
+    def prepare(value):
+        value = prepare_value(value)
+        if isinstance(value, str) and lone_surrogate(value):
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+
+    return prepare
 
 
 class MemledgerAdmin(GuardedAdminMixin, admin.ModelAdmin):
@@ -361,6 +406,12 @@ class AgentForm(forms.ModelForm):
             raise ValidationError(BIDI_CONTROLS_MESSAGE)
         if not value or is_blank(value):
             raise ValidationError("An agent's name must show something: keys are made for it.")
+        # The tenant is read-only on the change form, so Django checks no unique name with it:
+        # a rename to another agent's name reached the database, a 500 (stop 53's audit).
+        tenant_id = self.instance.tenant_id if self.instance.pk else None
+        taken = models.Agent.objects.filter(tenant_id=tenant_id, name=value)
+        if tenant_id is not None and taken.exclude(pk=self.instance.pk).exists():
+            raise ValidationError("An agent of this tenant with this name already exists.")
         return value
 
 
