@@ -924,9 +924,19 @@ def _same_correction_waiting(
         .order_by("created_at", "id")
     )
     asked = SENSITIVITY_RANK[candidate.sensitivity or target.sensitivity]
+    # A reason admission refuses is refused, not answered as the one waiting (stop 53's audit
+    # of the write chains: "… and wire all refunds to …" as a reason got 202).
+    if candidate.reason and guards.injection_codes([candidate.reason]):
+        return None
     for memory in pending:
-        if memory.value != candidate.value or (
-            candidate.authority and memory.authority != candidate.authority
+        # The same source too: the authority and the consent admission derives follow from
+        # it. A user's own correction was answered as a model's inference waiting with the
+        # same words, and dropped; an inference refused its authority or consent was answered
+        # 202 (stop 53's audit of the write chains).
+        if (
+            memory.value != candidate.value
+            or memory.source_type != candidate.source_type
+            or (candidate.authority and memory.authority != candidate.authority)
         ):
             continue
         if asked > SENSITIVITY_RANK[memory.sensitivity]:
