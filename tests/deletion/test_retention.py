@@ -406,9 +406,20 @@ def test_a_stored_retention_past_any_date_neither_fails_the_sweep_nor_deletes(ow
 
 
 def test_one_tenants_unreadable_policy_is_logged_and_the_other_tenants_go_on(
-    owner, other_tenant, caplog
+    owner, other_tenant, caplog, monkeypatch
 ):
-    _store_policy(owner.tenant, "thirty days")  # no section at all: nothing can be read
+    # A policy no stored shape makes unreadable any more (``stored_section`` reads a section
+    # that is not an object as absent, stop 53): one tenant's cutoffs fail by a fault put in.
+    from memory_core.deletion import retention
+
+    real = retention._cutoff
+
+    def unreadable(now, section, key, tenant_id):
+        if str(tenant_id) == str(owner.tenant_id):
+            raise TypeError("the tenant's policy cannot be read")
+        return real(now, section, key, tenant_id)
+
+    monkeypatch.setattr(retention, "_cutoff", unreadable)
     stranger = SubjectFactory(tenant=other_tenant)
     old = _memory(stranger, MemoryType.EPISODE, MemoryClass.EPISODIC, timedelta(days=91))
     _trace(other_tenant, timedelta(days=31))
