@@ -37,6 +37,18 @@ def keyless_incident(api_client, content: str) -> str:
     return response.json()["memory"]["id"]
 
 
+def two_incidents_and_a_correction(api_client, content: str):
+    """Two keyless incidents, and a model's correction of the first; (their ids, its answer)."""
+    service_a = keyless_incident(api_client, "Deploy of service A failed on Monday.")
+    service_b = keyless_incident(api_client, "Deploy of service B failed on Tuesday.")
+    correction = {
+        "content": content,
+        "source": {"type": "model_inference", "conversation_id": "c", "message_id": "m9"},
+    }
+    answer = api_client.post(f"/api/v1/memories/{service_a}/supersede", correction, format="json")
+    return service_a, service_b, answer
+
+
 def test_approving_a_keyless_correction_puts_no_unrelated_memory_in_its_conflict(
     api_client, reviewer, tenant
 ):
@@ -50,15 +62,11 @@ def test_approving_a_keyless_correction_puts_no_unrelated_memory_in_its_conflict
     revokes it. docs/api.md ("A writer can never raise authority: conflicts"): the conflict
     is "for the key" and stands "between chains"; DESIGN.md: "two separate chains on the same
     memory_key are a conflict" (and the memory_key "groups conflicts and versions");
-    docs/performance.md:227 "no memory_key (no conflicts to resolve)". Memories without a key
+    docs/performance.md "no memory_key (no conflicts to resolve)". Memories without a key
     share no key and are no conflict with each other."""
-    service_a = keyless_incident(api_client, "Deploy of service A failed on Monday.")
-    service_b = keyless_incident(api_client, "Deploy of service B failed on Tuesday.")
-    correction = {
-        "content": "Deploy of service A failed on Monday; the user has diabetes.",
-        "source": {"type": "model_inference", "conversation_id": "c", "message_id": "m9"},
-    }
-    answer = api_client.post(f"/api/v1/memories/{service_a}/supersede", correction, format="json")
+    service_a, service_b, answer = two_incidents_and_a_correction(
+        api_client, "Deploy of service A failed on Monday; the user has diabetes."
+    )
     assert answer.status_code == 202, answer.json()
     approved = decide(reviewer, answer.json()["review_item"], "approve")
     assert approved.status_code == 200, approved.json()
@@ -180,13 +188,9 @@ def test_of_two_waiting_writes_the_second_approved_keeps_the_first_ones_sensitiv
 
 def test_a_keyless_correction_of_lower_authority_conflicts_with_its_memory_only(api_client):
     """The write path read the conflict's candidates the same way (``standing_heads``)."""
-    service_a = keyless_incident(api_client, "Deploy of service A failed on Monday.")
-    service_b = keyless_incident(api_client, "Deploy of service B failed on Tuesday.")
-    correction = {
-        "content": "Deploy of service A failed on Monday afternoon.",
-        "source": {"type": "model_inference", "conversation_id": "c", "message_id": "m9"},
-    }
-    answer = api_client.post(f"/api/v1/memories/{service_a}/supersede", correction, format="json")
+    service_a, service_b, answer = two_incidents_and_a_correction(
+        api_client, "Deploy of service A failed on Monday afternoon."
+    )
     assert answer.status_code == 201, answer.json()
     conflict = ReviewItem.objects.get(kind="conflict", state="open")
     candidates = {str(pk) for pk in conflict.candidate_ids}
