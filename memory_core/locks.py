@@ -55,9 +55,9 @@ The order every path takes its locks in, so that no two wait for each other in a
   open waits for a concurrent one's transaction on the constraint
   ``review_one_open_conflict_per_place``, in the same order. Locked in the clarifications'
   score order, which depends on the query, two retrievals of one subject deadlocked;
-- a kept evaluation run's removal (``deletion.stores._runs_remove``) and the run's own cleanup
-  (``evaluation.harness.run_tenant_remove``): the run's tenant row, then its rows (the
-  cascade); a run still inserting waits for the tenant row, then fails on the tenant gone;
+- an evaluation run's removal (``deletion.stores.evaluation_runs_remove``: a deletion's
+  evaluation step and the run's own cleanup): the run's tenant rows in id order, then their
+  rows (the cascade); a run still inserting waits for the tenant row, then fails on it gone;
 - a task's close (``services.tasks.task_close``): the subject's lock of writes (as a write
   takes it: one in flight commits first, so the close reads its row), the subject's lock
   shared, then the task's

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.db import connections
+from django.db import connections, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -1362,16 +1362,19 @@ def _runs_holding(ctx: DeletionContext, hashes: set[str]) -> list[uuid.UUID]:
         return sorted(set(held.values_list("tenant_id", flat=True)))
 
 
-def _runs_remove(tenant_ids: list[uuid.UUID]) -> int:
-    """Remove the evaluation runs' tenants whole, as the run's own cleanup does."""
+def evaluation_runs_remove(tenant_ids) -> int:
+    """Remove evaluation runs' tenants (``Tenant.evaluation_run``, never another) whole; return
+    how many. A deletion's evaluation step and the runs' own cleanups (``evaluation.harness``,
+    ``evaluation.locomo``) all remove them here, in one lock order (memory_core.locks): the
+    tenant rows first, in id order, then the cascade. A run still going inserts traces and
+    agents naming its tenant: one inserted after the cascade had read the rows failed the
+    delete on a foreign key, and a cleanup deleting the rows first deadlocked against a
+    removal holding the tenant row (stop 53's reviews). Locked first, the run's inserts wait,
+    then fail on the tenant gone, which the run reports (``harness.RUN_REMOVED``)."""
     if not tenant_ids:
         return 0
-    with platform_scope("deletion: evaluation runs holding the words"):
-        runs = Tenant.objects.filter(pk__in=tenant_ids, evaluation_run=True)
-        # The tenant rows locked first: a run still going inserts traces and agents naming
-        # them, and one inserted after the cascade had read the rows failed its delete on a
-        # foreign key (the phase rolled back). Locked, the run's inserts wait and then fail
-        # on the tenant gone, which the run reports (``harness.RUN_REMOVED``).
+    with platform_scope("evaluation runs removed"), transaction.atomic():
+        runs = Tenant.objects.filter(pk__in=list(tenant_ids), evaluation_run=True)
         removed = len(runs.select_for_update().order_by("pk").values_list("pk", flat=True))
         runs.delete()
     return removed
@@ -1387,7 +1390,7 @@ class EvaluationStore(Store):
         "CSV/TSV every such record, any other file naming it is removed whole; a copy in a "
         "case of another tenant (it "
         "names that tenant, or other memories, and not the memory's tenant) stays; a file "
-        "that cannot be read fails the step; an evaluation run's tenant (eval_retrieval "
+        "that cannot be read fails the step; an evaluation run's tenant (a run kept with "
         "--keep) holding a copy of the content is removed whole, whoever's words they were"
     )
     # The folders are every tenant's: what the purge removed, how many files are left and how
@@ -1400,7 +1403,7 @@ class EvaluationStore(Store):
         if ctx.memory_ids:
             # A run's copy goes whatever the case names: it is an operator's inspection copy,
             # made again by running the dataset again, never anyone's own memories.
-            runs = _runs_remove(_runs_holding(ctx, ctx.content_hashes()))
+            runs = evaluation_runs_remove(_runs_holding(ctx, ctx.content_hashes()))
             residue = ctx.residue(content=True)
             files, _ = _eval_files(leave_new=True)
             for path in files:

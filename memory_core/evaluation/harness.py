@@ -20,9 +20,10 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, connection
 
 from memory_core.admission.candidate import bad_text
+from memory_core.deletion.stores import evaluation_runs_remove
 from memory_core.embeddings import get_embedder
 from memory_core.json_types import json_type
 from memory_core.models import Agent, Memory, Subject, Tenant
@@ -246,19 +247,7 @@ class Run:
         return outcomes
 
     def cleanup(self) -> None:
-        for tenant in self.loaded.tenants.values():
-            run_tenant_remove(tenant.pk)
-
-
-def run_tenant_remove(tenant_id) -> None:
-    """Remove a run's tenant (``Tenant.evaluation_run``), its row locked before its rows are
-    deleted, as a deletion's removal of a kept run takes it (``deletion.stores._runs_remove``):
-    the other way round the two deadlocked, each holding what the other waited for (stop 53's
-    review)."""
-    with transaction.atomic():
-        run = Tenant.objects.filter(pk=tenant_id, evaluation_run=True)
-        if run.select_for_update().exists():
-            run.delete()
+        evaluation_runs_remove([tenant.pk for tenant in self.loaded.tenants.values()])
 
 
 def case_budget(case: dict) -> Budget | None:

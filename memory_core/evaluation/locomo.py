@@ -33,6 +33,7 @@ import numpy as np
 from django.db import transaction
 
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS, bad_text
+from memory_core.deletion.stores import evaluation_runs_remove
 from memory_core.embeddings import get_embedder
 from memory_core.models import Agent, Memory, MemoryEvent, Subject, Tenant
 from memory_core.principals import AgentPrincipal
@@ -392,7 +393,7 @@ def evaluate_locomo(
             log(f"{conv.sample_id}: {len(questions)} questions")
     finally:
         if not keep:
-            Tenant.objects.filter(pk=loaded.tenant.pk).delete()
+            evaluation_runs_remove([loaded.tenant.pk])
     return {
         "questions": asked,
         "system": _summary(system_q, ks),

@@ -1,5 +1,5 @@
-"""A kept run's removal (``deletion.stores._runs_remove``) locks the run's tenant row before its
-rows, and so does the run's own cleanup now (``harness.run_tenant_remove``): the cleanup
+"""A kept run's removal locks the run's tenant row before its rows, and so does the run's own
+cleanup now (both ``deletion.stores.evaluation_runs_remove``): the cleanup
 deleted the rows first and the tenant row last, and the two deadlocked (the review of stop
 53's change, which found it with threads)."""
 
@@ -11,7 +11,8 @@ from django.db import connection, transaction
 
 from memory_core import tasks
 from memory_core.deletion.services import deletion_request
-from memory_core.evaluation.harness import evaluate_dataset, run_tenant_remove
+from memory_core.deletion.stores import evaluation_runs_remove
+from memory_core.evaluation.harness import evaluate_dataset
 from memory_core.models import DeletionOperation, Tenant
 from memory_core.rls import platform_scope, tenant_scope
 from tests.deletion.test_evaluation_runs import dataset
@@ -38,13 +39,10 @@ def test_a_runs_removal_and_the_runs_own_cleanup_do_not_deadlock(
     A run of a dataset holding a person's words ends while that person's memory is deleted:
     an insert of the run is still in flight (here: a transaction holding the run tenant's
     row ``FOR KEY SHARE``, as every insert of the tenant does), the deletion's evaluation
-    step (``_runs_remove``) queues for the tenant row ``FOR UPDATE``, and the run's cleanup
-    (``Run.cleanup``) deletes the tenant's rows, children first, and queues for the tenant
-    row behind it. Once the insert commits, the removal holds the tenant row and cascades
-    into the children the cleanup has deleted (waits for the cleanup), while the cleanup
-    waits for the tenant row (the removal): PostgreSQL reports a deadlock and aborts one of
-    them. Before eb57bd8 the removal took no tenant row lock before its cascade, queued
-    behind the cleanup's deleted rows, and both completed."""
+    step queues for the tenant row ``FOR UPDATE``, and the run's cleanup queues behind it.
+    The cleanup deleted the tenant's rows, children first, then waited for the tenant row,
+    while the removal, holding it, cascaded into the children the cleanup had deleted:
+    PostgreSQL reported a deadlock. Both take the tenant row first now."""
     target = memories[0]
     with platform_scope("test"):
         kept = evaluate_dataset(dataset(target.content, "Prefers trains."), keep=True)
@@ -70,7 +68,7 @@ def test_a_runs_removal_and_the_runs_own_cleanup_do_not_deadlock(
 
     def cleanup():  # harness.Run.cleanup's statement, in the command's platform mode
         with platform_scope("eval_retrieval"):
-            run_tenant_remove(run_tenant.pk)
+            evaluation_runs_remove([run_tenant.pk])
 
     insert = in_thread(insert_in_flight, name="insert", released=[holding])
     assert holding.wait(30)
