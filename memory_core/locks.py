@@ -20,7 +20,8 @@ The order every path takes its locks in, so that no two wait for each other in a
   ``services.writes._ensure_subjects``),
   then the key's open conflict at its place (``conflict_open``,
   which locks it only to add rows or to open it; a batch's in (subject, memory_key, place)
-  order, ``services.writes._review_order``);
+  order, ``services.writes._review_order``); a keyless one: the subject's lock of keyless
+  conflicts (``keyless_conflicts_lock``), then the item citing its rows;
 - an approval (a rejection: the subject's lock shared, its pending row, then its item): the
   key's lock, the subject's lock shared, its pending row, then its review item and the key's
   open conflicts in id order (a revoke of the pending write locks the row, then closes the
@@ -117,6 +118,26 @@ def lock_memory_keys(tenant_id, keys, *, writes_of=()) -> None:
             "SELECT count(pg_advisory_xact_lock(hashtextextended(name, 0))) "
             "FROM (SELECT name FROM unnest(%s::text[]) AS name ORDER BY name) AS keys",
             [sorted(names)],
+        )
+
+
+# The lock of a subject's keyless conflicts (``keyless_conflicts_lock``).
+KEYLESS_CONFLICTS_PREFIX = "memledger.keyless-conflicts:"
+
+
+def keyless_conflicts_lock(tenant_id, subject_id) -> None:
+    """Hold, until the transaction ends, the lock of the subject's keyless conflicts.
+
+    A conflict between memories without a key has no place to be one of
+    (``review_one_open_conflict_per_place`` leaves them out): it is the open item citing one
+    of its rows (``services.conflicts.conflict_open``). Two opens of one chain's conflict take
+    turns here, so the second finds the first's item instead of opening another. Taken last,
+    after every lock of the path opening the conflict, and only there.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"{KEYLESS_CONFLICTS_PREFIX}{tenant_id}/{subject_id}"],
         )
 
 

@@ -165,7 +165,9 @@ class ReviewItem(models.Model):
                     "scope_ref",
                     "environment",
                 ],
-                condition=models.Q(kind="conflict", state="open"),
+                # Keyless memories share no key: their conflicts are told apart by their
+                # rows (services.conflicts._keyless_conflict_open).
+                condition=models.Q(kind="conflict", state="open") & ~models.Q(memory_key=""),
                 name="review_one_open_conflict_per_place",
             ),
         ]

@@ -5,7 +5,8 @@ clarification and calls ``conflict_open``; a write of lower authority than the k
 one too. A conflict has a place: the key, and the scope and environment of its most specific
 candidates (``retrieval.conflicts.conflict_place``). One ReviewItem(kind=conflict) is open per
 tenant, subject, key and place (a database constraint); requests in two projects (or two
-environments) that each see a conflict on one key have an item each. Requests at one place
+environments) that each see a conflict on one key have an item each. A conflict of memories
+without a key is the open item citing its rows (``_keyless_conflict_open``). Requests at one place
 that see different rows (agents with other grants) share it: it holds every active row any of
 them saw, so one decision covers them all.
 
@@ -36,7 +37,7 @@ from django.utils import timezone
 
 from memory_core.admission.normalize import is_blank
 from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
-from memory_core.locks import lock_memory_keys, subjects_shared_locked
+from memory_core.locks import keyless_conflicts_lock, lock_memory_keys, subjects_shared_locked
 from memory_core.models import (
     MAX_REVIEW_REASON_CHARS,
     PROPOSED_STATUSES,
@@ -120,6 +121,14 @@ def conflict_open(
     memledger that saw the conflict, which its events name (``_conflict_events``).
     """
     ids = sorted(str(i) for i in candidate_ids)
+    if not memory_key:
+        return _keyless_conflict_open(
+            tenant_id=tenant_id,
+            subject_id=subject_id,
+            place=place,
+            ids=ids,
+            actor_id=actor_id,
+        )
     identity = {
         "tenant_id": tenant_id,
         "subject_id": subject_id,
@@ -160,6 +169,52 @@ def conflict_open(
         else:
             _conflict_events(item, ids, actor_id=actor_id)
             return item
+    held = {str(i) for i in item.candidate_ids}
+    if not held.issuperset(ids):
+        _conflict_join(item, held, ids, actor_id=actor_id)
+    return item
+
+
+def _keyless_conflict_open(*, tenant_id, subject_id, place, ids, actor_id) -> ReviewItem:
+    """``conflict_open`` for memories without a key (a correction of lower authority of a
+    keyless memory): the open item citing one of their rows, else a new one.
+
+    Keyless memories share no key, so a place does not tell their conflicts apart: two
+    incidents' corrections at one place shared an item, and a reviewer choosing a winner in
+    it revoked the other incident's rows too (stop 53's "Left open"). The item is the
+    chain's, found by its rows; the subject's lock of keyless conflicts keeps two opens of
+    one chain's conflict in turn (``locks.keyless_conflicts_lock``), as the constraint does a
+    key's.
+    """
+    ids = _current_versions(tenant_id, ids)
+    keyless_conflicts_lock(tenant_id, subject_id)
+    conflicts_heal_on_commit(tenant_id=tenant_id, memory_ids=ids)
+    item = (
+        ReviewItem.objects.select_for_update()
+        .filter(
+            tenant_id=tenant_id,
+            subject_id=subject_id,
+            kind=ReviewItem.Kind.CONFLICT,
+            state=ReviewItem.State.OPEN,
+            memory_key="",
+            candidate_ids__overlap_array=ids,
+            **place._asdict(),
+        )
+        .order_by("created_at", "pk")
+        .first()
+    )
+    if item is None:
+        item = ReviewItem.objects.create(
+            tenant_id=tenant_id,
+            subject_id=subject_id,
+            kind=ReviewItem.Kind.CONFLICT,
+            memory_key="",
+            **place._asdict(),
+            candidate_ids=ids,
+            rule_codes=["unresolved_high_impact_conflict"],
+        )
+        _conflict_events(item, ids, actor_id=actor_id)
+        return item
     held = {str(i) for i in item.candidate_ids}
     if not held.issuperset(ids):
         _conflict_join(item, held, ids, actor_id=actor_id)

@@ -198,6 +198,55 @@ def test_a_keyless_correction_of_lower_authority_conflicts_with_its_memory_only(
     assert service_b not in candidates
 
 
+def correct(api_client, memory_id: str, content: str):
+    """A model's correction (lower authority than a tool's memory) of ``memory_id``."""
+    correction = {
+        "content": content,
+        "source": {"type": "model_inference", "conversation_id": "c", "message_id": "m9"},
+    }
+    answer = api_client.post(f"/api/v1/memories/{memory_id}/supersede", correction, format="json")
+    assert answer.status_code == 201, answer.json()
+    return answer.json()["memory"]["id"]
+
+
+def test_keyless_conflicts_at_one_place_are_reviewed_apart(api_client, reviewer, tenant):
+    """Two keyless incidents, each corrected by a model (lower authority), stand in two
+    conflicts at one place. They shared one review item (the place was the item's identity,
+    and keyless memories have no key to tell them apart: stop 53's "Left open"), and a
+    reviewer choosing one correction revoked the other incident and its correction too. Each
+    is its own item now; a second correction of a chain joins that chain's item."""
+    service_a, service_b, answer = two_incidents_and_a_correction(
+        api_client, "Deploy of service A failed on Monday afternoon."
+    )
+    assert answer.status_code == 201, answer.json()
+    correction_a = answer.json()["memory"]["id"]
+    correction_b = correct(api_client, service_b, "Deploy of service B failed on Wednesday.")
+
+    items = ReviewItem.objects.filter(kind="conflict", state="open")
+    held = sorted(sorted(str(pk) for pk in item.candidate_ids) for item in items)
+    assert held == sorted([sorted([service_a, correction_a]), sorted([service_b, correction_b])])
+    second_a = correct(api_client, service_a, "Deploy of service A failed on Monday evening.")
+    item_a = ReviewItem.objects.get(
+        kind="conflict", state="open", candidate_ids__contains=[service_a]
+    )
+    assert {str(pk) for pk in item_a.candidate_ids} == {service_a, correction_a, second_a}
+    assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 2
+
+    user = get_user_model().objects.get(username="reviewer")
+    conflict_resolve(
+        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=user.pk),
+        item_id=item_a.pk,
+        outcome="choose_winner",
+        winner_id=correction_a,
+        reason="The correction is right.",
+    )
+    statuses = dict(
+        Memory.objects.filter(pk__in=[service_b, correction_b]).values_list("pk", "status")
+    )
+    assert set(statuses.values()) == {Status.ACTIVE}, "the other incident's rows were revoked"
+    assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 1
+
+
 def test_an_approval_whose_private_head_is_gone_lands_as_a_write_would_shared(
     api_client, reviewer, tenant, agent
 ):
