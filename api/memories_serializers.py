@@ -13,6 +13,7 @@ from rest_framework import serializers
 from rest_framework.settings import api_settings
 
 from api.fields import (
+    BodyIdField,
     NamedChoiceField,
     QueryIdField,
     StrictCharField,
@@ -112,8 +113,8 @@ def _id_field(**kwargs):
 
 
 def _body_id_field(**kwargs):
-    """An id in a JSON body: a JSON string (api.fields)."""
-    return StrictCharField(max_length=HARD_MAX_ID_CHARS, **kwargs)
+    """An id in a JSON body: a JSON string, measured in NFC (``api.fields.BodyIdField``)."""
+    return BodyIdField(max_length=HARD_MAX_ID_CHARS, **kwargs)
 
 
 def body_identifier_field(**kwargs):
@@ -192,7 +193,7 @@ class MemoryWriteSerializer(_MemoryBodySerializer):
     subject = _body_id_field(help_text="The subject's external id inside the key's tenant.")
     memory_type = StrictChoiceField(choices=MemoryType.choices)
     memory_key = _body_id_field(required=False, allow_blank=True)
-    scope = StrictCharField(
+    scope = BodyIdField(
         max_length=MAX_SCOPE_CHARS,
         help_text="'global' or kind:ref with kind user, project, repo or task.",
     )

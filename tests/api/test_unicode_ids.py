@@ -315,3 +315,42 @@ def test_migration_0040_does_not_fail_on_a_name_nfc_lengthens(tenant):
     )
 
     stored.refresh_from_db()
+
+
+# An 80-character Korean id: 240 code points in NFD, the same id from a macOS client.
+LONG_NFC = "각" * 80
+LONG_NFD = unicodedata.normalize("NFD", LONG_NFC)
+assert len(LONG_NFD) > 200
+
+
+@pytest.mark.parametrize(
+    "field", ["subject", "memory_key", "scope", "message_id", "batch"], ids=str
+)
+def test_a_long_id_sent_in_nfd_is_measured_as_stored(api_client, field):
+    """The write's serializer measured an id's length as sent, before NFC: an 80-character
+    Korean subject (or key, project, message id) sent in NFD was a 400 ``max_length``,
+    while its NFC spelling was stored and the list read the NFD one (stop 54's audit of
+    writes)."""
+    if field == "message_id":
+        body = write_body()
+        body["source"]["message_id"] = LONG_NFD
+    elif field == "scope":
+        body = write_body(scope=f"project:{LONG_NFD}")
+    else:
+        body = write_body(**{"subject" if field == "batch" else field: LONG_NFD})
+    if field == "batch":
+        response = api_client.post("/api/v1/memories/batch", {"items": [body]}, format="json")
+        assert response.status_code == 200, response.json()
+        assert response.json()["accepted"] == 1
+    else:
+        response = api_client.post("/api/v1/memories", body, format="json")
+        assert response.status_code == 201, response.json()
+    memory = Memory.objects.select_related("subject").get()
+    stored = {
+        "subject": memory.subject.external_id,
+        "batch": memory.subject.external_id,
+        "memory_key": memory.memory_key,
+        "scope": memory.scope_ref,
+        "message_id": memory.source_message_id,
+    }[field]
+    assert stored == LONG_NFC
