@@ -198,7 +198,7 @@ class MemoryCorrectView(EndUserMixin, FormView):
         memory = self.get_memory()
         if memory.status == Status.ACTIVE and not in_use(memory):
             messages.error(
-                self.request, f"Nothing was changed. {not_in_use(memory, self.EXPIRED_SO)}."
+                self.request, f"Nothing was changed. {not_in_use(memory, self.EXPIRED_SO)}"
             )
             return redirect("portal:memory", memory_id=memory.pk)
         return None
@@ -224,7 +224,7 @@ class MemoryCorrectView(EndUserMixin, FormView):
         status = memory.status_at(timezone.now())
         if status == Status.ACTIVE:
             return None
-        said = self.NOTHING_TO_CORRECT.get(status) or not_in_use(memory, self.EXPIRED_SO) + "."
+        said = self.NOTHING_TO_CORRECT.get(status) or not_in_use(memory, self.EXPIRED_SO)
         messages.info(self.request, said)
         return redirect("portal:home")
 
@@ -439,7 +439,7 @@ class MemoryConfirmView(EndUserMixin, View):
             # Past its valid_until: the confirmation copied that end and was always refused.
             messages.error(
                 request,
-                f"Nothing was changed. {not_in_use(memory, 'there is nothing to confirm')}.",
+                f"Nothing was changed. {not_in_use(memory, 'there is nothing to confirm')}",
             )
             return redirect(detail)
         try:
@@ -904,6 +904,12 @@ class ExportView(EndUserMixin, TemplateView):
         "below what the export holds while it runs, then download it again."
     )
 
+    MADE_SINCE = (
+        "Nothing was downloaded yet: a deletion of memories about you has been made since this "
+        "page was opened, so the export no longer holds them. Download it again to get what "
+        "is remembered now."
+    )
+
     def post(self, request):
         # The subject's lock first, as ``export_create`` takes it, before the deletions are
         # read: one asked for after this check (another tab) waits for the export, which then
@@ -914,9 +920,18 @@ class ExportView(EndUserMixin, TemplateView):
         except DomainError as error:
             return self.refuse(error, reverse("portal:export"))
         deleting = subject_deletions_in_progress(principal=self.principal)
-        if deleting and request.POST.get("shown_deletions", "") != shown_deletions(deleting):
-            messages.info(request, self.NOT_YET)
-            return redirect("portal:export")
+        shown = request.POST.get("shown_deletions", "")
+        if shown != shown_deletions(deleting):
+            if deleting:
+                messages.info(request, self.NOT_YET)
+                return redirect("portal:export")
+            if any(entry.endswith(":queued") for entry in shown.split(",")):
+                # The page said a queued deletion left its memories in the export, and it has
+                # been made and finished since: the file would hold none of them (stop 54's
+                # audit of the portal). A made one the page said it left out, finished since,
+                # leaves out what the page said.
+                messages.info(request, self.MADE_SINCE)
+                return redirect("portal:export")
         try:
             export = export_create(principal=self.principal)
         except DomainError as error:

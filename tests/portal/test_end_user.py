@@ -10,6 +10,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import queued_subject_deletion_run
 from memory_core.models import (
     DeletionOperation,
     Export,
@@ -1698,6 +1699,34 @@ def test_an_export_while_a_deletion_is_queued_says_it_still_holds_those_memories
     )
     assert download["Content-Disposition"].startswith("attachment;")
     assert "Alice prefers tabs over spaces." in download.getvalue().decode()
+
+
+def test_a_page_that_said_a_queued_deletion_leaves_memories_in_downloads_nothing_once_made(
+    alice_client, alice, alice_memory, settings, tmp_path
+):
+    """The page says a queued deletion's memories are still in the export. Made and finished
+    before the button was pressed (no deletion in progress left to compare the form with),
+    the file came without them (stop 54's audit of the portal)."""
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    Subject.objects.filter(pk=alice_memory.subject_id).update(
+        deletion_queued_at=timezone.now(), deletion_queued_by=alice.pk
+    )
+    page = alice_client.get(reverse("portal:export")).content.decode()
+    assert "the export still holds those memories" in page
+    shown = shown_deletions_of(page)
+    operation = queued_subject_deletion_run(alice_memory.subject_id)
+    DeletionOperation.objects.filter(pk=operation.pk).update(
+        status="completed", completed_at=timezone.now()
+    )
+
+    refused = alice_client.post(reverse("portal:export"), {"shown_deletions": shown}, follow=True)
+    assert refused.redirect_chain == [(reverse("portal:export"), 302)]
+    assert "has been made since this page was opened" in refused.content.decode()
+    assert not Export.objects.exists()
+    download = alice_client.post(
+        reverse("portal:export"), {"shown_deletions": shown_deletions_of(refused.content.decode())}
+    )
+    assert download["Content-Disposition"].startswith("attachment;")
 
 
 def test_an_export_while_a_memory_is_being_deleted_says_it_leaves_it_out(

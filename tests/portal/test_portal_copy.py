@@ -7,6 +7,7 @@ import re
 from datetime import datetime, timedelta
 
 import pytest
+from django.contrib.messages import get_messages
 from django.urls import reverse
 from django.utils import timezone
 
@@ -362,3 +363,39 @@ def test_revoking_says_how_to_state_it_again_as_a_revoked_memory_allows(alice_cl
     assert ">Correct</a>" not in detail and ">Delete</a>" in detail
     assert "correct it" not in explanation
     assert "tell an agent again" in explanation and "delete it" in explanation
+
+
+@pytest.mark.parametrize(
+    ("name", "method", "data"),
+    [
+        ("portal:memory-correct", "get", None),
+        ("portal:memory-correct", "post", {"content": "Prefers Rust.", "reason": ""}),
+        ("portal:memory-confirm", "post", {}),
+    ],
+)
+def test_the_message_about_a_memory_past_its_end_ends_once(
+    alice_client, alice_subject, name, method, data
+):
+    """``not_in_use`` ends its sentence, and the correction's and the confirmation's messages
+    added another full stop: "... tell an agent again.." (stop 54's audit of the portal)."""
+    now = timezone.now()
+    memory = MemoryFactory(
+        subject=alice_subject, memory_key="style.lang", content="Prefers Python.",
+        authority="model_inference", source_type="model_inference", confidence=0.6,
+        valid_from=now - timedelta(days=10), valid_until=now - timedelta(minutes=1),
+    )  # fmt: skip
+    url = reverse(name, args=[memory.pk])
+    response = alice_client.post(url, data) if method == "post" else alice_client.get(url)
+    assert response.status_code == 302
+    (message,) = [str(m) for m in get_messages(response.wsgi_request)]
+    assert message.startswith("Nothing was changed. This memory is expired")
+    assert message.endswith(".") and not message.endswith(".."), message
+
+
+def test_the_correction_page_of_a_revoked_memory_says_why_ending_once(alice_client, alice_subject):
+    memory = MemoryFactory(subject=alice_subject, content="Prefers Python.", status="revoked")
+    response = alice_client.get(reverse("portal:memory-correct", args=[memory.pk]))
+    assert response.status_code == 302
+    (message,) = [str(m) for m in get_messages(response.wsgi_request)]
+    assert message.startswith("This memory is revoked, so agents do not use it")
+    assert message.endswith(".") and not message.endswith(".."), message
