@@ -38,8 +38,14 @@ def replacing(path: Path):
     leftover export by it (a deletion's rewrite made a day-old copy of a person's memories
     new again, kept another day: stop 53's audit of exports). A crash, a full disk or an
     error midway leaves ``path`` as it was (the new file is removed).
+
+    A symbolic link is followed: the file is replaced where it lives, and the link stays. The
+    deletion journal linked to storage apart from the database (docs/operations.md) was
+    replaced by a file beside the link, which every later deletion's line was appended to,
+    and the journal on that storage was never pruned (stop 54's audit of the commands).
     """
     kept_as = None
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=NEW_FILE_PREFIX, suffix=path.suffix)
     try:

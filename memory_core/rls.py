@@ -212,7 +212,7 @@ def platform_command(handle):
     @functools.wraps(handle)
     def wrapper(self, *args, **options):
         from django.core.management.base import CommandError
-        from django.db import OperationalError, connection
+        from django.db import OperationalError, ProgrammingError, connection
 
         from memory_core.embeddings import EmbeddingError
 
@@ -227,5 +227,27 @@ def platform_command(handle):
                 return handle(self, *args, **options)
         except EmbeddingError as exc:
             raise CommandError(f"The embedding model failed: {exc}") from exc
+        except ProgrammingError as exc:
+            # A database made and not migrated yet (or a restore's CREATE DATABASE before its
+            # pg_restore): a traceback of "relation ... does not exist" (stop 54's audit of
+            # the commands). A table missing from a migrated database stays a traceback.
+            if getattr(exc.__cause__, "sqlstate", None) != UNDEFINED_TABLE or _has_tables():
+                raise
+            raise CommandError(
+                f"Database {connection.settings_dict['NAME']!r} holds no memledger tables: run "
+                "`python manage.py migrate` (or finish restoring it with pg_restore) first."
+            ) from exc
 
     return wrapper
+
+
+# PostgreSQL's SQLSTATE for a relation that does not exist.
+UNDEFINED_TABLE = "42P01"
+
+
+def _has_tables() -> bool:
+    """Whether the database holds memledger's tables (the tenant's, which every migration
+    since the first has)."""
+    from django.db import connection
+
+    return "memory_core_tenant" in connection.introspection.table_names()

@@ -251,3 +251,64 @@ def test_load_demo_prints_each_demo_login_as_it_is_not_as_the_demo_made_it():
     assert "(tenant-a, user-42)" not in printed, printed  # alice is u-9's now
     assert "alice / memledger-alice  (tenant-a, u-9)" in printed, printed
     assert "bob / (password changed)" in printed, printed
+
+
+@pytest.mark.parametrize("name", ["\u200b", "\u200b\u200d", " \u2060 "])
+def test_create_agent_key_refuses_an_agent_name_that_shows_nothing(name):
+    """The admin's agent form refuses such a name ("An agent's name must show something: keys
+    are made for it.", memory_core/admin.py AgentForm.clean_name) and POST
+    /api/v1/subject-tokens refuses it as ``agent`` (IdField: invisible_characters_only), so
+    the backend can never ask a token for that agent. create_agent_key made the agent (and
+    printed a key for it)."""
+    with pytest.raises(CommandError):
+        call_command(
+            "create_agent_key",
+            "--tenant",
+            "acme-inv",
+            "--agent",
+            name,
+            stdout=StringIO(),
+            stderr=StringIO(),
+        )
+    assert not Agent.objects.filter(tenant__slug="acme-inv").exists()
+    assert not ApiKey.objects.filter(agent__tenant__slug="acme-inv").exists()
+
+
+def test_a_command_on_a_database_never_migrated_says_to_migrate_it():
+    """memory_core/rls.py ``platform_command``: "What an operator can fix ends the command
+    with a CommandError saying so, not a traceback: a database that does not exist yet, ...",
+    and its hint for it is "run `python manage.py migrate`: it creates the tables". The next
+    step of that same hint, a database created and not yet migrated (or the restore
+    procedure's ``CREATE DATABASE memledger`` before ``pg_restore`` ran), ended every
+    platform command in a ``ProgrammingError: relation ... does not exist`` traceback."""
+    import psycopg
+    from django.db import connection
+
+    from tests.processes import run_manage
+    from tests.rls_support import owner_conninfo
+
+    scratch = f"{connection.settings_dict['NAME']}_unmigrated"
+
+    def admin(sql):
+        with psycopg.connect(**owner_conninfo(), dbname="postgres", autocommit=True) as conn:
+            conn.execute(sql)
+
+    admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+    admin(f'CREATE DATABASE "{scratch}"')
+    try:
+        result = run_manage(
+            "create_agent_key", "--tenant", "acme", "--agent", "bot", MEMLEDGER_DB_NAME=scratch
+        )
+    finally:
+        admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "migrate" in result.stderr, result.stderr[-2000:]
+
+
+def test_import_of_a_file_that_cannot_be_read_is_a_command_error(tenant):
+    """An I/O error while reading the file (a failing disk or network mount; here
+    /proc/self/mem, which opens and then fails every read with EIO) ended in an ``OSError``
+    traceback: ``_lines`` catches an error of ``open`` only, not of the reads."""
+    with pytest.raises(CommandError, match="/proc/self/mem"):
+        call_command("import_memories", "/proc/self/mem", stdout=StringIO(), stderr=StringIO())

@@ -27,6 +27,7 @@ from django.db import DEFAULT_DB_ALIAS, connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
+from memory_core.admission.normalize import is_blank
 from memory_core.deletion.ledger import (
     GRANT_FIELDS,
     agent_deactivation_entry,
@@ -539,6 +540,12 @@ def agent_ensure(*, tenant_slug: str, agent_name: str) -> Agent:
         raise ValidationFailed("The tenant slug and the agent name must not be empty.")
     if BIDI_CONTROLS.search(agent_name):
         raise ValidationFailed(f"The agent name: {BIDI_CONTROLS_MESSAGE}")
+    if is_blank(agent_name):
+        # As the admin's form and a subject token's request refuse it: no token could be
+        # asked for such an agent (stop 54's audit of the commands).
+        raise ValidationFailed(
+            "The agent name shows nothing (only invisible characters): name the agent."
+        )
     _check_length(tenant_slug, Tenant, "slug", "The tenant slug")
     _check_length(agent_name, Agent, "name", "The agent name")
     if not _SLUG.fullmatch(tenant_slug):

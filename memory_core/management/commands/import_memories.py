@@ -157,7 +157,7 @@ class Command(BaseCommand):
         number = 0
         with handle:
             # Binary lines end at b"\\n" only; a "\\r" or "\\r\\n" inside one is split below.
-            for raw_number, raw in enumerate(handle, start=1):
+            for raw_number, raw in enumerate(_read_lines(handle, self.file), start=1):
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
@@ -529,3 +529,13 @@ class Command(BaseCommand):
             created_at=record["created_at"],
             status=record["status"],
         )
+
+
+def _read_lines(handle, name: str):
+    """Yield the binary lines of ``handle``; a read that fails (a failing disk or network
+    mount) is a CommandError, not a traceback: the store reads in one transaction, so
+    nothing is imported (stop 54's audit of the commands)."""
+    try:
+        yield from handle
+    except OSError as exc:
+        raise CommandError(f"Cannot read {name}: {exc}; nothing imported.") from exc

@@ -44,6 +44,12 @@ class Command(BaseCommand):
                 f"restored, and its replay reads those lines. Give {latest:%Y-%m-%d} or "
                 "earlier. Nothing was dropped."
             )
+        if ledger is not None and not ledger.strip():
+            # A script's --ledger "$JOURNAL" with JOURNAL unset pruned the live journal.
+            raise CommandError(
+                "--ledger is empty: name the journal file (or leave the option out to prune "
+                "MEMLEDGER_DELETION_LEDGER). Nothing was pruned."
+            )
         path = Path(ledger) if ledger else ledger_path()
         kind = path_kind(path, option="--ledger")
         if ledger is not None and not kind:

@@ -56,6 +56,12 @@ class Command(BaseCommand):
                 "--ledger-database is empty: name the damaged database to read the ledger of "
                 "(or leave the option out to replay the journal file). Nothing was replayed."
             )
+        if ledger is not None and not ledger.strip():
+            # The same for --ledger "$JOURNAL": the default journal was replayed instead.
+            raise CommandError(
+                "--ledger is empty: name the journal file (or leave the option out to replay "
+                "MEMLEDGER_DELETION_LEDGER). Nothing was replayed."
+            )
         unreadable: list[int] = []
         recovered: list[int] = []
         if ledger_database:
