@@ -79,6 +79,24 @@ EVENT_ID_KEYS = [
 ]
 # ...and the admission's rule codes (an array of codes, never text the user wrote).
 EVENT_CODE_KEYS = ["rule_codes"]
+_UUID = re.compile(UUID_PATTERN)
+_CODE = re.compile(CODE_PATTERN)
+
+
+def event_details_left(details: dict) -> dict:
+    """Return what the events step leaves of an event's ``details`` (``EventsStore``'s
+    ``_ID_ONLY``, in Python): its ids and its rule codes. A deleted memory's events are
+    answered so before that step has run (``selectors.memories.VisibleMemoryIds``)."""
+    return {
+        key: value
+        for key, value in details.items()
+        if (key in EVENT_ID_KEYS and isinstance(value, str) and _UUID.match(value))
+        or (
+            key in EVENT_CODE_KEYS
+            and isinstance(value, list)
+            and all(isinstance(code, str) and _CODE.match(code) for code in value)
+        )
+    }
 
 
 @dataclass

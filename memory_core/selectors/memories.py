@@ -15,6 +15,7 @@ from memory_core.models import (
     AdmissionDecision,
     Memory,
     MemoryEvent,
+    Status,
     Subject,
 )
 from memory_core.models.choices import sensitivities_up_to
@@ -139,6 +140,11 @@ class VisibleMemoryIds:
     # The sensitivities the caller may read (an agent's grant): a reason more sensitive
     # (``EVENT_REASON_SENSITIVITY_KEY``) is left out. None: every one (a person, a reviewer).
     readable: frozenset[str] | None = None
+    # The deleted memories the answer renders: their events are answered as the deletion's
+    # events step leaves them (ids and rule codes), before it has run. The request makes the
+    # row a tombstone at once, and its events still answered a revocation's reason and a
+    # task's id until a worker ran the step (stop 54's audit of reads).
+    deleted: frozenset[uuid.UUID] = frozenset()
 
     def shows(self, value) -> bool:
         """Return whether the answer may name the memory ``value`` (a UUID or its string)."""
@@ -164,6 +170,10 @@ class VisibleMemoryIds:
         resolved with no winner) names no memory and stays."""
         if not isinstance(details, dict):
             return {}
+        if _as_uuid(memory_id) in self.deleted:
+            from memory_core.deletion.stores import event_details_left
+
+            details = event_details_left(details)
         reads_reason = self._reads_reason(details, memory_id)
         return {
             key: value
@@ -206,6 +216,9 @@ def memory_visible_references(*, principal, memories=(), events=(), shown=()) ->
             row.pk for row in memories if row is not None and not memory_words_withheld(row)
         ),
         readable=readable_sensitivities(principal),
+        deleted=frozenset(
+            row.pk for row in memories if row is not None and row.status == Status.DELETED
+        ),
     )
 
 

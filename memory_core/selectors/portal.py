@@ -31,6 +31,7 @@ from memory_core.deletion.selectors import (
     deletion_visible_ids,
     queued_deletions,
 )
+from memory_core.deletion.stores import event_details_left
 from memory_core.models import (
     AUTHORITY_RANK,
     LIVE_STATUSES,
@@ -534,8 +535,13 @@ def memory_history(*, principal, memory_id) -> MemoryHistory:
     # Each event names its version here: looked up in the template, a long chain's events
     # table took every event times every link.
     versions = {link.pk: link.version for link in chain}
+    deleted = {link.pk for link in chain if link.status == Status.DELETED}
     for event in events:
         event.version = versions.get(event.memory_id)
+        if event.memory_id in deleted and isinstance(event.details, dict):
+            # As the deletion's events step leaves them, before it has run (a revocation's
+            # reason showed until then: stop 54's audit of reads).
+            event.details = event_details_left(event.details)
     memory.usage = usage.get(memory.pk, Usage())
     use = in_use_now(principal.tenant_id)
     for row in [memory, *chain]:

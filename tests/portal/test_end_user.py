@@ -1933,3 +1933,27 @@ def test_a_correction_of_an_admins_memory_sent_twice_is_kept_once(alice_client, 
     conflict = ReviewItem.objects.get(subject=alice_subject, kind="conflict", state="open")
     assert kept.count() == 1, list(kept.values_list("content", flat=True))
     assert len(conflict.candidate_ids) == 2
+
+
+def test_a_deleted_memorys_page_shows_no_reason_of_its_events(alice_client, alice_memory):
+    """The person's own page of a deleted memory showed a revocation's reason until the
+    deletion's worker ran its events step (stop 54's audit of reads)."""
+    MemoryEvent.objects.create(
+        tenant_id=alice_memory.tenant_id,
+        memory_id=alice_memory.pk,
+        action="revoked",
+        actor_type="agent",
+        actor_id="bot",
+        reason_code="revoked",
+        details={"reason": "She moved to Lisbon with her partner."},
+    )
+    page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+    assert "Lisbon" in page  # shown while the memory stands
+    deleted = alice_client.post(
+        reverse("portal:memory-delete", args=[alice_memory.pk]),
+        {"confirm": "on", "shown_status": "active"},
+    )
+    assert deleted.status_code == 302
+    page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+    assert "deleted" in page.lower()
+    assert "Lisbon" not in page
