@@ -323,15 +323,36 @@ class MemoryListQuerySerializer(PageQuerySerializer):
                 code="invalid_cursor",
             ) from None
 
+    def to_internal_value(self, data):
+        """Name mixed pagings with the query string's other mistakes: DRF runs ``validate``
+        only once every field passed, and a query with another bad parameter heard of
+        ``offset_with_cursor`` in a second round (stop 54's audit of reads)."""
+        try:
+            return super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            mixed = _mixed_pagings(data)
+            if mixed and isinstance(exc.detail, dict) and mixed not in exc.detail:
+                exc.detail[mixed] = _offset_with_cursor(mixed).detail[mixed]
+            raise
+
     def validate(self, attrs):
         """Refuse ``offset`` in cursor mode (and a cursor with ``pagination=offset``): the two
         pagings name a page differently, and neither answer could honour both."""
-        cursor_mode = "cursor" in attrs or attrs.get("pagination") == "cursor"
-        if cursor_mode and "offset" in attrs:
-            raise _offset_with_cursor("offset")
-        if "cursor" in attrs and attrs.get("pagination") == "offset":
-            raise _offset_with_cursor("pagination")
+        mixed = _mixed_pagings(attrs)
+        if mixed:
+            raise _offset_with_cursor(mixed)
         return attrs
+
+
+def _mixed_pagings(query) -> str | None:
+    """Return the parameter that mixes offset and cursor pages in ``query`` (the query
+    string, or its values read), or None."""
+    cursor_mode = "cursor" in query or query.get("pagination") == "cursor"
+    if cursor_mode and "offset" in query:
+        return "offset"
+    if "cursor" in query and query.get("pagination") == "offset":
+        return "pagination"
+    return None
 
 
 class ReviewListQuerySerializer(PageQuerySerializer):

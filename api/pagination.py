@@ -169,8 +169,13 @@ class MemoryListPagination(MemoryPagination):
 
     def cursor_previous(self):
         """Return the link to the newer rows: before the first row, unless this page starts
-        the list (the first page, or a backward read that found nothing newer)."""
+        the list (the first page, or a backward read that found nothing newer). A forward
+        read that found nothing (every row its link led to left the caller's view) links
+        back to the page it came from, from its cursor's own row on, as ``cursor_next`` does
+        for a backward one: both links were null (stop 54's audit of reads)."""
         rows = self.page.rows
+        if not rows and self.older and self.position is not None:
+            return self.cursor_link(self.position.just_older(), older=False)
         if (
             not rows
             or (self.older and not self.had_cursor)

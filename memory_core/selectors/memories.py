@@ -355,6 +355,11 @@ class ListPosition:
         UUIDs by their bytes): what is older than it starts at this position's own row."""
         return ListPosition(self.created_at, uuid.UUID(int=min(self.pk.int + 1, (1 << 128) - 1)))
 
+    def just_older(self) -> "ListPosition":
+        """Return the position right after this one (its id one less): what is newer than it
+        starts at this position's own row."""
+        return ListPosition(self.created_at, uuid.UUID(int=max(self.pk.int - 1, 0)))
+
 
 @dataclass
 class ListPage:

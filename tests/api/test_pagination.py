@@ -94,6 +94,20 @@ def test_a_backward_page_emptied_since_links_back_to_the_older_rows(api_client, 
     assert [pk for page in back for pk in page] == order[2:]
 
 
+def test_a_forward_page_emptied_since_links_back_to_the_newer_rows(api_client, rows):
+    """The mirror of the test above: every row a next link leads to was revoked under
+    status=active. The page answered both links null (stop 54's audit of reads); its previous
+    link leads back to the rows it came from."""
+    order = newest_first(rows)
+    first = get(api_client, pagination="cursor", limit=2, status="active")
+    Memory.objects.filter(pk__in=order[2:]).update(status="revoked")
+    emptied = get(api_client, first["next"])
+    assert (emptied["results"], emptied["next"]) == ([], None)
+    assert emptied["previous"] is not None
+    back = get(api_client, emptied["previous"])
+    assert [row["id"] for row in back["results"]] == order[:2]
+
+
 def get_last_link(client, page) -> str:
     """Return the link that led to the last page."""
     link = None
@@ -220,6 +234,26 @@ def test_cursor_and_offset_do_not_mix(api_client, rows, params, field):
     response = api_client.get(URL, params)
     assert response.status_code == 400
     assert response.json()["error"]["details"][field][0]["code"] == "offset_with_cursor"
+
+
+@pytest.mark.parametrize(
+    ("query", "other"),
+    [
+        ({"pagination": "cursor", "offset": "5", "limit": "500"}, "limit"),
+        ({"pagination": "cursor", "offset": "5", "type": "preference"}, "type"),
+    ],
+)
+def test_offset_with_cursor_is_named_with_the_query_strings_other_mistakes(
+    api_client, query, other
+):
+    """The mix was checked in ``validate``, which DRF runs only once every field passed: a
+    query with another mistake heard of ``offset_with_cursor`` in a second round (stop 54's
+    audit of reads; docs/api.md: one answer names every mistake it can find)."""
+    response = api_client.get(URL, query)
+    assert response.status_code == 400
+    details = response.json()["error"]["details"]
+    assert other in details
+    assert [e["code"] for e in details["offset"]] == ["offset_with_cursor"]
 
 
 def test_another_tenants_cursor_shows_only_the_callers_rows(
