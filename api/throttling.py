@@ -51,7 +51,7 @@ from django.core.cache.backends.base import BaseCache
 from rest_framework import exceptions
 from rest_framework.throttling import BaseThrottle
 
-from memory_core.cache_backends import counter_cache_alias
+from memory_core.cache_backends import THROTTLE_CACHE_ALIAS, counter_cache_alias
 from memory_core.exceptions import RateLimiterUnavailable, ValidationFailed
 from memory_core.principals import AgentPrincipal
 
@@ -76,15 +76,16 @@ def _keep_window(backend, key: str, timeout: int) -> None:
         backend.touch(key, timeout)
 
 
-def counter_cache() -> BaseCache:
-    """The cache the counters live in (``cache_backends.counter_cache_alias``)."""
-    return caches[counter_cache_alias()]
+def counter_cache(alias: str = THROTTLE_CACHE_ALIAS) -> BaseCache:
+    """The cache the counters of ``alias`` live in (``cache_backends.counter_cache_alias``):
+    the rate limits', or the failed logins' (``LOGINS_CACHE_ALIAS``)."""
+    return caches[counter_cache_alias(alias)]
 
 
-def counter_add(key: str, amount: int, timeout: int) -> int:
+def counter_add(key: str, amount: int, timeout: int, *, alias: str = THROTTLE_CACHE_ALIAS) -> int:
     """Add ``amount`` to the counter ``key`` (created at 0, kept ``timeout`` seconds) and
     return its new value: atomic where the cache's ``incr`` is (module docstring)."""
-    backend = counter_cache()
+    backend = counter_cache(alias)
     try:
         value = backend.incr(key, amount)
     except ValueError:  # the slice's first request (or its counter was evicted)
@@ -95,10 +96,12 @@ def counter_add(key: str, amount: int, timeout: int) -> int:
     return value
 
 
-def counter_take_back(key: str, amount: int, timeout: int) -> None:
+def counter_take_back(
+    key: str, amount: int, timeout: int, *, alias: str = THROTTLE_CACHE_ALIAS
+) -> None:
     """Subtract ``amount`` from the counter ``key`` (a refused request's cost). Best effort:
     with the cache down the charge stays until its window ends."""
-    backend = counter_cache()
+    backend = counter_cache(alias)
     try:
         backend.decr(key, amount)
         _keep_window(backend, key, timeout)
@@ -144,7 +147,13 @@ def _reach(period: int, whole_period: bool) -> tuple[float, int, int]:
 
 
 def window_charge(
-    prefix: str, cost: int, allowed: int, period: int, *, whole_period: bool = False
+    prefix: str,
+    cost: int,
+    allowed: int,
+    period: int,
+    *,
+    whole_period: bool = False,
+    alias: str = THROTTLE_CACHE_ALIAS,
 ) -> WindowCharge:
     """Charge ``cost`` to the sliding window of the counters named ``prefix`` + slice number
     (module docstring): kept when the window, with it, holds at most ``allowed`` in
@@ -165,20 +174,23 @@ def window_charge(
     current = int(now // width)
     key = f"{prefix}{current}"
     earlier = [f"{prefix}{number}" for number in range(current - slices + 1, current)]
-    spent = counter_add(key, cost, timeout)
-    counts = counter_cache().get_many(earlier)
+    spent = counter_add(key, cost, timeout, alias=alias)
+    counts = counter_cache(alias).get_many(earlier)
     if spent + sum(counts.values()) <= allowed:
         return WindowCharge(True, key, 0.0)
-    counter_take_back(key, cost, timeout)
+    counter_take_back(key, cost, timeout, alias=alias)
     window = [counts.get(name, 0) for name in earlier] + [spent - cost]
     return WindowCharge(False, key, (current + _until_it_fits(window, cost, allowed)) * width - now)
 
 
-def window_clear(prefix: str, period: int, *, whole_period: bool = False) -> None:
+def window_clear(
+    prefix: str, period: int, *, whole_period: bool = False, alias: str = THROTTLE_CACHE_ALIAS
+) -> None:
     """Forget what the sliding window of ``prefix`` holds (``window_charge``)."""
     width, slices, _ = _reach(period, whole_period)
     current = int(time.time() // width)
-    counter_cache().delete_many([f"{prefix}{n}" for n in range(current - slices + 1, current + 1)])
+    names = [f"{prefix}{n}" for n in range(current - slices + 1, current + 1)]
+    counter_cache(alias).delete_many(names)
 
 
 class _SlidingWindowThrottle(BaseThrottle):

@@ -11,11 +11,16 @@ a person, a reviewer's every pending sensitive write of a tenant, a staff login 
   (``MEMLEDGER_LOGIN_FAILURES``) is refused, with a sentence saying when to try again, and
   spends nothing. Charged first, so that guesses sent at once are bounded too: counted after
   the password check, every guess in flight saw the count below the bound (the stop's review).
-- A successful login forgets the window: only failures add up. The username is case-folded
-  and hashed (``login-failures:<sha256>:<slice>``), so "Alice" and "alice" count together and
-  no name is written to the cache; a slice's counter is never used again once its slice has
-  passed, so one whose expiry Redis lost holds no later window (the stop's review: a fixed key
-  could lock an account for good).
+- A successful login forgets the window: only failures add up. The username is hashed as
+  the login matches it (``login-failures:<sha256>:<slice>``: Django's form reads it in NFKC,
+  and its backend matches it exactly), so no name is written to the cache. It was case-folded
+  until stop 54, and two accounts folding alike ("großmann" and "grossmann") shared one
+  window: one's owner cleared the count of guesses at the other by logging in between rounds
+  (the audit of access). A slice's counter is never used again once its slice has passed, so
+  one whose expiry Redis lost holds no later window (the stop's review: a fixed key could
+  lock an account for good).
+- The windows live in a cache of their own (``logins``): anyone may post logins under fresh
+  usernames, and in the rate limits' cache a full one culled the API keys' live counters.
 - Per username, not per address: behind a proxy every client has the proxy's address, and
   one guesser would shut every person out. A guesser can hold one account's logins closed for
   the window: the price of the bound, which its owner waits out.
@@ -39,6 +44,7 @@ from django.dispatch import receiver
 
 from api.throttling import window_charge, window_clear
 from memory_core.admin import PasswordsRefuseLoneSurrogates
+from memory_core.cache_backends import LOGINS_CACHE_ALIAS as LOGINS
 from memory_core.text import lone_surrogate, refuse_lone_surrogates
 from portal.forms import shown_escaped
 
@@ -48,7 +54,7 @@ UNAVAILABLE = "Logging in is unavailable for a moment: try again shortly."
 
 
 def _prefix(username: str) -> str:
-    digest = hashlib.sha256(username.casefold().encode("utf-8", "surrogatepass")).hexdigest()
+    digest = hashlib.sha256(username.encode("utf-8", "surrogatepass")).hexdigest()
     return f"login-failures:{digest}:"
 
 
@@ -61,7 +67,9 @@ def login_refusal(username: str) -> str:
     password may be checked)."""
     bound, minutes = settings.MEMLEDGER_LOGIN_FAILURES, settings.MEMLEDGER_LOGIN_FAILURE_MINUTES
     try:
-        charge = window_charge(_prefix(username), 1, bound, _window_seconds(), whole_period=True)
+        charge = window_charge(
+            _prefix(username), 1, bound, _window_seconds(), whole_period=True, alias=LOGINS
+        )
     except Exception:  # the cache is down (Redis, the cache folder)
         logger.warning("login refused: the failed logins cannot be counted", exc_info=True)
         return UNAVAILABLE
@@ -81,7 +89,9 @@ def _minutes(count: int) -> str:
 @receiver(user_logged_in)
 def _forget_failures(sender, request, user, **kwargs):
     try:
-        window_clear(_prefix(user.get_username()), _window_seconds(), whole_period=True)
+        window_clear(
+            _prefix(user.get_username()), _window_seconds(), whole_period=True, alias=LOGINS
+        )
     except Exception:
         logger.warning("failed logins not forgotten: the cache failed", exc_info=True)
 

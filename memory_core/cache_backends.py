@@ -130,11 +130,15 @@ class LockingFileBasedCache(FileBasedCache):
 # The cache the per-key rate limits count in (api/throttling.py): an alias of its own, which
 # nothing else fills, so culling never drops a live counter (config/settings/base.py).
 THROTTLE_CACHE_ALIAS = "throttle"
+# The cache the failed logins count in (config/login.py): apart from the rate limits', since
+# anyone may post logins under fresh usernames, and a full cache culls a random third of its
+# entries: the API keys' live counters went with them (stop 54's audit of access).
+LOGINS_CACHE_ALIAS = "logins"
 
 
-def counter_cache_alias() -> str:
-    """Return the alias the rate limits count in: ``throttle``, or ``default`` where the
+def counter_cache_alias(alias: str = THROTTLE_CACHE_ALIAS) -> str:
+    """Return the alias counters of ``alias`` live in: itself, or ``default`` where the
     settings define no such alias (a test's one-cache override, say)."""
     from django.conf import settings
 
-    return THROTTLE_CACHE_ALIAS if THROTTLE_CACHE_ALIAS in settings.CACHES else "default"
+    return alias if alias in settings.CACHES else "default"

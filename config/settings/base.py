@@ -178,7 +178,11 @@ if env.str("REDIS_URL", default="").strip():
             "socket_timeout": REDIS_TIMEOUT_SECONDS,
         },
     }
-    CACHES = {"default": _REDIS, "throttle": {**_REDIS, "KEY_PREFIX": "throttle"}}
+    CACHES = {
+        "default": _REDIS,
+        "throttle": {**_REDIS, "KEY_PREFIX": "throttle"},
+        "logins": {**_REDIS, "KEY_PREFIX": "logins"},
+    }
 else:
     CACHES = {
         "default": {
@@ -193,6 +197,13 @@ else:
             # thousands of keys, and only expired counters are ever culled before that.
             "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
             "LOCATION": str(DATA_DIR / "throttle"),
+            "OPTIONS": {"MAX_ENTRIES": 50000},
+        },
+        "logins": {
+            # The failed logins' windows (config/login.py): apart from the rate limits',
+            # which anyone posting logins under fresh usernames would otherwise fill.
+            "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
+            "LOCATION": str(DATA_DIR / "logins"),
             "OPTIONS": {"MAX_ENTRIES": 50000},
         },
     }

@@ -36,6 +36,10 @@ CACHES = {
         "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
         "LOCATION": str(_CACHE_DIR / "throttle"),
     },
+    "logins": {
+        "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
+        "LOCATION": str(_CACHE_DIR / "logins"),
+    },
 }
 
 # Per test database (one per parallel run): the broker folder, exports, evaluation files and

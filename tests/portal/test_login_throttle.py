@@ -29,9 +29,9 @@ PORTAL, ADMIN = "/accounts/login/", "/admin/login/"
 @pytest.fixture(autouse=True)
 def _counters_cleared():
     """Each test starts with no failed login counted (the counters outlive a transaction)."""
-    caches["throttle"].clear()
+    caches["logins"].clear()
     yield
-    caches["throttle"].clear()
+    caches["logins"].clear()
 
 
 @pytest.fixture
@@ -60,13 +60,43 @@ def test_past_the_bound_even_the_right_password_is_refused_with_a_sentence(alice
     assert SESSION_KEY in attacker.session
 
 
-@override_settings(MEMLEDGER_LOGIN_FAILURES=5)
-def test_a_username_counts_in_any_letter_case(alice):
-    attacker = Client()
-    _guess(attacker, PORTAL, "ALICE", 3)
-    _guess(attacker, PORTAL, "Alice", 2)
-    attacker.post(PORTAL, {"username": "alice", "password": PASSWORD})
-    assert SESSION_KEY not in attacker.session
+@override_settings(MEMLEDGER_LOGIN_FAILURES=3)
+def test_another_accounts_login_leaves_the_bound_on_guesses_at_this_one(db):
+    """The window was keyed by the case-folded username, and a successful login cleared its
+    folded name's: "großmann" and "grossmann" are two accounts (the login matches a name
+    exactly) that fold alike, and the owner of one cleared the count of their guesses at the
+    other by logging in between rounds (eight passwords checked with a bound of three: stop
+    54's audit of access)."""
+    users = get_user_model().objects
+    users.create_user("grossmann", password="victim-password-123")
+    users.create_user("großmann", password=PASSWORD)  # the guesser's own account
+    guesser, checked = Client(), 0
+    for round_ in range(4):
+        for n in range(2):
+            page = guesser.post(
+                PORTAL, {"username": "grossmann", "password": f"guess-{round_}-{n}"}
+            ).content.decode()
+            assert SESSION_KEY not in guesser.session
+            checked += "paused after" not in page
+        own = Client()
+        own.post(PORTAL, {"username": "großmann", "password": PASSWORD})
+        assert SESSION_KEY in own.session
+    assert checked == 3
+
+
+def test_logins_count_apart_from_the_rate_limits(db, monkeypatch):
+    """Anyone may post logins under fresh usernames. Their windows lived in the rate limits'
+    cache, whose culls (a full cache drops a random third of its entries) then dropped API
+    keys' live counters (stop 54's audit of access): they live in a cache of their own."""
+    throttle = caches["throttle"]
+    throttle.clear()
+    throttle.set("a-key's-counter", 3)
+    anonymous = Client()
+    for n in range(5):
+        anonymous.post(PORTAL, {"username": f"nobody-{n}", "password": "x"})
+    assert throttle.get("a-key's-counter") == 3
+    assert len(throttle._list_cache_files()) == 1
+    assert len(caches["logins"]._list_cache_files()) == 5
 
 
 @override_settings(MEMLEDGER_LOGIN_FAILURES=5)
@@ -96,7 +126,7 @@ def test_with_the_cache_down_a_login_is_refused_not_a_500(alice, settings):
     """Never a guess let through uncounted, and never a 500: as the API's rate limits."""
     settings.CACHES = {
         **settings.CACHES,
-        "throttle": {
+        "logins": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
             "OPTIONS": {"socket_connect_timeout": 0.2, "socket_timeout": 0.2},
@@ -146,7 +176,7 @@ def test_a_counter_that_lost_its_expiry_holds_no_later_window(alice, monkeypatch
     now = time.time()
     monkeypatch.setattr("api.throttling.time.time", lambda: now)
     _guess(Client(), PORTAL, "alice", 5)
-    caches["throttle"].set(f"{_prefix('alice')}{int(now // 90)}", 5, timeout=None)
+    caches["logins"].set(f"{_prefix('alice')}{int(now // 90)}", 5, timeout=None)
     person = Client()
     person.post(PORTAL, {"username": "alice", "password": PASSWORD})
     assert SESSION_KEY not in person.session  # the window holds the five failures
