@@ -58,6 +58,10 @@ REASON_REFUSED = error(
     "The reason holds what the injection guard refuses (reason_refused, details.rule_codes); "
     "nothing was revoked."
 )
+SUBJECT_REFUSED = error(
+    "A new subject's id that a write about it would be refused for (subject_refused, "
+    "details.rule_codes): no subject was made and no token issued."
+)
 GONE = error(
     "The tenant was deleted while the request was in flight (tenant_deleted): nothing of "
     "the request was stored."

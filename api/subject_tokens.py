@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 from api.fields import IdField
 from api.memories_serializers import StrictSerializer
 from api.parsing import QueryStringChecked
-from api.responses import AGENT_INSERTS, NOT_FOUND, error
+from api.responses import AGENT_INSERTS, NOT_FOUND, SUBJECT_REFUSED, error
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS
 from memory_core.models import Agent
 from memory_core.subject_tokens import subject_token_grant
@@ -49,7 +49,13 @@ class SubjectTokenView(QueryStringChecked, APIView):
     @extend_schema(
         request=SubjectTokenInput,
         # A token for a new subject inserts the subject: 410 once the tenant is deleted.
-        responses={201: SubjectTokenOutput, **AGENT_INSERTS, 403: NOT_AN_ISSUER, 404: NOT_FOUND},
+        responses={
+            201: SubjectTokenOutput,
+            **AGENT_INSERTS,
+            403: NOT_AN_ISSUER,
+            404: NOT_FOUND,
+            422: SUBJECT_REFUSED,
+        },
     )
     def post(self, request):
         body = SubjectTokenInput(data=request.data)

@@ -84,6 +84,14 @@ class ReasonRefused(DomainError):
     status = 422
 
 
+class SubjectRefused(DomainError):
+    """A new subject's id that a write about it would be refused for (an instruction, business
+    state): a subject token is not issued for it, and no subject is created."""
+
+    code = "subject_refused"
+    status = 422
+
+
 class EmbeddingUnavailable(DomainError):
     """The embedding model failed; a write that needs a vector is not stored (retry later)."""
 

@@ -23,7 +23,8 @@ from django.conf import settings
 from django.core import signing
 from django.utils import timezone
 
-from memory_core.exceptions import NotFound, PermissionDenied
+from memory_core.admission.policy import describe, subject_codes
+from memory_core.exceptions import NotFound, PermissionDenied, SubjectRefused
 from memory_core.models import Agent, Subject
 from memory_core.text import identifier
 
@@ -49,6 +50,19 @@ def subject_ensure(*, tenant_id, user_id: str) -> Subject:
     read as every request reads one (``text.identifier``: trimmed, in NFC): an NFD "José" was
     a second subject the agent's writes, read in NFC, could not reach (stop 51's review)."""
     user_id = identifier(user_id)
+    subject = Subject.objects.filter(tenant_id=tenant_id, external_id=user_id).first()
+    if subject is not None:
+        return subject
+    # Read as that write reads it: an instruction or business state as a subject's id (its
+    # display name too, which GET answers) is refused there, and was created here, with a
+    # token no write could use (stop 54's audit of access).
+    refused = subject_codes(user_id)
+    if refused:
+        raise SubjectRefused(
+            f"The subject was refused ({', '.join(refused)}): {describe(refused)} A write "
+            "about it would be refused too. No token was issued.",
+            details={"rule_codes": refused},
+        )
     subject, _ = Subject.objects.get_or_create(
         tenant_id=tenant_id, external_id=user_id, defaults={"display_name": user_id}
     )

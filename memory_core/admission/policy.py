@@ -22,6 +22,7 @@ from memory_core.admission.candidate import (
     seams,
     value_line_texts,
     value_stored_bytes,
+    written_and_words,
 )
 from memory_core.admission.codes import INFORMATIONAL, POLICY_LIMITS, RULE_CODES
 from memory_core.models import (
@@ -433,6 +434,17 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
     if codes and guards.is_obfuscated(list(dict.fromkeys(texts + class_texts + ids)), codes):
         codes.append("injection.obfuscated")
     return codes
+
+
+def subject_codes(subject: str) -> list[str]:
+    """Return the refusing codes a write would be refused with for its ``subject`` alone:
+    the injection guard's of the id as written and as words (``Candidate.id_texts``) and,
+    when it is a sentence, the class guard's (``Candidate.sentence_ids``). A subject token's
+    issue reads a new subject so (``subject_tokens.subject_ensure``)."""
+    codes = id_codes([written_and_words(subject, key_words(subject))])
+    if any(c.isspace() for c in subject):
+        codes = _merged(guards.class_codes([subject]), codes)
+    return [code for code in codes if code in REFUSING]
 
 
 def _merged(codes: list[str], more: list[str]) -> list[str]:

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS
 from memory_core.admission.normalize import is_blank
+from memory_core.exceptions import SubjectRefused
 from memory_core.management.commands._options import check_texts
 from memory_core.models import Agent
 from memory_core.rls import tenant_scope
@@ -53,7 +54,10 @@ class Command(BaseCommand):
                 "(reactivate it in the admin first)."
             )
         with tenant_scope(row.tenant_id):
-            subject_ensure(tenant_id=row.tenant_id, user_id=user)
+            try:
+                subject_ensure(tenant_id=row.tenant_id, user_id=user)
+            except SubjectRefused as exc:
+                raise CommandError(exc.message) from exc
         self.stdout.write(
             subject_token_issue(tenant_id=row.tenant_id, agent_id=row.id, user_id=user)
         )
