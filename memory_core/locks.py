@@ -1,8 +1,9 @@
 """Transaction-scoped advisory locks: where two transactions must take turns.
 
 - ``lock_memory_keys``: writes, corrections, approvals and conflict resolutions on one
-  (subject, memory_key); and, with ``writes_of``, all the writes and corrections about one
-  subject (the split-write rule reads the subject's recent writes: writes about it take turns).
+  (subject, memory_key), the subject's memories without a key counting as one key; and, with
+  ``writes_of``, all the writes and corrections about one subject (the split-write rule
+  reads the subject's recent writes: writes about it take turns).
 - ``subject_deletion_lock`` (exclusive) against the retrievals of the subject (shared, taken
   in the read path's first query with ``SUBJECT_LOCK_PREFIX``), its exports
   (``subject_shared_lock``) and the writes about it (``subjects_shared_locked``). None
@@ -20,8 +21,7 @@ The order every path takes its locks in, so that no two wait for each other in a
   ``services.writes._ensure_subjects``),
   then the key's open conflict at its place (``conflict_open``,
   which locks it only to add rows or to open it; a batch's in (subject, memory_key, place)
-  order, ``services.writes._review_order``); a keyless one: the subject's lock of keyless
-  conflicts (``keyless_conflicts_lock``), then the item citing its rows;
+  order, ``services.writes._review_order``; a keyless one, the item citing its rows);
 - an approval (a rejection: the subject's lock shared, its pending row, then its item): the
   key's lock, the subject's lock shared, its pending row, then its review item and the key's
   open conflicts in id order (a revoke of the pending write locks the row, then closes the
@@ -92,6 +92,8 @@ from memory_core.exceptions import SubjectBeingDeleted
 # The lock of all the writes about a subject (``lock_memory_keys``'s ``writes_of``); no key's
 # lock is named so (theirs start with the tenant's id).
 SPLIT_LOCK_PREFIX = "memledger.writes:"
+# The lock of a subject's memories without a key (``lock_memory_keys``).
+KEYLESS_PREFIX = "memledger.keyless:"
 
 
 def lock_memory_keys(tenant_id, keys, *, writes_of=()) -> None:
@@ -108,8 +110,17 @@ def lock_memory_keys(tenant_id, keys, *, writes_of=()) -> None:
     its own: two writes about one subject run one after the other, and the second reads the
     first. Without it, half of an instruction written while the other half's transaction was
     still open read no other half, and both halves were stored.
+
+    A memory without a key takes its subject's keyless lock (``KEYLESS_PREFIX``) as a key's:
+    a keyless conflict's resolution locked its item and then its rows while an approval or a
+    correction of the same chain locked the head and then the item, and PostgreSQL failed
+    one of them (stop 54's audit of the reviewer's side); and two opens of one keyless
+    chain's conflict take turns on it (``services.conflicts._keyless_conflict_open``).
     """
-    names = {f"{tenant_id}/{subject}/{key}" for subject, key in keys if key}
+    names = {
+        f"{tenant_id}/{subject}/{key}" if key else f"{KEYLESS_PREFIX}{tenant_id}/{subject}"
+        for subject, key in keys
+    }
     names.update(f"{SPLIT_LOCK_PREFIX}{tenant_id}/{subject}" for subject in writes_of)
     if not names:
         return
@@ -118,26 +129,6 @@ def lock_memory_keys(tenant_id, keys, *, writes_of=()) -> None:
             "SELECT count(pg_advisory_xact_lock(hashtextextended(name, 0))) "
             "FROM (SELECT name FROM unnest(%s::text[]) AS name ORDER BY name) AS keys",
             [sorted(names)],
-        )
-
-
-# The lock of a subject's keyless conflicts (``keyless_conflicts_lock``).
-KEYLESS_CONFLICTS_PREFIX = "memledger.keyless-conflicts:"
-
-
-def keyless_conflicts_lock(tenant_id, subject_id) -> None:
-    """Hold, until the transaction ends, the lock of the subject's keyless conflicts.
-
-    A conflict between memories without a key has no place to be one of
-    (``review_one_open_conflict_per_place`` leaves them out): it is the open item citing one
-    of its rows (``services.conflicts.conflict_open``). Two opens of one chain's conflict take
-    turns here, so the second finds the first's item instead of opening another. Taken last,
-    after every lock of the path opening the conflict, and only there.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            [f"{KEYLESS_CONFLICTS_PREFIX}{tenant_id}/{subject_id}"],
         )
 
 

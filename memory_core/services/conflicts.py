@@ -37,7 +37,7 @@ from django.utils import timezone
 
 from memory_core.admission.normalize import is_blank
 from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
-from memory_core.locks import keyless_conflicts_lock, lock_memory_keys, subjects_shared_locked
+from memory_core.locks import lock_memory_keys, subjects_shared_locked
 from memory_core.models import (
     MAX_REVIEW_REASON_CHARS,
     PROPOSED_STATUSES,
@@ -182,12 +182,11 @@ def _keyless_conflict_open(*, tenant_id, subject_id, place, ids, actor_id) -> Re
     Keyless memories share no key, so a place does not tell their conflicts apart: two
     incidents' corrections at one place shared an item, and a reviewer choosing a winner in
     it revoked the other incident's rows too (stop 53's "Left open"). The item is the
-    chain's, found by its rows; the subject's lock of keyless conflicts keeps two opens of
-    one chain's conflict in turn (``locks.keyless_conflicts_lock``), as the constraint does a
-    key's.
+    chain's, found by its rows. Its callers (a write, a correction, an approval) hold the
+    subject's keyless lock (``locks.lock_memory_keys``), which keeps two opens of one chain's
+    conflict in turn, as the constraint does a key's.
     """
     ids = _current_versions(tenant_id, ids)
-    keyless_conflicts_lock(tenant_id, subject_id)
     conflicts_heal_on_commit(tenant_id=tenant_id, memory_ids=ids)
     item = (
         ReviewItem.objects.select_for_update()

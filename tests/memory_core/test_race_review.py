@@ -9,14 +9,16 @@ import threading
 import time
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.db import connection, transaction
 
 from memory_core.models import Memory, ReviewItem, Status
-from memory_core.principals import SystemPrincipal
+from memory_core.principals import AgentPrincipal, ReviewerPrincipal, SystemPrincipal
 from memory_core.rls import tenant_scope
 from memory_core.services import conflicts, writes
+from memory_core.services.reviews import review_approve
 from memory_core.services.tasks import task_close
-from tests.factories import write_body
+from tests.factories import AgentFactory, write_body
 from tests.threads import InThread
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -283,3 +285,62 @@ def test_batches_creating_the_same_new_subjects_in_another_order_do_not_deadlock
     assert first.error is None and second.error is None, (first.error, second.error)
     with tenant_scope(tenant.id):
         assert Memory.objects.filter(status=Status.ACTIVE).count() == 4
+
+
+def _source(message_id, kind="user_input"):
+    return {"type": kind, "conversation_id": "c", "message_id": message_id}
+
+
+@pytest.mark.parametrize("second", ["approval", "correction"])
+def test_a_keyless_conflicts_resolution_and_a_change_of_its_chain_do_not_deadlock(
+    tenant, monkeypatch, second
+):
+    """A keyed conflict's resolution takes the key's lock first, as approvals and corrections
+    do. A keyless chain had no such lock: the resolution locked the item, then the candidates,
+    while an approval (or a correction) locked the head, then the item, and PostgreSQL failed
+    one of the two (stop 54's audit of the reviewer's side). The subject's keyless lock
+    orders them now."""
+    agent = AgentPrincipal.from_agent(AgentFactory(tenant=tenant))
+    user = get_user_model().objects.create_user("rev")
+    reviewer = ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
+    with tenant_scope(tenant.id):
+        body = write_body(
+            memory_type="incident",
+            content="The deploy of atlas failed on Monday because the disk was full.",
+            source=_source("m1"),
+        )
+        body.pop("memory_key")
+        head = writes.memory_write(principal=agent, data=body).memory
+        rival = writes.memory_correct(principal=agent, memory_id=head.id, data={
+            "content": "The deploy of atlas failed on Monday because of a network outage.",
+            "source": _source("m2", "model_inference"),
+        })  # fmt: skip
+        conflict = rival.review_item
+        assert conflict is not None and conflict.kind == "conflict"
+        pending = writes.memory_correct(principal=agent, memory_id=head.id, data={
+            "content": "The deploy of atlas failed on Monday while the user was in hospital "
+                       "for chemotherapy.",
+            "source": _source("m3", "model_inference"),
+        })  # fmt: skip
+        assert pending.decision == "pending_approval"
+
+    def resolve():
+        return conflicts.conflict_resolve(
+            principal=reviewer, item_id=conflict.id, outcome="choose_winner",
+            winner_id=head.id, reason="the user said so",
+        )  # fmt: skip
+
+    def change():
+        if second == "approval":
+            return review_approve(principal=reviewer, item_id=pending.review_item.id, reason="ok")
+        return writes.memory_correct(principal=agent, memory_id=head.id, data={
+            "content": "The deploy of atlas failed on Monday because the DNS was down.",
+            "source": _source("m4", "model_inference"),
+        })  # fmt: skip
+
+    # The resolution is held with its item locked (as the keyed test in
+    # tests/memory_core/test_race_review.py holds it), until the other waits for a lock.
+    one, two = _hold_then_race(
+        monkeypatch, tenant.id, resolve, change, target=conflicts, name="_check_principal"
+    )
+    assert (one.error, two.error) == (None, None)
