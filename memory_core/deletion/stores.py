@@ -359,10 +359,17 @@ class EventsStore(Store):
     # writing makes new conflicts, which keep their key (stripped, the next write on the key
     # opened a second item, and a resolution of the first took no key lock).
     _OF_SUBJECT = "(r.subject_id = ANY(%(subjects)s::uuid[]) AND r.created_at <= %(requested)s)"
+    # So too a conflict made before the request that the user's new memories joined since (a
+    # write or a retrieval at its place): it stays open, citing live rows only, and keeps the
+    # key they hold (stripped, it read as a keyless conflict, and the next conflict on the key
+    # opened a second item for the same rows: stop 54's audit of the reviewer's side).
+    _STAYS_OPEN = "(r.kind = 'conflict' AND r.state = 'open' AND NOT (" + _CLOSES + "))"
     _UNLABEL = (
-        "r.memory_id = ANY(%(ids)s::uuid[]) OR "
+        "r.memory_id = ANY(%(ids)s::uuid[]) OR ("
         + _OF_SUBJECT
-        + " OR (r.kind = 'conflict' AND r.candidate_ids <@ %(ids)s::uuid[])"
+        + " AND NOT "
+        + _STAYS_OPEN
+        + ") OR (r.kind = 'conflict' AND r.candidate_ids <@ %(ids)s::uuid[])"
     )
     # The items the purge changes: those citing a deleted id, and those of a deleted memory
     # (or of a deleted subject) with a reason, a label or still open.
@@ -398,6 +405,9 @@ class EventsStore(Store):
         " state = CASE WHEN " + _CLOSES + " THEN 'resolved' ELSE r.state END "
         "WHERE " + _REVIEW_WHERE
     )
+    # After the purge: a conflict still citing two rows, none deleted (``_STAYS_OPEN``'s, which
+    # a reviewer may have resolved since, with a reason).
+    _LIVE_CONFLICT = "(r.kind = 'conflict' AND cardinality(r.candidate_ids) > 1)"
     _VERIFY_SQL = (
         "SELECT count(*), count(*) FILTER (WHERE EXISTS ("  # noqa: S608 (constants)
         " SELECT 1 FROM jsonb_each(details) AS d(key, value) WHERE NOT (" + _ID_ONLY + "))), "
@@ -407,7 +417,13 @@ class EventsStore(Store):
         "  AND (r.reason <> '' OR r.state = 'open' OR " + _LABELLED + ")), "
         " (SELECT count(*) FROM memory_core_reviewitem r WHERE r.candidate_ids && %(ids)s::uuid[]),"
         " (SELECT count(*) FROM memory_core_reviewitem r"
-        "  WHERE " + _OF_SUBJECT + "  AND (r.reason <> '' OR " + _LABELLED + ")) "
+        "  WHERE "
+        + _OF_SUBJECT
+        + " AND NOT "
+        + _LIVE_CONFLICT
+        + "  AND (r.reason <> '' OR "
+        + _LABELLED
+        + ")) "
         "FROM memory_core_memoryevent WHERE memory_id = ANY(%(ids)s::uuid[])"
         " OR memory_id IN (" + _DECISIONS + ") OR " + _ABOUT
     )

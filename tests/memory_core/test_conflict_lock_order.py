@@ -406,6 +406,46 @@ def test_a_subject_deletion_run_leaves_the_conflicts_made_after_its_request_thei
     assert len([i for i in later if i["state"] == "open"]) == 1
 
 
+def test_a_conflict_joined_after_a_subject_deletion_request_keeps_its_key(
+    tenant,
+    private_queue,  # noqa: F811
+):
+    """The run stripped the key and place of every item of the subject made before its
+    request, and an open conflict of then, which the user's new memories joined before the
+    run (their rows replaced the deleted ones), stayed open citing live rows without its key:
+    the next conflict on the key opened a second item (stop 54's audit of the reviewer's
+    side). It keeps its key, and the run still verifies."""
+    system = SystemPrincipal(tenant_id=tenant.id)
+    common = {
+        "subject": "user-1",
+        "memory_type": "project_constraint",
+        "scope": "project:atlas",
+        "memory_key": "backend.language",
+    }
+    inferred = {"source": SOURCE_INFERRED}
+    with tenant_scope(tenant.id):
+        memory_write(principal=system, data=write_body(**common, content="Backend is Java."))
+        memory_write(
+            principal=system, data=write_body(**common, content="Backend is Kotlin.", **inferred)
+        )
+        subject = Subject.objects.get(external_id="user-1")
+        operation = deletion_request(principal=system, subject_id=subject.id)
+        memory_write(principal=system, data=write_body(**common, content="Backend is Python."))
+        memory_write(
+            principal=system, data=write_body(**common, content="Backend is Ruby.", **inferred)
+        )
+        assert [i["memory_key"] for i in conflict_items()] == ["backend.language"]
+    with tenant_scope(tenant.id):
+        assert deletion_run(operation_id=operation.id) == "completed"
+        after = conflict_items()
+        memory_write(
+            principal=system, data=write_body(**common, content="Backend is Go.", **inferred)
+        )
+        later = conflict_items()
+    assert [i["memory_key"] for i in after if i["state"] == "open"] == ["backend.language"]
+    assert len([i for i in later if i["state"] == "open"]) == 1
+
+
 def test_a_conflict_committed_after_a_supersession_it_could_not_see_is_mended(
     monkeypatch, tenant, agent
 ):
