@@ -29,7 +29,7 @@ from psycopg.errors import LockNotAvailable, QueryCanceled
 from memory_core.embeddings import embed_texts, get_embedder
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import SUBJECT_LOCK_PREFIX, deletion_queued_keys, subject_shared_lock_wait
-from memory_core.models import RetrievalTrace
+from memory_core.models import RetrievalTrace, ReviewItem
 from memory_core.policy_check import RetentionCutoff, retention_cutoffs
 
 from . import assembly, budget, candidates, conflicts, dedup, filters, intent, plan, rerank
@@ -72,9 +72,14 @@ _LOOKUP_SQL = (
 # committed as the lock was released, and the retrieval would hand out memories the person
 # had just asked to delete. Sent in the lookup's round trip (pipeline mode); after a wait
 # for the lock, read again as writes read it (``locks.deletion_queued_keys``).
+# With it, whether a conflict of the subject's memories without a key is open (stage 8's
+# ``_keyless_conflicts`` reads its rows only then).
 _QUEUED_SQL = (
-    "SELECT CASE WHEN deletion_queued_at IS NOT NULL THEN deletion_queued_key END "
-    "FROM memory_core_subject WHERE tenant_id = %s AND external_id = %s"
+    "SELECT CASE WHEN s.deletion_queued_at IS NOT NULL THEN s.deletion_queued_key END, "
+    "EXISTS (SELECT 1 FROM memory_core_reviewitem r WHERE r.tenant_id = s.tenant_id "
+    "AND r.subject_id = s.id AND r.kind = 'conflict' AND r.state = 'open' "
+    "AND r.memory_key = '') "
+    "FROM memory_core_subject s WHERE s.tenant_id = %s AND s.external_id = %s"
 )
 
 
@@ -110,9 +115,10 @@ class SubjectState:
 
 
 def lookup_subject_and_policy(*, tenant_id, user_id: str):
-    """Return (subject_id or None, its SubjectState, RetrievalPolicy, fenced key) in one
-    round trip. The fenced key is the memory_key whose deletion is queued for a worker ("" for
-    none): its memories are not read.
+    """Return (subject_id or None, its SubjectState, RetrievalPolicy, fenced key, keyless
+    conflicts) in one round trip. The fenced key is the memory_key whose deletion is queued
+    for a worker ("" for none): its memories are not read. Keyless conflicts: whether one of
+    the subject's conflicts between memories without a key is open.
 
     Also takes the subject's shared deletion lock until the transaction ends (see
     ``_LOOKUP_SQL``); the API runs every request in a transaction (ATOMIC_REQUESTS). When a
@@ -133,17 +139,17 @@ def lookup_subject_and_policy(*, tenant_id, user_id: str):
         document = json.loads(document)
     policy = RetrievalPolicy.from_document(document, version)
     if subject_id is None:
-        return None, SubjectState.READABLE, policy, ""
-    queued_key = queued[0] if queued else None
+        return None, SubjectState.READABLE, policy, "", False
+    queued_key, keyless = queued if queued else (None, False)
     if not granted:
         if not subject_shared_lock_wait(subject_id):
-            return None, SubjectState.BEING_DELETED, policy, ""
+            return None, SubjectState.BEING_DELETED, policy, "", False
         # Read again, as a write does (locks.subjects_shared_locked): the wait may have let a
         # mark in.
         queued_key = deletion_queued_keys([subject_id]).get(subject_id)
     if queued_key == "":  # the whole subject's deletion is queued
-        return subject_id, SubjectState.DELETION_QUEUED, policy, ""
-    return subject_id, SubjectState.READABLE, policy, queued_key or ""
+        return subject_id, SubjectState.DELETION_QUEUED, policy, "", False
+    return subject_id, SubjectState.READABLE, policy, queued_key or "", keyless
 
 
 def build_context(
@@ -303,7 +309,7 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         )
     clock = _Clock()
     now = timezone.now()
-    subject_id, subject_state, policy, fenced_key = lookup_subject_and_policy(
+    subject_id, subject_state, policy, fenced_key, keyless = lookup_subject_and_policy(
         tenant_id=principal.tenant_id, user_id=request.user_id
     )
     ctx = build_context(
@@ -362,6 +368,8 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         ranked, policy=policy, acknowledged=acknowledged
     )
     _open_reviews(ctx, outcomes, clarifications, known_items, places)
+    resolved, rejected_keyless = _keyless_conflicts(ctx, resolved) if keyless else (resolved, [])
+    rejected_conflicts += rejected_keyless
     clock.lap("conflicts")
 
     the_budget = effective_budget(request, policy)
@@ -467,6 +475,25 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
     acknowledged = {key: state.kept for key, state in states.items() if state.kept}
     current = {key: state.current for key, state in states.items()}
     return acknowledged, current, places
+
+
+def _keyless_conflicts(ctx: RetrievalContext, resolved: list[Candidate]):
+    """Measure the keyless rows an open conflict cites against each other
+    (``conflicts.keyless_rivals``). One query, only when the subject has such a conflict open
+    (``lookup_subject_and_policy``) and two keyless rows of different authority classes are
+    left: none could lose otherwise."""
+    keyless = [c for c in resolved if not c.memory_key]
+    if ctx.subject_id is None or len(conflicts.authority_classes(keyless)) < 2:
+        return resolved, []
+    cited = ReviewItem.objects.filter(
+        tenant_id=ctx.tenant_id,
+        subject_id=ctx.subject_id,
+        kind=ReviewItem.Kind.CONFLICT,
+        state=ReviewItem.State.OPEN,
+        memory_key="",
+        candidate_ids__overlap_array=[c.id for c in keyless],
+    ).values_list("candidate_ids", flat=True)
+    return conflicts.keyless_rivals(resolved, [[str(i) for i in ids] for ids in cited])
 
 
 def _open_reviews(

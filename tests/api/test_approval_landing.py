@@ -247,6 +247,46 @@ def test_keyless_conflicts_at_one_place_are_reviewed_apart(api_client, reviewer,
     assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 1
 
 
+@pytest.mark.parametrize("approved", [False, True], ids=["written", "approved"])
+def test_a_keyless_memorys_rival_of_lower_authority_is_not_given_beside_it(
+    api_client, reviewer, approved
+):
+    """A model's correction of a keyless incident stands beside it in a conflict (written,
+    or approved by a reviewer, who is told agents are given the memory of higher authority
+    until the conflict is settled). Retrieval grouped rows by key only and gave agents both
+    (stop 54's audit of the reviewer's side)."""
+    head = keyless_incident(
+        api_client, "Atlas deploy failed on Monday: disk full on the build host."
+    )
+    rival = (
+        "Monday's deploy was skipped because the user was in hospital after a heart attack."
+        if approved
+        else "Monday's deploy was skipped because the release manager cancelled it."
+    )
+    answer = api_client.post(
+        f"/api/v1/memories/{head}/supersede",
+        {"content": rival, "source": {"type": "model_inference", "conversation_id": "c",
+                                      "message_id": "m2"}},
+        format="json",
+    )  # fmt: skip
+    if approved:
+        assert answer.status_code == 202, answer.json()
+        assert decide(reviewer, answer.json()["review_item"], "approve").status_code == 200
+    else:
+        assert answer.status_code == 201, answer.json()
+    assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 1
+
+    found = api_client.post(
+        "/api/v1/retrieve",
+        {"query": "what went wrong with Monday's deploy?", "context": {"user_id": "user-1"}},
+        format="json",
+    )
+    assert found.status_code == 200, found.json()
+    given = [item["content"] for item in found.json()["items"]]
+    assert "Atlas deploy failed on Monday: disk full on the build host." in given
+    assert rival not in given
+
+
 def test_an_approval_whose_private_head_is_gone_lands_as_a_write_would_shared(
     api_client, reviewer, tenant, agent
 ):

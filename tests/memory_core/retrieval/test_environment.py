@@ -108,7 +108,7 @@ def test_a_tied_row_of_another_environment_never_takes_a_slot(tenant, agent_prin
         incident(dana, "The search index was rebuilt overnight."),
     ]
     memory_store_many(drafts=near + far, principal=SystemPrincipal(tenant_id=tenant.id))
-    subject_id, _, policy, _ = lookup_subject_and_policy(tenant_id=tenant.id, user_id="dana")
+    subject_id, _, policy, _, _ = lookup_subject_and_policy(tenant_id=tenant.id, user_id="dana")
     request = RetrievalRequest(query=QUERY, user_id="dana", project_id="atlas",
                                environment="staging")  # fmt: skip
     ctx = build_context(principal=agent_principal, request=request, subject_id=subject_id)

@@ -53,7 +53,7 @@ def crowd(tenant, agent):
     owner_execute("ANALYZE memory_core_memory")  # the owner's (the suite runs as the app role)
     query = np.random.default_rng(7).normal(size=384) - 0.0
     principal = AgentPrincipal.from_agent(agent)
-    subject_id, _, policy, _ = lookup_subject_and_policy(tenant_id=tenant.id, user_id="needle")
+    subject_id, _, policy, _, _ = lookup_subject_and_policy(tenant_id=tenant.id, user_id="needle")
     request = RetrievalRequest(query="x", user_id="needle")
     ctx = build_context(principal=principal, request=request, subject_id=subject_id)
     return ctx, policy, query.tolist()

@@ -291,7 +291,7 @@ def test_the_prompt_fits_max_tokens_even_with_a_clarification(world):
 def test_each_candidate_carries_the_ranks_and_stores_that_found_it(world):
     query = "every endpoint needs an OpenAPI entry"
     request = RetrievalRequest(query=query, user_id="dana", **ATLAS_API)
-    subject_id, _, policy, _ = lookup_subject_and_policy(tenant_id=world["principal"].tenant_id,
+    subject_id, _, policy, _, _ = lookup_subject_and_policy(tenant_id=world["principal"].tenant_id,
                                                    user_id="dana")  # fmt: skip
     ctx = build_context(principal=world["principal"], request=request, subject_id=subject_id)
     plan_ = build_plan(mode=RetrievalMode.HYBRID, intent="", ctx=ctx, policy=policy, query=query)
@@ -337,7 +337,7 @@ def test_full_text_scores_are_bm25_over_the_subject_s_eligible_rows(tenant, agen
     principal = AgentPrincipal.from_agent(agent)
     query = "deploy the api on Friday with the staging database"
     request = RetrievalRequest(query=query, user_id="bm25")
-    subject_id, _, policy, _ = lookup_subject_and_policy(tenant_id=tenant.id, user_id="bm25")
+    subject_id, _, policy, _, _ = lookup_subject_and_policy(tenant_id=tenant.id, user_id="bm25")
     ctx = build_context(principal=principal, request=request, subject_id=subject_id)
     plan_ = build_plan(mode=RetrievalMode.HYBRID, intent="", ctx=ctx, policy=policy, query=query)
     found, stores = fetch_candidates(
@@ -425,7 +425,7 @@ def test_full_text_reads_a_querys_first_lexemes_only(tenant, agent):
 
     def full_text(query):
         request = RetrievalRequest(query=query, user_id="long")
-        subject_id, _, policy, _ = lookup_subject_and_policy(tenant_id=tenant.id, user_id="long")
+        subject_id, _, policy, _, _ = lookup_subject_and_policy(tenant_id=tenant.id, user_id="long")
         ctx = build_context(principal=principal, request=request, subject_id=subject_id)
         plan_ = build_plan(
             mode=RetrievalMode.HYBRID, intent="", ctx=ctx, policy=policy, query=query
