@@ -216,28 +216,29 @@ def resolve_conflicts(
     return kept, outcomes, clarifications, rejections
 
 
-def authority_classes(candidates: list[Candidate]) -> set[int]:
-    """Return the authority classes (rule 2) of ``candidates``."""
-    return {AUTHORITY_CLASS.get(c.authority, 0) for c in candidates}
-
-
 def keyless_rivals(
-    candidates: list[Candidate], cited: list[list[str]]
+    candidates: list[Candidate], cited: list[list[tuple[str, str]]]
 ) -> tuple[list[Candidate], list[Rejection]]:
-    """Return the candidates left, and the rejections, once the rows each open conflict of
-    memories without a key cites (``cited``: each item's candidate ids) are measured against
-    each other by authority class (rule 2), as a key's group is: a lower class drops out
-    until a reviewer decides. Such a conflict has no key to group by (a correction of lower
-    authority of a keyless incident, approved or written), and agents were given the
-    model's inference beside the user's own account (stop 54's audit of the reviewer's
-    side). Rows of one class all stay: the conflict's item waits for a reviewer."""
-    by_id = {c.id: c for c in candidates if not c.memory_key}
+    """Return the candidates left, and the rejections, once each open conflict of memories
+    without a key has measured the rows it cites by authority class (rule 2), as a key's
+    group is: a candidate it cites below the highest class of its rows still in use
+    (``cited``: each item's (id, authority) of those) drops out until a reviewer decides.
+    Such a conflict has no key to group by (a correction of lower authority of a keyless
+    incident, approved or written), and agents were given the model's inference beside the
+    user's own account (stop 54's audit of the reviewer's side). Every row in use counts,
+    not only the candidates: the higher one left out by the relevance gate, or folded by
+    dedup into a copy, left the rival given alone as settled (the audit of retrieval). Rows
+    of one class all stay: the conflict's item waits for a reviewer."""
+    keyless = {c.id: c for c in candidates if not c.memory_key}
     dropped: set[str] = set()
-    for ids in cited:
-        members = [by_id[i] for i in ids if i in by_id]
-        if len(members) < 2:
+    for rows in cited:
+        if not rows:
             continue
-        top = max(authority_classes(members))
-        dropped |= {c.id for c in members if AUTHORITY_CLASS.get(c.authority, 0) < top}
+        top = max(AUTHORITY_CLASS.get(authority, 0) for _, authority in rows)
+        dropped |= {
+            memory_id
+            for memory_id, authority in rows
+            if memory_id in keyless and AUTHORITY_CLASS.get(authority, 0) < top
+        }
     rejections = [Rejection(i, STAGE, "lost_conflict:authority_class") for i in sorted(dropped)]
     return [c for c in candidates if c.id not in dropped], rejections

@@ -29,7 +29,7 @@ from psycopg.errors import LockNotAvailable, QueryCanceled
 from memory_core.embeddings import embed_texts, get_embedder
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import SUBJECT_LOCK_PREFIX, deletion_queued_keys, subject_shared_lock_wait
-from memory_core.models import RetrievalTrace, ReviewItem
+from memory_core.models import RetrievalTrace
 from memory_core.policy_check import RetentionCutoff, retention_cutoffs
 
 from . import assembly, budget, candidates, conflicts, dedup, filters, intent, plan, rerank
@@ -368,7 +368,9 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         ranked, policy=policy, acknowledged=acknowledged
     )
     _open_reviews(ctx, outcomes, clarifications, known_items, places)
-    resolved, rejected_keyless = _keyless_conflicts(ctx, resolved) if keyless else (resolved, [])
+    resolved, rejected_keyless = (
+        _keyless_conflicts(ctx, resolved, now=now) if keyless else (resolved, [])
+    )
     rejected_conflicts += rejected_keyless
     clock.lap("conflicts")
 
@@ -477,23 +479,37 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
     return acknowledged, current, places
 
 
-def _keyless_conflicts(ctx: RetrievalContext, resolved: list[Candidate]):
-    """Measure the keyless rows an open conflict cites against each other
+# The rows in use that each open keyless conflict of the subject citing a candidate cites,
+# with their authority (``_keyless_conflicts``).
+_KEYLESS_CITED_SQL = """
+    SELECT r.id, m.id::text, m.authority
+      FROM memory_core_reviewitem r
+      JOIN memory_core_memory m
+        ON m.id = ANY(r.candidate_ids) AND m.tenant_id = r.tenant_id
+     WHERE r.tenant_id = %(tenant)s AND r.subject_id = %(subject)s
+       AND r.kind = 'conflict' AND r.state = 'open' AND r.memory_key = ''
+       AND r.candidate_ids && %(ids)s::uuid[]
+       AND m.status = 'active' AND (m.valid_until IS NULL OR m.valid_until > %(now)s)
+"""
+
+
+def _keyless_conflicts(ctx: RetrievalContext, resolved: list[Candidate], *, now):
+    """Measure the keyless candidates an open conflict cites against the rows it cites in use
     (``conflicts.keyless_rivals``). One query, only when the subject has such a conflict open
-    (``lookup_subject_and_policy``) and two keyless rows of different authority classes are
-    left: none could lose otherwise."""
-    keyless = [c for c in resolved if not c.memory_key]
-    if ctx.subject_id is None or len(conflicts.authority_classes(keyless)) < 2:
+    (``lookup_subject_and_policy``) and a keyless candidate is left."""
+    keyless = [c.id for c in resolved if not c.memory_key]
+    if ctx.subject_id is None or not keyless:
         return resolved, []
-    cited = ReviewItem.objects.filter(
-        tenant_id=ctx.tenant_id,
-        subject_id=ctx.subject_id,
-        kind=ReviewItem.Kind.CONFLICT,
-        state=ReviewItem.State.OPEN,
-        memory_key="",
-        candidate_ids__overlap_array=[c.id for c in keyless],
-    ).values_list("candidate_ids", flat=True)
-    return conflicts.keyless_rivals(resolved, [[str(i) for i in ids] for ids in cited])
+    with connection.cursor() as cursor:
+        cursor.execute(
+            _KEYLESS_CITED_SQL,
+            {"tenant": ctx.tenant_id, "subject": ctx.subject_id, "ids": keyless, "now": now},
+        )
+        found = cursor.fetchall()
+    cited: dict = {}
+    for item_id, memory_id, authority in found:
+        cited.setdefault(item_id, []).append((memory_id, authority))
+    return conflicts.keyless_rivals(resolved, list(cited.values()))
 
 
 def _open_reviews(

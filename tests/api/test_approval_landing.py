@@ -287,6 +287,85 @@ def test_a_keyless_memorys_rival_of_lower_authority_is_not_given_beside_it(
     assert rival not in given
 
 
+def test_a_keyless_rival_of_lower_authority_is_not_given_when_its_head_is_off_topic(api_client):
+    """Only the cited rows still among the candidates were measured: a query worded like the
+    rival left the head below the relevance floor, and the model's disputed correction was
+    given alone, as settled (stop 54's audit of retrieval)."""
+    body = write_body(
+        memory_type="incident",
+        content="Atlas deploy failed on Monday: disk full on the build host.",
+    )
+    body.pop("memory_key")
+    head = api_client.post("/api/v1/memories", body, format="json").json()["memory"]["id"]
+    rival = "Monday's deploy was skipped because the release manager cancelled it."
+    answer = api_client.post(
+        f"/api/v1/memories/{head}/supersede",
+        {"content": rival, "source": {"type": "model_inference", "conversation_id": "c",
+                                      "message_id": "m2"}},
+        format="json",
+    )  # fmt: skip
+    assert answer.status_code == 201, answer.json()
+    assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 1
+
+    found = api_client.post(
+        "/api/v1/retrieve",
+        {"query": "Why did the release manager cancel it?", "context": {"user_id": "user-1"}},
+        format="json",
+    )
+    assert found.status_code == 200, found.json()
+    given = [item["content"] for item in found.json()["items"]]
+    stages = api_client.get(f"/api/v1/traces/{found.json()['trace_id']}").json()["stages"]
+    # The head was a candidate, dropped by the relevance gate; the rival stood alone.
+    below_floor = {"id": head, "stage": "rerank", "reason": "below_relevance_floor"}
+    assert below_floor in stages["rejections"]
+    # docs/retrieval.md stage 8: agents are given the memory of higher authority until a
+    # reviewer decides; the model's disputed correction must not stand alone as settled.
+    assert rival not in given
+
+
+def test_a_keyless_rival_is_not_given_when_dedup_folds_its_head_into_a_copy(api_client, tenant):
+    """The head of an open keyless conflict has an identical, stronger copy: dedup kept the
+    copy and folded the head into it, the conflict found only the rival among the
+    candidates, and it was given beside the very fact it disputes (stop 54's audit of
+    retrieval)."""
+    text = "Atlas deploy failed on Monday: disk full on the build host."
+    body = write_body(memory_type="incident", content=text, confidence=0.9)
+    body.pop("memory_key")
+    head = api_client.post("/api/v1/memories", body, format="json").json()["memory"]["id"]
+    head_row = Memory.objects.get(pk=head)
+    copy = MemoryFactory(
+        subject=head_row.subject,
+        memory_type="incident",
+        memory_class="episodic",
+        memory_key="",
+        content=text,
+        confidence=1.0,
+        embedding=head_row.embedding,
+        embedding_model=head_row.embedding_model,
+    )
+    rival = "Monday's deploy was skipped because the release manager cancelled it."
+    answer = api_client.post(
+        f"/api/v1/memories/{head}/supersede",
+        {"content": rival, "source": {"type": "model_inference", "conversation_id": "c",
+                                      "message_id": "m2"}},
+        format="json",
+    )  # fmt: skip
+    assert answer.status_code == 201, answer.json()
+    assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 1
+
+    found = api_client.post(
+        "/api/v1/retrieve",
+        {"query": "what went wrong with Monday's deploy?", "context": {"user_id": "user-1"}},
+        format="json",
+    )
+    assert found.status_code == 200, found.json()
+    given = {item["id"]: item["content"] for item in found.json()["items"]}
+    stages = api_client.get(f"/api/v1/traces/{found.json()['trace_id']}").json()["stages"]
+    assert {"kept": str(copy.id), "merged": head, "rule": "content_hash"} in stages["dedup_merges"]
+    assert str(copy.id) in given  # the user's own account is given (the head's copy)
+    assert rival not in given.values()
+
+
 def test_an_approval_whose_private_head_is_gone_lands_as_a_write_would_shared(
     api_client, reviewer, tenant, agent
 ):
