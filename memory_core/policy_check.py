@@ -25,7 +25,7 @@ from memory_core.models.choices import (
     Sensitivity,
     Status,
 )
-from memory_core.policy_defaults import DEFAULT_POLICY
+from memory_core.policy_defaults import DEFAULT_POLICY, retention_section
 from memory_core.text import lone_surrogate
 
 logger = logging.getLogger(__name__)
@@ -436,19 +436,15 @@ def retention_as_swept(document) -> dict[str, int | None]:
     """Return every retention key of ``RETENTION_MAX`` as the retention sweep reads the policy
     ``document``: a whole number of hours or days, or None for no limit.
 
-    As the sweep (``deletion.retention``) and retrieval read it: a key the document lacks, or
-    ``null``, limits nothing, but for ``trace_days``, which a document that lacks it keeps at
-    the default (30 days; ``null`` keeps traces); a number past ``RETENTION_MAX`` is that most,
-    and one that is no number of hours or days at all no limit (``retention_period``). A
-    fraction (a document stored before ``policy_errors`` asked for whole numbers) is rounded
-    up: the longer reading, so that a replay that narrows to it never deletes more than the
-    tenant asked. Admission's reading (a missing key at its default) is not this one.
+    As every part reads it (``policy_defaults.retention_section``): a key the document lacks
+    at its default, ``null`` no limit (until stop 54 a missing key limited nothing here, but
+    for ``trace_days``, while admission gave it the default); a number past
+    ``RETENTION_MAX`` is that most, and one that is no number of hours or days at all no
+    limit (``retention_period``). A fraction (a document stored before ``policy_errors``
+    asked for whole numbers) is rounded up: the longer reading, so that a replay that narrows
+    to it never deletes more than the tenant asked.
     """
-    retention = document.get("retention") if isinstance(document, dict) else None
-    retention = {
-        "trace_days": DEFAULT_POLICY["retention"]["trace_days"],
-        **(retention if isinstance(retention, dict) else {}),
-    }
+    retention = retention_section(document)
     swept: dict[str, int | None] = {}
     for key in RETENTION_MAX:
         period = retention_period(retention, key)

@@ -79,3 +79,16 @@ def stored_section(document, name: str) -> dict:
     retention)."""
     section = document.get(name) if isinstance(document, dict) else None
     return section if isinstance(section, dict) else {}
+
+
+def retention_section(document) -> dict:
+    """Return the retention of a stored policy ``document`` as every part of memledger reads
+    it (admission, retrieval, the sweep, the pages, the export, the journal): each key the
+    document lacks at its default (so too every key of a section or a document that is not a
+    JSON object: ``stored_section``), ``null`` no limit; {} for no document (None: without an
+    active policy nothing is limited). Admission filled a missing key with its default and
+    the sweep read it as no limit: an episode got admission's 90 days and was then kept,
+    expired, with no end (stop 54's audit of retention)."""
+    if document is None:
+        return {}
+    return {**DEFAULT_POLICY["retention"], **stored_section(document, "retention")}

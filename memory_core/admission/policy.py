@@ -165,7 +165,7 @@ def policy_section(policy: dict | None, section: str) -> dict:
     lacks at its default (a document written before the knob existed)."""
     merged = dict(DEFAULT_POLICY.get(section, {}))
     merged.update(stored_section(policy, section))
-    return merged
+    return merged  # retention: as ``policy_defaults.retention_section`` reads it
 
 
 # What an accepted or pending write's message explains (the other codes are informational).

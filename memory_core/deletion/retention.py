@@ -65,7 +65,7 @@ from memory_core.models import (
     Tombstone,
 )
 from memory_core.policy_check import retention_cutoffs, retention_period
-from memory_core.policy_defaults import DEFAULT_POLICY, stored_section
+from memory_core.policy_defaults import retention_section
 from memory_core.principals import SystemPrincipal
 from memory_core.services.conflicts import conflicts_heal_stale
 from memory_core.services.memories import memories_mark_expired
@@ -251,7 +251,7 @@ def _tenant_retention_delete(tenant_id, document, version, now, limit, operation
     """Open the deletion operations of one tenant's retention (``document``, of policy
     ``version``); add them to ``operations`` (those made before a failure of the tenant are
     counted too)."""
-    retention = stored_section(document, "retention")
+    retention = retention_section(document)
     for reason, condition in _rules(retention, now, tenant_id):
         rows = due_by_rule(tenant_id, condition).values_list("pk", "subject_id")[:limit]
         if reason == REVOKED and rows:
@@ -442,10 +442,7 @@ def _trace_cutoffs(now, step: str, failures: list | None) -> list:
     policies = PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document")
     for tenant_id, document in policies:
         with _tenant_isolated(step, tenant_id, failures):
-            retention = {
-                "trace_days": DEFAULT_POLICY["retention"]["trace_days"],
-                **stored_section(document, "retention"),
-            }
+            retention = retention_section(document)
             cutoff = _cutoff(now, retention, "trace_days", tenant_id)
             if cutoff is not None:
                 cutoffs.append((tenant_id, cutoff))

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from memory_core.policy_defaults import DEFAULT_POLICY
+from memory_core.policy_defaults import DEFAULT_POLICY, retention_section
 
 RETRIEVAL_DEFAULTS = {
     # Candidate generation.
@@ -110,7 +110,7 @@ class RetrievalPolicy:
             half_life_days={**DEFAULT_HALF_LIVES, **section("half_life_days")},
             budget={**DEFAULT_BUDGET, **section("budget")},
             retrieval={**RETRIEVAL_DEFAULTS, **section("retrieval")},
-            retention=section("retention"),
+            retention=retention_section(document),
         )
 
 

@@ -1,15 +1,16 @@
 """Reads of a tenant's policy."""
 
 from memory_core.models import PolicyVersion
-from memory_core.policy_defaults import stored_section
+from memory_core.policy_defaults import retention_section
 
 
 def active_retention(tenant_id) -> dict:
-    """Return the retention section of the tenant's active policy ({} without one, or for a
-    document that holds none), as ``policy_check.memory_expiry`` reads it. One query."""
+    """Return the retention section of the tenant's active policy ({} without one; a key the
+    document lacks at its default: ``retention_section``), as ``policy_check.memory_expiry``
+    reads it. One query."""
     document = (
         PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True)
         .values_list("document", flat=True)
         .first()
     )
-    return stored_section(document, "retention")
+    return retention_section(document)

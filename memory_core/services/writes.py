@@ -87,7 +87,7 @@ from memory_core.models import (
 )
 from memory_core.models.choices import SENSITIVITY_RANK
 from memory_core.policy_check import MAX_DAYS, STATE_WORDS, InUse
-from memory_core.policy_defaults import DEFAULT_POLICY, stored_section
+from memory_core.policy_defaults import DEFAULT_POLICY, retention_section
 from memory_core.principals import SubjectPrincipal
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.selectors.approvals import in_use_now, shared_or_own, standing_heads
@@ -704,7 +704,7 @@ def _run(
     now = timezone.now()
     policy, policy_version = _active_policy(principal.tenant_id)
     # Without an active policy nothing is limited, as retrieval and the sweep read it.
-    retention = stored_section(policy, "retention") if policy_version is not None else {}
+    retention = retention_section(policy) if policy_version is not None else {}
     use = InUse.of(retention, now, tenant_id=principal.tenant_id)
     grant = _grant(principal)
     # Only the subjects the writer may act for are locked and read: a write about any other

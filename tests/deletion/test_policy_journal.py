@@ -72,8 +72,8 @@ def _replay(since, *arguments: str) -> tuple[dict, str]:
 def test_a_published_version_is_journaled_as_it_commits_ids_and_retention_only(
     tenant, journal, django_capture_on_commit_callbacks
 ):
-    """Every retention key, as the sweep reads the document: a key it lacks, or null, is no
-    limit (null), but trace_days, which the trace sweep keeps at 30 days when it is missing."""
+    """Every retention key, as the sweep reads the document: a key it lacks at its default,
+    null no limit (until stop 54 a missing key was no limit but for trace_days)."""
     document = _document(episodic_days=30, preference_days=None, inferred_days=..., trace_days=...)
     document["admission"]["sensitive_categories"] = ["sexual_orientation"]
     with django_capture_on_commit_callbacks(execute=True):
@@ -94,9 +94,9 @@ def test_a_published_version_is_journaled_as_it_commits_ids_and_retention_only(
         "working_hours": 24,
         "episodic_days": 30,
         "preference_days": None,
-        "inferred_days": None,  # missing: the sweep and retrieval limit nothing
+        "inferred_days": 30,  # missing: the default, as admission reads it too
         "rejected_days": 30,
-        "trace_days": 30,  # missing: the trace sweep's default
+        "trace_days": 30,  # missing: the default
     }
     assert set(line["retention"]) == set(RETENTION_MAX)
     text = journal.read_text()

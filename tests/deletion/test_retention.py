@@ -1,5 +1,6 @@
 """Retention: expiry past valid_until and per-class retention, through deletion operations."""
 
+import copy
 import os
 import time
 import uuid
@@ -25,7 +26,7 @@ from memory_core.models import (
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.services.policy import policy_publish
-from tests.factories import MemoryFactory, SubjectFactory
+from tests.factories import MemoryFactory, SubjectFactory, write_body
 
 pytestmark = pytest.mark.django_db
 
@@ -631,3 +632,39 @@ def test_a_sweep_that_finds_its_rows_taken_meanwhile_opens_no_empty_operation(ow
             time.sleep(0.02)
     assert sweeper.outcome(30)["deletion_operations"] == 0
     assert list(DeletionOperation.objects.values_list("reason_code", flat=True)) == ["requested"]
+
+
+def test_an_episode_under_a_policy_without_episodic_days_is_deleted_at_the_default_period(
+    api_client, tenant
+):
+    """A policy that leaves a retention key out was read two ways: admission gave the write
+    the default period, and the sweep read the missing key as no limit, so the episode was
+    only marked expired and kept with no end (stop 54's audit of retention). Every part
+    reads a missing key at its default now (``policy_defaults.retention_section``)."""
+    document = copy.deepcopy(DEFAULT_POLICY)
+    del document["retention"]["episodic_days"]  # every key may be absent: the defaults fill in
+    policy_publish(tenant=tenant, document=document, note="shorter working memory only")
+
+    response = api_client.post(
+        "/api/v1/memories",
+        write_body(
+            memory_type="episode",
+            memory_key="",
+            content="User described the outage of the billing service last night.",
+        ),
+        format="json",
+    )
+    assert response.status_code == 201, response.json()
+    memory = response.json()["memory"]
+    # Admission read the missing key at its default: the episode's end is 90 days away.
+    assert "ttl.defaulted" in response.json()["rule_codes"]
+    created = Memory.objects.get(pk=memory["id"]).created_at
+    assert Memory.objects.get(pk=memory["id"]).valid_until <= created + timedelta(days=90)
+
+    # 91 days later the retention sweep runs under the same policy version.
+    retention_apply(now=timezone.now() + timedelta(days=91))
+
+    row = Memory.objects.get(pk=memory["id"])
+    # Expected: deleted by "retention:episodic" after the 90 days admission applied, as under
+    # the default policy. Found: only marked expired, its content kept with no end.
+    assert row.status == "deleted", (row.status, row.content)
