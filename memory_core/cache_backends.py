@@ -12,7 +12,11 @@ own file cache and so their own counts: they need Redis (``REDIS_URL``).
 
 Culling (``MAX_ENTRIES``) first removes the entries that have expired, and only then, if the
 cache is still full, Django's random third: the counters of the current windows are not
-thrown away while expired ones remain.
+thrown away while expired ones remain. With the option ``CULL_LIVE`` false (the failed
+logins' cache) it never throws a live one away: a guesser posting logins under fresh
+usernames culled the window of the account it guessed at, and got past its bound (stop 54's
+review). That cache grows past ``MAX_ENTRIES`` then, for as long as its entries live (a
+window's length), bounded by the password checks a host makes in it.
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.filebased import FileBasedCache
 
 LOCK_STRIPES = 64
+# A cache that never culls a live entry looks for expired ones at most this often when full.
+SWEEP_PAUSE_SECONDS = 10
 
 
 # The cache's own files, written by this class or Django's, which unpickles them the same way.
@@ -45,6 +51,12 @@ def read_value(handle):
 
 class LockingFileBasedCache(FileBasedCache):
     """``FileBasedCache`` whose add, set, incr and decr of one key are atomic on one host."""
+
+    def __init__(self, dir, params):
+        options = dict(params.get("OPTIONS", {}))
+        self._cull_live = bool(options.pop("CULL_LIVE", True))
+        self._swept_at = 0.0
+        super().__init__(dir, {**params, "OPTIONS": options})
 
     @contextmanager
     def _locked(self, fname: str):
@@ -113,9 +125,12 @@ class LockingFileBasedCache(FileBasedCache):
             raise
 
     def _cull(self):
+        now = time.time()
+        if not self._cull_live and now - self._swept_at < SWEEP_PAUSE_SECONDS:
+            return  # full of live entries a moment ago: every set would read every file
         if len(self._list_cache_files()) < self._max_entries:
             return
-        now = time.time()
+        self._swept_at = now
         for fname in self._list_cache_files():
             try:
                 with open(fname, "rb") as handle:
@@ -124,7 +139,8 @@ class LockingFileBasedCache(FileBasedCache):
                 continue
             if expiry is not None and expiry < now:
                 self._delete(fname)
-        super()._cull()  # still full: Django's random third
+        if self._cull_live:
+            super()._cull()  # still full: Django's random third
 
 
 # The cache the per-key rate limits count in (api/throttling.py): an alias of its own, which

@@ -204,7 +204,9 @@ else:
             # which anyone posting logins under fresh usernames would otherwise fill.
             "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
             "LOCATION": str(DATA_DIR / "logins"),
-            "OPTIONS": {"MAX_ENTRIES": 50000},
+            # A live window is never culled (memory_core/cache_backends.py): culled, the
+            # account's guesses counted from nought again.
+            "OPTIONS": {"MAX_ENTRIES": 50000, "CULL_LIVE": False},
         },
     }
 

@@ -39,6 +39,7 @@ CACHES = {
     "logins": {
         "BACKEND": "memory_core.cache_backends.LockingFileBasedCache",
         "LOCATION": str(_CACHE_DIR / "logins"),
+        "OPTIONS": {"CULL_LIVE": False},
     },
 }
 

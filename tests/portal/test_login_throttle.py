@@ -245,3 +245,28 @@ def test_a_logout_with_a_lone_surrogate_in_next_is_not_a_500(client, alice):
     answer = client.generic("POST", "/accounts/logout/", body, content_type=UNICODE_ESCAPE)
     assert answer.status_code == 302
     assert SESSION_KEY not in client.session
+
+
+def test_logins_under_fresh_usernames_do_not_cull_a_live_window(alice, tmp_path, settings):
+    """The same flood filled the logins' own cache, and its culls (a random third once
+    nothing had expired) dropped the window of the account under attack: a guesser
+    interleaving fresh usernames got past the bound (stop 54's review). A live window is
+    never culled (``CULL_LIVE``: false, as the settings give the cache); the cache is made
+    small here, a stand-in for its 50,000 entries."""
+    logins = settings.CACHES["logins"]
+    settings.CACHES = {
+        **settings.CACHES,
+        "logins": {
+            **logins,
+            "LOCATION": str(tmp_path / "logins"),
+            "OPTIONS": {**logins.get("OPTIONS", {}), "MAX_ENTRIES": 30},
+        },
+    }
+    settings.MEMLEDGER_LOGIN_FAILURES = 3
+    guesser = Client()
+    _guess(guesser, PORTAL, "alice", 3)
+    for n in range(300):
+        Client().post(PORTAL, {"username": f"nobody-{n}", "password": "x"})
+    response = guesser.post(PORTAL, {"username": "alice", "password": PASSWORD})
+    assert SESSION_KEY not in guesser.session, "the window was culled: a guess got through"
+    assert "paused after 3 failed attempts" in response.content.decode()
