@@ -228,17 +228,24 @@ def keyless_rivals(
     user's own account (stop 54's audit of the reviewer's side). Every row in use counts,
     not only the candidates: the higher one left out by the relevance gate, or folded by
     dedup into a copy, left the rival given alone as settled (the audit of retrieval). Rows
-    of one class all stay: the conflict's item waits for a reviewer."""
+    of one class all stay, but among stated or confirmed ones the higher authority (rule 3c:
+    an administrator's over the user's, a system's over a tool's), as in a key's group: the
+    user's correction of an administrator's keyless memory was given beside it (stop 54's
+    review). The item waits for a reviewer, and so does one resolved ``ask_user`` (the
+    pipeline reads its rows too: nothing changes)."""
     keyless = {c.id: c for c in candidates if not c.memory_key}
     dropped: set[str] = set()
     for rows in cited:
-        if not rows:
-            continue
-        top = max(AUTHORITY_CLASS.get(authority, 0) for _, authority in rows)
-        dropped |= {
-            memory_id
-            for memory_id, authority in rows
-            if memory_id in keyless and AUTHORITY_CLASS.get(authority, 0) < top
-        }
+        if rows:
+            top = max(_standing(authority) for _, authority in rows)
+            dropped |= {i for i, authority in rows if i in keyless and _standing(authority) < top}
     rejections = [Rejection(i, STAGE, "lost_conflict:authority_class") for i in sorted(dropped)]
     return [c for c in candidates if c.id not in dropped], rejections
+
+
+def _standing(authority: str) -> tuple[int, int]:
+    """Return how ``authority`` ranks in a keyless conflict: its class (rule 2), then, among
+    stated or confirmed ones, its rank (rule 3c)."""
+    cls = AUTHORITY_CLASS.get(authority, 0)
+    rank = AUTHORITY_RANK.get(authority, 0) if cls >= AUTHORITY_CLASS["confirmed_system"] else 0
+    return cls, rank

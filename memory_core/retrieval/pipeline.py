@@ -72,13 +72,13 @@ _LOOKUP_SQL = (
 # committed as the lock was released, and the retrieval would hand out memories the person
 # had just asked to delete. Sent in the lookup's round trip (pipeline mode); after a wait
 # for the lock, read again as writes read it (``locks.deletion_queued_keys``).
-# With it, whether a conflict of the subject's memories without a key is open (stage 8's
-# ``_keyless_conflicts`` reads its rows only then).
+# With it, whether a conflict of the subject's memories without a key is open, or resolved
+# ``ask_user`` (stage 8's ``_keyless_conflicts`` reads their rows only then).
 _QUEUED_SQL = (
     "SELECT CASE WHEN s.deletion_queued_at IS NOT NULL THEN s.deletion_queued_key END, "
     "EXISTS (SELECT 1 FROM memory_core_reviewitem r WHERE r.tenant_id = s.tenant_id "
-    "AND r.subject_id = s.id AND r.kind = 'conflict' AND r.state = 'open' "
-    "AND r.memory_key = '') "
+    "AND r.subject_id = s.id AND r.kind = 'conflict' "
+    "AND (r.state = 'open' OR r.resolution = 'ask_user') AND r.memory_key = '') "
     "FROM memory_core_subject s WHERE s.tenant_id = %s AND s.external_id = %s"
 )
 
@@ -479,16 +479,17 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
     return acknowledged, current, places
 
 
-# The rows in use that each open keyless conflict of the subject citing a candidate cites,
-# with their authority (``_keyless_conflicts``).
+# The rows in use that each keyless conflict of the subject citing a candidate cites, with
+# their authority (``_keyless_conflicts``): open ones, and those a reviewer resolved
+# ``ask_user`` (nothing changes: agents are given what they were given while it was open).
 _KEYLESS_CITED_SQL = """
     SELECT r.id, m.id::text, m.authority
       FROM memory_core_reviewitem r
       JOIN memory_core_memory m
         ON m.id = ANY(r.candidate_ids) AND m.tenant_id = r.tenant_id
      WHERE r.tenant_id = %(tenant)s AND r.subject_id = %(subject)s
-       AND r.kind = 'conflict' AND r.state = 'open' AND r.memory_key = ''
-       AND r.candidate_ids && %(ids)s::uuid[]
+       AND r.kind = 'conflict' AND (r.state = 'open' OR r.resolution = 'ask_user')
+       AND r.memory_key = '' AND r.candidate_ids && %(ids)s::uuid[]
        AND m.status = 'active' AND (m.valid_until IS NULL OR m.valid_until > %(now)s)
 """
 

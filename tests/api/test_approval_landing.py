@@ -366,6 +366,60 @@ def test_a_keyless_rival_is_not_given_when_dedup_folds_its_head_into_a_copy(api_
     assert rival not in given.values()
 
 
+def _deploy_question(api_client) -> list[str]:
+    found = api_client.post(
+        "/api/v1/retrieve",
+        {"query": "what went wrong with Monday's Atlas deploy?", "context": {"user_id": "user-1"}},
+        format="json",
+    )
+    assert found.status_code == 200, found.json()
+    return [item["content"] for item in found.json()["items"]]
+
+
+def test_ask_user_on_a_keyless_conflict_keeps_what_agents_were_given(api_client, reviewer, tenant):
+    """Resolved "ask the user", a keyless conflict's rival was given beside the memory from
+    the next retrieval on, where the reviewer is told nothing changed (stop 54's review)."""
+    head = keyless_incident(
+        api_client, "Atlas deploy failed on Monday: disk full on the build host."
+    )
+    rival = correct(
+        api_client, head, "Monday's deploy was skipped: the release manager cancelled it."
+    )
+    assert Memory.objects.get(pk=rival).content not in _deploy_question(api_client)
+    user = get_user_model().objects.get(username="reviewer")
+    conflict_resolve(
+        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=user.pk),
+        item_id=ReviewItem.objects.get(kind="conflict", state="open").pk,
+        outcome="ask_user",
+        reason="Ask the user which is right.",
+    )
+    given = _deploy_question(api_client)
+    assert "Atlas deploy failed on Monday: disk full on the build host." in given
+    assert Memory.objects.get(pk=rival).content not in given
+
+
+def test_a_keyless_rival_of_lower_authority_in_one_class_is_not_given_beside_it(api_client):
+    """The user's correction of an administrator's keyless memory (lower authority, the same
+    class) was given beside it: only the class was measured, not rule 3c's rank (stop 54's
+    review)."""
+    head = keyless_incident(
+        api_client, "Atlas deploy failed on Monday: disk full on the build host."
+    )
+    Memory.objects.filter(pk=head).update(authority="explicit_admin", source_type="admin")
+    rival = "Atlas deploy on Monday failed because the release manager cancelled it."
+    answer = api_client.post(
+        f"/api/v1/memories/{head}/supersede",
+        {"content": rival, "source": {"type": "user_input", "conversation_id": "c",
+                                      "message_id": "m2"}},
+        format="json",
+    )  # fmt: skip
+    assert answer.status_code == 201, answer.json()
+    assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 1
+    given = _deploy_question(api_client)
+    assert "Atlas deploy failed on Monday: disk full on the build host." in given
+    assert rival not in given
+
+
 def test_an_approval_whose_private_head_is_gone_lands_as_a_write_would_shared(
     api_client, reviewer, tenant, agent
 ):
