@@ -1,20 +1,24 @@
 """A restored backup followed by replay_deletions holds none of the deleted memories."""
 
+import json
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
+from datetime import datetime, timedelta
+from io import StringIO
 from pathlib import Path
 
 import psycopg
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
-from memory_core.models import MemoryType
+from memory_core.models import Memory, MemoryType
+from tests.factories import MemoryFactory
 from tests.processes import run_manage
 from tests.rls_support import owner_conninfo
 
@@ -247,7 +251,7 @@ def test_a_replayed_queued_deletion_finds_verbatim_copies_by_the_restored_rows_h
 
     from memory_core.deletion.ledger import queued_entry
     from memory_core.deletion.replay import replay_deletions
-    from memory_core.models import Memory, Tombstone
+    from memory_core.models import Tombstone
     from tests.deletion.conftest import eval_file
 
     content = memories[1].content
@@ -638,7 +642,7 @@ def test_the_old_database_names_the_agents_deactivated_and_memories_revoked_sinc
     from datetime import timedelta
 
     from memory_core.deletion.replay import DATABASE_MARGIN, ledger_from_database
-    from memory_core.models import Agent, Memory, MemoryEvent
+    from memory_core.models import Agent, MemoryEvent
     from memory_core.services.api_keys import agent_deactivate
     from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
@@ -766,3 +770,39 @@ def test_the_old_database_names_each_tenants_active_policy_published_since_the_b
     assert (line["tenant_id"], line["policy_version_id"]) == (str(tenant.pk), str(published.pk))
     assert (line["version"], line["requested_at"]) == (3, published.created_at.isoformat())
     assert line["retention"] == {**DEFAULT_POLICY["retention"], "episodic_days": 10}
+
+
+def test_replaying_a_subject_deletion_the_backup_had_keeps_what_was_written_after_it(
+    owner, owner_principal, memories, journal
+):
+    """docs/operations.md (Backups): give ``--since`` "a few minutes before the dump's start
+    time", and "Replaying an operation the backup already had is harmless. ... Replaying
+    twice changes nothing more."
+
+    The person deletes everything, then their agent writes a new memory about them; the
+    daily dump is taken a minute later. After a restore of that dump the replay, run as the
+    docs say, read the whole-subject line (it is within the few minutes) and deleted the
+    new memory too, which nobody asked to delete: it took every live memory of the subject,
+    not the line's tombstones alone (stop 54's audit of deletion)."""
+    operation = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert deletion_run(operation_id=operation.id) == "completed"  # journaled by the run
+    written_after = MemoryFactory(subject=owner, content="User now prefers dark mode.")
+    dump_started = written_after.created_at + timedelta(minutes=1)
+    # The restored database is the dump's: it holds the completed operation and the new memory.
+
+    out = StringIO()
+    call_command(
+        "replay_deletions",
+        "--since",
+        (dump_started - timedelta(minutes=5)).isoformat(),
+        "--ledger",
+        str(journal),
+        stdout=out,
+        stderr=StringIO(),
+    )
+    assert json.loads(out.getvalue())["replayed"] >= 1
+    written_after.refresh_from_db()
+    assert (written_after.status, written_after.content) == (
+        "active",
+        "User now prefers dark mode.",
+    ), "the replay of the earlier whole-subject deletion deleted a memory written after it"
