@@ -525,9 +525,12 @@ def _subject_deletion(
         # request or a key's: asked again meanwhile, retry once it has (and get its operation
         # back; deletion_request_or_queue answers the queued one).
         raise SubjectBeingDeleted()
-    # Its failed memories' and keys' operations (a failed whole one: _subject_deletion_covering).
+    # Every failed operation of the subject, a whole one's too: left to the covering check,
+    # which returns before it when a memory was written since (a new operation for it alone
+    # completed while the failed one's memories stayed in the evaluation data: stop 54's
+    # audit of deletion), and is skipped for a queued request.
     parts = DeletionOperation.objects.filter(tenant_id=subject.tenant_id, subject=subject)
-    _redrive_failed(parts.exclude(target=DeletionOperation.Target.SUBJECT))
+    _redrive_failed(parts)
     # A queued request is made under the id the queue handed out, even with nothing left.
     if queued_at is None:
         existing = _subject_deletion_covering(

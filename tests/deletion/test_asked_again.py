@@ -10,8 +10,9 @@ import pytest
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
-from memory_core.models import AdmissionDecision, MemoryEvent, ReviewItem
+from memory_core.models import AdmissionDecision, DeletionOperation, MemoryEvent, ReviewItem
 from memory_core.services.writes import memory_correct
+from tests.deletion.conftest import seed_everywhere
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db
@@ -123,3 +124,33 @@ def test_a_memorys_deletion_asked_before_the_whole_one_and_still_under_way_is_an
     again = deletion_request(principal=owner_principal, subject_id=owner.id)
 
     assert (again.pk, again.status) == (alone.pk, "pending")
+
+
+def test_a_dead_lettered_subject_deletion_is_re_driven_when_asked_again_with_a_new_memory(
+    settings, owner, owner_principal, memories, journal
+):
+    """docs/operations.md ("Asking again"): "A failed (dead-lettered) one is re-driven (fresh
+    attempts, as a reviewer's retry) and answered with: its memories are in its ledger, so a
+    new operation would hold none of them and leave what its failed steps did not clean",
+    and "a whole subject's ... request re-drives the subject's ... failed deletions" for the
+    same reason. The same holds when a memory was written since and a new operation must be
+    opened for it: the failed one was left failed, and its memories in the evaluation data,
+    while the new one completed (stop 54's audit of deletion)."""
+    seeded = seed_everywhere(owner, memories)
+    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 1
+    settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]  # a mount down
+    first = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert deletion_run(operation_id=first.id) == "failed"
+    settings.MEMLEDGER_EVAL_DATA_DIRS = configured  # fixed
+
+    MemoryFactory(subject=owner)  # the person's agent wrote one more meanwhile
+    again = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert again.pk != first.pk  # a new memory: a new operation, as the docs say
+    assert deletion_run(operation_id=again.id) == "completed"
+
+    first.refresh_from_db()
+    assert first.status == DeletionOperation.State.PENDING  # re-driven, fresh attempts
+    assert deletion_run(operation_id=first.id) == "completed"
+    named = [str(m.id) for m in memories if str(m.id) in seeded["eval_path"].read_text()]
+    assert named == []
