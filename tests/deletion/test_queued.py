@@ -2,17 +2,25 @@
 for a worker, which makes the same request as the user (``subject_deletion_queue``)."""
 
 import io
+import json
 from datetime import timedelta
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from memory_core.deletion.services import queued_subject_deletion_run
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import (
+    deletion_request,
+    deletion_request_or_queue,
+    queued_subject_deletion_run,
+)
 from memory_core.deletion.sweep import deletion_sweep
 from memory_core.models import DeletionOperation, Memory, Subject
 from tests.celery_worker import wait_for
-from tests.deletion.conftest import held_in_another_transaction
+from tests.deletion.conftest import held_in_another_transaction, seed_everywhere
 from tests.factories import MemoryFactory
 from tests.portal.conftest import make_login
 
@@ -201,3 +209,37 @@ def test_the_queued_deletion_has_its_page_under_the_id_its_operation_will_have(
     assert made.pk == operation_id
     status = client.get(reverse("portal:deletion-status", args=[operation_id])).json()
     assert status["status"] == "pending"
+
+
+def test_delete_subject_run_runs_the_deletions_its_request_set_going(
+    settings, tenant, owner, owner_principal, memories, journal
+):
+    """``delete_subject --yes --run`` ran its own operation only and said completed (exit 0)
+    while the deletions its request set going waited with no worker: the subject's
+    dead-lettered memory deletion it re-drove, and a queued key's request it made first
+    (stop 54's audit of deletion; ``delete_tenant`` was fixed so at stop 53)."""
+    seeded = seed_everywhere(owner, memories)
+    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 1
+    settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]  # a mount down
+    failed = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    assert deletion_run(operation_id=failed.id) == "failed"
+    settings.MEMLEDGER_EVAL_DATA_DIRS = configured  # fixed
+    on_key = [MemoryFactory(subject=owner, memory_key="health.notes") for _ in range(3)]
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2  # the key holds three: queued
+    queued = deletion_request_or_queue(
+        principal=owner_principal, subject_id=owner.id, memory_key="health.notes"
+    )
+    assert queued.status == "queued"
+
+    out = StringIO()
+    call_command(
+        "delete_subject", tenant.slug, owner.external_id, "--yes", "--run",
+        stdout=out, stderr=StringIO(),
+    )  # fmt: skip
+    reported = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert (reported["status"], reported["others_unfinished"]) == ("completed", [])
+    for pk in (failed.id, queued.id):
+        assert DeletionOperation.objects.get(pk=pk).status == "completed"
+    dataset = seeded["eval_path"].read_text()
+    assert not [m for m in [memories[0], *on_key] if str(m.id) in dataset]

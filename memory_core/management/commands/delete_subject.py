@@ -7,6 +7,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request, queued_subject_deletion_run
 from memory_core.exceptions import DomainError
 from memory_core.management.commands._options import check_run_or_wait, check_texts
@@ -16,7 +17,7 @@ from memory_core.management.deletion_follow import (
     follow,
     require_completed,
 )
-from memory_core.models import Memory, Status, Subject, Tenant
+from memory_core.models import DeletionOperation, Memory, Status, Subject, Tenant
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import platform_command, tenant_atomic, tenant_scope
 from memory_core.text import identifier
@@ -97,5 +98,29 @@ class Command(BaseCommand):
         except DomainError as exc:
             raise CommandError(f"{exc.message} ({exc.code})") from exc
         document = follow(self, operation, label=user, run=run, wait=wait)
-        self.stdout.write(json.dumps({**target, **document, "memories": count}, sort_keys=True))
+        # The request re-drove the subject's dead-lettered deletions, and a queued one was
+        # made before the operator's: run here too, and unfinished, the command does not say
+        # completed (it did, while they waited: stop 54's audit of deletion), as
+        # ``delete_tenant`` does.
+        others = DeletionOperation.objects.filter(tenant_id=tenant.pk, subject=subject)
+        unfinished = (
+            others.exclude(pk=operation.pk)
+            .exclude(status=DeletionOperation.State.COMPLETED)
+            .order_by("pk")
+        )
+        for other in unfinished.values_list("pk", flat=True) if run else ():
+            self.stderr.write(f"other deletion {other}: {deletion_run(operation_id=other)}")
+        waiting = [str(pk) for pk in unfinished.values_list("pk", flat=True)]
+        self.stdout.write(
+            json.dumps(
+                {**target, **document, "memories": count, "others_unfinished": waiting},
+                sort_keys=True,
+            )
+        )
         require_completed(document, run=run, wait=wait)
+        if (run or wait) and waiting:
+            raise CommandError(
+                f"{len(waiting)} other deletion(s) of the subject are not completed "
+                f"({', '.join(waiting)}): see their steps (a worker and the beat sweep carry on "
+                "with them)."
+            )
