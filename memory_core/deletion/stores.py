@@ -913,7 +913,14 @@ def _eval_files(*, leave_new: bool = False) -> tuple[list[Path], list[str]]:
                 try:
                     found = os.stat(path)
                 except FileNotFoundError:
-                    continue  # a link to nothing, or removed since the listing
+                    # A link to nothing is storage that cannot be reached now (a mount down):
+                    # it may hold the memory, so it fails the step, until it is back or the
+                    # link is removed (skipped, the step verified while a linked dataset
+                    # folder was unmounted: stop 54's audit of deletion). A file removed
+                    # since the listing holds nothing.
+                    if os.path.islink(path):
+                        unreadable.append(path)
+                    continue
                 except OSError:
                     unreadable.append(path)
                     continue

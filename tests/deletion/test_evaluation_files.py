@@ -17,6 +17,7 @@ import uuid
 import pytest
 
 from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import deletion_request
 from memory_core.models import DeletionStep
 from memory_core.rls import tenant_scope
 from tests.factories import MemoryFactory, SubjectFactory
@@ -518,3 +519,34 @@ def test_a_csv_with_a_byte_order_mark_keeps_it(api_client, owner, folder):
 
     assert body["status"] == "completed"
     assert path.read_bytes() == ("\ufeff" + header + others).encode("utf-8")
+
+
+def test_a_linked_dataset_folder_that_cannot_be_reached_does_not_verify(
+    settings, tmp_path, owner_principal, memories
+):
+    """docs/operations.md, the ``evaluation`` step: it reads every file under the folders of
+    MEMLEDGER_EVAL_DATA_DIRS, "following subfolders that are symbolic links (shared storage
+    mounted there)"; "a file the worker cannot read ... and a subfolder it cannot list, are
+    left as they are and fail the step: nothing says they do not hold the memory", and "a
+    folder the step cannot see is not 'verified'". The link dangling while its storage was
+    unmounted was skipped as "a link to nothing", and the operation completed (stop 54's
+    audit of deletion)."""
+    eval_dir = tmp_path / "eval"
+    eval_dir.mkdir()
+    storage = tmp_path / "nfs" / "datasets"  # the shared storage
+    storage.mkdir(parents=True)
+    dataset = storage / "golden.jsonl"
+    dataset.write_text(json.dumps({"query": "q", "expected_ids": [str(memories[0].id)]}) + "\n")
+    os.symlink(storage, eval_dir / "shared")  # mounted into the evaluation folder
+    settings.MEMLEDGER_EVAL_DATA_DIRS = [str(eval_dir)]
+
+    storage.rename(tmp_path / "nfs" / "unmounted")  # the mount is down: the link dangles
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    status = deletion_run(operation_id=operation.id)
+    (tmp_path / "nfs" / "unmounted").rename(storage)  # back up
+
+    step = operation.steps.get(store="evaluation")
+    assert status != "completed" and step.status != "verified"
+    assert "shared" in step.last_error  # the link that cannot be followed, named
+    assert deletion_run(operation_id=operation.id) == "completed"  # once the mount is back
+    assert str(memories[0].id) not in dataset.read_text()
