@@ -20,8 +20,11 @@ from django.core.exceptions import ImproperlyConfigured
 
 env = environ.Env()
 
-TRUE_WORDS = frozenset({"1", "true", "yes", "on", "y", "t", "ok"})
-FALSE_WORDS = frozenset({"0", "false", "no", "off", "n", "f"})
+# The words of a switch, as the README and ``env_flag`` name them: django-environ's "y", "t",
+# "ok", "n" and "f" were read too, so a stray ``DJANGO_SECURE_SSL_REDIRECT=f`` turned the
+# redirect off where it is refused as misspelt (stop 54's audit of the docs).
+TRUE_WORDS = frozenset({"1", "true", "yes", "on"})
+FALSE_WORDS = frozenset({"0", "false", "no", "off"})
 # django-environ's schemes of Django's PostgreSQL backend (not ``postgis``: its GIS backend
 # needs the GDAL library, and died at start naming no variable: stop 50's review).
 DATABASE_SCHEMES = ("postgres", "postgresql", "pgsql", "psql")
