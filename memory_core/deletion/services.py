@@ -525,12 +525,10 @@ def _subject_deletion(
         # request or a key's: asked again meanwhile, retry once it has (and get its operation
         # back; deletion_request_or_queue answers the queued one).
         raise SubjectBeingDeleted()
-    # Every failed operation of the subject, a whole one's too: left to the covering check,
-    # which returns before it when a memory was written since (a new operation for it alone
-    # completed while the failed one's memories stayed in the evaluation data: stop 54's
-    # audit of deletion), and is skipped for a queued request.
+    # Its failed memories' and keys' operations (a failed whole one: _subject_deletion_covering,
+    # which reads it as it stood, then re-drives it).
     parts = DeletionOperation.objects.filter(tenant_id=subject.tenant_id, subject=subject)
-    _redrive_failed(parts)
+    _redrive_failed(parts.exclude(target=DeletionOperation.Target.SUBJECT))
     # A queued request is made under the id the queue handed out, even with nothing left.
     if queued_at is None:
         existing = _subject_deletion_covering(
@@ -538,6 +536,12 @@ def _subject_deletion(
         )
         if existing is not None:
             return _already_requested(existing)
+    # A new operation is needed: a failed whole one the covering check did not reach (it
+    # returns first when a memory was written since; a queued request skips it) is
+    # re-driven too. Left failed, the new operation completed while its memories stayed in
+    # the evaluation data (stop 54's audit of deletion); re-driven before the check, a trace
+    # made since it failed was never deleted (the stop's review).
+    _redrive_failed(parts.filter(target=DeletionOperation.Target.SUBJECT))
     _refuse_at_once_if_too_many(budget, candidates)
     return _newly_requested(
         principal=principal,

@@ -10,7 +10,13 @@ import pytest
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
-from memory_core.models import AdmissionDecision, DeletionOperation, MemoryEvent, ReviewItem
+from memory_core.models import (
+    AdmissionDecision,
+    DeletionOperation,
+    MemoryEvent,
+    RetrievalTrace,
+    ReviewItem,
+)
 from memory_core.services.writes import memory_correct
 from tests.deletion.conftest import seed_everywhere
 from tests.factories import MemoryFactory
@@ -154,3 +160,30 @@ def test_a_dead_lettered_subject_deletion_is_re_driven_when_asked_again_with_a_n
     assert deletion_run(operation_id=first.id) == "completed"
     named = [str(m.id) for m in memories if str(m.id) in seeded["eval_path"].read_text()]
     assert named == []
+
+
+def test_a_trace_made_since_a_failed_subject_deletion_is_deleted_when_asked_again(
+    settings, owner, owner_principal, memories, journal
+):
+    """docs/operations.md ("Asking again"): a failed whole-subject operation is re-driven and
+    answered with, but "With any of those [an export or a trace of the subject made since],
+    or a new memory, a new operation is opened". A first fix of the test above re-drove the
+    failed one before the covering check, which then answered it (pending) without looking
+    at what was made since: the re-driven operation deleted only the traces made before its
+    first run, and the person's trace made since stayed (stop 54's review)."""
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 1
+    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
+    settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]  # a mount down
+    first = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert deletion_run(operation_id=first.id) == "failed"
+    settings.MEMLEDGER_EVAL_DATA_DIRS = configured  # fixed
+
+    # The person's agent asked about them meanwhile: a trace naming the subject.
+    RetrievalTrace.objects.create(tenant_id=owner.tenant_id, subject=owner, mode="task")
+
+    again = deletion_request(principal=owner_principal, subject_id=owner.id)
+    for operation in DeletionOperation.objects.filter(subject=owner).exclude(status="completed"):
+        assert deletion_run(operation_id=operation.id) == "completed"
+
+    assert again.pk != first.pk  # a new operation, for the trace
+    assert not RetrievalTrace.objects.filter(subject=owner).exists()
