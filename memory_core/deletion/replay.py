@@ -546,7 +546,7 @@ def _longer(value: int | None, other: int | None) -> bool:
 def _policies_replay(lines: dict[str, dict]) -> PoliciesRestored:
     """Narrow each tenant's retention to its newest line's, key by key: where the line's
     period is shorter than the restored active policy's as the sweep reads it
-    (``retention_as_swept``; null, or a key the document lacks, is no limit), a new version
+    (``retention_as_swept``; a key the document lacks at its default, null no limit), a new version
     is published (``policy_publish``: journaled again as it commits) whose document is the
     restored active one with those keys set to the line's. A key the line keeps longer (a
     retention lengthened, or its limit removed, since the backup) is not given back from a
