@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memory_core.admission.normalize import is_blank
@@ -351,15 +352,27 @@ def conflicts_follow_successor(*, previous: Memory, successor: Memory) -> None:
     ``conflict_resolve`` takes it before the item: the two never wait for each other.
     """
     items = ReviewItem.objects.select_for_update().filter(
+        _followed(),
         tenant_id=previous.tenant_id,
         kind=ReviewItem.Kind.CONFLICT,
-        state=ReviewItem.State.OPEN,
         candidate_ids__contains=[previous.id],
     )
     for item in items.order_by("pk"):
         kept = {c for c in item.candidate_ids if c != previous.id}
         item.candidate_ids = sorted({*kept, successor.id}, key=str)
         item.save(update_fields=["candidate_ids"])
+
+
+def _followed() -> Q:
+    """The conflict items that follow their chains to new versions: the open ones, and a
+    keyless one a reviewer resolved ``ask_user``, which retrieval still measures its rows by
+    (``retrieval.conflicts.keyless_rivals``: nothing changes). Left citing the rival's
+    superseded row, the model's new version of its disputed claim was given beside the
+    user's account (stop 54's review). A key's ``ask_user`` item ends its clarification
+    when a row outside its candidates joins the group: a new conflict is opened then."""
+    return Q(state=ReviewItem.State.OPEN) | Q(
+        state=ReviewItem.State.RESOLVED, resolution="ask_user", memory_key=""
+    )
 
 
 def conflicts_citing(*, tenant_id, memory_ids: list) -> set:
@@ -371,9 +384,9 @@ def conflicts_citing(*, tenant_id, memory_ids: list) -> set:
     if not memory_ids:
         return set()
     cited = ReviewItem.objects.filter(
+        _followed(),
         tenant_id=tenant_id,
         kind=ReviewItem.Kind.CONFLICT,
-        state=ReviewItem.State.OPEN,
         candidate_ids__overlap_array=list(memory_ids),
     ).values_list("candidate_ids", flat=True)
     return {memory_id for ids in cited for memory_id in ids} & set(memory_ids)
@@ -424,9 +437,9 @@ def conflicts_heal(*, tenant_id, memory_ids: list) -> int:
     looks again after its own commit; the retention sweep mends whatever is left.
     """
     items = ReviewItem.objects.select_for_update(skip_locked=True).filter(
+        _followed(),
         tenant_id=tenant_id,
         kind=ReviewItem.Kind.CONFLICT,
-        state=ReviewItem.State.OPEN,
         candidate_ids__overlap_array=list(memory_ids),
     )
     healed = 0
@@ -453,7 +466,8 @@ _STALE_SQL = """
       JOIN memory_core_memory successor
         ON successor.supersedes_id = m.id AND successor.tenant_id = m.tenant_id
        AND NOT (successor.status = ANY(%(proposed)s))
-     WHERE item.kind = 'conflict' AND item.state = 'open'
+     WHERE item.kind = 'conflict'
+       AND (item.state = 'open' OR (item.resolution = 'ask_user' AND item.memory_key = ''))
      LIMIT %(limit)s
 """
 

@@ -398,6 +398,34 @@ def test_ask_user_on_a_keyless_conflict_keeps_what_agents_were_given(api_client,
     assert Memory.objects.get(pk=rival).content not in given
 
 
+def test_ask_user_on_a_keyless_conflict_follows_the_rivals_new_version(
+    api_client, reviewer, tenant
+):
+    """Resolved ``ask_user``, the item no longer followed its chains (only open items did):
+    the model's new version of its disputed inference was given beside the user's account
+    (stop 54's review of the fix above)."""
+    head = keyless_incident(
+        api_client, "Atlas deploy failed on Monday: disk full on the build host."
+    )
+    rival = correct(
+        api_client, head, "Monday's deploy was skipped: the release manager cancelled it."
+    )
+    user = get_user_model().objects.get(username="reviewer")
+    conflict_resolve(
+        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=user.pk),
+        item_id=ReviewItem.objects.get(kind="conflict", state="open").pk,
+        outcome="ask_user",
+        reason="Ask the user which is right.",
+    )
+    again = correct(
+        api_client, rival, "Monday's deploy was skipped: the release manager cancelled it at 9."
+    )
+    assert Memory.objects.get(pk=rival).status == "superseded"
+    given = _deploy_question(api_client)
+    assert "Atlas deploy failed on Monday: disk full on the build host." in given
+    assert Memory.objects.get(pk=again).content not in given
+
+
 def test_a_keyless_rival_of_lower_authority_in_one_class_is_not_given_beside_it(api_client):
     """The user's correction of an administrator's keyless memory (lower authority, the same
     class) was given beside it: only the class was measured, not rule 3c's rank (stop 54's
