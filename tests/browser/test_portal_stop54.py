@@ -1,0 +1,228 @@
+"""Portal pages in a real browser, stop 54's audit: long unbreakable words (a key, a rule
+code, a link, an agent's name, a file name) widened pages past a phone's screen, and the
+login page, reached by Back after logging in, said the account could not open the page it
+had just opened."""
+
+import pytest
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from memory_core.deletion.selectors import queued_deletion
+from memory_core.models import Subject
+from tests.browser.conftest import log_in, new_page
+from tests.browser.test_portal_flows import PASSWORD, World
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+PAGE_WIDTH = "() => [document.documentElement.scrollWidth, document.documentElement.clientWidth]"
+# 61 characters, a dotted key as agents write them (the policy allows 200).
+KEY = "notifications.email.weekly_digest.marketing_newsletter_opt_in"
+
+
+@pytest.fixture
+def world(live_server):
+    return World()
+
+
+def test_the_export_page_does_not_scroll_sideways_on_a_phone_during_a_key_deletion(
+    browser, live_server, world
+):
+    """An agent's deletion of the memories on a key, queued for a worker: the export page
+    says "The deletion of your memories on the key <key> is queued ..." (``views.
+    export_during_deletion``) as plain text in ``.message`` (portal.css: no overflow-wrap),
+    so the key, one unbreakable word, runs out of the warning box and the whole page scrolls
+    sideways on a 375 px phone (553 px wide), header included. The memory list, the deletion
+    page and the deletions list name the same key in ``<code>`` (overflow-wrap: anywhere)
+    and fit. docs/portal.md treats page-wide sideways scrolling at a phone's width as a
+    fault (the header's links wrap "rather than scroll sideways out of sight"; what may be
+    wider scrolls "inside a wrapper")."""
+    Subject.objects.filter(pk=world.alice_subject.pk).update(
+        deletion_queued_at=timezone.now(),
+        deletion_queued_key=KEY,
+        deletion_queued_by_agent=world.agent,
+    )
+    operation = queued_deletion(Subject.objects.get(pk=world.alice_subject.pk))
+    with new_page(browser, live_server, width=375, height=800) as phone:
+        log_in(phone, "alice", PASSWORD)
+        for url in ("/portal/", f"/portal/deletions/{operation.pk}/", "/portal/deletions/"):
+            phone.goto(url)
+            scroll_width, client_width = phone.evaluate(PAGE_WIDTH)
+            assert scroll_width <= client_width, (url, scroll_width, client_width)  # these fit
+        phone.goto("/portal/export/")
+        expect(phone.locator("#export-during-deletion")).to_contain_text(KEY)
+        scroll_width, client_width = phone.evaluate(PAGE_WIDTH)
+        assert scroll_width <= client_width, (scroll_width, client_width)
+
+
+def test_a_correction_kept_beside_says_so_without_scrolling_sideways_at_320_px(
+    browser, live_server, world
+):
+    """Same cause (``.message`` has no overflow-wrap): the message after a correction of an
+    administrator's memory ends with its rule code, "(supersession.conflict_lower_authority)",
+    one 39-character word that runs out of the message at 320 px (WCAG 1.4.10's reflow
+    width), and the page is 349 px wide."""
+    from memory_core.principals import SystemPrincipal
+    from memory_core.services.memories import MemoryDraft, memory_store_many
+
+    (admin,) = memory_store_many(
+        drafts=[
+            MemoryDraft(
+                subject=world.alice_subject,
+                memory_type="user_preference",
+                memory_key="style.tone",
+                content="Use a formal tone.",
+                authority="explicit_admin",
+                source_type="admin",
+            )
+        ],
+        principal=SystemPrincipal(tenant_id=world.tenant.id),
+    )
+    with new_page(browser, live_server, width=320, height=800) as phone:
+        log_in(phone, "alice", PASSWORD)
+        phone.goto(f"/portal/memories/{admin.pk}/correct/")
+        phone.get_by_label("Corrected memory").fill("Use a casual tone.")
+        phone.get_by_role("button", name="Save correction").click()
+        expect(phone.locator(".messages")).to_contain_text("supersession.conflict_lower_authority")
+        scroll_width, client_width = phone.evaluate(PAGE_WIDTH)
+        assert scroll_width <= client_width, (scroll_width, client_width)
+
+
+URL = "https://drive.example.com/file/d/1AbCdEfGhIjKlMnOpQrStUvWxYz0123456789/view?usp=sharing"
+
+
+@pytest.mark.parametrize("where", ["memory page", "delete page"])
+def test_a_waiting_correction_holding_a_link_does_not_widen_the_page_on_a_phone(
+    browser, live_server, world, where
+):
+    """A newer version of alice's memory waits for a reviewer and holds a link. Her memory's
+    page lists it under "Waiting for a reviewer" (``ul.memory-list li a``: no overflow-wrap,
+    where the list page's ``.memory-content`` has it) and its delete page in the warning
+    ``.message`` (none either): the link, one unbreakable word, makes the page 712 / 767 px
+    wide on a 375 px phone. Stop 53 fixed the same link on the list page
+    (tests/browser/test_portal_usability.py, a long URL does not widen the page)."""
+    from tests.factories import pending_write_on
+
+    pending_write_on(world.alice_memory, f"User's data scripts guide is at {URL}")
+    url = f"/portal/memories/{world.alice_memory.pk}/"
+    if where == "delete page":
+        url += "delete/"
+    with new_page(browser, live_server, width=375, height=800) as phone:
+        log_in(phone, "alice", PASSWORD)
+        phone.goto(url)
+        expect(phone.get_by_role("link", name=URL, exact=False)).to_be_visible()
+        scroll_width, client_width = phone.evaluate(PAGE_WIDTH)
+        assert scroll_width <= client_width, (scroll_width, client_width)
+
+
+def test_the_review_queue_does_not_scroll_sideways_on_a_phone_with_a_long_agent_name(
+    browser, live_server, world
+):
+    """A pending write by an agent named ``customer_support_assistant_production_v2`` (40
+    characters; an agent's name may have 100): the queue card says "written by agent
+    <strong>name</strong>" in ``.review-item .muted`` (no overflow-wrap; the end user's
+    memory card wraps the same name, ``.meta dd``), the grid's ``1fr`` column takes the
+    name's width and every card, and the page, is 444 px wide on a 375 px phone."""
+    from memory_core.principals import AgentPrincipal
+    from memory_core.services.writes import memory_write
+
+    world.agent.name = "customer_support_assistant_production_v2"
+    world.agent.save()
+    result = memory_write(
+        principal=AgentPrincipal.from_agent(world.agent),
+        data={
+            "subject": "user-42",
+            "memory_type": "user_preference",
+            "memory_key": "health.diet",
+            "content": "User has a peanut allergy.",
+            "scope": "global",
+            "source": {"type": "user_input", "conversation_id": "c1", "message_id": "m1"},
+            "authority": "explicit_user",
+            "consent": "explicit",
+            "sensitivity": "sensitive",
+        },
+    )
+    assert result.decision == "pending_approval"
+    with new_page(browser, live_server, width=375, height=800) as phone:
+        log_in(phone, "reviewer", PASSWORD)
+        expect(phone.get_by_text("customer_support_assistant_production_v2")).to_be_visible()
+        scroll_width, client_width = phone.evaluate(PAGE_WIDTH)
+        assert scroll_width <= client_width, (scroll_width, client_width)
+
+
+@pytest.fixture
+def results_dir(tmp_path):
+    """A folder for the results file (the live server reads it: one the tests own)."""
+    folder = tmp_path / "evaluation-results"
+    folder.mkdir()
+    return folder
+
+
+def test_the_health_page_does_not_scroll_sideways_with_an_evaluation_files_name(
+    browser, live_server, world, settings, results_dir
+):
+    """The latest evaluation's card names its results file (``overview.evaluation_file``,
+    whatever ``eval_retrieval --json`` was given) as bare text in ``p.muted.small``
+    (templates/portal/review/health.html; the dataset beside it is in ``<code>`` and wraps).
+    A file named ``retrieval_evaluation_seed_examples_20261206.json`` is one unbreakable
+    word: the page is 395 px wide on a 375 px phone. Stop 53 fixed the same page's figures
+    table widening it (tests/browser/test_portal_usability.py, 390 px)."""
+    result = results_dir / "retrieval_evaluation_seed_examples_20261206.json"
+    result.write_text(
+        '{"dataset": "seed-examples", "cases": 9, "failures": [],'
+        ' "system": {"precision_at_k": 0.9167, "leakage_rate": 0.0, "by_tag": {}},'
+        ' "baseline_vector_topk": {"precision_at_k": 0.193, "leakage_rate": 0.0},'
+        ' "no_memory": {"precision_at_k": 0.0, "leakage_rate": 0.0}}'
+    )
+    settings.MEMLEDGER_EVALUATION_RESULTS = [str(result)]
+    settings.DATA_DIR = results_dir  # no results of other runs in the shared data folder
+    with new_page(browser, live_server, width=375, height=800) as phone:
+        log_in(phone, "reviewer", PASSWORD)
+        phone.goto("/portal/review/health/")
+        expect(phone.get_by_text(result.name)).to_be_visible()
+        scroll_width, client_width = phone.evaluate(PAGE_WIDTH)
+        assert scroll_width <= client_width, (scroll_width, client_width)
+
+
+def test_the_review_queue_does_not_scroll_sideways_when_the_memory_written_on_holds_a_link(
+    browser, live_server, world
+):
+    """A pending write on a memory whose text holds a link: the card says "Approved, it
+    becomes the next version of <q>Allergy plan at https://...</q>" (``p.replaces``, no
+    overflow-wrap; the write's own text, ``.memory-content``, wraps), and the page is 731 px
+    wide on a 375 px phone."""
+    from tests.factories import MemoryFactory, pending_write_on
+
+    head = MemoryFactory(
+        subject=world.alice_subject, memory_key="health.plan", content=f"Allergy plan at {URL}"
+    )
+    pending_write_on(head, "User has a peanut allergy.")
+    with new_page(browser, live_server, width=375, height=800) as phone:
+        log_in(phone, "reviewer", PASSWORD)
+        expect(phone.get_by_text("Approved, it becomes the next version of")).to_be_visible()
+        scroll_width, client_width = phone.evaluate(PAGE_WIDTH)
+        assert scroll_width <= client_width, (scroll_width, client_width)
+
+
+def test_back_after_logging_in_does_not_say_the_account_cannot_open_the_page(page, world):
+    """Alice opens her memory's link while logged out (a bookmark, or her session ended):
+    the login page (``?next=`` the memory) logs her in and opens the memory. She presses
+    Back: the login page, never cached, is fetched again, and since she is logged in and it
+    has a ``next``, templates/registration/login.html says "Your account can't open that
+    page. Log in with another account." Her account has just opened it. The portal never
+    sends a logged-in account to the login page for a page it may not open (docs/portal.md:
+    "a login with the wrong role gets a 403 page that says why"), so the warning is only ever
+    shown to an account that can open the page: here, and after an action sent after the
+    session ended (its ``next``, then Back)."""
+    memory_url = f"/portal/memories/{world.alice_memory.pk}/"
+    page.goto(memory_url)
+    assert "/accounts/login/?next=" in page.url
+    page.get_by_label("Username").fill("alice")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    expect(page.get_by_text("User prefers Python for data scripts.").first).to_be_visible()
+    assert page.url.endswith(memory_url)
+
+    page.go_back()
+    page.wait_for_load_state()
+    assert "/accounts/login/" in page.url  # the history entry of the login page
+    expect(page.locator("main")).not_to_contain_text("can't open that page")
