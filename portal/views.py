@@ -29,6 +29,7 @@ from memory_core.selectors.approvals import in_use_now
 from memory_core.selectors.memories import memory_get
 from memory_core.selectors.portal import (
     correction_kept_beside,
+    correction_saved_as,
     deletions_page,
     memory_deleted_by,
     memory_history,
@@ -245,6 +246,8 @@ class MemoryCorrectView(EndUserMixin, FormView):
         """Return why ``memory_correct`` refused, in the words of the person correcting."""
         memory = self.get_memory()
         if error.code == "not_chain_head":
+            # As it is now: read before the change, it said the version changed was in use.
+            memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
             # Another tab or an agent changed the memory after this page was opened.
             return (
                 f"This memory changed after you opened this page: version {memory.version} "
@@ -260,6 +263,10 @@ class MemoryCorrectView(EndUserMixin, FormView):
     ALREADY_KEPT = (
         "Nothing new was saved: this same correction is already kept beside the current "
         "version, for a reviewer to decide which one stands."
+    )
+    ALREADY_SAVED = (
+        "Nothing new was saved: this same correction is already saved as version {version}. "
+        "The previous version is kept in the history as superseded."
     )
     ALREADY_WAITING = (
         "Nothing new was saved: this same correction is already waiting for a reviewer. The "
@@ -294,6 +301,14 @@ class MemoryCorrectView(EndUserMixin, FormView):
         except NotFound as error:
             return self.refuse(error, detail)
         except DomainError as error:
+            saved = error.code == "not_chain_head" and correction_saved_as(
+                principal=self.principal, memory=memory, content=form.cleaned_data["content"]
+            )
+            if saved:
+                # Sent twice (a second click while the first was saved): it was told its
+                # correction was not saved, though the first had saved it.
+                messages.info(self.request, self.ALREADY_SAVED.format(version=saved.version))
+                return redirect("portal:memory", memory_id=saved.pk)
             # The form stays, with the user's text in it: a redirect would throw it away.
             form.add_error(None, self.refusal(error))
             return self.form_invalid(form)
@@ -401,6 +416,14 @@ class _MemoryActionView(EndUserMixin, View):
         try:
             self.call(data)
         except DomainError as error:
+            # Read again: the same action sent twice (a second click while the first ran)
+            # found the memory retired by the first, and was answered in the API's words
+            # ("Memory <uuid> is revoked."), where the portal says why in its own (stop 54's
+            # audit in a browser).
+            now = memory_get(principal=self.principal, memory_id=memory_id)
+            if not self.available(now):
+                messages.error(request, f"Nothing was changed. {self.unavailable(now)}")
+                return redirect(detail)
             return self.refuse(error, detail)
         messages.success(request, self.done_message)
         return redirect(detail)

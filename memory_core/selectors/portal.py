@@ -35,6 +35,7 @@ from memory_core.deletion.stores import event_details_left
 from memory_core.models import (
     AUTHORITY_RANK,
     LIVE_STATUSES,
+    PROPOSED_STATUSES,
     AdmissionDecision,
     Authority,
     DeletionOperation,
@@ -342,6 +343,22 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
         .exclude(pk=memory.pk)
         .order_by("created_at", "id")
     )
+
+
+def correction_saved_as(*, principal, memory: Memory, content: str) -> Memory | None:
+    """Return the version that superseded ``memory`` when it is the person's correction with
+    the text ``content`` (``explicit_user``, as the portal writes), or None: the same
+    correction sent twice (a second click while the first was saved) finds its memory
+    superseded by the first (stop 54's audit in a browser). One query."""
+    successor = (
+        Memory.objects.visible_to(principal)
+        .filter(supersedes_id=memory.pk, authority=Authority.EXPLICIT_USER)
+        .exclude(status__in=PROPOSED_STATUSES)
+        .first()
+    )
+    if successor is not None and successor.content_hash == content_hash(content):
+        return successor
+    return None
 
 
 def correction_kept_beside(*, principal, memory: Memory, content: str) -> Memory | None:

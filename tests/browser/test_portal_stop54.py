@@ -1,14 +1,18 @@
 """Portal pages in a real browser, stop 54's audit: long unbreakable words (a key, a rule
 code, a link, an agent's name, a file name) widened pages past a phone's screen, and the
 login page, reached by Back after logging in, said the account could not open the page it
-had just opened."""
+had just opened; and a correction or a revoke clicked twice while the first was saved was
+answered as though nothing had been saved, or in the API's words."""
+
+import time
 
 import pytest
 from django.utils import timezone
 from playwright.sync_api import expect
 
+import portal.views
 from memory_core.deletion.selectors import queued_deletion
-from memory_core.models import Subject
+from memory_core.models import Memory, Subject
 from tests.browser.conftest import log_in, new_page
 from tests.browser.test_portal_flows import PASSWORD, World
 
@@ -226,3 +230,81 @@ def test_back_after_logging_in_does_not_say_the_account_cannot_open_the_page(pag
     page.wait_for_load_state()
     assert "/accounts/login/" in page.url  # the history entry of the login page
     expect(page.locator("main")).not_to_contain_text("can't open that page")
+
+
+def test_a_correction_clicked_twice_is_not_said_to_be_unsaved(page, world, monkeypatch):
+    """The server takes a moment to save (embedding the new text): the person clicks Save
+    again 300 ms later. Chromium sends both POSTs and shows the second one's answer. The
+    first saved version 2; the second finds version 1 superseded (``not_chain_head``) and
+    ``MemoryCorrectView.refusal`` answers "This memory changed after you opened this page:
+    version 1 is now active, so your correction was not saved" (the memory read before the
+    first committed). The portal handles a double click of a sensitive or kept-beside
+    correction (docs/portal.md: "sent again ... nothing new is saved and the memory's page
+    says ..."); a plain one must not tell the person their saved correction was lost."""
+    real = portal.views.memory_correct
+
+    def slow_correct(*args, **kwargs):
+        time.sleep(1.0)  # a slower server: the embedding of the new text, a busy database
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(portal.views, "memory_correct", slow_correct)
+    posts = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    log_in(page, "alice", PASSWORD)
+    page.goto(f"/portal/memories/{world.alice_memory.pk}/correct/")
+    page.get_by_label("Corrected memory").fill("User prefers Rust for data scripts.")
+    button = page.get_by_role("button", name="Save correction")
+    button.scroll_into_view_if_needed()
+    box = button.bounding_box()
+    page.mouse.click(box["x"] + 5, box["y"] + 5)
+    page.wait_for_timeout(300)
+    page.mouse.click(box["x"] + 5, box["y"] + 5)  # the impatient second click
+    page.wait_for_timeout(3_500)
+    page.wait_for_load_state()
+    assert sum(url.endswith("/correct/") for url in posts) == 2  # both clicks were sent
+
+    saved = Memory.objects.filter(supersedes=world.alice_memory)
+    assert saved.count() == 1 and saved.get().status == "active"  # saved once, in use
+    # What the person is shown must not say the opposite of what happened.
+    text = page.locator("main").inner_text()
+    assert "your correction was not saved" not in text, text[:600]
+    assert not page.title().startswith("Error: "), page.title()
+
+
+def test_a_revoke_clicked_twice_answers_in_the_portals_words(page, world, monkeypatch):
+    """The same second click on "Revoke this preference". The second POST read the memory
+    before the first committed, so ``_MemoryActionView.post`` finds it available and calls
+    ``memory_revoke``, whose Conflict is shown as it is by ``PortalAccessMixin.refuse``: a red
+    alert "Memory 64c29959-0277-424d-8249-820174454f8f is revoked." (the API's words, the
+    memory's whole uuid), and the first click's "Revoked. Agents will no longer use it." is
+    never shown. docs/portal.md: every action ends with a message "in the words of that
+    action", and a revoke of a memory not in use "sends GET and POST back to the memory with
+    the reason" ("Nothing was changed. This memory is revoked, so agents do not use it and
+    there is nothing to revoke.", ``MemoryRevokeView.unavailable``)."""
+    import portal.views as views
+
+    real = views.MemoryRevokeView.call
+
+    def slow_call(self, data):
+        time.sleep(1.0)
+        return real(self, data)
+
+    monkeypatch.setattr(views.MemoryRevokeView, "call", slow_call)
+    posts = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    log_in(page, "alice", PASSWORD)
+    page.goto(f"/portal/memories/{world.alice_memory.pk}/revoke/")
+    button = page.get_by_role("button", name="Revoke this preference")
+    button.scroll_into_view_if_needed()
+    box = button.bounding_box()
+    page.mouse.click(box["x"] + 5, box["y"] + 5)
+    page.wait_for_timeout(300)
+    page.mouse.click(box["x"] + 5, box["y"] + 5)
+    page.wait_for_timeout(3_500)
+    page.wait_for_load_state()
+    assert sum(url.endswith("/revoke/") for url in posts) == 2
+    assert Memory.objects.get(pk=world.alice_memory.pk).status == "revoked"
+
+    said = page.locator(".messages").inner_text()
+    assert str(world.alice_memory.pk) not in said, said  # not the API's "Memory <uuid> is ..."
+    assert "Revoked" in said or "Nothing was changed" in said, said
