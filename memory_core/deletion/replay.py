@@ -257,12 +257,13 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
     memory_ids = {uuid.UUID(t["memory_id"]) for t in entry["tombstones"]}
     if entry["target"] != DeletionOperation.Target.TENANT:
         _lock_subjects(subject_id, memory_ids)
-    if entry["target"] == DeletionOperation.Target.SUBJECT and subject_id and not memory_ids:
-        # A line that names no memory (a queued request's, ``ledger.queued_entry``): every one
-        # the subject has, as the worker's request would have taken them (none is written
-        # about it while it is queued). A line with its tombstones deletes them alone: it
+    if entry["target"] == DeletionOperation.Target.SUBJECT and subject_id and entry.get("queued"):
+        # A queued request's line (``ledger.queued_entry``, from the journal or the damaged
+        # database) names no memory: every one the subject has, as the worker's request would
+        # have taken them (none is written about it while it is queued). Any other line
+        # deletes the memories its tombstones name, none for an operation that held none: it
         # took every live memory of the subject, those written about it after the request
-        # too, which nobody asked to delete (stop 54's audit of deletion).
+        # too, which nobody asked to delete (stop 54's audit of deletion and its review).
         memory_ids |= set(
             Memory.objects.filter(subject_id=subject_id)
             .exclude(status=Status.DELETED)

@@ -901,7 +901,13 @@ def test_a_replayed_deletion_and_a_conflict_resolution_on_its_rows_do_not_deadlo
     else:
         pytest.fail("no conflict whose candidates are stored out of id order")
     item = ReviewItem.objects.get(kind="conflict", candidate_ids__contains=[guess.id])
-    entry = journal_line(2, tenant_id=tenant.id, target="subject", subject_id=explicit.subject_id)
+    entry = journal_line(
+        2,
+        tenant_id=tenant.id,
+        target="subject",
+        subject_id=explicit.subject_id,
+        memory_ids=[explicit.id, other.id, guess.id],
+    )
     held, let_go = threading.Event(), threading.Event()
 
     def revoke_in_flight():  # holds the row stored between the candidates

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
-from memory_core.models import Memory, MemoryType
+from memory_core.models import Memory, MemoryType, RetrievalTrace
 from tests.factories import MemoryFactory
 from tests.processes import run_manage
 from tests.rls_support import owner_conninfo
@@ -806,3 +806,34 @@ def test_replaying_a_subject_deletion_the_backup_had_keeps_what_was_written_afte
         "active",
         "User now prefers dark mode.",
     ), "the replay of the earlier whole-subject deletion deleted a memory written after it"
+
+
+def test_replaying_an_empty_subject_deletion_keeps_memories_written_after_it(
+    owner, owner_principal, journal
+):
+    """The person deletes everything while nothing is remembered about them (only a
+    retrieval's trace): the operation holds no memory, and its journal line names none (it
+    is no queued request's line: no ``queued`` flag). Their agent then writes a memory; the
+    dump is taken a minute later, and the replay is run as docs/operations.md says
+    (``--since`` a few minutes before the dump). The line, naming no memory, was read as a
+    queued request's and took every memory the subject has: the one written after it too
+    (stop 54's review of the fix above)."""
+    RetrievalTrace.objects.create(
+        tenant_id=owner.tenant_id, subject=owner, mode="task", cited_ids=[], selected_ids=[]
+    )
+    operation = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert operation.memory_ids == []
+    assert deletion_run(operation_id=operation.id) == "completed"
+    line = json.loads(journal.read_text().strip().splitlines()[-1])
+    assert line["tombstones"] == [] and not line.get("queued")
+    written_after = MemoryFactory(subject=owner, content="User now prefers dark mode.")
+    dump_started = written_after.created_at + timedelta(minutes=1)
+
+    call_command(
+        "replay_deletions",
+        "--since", (dump_started - timedelta(minutes=5)).isoformat(),
+        "--ledger", str(journal),
+        stdout=StringIO(), stderr=StringIO(),
+    )  # fmt: skip
+    written_after.refresh_from_db()
+    assert written_after.status == "active"
