@@ -925,6 +925,10 @@ def _subject_covering(*, subject: Subject, candidates, operations=None) -> Delet
         .order_by("-requested_at")
         .first()
     )
+    if unfinished is not None and unfinished.status == DeletionOperation.State.FAILED:
+        # An older whole one dead-lettered again after a newer one completed: answered, it
+        # is re-driven too, as ``last`` is above (it was answered failed: stop 54's review).
+        _redrive(unfinished)
     return unfinished or last
 
 

@@ -187,3 +187,33 @@ def test_a_trace_made_since_a_failed_subject_deletion_is_deleted_when_asked_agai
 
     assert again.pk != first.pk  # a new operation, for the trace
     assert not RetrievalTrace.objects.filter(subject=owner).exists()
+
+
+def test_asked_again_re_drives_an_older_dead_lettered_whole_subject_deletion(
+    settings, owner, owner_principal, memories, journal
+):
+    """docs/operations.md: "a whole subject's (or tenant's) request re-drives ... a whole
+    subject's failed one" (its memories are in the ledger: a new operation would not look
+    for them). The covering check re-drives only the newest whole-subject operation; an
+    older failed one is answered as "the unfinished one" and left dead-lettered, and the
+    post-check re-drive is never reached because the check returned first (stop 54's
+    review)."""
+    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 1
+    settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]
+    first = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert deletion_run(operation_id=first.id) == "failed"
+    settings.MEMLEDGER_EVAL_DATA_DIRS = configured
+    MemoryFactory(subject=owner)  # written since: asked again, a new operation
+    second = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert second.pk != first.pk
+    assert deletion_run(operation_id=second.id) == "completed"
+    settings.MEMLEDGER_EVAL_DATA_DIRS = [
+        "/nonexistent/memledger-eval"
+    ]  # the re-driven first one fails again
+    assert deletion_run(operation_id=first.id) == "failed"
+    settings.MEMLEDGER_EVAL_DATA_DIRS = configured  # fixed
+
+    answered = deletion_request(principal=owner_principal, subject_id=owner.id)
+    first.refresh_from_db()
+    assert answered.pk == first.pk and first.status == DeletionOperation.State.PENDING
