@@ -243,3 +243,25 @@ def test_delete_subject_run_runs_the_deletions_its_request_set_going(
         assert DeletionOperation.objects.get(pk=pk).status == "completed"
     dataset = seeded["eval_path"].read_text()
     assert not [m for m in [memories[0], *on_key] if str(m.id) in dataset]
+
+
+def test_delete_subject_key_run_names_a_dead_lettered_deletion_apart(
+    tenant, owner, failed_memory_deletion, journal
+):
+    """A key's request re-drives nothing, so the subject's dead-lettered memory deletion stays
+    failed, which no worker or beat sweep runs: the fix above failed the operator's completed
+    key deletion saying "a worker and the beat sweep carry on with them" (stop 54's review).
+    It is named apart now, and the command succeeds."""
+    failed, _ = failed_memory_deletion
+    MemoryFactory(subject=owner, memory_key="health.notes")
+    out = StringIO()
+    call_command(
+        "delete_subject", tenant.slug, owner.external_id, "--key", "health.notes",
+        "--yes", "--run", stdout=out, stderr=StringIO(),
+    )  # fmt: skip
+    reported = json.loads(out.getvalue().strip().splitlines()[-1])
+    assert reported["status"] == "completed"
+    assert (reported["others_unfinished"], reported["others_dead_lettered"]) == (
+        [],
+        [str(failed.pk)],
+    )

@@ -22,6 +22,8 @@ from memory_core.principals import SystemPrincipal
 from memory_core.rls import platform_command, tenant_atomic, tenant_scope
 from memory_core.text import identifier
 
+FAILED = DeletionOperation.State.FAILED
+
 
 class Command(BaseCommand):
     help = (
@@ -102,18 +104,25 @@ class Command(BaseCommand):
         # made before the operator's: run here too, and unfinished, the command does not say
         # completed (it did, while they waited: stop 54's audit of deletion), as
         # ``delete_tenant`` does.
+        # A dead-lettered one its request did not re-drive (a key's request re-drives none)
+        # is no worker's: named apart, it does not fail the command, which said "a worker
+        # carries on with them" (stop 54's review).
         others = DeletionOperation.objects.filter(tenant_id=tenant.pk, subject=subject)
-        unfinished = (
-            others.exclude(pk=operation.pk)
-            .exclude(status=DeletionOperation.State.COMPLETED)
-            .order_by("pk")
-        )
+        others = others.exclude(pk=operation.pk).order_by("pk")
+        dead = [str(pk) for pk in others.filter(status=FAILED).values_list("pk", flat=True)]
+        unfinished = others.exclude(status__in=[DeletionOperation.State.COMPLETED, FAILED])
         for other in unfinished.values_list("pk", flat=True) if run else ():
             self.stderr.write(f"other deletion {other}: {deletion_run(operation_id=other)}")
         waiting = [str(pk) for pk in unfinished.values_list("pk", flat=True)]
         self.stdout.write(
             json.dumps(
-                {**target, **document, "memories": count, "others_unfinished": waiting},
+                {
+                    **target,
+                    **document,
+                    "memories": count,
+                    "others_unfinished": waiting,
+                    "others_dead_lettered": dead,
+                },
                 sort_keys=True,
             )
         )
