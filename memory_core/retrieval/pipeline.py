@@ -28,9 +28,9 @@ from psycopg.errors import LockNotAvailable, QueryCanceled
 
 from memory_core.embeddings import embed_texts, get_embedder
 from memory_core.exceptions import PermissionDenied
-from memory_core.locks import SUBJECT_LOCK_PREFIX, deletion_queued_keys, subject_shared_lock_wait
+from memory_core.locks import SUBJECT_LOCK_PREFIX, subject_shared_lock_wait
 from memory_core.models import RetrievalTrace
-from memory_core.policy_check import RetentionCutoff, retention_cutoffs
+from memory_core.policy_check import RetentionCutoff, retention_cutoffs, retention_overdue
 
 from . import assembly, budget, candidates, conflicts, dedup, filters, intent, plan, rerank
 from .policy import RetrievalPolicy
@@ -71,7 +71,7 @@ _LOOKUP_SQL = (
 # before its try of the lock), or a read before a wait for the lock, would miss a mark that
 # committed as the lock was released, and the retrieval would hand out memories the person
 # had just asked to delete. Sent in the lookup's round trip (pipeline mode); after a wait
-# for the lock, read again as writes read it (``locks.deletion_queued_keys``).
+# for the lock, read again (as writes read it again: ``locks.deletion_queued_keys``).
 # With it, whether a conflict of the subject's memories without a key is open, or resolved
 # ``ask_user`` (stage 8's ``_keyless_conflicts`` reads their rows only then).
 _QUEUED_SQL = (
@@ -144,9 +144,14 @@ def lookup_subject_and_policy(*, tenant_id, user_id: str):
     if not granted:
         if not subject_shared_lock_wait(subject_id):
             return None, SubjectState.BEING_DELETED, policy, "", False
-        # Read again, as a write does (locks.subjects_shared_locked): the wait may have let a
-        # mark in.
-        queued_key = deletion_queued_keys([subject_id]).get(subject_id)
+        # Read again: the wait may have let a mark in (as a write reads it again,
+        # locks.subjects_shared_locked), or a keyless conflict whose rival the stores now read
+        # (read before the wait, the rival was given beside the memory it disputes: stop
+        # 54's audit of keyless conflicts).
+        with connection.cursor() as again:
+            again.execute(_QUEUED_SQL, [tenant_id, user_id])
+            row = again.fetchone()
+        queued_key, keyless = row if row else (None, False)
     if queued_key == "":  # the whole subject's deletion is queued
         return subject_id, SubjectState.DELETION_QUEUED, policy, "", False
     return subject_id, SubjectState.READABLE, policy, queued_key or "", keyless
@@ -483,7 +488,7 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
 # their authority (``_keyless_conflicts``): open ones, and those a reviewer resolved
 # ``ask_user`` (nothing changes: agents are given what they were given while it was open).
 _KEYLESS_CITED_SQL = """
-    SELECT r.id, m.id::text, m.authority
+    SELECT r.id, m.id::text, m.authority, m.memory_class, m.created_at
       FROM memory_core_reviewitem r
       JOIN memory_core_memory m
         ON m.id = ANY(r.candidate_ids) AND m.tenant_id = r.tenant_id
@@ -508,7 +513,17 @@ def _keyless_conflicts(ctx: RetrievalContext, resolved: list[Candidate], *, now)
         )
         found = cursor.fetchall()
     cited: dict = {}
-    for item_id, memory_id, authority in found:
+    for item_id, memory_id, authority, memory_class, created_at in found:
+        # In use as the stores read a row: one past its class's retention is given to no
+        # agent, and kept measuring, it hid its rival too, so agents got neither (stop 54's
+        # audit of keyless conflicts).
+        if retention_overdue(
+            ctx.retention_cutoffs,
+            memory_class=memory_class,
+            authority=authority,
+            created_at=created_at,
+        ):
+            continue
         cited.setdefault(item_id, []).append((memory_id, authority))
     return conflicts.keyless_rivals(resolved, list(cited.values()))
 

@@ -367,10 +367,22 @@ def correction_kept_beside(*, principal, memory: Memory, content: str) -> Memory
     (``explicit_user``, as the portal writes) with the same text. A correction of a memory of
     higher authority (an administrator's) is kept beside it, and sent twice (a double click,
     the form again) it stood twice, with a three-way conflict (stop 52's audit of the portal).
-    One query."""
+    One query; for a keyless memory two: the correction is one its open conflict cites (every
+    keyless memory of the subject has the same empty key, and a correction of another
+    incident in the same words was answered "already kept beside" and never saved: stop 54's
+    audit of keyless conflicts)."""
+    rivals = Memory.objects.visible_to(principal)
+    if not memory.memory_key:
+        cited = ReviewItem.objects.filter(
+            tenant_id=memory.tenant_id,
+            kind=ReviewItem.Kind.CONFLICT,
+            state=ReviewItem.State.OPEN,
+            memory_key="",
+            candidate_ids__contains=[memory.pk],
+        ).values_list("candidate_ids", flat=True)
+        rivals = rivals.filter(pk__in=[pk for ids in cited for pk in ids])
     return (
-        Memory.objects.visible_to(principal)
-        .filter(
+        rivals.filter(
             subject_id=memory.subject_id,
             memory_key=memory.memory_key,
             memory_type=memory.memory_type,
