@@ -20,6 +20,8 @@ pytestmark = pytest.mark.django_db
 
 URL = "/api/v1/review/items"
 TOKEN = "a" * 32
+INCIDENT = "Atlas deploy failed on Monday: disk full on the build host."
+RIVAL = "Monday's deploy was skipped because the release manager cancelled it."
 
 
 def decide(client, item_id, decision: str, reason: str = "Checked with the user."):
@@ -29,8 +31,8 @@ def decide(client, item_id, decision: str, reason: str = "Checked with the user.
     )
 
 
-def keyless_incident(api_client, content: str) -> str:
-    body = write_body(memory_type="incident", content=content)
+def keyless_incident(api_client, content: str, **fields) -> str:
+    body = write_body(memory_type="incident", content=content, **fields)
     body.pop("memory_key")
     response = api_client.post("/api/v1/memories", body, format="json")
     assert response.status_code == 201, response.json()
@@ -255,9 +257,7 @@ def test_a_keyless_memorys_rival_of_lower_authority_is_not_given_beside_it(
     or approved by a reviewer, who is told agents are given the memory of higher authority
     until the conflict is settled). Retrieval grouped rows by key only and gave agents both
     (stop 54's audit of the reviewer's side)."""
-    head = keyless_incident(
-        api_client, "Atlas deploy failed on Monday: disk full on the build host."
-    )
+    head = keyless_incident(api_client, INCIDENT)
     rival = (
         "Monday's deploy was skipped because the user was in hospital after a heart attack."
         if approved
@@ -283,44 +283,32 @@ def test_a_keyless_memorys_rival_of_lower_authority_is_not_given_beside_it(
     )
     assert found.status_code == 200, found.json()
     given = [item["content"] for item in found.json()["items"]]
-    assert "Atlas deploy failed on Monday: disk full on the build host." in given
+    assert INCIDENT in given
     assert rival not in given
+
+
+def _retrieved(api_client, query: str) -> tuple[dict, dict]:
+    """Retrieve ``query`` for user-1; return ({id: content} of the items, the trace's stages)."""
+    found = api_client.post(
+        "/api/v1/retrieve", {"query": query, "context": {"user_id": "user-1"}}, format="json"
+    )
+    assert found.status_code == 200, found.json()
+    stages = api_client.get(f"/api/v1/traces/{found.json()['trace_id']}").json()["stages"]
+    return {item["id"]: item["content"] for item in found.json()["items"]}, stages
 
 
 def test_a_keyless_rival_of_lower_authority_is_not_given_when_its_head_is_off_topic(api_client):
     """Only the cited rows still among the candidates were measured: a query worded like the
     rival left the head below the relevance floor, and the model's disputed correction was
     given alone, as settled (stop 54's audit of retrieval)."""
-    body = write_body(
-        memory_type="incident",
-        content="Atlas deploy failed on Monday: disk full on the build host.",
-    )
-    body.pop("memory_key")
-    head = api_client.post("/api/v1/memories", body, format="json").json()["memory"]["id"]
-    rival = "Monday's deploy was skipped because the release manager cancelled it."
-    answer = api_client.post(
-        f"/api/v1/memories/{head}/supersede",
-        {"content": rival, "source": {"type": "model_inference", "conversation_id": "c",
-                                      "message_id": "m2"}},
-        format="json",
-    )  # fmt: skip
-    assert answer.status_code == 201, answer.json()
+    head = keyless_incident(api_client, INCIDENT)
+    correct(api_client, head, RIVAL)
     assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 1
-
-    found = api_client.post(
-        "/api/v1/retrieve",
-        {"query": "Why did the release manager cancel it?", "context": {"user_id": "user-1"}},
-        format="json",
-    )
-    assert found.status_code == 200, found.json()
-    given = [item["content"] for item in found.json()["items"]]
-    stages = api_client.get(f"/api/v1/traces/{found.json()['trace_id']}").json()["stages"]
+    given, stages = _retrieved(api_client, "Why did the release manager cancel it?")
     # The head was a candidate, dropped by the relevance gate; the rival stood alone.
     below_floor = {"id": head, "stage": "rerank", "reason": "below_relevance_floor"}
     assert below_floor in stages["rejections"]
-    # docs/retrieval.md stage 8: agents are given the memory of higher authority until a
-    # reviewer decides; the model's disputed correction must not stand alone as settled.
-    assert rival not in given
+    assert RIVAL not in given.values()
 
 
 def test_a_keyless_rival_is_not_given_when_dedup_folds_its_head_into_a_copy(api_client, tenant):
@@ -328,10 +316,8 @@ def test_a_keyless_rival_is_not_given_when_dedup_folds_its_head_into_a_copy(api_
     copy and folded the head into it, the conflict found only the rival among the
     candidates, and it was given beside the very fact it disputes (stop 54's audit of
     retrieval)."""
-    text = "Atlas deploy failed on Monday: disk full on the build host."
-    body = write_body(memory_type="incident", content=text, confidence=0.9)
-    body.pop("memory_key")
-    head = api_client.post("/api/v1/memories", body, format="json").json()["memory"]["id"]
+    text = INCIDENT
+    head = keyless_incident(api_client, text, confidence=0.9)
     head_row = Memory.objects.get(pk=head)
     copy = MemoryFactory(
         subject=head_row.subject,
@@ -343,27 +329,12 @@ def test_a_keyless_rival_is_not_given_when_dedup_folds_its_head_into_a_copy(api_
         embedding=head_row.embedding,
         embedding_model=head_row.embedding_model,
     )
-    rival = "Monday's deploy was skipped because the release manager cancelled it."
-    answer = api_client.post(
-        f"/api/v1/memories/{head}/supersede",
-        {"content": rival, "source": {"type": "model_inference", "conversation_id": "c",
-                                      "message_id": "m2"}},
-        format="json",
-    )  # fmt: skip
-    assert answer.status_code == 201, answer.json()
+    correct(api_client, head, RIVAL)
     assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 1
-
-    found = api_client.post(
-        "/api/v1/retrieve",
-        {"query": "what went wrong with Monday's deploy?", "context": {"user_id": "user-1"}},
-        format="json",
-    )
-    assert found.status_code == 200, found.json()
-    given = {item["id"]: item["content"] for item in found.json()["items"]}
-    stages = api_client.get(f"/api/v1/traces/{found.json()['trace_id']}").json()["stages"]
+    given, stages = _retrieved(api_client, "what went wrong with Monday's deploy?")
     assert {"kept": str(copy.id), "merged": head, "rule": "content_hash"} in stages["dedup_merges"]
     assert str(copy.id) in given  # the user's own account is given (the head's copy)
-    assert rival not in given.values()
+    assert RIVAL not in given.values()
 
 
 def _deploy_question(api_client) -> list[str]:
@@ -379,9 +350,7 @@ def _deploy_question(api_client) -> list[str]:
 def test_ask_user_on_a_keyless_conflict_keeps_what_agents_were_given(api_client, reviewer, tenant):
     """Resolved "ask the user", a keyless conflict's rival was given beside the memory from
     the next retrieval on, where the reviewer is told nothing changed (stop 54's review)."""
-    head = keyless_incident(
-        api_client, "Atlas deploy failed on Monday: disk full on the build host."
-    )
+    head = keyless_incident(api_client, INCIDENT)
     rival = correct(
         api_client, head, "Monday's deploy was skipped: the release manager cancelled it."
     )
@@ -394,7 +363,7 @@ def test_ask_user_on_a_keyless_conflict_keeps_what_agents_were_given(api_client,
         reason="Ask the user which is right.",
     )
     given = _deploy_question(api_client)
-    assert "Atlas deploy failed on Monday: disk full on the build host." in given
+    assert INCIDENT in given
     assert Memory.objects.get(pk=rival).content not in given
 
 
@@ -404,9 +373,7 @@ def test_ask_user_on_a_keyless_conflict_follows_the_rivals_new_version(
     """Resolved ``ask_user``, the item no longer followed its chains (only open items did):
     the model's new version of its disputed inference was given beside the user's account
     (stop 54's review of the fix above)."""
-    head = keyless_incident(
-        api_client, "Atlas deploy failed on Monday: disk full on the build host."
-    )
+    head = keyless_incident(api_client, INCIDENT)
     rival = correct(
         api_client, head, "Monday's deploy was skipped: the release manager cancelled it."
     )
@@ -422,7 +389,7 @@ def test_ask_user_on_a_keyless_conflict_follows_the_rivals_new_version(
     )
     assert Memory.objects.get(pk=rival).status == "superseded"
     given = _deploy_question(api_client)
-    assert "Atlas deploy failed on Monday: disk full on the build host." in given
+    assert INCIDENT in given
     assert Memory.objects.get(pk=again).content not in given
 
 
@@ -430,9 +397,7 @@ def test_a_keyless_rival_of_lower_authority_in_one_class_is_not_given_beside_it(
     """The user's correction of an administrator's keyless memory (lower authority, the same
     class) was given beside it: only the class was measured, not rule 3c's rank (stop 54's
     review)."""
-    head = keyless_incident(
-        api_client, "Atlas deploy failed on Monday: disk full on the build host."
-    )
+    head = keyless_incident(api_client, INCIDENT)
     Memory.objects.filter(pk=head).update(authority="explicit_admin", source_type="admin")
     rival = "Atlas deploy on Monday failed because the release manager cancelled it."
     answer = api_client.post(
@@ -444,7 +409,7 @@ def test_a_keyless_rival_of_lower_authority_in_one_class_is_not_given_beside_it(
     assert answer.status_code == 201, answer.json()
     assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 1
     given = _deploy_question(api_client)
-    assert "Atlas deploy failed on Monday: disk full on the build host." in given
+    assert INCIDENT in given
     assert rival not in given
 
 
