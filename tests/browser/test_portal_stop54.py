@@ -5,6 +5,7 @@ had just opened; and a correction or a revoke clicked twice while the first was 
 answered as though nothing had been saved, or in the API's words."""
 
 import time
+from pathlib import Path
 
 import pytest
 from django.utils import timezone
@@ -153,16 +154,8 @@ def test_the_review_queue_does_not_scroll_sideways_on_a_phone_with_a_long_agent_
         assert scroll_width <= client_width, (scroll_width, client_width)
 
 
-@pytest.fixture
-def results_dir(tmp_path):
-    """A folder for the results file (the live server reads it: one the tests own)."""
-    folder = tmp_path / "evaluation-results"
-    folder.mkdir()
-    return folder
-
-
 def test_the_health_page_does_not_scroll_sideways_with_an_evaluation_files_name(
-    browser, live_server, world, settings, results_dir
+    browser, live_server, world, settings, evaluation
 ):
     """The latest evaluation's card names its results file (``overview.evaluation_file``,
     whatever ``eval_retrieval --json`` was given) as bare text in ``p.muted.small``
@@ -170,15 +163,9 @@ def test_the_health_page_does_not_scroll_sideways_with_an_evaluation_files_name(
     A file named ``retrieval_evaluation_seed_examples_20261206.json`` is one unbreakable
     word: the page is 395 px wide on a 375 px phone. Stop 53 fixed the same page's figures
     table widening it (tests/browser/test_portal_usability.py, 390 px)."""
-    result = results_dir / "retrieval_evaluation_seed_examples_20261206.json"
-    result.write_text(
-        '{"dataset": "seed-examples", "cases": 9, "failures": [],'
-        ' "system": {"precision_at_k": 0.9167, "leakage_rate": 0.0, "by_tag": {}},'
-        ' "baseline_vector_topk": {"precision_at_k": 0.193, "leakage_rate": 0.0},'
-        ' "no_memory": {"precision_at_k": 0.0, "leakage_rate": 0.0}}'
-    )
+    (result,) = (Path(path) for path in settings.MEMLEDGER_EVALUATION_RESULTS)
+    result = result.rename(result.with_name("retrieval_evaluation_seed_examples_20261206.json"))
     settings.MEMLEDGER_EVALUATION_RESULTS = [str(result)]
-    settings.DATA_DIR = results_dir  # no results of other runs in the shared data folder
     with new_page(browser, live_server, width=375, height=800) as phone:
         log_in(phone, "reviewer", PASSWORD)
         phone.goto("/portal/review/health/")
