@@ -373,10 +373,11 @@ def correction_kept_beside(*, principal, memory: Memory, content: str) -> Memory
     audit of keyless conflicts)."""
     rivals = Memory.objects.visible_to(principal)
     if not memory.memory_key:
+        # Any state: resolved (``ask_user``, ``keep_both_scoped``), the correction still
+        # stands beside it, and sent again it was saved a second time (the stop's review).
         cited = ReviewItem.objects.filter(
             tenant_id=memory.tenant_id,
             kind=ReviewItem.Kind.CONFLICT,
-            state=ReviewItem.State.OPEN,
             memory_key="",
             candidate_ids__contains=[memory.pk],
         ).values_list("candidate_ids", flat=True)

@@ -7,10 +7,11 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import timezone
 
+from memory_core.deletion import runner
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import (
     deletion_request,
@@ -18,6 +19,7 @@ from memory_core.deletion.services import (
     queued_subject_deletion_run,
 )
 from memory_core.deletion.sweep import deletion_sweep
+from memory_core.management.commands import delete_subject as delete_subject_command
 from memory_core.models import DeletionOperation, Memory, Subject
 from tests.celery_worker import wait_for
 from tests.deletion.conftest import held_in_another_transaction, seed_everywhere
@@ -265,3 +267,41 @@ def test_delete_subject_key_run_names_a_dead_lettered_deletion_apart(
         [],
         [str(failed.pk)],
     )
+
+
+def test_a_redriven_deletion_that_fails_again_during_run_is_reported(
+    settings, tenant, owner, failed_memory_deletion, journal, monkeypatch
+):
+    """A dead-lettered deletion its request re-drove, failing again while the command ran it,
+    was named nowhere and the command exited 0 (stop 54's review of the fix above)."""
+    failed, _ = failed_memory_deletion
+    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 1
+    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
+
+    def run_other(*, operation_id):
+        # The evaluation mount goes down again while the command runs the re-driven one.
+        settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]
+        try:
+            return runner.deletion_run(operation_id=operation_id)
+        finally:
+            settings.MEMLEDGER_EVAL_DATA_DIRS = configured
+
+    # Only the loop over the other deletions calls the module's name (the operator's own
+    # operation is run by ``follow``).
+    monkeypatch.setattr(delete_subject_command, "deletion_run", run_other)
+    out = StringIO()
+    error = None
+    try:
+        call_command(
+            "delete_subject", tenant.slug, owner.external_id, "--yes", "--run",
+            stdout=out, stderr=StringIO(),
+        )  # fmt: skip
+    except CommandError as raised:
+        error = raised
+    assert DeletionOperation.objects.get(pk=failed.pk).status == "failed"
+    reported = json.loads(out.getvalue().strip().splitlines()[-1])
+    # It failed again under the command's own --run: named (unfinished or dead-lettered),
+    # and the command does not exit 0 as though everything it set going completed.
+    named = reported["others_unfinished"] + reported["others_dead_lettered"]
+    assert str(failed.pk) in named, reported
+    assert error is not None, "exit 0 while a deletion it re-drove and ran failed"

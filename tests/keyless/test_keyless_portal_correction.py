@@ -6,6 +6,8 @@ import pytest
 from django.urls import reverse
 
 from memory_core.models import Memory, ReviewItem
+from memory_core.principals import SystemPrincipal
+from memory_core.services.conflicts import conflict_resolve
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db
@@ -51,3 +53,44 @@ def test_correcting_a_second_keyless_memory_with_the_same_words_is_saved(
             sorted([str(second.pk), str(corrections.exclude(pk=kept_first.pk).get().pk)]),
         ]
     )
+
+
+WORDS = "It did not fail: I cancelled it myself."
+
+
+def _admin_incident(subject):
+    return MemoryFactory(
+        subject=subject,
+        incident=True,
+        authority="explicit_admin",
+        source_type="admin",
+        content="The Atlas deploy on Monday failed: disk full.",
+    )
+
+
+@pytest.mark.parametrize("outcome", ["ask_user", "keep_both_scoped"])
+def test_a_keyless_correction_sent_again_after_resolution_is_kept_once(
+    alice_client, alice_subject, outcome
+):
+    """Sent again after a reviewer resolved its conflict (``ask_user``: nothing changes, or
+    ``keep_both_scoped``), the correction was saved a second time: the match read open
+    conflicts only (stop 54's review of the fix above)."""
+    head = _admin_incident(alice_subject)
+    url = reverse("portal:memory-correct", args=[head.pk])
+    assert alice_client.post(url, {"content": WORDS}, follow=True).status_code == 200
+    assert Memory.objects.filter(subject=alice_subject, authority="explicit_user").count() == 1
+    item = ReviewItem.objects.get(kind="conflict", state="open", memory_key="")
+    conflict_resolve(
+        principal=SystemPrincipal(tenant_id=alice_subject.tenant_id),
+        item_id=item.pk,
+        outcome=outcome,
+        reason="ask the person",
+    )
+
+    # The same correction sent again (the form once more, Back then Save).
+    answer = alice_client.post(url, {"content": WORDS}, follow=True)
+    said = [str(m) for m in answer.context["messages"]]
+    corrections = Memory.objects.filter(
+        subject=alice_subject, authority="explicit_user", status="active"
+    )
+    assert corrections.count() == 1, said

@@ -113,7 +113,15 @@ class Command(BaseCommand):
         unfinished = others.exclude(status__in=[DeletionOperation.State.COMPLETED, FAILED])
         for other in unfinished.values_list("pk", flat=True) if run else ():
             self.stderr.write(f"other deletion {other}: {deletion_run(operation_id=other)}")
-        waiting = [str(pk) for pk in unfinished.values_list("pk", flat=True)]
+        # Read after the run: one it re-drove or ran that failed again is not completed (it
+        # was in neither list, and the command said completed: the stop's review).
+        waiting = [
+            str(pk)
+            for pk in others.exclude(status=DeletionOperation.State.COMPLETED).values_list(
+                "pk", flat=True
+            )
+            if str(pk) not in dead
+        ]
         self.stdout.write(
             json.dumps(
                 {
