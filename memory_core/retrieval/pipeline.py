@@ -118,7 +118,7 @@ def lookup_subject_and_policy(*, tenant_id, user_id: str):
     """Return (subject_id or None, its SubjectState, RetrievalPolicy, fenced key, keyless
     conflicts) in one round trip. The fenced key is the memory_key whose deletion is queued
     for a worker ("" for none): its memories are not read. Keyless conflicts: whether one of
-    the subject's conflicts between memories without a key is open.
+    the subject's conflicts between memories without a key is open (or resolved ``ask_user``).
 
     Also takes the subject's shared deletion lock until the transaction ends (see
     ``_LOOKUP_SQL``); the API runs every request in a transaction (ATOMIC_REQUESTS). When a
