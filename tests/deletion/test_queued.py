@@ -12,9 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from memory_core.deletion import runner
-from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import (
-    deletion_request,
     deletion_request_or_queue,
     queued_subject_deletion_run,
 )
@@ -22,7 +20,7 @@ from memory_core.deletion.sweep import deletion_sweep
 from memory_core.management.commands import delete_subject as delete_subject_command
 from memory_core.models import DeletionOperation, Memory, Subject
 from tests.celery_worker import wait_for
-from tests.deletion.conftest import held_in_another_transaction, seed_everywhere
+from tests.deletion.conftest import held_in_another_transaction
 from tests.factories import MemoryFactory
 from tests.portal.conftest import make_login
 
@@ -214,19 +212,13 @@ def test_the_queued_deletion_has_its_page_under_the_id_its_operation_will_have(
 
 
 def test_delete_subject_run_runs_the_deletions_its_request_set_going(
-    settings, tenant, owner, owner_principal, memories, journal
+    settings, tenant, owner, owner_principal, memories, failed_memory_deletion, journal
 ):
     """``delete_subject --yes --run`` ran its own operation only and said completed (exit 0)
     while the deletions its request set going waited with no worker: the subject's
     dead-lettered memory deletion it re-drove, and a queued key's request it made first
     (stop 54's audit of deletion; ``delete_tenant`` was fixed so at stop 53)."""
-    seeded = seed_everywhere(owner, memories)
-    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
-    settings.MEMLEDGER_DELETION_MAX_ATTEMPTS = 1
-    settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]  # a mount down
-    failed = deletion_request(principal=owner_principal, memory_id=memories[0].id)
-    assert deletion_run(operation_id=failed.id) == "failed"
-    settings.MEMLEDGER_EVAL_DATA_DIRS = configured  # fixed
+    failed, seeded = failed_memory_deletion
     on_key = [MemoryFactory(subject=owner, memory_key="health.notes") for _ in range(3)]
     settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2  # the key holds three: queued
     queued = deletion_request_or_queue(
