@@ -19,7 +19,7 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
-from memory_core.admission.candidate import Candidate
+from memory_core.admission.candidate import Candidate, bad_text
 from memory_core.admission.policy import ACCEPTED, REJECTED, AdmissionContext, Grant, admit
 from memory_core.json_types import json_loads
 from memory_core.models import MemoryType, Sensitivity, SourceType
@@ -91,6 +91,13 @@ def _entry_problem(entry: dict) -> str:
         isinstance(previous, list) and all(isinstance(text, str) for text in previous)
     ):
         return "previous must be a list of strings (the earlier writes)"
+    # Text no report can be written with (a lone surrogate: the --json file failed with a
+    # traceback after the figures were printed, stop 54's audit of the harness), or a NUL.
+    texts = [(key, entry.get(key)) for key in (*_TEXT_FIELDS, *_NAME_FIELDS)]
+    texts += [("previous", text) for text in previous or ()]
+    for key, text in texts:
+        if isinstance(text, str) and bad_text(text):
+            return f"{key} holds a character that is not text ({bad_text(text)})"
     return ""
 
 

@@ -143,7 +143,7 @@ def load_dataset_memories(
     it. ``make run`` loads the demo on every start, and brought back what its users deleted.
     """
     now = now or timezone.now()
-    name = str(data.get("dataset") or "dataset")
+    name = dataset_name(data)
     if bad_text(name):  # stored as each memory's source_conversation_id
         raise DatasetError(f"'dataset' {NOT_TEXT}")
     conversation = f"dataset:{name}"  # each memory's source_conversation_id
@@ -163,7 +163,12 @@ def load_dataset_memories(
         where = f"memories[{index}]"
         if not isinstance(entry, dict):
             raise DatasetError(f"{where}: must be an object")
-        local_id = str(_require(entry, "id", where))
+        local_id = _require(entry, "id", where)
+        if isinstance(local_id, bool) or not isinstance(local_id, (str, int, float)):
+            # A list or an object was its Python text: the memory "['m2']" (stop 54's audit
+            # of the harness), as a tenant's was until stop 52.
+            raise DatasetError(f"{where}: 'id' must be a string, not {json_type(local_id)}")
+        local_id = str(local_id)
         if bad_text(local_id):
             raise DatasetError(f"{where}: id {NOT_TEXT}")
         if len(local_id) > SOURCE_ID_CHARS:  # stored as the memory's source_message_id
@@ -321,6 +326,16 @@ def dataset_environment(entry: dict, where: str) -> str:
         return normalize_environment(entry.get("environment"))
     except InvalidEnvironment as exc:
         raise DatasetError(f"{where}: environment: {exc.message}") from exc
+
+
+def dataset_name(data: dict) -> str:
+    """Return the dataset's name ("dataset" without one), refused unless it is a string (a
+    list was its Python text, the report's and every memory's conversation: stop 54's audit
+    of the harness)."""
+    name = data.get("dataset") or "dataset"
+    if not isinstance(name, str):
+        raise DatasetError(f"'dataset' must be a string, not {json_type(name)}")
+    return name
 
 
 def _tenant_name(entry: dict, where: str) -> str:

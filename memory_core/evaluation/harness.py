@@ -40,6 +40,7 @@ from .dataset import (
     NOT_TEXT,
     DatasetError,
     dataset_environment,
+    dataset_name,
     dataset_tenant,
     load_dataset_memories,
 )
@@ -485,7 +486,7 @@ def evaluate_dataset(data: dict, *, keep: bool = False, prefix: str | None = Non
         if not keep:
             run.cleanup()
     return {
-        "dataset": str(data.get("dataset") or "dataset"),
+        "dataset": dataset_name(data),
         "version": str(data.get("version") or ""),
         "cases": len(cases),
         "system": system_metrics,

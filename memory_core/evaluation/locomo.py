@@ -35,6 +35,7 @@ from django.db import transaction
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS, bad_text
 from memory_core.deletion.stores import evaluation_runs_remove
 from memory_core.embeddings import get_embedder
+from memory_core.json_types import json_type
 from memory_core.models import Agent, Memory, MemoryEvent, Subject, Tenant
 from memory_core.principals import AgentPrincipal
 from memory_core.retrieval.candidates import fetch_candidates
@@ -112,6 +113,20 @@ def _checked(value: str, what: str, where: str, max_chars: int | None = None) ->
     return value
 
 
+def _text_of(value, what: str, where: str, *, numbers: bool = False) -> str:
+    """Return ``value`` as text: a string ("" for none or null), or with ``numbers`` a
+    number's text; DatasetError naming ``what`` and ``where`` for anything else. A list or an
+    object was its Python text: the subject "['s']", the content "{'a': 1}" (stop 54's audit
+    of the harness)."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if numbers and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    raise DatasetError(f"{where}: {what} must be a string, not {json_type(value)}")
+
+
 def parse(data) -> list[Conversation]:
     """Return the conversations of a LoCoMo-format list; raise DatasetError when malformed.
 
@@ -128,7 +143,8 @@ def parse(data) -> list[Conversation]:
         if not isinstance(entry, dict) or not isinstance(entry.get("conversation"), dict):
             raise DatasetError(f"[{index}]: needs a 'conversation' object")
         conv = entry["conversation"]
-        sample_id = str(entry.get("sample_id") or f"conv-{index}")
+        sample_id = _text_of(entry.get("sample_id"), "sample_id", f"[{index}]", numbers=True)
+        sample_id = sample_id or f"conv-{index}"
         _checked(sample_id, "sample_id", f"[{index}]", HARD_MAX_ID_CHARS)
         if (first := seen.setdefault(sample_id, index)) != index:
             raise DatasetError(
@@ -154,7 +170,8 @@ def parse(data) -> list[Conversation]:
                 where,
                 HARD_MAX_ID_CHARS,
             )
-            date = _checked(str(conv.get(f"{key}_date_time") or ""), f"{key}_date_time", where)
+            date_key = f"{key}_date_time"
+            date = _checked(_text_of(conv.get(date_key), date_key, where), date_key, where)
             for turn in conv[key]:
                 if not isinstance(turn, dict) or not turn.get("dia_id"):
                     continue
@@ -166,9 +183,15 @@ def parse(data) -> list[Conversation]:
                         dia_id=_checked(dia_id, "dia_id", at, HARD_MAX_ID_CHARS),
                         session=n,
                         date=date,
-                        speaker=_checked(str(turn.get("speaker") or ""), "speaker", at),
-                        text=_checked(str(turn.get("text") or ""), "text", at),
-                        caption=_checked(str(turn.get("blip_caption") or ""), "blip_caption", at),
+                        speaker=_checked(
+                            _text_of(turn.get("speaker"), "speaker", at), "speaker", at
+                        ),
+                        text=_checked(_text_of(turn.get("text"), "text", at), "text", at),
+                        caption=_checked(
+                            _text_of(turn.get("blip_caption"), "blip_caption", at),
+                            "blip_caption",
+                            at,
+                        ),
                     )
                 )
         if not isinstance(qa := entry.get("qa") or [], list):
@@ -176,7 +199,8 @@ def parse(data) -> list[Conversation]:
         questions = []
         for number, question in enumerate(qa):
             if isinstance(question, dict) and question.get("question"):
-                _checked(str(question["question"]), "question", f"{where}: qa[{number}]")
+                asked = f"{where}: qa[{number}]"
+                _checked(_text_of(question["question"], "question", asked), "question", asked)
                 evidence = question.get("evidence")
                 if evidence is not None and not isinstance(evidence, list):
                     # An int or a bool failed as "object is not iterable", after the turns
