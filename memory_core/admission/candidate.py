@@ -318,6 +318,17 @@ def _entry(key: str, inner) -> str:
     return f"{key}: {_scalar(inner, _LINE_LEAF_CHARS)}"
 
 
+def _path_of(path: tuple[str, ...], step: str) -> tuple[str, ...]:
+    """Return the path of a nested object: its last ``_PATH_KEYS`` keys, and the first key of
+    all, which names the record (``{"order": {"details": {"current": {"status": ...}}}}``
+    read "details current: status: refunded", the order gone, and was stored where one
+    object less was refused: stop 54's audit of admission)."""
+    full = (*path, step)
+    if len(full) <= _PATH_KEYS + 1:
+        return full
+    return (full[0], *full[-_PATH_KEYS:])
+
+
 def value_lines(value) -> list[str]:
     """Return a JSON value read as the writer's structure says it: one line per object,
     ``path: key: leaf; key: leaf``, numbers and booleans included (``{"order": {"status":
@@ -325,7 +336,8 @@ def value_lines(value) -> list[str]:
 
     ``value_strings`` reads keys and leaves apart, strings only: the rules that need a key and
     its value together ("password: ...", "balance: 5400", "role: admin") never saw them. A
-    line costs about its object's JSON (the path is its last ``_PATH_KEYS`` keys, cut), so
+    line costs about its object's JSON (the path is its first key and its last ``_PATH_KEYS``
+    keys, cut: ``_path_of``), so
     the text read stays bounded by the value's size, which rule 3 caps.
     """
     lines: list[str] = []
@@ -343,7 +355,7 @@ def value_lines(value) -> list[str]:
                 )
                 if nested:
                     step = _key(key)[:_PATH_KEY_CHARS]
-                    children.append(((*path, step)[-_PATH_KEYS:], inner))
+                    children.append((_path_of(path, step), inner))
                 else:
                     entries.append(_entry(key, inner))
             line = "; ".join(entries)

@@ -22,6 +22,7 @@ from memory_core.admission.candidate import (
     seams,
     value_line_texts,
     value_stored_bytes,
+    value_strings,
     written_and_words,
 )
 from memory_core.admission.codes import INFORMATIONAL, POLICY_LIMITS, RULE_CODES
@@ -278,7 +279,7 @@ def _bare_values(held) -> list[str]:
     under "account.balance" is the balance as ``5400`` is: a one-item list was read by no
     rule with its key, and stored (stop 53's audit of admission)."""
     texts: list[str] = []
-    for item in held[:KEY_LABEL_ITEMS] if isinstance(held, list) else [held]:
+    for item in _list_leaves(held):
         if isinstance(item, str):
             texts.append(item)
         elif isinstance(item, (int, float)):  # bool is an int: "true" under its key
@@ -286,16 +287,46 @@ def _bare_values(held) -> list[str]:
     return texts
 
 
+def _list_leaves(held) -> list:
+    """Return ``held`` itself, or the items of a list at any depth of lists (objects in it
+    too: ``_key_objects`` reads them), its first ``KEY_LABEL_ITEMS``: ``[[5400]]`` and
+    ``[["admin"]]`` under their keys were stored where ``[5400]`` was refused (stop 54's
+    audit of admission)."""
+    if not isinstance(held, list):
+        return [held]
+    found: list = []
+    stack = list(reversed(held))
+    while stack and len(found) < KEY_LABEL_ITEMS:
+        item = stack.pop()
+        if isinstance(item, list):
+            stack.extend(reversed(item))
+        else:
+            found.append(item)
+    return found
+
+
+def _key_objects(held) -> list[dict]:
+    """Return the objects a key labels: the value itself, or those among its list's items at
+    any depth (``_list_leaves``): ``[{"amount": 5400}]`` under "account.balance" was stored
+    where ``{"amount": 5400}`` was refused (stop 54's audit of admission)."""
+    return [item for item in _list_leaves(held) if isinstance(item, dict)]
+
+
 def key_value_seams(candidate: Candidate) -> list[str]:
     """Return the memory_key read as words, then each bare value (``_bare_values``), as
     ``key_seam`` reads it with the content: "refund.destination" with the value
     "jane@example.com", or an instruction begun in the key and ended in the value, was stored
     where the same words in the content were refused (stop 53's audit of admission). [] without
-    a key, or for a pointer, whose fields name a record elsewhere."""
-    if not candidate.memory_key or _is_pointer(candidate.value):
+    a key. Every string of the value is read so, an object's and a pointer's too: the key
+    read with ``{"to": "jane@example.com"}``, ``[["jane@example.com"]]`` or a pointer's
+    reference was stored (stop 54's audit of admission; a pointer's fields name a record
+    elsewhere for the class guard, not for the injection guard)."""
+    if not candidate.memory_key:
         return []
     words = key_words(candidate.memory_key)
-    return [f"{words} {text[:KEY_SEAM_CHARS]}" for text in _bare_values(candidate.value)]
+    texts = [*_bare_values(candidate.value), *value_strings(candidate.value)]
+    texts = list(dict.fromkeys(text for text in texts if text))[:KEY_LABEL_ITEMS]
+    return [f"{words} {text[:KEY_SEAM_CHARS]}" for text in texts]
 
 
 def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
@@ -315,8 +346,8 @@ def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
     lines = [
         f"{words}: {text[:KEY_SEAM_CHARS]}" for text in bare if len(text.split()) <= KEY_LABEL_WORDS
     ]
-    if isinstance(held, dict):
-        lines += [f"{words} {line[:KEY_SEAM_CHARS]}" for line in value_line_texts(held)[:1]]
+    for held_object in _key_objects(held):
+        lines += [f"{words} {line[:KEY_SEAM_CHARS]}" for line in value_line_texts(held_object)[:1]]
     return lines
 
 

@@ -288,8 +288,13 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
     what every agent of the tenant writes and reads), whichever agent wrote it. An
     instruction split between two agents' writes (the first half by one, the second by
     another) reads whole to any agent, as both halves are retrieved side by side. A deleted
-    memory (its content scrubbed) has nothing left to join."""
-    if principal.actor_type != "agent" or not subjects:
+    memory (its content scrubbed) has nothing left to join.
+
+    A person correcting their memory in the portal is joined with the shared ones (they have
+    no memories of their own): an agent's first half and the person's correction completing
+    it were both stored and retrieved side by side, where the same correction by an agent
+    was refused (stop 54's audit of admission)."""
+    if principal.actor_type not in ("agent", "user") or not subjects:
         return {}
     admission = policy_section(policy, "admission")
     # Bounded as policy_errors bounds it: a policy stored before the bound may say more.
@@ -301,7 +306,7 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
     # subject the agent wrote much about must not push another subject's history out.
     params = {
         "tenant": principal.tenant_id,
-        "agent": principal.agent_id,
+        "agent": getattr(principal, "agent_id", None),
         "since": now - timedelta(minutes=minutes),
         "per_subject": per_subject,
         "subjects": [subject.id for subject in subjects.values()],
