@@ -170,6 +170,11 @@ def conflict_open(
         else:
             _conflict_events(item, ids, actor_id=actor_id)
             return item
+    return _joined(item, ids, actor_id=actor_id)
+
+
+def _joined(item: ReviewItem, ids: list[str], *, actor_id: str) -> ReviewItem:
+    """Return the open ``item`` holding the rows of ``ids`` too (``_conflict_join``)."""
     held = {str(i) for i in item.candidate_ids}
     if not held.issuperset(ids):
         _conflict_join(item, held, ids, actor_id=actor_id)
@@ -189,36 +194,27 @@ def _keyless_conflict_open(*, tenant_id, subject_id, place, ids, actor_id) -> Re
     """
     ids = _current_versions(tenant_id, ids)
     conflicts_heal_on_commit(tenant_id=tenant_id, memory_ids=ids)
+    identity = {
+        "tenant_id": tenant_id,
+        "subject_id": subject_id,
+        "kind": ReviewItem.Kind.CONFLICT,
+        "state": ReviewItem.State.OPEN,
+        "memory_key": "",
+        **place._asdict(),
+    }
     item = (
         ReviewItem.objects.select_for_update()
-        .filter(
-            tenant_id=tenant_id,
-            subject_id=subject_id,
-            kind=ReviewItem.Kind.CONFLICT,
-            state=ReviewItem.State.OPEN,
-            memory_key="",
-            candidate_ids__overlap_array=ids,
-            **place._asdict(),
-        )
+        .filter(**identity, candidate_ids__overlap_array=ids)
         .order_by("created_at", "pk")
         .first()
     )
     if item is None:
         item = ReviewItem.objects.create(
-            tenant_id=tenant_id,
-            subject_id=subject_id,
-            kind=ReviewItem.Kind.CONFLICT,
-            memory_key="",
-            **place._asdict(),
-            candidate_ids=ids,
-            rule_codes=["unresolved_high_impact_conflict"],
+            **identity, candidate_ids=ids, rule_codes=["unresolved_high_impact_conflict"]
         )
         _conflict_events(item, ids, actor_id=actor_id)
         return item
-    held = {str(i) for i in item.candidate_ids}
-    if not held.issuperset(ids):
-        _conflict_join(item, held, ids, actor_id=actor_id)
-    return item
+    return _joined(item, ids, actor_id=actor_id)
 
 
 def _current_versions(tenant_id, ids: list[str]) -> list[str]:

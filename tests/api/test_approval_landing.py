@@ -39,6 +39,19 @@ def keyless_incident(api_client, content: str, **fields) -> str:
     return response.json()["memory"]["id"]
 
 
+def waiting_on_a_private_head(api_client, tenant, agent):
+    """Agent A's sensitive write on ``food.notes``, measured against A's private head (an
+    imported memory private to A): (that head, the write's 202 answer)."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    private = MemoryFactory(
+        subject=subject, agent=agent, memory_key="food.notes", content="User eats no pork."
+    )
+    body = write_body(memory_key="food.notes", content="User is allergic to peanuts.")
+    waiting = api_client.post("/api/v1/memories", body, format="json")
+    assert waiting.status_code == 202, waiting.json()
+    return private, waiting
+
+
 def two_incidents_and_a_correction(api_client, content: str):
     """Two keyless incidents, and a model's correction of the first; (their ids, its answer)."""
     service_a = keyless_incident(api_client, "Deploy of service A failed on Monday.")
@@ -100,13 +113,7 @@ def test_an_approval_keeps_the_owner_of_the_chain_it_lands_on(api_client, review
     memory type and one owner ... a new version keeps its chain's owner"; "Conflicts": "An
     approved sensitive write lands where the write would land now" (a write by A now makes
     a shared version: ``writes._draft`` takes the head's agent)."""
-    subject = SubjectFactory(tenant=tenant, external_id="user-1")
-    private = MemoryFactory(
-        subject=subject, agent=agent, memory_key="food.notes", content="User eats no pork."
-    )
-    body = write_body(memory_key="food.notes", content="User is allergic to peanuts.")
-    waiting = api_client.post("/api/v1/memories", body, format="json")
-    assert waiting.status_code == 202, waiting.json()
+    private, waiting = waiting_on_a_private_head(api_client, tenant, agent)
     other = client_for(AgentFactory(tenant=tenant))
     body = write_body(memory_key="food.notes", content="User likes spicy food.")
     shared = other.post("/api/v1/memories", body, format="json")
@@ -432,13 +439,7 @@ def test_an_approval_whose_private_head_is_gone_lands_as_a_write_would_shared(
     106-157) sets the chain's owner only when it supersedes a head, so the approved memory
     keeps the private ownership of a chain that no longer stands: every other agent of the
     tenant finds nothing on the key, where the write made now would be shared."""
-    subject = SubjectFactory(tenant=tenant, external_id="user-1")
-    private = MemoryFactory(
-        subject=subject, agent=agent, memory_key="food.notes", content="User eats no pork."
-    )
-    body = write_body(memory_key="food.notes", content="User is allergic to peanuts.")
-    waiting = api_client.post("/api/v1/memories", body, format="json")
-    assert waiting.status_code == 202, waiting.json()
+    private, waiting = waiting_on_a_private_head(api_client, tenant, agent)
     revoked = api_client.post(f"/api/v1/memories/{private.id}/revoke", {}, format="json")
     assert revoked.status_code == 200, revoked.json()
     # What a write by the same agent makes now on a key without a head: a shared chain.
