@@ -613,6 +613,12 @@ class SummariesStore(_CacheStore):
 # --- exports ------------------------------------------------------------------------------
 
 
+def _made_before(ctx):
+    """When a whole subject's deletion began: what the subject's derived stores held then is
+    the deletion's; what was made since is not (the traces and exports steps)."""
+    return ctx.operation.started_at or ctx.operation.requested_at
+
+
 class ExportsStore(Store):
     # A phase, and so a transaction, of its own: a whole subject's purge holds the subject's
     # lock until it commits (``purge``), and the evaluation step's scan need not hold it.
@@ -626,8 +632,33 @@ class ExportsStore(Store):
             return exports
         query = Q(memory_ids__overlap_array=ctx.memory_ids)
         if ctx.whole_subject:
-            query |= Q(subject_id__in_array=ctx.subject_ids)
+            query |= Q(subject_id__in_array=ctx.subject_ids, created_at__lte=_made_before(ctx))
         return exports.filter(query)
+
+    def _removed_whole(self, ctx, export: Export) -> bool:
+        """Whether the deletion removes ``export`` whole: a tenant's takes every export, a
+        subject's those made before its first run, as the traces step bounds its own. One made
+        since holds what the subject was given after the deletion (a replay after a restore
+        runs the steps again, and removed it: stop 54 left it open); it is rewritten without
+        the deletion's memories if it names any, as a memory's deletion rewrites an export."""
+        if ctx.whole_tenant:
+            return True
+        return (
+            ctx.whole_subject
+            and export.subject_id in ctx.subject_ids
+            and export.created_at <= _made_before(ctx)
+        )
+
+    def _made_since(self, ctx) -> set[Path]:
+        """The files of the subject's exports made since a whole subject's deletion began."""
+        if ctx.whole_tenant or not ctx.whole_subject:
+            return set()
+        since = Export.objects.filter(
+            tenant_id=ctx.operation.tenant_id,
+            subject_id__in_array=ctx.subject_ids,
+            created_at__gt=_made_before(ctx),
+        )
+        return {export_dir() / path for path in since.values_list("path", flat=True)}
 
     def _files(self, ctx) -> list[Path]:
         tenant_folder = export_dir() / str(ctx.operation.tenant_id)
@@ -655,12 +686,13 @@ class ExportsStore(Store):
         # operation reads the file only after the first one's rewrite committed, so neither
         # puts back what the other removed (a lost update seen with two worker processes).
         for export in self._citing(ctx).select_for_update().order_by("id"):
-            if ctx.whole_tenant or (ctx.whole_subject and export.subject_id in ctx.subject_ids):
+            if self._removed_whole(ctx, export):
                 export_delete(export=export)
                 removed += 1
             elif export_remove_memories(export=export, memory_ids=ctx.id_strings):
                 rewritten += 1
         # Files no row describes (a crash between the write and the row): scrub them too.
+        made_since = self._made_since(ctx)
         for path in sorted(self._files(ctx)):
             if ctx.whole_tenant and _still_written(path):
                 # An export of the tenant being written (a tenant's deletion takes no subject's
@@ -668,7 +700,7 @@ class ExportsStore(Store):
                 # 53's audit of exports). Left to the verification, which fails while the file
                 # is there, and to the next run, which removes what it became.
                 continue
-            if ctx.whole_subject:
+            if ctx.whole_subject and path not in made_since:
                 path.unlink(missing_ok=True)
                 removed += 1
             elif ctx.residue().in_file(path):
@@ -680,7 +712,10 @@ class ExportsStore(Store):
         rows = self._citing(ctx).count()
         files = self._files(ctx)
         residue = ctx.residue()
-        citing = [p for p in files if ctx.whole_subject or residue.in_file(p)]
+        made_since = self._made_since(ctx)
+        citing = [
+            p for p in files if (ctx.whole_subject and p not in made_since) or residue.in_file(p)
+        ]
         return rows == 0 and not citing, {
             "rows_citing": rows,
             "files_scanned": len(files),
@@ -774,8 +809,7 @@ class TracesStore(Store):
             # request deletes it with the rest": docs/retrieval.md). One made since cites none
             # of its memories (deleted) and is not the operation's: counted, it failed the
             # step's check while the person's agent went on asking between purge and check.
-            made_before = ctx.operation.started_at or ctx.operation.requested_at
-            query |= Q(subject_id__in_array=ctx.subject_ids, created_at__lte=made_before)
+            query |= Q(subject_id__in_array=ctx.subject_ids, created_at__lte=_made_before(ctx))
         return traces.filter(query)
 
     def purge(self, ctx):

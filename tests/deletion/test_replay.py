@@ -808,6 +808,41 @@ def test_replaying_a_subject_deletion_the_backup_had_keeps_what_was_written_afte
     ), "the replay of the earlier whole-subject deletion deleted a memory written after it"
 
 
+def test_replaying_a_subject_deletion_the_backup_had_keeps_the_exports_made_after_it(
+    owner, owner_principal, memories, journal
+):
+    """The same, and the person downloads what is remembered about them after the deletion:
+    the export holds only the new memory. The replay ran the deletion's steps again, and its
+    exports step removed every export of the subject, this one too, row and file (stop 54
+    left it open). It now removes those made before the deletion's first run, as the traces
+    step does, and rewrites a later one only if it names a deleted memory."""
+    from memory_core.exports import export_create, export_path
+    from memory_core.models import Export
+    from memory_core.principals import SystemPrincipal
+
+    before = export_create(
+        principal=SystemPrincipal(tenant_id=owner.tenant_id), subject_id=owner.id
+    )
+    operation = deletion_request(principal=owner_principal, subject_id=owner.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    assert not Export.objects.filter(pk=before.pk).exists()
+    MemoryFactory(subject=owner, content="User now prefers dark mode.")
+    after = export_create(principal=SystemPrincipal(tenant_id=owner.tenant_id), subject_id=owner.id)
+    dump_started = after.created_at + timedelta(minutes=1)
+
+    out = StringIO()
+    call_command(
+        "replay_deletions",
+        "--since", (dump_started - timedelta(minutes=5)).isoformat(),
+        "--ledger", str(journal),
+        stdout=out, stderr=StringIO(),
+    )  # fmt: skip
+    assert json.loads(out.getvalue())["incomplete"] == {}
+    assert Export.objects.filter(pk=after.pk).exists(), "the replay removed a later export"
+    assert "User now prefers dark mode." in export_path(after).read_text()
+    assert not export_path(before).exists()
+
+
 def test_replaying_an_empty_subject_deletion_keeps_memories_written_after_it(
     owner, owner_principal, journal
 ):
