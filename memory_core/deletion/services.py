@@ -821,7 +821,8 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
         subject.save(update_fields=QUEUED_FIELDS)
         on_key = Memory.objects.filter(subject=subject, memory_key=memory_key)
         if made is not None and memory_key and not on_key.exists():
-            return made  # nothing left on the key for a new one (it would be NotFound)
+            # Nothing left on the key for a new one (it would be NotFound): a replay made it.
+            return _already_requested(made)
         return deletion_request(
             principal=requester,
             subject_id=subject.pk,

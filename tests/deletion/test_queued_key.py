@@ -361,6 +361,52 @@ def test_the_users_deletions_page_says_a_keys_deletion_is_queued_not_everything(
     assert heading == f'Deleting the memories on the key <code class="key">{KEY}</code>'
 
 
+@pytest.mark.django_db(transaction=True)
+def test_delete_subject_of_a_queued_key_a_replay_made_answers_the_operation(
+    settings, tenant, owner, owner_principal
+):
+    """After a restore the backup's queued mark is still on the subject while the replay has
+    made the queued line's operation (under the id the queue handed out). The operator then
+    makes the queued request as docs/operations.md says, ``delete_subject ... --key KEY``:
+    the command ended in a traceback (``already_requested`` missing on the operation
+    returned when nothing was left on the key), its JSON report unprinted and its exit status
+    1 (stop 55's audit of the commands)."""
+    import io
+
+    from django.core.management import call_command
+
+    from memory_core.deletion.ledger import queued_entry
+    from memory_core.deletion.replay import replay_deletions
+    from memory_core.deletion.services import deletion_request_or_queue
+
+    keyed = [MemoryFactory(subject=owner, memory_key=KEY) for _ in range(3)]
+    kept = MemoryFactory(subject=owner, memory_key="style.language")
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2
+    queued = deletion_request_or_queue(
+        principal=owner_principal, subject_id=owner.pk, memory_key=KEY
+    )
+    assert queued.status == "queued"
+    owner.refresh_from_db()
+    entry = queued_entry(
+        tenant_id=owner.tenant_id,
+        subject_id=owner.pk,
+        queued_at=owner.deletion_queued_at,
+        memory_key=KEY,
+    )
+    assert replay_deletions(entries=[entry])["replayed"] == 1
+    assert {Memory.objects.get(pk=m.pk).status for m in keyed} == {"deleted"}
+
+    out = io.StringIO()
+    call_command(
+        "delete_subject", tenant.slug, owner.external_id, "--key", KEY, "--yes",
+        stdout=out, stderr=io.StringIO(),
+    )  # fmt: skip
+    assert json.loads(out.getvalue())["operation_id"] == str(queued.pk)
+    assert DeletionOperation.objects.get(pk=queued.pk).status == "completed"
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_at is None
+    assert Memory.objects.get(pk=kept.pk).status == "active"
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize("asked", ["the key", "the whole subject"])
 def test_delete_subject_makes_a_queued_key_request_and_then_the_operators_own(
