@@ -30,7 +30,7 @@ from memory_core.embeddings import embed_texts, get_embedder
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import SUBJECT_LOCK_PREFIX, subject_shared_lock_wait
 from memory_core.models import RetrievalTrace
-from memory_core.policy_check import RetentionCutoff, retention_cutoffs, retention_overdue
+from memory_core.policy_check import RetentionCutoff, retention_cutoffs
 
 from . import assembly, budget, candidates, conflicts, dedup, filters, intent, plan, rerank
 from .policy import RetrievalPolicy
@@ -484,46 +484,42 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
     return acknowledged, current, places
 
 
-# The rows in use that each keyless conflict of the subject citing a candidate cites, with
-# their authority (``_keyless_conflicts``): open ones, and those a reviewer resolved
-# ``ask_user`` (nothing changes: agents are given what they were given while it was open).
+# The rows that each keyless conflict of the subject citing a candidate cites, with their
+# authority (``_keyless_conflicts``): open ones, and those a reviewer resolved ``ask_user``
+# (nothing changes: agents are given what they were given while it was open). ``{rows}``:
+# the condition every store reads a row by (``candidates.owner_filter``).
 _KEYLESS_CITED_SQL = """
-    SELECT r.id, m.id::text, m.authority, m.memory_class, m.created_at
+    SELECT r.id, m.id::text, m.authority
       FROM memory_core_reviewitem r
       JOIN memory_core_memory m
         ON m.id = ANY(r.candidate_ids) AND m.tenant_id = r.tenant_id
-     WHERE r.tenant_id = %(tenant)s AND r.subject_id = %(subject)s
+     WHERE r.tenant_id = %(tenant_id)s AND r.subject_id = %(subject_id)s
        AND r.kind = 'conflict' AND (r.state = 'open' OR r.resolution = 'ask_user')
        AND r.memory_key = '' AND r.candidate_ids && %(ids)s::uuid[]
-       AND m.status = 'active' AND (m.valid_until IS NULL OR m.valid_until > %(now)s)
+       AND {rows}
 """
 
 
 def _keyless_conflicts(ctx: RetrievalContext, resolved: list[Candidate], *, now):
-    """Measure the keyless candidates an open conflict cites against the rows it cites in use
-    (``conflicts.keyless_rivals``). One query, only when the subject has such a conflict open
-    (``lookup_subject_and_policy``) and a keyless candidate is left."""
+    """Measure the keyless candidates an open conflict cites against the rows it cites that
+    the caller could be given (``conflicts.keyless_rivals``). One query, only when the
+    subject has such a conflict open (``lookup_subject_and_policy``) and a keyless candidate
+    is left."""
     keyless = [c.id for c in resolved if not c.memory_key]
     if ctx.subject_id is None or not keyless:
         return resolved, []
+    # Read as the stores read a row, whatever the intent asked for: in use (one past its
+    # class's retention, kept measuring, hid its rival and agents got neither: stop 54's
+    # audit of keyless conflicts), and within the caller's grant (a row above its maximum
+    # sensitivity dropped its candidate, and its trace said so: stop 55's audit of isolation).
+    rows, params = candidates.owner_filter(ctx, "readable", now)
+    params["readable"] = list(plan.ALL_TYPES if ctx.read_types is None else ctx.read_types)
+    params["ids"] = keyless
     with connection.cursor() as cursor:
-        cursor.execute(
-            _KEYLESS_CITED_SQL,
-            {"tenant": ctx.tenant_id, "subject": ctx.subject_id, "ids": keyless, "now": now},
-        )
+        cursor.execute(_KEYLESS_CITED_SQL.format(rows=rows), params)
         found = cursor.fetchall()
     cited: dict = {}
-    for item_id, memory_id, authority, memory_class, created_at in found:
-        # In use as the stores read a row: one past its class's retention is given to no
-        # agent, and kept measuring, it hid its rival too, so agents got neither (stop 54's
-        # audit of keyless conflicts).
-        if retention_overdue(
-            ctx.retention_cutoffs,
-            memory_class=memory_class,
-            authority=authority,
-            created_at=created_at,
-        ):
-            continue
+    for item_id, memory_id, authority in found:
         cited.setdefault(item_id, []).append((memory_id, authority))
     return conflicts.keyless_rivals(resolved, list(cited.values()))
 
