@@ -98,7 +98,7 @@ class RetrievalPolicy:
         A section that is not an object counts as absent (``policy_errors`` refuses such a
         document on publication; this keeps one stored another way from failing every read).
         """
-        document = document if isinstance(document, dict) else {}
+        stored, document = document, document if isinstance(document, dict) else {}
 
         def section(name: str) -> dict:
             value = document.get(name)
@@ -110,7 +110,10 @@ class RetrievalPolicy:
             half_life_days={**DEFAULT_HALF_LIVES, **section("half_life_days")},
             budget={**DEFAULT_BUDGET, **section("budget")},
             retrieval={**RETRIEVAL_DEFAULTS, **section("retrieval")},
-            retention=retention_section(document),
+            # No active policy (None) limits nothing, as the sweep, writes and the pages read
+            # it; the defaults applied here left a memory unused that nothing ever deleted
+            # (stop 55's audit of retrieval).
+            retention=retention_section(stored),
         )
 
 

@@ -16,16 +16,19 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from memory_core.deletion.retention import retention_apply
-from memory_core.models import Memory, Tombstone
+from memory_core.deletion.retention import retention_apply, retention_delete
+from memory_core.models import Memory, PolicyVersion, Tombstone
+from memory_core.policy_check import InUse
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import SystemPrincipal
 from memory_core.retrieval import candidates
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import RetrievalRequest
+from memory_core.selectors.policy import active_retention
 from memory_core.services.memories import memory_store_many
 from memory_core.services.policy import policy_publish
-from tests.factories import SubjectFactory
+from tests.clients import client_for
+from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, TenantFactory
 
 from .conftest import draft
 
@@ -218,3 +221,69 @@ def test_a_tenant_without_a_limit_keeps_serving(tenant, agent_principal):
         principal=agent_principal, request=RetrievalRequest(query=QUERY, user_id="dana")
     ).trace
     assert set(trace["context"]["retention_cutoffs"]) == {"working_hours"}
+
+
+def test_an_old_episode_is_given_as_the_sweep_keeps_it_in_a_tenant_without_a_policy():
+    """A tenant without an active policy: retrieval read its retention at the defaults while
+    the sweep, writes (``InUse``), the import and the pages read "nothing is limited", so a
+    100-day-old episode was given to no agent and deleted by nothing (stop 55's audit of
+    retrieval). ``RetrievalPolicy.from_document(None)`` now limits nothing either."""
+    tenant = TenantFactory()
+    assert not PolicyVersion.objects.filter(tenant=tenant, is_active=True).exists()
+    subject = SubjectFactory(tenant=tenant, external_id="nora")
+    old = timezone.now() - timedelta(days=100)  # past the default episodic_days (90)
+    memory = MemoryFactory(
+        subject=subject,
+        incident=True,
+        content="The nightly backup job failed because the disk quota was exceeded.",
+        created_at=old,
+        updated_at=old,
+        valid_from=old,
+    )
+    # Everything else reads "no active policy" as "nothing is limited":
+    assert retention_delete() == []  # the sweep deletes nothing of it
+    use = InUse.of(active_retention(tenant.id), timezone.now(), tenant_id=tenant.id)
+    assert use.state(Memory.objects.get(pk=memory.pk)) == "active"  # writes, pages: in use
+
+    client = client_for(AgentFactory(tenant=tenant))
+    answer = client.post(
+        "/api/v1/retrieve",
+        {
+            "query": "why did the nightly backup job fail?",
+            "intent": "recall_incident",
+            "context": {"user_id": "nora"},
+        },
+        format="json",
+    )
+    assert answer.status_code == 200, answer.content
+    trace = answer.json()
+    rejected = client.get(f"/api/v1/traces/{trace['trace_id']}").json()["stages"]["rejections"]
+    # Retrieval alone applied the default retention to a memory the rest keeps in use.
+    assert [item["id"] for item in trace["items"]] == [str(memory.pk)], rejected
+
+
+def test_control_the_same_episode_written_yesterday_is_given():
+    """The same set-up with a young memory: it is given (so the test above failed on the
+    retention rule alone)."""
+    tenant = TenantFactory()
+    subject = SubjectFactory(tenant=tenant, external_id="nora")
+    young = timezone.now() - timedelta(days=1)
+    memory = MemoryFactory(
+        subject=subject,
+        incident=True,
+        content="The nightly backup job failed because the disk quota was exceeded.",
+        created_at=young,
+        updated_at=young,
+        valid_from=young,
+    )
+    client = client_for(AgentFactory(tenant=tenant))
+    answer = client.post(
+        "/api/v1/retrieve",
+        {
+            "query": "why did the nightly backup job fail?",
+            "intent": "recall_incident",
+            "context": {"user_id": "nora"},
+        },
+        format="json",
+    ).json()
+    assert [item["id"] for item in answer["items"]] == [str(memory.pk)]
