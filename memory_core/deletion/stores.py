@@ -613,6 +613,27 @@ class SummariesStore(_CacheStore):
 # --- exports ------------------------------------------------------------------------------
 
 
+def _export_cites(path: Path, residue: Residue) -> bool:
+    """Whether the export file ``path`` still holds a deleted memory: its record, a record
+    naming it as the version it supersedes, or a copy of its content. A kept memory's event
+    may name it (a reason's words), as the event in the database does."""
+    try:
+        document = json_loads(path.read_bytes().decode())
+    except FileNotFoundError:
+        return False
+    except (OSError, ValueError):
+        return residue.in_file(path)
+    records = document.get("memories") if isinstance(document, dict) else None
+    named = {
+        str(record.get(name)).lower()
+        for record in (records if isinstance(records, list) else [])
+        if isinstance(record, dict)
+        for name in ("id", "supersedes")
+        if record.get(name)
+    }
+    return bool(named & residue.form_set) or residue.copies(document)
+
+
 def _made_before(ctx):
     """When a whole subject's deletion began: what the subject's derived stores held then is
     the deletion's; what was made since is not (the traces and exports steps)."""
@@ -649,16 +670,17 @@ class ExportsStore(Store):
             and export.created_at <= _made_before(ctx)
         )
 
-    def _made_since(self, ctx) -> set[Path]:
-        """The files of the subject's exports made since a whole subject's deletion began."""
-        if ctx.whole_tenant or not ctx.whole_subject:
+    def _described(self, ctx) -> set[Path]:
+        """The files of the subjects' exports the deletion keeps (rewritten by their rows):
+        every one for a memory's or a key's, those made since a whole subject's began."""
+        if ctx.whole_tenant:
             return set()
-        since = Export.objects.filter(
-            tenant_id=ctx.operation.tenant_id,
-            subject_id__in_array=ctx.subject_ids,
-            created_at__gt=_made_before(ctx),
+        kept = Export.objects.filter(
+            tenant_id=ctx.operation.tenant_id, subject_id__in_array=ctx.subject_ids
         )
-        return {export_dir() / path for path in since.values_list("path", flat=True)}
+        if ctx.whole_subject:
+            kept = kept.filter(created_at__gt=_made_before(ctx))
+        return {export_dir() / path for path in kept.values_list("path", flat=True)}
 
     def _files(self, ctx) -> list[Path]:
         tenant_folder = export_dir() / str(ctx.operation.tenant_id)
@@ -691,30 +713,46 @@ class ExportsStore(Store):
                 removed += 1
             elif export_remove_memories(export=export, memory_ids=ctx.id_strings):
                 rewritten += 1
-        # Files no row describes (a crash between the write and the row): scrub them too.
-        made_since = self._made_since(ctx)
+        # Files no row describes (a crash between the write and the row): scrub them too. A
+        # file a row describes was rewritten by its records above: the evaluation files' rule
+        # removed a kept memory's record too when an event's reason named a deleted id (an
+        # agent's "replaced by memory <id>", as the event in the database keeps it: stop 55's
+        # audit of deletion). Only a copy of the content left in it takes that rule.
+        described = self._described(ctx)
+        residue = ctx.residue()
         for path in sorted(self._files(ctx)):
+            if path in described:
+                if _export_cites(path, residue):
+                    lock_file(path)
+                    rewritten += _rewrite_file(path, residue)
+                continue
             if ctx.whole_tenant and _still_written(path):
                 # An export of the tenant being written (a tenant's deletion takes no subject's
                 # lock): unlinked under it, its rename failed and its page answered 500 (stop
                 # 53's audit of exports). Left to the verification, which fails while the file
                 # is there, and to the next run, which removes what it became.
                 continue
-            if ctx.whole_subject and path not in made_since:
+            if ctx.whole_subject:
                 path.unlink(missing_ok=True)
                 removed += 1
-            elif ctx.residue().in_file(path):
+            elif residue.in_file(path):
                 lock_file(path)
-                rewritten += _rewrite_file(path, ctx.residue())
+                rewritten += _rewrite_file(path, residue)
         return {"rewritten": rewritten, "removed": removed}
 
     def verify(self, ctx):
         rows = self._citing(ctx).count()
         files = self._files(ctx)
         residue = ctx.residue()
-        made_since = self._made_since(ctx)
+        described = self._described(ctx)
         citing = [
-            p for p in files if (ctx.whole_subject and p not in made_since) or residue.in_file(p)
+            path
+            for path in files
+            if (
+                _export_cites(path, residue)
+                if path in described
+                else ctx.whole_subject or residue.in_file(path)
+            )
         ]
         return rows == 0 and not citing, {
             "rows_citing": rows,
@@ -865,13 +903,16 @@ def eval_dirs_missing() -> list[str]:
     error, never "nothing to delete" (the data may be where the setting does not point).
 
     A folder inside MEMLEDGER_DATA_DIR (the default ``.data/eval``) is memledger's own: if it
-    does not exist, nothing has been written there yet.
+    does not exist, nothing has been written there yet. Something there that is not a folder
+    (a dataset's file named in its folder's place) is an error too: exempted, it was neither
+    scanned nor reported, and the step verified (stop 55's audit of deletion).
     """
     own = Path(settings.DATA_DIR).resolve()
     return [
         folder
         for folder in settings.MEMLEDGER_EVAL_DATA_DIRS
-        if not Path(folder).is_dir() and not Path(folder).resolve().is_relative_to(own)
+        if not Path(folder).is_dir()
+        and (Path(folder).exists() or not Path(folder).resolve().is_relative_to(own))
     ]
 
 
@@ -894,6 +935,27 @@ def _file_kind(path: Path) -> str:
     if suffix in TABLE_DELIMITERS:
         return "table"
     return "text"
+
+
+def _text_kind(path: Path, text: str) -> str:
+    """``_file_kind`` of ``path`` holding ``text``: a ``.json`` file that is no JSON document
+    but one JSON value a line is JSON Lines (what HuggingFace's ``to_json`` and many tools
+    write under ``.json``). Read as a report, a copy of the content in a line's JSON string
+    was not found, and the step verified with the words in the file (stop 55's audit of
+    deletion)."""
+    kind = _file_kind(path)
+    if kind != "json" or _parses(text):
+        return kind
+    lines = [line for line in jsonl_lines(text) if line.strip()]
+    return "lines" if len(lines) > 1 and all(map(_parses, lines)) else kind
+
+
+def _parses(text: str) -> bool:
+    try:
+        json_loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _read_text(path: Path) -> str | None:
@@ -1292,7 +1354,7 @@ class Residue:
             return True, False
         if not self.hashes:
             return False, False
-        kind = _file_kind(path)
+        kind = _text_kind(path, text)
         if kind == "lines":
             return False, any(self.line_about(line) for line in jsonl_lines(text))
         if kind == "json":
@@ -1386,7 +1448,7 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
     text = _read_text(path)
     if text is None:
         return 0
-    kind = _file_kind(path)
+    kind = _text_kind(path, text)
     records = table_records(path, text) if kind == "table" else None
     if records:
         about = residue.records_about(path, records)

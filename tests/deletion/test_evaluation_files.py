@@ -550,3 +550,46 @@ def test_a_linked_dataset_folder_that_cannot_be_reached_does_not_verify(
     assert "shared" in step.last_error  # the link that cannot be followed, named
     assert deletion_run(operation_id=operation.id) == "completed"  # once the mount is back
     assert str(memories[0].id) not in dataset.read_text()
+
+
+@pytest.mark.parametrize("name", ["golden-lines.json", "golden-lines.jsonl"])
+def test_a_copy_of_the_content_in_json_lines_named_json_goes(owner, owner_principal, folder, name):
+    """One JSON object a line under a `.json` name (HuggingFace's ``to_json`` writes so) is no
+    JSON document: it was read as a text report, whose lines (or their CSV fields) must be the
+    content, so the copy inside a line's JSON string stayed and the step verified (stop 55's
+    audit of deletion). It is read and rewritten as JSON Lines now."""
+    words = "User keeps a pet axolotl named Bartholomew."
+    memory = MemoryFactory(subject=owner, content=words)
+    other = {"query": "unrelated", "expected_answer": "Something else entirely."}
+    path = folder / name
+    path.write_text(
+        json.dumps({"query": "what pet does the user keep?", "expected_answer": words})
+        + "\n"
+        + json.dumps(other)
+        + "\n"
+    )
+    operation = deletion_request(principal=owner_principal, memory_id=memory.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    assert [json.loads(line) for line in path.read_text().splitlines()] == [other]
+
+
+def test_an_evaluation_setting_naming_a_file_inside_data_dir_fails_the_step(
+    owner, owner_principal, settings, tmp_path
+):
+    """``MEMLEDGER_EVAL_DATA_DIRS`` naming a dataset's file inside ``DATA_DIR`` in its folder's
+    place: exempted as memledger's own folder not made yet, it was neither read (the step
+    walks folders) nor reported, and the step verified while the file named the memory
+    (stop 55's audit of deletion). It is reported as a folder that is not one now."""
+    from memory_core.deletion.stores import eval_dirs_missing
+
+    settings.DATA_DIR = tmp_path
+    dataset = tmp_path / "golden.jsonl"
+    settings.MEMLEDGER_EVAL_DATA_DIRS = [str(dataset), str(tmp_path / "not-made-yet")]
+    memory = MemoryFactory(subject=owner, content="User keeps a pet axolotl.")
+    dataset.write_text(json.dumps(_case(memory)) + "\n")
+    assert eval_dirs_missing() == [str(dataset)]  # the folder not made yet is still exempt
+
+    operation = deletion_request(principal=owner_principal, memory_id=memory.id)
+    assert deletion_run(operation_id=operation.id) != "completed"
+    step = DeletionStep.objects.get(operation=operation, store="evaluation")
+    assert step.status != DeletionStep.State.VERIFIED
