@@ -947,4 +947,7 @@ def settle_user_scopes(candidates: list[Candidate], subjects: dict, *, batch: bo
         else:
             candidate.scope_ref = candidate.subject
     if errors:
-        raise ValidationFailed("A user scope names another subject.", details=errors)
+        # A batch's item mistakes say so, whichever check found them (stop 55's audit of
+        # writes: this one said the single write's sentence under ``items.N.scope``).
+        message = ITEMS_INVALID if batch else "A user scope names another subject."
+        raise ValidationFailed(message, details=errors)

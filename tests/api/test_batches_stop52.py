@@ -52,3 +52,26 @@ def test_a_rejected_batch_item_names_the_subject_its_sibling_created(api_client,
     subject = Subject.objects.get(tenant=tenant, external_id="newcomer")
     refused = AdmissionDecision.objects.get(pk=results[1]["admission_decision_id"])
     assert refused.subject_id == subject.id
+
+
+def test_a_batch_item_whose_user_scope_names_another_subject_says_some_items_are_invalid(
+    api_client,
+):
+    """The user scope's check runs once the body is otherwise valid: an item whose
+    ``user:<UUID>`` is not its subject's was answered under ``items.1.scope`` with the single
+    write's sentence, "A user scope names another subject." (stop 55's audit of writes)."""
+    import uuid
+
+    from memory_core.models import Memory
+
+    response = api_client.post(
+        f"{URL}/batch",
+        {"items": [write_body(), write_body(memory_key="other", scope=f"user:{uuid.uuid4()}")]},
+        format="json",
+    )
+    assert response.status_code == 400, response.json()
+    error = response.json()["error"]
+    assert list(error["details"]) == ["items.1.scope"]
+    assert error["details"]["items.1.scope"][0]["code"] == "invalid_scope"
+    assert error["message"] == "Some items are invalid; see details for each item index."
+    assert not Memory.objects.exists()
