@@ -72,25 +72,27 @@ def error_details(errors) -> dict:
     def entry(item) -> dict:
         return {"code": getattr(item, "code", None) or "invalid", "message": str(item)}
 
-    def walk(prefix: str, value) -> None:
-        name = prefix or api_settings.NON_FIELD_ERRORS_KEY
+    def walk(prefix: str, value, top: bool = False) -> None:
+        # The body as a whole only at the top: a field or parameter named "" (``?=1``) is
+        # its own name, not the whole query or body (it was told as both: stop 55's audit).
+        name = api_settings.NON_FIELD_ERRORS_KEY if top else prefix
         if isinstance(value, dict):
             for key, inner in value.items():
-                if key == api_settings.NON_FIELD_ERRORS_KEY and prefix:
+                if key == api_settings.NON_FIELD_ERRORS_KEY and not top:
                     walk(prefix, inner)  # DRF's key for a nested serializer's own errors
                 else:
-                    walk(f"{prefix}.{key}" if prefix else str(key), inner)
+                    walk(str(key) if top else f"{prefix}.{key}", inner)
         elif isinstance(value, (list, tuple)):
             if any(isinstance(inner, (dict, list, tuple)) for inner in value):
                 for index, inner in enumerate(value):  # one entry per list item (many=True)
                     if inner:
-                        walk(f"{prefix}.{index}" if prefix else str(index), inner)
+                        walk(str(index) if top else f"{prefix}.{index}", inner)
             elif value:
                 flat.setdefault(name, []).extend(entry(item) for item in value)
         elif value is not None:
             flat.setdefault(name, []).append(entry(value))
 
-    walk("", errors)
+    walk("", errors, top=True)
     return flat
 
 
