@@ -105,6 +105,7 @@ def validate_cases(data: dict) -> list[dict]:
         for key in CONTEXT_IDS:  # as a retrieval's context reads them (trimmed, in NFC)
             if isinstance(ctx.get(key), str):
                 ctx[key] = identifier(ctx[key])
+        _check_not_blank(case, ctx, where)
         agent = ctx.get("agent_id")
         if agent is not None and len(str(agent)) > AGENT_NAME_CHARS:
             # Cut to the column, it became another agent, and was served its private memories.
@@ -175,10 +176,23 @@ def _check_texts(case: dict, ctx: dict, where: str) -> None:
             raise DatasetError(f"{where}: {key} {NOT_TEXT}")
 
 
+def _check_not_blank(case: dict, ctx: dict, where: str) -> None:
+    """Refuse a ``request`` or ``context.user_id`` that is only whitespace (the retrieval API
+    refuses both as blank, the loader a blank subject): it passed the check for a missing one,
+    made before they are trimmed, and the case was scored, a miss of every required memory for
+    a user no memory can have (stop 55's audit of eval)."""
+    if not str(case["request"]).strip():
+        raise DatasetError(f"{where}: request must not be blank")
+    if not str(ctx["user_id"]).strip():  # already trimmed, when a string
+        raise DatasetError(f"{where}: context.user_id must not be blank")
+
+
 def check_case_ids(cases: list[dict], known) -> None:
     """Refuse a case's memory id that no memory of the file has (``known``: the file's
     ids, once its memories loaded): a typo would otherwise be scored as a miss, or as a
-    forbidden memory never selected, instead of named."""
+    forbidden memory never selected, instead of named. Then keep each id of a list, and each
+    ``ranked_before`` pair, once: one listed twice was counted twice in recall and ordering
+    (stop 55's audit of eval), where a tag listed twice is one case (stop 50's)."""
     for index, case in enumerate(cases):
         named = [(key, case.get(key) or []) for key in ID_LISTS]
         named += [("ranked_before", pair) for pair in case.get("ranked_before") or []]
@@ -189,6 +203,12 @@ def check_case_ids(cases: list[dict], known) -> None:
                         f"cases[{index}]: {key} names {memory_id!r}, which no memory of the "
                         "file has"
                     )
+        for key in ID_LISTS:
+            if case.get(key):
+                case[key] = list(dict.fromkeys(case[key]))
+        if case.get("ranked_before"):
+            pairs = dict.fromkeys(tuple(pair) for pair in case["ranked_before"])
+            case["ranked_before"] = [list(pair) for pair in pairs]
 
 
 RUN_REMOVED = (
@@ -206,7 +226,12 @@ class Run:
         self.loaded = load_dataset_memories(data, tenant_prefix=prefix, evaluation_run=True)
         self.back = self.loaded.dataset_ids
         self.entries = {str(m["id"]): m for m in data.get("memories") or []}
-        self.keys = {local: (m.get("memory_key") or "") for local, m in self.entries.items()}
+        # Each memory's key as the loader stores it (trimmed, in NFC), as a case's clarification
+        # key is read: written " deploy.region", a winner selected for "deploy.region" was left
+        # out of the failure's reason (stop 55's audit of eval).
+        self.keys = {
+            local: identifier(m.get("memory_key") or "") for local, m in self.entries.items()
+        }
         # The status each memory was stored with: a predecessor the file left active is
         # stored superseded (``_link_chains``), and is stale when selected.
         stored = Memory.objects.filter(pk__in=self.back).values_list("pk", "status")

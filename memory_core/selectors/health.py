@@ -7,7 +7,6 @@ memory events); nothing is sampled or stored separately.
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from django.utils import timezone
 from django.utils.timesince import timesince
 
 from memory_core.admission.codes import SCOPE_CODES
+from memory_core.json_types import json_loads
 from memory_core.models import (
     AccessDenial,
     AdmissionDecision,
@@ -177,13 +177,23 @@ def evaluation_results_folder() -> Path:
     return Path(getattr(settings, "DATA_DIR", settings.BASE_DIR / ".data")) / "evaluation-results"
 
 
-def evaluation_latest() -> tuple[dict | None, str]:
-    """Return the newest evaluation result written by ``eval_retrieval --json OUT``, and its file.
+EVALUATION_APPROACHES = (
+    ("system", "memledger"),
+    ("baseline_vector_topk", "vector top-k"),
+    ("no_memory", "no memory"),
+)
+
+
+def evaluation_latest() -> tuple[dict | None, str, datetime | None]:
+    """Return the newest evaluation result written by ``eval_retrieval --json OUT``, its file,
+    and the time it was written.
 
     The files looked at are every ``*.json`` in ``DATA_DIR/evaluation-results`` and those
     ``MEMLEDGER_EVALUATION_RESULTS`` names (a file, or a folder whose ``*.json`` are read; a
     path that is neither, or that cannot be looked at, is skipped). Only evaluation results
-    count (a JSON object with a ``system`` block of metrics); the newest one wins.
+    count (``is_evaluation_result``); the newest one wins. The time is the one read while
+    listing: the page stat'ed the file again, unguarded, and a result removed in between (a job
+    clearing old results) was a 500 (stop 55's audit of eval).
     (``DATA_DIR/eval`` holds evaluation datasets, which deletion scrubs; they are not results.)
     """
     dated: list[tuple[float, Path]] = []
@@ -197,21 +207,31 @@ def evaluation_latest() -> tuple[dict | None, str]:
                     dated.append((path.stat().st_mtime, path))
         except OSError:
             logger.warning("evaluation results: cannot read %s; skipped", place, exc_info=True)
-    for _, path in sorted(dated, key=lambda pair: pair[0], reverse=True):
+    for mtime, path in sorted(dated, key=lambda pair: pair[0], reverse=True):
         try:
-            data = json.loads(path.read_text())
+            # json_loads: a file nested deeper than Python's parser goes (any other job's JSON
+            # on shared storage) raised RecursionError, a 500 (stop 55's audit of eval).
+            data = json_loads(path.read_text())
         except (OSError, ValueError):
             continue
-        if isinstance(data, dict) and isinstance(data.get("system"), dict):
-            return data, str(path)
-    return None, ""
+        if is_evaluation_result(data):
+            return data, str(path), datetime.fromtimestamp(mtime, tz=UTC)
+    return None, "", None
 
 
-EVALUATION_APPROACHES = (
-    ("system", "memledger"),
-    ("baseline_vector_topk", "vector top-k"),
-    ("no_memory", "no memory"),
-)
+def is_evaluation_result(data) -> bool:
+    """Return whether ``data`` has the shape of an ``eval_retrieval`` result: an object with a
+    ``system``, a ``baseline_vector_topk`` and a ``no_memory`` object, ``system`` holding
+    numbers. Any object with a ``system`` object counted: a newer ``eval_locomo --json`` result
+    (recall per category) replaced the figures with an empty table (stop 55's audit of eval)."""
+    if not isinstance(data, dict):
+        return False
+    if not all(isinstance(data.get(key), dict) for key, _label in EVALUATION_APPROACHES):
+        return False
+    return any(
+        isinstance(value, int | float) and not isinstance(value, bool)
+        for value in data["system"].values()
+    )
 
 
 def evaluation_figures(data: dict | None) -> dict:
@@ -477,10 +497,7 @@ def health_overview(*, principal, days: int = 14, now: datetime | None = None) -
         if not chart.summary:
             chart.summary = f"{int(chart.total)} in the last {days} days"
 
-    evaluation, source = evaluation_latest()
-    evaluation_time = (
-        datetime.fromtimestamp(Path(source).stat().st_mtime, tz=UTC) if source else None
-    )
+    evaluation, source, evaluation_time = evaluation_latest()
     return HealthOverview(
         charts=charts,
         evaluation=evaluation,

@@ -464,3 +464,84 @@ def test_a_results_path_that_cannot_be_looked_at_is_skipped(
     response = reviewer_client.get(reverse("portal:review:health"))
     assert response.status_code == 200
     assert ("precision at k", [0.9167, 0.193, 0.0]) in response.context["evaluation"]["rows"]
+
+
+def _newer_than_the_result(settings, name: str, text: str) -> None:
+    """Write ``text`` as ``name`` in the data folder's results folder, newer than the
+    ``evaluation`` fixture's result (aged an hour, as a coarse clock could make them equal)."""
+    import os
+    from pathlib import Path
+
+    (result,) = map(Path, settings.MEMLEDGER_EVALUATION_RESULTS)
+    stamp = result.stat().st_mtime - 3600
+    os.utime(result, (stamp, stamp))
+    folder = Path(settings.DATA_DIR) / "evaluation-results"
+    folder.mkdir()
+    (folder / name).write_text(text)
+
+
+def test_a_deeply_nested_json_beside_the_result_is_ignored_not_a_500(
+    reviewer_client, settings, evaluation
+):
+    """docs/operations.md (MEMLEDGER_EVALUATION_RESULTS): "the newest evaluation result among
+    them is shown, other JSON is ignored". A newer JSON file nested deeper than Python's
+    parser goes (valid JSON; any other job's file on the shared storage) raised
+    RecursionError, which ``evaluation_latest`` did not catch: the health page was a 500 for
+    every reviewer of every tenant (stop 55's audit of eval)."""
+    _newer_than_the_result(settings, "other.json", "[" * 100_000 + "]" * 100_000)
+    response = reviewer_client.get(reverse("portal:review:health"))
+    assert response.status_code == 200
+    assert response.context["overview"].evaluation_file == "eval.json"
+    assert ("precision at k", [0.9167, 0.193, 0.0]) in response.context["evaluation"]["rows"]
+
+
+def test_a_newer_locomo_result_does_not_replace_the_retrieval_evaluation(
+    reviewer_client, settings, evaluation
+):
+    """docs/portal.md: the health page's latest evaluation is "the newest JSON written by
+    `manage.py eval_retrieval --dataset ... --json`": memledger vs the vector top-k baseline
+    vs no memory. ``eval_locomo --json`` writes an object with a ``system`` block too (recall@k
+    per category), and any object with a ``system`` object was taken for a result: written
+    into the same results folder, it became the "latest evaluation", a table of no figures
+    with one column, and the retrieval evaluation's figures were no longer shown (stop 55's
+    audit of eval)."""
+    import json
+
+    recall = {"cat1_4": 0.5, "1": 0.5, "2": 0.0, "3": 0.0, "4": 0.0, "5": 0.0}
+    locomo = {"questions": 3, "system": {"recall@5": recall},
+              "baseline_dense": {"recall@5": recall}, "baseline_fulltext": {"recall@5": recall},
+              "loading": {"path": "trusted_import", "turns_stored": 10},
+              "latency_ms_p50": 12.0, "latency_ms_p95": 20.0}  # fmt: skip
+    _newer_than_the_result(settings, "locomo.json", json.dumps(locomo))
+    response = reviewer_client.get(reverse("portal:review:health"))
+    assert response.status_code == 200
+    assert response.context["overview"].evaluation_file == "eval.json"
+    assert ("precision at k", [0.9167, 0.193, 0.0]) in response.context["evaluation"]["rows"]
+
+
+def test_a_result_removed_after_it_was_read_is_no_500(
+    reviewer_client, settings, evaluation, monkeypatch
+):
+    """``evaluation_latest`` skips a file replaced or removed between its listing and its
+    stat, but ``health_overview`` stat'ed the chosen file once more, unguarded, for the
+    result's time: a result removed in that window (an evaluation job clearing old results)
+    made the page a 500, FileNotFoundError (stop 55's audit of eval). The time read while
+    listing is shown."""
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from memory_core.selectors import health
+
+    (result,) = map(Path, settings.MEMLEDGER_EVALUATION_RESULTS)
+    written = datetime.fromtimestamp(result.stat().st_mtime, tz=UTC)
+    read = health.evaluation_latest
+
+    def read_then_removed():
+        found = read()
+        result.unlink()  # the job removes it just after the page read it
+        return found
+
+    monkeypatch.setattr(health, "evaluation_latest", read_then_removed)
+    response = reviewer_client.get(reverse("portal:review:health"))
+    assert response.status_code == 200
+    assert response.context["overview"].evaluation_time == written

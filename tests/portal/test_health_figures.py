@@ -76,19 +76,23 @@ def test_a_results_file_whose_failures_is_a_number_does_not_break_the_page(
     reviewer_client, settings, tmp_path
 ):
     """The health page reads every *.json of the results folders and shows the newest
-    evaluation result (a JSON object with a ``system`` block). A results file whose
-    ``failures`` is a count (an older or hand-written report) made the whole health page
-    a 500 for every reviewer of every tenant."""
+    evaluation result (a JSON object with ``system``, ``baseline_vector_topk`` and
+    ``no_memory`` blocks). A results file whose ``failures`` is a count (an older or
+    hand-written report) made the whole health page a 500 for every reviewer of every
+    tenant."""
     result = tmp_path / "eval.json"
     result.write_text(
         '{"dataset": "seed-examples", "cases": 9, "failures": 2,'
-        ' "system": {"precision_at_k": 0.9167}}'
+        ' "system": {"precision_at_k": 0.9167},'
+        ' "baseline_vector_topk": {"precision_at_k": 0.193},'
+        ' "no_memory": {"precision_at_k": 0.0}}'
     )
     settings.MEMLEDGER_EVALUATION_RESULTS = [str(result)]
     settings.DATA_DIR = tmp_path
     reviewer_client.raise_request_exception = False
     response = reviewer_client.get(reverse("portal:review:health"))
     assert response.status_code == 200
+    assert response.context["evaluation"]["failures"] == 2
 
 
 def test_a_bar_s_title_gives_a_large_count_in_full():

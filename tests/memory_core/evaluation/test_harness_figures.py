@@ -1,5 +1,6 @@
-"""The evaluation harness's figures and the dataset format's checks (stop 50's audit), and
-``eval_locomo`` on a file with nothing to measure."""
+"""The evaluation harness's figures and the dataset format's checks (stop 50's audit, stop
+55's of eval: figures against a hand count), and ``eval_locomo`` on a file with nothing to
+measure."""
 
 import json
 from io import StringIO
@@ -117,3 +118,114 @@ def test_a_file_with_no_question_to_ask_is_refused_not_scored_zero(tmp_path, dat
         call_command("eval_locomo", "--data", str(path), "--k", "1", "--json", str(out),
                      stdout=StringIO(), stderr=StringIO())  # fmt: skip
     assert not out.exists()
+
+
+HAND_MEMORIES = [
+    mem("m1", "Prefers green tea in the morning.", memory_key="drink.morning"),
+    mem("m2", "Prefers black coffee.", memory_key="drink.coffee", status="revoked"),
+    mem("m3", "Prefers herbal tea at night.", memory_key="drink.night", expires_in_days=-1),
+    mem("m4", "Likes oolong tea.", memory_key="drink.oolong", status="pending_approval"),
+    mem("m5", "Prefers tea too.", subject="v"),
+    mem("m6", "Prefers tea as well.", tenant="t2"),
+    mem("m7", "Prefers mint tea.", memory_key="drink.mint", status="deleted"),
+]
+HAND_CASES = [
+    {"case_id": "c1", "request": "Which tea do I like?", "intent": "load_preferences",
+     "context": {"tenant_id": "t", "user_id": "u", "agent_id": "a"},
+     "required_memory_ids": ["m1"], "acceptable_memory_ids": ["m4"],
+     "forbidden_memory_ids": ["m2", "m5", "m6", "m7"], "ranked_before": [["m1", "m5"]],
+     "tags": ["stale", "x"]},
+    {"case_id": "c2", "request": "Which tea do I like?", "intent": "load_preferences",
+     "context": {"tenant_id": "t", "user_id": "v", "agent_id": "a"},
+     "required_memory_ids": ["m5"], "tags": ["x"]},
+    {"case_id": "c3", "request": "Which tea do I like?",
+     "context": {"tenant_id": "nobody", "user_id": "u", "agent_id": "a"},
+     "expect_empty": True, "tags": ["empty"]},
+]  # fmt: skip
+
+
+def test_baseline_and_no_memory_figures_match_a_hand_count(tmp_path):
+    """The baseline (plain cosine top-k, k = 8, over the case's tenant and subject, no gate)
+    and no_memory are deterministic on a file this small: the baseline selects every row of
+    the case's tenant and subject that has a vector (a ``deleted`` row has none). Their
+    figures, worked out by hand (stop 55's audit of eval), held; this keeps them held."""
+    result = run(tmp_path, {"dataset": "hand", "memories": HAND_MEMORIES, "cases": HAND_CASES})
+    base, none = result["baseline_vector_topk"], result["no_memory"]
+    # Baseline: c1 selects m1, m2, m3, m4 (m7 has no vector); c2 m5; c3 nothing.
+    assert base["precision_at_k"] == 0.6  # m1, m4, m5 of 5
+    assert base["stale_memory_rate"] == 0.4  # m2 revoked, m3 expired
+    assert base["useful_recall"] == 1.0
+    assert base["leakage_rate"] == 0.0
+    assert base["empty_retrieval_accuracy"] == 1.0
+    assert base["ordering_accuracy"] == 1.0
+    assert base["cases_passed"] == 2  # c1 selected the forbidden m2
+    assert base["by_tag"] == {"empty": {"cases": 1, "passed": 1},
+                              "stale": {"cases": 1, "passed": 0},
+                              "x": {"cases": 2, "passed": 1}}  # fmt: skip
+    assert none["precision_at_k"] == 0.0 and none["useful_recall"] == 0.0
+    assert none["ordering_accuracy"] == 0.0 and none["empty_retrieval_accuracy"] == 1.0
+    assert none["cases_passed"] == 1 and none["mean_prompt_tokens"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("required", "pairs"),
+    [(["m1", "m1", "m2"], []), (["m1"], [["m1", "m2"], ["m1", "m2"], ["m2", "m1"]])],
+    ids=["required", "ranked_before"],
+)
+def test_a_memory_named_twice_in_a_case_counts_once(tmp_path, required, pairs):
+    """FORMAT.md: useful_recall = required selected / required, over memories. The baseline
+    selects m1 (the only row with a vector) and never m2 (deleted: none), so its recall is 1
+    of 2 required memories, 0.5, and its ordering 1 of 2 distinct pairs. With m1 listed twice
+    the harness counted 2 of 3 (0.6667); with a pair listed twice, 2 of 3 pairs. Each now
+    counts once, as a tag listed twice is one case (stop 55's audit of eval)."""
+    memories = [
+        mem("m1", "Prefers green tea in the morning.", memory_key="drink.morning"),
+        mem("m2", "Prefers mint tea.", memory_key="drink.mint", status="deleted"),
+    ]
+    case = {"case_id": "c1", "request": "Which tea do I like?", "intent": "load_preferences",
+            "context": {"tenant_id": "t", "user_id": "u", "agent_id": "a"},
+            "required_memory_ids": required, "ranked_before": pairs}  # fmt: skip
+    result = run(tmp_path, {"dataset": "dup", "memories": memories, "cases": [case]})
+    base = result["baseline_vector_topk"]
+    assert base["useful_recall"] == (0.5 if "m2" in required else 1.0)
+    assert base["ordering_accuracy"] == (0.5 if pairs else 1.0)
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("user_id", "   "), ("user_id", "\u3000\t"), ("request", "   ")],
+    ids=["user-spaces", "user-ideographic-space", "request-spaces"],
+)
+def test_a_blank_user_or_request_is_named_not_scored(tmp_path, field, value):
+    """validate_cases refuses a case without ``request`` or ``context.user_id`` ("" or
+    null), and the loader refuses a memory whose ``subject`` is blank once trimmed ("must not
+    be blank"); the retrieval API refuses both as ``blank``. But a case's user_id of spaces
+    passed the check (made before it is trimmed, as a request reads ids), became "" and was
+    scored: a miss of every required memory for a user no memory can have, charged to the
+    system, instead of the case named. A request of spaces likewise ran an empty query (stop
+    55's audit of eval)."""
+    case = json.loads(json.dumps(CASE))
+    if field == "request":
+        case["request"] = value
+    else:
+        case["context"][field] = value
+    data = {"dataset": "blank", "memories": [mem("m2", "Prefers tea.")], "cases": [case]}
+    _refused(tmp_path, data, rf"cases\[0\]: (context\.)?{field} must not be blank")
+
+
+def test_a_winner_on_a_key_written_untrimmed_is_named_in_the_failure(tmp_path):
+    """The clarification key is matched as the loader stores keys (trimmed, in NFC: stop
+    52's audit), but ``Run.keys``, which ``check_case`` reads to find a winner selected for
+    that key, held the file's keys as written: a memory whose ``memory_key`` is written
+    " deploy.region" (stored "deploy.region") and selected as the winner was left out of the
+    failure's reason ("a winner for deploy.region was selected"), which said only that no
+    clarification came back (stop 55's audit of eval)."""
+    memories = [mem("a", "Deploy to the eu-west-1 region.", memory_type="project_constraint",
+                    memory_key=" deploy.region", scope="project:p")]  # fmt: skip
+    case = {"case_id": "k", "request": "Which region do we deploy to?",
+            "intent": "apply_project_rules",
+            "context": {"tenant_id": "t", "user_id": "u", "agent_id": "a", "project_id": "p"},
+            "expect_clarification_key": "deploy.region"}  # fmt: skip
+    result = run(tmp_path, {"dataset": "keys", "memories": memories, "cases": [case]})
+    (failure,) = result["failures"]
+    assert "a winner for deploy.region was selected: ['a']" in failure["why"]
