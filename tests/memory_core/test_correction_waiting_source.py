@@ -2,7 +2,10 @@
 alike: the same source (the authority and consent follow from it), and a reason it does not
 refuse (stop 53's audit of the write chains; each test failed on the code before: a user's own
 correction was dropped for a model's inference waiting with the same words, and corrections
-admission refuses were answered 202)."""
+admission refuses were answered 202). The same correction waiting is looked for only once
+admission holds the repeat for a reviewer too, with the consent and confidence it derives:
+a repeat claiming a consent the policy refuses, a confidence below its floor, or business
+state in its reason was answered 202 (stop 55's audit of writes)."""
 
 import pytest
 
@@ -107,3 +110,141 @@ def test_a_correction_admission_refuses_is_refused_not_answered_as_waiting(
     assert again.status_code == 422, again.json()
     assert code in again.json()["rule_codes"]
     assert AdmissionDecision.objects.filter(outcome="rejected").count() == rejected_before + 1
+
+
+def test_a_correction_claiming_an_unapproved_workflow_consent_is_refused_not_answered_waiting(
+    api_client,
+):
+    head_id = _head(api_client)
+    first = api_client.post(
+        f"{URL}/{head_id}/supersede",
+        {"content": HEALTH_FACT, "source": USER_SOURCE},
+        format="json",
+    )
+    assert first.status_code == 202, first.json()
+
+    # Control: other words, the same consent claim: admission refuses it (rule 7).
+    control = api_client.post(
+        f"{URL}/{head_id}/supersede",
+        {
+            "content": "User is allergic to amoxicillin.",
+            "source": USER_SOURCE,
+            "consent": "workflow",
+        },
+        format="json",
+    )
+    assert control.status_code == 422, control.json()
+    assert "consent.workflow_not_approved" in control.json()["rule_codes"]
+    rejected_before = AdmissionDecision.objects.filter(outcome="rejected").count()
+
+    again = api_client.post(
+        f"{URL}/{head_id}/supersede",
+        {"content": HEALTH_FACT, "source": USER_SOURCE, "consent": "workflow"},
+        format="json",
+    )
+
+    assert again.status_code == 422, again.json()
+    assert "consent.workflow_not_approved" in again.json()["rule_codes"]
+    assert AdmissionDecision.objects.filter(outcome="rejected").count() == rejected_before + 1
+    assert Memory.objects.filter(status=Status.PENDING_APPROVAL).count() == 1
+
+
+def test_a_tool_correction_claiming_explicit_consent_is_refused_not_answered_waiting(
+    api_client,
+    tenant,
+):
+    from tests.factories import approve_workflow_consent
+
+    approve_workflow_consent(tenant, "user_preference")
+    head_id = _head(api_client)
+    tool = {
+        "type": "verified_tool_output",
+        "conversation_id": "c-3",
+        "message_id": "m-3",
+        "tool": "ehr.lookup",
+    }
+    first = api_client.post(
+        f"{URL}/{head_id}/supersede",
+        {"content": HEALTH_FACT, "source": tool, "authority": "tool_observation"},
+        format="json",
+    )
+    assert first.status_code == 202, first.json()
+    again = api_client.post(
+        f"{URL}/{head_id}/supersede",
+        {
+            "content": HEALTH_FACT,
+            "source": tool,
+            "authority": "tool_observation",
+            "consent": "explicit",
+        },
+        format="json",
+    )
+    assert again.status_code == 422, again.json()
+    assert "consent.explicit_not_allowed" in again.json()["rule_codes"]
+
+
+def test_a_correction_below_the_policys_confidence_floor_is_refused_not_answered_waiting(
+    api_client,
+    tenant,
+):
+    import copy
+
+    from memory_core.policy_defaults import DEFAULT_POLICY
+    from memory_core.services.policy import policy_publish
+
+    document = copy.deepcopy(DEFAULT_POLICY)
+    document["admission"]["confidence_floor"] = 0.5
+    policy_publish(tenant=tenant, document=document, note="a floor")
+    head_id = _head(api_client)
+    first = api_client.post(
+        f"{URL}/{head_id}/supersede",
+        {"content": HEALTH_FACT, "source": USER_SOURCE},
+        format="json",
+    )
+    assert first.status_code == 202, first.json()
+    control = api_client.post(
+        f"{URL}/{head_id}/supersede",
+        {"content": "User is allergic to amoxicillin.", "source": USER_SOURCE, "confidence": 0.1},
+        format="json",
+    )
+    assert control.status_code == 422, control.json()
+    assert "source.confidence_below_floor" in control.json()["rule_codes"]
+
+    again = api_client.post(
+        f"{URL}/{head_id}/supersede",
+        {"content": HEALTH_FACT, "source": USER_SOURCE, "confidence": 0.1},
+        format="json",
+    )
+    assert again.status_code == 422, again.json()
+    assert "source.confidence_below_floor" in again.json()["rule_codes"]
+
+
+def test_a_correction_whose_reason_states_business_state_is_refused_not_answered_waiting(
+    api_client,
+):
+    """The class guard reads a correction's reason (kept in its event, which agents read);
+    the shortcut for "the same correction already waits" only asks the injection guard."""
+    reason = "Refund approved, account balance is $5,400."
+    head_id = _head(api_client)
+    first = api_client.post(
+        f"{URL}/{head_id}/supersede",
+        {"content": HEALTH_FACT, "source": USER_SOURCE},
+        format="json",
+    )
+    assert first.status_code == 202, first.json()
+    control = api_client.post(
+        f"{URL}/{head_id}/supersede",
+        {"content": "User is allergic to amoxicillin.", "source": USER_SOURCE, "reason": reason},
+        format="json",
+    )
+    assert control.status_code == 422, control.json()
+    codes = control.json()["rule_codes"]
+    assert any(code.startswith("class.") for code in codes), codes
+
+    again = api_client.post(
+        f"{URL}/{head_id}/supersede",
+        {"content": HEALTH_FACT, "source": USER_SOURCE, "reason": reason},
+        format="json",
+    )
+    assert again.status_code == 422, again.json()
+    assert again.json()["rule_codes"] == codes
