@@ -23,10 +23,17 @@ from memory_core.deletion.services import (
 from memory_core.exceptions import DomainError, NotFound, SubjectBeingDeleted
 from memory_core.exports import export_create, export_path
 from memory_core.locks import subject_shared_lock
-from memory_core.models import AUTHORITY_RANK, Authority, DeletionOperation, MemoryClass, Status
+from memory_core.models import (
+    AUTHORITY_RANK,
+    Authority,
+    DeletionOperation,
+    Memory,
+    MemoryClass,
+    Status,
+)
 from memory_core.policy_check import STATE_WORDS
 from memory_core.selectors.approvals import in_use_now
-from memory_core.selectors.memories import memory_get
+from memory_core.selectors.memories import memory_get, memory_visible_chain
 from memory_core.selectors.portal import (
     correction_kept_beside,
     correction_saved_as,
@@ -34,6 +41,7 @@ from memory_core.selectors.portal import (
     memory_deleted_by,
     memory_history,
     memory_pending_replacements,
+    same_text,
     subject_deletions_in_progress,
     subject_memories,
     subject_memories_not_in_use,
@@ -167,11 +175,6 @@ class MemoryDetailView(EndUserMixin, TemplateView):
         return context
 
 
-def same_text(a: str, b: str) -> bool:
-    """Return whether two texts differ at most in whitespace (spaces, line breaks)."""
-    return a.split() == b.split()
-
-
 class MemoryCorrectView(EndUserMixin, FormView):
     """Correct a memory: a new version with explicit_user authority supersedes it.
 
@@ -186,6 +189,24 @@ class MemoryCorrectView(EndUserMixin, FormView):
         if not hasattr(self, "_memory"):
             self._memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
         return self._memory
+
+    def read_again(self) -> None:
+        """Read the memory again, as it is now: read as the POST began, a correction refused
+        because it changed meanwhile showed the version it was as "Currently remembered"."""
+        self._memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
+        self.__dict__.pop("_now", None)
+
+    def now(self) -> tuple[str, Memory | None]:
+        """Return the memory's state now (``InUse.state``) and, superseded, the newest
+        version of its chain, or None (not superseded, or none newer to link to)."""
+        if not hasattr(self, "_now"):
+            memory = self.get_memory()
+            state, newest = _state_now(memory), None
+            if state == Status.SUPERSEDED:
+                chain = memory_visible_chain(principal=self.principal, memory=memory)
+                newest = chain[-1] if chain and chain[-1].pk != memory.pk else None
+            self._now = (state, newest)
+        return self._now
 
     def get_initial(self):
         return {"content": self.get_memory().content}
@@ -239,21 +260,43 @@ class MemoryCorrectView(EndUserMixin, FormView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        context["memory"] = self.get_memory()
+        state, newest = self.now()
+        # "Currently remembered" and Save only for a memory in use: a correction refused
+        # because it changed meanwhile (corrected, deleted in another tab) showed the old
+        # version, or an empty quote, as what is remembered, and a Save that always failed
+        # (stop 55's audit of the portal).
+        context.update(memory=self.get_memory(), in_use=state == Status.ACTIVE, newest=newest)
         return context
+
+    CHANGED = "This memory changed after you opened this page"
 
     def refusal(self, error: DomainError) -> str:
         """Return why ``memory_correct`` refused, in the words of the person correcting."""
         memory = self.get_memory()
         if error.code == "not_chain_head":
-            # As it is now: read before the change, it said the version changed was in use.
-            memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
-            # Another tab or an agent changed the memory after this page was opened.
+            # Another tab or an agent changed the memory after this page was opened: said of
+            # the memory as it is now (``read_again``).
+            state, newest = self.now()
+            if newest is not None:
+                return (
+                    f"{self.CHANGED}: version {memory.version} is now superseded, so your "
+                    "correction was not saved. Your text is kept below; the newest version, "
+                    f"version {newest.version}, is linked above: open it to see what is "
+                    "remembered now, and correct it there if it is still wrong."
+                )
+            if state != Status.ACTIVE:
+                # Deleted, revoked, expired: nothing of it is left to correct, and it said
+                # "correct that version if it is still wrong" of a deleted one.
+                return (
+                    f"{self.CHANGED}, so your correction was not saved. "
+                    f"{not_in_use(memory, 'there is nothing to correct')} Your text is kept "
+                    "below."
+                )
             return (
-                f"This memory changed after you opened this page: version {memory.version} "
-                f"is now {memory.get_status_display().lower()}, so your correction was not "
-                "saved. Your text is kept below; open the memory to see what is remembered "
-                "now, and correct that version if it is still wrong."
+                f"{self.CHANGED}: version {memory.version} is now "
+                f"{memory.get_status_display().lower()}, so your correction was not saved. "
+                "Your text is kept below; open the memory to see what is remembered now, and "
+                "correct that version if it is still wrong."
             )
         if isinstance(error, SubjectBeingDeleted):
             return BEING_DELETED
@@ -309,6 +352,8 @@ class MemoryCorrectView(EndUserMixin, FormView):
                 # correction was not saved, though the first had saved it.
                 messages.info(self.request, self.ALREADY_SAVED.format(version=saved.version))
                 return redirect("portal:memory", memory_id=saved.pk)
+            if error.code == "not_chain_head":
+                self.read_again()
             # The form stays, with the user's text in it: a redirect would throw it away.
             form.add_error(None, self.refusal(error))
             return self.form_invalid(form)
@@ -455,6 +500,25 @@ class MemoryConfirmView(EndUserMixin, View):
         messages.info(request, self.NOT_SENT)
         return redirect("portal:memory", memory_id=memory_id)
 
+    def not_current(self, error: DomainError, detail: str):
+        """Answer a confirmation refused as ``not_chain_head``, of the memory as it is now:
+        superseded (confirmed twice, corrected in another tab), ``NOT_CURRENT``; revoked or
+        deleted in another tab, as any action on a memory not in use is answered. It said
+        "confirmed or corrected meanwhile" of those too, and pointed at a version in use
+        that there was not (stop 55's audit of the portal)."""
+        memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
+        state = _state_now(memory)
+        if state == Status.SUPERSEDED:
+            messages.info(self.request, self.NOT_CURRENT)
+            return redirect(detail)
+        if state != Status.ACTIVE:
+            messages.error(
+                self.request,
+                f"Nothing was changed. {not_in_use(memory, 'there is nothing to confirm')}",
+            )
+            return redirect(detail)
+        return self.refuse(error, detail)
+
     def post(self, request, memory_id):
         detail = reverse("portal:memory", args=[memory_id])
         memory = memory_get(principal=self.principal, memory_id=memory_id)
@@ -469,8 +533,7 @@ class MemoryConfirmView(EndUserMixin, View):
             result = memory_confirm(principal=self.principal, memory_id=memory_id)
         except DomainError as error:
             if error.code == "not_chain_head":  # confirmed twice, or changed in another tab
-                messages.info(request, self.NOT_CURRENT)
-                return redirect(detail)
+                return self.not_current(error, detail)
             return self.refuse(error, detail)
         if result.decision == "accepted" and result.memory is not None:
             messages.success(
@@ -888,11 +951,17 @@ def export_kept(hours: int) -> str:
 
 def shown_deletions(operations) -> str:
     """The deletions in progress an export page said what the export holds during, as its
-    form carries them: a change since (one started, one made from its queue) asks again."""
+    form carries them: a change since (one started, one made from its queue) asks again;
+    one finished since does not, as the page said what the export leaves out of it."""
     return ",".join(
         f"{operation.pk}:{'queued' if operation.status == QUEUED else 'made'}"
         for operation in operations
     )
+
+
+def deletion_entries(shown: str) -> set[str]:
+    """Return the ``id:state`` entries of a ``shown_deletions`` string."""
+    return {entry for entry in shown.split(",") if entry}
 
 
 class ExportView(EndUserMixin, TemplateView):
@@ -942,19 +1011,24 @@ class ExportView(EndUserMixin, TemplateView):
             subject_shared_lock(self.principal.subject_id)
         except DomainError as error:
             return self.refuse(error, reverse("portal:export"))
-        deleting = subject_deletions_in_progress(principal=self.principal)
-        shown = request.POST.get("shown_deletions", "")
-        if shown != shown_deletions(deleting):
-            if deleting:
-                messages.info(request, self.NOT_YET)
-                return redirect("portal:export")
-            if any(entry.endswith(":queued") for entry in shown.split(",")):
-                # The page said a queued deletion left its memories in the export, and it has
-                # been made and finished since: the file would hold none of them (stop 54's
-                # audit of the portal). A made one the page said it left out, finished since,
-                # leaves out what the page said.
-                messages.info(request, self.MADE_SINCE)
-                return redirect("portal:export")
+        # Compared entry by entry, not as one string: a page that named two deletions, one
+        # of which finished before the button was pressed, downloaded nothing, though what it
+        # said of each still held (stop 55's audit of the portal).
+        now = deletion_entries(
+            shown_deletions(subject_deletions_in_progress(principal=self.principal))
+        )
+        shown = deletion_entries(request.POST.get("shown_deletions", ""))
+        if now - shown:
+            # One in progress the page did not speak of (begun since, or made from its queue).
+            messages.info(request, self.NOT_YET)
+            return redirect("portal:export")
+        if any(entry.endswith(":queued") and entry not in now for entry in shown):
+            # The page said a queued deletion left its memories in the export, and it has
+            # been made and finished since: the file would hold none of them (stop 54's
+            # audit of the portal). A made one the page said it left out, finished since,
+            # leaves out what the page said.
+            messages.info(request, self.MADE_SINCE)
+            return redirect("portal:export")
         try:
             export = export_create(principal=self.principal)
         except DomainError as error:

@@ -345,18 +345,29 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
     )
 
 
+def same_text(a: str, b: str) -> bool:
+    """Return whether two texts differ at most in whitespace (spaces, line breaks): a
+    person's correction that changes anything else, letter case too, is another text."""
+    return a.split() == b.split()
+
+
 def correction_saved_as(*, principal, memory: Memory, content: str) -> Memory | None:
     """Return the version that superseded ``memory`` when it is the person's correction with
     the text ``content`` (``explicit_user``, as the portal writes), or None: the same
     correction sent twice (a second click while the first was saved) finds its memory
-    superseded by the first (stop 54's audit in a browser). One query."""
+    superseded by the first (stop 54's audit in a browser). One query.
+
+    The same text apart from its spacing (``same_text``), not the same ``content_hash``,
+    which folds case and NFKC: a tab opened on the old version whose text differed from the
+    saved one in letter case alone was told "this same correction is already saved", and
+    its text was thrown away (stop 55's audit of the portal)."""
     successor = (
         Memory.objects.visible_to(principal)
         .filter(supersedes_id=memory.pk, authority=Authority.EXPLICIT_USER)
         .exclude(status__in=PROPOSED_STATUSES)
         .first()
     )
-    if successor is not None and successor.content_hash == content_hash(content):
+    if successor is not None and same_text(successor.content, content):
         return successor
     return None
 
@@ -370,7 +381,12 @@ def correction_kept_beside(*, principal, memory: Memory, content: str) -> Memory
     One query; for a keyless memory two: the correction is one its open conflict cites (every
     keyless memory of the subject has the same empty key, and a correction of another
     incident in the same words was answered "already kept beside" and never saved: stop 54's
-    audit of keyless conflicts)."""
+    audit of keyless conflicts).
+
+    The same text is the same apart from its spacing (``same_text``): ``content_hash`` only
+    narrows the rows, since it folds case and NFKC, and a correction differing from the one
+    kept in letter case alone was answered "already kept beside" and never saved (stop 55's
+    audit of the portal)."""
     rivals = Memory.objects.visible_to(principal)
     if not memory.memory_key:
         # Any state: resolved (``ask_user``, ``keep_both_scoped``), the correction still
@@ -382,7 +398,7 @@ def correction_kept_beside(*, principal, memory: Memory, content: str) -> Memory
             candidate_ids__contains=[memory.pk],
         ).values_list("candidate_ids", flat=True)
         rivals = rivals.filter(pk__in=[pk for ids in cited for pk in ids])
-    return (
+    rivals = (
         rivals.filter(
             subject_id=memory.subject_id,
             memory_key=memory.memory_key,
@@ -396,8 +412,8 @@ def correction_kept_beside(*, principal, memory: Memory, content: str) -> Memory
         )
         .exclude(pk=memory.pk)
         .order_by("created_at", "id")
-        .first()
     )
+    return next((rival for rival in rivals if same_text(rival.content, content)), None)
 
 
 def memory_deleted_by(*, principal, memory: Memory):

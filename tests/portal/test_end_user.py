@@ -384,6 +384,65 @@ def test_correcting_a_version_changed_since_the_page_opened_keeps_the_text(
     assert not Memory.objects.filter(content="Alice prefers two spaces.").exists()
 
 
+def test_a_correction_refused_after_another_tab_corrected_it_links_the_newest_version(
+    alice_client, alice, alice_memory
+):
+    """The refused form showed version 1, read as the POST began, under "Currently
+    remembered", and a Save that could only be refused again (stop 55's audit of the
+    portal)."""
+    from memory_core.services.writes import memory_correct
+
+    principal = SubjectPrincipal(
+        tenant_id=alice_memory.tenant_id, subject_id=alice_memory.subject_id, user_id=alice.pk
+    )
+    head = alice_memory
+    for text in ("Alice prefers tabs.", "Alice prefers tabs, 4 wide."):
+        head = memory_correct(principal=principal, memory_id=head.pk, data={"content": text})
+        head = head.memory
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice prefers two spaces.", "reason": ""},
+    )
+    body = response.content.decode()
+    assert "Currently remembered" not in body and "Save correction" not in body
+    assert "version 1 is now superseded, so your correction was not saved" in body
+    link = reverse("portal:memory", args=[head.pk])
+    assert f'the newest is <a href="{link}">version 3</a>' in body
+    assert "\nAlice prefers two spaces.</textarea>" in body
+
+
+@pytest.mark.parametrize("state", ["deleted", "revoked"])
+def test_a_correction_refused_after_another_tab_retired_it_says_nothing_is_left(
+    alice_client, alice, alice_memory, state
+):
+    """Deleted (or revoked) in another tab, the refused form showed an empty (or the old)
+    quote under "Currently remembered" and said "correct that version if it is still wrong"
+    (stop 55's audit of the portal)."""
+    from memory_core.deletion.services import deletion_request
+    from memory_core.services.writes import memory_revoke
+
+    principal = SubjectPrincipal(
+        tenant_id=alice_memory.tenant_id, subject_id=alice_memory.subject_id, user_id=alice.pk
+    )
+    if state == "deleted":
+        deletion_request(principal=principal, memory_id=alice_memory.pk)
+    else:
+        memory_revoke(principal=principal, memory_id=alice_memory.pk, reason="")
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice prefers two spaces.", "reason": ""},
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "Currently remembered" not in body and "Save correction" not in body
+    assert "correct that version" not in body
+    assert (
+        "This memory changed after you opened this page, so your correction was not saved. "
+        f"This memory is {state}, so agents do not use it and there is nothing to correct."
+    ) in body
+    assert "\nAlice prefers two spaces.</textarea>" in body
+
+
 @pytest.mark.parametrize(
     "content",
     [
@@ -408,6 +467,41 @@ def test_an_unchanged_correction_saves_nothing(alice_client, alice_memory, conte
     assert Memory.objects.filter(subject=alice_memory.subject).count() == 1
     alice_memory.refresh_from_db()
     assert alice_memory.status == "active" and alice_memory.version == 1
+
+
+def test_a_change_of_letter_case_alone_saves_a_new_version(alice_client, alice_subject):
+    """Letter case is part of the text (``same_text``): the rule the "same correction"
+    checks were brought to (stop 55's audit of the portal)."""
+    memory = MemoryFactory(subject=alice_subject, content="Alice uses the dvorak layout.")
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[memory.pk]),
+        {"content": "Alice uses the Dvorak layout.", "reason": ""},
+        follow=True,
+    )
+    assert b"Saved version 2" in response.content
+    assert Memory.objects.get(supersedes=memory).content == "Alice uses the Dvorak layout."
+
+
+def test_a_stale_tab_correction_differing_in_case_was_not_the_same_correction(
+    alice_client, alice_subject
+):
+    """A second tab opened on version 1 sent a text that differed from the saved version 2
+    in letter case alone: ``correction_saved_as`` compared ``content_hash`` (case-folded,
+    NFKC), answered "this same correction is already saved as version 2" and threw the
+    person's text away with the redirect (stop 55's audit of the portal)."""
+    memory = MemoryFactory(subject=alice_subject, content="Alice's dentist is dr. smith.")
+    url = reverse("portal:memory-correct", args=[memory.pk])
+    first = alice_client.post(url, {"content": "Alice's dentist is dr. jones.", "reason": ""})
+    assert first.status_code == 302
+    saved = Memory.objects.get(supersedes=memory)
+    # The other tab, opened on version 1, fixes the capitalisation of the same name.
+    second = alice_client.post(url, {"content": "Alice's dentist is Dr. Jones.", "reason": ""})
+    assert second.status_code == 200, (second.status_code, second.get("Location"))
+    body = second.content.decode()
+    assert "this same correction is already saved" not in body
+    assert "Dr. Jones." in body  # the person's text is kept in the form
+    saved.refresh_from_db()
+    assert saved.content == "Alice's dentist is dr. jones."
 
 
 def test_correct_of_others_is_404(alice_client, bob_memory, stranger_memory):
@@ -1383,6 +1477,39 @@ def test_a_person_confirms_what_a_model_inferred_about_them(alice_client, alice_
     assert Memory.objects.filter(subject=alice_memory.subject).count() == 2
 
 
+@pytest.mark.parametrize("state", ["revoked", "deleted"])
+def test_this_is_right_on_a_memory_retired_in_another_tab_says_what_it_is(
+    alice_client, alice, alice_memory, state
+):
+    """ "This is right" on a memory revoked or deleted in another tab was answered "it was
+    confirmed or corrected meanwhile. The version in use is linked at the top of this
+    page": neither had happened, and no version was in use (stop 55's audit of the
+    portal)."""
+    from memory_core.deletion.services import deletion_request
+    from memory_core.services.writes import memory_revoke
+
+    Memory.objects.filter(pk=alice_memory.pk).update(
+        authority="model_inference", source_type="model_inference", confidence=0.7
+    )
+    principal = SubjectPrincipal(
+        tenant_id=alice_memory.tenant_id, subject_id=alice_memory.subject_id, user_id=alice.pk
+    )
+    if state == "deleted":
+        deletion_request(principal=principal, memory_id=alice_memory.pk)
+    else:
+        memory_revoke(principal=principal, memory_id=alice_memory.pk, reason="")
+    response = alice_client.post(
+        reverse("portal:memory-confirm", args=[alice_memory.pk]), follow=True
+    )
+    assert response.redirect_chain[-1][0] == reverse("portal:memory", args=[alice_memory.pk])
+    said = [str(message) for message in response.context["messages"]]
+    assert said == [
+        f"Nothing was changed. This memory is {state}, so agents do not use it and there is "
+        "nothing to confirm."
+    ]
+    assert not Memory.objects.filter(supersedes=alice_memory).exists()
+
+
 def test_a_correction_while_everything_is_queued_for_deletion_is_refused_in_plain_words(
     alice_client, alice_memory
 ):
@@ -1553,6 +1680,31 @@ def test_a_sensitive_correction_or_confirmation_sent_twice_waits_once(alice_clie
     assert b"your confirmation is already waiting for a reviewer" in again.content
     assert Memory.objects.filter(subject=alice_subject, status="pending_approval").count() == 2
     assert ReviewItem.objects.filter(subject=alice_subject, kind="sensitive_write").count() == 2
+
+
+def test_a_sensitive_correction_sent_again_in_other_case_was_not_the_one_waiting(
+    alice_client, alice_subject
+):
+    """A text that differed from the correction waiting for a reviewer in letter case alone
+    is not the same text, its spacing aside, yet ``_same_correction_waiting`` matched it by
+    ``content_hash``: nothing was saved, the page said "this same correction is already
+    waiting for a reviewer", and the reviewer was left to approve the old spelling (stop
+    55's audit of the portal)."""
+    memory = MemoryFactory(
+        subject=alice_subject, memory_key="health.doctor", sensitivity="sensitive",
+        content="Alice's doctor is dr. smith.",
+    )  # fmt: skip
+    url = reverse("portal:memory-correct", args=[memory.pk])
+    first = alice_client.post(url, {"content": "alice's doctor is dr. jones.", "reason": ""})
+    assert first.status_code == 302
+    assert Memory.objects.filter(subject=alice_subject, status="pending_approval").count() == 1
+    again = alice_client.post(
+        url, {"content": "Alice's doctor is Dr. Jones.", "reason": ""}, follow=True
+    )
+    assert b"this same correction is already waiting for a reviewer" not in again.content
+    assert Memory.objects.filter(
+        subject=alice_subject, status="pending_approval", content="Alice's doctor is Dr. Jones."
+    ).exists()
 
 
 def test_a_write_waiting_on_an_older_version_shows_on_the_pages_of_the_version_in_use(
@@ -1727,6 +1879,56 @@ def test_a_page_that_said_a_queued_deletion_leaves_memories_in_downloads_nothing
         reverse("portal:export"), {"shown_deletions": shown_deletions_of(refused.content.decode())}
     )
     assert download["Content-Disposition"].startswith("attachment;")
+
+
+def test_a_page_that_said_both_deletions_downloads_once_one_of_them_finished(
+    alice_client, alice_memory, settings, tmp_path
+):
+    """A page that said what the export holds during two deletions of single memories, one
+    of which finished before the button was pressed, downloaded nothing ("Nothing was
+    downloaded yet"): ``ExportView.post`` compared the page's list with the current one as
+    one string, while the same page with only the finished one downloaded (stop 55's audit
+    of the portal)."""
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    first = MemoryFactory(subject=alice_memory.subject, content="Alice likes jazz.")
+    second = MemoryFactory(subject=alice_memory.subject, content="Alice likes opera.")
+    for doomed in (first, second):
+        alice_client.post(
+            reverse("portal:memory-delete", args=[doomed.pk]),
+            {"confirm": "on", "shown_status": "active"},
+        )
+    operations = list(DeletionOperation.objects.order_by("requested_at"))
+    assert len(operations) == 2
+    page = alice_client.get(reverse("portal:export")).content.decode()
+    notice = page.split('id="export-during-deletion">', 1)[1].split("</p>", 1)[0]
+    assert str(operations[0].pk) in notice and str(operations[1].pk) in notice
+    shown = shown_deletions_of(page)
+
+    # The first deletion finishes before the button is pressed; the second still runs, as
+    # the page said.
+    DeletionOperation.objects.filter(pk=operations[0].pk).update(
+        status="completed", completed_at=timezone.now()
+    )
+    response = alice_client.post(reverse("portal:export"), {"shown_deletions": shown})
+    assert response.status_code == 200, (response.status_code, response.get("Location"))
+    assert response["Content-Disposition"].startswith("attachment;")
+    body = response.getvalue().decode()
+    assert "Alice prefers tabs over spaces." in body
+    assert "Alice likes jazz." not in body and "Alice likes opera." not in body
+    assert Export.objects.count() == 1
+
+    # A deletion begun since, which the page did not speak of, still downloads nothing.
+    third = MemoryFactory(subject=alice_memory.subject, content="Alice likes blues.")
+    alice_client.post(
+        reverse("portal:memory-delete", args=[third.pk]),
+        {"confirm": "on", "shown_status": "active"},
+    )
+    refused = alice_client.post(reverse("portal:export"), {"shown_deletions": shown}, follow=True)
+    assert refused.redirect_chain == [(reverse("portal:export"), 302)]
+    assert "Nothing was downloaded yet: a deletion of memories about you is under way." in (
+        refused.content.decode()
+    )
+    assert Export.objects.count() == 1
 
 
 def test_an_export_while_a_memory_is_being_deleted_says_it_leaves_it_out(
@@ -1933,6 +2135,29 @@ def test_a_correction_of_an_admins_memory_sent_twice_is_kept_once(alice_client, 
     conflict = ReviewItem.objects.get(subject=alice_subject, kind="conflict", state="open")
     assert kept.count() == 1, list(kept.values_list("content", flat=True))
     assert len(conflict.candidate_ids) == 2
+
+
+def test_a_correction_of_an_admins_memory_in_other_case_was_not_already_kept(
+    alice_client, alice_subject
+):
+    """A second correction of an administrator's memory that differed from the one kept
+    beside it in letter case alone was answered "this same correction is already kept beside
+    the current version" and not saved: ``correction_kept_beside`` matched it by
+    ``content_hash`` (stop 55's audit of the portal)."""
+    memory = MemoryFactory(
+        subject=alice_subject, memory_key="team.lead", authority="explicit_admin",
+        source_type="admin", content="Alice's team lead is bob.",
+    )  # fmt: skip
+    url = reverse("portal:memory-correct", args=[memory.pk])
+    first = alice_client.post(url, {"content": "alice's team lead is carol.", "reason": ""})
+    assert first.status_code == 302
+    again = alice_client.post(
+        url, {"content": "Alice's team lead is Carol.", "reason": ""}, follow=True
+    )
+    assert b"already kept beside" not in again.content
+    assert Memory.objects.filter(
+        subject=alice_subject, content="Alice's team lead is Carol."
+    ).exists()
 
 
 def test_a_deleted_memorys_page_shows_no_reason_of_its_events(alice_client, alice_memory):
