@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import unicodedata
 import uuid
 from dataclasses import dataclass, field
@@ -565,6 +566,13 @@ def ledger_prune(*, before: datetime, path: Path | None = None, dry_run: bool = 
 # Every line starts so (json.dumps with sort_keys): where a torn line's successor begins.
 _LINE_START = '{"operation_id": '
 _REQUIRED = ("operation_id", "requested_at", "tenant_id", "target", "tombstones")
+# The targets a line may have, and the columns a deletion's line is written into
+# (``replay._restore_operation``): another target, or a longer value, ended the replay in an
+# IntegrityError or a DataError.
+_TARGETS = frozenset(DeletionOperation.Target.values) | GOVERNANCE_TARGETS
+_REASON_CODE_MAX = DeletionOperation._meta.get_field("reason_code").max_length
+_CONTENT_HASH_MAX = Tombstone._meta.get_field("content_hash").max_length
+_SHA256 = re.compile(r"[0-9a-f]{64}")  # as hexdigest writes it
 
 
 @dataclass
@@ -591,44 +599,54 @@ def _parse(line: str) -> dict:
     _uuid(entry["tenant_id"])
     if entry.get("subject_id") is not None:
         _uuid(entry["subject_id"])
-    if not isinstance(entry["target"], str):
-        raise ValueError("target is not a string")
+    # So did a target no line has, a value longer than its column, a key's digest or a
+    # revocation's action that is not text (stop 55's audit of backup): every value the
+    # replay writes or compares is checked here, where a line that fails is skipped and
+    # named, not half way through the replay.
+    if not isinstance(entry["target"], str) or entry["target"] not in _TARGETS:
+        raise ValueError("target is no operation's nor governance line's")
     for tombstone in entry["tombstones"]:
-        if not isinstance(tombstone, dict) or not isinstance(
-            tombstone.get("content_hash", ""), str
-        ):
+        if not isinstance(tombstone, dict):
             raise ValueError("a tombstone is not an object of ids and a hash")
         _uuid(tombstone.get("memory_id"))
         if tombstone.get("subject_id") is not None:
             _uuid(tombstone["subject_id"])
+        _text(tombstone.get("content_hash", ""), "content_hash", _CONTENT_HASH_MAX, null=False)
+    if entry["target"] not in GOVERNANCE_TARGETS:  # a deletion's: the operation's values
+        _text(entry.get("reason_code"), "reason_code", _REASON_CODE_MAX)
+        if not isinstance(entry.get("queued", False), bool):
+            raise ValueError("queued is not true or false")
+        if entry.get("memory_key_sha256") is not None:
+            _digest(entry["memory_key_sha256"], "memory_key_sha256")
     # ValueError if a governance line names no row of its kind.
     if entry["target"] == KEY_REVOKED:
-        uuid.UUID(str(entry.get("revoked_key_id")))
+        _uuid(entry.get("revoked_key_id"))
     elif entry["target"] == AGENT_DEACTIVATED:
-        uuid.UUID(str(entry.get("deactivated_agent_id")))
+        _uuid(entry.get("deactivated_agent_id"))
     elif entry["target"] == MEMORY_REVOKED:
-        uuid.UUID(str(entry.get("revoked_memory_id")))
-        chain = entry.get("supersedes_ids", [])
-        if not isinstance(chain, list):
-            raise ValueError("supersedes_ids is not a list")
-        for pk in chain:
-            uuid.UUID(str(pk))
+        _uuid(entry.get("revoked_memory_id"))
+        _chain(entry)
+        _text(entry.get("action"), "action")
+        _text(entry.get("reason_code"), "reason_code")
     elif entry["target"] == MEMORY_REJECTED:
-        uuid.UUID(str(entry.get("rejected_memory_id")))
+        _uuid(entry.get("rejected_memory_id"))
     elif entry["target"] == MEMORY_TASK_CLOSED:
-        uuid.UUID(str(entry.get("expired_memory_id")))
+        _uuid(entry.get("expired_memory_id"))
+        _chain(entry)
+        if entry.get("task_sha256") is not None:
+            _digest(entry["task_sha256"], "task_sha256")
     elif entry["target"] == AGENT_GRANT_SET:
-        uuid.UUID(str(entry.get("grant_agent_id")))
+        _uuid(entry.get("grant_agent_id"))
         check_grant(entry)
     elif entry["target"] == KEY_EXPIRY_SET:
-        uuid.UUID(str(entry.get("expiry_key_id")))
+        _uuid(entry.get("expiry_key_id"))
         if entry.get("expires_at") is not None:  # present: null is a key made not to expire
             if datetime.fromisoformat(entry["expires_at"]).tzinfo is None:
                 raise ValueError("expires_at has no time zone")
         elif "expires_at" not in entry:
             raise ValueError("no expires_at")
     elif entry["target"] == POLICY_RETENTION_SET:
-        uuid.UUID(str(entry.get("policy_version_id")))
+        _uuid(entry.get("policy_version_id"))
         check_policy_retention(entry)
     return entry
 
@@ -638,6 +656,33 @@ def _uuid(value) -> None:
     if not isinstance(value, str):
         raise ValueError(f"{type(value).__name__} is not an id")
     uuid.UUID(value)
+
+
+def _text(value, name: str, most: int | None = None, *, null: bool = True) -> None:
+    """Raise ValueError unless ``value`` is a string of at most ``most`` characters (or None,
+    with ``null``: a field the replay reads with a default)."""
+    if value is None and null:
+        return
+    if not isinstance(value, str):
+        raise ValueError(f"{name} is not a string")
+    if most is not None and len(value) > most:
+        raise ValueError(f"{name} is longer than {most} characters")
+
+
+def _digest(value, name: str) -> None:
+    """Raise ValueError unless ``value`` is a SHA-256 as ``hexdigest`` writes it: the replay
+    compares it with the digests it makes (a list there raised TypeError)."""
+    if not isinstance(value, str) or not _SHA256.fullmatch(value):
+        raise ValueError(f"{name} is not a SHA-256 in hex")
+
+
+def _chain(entry: dict) -> None:
+    """Raise ValueError unless the line's ``supersedes_ids`` (absent: none) is a list of ids."""
+    chain = entry.get("supersedes_ids", [])
+    if not isinstance(chain, list):
+        raise ValueError("supersedes_ids is not a list")
+    for pk in chain:
+        _uuid(pk)
 
 
 def check_grant(entry: dict) -> None:

@@ -81,12 +81,16 @@ from memory_core.services.writes import memory_revoke_replayed
 # not when it committed: one that began before a dump and committed after its snapshot (a
 # large subject's request takes seconds, a command's minutes) is missing from the backup. So
 # a database's ledger is read from this much before ``since``; replaying more is harmless.
+# An operation is also read when it reached the journal at or after ``since``
+# (``journaled_at``, as the journal's ``written_at``): a queued deletion the worker made long
+# after it was queued is requested when it was queued.
 DATABASE_MARGIN = timedelta(hours=1)
 
 
 def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     """Return the ledger entries of database ``dbname`` (same server) requested since
-    ``since`` less ``DATABASE_MARGIN``, its queued deletions (of whole subjects and of keys),
+    ``since`` less ``DATABASE_MARGIN`` or journaled since ``since`` (operations only, as the
+    journal's reader takes them), its queued deletions (of whole subjects and of keys),
     its keys' revocations, its agents' deactivations, its agents' grants and keys' expiries
     set, its tenants' active policy versions published since, its memories' revocations,
     its sensitive writes' rejections and its memories' expiries by their task's close among
@@ -103,8 +107,15 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     with psycopg.connect(**{k: v for k, v in params.items() if k in keep}, dbname=dbname) as conn:
         # Every tenant's operations: platform mode for this read-only connection.
         conn.execute("SELECT set_config('memledger.platform', 'on', false)")
+        # When an operation reached the journal: a database from before migration 0009 has no
+        # such column (and recorded no such moment), read by ``requested_at`` alone.
+        journaled = conn.execute(
+            "SELECT count(*) FROM pg_attribute WHERE attrelid = "
+            "'memory_core_deletionoperation'::regclass AND attname = 'journaled_at' "
+            "AND NOT attisdropped"
+        ).fetchone()[0]
         rows = conn.execute(
-            """
+            f"""
             SELECT o.id, o.tenant_id, o.subject_id, o.target, o.requested_at, o.reason_code,
                    coalesce(json_agg(json_build_object(
                        'memory_id', t.memory_id, 'subject_id', t.subject_id,
@@ -112,9 +123,10 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             FROM memory_core_deletionoperation o
             LEFT JOIN memory_core_tombstone t ON t.operation_id = o.id
             WHERE o.requested_at >= %s
+               OR {"o.journaled_at" if journaled else "NULL::timestamptz"} >= %s
             GROUP BY o.id ORDER BY o.requested_at
-            """,
-            [after],
+            """,  # noqa: S608 (a column name, not a value)
+            [after, since],
         ).fetchall()
         # A queued deletion the worker had not made yet (ledger.queued_entry). The key read
         # from the row's JSON: a database from before migration 0023 has no such column

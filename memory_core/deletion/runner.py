@@ -243,7 +243,7 @@ def _settle(operation: DeletionOperation, failed: list[str], journal_error: str 
         fields.append("completed_at")
         events_insert(
             tenant_id=operation.tenant_id,
-            memory_ids=operation.memory_ids,
+            memory_ids=_not_yet_deleted(operation),
             action=MemoryEvent.Action.DELETED,
             actor_type=MemoryEvent.ActorType.SYSTEM,
             actor_id="deletion",
@@ -259,6 +259,27 @@ def _settle(operation: DeletionOperation, failed: list[str], journal_error: str 
         operation.last_error = f"steps not verified yet: {failed}" + _journal_note(journal_error)
     operation.save(update_fields=fields)
     return operation.status
+
+
+def _not_yet_deleted(operation: DeletionOperation) -> list:
+    """Return the memories of ``operation`` that have no ``deleted`` event of it yet.
+
+    A replay resets an operation the restored database holds completed (its purges undone)
+    and runs it again, events and all: each of its memories was recorded deleted once more,
+    and again by every later replay (stop 55's audit of backup). The trail keeps one
+    ``deleted`` event per memory and operation; a memory a replay added to it gets its own.
+    """
+    if not operation.memory_ids:
+        return []
+    recorded = set(
+        MemoryEvent.objects.filter(
+            tenant_id=operation.tenant_id,
+            memory_id__in_array=operation.memory_ids,
+            action=MemoryEvent.Action.DELETED,
+            details__operation=str(operation.id),
+        ).values_list("memory_id", flat=True)
+    )
+    return [pk for pk in operation.memory_ids if pk not in recorded]
 
 
 def _journal_note(journal_error: str) -> str:

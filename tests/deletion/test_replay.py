@@ -339,6 +339,64 @@ def test_the_old_database_names_an_operation_requested_before_the_dump_and_commi
     assert [entry["operation_id"] for entry in operations] == [str(operation.id)]
 
 
+def test_the_old_database_names_a_queued_deletion_made_after_the_dump(
+    settings, journal, private_queue, owner, owner_principal, memories
+):
+    """docs/operations.md ("Restore"): the replay takes every operation "requested at or
+    after `T`, or written to the journal then (`written_at`; in a database's ledger,
+    `journaled_at`)". The old database's operations were read by ``requested_at`` alone,
+    less an hour: the worker's operation of a whole subject's deletion queued more than an
+    hour before the dump (its ``requested_at`` is the moment it was queued) and made after
+    it was in the journal's replay, not in the old database's, and its memories stayed in
+    the restored database (stop 55's audit of backup)."""
+    from memory_core.deletion.ledger import ledger_scan
+    from memory_core.deletion.replay import DATABASE_MARGIN, ledger_from_database
+    from memory_core.deletion.services import (
+        deletion_request_or_queue,
+        queued_subject_deletion_run,
+    )
+    from memory_core.models import Subject
+
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2  # the three memories are queued
+    assert deletion_request_or_queue(principal=owner_principal, subject_id=owner.pk).status == (
+        "queued"
+    )
+    # Queued two hours before the dump (the workers were down, the queue was long) ...
+    Subject.objects.filter(pk=owner.pk).update(
+        deletion_queued_at=timezone.now() - timedelta(hours=2)
+    )
+    dump_started = timezone.now() - timedelta(minutes=5)
+    # ... and made by the worker after the dump's snapshot.
+    operation = queued_subject_deletion_run(owner.pk)
+    operation.refresh_from_db()
+    assert operation.journaled_at >= dump_started
+    assert operation.requested_at < dump_started - DATABASE_MARGIN
+
+    from_journal = [e["operation_id"] for e in ledger_scan(since=dump_started).entries]
+    assert str(operation.pk) in from_journal  # by its line's written_at
+    from_database = [
+        e.get("operation_id")
+        for e in ledger_from_database(dbname=connection.settings_dict["NAME"], since=dump_started)
+    ]
+    assert str(operation.pk) in from_database  # by its journaled_at
+
+
+def test_an_old_database_from_before_operations_were_journaled_is_read_by_their_request(
+    owner_principal, memories
+):
+    """A database from before migration 0009 has no ``journaled_at``: its operations are read
+    by when they were requested alone, as before stop 55's audit of backup, not refused."""
+    from memory_core.deletion.replay import ledger_from_database
+
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    with _backup() as (dump, backup_time), _scratch() as scratch:
+        _restore(dump, scratch)
+        with psycopg.connect(**owner_conninfo(), dbname=scratch, autocommit=True) as conn:
+            conn.execute("ALTER TABLE memory_core_deletionoperation DROP COLUMN journaled_at")
+        entries = ledger_from_database(dbname=scratch, since=backup_time)
+    assert str(operation.id) in [entry.get("operation_id") for entry in entries]
+
+
 def test_the_old_database_read_since_the_first_day_names_everything(owner_principal, memories):
     """ "Replay everything": `--since` at the first instant ISO names, less the read's margin,
     was before any date, and the read ended in an OverflowError traceback (stop 48's audit)."""
@@ -872,3 +930,40 @@ def test_replaying_an_empty_subject_deletion_keeps_memories_written_after_it(
     )  # fmt: skip
     written_after.refresh_from_db()
     assert written_after.status == "active"
+
+
+def test_replaying_twice_records_each_deletion_once(journal, tenant, owner, memories):
+    """docs/operations.md ("Restore"): "Replaying twice changes nothing more", and the
+    procedure replays twice where the journal may lack a line (the journal, then
+    ``--ledger-database``). The second replay reset every operation the first one completed
+    and ran it again, and each of its memories got another ``deleted`` event: the audit
+    trail said it was deleted twice (stop 55's audit of backup). A memory a later line adds
+    to the operation gets its own."""
+    from memory_core.models import MemoryEvent
+    from tests.deletion.conftest import journal_line
+
+    def replay(*deleted) -> dict:
+        line = journal_line(
+            1, tenant_id=tenant.pk, target="subject", subject_id=owner.pk, memory_ids=deleted
+        )
+        journal.write_text(json.dumps(line) + "\n")
+        out = StringIO()
+        call_command(
+            "replay_deletions", "--since", "2026-11-01T00:00:00+00:00",
+            stdout=out, stderr=StringIO(),
+        )  # fmt: skip
+        return json.loads(out.getvalue())
+
+    def events() -> list:
+        return sorted(MemoryEvent.objects.values_list("memory_id", "action"))
+
+    first = [memory.pk for memory in memories[:2]]
+    assert replay(*first)["replayed"] == 1
+    assert events() == sorted((pk, "deleted") for pk in first)
+
+    assert replay(*first)["incomplete"] == {}  # again, as the procedure does from the old database
+    assert events() == sorted((pk, "deleted") for pk in first)
+
+    everything = [memory.pk for memory in memories]
+    assert replay(*everything)["incomplete"] == {}  # a line naming one more
+    assert events() == sorted((pk, "deleted") for pk in everything)
