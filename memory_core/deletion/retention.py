@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 import uuid
 from collections import defaultdict
 from dataclasses import dataclass
@@ -82,6 +83,14 @@ def due_to_expire(now):
     """Return the rows past their valid_until that are still live, the longest due first
     (along ``memory_live_expiry``: the rows due, never every live row with an expiry)."""
     return Memory.objects.past_end(now).order_by("valid_until")
+
+
+# The rows one transaction of a sweep step takes, and how long one run goes on taking them
+# (the task's soft limit is 240 s; the rest waits for the next run, 5 minutes later). One batch
+# a run kept up with about 17 memories a second per step, and a backlog beyond that only grew,
+# the overdue rows keeping their content (stop 55's audit of the worker).
+SWEEP_BATCH = 5000
+SWEEP_SECONDS = 150
 
 
 @transaction.atomic
@@ -219,13 +228,16 @@ def _rules(retention: dict, now, tenant_id) -> list[tuple[str, Q]]:
 
 
 def retention_delete(
-    *, now=None, limit: int = 5000, failures: list | None = None
+    *, now=None, limit: int = 5000, failures: list | None = None, deadline: float | None = None
 ) -> list[DeletionOperation]:
     """Open deletion operations for memories past their class's retention; return them.
 
-    With ``failures``, a tenant whose part fails is logged and listed there, and the other
-    tenants go on (``_tenant_isolated``)."""
+    Each rule of each tenant takes ``limit`` rows at a time until none is left or the
+    ``deadline`` (``time.monotonic()``) has passed; with none, one batch. With ``failures``, a
+    tenant whose part fails is logged and listed there, and the other tenants go on
+    (``_tenant_isolated``)."""
     now = now or timezone.now()
+    deadline = time.monotonic() if deadline is None else deadline
     operations = []
     policies = PolicyVersion.objects.filter(is_active=True).values_list(
         "tenant_id", "document", "version"
@@ -233,7 +245,7 @@ def retention_delete(
     for tenant_id, document, version in policies:
         made: list[DeletionOperation] = []
         with _tenant_isolated("delete", tenant_id, failures) as part:
-            _tenant_retention_delete(tenant_id, document, version, now, limit, made)
+            _tenant_retention_delete(tenant_id, document, version, now, limit, made, deadline)
         if not part.rolled_back:
             operations.extend(made)
     return operations
@@ -247,45 +259,56 @@ def due_by_rule(tenant_id, condition: Q):
     )
 
 
-def _tenant_retention_delete(tenant_id, document, version, now, limit, operations: list) -> None:
+def _tenant_retention_delete(
+    tenant_id, document, version, now, limit, operations: list, deadline: float
+) -> None:
     """Open the deletion operations of one tenant's retention (``document``, of policy
     ``version``); add them to ``operations`` (those made before a failure of the tenant are
-    counted too)."""
+    counted too). A rule's rows ``limit`` at a time, until fewer are left or the ``deadline``
+    has passed: an operation's rows are tombstones at once, so each batch is the next."""
     retention = retention_section(document)
     for reason, condition in _rules(retention, now, tenant_id):
-        rows = due_by_rule(tenant_id, condition).values_list("pk", "subject_id")[:limit]
-        if reason == REVOKED and rows:
-            # A revoked memory goes with its history, like a user's delete by memory_id.
-            rows = (
-                Memory.objects.filter(
-                    tenant_id=tenant_id,
-                    pk__in_array=_with_predecessors(*(pk for pk, _ in rows)),
-                )
-                .exclude(status=Status.DELETED)
-                .values_list("pk", "subject_id")
+        while True:
+            made = len(operations)
+            rows = list(due_by_rule(tenant_id, condition).values_list("pk", "subject_id")[:limit])
+            _rule_delete(tenant_id, version, reason, rows, operations)
+            if len(rows) < limit or len(operations) == made or time.monotonic() >= deadline:
+                break
+
+
+def _rule_delete(tenant_id, version, reason, rows, operations: list) -> None:
+    """Open one deletion operation per subject of ``rows`` (``(pk, subject_id)``) due by a
+    retention rule (``reason``); add them to ``operations``."""
+    if reason == REVOKED and rows:
+        # A revoked memory goes with its history, like a user's delete by memory_id.
+        rows = (
+            Memory.objects.filter(
+                tenant_id=tenant_id,
+                pk__in_array=_with_predecessors(*(pk for pk, _ in rows)),
             )
-        by_subject = defaultdict(list)
-        for pk, subject_id in rows:
-            by_subject[subject_id].append(pk)
-        principal = SystemPrincipal(tenant_id=tenant_id, name=RETENTION_PRINCIPAL_NAME)
-        for subject_id, ids in by_subject.items():
-            with transaction.atomic():
-                operation = _operation_create(
-                    principal=principal,
-                    tenant_id=tenant_id,
-                    subject_id=subject_id,
-                    target=DeletionOperation.Target.MEMORY,
-                    candidates=Memory.objects.filter(pk__in_array=ids).exclude(
-                        status=Status.DELETED
-                    ),
-                    reason_code=reason,
-                    # Rows another operation took since they were read (a second sweep,
-                    # a user's deletion) leave nothing: no empty operation for the user.
-                    if_any=True,
-                    chosen_under=version,
-                )
-            if operation is not None:
-                operations.append(operation)
+            .exclude(status=Status.DELETED)
+            .values_list("pk", "subject_id")
+        )
+    by_subject = defaultdict(list)
+    for pk, subject_id in rows:
+        by_subject[subject_id].append(pk)
+    principal = SystemPrincipal(tenant_id=tenant_id, name=RETENTION_PRINCIPAL_NAME)
+    for subject_id, ids in by_subject.items():
+        with transaction.atomic():
+            operation = _operation_create(
+                principal=principal,
+                tenant_id=tenant_id,
+                subject_id=subject_id,
+                target=DeletionOperation.Target.MEMORY,
+                candidates=Memory.objects.filter(pk__in_array=ids).exclude(status=Status.DELETED),
+                reason_code=reason,
+                # Rows another operation took since they were read (a second sweep,
+                # a user's deletion) leave nothing: no empty operation for the user.
+                if_any=True,
+                chosen_under=version,
+            )
+        if operation is not None:
+            operations.append(operation)
 
 
 # _locked_first: the rows a capped sweep changes are locked and listed once (a statement of
@@ -456,10 +479,16 @@ def retention_apply(*, now=None) -> dict:
     step failed (each logged with its id; the other tenants went on)."""
     now = now or timezone.now()
     failures: list[dict] = []
-    expired = memories_expire(now=now)
+    deadline = time.monotonic() + SWEEP_SECONDS
+    expired = 0
+    while True:  # a transaction a batch, until fewer are left (``SWEEP_BATCH``)
+        batch = memories_expire(now=now, limit=SWEEP_BATCH)
+        expired += batch
+        if batch < SWEEP_BATCH or time.monotonic() >= deadline:
+            break
     healed = conflicts_heal_stale()
     settled = conflicts_settle(now=now)
-    operations = retention_delete(now=now, failures=failures)
+    operations = retention_delete(now=now, limit=SWEEP_BATCH, failures=failures, deadline=deadline)
     return {
         "expired": expired,
         "conflicts_healed": healed,

@@ -22,6 +22,7 @@ from memory_core.models import (
     MemoryType,
     PolicyVersion,
     RetrievalTrace,
+    Status,
     Tombstone,
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
@@ -668,3 +669,71 @@ def test_an_episode_under_a_policy_without_episodic_days_is_deleted_at_the_defau
     # Expected: deleted by "retention:episodic" after the 90 days admission applied, as under
     # the default policy. Found: only marked expired, its content kept with no end.
     assert row.status == "deleted", (row.status, row.content)
+
+
+DUE = 7  # two batches of three, and one more
+
+
+def _due_rows(owner, prefix: str, **fields) -> None:
+    from memory_core.text import content_hash
+
+    Memory.objects.bulk_create(
+        [
+            Memory(
+                tenant_id=owner.tenant_id,
+                subject=owner,
+                memory_key="",
+                content=f"{prefix} {i}.",
+                content_hash=content_hash(f"{prefix} {i}."),
+                source_type="user_input",
+                authority="explicit_user",
+                status=Status.ACTIVE,
+                memory_class=MemoryClass.EPISODIC,
+                memory_type=MemoryType.EPISODE,
+                **fields,
+            )
+            for i in range(DUE)
+        ]
+    )
+
+
+@pytest.mark.parametrize("due", ["past its valid_until", "past its class's retention"])
+def test_one_sweep_takes_every_memory_due_batch_after_batch(owner, private_queue, monkeypatch, due):
+    """One run of the sweep expired one batch past ``valid_until`` and deleted one batch a
+    retention rule and tenant (5,000): with more due every 5 minutes than that (about 17 a
+    second) the backlog only grew, the overdue rows keeping their content (stop 55's audit of
+    the worker). It takes batch after batch now, until none is left or its time is up."""
+    from memory_core.deletion import retention
+
+    monkeypatch.setattr(retention, "SWEEP_BATCH", 3)
+    now = timezone.now()
+    if due == "past its valid_until":
+        then = now - timedelta(days=3)
+        _due_rows(
+            owner, "Observed", created_at=then, valid_from=then, valid_until=now - timedelta(days=1)
+        )
+        report = retention_apply(now=now)
+        assert report["expired"] == DUE
+        assert not Memory.objects.filter(subject=owner, status=Status.ACTIVE).exists()
+    else:
+        old = now - timedelta(days=200)  # episodic_days: 90 by default
+        _due_rows(owner, "Old episode", created_at=old, valid_from=old, valid_until=None)
+        report = retention_apply(now=now)
+        assert (report["memories_deleted"], report["deletion_operations"]) == (DUE, 3)
+        assert not Memory.objects.filter(subject=owner).exclude(content="").exists()
+
+
+def test_a_sweep_out_of_time_leaves_the_rest_to_the_next_run(owner, private_queue, monkeypatch):
+    """The task's soft limit is 240 s: past ``SWEEP_SECONDS`` a run takes no further batch."""
+    from memory_core.deletion import retention
+
+    monkeypatch.setattr(retention, "SWEEP_BATCH", 3)
+    monkeypatch.setattr(retention, "SWEEP_SECONDS", 0)
+    now = timezone.now()
+    then = now - timedelta(days=3)
+    _due_rows(
+        owner, "Observed", created_at=then, valid_from=then, valid_until=now - timedelta(days=1)
+    )
+    assert retention_apply(now=now)["expired"] == 3
+    assert retention_apply(now=now)["expired"] == 3
+    assert retention_apply(now=now)["expired"] == 1
