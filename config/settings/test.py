@@ -10,7 +10,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Several test runs may share one embedded server (a developer and CI, or parallel helpers),
 # and one run's pytest-xdist workers (``make test`` runs two) each have their own database:
 # the worker's name, which its child processes inherit, follows the run's.
-_RUN = env.str("TEST_DATABASE_NAME", "test_memledger")
+_RUN = env_text("TEST_DATABASE_NAME", "test_memledger")  # empty: the default (stop 55)
 _WORKER = env.str("PYTEST_XDIST_WORKER", default="")
 if _WORKER:
     _RUN = f"{_RUN}_{_WORKER}"

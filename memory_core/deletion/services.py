@@ -217,10 +217,12 @@ class Budget:
     every retry ends the same way. Each ``step`` gives the statements up to the next one
     what is left as their ``statement_timeout`` (a lock wait included), so the request ends
     first, rolled back, and says why (``OverBudget``). ``seconds`` None (or 0): no limit,
-    and no statement is sent.
+    and no statement is sent. ``limited``: the request is one over HTTP (a command's is not),
+    whatever its seconds.
     """
 
-    def __init__(self, seconds: float | None):
+    def __init__(self, seconds: float | None, *, limited: bool = False):
+        self.limited = limited
         self.seconds = seconds if seconds and seconds > 0 else None
         self.deadline = None if self.seconds is None else time.monotonic() + self.seconds
         self._restore: str | None = None
@@ -348,7 +350,7 @@ def deletion_request(
     has committed; another status (not deleted) is a Conflict (``memory_changed``, its
     ``details`` say the status now) and nothing is deleted.
     """
-    budget = Budget(_request_seconds(time_limited, seconds))
+    budget = Budget(_request_seconds(time_limited, seconds), limited=time_limited)
     instead = "Delete by memory_key in parts, or ask an operator to run `manage.py delete_subject`"
     reason_code = reason_code or "requested"
     with budget.within(instead=instead):
@@ -651,9 +653,11 @@ def _refuse_at_once_if_too_many(budget: Budget, candidates) -> None:
     """Raise ``OverBudget`` before any work for a time-limited request of a whole subject or
     a key of more than ``MEMLEDGER_DELETION_QUEUE_ABOVE`` memories: it would rarely fit the
     budget (and on a slow machine never), and the caller would wait the budget out to learn
-    so. Counts at most that many plus one."""
+    so. Counts at most that many plus one. A request over HTTP with no time limit
+    (``MEMLEDGER_DELETION_REQUEST_BUDGET=0``) is queued above it too: it was made in the
+    request, however large (stop 55's audit of the docs)."""
     above = settings.MEMLEDGER_DELETION_QUEUE_ABOVE
-    if budget.seconds is None or not above:
+    if not budget.limited or not above:
         return
     if candidates.exclude(status=Status.DELETED)[above : above + 1].exists():
         raise _TooMany(above)
@@ -1136,7 +1140,7 @@ def tenant_deletion_request(
     request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET`` seconds with ``OverBudget``;
     ``manage.py delete_tenant`` is not limited. ``seconds``: as for ``deletion_request``.
     """
-    budget = Budget(_request_seconds(time_limited, seconds))
+    budget = Budget(_request_seconds(time_limited, seconds), limited=time_limited)
     instead = "Ask an operator to run `manage.py delete_tenant` with the tenant's slug and --yes"
     with budget.within(instead=instead):
         return _tenant_deletion_request(tenant_id, budget, requested_by, reason_code)

@@ -426,3 +426,27 @@ def test_a_number_of_seconds_above_a_century_is_refused_at_start(setting, module
     )
     assert result.returncode != 0, f"{setting}={CENTURY_SECONDS * 10} was accepted at start"
     assert setting in result.stderr.strip().splitlines()[-1], result.stderr[-500:]
+
+
+_TEST_NAMES = (
+    "import json, django; django.setup()\n"
+    "from django.conf import settings\n"
+    "print(json.dumps({'database': settings.DATABASES['default']['TEST']['NAME'],\n"
+    "    'ledger': str(settings.MEMLEDGER_DELETION_LEDGER),\n"
+    "    'cache': str(settings.CACHES['default']['LOCATION'])}))"
+)
+
+
+@pytest.mark.parametrize("worker", ["", "gw0"])
+def test_an_empty_test_database_name_is_its_documented_default(worker):
+    """README: "An empty variable is its default", ``TEST_DATABASE_NAME``'s ``test_memledger``.
+    Read with ``env.str``, ``TEST_DATABASE_NAME=`` was the empty text: a pytest-xdist worker's
+    database was ``_gw0``, its journal ``.data/test-ledger/_gw0.jsonl``, and without a worker
+    the cache was the shared ``.data/test-cache`` folder itself (stop 55's audit of the docs)."""
+    parsed = processes.run_python_json(
+        _TEST_NAMES, TEST_DATABASE_NAME="", PYTEST_XDIST_WORKER=worker
+    )
+    expected = f"test_memledger_{worker}" if worker else "test_memledger"
+    assert parsed["database"] == expected, parsed
+    assert parsed["ledger"].endswith(f"/{expected}.jsonl"), parsed
+    assert parsed["cache"].endswith(f"/{expected}"), parsed

@@ -264,3 +264,27 @@ def test_a_whole_subject_above_the_threshold_is_refused_before_any_work(settings
     deletion_request(principal=system, subject_id=owner.id, memory_key=memories[0].memory_key)
     operation = deletion_request(principal=system, subject_id=owner.id, time_limited=False)
     assert len(operation.memory_ids) == len(memories) - 1
+
+
+def test_a_subject_above_the_queue_threshold_is_queued_with_no_request_budget_too(
+    settings, api_client
+):
+    """``MEMLEDGER_DELETION_QUEUE_ABOVE``: a whole subject's or a key's deletion over HTTP of
+    more memories is queued at once; ``MEMLEDGER_DELETION_REQUEST_BUDGET=0``: no time limit.
+    With the budget at 0 the threshold was skipped and a subject of any size was deleted in
+    the web request (stop 55's audit of the docs)."""
+    from memory_core.models import Subject
+    from tests.factories import write_body
+
+    for index in range(3):
+        body = write_body(memory_key=f"k.{index}", content=f"User prefers option {index}.")
+        assert api_client.post("/api/v1/memories", body, format="json").status_code == 201
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = 0.0
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2
+
+    response = api_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+    assert response.status_code == 202, response.content
+    assert response.json()["status"] == "queued", response.json()
+    subject = Subject.objects.get(external_id="user-1")
+    assert subject.deletion_queued_at is not None
+    assert Memory.objects.filter(subject=subject, status="active").count() == 3
