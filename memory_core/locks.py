@@ -132,6 +132,18 @@ def lock_memory_keys(tenant_id, keys, *, writes_of=()) -> None:
         )
 
 
+# The lock an import holds until it commits (``import_memories``): two runs of one file at
+# once each read the rows already present in its own transaction, saw none of the other's,
+# and stored every record twice, as two chains on each key (stop 55's audit of imports).
+IMPORT_LOCK = "memledger.import"
+
+
+def import_lock() -> None:
+    """Hold, until the transaction ends, the lock imports take turns on."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [IMPORT_LOCK])
+
+
 # The lock a retrieval holds shared on its subject (memory_core.retrieval.pipeline,
 # _LOOKUP_SQL) and a deletion request takes exclusive. Keep both in step.
 SUBJECT_LOCK_PREFIX = "memledger.subject:"

@@ -598,7 +598,9 @@ def echoed_apart(names) -> list[str]:
     return shown
 
 
-def _choice(data: dict, name: str, choices, errors: FieldErrors, *, required: bool = False):
+def parse_choice(data: dict, name: str, choices, errors: FieldErrors, *, required: bool = False):
+    """Return ``data[name]`` if it is one of ``choices``, else add its error (``required``,
+    ``null``, ``invalid`` for another JSON type, ``invalid_choice``) and return None."""
     if name not in data:
         if required:
             errors.add(name, "required", REQUIRED)
@@ -675,7 +677,7 @@ def _source(data: dict, errors: FieldErrors, *, required: bool) -> dict:
     for name in echoed_apart(sorted(key for key in raw if key not in SOURCE_FIELDS)):
         errors.add(f"source.{name}", "unknown_field", "Unknown field.")
     sub = FieldErrors()  # keyed source.<field>
-    parsed = {"type": _choice(raw, "type", SourceType.values, sub, required=True)}
+    parsed = {"type": parse_choice(raw, "type", SourceType.values, sub, required=True)}
     parsed["conversation_id"] = _identifier(raw, "conversation_id", sub, required=required)
     parsed["message_id"] = _text(
         raw, "message_id", sub, max_chars=HARD_MAX_ID_CHARS, required=required, strip=True
@@ -708,9 +710,9 @@ def _common(data: dict, errors: FieldErrors) -> dict:
     """Parse the fields a write and a correction share."""
     parsed = {
         "content": _text(data, "content", errors, max_chars=HARD_MAX_CONTENT_CHARS, required=True),
-        "authority": _choice(data, "authority", Authority.values, errors),
-        "consent": _choice(data, "consent", Consent.values, errors),
-        "sensitivity": _choice(data, "sensitivity", Sensitivity.values, errors),
+        "authority": parse_choice(data, "authority", Authority.values, errors),
+        "consent": parse_choice(data, "consent", Consent.values, errors),
+        "sensitivity": parse_choice(data, "sensitivity", Sensitivity.values, errors),
         "valid_until": parse_datetime_value(data.get("valid_until"), errors, "valid_until"),
         "value": data.get("value"),
         "confidence": None,
@@ -772,7 +774,7 @@ def parse_candidate(data) -> Candidate:
     for name in echoed_apart(sorted(key for key in data if key not in WRITE_FIELDS)):
         errors.add(name, "unknown_field", "Unknown field.")
     subject = _text(data, "subject", errors, max_chars=HARD_MAX_ID_CHARS, required=True, strip=True)
-    memory_type = _choice(data, "memory_type", MemoryType.values, errors, required=True)
+    memory_type = parse_choice(data, "memory_type", MemoryType.values, errors, required=True)
     memory_key = _text(
         data, "memory_key", errors, max_chars=HARD_MAX_ID_CHARS, required=False, strip=True
     )

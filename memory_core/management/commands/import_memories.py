@@ -31,12 +31,13 @@ import os
 from collections import defaultdict, deque
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from memory_core.admission import check_content, guards, parse_candidate, read_source
 from memory_core.admission.candidate import (
     FieldErrors,
+    parse_choice,
     parse_datetime_value,
     settle_user_scopes,
 )
@@ -53,9 +54,9 @@ from memory_core.admission.policy import (
     split_window,
 )
 from memory_core.embeddings import EmbeddingError
-from memory_core.exceptions import SubjectBeingDeleted, ValidationFailed
+from memory_core.exceptions import SubjectBeingDeleted, ValidationFailed, is_tenant_deleted
 from memory_core.json_types import json_loads, wrong_type
-from memory_core.locks import subjects_shared_locked
+from memory_core.locks import import_lock, subjects_shared_locked
 from memory_core.models import (
     TYPE_CLASS,
     Agent,
@@ -134,6 +135,15 @@ class Command(BaseCommand):
             imported, skipped, deleted, overdue = self._store(valid)  # one transaction
         except EmbeddingError as exc:
             raise CommandError(f"The embedding model failed ({exc}); nothing imported.") from exc
+        except IntegrityError as exc:
+            if not is_tenant_deleted(exc):
+                raise
+            # Its deletion committed while the file was validated (minutes for a large one):
+            # the trigger refused the first row, and the command ended in a traceback (stop
+            # 55's audit of imports).
+            raise CommandError(
+                "A tenant of the file was deleted while it was imported; nothing imported."
+            ) from exc
         since = f" and {deleted} deleted since an earlier import (not brought back)"
         self.stdout.write(
             f"Imported {imported} memories, skipped {skipped} already present"
@@ -198,11 +208,12 @@ class Command(BaseCommand):
         tenant = self.tenants.get(slug) if isinstance(slug, str) else None
         if tenant is None:
             line_errors.add("tenant", "unknown_tenant", "Must be the slug of an existing tenant.")
-        status = extra.get("status", Status.ACTIVE)
-        if status not in IMPORT_STATUSES:
-            line_errors.add(
-                "status", "invalid_choice", f"Must be one of {', '.join(IMPORT_STATUSES)}."
-            )
+        # With the API's codes: another JSON type is ``invalid`` (it was ``invalid_choice``,
+        # stop 55's audit of imports), null ``null``; left out, active.
+        status = (
+            parse_choice(extra, "status", IMPORT_STATUSES, line_errors, required="status" in extra)
+            or Status.ACTIVE
+        )
         valid_from = parse_datetime_value(extra.get("valid_from"), line_errors, "valid_from")
         created_at = parse_datetime_value(extra.get("created_at"), line_errors, "created_at")
         if created_at is not None and created_at > timezone.now():
@@ -351,6 +362,9 @@ class Command(BaseCommand):
         changed meanwhile) undoes the whole import."""
         imported = skipped = deleted = overdue = 0
         chunk = []
+        # Before the first read of what is present: a second run of the file waits for this
+        # one to commit, then skips its records as present.
+        import_lock()
 
         def store() -> None:
             nonlocal imported, skipped, deleted, overdue
