@@ -10,22 +10,7 @@ from django.core.management import CommandError, call_command
 
 from memory_core.management.commands import import_memories as import_module
 from memory_core.models import Memory, Tenant
-
-
-def record(owner, **overrides):
-    data = {
-        "tenant": owner.slug,
-        "subject": "user-9",
-        "memory_type": "user_preference",
-        "memory_key": "style.tone",
-        "scope": "global",
-        "content": "User prefers a friendly tone.",
-        "authority": "explicit_user",
-        "source": {"type": "user_input", "conversation_id": "old-store", "message_id": "1"},
-        "created_at": "2025-01-02T03:04:05Z",
-    }
-    data.update(overrides)
-    return json.dumps(data)
+from tests.memory_core.admission.test_commands import record
 
 
 @pytest.mark.django_db

@@ -1,7 +1,6 @@
 """Two runs of one import at once (transactional: each run commits on its own): they take
 turns (``locks.import_lock``; stop 55's audit of imports, failed on the code before)."""
 
-import json
 import threading
 from io import StringIO
 
@@ -10,6 +9,7 @@ from django.core.management import CommandError, call_command
 
 from memory_core.management.commands import import_memories as import_module
 from memory_core.models import Memory, Subject
+from tests.memory_core.admission.test_commands import record
 from tests.threads import in_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -25,20 +25,7 @@ def test_two_runs_of_one_import_at_once_store_each_record_once(tenant, tmp_path,
     stored every record: each memory twice, two chains on every key."""
     Subject.objects.create(tenant=tenant, external_id="user-9", display_name="user-9")
     path = tmp_path / "in.jsonl"
-    path.write_text(
-        json.dumps(
-            {
-                "tenant": tenant.slug,
-                "subject": "user-9",
-                "memory_type": "user_preference",
-                "memory_key": "style.tone",
-                "scope": "global",
-                "content": "User prefers a friendly tone.",
-                "authority": "explicit_user",
-                "source": {"type": "user_input", "conversation_id": "old", "message_id": "1"},
-            }
-        )
-    )
+    path.write_text(record(tenant))
     stored, go = threading.Event(), threading.Event()
     real_store_many = import_module.memory_store_many
 
