@@ -411,6 +411,20 @@ def test_a_correction_refused_after_another_tab_corrected_it_links_the_newest_ve
     assert "\nAlice prefers two spaces.</textarea>" in body
 
 
+def _retire_in_another_tab(alice, memory, state: str) -> None:
+    """Delete or revoke ``memory`` as Alice does in another tab."""
+    from memory_core.deletion.services import deletion_request
+    from memory_core.services.writes import memory_revoke
+
+    principal = SubjectPrincipal(
+        tenant_id=memory.tenant_id, subject_id=memory.subject_id, user_id=alice.pk
+    )
+    if state == "deleted":
+        deletion_request(principal=principal, memory_id=memory.pk)
+    else:
+        memory_revoke(principal=principal, memory_id=memory.pk, reason="")
+
+
 @pytest.mark.parametrize("state", ["deleted", "revoked"])
 def test_a_correction_refused_after_another_tab_retired_it_says_nothing_is_left(
     alice_client, alice, alice_memory, state
@@ -418,16 +432,7 @@ def test_a_correction_refused_after_another_tab_retired_it_says_nothing_is_left(
     """Deleted (or revoked) in another tab, the refused form showed an empty (or the old)
     quote under "Currently remembered" and said "correct that version if it is still wrong"
     (stop 55's audit of the portal)."""
-    from memory_core.deletion.services import deletion_request
-    from memory_core.services.writes import memory_revoke
-
-    principal = SubjectPrincipal(
-        tenant_id=alice_memory.tenant_id, subject_id=alice_memory.subject_id, user_id=alice.pk
-    )
-    if state == "deleted":
-        deletion_request(principal=principal, memory_id=alice_memory.pk)
-    else:
-        memory_revoke(principal=principal, memory_id=alice_memory.pk, reason="")
+    _retire_in_another_tab(alice, alice_memory, state)
     response = alice_client.post(
         reverse("portal:memory-correct", args=[alice_memory.pk]),
         {"content": "Alice prefers two spaces.", "reason": ""},
@@ -1485,19 +1490,10 @@ def test_this_is_right_on_a_memory_retired_in_another_tab_says_what_it_is(
     confirmed or corrected meanwhile. The version in use is linked at the top of this
     page": neither had happened, and no version was in use (stop 55's audit of the
     portal)."""
-    from memory_core.deletion.services import deletion_request
-    from memory_core.services.writes import memory_revoke
-
     Memory.objects.filter(pk=alice_memory.pk).update(
         authority="model_inference", source_type="model_inference", confidence=0.7
     )
-    principal = SubjectPrincipal(
-        tenant_id=alice_memory.tenant_id, subject_id=alice_memory.subject_id, user_id=alice.pk
-    )
-    if state == "deleted":
-        deletion_request(principal=principal, memory_id=alice_memory.pk)
-    else:
-        memory_revoke(principal=principal, memory_id=alice_memory.pk, reason="")
+    _retire_in_another_tab(alice, alice_memory, state)
     response = alice_client.post(
         reverse("portal:memory-confirm", args=[alice_memory.pk]), follow=True
     )
