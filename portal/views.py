@@ -135,6 +135,13 @@ def _state_now(memory) -> str:
     return in_use_now(memory.tenant_id).state(memory)
 
 
+def _newest_of(principal, memory):
+    """The newest version of ``memory``'s chain ``principal`` may see, or None (it is the
+    newest itself)."""
+    chain = memory_visible_chain(principal=principal, memory=memory)
+    return chain[-1] if chain and chain[-1].pk != memory.pk else None
+
+
 def revocable(memory) -> bool:
     """A preference in use can be revoked."""
     return in_use(memory) and memory.memory_class == MemoryClass.PREFERENCE
@@ -196,16 +203,22 @@ class MemoryCorrectView(EndUserMixin, FormView):
         self._memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
         self.__dict__.pop("_now", None)
 
-    def now(self) -> tuple[str, Memory | None]:
-        """Return the memory's state now (``InUse.state``) and, superseded, the newest
-        version of its chain, or None (not superseded, or none newer to link to)."""
+    def now(self) -> tuple[str, Memory | None, Memory | None]:
+        """Return the memory's state now (``InUse.state``); the newest version of its chain
+        if it was superseded by one in use, or None; and the version no longer in use that
+        leaves nothing to correct, or None: the memory itself, or, superseded, its newest
+        version (revoked in another tab after a correction: it said "correct it there" of
+        the newest, which could not be: stop 55's review of the portal)."""
         if not hasattr(self, "_now"):
             memory = self.get_memory()
-            state, newest = _state_now(memory), None
+            state, newest, retired = _state_now(memory), None, None
             if state == Status.SUPERSEDED:
-                chain = memory_visible_chain(principal=self.principal, memory=memory)
-                newest = chain[-1] if chain and chain[-1].pk != memory.pk else None
-            self._now = (state, newest)
+                newest = _newest_of(self.principal, memory)
+                if newest is not None and _state_now(newest) != Status.ACTIVE:
+                    newest, retired = None, newest
+            elif state != Status.ACTIVE:
+                retired = memory
+            self._now = (state, newest, retired)
         return self._now
 
     def get_initial(self):
@@ -260,7 +273,7 @@ class MemoryCorrectView(EndUserMixin, FormView):
 
     def get_context_data(self, **kwargs):
         context = super().get_context_data(**kwargs)
-        state, newest = self.now()
+        state, newest, _ = self.now()
         # "Currently remembered" and Save only for a memory in use: a correction refused
         # because it changed meanwhile (corrected, deleted in another tab) showed the old
         # version, or an empty quote, as what is remembered, and a Save that always failed
@@ -276,7 +289,7 @@ class MemoryCorrectView(EndUserMixin, FormView):
         if error.code == "not_chain_head":
             # Another tab or an agent changed the memory after this page was opened: said of
             # the memory as it is now (``read_again``).
-            state, newest = self.now()
+            _, newest, retired = self.now()
             if newest is not None:
                 return (
                     f"{self.CHANGED}: version {memory.version} is now superseded, so your "
@@ -284,12 +297,12 @@ class MemoryCorrectView(EndUserMixin, FormView):
                     f"version {newest.version}, is linked above: open it to see what is "
                     "remembered now, and correct it there if it is still wrong."
                 )
-            if state != Status.ACTIVE:
+            if retired is not None:
                 # Deleted, revoked, expired: nothing of it is left to correct, and it said
                 # "correct that version if it is still wrong" of a deleted one.
                 return (
                     f"{self.CHANGED}, so your correction was not saved. "
-                    f"{not_in_use(memory, 'there is nothing to correct')} Your text is kept "
+                    f"{not_in_use(retired, 'there is nothing to correct')} Your text is kept "
                     "below."
                 )
             return (
@@ -509,8 +522,13 @@ class MemoryConfirmView(EndUserMixin, View):
         memory = memory_get(principal=self.principal, memory_id=self.kwargs["memory_id"])
         state = _state_now(memory)
         if state == Status.SUPERSEDED:
-            messages.info(self.request, self.NOT_CURRENT)
-            return redirect(detail)
+            # The version in use it points at, if there is one: the newest, revoked since,
+            # is told as the memory not in use (stop 55's review of the portal).
+            newest = _newest_of(self.principal, memory)
+            if newest is None or _state_now(newest) == Status.ACTIVE:
+                messages.info(self.request, self.NOT_CURRENT)
+                return redirect(detail)
+            memory, state = newest, _state_now(newest)
         if state != Status.ACTIVE:
             messages.error(
                 self.request,

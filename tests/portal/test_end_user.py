@@ -2178,3 +2178,54 @@ def test_a_deleted_memorys_page_shows_no_reason_of_its_events(alice_client, alic
     page = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
     assert "deleted" in page.lower()
     assert "Lisbon" not in page
+
+
+def _corrected_then_revoked(alice, memory):
+    """Correct ``memory`` to version 2 and revoke that, as Alice does in another tab."""
+    from memory_core.services.writes import memory_correct, memory_revoke
+
+    principal = SubjectPrincipal(
+        tenant_id=memory.tenant_id, subject_id=memory.subject_id, user_id=alice.pk
+    )
+    newest = memory_correct(
+        principal=principal, memory_id=memory.pk, data={"content": "Alice prefers tabs, 4 wide."}
+    ).memory
+    memory_revoke(principal=principal, memory_id=newest.pk, reason="")
+    return newest
+
+
+def test_a_stale_correction_does_not_send_the_person_to_correct_a_revoked_newest(
+    alice_client, alice, alice_memory
+):
+    """Version 2, corrected and then revoked in another tab, cannot be corrected, yet the
+    refused form said to open it "and correct it there if it is still wrong" (stop 55's
+    review of the portal's stale-tab pages)."""
+    _corrected_then_revoked(alice, alice_memory)
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[alice_memory.pk]),
+        {"content": "Alice prefers two spaces.", "reason": ""},
+    )
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert "correct it there if it is still wrong" not in body
+    assert "This memory is revoked, so agents do not use it and there is nothing to correct" in body
+
+
+def test_this_is_right_on_a_version_whose_newest_was_revoked_points_at_no_version_in_use(
+    alice_client, alice, alice_memory
+):
+    """ "The version in use is linked at the top of this page" of a chain none of whose
+    versions is in use (stop 55's review of the portal's stale-tab pages)."""
+    Memory.objects.filter(pk=alice_memory.pk).update(
+        authority="model_inference", source_type="model_inference", confidence=0.7
+    )
+    alice_memory.refresh_from_db()
+    _corrected_then_revoked(alice, alice_memory)
+    response = alice_client.post(
+        reverse("portal:memory-confirm", args=[alice_memory.pk]), follow=True
+    )
+    said = [str(message) for message in response.context["messages"]]
+    assert said == [
+        "Nothing was changed. This memory is revoked, so agents do not use it and there is "
+        "nothing to confirm."
+    ]
