@@ -45,6 +45,7 @@ from memory_core.models import (
 )
 from memory_core.models.lookups import uuid_array
 from memory_core.rls import platform_scope, tenant_atomic
+from memory_core.services.conflicts import conflicts_close_settled
 from memory_core.text import content_hash
 
 UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
@@ -476,8 +477,17 @@ class EventsStore(Store):
             cursor.execute(self._PURGE_SQL, params)
             events = cursor.rowcount
             cursor.execute(self._REVIEW_LOCK_SQL, params)
-            cursor.execute(self._REVIEW_PURGE_SQL, {**params, "now": timezone.now()})
+            locked = [row[0] for row in cursor.fetchall()]
+            now = timezone.now()
+            cursor.execute(self._REVIEW_PURGE_SQL, {**params, "now": now})
             reviews = cursor.rowcount
+        # A conflict left with candidates of which fewer than two are in use (one revoked
+        # before, or past its end) has nothing left to choose either, as a revoke closes it:
+        # counting the ids left, the purge kept it open, with one memory to "choose" (stop 55's
+        # audit of conflicts).
+        conflicts_close_settled(
+            tenant_id=ctx.operation.tenant_id, item_ids=locked, reason_code="deleted", now=now
+        )
         return {"events_scrubbed": events, "review_items_scrubbed": reviews}
 
     def verify(self, ctx):

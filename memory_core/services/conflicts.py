@@ -299,25 +299,28 @@ def _check_principal(principal, item: ReviewItem) -> None:
 
 
 def conflicts_close_settled(
-    *, tenant_id, memory_ids: list, reason_code: str, now, except_item=None
+    *, tenant_id, memory_ids: list = (), reason_code: str, now, except_item=None, item_ids=None
 ) -> None:
     """Close the open conflicts citing ``memory_ids`` (just retired: revoked, expired) that
     they leave with fewer than two candidates in use: nothing is left for a reviewer to
     choose. The item is closed with the retirement's reason code (not a reviewer's outcome);
     one that still has two or more active candidates stays open. ``except_item``: the item a
-    resolution is closing itself, with its own outcome.
+    resolution is closing itself, with its own outcome. ``item_ids``: those items instead of
+    the ones citing ``memory_ids`` (a deletion's, which no longer cite the deleted ids).
     """
     # skip_locked: conflict_resolve locks the item before the memories, a retirement the
     # other way round; an item a reviewer is resolving right now is left to that resolution
     # (which then finds the memory retired) instead of deadlocking with it. The retention
     # sweep closes whatever is left (resolution ``settled``).
+    cited = (
+        Q(pk__in=list(item_ids))
+        if item_ids is not None
+        else Q(candidate_ids__overlap_array=list(memory_ids))
+    )
     items = list(
         ReviewItem.objects.select_for_update(skip_locked=True)
         .filter(
-            tenant_id=tenant_id,
-            kind=ReviewItem.Kind.CONFLICT,
-            state=ReviewItem.State.OPEN,
-            candidate_ids__overlap_array=list(memory_ids),
+            cited, tenant_id=tenant_id, kind=ReviewItem.Kind.CONFLICT, state=ReviewItem.State.OPEN
         )
         .exclude(pk=except_item)
     )
