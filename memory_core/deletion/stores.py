@@ -695,8 +695,10 @@ class ExportsStore(Store):
     def _files(self, ctx) -> list[Path]:
         tenant_folder = export_dir() / str(ctx.operation.tenant_id)
         if ctx.whole_tenant:
-            # Every file of the tenant, a subject's folder that no subject row names included.
-            return [p for p in tenant_folder.rglob("*.json") if p.is_file()]
+            # Every file of the tenant, whatever its name (an `export.json.bak` kept a memory:
+            # stop 55's audit of a tenant's deletion), a subject's folder that no subject row
+            # names included.
+            return [p for p in tenant_folder.rglob("*") if p.is_file()]
         files = []
         for subject_id in ctx.subject_ids:
             folder = tenant_folder / str(subject_id)
@@ -1696,7 +1698,7 @@ class IdentitiesStore(Store):
         from django.db.models import CharField
         from django.db.models.functions import Cast
 
-        from memory_core.models import Agent, ApiKey, PortalMembership, Subject
+        from memory_core.models import Agent, ApiKey, PortalMembership, ReviewItem, Subject
 
         tenant_id = ctx.operation.tenant_id
         now = timezone.now()
@@ -1712,6 +1714,20 @@ class IdentitiesStore(Store):
         removed = get_user_model().objects.filter(
             memledger_membership__tenant_id=tenant_id, is_staff=False, is_superuser=False
         )
+        # A login that decided another tenant's review (a reviewer an administrator moved
+        # here) keeps its user, deactivated, as that tenant's audit trail names it: deleted,
+        # Django cleared the decider under this tenant's row-level security, which does not
+        # see the other's item, the foreign key refused, and the phase rolled back at every
+        # attempt (stop 55's audit of a tenant's deletion). Its membership goes.
+        with platform_scope("deletion: reviews other tenants' logins decided"):
+            deciders = list(
+                ReviewItem.objects.exclude(tenant_id=tenant_id)
+                .filter(resolved_by__in=removed.values("pk"))
+                .values_list("resolved_by_id", flat=True)
+                .distinct()
+            )
+        get_user_model().objects.filter(pk__in=deciders).update(is_active=False)
+        removed = removed.exclude(pk__in=deciders)
         # Before the rows go: afterwards nothing says which history was the tenant's.
         logged = _admin_log_by_id(
             {

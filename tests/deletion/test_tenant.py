@@ -466,3 +466,78 @@ def test_a_tenant_deletion_invalidates_its_caches_once_for_every_subject(
     cache.set(retrieval_cache._tenant_generation_key("retrieval", tenant.id), 1, timeout=60)
     verified, evidence = RetrievalCacheStore().verify(operation_context(operation))
     assert not verified and evidence["tenant_invalidated_after_request"] is False
+
+
+def test_every_file_under_the_tenants_export_folder_goes(tenant, owner, memories):
+    """docs/operations.md: a whole tenant's `exports` step takes any file under the tenant's
+    export folder. It read only ``*.json``: an operator's `export-copy.json.bak` kept a copy of
+    a memory, and the step verified (stop 55's audit of a tenant's deletion)."""
+    folder = export_dir() / str(tenant.id) / str(owner.id)
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / "export-copy.json.bak"
+    copy.write_text(json.dumps({"memories": [{"id": str(memories[0].id)}]}))
+    try:
+        operation = tenant_deletion_request(tenant_id=tenant.id)
+        assert deletion_run(operation_id=operation.id) == "completed"
+        assert not [p for p in (export_dir() / str(tenant.id)).rglob("*") if p.is_file()]
+    finally:
+        copy.unlink(missing_ok=True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_login_that_decided_another_tenants_review_no_longer_blocks_the_deletion(
+    tenant, other_tenant, admin_client
+):
+    """A reviewer who decided a review in tenant B, whose membership an administrator moved to
+    tenant A since (the membership's admin form lets its tenant be changed). Deleting tenant A
+    removed the login: Django's SET_NULL of ``ReviewItem.resolved_by`` ran under tenant A's
+    row-level security, B's decision still named the user, the foreign key refused, and the
+    phase rolled back at every attempt (partial, then dead-lettered) (stop 55's audit of a
+    tenant's deletion). The login is kept, deactivated, without its membership. Run as the
+    Celery task runs it (``tenant_scope``, no platform mode), on a thread of its own."""
+    from tests.threads import in_thread
+
+    users = get_user_model().objects
+    mover = users.create_user("mover2", email="mover2@example.com")
+    membership = PortalMembership.objects.create(user=mover, tenant=other_tenant, role="reviewer")
+    b_subject = SubjectFactory(tenant=other_tenant)
+    b_memory = MemoryFactory(subject=b_subject, status="active")
+    decided = ReviewItem.objects.create(
+        tenant=other_tenant,
+        subject=b_subject,
+        kind="sensitive_write",
+        memory=b_memory,
+        state="approved",
+        resolved_by=mover,
+    )
+    # The platform administrator moves the reviewer to tenant A in the membership's form.
+    page = admin_client.post(
+        f"/admin/memory_core/portalmembership/{membership.pk}/change/",
+        {"user": mover.pk, "role": "reviewer", "tenant": tenant.pk, "subject": ""},
+    )
+    assert page.status_code == 302, page.content[:2000]
+    membership.refresh_from_db()
+    assert membership.tenant_id == tenant.pk
+    owner = SubjectFactory(tenant=tenant, display_name="Owner Person")
+    MemoryFactory(subject=owner)
+
+    operation = tenant_deletion_request(tenant_id=tenant.id)
+    from memory_core.rls import tenant_scope
+
+    def work():
+        with tenant_scope(tenant.id):  # as the Celery task runs it (deletion_run_task)
+            return deletion_run(operation_id=str(operation.id))
+
+    worker = in_thread(work)
+    outcome = worker.outcome(120)
+    steps = {
+        s.store: (s.status, s.last_error[:300])
+        for s in DeletionOperation.objects.get(pk=operation.pk).steps.all()
+        if s.status != "verified"
+    }
+    assert outcome == "completed", steps
+    assert not PortalMembership.objects.filter(tenant=tenant).exists()
+    decided.refresh_from_db()
+    assert decided.resolved_by_id == mover.pk  # B's audit trail unchanged
+    mover.refresh_from_db()
+    assert not mover.is_active
