@@ -14,6 +14,7 @@ from rest_framework.permissions import BasePermission
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.authentication import ApiKeyAuthentication
 from api.memories_serializers import (
     ErrorBodySerializer,
     ReviewDecisionSerializer,
@@ -47,6 +48,19 @@ class IsReviewer(BasePermission):
         return principal is not None
 
 
+def _note_agent(request) -> None:
+    """Name the agent whose API key a refused request carries, if it holds one: an agent's
+    request refused with 403 is recorded as one (``AccessDenialMiddleware``, the health
+    page's cross-scope denials). The session-only views never read the key, and an agent
+    probing the reviewer queue went uncounted (stop 55's audit of the reviewer API)."""
+    try:
+        found = ApiKeyAuthentication().authenticate(request)
+    except exceptions.AuthenticationFailed:
+        return  # no API key, or one of nobody: no agent to record
+    if found is not None:
+        request._request.user = found[0]
+
+
 class ReviewerView:
     authentication_classes = [SessionAuthentication]
     permission_classes = [IsReviewer]
@@ -58,6 +72,8 @@ class ReviewerView:
         because a session has no ``WWW-Authenticate`` challenge: the API pairs that code with
         401 (a missing API key), so every refusal here is ``forbidden`` (docs/api.md).
         """
+        if getattr(request, "reviewer", None) is None:
+            _note_agent(request)
         raise exceptions.PermissionDenied(message or IsReviewer.message)
 
     def finalize_response(self, request, response, *args, **kwargs):

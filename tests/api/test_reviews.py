@@ -230,3 +230,31 @@ def test_the_reviewer_api_keeps_a_pending_write_out_of_every_cache(reviewer, pen
     assert response.status_code == 200, response.content
     directives = {part.strip() for part in response["Cache-Control"].split(",")}
     assert {"no-cache", "no-store", "must-revalidate", "private"} <= directives
+
+
+def test_an_agent_key_refused_by_the_reviewer_api_is_recorded_as_a_denial(api_client, agent):
+    """An agent's request the API refused with 403 is counted on the health page
+    (``AccessDenial``); the reviewer API's session-only views never read the key, and an
+    agent probing the reviewer queue went uncounted (stop 55's audit of the reviewer API)."""
+    from memory_core.models import AccessDenial
+    from memory_core.rls import tenant_scope
+    from tests.factories import write_body
+
+    body = write_body(memory_key="health.allergy", content="User is allergic to dust.")
+    item_id = api_client.post("/api/v1/memories", body, format="json").json()["review_item"]
+    with tenant_scope(agent.tenant_id):
+        assert not AccessDenial.objects.exists()
+
+    listed = api_client.get(URL)
+    approved = api_client.post(f"{URL}/{item_id}/approve", {"reason": "ok"}, format="json")
+    assert (listed.status_code, approved.status_code) == (403, 403)
+    assert approved.json()["error"]["code"] == "forbidden"
+
+    with tenant_scope(agent.tenant_id):
+        denials = list(
+            AccessDenial.objects.order_by("created_at").values_list("agent_id", "code", "endpoint")
+        )
+    assert denials == [
+        (agent.id, "forbidden", "review-items"),
+        (agent.id, "forbidden", "review-approve"),
+    ]
