@@ -26,6 +26,7 @@ from django.utils import timezone
 from memory_core.admission.policy import describe, subject_codes
 from memory_core.exceptions import NotFound, PermissionDenied, SubjectRefused
 from memory_core.models import Agent, Subject
+from memory_core.rls import tenant_scope
 from memory_core.text import identifier
 
 logger = logging.getLogger(__name__)
@@ -39,6 +40,23 @@ def subject_token_issue(*, tenant_id, agent_id, user_id: str) -> str:
     Signs only: the callers that issue one create the subject first (``subject_ensure``)."""
     payload = {"t": str(tenant_id), "a": str(agent_id), "u": identifier(str(user_id))}
     return signing.dumps(payload, salt=SALT, compress=False)
+
+
+def subject_token_create(*, tenant_id, agent_id, user_id: str) -> str:
+    """Return a token letting the active agent ``agent_id`` of the tenant act for subject
+    ``user_id``, created if new (``subject_ensure``): the product's backend's in-process way,
+    after it has authenticated the user. ``NotFound`` for an agent that is not the tenant's or
+    not active, ``SubjectRefused`` for an id a write would refuse. docs/security.md named the
+    signer alone, which made no subject: the serving agent's first write about a new user
+    was refused ``tenant.subject_unknown`` (stop 55's audit of access)."""
+    agent = Agent.objects.filter(
+        pk=agent_id, tenant_id=tenant_id, is_active=True, tenant__deleted_at=None
+    ).first()
+    if agent is None:
+        raise NotFound("No active agent of that id in this tenant.")
+    with tenant_scope(tenant_id):
+        subject_ensure(tenant_id=tenant_id, user_id=user_id)
+    return subject_token_issue(tenant_id=tenant_id, agent_id=agent.id, user_id=user_id)
 
 
 def subject_ensure(*, tenant_id, user_id: str) -> Subject:

@@ -2,7 +2,7 @@
 
 ``python manage.py issue_subject_token --tenant acme --agent support-bot --user user-42``
 
-The product's backend does the same with ``memory_core.subject_tokens.subject_token_issue``
+The product's backend does the same with ``memory_core.subject_tokens.subject_token_create``
 after it has authenticated the user the agent is about to serve.
 """
 
