@@ -129,12 +129,17 @@ def task_close_replayed(*, principal, memory_ids: list, task_sha256: str, operat
         pk__in=memory_ids,
         status__in=(Status.ACTIVE, Status.PENDING_APPROVAL),
     )
-    subjects = set(live.values_list("subject_id", flat=True))
-    if not subjects:
+    places = set(live.values_list("subject_id", "subject__external_id", "memory_key"))
+    if not places:
         return []
-    # The subjects' locks shared first, as a close takes its subject's, then the rows. Any
-    # queued deletion of the subject, a key's too, leaves them to that deletion.
-    subjects_shared_locked(Subject.objects.filter(pk__in=subjects).order_by("pk"))
+    # The subjects' locks shared first, as a close takes its subject's, then the rows. A
+    # queued deletion of the subject, or of one of their keys, leaves them to that deletion;
+    # one of another key does not (it skipped them, and nothing ever expired them: stop 55's
+    # audit of tasks), as a close and a revocation's replay read it.
+    subjects_shared_locked(
+        Subject.objects.filter(pk__in={subject for subject, _, _ in places}).order_by("pk"),
+        keys={(external_id, key) for _, external_id, key in places},
+    )
     rows = list(
         live.select_for_update(of=("self",))
         .order_by("pk")
