@@ -16,6 +16,7 @@ Agents with ``any_subject`` (the default, for trusted back-office agents) need n
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -23,11 +24,13 @@ from django.conf import settings
 from django.core import signing
 from django.utils import timezone
 
+from memory_core.admission.candidate import HARD_MAX_ID_CHARS
+from memory_core.admission.normalize import is_blank
 from memory_core.admission.policy import describe, subject_codes
-from memory_core.exceptions import NotFound, PermissionDenied, SubjectRefused
+from memory_core.exceptions import NotFound, PermissionDenied, SubjectRefused, ValidationFailed
 from memory_core.models import Agent, Subject
 from memory_core.rls import tenant_scope
-from memory_core.text import identifier
+from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, identifier
 
 logger = logging.getLogger(__name__)
 
@@ -49,6 +52,23 @@ def subject_token_create(*, tenant_id, agent_id, user_id: str) -> str:
     not active, ``SubjectRefused`` for an id a write would refuse. docs/security.md named the
     signer alone, which made no subject: the serving agent's first write about a new user
     was refused ``tenant.subject_unknown`` (stop 55's audit of access)."""
+    user_id = identifier(str(user_id))
+    # What the API (``IdField``) and the command refuse, before anything is written: an
+    # empty id made a subject of no id, and one over the column's length a DataError that
+    # aborted the caller's transaction (stop 55's review).
+    if not user_id or is_blank(user_id):
+        raise ValidationFailed("The subject's id must not be empty.")
+    if BIDI_CONTROLS.search(user_id):
+        raise ValidationFailed(f"The subject's id: {BIDI_CONTROLS_MESSAGE}")
+    if len(user_id) > HARD_MAX_ID_CHARS:
+        raise ValidationFailed(
+            f"The subject's id must be at most {HARD_MAX_ID_CHARS} characters "
+            f"({len(user_id)} given)."
+        )
+    try:
+        agent_id = uuid.UUID(str(agent_id))
+    except ValueError:
+        agent_id = None  # a name, say: no agent has such an id
     agent = Agent.objects.filter(
         pk=agent_id, tenant_id=tenant_id, is_active=True, tenant__deleted_at=None
     ).first()

@@ -703,7 +703,9 @@ class ExportsStore(Store):
         for subject_id in ctx.subject_ids:
             folder = tenant_folder / str(subject_id)
             if folder.is_dir():
-                files.extend(p for p in folder.iterdir() if p.suffix == ".json")
+                # Every file, as a tenant's: an `export.json.bak` kept the memory (stop 55's
+                # review of the tenant's fix).
+                files.extend(p for p in folder.iterdir() if p.is_file())
         return files
 
     def purge(self, ctx):
