@@ -160,7 +160,11 @@ def tiny_dataset(**case) -> dict:
         ),
         ({"ranked_before": [["m1", "m9"]]}, "ranked_before names 'm9'"),
         ({"max_items": "lots"}, "max_items must be a whole number, not 'lots'"),
-        ({"max_prompt_tokens": 0}, "max_prompt_tokens must be at least 1, not 0"),
+        ({"max_prompt_tokens": 0}, "max_prompt_tokens must be at least 16, not 0"),
+        # The empty package costs 11 tokens: a case of 10 could never pass, and was scored
+        # the system's failure (stop 55's audit of retrieval).
+        ({"max_prompt_tokens": 10}, "max_prompt_tokens must be at least 16, not 10"),
+        ({"max_items": 0}, "max_items must be at least 1, not 0"),
         # A TypeError traceback while scoring, after the run had loaded everything.
         ({"tags": 5}, r"cases\[0\]: tags must be a list of strings, not 5"),
         ({"tags": [["x"]]}, r"cases\[0\]: tags must be a list of strings, not \[\['x'\]\]"),

@@ -59,7 +59,10 @@ CONTEXT_TEXTS = (
     "tenant_id", "user_id", "agent_id", "session_id", "task_id", "project_id",
     "repository_id", "locale",
 )  # fmt: skip
-# A case's budget, as far as the retrieval API's allows (its max_items and max_tokens).
+# A case's budget, as far as the retrieval API's allows (its max_items and max_tokens): at
+# least 16 tokens, as the API and a policy's budget ask, since the empty package costs 11 (a
+# case's 1-10 could never pass, and was scored the system's failure: stop 55's audit).
+BUDGET_LEAST = {"max_items": 1, "max_prompt_tokens": 16}
 BUDGET_MOST = {"max_items": 100, "max_prompt_tokens": 32_000}
 # A case's flags: JSON booleans (bool("false") is true).
 CASE_FLAGS = ("expect_empty", "has_complete_context")
@@ -146,8 +149,9 @@ def validate_cases(data: dict) -> list[dict]:
             value = case.get(key)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
                 raise DatasetError(f"{where}: {key} must be a whole number, not {value!r}")
-            if value is not None and value < 1:
-                raise DatasetError(f"{where}: {key} must be at least 1, not {value}")
+            if value is not None and value < BUDGET_LEAST[key]:
+                least = BUDGET_LEAST[key]
+                raise DatasetError(f"{where}: {key} must be at least {least}, not {value}")
             if value is not None and value > BUDGET_MOST[key]:
                 most = BUDGET_MOST[key]
                 raise DatasetError(f"{where}: {key} must be at most {most}, not {value}")
