@@ -10,11 +10,12 @@ from django.views.generic import TemplateView
 from memory_core.deletion.selectors import deletion_get
 from memory_core.deletion.services import deletion_retry
 from memory_core.exceptions import DomainError
-from memory_core.models import DeletionOperation
+from memory_core.models import DeletionOperation, ReviewItem
 from memory_core.selectors.health import evaluation_figures, health_overview
 from memory_core.selectors.portal import (
     conflict_queue,
     dead_letters_page,
+    queue_page_of,
     rejected_by_rule,
     review_queue,
     review_recent,
@@ -116,11 +117,16 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
                 problem = "Nothing was decided. Give a reason for the decision; it is kept with it."
             else:
                 problem = f"Nothing was decided ({form_problems(form)})."
-            context = queue_context(principal=self.principal, number=number)
-            if not any(item.pk == item_id for item in context["items"]):
+            # On the page the write is on now: another reviewer's decision may have moved it
+            # onto an earlier one.
+            number = queue_page_of(
+                principal=self.principal, item_id=item_id, kind=ReviewItem.Kind.SENSITIVE_WRITE
+            )
+            if number is None:
                 # Decided or withdrawn meanwhile: there is no form left to show it on.
                 messages.error(request, f"Write {str(item_id)[:8]}: {problem}")
                 return redirect(queue)
+            context = queue_context(principal=self.principal, number=number)
             context.update(
                 page_base=reverse("portal:review:queue"),
                 invalid_item=item_id,
@@ -213,11 +219,19 @@ class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
             return self.refuse(error, back)
         form = ConflictResolveForm(request.POST)
         if not form.is_valid():
-            page = conflict_queue(principal=self.principal, page=number)
-            if not any(item.pk == item_id for item in page.items):
+            # On the page the conflict is on now (see ``ReviewDecideView``).
+            number = queue_page_of(
+                principal=self.principal, item_id=item_id, kind=ReviewItem.Kind.CONFLICT
+            )
+            if number is None:
                 # Resolved or closed meanwhile: there is no form left to show the problem on.
-                messages.error(request, f"The resolution is incomplete ({form_problems(form)}).")
+                messages.error(
+                    request,
+                    f"Conflict {str(item_id)[:8]}: nothing was resolved, as it was closed "
+                    f"meanwhile ({form_problems(form)}).",
+                )
                 return redirect(back)
+            page = conflict_queue(principal=self.principal, page=number)
             return render(
                 request,
                 "portal/review/conflicts.html",

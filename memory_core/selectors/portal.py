@@ -604,6 +604,32 @@ def _reviewer_items(principal) -> QuerySet:
     return ReviewItem.objects.filter(tenant_id=principal.tenant_id)
 
 
+def _open_queue(principal, kind):
+    """The open items of ``kind`` a reviewer's queue pages through (``review_queue``,
+    ``conflict_queue``), oldest first once ordered by ``(created_at, id)``. Not a write
+    deleted since (by its subject, or with its subject): nothing is left to decide, and its
+    deletion's worker closes the item (resolution "deleted")."""
+    queue = _reviewer_items(principal).filter(kind=kind, state=ReviewItem.State.OPEN)
+    if kind == ReviewItem.Kind.SENSITIVE_WRITE:
+        queue = queue.exclude(memory__status=Status.DELETED)
+    return queue
+
+
+def queue_page_of(*, principal, item_id, kind, page_size: int = PAGE_SIZE) -> int | None:
+    """Return the page of its queue the open item ``item_id`` of ``kind`` is on now, or None
+    if it is not open (decided, resolved or withdrawn). A form refused on an item another
+    reviewer's decision has moved onto an earlier page was answered as if the item were gone
+    (stop 55's audit of the reviewer pages)."""
+    queue = _open_queue(principal, kind)
+    item = queue.filter(pk=item_id).values("created_at", "id").first()
+    if item is None:
+        return None
+    before = queue.filter(
+        Q(created_at__lt=item["created_at"]) | Q(created_at=item["created_at"], id__lt=item["id"])
+    ).count()
+    return before // page_size + 1
+
+
 def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Page:
     """Return a page of the open sensitive writes of the reviewer's tenant still to decide,
     oldest first.
@@ -619,13 +645,7 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     only be rejected, ``review_expired``), else "". Some ten queries whatever the page holds
     (``approval_heads``: one more for each version a chain written on has moved on by since).
     """
-    # Not a write deleted since (by its subject, or with its subject): nothing is left to
-    # decide, and its deletion's worker closes the item (resolution "deleted").
-    queue = (
-        _reviewer_items(principal)
-        .filter(kind=ReviewItem.Kind.SENSITIVE_WRITE, state=ReviewItem.State.OPEN)
-        .exclude(memory__status=Status.DELETED)
-    )
+    queue = _open_queue(principal, ReviewItem.Kind.SENSITIVE_WRITE)
     result = Page.at(total=queue.count(), number=page, page_size=page_size)
     items = list(
         queue.select_related("memory", "memory__agent", "memory__subject", "subject").order_by(
@@ -685,9 +705,7 @@ def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
     winner), and ``held_apart``: whether they may all stay in use (``models.held_apart``).
     Four queries whatever the queue holds (the tenant's active policy one of them).
     """
-    queue = _reviewer_items(principal).filter(
-        kind=ReviewItem.Kind.CONFLICT, state=ReviewItem.State.OPEN
-    )
+    queue = _open_queue(principal, ReviewItem.Kind.CONFLICT)
     result = Page.at(total=queue.count(), number=page, page_size=page_size)
     items = list(
         queue.select_related("subject", "memory").order_by("created_at", "id")[

@@ -1154,3 +1154,77 @@ def test_two_conflicts_on_one_key_have_resolve_controls_told_apart(reviewer_clie
         f"Reason for the conflict on deploy.region in project:{p} of {who}"
         for p in ("atlas", "orbit")
     ]
+
+
+def test_a_refused_reason_is_shown_on_its_write_after_another_reviewer_moved_it_a_page_up(
+    reviewer_client, alice_subject
+):
+    """docs/portal.md: a reason the form refuses "shows the queue again, titled "Error:
+    Pending writes", with the problem under that write's reason, which is marked invalid,
+    described by it and focused". The view looked for the write on the page the form was sent
+    from only: once another reviewer's decision moved it to the page before (the queue has
+    more than one page left), the page with its field was not shown; the reviewer got a
+    redirect and a message as if the write had been decided or withdrawn (stop 55's audit of
+    the reviewer pages). The page the write is on now is shown (``queue_page_of``)."""
+    start = timezone.now() - timedelta(days=1)
+    items = []
+    for n in range(101):
+        item = pending_write(alice_subject, f"Sensitive write number {n}.")
+        ReviewItem.objects.filter(pk=item.pk).update(created_at=start + timedelta(seconds=n))
+        items.append(item)
+    target = items[50]  # the first write of page 2
+    page2 = reviewer_client.get(reverse("portal:review:queue") + "?page=2").content.decode()
+    assert f'id="reason-{target.pk}"' in page2
+    # Another reviewer decides the oldest write: the target is now the last write of page 1.
+    ReviewItem.objects.filter(pk=items[0].pk).update(
+        state="rejected", resolution="rejected", resolved_at=timezone.now()
+    )
+    url = reverse("portal:review:approve", args=[target.pk]) + "?page=2"
+    response = reviewer_client.post(url, {"reason": "   "})
+    assert response.status_code == 200, (response.status_code, response.get("Location"))
+    body = response.content.decode()
+    assert "<title>Error: Pending writes" in body
+    assert f'id="reason-error-{target.pk}"' in body
+    target.refresh_from_db()
+    assert target.state == "open"
+
+
+def test_an_incomplete_resolution_is_shown_on_its_conflict_after_another_moved_it_a_page_up(
+    reviewer_client, alice_subject
+):
+    """docs/portal.md: "An incomplete resolution (no winner picked) shows the page again
+    with the problem on that conflict, focused, and the reviewer's outcome, winner and reason
+    kept." The same lookup on the sent page only: once a conflict before it was resolved, the
+    conflict was on the page before, and the reviewer was redirected with "The resolution is
+    incomplete (...)", the reason typed lost, and no conflict named (stop 55's audit of the
+    reviewer pages)."""
+    from tests.portal.test_review import conflict
+
+    start = timezone.now() - timedelta(days=1)
+    items = []
+    for n in range(101):
+        item = conflict(alice_subject, f"deploy.key{n:03d}", f"Value A{n}.", f"Value B{n}.")
+        ReviewItem.objects.filter(pk=item.pk).update(created_at=start + timedelta(seconds=n))
+        items.append(item)
+    target = items[50]
+    page2 = reviewer_client.get(reverse("portal:review:conflicts") + "?page=2").content.decode()
+    assert f'id="conflict-{target.pk}"' in page2
+    ReviewItem.objects.filter(pk=items[0].pk).update(
+        state="resolved", resolution="ask_user", resolved_at=timezone.now()
+    )
+    url = reverse("portal:review:resolve", args=[target.pk]) + "?page=2"
+    response = reviewer_client.post(
+        url,
+        {
+            "outcome": "choose_winner",
+            "reason": "typed reason kept",
+            "candidate_ids": ",".join(str(c) for c in target.candidate_ids),
+        },
+    )
+    assert response.status_code == 200, (response.status_code, response.get("Location"))
+    body = response.content.decode()
+    assert "<title>Error: Open conflicts" in body
+    assert f'id="conflict-error-{target.pk}"' in body
+    assert 'value="typed reason kept"' in body
+    target.refresh_from_db()
+    assert target.state == "open"
