@@ -24,7 +24,7 @@ from django.conf import settings
 from django.core import signing
 from django.utils import timezone
 
-from memory_core.admission.candidate import HARD_MAX_ID_CHARS
+from memory_core.admission.candidate import HARD_MAX_ID_CHARS, bad_text
 from memory_core.admission.normalize import is_blank
 from memory_core.admission.policy import describe, subject_codes
 from memory_core.exceptions import NotFound, PermissionDenied, SubjectRefused, ValidationFailed
@@ -52,10 +52,14 @@ def subject_token_create(*, tenant_id, agent_id, user_id: str) -> str:
     not active, ``SubjectRefused`` for an id a write would refuse. docs/security.md named the
     signer alone, which made no subject: the serving agent's first write about a new user
     was refused ``tenant.subject_unknown`` (stop 55's audit of access)."""
-    user_id = identifier(str(user_id))
     # What the API (``IdField``) and the command refuse, before anything is written: an
-    # empty id made a subject of no id, and one over the column's length a DataError that
-    # aborted the caller's transaction (stop 55's review).
+    # empty id made a subject of no id, and one over the column's length, a NUL or a lone
+    # surrogate, a database or encoding error (stop 55's reviews).
+    if bad_text(str(user_id)):
+        raise ValidationFailed(
+            "The subject's id must be text without NUL characters or lone surrogates."
+        )
+    user_id = identifier(str(user_id))
     if not user_id or is_blank(user_id):
         raise ValidationFailed("The subject's id must not be empty.")
     if BIDI_CONTROLS.search(user_id):
@@ -66,9 +70,10 @@ def subject_token_create(*, tenant_id, agent_id, user_id: str) -> str:
             f"({len(user_id)} given)."
         )
     try:
-        agent_id = uuid.UUID(str(agent_id))
+        agent_id, tenant_id = uuid.UUID(str(agent_id)), uuid.UUID(str(tenant_id))
     except ValueError:
-        agent_id = None  # a name, say: no agent has such an id
+        # A name or a slug, say: no agent or tenant has such an id.
+        raise NotFound("No active agent of that id in this tenant.") from None
     agent = Agent.objects.filter(
         pk=agent_id, tenant_id=tenant_id, is_active=True, tenant__deleted_at=None
     ).first()

@@ -710,7 +710,8 @@ class ExportsStore(Store):
 
     def purge(self, ctx):
         rewritten = removed = 0
-        if ctx.whole_subject and not ctx.whole_tenant:
+        subject_locked = ctx.whole_subject and not ctx.whole_tenant
+        if subject_locked:
             # An export of the subject being written (it holds the subject's lock shared until
             # it commits) is waited for: its files were unlinked under it, between its write
             # and its row (an Export naming no file) or while it wrote (its rename failed),
@@ -735,23 +736,31 @@ class ExportsStore(Store):
         described = self._described(ctx)
         residue = ctx.residue()
         for path in sorted(self._files(ctx)):
-            if path in described:
-                if _export_cites(path, residue):
+            if _still_written(path) and not subject_locked:
+                # An export being written now (a tenant's deletion takes no subject's lock, a
+                # memory's none either): unlinked under it, its rename failed and its page
+                # answered 500 (stop 53's audit of exports); rewritten under it, the export
+                # saved the rewrite over its own (stop 55's review). Left to the verification,
+                # which fails while the file is there, and to the next run, which scrubs one a
+                # dead process left once it is old (``files.ABANDONED_SECONDS``). A whole
+                # subject's waited for its exports in flight: such a file is one's that died.
+                continue
+            try:
+                if path in described:
+                    if _export_cites(path, residue):
+                        lock_file(path)
+                        rewritten += _rewrite_file(path, residue)
+                elif ctx.whole_subject:
+                    path.unlink(missing_ok=True)
+                    removed += 1
+                elif residue.in_file(path):
                     lock_file(path)
                     rewritten += _rewrite_file(path, residue)
+            except (OSError, UnicodeDecodeError):
+                # Not readable as UTF-8 text (a gzipped copy, say): the others are scrubbed,
+                # and the verification names it (it stopped the step at that file, the error
+                # naming none: stop 55's review).
                 continue
-            if ctx.whole_tenant and _still_written(path):
-                # An export of the tenant being written (a tenant's deletion takes no subject's
-                # lock): unlinked under it, its rename failed and its page answered 500 (stop
-                # 53's audit of exports). Left to the verification, which fails while the file
-                # is there, and to the next run, which removes what it became.
-                continue
-            if ctx.whole_subject:
-                path.unlink(missing_ok=True)
-                removed += 1
-            elif residue.in_file(path):
-                lock_file(path)
-                rewritten += _rewrite_file(path, residue)
         return {"rewritten": rewritten, "removed": removed}
 
     def verify(self, ctx):
@@ -759,20 +768,36 @@ class ExportsStore(Store):
         files = self._files(ctx)
         residue = ctx.residue()
         described = self._described(ctx)
-        citing = [
-            path
-            for path in files
-            if (
-                _export_cites(path, residue)
-                if path in described
-                else ctx.whole_subject or residue.in_file(path)
-            )
-        ]
-        return rows == 0 and not citing, {
+        citing, unreadable = [], []
+        for path in files:
+            try:
+                if (
+                    _export_cites(path, residue)
+                    if path in described
+                    else ctx.whole_subject or residue.in_file(path)
+                ):
+                    citing.append(path)
+            except (OSError, UnicodeDecodeError):
+                unreadable.append(str(path))
+        evidence = {
             "rows_citing": rows,
             "files_scanned": len(files),
             "files_citing": len(citing),
+            "files_unreadable": len(unreadable),
         }
+        if unreadable:
+            # Counts only in the evidence answered to clients; the paths to ``last_error``.
+            evidence["problem"] = (
+                f"{len(unreadable)} file(s) in the export folders cannot be read as UTF-8 "
+                "text, so nothing says they do not hold the memory: an operator must deal "
+                "with them, then retry"
+            )
+            evidence[OPERATOR_DETAIL] = (
+                f"the export folders hold {', '.join(map(repr, unreadable[:5]))}, which the "
+                "worker cannot read as UTF-8 text: remove them (or make them readable), then "
+                "retry"
+            )
+        return rows == 0 and not citing and not unreadable, evidence
 
 
 # --- traces and evaluation data -----------------------------------------------------------
