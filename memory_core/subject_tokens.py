@@ -45,6 +45,20 @@ def subject_token_issue(*, tenant_id, agent_id, user_id: str) -> str:
     return signing.dumps(payload, salt=SALT, compress=False)
 
 
+def subject_id_problem(user_id: str) -> str:
+    """Return what is wrong with the subject id ``user_id`` (read with ``text.identifier``)
+    for a token, as the end of a sentence naming it (" must not be empty…"), or "": empty or
+    blank, a bidirectional control, longer than an id may be. The API's ``IdField`` refuses
+    the same; ``subject_token_create`` and ``manage.py issue_subject_token`` call it."""
+    if not user_id or is_blank(user_id):
+        return " must not be empty: name the subject the agent serves."
+    if BIDI_CONTROLS.search(user_id):
+        return f": {BIDI_CONTROLS_MESSAGE}"
+    if len(user_id) > HARD_MAX_ID_CHARS:
+        return f" must be at most {HARD_MAX_ID_CHARS} characters ({len(user_id)} given)."
+    return ""
+
+
 def subject_token_create(*, tenant_id, agent_id, user_id: str) -> str:
     """Return a token letting the active agent ``agent_id`` of the tenant act for subject
     ``user_id``, created if new (``subject_ensure``): the product's backend's in-process way,
@@ -60,15 +74,9 @@ def subject_token_create(*, tenant_id, agent_id, user_id: str) -> str:
             "The subject's id must be text without NUL characters or lone surrogates."
         )
     user_id = identifier(str(user_id))
-    if not user_id or is_blank(user_id):
-        raise ValidationFailed("The subject's id must not be empty.")
-    if BIDI_CONTROLS.search(user_id):
-        raise ValidationFailed(f"The subject's id: {BIDI_CONTROLS_MESSAGE}")
-    if len(user_id) > HARD_MAX_ID_CHARS:
-        raise ValidationFailed(
-            f"The subject's id must be at most {HARD_MAX_ID_CHARS} characters "
-            f"({len(user_id)} given)."
-        )
+    problem = subject_id_problem(user_id)
+    if problem:
+        raise ValidationFailed(f"The subject's id{problem}")
     try:
         agent_id, tenant_id = uuid.UUID(str(agent_id)), uuid.UUID(str(tenant_id))
     except ValueError:

@@ -8,13 +8,11 @@ after it has authenticated the user the agent is about to serve.
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory_core.admission.candidate import HARD_MAX_ID_CHARS
-from memory_core.admission.normalize import is_blank
 from memory_core.exceptions import SubjectRefused
 from memory_core.management.commands._options import check_texts
 from memory_core.models import Agent
 from memory_core.rls import tenant_scope
-from memory_core.subject_tokens import subject_ensure, subject_token_issue
+from memory_core.subject_tokens import subject_ensure, subject_id_problem, subject_token_issue
 from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, identifier
 
 
@@ -31,14 +29,9 @@ class Command(BaseCommand):
         # serializer): a token for nobody, or for an agent whose key is refused, never works.
         check_texts({"--tenant": tenant, "--agent": agent, "--user": user})
         user = identifier(user)  # as every request reads an id: "José" from macOS is NFD
-        if not user or is_blank(user):
-            raise CommandError("--user must not be empty: name the subject the agent serves.")
-        if BIDI_CONTROLS.search(user):
-            raise CommandError(f"--user: {BIDI_CONTROLS_MESSAGE}")
-        if len(user) > HARD_MAX_ID_CHARS:
-            raise CommandError(
-                f"--user must be at most {HARD_MAX_ID_CHARS} characters ({len(user)} given)."
-            )
+        problem = subject_id_problem(user)
+        if problem:
+            raise CommandError(f"--user{problem}")
         agent = identifier(agent)  # names are stored in NFC (migration 0040)
         if BIDI_CONTROLS.search(agent):
             raise CommandError(f"--agent: {BIDI_CONTROLS_MESSAGE}")
