@@ -37,15 +37,23 @@ def _replay(since) -> dict:
     return json.loads(out.getvalue())
 
 
-def test_a_queued_deletion_of_another_key_does_not_keep_the_closed_tasks_state_in_use(
-    tenant, journal, django_capture_on_commit_callbacks
+@pytest.mark.parametrize(
+    ("queued_key", "expired"),
+    [("health.notes", True), ("progress", False)],
+    ids=["another key", "its own key"],
+)
+def test_a_task_close_replayed_is_fenced_by_its_own_keys_queued_deletion_only(
+    tenant, journal, django_capture_on_commit_callbacks, queued_key, expired
 ):
+    """Another key's queued deletion removes that key only: nothing else would take the
+    closed task's state out of use, so the replay expires it, as the close did. Its own key's
+    queued deletion is left to remove it, as documented (the control)."""
     owner = SubjectFactory(tenant=tenant)
     state = MemoryFactory(
         subject=owner, memory_type="task_state", memory_class="working",
         memory_key="progress", task_id="ticket-4711",
     )  # fmt: skip
-    MemoryFactory(subject=owner, memory_key="health.notes")  # the key whose deletion is queued
+    MemoryFactory(subject=owner, memory_key="health.notes")
     backup_time = timezone.now()
     with django_capture_on_commit_callbacks(execute=True):
         closed = task_close(
@@ -54,44 +62,18 @@ def test_a_queued_deletion_of_another_key_does_not_keep_the_closed_tasks_state_i
             task_id="ticket-4711",
         )
     assert closed.expired == [state.id]
-    # The restored backup: the task's state in use, and a deletion of another key queued.
+    # The restored backup: the task's state in use, and a deletion of a key queued.
     Memory.objects.filter(pk=state.pk).update(status="active")
     Subject.objects.filter(pk=owner.pk).update(
-        deletion_queued_at=timezone.now(), deletion_queued_by=1,
-        deletion_queued_key="health.notes",
-    )  # fmt: skip
-
-    result = _replay(backup_time)
-
-    # The queued deletion removes "health.notes" only: nothing else will take the closed
-    # task's state out of use, so the replay must expire it, as the close did.
-    assert result["memories_task_closed_skipped"] == {}
-    assert result["memories_task_closed"] == 1
-    assert Memory.objects.get(pk=state.pk).status == "expired"
-
-
-def test_a_queued_deletion_of_the_memorys_own_key_still_skips_it(
-    tenant, journal, django_capture_on_commit_callbacks
-):
-    """The control: the memory's own key queued is left to that deletion, as documented."""
-    owner = SubjectFactory(tenant=tenant)
-    state = MemoryFactory(
-        subject=owner, memory_type="task_state", memory_class="working",
-        memory_key="progress", task_id="ticket-4711",
-    )  # fmt: skip
-    backup_time = timezone.now()
-    with django_capture_on_commit_callbacks(execute=True):
-        task_close(
-            principal=SystemPrincipal(tenant_id=tenant.id),
-            user_id=owner.external_id,
-            task_id="ticket-4711",
-        )
-    Memory.objects.filter(pk=state.pk).update(status="active")
-    Subject.objects.filter(pk=owner.pk).update(
-        deletion_queued_at=timezone.now(), deletion_queued_by=1, deletion_queued_key="progress"
+        deletion_queued_at=timezone.now(), deletion_queued_by=1, deletion_queued_key=queued_key
     )
 
     result = _replay(backup_time)
 
-    assert result["memories_task_closed_skipped"] == {str(state.id): "subject_being_deleted"}
-    assert Memory.objects.get(pk=state.pk).status == "active"
+    if expired:
+        assert result["memories_task_closed_skipped"] == {}
+        assert result["memories_task_closed"] == 1
+        assert Memory.objects.get(pk=state.pk).status == "expired"
+    else:
+        assert result["memories_task_closed_skipped"] == {str(state.id): "subject_being_deleted"}
+        assert Memory.objects.get(pk=state.pk).status == "active"
