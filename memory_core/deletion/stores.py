@@ -710,13 +710,14 @@ class ExportsStore(Store):
 
     def purge(self, ctx):
         rewritten = removed = 0
-        subject_locked = ctx.whole_subject and not ctx.whole_tenant
-        if subject_locked:
+        if not ctx.whole_tenant:
             # An export of the subject being written (it holds the subject's lock shared until
             # it commits) is waited for: its files were unlinked under it, between its write
             # and its row (an Export naming no file) or while it wrote (its rename failed),
-            # and the person's export page answered 500 (stop 50's audit). Once committed,
-            # its row is found below. A tenant's deletion closed the tenant to new rows.
+            # and the person's export page answered 500 (stop 50's audit); a memory's
+            # deletion rewrote it, and the export saved the rewrite over its own (stop 55's
+            # review). Once committed, its row is found below, and a new file left in the
+            # folder is a dead process's. A tenant's deletion closed the tenant to new rows.
             for subject_id in sorted(map(str, ctx.subject_ids)):
                 subject_deletion_lock(subject_id)
         # Row locks, in id order, serialize concurrent rewrites of one export: a second
@@ -736,14 +737,11 @@ class ExportsStore(Store):
         described = self._described(ctx)
         residue = ctx.residue()
         for path in sorted(self._files(ctx)):
-            if _still_written(path) and not subject_locked:
-                # An export being written now (a tenant's deletion takes no subject's lock, a
-                # memory's none either): unlinked under it, its rename failed and its page
-                # answered 500 (stop 53's audit of exports); rewritten under it, the export
-                # saved the rewrite over its own (stop 55's review). Left to the verification,
-                # which fails while the file is there, and to the next run, which scrubs one a
-                # dead process left once it is old (``files.ABANDONED_SECONDS``). A whole
-                # subject's waited for its exports in flight: such a file is one's that died.
+            if ctx.whole_tenant and _still_written(path):
+                # An export of the tenant being written (a tenant's deletion takes no subject's
+                # lock): unlinked under it, its rename failed and its page answered 500 (stop
+                # 53's audit of exports). Left to the verification, which fails while the file
+                # is there, and to the next run, which removes what it became.
                 continue
             try:
                 if path in described:

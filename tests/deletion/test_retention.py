@@ -524,14 +524,12 @@ def test_a_subjects_deletion_reaches_an_export_file_no_row_names(
         json_module.dumps(document),
         age=timedelta(0),
     )
-    # A memory's deletion takes no subject's lock, so a new file is an export's being written
-    # until it is old (stop 55's review): this one a dead process left 11 minutes ago.
     half = _orphan(
         owner.tenant_id,
         owner.id,
         ".memledger-new-a1b2.json",
         json_module.dumps(document)[:60],
-        age=timedelta(0) if whole_subject else timedelta(minutes=11),
+        age=timedelta(0),
     )
     if whole_subject:
         operation = deletion_request(principal=owner_principal, subject_id=owner.id)
