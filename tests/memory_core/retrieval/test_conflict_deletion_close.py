@@ -11,27 +11,17 @@ from django.utils import timezone
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
 from memory_core.models import Memory, ReviewItem
-from memory_core.principals import SubjectPrincipal, SystemPrincipal
+from memory_core.principals import SubjectPrincipal
 from memory_core.retrieval.pipeline import retrieve
-from memory_core.services.memories import MemoryDraft, memory_store_many
 from memory_core.services.writes import memory_revoke
-from tests.factories import SubjectFactory
-from tests.memory_core.retrieval.test_conflict_service import REQUEST
+from tests.memory_core.retrieval.test_conflict_service import REQUEST, tied_regions
 
 pytestmark = pytest.mark.django_db
 
 
 def _three(tenant):
-    subject = SubjectFactory(tenant=tenant, external_id="dana")
-    drafts = [
-        MemoryDraft(subject=subject, memory_type="previous_decision", memory_key="deploy.region",
-                    content=f"Deploy the Lunest API to {region}.", authority="model_inference",
-                    source_type="model_inference", confidence=0.7, scope_kind="project",
-                    scope_ref="lunest")
-        for region in ("eu-west-1", "us-east-1", "ap-south-1")
-    ]  # fmt: skip
-    rows = memory_store_many(drafts=drafts, principal=SystemPrincipal(tenant_id=tenant.id))
-    return subject, rows
+    rows = tied_regions(tenant, "eu-west-1", "us-east-1", "ap-south-1")
+    return rows[0].subject, rows
 
 
 def test_deleting_a_candidate_closes_a_conflict_left_with_one_in_use_after_a_revoke(

@@ -26,17 +26,23 @@ REQUEST = RetrievalRequest(
 )
 
 
-@pytest.fixture
-def rivals(tenant):
+def tied_regions(tenant, *regions):
+    """Dana's inferred decisions on ``deploy.region`` for the Lunest project, one per region
+    (tied: a conflict); return the rows stored."""
     subject = SubjectFactory(tenant=tenant, external_id="dana")
     drafts = [
         MemoryDraft(subject=subject, memory_type="previous_decision", memory_key="deploy.region",
                     content=f"Deploy the Lunest API to {region}.", authority="model_inference",
                     source_type="model_inference", confidence=0.7, scope_kind="project",
                     scope_ref="lunest")
-        for region in ("eu-west-1", "us-east-1")
+        for region in regions
     ]  # fmt: skip
     return memory_store_many(drafts=drafts, principal=SystemPrincipal(tenant_id=tenant.id))
+
+
+@pytest.fixture
+def rivals(tenant):
+    return tied_regions(tenant, "eu-west-1", "us-east-1")
 
 
 def test_unresolved_conflict_is_a_clarification_with_one_open_review_item(agent_principal, rivals):
