@@ -94,7 +94,7 @@ SWEEP_SECONDS = 150
 
 
 @transaction.atomic
-def memories_expire(*, now=None, limit: int = 5000) -> int:
+def memories_expire(*, now=None, limit: int = SWEEP_BATCH) -> int:
     """Mark active memories past valid_until as expired, with one event each; return the count.
 
     Writes still waiting for a reviewer past theirs expire too, and their review items close
@@ -228,7 +228,11 @@ def _rules(retention: dict, now, tenant_id) -> list[tuple[str, Q]]:
 
 
 def retention_delete(
-    *, now=None, limit: int = 5000, failures: list | None = None, deadline: float | None = None
+    *,
+    now=None,
+    limit: int = SWEEP_BATCH,
+    failures: list | None = None,
+    deadline: float | None = None,
 ) -> list[DeletionOperation]:
     """Open deletion operations for memories past their class's retention; return them.
 

@@ -354,6 +354,17 @@ def _deploy_question(api_client) -> list[str]:
     return [item["content"] for item in found.json()["items"]]
 
 
+def _ask_user(tenant) -> None:
+    """The reviewer resolves the open conflict "ask the user"."""
+    user = get_user_model().objects.get(username="reviewer")
+    conflict_resolve(
+        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=user.pk),
+        item_id=ReviewItem.objects.get(kind="conflict", state="open").pk,
+        outcome="ask_user",
+        reason="Ask the user which is right.",
+    )
+
+
 def test_ask_user_on_a_keyless_conflict_keeps_what_agents_were_given(api_client, reviewer, tenant):
     """Resolved "ask the user", a keyless conflict's rival was given beside the memory from
     the next retrieval on, where the reviewer is told nothing changed (stop 54's review)."""
@@ -362,13 +373,7 @@ def test_ask_user_on_a_keyless_conflict_keeps_what_agents_were_given(api_client,
         api_client, head, "Monday's deploy was skipped: the release manager cancelled it."
     )
     assert Memory.objects.get(pk=rival).content not in _deploy_question(api_client)
-    user = get_user_model().objects.get(username="reviewer")
-    conflict_resolve(
-        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=user.pk),
-        item_id=ReviewItem.objects.get(kind="conflict", state="open").pk,
-        outcome="ask_user",
-        reason="Ask the user which is right.",
-    )
+    _ask_user(tenant)
     given = _deploy_question(api_client)
     assert INCIDENT in given
     assert Memory.objects.get(pk=rival).content not in given
@@ -384,13 +389,7 @@ def test_ask_user_on_a_keyless_conflict_follows_the_rivals_new_version(
     rival = correct(
         api_client, head, "Monday's deploy was skipped: the release manager cancelled it."
     )
-    user = get_user_model().objects.get(username="reviewer")
-    conflict_resolve(
-        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=user.pk),
-        item_id=ReviewItem.objects.get(kind="conflict", state="open").pk,
-        outcome="ask_user",
-        reason="Ask the user which is right.",
-    )
+    _ask_user(tenant)
     again = correct(
         api_client, rival, "Monday's deploy was skipped: the release manager cancelled it at 9."
     )

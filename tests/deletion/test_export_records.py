@@ -22,7 +22,9 @@ from tests.factories import MemoryFactory
 pytestmark = pytest.mark.django_db
 
 
-def test_a_memorys_deletion_keeps_the_record_of_a_memory_whose_reason_names_it(api_client, owner):
+def revoked_naming_its_successor(api_client, owner):
+    """A memory an agent revoked with a reason naming the memory that replaces it (an id, no
+    content); return both."""
     kept = MemoryFactory(subject=owner, memory_key="style.old", content="Old style note.")
     gone = MemoryFactory(subject=owner, memory_key="style.new", content="New style note.")
     revoked = api_client.post(
@@ -31,6 +33,20 @@ def test_a_memorys_deletion_keeps_the_record_of_a_memory_whose_reason_names_it(a
         format="json",
     )
     assert revoked.status_code == 200, revoked.json()
+    return kept, gone
+
+
+def _export_copy(subject, memory):
+    """An operator's copy of an export in the subject's folder, under another suffix."""
+    folder = export_dir() / str(subject.tenant_id) / str(subject.id)
+    folder.mkdir(parents=True, exist_ok=True)
+    copy = folder / "export-copy.json.bak"
+    copy.write_text(json.dumps({"memories": [{"id": str(memory.id), "content": memory.content}]}))
+    return copy
+
+
+def test_a_memorys_deletion_keeps_the_record_of_a_memory_whose_reason_names_it(api_client, owner):
+    kept, gone = revoked_naming_its_successor(api_client, owner)
     system = SystemPrincipal(tenant_id=owner.tenant_id)
     export = export_create(principal=system, subject_id=owner.id)
     deleted = api_client.delete(f"/api/v1/memories/{gone.id}")
@@ -54,10 +70,7 @@ def test_a_subjects_deletion_takes_every_file_of_its_export_folder(subject, sett
     step verified (stop 55's review)."""
     settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
     memory = MemoryFactory(subject=subject, content="User lives at 12 Quay Street.")
-    folder = export_dir() / str(subject.tenant_id) / str(subject.id)
-    folder.mkdir(parents=True, exist_ok=True)
-    copy = folder / "export-copy.json.bak"
-    copy.write_text(json.dumps({"memories": [{"id": str(memory.id), "content": memory.content}]}))
+    copy = _export_copy(subject, memory)
     person = SubjectPrincipal(tenant_id=subject.tenant_id, subject_id=subject.id, user_id=1)
     operation = deletion_request(principal=person, subject_id=subject.id)
     assert deletion_run(operation_id=operation.id) == "completed"
@@ -74,10 +87,7 @@ def test_a_memorys_deletion_leaves_no_file_of_the_subjects_folder_naming_it(
     settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
     gone = MemoryFactory(subject=subject, content="User lives at 12 Quay Street.")
     MemoryFactory(subject=subject, content="User's bank is Acme Savings.")
-    folder = export_dir() / str(subject.tenant_id) / str(subject.id)
-    folder.mkdir(parents=True, exist_ok=True)
-    copy = folder / "export-copy.json.bak"
-    copy.write_text(json.dumps({"memories": [{"id": str(gone.id), "content": gone.content}]}))
+    folder = _export_copy(subject, gone).parent
     person = SubjectPrincipal(tenant_id=subject.tenant_id, subject_id=subject.id, user_id=1)
     operation = deletion_request(principal=person, memory_id=gone.id)
     assert deletion_run(operation_id=operation.id) == "completed"

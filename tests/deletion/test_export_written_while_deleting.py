@@ -26,7 +26,7 @@ from memory_core.models import Export
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import tenant_scope
 from tests.deletion.conftest import owner, private_queue, until_waiting_or_done  # noqa: F401
-from tests.factories import MemoryFactory
+from tests.deletion.test_export_records import revoked_naming_its_successor
 from tests.threads import in_thread
 
 
@@ -40,14 +40,7 @@ def test_a_memorys_deletion_leaves_an_export_being_written_alone(
     monkeypatch,
 ):
     settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
-    kept = MemoryFactory(subject=owner, memory_key="style.old", content="Old style note.")
-    gone = MemoryFactory(subject=owner, memory_key="style.new", content="New style note.")
-    revoked = api_client.post(
-        f"/api/v1/memories/{kept.id}/revoke",
-        {"reason": f"replaced by memory {gone.id}"},
-        format="json",
-    )
-    assert revoked.status_code == 200, revoked.json()
+    kept, gone = revoked_naming_its_successor(api_client, owner)
     deleted = api_client.delete(f"/api/v1/memories/{gone.id}")
     assert deleted.status_code == 202, deleted.json()
     operation_id = deleted.json()["operation_id"]
