@@ -14,8 +14,8 @@ from pathlib import Path
 
 from django.conf import settings
 from django.contrib.postgres.expressions import ArraySubquery
-from django.db import connection, transaction
-from django.db.models import BooleanField, OuterRef
+from django.db import transaction
+from django.db.models import BooleanField, DateTimeField, OuterRef
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -31,7 +31,7 @@ from memory_core.models import (
     Subject,
     Tombstone,
 )
-from memory_core.policy_check import InUse, memory_expiry
+from memory_core.policy_check import REVOKED_RULE, InUse, memory_expiry
 from memory_core.principals import SubjectPrincipal
 from memory_core.selectors.policy import active_retention
 
@@ -89,14 +89,13 @@ def _memory_record(
     *,
     use: InUse,
     writers: dict | None = None,
-    revoked: dict | None = None,
 ) -> dict:
     """The record of ``memory`` as it stands at ``use.now``; ``exported``: the ids of the
     versions it may name as the one it supersedes (those the export holds: a deleted version
     leaves no id behind, as rewriting an export after a deletion clears it, ``ExportsStore``);
     ``use``: the tenant's active retention at that moment, by which it expires; ``writers``:
-    ``{memory_id: name}`` of the agents that wrote the memories; ``revoked``: when the chain
-    of each revoked preference's version was revoked (``revoked_chains``)."""
+    ``{memory_id: name}`` of the agents that wrote the memories. ``memory.chain_ended_at``
+    (``_CHAIN_ENDED_SQL``), where the row has it, is when the sweep's revoked rule made it due."""
     record = {"id": str(memory.id)}
     record.update({name: getattr(memory, name) for name in _FIELDS})
     # As the portal shows it (``InUse.state``): an active row past its valid_until is expired,
@@ -113,7 +112,9 @@ def _memory_record(
     # When it stops being used, as the portal says it (``policy_check.memory_expiry``): the
     # earlier of valid_until and the day the retention sweep deletes it by the tenant's
     # active policy. The export gave valid_until alone, null for a row the sweep deletes.
-    expiry = memory_expiry(memory, use.retention, revoked_at=(revoked or {}).get(memory.id))
+    expiry = memory_expiry(
+        memory, use.retention, revoked_at=getattr(memory, "chain_ended_at", None)
+    )
     record["expires_at"] = expiry.at.isoformat() if expiry.at else None
     record["expires_by_retention"] = expiry.by_retention
     # The agent whose write it is (its admission decision); null: a person, an import or
@@ -122,30 +123,43 @@ def _memory_record(
     return record
 
 
-# Every version of the chains whose head is a revoked preference, with the revocation's time:
-# the retention sweep deletes them all at its next run ("retention:revoked").
-_REVOKED_CHAINS_SQL = """
-    WITH RECURSIVE chain AS (
-        SELECT m.id, m.supersedes_id, m.updated_at AS revoked_at
-          FROM memory_core_memory m
-         WHERE m.tenant_id = %(tenant)s AND m.subject_id = %(subject)s
-           AND m.status = 'revoked' AND m.memory_class = 'preference'
+# When the retention sweep's "retention:revoked" rule takes the row at its next run, read
+# in the row's own statement (a correlated subquery walking up its chain from the row): a
+# revoke committed between a statement that read the chains and the one that read the rows
+# left the older versions saying they had no end (stop 53's audits; stop 56 closed it).
+# The rule takes a revoked preference with every version below it, so a row is due from the
+# revocation of its chain's head; and an older superseded preference that an earlier sweep
+# left behind (its revoked head deleted alone, before stop 45's chains) is due from that
+# deletion, when every version between it and the deleted one is a superseded preference
+# too (the sweep takes them a level at a time). A proposal is no version of the chain.
+_CHAIN_ENDED_SQL = """
+    WITH RECURSIVE up (id, status, memory_class, updated_at, through) AS (
+        SELECT s.id, s.status, s.memory_class, s.updated_at,
+               memory_core_memory.status = 'superseded'
+               AND memory_core_memory.memory_class = 'preference'
+          FROM memory_core_memory s
+         WHERE s.tenant_id = memory_core_memory.tenant_id
+           AND s.supersedes_id = memory_core_memory.id
+           AND NOT (s.status IN ('pending_approval', 'rejected'))
         UNION ALL
-        SELECT m.id, m.supersedes_id, chain.revoked_at
-          FROM memory_core_memory m JOIN chain ON m.id = chain.supersedes_id
-         WHERE m.tenant_id = %(tenant)s
+        SELECT s.id, s.status, s.memory_class, s.updated_at,
+               up.through AND up.status = 'superseded'
+               AND up.memory_class = 'preference'
+          FROM memory_core_memory s JOIN up ON s.supersedes_id = up.id
+         WHERE s.tenant_id = memory_core_memory.tenant_id
+           AND NOT (s.status IN ('pending_approval', 'rejected'))
     )
-    SELECT id, revoked_at FROM chain
+    SELECT min(CASE
+               WHEN up.status = 'revoked' AND up.memory_class = 'preference'
+                   THEN up.updated_at
+               WHEN up.status = 'deleted' AND up.through AND o.id IS NOT NULL
+                   THEN t.deleted_at
+           END)
+      FROM up
+      LEFT JOIN memory_core_tombstone t ON t.memory_id = up.id AND up.status = 'deleted'
+      LEFT JOIN memory_core_deletionoperation o
+             ON o.id = t.operation_id AND o.reason_code = %s
 """
-
-
-def revoked_chains(tenant_id, subject_id) -> dict:
-    """Return ``{memory id: when its chain's head was revoked}`` for every version of the
-    subject's revoked preferences' chains (one query), which the sweep deletes together: the
-    export said they were kept with no end (stop 52's audits of the portal and exports)."""
-    with connection.cursor() as cursor:
-        cursor.execute(_REVOKED_CHAINS_SQL, {"tenant": tenant_id, "subject": subject_id})
-        return dict(cursor.fetchall())
 
 
 def _writers_by_memory(tenant_id, memory_ids) -> dict:
@@ -286,7 +300,10 @@ def export_create(*, principal, subject_id=None) -> Export:
                 MemoryEvent.objects.filter(
                     tenant_id=subject.tenant_id, memory_id=OuterRef("pk")
                 ).values("id")
-            )
+            ),
+            chain_ended_at=RawSQL(  # noqa: S611 - a constant statement; the reason is bound
+                _CHAIN_ENDED_SQL, (REVOKED_RULE,), output_field=DateTimeField()
+            ),
         )
     )
     relative = f"{subject.tenant_id}/{subject.id}/{export_id}.json"
@@ -300,7 +317,6 @@ def export_create(*, principal, subject_id=None) -> Export:
     path = export_dir() / relative
     memory_ids = []
     use = InUse.of(active_retention(subject.tenant_id), started, tenant_id=subject.tenant_id)
-    revoked = revoked_chains(subject.tenant_id, subject.id)
 
     def records():
         # A server-side cursor, a chunk at a time: the rows are never all in memory. Each
@@ -323,7 +339,7 @@ def export_create(*, principal, subject_id=None) -> Export:
         exported = set(listed.filter(pk__in=linked).values_list("pk", flat=True))
         for memory in chunk:
             memory_ids.append(memory.id)
-            record = _memory_record(memory, exported, use=use, writers=writers, revoked=revoked)
+            record = _memory_record(memory, exported, use=use, writers=writers)
             yield {**record, "events": events[memory.id]}
 
     digest = write_json_atomic(path, document, items_key="memories", items=records())

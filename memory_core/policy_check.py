@@ -325,6 +325,10 @@ def retention_period(retention: dict, key: str, *, tenant_id=None) -> timedelta 
     return timedelta(hours=value) if key == "working_hours" else timedelta(days=value)
 
 
+# The sweep's reason for a revoked preference, deleted with every version it supersedes at
+# its next run (``deletion.retention``); an export says when (``exports``).
+REVOKED_RULE = "retention:revoked"
+
 # The retention rules of the classes, in the order the sweep applies them: (the sweep's
 # reason code, the retention key, and the column and value a memory matches the rule by).
 # One table for every reader: the sweep deletes by it (``deletion.retention``), retrieval

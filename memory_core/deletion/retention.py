@@ -65,7 +65,7 @@ from memory_core.models import (
     Status,
     Tombstone,
 )
-from memory_core.policy_check import retention_cutoffs, retention_period
+from memory_core.policy_check import REVOKED_RULE, retention_cutoffs, retention_period
 from memory_core.policy_defaults import retention_section
 from memory_core.principals import SystemPrincipal
 from memory_core.services.conflicts import conflicts_heal_stale
@@ -156,7 +156,7 @@ def conflicts_settle(*, now=None, limit: int = 5000) -> int:
         return cursor.rowcount
 
 
-REVOKED = "retention:revoked"
+REVOKED = REVOKED_RULE
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Retention: expiry past valid_until and per-class retention, through deletion operations."""
 
 import copy
+import json
 import os
 import time
 import uuid
@@ -298,6 +299,78 @@ def test_older_versions_left_by_an_earlier_revoked_deletion_are_deleted(owner):
     assert retention_apply()["memories_deleted"] == 1
     assert Memory.objects.get(pk=v1.id).status == "deleted"
     assert Tombstone.objects.filter(memory_id=v1.id).exists()
+
+
+def _left_behind(owner):
+    """Return (v0, v1, v2): a chain of three preferences whose revoked head v2 retention
+    deleted alone, as it did before it followed chains (stop 45)."""
+    from memory_core.deletion.retention import RETENTION_PRINCIPAL_NAME
+    from memory_core.deletion.services import _operation_create
+    from memory_core.principals import SystemPrincipal
+
+    v0 = _memory(
+        owner, MemoryType.USER_PREFERENCE, MemoryClass.PREFERENCE, timedelta(days=6),
+        memory_key="ui.theme", status="superseded", content="User prefers light mode.",
+    )  # fmt: skip
+    v1, v2 = _chain_of_two(owner)
+    Memory.objects.filter(pk=v1.pk).update(supersedes=v0, version=2)
+    Memory.objects.filter(pk=v2.pk).update(status="revoked", version=3)
+    _operation_create(
+        principal=SystemPrincipal(tenant_id=owner.tenant_id, name=RETENTION_PRINCIPAL_NAME),
+        tenant_id=owner.tenant_id,
+        subject_id=owner.id,
+        target=DeletionOperation.Target.MEMORY,
+        candidates=Memory.objects.filter(pk=v2.pk),
+        reason_code="retention:revoked",
+    )
+    return v0, v1, v2
+
+
+def test_an_export_says_the_versions_an_earlier_revoked_deletion_left_end_now(owner):
+    """docs/portal.md: ``expires_at`` is the day the retention sweep deletes the memory. The
+    sweep's next run deletes the older versions an earlier one left behind when it deleted a
+    revoked head alone, a level at a time, and the export said they were kept with no end
+    (left open since stop 53's audit of retention; stop 56 reads it in the rows' statement)."""
+    from memory_core.exports import export_create, export_path
+    from memory_core.principals import SystemPrincipal
+
+    v0, v1, v2 = _left_behind(owner)
+    kept = _memory(owner, MemoryType.USER_PREFERENCE, MemoryClass.PREFERENCE, timedelta(days=3))
+    deleted_at = Tombstone.objects.get(memory_id=v2.id).deleted_at
+    export = export_create(
+        principal=SystemPrincipal(tenant_id=owner.tenant_id), subject_id=owner.id
+    )
+    records = {m["id"]: m for m in json.loads(export_path(export).read_bytes())["memories"]}
+    assert str(v2.id) not in records  # deleted: no record
+    for memory in (v0, v1):
+        record = records[str(memory.id)]
+        assert (record["expires_at"], record["expires_by_retention"]) == (
+            deleted_at.isoformat(),
+            True,
+        ), record
+    assert records[str(kept.id)]["expires_at"] is None
+    retention_apply()  # what the sweep does with them: both, at once
+    statuses = Memory.objects.filter(pk__in=[v0.id, v1.id]).values_list("status", flat=True)
+    assert set(statuses) == {"deleted"}
+
+
+def test_an_export_gives_no_end_to_a_version_the_revoked_rule_does_not_reach(owner):
+    """The sweep's revoked rule takes, under a head it deleted alone, superseded preferences
+    only, a level at a time (``retention._rules``): a version under an expired one is kept,
+    and the export says it has no end."""
+    from memory_core.exports import export_create, export_path
+    from memory_core.principals import SystemPrincipal
+
+    v0, v1, _ = _left_behind(owner)
+    Memory.objects.filter(pk=v1.pk).update(status="expired")
+    export = export_create(
+        principal=SystemPrincipal(tenant_id=owner.tenant_id), subject_id=owner.id
+    )
+    records = {m["id"]: m for m in json.loads(export_path(export).read_bytes())["memories"]}
+    assert records[str(v0.id)]["expires_at"] is None, records[str(v0.id)]
+    retention_apply()
+    statuses = dict(Memory.objects.filter(pk__in=[v0.id, v1.id]).values_list("pk", "status"))
+    assert statuses == {v0.id: "superseded", v1.id: "expired"}
 
 
 def test_a_write_a_reviewer_refused_is_deleted_rejected_days_after_the_decision(owner):

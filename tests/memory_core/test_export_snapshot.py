@@ -115,3 +115,50 @@ def test_a_revoke_committed_as_the_export_starts_shows_with_its_event(monkeypatc
     actions = [e["action"] for e in record["events"]]
     # The row is read as revoked: its history must say so.
     assert record["status"] != "revoked" or "revoked" in actions
+
+
+def test_a_revoke_committed_as_the_rows_are_read_ends_the_older_versions_too(
+    monkeypatch, tenant, agent
+):
+    """The sweep deletes a revoked preference with its older versions at its next run, and
+    the export says when (``expires_at``). It read the revoked chains in a statement before
+    the one that read the rows: a revoke committed between the two was exported as revoked,
+    due now, while its older version said it had no end (left open since stop 53's audit of
+    exports). The chains are read in the rows' own statement now (``_CHAIN_ENDED_SQL``)."""
+    principal = AgentPrincipal.from_agent(agent)
+    with tenant_scope(tenant.id):
+        first = memory_write(
+            principal=principal,
+            data=write_body(memory_key="style.answers", content="User prefers concise answers."),
+        ).memory
+        head = memory_write(
+            principal=principal,
+            data=write_body(memory_key="style.answers", content="User prefers long answers."),
+        ).memory
+    assert head.supersedes_id == first.id
+    system = SystemPrincipal(tenant_id=tenant.id)
+
+    def revoke():
+        with tenant_scope(tenant.id), transaction.atomic():
+            memory_revoke(principal=system, memory_id=head.id, reason="no longer true")
+
+    real = exports.write_json_atomic
+
+    def write_once_a_revoke_committed(*args, **kwargs):
+        # Before the rows' cursor opens (it is the file's items): a revoke commits.
+        t = in_thread(revoke, name="revoke")
+        t.join(60)
+        assert t.error is None, t.error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(exports, "write_json_atomic", write_once_a_revoke_committed)
+    with tenant_scope(tenant.id), transaction.atomic():
+        export = exports.export_create(principal=system, subject_id=head.subject_id)
+    with tenant_scope(tenant.id):
+        records = {
+            record["id"]: record
+            for record in json.loads(exports.export_path(export).read_bytes())["memories"]
+        }
+    assert records[str(head.id)]["status"] == "revoked"
+    ends = {records[str(m.id)]["expires_at"] for m in (first, head)}
+    assert len(ends) == 1 and None not in ends, records
