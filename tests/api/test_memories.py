@@ -912,12 +912,13 @@ RLS = 3
 
 def test_query_budgets(api_client, django_assert_max_num_queries):
     write(api_client)  # warm: subject and the model exist
-    # key, policy, subject, its queued-deletion mark, heads, recent, insert, log
-    with django_assert_max_num_queries(14 + RLS):
+    # key, policy, subject, its queued-deletion mark, heads, recent, insert, log, and whether
+    # the writer may read what it wrote (its answer leaves it out if not)
+    with django_assert_max_num_queries(15 + RLS):
         assert write(api_client, memory_key="other").status_code == 201
     # plus locking and retiring the old head (its successor's insert and both events in one
     # statement each), and reading the open conflicts that would follow it to the new one
-    with django_assert_max_num_queries(19 + RLS):
+    with django_assert_max_num_queries(20 + RLS):
         superseding = write(api_client, content="User prefers long answers.")
     assert "supersession.supersedes" in superseding.json()["rule_codes"]
     memory_id = superseding.json()["memory"]["id"]

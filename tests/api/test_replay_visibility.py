@@ -120,3 +120,32 @@ def test_a_replay_leaves_out_a_memory_whose_subjects_deletion_is_queued(api_clie
     assert retry.json()["memory"] is None
     assert first["memory"]["id"] not in retry.content.decode()
     assert Memory.objects.count() == 1  # and nothing written
+
+
+def test_a_write_answer_names_no_memory_the_writer_may_not_read(api_client, agent):
+    """A grant may write a type it may not read. The first answer showed the whole memory,
+    id and content, whose detail is a 404 for the writer, and its replay a moment later,
+    nothing changed, answered ``memory: null``: not the "same status and body" (stop 56's
+    audit of the write API). Both leave it out now, without and with a key."""
+    _narrow(agent, read_types=["incident"])
+    plain = api_client.post(URL, body(memory_key="style.plain"), format="json")
+    assert plain.status_code == 201, plain.json()
+    assert plain.json()["memory"] is None
+    first = post(api_client, URL, body(), key="write-only-1")
+    assert first.status_code == 201, first.json()
+    replay = post(api_client, URL, body(), key="write-only-1")
+    assert replay["Idempotent-Replayed"] == "true"
+    assert first.json()["memory"] is None
+    assert first.json() == replay.json()
+    assert Memory.objects.filter(memory_key="style.answers", status="active").exists()
+
+
+def test_a_batch_answer_names_no_memory_the_writer_may_not_read(api_client, agent):
+    """The batch's items likewise (stop 56's audit of the write API)."""
+    _narrow(agent, read_types=["incident"])
+    items = {"items": [body(), body(memory_key="style.tone", content="User likes a warm tone.")]}
+    first = post(api_client, BATCH, items, key="write-only-batch")
+    assert first.status_code == 200, first.json()
+    replay = post(api_client, BATCH, items, key="write-only-batch")
+    assert [result["memory"] for result in first.json()["results"]] == [None, None]
+    assert first.json() == replay.json()
