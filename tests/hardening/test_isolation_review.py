@@ -56,12 +56,18 @@ def test_a_write_never_supersedes_a_head_its_writer_may_not_see(tenant, user_1, 
         MemoryFactory(subject=user_1, memory_key=key, content="Hidden fact.", **hidden)
         for key in ("style.answers", "style.answers.batch")
     ]
-    for answer in write_answers(client_for(AgentFactory(tenant=tenant, **grant)), write_body()):
+    answers = write_answers(client_for(AgentFactory(tenant=tenant, **grant)), write_body())
+    for answer in answers:
         assert answer["decision"] == "accepted"
-        # Neither changed nor told of: a chain of its own beside the head, version 1.
-        assert answer["memory"]["supersedes"] is None
-        assert answer["memory"]["version"] == 1
         assert "supersession.supersedes" not in answer["rule_codes"]
+        # A writer that may not read its type is answered without the memory (stop 56).
+        assert (answer["memory"] is None) == (why == UNSEEN[1])
+    # Neither changed nor told of: a chain of its own beside the head, version 1.
+    written = Memory.objects.filter(subject=user_1).exclude(pk__in=[head.pk for head in heads])
+    assert sorted(written.values_list("memory_key", "supersedes_id", "version")) == [
+        ("style.answers", None, 1),
+        ("style.answers.batch", None, 1),
+    ]
     for head in heads:
         head.refresh_from_db()
         assert head.status == Status.ACTIVE
