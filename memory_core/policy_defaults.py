@@ -70,6 +70,12 @@ DEFAULT_POLICY = {
     },
 }
 
+# What a tenant without an active policy is held to: the defaults' admission and ranking, and
+# no retention limit (every key null), as retrieval, the sweep, the pages and the export read
+# "no policy" (``retention_section(None)``). Admission read the defaults' retention for it:
+# an episode got a 90-day end, was expired then and kept with no end (stop 56's audit).
+NO_POLICY = {**DEFAULT_POLICY, "retention": dict.fromkeys(DEFAULT_POLICY["retention"])}
+
 
 def stored_section(document, name: str) -> dict:
     """Return the section ``name`` of a stored policy document, {} when the document or the

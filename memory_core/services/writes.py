@@ -87,7 +87,7 @@ from memory_core.models import (
 )
 from memory_core.models.choices import SENSITIVITY_RANK
 from memory_core.policy_check import MAX_DAYS, STATE_WORDS, InUse
-from memory_core.policy_defaults import DEFAULT_POLICY, retention_section
+from memory_core.policy_defaults import NO_POLICY, retention_section
 from memory_core.principals import SubjectPrincipal
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.selectors.approvals import in_use_now, shared_or_own, standing_heads
@@ -192,7 +192,7 @@ def _active_policy(tenant_id) -> tuple[dict, int | None]:
         .first()
     )
     if policy is None:
-        return DEFAULT_POLICY, None
+        return NO_POLICY, None
     return policy.document, policy.version
 
 

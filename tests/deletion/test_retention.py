@@ -28,7 +28,7 @@ from memory_core.models import (
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.services.policy import policy_publish
-from tests.factories import MemoryFactory, SubjectFactory, write_body
+from tests.factories import MemoryFactory, SubjectFactory, TenantFactory, write_body
 
 pytestmark = pytest.mark.django_db
 
@@ -810,3 +810,44 @@ def test_a_sweep_out_of_time_leaves_the_rest_to_the_next_run(owner, private_queu
     assert retention_apply(now=now)["expired"] == 3
     assert retention_apply(now=now)["expired"] == 3
     assert retention_apply(now=now)["expired"] == 1
+
+
+def test_a_tenant_without_a_policy_gets_no_default_end_at_admission():
+    """A tenant without an active policy limits nothing (``retention_section(None)``), as
+    retrieval, the sweep and the pages read it. Admission read the defaults' retention for
+    it: an episode got ``ttl.defaulted`` and a 90-day end, was marked expired then and kept,
+    content and all, with no end, the bug stop 54 fixed for a missing key (stop 56's audit
+    of policies). Admission reads no limit for it now (``policy_defaults.NO_POLICY``)."""
+    tenant = TenantFactory()
+    SubjectFactory(tenant=tenant, external_id="user-1")
+    assert not PolicyVersion.objects.filter(tenant=tenant, is_active=True).exists()
+    from memory_core.principals import SystemPrincipal
+    from memory_core.services.writes import memory_write
+
+    result = memory_write(
+        principal=SystemPrincipal(tenant_id=tenant.id),
+        data=write_body(
+            memory_type="episode",
+            memory_key="",
+            content="We met on Monday to plan the atlas launch.",
+        ),
+    )
+    assert result.decision == "accepted", result.rule_codes
+    memory = result.memory
+    # 91 days on: the row's dates moved back, as time passing would leave them.
+    shift = timedelta(days=91)
+    Memory.objects.filter(pk=memory.pk).update(
+        created_at=memory.created_at - shift,
+        valid_from=memory.valid_from - shift,
+        updated_at=memory.updated_at - shift,
+        valid_until=None if memory.valid_until is None else memory.valid_until - shift,
+    )
+    retention_apply()
+    for operation in DeletionOperation.objects.exclude(status="completed"):
+        deletion_run(operation_id=operation.id)
+    memory.refresh_from_db()
+    kept_unused_with_content = memory.status == "expired" and memory.content != ""
+    assert not kept_unused_with_content, (
+        f"status {memory.status}, rule codes {result.rule_codes}: the episode was given "
+        "admission's default end and is now kept expired, its content with it, forever"
+    )
