@@ -374,7 +374,7 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     )
     _open_reviews(ctx, outcomes, clarifications, known_items, places)
     resolved, rejected_keyless = (
-        _keyless_conflicts(ctx, resolved, now=now) if keyless else (resolved, [])
+        _keyless_conflicts(ctx, resolved, now=now, policy=policy) if keyless else (resolved, [])
     )
     rejected_conflicts += rejected_keyless
     clock.lap("conflicts")
@@ -485,11 +485,12 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
 
 
 # The rows that each keyless conflict of the subject citing a candidate cites, with their
-# authority (``_keyless_conflicts``): open ones, and those a reviewer resolved ``ask_user``
-# (nothing changes: agents are given what they were given while it was open). ``{rows}``:
-# the condition every store reads a row by (``candidates.owner_filter``).
+# authority, confidence and sensitivity (``_keyless_conflicts``): open ones, and those a
+# reviewer resolved ``ask_user`` (nothing changes: agents are given what they were given
+# while it was open). ``{rows}``: the condition every store reads a row by
+# (``candidates.owner_filter``); the policy's rules of stage 5 are applied to what it returns.
 _KEYLESS_CITED_SQL = """
-    SELECT r.id, m.id::text, m.authority
+    SELECT r.id, m.id::text, m.authority, m.confidence, m.sensitivity
       FROM memory_core_reviewitem r
       JOIN memory_core_memory m
         ON m.id = ANY(r.candidate_ids) AND m.tenant_id = r.tenant_id
@@ -500,7 +501,9 @@ _KEYLESS_CITED_SQL = """
 """
 
 
-def _keyless_conflicts(ctx: RetrievalContext, resolved: list[Candidate], *, now):
+def _keyless_conflicts(
+    ctx: RetrievalContext, resolved: list[Candidate], *, now, policy: RetrievalPolicy
+):
     """Measure the keyless candidates an open conflict cites against the rows it cites that
     the caller could be given (``conflicts.keyless_rivals``). One query, only when the
     subject has such a conflict open (``lookup_subject_and_policy``) and a keyless candidate
@@ -519,7 +522,14 @@ def _keyless_conflicts(ctx: RetrievalContext, resolved: list[Candidate], *, now)
         cursor.execute(_KEYLESS_CITED_SQL.format(rows=rows), params)
         found = cursor.fetchall()
     cited: dict = {}
-    for item_id, memory_id, authority in found:
+    for item_id, memory_id, authority, confidence, sensitivity in found:
+        # Nor a row the policy keeps out of every prompt (stage 5's own rule): one below the
+        # confidence floor, or above the prompt's sensitivity cap, still outranked its rival,
+        # and agents were given neither (stop 56's audit of retrieval).
+        if filters.policy_reason(
+            confidence=confidence, sensitivity=sensitivity, ctx=ctx, policy=policy
+        ):
+            continue
         cited.setdefault(item_id, []).append((memory_id, authority))
     return conflicts.keyless_rivals(resolved, list(cited.values()))
 
