@@ -274,20 +274,16 @@ def test_create_agent_key_refuses_an_agent_name_that_shows_nothing(name):
     assert not ApiKey.objects.filter(agent__tenant__slug="acme-inv").exists()
 
 
-def test_a_command_on_a_database_never_migrated_says_to_migrate_it():
-    """memory_core/rls.py ``platform_command``: "What an operator can fix ends the command
-    with a CommandError saying so, not a traceback: a database that does not exist yet, ...",
-    and its hint for it is "run `python manage.py migrate`: it creates the tables". The next
-    step of that same hint, a database created and not yet migrated (or the restore
-    procedure's ``CREATE DATABASE memledger`` before ``pg_restore`` ran), ended every
-    platform command in a ``ProgrammingError: relation ... does not exist`` traceback."""
+def run_on_a_database_never_migrated(*args: str, scratch: str):
+    """Run ``manage.py *args`` on a database made for it and never migrated; return the
+    finished process."""
     import psycopg
     from django.db import connection
 
     from tests.processes import run_manage
     from tests.rls_support import owner_conninfo
 
-    scratch = f"{connection.settings_dict['NAME']}_unmigrated"
+    scratch = f"{connection.settings_dict['NAME']}_{scratch}"
 
     def admin(sql):
         with psycopg.connect(**owner_conninfo(), dbname="postgres", autocommit=True) as conn:
@@ -296,11 +292,36 @@ def test_a_command_on_a_database_never_migrated_says_to_migrate_it():
     admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
     admin(f'CREATE DATABASE "{scratch}"')
     try:
-        result = run_manage(
-            "create_agent_key", "--tenant", "acme", "--agent", "bot", MEMLEDGER_DB_NAME=scratch
-        )
+        return run_manage(*args, MEMLEDGER_DB_NAME=scratch)
     finally:
         admin(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+
+
+def test_a_command_on_a_database_never_migrated_says_to_migrate_it():
+    """memory_core/rls.py ``platform_command``: "What an operator can fix ends the command
+    with a CommandError saying so, not a traceback: a database that does not exist yet, ...",
+    and its hint for it is "run `python manage.py migrate`: it creates the tables". The next
+    step of that same hint, a database created and not yet migrated (or the restore
+    procedure's ``CREATE DATABASE memledger`` before ``pg_restore`` ran), ended every
+    platform command in a ``ProgrammingError: relation ... does not exist`` traceback."""
+    result = run_on_a_database_never_migrated(
+        "create_agent_key", "--tenant", "acme", "--agent", "bot", scratch="unmigrated"
+    )
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr, result.stderr[-2000:]
+    assert "migrate" in result.stderr, result.stderr[-2000:]
+
+
+def test_issue_subject_token_on_a_database_never_migrated_says_to_migrate_it():
+    """``issue_subject_token``, documented beside ``create_agent_key``, was not a platform
+    command (``rls.platform_command``), so on a database made and not yet migrated it died in
+    ``ProgrammingError: relation "memory_core_agent" does not exist`` instead of the sentence
+    naming ``migrate`` that every other operator command ends with (stop 56's audit of the
+    commands)."""
+    result = run_on_a_database_never_migrated(
+        "issue_subject_token", "--tenant", "acme", "--agent", "bot", "--user", "u-1",
+        scratch="unmigrated_ist",
+    )  # fmt: skip
     assert result.returncode != 0
     assert "Traceback" not in result.stderr, result.stderr[-2000:]
     assert "migrate" in result.stderr, result.stderr[-2000:]

@@ -22,8 +22,16 @@ class BenchDatabaseError(RuntimeError):
 
 
 def bench_database_name(*, memories: int, tenants: int, seed: int) -> str:
-    """Return the database that holds the corpus of this size and seed."""
-    return f"{BENCH_PREFIX}{memories}_{tenants}_s{seed}"
+    """Return the database that holds the corpus of this size and seed; BenchDatabaseError
+    if the name would be longer than a benchmark database's (``check_name``)."""
+    name = f"{BENCH_PREFIX}{memories}_{tenants}_s{seed}"
+    if not _NAME_RE.match(name):
+        raise BenchDatabaseError(
+            f"A corpus of {memories} memories, {tenants} tenants and seed {seed} would live in "
+            f"{name!r}, longer than a benchmark database's name may be (40 characters after "
+            f"{BENCH_PREFIX!r})."
+        )
+    return name
 
 
 def check_name(name: str) -> str:

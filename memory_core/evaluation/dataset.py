@@ -314,9 +314,12 @@ def _link(local_id: str, drafted: dict, loaded: LoadedDataset) -> None:
     memory.supersedes_id = predecessor.id
     replaced = predecessor.status in (Status.ACTIVE, Status.PENDING_APPROVAL)
     if replaced and memory.status not in PROPOSED_STATUSES:
-        predecessor.status = Status.SUPERSEDED
+        # A superseded memory is one that was in use (memory_admitted_matches_status): a
+        # pending one the file replaces is stored admitted, or the insert failed on that
+        # check in a traceback (stop 56's audit of the harness).
+        predecessor.status, predecessor.admitted = Status.SUPERSEDED, True
         if stored_before:
-            Memory.objects.filter(pk=predecessor.id).update(status=Status.SUPERSEDED)
+            Memory.objects.filter(pk=predecessor.id).update(status=Status.SUPERSEDED, admitted=True)
 
 
 def dataset_environment(entry: dict, where: str) -> str:

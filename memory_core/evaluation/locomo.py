@@ -331,21 +331,36 @@ def _recall(evidence: list[str], ranked: list[str], k: int) -> float:
     return sum(1 for e in evidence if e in top) / len(evidence)
 
 
+def _mean(values: list[float]) -> float | None:
+    """Return the mean of ``values`` to 4 places, or None (JSON null) when there are none:
+    0.0 for a category never asked read as a measured total miss (stop 56's audit)."""
+    return round(float(np.mean(values)), 4) if values else None
+
+
 def _summary(per_question: list[tuple[str, dict[int, float]]], ks: list[int]) -> dict:
     """Return recall@k for each k: over categories 1-4 (``cat1_4``, LoCoMo's usual figure,
-    adversarial category 5 and uncategorized questions left out) and per category."""
+    adversarial category 5 and uncategorized questions left out) and per category, null where
+    no question was asked."""
     out = {}
     for k in ks:
         by_cat: dict[str, list[float]] = defaultdict(list)
         for cat, recalls in per_question:
             by_cat[cat].append(recalls[k])
         core = [recalls[k] for cat, recalls in per_question if cat in CORE_CATEGORIES]
-        entry = {"cat1_4": round(float(np.mean(core)), 4) if core else 0.0}
+        entry = {"cat1_4": _mean(core)}
         for cat in CATEGORIES:
-            values = by_cat.get(cat, [])
-            entry[cat] = round(float(np.mean(values)), 4) if values else 0.0
+            entry[cat] = _mean(by_cat.get(cat, []))
         out[f"recall@{k}"] = entry
     return out
+
+
+def _questions_by_category(per_question: list[tuple[str, dict[int, float]]]) -> dict:
+    """Return how many questions were asked in categories 1-4 together and in each category:
+    what each recall figure is the mean of."""
+    cats = [cat for cat, _ in per_question]
+    counts = {"cat1_4": sum(1 for cat in cats if cat in CORE_CATEGORIES)}
+    counts.update({cat: cats.count(cat) for cat in CATEGORIES})
+    return counts
 
 
 def evaluate_locomo(
@@ -420,6 +435,7 @@ def evaluate_locomo(
             evaluation_runs_remove([loaded.tenant.pk])
     return {
         "questions": asked,
+        "questions_by_category": _questions_by_category(system_q),
         "system": _summary(system_q, ks),
         "baseline_dense": _summary(dense_q, ks),
         "baseline_fulltext": _summary(fts_q, ks),

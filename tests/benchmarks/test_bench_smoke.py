@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
@@ -291,6 +292,23 @@ def test_bad_arguments_are_refused_before_any_work(command, args, message):
 
 
 @pytest.mark.parametrize(
+    ("command", "args"),
+    [
+        ("bench_retrieval", ["--memories", str(10**41), "--tenants", "1", "--build-only"]),
+        ("bench_ingest", ["--base-memories", str(10**41), "--base-tenants", "1"]),
+    ],
+)
+@pytest.mark.django_db
+def test_a_corpus_size_its_database_name_cannot_hold_is_refused(command, args):
+    """``--memories`` (``bench_ingest``: ``--base-memories``) had no upper bound: a size whose
+    ``memledger_bench_<N>_<T>_s<seed>`` was past the 40 characters ``check_name`` allows
+    ended in a BenchDatabaseError traceback, not the usage error ``--seed`` gets (stop 56's
+    audit of the benchmarks)."""
+    with pytest.raises(CommandError, match="longer than a benchmark database's name may be"):
+        call_command(command, *args, stdout=StringIO(), stderr=StringIO())
+
+
+@pytest.mark.parametrize(
     ("args", "message"),
     [
         (["--rate", "0"], "--rate: must be a finite number above 0 per second, not 0"),
@@ -315,6 +333,38 @@ def test_bench_deletion_refuses_a_rate_that_is_no_rate_before_it_seeds_anything(
         call_command("bench_deletion", "--operations", "1", *args)
     assert not Tenant.objects.filter(slug__startswith="bench-").exists()
     assert set(eval_dir.glob("bench-*.json")) == before
+
+
+@pytest.mark.django_db
+def test_bench_deletion_that_fails_after_seeding_leaves_nothing_behind(monkeypatch):
+    """A run that failed after seeding (here its own Celery worker exiting at start, as a
+    broken broker URL or a missing dependency makes it; a Ctrl-C or a failing step alike) left
+    the bench tenant, its memories, events, traces and export files, and the evaluation file
+    every later deletion's evaluation step reads: ``handle`` called ``_cleanup`` only after a
+    run that succeeded, and the worker's failure was a ``WorkerError`` traceback (stop 56's
+    audit of the commands)."""
+    from memory_core.deletion.worker import WorkerError, WorkerProcess
+
+    # Restored afterwards: the command turns DEBUG off and points tasks at its own queue.
+    monkeypatch.setattr(settings, "DEBUG", settings.DEBUG)
+    monkeypatch.setattr(settings, "CELERY_TASK_DEFAULT_QUEUE", settings.CELERY_TASK_DEFAULT_QUEUE)
+    monkeypatch.setattr(settings, "CELERY_BROKER_URL", "filesystem://")  # no ping: own worker
+    eval_dir = Path(settings.MEMLEDGER_EVAL_DATA_DIRS[0])
+    before = set(eval_dir.glob("bench-*.json"))
+
+    def failing_start(self, timeout=90.0):
+        raise WorkerError("worker exited at start: (simulated)")
+
+    monkeypatch.setattr(WorkerProcess, "start", failing_start)
+    try:
+        with pytest.raises(CommandError, match="worker did not start"):
+            call_command("bench_deletion", "--operations", "2", stdout=StringIO())
+    finally:
+        left = set(eval_dir.glob("bench-*.json")) - before
+        for path in left:  # never left to the other tests
+            path.unlink()
+    assert not Tenant.objects.filter(slug__startswith="bench-").exists()
+    assert not left, sorted(map(str, left))
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.db import connection
 from django.utils import timezone
 
@@ -31,7 +31,7 @@ from memory_core.benchmarks.setup import measure_as_production
 from memory_core.deletion.runner import operation_context
 from memory_core.deletion.services import deletion_request
 from memory_core.deletion.stores import verify_all
-from memory_core.deletion.worker import WorkerProcess
+from memory_core.deletion.worker import WorkerError, WorkerProcess
 from memory_core.exports import export_create, export_path
 from memory_core.management.commands._options import check_output_path, write_output
 from memory_core.models import (
@@ -88,34 +88,44 @@ class Command(BaseCommand):
         target = check_output_path(json_out)  # before the run, not after it
         measure_as_production()
         rng = random.Random(5)
-        tenant, memory_ids, eval_path = self._seed(operations, rng)
-        worker, worker_note = self._worker(concurrency, pool)
+        tenant = Tenant.objects.create(slug=f"bench-{uuid.uuid4().hex[:10]}", name="bench")
+        eval_path = Path(settings.MEMLEDGER_EVAL_DATA_DIRS[0]) / f"{tenant.slug}.json"
+        # The run commits as it goes (a worker reads what it seeds), so whatever ends it early
+        # (a worker that does not start, Ctrl-C, a failing step) must still remove the tenant
+        # and the evaluation file that every later deletion's evaluation step reads.
         try:
-            figures = self._run(tenant, memory_ids, rate, timeout)
+            memory_ids = self._seed(tenant, eval_path, operations, rng)
+            worker, worker_note = self._worker(concurrency, pool)
+            try:
+                figures = self._run(tenant, memory_ids, rate, timeout)
+            finally:
+                if worker is not None:
+                    worker.stop()
+                    worker.purge()
+            residue = self._residue(tenant, memory_ids, eval_path)
+            figures.update(
+                {
+                    "residue": sum(residue.values()),
+                    "residue_by_check": {k: v for k, v in residue.items() if v},
+                    "arrival": f"steady, {rate:g} requests/s, open loop",
+                    "worker": worker_note,
+                    "broker": settings.CELERY_BROKER_URL.split("://")[0],
+                    "stores": len(
+                        DeletionOperation.objects.filter(tenant=tenant).first().steps.all()
+                    ),
+                    "measured_at": timezone.now().isoformat(),
+                }
+            )
         finally:
-            if worker is not None:
-                worker.stop()
-                worker.purge()
-        residue = self._residue(tenant, memory_ids, eval_path)
-        figures.update(
-            {
-                "residue": sum(residue.values()),
-                "residue_by_check": {k: v for k, v in residue.items() if v},
-                "arrival": f"steady, {rate:g} requests/s, open loop",
-                "worker": worker_note,
-                "broker": settings.CELERY_BROKER_URL.split("://")[0],
-                "stores": len(DeletionOperation.objects.filter(tenant=tenant).first().steps.all()),
-                "measured_at": timezone.now().isoformat(),
-            }
-        )
-        if not keep:
-            self._cleanup(tenant, eval_path)
+            if not keep:
+                self._cleanup(tenant, eval_path)
         text = json.dumps(figures, indent=2, sort_keys=True)
         self.stdout.write(text)
         write_output(self, target, text + "\n")
 
-    def _seed(self, operations: int, rng: random.Random):
-        tenant = Tenant.objects.create(slug=f"bench-{uuid.uuid4().hex[:10]}", name="bench")
+    def _seed(self, tenant, eval_path: Path, operations: int, rng: random.Random) -> list:
+        """Fill ``tenant`` with ``operations`` memories, something of each in every store, and
+        write the evaluation file ``eval_path`` citing them all; return their ids."""
         policy_ensure(tenant=tenant)
         subjects = Subject.objects.bulk_create(
             [
@@ -169,13 +179,11 @@ class Command(BaseCommand):
             retrieval_cache.cache_set(
                 tenant_id=tenant.id, subject_id=subject.id, key="q", value=1, memory_ids=ids
             )
-        eval_dir = Path(settings.MEMLEDGER_EVAL_DATA_DIRS[0])
-        eval_dir.mkdir(parents=True, exist_ok=True)
-        eval_path = eval_dir / f"{tenant.slug}.json"
+        eval_path.parent.mkdir(parents=True, exist_ok=True)
         eval_path.write_text(
             json.dumps({"cases": [{"expected_ids": [str(m.id)]} for m in memories]})
         )
-        return tenant, [m.id for m in memories], eval_path
+        return [m.id for m in memories]
 
     def _worker(self, concurrency: int, pool: str):
         from celery import current_app as app  # config's, once Django has loaded
@@ -194,7 +202,11 @@ class Command(BaseCommand):
             queue=queue,
             concurrency=concurrency,
             pool=pool,
-        ).start()
+        )
+        try:
+            worker.start()
+        except WorkerError as exc:  # a broker it cannot reach, a missing dependency: its log
+            raise CommandError(f"The benchmark's own Celery worker did not start: {exc}") from exc
         return worker, f"own worker, pool {pool}, concurrency {concurrency}"
 
     def _filesystem(self) -> bool:

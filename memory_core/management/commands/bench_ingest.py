@@ -75,9 +75,12 @@ class Command(BaseCommand):
             spec = CorpusSpec(
                 memories=opts["base_memories"], tenants=opts["base_tenants"], seed=opts["seed"]
             )
-            name = database.bench_database_name(
-                memories=spec.memories, tenants=spec.tenants, seed=spec.seed
-            )
+            try:
+                name = database.bench_database_name(
+                    memories=spec.memories, tenants=spec.tenants, seed=spec.seed
+                )
+            except database.BenchDatabaseError as exc:  # a usage error, not a traceback
+                raise CommandError(str(exc)) from exc
             if not database.exists(name):
                 raise CommandError(f"{name} does not exist: run bench_retrieval first")
             with database.connect(name) as conn:

@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandError
 from memory_core.exceptions import SubjectRefused
 from memory_core.management.commands._options import check_texts
 from memory_core.models import Agent
-from memory_core.rls import tenant_scope
+from memory_core.rls import platform_command, tenant_scope
 from memory_core.subject_tokens import subject_ensure, subject_id_problem, subject_token_issue
 from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, identifier
 
@@ -24,6 +24,7 @@ class Command(BaseCommand):
         parser.add_argument("--agent", required=True)
         parser.add_argument("--user", required=True, help="The subject's external id.")
 
+    @platform_command
     def handle(self, *args, tenant, agent, user, **options):
         # The same refusals as POST /api/v1/subject-tokens (subject_token_grant and its
         # serializer): a token for nobody, or for an agent whose key is refused, never works.

@@ -243,6 +243,31 @@ def test_the_loader_sets_versions_and_retires_replaced_memories():
     assert (rows["p"].version, rows["p"].supersedes_id) == (3, rows["m2"].id)
 
 
+def test_a_pending_predecessor_superseded_by_an_active_memory_loads(tmp_path):
+    """A predecessor the file leaves ``pending_approval`` is stored superseded when an active
+    memory supersedes it, and a superseded memory was in use: ``_link`` set its status but
+    left ``admitted`` false, and the insert (or, for one an earlier load stored, the update)
+    died in an IntegrityError traceback on ``memory_admitted_matches_status`` (stop 56's
+    audit of the harness)."""
+    from memory_core.evaluation.dataset import load_dataset_memories
+
+    pending = memory("m1", "Prefers coffee.", status="pending_approval")
+    successor = memory("m2", "Prefers black tea.", supersedes="m1")
+    case = {**DRINK_CASE, "required_memory_ids": ["m2"], "forbidden_memory_ids": ["m1"]}
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps({"dataset": "chain", "memories": [pending, successor],
+                                "cases": [case]}))  # fmt: skip
+    result = run_eval(path, tmp_path)
+    assert result["failures"] == [] and result["system"]["cases_passed"] == 1
+
+    # The successor added to a file loaded before, its predecessor stored pending then.
+    first = load_dataset_memories({"dataset": "again", "memories": [pending]})
+    loaded = load_dataset_memories({"dataset": "again", "memories": [pending, successor]})
+    row = Memory.objects.get(pk=loaded.memory_ids["m1"])
+    assert loaded.memory_ids["m1"] == first.memory_ids["m1"]
+    assert (row.status, row.admitted) == ("superseded", True)
+
+
 @pytest.mark.parametrize(
     ("memories", "message"),
     [
@@ -367,6 +392,25 @@ def test_eval_locomo_counts_only_categories_1_to_4_in_cat1_4(tmp_path):
     for approach in ("system", "baseline_dense"):  # one turn: the first of either ranking
         assert result[approach]["recall@1"]["1"] == 1.0, approach
         assert result[approach]["recall@1"]["cat1_4"] == 1.0, approach
+
+
+def test_eval_locomo_reports_no_recall_for_a_category_it_never_asked(tmp_path):
+    """A file whose only question is of category 1 reported recall 0.0 for categories 2-5,
+    with no count beside them: the figure of a measured total miss, for nothing measured
+    (stop 56's audit of the harness). They are null now, and the questions behind each
+    figure are counted."""
+    turns = [{"speaker": "A", "dia_id": "D1:1", "text": "I like green tea."},
+             {"speaker": "B", "dia_id": "D1:2", "text": "I went to Paris."}]  # fmt: skip
+    data = [{
+        "sample_id": "s1",
+        "conversation": {"session_1_date_time": "1 May 2023", "session_1": turns},
+        "qa": [{"question": "What does A like?", "evidence": ["D1:1"], "category": 1}],
+    }]  # fmt: skip
+    result = run_locomo(tmp_path, data, "1")
+    recall = result["system"]["recall@1"]
+    assert (recall["1"], recall["cat1_4"]) == (1.0, 1.0)
+    assert [recall[cat] for cat in "2345"] == [None] * 4, recall
+    assert result["questions_by_category"] == {"cat1_4": 1, "1": 1, "2": 0, "3": 0, "4": 0, "5": 0}
 
 
 def test_a_kept_locomo_run_is_marked_as_a_runs_tenant(tmp_path):
