@@ -20,7 +20,9 @@ How the setting is made:
 - Celery tasks and management commands commit in several transactions (a deletion step's
   progress must survive a later step's failure), so ``tenant_scope``/``platform_scope`` set the
   value for the connection's session for the duration of the work and always clear it
-  afterwards (or close the connection if clearing fails), so it never outlives the work.
+  afterwards (or close the connection if clearing fails), so it never outlives the work;
+  opened inside a transaction, they set it for that transaction only, as ``tenant_atomic``
+  does.
 
 Platform mode is for memledger's own cross-tenant work: migrations' data steps, the Django
 admin, sweeps that find stuck work in every tenant, and management commands. It is explicit
@@ -111,6 +113,16 @@ def tenant_atomic(tenant_id, *, savepoint: bool = True, using: str = DEFAULT_DB_
 
 @contextlib.contextmanager
 def _session_scope(name: str, value: str):
+    if connection.in_atomic_block:
+        # Inside a transaction (a caller's atomic block, a request's, a test's) the value is
+        # set and restored for that transaction only: nothing inside it commits on its own.
+        # The value read there may be the transaction's own (``tenant_atomic``,
+        # ``request_tenant_set``), which hides the session's, and restoring it at session
+        # level kept the tenant on the connection after the commit, so its next request or
+        # task acted for that tenant (stop 56's audit of isolation).
+        with _transaction_scope(name, value):
+            yield
+        return
     previous = _get(name)
     _set(name, value, local=False)
     # A connection closed and reopened inside the scope (a health check, a benchmark that
@@ -130,10 +142,6 @@ def _session_scope(name: str, value: str):
     finally:
         connection_created.disconnect(dispatch_uid=uid)
         try:
-            if connection.in_atomic_block:
-                # A transaction is still open (a test, or a caller's atomic block): a
-                # session-level set inside it is undone by its rollback, so set both levels.
-                _set(name, previous, local=True)
             _set(name, previous, local=False)
         except Exception:  # the connection is broken or aborted: never reuse it
             logger.warning("could not clear %s; closing the connection", name, exc_info=True)
@@ -141,11 +149,27 @@ def _session_scope(name: str, value: str):
 
 
 @contextlib.contextmanager
+def _transaction_scope(name: str, value: str):
+    previous = _get(name)
+    _set(name, value, local=True)
+    try:
+        yield
+    finally:
+        try:
+            _set(name, previous, local=True)
+        except Exception:
+            # The transaction is aborted: the rollback it needs before the connection can
+            # run anything again undoes this setting too, so the connection stays usable.
+            logger.debug("could not restore %s in an aborted transaction", name, exc_info=True)
+
+
+@contextlib.contextmanager
 def tenant_scope(tenant_id):
     """Act for ``tenant_id`` on this connection while the block runs (tasks, commands).
 
     Every transaction the block commits, and every autocommit statement, acts for this
-    tenant; the previous value is restored afterwards.
+    tenant; the previous value is restored afterwards. Inside a transaction the tenant is
+    set for that transaction only, and restored before it ends.
     """
     with _session_scope(TENANT_SETTING, str(uuid.UUID(str(tenant_id)))):
         yield

@@ -29,7 +29,7 @@ from memory_core.admission.normalize import is_blank
 from memory_core.admission.policy import describe, subject_codes
 from memory_core.exceptions import NotFound, PermissionDenied, SubjectRefused, ValidationFailed
 from memory_core.models import Agent, Subject
-from memory_core.rls import tenant_scope
+from memory_core.rls import tenant_atomic
 from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, identifier
 
 logger = logging.getLogger(__name__)
@@ -87,7 +87,9 @@ def subject_token_create(*, tenant_id, agent_id, user_id: str) -> str:
     ).first()
     if agent is None:
         raise NotFound("No active agent of that id in this tenant.")
-    with tenant_scope(tenant_id):
+    # One transaction acting for the tenant, as a request's: the backend calls this from its
+    # own code, in or out of a transaction, and the tenant must not stay on its connection.
+    with tenant_atomic(tenant_id):
         subject_ensure(tenant_id=tenant_id, user_id=user_id)
     return subject_token_issue(tenant_id=tenant_id, agent_id=agent.id, user_id=user_id)
 

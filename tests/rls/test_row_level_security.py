@@ -4,6 +4,7 @@ The suite connects as the application role. The test body runs in platform mode
 (tests/rls_support.py); each test here drops to "no tenant" or to one tenant explicitly.
 """
 
+import contextlib
 import uuid
 
 import pytest
@@ -20,7 +21,8 @@ from memory_core.rls import (
     tenant_scope,
     tenant_set,
 )
-from tests.factories import MemoryFactory, SubjectFactory
+from memory_core.subject_tokens import subject_token_create
+from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
 # Tables that hold tenant data and so must be bound by RLS (migration 0005).
 RLS_TABLES = {
@@ -198,6 +200,65 @@ def test_scopes_for_tasks_and_commands_never_outlive_their_block(tenant, other_t
     finally:
         with connection.cursor() as cursor:
             cursor.execute("SELECT set_config(%s, 'on', false)", [PLATFORM_SETTING])
+
+
+@contextlib.contextmanager
+def _as_a_worker():
+    """Run the block with the connection as a web or worker process's: no tenant and no
+    platform mode at session level (which outlives transactions), then platform mode again."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT set_config(%s, '', false)", [TENANT_SETTING])
+        cursor.execute("SELECT set_config(%s, 'off', false)", [PLATFORM_SETTING])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT set_config(%s, '', false)", [TENANT_SETTING])
+            cursor.execute("SELECT set_config(%s, 'on', false)", [PLATFORM_SETTING])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_in_process_subject_token_leaves_no_tenant_on_the_connection(tenant, other_tenant):
+    """``subject_token_create`` (docs/security.md: the backend's in-process way to issue a
+    token) called in a transaction acting for a tenant left that tenant on the connection
+    after the commit, so the connection's next request or task read the tenant's rows with
+    no tenant set (stop 56's audit of isolation). ``tenant_scope`` inside a transaction read
+    the transaction's own tenant as the previous value and restored it at session level."""
+    mine = MemoryFactory(subject=SubjectFactory(tenant=tenant))
+    MemoryFactory(subject=SubjectFactory(tenant=other_tenant))
+    agent = AgentFactory(tenant=tenant)
+    with _as_a_worker():
+        with tenant_atomic(tenant.id):
+            token = subject_token_create(tenant_id=tenant.id, agent_id=agent.id, user_id="user-9")
+            assert token
+            assert Subject.objects.filter(external_id="user-9").exists()
+        leaked = list(Memory.objects.values_list("id", flat=True))
+        assert current_tenant() is None
+        assert leaked == [], f"a query with no tenant set read {leaked} (tenant A: {mine.id})"
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("scope", ["tenant", "platform"])
+def test_a_scope_opened_inside_a_transaction_ends_with_it(tenant, other_tenant, scope):
+    """A ``tenant_scope`` or ``platform_scope`` opened in a transaction acting for a tenant
+    restored that tenant at session level on the way out, so it outlived the commit (stop
+    56's audit of isolation)."""
+    mine = MemoryFactory(subject=SubjectFactory(tenant=tenant))
+    theirs = MemoryFactory(subject=SubjectFactory(tenant=other_tenant))
+    with _as_a_worker():
+        with tenant_atomic(tenant.id):
+            if scope == "tenant":
+                with tenant_scope(other_tenant.id):
+                    assert list(Memory.objects.values_list("id", flat=True)) == [theirs.id]
+            else:
+                with platform_scope("test: inside a transaction"):
+                    assert Memory.objects.count() == 2
+            assert list(Memory.objects.values_list("id", flat=True)) == [mine.id]
+        assert current_tenant() is None
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT current_setting(%s, true)", [PLATFORM_SETTING])
+            assert cursor.fetchone()[0] == "off"
+        assert Memory.objects.count() == 0
 
 
 def test_an_api_request_acts_for_its_key_tenant_only(api_client, two_tenants, tenant):
