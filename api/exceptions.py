@@ -175,12 +175,15 @@ def unavailable(exc: Exception) -> tuple[str, str]:
 def exception_handler(exc, context):
     """Map domain, DRF and database errors to stable JSON errors; never a bare 500.
 
-    A write refused with a 4xx error (a bad body or query, a 403, 404 or 409) stored nothing:
-    it gives back what the write quota charged it, so a client fixing its own mistakes is not
-    throttled by them; the rate limit's charge stays. (A 429 spent nothing already, and a
-    write admission refuses is a decision, answered 422 without an exception: it spends.)"""
+    A write answered with an error stored nothing (its transaction is rolled back): it gives
+    back what the write quota charged it, so a client fixing its own mistakes (a bad body or
+    query, a 403, 404 or 409) is not throttled by them, nor one retrying as a 503 tells it to
+    (the model unavailable, the subject being deleted, a lock busy: until stop 56 an agent
+    retrying through a model outage spent its day's quota on writes that stored nothing); the
+    rate limit's charge stays. (A 429 spent nothing already, and a write admission refuses is
+    a decision, answered 422 without an exception: it spends.)"""
     response = _error_response(exc, context)
-    if response is not None and 400 <= response.status_code < 500:
+    if response is not None and response.status_code >= 400:
         request = context.get("request")
         if request is not None:
             write_quota_refund(request)

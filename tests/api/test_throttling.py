@@ -137,6 +137,21 @@ def test_a_write_refused_with_a_4xx_gives_its_write_back(api_client, clock):
 
 
 @override_settings(MEMLEDGER_WRITE_QUOTA="2/day", MEMLEDGER_RATE_LIMIT=None)
+def test_a_write_answered_503_gives_its_write_back(api_client, clock):
+    """A 503 ``embedding_unavailable`` stores nothing and says to retry (``Retry-After``):
+    an agent retrying as told through a model outage spent its day's quota on writes that
+    stored nothing, and once the model was back it was throttled (stop 56's audit of the
+    API). Every error answer gives its write back now; a stored write still spends."""
+    backend = "tests.memory_core.retrieval.test_pipeline.FailingEmbedder"
+    with override_settings(MEMLEDGER_EMBEDDER={"BACKEND": backend, "DIMENSIONS": 384}):
+        failed = [note(api_client, n) for n in range(3)]
+    assert [(r.status_code, r.json()["error"]["code"]) for r in failed] == [
+        (503, "embedding_unavailable")
+    ] * 3
+    assert [note(api_client, n).status_code for n in range(3, 6)] == [201, 201, 429]
+
+
+@override_settings(MEMLEDGER_WRITE_QUOTA="2/day", MEMLEDGER_RATE_LIMIT=None)
 def test_retrieval_is_a_read_and_leaves_the_write_quota_alone(api_client, clock):
     body = {"query": "What does the user prefer?", "context": {"user_id": "dana"}}
     codes = [api_client.post("/api/v1/retrieve", body, format="json").status_code for _ in range(4)]
