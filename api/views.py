@@ -9,7 +9,8 @@ from rest_framework.renderers import JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.parsing import QueryStringChecked
+from api.exceptions import InvalidQuery
+from api.parsing import QueryStringChecked, named
 from api.responses import AGENT
 from api.reviews import ReviewerView
 
@@ -127,11 +128,51 @@ class _JsonUnlessTheDocument:
         return super().finalize_response(request, response, *args, **kwargs)
 
 
+SCHEMA_PARAMETER = "Unknown parameter: the schema takes lang, version and format (json or yaml)."
+
+
 class SchemaView(_JsonUnlessTheDocument, SpectacularAPIView):
-    """``/api/schema/``: the OpenAPI document, public."""
+    """``/api/schema/``: the OpenAPI document, public.
+
+    Its query string is drf-spectacular's: ``lang``, ``version`` and ``format`` (``json`` or
+    ``yaml``, as an ``Accept`` header would choose). ``?format=json`` was ignored (the
+    project's ``URL_FORMAT_OVERRIDE`` is off, so that ``?format=api`` is no renderer) and
+    answered YAML with a 200; another parameter is ``unknown_field``, as on every endpoint
+    (stop 56's audit of the API)."""
 
     authentication_classes = []
     permission_classes = []
+    query_names = frozenset({"lang", "version", "format"})
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        wrong = {
+            name
+            for name, value in request.query_params.items()
+            if name not in self.query_names
+            or (name == "format" and value not in self._formats(request))
+        }
+        if wrong:
+            raise InvalidQuery(
+                {
+                    name: [serializers.ErrorDetail(SCHEMA_PARAMETER, code="unknown_field")]
+                    for name in sorted(named({name: None for name in wrong}))
+                }
+            )
+
+    def perform_content_negotiation(self, request, force=False):
+        wanted = request.query_params.get("format")
+        renderer = self._formats(request).get(wanted)
+        if renderer is None:
+            return super().perform_content_negotiation(request, force)
+        return renderer, renderer.media_type
+
+    def _formats(self, request) -> dict:
+        """The first renderer of each format (``json``, ``yaml``)."""
+        formats: dict = {}
+        for renderer in self.get_renderers():
+            formats.setdefault(renderer.format, renderer)
+        return formats
 
 
 class DocsView(_JsonUnlessTheDocument, SpectacularSwaggerView):

@@ -1,6 +1,8 @@
 """The OpenAPI schema lists the error answers each endpoint really gives (clients and the
 fuzzer read it), and each is the one error body."""
 
+import json
+
 import pytest
 
 pytestmark = pytest.mark.django_db
@@ -178,3 +180,23 @@ def test_a_batchs_items_are_bounded_as_the_api_bounds_them(schema, api_client):
         answer = api_client.post("/api/v1/memories/batch", body, format="json")
         assert answer.status_code == 400
         assert answer.json()["error"]["details"]["items"][0]["code"] == code
+
+
+def test_the_schema_honours_its_format_parameter_and_refuses_others(client):
+    """``?format=json``, drf-spectacular's spelling and the URL the fuzzer loads, was ignored
+    and answered YAML with a 200 (stop 56's audit of the API): it chooses the document's
+    format now, as ``Accept`` does, and any other parameter, or another format, is a 400."""
+    as_json = client.get("/api/schema/?format=json")
+    assert as_json.status_code == 200
+    assert "json" in as_json["Content-Type"], as_json["Content-Type"]
+    assert json.loads(as_json.content)["openapi"].startswith("3.")
+    as_yaml = client.get("/api/schema/?format=yaml", HTTP_ACCEPT="application/json")
+    assert as_yaml.status_code == 200
+    assert as_yaml["Content-Type"].startswith("application/vnd.oai.openapi;")  # YAML
+    assert as_yaml.content.startswith(b"openapi: ")
+    assert client.get("/api/schema/?lang=en").status_code == 200
+    for query in ("format=xml", "format=api", "dry_run=1"):
+        refused = client.get(f"/api/schema/?{query}")
+        assert refused.status_code == 400, (query, refused.content[:200])
+        [name] = refused.json()["error"]["details"]
+        assert refused.json()["error"]["details"][name][0]["code"] == "unknown_field"
