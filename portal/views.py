@@ -172,6 +172,10 @@ class MemoryDetailView(EndUserMixin, TemplateView):
             # A sensitive correction of it waits for a reviewer: shown here, where the person
             # who wrote it looks for it (it was listed only apart, unlinked to this memory).
             waiting=memory_pending_replacements(principal=self.principal, memory=history.head),
+            # What agents are given while those wait: the version in use, or, once the chain's
+            # newest is revoked, deleted or expired, nothing (the page said "the version in
+            # use" of a revoked preference: stop 56's audit of the portal).
+            head_in_use=history.head.state_now == Status.ACTIVE,
             is_head=memory.pk == history.head.pk,
             can_correct=is_active,
             can_confirm=is_active and memory.authority in CONFIRMABLE,

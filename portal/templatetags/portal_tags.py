@@ -1,5 +1,7 @@
 """Small presentation filters for the portal's templates."""
 
+import json
+
 from django import template
 from django.utils import timezone
 
@@ -63,6 +65,13 @@ def source_label(value) -> str:
 def scope(memory) -> str:
     """Return a memory's scope as ``global`` or ``kind:ref``."""
     return format_scope(memory.scope_kind, memory.scope_ref)
+
+
+@register.filter
+def json_pretty(value) -> str:
+    """Return a memory's structured value as indented JSON, for a ``<pre>``. Plain text: the
+    template escapes it as any other (a value is whatever an agent wrote)."""
+    return json.dumps(value, indent=2, ensure_ascii=False)
 
 
 @register.filter

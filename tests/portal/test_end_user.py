@@ -192,6 +192,45 @@ def test_a_memory_tied_to_an_environment_says_so_in_plain_words(alice_client, al
     assert listing.count("Only used in the staging environment") == 1
 
 
+def test_a_memorys_page_shows_its_structured_value(alice_client, alice_subject):
+    """A memory's structured ``value`` (any JSON up to 8 KiB, which agents read through the
+    memory API and the export holds) was shown nowhere in the portal: only its content was
+    rendered, so what agents read about the person there was invisible to them (stop 56's
+    audit of the portal). It is shown as indented JSON, escaped as any text."""
+    memory = MemoryFactory(
+        subject=alice_subject,
+        memory_key="payment.card",
+        content="Alice pays with her usual card.",
+        value={"card_holder": "Alice Example", "card_last4": "4242", "note": "<b>hers</b>"},
+    )
+    page = alice_client.get(reverse("portal:memory", args=[memory.pk])).content.decode()
+    assert "<figcaption>Structured value</figcaption>" in page
+    assert "  &quot;card_last4&quot;: &quot;4242&quot;," in page
+    assert "&lt;b&gt;hers&lt;/b&gt;" in page and "<b>hers</b>" not in page
+    plain = MemoryFactory(subject=alice_subject, content="Alice walks to work.")
+    page = alice_client.get(reverse("portal:memory", args=[plain.pk])).content.decode()
+    assert "Structured value" not in page
+
+
+def test_a_revoked_memorys_page_does_not_say_agents_are_given_the_version_in_use(
+    alice_client, alice_memory
+):
+    """A memory's page lists the newer versions waiting for a reviewer with "until then agents
+    are given the version in use": said of a revoked preference too, though no version of its
+    chain is in use and no agent is given anything of it (stop 56's audit of the portal)."""
+    pending_write_on(alice_memory, "Alice prefers tabs; she has RSI in her wrists.")
+    url = reverse("portal:memory", args=[alice_memory.pk])
+    in_use = alice_client.get(url).content.decode()
+    assert "until then agents are given the version in use" in in_use
+    alice_client.post(reverse("portal:memory-revoke", args=[alice_memory.pk]), {"reason": ""})
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "revoked"
+    page = alice_client.get(url).content.decode()
+    assert "RSI in her wrists" in page  # still listed as waiting
+    assert "agents are given the version in use" not in page
+    assert "no version of this memory is in use, so no agent is given any of it meanwhile" in page
+
+
 @pytest.mark.parametrize("name", ["portal:memory", "portal:memory-correct", "portal:memory-delete"])
 def test_memory_pages_of_others_are_404(alice_client, bob_memory, stranger_memory, name):
     for label, memory_id in foreign_ids(bob_memory, stranger_memory):
@@ -524,6 +563,27 @@ def test_correct_rejects_empty_text(alice_client, alice_memory):
     )
     assert response.status_code == 200
     assert b"This field is required." in response.content
+
+
+def test_the_correction_form_says_a_correction_keeps_only_the_text(alice_client, alice_subject):
+    """The form sends the text alone and a correction inherits no structured value
+    (``parse_correction``): the new version dropped the value without a word (stop 56's audit
+    of the portal). The form shows the value and says so."""
+    memory = MemoryFactory(
+        subject=alice_subject,
+        memory_key="payment.card",
+        content="Alice pays with her usual card.",
+        value={"card_last4": "4242"},
+    )
+    url = reverse("portal:memory-correct", args=[memory.pk])
+    page = alice_client.get(url).content.decode()
+    assert "&quot;card_last4&quot;: &quot;4242&quot;" in page
+    assert "A correction saves only the text: the new version has no structured value." in page
+    assert alice_client.post(url, {"content": "Alice pays with her new card."}).status_code == 302
+    saved = Memory.objects.get(supersedes=memory)
+    assert saved.content == "Alice pays with her new card." and saved.value is None
+    memory.refresh_from_db()
+    assert memory.value == {"card_last4": "4242"}  # kept with its version, in the history
 
 
 # --- Revoke, withdraw consent ---------------------------------------------------------------
@@ -1297,6 +1357,31 @@ def test_memories_not_in_use_are_listed_too(alice_client, alice_memory, bob_subj
     assert "refused by a reviewer" in body
     assert "An older version." not in body  # it shows in its chain's history
     assert "Bob revoked this." not in body
+
+
+def test_the_not_in_use_list_says_which_memories_the_retention_policy_removes(
+    alice_client, alice_subject
+):
+    """The list said its memories "are kept as a record until the retention policy removes
+    them", but the default policy keeps preferences until revoked (``preference_days`` null)
+    and an expired one cannot be revoked: it stays until the person deletes it (stop 56's
+    review of the portal). A revoked one goes with the sweep's next run."""
+    from memory_core.deletion.retention import retention_delete
+
+    expired = MemoryFactory(
+        subject=alice_subject, content="Alice's old desk preference.", status="expired"
+    )
+    revoked = MemoryFactory(
+        subject=alice_subject, content="Alice revoked this one.", status="revoked"
+    )
+    body = alice_client.get(reverse("portal:home")).content.decode()
+    assert "until the retention policy removes them" not in body
+    assert (
+        "Your organisation's retention policy removes those it sets a limit for; the rest, "
+        "an expired preference for one, are kept as a record until you delete them." in body
+    )
+    removed = {pk for operation in retention_delete() for pk in operation.memory_ids}
+    assert revoked.pk in removed and expired.pk not in removed
 
 
 def test_not_in_use_shows_and_sorts_each_memory_by_when_it_left_use(alice_client, alice_subject):

@@ -90,6 +90,31 @@ def test_queue_lists_own_tenant_only(reviewer_client, queues, agent):
     assert 'name="csrfmiddlewaretoken"' in body
 
 
+def test_the_review_queue_shows_the_structured_value_a_reviewer_approves(
+    reviewer_client, alice_subject
+):
+    """The queue showed a write's content, rule codes, sensitivity, authority and scope, never
+    its structured ``value``, which an approval gives agents too (up to 8 KiB of JSON): a
+    write whose sensitive data sat there ("diagnosis") was approved blind (stop 56's audit of
+    the portal)."""
+    item = pending_write(alice_subject, "Alice mentioned a health condition.")
+    Memory.objects.filter(pk=item.memory_id).update(value={"diagnosis": "type-1-diabetes"})
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    assert "Alice mentioned a health condition." in body
+    assert "<figcaption>Structured value, approved with the text</figcaption>" in body
+    assert "&quot;diagnosis&quot;: &quot;type-1-diabetes&quot;" in body
+
+
+def test_a_conflicts_candidates_show_their_structured_values(reviewer_client, queues):
+    """A conflict's candidates showed their content alone, and choosing a winner keeps its
+    value in use (stop 56's audit of the portal)."""
+    item = queues["own_conflict"]
+    Memory.objects.filter(pk=item.candidate_ids[0]).update(value={"region": "eu-west-1"})
+    body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert body.count('<span class="value-caption">Structured value</span>') == 1
+    assert "&quot;region&quot;: &quot;eu-west-1&quot;" in body
+
+
 def test_a_pending_write_shows_the_memory_it_would_replace(reviewer_client, alice_subject):
     """A person's sensitive correction of a language preference was approved as its next
     version by a reviewer who saw the new text alone."""
