@@ -427,6 +427,8 @@ class _MemoryActionView(EndUserMixin, View):
     http_method_names = ["get", "post"]
     template_name = "portal/memory_action.html"
     heading = button = explanation = done_message = ""
+    # The action as the subject of a sentence ("Revoking this one leaves them waiting").
+    doing = ""
     form_class = None
 
     @staticmethod
@@ -459,6 +461,11 @@ class _MemoryActionView(EndUserMixin, View):
             "heading": self.heading,
             "button": self.button,
             "explanation": self.explain(memory),
+            "doing": self.doing,
+            # The newer versions waiting for a reviewer, as the delete page names them: the
+            # action leaves them waiting, and an approval makes one what is remembered, which
+            # the page said nothing of (stop 56's audit of the portal).
+            "replacements": memory_pending_replacements(principal=self.principal, memory=memory),
         }
         return render(self.request, self.template_name, context)
 
@@ -591,6 +598,7 @@ class MemoryRevokeView(_MemoryActionView):
     sweep's next run (its "retention:revoked" rule)."""
 
     heading = button = "Revoke this preference"
+    doing = "Revoking this one"
     # It said the preference stayed in the history with the reason; the sweep deletes it, its
     # earlier versions with it, within minutes (stop 52's audit of the portal).
     explanation = (
@@ -625,6 +633,7 @@ class ConsentWithdrawView(_MemoryActionView):
     """Withdraw the workflow consent a memory was stored under."""
 
     heading = button = "Withdraw consent"
+    doing = "Withdrawing consent"
     explanation = (
         "This memory was kept under a workflow's consent, not yours. Withdrawing it stops "
         "agents from using it at once; it stays in the history, with your reason. To remove "

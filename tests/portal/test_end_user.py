@@ -2314,3 +2314,22 @@ def test_this_is_right_on_a_version_whose_newest_was_revoked_points_at_no_versio
         "Nothing was changed. This memory is revoked, so agents do not use it and there is "
         "nothing to confirm."
     ]
+
+
+def test_the_revoke_page_names_the_newer_versions_waiting_for_a_reviewer(
+    alice_client, alice_memory
+):
+    """A revoke leaves a correction of the preference waiting for a reviewer, whose approval
+    makes it what is remembered, while the page said only that a revoked preference "cannot
+    be made active again" (stop 56's audit of the portal). It names them now, as the delete
+    page does, and how to withdraw them too."""
+    pending_write_on(alice_memory, "Alice prefers tabs; she has RSI in her wrists.")
+    url = reverse("portal:memory-revoke", args=[alice_memory.pk])
+    page = alice_client.get(url).content.decode()
+    warning = page[page.index('id="waiting-replacements"') :]
+    assert "1 newer version of this memory is waiting for a reviewer" in warning
+    assert "Revoking this one leaves it waiting" in warning
+    assert "RSI in her wrists" in warning
+    other = MemoryFactory(subject=alice_memory.subject, memory_key="style.quotes")
+    quiet = alice_client.get(reverse("portal:memory-revoke", args=[other.pk])).content.decode()
+    assert 'id="waiting-replacements"' not in quiet
