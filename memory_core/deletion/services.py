@@ -323,11 +323,12 @@ def deletion_request(
     whose every memory is already in the ledger returns its last whole-subject operation
     while that one is under way, or once it completed if no export or trace of the subject
     was made since and no other deletion of the subject (a memory's, a key's) is unfinished:
-    else that unfinished one. The returned operation's ``already_requested`` says which it
-    is. Only an operation the principal may see (``deletion_scope``) is returned: a memory
-    another's such deletion took is a Conflict (``already_deleted``), and a whole subject is
-    answered among those it may see (``_subject_deletion_covering``). A whole subject's
-    request also re-drives the subject's failed operations (``_redrive_failed``).
+    else that unfinished one (as it does when the subject has no whole-subject operation
+    yet). The returned operation's ``already_requested`` says which it is. Only an operation
+    the principal may see (``deletion_scope``) is returned: a memory another's such deletion
+    took is a Conflict (``already_deleted``), and a whole subject is answered among those it
+    may see (``_subject_deletion_covering``). A whole subject's request also re-drives the
+    subject's failed operations (``_redrive_failed``).
 
     ``time_limited``: the request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET``
     seconds in the database, rolled back, with ``OverBudget`` (``deletion_too_large``): a
@@ -859,14 +860,17 @@ def _subject_deletion_covering(
     as if the others did not exist, unless one of those others is unfinished and holds a
     memory the caller's grant reaches: then the caller is told to retry
     (``SubjectBeingDeleted``), as a new operation would hold none of those memories and
-    could complete before they are clean. (A refusal changes nothing, so a dead-lettered one
+    could complete before they are clean. So too when it picks none (a new operation is to
+    be made, for a memory written since, say). (A refusal changes nothing, so a dead-lettered one
     among those stays so, in the reviewers' dead letters, until one retries it.) Other
     principals see every operation of the subject: for them nothing changes.
     """
     existing = _subject_covering(subject=subject, candidates=candidates)
     seen = deletion_scope(principal).filter(subject=subject)
-    if existing is None or seen.filter(pk=existing.pk).exists():
+    if existing is not None and seen.filter(pk=existing.pk).exists():
         return existing
+    # Checked when a new operation is to be made too (a memory written since, an export): it
+    # would hold none of the hidden one's memories either, and could complete before it.
     hidden = (
         DeletionOperation.objects.filter(tenant_id=subject.tenant_id, subject=subject)
         .exclude(status=DeletionOperation.State.COMPLETED)
@@ -876,6 +880,8 @@ def _subject_deletion_covering(
     reach = _grant_scope(principal, subject)
     if any(reach.filter(pk__in_array=ids).exists() for ids in hidden if ids):
         raise SubjectBeingDeleted()
+    if existing is None:
+        return None
     return _subject_covering(subject=subject, candidates=candidates, operations=seen)
 
 
@@ -890,7 +896,9 @@ def _subject_covering(*, subject: Subject, candidates, operations=None) -> Delet
     re-driven first: its memories are in its ledger, so a new operation would hold none of
     them and leave what its failed steps did not clean. A completed last one is returned only
     when no other deletion of the subject is unfinished; else the newest unfinished one is
-    (a memory's or a key's: its memories are not done). None when a new operation is needed.
+    (a memory's or a key's: its memories are not done), as it is when the subject has no
+    whole-subject operation yet (re-driven first if it failed). None when a new operation is
+    needed.
     """
     untouched = candidates.exclude(
         pk__in=Tombstone.objects.filter(tenant_id=subject.tenant_id, subject_id=subject.id).values(
@@ -904,14 +912,12 @@ def _subject_covering(*, subject: Subject, candidates, operations=None) -> Delet
     last = (
         operations.filter(target=DeletionOperation.Target.SUBJECT).order_by("-requested_at").first()
     )
-    if last is None:
-        return None
-    if last.status == DeletionOperation.State.FAILED:
+    if last is not None and last.status == DeletionOperation.State.FAILED:
         _redrive(last)
-    elif last.status != DeletionOperation.State.COMPLETED:
+    elif last is not None and last.status != DeletionOperation.State.COMPLETED:
         return last  # pending, running or partial: it is still clearing the subject
     # A completed one removed them all: any there now was made since. (A failed one may have
-    # left some: then a new operation clears them as well.)
+    # left some, and with none, nothing removed them: then a new operation clears them.)
     made_since = (
         Export.objects.filter(tenant_id=subject.tenant_id, subject=subject).exists()
         or RetrievalTrace.objects.filter(tenant_id=subject.tenant_id, subject=subject).exists()
@@ -921,10 +927,12 @@ def _subject_covering(*, subject: Subject, candidates, operations=None) -> Delet
         return None
     # Every memory is in the ledger, but not every one through ``last``: a memory written
     # since, or one whose own deletion was asked for before, went by its own operation
-    # (a memory's or a key's, re-driven above if it had failed). While one of those is
-    # unfinished its derived stores may still hold the memory (events, evaluation files),
-    # so "completed" would be untrue: answer it instead (a new operation would hold none of
-    # its memories, and could complete before it).
+    # (a memory's or a key's, re-driven above if it had failed). With no ``last``, every
+    # one went so (deleted one by one, or by key). While one of those is unfinished its
+    # derived stores may still hold the memory (events, evaluation files), so "completed"
+    # would be untrue: answer it instead (a new operation would hold none of its memories,
+    # and could complete before it: with no ``last``, a new, empty one did, at once, while
+    # a memory's deletion was pending: stop 56's audit of deletion).
     unfinished = (
         operations.exclude(status=DeletionOperation.State.COMPLETED)
         .order_by("-requested_at")

@@ -6,6 +6,8 @@ label, made since then is something a whole-subject operation scrubs (``EventsSt
 repeated request starts a new operation that does.
 """
 
+import json
+
 import pytest
 
 from memory_core.deletion.runner import deletion_run
@@ -13,12 +15,13 @@ from memory_core.deletion.services import deletion_request
 from memory_core.models import (
     AdmissionDecision,
     DeletionOperation,
+    Export,
     MemoryEvent,
     RetrievalTrace,
     ReviewItem,
 )
 from memory_core.services.writes import memory_correct
-from tests.deletion.conftest import seed_everywhere
+from tests.deletion.conftest import eval_file, seed_everywhere
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db
@@ -130,6 +133,44 @@ def test_a_memorys_deletion_asked_before_the_whole_one_and_still_under_way_is_an
     again = deletion_request(principal=owner_principal, subject_id=owner.id)
 
     assert (again.pk, again.status) == (alone.pk, "pending")
+
+
+def test_a_first_whole_subject_request_answers_a_memorys_deletion_under_way(
+    owner, owner_principal, memories
+):
+    """The person deleted their memories one by one, the last one's deletion not run yet (its
+    event and an evaluation case still hold it), then asked to delete everything. With no
+    whole-subject operation before, a new, empty one was opened and completed at once: the
+    portal said everything was deleted while the memory's copies remained. The memory's
+    operation is answered instead, as after a completed whole-subject one (stop 56's audit of
+    deletion)."""
+    target = memories[2]
+    MemoryEvent.objects.create(
+        tenant_id=owner.tenant_id,
+        memory_id=target.id,
+        action=MemoryEvent.Action.CORRECTED,
+        actor_type="agent",
+        details={"note": target.content},
+    )
+    path = eval_file(f"golden-{owner.id}.json")
+    path.write_text(json.dumps({"cases": [{"query": "q", "expected_ids": [str(target.id)]}]}))
+    try:
+        for memory in memories[:2]:
+            done = deletion_request(principal=owner_principal, memory_id=memory.id)
+            assert deletion_run(operation_id=done.id) == "completed"
+        alone = deletion_request(principal=owner_principal, memory_id=target.id)  # not run yet
+        assert not Export.objects.filter(subject=owner).exists()
+        assert not RetrievalTrace.objects.filter(subject=owner).exists()
+
+        whole = deletion_request(principal=owner_principal, subject_id=owner.id)
+
+        assert (whole.pk, whole.already_requested, whole.status) == (alone.pk, True, "pending")
+        assert not DeletionOperation.objects.filter(subject=owner, target="subject").exists()
+        assert deletion_run(operation_id=whole.id) == "completed"
+        assert str(target.id) not in path.read_text()
+    finally:
+        path.unlink(missing_ok=True)
+    assert "note" not in MemoryEvent.objects.get(memory_id=target.id, action="corrected").details
 
 
 def test_a_dead_lettered_subject_deletion_is_re_driven_when_asked_again_with_a_new_memory(

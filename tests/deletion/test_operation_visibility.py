@@ -150,6 +150,48 @@ def test_a_subject_asked_again_never_answers_anothers_deletion_of_a_private_memo
     assert by_owner.json() == {"operation_id": private_op, "status": "pending"}
 
 
+@pytest.mark.parametrize("written_since", [False, True])
+def test_a_first_subject_request_under_anothers_unfinished_memory_deletion_answers_retry(
+    user, owner, narrow, written_since
+):
+    """The owner deleted a restricted memory whose older version is a public episode the
+    narrow agent reaches (not run yet; the narrow agent may not see it). With no
+    whole-subject operation before, the narrow agent's request opened a new one, empty (or
+    with a memory written since), which completed while the owner's still held that
+    episode's copies. It is told to retry (503) instead (stop 56's audit of deletion)."""
+    old = _shared_episode(user)
+    old.status = "superseded"
+    old.save(update_fields=["status"])
+    head = MemoryFactory(
+        subject=user,
+        memory_type="episode",
+        memory_class="episodic",
+        memory_key="",
+        sensitivity="restricted",
+        supersedes=old,
+        version=2,
+        content="User-1 visited the Lisbon office for a medical assessment.",
+    )
+    owner_client, narrow_client = client_for(owner), client_for(narrow)
+    deleted = owner_client.delete(f"/api/v1/memories/{head.id}")
+    assert deleted.status_code == 202, deleted.json()
+    hidden = deleted.json()["operation_id"]
+    assert narrow_client.get(f"/api/v1/deletions/{hidden}").status_code == 404
+    if written_since:
+        _shared_episode(user)
+
+    asked = narrow_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+
+    assert asked.status_code == 503, asked.json()
+    assert asked.json()["error"]["code"] == "subject_being_deleted"
+    assert not _names(asked, hidden)
+    # Once the owner's operation completed, the retry is a new operation of its own.
+    assert deletion_run(operation_id=hidden) == "completed"
+    again = narrow_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+    assert again.status_code == 202, again.json()
+    assert again.json()["operation_id"] != hidden
+
+
 @pytest.mark.parametrize("how", ["delete", "post"])
 def test_a_memory_deleted_by_another_answers_already_deleted_without_its_operation(scene, how):
     narrow, shared = scene["narrow"], scene["shared"]
