@@ -37,6 +37,7 @@ from memory_core.selectors.memories import memory_get, memory_visible_chain
 from memory_core.selectors.portal import (
     correction_kept_beside,
     correction_saved_as,
+    corrections_beside,
     deletions_page,
     memory_deleted_by,
     memory_history,
@@ -333,6 +334,15 @@ class MemoryCorrectView(EndUserMixin, FormView):
         "current version stays in use until then."
     )
 
+    def own_beside(self, memory) -> Memory | None:
+        """The person's newest correction kept beside ``memory`` (one of higher authority,
+        in use), which a new correction of ``memory`` replaces; or None."""
+        if memory.status != Status.ACTIVE or (
+            AUTHORITY_RANK[memory.authority] <= AUTHORITY_RANK[Authority.EXPLICIT_USER]
+        ):
+            return None
+        return corrections_beside(principal=self.principal, memory=memory).last()
+
     def form_valid(self, form):
         detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
         memory = self.get_memory()
@@ -354,10 +364,17 @@ class MemoryCorrectView(EndUserMixin, FormView):
         data = {"content": form.cleaned_data["content"]}
         if form.cleaned_data.get("reason"):
             data["reason"] = form.cleaned_data["reason"]
+        corrected = self.kwargs["memory_id"]
+        own = self.own_beside(memory)
+        if own is not None:
+            # The person corrected this memory before, and their correction stands beside it
+            # (its authority is higher than theirs): the newer statement replaces their own
+            # earlier one, as a write of equal authority does. Each one stood beside it with
+            # the others, "stated by you" and contradicting each other, in a conflict of three
+            # (stop 56's audit of the portal).
+            corrected = own.pk
         try:
-            result = memory_correct(
-                principal=self.principal, memory_id=self.kwargs["memory_id"], data=data
-            )
+            result = memory_correct(principal=self.principal, memory_id=corrected, data=data)
         except NotFound as error:
             return self.refuse(error, detail)
         except DomainError as error:
@@ -384,6 +401,13 @@ class MemoryCorrectView(EndUserMixin, FormView):
                     "that version was set with higher authority than yours, so both are kept "
                     "and a reviewer will decide which one stands "
                     f"({', '.join(result.rule_codes)}).",
+                )
+            elif own is not None:
+                messages.success(
+                    self.request,
+                    f"Saved: your correction replaces the one you made before, kept beside the "
+                    f"current version (now version {result.memory.version} of yours). A "
+                    "reviewer will decide which one stands.",
                 )
             else:
                 messages.success(
@@ -714,6 +738,15 @@ class MemoryDeleteView(EndUserMixin, FormView):
             principal=self.principal, memory=memory
         )
         return context
+
+    def own_beside(self, memory) -> Memory | None:
+        """The person's newest correction kept beside ``memory`` (one of higher authority,
+        in use), which a new correction of ``memory`` replaces; or None."""
+        if memory.status != Status.ACTIVE or (
+            AUTHORITY_RANK[memory.authority] <= AUTHORITY_RANK[Authority.EXPLICIT_USER]
+        ):
+            return None
+        return corrections_beside(principal=self.principal, memory=memory).last()
 
     def form_valid(self, form):
         detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])

@@ -372,25 +372,17 @@ def correction_saved_as(*, principal, memory: Memory, content: str) -> Memory | 
     return None
 
 
-def correction_kept_beside(*, principal, memory: Memory, content: str) -> Memory | None:
-    """Return the person's correction of ``memory`` with the text ``content`` already kept
-    beside it, or None: a memory of the same key and place, in use, stated by the person
-    (``explicit_user``, as the portal writes) with the same text. A correction of a memory of
-    higher authority (an administrator's) is kept beside it, and sent twice (a double click,
-    the form again) it stood twice, with a three-way conflict (stop 52's audit of the portal).
-    One query; for a keyless memory two: the correction is one its open conflict cites (every
-    keyless memory of the subject has the same empty key, and a correction of another
-    incident in the same words was answered "already kept beside" and never saved: stop 54's
-    audit of keyless conflicts).
-
-    The same text is the same apart from its spacing (``same_text``): ``content_hash`` only
-    narrows the rows, since it folds case and NFKC, and a correction differing from the one
-    kept in letter case alone was answered "already kept beside" and never saved (stop 55's
-    audit of the portal)."""
+def corrections_beside(*, principal, memory: Memory):
+    """Return the person's corrections kept beside ``memory``, oldest first: memories of the
+    same key and place, in use, stated by the person (``explicit_user``, as the portal
+    writes). A correction of a memory of higher authority (an administrator's) is kept
+    beside it. For a keyless memory only those its conflicts cite: every keyless memory of
+    the subject has the same empty key, and a correction of another incident in the same
+    words was answered "already kept beside" and never saved (stop 54's audit of keyless
+    conflicts). Any state of the conflict: resolved (``ask_user``, ``keep_both_scoped``), the
+    correction still stands beside it (the stop's review)."""
     rivals = Memory.objects.visible_to(principal)
     if not memory.memory_key:
-        # Any state: resolved (``ask_user``, ``keep_both_scoped``), the correction still
-        # stands beside it, and sent again it was saved a second time (the stop's review).
         cited = ReviewItem.objects.filter(
             tenant_id=memory.tenant_id,
             kind=ReviewItem.Kind.CONFLICT,
@@ -398,7 +390,7 @@ def correction_kept_beside(*, principal, memory: Memory, content: str) -> Memory
             candidate_ids__contains=[memory.pk],
         ).values_list("candidate_ids", flat=True)
         rivals = rivals.filter(pk__in=[pk for ids in cited for pk in ids])
-    rivals = (
+    return (
         rivals.filter(
             subject_id=memory.subject_id,
             memory_key=memory.memory_key,
@@ -408,10 +400,24 @@ def correction_kept_beside(*, principal, memory: Memory, content: str) -> Memory
             environment=memory.environment,
             status=Status.ACTIVE,
             authority=Authority.EXPLICIT_USER,
-            content_hash=content_hash(content),
         )
         .exclude(pk=memory.pk)
         .order_by("created_at", "id")
+    )
+
+
+def correction_kept_beside(*, principal, memory: Memory, content: str) -> Memory | None:
+    """Return the person's correction of ``memory`` with the text ``content`` already kept
+    beside it (``corrections_beside``), or None: sent twice (a double click, the form
+    again) it stood twice, with a three-way conflict (stop 52's audit of the portal). One
+    query; for a keyless memory two.
+
+    The same text is the same apart from its spacing (``same_text``): ``content_hash`` only
+    narrows the rows, since it folds case and NFKC, and a correction differing from the one
+    kept in letter case alone was answered "already kept beside" and never saved (stop 55's
+    audit of the portal)."""
+    rivals = corrections_beside(principal=principal, memory=memory).filter(
+        content_hash=content_hash(content)
     )
     return next((rival for rival in rivals if same_text(rival.content, content)), None)
 

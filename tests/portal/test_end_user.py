@@ -2333,3 +2333,34 @@ def test_the_revoke_page_names_the_newer_versions_waiting_for_a_reviewer(
     other = MemoryFactory(subject=alice_memory.subject, memory_key="style.quotes")
     quiet = alice_client.get(reverse("portal:memory-revoke", args=[other.pk])).content.decode()
     assert 'id="waiting-replacements"' not in quiet
+
+
+def test_a_second_correction_of_an_admins_memory_replaces_the_persons_first(
+    alice_client, alice_subject
+):
+    """A person's correction of an administrator's memory ("Berlin" -> "Paris") is kept
+    beside it. Corrected again ("Rome"), both of the person's stood, "stated by you" and
+    contradicting each other, in a conflict of three (stop 56's audit of the portal). The
+    newer statement replaces their own earlier one now (DESIGN.md rule 10: equal authority
+    supersedes), and one of theirs stands beside the administrator's."""
+    admin = MemoryFactory(
+        subject=alice_subject,
+        authority="explicit_admin",
+        source_type="admin",
+        memory_key="office.location",
+        content="Alice works in the Berlin office.",
+    )
+    url = reverse("portal:memory-correct", args=[admin.pk])
+    assert (
+        alice_client.post(url, {"content": "Alice works in the Paris office."}).status_code == 302
+    )
+    assert alice_client.post(url, {"content": "Alice works in the Rome office."}).status_code == 302
+    stated = Memory.objects.filter(
+        subject=alice_subject, memory_key="office.location", status="active",
+        authority="explicit_user",
+    )  # fmt: skip
+    assert list(stated.values_list("content", flat=True)) == ["Alice works in the Rome office."]
+    [rome] = stated
+    assert Memory.objects.get(pk=rome.supersedes_id).content == "Alice works in the Paris office."
+    conflict = ReviewItem.objects.get(subject=alice_subject, kind="conflict", state="open")
+    assert sorted(map(str, conflict.candidate_ids)) == sorted([str(admin.pk), str(rome.pk)])
