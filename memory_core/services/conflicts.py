@@ -13,10 +13,11 @@ them saw, so one decision covers them all.
 ``conflict_resolve`` closes it with one of three outcomes:
 
 - ``choose_winner``: the winner stays active; every other candidate still in use is revoked
-  (reason ``conflict_lost``, with an event), so the next retrieval returns the winner. The
+  (reason ``conflict_lost``, with an event), and so is each copy of one that retrieval's
+  dedup folds into it (``_folded_copies``), so the next retrieval returns the winner. The
   winner must itself still be in use (``policy_check.InUse``: active, and past neither its
-  valid_until nor its class's retention under the tenant's active policy; 409
-  ``winner_not_active`` otherwise, nothing changed).
+  valid_until nor its class's retention under the tenant's active policy) and in effect (its
+  valid_from passed); 409 ``winner_not_active`` otherwise, nothing changed.
 - ``keep_both_scoped``: every candidate stays; retrieval keeps all of them while the group is
   among these rows (for rows that apply in different contexts). Every set kept at a place
   counts, not only the last.
@@ -588,13 +589,17 @@ def conflict_resolve(
             raise ValidationFailed(
                 "winner_id must be one of the conflict's candidates.", code="winner_not_candidate"
             )
-        # Every candidate locked in one statement, in id order, as a deletion of the subject
-        # (or a write on the key) locks them. Locking the winner, then the losers, deadlocked
-        # with such a deletion holding a loser of a smaller id and waiting for the winner.
+        copies = _folded_copies(item, [i for i in candidates if i != str(winner_id)], winner_id)
+        # Every candidate (and copy) locked in one statement, in id order, as a deletion of the
+        # subject (or a write on the key) locks them. Locking the winner, then the losers,
+        # deadlocked with such a deletion holding a loser of a smaller id and waiting for the
+        # winner.
         rows = {
             str(row.id): row
             for row in Memory.objects.select_for_update()
-            .filter(tenant_id=item.tenant_id, subject_id=item.subject_id, id__in=candidates)
+            .filter(
+                tenant_id=item.tenant_id, subject_id=item.subject_id, id__in=[*candidates, *copies]
+            )
             .order_by("pk")
         }
         winner = rows.get(str(winner_id))
@@ -611,6 +616,17 @@ def conflict_resolve(
                 "it cannot win: choose an active candidate or another outcome.",
                 code="winner_not_active",
             )
+        if winner.valid_from > now:
+            # Imported so (``import_memories`` keeps valid_from): retrieval gives no agent a
+            # row before it is in effect, so with the others revoked agents were given nothing
+            # on the key until then (stop 56's audit of conflicts).
+            raise Conflict(
+                "The chosen memory is not in effect until "
+                f"{winner.valid_from.isoformat(timespec='minutes')} and no agent is given it "
+                "before then, so it cannot win: choose a candidate in effect or another outcome.",
+                code="winner_not_active",
+            )
+        # The other candidates and their copies still in use.
         losers = [
             row for memory_id, row in rows.items() if memory_id != str(winner_id) and use.holds(row)
         ]
@@ -627,7 +643,12 @@ def conflict_resolve(
                     action=MemoryEvent.Action.REVOKED,
                     reason_code="conflict_lost",
                     policy_version=loser.policy_version,  # as a revoke records it
-                    details={"review_item": str(item.id), "winner": str(winner_id)},
+                    details={
+                        "review_item": str(item.id),
+                        "winner": str(winner_id),
+                        # A copy of a candidate names the candidate it is a copy of.
+                        **({"copy_of": copies[str(loser.id)]} if str(loser.id) in copies else {}),
+                    },
                     **actor,
                 )
             )
@@ -667,6 +688,47 @@ def conflict_resolve(
         fields.append("resolved_by")
     item.save(update_fields=fields)
     return item
+
+
+def _folded_copies(item: ReviewItem, memory_ids: list[str], winner_id) -> dict[str, str]:
+    """Return, by id, the live rows of ``item``'s subject that retrieval's dedup folds into a
+    row of ``memory_ids`` by its content (stage 6, ``content_hash``), each with that row's id:
+    the same words, of its type, at its scope and environment, on its key or on none
+    (``dedup._may_absorb``). Never one with the winner's words, which the reviewer chose.
+
+    Such a copy is never a candidate: folded, it stood behind the row it was folded into, and
+    the clarification (so the item) cited that row alone. Choosing a winner revoked only the
+    row, and the copy came back on the next retrieval: a key's twin opened the conflict again
+    with the loser's words, and a copy without a key was given beside the winner (stop 56's
+    audit of conflicts). Two queries.
+    """
+    fields = ("id", "content_hash", "memory_type", "scope_kind", "scope_ref", "environment")
+    rows = list(
+        Memory.objects.filter(
+            tenant_id=item.tenant_id, subject_id=item.subject_id, pk__in=[*memory_ids, winner_id]
+        ).values(*fields, "memory_key")
+    )
+    chosen = next((r["content_hash"] for r in rows if str(r["id"]) == str(winner_id)), "")
+    folded_into = {}
+    for row in rows:
+        if str(row["id"]) != str(winner_id) and row["content_hash"] not in ("", chosen):
+            same = tuple(row[f] for f in fields[1:])
+            folded_into[same, row["memory_key"]] = folded_into[same, ""] = str(row["id"])
+    if not folded_into:
+        return {}
+    match = Q()
+    for same, memory_key in folded_into:
+        match |= Q(**dict(zip(fields[1:], same, strict=True)), memory_key=memory_key)
+    copies = (
+        Memory.objects.filter(
+            match, tenant_id=item.tenant_id, subject_id=item.subject_id, status=Status.ACTIVE
+        )
+        .exclude(pk__in=[*memory_ids, winner_id])
+        .values(*fields, "memory_key")
+    )
+    return {
+        str(c["id"]): folded_into[tuple(c[f] for f in fields[1:]), c["memory_key"]] for c in copies
+    }
 
 
 def _policy_versions(tenant_id, memory_ids: list[str]) -> dict[str, int | None]:

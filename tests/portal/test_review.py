@@ -480,6 +480,36 @@ def test_conflicts_page_shows_a_candidate_past_its_end_as_expired_not_as_a_winne
     assert "Only one candidate is still in use" in body
 
 
+def test_conflicts_page_shows_a_candidate_not_yet_in_effect_and_refuses_it_as_the_winner(
+    reviewer_client, alice_subject
+):
+    """A candidate whose valid_from is still ahead (imported so) was offered as a winner
+    "in use"; chosen, it revoked the only memory agents were given on the key (stop 56's audit
+    of conflicts). It is listed as not yet in effect, and a winner sent anyway is refused."""
+    item = conflict(alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.")
+    later, live = item.candidate_ids
+    Memory.objects.filter(pk=later).update(valid_from=timezone.now() + timedelta(days=7))
+    body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert f'name="winner_id" value="{live}"' in body
+    assert f'value="{later}"' not in body
+    assert "Not yet in effect</span>: from" in body
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {
+            "outcome": "choose_winner",
+            "winner_id": str(later),
+            "reason": "the user's rule",
+            "candidate_ids": ",".join(str(i) for i in item.candidate_ids),
+        },
+        follow=True,
+    )
+    assert b"The chosen memory is not in effect until" in response.content
+    item.refresh_from_db()
+    assert item.state == "open"  # nothing changed
+    assert Memory.objects.get(pk=live).status == "active"
+    assert not MemoryEvent.objects.filter(memory_id__in=item.candidate_ids).exists()
+
+
 def test_choose_winner_refuses_a_candidate_past_its_end(reviewer_client, alice_subject):
     item, expired, live = expired_and_live_conflict(alice_subject)
     response = reviewer_client.post(

@@ -1,9 +1,12 @@
 """Unresolved high-impact conflicts: clarification + review item; resolution changes retrieval."""
 
+import json
 from dataclasses import replace
 from datetime import timedelta
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.utils import timezone
 
 from memory_core.embeddings import get_embedder
@@ -14,7 +17,7 @@ from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import RetrievalRequest
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.memories import MemoryDraft, memory_store_many
-from tests.factories import SubjectFactory
+from tests.factories import SubjectFactory, write_body
 
 pytestmark = pytest.mark.django_db
 
@@ -508,3 +511,171 @@ def test_choosing_the_live_winner_leaves_a_loser_past_its_end_to_the_sweep(
     # Not in use already: not revoked as the conflict's loser (the sweep expires it).
     assert Memory.objects.get(pk=expired.pk).status == "active"
     assert not MemoryEvent.objects.filter(action="revoked", memory_id=expired.id).exists()
+
+
+# The same question through the API, about the conflicts its writes and imports make.
+ATLAS_QUESTION = {
+    "query": "Which region do we deploy atlas to?",
+    "intent": "apply_project_rules",
+    "context": {"user_id": "user-1", "project_id": "atlas"},
+}
+EU = "Deploy atlas to eu-west-1."
+US = "Deploy atlas to us-east-1."
+
+
+def _ask_atlas(api_client) -> dict:
+    answer = api_client.post("/api/v1/retrieve", ATLAS_QUESTION, format="json")
+    assert answer.status_code == 200, answer.json()
+    return answer.json()
+
+
+def _cited(clarification: dict) -> set[str]:
+    """Return the ids of the candidates an answer's ``clarification`` cites."""
+    return {c["id"] for c in clarification["candidates"]}
+
+
+def _import(tenant, tmp_path, *records: dict) -> None:
+    """Import ``records`` (JSON Lines of ``import_memories``) about ``user-1`` of ``tenant``."""
+    path = tmp_path / "memories.jsonl"
+    path.write_text("".join(json.dumps({"tenant": tenant.slug, **r}) + "\n" for r in records))
+    call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+
+
+def test_a_winner_revokes_the_losers_twin_on_its_key_that_dedup_had_folded_into_it(
+    api_client, tenant, tmp_path, reviewer
+):
+    """Two imported records of one decision (two source messages) and a rival on one key: dedup
+    folded the twin into the loser (``content_hash``), so the clarification and its item cited
+    the loser alone. Choosing the rival revoked only the cited row; the twin stood again on the
+    next retrieval, a new clarification and review item with the loser's words (stop 56's
+    audit of conflicts)."""
+
+    def record(content: str, message_id: str) -> dict:
+        return {
+            "subject": "user-1",
+            "memory_type": "previous_decision",
+            "memory_key": "deploy.region",
+            "scope": "project:atlas",
+            "content": content,
+            "authority": "model_inference",
+            "confidence": 0.7,
+            "source": {
+                "type": "model_inference",
+                "conversation_id": "old-store",
+                "message_id": message_id,
+            },
+        }
+
+    _import(tenant, tmp_path, record(EU, "1"), record(EU, "2"), record(US, "3"))
+    winner = Memory.objects.get(content=US)
+    [clarification] = _ask_atlas(api_client)["clarifications"]
+    conflict_resolve(
+        principal=reviewer,
+        item_id=clarification["review_item"],
+        outcome="choose_winner",
+        winner_id=winner.id,
+        reason="The team confirmed us-east-1.",
+    )
+
+    answer = _ask_atlas(api_client)
+    assert answer["clarifications"] == []
+    assert [item["content"] for item in answer["items"]] == [US]
+    assert not ReviewItem.objects.filter(kind="conflict", state="open").exists()
+    twins = Memory.objects.filter(content=EU)
+    assert {m.status for m in twins} == {"revoked"}
+    [copy] = [m for m in twins if str(m.id) not in _cited(clarification)]
+    event = MemoryEvent.objects.get(memory_id=copy.id, action="revoked")
+    assert event.reason_code == "conflict_lost"
+    assert event.details["copy_of"] in _cited(clarification)
+
+
+def test_a_winner_revokes_the_losers_unkeyed_copy_that_dedup_had_folded_into_it(
+    api_client, reviewer
+):
+    """Two inferences on ``deploy.region`` of two types (a tie: a clarification) and an unkeyed
+    copy of one, which dedup folded into its keyed row (``dedup.keeper_order``). Choosing
+    us-east-1 revoked only the keyed eu-west-1; the copy was given on its own beside the winner
+    on the next retrieval (stop 56's audit of conflicts)."""
+
+    def inference(message_id: str) -> dict:
+        return {"type": "model_inference", "conversation_id": "c-1", "message_id": message_id}
+
+    bodies = [
+        write_body(memory_type="project_constraint", memory_key="deploy.region",
+                   scope="project:atlas", content=EU, source=inference("m-1")),
+        write_body(memory_type="previous_decision", memory_key="deploy.region",
+                   scope="project:atlas", content=US, source=inference("m-2")),
+        write_body(memory_type="project_constraint", scope="project:atlas", content=EU,
+                   source=inference("m-3"), confidence=0.6),
+    ]  # fmt: skip
+    bodies[2].pop("memory_key")
+    ids = []
+    for body in bodies:
+        answer = api_client.post("/api/v1/memories", body, format="json")
+        assert answer.status_code == 201, answer.json()
+        ids.append(answer.json()["memory"]["id"])
+
+    first = _ask_atlas(api_client)
+    [clarification] = first["clarifications"]
+    assert EU not in [item["content"] for item in first["items"]]  # folded into its key
+    conflict_resolve(
+        principal=reviewer,
+        item_id=clarification["review_item"],
+        outcome="choose_winner",
+        winner_id=ids[1],
+        reason="The team confirmed us-east-1.",
+    )
+
+    answer = _ask_atlas(api_client)
+    assert answer["clarifications"] == []
+    assert [item["content"] for item in answer["items"]] == [US]
+    assert Memory.objects.get(pk=ids[2]).status == "revoked"
+
+
+def test_a_winner_not_yet_in_effect_is_not_active_and_nothing_changes(
+    api_client, tenant, tmp_path, reviewer
+):
+    """The user's imported rule starts next week (``import_memories`` keeps valid_from); the
+    agent's inference on the key, kept beside it in a conflict, is what agents are given now.
+    Choosing the user's rule was accepted: the inference was revoked and the next retrieval
+    gave nothing on ``deploy.region`` until next week (stop 56's audit of conflicts)."""
+    starts = timezone.now() + timedelta(days=7)
+    _import(
+        tenant,
+        tmp_path,
+        {
+            "subject": "user-1",
+            "memory_type": "project_constraint",
+            "memory_key": "deploy.region",
+            "scope": "project:atlas",
+            "content": EU,
+            "authority": "explicit_user",
+            "valid_from": starts.isoformat(),
+            "source": {"type": "user_input", "conversation_id": "old-store", "message_id": "1"},
+        },
+    )
+    later = Memory.objects.get()
+    written = api_client.post(
+        "/api/v1/memories",
+        write_body(
+            memory_type="project_constraint",
+            memory_key="deploy.region",
+            scope="project:atlas",
+            content=US,
+            source={"type": "model_inference", "conversation_id": "c-1", "message_id": "m-1"},
+        ),
+        format="json",
+    ).json()
+    item_id = written["conflict_review_item"]
+    assert item_id is not None
+    assert [i["content"] for i in _ask_atlas(api_client)["items"]] == [US]
+
+    with pytest.raises(Conflict) as refused:
+        conflict_resolve(principal=reviewer, item_id=item_id, outcome="choose_winner",
+                         winner_id=later.id, reason="The user's own rule.")  # fmt: skip
+    assert refused.value.code == "winner_not_active"
+    assert "not in effect until" in refused.value.message
+    assert ReviewItem.objects.get(pk=item_id).state == "open"
+    assert Memory.objects.get(pk=written["memory"]["id"]).status == "active"
+    assert not MemoryEvent.objects.filter(action__in=["revoked", "conflict_resolved"]).exists()
+    assert [i["content"] for i in _ask_atlas(api_client)["items"]] == [US]
