@@ -587,8 +587,9 @@ class AcceptedWriteSerializer(ConflictItemMixin, _DecisionBase):
 
     memory = MemorySerializer(
         allow_null=True,
-        help_text="The memory as it is now; null only in a replay (Idempotent-Replayed) when "
-        "the caller may no longer see it.",
+        help_text="The memory as it is now; null when the caller may not see it: its grant "
+        "writes a type or sensitivity it does not read, or, in a replay (Idempotent-Replayed), "
+        "it may no longer see it.",
     )
 
 
@@ -599,8 +600,9 @@ class PendingWriteSerializer(_DecisionBase):
     memory_id = serializers.UUIDField(
         source="memory.id",
         allow_null=True,
-        help_text="Null only in a replay (Idempotent-Replayed) when the caller may no longer "
-        "see the memory.",
+        help_text="Null when the caller may not see the memory: its grant writes a type or "
+        "sensitivity it does not read, or, in a replay (Idempotent-Replayed), it may no "
+        "longer see it.",
     )
 
 

@@ -378,8 +378,13 @@ class MemoryCorrectView(EndUserMixin, FormView):
         except NotFound as error:
             return self.refuse(error, detail)
         except DomainError as error:
+            # Sent twice, the second found the version it corrects superseded by the first:
+            # the person's own correction beside ``memory`` when there is one (stop 56's
+            # audit in a browser: it was told "not saved").
             saved = error.code == "not_chain_head" and correction_saved_as(
-                principal=self.principal, memory=memory, content=form.cleaned_data["content"]
+                principal=self.principal,
+                memory=own if own is not None else memory,
+                content=form.cleaned_data["content"],
             )
             if saved:
                 # Sent twice (a second click while the first was saved): it was told its
@@ -416,17 +421,21 @@ class MemoryCorrectView(EndUserMixin, FormView):
                     "the history as superseded.",
                 )
             return redirect("portal:memory", memory_id=result.memory.pk)
+        # A correction waiting for a reviewer is listed on the page of the memory it corrects:
+        # the person's own correction beside ``memory`` when it went there (the page of
+        # ``memory`` did not show it: stop 56's review).
+        waits_on = reverse("portal:memory", args=[corrected])
         if result.decision == "pending_approval" and result.already_waiting:
             # Sent twice (a double click, the form again): the first one waits, once.
             messages.info(self.request, self.ALREADY_WAITING)
-            return redirect(detail)
+            return redirect(waits_on)
         if result.decision == "pending_approval":
             messages.info(
                 self.request,
                 "Your correction touches sensitive information, so a reviewer will look at it "
                 "first. The current version stays in use until then.",
             )
-            return redirect(detail)
+            return redirect(waits_on)
         form.add_error(
             None,
             f"The correction was refused: {result.message or 'it breaks a memory rule'} "

@@ -9,7 +9,8 @@ Run by beat (``memory_core.tasks.retention_sweep``):
    the open conflicts left with fewer than two active candidates (resolution
    ``settled``): an expiry, a deletion or a revoke that could not take the item (another
    transaction held it) left nothing for a reviewer to choose.
-2. Delete what the tenant's active policy no longer allows to keep, through the same
+2. Delete what the tenant's active policy no longer allows to keep (without one, nothing but
+   revoked preferences, whose rule asks no period of it), through the same
    deletion operations as a user's request (one operation per subject and reason, so every
    derived store is purged and verified):
    - working memory older than ``retention.working_hours`` hours;
@@ -63,6 +64,7 @@ from memory_core.models import (
     PolicyVersion,
     RetrievalTrace,
     Status,
+    Tenant,
     Tombstone,
 )
 from memory_core.policy_check import REVOKED_RULE, retention_cutoffs, retention_period
@@ -243,9 +245,17 @@ def retention_delete(
     now = now or timezone.now()
     deadline = time.monotonic() if deadline is None else deadline
     operations = []
-    policies = PolicyVersion.objects.filter(is_active=True).values_list(
-        "tenant_id", "document", "version"
+    policies = list(
+        PolicyVersion.objects.filter(is_active=True).values_list("tenant_id", "document", "version")
     )
+    # A tenant without an active policy limits nothing (``retention_section(None)``), but its
+    # revoked preferences go at the next run as any tenant's: that rule asks no period of the
+    # policy, and the export and the revoke page say so. They were kept, content and all, with
+    # no end (stop 56's review).
+    unlimited = Tenant.objects.filter(deleted_at__isnull=True).exclude(
+        pk__in=[tenant_id for tenant_id, _, _ in policies]
+    )
+    policies += [(tenant_id, None, None) for tenant_id in unlimited.values_list("pk", flat=True)]
     for tenant_id, document, version in policies:
         made: list[DeletionOperation] = []
         with _tenant_isolated("delete", tenant_id, failures) as part:

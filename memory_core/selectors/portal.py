@@ -400,6 +400,10 @@ def corrections_beside(*, principal, memory: Memory):
             environment=memory.environment,
             status=Status.ACTIVE,
             authority=Authority.EXPLICIT_USER,
+            # The owner a correction kept beside ``memory`` gets (its chain's, ``_draft``): an
+            # agent's private memory on the key is none of the person's corrections, and a
+            # correction sent to it became private to that agent (stop 56's review).
+            agent_id=memory.agent_id,
         )
         .exclude(pk=memory.pk)
         .order_by("created_at", "id")

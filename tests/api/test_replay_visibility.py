@@ -149,3 +149,12 @@ def test_a_batch_answer_names_no_memory_the_writer_may_not_read(api_client, agen
     replay = post(api_client, BATCH, items, key="write-only-batch")
     assert [result["memory"] for result in first.json()["results"]] == [None, None]
     assert first.json() == replay.json()
+
+
+def test_the_schema_says_a_first_answer_leaves_out_a_memory_the_writer_may_not_read(client):
+    """The schema said ``memory`` was null "only in a replay" after stop 56's first answers
+    left it out for a writer that may not read it (stop 56's review)."""
+    schema = client.get("/api/schema/?format=json").json()["components"]["schemas"]
+    for name, field in (("AcceptedWrite", "memory"), ("PendingWrite", "memory_id")):
+        described = schema[name]["properties"][field].get("description", "")
+        assert "does not read" in described and "only in a replay" not in described, described

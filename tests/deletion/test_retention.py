@@ -851,3 +851,45 @@ def test_a_tenant_without_a_policy_gets_no_default_end_at_admission():
         f"status {memory.status}, rule codes {result.rule_codes}: the episode was given "
         "admission's default end and is now kept expired, its content with it, forever"
     )
+
+
+def test_a_revoked_preference_of_a_tenant_without_a_policy_goes_when_its_export_says(
+    settings, tmp_path
+):
+    """A tenant without an active policy limits nothing, but its revoked preferences go at
+    the sweep's next run as the revoke page and the export say: the sweep ran over tenants
+    with an active policy only, and kept them, content and all, with no end (stop 56's
+    review)."""
+    from memory_core.exports import export_create, export_path
+    from memory_core.principals import SubjectPrincipal
+    from memory_core.services.writes import memory_revoke
+
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    tenant = TenantFactory()
+    assert not PolicyVersion.objects.filter(tenant=tenant, is_active=True).exists()
+    subject = SubjectFactory(tenant=tenant)
+    v1 = MemoryFactory(
+        subject=subject,
+        memory_key="ui.theme",
+        status="superseded",
+        content="User prefers dark mode.",
+    )
+    v2 = MemoryFactory(
+        subject=subject,
+        memory_key="ui.theme",
+        supersedes=v1,
+        version=2,
+        content="User prefers dark mode with high contrast.",
+    )
+    principal = SubjectPrincipal(tenant_id=tenant.id, subject_id=subject.id, user_id=1)
+    memory_revoke(principal=principal, memory_id=v2.pk, reason="")
+    export = export_create(principal=principal)
+    path = export_path(export)
+    records = {r["id"]: r for r in json.loads(path.read_text())["memories"]}
+    said_ended = [records[str(m.pk)]["expires_at"] for m in (v1, v2)]
+    retention_apply()
+    for operation in DeletionOperation.objects.exclude(status="completed"):
+        deletion_run(operation_id=operation.id)
+    kept = list(Memory.objects.filter(pk__in=[v1.pk, v2.pk]).exclude(status="deleted"))
+    assert all(said_ended), said_ended
+    assert not kept, [m.status for m in kept]

@@ -23,7 +23,7 @@ from memory_core.models import (
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.services.memories import MemoryDraft, memory_supersede
 from memory_core.services.reviews import review_approve
-from tests.factories import MemoryFactory, pending_write_on
+from tests.factories import AgentFactory, MemoryFactory, pending_write_on
 
 pytestmark = pytest.mark.django_db
 
@@ -2364,3 +2364,61 @@ def test_a_second_correction_of_an_admins_memory_replaces_the_persons_first(
     assert Memory.objects.get(pk=rome.supersedes_id).content == "Alice works in the Paris office."
     conflict = ReviewItem.objects.get(subject=alice_subject, kind="conflict", state="open")
     assert sorted(map(str, conflict.candidate_ids)) == sorted([str(admin.pk), str(rome.pk)])
+
+
+def test_a_first_correction_never_lands_on_an_agents_private_memory(alice_client, alice_subject):
+    """An agent's private memory stated by the user on the key of an administrator's memory
+    is none of the person's corrections: stop 56's first version of ``own_beside`` sent the
+    person's first correction to it, making their words private to that agent with no
+    conflict for a reviewer (stop 56's review). It is kept beside the administrator's."""
+    agent = AgentFactory(tenant=alice_subject.tenant)
+    admin = MemoryFactory(
+        subject=alice_subject,
+        authority="explicit_admin",
+        source_type="admin",
+        memory_key="office.location",
+        content="Alice works in the Berlin office.",
+    )
+    private = MemoryFactory(
+        subject=alice_subject,
+        memory_key="office.location",
+        agent=agent,
+        content="Alice works in the Paris office.",
+    )
+    url = reverse("portal:memory-correct", args=[admin.pk])
+    response = alice_client.post(url, {"content": "Alice works in the Rome office."})
+    assert response.status_code == 302
+    rome = Memory.objects.get(subject=alice_subject, content="Alice works in the Rome office.")
+    assert rome.agent_id is None, "her correction was made private to another agent"
+    assert rome.supersedes_id != private.pk
+    private.refresh_from_db()
+    assert private.status == "active"
+    conflict = ReviewItem.objects.filter(subject=alice_subject, kind="conflict", state="open")
+    assert conflict.exists(), "no conflict for a reviewer, though the page says one decides"
+
+
+def test_a_second_correction_waiting_for_a_reviewer_is_shown_where_the_person_lands(
+    alice_client, alice_subject
+):
+    """A second correction that waits for a reviewer is written on the person's first one
+    beside the administrator's memory, and the person was sent to the administrator's
+    memory's page, which did not list it (stop 56's review). They land where it is listed."""
+    admin = MemoryFactory(
+        subject=alice_subject,
+        authority="explicit_admin",
+        source_type="admin",
+        memory_key="office.location",
+        content="Alice works in the Berlin office.",
+    )
+    url = reverse("portal:memory-correct", args=[admin.pk])
+    assert (
+        alice_client.post(url, {"content": "Alice works in the Paris office."}).status_code == 302
+    )
+    sensitive = "Alice works in the Paris office; she was diagnosed with diabetes."
+    response = alice_client.post(url, {"content": sensitive})
+    assert response.status_code == 302
+    assert Memory.objects.filter(content=sensitive, status="pending_approval").exists()
+    landed = alice_client.get(response["Location"]).content.decode()
+    assert 'id="waiting-title"' in landed and "diagnosed with diabetes" in landed, (
+        "the page she is sent to says nothing of her correction waiting for a reviewer"
+    )
