@@ -521,7 +521,8 @@ def _read_id(text: str) -> tuple[str, ...]:
 @dataclass(frozen=True)
 class SourceReading:
     """What rules 6 and 7 make of a write's source: the first code refusing it (or ""), and
-    the authority, confidence and consent it is kept with."""
+    the authority, confidence and consent it is kept with (a refused reading's too: an
+    import with --no-screen keeps them)."""
 
     refusal: str
     authority: str
@@ -543,25 +544,31 @@ def read_source(candidate: Candidate, admission: dict, *, trusted: bool) -> Sour
     consent = candidate.consent or (
         Consent.EXPLICIT if source == SourceType.USER_INPUT else Consent.WORKFLOW
     )
-
-    def reading(refusal: str = "", codes: tuple = ()) -> SourceReading:
-        return SourceReading(refusal, authority, confidence, consent, list(codes))
-
-    # 6. Source and authority.
-    if source == SourceType.ADMIN and not trusted:
-        return reading("source.admin_not_allowed")
-    if source == SourceType.VERIFIED_TOOL_OUTPUT and not candidate.source_tool:
-        return reading("source.tool_required")
-    if authority not in allowed and not trusted:
-        return reading("source.authority_not_allowed")
-    codes = []
+    # An inference's confidence is capped before any rule below refuses, so that a refused
+    # reading carries the values a write is kept with too: an import with --no-screen keeps
+    # them whatever the reading refused, and kept a model's inference without its tool at
+    # 1.0 (stop 56's audit of imports).
+    capped = []
     if authority == Authority.MODEL_INFERENCE:
         cap = float(admission.get("inferred_max_confidence", 0.8))
         if candidate.confidence is None:
             confidence = cap
         elif confidence > cap:
             confidence = cap
-            codes.append("source.confidence_capped")
+            capped.append("source.confidence_capped")
+
+    def reading(refusal: str = "", codes: tuple = ()) -> SourceReading:
+        return SourceReading(refusal, authority, confidence, consent, list(codes))
+
+    # 6. Source and authority. A write refused here was never said to be capped: its
+    # decision lists the refusal alone, as it did before the cap was read first.
+    if source == SourceType.ADMIN and not trusted:
+        return reading("source.admin_not_allowed")
+    if source == SourceType.VERIFIED_TOOL_OUTPUT and not candidate.source_tool:
+        return reading("source.tool_required")
+    if authority not in allowed and not trusted:
+        return reading("source.authority_not_allowed")
+    codes = capped
     # The tenant's floor for what is kept at all (0: none), on the confidence kept: the
     # policy held it, bounded it, and admission read nothing of it (stop 49's audit).
     if confidence < float(admission.get("confidence_floor", 0.0)):

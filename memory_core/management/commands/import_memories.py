@@ -10,9 +10,10 @@ consent admission's rules 6 and 7 refuse (``read_source``, as admission reads th
 admin source is trusted), and content a reviewer must see first (the tenant's sensitive
 categories) are errors, since an import has no reviewer in its path; such a record goes
 through the API instead, where it waits for one. A memory deleted since an earlier import
-of the same file is not brought back. A record's authority, confidence and consent are kept
-as admission keeps a write's (``read_source``: consent explicit for user_input, else a
-workflow's; an inference's confidence capped). The format is in docs/api.md.
+of the same file is not brought back, after a restore and its replay too. A record's
+authority, confidence and consent are kept as admission keeps a write's (``read_source``:
+consent explicit for user_input, else a workflow's; an inference's confidence capped). The
+format is in docs/api.md.
 
 The file is read twice, a line at a time (validated, then parsed again and stored in chunks
 of CHUNK records), so memory holds one chunk whatever the file's size (and, when screening,
@@ -32,6 +33,7 @@ from collections import defaultdict, deque
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils import timezone
 
 from memory_core.admission import check_content, guards, parse_candidate, read_source
@@ -427,6 +429,7 @@ class Command(BaseCommand):
                     tenant_id=tenant.id, subject_id__in=list(names)
                 ).values_list("subject_id", "content_hash")
             }
+            orphaned = self._orphaned_hashes(tenant)
             new = []
             for record in items:
                 candidate = record["candidate"]
@@ -439,7 +442,7 @@ class Command(BaseCommand):
                 if fingerprint in existing:
                     skipped += 1
                     continue
-                if (candidate.subject, fingerprint[3]) in deleted:
+                if (candidate.subject, fingerprint[3]) in deleted or fingerprint[3] in orphaned:
                     gone += 1
                     continue
                 existing.add(fingerprint)
@@ -480,6 +483,29 @@ class Command(BaseCommand):
             )
             for draft in drafts
         )
+
+    def _orphaned_hashes(self, tenant) -> set[str]:
+        """Return the content hashes of ``tenant``'s tombstones that name no Subject row of
+        the tenant (or no subject), read once per import.
+
+        A restore and its replay leave these: a memory deleted after the backup, of a subject
+        made after it, is tombstoned under the journal's subject id, which no restored row
+        holds. Importing the file again made the subject afresh under a new id, read only
+        that subject's tombstones, and brought the deleted memory back (stop 56's audit of
+        imports). Whose it was is not known, so any record with its text may be it: the hash
+        alone matches. Only a replay writes such tombstones (a deletion names its memory's
+        subject), so one read serves every chunk."""
+        cache = self.__dict__.setdefault("_orphaned_cache", {})
+        if tenant.pk not in cache:
+            known = Subject.objects.filter(tenant_id=tenant.pk, pk=OuterRef("subject_id"))
+            cache[tenant.pk] = set(
+                Tombstone.objects.filter(tenant_id=tenant.pk)
+                .exclude(content_hash="")
+                .exclude(Exists(known))
+                .values_list("content_hash", flat=True)
+                .distinct()
+            )
+        return cache[tenant.pk]
 
     def _tenant(self, tenant):
         """Return (active policy, principal, agents by name) of ``tenant``, looked up once."""

@@ -4,10 +4,13 @@ import json
 import os
 import unicodedata
 import uuid
+from datetime import timedelta
 from io import StringIO
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.db import transaction
+from django.utils import timezone
 
 from memory_core.models import Memory, MemoryEvent, Status, Subject
 
@@ -279,6 +282,34 @@ def test_an_import_keeps_the_consent_and_confidence_admission_would(tenant, tmp_
 
 
 @pytest.mark.django_db
+def test_an_unscreened_inference_without_its_tool_is_kept_at_the_capped_confidence(
+    tenant, tmp_path
+):
+    """docs/api.md keeps an import's confidence "as admission keeps a write's (screened or
+    not)", a ``model_inference`` authority's capped at ``inferred_max_confidence``. A
+    ``--no-screen`` record of a verified tool output without its tool, stated as a model's
+    inference, was stored at confidence 1.0: ``read_source`` returned at its first refusal
+    (``source.tool_required``) before it capped the confidence, and the import kept that
+    reading's confidence whatever it refused (stop 56's audit of imports)."""
+    path = tmp_path / "in.jsonl"
+    path.write_text(
+        record(
+            tenant,
+            memory_type="episode",
+            memory_key="",
+            content="The nightly build failed after the dependency bump.",
+            authority="model_inference",
+            source={"type": "verified_tool_output", "conversation_id": "o", "message_id": "1"},
+        )
+    )
+
+    call_command("import_memories", str(path), "--no-screen", stdout=StringIO(), stderr=StringIO())
+
+    memory = Memory.objects.get()
+    assert (memory.authority, memory.confidence) == ("model_inference", 0.8)
+
+
+@pytest.mark.django_db
 def test_an_import_takes_only_the_subjects_own_user_scope_and_names_it_by_its_id(tenant, tmp_path):
     """A ``user:<UUID>`` scope went in whoever's UUID it was (the API answers 400
     invalid_scope): a memory about user-9 scoped to another person, never retrievable; and
@@ -439,6 +470,62 @@ def test_importing_again_does_not_bring_back_a_memory_deleted_since(tenant, tmp_
 
     assert Memory.objects.exclude(status="deleted").count() == 1
     assert "skipped 1 already present and 1 deleted since an earlier import" in out.getvalue()
+
+
+class _BackupRestored(Exception):
+    """Raised to roll the database back to the savepoint standing for the backup."""
+
+
+@pytest.mark.django_db
+def test_importing_again_after_a_restore_and_its_replay_does_not_bring_back_a_deleted_memory(
+    tenant, tmp_path, settings
+):
+    """A backup is taken, the file imported, one of its memories deleted (journaled), the
+    database restored to the backup (a savepoint rolled back; the journal survives) and the
+    deletions replayed; then the operator imports the file again, to get back what the
+    restore lost. The deleted memory came back active: its subject was made after the backup,
+    so the replay tombstoned it under the journal's subject id, which no Subject row held,
+    the import made the subject afresh under a new id, and ``_store_chunk`` read only the
+    tombstones of the subjects it found (stop 56's audit of imports)."""
+    from memory_core.deletion.runner import deletion_run
+    from memory_core.deletion.services import deletion_request
+    from memory_core.principals import SystemPrincipal
+
+    settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "deletion-ledger.jsonl"
+    settings.MEMLEDGER_BACKUP_RETENTION_DAYS = 35
+    backup_taken = timezone.now() - timedelta(minutes=5)
+    path = tmp_path / "in.jsonl"
+    path.write_text(
+        record(tenant)
+        + "\n"
+        + record(
+            tenant,
+            memory_key="style.length",
+            content="User prefers short answers.",
+            source={"type": "user_input", "conversation_id": "old-store", "message_id": "2"},
+        )
+    )
+    with pytest.raises(_BackupRestored), transaction.atomic():  # rolled back: the restore
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+        gone = Memory.objects.get(memory_key="style.tone")
+        operation = deletion_request(
+            principal=SystemPrincipal(tenant_id=tenant.id), memory_id=gone.id
+        )
+        assert deletion_run(operation_id=operation.id) == "completed"
+        raise _BackupRestored
+    assert not Memory.objects.exists()  # the backup holds nothing of the import
+    replayed = StringIO()
+    call_command(
+        "replay_deletions", "--since", backup_taken.isoformat(), stdout=replayed, stderr=StringIO()
+    )
+    assert json.loads(replayed.getvalue())["replayed"] == 1
+
+    out = StringIO()
+    call_command("import_memories", str(path), stdout=out, stderr=StringIO())
+
+    assert Memory.objects.filter(memory_key="style.length", status="active").exists()
+    assert not Memory.objects.filter(memory_key="style.tone").exclude(status="deleted").exists()
+    assert "1 deleted since an earlier import" in out.getvalue()
 
 
 @pytest.mark.django_db
