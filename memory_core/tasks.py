@@ -173,6 +173,7 @@ def queued_subject_deletion_task(subject_id: str) -> str:
 def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     """Re-drive deletions stuck in pending, running or partial (beat, every 30 s)."""
     from memory_core.deletion.ledger import LedgerAppendFailed, ledger_path
+    from memory_core.deletion.services import queued_deletions_journal
     from memory_core.deletion.sweep import deletion_sweep as sweep
     from memory_core.services.api_keys import (
         deactivations_journal,
@@ -189,6 +190,7 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
 
     stale = settings.MEMLEDGER_DELETION_STALE_SECONDS if stale_seconds is None else stale_seconds
     catch_ups = {
+        "queued deletion(s)": queued_deletions_journal,
         "key revocation(s)": revocations_journal,
         "agent deactivation(s)": deactivations_journal,
         "memory revocation(s)": memory_revocations_journal,
@@ -200,13 +202,14 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     }
     journaled, failed = {}, []
     # Cross-tenant by design: it finds stuck operations of every tenant (ids only), then the
-    # key revocations, agent deactivations, memory revocations and rejections, memories expired
-    # by their task's close, agents' grants, keys' expiries and tenants' policy versions whose
-    # journal line an append failed to write (revoked or deactivated after a backup, each
-    # would be back in use after a restore, a rejected write back in the reviewers' queue, a
-    # closed task's state in use again, a narrowed grant wide again, a key without its expiry,
-    # a shortened retention long again); each kind's batch is appended in one write and
-    # recorded in one UPDATE.
+    # deletions queued for a worker, key revocations, agent deactivations, memory revocations
+    # and rejections, memories expired by their task's close, agents' grants, keys' expiries
+    # and tenants' policy versions whose journal line an append failed to write (a queued
+    # deletion no worker made yet would be forgotten after a restore, its memories back in
+    # use; revoked or deactivated after a backup, each would be back in use, a rejected write
+    # back in the reviewers' queue, a closed task's state in use again, a narrowed grant wide
+    # again, a key without its expiry, a shortened retention long again); each kind's batch
+    # is appended in one write and recorded in one UPDATE.
     with platform_scope("deletion sweep"):
         redriven = sweep(stale_seconds=stale)
         for what, catch_up in catch_ups.items():

@@ -46,6 +46,8 @@ from memory_core.deletion.runner import deletion_reset, deletion_run
 from memory_core.deletion.services import tenant_and_memories_lock
 from memory_core.deletion.stores import active_stores, scrub_memories
 from memory_core.exceptions import Conflict, SubjectBeingDeleted, ValidationFailed
+from memory_core.exports import export_dir
+from memory_core.json_types import json_loads
 from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
     Agent,
@@ -76,6 +78,7 @@ from memory_core.services.revocations import (
 )
 from memory_core.services.tasks import task_close_replayed
 from memory_core.services.writes import memory_revoke_replayed
+from memory_core.text import content_hash
 
 # A database's rows say when a request began (requested_at, revoked_at, deletion_queued_at),
 # not when it committed: one that began before a dump and committed after its snapshot (a
@@ -258,15 +261,17 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
         return None  # the tenant came after the backup: nothing of it was restored
     subject_id = entry.get("subject_id")
     if subject_id and not Subject.objects.filter(pk=subject_id).exists():
-        if entry["target"] == DeletionOperation.Target.SUBJECT:
+        if entry["target"] == DeletionOperation.Target.SUBJECT or entry.get("memory_key_sha256"):
             # Made after the backup: the operation names its row back, as a deleted identity's
             # (its own id for its name), so that its steps reach what no restored row names
             # (its export folder). A queued line holds no tombstones to name it by, and its
-            # exports step scanned no folder (left open until stop 50).
+            # exports step scanned no folder (left open until stop 50; for a key's queued
+            # line, until stop 56's audit of backups).
             Subject.objects.create(pk=subject_id, tenant_id=tenant_id, external_id=subject_id)
         else:
             subject_id = None
     memory_ids = {uuid.UUID(t["memory_id"]) for t in entry["tombstones"]}
+    exported: dict[uuid.UUID, str] = {}
     if entry["target"] != DeletionOperation.Target.TENANT:
         _lock_subjects(subject_id, memory_ids)
     if entry["target"] == DeletionOperation.Target.SUBJECT and subject_id and entry.get("queued"):
@@ -296,6 +301,14 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             if entry["memory_key_sha256"]
             in {memory_key_digest(spelt) for spelt in journaled_spellings(key)}
         }
+        # And those on the key the subject's export files hold that the restored database
+        # lacks (written after the backup): no row names them, so the exports step, which
+        # finds a file's records by the operation's ids, left their words in the files.
+        exported = _exported_on_key(tenant_id, subject_id, entry["memory_key_sha256"])
+        restored_ids = Memory.objects.filter(pk__in=list(exported)).values_list("pk", flat=True)
+        for pk in restored_ids:  # found above, or left out above (deleted already)
+            del exported[pk]
+        memory_ids |= set(exported)
     elif entry["target"] == DeletionOperation.Target.TENANT:
         # As the request does: its rows, then the tenant row FOR UPDATE, which waits for a
         # transaction that already inserted a row of the tenant (the UPDATE below alone,
@@ -342,7 +355,8 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             pk__in_array=operation.memory_ids
         ).values_list("pk", "subject_id", "content_hash")
     }
-    hashes = {t["memory_id"]: t.get("content_hash", "") for t in entry["tombstones"]}
+    hashes = {str(pk): digest for pk, digest in exported.items()}
+    hashes.update({t["memory_id"]: t.get("content_hash", "") for t in entry["tombstones"]})
     # A memory the restored database does not hold (made after the backup) is the journal's
     # subject's: its tombstone names that subject, whose export folder the steps then scan
     # (no row of the subject was restored either, so the operation names none). With no
@@ -389,6 +403,39 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
     )
     scrub_memories(operation.memory_ids)
     return operation
+
+
+def _exported_on_key(tenant_id, subject_id, key_sha256: str) -> dict[uuid.UUID, str]:
+    """Return the memories on the key whose digest is ``key_sha256`` that the subject's
+    export files hold, by id, with the content hash of each record's content ("" for none).
+
+    Every file of the subject's folder is read, those a restored row describes too (their
+    memories on the key are restored rows, found anyway). A file that is not an export's
+    JSON is left to the exports step, whose verification names it.
+    """
+    folder = export_dir() / str(tenant_id) / str(subject_id)
+    found: dict[uuid.UUID, str] = {}
+    if not folder.is_dir():
+        return found
+    for path in sorted(folder.iterdir()):
+        try:
+            document = json_loads(path.read_bytes().decode()) if path.is_file() else None
+        except (OSError, ValueError):
+            continue
+        records = document.get("memories") if isinstance(document, dict) else None
+        for record in records if isinstance(records, list) else []:
+            if not isinstance(record, dict) or not isinstance(record.get("memory_key"), str):
+                continue
+            spellings = journaled_spellings(record["memory_key"])
+            if key_sha256 not in {memory_key_digest(spelt) for spelt in spellings}:
+                continue
+            try:
+                memory_id = uuid.UUID(str(record.get("id")))
+            except ValueError:
+                continue
+            content = record.get("content")
+            found[memory_id] = content_hash(content) if isinstance(content, str) and content else ""
+    return found
 
 
 def _lock_subjects(subject_id, memory_ids) -> None:

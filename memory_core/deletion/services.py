@@ -13,15 +13,19 @@ import logging
 import time
 import uuid
 from contextlib import contextmanager
-from functools import partial
+from datetime import timedelta
+from functools import partial, reduce
+from operator import or_
 
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from psycopg.errors import DeadlockDetected, LockNotAvailable, QueryCanceled
 
 from memory_core.deletion.ledger import (
+    backups_cutoff,
+    ledger_catch_up,
     ledger_entry,
     ledger_write,
     queued_entry,
@@ -70,12 +74,14 @@ from memory_core.rls import tenant_atomic
 logger = logging.getLogger(__name__)
 
 # A queued deletion's mark (Subject; of the whole subject, or of one memory_key): set
-# together by the queue, cleared together by its run or a tenant's deletion.
+# together by the queue, cleared together by its run or a tenant's deletion. Its journal
+# line's record goes with it: a mark queued again owes a line of its own.
 QUEUED_FIELDS = [
     "deletion_queued_at",
     "deletion_queued_by",
     "deletion_queued_by_agent",
     "deletion_queued_key",
+    "deletion_queued_journaled_at",
 ]
 QUEUED_CLEARED = {**dict.fromkeys(QUEUED_FIELDS), "deletion_queued_key": ""}
 # The Conflict's code of a memory's deletion whose ``expected_status`` is not the memory's.
@@ -101,10 +107,8 @@ def _journal_committed(operation_id, tenant_id, entry: dict) -> None:
     A failed append (a full disk, a missing volume) is logged and leaves ``journaled_at``
     empty: the operation's run appends it (``runner._journal``), and cannot complete until
     one has. An append whose record fails is appended again by the run: a duplicate line is
-    harmless (the reader keeps one per operation). A queued deletion's line (a whole
-    subject's or a key's, ``ledger.queued_entry``) names no operation row yet: nothing is
-    recorded, and a failed append leaves the worker's operation, journaled when it is made,
-    as its only line.
+    harmless (the reader keeps one per operation). A queued deletion's line names no
+    operation row yet: ``_journal_queued`` records it on the subject's mark.
     """
     try:
         ledger_write(entry)
@@ -756,6 +760,7 @@ def subject_deletion_queue(*, principal, subject_id, memory_key: str = "") -> Su
         if subject.deletion_queued_at is None:
             subject.deletion_queued_at = timezone.now()
             subject.deletion_queued_key = memory_key
+            subject.deletion_queued_journaled_at = None
             if isinstance(principal, AgentPrincipal):
                 subject.deletion_queued_by_agent_id = principal.agent_id
             else:
@@ -770,11 +775,82 @@ def subject_deletion_queue(*, principal, subject_id, memory_key: str = "") -> Su
             # Journaled as it commits, before the task is sent: a restore from a backup taken
             # before the worker made the request replays it (ledger.queued_entry).
             transaction.on_commit(
-                partial(_journal_committed, entry["operation_id"], subject.tenant_id, entry),
+                partial(_journal_queued, subject.pk, subject.deletion_queued_at, entry),
                 robust=True,
             )
             subject_deletion_enqueue_on_commit(subject.pk)
         return subject
+
+
+def _journal_queued(subject_id, queued_at, entry: dict) -> None:
+    """Append the committed queued mark's journal line and record it on the mark; never raise.
+
+    A failed append is logged and leaves ``deletion_queued_journaled_at`` empty: the deletion
+    sweep appends it (``queued_deletions_journal``). Until a worker makes the request (hours
+    while workers are down) this line alone lets a restore's replay make it: before, nothing
+    appended it again, and a replay forgot the person's request (stop 56's audit of backups).
+    """
+    try:
+        ledger_write(entry)
+    except Exception:
+        logger.exception(
+            "subject %s: the journal append of its queued deletion failed; the deletion sweep "
+            "tries again",
+            subject_id,
+        )
+        return
+    try:
+        with tenant_atomic(entry["tenant_id"]):
+            _queued_recorded([(subject_id, queued_at)])
+    except DatabaseError:
+        logger.warning("subject %s: queued deletion journaled, not recorded", subject_id)
+
+
+def _queued_recorded(marks: list[tuple]) -> None:
+    """Record the lines of ``marks`` ((subject id, queued at) pairs) as journaled, in one
+    UPDATE, on each subject whose mark is still the one its line names: a mark cleared since
+    (the worker made the request, journaled as its operation) owes nothing, and one queued
+    again since owes a line of its own."""
+    named = reduce(or_, (Q(pk=pk, deletion_queued_at=queued_at) for pk, queued_at in marks))
+    Subject.objects.filter(named, deletion_queued_journaled_at=None).update(
+        deletion_queued_journaled_at=timezone.now()
+    )
+
+
+def queued_deletions_journal(*, older_than: float = 0, limit: int = 500) -> int:
+    """Append the journal lines of the deletions queued for a worker (a whole subject's or a
+    key's) more than ``older_than`` seconds ago whose line is not recorded (an append that
+    failed, or a mark queued before migration 0042), oldest first, at most ``limit``; return
+    how many were appended. Raise LedgerAppendFailed if the journal cannot be written.
+
+    Platform work (the deletion sweep): marks of every tenant, one read, one write (one
+    fsync) and one UPDATE. A mark the worker has made is cleared and owes no line (its
+    operation is journaled); the same line appended twice is harmless (the reader keeps one
+    per operation id, the one with the most tombstones: the worker's). A mark queued before
+    the oldest backup kept (``ledger.backups_cutoff``) needs no line: every backup holds it.
+    """
+    before = timezone.now() - timedelta(seconds=older_than)
+    pending = list(
+        Subject.objects.filter(
+            deletion_queued_at__gte=backups_cutoff(),
+            deletion_queued_at__lte=before,
+            deletion_queued_journaled_at=None,
+        )
+        .order_by("deletion_queued_at")
+        .values_list("pk", "tenant_id", "deletion_queued_at", "deletion_queued_key")[:limit]
+    )
+    if not pending:
+        return 0
+    ledger_catch_up(
+        [
+            queued_entry(
+                tenant_id=tenant_id, subject_id=pk, queued_at=queued_at, memory_key=memory_key
+            )
+            for pk, tenant_id, queued_at, memory_key in pending
+        ]
+    )
+    _queued_recorded([(pk, queued_at) for pk, _, queued_at, _ in pending])
+    return len(pending)
 
 
 def subject_deletion_enqueue_on_commit(subject_id) -> None:
@@ -821,7 +897,7 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
         # Cleared first, in the same transaction (others see the mark until it commits): the
         # request refuses a subject whose deletion is queued.
         subject.deletion_queued_at = subject.deletion_queued_by = None
-        subject.deletion_queued_by_agent = None
+        subject.deletion_queued_by_agent = subject.deletion_queued_journaled_at = None
         subject.deletion_queued_key = ""
         subject.save(update_fields=QUEUED_FIELDS)
         on_key = Memory.objects.filter(subject=subject, memory_key=memory_key)

@@ -56,6 +56,11 @@ class Subject(models.Model):
     )
     # A default in the database too: rows copied in bulk (the benchmarks' COPY) name no key.
     deletion_queued_key = models.CharField(max_length=200, blank=True, default="", db_default="")
+    # When the mark's journal line (``ledger.queued_entry``) reached the deletion journal,
+    # cleared with the mark; the deletion sweep appends the line of a mark without one (an
+    # append that failed): until a worker makes the request, that line alone lets a restore's
+    # replay make it. The sweep reads the marks by the index below (a few queued subjects).
+    deletion_queued_journaled_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         constraints = [

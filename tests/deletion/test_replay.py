@@ -206,6 +206,48 @@ def test_a_replayed_queued_deletion_of_a_subject_made_after_the_backup_reaches_i
             ).fetchall() == [(str(subject.id), "")]
 
 
+def test_a_replayed_queued_key_deletion_of_a_subject_made_after_the_backup_reaches_its_export(
+    tenant,
+):
+    """The same for a key's deletion queued for a worker: the replay set the operation's
+    subject to None (the subject was not in the restored database and the target was not
+    ``subject``), and the queued line names no tombstone, so the operation named no memory and
+    no subject, its exports step scanned no folder and verified, and the export kept the
+    deleted key's words until the retention sweep's orphan removal (stop 56's audit of
+    backups). The replay now restores the subject's row for it too, and names the memories
+    on the key that the subject's export files hold, which the exports step takes out."""
+    from memory_core.deletion.services import subject_deletion_queue
+    from memory_core.exports import export_create, export_path
+    from memory_core.principals import SubjectPrincipal, SystemPrincipal
+    from tests.factories import MemoryFactory, SubjectFactory
+
+    with _backup() as (dump, backup_time), _scratch() as scratch:
+        subject = SubjectFactory(tenant=tenant, external_id="made-after-the-backup-k")
+        deleted = MemoryFactory(
+            subject=subject, memory_key="health.notes", content="User takes lisinopril daily."
+        )
+        kept = MemoryFactory(
+            subject=subject, memory_key="style.tone", content="User likes brevity."
+        )
+        system = SystemPrincipal(tenant_id=tenant.id)
+        path = export_path(export_create(principal=system, subject_id=subject.id))
+        assert "lisinopril" in path.read_text()
+        user = SubjectPrincipal(tenant_id=tenant.id, subject_id=subject.id, user_id=1)
+        subject_deletion_queue(principal=user, subject_id=subject.id, memory_key="health.notes")
+
+        _restore(dump, scratch)
+        for _ in range(2):  # replaying twice changes nothing more
+            result = _replay(scratch, backup_time)
+            assert result["replayed"] == 1 and result["incomplete"] == {}, result
+        text = path.read_text()
+        assert "lisinopril" not in text and str(deleted.id) not in text
+        assert str(kept.id) in text and "User likes brevity." in text  # the other key stays
+        with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
+            assert conn.execute(
+                "SELECT subject_id, content_hash <> '' FROM memory_core_tombstone"
+            ).fetchall() == [(subject.id, True)]
+
+
 def test_a_queued_delete_everything_no_worker_made_before_the_database_was_lost_is_replayed(
     owner, owner_principal, memories
 ):

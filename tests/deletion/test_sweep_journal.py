@@ -15,7 +15,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory_core.models import Agent, ApiKey, Memory, MemoryEvent
+from memory_core.deletion.ledger import ledger_read, queued_operation_id
+from memory_core.deletion.replay import replay_deletions
+from memory_core.deletion.services import queued_subject_deletion_run, subject_deletion_queue
+from memory_core.models import Agent, ApiKey, DeletionOperation, Memory, MemoryEvent, Subject
 from memory_core.services.api_keys import api_key_create
 from memory_core.tasks import deletion_sweep
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, TenantFactory
@@ -268,3 +271,76 @@ def test_the_sweep_journals_grants_and_expiries_since_the_oldest_backup_in_a_few
 
     deletion_sweep(stale_seconds=0)  # once only
     assert len(_lines(journal)) == 2 * count
+
+
+def test_a_queued_deletion_whose_append_failed_is_journaled_by_the_sweep(
+    owner,
+    owner_principal,
+    memories,
+    journal,
+    settings,
+    private_queue,
+    django_capture_on_commit_callbacks,
+):
+    """A "delete everything" queued for a worker (202) whose journal append failed (the
+    journal's volume missing for a moment) was only logged: a queued mark had no
+    ``*_journaled_at`` and the sweep no catch-up for it, so until a worker made the request
+    (hours while workers are down) the journal lacked it, and a restore from a backup taken
+    before the request forgot it, the person's memories back in use (stop 56's audit of
+    backups). The sweep now appends it once the journal can be written, once."""
+    backup_time = timezone.now()
+    blocked = journal.parent / "not-a-folder"
+    blocked.write_text("")
+    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"  # cannot be made
+    with django_capture_on_commit_callbacks(execute=True):
+        subject_deletion_queue(principal=owner_principal, subject_id=owner.id)
+    queued = Subject.objects.get(pk=owner.pk)
+    assert queued.deletion_queued_at is not None and queued.deletion_queued_journaled_at is None
+
+    settings.MEMLEDGER_DELETION_LEDGER = journal  # the volume is back
+    deletion_sweep(stale_seconds=0)  # no worker consumes the queue: the task is sent again
+    deletion_sweep(stale_seconds=0)
+    [line] = _lines(journal)  # once
+    assert line["operation_id"] == str(queued_operation_id(owner.pk, queued.deletion_queued_at))
+    assert line["queued"] is True and line["tombstones"] == []
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_journaled_at is not None
+
+    # The database is lost; the backup taken before the request is restored (no mark).
+    Subject.objects.filter(pk=owner.pk).update(
+        deletion_queued_at=None, deletion_queued_by=None, deletion_queued_journaled_at=None
+    )
+    for _ in range(2):  # replaying twice changes nothing more
+        result = replay_deletions(entries=ledger_read(since=backup_time))
+        assert result["incomplete"] == {}, result
+        statuses = set(Memory.objects.filter(subject=owner).values_list("status", flat=True))
+        assert statuses == {"deleted"}, result
+    assert DeletionOperation.objects.filter(subject=owner).count() == 1
+
+
+def test_a_queued_deletion_a_worker_made_owes_no_line_to_the_sweep(
+    owner,
+    owner_principal,
+    memories,
+    journal,
+    settings,
+    private_queue,
+    django_capture_on_commit_callbacks,
+):
+    """A queued mark's line is recorded on the mark and cleared with it: once the worker made
+    the request (its operation journaled with its tombstones, under the same id), the sweep
+    appends nothing for the mark whose append failed."""
+    blocked = journal.parent / "not-a-folder"
+    blocked.write_text("")
+    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"
+    with django_capture_on_commit_callbacks(execute=True):  # the append fails
+        subject_deletion_queue(principal=owner_principal, subject_id=owner.id)
+    settings.MEMLEDGER_DELETION_LEDGER = journal
+    with django_capture_on_commit_callbacks(execute=True):
+        operation = queued_subject_deletion_run(owner.pk)
+
+    deletion_sweep(stale_seconds=0)
+
+    [line] = _lines(journal)
+    assert line["operation_id"] == str(operation.pk) and "queued" not in line
+    assert len(line["tombstones"]) == len(memories)
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_journaled_at is None
