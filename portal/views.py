@@ -4,8 +4,11 @@ Each view parses its input, calls one memory_core service or selector with the l
 principal, and renders. An id outside the login's subject is a 404.
 """
 
+from datetime import datetime, timedelta
+
 from django.conf import settings
 from django.contrib import messages
+from django.db import connection
 from django.http import FileResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -27,6 +30,7 @@ from memory_core.models import (
     AUTHORITY_RANK,
     Authority,
     DeletionOperation,
+    Export,
     Memory,
     MemoryClass,
     Status,
@@ -1037,12 +1041,43 @@ def deletion_entries(shown: str) -> set[str]:
     return {entry for entry in shown.split(",") if entry}
 
 
+# How long after an export a request from a page opened before it is answered with that
+# export's file instead of a new one. A second click waits for the first's export
+# (``exports_take_turns``) and finds it made a moment ago, however long it took to write.
+EXPORT_SENT_AGAIN = timedelta(seconds=10)
+EXPORT_LOCK_PREFIX = "memledger.portal-export:"
+
+
+def page_opened(value: str) -> datetime | None:
+    """Return when an export page was opened, as its form carries it; None for a form that
+    does not say it (a page from before it did) or a value that is not an aware moment."""
+    try:
+        opened = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return opened if timezone.is_aware(opened) else None
+
+
+def exports_take_turns(principal) -> None:
+    """Hold, until the request's transaction ends, the lock the exports of one login take
+    turns on: a second click's request reads the first's export once it has committed.
+
+    Taken before the subject's lock and by nothing else, so it waits in no cycle.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"{EXPORT_LOCK_PREFIX}{principal.actor_id}"],
+        )
+
+
 class ExportView(EndUserMixin, TemplateView):
     """Export everything remembered about the login's subject as one JSON download.
 
     While a deletion of the subject's memories is in progress, the page says what the export
     holds and leaves out (``export_during_deletion``); a request from a page that did not say
     it (opened before the deletion began) downloads nothing and shows the page, which does.
+    A request sent again (a double click) gets the file of the export its page already made.
     """
 
     template_name = "portal/export.html"
@@ -1054,6 +1089,7 @@ class ExportView(EndUserMixin, TemplateView):
             during_deletion=export_during_deletion(deleting),
             shown_deletions=shown_deletions(deleting),
             kept=export_kept(settings.MEMLEDGER_EXPORT_RETENTION_HOURS),
+            opened=timezone.now().isoformat(),
         )
         return context
 
@@ -1076,6 +1112,11 @@ class ExportView(EndUserMixin, TemplateView):
     )
 
     def post(self, request):
+        # A double click sends the form twice, the second while the first is still writing
+        # the file. Each made an export: two full copies of everything remembered about the
+        # person kept on our side (stop 56's audit of the portal in a browser). The second
+        # now waits here for the first, then answers with its file (``sent_again``).
+        exports_take_turns(self.principal)
         # The subject's lock first, as ``export_create`` takes it, before the deletions are
         # read: one asked for after this check (another tab) waits for the export, which then
         # holds what the page said. Taken after, such a deletion passed unseen, and the file
@@ -1102,13 +1143,45 @@ class ExportView(EndUserMixin, TemplateView):
             # leaves out what the page said.
             messages.info(request, self.MADE_SINCE)
             return redirect("portal:export")
+        again = self.sent_again(page_opened(request.POST.get("opened", "")))
+        if again is not None:
+            return again
         try:
             export = export_create(principal=self.principal)
         except DomainError as error:
             return self.refuse(error, reverse("portal:export"))
+        return self.download(export, export_path(export).open("rb"))
+
+    def sent_again(self, opened: datetime | None) -> FileResponse | None:
+        """Return the download of the export this login made after its page was ``opened``,
+        within ``EXPORT_SENT_AGAIN``: the same request sent again. None makes a new one."""
+        if opened is None:
+            return None
+        export = (
+            Export.objects.filter(
+                tenant_id=self.principal.tenant_id,
+                subject_id=self.principal.subject_id,
+                requested_by_type=self.principal.actor_type,
+                requested_by_id=self.principal.actor_id,
+                created_at__gt=max(opened, timezone.now() - EXPORT_SENT_AGAIN),
+            )
+            .order_by("-created_at")
+            .first()
+        )
+        if export is None:
+            return None
+        try:
+            file = export_path(export).open("rb")
+        except FileNotFoundError:  # its file is gone: a new export, rather than a 500
+            return None
+        return self.download(export, file)
+
+    @staticmethod
+    def download(export, file) -> FileResponse:
+        """Return ``file``, the file of ``export``, as the download, named by when it was made."""
         # Streamed from the file, a block at a time: an export may be tens of megabytes.
-        stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
-        response = FileResponse(export_path(export).open("rb"), content_type="application/json")
+        stamp = export.created_at.strftime("%Y%m%d-%H%M%S")
+        response = FileResponse(file, content_type="application/json")
         response["Content-Disposition"] = f'attachment; filename="memledger-export-{stamp}.json"'
         response["Cache-Control"] = "no-store"
         return response

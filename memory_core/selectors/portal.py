@@ -711,8 +711,9 @@ def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
 
     Each candidate carries ``state_now``, its state now (``InUse.state``: "expired" past its
     valid_until, "past_retention" past its class's retention), and each item
-    ``active_count``: how many candidates are still in use (only those can be chosen as the
-    winner), and ``held_apart``: whether they may all stay in use (``models.held_apart``).
+    ``active_count``: how many candidates are still in use and already in effect (only those
+    can be chosen as the winner), and ``held_apart``: whether those may all stay in use
+    (``models.held_apart``).
     Four queries whatever the queue holds (the tenant's active policy one of them).
     """
     queue = _open_queue(principal, ReviewItem.Kind.CONFLICT)
@@ -743,7 +744,13 @@ def conflict_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> P
         # (past its retention: stop 52's audit).
         for memory in item.candidates:
             memory.state_now = use.state(memory)
-        in_use = [m for m in item.candidates if m.state_now == Status.ACTIVE]
+        # Only those already in effect, as the page offers them (``not_yet_in_effect``): one
+        # whose valid_from is ahead is given to no agent until then and cannot win. Counted,
+        # the page left out its "Only one candidate is still in use" (stop 56's audit of the
+        # portal in a browser).
+        in_use = [
+            m for m in item.candidates if m.state_now == Status.ACTIVE and m.valid_from <= now
+        ]
         item.active_count = len(in_use)
         item.held_apart = held_apart(in_use, now)
     result.items = items

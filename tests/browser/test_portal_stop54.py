@@ -2,7 +2,9 @@
 code, a link, an agent's name, a file name) widened pages past a phone's screen, and the
 login page, reached by Back after logging in, said the account could not open the page it
 had just opened; and a correction or a revoke clicked twice while the first was saved was
-answered as though nothing had been saved, or in the API's words."""
+answered as though nothing had been saved, or in the API's words. Stop 56's audit found two
+more double clicks: a person's second correction of an administrator's memory, and an
+export."""
 
 import time
 from pathlib import Path
@@ -13,7 +15,9 @@ from playwright.sync_api import expect
 
 import portal.views
 from memory_core.deletion.selectors import queued_deletion
-from memory_core.models import Memory, Subject
+from memory_core.models import Export, Memory, Subject
+from memory_core.principals import SystemPrincipal
+from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.browser.conftest import log_in, new_page
 from tests.browser.test_portal_flows import PASSWORD, World
 
@@ -295,3 +299,88 @@ def test_a_revoke_clicked_twice_answers_in_the_portals_words(page, world, monkey
     said = page.locator(".messages").inner_text()
     assert str(world.alice_memory.pk) not in said, said  # not the API's "Memory <uuid> is ..."
     assert "Revoked" in said or "Nothing was changed" in said, said
+
+
+def double_click(page, button, *, gap_ms: int = 300, settle_ms: int = 3_500) -> None:
+    """Click ``button``, then again ``gap_ms`` later (an impatient person), and wait for the
+    page the browser shows at the end (the second request's answer)."""
+    button.scroll_into_view_if_needed()
+    box = button.bounding_box()
+    page.mouse.click(box["x"] + 5, box["y"] + 5)
+    page.wait_for_timeout(gap_ms)
+    page.mouse.click(box["x"] + 5, box["y"] + 5)
+    page.wait_for_timeout(settle_ms)
+    page.wait_for_load_state()
+
+
+def slowed(monkeypatch, name: str) -> None:
+    """Make ``portal.views.<name>`` take a second, as a busy server does (an embedding, a
+    lock): the second click is sent while the first request still runs."""
+    real = getattr(portal.views, name)
+
+    def slow(*args, **kwargs):
+        time.sleep(1.0)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(portal.views, name, slow)
+
+
+def test_a_second_correction_of_an_admins_memory_clicked_twice_is_not_said_to_be_unsaved(
+    page, world, monkeypatch
+):
+    """A person's second correction of an administrator's memory, its Save clicked twice,
+    was saved as version 2 of the person's own chain beside it, and the page said "This
+    memory changed after you opened this page: version 1 is now active, so your correction
+    was not saved": the second request found the person's first correction superseded
+    (``not_chain_head``) and ``correction_saved_as`` looked for a successor of the
+    administrator's memory, not of the person's own (stop 56's audit of the portal in a
+    browser)."""
+    (admin,) = memory_store_many(
+        drafts=[
+            MemoryDraft(
+                subject=world.alice_subject,
+                memory_type="user_preference",
+                memory_key="locale.time_zone",
+                content="User's time zone is Europe/Berlin.",
+                authority="explicit_admin",
+                source_type="admin",
+            )
+        ],
+        principal=SystemPrincipal(tenant_id=world.tenant.id),
+    )
+    log_in(page, "alice", PASSWORD)
+    page.goto(f"/portal/memories/{admin.pk}/correct/")
+    page.get_by_label("Corrected memory").fill("User's time zone is Europe/Paris.")
+    page.get_by_role("button", name="Save correction").click()
+    expect(page.locator(".messages")).to_contain_text("saved beside the current version")
+
+    slowed(monkeypatch, "memory_correct")
+    posts = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    page.goto(f"/portal/memories/{admin.pk}/correct/")
+    page.get_by_label("Corrected memory").fill("User's time zone is Europe/Rome.")
+    double_click(page, page.get_by_role("button", name="Save correction"))
+    assert sum(url.endswith("/correct/") for url in posts) == 2  # both clicks were sent
+
+    # Saved once: the person's own chain moved on to "Rome", beside the admin's memory.
+    rome = Memory.objects.get(subject=world.alice_subject, content__contains="Rome")
+    assert rome.status == "active" and rome.version == 2
+    text = page.locator("main").inner_text()
+    assert "your correction was not saved" not in text, text[:600]
+    assert not page.title().startswith("Error: "), page.title()
+
+
+def test_an_export_clicked_twice_makes_one_export(page, world, monkeypatch):
+    """Download JSON clicked twice, the second click while the first request was writing the
+    file, made two exports: two Export rows and two files holding everything remembered
+    about the person, kept on our side for ``MEMLEDGER_EXPORT_RETENTION_HOURS``, for one
+    download. Every other action of the portal answers a double click as one (stop 56's
+    audit of the portal in a browser)."""
+    slowed(monkeypatch, "export_create")
+    posts = []
+    page.on("request", lambda r: posts.append(r.url) if r.method == "POST" else None)
+    log_in(page, "alice", PASSWORD)
+    page.goto("/portal/export/")
+    double_click(page, page.get_by_role("button", name="Download JSON"))
+    assert sum(url.endswith("/export/") for url in posts) == 2  # both clicks were sent
+    assert Export.objects.filter(subject=world.alice_subject).count() == 1

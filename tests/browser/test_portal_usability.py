@@ -157,6 +157,37 @@ def test_a_reviewer_resolves_a_conflict_with_the_keyboard_after_forgetting_the_w
     }
 
 
+def test_a_conflict_with_a_candidate_not_yet_in_effect_says_only_one_is_in_use(page, world):
+    """A conflict of two candidates, one whose valid_from was still ahead, listed it as not
+    yet in effect and offered it as no winner, yet ``conflict_queue`` counted it in use (its
+    stored status is active): the card left out "Only one candidate is still in use", which
+    it shows for any other candidate that cannot win (stop 56's audit of the portal in a
+    browser)."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory_core.models import ReviewItem
+    from tests.browser.test_portal_flows import deploy_region_conflict, retrieved_ids
+
+    west, _ = deploy_region_conflict(world)
+    retrieved_ids(
+        world,
+        "Deploy the Lunest API to production.",
+        intent="apply_project_rules",
+        project_id="lunest",
+    )
+    item = ReviewItem.objects.get(kind="conflict", memory_key="deploy.region", state="open")
+    Memory.objects.filter(pk=west.pk).update(valid_from=timezone.now() + timedelta(days=7))
+
+    log_in(page, "reviewer", PASSWORD)
+    page.goto("/portal/review/conflicts/")
+    card = page.locator(f"#conflict-{item.pk}")
+    expect(card.get_by_text("Not yet in effect")).to_be_visible()
+    expect(card.locator('input[name="winner_id"]')).to_have_count(1)  # one can win
+    expect(card).to_contain_text("Only one candidate is still in use")
+
+
 def test_enter_in_a_reviewers_reason_approves_nothing(page, world):
     # Enter in a text field submits its form with the form's first submit button: that was
     # Approve, so a reviewer finishing a reason with Enter approved the sensitive write.

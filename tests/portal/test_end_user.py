@@ -1295,6 +1295,42 @@ def test_export_downloads_own_memories_as_json(
     assert record["updated_at"] == alice_memory.updated_at.isoformat()
 
 
+def opened_of(page: str) -> str:
+    return re.search(r'name="opened" value="([^"]*)"', page).group(1)
+
+
+def test_an_export_sent_twice_from_its_page_makes_one_export(
+    alice_client, alice_memory, settings, tmp_path
+):
+    """Download JSON clicked twice made two exports: two full copies of everything
+    remembered about the person kept on our side, for one download (stop 56's audit of the
+    portal in a browser). The second request from the page gets the first's file; a page
+    opened after it, a form that does not say when its page was opened, or an export older
+    than ``EXPORT_SENT_AGAIN`` makes a new one."""
+    from portal.views import EXPORT_SENT_AGAIN
+
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    url = reverse("portal:export")
+    form = {"shown_deletions": "", "opened": opened_of(alice_client.get(url).content.decode())}
+    first = alice_client.post(url, form)
+    second = alice_client.post(url, form)
+    assert first["Content-Disposition"] == second["Content-Disposition"]
+    assert first.getvalue() == second.getvalue()
+    assert Export.objects.filter(subject=alice_memory.subject).count() == 1
+
+    later = {"shown_deletions": "", "opened": opened_of(alice_client.get(url).content.decode())}
+    assert alice_client.post(url, later)["Content-Disposition"].startswith("attachment;")
+    assert Export.objects.filter(subject=alice_memory.subject).count() == 2
+    alice_client.post(url, {"shown_deletions": ""})  # a page from before the form said it
+    assert Export.objects.filter(subject=alice_memory.subject).count() == 3
+    Export.objects.update(created_at=timezone.now() - EXPORT_SENT_AGAIN)
+    alice_client.post(url, later)
+    assert Export.objects.filter(subject=alice_memory.subject).count() == 4
+    for junk in ("yesterday", "2026-12-06T10:00:00", "\x00"):  # not an aware moment
+        alice_client.post(url, {"shown_deletions": "", "opened": junk})
+    assert Export.objects.filter(subject=alice_memory.subject).count() == 7
+
+
 @pytest.mark.parametrize(
     ("hours", "said"),
     [

@@ -1,7 +1,12 @@
 """Portal requests that wait for another transaction's locks: a memory's delete confirmed
-while a correction of it commits, an export made while its tenant is deleted."""
+while a correction of it commits, an export made while its tenant is deleted, an export
+clicked twice."""
+
+import re
+import threading
 
 import pytest
+from django.test import Client
 from django.urls import reverse
 
 from memory_core.deletion.services import tenant_deletion_request
@@ -15,7 +20,7 @@ from tests.deletion.conftest import (
     requested_while_held,
 )
 from tests.deletion.test_concurrency import _until_it_waits
-from tests.threads import in_thread
+from tests.threads import in_thread, someone_waits_for_a_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -90,3 +95,42 @@ def test_an_export_made_while_its_tenant_is_deleted_is_answered_as_a_deleted_ten
     assert client.get(reverse("portal:export")).status_code == 403  # as from then on
     assert not Export.objects.filter(tenant_id=tenant_id).exists()
     assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
+
+
+def test_an_export_clicked_twice_waits_for_the_first_and_downloads_its_file(
+    alice, alice_memory, settings, tmp_path, monkeypatch
+):
+    """A second click on Download JSON, sent while the first request was writing the file,
+    made a second export: two copies of everything remembered about the person kept on our
+    side (stop 56's audit of the portal in a browser). It waits for the first request and
+    answers with the first's file."""
+    import portal.views
+
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    first_tab, second_click = Client(), Client()
+    for client in (first_tab, second_click):
+        client.force_login(alice)
+    page = first_tab.get(reverse("portal:export")).content.decode()
+    form = {
+        "shown_deletions": "",
+        "opened": re.search(r'name="opened" value="([^"]*)"', page).group(1),
+    }
+    writing, go = threading.Event(), threading.Event()
+    real = portal.views.export_create
+
+    def held(**kwargs):  # the first request writes the file until the second waits
+        writing.set()
+        go.wait(30)
+        return real(**kwargs)
+
+    monkeypatch.setattr(portal.views, "export_create", held)
+    first = in_thread(lambda: first_tab.post(reverse("portal:export"), form))
+    assert writing.wait(30)
+    second = in_thread(lambda: second_click.post(reverse("portal:export"), form))
+    _until_it_waits(second, lambda: someone_waits_for_a_lock("advisory"))
+    go.set()
+
+    answers = [first.outcome(30), second.outcome(30)]
+    assert [a["Content-Disposition"].startswith("attachment;") for a in answers] == [True] * 2
+    assert answers[0].getvalue() == answers[1].getvalue()
+    assert Export.objects.filter(subject=alice_memory.subject).count() == 1

@@ -510,6 +510,22 @@ def test_conflicts_page_shows_a_candidate_not_yet_in_effect_and_refuses_it_as_th
     assert not MemoryEvent.objects.filter(memory_id__in=item.candidate_ids).exists()
 
 
+def test_a_conflict_with_a_candidate_not_yet_in_effect_counts_one_candidate_in_use(
+    reviewer_client, alice_subject
+):
+    """A candidate whose valid_from was still ahead was offered as no winner, yet
+    ``conflict_queue`` counted it in use (its status is active): the page left out "Only one
+    candidate is still in use" and said that keep both hands agents both together in one
+    scope, of a memory no agent is given (stop 56's audit of the portal in a browser)."""
+    item = conflict(alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.")
+    later, live = item.candidate_ids
+    Memory.objects.filter(pk=later).update(valid_from=timezone.now() + timedelta(days=7))
+    body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert f'value="{later}"' not in body
+    assert "Only one candidate is still in use" in body
+    assert "they hold in the same scope and environment" not in body
+
+
 def test_choose_winner_refuses_a_candidate_past_its_end(reviewer_client, alice_subject):
     item, expired, live = expired_and_live_conflict(alice_subject)
     response = reviewer_client.post(
