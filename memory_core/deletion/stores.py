@@ -74,6 +74,7 @@ EVENT_ID_KEYS = [
     "successor",
     "supersedes",
     "winner",
+    "copy_of",
     "review_item",
     "decision",
     "trace",

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import CharField, Exists, OuterRef, Q
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from memory_core.admission.candidate import HARD_MAX_CONTENT_CHARS, HARD_MAX_ID_CHARS, bad_text
@@ -227,7 +228,10 @@ def _deleted_hashes(known: dict[uuid.UUID, set[str]], subject: Subject) -> set[s
     imports). Whose it was is not known, so any entry with its text may be it: the hash alone
     matches, as in ``import_memories``."""
     if subject.pk not in known:
-        restored = Subject.objects.filter(tenant_id=subject.tenant_id, pk=OuterRef("subject_id"))
+        # A row named by its own id is one a replay restored, as no row is (stop 56's review).
+        restored = Subject.objects.filter(
+            tenant_id=subject.tenant_id, pk=OuterRef("subject_id")
+        ).exclude(external_id=Cast("id", output_field=CharField()))
         known[subject.pk] = set(
             Tombstone.objects.filter(tenant_id=subject.tenant_id)
             .filter(Q(subject_id=subject.pk) | ~Exists(restored))

@@ -109,7 +109,7 @@ def memory_visible_ids(*, principal, ids) -> frozenset[uuid.UUID]:
 
 # The keys of an event's ``details`` that name another memory of the chain (or of the
 # conflict): ids only, which ``deletion.stores.EVENT_ID_KEYS`` keeps after a deletion too.
-EVENT_MEMORY_KEYS = ("successor", "supersedes", "winner")
+EVENT_MEMORY_KEYS = ("successor", "supersedes", "winner", "copy_of")
 # The key of a deletion's events (``deletion_requested``, ``deleted``) that names its
 # operation, which the caller may not see: another's that deleted memories outside its grant.
 EVENT_OPERATION_KEY = "operation"

@@ -627,8 +627,13 @@ def conflict_resolve(
                 code="winner_not_active",
             )
         # The other candidates and their copies still in use.
+        # Not one whose valid_from is still to come: it is in use for no agent yet, the page
+        # counts it so and offered it as no winner, and choosing another revoked it for good
+        # (stop 56's review). It stays, as a candidate out of use does.
         losers = [
-            row for memory_id, row in rows.items() if memory_id != str(winner_id) and use.holds(row)
+            row
+            for memory_id, row in rows.items()
+            if memory_id != str(winner_id) and use.holds(row) and row.valid_from <= now
         ]
         for loser in losers:
             loser.status = Status.REVOKED
@@ -700,34 +705,48 @@ def _folded_copies(item: ReviewItem, memory_ids: list[str], winner_id) -> dict[s
     the clarification (so the item) cited that row alone. Choosing a winner revoked only the
     row, and the copy came back on the next retrieval: a key's twin opened the conflict again
     with the loser's words, and a copy without a key was given beside the winner (stop 56's
-    audit of conflicts). Two queries.
+    audit of conflicts). Only a copy some agent is given beside the row (shared, or the row's
+    own agent's), as dedup folds only what one retrieval reads. Two queries.
     """
     fields = ("id", "content_hash", "memory_type", "scope_kind", "scope_ref", "environment")
     rows = list(
         Memory.objects.filter(
             tenant_id=item.tenant_id, subject_id=item.subject_id, pk__in=[*memory_ids, winner_id]
-        ).values(*fields, "memory_key")
+        ).values(*fields, "memory_key", "agent_id")
     )
     chosen = next((r["content_hash"] for r in rows if str(r["id"]) == str(winner_id)), "")
-    folded_into = {}
-    for row in rows:
-        if str(row["id"]) != str(winner_id) and row["content_hash"] not in ("", chosen):
-            same = tuple(row[f] for f in fields[1:])
-            folded_into[same, row["memory_key"]] = folded_into[same, ""] = str(row["id"])
-    if not folded_into:
+    losing = [
+        r for r in rows if str(r["id"]) != str(winner_id) and r["content_hash"] not in ("", chosen)
+    ]
+    if not losing:
         return {}
     match = Q()
-    for same, memory_key in folded_into:
-        match |= Q(**dict(zip(fields[1:], same, strict=True)), memory_key=memory_key)
+    for row in losing:
+        same = Q(**{f: row[f] for f in fields[1:]}, memory_key__in=[row["memory_key"], ""])
+        if row["agent_id"] is not None:
+            # Only a copy some agent is given beside it, as dedup folds it: shared, or the
+            # same agent's. Another agent's private copy is never read with it, and choosing
+            # a winner revoked it, unseen by the reviewer (stop 56's review).
+            same &= Q(agent_id__isnull=True) | Q(agent_id=row["agent_id"])
+        match |= same
     copies = (
         Memory.objects.filter(
             match, tenant_id=item.tenant_id, subject_id=item.subject_id, status=Status.ACTIVE
         )
         .exclude(pk__in=[*memory_ids, winner_id])
-        .values(*fields, "memory_key")
+        .values(*fields, "memory_key", "agent_id")
     )
+
+    def folds_into(copy, row) -> bool:  # the query's condition, for one pair
+        return (
+            all(row[f] == copy[f] for f in fields[1:])
+            and copy["memory_key"] in (row["memory_key"], "")
+            and (None in (row["agent_id"], copy["agent_id"]) or row["agent_id"] == copy["agent_id"])
+        )
+
     return {
-        str(c["id"]): folded_into[tuple(c[f] for f in fields[1:]), c["memory_key"]] for c in copies
+        str(copy["id"]): next(str(row["id"]) for row in losing if folds_into(copy, row))
+        for copy in copies
     }
 
 

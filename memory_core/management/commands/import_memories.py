@@ -33,7 +33,8 @@ from collections import defaultdict, deque
 
 from django.core.management.base import BaseCommand, CommandError
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import CharField, Exists, OuterRef
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from memory_core.admission import check_content, guards, parse_candidate, read_source
@@ -486,7 +487,7 @@ class Command(BaseCommand):
 
     def _orphaned_hashes(self, tenant) -> set[str]:
         """Return the content hashes of ``tenant``'s tombstones that name no Subject row of
-        the tenant (or no subject), read once per import.
+        the tenant (or no subject), or one named by its own id, read once per import.
 
         A restore and its replay leave these: a memory deleted after the backup, of a subject
         made after it, is tombstoned under the journal's subject id, which no restored row
@@ -497,7 +498,12 @@ class Command(BaseCommand):
         subject), so one read serves every chunk."""
         cache = self.__dict__.setdefault("_orphaned_cache", {})
         if tenant.pk not in cache:
-            known = Subject.objects.filter(tenant_id=tenant.pk, pk=OuterRef("subject_id"))
+            # A row named by its own id is a replay's too (a whole subject's, or a key's queued
+            # line, restores the subject so: its name is not known either), and the import
+            # made the subject afresh beside it (stop 56's review).
+            known = Subject.objects.filter(tenant_id=tenant.pk, pk=OuterRef("subject_id")).exclude(
+                external_id=Cast("id", output_field=CharField())
+            )
             cache[tenant.pk] = set(
                 Tombstone.objects.filter(tenant_id=tenant.pk)
                 .exclude(content_hash="")

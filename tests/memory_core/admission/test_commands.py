@@ -529,6 +529,52 @@ def test_importing_again_after_a_restore_and_its_replay_does_not_bring_back_a_de
 
 
 @pytest.mark.django_db
+def test_importing_again_after_a_replayed_whole_subject_deletion_brings_nothing_back(
+    tenant, tmp_path, settings
+):
+    """As the test above, the person having asked to delete everything about them: the replay
+    restores the subject's row for a whole subject's line, named by its own id, so its
+    tombstones named a Subject row, the import made ``user-9`` afresh beside it, and every
+    deleted memory came back (stop 56's second review). Such a row's tombstones match by
+    their hash alone too."""
+    from memory_core.deletion.runner import deletion_run
+    from memory_core.deletion.services import deletion_request
+    from memory_core.principals import SystemPrincipal
+
+    settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "deletion-ledger.jsonl"
+    settings.MEMLEDGER_BACKUP_RETENTION_DAYS = 35
+    backup_taken = timezone.now() - timedelta(minutes=5)
+    path = tmp_path / "in.jsonl"
+    path.write_text(
+        record(tenant)
+        + "\n"
+        + record(
+            tenant,
+            memory_key="style.length",
+            content="User prefers short answers.",
+            source={"type": "user_input", "conversation_id": "old-store", "message_id": "2"},
+        )
+    )
+    with pytest.raises(_BackupRestored), transaction.atomic():  # rolled back: the restore
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+        subject = Subject.objects.get(tenant=tenant, external_id="user-9")
+        operation = deletion_request(
+            principal=SystemPrincipal(tenant_id=tenant.id), subject_id=subject.id
+        )
+        assert deletion_run(operation_id=operation.id) == "completed"
+        raise _BackupRestored
+    assert not Memory.objects.exists()  # the backup holds nothing of the import
+    replayed = StringIO()
+    call_command(
+        "replay_deletions", "--since", backup_taken.isoformat(), stdout=replayed, stderr=StringIO()
+    )
+    assert json.loads(replayed.getvalue())["replayed"] == 1
+
+    call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+
+    assert not Memory.objects.exclude(status="deleted").exists()
+
+
 def test_an_import_into_a_deleted_tenant_is_refused_line_by_line(tenant, tmp_path):
     from django.utils import timezone
 

@@ -1,0 +1,114 @@
+"""Choosing a conflict's winner and the loser's folded copies (``conflicts._folded_copies``),
+and a candidate not yet in effect: stop 56's second review of its own fixes."""
+
+import pytest
+
+from memory_core.models import Memory, MemoryEvent, ReviewItem
+from memory_core.services.conflicts import conflict_resolve
+from tests.clients import client_for
+from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
+
+pytestmark = pytest.mark.django_db
+
+EU = "Deploy atlas to eu-west-1."
+US = "Deploy atlas to us-east-1."
+
+
+def _decision(subject, content, *, agent=None, **fields):
+    return MemoryFactory(
+        subject=subject,
+        agent=agent,
+        memory_class="episodic",
+        memory_type="previous_decision",
+        memory_key="deploy.region",
+        scope_kind="project",
+        scope_ref="atlas",
+        content=content,
+        **{
+            "source_type": "model_inference",
+            "authority": "model_inference",
+            "confidence": 0.7,
+            **fields,
+        },
+    )
+
+
+def _conflict(tenant, subject, *candidates):
+    return ReviewItem.objects.create(
+        tenant=tenant,
+        subject=subject,
+        kind=ReviewItem.Kind.CONFLICT,
+        memory_key="deploy.region",
+        scope_kind="project",
+        scope_ref="atlas",
+        candidate_ids=[c.pk for c in candidates],
+    )
+
+
+def test_a_revoked_copys_event_names_no_memory_the_agent_may_not_see(tenant, reviewer):
+    """A copy of agent A's private loser, shared, is revoked with it, its event naming the
+    loser (``copy_of``). Agent B reads the copy, not A's loser, whose detail is a 404 to it:
+    B's answer named A's private memory, as ``copy_of`` was no key the answers resolve."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    a, b = AgentFactory(tenant=tenant), AgentFactory(tenant=tenant)
+    loser = _decision(subject, EU, agent=a)
+    winner = _decision(subject, US, agent=a)
+    shared_copy = _decision(subject, EU, agent=None, confidence=0.6)
+    item = _conflict(tenant, subject, loser, winner)
+
+    conflict_resolve(principal=reviewer, item_id=item.id, outcome="choose_winner",
+                     winner_id=winner.id, reason="The team confirmed us-east-1.")  # fmt: skip
+    assert Memory.objects.get(pk=shared_copy.pk).status == "revoked"
+
+    b_client = client_for(b)
+    assert b_client.get(f"/api/v1/memories/{loser.id}").status_code == 404
+    answer = b_client.get(f"/api/v1/memories/{shared_copy.id}")
+    assert answer.status_code == 200, answer.json()
+    assert str(loser.id) not in answer.content.decode()
+
+
+def test_choosing_a_winner_leaves_another_agents_private_memory_no_retrieval_folds(
+    tenant, reviewer
+):
+    """Agent B's private memory with the words of agent A's private loser is read with it by
+    no retrieval, so dedup never folds it: choosing A's winner revoked it, unseen by the
+    reviewer. It stays."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    a, b = AgentFactory(tenant=tenant), AgentFactory(tenant=tenant)
+    loser = _decision(subject, EU, agent=a)
+    winner = _decision(subject, US, agent=a)
+    b_own = _decision(subject, EU, agent=b)
+    item = _conflict(tenant, subject, loser, winner)
+
+    conflict_resolve(principal=reviewer, item_id=item.id, outcome="choose_winner",
+                     winner_id=winner.id, reason="The team confirmed us-east-1.")  # fmt: skip
+
+    assert Memory.objects.get(pk=b_own.pk).status == "active"
+    assert not MemoryEvent.objects.filter(memory_id=b_own.id, action="revoked").exists()
+
+
+def test_choosing_a_winner_leaves_a_candidate_the_page_says_is_not_in_use_yet(tenant, reviewer):
+    """The conflicts page counts a candidate whose ``valid_from`` is still to come as out of
+    use and offers it as no winner, and says choosing one revokes the others still in use:
+    ``conflict_resolve`` revoked it for good all the same. It stays."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    later = _decision(
+        subject, EU, authority="explicit_user", source_type="user_input",
+        valid_from=timezone.now() + timedelta(days=7),
+    )  # fmt: skip
+    now_in_use = _decision(subject, US)
+    item = _conflict(tenant, subject, later, now_in_use)
+
+    from memory_core.selectors.portal import conflict_queue
+
+    [shown] = conflict_queue(principal=reviewer).items
+    assert shown.active_count == 1  # the page: "Only one candidate is still in use"
+
+    conflict_resolve(principal=reviewer, item_id=item.id, outcome="choose_winner",
+                     winner_id=now_in_use.id, reason="In effect now.")  # fmt: skip
+
+    assert Memory.objects.get(pk=later.pk).status == "active"
