@@ -752,15 +752,6 @@ class MemoryDeleteView(EndUserMixin, FormView):
         )
         return context
 
-    def own_beside(self, memory) -> Memory | None:
-        """The person's newest correction kept beside ``memory`` (one of higher authority,
-        in use), which a new correction of ``memory`` replaces; or None."""
-        if memory.status != Status.ACTIVE or (
-            AUTHORITY_RANK[memory.authority] <= AUTHORITY_RANK[Authority.EXPLICIT_USER]
-        ):
-            return None
-        return corrections_beside(principal=self.principal, memory=memory).last()
-
     def form_valid(self, form):
         detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
         # The page says what the deletion takes, and that depends on the memory's status: the
