@@ -630,10 +630,21 @@ def conflict_resolve(
         # Not one whose valid_from is still to come: it is in use for no agent yet, the page
         # counts it so and offered it as no winner, and choosing another revoked it for good
         # (stop 56's review). It stays, as a candidate out of use does.
+        # A copy goes with the candidate it copies only if that one goes: one of a candidate
+        # that stays is folded into nothing revoked (stop 56's third review).
+        losing = {
+            memory_id
+            for memory_id, row in rows.items()
+            if memory_id != str(winner_id)
+            and memory_id not in copies
+            and use.holds(row)
+            and row.valid_from <= now
+        }
         losers = [
             row
             for memory_id, row in rows.items()
-            if memory_id != str(winner_id) and use.holds(row) and row.valid_from <= now
+            if memory_id in losing
+            or (memory_id in copies and copies[memory_id] in losing and use.holds(row))
         ]
         for loser in losers:
             loser.status = Status.REVOKED

@@ -1,7 +1,10 @@
 """Choosing a conflict's winner and the loser's folded copies (``conflicts._folded_copies``),
 and a candidate not yet in effect: stop 56's second review of its own fixes."""
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from memory_core.models import Memory, MemoryEvent, ReviewItem
 from memory_core.services.conflicts import conflict_resolve
@@ -14,13 +17,13 @@ EU = "Deploy atlas to eu-west-1."
 US = "Deploy atlas to us-east-1."
 
 
-def _decision(subject, content, *, agent=None, **fields):
+def _decision(subject, content, *, agent=None, memory_key="deploy.region", **fields):
     return MemoryFactory(
         subject=subject,
         agent=agent,
         memory_class="episodic",
         memory_type="previous_decision",
-        memory_key="deploy.region",
+        memory_key=memory_key,
         scope_kind="project",
         scope_ref="atlas",
         content=content,
@@ -91,10 +94,6 @@ def test_choosing_a_winner_leaves_a_candidate_the_page_says_is_not_in_use_yet(te
     """The conflicts page counts a candidate whose ``valid_from`` is still to come as out of
     use and offers it as no winner, and says choosing one revokes the others still in use:
     ``conflict_resolve`` revoked it for good all the same. It stays."""
-    from datetime import timedelta
-
-    from django.utils import timezone
-
     subject = SubjectFactory(tenant=tenant, external_id="user-1")
     later = _decision(
         subject, EU, authority="explicit_user", source_type="user_input",
@@ -112,3 +111,41 @@ def test_choosing_a_winner_leaves_a_candidate_the_page_says_is_not_in_use_yet(te
                      winner_id=now_in_use.id, reason="In effect now.")  # fmt: skip
 
     assert Memory.objects.get(pk=later.pk).status == "active"
+
+
+def test_choosing_a_winner_leaves_the_copy_of_a_candidate_not_yet_in_effect(tenant, reviewer):
+    """A keyless copy, in effect now, of a candidate not yet in effect (which stays) is folded
+    into nothing revoked: it was revoked for good, its ``copy_of`` naming a candidate that
+    did not lose (stop 56's third review). Only a revoked loser's copies go."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    later = _decision(
+        subject,
+        EU,
+        authority="explicit_user",
+        source_type="user_input",
+        valid_from=timezone.now() + timedelta(days=7),
+    )
+    now_in_use = _decision(subject, US)
+    keyless_copy = _decision(subject, EU, memory_key="")
+    item = ReviewItem.objects.create(
+        tenant=tenant,
+        subject=subject,
+        kind=ReviewItem.Kind.CONFLICT,
+        memory_key="deploy.region",
+        scope_kind="project",
+        scope_ref="atlas",
+        candidate_ids=[later.pk, now_in_use.pk],
+    )
+
+    conflict_resolve(
+        principal=reviewer,
+        item_id=item.id,
+        outcome="choose_winner",
+        winner_id=now_in_use.id,
+        reason="In effect now.",
+    )
+
+    assert Memory.objects.get(pk=later.pk).status == "active"  # the candidate stays ...
+    revoked = MemoryEvent.objects.filter(memory_id=keyless_copy.id, action="revoked")
+    assert list(revoked.values_list("details", flat=True)) == []  # ... and so does its copy
+    assert Memory.objects.get(pk=keyless_copy.pk).status == "active"
