@@ -2229,18 +2229,26 @@ def test_a_memorys_pages_do_not_list_as_waiting_a_correction_no_reviewer_can_app
     assert "a reviewer looks at it first" not in page.content.decode()
 
 
-def test_a_correction_of_an_admins_memory_sent_twice_is_kept_once(alice_client, alice_subject):
-    """docs/portal.md, correct: a correction of an administrator's memory "is kept beside it
-    as a separate chain with a conflict for a reviewer". Sent twice (a double click, the form
-    again), it stored two identical memories in use and a three-way conflict (stop 52's audit
-    of the portal)."""
-    admin = MemoryFactory(
-        subject=alice_subject,
+PARIS = "Alice works in the Paris office."
+
+
+def _berlin_by_an_admin(subject):
+    """An administrator's memory of ``subject``, of higher authority than the person's."""
+    return MemoryFactory(
+        subject=subject,
         authority="explicit_admin",
         source_type="admin",
         memory_key="office.location",
         content="Alice works in the Berlin office.",
     )
+
+
+def test_a_correction_of_an_admins_memory_sent_twice_is_kept_once(alice_client, alice_subject):
+    """docs/portal.md, correct: a correction of an administrator's memory "is kept beside it
+    as a separate chain with a conflict for a reviewer". Sent twice (a double click, the form
+    again), it stored two identical memories in use and a three-way conflict (stop 52's audit
+    of the portal)."""
+    admin = _berlin_by_an_admin(alice_subject)
     url = reverse("portal:memory-correct", args=[admin.pk])
     for _ in range(2):
         answer = alice_client.post(
@@ -2379,17 +2387,9 @@ def test_a_second_correction_of_an_admins_memory_replaces_the_persons_first(
     contradicting each other, in a conflict of three (stop 56's audit of the portal). The
     newer statement replaces their own earlier one now (DESIGN.md rule 10: equal authority
     supersedes), and one of theirs stands beside the administrator's."""
-    admin = MemoryFactory(
-        subject=alice_subject,
-        authority="explicit_admin",
-        source_type="admin",
-        memory_key="office.location",
-        content="Alice works in the Berlin office.",
-    )
+    admin = _berlin_by_an_admin(alice_subject)
     url = reverse("portal:memory-correct", args=[admin.pk])
-    assert (
-        alice_client.post(url, {"content": "Alice works in the Paris office."}).status_code == 302
-    )
+    assert alice_client.post(url, {"content": PARIS}).status_code == 302
     assert alice_client.post(url, {"content": "Alice works in the Rome office."}).status_code == 302
     stated = Memory.objects.filter(
         subject=alice_subject, memory_key="office.location", status="active",
@@ -2408,13 +2408,7 @@ def test_a_first_correction_never_lands_on_an_agents_private_memory(alice_client
     person's first correction to it, making their words private to that agent with no
     conflict for a reviewer (stop 56's review). It is kept beside the administrator's."""
     agent = AgentFactory(tenant=alice_subject.tenant)
-    admin = MemoryFactory(
-        subject=alice_subject,
-        authority="explicit_admin",
-        source_type="admin",
-        memory_key="office.location",
-        content="Alice works in the Berlin office.",
-    )
+    admin = _berlin_by_an_admin(alice_subject)
     private = MemoryFactory(
         subject=alice_subject,
         memory_key="office.location",
@@ -2439,17 +2433,9 @@ def test_a_second_correction_waiting_for_a_reviewer_is_shown_where_the_person_la
     """A second correction that waits for a reviewer is written on the person's first one
     beside the administrator's memory, and the person was sent to the administrator's
     memory's page, which did not list it (stop 56's review). They land where it is listed."""
-    admin = MemoryFactory(
-        subject=alice_subject,
-        authority="explicit_admin",
-        source_type="admin",
-        memory_key="office.location",
-        content="Alice works in the Berlin office.",
-    )
+    admin = _berlin_by_an_admin(alice_subject)
     url = reverse("portal:memory-correct", args=[admin.pk])
-    assert (
-        alice_client.post(url, {"content": "Alice works in the Paris office."}).status_code == 302
-    )
+    assert alice_client.post(url, {"content": PARIS}).status_code == 302
     sensitive = "Alice works in the Paris office; she was diagnosed with diabetes."
     response = alice_client.post(url, {"content": sensitive})
     assert response.status_code == 302

@@ -6,6 +6,7 @@ import unicodedata
 import uuid
 from datetime import timedelta
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -476,21 +477,10 @@ class _BackupRestored(Exception):
     """Raised to roll the database back to the savepoint standing for the backup."""
 
 
-@pytest.mark.django_db
-def test_importing_again_after_a_restore_and_its_replay_does_not_bring_back_a_deleted_memory(
-    tenant, tmp_path, settings
-):
-    """A backup is taken, the file imported, one of its memories deleted (journaled), the
-    database restored to the backup (a savepoint rolled back; the journal survives) and the
-    deletions replayed; then the operator imports the file again, to get back what the
-    restore lost. The deleted memory came back active: its subject was made after the backup,
-    so the replay tombstoned it under the journal's subject id, which no Subject row held,
-    the import made the subject afresh under a new id, and ``_store_chunk`` read only the
-    tombstones of the subjects it found (stop 56's audit of imports)."""
-    from memory_core.deletion.runner import deletion_run
-    from memory_core.deletion.services import deletion_request
-    from memory_core.principals import SystemPrincipal
-
+def _imported_deleted_restored_replayed(tenant, tmp_path, settings, delete) -> Path:
+    """Take a backup, import two memories of ``user-9``, ``delete`` what it deletes of them
+    (journaled), restore the backup (a savepoint rolled back; the journal survives) and
+    replay the deletions; return the file, for the operator to import again."""
     settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "deletion-ledger.jsonl"
     settings.MEMLEDGER_BACKUP_RETENTION_DAYS = 35
     backup_taken = timezone.now() - timedelta(minutes=5)
@@ -507,11 +497,7 @@ def test_importing_again_after_a_restore_and_its_replay_does_not_bring_back_a_de
     )
     with pytest.raises(_BackupRestored), transaction.atomic():  # rolled back: the restore
         call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
-        gone = Memory.objects.get(memory_key="style.tone")
-        operation = deletion_request(
-            principal=SystemPrincipal(tenant_id=tenant.id), memory_id=gone.id
-        )
-        assert deletion_run(operation_id=operation.id) == "completed"
+        delete()
         raise _BackupRestored
     assert not Memory.objects.exists()  # the backup holds nothing of the import
     replayed = StringIO()
@@ -519,7 +505,34 @@ def test_importing_again_after_a_restore_and_its_replay_does_not_bring_back_a_de
         "replay_deletions", "--since", backup_taken.isoformat(), stdout=replayed, stderr=StringIO()
     )
     assert json.loads(replayed.getvalue())["replayed"] == 1
+    return path
 
+
+def _deleted_and_run(tenant, **target) -> None:
+    from memory_core.deletion.runner import deletion_run
+    from memory_core.deletion.services import deletion_request
+    from memory_core.principals import SystemPrincipal
+
+    operation = deletion_request(principal=SystemPrincipal(tenant_id=tenant.id), **target)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+
+@pytest.mark.django_db
+def test_importing_again_after_a_restore_and_its_replay_does_not_bring_back_a_deleted_memory(
+    tenant, tmp_path, settings
+):
+    """The operator imports the file again after a restore and its replay, to get back what
+    the restore lost. The memory deleted after the backup came back active: its subject was
+    made after the backup, so the replay tombstoned it under the journal's subject id, which
+    no Subject row held, the import made the subject afresh under a new id, and
+    ``_store_chunk`` read only the tombstones of the subjects it found (stop 56's audit of
+    imports)."""
+    path = _imported_deleted_restored_replayed(
+        tenant,
+        tmp_path,
+        settings,
+        lambda: _deleted_and_run(tenant, memory_id=Memory.objects.get(memory_key="style.tone").id),
+    )
     out = StringIO()
     call_command("import_memories", str(path), stdout=out, stderr=StringIO())
 
@@ -537,39 +550,14 @@ def test_importing_again_after_a_replayed_whole_subject_deletion_brings_nothing_
     tombstones named a Subject row, the import made ``user-9`` afresh beside it, and every
     deleted memory came back (stop 56's second review). Such a row's tombstones match by
     their hash alone too."""
-    from memory_core.deletion.runner import deletion_run
-    from memory_core.deletion.services import deletion_request
-    from memory_core.principals import SystemPrincipal
-
-    settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "deletion-ledger.jsonl"
-    settings.MEMLEDGER_BACKUP_RETENTION_DAYS = 35
-    backup_taken = timezone.now() - timedelta(minutes=5)
-    path = tmp_path / "in.jsonl"
-    path.write_text(
-        record(tenant)
-        + "\n"
-        + record(
-            tenant,
-            memory_key="style.length",
-            content="User prefers short answers.",
-            source={"type": "user_input", "conversation_id": "old-store", "message_id": "2"},
-        )
+    path = _imported_deleted_restored_replayed(
+        tenant,
+        tmp_path,
+        settings,
+        lambda: _deleted_and_run(
+            tenant, subject_id=Subject.objects.get(tenant=tenant, external_id="user-9").id
+        ),
     )
-    with pytest.raises(_BackupRestored), transaction.atomic():  # rolled back: the restore
-        call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
-        subject = Subject.objects.get(tenant=tenant, external_id="user-9")
-        operation = deletion_request(
-            principal=SystemPrincipal(tenant_id=tenant.id), subject_id=subject.id
-        )
-        assert deletion_run(operation_id=operation.id) == "completed"
-        raise _BackupRestored
-    assert not Memory.objects.exists()  # the backup holds nothing of the import
-    replayed = StringIO()
-    call_command(
-        "replay_deletions", "--since", backup_taken.isoformat(), stdout=replayed, stderr=StringIO()
-    )
-    assert json.loads(replayed.getvalue())["replayed"] == 1
-
     call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
 
     assert not Memory.objects.exclude(status="deleted").exists()
