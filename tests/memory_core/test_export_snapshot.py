@@ -78,6 +78,31 @@ def test_an_export_never_shows_a_memory_active_with_the_event_that_superseded_it
     )
 
 
+def _exported_as_a_revoke_commits(monkeypatch, step: str, memory) -> dict:
+    """Export ``memory``'s subject while a revoke of ``memory`` commits in another thread
+    when ``export_create`` calls ``exports.<step>``; return the file's records by id."""
+    system = SystemPrincipal(tenant_id=memory.tenant_id)
+
+    def revoke():
+        with tenant_scope(memory.tenant_id), transaction.atomic():
+            memory_revoke(principal=system, memory_id=memory.id, reason="no longer true")
+
+    real = getattr(exports, step)
+
+    def once_a_revoke_committed(*args, **kwargs):
+        t = in_thread(revoke, name="revoke")
+        t.join(60)
+        assert t.error is None, t.error
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(exports, step, once_a_revoke_committed)
+    with tenant_scope(memory.tenant_id), transaction.atomic():
+        export = exports.export_create(principal=system, subject_id=memory.subject_id)
+    with tenant_scope(memory.tenant_id):
+        document = json.loads(exports.export_path(export).read_bytes())
+    return {record["id"]: record for record in document["memories"]}
+
+
 def test_a_revoke_committed_as_the_export_starts_shows_with_its_event(monkeypatch, tenant, agent):
     """``export_create`` takes its moment (``started``) and only then opens the cursor whose
     snapshot gives each row; the row's events are filtered ``created_at <= started``. A write
@@ -92,26 +117,9 @@ def test_a_revoke_committed_as_the_export_starts_shows_with_its_event(monkeypatc
             principal=principal,
             data=write_body(memory_key="style.answers", content="User prefers concise answers."),
         ).memory
-    system = SystemPrincipal(tenant_id=tenant.id)
-
-    def revoke():
-        with tenant_scope(tenant.id), transaction.atomic():
-            memory_revoke(principal=system, memory_id=memory.id, reason="no longer true")
-
-    real = exports.active_retention
-
-    def retention_while_a_revoke_commits(*args, **kwargs):
-        # After the export's moment, before its cursor opens: a revoke commits.
-        t = in_thread(revoke, name="revoke")
-        t.join(60)
-        assert t.error is None, t.error
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(exports, "active_retention", retention_while_a_revoke_commits)
-    with tenant_scope(tenant.id), transaction.atomic():
-        export = exports.export_create(principal=system, subject_id=memory.subject_id)
-    with tenant_scope(tenant.id):
-        [record] = json.loads(exports.export_path(export).read_bytes())["memories"]
+    # After the export's moment, before its cursor opens: a revoke commits.
+    records = _exported_as_a_revoke_commits(monkeypatch, "active_retention", memory)
+    [record] = records.values()
     actions = [e["action"] for e in record["events"]]
     # The row is read as revoked: its history must say so.
     assert record["status"] != "revoked" or "revoked" in actions
@@ -136,29 +144,8 @@ def test_a_revoke_committed_as_the_rows_are_read_ends_the_older_versions_too(
             data=write_body(memory_key="style.answers", content="User prefers long answers."),
         ).memory
     assert head.supersedes_id == first.id
-    system = SystemPrincipal(tenant_id=tenant.id)
-
-    def revoke():
-        with tenant_scope(tenant.id), transaction.atomic():
-            memory_revoke(principal=system, memory_id=head.id, reason="no longer true")
-
-    real = exports.write_json_atomic
-
-    def write_once_a_revoke_committed(*args, **kwargs):
-        # Before the rows' cursor opens (it is the file's items): a revoke commits.
-        t = in_thread(revoke, name="revoke")
-        t.join(60)
-        assert t.error is None, t.error
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(exports, "write_json_atomic", write_once_a_revoke_committed)
-    with tenant_scope(tenant.id), transaction.atomic():
-        export = exports.export_create(principal=system, subject_id=head.subject_id)
-    with tenant_scope(tenant.id):
-        records = {
-            record["id"]: record
-            for record in json.loads(exports.export_path(export).read_bytes())["memories"]
-        }
+    # Before the rows' cursor opens (it is the file's items): a revoke commits.
+    records = _exported_as_a_revoke_commits(monkeypatch, "write_json_atomic", head)
     assert records[str(head.id)]["status"] == "revoked"
     ends = {records[str(m.id)]["expires_at"] for m in (first, head)}
     assert len(ends) == 1 and None not in ends, records
