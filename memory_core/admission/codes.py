@@ -72,7 +72,8 @@ RULE_CODES: dict[str, tuple[int, str]] = {
     "source.admin_not_allowed": (6, "Only memledger's trusted paths may write with source admin."),
     "source.authority_not_allowed": (
         6,
-        "This source can't claim this authority (a writer can't raise authority).",
+        "This source can't claim this authority: a writer may keep its source's or lower it "
+        "to model_inference, never raise it.",
     ),
     "source.confidence_capped": (
         6,

@@ -1237,3 +1237,16 @@ def test_a_token_from_the_command_lets_the_bound_agent_write_a_new_users_first_m
     first = client_for(bound, token).post(URL, body(subject="brand-new"), format="json")
     assert first.status_code == 201, first.json()
     assert Subject.objects.get(tenant=tenant, external_id="brand-new").display_name == "brand-new"
+
+
+def test_a_users_words_may_lower_their_authority_to_an_inference_only(api_client):
+    """docs/api.md said a writer "can only lower" a source's authority, and the refusal of a
+    user's words written as a tool's observation said "a writer can't raise authority",
+    though it lowered it (stop 56's audit of admission). Lowering goes to model_inference
+    alone, as the table and the message say now."""
+    lowered = write(api_client, memory_key="style.lowered", authority="model_inference")
+    assert lowered.status_code in (201, 202), lowered.json()
+    refused = write(api_client, memory_key="style.tool", authority="tool_observation")
+    assert refused.status_code == 422, refused.json()
+    assert refused.json()["rule_codes"] == ["source.authority_not_allowed"]
+    assert "lower it to model_inference, never raise it" in refused.json()["message"]
