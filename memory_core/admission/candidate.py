@@ -307,15 +307,26 @@ def _key(key: str) -> str:
     return key_words(key) or key
 
 
+def leaf_line(label: str, leaf, *, named: str | None = None, limit: int | None = None) -> str:
+    """Return a scalar ``leaf`` read after ``label``, its key's words: "balance: 5400", a
+    string's first ``limit`` characters. A number under a key whose first or last word names a
+    bound is read without the colon ("max price 300"). ``named``: the words the bound is read
+    in when the label says more than the leaf's own key (a memory_key's path: "travel max
+    price" names a bound by "max price"). ``value_lines`` and ``policy.key_lines`` both read
+    a leaf so: the memory_key "travel.max_price" over the value 300 was refused as business
+    state where ``{"max_price": 300}`` was accepted (stop 56's audit of admission)."""
+    if isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
+        words = (label if named is None else named).lower().split()
+        if words and (words[0] in _BOUND_WORDS or words[-1] in _BOUND_WORDS):
+            return f"{label} {_scalar(leaf)}"
+    return f"{label}: {_scalar(leaf, limit)}"
+
+
 def _entry(key: str, inner) -> str:
     key = _key(key)
     if isinstance(inner, list):  # a list of scalars, read on its key's line
         return f"{key}: {', '.join(_scalar(x, _LINE_LEAF_CHARS) for x in inner)}"
-    if isinstance(inner, (int, float)) and not isinstance(inner, bool):
-        words = key.lower().split()
-        if words and (words[0] in _BOUND_WORDS or words[-1] in _BOUND_WORDS):
-            return f"{key} {_scalar(inner)}"
-    return f"{key}: {_scalar(inner, _LINE_LEAF_CHARS)}"
+    return leaf_line(key, inner, limit=_LINE_LEAF_CHARS)
 
 
 def _path_of(path: tuple[str, ...], step: str) -> tuple[str, ...]:

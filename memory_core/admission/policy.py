@@ -19,6 +19,7 @@ from memory_core.admission import guards, normalize
 from memory_core.admission.candidate import (
     Candidate,
     key_words,
+    leaf_line,
     seams,
     value_line_texts,
     value_stored_bytes,
@@ -273,18 +274,13 @@ def scope_seam(candidate: Candidate) -> str:
     return f"{key_words(candidate.scope_ref)} {candidate.content[:KEY_SEAM_CHARS]}"
 
 
-def _bare_values(held) -> list[str]:
-    """Return the bare values of a write's value as text: itself when it is a string or a
-    number, or the strings and numbers of a list (its first ``KEY_LABEL_ITEMS``). ``[5400]``
-    under "account.balance" is the balance as ``5400`` is: a one-item list was read by no
-    rule with its key, and stored (stop 53's audit of admission)."""
-    texts: list[str] = []
-    for item in _list_leaves(held):
-        if isinstance(item, str):
-            texts.append(item)
-        elif isinstance(item, (int, float)):  # bool is an int: "true" under its key
-            texts += value_line_texts(item)
-    return texts
+def _bare_values(held) -> list[str | int | float]:
+    """Return the bare values of a write's value: itself when it is a string or a number, or
+    the strings and numbers of a list (its first ``KEY_LABEL_ITEMS``). ``[5400]`` under
+    "account.balance" is the balance as ``5400`` is: a one-item list was read by no rule with
+    its key, and stored (stop 53's audit of admission). A bool is an int: "true" under its
+    key."""
+    return [item for item in _list_leaves(held) if isinstance(item, (str, int, float))]
 
 
 def _list_leaves(held) -> list:
@@ -323,8 +319,10 @@ def key_value_seams(candidate: Candidate) -> list[str]:
     elsewhere for the class guard, not for the injection guard)."""
     if not candidate.memory_key:
         return []
-    words = key_words(candidate.memory_key)
-    texts = [*_bare_values(candidate.value), *value_strings(candidate.value)]
+    words, held = key_words(candidate.memory_key), candidate.value
+    # A number is read as JSON writes it ("5400", "true": ``value_line_texts``).
+    bare = [v if isinstance(v, str) else value_line_texts(v)[0] for v in _bare_values(held)]
+    texts = [*bare, *value_strings(held)]
     texts = list(dict.fromkeys(text for text in texts if text))[:KEY_LABEL_ITEMS]
     return [f"{words} {text[:KEY_SEAM_CHARS]}" for text in texts]
 
@@ -335,16 +333,22 @@ def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
     ("account.balance") nor the content ("5400") says alone. The key labels the content, and
     a string or number value, when it is a bare value of at most ``KEY_LABEL_WORDS`` words (a
     sentence is read on its own: "user role: User is a root beer enthusiast." is no access
-    rule); an object's top-level line is read after the key's words ("account balance
-    amount: 5400"). ``value``: False for a pointer, whose fields name a record elsewhere.
-    [] without a key."""
+    rule), a number under a key naming a bound without the colon, as in the value's lines
+    ("travel max price 300": ``leaf_line``); an object's top-level line is read after the
+    key's words ("account balance amount: 5400"). ``value``: False for a pointer, whose fields
+    name a record elsewhere. [] without a key."""
     if not candidate.memory_key:
         return []
     held = candidate.value if value else None
-    bare = [candidate.content, *_bare_values(held)]
     words = key_words(candidate.memory_key)
+    # The key's last part is the value's own key, its first parts a path, as in the value's
+    # lines: "travel.max_price" over 300 names a bound by "max_price", as {"max_price": 300}
+    # does (``leaf_line``).
+    named = key_words(candidate.memory_key.rsplit(".", 1)[-1])
     lines = [
-        f"{words}: {text[:KEY_SEAM_CHARS]}" for text in bare if len(text.split()) <= KEY_LABEL_WORDS
+        leaf_line(words, leaf, named=named, limit=KEY_SEAM_CHARS)
+        for leaf in [candidate.content, *_bare_values(held)]
+        if not isinstance(leaf, str) or len(leaf.split()) <= KEY_LABEL_WORDS
     ]
     for held_object in _key_objects(held):
         lines += [f"{words} {line[:KEY_SEAM_CHARS]}" for line in value_line_texts(held_object)[:1]]

@@ -291,3 +291,38 @@ def test_an_order_status_three_objects_deep_is_refused(api_client):
     assert response.status_code == 422, response.json()
     assert "class.business_state" in response.json()["rule_codes"]
     assert not Memory.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "in_value"),
+    [
+        ("travel.max_price", 300, {"max_price": 300}),
+        ("gifts.spending_limit", 50, {"spending_limit": 50}),
+    ],
+)
+def test_a_bound_the_key_labels_is_a_preference_as_in_the_value(api_client, key, value, in_value):
+    """A user's price ceiling written as ``memory_key: travel.max_price, value: 300`` was
+    refused as ``class.business_state``, where ``value: {"max_price": 300}`` was accepted
+    (stop 56's audit of admission). docs/api.md reads a number under a key naming a bound
+    without the colon, as a preference, and the memory_key labels a bare value as a value's
+    own key does; ``policy.key_lines`` always wrote the colon ("travel max price: 300"). Both
+    now read the leaf with ``candidate.leaf_line``, the key's last part naming the bound."""
+    content = "User's price ceiling for hotels."
+    as_value = post(api_client, memory_key="travel.hotel", content=content, value=in_value)
+    assert as_value.status_code == 201, as_value.json()
+
+    response = post(api_client, memory_key=key, content=content, value=value)
+
+    assert response.status_code == 201, response.json()
+    assert Memory.objects.filter(memory_key=key, status="active").exists()
+
+
+@pytest.mark.parametrize("key", ["budget.balance", "limit.account.balance", "max.price"])
+def test_a_bound_named_only_by_the_keys_path_is_still_read_with_the_colon(api_client, key):
+    """Only the key's last part, the value's own key, names a bound: a balance or a price
+    under a path that names one is still the business state it was."""
+    response = post(api_client, memory_key=key, value=5400)
+
+    assert response.status_code == 422, response.json()
+    assert "class.business_state" in response.json()["rule_codes"]
+    assert not Memory.objects.exists()

@@ -133,7 +133,15 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b\w+(?:strasse|str\.)\W+\d{1,4}\b|"
         r"\b(?:home address|lives at|resides at|apartment \d|apt\.? \d|flat \d|gps|"
         r"coordinates|geolocation|current location)\b|"
-        r"-?\d{1,2}\.\d{3,},\s*-?\d{1,3}\.\d{3,}"
+        r"-?\d{1,2}\.\d{3,},\s*-?\d{1,3}\.\d{3,}|"
+        # The same point under its keys, as a value's lines read {"lat": .., "lon": ..}
+        # ("lat: 52.520008; lon: 13.404954"), either order, on one line: stored personal, where
+        # the pair side by side in the content waits (stop 56's audit of admission). Both, each
+        # to the content's precision: a tolerance or a rounded latitude alone is no address.
+        r"\b(?:lat|latitude)\W{1,3}-?\d{1,2}\.\d{3,}[^\n]{0,80}?"
+        r"\b(?:lon|long|lng|longitude)\W{1,3}-?\d{1,3}\.\d{3,}|"
+        r"\b(?:lon|long|lng|longitude)\W{1,3}-?\d{1,3}\.\d{3,}[^\n]{0,80}?"
+        r"\b(?:lat|latitude)\W{1,3}-?\d{1,2}\.\d{3,}"
     ),
     "religion": rx(
         r"\b(?:is|am|are|es|soy|est|suis|ist|bin|e|sou|sono)\W+(?:a\W+|an\W+|ein\W+|eine\W+)?"

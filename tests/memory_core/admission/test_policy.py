@@ -234,6 +234,50 @@ def test_sensitivity_pending_and_grant_maximum():
     ]
 
 
+HOME = "User's home is at 52.520008, 13.404954."
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"lat": 52.520008, "lon": 13.404954},
+        {"latitude": 52.520008, "longitude": 13.404954},
+        {"location": {"lat": 52.520008, "lng": 13.404954}},
+        {"lng": -122.419416, "accuracy_m": 10, "lat": 37.774929},
+    ],
+)
+def test_coordinates_in_the_value_wait_for_a_reviewer_as_in_the_content(value):
+    """A home's coordinates as a value's ``{"lat": ..., "lon": ...}`` with a plain content
+    were stored active and personal, where the same point in the content waits for a
+    reviewer (stop 56's audit of admission): ``precise_location`` wanted "52.52, 13.40" side
+    by side, and the value's lines read "lat: 52.520008; lon: 13.404954"."""
+    assert decide(HOME, memory_key="home.location").categories == ["precise_location"]
+
+    decision = decide("Where the user lives.", memory_key="home.location", value=value)
+
+    assert decision.outcome == "pending_approval", decision
+    assert decision.categories == ["precise_location"] and decision.sensitivity == "sensitive"
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"lat": 1},
+        {"lat": 52.520008},
+        {"latitude_tolerance": 0.5, "longitude_tolerance": 0.005},
+        {"lat": 52.5, "lon": 13.4},
+        {"latency_ms": 52.125, "long": 13.404},
+    ],
+)
+def test_a_coordinate_alone_or_rounded_is_no_precise_location(value):
+    """Both coordinates, each to the content pattern's precision, make a point: one alone,
+    a tolerance or a city's rounded position is stored as any preference."""
+    decision = decide("User's map settings.", value=value)
+
+    assert decision.outcome == "accepted", decision
+    assert decision.categories == []
+
+
 def test_supersession_by_authority():
     explicit = Head(id="h", authority="explicit_user")
     same = decide(head=explicit)
