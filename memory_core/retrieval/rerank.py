@@ -11,6 +11,9 @@ Relevance gate: a candidate whose cosine to the query is below ``relevance_floor
 than ``relevance_margin`` below the best candidate's cosine, is off-topic (a full-text match
 only needs the lower ``fulltext_floor``), unless it is bound to the request by structure
 (active state of this session/task, or a constraint/rule scoped to this repository or task).
+A row of a type a structured-only plan asked for is held to the margin only: such an intent
+(load_preferences, apply_project_rules, resume_task, ...) is a lookup by type whose query
+names what to load, not what the rows say.
 When the query could not be embedded (degraded), rows of the deterministic stores pass. The
 rows of one memory_key pass or fail together, so conflicts are never hidden by the gate.
 Pure: no ORM, no I/O.
@@ -25,7 +28,7 @@ from datetime import datetime
 import numpy as np
 
 from .policy import RetrievalPolicy
-from .types import Candidate, Rejection, RetrievalContext, RetrievalPlan
+from .types import Candidate, Rejection, RetrievalContext, RetrievalMode, RetrievalPlan
 
 STAGE = "rerank"
 
@@ -107,10 +110,30 @@ def scope_bound(c: Candidate, *, ctx: RetrievalContext, policy) -> bool:
     )
 
 
+def looked_up(c: Candidate, *, plan: RetrievalPlan) -> bool:
+    """Return whether ``c`` is of a type a structured-only plan asked the structured store for.
+
+    Such a plan's query names what to load ("Apply the project rules", "Load the user
+    profile"), not what the rows say, so its cosine to every one of them may be below the
+    floor: held to it, a structured lookup answered nothing (stop 56's audit of retrieval).
+    The margin below the best row still applies, so a lookup whose query does say what it is
+    about ("Write the commit message") keeps to the rows that say it, and the budget's
+    per-type quota takes the best of the rest.
+    """
+    return plan.mode == RetrievalMode.STRUCTURED_ONLY and c.memory_type in plan.structured_types
+
+
 def relevant(
-    c: Candidate, *, fit: float, policy: RetrievalPolicy, degraded: bool, best: float | None
+    c: Candidate,
+    *,
+    fit: float,
+    policy: RetrievalPolicy,
+    degraded: bool,
+    best: float | None,
+    asked: bool = False,
 ) -> bool:
-    """Return whether ``c`` passes the relevance gate (see the module docstring)."""
+    """Return whether ``c`` passes the relevance gate (see the module docstring); ``asked``:
+    whether a structured lookup asked for it (``looked_up``), which waives the floor."""
     if fit >= 1.0:
         return True
     if c.semantic is None:
@@ -119,10 +142,10 @@ def relevant(
         )
     if "fulltext" in c.sources and c.semantic >= float(policy["fulltext_floor"]):
         return True
-    floor = float(policy["relevance_floor"])
+    floors = [] if asked else [float(policy["relevance_floor"])]
     if best is not None:
-        floor = max(floor, best - float(policy["relevance_margin"]))
-    return c.semantic >= floor
+        floors.append(best - float(policy["relevance_margin"]))
+    return c.semantic >= max(floors, default=c.semantic)
 
 
 def semantic_component(c: Candidate, policy: RetrievalPolicy, *, searched: bool) -> float:
@@ -170,7 +193,14 @@ def rerank(
     passed = {
         c.id
         for c in candidates
-        if relevant(c, fit=fits[c.id], policy=policy, degraded=degraded, best=best)
+        if relevant(
+            c,
+            fit=fits[c.id],
+            policy=policy,
+            degraded=degraded,
+            best=best,
+            asked=looked_up(c, plan=plan),
+        )
     }
     # Rows on one memory_key govern one decision: if one is relevant, so are its rivals, and
     # stage 8 must see them all.

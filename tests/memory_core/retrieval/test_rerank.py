@@ -4,7 +4,11 @@ from datetime import timedelta
 
 import pytest
 
+from memory_core.principals import SystemPrincipal
 from memory_core.retrieval.rerank import entity_patterns, freshness, rerank
+from memory_core.retrieval.types import RetrievalMode
+from memory_core.services.memories import MemoryDraft, memory_store_many
+from tests.factories import SubjectFactory
 
 from .helpers import NOW, cand, ctx, plan, policy
 
@@ -151,3 +155,101 @@ def test_an_entity_made_of_separators_only_names_nothing():
     ranked, _ = rerank([other], ctx=ctx(), plan=plan(entities=("--",)), policy=policy(), now=NOW)
     assert ranked[0].components["task_fit"] == 0.5
     assert "names what the request is about" not in ranked[0].reason
+
+
+def test_a_structured_lookup_is_held_to_the_margin_below_its_best_row_only():
+    """The rows a structured-only plan asked for by type passed the gate only above the
+    absolute floor, though its query names what to load, not what they say (stop 56's audit
+    of retrieval). They are still held to the margin below the best row, so a lookup whose
+    query does say what it is about keeps to that; a hybrid plan keeps the whole gate."""
+    rows = [
+        cand("best", semantic=0.3),
+        cand("worded_apart", semantic=0.06),
+        cand("far_below_best", semantic=0.04),
+        cand("incident", semantic=0.06, memory_type="incident"),
+    ]
+    lookup = plan(
+        mode=RetrievalMode.STRUCTURED_ONLY,
+        intent="load_preferences",
+        structured_types=("user_preference",),
+        semantic_types=(),
+    )
+    ranked, rejected = rerank(rows, ctx=ctx(), plan=lookup, policy=policy(), now=NOW)
+    assert {c.id for c in ranked} == {"best", "worded_apart"}
+    assert {r.memory_id for r in rejected} == {"far_below_best", "incident"}
+    ranked, _ = rerank(rows, ctx=ctx(), plan=plan(), policy=policy(), now=NOW)
+    assert [c.id for c in ranked] == ["best"]
+
+
+def store(tenant, subject, contents, memory_type, **kw):
+    drafts = [
+        MemoryDraft(
+            subject=subject,
+            memory_type=memory_type,
+            content=content,
+            authority="explicit_user",
+            source_type="user_input",
+            **kw,
+        )
+        for content in contents
+    ]
+    return memory_store_many(drafts=drafts, principal=SystemPrincipal(tenant_id=tenant.id))
+
+
+def retrieve_ids(api_client, body) -> set[str]:
+    response = api_client.post("/api/v1/retrieve", body, format="json")
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert data["mode"] == "structured_only"
+    return {item["id"] for item in data["items"]}
+
+
+def test_apply_project_rules_returns_the_projects_rules(api_client, tenant):
+    """``apply_project_rules`` in project atlas, asked as "Apply the project rules", was given
+    none of atlas's four explicit project constraints: the structured store found them all,
+    and stage 7 dropped each as ``below_relevance_floor``, since the query is worded like
+    none of them and a project scope is not bound by structure (stop 56's audit of
+    retrieval). It gets them up to the budget's per-type quota (3 by default)."""
+    me = SubjectFactory(tenant=tenant, external_id="dana")
+    rules = [
+        "All atlas code must be reviewed by two people before merge.",
+        "The atlas backend is written in Kotlin.",
+        "Never deploy atlas on Fridays.",
+        "Atlas uses Postgres 16 only.",
+    ]
+    stored = store(tenant, me, rules, "project_constraint", scope_kind="project", scope_ref="atlas")
+    given = retrieve_ids(
+        api_client,
+        {
+            "query": "Apply the project rules",
+            "intent": "apply_project_rules",
+            "context": {"user_id": "dana", "project_id": "atlas"},
+        },
+    )
+    assert len(given) == 3 and given <= {str(rule.id) for rule in stored}
+
+
+def test_load_profile_returns_the_users_preferences(api_client, tenant):
+    """``load_profile`` asked as "Load the user profile" was given none of the user's six
+    explicit preferences: stage 7 dropped each as ``below_relevance_floor``, since the query
+    is worded like no one preference, and a structured lookup by type answered nothing (stop
+    56's audit of retrieval). It gets them up to the budget's per-type quota (3 by default)."""
+    me = SubjectFactory(tenant=tenant, external_id="dana")
+    preferences = [
+        "Dana prefers dark mode in every editor.",
+        "Reply in British English.",
+        "Keep answers under 100 words.",
+        "Dana is vegetarian.",
+        "Use metric units.",
+        "Dana's preferred name is Dee.",
+    ]
+    stored = store(tenant, me, preferences, "user_preference")
+    given = retrieve_ids(
+        api_client,
+        {
+            "query": "Load the user profile",
+            "intent": "load_profile",
+            "context": {"user_id": "dana"},
+        },
+    )
+    assert len(given) == 3 and given <= {str(p.id) for p in stored}
