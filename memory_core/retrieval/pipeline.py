@@ -620,6 +620,8 @@ def _trace_document(
     for c in found:
         for s in found_by[c.id]:
             by_store[s] = by_store.get(s, 0) + 1
+    # The intent the gate knows, or "other": the plan's is the request's (free text).
+    asked = intent.traced_intent(request.intent)
     return {
         "context": {
             "agent_id": str(ctx.agent_id) if ctx.agent_id else None,
@@ -638,11 +640,12 @@ def _trace_document(
         "gate": {
             "mode": str(mode),
             "rule": gate_rule,
-            "intent": intent.normalize_intent(request.intent),
+            "intent": asked,
             "has_complete_context": request.has_complete_context,
         },
         "plan": {
             **plan_.as_trace(),
+            "intent": asked,
             "preferred_scopes": _traced_scopes(list(plan_.preferred_scopes), ctx),
         },
         "stores_queried": stores,
