@@ -71,20 +71,26 @@ TRACED_CONTEXT = (
 
 
 def written_id(value: str) -> None:
-    """Refuse an id a write's ``session_id`` and ``task_id`` could not be
-    (``ID_CHARACTERS``): ``invalid_id``, as a write refuses it. One that shows nothing or
-    holds a bidirectional control is ``visible_id``'s to refuse, with its own code."""
+    """Refuse an id a write's ``session_id`` could not be (``ID_CHARACTERS``):
+    ``invalid_id``, as a write refuses it. One that shows nothing or holds a bidirectional
+    control is ``visible_id``'s to refuse, with its own code."""
     if not value or is_blank(value) or BIDI_CONTROLS.search(value):
         return
     if not _WRITTEN_ID.fullmatch(value):
         raise serializers.ValidationError(INVALID_ID, code="invalid_id")
 
 
-def language_tag(value: str) -> None:
-    """Refuse a locale that is not a language tag (``invalid_locale``); one too long is
-    ``max_length``'s to refuse, alone."""
-    if value and len(value) <= MAX_LOCALE_CHARS and not _LOCALE.fullmatch(value):
+def language_tag(value: str) -> str:
+    """Return ``value`` as a language tag, or refuse it (``invalid_locale``). A POSIX locale
+    is read as its tag ("en_US.UTF-8", "pt_BR@euro": "en-US", "pt-BR"), as Java, Android and
+    ``LANG`` spell one: refused, it cost the agent the whole retrieval for a field nothing
+    but the trace reads (stop 56's fourth review)."""
+    if not value:
+        return value
+    tag = value.split("@", 1)[0].split(".", 1)[0].replace("_", "-")
+    if not _LOCALE.fullmatch(tag):
         raise serializers.ValidationError(INVALID_LOCALE, code="invalid_locale")
+    return tag
 
 
 def refused_context(ids: dict[str, str]) -> dict:
@@ -117,22 +123,22 @@ def _refusal(codes: list[str]) -> serializers.ErrorDetail:
 class ContextInput(StrictSerializer):
     user_id = IdField(max_length=200)
     session_id = IdField(max_length=200, required=False, allow_blank=True, validators=[written_id])
-    task_id = IdField(max_length=200, required=False, allow_blank=True, validators=[written_id])
-    # Not held to a write's session and task ids' characters: they name the scope of a
-    # write's ``project:<id>`` and ``repo:<id>``, which may hold any letter ("café-api").
+    # Not held to a write's session id's characters: they name the scope of a write's
+    # ``task:<id>``, ``project:<id>`` and ``repo:<id>``, which may hold any letter
+    # ("café-api", "Sprint 12 review"; held so, a memory of such a task could never be
+    # retrieved again: stop 56's fourth review). The injection guard reads them (``validate``).
+    task_id = IdField(max_length=200, required=False, allow_blank=True)
     project_id = IdField(max_length=200, required=False, allow_blank=True)
     repository_id = IdField(max_length=200, required=False, allow_blank=True)
-    locale = StrictCharField(
-        max_length=MAX_LOCALE_CHARS,
-        required=False,
-        allow_blank=True,
-        validators=[language_tag],
-    )
+    locale = StrictCharField(max_length=MAX_LOCALE_CHARS, required=False, allow_blank=True)
     environment = EnvironmentField(
         help_text="The active environment, e.g. 'production' (stored form: lower case). A "
         "memory tied to an environment is used only when it is the active one; without it, "
         "only memories that apply in every environment are."
     )
+
+    def validate_locale(self, value: str) -> str:
+        return language_tag(value)
 
     def validate(self, attrs):
         # Kept in the trace and answered again by GET: read as a write's ids are. A task id

@@ -11,6 +11,7 @@ evaluation. Every code a rule adds, refusing or informational, is in ``Decision.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -327,6 +328,11 @@ def key_value_seams(candidate: Candidate) -> list[str]:
     return [f"{words} {text[:KEY_SEAM_CHARS]}" for text in texts]
 
 
+# What separates a memory_key's path from its last part, the value's own key ("_" and "-" join
+# a key's words: "max_price").
+KEY_PATH_SEPARATORS = re.compile(r"[./:]+")
+
+
 def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
     """Return the memory_key read as the label of a bare value the write holds, for the class
     guard: "account balance: 5400" is business state that neither the key
@@ -343,8 +349,10 @@ def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
     words = key_words(candidate.memory_key)
     # The key's last part is the value's own key, its first parts a path, as in the value's
     # lines: "travel.max_price" over 300 names a bound by "max_price", as {"max_price": 300}
-    # does (``leaf_line``).
-    named = key_words(candidate.memory_key.rsplit(".", 1)[-1])
+    # does (``leaf_line``). A path is split at each of its separators (".", "/", ":"), not
+    # the dot alone: "budget/balance" over 5400 was read as a bound named "budget balance"
+    # and stored (stop 56's fourth review).
+    named = key_words(KEY_PATH_SEPARATORS.split(candidate.memory_key)[-1])
     lines = [
         leaf_line(words, leaf, named=named, limit=KEY_SEAM_CHARS)
         for leaf in [candidate.content, *_bare_values(held)]

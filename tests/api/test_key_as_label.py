@@ -317,10 +317,22 @@ def test_a_bound_the_key_labels_is_a_preference_as_in_the_value(api_client, key,
     assert Memory.objects.filter(memory_key=key, status="active").exists()
 
 
-@pytest.mark.parametrize("key", ["budget.balance", "limit.account.balance", "max.price"])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "budget.balance",
+        "limit.account.balance",
+        "max.price",
+        "budget/balance",
+        "budget:balance",
+        "limit/account/balance",
+    ],
+)
 def test_a_bound_named_only_by_the_keys_path_is_still_read_with_the_colon(api_client, key):
     """Only the key's last part, the value's own key, names a bound: a balance or a price
-    under a path that names one is still the business state it was."""
+    under a path that names one is still the business state it was, whatever separates the
+    path (a path cut at its dots alone let "budget/balance" over 5400 through: stop 56's
+    fourth review)."""
     response = post(api_client, memory_key=key, value=5400)
 
     assert response.status_code == 422, response.json()
