@@ -144,6 +144,22 @@ def import_lock() -> None:
         cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [IMPORT_LOCK])
 
 
+# The lock a portal login's exports take turns on (``portal.views.ExportView``): a double
+# click's second request waits for the first's export, then answers with its file. Taken
+# before the subject's lock and by nothing else, so it waits in no cycle.
+EXPORT_TURN_PREFIX = "memledger.portal-export:"
+
+
+def export_turn_lock(actor_id: str) -> None:
+    """Hold, until the transaction ends, the lock the exports of the login ``actor_id`` take
+    turns on."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
+            [f"{EXPORT_TURN_PREFIX}{actor_id}"],
+        )
+
+
 # The lock a retrieval holds shared on its subject (memory_core.retrieval.pipeline,
 # _LOOKUP_SQL) and a deletion request takes exclusive. Keep both in step.
 SUBJECT_LOCK_PREFIX = "memledger.subject:"

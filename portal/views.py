@@ -8,7 +8,6 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib import messages
-from django.db import connection
 from django.http import FileResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -25,7 +24,7 @@ from memory_core.deletion.services import (
 )
 from memory_core.exceptions import DomainError, NotFound, SubjectBeingDeleted
 from memory_core.exports import export_create, export_path
-from memory_core.locks import subject_shared_lock
+from memory_core.locks import export_turn_lock, subject_shared_lock
 from memory_core.models import (
     AUTHORITY_RANK,
     Authority,
@@ -1034,9 +1033,8 @@ def deletion_entries(shown: str) -> set[str]:
 
 # How long after an export a request from a page opened before it is answered with that
 # export's file instead of a new one. A second click waits for the first's export
-# (``exports_take_turns``) and finds it made a moment ago, however long it took to write.
+# (``locks.export_turn_lock``) and finds it made a moment ago, however long it took to write.
 EXPORT_SENT_AGAIN = timedelta(seconds=10)
-EXPORT_LOCK_PREFIX = "memledger.portal-export:"
 
 
 def page_opened(value: str) -> datetime | None:
@@ -1047,19 +1045,6 @@ def page_opened(value: str) -> datetime | None:
     except ValueError:
         return None
     return opened if timezone.is_aware(opened) else None
-
-
-def exports_take_turns(principal) -> None:
-    """Hold, until the request's transaction ends, the lock the exports of one login take
-    turns on: a second click's request reads the first's export once it has committed.
-
-    Taken before the subject's lock and by nothing else, so it waits in no cycle.
-    """
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
-            [f"{EXPORT_LOCK_PREFIX}{principal.actor_id}"],
-        )
 
 
 class ExportView(EndUserMixin, TemplateView):
@@ -1107,7 +1092,7 @@ class ExportView(EndUserMixin, TemplateView):
         # the file. Each made an export: two full copies of everything remembered about the
         # person kept on our side (stop 56's audit of the portal in a browser). The second
         # now waits here for the first, then answers with its file (``sent_again``).
-        exports_take_turns(self.principal)
+        export_turn_lock(self.principal.actor_id)
         # The subject's lock first, as ``export_create`` takes it, before the deletions are
         # read: one asked for after this check (another tab) waits for the export, which then
         # holds what the page said. Taken after, such a deletion passed unseen, and the file
