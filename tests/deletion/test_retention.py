@@ -278,22 +278,28 @@ def test_a_revoked_preference_is_deleted_with_its_older_versions(owner):
     assert retention_apply()["deletion_operations"] == 0
 
 
-def test_older_versions_left_by_an_earlier_revoked_deletion_are_deleted(owner):
+def _revoked_head_deleted_alone(owner, head) -> None:
+    """Delete the revoked ``head`` alone under the sweep's revoked rule, as retention did
+    before it followed chains (stop 45): its older versions are left behind."""
     from memory_core.deletion.retention import RETENTION_PRINCIPAL_NAME
     from memory_core.deletion.services import _operation_create
     from memory_core.principals import SystemPrincipal
 
-    v1, v2 = _chain_of_two(owner)
-    # What retention did before it followed the chain: the revoked head alone.
-    Memory.objects.filter(pk=v2.pk).update(status="revoked")
     _operation_create(
         principal=SystemPrincipal(tenant_id=owner.tenant_id, name=RETENTION_PRINCIPAL_NAME),
         tenant_id=owner.tenant_id,
         subject_id=owner.id,
         target=DeletionOperation.Target.MEMORY,
-        candidates=Memory.objects.filter(pk=v2.pk),
+        candidates=Memory.objects.filter(pk=head.pk),
         reason_code="retention:revoked",
     )
+
+
+def test_older_versions_left_by_an_earlier_revoked_deletion_are_deleted(owner):
+    v1, v2 = _chain_of_two(owner)
+    # What retention did before it followed the chain: the revoked head alone.
+    Memory.objects.filter(pk=v2.pk).update(status="revoked")
+    _revoked_head_deleted_alone(owner, v2)
     assert Memory.objects.get(pk=v1.id).content == "User prefers dark mode."
 
     assert retention_apply()["memories_deleted"] == 1
@@ -304,10 +310,6 @@ def test_older_versions_left_by_an_earlier_revoked_deletion_are_deleted(owner):
 def _left_behind(owner):
     """Return (v0, v1, v2): a chain of three preferences whose revoked head v2 retention
     deleted alone, as it did before it followed chains (stop 45)."""
-    from memory_core.deletion.retention import RETENTION_PRINCIPAL_NAME
-    from memory_core.deletion.services import _operation_create
-    from memory_core.principals import SystemPrincipal
-
     v0 = _memory(
         owner, MemoryType.USER_PREFERENCE, MemoryClass.PREFERENCE, timedelta(days=6),
         memory_key="ui.theme", status="superseded", content="User prefers light mode.",
@@ -315,14 +317,7 @@ def _left_behind(owner):
     v1, v2 = _chain_of_two(owner)
     Memory.objects.filter(pk=v1.pk).update(supersedes=v0, version=2)
     Memory.objects.filter(pk=v2.pk).update(status="revoked", version=3)
-    _operation_create(
-        principal=SystemPrincipal(tenant_id=owner.tenant_id, name=RETENTION_PRINCIPAL_NAME),
-        tenant_id=owner.tenant_id,
-        subject_id=owner.id,
-        target=DeletionOperation.Target.MEMORY,
-        candidates=Memory.objects.filter(pk=v2.pk),
-        reason_code="retention:revoked",
-    )
+    _revoked_head_deleted_alone(owner, v2)
     return v0, v1, v2
 
 

@@ -273,6 +273,18 @@ def test_the_sweep_journals_grants_and_expiries_since_the_oldest_backup_in_a_few
     assert len(_lines(journal)) == 2 * count
 
 
+def _queued_while_the_journal_is_missing(owner, principal, journal, settings, on_commit) -> None:
+    """Queue the deletion of everything about ``owner`` while the journal cannot be written
+    (its folder is a file), so that the queued line's append fails; then give the journal
+    back (the volume is back)."""
+    blocked = journal.parent / "not-a-folder"
+    blocked.write_text("")
+    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"  # cannot be made
+    with on_commit(execute=True):
+        subject_deletion_queue(principal=principal, subject_id=owner.id)
+    settings.MEMLEDGER_DELETION_LEDGER = journal
+
+
 def test_a_queued_deletion_whose_append_failed_is_journaled_by_the_sweep(
     owner,
     owner_principal,
@@ -289,15 +301,12 @@ def test_a_queued_deletion_whose_append_failed_is_journaled_by_the_sweep(
     before the request forgot it, the person's memories back in use (stop 56's audit of
     backups). The sweep now appends it once the journal can be written, once."""
     backup_time = timezone.now()
-    blocked = journal.parent / "not-a-folder"
-    blocked.write_text("")
-    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"  # cannot be made
-    with django_capture_on_commit_callbacks(execute=True):
-        subject_deletion_queue(principal=owner_principal, subject_id=owner.id)
+    _queued_while_the_journal_is_missing(
+        owner, owner_principal, journal, settings, django_capture_on_commit_callbacks
+    )
     queued = Subject.objects.get(pk=owner.pk)
     assert queued.deletion_queued_at is not None and queued.deletion_queued_journaled_at is None
 
-    settings.MEMLEDGER_DELETION_LEDGER = journal  # the volume is back
     deletion_sweep(stale_seconds=0)  # no worker consumes the queue: the task is sent again
     deletion_sweep(stale_seconds=0)
     [line] = _lines(journal)  # once
@@ -329,12 +338,9 @@ def test_a_queued_deletion_a_worker_made_owes_no_line_to_the_sweep(
     """A queued mark's line is recorded on the mark and cleared with it: once the worker made
     the request (its operation journaled with its tombstones, under the same id), the sweep
     appends nothing for the mark whose append failed."""
-    blocked = journal.parent / "not-a-folder"
-    blocked.write_text("")
-    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"
-    with django_capture_on_commit_callbacks(execute=True):  # the append fails
-        subject_deletion_queue(principal=owner_principal, subject_id=owner.id)
-    settings.MEMLEDGER_DELETION_LEDGER = journal
+    _queued_while_the_journal_is_missing(
+        owner, owner_principal, journal, settings, django_capture_on_commit_callbacks
+    )
     with django_capture_on_commit_callbacks(execute=True):
         operation = queued_subject_deletion_run(owner.pk)
 

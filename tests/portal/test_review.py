@@ -480,15 +480,21 @@ def test_conflicts_page_shows_a_candidate_past_its_end_as_expired_not_as_a_winne
     assert "Only one candidate is still in use" in body
 
 
+def not_yet_in_effect_conflict(subject):
+    """Return (a conflict item, its candidate in effect next week, its candidate in use)."""
+    item = conflict(subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.")
+    later, live = item.candidate_ids
+    Memory.objects.filter(pk=later).update(valid_from=timezone.now() + timedelta(days=7))
+    return item, later, live
+
+
 def test_conflicts_page_shows_a_candidate_not_yet_in_effect_and_refuses_it_as_the_winner(
     reviewer_client, alice_subject
 ):
     """A candidate whose valid_from is still ahead (imported so) was offered as a winner
     "in use"; chosen, it revoked the only memory agents were given on the key (stop 56's audit
     of conflicts). It is listed as not yet in effect, and a winner sent anyway is refused."""
-    item = conflict(alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.")
-    later, live = item.candidate_ids
-    Memory.objects.filter(pk=later).update(valid_from=timezone.now() + timedelta(days=7))
+    item, later, live = not_yet_in_effect_conflict(alice_subject)
     body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
     assert f'name="winner_id" value="{live}"' in body
     assert f'value="{later}"' not in body
@@ -517,9 +523,7 @@ def test_a_conflict_with_a_candidate_not_yet_in_effect_counts_one_candidate_in_u
     ``conflict_queue`` counted it in use (its status is active): the page left out "Only one
     candidate is still in use" and said that keep both hands agents both together in one
     scope, of a memory no agent is given (stop 56's audit of the portal in a browser)."""
-    item = conflict(alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.")
-    later, live = item.candidate_ids
-    Memory.objects.filter(pk=later).update(valid_from=timezone.now() + timedelta(days=7))
+    item, later, live = not_yet_in_effect_conflict(alice_subject)
     body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
     assert f'value="{later}"' not in body
     assert "Only one candidate is still in use" in body
