@@ -8,6 +8,7 @@ the claim (a 400 from the body, a 404, a 409, a 503) rolls the claim back with t
 the key stays free for the retry.
 """
 
+import copy
 from dataclasses import replace
 
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer
@@ -17,7 +18,7 @@ from api.memories_serializers import ErrorBodySerializer, RejectedWriteSerialize
 from api.responses import error
 from api.throttling import write_quota_refund
 from memory_core.exceptions import IdempotencyKeyReused, ValidationFailed
-from memory_core.selectors.memories import memory_visible_ids
+from memory_core.selectors.memories import memory_visible_values
 from memory_core.services.idempotency import (
     idempotency_answered,
     idempotency_fingerprint,
@@ -134,16 +135,19 @@ class IdempotentWriteMixin:
 
     @staticmethod
     def shown(request, results) -> list:
-        """``results`` with the memories the caller may not read left out (``memory: null``),
-        as their replay leaves them out and the detail answers 404: a grant may write a type
-        it does not read, and the first answer showed the whole memory, id and content, that
-        its replay a moment later did not (stop 56's audit of the write API)."""
+        """``results`` as the caller's later reads answer them: the memories it may not read
+        left out (``memory: null``), as their replay leaves them out and the detail answers
+        404 (a grant may write a type it does not read, and the first answer showed the whole
+        memory, id and content, that its replay a moment later did not: stop 56's audit of
+        the write API), and each other one's ``value`` as stored (a number written
+        ``1e+20`` is the integer jsonb keeps, as the replay and the detail answer it: stop
+        57's audit of the write API)."""
         written = [result.memory.pk for result in results if result.memory is not None]
-        visible = memory_visible_ids(principal=request.user, ids=written)
+        stored = memory_visible_values(principal=request.user, ids=written)
         return [
             result
-            if result.memory is None or result.memory.pk in visible
-            else replace(result, memory=None)
+            if result.memory is None
+            else replace(result, memory=_as_stored(result.memory, stored))
             for result in results
         ]
 
@@ -151,3 +155,12 @@ class IdempotentWriteMixin:
         """The status a decision is answered with again, or None when it records nothing."""
         status_code = self.status_of(results)
         return status_code if status_code in self.recorded_statuses else None
+
+
+def _as_stored(memory, stored: dict):
+    """A copy of ``memory`` with its stored ``value``, or None when the caller may not read it."""
+    if memory.pk not in stored:
+        return None
+    shown = copy.copy(memory)
+    shown.value = stored[memory.pk]
+    return shown

@@ -97,6 +97,17 @@ def memory_in_bulk(*, principal, ids) -> dict[uuid.UUID, Memory]:
     return {row.pk: row for row in rows}
 
 
+def memory_visible_values(*, principal, ids) -> dict[uuid.UUID, object]:
+    """Return those of ``ids`` that ``principal`` may see, each with its ``value`` as stored:
+    one query (none for no ids). jsonb keeps a number as written in full (``1e+20`` as
+    ``100000000000000000000``), which is what every later read of the memory answers."""
+    wanted = _wanted(ids)
+    if not wanted:
+        return {}
+    visible = Memory.objects.visible_to(principal).filter(pk__in_array=wanted)
+    return dict(visible.values_list("pk", "value"))
+
+
 def memory_visible_ids(*, principal, ids) -> frozenset[uuid.UUID]:
     """Return those of ``ids`` that ``principal`` may see: one query, ids only (none for no
     ids)."""
