@@ -32,6 +32,7 @@ from django.views import defaults
 
 from api.exceptions import database_unavailable, error_body, unavailable
 from api.parsers import UnsupportedCharset
+from api.throttling import write_quota_refund
 from memory_core.principals import AgentPrincipal
 from memory_core.services.events import access_denial_record
 
@@ -53,6 +54,7 @@ class DatabaseUnavailableMiddleware:
         if not database_unavailable(exception):
             return None
         logger.warning("database error answered 503: %s", exception, exc_info=exception)
+        write_quota_refund(request)  # nothing was stored (the commit failed, say)
         code, message = unavailable(exception)
         if request.path.startswith("/api/"):
             response = JsonResponse(error_body(code, message), status=503)

@@ -243,16 +243,17 @@ class _SlidingWindowThrottle(BaseThrottle):
                 "The rate limiter cannot count this key's requests right now; carry on "
                 "without memory and retry later.",
             ) from exc
+        held = _charges_holder(request)
         if charge.fits:
             # Kept, to be given back if a later limit refuses the request.
-            request.throttle_charges = [
-                *getattr(request, "throttle_charges", ()),
+            held.throttle_charges = [
+                *getattr(held, "throttle_charges", ()),
                 (charge.key, cost, period),
             ]
             return True
-        for charged in getattr(request, "throttle_charges", ()):
+        for charged in getattr(held, "throttle_charges", ()):
             counter_take_back(*charged)  # an earlier limit let it through: it spends nothing
-        request.throttle_charges = []
+        held.throttle_charges = []
         self.wait_seconds = charge.wait
         request.refused_by_throttle = True
         request.throttle_refusal = (self, rate)
@@ -331,12 +332,22 @@ def write_quota_refund(request) -> None:
     """Give back what the write quota charged ``request``: it turned out to write nothing (an
     idempotent replay the throttle could not yet tell from a write, because the first
     request was still in flight when it counted, or a write refused with a 4xx error:
-    ``api.exceptions.exception_handler``). The rate limit's charge stays."""
+    ``api.exceptions.exception_handler``, or answered 503 as its transaction committed:
+    ``api.middleware.DatabaseUnavailableMiddleware``). The rate limit's charge stays."""
     prefix = f"throttle:{ApiKeyWriteQuotaThrottle.scope}:"
+    held = _charges_holder(request)
     kept = []
-    for charged in getattr(request, "throttle_charges", ()):
+    for charged in getattr(held, "throttle_charges", ()):
         if charged[0].startswith(prefix):
             counter_take_back(*charged)
         else:
             kept.append(charged)
-    request.throttle_charges = kept
+    held.throttle_charges = kept
+
+
+def _charges_holder(request):
+    """Where a request's charges are kept: on Django's request under DRF's, which a
+    middleware sees too. A write whose request fails as ATOMIC_REQUESTS commits, after DRF's
+    dispatch, is answered 503 by the middleware, which gives its write back (stop 57's audit
+    of failure behaviour: it kept the charge, and the agent retrying as told was throttled)."""
+    return getattr(request, "_request", request)
