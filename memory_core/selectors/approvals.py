@@ -79,6 +79,31 @@ def standing_heads(memory: Memory, *, agent_id, use: InUse | None = None) -> lis
     return list(heads_on_key(memory, agent_id=agent_id, use=use).values_list("id", flat=True))
 
 
+def keyless_rivals_asked(*, tenant_id, subject_id, memory_ids, use: InUse | None = None) -> list:
+    """Return the ids of the rows still standing (active, and in use under ``use`` as
+    ``heads_on_key`` reads them) that the subject's keyless conflicts resolved ``ask_user``
+    and citing a row of ``memory_ids`` cite: the rivals a keyless chain still stands beside
+    after a reviewer asked the user. Retrieval measures those rows as an open item's
+    (``retrieval.conflicts.keyless_rivals``: nothing changes), so a new conflict of the chain
+    holds them, as a key's holds every head (``heads_on_key``). Two queries."""
+    cited = ReviewItem.objects.filter(
+        tenant_id=tenant_id,
+        subject_id=subject_id,
+        kind=ReviewItem.Kind.CONFLICT,
+        state=ReviewItem.State.RESOLVED,
+        resolution="ask_user",
+        memory_key="",
+        candidate_ids__overlap_array=list(memory_ids),
+    ).values_list("candidate_ids", flat=True)
+    rows = {memory_id for ids in cited for memory_id in ids}
+    if not rows:
+        return []
+    standing = Memory.objects.filter(
+        tenant_id=tenant_id, subject_id=subject_id, pk__in=rows, status=Status.ACTIVE
+    ).not_ended(use or in_use_now(tenant_id))
+    return [str(pk) for pk in standing.values_list("pk", flat=True)]
+
+
 def approval_head(
     memory: Memory, item: ReviewItem, *, lock: bool = True, use: InUse | None = None
 ) -> Memory | None:

@@ -6,7 +6,8 @@ one too. A conflict has a place: the key, and the scope and environment of its m
 candidates (``retrieval.conflicts.conflict_place``). One ReviewItem(kind=conflict) is open per
 tenant, subject, key and place (a database constraint); requests in two projects (or two
 environments) that each see a conflict on one key have an item each. A conflict of memories
-without a key is the open item citing its rows (``_keyless_conflict_open``). Requests at one place
+without a key is the open item citing its rows, else a new one that holds too the rivals its
+conflicts resolved ``ask_user`` still cite (``_keyless_conflict_open``). Requests at one place
 that see different rows (agents with other grants) share it: it holds every active row any of
 them saw, so one decision covers them all.
 
@@ -53,7 +54,7 @@ from memory_core.policy_check import STATE_WORDS
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.rls import request_tenant_set, tenant_atomic
-from memory_core.selectors.approvals import in_use_now
+from memory_core.selectors.approvals import in_use_now, keyless_rivals_asked
 from memory_core.services.revocations import memory_revocation_journal_on_commit
 
 logger = logging.getLogger(__name__)
@@ -192,6 +193,11 @@ def _keyless_conflict_open(*, tenant_id, subject_id, place, ids, actor_id) -> Re
     chain's, found by its rows. Its callers (a write, a correction, an approval) hold the
     subject's keyless lock (``locks.lock_memory_keys``), which keeps two opens of one chain's
     conflict in turn, as the constraint does a key's.
+
+    A new item holds too the rows still standing that the chain's conflicts resolved
+    ``ask_user`` cite (``keyless_rivals_asked``), as a key's holds every head: opened with
+    the new rival alone, choosing it revoked the chain's row and left the first rival given
+    beside it (stop 57's audit of reviews).
     """
     ids = _current_versions(tenant_id, ids)
     conflicts_heal_on_commit(tenant_id=tenant_id, memory_ids=ids)
@@ -210,6 +216,8 @@ def _keyless_conflict_open(*, tenant_id, subject_id, place, ids, actor_id) -> Re
         .first()
     )
     if item is None:
+        asked = keyless_rivals_asked(tenant_id=tenant_id, subject_id=subject_id, memory_ids=ids)
+        ids = sorted({*ids, *asked})
         item = ReviewItem.objects.create(
             **identity, candidate_ids=ids, rule_codes=["unresolved_high_impact_conflict"]
         )

@@ -258,3 +258,35 @@ def test_an_agent_key_refused_by_the_reviewer_api_is_recorded_as_a_denial(api_cl
         (agent.id, "forbidden", "review-items"),
         (agent.id, "forbidden", "review-approve"),
     ]
+
+
+def test_a_second_or_crossed_decision_is_409_review_closed(api_client, reviewer):
+    """Stop 57's audit of reviews found this held: a write decided once, approved again or
+    rejected after its approval (and approved after its rejection), is answered 409
+    ``review_closed``, never a 500."""
+    token = "b" * 32
+
+    def decide(item_id, decision):
+        reviewer.cookies["csrftoken"] = token
+        return reviewer.post(
+            f"{URL}/{item_id}/{decision}",
+            {"reason": "checked"},
+            format="json",
+            HTTP_X_CSRFTOKEN=token,
+        )
+
+    def waiting(key, content):
+        body = write_body(memory_key=key, content=content)
+        answer = api_client.post("/api/v1/memories", body, format="json")
+        assert answer.status_code == 202, answer.json()
+        return answer.json()["review_item"]
+
+    first = waiting("health.diet", "User is allergic to peanuts.")
+    assert decide(first, "approve").status_code == 200
+    again = decide(first, "approve")
+    assert again.status_code == 409 and again.json()["error"]["code"] == "review_closed"
+    assert decide(first, "reject").status_code == 409
+    second = waiting("health.sleep", "User is allergic to penicillin.")
+    assert decide(second, "reject").status_code == 200
+    crossed = decide(second, "approve")
+    assert crossed.status_code == 409 and crossed.json()["error"]["code"] == "review_closed"

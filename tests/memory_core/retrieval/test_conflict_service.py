@@ -184,6 +184,48 @@ def test_an_approval_of_lower_authority_keeps_every_chain_in_the_keys_conflict(t
     assert set(conflict.candidate_ids) == {head.id, rival.memory.id, pending.memory.id}
 
 
+def test_after_ask_user_a_new_conflict_on_the_key_holds_every_standing_chain(
+    agent_principal, reviewer
+):
+    """Stop 57's audit of reviews found a keyless conflict opened after one resolved "ask
+    the user" leaving out its first rival; the keyed path held, and still does: the new item
+    takes in every chain standing on the key, and its winner is the key's only active row."""
+    from memory_core.services.writes import memory_write
+
+    def data(content, source):
+        return {
+            "subject": "user-5",
+            "memory_type": "project_constraint",
+            "memory_key": "backend.language",
+            "scope": "project:atlas",
+            "content": content,
+            "source": {"type": source, "conversation_id": "c", "message_id": content[:20]},
+        }
+
+    memory_write(
+        principal=agent_principal, data=data("Atlas's backend is in Python.", "user_input")
+    )
+    memory_write(
+        principal=agent_principal, data=data("Atlas's backend is in Ruby.", "model_inference")
+    )
+    first = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=reviewer, item_id=first.pk, outcome="ask_user", reason="a")
+    third = memory_write(
+        principal=agent_principal, data=data("Atlas's backend is in Elixir.", "model_inference")
+    )
+    second = ReviewItem.objects.get(kind="conflict", state="open")
+    assert len(second.candidate_ids) == 3
+    conflict_resolve(
+        principal=reviewer,
+        item_id=second.pk,
+        outcome="choose_winner",
+        winner_id=third.memory.id,
+        reason="b",
+    )
+    active = Memory.objects.filter(memory_key="backend.language", status="active")
+    assert set(active.values_list("content", flat=True)) == {"Atlas's backend is in Elixir."}
+
+
 def _rival_drafts(subject, *, project, regions, environment=""):
     return [
         MemoryDraft(subject=subject, memory_type="previous_decision", memory_key="deploy.region",

@@ -1,0 +1,103 @@
+"""A keyless conflict resolved "ask the user", and a later correction of the same memory.
+
+The conflict a later correction of lower authority opened was found by the open item citing
+the chain's rows (``conflicts._keyless_conflict_open``), and the one resolved ``ask_user`` is
+not open: the new item cited the memory and the new rival only, and left out the first rival,
+which retrieval still measured against the memory (``keyless_rivals``). It now holds too the
+rows still standing that the chain's ``ask_user`` conflicts cite, as a key's holds every head.
+"""
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from memory_core.models import Memory, ReviewItem
+from memory_core.principals import ReviewerPrincipal
+from memory_core.services.conflicts import conflict_resolve
+from memory_core.services.reviews import review_approve
+from tests.keyless.helpers import HEAD, RIVAL, correct, deploy_question, keyless_incident
+
+pytestmark = pytest.mark.django_db
+
+SECOND = "Monday's deploy was rolled back: a failing database migration."
+
+
+@pytest.fixture
+def reviewer_principal(tenant, reviewer):
+    user = get_user_model().objects.get(username="reviewer")
+    return ReviewerPrincipal(tenant_id=tenant.id, user_id=user.pk)
+
+
+def _given(api_client) -> list[str]:
+    return [item["content"] for item in deploy_question(api_client)["items"]]
+
+
+def _first_conflict_asked(api_client, reviewer_principal) -> str:
+    """The memory, its model's correction (a conflict), resolved "ask the user"; the memory's
+    id."""
+    head = keyless_incident(api_client, HEAD)
+    correct(api_client, head, RIVAL)
+    item = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=reviewer_principal, item_id=item.pk, outcome="ask_user", reason="a")
+    return head
+
+
+def test_choosing_a_keyless_winner_after_ask_user_leaves_no_second_rival_given(
+    api_client, reviewer_principal
+):
+    """Stop 57's audit of reviews found that the second correction's conflict held the memory
+    and that correction only: choosing the correction revoked the memory and left the first
+    rival given beside the winner, two contradicting accounts of one incident. The new item
+    now holds the first rival too, and choosing the second leaves it alone given."""
+    head = _first_conflict_asked(api_client, reviewer_principal)
+    second = correct(api_client, head, SECOND)["memory"]["id"]
+    item = ReviewItem.objects.get(kind="conflict", state="open")
+    rival = Memory.objects.get(content=RIVAL)
+    assert {str(i) for i in item.candidate_ids} == {head, str(rival.pk), second}
+    given = _given(api_client)
+    assert HEAD in given and RIVAL not in given and SECOND not in given
+    conflict_resolve(
+        principal=reviewer_principal,
+        item_id=item.pk,
+        outcome="choose_winner",
+        winner_id=second,
+        reason="the rollback is right",
+    )
+    given = _given(api_client)
+    assert given.count(SECOND) == 1
+    assert HEAD not in given and RIVAL not in given, given
+    rival.refresh_from_db()
+    assert rival.status == "revoked"
+
+
+def test_an_approved_keyless_correction_after_ask_user_conflicts_with_every_standing_rival(
+    api_client, reviewer_principal
+):
+    """Stop 57's audit of reviews found the same through an approval: a sensitive correction
+    of lower authority, approved after the first conflict was resolved "ask the user", opened
+    an item that left out the first rival. The item now holds every row still standing beside
+    the memory: the memory, the first rival and the approved correction."""
+    head = _first_conflict_asked(api_client, reviewer_principal)
+    waiting = correct(
+        api_client,
+        head,
+        "Monday's deploy was rolled back: the on-call engineer had a diabetes emergency.",
+        expect=202,
+    )
+    review_approve(principal=reviewer_principal, item_id=waiting["review_item"], reason="ok")
+    item = ReviewItem.objects.get(kind="conflict", state="open")
+    rival = Memory.objects.get(content=RIVAL)
+    assert {str(i) for i in item.candidate_ids} == {head, str(rival.pk), waiting["memory_id"]}
+
+
+def test_a_rival_no_longer_standing_is_not_taken_into_the_new_conflict(
+    api_client, reviewer_principal
+):
+    """Only the rows still standing are taken in: a rival revoked since the reviewer asked
+    is no candidate of the new item (one no longer in use cannot win)."""
+    head = _first_conflict_asked(api_client, reviewer_principal)
+    rival = Memory.objects.get(content=RIVAL)
+    revoked = api_client.post(f"/api/v1/memories/{rival.pk}/revoke", {}, format="json")
+    assert revoked.status_code == 200, revoked.json()
+    second = correct(api_client, head, SECOND)["memory"]["id"]
+    item = ReviewItem.objects.get(kind="conflict", state="open")
+    assert {str(i) for i in item.candidate_ids} == {head, second}
