@@ -1,5 +1,6 @@
 """The management commands later issues and outside checks rely on."""
 
+import json
 from io import StringIO
 
 import pytest
@@ -9,6 +10,7 @@ from django.test import Client
 from django.utils import timezone
 
 from memory_core.models import Agent, ApiKey, Memory, PortalMembership, Subject, Tenant
+from memory_core.rls import platform_scope
 from memory_core.services.api_keys import api_key_resolve
 
 pytestmark = pytest.mark.django_db
@@ -200,6 +202,53 @@ def test_measuring_commands_refuse_a_count_that_measures_nothing(command, argume
     with 0 or a negative count printed a clean report of nothing."""
     with pytest.raises(CommandError, match=message):
         call_command(command, *arguments, stdout=StringIO(), stderr=StringIO())
+
+
+def _rls_cost_tenants():
+    with platform_scope("test"):
+        return list(Tenant.objects.filter(slug__startswith="rlscost-"))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        ["--tenants", "1", "--memories", "10", "--queries", "6", "--block", "2"],
+        ["--tenants", "10", "--memories", "25", "--queries", "4", "--block", "2"],
+    ],
+    ids=["fewer-memories-than-subjects", "two-per-tenant"],
+)
+def test_rls_cost_on_a_small_corpus_it_accepts_reports_without_a_traceback(arguments):
+    """stop 57's audit of commands found that rls_cost accepted --memories at or above
+    --tenants but planted 20 subjects a tenant and gave memories to only the first
+    --memories/--tenants of them: a query as a subject with none found no candidate and ended
+    in a RuntimeError("no candidates (rls)") traceback. It now plants no subject without a
+    memory, reports, and deletes what it planted."""
+    out = StringIO()
+    call_command("rls_cost", *arguments, stdout=out, stderr=StringIO())
+    assert "overhead_p50_ms: " in out.getvalue()
+    assert not _rls_cost_tenants()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_rls_cost_reports_the_number_of_memories_it_planted(tmp_path):
+    """stop 57's audit of commands found that --tenants 2 --memories 41 planted 41 // 2 = 20
+    a tenant, 40 in all, and reported "memories: 41" in its text and its --json. Both now
+    report the memories stored."""
+    out = StringIO()
+    target = tmp_path / "rls.json"
+    call_command(
+        "rls_cost", "--tenants", "2", "--memories", "41", "--queries", "2", "--block", "1",
+        "--keep", "--json", str(target), stdout=out, stderr=StringIO(),
+    )  # fmt: skip
+    tenants = _rls_cost_tenants()
+    with platform_scope("test"):
+        planted = Memory.objects.filter(tenant__in=tenants).count()
+        Tenant.objects.filter(pk__in=[t.pk for t in tenants]).delete()
+    assert planted == 40
+    reported = [line for line in out.getvalue().splitlines() if line.startswith("memories:")]
+    assert reported == ["memories: 40"]
+    assert json.loads(target.read_text())["memories"] == 40
 
 
 @pytest.mark.django_db

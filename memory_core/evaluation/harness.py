@@ -131,6 +131,13 @@ def validate_cases(data: dict) -> list[dict]:
         for pair in ranked_before or []:
             if not (isinstance(pair, list) and len(pair) == 2):
                 raise DatasetError(f"{where}: ranked_before entries are [a, b] pairs")
+            if pair[0] == pair[1]:
+                # The case passed (a is not after itself) while ordering_accuracy counted the
+                # pair wrong: 0.0 for a run whose every expectation held (stop 57's audit).
+                raise DatasetError(
+                    f"{where}: ranked_before pair {pair!r} names one memory twice; a pair "
+                    "orders two memories"
+                )
         tags = case.get("tags")
         if tags is not None and (
             not isinstance(tags, list) or not all(isinstance(tag, str) for tag in tags)

@@ -191,6 +191,17 @@ def test_a_memory_named_twice_in_a_case_counts_once(tmp_path, required, pairs):
     assert base["ordering_accuracy"] == (0.5 if pairs else 1.0)
 
 
+def test_a_ranked_before_pair_of_one_memory_is_refused(tmp_path):
+    """stop 57's audit of commands found that ``"ranked_before": [["m1", "m1"]]`` passed
+    check_case (m1 selected, not after itself), so the case passed and cases_passed was 1,
+    while score() counted the pair wrong (index(a) < index(a) is false): ordering_accuracy
+    0.0 in the same report. validate_cases now refuses the file, naming the case: a pair
+    orders two memories."""
+    case = dict(CASE, required_memory_ids=["m1"], ranked_before=[["m1", "m1"]])
+    data = {"dataset": "pair", "memories": [mem("m1", "Prefers tea.")], "cases": [case]}
+    _refused(tmp_path, data, r"cases\[0\]: ranked_before pair \['m1', 'm1'\] names one memory")
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [("user_id", "   "), ("user_id", "\u3000\t"), ("request", "   ")],
