@@ -19,9 +19,9 @@ import pytest
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
-from memory_core.exports import export_dir
+from memory_core.exports import export_create, export_dir, export_path
 from memory_core.models import DeletionStep
-from memory_core.principals import SubjectPrincipal
+from memory_core.principals import SubjectPrincipal, SystemPrincipal
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db
@@ -50,3 +50,37 @@ def test_an_undecodable_file_neither_hides_its_name_nor_stops_the_other_files_sc
         f"folder could not be decoded (last_error: {step.last_error!r})"
     )
     assert "a-copy.json.gz" in step.last_error, step.last_error
+
+
+def test_an_undecodable_export_row_file_does_not_stop_the_other_exports_scrub(
+    subject, settings, tmp_path
+):
+    """Stop 57's audit of deletion found the same of a file an Export row describes: its
+    rewrite (``export_remove_memories``) raised ``UnicodeDecodeError`` out of the purge, the
+    subject's other exports were never scrubbed and ``last_error`` named no file. Now the
+    purge leaves it to the files, as one no row describes: the others are scrubbed and the
+    verification names it (``files_unreadable``)."""
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    gone = MemoryFactory(subject=subject, content="User lives at 12 Quay Street.")
+    MemoryFactory(subject=subject, content="User's bank is Acme Savings.")
+    system = SystemPrincipal(tenant_id=subject.tenant_id)
+    exports = [export_create(principal=system, subject_id=subject.id) for _ in range(2)]
+    first, second = sorted(exports, key=lambda e: e.id)
+    # The first export's file, compressed in place by an operator (or otherwise not UTF-8).
+    path = export_path(first)
+    path.write_bytes(gzip.compress(path.read_bytes()))
+
+    person = SubjectPrincipal(tenant_id=subject.tenant_id, subject_id=subject.id, user_id=1)
+    operation = deletion_request(principal=person, memory_id=gone.id)
+    deletion_run(operation_id=operation.id)
+
+    step = DeletionStep.objects.get(operation=operation, store="exports")
+    assert step.status != DeletionStep.State.VERIFIED
+    assert step.evidence["files_unreadable"] == 1
+    second.refresh_from_db()
+    readable = export_path(second).read_text()
+    assert gone.id not in second.memory_ids and str(gone.id) not in readable, (
+        "a readable export naming the deleted memory, with its words, was left because "
+        f"another export's file could not be decoded (last_error: {step.last_error!r})"
+    )
+    assert str(first.path).split("/")[-1] in step.last_error, step.last_error
