@@ -473,7 +473,8 @@ def _key_deletion(
     would hold nothing and complete at once, while that one has not cleaned their stores yet.
     """
     on_key = Memory.objects.visible_to(principal).filter(subject=subject, memory_key=memory_key)
-    # A queued request is made under the id the queue handed out, even with nothing left.
+    # A queued request is made under the id the queue handed out, even with nothing left (once
+    # every deletion that took it meanwhile has completed: ``_queued_taken_meanwhile``).
     candidates = _deletable(principal, on_key) if queued_at else _key_candidates(principal, on_key)
     _refuse_at_once_if_too_many(budget, candidates)
     # One of them names the deletion that took them, if one does (its key is cleared then).
@@ -536,7 +537,8 @@ def _subject_deletion(
     # which reads it as it stood, then re-drives it).
     parts = DeletionOperation.objects.filter(tenant_id=subject.tenant_id, subject=subject)
     _redrive_failed(parts.exclude(target=DeletionOperation.Target.SUBJECT))
-    # A queued request is made under the id the queue handed out, even with nothing left.
+    # A queued request is made under the id the queue handed out, even with nothing left (once
+    # every deletion that took it meanwhile has completed: ``_queued_taken_meanwhile``).
     if queued_at is None:
         existing = _subject_deletion_covering(
             principal=principal, subject=subject, candidates=candidates
@@ -870,7 +872,8 @@ def subject_deletion_enqueue(subject_id) -> bool:
 def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
     """Make the subject's queued request (the whole subject's, or a key's) for whoever queued
     it, with no time limit, and clear the mark in the same transaction; None if nothing is
-    queued (done already)."""
+    queued (done already). When another deletion, not completed yet, took everything it was
+    to delete meanwhile, return that one and leave the mark (``_queued_taken_meanwhile``)."""
     with transaction.atomic():
         # Held for the whole request: a second task waits, then finds nothing queued, and the
         # sweep (FOR UPDATE SKIP LOCKED) passes over it; writes of the subject's memories go on.
@@ -894,6 +897,16 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
         ).first()
         if made is not None:
             queued_at = None  # a replay after a restore made it already: a new one clears
+        else:
+            taken = _queued_taken_meanwhile(subject, memory_key)
+            if taken is not None:
+                # Made now, it would hold nothing and complete at once, while the deletion
+                # that took its memories has not cleaned their stores: the agent's id said
+                # "completed" then (stop 57's audit of deletion). That one answers, as it
+                # answers the request made at once (``_key_taken_meanwhile``,
+                # ``_subject_covering``); the mark stays, so the id the asker holds answers
+                # "queued", and the sweep sends the task again until that one has completed.
+                return _already_requested(taken)
         # Cleared first, in the same transaction (others see the mark until it commits): the
         # request refuses a subject whose deletion is queued.
         subject.deletion_queued_at = subject.deletion_queued_by = None
@@ -911,6 +924,33 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
             time_limited=False,
             queued_at=queued_at,
         )
+
+
+def _queued_taken_meanwhile(subject: Subject, memory_key: str) -> DeletionOperation | None:
+    """Return the unfinished deletion that took what ``subject``'s queued request (the whole
+    subject's, or ``memory_key``'s) was to delete, when none of it is left: the newest of the
+    subject's operations requested since the request was queued (the person's, on the
+    portal, say) that is not completed. None when some is left, or every one has completed.
+
+    A dead-lettered one is not re-driven here (the sweep sends the task again every minute):
+    the request waits for a reviewer's retry of it, in the dead letters.
+    """
+    left = Memory.objects.filter(tenant_id=subject.tenant_id, subject=subject)
+    if memory_key:
+        left = left.filter(memory_key=memory_key)  # a deleted memory's key is cleared
+    ledger = Tombstone.objects.filter(tenant_id=subject.tenant_id, subject_id=subject.pk)
+    if left.exclude(pk__in=ledger.values("memory_id")).exists():
+        return None
+    return (
+        DeletionOperation.objects.filter(
+            tenant_id=subject.tenant_id,
+            subject=subject,
+            requested_at__gte=subject.deletion_queued_at,
+        )
+        .exclude(status=DeletionOperation.State.COMPLETED)
+        .order_by("-requested_at")
+        .first()
+    )
 
 
 def _already_requested(operation: DeletionOperation) -> DeletionOperation:

@@ -8,9 +8,11 @@ import json
 import pytest
 from django.utils import timezone
 
-from memory_core.deletion.services import queued_subject_deletion_run
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import deletion_request, queued_subject_deletion_run
 from memory_core.exceptions import SubjectBeingDeleted
 from memory_core.models import DeletionOperation, Memory, Subject
+from memory_core.principals import SubjectPrincipal
 from memory_core.subject_tokens import subject_token_issue
 from tests.celery_worker import wait_for
 from tests.clients import client_for
@@ -294,6 +296,90 @@ def test_a_queued_key_deletion_emptied_meanwhile_still_becomes_its_operation(
     )
     made = queued_subject_deletion_run(owner.pk)
     assert (made.pk, made.target, made.memory_ids) == (queued.pk, "memory_key", [])
+
+
+def the_person(subject: Subject) -> SubjectPrincipal:
+    return SubjectPrincipal(tenant_id=subject.tenant_id, subject_id=subject.id, user_id=1)
+
+
+@pytest.mark.django_db
+def test_a_queued_key_whose_memories_were_taken_meanwhile_waits_for_that_deletion(
+    settings, api_client, written
+):
+    """Stop 57's audit of deletion found a key's deletion queued for a worker, whose memories
+    the person deleted meanwhile (on the portal: a deletion still pending), made at once by
+    the worker as an empty operation under the id the agent holds, which answered
+    "completed" while that deletion had not verified their stores clean. Now the worker
+    answers that deletion, as a request made at once does, and leaves the mark: the id
+    answers "queued" until that deletion has completed, and the request is then made under
+    it."""
+    on_key, _ = written
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2  # the key holds three
+    queued = ask_key(api_client).json()
+    assert queued["status"] == "queued"
+    subject = Subject.objects.get(external_id="user-1")
+    head = Memory.objects.get(pk__in=on_key, status="active")
+    # The person deletes the key's head (and its history: every memory on the key) on the
+    # portal before a worker makes the queued request; that deletion is still pending.
+    theirs = deletion_request(principal=the_person(subject), memory_id=head.id)
+    assert sorted(theirs.memory_ids, key=str) == on_key
+
+    answered = queued_subject_deletion_run(subject.pk)  # the worker's task
+    assert (answered.pk, answered.already_requested) == (theirs.pk, True)
+    theirs.refresh_from_db()
+    assert theirs.status == DeletionOperation.State.PENDING  # its stores are not clean yet
+    answer = api_client.get(f"/api/v1/deletions/{queued['operation_id']}").json()
+    assert answer["status"] != "completed", (
+        "the agent's key deletion answers 'completed' (memory_count "
+        f"{answer['memory_count']}) while the deletion that took the key's memories is "
+        f"{theirs.status}: their derived stores are not verified clean"
+    )
+    assert answer["status"] == "queued"
+    assert Subject.objects.get(pk=subject.pk).deletion_queued_key == KEY  # still fenced
+
+    assert deletion_run(operation_id=theirs.pk) == "completed"
+    made = queued_subject_deletion_run(subject.pk)  # the sweep sends the task again
+    assert (str(made.pk), made.memory_ids) == (queued["operation_id"], [])
+    assert deletion_run(operation_id=made.pk) == "completed"
+    answer = api_client.get(f"/api/v1/deletions/{queued['operation_id']}").json()
+    assert (answer["status"], answer["target"]) == ("completed", "memory_key")
+    assert Subject.objects.get(pk=subject.pk).deletion_queued_at is None
+
+
+@pytest.mark.django_db
+def test_a_queued_subject_whose_memories_were_taken_meanwhile_waits_for_those_deletions(
+    settings, api_client, written
+):
+    """Stop 57's audit of deletion found the whole subject's queued deletion made so too:
+    every memory deleted meanwhile by the person's deletions, still pending, it held none and
+    answered "completed" before them. Now the worker waits for each of them, the id answers
+    "queued" meanwhile, and the request is made under it once they have all completed."""
+    on_key, other = written
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2  # the subject holds four
+    queued = ask_subject(api_client).json()
+    assert queued["status"] == "queued"
+    subject = Subject.objects.get(external_id="user-1")
+    head = Memory.objects.get(pk__in=on_key, status="active")
+    theirs = [
+        deletion_request(principal=the_person(subject), memory_id=memory_id)
+        for memory_id in (head.pk, other.pk)
+    ]
+
+    def follow() -> str:
+        return api_client.get(f"/api/v1/deletions/{queued['operation_id']}").json()["status"]
+
+    assert queued_subject_deletion_run(subject.pk).pk == theirs[1].pk
+    assert follow() == "queued"
+    assert deletion_run(operation_id=theirs[1].pk) == "completed"
+    assert queued_subject_deletion_run(subject.pk).pk == theirs[0].pk  # still one pending
+    assert follow() == "queued"
+    assert deletion_run(operation_id=theirs[0].pk) == "completed"
+
+    made = queued_subject_deletion_run(subject.pk)
+    assert (str(made.pk), made.target, made.memory_ids) == (queued["operation_id"], "subject", [])
+    assert deletion_run(operation_id=made.pk) == "completed"
+    assert follow() == "completed"
+    assert Subject.objects.get(pk=subject.pk).deletion_queued_at is None
 
 
 @pytest.mark.django_db
