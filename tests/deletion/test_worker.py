@@ -13,7 +13,8 @@ from memory_core.deletion.sweep import deletion_sweep
 from memory_core.models import DeletionOperation, DeletionStep, Memory, MemoryEvent
 from memory_core.tasks import reembed_memory, send
 from tests.celery_worker import start_worker, unique_queue, wait_for
-from tests.deletion.conftest import seed_everywhere
+from tests.deletion.conftest import seed_everywhere, unit_vector
+from tests.factories import MemoryFactory, SubjectFactory
 
 pytestmark = [pytest.mark.celery, pytest.mark.django_db(transaction=True)]
 
@@ -239,3 +240,39 @@ def test_a_deletion_run_on_a_read_only_database_is_retried_until_it_takes_writes
         worker.stop()
         worker.purge()
     assert "raised unexpected" not in worker.log()
+
+
+def test_key_deletion_on_a_worker_leaves_another_subjects_key(celery_worker, api_client, tenant):
+    """Stop 57's audit of deletion found no test of a key's deletion run by a real worker:
+    it holds that every store of the subject's key is verified clean, and that the
+    subject's other key and another subject's memory on the same key are left untouched."""
+    alice, bob = SubjectFactory(tenant=tenant), SubjectFactory(tenant=tenant)
+    mine = MemoryFactory(
+        subject=alice, memory_key="style.tone", embedding=unit_vector(1), embedding_model="t"
+    )
+    other = MemoryFactory(subject=alice, memory_key="style.lang")
+    theirs = MemoryFactory(subject=bob, memory_key="style.tone", content="Bob likes terse.")
+    seeded = seed_everywhere(alice, [mine, other])
+    response = api_client.post(
+        "/api/v1/deletions",
+        {"subject": alice.external_id, "memory_key": "style.tone"},
+        format="json",
+    )
+    assert response.status_code == 202, response.content
+    op_id = response.json()["operation_id"]
+    wait_for(
+        lambda: _status(op_id) == "completed",
+        timeout=90,
+        message="the key's deletion to complete",
+    )
+    body = api_client.get(f"/api/v1/deletions/{op_id}").json()
+    assert body["memory_count"] == 1 and all(s["status"] == "verified" for s in body["steps"])
+    assert Memory.objects.get(pk=theirs.pk).status == "active"
+    assert Memory.objects.get(pk=other.pk).status == "active"
+    row = Memory.objects.get(pk=mine.pk)
+    assert (row.content, row.embedding, row.memory_key) == ("", None, "")
+    assert str(mine.id) not in seeded["eval_path"].read_text()
+    seeded["trace"].refresh_from_db()
+    assert mine.id not in seeded["trace"].cited_ids and other.id in seeded["trace"].cited_ids
+    for event in MemoryEvent.objects.filter(memory_id=mine.id):
+        assert "note" not in event.details
