@@ -7,7 +7,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from django.db.models import CharField, Q, Value
+from django.db.models import CharField, Exists, OuterRef, Q, Value
 from django.utils import timezone
 
 from memory_core.models import (
@@ -84,17 +84,25 @@ def keyless_rivals_asked(*, tenant_id, subject_id, memory_ids, use: InUse | None
     ``heads_on_key`` reads them) that the subject's keyless conflicts resolved ``ask_user``
     and citing a row of ``memory_ids`` cite: the rivals a keyless chain still stands beside
     after a reviewer asked the user. Retrieval measures those rows as an open item's
-    (``retrieval.conflicts.keyless_rivals``: nothing changes), so a new conflict of the chain
-    holds them, as a key's holds every head (``heads_on_key``). Two queries."""
-    cited = ReviewItem.objects.filter(
-        tenant_id=tenant_id,
-        subject_id=subject_id,
-        kind=ReviewItem.Kind.CONFLICT,
-        state=ReviewItem.State.RESOLVED,
-        resolution="ask_user",
-        memory_key="",
-        candidate_ids__overlap_array=list(memory_ids),
-    ).values_list("candidate_ids", flat=True)
+    (``retrieval.conflicts.keyless_rivals``: nothing changes) until a later keyless conflict
+    cites one of them (``pipeline._KEYLESS_CITED_SQL``), so a new conflict of the chain holds
+    them, as a key's holds every head (``heads_on_key``), and one a later item followed is
+    read no more here either: its rivals are that one's to decide. Two queries."""
+    keyless = ReviewItem.objects.filter(
+        tenant_id=tenant_id, subject_id=subject_id, kind=ReviewItem.Kind.CONFLICT, memory_key=""
+    )
+    later = keyless.filter(
+        created_at__gt=OuterRef("created_at"), candidate_ids__overlap=OuterRef("candidate_ids")
+    )
+    cited = (
+        keyless.filter(
+            state=ReviewItem.State.RESOLVED,
+            resolution="ask_user",
+            candidate_ids__overlap_array=list(memory_ids),
+        )
+        .exclude(Exists(later))
+        .values_list("candidate_ids", flat=True)
+    )
     rows = {memory_id for ids in cited for memory_id in ids}
     if not rows:
         return []

@@ -4,7 +4,8 @@ The conflict a later correction of lower authority opened was found by the open 
 the chain's rows (``conflicts._keyless_conflict_open``), and the one resolved ``ask_user`` is
 not open: the new item cited the memory and the new rival only, and left out the first rival,
 which retrieval still measured against the memory (``keyless_rivals``). It now holds too the
-rows still standing that the chain's ``ask_user`` conflicts cite, as a key's holds every head.
+rows still standing that the chain's ``ask_user`` conflicts cite, as a key's holds every head,
+and decides them: retrieval reads the ``ask_user`` item no more (``_KEYLESS_CITED_SQL``).
 """
 
 import pytest
@@ -19,6 +20,7 @@ from tests.keyless.helpers import HEAD, RIVAL, correct, deploy_question, keyless
 pytestmark = pytest.mark.django_db
 
 SECOND = "Monday's deploy was rolled back: a failing database migration."
+THIRD = "Monday's deploy was rolled back: the load balancer lost its certificate."
 
 
 @pytest.fixture
@@ -101,3 +103,60 @@ def test_a_rival_no_longer_standing_is_not_taken_into_the_new_conflict(
     second = correct(api_client, head, SECOND)["memory"]["id"]
     item = ReviewItem.objects.get(kind="conflict", state="open")
     assert {str(i) for i in item.candidate_ids} == {head, second}
+
+
+@pytest.mark.parametrize(
+    ("outcome", "winner", "given"),
+    [
+        ("keep_both_scoped", None, {HEAD, RIVAL, SECOND}),
+        ("ask_user", None, {HEAD}),
+        (None, None, {HEAD}),
+        ("choose_winner", RIVAL, {RIVAL}),
+    ],
+    ids=["keep_both_scoped", "ask_user", "open", "choose_first_rival"],
+)
+def test_a_later_keyless_conflict_decides_what_the_ask_user_one_held_back(
+    api_client, reviewer_principal, outcome, winner, given
+):
+    """Stop 57's audit of reviews found that once a second correction's item held the first
+    rival too, retrieval still measured that rival against the memory by the first item,
+    resolved "ask the user", whatever the reviewer did with the new one: kept beside the memory
+    (``keep_both_scoped``) there, agents were never given it. An ``ask_user`` item now stops
+    counting once a later keyless conflict cites one of its rows (that one holds every row
+    still standing), as a key's newest item is the one read: kept, all three are given; asked
+    again, or open, the memory alone; the first rival chosen, that one alone."""
+    head = _first_conflict_asked(api_client, reviewer_principal)
+    correct(api_client, head, SECOND)
+    item = ReviewItem.objects.get(kind="conflict", state="open")
+    if outcome is not None:
+        winner_id = Memory.objects.get(content=winner).pk if winner else None
+        conflict_resolve(
+            principal=reviewer_principal,
+            item_id=item.pk,
+            outcome=outcome,
+            winner_id=winner_id,
+            reason="b",
+        )
+    found = _given(api_client)
+    assert set(found) == given and len(found) == len(given), found
+
+
+def test_a_rival_kept_by_a_later_conflict_is_not_taken_in_again_by_the_next(
+    api_client, reviewer_principal
+):
+    """The rows an ``ask_user`` conflict cites are taken into a new one only while no later
+    conflict followed it, as retrieval reads it: once a reviewer kept the first rival beside
+    the memory in the second conflict, a third correction's conflict holds the memory and the
+    third alone, and both rivals kept stay given (it took the first rival in again, held back
+    once more while the second, kept in the same decision, was given)."""
+    head = _first_conflict_asked(api_client, reviewer_principal)
+    correct(api_client, head, SECOND)
+    item = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(
+        principal=reviewer_principal, item_id=item.pk, outcome="keep_both_scoped", reason="b"
+    )
+    third = correct(api_client, head, THIRD)["memory"]["id"]
+    item = ReviewItem.objects.get(kind="conflict", state="open")
+    assert {str(i) for i in item.candidate_ids} == {head, third}
+    given = _given(api_client)
+    assert {HEAD, RIVAL, SECOND} <= set(given) and THIRD not in given, given
