@@ -17,9 +17,17 @@ whatever they mean, so their serializers keep DRF's fields (``api.pagination``,
 
 import math
 
+from django.core.validators import ProhibitNullCharactersValidator, RegexValidator
 from rest_framework import serializers
+from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
-from memory_core.admission.candidate import INVISIBLE_ONLY, invalid_choice_message
+from memory_core.admission.candidate import (
+    ID_PATTERN,
+    INVALID_ID,
+    INVISIBLE_ONLY,
+    id_problems,
+    invalid_choice_message,
+)
 from memory_core.admission.normalize import is_blank
 from memory_core.json_types import wrong_type
 from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, identifier
@@ -85,6 +93,40 @@ class BodyIdField(StrictCharField):
 
     def to_internal_value(self, data):
         return identifier(super().to_internal_value(data))
+
+
+class WrittenId(RegexValidator):
+    """Refuse an id a write could not store, by the domain's checker
+    (``candidate.id_problems``): each of its mistakes once, as import answers it. A
+    RegexValidator, so the OpenAPI schema gives the id's ``pattern``."""
+
+    def __init__(self):
+        super().__init__(rf"\A{ID_PATTERN}\Z", INVALID_ID, code="invalid_id")
+
+    def __call__(self, value):
+        problems = id_problems(value)
+        if problems:
+            details = [serializers.ErrorDetail(message, code=code) for code, message in problems]
+            raise serializers.ValidationError(details)
+
+
+class WriteIdField(BodyIdField):
+    """An id a write stores and answers as sent, held to ``ID_CHARACTERS``
+    (``source.conversation_id``, ``source.tool``, ``session_id``, ``task_id``, a usage
+    report's ``reference``), checked by ``WrittenId`` alone: DRF's own NUL and surrogate
+    checks are left out, as ``WrittenId`` tells them (beside them a NUL was told twice,
+    ``null_characters_not_allowed`` and ``invalid_id``: stop 57's audit of bad input)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.validators = [
+            validator
+            for validator in self.validators
+            if not isinstance(
+                validator, (ProhibitNullCharactersValidator, ProhibitSurrogateCharactersValidator)
+            )
+        ]
+        self.validators.append(WrittenId())
 
 
 class QueryIdField(_VisibleId, serializers.CharField):

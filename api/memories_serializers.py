@@ -7,7 +7,7 @@ admission decides (HTTP 201/202/422). Output serializers render rows; they hold 
 
 from collections.abc import Mapping
 
-from django.core.validators import ProhibitNullCharactersValidator, RegexValidator
+from django.core.validators import ProhibitNullCharactersValidator
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 from rest_framework.settings import api_settings
@@ -20,13 +20,12 @@ from api.fields import (
     StrictChoiceField,
     StrictDateTimeField,
     StrictFloatField,
+    WriteIdField,
 )
 from api.pagination import MAX_CURSOR_CHARS, InvalidCursor, cursor_decode
 from memory_core.admission.candidate import (
     HARD_MAX_CONTENT_CHARS,
     HARD_MAX_ID_CHARS,
-    ID_PATTERN,
-    INVALID_ID,
     MAX_BATCH,
     MAX_REASON_CHARS,
     MAX_SCOPE_CHARS,
@@ -120,12 +119,9 @@ def _body_id_field(**kwargs):
 def body_identifier_field(**kwargs):
     """An id in a JSON body that no guard reads (a conversation's, a tool's, a session's, a
     task's, a usage report's reference): letters, digits and a few separators only
-    (``ID_PATTERN``), as the domain parser refuses it (``invalid_id``)."""
-    return StrictCharField(
-        max_length=HARD_MAX_ID_CHARS,
-        validators=[RegexValidator(rf"\A{ID_PATTERN}\Z", INVALID_ID, code="invalid_id")],
-        **kwargs,
-    )
+    (``ID_PATTERN``), refused by the domain parser's checker with its codes
+    (``api.fields.WriteIdField``)."""
+    return WriteIdField(max_length=HARD_MAX_ID_CHARS, **kwargs)
 
 
 @extend_schema_field(

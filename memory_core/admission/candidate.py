@@ -484,6 +484,25 @@ def _text(
     ``bidi_controls_not_allowed`` and ``invisible_characters_only`` for one that shows
     nothing. An optional field may be null (none).
     """
+    raw = _given(data, name, errors, required=required, strip=strip)
+    if raw == "":
+        return ""
+    problems = _too_long(raw, max_chars) + _unstorable(raw)
+    if strip and BIDI_CONTROLS.search(raw):
+        problems.append(("bidi_controls_not_allowed", BIDI_CONTROLS_MESSAGE))
+    if strip and not problems and is_blank(raw):
+        # An id of zero-width spaces (or bidi marks, soft hyphens...) alone passed as an id
+        # nobody could see: a subject, key or message id listed and answered as "".
+        problems.append(("invisible_characters_only", INVISIBLE_ONLY))
+    for code, message in problems:
+        errors.add(name, code, message)
+    return "" if problems else raw
+
+
+def _given(data: dict, name: str, errors: FieldErrors, *, required: bool, strip: bool) -> str:
+    """Return the string ``data[name]`` (with ``strip``, as ``text.identifier`` reads an id),
+    or "" after adding its error: ``required`` (absent), ``null``, ``blank`` (none of them
+    for an optional field), ``invalid`` (not a string)."""
     if name not in data:
         if required:
             errors.add(name, "required", REQUIRED)
@@ -498,18 +517,24 @@ def _text(
         return ""
     if strip:
         raw = identifier(raw)
-    if raw == "":
-        if required:
-            errors.add(name, "blank", NOT_BLANK)
-        return ""
+    if raw == "" and required:
+        errors.add(name, "blank", NOT_BLANK)
+    return raw
+
+
+def _too_long(text: str, max_chars: int) -> list[tuple[str, str]]:
+    if len(text) <= max_chars:
+        return []
+    return [("max_length", f"Ensure this field has no more than {max_chars} characters.")]
+
+
+def _unstorable(text: str) -> list[tuple[str, str]]:
+    """Return ``null_characters_not_allowed`` and ``surrogate_characters_not_allowed`` for
+    ``text`` if it holds a NUL or a lone surrogate, in the words of DRF's validators."""
     problems = []
-    if len(raw) > max_chars:
-        problems.append(
-            ("max_length", f"Ensure this field has no more than {max_chars} characters.")
-        )
-    if "\x00" in raw:
+    if "\x00" in text:
         problems.append(("null_characters_not_allowed", NUL_CHARACTERS))
-    surrogate = lone_surrogate(raw)
+    surrogate = lone_surrogate(text)
     if surrogate is not None:
         problems.append(
             (
@@ -517,15 +542,7 @@ def _text(
                 f"Surrogate characters are not allowed: U+{ord(surrogate):X}.",
             )
         )
-    if strip and BIDI_CONTROLS.search(raw):
-        problems.append(("bidi_controls_not_allowed", BIDI_CONTROLS_MESSAGE))
-    if strip and not problems and is_blank(raw):
-        # An id of zero-width spaces (or bidi marks, soft hyphens...) alone passed as an id
-        # nobody could see: a subject, key or message id listed and answered as "".
-        problems.append(("invisible_characters_only", INVISIBLE_ONLY))
-    for code, message in problems:
-        errors.add(name, code, message)
-    return "" if problems else raw
+    return problems
 
 
 # What an id of a write may hold (``source.conversation_id``, ``source.tool``, ``session_id``,
@@ -541,14 +558,35 @@ _ID = re.compile(ID_PATTERN)
 INVALID_ID = f"An id holds only {ID_CHARACTERS} (no spaces), starting with a letter, digit or _."
 
 
+def id_problems(text: str) -> list[tuple[str, str]]:
+    """Return the mistakes of ``text`` as a write's id, each once as ``(code, message)``: a NUL
+    (``null_characters_not_allowed``), a lone surrogate (``surrogate_characters_not_allowed``),
+    a bidirectional control (``bidi_controls_not_allowed``); if none, anything outside
+    ``ID_CHARACTERS`` (``invalid_id``), an id that shows nothing included.
+
+    The one checker of the API's field (``api.fields.WriteIdField``) and this parser: the API
+    told a NUL twice (``invalid_id`` too) and a bidirectional control as ``invalid_id``, and
+    import an id that shows nothing as ``invisible_characters_only`` (stop 57's audit of bad
+    input)."""
+    problems = _unstorable(text)
+    if BIDI_CONTROLS.search(text):
+        problems.append(("bidi_controls_not_allowed", BIDI_CONTROLS_MESSAGE))
+    if not problems and not _ID.fullmatch(text):
+        problems.append(("invalid_id", INVALID_ID))
+    return problems
+
+
 def _identifier(data: dict, name: str, errors: FieldErrors, *, required: bool) -> str:
-    """Return the id field ``name`` (``_text``, trimmed, at most ``HARD_MAX_ID_CHARS``);
-    refuse one outside ``ID_CHARACTERS`` (``invalid_id``)."""
-    text = _text(data, name, errors, max_chars=HARD_MAX_ID_CHARS, required=required, strip=True)
-    if text and not _ID.fullmatch(text):
-        errors.add(name, "invalid_id", INVALID_ID)
+    """Return the id field ``name`` (trimmed and in NFC, as ``_text`` reads an id), or ""
+    after adding its errors: ``max_length`` (over ``HARD_MAX_ID_CHARS``) and ``id_problems``'s,
+    as the API's field answers them."""
+    raw = _given(data, name, errors, required=required, strip=True)
+    if raw == "":
         return ""
-    return text
+    problems = _too_long(raw, HARD_MAX_ID_CHARS) + id_problems(raw)
+    for code, message in problems:
+        errors.add(name, code, message)
+    return "" if problems else raw
 
 
 def _as_uuid(text: str) -> str | None:

@@ -2,6 +2,8 @@
 message id, a tool call's name. It is kept in the trace and answered by GET as sent, so a
 sentence there (the answer the agent gave, quoting a memory) stayed, readable, in the trace."""
 
+import json
+
 import pytest
 
 from memory_core.admission.candidate import INVALID_ID
@@ -79,3 +81,21 @@ def test_the_schema_says_it_is_an_id(client):
     prop = schema["components"]["schemas"]["TraceUsageInput"]["properties"]["reference"]
     patterns = [alternative.get("pattern") for alternative in prop["oneOf"]]
     assert "^[A-Za-z0-9_][A-Za-z0-9._:/@#+=-]*$" in patterns, prop
+
+
+@pytest.mark.parametrize(
+    ("report", "field", "code"),
+    [
+        ({"reference": "\ud800"}, "reference", "surrogate_characters_not_allowed"),
+        ({"reference": "a\u202eb"}, "reference", "bidi_controls_not_allowed"),
+        ({"memory_ids": [None]}, "memory_ids.0", "null"),
+    ],
+)  # fmt: skip
+def test_an_odd_report_is_a_400_naming_its_field(api_client, usage_url, report, field, code):
+    """Stop 57's audit of tasks held: a lone surrogate or a bidirectional control in the
+    reference, or a null id, is a 400 naming the field, and nothing is kept."""
+    body = json.dumps({"kind": "answer", "memory_ids": [], **report})
+    response = api_client.post(usage_url, body, content_type="application/json")
+    assert response.status_code == 400, response.json()
+    assert response.json()["error"]["details"][field][0]["code"] == code
+    assert RetrievalTrace.objects.get().usage == []
