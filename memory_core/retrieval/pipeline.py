@@ -487,14 +487,14 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
 # The rows that each keyless conflict of the subject citing a candidate cites, with their
 # authority, confidence and sensitivity (``_keyless_conflicts``): open ones, and those a
 # reviewer resolved ``ask_user`` (nothing changes: agents are given what they were given
-# while it was open) until a later keyless conflict cites one of their rows. That one holds
-# every row of theirs still standing (``conflicts._keyless_conflict_open``) and decides
-# them, as a key's newest item does: read too, the ``ask_user`` item went on measuring a
-# rival against the memory that the reviewer had kept beside it in the later one (stop 57's
-# audit of reviews). The later items are looked up by the subject's index, and only for a
-# subject with such a conflict (``lookup_subject_and_policy``). ``{rows}``: the condition
-# every store reads a row by (``candidates.owner_filter``); the policy's rules of stage 5
-# are applied to what it returns.
+# while it was open) until a later keyless conflict holding every row of theirs still
+# standing takes them over (``conflicts.ASK_USER_FOLLOWED_SQL``) and decides them, as a
+# key's newest item does: read too, the ``ask_user`` item went on measuring a rival against
+# the memory that the reviewer had kept beside it in the later one (stop 57's audit of
+# reviews). The later items are looked up by the subject's index, and only for a subject
+# with such a conflict (``lookup_subject_and_policy``). ``{rows}``: the condition every
+# store reads a row by (``candidates.owner_filter``); the policy's rules of stage 5 are
+# applied to what it returns.
 _KEYLESS_CITED_SQL = """
     SELECT r.id, m.id::text, m.authority, m.confidence, m.sensitivity
       FROM memory_core_reviewitem r
@@ -502,12 +502,7 @@ _KEYLESS_CITED_SQL = """
         ON m.id = ANY(r.candidate_ids) AND m.tenant_id = r.tenant_id
      WHERE r.tenant_id = %(tenant_id)s AND r.subject_id = %(subject_id)s
        AND r.kind = 'conflict' AND r.memory_key = '' AND r.candidate_ids && %(ids)s::uuid[]
-       AND (r.state = 'open' OR (r.resolution = 'ask_user' AND NOT EXISTS (
-             SELECT 1 FROM memory_core_reviewitem later
-              WHERE later.tenant_id = r.tenant_id AND later.subject_id = r.subject_id
-                AND later.kind = 'conflict' AND later.memory_key = ''
-                AND later.created_at > r.created_at
-                AND later.candidate_ids && r.candidate_ids)))
+       AND (r.state = 'open' OR (r.resolution = 'ask_user' AND NOT {followed}))
        AND {rows}
 """
 
@@ -516,7 +511,7 @@ def _keyless_conflicts(
     ctx: RetrievalContext, resolved: list[Candidate], *, now, policy: RetrievalPolicy
 ):
     """Measure the keyless candidates an open conflict cites (or one resolved ``ask_user``
-    that no later conflict of theirs follows) against the rows it cites that the caller
+    that no later conflict has taken over) against the rows it cites that the caller
     could be given (``conflicts.keyless_rivals``). One query, only when the subject has such
     a conflict (``lookup_subject_and_policy``) and a keyless candidate is left."""
     keyless = [c.id for c in resolved if not c.memory_key]
@@ -530,7 +525,12 @@ def _keyless_conflicts(
     params["readable"] = list(plan.ALL_TYPES if ctx.read_types is None else ctx.read_types)
     params["ids"] = keyless
     with connection.cursor() as cursor:
-        cursor.execute(_KEYLESS_CITED_SQL.format(rows=rows), params)
+        cursor.execute(
+            _KEYLESS_CITED_SQL.format(
+                rows=rows, followed=conflicts.ASK_USER_FOLLOWED_SQL.format(item="r")
+            ),
+            params,
+        )
         found = cursor.fetchall()
     cited: dict = {}
     for item_id, memory_id, authority, confidence, sensitivity in found:

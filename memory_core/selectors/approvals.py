@@ -7,7 +7,8 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
-from django.db.models import CharField, Exists, OuterRef, Q, Value
+from django.db.models import BooleanField, CharField, Q, Value
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from memory_core.models import (
@@ -21,6 +22,7 @@ from memory_core.models import (
 )
 from memory_core.policy_check import InUse
 from memory_core.principals import AgentPrincipal
+from memory_core.retrieval.conflicts import ASK_USER_FOLLOWED_SQL
 from memory_core.selectors.policy import active_retention
 
 
@@ -85,22 +87,22 @@ def keyless_rivals_asked(*, tenant_id, subject_id, memory_ids, use: InUse | None
     and citing a row of ``memory_ids`` cite: the rivals a keyless chain still stands beside
     after a reviewer asked the user. Retrieval measures those rows as an open item's
     (``retrieval.conflicts.keyless_rivals``: nothing changes) until a later keyless conflict
-    cites one of them (``pipeline._KEYLESS_CITED_SQL``), so a new conflict of the chain holds
-    them, as a key's holds every head (``heads_on_key``), and one a later item followed is
-    read no more here either: its rivals are that one's to decide. Two queries."""
-    keyless = ReviewItem.objects.filter(
-        tenant_id=tenant_id, subject_id=subject_id, kind=ReviewItem.Kind.CONFLICT, memory_key=""
-    )
-    later = keyless.filter(
-        created_at__gt=OuterRef("created_at"), candidate_ids__overlap=OuterRef("candidate_ids")
-    )
+    holding them takes them over (``ASK_USER_FOLLOWED_SQL``), so a new conflict of the chain
+    holds them, as a key's holds every head (``heads_on_key``), and one taken over is read
+    no more here either: its rivals are the later one's to decide. Two queries."""
+    followed = ASK_USER_FOLLOWED_SQL.format(item=ReviewItem._meta.db_table)
     cited = (
-        keyless.filter(
+        ReviewItem.objects.filter(
+            tenant_id=tenant_id,
+            subject_id=subject_id,
+            kind=ReviewItem.Kind.CONFLICT,
             state=ReviewItem.State.RESOLVED,
             resolution="ask_user",
+            memory_key="",
             candidate_ids__overlap_array=list(memory_ids),
         )
-        .exclude(Exists(later))
+        .alias(followed=RawSQL(followed, (), output_field=BooleanField()))  # noqa: S611 - a constant
+        .filter(followed=False)
         .values_list("candidate_ids", flat=True)
     )
     rows = {memory_id for ids in cited for memory_id in ids}

@@ -160,3 +160,29 @@ def test_a_rival_kept_by_a_later_conflict_is_not_taken_in_again_by_the_next(
     assert {str(i) for i in item.candidate_ids} == {head, third}
     given = _given(api_client)
     assert {HEAD, RIVAL, SECOND} <= set(given) and THIRD not in given, given
+
+
+def test_a_later_conflict_that_does_not_hold_the_first_rival_leaves_it_held_back(
+    api_client, reviewer_principal
+):
+    """Stop 57's review of its own fixes found that an ``ask_user`` item stopped counting once
+    any later keyless conflict cited one of its rows: a later item stored before stop 57 held
+    the memory and the new correction only, and the first rival, held back until then and
+    decided by no reviewer, was given beside the memory. It stops counting only once a later
+    item holds every row of it still standing (``ASK_USER_FOLLOWED_SQL``)."""
+    head = _first_conflict_asked(api_client, reviewer_principal)
+    assert RIVAL not in _given(api_client)
+    second = correct(api_client, head, SECOND)["memory"]["id"]
+    item = ReviewItem.objects.get(kind="conflict", state="open")
+    # As the code before stop 57 stored it: the memory and the new correction only.
+    ReviewItem.objects.filter(pk=item.pk).update(candidate_ids=sorted([head, second]))
+    given = _given(api_client)
+    assert HEAD in given and RIVAL not in given, given
+    # Nor is a third correction's conflict opened without it.
+    conflict_resolve(
+        principal=reviewer_principal, item_id=item.pk, outcome="keep_both_scoped", reason="b"
+    )
+    third = correct(api_client, head, THIRD)["memory"]["id"]
+    item = ReviewItem.objects.get(kind="conflict", state="open")
+    rival = Memory.objects.get(content=RIVAL)
+    assert {str(i) for i in item.candidate_ids} == {head, str(rival.pk), third}
