@@ -252,7 +252,8 @@ def build_candidate_sql(
     """Return (sql, params, stores) for the plan's stores in one statement.
 
     The vector, full-text and structured stores share one scan of the eligible rows
-    (``_shared_scan_ctes``); active task state is its own lookup by session and task.
+    (``_shared_scan_ctes``); active task state is its own lookup by session and task (its
+    task_id or its ``task:<id>`` scope).
     """
     ctes: list[str] = []
     stores: list[str] = []
@@ -301,12 +302,17 @@ def build_candidate_sql(
         params.update(p, ts_types=["task_state"], session_id=ctx.session_id, task_id=ctx.task_id)
         # The task's state, and the session's that is bound to no other task: a request of
         # task T2 in session S1 is not given T1's state as "this task's" (``rerank.task_fit``).
+        # The task's is the state carrying its task_id or scoped to it (``task:<id>``, as
+        # docs/api.md tells agents to keep each task's state apart, and as its close reads
+        # it): by task_id alone, a state scoped task:T1 was never retrieved in T1 (stop 57's
+        # audit of tasks). A filter on the subject's task_state rows, as the other arms are.
         match = []
         if ctx.session_id:
             other_task = " AND m.task_id IN ('', %(task_id)s)" if ctx.task_id else ""
             match.append(f"(m.session_id = %(session_id)s{other_task})")
         if ctx.task_id:
             match.append("m.task_id = %(task_id)s")
+            match.append("(m.scope_kind = 'task' AND m.scope_ref = %(task_id)s)")
         ctes.append(
             f"ts AS (SELECT m.id FROM {TABLE} m WHERE {where} AND ({' OR '.join(match)}) "
             "ORDER BY m.updated_at DESC LIMIT %(limit_all)s)"

@@ -64,7 +64,11 @@ def task_fit(
     ``ENTITY_FIT`` when it names one of the request's entities, ``entities`` being
     ``entity_patterns(plan)``)."""
     if c.memory_type == "task_state" and (
-        (ctx.task_id and c.task_id == ctx.task_id)
+        # This task's: its task_id, or its scope (``task:<id>``), as the store reads it.
+        (
+            ctx.task_id
+            and (c.task_id == ctx.task_id or (c.scope_kind, c.scope_ref) == ("task", ctx.task_id))
+        )
         or (
             ctx.session_id
             and c.session_id == ctx.session_id

@@ -1,12 +1,13 @@
-"""The task-state lookup: the state of the request's task, and of its session unless that
-state is bound to another task (DESIGN.md: an exact active-state lookup). A request of task T2
-in session S1 was given T1's state, scored as "active state of this task"."""
+"""The task-state lookup: the state of the request's task (its task_id or its ``task:<id>``
+scope), and of its session unless that state is bound to another task (DESIGN.md: an exact
+active-state lookup). A request of task T2 in session S1 was given T1's state, scored as
+"active state of this task"."""
 
 import pytest
 
 from memory_core.principals import SystemPrincipal
 from memory_core.services.memories import MemoryDraft, memory_store_many
-from tests.factories import SubjectFactory
+from tests.factories import SubjectFactory, write_body
 
 pytestmark = pytest.mark.django_db
 
@@ -63,3 +64,64 @@ def test_a_session_alone_finds_each_of_its_tasks_states(api_client, tenant):
     )
 
     assert {str(row.id) for row in rows} <= set(resume(api_client, session_id="S1"))
+
+
+def write(api_client, **fields) -> str:
+    response = api_client.post("/api/v1/memories", write_body(**fields), format="json")
+    assert response.status_code == 201, response.json()
+    return response.json()["memory"]["id"]
+
+
+def retrieve(api_client, query, *, intent="", **context) -> dict:
+    body = {"query": query, "context": {"user_id": "user-1", **context}}
+    if intent:
+        body["intent"] = intent
+    response = api_client.post("/api/v1/retrieve", body, format="json")
+    assert response.status_code == 200, response.json()
+    return {item["id"]: item for item in response.json()["items"]}
+
+
+@pytest.mark.parametrize("intent", ["resume_task", ""])
+def test_task_state_scoped_to_a_task_is_retrieved_in_that_task(api_client, intent):
+    """Stop 57's audit of tasks found that a task_state scoped task:T-1 with no task_id, as
+    docs/api.md tells agents to keep each task's state apart, was accepted but never
+    retrieved in task T-1 (structured_only or hybrid): the task-state store matched only
+    m.task_id and m.session_id. It is now this task's state, in the store and in task_fit."""
+    state = write(
+        api_client, memory_type="task_state", memory_key="", scope="task:T-1",
+        content="Login page done; the settings page is next.",
+    )  # fmt: skip
+    query = "Where was I with the login page work?"
+    items = retrieve(api_client, query, intent=intent, task_id="T-1")
+    assert state in items, items
+    assert items[state]["reason"] == "active state of this task"
+    assert state not in retrieve(api_client, query, intent=intent, task_id="T-2")
+    assert state not in retrieve(api_client, query, intent=intent)
+
+
+def test_any_memory_scoped_to_a_task_is_retrieved_in_that_task_only(api_client):
+    """Stop 57's audit of tasks found a task's state scoped task:T-1 out of every retrieval
+    of T-1; a memory of any other type scoped to it now holds as it did: retrieved in task
+    T-1, never in T-2 nor without a task (the request's scopes hold ``task:<its task_id>``)."""
+    rows = {
+        "preference": write(
+            api_client, scope="task:T-1", content="User prefers tabs in this task's files."
+        ),
+        "decision": write(
+            api_client, memory_type="previous_decision", memory_key="db.engine",
+            scope="task:T-1", content="For this task we use SQLite as the database.",
+        ),
+        "incident": write(
+            api_client, memory_type="incident", memory_key="", scope="task:T-1",
+            content="The SQLite database file was locked during the migration.",
+        ),
+    }  # fmt: skip
+    asks = {
+        "preference": ("What indentation does the user prefer?", "load_preferences"),
+        "decision": ("Which database do we use, and was the migration locked?", ""),
+        "incident": ("Which database do we use, and was the migration locked?", ""),
+    }
+    for name, (query, intent) in asks.items():
+        assert rows[name] in retrieve(api_client, query, intent=intent, task_id="T-1"), name
+        for context in ({"task_id": "T-2"}, {}):
+            assert rows[name] not in retrieve(api_client, query, intent=intent, **context), name
