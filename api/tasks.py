@@ -26,8 +26,9 @@ class TaskCloseOutput(serializers.Serializer):
 
 
 class TaskCloseView(QueryStringChecked, SpendsNoWriteQuota, APIView):
-    """Expire the subject's memories bound to the task: its task state and what is scoped to
-    it (``task:<id>``). An unknown subject or task expires nothing (200)."""
+    """Expire the subject's memories bound to the task: what is scoped to it (``task:<id>``)
+    and the task state and decisions carrying its ``task_id`` (``tasks.bound_to_task``). An
+    unknown subject or task expires nothing (200)."""
 
     @extend_schema(
         request=TaskCloseInput,

@@ -17,11 +17,29 @@ from django.utils import timezone
 from memory_core.deletion.ledger import TASK_CLOSED, journaled_spellings, task_digest
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import lock_memory_keys, subjects_shared_locked
-from memory_core.models import Memory, ScopeKind, Status, Subject
+from memory_core.models import Memory, MemoryType, ScopeKind, Status, Subject
 from memory_core.selectors.approvals import shared_or_own
 from memory_core.services.conflicts import conflicts_close_settled
 from memory_core.services.memories import memories_mark_expired
 from memory_core.services.revocations import memory_task_close_journal_on_commit
+
+# The types a close expires by their task_id alone: the task's working state and its
+# decisions (the seed: "A task decision should usually expire when the task closes"; a
+# "temporary task decision" is "short-lived and task-bound"). A preference, constraint, rule,
+# incident, procedure or episode merely written while the task ran keeps its own retention:
+# an explicit preference is "stable until changed or revoked" (stop 57's audit of tasks: a
+# close expired a global preference that carried the task's id).
+CLOSED_BY_TASK_ID = (MemoryType.TASK_STATE, MemoryType.PREVIOUS_DECISION)
+
+
+def bound_to_task(task_ids) -> Q:
+    """Return the condition of the memories bound to one of ``task_ids``, those a close
+    expires: a task state or decision carrying its task_id (``CLOSED_BY_TASK_ID``), and any
+    memory scoped to it (``task:<id>``). The close and its replay after a restore
+    (``task_close_replayed``) both read it, so they expire the same rows."""
+    return Q(task_id__in=task_ids, memory_type__in=CLOSED_BY_TASK_ID) | Q(
+        scope_kind=ScopeKind.TASK, scope_ref__in=task_ids
+    )
 
 
 @dataclass
@@ -33,8 +51,9 @@ class TaskCloseResult:
 
 @transaction.atomic
 def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
-    """Expire the subject's memories bound to ``task_id``: its task state (``task_id``) and
-    whatever is scoped to the task (``task:<id>``), active or still waiting for a reviewer
+    """Expire the subject's memories bound to ``task_id`` (``bound_to_task``): its task state
+    and decisions (``task_id``) and whatever is scoped to the task (``task:<id>``), active or
+    still waiting for a reviewer
     (whose review items close, resolution ``task_closed``: approved later, one became the
     closed task's state), with an ``expired`` event each (reason ``task_closed``). Only
     memories the agent may write and see (shared or its own, of its read types, up to its
@@ -72,7 +91,7 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
     bound = (
         Memory.objects.visible_to(principal)
         .filter(subject=subject)
-        .filter(Q(task_id=task_id) | Q(scope_kind=ScopeKind.TASK, scope_ref=task_id))
+        .filter(bound_to_task([task_id]))
         .filter(shared_or_own(getattr(principal, "agent_id", None)))
     )
     write_types = getattr(principal, "write_types", None)
@@ -140,27 +159,32 @@ def task_close_replayed(*, principal, memory_ids: list, task_sha256: str, operat
         Subject.objects.filter(pk__in={subject for subject, _, _ in places}).order_by("pk"),
         keys={(external_id, key) for _, external_id, key in places},
     )
-    rows = list(
-        live.select_for_update(of=("self",))
+    # The line names the task by its digest only: the task's ids among the rows' (a task
+    # scope's in either spelling, ``journaled_spellings``), then the rows bound to it as a
+    # close reads them (``bound_to_task``), so a row merely carrying the task_id stays, as the
+    # close left it. Locked in id order; one no longer in use once its lock is granted is
+    # skipped (PostgreSQL tests the condition again).
+    names = set()
+    for task_id, scope_kind, scope_ref in live.values_list("task_id", "scope_kind", "scope_ref"):
+        if task_id and task_digest(task_id) == task_sha256:
+            names.add(task_id)
+        if scope_kind == ScopeKind.TASK and task_sha256 in {
+            task_digest(ref) for ref in journaled_spellings(scope_ref)
+        }:
+            names.add(scope_ref)
+    if not names:
+        return []
+    bound = list(
+        live.filter(bound_to_task(names))
+        .select_for_update(of=("self",))
         .order_by("pk")
-        .values_list(
-            "pk", "memory_type", "policy_version", "status", "task_id", "scope_kind", "scope_ref"
-        )
+        .values_list("pk", "memory_type", "policy_version")
     )
-    bound = [
-        row
-        for row in rows
-        if (row[4] and task_digest(row[4]) == task_sha256)
-        or (
-            row[5] == ScopeKind.TASK
-            and task_sha256 in {task_digest(ref) for ref in journaled_spellings(row[6])}
-        )
-    ]
     if not bound:
         return []
     return _expire(
         tenant_id=principal.tenant_id,
-        closing=[row[:3] for row in bound],
+        closing=bound,
         actor=(principal.actor_type, principal.actor_id),
         # The digest, not the id the restored rows may not hold: journaled again as it
         # commits, the line names the same task (``revocations.expired_memories_sql``).

@@ -355,11 +355,12 @@ def test_a_waiting_write_revoked_or_expired_before_a_review_is_never_answered_wi
     the test: another agent of the tenant that revoked it, or closed its task (and the
     retention sweep, past its valid_until), ended it revoked or expired, and every agent was
     then answered its words, by the revoke itself, the list, the detail, the chain and the
-    writer's retry (a finding of stop 47's audit)."""
+    writer's retry (a finding of stop 47's audit). Scoped to the task: a preference merely
+    carrying the task_id outlives its close (stop 57's audit of tasks)."""
     until = (timezone.now() + timedelta(hours=1)).isoformat()
     data = body(
         memory_key="health.allergy", content="User is allergic to latex.",
-        value={"allergen": "latex"}, task_id="t-1", valid_until=until,
+        value={"allergen": "latex"}, scope="task:t-1", task_id="t-1", valid_until=until,
     )  # fmt: skip
     written = api_client.post(URL, data, format="json", HTTP_IDEMPOTENCY_KEY="allergy-1")
     assert written.status_code == 202, written.json()

@@ -1,5 +1,6 @@
 """``POST /api/v1/tasks/close``: what was bound to a finished task stops being used."""
 
+import json
 import uuid
 
 import pytest
@@ -61,6 +62,43 @@ def test_closing_a_task_expires_what_was_bound_to_it(api_client, task_memories):
     }
     again = api_client.post(CLOSE, {"user_id": "user-1", "task_id": "T-1"}, format="json")
     assert again.json()["expired"] == []  # closing twice changes nothing more
+
+
+def test_closing_a_task_leaves_a_preference_that_merely_carries_the_task_id(api_client):
+    """Stop 57's audit of tasks found that a close expired every memory carrying the task's
+    task_id: a global explicit preference (and an incident) written while the task ran was
+    gone from every later retrieval. By its task_id a close now expires the task's working
+    state and its decisions only (task_state, previous_decision); whatever is scoped to the
+    task still expires whole, and the other types keep their class's retention."""
+    rows = {
+        "preference": write(api_client, task_id="T-1"),  # global, explicit
+        "incident": write(
+            api_client, memory_type="incident", memory_key="", task_id="T-1",
+            content="The staging deploy failed on a missing migration.",
+        ),
+        "decision": write(
+            api_client, memory_type="previous_decision", memory_key="db.engine", task_id="T-1",
+            content="For this task we use SQLite.",
+        ),
+        "state": write(
+            api_client, memory_type="task_state", memory_key="", task_id="T-1",
+            content="Login page done.",
+        ),
+        "scoped_preference": write(
+            api_client, memory_key="style.indent", scope="task:T-1",
+            content="User prefers tabs in this task's files.",
+        ),
+    }  # fmt: skip
+    closed = api_client.post(CLOSE, {"user_id": "user-1", "task_id": "T-1"}, format="json")
+    assert closed.status_code == 200, closed.json()
+    assert sorted(closed.json()["expired"]) == sorted(
+        [rows["decision"], rows["state"], rows["scoped_preference"]]
+    )
+    statuses = {name: Memory.objects.get(pk=pk).status for name, pk in rows.items()}
+    assert statuses == {
+        "preference": "active", "incident": "active", "decision": "expired", "state": "expired",
+        "scoped_preference": "expired",
+    }  # fmt: skip
 
 
 def test_closing_a_task_expires_its_writes_waiting_for_a_reviewer_and_closes_their_items(
@@ -129,3 +167,52 @@ def test_an_unknown_subject_or_task_expires_nothing(api_client, task_memories, o
         response = client.post(CLOSE, body, format="json")
         assert response.status_code == 200 and response.json()["expired"] == []
     assert not Memory.objects.filter(status="expired").exists()
+
+
+@pytest.mark.parametrize(
+    ("task_id", "code"),
+    [("\ud800", "surrogate_characters_not_allowed"), ("T\u202e1", "bidi_controls_not_allowed")],
+)
+def test_a_close_by_an_id_no_write_can_store_is_a_400(api_client, task_memories, task_id, code):
+    """Stop 57's audit of tasks found this holding: a lone surrogate or a bidirectional
+    control in a close's task_id is the write's 400, and nothing is expired."""
+    body = json.dumps({"user_id": "user-1", "task_id": task_id})
+    response = api_client.post(CLOSE, body, content_type="application/json")
+    assert response.status_code == 400, response.json()
+    assert response.json()["error"]["details"]["task_id"][0]["code"] == code
+    assert not Memory.objects.filter(status="expired").exists()
+
+
+def test_a_task_named_in_words_is_closed(api_client):
+    """Stop 57's audit of tasks found this holding: a task id of any letters (``Sprint 12
+    review``) names a scope, and its close expires what is scoped to it."""
+    scoped = write(
+        api_client, memory_type="previous_decision", memory_key="review.format",
+        scope="task:Sprint 12 review", content="For this review we demo on staging.",
+    )  # fmt: skip
+    body = {"user_id": "user-1", "task_id": "Sprint 12 review"}
+    response = api_client.post(CLOSE, body, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["expired"] == [scoped]
+
+
+def test_a_correction_of_task_state_stays_bound_and_an_expired_one_is_not_corrected(api_client):
+    """Stop 57's audit of tasks found this holding: a correction inherits the task_id, so the
+    close expires the new version (the old one is superseded), and a correction of the
+    expired state is a 409: the closed task's state is not brought back."""
+    source = {"type": "user_input", "conversation_id": "c-1", "message_id": "m-2"}
+    old = write(
+        api_client, memory_type="task_state", memory_key="task.progress", session_id="s-1",
+        task_id="T-1", content="Login page done.",
+    )  # fmt: skip
+    correction = {"content": "Login and settings pages done.", "source": source}
+    corrected = api_client.post(f"/api/v1/memories/{old}/supersede", correction, format="json")
+    new = corrected.json()["memory"]["id"]
+    closed = api_client.post(CLOSE, {"user_id": "user-1", "task_id": "T-1"}, format="json")
+    assert closed.json()["expired"] == [new]
+    again = api_client.post(
+        f"/api/v1/memories/{new}/supersede", {"content": "All done.", "source": source},
+        format="json",
+    )  # fmt: skip
+    assert again.status_code == 409, again.json()
+    assert Memory.objects.get(pk=new).status == "expired"

@@ -92,8 +92,8 @@ def test_the_schema_says_it_is_an_id(client):
     ],
 )  # fmt: skip
 def test_an_odd_report_is_a_400_naming_its_field(api_client, usage_url, report, field, code):
-    """Stop 57's audit of tasks held: a lone surrogate or a bidirectional control in the
-    reference, or a null id, is a 400 naming the field, and nothing is kept."""
+    """Stop 57's audit of tasks found this holding: a lone surrogate or a bidirectional
+    control in the reference, or a null id, is a 400 naming the field, and nothing is kept."""
     body = json.dumps({"kind": "answer", "memory_ids": [], **report})
     response = api_client.post(usage_url, body, content_type="application/json")
     assert response.status_code == 400, response.json()

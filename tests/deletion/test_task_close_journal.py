@@ -291,3 +291,34 @@ def test_a_line_expires_only_memories_bound_to_its_task(owner, journal):
 
     assert (result["memories_task_closed"], result["memories_task_closed_skipped"]) == (0, {})
     assert set(owner.memories.values_list("status", flat=True)) == {"active"}
+
+
+def test_a_line_expires_by_the_task_id_what_a_close_expires_by_it(owner, journal):
+    """Stop 57's audit of tasks found that a close expired every memory carrying the task's
+    id, a global preference included. Its replay reads the same rule
+    (``tasks.bound_to_task``): by the task id, a task state or decision is expired again, and
+    a preference merely carrying it (named by a close's line from before) stays in use."""
+    from memory_core.deletion.ledger import memory_task_close_entry
+    from memory_core.deletion.replay import replay_deletions
+
+    preference = MemoryFactory(subject=owner, task_id="ticket-4711")
+    decision = MemoryFactory(
+        subject=owner, memory_type="previous_decision", memory_class="episodic",
+        task_id="ticket-4711",
+    )  # fmt: skip
+    lines = [
+        memory_task_close_entry(
+            memory_id=memory.id,
+            tenant_id=owner.tenant_id,
+            subject_id=owner.id,
+            closed_at=timezone.now(),
+            task_sha256=task_digest("ticket-4711"),
+        )
+        for memory in (preference, decision)
+    ]
+
+    result = replay_deletions(entries=lines)
+
+    assert result["memories_task_closed"] == 1
+    statuses = dict(owner.memories.values_list("pk", "status"))
+    assert statuses == {preference.pk: "active", decision.pk: "expired"}

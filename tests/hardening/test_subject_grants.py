@@ -1,5 +1,6 @@
 """Agents act only for subjects their grant allows (``any_subject``, or a subject token)."""
 
+import json
 import time
 from datetime import datetime
 from io import StringIO
@@ -97,6 +98,49 @@ def test_forged_foreign_or_expired_tokens_are_refused(restricted, settings, tena
     assert response.status_code == 401
 
 
+@pytest.mark.parametrize("token", ["x", " ", "a:b:c", "é", "\x7f" * 10, "a" * 10000])
+def test_a_token_header_that_is_no_token_is_a_401(restricted, token):
+    """Stop 57's audit of tasks found this holding: a header of any text (not ASCII, a control
+    character, 10,000 characters) is refused as a forged token is, never a 500."""
+    _, client, _ = restricted
+    response = _retrieve(client, "user-1", HTTP_X_MEMLEDGER_SUBJECT_TOKEN=token)
+    assert response.status_code == 401, response.json()
+    assert response.json()["error"]["code"] == "authentication_failed"
+
+
+def test_a_token_reaches_no_other_subject_on_any_endpoint(restricted):
+    """Stop 57's audit of tasks found this holding: with a token for user-1, a correction,
+    revoke or deletion of user-2's memory is a 404, a list or a task close of user-2 a 403, a
+    batch item about user-2 is refused, and user-1's trace is not another token's to read or
+    report on."""
+    agent, client, memories = restricted
+    headers = {"HTTP_X_MEMLEDGER_SUBJECT_TOKEN": _token(agent, "user-1")}
+    theirs = memories["user-2"].id
+    source = {"type": "user_input", "conversation_id": "c", "message_id": "m"}
+    correction = {"content": "User two likes water.", "source": source}
+    assert client.get("/api/v1/memories?subject=user-2", **headers).status_code == 403
+    for method, path, body in [
+        ("post", f"/api/v1/memories/{theirs}/supersede", correction),
+        ("post", f"/api/v1/memories/{theirs}/revoke", {}),
+        ("delete", f"/api/v1/memories/{theirs}", None),
+        ("post", "/api/v1/deletions", {"subject": "user-2", "memory_key": "k"}),
+    ]:
+        response = getattr(client, method)(path, body, format="json", **headers)
+        assert response.status_code == 404, (path, response.json())
+    batch = {"items": [{**WRITE, "subject": "user-2"}]}
+    answered = client.post("/api/v1/memories/batch", batch, format="json", **headers).json()
+    assert answered["rejected"] == 1
+    close = {"user_id": "user-2", "task_id": "T-1"}
+    assert client.post("/api/v1/tasks/close", close, format="json", **headers).status_code == 403
+    assert Memory.objects.get(pk=theirs).status == "active"
+    trace_id = _retrieve(client, "user-1", **headers).json()["trace_id"]
+    other = {"HTTP_X_MEMLEDGER_SUBJECT_TOKEN": _token(agent, "user-2")}
+    assert client.get(f"/api/v1/traces/{trace_id}", **other).status_code == 404
+    usage = {"kind": "answer", "memory_ids": []}
+    response = client.post(f"/api/v1/traces/{trace_id}/usage", usage, format="json", **other)
+    assert response.status_code == 404
+
+
 def test_any_subject_agents_need_no_token(api_client, subject):
     response = _retrieve(api_client, subject.external_id)
     assert response.status_code == 200
@@ -142,7 +186,7 @@ def backend(tenant):
 
 
 def _issue(client, **body):
-    return client.post("/api/v1/subject-tokens", body, format="json")
+    return client.post("/api/v1/subject-tokens", json.dumps(body), content_type="application/json")
 
 
 def test_the_backend_issues_a_token_that_lets_the_agent_act_for_that_subject_only(
@@ -198,6 +242,11 @@ def test_a_token_is_issued_only_to_an_active_agent_of_the_issuers_tenant(
         ({"agent": "a", "subject": "u" * 201}, "subject", "max_length"),
         ({"agent": "a", "subject": "user-1", "ttl": 60}, "ttl", "unknown_field"),
         ({"agent": ["a"], "subject": "user-1"}, "agent", "invalid"),
+        # Stop 57's audit of tasks found these holding.
+        ({"agent": "a" * 101, "subject": "user-1"}, "agent", "max_length"),
+        ({"agent": "\x00", "subject": "user-1"}, "agent", "null_characters_not_allowed"),
+        ({"agent": "a", "subject": "\ud800"}, "subject", "surrogate_characters_not_allowed"),
+        ({"agent": "a", "subject": "u\u202e"}, "subject", "bidi_controls_not_allowed"),
     ],
 )
 def test_a_bad_body_is_400_with_the_field_and_its_code(backend, body, field, code):

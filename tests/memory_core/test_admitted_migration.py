@@ -40,7 +40,8 @@ def test_rows_ended_while_they_waited_are_marked_and_the_others_kept(tenant):
     with tenant_scope(tenant.id):
         revoked_waiting = sensitive("health.a").memory
         memory_revoke(principal=system, memory_id=revoked_waiting.id)
-        expired_waiting = sensitive("health.b", task_id="t-1").memory
+        # Scoped to the task: one merely carrying its task_id outlives the close (stop 57).
+        expired_waiting = sensitive("health.b", scope="task:t-1", task_id="t-1").memory
         task_close(principal=system, user_id="user-1", task_id="t-1")
         approved = sensitive("health.c")
         review_approve(principal=reviewer, item_id=approved.review_item.id, reason="ok")

@@ -41,7 +41,8 @@ def test_a_conflict_the_close_settles_is_closed(agent_principal):
 
 
 def test_a_conflict_with_two_candidates_still_in_use_stays_open(agent_principal):
-    """One candidate bound to the task, two others not: the close leaves two in use."""
+    """One candidate bound to the task (scoped to it), two others not: the close leaves two in
+    use."""
     for content, source in (
         ("Deploy to eu-west-1.", "user_input"),
         ("Deploy to us-east-1.", "model_inference"),
@@ -49,7 +50,8 @@ def test_a_conflict_with_two_candidates_still_in_use_stays_open(agent_principal)
         memory_write(principal=agent_principal, data=data(content, source, scope="global"))
     item = ReviewItem.objects.get(kind="conflict")
     task_row = Memory.objects.filter(pk__in=item.candidate_ids).first()
-    Memory.objects.filter(pk=task_row.pk).update(task_id="T-1")
+    # Scoped to the task: a constraint merely carrying its task_id outlives the close.
+    Memory.objects.filter(pk=task_row.pk).update(scope_kind="task", scope_ref="T-1")
     third = memory_write(
         principal=agent_principal,
         data=data("Deploy to ap-south-1.", "model_inference", scope="global"),
@@ -57,8 +59,9 @@ def test_a_conflict_with_two_candidates_still_in_use_stays_open(agent_principal)
     item.refresh_from_db()
     assert third.memory.id in item.candidate_ids and len(item.candidate_ids) == 3
 
-    task_close(principal=agent_principal, user_id="user-5", task_id="T-1")
+    closed = task_close(principal=agent_principal, user_id="user-5", task_id="T-1")
 
+    assert closed.expired == [task_row.pk]
     item.refresh_from_db()
     assert item.state == "open"
 

@@ -49,10 +49,10 @@ def test_a_task_close_and_an_approval_never_deadlock(tenant, django_user_model):
     reviewer = ReviewerPrincipal(tenant_id=tenant.id, user_id=user.id)
     system = SystemPrincipal(tenant_id=tenant.id)
     subject = SubjectFactory(tenant=tenant)
-    head = MemoryFactory(subject=subject, memory_key="diet", task_id="t-1")
-    items = [
-        pending_write_on(head, f"User is allergic to peanuts {n}.", task_id="t-1") for n in range(3)
-    ]
+    # Scoped to the task: a preference merely carrying its task_id outlives the close.
+    task = {"task_id": "t-1", "scope_kind": "task", "scope_ref": "t-1"}
+    head = MemoryFactory(subject=subject, memory_key="diet", **task)
+    items = [pending_write_on(head, f"User is allergic to peanuts {n}.", **task) for n in range(3)]
     # By the id order the close locks them in: P0 < Px < P1.
     first, middle, last = sorted(items, key=lambda item: str(item.memory_id))
 
