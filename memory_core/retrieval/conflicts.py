@@ -53,23 +53,20 @@ STAGE = "conflicts"
 
 # Whether a later keyless conflict has taken over the keyless item ``{item}`` (an SQL alias or
 # table) resolved ``ask_user``: one of the subject's, opened after it, that cites one of its
-# rows and every one of them still active (``services.conflicts._keyless_conflict_open``
-# takes them in since stop 57). That one decides them then, as a key's newest item does:
-# ``{item}`` is measured no more (``pipeline._KEYLESS_CITED_SQL``) nor taken into a new one
-# (``approvals.keyless_rivals_asked``). A later item that does not hold them all (one opened
-# before stop 57 held the memory and the new correction only) leaves it counting: a rival it
-# held back, which no reviewer has decided, stays held back (stop 57's review of its fixes).
+# rows. Since stop 57 such an item holds every row of it still standing
+# (``services.conflicts._keyless_conflict_open``) and decides them, as a key's newest item
+# does: ``{item}`` is measured no more (``pipeline._KEYLESS_CITED_SQL``) nor taken into a new
+# one (``approvals.keyless_rivals_asked``). By ids, not by what the later item holds now: a
+# row's new version is followed into the ``ask_user`` item alone (a resolved item is not
+# followed), and read so it revived the item a reviewer's later decision had settled (stop
+# 57's review of its fixes). An item opened before stop 57 held the memory and the new
+# correction only (docs/security.md, "Left open").
 ASK_USER_FOLLOWED_SQL = """EXISTS (
     SELECT 1 FROM memory_core_reviewitem later
      WHERE later.tenant_id = {item}.tenant_id AND later.subject_id = {item}.subject_id
        AND later.kind = 'conflict' AND later.memory_key = ''
        AND later.created_at > {item}.created_at
-       AND later.candidate_ids && {item}.candidate_ids
-       AND NOT EXISTS (
-           SELECT 1 FROM memory_core_memory standing
-            WHERE standing.tenant_id = {item}.tenant_id
-              AND standing.id = ANY({item}.candidate_ids) AND standing.status = 'active'
-              AND NOT standing.id = ANY(later.candidate_ids)))"""
+       AND later.candidate_ids && {item}.candidate_ids)"""
 
 # The classes of DESIGN.md's rule "explicit user/admin beats inferred"; inside a class the
 # write path's ``AUTHORITY_RANK`` breaks a tie after scope and environment (``_by_rule``).

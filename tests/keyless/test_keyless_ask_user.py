@@ -162,27 +162,60 @@ def test_a_rival_kept_by_a_later_conflict_is_not_taken_in_again_by_the_next(
     assert {HEAD, RIVAL, SECOND} <= set(given) and THIRD not in given, given
 
 
-def test_a_later_conflict_that_does_not_hold_the_first_rival_leaves_it_held_back(
+def _kept_both(api_client, reviewer_principal):
+    """Two conflicts of one memory: the first resolved "ask the user", the second (holding
+    both rivals) kept beside the memory; the memory and the two items."""
+    head = keyless_incident(api_client, HEAD)
+    correct(api_client, head, RIVAL)
+    first = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=reviewer_principal, item_id=first.pk, outcome="ask_user", reason="a")
+    correct(api_client, head, SECOND)
+    later = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(
+        principal=reviewer_principal, item_id=later.pk, outcome="keep_both_scoped", reason="b"
+    )
+    given = _given(api_client)
+    assert {HEAD, RIVAL, SECOND} <= set(given), given
+    return head, first, later
+
+
+def test_a_new_version_of_the_kept_rival_does_not_revive_the_ask_user_item(
     api_client, reviewer_principal
 ):
-    """Stop 57's review of its own fixes found that an ``ask_user`` item stopped counting once
-    any later keyless conflict cited one of its rows: a later item stored before stop 57 held
-    the memory and the new correction only, and the first rival, held back until then and
-    decided by no reviewer, was given beside the memory. It stops counting only once a later
-    item holds every row of it still standing (``ASK_USER_FOLLOWED_SQL``)."""
-    head = _first_conflict_asked(api_client, reviewer_principal)
-    assert RIVAL not in _given(api_client)
-    second = correct(api_client, head, SECOND)["memory"]["id"]
-    item = ReviewItem.objects.get(kind="conflict", state="open")
-    # As the code before stop 57 stored it: the memory and the new correction only.
-    ReviewItem.objects.filter(pk=item.pk).update(candidate_ids=sorted([head, second]))
+    """Stop 57's review of its own fixes found that a rule reading what the later item holds
+    now revived the ``ask_user`` item a reviewer's later decision had settled: the reviewer
+    kept the first rival and the second correction beside the memory; a new version of the
+    first rival is followed into the ``ask_user`` item (``conflicts_follow_successor``), not
+    into the resolved later one, and was held back while the second, kept by the same
+    decision, was given. The item stays taken over, by ids (``ASK_USER_FOLLOWED_SQL``)."""
+    head, first, later = _kept_both(api_client, reviewer_principal)
+    rival = Memory.objects.get(content=RIVAL, status="active")
+    newer = "Monday's deploy was skipped: the release manager cancelled it for the holiday."
+    newer_id = correct(api_client, str(rival.pk), newer)["memory"]["id"]
+    first.refresh_from_db()
+    later.refresh_from_db()
+    # The ask_user item followed the rival's chain; the resolved later item did not.
+    assert newer_id in {str(i) for i in first.candidate_ids}
+    assert newer_id not in {str(i) for i in later.candidate_ids}
+    assert ReviewItem.objects.filter(kind="conflict").count() == 2
     given = _given(api_client)
-    assert HEAD in given and RIVAL not in given, given
-    # Nor is a third correction's conflict opened without it.
-    conflict_resolve(
-        principal=reviewer_principal, item_id=item.pk, outcome="keep_both_scoped", reason="b"
-    )
-    third = correct(api_client, head, THIRD)["memory"]["id"]
-    item = ReviewItem.objects.get(kind="conflict", state="open")
-    rival = Memory.objects.get(content=RIVAL)
-    assert {str(i) for i in item.candidate_ids} == {head, str(rival.pk), third}
+    assert HEAD in given and SECOND in given, given
+    assert newer in given, given
+
+
+def test_a_users_new_version_of_the_memory_does_not_revive_the_ask_user_item(
+    api_client, reviewer_principal
+):
+    """The same through the memory itself (stop 57's review): its user writes a new version of
+    it, which the ``ask_user`` item follows and the resolved later one does not; the first
+    rival, kept by the reviewer, was held back again while the second was given."""
+    head, first, later = _kept_both(api_client, reviewer_principal)
+    newer = "Atlas deploy failed on Monday: disk full on the build host (a 20 GB log)."
+    newer_id = correct(api_client, head, newer, source_type="user_input")["memory"]["id"]
+    first.refresh_from_db()
+    later.refresh_from_db()
+    assert newer_id in {str(i) for i in first.candidate_ids}
+    assert ReviewItem.objects.filter(kind="conflict").count() == 2
+    given = _given(api_client)
+    assert newer in given, given
+    assert (RIVAL in given) == (SECOND in given), given
