@@ -350,11 +350,15 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
         )
     )
     restored = {
-        pk: (subject_id, content_hash)
-        for pk, subject_id, content_hash in Memory.objects.filter(
+        pk: (subject_id, content_hash, memory_key_digest(key) if key else "")
+        for pk, subject_id, content_hash, key in Memory.objects.filter(
             pk__in_array=operation.memory_ids
-        ).values_list("pk", "subject_id", "content_hash")
+        ).values_list("pk", "subject_id", "content_hash", "memory_key")
     }
+    # The ledger's digest of each memory's key (``Tombstone.memory_key_sha256``): a restored
+    # row's, "" once deleted (no journal line names a memory's key); one the exports alone
+    # hold is on the key whose digest the line names.
+    exported_key = {str(pk): entry["memory_key_sha256"] for pk in exported}
     hashes = {str(pk): digest for pk, digest in exported.items()}
     hashes.update({t["memory_id"]: t.get("content_hash", "") for t in entry["tombstones"]})
     # A memory the restored database does not hold (made after the backup) is the journal's
@@ -366,7 +370,7 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
     for memory_id in operation.memory_ids:
         if memory_id in present:
             continue
-        subject_id, content_hash = restored.get(memory_id, (None, ""))
+        subject_id, content_hash, key_digest = restored.get(memory_id, (None, "", ""))
         subject_id = (
             subject_id or journal_subjects.get(str(memory_id)) or entry.get("subject_id") or None
         )
@@ -380,6 +384,7 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
                 subject_id=subject_id,
                 memory_id=memory_id,
                 content_hash=content_hash,
+                memory_key_sha256=key_digest or exported_key.get(str(memory_id), ""),
                 operation=operation,
             )
         )

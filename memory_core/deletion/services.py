@@ -28,6 +28,7 @@ from memory_core.deletion.ledger import (
     ledger_catch_up,
     ledger_entry,
     ledger_write,
+    memory_key_digest,
     queued_entry,
     queued_operation_id,
 )
@@ -929,8 +930,14 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
 def _queued_taken_meanwhile(subject: Subject, memory_key: str) -> DeletionOperation | None:
     """Return the unfinished deletion that took what ``subject``'s queued request (the whole
     subject's, or ``memory_key``'s) was to delete, when none of it is left: the newest of the
-    subject's operations requested since the request was queued (the person's, on the
-    portal, say) that is not completed. None when some is left, or every one has completed.
+    operations not completed that deleted a memory of the subject (on ``memory_key``, for a
+    key's request) since the request was queued (the person's, on the portal, say). None
+    when some is left, or every one has completed.
+
+    A deletion of the subject's other memories is not waited for: until stop 57's review of
+    its fixes, any unfinished one (another key's, dead-lettered say) kept a key's request
+    waiting, its key fenced, though the one that took the key's memories had completed.
+    A deleted memory's key is cleared, so the ledger tells which key it was on by its digest.
 
     A dead-lettered one is not re-driven here (the sweep sends the task again every minute):
     the request waits for a reviewer's retry of it, in the dead letters.
@@ -941,11 +948,12 @@ def _queued_taken_meanwhile(subject: Subject, memory_key: str) -> DeletionOperat
     ledger = Tombstone.objects.filter(tenant_id=subject.tenant_id, subject_id=subject.pk)
     if left.exclude(pk__in=ledger.values("memory_id")).exists():
         return None
+    taken = ledger.filter(deleted_at__gte=subject.deletion_queued_at)
+    if memory_key:
+        taken = taken.filter(memory_key_sha256=memory_key_digest(memory_key))
     return (
         DeletionOperation.objects.filter(
-            tenant_id=subject.tenant_id,
-            subject=subject,
-            requested_at__gte=subject.deletion_queued_at,
+            tenant_id=subject.tenant_id, pk__in=taken.values("operation_id")
         )
         .exclude(status=DeletionOperation.State.COMPLETED)
         .order_by("-requested_at")
@@ -1094,13 +1102,14 @@ def _operation_create(
     step()
     # Lock the rows in a fixed order, so concurrent requests for overlapping memories queue
     # up instead of deadlocking; rows already in the ledger belong to their own operation.
+    # The key too, for the ledger: the scrub clears it below (``tombstones_insert``).
     rows = list(
         candidates.select_for_update(of=("self",))
         .order_by("pk")
-        .values_list("pk", "content_hash", "subject_id")
+        .values_list("pk", "content_hash", "subject_id", "memory_key")
     )
     already = set(
-        Tombstone.objects.filter(memory_id__in_array=[pk for pk, _, _ in rows]).values_list(
+        Tombstone.objects.filter(memory_id__in_array=[pk for pk, _, _, _ in rows]).values_list(
             "memory_id", flat=True
         )
     )
@@ -1124,7 +1133,7 @@ def _operation_create(
         target=target,
         # No memory_key: the key names what was deleted ("health.notes"), and the ledger
         # keeps ids and hashes only (the rows and review items lose their key too).
-        memory_ids=[pk for pk, _, _ in rows],
+        memory_ids=[pk for pk, _, _, _ in rows],
         requested_by_type=principal.actor_type,
         requested_by_id=principal.actor_id,
         reason_code=reason_code,
@@ -1136,7 +1145,7 @@ def _operation_create(
     # Journaled as the request commits, not only when a worker runs it: a database lost
     # before then is restored and replayed from the journal, which must hold this operation.
     deletion_journal_on_commit(
-        operation, [(pk, row_subject, digest) for pk, digest, row_subject in rows]
+        operation, [(pk, row_subject, digest) for pk, digest, row_subject, _ in rows]
     )
     DeletionStep.objects.bulk_create(
         [DeletionStep(operation=operation, store=store.name) for store in active_stores(target)]
@@ -1164,12 +1173,12 @@ def _operation_create(
 # rows were model instances first (bulk_create: 70,000 tombstones and events took ~16 s of a
 # 23 s request here, against ~1 s for these statements).
 _TOMBSTONES_SQL = """
-    INSERT INTO memory_core_tombstone
-        (tenant_id, subject_id, memory_id, content_hash, operation_id, deleted_at)
+    INSERT INTO memory_core_tombstone (tenant_id, subject_id, memory_id, content_hash,
+        memory_key_sha256, operation_id, deleted_at)
     SELECT %(tenant)s::uuid, row.subject_id, row.memory_id, row.content_hash,
-        %(operation)s::uuid, %(at)s::timestamptz
-    FROM unnest(%(ids)s::uuid[], %(subjects)s::uuid[], %(hashes)s::text[])
-        AS row(memory_id, subject_id, content_hash)
+        row.memory_key_sha256, %(operation)s::uuid, %(at)s::timestamptz
+    FROM unnest(%(ids)s::uuid[], %(subjects)s::uuid[], %(hashes)s::text[], %(keys)s::text[])
+        AS row(memory_id, subject_id, content_hash, memory_key_sha256)
 """
 _EVENTS_SQL = """
     INSERT INTO memory_core_memoryevent (tenant_id, memory_id, action, actor_type, actor_id,
@@ -1183,7 +1192,8 @@ _EVENTS_SQL = """
 
 def tombstones_insert(*, operation: DeletionOperation, rows, deleted_at) -> None:
     """Write the ledger's rows of ``operation``: one per (memory_id, content_hash,
-    subject_id) of ``rows``, in one statement."""
+    subject_id, memory_key) of ``rows``, in one statement. The key is kept as its SHA-256
+    (``memory_key_digest``; "" for none): the ledger keeps ids and hashes only."""
     if not rows:
         return
     with connection.cursor() as cursor:
@@ -1193,9 +1203,10 @@ def tombstones_insert(*, operation: DeletionOperation, rows, deleted_at) -> None
                 "tenant": operation.tenant_id,
                 "operation": operation.id,
                 "at": deleted_at,
-                "ids": uuid_array(pk for pk, _, _ in rows),
-                "subjects": uuid_array(subject for _, _, subject in rows),
-                "hashes": [digest for _, digest, _ in rows],
+                "ids": uuid_array(pk for pk, _, _, _ in rows),
+                "subjects": uuid_array(subject for _, _, subject, _ in rows),
+                "hashes": [digest for _, digest, _, _ in rows],
+                "keys": [memory_key_digest(key) if key else "" for _, _, _, key in rows],
             },
         )
 

@@ -347,6 +347,12 @@ class Tombstone(models.Model):
     subject_id = models.UUIDField(null=True, blank=True)
     memory_id = models.UUIDField(unique=True)
     content_hash = models.CharField(max_length=64, blank=True, default="")
+    # The SHA-256 of the memory's key as it was deleted (``ledger.memory_key_digest``; "" for a
+    # memory without a key): the row loses its key at the request (``scrub_memories``), and a
+    # queued key's request must still tell which deletions took memories on the key
+    # (``services._queued_taken_meanwhile``). The database default too: rows inserted by SQL
+    # that does not name the column (a process of the previous release during a deployment).
+    memory_key_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="")
     operation = models.ForeignKey(
         DeletionOperation,
         on_delete=models.SET_NULL,

@@ -8,10 +8,11 @@ import json
 import pytest
 from django.utils import timezone
 
+from memory_core.deletion.ledger import memory_key_digest
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request, queued_subject_deletion_run
 from memory_core.exceptions import SubjectBeingDeleted
-from memory_core.models import DeletionOperation, Memory, Subject
+from memory_core.models import DeletionOperation, Memory, Subject, Tombstone
 from memory_core.principals import SubjectPrincipal
 from memory_core.subject_tokens import subject_token_issue
 from tests.celery_worker import wait_for
@@ -383,6 +384,69 @@ def test_a_queued_subject_whose_memories_were_taken_meanwhile_waits_for_those_de
 
 
 @pytest.mark.django_db
+@pytest.mark.parametrize("unrelated_state", ["pending", "dead_lettered"])
+def test_a_queued_key_does_not_wait_for_a_deletion_of_another_key(
+    settings, api_client, written, unrelated_state
+):
+    """Stop 57's review of its own fixes found the worker's wait for the deletion that took a
+    queued key's memories waiting for the subject's newest unfinished deletion since the
+    mark, whatever it deleted: a deletion of another key's memory (pending, or
+    dead-lettered) kept the key's request queued, the key fenced and the agent's writes to
+    it refused, though the deletion that took the key's memories had completed. Now it
+    waits only for the unfinished deletions whose tombstones name the key (by its digest,
+    ``Tombstone.memory_key_sha256``): the request is made under the id the agent holds."""
+    on_key, other = written
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2  # the key holds three
+    queued = ask_key(api_client).json()
+    assert queued["status"] == "queued"
+    subject = Subject.objects.get(external_id="user-1")
+    head = Memory.objects.get(pk__in=on_key, status="active")
+
+    # The person deletes the key's head (every memory on the key) on the portal ...
+    theirs = deletion_request(principal=the_person(subject), memory_id=head.id)
+    assert sorted(theirs.memory_ids, key=str) == on_key
+    # ... and, separately, their memory on another key (style.language).
+    unrelated = deletion_request(principal=the_person(subject), memory_id=other.pk)
+    assert [str(i) for i in unrelated.memory_ids] == [str(other.pk)]
+    digests = dict(Tombstone.objects.values_list("memory_id", "memory_key_sha256"))
+    assert {digests[pk] for pk in on_key} == {memory_key_digest(KEY)}
+    assert digests[other.pk] == memory_key_digest("style.language")
+
+    # The deletion that took the key's memories completes.
+    assert deletion_run(operation_id=theirs.pk) == "completed"
+    if unrelated_state == "dead_lettered":
+        # e.g. its evaluation step failed every retry (a folder that is missing)
+        DeletionOperation.objects.filter(pk=unrelated.pk).update(
+            status=DeletionOperation.State.FAILED, dead_lettered_at=timezone.now()
+        )
+
+    made = queued_subject_deletion_run(subject.pk)  # the worker's task
+    assert made.pk != unrelated.pk, (
+        "the queued key deletion waits for a deletion of another key's memory "
+        f"({unrelated_state}) although the deletion that took the key's memories completed"
+    )
+    assert (str(made.pk), made.memory_ids) == (queued["operation_id"], [])
+    assert Subject.objects.get(pk=subject.pk).deletion_queued_at is None  # the key unfenced
+    after = write_body(content="User prefers bullet points.")
+    assert api_client.post("/api/v1/memories", after, format="json").status_code == 201
+
+
+@pytest.mark.django_db
+def test_the_ledger_keeps_a_deleted_memorys_key_by_its_digest(owner, owner_principal):
+    """The tombstones a request writes name each memory's key by its SHA-256 as the journal
+    names a queued key (``memory_key_digest``), "" for a memory without one: the rows lose
+    their key at the request, and a queued key's request reads which deletions took it."""
+    keyed = MemoryFactory(subject=owner, memory_key="santé.notes")
+    keyless = MemoryFactory(subject=owner, incident=True)
+    operation = deletion_request(principal=owner_principal, subject_id=owner.pk)
+    assert Memory.objects.get(pk=keyed.pk).memory_key == ""
+    digests = dict(
+        Tombstone.objects.filter(operation=operation).values_list("memory_id", "memory_key_sha256")
+    )
+    assert digests == {keyed.pk: memory_key_digest("santé.notes"), keyless.pk: ""}
+
+
+@pytest.mark.django_db
 def test_a_tenant_deletion_settles_a_queued_key(tenant, owner):
     from memory_core.deletion.services import tenant_deletion_request
 
@@ -418,6 +482,9 @@ def test_the_journal_names_a_queued_key_by_its_digest_and_a_replay_deletes_it(ow
     assert Memory.objects.get(pk=kept.pk).status == "active"
     operation = DeletionOperation.objects.get(pk=entry["operation_id"])
     assert (operation.target, operation.status) == ("memory_key", "completed")
+    # Its tombstones name the key by its digest, as a request's do (read from restored rows).
+    digests = Tombstone.objects.filter(operation=operation).values_list("memory_key_sha256")
+    assert set(digests) == {(memory_key_digest(KEY),)}
 
 
 @pytest.mark.django_db
