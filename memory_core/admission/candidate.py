@@ -324,9 +324,28 @@ def leaf_line(label: str, leaf, *, named: str | None = None, limit: int | None =
 
 def _entry(key: str, inner) -> str:
     key = _key(key)
-    if isinstance(inner, list):  # a list of scalars, read on its key's line
-        return f"{key}: {', '.join(_scalar(x, _LINE_LEAF_CHARS) for x in inner)}"
+    if isinstance(inner, list):  # a list of scalars: each item after its key (``_items``)
+        return _items(key, inner) or f"{key}: "
     return leaf_line(key, inner, limit=_LINE_LEAF_CHARS)
+
+
+def _items(label: str, items: list) -> str:
+    """Return each scalar of ``items`` read after ``label`` (``leaf_line``), "; " between them,
+    as ``policy.key_lines`` reads a list under the memory_key. Read on one line after its key,
+    a list had its first item alone read with it: ``{"password": ["v1", "Hunter2024!"]}``
+    was stored active and personal, and ``{"order": {"status": ["new", "refunded"]}}`` stored
+    (stop 57's audit of admission). Each item costs its label again (``labelled_item_chars``,
+    which rule 3 bounds)."""
+    lines = (leaf_line(label, x, limit=_LINE_LEAF_CHARS) for x in items if _is_scalar(x))
+    return "; ".join(dict.fromkeys(lines))  # a repeated item read once
+
+
+def _nested(inner) -> bool:
+    """Whether ``inner``, under an object's key, is read on lines of its own (an object, or a
+    list holding one or a list), not on its object's line."""
+    return isinstance(inner, dict) or (
+        isinstance(inner, list) and not all(_is_scalar(x) for x in inner)
+    )
 
 
 def _path_of(path: tuple[str, ...], step: str) -> tuple[str, ...]:
@@ -347,9 +366,11 @@ def value_lines(value) -> list[str]:
 
     ``value_strings`` reads keys and leaves apart, strings only: the rules that need a key and
     its value together ("password: ...", "balance: 5400", "role: admin") never saw them. A
-    line costs about its object's JSON (the path is its first key and its last ``_PATH_KEYS``
-    keys, cut: ``_path_of``), so
-    the text read stays bounded by the value's size, which rule 3 caps.
+    list's items are read each after the key or the path that names the list (``_items``):
+    ``{"pin": [1, 4821]}`` reads "pin: 1; pin: 4821". A line costs about its object's JSON
+    (the path is its first key and its last ``_PATH_KEYS`` keys, cut: ``_path_of``) and its
+    lists' labels, once an item, so the text read stays bounded by the value's size, which
+    rule 3 caps, and by the labels' (``labelled_item_chars``), which rule 3 bounds too.
     """
     lines: list[str] = []
     stack: list[tuple[tuple[str, ...], object]] = [((), value)]
@@ -361,24 +382,53 @@ def value_lines(value) -> list[str]:
             entries = []
             for key, inner in item.items():
                 key = str(key)
-                nested = isinstance(inner, dict) or (
-                    isinstance(inner, list) and not all(_is_scalar(x) for x in inner)
-                )
-                if nested:
+                if _nested(inner):
                     step = _key(key)[:_PATH_KEY_CHARS]
                     children.append((_path_of(path, step), inner))
                 else:
                     entries.append(_entry(key, inner))
             line = "; ".join(entries)
         elif isinstance(item, list):
-            line = ", ".join(_scalar(x, _LINE_LEAF_CHARS) for x in item if _is_scalar(x))
             children = [(path, x) for x in item if not _is_scalar(x)]
+            if prefix:  # named by its path, beside objects or lists: each item after it
+                line, prefix = _items(prefix, item), ""
+            else:
+                line = ", ".join(_scalar(x, _LINE_LEAF_CHARS) for x in item if _is_scalar(x))
         else:
             line = _scalar(item, _LINE_LEAF_CHARS)
         if line:
             lines.append(f"{prefix}: {line}" if prefix else line)
         stack.extend(reversed(children))
     return lines
+
+
+def labelled_item_chars(value) -> int:
+    """Return about how many characters ``value_lines`` reads a value's lists in, each item
+    after the key or the path that names its list (``_items``), counted without building
+    them: 5,000 numbers under a key of 30,000 characters are 150 MB of lines. Rule 3 bounds
+    them, with the memory_key's labels (``policy.labelled_chars``)."""
+    total = 0
+    stack: list[tuple[tuple[str, ...], object]] = [((), value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                key = _key(str(key))
+                if _nested(inner):
+                    stack.append((_path_of(path, key[:_PATH_KEY_CHARS]), inner))
+                elif isinstance(inner, list):
+                    total += _items_chars(key, inner)
+        elif isinstance(item, list):
+            if path:
+                total += _items_chars(" ".join(path), item)
+            stack.extend((path, x) for x in item if not _is_scalar(x))
+    return total
+
+
+def _items_chars(label: str, items: list) -> int:
+    # An item's line: the label, ": ", the item (``leaf_line``), and "; " before the next.
+    read = {_scalar(x, _LINE_LEAF_CHARS) for x in items if _is_scalar(x)}  # each once, as _items
+    return sum(len(label) + 4 + len(text) for text in read)
 
 
 def value_texts(value) -> list[str]:

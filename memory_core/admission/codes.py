@@ -19,6 +19,10 @@ RULE_CODES: dict[str, tuple[int, str]] = {
     "fields.content_too_long": (3, "The content is longer than the tenant policy allows."),
     "fields.key_too_long": (3, "The memory_key is longer than the tenant policy allows."),
     "fields.value_too_large": (3, "The structured value is larger than the tenant policy allows."),
+    "fields.value_labels_too_long": (
+        3,
+        "The value's items, each read after its key and after the memory_key, make more than the 32,000 characters admission reads; write fewer or shorter items, or a shorter key.",
+    ),
     "fields.duplicate_in_batch": (
         3,
         "The batch already holds a write for this memory_key, type, scope and environment.",

@@ -6,7 +6,8 @@ and the shared ones, the head of the memory_key's chain, the tenant's active pol
 stores the Decision.
 
 The rules run in the order of DESIGN.md ("Write path"); the first rule that refuses ends the
-evaluation. Every code a rule adds, refusing or informational, is in ``Decision.rule_codes``.
+evaluation. Every code a rule adds, refusing or informational, is in ``Decision.rule_codes``;
+a refused write's, its refusing codes and those that explain them (``refusal_codes``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from memory_core.admission import guards, normalize
 from memory_core.admission.candidate import (
     Candidate,
     key_words,
+    labelled_item_chars,
     leaf_line,
     seams,
     value_line_texts,
@@ -27,7 +29,7 @@ from memory_core.admission.candidate import (
     value_strings,
     written_and_words,
 )
-from memory_core.admission.codes import INFORMATIONAL, POLICY_LIMITS, RULE_CODES
+from memory_core.admission.codes import INFORMATIONAL, POLICY_LIMITS, RULE_CODES, codes_of_rules
 from memory_core.models import (
     AUTHORITY_RANK,
     SENSITIVITY_RANK,
@@ -67,8 +69,15 @@ MAX_SPLIT_WINDOW_WRITES = 100
 KEY_SEAM_CHARS = 200
 # The most words of a content or value the memory_key is read as the label of (``key_lines``).
 KEY_LABEL_WORDS = 4
-# The most items of a list value the memory_key is read as the label of, each (``key_lines``).
-KEY_LABEL_ITEMS = 50
+# The most characters the guards read with a key as the label of a value's items: each item of
+# a list after its key or path (``candidate.labelled_item_chars``), and the memory_key with
+# each item and string of the value (``key_lines``, ``key_value_seams``). An item repeats its
+# label, and a 64 KiB value of short items under a 200-character key is megabytes of text,
+# seconds of the guards. The memory_key was read with a list's first 50 items only, and
+# "admin" as the 51st under "user.role" was stored active (stop 57's audit of admission): a
+# value past the bound is refused (``fields.value_labels_too_long``), never read in part. The
+# guards read this much in about 50 ms (docs/api.md, "Admission rules", rule 3).
+MAX_LABELLED_CHARS = 32_000
 
 
 @dataclass(frozen=True)
@@ -236,11 +245,13 @@ LIMIT_FIELDS = {
     "fields.content_too_long": "content",
     "fields.key_too_long": "memory_key",
     "fields.value_too_large": "value",
+    "fields.value_labels_too_long": "value",
 }
 
 
 def field_limits(candidate: Candidate, admission: dict) -> str | None:
-    """Return the code of the first of rule 3's checks against the tenant's policy that
+    """Return the code of the first of rule 3's checks against the tenant's policy, and of the
+    bound on the text the guards read with a key as a label (``MAX_LABELLED_CHARS``), that
     ``candidate`` fails (its shape was checked by the parser), or None. ``import_memories``
     applies them too: a record of zero-width spaces only, or past ``max_content_chars``, was
     imported where a write is refused (stop 53's audit of admission)."""
@@ -253,7 +264,20 @@ def field_limits(candidate: Candidate, admission: dict) -> str | None:
     limit = int(admission.get("max_value_bytes", 8192))
     if candidate.value is not None and value_stored_bytes(candidate.value) > limit:
         return "fields.value_too_large"
+    if candidate.value is not None and labelled_chars(candidate) > MAX_LABELLED_CHARS:
+        return "fields.value_labels_too_long"
     return None
+
+
+def labelled_chars(candidate: Candidate) -> int:
+    """Return how many characters the guards read with a key as the label of ``candidate``'s
+    value's items (``MAX_LABELLED_CHARS``): its lists' items after their keys, and the
+    memory_key's lines and seams. Read on a value within the policy's size (rule 3 checks
+    that first): the memory_key is at most 200 characters, its lines a few megabytes at
+    most."""
+    labels = key_lines(candidate, value=not _is_pointer(candidate.value))
+    seams = key_value_seams(candidate)
+    return labelled_item_chars(candidate.value) + sum(map(len, labels)) + sum(map(len, seams))
 
 
 def key_seam(candidate: Candidate) -> str:
@@ -277,7 +301,7 @@ def scope_seam(candidate: Candidate) -> str:
 
 def _bare_values(held) -> list[str | int | float]:
     """Return the bare values of a write's value: itself when it is a string or a number, or
-    the strings and numbers of a list (its first ``KEY_LABEL_ITEMS``). ``[5400]`` under
+    the strings and numbers of a list (every one: ``_list_leaves``). ``[5400]`` under
     "account.balance" is the balance as ``5400`` is: a one-item list was read by no rule with
     its key, and stored (stop 53's audit of admission). A bool is an int: "true" under its
     key."""
@@ -286,14 +310,15 @@ def _bare_values(held) -> list[str | int | float]:
 
 def _list_leaves(held) -> list:
     """Return ``held`` itself, or the items of a list at any depth of lists (objects in it
-    too: ``_key_objects`` reads them), its first ``KEY_LABEL_ITEMS``: ``[[5400]]`` and
-    ``[["admin"]]`` under their keys were stored where ``[5400]`` was refused (stop 54's
-    audit of admission)."""
+    too: ``_key_objects`` reads them): ``[[5400]]`` and ``[["admin"]]`` under their keys were
+    stored where ``[5400]`` was refused (stop 54's audit of admission). Every item: past the
+    first 50, "admin" under "user.role" was stored (stop 57's); rule 3 bounds the text the
+    key and the items make (``MAX_LABELLED_CHARS``)."""
     if not isinstance(held, list):
         return [held]
     found: list = []
     stack = list(reversed(held))
-    while stack and len(found) < KEY_LABEL_ITEMS:
+    while stack:
         item = stack.pop()
         if isinstance(item, list):
             stack.extend(reversed(item))
@@ -317,14 +342,16 @@ def key_value_seams(candidate: Candidate) -> list[str]:
     a key. Every string of the value is read so, an object's and a pointer's too: the key
     read with ``{"to": "jane@example.com"}``, ``[["jane@example.com"]]`` or a pointer's
     reference was stored (stop 54's audit of admission; a pointer's fields name a record
-    elsewhere for the class guard, not for the injection guard)."""
+    elsewhere for the class guard, not for the injection guard). Every one: with a list's
+    first 50 read alone, "refund.destination" over 50 other words, then the address, was
+    stored (stop 57's audit of admission); rule 3 bounds the text (``MAX_LABELLED_CHARS``)."""
     if not candidate.memory_key:
         return []
     words, held = key_words(candidate.memory_key), candidate.value
     # A number is read as JSON writes it ("5400", "true": ``value_line_texts``).
     bare = [v if isinstance(v, str) else value_line_texts(v)[0] for v in _bare_values(held)]
     texts = [*bare, *value_strings(held)]
-    texts = list(dict.fromkeys(text for text in texts if text))[:KEY_LABEL_ITEMS]
+    texts = list(dict.fromkeys(text for text in texts if text))
     return [f"{words} {text[:KEY_SEAM_CHARS]}" for text in texts]
 
 
@@ -360,7 +387,7 @@ def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
     ]
     for held_object in _key_objects(held):
         lines += [f"{words} {line[:KEY_SEAM_CHARS]}" for line in value_line_texts(held_object)[:1]]
-    return lines
+    return list(dict.fromkeys(lines))  # a list's repeated items read once
 
 
 def sensitivity_texts(candidate: Candidate) -> list[str]:
@@ -598,6 +625,29 @@ def read_source(candidate: Candidate, admission: dict, *, trusted: bool) -> Sour
     return reading(codes=codes)
 
 
+# The informational codes a refusal lists, each beside a code it explains: the instruction or
+# the business state was hidden (``injection.obfuscated``), the confidence below the floor is
+# the capped one. The others say how an admitted write is kept (a pointer, waiting for a
+# reviewer, its end, the version it replaces), and a refused write is kept nowhere: a
+# sensitive write refused for its past end was answered, stored and counted on the reviewers'
+# "rejected writes by rule" page as waiting for a reviewer (stop 57's audit of admission).
+EXPLAINS_REFUSAL: dict[str, frozenset[str]] = {
+    "injection.obfuscated": codes_of_rules(4, 5) & REFUSING,
+    "source.confidence_capped": frozenset({"source.confidence_below_floor"}),
+}
+
+
+def refusal_codes(codes: list[str]) -> list[str]:
+    """Return the codes a refused write lists, in their order: its refusing codes and the
+    informational ones that explain them (``EXPLAINS_REFUSAL``)."""
+    found = set(codes)
+    return [
+        code
+        for code in codes
+        if code in REFUSING or EXPLAINS_REFUSAL.get(code, frozenset()) & found
+    ]
+
+
 def admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Decision:
     """Return the Decision for ``candidate`` written under ``grant`` (DESIGN.md rules 1-10)."""
     # The guards of rules 4, 5 and 8 read the same texts: their readings are computed once,
@@ -613,11 +663,12 @@ def _admit(candidate: Candidate, grant: Grant, context: AdmissionContext) -> Dec
 
     def refuse(*refusing: str) -> Decision:
         codes.extend(code for code in refusing if code not in codes)
+        listed = refusal_codes(codes)
         return Decision(
             outcome=REJECTED,
-            rule_codes=codes,
+            rule_codes=listed,
             policy_version=context.policy_version,
-            message=decision_message(REJECTED, codes, admission),
+            message=decision_message(REJECTED, listed, admission),
         )
 
     # 1. Tenant boundary: the subject must belong to the writer's tenant (or be creatable).

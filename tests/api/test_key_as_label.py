@@ -7,7 +7,7 @@ reviewer; and the injection guard read the key with the content but never with t
 
 import pytest
 
-from memory_core.models import Memory
+from memory_core.models import Memory, Status
 
 pytestmark = pytest.mark.django_db
 
@@ -337,4 +337,144 @@ def test_a_bound_named_only_by_the_keys_path_is_still_read_with_the_colon(api_cl
 
     assert response.status_code == 422, response.json()
     assert "class.business_state" in response.json()["rule_codes"]
+    assert not Memory.objects.exists()
+
+
+# Every item of a list (stop 57's audit of admission): a list under a key of the value was read
+# on one line after its key ("password: v1, Hunter2024!"), so only its first item was read
+# with the key, and the memory_key labelled a list's first 50 items only.
+
+
+def test_a_password_in_a_list_under_its_key_waits_for_a_reviewer(api_client):
+    """Stop 57's audit of admission found ``{"password": ["v1", "Hunter2024!"]}`` stored
+    active and personal, answered to every agent, where ``{"password": ["Hunter2024!"]}`` and
+    the memory_key email.password over ``["x", "Hunter2024!"]`` wait: the value's list was read
+    "password: v1, Hunter2024!". Each item is now read after its key
+    ("password: v1; password: Hunter2024!"), as ``key_lines`` reads the memory_key's."""
+    one = post(api_client, content="Login details.", value={"password": ["Hunter2024!"]})
+    assert one.status_code == 202, one.json()
+    keyed = post(
+        api_client, memory_key="email.password", content="Mail login.", value=["x", "Hunter2024!"]
+    )
+    assert keyed.status_code == 202, keyed.json()
+
+    two = post(api_client, content="Bank login.", value={"password": ["v1", "Hunter2024!"]})
+
+    assert two.status_code == 202, (two.status_code, two.json()["rule_codes"])
+    stored = Memory.objects.get(pk=two.json()["memory_id"])
+    assert stored.status == "pending_approval" and stored.sensitivity == "sensitive"
+
+
+def test_a_pin_in_a_list_under_its_key_waits_for_a_reviewer(api_client):
+    """Stop 57's audit of admission found ``{"pin": [1, 4821]}`` stored active where
+    ``{"pin": 4821}`` waits (docs/security.md, stop 36); the PIN in second place now waits
+    too."""
+    one = post(api_client, content="Card.", value={"pin": 4821})
+    assert one.status_code == 202, one.json()
+
+    two = post(api_client, content="Card two.", value={"pin": [1, 4821]})
+
+    assert two.status_code == 202, (two.status_code, two.json()["rule_codes"])
+
+
+def test_an_order_status_in_a_list_is_business_state(api_client):
+    """Stop 57's audit of admission found ``{"order": {"status": ["new", "refunded"]}}``
+    stored where ``{"order": {"status": "refunded"}}`` is refused (docs/api.md's own
+    example); the last status is now read after "order: status" as the first is."""
+    single = post(api_client, content="Order note.", value={"order": {"status": "refunded"}})
+    assert single.status_code == 422, single.json()
+
+    listed = post(
+        api_client, content="Order note two.", value={"order": {"status": ["new", "refunded"]}}
+    )
+
+    assert listed.status_code == 422, (listed.status_code, listed.json()["rule_codes"])
+    assert "class.business_state" in listed.json()["rule_codes"]
+
+
+@pytest.mark.parametrize(
+    ("value", "status"),
+    [
+        ({"password": ["v1", "Hunter2024!", {"note": "old"}]}, 202),
+        ({"password": [["v1", "Hunter2024!"]]}, 202),
+        ({"pin": [[1, 4821]]}, 202),
+        ({"order": {"status": [["new", "refunded"]]}}, 422),
+        ({"order": {"status": ["new", "refunded", {"at": "noon"}]}}, 422),
+    ],
+    ids=["beside an object", "nested password", "nested pin", "nested status", "mixed status"],
+)
+def test_a_list_named_by_its_path_reads_each_item_after_it(api_client, value, status):
+    """Stop 57's audit of admission found the same reading in a list that holds an object or
+    a list: read on its own line after its path ("password: v1, Hunter2024!"), its first
+    item alone was read with it, and these were stored active. Each item is now read after
+    the path that names its list."""
+    response = post(api_client, content="Account note.", value=value)
+
+    assert response.status_code == status, (response.status_code, response.json())
+    assert not Memory.objects.filter(status="active").exists()
+
+
+def test_the_key_labels_every_item_of_a_list_not_its_first_fifty(api_client):
+    """Stop 57's audit of admission found the memory_key user.role over fifty fillers and
+    then "admin" stored active, where over ``["admin"]`` it is refused as an access rule:
+    ``policy._list_leaves`` stopped at the 50th item. Every item is labelled now; rule 3
+    bounds the text that makes (``fields.value_labels_too_long``)."""
+    short = post(api_client, memory_key="user.role", value=["admin"], content="Role.")
+    assert short.status_code == 422, short.json()
+
+    long = post(api_client, memory_key="user.role", value=["x"] * 50 + ["admin"], content="Role 2.")
+
+    assert long.status_code == 422, (long.status_code, long.json())
+    assert "class.access_rule" in long.json()["rule_codes"], long.json()
+    assert not Memory.objects.filter(memory_key="user.role", status=Status.ACTIVE).exists()
+
+
+def test_the_key_is_read_with_every_string_of_the_value_not_its_first_fifty(api_client):
+    """Stop 57's audit of admission found "refund.destination" over fifty other words and
+    then the address stored active, where over the address alone it is refused: the injection
+    guard read the key with the value's first 50 strings (``key_value_seams``). It reads it
+    with every one now."""
+    fillers = [f"note{i}" for i in range(50)]
+    alone = post(api_client, memory_key="refund.destination", value="jane@example.com")
+    assert alone.status_code == 422, alone.json()
+
+    for value in (fillers + ["jane@example.com"], {f"k{i}": w for i, w in enumerate(fillers)}):
+        if isinstance(value, dict):
+            value["to"] = "jane@example.com"
+        response = post(api_client, memory_key="refund.destination", value=value)
+
+        assert response.status_code == 422, response.json()
+        assert "injection.payment_redirect" in response.json()["rule_codes"]
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("fields", "stored"),
+    [
+        ({"memory_key": "k" * 200, "value": [f"item{i}" for i in range(100)]}, False),
+        ({"value": {"k" * 300: list(range(200))}}, False),
+        ({"value": {"tags": [f"tag{i}" for i in range(500)]}}, True),
+        ({"memory_key": "user.tags", "value": [f"tag{i}" for i in range(300)]}, True),
+    ],
+    ids=["long memory_key", "long value key", "500 tags", "300 tags under the key"],
+)
+def test_a_value_past_the_labelled_text_bound_is_refused_never_read_in_part(
+    api_client, fields, stored
+):
+    """Each item of a list repeats its label: a few hundred items under a key of 200 or 300
+    characters are read as tens of thousands of characters, and a 64 KiB value as megabytes.
+    Past ``MAX_LABELLED_CHARS`` the write is refused at rule 3, never read in part; an
+    ordinary list of tags is read whole and stored."""
+    from memory_core.admission.codes import RULE_CODES
+    from memory_core.admission.policy import MAX_LABELLED_CHARS
+
+    response = post(api_client, content="A list.", **fields)
+
+    if stored:
+        assert response.status_code == 201, response.json()
+        return
+    assert response.status_code == 422, response.json()
+    assert response.json()["rule_codes"] == ["fields.value_labels_too_long"]
+    assert f"{MAX_LABELLED_CHARS:,} characters" in response.json()["message"]
+    assert f"{MAX_LABELLED_CHARS:,} characters" in RULE_CODES["fields.value_labels_too_long"][1]
     assert not Memory.objects.exists()
