@@ -385,24 +385,29 @@ def idempotency_records_expire(*, now=None, batch: int = 10_000) -> int:
             return deleted
 
 
-def exports_expire(*, now=None, limit: int = 1000) -> int:
+def exports_expire(*, now=None, limit: int = 1000, failures: list | None = None) -> int:
     """Delete the exports made more than ``MEMLEDGER_EXPORT_RETENTION_HOURS`` ago, file and
     row; return the count. Each is a full copy of what is remembered about a subject, kept
     only for its download (0: kept until a deletion of the subject removes it).
 
     Exports a deletion run holds (its exports step rewrites or removes them) are skipped and
-    left to the next sweep, as are more than ``limit`` in one run.
+    left to the next sweep, as are more than ``limit`` in one run. One whose file cannot be
+    removed (a folder the worker may not write) keeps its row for the next sweep and is
+    counted in ``failures`` with its tenant; the others go on (until stop 57 it stopped the
+    sweep there, every run, and every tenant's expired exports stayed on disk).
     """
     hours = settings.MEMLEDGER_EXPORT_RETENTION_HOURS
     if not hours:
         return 0
     cutoff = (now or timezone.now()) - timedelta(hours=hours)
+    deleted = 0
     with transaction.atomic():
         old = Export.objects.filter(created_at__lt=cutoff).order_by("created_at")
-        expired = list(old.select_for_update(skip_locked=True)[:limit])
-        for export in expired:
-            export_delete(export=export)
-    return len(expired)
+        for export in old.select_for_update(skip_locked=True)[:limit]:
+            with _tenant_isolated("exports", export.tenant_id, failures) as part:
+                export_delete(export=export)  # the file first: a failure keeps the row
+            deleted += not part.rolled_back
+    return deleted
 
 
 # Age past which a file no export row names is removed while exports are kept until a
@@ -512,7 +517,7 @@ def retention_apply(*, now=None) -> dict:
         "traces_deleted": traces_expire(now=now, failures=failures),
         "access_denials_deleted": access_denials_expire(now=now, failures=failures),
         "idempotency_records_deleted": idempotency_records_expire(now=now),
-        "exports_deleted": exports_expire(now=now),
+        "exports_deleted": exports_expire(now=now, failures=failures),
         "export_files_orphaned_deleted": export_files_orphaned_remove(now=now),
         # A tenant whose part failed (logged with its id): the others went on.
         "tenant_failures": failures,

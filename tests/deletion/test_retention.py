@@ -411,6 +411,45 @@ def test_an_export_is_deleted_a_day_after_it_was_made(owner, settings):
     assert exports_expire() == 0 and export_path(new).exists()
 
 
+def test_one_export_whose_file_cannot_be_removed_stops_no_other_export_nor_the_sweep(
+    owner, other_tenant
+):
+    """Stop 57's audit of the sweeps found that an export whose file the worker could not
+    unlink (a folder at its path here; a file an operator restored as another user fails the
+    same way) failed the whole retention sweep, at every run: every tenant's expired exports,
+    each a full copy of a subject's memories, stayed on disk, and the sweep's figures and its
+    orphan-file step were lost. That one keeps its row for the next sweep and is counted in
+    ``tenant_failures``; the others go."""
+    from memory_core.exports import export_create, export_path
+    from memory_core.models import Export
+    from memory_core.principals import SystemPrincipal
+
+    MemoryFactory(subject=owner)
+    stuck = export_create(principal=SystemPrincipal(tenant_id=owner.tenant_id), subject_id=owner.id)
+    stranger = SubjectFactory(tenant=other_tenant)
+    MemoryFactory(subject=stranger)
+    theirs = export_create(
+        principal=SystemPrincipal(tenant_id=other_tenant.id), subject_id=stranger.id
+    )
+    # The stuck one is the oldest: the sweep reaches it first.
+    Export.objects.filter(pk=stuck.pk).update(created_at=timezone.now() - timedelta(hours=30))
+    Export.objects.filter(pk=theirs.pk).update(created_at=timezone.now() - timedelta(hours=26))
+    path = export_path(stuck)
+    path.unlink()
+    path.mkdir()
+    (path / "kept").write_text("x")
+    try:
+        result = retention_apply()
+        assert not Export.objects.filter(pk=theirs.pk).exists()
+        assert not export_path(theirs).exists()
+        assert result["exports_deleted"] == 1
+        assert {"step": "exports", "tenant_id": str(owner.tenant_id)} in result["tenant_failures"]
+        assert Export.objects.filter(pk=stuck.pk).exists()  # left for the next sweep
+    finally:
+        (path / "kept").unlink()
+        path.rmdir()
+
+
 def test_the_sweep_settles_the_conflicts_left_with_fewer_than_two_active_candidates(owner):
     """A candidate that expired, or was revoked while another transaction held the item (a
     revoke skips a locked item), left the conflict open with nothing to choose: it stayed in
