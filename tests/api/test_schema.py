@@ -8,35 +8,39 @@ import pytest
 pytestmark = pytest.mark.django_db
 
 # A single write and a batch refuse alike.
-WRITES = {"400", "401", "409", "410", "411", "413", "415", "422", "429", "503"}
+WRITES = {"400", "401", "406", "409", "410", "411", "413", "415", "422", "429", "503"}
 EXPECTED = {
-    ("/api/v1/retrieve", "post"): {"400", "401", "403", "410", "411", "413", "415", "429", "503"},
-    # A query string is refused where none is read (400), a GET's too.
-    ("/api/v1/traces/{trace_id}", "get"): {"400", "401", "404", "429", "503"},
-    ("/api/v1/whoami", "get"): {"400", "401", "429", "503"},
-    ("/api/v1/deletions", "get"): {"400", "401", "429", "503"},
-    ("/api/v1/deletions", "post"): {
-        "400",
-        "401",
-        "403",
-        "404",
-        "409",
-        "411",
-        "413",
-        "415",
-        "429",
-        "503",
+    ("/api/v1/retrieve", "post"): {
+        *("400", "401", "403", "406", "410", "411", "413", "415", "429", "503")
     },
-    ("/api/v1/deletions/{operation_id}", "get"): {"400", "401", "404", "429", "503"},
+    # A query string is refused where none is read (400), a GET's too.
+    ("/api/v1/traces/{trace_id}", "get"): {"400", "401", "404", "406", "429", "503"},
+    ("/api/v1/whoami", "get"): {"400", "401", "406", "429", "503"},
+    ("/api/v1/deletions", "get"): {"400", "401", "406", "429", "503"},
+    ("/api/v1/deletions", "post"): {
+        *("400", "401", "403", "404", "406", "409", "411", "413", "415", "429", "503")
+    },
+    ("/api/v1/deletions/{operation_id}", "get"): {"400", "401", "404", "406", "429", "503"},
     ("/api/v1/memories", "post"): WRITES,
     ("/api/v1/memories/batch", "post"): WRITES,
     ("/api/v1/memories/{memory_id}", "delete"): {
-        *("400", "401", "403", "404", "409", "429", "503")
+        *("400", "401", "403", "404", "406", "409", "429", "503")
     },
     ("/api/v1/subject-tokens", "post"): {
-        *("400", "401", "403", "404", "410", "411", "413", "415", "429", "503")
+        *("400", "401", "403", "404", "406", "410", "411", "413", "415", "429", "503")
     },
 }
+# Every agent operation answers an Accept header that takes no JSON with 406.
+REFUSES_HTML = [
+    ("get", "/api/v1/whoami"),
+    ("get", "/api/v1/memories"),
+    ("post", "/api/v1/memories"),
+    ("post", "/api/v1/memories/batch"),
+    ("post", "/api/v1/retrieve"),
+    ("get", "/api/v1/deletions"),
+    ("post", "/api/v1/tasks/close"),
+    ("post", "/api/v1/subject-tokens"),
+]
 
 
 @pytest.fixture
@@ -200,3 +204,15 @@ def test_the_schema_honours_its_format_parameter_and_refuses_others(client):
         assert refused.status_code == 400, (query, refused.content[:200])
         [name] = refused.json()["error"]["details"]
         assert refused.json()["error"]["details"][name][0]["code"] == "unknown_field"
+
+
+@pytest.mark.parametrize(("method", "path"), REFUSES_HTML)
+def test_the_schema_lists_the_406_every_operation_answers(schema, api_client, method, path):
+    """Stop 57's audit found the schema left out the ``406 not_acceptable`` every operation
+    answers to an Accept header that takes no JSON (docs/api.md's error table): a client or
+    fuzzer generated from it did not know the answer existed."""
+    body = ({},) if method == "post" else ()
+    answer = getattr(api_client, method)(path, *body, HTTP_ACCEPT="text/html", format="json")
+    assert answer.status_code == 406
+    assert answer.json()["error"]["code"] == "not_acceptable"
+    assert "406" in schema["paths"][path][method]["responses"]
