@@ -26,8 +26,6 @@ from memory_core.exceptions import DomainError, NotFound, SubjectBeingDeleted
 from memory_core.exports import export_create, export_path
 from memory_core.locks import export_turn_lock, subject_shared_lock
 from memory_core.models import (
-    AUTHORITY_RANK,
-    Authority,
     DeletionOperation,
     Export,
     Memory,
@@ -38,9 +36,7 @@ from memory_core.policy_check import STATE_WORDS
 from memory_core.selectors.approvals import in_use_now
 from memory_core.selectors.memories import memory_get, memory_visible_chain
 from memory_core.selectors.portal import (
-    correction_kept_beside,
     correction_saved_as,
-    corrections_beside,
     deletions_page,
     memory_deleted_by,
     memory_history,
@@ -337,15 +333,6 @@ class MemoryCorrectView(EndUserMixin, FormView):
         "current version stays in use until then."
     )
 
-    def own_beside(self, memory) -> Memory | None:
-        """The person's newest correction kept beside ``memory`` (one of higher authority,
-        in use), which a new correction of ``memory`` replaces; or None."""
-        if memory.status != Status.ACTIVE or (
-            AUTHORITY_RANK[memory.authority] <= AUTHORITY_RANK[Authority.EXPLICIT_USER]
-        ):
-            return None
-        return corrections_beside(principal=self.principal, memory=memory).last()
-
     def form_valid(self, form):
         detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
         memory = self.get_memory()
@@ -357,37 +344,25 @@ class MemoryCorrectView(EndUserMixin, FormView):
         ):
             form.add_error("content", self.UNCHANGED)
             return self.form_invalid(form)
-        kept = memory.status == Status.ACTIVE and correction_kept_beside(
-            principal=self.principal, memory=memory, content=form.cleaned_data["content"]
-        )
-        if kept and AUTHORITY_RANK[memory.authority] > AUTHORITY_RANK[Authority.EXPLICIT_USER]:
-            # Sent again (a double click, the form once more): kept beside it once.
-            messages.info(self.request, self.ALREADY_KEPT)
-            return redirect("portal:memory", memory_id=kept.pk)
         data = {"content": form.cleaned_data["content"]}
         if form.cleaned_data.get("reason"):
             data["reason"] = form.cleaned_data["reason"]
-        corrected = self.kwargs["memory_id"]
-        own = self.own_beside(memory)
-        if own is not None:
-            # The person corrected this memory before, and their correction stands beside it
-            # (its authority is higher than theirs): the newer statement replaces their own
-            # earlier one, as a write of equal authority does. Each one stood beside it with
-            # the others, "stated by you" and contradicting each other, in a conflict of three
-            # (stop 56's audit of the portal).
-            corrected = own.pk
+        # Of a memory of higher authority than the person's, ``memory_correct`` keeps the same
+        # correction beside it once and writes another on their own correction kept there,
+        # deciding both under the key's lock: read here first, two sent at once (a double
+        # click, two tabs) both found none and both were kept beside it (stop 57's audit of
+        # races).
         try:
-            result = memory_correct(principal=self.principal, memory_id=corrected, data=data)
+            result = memory_correct(
+                principal=self.principal, memory_id=self.kwargs["memory_id"], data=data
+            )
         except NotFound as error:
             return self.refuse(error, detail)
         except DomainError as error:
-            # Sent twice, the second found the version it corrects superseded by the first:
-            # the person's own correction beside ``memory`` when there is one (stop 56's
-            # audit in a browser: it was told "not saved").
+            # Sent twice, the second found the version it corrects superseded by the first
+            # (stop 54's audit in a browser: it was told "not saved").
             saved = error.code == "not_chain_head" and correction_saved_as(
-                principal=self.principal,
-                memory=own if own is not None else memory,
-                content=form.cleaned_data["content"],
+                principal=self.principal, memory=memory, content=form.cleaned_data["content"]
             )
             if saved:
                 # Sent twice (a second click while the first was saved): it was told its
@@ -399,6 +374,10 @@ class MemoryCorrectView(EndUserMixin, FormView):
             # The form stays, with the user's text in it: a redirect would throw it away.
             form.add_error(None, self.refusal(error))
             return self.form_invalid(form)
+        if result.already_kept:
+            # Sent again (a double click, the form once more): kept beside it once.
+            messages.info(self.request, self.ALREADY_KEPT)
+            return redirect("portal:memory", memory_id=result.memory.pk)
         if result.decision == "accepted" and result.memory is not None:
             if KEPT_BESIDE in result.rule_codes:
                 # Admission kept it as a separate chain: the current version was set with
@@ -410,7 +389,12 @@ class MemoryCorrectView(EndUserMixin, FormView):
                     "and a reviewer will decide which one stands "
                     f"({', '.join(result.rule_codes)}).",
                 )
-            elif own is not None:
+            elif result.written_on is not None:
+                # The person corrected this memory before, and their correction stands beside
+                # it (its authority is higher than theirs): the newer statement replaced their
+                # own earlier one, as a write of equal authority does. Each one stood beside it
+                # with the others, "stated by you" and contradicting each other, in a conflict
+                # of three (stop 56's audit of the portal).
                 messages.success(
                     self.request,
                     f"Saved: your correction replaces the one you made before, kept beside the "
@@ -427,7 +411,8 @@ class MemoryCorrectView(EndUserMixin, FormView):
         # A correction waiting for a reviewer is listed on the page of the memory it corrects:
         # the person's own correction beside ``memory`` when it went there (the page of
         # ``memory`` did not show it: stop 56's review).
-        waits_on = reverse("portal:memory", args=[corrected])
+        corrected = result.written_on or memory
+        waits_on = reverse("portal:memory", args=[corrected.pk])
         if result.decision == "pending_approval" and result.already_waiting:
             # Sent twice (a double click, the form again): the first one waits, once.
             messages.info(self.request, self.ALREADY_WAITING)

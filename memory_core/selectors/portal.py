@@ -56,7 +56,6 @@ from memory_core.policy_check import InUse, memory_expiry
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
 from memory_core.selectors.approvals import approval_heads, in_use_now
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
-from memory_core.text import content_hash
 
 # Order in which the "what is remembered" page lists classes.
 CLASS_ORDER = [MemoryClass.PREFERENCE, MemoryClass.EPISODIC, MemoryClass.WORKING]
@@ -408,22 +407,6 @@ def corrections_beside(*, principal, memory: Memory):
         .exclude(pk=memory.pk)
         .order_by("created_at", "id")
     )
-
-
-def correction_kept_beside(*, principal, memory: Memory, content: str) -> Memory | None:
-    """Return the person's correction of ``memory`` with the text ``content`` already kept
-    beside it (``corrections_beside``), or None: sent twice (a double click, the form
-    again) it stood twice, with a three-way conflict (stop 52's audit of the portal). One
-    query; for a keyless memory two.
-
-    The same text is the same apart from its spacing (``same_text``): ``content_hash`` only
-    narrows the rows, since it folds case and NFKC, and a correction differing from the one
-    kept in letter case alone was answered "already kept beside" and never saved (stop 55's
-    audit of the portal)."""
-    rivals = corrections_beside(principal=principal, memory=memory).filter(
-        content_hash=content_hash(content)
-    )
-    return next((rival for rival in rivals if same_text(rival.content, content)), None)
 
 
 def memory_deleted_by(*, principal, memory: Memory):

@@ -92,6 +92,7 @@ from memory_core.principals import SubjectPrincipal
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.selectors.approvals import in_use_now, shared_or_own, standing_heads
 from memory_core.selectors.memories import EVENT_REASON_SENSITIVITY_KEY, memory_get
+from memory_core.selectors.portal import corrections_beside, same_text
 from memory_core.services.conflicts import (
     conflict_open,
     conflicts_citing,
@@ -166,6 +167,12 @@ class WriteResult:
     # A correction that found the same one already waiting for a reviewer: nothing new was
     # stored, and ``memory``, ``review_item`` and ``admission_decision`` are that one's.
     already_waiting: bool = False
+    # A person's correction of a memory of higher authority that found the same one already
+    # kept beside it (``memory_correct``): nothing new was stored, and ``memory`` is that one.
+    already_kept: bool = False
+    # The memory a correction was written on when it is not the one asked for: the person's
+    # own correction kept beside a memory of higher authority, which it replaces.
+    written_on: Memory | None = None
 
 
 @dataclass
@@ -827,7 +834,9 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
 
     Equal or higher authority supersedes it (the old row stays, superseded); lower authority
     is kept as a conflict for review; a sensitive correction waits for a reviewer. A subject
-    correcting their own memory in the portal writes with authority explicit_user.
+    correcting their own memory in the portal writes with authority explicit_user; of a
+    memory of higher authority, their correction is kept beside it once, and a later one
+    replaces their own kept there (``_correction_beside``).
     """
     target = _writable(principal, memory_id)
     # With the subject's lock of writes, which ``_run`` takes again: taken here in one
@@ -856,6 +865,15 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
             "chain can be superseded.",
             code="not_chain_head",
         )
+    written_on = None
+    if isinstance(principal, SubjectPrincipal) and (
+        AUTHORITY_RANK[target.authority] > AUTHORITY_RANK[Authority.EXPLICIT_USER]
+    ):
+        kept, own = _correction_beside(principal, target, data.get("content"), use=use)
+        if kept is not None:
+            return kept
+        if own is not None:
+            target = written_on = own
     default_source = None
     if isinstance(principal, SubjectPrincipal):
         # The person the memory is about speaks for themselves: explicit, from the portal.
@@ -886,7 +904,53 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
             return None
         return twin
 
-    return _run(principal, [candidate], target=target, waiting=waiting)[0]
+    result = _run(principal, [candidate], target=target, waiting=waiting)[0]
+    result.written_on = written_on
+    return result
+
+
+def _correction_beside(
+    principal, target: Memory, content, *, use: InUse
+) -> tuple[WriteResult | None, Memory | None]:
+    """Return, for a person's correction with the text ``content`` of ``target`` (a memory
+    of higher authority than theirs, in use), the result of the same correction already kept
+    beside it, or else their newest correction kept there, which this one replaces (its next
+    version: one statement of theirs stands beside ``target``); or neither.
+
+    Their corrections beside it (``selectors.portal.corrections_beside``) in use, read and
+    locked here, under the key's lock and ``target``'s row lock that every correction of it
+    takes first: the portal read them before either lock, and two corrections sent at once
+    (a double click, two tabs) both found none, so both were kept beside it, the same text
+    twice or two of theirs contradicting each other (stop 57's audit of races). The same text
+    is the same apart from its spacing (``same_text``): one differing in letter case is
+    another correction (stop 55's audit of the portal).
+    """
+    beside = list(
+        corrections_beside(principal=principal, memory=target)
+        .not_ended(use)
+        .select_for_update(of=("self",))
+    )
+    kept = next(
+        (m for m in beside if isinstance(content, str) and same_text(m.content, content)), None
+    )
+    if kept is None:
+        return None, beside[-1] if beside else None
+    # As a write would: a deletion of the subject, or of the key, queued for a worker
+    # answers 503 rather than an answer that the correction is kept.
+    subjects_shared_locked(
+        Subject.objects.filter(tenant_id=principal.tenant_id, pk=target.subject_id),
+        keys={(target.subject.external_id, target.memory_key)},
+    )
+    answer = WriteResult(
+        decision=ACCEPTED,
+        message=(
+            f"The same correction is already kept beside memory {target.id} (memory "
+            f"{kept.id}); nothing new was stored."
+        ),
+        memory=kept,
+        already_kept=True,
+    )
+    return answer, None
 
 
 def _admission_end(memory: Memory) -> AdmissionEnd | None:

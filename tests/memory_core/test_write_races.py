@@ -2,7 +2,8 @@
 
 The first writer holds its transaction open while the second writes the same key; before
 the key lock the second read no head (two separate version-1 chains) or lost the head
-(409 ``not_chain_head``).
+(409 ``not_chain_head``). A correction and a revoke of one memory at once take turns on its
+row as well.
 """
 
 import threading
@@ -11,10 +12,12 @@ import time
 import pytest
 from django.db import transaction
 
+from memory_core.embeddings import get_embedder
 from memory_core.models import Memory, Status
 from memory_core.rls import tenant_scope
-from memory_core.services.writes import memory_write
-from tests.factories import write_body
+from memory_core.services.writes import memory_correct, memory_revoke, memory_write
+from tests.deletion.conftest import requested_while_held
+from tests.factories import MemoryFactory, SubjectFactory, write_body
 from tests.threads import errors_of, in_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -78,3 +81,49 @@ def test_a_second_write_on_a_key_with_a_head_supersedes_the_new_head(agent_princ
         (3, Status.ACTIVE),
     ]
     assert rows[2][2] == "User prefers dark mode."
+
+
+@pytest.mark.parametrize("first", ["revoke", "correct"])
+def test_a_correction_and_a_revoke_of_one_memory_at_once_take_turns(
+    api_client, agent_principal, tenant, first
+):
+    """A correction and a revoke of one memory sent at once (POST .../supersede and
+    .../revoke): stop 57's audit of races found that they take turns on the memory's row,
+    the one that waits reading it again once it has the lock. The second is refused (409),
+    and the memory is what the first left: revoked, or superseded by its new version."""
+    get_embedder().embed(["warm the model up outside the held transaction"])
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    head = MemoryFactory(
+        subject=subject,
+        memory_key="style.answers",
+        content="User prefers concise answers.",
+        authority="tool_observation",
+        source_type="verified_tool_output",
+    )
+    url = f"/api/v1/memories/{head.id}"
+    correction = {
+        "content": "User prefers long answers.",
+        "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-2"},
+    }
+    if first == "revoke":
+
+        def hold():
+            memory_revoke(principal=agent_principal, memory_id=head.id, reason="wrong")
+
+        def request():
+            return api_client.post(f"{url}/supersede", correction, format="json")
+    else:
+
+        def hold():
+            memory_correct(principal=agent_principal, memory_id=head.id, data=correction)
+
+        def request():
+            return api_client.post(f"{url}/revoke", {"reason": "wrong"}, format="json")
+
+    response = requested_while_held(tenant.id, hold, request)
+    assert response.status_code == 409, (response.status_code, response.content)
+    with tenant_scope(tenant.id):
+        states = sorted(
+            Memory.objects.filter(memory_key="style.answers").values_list("status", flat=True)
+        )
+    assert states == (["revoked"] if first == "revoke" else ["active", "superseded"]), states

@@ -1,9 +1,10 @@
 """Portal requests that wait for another transaction's locks: a memory's delete confirmed
 while a correction of it commits, an export made while its tenant is deleted, an export
-clicked twice."""
+clicked twice, a correction of an administrator's memory sent twice at once."""
 
 import re
 import threading
+import time
 
 import pytest
 from django.test import Client
@@ -11,7 +12,8 @@ from django.urls import reverse
 
 from memory_core.deletion.services import tenant_deletion_request
 from memory_core.embeddings import get_embedder
-from memory_core.models import DeletionOperation, Export, Memory, Status
+from memory_core.locks import lock_memory_keys
+from memory_core.models import DeletionOperation, Export, Memory, ReviewItem, Status
 from memory_core.principals import SubjectPrincipal
 from memory_core.services.writes import memory_correct
 from tests.deletion.conftest import (
@@ -20,6 +22,7 @@ from tests.deletion.conftest import (
     requested_while_held,
 )
 from tests.deletion.test_concurrency import _until_it_waits
+from tests.factories import MemoryFactory
 from tests.threads import in_thread, someone_waits_for_a_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -134,3 +137,90 @@ def test_an_export_clicked_twice_waits_for_the_first_and_downloads_its_file(
     assert [a["Content-Disposition"].startswith("attachment;") for a in answers] == [True] * 2
     assert answers[0].getvalue() == answers[1].getvalue()
     assert Export.objects.filter(subject=alice_memory.subject).count() == 1
+
+
+def _admins_memory(subject):
+    """An administrator's memory of ``subject``, of higher authority than the person's."""
+    return MemoryFactory(
+        subject=subject,
+        memory_key="style.indent",
+        content="Alice prefers tabs over spaces.",
+        authority="explicit_admin",
+        source_type="admin",
+    )
+
+
+def _sent_from_two_tabs_at_once(alice, admin, texts):
+    """Post a correction of ``admin`` from two tabs of ``alice`` at once, each with its text
+    of ``texts``: both wait for the key's lock, held meanwhile by another transaction, so
+    both are past the view before either stores anything. Return the two answers, the
+    person's memories in use on the key, and the open conflicts' candidates."""
+    get_embedder().embed(["warm the model up outside the held transaction"])
+    url = reverse("portal:memory-correct", args=[admin.pk])
+    tabs = [Client(), Client()]
+    for tab in tabs:
+        tab.force_login(alice)
+    subject = admin.subject
+
+    def hold_the_key():
+        lock_memory_keys(admin.tenant_id, [(subject.external_id, admin.memory_key)])
+
+    with held_in_another_transaction(admin.tenant_id, hold_the_key):
+        clicks = [
+            in_thread(lambda tab=tab, text=text: tab.post(url, {"content": text}))
+            for tab, text in zip(tabs, texts, strict=True)
+        ]
+        deadline = time.monotonic() + 30
+        while all(click.is_alive() for click in clicks) and not someone_waits_for_a_lock(
+            "advisory", sessions=2
+        ):
+            assert time.monotonic() < deadline, "the corrections never waited for the key"
+            time.sleep(0.02)
+    answers = [click.outcome(60) for click in clicks]
+    stated = Memory.objects.filter(
+        subject=subject, memory_key=admin.memory_key, status=Status.ACTIVE,
+        authority="explicit_user",
+    )  # fmt: skip
+    conflicts = ReviewItem.objects.filter(kind="conflict", state="open")
+    return answers, list(stated), [item.candidate_ids for item in conflicts]
+
+
+def test_the_same_correction_of_an_admins_memory_sent_twice_at_once_is_kept_once(
+    alice, alice_subject
+):
+    """docs/portal.md, correct: a correction of an administrator's memory sent again "is kept
+    once", yet stop 57's audit of races found it kept twice when the two were sent at once
+    (a double click): the view read "not kept yet" for both before ``memory_correct`` took
+    the key's lock, and two identical memories stood beside the administrator's in a
+    conflict of three. ``memory_correct`` reads the corrections beside it under that lock
+    now: the second answers with the first's, and both clicks land on it."""
+    admin = _admins_memory(alice_subject)
+    answers, stated, conflicts = _sent_from_two_tabs_at_once(
+        alice, admin, ["Alice prefers spaces.", "Alice prefers spaces."]
+    )
+    assert [answer.status_code for answer in answers] == [302, 302]
+    assert [memory.content for memory in stated] == ["Alice prefers spaces."]
+    [kept] = stated
+    assert {answer["Location"] for answer in answers} == {reverse("portal:memory", args=[kept.pk])}
+    assert [sorted(map(str, ids)) for ids in conflicts] == [sorted([str(admin.pk), str(kept.pk)])]
+
+
+def test_two_corrections_of_an_admins_memory_sent_at_once_leave_one_of_the_persons_beside_it(
+    alice, alice_subject
+):
+    """docs/portal.md, correct: corrected again with another text, "the new correction
+    replaces the person's own earlier one beside it ... so one statement of theirs stands
+    beside the administrator's", yet stop 57's audit of races found both standing when the
+    two were sent at once (two tabs): the view looked for the person's own correction before
+    ``memory_correct`` took the key's lock, and found none for either. The second is written
+    on the first now, as its next version, and the conflict cites it."""
+    admin = _admins_memory(alice_subject)
+    texts = ["Alice prefers spaces.", "Alice prefers two spaces."]
+    answers, stated, conflicts = _sent_from_two_tabs_at_once(alice, admin, texts)
+    assert [answer.status_code for answer in answers] == [302, 302]
+    assert len(stated) == 1, [memory.content for memory in stated]
+    [newest] = stated
+    earlier = Memory.objects.get(pk=newest.supersedes_id)
+    assert sorted([earlier.content, newest.content]) == texts
+    assert earlier.status == Status.SUPERSEDED
+    assert [sorted(map(str, ids)) for ids in conflicts] == [sorted([str(admin.pk), str(newest.pk)])]
