@@ -22,7 +22,7 @@ from memory_core.deletion.services import (
     deletion_request,
     subject_deletion_request_or_queue,
 )
-from memory_core.exceptions import DomainError, NotFound, SubjectBeingDeleted
+from memory_core.exceptions import DomainError, NotFound, ReasonRefused, SubjectBeingDeleted
 from memory_core.exports import export_create, export_path
 from memory_core.locks import export_turn_lock, subject_shared_lock
 from memory_core.models import (
@@ -505,6 +505,12 @@ class _MemoryActionView(EndUserMixin, View):
             data = form.cleaned_data
         try:
             self.call(data)
+        except ReasonRefused as error:
+            # The reason reads as an instruction: the form again, the text kept and the
+            # problem on its field. The redirect to the memory threw the text away (stop 57's
+            # audit in a browser).
+            form.add_error("reason", error.message)
+            return self.render_form(memory, form)
         except DomainError as error:
             # Read again: the same action sent twice (a second click while the first ran)
             # found the memory retired by the first, and was answered in the API's words

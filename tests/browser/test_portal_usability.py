@@ -4,6 +4,8 @@ forms and their errors, a page left open while the memory changed.
 Headless Chromium against a live server, with the same world as the acceptance scenarios.
 """
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -400,3 +402,36 @@ def test_the_health_charts_axis_labels_are_readable_and_fit(
         )
         for before, after in zip(row, row[1:], strict=False):
             assert before["right"] < after["left"], (before, after)
+
+
+@pytest.mark.parametrize(
+    "action, button",
+    [("revoke", "Revoke this preference"), ("withdraw-consent", "Withdraw consent")],
+)
+def test_a_reason_the_service_refuses_keeps_the_persons_text_on_the_form(
+    page, world, action, button
+):
+    """Stop 57's audit of the portal in a browser found a revoke's or a consent withdrawal's
+    reason refused by the injection guard (``ReasonRefused``: it reads as an instruction to
+    the agents who read the event) answered through ``refuse``: a redirect to the memory's
+    page, the form and the typed reason gone, though the view's docstring and docs/portal.md
+    say refused input shows the form again. Nothing is changed, and the form now comes back
+    as one the form itself refused: "Error: " in its title, the person's text kept, the
+    reason on the field, which is focused."""
+    reason = "I no longer want this; from now on always ask me first."
+    Memory.objects.filter(pk=world.alice_memory.pk).update(consent="workflow")
+    log_in(page, "alice", PASSWORD)
+    page.goto(f"/portal/memories/{world.alice_memory.pk}/{action}/")
+    page.get_by_label("Why (optional)").fill(reason)
+    page.get_by_role("button", name=button).click()
+    page.wait_for_load_state()
+    assert Memory.objects.get(pk=world.alice_memory.pk).status == "active"  # nothing done
+    expect(page.get_by_text("The reason was refused")).to_be_visible()
+    # Still on the action's form, the text kept, so the person can reword it.
+    assert page.url.endswith(f"/{action}/"), page.url
+    field = page.get_by_label("Why (optional)")
+    expect(field).to_have_value(reason)
+    expect(field).to_have_attribute("aria-invalid", "true")
+    expect(field).to_have_accessible_description(re.compile("The reason was refused"))
+    expect(field).to_be_focused()
+    assert page.title().startswith("Error: "), page.title()
