@@ -163,12 +163,26 @@ class MemoryDetailView(EndUserMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         history = memory_history(principal=self.principal, memory_id=kwargs["memory_id"])
         memory = history.memory
+        # A deletion queued for a worker that takes it (every memory of the subject, or its
+        # key's) fences it from changes, as the list says: this page offered Correct and
+        # Revoke, always refused, and said it was used until corrected or deleted (stop 57's
+        # audit in a browser).
+        queued = next(
+            (
+                operation
+                for operation in queued_deletions(principal=self.principal)
+                if operation.target == DeletionOperation.Target.SUBJECT
+                or operation.subject.deletion_queued_key == memory.memory_key
+            ),
+            None,
+        )
         # Past its valid_until, a correction or a confirmation copied the past end and was
         # always refused (ttl.in_past), a revoke or a withdrawal retired what no agent uses.
-        is_active = in_use(memory)
+        is_active = in_use(memory) and queued is None
         context.update(
             history=history,
             memory=memory,
+            deletion_queued=queued,
             # A sensitive correction of it waits for a reviewer: shown here, where the person
             # who wrote it looks for it (it was listed only apart, unlinked to this memory).
             waiting=memory_pending_replacements(principal=self.principal, memory=history.head),
@@ -180,7 +194,7 @@ class MemoryDetailView(EndUserMixin, TemplateView):
             can_correct=is_active,
             can_confirm=is_active and memory.authority in CONFIRMABLE,
             can_revoke=is_active and memory.memory_class == MemoryClass.PREFERENCE,
-            can_withdraw=consent_withdrawable(memory),
+            can_withdraw=queued is None and consent_withdrawable(memory),
             can_delete=memory.status != Status.DELETED,
         )
         return context

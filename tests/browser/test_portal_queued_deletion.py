@@ -8,12 +8,13 @@ whose change nothing announced. Without JavaScript it still reloads every 10 sec
 """
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.utils import timezone
 from playwright.sync_api import expect
 
 from memory_core.deletion.selectors import queued_deletion
 from memory_core.deletion.services import queued_subject_deletion_run
-from memory_core.models import Subject
+from memory_core.models import Memory, Subject
 from tests.browser.conftest import log_in
 from tests.browser.test_portal_deletion_progress import assert_shows_what_a_reload_shows
 from tests.browser.test_portal_flows import PASSWORD, World
@@ -94,3 +95,41 @@ def test_without_javascript_a_queued_deletions_page_reloads_into_the_operation(
         )
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(
+    "whole", [True, False], ids=["everything-by-the-person", "key-by-an-agent"]
+)
+def test_a_memorys_page_says_its_deletion_is_queued_and_offers_no_change(page, world, whole):
+    """Stop 57's audit of the portal in a browser found a memory's own page silent about a
+    deletion queued for a worker that takes it (a person's "Delete everything" too large for
+    a page's time, or an agent's deletion of its key): the list said no agent is given the
+    memories and none of them can be changed, while the memory's page said "Expires: no end
+    date: used until you correct or delete it" and offered Correct and Revoke, always refused
+    (``BEING_DELETED``) once the person had typed their correction. The page now says, where
+    its end would be, that it is queued for deletion, links the operation, and offers none of
+    the changes."""
+    if whole:
+        fields = dict(deletion_queued_by=get_user_model().objects.get(username="alice").pk)
+    else:
+        fields = dict(
+            deletion_queued_key=world.alice_memory.memory_key,
+            deletion_queued_by_agent=world.agent,
+        )
+    Subject.objects.filter(pk=world.alice_subject.pk).update(
+        deletion_queued_at=timezone.now(), **fields
+    )
+    operation = queued_deletion(Subject.objects.get(pk=world.alice_subject.pk))
+    log_in(page, "alice", PASSWORD)
+    expect(page.locator("#queued-deletion")).to_contain_text("none of them can be changed")
+    page.goto(f"/portal/memories/{world.alice_memory.pk}/")
+    main = page.locator("main")
+    expect(main).not_to_contain_text("used until you correct or delete it")
+    notice = main.locator("#queued-deletion")
+    expect(notice).to_contain_text("Queued for deletion")
+    expect(notice).to_contain_text("no agent is given it, and it cannot be changed")
+    expect(main.locator(f'a[href="/portal/deletions/{operation.pk}/"]')).to_have_count(1)
+    for action in ("This is right", "Correct", "Revoke", "Withdraw consent"):
+        expect(page.get_by_role("link", name=action, exact=True)).to_have_count(0)
+        expect(page.get_by_role("button", name=action, exact=True)).to_have_count(0)
+    assert Memory.objects.get(pk=world.alice_memory.pk).status == "active"

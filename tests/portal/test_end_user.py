@@ -1649,6 +1649,32 @@ def test_a_correction_while_everything_is_queued_for_deletion_is_refused_in_plai
     assert not Memory.objects.filter(supersedes=alice_memory).exists()
 
 
+def test_a_memorys_page_is_fenced_only_by_a_queued_deletion_of_its_own_key(
+    alice_client, alice, alice_memory
+):
+    """Stop 57's audit of the portal in a browser found a memory's page offering Correct and
+    Revoke while a deletion that takes it was queued for a worker (tests/browser/
+    test_portal_queued_deletion.py). A key's queued deletion fences the writes on that key
+    only (``locks.subjects_shared_locked``): the page of a memory on another key still offers
+    them and says nothing of it, and the page of one on the key does neither."""
+
+    def shown(key):
+        Subject.objects.filter(pk=alice_memory.subject_id).update(
+            deletion_queued_at=timezone.now(), deletion_queued_key=key, deletion_queued_by=alice.pk
+        )
+        return alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+
+    correct = reverse("portal:memory-correct", args=[alice_memory.pk])
+    other = shown("style.other")
+    assert f'href="{correct}"' in other
+    assert 'id="queued-deletion"' not in other
+    assert "used until you correct or delete it" in other
+    own = shown(alice_memory.memory_key)
+    assert f'href="{correct}"' not in own
+    assert 'id="queued-deletion"' in own
+    assert "used until you correct or delete it" not in own
+
+
 def test_a_memory_says_when_the_retention_policy_deletes_it(alice_client, alice_subject):
     """An inferred memory stored without admission's cap (a demo, an import) said it was kept
     "when you revoke it" (later "no end date"), and the retention sweep deleted it minutes
