@@ -452,7 +452,25 @@ def value_line_texts(value) -> list[str]:
     return [_scalar(value)]
 
 
-def _packed(strings: list[str]) -> list[str]:
+# What joins the memory_key's lines and seams (``policy.key_lines``, ``key_value_seams``) in a
+# text (``labelled_texts``). Each was a text of its own, each read through every de-obfuscated
+# reading, so the guards' cost grew with the items, not with the characters rule 3 bounds
+# (stop 57's review of its own fixes). A line break alone, as ``value_texts`` joins strings,
+# is a space in every reading (``normalize.fold``): a line read after another lost the start
+# of its sentence ("health plan: approved" after "health plan: x" was no status line). A
+# spaced dot ends it for the patterns as a text's end did (``[.!?;]``, the clause ends), and
+# adds no character to the item's last word ("vim." is four characters of a password).
+LABEL_SEPARATOR = " .\n"
+
+
+def labelled_texts(lines: list[str]) -> list[str]:
+    """Return the memory_key's lines or seams packed into texts of at most
+    ``VALUE_TEXT_CHARS``, as ``value_texts`` packs strings, each line a sentence of its own
+    (``LABEL_SEPARATOR``): the guards' cost follows their characters, not their number."""
+    return _packed(lines, LABEL_SEPARATOR)
+
+
+def _packed(strings: list[str], separator: str = "\n") -> list[str]:
     texts: list[str] = []
     current: list[str] = []
     size = 0
@@ -461,13 +479,13 @@ def _packed(strings: list[str]) -> list[str]:
             step = VALUE_TEXT_CHARS - _VALUE_TEXT_OVERLAP
             texts.extend(string[i : i + VALUE_TEXT_CHARS] for i in range(0, len(string), step))
             continue
-        if current and size + len(string) + 1 > VALUE_TEXT_CHARS:
-            texts.append("\n".join(current))
+        if current and size + len(string) + len(separator) > VALUE_TEXT_CHARS:
+            texts.append(separator.join(current))
             current, size = [], 0
         current.append(string)
-        size += len(string) + 1
+        size += len(string) + len(separator)
     if current:
-        texts.append("\n".join(current))
+        texts.append(separator.join(current))
     return texts
 
 

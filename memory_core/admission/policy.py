@@ -22,6 +22,7 @@ from memory_core.admission.candidate import (
     Candidate,
     key_words,
     labelled_item_chars,
+    labelled_texts,
     leaf_line,
     seams,
     value_line_texts,
@@ -71,12 +72,14 @@ KEY_SEAM_CHARS = 200
 KEY_LABEL_WORDS = 4
 # The most characters the guards read with a key as the label of a value's items: each item of
 # a list after its key or path (``candidate.labelled_item_chars``), and the memory_key with
-# each item and string of the value (``key_lines``, ``key_value_seams``). An item repeats its
-# label, and a 64 KiB value of short items under a 200-character key is megabytes of text,
-# seconds of the guards. The memory_key was read with a list's first 50 items only, and
-# "admin" as the 51st under "user.role" was stored active (stop 57's audit of admission): a
-# value past the bound is refused (``fields.value_labels_too_long``), never read in part. The
-# guards read this much in about 50 ms (docs/api.md, "Admission rules", rule 3).
+# each item and string of the value (``key_lines``, ``key_value_seams``; a seam that says a
+# line's words counted once: ``labelled_chars``). An item repeats its label, and a 64 KiB
+# value of short items under a 200-character key is megabytes of text, seconds of the guards.
+# The memory_key was read with a list's first 50 items only, and "admin" as the 51st under
+# "user.role" was stored active (stop 57's audit of admission): a value past the bound is
+# refused (``fields.value_labels_too_long``), never read in part. Within it admission took
+# 56 to 297 ms for the largest lists the default 8 KiB admits, up to 1.2 s at 64 KiB
+# (measured: docs/api.md, "Admission rules", rule 3).
 MAX_LABELLED_CHARS = 32_000
 
 
@@ -272,11 +275,19 @@ def field_limits(candidate: Candidate, admission: dict) -> str | None:
 def labelled_chars(candidate: Candidate) -> int:
     """Return how many characters the guards read with a key as the label of ``candidate``'s
     value's items (``MAX_LABELLED_CHARS``): its lists' items after their keys, and the
-    memory_key's lines and seams. Read on a value within the policy's size (rule 3 checks
-    that first): the memory_key is at most 200 characters, its lines a few megabytes at
-    most."""
+    memory_key's lines and seams, a seam that says a line's words once ("stats daily steps
+    4000" beside "stats daily steps: 4000", as every number's seam and a short string's do:
+    counted twice, 1,000 daily step counts, 6 kB, under "stats.daily_steps" were refused,
+    stop 57's review of its own fixes). Read on a value within the policy's size (rule 3
+    checks that first): the memory_key is at most 200 characters, its lines a few megabytes
+    at most."""
     labels = key_lines(candidate, value=not _is_pointer(candidate.value))
-    seams = key_value_seams(candidate)
+    said, words = set(labels), key_words(candidate.memory_key)
+    seams = [
+        seam
+        for seam in key_value_seams(candidate)
+        if seam not in said and f"{words}:{seam[len(words) :]}" not in said
+    ]
     return labelled_item_chars(candidate.value) + sum(map(len, labels)) + sum(map(len, seams))
 
 
@@ -406,7 +417,7 @@ def sensitivity_texts(candidate: Candidate) -> list[str]:
     # class guard reads it: the credential rule reads a label, and "email.password" with
     # "Hunter2024!" was stored personal (stop 53's audit of admission).
     labelled = key_lines(candidate, value=not _is_pointer(candidate.value))
-    return candidate.texts() + [text for text in extra if text] + labelled
+    return candidate.texts() + [text for text in extra if text] + labelled_texts(labelled)
 
 
 # The characters on each side of a seam that a split instruction is read across: the guards'
@@ -486,8 +497,10 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
         candidate.reason,
     )
     texts = written + [t for t in (*extra, candidate.source_message_id) if t]
-    texts += key_value_seams(candidate)
-    class_texts += key_lines(candidate, value=not _is_pointer(candidate.value))
+    # The memory_key's seams and lines, one per item, packed as the value's texts are: read
+    # each alone, the guards paid a text's readings an item (``candidate.LABEL_SEPARATOR``).
+    texts += labelled_texts(key_value_seams(candidate))
+    class_texts += labelled_texts(key_lines(candidate, value=not _is_pointer(candidate.value)))
     class_texts += [scope] if scope else []
     class_texts += candidate.sentence_ids()
     class_texts += [candidate.reason] if candidate.reason else []

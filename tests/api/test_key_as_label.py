@@ -451,7 +451,9 @@ def test_the_key_is_read_with_every_string_of_the_value_not_its_first_fifty(api_
 @pytest.mark.parametrize(
     ("fields", "stored"),
     [
-        ({"memory_key": "k" * 200, "value": [f"item{i}" for i in range(100)]}, False),
+        # 200 items: a seam that says its line's words is counted once since stop 57's review
+        # of its own fixes, and 100 such items under a 200-character key are 21,500 characters.
+        ({"memory_key": "k" * 200, "value": [f"item{i}" for i in range(200)]}, False),
         ({"value": {"k" * 300: list(range(200))}}, False),
         ({"value": {"tags": [f"tag{i}" for i in range(500)]}}, True),
         ({"memory_key": "user.tags", "value": [f"tag{i}" for i in range(300)]}, True),
@@ -478,3 +480,20 @@ def test_a_value_past_the_labelled_text_bound_is_refused_never_read_in_part(
     assert f"{MAX_LABELLED_CHARS:,} characters" in response.json()["message"]
     assert f"{MAX_LABELLED_CHARS:,} characters" in RULE_CODES["fields.value_labels_too_long"][1]
     assert not Memory.objects.exists()
+
+
+def test_a_thousand_numbers_under_an_ordinary_memory_key_are_stored(api_client):
+    """Stop 57's review of its own fixes found 1,000 daily step counts (6 kB, within the default
+    8 KiB) under "stats.daily_steps", stored before 599fd76, refused with
+    ``fields.value_labels_too_long``: each item was counted twice, its class-guard line
+    ("stats daily steps: 4000") and its injection seam ("stats daily steps 4000"), the same
+    words. A seam that says a line's words is counted once now (``policy.labelled_chars``),
+    and the list is stored."""
+    steps = [4000 + 7 * i for i in range(1000)]
+
+    response = post(
+        api_client, memory_key="stats.daily_steps", content="Daily step counts.", value=steps
+    )
+
+    assert response.status_code == 201, (response.status_code, response.json().get("rule_codes"))
+    assert Memory.objects.get(memory_key="stats.daily_steps").value == steps

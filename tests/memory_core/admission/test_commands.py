@@ -826,6 +826,41 @@ def test_an_import_refuses_a_content_admission_refuses_by_its_size(
     assert not Memory.objects.exists()
 
 
+@pytest.mark.django_db
+def test_an_import_does_not_screen_a_value_past_the_labelled_bound(tenant, tmp_path, monkeypatch):
+    """Stop 57's review of its own fixes found ``import_memories`` adding the
+    ``fields.value_labels_too_long`` error line and then screening the record anyway
+    (``_screen``: ``check_content`` and the sensitive categories' ``sensitivity_texts``),
+    building and reading the megabytes of labelled lines rule 3 refuses never to read: one
+    7 kB line (a 4,000-character value key over 700 numbers, within the default 8 KiB) took
+    12 to 20 s to validate. A record past rule 3's limits is refused without being screened
+    now, as admission reads no further than rule 3."""
+    import random
+    import string
+
+    from memory_core.management.commands import import_memories
+
+    screened = []
+    monkeypatch.setattr(import_memories, "check_content", lambda *a: screened.append(a) or [])
+    monkeypatch.setattr(import_memories, "sensitivity_texts", lambda *a: screened.append(a) or [])
+    rnd = random.Random(2)
+    key = "_".join(
+        "".join(rnd.choice(string.ascii_lowercase) for _ in range(6)) for _ in range(570)
+    )
+    path = tmp_path / "in.jsonl"
+    path.write_text(record(tenant, value={key: list(range(700))}) + "\n")
+    err = StringIO()
+
+    with pytest.raises(CommandError, match="nothing imported"):
+        call_command("import_memories", str(path), "--dry-run", stdout=StringIO(), stderr=err)
+
+    assert "(fields.value_labels_too_long)" in err.getvalue()
+    assert not screened
+    path.write_text(record(tenant, value={"steps": list(range(700))}) + "\n")
+    call_command("import_memories", str(path), "--dry-run", stdout=StringIO(), stderr=StringIO())
+    assert screened  # a record within the limits is screened as before
+
+
 def test_an_import_names_an_agent_as_every_other_path_reads_its_name(tenant, tmp_path):
     """docs/security.md "Stop 53": "Agent names are read as ids are ... Names are now
     trimmed, read in NFC and refused with a bidirectional control on every path"; docs/api.md
