@@ -303,6 +303,20 @@ def the_person(subject: Subject) -> SubjectPrincipal:
     return SubjectPrincipal(tenant_id=subject.tenant_id, subject_id=subject.id, user_id=1)
 
 
+def _queued_key_then_taken(settings, api_client, on_key):
+    """An agent's deletion of the key queued for a worker (three memories, above the queue's
+    two), then the person's deletion of the key's head on the portal (and its history: every
+    memory on the key), still pending: the queued answer, the subject and that deletion."""
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2
+    queued = ask_key(api_client).json()
+    assert queued["status"] == "queued"
+    subject = Subject.objects.get(external_id="user-1")
+    head = Memory.objects.get(pk__in=on_key, status="active")
+    theirs = deletion_request(principal=the_person(subject), memory_id=head.id)
+    assert sorted(theirs.memory_ids, key=str) == on_key
+    return queued, subject, theirs
+
+
 @pytest.mark.django_db
 def test_a_queued_key_whose_memories_were_taken_meanwhile_waits_for_that_deletion(
     settings, api_client, written
@@ -315,15 +329,7 @@ def test_a_queued_key_whose_memories_were_taken_meanwhile_waits_for_that_deletio
     answers "queued" until that deletion has completed, and the request is then made under
     it."""
     on_key, _ = written
-    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2  # the key holds three
-    queued = ask_key(api_client).json()
-    assert queued["status"] == "queued"
-    subject = Subject.objects.get(external_id="user-1")
-    head = Memory.objects.get(pk__in=on_key, status="active")
-    # The person deletes the key's head (and its history: every memory on the key) on the
-    # portal before a worker makes the queued request; that deletion is still pending.
-    theirs = deletion_request(principal=the_person(subject), memory_id=head.id)
-    assert sorted(theirs.memory_ids, key=str) == on_key
+    queued, subject, theirs = _queued_key_then_taken(settings, api_client, on_key)
 
     answered = queued_subject_deletion_run(subject.pk)  # the worker's task
     assert (answered.pk, answered.already_requested) == (theirs.pk, True)
@@ -396,15 +402,7 @@ def test_a_queued_key_does_not_wait_for_a_deletion_of_another_key(
     waits only for the unfinished deletions whose tombstones name the key (by its digest,
     ``Tombstone.memory_key_sha256``): the request is made under the id the agent holds."""
     on_key, other = written
-    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2  # the key holds three
-    queued = ask_key(api_client).json()
-    assert queued["status"] == "queued"
-    subject = Subject.objects.get(external_id="user-1")
-    head = Memory.objects.get(pk__in=on_key, status="active")
-
-    # The person deletes the key's head (every memory on the key) on the portal ...
-    theirs = deletion_request(principal=the_person(subject), memory_id=head.id)
-    assert sorted(theirs.memory_ids, key=str) == on_key
+    queued, subject, theirs = _queued_key_then_taken(settings, api_client, on_key)
     # ... and, separately, their memory on another key (style.language).
     unrelated = deletion_request(principal=the_person(subject), memory_id=other.pk)
     assert [str(i) for i in unrelated.memory_ids] == [str(other.pk)]
