@@ -203,6 +203,20 @@ def deploy_region_conflict(world):
     )
 
 
+def deploy_region_conflict_opened(world):
+    """``deploy_region_conflict``, then the retrieval about it that opens the conflict for
+    the reviewer: both memories and the open item."""
+    west, east = deploy_region_conflict(world)
+    retrieved_ids(
+        world,
+        "Deploy the Lunest API to production.",
+        intent="apply_project_rules",
+        project_id="lunest",
+    )
+    item = ReviewItem.objects.get(kind="conflict", memory_key="deploy.region", state="open")
+    return west, east, item
+
+
 def test_reviewer_resolves_a_conflict_and_retrieval_returns_the_winner(page, world):
     west, east = deploy_region_conflict(world)
     query = dict(intent="apply_project_rules", project_id="lunest")

@@ -22,9 +22,8 @@ from tests.browser.conftest import log_in
 from tests.browser.test_portal_flows import (
     PASSWORD,
     World,
-    deploy_region_conflict,
+    deploy_region_conflict_opened,
     pending_sensitive_write,
-    retrieved_ids,
 )
 from tests.browser.test_portal_stop54 import double_click
 
@@ -96,13 +95,7 @@ def test_every_page_names_its_controls_and_logs_no_error(page, world):
         principal=SystemPrincipal(tenant_id=world.tenant.id),
     )
     pending_sensitive_write(world)
-    deploy_region_conflict(world)
-    retrieved_ids(
-        world,
-        "Deploy the Lunest API to production.",
-        intent="apply_project_rules",
-        project_id="lunest",
-    )
+    deploy_region_conflict_opened(world)
     memory = world.alice_memory.pk
     pages = {
         "alice": [
@@ -251,14 +244,7 @@ def test_a_resolution_clicked_twice_is_answered_as_made_once(page, world, monkey
     """Stop 57's audit of the portal in a browser clicked a conflict's Resolve twice while the
     first was being resolved: the page said it was resolved, or already resolved. This
     holds."""
-    deploy_region_conflict(world)
-    retrieved_ids(
-        world,
-        "Deploy the Lunest API to production.",
-        intent="apply_project_rules",
-        project_id="lunest",
-    )
-    item = ReviewItem.objects.get(kind="conflict", memory_key="deploy.region", state="open")
+    *_, item = deploy_region_conflict_opened(world)
     slowed(monkeypatch, "conflict_resolve")
     log_in(page, "reviewer", PASSWORD)
     page.goto("/portal/review/conflicts/")

@@ -118,17 +118,9 @@ def test_a_form_sent_from_a_page_older_than_the_login_says_so_in_plain_words(pag
 
 
 def test_a_reviewer_resolves_a_conflict_with_the_keyboard_after_forgetting_the_winner(page, world):
-    from memory_core.models import ReviewItem
-    from tests.browser.test_portal_flows import deploy_region_conflict, retrieved_ids
+    from tests.browser.test_portal_flows import deploy_region_conflict_opened
 
-    deploy_region_conflict(world)
-    retrieved_ids(
-        world,
-        "Deploy the Lunest API to production.",
-        intent="apply_project_rules",
-        project_id="lunest",
-    )
-    item = ReviewItem.objects.get(kind="conflict", memory_key="deploy.region", state="open")
+    *_, item = deploy_region_conflict_opened(world)
     log_in(page, "reviewer", PASSWORD)
     page.goto("/portal/review/conflicts/")
     card = page.locator(f"#conflict-{item.pk}")
@@ -169,17 +161,9 @@ def test_a_conflict_with_a_candidate_not_yet_in_effect_says_only_one_is_in_use(p
 
     from django.utils import timezone
 
-    from memory_core.models import ReviewItem
-    from tests.browser.test_portal_flows import deploy_region_conflict, retrieved_ids
+    from tests.browser.test_portal_flows import deploy_region_conflict_opened
 
-    west, _ = deploy_region_conflict(world)
-    retrieved_ids(
-        world,
-        "Deploy the Lunest API to production.",
-        intent="apply_project_rules",
-        project_id="lunest",
-    )
-    item = ReviewItem.objects.get(kind="conflict", memory_key="deploy.region", state="open")
+    west, _, item = deploy_region_conflict_opened(world)
     Memory.objects.filter(pk=west.pk).update(valid_from=timezone.now() + timedelta(days=7))
 
     log_in(page, "reviewer", PASSWORD)
