@@ -10,23 +10,20 @@ from django.utils import timezone
 from memory_core.models import AdmissionDecision, PortalMembership
 from memory_core.principals import ReviewerPrincipal
 from memory_core.selectors.portal import rejected_by_rule
+from tests.api.test_memories import URL
+from tests.api.test_memories import body as preference_body
 
 pytestmark = pytest.mark.django_db
 
-URL = "/api/v1/memories"
 # The codes that say the write was stored, or waits for a reviewer (docs/api.md's table).
 SAID_ADMITTED = {"sensitivity.review_required", "class.pointer"}
 
 
 def body(**overrides):
-    data = {
-        "subject": "user-42",
-        "memory_type": "episode",
-        "scope": "global",
-        "content": "User has asthma and skips the stairs.",
-        "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"},
-    }
-    data.update(overrides)
+    """An episode without a key (``test_memories.body`` writes a preference on a key)."""
+    episode = {"memory_type": "episode", "content": "User has asthma and skips the stairs."}
+    data = preference_body(**{**episode, **overrides})
+    del data["memory_key"]
     return data
 
 
