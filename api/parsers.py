@@ -34,6 +34,7 @@ from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils.json import strict_constant
 
 from memory_core.admission.candidate import HARD_MAX_VALUE_DEPTH
+from memory_core.json_types import DuplicateKey, unique_keys
 
 MAX_DEPTH = HARD_MAX_VALUE_DEPTH + 16
 
@@ -77,27 +78,6 @@ def is_text_encoding(charset: str) -> bool:
     except (LookupError, UnicodeError, ValueError):
         return False
     return True
-
-
-class DuplicateKey(ValueError):
-    """An object of the body names ``key`` twice."""
-
-    def __init__(self, key: str):
-        self.key = key
-        super().__init__(key)
-
-
-def _unique_keys(pairs: list) -> dict:
-    """Build one JSON object (``object_pairs_hook``); raise DuplicateKey for a key named
-    twice."""
-    built = dict(pairs)
-    if len(built) != len(pairs):
-        seen = set()
-        for key, _ in pairs:
-            if key in seen:
-                raise DuplicateKey(key)
-            seen.add(key)
-    return built
 
 
 def _quoted(key: str) -> str:
@@ -158,7 +138,7 @@ class SafeJSONParser(JSONParser):
                 decoded,
                 parse_constant=strict_constant,
                 parse_float=_finite_float,
-                object_pairs_hook=_unique_keys,
+                object_pairs_hook=unique_keys,
             )
         except DuplicateKey as exc:
             raise ParseError(

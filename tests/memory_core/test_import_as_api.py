@@ -114,3 +114,18 @@ def test_an_imports_status_of_another_json_type_is_named_with_the_apis_code(
     API, with the API's codes for the same mistakes (`invalid` for another JSON type, …)".
     ``status`` answered every mistake with ``invalid_choice``."""
     assert _import_errors(tenant, tmp_path, status=value).splitlines() == [expected]
+
+
+@pytest.mark.django_db
+def test_a_line_naming_a_key_twice_is_an_error_line_and_nothing_is_imported(tenant, tmp_path):
+    """A line giving ``content`` twice was imported with its last value (stop 58's audit of
+    the commands), where the write API refuses such a body (``malformed_json``): parsers
+    differ on which value wins, so a file checked by one could be stored with the other."""
+    line = record(tenant)[:-1] + ', "content": "User prefers long answers."}'
+    path = tmp_path / "twice.jsonl"
+    path.write_text(f"{record(tenant, subject='user-8')}\n{line}\n", encoding="utf-8")
+    err = StringIO()
+    with pytest.raises(CommandError):
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=err)
+    assert "line 2: invalid JSON (the key 'content' appears twice in one object)" in err.getvalue()
+    assert not Memory.objects.exists()

@@ -200,7 +200,9 @@ class Command(BaseCommand):
         one's."""
         where = f"line {number}"
         try:
-            data = json_loads(line)
+            # A key named twice is refused, as the write API refuses it (``malformed_json``):
+            # which value wins depends on the parser (stop 58's audit of the commands).
+            data = json_loads(line, refuse_duplicate_keys=True)
         except (json.JSONDecodeError, ValueError) as exc:
             return None, [f"{where}: invalid JSON ({exc.msg if hasattr(exc, 'msg') else exc})"]
         if not isinstance(data, dict):
