@@ -154,6 +154,20 @@ def not_in_use(memory, so: str) -> str:
     return f"This memory is {said}, so agents do not use it and {so}."
 
 
+def queued_deletion_taking(principal, memory):
+    """Return the deletion queued for a worker that takes ``memory`` (every memory of its
+    subject, or its key's), or None."""
+    return next(
+        (
+            operation
+            for operation in queued_deletions(principal=principal)
+            if operation.target == DeletionOperation.Target.SUBJECT
+            or operation.subject.deletion_queued_key == memory.memory_key
+        ),
+        None,
+    )
+
+
 class MemoryDetailView(EndUserMixin, TemplateView):
     """One memory: its provenance, its whole supersession chain and every event."""
 
@@ -163,19 +177,10 @@ class MemoryDetailView(EndUserMixin, TemplateView):
         context = super().get_context_data(**kwargs)
         history = memory_history(principal=self.principal, memory_id=kwargs["memory_id"])
         memory = history.memory
-        # A deletion queued for a worker that takes it (every memory of the subject, or its
-        # key's) fences it from changes, as the list says: this page offered Correct and
-        # Revoke, always refused, and said it was used until corrected or deleted (stop 57's
-        # audit in a browser).
-        queued = next(
-            (
-                operation
-                for operation in queued_deletions(principal=self.principal)
-                if operation.target == DeletionOperation.Target.SUBJECT
-                or operation.subject.deletion_queued_key == memory.memory_key
-            ),
-            None,
-        )
+        # A deletion queued for a worker that takes it fences it from changes, as the list
+        # says: this page offered Correct and Revoke, always refused, and said it was used
+        # until corrected or deleted (stop 57's audit in a browser).
+        queued = queued_deletion_taking(self.principal, memory)
         # Past its valid_until, a correction or a confirmation copied the past end and was
         # always refused (ttl.in_past), a revoke or a withdrawal retired what no agent uses.
         is_active = in_use(memory) and queued is None
@@ -486,6 +491,11 @@ class _MemoryActionView(EndUserMixin, View):
         if not self.available(memory):
             messages.info(request, self.unavailable(memory))
             return redirect("portal:memory", memory_id=memory_id)
+        if queued_deletion_taking(self.principal, memory) is not None:
+            # The memory's page offers no action meanwhile; this form was offered, and always
+            # refused (stop 58's audit of the portal).
+            messages.info(request, self.being_deleted)
+            return redirect("portal:memory", memory_id=memory_id)
         form = self.form_class() if self.form_class is not None else None
         return self.render_form(memory, form)
 
@@ -524,6 +534,12 @@ class _MemoryActionView(EndUserMixin, View):
             # problem on its field. The redirect to the memory threw the text away (stop 57's
             # audit in a browser).
             form.add_error("reason", error.message)
+            return self.render_form(memory, form)
+        except SubjectBeingDeleted:
+            # A form opened before a deletion was queued: the form again, the reason kept, as
+            # a refused correction keeps its text (the redirect threw it away: stop 58's
+            # audit of the portal).
+            form.add_error(None, self.being_deleted)
             return self.render_form(memory, form)
         except DomainError as error:
             # Read again: the same action sent twice (a second click while the first ran)

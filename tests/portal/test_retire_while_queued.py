@@ -72,3 +72,25 @@ def test_a_queued_keys_memory_is_not_revoked_and_another_keys_is(alice, alice_me
         consent_withdraw(principal=user, memory_id=alice_memory.pk)
     assert memory_revoke(principal=user, memory_id=other.pk).status == "revoked"
     assert Memory.objects.get(pk=alice_memory.pk).status == "active"
+
+
+@pytest.mark.parametrize("action", ["portal:memory-revoke", "portal:memory-withdraw"])
+def test_a_refused_reason_is_kept_in_the_form_and_the_form_is_not_offered_meanwhile(
+    alice_client, workflow_memory, action
+):
+    """A form opened before the deletion was queued, sent after: the refusal redirected to
+    the memory, the typed reason thrown away, and the form was offered meanwhile though the
+    memory's page offers no action (stop 58's audit of the portal)."""
+    url = reverse(action, args=[workflow_memory.pk])
+    reason = "I moved to a new team and this no longer holds for me."
+    queue_deletion(workflow_memory.subject)
+
+    response = alice_client.post(url, {"reason": reason})
+
+    assert response.status_code == 200
+    page = response.content.decode()
+    assert reason in page and BEING_DELETED in page
+    assert Memory.objects.get(pk=workflow_memory.pk).status == "active"
+    offered = alice_client.get(url)
+    assert offered.status_code == 302
+    assert offered["Location"] == reverse("portal:memory", args=[workflow_memory.pk])
