@@ -42,8 +42,15 @@ The order every path takes its locks in, so that no two wait for each other in a
 - a deletion request: the subject's row (``FOR NO KEY UPDATE``, whole-subject requests only),
   the subject's lock, then its memory rows in id order; one queued for a worker
   (``deletion.services.deletion_request_or_queue``): the subject's row, then the subject's
-  lock, held while the caller's reach is checked and the mark written;
-- a whole tenant's request: its memory rows in id order, then the tenant row (``FOR UPDATE``,
+  lock, held while the caller's reach is checked and the mark written; the worker's run of a
+  queued one (``queued_subject_deletion_run``): the subject's row, then the subject's lock,
+  before it reads what another deletion took meanwhile, then its memory rows (the subject's
+  row alone, ``of=("self",)``: the ordering of ``Subject`` joins the tenant row, which
+  ``FOR NO KEY UPDATE`` locked too, for the whole run);
+- a whole tenant's request: the rows of its subjects whose deletion is queued, in id order
+  (``deletion.services._queued_subjects_lock``: it clears their marks, and a queued run
+  holds its subject's row while it waits for the memory rows), its memory rows in id
+  order, then the tenant row (``FOR UPDATE``,
   which the key-share lock of every insert of the tenant waits for), then, without waiting,
   the rows again: one committed in between and held by another path is waited for with the
   tenant row let go (a savepoint), since that path takes the tenant row's key-share lock

@@ -727,8 +727,11 @@ def deletion_request_or_queue(
         # caller's reach lands between the check and the mark.
         with transaction.atomic():
             # The subject's row first, then its deletion lock: the order a whole subject's
-            # request and the worker's run take them in (else the two could deadlock).
-            Subject.objects.select_for_update(no_key=True).filter(pk=subject.pk).first()
+            # request and the worker's run take them in (else the two could deadlock). This
+            # row only: ``first()`` orders by the tenant, whose row it locked too.
+            Subject.objects.select_for_update(no_key=True, of=("self",)).filter(
+                pk=subject.pk
+            ).first()
             subject_deletion_lock(subject.pk)
             in_reach()
             queued = subject_deletion_queue(
@@ -878,13 +881,24 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
     with transaction.atomic():
         # Held for the whole request: a second task waits, then finds nothing queued, and the
         # sweep (FOR UPDATE SKIP LOCKED) passes over it; writes of the subject's memories go on.
+        # This row only (``of``): the ordering (tenant, external_id) joins the tenant row,
+        # which FOR NO KEY UPDATE locked too, and held for the whole run, another subject's
+        # queued run, a policy's publication and the tenant's deletion waited for this one
+        # (stop 58's audit of deletion).
         subject = (
-            Subject.objects.select_for_update(no_key=True)
+            Subject.objects.select_for_update(no_key=True, of=("self",))
             .filter(pk=subject_id, deletion_queued_at__isnull=False)
             .first()
         )
         if subject is None:
             return None
+        # Then the subject's deletion lock (the request takes it again), before anything is
+        # read: a deletion of the subject in flight (the person's of a memory on the key)
+        # commits first, so ``_queued_taken_meanwhile`` sees what it took. Taken only in the
+        # request, after that check, it was waited for there: the check saw nothing taken,
+        # and an empty operation was made under the queued id, which completed while the
+        # deletion that took the memories was pending (stop 58's audit of deletion).
+        subject_deletion_lock(subject.pk)
         agent_id = subject.deletion_queued_by_agent_id
         requester = QueuedRequester(
             tenant_id=subject.tenant_id,
@@ -1253,7 +1267,8 @@ def tenant_deletion_request(
 ) -> DeletionOperation:
     """Delete a whole tenant: every memory it holds and everything derived from them.
 
-    One transaction, acting for the tenant: lock its memory rows, then the tenant row
+    One transaction, acting for the tenant: lock the rows of its subjects whose deletion is
+    queued for a worker (``_queued_subjects_lock``), its memory rows, then the tenant row
     (``FOR UPDATE``: a transaction that already inserted a row of the tenant commits first,
     and one that inserts later waits and is then refused by the trigger of migration 0011;
     the memory rows first, as every other path takes them before it inserts, so a revoke or
@@ -1283,6 +1298,7 @@ def tenant_deletion_request(
 
 def _tenant_deletion_request(tenant_id, budget: Budget, requested_by, reason_code):
     with tenant_atomic(tenant_id):
+        queued = _queued_subjects_lock(tenant_id, budget)
         tenant, last = tenant_and_memories_lock(tenant_id, budget=budget)
         if tenant is None:
             raise NotFound("No tenant with this id.")
@@ -1304,7 +1320,9 @@ def _tenant_deletion_request(tenant_id, budget: Budget, requested_by, reason_cod
         # At once, not at the identities step: no request of the tenant is accepted again.
         ApiKey.objects.filter(agent__tenant_id=tenant.pk, revoked_at=None).update(revoked_at=now)
         # This operation deletes what their queued requests would have: none is made after it.
-        Subject.objects.filter(tenant_id=tenant.pk, deletion_queued_at__isnull=False).update(
+        # Only the rows locked first: one marked since may be held by its worker's run, which
+        # waits for the memory rows this request holds.
+        Subject.objects.filter(pk__in=queued, deletion_queued_at__isnull=False).update(
             **QUEUED_CLEARED
         )
         operation = _newly_requested(
@@ -1322,6 +1340,25 @@ def _tenant_deletion_request(tenant_id, budget: Budget, requested_by, reason_cod
             tenant.deleted_at = now
             tenant.save(update_fields=["deleted_at"])
         return operation
+
+
+def _queued_subjects_lock(tenant_id, budget: Budget) -> list:
+    """Lock the rows of the tenant's subjects whose deletion is queued for a worker, in id
+    order; return their ids.
+
+    Before the memory rows, the order every deletion takes them in (``memory_core.locks``):
+    a queued deletion's run holds its subject's row and then locks the subject's memory
+    rows, so the request, holding those and then clearing the mark (an UPDATE of the row),
+    deadlocked with it, and failed with PostgreSQL's error (stop 58's audit of deletion). A
+    run under way now finishes first.
+    """
+    budget.step()
+    return list(
+        Subject.objects.filter(tenant_id=tenant_id, deletion_queued_at__isnull=False)
+        .select_for_update(no_key=True, of=("self",))
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
 
 
 # Rounds of tenant_and_memories_lock before the request gives up (Busy, tenant_busy).

@@ -17,12 +17,16 @@ from memory_core.deletion.services import (
     queued_subject_deletion_run,
 )
 from memory_core.deletion.sweep import deletion_sweep
+from memory_core.exports import export_create
 from memory_core.management.commands import delete_subject as delete_subject_command
 from memory_core.models import DeletionOperation, Memory, Subject
+from memory_core.principals import SubjectPrincipal
+from memory_core.rls import tenant_scope
 from tests.celery_worker import wait_for
-from tests.deletion.conftest import held_in_another_transaction
-from tests.factories import MemoryFactory
+from tests.deletion.conftest import held_in_another_transaction, until_waiting_or_done
+from tests.factories import MemoryFactory, SubjectFactory
 from tests.portal.conftest import make_login
+from tests.threads import in_thread
 
 NO_TIME = 1e-9
 
@@ -150,6 +154,48 @@ def test_writes_of_the_subject_go_on_while_its_queued_request_runs(owner, heavy)
             # wait for the run and time out.
             MemoryFactory(subject=owner)
         assert f"subject:{owner.pk}" not in deletion_sweep(stale_seconds=0)  # skipped: locked
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_queued_subject_run_does_not_wait_for_another_subjects_queued_run(
+    settings, tenant, owner, owner_principal, private_queue, journal
+):
+    """Stop 58's audit of deletion found the worker's run of one subject's queued deletion
+    waiting for another subject's queued run of the same tenant: the run's
+    ``select_for_update(no_key=True)...first()`` ordered by ``Subject``'s Meta ordering
+    (tenant, external_id), which joins the tenant row, and FOR NO KEY UPDATE locked it too,
+    for the whole run (a policy's publication and the tenant's deletion waited as well). Now
+    the run locks the subject's row alone."""
+    other = SubjectFactory(tenant=tenant)
+    other_principal = SubjectPrincipal(tenant_id=tenant.id, subject_id=other.id, user_id=2)
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 1
+    for subject, principal in ((owner, owner_principal), (other, other_principal)):
+        for _ in range(2):
+            MemoryFactory(subject=subject)
+        with tenant_scope(tenant.id):
+            queued = deletion_request_or_queue(principal=principal, subject_id=subject.pk)
+        assert queued.status == "queued"
+
+    def exporting():  # the owner's export, written and not committed yet
+        export_create(principal=owner_principal, subject_id=owner.pk)
+
+    def run(subject):
+        def work():
+            with tenant_scope(tenant.id):
+                return queued_subject_deletion_run(subject.pk)
+
+        return work
+
+    with held_in_another_transaction(tenant.id, exporting):
+        owners_run = in_thread(run(owner))
+        until_waiting_or_done(owners_run)  # waits for the owner's lock (the export)
+        others_run = in_thread(run(other))
+        others_run.join(10)
+        others_alive = others_run.is_alive()
+    owners_run.wait(30)
+    others_run.wait(30)
+    assert not others_alive, "the other subject's queued run waited for the owner's"
+    assert owners_run.error is None and others_run.error is None
 
 
 @pytest.mark.django_db

@@ -10,13 +10,19 @@ from django.utils import timezone
 
 from memory_core.deletion.ledger import memory_key_digest
 from memory_core.deletion.runner import deletion_run
-from memory_core.deletion.services import deletion_request, queued_subject_deletion_run
+from memory_core.deletion.services import (
+    deletion_request,
+    deletion_request_or_queue,
+    queued_subject_deletion_run,
+)
 from memory_core.exceptions import SubjectBeingDeleted
-from memory_core.models import DeletionOperation, Memory, Subject, Tombstone
+from memory_core.models import DeletionOperation, Memory, Status, Subject, Tombstone
 from memory_core.principals import SubjectPrincipal
+from memory_core.rls import tenant_scope
 from memory_core.subject_tokens import subject_token_issue
 from tests.celery_worker import wait_for
 from tests.clients import client_for
+from tests.deletion.conftest import requested_while_held
 from tests.factories import AgentFactory, MemoryFactory, write_body
 
 NO_TIME = 1e-9
@@ -387,6 +393,41 @@ def test_a_queued_subject_whose_memories_were_taken_meanwhile_waits_for_those_de
     assert deletion_run(operation_id=made.pk) == "completed"
     assert follow() == "completed"
     assert Subject.objects.get(pk=subject.pk).deletion_queued_at is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_queued_key_run_waiting_behind_a_memorys_deletion_of_its_rows_answers_that_one(
+    settings, owner, owner_principal, private_queue, journal
+):
+    """Stop 58's audit of deletion found the stop-57 fix beaten by timing: the worker's run
+    of a queued key deletion looked for a deletion that took the key's memories before it
+    took the subject's lock, so the person's deletion of the key's head, not committed yet,
+    was not seen; the run then waited for the lock in the request and, once that deletion
+    had taken every memory on the key, made an empty operation under the queued id, which
+    ran to completed while that deletion was pending. Now the run takes the subject's lock
+    first, and answers that deletion."""
+    older = MemoryFactory(subject=owner, memory_key=KEY, status=Status.SUPERSEDED)
+    head = MemoryFactory(subject=owner, memory_key=KEY, supersedes=older, version=2)
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 1
+    with tenant_scope(owner.tenant_id):
+        queued = deletion_request_or_queue(
+            principal=owner_principal, subject_id=owner.pk, memory_key=KEY
+        )
+    assert queued.status == "queued"
+
+    def memorys_deletion():  # the person's deletion of the head and its history
+        deletion_request(principal=owner_principal, memory_id=head.pk)
+
+    def worker():
+        with tenant_scope(owner.tenant_id):
+            return queued_subject_deletion_run(owner.pk)
+
+    made = requested_while_held(owner.tenant_id, memorys_deletion, worker)
+
+    theirs = DeletionOperation.objects.get(target="memory", subject=owner)
+    assert theirs.status == "pending"
+    assert (made.pk, made.already_requested) == (theirs.pk, True)
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_key == KEY  # still queued
 
 
 @pytest.mark.django_db

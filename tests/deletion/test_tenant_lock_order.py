@@ -5,18 +5,25 @@ wait, an OperationalError: a 500, or a failed ``delete_tenant``. The round now s
 (found by a race audit of stop 29)."""
 
 import threading
+import time
 
 import pytest
 from django.db import transaction
 
-from memory_core.deletion.services import tenant_deletion_request
+from memory_core.deletion.services import (
+    deletion_request_or_queue,
+    queued_subject_deletion_run,
+    tenant_deletion_request,
+)
+from memory_core.exports import export_create
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import tenant_scope
 from memory_core.services import reviews
 from memory_core.services.writes import memory_write
+from tests.deletion.conftest import held_in_another_transaction, until_waiting_or_done
 from tests.deletion.test_concurrency import _until_it_waits
-from tests.factories import write_body
-from tests.threads import in_thread
+from tests.factories import MemoryFactory, write_body
+from tests.threads import in_thread, someone_waits_for_a_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -80,3 +87,46 @@ def test_a_tenant_deletion_request_meeting_an_approval_out_of_id_order_goes_roun
 
     assert approval.error is None, approval.error
     assert request.outcome() is not None
+
+
+def test_a_tenant_deletion_while_a_queued_subject_run_waits_is_not_a_deadlock(
+    settings, owner, owner_principal, private_queue, journal
+):
+    """Stop 58's audit of deletion found a whole tenant's deletion asked while the worker's
+    run of a queued subject deletion waited for the subject's lock (an export in flight)
+    failing on PostgreSQL's deadlock detected, a raw OperationalError: the run held the
+    subject's row (and, through the ordering's join, the tenant row) and then waited for the
+    memory rows, which the request held before it locked the tenant row and cleared the
+    subject's mark. Now the request locks the marked subjects' rows first, waits for the
+    run, and completes."""
+    for _ in range(2):
+        MemoryFactory(subject=owner)
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 1
+    with tenant_scope(owner.tenant_id):
+        queued = deletion_request_or_queue(principal=owner_principal, subject_id=owner.pk)
+    assert queued.status == "queued"
+
+    def exporting():  # the person's export, written and not committed yet
+        export_create(principal=owner_principal, subject_id=owner.pk)
+
+    def worker():
+        with tenant_scope(owner.tenant_id):
+            return queued_subject_deletion_run(owner.pk)
+
+    def tenant():
+        return tenant_deletion_request(tenant_id=owner.tenant_id)
+
+    with held_in_another_transaction(owner.tenant_id, exporting):
+        queued_run = in_thread(worker)
+        until_waiting_or_done(queued_run)  # holds the subject's row, waits for its lock
+        assert queued_run.is_alive()
+        tenants = in_thread(tenant)
+        deadline = time.monotonic() + 20
+        while not someone_waits_for_a_lock(sessions=2) and tenants.is_alive():
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    queued_run.wait(30)
+    tenants.wait(30)
+    assert queued_run.error is None, queued_run.error
+    assert tenants.error is None, f"the tenant's deletion failed: {tenants.error!r}"
+    assert tenants.outcome().target == "tenant"

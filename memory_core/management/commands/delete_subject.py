@@ -74,9 +74,10 @@ class Command(BaseCommand):
             with tenant_atomic(tenant.pk):
                 operation = None
                 # The mark as it stands now, locked as the queued run locks it (read before
-                # this transaction, it may have been made and another queued since).
+                # this transaction, it may have been made and another queued since). This row
+                # only: ``first()`` orders by the tenant, whose row it locked too.
                 queued_key = (
-                    Subject.objects.select_for_update(no_key=True)
+                    Subject.objects.select_for_update(no_key=True, of=("self",))
                     .filter(pk=subject.pk, deletion_queued_at__isnull=False)
                     .values_list("deletion_queued_key", flat=True)
                     .first()
