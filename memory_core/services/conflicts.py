@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Q
+from django.db.models import BooleanField, Q
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from memory_core.admission.normalize import is_blank
@@ -52,6 +53,7 @@ from memory_core.models import (
 )
 from memory_core.policy_check import STATE_WORDS
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
+from memory_core.retrieval.conflicts import ASK_USER_FOLLOWED_SQL
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.rls import request_tenant_set, tenant_atomic
 from memory_core.selectors.approvals import in_use_now, keyless_rivals_asked
@@ -377,9 +379,16 @@ def _followed() -> Q:
     (``retrieval.conflicts.keyless_rivals``: nothing changes). Left citing the rival's
     superseded row, the model's new version of its disputed claim was given beside the
     user's account (stop 54's review). A key's ``ask_user`` item ends its clarification
-    when a row outside its candidates joins the group: a new conflict is opened then."""
-    return Q(state=ReviewItem.State.OPEN) | Q(
-        state=ReviewItem.State.RESOLVED, resolution="ask_user", memory_key=""
+    when a row outside its candidates joins the group: a new conflict is opened then.
+
+    Not a keyless ``ask_user`` item a later one has taken over (``ASK_USER_FOLLOWED_SQL``):
+    retrieval reads it no more, and the takeover is the ids the two share. Followed while the
+    later one, resolved, was not, new versions of both its rows left it sharing none, and it
+    measured again the rival the reviewer had kept (stop 58's audit of conflicts)."""
+    taken_over = ASK_USER_FOLLOWED_SQL.format(item=ReviewItem._meta.db_table)
+    return Q(state=ReviewItem.State.OPEN) | (
+        Q(state=ReviewItem.State.RESOLVED, resolution="ask_user", memory_key="")
+        & ~Q(RawSQL(taken_over, (), output_field=BooleanField()))  # noqa: S611 - a constant
     )
 
 
@@ -462,9 +471,11 @@ def conflicts_heal(*, tenant_id, memory_ids: list) -> int:
     return healed
 
 
-# The open conflicts citing a superseded row whose chain has moved on (its successor in use or
-# retired, not waiting for a reviewer) without them: what ``conflicts_heal_on_commit`` left,
-# a mend that failed, or a conflict stored before it. A batch at a time.
+# The open conflicts (and the others ``_followed`` follows) citing a superseded row whose chain
+# has moved on (its successor in use or retired, not waiting for a reviewer) without them:
+# what ``conflicts_heal_on_commit`` left, a mend that failed, or a conflict stored before it.
+# A batch at a time. Not an ``ask_user`` item taken over, which ``conflicts_heal`` leaves as it
+# is: read, it would fill every batch again.
 _STALE_SQL = """
     SELECT DISTINCT item.tenant_id, m.id
       FROM memory_core_reviewitem item
@@ -475,9 +486,10 @@ _STALE_SQL = """
         ON successor.supersedes_id = m.id AND successor.tenant_id = m.tenant_id
        AND NOT (successor.status = ANY(%(proposed)s))
      WHERE item.kind = 'conflict'
-       AND (item.state = 'open' OR (item.resolution = 'ask_user' AND item.memory_key = ''))
+       AND (item.state = 'open' OR (item.resolution = 'ask_user' AND item.memory_key = ''
+                                    AND NOT {taken_over}))
      LIMIT %(limit)s
-"""
+""".format(taken_over=ASK_USER_FOLLOWED_SQL.format(item="item"))  # noqa: S608 (constants)
 
 
 def conflicts_heal_stale(*, limit: int = 5000) -> int:

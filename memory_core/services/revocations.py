@@ -19,7 +19,10 @@ A memory expired by its task's close (``tasks.task_close``) is journaled alike
 (``ledger.memory_task_close_entry``: the task by its digest), made by the sweep
 (``memory_task_closes_journal``), and expired again by the replay
 (``tasks.task_close_replayed``): a backup taken before the close holds the task's state in
-use, and an agent would be given the closed task's decisions again.
+use, and an agent would be given the closed task's decisions again. So does an older version
+bound to the task that a newer one replaced, which the close journals too
+(``memory_task_replaced_journal_on_commit``), with no sweep behind it (the row stays
+superseded: nothing records that it owes a line).
 """
 
 from __future__ import annotations
@@ -220,6 +223,56 @@ def memory_task_close_journal_on_commit(memory_ids: list, tenant_id) -> None:
     transaction.on_commit(
         partial(_journal_after_commit, _TASK_CLOSE, list(memory_ids), tenant_id), robust=True
     )
+
+
+def memory_task_replaced_journal_on_commit(
+    memory_ids: list, tenant_id, *, task_sha256: str, closed_at
+) -> None:
+    """Journal, once the current transaction commits, the versions ``memory_ids`` (of tenant
+    ``tenant_id``, superseded) that the close of the task whose digest is ``task_sha256``
+    found bound to it: a ``memory_task_closed`` line each, with the versions it supersedes,
+    as for a memory the close expired, so the replay expires whichever of them a restored
+    database holds in use (``tasks.task_close_replayed``). The lines are made now, in the
+    close's transaction (a superseded row and its chain change no more), and appended in one
+    write as it commits.
+
+    Such a row stays superseded, so nothing in the database owes its line: an append that
+    fails is logged, and the deletion sweep cannot make it again."""
+    if not memory_ids:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(  # each row's chain; no event is read (none names the close)
+            _CHAINED_SQL.format(
+                status="superseded", condition="id = ANY(%s) AND tenant_id = %s", actions="''"
+            ),
+            [list(memory_ids), tenant_id],
+        )
+        fetched = cursor.fetchall()
+    entries = [
+        memory_task_close_entry(
+            memory_id=memory_id,
+            tenant_id=tenant_id,
+            subject_id=subject_id,
+            closed_at=closed_at,
+            task_sha256=task_sha256,
+            supersedes_ids=chain,
+        )
+        for memory_id, _, subject_id, _, chain, *_ in fetched
+    ]
+    transaction.on_commit(partial(_replaced_append, entries), robust=True)
+
+
+def _replaced_append(entries: list[dict]) -> None:
+    """Append the lines of ``memory_task_replaced_journal_on_commit``; log a failure."""
+    try:
+        ledger_write_many(entries)
+    except Exception:
+        logger.exception(
+            "memory %s (and %d more): the journal append of its task close (a version it "
+            "found replaced) failed; nothing makes it again",
+            entries[0]["expired_memory_id"],
+            len(entries) - 1,
+        )
 
 
 def _record(rows: list[tuple]) -> None:

@@ -17,11 +17,14 @@ from django.utils import timezone
 from memory_core.deletion.ledger import TASK_CLOSED, journaled_spellings, task_digest
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import lock_memory_keys, subjects_shared_locked
-from memory_core.models import Memory, MemoryType, ScopeKind, Status, Subject
+from memory_core.models import PROPOSED_STATUSES, Memory, MemoryType, ScopeKind, Status, Subject
 from memory_core.selectors.approvals import shared_or_own
 from memory_core.services.conflicts import conflicts_close_settled
 from memory_core.services.memories import memories_mark_expired
-from memory_core.services.revocations import memory_task_close_journal_on_commit
+from memory_core.services.revocations import (
+    memory_task_close_journal_on_commit,
+    memory_task_replaced_journal_on_commit,
+)
 
 # The types a close expires by their task_id alone: the task's working state and its
 # decisions (the seed: "A task decision should usually expire when the task closes"; a
@@ -102,15 +105,53 @@ def task_close(*, principal, user_id: str, task_id: str) -> TaskCloseResult:
     rows = pending + _lock_bound(bound.filter(status=Status.ACTIVE))
     closing = [row for row in rows if write_types is None or row[1] in write_types]
     result.outside_grant = len(rows) - len(closing)
-    if not closing:
-        return result
-    result.expired = _expire(
+    if closing:
+        result.expired = _expire(
+            tenant_id=principal.tenant_id,
+            closing=closing,
+            actor=(principal.actor_type, principal.actor_id),
+            details={"task_id": task_id},
+        )
+    _journal_replaced(
+        bound,
         tenant_id=principal.tenant_id,
-        closing=closing,
-        actor=(principal.actor_type, principal.actor_id),
-        details={"task_id": task_id},
+        write_types=write_types,
+        expired=result.expired,
+        task_id=task_id,
     )
     return result
+
+
+def _journal_replaced(bound, *, tenant_id, write_types, expired: list, task_id: str) -> None:
+    """Journal the versions of ``bound`` (the rows the close reads) that a newer version
+    replaced (superseded), of the types the agent may write, as the close's lines
+    (``memory_task_replaced_journal_on_commit``).
+
+    A backup taken before the replacement holds such a version in use. The close expires
+    nothing of it here, and the newer version's own line, when another task's write
+    replaced it, names that other task: unjournaled, the replay after a restore left the
+    closed task's state in use (stop 58's audit of conflicts and tasks). One whose successor
+    the close expires or journals is named by that line's chain (``supersedes_ids``) already.
+    """
+    replaced = bound.filter(status=Status.SUPERSEDED)
+    if write_types is not None:
+        replaced = replaced.filter(memory_type__in=write_types)
+    ids = set(replaced.values_list("pk", flat=True))
+    if not ids:
+        return
+    named = ids | set(expired)
+    successors = (
+        Memory.objects.filter(tenant_id=tenant_id, supersedes_id__in=ids)
+        .exclude(status__in=PROPOSED_STATUSES)
+        .values_list("supersedes_id", "pk")
+    )
+    covered = {previous for previous, successor in successors if successor in named}
+    memory_task_replaced_journal_on_commit(
+        sorted(ids - covered, key=str),
+        tenant_id,
+        task_sha256=task_digest(task_id),
+        closed_at=timezone.now(),
+    )
 
 
 def _expire(*, tenant_id, closing: list, actor: tuple, details: dict) -> list:

@@ -322,3 +322,73 @@ def test_a_line_expires_by_the_task_id_what_a_close_expires_by_it(owner, journal
     assert result["memories_task_closed"] == 1
     statuses = dict(owner.memories.values_list("pk", "status"))
     assert statuses == {preference.pk: "active", decision.pk: "expired"}
+
+
+def test_a_task_closed_after_the_backup_has_its_backed_up_state_expired_by_the_replay(
+    owner, journal, django_capture_on_commit_callbacks
+):
+    """Stop 58's audit of conflicts and tasks found that a close journaled only what it
+    expired: the backup held ticket-1's state in use, ticket-2's write on the same key
+    replaced it, and ticket-1's close, with nothing in use, wrote no line (ticket-2's names
+    ticket-2); the replay left ticket-1's state in use. The close journals the versions bound
+    to it that were replaced, and the replay expires the one the restored database holds."""
+    backup_time = timezone.now()
+    # In the backup: ticket-1's state, in use. After it: ticket-2's state on the same key
+    # supersedes it, then both tasks are closed.
+    backed_up = MemoryFactory(
+        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
+        task_id="ticket-1", status="superseded",
+    )  # fmt: skip
+    newer = MemoryFactory(
+        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
+        task_id="ticket-2", supersedes=backed_up, version=2,
+    )  # fmt: skip
+    assert _close(owner, "ticket-1", django_capture_on_commit_callbacks).expired == []
+    assert _close(owner, "ticket-2", django_capture_on_commit_callbacks).expired == [newer.id]
+    replaced = [line for line in _lines(journal) if line["expired_memory_id"] == str(backed_up.id)]
+    assert [line["task_sha256"] for line in replaced] == [task_digest("ticket-1")]
+    # The restored database: the newer version unknown, ticket-1's state in use.
+    Memory.objects.filter(pk=newer.pk).delete()
+    Memory.objects.filter(pk=backed_up.pk).update(status="active")
+
+    result, _ = _replay(backup_time)
+
+    assert result["incomplete"] == {}
+    assert Memory.objects.get(pk=backed_up.pk).status == "expired"
+
+
+def test_a_close_journals_no_replaced_version_the_agent_may_not_see(
+    owner, journal, django_capture_on_commit_callbacks
+):
+    """The replaced versions a close journals are those it reads (stop 58): another agent's
+    own, or one of a type the closing agent may not write, is not named, so a replay never
+    expires what the close could not have."""
+    from memory_core.principals import AgentPrincipal
+    from tests.factories import AgentFactory
+
+    closing, other = (AgentFactory(tenant=owner.tenant) for _ in range(2))
+    rows = {}
+    for name, agent, memory_type, memory_class in (
+        ("own", closing, "task_state", "working"),
+        ("private", other, "task_state", "working"),
+        ("not_writable", closing, "previous_decision", "episodic"),
+    ):
+        old = MemoryFactory(
+            subject=owner, agent=agent, memory_type=memory_type, memory_class=memory_class,
+            memory_key=f"progress.{name}", task_id="ticket-1", status="superseded",
+        )  # fmt: skip
+        MemoryFactory(
+            subject=owner, agent=agent, memory_type=memory_type, memory_class=memory_class,
+            memory_key=f"progress.{name}", task_id="ticket-2", supersedes=old, version=2,
+        )  # fmt: skip
+        rows[name] = old
+    principal = AgentPrincipal(
+        tenant_id=owner.tenant_id, agent_id=closing.id, agent_name=closing.name,
+        write_types=frozenset({"task_state"}),
+        read_types=frozenset({"task_state", "previous_decision"}),
+    )  # fmt: skip
+
+    with django_capture_on_commit_callbacks(execute=True):
+        task_close(principal=principal, user_id=owner.external_id, task_id="ticket-1")
+
+    assert [line["expired_memory_id"] for line in _lines(journal)] == [str(rows["own"].id)]

@@ -13,7 +13,7 @@ from django.contrib.auth import get_user_model
 
 from memory_core.models import Memory, ReviewItem
 from memory_core.principals import ReviewerPrincipal
-from memory_core.services.conflicts import conflict_resolve
+from memory_core.services.conflicts import conflict_resolve, conflicts_heal_stale
 from memory_core.services.reviews import review_approve
 from tests.keyless.helpers import HEAD, RIVAL, correct, deploy_question, keyless_incident
 
@@ -187,15 +187,18 @@ def test_a_new_version_of_the_kept_rival_does_not_revive_the_ask_user_item(
     kept the first rival and the second correction beside the memory; a new version of the
     first rival is followed into the ``ask_user`` item (``conflicts_follow_successor``), not
     into the resolved later one, and was held back while the second, kept by the same
-    decision, was given. The item stays taken over, by ids (``ASK_USER_FOLLOWED_SQL``)."""
+    decision, was given. The item stays taken over, by ids (``ASK_USER_FOLLOWED_SQL``), and
+    since stop 58 a taken-over item follows no chain: it keeps the ids it shares with the
+    later one."""
     head, first, later = _kept_both(api_client, reviewer_principal)
+    held = set(first.candidate_ids)
     rival = Memory.objects.get(content=RIVAL, status="active")
     newer = "Monday's deploy was skipped: the release manager cancelled it for the holiday."
     newer_id = correct(api_client, str(rival.pk), newer)["memory"]["id"]
     first.refresh_from_db()
     later.refresh_from_db()
-    # The ask_user item followed the rival's chain; the resolved later item did not.
-    assert newer_id in {str(i) for i in first.candidate_ids}
+    # Neither the taken-over ask_user item nor the resolved later one followed the chain.
+    assert set(first.candidate_ids) == held
     assert newer_id not in {str(i) for i in later.candidate_ids}
     assert ReviewItem.objects.filter(kind="conflict").count() == 2
     given = _given(api_client)
@@ -207,15 +210,44 @@ def test_a_users_new_version_of_the_memory_does_not_revive_the_ask_user_item(
     api_client, reviewer_principal
 ):
     """The same through the memory itself (stop 57's review): its user writes a new version of
-    it, which the ``ask_user`` item follows and the resolved later one does not; the first
-    rival, kept by the reviewer, was held back again while the second was given."""
+    it, which the ``ask_user`` item followed and the resolved later one did not; the first
+    rival, kept by the reviewer, was held back again while the second was given. Taken over,
+    the item follows it no more (stop 58)."""
     head, first, later = _kept_both(api_client, reviewer_principal)
+    held = set(first.candidate_ids)
     newer = "Atlas deploy failed on Monday: disk full on the build host (a 20 GB log)."
-    newer_id = correct(api_client, head, newer, source_type="user_input")["memory"]["id"]
+    correct(api_client, head, newer, source_type="user_input")
     first.refresh_from_db()
     later.refresh_from_db()
-    assert newer_id in {str(i) for i in first.candidate_ids}
+    assert set(first.candidate_ids) == held
     assert ReviewItem.objects.filter(kind="conflict").count() == 2
     given = _given(api_client)
     assert newer in given, given
     assert (RIVAL in given) == (SECOND in given), given
+
+
+def test_new_versions_of_both_ask_user_rows_do_not_revive_it(api_client, reviewer_principal):
+    """Stop 58's audit of conflicts found that the ``ask_user`` item, taken over by a later
+    one that kept both rivals beside the memory, went on following new versions of its rows
+    while the resolved later one did not: once the first rival and then the memory had new
+    versions, the two items shared no id, the ``ask_user`` item counted again, and the first
+    rival's new version was dropped (``lost_conflict:authority_class``) while the second
+    rival was given. A taken-over item follows no chain now, nor does the retention sweep's
+    mend move it (``conflicts_heal_stale``), and both rivals stay given."""
+    head, first, _ = _kept_both(api_client, reviewer_principal)
+    held = set(first.candidate_ids)
+    rival = Memory.objects.get(content=RIVAL, status="active")
+    newer_rival = "Monday's deploy was skipped: the release manager cancelled it for the holiday."
+    correct(api_client, str(rival.pk), newer_rival)
+    newer_head = "Atlas deploy failed on Monday: disk full on the build host (a 20 GB log)."
+    correct(api_client, head, newer_head, source_type="user_input")
+    assert conflicts_heal_stale() == 0
+    first.refresh_from_db()
+    assert set(first.candidate_ids) == held
+    answer = deploy_question(api_client)
+    given = [item["content"] for item in answer["items"]]
+    stages = api_client.get(f"/api/v1/traces/{answer['trace_id']}").json()["stages"]
+    newer_id = str(Memory.objects.get(content=newer_rival).pk)
+    reasons = [r["reason"] for r in stages["rejections"] if r["id"] == newer_id]
+    assert newer_head in given and SECOND in given, given
+    assert newer_rival in given, (given, reasons)
