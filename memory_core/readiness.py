@@ -15,7 +15,10 @@
   counter of its own is added to, as a request's is. Without it every agent request answers
   503 ``rate_limiter_unavailable`` (``cache_unavailable``); a read alone passed a cache that
   reads and refuses writes (a full folder, Redis out of memory under ``noeviction``), and
-  the probe said ready while every request was refused (stop 47's audit).
+  the probe said ready while every request was refused (stop 47's audit). With neither
+  ``MEMLEDGER_RATE_LIMIT`` nor ``MEMLEDGER_WRITE_QUOTA`` set nothing counts there and it is
+  not asked (``{"ok": true, "used": false}``): its outage made the probe say not ready while
+  every request was served (stop 58's audit of failures).
 - ``embedding_model``: whether the model is loaded in this process. It does not make the
   process unready: without the model retrieval degrades to the stores that need no vector
   and writes answer 503, as DESIGN.md's failure behaviour asks, and a process started with
@@ -30,6 +33,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import DatabaseError, connection
 from django.db.migrations.executor import MigrationExecutor
 
@@ -80,11 +84,19 @@ READYZ_COUNTER = "memledger:readyz"
 READYZ_COUNTER_SECONDS = 60
 
 
+def _rate_limits_set() -> bool:
+    # With neither set no request counts in the cache (``api.throttling``'s throttles let it
+    # through first), so its outage refuses none: it must not make the process unready.
+    return bool(settings.MEMLEDGER_RATE_LIMIT or settings.MEMLEDGER_WRITE_QUOTA)
+
+
 def _rate_limit_cache() -> dict:
     from django.core.cache import caches
 
     from memory_core.cache_backends import counter_cache_alias
 
+    if not _rate_limits_set():
+        return {"ok": True, "used": False}
     backend = caches[counter_cache_alias()]
     try:
         # As ``api.throttling.counter_add`` counts: incr, or add when the counter is new.
@@ -111,7 +123,7 @@ def _embedding_model() -> dict:
 
 def readiness_check() -> Readiness:
     """Run the checks; ready when the database answers, takes writes, and the schema is this
-    release's, and the rate limits' cache answers."""
+    release's, and the rate limits' cache answers (when a rate limit or quota is set)."""
     checks = {"database": _database()}
     if checks["database"]["ok"]:
         try:

@@ -18,6 +18,7 @@ again before the deletions.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import json
@@ -42,6 +43,32 @@ logger = logging.getLogger(__name__)
 
 def ledger_path() -> Path:
     return Path(settings.MEMLEDGER_DELETION_LEDGER)
+
+
+def ledger_folder_missing(path: Path) -> bool:
+    """Whether the folder of the journal ``path`` is missing where it cannot be made.
+
+    Inside MEMLEDGER_DATA_DIR (the default ``.data``) it is memledger's own, made on the first
+    append, as the evaluation folders are (``stores.eval_dirs_missing``). Elsewhere it is the
+    mount point of storage apart from the database's: missing, the volume is not mounted, and
+    a folder made in its place took the lines on the local disk, every deletion completed
+    while a restore would find no journal to replay (stop 58's audit of failures).
+    """
+    folder = path.parent
+    own = Path(settings.DATA_DIR).resolve()
+    return not folder.is_dir() and not folder.resolve().is_relative_to(own)
+
+
+def _ledger_folder_ensure(path: Path) -> None:
+    """Make the journal's folder if it is memledger's own; raise FileNotFoundError naming it
+    if it is missing elsewhere (``ledger_folder_missing``)."""
+    if ledger_folder_missing(path):
+        raise FileNotFoundError(
+            errno.ENOENT,
+            "the deletion journal's folder does not exist (is its volume mounted?)",
+            str(path.parent),
+        )
+    path.parent.mkdir(parents=True, exist_ok=True)
 
 
 def ledger_entry(operation: DeletionOperation, tombstones=None) -> dict:
@@ -423,7 +450,7 @@ def ledger_write_many(entries: list[dict]) -> None:
     if not entries:
         return
     path = ledger_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _ledger_folder_ensure(path)
     with _locked(path, "a+b") as handle:
         written_at = timezone.now().isoformat()
         data = b"".join(

@@ -415,7 +415,9 @@ def exports_expire(*, now=None, limit: int = 1000, failures: list | None = None)
 ORPHAN_EXPORT_HOURS = 24
 
 
-def export_files_orphaned_remove(*, now=None, batch: int = 1000) -> int:
+def export_files_orphaned_remove(
+    *, now=None, batch: int = 1000, failures: list | None = None
+) -> int:
     """Remove the files under ``MEMLEDGER_EXPORT_DIR`` that no Export row names and that are
     older than the export retention (``ORPHAN_EXPORT_HOURS`` when that keeps exports); return
     how many.
@@ -428,24 +430,17 @@ def export_files_orphaned_remove(*, now=None, batch: int = 1000) -> int:
     and name alone (never read, so never held in memory), each looked up among its own
     tenant's rows; links are never followed. A file being written now is newer than the
     cutoff.
+
+    A file the worker cannot remove, or a folder it cannot read (another user's, a folder it
+    may not write), is skipped, logged and counted in ``failures`` with its tenant; the
+    others go on (until stop 58 the first one failed the sweep, every run, and every orphaned
+    copy after it stayed on disk: what stop 57 fixed in ``exports_expire``).
     """
     hours = settings.MEMLEDGER_EXPORT_RETENTION_HOURS or ORPHAN_EXPORT_HOURS
     cutoff = ((now or timezone.now()) - timedelta(hours=hours)).timestamp()
     removed = 0
     for tenant_folder in _uuid_folders(export_dir()):
-        old: list[tuple[str, Path]] = []
-        for subject_folder in _uuid_folders(tenant_folder):
-            with os.scandir(subject_folder) as entries:
-                for entry in entries:
-                    if not (entry.name.endswith(".json") and entry.is_file(follow_symlinks=False)):
-                        continue
-                    if entry.stat(follow_symlinks=False).st_mtime < cutoff:
-                        old.append(
-                            (
-                                f"{tenant_folder.name}/{subject_folder.name}/{entry.name}",
-                                Path(entry.path),
-                            )
-                        )
+        old = _old_export_files(tenant_folder, cutoff, failures)
         for start in range(0, len(old), batch):
             chunk = old[start : start + batch]
             named = set(
@@ -455,9 +450,48 @@ def export_files_orphaned_remove(*, now=None, batch: int = 1000) -> int:
             )
             for relative, path in chunk:
                 if relative not in named:
-                    path.unlink(missing_ok=True)
-                    removed += 1
+                    with _export_file_isolated(tenant_folder.name, failures):
+                        path.unlink(missing_ok=True)
+                        removed += 1
     return removed
+
+
+def _old_export_files(tenant_folder: Path, cutoff: float, failures: list | None) -> list:
+    """Return ``(path below the export folder, path)`` of the ``*.json`` files in the subject
+    folders of ``tenant_folder`` last modified before ``cutoff``; a folder that cannot be read
+    is skipped (``_export_file_isolated``)."""
+    old: list[tuple[str, Path]] = []
+    subject_folders: list[Path] = []
+    with _export_file_isolated(tenant_folder.name, failures):
+        subject_folders = _uuid_folders(tenant_folder)
+    for subject_folder in subject_folders:
+        with (
+            _export_file_isolated(tenant_folder.name, failures),
+            os.scandir(subject_folder) as entries,
+        ):
+            for entry in entries:
+                if not (entry.name.endswith(".json") and entry.is_file(follow_symlinks=False)):
+                    continue
+                if entry.stat(follow_symlinks=False).st_mtime < cutoff:
+                    relative = f"{tenant_folder.name}/{subject_folder.name}/{entry.name}"
+                    old.append((relative, Path(entry.path)))
+    return old
+
+
+@contextlib.contextmanager
+def _export_file_isolated(tenant_id: str, failures: list | None):
+    """Skip one export file or folder of tenant ``tenant_id`` that the worker cannot remove or
+    read: logged (the error names the path), counted once per tenant in ``failures``.
+
+    Logged without a stack trace: a folder of another user's files fails for every file
+    alike, every sweep."""
+    try:
+        yield
+    except OSError as exc:
+        logger.error("retention export_files: tenant %s: %s; the others go on", tenant_id, exc)
+        failure = {"step": "export_files", "tenant_id": tenant_id}
+        if failures is not None and failure not in failures:
+            failures.append(failure)
 
 
 def _uuid_folders(parent: Path) -> list[Path]:
@@ -518,7 +552,7 @@ def retention_apply(*, now=None) -> dict:
         "access_denials_deleted": access_denials_expire(now=now, failures=failures),
         "idempotency_records_deleted": idempotency_records_expire(now=now),
         "exports_deleted": exports_expire(now=now, failures=failures),
-        "export_files_orphaned_deleted": export_files_orphaned_remove(now=now),
+        "export_files_orphaned_deleted": export_files_orphaned_remove(now=now, failures=failures),
         # A tenant whose part failed (logged with its id): the others went on.
         "tenant_failures": failures,
     }

@@ -71,6 +71,29 @@ def test_a_rate_limit_cache_that_is_down_is_not_ready(client, settings):
     }
 
 
+def test_readiness_ignores_a_down_counter_cache_when_no_rate_limit_or_quota_is_set(
+    client, api_client, settings
+):
+    """With MEMLEDGER_RATE_LIMIT and MEMLEDGER_WRITE_QUOTA empty no request counts in the
+    throttle cache, yet its outage made /readyz answer 503 ``cache_unavailable`` while every
+    agent request was served (stop 58's audit of failures): it is not asked then."""
+    settings.MEMLEDGER_RATE_LIMIT = None
+    settings.MEMLEDGER_WRITE_QUOTA = None
+    settings.CACHES = {
+        **settings.CACHES,
+        "throttle": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": "redis://127.0.0.1:1/0",  # nothing listens there
+            "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+        },
+    }
+    served = api_client.get("/api/v1/whoami")
+    assert served.status_code == 200, served.content
+    response = client.get("/readyz")
+    assert response.status_code == 200, response.json()
+    assert response.json()["checks"]["rate_limit_cache"] == {"ok": True, "used": False}
+
+
 class ReadOnlyCache(BaseCache):
     """A cache that still reads but no longer writes: a full or read-only cache folder, or
     Redis out of memory under ``noeviction`` (reads pass, INCR is refused)."""

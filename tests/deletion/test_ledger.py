@@ -3,8 +3,11 @@
 import errno
 import json
 import os
+import shutil
+import uuid
 from datetime import datetime, timedelta
 from io import StringIO
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -66,6 +69,58 @@ def test_an_append_the_disk_cuts_short_leaves_no_torn_line_for_the_retry(
     lines = journal.read_text().splitlines()
     assert [json.loads(line)["operation_id"] for line in lines] == [str(first.id), str(second.id)]
     assert [e["operation_id"] for e in ledger_read(since=since)] == [str(first.id), str(second.id)]
+
+
+def test_a_deletion_whose_journal_volume_is_missing_is_not_completed(
+    owner_principal, memories, settings, tmp_path
+):
+    """A journal outside MEMLEDGER_DATA_DIR whose folder (its separate volume's mount point)
+    was missing had the folder made on the local disk: the append succeeded there, and the
+    operation completed with no line on the storage a restore replays (stop 58's audit of
+    failures). The append fails instead, naming the folder, until the volume is back."""
+    volume = tmp_path / "journal-volume"
+    settings.MEMLEDGER_DELETION_LEDGER = volume / "deletion-ledger.jsonl"
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    assert deletion_run(operation_id=operation.id) == "partial"
+    operation.refresh_from_db()
+    assert not volume.exists()
+    assert operation.journaled_at is None and str(volume) in operation.last_error
+
+    volume.mkdir()  # the volume is mounted again
+    assert deletion_run(operation_id=operation.id) == "completed"
+    assert [e["operation_id"] for e in ledger_read(since=operation.requested_at)] == [
+        str(operation.id)
+    ]
+
+
+def test_a_journal_inside_the_data_folder_has_its_folder_made(owner_principal, memories, settings):
+    """The default journal (``.data/deletion-ledger.jsonl``) on a fresh clone: memledger's own
+    folder is made on the first append, as before."""
+    folder = Path(settings.DATA_DIR) / "test-ledger" / str(uuid.uuid4())
+    settings.MEMLEDGER_DELETION_LEDGER = folder / "deletion-ledger.jsonl"
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    try:
+        assert deletion_run(operation_id=operation.id) == "completed"
+        assert settings.MEMLEDGER_DELETION_LEDGER.is_file()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_the_prune_command_refuses_a_default_journal_whose_volume_is_missing(settings, tmp_path):
+    """Without --ledger, a journal outside MEMLEDGER_DATA_DIR whose folder is missing (a volume
+    not mounted) printed "dropped 0", as a fresh install's journal not written yet does (stop
+    58's audit of failures)."""
+    settings.MEMLEDGER_BACKUP_RETENTION_DAYS = 35
+    settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "journal-volume" / "deletion-ledger.jsonl"
+    cutoff = (timezone.now() - timedelta(days=40)).isoformat()
+    with pytest.raises(CommandError, match="no deletion journal at"):
+        call_command("prune_deletion_journal", "--before", cutoff, stdout=StringIO())
+    assert not (tmp_path / "journal-volume").exists()
+
+    settings.DATA_DIR = tmp_path  # the same journal, inside memledger's own folder
+    out = StringIO()
+    call_command("prune_deletion_journal", "--before", cutoff, stdout=out)
+    assert json.loads(out.getvalue())["dropped"] == 0
 
 
 def test_an_append_after_a_torn_line_starts_on_a_line_of_its_own(

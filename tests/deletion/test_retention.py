@@ -450,6 +450,78 @@ def test_one_export_whose_file_cannot_be_removed_stops_no_other_export_nor_the_s
         path.rmdir()
 
 
+def test_an_orphan_export_file_that_cannot_be_removed_does_not_stop_the_others(
+    settings, tmp_path, monkeypatch
+):
+    """The orphan removal stopped at the first file the worker could not remove (a file of
+    another owner in a folder it may not write): the sweep failed there at every run, and
+    every orphaned copy after it stayed on disk (stop 58's audit of failures; what stop 57
+    fixed in ``exports_expire``). That one is skipped and its tenant listed in the failures;
+    the others go."""
+    import errno
+    import pathlib
+
+    from memory_core.deletion.retention import export_files_orphaned_remove
+
+    settings.MEMLEDGER_EXPORT_DIR = tmp_path / "exports"
+    settings.MEMLEDGER_EXPORT_RETENTION_HOURS = 24
+    old = time.time() - 3 * 24 * 3600
+    files = {}
+    for name in ("stuck", "removable"):
+        folder = settings.MEMLEDGER_EXPORT_DIR / str(uuid.uuid4()) / str(uuid.uuid4())
+        folder.mkdir(parents=True)
+        path = folder / f"{uuid.uuid4()}.json"
+        path.write_text('{"memories": [{"content": "a copy of what is remembered"}]}')
+        os.utime(path, (old, old))
+        files[name] = path
+
+    unlink = pathlib.Path.unlink
+
+    def refused(self, missing_ok=False):
+        if self == files["stuck"]:  # a file of another owner in a folder the worker can't write
+            raise PermissionError(errno.EACCES, "Permission denied", str(self))
+        return unlink(self, missing_ok=missing_ok)
+
+    monkeypatch.setattr(pathlib.Path, "unlink", refused)
+    failures = []
+    assert export_files_orphaned_remove(failures=failures) == 1
+    assert not files["removable"].exists() and files["stuck"].exists()
+    stuck_tenant = files["stuck"].parent.parent.name
+    assert failures == [{"step": "export_files", "tenant_id": stuck_tenant}]
+
+
+def test_an_export_folder_that_cannot_be_read_does_not_stop_the_others(
+    settings, tmp_path, monkeypatch
+):
+    """The same for a subject's folder the worker cannot list (stop 58's audit of failures):
+    its scan raised, and no other tenant's orphaned file was reached."""
+    import errno
+
+    from memory_core.deletion.retention import export_files_orphaned_remove
+
+    settings.MEMLEDGER_EXPORT_DIR = tmp_path / "exports"
+    old = time.time() - 3 * 24 * 3600
+    unreadable = settings.MEMLEDGER_EXPORT_DIR / str(uuid.uuid4()) / str(uuid.uuid4())
+    unreadable.mkdir(parents=True)
+    folder = settings.MEMLEDGER_EXPORT_DIR / str(uuid.uuid4()) / str(uuid.uuid4())
+    folder.mkdir(parents=True)
+    removable = folder / f"{uuid.uuid4()}.json"
+    removable.write_text("{}")
+    os.utime(removable, (old, old))
+    real_scandir = os.scandir
+
+    def scandir(path):
+        if str(path) == str(unreadable):  # as a folder of mode 0700 of another user fails
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    failures = []
+    assert export_files_orphaned_remove(failures=failures) == 1
+    assert not removable.exists()
+    assert failures == [{"step": "export_files", "tenant_id": unreadable.parent.name}]
+
+
 def test_the_sweep_settles_the_conflicts_left_with_fewer_than_two_active_candidates(owner):
     """A candidate that expired, or was revoked while another transaction held the item (a
     revoke skips a locked item), left the conflict open with nothing to choose: it stayed in

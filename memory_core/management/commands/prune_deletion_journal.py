@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from memory_core.deletion.ledger import ledger_path, ledger_prune
+from memory_core.deletion.ledger import ledger_folder_missing, ledger_path, ledger_prune
 from memory_core.management.commands._options import parse_moment, path_kind
 
 
@@ -52,10 +52,11 @@ class Command(BaseCommand):
             )
         path = Path(ledger) if ledger else ledger_path()
         kind = path_kind(path, option="--ledger")
-        if ledger is not None and not kind:
+        if not kind and (ledger is not None or ledger_folder_missing(path)):
             # Named and not there (a volume not mounted, a typo): "dropped 0, kept 0" would say
-            # all is well while nothing was looked at. The default journal may not exist yet:
-            # nothing was deleted since the install.
+            # all is well while nothing was looked at. The default journal may not exist yet
+            # (nothing was deleted since the install), unless its folder, outside
+            # MEMLEDGER_DATA_DIR, is missing too: its volume is not mounted.
             raise CommandError(f"no deletion journal at {path}: nothing was pruned.")
         if kind and kind != "file":
             raise CommandError(f"{path} is not a file: --ledger takes the journal file.")
