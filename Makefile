@@ -38,7 +38,7 @@ lint: setup
 	$(VENV)/bin/ruff check .
 
 test: setup browser check
-	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist loadfile --durations=30 $(PYTEST_ARGS)
 
 db-stop: setup
 	$(PY) -m config.embedded stop
