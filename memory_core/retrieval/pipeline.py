@@ -37,6 +37,7 @@ from .policy import RetrievalPolicy
 from .types import (
     Budget,
     Candidate,
+    Clarification,
     ConflictOutcome,
     ConflictPlace,
     Merge,
@@ -372,7 +373,7 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     resolved, outcomes, clarifications, rejected_conflicts = conflicts.resolve_conflicts(
         ranked, policy=policy, acknowledged=acknowledged
     )
-    _open_reviews(ctx, outcomes, clarifications, known_items, places)
+    clarifications = _open_reviews(ctx, outcomes, clarifications, known_items, places)
     resolved, rejected_keyless = (
         _keyless_conflicts(ctx, resolved, now=now, policy=policy) if keyless else (resolved, [])
     )
@@ -547,19 +548,26 @@ def _keyless_conflicts(
 
 def _open_reviews(
     ctx, outcomes: list[ConflictOutcome], clarifications, known_items, places
-) -> None:
-    """Open (or reuse) a conflict review item, at its group's place, for every clarification.
+) -> list[Clarification]:
+    """Open (or reuse) a conflict review item, at its group's place, for every clarification;
+    return the clarifications still standing.
 
     The items are taken in (memory_key, place) order, not in the clarifications' score order,
     which depends on the query: ``conflict_open`` locks an item it adds rows to until the
     request commits, and two retrievals of one subject locking two keys' items in opposite
     orders deadlocked (memory_core.locks lists the order).
+
+    A conflict settled since this retrieval read its rows (``conflict_open`` finds fewer than
+    two still in use: a reviewer chose a winner and revoked the others) is no longer asked
+    about, and none of its rows is given: as read they include the revoked loser, and the
+    next retrieval gives the winner. Its outcome's rule says ``settled_since_read``.
     """
     if not clarifications:
-        return
+        return []
     from memory_core.services.conflicts import conflict_open
 
     by_key = {o.memory_key: o for o in outcomes}
+    settled = set()
     for cl in sorted(clarifications, key=lambda cl: (cl.memory_key, places[cl.memory_key])):
         ids = sorted(c.id for c in cl.candidates)
         known = known_items.get(cl.memory_key)
@@ -582,8 +590,14 @@ def _open_reviews(
                 place=places[cl.memory_key],
                 candidate_ids=ids,
             )
+        if item is None:
+            by_key[cl.memory_key].clarification = False
+            by_key[cl.memory_key].rule = "settled_since_read"
+            settled.add(cl.memory_key)
+            continue
         cl.review_item_id = str(item.id)
         by_key[cl.memory_key].review_item_id = str(item.id)
+    return [cl for cl in clarifications if cl.memory_key not in settled]
 
 
 def _cited_ids(found, merges: list[Merge], outcomes: list[ConflictOutcome]) -> list[str]:

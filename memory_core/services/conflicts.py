@@ -51,7 +51,7 @@ from memory_core.models import (
     Status,
     Subject,
 )
-from memory_core.policy_check import STATE_WORDS
+from memory_core.policy_check import STATE_WORDS, InUse
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.conflicts import ASK_USER_FOLLOWED_SQL
 from memory_core.retrieval.types import ConflictPlace
@@ -111,9 +111,11 @@ def conflict_open(
     place: ConflictPlace,
     candidate_ids: list,
     actor_id: str = "retrieval",
-) -> ReviewItem:
+    use: InUse | None = None,
+) -> ReviewItem | None:
     """Return the open conflict item for the key at ``place``, creating it (with events) if
-    there is none, and adding to it the rows of ``candidate_ids`` it does not hold yet.
+    there is none, and adding to it the rows of ``candidate_ids`` it does not hold yet; None
+    when there is none and fewer than two of those rows are still in use (``_in_use``).
 
     The item is read without a lock first. Most calls (every retrieval after the first to see
     the conflict) find it holding every row and write nothing, so they lock nothing: a row
@@ -124,6 +126,13 @@ def conflict_open(
     ``review_one_open_conflict_per_place``: the second insert waits for the first transaction
     to end, fails, and joins the item the first one committed. ``actor_id``: the part of
     memledger that saw the conflict, which its events name (``_conflict_events``).
+
+    Only rows still in use are opened or added (``use``: what is in use, the tenant's now
+    without it). A retrieval reads a key's rows without the key's lock: a reviewer choosing
+    a winner between its read and this call revoked the loser and closed the item, and the
+    retrieval opened a new item citing the winner and the revoked loser, back in the
+    reviewers' queue with nothing to choose (stop 58's audit of races). Writes and approvals
+    hold the key's lock and pass the ``use`` they read their rows by: they always get an item.
     """
     ids = sorted(str(i) for i in candidate_ids)
     if not memory_key:
@@ -155,9 +164,15 @@ def conflict_open(
         # None if a resolution closed the item since it was read: a new one is opened, as
         # when there was none.
         item = items.select_for_update().first()
+    use = use or in_use_now(tenant_id)
     for attempt in range(OPEN_ATTEMPTS):
         if item is not None:
             break
+        # Read after the item's lock, or after finding none open: a resolution that closed
+        # it has committed by then, and its revokes are seen.
+        ids = _in_use(tenant_id, ids, use)
+        if len(ids) < 2:
+            return None  # settled since the caller read its rows: nothing to choose
         try:
             with transaction.atomic():
                 item = ReviewItem.objects.create(
@@ -174,7 +189,15 @@ def conflict_open(
         else:
             _conflict_events(item, ids, actor_id=actor_id)
             return item
-    return _joined(item, ids, actor_id=actor_id)
+    return _joined(item, _in_use(tenant_id, ids, use), actor_id=actor_id)
+
+
+def _in_use(tenant_id, ids: list[str], use: InUse) -> list[str]:
+    """Return the rows of ``ids`` still in use under ``use`` (active, and past neither their
+    valid_until nor their class's retention), sorted, as stored: the rows a reviewer may
+    still choose among, as ``conflict_resolve`` and ``conflicts_close_settled`` count them."""
+    rows = Memory.objects.filter(tenant_id=tenant_id, pk__in=ids, status=Status.ACTIVE)
+    return sorted(str(pk) for pk in rows.not_ended(use).values_list("pk", flat=True))
 
 
 def _joined(item: ReviewItem, ids: list[str], *, actor_id: str) -> ReviewItem:

@@ -171,6 +171,7 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse)
             place=ConflictPlace.of(memory),
             candidate_ids=sorted({head.id, memory.id, *standing}, key=str),
             actor_id="review",
+            use=use,
         )
         # Kept beside the head as its writer's, as a write of lower authority records its own
         # ``conflict`` event (a person's correction of an administrator's memory counts as a

@@ -640,6 +640,7 @@ def _record(
                 place=ConflictPlace.of(item.memory),
                 candidate_ids=sorted({item.head.id, item.memory.id, *standing}, key=str),
                 actor_id="admission",
+                use=use,
             )
             cited = None
     return decisions

@@ -180,11 +180,12 @@ def _conflict_of_inferences(tenant, subject, *, old_days: int):
                       authority="model_inference", source_type="model_inference")
         for content in ("Prefers concise answers.", "Prefers detailed answers.")
     )  # fmt: skip
-    _written_days_ago(old, old_days)
     item = conflict_open(
         tenant_id=tenant.id, subject_id=subject.id, memory_key=KEY,
         place=ConflictPlace.of(old), candidate_ids=[old.id, new.id],
     )  # fmt: skip
+    # Aged once the item stands: a row already past its retention opens no conflict.
+    _written_days_ago(old, old_days)
     return item, old, new
 
 

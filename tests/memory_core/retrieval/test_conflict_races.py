@@ -7,6 +7,9 @@ what they took first. ``conflict_open`` used to lock the open item (``FOR UPDATE
 commit) in that score order, even with nothing to add: the two locked the items in opposite
 orders and PostgreSQL broke the cycle with "deadlock detected" (an OperationalError, the API's
 503 ``memory_unavailable``).
+
+And a retrieval that read a key's rivals before a reviewer's resolution of their conflict
+committed, and asks for the conflict's item after.
 """
 
 import threading
@@ -15,7 +18,7 @@ import time
 import pytest
 from django.db import connection, transaction
 
-from memory_core.models import ReviewItem
+from memory_core.models import Memory, ReviewItem, Status
 from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import RetrievalRequest
@@ -174,3 +177,61 @@ def test_retrievals_that_add_rows_to_the_open_items_lock_them_in_one_order(
     }
     keys = {r.id: r.memory_key for r in [*shared, *private]}
     assert all({keys[i] for i in item.candidate_ids} == {key} for key, item in items.items())
+
+
+def test_a_retrieval_racing_a_choose_winner_opens_no_conflict_citing_the_revoked_loser(
+    monkeypatch, tenant, agent, reviewer
+):
+    """A retrieval that read both rivals before a reviewer chose a winner found the item
+    resolved and opened a new one citing the winner and the loser just revoked: the
+    conflict was back in the reviewers' queue with nothing to choose, and its answer asked
+    the user about the loser (stop 58's audit of races). It opens nothing now and gives
+    neither row: the next retrieval gives the winner."""
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    winner, loser = memory_store_many(
+        drafts=[
+            draft(subject, f"Deploys go to {region} region.", "episode",
+                  memory_key="deploy.region", **INFERRED)
+            for region in ("eu-west-1", "us-east-1")
+        ],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )  # fmt: skip
+    principal = AgentPrincipal.from_agent(agent)
+    query = "which region do deploys go to?"
+    with tenant_scope(tenant.id):
+        assert [c.memory_key for c in _ask(principal, query).clarifications] == ["deploy.region"]
+        item = ReviewItem.objects.get(kind="conflict", state="open")
+
+    # The retrieval is held after its candidates were read, before it looks the conflict up.
+    reached, go = threading.Event(), threading.Event()
+    real_lookup = conflict_service.conflict_lookup
+
+    def lookup_after_the_resolution(**kwargs):
+        reached.set()
+        assert go.wait(WAIT)
+        return real_lookup(**kwargs)
+
+    monkeypatch.setattr(conflict_service, "conflict_lookup", lookup_after_the_resolution)
+
+    def retrieval():
+        with tenant_scope(tenant.id), transaction.atomic():
+            return _ask(principal, query)
+
+    reader = in_thread(retrieval, released=[reached])
+    assert reached.wait(WAIT), reader.error
+    with tenant_scope(tenant.id):
+        conflict_service.conflict_resolve(
+            principal=reviewer, item_id=item.id, outcome="choose_winner",
+            winner_id=winner.id, reason="the user said eu-west-1",
+        )  # fmt: skip
+    go.set()
+    raced = reader.outcome(WAIT)
+
+    with tenant_scope(tenant.id):
+        assert Memory.objects.get(pk=loser.pk).status == Status.REVOKED
+        assert not ReviewItem.objects.filter(kind="conflict", state="open").exists()
+    assert raced.clarifications == [] and raced.items == []
+    assert [o["rule"] for o in raced.trace["conflicts"]] == ["settled_since_read"]
+    monkeypatch.undo()
+    with tenant_scope(tenant.id):
+        assert [c.id for c in _ask(principal, query).items] == [str(winner.id)]
