@@ -11,6 +11,8 @@ rejects it again. Conflicts are resolved by
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -119,6 +121,7 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse)
         # (``sensitivity.kept_from_head``): the head may have been raised while the write
         # waited, and the approval lowered the chain (stop 53's audits).
         memory.sensitivity = head.sensitivity
+    memory.valid_from = _approval_start(memory, head, use.now)
     if head is not None and AUTHORITY_RANK[memory.authority] >= AUTHORITY_RANK[head.authority]:
         head.status = Status.SUPERSEDED
         head.updated_at = now
@@ -154,6 +157,7 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse)
             "version",
             "agent",
             "sensitivity",
+            "valid_from",
         ]
     )
     if memory.supersedes_id is not None:
@@ -183,6 +187,22 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse)
             reason_code="review.approved",
             details={"review_item": str(conflict.id)},
         )
+
+
+def _approval_start(memory: Memory, head: Memory | None, now) -> datetime:
+    """Return the start of the approved ``memory`` landing on ``head``: the start a write on
+    that head would get now (``writes._start``).
+
+    A start still ahead is kept only when it is the start of the head landed on, itself not
+    yet in effect (a correction of a memory imported to start later keeps that start), or
+    when the approval lands on no head (it supersedes nothing, and the version written for
+    a later date is not put in use before it). Kept on a head in effect since, it superseded
+    the key's memory in use and left the key none until that start (stop 58's audit of the
+    reviewers' work). ``now`` is the moment the write was found in use (``_refuse_ended``),
+    before its valid_until."""
+    if memory.valid_from <= now or head is None or head.valid_from == memory.valid_from:
+        return memory.valid_from
+    return now
 
 
 def _lock_pending_memory(item: ReviewItem) -> Memory:

@@ -4,9 +4,11 @@ beside no memory it shares no key with (stop 53's audits of the reviewer's side 
 admission; each test failed on the code before)."""
 
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.utils import timezone
 
 from memory_core.models import Memory, PortalMembership, ReviewItem, Status
 from memory_core.principals import AgentPrincipal, ReviewerPrincipal
@@ -22,6 +24,7 @@ URL = "/api/v1/review/items"
 TOKEN = "a" * 32
 INCIDENT = "Atlas deploy failed on Monday: disk full on the build host."
 RIVAL = "Monday's deploy was skipped because the release manager cancelled it."
+SOURCE = {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"}
 
 
 def decide(client, item_id, decision: str, reason: str = "Checked with the user."):
@@ -453,3 +456,83 @@ def test_an_approval_whose_private_head_is_gone_lands_as_a_write_would_shared(
     memory = Memory.objects.get(pk=waiting.json()["memory_id"])
     assert (memory.status, memory.supersedes_id) == ("active", None)  # a chain of its own
     assert memory.agent_id is None, "the approved write stayed private to its writer"
+
+
+def waiting_on_a_later_memory(api_client, tenant):
+    """A memory on ``diet.notes`` imported to start in 30 days, and an agent's sensitive
+    correction of it waiting for a reviewer with that start: (the memory, the 202 answer)."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    later = MemoryFactory(
+        subject=subject,
+        memory_key="diet.notes",
+        content="From March the user eats vegan food.",
+        valid_from=timezone.now() + timedelta(days=30),
+    )
+    waiting = api_client.post(
+        f"/api/v1/memories/{later.pk}/supersede",
+        {"content": "From March the user is allergic to peanuts.", "source": SOURCE},
+        format="json",
+    )
+    assert waiting.status_code == 202, waiting.json()
+    assert Memory.objects.get(pk=waiting.json()["memory_id"]).valid_from == later.valid_from
+    return later, waiting
+
+
+def test_an_approval_landing_on_a_head_in_effect_leaves_the_key_a_memory_in_use(
+    api_client, reviewer, tenant
+):
+    """Approved onto the key's head in use now, the write starts now (as a correction of that
+    head would), so the key is never left with no memory in use. It kept the start of the
+    memory not yet in effect it was written on, superseded the head in use and left the key
+    with none for 30 days (stop 58's audit of the reviewers' work)."""
+    later, waiting = waiting_on_a_later_memory(api_client, tenant)
+    # Meanwhile the key gets a version in effect now (it supersedes the one not yet in effect).
+    body = write_body(
+        memory_key="diet.notes",
+        content="User eats everything.",
+        source={**SOURCE, "message_id": "m-2"},
+    )
+    current = api_client.post("/api/v1/memories", body, format="json")
+    assert current.status_code == 201, current.json()
+
+    approved = decide(reviewer, waiting.json()["review_item"], "approve")
+    assert approved.status_code == 200, approved.json()
+
+    memory = Memory.objects.get(pk=waiting.json()["memory_id"])
+    assert memory.supersedes_id == uuid.UUID(current.json()["memory"]["id"])
+    in_use = Memory.objects.filter(
+        memory_key="diet.notes", status="active", valid_from__lte=timezone.now()
+    ).values_list("content", flat=True)
+    assert list(in_use) == [memory.content], "the key was left with no memory in use"
+
+
+def test_an_approval_landing_on_the_later_memory_it_corrects_keeps_its_start(
+    api_client, reviewer, tenant
+):
+    """Approved onto the memory not yet in effect it corrects, the write keeps that start, as
+    the correction made now would (``writes._start``: stop 51's audit of time)."""
+    later, waiting = waiting_on_a_later_memory(api_client, tenant)
+
+    approved = decide(reviewer, waiting.json()["review_item"], "approve")
+    assert approved.status_code == 200, approved.json()
+
+    memory = Memory.objects.get(pk=waiting.json()["memory_id"])
+    assert (memory.supersedes_id, memory.valid_from) == (later.pk, later.valid_from)
+
+
+def test_an_approval_landing_on_no_head_keeps_the_start_it_was_written_for(
+    api_client, reviewer, tenant
+):
+    """Approved with no head left on the key (the memory it corrects revoked), the write
+    supersedes nothing and keeps the later start it was written for: approving it does not
+    put "from March ..." in use now."""
+    later, waiting = waiting_on_a_later_memory(api_client, tenant)
+    revoked = api_client.post(f"/api/v1/memories/{later.pk}/revoke", {}, format="json")
+    assert revoked.status_code == 200, revoked.json()
+
+    approved = decide(reviewer, waiting.json()["review_item"], "approve")
+    assert approved.status_code == 200, approved.json()
+
+    memory = Memory.objects.get(pk=waiting.json()["memory_id"])
+    assert (memory.status, memory.supersedes_id) == ("active", None)
+    assert memory.valid_from == later.valid_from
