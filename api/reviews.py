@@ -24,6 +24,7 @@ from api.memories_serializers import (
 from api.pagination import MemoryPagination
 from api.parsing import QueryStringChecked, parse, parse_query
 from api.responses import BODY, CONFLICT, NOT_FOUND, QUERY_REFUSED, REVIEWER
+from api.throttling import rate_limit_charge_refused
 from memory_core.exceptions import Conflict
 from memory_core.rls import request_tenant_set
 from memory_core.selectors.reviews import review_get, review_list, reviewer_principal_for
@@ -52,13 +53,21 @@ def _note_agent(request) -> None:
     """Name the agent whose API key a refused request carries, if it holds one: an agent's
     request refused with 403 is recorded as one (``AccessDenialMiddleware``, the health
     page's cross-scope denials). The session-only views never read the key, and an agent
-    probing the reviewer queue went uncounted (stop 55's audit of the reviewer API)."""
+    probing the reviewer queue went uncounted (stop 55's audit of the reviewer API).
+
+    The request is charged to the key's rate limit, as every request of an API key is
+    (docs/api.md, 429), and past it answered 429 instead of the 403: DRF refuses on
+    permission before its throttles run, so each probe was a key lookup, a write of its
+    last use and an ``AccessDenial`` row, never limited (stop 58's audit of authentication).
+    """
     try:
         found = ApiKeyAuthentication().authenticate(request)
     except exceptions.AuthenticationFailed:
         return  # no API key, or one of nobody: no agent to record
     if found is not None:
-        request._request.user = found[0]
+        principal, key = found
+        rate_limit_charge_refused(request, key.id)
+        request._request.user = principal
 
 
 class ReviewerView:

@@ -884,6 +884,8 @@ class RetrievalTraceAdmin(ReadOnlyMixin, MemledgerAdmin):
     list_display = ["created_at", "tenant", "agent", "mode", "degraded", "latency_ms"]
     list_select_related = ["tenant", "agent"]
     list_filter = ["tenant", "mode", "degraded"]
+    # A digest of a user id is for matching only: a guessable id (an email) is found from it.
+    exclude = ["user_id_sha256"]
 
 
 class DeletionStepInline(ReadOnlyMixin, admin.TabularInline):

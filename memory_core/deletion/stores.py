@@ -40,10 +40,12 @@ from memory_core.models import (
     Memory,
     RetrievalTrace,
     Status,
+    Subject,
     Tenant,
     Tombstone,
 )
 from memory_core.models.lookups import uuid_array
+from memory_core.retrieval.traces import user_id_digest
 from memory_core.rls import platform_scope, tenant_atomic
 from memory_core.services.conflicts import conflicts_close_settled
 from memory_core.text import content_hash
@@ -873,6 +875,16 @@ def _traces_naming(cursor, touched: list, residue: Residue) -> list:
     return naming
 
 
+def _user_id_digests(ctx) -> list[str]:
+    """The digests (``traces.user_id_digest``) of the ids the operation's subjects are known
+    by: the traces of retrievals for them made before they were known have no subject and
+    name them so (a subject's deletion keeps its external id)."""
+    external_ids = Subject.objects.filter(pk__in=ctx.subject_ids).values_list(
+        "external_id", flat=True
+    )
+    return [user_id_digest(external_id) for external_id in external_ids]
+
+
 class TracesStore(Store):
     name = "traces"
     description = (
@@ -894,7 +906,12 @@ class TracesStore(Store):
             # request deletes it with the rest": docs/retrieval.md). One made since cites none
             # of its memories (deleted) and is not the operation's: counted, it failed the
             # step's check while the person's agent went on asking between purge and check.
-            query |= Q(subject_id__in_array=ctx.subject_ids, created_at__lte=_made_before(ctx))
+            # Those made for them before they were known name them by their id's digest.
+            query |= Q(
+                Q(subject_id__in_array=ctx.subject_ids)
+                | Q(subject__isnull=True, user_id_sha256__in=_user_id_digests(ctx)),
+                created_at__lte=_made_before(ctx),
+            )
         return traces.filter(query)
 
     def purge(self, ctx):

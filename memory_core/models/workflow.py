@@ -226,6 +226,10 @@ class RetrievalTrace(models.Model):
     tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="traces")
     agent = models.ForeignKey(Agent, on_delete=models.SET_NULL, null=True, blank=True)
     subject = models.ForeignKey(Subject, on_delete=models.SET_NULL, null=True, blank=True)
+    # A retrieval for a user not known yet has no subject: the SHA-256 of its user id
+    # (``traces.user_id_digest``) says whose it is, so that an agent acting for one person
+    # by subject token reads no other's, and the person's deletion finds it. "" otherwise.
+    user_id_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="")
     mode = models.CharField(max_length=32)
     degraded = models.BooleanField(default=False)
     policy_version = models.PositiveIntegerField(null=True, blank=True)

@@ -34,6 +34,7 @@ from memory_core.policy_check import RetentionCutoff, retention_cutoffs
 
 from . import assembly, budget, candidates, conflicts, dedup, filters, intent, plan, rerank
 from .policy import RetrievalPolicy
+from .traces import user_id_digest
 from .types import (
     Budget,
     Candidate,
@@ -438,6 +439,12 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         tenant_id=ctx.tenant_id,
         agent_id=ctx.agent_id,
         subject_id=ctx.subject_id,
+        # A user not known yet is named by a digest: only a token for them reads the trace,
+        # and their deletion finds it. A subject being deleted is named by nothing, nor left
+        # behind for its deletion to miss (docs/retrieval.md, ``+subject_being_deleted``).
+        user_id_sha256=(
+            user_id_digest(request.user_id) if subject_id is None and not subject_state else ""
+        ),
         mode=str(mode),
         degraded=degraded,
         policy_version=policy.version,

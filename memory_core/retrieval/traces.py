@@ -1,6 +1,7 @@
 """Retrieval traces: an agent reads the traces of its own retrievals, nothing else, and
 reports which of their memories its final answers and tool calls used."""
 
+import hashlib
 import re
 import uuid
 
@@ -17,6 +18,7 @@ from memory_core.admission.candidate import (
 from memory_core.admission.policy import REFUSING, describe, id_codes
 from memory_core.exceptions import Conflict, NotFound, ValidationFailed
 from memory_core.models import Memory, RetrievalTrace
+from memory_core.text import identifier
 
 USAGE_KINDS = ("answer", "tool_call")
 MAX_USAGE_REPORTS = 50  # per trace: one retrieval feeds one task's answers and tool calls
@@ -56,18 +58,36 @@ def _as_the_agent_sees_it(trace: RetrievalTrace, hidden: set[str]) -> RetrievalT
     return trace
 
 
+def user_id_digest(user_id: str) -> str:
+    """The SHA-256 (hex) of a user id as every path looks it up (``text.identifier``: trimmed,
+    in NFC): how the trace of a retrieval for a user not known yet names them
+    (``RetrievalTrace.user_id_sha256``), never answered to anyone. The retrieval's id, a
+    subject token's and a subject's external id, each in its own spelling, give one digest."""
+    return hashlib.sha256(identifier(user_id).encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def _readable(principal, traces):
     """``traces`` limited to those ``principal`` may read (``trace_get``)."""
     traces = traces.filter(tenant_id=principal.tenant_id)
     if principal.actor_type == "agent":
         traces = traces.filter(agent_id=principal.agent_id)
         if not principal.any_subject:
-            # Its token's subject, or none: a retrieval for a subject not yet known stores a
-            # trace without one (and names no memory).
-            traces = traces.filter(
-                Q(subject__external_id=principal.bound_user_id or None) | Q(subject__isnull=True)
-            )
+            traces = _of_its_tokens_subject(principal, traces)
     return traces
+
+
+def _of_its_tokens_subject(principal, traces):
+    """``traces`` limited to those of the subject ``principal``'s token names: without a token
+    none. A retrieval for a user not known yet stores a trace without a subject, named by the
+    digest of their id: every such trace passed, whatever the token named or without one, and
+    told the other person's task, project and environment (stop 58's audit of
+    authentication)."""
+    if not principal.bound_user_id:
+        return traces.none()
+    return traces.filter(
+        Q(subject__external_id=principal.bound_user_id)
+        | Q(subject__isnull=True, user_id_sha256=user_id_digest(principal.bound_user_id))
+    )
 
 
 def _hidden_ids(principal, trace: RetrievalTrace) -> set[str]:

@@ -99,6 +99,23 @@ def test_requests_refused_for_a_bad_subject_token_count_against_the_rate_limit(a
     assert int(limited["Retry-After"]) > 0
 
 
+@override_settings(MEMLEDGER_RATE_LIMIT="3/min")
+@pytest.mark.parametrize("path", ["/api/v1/review/items", "/api/v1/review/nothing-here"])
+def test_an_agents_requests_refused_by_the_reviewer_api_count_against_its_rate_limit(
+    api_client, clock, path
+):
+    """An agent key sent to the reviewer API (an endpoint, or a path under it that names
+    none) is read and its refusal recorded (``reviews._note_agent``), but DRF refuses on
+    permission before its throttles run: 5 such requests under 3/min wrote 5 denials and the
+    key's next request passed (stop 58's audit of authentication)."""
+    from memory_core.models import AccessDenial
+
+    assert [api_client.get(path).status_code for _ in range(5)] == [403, 403, 403, 429, 429]
+    assert AccessDenial.objects.count() == 3
+    limited = api_client.get("/api/v1/whoami")
+    assert (limited.status_code, limited.json()["error"]["code"]) == (429, "rate_limited")
+
+
 def note(client, n: int):
     """Write the memory ``Note n.`` (an episode: no key, so no two supersede each other)."""
     body = write_body(memory_type="episode", memory_key="", content=f"Note {n}.")

@@ -12,13 +12,16 @@ from django.utils import timezone
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.models import DeletionOperation, Memory, RetrievalTrace, Status
-from memory_core.subject_tokens import subject_token_issue
+from memory_core.retrieval.traces import user_id_digest
+from memory_core.services.api_keys import agent_grant_set
+from memory_core.subject_tokens import subject_token_create, subject_token_issue
 from tests.clients import client_for
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, write_body
 
 pytestmark = pytest.mark.django_db
 
 SOURCE = {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"}
+TOKEN = "HTTP_X_MEMLEDGER_SUBJECT_TOKEN"
 
 
 def retrieve(client, user_id="user-1", query="What does the user like to drink?", **headers):
@@ -250,7 +253,46 @@ def test_a_bound_agent_reads_its_trace_for_a_subject_not_yet_known(tenant):
     headers = {"HTTP_X_MEMLEDGER_SUBJECT_TOKEN": token}
     response = retrieve(client, "newcomer", **headers)
     assert response.status_code == 200 and response.json()["items"] == []
-    assert client.get(f"/api/v1/traces/{response.json()['trace_id']}", **headers).status_code == 200
+    answer = client.get(f"/api/v1/traces/{response.json()['trace_id']}", **headers)
+    assert answer.status_code == 200
+    # The digest that names the user is for matching only, never answered.
+    assert user_id_digest("newcomer") not in json.dumps(answer.json())
+
+
+def retrieve_in_task(client, user_id, **headers):
+    """Retrieve for ``user_id`` in task T-77 of project apollo: ids the trace keeps."""
+    context = {"user_id": user_id, "project_id": "apollo", "task_id": "T-77"}
+    body = {"query": "Which database does the project use?", "context": context}
+    return client.post("/api/v1/retrieve", body, format="json", **headers)
+
+
+def test_a_bound_agent_without_a_token_reads_no_trace(tenant):
+    """An agent without any_subject and without a subject token is refused every trace: one
+    of a retrieval for a user not known yet (no subject) was answered 200, with that user's
+    task and project ids, to any bound agent of its own (stop 58's audit of authentication)."""
+    agent = AgentFactory(tenant=tenant)  # any_subject, as created by default
+    client = client_for(agent)
+    trace_id = retrieve_in_task(client, "walk-in").json()["trace_id"]  # a user not known yet
+    agent_grant_set(agent=agent, any_subject=False)  # the admin narrows it to its tokens
+    assert client.get(f"/api/v1/traces/{trace_id}").status_code == 404
+    report = {"kind": "answer", "memory_ids": []}
+    assert client.post(f"/api/v1/traces/{trace_id}/usage", report, format="json").status_code == 404
+
+
+def test_a_token_for_one_subject_reads_no_trace_made_for_another(tenant):
+    """A subject token for alice does not read the trace of the agent's retrieval for bob, a
+    user not known yet: every trace without a subject was read with any token, and told bob's
+    task and project ids (stop 58's audit of authentication)."""
+    agent = AgentFactory(tenant=tenant, any_subject=False)
+    client = client_for(agent)
+    for_bob = {TOKEN: subject_token_issue(tenant_id=tenant.id, agent_id=agent.id, user_id="bob")}
+    trace_id = retrieve_in_task(client, "bob", **for_bob).json()["trace_id"]
+    for_alice = {
+        TOKEN: subject_token_create(tenant_id=tenant.id, agent_id=agent.id, user_id="alice")
+    }
+    answer = client.get(f"/api/v1/traces/{trace_id}", **for_alice)
+    assert answer.status_code == 404, answer.json()["stages"]["context"]["allowed_scopes"]
+    assert client.get(f"/api/v1/traces/{trace_id}", **for_bob).status_code == 200
 
 
 def green_tea_memories(user_1):
