@@ -564,8 +564,9 @@ def _open_reviews(
     request commits, and two retrievals of one subject locking two keys' items in opposite
     orders deadlocked (memory_core.locks lists the order).
 
-    A conflict settled since this retrieval read its rows (``conflict_open`` finds fewer than
-    two still in use: a reviewer chose a winner and revoked the others) is no longer asked
+    A conflict settled since this retrieval read its rows (a reviewer chose a winner and
+    revoked the others: ``conflict_open`` finds fewer than two still in use, or the item it
+    finds open at the place, another rival's, does not hold them all) is no longer asked
     about, and none of its rows is given: as read they include the revoked loser, and the
     next retrieval gives the winner. Its outcome's rule says ``settled_since_read``.
     """
@@ -597,6 +598,11 @@ def _open_reviews(
                 place=places[cl.memory_key],
                 candidate_ids=ids,
             )
+            if item is not None and not {str(i) for i in item.candidate_ids}.issuperset(ids):
+                # It holds only rows still in use: one read here left use since, and an item
+                # opened meanwhile at the place (another rival's) was found. Asked, the answer
+                # named the revoked loser beside an item citing others (stop 58's review).
+                item = None
         if item is None:
             by_key[cl.memory_key].clarification = False
             by_key[cl.memory_key].rule = "settled_since_read"

@@ -7,6 +7,8 @@ refused as a correction is, for a whole subject's queued deletion and for the me
 key's; a memory on another key is still theirs to change.
 """
 
+import re
+
 import pytest
 from django.urls import reverse
 from django.utils import timezone
@@ -90,6 +92,9 @@ def test_a_refused_reason_is_kept_in_the_form_and_the_form_is_not_offered_meanwh
     assert response.status_code == 200
     page = response.content.decode()
     assert reason in page and BEING_DELETED in page
+    # The refusal takes the focus, as a refused correction's does (stop 58's review: nothing
+    # on the page had it).
+    assert re.search(r'<div[^>]*id="id_action_refused"[^>]*\bautofocus\b', page)
     assert Memory.objects.get(pk=workflow_memory.pk).status == "active"
     offered = alice_client.get(url)
     assert offered.status_code == 302
