@@ -18,7 +18,7 @@ from itertools import pairwise
 
 from django.utils.dateparse import parse_datetime
 
-from memory_core.admission.normalize import is_blank
+from memory_core.admission.normalize import is_blank, shown, visible_end, visible_start
 from memory_core.environments import InvalidEnvironment, normalize_environment
 from memory_core.exceptions import ValidationFailed
 from memory_core.json_types import wrong_type
@@ -260,15 +260,16 @@ def value_strings(value) -> list[str]:
     return out
 
 
-# A line of ``value_lines`` names its object by the last keys of its path, each cut to this
-# many characters: what "order status: refunded" needs, and no more (a long path repeated on
-# every line would multiply the text the guards read).
-_PATH_KEYS = 2
+# A line of ``value_lines`` names its object by every key of its path, each cut to its last
+# whole words within this many characters (``_path_step``): what "order status: refunded"
+# needs, and no more (a long path repeated on every line would multiply the text the guards
+# read; rule 3 counts it, ``labelled_item_chars``).
 _PATH_KEY_CHARS = 24
 # A number under a key naming a bound is a preference ("max_price": 50, a budget), not a
 # price or a balance held: read without the colon the class guard's "price: 50" needs.
 _BOUND_WORDS = frozenset({"max", "min", "maximum", "minimum", "budget", "limit", "target"})
-# A string leaf is read whole by ``value_strings``; on its key's line, its start is enough.
+# A string leaf is read whole by ``value_strings``; on its key's line, its start is enough:
+# this many characters that show (``normalize.visible_start``).
 _LINE_LEAF_CHARS = 200
 _KEY_WORDS = re.compile(r"[\s._\-/:]+")
 
@@ -291,7 +292,7 @@ def written_and_words(text: str, words: str | None = None) -> str:
 
 def _scalar(item, limit: int | None = None) -> str:
     if isinstance(item, str):
-        return item[:limit]
+        return item if limit is None else visible_start(item, limit)
     if item is None:
         return "null"
     return json.dumps(item)  # true, false, 5400, 4111111111111111, 54.5
@@ -334,8 +335,11 @@ def _items(label: str, items: list) -> str:
     as ``policy.key_lines`` reads a list under the memory_key. Read on one line after its key,
     a list had its first item alone read with it: ``{"password": ["v1", "Hunter2024!"]}``
     was stored active and personal, and ``{"order": {"status": ["new", "refunded"]}}`` stored
-    (stop 57's audit of admission). Each item costs its label again (``labelled_item_chars``,
-    which rule 3 bounds)."""
+    (stop 57's audit of admission). A clause's end, not a sentence's: the object's path
+    before the line still names each item ("order: status: new; status: refunded"), and the
+    rules that read a number with the words after it stop there ("3; swim lane" was a street
+    address: stop 58's audit of admission). Each item costs its label again
+    (``labelled_item_chars``, which rule 3 bounds)."""
     lines = (leaf_line(label, x, limit=_LINE_LEAF_CHARS) for x in items if _is_scalar(x))
     return "; ".join(dict.fromkeys(lines))  # a repeated item read once
 
@@ -348,15 +352,26 @@ def _nested(inner) -> bool:
     )
 
 
-def _path_of(path: tuple[str, ...], step: str) -> tuple[str, ...]:
-    """Return the path of a nested object: its last ``_PATH_KEYS`` keys, and the first key of
-    all, which names the record (``{"order": {"details": {"current": {"status": ...}}}}``
-    read "details current: status: refunded", the order gone, and was stored where one
-    object less was refused: stop 54's audit of admission)."""
-    full = (*path, step)
-    if len(full) <= _PATH_KEYS + 1:
-        return full
-    return (full[0], *full[-_PATH_KEYS:])
+def _path_step(key: str) -> str:
+    """Return ``key`` as the path of its object names it: its last whole words (``_key``)
+    within ``_PATH_KEY_CHARS`` characters, what shows nothing dropped first
+    (``normalize.shown``), or its first characters when its last word alone is longer.
+
+    Every key of the path is kept: with its first key and its last two only,
+    ``{"order": {"details": {"current": {"status": ...}}}}`` read "details current: status:
+    refunded", the order gone (stop 54's audit of admission), and ``{"wallet": {"balance":
+    {"as_of": {"today": {"amount": 5400}}}}}`` dropped the balance (stop 58's). Cut to its
+    first 24 characters, a key lost the word that names the record:
+    ``{"checking_account_current_balance": {"amount": 5400}}``, or "balance" after 24
+    zero-width spaces, was stored (stop 58's)."""
+    words = _key(shown(key)).split()
+    kept = ""
+    for word in reversed(words):
+        longer = f"{word} {kept}" if kept else word
+        if len(longer) > _PATH_KEY_CHARS:
+            break
+        kept = longer
+    return kept or (words[-1][:_PATH_KEY_CHARS] if words else "")
 
 
 def value_lines(value) -> list[str]:
@@ -368,9 +383,9 @@ def value_lines(value) -> list[str]:
     its value together ("password: ...", "balance: 5400", "role: admin") never saw them. A
     list's items are read each after the key or the path that names the list (``_items``):
     ``{"pin": [1, 4821]}`` reads "pin: 1; pin: 4821". A line costs about its object's JSON
-    (the path is its first key and its last ``_PATH_KEYS`` keys, cut: ``_path_of``) and its
-    lists' labels, once an item, so the text read stays bounded by the value's size, which
-    rule 3 caps, and by the labels' (``labelled_item_chars``), which rule 3 bounds too.
+    and its path (every key, each cut: ``_path_step``), and its lists' labels, once an item,
+    so the text read stays bounded by the value's size, which rule 3 caps, and by the paths'
+    and labels' (``labelled_item_chars``), which rule 3 bounds too.
     """
     lines: list[str] = []
     stack: list[tuple[tuple[str, ...], object]] = [((), value)]
@@ -383,8 +398,7 @@ def value_lines(value) -> list[str]:
             for key, inner in item.items():
                 key = str(key)
                 if _nested(inner):
-                    step = _key(key)[:_PATH_KEY_CHARS]
-                    children.append((_path_of(path, step), inner))
+                    children.append(((*path, _path_step(key)), inner))
                 else:
                     entries.append(_entry(key, inner))
             line = "; ".join(entries)
@@ -404,18 +418,22 @@ def value_lines(value) -> list[str]:
 
 def labelled_item_chars(value) -> int:
     """Return about how many characters ``value_lines`` reads a value's lists in, each item
-    after the key or the path that names its list (``_items``), counted without building
-    them: 5,000 numbers under a key of 30,000 characters are 150 MB of lines. Rule 3 bounds
+    after the key or the path that names its list (``_items``), and its nested objects in,
+    each line after its path (every key of it: ``_path_step``), counted without building
+    them: 5,000 numbers under a key of 30,000 characters are 150 MB of lines, and 8,000
+    small objects 15 levels deep repeat a path of up to 375 characters each. Rule 3 bounds
     them, with the memory_key's labels (``policy.labelled_chars``)."""
     total = 0
     stack: list[tuple[tuple[str, ...], object]] = [((), value)]
     while stack:
         path, item = stack.pop()
         if isinstance(item, dict):
-            for key, inner in item.items():
-                key = _key(str(key))
+            if path and not all(_nested(inner) for inner in item.values()):
+                total += len(" ".join(path)) + 2  # the line's path, then ": "
+            for raw, inner in item.items():
+                key = _key(str(raw))
                 if _nested(inner):
-                    stack.append((_path_of(path, key[:_PATH_KEY_CHARS]), inner))
+                    stack.append(((*path, _path_step(str(raw))), inner))
                 elif isinstance(inner, list):
                     total += _items_chars(key, inner)
         elif isinstance(item, list):
@@ -441,6 +459,16 @@ def value_texts(value) -> list[str]:
     return _packed(value_strings(value))
 
 
+def value_texts_apart(value) -> list[str]:
+    """Return every string of a JSON value packed as ``value_texts`` packs them, each a
+    sentence of its own (``LABEL_SEPARATOR``), for the sensitive categories. Joined by a line
+    break, a space in every reading, four years written as strings, ``["2019", "2020",
+    "2021", "2022"]``, were one card number (stop 58's audit of admission). The class and
+    injection guards read them joined (``value_texts``): an instruction split between two
+    strings ("wire all refunds to", "DE89 ...") reads whole there."""
+    return _packed(value_strings(value), LABEL_SEPARATOR)
+
+
 def value_line_texts(value) -> list[str]:
     """Return the ``value_lines`` of a JSON value (a bare number or boolean: itself), packed as
     ``value_texts`` packs strings. Texts of their own, never joined to the strings' (nor
@@ -459,7 +487,11 @@ def value_line_texts(value) -> list[str]:
 # is a space in every reading (``normalize.fold``): a line read after another lost the start
 # of its sentence ("health plan: approved" after "health plan: x" was no status line). A
 # spaced dot ends it for the patterns as a text's end did (``[.!?;]``, the clause ends), and
-# adds no character to the item's last word ("vim." is four characters of a password).
+# adds no character to the item's last word ("vim." is four characters of a password). The
+# patterns that read across any mark (``\W+``) read across it too: those that read a number
+# with the words after it stop there, as at "; " (a house number: "swim lane: 3 . swim lane:
+# 4" was a street address; a card's digits: stop 58's audit of admission). The value's
+# strings are joined so for the sensitive categories (``value_texts_apart``).
 LABEL_SEPARATOR = " .\n"
 
 
@@ -491,9 +523,13 @@ def _packed(strings: list[str], separator: str = "\n") -> list[str]:
 
 def seams(texts: list[str]) -> list[str]:
     """Return the end of each text joined to the start of the next: an instruction split
-    between the content and the value, or across two of the value's texts, is whole there."""
+    between the content and the value, or across two of the value's texts, is whole there.
+    Each side holds ``_VALUE_TEXT_OVERLAP`` characters that show (``normalize.visible_end``):
+    padding at a text's end hid its half."""
     width = _VALUE_TEXT_OVERLAP
-    return [f"{a[-width:]}\n{b[:width]}" for a, b in pairwise(texts) if a and b]
+    return [
+        f"{visible_end(a, width)}\n{visible_start(b, width)}" for a, b in pairwise(texts) if a and b
+    ]
 
 
 def bad_text(text: str) -> str | None:

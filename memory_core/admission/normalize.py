@@ -198,6 +198,43 @@ def is_blank(text: str) -> bool:
     return not _BLANK_GLYPHS.sub("", _INVISIBLE.sub("", text)).strip()
 
 
+# A character that counts in a cut of a text (``visible_start``): one that shows (none of
+# what ``is_blank`` reads as nothing), or the first whitespace of a run.
+_NOTHING = "\\s\u2800" + _INVISIBLE.pattern[1:-1]
+_COUNTED = re.compile(f"[^{_NOTHING}]|(?<!\\s)\\s")
+
+
+def visible_start(text: str, limit: int) -> str:
+    """Return the start of ``text`` that holds its first ``limit`` characters that show, a
+    run of whitespace counted as one (``_COUNTED``), and what shows nothing among them: a cut
+    of ``limit`` characters of a leaf padded with 200 spaces or zero-width spaces held the
+    padding alone, and ``{"balance": " " * 200 + "5400"}`` was stored where ``{"balance":
+    "5400"}`` was refused (stop 58's audit of admission). Prose is cut as before. What shows
+    nothing is kept, not dropped: a reading spells the tag characters (``_TAGS``)."""
+    if len(text) <= limit:
+        return text
+    for count, counted in enumerate(_COUNTED.finditer(text)):
+        if count == limit:
+            return text[: counted.start()]
+    return text
+
+
+def visible_end(text: str, limit: int) -> str:
+    """Return the end of ``text`` that holds its last ``limit`` characters that show, as
+    ``visible_start`` keeps its start."""
+    return visible_start(text[::-1], limit)[::-1]
+
+
+def shown(text: str) -> str:
+    """Return ``text`` without what shows nothing but whitespace: the tag characters as the
+    ASCII they spell (``_TAGS``, as a reading spells them), every other invisible character
+    and blank glyph dropped. For a text cut to a budget of characters, which they would
+    fill unseen."""
+    if text.isascii():
+        return text
+    return _BLANK_GLYPHS.sub("", _INVISIBLE.sub("", text.translate(_TAG_TABLE)))
+
+
 def plain(text: str) -> str:
     """Return the reading without de-obfuscation: accents folded, lower case (so plain
     French or German counts as plain text, not as hidden)."""

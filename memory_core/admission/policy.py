@@ -28,9 +28,11 @@ from memory_core.admission.candidate import (
     value_line_texts,
     value_stored_bytes,
     value_strings,
+    value_texts_apart,
     written_and_words,
 )
 from memory_core.admission.codes import INFORMATIONAL, POLICY_LIMITS, RULE_CODES, codes_of_rules
+from memory_core.admission.normalize import visible_end, visible_start
 from memory_core.models import (
     AUTHORITY_RANK,
     SENSITIVITY_RANK,
@@ -66,7 +68,8 @@ POINTER_KIND_CHARS = 32
 POINTER_URL_CHARS = 2048
 # The most earlier writes the split-write rule joins, as policy_check bounds the knob.
 MAX_SPLIT_WINDOW_WRITES = 100
-# The start of the content the memory_key is read with (the key's words, then these).
+# The start of the content the memory_key is read with (the key's words, then these), in
+# characters that show (``normalize.visible_start``: 200 spaces first hid the rest).
 KEY_SEAM_CHARS = 200
 # The most words of a content or value the memory_key is read as the label of (``key_lines``).
 KEY_LABEL_WORDS = 4
@@ -281,11 +284,11 @@ def labelled_chars(candidate: Candidate) -> int:
     stop 57's review of its own fixes). Read on a value within the policy's size (rule 3
     checks that first): the memory_key is at most 200 characters, its lines a few megabytes
     at most."""
-    labels = key_lines(candidate, value=not _is_pointer(candidate.value))
+    labels = _labels(candidate)
     said, words = set(labels), key_words(candidate.memory_key)
     seams = [
         seam
-        for seam in key_value_seams(candidate)
+        for seam in _key_seams(candidate)
         if seam not in said and f"{words}:{seam[len(words) :]}" not in said
     ]
     return labelled_item_chars(candidate.value) + sum(map(len, labels)) + sum(map(len, seams))
@@ -297,7 +300,7 @@ def key_seam(candidate: Candidate) -> str:
     an instruction begun in the key and ended in the content). "" without a key."""
     if not candidate.memory_key:
         return ""
-    return f"{key_words(candidate.memory_key)} {candidate.content[:KEY_SEAM_CHARS]}"
+    return f"{key_words(candidate.memory_key)} {visible_start(candidate.content, KEY_SEAM_CHARS)}"
 
 
 def scope_seam(candidate: Candidate) -> str:
@@ -307,7 +310,7 @@ def scope_seam(candidate: Candidate) -> str:
     as one begun in the key was before ``key_seam``. "" for the global scope."""
     if not candidate.scope_ref:
         return ""
-    return f"{key_words(candidate.scope_ref)} {candidate.content[:KEY_SEAM_CHARS]}"
+    return f"{key_words(candidate.scope_ref)} {visible_start(candidate.content, KEY_SEAM_CHARS)}"
 
 
 def _bare_values(held) -> list[str | int | float]:
@@ -363,7 +366,7 @@ def key_value_seams(candidate: Candidate) -> list[str]:
     bare = [v if isinstance(v, str) else value_line_texts(v)[0] for v in _bare_values(held)]
     texts = [*bare, *value_strings(held)]
     texts = list(dict.fromkeys(text for text in texts if text))
-    return [f"{words} {text[:KEY_SEAM_CHARS]}" for text in texts]
+    return [f"{words} {visible_start(text, KEY_SEAM_CHARS)}" for text in texts]
 
 
 # What separates a memory_key's path from its last part, the value's own key ("_" and "-" join
@@ -397,13 +400,38 @@ def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
         if not isinstance(leaf, str) or len(leaf.split()) <= KEY_LABEL_WORDS
     ]
     for held_object in _key_objects(held):
-        lines += [f"{words} {line[:KEY_SEAM_CHARS]}" for line in value_line_texts(held_object)[:1]]
+        lines += [
+            f"{words} {visible_start(line, KEY_SEAM_CHARS)}"
+            for line in value_line_texts(held_object)[:1]
+        ]
     return list(dict.fromkeys(lines))  # a list's repeated items read once
+
+
+# A write's labelled lines and value lines, made once per admission (``guards.derived``): rule
+# 3's bound, the class and injection guards and the sensitive categories each read them, and
+# thousands of a value's items were labelled three times over.
+def _labels(candidate: Candidate) -> list[str]:
+    """Return ``key_lines`` of ``candidate`` as every rule reads them (a pointer's fields
+    name a record elsewhere, not a labelled value)."""
+    return guards.derived(
+        "key_lines", candidate, lambda: key_lines(candidate, value=not _is_pointer(candidate.value))
+    )
+
+
+def _key_seams(candidate: Candidate) -> list[str]:
+    """Return ``key_value_seams`` of ``candidate``."""
+    return guards.derived("key_value_seams", candidate, lambda: key_value_seams(candidate))
+
+
+def _texts(candidate: Candidate) -> list[str]:
+    """Return ``candidate.texts()``: the content, the value's strings and its lines."""
+    return guards.derived("texts", candidate, candidate.texts)
 
 
 def sensitivity_texts(candidate: Candidate) -> list[str]:
     """Return the texts the sensitive categories read (rule 8): the content and the value
-    (``Candidate.texts``), the key with the content ("health.hiv_status" and "Positive." say
+    (as ``Candidate.texts``, its strings each a sentence of its own: ``value_texts_apart``),
+    the key with the content ("health.hiv_status" and "Positive." say
     it together, ``key_seam``), the scope's id as written and as words
     (``Candidate.scope_text``): the prompt shows it, and "project:user has HIV" was stored
     personal, readable by every agent of the scope; the message's id when it is a sentence
@@ -416,8 +444,13 @@ def sensitivity_texts(candidate: Candidate) -> list[str]:
     # The key as the label of a bare content or value ("email password: Hunter2024!"), as the
     # class guard reads it: the credential rule reads a label, and "email.password" with
     # "Hunter2024!" was stored personal (stop 53's audit of admission).
-    labelled = key_lines(candidate, value=not _is_pointer(candidate.value))
-    return candidate.texts() + [text for text in extra if text] + labelled_texts(labelled)
+    labelled = _labels(candidate)
+    # Joined by line breaks, as the guards of rules 4 and 5 read them, four years written as
+    # strings were a card number (stop 58's audit of admission).
+    lines = guards.derived("value_lines", candidate, lambda: value_line_texts(candidate.value))
+    value = [*value_texts_apart(candidate.value), *lines]
+    texts = [candidate.content, *value, *(text for text in extra if text)]
+    return texts + labelled_texts(labelled)
 
 
 # The characters on each side of a seam that a split instruction is read across: the guards'
@@ -432,10 +465,11 @@ def _split_between(previous: str, content: str) -> bool:
     does not (``content`` alone says none): either order, as retrieval ranks by score, so the
     half written later may come first. Each order is read ``SPLIT_SEAM_CHARS`` around its
     seam."""
-    ahead, behind = previous[-SPLIT_SEAM_CHARS:], previous[:SPLIT_SEAM_CHARS]
-    joined = guards.joined_injection_codes(
-        [f"{ahead} {content[:SPLIT_SEAM_CHARS]}", f"{content[-SPLIT_SEAM_CHARS:]} {behind}"]
-    )
+    # Counted in characters that show: 500 spaces at a text's end hid its half.
+    width = SPLIT_SEAM_CHARS
+    ahead, behind = visible_end(previous, width), visible_start(previous, width)
+    start, end = visible_start(content, width), visible_end(content, width)
+    joined = guards.joined_injection_codes([f"{ahead} {start}", f"{end} {behind}"])
     # One text when the earlier write is short (the same reading, cached across writes).
     return bool(set(joined) - set(guards.injection_codes(list(dict.fromkeys((ahead, behind))))))
 
@@ -469,7 +503,7 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
     # The class guard reads the value's structure too (``value_lines``: "balance: 5400",
     # "role: admin"); the injection guard does not, as its keys read as speakers there
     # ("system: billing" is a pointer's system, not a system message).
-    class_texts = candidate.texts()
+    class_texts = _texts(candidate)
     if _is_pointer(candidate.value):
         # A pointer's system, reference, kind and url name a record elsewhere ("billing",
         # "INV-1"): the class guard reads the content and the pointer's own words (its
@@ -499,8 +533,8 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
     texts = written + [t for t in (*extra, candidate.source_message_id) if t]
     # The memory_key's seams and lines, one per item, packed as the value's texts are: read
     # each alone, the guards paid a text's readings an item (``candidate.LABEL_SEPARATOR``).
-    texts += labelled_texts(key_value_seams(candidate))
-    class_texts += labelled_texts(key_lines(candidate, value=not _is_pointer(candidate.value)))
+    texts += labelled_texts(_key_seams(candidate))
+    class_texts += labelled_texts(_labels(candidate))
     class_texts += [scope] if scope else []
     class_texts += candidate.sentence_ids()
     class_texts += [candidate.reason] if candidate.reason else []

@@ -58,14 +58,18 @@ MONEY_RECORDS = (
 CLASS_RULES: list[Rule] = [
     # A record's state with no number: "User's order status is shipped.", and under another
     # key or in a list: {"order_state": "shipped"}, {"orders": [{"id": "A1", "status":
-    # "refunded"}]} (its value line "orders: id: A1; status: refunded").
+    # "refunded"}]} (its value line "orders: id: A1; status: refunded"). A status held in an
+    # object names its own key or two before its colon (in one entry: no ";" between):
+    # {"order": {"status": {"current": "refunded"}}} reads "order status: current: refunded",
+    # and the memory_key "order.status" over {"current": "refunded"} "order status current:
+    # refunded" (both stored until stop 58's audit of admission).
     Rule(
         "class.business_state",
         rx(
             r"\b(?:orders?|shipments?|packages?|deliver(?:y|ies)|refunds?|payments?|invoices?|"
             r"claims?|tickets?|bookings?|reservations?|subscriptions?|accounts?)"
             r"(?:[^\w.!?\n]+[\w'-]+){0,4}?[^\w.!?\n]+(?:status|state|stage)(?:\W+(?:is|was|"
-            r"has been|set to)|\W*[=:])\W+(?:now\W+)?",
+            r"has been|set to)|(?:[^\w.!?;\n]+[\w'-]+){0,2}?\W*[=:])\W+(?:now\W+)?",
             ANY_STATE,
             r"\b",
         ),

@@ -221,3 +221,124 @@ def test_a_rule_cut_at_its_alternatives_matches_exactly_where_the_whole_pattern_
 )
 def test_the_top_level_cut_skips_groups_classes_and_escapes(source, pieces):
     assert guards._top_level_split(source) == pieces
+
+
+# Texts where the sensitive categories' alternatives without a literal (a card number, an
+# IBAN, a street's number) match or nearly do, as lists of numbers labelled by their key read.
+DIGIT_TEXTS = [
+    "Card 4111-1111-1111-1111 on file.",
+    "Pay to DE89 3704 0044 0532 0130 00 by Friday.",  # an IBAN whose checksum holds
+    "Product GB82 WEST 1234 5698 7654 33 is in stock.",  # ... and one whose checksum fails
+    "SSN 123-45-6789.",
+    "ssn 123-45-6789",  # read in rot13 too: "ffa" there, a sentence not written so
+    "Lives at 12 Baker Street.",
+    "Meet at 52.520008, 13.404954 tomorrow.",
+    "lat: 52.520008; lon: 13.404954",
+    "Her DNI es 12345678Z.",
+    "Takes 20 mg daily.",
+    " .\n".join(f"stats daily steps: {4000 + 7 * i}" for i in range(300)),
+    " .\n".join(f"k {1000 + 13 * i}" for i in range(300)),
+    " .\n".join(f"tags: tag{i}" for i in range(300)),
+    "1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0",
+]
+
+
+def _old_sensitive_categories(texts: list[str], categories: list[str]) -> list[str]:
+    """``guards.sensitive_categories`` as it was: each category's whole pattern on every
+    reading its literal index let through (a pattern with an alternative that requires no
+    literal, on every reading)."""
+    index = LiteralIndex(list(guards.SENSITIVE_PATTERNS.values()))
+    positions = {category: i for i, category in enumerate(guards.SENSITIVE_PATTERNS)}
+    memo = guards.ReadingMemo()
+    possible = [
+        (reading.text, index.possible_mask(reading), reading.text in memo.rot13(text))
+        for text in texts
+        if text
+        for reading in memo.readings(text)
+    ]
+    found = []
+    for category in categories:
+        pattern = guards.SENSITIVE_PATTERNS[category]
+        discounted = category in guards.ROT13_DISCOUNTED
+        if any(
+            may >> positions[category] & 1
+            and guards._sensitive_match(pattern, reading, rot13 and discounted)
+            for reading, may, rot13 in possible
+        ):
+            found.append(category)
+    return found
+
+
+def test_a_sensitive_pattern_is_read_wherever_one_of_its_pieces_may_match():
+    """The sensitive categories read a pattern's pieces first (``_some_piece_matches``) and
+    the whole pattern only where one matches: never where the whole pattern would match and
+    the pieces said no, and with the answers of the whole pattern alone."""
+    texts = TRICKY + DIGIT_TEXTS + _corpus_texts()
+    index = guards._sensitive_index()
+    cut = 0
+    for category, pattern in guards.SENSITIVE_PATTERNS.items():
+        start, pieces = index.starts_pieces[list(guards.SENSITIVE_PATTERNS).index(category)]
+        cut += len(pieces) > 1
+        assert "|".join(p.pattern for p in pieces) == pattern.pattern
+        for text in texts:
+            for reading in normalize.readings(text):
+                may = index.literals.possible_mask(Reading(reading))
+                if pattern.search(reading):
+                    assert guards._some_piece_matches(may, start, pieces, reading), (
+                        category,
+                        reading[:80],
+                    )
+    assert cut >= 6
+    categories = list(guards.SENSITIVE_PATTERNS)
+    for text in texts:
+        assert guards.sensitive_categories([text], categories) == _old_sensitive_categories(
+            [text], categories
+        ), text[:80]
+    found = guards.sensitive_categories(DIGIT_TEXTS[:10], categories)
+    assert {"finance", "government_id", "precise_location", "health"} <= set(found)
+
+
+def test_a_rule_list_read_for_some_codes_answers_as_read_whole():
+    """``is_obfuscated`` asks only about the codes that fired (``match_rules(only=...)``): the
+    answer is the whole reading's, restricted to them."""
+    texts = TRICKY + _corpus_texts()[:300]
+    rules = guards.INJECTION_RULES + guards.CLASS_RULES
+    fired = 0
+    for text in texts:
+        whole = guards.match_rules(rules, [text], deobfuscate=False)
+        fired += bool(whole)
+        for only in (frozenset(whole[:1]), frozenset(whole[1:]), frozenset({"class.policy"})):
+            asked = guards.match_rules(rules, [text], deobfuscate=False, only=only)
+            assert asked == [code for code in whole if code in only], text
+    assert fired > 50
+
+
+def test_a_writes_lines_are_made_once_per_admission(monkeypatch):
+    """Rule 3's bound, the guards and the sensitive categories read one write's key lines and
+    value lines (``guards.derived``): made once for an admission, with its decision."""
+    from memory_core.admission import policy
+
+    made = []
+    key_lines = policy.key_lines
+
+    def counting(candidate, **kwargs):
+        made.append(candidate)
+        return key_lines(candidate, **kwargs)
+
+    entry = {"id": "steps", "content": "Daily steps.", "memory_key": "stats.daily_steps",
+             "value": [4000 + 7 * i for i in range(200)]}  # fmt: skip
+    context = AdmissionContext(now=NOW, policy_version=1)
+    once = admit(_candidate(entry), CORPUS_GRANT, context)
+    monkeypatch.setattr(policy, "key_lines", counting)
+    again = admit(_candidate(entry), CORPUS_GRANT, context)
+
+    assert len(made) == 1
+    assert (once.outcome, once.rule_codes, once.categories) == (
+        again.outcome,
+        again.rule_codes,
+        again.categories,
+    )
+    with guards.reading_memo():  # a second write in one block is a write of its own
+        policy.labelled_chars(_candidate(entry))
+        policy.labelled_chars(_candidate({**entry, "value": [1]}))
+    assert len(made) == 3
