@@ -44,7 +44,7 @@ The order every path takes its locks in, so that no two wait for each other in a
   (``deletion.services.deletion_request_or_queue``): the subject's row, then the subject's
   lock, held while the caller's reach is checked and the mark written; the worker's run of a
   queued one (``queued_subject_deletion_run``): the subject's row, then the subject's lock,
-  before it reads what another deletion took meanwhile, then its memory rows (the subject's
+  then its memory rows, before it reads what another deletion took meanwhile (the subject's
   row alone, ``of=("self",)``: the ordering of ``Subject`` joins the tenant row, which
   ``FOR NO KEY UPDATE`` locked too, for the whole run);
 - a whole tenant's request: the rows of its subjects whose deletion is queued, in id order

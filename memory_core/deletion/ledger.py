@@ -35,8 +35,9 @@ from django.conf import settings
 from django.utils import timezone
 
 from memory_core.files import replacing
-from memory_core.models import DeletionOperation, MemoryType, Sensitivity, Tombstone
+from memory_core.models import DeletionOperation, MemoryType, Sensitivity, Subject, Tombstone
 from memory_core.policy_check import RETENTION_MAX, retention_as_swept
+from memory_core.retrieval.traces import user_id_digest
 
 logger = logging.getLogger(__name__)
 
@@ -81,6 +82,10 @@ def ledger_entry(operation: DeletionOperation, tombstones=None) -> dict:
         tombstones = Tombstone.objects.filter(operation=operation).values_list(
             "memory_id", "subject_id", "content_hash"
         )
+    external_id = None
+    if operation.target == DeletionOperation.Target.SUBJECT:
+        subject = Subject.objects.filter(pk=operation.subject_id)
+        external_id = subject.values_list("external_id", flat=True).first()
     return {
         "operation_id": str(operation.id),
         "tenant_id": str(operation.tenant_id),
@@ -96,7 +101,18 @@ def ledger_entry(operation: DeletionOperation, tombstones=None) -> dict:
             }
             for memory_id, subject_id, digest in tombstones
         ],
-    }
+    } | user_id_named(operation.target, external_id)
+
+
+def user_id_named(target: str, external_id: str | None) -> dict:
+    """The part of a whole subject's deletion line that names the subject's user id, by its
+    SHA-256 (``user_id_sha256``, as ``RetrievalTrace.user_id_sha256`` names it): a replay
+    that makes the subject's row back, named by its own id, finds by it the restored traces
+    of retrievals for the subject made before it was known (``replay._traces_claim``).
+    Without it, they survived the replay (stop 58's review). Nothing for another target."""
+    if target != DeletionOperation.Target.SUBJECT or not external_id:
+        return {}
+    return {"user_id_sha256": user_id_digest(external_id)}
 
 
 # Names the operation a queued deletion (a whole subject's or a key's) becomes (uuid5 of the
@@ -129,10 +145,13 @@ def memory_key_digest(memory_key: str) -> str:
     return hashlib.sha256(memory_key.encode()).hexdigest()
 
 
-def queued_entry(*, tenant_id, subject_id, queued_at: datetime, memory_key: str = "") -> dict:
+def queued_entry(
+    *, tenant_id, subject_id, queued_at: datetime, memory_key: str = "", external_id: str = ""
+) -> dict:
     """Return the journal line of a subject's queued deletion
     (``services.subject_deletion_queue``): a whole-subject operation, or a key's (the key's
-    digest, ``memory_key_sha256``), with no tombstones yet.
+    digest, ``memory_key_sha256``), with no tombstones yet. ``external_id``: the subject's,
+    named by its digest on a whole subject's line (``user_id_named``).
 
     Without it, until the worker makes the request, the queued mark would live in the
     database only, and a backup restored from before it would lose the request. Replayed,
@@ -153,7 +172,7 @@ def queued_entry(*, tenant_id, subject_id, queued_at: datetime, memory_key: str 
     if memory_key:
         entry["target"] = DeletionOperation.Target.MEMORY_KEY
         entry["memory_key_sha256"] = memory_key_digest(memory_key)
-    return entry
+    return entry | user_id_named(entry["target"], external_id)
 
 
 # A key revocation's journal line: no operation, so its id is made from the key and the moment
@@ -645,6 +664,8 @@ def _parse(line: str) -> dict:
             raise ValueError("queued is not true or false")
         if entry.get("memory_key_sha256") is not None:
             _digest(entry["memory_key_sha256"], "memory_key_sha256")
+        if entry.get("user_id_sha256") is not None:
+            _digest(entry["user_id_sha256"], "user_id_sha256")
     # ValueError if a governance line names no row of its kind.
     if entry["target"] == KEY_REVOKED:
         _uuid(entry.get("revoked_key_id"))

@@ -41,6 +41,7 @@ from memory_core.deletion.ledger import (
     memory_key_digest,
     policy_retention_entry,
     queued_entry,
+    user_id_named,
 )
 from memory_core.deletion.runner import deletion_reset, deletion_run
 from memory_core.deletion.services import tenant_and_memories_lock
@@ -57,6 +58,7 @@ from memory_core.models import (
     Memory,
     MemoryEvent,
     PolicyVersion,
+    RetrievalTrace,
     Status,
     Subject,
     Tenant,
@@ -122,12 +124,14 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             SELECT o.id, o.tenant_id, o.subject_id, o.target, o.requested_at, o.reason_code,
                    coalesce(json_agg(json_build_object(
                        'memory_id', t.memory_id, 'subject_id', t.subject_id,
-                       'content_hash', t.content_hash)) FILTER (WHERE t.id IS NOT NULL), '[]')
+                       'content_hash', t.content_hash)) FILTER (WHERE t.id IS NOT NULL), '[]'),
+                   s.external_id
             FROM memory_core_deletionoperation o
             LEFT JOIN memory_core_tombstone t ON t.operation_id = o.id
+            LEFT JOIN memory_core_subject s ON s.id = o.subject_id
             WHERE o.requested_at >= %s
                OR {"o.journaled_at" if journaled else "NULL::timestamptz"} >= %s
-            GROUP BY o.id ORDER BY o.requested_at
+            GROUP BY o.id, s.external_id ORDER BY o.requested_at
             """,  # noqa: S608 (a column name, not a value)
             [after, since],
         ).fetchall()
@@ -143,7 +147,7 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         ).fetchall()
         queued = conn.execute(
             "SELECT tenant_id, id, deletion_queued_at, "
-            "coalesce(to_jsonb(s) ->> 'deletion_queued_key', '') "
+            "coalesce(to_jsonb(s) ->> 'deletion_queued_key', ''), external_id "
             "FROM memory_core_subject s "
             "WHERE deletion_queued_at >= %s ORDER BY deletion_queued_at",
             [after],
@@ -203,13 +207,27 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             "reason_code": reason,
             "tombstones": tombstones,
         }
-        for op_id, tenant_id, subject_id, target, requested_at, reason, tombstones in rows
+        | user_id_named(target, external_id)
+        for (
+            op_id,
+            tenant_id,
+            subject_id,
+            target,
+            requested_at,
+            reason,
+            tombstones,
+            external_id,
+        ) in rows
     ]
     entries += [
         queued_entry(
-            tenant_id=tenant_id, subject_id=subject_id, queued_at=queued_at, memory_key=key
+            tenant_id=tenant_id,
+            subject_id=subject_id,
+            queued_at=queued_at,
+            memory_key=key,
+            external_id=external_id,
         )
-        for tenant_id, subject_id, queued_at, key in queued
+        for tenant_id, subject_id, queued_at, key, external_id in queued
     ]
     entries += [
         key_revocation_entry(key_id=key_id, tenant_id=tenant_id, revoked_at=revoked_at)
@@ -268,6 +286,7 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             # exports step scanned no folder (left open until stop 50; for a key's queued
             # line, until stop 56's audit of backups).
             Subject.objects.create(pk=subject_id, tenant_id=tenant_id, external_id=subject_id)
+            _traces_claim(tenant_id, subject_id, entry.get("user_id_sha256"))
         else:
             subject_id = None
     memory_ids = {uuid.UUID(t["memory_id"]) for t in entry["tombstones"]}
@@ -408,6 +427,18 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
     )
     scrub_memories(operation.memory_ids)
     return operation
+
+
+def _traces_claim(tenant_id, subject_id, user_id_sha256: str | None) -> None:
+    """Name by the subject's row made back the restored traces of retrievals for it made before
+    it was known (no subject; its user id's digest, which a whole subject's line holds:
+    ``ledger.user_id_named``). The operation's traces step finds those by its subjects'
+    external ids, and the row made back is named by its own id: they survived the replay
+    (stop 58's review)."""
+    if user_id_sha256:
+        RetrievalTrace.objects.filter(
+            tenant_id=tenant_id, subject__isnull=True, user_id_sha256=user_id_sha256
+        ).update(subject_id=subject_id)
 
 
 def _exported_on_key(tenant_id, subject_id, key_sha256: str) -> dict[uuid.UUID, str]:

@@ -489,6 +489,7 @@ def _key_deletion(
         reason_code=reason_code,
         budget=budget,
         queued_at=queued_at,
+        queued_key=memory_key,
         if_any=first_seen is not None,
     )
     if operation is None:
@@ -777,6 +778,7 @@ def subject_deletion_queue(*, principal, subject_id, memory_key: str = "") -> Su
                 subject_id=subject.pk,
                 queued_at=subject.deletion_queued_at,
                 memory_key=memory_key,
+                external_id=subject.external_id,
             )
             # Journaled as it commits, before the task is sent: a restore from a backup taken
             # before the worker made the request replays it (ledger.queued_entry).
@@ -843,19 +845,25 @@ def queued_deletions_journal(*, older_than: float = 0, limit: int = 500) -> int:
             deletion_queued_journaled_at=None,
         )
         .order_by("deletion_queued_at")
-        .values_list("pk", "tenant_id", "deletion_queued_at", "deletion_queued_key")[:limit]
+        .values_list("pk", "tenant_id", "deletion_queued_at", "deletion_queued_key", "external_id")[
+            :limit
+        ]
     )
     if not pending:
         return 0
     ledger_catch_up(
         [
             queued_entry(
-                tenant_id=tenant_id, subject_id=pk, queued_at=queued_at, memory_key=memory_key
+                tenant_id=tenant_id,
+                subject_id=pk,
+                queued_at=queued_at,
+                memory_key=memory_key,
+                external_id=external_id,
             )
-            for pk, tenant_id, queued_at, memory_key in pending
+            for pk, tenant_id, queued_at, memory_key, external_id in pending
         ]
     )
-    _queued_recorded([(pk, queued_at) for pk, _, queued_at, _ in pending])
+    _queued_recorded([(pk, queued_at) for pk, _, queued_at, _, _ in pending])
     return len(pending)
 
 
@@ -877,7 +885,8 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
     """Make the subject's queued request (the whole subject's, or a key's) for whoever queued
     it, with no time limit, and clear the mark in the same transaction; None if nothing is
     queued (done already). When another deletion, not completed yet, took everything it was
-    to delete meanwhile, return that one and leave the mark (``_queued_taken_meanwhile``)."""
+    to delete meanwhile, return that one and leave the mark (``_queued_taken_meanwhile``,
+    checked once the request holds the memory rows: ``_operation_create``)."""
     with transaction.atomic():
         # Held for the whole request: a second task waits, then finds nothing queued, and the
         # sweep (FOR UPDATE SKIP LOCKED) passes over it; writes of the subject's memories go on.
@@ -894,10 +903,10 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
             return None
         # Then the subject's deletion lock (the request takes it again), before anything is
         # read: a deletion of the subject in flight (the person's of a memory on the key)
-        # commits first, so ``_queued_taken_meanwhile`` sees what it took. Taken only in the
-        # request, after that check, it was waited for there: the check saw nothing taken,
-        # and an empty operation was made under the queued id, which completed while the
-        # deletion that took the memories was pending (stop 58's audit of deletion).
+        # commits first. Taken only in the request, after a check of what was taken, it was
+        # waited for there: the check saw nothing taken, and an empty operation was made
+        # under the queued id, which completed while the deletion that took the memories was
+        # pending (stop 58's audit of deletion).
         subject_deletion_lock(subject.pk)
         agent_id = subject.deletion_queued_by_agent_id
         requester = QueuedRequester(
@@ -906,47 +915,72 @@ def queued_subject_deletion_run(subject_id) -> DeletionOperation | None:
             actor_type="agent" if agent_id else "user",
             actor_id=str(agent_id or subject.deletion_queued_by),
         )
-        queued_at, memory_key = subject.deletion_queued_at, subject.deletion_queued_key
+        queued_at = subject.deletion_queued_at
         made = DeletionOperation.objects.filter(
             pk=queued_operation_id(subject.pk, queued_at)
         ).first()
         if made is not None:
             queued_at = None  # a replay after a restore made it already: a new one clears
-        else:
-            taken = _queued_taken_meanwhile(subject, memory_key)
-            if taken is not None:
-                # Made now, it would hold nothing and complete at once, while the deletion
-                # that took its memories has not cleaned their stores: the agent's id said
-                # "completed" then (stop 57's audit of deletion). That one answers, as it
-                # answers the request made at once (``_key_taken_meanwhile``,
-                # ``_subject_covering``); the mark stays, so the id the asker holds answers
-                # "queued", and the sweep sends the task again until that one has completed.
-                return _already_requested(taken)
-        # Cleared first, in the same transaction (others see the mark until it commits): the
-        # request refuses a subject whose deletion is queued.
-        subject.deletion_queued_at = subject.deletion_queued_by = None
-        subject.deletion_queued_by_agent = subject.deletion_queued_journaled_at = None
-        subject.deletion_queued_key = ""
-        subject.save(update_fields=QUEUED_FIELDS)
-        on_key = Memory.objects.filter(subject=subject, memory_key=memory_key)
-        if made is not None and memory_key and not on_key.exists():
-            # Nothing left on the key for a new one (it would be NotFound): a replay made it.
-            return _already_requested(made)
-        return deletion_request(
-            principal=requester,
-            subject_id=subject.pk,
-            memory_key=memory_key or None,
-            time_limited=False,
-            queued_at=queued_at,
-        )
+        try:
+            # A savepoint: when another deletion took everything meanwhile, the request lets
+            # the mark come back (``_TakenMeanwhile``).
+            with transaction.atomic():
+                return _queued_request(subject, requester, made, queued_at)
+        except _TakenMeanwhile as taken:
+            # Made now, it would hold nothing and complete at once, while the deletion that
+            # took its memories has not cleaned their stores: the agent's id said "completed"
+            # then (stop 57's audit of deletion). That one answers, as it answers the request
+            # made at once (``_key_taken_meanwhile``, ``_subject_covering``); the mark stays,
+            # so the id the asker holds answers "queued", and the sweep sends the task again
+            # until that one has completed.
+            return _already_requested(taken.operation)
 
 
-def _queued_taken_meanwhile(subject: Subject, memory_key: str) -> DeletionOperation | None:
-    """Return the unfinished deletion that took what ``subject``'s queued request (the whole
-    subject's, or ``memory_key``'s) was to delete, when none of it is left: the newest of the
-    operations not completed that deleted a memory of the subject (on ``memory_key``, for a
-    key's request) since the request was queued (the person's, on the portal, say). None
-    when some is left, or every one has completed.
+def _queued_request(subject: Subject, requester, made, queued_at) -> DeletionOperation:
+    """Clear ``subject``'s mark and make its queued request for ``requester``; ``made``: the
+    operation a replay after a restore made under the queued id (then ``queued_at`` is None)."""
+    memory_key = subject.deletion_queued_key
+    # Cleared first, in the same transaction (others see the mark until it commits): the
+    # request refuses a subject whose deletion is queued.
+    subject.deletion_queued_at = subject.deletion_queued_by = None
+    subject.deletion_queued_by_agent = subject.deletion_queued_journaled_at = None
+    subject.deletion_queued_key = ""
+    subject.save(update_fields=QUEUED_FIELDS)
+    on_key = Memory.objects.filter(subject=subject, memory_key=memory_key)
+    if made is not None and memory_key and not on_key.exists():
+        # Nothing left on the key for a new one (it would be NotFound): a replay made it.
+        return _already_requested(made)
+    return deletion_request(
+        principal=requester,
+        subject_id=subject.pk,
+        memory_key=memory_key or None,
+        time_limited=False,
+        queued_at=queued_at,
+    )
+
+
+class _TakenMeanwhile(Exception):
+    """A queued request found none of its memories left once it held their rows: another
+    deletion, not completed yet, took them (``_queued_taken_meanwhile``)."""
+
+    def __init__(self, operation: DeletionOperation):
+        super().__init__(operation.pk)
+        self.operation = operation
+
+
+def _queued_taken_meanwhile(
+    *, tenant_id, subject_id, memory_key: str, queued_at
+) -> DeletionOperation | None:
+    """Return the unfinished deletion that took what a subject's request queued at
+    ``queued_at`` (the whole subject's, or ``memory_key``'s) was to delete, when none of it is
+    left: the newest of the operations not completed that deleted a memory of the subject (on
+    ``memory_key``, for a key's request) since the request was queued (the person's, on the
+    portal, say), or the tenant's deletion whenever it took them. None when some is left, or
+    every one has completed.
+
+    The tenant's whatever its moment: it takes no subject's lock, so it may take its moment
+    before the mark is made and commit after it; then the request, made empty under the
+    queued id, completed while the tenant's operation was pending (stop 58's review).
 
     A deletion of the subject's other memories is not waited for: until stop 57's review of
     its fixes, any unfinished one (another key's, dead-lettered say) kept a key's request
@@ -956,19 +990,19 @@ def _queued_taken_meanwhile(subject: Subject, memory_key: str) -> DeletionOperat
     A dead-lettered one is not re-driven here (the sweep sends the task again every minute):
     the request waits for a reviewer's retry of it, in the dead letters.
     """
-    left = Memory.objects.filter(tenant_id=subject.tenant_id, subject=subject)
+    left = Memory.objects.filter(tenant_id=tenant_id, subject_id=subject_id)
     if memory_key:
         left = left.filter(memory_key=memory_key)  # a deleted memory's key is cleared
-    ledger = Tombstone.objects.filter(tenant_id=subject.tenant_id, subject_id=subject.pk)
+    ledger = Tombstone.objects.filter(tenant_id=tenant_id, subject_id=subject_id)
     if left.exclude(pk__in=ledger.values("memory_id")).exists():
         return None
-    taken = ledger.filter(deleted_at__gte=subject.deletion_queued_at)
+    taken = ledger.filter(
+        Q(deleted_at__gte=queued_at) | Q(operation__target=DeletionOperation.Target.TENANT)
+    )
     if memory_key:
         taken = taken.filter(memory_key_sha256=memory_key_digest(memory_key))
     return (
-        DeletionOperation.objects.filter(
-            tenant_id=subject.tenant_id, pk__in=taken.values("operation_id")
-        )
+        DeletionOperation.objects.filter(tenant_id=tenant_id, pk__in=taken.values("operation_id"))
         .exclude(status=DeletionOperation.State.COMPLETED)
         .order_by("-requested_at")
         .first()
@@ -1093,6 +1127,7 @@ def _operation_create(
     reason_code: str,
     budget: Budget | None = None,
     queued_at=None,
+    queued_key: str = "",
     if_any: bool = False,
     chosen_under: int | None = None,
 ) -> DeletionOperation | None:
@@ -1102,8 +1137,10 @@ def _operation_create(
     Must run inside the caller's transaction (deletion_request, the retention sweep).
     ``budget`` bounds each of the statements that grow with the rows. ``queued_at``: a queued
     request's moment (a whole subject's or a key's), which names the operation and is its
-    ``requested_at``. With ``if_any``, return None and write nothing when no row is left once
-    locked (another operation took them meanwhile: a sweep delivered twice, say).
+    ``requested_at``; ``queued_key``: a key's (``_TakenMeanwhile`` when another deletion not
+    completed took every row before they were locked). With ``if_any``, return None and
+    write nothing when no row is left once locked (another operation took them meanwhile: a
+    sweep delivered twice, say).
     ``chosen_under``: the policy version whose retention chose the rows (the sweep's); when
     another is active once they are locked, return None and write nothing: the next sweep
     chooses under it (one published meanwhile that keeps them longer saves them, and no
@@ -1130,6 +1167,8 @@ def _operation_create(
     rows = [row for row in rows if row[0] not in already]
     if if_any and not rows:
         return None
+    if queued_at is not None and not rows:
+        _refuse_if_taken_meanwhile(tenant_id, subject_id, queued_key, queued_at)
     policy = (
         PolicyVersion.objects.filter(tenant_id=tenant_id, is_active=True)
         .values_list("version", flat=True)
@@ -1181,6 +1220,22 @@ def _operation_create(
     )
     deletion_run_on_commit(operation.id)
     return operation
+
+
+def _refuse_if_taken_meanwhile(tenant_id, subject_id, memory_key: str, queued_at) -> None:
+    """Raise ``_TakenMeanwhile`` when a deletion not completed took what the queued request
+    was to delete (``_queued_taken_meanwhile``).
+
+    Looked at once the memory rows are locked, not before: a whole tenant's deletion in flight
+    takes no subject's lock, only the rows, and a look before them saw nothing taken; the
+    request then waited for the rows, found them in the ledger, and made an empty operation
+    under the queued id, which completed while the tenant's was pending (stop 58's review).
+    """
+    taken = _queued_taken_meanwhile(
+        tenant_id=tenant_id, subject_id=subject_id, memory_key=memory_key, queued_at=queued_at
+    )
+    if taken is not None:
+        raise _TakenMeanwhile(taken)
 
 
 # One statement for an operation's rows, its ids as arrays: a subject's tens of thousands of

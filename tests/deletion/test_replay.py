@@ -206,6 +206,44 @@ def test_a_replayed_queued_deletion_of_a_subject_made_after_the_backup_reaches_i
             ).fetchall() == [(str(subject.id), "")]
 
 
+@pytest.mark.parametrize("how", ["requested", "queued"])
+def test_a_replayed_subject_deletion_removes_their_traces_from_before_they_were_known(tenant, how):
+    """An agent retrieved for "bob" before bob was known (a trace with no subject, named by
+    the user id's digest); bob became known after the backup and was deleted. The replay made
+    bob's row back named by its own id, so the traces step looked for that id's digest, and
+    the restored trace survived while the replayed operation reported complete (stop 58's
+    review). Now the whole subject's journal line holds the user id's digest
+    (``user_id_sha256``), by which the replay names those traces with the row made back."""
+    from memory_core.deletion.services import subject_deletion_queue
+    from memory_core.principals import SubjectPrincipal
+    from tests.clients import client_for
+    from tests.factories import AgentFactory, SubjectFactory
+
+    client = client_for(AgentFactory(tenant=tenant))
+    body = {"query": "Which database does the project use?", "context": {"user_id": "bob"}}
+    trace_id = client.post("/api/v1/retrieve", body, format="json").json()["trace_id"]
+
+    with _backup() as (dump, backup_time), _scratch() as scratch:
+        bob = SubjectFactory(tenant=tenant, external_id="bob")  # known after the backup
+        MemoryFactory(subject=bob, content="Bob prefers tea.")
+        user = SubjectPrincipal(tenant_id=tenant.id, subject_id=bob.id, user_id=1)
+        if how == "queued":  # no worker made it before the database was lost
+            subject_deletion_queue(principal=user, subject_id=bob.id)
+        else:
+            operation = deletion_request(principal=user, subject_id=bob.id)
+            assert deletion_run(operation_id=operation.id) == "completed"
+            assert not RetrievalTrace.objects.filter(pk=trace_id).exists()  # gone here
+
+        _restore(dump, scratch)
+        result = _replay(scratch, backup_time)
+        assert result["replayed"] == 1 and result["incomplete"] == {}, result
+        with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
+            left = conn.execute(
+                "SELECT count(*) FROM memory_core_retrievaltrace WHERE id = %s", [trace_id]
+            ).fetchone()[0]
+        assert left == 0, "the restored trace of the retrieval for bob survived the replay"
+
+
 def test_a_replayed_queued_key_deletion_of_a_subject_made_after_the_backup_reaches_its_export(
     tenant,
 ):

@@ -8,14 +8,16 @@ import threading
 import time
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 
+from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import (
     deletion_request_or_queue,
     queued_subject_deletion_run,
     tenant_deletion_request,
 )
 from memory_core.exports import export_create
+from memory_core.models import DeletionOperation, Subject
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import tenant_scope
 from memory_core.services import reviews
@@ -130,3 +132,65 @@ def test_a_tenant_deletion_while_a_queued_subject_run_waits_is_not_a_deadlock(
     assert queued_run.error is None, queued_run.error
     assert tenants.error is None, f"the tenant's deletion failed: {tenants.error!r}"
     assert tenants.outcome().target == "tenant"
+
+
+def _until_waiting(sessions: int, *threads) -> None:
+    """Return once ``sessions`` backends wait for a lock; fail if a thread ended first."""
+    deadline = time.monotonic() + 20
+    while not someone_waits_for_a_lock(sessions=sessions):
+        assert all(t.is_alive() for t in threads), [t.error for t in threads]
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
+def test_a_queued_run_racing_a_tenant_deletion_answers_it_not_an_empty_operation(
+    settings, owner, owner_principal, private_queue, journal
+):
+    """Stop 58's review found a queued whole-subject run whose memories a whole tenant's
+    deletion in flight took making a new operation that held no memory under the queued id,
+    which ran to completed while the tenant's operation was pending: the tenant's request,
+    started while no subject was marked, took no subject's row, and the run's look at what
+    was taken meanwhile (``_queued_taken_meanwhile``) came before it waited for the memory
+    rows. Now the request looks once it holds them, answers the tenant's operation, and
+    leaves the mark for the sweep."""
+    for _ in range(2):
+        MemoryFactory(subject=owner)
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 1
+    tenant_id = owner.tenant_id
+
+    def key_share_on_tenant():  # a transaction that inserted a row of the tenant, say
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM memory_core_tenant WHERE id = %s FOR KEY SHARE", [str(tenant_id)]
+            )
+
+    def worker():
+        with tenant_scope(tenant_id):
+            return queued_subject_deletion_run(owner.pk)
+
+    with held_in_another_transaction(tenant_id, key_share_on_tenant):
+        # The tenant's request: no subject marked yet; it locks the memory rows, then waits
+        # for the tenant row.
+        tenants = in_thread(lambda: tenant_deletion_request(tenant_id=tenant_id))
+        _until_waiting(1, tenants)
+        # Meanwhile the person's "delete everything" is queued (too large for a request) ...
+        with tenant_scope(tenant_id):
+            queued = deletion_request_or_queue(principal=owner_principal, subject_id=owner.pk)
+        assert queued.status == "queued"
+        # ... and the worker's run starts: it waits for the rows the tenant's request holds.
+        run = in_thread(worker)
+        _until_waiting(2, tenants, run)
+    tenant_operation = tenants.outcome(30)
+    made = run.outcome(30)
+    assert tenant_operation.target == "tenant"
+    assert DeletionOperation.objects.get(pk=tenant_operation.pk).status != "completed"
+    if not (made.memory_ids or made.already_requested):
+        outcome = deletion_run(operation_id=made.pk)  # the id the person was handed
+        tenant_status = DeletionOperation.objects.get(pk=tenant_operation.pk).status
+        pytest.fail(
+            f"the queued run made a new operation holding no memory, which ran to {outcome!r} "
+            f"while the tenant's operation that took the memories is {tenant_status!r}"
+        )
+    assert made.pk == tenant_operation.pk
+    # The mark stays: the sweep sends the task again once the tenant's operation completed.
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_at is not None
