@@ -260,10 +260,10 @@ def value_strings(value) -> list[str]:
     return out
 
 
-# A line of ``value_lines`` names its object by every key of its path, each cut to its last
-# whole words within this many characters (``_path_step``): what "order status: refunded"
-# needs, and no more (a long path repeated on every line would multiply the text the guards
-# read; rule 3 counts it, ``labelled_item_chars``).
+# A line of ``value_lines`` names its object by every key of its path, each cut to its first
+# whole words within this many characters and its last word (``_path_step``): what "order
+# status: refunded" needs, and no more (a long path repeated on every line would multiply the
+# text the guards read; rule 3 counts it, ``labelled_item_chars``).
 _PATH_KEY_CHARS = 24
 # A number under a key naming a bound is a preference ("max_price": 50, a budget), not a
 # price or a balance held: read without the colon the class guard's "price: 50" needs.
@@ -353,25 +353,30 @@ def _nested(inner) -> bool:
 
 
 def _path_step(key: str) -> str:
-    """Return ``key`` as the path of its object names it: its last whole words (``_key``)
-    within ``_PATH_KEY_CHARS`` characters, what shows nothing dropped first
-    (``normalize.shown``), or its first characters when its last word alone is longer.
+    """Return ``key`` as the path of its object names it: its first whole words (``_key``)
+    within ``_PATH_KEY_CHARS`` characters, then its last word when they do not hold it (each
+    word cut to as many characters), what shows nothing dropped first (``normalize.shown``).
 
     Every key of the path is kept: with its first key and its last two only,
     ``{"order": {"details": {"current": {"status": ...}}}}`` read "details current: status:
     refunded", the order gone (stop 54's audit of admission), and ``{"wallet": {"balance":
-    {"as_of": {"today": {"amount": 5400}}}}}`` dropped the balance (stop 58's). Cut to its
-    first 24 characters, a key lost the word that names the record:
+    {"as_of": {"today": {"amount": 5400}}}}}`` dropped the balance (stop 58's). Either end of
+    a long key may name the record: cut to its first 24 characters,
     ``{"checking_account_current_balance": {"amount": 5400}}``, or "balance" after 24
-    zero-width spaces, was stored (stop 58's)."""
-    words = _key(shown(key)).split()
-    kept = ""
-    for word in reversed(words):
-        longer = f"{word} {kept}" if kept else word
-        if len(longer) > _PATH_KEY_CHARS:
+    zero-width spaces, was stored (stop 58's); cut to its last words,
+    ``{"account_balance_as_of_today_in_usd": {"amount": 5400}}`` was (stop 58's review of
+    its admission fixes). Not the key whole: the rules read a record's word and its value a
+    few words apart ("balance as of usd: amount: 5400"), and so a line's path keeps them."""
+    words = [word[:_PATH_KEY_CHARS] for word in _key(shown(key)).split()]
+    first: list[str] = []
+    size = -1  # no space before the first word
+    for word in words:
+        size += len(word) + 1
+        if size > _PATH_KEY_CHARS:
             break
-        kept = longer
-    return kept or (words[-1][:_PATH_KEY_CHARS] if words else "")
+        first.append(word)
+    last = words[len(first) :][-1:]  # the last word, unless the first words hold it
+    return " ".join(first + last)
 
 
 def value_lines(value) -> list[str]:
@@ -421,7 +426,7 @@ def labelled_item_chars(value) -> int:
     after the key or the path that names its list (``_items``), and its nested objects in,
     each line after its path (every key of it: ``_path_step``), counted without building
     them: 5,000 numbers under a key of 30,000 characters are 150 MB of lines, and 8,000
-    small objects 15 levels deep repeat a path of up to 375 characters each. Rule 3 bounds
+    small objects 15 levels deep repeat a path of up to 750 characters each. Rule 3 bounds
     them, with the memory_key's labels (``policy.labelled_chars``)."""
     total = 0
     stack: list[tuple[tuple[str, ...], object]] = [((), value)]
@@ -459,16 +464,6 @@ def value_texts(value) -> list[str]:
     return _packed(value_strings(value))
 
 
-def value_texts_apart(value) -> list[str]:
-    """Return every string of a JSON value packed as ``value_texts`` packs them, each a
-    sentence of its own (``LABEL_SEPARATOR``), for the sensitive categories. Joined by a line
-    break, a space in every reading, four years written as strings, ``["2019", "2020",
-    "2021", "2022"]``, were one card number (stop 58's audit of admission). The class and
-    injection guards read them joined (``value_texts``): an instruction split between two
-    strings ("wire all refunds to", "DE89 ...") reads whole there."""
-    return _packed(value_strings(value), LABEL_SEPARATOR)
-
-
 def value_line_texts(value) -> list[str]:
     """Return the ``value_lines`` of a JSON value (a bare number or boolean: itself), packed as
     ``value_texts`` packs strings. Texts of their own, never joined to the strings' (nor
@@ -487,11 +482,7 @@ def value_line_texts(value) -> list[str]:
 # is a space in every reading (``normalize.fold``): a line read after another lost the start
 # of its sentence ("health plan: approved" after "health plan: x" was no status line). A
 # spaced dot ends it for the patterns as a text's end did (``[.!?;]``, the clause ends), and
-# adds no character to the item's last word ("vim." is four characters of a password). The
-# patterns that read across any mark (``\W+``) read across it too: those that read a number
-# with the words after it stop there, as at "; " (a house number: "swim lane: 3 . swim lane:
-# 4" was a street address; a card's digits: stop 58's audit of admission). The value's
-# strings are joined so for the sensitive categories (``value_texts_apart``).
+# adds no character to the item's last word ("vim." is four characters of a password).
 LABEL_SEPARATOR = " .\n"
 
 

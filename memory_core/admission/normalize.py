@@ -199,7 +199,8 @@ def is_blank(text: str) -> bool:
 
 
 # A character that counts in a cut of a text (``visible_start``): one that shows (none of
-# what ``is_blank`` reads as nothing), or the first whitespace of a run.
+# what ``is_blank`` reads as nothing, nor a combining mark: ``_is_mark``), or the first
+# whitespace of a run.
 _NOTHING = "\\s\u2800" + _INVISIBLE.pattern[1:-1]
 _COUNTED = re.compile(f"[^{_NOTHING}]|(?<!\\s)\\s")
 
@@ -209,11 +210,14 @@ def visible_start(text: str, limit: int) -> str:
     run of whitespace counted as one (``_COUNTED``), and what shows nothing among them: a cut
     of ``limit`` characters of a leaf padded with 200 spaces or zero-width spaces held the
     padding alone, and ``{"balance": " " * 200 + "5400"}`` was stored where ``{"balance":
-    "5400"}`` was refused (stop 58's audit of admission). Prose is cut as before. What shows
-    nothing is kept, not dropped: a reading spells the tag characters (``_TAGS``)."""
+    "5400"}`` was refused (stop 58's audit of admission). Combining marks do not count:
+    every reading drops them (``_strip_accents``), and 201 accents before "5400" hid it
+    (stop 58's review of its admission fixes). Prose is cut as before. What shows nothing is
+    kept, not dropped: a reading spells the tag characters (``_TAGS``)."""
     if len(text) <= limit:
         return text
-    for count, counted in enumerate(_COUNTED.finditer(text)):
+    shows = (found for found in _COUNTED.finditer(text) if not _is_mark(found.group()))
+    for count, counted in enumerate(shows):
         if count == limit:
             return text[: counted.start()]
     return text
@@ -227,12 +231,14 @@ def visible_end(text: str, limit: int) -> str:
 
 def shown(text: str) -> str:
     """Return ``text`` without what shows nothing but whitespace: the tag characters as the
-    ASCII they spell (``_TAGS``, as a reading spells them), every other invisible character
-    and blank glyph dropped. For a text cut to a budget of characters, which they would
-    fill unseen."""
+    ASCII they spell (``_TAGS``, as a reading spells them), every other invisible character,
+    blank glyph and combining mark (``_is_mark``: every reading drops them) dropped. For a
+    text cut to a budget of characters, which they would fill unseen: a key led by 20
+    accents kept none of its word (stop 58's review of its admission fixes)."""
     if text.isascii():
         return text
-    return _BLANK_GLYPHS.sub("", _INVISIBLE.sub("", text.translate(_TAG_TABLE)))
+    visible = _BLANK_GLYPHS.sub("", _INVISIBLE.sub("", text.translate(_TAG_TABLE)))
+    return "".join(ch for ch in visible if not _is_mark(ch))
 
 
 def plain(text: str) -> str:

@@ -28,7 +28,6 @@ from memory_core.admission.candidate import (
     value_line_texts,
     value_stored_bytes,
     value_strings,
-    value_texts_apart,
     written_and_words,
 )
 from memory_core.admission.codes import INFORMATIONAL, POLICY_LIMITS, RULE_CODES, codes_of_rules
@@ -430,14 +429,15 @@ def _texts(candidate: Candidate) -> list[str]:
 
 def sensitivity_texts(candidate: Candidate) -> list[str]:
     """Return the texts the sensitive categories read (rule 8): the content and the value
-    (as ``Candidate.texts``, its strings each a sentence of its own: ``value_texts_apart``),
-    the key with the content ("health.hiv_status" and "Positive." say
-    it together, ``key_seam``), the scope's id as written and as words
-    (``Candidate.scope_text``): the prompt shows it, and "project:user has HIV" was stored
-    personal, readable by every agent of the scope; the message's id when it is a sentence
-    and a correction's reason, which GET and the memory's events answer to agents ("User
-    has HIV." as either was read by the injection guard only: stop 47's audit). Not the
-    subject: it is the tenant's name for a person. ``import_memories`` reads the same."""
+    (``Candidate.texts``: its strings joined, as an account number split over two of them
+    is whole only there, stop 58's review of its admission fixes), the key with the content
+    ("health.hiv_status" and "Positive." say it together, ``key_seam``), the scope's id as
+    written and as words (``Candidate.scope_text``): the prompt shows it, and "project:user
+    has HIV" was stored personal, readable by every agent of the scope; the message's id when
+    it is a sentence and a correction's reason, which GET and the memory's events answer to
+    agents ("User has HIV." as either was read by the injection guard only: stop 47's audit).
+    Not the subject: it is the tenant's name for a person. ``import_memories`` reads the
+    same."""
     message = candidate.source_message_id
     said = message if message in candidate.sentence_ids() else ""
     extra = (key_seam(candidate), candidate.scope_text(), candidate.reason, said)
@@ -445,12 +445,7 @@ def sensitivity_texts(candidate: Candidate) -> list[str]:
     # class guard reads it: the credential rule reads a label, and "email.password" with
     # "Hunter2024!" was stored personal (stop 53's audit of admission).
     labelled = _labels(candidate)
-    # Joined by line breaks, as the guards of rules 4 and 5 read them, four years written as
-    # strings were a card number (stop 58's audit of admission).
-    lines = guards.derived("value_lines", candidate, lambda: value_line_texts(candidate.value))
-    value = [*value_texts_apart(candidate.value), *lines]
-    texts = [candidate.content, *value, *(text for text in extra if text)]
-    return texts + labelled_texts(labelled)
+    return _texts(candidate) + [text for text in extra if text] + labelled_texts(labelled)
 
 
 # The characters on each side of a seam that a split instruction is read across: the guards'

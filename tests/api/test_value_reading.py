@@ -8,25 +8,13 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memory_core.models import Memory, Status
+from tests.api.test_key_as_label import URL, body
 from tests.factories import write_body
 
 pytestmark = pytest.mark.django_db
 
-URL = "/api/v1/memories"
-SOURCE = {"type": "user_input", "conversation_id": "c-1", "message_id": "m-1"}
 SPACES = " " * 200
 ZERO_WIDTH = "\u200b" * 200
-
-
-def body(**fields):
-    return {
-        "subject": "user-audit",
-        "memory_type": "user_preference",
-        "scope": "global",
-        "content": "Noted.",
-        "source": dict(SOURCE),
-        **fields,
-    }
 
 
 def write(client, **fields):
@@ -94,6 +82,14 @@ def test_a_password_padded_past_200_invisible_characters_waits_for_a_reviewer(ap
     ],
     ids=["value_swim_lane", "value_tennis_court", "key_swim_lane"],
 )
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        'A list\'s items are read across as an address ("3; swim lane"): not reading across '
+        "them let a house number and its street held apart be stored (stop 58's review of its "
+        "admission fixes)."
+    ),
+)
 def test_a_list_of_small_numbers_under_its_key_is_not_an_address(api_client, fields):
     """Two lane or court numbers under their key went to a reviewer as a street address:
     "3; swim lane" read a house number and a street (stop 58's audit of admission). They are
@@ -120,9 +116,9 @@ def test_a_list_of_small_numbers_under_its_key_is_not_an_address(api_client, fie
     ids=["number_and_street", "street"],
 )
 def test_a_street_under_its_own_key_still_waits_for_a_reviewer(api_client, value):
-    """A house number and its street apart were read as an address only across the "; "
-    between them, which the location rule no longer crosses: the street under its own key is
-    one (stop 58's own review of the fix above)."""
+    """A street under its own key, beside its number or alone, waits for a reviewer: the
+    location rule read it only across the "; " from its number, which it stopped crossing
+    for a while (stop 58's own review of the fix above)."""
     response = write(api_client, value=value)
 
     assert response.status_code == 202, response.json()
@@ -136,7 +132,8 @@ def test_a_street_under_its_own_key_still_waits_for_a_reviewer(api_client, value
 def test_a_list_of_year_strings_is_not_read_as_a_card_number(api_client):
     """Four years written as strings went to a reviewer as a card number: the value's strings
     were joined by line breaks, spaces in every reading (stop 58's audit of admission). They
-    are stored active, as the same years written as numbers are."""
+    are stored active, as the same years written as numbers are: they fail a card number's
+    Luhn check (stop 58's review of its admission fixes)."""
     numbers = write(api_client, value={"visited_years": [2019, 2020, 2021, 2022]})
     assert numbers.status_code == 201, numbers.json()
     Memory.objects.all().delete()
@@ -288,3 +285,110 @@ def test_an_import_refuses_what_admission_now_reads(tenant, tmp_path, value):
         call_command("import_memories", str(path), stderr=err)
 
     assert "class.business_state" in err.getvalue() and not Memory.objects.exists()
+
+
+# 5. Stop 58's review of its admission fixes: a long key's first words, a house number and its
+#    street held apart, an account number split over two strings, combining marks as padding.
+
+
+@pytest.mark.parametrize(
+    ("value", "code"),
+    [
+        ({"account_balance_as_of_today_in_usd": {"amount": 5400}}, "class.business_state"),
+        ({"balance_aaaaaaaaaaaaaaaaaaaaaaaaaaa": {"amount": 5400}}, "class.business_state"),
+        ({"permissions_granted_to_this_user_account": {"level": "admin"}}, "class.access_rule"),
+    ],
+    ids=["balance_first_word", "balance_then_long_word", "permissions_first_word"],
+)
+def test_an_object_under_a_long_key_naming_the_record_first_is_refused(api_client, value, code):
+    """An object under a long key whose first word names the record was stored: the path kept
+    only the key's last words within 24 characters (stop 58's review of its admission fixes).
+    It is refused, as before 63b9dc0."""
+    response = write(api_client, value=value)
+
+    assert response.status_code == 422, response.json()
+    assert code in response.json()["rule_codes"]
+    assert not Memory.objects.filter(status=Status.ACTIVE).exists()
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"value": {"street_number": 12, "street_name": "Abbey Road"}},
+        {"value": {"house_number": 12, "road": "Abbey Road"}},
+        {"value": {"number": 12, "avenue": "Fifth Avenue"}},
+        {"value": {"addr": ["221", "Baker Street"]}},
+        {"value": {"address": {"line1": "12", "line2": "Abbey Road"}}},
+        {"memory_key": "home", "value": {"street_number": 12, "street_name": "Abbey Road"}},
+    ],
+    ids=[
+        "street_number_name",
+        "house_number_road",
+        "number_avenue",
+        "addr_list",
+        "address_lines",
+        "under_key",
+    ],
+)
+def test_a_house_number_and_street_held_apart_wait_for_a_reviewer(api_client, fields):
+    """A house number and its street held under their own keys were stored active: the
+    location rule stopped at the "; " between them (stop 58's review of its admission fixes).
+    They wait for a reviewer, as before 63b9dc0."""
+    response = write(api_client, **fields)
+
+    assert response.status_code == 202, response.json()
+    assert response.json()["decision"] == "pending_approval", response.json()
+
+
+def test_a_house_number_and_street_held_apart_wait_in_a_batch(api_client):
+    """A batch's item holding a house number and its street apart was stored active (stop 58's
+    review of its admission fixes); it waits for a reviewer."""
+    items = [body(memory_key="home", value={"street_number": 12, "street_name": "Abbey Road"})]
+    response = api_client.post(f"{URL}/batch", {"items": items}, format="json")
+
+    assert response.status_code == 200, response.json()
+    result = response.json()["results"][0]
+    assert result["decision"] == "pending_approval", result
+
+
+@pytest.mark.parametrize(
+    "value",
+    [["DE89 3704 0044", "0532 0130 00"], {"card": ["4111 1111", "1111 1111"]}],
+    ids=["iban", "card"],
+)
+def test_an_account_number_split_over_two_strings_waits_for_a_reviewer(api_client, value):
+    """An IBAN or card number split over two strings of the value was stored active: the
+    sensitive categories read the value's strings apart (stop 58's review of its admission
+    fixes). It waits for a reviewer, as before 63b9dc0."""
+    response = write(api_client, value=value)
+
+    assert response.status_code == 202, response.json()
+    assert response.json()["decision"] == "pending_approval", response.json()
+
+
+def test_a_leaf_padded_with_combining_marks_is_refused_as_the_bare_leaf(api_client):
+    """A balance padded with 201 combining accents was stored where one padded with 199 was
+    refused: the cut of a leaf counted the accents every reading drops (stop 58's review of
+    its admission fixes)."""
+    short = write(api_client, memory_key="k1", value={"balance": "\u0301" * 199 + "5400"})
+    assert short.status_code == 422, short.json()
+
+    response = write(api_client, memory_key="k2", value={"balance": "\u0301" * 201 + "5400"})
+
+    assert response.status_code == 422, response.json()
+    assert "class.business_state" in response.json()["rule_codes"]
+
+
+def test_an_object_under_a_key_padded_with_combining_marks_is_refused(api_client):
+    """An object under "balance" led by 20 combining accents was stored: the path's cut of its
+    key kept the accents and lost the word (stop 58's review of its admission fixes). It is
+    refused as one under "balance" is."""
+    plain = write(api_client, memory_key="k1", value={"balance": {"amount": 5400}})
+    assert plain.status_code == 422, plain.json()
+
+    response = write(
+        api_client, memory_key="k2", value={"\u0301" * 20 + "balance": {"amount": 5400}}
+    )
+
+    assert response.status_code == 422, response.json()
+    assert "class.business_state" in response.json()["rule_codes"]

@@ -603,16 +603,52 @@ def _sensitive_match(pattern: re.Pattern, reading: str, rot13: bool) -> bool:
     """Return whether ``pattern`` finds a sensitive fact in ``reading``; with ``rot13`` (a
     rot13 reading of a ``ROT13_DISCOUNTED`` category), only in a sentence that was written in
     rot13 (``normalize.written_in_rot13``): read in rot13, "et" is "rg" and "avr" is "nie".
-    A match of a group named ``iban`` counts only when its checksum holds."""
+    A match of a group named ``iban`` counts only when its checksum holds, one named ``card``
+    when its Luhn check does (``card_checksum_holds``)."""
     position = 0
     while (match := pattern.search(reading, position)) is not None:
-        if match.lastgroup == "iban" and not iban_checksum_holds(match.group("iban")):
+        if not _checksum_holds(match):
             position = match.start() + 1  # another match may start inside this one
             continue
         if not rot13 or written_in_rot13(reading, *match.span()):
             return True
         position = match.end() if match.end() > match.start() else match.start() + 1
     return False
+
+
+def _checksum_holds(match: re.Match) -> bool:
+    """Whether ``match``'s number passes its checksum: an IBAN's or a card's (the group it
+    matched as), or True when it has none."""
+    if match.lastgroup == "iban":
+        return iban_checksum_holds(match.group("iban"))
+    if match.lastgroup == "card":
+        return card_checksum_holds(match.group("card"))
+    return True
+
+
+def card_checksum_holds(candidate: str) -> bool:
+    """Return whether ``candidate`` (digits, spaces or hyphens between them) or a shorter
+    card number it starts with passes the Luhn check: where its digits end or a space or
+    hyphen follows, 13 to 19 digits in, as the pattern's shorter matches end (a card number
+    then its 3-digit security code is 19 digits, which fail it 9 times in 10)."""
+    digits = ""
+    for position, char in enumerate(candidate):
+        if not char.isdecimal():
+            continue
+        digits += char
+        ends = position + 1 == len(candidate) or not candidate[position + 1].isdecimal()
+        if ends and 13 <= len(digits) <= 19 and _luhn_holds(digits):
+            return True
+    return False
+
+
+def _luhn_holds(digits: str) -> bool:
+    # Every second digit from the right doubled, its digits summed: a multiple of 10.
+    total = 0
+    for index, char in enumerate(reversed(digits)):
+        value = int(char) * (2 if index % 2 else 1)
+        total += value - 9 if value > 9 else value
+    return total % 10 == 0
 
 
 def iban_checksum_holds(candidate: str) -> bool:
