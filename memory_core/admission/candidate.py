@@ -336,9 +336,10 @@ def _items(label: str, items: list) -> str:
     a list had its first item alone read with it: ``{"password": ["v1", "Hunter2024!"]}``
     was stored active and personal, and ``{"order": {"status": ["new", "refunded"]}}`` stored
     (stop 57's audit of admission). A clause's end, not a sentence's: the object's path
-    before the line still names each item ("order: status: new; status: refunded"), and the
-    rules that read a number with the words after it stop there ("3; swim lane" was a street
-    address: stop 58's audit of admission). Each item costs its label again
+    before the line still names each item ("order: status: new; status: refunded"). The
+    location rule reads a house number across it ("3; swim lane" waits for a reviewer as an
+    address: not reading across let a number and its street held apart be stored, stop 58's
+    review). Each item costs its label again
     (``labelled_item_chars``, which rule 3 bounds)."""
     lines = (leaf_line(label, x, limit=_LINE_LEAF_CHARS) for x in items if _is_scalar(x))
     return "; ".join(dict.fromkeys(lines))  # a repeated item read once
