@@ -57,6 +57,41 @@ def _ask(principal, query):
     return retrieve(principal=principal, request=RetrievalRequest(query=query, user_id="dana"))
 
 
+DEPLOY_QUERY = "which region do deploys go to?"
+
+
+def _deploy_rivals(subject, *regions) -> list:
+    """Store inferred rivals on ``deploy.region``, one a region."""
+    return memory_store_many(
+        drafts=_rivals(subject, deploy=regions, database=()),
+        principal=SystemPrincipal(tenant_id=subject.tenant_id),
+    )
+
+
+def _held_at_the_lookup(monkeypatch, tenant_id, principal):
+    """Start a retrieval of ``DEPLOY_QUERY`` on a thread that waits, its candidates read,
+    just before it looks its conflicts up; return (the thread, the event that lets it go)
+    once it waits. Other retrievals go straight through."""
+    reached, go = threading.Event(), threading.Event()
+    real_lookup = conflict_service.conflict_lookup
+
+    def lookup_once_let_go(**kwargs):
+        if threading.current_thread().name == "held":
+            reached.set()
+            assert go.wait(WAIT)
+        return real_lookup(**kwargs)
+
+    monkeypatch.setattr(conflict_service, "conflict_lookup", lookup_once_let_go)
+
+    def held():
+        with tenant_scope(tenant_id), transaction.atomic():
+            return _ask(principal, DEPLOY_QUERY)
+
+    reader = in_thread(held, name="held", released=[reached])
+    assert reached.wait(WAIT), reader.error
+    return reader, go
+
+
 def _blocked(pid) -> bool:
     # pg_blocking_pids reads the lock manager itself, not the transaction's snapshot of
     # pg_stat_activity, so polling it inside a transaction sees a wait begin.
@@ -188,37 +223,15 @@ def test_a_retrieval_racing_a_choose_winner_opens_no_conflict_citing_the_revoked
     the user about the loser (stop 58's audit of races). It opens nothing now and gives
     neither row: the next retrieval gives the winner."""
     subject = SubjectFactory(tenant=tenant, external_id="dana")
-    winner, loser = memory_store_many(
-        drafts=[
-            draft(subject, f"Deploys go to {region} region.", "episode",
-                  memory_key="deploy.region", **INFERRED)
-            for region in ("eu-west-1", "us-east-1")
-        ],
-        principal=SystemPrincipal(tenant_id=tenant.id),
-    )  # fmt: skip
+    winner, loser = _deploy_rivals(subject, "eu-west-1", "us-east-1")
     principal = AgentPrincipal.from_agent(agent)
-    query = "which region do deploys go to?"
     with tenant_scope(tenant.id):
-        assert [c.memory_key for c in _ask(principal, query).clarifications] == ["deploy.region"]
+        assert [c.memory_key for c in _ask(principal, DEPLOY_QUERY).clarifications] == [
+            "deploy.region"
+        ]
         item = ReviewItem.objects.get(kind="conflict", state="open")
 
-    # The retrieval is held after its candidates were read, before it looks the conflict up.
-    reached, go = threading.Event(), threading.Event()
-    real_lookup = conflict_service.conflict_lookup
-
-    def lookup_after_the_resolution(**kwargs):
-        reached.set()
-        assert go.wait(WAIT)
-        return real_lookup(**kwargs)
-
-    monkeypatch.setattr(conflict_service, "conflict_lookup", lookup_after_the_resolution)
-
-    def retrieval():
-        with tenant_scope(tenant.id), transaction.atomic():
-            return _ask(principal, query)
-
-    reader = in_thread(retrieval, released=[reached])
-    assert reached.wait(WAIT), reader.error
+    reader, go = _held_at_the_lookup(monkeypatch, tenant.id, principal)
     with tenant_scope(tenant.id):
         conflict_service.conflict_resolve(
             principal=reviewer, item_id=item.id, outcome="choose_winner",
@@ -234,4 +247,46 @@ def test_a_retrieval_racing_a_choose_winner_opens_no_conflict_citing_the_revoked
     assert [o["rule"] for o in raced.trace["conflicts"]] == ["settled_since_read"]
     monkeypatch.undo()
     with tenant_scope(tenant.id):
-        assert [c.id for c in _ask(principal, query).items] == [str(winner.id)]
+        assert [c.id for c in _ask(principal, DEPLOY_QUERY).items] == [str(winner.id)]
+
+
+def test_a_racing_retrieval_never_asks_about_the_loser_revoked_since(
+    monkeypatch, tenant, agent, reviewer
+):
+    """The same race with another item open at the place by the time the retrieval asks for
+    one (a new rival's): ``conflict_open`` joined the rows still in use to it and returned
+    it, and the answer asked about the revoked loser beside an item citing another rival
+    (stop 58's review of its own fix above, which had covered only the place with no item
+    open). It asks nothing about them now; its trace says why."""
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    winner, loser = _deploy_rivals(subject, "eu-west-1", "us-east-1")
+    principal = AgentPrincipal.from_agent(agent)
+    with tenant_scope(tenant.id):
+        assert [c.memory_key for c in _ask(principal, DEPLOY_QUERY).clarifications] == [
+            "deploy.region"
+        ]
+        first = ReviewItem.objects.get(kind="conflict", state="open")
+
+    reader, go = _held_at_the_lookup(monkeypatch, tenant.id, principal)
+    with tenant_scope(tenant.id):
+        conflict_service.conflict_resolve(
+            principal=reviewer, item_id=first.id, outcome="choose_winner",
+            winner_id=winner.id, reason="the user said eu-west-1",
+        )  # fmt: skip
+    # Meanwhile a new rival of the winner is written, and another retrieval opens its item.
+    (newer,) = _deploy_rivals(subject, "ap-south-1")
+    with tenant_scope(tenant.id):
+        assert _ask(principal, DEPLOY_QUERY).clarifications
+        second = ReviewItem.objects.get(kind="conflict", state="open")
+    assert {str(i) for i in second.candidate_ids} == {str(winner.id), str(newer.id)}
+    go.set()
+    raced = reader.outcome(WAIT)
+
+    with tenant_scope(tenant.id):
+        assert Memory.objects.get(pk=loser.pk).status == Status.REVOKED
+    asked = [sorted(c.id for c in cl.candidates) for cl in raced.clarifications]
+    assert all(str(loser.id) not in ids for ids in asked), (
+        f"the answer asks about the revoked loser {loser.id}: {asked}, "
+        f"pointing at item {[cl.review_item_id for cl in raced.clarifications]}"
+    )
+    assert [o["rule"] for o in raced.trace["conflicts"]] == ["settled_since_read"]
