@@ -46,6 +46,20 @@ def _close(owner, task_id, capture):
         )
 
 
+def _state_replaced(owner, task_id, *, by):
+    """Store a task's state on ``progress`` for ``task_id``, replaced (superseded) by a newer
+    version of the task ``by``; return both, older first."""
+    older = MemoryFactory(
+        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
+        task_id=task_id, status="superseded",
+    )  # fmt: skip
+    newer = MemoryFactory(
+        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
+        task_id=by, supersedes=older, version=2,
+    )  # fmt: skip
+    return older, newer
+
+
 def _task_memories(owner):
     """The task's state, a memory scoped to the task waiting for a reviewer (its item open),
     and a memory of another task."""
@@ -117,14 +131,7 @@ def test_the_replay_expires_the_backups_version_of_a_chain_if_bound_to_the_task(
     """The version the close expired was written after the backup: the restored database
     holds the one it superseded, in use. That one is expired again if it is bound to the
     closed task, not if it is another task's (the newer version moved the key to this one)."""
-    backed_up = MemoryFactory(
-        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
-        task_id=task, status="superseded",
-    )  # fmt: skip
-    newer = MemoryFactory(
-        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
-        task_id="ticket-4711", supersedes=backed_up, version=2,
-    )  # fmt: skip
+    backed_up, newer = _state_replaced(owner, task, by="ticket-4711")
     backup_time = timezone.now()
     _close(owner, "ticket-4711", django_capture_on_commit_callbacks)
     [line] = _lines(journal)
@@ -237,14 +244,7 @@ def test_the_old_database_names_the_memories_its_tasks_closes_expired_since_the_
     from memory_core.deletion.replay import DATABASE_MARGIN, ledger_from_database
 
     backup_time = timezone.now()
-    first = MemoryFactory(
-        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
-        task_id="ticket-4711", status="superseded",
-    )  # fmt: skip
-    closed = MemoryFactory(
-        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
-        task_id="ticket-4711", supersedes=first, version=2,
-    )  # fmt: skip
+    first, closed = _state_replaced(owner, "ticket-4711", by="ticket-4711")
     long_ago = MemoryFactory(subject=owner, scope_kind=ScopeKind.TASK, scope_ref="ticket-1")
     task_close(
         principal=SystemPrincipal(tenant_id=owner.tenant_id), user_id=owner.external_id,
@@ -335,14 +335,7 @@ def test_a_task_closed_after_the_backup_has_its_backed_up_state_expired_by_the_r
     backup_time = timezone.now()
     # In the backup: ticket-1's state, in use. After it: ticket-2's state on the same key
     # supersedes it, then both tasks are closed.
-    backed_up = MemoryFactory(
-        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
-        task_id="ticket-1", status="superseded",
-    )  # fmt: skip
-    newer = MemoryFactory(
-        subject=owner, memory_type="task_state", memory_class="working", memory_key="progress",
-        task_id="ticket-2", supersedes=backed_up, version=2,
-    )  # fmt: skip
+    backed_up, newer = _state_replaced(owner, "ticket-1", by="ticket-2")
     assert _close(owner, "ticket-1", django_capture_on_commit_callbacks).expired == []
     assert _close(owner, "ticket-2", django_capture_on_commit_callbacks).expired == [newer.id]
     replaced = [line for line in _lines(journal) if line["expired_memory_id"] == str(backed_up.id)]
