@@ -186,6 +186,7 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
         memory_rejections_journal,
         memory_revocations_journal,
         memory_task_closes_journal,
+        memory_task_replaced_journal,
     )
 
     stale = settings.MEMLEDGER_DELETION_STALE_SECONDS if stale_seconds is None else stale_seconds
@@ -196,6 +197,7 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
         "memory revocation(s)": memory_revocations_journal,
         "memory rejection(s)": memory_rejections_journal,
         "task close(s)": memory_task_closes_journal,
+        "replaced version(s) of a closed task": memory_task_replaced_journal,
         "agent grant(s)": grants_journal,
         "key expiry(ies)": expiries_journal,
         "policy version(s)": policies_journal,
@@ -203,7 +205,8 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
     journaled, failed = {}, []
     # Cross-tenant by design: it finds stuck operations of every tenant (ids only), then the
     # deletions queued for a worker, key revocations, agent deactivations, memory revocations
-    # and rejections, memories expired by their task's close, agents' grants, keys' expiries
+    # and rejections, memories expired by their task's close and the replaced versions it
+    # named, agents' grants, keys' expiries
     # and tenants' policy versions whose journal line an append failed to write (a queued
     # deletion no worker made yet would be forgotten after a restore, its memories back in
     # use; revoked or deactivated after a backup, each would be back in use, a rejected write

@@ -222,6 +222,9 @@ SCRUBBED = {
     "source_conversation_id": "",
     "source_message_id": "",
     "source_tool": "",
+    # The close of a task that named the row replaced: its digest names the task too.
+    "task_closed_at": None,
+    "task_closed_sha256": "",
 }
 
 
@@ -239,6 +242,7 @@ def _dirty() -> Q:
         | ~Q(source_message_id="")
         | ~Q(source_tool="")
         | ~Q(environment="")
+        | ~Q(task_closed_sha256="")
     )
 
 

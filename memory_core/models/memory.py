@@ -220,11 +220,18 @@ class Memory(models.Model):
     embedding_model = models.CharField(max_length=100, blank=True, default="")
     # When a revocation's line (revoked, or its consent withdrawn) reached the deletion
     # journal (services.revocations), or, on a rejected row, its rejection's line, or, on a
-    # row its task's close expired, the close's line (a row is one of them); on a row expired
+    # row its task's close expired, the close's line, or, on a superseded row a close named
+    # (``task_closed_at``), that line (a row is one of them); on a row expired
     # by its valid_until, when it was (it owes no line). The deletion sweep appends the line
     # of such a row without one (a failed append, or a row revoked before migration 0027,
     # rejected before 0028, expired by a close before 0031).
     revocation_journaled_at = models.DateTimeField(null=True, blank=True)
+    # On a superseded version bound to a task whose close found it replaced: when, and the
+    # task's digest (``ledger.task_digest``). The close's line for it is owed until
+    # ``revocation_journaled_at`` is set, and the deletion sweep appends it if the close's
+    # append failed (services.tasks._journal_replaced, migration 0045).
+    task_closed_at = models.DateTimeField(null=True, blank=True)
+    task_closed_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="")
     search_vector = models.GeneratedField(
         expression=SearchVector("content", config="english"),
         output_field=SearchVectorField(),
@@ -355,6 +362,17 @@ class Memory(models.Model):
                 fields=["updated_at"],
                 name="memory_expiry_unjournaled",
                 condition=Q(status=Status.EXPIRED, revocation_journaled_at__isnull=True),
+            ),
+            # The same for the replaced versions a task's close named
+            # (services.revocations.memory_task_replaced_journal).
+            models.Index(
+                fields=["task_closed_at"],
+                name="memory_replaced_unjournaled",
+                condition=Q(
+                    status=Status.SUPERSEDED,
+                    task_closed_at__isnull=False,
+                    revocation_journaled_at__isnull=True,
+                ),
             ),
         ]
 

@@ -20,9 +20,9 @@ A memory expired by its task's close (``tasks.task_close``) is journaled alike
 (``memory_task_closes_journal``), and expired again by the replay
 (``tasks.task_close_replayed``): a backup taken before the close holds the task's state in
 use, and an agent would be given the closed task's decisions again. So does an older version
-bound to the task that a newer one replaced, which the close journals too
-(``memory_task_replaced_journal_on_commit``), with no sweep behind it (the row stays
-superseded: nothing records that it owes a line).
+bound to the task that a newer one replaced, which the close marks (``task_closed_at``) and
+journals too (``memory_task_replaced_journal_on_commit``), made by the sweep
+(``memory_task_replaced_journal``) when its append failed.
 """
 
 from __future__ import annotations
@@ -53,16 +53,18 @@ from memory_core.rls import tenant_atomic
 
 logger = logging.getLogger(__name__)
 
-# The memories of ``{status}`` that ``{condition}`` selects, each with the versions it
-# supersedes (nearest first: one recursive walk for all of them, which never leaves the row's
-# tenant) and the action, reason code and task digest of its last event of ``{actions}``
-# (``details``: its ``task_sha256``, a replayed close's, or its ``task_id`` hashed as
-# ``ledger.task_digest`` does), oldest first. The deletion sweep's catch-up and the
+# The memories of ``{status}`` that ``{condition}`` selects, each with its moment
+# (``{moment}``), the versions it supersedes (nearest first: one recursive walk for all of
+# them, which never leaves the row's tenant) and the action, reason code and task digest of
+# its last event of ``{actions}`` (``details``: its ``task_sha256``, a replayed close's, or
+# its ``task_id`` hashed as ``ledger.task_digest`` does; ``{digest}``, the row's own, first),
+# oldest first. The deletion sweep's catch-up and the
 # after-commit append read this database with it, ``replay.ledger_from_database`` another one
 # (as old as migration 0005: no newer column outside ``{condition}``).
 _CHAINED_SQL = """
     WITH RECURSIVE picked AS (
-        SELECT id, tenant_id, subject_id, updated_at, supersedes_id FROM memory_core_memory
+        SELECT id, tenant_id, subject_id, {moment} AS moment, {digest} AS digest, supersedes_id
+        FROM memory_core_memory
         WHERE status = '{status}' AND {condition}
     ), chain(root, tenant_id, id, supersedes_id, depth) AS (
         SELECT r.id, r.tenant_id, m.id, m.supersedes_id, 1
@@ -74,10 +76,10 @@ _CHAINED_SQL = """
         JOIN chain c ON m.id = c.supersedes_id AND m.tenant_id = c.tenant_id
         WHERE c.depth < 100000
     )
-    SELECT r.id, r.tenant_id, r.subject_id, r.updated_at,
+    SELECT r.id, r.tenant_id, r.subject_id, r.moment,
            coalesce((SELECT array_agg(c.id ORDER BY c.depth) FROM chain c WHERE c.root = r.id),
                     '{{}}'),
-           e.action, e.reason_code, e.task_sha256
+           e.action, e.reason_code, coalesce(r.digest, e.task_sha256)
     FROM picked r
     LEFT JOIN LATERAL (
         SELECT action, reason_code,
@@ -88,8 +90,16 @@ _CHAINED_SQL = """
         WHERE memory_id = r.id AND tenant_id = r.tenant_id AND action IN ({actions})
         ORDER BY created_at DESC, id DESC LIMIT 1
     ) e ON true
-    ORDER BY r.updated_at
+    ORDER BY r.moment
 """
+
+
+def _chained_sql(
+    status: str, condition: str, actions: str, *, moment="updated_at", digest="NULL::text"
+) -> str:
+    return _CHAINED_SQL.format(
+        status=status, condition=condition, actions=actions, moment=moment, digest=digest
+    )
 
 
 def revoked_memories_sql(revoked: str) -> str:
@@ -98,9 +108,7 @@ def revoked_memories_sql(revoked: str) -> str:
     and a LIMIT): rows ``memory_revocation_entry_of_row`` reads. Its line's moment is the
     row's ``updated_at``: set by the revocation, a revoked row changes no more. A row revoked
     with no revoking event (an import's) has no action: "revoked"."""
-    return _CHAINED_SQL.format(
-        status="revoked", condition=revoked, actions="'revoked', 'consent_withdrawn'"
-    )
+    return _chained_sql("revoked", revoked, "'revoked', 'consent_withdrawn'")
 
 
 def memory_revocation_entry_of_row(row) -> dict:
@@ -150,7 +158,7 @@ def expired_memories_sql(expired: str) -> str:
     line: an expiry by ``valid_until`` is made again by the retention sweep of any restored
     database, whose row holds its ``valid_until``. Its line's moment is the row's
     ``updated_at``, set by the close (an expired row changes no more)."""
-    return _CHAINED_SQL.format(status="expired", condition=expired, actions="'expired'")
+    return _chained_sql("expired", expired, "'expired'")
 
 
 def memory_task_close_entry_of_row(row) -> dict | None:
@@ -169,19 +177,56 @@ def memory_task_close_entry_of_row(row) -> dict | None:
     )
 
 
+def replaced_memories_sql(replaced: str) -> str:
+    """Return the query of the superseded versions a task's close named (``task_closed_at``
+    set) whose condition is ``replaced`` (SQL after ``WHERE status = 'superseded' AND``, as
+    ``expired_memories_sql``'s): rows ``memory_task_replaced_entry_of_row`` reads. Its line's
+    moment and task are the row's ``task_closed_at`` and ``task_closed_sha256``, set by the
+    close (a newer close of a task it is bound to sets them again)."""
+    return _chained_sql(
+        "superseded",
+        f"task_closed_at IS NOT NULL AND {replaced}",
+        "''",  # no event: the row holds its task's digest
+        moment="task_closed_at",
+        digest="task_closed_sha256",
+    )
+
+
+def memory_task_replaced_entry_of_row(row) -> dict:
+    """Return the journal line of a row of ``replaced_memories_sql``: a close's, as for a
+    memory it expired, so that the replay expires it if a restored database holds it in use
+    (``tasks.task_close_replayed``)."""
+    memory_id, tenant_id, subject_id, closed_at, chain, _, _, task_sha256 = row
+    return memory_task_close_entry(
+        memory_id=memory_id,
+        tenant_id=tenant_id,
+        subject_id=subject_id,
+        closed_at=closed_at,
+        task_sha256=task_sha256,
+        supersedes_ids=chain,
+    )
+
+
 @dataclass(frozen=True)
 class _Kind:
     """A memory's governance action journaled by this module: a revocation, a rejection, an
-    expiry by its task's close."""
+    expiry by its task's close, a replaced version named by its task's close."""
 
     name: str  # in log lines
     sql: Callable[[str], str]  # condition -> query of its rows (id and tenant first)
     entry_of_row: Callable[[tuple], dict | None]  # None: the row owes no line
+    moment: str = "updated_at"  # the column of the line's moment, which the sweep reads by
 
 
 _REVOCATION = _Kind("revocation", revoked_memories_sql, memory_revocation_entry_of_row)
 _REJECTION = _Kind("rejection", rejected_memories_sql, memory_rejection_entry_of_row)
 _TASK_CLOSE = _Kind("task close", expired_memories_sql, memory_task_close_entry_of_row)
+_TASK_REPLACED = _Kind(
+    "task close (a version it found replaced)",
+    replaced_memories_sql,
+    memory_task_replaced_entry_of_row,
+    moment="task_closed_at",
+)
 
 
 @dataclass
@@ -225,53 +270,17 @@ def memory_task_close_journal_on_commit(memory_ids: list, tenant_id) -> None:
     )
 
 
-def memory_task_replaced_journal_on_commit(
-    memory_ids: list, tenant_id, *, task_sha256: str, closed_at
-) -> None:
+def memory_task_replaced_journal_on_commit(memory_ids: list, tenant_id) -> None:
     """Journal, once the current transaction commits, the versions ``memory_ids`` (of tenant
-    ``tenant_id``, superseded) that the close of the task whose digest is ``task_sha256``
-    found bound to it: a ``memory_task_closed`` line each, with the versions it supersedes,
-    as for a memory the close expired, so the replay expires whichever of them a restored
-    database holds in use (``tasks.task_close_replayed``). The lines are made now, in the
-    close's transaction (a superseded row and its chain change no more), and appended in one
-    write as it commits.
-
-    Such a row stays superseded, so nothing in the database owes its line: an append that
-    fails is logged, and the deletion sweep cannot make it again."""
-    if not memory_ids:
-        return
-    with connection.cursor() as cursor:
-        cursor.execute(  # each row's chain; no event is read (none names the close)
-            _CHAINED_SQL.format(
-                status="superseded", condition="id = ANY(%s) AND tenant_id = %s", actions="''"
-            ),
-            [list(memory_ids), tenant_id],
-        )
-        fetched = cursor.fetchall()
-    entries = [
-        memory_task_close_entry(
-            memory_id=memory_id,
-            tenant_id=tenant_id,
-            subject_id=subject_id,
-            closed_at=closed_at,
-            task_sha256=task_sha256,
-            supersedes_ids=chain,
-        )
-        for memory_id, _, subject_id, _, chain, *_ in fetched
-    ]
-    transaction.on_commit(partial(_replaced_append, entries), robust=True)
-
-
-def _replaced_append(entries: list[dict]) -> None:
-    """Append the lines of ``memory_task_replaced_journal_on_commit``; log a failure."""
-    try:
-        ledger_write_many(entries)
-    except Exception:
-        logger.exception(
-            "memory %s (and %d more): the journal append of its task close (a version it "
-            "found replaced) failed; nothing makes it again",
-            entries[0]["expired_memory_id"],
-            len(entries) - 1,
+    ``tenant_id``, superseded) that a task's close found bound to it and marked
+    (``Memory.task_closed_at``): a ``memory_task_closed`` line each, with the versions it
+    supersedes, as for a memory the close expired, so the replay expires whichever of them a
+    restored database holds in use (``tasks.task_close_replayed``). An append that fails is
+    made by the deletion sweep (``memory_task_replaced_journal``)."""
+    if memory_ids:
+        transaction.on_commit(
+            partial(_journal_after_commit, _TASK_REPLACED, list(memory_ids), tenant_id),
+            robust=True,
         )
 
 
@@ -327,10 +336,11 @@ def _catch_up(kind: _Kind, *, older_than: float, limit: int) -> int:
     """Append and record the lines of ``kind`` not recorded (``memory_revocations_journal``);
     record the rows read that owe none. Return how many lines were appended."""
     before = timezone.now() - timedelta(seconds=older_than)
+    moment = kind.moment
     read = _read(
         kind,
-        "revocation_journaled_at IS NULL AND updated_at >= %s AND updated_at <= %s "
-        "ORDER BY updated_at LIMIT %s",
+        f"revocation_journaled_at IS NULL AND {moment} >= %s AND {moment} <= %s "
+        f"ORDER BY {moment} LIMIT %s",
         [backups_cutoff(), before, limit],
     )
     if not read.rows:
@@ -381,3 +391,11 @@ def memory_task_closes_journal(*, older_than: float = 0, limit: int = 500) -> in
     does the revocations' (along the index ``memory_expiry_unjournaled``). A row expired
     otherwise (an import's) owes no line, and is recorded as settled."""
     return _catch_up(_TASK_CLOSE, older_than=older_than, limit=limit)
+
+
+def memory_task_replaced_journal(*, older_than: float = 0, limit: int = 500) -> int:
+    """Append the journal lines of the replaced versions a task's close named more than
+    ``older_than`` seconds ago whose line is not recorded (an append that failed), as
+    ``memory_task_closes_journal`` does the expired rows' (along the index
+    ``memory_replaced_unjournaled``)."""
+    return _catch_up(_TASK_REPLACED, older_than=older_than, limit=limit)

@@ -146,12 +146,15 @@ def _journal_replaced(bound, *, tenant_id, write_types, expired: list, task_id: 
         .values_list("supersedes_id", "pk")
     )
     covered = {previous for previous, successor in successors if successor in named}
-    memory_task_replaced_journal_on_commit(
-        sorted(ids - covered, key=str),
-        tenant_id,
-        task_sha256=task_digest(task_id),
-        closed_at=timezone.now(),
+    owed = sorted(ids - covered, key=str)
+    # Marked, so that the deletion sweep appends a line the close's append misses: the row
+    # stays superseded, and only the mark says it owes one.
+    Memory.objects.filter(tenant_id=tenant_id, pk__in=owed).update(
+        task_closed_at=timezone.now(),
+        task_closed_sha256=task_digest(task_id),
+        revocation_journaled_at=None,
     )
+    memory_task_replaced_journal_on_commit(owed, tenant_id)
 
 
 def _expire(*, tenant_id, closing: list, actor: tuple, details: dict) -> list:

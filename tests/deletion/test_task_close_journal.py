@@ -350,6 +350,58 @@ def test_a_task_closed_after_the_backup_has_its_backed_up_state_expired_by_the_r
     assert Memory.objects.get(pk=backed_up.pk).status == "expired"
 
 
+def test_a_replaced_versions_line_whose_append_failed_is_made_by_the_sweep(
+    owner, journal, settings, django_capture_on_commit_callbacks
+):
+    """Until stop 59 the line of a replaced version a close named was appended as the close
+    committed and, if that append failed, logged and never made again: the row stayed
+    superseded and nothing said it owed a line, so a restore's replay left the closed task's
+    state in use. The close marks the row (when, and the task's digest), and the deletion
+    sweep appends the line an append missed, once."""
+    from memory_core.tasks import deletion_sweep
+
+    older, newer = _state_replaced(owner, "ticket-1", by="ticket-2")
+    blocked = journal.parent / "not-a-folder"
+    blocked.write_text("")
+    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"  # cannot be made
+    assert _close(owner, "ticket-1", django_capture_on_commit_callbacks).expired == []
+    marked = Memory.objects.get(pk=older.pk)
+    assert (marked.status, marked.revocation_journaled_at) == ("superseded", None)
+    assert marked.task_closed_sha256 == task_digest("ticket-1")
+    assert marked.task_closed_at is not None
+
+    settings.MEMLEDGER_DELETION_LEDGER = journal  # the volume is back
+    deletion_sweep(stale_seconds=0)
+    deletion_sweep(stale_seconds=0)  # once only
+
+    [line] = _lines(journal)
+    assert (line["target"], line["expired_memory_id"]) == ("memory_task_closed", str(older.id))
+    assert line["task_sha256"] == task_digest("ticket-1")
+    assert line["requested_at"] == marked.task_closed_at.isoformat()
+    assert Memory.objects.get(pk=older.pk).revocation_journaled_at is not None
+    assert Memory.objects.get(pk=newer.pk).revocation_journaled_at is None  # not named
+
+
+def test_a_replaced_versions_line_is_recorded_as_the_close_commits_and_its_mark_deleted_with_it(
+    owner, journal, django_capture_on_commit_callbacks
+):
+    """The line the close appends is recorded on the row, so the sweep appends no second one;
+    a deletion of the memory clears the mark (the digest names the task) with the content."""
+    from memory_core.deletion.stores import scrub_memories
+    from memory_core.tasks import deletion_sweep
+
+    older, _ = _state_replaced(owner, "ticket-1", by="ticket-2")
+    _close(owner, "ticket-1", django_capture_on_commit_callbacks)
+    assert [line["expired_memory_id"] for line in _lines(journal)] == [str(older.id)]
+    assert Memory.objects.get(pk=older.pk).revocation_journaled_at is not None
+    deletion_sweep(stale_seconds=0)
+    assert len(_lines(journal)) == 1
+
+    assert scrub_memories([older.pk]) == 1
+    scrubbed = Memory.objects.get(pk=older.pk)
+    assert (scrubbed.task_closed_at, scrubbed.task_closed_sha256) == (None, "")
+
+
 def test_a_close_journals_no_replaced_version_the_agent_may_not_see(
     owner, journal, django_capture_on_commit_callbacks
 ):
