@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Q
@@ -176,12 +177,18 @@ def _tenant_isolated(step: str, tenant_id, failures: list | None):
     aborts the transaction, and without the savepoint every later tenant's statement would
     fail too. The savepoint's rollback undoes the part (``rolled_back``). In autocommit (the
     beat task) the part's own transactions stay as they committed.
+
+    The task's soft time limit is not a tenant's failure: it ends the sweep (the next beat
+    goes on), where going on ran every later tenant and step into the hard kill (stop 59's
+    audit of retention).
     """
     part = _TenantPart()
     savepoint = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
     try:
         with savepoint:
             yield part
+    except SoftTimeLimitExceeded:
+        raise
     except Exception:
         if failures is None:
             raise

@@ -618,6 +618,38 @@ def test_one_tenants_unreadable_policy_is_logged_and_the_other_tenants_go_on(
     assert result["traces_deleted"] == 1
 
 
+def test_the_tasks_soft_time_limit_inside_a_tenants_part_ends_the_sweep(
+    owner, other_tenant, monkeypatch
+):
+    """Stop 59's audit of retention found the beat task's soft time limit (Celery's
+    ``SoftTimeLimitExceeded``, raised while a tenant's part runs) taken for that tenant's
+    failure: logged, listed in ``tenant_failures``, and the sweep went on with every other
+    tenant and step into the hard kill. It ends the sweep; the next run goes on."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    from memory_core.deletion import retention
+
+    for subject in (owner, SubjectFactory(tenant=other_tenant)):
+        _memory(subject, MemoryType.TASK_STATE, MemoryClass.WORKING, timedelta(hours=30))
+    _trace(other_tenant, timedelta(days=31))
+    real, parts = retention._tenant_retention_delete, []
+
+    def out_of_time_at_the_first(tenant_id, *args, **kwargs):
+        parts.append(tenant_id)
+        if len(parts) == 1:
+            raise SoftTimeLimitExceeded()
+        return real(tenant_id, *args, **kwargs)
+
+    monkeypatch.setattr(retention, "_tenant_retention_delete", out_of_time_at_the_first)
+
+    with pytest.raises(SoftTimeLimitExceeded):
+        retention_apply()
+
+    assert len(parts) == 1  # no other tenant's part ran after it
+    assert not Tombstone.objects.exists()
+    assert RetrievalTrace.objects.count() == 1  # nor a later step
+
+
 def _orphan(tenant_id, subject_id, name, text, *, age):
     """A file under the export folder that no Export row names (a request that failed after
     writing it), last modified ``age`` ago."""
