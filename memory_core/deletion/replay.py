@@ -275,11 +275,17 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
 def _restore_operation(entry: dict) -> DeletionOperation | None:
     """Write the entry's operation, tombstones and steps into this database; scrub the rows."""
     tenant_id = uuid.UUID(entry["tenant_id"])
-    if not Tenant.objects.filter(pk=tenant_id).exists():
+    tenant = Tenant.objects.filter(pk=tenant_id).first()
+    if tenant is None:
         return None  # the tenant came after the backup: nothing of it was restored
     subject_id = entry.get("subject_id")
+    # The operation's subject: a row of this database, which the line's may not be.
+    operation_subject = subject_id
     if subject_id and not Subject.objects.filter(pk=subject_id).exists():
-        if entry["target"] == DeletionOperation.Target.SUBJECT or entry.get("memory_key_sha256"):
+        named_back = entry["target"] == DeletionOperation.Target.SUBJECT or entry.get(
+            "memory_key_sha256"
+        )
+        if named_back and tenant.deleted_at is None:
             # Made after the backup: the operation names its row back, as a deleted identity's
             # (its own id for its name), so that its steps reach what no restored row names
             # (its export folder). A queued line holds no tombstones to name it by, and its
@@ -288,7 +294,13 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             Subject.objects.create(pk=subject_id, tenant_id=tenant_id, external_id=subject_id)
             _traces_claim(tenant_id, subject_id, entry.get("user_id_sha256"))
         else:
-            subject_id = None
+            # A memory's line names no row back, and a tenant deleted here takes none
+            # (migration 0011): the second replay, from the damaged database, made one back
+            # in the tenant the journal's replay had just deleted, the trigger refused it,
+            # and every later line was left unreplayed (stop 59's audit of backups). The
+            # operation names no subject; its tombstones name the line's (below), whose
+            # export folder its steps scan.
+            operation_subject = None
     memory_ids = {uuid.UUID(t["memory_id"]) for t in entry["tombstones"]}
     exported: dict[uuid.UUID, str] = {}
     if entry["target"] != DeletionOperation.Target.TENANT:
@@ -305,6 +317,11 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             .exclude(status=Status.DELETED)
             .values_list("pk", flat=True)
         )
+        # And every one the subject's export files hold (below): those written after the
+        # backup are no restored row, and their ids and words reached no step's search (the
+        # exports step removed the files unread, and the evaluation files kept their copies
+        # until stop 59's audit of backups).
+        exported = _exported(tenant_id, subject_id)
     elif entry.get("memory_key_sha256") and subject_id:
         # A key's queued line (ledger.queued_entry): the subject's memories on the key it names
         # by its digest, as the worker's request would have taken them.
@@ -320,14 +337,8 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             if entry["memory_key_sha256"]
             in {memory_key_digest(spelt) for spelt in journaled_spellings(key)}
         }
-        # And those on the key the subject's export files hold that the restored database
-        # lacks (written after the backup): no row names them, so the exports step, which
-        # finds a file's records by the operation's ids, left their words in the files.
-        exported = _exported_on_key(tenant_id, subject_id, entry["memory_key_sha256"])
-        restored_ids = Memory.objects.filter(pk__in=list(exported)).values_list("pk", flat=True)
-        for pk in restored_ids:  # found above, or left out above (deleted already)
-            del exported[pk]
-        memory_ids |= set(exported)
+        # And those on the key the subject's export files hold (below).
+        exported = _exported(tenant_id, subject_id, entry["memory_key_sha256"])
     elif entry["target"] == DeletionOperation.Target.TENANT:
         # As the request does: its rows, then the tenant row FOR UPDATE, which waits for a
         # transaction that already inserted a row of the tenant (the UPDATE below alone,
@@ -346,11 +357,19 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
         ApiKey.objects.filter(agent__tenant_id=tenant_id, revoked_at=None).update(
             revoked_at=timezone.now()
         )
+    # The exported memories the restored database lacks (written after the backup): no row
+    # names them, so the exports step, which finds a file's records by the operation's ids,
+    # left their words in the files, and the evaluation step, by ids and content hashes, their
+    # copies.
+    restored_ids = Memory.objects.filter(pk__in=list(exported)).values_list("pk", flat=True)
+    for pk in restored_ids:  # found above, or left out above (deleted already)
+        del exported[pk]
+    memory_ids |= set(exported)
     operation, created = DeletionOperation.objects.get_or_create(
         pk=entry["operation_id"],
         defaults={
             "tenant_id": tenant_id,
-            "subject_id": subject_id,
+            "subject_id": operation_subject,
             "target": entry["target"],
             "memory_ids": sorted(memory_ids),
             "requested_by_type": "system",
@@ -376,8 +395,8 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
     }
     # The ledger's digest of each memory's key (``Tombstone.memory_key_sha256``): a restored
     # row's, "" once deleted (no journal line names a memory's key); one the exports alone
-    # hold is on the key whose digest the line names.
-    exported_key = {str(pk): entry["memory_key_sha256"] for pk in exported}
+    # hold is on the key whose digest a key's line names ("" for a whole subject's: none).
+    exported_key = {str(pk): entry.get("memory_key_sha256", "") for pk in exported}
     hashes = {str(pk): digest for pk, digest in exported.items()}
     hashes.update({t["memory_id"]: t.get("content_hash", "") for t in entry["tombstones"]})
     # A memory the restored database does not hold (made after the backup) is the journal's
@@ -441,13 +460,14 @@ def _traces_claim(tenant_id, subject_id, user_id_sha256: str | None) -> None:
         ).update(subject_id=subject_id)
 
 
-def _exported_on_key(tenant_id, subject_id, key_sha256: str) -> dict[uuid.UUID, str]:
-    """Return the memories on the key whose digest is ``key_sha256`` that the subject's
-    export files hold, by id, with the content hash of each record's content ("" for none).
+def _exported(tenant_id, subject_id, key_sha256: str | None = None) -> dict[uuid.UUID, str]:
+    """Return the memories the subject's export files hold (only those on the key whose
+    digest is ``key_sha256``, if given), by id, with the content hash of each record's
+    content ("" for none).
 
     Every file of the subject's folder is read, those a restored row describes too (their
-    memories on the key are restored rows, found anyway). A file that is not an export's
-    JSON is left to the exports step, whose verification names it.
+    memories are restored rows, found anyway). A file that is not an export's JSON is left
+    to the exports step, whose verification names it.
     """
     folder = export_dir() / str(tenant_id) / str(subject_id)
     found: dict[uuid.UUID, str] = {}
@@ -460,10 +480,13 @@ def _exported_on_key(tenant_id, subject_id, key_sha256: str) -> dict[uuid.UUID, 
             continue
         records = document.get("memories") if isinstance(document, dict) else None
         for record in records if isinstance(records, list) else []:
-            if not isinstance(record, dict) or not isinstance(record.get("memory_key"), str):
+            if not isinstance(record, dict):
                 continue
-            spellings = journaled_spellings(record["memory_key"])
-            if key_sha256 not in {memory_key_digest(spelt) for spelt in spellings}:
+            key = record.get("memory_key")
+            if key_sha256 and not (
+                isinstance(key, str)
+                and key_sha256 in {memory_key_digest(spelt) for spelt in journaled_spellings(key)}
+            ):
                 continue
             try:
                 memory_id = uuid.UUID(str(record.get("id")))

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import tempfile
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timedelta
@@ -319,6 +320,49 @@ def test_a_queued_delete_everything_no_worker_made_before_the_database_was_lost_
                 "SELECT target, status FROM memory_core_deletionoperation"
             ).fetchall()
         assert operations == [("subject", "completed")]  # both named it alike
+
+
+def test_a_replayed_queued_delete_everything_reaches_the_evaluation_copies_of_later_memories(
+    owner, owner_principal, memories
+):
+    """Stop 59's audit of backups found that a queued "delete everything" no worker made before
+    the database was lost, replayed after a restore, left in the evaluation data a copy of a
+    memory written after the backup: the queued line names no memory, the restored database
+    lacks it, and the exports step removed the export that held its id and words unread.
+    The replay should name every memory the subject's export files hold that the restored
+    database lacks, tombstoned with its content hash, as a key's queued line does, so that
+    the evaluation step takes the copy out."""
+    from memory_core.deletion.services import subject_deletion_queue
+    from memory_core.exports import export_create, export_path
+    from memory_core.principals import SystemPrincipal
+    from tests.deletion.conftest import eval_file
+
+    with _backup() as (dump, backup_time), _scratch() as scratch:
+        later = MemoryFactory(subject=owner, content="User takes lisinopril every morning.")
+        export = export_create(
+            principal=SystemPrincipal(tenant_id=owner.tenant_id), subject_id=owner.id
+        )
+        assert "lisinopril" in export_path(export).read_text()
+        golden = eval_file(f"golden-queued-{owner.id}.jsonl")
+        cases = [
+            {"query": "medication?", "expected_ids": [str(later.id)], "answer": later.content},
+            {"query": "other", "expected_ids": [], "answer": "unrelated"},
+        ]
+        golden.write_text("".join(json.dumps(case) + "\n" for case in cases))
+        subject_deletion_queue(principal=owner_principal, subject_id=owner.id)
+        # The database is lost before a worker makes the request.
+
+        _restore(dump, scratch)
+        result = _replay(scratch, backup_time)
+        assert result["replayed"] == 1 and result["incomplete"] == {}, result
+        assert not export_path(export).exists()
+        text = golden.read_text()
+        assert "unrelated" in text
+        assert str(later.id) not in text and "lisinopril" not in text, text
+        with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
+            assert conn.execute(
+                "SELECT content_hash FROM memory_core_tombstone WHERE memory_id = %s", [later.id]
+            ).fetchall() == [(later.content_hash,)]
 
 
 def test_a_replayed_queued_deletion_finds_verbatim_copies_by_the_restored_rows_hashes(
@@ -1047,3 +1091,38 @@ def test_replaying_twice_records_each_deletion_once(journal, tenant, owner, memo
     everything = [memory.pk for memory in memories]
     assert replay(*everything)["incomplete"] == {}  # a line naming one more
     assert events() == sorted((pk, "deleted") for pk in everything)
+
+
+def test_the_second_replay_takes_a_subject_deletion_of_a_tenant_the_first_one_deleted(
+    tenant, owner, memories, journal
+):
+    """Stop 59's audit of backups found that the second replay docs/operations.md asks for
+    where the journal may lack a line (``--ledger-database``, from the damaged database)
+    ended in an IntegrityError half way through its lines, every later one unreplayed: Bob,
+    known after the backup, deleted everything (his line missing from the journal), then the
+    tenant was deleted; the first replay (the journal) deleted the tenant again, and the
+    second one made Bob's row back in it, which migration 0011's trigger refused. The second
+    replay should replay Bob's operation without his row (its tombstones name him) and go on
+    to its end."""
+    from memory_core.deletion.replay import replay_deletions
+    from memory_core.models import DeletionOperation, Subject, Tenant, Tombstone
+    from tests.deletion.conftest import journal_line
+
+    tenant_line = journal_line(
+        1, tenant_id=tenant.id, target="tenant", reason_code="tenant_deleted"
+    )
+    tenant_line["requested_at"] = "2026-12-01T11:00:00+00:00"
+    first = replay_deletions(entries=[tenant_line])
+    assert first["incomplete"] == {} and Tenant.objects.get(pk=tenant.pk).deleted_at is not None
+
+    bob, bobs_memory = uuid.uuid4(), uuid.uuid4()  # unknown to the restored database
+    bobs_line = journal_line(
+        2, tenant_id=tenant.id, target="subject", subject_id=bob, memory_ids=[bobs_memory]
+    )
+    bobs_line["tombstones"][0]["subject_id"] = str(bob)
+    second = replay_deletions(entries=[bobs_line, tenant_line])
+    assert (second["replayed"], second["incomplete"]) == (2, {}), second
+    assert set(Memory.objects.filter(tenant=tenant).values_list("status", flat=True)) == {"deleted"}
+    assert not Subject.objects.filter(pk=bob).exists()
+    assert DeletionOperation.objects.get(pk=bobs_line["operation_id"]).subject_id is None
+    assert Tombstone.objects.get(memory_id=bobs_memory).subject_id == bob
