@@ -32,7 +32,7 @@ import os
 from collections import defaultdict, deque
 
 from django.core.management.base import BaseCommand, CommandError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, OperationalError, transaction
 from django.db.models import CharField, Exists, OuterRef
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -85,6 +85,8 @@ IMPORT_STATUSES = (Status.ACTIVE, Status.REVOKED, Status.EXPIRED)
 CHUNK = 256
 # Lines validated between two progress lines.
 PROGRESS_EVERY = 10_000
+# PostgreSQL's SQLSTATE for "out of shared memory": its lock table is full.
+OUT_OF_SHARED_MEMORY = "53200"
 
 
 def _text_name(path: str) -> str:
@@ -147,6 +149,19 @@ class Command(BaseCommand):
             raise CommandError(
                 "A tenant of the file was deleted while it was imported; nothing imported."
             ) from exc
+        except OperationalError as exc:
+            if getattr(exc.__cause__, "sqlstate", None) != OUT_OF_SHARED_MEMORY:
+                raise
+            # The import holds a lock per subject it stores rows for until it commits, and
+            # the server's lock table (max_locks_per_transaction a connection, shared by every
+            # session) is bounded: a traceback until stop 59's audit of imports.
+            raise CommandError(
+                "The database server's lock table is full (out of shared memory): an import "
+                "locks each existing subject it stores memories for until it commits, and this "
+                "file's are more than the table holds; nothing imported. Split the file by "
+                "subject and import the parts one after another, or raise the server's "
+                "max_locks_per_transaction (a restart)."
+            ) from exc
         since = f" and {deleted} deleted since an earlier import (not brought back)"
         self.stdout.write(
             f"Imported {imported} memories, skipped {skipped} already present"
@@ -170,15 +185,20 @@ class Command(BaseCommand):
         number = 0
         with handle:
             # Binary lines end at b"\\n" only; a "\\r" or "\\r\\n" inside one is split below.
-            for raw_number, raw in enumerate(_read_lines(handle, self.file), start=1):
+            for raw in _read_lines(handle, self.file):
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
+                    # Named by the text line the byte falls on, as every other error is (the
+                    # binary line's number was another in a file of "\\r" ends: stop 59's audit
+                    # of imports); a character stands in for the byte, so the last line counted
+                    # is its own.
+                    at = number + len(_text_lines(raw[: exc.start].decode("utf-8") + "?"))
                     raise CommandError(
-                        f"{self.file} is not UTF-8 text: line {raw_number} holds the byte "
+                        f"{self.file} is not UTF-8 text: line {at} holds the byte "
                         f"0x{raw[exc.start]:02x}. Save the file as UTF-8; nothing imported."
                     ) from exc
-                for line in io.StringIO(text, newline=None).readlines():
+                for line in _text_lines(text):
                     number += 1
                     yield number, line
 
@@ -409,15 +429,12 @@ class Command(BaseCommand):
         for tenant, items in by_tenant.items():
             policy, principal, agents = self._tenant(tenant)
             candidates = [record["candidate"] for record in items]
-            # Locked first, as writes lock them (memory_core.locks): a deletion of one of them
-            # then waits for this import and deletes what it stored, and the deletions read
-            # below are all committed.
-            subjects = self._subjects(tenant, candidates)
+            external_ids = {c.subject for c in candidates}
             # Earlier chunks' rows are in this transaction: the query finds them too.
             existing = set(
                 Memory.objects.filter(
                     tenant=tenant,
-                    subject__external_id__in={c.subject for c in candidates},
+                    subject__external_id__in=external_ids,
                     source_conversation_id__in={c.source_conversation_id for c in candidates},
                 ).values_list(
                     "subject__external_id",
@@ -426,33 +443,27 @@ class Command(BaseCommand):
                     "content_hash",
                 )
             )
-            # A deletion scrubs the row (its source ids with it) and keeps the content's hash
-            # in its ledger: a memory deleted since an earlier import is not brought back.
-            names = {subject.pk: external_id for external_id, subject in subjects.items()}
-            deleted = {
-                (names[subject_id], digest)
-                for subject_id, digest in Tombstone.objects.filter(
-                    tenant_id=tenant.id, subject_id__in=list(names)
-                ).values_list("subject_id", "content_hash")
-            }
-            orphaned = self._orphaned_hashes(tenant)
-            new = []
-            for record in items:
-                candidate = record["candidate"]
-                fingerprint = (
-                    candidate.subject,
-                    candidate.source_conversation_id,
-                    candidate.source_message_id,
-                    content_hash(candidate.content),
+            names = dict(
+                Subject.objects.filter(tenant=tenant, external_id__in=external_ids).values_list(
+                    "pk", "external_id"
                 )
-                if fingerprint in existing:
-                    skipped += 1
-                    continue
-                if (candidate.subject, fingerprint[3]) in deleted or fingerprint[3] in orphaned:
-                    gone += 1
-                    continue
-                existing.add(fingerprint)
-                new.append(record)
+            )
+            new, present, deleted = self._unstored(tenant, items, existing, names)
+            skipped, gone = skipped + present, gone + deleted
+            if not new:
+                continue
+            # Locked now, as writes lock them (memory_core.locks), and only the subjects of
+            # the records stored: a deletion of one of them then waits for this import and
+            # deletes what it stored. A record present or deleted since stores nothing and
+            # needs no fence: locked too, each subject of a second run of the file held a
+            # place in the server's lock table until the commit, and 24,000 of them filled
+            # it (stop 59's audit of imports).
+            subjects = self._subjects(tenant, [record["candidate"] for record in new])
+            # Read again once the locks are held: a deletion of one of them that was running
+            # has committed now, and what it deleted is not brought back.
+            locked = {subject.pk: external_id for external_id, subject in subjects.items()}
+            new, _, deleted = self._unstored(tenant, new, existing, locked)
+            gone += deleted
             if not new:
                 continue
             drafts = [self._draft(record, subjects, agents) for record in new]
@@ -464,6 +475,39 @@ class Command(BaseCommand):
             stored += len(drafts)
             overdue += self._overdue(policy, drafts)
         return stored, skipped, gone, overdue
+
+    def _unstored(self, tenant, records, existing: set, names: dict) -> tuple[list, int, int]:
+        """Return (the records of ``records`` to store, how many are present, how many were
+        deleted since); ``existing`` holds the fingerprints of the rows present, ``names`` the
+        external ids, by id, of the subjects whose deletions to read."""
+        # A deletion scrubs the row (its source ids with it) and keeps the content's hash
+        # in its ledger: a memory deleted since an earlier import is not brought back.
+        deleted = {
+            (names[subject_id], digest)
+            for subject_id, digest in Tombstone.objects.filter(
+                tenant_id=tenant.id, subject_id__in=list(names)
+            ).values_list("subject_id", "content_hash")
+        }
+        orphaned = self._orphaned_hashes(tenant)
+        seen = set(existing)
+        new, present, gone = [], 0, 0
+        for record in records:
+            candidate = record["candidate"]
+            fingerprint = (
+                candidate.subject,
+                candidate.source_conversation_id,
+                candidate.source_message_id,
+                content_hash(candidate.content),
+            )
+            if fingerprint in seen:
+                present += 1
+                continue
+            if (candidate.subject, fingerprint[3]) in deleted or fingerprint[3] in orphaned:
+                gone += 1
+                continue
+            seen.add(fingerprint)
+            new.append(record)
+        return new, present, gone
 
     @staticmethod
     def _overdue(policy, drafts) -> int:
@@ -580,6 +624,11 @@ class Command(BaseCommand):
             created_at=record["created_at"],
             status=record["status"],
         )
+
+
+def _text_lines(text: str) -> list[str]:
+    """Return the lines of ``text`` as a text-mode read splits them (\\n, \\r\\n, \\r)."""
+    return io.StringIO(text, newline=None).readlines()
 
 
 def _read_lines(handle, name: str):

@@ -676,6 +676,23 @@ def test_import_numbers_lines_ended_by_any_newline(tenant, tmp_path):
 
 
 @pytest.mark.django_db
+def test_a_byte_that_is_not_utf8_is_named_by_its_line_as_every_other_error(tenant, tmp_path):
+    """Stop 59's audit of imports found a byte that is not UTF-8 named by its binary line
+    (split at \\n only) where every other error counts \\n, \\r\\n and \\r alike: in a file
+    of \\r ends the byte of line 3 was said to be on line 1. It is named by its own line."""
+    accented = json.loads(record(tenant, content="Café au lait."))
+    lines = [record(tenant), record(tenant, memory_key="style.other")]
+    path = tmp_path / "mac.jsonl"
+    path.write_bytes(
+        "\r".join([*lines, json.dumps(accented, ensure_ascii=False)]).encode("latin-1") + b"\r"
+    )
+    with pytest.raises(
+        CommandError, match=r"mac.jsonl is not UTF-8 text: line 3 holds the byte 0xe9\."
+    ):
+        call_command("import_memories", str(path), "--dry-run", stdout=StringIO())
+
+
+@pytest.mark.django_db
 def test_import_keeps_an_environment_and_reports_a_bad_one(tenant, tmp_path):
     path = tmp_path / "in.jsonl"
     path.write_text(record(tenant, environment="Staging"))
@@ -728,6 +745,91 @@ def test_an_import_about_a_subject_whose_deletion_is_queued_imports_nothing(tena
     with pytest.raises(CommandError, match="being deleted, or its deletion is queued"):
         call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
 
+    assert not Memory.objects.exists()
+
+
+def _advisory_locks_held() -> int:
+    """Return how many advisory locks this connection's transaction holds."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE pid = pg_backend_pid() AND locktype = 'advisory'"
+        )
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)  # each run commits, its locks let go
+def test_an_import_locks_only_the_subjects_it_stores_memories_for(tenant, tmp_path, monkeypatch):
+    """Stop 59's audit of imports found that a second run of an import ("re-running an
+    import is safe") locked every existing subject of the file until its one transaction
+    committed, though it stored nothing for them: 24,000 subjects filled the server's lock
+    table, and the run ended in a traceback ("out of shared memory"), nothing imported. A
+    chunk locks the subjects it stores memories for only (so that their deletion waits for
+    the import): each existing one on a first run, none on a second but those of new
+    records."""
+    from memory_core.management.commands import import_memories
+
+    count = import_memories.CHUNK + 44
+    Subject.objects.bulk_create(
+        Subject(tenant=tenant, external_id=f"user-{n}", display_name=f"user-{n}")
+        for n in range(count)
+    )
+    lines = [
+        record(tenant, subject=f"user-{n}", content=f"User prefers option {n}.")
+        for n in range(count)
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    before, held = _advisory_locks_held(), []
+    store_chunk = import_memories.Command._store_chunk
+
+    def counted(self, records):
+        result = store_chunk(self, records)
+        held.append(_advisory_locks_held() - before)
+        return result
+
+    monkeypatch.setattr(import_memories.Command, "_store_chunk", counted)
+    call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+    # The import's own lock, and one per subject it has stored memories for.
+    assert held == [1 + import_memories.CHUNK, 1 + count]
+
+    held.clear()
+    new = record(tenant, subject="user-7", content="User prefers option seven.")
+    path.write_text("\n".join([*lines, new]) + "\n")
+    out = StringIO()
+    call_command("import_memories", str(path), stdout=out, stderr=StringIO())
+    assert f"Imported 1 memories, skipped {count} already present." in out.getvalue()
+    assert held == [1, 2]  # were 257 and 301
+
+
+@pytest.mark.django_db
+def test_an_import_past_the_servers_lock_table_is_a_command_error(tenant, tmp_path):
+    """Stop 59's audit of imports found that an import of more existing subjects than the
+    server's lock table holds (a lock each until the commit) ended in a traceback ("out of
+    shared memory"). It is a CommandError that says what to do, nothing imported."""
+    from django.db import connection
+
+    Subject.objects.create(tenant=tenant, external_id="user-9", display_name="user-9")
+    path = tmp_path / "in.jsonl"
+    path.write_text(record(tenant))
+
+    def full(execute, sql, params, many, context):
+        if "pg_try_advisory_xact_lock_shared" in sql:  # the server's answer, table full
+            sql, params = (
+                "DO $$ BEGIN RAISE EXCEPTION 'out of shared memory' USING ERRCODE = '53200',"
+                " HINT = 'You might need to increase \"max_locks_per_transaction\".'; END $$",
+                None,
+            )
+        return execute(sql, params, many, context)
+
+    with (
+        connection.execute_wrapper(full),
+        pytest.raises(CommandError, match=r"lock table is full.*nothing imported") as refused,
+    ):
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+    assert "Split the file by subject" in str(refused.value)
+    assert "max_locks_per_transaction" in str(refused.value)
     assert not Memory.objects.exists()
 
 
