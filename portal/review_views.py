@@ -10,7 +10,7 @@ from django.views.generic import TemplateView
 from memory_core.deletion.selectors import deletion_get
 from memory_core.deletion.services import deletion_retry
 from memory_core.exceptions import DomainError
-from memory_core.models import DeletionOperation, ReviewItem
+from memory_core.models import DeletionOperation, MemoryEvent, ReviewItem
 from memory_core.selectors.health import evaluation_figures, health_overview
 from memory_core.selectors.portal import (
     conflict_queue,
@@ -27,6 +27,7 @@ from portal.access import ReviewerMixin
 from portal.charts import NARROW_WIDTH, chart_geometry
 from portal.forms import ConflictResolveForm, ReasonForm, form_problems
 from portal.paging import page_number, page_query
+from portal.templatetags.portal_tags import reason_label
 
 
 def back_to(name: str, request) -> str:
@@ -102,6 +103,48 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
         "Decide it below if it is still waiting."
     )
 
+    # What ended a write's wait other than a decision (its memory's event), and who did it
+    # (the event's ``actor_type``), in a reviewer's words; the system's is said without one.
+    ENDED = {
+        MemoryEvent.Action.DELETION_REQUESTED: "deleted",
+        MemoryEvent.Action.REVOKED: "revoked",
+        MemoryEvent.Action.EXPIRED: "expired",
+    }
+    WHO = {
+        "user": "its person",
+        "agent": "an agent",
+        "reviewer": "a reviewer",
+        "admin": "an administrator",
+    }
+
+    def closed_meanwhile(self, item_id) -> str:
+        """Return, in a reviewer's words, why nothing was decided on the write ``item_id``:
+        it stopped waiting after the queue was shown (``review_closed``), decided (by this
+        reviewer's first click, or by another reviewer), deleted, revoked or expired."""
+        # It was the service's "The memory is deleted, not pending.", which named no write
+        # (stop 59's audit of the portal in a browser).
+        item = review_get(principal=self.principal, item_id=item_id)
+        short = str(item.pk)[:8]
+        nothing = f"Nothing was decided on write {short}"
+        if item.state in (ReviewItem.State.APPROVED, ReviewItem.State.REJECTED):
+            if item.resolved_by_id == self.request.user.pk:  # a second click
+                return f"Nothing more was decided on write {short}: you {item.state} it already."
+            return f"{nothing}: another reviewer {item.state} it meanwhile."
+        ended = (
+            MemoryEvent.objects.filter(
+                tenant_id=item.tenant_id, memory_id=item.memory_id, action__in=self.ENDED
+            )
+            .order_by("created_at", "id")
+            .first()
+        )
+        if ended is None:
+            return f"{nothing}: it is no longer waiting for a reviewer."
+        if ended.action == MemoryEvent.Action.EXPIRED:
+            return f"{nothing}: it expired while it waited ({reason_label(ended.reason_code)})."
+        done, who = self.ENDED[ended.action], self.WHO.get(ended.actor_type)
+        happened = f"{who} {done} it" if who else f"it was {done}"
+        return f"{nothing}: {happened} while it waited."
+
     def post(self, request, item_id):
         # Back to the page of the queue the form was on (its action carries ``?page=``).
         number = page_number(request)
@@ -139,6 +182,9 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
                 principal=self.principal, item_id=item_id, reason=form.cleaned_data["reason"]
             )
         except DomainError as error:
+            if error.code == "review_closed":
+                messages.error(request, self.closed_meanwhile(item_id))
+                return redirect(queue)
             return self.refuse(error, queue)
         short = str(item.pk)[:8]
         conflict = (

@@ -1331,6 +1331,25 @@ def test_an_export_sent_twice_from_its_page_makes_one_export(
     assert Export.objects.filter(subject=alice_memory.subject).count() == 7
 
 
+def test_an_export_sent_again_after_a_revoke_in_another_tab_says_it_is_revoked(
+    alice_client, alice_memory, settings, tmp_path
+):
+    """Stop 59's audit of the portal in a browser found that Download JSON, pressed again a
+    few seconds after a revoke made in another tab, gave back the first file, which said the
+    preference was active: the export made after the page was opened was taken as a double
+    click. Something about the person changed since the page was opened, so a new export
+    should be made, which says the preference is revoked."""
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    url = reverse("portal:export")
+    form = {"shown_deletions": "", "opened": opened_of(alice_client.get(url).content.decode())}
+    first = json.loads(alice_client.post(url, form).getvalue())
+    alice_client.post(reverse("portal:memory-revoke", args=[alice_memory.pk]), {"reason": ""})
+    second = json.loads(alice_client.post(url, form).getvalue())
+    assert [m["status"] for m in first["memories"]] == ["active"]
+    assert [m["status"] for m in second["memories"]] == ["revoked"]
+    assert Export.objects.filter(subject=alice_memory.subject).count() == 2
+
+
 @pytest.mark.parametrize(
     ("hours", "said"),
     [

@@ -164,6 +164,69 @@ def test_a_write_deleted_while_it_waited_leaves_the_queue(reviewer_client, queue
     assert ReviewItem.objects.get(pk=item.pk).state == "open"
 
 
+@pytest.mark.parametrize("decision", ["approve", "reject"])
+def test_deciding_a_write_its_person_deleted_meanwhile_says_so_in_a_reviewers_words(
+    reviewer_client, queues, decision
+):
+    """Stop 59's audit of the portal in a browser found that a reviewer's Approve or Reject
+    of a write its person deleted while the queue was open answered with the service's "The
+    memory is deleted, not pending.", which named no write. It should say, in a reviewer's
+    words, that nothing was decided on that write and that its person deleted it."""
+    from memory_core.deletion.services import deletion_request
+    from memory_core.principals import SubjectPrincipal
+
+    item = queues["own_write"]
+    owner = SubjectPrincipal(tenant_id=item.tenant_id, subject_id=item.subject_id, user_id=1)
+    deletion_request(principal=owner, memory_id=item.memory_id)  # the worker has not run
+
+    response = reviewer_client.post(
+        reverse(f"portal:review:{decision}", args=[item.pk]), {"reason": "ok"}, follow=True
+    )
+
+    said = f"Nothing was decided on write {str(item.pk)[:8]}: its person deleted it while it"
+    assert said in response.content.decode()
+    assert b"not pending" not in response.content
+    assert ReviewItem.objects.get(pk=item.pk).state == "open"
+
+
+def test_deciding_a_write_that_stopped_waiting_says_what_ended_its_wait(reviewer_client, queues):
+    """Decided by another reviewer, revoked, or expired while the queue was open: said in a
+    reviewer's words, as a deletion is; a second click on the same decision, as made once."""
+    from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
+    from memory_core.services.memories import memories_mark_expired
+    from memory_core.services.reviews import review_approve
+    from memory_core.services.writes import memory_revoke
+    from tests.portal.conftest import make_login
+
+    def decided(item) -> str:
+        url = reverse("portal:review:reject", args=[item.pk])
+        body = reviewer_client.post(url, {"reason": "ok"}, follow=True).content.decode()
+        return body.split('class="messages"', 1)[1].split("</ul>", 1)[0]
+
+    alice_subject = queues["own_write"].subject
+    tenant = alice_subject.tenant
+    other = make_login("second-reviewer", tenant=tenant, role="reviewer")
+    other = ReviewerPrincipal(tenant_id=tenant.pk, user_id=other.pk)
+    item = queues["own_write"]
+    review_approve(principal=other, item_id=item.pk, reason="ok")
+    assert "another reviewer approved it meanwhile" in decided(item)
+
+    item = pending_write(alice_subject, "Alice takes insulin daily.")
+    assert f"Write {str(item.pk)[:8]} rejected" in decided(item)
+    said = decided(item)  # a second click
+    assert f"Nothing more was decided on write {str(item.pk)[:8]}: you rejected it" in said
+
+    item = pending_write(alice_subject, "Alice takes insulin daily.")
+    owner = SubjectPrincipal(tenant_id=tenant.pk, subject_id=alice_subject.pk, user_id=1)
+    memory_revoke(principal=owner, memory_id=item.memory_id)
+    assert "its person revoked it while it waited" in decided(item)
+
+    item = pending_write(alice_subject, "Alice takes insulin daily.")
+    rows = [(item.memory_id, item.tenant_id, None)]
+    memories_mark_expired(rows, reason_code="task_closed", actor=("agent", "a"), now=timezone.now())
+    assert "it expired while it waited (its task was closed)" in decided(item)
+
+
 def test_conflicts_list_own_tenant_only(reviewer_client, queues):
     body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
     assert (
@@ -842,7 +905,7 @@ def test_an_error_message_is_an_alert_and_others_a_status(reviewer_client, queue
         reverse("portal:review:approve", args=[item.pk]), {"reason": "twice"}, follow=True
     )
     assert 'class="message message-error" role="alert"' in refused.content.decode()
-    assert "This item is already approved." in refused.content.decode()
+    assert "you approved it already." in refused.content.decode()
 
 
 def test_the_queue_says_an_approval_stands_beside_a_stronger_version_written_since(
