@@ -58,6 +58,11 @@ class InvalidQuery(exceptions.ValidationError):
     may not even have."""
 
 
+def _unknown_field(item) -> bool:
+    """Whether the DRF error ``item`` names an unknown field (``StrictSerializer``'s)."""
+    return getattr(item, "code", None) == "unknown_field"
+
+
 def error_details(errors) -> dict:
     """Return DRF validation ``errors`` as ``{"field.sub": [{"code", "message"}]}``.
 
@@ -79,7 +84,12 @@ def error_details(errors) -> dict:
         if isinstance(value, dict):
             for key, inner in value.items():
                 if key == api_settings.NON_FIELD_ERRORS_KEY and not top:
-                    walk(prefix, inner)  # DRF's key for a nested serializer's own errors
+                    # DRF's key for a nested serializer's own errors, and the name of an
+                    # unknown field sent inside it (StrictSerializer): that one is named at
+                    # its own path (it was folded into the object's: stop 59's audit).
+                    own = [item for item in inner if not _unknown_field(item)]
+                    walk(prefix, own)
+                    walk(f"{prefix}.{key}", [item for item in inner if _unknown_field(item)])
                 else:
                     walk(str(key) if top else f"{prefix}.{key}", inner)
         elif isinstance(value, (list, tuple)):

@@ -22,6 +22,9 @@
 - An object that names a key twice (``{"subject": "a", "subject": "b"}``) has no one
   meaning: Python's json kept the last and every field read it, while a proxy or a log
   reading the first saw another request. It is refused here, as malformed JSON naming the key.
+- A Content-Type that is a media range (``*/*``, ``application/*``) names no type: DRF's
+  parser selection let its wildcard match ``application/json`` and the body was stored. It is
+  a 415, as any body not sent as ``application/json`` is.
 """
 
 import codecs
@@ -123,6 +126,9 @@ class SafeJSONParser(JSONParser):
     numbers beyond a float's range."""
 
     def parse(self, stream, media_type=None, parser_context=None):
+        main_type, _, sub_type = parse_header_parameters(media_type or "")[0].partition("/")
+        if "*" in (main_type, sub_type):
+            raise UnsupportedMediaType(media_type)
         charset = declared_charset(parser_context or {})
         if charset is not None and not is_text_encoding(charset):
             raise UnsupportedCharset(charset)

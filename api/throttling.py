@@ -299,8 +299,14 @@ class ApiKeyWriteQuotaThrottle(_SlidingWindowThrottle):
     )
 
     def cost(self, request, view) -> int:
-        # A view that only reads through POST (retrieval: the query is a body) says so.
-        if request.method not in WRITE_METHODS or getattr(view, "reads_only", False):
+        # A view that only reads through POST (retrieval: the query is a body) says so. A
+        # method the view lacks writes nothing (its 405 comes after the throttles): the batch
+        # priced a PUT by reading its body, answering 400 or 415 instead (stop 59's audit).
+        if (
+            request.method not in WRITE_METHODS
+            or request.method not in view.allowed_methods
+            or getattr(view, "reads_only", False)
+        ):
             return 0
         # A view that stores several writes a request (the batch) says how many: the whole
         # batch is counted, and refused before anything is stored if it does not fit.

@@ -45,6 +45,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
+from decimal import Decimal
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -116,7 +117,10 @@ def _canonical_numbers(value):
     0), as RFC 8785's canonical JSON writes numbers: a client that re-encodes its retry with
     another JSON library sends the same request."""
     if isinstance(value, float) and value.is_integer():
-        return int(value)
+        # The number the JSON text wrote, as jsonb stores it (value_stored_bytes reads a
+        # float so too), not the binary float's: int(1e23) is 99999999999999991611392, another
+        # number's request, replayed as this one's until stop 59's audit.
+        return int(Decimal(repr(value)))
     if isinstance(value, dict):
         return {key: _canonical_numbers(item) for key, item in value.items()}
     if isinstance(value, list):

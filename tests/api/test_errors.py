@@ -112,6 +112,27 @@ def test_a_method_the_endpoint_lacks_is_405_and_a_format_it_lacks_is_406(api_cli
     assert response.json()["error"]["code"] == "not_acceptable"
 
 
+@pytest.mark.parametrize("method", ["PUT", "PATCH", "DELETE"])
+@pytest.mark.parametrize(
+    "body, content_type",
+    [("not json", "application/json"), ("items=1", "text/plain")],
+    ids=["malformed_json", "not_json"],
+)
+def test_a_method_the_batch_endpoint_lacks_is_405_whatever_its_body(
+    api_client, method, body, content_type
+):
+    """Stop 59's audit of bad input found ``PUT``, ``PATCH`` or ``DELETE
+    /api/v1/memories/batch`` with a body that is not JSON answered 400 ``malformed_json`` or
+    415: the write quota priced the request by reading its body (``items_cost``) before the
+    method was looked at. It should be 405, ``Allow: POST, OPTIONS``, as on every endpoint."""
+    response = api_client.generic(method, "/api/v1/memories/batch", body, content_type=content_type)
+    assert (response.status_code, response.json()["error"]["code"]) == (
+        405,
+        "method_not_allowed",
+    )
+    assert response["Allow"] == "POST, OPTIONS"
+
+
 @pytest.mark.parametrize(
     ("accept", "status"),
     [

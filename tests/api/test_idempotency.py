@@ -151,6 +151,23 @@ def test_a_retry_encoding_a_whole_number_with_a_fraction_is_the_same_request(api
     assert Memory.objects.count() == 1
 
 
+def test_idempotency_fingerprint_reads_a_large_whole_float_as_the_number_jsonb_stores(api_client):
+    """Stop 59's audit of bad input found the fingerprint wrote a whole float as the binary
+    float's value (``int(1e23) == 99999999999999991611392``), not the number the JSON wrote
+    and jsonb stores: another number with the key was replayed (never stored), and the stored
+    value sent back was refused as another request. ``1e23`` should be the request of
+    ``100000000000000000000000`` (a replay) and ``99999999999999991611392`` another (422)."""
+    first = post(api_client, URL, body(value={"n": 1e23}), key="write-1")  # "n": 1e+23
+    assert first.status_code == 201, first.json()
+    assert first.json()["memory"]["value"] == {"n": 10**23}
+    stored = post(api_client, URL, body(value={"n": 10**23}), key="write-1")
+    assert (stored.status_code, stored["Idempotent-Replayed"]) == (201, "true")
+    other = post(api_client, URL, body(value={"n": 99999999999999991611392}), key="write-1")
+    assert (other.status_code, other.get("Idempotent-Replayed")) == (422, None)
+    assert other.json()["error"]["code"] == "idempotency_key_reused"
+    assert list(Memory.objects.values_list("value", flat=True)) == [{"n": 10**23}]
+
+
 def test_the_same_key_on_another_endpoint_is_refused(api_client):
     post(api_client, URL, body(), key="write-1")
     response = post(api_client, BATCH, {"items": [body()]}, key="write-1")

@@ -187,3 +187,19 @@ def test_a_charset_that_names_a_text_encoding_is_read_with_it(api_client, charse
     )
     assert response.status_code == 201, response.content
     assert response.json()["memory"]["content"] == "User prefers café answers."
+
+
+@pytest.mark.parametrize("content_type", ["*/*", "application/*", "*/json"])
+def test_a_body_labelled_with_a_wildcard_media_type_is_415(api_client, content_type):
+    """Stop 59's audit of bad input found a body sent with ``Content-Type: */*`` or
+    ``application/*`` read as JSON and stored (DRF's parser selection lets a wildcard in the
+    request's type match ``application/json``). A media range names no type: it should be
+    415 ``unsupported_media_type``, naming the type sent, and nothing stored."""
+    response = api_client.generic(
+        "POST", "/api/v1/memories", json.dumps(write_body()), content_type=content_type
+    )
+    assert response.status_code == 415, response.content
+    error = response.json()["error"]
+    assert error["code"] == "unsupported_media_type"
+    assert f'(this one was "{content_type}")' in error["message"]
+    assert not Memory.objects.exists()

@@ -136,3 +136,26 @@ def test_an_empty_field_name_in_a_write_is_told_once(api_client):
     assert [code["code"] for code in details[""]] == ["unknown_field"]
     assert "non_field_errors" not in details
     assert not Memory.objects.exists()
+
+
+def test_an_unknown_field_named_non_field_errors_is_named_at_its_own_path(api_client):
+    """Stop 59's audit of bad input found an unknown field named ``non_field_errors`` inside
+    an object read as DRF's key for the object's own errors (``api.exceptions.error_details``):
+    the write told it twice (``source`` and ``source.non_field_errors``), the retrieval said
+    ``context`` itself was unknown. It should be one ``unknown_field`` at its own path."""
+    body = write_body()
+    body["source"]["non_field_errors"] = 1
+    write = api_client.post("/api/v1/memories", body, format="json")
+    assert write.status_code == 400, write.content
+    retrieval = api_client.post(
+        "/api/v1/retrieve",
+        {"query": "q", "context": {"user_id": "user-1", "non_field_errors": 1}},
+        format="json",
+    )
+    assert retrieval.status_code == 400, retrieval.content
+    unknown = [{"code": "unknown_field", "message": "Unknown field."}]
+    assert (write.json()["error"]["details"], retrieval.json()["error"]["details"]) == (
+        {"source.non_field_errors": unknown},
+        {"context.non_field_errors": unknown},
+    )
+    assert not Memory.objects.exists()
