@@ -30,6 +30,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from memory_core import retrieval_cache
+from memory_core.evaluation.dataset import case_memory_ids, dataset_entries
 from memory_core.exports import export_delete, export_dir, export_remove_memories
 from memory_core.files import being_written
 from memory_core.json_types import json_loads
@@ -1465,9 +1466,11 @@ def _prune(node, residue: Residue, held_by: tuple = (), document=None):
     Whose a copy of the content is (``CaseOwners``) is read from the case and the fields of
     the objects holding it, their lists (the other cases) left out (``_own_fields``): a
     dataset's own ``tenant`` names its cases' tenant. A copy in no case is judged by the
-    whole document, which then is the case.
+    whole document, which then is the case. A dataset of the project's own format then loses
+    what cites the memories it lost (``_uncited``).
     """
-    document = node if document is None else document
+    if document is None:
+        return _uncited(node, _prune(node, residue, held_by, node))
     if isinstance(node, list):
         kept = []
         for item in node:
@@ -1491,6 +1494,44 @@ def _prune(node, residue: Residue, held_by: tuple = (), document=None):
             pruned[key] = value
         return pruned
     return _DROP if residue.in_node(node, (document,)) else node
+
+
+def _uncited(document, pruned):
+    """Return ``pruned`` (``_prune`` of ``document``) without what cites a memory entry it
+    lost, when ``document`` is a dataset of the project's own format (a list of ``memories``,
+    ../shared/eval/FORMAT.md).
+
+    There a case names a memory by the file's own id (``case_memory_ids``), which neither the
+    deleted memory's id nor its content finds: the entry went, the cases citing it stayed,
+    and ``eval_retrieval`` refused the whole file ("names 'm1', which no memory of the file
+    has": stop 59's audit of eval). Each such case is about the memory and goes whole. An
+    entry that ``supersedes`` one gone loses only that link: it holds none of the deleted
+    words (a copy went with its case above), and a deletion leaves a deleted memory's newer
+    version in use; without the link it is a chain's first memory, and the file loads. So no
+    entry goes here, and nothing else is left citing one gone.
+    """
+    in_the_format = isinstance(document, dict) and isinstance(document.get("memories"), list)
+    if not (in_the_format and isinstance(pruned, dict)):
+        return pruned
+    gone = dataset_entries(document).keys() - dataset_entries(pruned).keys()
+    if not gone:
+        return pruned
+    if isinstance(pruned.get("cases"), list):
+        pruned["cases"] = [
+            case
+            for case in pruned["cases"]
+            if not isinstance(case, dict)
+            or not any(str(i) in gone for _, ids in case_memory_ids(case) for i in ids)
+        ]
+    pruned["memories"] = [
+        {key: value for key, value in entry.items() if key != "supersedes"}
+        if isinstance(entry, dict)
+        and entry.get("supersedes") is not None
+        and str(entry["supersedes"]) in gone
+        else entry
+        for entry in pruned["memories"]
+    ]
+    return pruned
 
 
 def _own_fields(node: dict) -> dict:
@@ -1583,6 +1624,32 @@ def evaluation_runs_remove(tenant_ids) -> int:
         removed = len(runs.select_for_update().order_by("pk").values_list("pk", flat=True))
         runs.delete()
     return removed
+
+
+def evaluation_run_reached(tenant_ids, since) -> int:
+    """Remove those of an evaluation run's tenants ``tenant_ids`` that hold a memory whose
+    content hash a deletion not completed before ``since`` tombstoned, whole; return how many.
+
+    A run asks once its load has committed, ``since`` being when the load began: a deletion's
+    evaluation step (``_runs_holding``) sees none of the rows of a load still in its
+    transaction, so one that verified meanwhile completed, the load then committed the
+    deleted words, and a kept run held them under a completed operation, which nothing
+    revisits (stop 59's audit of eval). A deletion yet to reach its step counts too: the step
+    would remove the run anyway. One completed before the load began does not: the files it
+    scrubbed no longer hold its words, and a dataset kept elsewhere may hold the same words
+    as anyone's deletion of long ago."""
+    unfinished = DeletionOperation.objects.filter(
+        Q(completed_at__isnull=True) | Q(completed_at__gte=since)
+    )
+    deleted = (
+        Tombstone.objects.filter(operation__in=unfinished)
+        .exclude(content_hash__in=["", EMPTY_HASH])
+        .values("content_hash")
+    )
+    with platform_scope("evaluation run: deletions while it loaded"):
+        held = Memory.objects.filter(tenant_id__in=list(tenant_ids), content_hash__in=deleted)
+        reached = sorted(set(held.values_list("tenant_id", flat=True)))
+    return evaluation_runs_remove(reached)
 
 
 class EvaluationStore(Store):

@@ -129,6 +129,15 @@ def _choice(value, allowed, key: str, where: str):
     return value
 
 
+def _optional_choice(entry: dict, key: str, allowed, where: str, *, default):
+    """Return ``entry``'s ``key``, one of ``allowed``, or ``default`` when it is left out or
+    null. Anything else given is refused with the entry named: read as ``entry.get(key) or
+    default``, a ``false``, 0, [] or {} became the default, ``"consent": false`` the
+    ``explicit`` the file denies (stop 59's audit of eval)."""
+    value = entry.get(key)
+    return default if value is None else _choice(value, allowed, key, where)
+
+
 @transaction.atomic
 def load_dataset_memories(
     data: dict, *, tenant_prefix: str = "", now=None, evaluation_run: bool = False
@@ -154,9 +163,7 @@ def load_dataset_memories(
             f"'dataset' is at most {SOURCE_ID_CHARS - len('dataset:')} characters "
             f"(its memories' conversation id is dataset:<name>)"
         )
-    entries = data.get("memories") or []
-    if not isinstance(entries, list):
-        raise DatasetError("'memories' must be a list")
+    entries = dataset_memories(data)
     loaded = LoadedDataset(evaluation_run=evaluation_run)
     seen: set[str] = set()
     deleted_hashes: dict[uuid.UUID, set[str]] = {}
@@ -218,6 +225,39 @@ def load_dataset_memories(
     return loaded
 
 
+def dataset_memories(data: dict) -> list:
+    """Return the memory entries of ``data`` (none when left out); DatasetError unless a list."""
+    entries = data.get("memories") or []
+    if not isinstance(entries, list):
+        raise DatasetError("'memories' must be a list")
+    return entries
+
+
+# The lists a case names memories of its file in, by their ids (FORMAT.md), besides its
+# ``ranked_before`` pairs.
+ID_LISTS = ("required_memory_ids", "acceptable_memory_ids", "forbidden_memory_ids")
+
+
+def case_memory_ids(case: dict) -> list[tuple[str, list]]:
+    """Return the lists of memory ids ``case`` names (the file's own ids), each with the field
+    that holds it: its id lists and each of its ``ranked_before`` pairs; what is no list is
+    left out."""
+    pairs = case.get("ranked_before")
+    named = [(key, case.get(key)) for key in ID_LISTS]
+    named += [("ranked_before", pair) for pair in (pairs if isinstance(pairs, list) else [])]
+    return [(key, ids) for key, ids in named if isinstance(ids, list)]
+
+
+def dataset_entries(data: dict) -> dict[str, dict]:
+    """Return the memory entries of ``data`` by id, an id read as the loader reads it (its
+    text); what is no object with an id is left out, for the loader to refuse."""
+    return {
+        str(entry["id"]): entry
+        for entry in dataset_memories(data)
+        if isinstance(entry, dict) and entry.get("id") is not None
+    }
+
+
 def _deleted_hashes(known: dict[uuid.UUID, set[str]], subject: Subject) -> set[str]:
     """The content hashes of ``subject``'s deleted memories (its tombstones), and of its
     tenant's tombstones that name no Subject row of the tenant, read once.
@@ -265,7 +305,8 @@ def _link_chains(pending: list[tuple[dict, Memory]], loaded: LoadedDataset) -> N
     first, in whatever order the file lists them), and a predecessor that is active or
     pending is stored superseded once a successor replaces it. What no database could hold
     (an unknown id, a cycle, another tenant's or subject's memory, a given version not above
-    its predecessor's, two successors of one memory) is a DatasetError naming the entry.
+    its predecessor's, two successors of one memory, a successor of a pending correction of
+    another memory) is a DatasetError naming the entry.
     """
     drafted = {str(entry["id"]): (entry, memory) for entry, memory in pending}
     successors: dict[str, str] = {}
@@ -327,6 +368,15 @@ def _link(local_id: str, drafted: dict, loaded: LoadedDataset) -> None:
     memory.supersedes_id = predecessor.id
     replaced = predecessor.status in (Status.ACTIVE, Status.PENDING_APPROVAL)
     if replaced and memory.status not in PROPOSED_STATUSES:
+        if predecessor.status == Status.PENDING_APPROVAL and predecessor.supersedes_id:
+            # Stored superseded, the proposed correction would count as its own predecessor's
+            # successor, which stays active (or has one already): the chain trigger refused
+            # the commit in an IntegrityError traceback (stop 59's audit of eval).
+            raise DatasetError(
+                f"{where}: supersedes {target!r}, a correction still pending_approval of "
+                "another memory; a chain goes on from an approved memory (give it a status "
+                "other than pending_approval)"
+            )
         # A superseded memory is one that was in use (memory_admitted_matches_status): a
         # pending one the file replaces is stored admitted, or the insert failed on that
         # check in a traceback (stop 56's audit of the harness).
@@ -481,7 +531,7 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
         or not 0 <= confidence <= 1
     ):
         raise DatasetError(f"{where}: confidence must be a number in [0, 1], not {confidence!r}")
-    status = _choice(entry.get("status") or Status.ACTIVE, Status.values, "status", where)
+    status = _optional_choice(entry, "status", Status.values, where, default=Status.ACTIVE)
     age_days = _days(entry, "age_days", where)
     if age_days is not None and age_days < 0:
         raise DatasetError(f"{where}: age_days must be a non-negative number")
@@ -495,8 +545,9 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
         if valid_until is None or valid_until > created
         else _shifted(valid_until, where, "expires_in_days", expires, seconds=-1)
     )
-    source_type = entry.get("source_type") or SOURCE_FOR_AUTHORITY[authority]
-    _choice(source_type, SourceType.values, "source_type", where)
+    source_type = _optional_choice(
+        entry, "source_type", SourceType.values, where, default=SOURCE_FOR_AUTHORITY[authority]
+    )
     # Left out, it is 1; a 0 or a false given is refused, not read as 1.
     version = 1 if entry.get("version") is None else entry["version"]
     if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= MAX_VERSION:
@@ -522,9 +573,9 @@ def _draft_memory(entry, where, tenant, subject, agent, conversation, local_id, 
         # (``source.tool``: at most 200 characters, stored trimmed); not FORMAT.md's.
         source_tool=_text(entry, "source_tool", where, max_chars=HARD_MAX_ID_CHARS).strip(),
         confidence=float(confidence),
-        consent=_choice(entry.get("consent") or "explicit", Consent.values, "consent", where),
-        sensitivity=_choice(
-            entry.get("sensitivity") or "personal", Sensitivity.values, "sensitivity", where
+        consent=_optional_choice(entry, "consent", Consent.values, where, default="explicit"),
+        sensitivity=_optional_choice(
+            entry, "sensitivity", Sensitivity.values, where, default="personal"
         ),
         valid_from=valid_from,
         valid_until=valid_until,

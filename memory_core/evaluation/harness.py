@@ -20,10 +20,11 @@ import uuid
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db import DatabaseError, connection
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
 
 from memory_core.admission.candidate import bad_text
-from memory_core.deletion.stores import evaluation_runs_remove
+from memory_core.deletion.stores import evaluation_run_reached, evaluation_runs_remove
 from memory_core.embeddings import get_embedder
 from memory_core.json_types import json_type
 from memory_core.models import Agent, Memory, Subject, Tenant
@@ -37,8 +38,11 @@ from memory_core.text import identifier
 
 from .dataset import (
     AGENT_NAME_CHARS,
+    ID_LISTS,
     NOT_TEXT,
     DatasetError,
+    case_memory_ids,
+    dataset_entries,
     dataset_environment,
     dataset_name,
     dataset_tenant,
@@ -47,7 +51,6 @@ from .dataset import (
 
 DEFAULT_K = 8
 RETIRED = {"revoked", "superseded", "deleted", "expired"}
-ID_LISTS = ("required_memory_ids", "acceptable_memory_ids", "forbidden_memory_ids")
 # The texts of a case that reach the tables (tenants, agents, subjects looked up, the trace
 # of its retrieval), read as text (``str``) as the runs read them.
 CASE_TEXTS = ("request", "intent")
@@ -205,9 +208,7 @@ def check_case_ids(cases: list[dict], known) -> None:
     ``ranked_before`` pair, once: one listed twice was counted twice in recall and ordering
     (stop 55's audit of eval), where a tag listed twice is one case (stop 50's)."""
     for index, case in enumerate(cases):
-        named = [(key, case.get(key) or []) for key in ID_LISTS]
-        named += [("ranked_before", pair) for pair in case.get("ranked_before") or []]
-        for key, ids in named:
+        for key, ids in case_memory_ids(case):
             for memory_id in ids:
                 if not isinstance(memory_id, str) or memory_id not in known:
                     raise DatasetError(
@@ -234,9 +235,10 @@ class Run:
     def __init__(self, data: dict, prefix: str):
         self.data = data
         self.prefix = prefix
+        self.loading_since = timezone.now()
         self.loaded = load_dataset_memories(data, tenant_prefix=prefix, evaluation_run=True)
         self.back = self.loaded.dataset_ids
-        self.entries = {str(m["id"]): m for m in data.get("memories") or []}
+        self.entries = dataset_entries(data)
         # Each memory's key as the loader stores it (trimmed, in NFC), as a case's clarification
         # key is read: written " deploy.region", a winner selected for "deploy.region" was left
         # out of the failure's reason (stop 55's audit of eval).
@@ -260,12 +262,23 @@ class Run:
     def local(self, stored_id) -> str:
         return self.back.get(uuid.UUID(str(stored_id)), f"?{stored_id}")
 
+    @property
+    def tenant_ids(self) -> list[uuid.UUID]:
+        return [tenant.pk for tenant in self.loaded.tenants.values()]
+
     def removed(self) -> bool:
         """Return whether a tenant of the run is gone: a deletion of words the run copied
         removes it whole (``deletion.stores.EvaluationStore``), and its cases scored against
         what was left."""
-        ids = [tenant.pk for tenant in self.loaded.tenants.values()]
+        ids = self.tenant_ids
         return Tenant.objects.filter(pk__in=ids).count() != len(ids)
+
+    def reached_while_loading(self) -> None:
+        """Remove the run's tenants holding words of a deletion not completed before the load
+        began (``deletion.stores.evaluation_run_reached``), once the load has committed: a
+        deletion that verified while the load was open saw none of its rows. The first case
+        then says the run was removed (``each``), as when a deletion reaches it later."""
+        evaluation_run_reached(self.tenant_ids, self.loading_since)
 
     def each(self, runner, cases: list[dict]) -> list[Outcome]:
         """Return ``runner(self, case)`` for every case; DatasetError once a deletion removed
@@ -284,7 +297,7 @@ class Run:
         return outcomes
 
     def cleanup(self) -> None:
-        evaluation_runs_remove([tenant.pk for tenant in self.loaded.tenants.values()])
+        evaluation_runs_remove(self.tenant_ids)
 
 
 def case_budget(case: dict) -> Budget | None:
@@ -507,9 +520,14 @@ def evaluate_dataset(data: dict, *, keep: bool = False, prefix: str | None = Non
         raise DatasetError("the dataset must be a JSON object")
     cases = validate_cases(data)
     prefix = prefix or f"eval-{uuid.uuid4().hex[:8]}-"
-    run = Run(data, prefix)
-    try:
+    # The case ids are checked in the load's transaction, so that a file refused for one
+    # leaves nothing stored: checked after the load committed, a --keep run's tenants and
+    # memories stayed (stop 59's audit of eval).
+    with transaction.atomic():
+        run = Run(data, prefix)
         check_case_ids(cases, run.entries)
+    try:
+        run.reached_while_loading()
         system = run.each(run_system, cases)
         baseline = run.each(run_baseline, cases)
         nothing = [Outcome() for _ in cases]

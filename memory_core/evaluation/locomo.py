@@ -31,9 +31,10 @@ from itertools import pairwise
 
 import numpy as np
 from django.db import transaction
+from django.utils import timezone
 
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS, bad_text
-from memory_core.deletion.stores import evaluation_runs_remove
+from memory_core.deletion.stores import evaluation_run_reached, evaluation_runs_remove
 from memory_core.embeddings import get_embedder
 from memory_core.json_types import json_type
 from memory_core.models import Agent, Memory, MemoryEvent, Subject, Tenant
@@ -46,7 +47,7 @@ from memory_core.services.memories import MemoryDraft, build_memory
 from memory_core.services.policy import policy_ensure
 
 from .dataset import DatasetError
-from .harness import BUDGET_MOST
+from .harness import BUDGET_MOST, RUN_REMOVED
 
 _DIA = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
 CATEGORIES = ("1", "2", "3", "4", "5")
@@ -305,8 +306,6 @@ def load(conversations: list[Conversation], *, prefix: str, context_turns: int =
 
 def _fulltext_top(loaded: LoadedLocomo, subject: Subject, question: str, k: int) -> list[str]:
     """Return the dia_ids of the pipeline's own full-text store alone, best first."""
-    from django.utils import timezone
-
     principal = AgentPrincipal.from_agent(loaded.agent)
     request = RetrievalRequest(query=question, user_id=subject.external_id)
     ctx = build_context(principal=principal, request=request, subject_id=subject.id)
@@ -381,9 +380,13 @@ def evaluate_locomo(
         # Recall 0.0 for every approach would read as a measurement of nothing.
         raise DatasetError("no question has evidence: there is nothing to evaluate")
     prefix = f"eval-{uuid.uuid4().hex[:8]}-"
-    started = time.perf_counter()
+    started, since = time.perf_counter(), timezone.now()
     loaded = load(conversations, prefix=prefix, context_turns=context_turns)
     load_seconds = time.perf_counter() - started
+    if evaluation_run_reached([loaded.tenant.pk], since):
+        # A deletion that verified while the load was open saw none of its rows: removed as
+        # it would have removed the run (the harness's ``Run`` does the same).
+        raise DatasetError(RUN_REMOVED)
     log(f"loaded {loaded.stored} turns in {load_seconds:.1f}s (trusted import path)")
     principal = AgentPrincipal.from_agent(loaded.agent)
     embedder = get_embedder()

@@ -13,8 +13,10 @@ folders held are not answered to agents.
 import json
 import os
 import uuid
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
@@ -593,3 +595,64 @@ def test_an_evaluation_setting_naming_a_file_inside_data_dir_fails_the_step(
     assert deletion_run(operation_id=operation.id) != "completed"
     step = DeletionStep.objects.get(operation=operation, store="evaluation")
     assert step.status != DeletionStep.State.VERIFIED
+
+
+def _entry(local_id, content, tenant, key, **fields):
+    """A memory entry of the project's dataset format (../shared/eval/FORMAT.md)."""
+    return {"id": local_id, "tenant": tenant.slug, "subject": "u",
+            "memory_type": "user_preference", "memory_key": key, "scope": "global",
+            "content": content,
+            "authority": "explicit_user", **fields}  # fmt: skip
+
+
+def _format_case(case_id, tenant, **ids):
+    return {"case_id": case_id, "request": "What does the user like?",
+            "intent": "load_preferences", "context": {"tenant_id": tenant.slug, "user_id": "u"},
+            **ids}  # fmt: skip
+
+
+def test_a_dataset_in_the_format_still_runs_after_a_deletion_scrubs_it(
+    owner, owner_principal, tenant, folder, tmp_path
+):
+    """Stop 59's audit of evaluation found that a dataset in the project's own format
+    (FORMAT.md) was refused by ``eval_retrieval`` once a deletion scrubbed it: the deleted
+    memory's entry went (its content is a copy of the words), but the cases citing it by the
+    file's own id stayed ("names 'm1', which no memory of the file has"). Every case citing
+    an entry that went now goes whole (by ``required_memory_ids``, ``ranked_before`` or any
+    other id list), an entry superseding it only loses its ``supersedes`` (it holds none of
+    the words), and the file still runs."""
+    target = MemoryFactory(subject=owner, content="Prefers green tea in the morning.")
+    kept = MemoryFactory(subject=owner, content="Reads science fiction at night.")
+    path = folder / "golden.json"
+    path.write_text(
+        json.dumps({
+            "dataset": "from-production",
+            "memories": [
+                _entry("m1", target.content, tenant, "drink"),
+                _entry("m2", kept.content, tenant, "books"),
+                _entry("m3", "Prefers black tea in the evening.", tenant, "drink",
+                       supersedes="m1"),
+            ],
+            "cases": [
+                _format_case("c1", tenant, required_memory_ids=["m1"]),
+                _format_case("c2", tenant, acceptable_memory_ids=["m2"]),
+                _format_case("c3", tenant, required_memory_ids=["m3"],
+                             ranked_before=[["m3", "m1"]]),
+                _format_case("c4", tenant, required_memory_ids=["m3"],
+                             forbidden_memory_ids=["m1"]),
+                _format_case("c5", tenant, required_memory_ids=["m3"]),
+            ],
+        })
+    )  # fmt: skip
+
+    operation = deletion_request(principal=owner_principal, memory_id=target.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    scrubbed = json.loads(path.read_text())
+    assert target.content not in path.read_text()
+    assert [case["case_id"] for case in scrubbed["cases"]] == ["c2", "c5"]
+    assert [m["id"] for m in scrubbed["memories"]] == ["m2", "m3"]
+    assert "supersedes" not in scrubbed["memories"][1]
+
+    out = tmp_path / "out.json"
+    call_command("eval_retrieval", "--dataset", str(path), "--json", str(out), stdout=StringIO())
+    assert json.loads(out.read_text())["cases"] == 2

@@ -17,7 +17,8 @@ from memory_core import tasks
 from memory_core.deletion.runner import deletion_run, operation_context
 from memory_core.deletion.services import deletion_request
 from memory_core.deletion.stores import REGISTRY
-from memory_core.evaluation import harness
+from memory_core.evaluation import dataset as dataset_module
+from memory_core.evaluation import harness, locomo
 from memory_core.evaluation.dataset import DatasetError, load_dataset_memories
 from memory_core.evaluation.harness import evaluate_dataset
 from memory_core.models import DeletionOperation, DeletionStep, Memory, RetrievalTrace, Tenant
@@ -166,3 +167,69 @@ def test_a_run_reached_between_two_cases_says_so(owner, owner_principal, memorie
     evaluating.wait(300)
     assert isinstance(evaluating.error, DatasetError), repr(evaluating.error)
     assert "run it again" in str(evaluating.error)
+
+
+def deleted_meanwhile(owner, owner_principal, target):
+    """Return ``wrap``: ``wrap(work)`` does ``work``, then deletes ``target`` in a thread of
+    its own (its own connection) and waits for the deletion to complete, while the caller's
+    transaction (a run's load) is still open."""
+
+    def delete():
+        with tenant_scope(owner.tenant_id):
+            operation = deletion_request(principal=owner_principal, memory_id=target.id)
+            return tasks.deletion_run_task.apply(args=[str(operation.id)]).result
+
+    def wrap(work):
+        def then_delete(*args, **kwargs):
+            done = work(*args, **kwargs)
+            assert in_thread(delete, name="deletion").outcome(120) == "completed"
+            return done
+
+        return then_delete
+
+    return wrap
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_deletion_completed_while_a_kept_run_loads_leaves_no_copy(
+    owner, owner_principal, memories, journal, monkeypatch
+):
+    """Stop 59's audit of evaluation found that a deletion completing while a kept run was
+    still loading left the deleted words in that run: its evaluation step saw none of the
+    rows of the load's open transaction, verified and completed, the load then committed,
+    and ``--keep`` kept a tenant holding the words under a completed operation, which
+    nothing revisits. Once its load commits, the run now removes its tenants holding words
+    of a deletion not completed before the load began, and fails with the sentence of a run
+    a deletion reached."""
+    target = memories[0]
+    wrap = deleted_meanwhile(owner, owner_principal, target)
+    monkeypatch.setattr(dataset_module, "embed_memories", wrap(dataset_module.embed_memories))
+    data = dataset(target.content, "Prefers trains.")
+    with platform_scope("eval_retrieval"), pytest.raises(DatasetError, match="run it again"):
+        evaluate_dataset(data, keep=True, prefix="eval-loading-")
+    with platform_scope("test"):
+        operation = DeletionOperation.objects.get(tenant_id=owner.tenant_id)
+        assert operation.status == DeletionOperation.State.COMPLETED
+        assert run_tenants("eval-loading-") == []
+        assert not Memory.objects.filter(content=target.content).exclude(pk=target.pk).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_deletion_completed_while_a_kept_locomo_run_loads_leaves_no_copy(
+    owner, owner_principal, journal, monkeypatch
+):
+    """Stop 59's audit of evaluation found the same of ``eval_locomo``'s load (one
+    transaction, its turns embedded inside it): a deletion of a turn's words completing
+    meanwhile left them in the kept run. The run is removed now, and says so."""
+    target = MemoryFactory(subject=owner, content="[1 May 2023] A: I like tea.")
+    wrap = deleted_meanwhile(owner, owner_principal, target)
+    monkeypatch.setattr(locomo, "_embedding_texts", wrap(locomo._embedding_texts))
+    turn = {"speaker": "A", "dia_id": "D1:1", "text": "I like tea."}
+    question = {"question": "What does A like?", "evidence": ["D1:1"], "category": 1}
+    conversation = {"session_1_date_time": "1 May 2023", "session_1": [turn]}
+    data = [{"sample_id": "s1", "conversation": conversation, "qa": [question]}]
+    with platform_scope("eval_locomo"), pytest.raises(DatasetError, match="run it again"):
+        locomo.evaluate_locomo(data, ks=[1], keep=True)
+    with platform_scope("test"):
+        assert not Tenant.objects.filter(evaluation_run=True).exists()
+        assert not Memory.objects.filter(content=target.content).exclude(pk=target.pk).exists()

@@ -268,6 +268,26 @@ def test_a_pending_predecessor_superseded_by_an_active_memory_loads(tmp_path):
     assert (row.status, row.admitted) == ("superseded", True)
 
 
+@pytest.mark.django_db(transaction=True)  # the chain trigger runs at the commit
+def test_a_chain_through_a_pending_correction_loads_or_is_named(tmp_path):
+    """Stop 59's audit of eval found that a correction waiting for approval (m2,
+    ``pending_approval``, superseding m1) that a later memory replaces (m3, active,
+    superseding m2) ended ``eval_retrieval`` in an IntegrityError traceback: ``_link``
+    stored m2 ``superseded`` while m1 stayed active, which the chain trigger refuses at the
+    commit ("memory_superseded_not_active"). Such a chain is refused now with the entry
+    named, before anything is stored, as the other chains no database could hold."""
+    memories = [
+        memory("m1", "Prefers coffee."),
+        memory("m2", "Prefers green tea.", status="pending_approval", supersedes="m1"),
+        memory("m3", "Prefers black tea.", supersedes="m2"),
+    ]
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps({"dataset": "chain", "memories": memories, "cases": [DRINK_CASE]}))
+    with pytest.raises(CommandError, match="memory 'm3': supersedes 'm2', a correction still"):
+        call_command("eval_retrieval", "--dataset", str(path), stdout=StringIO())
+    assert not Memory.objects.exists()
+
+
 @pytest.mark.parametrize(
     ("memories", "message"),
     [

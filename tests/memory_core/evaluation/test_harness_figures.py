@@ -8,7 +8,7 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from memory_core.models import Memory
+from memory_core.models import Memory, Tenant
 
 pytestmark = pytest.mark.django_db
 
@@ -72,6 +72,35 @@ def test_a_boolean_confidence_is_refused(tmp_path):
     data = {"dataset": "c", "memories": [mem("m2", "Prefers tea.", confidence=True)],
             "cases": [CASE]}  # fmt: skip
     _refused(tmp_path, data, r"memory 'm2': confidence")
+
+
+@pytest.mark.parametrize("value", [False, 0, [], {}], ids=["false", "zero", "list", "object"])
+@pytest.mark.parametrize("field", ["consent", "status", "sensitivity", "source_type"])
+def test_a_false_choice_field_is_refused_not_read_as_its_default(tmp_path, field, value):
+    """Stop 59's audit of eval found that a memory's ``consent``, ``status``, ``sensitivity``
+    or ``source_type`` given as ``false`` (or 0, [], {}) was read as the field's default, as
+    a left-out one: ``"consent": false`` became ``explicit``, the opposite of what the file
+    says. Only a field left out or null takes the default now; any other value not of the
+    field's strings is refused with the entry named, as a ``version`` of 0 is."""
+    data = {"dataset": "f", "memories": [mem("m2", "Prefers tea.", **{field: value})],
+            "cases": [CASE]}  # fmt: skip
+    _refused(tmp_path, data, rf"memory 'm2': {field} .* is not one of")
+
+
+def test_a_case_naming_an_unknown_memory_with_keep_stores_nothing(tmp_path):
+    """Stop 59's audit of eval found that a file refused for a case naming no memory of the
+    file, refused "before anything is stored" (docs/retrieval.md), kept a ``--keep`` run's
+    tenants and memories: the case ids were checked once the memories had loaded, and only a
+    run not kept cleaned up. They are checked against the file's own ids before the load
+    now, and nothing is stored."""
+    data = {"dataset": "k", "memories": [mem("m2", "Prefers tea.")],
+            "cases": [dict(CASE, required_memory_ids=["typo"])]}  # fmt: skip
+    path = tmp_path / "d.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CommandError, match="names 'typo', which no memory of the file has"):
+        call_command("eval_retrieval", "--dataset", str(path), "--keep", stdout=StringIO())
+    assert not Memory.objects.exists()
+    assert not Tenant.objects.filter(evaluation_run=True).exists()
 
 
 def test_a_tag_listed_twice_counts_its_case_once(tmp_path):
