@@ -75,7 +75,9 @@ from memory_core.services.revocations import (
     memory_rejection_entry_of_row,
     memory_revocation_entry_of_row,
     memory_task_close_entry_of_row,
+    memory_task_replaced_entry_of_row,
     rejected_memories_sql,
+    replaced_memories_sql,
     revoked_memories_sql,
 )
 from memory_core.services.tasks import task_close_replayed
@@ -173,6 +175,17 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         expired_memories = conn.execute(
             expired_memories_sql("updated_at >= %s"), [after]
         ).fetchall()
+        # And the replaced versions a close named since (``Memory.task_closed_at``): a
+        # database from before migration 0045 has no such column, and recorded none.
+        marked = conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = "
+            "'memory_core_memory'::regclass AND attname = 'task_closed_at' AND NOT attisdropped)"
+        ).fetchone()[0]
+        replaced_memories = (
+            conn.execute(replaced_memories_sql("task_closed_at >= %s"), [after]).fetchall()
+            if marked
+            else []
+        )
         # Agents' grants and keys' expiries set since (ledger.agent_grant_entry,
         # key_expiry_entry), with their values now. When, read from the row's JSON: a database
         # from before migration 0029 has no such column (and no such line: nothing recorded
@@ -268,6 +281,7 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     entries += [memory_revocation_entry_of_row(row) for row in revoked_memories]
     entries += [memory_rejection_entry_of_row(row) for row in rejected_memories]
     entries += [entry for entry in map(memory_task_close_entry_of_row, expired_memories) if entry]
+    entries += [memory_task_replaced_entry_of_row(row) for row in replaced_memories]
     return sorted(entries, key=lambda entry: datetime.fromisoformat(entry["requested_at"]))
 
 

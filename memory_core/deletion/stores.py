@@ -60,7 +60,7 @@ ROW_STATS_SQL = """
                             OR embedding IS NOT NULL OR memory_key <> '' OR scope_ref <> ''
                             OR session_id <> '' OR task_id <> '' OR source_conversation_id <> ''
                             OR source_message_id <> '' OR source_tool <> ''
-                            OR environment <> ''),
+                            OR environment <> '' OR task_closed_sha256 <> ''),
            count(*) FILTER (WHERE embedding IS NOT NULL),
            count(*) FILTER (WHERE search_vector <> ''::tsvector)
     FROM memory_core_memory WHERE id = ANY(%s::uuid[])

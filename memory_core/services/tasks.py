@@ -148,8 +148,10 @@ def _journal_replaced(bound, *, tenant_id, write_types, expired: list, task_id: 
     covered = {previous for previous, successor in successors if successor in named}
     owed = sorted(ids - covered, key=str)
     # Marked, so that the deletion sweep appends a line the close's append misses: the row
-    # stays superseded, and only the mark says it owes one.
-    Memory.objects.filter(tenant_id=tenant_id, pk__in=owed).update(
+    # stays superseded, and only the mark says it owes one. Only while it is superseded: a
+    # whole tenant's deletion takes no subject's lock, and one that scrubbed the row since it
+    # was read left the task's digest in a deleted row (stop 59's review).
+    Memory.objects.filter(tenant_id=tenant_id, pk__in=owed, status=Status.SUPERSEDED).update(
         task_closed_at=timezone.now(),
         task_closed_sha256=task_digest(task_id),
         revocation_journaled_at=None,

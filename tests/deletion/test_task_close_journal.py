@@ -437,3 +437,83 @@ def test_a_close_journals_no_replaced_version_the_agent_may_not_see(
         task_close(principal=principal, user_id=owner.external_id, task_id="ticket-1")
 
     assert [line["expired_memory_id"] for line in _lines(journal)] == [str(rows["own"].id)]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_damaged_databases_ledger_names_a_replaced_version_whose_append_failed(
+    owner, journal, settings
+):
+    """Stop 59's review found that the second replay, from the damaged database
+    (``ledger_from_database``), read no replaced version a close had marked: a line whose
+    append failed, the database lost before a sweep made it, was lost with it. It reads
+    them by their mark (``replaced_memories_sql``)."""
+    from datetime import timedelta
+
+    from django.db import connection
+
+    from memory_core.deletion.replay import ledger_from_database
+
+    backup_time = timezone.now() - timedelta(minutes=1)
+    older, _ = _state_replaced(owner, "ticket-1", by="ticket-2")
+    blocked = journal.parent / "not-a-folder"
+    blocked.write_text("")
+    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"  # append fails
+    task_close(
+        principal=SystemPrincipal(tenant_id=owner.tenant_id), user_id=owner.external_id,
+        task_id="ticket-1",
+    )  # fmt: skip
+    assert Memory.objects.get(pk=older.pk).revocation_journaled_at is None
+
+    entries = ledger_from_database(dbname=connection.settings_dict["NAME"], since=backup_time)
+
+    closes = [e for e in entries if e["target"] == "memory_task_closed"]
+    assert [(e["expired_memory_id"], e["task_sha256"]) for e in closes] == [
+        (str(older.id), task_digest("ticket-1"))
+    ]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_close_does_not_mark_a_replaced_version_a_tenant_deletion_scrubbed_meanwhile(
+    owner, journal, private_queue, monkeypatch
+):
+    """Stop 59's review found that a close marked the replaced versions it had read by id
+    alone: a whole tenant's deletion, which takes no subject's lock, committed between the
+    read and the mark, and the mark wrote the task's digest into the scrubbed row, which the
+    primary step's verification (``ROW_STATS_SQL``) did not read. Only a row still
+    superseded is marked, and the verification reads the mark as content."""
+    import threading
+
+    from memory_core.deletion.services import tenant_deletion_request
+    from memory_core.deletion.stores import _dirty
+    from memory_core.rls import tenant_scope
+    from memory_core.services import tasks as task_service
+    from tests.threads import in_thread
+
+    older, _ = _state_replaced(owner, "ticket-1", by="ticket-2")
+    reached, go = threading.Event(), threading.Event()
+    real_digest = task_service.task_digest
+
+    def paused_digest(task_id):  # called between the read of the rows and their mark
+        reached.set()
+        assert go.wait(30)
+        return real_digest(task_id)
+
+    monkeypatch.setattr(task_service, "task_digest", paused_digest)
+
+    def closing():
+        with tenant_scope(owner.tenant_id):  # as a request of the tenant acts
+            return task_close(
+                principal=SystemPrincipal(tenant_id=owner.tenant_id),
+                user_id=owner.external_id,
+                task_id="ticket-1",
+            )
+
+    close = in_thread(closing, released=[reached])
+    assert reached.wait(60), "the close never reached its mark"
+    tenant_deletion_request(tenant_id=owner.tenant_id)  # commits: nothing of it waits
+    go.set()
+    close.outcome()
+
+    row = Memory.objects.get(pk=older.pk)
+    assert (row.status, row.task_closed_sha256, row.task_closed_at) == ("deleted", "", None)
+    assert not Memory.objects.filter(pk=older.pk).filter(_dirty()).exists()
