@@ -16,7 +16,7 @@ from rest_framework import status
 
 from api.memories_serializers import ErrorBodySerializer, RejectedWriteSerializer
 from api.responses import error
-from api.throttling import write_quota_refund
+from api.throttling import write_quota_charge, write_quota_refund
 from memory_core.exceptions import IdempotencyKeyReused, ValidationFailed
 from memory_core.selectors.memories import memory_visible_values
 from memory_core.services.idempotency import (
@@ -89,14 +89,25 @@ class IdempotentWriteMixin:
     def write_cost(self, request) -> int:
         """The write quota's cost (api/throttling.py): nothing for a bad key (answered 400
         before anything is written), nor for a key a committed request holds (replayed, or
-        refused as reused: either way nothing is written)."""
+        refused as reused: either way nothing is written; should the key expire before the
+        claim, the write is charged then: ``_write``)."""
         try:
             key = idempotency_key_parse(request.headers.get(HEADER))
         except ValidationFailed:
             return 0
         if key is not None and idempotency_answered(principal=request.user, key=key):
+            request.write_quota_deferred = True
             return 0
         return self.items_cost(request)
+
+    def _write(self, request, **kwargs) -> list:
+        """Write under a claimed key. A request the write quota let through for nothing (its
+        key answered as the throttle counted) is charged now: the key expired before the claim
+        took it over, so it writes (stored uncharged until stop 59's audit of rate limits).
+        Past the quota it is refused 429, and the claim rolls back with it."""
+        if getattr(request, "write_quota_deferred", False):
+            write_quota_charge(request, self.items_cost(request))
+        return self.perform_write(request, **kwargs)
 
     def _fingerprint(self, request) -> str:
         return idempotency_fingerprint(
@@ -116,7 +127,7 @@ class IdempotentWriteMixin:
                 key=key,
                 endpoint=self.idempotency_endpoint,
                 fingerprint=self._fingerprint(request),
-                write=lambda: self.perform_write(request, **kwargs),
+                write=lambda: self._write(request, **kwargs),
                 recorded_status=self._recorded_status,
             )
         except IdempotencyKeyReused:

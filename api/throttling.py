@@ -272,18 +272,23 @@ class ApiKeyRateThrottle(_SlidingWindowThrottle):
     describes = "This key's rate limit ({rate}, every request) is reached"
 
 
+def _charge_or_refuse(throttle: _SlidingWindowThrottle, request, api_key_id, cost: int) -> None:
+    """Charge ``cost`` to ``throttle``'s limit of key ``api_key_id`` where DRF's throttles
+    did not (or could not yet) count it; past the limit, raise its 429."""
+    rate = getattr(settings, throttle.setting)
+    if rate is None:
+        return
+    if not throttle.charge(request, api_key_id, cost, rate):
+        raise exceptions.Throttled(wait=throttle.wait())
+
+
 def rate_limit_charge_refused(request, api_key_id) -> None:
     """Charge a request that authentication refuses once its key is known (a subject token
     that is forged, expired or another agent's) to the key's rate limit, as every request is
     (docs/api.md, 429): DRF throttles after authentication, so such requests were never
     limited, each one a key lookup and a write of its last use (stop 52's audit). Past the
     limit, the 429 instead of the 401."""
-    rate = settings.MEMLEDGER_RATE_LIMIT
-    if rate is None:
-        return
-    throttle = ApiKeyRateThrottle()
-    if not throttle.charge(request, api_key_id, 1, rate):
-        raise exceptions.Throttled(wait=throttle.wait())
+    _charge_or_refuse(ApiKeyRateThrottle(), request, api_key_id, 1)
 
 
 class ApiKeyWriteQuotaThrottle(_SlidingWindowThrottle):
@@ -332,6 +337,13 @@ class SpendsNoWriteQuota:
 
     def write_cost(self, request) -> int:
         return 0
+
+
+def write_quota_charge(request, cost: int) -> None:
+    """Charge ``cost`` to the write quota of ``request``'s key, which the throttle let through
+    for nothing (``IdempotentWriteMixin.write_cost``), once it turns out to write after all;
+    past the quota, raise its 429."""
+    _charge_or_refuse(ApiKeyWriteQuotaThrottle(), request, request.user.api_key_id, cost)
 
 
 def write_quota_refund(request) -> None:

@@ -38,6 +38,12 @@ LOCK_STRIPES = 64
 SWEEP_PAUSE_SECONDS = 10
 
 
+# What reading an empty, truncated or corrupt cache file raises (a crash as it was replaced
+# leaves one empty): such an entry is missing, as Django's file cache reads an empty file as
+# expired (``FileBasedCache._is_expired``).
+UNREADABLE = (EOFError, pickle.UnpicklingError, zlib.error)
+
+
 # The cache's own files, written by this class or Django's, which unpickles them the same way.
 def read_expiry(handle) -> float | None:
     """Return the expiry an open cache file starts with (None: it never expires)."""
@@ -102,7 +108,14 @@ class LockingFileBasedCache(FileBasedCache):
         return self.incr(key, -delta, version)
 
     def _read(self, fname: str) -> tuple[float | None, object] | None:
-        """Return ``(expiry, value)`` of the entry in ``fname``; None if missing or expired."""
+        """Return ``(expiry, value)`` of the entry in ``fname``; None if missing, expired or
+        unreadable. Called under ``fname``'s stripe lock.
+
+        An unreadable file is removed, so ``add`` recreates the entry: raised, it read as the
+        cache being down, and the readiness probe said not ready for ever (its counter's key
+        is fixed), a key's writes answered 503 for the rest of a quota's slice (stop 59's
+        audit of rate limits).
+        """
         try:
             with open(fname, "rb") as handle:
                 expiry = read_expiry(handle)
@@ -110,6 +123,9 @@ class LockingFileBasedCache(FileBasedCache):
                     return None
                 return expiry, read_value(handle)
         except FileNotFoundError:
+            return None
+        except UNREADABLE:
+            self._delete(fname)
             return None
 
     def _write(self, fname: str, expiry: float | None, value) -> None:
@@ -135,7 +151,7 @@ class LockingFileBasedCache(FileBasedCache):
             try:
                 with open(fname, "rb") as handle:
                     expiry = read_expiry(handle)
-            except (OSError, EOFError, pickle.UnpicklingError):
+            except (OSError, *UNREADABLE):
                 continue
             if expiry is not None and expiry < now:
                 self._delete(fname)

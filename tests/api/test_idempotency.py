@@ -3,11 +3,12 @@
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
+from django.core.cache import cache, caches
 from django.test import override_settings
 from django.utils import timezone
 from rest_framework.test import APIClient
 
+from memory_core.cache_backends import counter_cache_alias
 from memory_core.deletion.retention import retention_apply
 from memory_core.models import (
     AdmissionDecision,
@@ -300,6 +301,46 @@ def test_a_replay_spends_no_write_quota(api_client):
     assert reused.json()["error"]["code"] == "idempotency_key_reused"
     # The quota is spent by the three writes, not by the replays: a new write is refused.
     assert post(api_client, URL, body(memory_key="new"), key="two").status_code == 429
+
+
+class _SteppingTimezone:
+    """``django.utils.timezone`` for ``memory_core.services.idempotency``: its first ``now()``
+    (the write quota's ``idempotency_answered``, in the throttle) a second before ``moment``,
+    every later one (the claim, a few statements on) a second after it."""
+
+    def __init__(self, moment):
+        self.moment = moment
+        self.calls = 0
+
+    def now(self):
+        self.calls += 1
+        return self.moment + timedelta(seconds=-1 if self.calls == 1 else 1)
+
+
+@override_settings(MEMLEDGER_WRITE_QUOTA="1/day", MEMLEDGER_RATE_LIMIT=None)
+def test_a_key_expiring_between_the_throttle_and_the_claim_spends_its_write(
+    api_client, monkeypatch
+):
+    """Stop 59's audit of rate limits found that a key whose record expired between the
+    write quota's throttle (which priced the request at nothing: ``idempotency_answered``
+    found it live) and the claim (which took it over) wrote without spending quota: an agent
+    aiming a request with each old key at its expiry wrote past its quota. The write should
+    be charged once the claim takes the key over, and refused 429 when the quota is spent."""
+    caches[counter_cache_alias()].clear()
+    first = post(api_client, URL, body(), key="k-1")
+    assert first.status_code == 201
+    expiry = timezone.now() + timedelta(hours=1)
+    IdempotencyRecord.objects.update(expires_at=expiry)  # the key's 24 hours end here
+    monkeypatch.setattr("memory_core.services.idempotency.timezone", _SteppingTimezone(expiry))
+    second = post(
+        api_client,
+        URL,
+        body(memory_key="style.tone", content="User prefers a formal tone."),
+        key="k-1",
+    )
+    assert (second.status_code, Memory.objects.count()) == (429, 1), second.json()
+    assert second.json()["error"]["details"] == {"limit": "write_quota", "rate": "1/day"}
+    assert IdempotencyRecord.objects.get().expires_at == expiry  # the claim rolled back
 
 
 def test_a_replay_under_another_subject_token_is_another_request(api_client, agent, subject):

@@ -177,6 +177,21 @@ def test_retrieval_is_a_read_and_leaves_the_write_quota_alone(api_client, clock)
     assert [note(api_client, n).status_code for n in range(3)] == [201, 201, 429]
 
 
+@override_settings(MEMLEDGER_WRITE_QUOTA="20000/day", MEMLEDGER_RATE_LIMIT="1200/min")
+def test_an_empty_counter_file_is_recreated_not_read_as_the_cache_down(api_client, agent, clock):
+    """Stop 59's audit of rate limits found that an empty file for the current slice of a
+    key's write quota (a crash as it was replaced) made ``counter_add`` raise EOFError from
+    ``LockingFileBasedCache.incr``, so every write of the key answered 503
+    ``rate_limiter_unavailable`` for the rest of the slice (2.4 hours of a day's quota),
+    though the cache folder was writable. The counter should be recreated and the write
+    made."""
+    key_id = ApiKey.objects.get(agent=agent).id
+    current = int(clock.now // 8_640)  # the day's slice
+    open(counters()._key_to_file(f"throttle:api_key_writes:{key_id}:{current}"), "wb").close()
+    response = api_client.post("/api/v1/memories", write_body(), format="json")
+    assert response.status_code == 201, response.json()
+
+
 @override_settings(MEMLEDGER_RATE_LIMIT="5/min", CACHES=LATENT_CACHE)
 def test_concurrent_requests_on_one_key_never_pass_the_limit(agent, clock):
     # DRF's throttle read its history list and wrote it back: 20 of 20 passed a limit of 5.

@@ -141,6 +141,25 @@ def test_the_readiness_counter_is_kept_in_the_rate_limits_cache(client):
     assert caches[counter_cache_alias()].get(READYZ_COUNTER) == counted + 1
 
 
+def test_an_empty_readiness_counter_file_is_recreated_and_the_probe_stays_ready(client, api_client):
+    """Stop 59's audit of rate limits found that an empty file for the readiness counter (a
+    crash as the file was replaced), a miss to Django's file cache, made the probe say
+    ``cache_unavailable`` for ever: ``LockingFileBasedCache.incr`` unpickled it unguarded
+    (EOFError, not ValueError) and its key is fixed, while agent requests counted in the same
+    cache were served. The entry should be recreated and the probe say ready."""
+    from django.core.cache import caches
+
+    from memory_core.cache_backends import counter_cache_alias
+    from memory_core.readiness import READYZ_COUNTER
+
+    assert client.get("/readyz").status_code == 200
+    backend = caches[counter_cache_alias()]
+    open(backend._key_to_file(READYZ_COUNTER), "wb").close()  # emptied
+    assert api_client.get("/api/v1/whoami").status_code == 200  # the cache counts fine
+    statuses = [client.get("/readyz").status_code for _ in range(3)]
+    assert statuses == [200, 200, 200], client.get("/readyz").json()["checks"]
+
+
 def test_readiness_says_loaded_only_once_the_model_has_loaded(client, settings):
     # An embedder made with weights that fail their check is made, and never loads: the
     # probe must not call it loaded (it did while it counted embedders made).
