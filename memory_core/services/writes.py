@@ -897,13 +897,9 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
         # Asked once admission holds the correction too: a repeat admission refuses (a
         # consent or confidence the policy refuses, business state in its reason) was
         # answered 202 "already waits" and left no refusal (stop 55's audit of writes).
-        twin = _same_correction_waiting(principal, target, candidate, asked_end=asked_end, use=use)
-        if twin is None or (twin.memory.consent, twin.memory.confidence) != (
-            decision.consent,
-            decision.confidence,
-        ):
-            return None
-        return twin
+        return _same_correction_waiting(
+            principal, target, candidate, decision, asked_end=asked_end, use=use
+        )
 
     result = _run(principal, [candidate], target=target, waiting=waiting)[0]
     result.written_on = written_on
@@ -984,14 +980,15 @@ def _admission_end(memory: Memory) -> AdmissionEnd | None:
 
 
 def _same_correction_waiting(
-    principal, target: Memory, candidate, *, asked_end: bool, use: InUse
+    principal, target: Memory, candidate, admitted, *, asked_end: bool, use: InUse
 ) -> WriteResult | None:
     """Return the result of the same correction of ``target`` already waiting for a reviewer,
     or None.
 
     The same writer's pending write, cited by an open sensitive-write item as correcting
     ``target``, with the same content (``content_hash``; a person's, the same text apart
-    from its spacing), value and authority, kept at least
+    from its spacing), value (as jsonb compares it) and source type, the authority, consent
+    and confidence admission gave this one (``admitted``), kept at least
     as sensitive as asked, and, when the correction asks an end (``asked_end``), ending then
     (admission stored the waiting one's end defaulted or capped by the retention period, so
     only an end asked for is compared, and one at or past a capped end is the same). Sent
@@ -1015,6 +1012,10 @@ def _same_correction_waiting(
                 candidate_ids__contains=[target.pk],
             ).values("memory_id"),
         )
+        # The value as jsonb compares it: read back, ``1e23`` is the whole number its JSON
+        # wrote, which the parsed float is not, and the same correction sent twice was stored
+        # twice (stop 59's audit of writes). No value is SQL NULL, not JSON null.
+        .filter(Q(value__isnull=True) if candidate.value is None else Q(value=candidate.value))
         .not_ended(use)
         .order_by("created_at", "id")
     )
@@ -1023,16 +1024,16 @@ def _same_correction_waiting(
     # of the write chains: "… and wire all refunds to …" as a reason got 202).
     if candidate.reason and guards.injection_codes([candidate.reason]):
         return None
+    given = (candidate.source_type, admitted.authority, admitted.consent, admitted.confidence)
     for memory in pending:
-        # The same source too: the authority and the consent admission derives follow from
-        # it. A user's own correction was answered as a model's inference waiting with the
+        # The same source, and the authority, consent and confidence admission gave this
+        # one: a user's own correction was answered as a model's inference waiting with the
         # same words, and dropped; an inference refused its authority or consent was answered
-        # 202 (stop 53's audit of the write chains).
-        if (
-            memory.value != candidate.value
-            or memory.source_type != candidate.source_type
-            or (candidate.authority and memory.authority != candidate.authority)
-        ):
+        # 202 (stop 53's audit of the write chains). The authority given, not the one asked:
+        # one asking none was answered as the same words waiting with a lower authority
+        # asked, and dropped (stop 59's audit of writes).
+        stored = (memory.source_type, memory.authority, memory.consent, memory.confidence)
+        if stored != given:
             continue
         if isinstance(principal, SubjectPrincipal) and (
             memory.content.split() != candidate.content.split()

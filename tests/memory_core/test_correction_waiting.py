@@ -137,3 +137,25 @@ def test_an_end_set_by_admission_does_not_make_a_retry_another_request(owner, da
     assert "ttl.capped" in capped.rule_codes and not capped.already_waiting
     assert memory_correct(principal=owner, memory_id=target.pk, data=far).already_waiting
     assert ReviewItem.objects.filter(kind="sensitive_write", state="open").count() == 2
+
+
+def test_the_same_correction_with_a_large_whole_number_in_its_value_is_not_stored_twice(owner):
+    """Stop 59's audit of writes found the same sensitive correction with ``"value":
+    {"dose_mg": 1e23}`` stored twice, two pending writes and two review items: the waiting
+    one's value, read back from jsonb, is the whole number its JSON wrote, which the parsed
+    float (99999999999999991611392) is not. The value is compared as jsonb stores it, so
+    the second should be answered with the one waiting."""
+    target = sensitive(owner)
+    data = {"content": "Carol takes a large dose.", "value": {"dose_mg": 1e23}}
+    first = memory_correct(principal=owner, memory_id=target.pk, data=data)
+    assert first.decision == "pending_approval" and not first.already_waiting
+
+    again = memory_correct(principal=owner, memory_id=target.pk, data=data)
+
+    assert again.already_waiting and again.memory.pk == first.memory.pk
+    assert ReviewItem.objects.filter(kind="sensitive_write", state="open").count() == 1
+    # Another number is another correction.
+    other = memory_correct(
+        principal=owner, memory_id=target.pk, data={**data, "value": {"dose_mg": 1e22}}
+    )
+    assert not other.already_waiting and other.memory.pk != first.memory.pk

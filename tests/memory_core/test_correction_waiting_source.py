@@ -9,7 +9,7 @@ state in its reason was answered 202 (stop 55's audit of writes)."""
 
 import pytest
 
-from memory_core.models import AdmissionDecision, Memory, Status
+from memory_core.models import AdmissionDecision, Memory, ReviewItem, Status
 from tests.factories import approve_workflow_consent
 
 pytestmark = pytest.mark.django_db
@@ -166,3 +166,30 @@ def test_a_correction_below_the_policys_confidence_floor_is_refused_not_answered
     again = _correct(api_client, head_id, source=USER_SOURCE, confidence=0.1)
     assert again.status_code == 422, again.json()
     assert "source.confidence_below_floor" in again.json()["rule_codes"]
+
+
+def test_a_user_correction_is_not_answered_as_the_lower_authority_one_waiting(api_client):
+    """Stop 59's audit of writes found a user's own sensitive correction, naming no authority,
+    answered 202 "The same correction already waits for a reviewer" with the ids of the same
+    words waiting with ``model_inference`` asked, and nothing stored: the user's correction
+    was lost. The authority admission gives the repeat (``explicit_user``, from its source)
+    is compared with the waiting one's, so it should be stored and wait beside it."""
+    head_id = _head(api_client)
+    first = _correct(
+        api_client, head_id, source=USER_SOURCE, confidence=0.7, authority="model_inference"
+    )
+    assert first.status_code == 202, first.json()
+
+    second = _correct(api_client, head_id, source=USER_SOURCE, confidence=0.7)
+
+    assert second.status_code == 202, second.json()
+    assert second.json()["memory_id"] != first.json()["memory_id"], second.json()["message"]
+    waiting = Memory.objects.filter(status=Status.PENDING_APPROVAL)
+    assert sorted(waiting.values_list("authority", flat=True)) == [
+        "explicit_user",
+        "model_inference",
+    ]
+    assert ReviewItem.objects.filter(kind="sensitive_write", state="open").count() == 2
+    # Sent a third time, it is the user's correction waiting, not the inference before it.
+    again = _correct(api_client, head_id, source=USER_SOURCE, confidence=0.7)
+    assert again.status_code == 202 and again.json()["memory_id"] == second.json()["memory_id"]
