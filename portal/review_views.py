@@ -120,7 +120,8 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
     def closed_meanwhile(self, item_id) -> str:
         """Return, in a reviewer's words, why nothing was decided on the write ``item_id``:
         it stopped waiting after the queue was shown (``review_closed``), decided (by this
-        reviewer's first click, or by another reviewer), deleted, revoked or expired."""
+        reviewer's first click, by another reviewer, or by memledger again after a restore),
+        deleted, revoked or expired."""
         # It was the service's "The memory is deleted, not pending.", which named no write
         # (stop 59's audit of the portal in a browser).
         item = review_get(principal=self.principal, item_id=item_id)
@@ -129,7 +130,26 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
         if item.state in (ReviewItem.State.APPROVED, ReviewItem.State.REJECTED):
             if item.resolved_by_id == self.request.user.pk:  # a second click
                 return f"Nothing more was decided on write {short}: you {item.state} it already."
-            return f"{nothing}: another reviewer {item.state} it meanwhile."
+            if item.resolved_by_id is not None:
+                return f"{nothing}: another reviewer {item.state} it meanwhile."
+            # No login: memledger's own decision (or a reviewer's whose login is gone since),
+            # told apart by its event. The replay of a restore is memledger's only decision
+            # (``reviews.memory_reject_replayed``), said to be another reviewer's until stop 59's
+            # audit of the review queue.
+            decided = (
+                MemoryEvent.objects.filter(
+                    tenant_id=item.tenant_id, memory_id=item.memory_id, action=item.state
+                )
+                .order_by("-created_at", "-id")
+                .first()
+            )
+            system = decided is not None and decided.actor_type == MemoryEvent.ActorType.SYSTEM
+            if system and item.state == ReviewItem.State.REJECTED:
+                return (
+                    f"{nothing}: memledger rejected it again after a restore (it had been "
+                    "rejected after the backup was taken)."
+                )
+            return f"{nothing}: it was {item.state} meanwhile."
         ended = (
             MemoryEvent.objects.filter(
                 tenant_id=item.tenant_id, memory_id=item.memory_id, action__in=self.ENDED

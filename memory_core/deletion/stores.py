@@ -1498,24 +1498,34 @@ def _prune(node, residue: Residue, held_by: tuple = (), document=None):
 
 def _uncited(document, pruned):
     """Return ``pruned`` (``_prune`` of ``document``) without what cites a memory entry it
-    lost, when ``document`` is a dataset of the project's own format (a list of ``memories``,
-    ../shared/eval/FORMAT.md).
+    lost, nor the older versions such an entry supersedes, when ``document`` is a dataset of
+    the project's own format (a list of ``memories``, ../shared/eval/FORMAT.md).
 
     There a case names a memory by the file's own id (``case_memory_ids``), which neither the
     deleted memory's id nor its content finds: the entry went, the cases citing it stayed,
     and ``eval_retrieval`` refused the whole file ("names 'm1', which no memory of the file
-    has": stop 59's audit of eval). Each such case is about the memory and goes whole. An
-    entry that ``supersedes`` one gone loses only that link: it holds none of the deleted
-    words (a copy went with its case above), and a deletion leaves a deleted memory's newer
-    version in use; without the link it is a chain's first memory, and the file loads. So no
-    entry goes here, and nothing else is left citing one gone.
+    has": stop 59's audit of eval). Each such case is about the memory and goes whole. The
+    entries a gone one ``supersedes``, down its chain, go too, with the cases citing them, as
+    a deletion takes a memory and the older versions it supersedes (docs/api.md): left, the
+    oldest lost its successor and loaded in use again beside the newest (stop 59's audit of
+    eval). An entry that ``supersedes`` one gone loses only that link: it holds none of
+    the deleted words (a copy went with its case above), and a deletion leaves a deleted
+    memory's newer version in use; without the link it is a chain's first memory, and the
+    file loads. So nothing is left citing an entry gone.
     """
     in_the_format = isinstance(document, dict) and isinstance(document.get("memories"), list)
     if not (in_the_format and isinstance(pruned, dict)):
         return pruned
-    gone = dataset_entries(document).keys() - dataset_entries(pruned).keys()
+    entries = dataset_entries(document)
+    gone = entries.keys() - dataset_entries(pruned).keys()
     if not gone:
         return pruned
+    older = list(gone)
+    while older:  # down each gone entry's chain
+        target = entries[older.pop()].get("supersedes")
+        if target is not None and (target := str(target)) in entries and target not in gone:
+            gone.add(target)
+            older.append(target)
     if isinstance(pruned.get("cases"), list):
         pruned["cases"] = [
             case
@@ -1530,6 +1540,9 @@ def _uncited(document, pruned):
         and str(entry["supersedes"]) in gone
         else entry
         for entry in pruned["memories"]
+        if not (
+            isinstance(entry, dict) and entry.get("id") is not None and str(entry["id"]) in gone
+        )
     ]
     return pruned
 

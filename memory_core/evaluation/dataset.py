@@ -306,13 +306,21 @@ def _link_chains(pending: list[tuple[dict, Memory]], loaded: LoadedDataset) -> N
     pending is stored superseded once a successor replaces it. What no database could hold
     (an unknown id, a cycle, another tenant's or subject's memory, a given version not above
     its predecessor's, two successors of one memory, a successor of a pending correction of
-    another memory) is a DatasetError naming the entry.
+    a memory still active or pending) is a DatasetError naming the entry.
     """
     drafted = {str(entry["id"]): (entry, memory) for entry, memory in pending}
+    # What a memory not merely proposed supersedes: a pending correction among them is
+    # stored superseded (``_link``), and counts as its own predecessor's successor.
+    replaced_ids = {
+        str(entry["supersedes"])
+        for entry, memory in drafted.values()
+        if entry.get("supersedes") not in (None, "") and memory.status not in PROPOSED_STATUSES
+    }
     successors: dict[str, str] = {}
     for local_id, (entry, memory) in drafted.items():
         target = entry.get("supersedes")
-        if target in (None, "") or memory.status in PROPOSED_STATUSES:
+        replaced = memory.status == Status.PENDING_APPROVAL and local_id in replaced_ids
+        if target in (None, "") or (memory.status in PROPOSED_STATUSES and not replaced):
             continue  # a proposed correction replaces nothing yet
         if (other := successors.setdefault(str(target), local_id)) != local_id:
             raise DatasetError(
@@ -369,14 +377,20 @@ def _link(local_id: str, drafted: dict, loaded: LoadedDataset) -> None:
     replaced = predecessor.status in (Status.ACTIVE, Status.PENDING_APPROVAL)
     if replaced and memory.status not in PROPOSED_STATUSES:
         if predecessor.status == Status.PENDING_APPROVAL and predecessor.supersedes_id:
-            # Stored superseded, the proposed correction would count as its own predecessor's
-            # successor, which stays active (or has one already): the chain trigger refused
-            # the commit in an IntegrityError traceback (stop 59's audit of eval).
-            raise DatasetError(
-                f"{where}: supersedes {target!r}, a correction still pending_approval of "
-                "another memory; a chain goes on from an approved memory (give it a status "
-                "other than pending_approval)"
-            )
+            # Stored superseded, the proposed correction counts as its own predecessor's
+            # successor (a second successor is a fork, ``_link_chains``). A predecessor still
+            # active or pending stays so, which the chain trigger refused at the commit in an
+            # IntegrityError traceback (stop 59's audit of eval); one out of use (superseded,
+            # revoked) makes a chain the database holds, which loads as before that audit.
+            earlier = next(
+                (m for _, m in drafted.values() if m.id == predecessor.supersedes_id), None
+            ) or Memory.objects.get(pk=predecessor.supersedes_id)
+            if earlier.status in (Status.ACTIVE, Status.PENDING_APPROVAL):
+                raise DatasetError(
+                    f"{where}: supersedes {target!r}, a correction still pending_approval of "
+                    f"a memory still {earlier.status}; a chain goes on from an approved "
+                    "memory (give it a status other than pending_approval)"
+                )
         # A superseded memory is one that was in use (memory_admitted_matches_status): a
         # pending one the file replaces is stored admitted, or the insert failed on that
         # check in a traceback (stop 56's audit of the harness).

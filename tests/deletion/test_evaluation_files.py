@@ -656,3 +656,49 @@ def test_a_dataset_in_the_format_still_runs_after_a_deletion_scrubs_it(
     out = tmp_path / "out.json"
     call_command("eval_retrieval", "--dataset", str(path), "--json", str(out), stdout=StringIO())
     assert json.loads(out.read_text())["cases"] == 2
+
+
+def test_deleting_a_middle_version_does_not_put_the_oldest_version_back_in_use(
+    owner, owner_principal, tenant, folder
+):
+    """Stop 59's audit of evaluation found that in a dataset of the format holding a chain
+    m1 <- m2 <- m3 (m1 and m2 loaded superseded, m3 in use), a deletion of m2's words took
+    m2's entry and ``_uncited`` dropped only m3's ``supersedes``: nothing superseded m1 any
+    more, and the loader stored the version the person had corrected twice ``active`` again,
+    beside m3. A deletion takes a memory and the older versions it supersedes (docs/api.md):
+    m1 should go with m2, and the cases citing it, while m3 loses only its link and stays
+    the one in use."""
+    from memory_core.evaluation.dataset import load_dataset_memories
+    from memory_core.models import Memory
+    from memory_core.rls import platform_scope
+
+    def statuses(data, prefix) -> dict:
+        with platform_scope("test"):
+            loaded = load_dataset_memories(data, tenant_prefix=prefix, evaluation_run=True)
+            rows = Memory.objects.filter(pk__in=loaded.dataset_ids)
+            return {loaded.dataset_ids[pk]: s for pk, s in rows.values_list("pk", "status")}
+
+    target = MemoryFactory(subject=owner, content="Prefers green tea in the morning.")
+    path = folder / "golden.json"
+    data = {
+        "dataset": "chain",
+        "memories": [
+            _entry("m1", "Prefers coffee in the morning.", tenant, "drink"),
+            _entry("m2", target.content, tenant, "drink", supersedes="m1"),
+            _entry("m3", "Prefers black tea in the morning.", tenant, "drink", supersedes="m2"),
+        ],
+        "cases": [
+            _format_case("c1", tenant, required_memory_ids=["m3"]),
+            _format_case("c2", tenant, required_memory_ids=["m3"], forbidden_memory_ids=["m1"]),
+        ],
+    }
+    path.write_text(json.dumps(data))
+    assert statuses(data, "before-") == {"m1": "superseded", "m2": "superseded", "m3": "active"}
+
+    operation = deletion_request(principal=owner_principal, memory_id=target.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    scrubbed = json.loads(path.read_text())
+    assert statuses(scrubbed, "after-") == {"m3": "active"}
+    assert [m["id"] for m in scrubbed["memories"]] == ["m3"]
+    assert "supersedes" not in scrubbed["memories"][0]
+    assert [case["case_id"] for case in scrubbed["cases"]] == ["c1"]

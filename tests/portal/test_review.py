@@ -227,6 +227,36 @@ def test_deciding_a_write_that_stopped_waiting_says_what_ended_its_wait(reviewer
     assert "it expired while it waited (its task was closed)" in decided(item)
 
 
+def test_a_write_memledger_rejected_after_a_restore_is_not_said_rejected_by_another_reviewer(
+    reviewer_client, alice_subject
+):
+    """Stop 59's audit of the review queue found that a Reject or Approve of a write that
+    ``replay_deletions`` had rejected again after a restore (``memory_reject_replayed``:
+    memledger itself, ``resolved_by`` None) said "another reviewer rejected it meanwhile",
+    of a reviewer who does not exist. It should say that nothing was decided and that
+    memledger rejected it again after a restore."""
+    from memory_core.principals import SystemPrincipal
+    from memory_core.services.reviews import memory_reject_replayed
+
+    item = pending_write(alice_subject, "Alice takes insulin daily.")
+    memory_reject_replayed(
+        principal=SystemPrincipal(tenant_id=alice_subject.tenant_id, name="replay"),
+        memory_id=item.memory_id,
+        operation_id="op-1",
+    )
+    item.refresh_from_db()
+    assert (item.state, item.resolved_by_id) == ("rejected", None)
+
+    response = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": "ok"}, follow=True
+    )
+    body = response.content.decode()
+    messages = re.sub(r"\s+", " ", body.split('class="messages"', 1)[1].split("</ul>", 1)[0])
+    said = f"Nothing was decided on write {str(item.pk)[:8]}: memledger rejected it again"
+    assert said in messages
+    assert "another reviewer" not in messages, messages
+
+
 def test_conflicts_list_own_tenant_only(reviewer_client, queues):
     body = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
     assert (

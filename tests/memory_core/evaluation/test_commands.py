@@ -288,6 +288,27 @@ def test_a_chain_through_a_pending_correction_loads_or_is_named(tmp_path):
     assert not Memory.objects.exists()
 
 
+@pytest.mark.django_db(transaction=True)  # the chain trigger runs at the commit
+@pytest.mark.parametrize("first_status", ["superseded", "revoked"])
+def test_a_chain_through_a_pending_version_of_a_memory_no_longer_in_use_still_loads(
+    tmp_path, first_status
+):
+    """Stop 59's audit of eval found that the refusal of a chain going on from a correction
+    still ``pending_approval`` (above) took every such chain, also one whose pending
+    version's predecessor is out of use (m1 ``superseded`` or ``revoked``) <- m2 (pending)
+    <- m3 (in use): stored superseded, m2 is m1's one successor, which the chain trigger
+    accepts, and the file loaded before. It should load and run; it was refused with "a
+    correction still pending_approval"."""
+    memories = [
+        memory("m1", "Prefers coffee.", status=first_status),
+        memory("m2", "Prefers green tea.", status="pending_approval", supersedes="m1"),
+        memory("m3", "Prefers black tea.", supersedes="m2"),
+    ]
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps({"dataset": "chain", "memories": memories, "cases": [DRINK_CASE]}))
+    assert run_eval(path, tmp_path)["cases"] == 1
+
+
 @pytest.mark.parametrize(
     ("memories", "message"),
     [
@@ -304,8 +325,17 @@ def test_a_chain_through_a_pending_correction_loads_or_is_named(tmp_path):
             ],
             "one successor",
         ),
+        (
+            [
+                memory("a", "A.", status="superseded"),
+                memory("b", "B.", supersedes="a"),
+                memory("c", "C.", status="pending_approval", supersedes="a"),
+                memory("d", "D.", supersedes="c"),
+            ],
+            "one successor",
+        ),
     ],
-    ids=["cycle", "itself", "unknown", "other-subject", "version", "fork"],
+    ids=["cycle", "itself", "unknown", "other-subject", "version", "fork", "fork-by-a-pending"],
 )
 def test_a_chain_no_database_could_hold_is_named(tmp_path, memories, message):
     path = tmp_path / "bad.json"
