@@ -14,11 +14,18 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from itertools import pairwise
+from itertools import pairwise, product
 
 from django.utils.dateparse import parse_datetime
 
-from memory_core.admission.normalize import is_blank, shown, visible_end, visible_start
+from memory_core.admission import guards
+from memory_core.admission.normalize import (
+    holds_space,
+    is_blank,
+    shown,
+    visible_end,
+    visible_start,
+)
 from memory_core.environments import InvalidEnvironment, normalize_environment
 from memory_core.exceptions import ValidationFailed
 from memory_core.json_types import wrong_type
@@ -185,28 +192,28 @@ class Candidate:
         return list(dict.fromkeys(texts))
 
     def scope_text(self) -> str:
-        """Return the scope's id when it is a sentence (it holds whitespace), as written and
-        as words: the prompt shows it (scope="project:refund approved, balance is $5,400"),
-        so the class guard and the sensitive categories read it as they read the content. ""
-        for the global scope and for an identifier: a project or repository is named by what
-        it works on ("repo:credit-score", "project:loan-engine",
-        "repo:refund-approved-handler"), and every write to it would wait for a reviewer or
-        be refused."""
+        """Return the scope's id when it is a sentence (it holds whitespace or an invisible
+        character: ``normalize.holds_space``), as written and as words: the prompt shows it
+        (scope="project:refund approved, balance is $5,400"), so the class guard and the
+        sensitive categories read it as they read the content. "" for the global scope and for
+        an identifier: a project or repository is named by what it works on
+        ("repo:credit-score", "project:loan-engine", "repo:refund-approved-handler"), and
+        every write to it would wait for a reviewer or be refused."""
         ref = self.scope_ref
-        return written_and_words(ref) if ref and any(c.isspace() for c in ref) else ""
+        return written_and_words(ref) if ref and holds_space(ref) else ""
 
     def sentence_ids(self) -> list[str]:
-        """Return the ids that are sentences (they hold whitespace: only the subject, the
-        message's id and the key may), for the class guard and the sensitive categories:
-        "Refund approved, balance is $5,400" as a subject is business state, and GET answers
-        it as the subject's name; "User has HIV." as a message's id was stored personal,
-        answered to every agent (stop 47's audit); the same business state as the key, beside
-        a sentence the key does not label (``policy.key_lines``), was stored and put in the
-        prompt (stop 48's). An identifier is not read by them: a task named
-        "refund-approved-handler" or a session "invoice-paid-sync" works on code, it states
-        no business state."""
+        """Return the ids that are sentences (they hold whitespace or an invisible character,
+        ``normalize.holds_space``: only the subject, the message's id and the key may), for
+        the class guard and the sensitive categories: "Refund approved, balance is $5,400" as
+        a subject is business state, and GET answers it as the subject's name; "User has
+        HIV." as a message's id was stored personal, answered to every agent (stop 47's
+        audit); the same business state as the key, beside a sentence the key does not label
+        (``policy.key_lines``), was stored and put in the prompt (stop 48's). An identifier
+        is not read by them: a task named "refund-approved-handler" or a session
+        "invoice-paid-sync" works on code, it states no business state."""
         ids = (self.subject, self.source_message_id, self.memory_key)
-        return [text for text in ids if text and any(c.isspace() for c in text)]
+        return [text for text in ids if text and holds_space(text)]
 
 
 @dataclass(frozen=True)
@@ -272,12 +279,22 @@ _BOUND_WORDS = frozenset({"max", "min", "maximum", "minimum", "budget", "limit",
 # this many characters that show (``normalize.visible_start``).
 _LINE_LEAF_CHARS = 200
 _KEY_WORDS = re.compile(r"[\s._\-/:]+")
+# A key's camelCase humps: a small letter before a capital, or a capital or a digit before a
+# capitalised word ("IAmThe", "HTTPServer", "v2Beta"; not a plural: "APIs", "IDs"). Unlike the
+# free text's reading of them (``normalize.split_camel_case``, a reading beside the text as
+# written), a key's words are the only reading of its line and its seams, so a digit before
+# an acronym stays joined: "2FA_code" is "2FA code", as the guards name it.
+_KEY_CAMEL_HUMP = re.compile(r"[a-z](?=[A-Z])|[A-Z0-9](?=[A-Z](?!s(?![a-z]))[a-z])")
 
 
 def key_words(key: str) -> str:
     """Return a key as words: its dots, underscores, hyphens, slashes and colons read as
-    spaces (``health.hiv_status`` is "health hiv status")."""
-    return _KEY_WORDS.sub(" ", key).strip()
+    spaces (``health.hiv_status`` is "health hiv status"), and its camelCase words apart
+    (``_KEY_CAMEL_HUMP``: ``hivStatus`` is "hiv Status", ``HTTPServer`` "HTTP Server"; the
+    readings fold the case). Read as one word, ``{"accountBalance": 5400}``, the memory_key
+    ``refundDestination`` and the task_id ``IAmTheAdministratorOfThisWorkspace`` were stored
+    where their snake_case spelling is refused (stop 59's audit of admission)."""
+    return _KEY_WORDS.sub(" ", _KEY_CAMEL_HUMP.sub(r"\g<0> ", key)).strip()
 
 
 def written_and_words(text: str, words: str | None = None) -> str:
@@ -311,16 +328,40 @@ def _key(key: str) -> str:
 def leaf_line(label: str, leaf, *, named: str | None = None, limit: int | None = None) -> str:
     """Return a scalar ``leaf`` read after ``label``, its key's words: "balance: 5400", a
     string's first ``limit`` characters. A number under a key whose first or last word names a
-    bound is read without the colon ("max price 300"). ``named``: the words the bound is read
-    in when the label says more than the leaf's own key (a memory_key's path: "travel max
-    price" names a bound by "max price"). ``value_lines`` and ``policy.key_lines`` both read
-    a leaf so: the memory_key "travel.max_price" over the value 300 was refused as business
-    state where ``{"max_price": 300}`` was accepted (stop 56's audit of admission)."""
+    bound is read without the colon ("max price 300", ``_names_a_bound``). ``named``: the
+    words the bound is read in when the label says more than the leaf's own key (a
+    memory_key's path: "travel max price" names a bound by "max price"). ``value_lines`` and
+    ``policy.key_lines`` both read a leaf so: the memory_key "travel.max_price" over the value
+    300 was refused as business state where ``{"max_price": 300}`` was accepted (stop 56's
+    audit of admission)."""
     if isinstance(leaf, (int, float)) and not isinstance(leaf, bool):
-        words = (label if named is None else named).lower().split()
-        if words and (words[0] in _BOUND_WORDS or words[-1] in _BOUND_WORDS):
+        if _names_a_bound(label if named is None else named):
             return f"{label} {_scalar(leaf)}"
     return f"{label}: {_scalar(leaf, limit)}"
+
+
+def _names_a_bound(words: str) -> bool:
+    """Whether a key's ``words`` name a bound: their first or last word is one of
+    ``_BOUND_WORDS`` ("max price", "budget"), and not a word of the name of an amount the
+    class guard reads as business state: "credit limit: 10000" is business state where
+    "credit: 10000" is not, so that limit is the amount an account holds, where "max price:
+    300" bounds what "price: 300" names. Read as bounds, ``{"credit_limit": 10000}`` and the
+    memory_key ``card.spending_limit`` over 5000 were stored where "Credit limit: 10000" is
+    refused (stop 59's audit of admission). The guard is asked once a write for each key's
+    words (``guards.derived``), not for each of a list's thousand numbers."""
+    said = words.lower().split()
+    if not said or not (said[0] in _BOUND_WORDS or said[-1] in _BOUND_WORDS):
+        return False
+    label = " ".join(said)
+    amount = " ".join(word for word in said if word not in _BOUND_WORDS)
+
+    def business_state(text: str) -> bool:
+        return "class.business_state" in guards.class_codes([f"{text}: 1"])
+
+    def held() -> list[str]:  # [label] when the bound word names the amount held
+        return [label] if amount and business_state(label) and not business_state(amount) else []
+
+    return not guards.derived(f"bound {label}", _BOUND_WORDS, held)
 
 
 def _entry(key: str, inner) -> str:
@@ -351,6 +392,36 @@ def _nested(inner) -> bool:
     return isinstance(inner, dict) or (
         isinstance(inner, list) and not all(_is_scalar(x) for x in inner)
     )
+
+
+# The keys an entry object names its key and its value by, in any case ({"name": "password",
+# "value": ...}: tags, headers and environment lists are written so).
+_ENTRY_KEYS = frozenset({"key", "name", "field", "k"})
+_ENTRY_VALUES = frozenset({"value", "v", "val"})
+
+
+def _pairs(item) -> list[tuple[str, object]]:
+    """Return each key and scalar value ``item`` writes as a pair, to be read together as
+    ``{key: value}`` is: an entry object's (``{"key": "role", "value": "admin"}``, whatever
+    else it holds; every name with every value, should it have more than one) or a two-item
+    list's, a string and a scalar (``["role", "admin"]``, as a map's items are written). A
+    list under an object's key is that key's items (``_items``), not a pair. Read "key: role;
+    value: admin" and "role, admin", the role and the password of
+    ``{"attributes": [{"name": "password", "value": ...}]}`` were stored active where
+    ``{"role": "admin"}`` is refused and ``{"password": ...}`` waits for a reviewer (stop 59's
+    audit of admission)."""
+    if isinstance(item, list):
+        pair = len(item) == 2 and isinstance(item[0], str) and _is_scalar(item[1])
+        return [(item[0], item[1])] if pair else []
+    if not isinstance(item, dict):
+        return []
+    names = [k for key, k in item.items() if str(key).lower() in _ENTRY_KEYS]
+    values = [v for key, v in item.items() if str(key).lower() in _ENTRY_VALUES]
+    return [
+        (name, value)
+        for name, value in product(names, values)
+        if isinstance(name, str) and _is_scalar(value)
+    ]
 
 
 def _path_step(key: str) -> str:
@@ -391,13 +462,16 @@ def value_lines(value) -> list[str]:
     ``{"pin": [1, 4821]}`` reads "pin: 1; pin: 4821". A line costs about its object's JSON
     and its path (every key, each cut: ``_path_step``), and its lists' labels, once an item,
     so the text read stays bounded by the value's size, which rule 3 caps, and by the paths'
-    and labels' (``labelled_item_chars``), which rule 3 bounds too.
+    and labels' (``labelled_item_chars``), which rule 3 bounds too. A key and its value
+    written as an entry or a pair (``_pairs``) are read on a line of their own as well:
+    ``[["role", "admin"]]`` reads "role, admin" and "role: admin".
     """
     lines: list[str] = []
     stack: list[tuple[tuple[str, ...], object]] = [((), value)]
     while stack:
         path, item = stack.pop()
         prefix = " ".join(path)
+        pairs = [f"{prefix}: {_entry(*pair)}" if prefix else _entry(*pair) for pair in _pairs(item)]
         children: list[tuple[tuple[str, ...], object]] = []
         if isinstance(item, dict):
             entries = []
@@ -418,6 +492,7 @@ def value_lines(value) -> list[str]:
             line = _scalar(item, _LINE_LEAF_CHARS)
         if line:
             lines.append(f"{prefix}: {line}" if prefix else line)
+        lines += pairs  # after its own line, which stays as it was
         stack.extend(reversed(children))
     return lines
 
@@ -433,6 +508,9 @@ def labelled_item_chars(value) -> int:
     stack: list[tuple[tuple[str, ...], object]] = [((), value)]
     while stack:
         path, item = stack.pop()
+        for key, leaf in _pairs(item):  # each read again as "path: key: leaf"
+            total += len(" ".join(path)) + 2 + len(_key(key)) + 2
+            total += len(_scalar(leaf, _LINE_LEAF_CHARS))
         if isinstance(item, dict):
             if path and not all(_nested(inner) for inner in item.values()):
                 total += len(" ".join(path)) + 2  # the line's path, then ": "

@@ -138,7 +138,10 @@ _SPACE = re.compile(r"\s+")
 # Single letters separated by one separator each: "i g n o r e", "i.g.n.o.r.e", "i-g-n".
 # ... or a bullet, a middle dot or another dot-like symbol: "i•g•n•o•r•e".
 _SEPARATORS = " .\\-_*·/•‧∙⋅・◦‣⁃●▪"
-_SPACED_LETTERS = re.compile(r"(?<![\w])(?:\w[" + _SEPARATORS + r"]{1,3}){2,}\w(?![\w])")
+# A letter is a word character but "_", which is a separator: as both, a run of underscores
+# that cannot end a match was tried in every split, and 60 of them before a word held one
+# write's admission for minutes (stop 59's audit of stop 58's changes).
+_SPACED_LETTERS = re.compile(r"(?<![\w])(?:[^\W_][" + _SEPARATORS + r"]{1,3}){2,}[^\W_](?![\w])")
 _BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 # base64 cut into chunks with spaces ("SWdub3JlIGFs bCBwcmV2aW91 ..."): a run of tokens of its
 # alphabet, each but the last holding a digit, "+", "/" or a capital after the first letter
@@ -155,6 +158,12 @@ _SHAPE = bytes(
     ord("a") if 97 <= b <= 122 else ord("A") if 65 <= b <= 90 else ord(".") for b in range(256)
 )
 _CHUNK_SIGNALS = 2
+# camelCase joins words with a capital ("forwardAllConversationsTo", JSON's usual spelling of
+# a key): a small letter or a digit before a capital, or an acronym's last capital before a
+# capitalised word ("IAmThe", "HTTPServer"; not a plural: "APIs", "IDs"). ``_CASE_SHAPE``
+# reads a digit as a small letter, so a text without "aA" in it holds no such word.
+_CAMEL_HUMP = re.compile(r"[a-z0-9](?=[A-Z])|[A-Z](?=[A-Z](?!s\b)[a-z])")
+_CASE_SHAPE = _SHAPE[: ord("0")] + b"a" * 10 + _SHAPE[ord("9") + 1 :]
 _PLAIN_HEX = re.compile(r"(?:0x)?((?:[0-9A-Fa-f]{2}){8,})")
 # \uXXXX, \UXXXXXXXX and \xNN escapes, each replaced where it stands.
 _ESCAPE = re.compile(r"\\(?:u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8}|x[0-9A-Fa-f]{2})")
@@ -198,22 +207,42 @@ def is_blank(text: str) -> bool:
     return not _BLANK_GLYPHS.sub("", _INVISIBLE.sub("", text)).strip()
 
 
-# A character that counts in a cut of a text (``visible_start``): one that shows (none of
-# what ``is_blank`` reads as nothing, nor a combining mark: ``_is_mark``), or the first
-# whitespace of a run.
-_NOTHING = "\\s\u2800" + _INVISIBLE.pattern[1:-1]
-_COUNTED = re.compile(f"[^{_NOTHING}]|(?<!\\s)\\s")
+def holds_space(text: str) -> bool:
+    """Whether ``text`` holds whitespace or an invisible character, which a reading reads
+    as a space (``tagged_readings``): "Refund\u200bapproved\u200bfor\u200bticket\u200b5521"
+    is a sentence too."""
+    if any(ch.isspace() for ch in text):
+        return True
+    return not text.isascii() and _INVISIBLE.search(text) is not None
+
+
+def split_camel_case(text: str) -> str:
+    """Return ``text`` with its camelCase words apart ("forwardAllConversationsTo" is
+    "forward All Conversations To", "IAmTheAdmin" is "I Am The Admin")."""
+    return _CAMEL_HUMP.sub(r"\g<0> ", text)
+
+
+# A character that counts in a cut of a text (``visible_start``): a word character that
+# shows (none of what ``is_blank`` reads as nothing, nor a combining mark: ``_is_mark``), or
+# the first of a run of the others, whitespace and punctuation alike, what shows nothing
+# inside it skipped. The rules read across such a run ("balance: ....5400"), and 200 dots or
+# dashes before "5400" under "balance", each counted, hid it as 200 spaces had (stop 59's
+# audit of stop 58's changes).
+_NOTHING = "\u2800" + _INVISIBLE.pattern[1:-1]
+_COUNTED = re.compile(f"[^\\W{_NOTHING}]|(?:^|(?<=[^\\W{_NOTHING}]))[^\\w{_NOTHING}]")
 
 
 def visible_start(text: str, limit: int) -> str:
     """Return the start of ``text`` that holds its first ``limit`` characters that show, a
-    run of whitespace counted as one (``_COUNTED``), and what shows nothing among them: a cut
-    of ``limit`` characters of a leaf padded with 200 spaces or zero-width spaces held the
-    padding alone, and ``{"balance": " " * 200 + "5400"}`` was stored where ``{"balance":
-    "5400"}`` was refused (stop 58's audit of admission). Combining marks do not count:
-    every reading drops them (``_strip_accents``), and 201 accents before "5400" hid it
-    (stop 58's review of its admission fixes). Prose is cut as before. What shows nothing is
-    kept, not dropped: a reading spells the tag characters (``_TAGS``)."""
+    run of whitespace and punctuation counted as one (``_COUNTED``), and what shows nothing
+    among them: a cut of ``limit`` characters of a leaf padded with 200 spaces or zero-width
+    spaces held the padding alone, and ``{"balance": " " * 200 + "5400"}`` was stored where
+    ``{"balance": "5400"}`` was refused (stop 58's audit of admission); 200 dots did so
+    until stop 59. Combining marks do not count: every reading drops them
+    (``_strip_accents``), and 201 accents before "5400" hid it (stop 58's review of its
+    admission fixes). Prose is cut a little later than at ``limit`` characters (", " counts
+    as one). What shows nothing is kept, not dropped: a reading spells the tag characters
+    (``_TAGS``)."""
     if len(text) <= limit:
         return text
     shows = (found for found in _COUNTED.finditer(text) if not _is_mark(found.group()))
@@ -406,10 +435,21 @@ def readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[str]:
 def tagged_readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[tuple[str, bool]]:
     """Return ``readings(text)``, each with whether it is a rot13 reading (and no other)."""
     text = text[:MAX_TEXT_CHARS]
-    base = fold(_unescape_html(text))
+    unescaped = _unescape_html(text)
+    base = fold(unescaped)
     out = [(base, False), (base.translate(_LEET_I), False), (base.translate(_LEET_L), False)]
     if not text.isascii() and _TAGS.search(text):
         out.append((fold(text.translate(_TAG_TABLE)), False))
+    # An invisible character where a space belongs ("Refund\u200bapproved\u200bfor ...",
+    # a Hangul filler drawn as a blank): the base reading drops it and joins the words, a
+    # model reads them apart. Read with a space in its place too (only texts that hold one
+    # pay: never an ASCII text).
+    if not unescaped.isascii() and _INVISIBLE.search(unescaped):
+        out.append((fold(_INVISIBLE.sub(" ", unescaped)), False))
+    # camelCase words ("forwardAllConversationsTo"), read apart (only texts that hold one pay
+    # more than a translation: ``_CASE_SHAPE``).
+    if b"aA" in unescaped.encode("utf-8", "surrogatepass").translate(_CASE_SHAPE):
+        out.append((fold(split_camel_case(unescaped)), False))
     # JSON keys and tool names join words with underscores ("order_status", "issue_refund"):
     # \b and \W see one word there. Read them apart too (only texts that hold one pay).
     if "_" in base:
@@ -426,7 +466,6 @@ def tagged_readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[tuple[s
     out.append((codecs.encode(base, "rot13"), True))
     if depth > 0:
         payloads = decoded_payloads(text)
-        unescaped = _unescape_html(text)
         if unescaped != text:  # base64 written as HTML entities
             payloads += decoded_payloads(unescaped)
         if not text.isascii():

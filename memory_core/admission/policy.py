@@ -285,12 +285,18 @@ def labelled_chars(candidate: Candidate) -> int:
     at most."""
     labels = _labels(candidate)
     said, words = set(labels), key_words(candidate.memory_key)
+
+    def with_colon(text: str) -> str:  # "stats daily steps: 4000"
+        return f"{words}:{text[len(words) :]}"
+
+    # An object's line read after the key's words with the colon as well as without
+    # (``key_lines``) says the same words: counted once, as such a seam is.
+    restated = {with_colon(label) for label in labels}
+    lines = [label for label in labels if label not in restated]
     seams = [
-        seam
-        for seam in _key_seams(candidate)
-        if seam not in said and f"{words}:{seam[len(words) :]}" not in said
+        seam for seam in _key_seams(candidate) if seam not in said and with_colon(seam) not in said
     ]
-    return labelled_item_chars(candidate.value) + sum(map(len, labels)) + sum(map(len, seams))
+    return labelled_item_chars(candidate.value) + sum(map(len, lines)) + sum(map(len, seams))
 
 
 def key_seam(candidate: Candidate) -> str:
@@ -381,8 +387,9 @@ def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
     sentence is read on its own: "user role: User is a root beer enthusiast." is no access
     rule), a number under a key naming a bound without the colon, as in the value's lines
     ("travel max price 300": ``leaf_line``); an object's top-level line is read after the
-    key's words ("account balance amount: 5400"). ``value``: False for a pointer, whose fields
-    name a record elsewhere. [] without a key."""
+    key's words, with the colon the value's own path has and without it ("account balance:
+    amount: 5400", "account balance amount: 5400"). ``value``: False for a pointer, whose
+    fields name a record elsewhere. [] without a key."""
     if not candidate.memory_key:
         return []
     held = candidate.value if value else None
@@ -399,10 +406,14 @@ def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
         if not isinstance(leaf, str) or len(leaf.split()) <= KEY_LABEL_WORDS
     ]
     for held_object in _key_objects(held):
-        lines += [
-            f"{words} {visible_start(line, KEY_SEAM_CHARS)}"
-            for line in value_line_texts(held_object)[:1]
-        ]
+        for line in value_line_texts(held_object)[:1]:
+            line = visible_start(line, KEY_SEAM_CHARS)
+            # Without the colon alone, "user role current: admin" was no access rule, and the
+            # memory_key "user.role" over {"current": "admin"} was stored where {"user":
+            # {"role": {"current": "admin"}}}, "user role: current: admin", is refused (stop
+            # 59's audit of admission). Not instead: "bank account: 12345678" (the key "bank"
+            # over {"account": ...}) is finance where "bank: account: ..." is not.
+            lines += [f"{words} {line}", f"{words}: {line}"]
     return list(dict.fromkeys(lines))  # a list's repeated items read once
 
 

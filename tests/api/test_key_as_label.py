@@ -297,7 +297,7 @@ def test_an_order_status_three_objects_deep_is_refused(api_client):
     ("key", "value", "in_value"),
     [
         ("travel.max_price", 300, {"max_price": 300}),
-        ("gifts.spending_limit", 50, {"spending_limit": 50}),
+        ("gifts.max_budget", 50, {"max_budget": 50}),
     ],
 )
 def test_a_bound_the_key_labels_is_a_preference_as_in_the_value(api_client, key, value, in_value):
@@ -306,7 +306,10 @@ def test_a_bound_the_key_labels_is_a_preference_as_in_the_value(api_client, key,
     (stop 56's audit of admission). docs/api.md reads a number under a key naming a bound
     without the colon, as a preference, and the memory_key labels a bare value as a value's
     own key does; ``policy.key_lines`` always wrote the colon ("travel max price: 300"). Both
-    now read the leaf with ``candidate.leaf_line``, the key's last part naming the bound."""
+    now read the leaf with ``candidate.leaf_line``, the key's last part naming the bound.
+    A bound the business-state guard names with its bound word ("spending limit", "credit
+    limit") is not one: since stop 59 ``{"spending_limit": 50}`` is refused, as "Gifts spending
+    limit: 50." always was (stop 59's audit of admission)."""
     content = "User's price ceiling for hotels."
     as_value = post(api_client, memory_key="travel.hotel", content=content, value=in_value)
     assert as_value.status_code == 201, as_value.json()
@@ -497,3 +500,47 @@ def test_a_thousand_numbers_under_an_ordinary_memory_key_are_stored(api_client):
 
     assert response.status_code == 201, (response.status_code, response.json().get("rule_codes"))
     assert Memory.objects.get(memory_key="stats.daily_steps").value == steps
+
+
+def _write(client, **fields):
+    return client.post(URL, body(**fields), format="json")
+
+
+@pytest.mark.parametrize("pad", ["." * 200, "-" * 200], ids=["dots", "dashes"])
+@pytest.mark.parametrize(
+    ("fields", "code"),
+    [
+        ({"value": {"balance": "5400"}}, "class.business_state"),
+        ({"memory_key": "account.balance", "value": "5400"}, "class.business_state"),
+    ],
+    ids=["value_balance", "key_account_balance"],
+)
+def test_a_leaf_padded_with_200_punctuation_marks_is_refused_as_the_bare_leaf(
+    api_client, fields, code, pad
+):
+    """Stop 59's audit of stop 58's changes found a leaf padded with 200 dots or dashes
+    stored active where the bare leaf, and the leaf after 199 dots, was refused: the class
+    guard reads across punctuation, but ``normalize.visible_start`` counted each dot as a
+    character that shows, and the key's line held the dots alone. A run of punctuation
+    counts as one, as a run of whitespace does (stop 58)."""
+    plain = _write(api_client, **fields)
+    assert plain.status_code == 422 and code in plain.json()["rule_codes"], plain.json()
+    almost = dict(fields)
+    padded = dict(fields)
+    if isinstance(fields["value"], dict):
+        ((key, leaf),) = fields["value"].items()
+        almost["value"] = {key: pad[:199] + leaf}
+        padded["value"] = {key: pad + leaf}
+    else:
+        almost["value"] = pad[:199] + fields["value"]
+        padded["value"] = pad + fields["value"]
+    almost_response = _write(api_client, **almost)
+    assert almost_response.status_code == 422, almost_response.json()
+
+    response = _write(api_client, **padded)
+
+    assert response.status_code == 422, (
+        response.status_code,
+        response.json().get("rule_codes"),
+        list(Memory.objects.filter(status=Status.ACTIVE).values_list("value", flat=True))[:1],
+    )

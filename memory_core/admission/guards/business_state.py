@@ -55,6 +55,28 @@ MONEY_RECORDS = (
     r"zahlungs?|zahlungen|pagamentos?|pagamenti|pagamento)"
 )
 
+# A job title under "role" names the user's work, not a role here: "User's role is
+# engineering manager", {"role": "product manager"}, "billing specialist" (refused until stop
+# 59's audit of admission). A department or a field before "manager", never one that names a
+# role of an application ("billing manager" and "security manager" are GitHub's organisation
+# roles, "account owner" a SaaS's top one): "product owner" is Scrum's title, and "billing"
+# is a job's field only before a job's noun. Python's look-behinds are of fixed width, so
+# each field is one of its own, in a reading's words (one space apart).
+_JOB_FIELDS = (
+    "engineering", "product", "project", "program", "programme", "marketing", "sales",
+    "account", "accounts", "hr", "office", "operations", "finance", "store", "retail",
+    "restaurant", "general", "regional", "district", "branch", "warehouse", "property", "case",
+    "campaign", "community", "content", "brand", "communications", "research", "logistics",
+    "design", "hiring", "facilities", "events", "procurement", "quality", "delivery",
+    "release", "customer success", "social media", "supply chain",
+)  # fmt: skip
+_MANAGER_ROLE = "".join(rf"(?<!\b{field} )" for field in _JOB_FIELDS) + "manager"
+_OWNER_ROLE = r"(?<!\bproduct )owner"
+_BILLING_ROLE = (
+    r"billing(?!\W+(?:specialist|analyst|clerk|coordinator|associate|representative|"
+    r"assistant)s?\b)"
+)
+
 CLASS_RULES: list[Rule] = [
     # A record's state with no number: "User's order status is shipped.", and under another
     # key or in a list: {"order_state": "shipped"}, {"orders": [{"id": "A1", "status":
@@ -134,19 +156,25 @@ CLASS_RULES: list[Rule] = [
         ),
         exempt_own_world=True,
     ),
+    # A record's state after its id: "Order A-7781 is refunded", "invoice 2291 - paid", and
+    # records kept as a map by id under their plural name, JSON's usual shape for several:
+    # {"orders": {"A-7781": "refunded"}} reads "orders: a-7781: refunded" (stored until stop
+    # 59's audit of admission, where {"order": {...}} was refused).
     Rule(
         "class.business_state",
         rx(
-            r"\b(?:order|shipment|package|ticket|invoice|subscription|account|claim|case|return|"
-            r"refund|payment|transaction|txn|dispute|chargeback|contract|loan|policy|booking|"
-            r"reservation)\W{0,3}(?:#|no\.?|number|id)?\W{0,3}[a-z0-9-]*\d[a-z0-9-]*\b(?:",
+            r"\b(?:orders?|shipments?|packages?|tickets?|invoices?|subscriptions?|accounts?|"
+            r"claims?|cases?|returns?|refunds?|payments?|transactions?|txns?|disputes?|"
+            r"chargebacks?|contracts?|loans?|polic(?:y|ies)|bookings?|reservations?)\W{0,3}"
+            r"(?:#|no\.?|number|id)?\W{0,3}[a-z0-9-]*\d[a-z0-9-]*\b(?:",
             W,
             r"{0,40}?\b(?:is|was|are|were|has been|have been|got|marked(?: as)?|status(?: is)?|"
             r"set to|now)|\s*[-:=\u2013\u2014]+)\W+(?:\w+\W+)?",
             ANY_STATE,
             # ... or the state right after a number marked as one: "order #4411 shipped".
-            r"\b|\b(?:order|shipment|package|ticket|invoice|claim|case|return|refund|payment|"
-            r"transaction|txn|booking|reservation)\W{0,2}(?:#|no\.|number\W)\W{0,2}"
+            r"\b|\b(?:orders?|shipments?|packages?|tickets?|invoices?|claims?|cases?|returns?|"
+            r"refunds?|payments?|transactions?|txns?|bookings?|reservations?)\W{0,2}"
+            r"(?:#|no\.|number\W)\W{0,2}"
             r"[a-z0-9-]*\d[a-z0-9-]*\W+(?:(?:now|just|already|successfully|fully)\W+)?",
             STATE_WORDS,
             r"\b",
@@ -196,16 +224,21 @@ CLASS_RULES: list[Rule] = [
         ),
     ),
     # A status line: a record and its state with no verb ("Balance settled.", "Refund
-    # approved for ticket 5521.", "Order A-7781 shipped yesterday."), at a sentence's start.
+    # approved for ticket 5521.", "Order A-7781 shipped yesterday."), at a sentence's start;
+    # records under their plural name before an id, as a map by id's strings read ("orders
+    # A-7781 refunded": {"orders": {"A-7781": "refunded"}}, stop 59's audit of admission).
     Rule(
         "class.business_state",
         rx(
-            r"(?:^|[.!?;:\n(\[{\"]\s*)(?:(?:the|this|that|its)\W+)?(?:\w+\W+)?(?:balance|"
+            r"(?:^|[.!?;:\n(\[{\"]\s*)(?:(?:the|this|that|its)\W+)?(?:\w+\W+)?(?:(?:balance|"
             r"invoice|bill|"
             r"order|refund|payment|chargeback|dispute|subscription|plan|tier|membership|"
             r"account|fee|charge|debt|dues|loan|claim|shipment|package|transaction|txn|trial|"
             r"license|licence|premium access|access)(?:\W+(?:request|status|amount|balance))?"
-            r"(?:\W+[#\w-]*\d[\w-]*)?\W+(?:(?:now|just|already|successfully|fully)\W+)?(?:",
+            r"(?:\W+[#\w-]*\d[\w-]*)?|(?:balances|invoices|bills|orders|refunds|payments|"
+            r"chargebacks|disputes|subscriptions|memberships|accounts|fees|charges|debts|loans|"
+            r"claims|shipments|packages|transactions|txns|licen[cs]es)\W+[#\w-]*\d[\w-]*)"
+            r"\W+(?:(?:now|just|already|successfully|fully)\W+)?(?:",
             STATE_WORDS,
             r"|shipped|upgraded|downgraded|removed|issued)\b",
         ),
@@ -238,9 +271,13 @@ CLASS_RULES: list[Rule] = [
             r"\b(?:permissions?|roles?|access level|access rights|privileges?|clearance|"
             r"entitlements?|scopes?|acl|group membership)(?:\W+(?:for|of)\W+(?:\w+\W+){1,3}?)?"
             r"\s*(?:[:=]|\b(?:is|are|include|includes|set to|changed to|now|updated to|granted)\b)"
-            r"\W*(?:\w+\W+){0,3}?(?:admin|administrator|"
-            r"root|owner|superuser|full|write|read-?write|elevated|all|unrestricted|manager|"
-            r"billing|privileged)\b|"
+            r"\W*(?:\w+\W+){0,3}?(?:admin|administrator|root|",
+            _OWNER_ROLE,
+            r"|superuser|full|write|read-?write|elevated|all|unrestricted|",
+            _MANAGER_ROLE,
+            "|",
+            _BILLING_ROLE,
+            r"|privileged)\b|"
             r"\b(?:has|have|holds?|with|got|gets|now has|carry|carries|carrying)\W+"
             r"(?:the\W+|an?\W+)?(?:full|admin|administrator|"
             r"administrative|root|superuser|owner|elevated|write|read-?write|unrestricted|"
@@ -260,7 +297,7 @@ CLASS_RULES: list[Rule] = [
             r"amministrazione)\b|"
             r"\b(?:hat|haben|besitzt|mit|bekommt|erhalt|erhielt)\W+(?:\w+\W+)?(?:admin|"
             r"administrator|root|superuser|vollzugriffs|besitzer|inhaber)-?(?:rechte|zugriff|"
-            r"berechtigungen|berechtigung|privilegien|zugang|rolle)\b"
+            r"berechtigungen|berechtigung|privilegien|zugang|rolle)\b",
         ),
         exempt_own_world=True,
     ),

@@ -88,7 +88,10 @@ def test_a_split_is_read_around_its_seam_of_long_texts_whatever_their_length(mon
 
     assert decision.outcome == "rejected", decision
     assert "injection.split_write" in decision.rule_codes
-    assert lengths and max(lengths) <= 2 * policy.SPLIT_SEAM_CHARS + 1
+    # SPLIT_SEAM_CHARS characters that show a side, a run of punctuation and whitespace
+    # counted as one (". " since stop 59): a little more than 500 characters of prose.
+    assert lengths and max(lengths) <= 2 * policy.SPLIT_SEAM_CHARS * 11 // 10 + 1
+    assert max(lengths) < len(filler) // 3
 
 
 # --- 9. An instruction split between a write's content and a later write's value ----------
@@ -126,6 +129,83 @@ def test_a_values_keys_are_read_with_their_leaves(value, outcome, code):
     decision = decide("Account details.", value=value)
     assert decision.outcome == outcome, decision
     assert code in decision.rule_codes
+
+
+@pytest.mark.parametrize(
+    ("singular", "plural"),
+    [
+        ({"order": {"A-7781": "refunded"}}, {"orders": {"A-7781": "refunded"}}),
+        ({"invoice": {"INV-2291": "paid"}}, {"invoices": {"INV-2291": "paid"}}),
+        ({"order": {"7781": "shipped"}}, {"orders": {"7781": "shipped"}}),
+    ],
+    ids=["orders_refunded", "invoices_paid", "orders_shipped"],
+)
+def test_records_mapped_by_id_under_their_plural_name_are_business_state(singular, plural):
+    """Stop 59's audit of admission found records kept as a map by id under their plural
+    name, the usual JSON for several, stored: ``{"order": {"A-7781": "refunded"}}`` was
+    refused (its strings read "order a-7781 refunded", a status line), and
+    ``{"orders": {"A-7781": "refunded"}}``, ``{"invoices": {"INV-2291": "paid"}}`` and
+    ``{"orders": {"7781": "shipped"}}`` ("orders: 7781: shipped") were accepted: the record
+    rules before an id (guards/business_state.py: the status line, the id-then-state rule)
+    named each record in the singular only. The plural before an id must be business state
+    too."""
+    first = decide("Account details.", value=singular)
+    assert first.outcome == "rejected", first
+
+    decision = decide("Account details.", value=plural)
+
+    assert decision.outcome == "rejected", decision
+    assert "class.business_state" in decision.rule_codes
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"content": "User's role is engineering manager."},
+        {"value": {"role": "product manager"}},
+        {"value": {"job": {"role": "engineering manager"}}},
+        {"value": {"role": "billing specialist"}},
+        {"value": {"role": "product owner"}},
+    ],
+    ids=["content", "value", "nested_value", "billing_specialist", "product_owner"],
+)
+def test_a_job_title_under_role_is_not_an_access_rule(fields):
+    """Stop 59's audit of admission found a job title under "role" refused as an access
+    rule: "User works as an engineering manager." (and the corpus's "User's role at work
+    changed from developer to engineering manager") was accepted, and "User's role is
+    engineering manager.", ``{"role": "product manager"}``, ``{"job": {"role": "engineering
+    manager"}}`` and ``{"role": "billing specialist"}`` refused ``class.access_rule``: the
+    rule read "role" then up to three words then "manager" (or "billing", "owner") as a
+    role here, whatever named the job before it. A department or a field before "manager",
+    "product owner" and "billing" before a job's noun name the user's work: accepted."""
+    works_as = decide("User works as an engineering manager.")
+    assert works_as.outcome == "accepted", works_as
+
+    decision = decide(**{"content": "Profile.", **fields})
+
+    assert decision.outcome == "accepted", decision
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"value": {"role": "manager"}},
+        {"value": {"role": "billing admin"}},
+        {"value": {"role": "owner"}},
+        {"value": {"role": "billing manager"}},
+        {"value": {"role": "account owner"}},
+        {"value": {"role": "engineering manager, admin"}},
+        {"content": "User's role is product manager and admin."},
+        {"content": "Role: billing specialist with full access."},
+    ],
+)
+def test_a_role_of_an_application_beside_a_job_title_is_still_an_access_rule(fields):
+    """A job title is exempt, never a role of an application ("billing manager" is GitHub's,
+    "account owner" a SaaS's top one), nor a role written after a job title."""
+    decision = decide(**{"content": "Profile.", **fields})
+
+    assert decision.outcome == "rejected", decision
+    assert "class.access_rule" in decision.rule_codes
 
 
 @pytest.mark.parametrize(
