@@ -31,7 +31,7 @@ from memory_core.admission.candidate import (
     written_and_words,
 )
 from memory_core.admission.codes import INFORMATIONAL, POLICY_LIMITS, RULE_CODES, codes_of_rules
-from memory_core.admission.normalize import visible_end, visible_start
+from memory_core.admission.normalize import holds_space, visible_end, visible_start
 from memory_core.models import (
     AUTHORITY_RANK,
     SENSITIVITY_RANK,
@@ -208,8 +208,9 @@ def _policy(context: AdmissionContext, section: str) -> dict:
 
 
 def _is_token(text, limit: int) -> bool:
-    """Whether ``text`` is one word of at most ``limit`` characters (no whitespace)."""
-    return isinstance(text, str) and 0 < len(text) <= limit and not any(c.isspace() for c in text)
+    """Whether ``text`` is one word of at most ``limit`` characters (no whitespace, nor an
+    invisible character a reading reads as a space: ``holds_space``)."""
+    return isinstance(text, str) and 0 < len(text) <= limit and not holds_space(text)
 
 
 def _is_pointer(value) -> bool:
@@ -565,7 +566,7 @@ def subject_codes(subject: str) -> list[str]:
     when it is a sentence, the class guard's (``Candidate.sentence_ids``). A subject token's
     issue reads a new subject so (``subject_tokens.subject_ensure``)."""
     codes = id_codes([written_and_words(subject, key_words(subject))])
-    if any(c.isspace() for c in subject):
+    if holds_space(subject):  # a sentence, as ``Candidate.sentence_ids`` reads it
         codes = _merged(guards.class_codes([subject]), codes)
     return [code for code in codes if code in REFUSING]
 

@@ -456,6 +456,27 @@ def test_an_invisible_character_between_words_does_not_join_them(
     assert code in decision.rule_codes, decision.rule_codes
 
 
+@pytest.mark.parametrize("separator", SEPARATORS.values(), ids=SEPARATORS.keys())
+def test_an_invisible_character_between_words_makes_a_pointer_reference_and_a_subject_text(
+    separator,
+):
+    """Stop 59's review of its admission fixes found two more places that told a word from
+    a sentence by whitespace alone: a pointer's ``reference`` written with an invisible
+    character between its words was one token, so the value was a pointer, accepted
+    (``class.pointer``), where the same reference with spaces was refused as business state;
+    and a subject token's issue (``policy.subject_codes``) read no sentence in such a
+    subject. Both read it as the spaced words (``normalize.holds_space``)."""
+    from memory_core.admission.policy import subject_codes
+
+    words = "refund approved for ticket 5521"
+    for reference in (words, words.replace(" ", separator)):
+        value = {"system": "billing", "reference": reference}
+        decision = decide("Invoice record.", value=value)
+        assert decision.outcome == "rejected", (reference, decision)
+        assert "class.business_state" in decision.rule_codes
+        assert "class.business_state" in subject_codes(reference.capitalize())
+
+
 @pytest.mark.parametrize(
     ("snake", "camel", "code"),
     [
