@@ -117,6 +117,18 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
         "admin": "an administrator",
     }
 
+    @staticmethod
+    def event_of(item, actions, *, last: bool) -> MemoryEvent | None:
+        """The first (or ``last``) event of ``actions`` on the write of ``item``."""
+        order = ("-created_at", "-id") if last else ("created_at", "id")
+        return (
+            MemoryEvent.objects.filter(
+                tenant_id=item.tenant_id, memory_id=item.memory_id, action__in=list(actions)
+            )
+            .order_by(*order)
+            .first()
+        )
+
     def closed_meanwhile(self, item_id) -> str:
         """Return, in a reviewer's words, why nothing was decided on the write ``item_id``:
         it stopped waiting after the queue was shown (``review_closed``), decided (by this
@@ -136,13 +148,7 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
             # told apart by its event. The replay of a restore is memledger's only decision
             # (``reviews.memory_reject_replayed``), said to be another reviewer's until stop 59's
             # audit of the review queue.
-            decided = (
-                MemoryEvent.objects.filter(
-                    tenant_id=item.tenant_id, memory_id=item.memory_id, action=item.state
-                )
-                .order_by("-created_at", "-id")
-                .first()
-            )
+            decided = self.event_of(item, [item.state], last=True)
             system = decided is not None and decided.actor_type == MemoryEvent.ActorType.SYSTEM
             if system and item.state == ReviewItem.State.REJECTED:
                 return (
@@ -150,13 +156,7 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
                     "rejected after the backup was taken)."
                 )
             return f"{nothing}: it was {item.state} meanwhile."
-        ended = (
-            MemoryEvent.objects.filter(
-                tenant_id=item.tenant_id, memory_id=item.memory_id, action__in=self.ENDED
-            )
-            .order_by("created_at", "id")
-            .first()
-        )
+        ended = self.event_of(item, self.ENDED, last=False)
         if ended is None:
             return f"{nothing}: it is no longer waiting for a reviewer."
         if ended.action == MemoryEvent.Action.EXPIRED:

@@ -164,9 +164,16 @@ def expired_memories_sql(expired: str) -> str:
 def memory_task_close_entry_of_row(row) -> dict | None:
     """Return the journal line of a row of ``expired_memories_sql``, or None if it owes none
     (expired by its ``valid_until``, or imported expired)."""
-    memory_id, tenant_id, subject_id, closed_at, chain, _, reason_code, task_sha256 = row
+    _, _, _, _, _, _, reason_code, task_sha256 = row
     if reason_code != TASK_CLOSED or not task_sha256:
         return None
+    return _task_close_line(row)
+
+
+def _task_close_line(row) -> dict:
+    """The ``memory_task_closed`` line of a row of ``_CHAINED_SQL`` (its moment the close's,
+    its task digest the close's task)."""
+    memory_id, tenant_id, subject_id, closed_at, chain, _, _, task_sha256 = row
     return memory_task_close_entry(
         memory_id=memory_id,
         tenant_id=tenant_id,
@@ -196,15 +203,7 @@ def memory_task_replaced_entry_of_row(row) -> dict:
     """Return the journal line of a row of ``replaced_memories_sql``: a close's, as for a
     memory it expired, so that the replay expires it if a restored database holds it in use
     (``tasks.task_close_replayed``)."""
-    memory_id, tenant_id, subject_id, closed_at, chain, _, _, task_sha256 = row
-    return memory_task_close_entry(
-        memory_id=memory_id,
-        tenant_id=tenant_id,
-        subject_id=subject_id,
-        closed_at=closed_at,
-        task_sha256=task_sha256,
-        supersedes_ids=chain,
-    )
+    return _task_close_line(row)
 
 
 @dataclass(frozen=True)
