@@ -10,7 +10,7 @@ from django.views.generic import TemplateView
 from memory_core.deletion.selectors import deletion_get
 from memory_core.deletion.services import deletion_retry
 from memory_core.exceptions import DomainError
-from memory_core.models import DeletionOperation, MemoryEvent, ReviewItem
+from memory_core.models import DeletionOperation, Memory, MemoryEvent, ReviewItem, Status
 from memory_core.selectors.health import evaluation_figures, health_overview
 from memory_core.selectors.portal import (
     conflict_queue,
@@ -261,7 +261,7 @@ class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
     # the candidate its rules prefer during an open conflict, and a clarification only for a
     # tie on a high-impact key (docs/retrieval.md, stage 8): "ask the user" changes neither.
     DONE = {
-        "choose_winner": "The winner stays in use; every other candidate was revoked.",
+        "choose_winner": "The winner stays in use; every other candidate in use was revoked.",
         "keep_both_scoped": "Every candidate stays in use: agents are given each where it "
         "applies, together where they hold in the same place.",
         "ask_user": "Nothing changed: agents are given what they were given before (the "
@@ -311,7 +311,7 @@ class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
                 },
             )
         try:
-            conflict_resolve(
+            item = conflict_resolve(
                 principal=self.principal,
                 item_id=item_id,
                 outcome=form.cleaned_data["outcome"],
@@ -323,8 +323,29 @@ class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
             return self.refuse(error, back)
         outcome = form.cleaned_data["outcome"]
         label = dict(ConflictResolveForm.OUTCOMES)[outcome]
-        messages.success(request, f"Conflict resolved: {label.lower()}. {self.DONE[outcome]}")
+        done = self.DONE[outcome]
+        if outcome == "choose_winner":
+            done += self.not_in_effect_yet(item, form.cleaned_data["winner_id"])
+        messages.success(request, f"Conflict resolved: {label.lower()}. {done}")
         return redirect(back)
+
+    @staticmethod
+    def not_in_effect_yet(item, winner_id) -> str:
+        """Say which of the conflict's other candidates a chosen winner left active: those not
+        in effect yet, which the resolution does not revoke (``conflict_resolve``). "Every
+        other candidate was revoked" was said of them too (stop 59's audit of the portal)."""
+        kept = (
+            Memory.objects.filter(
+                tenant_id=item.tenant_id, pk__in=item.candidate_ids, status=Status.ACTIVE
+            )
+            .exclude(pk=winner_id)
+            .order_by("valid_from", "id")
+        )
+        return "".join(
+            f" Candidate {str(memory.pk)[:8]} was not revoked: it is not in effect until "
+            f"{memory.valid_from.isoformat(timespec='minutes')}."
+            for memory in kept
+        )
 
 
 class RejectedWritesView(ReviewerMixin, TemplateView):

@@ -623,6 +623,38 @@ def test_a_conflict_with_a_candidate_not_yet_in_effect_counts_one_candidate_in_u
     assert "they hold in the same scope and environment" not in body
 
 
+def test_choose_winner_says_which_candidate_not_yet_in_effect_it_left_active(
+    reviewer_client, alice_subject
+):
+    """Stop 59's audit of the portal found the message after a chosen winner saying "every
+    other candidate was revoked" when one not yet in effect (imported so) stayed active, as
+    ``conflict_resolve`` leaves it. It says which one was not revoked, and why."""
+    item = conflict(
+        alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.",
+        "Deploy to ap-south-1.",
+    )  # fmt: skip
+    winner, loser, later = item.candidate_ids
+    Memory.objects.filter(pk=later).update(valid_from=timezone.now() + timedelta(days=7))
+
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {
+            "outcome": "choose_winner",
+            "winner_id": str(winner),
+            "reason": "the region the team chose",
+            "candidate_ids": ",".join(str(i) for i in item.candidate_ids),
+        },
+        follow=True,
+    )
+
+    statuses = dict(Memory.objects.values_list("pk", "status"))
+    assert (statuses[loser], statuses[later]) == ("revoked", "active")
+    body = response.content.decode()
+    assert "every other candidate in use was revoked" in body
+    assert f"Candidate {str(later)[:8]} was not revoked: it is not in effect until" in body
+    assert str(loser)[:8] not in body
+
+
 def test_choose_winner_refuses_a_candidate_past_its_end(reviewer_client, alice_subject):
     item, expired, live = expired_and_live_conflict(alice_subject)
     response = reviewer_client.post(
