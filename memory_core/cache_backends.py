@@ -84,10 +84,22 @@ class LockingFileBasedCache(FileBasedCache):
     def add(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
         fname = self._key_to_file(key, version)
         with self._locked(fname):
-            if self.has_key(key, version):
+            if self._read(fname) is not None:  # an unreadable file is removed: missing
                 return False
             super().set(key, value, timeout, version)
             return True
+
+    def get(self, key, default=None, version=None):
+        """Django's ``get``, an unreadable file read as missing (and removed) as ``_read``
+        does: the counters of a window's earlier slices are read so (``get_many``), and one
+        left corrupt by a crash answered 503 for every write of its key for the rest of the
+        window (stop 59's review of its rate-limit fixes)."""
+        try:
+            return super().get(key, default, version)
+        except UNREADABLE:
+            with self._locked(self._key_to_file(key, version)):
+                entry = self._read(self._key_to_file(key, version))
+            return default if entry is None else entry[1]
 
     def set(self, key, value, timeout=DEFAULT_TIMEOUT, version=None):
         with self._locked(self._key_to_file(key, version)):

@@ -8,6 +8,7 @@ from django.db import connection
 from django.db.models import F, Subquery
 from django.db.models.fields.tuple_lookups import TupleGreaterThan, TupleLessThan
 
+from memory_core.admission.normalize import holds_space
 from memory_core.deletion.selectors import deletion_visible_ids
 from memory_core.exceptions import NotFound, PermissionDenied
 from memory_core.models import (
@@ -43,11 +44,14 @@ def memory_words_withheld(memory: Memory) -> bool:
 
 def memory_message_id_withheld(memory: Memory) -> bool:
     """Whether agents are answered ``memory`` without its ``source.message_id``: a sentence
-    (it holds whitespace), which the sensitive categories read as they read the content
-    (stop 47: "User has HIV." as a message's id), of a memory whose words are withheld
-    (``memory_words_withheld``). An identifier ("m-9") says nothing and stays."""
+    (it holds whitespace, or an invisible character a reading reads as a space:
+    ``normalize.holds_space``, as admission tells one), which the sensitive categories read
+    as they read the content (stop 47: "User has HIV." as a message's id), of a memory whose
+    words are withheld (``memory_words_withheld``). An identifier ("m-9") says nothing and
+    stays. Its words joined by zero-width spaces, admission sent it to a reviewer and the
+    list answered it to every agent (stop 59's review of its admission fixes)."""
     message_id = memory.source_message_id or ""
-    return memory_words_withheld(memory) and any(c.isspace() for c in message_id)
+    return memory_words_withheld(memory) and holds_space(message_id)
 
 
 # The key of an event's ``details`` that keeps a person's or a writer's free text (a

@@ -1251,3 +1251,27 @@ def test_a_users_words_may_lower_their_authority_to_an_inference_only(api_client
     assert refused.status_code == 422, refused.json()
     assert refused.json()["rule_codes"] == ["source.authority_not_allowed"]
     assert "lower it to model_inference, never raise it" in refused.json()["message"]
+
+
+_MESSAGE_SOURCE = {"type": "user_input", "conversation_id": "c-1", "message_id": "m-9"}
+
+
+def test_a_waiting_writes_message_id_with_invisible_spaces_is_withheld(api_client, subject, tenant):
+    """Stop 59's review of its admission fixes found a waiting write's message id whose
+    words are joined by zero-width spaces answered to every agent in the memory list:
+    admission read it as a sentence (``normalize.holds_space``) and sent the write to a
+    reviewer as a health fact, while ``memory_message_id_withheld`` told a sentence by
+    whitespace alone. It is withheld (""), as the spaced one is."""
+    source = {
+        **_MESSAGE_SOURCE,
+        "message_id": "User\u200bhas\u200bHIV\u200band\u200btires\u200bquickly.",
+    }
+    written = api_client.post(URL, body(subject=subject.external_id, source=source), format="json")
+    assert written.status_code == 202, written.json()  # admission reads it as a sentence
+    other = client_for(AgentFactory(tenant=tenant))
+
+    listed = other.get(f"{URL}?subject={subject.external_id}&status=pending_approval")
+    assert listed.status_code == 200
+    (row,) = listed.json()["results"]
+    assert row["content"] == ""
+    assert row["source"]["message_id"] == "", row["source"]

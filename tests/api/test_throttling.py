@@ -192,6 +192,25 @@ def test_an_empty_counter_file_is_recreated_not_read_as_the_cache_down(api_clien
     assert response.status_code == 201, response.json()
 
 
+@pytest.mark.parametrize("content", [b"\x00" * 64, b"\x80\x04junk"], ids=["zeros", "junk"])
+@override_settings(MEMLEDGER_WRITE_QUOTA="20000/day", MEMLEDGER_RATE_LIMIT="1200/min")
+def test_a_corrupt_counter_file_of_an_earlier_slice_is_a_missing_entry(
+    api_client, agent, clock, content
+):
+    """Stop 59's review of its rate-limit fixes found the fix above reached the current
+    slice's counter only (``incr``): the window's earlier slices are read through Django's
+    ``get`` (``get_many``), which raised ``UnpicklingError`` on a file left corrupt by a crash,
+    and every write of the key answered 503 for the rest of the window. It is read as
+    missing."""
+    key_id = ApiKey.objects.get(agent=agent).id
+    current = int(clock.now // 8_640)  # the day's slice
+    name = counters()._key_to_file(f"throttle:api_key_writes:{key_id}:{current - 1}")
+    with open(name, "wb") as handle:
+        handle.write(content)
+    response = api_client.post("/api/v1/memories", write_body(), format="json")
+    assert response.status_code == 201, response.json()
+
+
 @override_settings(MEMLEDGER_RATE_LIMIT="5/min", CACHES=LATENT_CACHE)
 def test_concurrent_requests_on_one_key_never_pass_the_limit(agent, clock):
     # DRF's throttle read its history list and wrote it back: 20 of 20 passed a limit of 5.
