@@ -382,3 +382,88 @@ def test_import_of_a_file_that_cannot_be_read_is_a_command_error(tenant):
     traceback: ``_lines`` catches an error of ``open`` only, not of the reads."""
     with pytest.raises(CommandError, match="/proc/self/mem"):
         call_command("import_memories", "/proc/self/mem", stdout=StringIO(), stderr=StringIO())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_issue_subject_token_for_a_tenant_deleted_meanwhile_is_a_command_error(tenant):
+    """Stop 59's audit of the commands found ``issue_subject_token`` ending in an
+    ``IntegrityError`` traceback when the tenant's deletion (``tenant_deletion_request`` holds
+    the tenant row ``FOR UPDATE``) committed while the command's insert of a new subject
+    waited on it: it reads ``deleted_at`` before, and the trigger ``tenant_not_deleted``
+    refused the row. It should be a CommandError saying the tenant was deleted, with no token
+    printed and no subject made, as the API answers ``410 tenant_deleted``."""
+    import threading
+    import time
+
+    from django.db import transaction
+
+    from tests.factories import AgentFactory
+    from tests.threads import in_thread, someone_waits_for_a_lock
+
+    agent = AgentFactory(tenant=tenant, any_subject=False)
+    holding, release = threading.Event(), threading.Event()
+
+    def delete_the_tenant():  # as tenant_deletion_request takes the row and marks it
+        with platform_scope("test"), transaction.atomic():
+            Tenant.objects.select_for_update().get(pk=tenant.pk)
+            Tenant.objects.filter(pk=tenant.pk).update(deleted_at=timezone.now())
+            holding.set()
+            release.wait(20)
+
+    holder = in_thread(delete_the_tenant, released=[holding])
+    assert holding.wait(20)
+    out = StringIO()
+
+    def issue():
+        call_command(
+            "issue_subject_token", "--tenant", tenant.slug, "--agent", agent.name,
+            "--user", "brand-new-user", stdout=out,
+        )  # fmt: skip
+
+    command = in_thread(issue)
+    try:
+        deadline = time.monotonic() + 20
+        while not someone_waits_for_a_lock() and command.is_alive():
+            assert time.monotonic() < deadline, "the command neither waited nor ended"
+            time.sleep(0.05)
+    finally:
+        release.set()
+        holder.wait(20)
+    command.wait(30)
+    assert command.error is not None, f"a token was printed for a deleted tenant: {out.getvalue()}"
+    assert isinstance(command.error, CommandError), (
+        f"a traceback: {type(command.error).__name__}: {command.error}"
+    )
+    assert "was deleted" in str(command.error)
+    with platform_scope("test"):
+        assert not Subject.objects.filter(tenant=tenant, external_id="brand-new-user").exists()
+
+
+def test_rls_cost_stopped_while_planting_leaves_no_tenant(monkeypatch):
+    """Stop 59's audit of the commands found ``rls_cost`` cleaning up (its ``finally``) only
+    around ``measure``: ``plant`` ran before the ``try``, so a run stopped while it planted
+    (Ctrl-C during the minutes a 20,000-memory corpus takes, or any error there) left every
+    ``rlscost-*`` tenant planted so far, agents and memories included. No ``rlscost-`` tenant
+    should be left after the run ends, however it ends."""
+    from memory_core.services import api_keys
+
+    real = api_keys.agent_ensure
+    calls = []
+
+    def interrupted_on_the_second_tenant(**kwargs):
+        calls.append(kwargs)
+        if len(calls) == 2:
+            raise KeyboardInterrupt  # the operator's Ctrl-C
+        return real(**kwargs)
+
+    monkeypatch.setattr(api_keys, "agent_ensure", interrupted_on_the_second_tenant)
+    with pytest.raises(KeyboardInterrupt):
+        call_command(
+            "rls_cost", "--tenants", "3", "--memories", "30", "--queries", "1",
+            stdout=StringIO(), stderr=StringIO(),
+        )  # fmt: skip
+    with platform_scope("test"):
+        left = list(
+            Tenant.objects.filter(slug__startswith="rlscost-").values_list("slug", flat=True)
+        )
+    assert left == [], f"tenants left behind by the interrupted run: {left}"

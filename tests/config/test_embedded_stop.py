@@ -60,3 +60,28 @@ def test_status_neither_creates_nor_starts_a_server(pgdata):
     assert done.returncode == 0, done.stderr
     assert not pgdata.exists(), "status made a cluster"
     assert done.stdout.strip() == f"not running ({pgdata})"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["embedded_db", "status", "-v", "1"],
+        ["embedded_db", "--traceback", "status"],
+        ["embedded_db", "status", "--settings=config.settings.local"],
+    ],
+    ids=["verbosity-after", "traceback-before", "settings"],
+)
+def test_status_with_a_standard_option_neither_creates_nor_starts_a_server(pgdata, argv):
+    """Stop 59's audit of the commands found ``manage.py embedded_db status`` bypassing the
+    settings only when its command line was exactly that: with a standard option (``-v 1``,
+    ``--traceback``, ``--settings=...``) the settings loaded, made a cluster in an empty folder
+    and started the server, and status printed ``database memledger on <socket>:-`` without
+    saying it had not been running. It should say ``not running (...)`` and leave no cluster,
+    as without the option (README)."""
+    done = run_manage(
+        *argv, settings="config.settings.local", unset=("DATABASE_URL",),
+        MEMLEDGER_EMBEDDED_PGDATA=str(pgdata),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"not running ({pgdata})"
+    assert not pgdata.exists(), "status made a cluster and started a server"

@@ -634,3 +634,33 @@ def test_delete_subject_makes_a_queued_key_request_and_then_the_operators_own(
         operation = DeletionOperation.objects.get(pk=report["operation_id"])
         assert (operation.target, operation.requested_by_id) == ("subject", "delete_subject")
         assert Memory.objects.get(pk=other.pk).status == "deleted"
+
+
+@pytest.mark.django_db
+def test_delete_subject_whole_while_a_queued_key_was_taken_meanwhile_names_what_it_waits_for(
+    settings, api_client, agent, written
+):
+    """Stop 59's audit of the commands found ``delete_subject SLUG USER --yes`` refused with
+    ``subject_being_deleted`` ("Retry in a few seconds") when an agent's queued deletion of a
+    key was taken meanwhile by the person's deletion, still pending: the queued run leaves
+    the mark until that one has completed, and a whole subject's request is refused while a
+    key's waits, which no retry within seconds changes. Now the refusal names that deletion
+    and says the queued request waits for its worker; nothing is deleted and the mark stays."""
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    on_key, other = written
+    queued, subject, theirs = _queued_key_then_taken(settings, api_client, on_key)
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 50_000
+
+    with pytest.raises(CommandError) as refused:
+        call_command(
+            "delete_subject", agent.tenant.slug, "user-1", "--yes",
+            stdout=io.StringIO(), stderr=io.StringIO(),
+        )  # fmt: skip
+    message = str(refused.value)
+    assert f"waits for deletion {theirs.pk}" in message and "worker" in message, message
+    assert "Retry in a few seconds" not in message
+    assert Memory.objects.get(pk=other.pk).status == "active"
+    assert Subject.objects.get(pk=subject.pk).deletion_queued_key == KEY  # still waits

@@ -79,4 +79,6 @@ class Command(BaseCommand):
 
 def _natural(name: str) -> list:
     """Sort key that reads the numbers in a name as numbers: blind2 before blind10."""
-    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+    # isdecimal, what ``\d`` matches and int() reads: "²" is a digit int() refuses, and a
+    # split named "v1²" ended the report in a ValueError (stop 59's audit of the commands).
+    return [int(part) if part.isdecimal() else part for part in re.split(r"(\d+)", name)]

@@ -89,8 +89,22 @@ class Command(BaseCommand):
                     # deleted the key too: asked for again it would be NotFound); else the
                     # operator's follows (a whole subject's is refused while a key's waits).
                     queued = queued_subject_deletion_run(subject.pk)
+                    still = Subject.objects.filter(pk=subject.pk, deletion_queued_at__isnull=False)
                     if queued_key in ("", key):
                         operation = queued
+                    elif not key and still.exists():
+                        # Another deletion not completed yet took the queued key's memories
+                        # (``_queued_taken_meanwhile``): the mark stays until it has, and the
+                        # whole subject's request is refused while a key's waits. Said so,
+                        # not "retry in a few seconds" (stop 59's audit of the commands).
+                        raise CommandError(
+                            f"The queued deletion of the key {queued_key!r} waits for deletion "
+                            f"{queued.pk}, not completed yet, which took its memories "
+                            "meanwhile: a worker makes the queued request once that one's "
+                            "worker has completed it, and the whole subject's deletion is "
+                            "refused until then. Nothing was deleted: retry once deletion "
+                            f"{queued.pk} has completed."
+                        )
                 if operation is None:
                     operation = deletion_request(
                         principal=SystemPrincipal(tenant_id=tenant.pk, name="delete_subject"),

@@ -7,8 +7,9 @@ after it has authenticated the user the agent is about to serve.
 """
 
 from django.core.management.base import BaseCommand, CommandError
+from django.db import IntegrityError
 
-from memory_core.exceptions import SubjectRefused
+from memory_core.exceptions import SubjectRefused, is_tenant_deleted
 from memory_core.management.commands._options import check_texts
 from memory_core.models import Agent
 from memory_core.rls import platform_command, tenant_scope
@@ -52,6 +53,15 @@ class Command(BaseCommand):
                 subject_ensure(tenant_id=row.tenant_id, user_id=user)
             except SubjectRefused as exc:
                 raise CommandError(exc.message) from exc
+            except IntegrityError as exc:
+                if not is_tenant_deleted(exc):
+                    raise
+                # Its deletion committed while the subject's row waited for the tenant's:
+                # the trigger refused the row, and the command ended in a traceback (stop
+                # 59's audit of the commands), as the API answers 410 tenant_deleted.
+                raise CommandError(
+                    f"Tenant {tenant!r} was deleted while the token was issued; no token issued."
+                ) from exc
         self.stdout.write(
             subject_token_issue(tenant_id=row.tenant_id, agent_id=row.id, user_id=user)
         )

@@ -80,10 +80,13 @@ class Command(BaseCommand):
             "BACKEND": "memory_core.security.leak_hunt.MemoizingEmbedder",
         }
         with override_settings(MEMLEDGER_EMBEDDER=memoizing):
-            started = time.monotonic()
-            callers, planted = self.plant(prefix, tenants, memories, rng)
-            planted_s = time.monotonic() - started
             try:
+                # Planted inside: a run stopped or failing while it plants (minutes for the
+                # default corpus) left every tenant planted so far (stop 59's audit of the
+                # commands).
+                started = time.monotonic()
+                callers, planted = self.plant(prefix, tenants, memories, rng)
+                planted_s = time.monotonic() - started
                 report = self.measure(callers, queries, block, rng)
             finally:
                 if not keep:
