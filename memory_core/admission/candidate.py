@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import unicodedata
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -283,8 +284,27 @@ _KEY_WORDS = re.compile(r"[\s._\-/:]+")
 # capitalised word ("IAmThe", "HTTPServer", "v2Beta"; not a plural: "APIs", "IDs"). Unlike the
 # free text's reading of them (``normalize.split_camel_case``, a reading beside the text as
 # written), a key's words are the only reading of its line and its seams, so a digit before
-# an acronym stays joined: "2FA_code" is "2FA code", as the guards name it.
+# an acronym stays joined: "2FA_code" is "2FA code", as the guards name it. Looked for in the
+# key's case shape (``_case_shape``), so a capital of any script makes a hump.
 _KEY_CAMEL_HUMP = re.compile(r"[a-z](?=[A-Z])|[A-Z0-9](?=[A-Z](?!s(?![a-z]))[a-z])")
+
+
+def _case_shape(text: str) -> str:
+    """Return ``text`` with each character outside ASCII as its case (``_case``), one
+    character for one, so ``_KEY_CAMEL_HUMP``'s matches fall where the text's humps are."""
+    return text if text.isascii() else "".join(map(_case, text))
+
+
+def _case(char: str) -> str:
+    """An ASCII character itself; any other "A" a capital, "a" a small letter, "0" a digit,
+    "." anything else."""
+    if char.isascii():
+        return char
+    if char.isupper():
+        return "A"
+    if char.islower():
+        return "a"
+    return "0" if char.isdigit() else "."
 
 
 def key_words(key: str) -> str:
@@ -293,8 +313,16 @@ def key_words(key: str) -> str:
     (``_KEY_CAMEL_HUMP``: ``hivStatus`` is "hiv Status", ``HTTPServer`` "HTTP Server"; the
     readings fold the case). Read as one word, ``{"accountBalance": 5400}``, the memory_key
     ``refundDestination`` and the task_id ``IAmTheAdministratorOfThisWorkspace`` were stored
-    where their snake_case spelling is refused (stop 59's audit of admission)."""
-    return _KEY_WORDS.sub(" ", _KEY_CAMEL_HUMP.sub(r"\g<0> ", key)).strip()
+    where their snake_case spelling is refused (stop 59's audit of admission). In NFKC, and
+    apart at a capital of any script (``_case_shape``): split at ASCII capitals alone,
+    ``{"ａｃｃｏｕｎｔＢａｌａｎｃｅ": 5400}`` (full-width) and the task_id
+    ``IАmTheAdministratorOfThisWorkspace`` (a Cyrillic "А") were stored where their
+    snake_case spelling is refused (stop 59's audit of its admission fixes)."""
+    if not key.isascii():
+        key = unicodedata.normalize("NFKC", key)
+    humps = [match.end() for match in _KEY_CAMEL_HUMP.finditer(_case_shape(key))]
+    apart = " ".join(key[start:end] for start, end in pairwise([0, *humps, len(key)]))
+    return _KEY_WORDS.sub(" ", apart).strip()
 
 
 def written_and_words(text: str, words: str | None = None) -> str:
@@ -401,27 +429,24 @@ _ENTRY_VALUES = frozenset({"value", "v", "val"})
 
 
 def _pairs(item) -> list[tuple[str, object]]:
-    """Return each key and scalar value ``item`` writes as a pair, to be read together as
-    ``{key: value}`` is: an entry object's (``{"key": "role", "value": "admin"}``, whatever
-    else it holds; every name with every value, should it have more than one) or a two-item
-    list's, a string and a scalar (``["role", "admin"]``, as a map's items are written). A
-    list under an object's key is that key's items (``_items``), not a pair. Read "key: role;
-    value: admin" and "role, admin", the role and the password of
-    ``{"attributes": [{"name": "password", "value": ...}]}`` were stored active where
-    ``{"role": "admin"}`` is refused and ``{"password": ...}`` waits for a reviewer (stop 59's
-    audit of admission)."""
+    """Return each key and value ``item`` writes as a pair, to be read together as ``{key:
+    value}`` is: an entry object's (``{"key": "role", "value": "admin"}``, whatever else it
+    holds; every name with every value, should it have more than one) or a two-item list's, a
+    string and a value (``["role", "admin"]``, as a map's items are written). A list under an
+    object's key is that key's items (``_items``), not a pair. Read "key: role; value: admin"
+    and "role, admin", the role and the password of ``{"attributes": [{"name": "password",
+    "value": ...}]}`` were stored active where ``{"role": "admin"}`` is refused and
+    ``{"password": ...}`` waits for a reviewer (stop 59's audit of admission). A value of any
+    kind: with scalars alone, ``[{"key": "role", "value": ["admin"]}]`` and ``[["role",
+    ["admin"]]]`` were stored where ``{"role": ["admin"]}`` is refused (stop 59's audit of its
+    admission fixes)."""
     if isinstance(item, list):
-        pair = len(item) == 2 and isinstance(item[0], str) and _is_scalar(item[1])
-        return [(item[0], item[1])] if pair else []
+        return [(item[0], item[1])] if len(item) == 2 and isinstance(item[0], str) else []
     if not isinstance(item, dict):
         return []
     names = [k for key, k in item.items() if str(key).lower() in _ENTRY_KEYS]
     values = [v for key, v in item.items() if str(key).lower() in _ENTRY_VALUES]
-    return [
-        (name, value)
-        for name, value in product(names, values)
-        if isinstance(name, str) and _is_scalar(value)
-    ]
+    return [(name, value) for name, value in product(names, values) if isinstance(name, str)]
 
 
 def _path_step(key: str) -> str:
@@ -464,26 +489,28 @@ def value_lines(value) -> list[str]:
     so the text read stays bounded by the value's size, which rule 3 caps, and by the paths'
     and labels' (``labelled_item_chars``), which rule 3 bounds too. A key and its value
     written as an entry or a pair (``_pairs``) are read on a line of their own as well:
-    ``[["role", "admin"]]`` reads "role, admin" and "role: admin".
+    ``[["role", "admin"]]`` reads "role, admin" and "role: admin", and a pair's object or list
+    of objects is read under its key's path as ``{key: value}``'s is (``_paired``).
     """
     lines: list[str] = []
-    stack: list[tuple[tuple[str, ...], object]] = [((), value)]
+    stack: list[tuple[tuple[str, ...], object, bool]] = [((), value, True)]
     while stack:
-        path, item = stack.pop()
+        path, item, paired = stack.pop()
         prefix = " ".join(path)
-        pairs = [f"{prefix}: {_entry(*pair)}" if prefix else _entry(*pair) for pair in _pairs(item)]
-        children: list[tuple[tuple[str, ...], object]] = []
+        pairs, paired_children = _paired(path, item) if paired else ([], [])
+        pairs = [f"{prefix}: {_entry(*pair)}" if prefix else _entry(*pair) for pair in pairs]
+        children: list[tuple[tuple[str, ...], object, bool]] = []
         if isinstance(item, dict):
             entries = []
             for key, inner in item.items():
                 key = str(key)
                 if _nested(inner):
-                    children.append(((*path, _path_step(key)), inner))
+                    children.append(((*path, _path_step(key)), inner, paired))
                 else:
                     entries.append(_entry(key, inner))
             line = "; ".join(entries)
         elif isinstance(item, list):
-            children = [(path, x) for x in item if not _is_scalar(x)]
+            children = [(path, x, paired) for x in item if not _is_scalar(x)]
             if prefix:  # named by its path, beside objects or lists: each item after it
                 line, prefix = _items(prefix, item), ""
             else:
@@ -493,8 +520,20 @@ def value_lines(value) -> list[str]:
         if line:
             lines.append(f"{prefix}: {line}" if prefix else line)
         lines += pairs  # after its own line, which stays as it was
-        stack.extend(reversed(children))
+        stack.extend(reversed(children + paired_children))
     return lines
+
+
+def _paired(path: tuple[str, ...], item) -> tuple[list, list]:
+    """Return the pairs ``item`` writes (``_pairs``) read on its line, a scalar or a list of
+    scalars (``_entry``), and the others as ``value_lines``'s children: each under its key's
+    path, read as ``{key: value}``'s is. Their own pairs are not read again there (the last
+    item of a child, False): an entry's value is read as written too, pairs and all, and
+    read twice at every level, ten entries one in another would be read a thousand times."""
+    pairs = _pairs(item)
+    lines = [(key, inner) for key, inner in pairs if not _nested(inner)]
+    children = [((*path, _path_step(key)), inner, False) for key, inner in pairs if _nested(inner)]
+    return lines, children
 
 
 def labelled_item_chars(value) -> int:
@@ -505,25 +544,30 @@ def labelled_item_chars(value) -> int:
     small objects 15 levels deep repeat a path of up to 750 characters each. Rule 3 bounds
     them, with the memory_key's labels (``policy.labelled_chars``)."""
     total = 0
-    stack: list[tuple[tuple[str, ...], object]] = [((), value)]
+    stack: list[tuple[tuple[str, ...], object, bool]] = [((), value, True)]
     while stack:
-        path, item = stack.pop()
-        for key, leaf in _pairs(item):  # each read again as "path: key: leaf"
-            total += len(" ".join(path)) + 2 + len(_key(key)) + 2
-            total += len(_scalar(leaf, _LINE_LEAF_CHARS))
+        path, item, paired = stack.pop()
+        pairs, paired_children = _paired(path, item) if paired else ([], [])
+        for key, leaf in pairs:  # each read again as "path: key: leaf"
+            total += len(" ".join(path)) + 2
+            if isinstance(leaf, list):
+                total += _items_chars(_key(key), leaf)
+            else:
+                total += len(_key(key)) + 2 + len(_scalar(leaf, _LINE_LEAF_CHARS))
+        stack.extend(paired_children)
         if isinstance(item, dict):
             if path and not all(_nested(inner) for inner in item.values()):
                 total += len(" ".join(path)) + 2  # the line's path, then ": "
             for raw, inner in item.items():
                 key = _key(str(raw))
                 if _nested(inner):
-                    stack.append(((*path, _path_step(str(raw))), inner))
+                    stack.append(((*path, _path_step(str(raw))), inner, paired))
                 elif isinstance(inner, list):
                     total += _items_chars(key, inner)
         elif isinstance(item, list):
             if path:
                 total += _items_chars(" ".join(path), item)
-            stack.extend((path, x) for x in item if not _is_scalar(x))
+            stack.extend((path, x, paired) for x in item if not _is_scalar(x))
     return total
 
 

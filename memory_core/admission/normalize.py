@@ -140,8 +140,15 @@ _SPACE = re.compile(r"\s+")
 _SEPARATORS = " .\\-_*·/•‧∙⋅・◦‣⁃●▪"
 # A letter is a word character but "_", which is a separator: as both, a run of underscores
 # that cannot end a match was tried in every split, and 60 of them before a word held one
-# write's admission for minutes (stop 59's audit of stop 58's changes).
-_SPACED_LETTERS = re.compile(r"(?<![\w])(?:[^\W_][" + _SEPARATORS + r"]{1,3}){2,}[^\W_](?![\w])")
+# write's admission for minutes (stop 59's audit of stop 58's changes). A run whose letters
+# are each followed by "_" (which ends no match) is no match from any of its letters, yet
+# each letter after "." started one anew: "a_.b_.c_. ..." of 64 KiB took 12 s (stop 59's
+# audit of its admission fixes). Such a run is taken whole (the second branch, possessive)
+# and left as it is (``_join_letters``), so each run is tried once.
+_SPACED_LETTERS = re.compile(
+    r"(?<![\w])(?:(?P<spaced>(?:[^\W_][" + _SEPARATORS + r"]{1,3}){2,}[^\W_](?![\w]))"
+    r"|[^\W_](?:[" + _SEPARATORS + r"]{1,3}+[^\W_])*+)"
+)
 _BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
 # base64 cut into chunks with spaces ("SWdub3JlIGFs bCBwcmV2aW91 ..."): a run of tokens of its
 # alphabet, each but the last holding a digit, "+", "/" or a capital after the first letter
@@ -183,16 +190,26 @@ def fold(text: str) -> str:
     # ASCII text (most memories) skips the Unicode steps, each the identity on it: NFKC and
     # NFD leave ASCII as it is, and every invisible, confusable or combining character is
     # outside ASCII (test_normalize_fast_paths.py checks the two paths agree).
-    if not text.isascii():
-        text = text.translate(_PARENTHESIZED_TABLE)
-        text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
-        text = text.translate(_CONFUSABLE_TABLE)
-        text = _strip_accents(text).translate(_CONFUSABLE_TABLE)
+    return _fold_cased(text if text.isascii() else _fold_letters(text))
+
+
+def _fold_letters(text: str) -> str:
+    """Return ``text``'s letters as ``fold`` reads them, their case kept: NFKC, no invisible
+    characters or accents, Latin look-alikes folded ("ｆｏｒｗａｒｄＡｌｌ" is "forwardAll")."""
+    text = text.translate(_PARENTHESIZED_TABLE)
+    text = _INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
+    text = text.translate(_CONFUSABLE_TABLE)
+    return _strip_accents(text).translate(_CONFUSABLE_TABLE)
+
+
+def _fold_cased(letters: str) -> str:
+    """Return ``fold``'s reading of ``letters`` (``_fold_letters``' answer, or ASCII)."""
+    if not letters.isascii():
         # A capital the table does not hold reads as its small letter, which it may hold
         # ("Һ" is "һ", "h"; Armenian "Օ" is "օ", "o").
-        text = text.lower().translate(_CONFUSABLE_TABLE)
+        letters = letters.lower().translate(_CONFUSABLE_TABLE)
     # Letters spaced out ("i   a m   t h e") are joined before whitespace collapses.
-    return _SPACE.sub(" ", _join_spaced_letters(text)).strip().lower()
+    return _SPACE.sub(" ", _join_spaced_letters(letters)).strip().lower()
 
 
 # Characters drawn as an empty glyph that no reading strips (a word split by one still reads
@@ -294,6 +311,8 @@ _ONE_SEPARATOR = re.compile("[" + _SEPARATORS + "]")
 
 
 def _join_letters(match: re.Match) -> str:
+    if match.group("spaced") is None:  # a run that ends no match (``_SPACED_LETTERS``)
+        return match.group(0)
     # One separator splits a word's letters; a wider gap is a space between words.
     words = _WIDE_GAP.split(match.group(0))
     return " ".join(_ONE_SEPARATOR.sub("", word) for word in words)
@@ -427,43 +446,73 @@ def decoded_payloads(text: str) -> list[str]:
     return found
 
 
+# How a reading was read, beside the plain ones (""): a rot13 reading, and the camelCase
+# words apart, the usual spelling of a name in code and JSON rather than words hidden.
+ROT13 = "rot13"
+CAMEL = "camel"
+
+
 def readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[str]:
     """Return the distinct plain readings of ``text`` a guard should match against."""
-    return [reading for reading, _rot13 in tagged_readings(text, depth=depth)]
+    return [reading for reading, _kind in marked_readings(text, depth=depth)]
 
 
 def tagged_readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[tuple[str, bool]]:
     """Return ``readings(text)``, each with whether it is a rot13 reading (and no other)."""
+    return [(reading, kind == ROT13) for reading, kind in marked_readings(text, depth=depth)]
+
+
+def marked_readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[tuple[str, str]]:
+    """Return ``readings(text)``, each with how it was read: ``ROT13`` (a rot13 reading and
+    no other), ``CAMEL`` (camelCase words apart, and no other reading) or ""."""
+    kinds: dict[str, str] = {}
+    for reading, kind in _marked_readings(text, depth, {}):
+        if reading and (reading not in kinds or (kinds[reading] == CAMEL and not kind)):
+            kinds[reading] = kind
+    return list(kinds.items())
+
+
+def _marked_readings(text: str, depth: int, read: dict[str, int]) -> list[tuple[str, str]]:
+    # ``read``: the texts read so far in this call, each with its depth. A text met again no
+    # deeper is not read again: a %-escape's layers, each read as written and without its
+    # invisible characters, met the same text twice a layer (stop 59's audit of its admission
+    # fixes: 38 folds of one content).
     text = text[:MAX_TEXT_CHARS]
+    if read.get(text, -1) >= depth:
+        return []
+    read[text] = depth
     unescaped = _unescape_html(text)
-    base = fold(unescaped)
-    out = [(base, False), (base.translate(_LEET_I), False), (base.translate(_LEET_L), False)]
+    letters = unescaped if unescaped.isascii() else _fold_letters(unescaped)
+    base = _fold_cased(letters)
+    out = [(base, ""), (base.translate(_LEET_I), ""), (base.translate(_LEET_L), "")]
     if not text.isascii() and _TAGS.search(text):
-        out.append((fold(text.translate(_TAG_TABLE)), False))
+        out.append((fold(text.translate(_TAG_TABLE)), ""))
     # An invisible character where a space belongs ("Refund\u200bapproved\u200bfor ...",
     # a Hangul filler drawn as a blank): the base reading drops it and joins the words, a
     # model reads them apart. Read with a space in its place too (only texts that hold one
     # pay: never an ASCII text).
     if not unescaped.isascii() and _INVISIBLE.search(unescaped):
-        out.append((fold(_INVISIBLE.sub(" ", unescaped)), False))
+        out.append((fold(_INVISIBLE.sub(" ", unescaped)), ""))
     # camelCase words ("forwardAllConversationsTo"), read apart (only texts that hold one pay
-    # more than a translation: ``_CASE_SHAPE``).
-    if b"aA" in unescaped.encode("utf-8", "surrogatepass").translate(_CASE_SHAPE):
-        out.append((fold(split_camel_case(unescaped)), False))
+    # more than a translation: ``_CASE_SHAPE``). Its humps are looked for in the letters as
+    # the base reading reads them, before lower case: a look-alike or full-width capital
+    # ("forward\u0410ll", "ｆｏｒｗａｒｄＡｌｌ") is one too (stop 59's audit of its fixes).
+    if b"aA" in letters.encode("utf-8", "surrogatepass").translate(_CASE_SHAPE):
+        out.append((_fold_cased(split_camel_case(letters)), CAMEL))
     # JSON keys and tool names join words with underscores ("order_status", "issue_refund"):
     # \b and \W see one word there. Read them apart too (only texts that hold one pay).
     if "_" in base:
-        out.append((base.replace("_", " "), False))
+        out.append((base.replace("_", " "), ""))
     # Markup inside a word ("Ig<b></b>nore", "Dis**re**gard"), read without it.
     if "<" in base or "*" in base or "~" in base or "`" in base or "__" in base:
-        out.append((_MARKUP.sub("", base), False))
+        out.append((_MARKUP.sub("", base), ""))
     # Upside-down words, turned back: each word alone ("ǝɹouƃᴉ all previous ..."), and the
     # whole text (a sentence written upside down reads from its end).
     if not base.isascii() and _TURNED_ONLY.search(base):
-        out.append((_TURNED_WORD.sub(_turn_back, base), False))
-        out.append((base[::-1].translate(_TURN_BACK), False))
+        out.append((_TURNED_WORD.sub(_turn_back, base), ""))
+        out.append((base[::-1].translate(_TURN_BACK), ""))
     # rot13 is a common "hide it from the filter" trick and costs nothing to read.
-    out.append((codecs.encode(base, "rot13"), True))
+    out.append((codecs.encode(base, "rot13"), ROT13))
     if depth > 0:
         payloads = decoded_payloads(text)
         if unescaped != text:  # base64 written as HTML entities
@@ -475,9 +524,8 @@ def tagged_readings(text: str, *, depth: int = MAX_DECODE_DEPTH) -> list[tuple[s
             if visible != text:
                 payloads += decoded_payloads(visible)
         for payload in payloads:
-            out.extend(tagged_readings(payload, depth=depth - 1))
-    seen: set[str] = set()
-    return [(r, rot13) for r, rot13 in out if r and not (r in seen or seen.add(r))]
+            out.extend(_marked_readings(payload, depth - 1, read))
+    return out
 
 
 # Short words of every sentence in the guards' languages (en, es, fr, de, pt, it). rot13 turns

@@ -187,6 +187,26 @@ def test_a_job_title_under_role_is_not_an_access_rule(fields):
 
 
 @pytest.mark.parametrize(
+    "content",
+    [
+        "User's role is IT manager.",
+        "User's role is QA manager.",
+        "User's role is engineering-manager.",
+    ],
+)
+def test_a_job_title_after_a_department_noun_is_not_an_access_rule(content):
+    """Stop 59's audit of its admission fixes found the job-title exemption
+    (``business_state._MANAGER_ROLE``) missing the commonest department nouns, "IT" and
+    "QA", and a title written with a hyphen ("engineering-manager", a slug or a form's
+    value): each was refused 422 ``class.access_rule`` where "User's role is engineering
+    manager." was accepted. Each must be accepted; "role: manager", "billing manager" and
+    "owner" stay refused (the next test)."""
+    decision = decide(content)
+
+    assert decision.outcome == "accepted", decision.rule_codes
+
+
+@pytest.mark.parametrize(
     "fields",
     [
         {"value": {"role": "manager"}},

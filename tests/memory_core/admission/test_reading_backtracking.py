@@ -11,7 +11,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]  # the project, not tests/
 
 SCRIPT = textwrap.dedent(
     """
@@ -52,3 +52,66 @@ def test_a_content_with_sixty_underscores_before_a_word_is_admitted_in_seconds()
     else:
         finished = done.stdout.strip() or done.stderr[-2000:]
     assert finished is not None, "admission of one 77-character content took more than 30 s"
+
+
+LETTERS_SCRIPT = textwrap.dedent(
+    """
+    import copy, os, random, string, sys, time
+    sys.path.insert(0, os.getcwd())
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+    import django
+    django.setup()
+    from django.utils import timezone
+    from memory_core.admission.corpus import CORPUS_GRANT, DEFAULT_POLICY, _candidate
+    from memory_core.admission.policy import AdmissionContext, admit
+    policy = copy.deepcopy(DEFAULT_POLICY)
+    policy["admission"]["max_value_bytes"] = 65536  # the hard maximum (HARD_MAX_VALUE_BYTES)
+    context = AdmissionContext(now=timezone.now(), policy=policy, policy_version=1,
+                               recent_texts=[])
+    admit(_candidate({"content": "warm up"}), CORPUS_GRANT, context)
+    random.seed(7)
+    def text(letters):
+        out = []
+        for i in range(letters):
+            out.append(random.choice(string.ascii_lowercase) + "_.")
+            if i % 500 == 0:
+                out.append("aA\\u200b%25252541.")  # a hump, a zero-width space, a %-escape
+        return "".join(out)
+    best = {}
+    for name, fields in (
+        ("plain", {"content": "Note.", "value": "lorem ipsum dolor " * 3600}),
+        ("letters", {"content": "Note.", "value": text(21000)}),
+    ):
+        times = []
+        for _ in range(2):
+            started = time.perf_counter()
+            decision = admit(_candidate(fields), CORPUS_GRANT, context)
+            times.append(time.perf_counter() - started)
+        best[name] = (decision.outcome, round(min(times), 2))
+    print(best)
+    """
+)
+
+
+def test_one_64_kib_write_of_letters_and_underscores_is_admitted_in_seconds():
+    """Stop 59's audit of its admission fixes found a 64 KiB value (the policy's hard
+    maximum) of single letters each followed by "_." (with, every 500 letters, a camelCase
+    hump, a zero-width space and a nested %-escape) decided in 12 s, where plain text of the
+    same size takes ~0.03 s. ``_SPACED_LETTERS`` still backtracked: a letter followed by "_"
+    ends no match, and each letter after "." started the whole run anew (quadratic); and
+    each %-decoded layer was read twice, as written and without its invisible characters
+    (38 folds of such a content). Each run must be tried once (its second branch takes a run
+    that ends no match whole) and each text read once: such a write is decided in well
+    under two seconds. In a subprocess, so that a return of the backtracking fails the test
+    instead of hanging the suite."""
+    done = subprocess.run(
+        [sys.executable, "-c", LETTERS_SCRIPT],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    best = eval(done.stdout.strip().splitlines()[-1])  # noqa: S307 - our own script's dict
+    assert best["plain"][1] < 1.0, best  # the machine is not the cause
+    assert best["letters"][1] < 2.0, best
