@@ -179,7 +179,7 @@ def test_the_conflict_form_says_what_each_outcome_does_and_the_message_what_was_
     )
     assert (
         "Conflict resolved: choose the winner. The winner stays in use; every other candidate "
-        "was revoked." in response.content.decode()
+        "in use was revoked." in response.content.decode()
     )
 
 
