@@ -36,22 +36,26 @@ SCRIPT = textwrap.dedent(
 )
 
 
+def _printed(script: str, *, timeout: float) -> str:
+    """The last line ``script`` prints, run in a subprocess of the project; None past
+    ``timeout`` seconds (a backtracking reading never returns, and would hang the suite)."""
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True,
+            timeout=timeout,
+        )  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return None
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout.strip().splitlines()[-1]
+
+
 def test_a_content_with_sixty_underscores_before_a_word_is_admitted_in_seconds():
     """One content of 77 characters is decided in well under a second (p95 is about 0.6 ms,
     docs/security.md); it was still being read after 30 s, a worker's CPU pinned."""
-    try:
-        done = subprocess.run(
-            [sys.executable, "-c", SCRIPT],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-    except subprocess.TimeoutExpired:
-        finished = None
-    else:
-        finished = done.stdout.strip() or done.stderr[-2000:]
-    assert finished is not None, "admission of one 77-character content took more than 30 s"
+    printed = _printed(SCRIPT, timeout=30)
+    assert printed is not None, "admission of one 77-character content took more than 30 s"
+    assert printed.split()[0] == "accepted", printed
 
 
 LETTERS_SCRIPT = textwrap.dedent(
@@ -101,17 +105,11 @@ def test_one_64_kib_write_of_letters_and_underscores_is_admitted_in_seconds():
     ends no match, and each letter after "." started the whole run anew (quadratic); and
     each %-decoded layer was read twice, as written and without its invisible characters
     (38 folds of such a content). Each run must be tried once (its second branch takes a run
-    that ends no match whole) and each text read once: such a write is decided in well
-    under two seconds. In a subprocess, so that a return of the backtracking fails the test
-    instead of hanging the suite."""
-    done = subprocess.run(
-        [sys.executable, "-c", LETTERS_SCRIPT],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    best = eval(done.stdout.strip().splitlines()[-1])  # noqa: S307 - our own script's dict
-    assert best["plain"][1] < 1.0, best  # the machine is not the cause
-    assert best["letters"][1] < 2.0, best
+    that ends no match whole) and each text read once. Measured against plain text of the
+    same size in the same run, as the machine's speed is not the test's: ~30 times its time
+    since (0.95 against 0.03 s on stop 59's machine), ~400 times before."""
+    printed = _printed(LETTERS_SCRIPT, timeout=300)
+    assert printed is not None, "admission of one 64 KiB value took more than 300 s"
+    best = eval(printed)  # noqa: S307 - our own script's dict
+    assert best["letters"][0] == "accepted", best
+    assert best["letters"][1] < 120 * max(best["plain"][1], 0.01), best
