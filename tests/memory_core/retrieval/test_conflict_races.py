@@ -214,14 +214,11 @@ def test_retrievals_that_add_rows_to_the_open_items_lock_them_in_one_order(
     assert all({keys[i] for i in item.candidate_ids} == {key} for key, item in items.items())
 
 
-def test_a_retrieval_racing_a_choose_winner_opens_no_conflict_citing_the_revoked_loser(
-    monkeypatch, tenant, agent, reviewer
-):
-    """A retrieval that read both rivals before a reviewer chose a winner found the item
-    resolved and opened a new one citing the winner and the loser just revoked: the
-    conflict was back in the reviewers' queue with nothing to choose, and its answer asked
-    the user about the loser (stop 58's audit of races). It opens nothing now and gives
-    neither row: the next retrieval gives the winner."""
+def _resolved_under_a_held_retrieval(monkeypatch, tenant, agent, reviewer):
+    """Two rivals on ``deploy.region`` whose conflict a first retrieval opened; a second
+    retrieval held at its lookup (``_held_at_the_lookup``) while a reviewer chooses the first
+    rival. Return (winner, loser, the agent's principal, the subject, the held reader, the
+    event that lets it go on)."""
     subject = SubjectFactory(tenant=tenant, external_id="dana")
     winner, loser = _deploy_rivals(subject, "eu-west-1", "us-east-1")
     principal = AgentPrincipal.from_agent(agent)
@@ -237,6 +234,20 @@ def test_a_retrieval_racing_a_choose_winner_opens_no_conflict_citing_the_revoked
             principal=reviewer, item_id=item.id, outcome="choose_winner",
             winner_id=winner.id, reason="the user said eu-west-1",
         )  # fmt: skip
+    return winner, loser, principal, subject, reader, go
+
+
+def test_a_retrieval_racing_a_choose_winner_opens_no_conflict_citing_the_revoked_loser(
+    monkeypatch, tenant, agent, reviewer
+):
+    """A retrieval that read both rivals before a reviewer chose a winner found the item
+    resolved and opened a new one citing the winner and the loser just revoked: the
+    conflict was back in the reviewers' queue with nothing to choose, and its answer asked
+    the user about the loser (stop 58's audit of races). It opens nothing now and gives
+    neither row: the next retrieval gives the winner."""
+    winner, loser, principal, subject, reader, go = _resolved_under_a_held_retrieval(
+        monkeypatch, tenant, agent, reviewer
+    )
     go.set()
     raced = reader.outcome(WAIT)
 
@@ -258,21 +269,9 @@ def test_a_racing_retrieval_never_asks_about_the_loser_revoked_since(
     it, and the answer asked about the revoked loser beside an item citing another rival
     (stop 58's review of its own fix above, which had covered only the place with no item
     open). It asks nothing about them now; its trace says why."""
-    subject = SubjectFactory(tenant=tenant, external_id="dana")
-    winner, loser = _deploy_rivals(subject, "eu-west-1", "us-east-1")
-    principal = AgentPrincipal.from_agent(agent)
-    with tenant_scope(tenant.id):
-        assert [c.memory_key for c in _ask(principal, DEPLOY_QUERY).clarifications] == [
-            "deploy.region"
-        ]
-        first = ReviewItem.objects.get(kind="conflict", state="open")
-
-    reader, go = _held_at_the_lookup(monkeypatch, tenant.id, principal)
-    with tenant_scope(tenant.id):
-        conflict_service.conflict_resolve(
-            principal=reviewer, item_id=first.id, outcome="choose_winner",
-            winner_id=winner.id, reason="the user said eu-west-1",
-        )  # fmt: skip
+    winner, loser, principal, subject, reader, go = _resolved_under_a_held_retrieval(
+        monkeypatch, tenant, agent, reviewer
+    )
     # Meanwhile a new rival of the winner is written, and another retrieval opens its item.
     (newer,) = _deploy_rivals(subject, "ap-south-1")
     with tenant_scope(tenant.id):
