@@ -273,6 +273,26 @@ def _export_subject(principal, subject_id) -> Subject:
     return subject
 
 
+def _shown(listed):
+    """``listed`` (memories) with, as ``event_ids``, the events its record shows."""
+    return listed.annotate(
+        event_ids=ArraySubquery(
+            MemoryEvent.objects.filter(
+                tenant_id=OuterRef("tenant_id"), memory_id=OuterRef("pk")
+            ).values("id")
+        )
+    )
+
+
+def _state_sha256(shown) -> str:
+    """Return the digest of ``shown``, pairs of a memory's id and the ids of the events its
+    record shows: what an export holds, whatever order it was read in."""
+    digest = hashlib.sha256()
+    for memory_id, event_ids in sorted((str(m), sorted(e)) for m, e in shown):
+        digest.update(f"{memory_id}:{','.join(map(str, event_ids))};".encode())
+    return digest.hexdigest()
+
+
 def export_create(*, principal, subject_id=None) -> Export:
     """Write the subject's memories (every status but deleted) to a JSON file; record it.
 
@@ -287,20 +307,16 @@ def export_create(*, principal, subject_id=None) -> Export:
     export_id = uuid.uuid4()
     started = timezone.now()  # the document's time
     memories = (
-        listed.order_by("created_at", "id")
-        .only("id", *_FIELDS, *_OTHER_FIELDS)
         # Which events each row shows, read with the row, in the cursor's one snapshot: read
         # a chunk later, an event committed meanwhile contradicted the row (a version shown
         # "active" with the event that superseded it: stop 51's audit of races). Events are
         # appended, never changed, so reading them by id later adds nothing the row did not see.
         # Not bounded by ``started`` either: a revoke committed between that moment and the
         # cursor's snapshot showed "revoked" without its event (stop 52's audit of exports).
+        _shown(listed)
+        .order_by("created_at", "id")
+        .only("id", *_FIELDS, *_OTHER_FIELDS)
         .annotate(
-            event_ids=ArraySubquery(
-                MemoryEvent.objects.filter(
-                    tenant_id=subject.tenant_id, memory_id=OuterRef("pk")
-                ).values("id")
-            ),
             chain_ended_at=RawSQL(  # noqa: S611 - a constant statement; the reason is bound
                 _CHAIN_ENDED_SQL, (REVOKED_RULE,), output_field=DateTimeField()
             ),
@@ -316,6 +332,7 @@ def export_create(*, principal, subject_id=None) -> Export:
     }
     path = export_dir() / relative
     memory_ids = []
+    shown = []  # (memory id, its event ids) of every record: ``state_sha256``
     use = InUse.of(active_retention(subject.tenant_id), started, tenant_id=subject.tenant_id)
 
     def records():
@@ -339,6 +356,7 @@ def export_create(*, principal, subject_id=None) -> Export:
         exported = set(listed.filter(pk__in=linked).values_list("pk", flat=True))
         for memory in chunk:
             memory_ids.append(memory.id)
+            shown.append((memory.id, memory.event_ids))
             record = _memory_record(memory, exported, use=use, writers=writers)
             yield {**record, "events": events[memory.id]}
 
@@ -352,6 +370,7 @@ def export_create(*, principal, subject_id=None) -> Export:
                 path=relative,
                 memory_ids=memory_ids,
                 sha256=digest,
+                state_sha256=_state_sha256(shown),
                 requested_by_type=principal.actor_type,
                 requested_by_id=principal.actor_id,
             )
@@ -377,6 +396,18 @@ def export_create(*, principal, subject_id=None) -> Export:
         path.unlink(missing_ok=True)
         raise
     return export
+
+
+def export_holds_now(export: Export, *, principal) -> bool:
+    """Return whether ``export``'s file holds what exporting its subject for ``principal``
+    would hold now: the same memories, each with the same events (every change to a memory
+    appends one). Read in one statement's snapshot and compared with the file's own, so a
+    change committed after the file was read counts however early its event is stamped."""
+    if not export.state_sha256:
+        return False
+    listed = Memory.objects.visible_to(principal).filter(subject_id=export.subject_id)
+    listed = _shown(listed.exclude(status=Status.DELETED)).values_list("pk", "event_ids")
+    return _state_sha256(listed) == export.state_sha256
 
 
 def export_remove_memories(*, export: Export, memory_ids) -> bool:
@@ -405,7 +436,10 @@ def export_remove_memories(*, export: Export, memory_ids) -> bool:
     if changed or len(remaining) != len(export.memory_ids):
         export.memory_ids = remaining
         export.rewritten_at = timezone.now()
-        export.save(update_fields=["memory_ids", "sha256", "rewritten_at"])
+        # It was a digest of the removed memories' ids too, and no longer says what the file
+        # holds: the file is not given again for a form sent twice.
+        export.state_sha256 = ""
+        export.save(update_fields=["memory_ids", "sha256", "state_sha256", "rewritten_at"])
         changed = True
     return changed
 

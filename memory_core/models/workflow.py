@@ -387,6 +387,10 @@ class Export(models.Model):
     # Every memory id the file holds: deletion finds the exports to rewrite by it.
     memory_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     sha256 = models.CharField(max_length=64, blank=True, default="")
+    # What the file's snapshot saw: its memories, each with the events it shows
+    # (``exports.export_holds_now``). Empty on a row made before it was kept, and on one a
+    # deletion rewrote: such a file is never given again for a form sent twice.
+    state_sha256 = models.CharField(max_length=64, blank=True, default="")
     requested_by_type = models.CharField(max_length=16, blank=True, default="")
     requested_by_id = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)

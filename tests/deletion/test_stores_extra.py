@@ -343,6 +343,25 @@ def test_an_export_rewritten_by_a_run_that_rolled_back_gets_the_files_hash_again
     assert str(target.id) not in map(str, export.memory_ids)
 
 
+def test_an_export_a_deletion_rewrote_keeps_no_digest_of_what_it_held(owner_principal, memories):
+    """Since stop 60 an export's row keeps a digest of what its file's snapshot saw, its
+    memories' ids among it (``state_sha256``), so a form sent twice gets the first file only
+    while it holds what an export would hold now. A deletion that rewrites the export clears
+    it: the digest was of the deleted memory too, and no longer says what the file holds."""
+    from memory_core.exports import export_holds_now
+
+    export = export_create(principal=owner_principal)
+    assert export.state_sha256
+    assert export_holds_now(export, principal=owner_principal)
+
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    export.refresh_from_db()
+    assert str(memories[0].id) not in map(str, export.memory_ids)
+    assert export.state_sha256 == ""
+    assert not export_holds_now(export, principal=owner_principal)
+
+
 def test_a_rewritten_evaluation_file_keeps_its_permissions(memories, tmp_path):
     """The new file a rewrite renames over the old one was made 0600 (mkstemp's): an
     evaluation job running as another user could no longer read its dataset."""

@@ -231,20 +231,15 @@ def _export_opened(page: str) -> str:
     return re.search(r'name="opened" value="([^"]*)"', page).group(1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an export sent again is told from a change by the change's event stamp, not by "
-    "what the first file's snapshot saw (docs/security.md, Left open)",
-)
 def test_an_export_sent_again_after_a_revoke_that_committed_after_the_first_file_is_made_again(
     alice_client, alice, alice_memory, settings, tmp_path
 ):
     """Stop 59's audit of races found that an export sent again (a double click) reused the
     first file when a change committed after that file's snapshot but was stamped before the
-    page was opened (``ExportView.changed_since`` compares the event's ``created_at``, the
+    page was opened (``ExportView.changed_since`` compared the event's ``created_at``, the
     clock inside its transaction): the second file said "active" about a memory revoked
-    before it was asked for. Left open; an exact check needs the first export's snapshot on
-    its row (a migration)."""
+    before it was asked for. Left open then; stop 60 keeps a digest of what the first file's
+    snapshot saw on its row (``Export.state_sha256``) and compares it."""
     settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
     url = reverse("portal:export")
     other_tab = SubjectPrincipal(
