@@ -273,78 +273,35 @@ def _export_subject(principal, subject_id) -> Subject:
     return subject
 
 
-def _shown(listed):
-    """``listed`` (memories) with, as ``event_ids``, the events its record shows."""
-    return listed.annotate(
-        event_ids=ArraySubquery(
-            MemoryEvent.objects.filter(
-                tenant_id=OuterRef("tenant_id"), memory_id=OuterRef("pk")
-            ).values("id")
-        )
-    )
-
-
-def _state_sha256(shown) -> str:
-    """Return the digest of ``shown``, pairs of a memory's id and the ids of the events its
-    record shows: what an export holds, whatever order it was read in."""
-    digest = hashlib.sha256()
-    for memory_id, event_ids in sorted((str(m), sorted(e)) for m, e in shown):
-        digest.update(f"{memory_id}:{','.join(map(str, event_ids))};".encode())
-    return digest.hexdigest()
-
-
-def export_create(*, principal, subject_id=None) -> Export:
-    """Write the subject's memories (every status but deleted) to a JSON file; record it.
-
-    An end user exports their own subject; a reviewer or the system names ``subject_id``.
-    """
-    subject = _export_subject(principal, subject_id)
-    # A deletion of the subject requested meanwhile waits for this export to commit, so its
-    # exports step finds the row (and one requested before is committed when we read).
-    subject_shared_lock(subject.id)
+def _records(principal, subject: Subject, now, *, digest, memory_ids: list):
+    """Yield the record of each of ``subject``'s memories (every status but deleted) that an
+    export for ``principal`` holds at ``now``, oldest first; add each to ``digest`` (the
+    subject first) and its id to ``memory_ids``. The digest is of what the file holds but its
+    own id and time: ``Export.state_sha256``."""
     listed = Memory.objects.visible_to(principal).filter(subject=subject)
     listed = listed.exclude(status=Status.DELETED)
-    export_id = uuid.uuid4()
-    started = timezone.now()  # the document's time
     memories = (
+        listed.order_by("created_at", "id")
+        .only("id", *_FIELDS, *_OTHER_FIELDS)
         # Which events each row shows, read with the row, in the cursor's one snapshot: read
         # a chunk later, an event committed meanwhile contradicted the row (a version shown
         # "active" with the event that superseded it: stop 51's audit of races). Events are
         # appended, never changed, so reading them by id later adds nothing the row did not see.
-        # Not bounded by ``started`` either: a revoke committed between that moment and the
-        # cursor's snapshot showed "revoked" without its event (stop 52's audit of exports).
-        _shown(listed)
-        .order_by("created_at", "id")
-        .only("id", *_FIELDS, *_OTHER_FIELDS)
+        # Not bounded by the document's time either: a revoke committed between that moment
+        # and the cursor's snapshot showed "revoked" without its event (stop 52's audit of
+        # exports).
         .annotate(
+            event_ids=ArraySubquery(
+                MemoryEvent.objects.filter(
+                    tenant_id=subject.tenant_id, memory_id=OuterRef("pk")
+                ).values("id")
+            ),
             chain_ended_at=RawSQL(  # noqa: S611 - a constant statement; the reason is bound
                 _CHAIN_ENDED_SQL, (REVOKED_RULE,), output_field=DateTimeField()
             ),
         )
     )
-    relative = f"{subject.tenant_id}/{subject.id}/{export_id}.json"
-    document = {
-        "format": EXPORT_FORMAT,
-        "export_id": str(export_id),
-        "tenant_id": str(subject.tenant_id),
-        "subject": {"id": str(subject.id), "external_id": subject.external_id},
-        "created_at": started.isoformat(),
-    }
-    path = export_dir() / relative
-    memory_ids = []
-    shown = []  # (memory id, its event ids) of every record: ``state_sha256``
-    use = InUse.of(active_retention(subject.tenant_id), started, tenant_id=subject.tenant_id)
-
-    def records():
-        # A server-side cursor, a chunk at a time: the rows are never all in memory. Each
-        # chunk's events are read in one query.
-        chunk = []
-        for memory in memories.iterator(chunk_size=EXPORT_CHUNK):
-            chunk.append(memory)
-            if len(chunk) == EXPORT_CHUNK:
-                yield from with_events(chunk)
-                chunk = []
-        yield from with_events(chunk)
+    use = InUse.of(active_retention(subject.tenant_id), now, tenant_id=subject.tenant_id)
 
     def with_events(chunk):
         if not chunk:
@@ -356,11 +313,51 @@ def export_create(*, principal, subject_id=None) -> Export:
         exported = set(listed.filter(pk__in=linked).values_list("pk", flat=True))
         for memory in chunk:
             memory_ids.append(memory.id)
-            shown.append((memory.id, memory.event_ids))
             record = _memory_record(memory, exported, use=use, writers=writers)
-            yield {**record, "events": events[memory.id]}
+            record["events"] = events[memory.id]
+            digest.update(_dumps(record).encode())
+            yield record
 
-    digest = write_json_atomic(path, document, items_key="memories", items=records())
+    digest.update(_dumps(_subject_entry(subject)).encode())
+    # A server-side cursor, a chunk at a time: the rows are never all in memory. Each chunk's
+    # events are read in one query.
+    chunk = []
+    for memory in memories.iterator(chunk_size=EXPORT_CHUNK):
+        chunk.append(memory)
+        if len(chunk) == EXPORT_CHUNK:
+            yield from with_events(chunk)
+            chunk = []
+    yield from with_events(chunk)
+
+
+def _subject_entry(subject: Subject) -> dict:
+    return {"id": str(subject.id), "external_id": subject.external_id}
+
+
+def export_create(*, principal, subject_id=None) -> Export:
+    """Write the subject's memories (every status but deleted) to a JSON file; record it.
+
+    An end user exports their own subject; a reviewer or the system names ``subject_id``.
+    """
+    subject = _export_subject(principal, subject_id)
+    # A deletion of the subject requested meanwhile waits for this export to commit, so its
+    # exports step finds the row (and one requested before is committed when we read).
+    subject_shared_lock(subject.id)
+    export_id = uuid.uuid4()
+    started = timezone.now()  # the document's time
+    relative = f"{subject.tenant_id}/{subject.id}/{export_id}.json"
+    document = {
+        "format": EXPORT_FORMAT,
+        "export_id": str(export_id),
+        "tenant_id": str(subject.tenant_id),
+        "subject": _subject_entry(subject),
+        "created_at": started.isoformat(),
+    }
+    path = export_dir() / relative
+    memory_ids = []
+    contents = hashlib.sha256()
+    records = _records(principal, subject, started, digest=contents, memory_ids=memory_ids)
+    digest = write_json_atomic(path, document, items_key="memories", items=records)
     try:
         with transaction.atomic():
             export = Export.objects.create(
@@ -370,7 +367,7 @@ def export_create(*, principal, subject_id=None) -> Export:
                 path=relative,
                 memory_ids=memory_ids,
                 sha256=digest,
-                state_sha256=_state_sha256(shown),
+                state_sha256=contents.hexdigest(),
                 requested_by_type=principal.actor_type,
                 requested_by_id=principal.actor_id,
             )
@@ -400,14 +397,15 @@ def export_create(*, principal, subject_id=None) -> Export:
 
 def export_holds_now(export: Export, *, principal) -> bool:
     """Return whether ``export``'s file holds what exporting its subject for ``principal``
-    would hold now: the same memories, each with the same events (every change to a memory
-    appends one). Read in one statement's snapshot and compared with the file's own, so a
-    change committed after the file was read counts however early its event is stamped."""
+    would hold now: its records made again (each memory's status and end as of now, its
+    events, its writer's name) to the same digest as the file's, ``state_sha256``. It costs
+    an export's reads, not its file."""
     if not export.state_sha256:
         return False
-    listed = Memory.objects.visible_to(principal).filter(subject_id=export.subject_id)
-    listed = _shown(listed.exclude(status=Status.DELETED)).values_list("pk", "event_ids")
-    return _state_sha256(listed) == export.state_sha256
+    now = hashlib.sha256()
+    for _record in _records(principal, export.subject, timezone.now(), digest=now, memory_ids=[]):
+        pass
+    return now.hexdigest() == export.state_sha256
 
 
 def export_remove_memories(*, export: Export, memory_ids) -> bool:

@@ -1170,8 +1170,9 @@ class ExportView(EndUserMixin, TemplateView):
         # An export sent again after a revoke in another tab gave back the earlier file,
         # which said the preference was active (stop 59's audit of the portal in a browser);
         # then, told by the revoke's event stamp, one committed after the file was read but
-        # stamped before the page was opened (stop 59's audit of races). The file's own
-        # snapshot is compared now, not a clock.
+        # stamped before the page was opened (stop 59's audit of races); then, told by the
+        # memories' and events' ids, an expiry, a policy or a writer's new name (stop 60's
+        # audit of exports). The records are made again and compared whole.
         if export is None or not export_holds_now(export, principal=self.principal):
             return None
         try:

@@ -1,6 +1,6 @@
-"""An export keeps a digest of what its file's snapshot saw (its memories, each with the
-events it shows), so a form sent twice is given the first file only while it still holds
-what an export would hold now (``exports.export_holds_now``).
+"""An export keeps a digest of its file's records (all it holds but its own id and time), so
+a form sent twice is given the first file only while an export made now would hold the same
+(``exports.export_holds_now``).
 
 Until now a change was told by its event's stamp, the clock inside its transaction: one begun
 before the export page was opened and committed after the first file was read was missed, and

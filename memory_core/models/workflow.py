@@ -387,7 +387,7 @@ class Export(models.Model):
     # Every memory id the file holds: deletion finds the exports to rewrite by it.
     memory_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     sha256 = models.CharField(max_length=64, blank=True, default="")
-    # What the file's snapshot saw: its memories, each with the events it shows
+    # The digest of the file's records, all it holds but its own id and time
     # (``exports.export_holds_now``). Empty on a row made before it was kept, and on one a
     # deletion rewrote: such a file is never given again for a form sent twice.
     state_sha256 = models.CharField(max_length=64, blank=True, default="")

@@ -344,10 +344,10 @@ def test_an_export_rewritten_by_a_run_that_rolled_back_gets_the_files_hash_again
 
 
 def test_an_export_a_deletion_rewrote_keeps_no_digest_of_what_it_held(owner_principal, memories):
-    """Since stop 60 an export's row keeps a digest of what its file's snapshot saw, its
-    memories' ids among it (``state_sha256``), so a form sent twice gets the first file only
-    while it holds what an export would hold now. A deletion that rewrites the export clears
-    it: the digest was of the deleted memory too, and no longer says what the file holds."""
+    """Since stop 60 an export's row keeps a digest of its file's records (``state_sha256``),
+    so a form sent twice gets the first file only while an export made now would hold the
+    same. A deletion that rewrites the export clears it: the digest was of the deleted
+    memory's record too, and no longer says what the file holds."""
     from memory_core.exports import export_holds_now
 
     export = export_create(principal=owner_principal)

@@ -1350,6 +1350,100 @@ def test_an_export_sent_again_after_a_revoke_in_another_tab_says_it_is_revoked(
     assert Export.objects.filter(subject=alice_memory.subject).count() == 2
 
 
+def _export_now(client) -> dict:
+    """What an export made now holds (a form that does not say when its page was opened
+    never gets an earlier file)."""
+    return json.loads(client.post(reverse("portal:export"), {"shown_deletions": ""}).getvalue())
+
+
+def test_an_export_sent_again_after_its_memory_expired_says_it_expired(
+    alice_client, alice_subject, settings, tmp_path
+):
+    """Stop 60's audit of exports found that a memory whose ``valid_until`` passed between a
+    double click's two requests was still "active" in the second download: the first file
+    was given again while its row's digest of memory and event ids matched, and expiry
+    appends no event until the sweep runs. The records are made again as of now and
+    compared whole, so the second file says "expired", as an export made now does."""
+    import time
+
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    url = reverse("portal:export")
+    ends = timezone.now() + timedelta(seconds=2)
+    MemoryFactory(subject=alice_subject, content="Alice is in Lisbon this week.", valid_until=ends)
+    form = {"shown_deletions": "", "opened": opened_of(alice_client.get(url).content.decode())}
+    first = json.loads(alice_client.post(url, form).getvalue())
+    time.sleep(max(0.0, (ends - timezone.now()).total_seconds() + 0.2))
+    second = json.loads(alice_client.post(url, form).getvalue())
+
+    assert [m["status"] for m in first["memories"]] == ["active"]
+    assert [m["status"] for m in second["memories"]] == ["expired"]
+    assert second["memories"] == _export_now(alice_client)["memories"]
+
+
+def test_an_export_sent_again_after_a_policy_change_says_when_it_ends_now(
+    alice_client, alice_subject, tenant, settings, tmp_path
+):
+    """Stop 60's audit of exports found that a retention policy published between a double
+    click's two requests (episodes kept 5 days, not 90) left the second download saying
+    "active" of a 10-day-old episode, ending 90 days after it was written: publishing a
+    policy appends no memory event. The second file says "past_retention" and when it ends
+    now, as an export made now does."""
+    from memory_core.models import PolicyVersion
+    from memory_core.services.policy import policy_publish
+
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    url = reverse("portal:export")
+    written = timezone.now() - timedelta(days=10)
+    MemoryFactory(
+        subject=alice_subject,
+        incident=True,
+        content="Alice's deploy failed on Tuesday.",
+        created_at=written,
+        valid_from=written,
+    )
+    form = {"shown_deletions": "", "opened": opened_of(alice_client.get(url).content.decode())}
+    first = json.loads(alice_client.post(url, form).getvalue())
+    document = PolicyVersion.objects.get(tenant=tenant, is_active=True).document
+    document["retention"]["episodic_days"] = 5
+    policy_publish(tenant=tenant, document=document, note="shorter episodes")
+    second = json.loads(alice_client.post(url, form).getvalue())
+
+    assert [m["status"] for m in first["memories"]] == ["active"]
+    assert [m["status"] for m in second["memories"]] == ["past_retention"]
+    assert second["memories"] == _export_now(alice_client)["memories"]
+
+
+def test_an_export_sent_again_after_its_writer_was_renamed_names_it_as_now(
+    alice_client, alice_subject, agent, settings, tmp_path
+):
+    """Stop 60's audit of exports found that an agent renamed between a double click's two
+    requests was named by its old name in the second download's ``written_by_agent``, read
+    from the agent's row as the export is made: a rename appends no memory event. The
+    second file names it as an export made now does."""
+    from memory_core.models import Agent
+    from memory_core.principals import AgentPrincipal
+    from memory_core.services.writes import memory_write
+    from tests.factories import write_body
+
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    url = reverse("portal:export")
+    Agent.objects.filter(pk=agent.pk).update(name="old-bot")
+    agent.refresh_from_db()
+    written = memory_write(
+        principal=AgentPrincipal.from_agent(agent),
+        data=write_body(subject=alice_subject.external_id),
+    )
+    assert written.memory is not None
+    form = {"shown_deletions": "", "opened": opened_of(alice_client.get(url).content.decode())}
+    first = json.loads(alice_client.post(url, form).getvalue())
+    Agent.objects.filter(pk=agent.pk).update(name="new-bot")
+    second = json.loads(alice_client.post(url, form).getvalue())
+
+    assert [m["written_by_agent"] for m in first["memories"]] == ["old-bot"]
+    assert [m["written_by_agent"] for m in second["memories"]] == ["new-bot"]
+    assert second["memories"] == _export_now(alice_client)["memories"]
+
+
 @pytest.mark.parametrize(
     ("hours", "said"),
     [
