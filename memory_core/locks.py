@@ -47,10 +47,10 @@ The order every path takes its locks in, so that no two wait for each other in a
   then its memory rows, before it reads what another deletion took meanwhile (the subject's
   row alone, ``of=("self",)``: the ordering of ``Subject`` joins the tenant row, which
   ``FOR NO KEY UPDATE`` locked too, for the whole run);
-- a whole tenant's request: the rows of its subjects whose deletion is queued, in id order
-  (``deletion.services._queued_subjects_lock``: it clears their marks, and a queued run
-  holds its subject's row while it waits for the memory rows), its memory rows in id
-  order, then the tenant row (``FOR UPDATE``,
+- a whole tenant's request (and its replay): the rows of its subjects whose deletion is
+  queued, in id order (``deletion.services.queued_subjects_lock``: it clears their marks,
+  and a queued run holds its subject's row while it waits for the memory rows), its memory
+  rows in id order, then the tenant row (``FOR UPDATE``,
   which the key-share lock of every insert of the tenant waits for), then, without waiting,
   the rows again: one committed in between and held by another path is waited for with the
   tenant row let go (a savepoint), since that path takes the tenant row's key-share lock

@@ -44,7 +44,11 @@ from memory_core.deletion.ledger import (
     user_id_named,
 )
 from memory_core.deletion.runner import deletion_reset, deletion_run
-from memory_core.deletion.services import tenant_and_memories_lock
+from memory_core.deletion.services import (
+    queued_marks_clear,
+    queued_subjects_lock,
+    tenant_and_memories_lock,
+)
 from memory_core.deletion.stores import active_stores, scrub_memories
 from memory_core.exceptions import Conflict, SubjectBeingDeleted, ValidationFailed
 from memory_core.exports import export_dir
@@ -105,13 +109,18 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     import psycopg
     from django.db import connection
 
+    # Connected as the service's connection is, TLS (sslmode, certificates), server options
+    # and timeout included: only host, port, user and password were kept, and the read fell
+    # back to an unchecked certificate (stop 60's audit of backups). Not Django's adapters
+    # (they load jsonb as text) nor its cursor class: the rows are read as psycopg reads them.
     params = connection.get_connection_params()
-    keep = ("host", "port", "user", "password")
+    params.pop("context", None)
+    params.pop("cursor_factory", None)
     try:
         after = since - DATABASE_MARGIN
     except OverflowError:  # since the first day of year 1 (an operator's "everything")
         after = datetime.min.replace(tzinfo=since.tzinfo)
-    with psycopg.connect(**{k: v for k, v in params.items() if k in keep}, dbname=dbname) as conn:
+    with psycopg.connect(**{**params, "dbname": dbname}) as conn:
         # Every tenant's operations: platform mode for this read-only connection.
         conn.execute("SELECT set_config('memledger.platform', 'on', false)")
         # When an operation reached the journal: a database from before migration 0009 has no
@@ -354,10 +363,16 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
         # And those on the key the subject's export files hold (below).
         exported = _exported(tenant_id, subject_id, entry["memory_key_sha256"])
     elif entry["target"] == DeletionOperation.Target.TENANT:
-        # As the request does: its rows, then the tenant row FOR UPDATE, which waits for a
-        # transaction that already inserted a row of the tenant (the UPDATE below alone,
-        # FOR NO KEY UPDATE, did not: that write's memory committed after the replay, active).
+        # As the request does: the rows of its subjects whose deletion is queued, its rows,
+        # then the tenant row FOR UPDATE, which waits for a transaction that already inserted
+        # a row of the tenant (the UPDATE below alone, FOR NO KEY UPDATE, did not: that
+        # write's memory committed after the replay, active).
+        queued = queued_subjects_lock(tenant_id)
         tenant_and_memories_lock(tenant_id, every_row=True)
+        # Their marks cleared, as the request clears them: left as restored, the sweep sent
+        # their tasks and a worker made a deletion in the deleted tenant (stop 60's audit of
+        # backups).
+        queued_marks_clear(queued)
         memory_ids |= set(
             Memory.objects.filter(tenant_id=tenant_id)
             .exclude(status=Status.DELETED)
@@ -517,8 +532,8 @@ def _lock_subjects(subject_id, memory_ids) -> None:
     A retrieval or a write of the subject in flight finishes first (its trace or its new
     version is then in the database for the steps to find), and none starts until the
     replayed operation's rows are scrubbed: services may run while a replay does. A whole
-    tenant takes none: it locks its rows and its tenant row as its request does
-    (``services.tenant_and_memories_lock``), and its keys are revoked in the same
+    tenant takes none: it locks its queued subjects' rows, its rows and its tenant row as its
+    request does (``services.tenant_and_memories_lock``), and its keys are revoked in the same
     transaction.
     """
     subjects = set(

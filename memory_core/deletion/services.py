@@ -1323,7 +1323,7 @@ def tenant_deletion_request(
     """Delete a whole tenant: every memory it holds and everything derived from them.
 
     One transaction, acting for the tenant: lock the rows of its subjects whose deletion is
-    queued for a worker (``_queued_subjects_lock``), its memory rows, then the tenant row
+    queued for a worker (``queued_subjects_lock``), its memory rows, then the tenant row
     (``FOR UPDATE``: a transaction that already inserted a row of the tenant commits first,
     and one that inserts later waits and is then refused by the trigger of migration 0011;
     the memory rows first, as every other path takes them before it inserts, so a revoke or
@@ -1353,7 +1353,7 @@ def tenant_deletion_request(
 
 def _tenant_deletion_request(tenant_id, budget: Budget, requested_by, reason_code):
     with tenant_atomic(tenant_id):
-        queued = _queued_subjects_lock(tenant_id, budget)
+        queued = queued_subjects_lock(tenant_id, budget=budget)
         tenant, last = tenant_and_memories_lock(tenant_id, budget=budget)
         if tenant is None:
             raise NotFound("No tenant with this id.")
@@ -1374,12 +1374,7 @@ def _tenant_deletion_request(tenant_id, budget: Budget, requested_by, reason_cod
         now = timezone.now()
         # At once, not at the identities step: no request of the tenant is accepted again.
         ApiKey.objects.filter(agent__tenant_id=tenant.pk, revoked_at=None).update(revoked_at=now)
-        # This operation deletes what their queued requests would have: none is made after it.
-        # Only the rows locked first: one marked since may be held by its worker's run, which
-        # waits for the memory rows this request holds.
-        Subject.objects.filter(pk__in=queued, deletion_queued_at__isnull=False).update(
-            **QUEUED_CLEARED
-        )
+        queued_marks_clear(queued)
         operation = _newly_requested(
             principal=SystemPrincipal(tenant_id=tenant.pk, name=requested_by),
             tenant_id=tenant.pk,
@@ -1397,22 +1392,33 @@ def _tenant_deletion_request(tenant_id, budget: Budget, requested_by, reason_cod
         return operation
 
 
-def _queued_subjects_lock(tenant_id, budget: Budget) -> list:
+def queued_subjects_lock(tenant_id, *, budget: Budget | None = None) -> list:
     """Lock the rows of the tenant's subjects whose deletion is queued for a worker, in id
-    order; return their ids.
+    order; return their ids, for ``queued_marks_clear``.
 
     Before the memory rows, the order every deletion takes them in (``memory_core.locks``):
     a queued deletion's run holds its subject's row and then locks the subject's memory
     rows, so the request, holding those and then clearing the mark (an UPDATE of the row),
     deadlocked with it, and failed with PostgreSQL's error (stop 58's audit of deletion). A
-    run under way now finishes first.
+    run under way now finishes first. A replay of the tenant's deletion takes them alike.
     """
-    budget.step()
+    if budget is not None:
+        budget.step()
     return list(
         Subject.objects.filter(tenant_id=tenant_id, deletion_queued_at__isnull=False)
         .select_for_update(no_key=True, of=("self",))
         .order_by("pk")
         .values_list("pk", flat=True)
+    )
+
+
+def queued_marks_clear(subject_ids) -> None:
+    """Clear the queued marks of the subjects ``queued_subjects_lock`` locked, in a whole
+    tenant's deletion: it deletes what their queued requests would have, so none is made
+    after it. Only the rows locked first: one marked since may be held by its worker's run,
+    which waits for the memory rows the deletion holds."""
+    Subject.objects.filter(pk__in=subject_ids, deletion_queued_at__isnull=False).update(
+        **QUEUED_CLEARED
     )
 
 

@@ -463,6 +463,48 @@ def test_the_old_database_names_an_operation_requested_before_the_dump_and_commi
     assert [entry["operation_id"] for entry in operations] == [str(operation.id)]
 
 
+class _Connected(Exception):
+    pass
+
+
+def test_the_old_databases_connection_keeps_the_tls_and_server_options(monkeypatch):
+    """Stop 60's audit of backups found that ``--ledger-database`` read the damaged database
+    over a connection made with the host, port, user and password of the service's
+    connection only, dropping every other parameter of ``DATABASES["default"]["OPTIONS"]``
+    (which ``DATABASE_URL``'s query string fills): ``sslmode=verify-full`` and
+    ``sslrootcert`` (the read fell back to psycopg's default ``prefer``, a certificate nobody
+    checks, and whoever sat between the host and the server could answer a ledger with
+    deletions left out), ``sslcert``/``sslkey`` (a server authenticating clients by
+    certificate refused the read), ``options`` (a ``search_path``) and ``connect_timeout``.
+    The read should connect with every parameter the service's connection uses, only the
+    database name replaced."""
+    from memory_core.deletion.replay import ledger_from_database
+
+    options = {
+        "sslmode": "verify-full",
+        "sslrootcert": "/etc/ssl/certs/db-ca.pem",
+        "sslcert": "/etc/ssl/certs/client.pem",
+        "sslkey": "/etc/ssl/private/client.key",
+        "options": "-c search_path=memledger,public",
+        "connect_timeout": 7,
+    }
+    service_params = connection.get_connection_params
+    monkeypatch.setattr(
+        connection, "get_connection_params", lambda: {**service_params(), **options}
+    )
+    seen = {}
+
+    def connect(**params):
+        seen.update(params)
+        raise _Connected
+
+    monkeypatch.setattr(psycopg, "connect", connect)
+    with pytest.raises(_Connected):
+        ledger_from_database(dbname="memledger_damaged", since=timezone.now())
+    assert seen["dbname"] == "memledger_damaged"
+    assert {name: seen.get(name) for name in options} == options
+
+
 def test_the_old_database_names_a_queued_deletion_made_after_the_dump(
     settings, journal, private_queue, owner, owner_principal, memories
 ):

@@ -5,16 +5,19 @@ import json
 import re
 import threading
 import time
+from datetime import timedelta
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
+from django.utils import timezone
 
 from api.exceptions import exception_handler
 from memory_core.deletion.replay import replay_deletions
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import tenant_deletion_request
+from memory_core.deletion.sweep import deletion_sweep
 from memory_core.exports import export_create, export_dir
 from memory_core.models import (
     Agent,
@@ -275,6 +278,27 @@ def test_replay_after_a_restore_deletes_the_tenant_again(tenant, memories, api_k
     assert api_key_resolve(api_key) is None
     steps = DeletionOperation.objects.get(pk=entry["operation_id"]).steps
     assert "identities" in set(steps.values_list("store", flat=True))
+
+
+def test_replaying_a_tenants_deletion_clears_its_subjects_queued_deletions(tenant, owner):
+    """Stop 60's audit of backups found that a whole tenant's deletion replayed after a
+    restore left its subjects' queued deletions in place: the backup was taken while a
+    subject's "delete everything" was queued (``Subject.deletion_queued_at``), and the whole
+    tenant was deleted after it, its request clearing the mark. The replay marked the tenant
+    deleted, revoked its keys and tombstoned its memories, but left the restored mark: the
+    deletion sweep then sent the subject's queued task, and its worker made a new deletion
+    operation in the tenant after its deletion, which the service itself never does
+    (docs/operations.md, "A whole tenant"). The replay should clear the tenant's queued
+    marks in its transaction, as the request does, and the sweep then send nothing for it."""
+    MemoryFactory(subject=owner)
+    queued_at = timezone.now() - timedelta(hours=1)
+    Subject.objects.filter(pk=owner.pk).update(deletion_queued_at=queued_at, deletion_queued_by=1)
+    entry = journal_line(1, tenant_id=tenant.id, target="tenant", reason_code="tenant_deleted")
+
+    assert replay_deletions(entries=[entry])["incomplete"] == {}
+
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_at is None
+    assert f"subject:{owner.pk}" not in deletion_sweep(stale_seconds=0)
 
 
 def test_asking_again_after_a_failed_operation_finishes_its_memories(
