@@ -442,6 +442,44 @@ def test_a_prune_before_the_second_day_of_year_one_drops_nothing(
     assert journal.read_bytes() == before
 
 
+def test_a_pruned_journal_left_with_a_torn_line_and_no_entry_since_still_replays(journal, tenant):
+    """Stop 60's audit of backups found that the journal the daily prune leaves behind could
+    be refused by the replay: a journal holding a torn line (a process killed mid-append) and
+    entries older than the oldest backup kept, on a quiet deployment (nothing deleted,
+    revoked or published for 35 days), was left with the torn line only, and after a restore
+    ``replay_deletions`` refused it ("None of the 1 line(s) ... is a deletion journal entry:
+    is it the journal?"), the check meant for a file given by mistake: the restore stopped
+    on the right journal. The prune should keep the last of the older entries beside such
+    lines, and the replay then replay nothing, name the torn line and succeed."""
+    old = timezone.now() - timedelta(days=60)
+    entries = [
+        {
+            "operation_id": f"6f1f7a4e-0000-4000-8000-00000000000{number}",
+            "tenant_id": str(tenant.pk),
+            "subject_id": None,
+            "target": "memory",
+            "requested_at": (old + timedelta(hours=number)).isoformat(),
+            "reason_code": "requested",
+            "tombstones": [],
+        }
+        for number in (1, 2)
+    ]
+    torn = '{"operation_id": "6f1f7a4e-0000-4000-8000-0000000'  # cut off by a crash
+    journal.write_text("".join(line + "\n" for line in [torn, *map(json.dumps, entries)]))
+    before = (timezone.now() - timedelta(days=40)).isoformat()
+    pruned_out = StringIO()
+    call_command("prune_deletion_journal", "--before", before, stdout=pruned_out)
+
+    since = (timezone.now() - timedelta(hours=1)).isoformat()
+    replayed_out = StringIO()
+    call_command("replay_deletions", "--since", since, stdout=replayed_out, stderr=StringIO())
+    result = json.loads(replayed_out.getvalue())
+    assert (result["replayed"], result["unreadable_lines"]) == (0, 1)
+    pruned = json.loads(pruned_out.getvalue())
+    assert (pruned["dropped"], pruned["kept"], pruned["unreadable_kept"]) == (1, 1, 1)
+    assert journal.read_text() == f"{torn}\n{json.dumps(entries[1])}\n"
+
+
 def _journal_lines(journal) -> list[dict]:
     return [json.loads(line) for line in journal.read_text().splitlines()]
 

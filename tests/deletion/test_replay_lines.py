@@ -19,7 +19,7 @@ from memory_core.deletion.ledger import (
     queued_entry,
     task_digest,
 )
-from memory_core.models import Memory
+from memory_core.models import ApiKey, Memory
 from tests.deletion.conftest import journal_line
 
 pytestmark = pytest.mark.django_db
@@ -197,3 +197,46 @@ def test_every_line_the_service_writes_is_still_an_entry(journal, tenant, owner,
     scan = ledger_scan(since=datetime.fromisoformat(SINCE))
     assert scan.unreadable == []
     assert len(scan.entries) == len(lines)
+
+
+# 10000-01-01 13:59:59 in UTC: Python reads it, PostgreSQL stores it (timestamptz reaches
+# year 294276), psycopg cannot load it back ("timestamp too large (after year 10K)").
+PAST_YEAR_9999_IN_UTC = "9999-12-31T23:59:59-14:00"
+
+
+@pytest.mark.parametrize("field", ["requested_at", "expires_at"])
+def test_a_line_whose_time_is_past_year_9999_in_utc_is_skipped_not_written(
+    journal, tenant, owner, memories, api_key, field
+):
+    """Stop 60's audit of backups found that the reader checked only that a line's
+    ``requested_at`` (and an expiry line's ``expires_at``) has a time zone, not that it falls
+    within the years a row's timestamp can be read back in: a key revocation's line at
+    ``9999-12-31T23:59:59-14:00`` (year 10000 in UTC) was an entry, the replay wrote it into
+    ``ApiKey.revoked_at`` (an expiry line's into ``expires_at``), and from then on every read
+    of the key's row failed with DataError: its authentication on every request, the admin's
+    key list, the deletion sweep's catch-up. Such a line should be unreadable (skipped and
+    named in ``unreadable_lines``, docs/operations.md, "The journal"), the lines after it
+    replayed, and the key's row readable."""
+    key = ApiKey.objects.get()
+    bad = journal_line(1, tenant_id=tenant.pk, target="api_key_revoked")
+    bad["reason_code"] = "key_revoked"
+    if field == "requested_at":
+        bad.update(requested_at=PAST_YEAR_9999_IN_UTC, revoked_key_id=str(key.pk))
+    else:
+        bad.update(
+            target="api_key_expiry_set",
+            reason_code="key_expiry_set",
+            expiry_key_id=str(key.pk),
+            expires_at=PAST_YEAR_9999_IN_UTC,
+        )
+    good = journal_line(
+        2, tenant_id=tenant.pk, target="memory", subject_id=owner.pk, memory_ids=[memories[1].pk]
+    )
+    journal.write_text(json.dumps(bad) + "\n" + json.dumps(good) + "\n")
+
+    out = StringIO()
+    call_command("replay_deletions", "--since", SINCE, stdout=out, stderr=StringIO())
+
+    assert json.loads(out.getvalue())["unreadable_lines"] == 1
+    assert Memory.objects.get(pk=memories[1].pk).status == "deleted"
+    ApiKey.objects.get(pk=key.pk)  # still readable
