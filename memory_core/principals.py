@@ -101,6 +101,16 @@ class AgentPrincipal:
         )
         return self.scope_subject(queryset)
 
+    def grant_reaches(self, memory) -> bool:
+        """Return whether this agent's grant reaches ``memory`` (a Memory read already):
+        ``scope_granted``'s rule on one row, without its subject's part (for a memory of a
+        subject the caller knows the agent may act for, or compares with another's)."""
+        return (
+            memory.agent_id in (None, self.agent_id)
+            and memory.memory_type in self.read_types
+            and memory.sensitivity in sensitivities_up_to(self.max_sensitivity)
+        )
+
     def scope_subjects(self, subjects: QuerySet) -> QuerySet:
         """Limit Subject rows to the subjects this agent may act for (``scope_subject``'s
         rule, on the subjects themselves)."""

@@ -31,6 +31,19 @@ def shared_or_own(agent_id) -> Q:
     return Q(agent_id__isnull=True) | Q(agent_id=agent_id)
 
 
+def agents_reaching(tenant_id, memories) -> dict:
+    """Return, by id, the tenant's active agents whose grant reaches each of ``memories``
+    (``AgentPrincipal.grant_reaches``: shared or its own, of a type it reads, up to its
+    maximum sensitivity), as principals sorted by name: the agents that may be given it.
+    Whom an agent may act for is left out: memories of one subject are compared, which an
+    agent may act for for all of them or none. One query, whatever the number of agents."""
+    agents = Agent.objects.filter(tenant_id=tenant_id, is_active=True).order_by("name", "pk")
+    grants = [AgentPrincipal.from_agent(agent) for agent in agents]
+    return {
+        memory.pk: [grant for grant in grants if grant.grant_reaches(memory)] for memory in memories
+    }
+
+
 def chain_rows(queryset, *, memory_type: str, agent_id):
     """Limit ``queryset`` to the rows a write of ``memory_type`` by ``agent_id`` may chain onto.
 

@@ -18,7 +18,8 @@ them saw, so one decision covers them all.
   dedup folds into it (``_folded_copies``), so the next retrieval returns the winner. The
   winner must itself still be in use (``policy_check.InUse``: active, and past neither its
   valid_until nor its class's retention under the tenant's active policy) and in effect (its
-  valid_from passed); 409 ``winner_not_active`` otherwise, nothing changed.
+  valid_from passed); 409 ``winner_not_active`` otherwise, nothing changed. Nor may it reach
+  fewer agents than a candidate it revokes (``_refuse_narrower``): 409 ``winner_narrower``.
 - ``keep_both_scoped``: every candidate stays; retrieval keeps all of them while the group is
   among these rows (for rows that apply in different contexts). Every set kept at a place
   counts, not only the last.
@@ -56,7 +57,7 @@ from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPr
 from memory_core.retrieval.conflicts import ASK_USER_FOLLOWED_SQL
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.rls import request_tenant_set, tenant_atomic
-from memory_core.selectors.approvals import in_use_now, keyless_rivals_asked
+from memory_core.selectors.approvals import agents_reaching, in_use_now, keyless_rivals_asked
 from memory_core.services.revocations import memory_revocation_journal_on_commit
 
 logger = logging.getLogger(__name__)
@@ -683,6 +684,7 @@ def conflict_resolve(
             and use.holds(row)
             and row.valid_from <= now
         }
+        _refuse_narrower(item.tenant_id, winner, [rows[memory_id] for memory_id in sorted(losing)])
         losers = [
             row
             for memory_id, row in rows.items()
@@ -747,6 +749,64 @@ def conflict_resolve(
         fields.append("resolved_by")
     item.save(update_fields=fields)
     return item
+
+
+def _refuse_narrower(tenant_id, winner: Memory, losing: list[Memory]) -> None:
+    """Refuse (Conflict ``winner_narrower``, nothing changed) a ``winner`` that fewer agents
+    may be given than a candidate of ``losing`` it would revoke: private to an agent while
+    that candidate is shared or another agent's, or of a type or sensitivity outside the
+    grant of an active agent that reads that candidate (``agents_reaching``).
+
+    A conflict holds every row any agent at its place saw (``_conflict_join``): an agent's
+    private memory beside the shared one its retrieval found too, say. Chosen, the private
+    row revoked the shared one, and every other agent, shown no conflict, was given nothing
+    on the key from then on (stop 60's audit of reviewers). One query, and one for each
+    private memory's owner a refusal names.
+    """
+    readers = agents_reaching(tenant_id, [winner, *losing])
+    reach = {grant.agent_id for grant in readers[winner.pk]}
+    for loser in losing:
+        left = [grant for grant in readers[loser.pk] if grant.agent_id not in reach]
+        private = winner.agent_id is not None and loser.agent_id != winner.agent_id
+        if not (private or left):
+            continue
+        if private:
+            why = (
+                f"the chosen memory is private to agent {winner.agent.name}, and the candidate "
+                f"is {_owner_words(loser)}"
+            )
+            if left:
+                names = ", ".join(grant.agent_name for grant in left)
+                why += f", so agents that read it ({names}) would be left without it"
+        else:
+            why = "; ".join(
+                f"agent {grant.agent_name} reads it, but {_unread_words(grant, winner)}"
+                for grant in left
+            )
+        raise Conflict(
+            "The chosen memory reaches fewer agents than candidate "
+            f"{str(loser.pk)[:8]}, which choosing it would revoke: {why}. Nothing was "
+            "resolved: choose another candidate, or keep both.",
+            code="winner_narrower",
+        )
+
+
+def _owner_words(memory: Memory) -> str:
+    """Say which agents ``memory``'s owner lets read it."""
+    if memory.agent_id is None:
+        return "shared by the tenant's agents"
+    return f"private to agent {memory.agent.name}"
+
+
+def _unread_words(grant, memory: Memory) -> str:
+    """Say why ``grant`` (an AgentPrincipal) does not reach ``memory``, of its own or a
+    shared one: its type, or its sensitivity."""
+    if memory.memory_type not in grant.read_types:
+        return f"its grant does not read the chosen memory's type ({memory.memory_type})"
+    return (
+        f"its grant reads memories up to {grant.max_sensitivity} only, and the chosen memory "
+        f"is {memory.sensitivity}"
+    )
 
 
 def _folded_copies(item: ReviewItem, memory_ids: list[str], winner_id) -> dict[str, str]:

@@ -674,6 +674,42 @@ def test_choose_winner_refuses_a_candidate_past_its_end(reviewer_client, alice_s
     assert not MemoryEvent.objects.filter(memory_id__in=item.candidate_ids).exists()
 
 
+def test_the_conflicts_page_says_who_reads_each_candidate_and_refuses_a_narrower_winner(
+    reviewer_client, alice_subject
+):
+    """Stop 60's audit of reviewers found that the conflicts page did not say whose each
+    candidate is, and that choosing an agent's private memory over a shared one revoked the
+    shared one for every other agent. Each candidate says who reads it, and that choice is
+    refused in a message that says why; nothing changes."""
+    x = AgentFactory(tenant=alice_subject.tenant, name="agent-x")
+    AgentFactory(tenant=alice_subject.tenant, name="agent-y")
+    item = conflict(alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.")
+    shared, private = item.candidate_ids
+    Memory.objects.filter(pk=private).update(agent=x)
+
+    page = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {
+            "outcome": "choose_winner",
+            "winner_id": str(private),
+            "reason": "us is right",
+            "candidate_ids": ",".join(str(i) for i in item.candidate_ids),
+        },
+        follow=True,
+    )
+
+    assert "private to agent <strong>agent-x</strong>" in page
+    assert "shared by the tenant's agents" in page
+    body = response.content.decode()
+    assert "The chosen memory reaches fewer agents than candidate" in body
+    assert "Nothing was resolved: choose another candidate, or keep both." in body
+    item.refresh_from_db()
+    assert item.state == "open"
+    assert Memory.objects.get(pk=shared).status == "active"
+    assert not MemoryEvent.objects.filter(memory_id__in=item.candidate_ids).exists()
+
+
 def preference_conflict(subject, key, *contents):
     memories = [
         MemoryFactory(subject=subject, memory_key=key, content=content, authority="model_inference")

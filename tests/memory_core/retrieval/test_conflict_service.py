@@ -468,6 +468,87 @@ def test_one_winner_chosen_for_the_shared_item_settles_every_agents_conflict(ten
         assert [c.id for c in again.items if c.memory_key == "deploy.region"] == [str(shared.id)]
 
 
+def test_choosing_an_agents_private_winner_over_a_shared_candidate_is_refused(tenant, reviewer):
+    """Stop 60's audit of reviewers found that choosing agent X's private memory as the
+    winner of a conflict with a memory every agent shares revoked the shared one: X's
+    retrieval had opened the conflict, agent Y was never shown one, and from then on Y was
+    given nothing on the key (``conflict_resolve`` revoked every other candidate in use,
+    whoever could read the winner). Such a choice is refused, 409 ``winner_narrower``, its
+    message naming both reaches and Y, and nothing changes: Y is still given the shared one."""
+    from memory_core.principals import AgentPrincipal
+    from tests.factories import AgentFactory
+
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    x = AgentFactory(tenant=tenant, name="agent-x")
+    y = AgentFactory(tenant=tenant, name="agent-y")
+    shared_draft, private_draft = _rival_drafts(
+        subject, project="lunest", regions=("eu-west-1", "us-east-1")
+    )
+    shared, private = memory_store_many(
+        drafts=[shared_draft, replace(private_draft, agent_id=x.id)],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )
+    x_principal, y_principal = AgentPrincipal.from_agent(x), AgentPrincipal.from_agent(y)
+    [clarification] = retrieve(principal=x_principal, request=REQUEST).clarifications
+    item = ReviewItem.objects.get(pk=clarification.review_item_id)
+    assert set(item.candidate_ids) == {shared.id, private.id}
+    assert str(shared.id) in {c.id for c in retrieve(principal=y_principal, request=REQUEST).items}
+
+    with pytest.raises(Conflict) as refused:
+        conflict_resolve(principal=reviewer, item_id=item.id, outcome="choose_winner",
+                         winner_id=private.id, reason="us-east-1 is right",
+                         seen_candidate_ids=item.candidate_ids)  # fmt: skip
+    assert refused.value.code == "winner_narrower"
+    message = refused.value.message
+    assert "private to agent agent-x" in message, message
+    assert "shared by the tenant's agents" in message and "agent-y" in message, message
+    assert ReviewItem.objects.get(pk=item.id).state == "open"
+    assert Memory.objects.get(pk=shared.pk).status == "active"
+    assert not MemoryEvent.objects.filter(action__in=["revoked", "conflict_resolved"]).exists()
+    assert str(shared.id) in {c.id for c in retrieve(principal=y_principal, request=REQUEST).items}
+
+
+def test_a_winner_above_an_agents_sensitivity_cap_is_refused_over_a_candidate_it_reads(
+    tenant, reviewer
+):
+    """Stop 60's audit of reviewers found that a shared winner more sensitive than an agent
+    may read revoked the shared candidate that agent read, leaving it nothing on the key.
+    Refused, ``winner_narrower``, naming the agent and its cap; nothing changes. Choosing the
+    candidate every agent reads revokes the sensitive one as before."""
+    from tests.factories import AgentFactory
+
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    AgentFactory(tenant=tenant, name="capped", max_sensitivity="personal")
+    personal, sensitive = memory_store_many(
+        drafts=[
+            replace(draft, sensitivity=level)
+            for draft, level in zip(
+                _rival_drafts(subject, project="lunest", regions=("eu-west-1", "us-east-1")),
+                ("personal", "sensitive"),
+                strict=True,
+            )
+        ],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )
+    assert (personal.sensitivity, sensitive.sensitivity) == ("personal", "sensitive")
+    item = ReviewItem.objects.create(tenant=tenant, subject=subject, kind="conflict",
+                                     memory_key="deploy.region", scope_kind="project",
+                                     scope_ref="lunest",
+                                     candidate_ids=[personal.id, sensitive.id])  # fmt: skip
+
+    with pytest.raises(Conflict) as refused:
+        conflict_resolve(principal=reviewer, item_id=item.id, outcome="choose_winner",
+                         winner_id=sensitive.id, reason="us-east-1")  # fmt: skip
+    assert refused.value.code == "winner_narrower"
+    assert "agent capped reads it" in refused.value.message
+    assert "up to personal only, and the chosen memory is sensitive" in refused.value.message
+    assert Memory.objects.get(pk=personal.pk).status == "active"
+
+    conflict_resolve(principal=reviewer, item_id=item.id, outcome="choose_winner",
+                     winner_id=personal.id, reason="eu-west-1")  # fmt: skip
+    assert Memory.objects.get(pk=sensitive.pk).status == "revoked"
+
+
 def test_a_row_retired_since_leaves_the_open_item_when_a_new_one_joins(tenant):
     from memory_core.services.writes import memory_revoke
 
