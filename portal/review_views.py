@@ -11,6 +11,7 @@ from memory_core.deletion.selectors import deletion_get
 from memory_core.deletion.services import deletion_retry
 from memory_core.exceptions import DomainError
 from memory_core.models import DeletionOperation, Memory, MemoryEvent, ReviewItem, Status
+from memory_core.selectors.approvals import in_use_now
 from memory_core.selectors.health import evaluation_figures, health_overview
 from memory_core.selectors.portal import (
     conflict_queue,
@@ -207,26 +208,35 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
                 return redirect(queue)
             return self.refuse(error, queue)
         short = str(item.pk)[:8]
-        conflict = (
-            review_approval_conflict(principal=self.principal, item=item)
-            if self.decision == "approve"
-            else None
+        if self.decision == "reject":
+            messages.success(request, f"Write {short} rejected.")
+            return redirect(queue)
+        # A correction of a memory imported to start later keeps that start
+        # (``reviews._approval_start``): "it is now active" was said of a write no agent is
+        # given until then (stop 60's audit of reviewers). In the words of a conflict's
+        # candidate not yet in effect (``ConflictResolveView.not_in_effect_yet``).
+        start = item.memory.valid_from
+        state = (
+            f"it is not in effect until {start.isoformat(timespec='minutes')} (no agent is "
+            "given it before then)"
+            if start > item.resolved_at
+            else "it is now active"
         )
+        conflict = review_approval_conflict(principal=self.principal, item=item)
         if conflict is not None:
             # Of lower authority than the key's memory in use: it stands beside it, in its
             # place, and retrieval's rules keep giving agents the memory of higher authority
             # (stage 8) unless neither is sure enough for them to pick one.
             messages.warning(
                 request,
-                f"Write {short} approved: it is now active, but its authority is lower than "
+                f"Write {short} approved: {state}, but its authority is lower than "
                 "the memory in use on its key, so it stands beside it in a conflict "
                 f"({str(conflict.pk)[:8]}) for a reviewer to settle under Conflicts; "
                 "until then agents are given the memory of higher authority, as before, "
                 "unless neither is sure enough for retrieval to pick one.",
             )
             return redirect(queue)
-        verb = "approved: it is now active" if self.decision == "approve" else "rejected"
-        messages.success(request, f"Write {short} {verb}.")
+        messages.success(request, f"Write {short} approved: {state}.")
         return redirect(queue)
 
 
@@ -333,11 +343,21 @@ class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
     def not_in_effect_yet(item, winner_id) -> str:
         """Say which of the conflict's other candidates a chosen winner left active: those not
         in effect yet, which the resolution does not revoke (``conflict_resolve``). "Every
-        other candidate was revoked" was said of them too (stop 59's audit of the portal)."""
+        other candidate was revoked" was said of them too (stop 59's audit of the portal).
+
+        Only those in use at the resolution (``InUse`` at its ``resolved_at``, as it read
+        them) and starting after it: one past its valid_until or its retention is stored
+        "active" until the sweep, and was said to be "not in effect until" its past start
+        (stop 60's audit of reviewers); out of use, the page listed it so already."""
+        use = in_use_now(item.tenant_id, item.resolved_at)
         kept = (
             Memory.objects.filter(
-                tenant_id=item.tenant_id, pk__in=item.candidate_ids, status=Status.ACTIVE
+                tenant_id=item.tenant_id,
+                pk__in=item.candidate_ids,
+                status=Status.ACTIVE,
+                valid_from__gt=use.now,
             )
+            .not_ended(use)
             .exclude(pk=winner_id)
             .order_by("valid_from", "id")
         )

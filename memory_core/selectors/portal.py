@@ -59,6 +59,9 @@ from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_
 
 # Order in which the "what is remembered" page lists classes.
 CLASS_ORDER = [MemoryClass.PREFERENCE, MemoryClass.EPISODIC, MemoryClass.WORKING]
+# The codes admission gives a write measured against the key's head (rule 10), which its
+# review item keeps: a write made while its key had none has neither.
+WRITTEN_ON_A_HEAD = frozenset({"supersession.supersedes", "supersession.conflict_lower_authority"})
 
 
 def portal_principal(*, user) -> SubjectPrincipal | ReviewerPrincipal | None:
@@ -633,7 +636,9 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     on now (``selectors.approvals.approval_head``, as the approval finds it: that memory, its
     chain's newest version, or the key's current head: for a write made while its key had
     none, the one written since), or None; and ``supersedes``: whether approving it makes it
-    that head's next version (else it stands beside it in a conflict); ``ended``: the write's
+    that head's next version (else it stands beside it in a conflict); ``on_deleted``:
+    whether it was written on a head whose deletion has taken it out of the item since (its
+    rule codes, ``WRITTEN_ON_A_HEAD``, say it was written on one); ``ended``: the write's
     state when it went out of use while it waited (``expired``, ``past_retention``: it can
     only be rejected, ``review_expired``), else "". Some ten queries whatever the page holds
     (``approval_heads``: one more for each version a chain written on has moved on by since).
@@ -664,6 +669,12 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     for item in items:
         item.writer = writers.get(item.memory_id, "")
         item.replaces = heads.get(item.candidate_ids[0]) if item.candidate_ids else None
+        # Written on a head deleted since: the deletion's worker takes the head's id out of
+        # the item (no id of a deleted memory is kept), and the card said the write was
+        # made while the key had none (stop 60's audit of reviewers). Its rule codes say it.
+        item.on_deleted = item.replaces is None and not WRITTEN_ON_A_HEAD.isdisjoint(
+            item.rule_codes
+        )
     # Where the approval lands now, found as the approval finds it: the queue said "becomes
     # the next version of" the head written on while its chain had moved on to a version of
     # higher authority, beside which the approval opened a conflict. Read for the whole page

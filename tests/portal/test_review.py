@@ -4,9 +4,12 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.contrib.messages import get_messages
 from django.urls import reverse
 from django.utils import timezone
 
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import deletion_request
 from memory_core.models import (
     AdmissionDecision,
     DeletionOperation,
@@ -15,8 +18,10 @@ from memory_core.models import (
     ReviewItem,
     Subject,
 )
+from memory_core.principals import SubjectPrincipal
 from portal.access import BEING_DELETED_FOR_REVIEWER
 from tests.factories import (
+    AgentFactory,
     MemoryFactory,
     approve_workflow_consent,
     pending_write_on,
@@ -307,6 +312,40 @@ def test_approve_with_reason_activates_the_write(reviewer_client, queues):
     assert Memory.objects.get(pk=item.memory_id).status == "active"
     assert MemoryEvent.objects.filter(action="approved", memory_id=item.memory_id).exists()
     assert b"approved" in response.content
+
+
+def test_the_approval_of_a_write_not_yet_in_effect_says_when_it_starts(
+    reviewer_client, alice_subject
+):
+    """Stop 60's audit of reviewers found that approving a sensitive correction of a memory
+    imported to start next week, which keeps that start (``reviews._approval_start``), was
+    answered "Write … approved: it is now active.", though no agent is given it until then.
+    The message says it is not in effect until its start, as the conflicts page says of a
+    candidate not yet in effect."""
+    start = timezone.now() + timedelta(days=7)
+    head = MemoryFactory(
+        subject=alice_subject,
+        memory_key="health.diet",
+        content="From next week Alice eats no gluten.",
+        valid_from=start,
+    )
+    item = pending_write_on(
+        head, "From next week Alice eats no gluten (coeliac).", valid_from=start
+    )
+
+    response = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": "confirmed by the user"}
+    )
+
+    assert response.status_code == 302
+    approved = Memory.objects.get(pk=item.memory_id)
+    assert approved.status == "active" and approved.supersedes_id == head.pk
+    assert approved.valid_from == start
+    text = " ".join(str(m) for m in get_messages(response.wsgi_request))
+    assert text == (
+        f"Write {str(item.pk)[:8]} approved: it is not in effect until "
+        f"{start.isoformat(timespec='minutes')} (no agent is given it before then)."
+    )
 
 
 def test_reject_with_reason(reviewer_client, queues):
@@ -653,6 +692,42 @@ def test_choose_winner_says_which_candidate_not_yet_in_effect_it_left_active(
     assert "every other candidate in use was revoked" in body
     assert f"Candidate {str(later)[:8]} was not revoked: it is not in effect until" in body
     assert str(loser)[:8] not in body
+
+
+def test_choose_winner_does_not_call_a_candidate_past_its_end_not_yet_in_effect(
+    reviewer_client, alice_subject
+):
+    """Stop 60's audit of reviewers found that the message after a chosen winner said of a
+    candidate past its valid_until (stored "active" until the retention sweep, and rightly
+    left alone by the resolution) "was not revoked: it is not in effect until" its start, a
+    date in the past: ``not_in_effect_yet`` named every other candidate stored active. Only
+    one whose valid_from is still ahead is named so."""
+    item = conflict(
+        alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.",
+        "Deploy to ap-south-1.",
+    )  # fmt: skip
+    winner, loser, expired = item.candidate_ids
+    now = timezone.now()
+    Memory.objects.filter(pk=expired).update(
+        valid_from=now - timedelta(days=3), valid_until=now - timedelta(hours=1)
+    )
+
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {
+            "outcome": "choose_winner",
+            "winner_id": str(winner),
+            "reason": "eu is right",
+            "candidate_ids": ",".join(str(i) for i in item.candidate_ids),
+        },
+    )
+
+    assert response.status_code == 302
+    statuses = dict(Memory.objects.values_list("pk", "status"))
+    assert (statuses[loser], statuses[expired]) == ("revoked", "active")
+    text = " ".join(str(m) for m in get_messages(response.wsgi_request))
+    assert "Conflict resolved" in text
+    assert "not in effect" not in text and str(expired)[:8] not in text, text
 
 
 def test_choose_winner_refuses_a_candidate_past_its_end(reviewer_client, alice_subject):
@@ -1113,6 +1188,48 @@ def test_the_queue_names_the_memory_a_write_made_on_a_key_without_one_would_supe
     assert "the key's memory in use now; this was written while the key had none" in card
     card = body.split(f'id="item-{alone.pk}"', 1)[1].split("</li>", 1)[0]
     assert 'class="replaces"' not in card  # nothing to replace, nothing said
+
+
+def test_the_queue_does_not_say_a_write_on_a_head_deleted_since_was_made_while_the_key_had_none(
+    api_client, reviewer_client, tenant
+):
+    """Stop 60's audit of reviewers found that a sensitive write made on the key's head,
+    whose person then deleted that head, was said once the key had a new memory to have
+    been "written while the key had none": the deletion's worker takes the head's id out of
+    the write's review item (no id of a deleted memory is kept), and the queue read an item
+    citing none as a write made on no memory, hiding that approving it brings back a
+    correction of a memory the person deleted. The card says it was written on a memory
+    deleted since, as it does before the worker runs; the item cites no id of the head."""
+    head = api_client.post(
+        "/api/v1/memories",
+        write_body(memory_key="health.diet", content="User eats everything."),
+        format="json",
+    ).json()["memory"]
+    written = api_client.post(
+        "/api/v1/memories",
+        write_body(memory_key="health.diet", content="User is allergic to peanuts."),
+        format="json",
+    ).json()
+    item = ReviewItem.objects.get(pk=written["review_item"])
+    assert [str(i) for i in item.candidate_ids] == [head["id"]]
+    subject = Subject.objects.get(tenant=tenant, external_id="user-1")
+    owner = SubjectPrincipal(tenant_id=tenant.id, subject_id=subject.id, user_id=1)
+    operation = deletion_request(principal=owner, memory_id=head["id"])
+    assert deletion_run(operation_id=operation.id) == "completed"
+    item.refresh_from_db()
+    assert item.state == "open" and item.candidate_ids == []
+    alone = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    MemoryFactory(subject=subject, memory_key="health.diet", content="User eats fish now.")
+
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    card = body.split(f'id="item-{item.pk}"', 1)[1].split("</li>", 1)[0]
+    assert "becomes the next version of <q>User eats fish now.</q>" in card
+    assert "this was written on a memory deleted since" in card, card
+    assert "while the key had none" not in card
+    card = alone.split(f'id="item-{item.pk}"', 1)[1].split("</li>", 1)[0]
+    assert (
+        "a memory of its own, replacing nothing: it was written on a memory deleted since" in card
+    )
 
 
 @pytest.mark.parametrize("decision", ["approve", "reject"])
