@@ -4,7 +4,8 @@ Every store (structured lookup by type, active task state by session/task, vecto
 neighbours, Postgres full-text) reads only rows that pass the same ownership filter in the
 WHERE clause of the CTE that reads the table: tenant, subject, agent (shared or the caller's),
 readable types, allowed scopes, status active and inside the validity interval, within the
-tenant's retention (``retention_filter``), and an environment of none or the active one. Nothing
+tenant's retention (``retention_filter``), an environment of none or the active one, and the
+policy's confidence floor and prompt sensitivity cap. Nothing
 outside that filter ever leaves the database, so similarity is never the access control.
 
 One MATERIALIZED scan (``elig``) reads the subject's eligible rows once, and the vector,
@@ -23,6 +24,7 @@ cosine similarity to the query (when the query was embedded), which the later st
 # ruff: noqa: S608
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime
 
 import numpy as np
@@ -31,7 +33,7 @@ from django.db import connection
 from django.db.backends.postgresql.base import ServerBindingCursor
 from psycopg import pq
 
-from memory_core.models.choices import sensitivities_up_to
+from memory_core.models.choices import SENSITIVITY_RANK, sensitivities_up_to
 from memory_core.models.fields import BinaryVector
 
 from .policy import RetrievalPolicy
@@ -79,9 +81,19 @@ def owner_filter(ctx: RetrievalContext, types_param: str, now: datetime) -> tupl
         "subject_id": ctx.subject_id,
         "agent_id": ctx.agent_id,
         "now": now,
-        # Up to the caller's maximum sensitivity, in SQL: a row above it is not a candidate,
-        # so it is in no trace either (the policy's prompt cap is a hard filter, stage 5).
-        "sensitivities": sensitivities_up_to(ctx.max_sensitivity),
+        # Up to the lower of the caller's maximum sensitivity and the policy's prompt cap, and
+        # from the policy's confidence floor, in SQL: a row outside them is not a candidate, so
+        # it is in no trace either. Applied in stage 5 alone, 40 guesses below the floor filled
+        # every store's LIMIT and left out the memory that answered (stop 60's audit of
+        # retrieval); stage 5 checks both again.
+        "sensitivities": sensitivities_up_to(
+            min(
+                ctx.max_sensitivity,
+                ctx.max_prompt_sensitivity,
+                key=lambda level: SENSITIVITY_RANK.get(level, SENSITIVITY_RANK["sensitive"]),
+            )
+        ),
+        "confidence_floor": ctx.confidence_floor,
     }
     scope_terms = ["m.scope_kind = 'global'"]
     for kind in ("user", "project", "repo", "task"):
@@ -101,7 +113,7 @@ def owner_filter(ctx: RetrievalContext, types_param: str, now: datetime) -> tupl
         f"{agent} AND m.status = 'active' AND m.valid_from <= %(now)s AND "
         f"(m.valid_until IS NULL OR m.valid_until > %(now)s) AND {environment} AND "
         f"m.memory_type = ANY(%({types_param})s) AND ({' OR '.join(scope_terms)}) AND "
-        "m.sensitivity = ANY(%(sensitivities)s)"
+        "m.sensitivity = ANY(%(sensitivities)s) AND m.confidence >= %(confidence_floor)s"
     )
     if ctx.fenced_key:
         # A key whose deletion is queued: none of its memories from the ask on.
@@ -258,7 +270,10 @@ def build_candidate_sql(
     ctes: list[str] = []
     stores: list[str] = []
     params: dict = {
-        "query": query,
+        # In NFC, as the write path stores content: PostgreSQL's parser splits a word at an
+        # NFD combining mark, and the two spellings shared no lexeme (stop 60's audit of
+        # retrieval). Rows stored in NFD before stop 60 keep their index as it was.
+        "query": unicodedata.normalize("NFC", query),
         "limit_all": plan.max_candidates,
         "max_lexemes": MAX_QUERY_LEXEMES,
     }

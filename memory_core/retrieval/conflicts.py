@@ -25,8 +25,9 @@ things). Rules, in order (DESIGN.md, "Read path" 8):
    until stop 49 every other row made it ambiguous, was a candidate of its clarification,
    and was revoked where it held when a reviewer chose the winner;
 5. otherwise the group is unresolved. A high-impact group (``policy.is_high_impact``) yields a
-   clarification and no winner; a low-impact one keeps its best-scored row
-   (``best_score_low_impact``).
+   clarification and no winner; a low-impact one keeps the best-scored of the rows it is
+   undecided between (``best_score_low_impact``), and the rows the rules outranked lose by
+   their rule.
 
 A clarification's candidates (and so its review item's, which a reviewer's winner is chosen
 among and every other of is revoked) are the rows the group is undecided between
@@ -222,13 +223,23 @@ def resolve_conflicts(
                 rejections.append(Rejection(c.id, STAGE, reason))
             continue
         if winner is None:
-            winner = max(members, key=lambda c: (c.score, c.id))
+            # Among the rows no rule decides between only, as a high-impact group asks about
+            # them: over every row, a global inference that explicit project rows outranked
+            # won by score, and the user's statements were dropped (stop 60's audit of
+            # retrieval).
+            winner = max(undecided, key=lambda c: (c.score, c.id))
             rule = "best_score_low_impact"
+            # The rows the rules outranked lose by their rule, as in a high-impact group.
+            lost_by = {c.id: _outranked_by(c, members) for c in members if c.id not in asked}
+        else:
+            lost_by = {}
         outcomes.append(ConflictOutcome(key, ids, winner.id, rule, high))
         for c in members:
             if c.id != winner.id:
                 dropped.add(c.id)
-                rejections.append(Rejection(c.id, STAGE, f"lost_conflict:{rule}"))
+                rejections.append(
+                    Rejection(c.id, STAGE, f"lost_conflict:{lost_by.get(c.id, rule)}")
+                )
     kept = [c for c in candidates if c.id not in dropped]
     return kept, outcomes, clarifications, rejections
 

@@ -166,11 +166,21 @@ def build_context(
     subject_id,
     fenced_key: str = "",
     retention_cutoffs: tuple[RetentionCutoff, ...] = (),
+    policy: RetrievalPolicy | None = None,
 ) -> RetrievalContext:
     """Stage 1: the context from the credential (tenant, agent, grants) and the request;
     ``fenced_key``, a key of the subject whose deletion is queued (not read);
     ``retention_cutoffs``, the tenant's retention rules at the request's moment (what they
-    no longer allow is not read)."""
+    no longer allow is not read); ``policy``, whose confidence floor and prompt sensitivity
+    cap every store applies (none: neither limits)."""
+    limits = (
+        {}
+        if policy is None
+        else {
+            "confidence_floor": policy.confidence_floor,
+            "max_prompt_sensitivity": policy["max_prompt_sensitivity"],
+        }
+    )
     return RetrievalContext(
         tenant_id=principal.tenant_id,
         agent_id=getattr(principal, "agent_id", None),
@@ -186,6 +196,7 @@ def build_context(
         max_sensitivity=getattr(principal, "max_sensitivity", "sensitive"),
         fenced_key=fenced_key,
         retention_cutoffs=tuple(retention_cutoffs),
+        **limits,
     )
 
 
@@ -327,6 +338,7 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         # The rules the retention sweep deletes by, at this request's moment: a memory is
         # left out from the moment it is due, whatever the sweep has done yet.
         retention_cutoffs=retention_cutoffs(policy.retention, now, tenant_id=principal.tenant_id),
+        policy=policy,
     )
     clock.lap("context")
 

@@ -8,6 +8,7 @@ request's entities: the named things it is about (``extract_entities``).
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from .policy import RetrievalPolicy
 from .types import RetrievalContext, RetrievalMode, RetrievalPlan
@@ -38,10 +39,11 @@ STRUCTURED_BY_INTENT = {
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)
 
 # Entities, deterministic: quoted phrases, and words shaped like identifiers: a capital after
-# the first letter (iOS, OpenAPI), letters with digits (eu-west-1, S3), parts joined by
-# - . _ or / (atlas-api, deploy.region). Not capitalized words: people's names are in most
-# memories of a conversation, and favouring every turn that names the speaker buried the
-# one that answers (measured on a LoCoMo-shaped test).
+# the first letter (iOS, OpenAPI, AWS; not among words in capitals, ``_shouted``), letters
+# with digits (eu-west-1, S3), parts joined by - . _ or / (atlas-api, deploy.region). Not
+# capitalized words: people's names are in most memories of a conversation, and favouring
+# every turn that names the speaker buried the one that answers (measured on a LoCoMo-shaped
+# test).
 # Every quoted span, whatever its length, so that each pair of quotes is consumed: bounded to
 # 2-60 characters in the pattern, a span outside them was skipped and the next match began at
 # its closing quote (`Rename "a" to "b"` gave the entity "to"). The bounds apply to the text.
@@ -49,27 +51,55 @@ _QUOTED = re.compile(r"[\"`\u201c]([^\"`\u201d]*)[\"`\u201d]")
 QUOTED_CHARS = (2, 60)
 _WORD = re.compile(r"[^\W_](?:[\w.\-/]*[^\W_])?", re.UNICODE)
 MAX_ENTITIES = 10
+# Words in capitals this many in a row are shouted (or typed with caps lock), not acronyms.
+SHOUTED_RUN = 3
 
 
-def _is_identifier(word: str) -> bool:
+def _is_identifier(word: str, *, by_case: bool = True) -> bool:
     return (
-        any(ch.isupper() for ch in word[1:])
+        (by_case and any(ch.isupper() for ch in word[1:]))
         or (any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word))
         or any(sep in word for sep in "-._/")
     )
+
+
+def _shouted(words: list[str]) -> list[bool]:
+    """Return, for each of ``words``, whether it is in capitals among words in capitals: in a
+    query whose words are mostly in capitals, or in a run of ``SHOUTED_RUN`` or more. Their
+    case says nothing: read as identifiers by it, every word of "WHAT IS THE DEPLOY REGION?"
+    was an entity, and any memory saying "the" or "is" was ranked as naming what the request
+    is about (stop 60's audit of retrieval). "AWS" among lower-case words stays an acronym."""
+    capitals = [word.isupper() for word in words]
+    cased = sum(1 for word in words if word.lower() != word.upper())
+    if 2 * sum(capitals) > cased:
+        return capitals
+    shouted = [False] * len(words)
+    start = 0
+    for end in range(len(words) + 1):
+        if end == len(words) or not capitals[end]:
+            if end - start >= SHOUTED_RUN:
+                shouted[start:end] = [True] * (end - start)
+            start = end + 1
+    return shouted
 
 
 def extract_entities(query: str) -> tuple[str, ...]:
     """Return the named things ``query`` is about, lower-cased, first seen first (at most
     ``MAX_ENTITIES``): "Continue the iOS network-state work in atlas-api" gives ("ios",
     "network-state", "atlas-api")."""
+    query = unicodedata.normalize("NFC", query)  # as the entity is matched (rerank.task_fit)
     least, most = QUOTED_CHARS
     found = [
         quoted.group(1).strip().lower()
         for quoted in _QUOTED.finditer(query)
         if least <= len(quoted.group(1)) <= most
     ]
-    found += [w.lower() for w in _WORD.findall(query) if _is_identifier(w)]
+    words = _WORD.findall(query)
+    found += [
+        word.lower()
+        for word, shouted in zip(words, _shouted(words), strict=True)
+        if _is_identifier(word, by_case=not shouted)
+    ]
     # A quoted run of separators ("--", ". .") names nothing, and its pattern would be empty
     # (rerank.entity_patterns), matching every memory.
     named = (entity for entity in found if any(ch.isalnum() for ch in entity))

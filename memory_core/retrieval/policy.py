@@ -30,9 +30,14 @@ RETRIEVAL_DEFAULTS = {
     "scope_bound_types": ["project_constraint", "repository_rule"],
     "scope_bound_kinds": ["task", "repo"],
     # Dedup: same-type rows this close are one fact; an inference this close to an explicit
-    # memory of the same type only echoes it.
+    # memory of the same type only echoes it. Not 0.5: "User prefers answers in Korean." is
+    # 0.52 from "User prefers concise answers." and was folded into it, a distinct fact lost
+    # (stop 60's audit of retrieval). Measured with the default model, restatements were
+    # 0.70-0.74 ("Prefers short, direct explanations." of "Keep explanations short and to the
+    # point."), other facts of one person's preferences up to 0.65; cosine cannot fully tell
+    # them apart, and an echo left standing is only shown twice, in the inferred section.
     "near_duplicate_cosine": 0.97,
-    "inferred_echo_cosine": 0.5,
+    "inferred_echo_cosine": 0.7,
     # Budget diversity: skip an item this close to one already selected of the same type.
     "diversity_cosine": 0.97,
     # Rerank: penalize an item closer than this to a better one of the same type.

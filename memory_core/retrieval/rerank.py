@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from datetime import datetime
 
 import numpy as np
@@ -78,7 +79,11 @@ def task_fit(
         return 1.0
     if scope_bound(c, ctx=ctx, policy=policy):
         return 1.0
-    if entities is not None and entities.search(f"{c.content}\n{c.memory_key}\n{c.scope_ref}"):
+    # In NFC, as the plan's entities are: a row stored in NFD before stop 60 (a macOS
+    # client's "Müller") named none of them (stop 60's audit of retrieval).
+    if entities is not None and entities.search(
+        unicodedata.normalize("NFC", f"{c.content}\n{c.memory_key}\n{c.scope_ref}")
+    ):
         return ENTITY_FIT
     if c.memory_type in plan.structured_types:
         return 0.7
@@ -255,7 +260,11 @@ def _total(comp: dict, w: dict) -> float:
 
 
 def _redundancy(ranked: list[Candidate], w: dict, start: float) -> None:
-    """Penalize a candidate close to a better one of the same type (diversity)."""
+    """Penalize a candidate close to a better one of the same type (diversity), not of its
+    own memory_key: rows of one key are rivals, not copies (``budget``), and stage 8 leaves
+    at most one of them but for a set a reviewer kept. Penalized for its rival, a key's
+    winner carried ~0.12 for a row no longer in the package, and an unrelated lower item took
+    its slot (stop 60's audit of retrieval)."""
     weight = float(w.get("redundancy_penalty", 0.0))
     if not weight or len(ranked) < 2 or any(c.embedding is None for c in ranked):
         return
@@ -263,7 +272,12 @@ def _redundancy(ranked: list[Candidate], w: dict, start: float) -> None:
     m /= np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-9)
     sims = m @ m.T
     for i, c in enumerate(ranked):
-        same = [j for j in range(i) if ranked[j].memory_type == c.memory_type]
+        same = [
+            j
+            for j in range(i)
+            if ranked[j].memory_type == c.memory_type
+            and not (c.memory_key and ranked[j].memory_key == c.memory_key)
+        ]
         if not same:
             continue
         # At most 1: float32 makes a row's cosine to its own copy 1.0000001, which with a

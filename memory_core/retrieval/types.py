@@ -86,6 +86,12 @@ class RetrievalContext:
     # a memory past its class's period, or an inference past ``inferred_days``, is overdue and
     # read by no store, as the retention sweep will delete it.
     retention_cutoffs: tuple[RetentionCutoff, ...] = ()
+    # The policy's rules of stage 5 that no request changes (``filters.policy_reason``): every
+    # store leaves out a row below ``budget.confidence_floor`` or above
+    # ``max_prompt_sensitivity`` (the agent's grant may lower it), so that a row no prompt may
+    # hold never takes one of a store's LIMIT slots (stop 60's audit of retrieval).
+    confidence_floor: float = 0.0
+    max_prompt_sensitivity: str = "restricted"
 
     @property
     def allowed_scopes(self) -> list[tuple[str, str]]:

@@ -7,6 +7,7 @@ them directly with a SystemPrincipal.
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -87,6 +88,10 @@ def build_memory(
 ) -> Memory:
     now = timezone.now()
     created = draft.created_at or now
+    # In NFC, as ids are (``text.identifier``): the same text a person sees, but a macOS
+    # client's NFD "ü" ("u" + U+0308) split the word in the full-text index and a query typed
+    # in NFC never matched it (stop 60's audit of retrieval).
+    content = unicodedata.normalize("NFC", draft.content)
     return Memory(
         tenant_id=draft.subject.tenant_id,
         subject=draft.subject,
@@ -99,7 +104,7 @@ def build_memory(
         session_id=draft.session_id,
         task_id=draft.task_id,
         environment=draft.environment,
-        content=draft.content,
+        content=content,
         value=draft.value,
         source_type=draft.source_type,
         source_conversation_id=draft.source_conversation_id,
@@ -118,7 +123,7 @@ def build_memory(
         version=version,
         supersedes=supersedes,
         policy_version=policy_version,
-        content_hash=content_hash(draft.content),
+        content_hash=content_hash(content),
         embedding=draft.embedding,
         embedding_model=draft.embedding_model if draft.embedding is not None else "",
     )

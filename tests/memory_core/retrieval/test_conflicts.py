@@ -112,6 +112,36 @@ def test_unresolved_low_impact_conflict_keeps_the_best_score():
     assert outcomes[0].rule == "best_score_low_impact"
 
 
+def test_an_outranked_inference_of_another_place_never_wins_a_low_impact_group():
+    """Stop 60's audit of retrieval found that a low-impact group whose rule-chosen winner was
+    not sure enough was given its best-scored row over every member: two of the user's
+    explicit statements for project atlas (confidence 0.6 and 0.5, undecided) lost to a
+    model's global inference on ``style.commits`` that rules 2 and 3 had already outranked,
+    and the inference was the key's only item. The best score is now taken among the rows
+    no rule decides between (``contested``), and the rows the rules outranked lose by their
+    rule, as in a high-impact group."""
+    formal = cand(
+        "formal", memory_key="style.commits", scope_kind="project", scope_ref="atlas",
+        confidence=0.6, score=0.50, updated_at=NOW - timedelta(days=1),
+    )  # fmt: skip
+    relaxed = cand(
+        "relaxed", memory_key="style.commits", scope_kind="project", scope_ref="atlas",
+        confidence=0.5, score=0.45, updated_at=NOW - timedelta(days=3),
+    )  # fmt: skip
+    inferred = cand(
+        "inferred", memory_key="style.commits", authority="model_inference",
+        confidence=0.7, score=0.57,
+    )  # fmt: skip
+    kept, outcomes, clar, rejected = resolve_conflicts([formal, relaxed, inferred], policy=policy())
+    assert not clar
+    assert outcomes[0].winner_id == "formal" and outcomes[0].rule == "best_score_low_impact"
+    assert [c.id for c in kept] == ["formal"]
+    assert set(rejected) == {
+        Rejection("relaxed", "conflicts", "lost_conflict:best_score_low_impact"),
+        Rejection("inferred", "conflicts", "lost_conflict:authority_class"),
+    }
+
+
 def test_a_group_a_reviewer_kept_keeps_both():
     rows = [
         cand("a", memory_key="deploy.region", authority="model_inference"),

@@ -2,7 +2,14 @@
 
 from datetime import timedelta
 
+import pytest
+
+from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.retrieval.dedup import deduplicate
+from memory_core.retrieval.pipeline import retrieve
+from memory_core.retrieval.types import RetrievalRequest
+from memory_core.services.memories import MemoryDraft, memory_store_many
+from tests.factories import SubjectFactory
 
 from .helpers import NOW, cand, policy
 
@@ -47,6 +54,58 @@ def test_an_inference_that_echoes_an_explicit_memory_is_folded_into_it():
     kept, merges = deduplicate([explicit, echo, other], policy=policy())
     assert sorted(x.id for x in kept) == ["explicit", "other"]
     assert merges[0].rule == "inferred_echo"
+
+
+@pytest.mark.django_db
+def test_an_inference_about_another_matter_is_not_folded_into_an_explicit_preference(tenant, agent):
+    """Stop 60's audit of retrieval found that the inference "User prefers answers in
+    Korean." (cosine 0.52) was folded as an echo into the user's "User prefers concise
+    answers." (``inferred_echo_cosine`` was 0.5), and that the keeper took its relevance:
+    asked "Which language should I answer the user in? Korean?", the package held only the
+    concise-answers preference, with the reason "semantic match 0.80; keyword match" though
+    its own cosine was 0.24 and it does not say "Korean". The threshold is now 0.7, and an
+    echo hands the keeper none of its relevance (its words are not the keeper's)."""
+    me = SubjectFactory(tenant=tenant, external_id="dana")
+    _, korean = memory_store_many(
+        drafts=[
+            MemoryDraft(
+                subject=me,
+                memory_type="user_preference",
+                content="User prefers concise answers.",
+                authority="explicit_user",
+                source_type="user_input",
+            ),
+            MemoryDraft(
+                subject=me,
+                memory_type="user_preference",
+                content="User prefers answers in Korean.",
+                authority="model_inference",
+                source_type="model_inference",
+                confidence=0.6,
+            ),
+        ],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )
+    result = retrieve(
+        principal=AgentPrincipal.from_agent(agent),
+        request=RetrievalRequest(
+            query="Which language should I answer the user in? Korean?", user_id="dana"
+        ),
+    )
+    assert not result.trace["dedup_merges"]
+    assert str(korean.id) in [c.id for c in result.items]
+
+
+def test_an_echo_hands_its_keeper_none_of_its_relevance():
+    explicit = cand("explicit", embedding=E1, semantic=0.24)
+    echo = cand(
+        "echo", embedding=E1_ECHO, authority="model_inference", confidence=0.7, semantic=0.8,
+        fused=0.09, fulltext_score=3.0, sources={"vector", "fulltext"},
+    )  # fmt: skip
+    kept, merges = deduplicate([explicit, echo], policy=policy())
+    assert [(m.kept, m.merged, m.rule) for m in merges] == [("explicit", "echo", "inferred_echo")]
+    assert kept[0].merged_from == ["echo"]
+    assert (kept[0].semantic, kept[0].fused, kept[0].sources) == (0.24, 0.0, {"structured"})
 
 
 def test_two_keyed_rows_that_differ_are_a_conflict_not_a_duplicate():

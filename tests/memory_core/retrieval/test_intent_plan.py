@@ -99,3 +99,33 @@ def test_the_plan_names_the_entities_of_the_request(query, entities):
     hybrid = build_plan(mode=RetrievalMode.HYBRID, intent="", ctx=ctx(), policy=policy(),
                         query=query)  # fmt: skip
     assert hybrid.entities == entities and hybrid.as_trace()["entities"] == len(entities)
+
+
+def test_common_words_of_a_query_in_capitals_are_not_entities():
+    """Stop 60's audit of retrieval found that every word of "WHAT IS THE DEPLOY REGION?" was
+    an entity (a capital after the first letter made a word identifier-shaped), so a memory
+    saying "the" or "is" got the entity fit (0.8) and the reason "names what the request is
+    about". Words in capitals among words in capitals (a query mostly in capitals, or a run
+    of three) are not read as identifiers by their case; digits and separators still count,
+    and an acronym among lower-case words is still one."""
+    from memory_core.retrieval.plan import extract_entities
+    from memory_core.retrieval.rerank import ENTITY_FIT, explain, rerank
+
+    from .helpers import NOW, cand
+
+    query = "WHAT IS THE DEPLOY REGION?"
+    assert extract_entities(query) == ()
+    assert extract_entities("WHICH REGION IS atlas-api IN, EU-WEST-1?") == (
+        "atlas-api",
+        "eu-west-1",
+    )
+    assert extract_entities("Deploy with the AWS API of the new script, NOT THE OLD ONE") == (
+        "aws",
+        "api",
+    )
+    plan_ = build_plan(
+        mode=RetrievalMode.HYBRID, intent="", ctx=ctx(), policy=policy(), query=query
+    )
+    unrelated = cand("blue", content="The user likes the color blue.", semantic=0.3)
+    ranked, _ = rerank([unrelated], ctx=ctx(), plan=plan_, policy=policy(), now=NOW)
+    assert ranked[0].components["task_fit"] != ENTITY_FIT, explain(ranked[0], ctx=ctx())

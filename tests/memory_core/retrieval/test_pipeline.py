@@ -1,8 +1,10 @@
 """The pipeline against real PostgreSQL + pgvector and the real model."""
 
+import copy
 import json
 import math
 import re
+import unicodedata
 
 import pytest
 from django.db import connection
@@ -12,13 +14,15 @@ from django.utils import timezone
 from memory_core.embeddings import EmbeddingError, SentenceTransformerEmbedder, get_embedder
 from memory_core.models import RetrievalTrace
 from memory_core.models.fields import BinaryVector
+from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.retrieval import candidates
 from memory_core.retrieval.candidates import fetch_candidates
 from memory_core.retrieval.pipeline import build_context, lookup_subject_and_policy, retrieve
 from memory_core.retrieval.plan import build_plan
 from memory_core.retrieval.types import Budget, RetrievalMode, RetrievalRequest
-from memory_core.services.memories import memory_store_many
+from memory_core.services.memories import MemoryDraft, memory_store_many
+from memory_core.services.policy import policy_publish
 from tests.factories import SubjectFactory
 
 from .conftest import draft
@@ -443,3 +447,95 @@ def test_full_text_reads_a_querys_first_lexemes_only(tenant, agent):
 
     assert str(late.id) in scores and str(first.id) not in scores  # words[80] is said early
     assert scores == full_text(" ".join(said_first))
+
+
+def test_rows_below_the_confidence_floor_do_not_crowd_a_usable_memory_out_of_every_store(
+    tenant, agent
+):
+    """Stop 60's audit of retrieval found that the policy's confidence floor (and prompt
+    sensitivity cap) applied in stage 5 only: 11 guesses a model wrote with confidence 0.2
+    (admission keeps them, its floor is 0.0), worded like the question, filled the vector
+    and full-text stores' ``max_candidates`` (10 here; the default 40 the same with 41),
+    stage 5 rejected them all, and the explicit memory that answered was never a candidate:
+    the package was empty. Every store now leaves them out (``candidates.owner_filter``), as
+    it leaves out rows of another environment, so they are in no trace either."""
+    document = copy.deepcopy(DEFAULT_POLICY)
+    document["retrieval"] = {"max_candidates": 10}
+    policy_publish(tenant=tenant, document=document, note="smaller store limits")
+    me = SubjectFactory(tenant=tenant, external_id="dana")
+    guesses = [
+        MemoryDraft(
+            subject=me,
+            memory_type="episode",
+            content=f"Which tea does Dana drink? Guess {i}.",
+            authority="model_inference",
+            source_type="model_inference",
+            confidence=0.2,
+        )
+        for i in range(11)
+    ]
+    answer = MemoryDraft(
+        subject=me,
+        memory_type="episode",
+        content="During the long onboarding call last spring, Dana said that her favourite "
+        "drink is jasmine tea with honey.",
+        authority="explicit_user",
+        source_type="user_input",
+        confidence=1.0,
+    )
+    *_, stored = memory_store_many(
+        drafts=[*guesses, answer], principal=SystemPrincipal(tenant_id=tenant.id)
+    )
+    result = ask(AgentPrincipal.from_agent(agent), "Which tea does Dana drink?", intent="recall")
+    assert [c.id for c in result.items] == [str(stored.id)], result.trace["counts"]
+    assert [c["id"] for c in result.trace["candidates"]] == [str(stored.id)]
+    assert not result.trace["rejections"]
+
+
+UMLAUT_OTHERS = [
+    "The office coffee machine vendor contract renews in May.",
+    "Coffee machine maintenance is handled by the vendor under contract.",
+    "The vendor contract for the office coffee machine was renegotiated.",
+    "Office coffee machine broke; the vendor was called under the contract.",
+]
+UMLAUT_ANSWER = "Herr Müller-Lüdenscheidt signed for us."
+
+
+def _umlaut_package(tenant, agent, form: str) -> tuple[list[str], str, str]:
+    subject = SubjectFactory(tenant=tenant, external_id=f"dana-{form.lower()}")
+    *_, answer = memory_store_many(
+        drafts=[
+            MemoryDraft(
+                subject=subject,
+                memory_type="episode",
+                content=unicodedata.normalize(form, text),
+                authority="explicit_user",
+                source_type="user_input",
+            )
+            for text in [*UMLAUT_OTHERS, UMLAUT_ANSWER]
+        ],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )
+    result = retrieve(
+        principal=AgentPrincipal.from_agent(agent),
+        request=RetrievalRequest(
+            query="Who is Müller-Lüdenscheidt at the coffee machine vendor?",
+            user_id=subject.external_id,
+            intent="recall",
+        ),
+    )
+    return [c.id for c in result.items], str(answer.id), answer.content
+
+
+def test_a_memory_written_in_nfd_is_found_as_its_nfc_spelling_is(tenant, agent):
+    """Stop 60's audit of retrieval found that content was stored as the client sent it, and
+    a macOS client sends NFD ("ü" as "u" + U+0308): PostgreSQL's parser split the word at the
+    combining mark, so a query typed in NFC matched it in neither the full-text store nor the
+    plan's entities, and "Herr Müller-Lüdenscheidt signed for us.", the package's first item
+    when written in NFC, was cut by the type quota when written in NFD. The write path now
+    stores content in NFC, and the query and the entity match are read in NFC."""
+    nfc_items, nfc_answer, _ = _umlaut_package(tenant, agent, "NFC")
+    assert nfc_answer in nfc_items
+    nfd_items, nfd_answer, stored = _umlaut_package(tenant, agent, "NFD")
+    assert stored == UMLAUT_ANSWER  # in NFC
+    assert nfd_answer in nfd_items

@@ -5,8 +5,11 @@ from datetime import timedelta
 import pytest
 
 from memory_core.principals import SystemPrincipal
+from memory_core.retrieval.assembly import render_prompt
+from memory_core.retrieval.budget import select_within_budget
+from memory_core.retrieval.conflicts import resolve_conflicts
 from memory_core.retrieval.rerank import entity_patterns, freshness, rerank
-from memory_core.retrieval.types import RetrievalMode
+from memory_core.retrieval.types import Budget, RetrievalMode
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.factories import SubjectFactory
 
@@ -115,6 +118,39 @@ def test_the_redundancy_penalty_of_an_exact_copy_is_at_most_its_weight(start):
     penalty = ranked[1].components["redundancy_penalty"]
     assert 0 <= penalty <= weight
     assert penalty == (0 if start == 1.0 else pytest.approx(weight))
+
+
+def test_a_conflict_winner_carries_no_redundancy_penalty_for_the_rival_it_beat():
+    """Stop 60's audit of retrieval found that a key's winner kept a redundancy penalty for
+    the rival it beat: the user's "Deploy region is eu-west-1" and a tool's "eu-west-2" on
+    ``deploy.region`` are near copies (cosine 0.99); the tool's row ranked first, so the
+    user's was penalized (~0.12) for being close to it, stage 8 then dropped the tool's row
+    (``authority_class``), and with one slot left an unrelated item scored 0.05 below the
+    winner's own score was given instead of the key's fact. Rows of one memory_key are rivals,
+    not copies (the budget stage already said so), and are no longer penalized as such."""
+    user = cand(
+        "user", memory_key="deploy.region", semantic=0.55, embedding=(1.0, 0.0),
+        updated_at=NOW - timedelta(days=200),
+    )  # fmt: skip
+    tool = cand(
+        "tool", memory_key="deploy.region", semantic=0.6, embedding=(0.99, 0.141),
+        authority="tool_observation", scope_kind="project", scope_ref="atlas",
+    )  # fmt: skip
+    ranked, _ = rerank([user, tool], ctx=ctx(), plan=plan(), policy=policy(), now=NOW)
+    assert [c.id for c in ranked] == ["tool", "user"]
+    kept, outcomes, _, _ = resolve_conflicts(ranked, policy=policy())
+    assert outcomes[0].winner_id == "user" and kept == [user]
+    assert user.components["redundancy_penalty"] == 0.0
+    unpenalized = user.score + user.components["redundancy_penalty"]
+    other = cand("other", memory_type="incident", score=round(unpenalized - 0.05, 6))
+    selected, _, _ = select_within_budget(
+        [user, other],
+        budget=Budget(max_items=1, max_tokens=10_000, max_items_per_type=1),
+        policy=policy(),
+        count_tokens=len,
+        render=render_prompt,
+    )
+    assert selected == [user]
 
 
 def test_an_inference_ages_faster_than_its_type_until_confirmed():
