@@ -329,11 +329,14 @@ def deletion_request(
     while that one is under way, or once it completed if no export or trace of the subject
     was made since and no other deletion of the subject (a memory's, a key's) is unfinished:
     else that unfinished one (as it does when the subject has no whole-subject operation
-    yet). The returned operation's ``already_requested`` says which it is. Only an operation
-    the principal may see (``deletion_scope``) is returned: a memory another's such deletion
-    took is a Conflict (``already_deleted``), and a whole subject is answered among those it
-    may see (``_subject_deletion_covering``). A whole subject's request also re-drives the
-    subject's failed operations (``_redrive_failed``).
+    yet). So does a memory's or a whole subject's request that waited for the rows a whole
+    tenant's deletion in flight took (it takes no subject's lock): the tenant's operation
+    answers it. The returned operation's ``already_requested`` says which it is. Only an
+    operation the principal may see (``deletion_scope``) is returned: a memory another's such
+    deletion took is a Conflict (``already_deleted``), and a whole subject is answered among
+    those it may see (``_subject_deletion_covering``), or SubjectBeingDeleted (a tenant's
+    operation it may not see took them: ``_subject_taken_meanwhile``). A whole subject's
+    request also re-drives the subject's failed operations (``_redrive_failed``).
 
     ``time_limited``: the request gives up after ``MEMLEDGER_DELETION_REQUEST_BUDGET``
     seconds in the database, rolled back, with ``OverBudget`` (``deletion_too_large``): a
@@ -401,19 +404,7 @@ def _memory_deletion(
     subject_deletion_lock(memory.subject_id)
     tombstone = Tombstone.objects.filter(memory_id=memory.id).first()
     if tombstone is not None and tombstone.operation_id is not None:
-        if deletion_visible_ids(principal=principal, ids=[tombstone.operation_id]):
-            return _already_requested(DeletionOperation.objects.get(pk=tombstone.operation_id))
-        # Another's operation this caller may not see (it also deleted memories outside the
-        # caller's grant): its id would be a 404 here, and its status, target and count
-        # would tell of those memories. The memory is deleted all the same, and its events
-        # say when its stores are clean (``deleted``); a new operation would hold nothing
-        # and could complete before that one.
-        raise Conflict(
-            "This memory is already deleted, at another's request; nothing more to delete. "
-            "Its events show the deletion ('deletion_requested', then 'deleted' once every "
-            "store is verified clean).",
-            code="already_deleted",
-        )
+        return _memory_deleted_by(principal, tombstone.operation_id)
     if expected_status:
         _refuse_if_changed(memory.id, expected_status)
     ids = _with_predecessors(memory.id)
@@ -436,7 +427,7 @@ def _memory_deletion(
             "it; ask the user (portal) or a reviewer.",
             code="history_not_fully_granted",
         )
-    return _newly_requested(
+    operation = _operation_create(
         principal=principal,
         tenant_id=memory.tenant_id,
         subject_id=memory.subject_id,
@@ -444,6 +435,34 @@ def _memory_deletion(
         candidates=candidates,
         reason_code=reason_code,
         budget=budget,
+        if_any=True,
+    )
+    if operation is None:
+        # Every row was in the ledger once locked: a whole tenant's deletion, which takes no
+        # subject's lock, held them and took them meanwhile (its tombstone was not there to
+        # see above). The new operation then held no memory, of a tenant deleted by then, and
+        # completed at once while the tenant's was pending (stop 60's audit of races).
+        taken = Tombstone.objects.get(memory_id=memory.id)
+        return _memory_deleted_by(principal, taken.operation_id)
+    operation.already_requested = False
+    return operation
+
+
+def _memory_deleted_by(principal, operation_id) -> DeletionOperation:
+    """Answer a memory's deletion asked again: the operation ``operation_id`` that took it, if
+    ``principal`` may see it (``deletion_scope``); else Conflict (``already_deleted``)."""
+    if deletion_visible_ids(principal=principal, ids=[operation_id]):
+        return _already_requested(DeletionOperation.objects.get(pk=operation_id))
+    # Another's operation this caller may not see (it also deleted memories outside the
+    # caller's grant): its id would be a 404 here, and its status, target and count would
+    # tell of those memories. The memory is deleted all the same, and its events say when
+    # its stores are clean (``deleted``); a new operation would hold nothing and could
+    # complete before that one.
+    raise Conflict(
+        "This memory is already deleted, at another's request; nothing more to delete. "
+        "Its events show the deletion ('deletion_requested', then 'deleted' once every "
+        "store is verified clean).",
+        code="already_deleted",
     )
 
 
@@ -554,7 +573,18 @@ def _subject_deletion(
     # made since it failed was never deleted (the stop's review).
     _redrive_failed(parts.filter(target=DeletionOperation.Target.SUBJECT))
     _refuse_at_once_if_too_many(budget, candidates)
-    return _newly_requested(
+    # A memory not in the ledger yet, to name the deletion that took them all when none is
+    # left once their rows are locked: a whole tenant's deletion in flight takes no subject's
+    # lock, only the rows, which the check above read as not taken. The new operation then
+    # held no memory, of a tenant deleted by then, and completed at once while the tenant's
+    # was pending (stop 60's audit of races). With none to take (every memory in the ledger,
+    # or none at all), one is made all the same: it clears the subject's exports and traces.
+    first_seen = (
+        None
+        if queued_at
+        else candidates.exclude(status=Status.DELETED).values_list("pk", flat=True).first()
+    )
+    operation = _operation_create(
         principal=principal,
         tenant_id=subject.tenant_id,
         subject_id=subject.id,
@@ -563,7 +593,27 @@ def _subject_deletion(
         reason_code=reason_code,
         budget=budget,
         queued_at=queued_at,
+        if_any=first_seen is not None,
     )
+    if operation is None:
+        return _subject_taken_meanwhile(principal, first_seen)
+    operation.already_requested = False
+    return operation
+
+
+def _subject_taken_meanwhile(principal, memory_id) -> DeletionOperation:
+    """Answer a whole subject's request that found none of its memories left once it held
+    their rows: the operation that took ``memory_id`` (one of them, read before), as a request
+    asked again answers it, if ``principal`` may see it (``deletion_scope``); else
+    SubjectBeingDeleted, as ``_subject_deletion_covering`` answers an unfinished operation the
+    caller may not see that holds memories in its reach (a tenant's names no subject, so a
+    portal login or an agent bound to one subject never sees it)."""
+    operation_id = (
+        Tombstone.objects.filter(memory_id=memory_id).values_list("operation_id", flat=True).first()
+    )
+    if operation_id is None or not deletion_visible_ids(principal=principal, ids=[operation_id]):
+        raise SubjectBeingDeleted()
+    return _already_requested(DeletionOperation.objects.get(pk=operation_id))
 
 
 def _grant_scope(principal, subject: Subject):

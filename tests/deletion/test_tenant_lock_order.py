@@ -12,19 +12,21 @@ from django.db import connection, transaction
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import (
+    deletion_request,
     deletion_request_or_queue,
     queued_subject_deletion_run,
     tenant_deletion_request,
 )
+from memory_core.exceptions import Conflict, SubjectBeingDeleted
 from memory_core.exports import export_create
 from memory_core.models import DeletionOperation, Subject
-from memory_core.principals import SystemPrincipal
+from memory_core.principals import SubjectPrincipal, SystemPrincipal
 from memory_core.rls import tenant_scope
 from memory_core.services import reviews
 from memory_core.services.writes import memory_write
 from tests.deletion.conftest import held_in_another_transaction, until_waiting_or_done
 from tests.deletion.test_concurrency import _until_it_waits
-from tests.factories import MemoryFactory, write_body
+from tests.factories import MemoryFactory, SubjectFactory, write_body
 from tests.threads import in_thread, someone_waits_for_a_lock
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -194,3 +196,122 @@ def test_a_queued_run_racing_a_tenant_deletion_answers_it_not_an_empty_operation
     assert made.pk == tenant_operation.pk
     # The mark stays: the sweep sends the task again once the tenant's operation completed.
     assert Subject.objects.get(pk=owner.pk).deletion_queued_at is not None
+
+
+def _while_the_tenant_is_deleted(tenant, request):
+    """Return the thread of ``request()``, sent while the tenant's deletion request holds its
+    memory rows (and its transaction is open), which commits once the request waits for them."""
+    with held_in_another_transaction(
+        tenant.id, lambda: tenant_deletion_request(tenant_id=tenant.id)
+    ):
+        thread = in_thread(request)
+        _until_it_waits(thread)
+    thread.wait(30)
+    with tenant_scope(tenant.id):
+        made = list(
+            DeletionOperation.objects.exclude(target=DeletionOperation.Target.TENANT).values_list(
+                "target", "memory_ids"
+            )
+        )
+    assert made == [], thread.result or thread.error  # no empty operation
+    return thread
+
+
+def _tenants_operation_id(tenant) -> str:
+    with tenant_scope(tenant.id):
+        return str(DeletionOperation.objects.get(target=DeletionOperation.Target.TENANT).pk)
+
+
+def _by_the_person(tenant, subject, **request):
+    """Return ``deletion_request`` for ``subject``'s portal login, as its pages call it."""
+    person = SubjectPrincipal(tenant_id=tenant.id, subject_id=subject.id, user_id=1)
+
+    def call():
+        with tenant_scope(tenant.id):
+            return deletion_request(principal=person, **request)
+
+    return call
+
+
+def test_a_memorys_deletion_waiting_for_its_tenants_deletion_answers_it_not_an_empty_operation(
+    tenant, api_client, private_queue
+):
+    """Stop 60's audit of races found that ``DELETE /api/v1/memories/{id}`` sent while the
+    memory's tenant was being deleted waited for the tenant's request, which held the memory's
+    row, then answered 202 with a new operation holding no memory, of a tenant deleted by then,
+    which completed at once: ``_memory_deletion`` looked for the memory's tombstone before
+    ``_operation_create`` waited for the rows, and a tenant's deletion takes no subject's lock,
+    so the tombstone it committed went unseen; once locked, every row was in the ledger and was
+    dropped. Now the request answers the operation that took the memory, as one asked again
+    does: the tenant's, to a caller that may see it, else ``409 already_deleted`` (the portal's
+    delete page calls the same function)."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    memory = MemoryFactory(subject=subject, memory_key="ui.theme")
+
+    request = _while_the_tenant_is_deleted(
+        tenant, lambda: api_client.delete(f"/api/v1/memories/{memory.id}")
+    )
+
+    response = request.outcome()
+    assert response.status_code == 202, response.content
+    assert response.json()["operation_id"] == _tenants_operation_id(tenant)
+
+
+def test_a_memorys_deletion_by_its_person_waiting_for_the_tenants_deletion_is_a_conflict(
+    tenant, private_queue
+):
+    """Stop 60's audit of races found a memory's deletion that waited for its tenant's
+    deletion making an empty operation (above); the person's, from the portal, may not see the
+    tenant's operation, which names no subject: ``409 already_deleted``, as when asked again."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    memory = MemoryFactory(subject=subject, memory_key="ui.theme")
+
+    request = _while_the_tenant_is_deleted(
+        tenant, _by_the_person(tenant, subject, memory_id=memory.id)
+    )
+
+    with pytest.raises(Conflict) as refused:
+        request.outcome()
+    assert refused.value.code == "already_deleted"
+
+
+def test_a_subjects_deletion_waiting_for_its_tenants_deletion_answers_it_not_an_empty_operation(
+    tenant, api_client, private_queue
+):
+    """Stop 60's audit of races found that ``POST /api/v1/deletions {"subject"}`` sent while
+    the subject's tenant was being deleted answered 202 with a new whole-subject operation
+    holding no memory, of a tenant deleted by then: ``_subject_deletion`` decided a new
+    operation was needed (``_subject_deletion_covering`` read the subject's memories as not in
+    the ledger) before ``_operation_create`` waited for their rows, which the tenant's request
+    held and tombstoned; once let go, every row was in the ledger and was dropped. Now the
+    request answers the operation that took them, as one asked again does: the tenant's, to a
+    caller that may see it, else ``503 subject_being_deleted``."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    MemoryFactory(subject=subject, memory_key="ui.theme")
+
+    request = _while_the_tenant_is_deleted(
+        tenant,
+        lambda: api_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json"),
+    )
+
+    response = request.outcome()
+    assert response.status_code == 202, response.content
+    assert response.json()["operation_id"] == _tenants_operation_id(tenant)
+
+
+def test_a_subjects_deletion_by_its_person_waiting_for_the_tenants_deletion_is_refused(
+    tenant, private_queue
+):
+    """Stop 60's audit of races found a whole subject's deletion that waited for its tenant's
+    deletion making an empty operation (above); the person's "delete everything" may not see
+    the tenant's operation, which names no subject: ``subject_being_deleted``, as for another
+    unfinished operation it may not see that holds its memories."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    MemoryFactory(subject=subject, memory_key="ui.theme")
+
+    request = _while_the_tenant_is_deleted(
+        tenant, _by_the_person(tenant, subject, subject_id=subject.id)
+    )
+
+    with pytest.raises(SubjectBeingDeleted):
+        request.outcome()
