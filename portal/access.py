@@ -47,6 +47,14 @@ BEING_DELETED_FOR_REVIEWER = (
     "This subject's memories are queued for deletion or being deleted, so nothing was "
     "decided. Try again once the deletion has finished."
 )
+# Said on the login page a form sent after the session ended is taken to: the login's ``next``
+# opens the form's address afresh (a correction's form with the old text), and a correction,
+# a revoke, a deletion or an export was dropped without a word (stop 60's audit of the portal
+# in a browser).
+SESSION_ENDED = (
+    "Your session had ended, so what you sent was not saved: nothing was changed. Log in and "
+    "try again."
+)
 
 
 class PortalAccessMixin(LoginRequiredMixin):
@@ -61,6 +69,8 @@ class PortalAccessMixin(LoginRequiredMixin):
 
     def dispatch(self, request, *args, **kwargs):
         if not request.user.is_authenticated:
+            if request.method == "POST":
+                messages.error(request, SESSION_ENDED)
             return self.handle_no_permission()
         self.principal = portal_principal(user=request.user)
         self.role = role_of(self.principal)

@@ -113,7 +113,10 @@ class CorrectionForm(FocusFirstErrorMixin, forms.Form):
 
     content = TextField(
         label="Corrected memory",
-        widget=forms.Textarea(attrs={"rows": 4}),
+        # dir="auto" on the boxes a person's own text is typed in (and on the pages showing
+        # it): a right-to-left script's ran left to right (stop 60's audit of the portal in
+        # a browser).
+        widget=forms.Textarea(attrs={"rows": 4, "dir": "auto"}),
         max_length=4000,
         help_text="This becomes a new version, recorded as stated by you. "
         "The current version stays in the history as superseded. A version set by an "
@@ -123,7 +126,7 @@ class CorrectionForm(FocusFirstErrorMixin, forms.Form):
         label="Why (optional)",
         required=False,
         max_length=500,
-        widget=forms.TextInput(),
+        widget=forms.TextInput(attrs={"dir": "auto"}),
     )
 
 
@@ -143,7 +146,12 @@ class RevokeForm(FocusFirstErrorMixin, forms.Form):
     cannot hold.
     """
 
-    reason = TextField(label="Why (optional)", required=False, max_length=500)
+    reason = TextField(
+        label="Why (optional)",
+        required=False,
+        max_length=500,
+        widget=forms.TextInput(attrs={"dir": "auto"}),
+    )
 
 
 class ReasonForm(forms.Form):

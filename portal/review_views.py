@@ -187,8 +187,11 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
                 principal=self.principal, item_id=item_id, kind=ReviewItem.Kind.SENSITIVE_WRITE
             )
             if number is None:
-                # Decided or withdrawn meanwhile: there is no form left to show it on.
-                messages.error(request, f"Write {str(item_id)[:8]}: {problem}")
+                # Decided or withdrawn meanwhile: there is no form left to show it on, and
+                # what ended its wait is the answer, as for a decision with a reason. A blank
+                # one asked for a reason for a write no one can decide any more, never saying
+                # who had (stop 60's audit of the portal in a browser).
+                messages.error(request, self.closed_meanwhile(item_id))
                 return redirect(queue)
             context = queue_context(principal=self.principal, number=number)
             context.update(

@@ -154,6 +154,25 @@ def not_in_use(memory, so: str) -> str:
     return f"This memory is {said}, so agents do not use it and {so}."
 
 
+def replaced_by_one_in_use(principal, memory, then: str) -> str:
+    """Return that ``memory`` was replaced by a newer version agents use now, naming it, and
+    ``then`` (what to do with that one); "" if it was not (not superseded, or its chain's
+    newest is out of use too).
+
+    A revoke sent from a tab opened before another tab's correction was told "agents do not
+    use it" of a preference whose newer version they use (stop 60's audit of the portal in a
+    browser), where a correction or a confirmation names that version."""
+    if _state_now(memory) != Status.SUPERSEDED:
+        return ""
+    newest = _newest_of(principal, memory)
+    if newest is None or _state_now(newest) != Status.ACTIVE:
+        return ""
+    return (
+        f"This version was replaced by version {newest.version}, which agents use now (it is "
+        f"linked at the top of this page): {then}."
+    )
+
+
 def queued_deletion_taking(principal, memory):
     """Return the deletion queued for a worker that takes ``memory`` (every memory of its
     subject, or its key's), or None."""
@@ -671,7 +690,9 @@ class MemoryRevokeView(_MemoryActionView):
 
     def unavailable(self, memory) -> str:
         if not in_use(memory):
-            return not_in_use(memory, "there is nothing to revoke")
+            return replaced_by_one_in_use(
+                self.principal, memory, "revoke that one to stop agents using the preference"
+            ) or not_in_use(memory, "there is nothing to revoke")
         return (
             "Only a preference can be revoked, and this memory is not one. To stop agents "
             "from using it, delete it."
@@ -718,7 +739,9 @@ class ConsentWithdrawView(_MemoryActionView):
 
     def unavailable(self, memory) -> str:
         if not in_use(memory):
-            return not_in_use(memory, "there is no consent to withdraw")
+            return replaced_by_one_in_use(
+                self.principal, memory, "open that one to stop agents using it"
+            ) or not_in_use(memory, "there is no consent to withdraw")
         return (
             "This memory was kept with your own consent, not a workflow's, so there is no "
             "workflow consent to withdraw. To stop agents from using it, delete it."
@@ -828,8 +851,15 @@ class DeleteEverythingView(EndUserMixin, FormView):
         "then appears below. From now on, no agent is given your memories; they stay listed "
         "here until it deletes them."
     )
+    ALREADY_QUEUED = (
+        "A deletion of everything remembered about you was already queued, on {queued_at}; "
+        "nothing new was started. A worker starts it within a minute or two, and it then "
+        "appears below. Since then, no agent is given your memories; they stay listed here "
+        "until it deletes them."
+    )
 
     def form_valid(self, form):
+        asked_at = timezone.now()
         try:
             operation = subject_deletion_request_or_queue(
                 principal=self.principal, subject_id=self.principal.subject_id
@@ -837,7 +867,14 @@ class DeleteEverythingView(EndUserMixin, FormView):
         except DomainError as error:
             return self.refuse(error, reverse("portal:home"))
         if operation.status == QUEUED:  # too much for one page's time: a worker makes it
-            messages.info(self.request, self.QUEUED)
+            # Asked again while queued, the first request comes back (queued before this one
+            # began): it was told it had queued it just now, "From now on" (stop 60's audit of
+            # the portal in a browser), where one already under way says nothing new started.
+            if operation.requested_at < asked_at:
+                queued_at = date_format(timezone.localtime(operation.requested_at), "j M Y, H:i T")
+                messages.info(self.request, self.ALREADY_QUEUED.format(queued_at=queued_at))
+            else:
+                messages.info(self.request, self.QUEUED)
             return redirect("portal:deletions")
         messages.add_message(self.request, *self._outcome(operation))
         return redirect("portal:deletion", operation_id=operation.pk)

@@ -7,6 +7,8 @@ and follows it. It reloaded itself then: a screen reader started again from the 
 whose change nothing announced. Without JavaScript it still reloads every 10 seconds.
 """
 
+from datetime import timedelta
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.utils import timezone
@@ -14,7 +16,7 @@ from playwright.sync_api import expect
 
 from memory_core.deletion.selectors import queued_deletion
 from memory_core.deletion.services import queued_subject_deletion_run
-from memory_core.models import Memory, Subject
+from memory_core.models import DeletionOperation, Memory, Subject
 from tests.browser.conftest import log_in
 from tests.browser.test_portal_deletion_progress import assert_shows_what_a_reload_shows
 from tests.browser.test_portal_flows import PASSWORD, World
@@ -133,3 +135,29 @@ def test_a_memorys_page_says_its_deletion_is_queued_and_offers_no_change(page, w
         expect(page.get_by_role("link", name=action, exact=True)).to_have_count(0)
         expect(page.get_by_role("button", name=action, exact=True)).to_have_count(0)
     assert Memory.objects.get(pk=world.alice_memory.pk).status == "active"
+
+
+def test_delete_everything_while_one_is_queued_says_nothing_new_was_started(page, world):
+    """Stop 60's audit of the portal in a browser found that "Delete everything", pressed
+    while an agent's deletion of everything was queued for a worker (20 minutes before),
+    stored nothing new (the first request is kept) but answered in the words of a request
+    queued just now: "... the deletion of everything is queued ... From now on, no agent is
+    given your memories", as if this request had queued it. The message says a deletion of
+    everything was already queued, when, and that nothing new was started, as one already
+    under way does."""
+    queued_at = timezone.now() - timedelta(minutes=20)
+    Subject.objects.filter(pk=world.alice_subject.pk).update(
+        deletion_queued_at=queued_at, deletion_queued_key="", deletion_queued_by_agent=world.agent
+    )
+    log_in(page, "alice", PASSWORD)
+    page.goto("/portal/delete-everything/")
+    page.get_by_label("I understand this cannot be undone.").check()
+    page.get_by_role("button", name="Delete everything").click()
+    message = page.locator(".messages")
+    expect(message).to_contain_text("was already queued, on ")
+    text = message.inner_text()
+    subject = Subject.objects.get(pk=world.alice_subject.pk)
+    assert subject.deletion_queued_at == queued_at  # the first request kept
+    assert not DeletionOperation.objects.filter(subject=subject).exists()
+    assert "nothing new was started" in text, text
+    assert "From now on" not in text, text

@@ -150,3 +150,34 @@ def test_this_is_right_after_another_tab_retired_the_memory_says_what_happened(
         assert "confirmed or corrected meanwhile" not in said, said
         assert "The version in use is linked" not in said, said
         assert f"This memory is {state}" in said, said
+
+
+def test_a_revoke_after_another_tab_corrected_the_preference_points_at_the_version_in_use(
+    browser, live_server, world
+):
+    """Stop 60's audit of the portal in a browser found that Revoke, pressed in a tab opened
+    before another tab saved version 2 of the preference, was answered "Nothing was changed.
+    This memory is superseded, so agents do not use it and there is nothing to revoke."
+    (``MemoryRevokeView.unavailable``): the person, who meant to stop agents using the
+    preference, was told agents did not use it, while version 2 was given to every agent, and
+    the message, which takes the focus, never said so. Nothing is revoked, and the message
+    says version 2 is the one in use, so that she revokes that one."""
+    memory = world.alice_memory
+    with new_page(browser, live_server, width=1280, height=900) as page:
+        log_in(page, "alice", PASSWORD)
+        page.goto(f"/portal/memories/{memory.pk}/revoke/")
+        other = page.context.new_page()
+        other.goto(f"/portal/memories/{memory.pk}/correct/")
+        other.get_by_label("Corrected memory").fill("User prefers Go for data scripts.")
+        other.get_by_role("button", name="Save correction").click()
+        expect(other.get_by_text("Saved version 2")).to_be_visible()
+        head = Memory.objects.get(supersedes=memory)
+
+        page.get_by_role("button", name="Revoke this preference").click()
+        message = page.locator(".messages")
+        expect(message).to_contain_text("Nothing was changed")
+        head.refresh_from_db()
+        assert head.status == "active"  # version 2 is still given to agents
+        text = message.inner_text()
+        assert "replaced by version 2, which agents use now" in text, text
+        assert "agents do not use it" not in text, text

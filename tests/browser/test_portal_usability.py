@@ -419,3 +419,230 @@ def test_a_reason_the_service_refuses_keeps_the_persons_text_on_the_form(
     expect(field).to_have_accessible_description(re.compile("The reason was refused"))
     expect(field).to_be_focused()
     assert page.title().startswith("Error: "), page.title()
+
+
+def sensitive_write(world, key, content):
+    """The agent's write of a sensitive preference on ``key``: its review item."""
+    from memory_core.models import ReviewItem
+    from memory_core.services.writes import memory_write
+
+    result = memory_write(
+        principal=world.agent_principal,
+        data={
+            "subject": "user-42",
+            "memory_type": "user_preference",
+            "memory_key": key,
+            "content": content,
+            "scope": "global",
+            "source": {"type": "user_input", "conversation_id": "conv-9", "message_id": "m-3"},
+            "authority": "explicit_user",
+            "consent": "explicit",
+            "sensitivity": "sensitive",
+        },
+    )
+    assert result.decision == "pending_approval", result.rule_codes
+    return ReviewItem.objects.get(memory_id=result.memory.pk)
+
+
+def test_back_after_a_decision_does_not_put_its_reason_on_the_next_write(page, world):
+    """Stop 60's audit of the portal in a browser found that a reviewer who typed a reason
+    for write A, approved it and pressed Back got the reason written for A in write B's
+    Reason box: the browser fetched the queue again (no-store) and restored what was typed
+    by the form's position, every write's form being the same to it (no ``action``, the same
+    fields), and A was gone; one click on B's Reject recorded A's reason as B's decision's.
+    A write's Reason box never holds what was typed for another (``autocomplete="off"``)."""
+    a = sensitive_write(world, "health.diet", "User has a peanut allergy.")
+    b = sensitive_write(world, "health.meds", "User takes insulin daily.")
+    reason_for_a = "A: the allergy is on file with the clinic"
+    log_in(page, "reviewer", PASSWORD)
+    page.goto("/portal/review/")
+    page.locator(f"#reason-{a.pk}").fill(reason_for_a)
+    page.locator(f"#item-{a.pk}").get_by_role("button", name="Approve").click()
+    expect(page.locator(".message-success")).to_contain_text(f"Write {str(a.pk)[:8]}")
+    page.go_back()
+    page.wait_for_load_state()
+    expect(page.locator(f"#item-{b.pk}")).to_be_visible()
+    expect(page.locator(f"#reason-{b.pk}")).to_have_value("")
+
+
+def test_back_to_the_conflicts_page_keeps_the_winner_the_reviewer_picked(page, world):
+    """Stop 60's audit of the portal in a browser found that a reviewer who picked the second
+    of three candidates as a conflict's winner, typed a reason and left for the pending
+    writes, while the person revoked the first candidate (the conflict stays open: two are in
+    use), came Back to the third candidate checked: the browser fetched the page again
+    (no-store) and restored the radios by position, the first candidate having no radio any
+    more, and ``candidate_ids`` was unchanged, so ``conflict_changed`` did not fire: one press
+    of Resolve made the third the winner and revoked the reviewer's pick. The page comes back
+    with no winner checked (``autocomplete="off"``): the reviewer picks it again."""
+    from memory_core.models import ReviewItem
+    from memory_core.principals import SubjectPrincipal
+    from memory_core.services.writes import memory_revoke
+    from tests.factories import MemoryFactory
+
+    west, east, south = (
+        MemoryFactory(
+            subject=world.alice_subject,
+            memory_type="user_preference",
+            memory_class="preference",
+            memory_key="deploy.region",
+            content=f"Deploy to {region}.",
+            authority="model_inference",
+            source_type="model_inference",
+            confidence=0.7,
+        )
+        for region in ("eu-west-1", "us-east-1", "ap-south-1")
+    )
+    item = ReviewItem.objects.create(
+        tenant=world.tenant,
+        subject=world.alice_subject,
+        kind="conflict",
+        memory_key="deploy.region",
+        candidate_ids=[west.pk, east.pk, south.pk],
+    )
+    log_in(page, "reviewer", PASSWORD)
+    page.goto("/portal/review/conflicts/")
+    card = page.locator(f"#conflict-{item.pk}")
+    card.get_by_label(re.compile("us-east-1")).check()
+    card.get_by_label("Reason").fill("the team moved to us-east-1")
+    page.get_by_role("link", name="Pending writes").click()
+    page.wait_for_load_state()
+    memory_revoke(
+        principal=SubjectPrincipal(
+            tenant_id=world.tenant.id, subject_id=world.alice_subject.pk, user_id=None
+        ),
+        memory_id=west.pk,
+        reason="",
+    )
+    item.refresh_from_db()
+    assert item.state == "open"
+    page.go_back()
+    page.wait_for_load_state()
+    card = page.locator(f"#conflict-{item.pk}")
+    expect(card.locator("input[name=winner_id]")).to_have_count(2)
+    expect(card.locator("input[name=winner_id]:checked")).to_have_count(0)
+
+
+def test_a_blank_reason_on_a_write_another_reviewer_decided_says_who_decided_it(page, world):
+    """Stop 60's audit of the portal in a browser found that a reason of spaces only (the
+    browser's ``required`` lets it through), sent on a write another reviewer had approved
+    since the queue was shown, was answered "Write a1b2c3d4: Nothing was decided. Give a
+    reason for the decision; it is kept with it." on a queue where the write was gone: it
+    asked for a reason for a write no one could decide any more, and never said another
+    reviewer had approved it, as the same click with a reason does. The message says why
+    nothing was decided (``closed_meanwhile``), whatever the reason held."""
+    from django.contrib.auth import get_user_model
+
+    from memory_core.models import PortalMembership
+    from memory_core.principals import ReviewerPrincipal
+    from memory_core.services.reviews import review_approve
+
+    a = sensitive_write(world, "health.diet", "User has a peanut allergy.")
+    other = get_user_model().objects.create_user("reviewer-2", password=PASSWORD)
+    PortalMembership.objects.create(user=other, tenant=world.tenant, role="reviewer")
+    log_in(page, "reviewer", PASSWORD)
+    page.goto("/portal/review/")
+    review_approve(
+        principal=ReviewerPrincipal(tenant_id=world.tenant.id, user_id=other.pk),
+        item_id=a.pk,
+        reason="checked with the clinic",
+    )
+    page.locator(f"#reason-{a.pk}").fill("   ")
+    page.locator(f"#item-{a.pk}").get_by_role("button", name="Approve").click()
+    expect(page.locator(".messages")).to_have_text(
+        f"Nothing was decided on write {str(a.pk)[:8]}: another reviewer approved it meanwhile."
+    )
+
+
+def test_a_correction_sent_after_the_session_ended_says_it_was_not_saved(page, world):
+    """Stop 60's audit of the portal in a browser found that a correction saved after the
+    session had ended (expiry, a logout elsewhere) was dropped without a word: the POST went
+    to the login page, which said nothing (``PortalAccessMixin.dispatch``), and once logged in
+    the browser opened the correction form afresh, the old text in the box; a revoke, a
+    deletion or an export went the same way. The login page says that what was sent was not
+    saved."""
+    from django.contrib.sessions.models import Session
+
+    log_in(page, "alice", PASSWORD)
+    page.goto(f"/portal/memories/{world.alice_memory.pk}/correct/")
+    page.get_by_label("Corrected memory").fill("User prefers Rust for data scripts.")
+    Session.objects.all().delete()  # the session ends while the form is open
+    page.get_by_role("button", name="Save correction").click()
+    page.wait_for_load_state()
+    assert "/accounts/login/" in page.url
+    expect(page.get_by_role("alert")).to_have_text(
+        "Your session had ended, so what you sent was not saved: nothing was changed. Log in "
+        "and try again."
+    )
+    assert Memory.objects.filter(subject=world.alice_subject).count() == 1  # nothing saved
+
+
+HEBREW = "אני מעדיף תה ירוק בבוקר."  # "I prefer green tea in the morning."
+
+# Where the sentence's full stop is drawn against its first word: in a right-to-left
+# paragraph the first word is at the right and the full stop at the far left.
+FULL_STOP_SIDE = """(selector) => {
+  const walker = document.createTreeWalker(document.querySelector(selector), NodeFilter.SHOW_TEXT);
+  let text = walker.nextNode();
+  while (!text.textContent.includes('.')) { text = walker.nextNode(); }
+  const rect = (start, end) => {
+    const range = document.createRange();
+    range.setStart(text, start);
+    range.setEnd(text, end);
+    return range.getBoundingClientRect();
+  };
+  const s = text.textContent;
+  const first = rect(s.indexOf('א'), s.indexOf('א') + 3);
+  const stop = rect(s.lastIndexOf('.'), s.lastIndexOf('.') + 1);
+  return stop.right <= first.left;
+}"""
+
+
+def test_a_right_to_left_memory_reads_right_to_left(page, world):
+    """Stop 60's audit of the portal in a browser found that a memory written in Hebrew (or
+    Arabic) was laid out left to right in the list, on its page and in the correction's text
+    box (no ``dir="auto"``): its full stop was drawn before its first word as a Hebrew reader
+    reads it, against the wrong margin. The person's own text is laid out by its own
+    direction, and so is what is typed into the box."""
+    (memory,) = memory_store_many(
+        drafts=[
+            MemoryDraft(
+                subject=world.alice_subject,
+                memory_type="user_preference",
+                memory_key="drink.morning",
+                content=HEBREW,
+                authority="explicit_user",
+                source_type="user_input",
+            )
+        ],
+        principal=SystemPrincipal(tenant_id=world.tenant.id),
+    )
+    log_in(page, "alice", PASSWORD)
+    page.goto("/portal/")
+    assert page.evaluate(FULL_STOP_SIDE, f'a[href="/portal/memories/{memory.pk}/"]')
+    page.goto(f"/portal/memories/{memory.pk}/")
+    assert page.evaluate(FULL_STOP_SIDE, "blockquote.memory-quote")
+    page.goto(f"/portal/memories/{memory.pk}/correct/")
+    assert page.evaluate(FULL_STOP_SIDE, "blockquote.memory-quote")
+    direction = "(el) => getComputedStyle(el).direction"
+    assert page.get_by_label("Corrected memory").evaluate(direction) == "rtl"
+
+
+def test_a_memorys_action_pages_mark_their_section_in_the_header(page, world):
+    """Stop 60's audit of the portal in a browser found that a memory's revoke, withdraw and
+    delete pages, and "Delete everything", marked no header link ``aria-current="page"``,
+    while its correction page, beside them, marks "What is remembered" (templates/base.html
+    listed only the list, a memory's page and its correction): a screen reader user on them
+    was told of no current section. "What is remembered" is the current link on each."""
+    Memory.objects.filter(pk=world.alice_memory.pk).update(consent="workflow")
+    log_in(page, "alice", PASSWORD)
+    current = {}
+    pages = ("correct", "revoke", "withdraw-consent", "delete")
+    for url in [f"/portal/memories/{world.alice_memory.pk}/{action}/" for action in pages] + [
+        "/portal/delete-everything/"
+    ]:
+        page.goto(url)
+        current[url] = page.evaluate(
+            "() => [...document.querySelectorAll('.main-nav [aria-current=page]')]"
+            ".map(a => a.textContent.trim())"
+        )
+    assert set(map(tuple, current.values())) == {("What is remembered",)}, current
