@@ -194,6 +194,18 @@ class StrictFloatField(_StrictType, serializers.FloatField):
             return False
         return isinstance(data, int) or math.isfinite(data)
 
+    def to_internal_value(self, data):
+        if isinstance(data, int) and not isinstance(data, bool):
+            # An integer is compared with the bounds before DRF's ``float()``, which raises on
+            # one beyond a float's range: a 400-digit confidence was ``overflow``, "Integer
+            # value too large to convert to float", where 2 is ``max_value`` (stop 60's audit
+            # of bad input to the API).
+            if self.max_value is not None and data > self.max_value:
+                self.fail("max_value", max_value=self.max_value)
+            if self.min_value is not None and data < self.min_value:
+                self.fail("min_value", min_value=self.min_value)
+        return super().to_internal_value(data)
+
 
 class UUIDStringField(serializers.UUIDField):
     """A UUID sent as a JSON string. DRF's UUIDField also reads a number as the UUID of that

@@ -42,6 +42,7 @@ from memory_core.environments import (
 from memory_core.json_types import wrong_type
 from memory_core.models import (
     MAX_REVIEW_REASON_CHARS,
+    MAX_SCOPE_REF_CHARS,
     Authority,
     Consent,
     Memory,
@@ -189,9 +190,14 @@ class MemoryWriteSerializer(_MemoryBodySerializer):
     subject = _body_id_field(help_text="The subject's external id inside the key's tenant.")
     memory_type = StrictChoiceField(choices=MemoryType.choices)
     memory_key = _body_id_field(required=False, allow_blank=True)
+    # Its length as sent is only a guard: the id, trimmed, is at most MAX_SCOPE_REF_CHARS
+    # (the domain parser's ``invalid_scope``, answered with this serializer's errors).
     scope = BodyIdField(
         max_length=MAX_SCOPE_CHARS,
-        help_text="'global' or kind:ref with kind user, project, repo or task.",
+        help_text=(
+            "'global' or kind:ref with kind user, project, repo or task; ref at most "
+            f"{MAX_SCOPE_REF_CHARS} characters, stored without surrounding whitespace."
+        ),
     )
     source = SourceSerializer()
     session_id = body_identifier_field(required=False, allow_blank=True)

@@ -51,6 +51,26 @@ def test_a_padded_scope_id_is_stored_trimmed_and_retrieved(api_client, scope):
     assert str(memory.pk) in {item["id"] for item in found.json()["items"]}
 
 
+def test_a_scope_id_is_measured_trimmed_in_one_round(api_client):
+    """Stop 60's audit of bad input to the API found that a scope's length was measured as
+    sent, before its id was trimmed (the serializer's ``max_length`` of 208, and the domain
+    parser's): ``"project: "`` and an id of 200 characters, whose stored form
+    ``project:<200 x>`` is valid, was refused 400 ``max_length`` "no more than 208
+    characters", where ``"repo: "`` and the same id was stored; and ``"user:"`` and 204
+    characters heard ``max_length`` 208 first, then ``invalid_scope`` "at most 200" once cut:
+    two rounds for one mistake. The id is at most 200 characters once trimmed (docs/api.md),
+    and one longer is one ``invalid_scope``."""
+    ref = "x" * 200
+    memory = stored(write(api_client, memory_key="k.scope", scope=f"project: {ref}"))
+    assert (memory.scope_kind, memory.scope_ref) == ("project", ref)
+
+    response = write(api_client, memory_key="k.user", scope="user:" + "u" * 204)
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["details"] == {
+        "scope": [{"code": "invalid_scope", "message": "the scope's id is at most 200 characters"}]
+    }
+
+
 def test_a_task_scope_written_padded_is_expired_by_its_tasks_close(api_client):
     memory = stored(
         write(

@@ -8,6 +8,7 @@ stored. Query strings are text whatever they mean and keep reading "5" as 5.
 """
 
 import copy
+import json
 import math
 
 import pytest
@@ -321,6 +322,24 @@ def test_a_strict_field_keeps_the_checks_of_its_drf_field():
     assert raised.value.detail[0].code == "max_length"
     assert fields.StrictFloatField().run_validation(1) == 1.0
     assert fields.StrictChoiceField(choices=["1", "2"]).run_validation("1") == "1"
+
+
+@pytest.mark.parametrize(
+    ("digits", "code"), [("1" * 400, "max_value"), ("-" + "1" * 400, "min_value")]
+)
+def test_an_integer_confidence_beyond_a_floats_range_is_out_of_bounds(api_client, digits, code):
+    """Stop 60's audit of bad input to the API found that a ``confidence`` sent as a JSON
+    integer of 400 digits (valid JSON, read as a Python int) was answered ``overflow``,
+    "Integer value too large to convert to float", where ``2`` or ``10**30`` is ``max_value``:
+    ``StrictFloatField`` handed any integer to DRF's ``FloatField``, whose ``float()``
+    overflowed before the bounds were compared. It should be ``max_value`` (``min_value`` below
+    0), as any other confidence out of 0 to 1, and nothing stored."""
+    text = json.dumps(write_body(memory_key="k.huge"))[:-1] + f', "confidence": {digits}}}'
+    response = api_client.post("/api/v1/memories", data=text, content_type="application/json")
+    assert response.status_code == 400, response.content
+    details = response.json()["error"]["details"]
+    assert [entry["code"] for entry in details["confidence"]] == [code], details
+    assert not Memory.objects.filter(memory_key="k.huge").exists()
 
 
 # --- The schema shows the JSON types --------------------------------------------------------

@@ -159,3 +159,45 @@ def test_an_unknown_field_named_non_field_errors_is_named_at_its_own_path(api_cl
         {"context.non_field_errors": unknown},
     )
     assert not Memory.objects.exists()
+
+
+def test_an_unknown_field_named_like_a_nested_path_is_not_told_as_that_path(api_client):
+    """Stop 60's audit of bad input to the API found that an unknown field whose name holds a
+    dot was told under a declared field's path (``api.exceptions.error_details`` joins a path
+    with dots): a top-level ``"items.0.content"`` beside a valid batch item was answered as
+    ``items.0.content: unknown_field`` with "Some items are invalid; see details for each item
+    index.", a retrieval's extra ``"context.user_id"`` as the required field itself unknown,
+    and a write's extra ``"source.type"`` merged into a bad ``source.type``'s entry. Such a
+    name should be quoted (``"items.0.content"``), so no reader takes it for a path, the
+    batch's message the body's, and nothing stored; a query parameter's too."""
+    unknown = [{"code": "unknown_field", "message": "Unknown field."}]
+    batch = api_client.post(
+        "/api/v1/memories/batch",
+        {"items": [write_body(memory_key="k.dotted")], "items.0.content": "x"},
+        format="json",
+    )
+    assert batch.status_code == 400, batch.content
+    assert batch.json()["error"]["details"] == {'"items.0.content"': unknown}
+    assert batch.json()["error"]["message"] == (
+        "The request body is invalid; see details for each field."
+    )
+    retrieval = api_client.post(
+        "/api/v1/retrieve",
+        {"query": "q", "context": {"user_id": "user-1"}, "context.user_id": "user-1"},
+        format="json",
+    )
+    assert retrieval.status_code == 400, retrieval.content
+    assert retrieval.json()["error"]["details"] == {'"context.user_id"': unknown}
+    body = write_body(memory_key="k.dotted")
+    body["source"]["type"] = "bogus"
+    body["source"]["a.b"] = 1
+    body["source.type"] = 1
+    write = api_client.post("/api/v1/memories", body, format="json")
+    assert write.status_code == 400, write.content
+    details = write.json()["error"]["details"]
+    assert (details['"source.type"'], details['source."a.b"']) == (unknown, unknown)
+    assert [entry["code"] for entry in details["source.type"]] == ["invalid_choice"]
+    assert not Memory.objects.filter(memory_key="k.dotted").exists()
+    listed = api_client.get("/api/v1/memories?a.b=1")  # quoted once, not ""a.b""
+    assert listed.status_code == 400, listed.content
+    assert list(listed.json()["error"]["details"]) == ['"a.b"']
