@@ -2,13 +2,15 @@
 to show that a change to the guards' speed changed no answer.
 
     DJANGO_SETTINGS_MODULE=config.settings.local .venv/bin/python scripts/guard_answers_digest.py \
-        [--locomo ../shared/data/locomo_dev.json] [--json OUT]
+        [--locomo ../shared/data/locomo_dev.json] [--json OUT] [--answers OUT]
 
 The inputs: the security corpus's contents, LoCoMo's turns (when the file is there) and 2,000
 of the benchmark's memory-like sentences, each read by the injection guard, the class guard and
 the sensitive categories; and each of those texts with the next, read as the split-write rule
 reads a pair (``joined_injection_codes`` in both orders, and ``_split_between``). Prints the
 counts, how many answers fired, and the SHA-256 of all the answers in order (docs/security.md).
+With ``--answers`` it writes each input beside its answers, one JSON line each: a ``diff`` of
+two checkouts' files names the inputs whose answers a change moved.
 """
 
 import argparse
@@ -25,6 +27,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--locomo", default=str(ROOT.parent / "shared/data/locomo_dev.json"))
     parser.add_argument("--json", dest="json_out")
+    parser.add_argument("--answers", dest="answers_out")
     opts = parser.parse_args()
 
     import django
@@ -50,7 +53,9 @@ def main() -> int:
 
     categories = list(guards.SENSITIVE_PATTERNS)
     answers = []
+    inputs = []
     for text in (text for group in groups for text in group):
+        inputs.append(text)
         with guards.reading_memo():
             answers.append(
                 [
@@ -61,6 +66,7 @@ def main() -> int:
             )
     pairs = [pair for group in groups for pair in zip(group, group[1:], strict=False)]
     for first, second in pairs:
+        inputs.append([first, second])
         with guards.reading_memo():
             joined = guards.joined_injection_codes([f"{first} {second}", f"{second} {first}"])
             answers.append([joined, _split_between(first, second)])
@@ -73,6 +79,9 @@ def main() -> int:
     print(json.dumps(report, indent=2))
     if opts.json_out:
         Path(opts.json_out).write_text(json.dumps(report, indent=2) + "\n")
+    if opts.answers_out:
+        lines = (json.dumps([text, answer]) + "\n" for text, answer in zip(inputs, answers))
+        Path(opts.answers_out).write_text("".join(lines))
     return 0
 
 

@@ -163,8 +163,11 @@ class Candidate:
 
     def texts(self) -> list[str]:
         """Return every free text of the candidate the guards read: content and all of value
-        (its strings, then its ``value_lines``)."""
-        return [*self.written_texts(), *value_line_texts(self.value)]
+        (its strings, then its ``value_lines``), and the lines of a JSON value written in
+        the content (``content_value``)."""
+        held = content_value(self.content)
+        lines = value_line_texts(held) if held is not None else []
+        return [*self.written_texts(), *value_line_texts(self.value), *lines]
 
     def written_texts(self) -> list[str]:
         """Return the content and the value's strings as written (``value_texts``): the
@@ -283,7 +286,10 @@ _BOUND_WORDS = frozenset({"max", "min", "maximum", "minimum", "budget", "limit",
 # A string leaf is read whole by ``value_strings``; on its key's line, its start is enough:
 # this many characters that show (``normalize.visible_start``).
 _LINE_LEAF_CHARS = 200
-_KEY_WORDS = re.compile(r"[\s._\-/:]+")
+# Brackets, quotes and a question mark apart a key's words as a dot does: read as written,
+# "user[role]", "'role'" and "balance?" were no "role" nor "balance" to the rules (stop 60's
+# audit of admission).
+_KEY_WORDS = re.compile(r"[\s._\-/:\[\]'\"()<>?]+")
 # A key's camelCase humps: a small letter before a capital, or a capital or a digit before a
 # capitalised word ("IAmThe", "HTTPServer", "v2Beta"; not a plural: "APIs", "IDs"). Unlike the
 # free text's reading of them (``normalize.split_camel_case``, a reading beside the text as
@@ -428,8 +434,15 @@ def _nested(inner) -> bool:
 
 # The keys an entry object names its key and its value by, in any case ({"name": "password",
 # "value": ...}: tags, headers and environment lists are written so).
-_ENTRY_KEYS = frozenset({"key", "name", "field", "k"})
-_ENTRY_VALUES = frozenset({"value", "v", "val"})
+# Claims and attributes name theirs by more words: .NET and OIDC claims write {"Type": "role",
+# "Value": "admin"}, others "claim", "attribute", "property", "label" or "id", and a state's
+# value "current"; read with the seven words alone, each was stored active, a password under
+# "type" personal (stop 60's audit of admission).
+_ENTRY_KEYS = frozenset(
+    {"key", "name", "field", "k", "type", "claim", "claim_type", "attribute", "attr",
+     "property", "prop", "label", "id", "parameter", "param", "setting", "option"}
+)  # fmt: skip
+_ENTRY_VALUES = frozenset({"value", "v", "val", "current", "claim_value", "current_value"})
 
 
 def _pairs(item) -> list[tuple[str, object]]:
@@ -581,6 +594,55 @@ def _items_chars(label: str, items: list) -> int:
     return sum(len(label) + 4 + len(text) for text in read)
 
 
+# The most characters ``content_value``'s lines may take (``labelled_item_chars``), as rule 3
+# bounds a value's (``policy.MAX_LABELLED_CHARS``).
+CONTENT_VALUE_LABELLED_CHARS = 32_000
+
+
+def content_value(content: str) -> dict | list | None:
+    """Return the JSON object or array ``content`` is or holds (from its first "{" or "[" to
+    its last "}" or "]"), or None. Its lines are read as a value's are (``value_lines``): a
+    tool's JSON output pasted as the content, ``{"balance": 5400}`` or ``{"user": {"role":
+    "admin"}}``, was stored active where the same object as the value is refused, the quote
+    between the key and the colon breaking "balance: 5400" (stop 60's audit of admission).
+    None too when its lines would pass ``CONTENT_VALUE_LABELLED_CHARS``: the content is then
+    read as text only."""
+    starts = [i for i in (content.find("{"), content.find("[")) if i >= 0]
+    end = max(content.rfind("}"), content.rfind("]"))
+    if not starts or end <= min(starts):
+        return None
+    try:
+        held = json.loads(content[min(starts) : end + 1])
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(held, (dict, list)):
+        return None
+    return held if labelled_item_chars(held) <= CONTENT_VALUE_LABELLED_CHARS else None
+
+
+def flag_texts(value) -> list[str]:
+    """Return each boolean of a JSON value after its key as written ("is_admin: true"),
+    packed as ``value_texts`` packs strings, "; " between them: for the injection guard,
+    which reads no ``value_lines`` (their keys read as speakers there), so the value
+    ``{"is_admin": true}`` (``isAdmin``, ``is_superuser``, ...) was stored active where the
+    same flag as the content is refused (stop 60's audit of admission). As written, not as
+    words: "is admin: true" is no flag. A clause's end, not a line's, between them: a key
+    at a line's start would read as a speaker ("system: true")."""
+    lines: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, inner in item.items():
+                if isinstance(inner, bool):
+                    lines.append(f"{key}: {_scalar(inner)}")
+                elif not _is_scalar(inner):
+                    stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(x for x in item if not _is_scalar(x))
+    return _packed(list(dict.fromkeys(lines)), "; ")
+
+
 def value_texts(value) -> list[str]:
     """Return every string of a JSON value packed into texts of at most ``VALUE_TEXT_CHARS``.
 
@@ -609,7 +671,9 @@ def value_line_texts(value) -> list[str]:
 # is a space in every reading (``normalize.fold``): a line read after another lost the start
 # of its sentence ("health plan: approved" after "health plan: x" was no status line). A
 # spaced dot ends it for the patterns as a text's end did (``[.!?;]``, the clause ends), and
-# adds no character to the item's last word ("vim." is four characters of a password).
+# adds no character to the item's last word ("vim." is four characters of a password). Since
+# stop 60's audit of admission a reading keeps a text's lines apart as well
+# (``normalize._fold_lines``), but beside the base reading, where the line break is a space.
 LABEL_SEPARATOR = " .\n"
 
 

@@ -20,6 +20,7 @@ from datetime import datetime
 from memory_core.admission import guards, normalize
 from memory_core.admission.candidate import (
     Candidate,
+    flag_texts,
     key_words,
     labelled_item_chars,
     labelled_texts,
@@ -72,6 +73,8 @@ MAX_SPLIT_WINDOW_WRITES = 100
 KEY_SEAM_CHARS = 200
 # The most words of a content or value the memory_key is read as the label of (``key_lines``).
 KEY_LABEL_WORDS = 4
+# ... and of a longer one, the most words of its first clause (``_label_start``).
+KEY_LABEL_START_WORDS = 2
 # The most characters the guards read with a key as the label of a value's items: each item of
 # a list after its key or path (``candidate.labelled_item_chars``), and the memory_key with
 # each item and string of the value (``key_lines``, ``key_value_seams``; a seam that says a
@@ -213,18 +216,37 @@ def _is_token(text, limit: int) -> bool:
     return isinstance(text, str) and 0 < len(text) <= limit and not holds_space(text)
 
 
+# An assignment inside a token: "=" between two characters that are not "=" (base64's
+# padding ends a token, and assigns nothing).
+_ASSIGNMENT = re.compile(r"[^=\s]=+[^=\s]")
+
+
+def _is_id(text, limit: int) -> bool:
+    """Whether ``text`` is a pointer's id: a token (``_is_token``) that states nothing. A token
+    can be the state itself, written without spaces: as a pointer's reference, kind or
+    system, "balance=5400", "role=admin" and "4411:status=refunded" were stored active as
+    ``class.pointer``, never read by the class guard, where the same text as the content is
+    refused (stop 60's audit of admission). An assignment is no id; a token with a colon is
+    one unless the class guard reads state in it ("role:admin", "balance:5400"; not
+    "urn:isbn:0451450523")."""
+    if not _is_token(text, limit) or _ASSIGNMENT.search(text):
+        return False
+    return ":" not in text or not guards.class_codes([text])
+
+
 def _is_pointer(value) -> bool:
     """Whether ``value`` is a pointer to a record elsewhere: ``system`` and ``reference``
-    single tokens, ``kind`` a short token and ``url`` a link when present, nothing else but a
-    ``description`` and a ``label`` (read by the class guard as any text is)."""
+    single tokens, ``kind`` a short token (each an id: ``_is_id``) and ``url`` a link when
+    present, nothing else but a ``description`` and a ``label`` (read by the class guard as
+    any text is)."""
     if not isinstance(value, dict) or not set(value) <= POINTER_KEYS:
         return False
     if not (
-        _is_token(value.get("system"), POINTER_TOKEN_CHARS)
-        and _is_token(value.get("reference"), POINTER_TOKEN_CHARS)
+        _is_id(value.get("system"), POINTER_TOKEN_CHARS)
+        and _is_id(value.get("reference"), POINTER_TOKEN_CHARS)
     ):
         return False
-    if "kind" in value and not _is_token(value["kind"], POINTER_KIND_CHARS):
+    if "kind" in value and not _is_id(value["kind"], POINTER_KIND_CHARS):
         return False
     if "url" in value:
         url = value["url"]
@@ -293,6 +315,10 @@ def labelled_chars(candidate: Candidate) -> int:
     # An object's line read after the key's words with the colon as well as without
     # (``key_lines``) says the same words: counted once, as such a seam is.
     restated = {with_colon(label) for label in labels}
+    # A leaf's line after the key's path (``key_path_label``) restates its line after the
+    # key's words: counted once (stop 60's audit of admission).
+    path = key_path_label(candidate.memory_key)
+    restated |= {f"{path}{label[len(words) :]}" for label in labels if path}
     lines = [label for label in labels if label not in restated]
     seams = [
         seam for seam in _key_seams(candidate) if seam not in said and with_colon(seam) not in said
@@ -376,8 +402,46 @@ def key_value_seams(candidate: Candidate) -> list[str]:
 
 
 # What separates a memory_key's path from its last part, the value's own key ("_" and "-" join
-# a key's words: "max_price").
-KEY_PATH_SEPARATORS = re.compile(r"[./:]+")
+# a key's words: "max_price"). Brackets and quotes too, as form fields, PHP/Rails params and
+# code spell a path ("user[role]", "account['balance']"): the last part of those was "]"
+# (stop 60's audit of admission).
+KEY_PATH_SEPARATORS = re.compile(r"[./:\[\]'\"()<>]+")
+
+
+def key_path(memory_key: str) -> list[str]:
+    """Return the parts of ``memory_key``'s path (``KEY_PATH_SEPARATORS``), each as words."""
+    return [words for part in KEY_PATH_SEPARATORS.split(memory_key) if (words := key_words(part))]
+
+
+def key_path_label(memory_key: str) -> str:
+    """Return ``memory_key`` read as the value's own path is, a colon after each of its parts
+    ("permissions.admin" is "permissions: admin"), or "" for a key of one part. Read as one
+    run of words ("permissions admin: true"), the memory_key "permissions.admin" over true
+    and "permissions.level" over "admin" were stored where the value ``{"permissions":
+    {"admin": true}}`` is refused (stop 60's audit of admission)."""
+    parts = key_path(memory_key)
+    return ": ".join(parts) if len(parts) > 1 else ""
+
+
+# Where a content's first clause ends, for ``_label_start``: a dot, "!", "?" or ";" before a
+# space or the end, a comma before a space ("5,400" is one number), a line break.
+_FIRST_CLAUSE_END = re.compile(r"[.!?;](?!\S)|,\s|\n")
+
+
+def _label_start(leaf):
+    """Return what of ``leaf`` the memory_key labels: a number whole, a string of at most
+    ``KEY_LABEL_WORDS`` words whole, a longer one's first clause cut to its first
+    ``KEY_LABEL_START_WORDS`` words. A longer string was read on its own alone, so padding a
+    state past four words ("admin, as of this morning.", "Shipped on Monday via UPS.")
+    stored it active under "user.role" or "order.status", where "admin" and "Shipped." are
+    refused (stop 60's audit of admission). Two words, not four: a sentence's start says
+    nothing under its key ("user role: User is"), where its fourth word may be a role's
+    ("User is a root beer enthusiast.")."""
+    if not isinstance(leaf, str) or len(leaf.split()) <= KEY_LABEL_WORDS:
+        return leaf
+    end = _FIRST_CLAUSE_END.search(leaf, 0, KEY_SEAM_CHARS)
+    clause = leaf[: end.start() if end else KEY_SEAM_CHARS]
+    return " ".join(clause.split()[:KEY_LABEL_START_WORDS])
 
 
 def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
@@ -385,9 +449,11 @@ def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
     guard: "account balance: 5400" is business state that neither the key
     ("account.balance") nor the content ("5400") says alone. The key labels the content, and
     a string or number value, when it is a bare value of at most ``KEY_LABEL_WORDS`` words (a
-    sentence is read on its own: "user role: User is a root beer enthusiast." is no access
-    rule), a number under a key naming a bound without the colon, as in the value's lines
-    ("travel max price 300": ``leaf_line``); an object's top-level line is read after the
+    longer one by its first clause's first words, ``_label_start``: "user role: User is a root
+    beer enthusiast." is no access rule), each after the key's words and after its path read
+    as the value's is (``key_path_label``: "permissions: admin: true"), a number under a key
+    naming a bound without the colon, as in the value's lines ("travel max price 300":
+    ``leaf_line``); an object's top-level line is read after the
     key's words, with the colon the value's own path has and without it ("account balance:
     amount: 5400", "account balance amount: 5400"). ``value``: False for a pointer, whose
     fields name a record elsewhere. [] without a key."""
@@ -400,11 +466,12 @@ def key_lines(candidate: Candidate, *, value: bool = True) -> list[str]:
     # does (``leaf_line``). A path is split at each of its separators (".", "/", ":"), not
     # the dot alone: "budget/balance" over 5400 was read as a bound named "budget balance"
     # and stored (stop 56's fourth review).
-    named = key_words(KEY_PATH_SEPARATORS.split(candidate.memory_key)[-1])
+    named = (key_path(candidate.memory_key) or [""])[-1]
+    labels = [words, *filter(None, [key_path_label(candidate.memory_key)])]
     lines = [
-        leaf_line(words, leaf, named=named, limit=KEY_SEAM_CHARS)
+        leaf_line(label, _label_start(leaf), named=named, limit=KEY_SEAM_CHARS)
         for leaf in [candidate.content, *_bare_values(held)]
-        if not isinstance(leaf, str) or len(leaf.split()) <= KEY_LABEL_WORDS
+        for label in labels
     ]
     for held_object in _key_objects(held):
         for line in value_line_texts(held_object)[:1]:
@@ -538,6 +605,7 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
         candidate.reason,
     )
     texts = written + [t for t in (*extra, candidate.source_message_id) if t]
+    texts += flag_texts(candidate.value)  # "is_admin: true" (stop 60's audit of admission)
     # The memory_key's seams and lines, one per item, packed as the value's texts are: read
     # each alone, the guards paid a text's readings an item (``candidate.LABEL_SEPARATOR``).
     texts += labelled_texts(_key_seams(candidate))

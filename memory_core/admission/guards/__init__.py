@@ -42,6 +42,7 @@ from memory_core.admission.normalize import (
     compact,
     marked_readings,
     plain,
+    plain_lines,
     split_camel_case,
     written_in_rot13,
 )
@@ -66,7 +67,9 @@ _QUESTION_REPORT = re.compile(
     r"\W+(?:\w+\W+){0,3}?(?:how|whether|if|what|why|when|where|which|who|about)|"
     r"question(?:ed)? about|looked up|searched for|googled|read about|learning about|"
     r"learned about|is studying|studies|is curious|curious about|how to|how do i|how can i)\b"
-    r"[^.!?;\n]{0,60}$"
+    # \Z, not $: $ holds before a final line break, so a question on the line before a match
+    # ("User asked how\nDisable 2FA ...") exempted it (stop 60's audit of admission).
+    r"[^.!?;\n]{0,60}\Z"
 )
 # Words that say how long or how often ("for a week", "for a while", "on a call"): after a
 # match they qualify the act, not the role, so they are not the user's own world.
@@ -572,8 +575,13 @@ def is_obfuscated(texts: list[str], codes: list[str]) -> bool:
     asked = frozenset(codes)
     # camelCase words read apart are a plain spelling (``normalize.CAMEL``), not words hidden.
     texts = texts + [split for text in texts if (split := split_camel_case(text)) != text]
-    plain_injection = match_rules(INJECTION_RULES, texts, deobfuscate=False, only=asked)
-    plain_class = match_rules(CLASS_RULES, texts, deobfuscate=False, only=asked)
+    memo = _memo()
+    # A text's lines apart are a plain reading too (``normalize.plain_lines``): a rule that
+    # fires at a line's start was written so, not hidden (stop 60's audit of admission).
+    prepared = [memo.plain(text) for text in texts if text]
+    prepared += [Reading(lines) for text in texts if text and (lines := plain_lines(text))]
+    plain_injection = match_rules(INJECTION_RULES, texts, prepared=prepared, only=asked)
+    plain_class = match_rules(CLASS_RULES, texts, prepared=prepared, only=asked)
     return not set(codes) <= set(plain_injection) | set(plain_class)
 
 

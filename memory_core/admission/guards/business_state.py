@@ -4,10 +4,24 @@ point to the system that owns a balance, an order or a role, never hold it.
 
 from __future__ import annotations
 
-from memory_core.admission.guards.vocabulary import CURRENCY_CODE, Rule, W, rx
+from memory_core.admission.guards.vocabulary import (
+    ASIDE,
+    CURRENCY_CODE,
+    FIELD_SEP,
+    THIS_SYSTEM,
+    Rule,
+    W,
+    rx,
+)
 
+# A price range is a bound the user sets on what they pay, as a budget is, not a price held:
+# "The user's price range for hotels is 100-150 EUR." was refused where "User's hotel budget is
+# 100-150 EUR a night." is admitted (stop 60's audit of admission).
+_PRICE = r"price(?!\W+(?:range|bracket)s?\b)"
 BUSINESS_TOPICS = (
-    r"(?:balance|credit limit|outstanding|debt|owes|owed|price|pricing|costs?|fee|fees|charge|"
+    r"(?:balance|credit limit|outstanding|debt|owes|owed|"
+    + _PRICE
+    + r"|pricing|costs?|fee|fees|charge|"
     r"discount|coupon|refund|refunds|refunded|order|orders|invoice|subscription|plan|tier|"
     r"payment|payments|paid|payout|quota|entitlement|credit|credits|loyalty points|points|"
     r"saldo|precio|pedido|reembolso|factura|solde|prix|commande|remboursement|facture|"
@@ -17,9 +31,11 @@ BUSINESS_TOPICS = (
 )
 AMOUNT = (
     # Possessive ``*+`` and the look-behind keep a long run of digits linear, not quadratic.
-    r"(?:[$€£¥]\s?\d[\d,.]*+|(?<![\d,.])\d[\d,.]*+\s?(?:[$€£¥]|usd|eur|gbp|dollars?|euros?|"
-    r"pounds?|bucks|"
-    r"reais|francs?)\b|" + CURRENCY_CODE + r"\s?\d[\d,.]*+|"
+    # A symbol after the number ends the amount without a word boundary: "5.400 €." held
+    # no "\b" between "€" and "." and was no amount (stop 60's audit of admission).
+    r"(?:[$€£¥]\s?\d[\d,.]*+|(?<![\d,.])\d[\d,.]*+\s?(?:[$€£¥]|(?:usd|eur|gbp|dollars?|"
+    r"euros?|pounds?|bucks|"
+    r"reais|francs?)\b)|" + CURRENCY_CODE + r"\s?\d[\d,.]*+|"
     r"\b\d{1,3}\s?%|\bfree\b|\bzero\b|\bgratis\b|\bgratuit\b|\bkostenlos\b)"
 )
 STATE_WORDS = (
@@ -47,6 +63,19 @@ PENDING_STATES = (
     r"non pagat[oa]|in attesa)"
 )
 ANY_STATE = r"(?:" + STATE_WORDS + "|" + PENDING_STATES + r")"
+
+# An amount in words before its currency word ("five thousand dollars"), and a bare or "k"
+# number; read only where a held amount is stated (the balance rule, money held after
+# "has"), not beside every money word: "User tipped five dollars" is a story.
+_NUMBER_WORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+    r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|"
+    r"eighty|ninety|hundred|thousand|million|billion|a)"
+)
+AMOUNT_IN_WORDS = (
+    r"\b" + _NUMBER_WORD + r"(?:[\s-]+(?:and\s+)?" + _NUMBER_WORD + r"){0,5}\s+"
+    r"(?:dollars?|euros?|pounds?|bucks|francs?|reais|usd|eur|gbp)\b"
+)
 MONEY_RECORDS = (
     r"(?:orders?|invoices?|bills?|payments?|refunds?|chargebacks?|transactions?|txn|"
     r"payouts?|reimbursements?|withdrawals?|shipments?|disputes?|facturas?|factures?|rechnungs?|rechnungen|faturas?|fatture|"
@@ -94,7 +123,9 @@ CLASS_RULES: list[Rule] = [
             r"\b(?:orders?|shipments?|packages?|deliver(?:y|ies)|refunds?|payments?|invoices?|"
             r"claims?|tickets?|bookings?|reservations?|subscriptions?|accounts?)"
             r"(?:[^\w.!?\n]+[\w'-]+){0,4}?[^\w.!?\n]+(?:status|state|stage)(?:\W+(?:is|was|"
-            r"has been|set to)|(?:[^\w.!?;\n]+[\w'-]+){0,2}?\W*[=:])\W+(?:now\W+)?",
+            r"has been|set to)|(?:[^\w.!?;\n]+[\w'-]+){0,2}?\W*",
+            FIELD_SEP,
+            r")\W+(?:now\W+)?",
             ANY_STATE,
             r"\b",
         ),
@@ -134,9 +165,38 @@ CLASS_RULES: list[Rule] = [
     Rule(
         "class.business_state",
         rx(
-            r"\b(?:balance|credit limit|outstanding|points|quota|spending limit|price|fee|"
-            r"discount|saldo|solde|kontostand|guthaben)\b(?:\W+\w+){0,4}?\s*(?:[:=]|\b(?:is|are|"
-            r"of|at|stands at|totals?|amounts? to)\b)\W*(?:" + CURRENCY_CODE + r"\W*)?\d"
+            r"\b(?:balance|credit limit|outstanding|points|quota|spending limit|",
+            _PRICE,
+            r"|fee|discount|saldo|solde|kontostand|guthaben)\b(?:\W+\w+){0,4}?",
+            ASIDE,
+            r"\s*(?:",
+            FIELD_SEP,
+            r"|\b(?:is|are|of|at|stands at|totals?|amounts? to|"
+            # ... in the other languages the guards read: "El saldo del usuario es de 5.400 €",
+            # "Der Kontostand des Nutzers beträgt ..." (stop 60's audit of admission)
+            r"es|est|ist|e|betragt|de|di|da|du|von|asciende a|ammonta a|s'eleve a|"
+            # ... or changed to it: "credit limit was raised to 10000" (stop 60's audit)
+            r"(?:raised|increased|lowered|reduced|set|changed|bumped|upped|cut|dropped) to)\b)"
+            r"\W*(?:" + CURRENCY_CODE + r"\W*)?(?:\d|",
+            AMOUNT_IN_WORDS,
+            r")",
+        ),
+    ),
+    # Money held with no currency sign where the noun says money: "User has 5400 in store
+    # credit", "has 500 loyalty points" (stored until stop 60's audit of admission, where
+    # "User has $5,400 in store credit" was refused). Credits and points alone are a
+    # course's or a game's ("120 credits toward their degree", "500 points in the game").
+    Rule(
+        "class.business_state",
+        rx(
+            # held, not earned: "User earned 500 reward points at Starbucks" tells a purchase
+            r"\b(?:has|have|holds?|carries|carrying|owes?)\W+(?:(?:a|an|the)\W+)?"
+            r"(?:(?:total|balance)\W+of\W+)?(?:",
+            CURRENCY_CODE,
+            r"\W*)?(?:\d[\d,.]*+\s?k?|",
+            AMOUNT_IN_WORDS,
+            r")\W+(?:(?:in|of)\W+)?(?:(?:store|account|in-store|gift|wallet|promotional|promo|"
+            r"bonus)\W+credits?|credit|(?:loyalty|reward|rewards|bonus|membership)\W+points)\b",
         ),
     ),
     Rule(
@@ -272,8 +332,16 @@ CLASS_RULES: list[Rule] = [
         "class.access_rule",
         rx(
             r"\b(?:permissions?|roles?|access level|access rights|privileges?|clearance|"
-            r"entitlements?|scopes?|acl|group membership)(?:\W+(?:for|of)\W+(?:\w+\W+){1,3}?)?"
-            r"\s*(?:[:=]|\b(?:is|are|include|includes|set to|changed to|now|updated to|granted)\b)"
+            r"entitlements?|scopes?|acl|group membership)(?:\W+(?:for|of)\W+(?:\w+\W+){1,3}?|"
+            # ... or this system named before the verb: "User's role in this workspace is
+            # owner", "My role here is owner" (stop 60's audit of admission)
+            r"\W+",
+            THIS_SYSTEM,
+            r")?",
+            ASIDE,
+            r"\s*(?:",
+            FIELD_SEP,
+            r"|\b(?:is|are|include|includes|set to|changed to|now|updated to|granted)\b)"
             r"\W*(?:\w+\W+){0,3}?(?:admin|administrator|root|",
             _OWNER_ROLE,
             r"|superuser|full|write|read-?write|elevated|all|unrestricted|",
@@ -361,6 +429,12 @@ CLASS_RULES: list[Rule] = [
             r"(?:[\w%]+\W+){0,3}?(?:discounts?|free shipping|store credits?|account credits?|"
             r"price (?:overrides?|matches?|exceptions?)|fee waivers?|free upgrades?|exemptions? "
             r"from (?:\w+\W+)?(?:fees?|charges?|penalt(?:y|ies)|interest|payments?))\b|"
+            # ... or a standing concession over any money act: "The support team approved
+            # unlimited refunds for this user" (stop 60's audit of admission)
+            r"\b(?:approved|granted|signed off on|authori[sz]ed|okayed|green-?lit|agreed to)\W+"
+            r"(?:\w+\W+){0,2}?(?:unlimited|automatic|instant|unrestricted|all future|any and all)"
+            r"\W+(?:refunds?|returns?|credits?|reimbursements?|compensation|chargebacks?|"
+            r"payouts?|exceptions?|overrides?|waivers?|upgrades?)\b|"
             # ... and a limit raised (`blind7`): "spending limit has been raised to unlimited".
             # (not a credit or overdraft limit: the user's bank sets those)
             r"\b(?:spending|withdrawal|transfer|transaction|purchase|daily|refund|payout|"

@@ -12,7 +12,16 @@ Accents are folded before matching, so the patterns are plain ASCII.
 
 from __future__ import annotations
 
-from memory_core.admission.guards.vocabulary import EMAIL, URL, URL_NEEDS, Rule, W, rx
+from memory_core.admission.guards.vocabulary import (
+    ASIDE,
+    EMAIL,
+    FIELD_SEP,
+    URL,
+    URL_NEEDS,
+    Rule,
+    W,
+    rx,
+)
 
 # Words for money moved, and a card or an account named as someone else's, for the rules
 # below.
@@ -1288,6 +1297,45 @@ CLASS_RULES: list[Rule] = [
             r"remboursement (?:complet|total|integral)|(?:vollstandige|volle) erstattung|"
             r"rimborso (?:completo|totale)|descuentos?|remises?|rabatt\w*|descontos?|sconti|"
             r"sconto)\b",
+        ),
+        exempt_own_world=True,
+    ),
+    # The plainest statements of a role and a shipped order, refused in English and stored in
+    # the other languages until stop 60's audit of admission: "El rol del usuario es
+    # administrador", "Rolle: Admin", "Il ruolo dell'utente è amministratore" (as "User's role
+    # is administrator"; French "rôle" folds to English "role"), "El pedido 4411 fue
+    # enviado", "Die Bestellung 4411 wurde versandt" (as "Order 4411 was shipped.").
+    Rule(
+        "class.access_rule",
+        rx(
+            r"\b(?:rol|rolle|papel|funcao|ruolo)\b(?:\W+(?:de|del|des|der|do|da|di|dell|della|"
+            r"du|von|vom)\W+(?:[\w']+\W+){0,3}?)?",
+            ASIDE,
+            r"\s*(?:",
+            FIELD_SEP,
+            r"|\b(?:es|est|ist|e|sind|son|sont|sao|sono|ahora es|jetzt)\b)\W*(?:\w+\W+){0,2}?"
+            r"(?:admin|administrador|administradora|administrator|administrateur|"
+            r"administratrice|amministratore|root|superusuario|superutilisateur|superuser|"
+            r"propietario|propietaria|proprietaire|proprietario|eigentumer|inhaber|besitzer|"
+            r"dono|dona|titolare)\b",
+        ),
+        exempt_own_world=True,
+    ),
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:pedidos?|commandes?|bestellung|bestellungen|encomendas?|ordine|ordini|orden|"
+            r"facturas?|factures?|rechnung|faturas?|fatture|fattura|envio|envoi|sendung|"
+            r"lieferung|paquete|colis|paket|pacote|pacco|spedizione|reembolsos?|"
+            r"remboursements?|erstattung|rimborso|pagos?|paiements?|zahlung|pagamentos?|"
+            r"pagamento)\W{0,3}(?:#|n[or]\.?|nummer|numero)?\W{0,3}[a-z0-9-]*\d[a-z0-9-]*\W+"
+            r"(?:(?:fue|fueron|ha sido|han sido|esta|estan|est|sont|a ete|ont ete|a|ont|wurde|"
+            r"wurden|ist|sind|foi|foram|e stato|e stata|e|sono stati|sono state)\W+)"
+            r"(?:(?:ya|deja|bereits|schon|ja|gia|ete|stato|stata|sido)\W+){0,2}"
+            r"(?:enviad[oa]s?|expedid[oa]s?|entregad[oa]s?|expediee?s?|livree?s?|envoyee?s?|"
+            r"versandt|verschickt|geliefert|zugestellt|entregues?|spedit[oaie]|consegnat[oaie]|"
+            r"reembolsad[oa]s?|remboursee?s?|erstattet|rimborsat[oaie]|pagad[oa]s?|payee?s?|"
+            r"bezahlt|pag[oa]s?|pagat[oaie]|cancelad[oa]s?|annulee?s?|storniert|annullat[oaie])\b",
         ),
         exempt_own_world=True,
     ),

@@ -32,9 +32,10 @@ MEDICINES = (
 ).split()
 
 # "The password of/for X is ...", in the guards' languages: the words between a credential
-# and its value.
+# and its value. Italian elides "dello" before a vowel: "La password dell'utente è ..." was
+# stored (stop 60's audit of admission).
 CREDENTIAL_OF = (
-    r"(?:for|to|of|on|at|de|del|du|des|da|do|di|della|dello|von|vom|fur|zu|para|pour|per)"
+    r"(?:for|to|of|on|at|de|del|du|des|da|do|di|della|dello|dell|von|vom|fur|zu|para|pour|per)"
 )
 CREDENTIAL_IS = r"(?:is|was|es|era|est|etait|ist|lautet|heisst|war|e|sera|c'est|sono|son|sont|sind)"
 # A credential's key over an object, read with the keys below it as a value's line reads a
@@ -104,7 +105,8 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
     ),
     "credentials": rx(
         r"\b(?:password|passcode|passphrase|api key|secret key|access key|"
-        r"access token|auth token|bearer token|private key|ssh key|seed phrase|recovery code|"
+        r"access token|auth token|bearer token|private key|ssh key|seed phrase|recovery codes?|"
+        r"backup codes?|"
         r"recovery phrase|2fa code|otp|one-time code|contrasena|mot de passe|passwort|senha|"
         r"kennwort|credentials?)\b(?:",
         NESTED_KEYS,
@@ -124,7 +126,17 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         CREDENTIAL_IS,
         r"\b|[:=])\W{0,3}\d{4,12}(?!\w|[.,]\d)|"
         r"\b(?:sk-[a-z0-9_-]{16,}|akia[0-9a-z]{16}|ghp_[a-z0-9]{30,}|xox[abpr]-[a-z0-9-]{10,}|"
-        r"mlk_[a-z0-9]+_\S{10,}|glpat-[a-z0-9_-]{16,})|-----begin [a-z ]*private key-----",
+        r"mlk_[a-z0-9]+_\S{10,}|glpat-[a-z0-9_-]{16,})|-----begin [a-z ]*private key-----|"
+        # A password under the abbreviations every config file and form writes, a Stripe
+        # secret key, and backup codes: "User's pwd: Hunter2024!", {"pwd": ...}, the key
+        # "email.pw", "sk_live_...", "MFA recovery codes are 1234-5678" were stored personal
+        # (stop 60's audit of admission). The abbreviations as a label only, before ":" or
+        # "=" ("pwd" is also the shell's command, "pw" a part of words); plural codes before
+        # "are" with a digit in what follows ("User's backup codes are in the safe" says
+        # where, not what).
+        r"\b(?:pwd|passwd|pw)\W{0,3}[:=]\W{0,3}\S{4,}|"
+        r"\b[rs]k_(?:live|test)_[a-z0-9]{16,}|"
+        r"\b(?:recovery|backup) codes\W+(?:are|were)\W+(?:\w+\W+){0,2}?[\w-]*\d",
     ),
     "government_id": rx(
         r"\b(?:ssn|social security(?: number)?|passport(?: number| no)?|driver'?s licen[cs]e|"
@@ -190,6 +202,15 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
     "political_opinion": rx(
         r"\b(?:votes? for|voted for|member of the \w+ party|political (?:views|affiliation|"
         r"opinions?)|supports the \w+ party|party membership)\b|"
+        # The plainest statements, stored personal until stop 60's audit of admission:
+        # "Political party: Labour", "Party affiliation: Republican", "User is a registered
+        # Democrat", "User is a Republican". A party is political here only by those words
+        # ("party: Saturday at 8" is a celebration), a name alone only after "is a" or
+        # "registered", and only the names no other sense shares ("a conservative eater").
+        r"\b(?:party affiliation|political party\W{0,3}(?:is\b|was\b|:))|"
+        r"\b(?:(?:is|am|was|are|were)\W+(?:a\W+|an\W+)?(?:(?:lifelong|registered|staunch|"
+        r"committed|proud|card-carrying)\W+)?|registered\W+)(?:democrat|republican|tory|"
+        r"labourite)s?\b|"
         # A vote or a membership named by its party, in the guards' languages.
         r"\b(?:votes|voted|vote|voting|votara|voto|voto por|voto a|vota|vote pour|a vote pour|"
         r"votait|wahlt|wahlte|gewahlt|votou|votou em|vota per|ha votato|ha votato per|"

@@ -91,7 +91,8 @@ ROLE_NOUNS = (
     r"superadmin|super admin|"
     r"developer of (?:this|the) (?:app|system|platform|assistant|bot|service)|"
     r"(?:ceo|cfo|cto|founder) of (?:this|the) company|staff member|support agent|"
-    r"security team|compliance officer|"
+    # "staff" alone, as a weak noun: "I'm staff here" (stop 60's audit of admission)
+    r"staff|security team|compliance officer|"
     r"administrador|administradora|propietario|dueno|administrateur|administratrice|"
     r"proprietaire|gerant|eigentumer|inhaber|verwalter|dono|dona|proprietario|amministratore|"
     r"titolare|moderador|moderadora|moderateur|moderatrice|moderatore)"
@@ -101,7 +102,7 @@ ROLE_NOUNS = (
 # after them ("the owner of this workspace", "an operator here") or a scope before them ("a
 # system-wide operator"), or as "the owner" alone.
 WEAK_ROLE_NOUNS = re.compile(
-    r"(?:owner|co-owner|operator|staff member|support agent|security team|compliance officer|"
+    r"(?:owner|co-owner|operator|staff member|staff|support agent|security team|compliance officer|"
     r"propietario|dueno|proprietaire|gerant|eigentumer|inhaber|verwalter|dono|dona|"
     r"titolare)",
     re.IGNORECASE,
@@ -173,6 +174,14 @@ SUBJECT_REFS = (
 )
 # A pronoun with its verb "to be" in one token: "I'm", "soy", "je suis", "ich bin", "sono".
 SELF_IS = r"(?:i'm|i’m|im|i am|soy|yo soy|je suis|ich bin|eu sou|sono|io sono)"
+# Between a field's label and its value: a colon or "=", and the shapes a tool's output or a
+# report gives a field, read alike since stop 60's audit of admission: an arrow ("role ->
+# admin"), a table row's cell border ("| role | admin |"), and an element's tag ending
+# before its text ("<role>admin</role>": a ">" only with a closing tag after the text, so
+# "balance > 5400" stays a comparison). A bracketed aside may stand before it, as reports
+# print a unit or a qualifier ("Balance (USD): 5400", "Role (current): admin").
+FIELD_SEP = r"(?:[:=]|->|=>|\u2192|\|(?!\|)|>(?=[^<>\n]{1,60}</))"
+ASIDE = r"(?:\s*[(\[][^()\[\]\n]{1,30}[)\]])?"
 # An ISO currency code before its amount: "USD 5,400", "EUR 40".
 CURRENCY_CODE = r"\b(?:usd|eur|gbp|chf|cad|aud|nzd|jpy|cny|inr|brl|mxn|sek|nok|dkk|pln)"
 MONEY = (

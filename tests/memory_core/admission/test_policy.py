@@ -1,6 +1,7 @@
 """The admission rules one by one (pure functions: no database)."""
 
 import base64
+import json
 from datetime import timedelta
 
 import pytest
@@ -339,6 +340,90 @@ def test_a_coordinate_alone_or_rounded_is_no_precise_location(value):
 
     assert decision.outcome == "accepted", decision
     assert decision.categories == []
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "Political party: Labour.",
+        "User's political party: Labour.",
+        "Party affiliation: Republican.",
+        "User is a registered Democrat.",
+        "User is a Republican.",
+    ],
+)
+def test_a_political_affiliation_stated_plainly_waits_for_a_reviewer(attack):
+    """Stop 60's audit of admission found that ``political_opinion``, a default sensitive
+    category, sent "User is a lifelong Labour voter." to a reviewer but stored the plainest
+    statements of the same fact active and personal: "Political party: Labour", "Party
+    affiliation: Republican", "User is a registered Democrat.", "User is a Republican." (the
+    rule knew "political views/affiliation/opinion", and a party's name only after a vote
+    verb or before "voter"). Each waits for a reviewer now; a party in the sense of a
+    celebration, and a name's other senses, are stored as before."""
+    assert decide("User is a lifelong Labour voter.").outcome == "pending_approval"
+
+    decision = decide(attack)
+
+    assert decision.outcome == "pending_approval", (attack, decision)
+    assert decision.categories == ["political_opinion"], decision.categories
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Party: Saturday at 8, bring snacks.",
+        "User is planning a party for their daughter's graduation.",
+        "User is a conservative eater and avoids spicy food.",
+        "User's essay compares political party funding in Europe.",
+        "User listens to Tory Lanez.",
+    ],
+)
+def test_a_party_or_a_partys_name_in_another_sense_is_stored(text):
+    decision = decide(text)
+    assert decision.outcome == "accepted", (text, decision)
+
+
+@pytest.mark.parametrize(
+    ("attack", "fields"),
+    [
+        ("User's pwd: Hunter2024!", {}),
+        ("User's passwd: Hunter2024!", {}),
+        ("User's pw: Hunter2024!", {}),
+        ("Profile data.", {"value": {"pwd": "Hunter2024!"}}),
+        ("Hunter2024!", {"memory_key": "email.pw"}),
+        ("User's Stripe key sk_live_51H8abcdEFGH1234567890abcdefghij", {}),
+        ("User's MFA recovery codes are 1234-5678, 2345-6789.", {}),
+        ("User's 2FA backup codes: 123456 654321 112233", {}),
+    ],
+)
+def test_a_credential_in_its_usual_abbreviations_waits_for_a_reviewer(attack, fields):
+    """Stop 60's audit of admission found that ``credentials``, a default sensitive category,
+    sent "User's password: Hunter2024!" and "User's recovery code: 8F3K-2L9Q-7XWZ" to a
+    reviewer but stored active and personal the same password labelled ``pwd``, ``passwd`` or
+    ``pw`` (in the content, as a value's key ``{"pwd": ...}``, as the memory_key
+    "email.pw"), a Stripe live secret key (``sk_live_...``), and 2FA or MFA backup or
+    recovery codes written as digits. Each waits for a reviewer now; the abbreviations only
+    as a label, so the shell's ``pwd`` and a "pw" inside a word are stored as before."""
+    assert decide("User's password: Hunter2024!").outcome == "pending_approval"
+
+    decision = decide(attack, **fields)
+
+    assert decision.outcome == "pending_approval", (attack, fields, decision)
+    assert decision.categories == ["credentials"], decision.categories
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User runs pwd to check the working directory.",
+        "User's wifi pw is on the fridge.",
+        "User's backup codes are in the safe.",
+        "User's backup code strategy uses rsync every night.",
+    ],
+)
+def test_a_credentials_abbreviation_that_labels_nothing_is_stored(text):
+    decision = decide(text)
+    assert decision.outcome == "accepted", (text, decision)
 
 
 def test_supersession_by_authority():
@@ -1026,3 +1111,204 @@ def test_a_credit_or_spending_limit_held_as_a_number_is_business_state(refused, 
     assert "class.business_state" in decision.rule_codes, decision.rule_codes
     for bound in ({"value": {"max_price": 300}}, {"memory_key": "travel.max_price", "value": 300}):
         assert decide("Noted.", **{"memory_key": "k-bound", **bound}).outcome == "accepted"
+
+
+# --- A write's structure read as the value's is (stop 60's audit of admission) ---
+@pytest.mark.parametrize(
+    ("bare", "pointer"),
+    [
+        ("balance=5400", {"system": "billing", "reference": "balance=5400"}),
+        ("role=admin", {"system": "iam", "reference": "role=admin"}),
+        ("balance:5400", {"system": "billing", "reference": "balance:5400"}),
+        ("balance=5400", {"system": "billing", "reference": "INV-1", "kind": "balance=5400"}),
+        ("balance=5400", {"system": "balance=5400", "reference": "INV-1"}),
+        ("order 4411 status=refunded", {"system": "orders", "reference": "4411:status=refunded"}),
+    ],
+)
+def test_a_pointer_whose_token_is_an_assignment_is_not_a_pointer(bare, pointer):
+    """Stop 60's audit of admission found that a pointer's single-token fields could hold the
+    state itself, written without spaces: ``"reference": "balance=5400"``, ``"role=admin"``
+    or ``"4411:status=refunded"`` (or such a ``kind`` or ``system``) made the value a pointer
+    (``class.pointer``, ``policy._is_pointer`` asked for no whitespace only), which the class
+    guard never reads, and the balance or the role was stored active where the same text as
+    the content is refused. Each must be refused: a token holding an assignment, or one with
+    a colon the class guard reads state in, is no pointer's id (``policy._is_id``), while
+    ``{"system": "jira", "reference": "urn:isbn:0451450523"}`` stays a pointer."""
+    assert decide(bare).outcome == "rejected"
+    decision = decide("Pointer to the record.", value=pointer)
+    assert decision.outcome == "rejected", (pointer, decision.outcome, decision.rule_codes)
+    kept = decide("Pointer.", value={"system": "jira", "reference": "urn:isbn:0451450523"})
+    assert kept.outcome == "accepted" and "class.pointer" in kept.rule_codes, kept
+
+
+@pytest.mark.parametrize(
+    ("memory_key", "control", "attack"),
+    [
+        ("user.role", "admin", "admin, as of this morning."),
+        ("user.role", "admin", "Admin since the migration last week."),
+        ("account.balance", "5400", "5400 as of this morning."),
+        ("order.status", "Shipped.", "Shipped on Monday via UPS."),
+        ("payment_status", "paid", "paid in full yesterday evening"),
+    ],
+)
+def test_a_keyed_state_padded_past_four_words_is_still_labelled(memory_key, control, attack):
+    """Stop 60's audit of admission found that a state padded past ``KEY_LABEL_WORDS`` (4)
+    words escaped its memory_key's label: "user.role" over "admin" and "order.status" over
+    "Shipped." were refused (``policy.key_lines``), but with a date or an aside ("admin, as
+    of this morning.", "Shipped on Monday via UPS.") the content was read on its own, where
+    it says nothing, and was stored active under its key. Each must be refused: the key
+    labels a longer content's first clause, cut to its first words (``_label_start``),
+    while "user.role" over "User is a root beer enthusiast." stays admitted."""
+    assert decide(control, memory_key=memory_key).outcome == "rejected"
+    decision = decide(attack, memory_key=memory_key)
+    assert decision.outcome == "rejected", (memory_key, attack, decision.rule_codes)
+    kept = decide("User is a root beer enthusiast.", memory_key="user.role")
+    assert kept.outcome == "accepted", kept
+
+
+@pytest.mark.parametrize(
+    "held",
+    [
+        {"balance": 5400},
+        {"account_balance": 5400},
+        {"credit_limit": 10000},
+        {"price": 99},
+        {"role": "admin"},
+        {"user_role": "admin"},
+        {"account": {"balance": 5400}},
+        {"user": {"role": "admin"}},
+    ],
+)
+def test_business_state_as_json_text_in_the_content_is_refused(held):
+    """Stop 60's audit of admission found that a JSON object written as the content was not
+    read as the same object as the value is: ``{"balance": 5400}`` or ``{"role": "admin"}``
+    as the value was refused ("balance: 5400", ``value_lines``), but serialised into the
+    content (a tool's JSON output pasted as a memory) it was stored active, the closing
+    quote between key and colon breaking the "balance: 5400" and "role: admin" patterns.
+    Each must be refused as the value is: the JSON a content is or holds is read by its
+    lines too (``candidate.content_value``)."""
+    assert decide("Profile data.", value=held).outcome == "rejected"
+    text = json.dumps(held)
+    decision = decide(text)
+    assert decision.outcome == "rejected", (text, decision.outcome, decision.rule_codes)
+
+
+@pytest.mark.parametrize(
+    ("control_key", "attack_key", "content"),
+    [
+        ("user.role", "user[role]", "admin"),
+        ("user.role", "user['role']", "admin"),
+        ("account.balance", "account[balance]", "5400"),
+        ("account.balance", 'account["balance"]', "5400"),
+        ("wallet.balance", "wallet[balance]", "5400"),
+    ],
+)
+def test_a_memory_key_in_bracket_notation_labels_its_value(control_key, attack_key, content):
+    """Stop 60's audit of admission found that a memory_key in bracket notation, as form
+    fields, PHP/Rails params and code spell a path (``user[role]``, ``account['balance']``),
+    labelled nothing: "user.role" over "admin" was refused, and "user[role]" over "admin"
+    stored active, as ``candidate._KEY_WORDS`` and ``policy.KEY_PATH_SEPARATORS`` split a key
+    at ``. _ - / :`` only and the label read "user[role]: admin". Each must be refused:
+    brackets and quotes part a key's words as a dot does."""
+    assert decide(content, memory_key=control_key).outcome == "rejected"
+    decision = decide(content, memory_key=attack_key)
+    assert decision.outcome == "rejected", (attack_key, decision.outcome, decision.rule_codes)
+
+
+@pytest.mark.parametrize(
+    ("control", "attack"),
+    [
+        ({"role": "admin"}, {"'role'": "admin"}),
+        ({"role": "admin"}, {'"role"': "admin"}),
+        ({"role": "admin"}, {"[role]": "admin"}),
+        ({"role": "admin"}, {"<role>": "admin"}),
+        ({"balance": 5400}, {"(balance)": 5400}),
+        ({"balance": 5400}, {"balance?": 5400}),
+        ({"role": "admin"}, {"user[role]": "admin"}),
+        ({"balance": 5400}, {"account[balance]": 5400}),
+    ],
+)
+def test_a_value_key_wrapped_in_punctuation_still_labels_its_leaf(control, attack):
+    """Stop 60's audit of admission found that a value's key kept the punctuation around or
+    inside its word: ``{"role": "admin"}`` was refused, and double-encoded JSON's
+    ``{"\\"role\\"": "admin"}``, ``{"[role]": ...}``, ``{"user[role]": ...}`` or ``{"balance?":
+    5400}`` stored active, its line "'role': admin" matching no rule (``candidate._key`` reads
+    a key through ``key_words``). Each must be refused as the plain key's value is: quotes,
+    brackets and a question mark part a key's words."""
+    assert decide("Profile data.", value=control).outcome == "rejected"
+    decision = decide("Profile data.", value=attack)
+    assert decision.outcome == "rejected", (attack, decision.outcome, decision.rule_codes)
+
+
+@pytest.mark.parametrize(
+    "flag",
+    [
+        {"is_admin": True},
+        {"isAdmin": True},
+        {"is_superuser": True},
+        {"is_staff": True},
+        {"is_owner": True},
+    ],
+)
+def test_a_permission_flag_in_the_value_is_refused_as_it_is_in_the_content(flag):
+    """Stop 60's audit of admission found that a permission flag set in the value was stored
+    active where the same flag as the content is refused (``injection.privilege_escalation``):
+    the injection guard reads no ``value_lines``, and those read the key as words ("is admin:
+    true"), where the rule wants the flag as written (``is_admin``, ``isAdmin``). Each must
+    be refused: the injection guard reads each boolean after its key as written
+    (``candidate.flag_texts``)."""
+    assert decide(json.dumps(flag)).outcome == "rejected"
+    decision = decide("Profile data.", value=flag)
+    assert decision.outcome == "rejected", (flag, decision.outcome, decision.rule_codes)
+
+
+@pytest.mark.parametrize(
+    ("memory_key", "held", "as_value"),
+    [
+        ("permissions.admin", True, {"permissions": {"admin": True}}),
+        ("roles.admin", True, {"roles": {"admin": True}}),
+        ("user.permissions.admin", True, {"user": {"permissions": {"admin": True}}}),
+        ("permissions.level", "admin", {"permissions": {"level": "admin"}}),
+    ],
+)
+def test_a_memory_key_path_labels_its_value_as_the_values_own_path_does(memory_key, held, as_value):
+    """Stop 60's audit of admission found that a memory_key's path was read without the
+    colons the same path has in a value: ``{"permissions": {"admin": true}}`` ("permissions:
+    admin: true") and ``{"permissions": {"level": "admin"}}`` were refused as
+    ``class.access_rule``, and the memory_key "permissions.admin" over true or
+    "permissions.level" over "admin" stored active, read as one run of words ("permissions
+    admin: true"). Each must be refused as the value is: the key's path is read with a colon
+    at each separator as well (``policy.key_path_label``)."""
+    assert decide("Noted.", value=as_value).outcome == "rejected"
+    decision = decide("Noted.", value=held, memory_key=memory_key)
+    assert decision.outcome == "rejected", (memory_key, decision.outcome, decision.rule_codes)
+
+
+@pytest.mark.parametrize(
+    ("entry", "expected"),
+    [
+        ({"type": "role", "value": "admin"}, "rejected"),
+        ({"Type": "role", "Value": "admin"}, "rejected"),
+        ({"claim": "role", "value": "admin"}, "rejected"),
+        ({"attribute": "role", "value": "admin"}, "rejected"),
+        ({"property": "role", "value": "admin"}, "rejected"),
+        ({"label": "role", "value": "admin"}, "rejected"),
+        ({"id": "role", "value": "admin"}, "rejected"),
+        ({"name": "role", "current": "admin"}, "rejected"),
+        ({"type": "order_status", "value": "refunded"}, "rejected"),
+        ({"type": "password", "value": "Hunter2024!"}, "pending_approval"),
+    ],
+)
+def test_an_entry_object_of_any_common_shape_is_read_as_its_pair(entry, expected):
+    """Stop 60's audit of admission found that an entry object was read as its pair only when
+    it named its key by "key", "name", "field" or "k" and its value by "value", "v" or
+    "val" (``candidate._ENTRY_KEYS``): .NET and OIDC claims' ``{"Type": "role", "Value":
+    "admin"}``, ``{"claim": ...}``, ``{"attribute": ...}``, ``{"property": ...}``,
+    ``{"label": ...}``, ``{"id": ...}`` or a value under "current" were stored active (a
+    password personal) where ``[{"name": "role", "value": "admin"}]`` is refused and
+    ``[{"name": "password", ...}]`` waits for a reviewer. Each must be decided as that
+    control is."""
+    control = {"name": next(iter(entry.values())), "value": list(entry.values())[1]}
+    assert decide("Profile.", value=[control]).outcome == expected
+    decision = decide("Profile.", value=[entry])
+    assert decision.outcome == expected, (entry, decision.outcome, decision.rule_codes)
