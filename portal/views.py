@@ -155,9 +155,9 @@ def not_in_use(memory, so: str) -> str:
 
 
 def replaced_by_one_in_use(principal, memory, then: str) -> str:
-    """Return that ``memory`` was replaced by a newer version agents use now, naming it, and
-    ``then`` (what to do with that one); "" if it was not (not superseded, or its chain's
-    newest is out of use too).
+    """Return that ``memory`` was replaced by a newer version agents use now (or from its
+    start, one that starts later), naming it, and ``then`` (what to do with that one); "" if
+    it was not (not superseded, or its chain's newest is out of use too).
 
     A revoke sent from a tab opened before another tab's correction was told "agents do not
     use it" of a preference whose newer version they use (stop 60's audit of the portal in a
@@ -167,6 +167,14 @@ def replaced_by_one_in_use(principal, memory, then: str) -> str:
     newest = _newest_of(principal, memory)
     if newest is None or _state_now(newest) != Status.ACTIVE:
         return ""
+    if newest.valid_from > timezone.now():
+        # A correction of a memory that starts later keeps that start: "agents use now" was
+        # said of a version no agent is given yet (stop 60's review).
+        start = date_format(timezone.localtime(newest.valid_from), "j M Y, H:i T")
+        return (
+            f"This version was replaced by version {newest.version}, which agents are given "
+            f"from {start} (it is linked at the top of this page): {then}."
+        )
     return (
         f"This version was replaced by version {newest.version}, which agents use now (it is "
         f"linked at the top of this page): {then}."

@@ -181,3 +181,42 @@ def test_a_revoke_after_another_tab_corrected_the_preference_points_at_the_versi
         text = message.inner_text()
         assert "replaced by version 2, which agents use now" in text, text
         assert "agents do not use it" not in text, text
+
+
+def test_back_to_a_delete_page_whose_memory_changed_does_not_keep_the_tick(
+    browser, live_server, world
+):
+    """Stop 60's review found that its ``autocomplete="off"`` was on the reviewer's forms
+    only, not the end user's delete confirmation (``templates/portal/_confirm_form.html``).
+    A person who
+    ticked "delete" on version 1 (then in use: "its history goes with it"), left by Cancel,
+    and came Back after version 1 was corrected elsewhere (now superseded: only it goes, the
+    newer version stays) gets the page re-fetched (no-store) with the new text and
+    ``shown_status=superseded``, but Chromium restores the tick: one press deletes under a
+    confirmation given for another state, which is exactly what ``changed_since_shown`` and
+    the form's "asks for the tick again" rule exist to prevent (the server cannot tell,
+    ``shown_status`` being the new one). The tick is never restored by Back now."""
+    memory = world.alice_memory
+    with new_page(browser, live_server, width=1280, height=900) as page:
+        log_in(page, "alice", PASSWORD)
+        page.goto(f"/portal/memories/{memory.pk}/delete/")
+        page.locator("#id_confirm").check()
+        page.locator("main").get_by_role("link", name="Cancel").click()
+        page.wait_for_load_state()
+        other = page.context.new_page()
+        other.goto(f"/portal/memories/{memory.pk}/correct/")
+        other.get_by_label("Corrected memory").fill("User prefers Go for data scripts.")
+        other.get_by_role("button", name="Save correction").click()
+        expect(other.get_by_text("Saved version 2")).to_be_visible()
+        assert Memory.objects.get(pk=memory.pk).status == "superseded"
+        page.go_back()
+        page.wait_for_load_state()
+        expect(page.locator("#newer-versions")).to_be_visible()  # the page as it is now
+        restored = page.locator("#id_confirm").is_checked()
+        if restored:  # what one press does with the tick given for version 1 in use
+            page.get_by_role("button", name="Delete this memory").click()
+            page.wait_for_load_state()
+        assert not restored, (
+            "the tick given for version 1 in use came back on its page as superseded; one "
+            f"press deleted it: status {Memory.objects.get(pk=memory.pk).status}"
+        )

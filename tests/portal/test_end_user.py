@@ -5,6 +5,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.contrib.messages import get_messages
 from django.test.client import BOUNDARY, encode_multipart
 from django.urls import reverse
 from django.utils import timezone
@@ -2583,3 +2584,38 @@ def test_a_second_correction_waiting_for_a_reviewer_is_shown_where_the_person_la
     assert 'id="waiting-title"' in landed and "diagnosed with diabetes" in landed, (
         "the page she is sent to says nothing of her correction waiting for a reviewer"
     )
+
+
+def test_a_revoke_of_a_version_replaced_by_one_not_yet_in_effect_does_not_say_agents_use_it(
+    alice_client, alice_subject
+):
+    """Stop 60's review found that ``replaced_by_one_in_use`` (portal/views.py) answered a
+    revoke (or a withdrawal) of a superseded version with "This version was replaced by
+    version 2, which agents use now" whenever the chain's newest was ``active``
+    (``_state_now``, ``Memory.status_at``, which does not look at ``valid_from``). A
+    preference imported to start tomorrow and corrected in another tab (a correction keeps
+    the start, ``writes._Planned.starts``) has a version 2 no agent is given until then: its
+    own page says "Not yet in effect ... no agent is given it until then"
+    (``not_yet_in_effect``). The message says when agents are given it."""
+    start = timezone.now() + timedelta(days=1)
+    v1 = MemoryFactory(
+        subject=alice_subject,
+        content="Alice prefers tabs over spaces.",
+        memory_key="style.indent",
+        valid_from=start,
+    )
+    corrected = alice_client.post(
+        f"/portal/memories/{v1.pk}/correct/",
+        {"content": "Alice prefers spaces over tabs.", "reason": ""},
+        follow=True,  # its own message is read on the page it goes to
+    )
+    assert "Saved version 2" in corrected.content.decode()
+    v2 = Memory.objects.get(supersedes=v1)
+    assert v2.status == "active" and v2.valid_from > timezone.now()  # not in effect yet
+
+    response = alice_client.post(f"/portal/memories/{v1.pk}/revoke/", {"reason": ""})
+    assert response.status_code == 302
+    message = " ".join(str(m) for m in get_messages(response.wsgi_request))
+    assert "Nothing was changed" in message, message
+    assert "agents use now" not in message, message
+    assert "which agents are given from" in message, message

@@ -58,3 +58,22 @@ def test_an_id_of_invisible_characters_only_is_refused_on_every_path_that_parses
     }
     kept = parse_candidate(write_body(subject="\u200bu-1", scope="task:t\u200b"))
     assert (kept.subject, kept.scope_ref) == ("\u200bu-1", "t\u200b")
+
+
+@pytest.mark.parametrize(
+    ("raw", "code"), [(10**400, "max_value"), (-(10**400), "min_value")], ids=["above", "below"]
+)
+def test_the_domain_parser_answers_a_huge_integer_confidence_as_the_api_does(raw, code):
+    """Stop 60's review found that the stop's fix made the API answer a 400-digit integer
+    ``confidence`` as ``max_value`` (``min_value`` below 0), "however large" (docs/api.md),
+    but only in
+    ``api.fields.StrictFloatField``: the domain parser, ``candidate._confidence``
+    (memory_core/admission/candidate.py:1085), called ``float()`` first and answered
+    ``overflow`` "Integer value too large to convert to float", while its docstring said it
+    refused a confidence "as the API does", and ``import_memories`` (which reads a JSON line
+    through it) is held to answer as the API does (tests/memory_core/test_import_as_api.py).
+    An integer is compared with 0 and 1 before ``float()`` now."""
+    with pytest.raises(ValidationFailed) as caught:
+        parse_candidate(write_body(confidence=raw))
+    codes = [entry["code"] for entry in caught.value.details["confidence"]]
+    assert codes == [code], caught.value.details
