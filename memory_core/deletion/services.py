@@ -584,33 +584,40 @@ def _subject_deletion(
         if queued_at
         else candidates.exclude(status=Status.DELETED).values_list("pk", flat=True).first()
     )
-    operation = _operation_create(
-        principal=principal,
-        tenant_id=subject.tenant_id,
-        subject_id=subject.id,
-        target=DeletionOperation.Target.SUBJECT,
-        candidates=candidates,
-        reason_code=reason_code,
-        budget=budget,
-        queued_at=queued_at,
-        if_any=first_seen is not None,
-    )
+    try:
+        operation = _operation_create(
+            principal=principal,
+            tenant_id=subject.tenant_id,
+            subject_id=subject.id,
+            target=DeletionOperation.Target.SUBJECT,
+            candidates=candidates,
+            reason_code=reason_code,
+            budget=budget,
+            queued_at=queued_at,
+            if_any=first_seen is not None,
+        )
+    except _TenantDeletedMeanwhile:
+        operation = None
     if operation is None:
-        return _subject_taken_meanwhile(principal, first_seen)
+        return _subject_taken_meanwhile(principal, subject.tenant_id, first_seen)
     operation.already_requested = False
     return operation
 
 
-def _subject_taken_meanwhile(principal, memory_id) -> DeletionOperation:
+def _subject_taken_meanwhile(principal, tenant_id, memory_id) -> DeletionOperation:
     """Answer a whole subject's request that found none of its memories left once it held
-    their rows: the operation that took ``memory_id`` (one of them, read before), as a request
-    asked again answers it, if ``principal`` may see it (``deletion_scope``); else
+    their rows: the operation that took ``memory_id`` (one of them, read before; None: it had
+    none left, and its tenant's deletion committed meanwhile, ``_TenantDeletedMeanwhile``), as
+    a request asked again answers it, if ``principal`` may see it (``deletion_scope``); else
     SubjectBeingDeleted, as ``_subject_deletion_covering`` answers an unfinished operation the
     caller may not see that holds memories in its reach (a tenant's names no subject, so a
     portal login or an agent bound to one subject never sees it)."""
-    operation_id = (
-        Tombstone.objects.filter(memory_id=memory_id).values_list("operation_id", flat=True).first()
-    )
+    if memory_id is not None:
+        taken_by = Tombstone.objects.filter(memory_id=memory_id)
+        operation_id = taken_by.values_list("operation_id", flat=True).first()
+    else:
+        last = _last_tenant_deletion(tenant_id)
+        operation_id = last.pk if last is not None else None
     if operation_id is None or not deletion_visible_ids(principal=principal, ids=[operation_id]):
         raise SubjectBeingDeleted()
     return _already_requested(DeletionOperation.objects.get(pk=operation_id))
@@ -1009,6 +1016,29 @@ def _queued_request(subject: Subject, requester, made, queued_at) -> DeletionOpe
     )
 
 
+class _TenantDeletedMeanwhile(SubjectBeingDeleted):
+    """A whole tenant's deletion committed while a subject's request waited for it: nothing
+    is made in the deleted tenant (``_tenant_deleted``); answered as a deletion under way."""
+
+
+def _tenant_deleted(tenant_id) -> bool:
+    """Return whether the tenant is deleted, read under the key-share lock of its row that the
+    operation's insert takes anyway: a whole tenant's deletion in flight holds the row FOR
+    UPDATE, and is waited for, then read.
+
+    A subject's request with no memory left to lock (each deleted on its own earlier, an
+    export made since) waited only at its insert, and then made an operation holding no
+    memory, in a tenant deleted by then, which completed at once while the tenant's was
+    pending (stop 60's review)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT deleted_at IS NOT NULL FROM memory_core_tenant WHERE id = %s FOR KEY SHARE",
+            [tenant_id],
+        )
+        row = cursor.fetchone()
+    return bool(row and row[0])
+
+
 class _TakenMeanwhile(Exception):
     """A queued request found none of its memories left once it held their rows: another
     deletion, not completed yet, took them (``_queued_taken_meanwhile``)."""
@@ -1226,6 +1256,8 @@ def _operation_create(
     )
     if chosen_under is not None and policy != chosen_under:
         return None
+    if subject_id is not None and _tenant_deleted(tenant_id):
+        raise _TenantDeletedMeanwhile()
     now = timezone.now()
     step()
     queued = {} if queued_at is None else {"id": queued_operation_id(subject_id, queued_at)}

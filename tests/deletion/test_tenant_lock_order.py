@@ -315,3 +315,50 @@ def test_a_subjects_deletion_by_its_person_waiting_for_the_tenants_deletion_is_r
 
     with pytest.raises(SubjectBeingDeleted):
         request.outcome()
+
+
+def test_a_subjects_deletion_with_no_live_memory_waiting_for_its_tenants_deletion_makes_no_operation(  # noqa: E501
+    tenant, api_client, private_queue, settings, tmp_path
+):
+    """Stop 60's review found that ``POST /api/v1/deletions {"subject"}`` for a subject
+    whose memories were all deleted one by one earlier (operation completed) and that has an
+    export made since, sent while the tenant's deletion request is in flight, waited for it
+    (the new operation's insert takes the tenant row's key-share lock, which the tenant's
+    ``FOR UPDATE`` holds) and then answered 202 with a brand-new whole-subject operation
+    holding no memory, in a tenant deleted by then, which completed at once while the
+    tenant's operation was still pending.
+
+    The stop's fix of that race covered a subject that still had a live memory only. The
+    request now reads the tenant under its row's key-share lock before the insert
+    (``services._tenant_deleted``) and answers the tenant's operation."""
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    system = SystemPrincipal(tenant_id=tenant.id)
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    memory = MemoryFactory(subject=subject, memory_key="ui.theme")
+    MemoryFactory(subject=SubjectFactory(tenant=tenant, external_id="user-2"), memory_key="x")
+    with tenant_scope(tenant.id):
+        earlier = deletion_request(principal=system, memory_id=memory.id)
+    assert deletion_run(operation_id=earlier.pk) == "completed"
+    with tenant_scope(tenant.id):
+        export_create(principal=system, subject_id=subject.id)  # made since: a new one is due
+
+    with held_in_another_transaction(
+        tenant.id, lambda: tenant_deletion_request(tenant_id=tenant.id)
+    ):
+        request = in_thread(
+            lambda: api_client.post("/api/v1/deletions", {"subject": "user-1"}, format="json")
+        )
+        _until_it_waits(request)
+        assert request.is_alive()  # it waits for the tenant's deletion
+    request.wait(30)
+    response = request.outcome()
+
+    with tenant_scope(tenant.id):
+        tenants = DeletionOperation.objects.get(target=DeletionOperation.Target.TENANT)
+        made = list(
+            DeletionOperation.objects.exclude(pk__in=[tenants.pk, earlier.pk]).values_list(
+                "target", "memory_ids"
+            )
+        )
+    assert made == [], response.content  # no new, empty operation in the deleted tenant
+    assert response.json()["operation_id"] == str(tenants.pk)
