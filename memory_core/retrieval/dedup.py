@@ -9,8 +9,8 @@ survivor as ``merged_from``):
    keyed row before an unkeyed one (``keeper_order``).
 3. ``near_duplicate``: same memory type and cosine >= ``near_duplicate_cosine``.
 4. ``inferred_echo``: a model inference whose cosine to an explicit memory of the same type is
-   >= ``inferred_echo_cosine`` only restates it; the explicit memory stays, with its own
-   relevance (``_absorb``).
+   >= ``inferred_echo_cosine`` only restates it; the explicit memory stays, its reason stating
+   its own match (``_absorb``).
 
 Two rows that both carry a memory_key and differ in content are never merged by similarity:
 that is a conflict, and stage 8 decides it in the open. Rules 2-4 merge only rows of the same
@@ -49,14 +49,19 @@ def keeper_order(c: Candidate) -> tuple:
     return (bool(c.memory_key), strength(c))
 
 
-def _absorb(keeper: Candidate, other: Candidate, *, relevance: bool = True) -> None:
-    """Fold ``other`` into ``keeper``; with ``relevance``, the keeper takes the better of their
-    relevance signals. An echo's words are not the keeper's: given its cosine and keyword
-    match, the keeper's reason claimed a match it does not have ("semantic match 0.80; keyword
-    match" for a row of cosine 0.24 to the query: stop 60's audit of retrieval)."""
+def _absorb(keeper: Candidate, other: Candidate, *, echo: bool = False) -> None:
+    """Fold ``other`` into ``keeper``, which takes the better of their relevance signals.
+
+    An ``echo``'s words are not the keeper's: given its cosine and keyword match, the
+    keeper's reason claimed a match it does not have ("semantic match 0.80; keyword match"
+    for a row of cosine 0.24 to the query: stop 60's audit of retrieval), so the keeper keeps
+    its own for its reason (``own_match``). It still passes the relevance gate and scores by
+    its echo's: judged by its own, an explicit row of cosine 0.3 was rejected below the
+    margin, and the inference folded into it, the best match of the request, was gone with
+    it (stop 60's review)."""
     keeper.merged_from = sorted({*keeper.merged_from, other.id, *other.merged_from})
-    if not relevance:
-        return
+    if echo and keeper.own_match is None:
+        keeper.own_match = (keeper.semantic, "fulltext" in keeper.sources)
     keeper.sources |= other.sources
     if other.semantic is not None and (keeper.semantic is None or other.semantic > keeper.semantic):
         keeper.semantic = other.semantic
@@ -107,7 +112,7 @@ def deduplicate(
     alive: dict[str, Candidate] = {c.id: c for c in candidates}
 
     def merge(keeper: Candidate, other: Candidate, rule: str) -> None:
-        _absorb(keeper, other, relevance=rule != "inferred_echo")
+        _absorb(keeper, other, echo=rule == "inferred_echo")
         merges.append(Merge(kept=keeper.id, merged=other.id, rule=rule))
         alive.pop(other.id, None)
 

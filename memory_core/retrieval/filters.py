@@ -53,23 +53,29 @@ def rejection_reason(
         return "type_not_readable"
     if c.memory_type in plan.excluded_types:
         return "type_excluded_by_plan"
-    return policy_reason(confidence=c.confidence, sensitivity=c.sensitivity, ctx=ctx, policy=policy)
+    return policy_reason(
+        confidence=c.confidence,
+        sensitivity=c.sensitivity,
+        max_sensitivity=ctx.max_sensitivity,
+        policy=policy,
+    )
 
 
 def policy_reason(
-    *, confidence: float, sensitivity: str, ctx: RetrievalContext, policy: RetrievalPolicy
+    *, confidence: float, sensitivity: str, max_sensitivity: str, policy: RetrievalPolicy
 ) -> str | None:
     """Return why the policy keeps a row of this ``confidence`` and ``sensitivity`` out of
-    every prompt of the caller, or None: the rules of this stage that SQL does not apply and
-    that no request can change.
+    every prompt of a caller whose grant reads up to ``max_sensitivity``, or None: the rules
+    of this stage that no request can change.
 
     ``pipeline._keyless_conflicts`` measures a keyless conflict only against the rows these
-    rules let through, by this very function, so that the two cannot drift apart.
+    rules let through, and ``selectors.approvals.agents_reaching`` whom a conflict's winner
+    reaches, by this very function, so that none of them can drift apart.
     """
     if confidence < policy.confidence_floor:
         return "below_confidence_floor"
     cap = min(
-        SENSITIVITY_RANK.get(ctx.max_sensitivity, 2),
+        SENSITIVITY_RANK.get(max_sensitivity, 2),
         SENSITIVITY_RANK.get(policy["max_prompt_sensitivity"], 2),
     )
     if SENSITIVITY_RANK.get(sensitivity, 3) > cap:

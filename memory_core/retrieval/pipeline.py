@@ -558,7 +558,10 @@ def _keyless_conflicts(
         # confidence floor, or above the prompt's sensitivity cap, still outranked its rival,
         # and agents were given neither (stop 56's audit of retrieval).
         if filters.policy_reason(
-            confidence=confidence, sensitivity=sensitivity, ctx=ctx, policy=policy
+            confidence=confidence,
+            sensitivity=sensitivity,
+            max_sensitivity=ctx.max_sensitivity,
+            policy=policy,
         ):
             continue
         cited.setdefault(item_id, []).append((memory_id, authority))

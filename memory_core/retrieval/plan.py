@@ -68,18 +68,27 @@ def _shouted(words: list[str]) -> list[bool]:
     query whose words are mostly in capitals, or in a run of ``SHOUTED_RUN`` or more. Their
     case says nothing: read as identifiers by it, every word of "WHAT IS THE DEPLOY REGION?"
     was an entity, and any memory saying "the" or "is" was ranked as naming what the request
-    is about (stop 60's audit of retrieval). "AWS" among lower-case words stays an acronym."""
-    capitals = [word.isupper() for word in words]
-    cased = sum(1 for word in words if word.lower() != word.upper())
+    is about (stop 60's audit of retrieval). "AWS" among lower-case words stays an acronym.
+
+    One-letter words neither count nor break a run: the pronoun "I" is in capitals in any
+    sentence, and counted, "I use AWS" was mostly in capitals and AWS no entity (stop 60's
+    review)."""
+    capitals = [len(word) > 1 and word.isupper() for word in words]
+    cased = sum(1 for word in words if len(word) > 1 and word.lower() != word.upper())
     if 2 * sum(capitals) > cased:
         return capitals
     shouted = [False] * len(words)
-    start = 0
-    for end in range(len(words) + 1):
-        if end == len(words) or not capitals[end]:
-            if end - start >= SHOUTED_RUN:
-                shouted[start:end] = [True] * (end - start)
-            start = end + 1
+    run: list[int] = []
+    for index in range(len(words) + 1):
+        if index < len(words) and len(words[index]) == 1:
+            continue
+        if index < len(words) and capitals[index]:
+            run.append(index)
+            continue
+        if len(run) >= SHOUTED_RUN:
+            for member in run:
+                shouted[member] = True
+        run = []
     return shouted
 
 

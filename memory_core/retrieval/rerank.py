@@ -220,9 +220,11 @@ def rerank(
             rejected.append(Rejection(c.id, STAGE, "below_relevance_floor"))
             continue
         contested = bool(c.memory_key) and len(keyed.get(c.memory_key, ())) > 1
+        # The row's own cosine, not an echo's it scores by (``dedup._absorb``).
+        cosine = c.own_match[0] if c.own_match else c.semantic
         comp = {
             "semantic": round(semantic_component(c, policy, searched=searched), 4),
-            "cosine": round(c.semantic, 4) if c.semantic is not None else None,
+            "cosine": round(cosine, 4) if cosine is not None else None,
             "fused": round(c.fused, 5),
             "task_fit": fit,
             "scope": SCOPE_WEIGHT.get(c.scope_kind, 0.3),
@@ -301,7 +303,8 @@ def explain(c: Candidate, *, ctx: RetrievalContext) -> str:
         parts.append("names what the request is about")
     if comp.get("cosine") is not None:
         parts.append(f"semantic match {comp['cosine']:.2f}")
-    if "fulltext" in c.sources:
+    keyword = c.own_match[1] if c.own_match else "fulltext" in c.sources
+    if keyword:
         parts.append("keyword match")
     parts.append(f"{c.authority.replace('_', ' ')}, {c.scope}")
     return "; ".join(parts)

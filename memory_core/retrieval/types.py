@@ -204,6 +204,9 @@ class Candidate:
     fulltext_rank: int | None = None
     fulltext_score: float = 0.0
     fused: float = 0.0  # reciprocal-rank fusion of the vector and full-text ranks
+    # The row's own (cosine, keyword match) once an echo lent it its relevance (dedup rule 4):
+    # what its reason states, and the trace's cosine.
+    own_match: tuple[float | None, bool] | None = None
     # float32, unit length; not compared (an array has no single truth value).
     embedding: np.ndarray | None = field(default=None, compare=False, repr=False)
     # Filled by the stages.

@@ -23,6 +23,8 @@ from memory_core.models import (
 from memory_core.policy_check import InUse
 from memory_core.principals import AgentPrincipal
 from memory_core.retrieval.conflicts import ASK_USER_FOLLOWED_SQL
+from memory_core.retrieval.filters import policy_reason
+from memory_core.retrieval.policy import RetrievalPolicy
 from memory_core.selectors.policy import active_retention
 
 
@@ -31,16 +33,33 @@ def shared_or_own(agent_id) -> Q:
     return Q(agent_id__isnull=True) | Q(agent_id=agent_id)
 
 
-def agents_reaching(tenant_id, memories) -> dict:
+def agents_reaching(tenant_id, memories, *, policy: RetrievalPolicy) -> dict:
     """Return, by id, the tenant's active agents whose grant reaches each of ``memories``
     (``AgentPrincipal.grant_reaches``: shared or its own, of a type it reads, up to its
-    maximum sensitivity), as principals sorted by name: the agents that may be given it.
-    Whom an agent may act for is left out: memories of one subject are compared, which an
-    agent may act for for all of them or none. One query, whatever the number of agents."""
+    maximum sensitivity) and to whom the tenant's ``policy`` lets it be given, as principals
+    sorted by name: the agents that may be given it. Whom an agent may act for is left out:
+    memories of one subject are compared, which an agent may act for for all of them or
+    none. One query, whatever the number of agents.
+
+    The policy by retrieval's own rule (``filters.policy_reason``: its confidence floor and
+    prompt sensitivity cap, which every store applies): measured by grants alone, a winner
+    the policy gives no agent reached every agent, and choosing it revoked a candidate they
+    were all given (stop 60's review)."""
     agents = Agent.objects.filter(tenant_id=tenant_id, is_active=True).order_by("name", "pk")
     grants = [AgentPrincipal.from_agent(agent) for agent in agents]
     return {
-        memory.pk: [grant for grant in grants if grant.grant_reaches(memory)] for memory in memories
+        memory.pk: [
+            grant
+            for grant in grants
+            if grant.grant_reaches(memory)
+            and not policy_reason(
+                confidence=memory.confidence,
+                sensitivity=memory.sensitivity,
+                max_sensitivity=grant.max_sensitivity,
+                policy=policy,
+            )
+        ]
+        for memory in memories
     }
 
 

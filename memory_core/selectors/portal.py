@@ -7,6 +7,7 @@ its subject). An id outside that scope raises NotFound, the same answer as a mis
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -349,8 +350,12 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
 
 def same_text(a: str, b: str) -> bool:
     """Return whether two texts differ at most in whitespace (spaces, line breaks): a
-    person's correction that changes anything else, letter case too, is another text."""
-    return a.split() == b.split()
+    person's correction that changes anything else, letter case too, is another text.
+
+    Compared in NFC, as content is stored (``services.memories.build_memory``): a macOS
+    client's NFD "ü" is the same letter, yet its unchanged text saved an identical version
+    and its correction sent twice was stored twice (stop 60's review)."""
+    return unicodedata.normalize("NFC", a).split() == unicodedata.normalize("NFC", b).split()
 
 
 def correction_saved_as(*, principal, memory: Memory, content: str) -> Memory | None:

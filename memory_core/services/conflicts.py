@@ -52,12 +52,15 @@ from memory_core.models import (
     Status,
     Subject,
 )
+from memory_core.models.choices import sensitivities_up_to
 from memory_core.policy_check import STATE_WORDS, InUse
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.conflicts import ASK_USER_FOLLOWED_SQL
+from memory_core.retrieval.policy import RetrievalPolicy
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.rls import request_tenant_set, tenant_atomic
 from memory_core.selectors.approvals import agents_reaching, in_use_now, keyless_rivals_asked
+from memory_core.selectors.policy import active_retrieval_policy
 from memory_core.services.revocations import memory_revocation_journal_on_commit
 
 logger = logging.getLogger(__name__)
@@ -684,13 +687,22 @@ def conflict_resolve(
             and use.holds(row)
             and row.valid_from <= now
         }
-        _refuse_narrower(item.tenant_id, winner, [rows[memory_id] for memory_id in sorted(losing)])
         losers = [
             row
             for memory_id, row in rows.items()
             if memory_id in losing
             or (memory_id in copies and copies[memory_id] in losing and use.holds(row))
         ]
+        # The copies it revokes measured too, candidates first: a copy's sensitivity may
+        # differ from its candidate's, and a public copy of a personal loser, read by an agent
+        # capped at public that was shown no conflict, was revoked, leaving that agent nothing
+        # on the matter (stop 60's review).
+        _refuse_narrower(
+            item.tenant_id,
+            winner,
+            sorted(losers, key=lambda row: str(row.pk) in copies),
+            copies=copies,
+        )
         for loser in losers:
             loser.status = Status.REVOKED
             loser.updated_at = now
@@ -751,42 +763,55 @@ def conflict_resolve(
     return item
 
 
-def _refuse_narrower(tenant_id, winner: Memory, losing: list[Memory]) -> None:
+def _refuse_narrower(
+    tenant_id, winner: Memory, losers: list[Memory], *, copies: dict[str, str]
+) -> None:
     """Refuse (Conflict ``winner_narrower``, nothing changed) a ``winner`` that fewer agents
-    may be given than a candidate of ``losing`` it would revoke: private to an agent while
-    that candidate is shared or another agent's, or of a type or sensitivity outside the
-    grant of an active agent that reads that candidate (``agents_reaching``).
+    may be given than a row of ``losers`` it would revoke, a candidate or a copy of one
+    (``copies`` names each copy's candidate): private to an agent while that row is shared
+    or another agent's, of a type or sensitivity outside the grant of an active agent that
+    reads that row, or kept out of every prompt by the tenant's policy (``agents_reaching``).
 
     A conflict holds every row any agent at its place saw (``_conflict_join``): an agent's
     private memory beside the shared one its retrieval found too, say. Chosen, the private
     row revoked the shared one, and every other agent, shown no conflict, was given nothing
-    on the key from then on (stop 60's audit of reviewers). One query, and one for each
+    on the key from then on (stop 60's audit of reviewers). Two queries, and one for each
     private memory's owner a refusal names.
     """
-    readers = agents_reaching(tenant_id, [winner, *losing])
+    policy = active_retrieval_policy(tenant_id)
+    readers = agents_reaching(tenant_id, [winner, *losers], policy=policy)
     reach = {grant.agent_id for grant in readers[winner.pk]}
-    for loser in losing:
+    for loser in losers:
         left = [grant for grant in readers[loser.pk] if grant.agent_id not in reach]
         private = winner.agent_id is not None and loser.agent_id != winner.agent_id
         if not (private or left):
             continue
+        copy_of = copies.get(str(loser.pk))
         if private:
             why = (
-                f"the chosen memory is private to agent {winner.agent.name}, and the candidate "
-                f"is {_owner_words(loser)}"
+                f"the chosen memory is private to agent {winner.agent.name}, and the "
+                f"{'copy' if copy_of else 'candidate'} is {_owner_words(loser)}"
             )
             if left:
                 names = ", ".join(grant.agent_name for grant in left)
                 why += f", so agents that read it ({names}) would be left without it"
         else:
+            # By reason: the policy's is every agent's, and said once.
+            unread: dict[str, list[str]] = {}
+            for grant in left:
+                words = _unread_words(grant, winner, policy)
+                unread.setdefault(words, []).append(grant.agent_name)
             why = "; ".join(
-                f"agent {grant.agent_name} reads it, but {_unread_words(grant, winner)}"
-                for grant in left
+                f"{_readers_words(names)}, but {words}" for words, names in unread.items()
             )
+        if copy_of:
+            # A copy is no candidate the page lists: named with the one it copies.
+            row = f"memory {str(loser.pk)[:8]}, a copy of candidate {copy_of[:8]} with its words,"
+        else:
+            row = f"candidate {str(loser.pk)[:8]},"
         raise Conflict(
-            "The chosen memory reaches fewer agents than candidate "
-            f"{str(loser.pk)[:8]}, which choosing it would revoke: {why}. Nothing was "
-            "resolved: choose another candidate, or keep both.",
+            f"The chosen memory reaches fewer agents than {row} which choosing it would "
+            f"revoke: {why}. Nothing was resolved: choose another candidate, or keep both.",
             code="winner_narrower",
         )
 
@@ -798,14 +823,31 @@ def _owner_words(memory: Memory) -> str:
     return f"private to agent {memory.agent.name}"
 
 
-def _unread_words(grant, memory: Memory) -> str:
-    """Say why ``grant`` (an AgentPrincipal) does not reach ``memory``, of its own or a
-    shared one: its type, or its sensitivity."""
+def _readers_words(names: list[str]) -> str:
+    """Say that the agents named ``names`` read a row."""
+    if len(names) == 1:
+        return f"agent {names[0]} reads it"
+    return f"agents {', '.join(names)} read it"
+
+
+def _unread_words(grant, memory: Memory, policy: RetrievalPolicy) -> str:
+    """Say why ``memory``, of its own or a shared one, is not given to ``grant`` (an
+    AgentPrincipal): its type, its sensitivity, or the tenant's ``policy``."""
     if memory.memory_type not in grant.read_types:
         return f"its grant does not read the chosen memory's type ({memory.memory_type})"
+    if memory.sensitivity not in sensitivities_up_to(grant.max_sensitivity):
+        return (
+            f"its grant reads memories up to {grant.max_sensitivity} only, and the chosen "
+            f"memory is {memory.sensitivity}"
+        )
+    if memory.confidence < policy.confidence_floor:
+        return (
+            f"the tenant's policy gives agents no memory below confidence "
+            f"{policy.confidence_floor:g}, and the chosen memory's is {memory.confidence:g}"
+        )
     return (
-        f"its grant reads memories up to {grant.max_sensitivity} only, and the chosen memory "
-        f"is {memory.sensitivity}"
+        f"the tenant's policy puts no memory above {policy['max_prompt_sensitivity']} into a "
+        f"prompt, and the chosen memory is {memory.sensitivity}"
     )
 
 

@@ -1035,13 +1035,15 @@ def _same_correction_waiting(
         stored = (memory.source_type, memory.authority, memory.consent, memory.confidence)
         if stored != given:
             continue
-        if isinstance(principal, SubjectPrincipal) and (
-            memory.content.split() != candidate.content.split()
+        if isinstance(principal, SubjectPrincipal) and not same_text(
+            memory.content, candidate.content
         ):
-            # A person's text is theirs to the letter, its spacing aside, as the portal
-            # reads it (``selectors.portal.same_text``): the hash folds case and NFKC, and a
-            # correction differing from the one waiting in letter case alone was dropped as
-            # it (stop 55's audit of the portal). An agent's keeps the hash (docs/api.md).
+            # A person's text is theirs to the letter, its spacing and Unicode form aside, as
+            # the portal reads it (``selectors.portal.same_text``): the hash folds case and
+            # NFKC, and a correction differing from the one waiting in letter case alone was
+            # dropped as it (stop 55's audit of the portal); compared unnormalized, the same
+            # NFD correction sent twice waited twice beside the NFC one stored (stop 60's
+            # review). An agent's keeps the hash (docs/api.md).
             continue
         if asked > SENSITIVITY_RANK[memory.sensitivity]:
             continue  # asked to be kept more sensitive than the one waiting: another request

@@ -2,6 +2,7 @@
 
 import json
 import re
+import unicodedata
 from datetime import timedelta
 
 import pytest
@@ -547,6 +548,45 @@ def test_a_stale_tab_correction_differing_in_case_was_not_the_same_correction(
     assert "Dr. Jones." in body  # the person's text is kept in the form
     saved.refresh_from_db()
     assert saved.content == "Alice's dentist is dr. jones."
+
+
+ZURICH_NFC = unicodedata.normalize("NFC", "Alice lives in Zürich.")
+ZURICH_NFD = unicodedata.normalize("NFD", ZURICH_NFC)
+
+
+@pytest.mark.parametrize(
+    ("stored", "sent"), [(ZURICH_NFC, ZURICH_NFD), (ZURICH_NFD, ZURICH_NFC)], ids=["nfc", "nfd"]
+)
+def test_an_unchanged_correction_in_another_unicode_form_saves_nothing(
+    alice_client, alice_subject, stored, sent
+):
+    """Stop 60's review found that ``same_text`` compared texts without normalizing them,
+    while ``build_memory`` stores content in NFC since stop 60: a person on a client that
+    sends NFD (macOS) who saved a correction without changing the text (or one correcting a
+    row stored in NFD before, in NFC) was given an identical version 2. The same letters in
+    another Unicode form are the same text: "Nothing changed"."""
+    assert stored != sent
+    memory = MemoryFactory(subject=alice_subject, content=stored, memory_key="home.city")
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[memory.pk]), {"content": sent, "reason": ""}
+    )
+    assert "Nothing changed: the text is the same as the version in use." in (
+        response.content.decode()
+    )
+    assert not Memory.objects.filter(supersedes=memory).exists()
+
+
+def test_a_correction_in_nfd_sent_twice_is_told_it_was_saved(alice_client, alice_memory):
+    """Stop 60's review found that a correction sent twice in NFD (a second click while the
+    first was saved) was told "your correction was not saved": ``correction_saved_as``
+    compared the successor, stored in NFC since stop 60, with the form's NFD text without
+    normalizing. It is told the same correction is already saved as version 2."""
+    url = reverse("portal:memory-correct", args=[alice_memory.pk])
+    data = {"content": ZURICH_NFD, "reason": ""}
+    alice_client.post(url, data)
+    assert Memory.objects.filter(supersedes=alice_memory).exists()
+    second = alice_client.post(url, data, follow=True)
+    assert b"this same correction is already saved as version 2" in second.content
 
 
 def test_correct_of_others_is_404(alice_client, bob_memory, stranger_memory):
@@ -1937,6 +1977,27 @@ def test_a_sensitive_correction_or_confirmation_sent_twice_waits_once(alice_clie
     assert b"your confirmation is already waiting for a reviewer" in again.content
     assert Memory.objects.filter(subject=alice_subject, status="pending_approval").count() == 2
     assert ReviewItem.objects.filter(subject=alice_subject, kind="sensitive_write").count() == 2
+
+
+def test_a_sensitive_correction_in_nfd_sent_twice_waits_once(alice_client, alice_subject):
+    """Stop 60's review found that ``_same_correction_waiting`` compared a person's text with
+    the pending write's without normalizing, while the pending write is stored in NFC since
+    stop 60: a sensitive correction sent twice from a client that sends NFD (macOS) no longer
+    matched the one waiting, and a second identical pending write and review item were
+    stored. The second is answered "already waiting"."""
+    memory = MemoryFactory(
+        subject=alice_subject, memory_key="health.diet", content="Alice eats no gluten.",
+        sensitivity="sensitive",
+    )  # fmt: skip
+    url = reverse("portal:memory-correct", args=[memory.pk])
+    data = {"content": unicodedata.normalize("NFD", "Alice eats no gluten in Zürich."),
+            "reason": ""}  # fmt: skip
+    first = alice_client.post(url, data, follow=True)
+    assert b"a reviewer will look at it first" in first.content
+    second = alice_client.post(url, data, follow=True)
+    assert b"this same correction is already waiting for a reviewer" in second.content
+    assert Memory.objects.filter(subject=alice_subject, status="pending_approval").count() == 1
+    assert ReviewItem.objects.filter(subject=alice_subject, kind="sensitive_write").count() == 1
 
 
 def test_a_sensitive_correction_sent_again_in_other_case_was_not_the_one_waiting(

@@ -51,11 +51,13 @@ def _conflict(tenant, subject, *candidates):
 def test_a_revoked_copys_event_names_no_memory_the_agent_may_not_see(tenant, reviewer):
     """A copy of agent A's private loser, shared, is revoked with it, its event naming the
     loser (``copy_of``). Agent B reads the copy, not A's loser, whose detail is a 404 to it:
-    B's answer named A's private memory, as ``copy_of`` was no key the answers resolve."""
+    B's answer named A's private memory, as ``copy_of`` was no key the answers resolve. The
+    winner is shared: one private to A is refused, as it reaches fewer agents than the copy
+    it would revoke (stop 60's review)."""
     subject = SubjectFactory(tenant=tenant, external_id="user-1")
     a, b = AgentFactory(tenant=tenant), AgentFactory(tenant=tenant)
     loser = _decision(subject, EU, agent=a)
-    winner = _decision(subject, US, agent=a)
+    winner = _decision(subject, US, agent=None)
     shared_copy = _decision(subject, EU, agent=None, confidence=0.6)
     item = _conflict(tenant, subject, loser, winner)
 

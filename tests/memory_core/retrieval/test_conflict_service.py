@@ -549,6 +549,118 @@ def test_a_winner_above_an_agents_sensitivity_cap_is_refused_over_a_candidate_it
     assert Memory.objects.get(pk=sensitive.pk).status == "revoked"
 
 
+def _conflict_item(tenant, subject, *candidates):
+    return ReviewItem.objects.create(tenant=tenant, subject=subject, kind="conflict",
+                                     memory_key="deploy.region", scope_kind="project",
+                                     scope_ref="lunest",
+                                     candidate_ids=[m.id for m in candidates])  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("policy_change", "winner_fields", "words"),
+    [
+        (
+            ("retrieval", "max_prompt_sensitivity", "personal"),
+            {"sensitivity": "sensitive"},
+            "puts no memory above personal into a prompt, and the chosen memory is sensitive",
+        ),
+        (
+            ("budget", "confidence_floor", 0.5),
+            {"confidence": 0.4},
+            "no memory below confidence 0.5, and the chosen memory's is 0.4",
+        ),
+    ],
+    ids=["above_the_prompt_cap", "below_the_confidence_floor"],
+)
+def test_a_winner_the_policy_gives_no_agent_is_refused_over_a_candidate_agents_are_given(
+    tenant, reviewer, policy_change, winner_fields, words
+):
+    """Stop 60's review found that ``_refuse_narrower`` measured whom a winner reaches by the
+    agents' grants alone, not by the tenant policy's rules that every store applies
+    (``retrieval.max_prompt_sensitivity``, ``budget.confidence_floor``): a shared winner above
+    the prompt cap, or below the confidence floor, is given to no agent, yet choosing it over
+    a shared candidate every agent was given revoked that candidate, and agents were given
+    nothing on the key. The policy is measured by retrieval's own rule
+    (``filters.policy_reason``): refused, ``winner_narrower``, naming the policy; nothing
+    revoked."""
+    import copy
+
+    from memory_core.policy_defaults import DEFAULT_POLICY
+    from memory_core.principals import AgentPrincipal
+    from memory_core.services.policy import policy_publish
+    from tests.factories import AgentFactory
+
+    section, name, value = policy_change
+    document = copy.deepcopy(DEFAULT_POLICY)
+    document.setdefault(section, {})[name] = value
+    policy_publish(tenant=tenant, document=document)
+    agent = AgentFactory(tenant=tenant, name="reader")
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    loser_draft, winner_draft = _rival_drafts(
+        subject, project="lunest", regions=("eu-west-1", "us-east-1")
+    )
+    loser, winner = memory_store_many(
+        drafts=[loser_draft, replace(winner_draft, **winner_fields)],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )
+    item = _conflict_item(tenant, subject, loser, winner)
+    given = {
+        c.id for c in retrieve(principal=AgentPrincipal.from_agent(agent), request=REQUEST).items
+    }
+    assert str(loser.id) in given and str(winner.id) not in given, given
+
+    with pytest.raises(Conflict) as refused:
+        conflict_resolve(principal=reviewer, item_id=item.id, outcome="choose_winner",
+                         winner_id=winner.id, reason="us-east-1")  # fmt: skip
+    assert refused.value.code == "winner_narrower"
+    message = refused.value.message
+    assert "agent reader reads it, but the tenant's policy" in message and words in message
+    assert Memory.objects.get(pk=loser.pk).status == "active"
+    assert ReviewItem.objects.get(pk=item.pk).state == "open"
+
+
+def test_a_copy_revoked_with_a_loser_is_measured_for_the_agents_it_reaches(tenant, reviewer):
+    """Stop 60's review found that choosing a winner revoked each copy of a losing candidate
+    (``_folded_copies``: the same words, type, scope and environment; its sensitivity may
+    differ) without measuring whom the copy reaches: ``_refuse_narrower`` measured the
+    candidates alone. A public copy of the personal loser, read by an agent capped at public
+    that reads neither candidate and was shown no conflict, was revoked, and that agent was
+    given nothing on the matter any more. Copies are measured as candidates are: refused,
+    ``winner_narrower``, naming the copy and its candidate; the copy left active."""
+    from memory_core.principals import AgentPrincipal
+    from tests.factories import AgentFactory
+
+    capped = AgentFactory(tenant=tenant, name="public-only", max_sensitivity="public")
+    subject = SubjectFactory(tenant=tenant, external_id="dana")
+    loser_draft, winner_draft = _rival_drafts(
+        subject, project="lunest", regions=("eu-west-1", "us-east-1")
+    )
+    loser, winner, copy_ = memory_store_many(
+        drafts=[
+            replace(loser_draft, sensitivity="personal"),
+            replace(winner_draft, sensitivity="personal"),
+            replace(loser_draft, sensitivity="public", memory_key=""),
+        ],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )
+    assert copy_.content_hash == loser.content_hash and copy_.sensitivity == "public"
+    item = _conflict_item(tenant, subject, loser, winner)
+    given = {
+        c.id for c in retrieve(principal=AgentPrincipal.from_agent(capped), request=REQUEST).items
+    }
+    assert str(copy_.id) in given, given
+
+    with pytest.raises(Conflict) as refused:
+        conflict_resolve(principal=reviewer, item_id=item.id, outcome="choose_winner",
+                         winner_id=winner.id, reason="us-east-1")  # fmt: skip
+    assert refused.value.code == "winner_narrower"
+    message = refused.value.message
+    assert f"memory {str(copy_.id)[:8]}, a copy of candidate {str(loser.id)[:8]}" in message
+    assert "agent public-only reads it" in message, message
+    assert Memory.objects.get(pk=copy_.pk).status == "active"
+    assert Memory.objects.get(pk=loser.pk).status == "active"
+
+
 def test_a_row_retired_since_leaves_the_open_item_when_a_new_one_joins(tenant):
     from memory_core.services.writes import memory_revoke
 

@@ -7,11 +7,12 @@ import pytest
 from memory_core.principals import AgentPrincipal, SystemPrincipal
 from memory_core.retrieval.dedup import deduplicate
 from memory_core.retrieval.pipeline import retrieve
+from memory_core.retrieval.rerank import rerank
 from memory_core.retrieval.types import RetrievalRequest
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.factories import SubjectFactory
 
-from .helpers import NOW, cand, policy
+from .helpers import NOW, cand, ctx, plan, policy
 
 E1 = (1.0, 0.0, 0.0)
 E1_NEAR = (0.99, 0.05, 0.0)
@@ -64,7 +65,7 @@ def test_an_inference_about_another_matter_is_not_folded_into_an_explicit_prefer
     asked "Which language should I answer the user in? Korean?", the package held only the
     concise-answers preference, with the reason "semantic match 0.80; keyword match" though
     its own cosine was 0.24 and it does not say "Korean". The threshold is now 0.7, and an
-    echo hands the keeper none of its relevance (its words are not the keeper's)."""
+    echo's match is not stated as the keeper's (its words are not the keeper's)."""
     me = SubjectFactory(tenant=tenant, external_id="dana")
     _, korean = memory_store_many(
         drafts=[
@@ -96,7 +97,10 @@ def test_an_inference_about_another_matter_is_not_folded_into_an_explicit_prefer
     assert str(korean.id) in [c.id for c in result.items]
 
 
-def test_an_echo_hands_its_keeper_none_of_its_relevance():
+def test_an_echo_lends_its_keeper_its_relevance_but_not_its_reason():
+    """The keeper scores by its echo's relevance, as a copy's, but its reason states its own
+    match: "semantic match 0.24", not the echo's 0.80 and keyword match (stop 60's audit of
+    retrieval; since stop 60's review the relevance is lent again, the reason still not)."""
     explicit = cand("explicit", embedding=E1, semantic=0.24)
     echo = cand(
         "echo", embedding=E1_ECHO, authority="model_inference", confidence=0.7, semantic=0.8,
@@ -105,7 +109,32 @@ def test_an_echo_hands_its_keeper_none_of_its_relevance():
     kept, merges = deduplicate([explicit, echo], policy=policy())
     assert [(m.kept, m.merged, m.rule) for m in merges] == [("explicit", "echo", "inferred_echo")]
     assert kept[0].merged_from == ["echo"]
-    assert (kept[0].semantic, kept[0].fused, kept[0].sources) == (0.24, 0.0, {"structured"})
+    assert (kept[0].semantic, kept[0].fused) == (0.8, 0.09) and "fulltext" in kept[0].sources
+    assert kept[0].own_match == (0.24, False)
+    [ranked], _ = rerank(kept, ctx=ctx(), plan=plan(), policy=policy(), now=NOW)
+    assert ranked.components["cosine"] == 0.24
+    assert "semantic match 0.24" in ranked.reason and "keyword match" not in ranked.reason
+
+
+def test_a_relevant_echo_folded_into_an_irrelevant_keeper_keeps_the_fact_in_the_package():
+    """Stop 60's review found that an inference that was the request's best match (cosine
+    0.85), folded as an echo into an explicit memory of cosine 0.3 that handed it none of its
+    relevance, left the package with it: stage 7 judged the explicit keeper by its own cosine,
+    below the margin under the best row, and rejected it ``below_relevance_floor``. Adding an
+    explicit memory made the answer vanish. The keeper passes the gate through its echo, and
+    its reason still states only its own match."""
+    explicit = cand("explicit", memory_type="episode", embedding=E1, semantic=0.3,
+                    sources={"vector"})  # fmt: skip
+    echo = cand("echo", memory_type="episode", embedding=E1_ECHO, semantic=0.85,
+                authority="model_inference", confidence=0.7, sources={"vector"})  # fmt: skip
+    other = cand("other", memory_type="episode", embedding=(0.0, 0.0, 1.0), semantic=0.7,
+                 sources={"vector"})  # fmt: skip
+    kept, merges = deduplicate([explicit, echo, other], policy=policy())
+    assert [(m.kept, m.merged, m.rule) for m in merges] == [("explicit", "echo", "inferred_echo")]
+    ranked, rejected = rerank(kept, ctx=ctx(), plan=plan(), policy=policy(), now=NOW)
+    [keeper] = [c for c in ranked if c.id == "explicit"]
+    assert keeper.merged_from == ["echo"], rejected
+    assert "semantic match 0.30" in keeper.reason, keeper.reason
 
 
 def test_two_keyed_rows_that_differ_are_a_conflict_not_a_duplicate():

@@ -129,3 +129,15 @@ def test_common_words_of_a_query_in_capitals_are_not_entities():
     unrelated = cand("blue", content="The user likes the color blue.", semantic=0.3)
     ranked, _ = rerank([unrelated], ctx=ctx(), plan=plan_, policy=policy(), now=NOW)
     assert ranked[0].components["task_fit"] != ENTITY_FIT, explain(ranked[0], ctx=ctx())
+
+
+@pytest.mark.parametrize("query", ["I use AWS", "Can I use AWS KMS"])
+def test_the_pronoun_i_does_not_make_an_acronym_shouted(query):
+    """Stop 60's review found that the pronoun "I" was counted as a word in capitals, so "I use
+    AWS" was mostly in capitals (two of three words), the query counted as shouted and AWS was
+    no entity, while "We use AWS" gave ("aws",). One-letter words neither count nor break a
+    run, and an acronym among lower-case words stays an entity whoever says it."""
+    from memory_core.retrieval.plan import extract_entities
+
+    assert "aws" in extract_entities(query), extract_entities(query)
+    assert extract_entities("please tell me WHAT DO I DO with the AWS") == ("aws",)
