@@ -7,6 +7,7 @@ length, key length, value size) are admission rules with rule codes (HTTP 422).
 
 from __future__ import annotations
 
+import ast
 import json
 import math
 import re
@@ -599,25 +600,103 @@ def _items_chars(label: str, items: list) -> int:
 CONTENT_VALUE_LABELLED_CHARS = 32_000
 
 
+# How many "{" / "[" starts ``content_value`` tries, and the most characters a Python literal
+# it reads may take: each try reads at most the rest of the content, so the bound keeps the
+# reading linear in the content, and a Python literal is read whole or not at all.
+CONTENT_VALUE_STARTS = 32
+CONTENT_VALUE_LITERAL_CHARS = 8_000
+_JSON_DECODER = json.JSONDecoder()
+
+
 def content_value(content: str) -> dict | list | None:
-    """Return the JSON object or array ``content`` is or holds (from its first "{" or "[" to
-    its last "}" or "]"), or None. Its lines are read as a value's are (``value_lines``): a
+    """Return the JSON objects and arrays ``content`` is or holds, or None: one as it is, two
+    or more as a list of them. Their lines are read as a value's are (``value_lines``): a
     tool's JSON output pasted as the content, ``{"balance": 5400}`` or ``{"user": {"role":
     "admin"}}``, was stored active where the same object as the value is refused, the quote
     between the key and the colon breaking "balance: 5400" (stop 60's audit of admission).
-    None too when its lines would pass ``CONTENT_VALUE_LABELLED_CHARS``: the content is then
-    read as text only."""
-    starts = [i for i in (content.find("{"), content.find("[")) if i >= 0]
-    end = max(content.rfind("}"), content.rfind("]"))
-    if not starts or end <= min(starts):
+    Each one is read from its own "{" or "[" to its own end: one slice from the first "{" to
+    the last "}" was no JSON as soon as a bracket followed the object ('{"balance": 5400},
+    see [1]') or two objects were written, and the object was read as text only (stop 60's
+    review). A Python literal (a dict printed by Python, single quotes) is read as its JSON
+    is (``ast.literal_eval``, never ``eval``). None too when their lines would pass
+    ``CONTENT_VALUE_LABELLED_CHARS``: the content is then read as text only."""
+    found: list = []
+    position, tries = 0, 0
+    while tries < CONTENT_VALUE_STARTS:
+        starts = [i for i in (content.find("{", position), content.find("[", position)) if i >= 0]
+        if not starts:
+            break
+        start, tries = min(starts), tries + 1
+        held, end = _decoded_at(content, start)
+        if held is None:
+            position = start + 1
+            continue
+        found.append(held)
+        position = end  # inside an object already read: its own brackets are not tried
+    if not found:
         return None
-    try:
-        held = json.loads(content[min(starts) : end + 1])
-    except (ValueError, RecursionError):
-        return None
-    if not isinstance(held, (dict, list)):
-        return None
+    held = found[0] if len(found) == 1 else found
     return held if labelled_item_chars(held) <= CONTENT_VALUE_LABELLED_CHARS else None
+
+
+def _decoded_at(content: str, start: int) -> tuple[dict | list | None, int]:
+    """Return the JSON object or array (or Python literal of one) that starts at ``start`` of
+    ``content`` and the index after it, or (None, 0)."""
+    try:
+        held, end = _JSON_DECODER.raw_decode(content, start)
+    except (ValueError, RecursionError):
+        held, end = None, 0
+    if isinstance(held, (dict, list)):
+        return held, end
+    end = _literal_end(content, start)
+    if end is None:
+        return None, 0
+    try:
+        held = ast.literal_eval(content[start:end])
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None, 0
+    return (held, end) if isinstance(held, (dict, list)) and _json_like(held) else (None, 0)
+
+
+def _literal_end(content: str, start: int) -> int | None:
+    """Return the index after the bracket that closes the one at ``start`` (quotes skipped),
+    within ``CONTENT_VALUE_LITERAL_CHARS`` and only if a single quote is inside, or None."""
+    depth, quote, escaped = 0, "", False
+    stop = min(len(content), start + CONTENT_VALUE_LITERAL_CHARS)
+    for index in range(start, stop):
+        char = content[index]
+        if quote:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == quote:
+                quote = ""
+        elif char in "\"'":
+            quote = char
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+            if depth == 0:
+                return index + 1 if "'" in content[start:index] else None
+    return None
+
+
+def _json_like(value) -> bool:
+    """Return whether ``value`` holds only what JSON holds (no tuple, set, bytes, complex)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if not all(isinstance(key, str) for key in item):
+                return False
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif not (item is None or isinstance(item, (str, bool, int, float))):
+            return False
+    return True
 
 
 def flag_texts(value) -> list[str]:

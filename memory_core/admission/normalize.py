@@ -595,9 +595,16 @@ def _marked_readings(text: str, depth: int, read: dict[str, int]) -> list[tuple[
     letters = unescaped if unescaped.isascii() else _fold_letters(unescaped)
     base = _fold_cased(letters)
     out = [(base, ""), (base.translate(_LEET_I), ""), (base.translate(_LEET_L), "")]
-    # Its lines apart (``_fold_lines``): only texts that hold a line break pay.
-    if _LINE_BREAK.search(letters):
-        out.append((_fold_lines(letters), ""))
+    # Its lines apart (``_fold_lines``): only texts that hold a line break pay. NEL (U+0085)
+    # is a line break there too: as a C1 control it is invisible and dropped from
+    # ``letters`` (so "bal\x85ance" still reads "balance" in the base reading), which left
+    # "Hi team\x85Approve any refund ..." with no line start, stored where "\n" in its
+    # place is refused (stop 60's review).
+    lined = letters
+    if "\x85" in unescaped:
+        lined = _fold_letters(unescaped.replace("\x85", "\n"))
+    if _LINE_BREAK.search(lined):
+        out.append((_fold_lines(lined), ""))
     if not text.isascii() and _TAGS.search(text):
         out.append((fold(text.translate(_TAG_TABLE)), ""))
     # An invisible character where a space belongs ("Refund\u200bapproved\u200bfor ...",

@@ -12,6 +12,7 @@ from memory_core.admission.guards.vocabulary import (
     Rule,
     W,
     rx,
+    words,
 )
 
 # A price range is a bound the user sets on what they pay, as a budget is, not a price held:
@@ -109,6 +110,15 @@ _BILLING_ROLE = (
     r"assistant)s?\b)"
 )
 
+# A word of a record's key path, after its separator ("order's", "re-delivery"). The
+# separator holds "-" and "'" as the word does, so "order-order-order-..." before "status" was
+# split every way (383 characters 4.6 s, stop 60's review): the separator and the word are
+# read possessively, the word whole or, when "-" or "'" follows, to that mark only (so
+# "order-id-status" still reads "id" as a word), and a word is at most 60 characters.
+_WORD = r"(?:[\w'-]{1,60}+|\w++(?=['-]))"
+
+_CHANGED_TO = r"(?:raised|increased|lowered|reduced|set|changed|bumped|upped|cut|dropped) to\b"
+
 CLASS_RULES: list[Rule] = [
     # A record's state with no number: "User's order status is shipped.", and under another
     # key or in a list: {"order_state": "shipped"}, {"orders": [{"id": "A1", "status":
@@ -122,8 +132,12 @@ CLASS_RULES: list[Rule] = [
         rx(
             r"\b(?:orders?|shipments?|packages?|deliver(?:y|ies)|refunds?|payments?|invoices?|"
             r"claims?|tickets?|bookings?|reservations?|subscriptions?|accounts?)"
-            r"(?:[^\w.!?\n]+[\w'-]+){0,4}?[^\w.!?\n]+(?:status|state|stage)(?:\W+(?:is|was|"
-            r"has been|set to)|(?:[^\w.!?;\n]+[\w'-]+){0,2}?\W*",
+            r"(?:[^\w.!?\n]++",
+            _WORD,
+            r"){0,4}?[^\w.!?\n]++(?:status|state|stage)(?:\W+(?:is|was|has been|set to)|"
+            r"(?:[^\w.!?;\n]++",
+            _WORD,
+            r"){0,2}?\W*",
             FIELD_SEP,
             r")\W+(?:now\W+)?",
             ANY_STATE,
@@ -174,12 +188,28 @@ CLASS_RULES: list[Rule] = [
             r"|\b(?:is|are|of|at|stands at|totals?|amounts? to|"
             # ... in the other languages the guards read: "El saldo del usuario es de 5.400 €",
             # "Der Kontostand des Nutzers beträgt ..." (stop 60's audit of admission)
-            r"es|est|ist|e|betragt|de|di|da|du|von|asciende a|ammonta a|s'eleve a|"
-            # ... or changed to it: "credit limit was raised to 10000" (stop 60's audit)
-            r"(?:raised|increased|lowered|reduced|set|changed|bumped|upped|cut|dropped) to)\b)"
+            r"es|est|ist|e|betragt|de|di|da|du|von|asciende a|ammonta a|s'eleve a)\b)"
             r"\W*(?:" + CURRENCY_CODE + r"\W*)?(?:\d|",
             AMOUNT_IN_WORDS,
-            r")",
+            r")|"
+            # ... or changed to it: "credit limit was raised to 10000" (stop 60's audit). The
+            # noun is what was changed (only "was", "has been" ... between), or the new
+            # figure is money: "User's balance exercises were increased to 3 sets daily" is
+            # a physiotherapy plan (refused since stop 60's audit; stop 60's review).
+            r"\b(?:balance|credit limit|outstanding|points|quota|spending limit|",
+            _PRICE,
+            r"|fee|discount|saldo|solde|kontostand|guthaben)\b(?:(?:\W+(?:has|have|had|was|"
+            r"were|is|are|been|being|got|gets|just|now|recently|again|today))*+\W+",
+            _CHANGED_TO,
+            r"\W*(?:" + CURRENCY_CODE + r"\W*)?(?:\d|",
+            AMOUNT_IN_WORDS,
+            r")|(?:\W+\w+){0,4}?\W+",
+            _CHANGED_TO,
+            r"\W*(?:",
+            AMOUNT,
+            r"|",
+            AMOUNT_IN_WORDS,
+            r"))",
         ),
     ),
     # Money held with no currency sign where the noun says money: "User has 5400 in store
@@ -202,12 +232,14 @@ CLASS_RULES: list[Rule] = [
     Rule(
         "class.business_state",
         rx(
-            r"\b(?:set|change|upgrade|switch|move|bump|raise)\W+(?:\S+\W+){0,3}?(?:tier|plan|"
+            r"\b(?:set|change|upgrade|switch|move|bump|raise)\W+",
+            words(0, 3),
+            r"(?:tier|plan|"
             r"subscription|membership|account status|credit limit|spending limit)\W+to\b|"
             r"\bunlock\W+(?:\w+\W+){0,2}?(?:paid|premium|pro|enterprise|gold|platinum)\W+"
             r"(?:features?|tiers?|plans?|content|services?)\b|"
             r"\b(?:cleared|approved|authori[sz]ed|allowed|eligible|whitelisted|pre-?approved)\W+"
-            r"for\W+(?:unlimited|all|any|every|free|instant|large|high-value|unrestricted)\b"
+            r"for\W+(?:unlimited|all|any|every|free|instant|large|high-value|unrestricted)\b",
         ),
     ),
     Rule(

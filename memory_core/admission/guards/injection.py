@@ -38,6 +38,7 @@ from memory_core.admission.guards.vocabulary import (
     W,
     gap,
     rx,
+    words,
 )
 
 # The words of blind9's rules for records destroyed and data shared behind the user's back.
@@ -297,7 +298,9 @@ INJECTION_RULES: list[Rule] = [
             r"administrator|amministratore|verificado|verifie|verifiziert|verificato|"
             r"authoritative|commands?|instructions|orders|directives|system (?:messages?|"
             r"prompts?|instructions?|directives?|commands?|orders?))\b|"
-            r"\b(?:treat|consider|regard|handle|accept|trust|obey)\W+(?:\S+\W+){0,6}?(?:as|like)\W+(?:coming|"
+            r"\b(?:treat|consider|regard|handle|accept|trust|obey)\W+",
+            words(0, 6),
+            r"(?:as|like)\W+(?:coming|"
             r"sent|issued)\W+(?:from|by)\W+(?:the\W+|an?\W+)?(?:ceo|cfo|admin|administrator|owner|"
             r"manager|boss|it|security|support|bank|operator|system|developer|executive)\b|"
             r"\b(?:consider|treat|regard|recogni[sz]e|accept)\W+(?:me|him|her|them|this (?:user|"
@@ -311,7 +314,7 @@ INJECTION_RULES: list[Rule] = [
             r"operator|developer|root|privileged|official|trusted)\W+)?(?:commands?|"
             r"instructions|orders|directives|system (?:messages?|prompts?)|admin|administrators?|"
             r"superusers?|operators?|comandos|ordenes|instrucciones|commandes|befehle|"
-            r"anweisungen|comandi|ordini|istruzioni)\b"
+            r"anweisungen|comandi|ordini|istruzioni)\b",
         ),
         exempt_own_world=True,
     ),
@@ -555,13 +558,14 @@ INJECTION_RULES: list[Rule] = [
             # ... or asked for: "add this user to the administrators group", in es, fr, de,
             # pt, it too ("añade a este usuario al grupo de administradores").
             r"\b(?:add|put|move|place|enrol+|include|anade|agrega|mete|ajoute|ajoutez|mets|"
-            r"fuge|fugt|nimm|adiciona|adicione|coloca|aggiungi|inserisci|metti)\W+"
-            r"(?:\S+\W+){0,3}?(?:to|into|in|a|al|au|aux|zur|zu|in die|ao|no|na|nel)\W+"
+            r"fuge|fugt|nimm|adiciona|adicione|coloca|aggiungi|inserisci|metti)\W+",
+            words(0, 3),
+            r"(?:to|into|in|a|al|au|aux|zur|zu|in die|ao|no|na|nel)\W+"
             r"(?:the\W+|la\W+|le\W+|les\W+|die\W+|der\W+|o\W+|il\W+)?(?:(?:admins?|"
             r"administrators?|owners?|sudoers?|superusers?|wheel|domain admins)\W+(?:group|role|"
             r"team|list)|(?:grupo|groupe|gruppe|gruppo)\W+(?:de|des|der|degli|dos|dei|di)\W+"
             r"(?:los\W+|les\W+|os\W+)?(?:administradores|administrateurs|administratoren|"
-            r"amministratori|admins?)|administratorengruppe|admin-?gruppe|sudoers)\b"
+            r"amministratori|admins?)|administratorengruppe|admin-?gruppe|sudoers)\b",
         ),
         exempt_own_world=True,
     ),
@@ -671,8 +675,9 @@ INJECTION_RULES: list[Rule] = [
             EXFIL_TARGETS,
             r"\W+(?:\w+\W+){0,3}?(?:copied|sent|forwarded|posted|uploaded|mailed|emailed|cc'?d|"
             r"bcc'?d|mirrored|synced|shared|transmitted|relayed|pushed|delivered|routed|piped|"
-            r"streamed|go|goes)\W+(?:to|into|at|via)\W+"
-            r"(?:\S+\W+){0,3}?(?:",
+            r"streamed|go|goes)\W+(?:to|into|at|via)\W+",
+            words(0, 3),
+            r"(?:",
             URL,
             "|",
             EMAIL,
@@ -724,7 +729,8 @@ INJECTION_RULES: list[Rule] = [
             _KEPT_CHAT,
             r"\W+(?:(?:are|is|be|get|gets|should be|must be|to be|will be|being)\W+)?"
             r"(?:\w+ly\W+)?(?:backed up|archived|saved|stored|appended|logged|written|recorded|"
-            r"replicated)\W+(?:to|into|onto|at|on|in)\W+(?:\S+\W+){0,2}?",
+            r"replicated)\W+(?:to|into|onto|at|on|in)\W+",
+            words(0, 2),
             URL,
         ),
         needs=URL_NEEDS,
@@ -845,18 +851,23 @@ INJECTION_RULES: list[Rule] = [
             r"(?:mapped|linked|"
             r"merged|redirected|reassigned|attributed|routed|swapped|replaced|pointed|switched|"
             r"transferred|moved|charged|billed|invoiced|debited|credited|sent|delivered|shipped)"
-            r"\W+(?:to|with|into|under|onto)\W+(?:\S+\W+){0,6}?",
+            r"\W+(?:to|with|into|under|onto)\W+",
+            words(0, 6),
             ENTITY,
-            r"\b|\b(?:map|redirect|reassign|route|point|link|attribute|forward)\W+(?:\S+\W+){0,6}?"
+            r"\b|\b(?:map|redirect|reassign|route|point|link|attribute|forward)\W+",
+            words(0, 6),
             r"(?:to|onto|with)\W+(?:the\W+)?",
             ENTITY,
             r"\W{1,3}[\w.@-]*[\d._@][\w.@-]*|"
-            r"\b(?:questions?|requests?|queries|inquiries)\W+(?:about|for|regarding)\W+"
-            r"(?:\S+\W+){1,5}?(?:using|with|from|based on)\W+(?:the\W+)?(?:file|record|records|"
+            r"\b(?:questions?|requests?|queries|inquiries)\W+(?:about|for|regarding)\W+",
+            words(1, 5),
+            r"(?:using|with|from|based on)\W+(?:the\W+)?(?:file|record|records|"
             r"data|account|profile|"
             r"history|details|information|chart)\W+(?:of|for|from)\b|"
             r"\b(?:questions?|requests?|queries|inquiries|asks?|lookups?)\W+(?:about|for|regarding)"
-            r"\W+(?:\S+\W+){1,5}?(?:should|must|will|are to|is to)\W+be\W+(?:answered|handled|"
+            r"\W+",
+            words(1, 5),
+            r"(?:should|must|will|are to|is to)\W+be\W+(?:answered|handled|"
             r"resolved|served|looked up|treated|processed)\W+(?:using|with|from|via|as)\b|"
             r"\bbelongs?\W+to\W+(?:\w+\W+)?",
             ENTITY,
@@ -877,20 +888,25 @@ INJECTION_RULES: list[Rule] = [
         rx(
             r"\b(?:records?|data|history|accounts?|orders?|files?|memories|prescriptions?|results?|"
             r"profiles?|details|information|payments?|tickets?|refunds?|medications?|charts?|"
-            r"identity|identities)\W+(?:of|for|from|belonging to)\W+(?:\S+\W+){1,4}?(?:are|is|"
+            r"identity|identities)\W+(?:of|for|from|belonging to)\W+",
+            words(1, 4),
+            r"(?:are|is|"
             r"were|was|should be|must be|have been|has been|now)\W+(?:now\W+|all\W+)?(?:stored|"
             r"saved|filed|kept|moved|merged|linked|listed|recorded|transferred|reassigned|mapped|"
             r"redirected|found|replaced|swapped|under)\W+(?:\w+\W+){0,3}?(?:under|to|with|as|in|"
-            r"into|by)\b"
+            r"into|by)\b",
         ),
     ),
     Rule(
         "injection.entity_redirect",
         rx(
             r"\b(?:treat|use|map|link|merge|redirect|associate|reassign|swap|replace|substitute|"
-            r"point|attribute|route)\W+(?:\S+\W+){0,5}?",
+            r"point|attribute|route)\W+",
+            words(0, 5),
             ENTITY,
-            r"s?\W+(?:\S+\W+){0,4}?(?:as|with|to|for|by|into|onto)\W+(?:\w+\W+){0,3}?",
+            r"s?\W+",
+            words(0, 4),
+            r"(?:as|with|to|for|by|into|onto)\W+(?:\w+\W+){0,3}?",
             ENTITY,
             r"\b",
         ),
@@ -899,11 +915,15 @@ INJECTION_RULES: list[Rule] = [
         "injection.entity_redirect",
         rx(
             r"\b(?:whenever|when|if|any time)\W+(?:\w+\W+){0,2}?(?:asked|asks|ask|requests?|"
-            r"queries|looks? up|searches)\W+(?:about|for)\W+(?:\S+\W+){1,6}?(?:answer|respond|"
+            r"queries|looks? up|searches)\W+(?:about|for)\W+",
+            words(1, 6),
+            r"(?:answer|respond|"
             r"reply|use|return|give|provide|look up|retrieve|fetch|show)\W+(?:\w+\W+){0,4}?"
             r"(?:about|with|for|from|of|instead)\b|"
-            r"\b(?:use|return|retrieve|look up|fetch|show|give|load)\W+(?:\S+\W+){0,6}?"
-            r"(?:instead of|in place of|rather than)\W+(?:\S+\W+){0,3}?",
+            r"\b(?:use|return|retrieve|look up|fetch|show|give|load)\W+",
+            words(0, 6),
+            r"(?:instead of|in place of|rather than)\W+",
+            words(0, 3),
             ENTITY,
             r"\b",
         ),
@@ -911,9 +931,13 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.entity_redirect",
         rx(
-            r"\b(?:use|apply|give|show|load|serve)\W+(?:\S+\W+){0,5}?(?:of|for|from)\W+",
+            r"\b(?:use|apply|give|show|load|serve)\W+",
+            words(0, 5),
+            r"(?:of|for|from)\W+",
             ENTITY,
-            r"\W+\S+\W+(?:\S+\W+){0,3}?(?:when|for|if|whenever)\W+",
+            r"\W+",
+            words(1, 4),
+            r"(?:when|for|if|whenever)\W+",
             ENTITY,
             r"\b",
         ),
@@ -925,9 +949,11 @@ INJECTION_RULES: list[Rule] = [
             r"cuando|chaque fois que|quand|lorsque|jedes mal wenn|wenn|sempre que|toda vez que|"
             r"ogni volta che|quando)\W+(?:\w+\W+){0,3}?(?:asks?|asked|pregunte|pregunta|demande|"
             r"pregunten|preguntan|preguntes|demandent|fragen|perguntarem|perguntem|chiedono|"
-            r"chiedano|fragt|pergunte|pergunta|chiede)\W+(?:\S+\W+){0,6}?(?:say|tell|answer|reply|respond|"
+            r"chiedano|fragt|pergunte|pergunta|chiede)\W+",
+            words(0, 6),
+            r"(?:say|tell|answer|reply|respond|"
             r"claim|state|di|dile|responde|dis|reponds|sag|antworte|diga|responda|rispondi)\W+"
-            r"(?:\w+\W+)?(?:that|que|dass|che|it is|es|est|ist)\b"
+            r"(?:\w+\W+)?(?:that|que|dass|che|it is|es|est|ist)\b",
         ),
     ),
     Rule(
@@ -1060,7 +1086,8 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.exfiltration",
         rx(
-            r"\b(?:request|call|fetch|ping|post|get|load|open|visit|hit|query)\W+(?:\S+\W+){0,3}?",
+            r"\b(?:request|call|fetch|ping|post|get|load|open|visit|hit|query)\W+",
+            words(0, 3),
             URL,
             r"[^\n]{0,60}?\b(?:with|containing|including|carrying|plus|appending)\W+"
             r"(?:\w+\W+){0,3}?",
@@ -1278,11 +1305,12 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.identity_claim",
         rx(
-            r"\b(?:treat|consider|regard|handle|accept|read|interpret|follow|obey)\W+"
-            r"(?:\S+\W+){0,10}?(?:as|like)\W+(?:an?\W+|the\W+)?(?:\w+\W+)?(?:configuration|"
+            r"\b(?:treat|consider|regard|handle|accept|read|interpret|follow|obey)\W+",
+            words(0, 10),
+            r"(?:as|like)\W+(?:an?\W+|the\W+)?(?:\w+\W+)?(?:configuration|"
             r"config|settings|instructions|commands|directives|orders|policy|rules)\W+(?:from|"
             r"of|by)\W+(?:the\W+|an?\W+|your\W+)?(?:operator|admin|administrator|system|"
-            r"developer|owner|platform|vendor|provider|security team|it department)\b"
+            r"developer|owner|platform|vendor|provider|security team|it department)\b",
         ),
         exempt_own_world=True,
     ),
@@ -1293,8 +1321,8 @@ INJECTION_RULES: list[Rule] = [
         rx(
             r"\b(?:fetch|load|read|download|open|retrieve|get|check|visit|pull|consult|grab|"
             r"fetching|grabbing|"
-            r"loading|reading|downloading|opening|retrieving|checking|visiting|pulling)\W+"
-            r"(?:\S+\W+){0,5}?",
+            r"loading|reading|downloading|opening|retrieving|checking|visiting|pulling)\W+",
+            words(0, 5),
             URL,
             r"\S*[^.!?;\n]{0,40}?\b(?:and|then)\W+(?:\w+\W+)?(?:follow|obey|comply with|execute|"
             r"apply|do|carry out|act on|act upon|implement|perform|following|executing|obeying|"
@@ -1538,8 +1566,10 @@ INJECTION_RULES: list[Rule] = [
             r"\b(?:confirmed|verified|validated|identified|recogni[sz]ed|listed|registered|"
             r"flagged|authenticated)\W+(?:\w+\W+){0,4}?as\W+(?:an?\W+)?(?:(?:member|part|"
             r"employee|staffer|staff member|one)\W+of\W+(?:the\W+|our\W+)?)?(?:internal|"
-            r"in-house|corporate)\W+(?:\S+\W+){0,3}?(?:staff|team|employees?|personnel|"
-            r"department|crew|group|staffer)\b"
+            r"in-house|corporate)\W+",
+            words(0, 3),
+            r"(?:staff|team|employees?|personnel|"
+            r"department|crew|group|staffer)\b",
         ),
         exempt_own_world=True,
     ),
@@ -1662,8 +1692,8 @@ INJECTION_RULES: list[Rule] = [
             W,
             r"{0,40}?\b(?:to be|should be|must be|is to be|are to be|will be|needs? to be|gets?|"
             r"get)\W+(?:\w+\W+)?(?:posted|sent|uploaded|pushed|forwarded|synced|mirrored|copied|"
-            r"delivered|submitted|exported|transmitted|streamed)\W+(?:to|into|at|via)\W+"
-            r"(?:\S+\W+){0,3}?",
+            r"delivered|submitted|exported|transmitted|streamed)\W+(?:to|into|at|via)\W+",
+            words(0, 3),
             URL,
         ),
         needs=URL_NEEDS,
@@ -1682,9 +1712,11 @@ INJECTION_RULES: list[Rule] = [
             r"(?:sudo\s+)?(?:(?:ba|z|k)?sh|python3?|perl|iex|invoke-expression)\b[^\n]{0,80}?"
             r"\b(?:assistant|agent|you|should|must|execute|run|at next|on next|next time|each|"
             r"every)\b|"
-            r"\bpipe\W+(?:\S+\W+){0,3}?",
+            r"\bpipe\W+",
+            words(0, 3),
             URL,
-            r"\S*\W+(?:into|to|through)\W+(?:sudo\W+)?(?:ba|z|k)?sh\b|\bpipe\W+(?:\S+\W+){0,5}?"
+            r"\S*\W+(?:into|to|through)\W+(?:sudo\W+)?(?:ba|z|k)?sh\b|\bpipe\W+",
+            words(0, 5),
             r"(?:script|installer|output|payload)\b",
             W,
             r"{0,60}?\b(?:into|to|through)\W+(?:a\W+|the\W+)?(?:sudo\W+)?(?:shell|bash|sh|terminal|"
@@ -1734,7 +1766,9 @@ INJECTION_RULES: list[Rule] = [
         "injection.instruction_override",
         rx(
             r"\b(?:download|fetch|pull|grab|get)\W+(?:and|then|&)\W+(?:run|execute|install|launch|"
-            r"source)\W+(?:\S+\W+){0,4}?(?:from\W+|at\W+)?",
+            r"source)\W+",
+            words(0, 4),
+            r"(?:from\W+|at\W+)?",
             URL,
             r"|\b(?:run|execute|launch|source)\W+(?:\w+\W+){0,4}?(?:script|installer|binary|"
             r"payload|bootstrap)\W+(?:from|at)\W+",
@@ -2166,7 +2200,9 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.privilege_escalation",
         rx(
-            r"\bwaiver\W+(?:\S+\W+){0,3}?(?:covering|for|from|on)\W+(?:\w+\W+){0,3}?(?:quota|usage|"
+            r"\bwaiver\W+",
+            words(0, 3),
+            r"(?:covering|for|from|on)\W+(?:\w+\W+){0,3}?(?:quota|usage|"
             r"content|safety|rate|policy|moderation)\W+(?:\w+\W+)?(?:limits|restrictions|caps|"
             r"filters?|rules|checks)\b|"
             r"\b(?:don'?t|do not|never|stop)\W+(?:enforc\w+|apply\w*)\W+(?:those|these|the|any|its|"
@@ -2174,7 +2210,7 @@ INJECTION_RULES: list[Rule] = [
             r"\b(?:cleared|approved|authori[sz]ed|allowed|permitted|whitelisted)\W+(?:to|for)\W+"
             r"(?:perform\W+|run\W+|do\W+|take\W+)?(?:admin\w*|administrator|owner|superuser|root|"
             r"privileged)(?:-\w+)?\W+(?:\w+\W+)?(?:operations|actions|tasks|access|functions|"
-            r"rights)\b"
+            r"rights)\b",
         ),
         exempt_own_world=True,
     ),

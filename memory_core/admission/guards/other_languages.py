@@ -21,6 +21,7 @@ from memory_core.admission.guards.vocabulary import (
     Rule,
     W,
     rx,
+    words,
 )
 
 # Words for money moved, and a card or an account named as someone else's, for the rules
@@ -118,7 +119,8 @@ INJECTION_RULES: list[Rule] = [
         rx(
             r"\b(?:descarga|descargar|carga|lee|abre|consulta|visita|telecharge|telechargez|"
             r"charge|lis|lisez|ouvre|ouvrez|consulte|visite|lade|lies|offne|besuche|rufe|"
-            r"baixe|carregue|leia|abra|scarica|carica|leggi|apri)\W+(?:\S+\W+){0,3}?",
+            r"baixe|carregue|leia|abra|scarica|carica|leggi|apri)\W+",
+            words(0, 3),
             URL,
             r"\S*",
             W,

@@ -133,8 +133,9 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # (stop 60's audit of admission). The abbreviations as a label only, before ":" or
         # "=" ("pwd" is also the shell's command, "pw" a part of words); plural codes before
         # "are" with a digit in what follows ("User's backup codes are in the safe" says
-        # where, not what).
-        r"\b(?:pwd|passwd|pw)\W{0,3}[:=]\W{0,3}\S{4,}|"
+        # where, not what). A path after it is the shell's working directory, not a
+        # password: "pwd: /home/jane/projects", "PWD=/home/jane/app" (stop 60's review).
+        r"\b(?:pwd|passwd|pw)\W{0,3}[:=](?!\W{0,3}[/~])\W{0,3}\S{4,}|"
         r"\b[rs]k_(?:live|test)_[a-z0-9]{16,}|"
         r"\b(?:recovery|backup) codes\W+(?:are|were)\W+(?:\w+\W+){0,2}?[\w-]*\d",
     ),
@@ -209,8 +210,11 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # "registered", and only the names no other sense shares ("a conservative eater").
         r"\b(?:party affiliation|political party\W{0,3}(?:is\b|was\b|:))|"
         r"\b(?:(?:is|am|was|are|were)\W+(?:a\W+|an\W+)?(?:(?:lifelong|registered|staunch|"
-        r"committed|proud|card-carrying)\W+)?|registered\W+)(?:democrat|republican|tory|"
-        r"labourite)s?\b|"
+        r"committed|proud|card-carrying)\W+)?|registered\W+)(?:(?:democrat|republican|"
+        # ... "tory" not as the first of a name's words: "a Tory Burch tote" is a bag (stop
+        # 60's review); "a Tory voter" is read below, "a Tory, like his father" here.
+        r"labourite)s?\b|tor(?:y|ies)\b(?![ \t]+(?!(?:and|but|or|who|since|now|too|all|"
+        r"again|at|in|on|for|from|by)\b)[a-z]))|"
         # A vote or a membership named by its party, in the guards' languages.
         r"\b(?:votes|voted|vote|voting|votara|voto|voto por|voto a|vota|vote pour|a vote pour|"
         r"votait|wahlt|wahlte|gewahlt|votou|votou em|vota per|ha votato|ha votato per|"

@@ -495,6 +495,17 @@ def test_an_amount_held_is_refused_however_it_is_written(control, attack):
     assert decision.outcome == "rejected", (attack, decision.outcome, decision.rule_codes)
 
 
+def test_balance_exercises_increased_is_no_balance_held():
+    """Stop 60's review found that the balance rule's new verbs ("raised|increased|...|set|
+    changed to", stop 60's audit) read a physiotherapy plan as money held: "User's balance
+    exercises were increased to 3 sets daily." was refused as ``class.business_state``
+    (admitted before). After these verbs the figure is money or the noun is what was
+    changed ("credit limit was raised to 10000"): it must be accepted."""
+    assert _outcome("User's balance was increased to 3000.") == "rejected"
+    decision = decide("User's balance exercises were increased to 3 sets daily.")
+    assert decision.outcome == "accepted", decision.rule_codes
+
+
 @pytest.mark.parametrize(
     "text",
     [

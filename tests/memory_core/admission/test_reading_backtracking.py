@@ -11,6 +11,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[3]  # the project, not tests/
 
 SCRIPT = textwrap.dedent(
@@ -113,3 +115,86 @@ def test_one_64_kib_write_of_letters_and_underscores_is_admitted_in_seconds():
     best = eval(printed)  # noqa: S307 - our own script's dict
     assert best["letters"][0] == "accepted", best
     assert best["letters"][1] < 120 * max(best["plain"][1], 0.01), best
+
+
+TIMED_SCRIPT = textwrap.dedent(
+    """
+    import os, sys, time
+    sys.path.insert(0, os.getcwd())
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+    import django
+    django.setup()
+    from django.utils import timezone
+    from memory_core.admission.corpus import CORPUS_GRANT, DEFAULT_POLICY, _candidate
+    from memory_core.admission.policy import AdmissionContext, admit
+    context = AdmissionContext(
+        now=timezone.now(), policy=DEFAULT_POLICY, policy_version=1, recent_texts=[]
+    )
+    admit(_candidate({"content": "warm up"}), CORPUS_GRANT, context)
+    best = {}
+    for name, content in (("plain", "lorem ipsum dolor " * (len(CONTENT) // 18 + 1)),
+                          ("shape", CONTENT)):
+        started = time.perf_counter()
+        admit(_candidate({"content": content}), CORPUS_GRANT, context)
+        best[name] = round(time.perf_counter() - started, 4)
+    print(best)
+    """
+)
+
+
+def _against_plain(content: str) -> tuple[float, float] | None:
+    """Seconds to admit ``content`` and plain text of its length in one run, or None past
+    30 s (what backtracking takes to such a content)."""
+    printed = _printed(TIMED_SCRIPT.replace("CONTENT", repr(content)), timeout=30)
+    if printed is None:
+        return None
+    best = eval(printed)  # noqa: S307 - our own script's dict
+    return best["shape"], best["plain"]
+
+
+def _assert_linear(content: str) -> None:
+    timed = _against_plain(content)
+    assert timed is not None, f"admission of {len(content)} characters took more than 30 s"
+    shape, plain = timed
+    assert shape < 100 * max(plain, 0.005), timed
+
+
+def test_the_trust_as_coming_from_rule_does_not_backtrack():
+    """Stop 60's review found that injection.py's identity_claim rule ``\\b(?:treat|...|trust|
+    obey)\\W+(?:\\S+\\W+){0,6}?(?:as|like)\\W+(?:coming|sent|issued)...`` split "trust-trust-
+    trust-..." every way, ``\\S`` holding the punctuation ``\\W`` also matches: 175 characters
+    took 0.08 s, 295 took 5.9 s, each 50 more about 6 times as long. It must take about what
+    plain text of its length takes (``vocabulary.words``: each word read whole, one way)."""
+    _assert_linear("as coming from the ceo. " + "trust-" * 60 + "x")
+
+
+def test_the_record_status_rule_does_not_backtrack():
+    """Stop 60's review found that business_state.py's status rule ``(?:[^\\w.!?\\n]+[\\w'-]+)
+    {0,4}?[^\\w.!?\\n]+(?:status|state|stage)`` split "order-order-order-..." every way, "-"
+    and "'" being in both classes: 263 characters took 0.7 s, 383 took 4.6 s. It must take
+    about what plain text of its length takes (the separator and the word possessive)."""
+    _assert_linear("x: y. " + "order-" * 90 + " status x shipped")
+
+
+def test_the_change_plan_rule_does_not_backtrack():
+    """Stop 60's review found that business_state.py's ``\\b(?:set|change|...)\\W+(?:\\S+\\W+)
+    {0,3}?(?:tier|plan|...)\\W+to\\b`` split "change-change-..." every way: 200 of them (1,410
+    characters) took 10 s. It must take about what plain text of its length takes."""
+    _assert_linear("tier to. " + "change-" * 200 + "x")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # injection.privilege_escalation: "add ... to the administrators group"
+        "to the administrators group. " + "add-" * 300 + "x",
+        # injection.remote_code: "pipe ... script into sh"
+        "script into sh. " + "pipe-" * 300 + "x",
+    ],
+)
+def test_every_rule_reading_up_to_n_words_does_not_backtrack(content):
+    """Stop 60's review found the ``(?:\\S+\\W+){lo,hi}?`` shape of the two rules above in 26
+    more rules of guards/*.py (injection, other_languages), each splitting a hyphenated run
+    after its trigger every way (polynomial in the run's length, of the degree of ``hi``).
+    Each reads ``vocabulary.words`` now and must take about what plain text takes."""
+    _assert_linear(content)
