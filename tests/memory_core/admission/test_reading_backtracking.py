@@ -15,7 +15,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[3]  # the project, not tests/
 
-SCRIPT = textwrap.dedent(
+# What every script below starts with: the project's Django, admission and the corpus's grant.
+SETUP = textwrap.dedent(
     """
     import os, sys, time
     sys.path.insert(0, os.getcwd())
@@ -25,6 +26,11 @@ SCRIPT = textwrap.dedent(
     from django.utils import timezone
     from memory_core.admission.corpus import CORPUS_GRANT, DEFAULT_POLICY, _candidate
     from memory_core.admission.policy import AdmissionContext, admit
+    """
+)
+
+SCRIPT = SETUP + textwrap.dedent(
+    """
     context = AdmissionContext(
         now=timezone.now(), policy=DEFAULT_POLICY, policy_version=1, recent_texts=[]
     )
@@ -60,16 +66,9 @@ def test_a_content_with_sixty_underscores_before_a_word_is_admitted_in_seconds()
     assert printed.split()[0] == "accepted", printed
 
 
-LETTERS_SCRIPT = textwrap.dedent(
+LETTERS_SCRIPT = SETUP + textwrap.dedent(
     """
-    import copy, os, random, string, sys, time
-    sys.path.insert(0, os.getcwd())
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
-    import django
-    django.setup()
-    from django.utils import timezone
-    from memory_core.admission.corpus import CORPUS_GRANT, DEFAULT_POLICY, _candidate
-    from memory_core.admission.policy import AdmissionContext, admit
+    import copy, random, string
     policy = copy.deepcopy(DEFAULT_POLICY)
     policy["admission"]["max_value_bytes"] = 65536  # the hard maximum (HARD_MAX_VALUE_BYTES)
     context = AdmissionContext(now=timezone.now(), policy=policy, policy_version=1,
@@ -117,16 +116,8 @@ def test_one_64_kib_write_of_letters_and_underscores_is_admitted_in_seconds():
     assert best["letters"][1] < 120 * max(best["plain"][1], 0.01), best
 
 
-TIMED_SCRIPT = textwrap.dedent(
+TIMED_SCRIPT = SETUP + textwrap.dedent(
     """
-    import os, sys, time
-    sys.path.insert(0, os.getcwd())
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
-    import django
-    django.setup()
-    from django.utils import timezone
-    from memory_core.admission.corpus import CORPUS_GRANT, DEFAULT_POLICY, _candidate
-    from memory_core.admission.policy import AdmissionContext, admit
     context = AdmissionContext(
         now=timezone.now(), policy=DEFAULT_POLICY, policy_version=1, recent_texts=[]
     )
