@@ -80,7 +80,9 @@ def main() -> int:
     if opts.json_out:
         Path(opts.json_out).write_text(json.dumps(report, indent=2) + "\n")
     if opts.answers_out:
-        lines = (json.dumps([text, answer]) + "\n" for text, answer in zip(inputs, answers))
+        lines = (
+            json.dumps([text, answer]) + "\n" for text, answer in zip(inputs, answers, strict=True)
+        )
         Path(opts.answers_out).write_text("".join(lines))
     return 0
 
