@@ -199,8 +199,12 @@ def summarize_recall(rows: list[dict]) -> dict:
 
 
 def bench_context(query: BenchQuery):
-    """The RetrievalContext the pipeline builds for the bench agent and ``query``'s subject."""
+    """The RetrievalContext the pipeline builds for the bench agent and ``query``'s subject,
+    under the default policy its tenants have (no policy version): the stores' confidence
+    floor and prompt cap with it, as in every request since stop 60."""
+    from memory_core.retrieval.pipeline import policy_limits
     from memory_core.retrieval.plan import ALL_TYPES
+    from memory_core.retrieval.policy import RetrievalPolicy
     from memory_core.retrieval.types import RetrievalContext
 
     return RetrievalContext(
@@ -209,6 +213,7 @@ def bench_context(query: BenchQuery):
         subject_id=query.subject_id,
         user_id=query.user_id,
         read_types=tuple(ALL_TYPES),
+        **policy_limits(RetrievalPolicy.from_document(None)),
     )
 
 

@@ -173,14 +173,6 @@ def build_context(
     ``retention_cutoffs``, the tenant's retention rules at the request's moment (what they
     no longer allow is not read); ``policy``, whose confidence floor and prompt sensitivity
     cap every store applies (none: neither limits)."""
-    limits = (
-        {}
-        if policy is None
-        else {
-            "confidence_floor": policy.confidence_floor,
-            "max_prompt_sensitivity": policy["max_prompt_sensitivity"],
-        }
-    )
     return RetrievalContext(
         tenant_id=principal.tenant_id,
         agent_id=getattr(principal, "agent_id", None),
@@ -196,8 +188,17 @@ def build_context(
         max_sensitivity=getattr(principal, "max_sensitivity", "sensitive"),
         fenced_key=fenced_key,
         retention_cutoffs=tuple(retention_cutoffs),
-        **limits,
+        **({} if policy is None else policy_limits(policy)),
     )
+
+
+def policy_limits(policy: RetrievalPolicy) -> dict:
+    """The context's fields that ``policy`` sets: its confidence floor and prompt sensitivity
+    cap, which every store applies (``RetrievalContext``)."""
+    return {
+        "confidence_floor": policy.confidence_floor,
+        "max_prompt_sensitivity": policy["max_prompt_sensitivity"],
+    }
 
 
 def _read_types(principal) -> tuple[str, ...] | None:

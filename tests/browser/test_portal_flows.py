@@ -76,8 +76,13 @@ def world(live_server):
     return World()
 
 
-def pending_sensitive_write(world):
-    """The agent's write of a health preference: it waits for a reviewer."""
+def pending_sensitive_write(
+    world,
+    key="health.diet",
+    content="User has a peanut allergy; suggest nut-free recipes.",
+):
+    """The agent's write of a sensitive preference on ``key`` (a health one by default): it
+    waits for a reviewer."""
     from memory_core.services.writes import memory_write
 
     result = memory_write(
@@ -85,8 +90,8 @@ def pending_sensitive_write(world):
         data={
             "subject": "user-42",
             "memory_type": "user_preference",
-            "memory_key": "health.diet",
-            "content": "User has a peanut allergy; suggest nut-free recipes.",
+            "memory_key": key,
+            "content": content,
             "scope": "global",
             "source": {"type": "user_input", "conversation_id": "conv-9", "message_id": "m-3"},
             "authority": "explicit_user",

@@ -424,23 +424,8 @@ def test_a_reason_the_service_refuses_keeps_the_persons_text_on_the_form(
 def sensitive_write(world, key, content):
     """The agent's write of a sensitive preference on ``key``: its review item."""
     from memory_core.models import ReviewItem
-    from memory_core.services.writes import memory_write
 
-    result = memory_write(
-        principal=world.agent_principal,
-        data={
-            "subject": "user-42",
-            "memory_type": "user_preference",
-            "memory_key": key,
-            "content": content,
-            "scope": "global",
-            "source": {"type": "user_input", "conversation_id": "conv-9", "message_id": "m-3"},
-            "authority": "explicit_user",
-            "consent": "explicit",
-            "sensitivity": "sensitive",
-        },
-    )
-    assert result.decision == "pending_approval", result.rule_codes
+    result = pending_sensitive_write(world, key, content)
     return ReviewItem.objects.get(memory_id=result.memory.pk)
 
 
