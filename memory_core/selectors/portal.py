@@ -198,8 +198,10 @@ def _filtered(
     authority: str = "",
     scope_kind: str = "",
 ) -> QuerySet:
-    """Return ``memories`` narrowed by the page's search (text or key) and filters."""
+    """Return ``memories`` narrowed by the page's search (text or key) and filters. The search
+    is read in NFC, as content is stored: an "é" typed decomposed finds it too."""
     if query:
+        query = unicodedata.normalize("NFC", query)
         memories = memories.filter(Q(content__icontains=query) | Q(memory_key__icontains=query))
     if memory_class:
         memories = memories.filter(memory_class=memory_class)

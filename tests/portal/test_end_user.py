@@ -132,6 +132,21 @@ def test_search_input_has_a_maxlength(alice_client, alice_memory):
     assert "Alice prefers tabs" in body  # no search: everything is listed
 
 
+def test_a_search_typed_in_decomposed_unicode_finds_the_memory_it_names(
+    alice_client, alice_subject
+):
+    """Stop 61's audit of the portal: content is stored in NFC, so a search for "José" lists
+    "Meet José at the café." however the browser encoded the é, composed or decomposed (e and
+    U+0301, as text pasted from macOS file names carries it). The search was compared as sent
+    and the decomposed one listed nothing."""
+    MemoryFactory(
+        subject=alice_subject, content="Meet José at the café.", memory_key="people.meeting"
+    )
+    for typed in ("José", unicodedata.normalize("NFD", "José")):
+        body = alice_client.get(reverse("portal:home"), {"q": typed}).content.decode()
+        assert "Meet José at the café." in body, ascii(typed)
+
+
 def test_search_never_reaches_other_subjects(alice_client, alice_memory, bob_memory):
     body = alice_client.get(reverse("portal:home"), {"q": "tutorials"}).content.decode()
     assert "Bob likes long tutorials." not in body
