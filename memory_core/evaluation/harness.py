@@ -123,8 +123,9 @@ def validate_cases(data: dict) -> list[dict]:
             if value is not None and not isinstance(value, bool):
                 raise DatasetError(f"{where}: {key} must be true or false, not {value!r}")
         for key in ID_LISTS:
-            if not isinstance(case.get(key, []), list):
-                raise DatasetError(f"{where}: '{key}' must be a list")
+            ids = case.get(key)  # null is left out, as for every optional field
+            if ids is not None and not isinstance(ids, list):
+                raise DatasetError(f"{where}: '{key}' must be a list, not {json_type(ids)}")
         ranked_before = case.get("ranked_before")
         if ranked_before is not None and not isinstance(ranked_before, list):
             raise DatasetError(

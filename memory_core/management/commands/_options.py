@@ -99,10 +99,11 @@ def write_output(command, target: Path | None, text: str, *, option: str = "--js
 
 
 def read_text(path: Path, *, what: str) -> str:
-    """Return the UTF-8 text of ``path``; a missing, unreadable or non-UTF-8 file is a
+    """Return the UTF-8 text of ``path``, without the byte order mark some editors put first
+    (RFC 8259 lets a reader ignore it); a missing, unreadable or non-UTF-8 file is a
     CommandError naming it."""
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")
     except IsADirectoryError as exc:
         raise CommandError(f"{path} is a folder: give the {what} file.") from exc
     except FileNotFoundError as exc:

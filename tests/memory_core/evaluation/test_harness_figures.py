@@ -220,6 +220,31 @@ def test_a_memory_named_twice_in_a_case_counts_once(tmp_path, required, pairs):
     assert base["ordering_accuracy"] == (0.5 if pairs else 1.0)
 
 
+@pytest.mark.parametrize(
+    "field", ["required_memory_ids", "acceptable_memory_ids", "forbidden_memory_ids"]
+)
+def test_an_id_list_given_as_null_is_read_as_left_out(tmp_path, field):
+    """Stop 61's audit of operations: a case's id lists are optional (FORMAT.md), and a null
+    one is read as left out, as every other optional field is; the file was refused whole
+    ("'required_memory_ids' must be a list"). A value of another type is still refused."""
+    case = {**CASE, field: None}
+    data = {"dataset": "nulls", "memories": [mem("m2", "Prefers black tea.")], "cases": [case]}
+    assert run(tmp_path, data)["cases"] == 1
+    case[field] = "m2"
+    _refused(tmp_path, data, rf"cases\[0\]: '{field}' must be a list, not a string")
+
+
+def test_a_dataset_saved_with_a_byte_order_mark_is_read(tmp_path):
+    """Stop 61's audit of operations: an editor saving "UTF-8 with BOM" puts U+FEFF first,
+    which RFC 8259 lets a reader ignore; the file was refused as no JSON."""
+    data = {"dataset": "bom", "memories": [mem("m2", "Prefers black tea.")], "cases": [CASE]}
+    path = tmp_path / "d.json"
+    path.write_text("\ufeff" + json.dumps(data), encoding="utf-8")
+    out = tmp_path / "out.json"
+    call_command("eval_retrieval", "--dataset", str(path), "--json", str(out), stdout=StringIO())
+    assert json.loads(out.read_text())["cases"] == 1
+
+
 def test_a_ranked_before_pair_of_one_memory_is_refused(tmp_path):
     """stop 57's audit of commands found that ``"ranked_before": [["m1", "m1"]]`` passed
     check_case (m1 selected, not after itself), so the case passed and cases_passed was 1,
