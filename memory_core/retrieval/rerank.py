@@ -80,9 +80,13 @@ def task_fit(
     if scope_bound(c, ctx=ctx, policy=policy):
         return 1.0
     # In NFC, as the plan's entities are: a row stored in NFD before stop 60 (a macOS
-    # client's "Müller") named none of them (stop 60's audit of retrieval).
-    if entities is not None and entities.search(
-        unicodedata.normalize("NFC", f"{c.content}\n{c.memory_key}\n{c.scope_ref}")
+    # client's "Müller") named none of them (stop 60's audit of retrieval). Each field on its
+    # own: an entity's parts may be apart by a line break, so content ending "release" and a
+    # key starting "notes" named "release-notes" across their seam (stop 61's).
+    if entities is not None and any(
+        entities.search(unicodedata.normalize("NFC", text))
+        for text in (c.content, c.memory_key, c.scope_ref)
+        if text
     ):
         return ENTITY_FIT
     if c.memory_type in plan.structured_types:

@@ -193,6 +193,19 @@ def test_an_entity_made_of_separators_only_names_nothing():
     assert "names what the request is about" not in ranked[0].reason
 
 
+def test_an_entity_is_not_named_across_the_seam_of_content_and_key():
+    """Stop 61's audit of retrieval: content ending "before a release" and a key starting
+    "notes." name no "release-notes", though the fields were searched joined by a line break,
+    which an entity's parts may be apart by; each field names it on its own still."""
+    about = plan(entities=("release-notes",))
+    seam = cand("seam", content="Run the tests before a release", memory_key="notes.style")
+    in_key = cand("key", content="Keep them short", memory_key="release_notes.style")
+    ranked, _ = rerank([seam, in_key], ctx=ctx(), plan=about, policy=policy(), now=NOW)
+    fits = {c.id: c.components["task_fit"] for c in ranked}
+    assert fits == {"seam": 0.7, "key": 0.8}  # a preference: the structured fit
+    assert "names what the request is about" not in ranked[1].reason
+
+
 def test_a_structured_lookup_is_held_to_the_margin_below_its_best_row_only():
     """The rows a structured-only plan asked for by type passed the gate only above the
     absolute floor, though its query names what to load, not what they say (stop 56's audit
