@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.utils import timezone
 
@@ -508,6 +509,8 @@ def ledger_catch_up(entries: list[dict]) -> None:
     batches (a missing volume made every row of every batch log its own stack trace)."""
     try:
         ledger_write_many(entries)
+    except SoftTimeLimitExceeded:
+        raise  # the sweep's time is up, not the journal's volume
     except Exception as exc:
         raise LedgerAppendFailed(len(entries)) from exc
 

@@ -23,6 +23,7 @@ import logging
 import time
 from contextlib import contextmanager
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
@@ -130,7 +131,9 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext) -> list[str]:
     Attempts, purges, verifications and verdicts commit together: a step is never marked
     verified without its purge, and a crash before the commit leaves the phase's steps
     pending, to be re-run (every purge is idempotent) by the next run. A step failing with a
-    Python error is recorded and the phase goes on; a database error rolls the phase back.
+    Python error is recorded and the phase goes on; a database error rolls the phase back,
+    and so does the task's soft time limit, which ends the run rather than being recorded as
+    the step's failure while every later phase ran into the hard kill (stop 61's audit).
     """
     try:
         with transaction.atomic():
@@ -147,8 +150,8 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext) -> list[str]:
                     detail = evidence.pop(OPERATOR_DETAIL, "")
                     problem = detail or evidence.get("problem", "verification found residue")
                     error = "" if ok else problem
-                except DatabaseError:
-                    raise
+                except (DatabaseError, SoftTimeLimitExceeded):
+                    raise  # the phase rolls back; the task's time is up: it ends, retried later
                 except Exception as exc:
                     logger.exception("deletion %s: step %s failed", ctx.operation.id, step.store)
                     ok, purged, evidence = False, {}, {}
@@ -219,6 +222,8 @@ def _journal(operation: DeletionOperation) -> str:
         return ""
     try:
         ledger_append(operation)
+    except SoftTimeLimitExceeded:
+        raise
     except Exception as exc:  # a full disk, a missing volume: the next run tries again
         logger.exception("deletion %s: the journal append failed", operation.id)
         return f"{type(exc).__name__}: {exc}"[:500]

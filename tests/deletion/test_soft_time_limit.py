@@ -1,0 +1,59 @@
+"""Celery's soft time limit ends a deletion run and the sweep's journal catch-up: it is the
+task's time running out, never a store's or the journal's failure (stop 61's audit of failure
+behaviour; stop 59 made the retention sweep and ``_send_or_leave`` let it through)."""
+
+import pytest
+from celery.exceptions import SoftTimeLimitExceeded
+
+from memory_core.deletion import ledger, stores
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import deletion_request
+from memory_core.models import DeletionOperation, DeletionStep
+from tests.deletion.conftest import journal, memories, owner, owner_principal  # noqa: F401
+
+pytestmark = pytest.mark.django_db
+
+
+def _out_of_time(*args):  # Celery's signal handler raising where the task is
+    raise SoftTimeLimitExceeded()
+
+
+def test_the_soft_time_limit_inside_a_step_ends_the_deletion_run(
+    owner_principal,
+    memories,
+    journal,
+    monkeypatch,  # noqa: F811
+):
+    """Stop 61's audit of failure behaviour: the limit arriving in a step's purge ends the
+    run, its phase rolled back for the next run. ``runner._run_phase`` recorded it as the
+    step's error and went on with every later phase, into the hard kill."""
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    ran_after = []
+    for store in ("exports", "evaluation"):
+        real = stores.REGISTRY[store].purge
+        monkeypatch.setattr(
+            stores.REGISTRY[store],
+            "purge",
+            lambda ctx, store=store, real=real: ran_after.append(store) or real(ctx),
+        )
+    monkeypatch.setattr(stores.REGISTRY["primary"], "purge", _out_of_time)
+
+    with pytest.raises(SoftTimeLimitExceeded):
+        deletion_run(operation_id=operation.id)
+
+    assert ran_after == []
+    step = DeletionStep.objects.get(operation=operation, store="primary")
+    assert "SoftTimeLimitExceeded" not in step.last_error
+    assert DeletionOperation.objects.get(pk=operation.pk).status != "completed"
+
+
+def test_the_soft_time_limit_during_the_sweeps_catch_up_is_no_failed_append(
+    journal,
+    monkeypatch,  # noqa: F811
+):
+    """Stop 61's audit of failure behaviour: ``ledger_catch_up`` wrapped the limit into
+    ``LedgerAppendFailed``; the sweep logged a false "the journal append failed" and ran
+    every later catch-up into the hard kill."""
+    monkeypatch.setattr(ledger, "ledger_write_many", _out_of_time)
+    with pytest.raises(SoftTimeLimitExceeded):
+        ledger.ledger_catch_up([{"operation_id": "00000000-0000-0000-0000-000000000000"}])
