@@ -9,7 +9,9 @@
   ``HARD_MAX_VALUE_DEPTH`` anyway, and the margin leaves the envelope (a batch's items) and a
   value somewhat too deep to the field error ``value: too_deep``.
 - A number too large for a float (``1e400``) decodes to infinity, which strict JSON refuses
-  when it is spelt ``Infinity``: it is refused here too, as malformed JSON.
+  when it is spelt ``Infinity``: it is refused here too, as malformed JSON. So is one too
+  small (``1e-400``), which decoded to 0.0 and was stored as zero (stop 61's audit); a zero
+  written so (``0e5``, ``-0.0``) is kept, and so is a subnormal (``5e-324``).
 - A UTF-8 body may start with a byte order mark (RFC 8259 lets a parser ignore it).
 - An object key holding a lone surrogate (``"\\ud800"``) is no text: a value holding one is
   refused by its field, but an unknown key is named in the error, which could not be encoded
@@ -42,9 +44,13 @@ from memory_core.json_types import DuplicateKey, unique_keys
 MAX_DEPTH = HARD_MAX_VALUE_DEPTH + 16
 
 
-def _finite_float(text: str) -> float:
+def _float_in_range(text: str) -> float:
+    """Return the float ``text`` writes; refuse one beyond a float's range, which decodes to
+    infinity, or to 0.0 where its mantissa holds a non-zero digit."""
     value = float(text)
-    if not math.isfinite(value):
+    mantissa = text.lower().partition("e")[0]
+    underflow = value == 0 and any(digit in "123456789" for digit in mantissa)
+    if not math.isfinite(value) or underflow:
         raise ValueError(f"Number out of range: {text[:40]}")
     return value
 
@@ -143,7 +149,7 @@ class SafeJSONParser(JSONParser):
             data = json.load(
                 decoded,
                 parse_constant=strict_constant,
-                parse_float=_finite_float,
+                parse_float=_float_in_range,
                 object_pairs_hook=unique_keys,
             )
         except DuplicateKey as exc:

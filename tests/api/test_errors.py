@@ -263,6 +263,21 @@ def test_a_query_string_still_reaches_the_lists_and_a_wrong_method_is_405_first(
     assert APIClient().get("/api/v1/whoami?a=1").status_code == 401  # a key first, as a body
 
 
+def test_a_query_string_of_too_many_parameters_is_read_after_the_key_and_the_method(api_client):
+    """Stop 61's audit of API input: a query string of more than 1,000 parameters is
+    checked where any other is, after the key (no key is 401 ``not_authenticated``) and the
+    method (one the endpoint lacks is 405 ``method_not_allowed``). It was 400
+    ``too_many_parameters`` before either: content negotiation, which runs before
+    authentication, parsed the query string looking for a format parameter."""
+    too_many = "&".join(f"p{i}=1" for i in range(1001))
+    no_key = APIClient().get(f"/api/v1/whoami?{too_many}")
+    assert (no_key.status_code, no_key.json()["error"]["code"]) == (401, "not_authenticated")
+    for method, url in (("put", "/api/v1/memories"), ("post", "/api/v1/whoami")):
+        response = getattr(api_client, method)(f"{url}?{too_many}", {}, format="json")
+        assert response.status_code == 405, response.content
+        assert response.json()["error"]["code"] == "method_not_allowed"
+
+
 @pytest.mark.parametrize(
     "url",
     [

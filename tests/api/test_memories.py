@@ -661,6 +661,26 @@ def test_unparsable_json_is_400(api_client, raw):
     assert response.json()["error"]["code"] == "malformed_json"
 
 
+def test_a_number_below_a_floats_range_is_malformed_json_not_stored_as_zero(api_client):
+    """Stop 61's audit of API input: a number too small for a float (``1e-400``) is 400
+    ``malformed_json``, as one too large is (docs/api.md); it decoded to 0.0 and the memory was
+    stored with zero. A zero written so (``0e5``, ``-0.0``) and a subnormal (``5e-324``) are
+    kept."""
+
+    def post_value(value: str):
+        raw = json.dumps(body(value="__V__")).replace('"__V__"', value)
+        return api_client.generic("POST", URL, raw, content_type="application/json")
+
+    for number in ("1e-400", "-1e-400", "0.0001e-400", "2e-324"):
+        response = post_value(f'{{"threshold": {number}}}')
+        assert response.status_code == 400, (number, response.content)
+        assert response.json()["error"]["code"] == "malformed_json"
+    assert not Memory.objects.exists()
+    kept = post_value('{"tiny": 5e-324, "zero": 0e5, "minus": -0.0}')
+    assert kept.status_code == 201, kept.content
+    assert kept.json()["memory"]["value"] == {"tiny": 5e-324, "zero": 0, "minus": 0}
+
+
 def test_oversized_body_is_413(api_client, settings):
     raw = json.dumps(body(content="x" * (settings.MEMLEDGER_MAX_BODY_BYTES + 10)))
     response = api_client.generic("POST", URL, raw, content_type="application/json")

@@ -116,6 +116,19 @@ def test_an_agents_requests_refused_by_the_reviewer_api_count_against_its_rate_l
     assert (limited.status_code, limited.json()["error"]["code"]) == (429, "rate_limited")
 
 
+@override_settings(MEMLEDGER_RATE_LIMIT="3/min")
+def test_requests_with_too_many_query_parameters_count_against_the_rate_limit(api_client, clock):
+    """Stop 61's audit of API input: a request whose query string holds more than 1,000
+    parameters counts against its key's rate limit, as every request does (docs/api.md, 429).
+    It was answered 400 by content negotiation, before the key was read and the throttles
+    ran: never counted, so a key could send them without limit."""
+    too_many = "&".join(f"p{i}=1" for i in range(1001))
+    statuses = [api_client.get(f"/api/v1/whoami?{too_many}").status_code for _ in range(3)]
+    assert statuses == [400, 400, 400]
+    limited = api_client.get("/api/v1/whoami")
+    assert (limited.status_code, limited.json()["error"]["code"]) == (429, "rate_limited")
+
+
 def note(client, n: int):
     """Write the memory ``Note n.`` (an episode: no key, so no two supersede each other)."""
     body = write_body(memory_type="episode", memory_key="", content=f"Note {n}.")
