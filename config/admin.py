@@ -49,6 +49,14 @@ class MemledgerAdminSite(admin.AdminSite):
         without_unencodable_next(request)
         return super().login(request, extra_context)
 
+    def logout(self, request, extra_context=None):
+        """As the login: a ``next`` no URL can hold was a 500, whose rollback kept the
+        session the logout had ended (stop 61's audit of logins)."""
+        from config.login import without_unencodable_next
+
+        without_unencodable_next(request)
+        return super().logout(request, extra_context)
+
     def admin_view(self, view, cacheable=False):
         inner = super().admin_view(view, cacheable)
 

@@ -13,6 +13,7 @@ import time
 import pytest
 from django.contrib.auth import SESSION_KEY, get_user_model
 from django.contrib.auth.backends import ModelBackend
+from django.contrib.sessions.models import Session
 from django.core.cache import caches
 from django.test import Client, override_settings
 from django.test.client import BOUNDARY, encode_multipart
@@ -245,6 +246,19 @@ def test_a_logout_with_a_lone_surrogate_in_next_is_not_a_500(client, alice):
     answer = client.generic("POST", "/accounts/logout/", body, content_type=UNICODE_ESCAPE)
     assert answer.status_code == 302
     assert SESSION_KEY not in client.session
+
+
+def test_the_admins_logout_with_a_lone_surrogate_in_next_ends_the_session(client):
+    """Stop 61's audit of logins: the admin's logout was left out of the fix above; a 500,
+    whose rolled-back transaction kept the staff session the logout had deleted."""
+    root = get_user_model().objects.create_superuser("root", "root@example.invalid", PASSWORD)
+    client.raise_request_exception = False
+    client.force_login(root)
+    session_key = client.session.session_key
+    body = encode_multipart(BOUNDARY, {"next": "/admin/\\ud800"})
+    answer = client.generic("POST", "/admin/logout/", body, content_type=UNICODE_ESCAPE)
+    assert answer.status_code == 302
+    assert not Session.objects.filter(session_key=session_key).exists()
 
 
 def test_logins_under_fresh_usernames_do_not_cull_a_live_window(alice, tmp_path, settings):
