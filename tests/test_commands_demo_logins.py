@@ -9,6 +9,8 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 
+from memory_core.models import PortalMembership
+
 pytestmark = pytest.mark.django_db
 
 
@@ -55,3 +57,18 @@ def test_load_demo_does_not_print_the_admins_demo_password_once_it_was_changed()
 
     assert not Client().login(username="admin", password="memledger-admin")
     assert "admin / memledger-admin" not in printed, printed
+
+
+def test_load_demo_starts_after_an_administrator_renamed_a_demo_end_user_login():
+    """Stop 61's audit of logins: ``alice`` renamed ``alice.smith`` in the admin holds
+    user-42's only membership; the next ``make run`` made a new ``alice`` for the same
+    subject and ended in an IntegrityError, loading nothing. The renamed login is left as
+    it is, and the rest loads."""
+    call_command("load_demo", stdout=StringIO())
+    get_user_model().objects.filter(username="alice").update(username="alice.smith")
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    membership = PortalMembership.objects.get(subject__external_id="user-42")
+    assert membership.user.username == "alice.smith"
+    assert not get_user_model().objects.filter(username="alice").exists()
+    assert "Demo agent API key" in out.getvalue()
