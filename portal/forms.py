@@ -160,6 +160,18 @@ class ReasonForm(forms.Form):
     reason = TextField(label="Reason", max_length=MAX_REVIEW_REASON_CHARS)
 
 
+class ApprovalForm(ReasonForm):
+    """An approval: its reason, and the memory the queue's card said it lands on."""
+
+    # The id of that memory, empty when the card named none: the approval is refused when it
+    # lands on another by now (``review_changed``).
+    seen_head_id = forms.UUIDField(
+        required=False,
+        widget=forms.HiddenInput,
+        error_messages={"invalid": "The page's note of what approving does is damaged."},
+    )
+
+
 class ConflictResolveForm(forms.Form):
     """How a reviewer settles an open conflict."""
 

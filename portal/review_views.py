@@ -26,7 +26,7 @@ from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve, review_reject
 from portal.access import ReviewerMixin
 from portal.charts import NARROW_WIDTH, chart_geometry
-from portal.forms import ConflictResolveForm, ReasonForm, form_problems
+from portal.forms import ApprovalForm, ConflictResolveForm, ReasonForm, form_problems
 from portal.paging import page_number, page_query
 from portal.templatetags.portal_tags import reason_label
 
@@ -98,6 +98,7 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
     back_name = "portal:review:queue"
     decision = ""  # "approve" | "reject"
     services = {"approve": review_approve, "reject": review_reject}
+    form_classes = {"approve": ApprovalForm, "reject": ReasonForm}
     NOT_SENT = (
         "Nothing was decided on write {short}: a decision is made only with its Approve or "
         "Reject button, and one sent after your session had ended was lost at the login. "
@@ -166,6 +167,17 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
         happened = f"{who} {done} it" if who else f"it was {done}"
         return f"{nothing}: {happened} while it waited."
 
+    @staticmethod
+    def decided(form) -> dict:
+        """Return the decision's arguments from the valid ``form``: its reason and, from the
+        queue's approval form, the memory its card said the approval lands on (None: none).
+        One sent without that field (every queue form holds it) approves wherever the write
+        lands, as the reviewer API does."""
+        arguments = {"reason": form.cleaned_data["reason"]}
+        if "seen_head_id" in form.data and "seen_head_id" in form.fields:
+            arguments["seen_head_id"] = form.cleaned_data["seen_head_id"]
+        return arguments
+
     def post(self, request, item_id):
         # Back to the page of the queue the form was on (its action carries ``?page=``).
         number = page_number(request)
@@ -175,7 +187,7 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
             review_get(principal=self.principal, item_id=item_id)
         except DomainError as error:
             return self.refuse(error, queue)
-        form = ReasonForm(request.POST)
+        form = self.form_classes[self.decision](request.POST)
         if not form.is_valid():
             if form.has_error("reason", "required"):
                 problem = "Nothing was decided. Give a reason for the decision; it is kept with it."
@@ -202,12 +214,14 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
             )
             return render(request, "portal/review/queue.html", context)
         try:
-            item = service(
-                principal=self.principal, item_id=item_id, reason=form.cleaned_data["reason"]
-            )
+            item = service(principal=self.principal, item_id=item_id, **self.decided(form))
         except DomainError as error:
             if error.code == "review_closed":
                 messages.error(request, self.closed_meanwhile(item_id))
+                return redirect(queue)
+            if error.code == "review_changed":
+                # Back to the queue, whose card says what approving the write does now.
+                messages.error(request, f"Write {str(item_id)[:8]}: {error.message}")
                 return redirect(queue)
             return self.refuse(error, queue)
         short = str(item.pk)[:8]

@@ -14,6 +14,7 @@ from django.utils import timezone
 from memory_core.models import (
     AUTHORITY_RANK,
     PROPOSED_STATUSES,
+    SENSITIVITY_RANK,
     Agent,
     Memory,
     MemoryEvent,
@@ -205,6 +206,68 @@ def writer_reaches(memory: Memory, queryset):
     writer = writer_of(memory)
     writers = {} if writer is None else {memory.pk: writer}
     return _reaches(memory, queryset, writers, _agents_of(memory.tenant_id, writers.values()))
+
+
+def kept_sensitivity(memory: Memory, head: Memory | None) -> str:
+    """Return the sensitivity the approved ``memory`` is kept at, landing on ``head``: at
+    least the head's, as admission keeps a write (``sensitivity.kept_from_head``). The head
+    may have been raised while the write waited: an approval lowered the chain until stop
+    53's audits."""
+    if (
+        head is not None
+        and SENSITIVITY_RANK[memory.sensitivity] < SENSITIVITY_RANK[head.sensitivity]
+    ):
+        return head.sensitivity
+    return memory.sensitivity
+
+
+def writer_grant_refuses(memory: Memory, head: Memory | None) -> str:
+    """Return the admission rule code with which the grant of the agent that wrote the pending
+    ``memory`` refuses it now, landed on ``head`` (``approval_head``), or "" when the grant
+    allows it, or a person or memledger wrote it.
+
+    An administrator may narrow the grant while the write waits (``agent_grant_set``):
+    admission then refuses the very same write, for its type (rule 2,
+    ``grant.type_not_allowed``) or its sensitivity as kept on the head (rule 8,
+    ``sensitivity.above_agent_max``), and an approval stored it active all the same: a
+    shared "sensitive" memory its writer may no longer write (stop 61's audit of
+    reviewers)."""
+    writer = writer_of(memory)
+    writers = {} if writer is None else {memory.pk: writer}
+    agents = _agents_of(memory.tenant_id, writers.values())
+    return _grant_refusal(memory, head, writers, agents)
+
+
+def writer_grant_refusals(items, heads: dict) -> dict:
+    """Return ``{item.pk: code}``: ``writer_grant_refuses`` for each open sensitive-write item
+    of ``items`` (each with ``memory`` loaded), landed on its head of ``heads``
+    (``approval_heads``), read for all of them at once: two queries."""
+    items = [item for item in items if item.memory is not None]
+    if not items:
+        return {}
+    tenant_id = items[0].memory.tenant_id
+    writers = _writers_of(tenant_id, [item.memory.pk for item in items])
+    agents = _agents_of(tenant_id, writers.values())
+    return {
+        item.pk: _grant_refusal(item.memory, heads.get(item.pk), writers, agents) for item in items
+    }
+
+
+def _grant_refusal(memory: Memory, head: Memory | None, writers: dict, agents: dict) -> str:
+    """``writer_grant_refuses(memory, head)`` with the writers (by memory id) and their agents
+    (``_agents_of``) read beforehand."""
+    writer = writers.get(memory.pk)
+    if writer is None or writer.actor_type != AgentPrincipal.actor_type:
+        return ""
+    agent = agents.get(str(writer.actor_id))
+    if agent is None:
+        return ""  # no agent of that id: agents are deactivated, never deleted
+    if memory.memory_type not in agent.write_types:
+        return "grant.type_not_allowed"
+    sensitivity = kept_sensitivity(memory, head)
+    if SENSITIVITY_RANK[sensitivity] > SENSITIVITY_RANK[agent.max_sensitivity]:
+        return "sensitivity.above_agent_max"
+    return ""
 
 
 @dataclass(frozen=True)

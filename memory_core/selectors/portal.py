@@ -55,7 +55,7 @@ from memory_core.models import (
 )
 from memory_core.policy_check import InUse, memory_expiry
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
-from memory_core.selectors.approvals import approval_heads, in_use_now
+from memory_core.selectors.approvals import approval_heads, in_use_now, writer_grant_refusals
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
 
 # Order in which the "what is remembered" page lists classes.
@@ -647,8 +647,11 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     whether it was written on a head whose deletion has taken it out of the item since (its
     rule codes, ``WRITTEN_ON_A_HEAD``, say it was written on one); ``ended``: the write's
     state when it went out of use while it waited (``expired``, ``past_retention``: it can
-    only be rejected, ``review_expired``), else "". Some ten queries whatever the page holds
-    (``approval_heads``: one more for each version a chain written on has moved on by since).
+    only be rejected, ``review_expired``), else ""; ``grant_narrowed``: the admission rule
+    code with which its agent's grant, narrowed while it waited, refuses it now (it can only
+    be rejected, ``review_grant_narrowed``), else "". Some dozen queries whatever the page
+    holds (``approval_heads``: one more for each version a chain written on has moved on by
+    since).
     """
     queue = _open_queue(principal, ReviewItem.Kind.SENSITIVE_WRITE)
     result = Page.at(total=queue.count(), number=page, page_size=page_size)
@@ -689,14 +692,19 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     # not only those written on a head: one written while its key had none lands on the
     # key's head written since, and the queue said nothing of the memory it supersedes.
     lands_on = approval_heads(items)
+    narrowed = writer_grant_refusals(items, lands_on)
     use = in_use_now(principal.tenant_id)
     for item in items:
-        # Out of use while it waited (past its valid_until or its class's retention): an
-        # approval is refused (``review_expired``), and the card promised what it would do.
+        # Out of use while it waited (past its valid_until or its class's retention), or
+        # refused by its agent's grant narrowed since: an approval is refused
+        # (``review_expired``, ``review_grant_narrowed``), and the card promised what it
+        # would do.
         item.ended = use.state(item.memory)
         if item.ended == Status.PENDING_APPROVAL:
             item.ended = ""
-        item.lands_on = None if item.ended else lands_on.get(item.pk)
+        item.grant_narrowed = narrowed.get(item.pk, "")
+        approvable = not (item.ended or item.grant_narrowed)
+        item.lands_on = lands_on.get(item.pk) if approvable else None
         # As an approval decides (services.reviews): a write of lower authority than the
         # head stands beside it in a conflict, it does not replace it.
         item.supersedes = item.lands_on is not None and (

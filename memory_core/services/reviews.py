@@ -17,11 +17,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from memory_core.admission.codes import RULE_CODES
 from memory_core.exceptions import Conflict, NotFound
 from memory_core.locks import lock_memory_keys, subjects_shared_locked
 from memory_core.models import (
     AUTHORITY_RANK,
-    SENSITIVITY_RANK,
     Memory,
     MemoryEvent,
     ReviewItem,
@@ -35,6 +35,8 @@ from memory_core.selectors.approvals import (
     approval_head,
     heads_on_key,
     in_use_now,
+    kept_sensitivity,
+    writer_grant_refuses,
     writer_of,
     writer_reaches,
 )
@@ -46,6 +48,11 @@ from memory_core.services.conflicts import (
 )
 from memory_core.services.events import event_record
 from memory_core.services.revocations import memory_rejection_journal_on_commit
+
+# ``review_approve``'s ``seen_head_id`` when its caller was shown no head the approval lands
+# on (the reviewer API): it lands wherever ``approval_head`` finds. None is a head shown as
+# none ("a memory of its own, replacing nothing").
+ANY_HEAD = object()
 
 
 def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
@@ -102,25 +109,24 @@ def _close(item: ReviewItem, *, principal, state: str, reason: str) -> None:
     item.save(update_fields=["state", "resolution", "reason", "resolved_by", "resolved_at"])
 
 
-def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse) -> None:
+def _link_into_chain(
+    memory: Memory, item: ReviewItem, *, principal, use: InUse, seen_head_id
+) -> None:
     """Make the approved ``memory`` the head of its key's chain, or put it beside the head in
-    a conflict (opened, or joined where one was open), among the heads in use (``use``)."""
+    a conflict (opened, or joined where one was open), among the heads in use (``use``).
+    Refuse it, changing nothing, when the head it lands on is not ``seen_head_id`` (unless
+    ``ANY_HEAD``), or when its writer's grant no longer allows it."""
     lock_memory_keys(memory.tenant_id, [(memory.subject.external_id, memory.memory_key)])
     head = approval_head(memory, item, use=use)
+    _refuse_unseen_head(head, seen_head_id)
+    _refuse_narrowed_grant(memory, head)
     now = timezone.now()
     # Its owner as a write's now (``writes._draft``): the head's, shared without one. A write
     # measured against its writer's private head, landing on a shared head that stood since
     # (or on none, the private head gone), kept its writer's ownership of a chain that was
     # not its writer's (stop 53's audits).
     memory.agent_id = head.agent_id if head is not None else None
-    if (
-        head is not None
-        and SENSITIVITY_RANK[memory.sensitivity] < SENSITIVITY_RANK[head.sensitivity]
-    ):
-        # At least as sensitive as the head it lands on, as admission keeps a write
-        # (``sensitivity.kept_from_head``): the head may have been raised while the write
-        # waited, and the approval lowered the chain (stop 53's audits).
-        memory.sensitivity = head.sensitivity
+    memory.sensitivity = kept_sensitivity(memory, head)
     memory.valid_from = _approval_start(memory, head, use.now)
     if head is not None and AUTHORITY_RANK[memory.authority] >= AUTHORITY_RANK[head.authority]:
         head.status = Status.SUPERSEDED
@@ -189,6 +195,40 @@ def _link_into_chain(memory: Memory, item: ReviewItem, *, principal, use: InUse)
         )
 
 
+def _refuse_unseen_head(head: Memory | None, seen_head_id) -> None:
+    """Refuse (Conflict ``review_changed``) an approval landing on another head than
+    ``seen_head_id``, the one its reviewer was shown (None: none; ``ANY_HEAD``: no check).
+
+    The review queue says what approving a write does ("becomes the next version of" the
+    key's memory); a write on the key since moved the chain on, and the approval superseded
+    a memory the reviewer never saw (stop 61's audit of reviewers), as a conflict's
+    resolution from a page shown before its candidates changed is refused
+    (``conflict_changed``)."""
+    if seen_head_id is ANY_HEAD:
+        return
+    if str(getattr(head, "pk", None)) != str(seen_head_id):
+        raise Conflict(
+            "The memory this approval lands on changed since the write was shown (a newer "
+            "version of it, or a memory written on the key since), so nothing was decided. "
+            "Look at what approving it does now, and decide again.",
+            code="review_changed",
+        )
+
+
+def _refuse_narrowed_grant(memory: Memory, head: Memory | None) -> None:
+    """Refuse (Conflict ``review_grant_narrowed``) the approval of a write its agent's grant
+    no longer allows (``writer_grant_refuses``): an approval must not store what admission
+    refuses now. As for ``review_expired``, the write can only be rejected."""
+    code = writer_grant_refuses(memory, head)
+    if code:
+        raise Conflict(
+            "The grant of the agent that wrote this was narrowed while it waited for review, "
+            f"so admission refuses it now ({code}). {RULE_CODES[code][1]} It can no longer be "
+            "approved: reject it, and ask for a new write if it still holds.",
+            code="review_grant_narrowed",
+        )
+
+
 def _approval_start(memory: Memory, head: Memory | None, now) -> datetime:
     """Return the start of the approved ``memory`` landing on ``head``: the start a write on
     that head would get now (``writes._start``).
@@ -226,10 +266,15 @@ def _subject_shared_unless_queued(memory: Memory) -> None:
 
 
 @transaction.atomic
-def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
+def review_approve(*, principal, item_id, reason: str, seen_head_id=ANY_HEAD) -> ReviewItem:
     """Approve a pending sensitive write: the memory becomes active (and usable), the next
     version of its key's head or, of lower authority, beside it in a conflict for a reviewer
-    (``selectors.reviews.review_approval_conflict`` finds that conflict)."""
+    (``selectors.reviews.review_approval_conflict`` finds that conflict).
+
+    ``seen_head_id``: the id of the head the reviewer was shown the approval lands on (None:
+    none); landing on another now, nothing is decided (409 ``review_changed``). Nothing is
+    decided either for a write out of use (``review_expired``) or one its agent's grant no
+    longer allows (``review_grant_narrowed``)."""
     review_reason_check(reason)
     item = _open_item(principal=principal, item_id=item_id, lock=False)
     # The key's lock before the row's, in the order writes take them (memory_core/locks.py),
@@ -246,7 +291,7 @@ def review_approve(*, principal, item_id, reason: str) -> ReviewItem:
     # The row before its item, as a revoke of the pending write takes them (it locks the row,
     # then closes the item): the other way round each waited for the other (a deadlock).
     item = _lock_item_and_conflict(principal=principal, item_id=item_id, memory=memory)
-    _link_into_chain(memory, item, principal=principal, use=use)
+    _link_into_chain(memory, item, principal=principal, use=use, seen_head_id=seen_head_id)
     event_record(
         memory=memory,
         action=MemoryEvent.Action.APPROVED,

@@ -12,6 +12,7 @@ import pytest
 from memory_core.exceptions import Conflict
 from memory_core.models import Agent, Memory, MemoryEvent, ReviewItem
 from memory_core.principals import AgentPrincipal
+from memory_core.services.api_keys import agent_grant_set
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve
 from memory_core.services.writes import memory_correct, memory_write, memory_write_batch
@@ -259,6 +260,40 @@ def test_an_approval_after_the_writers_grant_narrowed_leaves_the_head(tenant, re
     head.refresh_from_db()
     assert head.status == "active"
     assert Memory.objects.get(pk=pending.memory.id).supersedes_id is None
+
+
+@pytest.mark.parametrize(
+    ("narrowed", "refused_now"),
+    [
+        ({"max_sensitivity": "personal"}, "sensitivity.above_agent_max"),
+        ({"write_types": ["episode"]}, "grant.type_not_allowed"),
+    ],
+    ids=["max_sensitivity", "write_types"],
+)
+def test_an_approval_never_stores_a_write_its_writers_grant_no_longer_allows(
+    tenant, reviewer, narrowed, refused_now
+):
+    """Stop 61's audit of reviewers: once an administrator narrows the writing agent's grant
+    (``agent_grant_set``) while its sensitive write waits for a reviewer, so that admission
+    refuses the very same write now (its sensitivity above the agent's ``max_sensitivity``,
+    or its type outside ``write_types``), an approval is refused with 409
+    ``review_grant_narrowed`` and changes nothing: the write stays pending, its item open.
+    The approval checked the head it lands on against the writer's grant now, never the
+    write itself, and made it an active, shared sensitive memory."""
+    agent = AgentFactory(tenant=tenant)
+    pending = memory_write(principal=AgentPrincipal.from_agent(agent), data=data(SENSITIVE))
+    assert pending.decision == "pending_approval"
+    agent = agent_grant_set(agent=agent, **narrowed)
+    now = memory_write(principal=AgentPrincipal.from_agent(agent), data=data(SENSITIVE, key="k2"))
+    assert now.decision == "rejected" and refused_now in now.rule_codes
+
+    with pytest.raises(Conflict) as refused:
+        review_approve(principal=reviewer, item_id=pending.review_item.id, reason="looks right")
+
+    assert refused.value.code == "review_grant_narrowed"
+    assert refused_now in refused.value.message
+    assert Memory.objects.get(pk=pending.memory.id).status == "pending_approval"
+    assert ReviewItem.objects.get(pk=pending.review_item.id).state == "open"
 
 
 def test_a_weaker_writes_conflict_names_only_the_heads_its_writer_may_read(tenant):

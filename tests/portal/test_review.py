@@ -19,6 +19,7 @@ from memory_core.models import (
     Subject,
 )
 from memory_core.principals import SubjectPrincipal
+from memory_core.services.api_keys import agent_grant_set
 from portal.access import BEING_DELETED_FOR_REVIEWER
 from tests.factories import (
     AgentFactory,
@@ -1162,6 +1163,69 @@ def test_the_queue_names_the_newest_version_an_approval_becomes_the_next_version
     assert "this was written on <q>Sleeps 6h.</q>, version 1, superseded since" in body
 
 
+def approval_sent_from(body: str, item) -> dict:
+    """Return what the queue page ``body``'s form of ``item`` sends with Approve."""
+    card = body.split(f'id="item-{item.pk}"', 1)[1].split("</li>", 1)[0]
+    seen = re.search(r'name="seen_head_id" value="([^"]*)"', card).group(1)
+    return {"reason": "ok", "seen_head_id": seen}
+
+
+@pytest.mark.parametrize("since", ["moved_on", "written_on_the_key"])
+def test_an_approval_from_a_queue_shown_before_the_key_moved_on_decides_nothing(
+    reviewer_client, alice_subject, since
+):
+    """Stop 61's audit of reviewers: an approval sent from a queue page whose card named the
+    memory it lands on ("becomes the next version of <q>…</q>", or nothing to replace)
+    decides nothing when it lands on another one by the click (a newer version superseded
+    the one named, or a memory was written on the key since): 409 ``review_changed``, the
+    queue shown again with what approving does now, and approved from there it lands on
+    that. As a conflict's resolution from a stale page (``conflict_changed``), since the
+    approval superseded a memory the reviewer was never shown."""
+    if since == "moved_on":
+        head = MemoryFactory(
+            subject=alice_subject, memory_key="health.diet", content="Alice eats everything."
+        )
+        item = pending_write_on(head, "Alice has coeliac disease, eats no gluten.")
+    else:
+        item = pending_write(alice_subject, "Alice has coeliac disease, eats no gluten.")
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    sent = approval_sent_from(body, item)
+    if since == "moved_on":
+        assert "becomes the next version of <q>Alice eats everything.</q>" in body
+        Memory.objects.filter(pk=head.pk).update(status="superseded")
+        newer = MemoryFactory(
+            subject=alice_subject,
+            memory_key="health.diet",
+            content="Alice is vegetarian now.",
+            supersedes=head,
+            version=2,
+        )
+    else:
+        assert sent["seen_head_id"] == ""  # the card named no memory
+        newer = MemoryFactory(
+            subject=alice_subject,
+            memory_key=item.memory.memory_key,
+            content="Alice is vegetarian now.",
+        )
+
+    response = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), sent, follow=True
+    )
+
+    newer.refresh_from_db()
+    item.memory.refresh_from_db()
+    assert newer.status == "active" and item.memory.status == "pending_approval"
+    assert ReviewItem.objects.get(pk=item.pk).state == "open"
+    body = response.content.decode()
+    assert f"Write {str(item.pk)[:8]}: The memory this approval lands on changed" in body
+    assert "becomes the next version of <q>Alice is vegetarian now.</q>" in body
+    reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), approval_sent_from(body, item)
+    )
+    item.memory.refresh_from_db()
+    assert item.memory.status == "active" and item.memory.supersedes_id == newer.pk
+
+
 def test_the_queue_names_the_memory_a_write_made_on_a_key_without_one_would_supersede(
     reviewer_client, alice_subject
 ):
@@ -1430,6 +1494,36 @@ def test_the_queue_offers_only_a_rejection_of_a_write_that_went_out_of_use(
     assert "Approved, it" not in card
     assert reverse("portal:review:approve", args=[item.pk]) not in card
     assert reverse("portal:review:reject", args=[item.pk]) in card
+
+
+def test_the_queue_offers_only_a_rejection_of_a_write_its_agents_grant_no_longer_allows(
+    api_client, reviewer_client, agent
+):
+    """Stop 61's audit of reviewers: a write whose agent's grant was narrowed while it
+    waited, so that admission refuses it now, cannot be approved (``review_grant_narrowed``):
+    its card says so and offers Reject alone, as for a write out of use, and an approval
+    sent all the same decides nothing and says why."""
+    written = api_client.post(
+        "/api/v1/memories",
+        write_body(memory_key="health.notes", content="User has asthma, prefers indoors."),
+        format="json",
+    ).json()
+    item = ReviewItem.objects.get(pk=written["review_item"])
+    agent_grant_set(agent=agent, max_sensitivity="personal")
+
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    response = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": "ok"}, follow=True
+    )
+
+    card = body.split(f'id="item-{item.pk}"', 1)[1].split("</li>", 1)[0]
+    assert "the agent may no longer write memories this sensitive" in card
+    assert "it can no longer be approved, only rejected" in card
+    assert reverse("portal:review:approve", args=[item.pk]) not in card
+    assert reverse("portal:review:reject", args=[item.pk]) in card
+    assert "was narrowed while it waited for review" in response.content.decode()
+    item.refresh_from_db()
+    assert item.state == "open" and item.memory.status == "pending_approval"
 
 
 def test_the_conflicts_page_offers_no_candidate_past_its_retention_as_a_winner(
