@@ -70,6 +70,13 @@ GONE = error(
 NOT_ACCEPTABLE = error(
     "An Accept header that leaves out application/json, or refuses it with q=0 (not_acceptable)."
 )
+CHARSET_REFUSED = error(
+    "A Content-Type naming a charset that is no text encoding, base64 say, whatever the method "
+    "(unsupported_media_type)."
+)
+KEY_RATE_LIMITED = error(
+    "A request carrying an agent's API key, past the key's rate limit (rate_limited); Retry-After."
+)
 QUERY_REFUSED = error(
     "A query string, which this endpoint does not read: each parameter is unknown_field "
     "(invalid_input)."
@@ -78,11 +85,13 @@ QUERY_REFUSED = error(
 # Every agent endpoint: a key is needed, the rate limit and the database apply, and a query
 # string is refused where none is read (api.parsing.QueryStringChecked; a list's own 400 and
 # a body's, BAD_REQUEST, replace it), and an Accept header that takes no JSON is 406 (every
-# answer is JSON: api.negotiation; the schema left it out until stop 57's audit).
+# answer is JSON: api.negotiation; the schema left it out until stop 57's audit), and a charset
+# of no text is 415 on any method (api.middleware; left out of the GETs' until stop 61's).
 AGENT = {
     400: QUERY_REFUSED,
     401: UNAUTHENTICATED,
     406: NOT_ACCEPTABLE,
+    415: CHARSET_REFUSED,
     429: RATE_LIMITED,
     503: UNAVAILABLE,
 }
@@ -93,5 +102,7 @@ AGENT_BODY = {**AGENT, 400: BAD_REQUEST, **BODY}
 # An agent endpoint that inserts rows of its tenant (memories, subjects, traces): the database
 # refuses them once the tenant is deleted (migration 0011).
 AGENT_INSERTS = {**AGENT_BODY, 410: GONE}
-# The reviewer API: a portal session, and the database applies.
-REVIEWER = {406: NOT_ACCEPTABLE, 503: UNAVAILABLE}
+# The reviewer API: a portal session, and the database applies; an agent's key sent to it is
+# charged to its rate limit (stop 58; the schema left the 429 out until stop 61's audit).
+# Before BODY where both apply: a body's 415 says more.
+REVIEWER = {406: NOT_ACCEPTABLE, 415: CHARSET_REFUSED, 429: KEY_RATE_LIMITED, 503: UNAVAILABLE}

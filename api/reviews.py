@@ -152,8 +152,8 @@ class _ReviewDecisionView(QueryStringChecked, ReviewerView, APIView):
             403: DENIED,
             404: NOT_FOUND,
             409: CONFLICT,
-            **BODY,
             **REVIEWER,
+            **BODY,
         },
     )
     def post(self, request, item_id):

@@ -13,18 +13,21 @@ EXPECTED = {
     ("/api/v1/retrieve", "post"): {
         *("400", "401", "403", "406", "410", "411", "413", "415", "429", "503")
     },
-    # A query string is refused where none is read (400), a GET's too.
-    ("/api/v1/traces/{trace_id}", "get"): {"400", "401", "404", "406", "429", "503"},
-    ("/api/v1/whoami", "get"): {"400", "401", "406", "429", "503"},
-    ("/api/v1/deletions", "get"): {"400", "401", "406", "429", "503"},
+    # A query string is refused where none is read (400), a GET's too, and a charset of no
+    # text on any method (415; stop 61's audit of docs found the GETs' left out).
+    ("/api/v1/traces/{trace_id}", "get"): {"400", "401", "404", "406", "415", "429", "503"},
+    ("/api/v1/whoami", "get"): {"400", "401", "406", "415", "429", "503"},
+    ("/api/v1/deletions", "get"): {"400", "401", "406", "415", "429", "503"},
     ("/api/v1/deletions", "post"): {
         *("400", "401", "403", "404", "406", "409", "411", "413", "415", "429", "503")
     },
-    ("/api/v1/deletions/{operation_id}", "get"): {"400", "401", "404", "406", "429", "503"},
+    ("/api/v1/deletions/{operation_id}", "get"): {
+        *("400", "401", "404", "406", "415", "429", "503")
+    },
     ("/api/v1/memories", "post"): WRITES,
     ("/api/v1/memories/batch", "post"): WRITES,
     ("/api/v1/memories/{memory_id}", "delete"): {
-        *("400", "401", "403", "404", "406", "409", "429", "503")
+        *("400", "401", "403", "404", "406", "409", "415", "429", "503")
     },
     ("/api/v1/subject-tokens", "post"): {
         *("400", "401", "403", "404", "406", "410", "411", "413", "415", "429", "503")
@@ -83,6 +86,26 @@ def test_every_operation_that_reads_a_body_lists_the_refusals_of_one(schema):
 )
 def test_the_reviewer_api_lists_the_database_being_unavailable(schema, path, method):
     assert "503" in schema["paths"][path][method]["responses"]
+
+
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [
+        ("/api/v1/review/items", "get"),
+        ("/api/v1/review/items/{item_id}", "get"),
+        ("/api/v1/review/items/{item_id}/approve", "post"),
+        ("/api/v1/review/items/{item_id}/reject", "post"),
+    ],
+)
+def test_the_reviewer_api_lists_a_keys_rate_limit_and_a_charset_of_no_text(schema, path, method):
+    """Stop 61's audit of docs: an agent's key sent to the reviewer API is charged to its rate
+    limit (429, since stop 58) and a charset of no text is 415 on any method, which the
+    reviewer operations' answers left out; a body's 415 still says what a body may be."""
+    responses = schema["paths"][path][method]["responses"]
+    assert {"415", "429"} <= set(responses)
+    assert "agent's API key" in responses["429"]["description"]
+    if method == "post":
+        assert "not application/json" in responses["415"]["description"]
 
 
 @pytest.mark.parametrize(
