@@ -72,3 +72,24 @@ def test_load_demo_starts_after_an_administrator_renamed_a_demo_end_user_login()
     assert membership.user.username == "alice.smith"
     assert not get_user_model().objects.filter(username="alice").exists()
     assert "Demo agent API key" in out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("username", "renamed"), [("reviewer", "reviewer.jane"), ("admin", "ops.admin")]
+)
+def test_load_demo_makes_no_second_login_after_the_reviewer_or_the_admin_was_renamed(
+    username, renamed
+):
+    """Stop 61's review: the demo reviewer or admin renamed in the admin is left as it is;
+    every start made a second one under the demo's name with the published password."""
+    call_command("load_demo", stdout=StringIO())
+    get_user_model().objects.filter(username=username).update(username=renamed)
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    assert not get_user_model().objects.filter(username=username).exists()
+    assert not Client().login(username=username, password=f"memledger-{username}")
+    if username == "admin":
+        assert "Admin login:    admin / (renamed or removed: left as it is)" in out.getvalue()
+    else:
+        reviewers = PortalMembership.objects.filter(role=PortalMembership.Role.REVIEWER)
+        assert [m.user.username for m in reviewers] == [renamed]

@@ -45,8 +45,9 @@ class Command(BaseCommand):
         with transaction.atomic():
             loaded = load_dataset_memories(data)
             users = get_user_model()
-            admin = users.objects.filter(username=ADMIN[0]).first()
-            if admin is None:
+            # Any superuser is the demo's admin, its own renamed say: a second one with the
+            # published password was made at every start (stop 61's review).
+            if not users.objects.filter(is_superuser=True).exists():
                 users.objects.create_superuser(ADMIN[0], "admin@example.invalid", ADMIN[1])
             if demo_tenant_live:
                 raw_key = self._logins_and_key()
@@ -139,15 +140,20 @@ class Command(BaseCommand):
         return raw_key
 
     def _login(self, username, password, **membership) -> None:
-        """Make the login ``username`` with ``membership`` unless the login exists, or its
-        subject has a login already: one an administrator renamed holds the subject's only
-        membership, and a second was an IntegrityError that ended every start of ``make run``
-        (stop 61's audit of logins)."""
+        """Make the login ``username`` with ``membership`` unless the login exists, or one
+        holds such a membership already (the subject's, or the tenant's reviewer): an
+        administrator may have renamed the demo's, whose subject's only membership it holds (a
+        second was an IntegrityError that ended every start of ``make run``: stop 61's audit
+        of logins), and a renamed reviewer got a second login with the published password
+        (its review)."""
         users = get_user_model()
         subject = membership["subject"]
-        if users.objects.filter(username=username).exists() or (
-            subject is not None and PortalMembership.objects.filter(subject=subject).exists()
-        ):
+        held = PortalMembership.objects.filter(subject=subject) if subject else None
+        if subject is None:
+            held = PortalMembership.objects.filter(
+                tenant=membership["tenant"], role=membership["role"]
+            )
+        if users.objects.filter(username=username).exists() or held.exists():
             return
         user = users.objects.create_user(username, password=password)
         PortalMembership.objects.create(user=user, **membership)
@@ -158,6 +164,8 @@ def _password_shown(username: str, password: str) -> str:
     why not: an administrator may have deactivated the login or changed its password, and
     the demo's own were printed (stop 53's reviews)."""
     user = get_user_model().objects.filter(username=username).first()
-    if user is None or not user.is_active:
+    if user is None:
+        return "(renamed or removed: left as it is)"
+    if not user.is_active:
         return "(deactivated)"
     return password if user.check_password(password) else "(password changed)"
