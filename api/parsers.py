@@ -31,7 +31,6 @@
 
 import codecs
 import json
-import math
 
 from django.utils.http import parse_header_parameters
 from rest_framework.exceptions import ParseError, UnsupportedMediaType
@@ -39,20 +38,9 @@ from rest_framework.parsers import JSONParser, get_encoding
 from rest_framework.utils.json import strict_constant
 
 from memory_core.admission.candidate import HARD_MAX_VALUE_DEPTH
-from memory_core.json_types import DuplicateKey, unique_keys
+from memory_core.json_types import DuplicateKey, float_in_range, unique_keys
 
 MAX_DEPTH = HARD_MAX_VALUE_DEPTH + 16
-
-
-def _float_in_range(text: str) -> float:
-    """Return the float ``text`` writes; refuse one beyond a float's range, which decodes to
-    infinity, or to 0.0 where its mantissa holds a non-zero digit."""
-    value = float(text)
-    mantissa = text.lower().partition("e")[0]
-    underflow = value == 0 and any(digit in "123456789" for digit in mantissa)
-    if not math.isfinite(value) or underflow:
-        raise ValueError(f"Number out of range: {text[:40]}")
-    return value
 
 
 class UnsupportedCharset(UnsupportedMediaType):
@@ -149,7 +137,7 @@ class SafeJSONParser(JSONParser):
             data = json.load(
                 decoded,
                 parse_constant=strict_constant,
-                parse_float=_float_in_range,
+                parse_float=float_in_range,
                 object_pairs_hook=unique_keys,
             )
         except DuplicateKey as exc:

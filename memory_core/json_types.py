@@ -33,17 +33,34 @@ def unique_keys(pairs: list) -> dict:
     return built
 
 
-def json_loads(text: str, *, refuse_duplicate_keys: bool = False):
+class NumberOutOfRange(ValueError):
+    """A JSON number beyond a float's range (``float_in_range``)."""
+
+
+def float_in_range(text: str) -> float:
+    """Return the float ``text`` writes; refuse one beyond a float's range, which decodes to
+    infinity, or to 0.0 where its mantissa holds a non-zero digit (``1e-400``: stored as zero
+    until stop 61's audit of the API)."""
+    value = float(text)
+    mantissa = text.lower().partition("e")[0]
+    underflow = value == 0 and any(digit in "123456789" for digit in mantissa)
+    if not math.isfinite(value) or underflow:
+        raise NumberOutOfRange(f"Number out of range: {text[:40]}")
+    return value
+
+
+def json_loads(text: str, *, as_api: bool = False):
     """Return the JSON ``text`` parsed, as ``json.loads`` does; arrays or objects nested too
     deeply for Python's parser (it raises RecursionError, ~1,000 levels on) are a
     ``json.JSONDecodeError`` too, so a command names the file or line as for any bad JSON
     instead of dying in a traceback. So is an integer too long for Python to read (over 4,300
     digits: a plain ValueError, a traceback in every command until stop 52's audit). With
-    ``refuse_duplicate_keys``, an object naming a key twice is one too, naming the key (at most
-    40 characters of it)."""
-    hook = unique_keys if refuse_duplicate_keys else None
+    ``as_api``, read as the API reads a body: an object naming a key twice is one too, naming
+    the key (at most 40 characters of it), and so is a number beyond a float's range."""
+    hook = unique_keys if as_api else None
+    parse_float = float_in_range if as_api else None
     try:
-        return json.loads(text, object_pairs_hook=hook)
+        return json.loads(text, object_pairs_hook=hook, parse_float=parse_float)
     except DuplicateKey as exc:
         key = exc.key[:40].encode("utf-8", "backslashreplace").decode("utf-8")
         message = f"the key '{key}' appears twice in one object"
@@ -52,6 +69,8 @@ def json_loads(text: str, *, refuse_duplicate_keys: bool = False):
         raise json.JSONDecodeError("arrays or objects nested too deeply to read", text, 0) from None
     except json.JSONDecodeError:
         raise
+    except NumberOutOfRange as exc:
+        raise json.JSONDecodeError(str(exc), text, 0) from None
     except ValueError:  # int() past sys.get_int_max_str_digits()
         raise json.JSONDecodeError("a number too long to read", text, 0) from None
 

@@ -2,6 +2,7 @@
 the API does (stop 55's audit of imports; the tenant's deletion and ``status``'s type failed
 on the code before)."""
 
+import codecs
 import json
 from io import StringIO
 
@@ -129,3 +130,29 @@ def test_a_line_naming_a_key_twice_is_an_error_line_and_nothing_is_imported(tena
         call_command("import_memories", str(path), stdout=StringIO(), stderr=err)
     assert "line 2: invalid JSON (the key 'content' appears twice in one object)" in err.getvalue()
     assert not Memory.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_number_below_a_floats_range_is_an_error_line_and_nothing_is_imported(tenant, tmp_path):
+    """Stop 61's review: ``1e-400`` in a value was imported as 0.0, where the write API
+    answers it ``malformed_json`` since that stop's audit."""
+    line = record(tenant, memory_key="travel.budget", content="User's travel budget.")
+    path = tmp_path / "tiny.jsonl"
+    path.write_text(line[:-1] + ', "value": {"budget": 1e-400}}\n', encoding="utf-8")
+    err = StringIO()
+    with pytest.raises(CommandError):
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=err)
+    assert "line 1: invalid JSON (Number out of range: 1e-400)" in err.getvalue()
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.django_db
+def test_a_file_saved_with_a_byte_order_mark_is_imported(tenant, tmp_path):
+    """Stop 61's review: a file saved "UTF-8 with BOM" was refused at line 1 as invalid JSON;
+    the other commands' files and the API's bodies ignore it (RFC 8259)."""
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(
+        codecs.BOM_UTF8 + f"{record(tenant)}\n{record(tenant, subject='u-2')}\n".encode()
+    )
+    call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
+    assert Memory.objects.filter(tenant=tenant).count() == 2

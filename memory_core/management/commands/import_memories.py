@@ -26,6 +26,7 @@ retention period under the tenant's active policy are imported and counted: retr
 them to no agent, and the next retention sweep deletes them (docs/operations.md).
 """
 
+import codecs
 import io
 import json
 import os
@@ -186,6 +187,10 @@ class Command(BaseCommand):
         with handle:
             # Binary lines end at b"\\n" only; a "\\r" or "\\r\\n" inside one is split below.
             for raw in _read_lines(handle, self.file):
+                if number == 0:
+                    # Editors saving "UTF-8 with BOM" put one first (RFC 8259 lets a reader
+                    # ignore it; refused as invalid JSON until stop 61's review).
+                    raw = raw.removeprefix(codecs.BOM_UTF8)
                 try:
                     text = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
@@ -222,7 +227,7 @@ class Command(BaseCommand):
         try:
             # A key named twice is refused, as the write API refuses it (``malformed_json``):
             # which value wins depends on the parser (stop 58's audit of the commands).
-            data = json_loads(line, refuse_duplicate_keys=True)
+            data = json_loads(line, as_api=True)
         except (json.JSONDecodeError, ValueError) as exc:
             return None, [f"{where}: invalid JSON ({exc.msg if hasattr(exc, 'msg') else exc})"]
         if not isinstance(data, dict):
