@@ -35,6 +35,7 @@ from datetime import timedelta
 from functools import partial, reduce
 from operator import or_
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -315,6 +316,8 @@ def _journal_after_commit(kind: _Kind, memory_ids: list, tenant_id) -> bool:
         if not read.rows:
             return False
         ledger_write_many(read.entries)
+    except SoftTimeLimitExceeded:
+        raise  # a task's time is up (the retention sweep expires memories): it ends
     except Exception:
         logger.exception(
             "memory %s: the journal append of its %s failed; the deletion sweep tries again",
@@ -325,6 +328,8 @@ def _journal_after_commit(kind: _Kind, memory_ids: list, tenant_id) -> bool:
     try:
         with tenant_atomic(tenant_id):
             _record(read.rows)
+    except SoftTimeLimitExceeded:
+        raise
     except Exception:
         # Appended again by the sweep: a duplicate line is harmless.
         logger.warning("memory %s: %s journaled, but not recorded", named, kind.name, exc_info=True)
@@ -348,6 +353,8 @@ def _catch_up(kind: _Kind, *, older_than: float, limit: int) -> int:
         ledger_catch_up(read.entries)
     try:
         _record(read.rows)
+    except SoftTimeLimitExceeded:
+        raise  # the sweep's time is up, not a failed record (stop 61's review)
     except Exception:
         # Appended again by the next sweep: a duplicate line is harmless.
         logger.warning(

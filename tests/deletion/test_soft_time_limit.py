@@ -9,7 +9,9 @@ from memory_core.deletion import ledger, stores
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
 from memory_core.models import DeletionOperation, DeletionStep
-from tests.deletion.conftest import journal, memories, owner, owner_principal  # noqa: F401
+from memory_core.services import revocations
+from memory_core.tasks import deletion_sweep
+from tests.deletion.test_sweep_journal import _lines, _revoked_before_0027
 
 pytestmark = pytest.mark.django_db
 
@@ -22,7 +24,7 @@ def test_the_soft_time_limit_inside_a_step_ends_the_deletion_run(
     owner_principal,
     memories,
     journal,
-    monkeypatch,  # noqa: F811
+    monkeypatch,
 ):
     """Stop 61's audit of failure behaviour: the limit arriving in a step's purge ends the
     run, its phase rolled back for the next run. ``runner._run_phase`` recorded it as the
@@ -49,7 +51,7 @@ def test_the_soft_time_limit_inside_a_step_ends_the_deletion_run(
 
 def test_the_soft_time_limit_during_the_sweeps_catch_up_is_no_failed_append(
     journal,
-    monkeypatch,  # noqa: F811
+    monkeypatch,
 ):
     """Stop 61's audit of failure behaviour: ``ledger_catch_up`` wrapped the limit into
     ``LedgerAppendFailed``; the sweep logged a false "the journal append failed" and ran
@@ -57,3 +59,23 @@ def test_the_soft_time_limit_during_the_sweeps_catch_up_is_no_failed_append(
     monkeypatch.setattr(ledger, "ledger_write_many", _out_of_time)
     with pytest.raises(SoftTimeLimitExceeded):
         ledger.ledger_catch_up([{"operation_id": "00000000-0000-0000-0000-000000000000"}])
+
+
+def test_the_soft_time_limit_while_the_sweep_records_revocations_ends_the_sweep(
+    journal,
+    monkeypatch,
+):
+    """Stop 61's review: the limit arriving as the sweep recorded the memory revocations it
+    had journaled was logged as "journaled, but not recorded", and every later catch-up ran
+    on (``revocations._catch_up``)."""
+    _revoked_before_0027(2)
+    monkeypatch.setattr(revocations, "_record", _out_of_time)
+    ran = []
+    real = revocations._catch_up
+    monkeypatch.setattr(
+        revocations, "_catch_up", lambda kind, **kw: ran.append(kind.name) or real(kind, **kw)
+    )
+    with pytest.raises(SoftTimeLimitExceeded):
+        deletion_sweep(stale_seconds=0)
+    assert len(_lines(journal)) == 2  # appended before the limit came
+    assert ran == [revocations._REVOCATION.name]
