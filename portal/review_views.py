@@ -220,9 +220,17 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
                 messages.error(request, self.closed_meanwhile(item_id))
                 return redirect(queue)
             if error.code == "review_changed":
-                # Back to the queue, whose card says what approving the write does now.
+                # To the page of the queue the write is on now, whose card says what approving
+                # it does now: other decisions may have moved it onto an earlier page, and the
+                # page it was sent from held it no more (stop 61's review).
                 messages.error(request, f"Write {str(item_id)[:8]}: {error.message}")
-                return redirect(queue)
+                number = queue_page_of(
+                    principal=self.principal,
+                    item_id=item_id,
+                    kind=ReviewItem.Kind.SENSITIVE_WRITE,
+                )
+                url = reverse("portal:review:queue")
+                return redirect(f"{url}?page={number}" if number and number > 1 else url)
             return self.refuse(error, queue)
         short = str(item.pk)[:8]
         if self.decision == "reject":

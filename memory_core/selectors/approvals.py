@@ -221,6 +221,10 @@ def kept_sensitivity(memory: Memory, head: Memory | None) -> str:
     return memory.sensitivity
 
 
+# ``writer_grant_refuses``' answer for a write whose agent was deactivated while it waited.
+WRITER_DEACTIVATED = "agent.deactivated"
+
+
 def writer_grant_refuses(memory: Memory, head: Memory | None) -> str:
     """Return the admission rule code with which the grant of the agent that wrote the pending
     ``memory`` refuses it now, landed on ``head`` (``approval_head``), or "" when the grant
@@ -231,7 +235,7 @@ def writer_grant_refuses(memory: Memory, head: Memory | None) -> str:
     ``grant.type_not_allowed``) or its sensitivity as kept on the head (rule 8,
     ``sensitivity.above_agent_max``), and an approval stored it active all the same: a
     shared "sensitive" memory its writer may no longer write (stop 61's audit of
-    reviewers)."""
+    reviewers). A deactivated agent writes nothing (``WRITER_DEACTIVATED``)."""
     writer = writer_of(memory)
     writers = {} if writer is None else {memory.pk: writer}
     agents = _agents_of(memory.tenant_id, writers.values())
@@ -262,6 +266,9 @@ def _grant_refusal(memory: Memory, head: Memory | None, writers: dict, agents: d
     agent = agents.get(str(writer.actor_id))
     if agent is None:
         return ""  # no agent of that id: agents are deactivated, never deleted
+    if not agent.is_active:
+        # Its keys are refused: admission reads none of its writes (stop 61's review).
+        return WRITER_DEACTIVATED
     if memory.memory_type not in agent.write_types:
         return "grant.type_not_allowed"
     sensitivity = kept_sensitivity(memory, head)

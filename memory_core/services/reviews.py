@@ -32,6 +32,7 @@ from memory_core.policy_check import InUse
 from memory_core.principals import require_reviewer
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.selectors.approvals import (
+    WRITER_DEACTIVATED,
     approval_head,
     heads_on_key,
     in_use_now,
@@ -220,13 +221,20 @@ def _refuse_narrowed_grant(memory: Memory, head: Memory | None) -> None:
     no longer allows (``writer_grant_refuses``): an approval must not store what admission
     refuses now. As for ``review_expired``, the write can only be rejected."""
     code = writer_grant_refuses(memory, head)
-    if code:
-        raise Conflict(
+    if not code:
+        return
+    if code == WRITER_DEACTIVATED:
+        why = "The agent that wrote this was deactivated while it waited for review."
+    else:
+        why = (
             "The grant of the agent that wrote this was narrowed while it waited for review, "
-            f"so admission refuses it now ({code}). {RULE_CODES[code][1]} It can no longer be "
-            "approved: reject it, and ask for a new write if it still holds.",
-            code="review_grant_narrowed",
+            f"so admission refuses it now ({code}). {RULE_CODES[code][1]}"
         )
+    raise Conflict(
+        f"{why} It can no longer be approved: reject it, and ask for a new write if it still "
+        "holds.",
+        code="review_grant_narrowed",
+    )
 
 
 def _approval_start(memory: Memory, head: Memory | None, now) -> datetime:

@@ -12,7 +12,7 @@ import pytest
 from memory_core.exceptions import Conflict
 from memory_core.models import Agent, Memory, MemoryEvent, ReviewItem
 from memory_core.principals import AgentPrincipal
-from memory_core.services.api_keys import agent_grant_set
+from memory_core.services.api_keys import agent_deactivate, agent_grant_set
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve
 from memory_core.services.writes import memory_correct, memory_write, memory_write_batch
@@ -294,6 +294,21 @@ def test_an_approval_never_stores_a_write_its_writers_grant_no_longer_allows(
     assert refused_now in refused.value.message
     assert Memory.objects.get(pk=pending.memory.id).status == "pending_approval"
     assert ReviewItem.objects.get(pk=pending.review_item.id).state == "open"
+
+
+def test_an_approval_never_stores_the_write_of_an_agent_deactivated_while_it_waited(
+    tenant, reviewer
+):
+    """Stop 61's review: a deactivated agent writes nothing (its keys are refused), and a
+    reviewer's approval stored its waiting write active all the same."""
+    agent = AgentFactory(tenant=tenant)
+    pending = memory_write(principal=AgentPrincipal.from_agent(agent), data=data(SENSITIVE))
+    agent_deactivate(agent=agent)
+    with pytest.raises(Conflict) as refused:
+        review_approve(principal=reviewer, item_id=pending.review_item.id, reason="looks right")
+    assert refused.value.code == "review_grant_narrowed"
+    assert "deactivated" in refused.value.message
+    assert Memory.objects.get(pk=pending.memory.id).status == "pending_approval"
 
 
 def test_a_weaker_writes_conflict_names_only_the_heads_its_writer_may_read(tenant):

@@ -18,8 +18,9 @@ from memory_core.models import (
     ReviewItem,
     Subject,
 )
-from memory_core.principals import SubjectPrincipal
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
 from memory_core.services.api_keys import agent_grant_set
+from memory_core.services.reviews import review_reject
 from portal.access import BEING_DELETED_FOR_REVIEWER
 from tests.factories import (
     AgentFactory,
@@ -1675,3 +1676,48 @@ def test_an_incomplete_resolution_is_shown_on_its_conflict_after_another_moved_i
     assert 'value="typed reason kept"' in body
     target.refresh_from_db()
     assert target.state == "open"
+
+
+def test_an_approval_refused_as_changed_shows_the_write_on_the_page_it_is_on_now(
+    reviewer_client, alice_subject, tenant, django_user_model
+):
+    """Stop 61's review: approving write 51 of 52 from page 2, refused as ``review_changed``
+    after another reviewer's rejection moved it onto page 1, went back to page 2, which held
+    it no more: the message said to look at what approving it does now, on no page shown."""
+    start = timezone.now() - timedelta(hours=1)
+    items = []
+    for n in range(52):
+        if n == 50:
+            head = MemoryFactory(
+                subject=alice_subject, memory_key="health.diet", content="Alice eats everything."
+            )
+            item = pending_write_on(head, "Alice has coeliac disease, eats no gluten.")
+        else:
+            item = pending_write(alice_subject, f"Alice takes medicine number {n}.")
+        ReviewItem.objects.filter(pk=item.pk).update(created_at=start + timedelta(seconds=n))
+        items.append(item)
+    moved = items[50]
+    sent = approval_sent_from(
+        reviewer_client.get(reverse("portal:review:queue") + "?page=2").content.decode(), moved
+    )
+    other = django_user_model.objects.create_user("other-reviewer-same-tenant")
+    review_reject(
+        principal=ReviewerPrincipal(tenant_id=tenant.id, user_id=other.id),
+        item_id=items[0].pk,
+        reason="not needed",
+    )
+    Memory.objects.filter(pk=head.pk).update(status="superseded")
+    MemoryFactory(
+        subject=alice_subject,
+        memory_key="health.diet",
+        content="Alice is vegetarian now.",
+        supersedes=head,
+        version=2,
+    )
+    url = reverse("portal:review:approve", args=[moved.pk]) + "?page=2"
+    response = reviewer_client.post(url, sent, follow=True)
+    body = response.content.decode()
+    assert f"Write {str(moved.pk)[:8]}: The memory this approval lands on changed" in body
+    assert f'id="item-{moved.pk}"' in body
+    assert "Alice is vegetarian now." in body  # what approving it does now
+    assert ReviewItem.objects.get(pk=moved.pk).state == "open"
