@@ -36,7 +36,6 @@ from memory_core.deletion.stores import event_details_left
 from memory_core.models import (
     AUTHORITY_RANK,
     LIVE_STATUSES,
-    PROPOSED_STATUSES,
     AdmissionDecision,
     Authority,
     DeletionOperation,
@@ -369,11 +368,15 @@ def correction_saved_as(*, principal, memory: Memory, content: str) -> Memory | 
     The same text apart from its spacing (``same_text``), not the same ``content_hash``,
     which folds case and NFKC: a tab opened on the old version whose text differed from the
     saved one in letter case alone was told "this same correction is already saved", and
-    its text was thrown away (stop 55's audit of the portal)."""
+    its text was thrown away (stop 55's audit of the portal).
+
+    Only while that version is still in use: corrected again since (back to the first
+    wording, say) or revoked, the person was told their text was saved as a version no agent
+    is given, and it was thrown away (stop 61's audit of corrections)."""
     successor = (
         Memory.objects.visible_to(principal)
-        .filter(supersedes_id=memory.pk, authority=Authority.EXPLICIT_USER)
-        .exclude(status__in=PROPOSED_STATUSES)
+        .filter(supersedes_id=memory.pk, authority=Authority.EXPLICIT_USER, status=Status.ACTIVE)
+        .not_ended(in_use_now(principal.tenant_id))
         .first()
     )
     if successor is not None and same_text(successor.content, content):

@@ -591,6 +591,34 @@ def test_an_unchanged_correction_in_another_unicode_form_saves_nothing(
     assert not Memory.objects.filter(supersedes=memory).exists()
 
 
+@pytest.mark.parametrize("since", ["corrected_back", "revoked"])
+def test_a_stale_tab_is_not_told_its_correction_is_saved_as_a_version_out_of_use(
+    alice_client, alice_subject, since
+):
+    """Stop 61's audit of corrections: version 1 corrected to "Dr. Jones" (version 2), then
+    back to "Dr. Smith" (or version 2 revoked); a tab still open on version 1 sending "Dr.
+    Jones" was told "this same correction is already saved as version 2", a version no agent
+    is given, and its text thrown away. It is told the memory changed, its text kept."""
+    memory = MemoryFactory(subject=alice_subject, content="Alice's dentist is Dr. Smith.")
+    url = reverse("portal:memory-correct", args=[memory.pk])
+    alice_client.post(url, {"content": "Alice's dentist is Dr. Jones.", "reason": ""})
+    v2 = Memory.objects.get(supersedes=memory)
+    if since == "revoked":
+        alice_client.post(reverse("portal:memory-revoke", args=[v2.pk]), {"reason": "wrong"})
+    else:
+        alice_client.post(
+            reverse("portal:memory-correct", args=[v2.pk]),
+            {"content": "Alice's dentist is Dr. Smith.", "reason": ""},
+        )
+    assert Memory.objects.get(pk=v2.pk).status != "active"
+    body = alice_client.post(
+        url, {"content": "Alice's dentist is Dr. Jones.", "reason": ""}, follow=True
+    ).content.decode()
+    assert "this same correction is already saved" not in body
+    assert "This memory changed after you opened this page" in body
+    assert "Alice&#x27;s dentist is Dr. Jones." in body  # kept in the form
+
+
 def test_a_correction_in_nfd_sent_twice_is_told_it_was_saved(alice_client, alice_memory):
     """Stop 60's review found that a correction sent twice in NFD (a second click while the
     first was saved) was told "your correction was not saved": ``correction_saved_as``
