@@ -2,9 +2,9 @@
 
 An attacker hides an instruction from a pattern with zero-width characters, look-alike
 letters from other scripts (Cyrillic ``а`` for Latin ``a``), leetspeak (``4dm1n``), spacing
-(``i g n o r e``), accents, percent or HTML escapes, or base64. ``readings(text)`` returns
-every plausible plain reading; a guard fires when any reading matches. The stored content is
-never changed: these readings exist only for matching.
+(``i g n o r e``), accents, percent or HTML escapes, quoted-printable, base64 or base32.
+``readings(text)`` returns every plausible plain reading; a guard fires when any reading
+matches. The stored content is never changed: these readings exist only for matching.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import base64
 import binascii
 import codecs
 import html
+import quopri
 import re
 import unicodedata
 from urllib.parse import unquote
@@ -188,8 +189,15 @@ _SEPARATORS = " .\\-_*·/•‧∙⋅・◦‣⁃●▪"
 # each letter after "." started one anew: "a_.b_.c_. ..." of 64 KiB took 12 s (stop 59's
 # audit of its admission fixes). Such a run is taken whole (the second branch, possessive)
 # and left as it is (``_join_letters``), so each run is tried once.
+# No run starts at the letter of a possessive or a contraction ("user's", "don't", "I'm",
+# "I'd"): it ends the word before its apostrophe, and taken as a run's first letter it glued
+# the word after it on, "User's S.S.N." read "user'sssn." and "customer's b a l a n c e"
+# "customer'sbalance" (stop 61's audit of admission). A run still starts after any other
+# apostrophe: an elision's letter begins the next word ("l'a d m i n", "qu'i g n o r e", a
+# vowel or an "h"), and a quote's its quoted word ("'i g n o r e'").
 _SPACED_LETTERS = re.compile(
-    r"(?<![\w])(?:(?P<spaced>(?:[^\W_][" + _SEPARATORS + r"]{1,3}){2,}[^\W_](?![\w]))"
+    r"(?<![\w])(?<!\w['\u2019](?=[sStTmMdD]))"
+    r"(?:(?P<spaced>(?:[^\W_][" + _SEPARATORS + r"]{1,3}){2,}[^\W_](?![\w]))"
     r"|[^\W_](?:[" + _SEPARATORS + r"]{1,3}+[^\W_])*+)"
 )
 _BASE64_TOKEN = re.compile(r"[A-Za-z0-9+/_\-]{16,}={0,2}")
@@ -238,6 +246,14 @@ _ESCAPE = re.compile(
     r"|%[uU](?P<percent_u>[0-9A-Fa-f]{4})"
 )
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
+# Quoted-printable, the e-mail encoding: percent-encoding with "=" for "%" ("=49=67=6E...").
+# An override so written was stored where its percent-encoding is refused (stop 61's audit of
+# admission). Read as "%XX" is: the whole text decoded once it holds one.
+_QUOTED_PRINTABLE = re.compile(r"=[0-9A-Fa-f]{2}")
+# base32 (RFC 4648): capitals and the digits 2 to 7, eight characters for five bytes, or the
+# same in small letters. Only base64 was tried, and an override in base32 was stored (stop
+# 61's audit of admission).
+_BASE32_TOKEN = re.compile(r"[A-Z2-7]{16,}|[a-z2-7]{16,}")
 _HEX_ESCAPE = re.compile(r"(?:\\x[0-9A-Fa-f]{2}){4,}")
 
 MAX_TEXT_CHARS = 20_000  # readings are made of at most this much text (a size rule caps input)
@@ -485,6 +501,18 @@ def _unescape_escapes(text: str) -> str:
     return replaced.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 
+def _decode_base32(token: str) -> str | None:
+    # A length no bytes end at (1, 3 or 6 past a block of eight) holds one character too
+    # many, a letter added to spoil the decoding: read without it.
+    token = token[: len(token) - (len(token) % 8 in (1, 3, 6))]
+    try:
+        raw = base64.b32decode(token + "=" * (-len(token) % 8), casefold=True)
+        decoded = raw.decode("utf-8")
+    except ValueError:  # binascii.Error and UnicodeDecodeError are ValueErrors
+        return None
+    return decoded if _printable(decoded) or _is_encoding(decoded) else None
+
+
 def _decode_base64(token: str) -> str | None:
     padded = token + "=" * (-len(token) % 4)
     for decoder in (base64.b64decode, base64.urlsafe_b64decode):
@@ -517,13 +545,14 @@ def _is_encoding(decoded: str) -> bool:
         or _HEX_GROUPS.fullmatch(decoded.strip())
         or _ENTITY.search(decoded)
         or _PERCENT.search(decoded)
+        or _QUOTED_PRINTABLE.search(decoded)
         or _ESCAPE.search(decoded)
     )
 
 
 def decoded_payloads(text: str) -> list[str]:
-    """Return the texts hidden in ``text`` as base64 (whole or in chunks), plain hex, hex or
-    unicode escapes or percent-encoding."""
+    """Return the texts hidden in ``text`` as base64 (whole or in chunks), base32, plain hex,
+    hex or unicode escapes, percent-encoding or quoted-printable."""
     found = []
     for token in _BASE64_TOKEN.findall(text):
         decoded = _decode_base64(token)
@@ -531,6 +560,10 @@ def decoded_payloads(text: str) -> list[str]:
             found.append(decoded)
         # A run of hex digits is a base64 token too; read as hex it may spell text.
         decoded = _decode_hex(token)
+        if decoded:
+            found.append(decoded)
+    for token in _BASE32_TOKEN.findall(text):
+        decoded = _decode_base32(token)
         if decoded:
             found.append(decoded)
     if _may_hold_chunks(text):
@@ -544,6 +577,9 @@ def decoded_payloads(text: str) -> list[str]:
             found.append(decoded)
     if _PERCENT.search(text):
         found.append(unquote(text))
+    if _QUOTED_PRINTABLE.search(text):
+        raw = quopri.decodestring(text.encode("utf-8", "surrogatepass"))
+        found.append(raw.decode("utf-8", "replace"))
     for match in _HEX_ESCAPE.findall(text):
         try:
             found.append(codecs.decode(match, "unicode_escape"))

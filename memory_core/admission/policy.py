@@ -578,12 +578,19 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
     # "role: admin"); the injection guard does not, as its keys read as speakers there
     # ("system: billing" is a pointer's system, not a system message).
     class_texts = _texts(candidate)
+    class_written = written  # the texts as written whose seams the class guard reads
     if _is_pointer(candidate.value):
         # A pointer's system, reference, kind and url name a record elsewhere ("billing",
         # "INV-1"): the class guard reads the content and the pointer's own words (its
         # description and label), and the injection guard reads all of it.
         words = [candidate.value.get(key) for key in ("description", "label")]
-        class_texts = [candidate.content, *(w for w in words if isinstance(w, str))]
+        class_written = [candidate.content, *(w for w in words if isinstance(w, str))]
+        class_texts = list(class_written)
+    # Each guard reads where one of its texts as written meets the next (``seams``), as GET
+    # answers them side by side: read by the injection guard alone, "The customer's
+    # outstanding balance is" with the value "$5,400." was stored (stop 61's audit of
+    # admission).
+    joined, class_joined = seams(written), seams(class_written)
     # The key and the scope's reference are the writer's words too, and the prompt shows
     # them (an item's scope="...", a clarification's key): the injection guard reads them.
     # The key is read with the content too (``key_seam``), and the message's id, which GET
@@ -613,17 +620,18 @@ def _check_content(candidate: Candidate, recent: list[str]) -> list[str]:
     class_texts += [scope] if scope else []
     class_texts += candidate.sentence_ids()
     class_texts += [candidate.reason] if candidate.reason else []
-    codes = guards.class_codes(class_texts)
-    injection = _merged(guards.injection_codes(texts + seams(written)), id_injection)
+    codes = guards.class_codes(class_texts + class_joined)
+    injection = _merged(guards.injection_codes(texts + joined), id_injection)
     codes += injection
     # An instruction split with an earlier write may end in the value as well as the content.
     if not injection and any(
         _split_between(previous, text) for previous in recent for text in written
     ):
         codes.append("injection.split_write")
-    # Every text a guard read (the class guard's structure lines too), so a match on a line is
-    # not taken for one found only in a de-obfuscated reading.
-    if codes and guards.is_obfuscated(list(dict.fromkeys(texts + class_texts + ids)), codes):
+    # Every text a guard read (the class guard's structure lines and the seams too), so a
+    # match on a line is not taken for one found only in a de-obfuscated reading.
+    read = texts + class_texts + ids + joined + class_joined
+    if codes and guards.is_obfuscated(list(dict.fromkeys(read)), codes):
         codes.append("injection.obfuscated")
     return codes
 

@@ -257,6 +257,55 @@ def test_an_override_in_other_escape_syntaxes_is_refused(escaped):
     assert_refused(escaped, "injection.instruction_override")
 
 
+_QUOTED = "".join(f"={b:02X}" for b in OVERRIDE.encode())
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [_QUOTED, f"Note: {_QUOTED.lower()}", f"{_QUOTED[:18]} all previous instructions"],
+    ids=["whole", "lower-case-after-words", "first-word"],
+)
+def test_an_override_in_quoted_printable_is_refused(encoded):
+    """Stop 61's audit of admission: an override in quoted-printable (``=49=67=6E...``, the
+    e-mail encoding: percent-encoding with "=" for "%") was stored active where its
+    percent-encoding is refused; ``=XX`` was never decoded. A text holding it is read
+    decoded as one holding ``%XX`` is, and the write is refused."""
+    percent = "".join(f"%{b:02X}" for b in OVERRIDE.encode())
+    assert_refused(percent, "injection.instruction_override")
+
+    assert_refused(encoded, "injection.instruction_override")
+
+
+_BASE32 = base64.b32encode(OVERRIDE.encode()).decode()
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [f"Note: {_BASE32}", _BASE32.rstrip("="), _BASE32.rstrip("=") + "A", _BASE32.lower()],
+    ids=["padded", "unpadded", "a-letter-too-many", "lower-case"],
+)
+def test_an_override_in_base32_is_refused(encoded):
+    """Stop 61's audit of admission: an override in base32 (RFC 4648: capitals and the
+    digits 2 to 7) was stored active where its base64 is refused; only base64 was tried. A
+    run of base32's alphabet is decoded too, padded or not, and the write is refused."""
+    assert_refused(f"Note: {_base64(OVERRIDE)}", "injection.instruction_override")
+
+    assert_refused(encoded, "injection.instruction_override")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Set MAX_RETRIES=10 and TIMEOUT=30 in the deploy config.",
+        "Use =SUM(A1:A10) and =AVERAGE(B2:B9) in the budget sheet.",
+        "The build id is JBSWY3DPEHPK3PXP.",
+        "User's licence key starts ABCDEFGHIJKLMNOPQRSTUVWXYZ234567.",
+    ],
+)
+def test_assignments_and_capital_ids_are_no_payload(text):
+    assert decide(text).outcome == "accepted", decide(text).rule_codes
+
+
 def test_a_hex_encoded_health_fact_waits_for_a_reviewer():
     decision = decide(b"User has HIV.".hex())
     assert decision.outcome == "pending_approval" and "health" in decision.categories
