@@ -64,6 +64,14 @@ PENDING_STATES = (
     r"non pagat[oa]|in attesa)"
 )
 ANY_STATE = r"(?:" + STATE_WORDS + "|" + PENDING_STATES + r")"
+# A money record's completion in an idiom, read where its pending states are, ending the
+# clause: "The customer's refund for order 4471 went through." was stored where "Refund
+# approved for order 4471." is refused (stop 61's audit of admission). At the clause's end
+# only: "User's payments went through Stripe" says how they pay.
+DONE_IDIOMS = (
+    r"(?:(?:went|came|(?:has|have|had)\W+(?:gone|come))\W+through|completed?)(?:\W+(?:in full|"
+    r"fully|already|today|yesterday|now|again|successfully|finally|at last))?\s*(?:$|[.!?;,\n])"
+)
 
 # An amount in words before its currency word ("five thousand dollars"), and a bare or "k"
 # number; read only where a held amount is stated (the balance rule, money held after
@@ -119,7 +127,30 @@ _WORD = r"(?:[\w'-]{1,60}+|\w++(?=['-]))"
 
 _CHANGED_TO = r"(?:raised|increased|lowered|reduced|set|changed|bumped|upped|cut|dropped) to\b"
 
+# The names a product gives its tiers, which a plan held is stated by.
+PLAN_NAMES = (
+    r"(?:free|basic|starter|standard|plus|pro|premium|professional|business|team|teams|"
+    r"enterprise|gold|silver|bronze|platinum|diamond|vip|elite|ultimate|unlimited|trial)"
+)
+
 CLASS_RULES: list[Rule] = [
+    # A plan held, by its tier's name: "User's subscription tier: Enterprise", and the
+    # memory_key "subscription" over {"tier": "enterprise"} ("subscription tier: enterprise"),
+    # as a subscription's status is (both stored until stop 61's audit of admission). Only a
+    # tier's name after it: "User's subscription plan renews in June" holds no plan.
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:subscription|membership|account|billing|pricing|service|license|licence)\W+"
+            r"(?:tier|plan|level|edition)(?:\W+(?:is|was|has been|set to)|",
+            ASIDE,
+            r"\s*",
+            FIELD_SEP,
+            r")\W+(?:now\W+)?(?:the\W+)?",
+            PLAN_NAMES,
+            r"\b",
+        ),
+    ),
     # A record's state with no number: "User's order status is shipped.", and under another
     # key or in a list: {"order_state": "shipped"}, {"orders": [{"id": "A1", "status":
     # "refunded"}]} (its value line "orders: id: A1; status: refunded"). A status held in an
@@ -154,9 +185,11 @@ CLASS_RULES: list[Rule] = [
             r"invoices?|tickets?|bookings?|accounts?|subscriptions?|purchases?|claims?|cases?|"
             r"pedido|commande|bestellung|ordine|factura|facture|rechnung)(?:\W{1,3}[#\w-]*\d"
             r"[\w-]*)?)?\W+(?:(?:is|are|was|were|has been|have been|got|remains?|stays?|still|"
-            r"now|currently|marked(?: as)?|status(?: is)?|esta|est|ist|e|sono)\W+){0,3}",
+            r"now|currently|marked(?: as)?|status(?: is)?|esta|est|ist|e|sono)\W+){0,3}(?:",
             PENDING_STATES,
-            r"\b",
+            r"\b|",
+            DONE_IDIOMS,
+            r")",
         ),
     ),
     Rule(
@@ -322,10 +355,15 @@ CLASS_RULES: list[Rule] = [
     # approved for ticket 5521.", "Order A-7781 shipped yesterday."), at a sentence's start;
     # records under their plural name before an id, as a map by id's strings read ("orders
     # A-7781 refunded": {"orders": {"A-7781": "refunded"}}, stop 59's audit of admission).
+    # The one word before the record may be a possessive (two words to ``\w+``) when the
+    # record's id follows: "Customer's order 4471 shipped yesterday." was stored where "Her
+    # order 4471 ..." is refused (stop 61's audit of admission); "User's order shipped late
+    # last time, so they prefer express delivery." tells how a delivery went.
     Rule(
         "class.business_state",
         rx(
-            r"(?:^|[.!?;:\n(\[{\"]\s*)(?:(?:the|this|that|its)\W+)?(?:\w+\W+)?(?:(?:balance|"
+            r"(?:^|[.!?;:\n(\[{\"]\s*)(?:(?:the|this|that|its)\W+)?(?:\w+\W+|\w+['\u2019]s\W+"
+            r"(?=\w++(?:\W++\w++)?\W+[#\w-]*\d))?(?:(?:balance|"
             r"invoice|bill|"
             r"order|refund|payment|chargeback|dispute|subscription|plan|tier|membership|"
             r"account|fee|charge|debt|dues|loan|claim|shipment|package|transaction|txn|trial|"

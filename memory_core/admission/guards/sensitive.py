@@ -44,6 +44,15 @@ CREDENTIAL_IS = r"(?:is|was|es|era|est|etait|ist|lautet|heisst|war|e|sera|c'est|
 # admission). One or two words, then a key of the object with its own colon: "password
 # manager: 1password" is no credential.
 NESTED_KEYS = r"(?: [\w'-]+){1,2}(?=:\W{0,3}[\w'-]+:)"
+# "Medicine" as a field of study or work is no one's health: "User studies medicine at
+# university" waited for a reviewer (stop 61's audit of admission), where "User takes
+# medicine for ..." must. Python's look-behinds are of fixed width: one per word before it.
+_MEDICINE_AS_A_FIELD = (
+    "study", "studies", "studied", "studying", "practice", "practices", "practiced",
+    "practised", "practicing", "practising", "teaches", "taught", "teaching", "in",
+    "school of", "faculty of", "doctor of", "degree in",
+)  # fmt: skip
+_MEDICINE_AS_CARE = "".join(rf"(?<!\b{field} )" for field in _MEDICINE_AS_A_FIELD) + "medicine"
 # Religions and their followers, folded, in the guards' languages.
 RELIGIONS = (
     r"(?:muslim|muslima|musulman|musulmana|musulmane|musulmano|muculmano|muculmana|christian|"
@@ -59,8 +68,13 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
     "health": rx(
         # As a trie: a flat alternation of 123 names made the health scan three times slower.
         r"\b(?:" + trie_source(set(MEDICINES)) + r")\b|",
-        r"\b(?:diagnos(?:is|ed|es)|medications?|medicine|prescri(?:bed|ption)|insulin|metformin|"
+        r"\b(?:diagnos(?:is|ed|es)|medications?|",
+        _MEDICINE_AS_CARE,
+        r"|prescri(?:bed|ption)|insulin|metformin|"
         r"antidepressants?|chemotherapy|chemo|cancer|tumou?r|diabetes|diabetic|hiv|aids|asthma|"
+        # ... HIV and AIDS by their names, and the infections named as a group (stored until
+        # stop 61's audit of admission)
+        r"immunodeficien\w*|immune deficiency|sexually transmitted (?:infections?|diseases?)|"
         r"depression(?:en)?|depressed|anxiety disorder|panic attacks?|adhd|autism|autistic|bipolar|"
         r"schizophreni\w*|ptsd|pregnan(?:t|cy)|miscarriage|therap(?:y|ist)|psychiatri\w*|"
         r"surgery|allerg(?:y|ies|ic)|disease|disorder|illness|chronic|epilep\w*|seizures?|"
@@ -87,15 +101,26 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"abtreibung|suicidio|selbstmord|suizid\w*)\b|"
         # "had a stroke", not "a stroke of luck" nor "backstroke".
         r"\b(?:had|suffered|survived|recovering from|after|since)\W+(?:a\W+|an\W+|his\W+|"
-        r"her\W+|their\W+)?(?:\w+\W+)?stroke\b(?!\W+of\b)",
+        r"her\W+|their\W+)?(?:\w+\W+)?stroke\b(?!\W+of\b)|"
+        # An STD or an STI had or tested for: the letters alone are C++'s "std::" and a
+        # Subaru's "WRX STI".
+        r"\b(?:has|had|have|got|caught|contracted|positive for|negative for|treated for|"
+        r"tested for|treatment for|diagnosed with)\W+(?:an?\W+)?st[di]s?\b|"
+        r"\bst[di]s?\W+(?:tests?|testing|screening|clinic|results?|diagnosis|treatment|status)\b",
     ),
     "finance": rx(
         r"\b(?:salary|salaries|income|earns|wage|debts?|loans?|mortgage|credit score|"
         r"bankrupt\w*|net worth|bank account|credit card|debit card|card number|tax return|"
         r"savings|overdraft|payslip|paycheck|investments?|portfolio value|iban|"
         r"take-home pay|net pay|gross pay|monthly pay|annual pay|"
+        # ... a bank account's numbers, and payments missed (stored until stop 61's audit of
+        # admission: "User's routing and account numbers are ...", "... behind on rent")
+        r"routing (?:and account )?(?:numbers?|no)|aba number|sort code|"
         r"salario|sueldo|deuda|hipoteca|salaire|dette|hypotheque|gehalt|schulden|hypothek|"
         r"divida|stipendio|debito|mutuo)\b|"
+        r"\bbehind\W+(?:on|with|in)\W+(?:(?:the|their|his|her|my|our)\W+)?(?:\w+\W+)?(?:rent|"
+        r"mortgage|bills|payments|loan|car payments|credit card|child support|taxes|"
+        r"utilities)\b|"
         # A card number: its shape here, its Luhn check in ``_sensitive_match`` (four years
         # in a row, "2019 2020 2021 2022", fail it; 9 in 10 numbers of the shape do).
         r"(?P<card>\b(?:\d[ -]?){13,19}\b)|"
@@ -118,7 +143,10 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         CREDENTIAL_IS,
         r"\b|[:=])\W{0,3}\S{4,}|"
         # A PIN is digits: "pin: 3.11.4" is a version pinned, "pin: numpy==1.26" a package.
-        r"\bpin(?: code| number)?\b(?:\W+",
+        # So is the code of a door, a gate or an alarm: "User's gate code is 4921." (stored
+        # until stop 61's audit of admission, where "User's PIN is 4921." waited).
+        r"\b(?:pin(?: code| number)?|(?:door|gate|alarm|entry|lockbox|garage)(?: door)? code)\b"
+        r"(?:\W+",
         CREDENTIAL_OF,
         r"\W+(?:\w+\W+){0,3}?(?=",
         CREDENTIAL_IS,
@@ -142,6 +170,9 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
     "government_id": rx(
         r"\b(?:ssn|social security(?: number)?|passport(?: number| no)?|driver'?s licen[cs]e|"
         r"national id|national insurance number|tax id|taxpayer id|id card number|"
+        # ... the UK's health service number and India's national id (stored until stop 61's
+        # audit of admission)
+        r"nhs (?:number|no)|aadhaa?r(?: number| card| no)?|"
         r"numero de securite sociale|personalausweis|steuer-?id|"
         r"steuernummer|codice fiscale|tessera sanitaria)\b|\b\d{3}-\d{2}-\d{4}\b|"
         # Short names of ids are also words ("nie" is German for never, RFC 3339 a standard,

@@ -49,6 +49,8 @@ OVERRIDE_VERBS = (
     r"attention (?:a|aux|au)|achte nicht auf|nao preste atencao (?:a|as|aos|ao)|non prestare "
     r"attenzione (?:a|alle|ai|agli|al|all')|non dare retta (?:a|alle|ai|agli|al|all')|"
     r"pay no attention to|set aside|put aside|"
+    # ... in the idioms of "pay no attention" (stored until stop 61's audit of admission)
+    r"pay no (?:mind|heed) to|take no notice of|"
     r"stop paying attention to|stop (?:applying|obeying|observing|respecting)|"
     r"not (?:applying|following|obeying|observing)|no longer (?:apply|obey|observe|respect)|"
     r"quit following|"
@@ -85,6 +87,9 @@ PERSISTENCE = (
     r"for (?:all|every) (?:future|subsequent)|for the rest of (?:this|the|all)|permanently|"
     r"at all times|no matter what|regardless of (?:what|any|the|previous|prior|instructions|"
     r"polic|rules|who)|until told otherwise|"
+    # ... and an order headed as standing: "Standing order: approve ..." (stop 61's audit of
+    # admission); a bank's standing order, "has a standing order to pay rent", heads nothing.
+    r"standing orders?(?=\s*:)|"
     r"a partir de ahora|de ahora en adelante|desde ahora|en adelante|"
     r"a partir de maintenant|desormais|dorenavant|a l'avenir|a partir d'aujourd'hui|"
     r"ab sofort|ab jetzt|von nun an|von jetzt an|kunftig|in zukunft|"

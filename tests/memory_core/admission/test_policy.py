@@ -482,6 +482,86 @@ def test_a_credentials_abbreviation_that_labels_nothing_is_stored(text):
 
 
 @pytest.mark.parametrize(
+    ("control", "attack", "category"),
+    [
+        ("User has HIV.", "User has human immunodeficiency virus.", "health"),
+        ("User has HIV.", "User has a sexually transmitted infection.", "health"),
+        ("User has HIV.", "User tested positive for an STI.", "health"),
+        ("User's PIN is 4921.", "User's gate code is 4921.", "credentials"),
+        ("User's PIN is 4921.", "User's garage door code: 4921", "credentials"),
+        (
+            "User's IBAN is DE89 3704 0044 0532 0130 00.",
+            "User's routing and account numbers are 021000021 / 12345678",
+            "finance",
+        ),
+        ("User has a mortgage.", "User is 3 months behind on rent.", "finance"),
+        (
+            "User's passport number is X1234567.",
+            "User's NHS number is 943 476 5919",
+            "government_id",
+        ),
+        (
+            "User's passport number is X1234567.",
+            "User's Aadhaar number is 2345 6789 0123",
+            "government_id",
+        ),
+    ],
+)
+def test_a_sensitive_fact_in_other_words_waits_for_a_reviewer(control, attack, category):
+    """Stop 61's audit of admission: each of these must wait for a reviewer as its control
+    does, and each was stored active and personal. HIV by its name ("human immunodeficiency
+    virus") and the sexually transmitted infections; a gate's or a garage door's code (the
+    rule knew a PIN); a bank account's routing and account numbers; rent gone unpaid; the
+    NHS number and the Aadhaar number (the rule knew a passport's, a national insurance
+    number)."""
+    assert decide(control).outcome == "pending_approval"
+
+    decision = decide(attack)
+
+    assert decision.outcome == "pending_approval", (attack, decision)
+    assert decision.categories == [category], decision.categories
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User prefers std::vector over raw arrays.",
+        "User drives a Subaru WRX STI.",
+        "User's lab studies the immune system.",
+        "The gate code is on the fridge.",
+        "User's alarm code was changed last week.",
+        "User configures routing tables on their home network.",
+        "User is behind on their reading goal.",
+        "User works for the NHS.",
+    ],
+)
+def test_those_facts_look_alikes_are_stored(text):
+    decision = decide(text)
+    assert decision.outcome == "accepted", (text, decision)
+    assert decision.categories == [], decision.categories
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User studies medicine at university.",
+        "User has a degree in medicine.",
+        "User practices medicine in Ohio.",
+    ],
+)
+def test_medicine_as_a_field_of_study_or_work_is_stored(text):
+    """Stop 61's audit of admission: "User studies medicine at university" waited for a
+    reviewer as a health fact, though it says nothing of anyone's health. Medicine studied,
+    practised or taught is a field and must be stored; medicine taken still waits."""
+    assert decide("User takes medicine for migraines.").outcome == "pending_approval"
+
+    decision = decide(text)
+
+    assert decision.outcome == "accepted", (text, decision)
+    assert decision.categories == [], decision.categories
+
+
+@pytest.mark.parametrize(
     "text", ["Shell output: pwd: /home/jane/projects", "env shows PWD=/home/jane/app"]
 )
 def test_a_working_directory_is_no_password(text):
