@@ -17,12 +17,14 @@ from datetime import timedelta
 from functools import partial, reduce
 from operator import or_
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 from psycopg.errors import DeadlockDetected, LockNotAvailable, QueryCanceled
 
+from memory_core.commit_hooks import after_commit
 from memory_core.deletion.ledger import (
     backups_cutoff,
     ledger_catch_up,
@@ -97,9 +99,7 @@ def deletion_journal_on_commit(operation: DeletionOperation, tombstones) -> None
     then written before the task is sent, and a run finds ``journaled_at`` already set.
     """
     entry = ledger_entry(operation, tombstones)
-    transaction.on_commit(
-        partial(_journal_committed, operation.id, operation.tenant_id, entry), robust=True
-    )
+    after_commit(partial(_journal_committed, operation.id, operation.tenant_id, entry))
 
 
 def _journal_committed(operation_id, tenant_id, entry: dict) -> None:
@@ -113,6 +113,8 @@ def _journal_committed(operation_id, tenant_id, entry: dict) -> None:
     """
     try:
         ledger_write(entry)
+    except SoftTimeLimitExceeded:
+        raise
     except Exception:
         logger.exception("deletion %s: the journal append on request failed", operation_id)
         return
@@ -149,8 +151,6 @@ _broker_down_until = 0.0
 def _send_or_leave(task, pk, label: str) -> bool:
     """Send ``task`` for ``pk``; False if the broker refused, timed out or did so a moment ago
     (``BROKER_DOWN_SECONDS``): its row is the truth, and the beat sweep sends it again."""
-    from celery.exceptions import SoftTimeLimitExceeded
-
     from memory_core.tasks import send
 
     global _broker_down_until
@@ -839,10 +839,7 @@ def subject_deletion_queue(*, principal, subject_id, memory_key: str = "") -> Su
             )
             # Journaled as it commits, before the task is sent: a restore from a backup taken
             # before the worker made the request replays it (ledger.queued_entry).
-            transaction.on_commit(
-                partial(_journal_queued, subject.pk, subject.deletion_queued_at, entry),
-                robust=True,
-            )
+            after_commit(partial(_journal_queued, subject.pk, subject.deletion_queued_at, entry))
             subject_deletion_enqueue_on_commit(subject.pk)
         return subject
 
@@ -857,6 +854,8 @@ def _journal_queued(subject_id, queued_at, entry: dict) -> None:
     """
     try:
         ledger_write(entry)
+    except SoftTimeLimitExceeded:
+        raise
     except Exception:
         logger.exception(
             "subject %s: the journal append of its queued deletion failed; the deletion sweep "

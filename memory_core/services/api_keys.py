@@ -23,11 +23,13 @@ from functools import cache, partial, reduce
 from operator import or_
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DEFAULT_DB_ALIAS, connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from memory_core.admission.normalize import is_blank
+from memory_core.commit_hooks import after_commit
 from memory_core.deletion.ledger import (
     GRANT_FIELDS,
     agent_deactivation_entry,
@@ -82,7 +84,7 @@ def api_key_revoke(*, key: ApiKey) -> ApiKey:
     if key.revoked_at is None:
         key.revoked_at = timezone.now()
         key.save(update_fields=["revoked_at"])
-        transaction.on_commit(partial(_journal_revocation, key.pk), robust=True)
+        after_commit(partial(_journal_revocation, key.pk))
     return key
 
 
@@ -144,7 +146,7 @@ def agent_deactivate(*, agent: Agent) -> Agent:
         row.deactivated_at = timezone.now()
         row.deactivation_journaled_at = None
         row.save(update_fields=_ACTIVATION_FIELDS)
-        transaction.on_commit(partial(_journal_deactivation, row.pk), robust=True)
+        after_commit(partial(_journal_deactivation, row.pk))
     return _refreshed(agent, row)
 
 
@@ -200,6 +202,8 @@ def _appended(entry: dict, row: str, action: str) -> bool:
     its line later."""
     try:
         ledger_write(entry)
+    except SoftTimeLimitExceeded:
+        raise
     except Exception:
         logger.exception(
             "%s: the journal append of its %s failed; the deletion sweep tries again", row, action
@@ -286,7 +290,7 @@ def _stamp(setting: _Setting, row, values: dict) -> None:
     setattr(row, setting.moment, now if last is None or now > last else last + _TICK)
     setattr(row, setting.journaled, None)
     row.save(update_fields=[*values, setting.moment, setting.journaled])
-    transaction.on_commit(partial(_setting_journal, setting, row.pk), robust=True)
+    after_commit(partial(_setting_journal, setting, row.pk))
 
 
 def _setting_journal(setting: _Setting, row_id) -> bool:

@@ -35,12 +35,14 @@ import uuid
 from dataclasses import dataclass, field
 from functools import partial
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, connection, transaction
 from django.db.models import BooleanField, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
 from memory_core.admission.normalize import is_blank
+from memory_core.commit_hooks import after_commit
 from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
 from memory_core.locks import lock_memory_keys, subjects_shared_locked
 from memory_core.models import (
@@ -454,7 +456,7 @@ def conflicts_heal_on_commit(*, tenant_id, memory_ids) -> None:
     """
     ids = sorted({str(i) for i in memory_ids})
     if ids:
-        transaction.on_commit(partial(_heal_after_commit, tenant_id, ids), robust=True)
+        after_commit(partial(_heal_after_commit, tenant_id, ids))
 
 
 def _heal_after_commit(tenant_id, ids: list[str]) -> None:
@@ -467,6 +469,8 @@ def _heal_after_commit(tenant_id, ids: list[str]) -> None:
         with transaction.atomic():
             request_tenant_set(tenant_id)
             conflicts_heal(tenant_id=tenant_id, memory_ids=ids)
+    except SoftTimeLimitExceeded:
+        raise
     except Exception:
         logger.exception("could not mend the conflicts citing %s (tenant %s)", ids, tenant_id)
 

@@ -12,9 +12,11 @@ import logging
 from datetime import timedelta
 from functools import partial
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
 from django.utils import timezone
 
+from memory_core.commit_hooks import after_commit
 from memory_core.deletion.ledger import (
     backups_cutoff,
     ledger_catch_up,
@@ -118,7 +120,7 @@ def _entry(version: PolicyVersion) -> dict:
 
 
 def _journal_on_commit(version: PolicyVersion) -> None:
-    transaction.on_commit(partial(_policy_journal, version.pk, version.tenant_id), robust=True)
+    after_commit(partial(_policy_journal, version.pk, version.tenant_id))
 
 
 def _policy_journal(version_id, tenant_id) -> bool:
@@ -134,6 +136,8 @@ def _policy_journal(version_id, tenant_id) -> bool:
         if version is None:
             return False
         ledger_write(_entry(version))
+    except SoftTimeLimitExceeded:
+        raise
     except Exception:
         logger.exception(
             "policy version %s: the journal append of its retention failed; the deletion "
@@ -146,6 +150,8 @@ def _policy_journal(version_id, tenant_id) -> bool:
             PolicyVersion.objects.filter(pk=version_id, journaled_at=None).update(
                 journaled_at=timezone.now()
             )
+    except SoftTimeLimitExceeded:
+        raise
     except Exception:
         # Appended again by the sweep: a duplicate line is harmless (the same operation id).
         logger.warning("policy version %s: journaled, but not recorded", version_id, exc_info=True)

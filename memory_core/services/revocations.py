@@ -36,10 +36,11 @@ from functools import partial, reduce
 from operator import or_
 
 from celery.exceptions import SoftTimeLimitExceeded
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from memory_core.commit_hooks import after_commit
 from memory_core.deletion.ledger import (
     TASK_CLOSED,
     backups_cutoff,
@@ -250,24 +251,18 @@ def _read(kind: _Kind, condition: str, params: list) -> _Read:
 
 def memory_revocation_journal_on_commit(memory: Memory) -> None:
     """Journal the revocation of ``memory`` once the current transaction commits."""
-    transaction.on_commit(
-        partial(_journal_after_commit, _REVOCATION, [memory.pk], memory.tenant_id), robust=True
-    )
+    after_commit(partial(_journal_after_commit, _REVOCATION, [memory.pk], memory.tenant_id))
 
 
 def memory_rejection_journal_on_commit(memory: Memory) -> None:
     """Journal the rejection of ``memory`` once the current transaction commits."""
-    transaction.on_commit(
-        partial(_journal_after_commit, _REJECTION, [memory.pk], memory.tenant_id), robust=True
-    )
+    after_commit(partial(_journal_after_commit, _REJECTION, [memory.pk], memory.tenant_id))
 
 
 def memory_task_close_journal_on_commit(memory_ids: list, tenant_id) -> None:
     """Journal the expiry of ``memory_ids`` (of tenant ``tenant_id``) by their task's close
     once the current transaction commits: one append for all of them."""
-    transaction.on_commit(
-        partial(_journal_after_commit, _TASK_CLOSE, list(memory_ids), tenant_id), robust=True
-    )
+    after_commit(partial(_journal_after_commit, _TASK_CLOSE, list(memory_ids), tenant_id))
 
 
 def memory_task_replaced_journal_on_commit(memory_ids: list, tenant_id) -> None:
@@ -278,10 +273,7 @@ def memory_task_replaced_journal_on_commit(memory_ids: list, tenant_id) -> None:
     restored database holds in use (``tasks.task_close_replayed``). An append that fails is
     made by the deletion sweep (``memory_task_replaced_journal``)."""
     if memory_ids:
-        transaction.on_commit(
-            partial(_journal_after_commit, _TASK_REPLACED, list(memory_ids), tenant_id),
-            robust=True,
-        )
+        after_commit(partial(_journal_after_commit, _TASK_REPLACED, list(memory_ids), tenant_id))
 
 
 def _record(rows: list[tuple]) -> None:

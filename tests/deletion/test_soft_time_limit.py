@@ -2,16 +2,22 @@
 task's time running out, never a store's or the journal's failure (stop 61's audit of failure
 behaviour; stop 59 made the retention sweep and ``_send_or_leave`` let it through)."""
 
+from datetime import timedelta
+
 import pytest
 from celery.exceptions import SoftTimeLimitExceeded
+from django.utils import timezone
 
 from memory_core.deletion import ledger, stores
+from memory_core.deletion import services as deletion_services
+from memory_core.deletion.retention import retention_apply
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
-from memory_core.models import DeletionOperation, DeletionStep
+from memory_core.models import DeletionOperation, DeletionStep, MemoryClass, MemoryType
 from memory_core.services import revocations
 from memory_core.tasks import deletion_sweep
 from tests.deletion.test_sweep_journal import _lines, _revoked_before_0027
+from tests.factories import MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -79,3 +85,32 @@ def test_the_soft_time_limit_while_the_sweep_records_revocations_ends_the_sweep(
         deletion_sweep(stale_seconds=0)
     assert len(_lines(journal)) == 2  # appended before the limit came
     assert ran == [revocations._REVOCATION.name]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_soft_time_limit_in_a_journal_append_after_commit_ends_the_retention_sweep(
+    tenant, settings, tmp_path, monkeypatch
+):
+    """Stop 61's review: the retention sweep commits a deletion a subject, whose journal line
+    is appended after the commit; the limit arriving in that append was logged as a failed
+    append (by the hook, and by Django's robust ``on_commit``, which swallows any exception),
+    and the sweep opened every other subject's deletion into the hard kill
+    (``commit_hooks.after_commit``)."""
+    settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "deletion-ledger.jsonl"
+    created = timezone.now() - timedelta(hours=30)
+    for _ in range(2):
+        MemoryFactory(
+            subject=SubjectFactory(tenant=tenant),
+            memory_type=MemoryType.TASK_STATE,
+            memory_class=MemoryClass.WORKING,
+            created_at=created,
+            valid_from=created,
+        )
+    appends = []
+    monkeypatch.setattr(
+        deletion_services, "ledger_write", lambda entry: appends.append(entry) or _out_of_time()
+    )
+    with pytest.raises(SoftTimeLimitExceeded):
+        retention_apply()
+    assert len(appends) == 1  # no other subject's deletion was opened after it
+    assert DeletionOperation.objects.count() == 1
