@@ -83,6 +83,13 @@ class GuardedAdminMixin:
     and ``filter(pk__in=...)`` raised), and an add page's initial value its field cannot
     read (``?created_at=garbage`` broke the date widget)."""
 
+    def get_search_results(self, request, queryset, search_term):
+        """Search in NFC, as content, ids, keys and names are stored: "José" typed with a
+        combining accent found nothing (stop 61's reviews; the portal's search alike, its
+        audit)."""
+        search_term = unicodedata.normalize("NFC", search_term)
+        return super().get_search_results(request, queryset, search_term)
+
     def get_changelist(self, request, **kwargs):
         return GuardedChangeList
 
@@ -178,12 +185,6 @@ class MemledgerAdmin(GuardedAdminMixin, admin.ModelAdmin):
     def has_operation_permission(self, request) -> bool:
         """A deletion operation's action (memories, subjects): the model's delete permission."""
         return self.has_model_permission(request, "delete")
-
-    def get_search_results(self, request, queryset, search_term):
-        """Search in NFC, as content, ids and keys are stored: "José" typed with a combining
-        accent found nothing (stop 61's review; the portal's search alike, its audit)."""
-        search_term = unicodedata.normalize("NFC", search_term)
-        return super().get_search_results(request, queryset, search_term)
 
 
 class NoHardDeleteMixin:

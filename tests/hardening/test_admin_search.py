@@ -3,6 +3,7 @@
 import unicodedata
 
 import pytest
+from django.contrib.auth import get_user_model
 
 from tests.factories import MemoryFactory, SubjectFactory
 
@@ -22,3 +23,11 @@ def test_a_search_typed_in_decomposed_unicode_finds_what_it_names(admin_client, 
     )
     assert answer.status_code == 200
     assert shown in answer.content.decode()
+
+
+def test_the_user_lists_search_in_decomposed_unicode_finds_the_login(admin_client):
+    """Stop 61's second review: the logins' list (Django's user admin, with memledger's
+    guards) read its term as sent when the memory and subject lists were fixed."""
+    user = get_user_model().objects.create_user("josé.reviewer", password="pw-unused-123")
+    answer = admin_client.get("/admin/auth/user/", {"q": unicodedata.normalize("NFD", "José")})
+    assert f"/admin/auth/user/{user.pk}/change/" in answer.content.decode()
