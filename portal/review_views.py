@@ -39,6 +39,18 @@ def back_to(name: str, request) -> str:
     return f"{url}?page={number}" if number > 1 else url
 
 
+def page_now(name: str, *, principal, item_id, kind, fallback: str) -> str:
+    """Return the URL of the queue ``name`` at the page its item ``item_id`` is on now, or
+    ``fallback`` when it is on none (decided meanwhile): a refused decision is shown where
+    its item is, which other decisions may have moved onto an earlier page than the one its
+    form was sent from (stop 61's reviews)."""
+    number = queue_page_of(principal=principal, item_id=item_id, kind=kind)
+    if number is None:
+        return fallback
+    url = reverse(name)
+    return f"{url}?page={number}" if number > 1 else url
+
+
 class OpenedByGetMixin:
     """A reviewer's action (a POST) whose address is opened with GET goes back to the page
     it lives on (``back_name``), doing nothing, and says so (``NOT_SENT``).
@@ -219,19 +231,18 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
             if error.code == "review_closed":
                 messages.error(request, self.closed_meanwhile(item_id))
                 return redirect(queue)
+            # To the page the write is on now, whose card says what approving it does now.
+            here = page_now(
+                "portal:review:queue",
+                principal=self.principal,
+                item_id=item_id,
+                kind=ReviewItem.Kind.SENSITIVE_WRITE,
+                fallback=queue,
+            )
             if error.code == "review_changed":
-                # To the page of the queue the write is on now, whose card says what approving
-                # it does now: other decisions may have moved it onto an earlier page, and the
-                # page it was sent from held it no more (stop 61's review).
                 messages.error(request, f"Write {str(item_id)[:8]}: {error.message}")
-                number = queue_page_of(
-                    principal=self.principal,
-                    item_id=item_id,
-                    kind=ReviewItem.Kind.SENSITIVE_WRITE,
-                )
-                url = reverse("portal:review:queue")
-                return redirect(f"{url}?page={number}" if number and number > 1 else url)
-            return self.refuse(error, queue)
+                return redirect(here)
+            return self.refuse(error, here)
         short = str(item.pk)[:8]
         if self.decision == "reject":
             messages.success(request, f"Write {short} rejected.")
@@ -355,7 +366,15 @@ class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
                 seen_candidate_ids=form.cleaned_data.get("candidate_ids"),
             )
         except DomainError as error:
-            return self.refuse(error, back)
+            # Where the conflict is now: changed, it is shown again there (``page_now``).
+            here = page_now(
+                "portal:review:conflicts",
+                principal=self.principal,
+                item_id=item_id,
+                kind=ReviewItem.Kind.CONFLICT,
+                fallback=back,
+            )
+            return self.refuse(error, here)
         outcome = form.cleaned_data["outcome"]
         label = dict(ConflictResolveForm.OUTCOMES)[outcome]
         done = self.DONE[outcome]

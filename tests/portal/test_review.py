@@ -1721,3 +1721,39 @@ def test_an_approval_refused_as_changed_shows_the_write_on_the_page_it_is_on_now
     assert f'id="item-{moved.pk}"' in body
     assert "Alice is vegetarian now." in body  # what approving it does now
     assert ReviewItem.objects.get(pk=moved.pk).state == "open"
+
+
+def test_a_changed_conflict_is_shown_on_the_page_it_is_on_now(reviewer_client, alice_subject):
+    """Stop 61's second review: a resolution refused as ``conflict_changed`` went back to the
+    page it was sent from (page 2), which another resolution had left without it; it goes to
+    the page the conflict is on now, as a changed approval does."""
+    items = [
+        conflict(alice_subject, f"deploy.k{n:03d}", "Option 1.", "Option 2.") for n in range(101)
+    ]
+    target = items[50]  # the first of page 2 (50 a page, oldest first)
+    shown = ",".join(str(pk) for pk in target.candidate_ids)
+    ReviewItem.objects.filter(pk=items[0].pk).update(
+        state="resolved", resolution="ask_user", resolved_at=timezone.now()
+    )
+    extra = MemoryFactory(  # a retrieval found a third candidate since the page was shown
+        subject=alice_subject,
+        memory_type="previous_decision",
+        memory_class="episodic",
+        memory_key=target.memory_key,
+        content="Option 3.",
+        authority="model_inference",
+        source_type="model_inference",
+        confidence=0.7,
+    )
+    ReviewItem.objects.filter(pk=target.pk).update(candidate_ids=[*target.candidate_ids, extra.pk])
+    answer = reviewer_client.post(
+        reverse("portal:review:resolve", args=[target.pk]) + "?page=2",
+        {
+            "outcome": "choose_winner",
+            "winner_id": str(target.candidate_ids[0]),
+            "reason": "Option 1 was agreed.",
+            "candidate_ids": shown,
+        },
+    )
+    assert ReviewItem.objects.get(pk=target.pk).state == "open"
+    assert answer["Location"] == reverse("portal:review:conflicts")  # page 1, where it is now
