@@ -89,7 +89,18 @@ def test_load_demo_makes_no_second_login_after_the_reviewer_or_the_admin_was_ren
     assert not get_user_model().objects.filter(username=username).exists()
     assert not Client().login(username=username, password=f"memledger-{username}")
     if username == "admin":
-        assert "Admin login:    admin / (renamed or removed: left as it is)" in out.getvalue()
+        assert "none made by the demo: superusers exist (ops.admin)" in out.getvalue()
     else:
         reviewers = PortalMembership.objects.filter(role=PortalMembership.Role.REVIEWER)
         assert [m.user.username for m in reviewers] == [renamed]
+
+
+def test_load_demo_makes_and_names_no_admin_while_an_operators_superuser_exists():
+    """Stop 61's second review: with the operator's own superuser made before the first
+    start, no demo admin is made, and the output named one ("admin / (renamed or removed)")
+    that never existed."""
+    get_user_model().objects.create_superuser("ops", "ops@example.invalid", "ops-own-pw-12345")
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    assert not get_user_model().objects.filter(username="admin").exists()
+    assert "Admin login:    none made by the demo: superusers exist (ops)" in out.getvalue()

@@ -62,7 +62,7 @@ class Command(BaseCommand):
             )
         for slug in gone:
             self.stdout.write(f"Demo tenant {slug} was deleted: left as its deletion left it.")
-        self.stdout.write(f"Admin login:    {ADMIN[0]} / {_password_shown(ADMIN[0], ADMIN[1])}")
+        self._print_admin()
         if raw_key is None:
             self.stdout.write(
                 f"No end-user or reviewer login and no demo key: demo tenant {DEMO_AGENT[0]} "
@@ -80,6 +80,19 @@ class Command(BaseCommand):
             )
             return
         self.stdout.write(f"Demo agent API key ({DEMO_AGENT[0]}/{DEMO_AGENT[1]}): {raw_key}")
+
+    def _print_admin(self) -> None:
+        """Print the demo's admin login, or the superusers that hold its place: the demo
+        makes none while one exists, made by an operator first or the demo's renamed, and a
+        line naming ``admin`` named a login that was never there (stop 61's reviews)."""
+        users = get_user_model()
+        if users.objects.filter(username=ADMIN[0]).exists():
+            self.stdout.write(f"Admin login:    {ADMIN[0]} / {_password_shown(*ADMIN)}")
+            return
+        names = users.objects.filter(is_superuser=True).values_list("username", flat=True)
+        self.stdout.write(
+            f"Admin login:    none made by the demo: superusers exist ({', '.join(sorted(names))})"
+        )
 
     def _print_login(self, username: str, password: str) -> None:
         """Print a demo login as it is now: its membership's role, tenant and subject, and the
@@ -164,8 +177,6 @@ def _password_shown(username: str, password: str) -> str:
     why not: an administrator may have deactivated the login or changed its password, and
     the demo's own were printed (stop 53's reviews)."""
     user = get_user_model().objects.filter(username=username).first()
-    if user is None:
-        return "(renamed or removed: left as it is)"
-    if not user.is_active:
+    if user is None or not user.is_active:
         return "(deactivated)"
     return password if user.check_password(password) else "(password changed)"
