@@ -509,7 +509,8 @@ def _texts(candidate: Candidate) -> list[str]:
 def sensitivity_texts(candidate: Candidate) -> list[str]:
     """Return the texts the sensitive categories read (rule 8): the content and the value
     (``Candidate.texts``: its strings joined, as an account number split over two of them
-    is whole only there, stop 58's review of its admission fixes), the key with the content
+    is whole only there, stop 58's review of its admission fixes) and where each of its
+    texts as written meets the next (``seams``), the key with the content
     ("health.hiv_status" and "Positive." say it together, ``key_seam``), the scope's id as
     written and as words (``Candidate.scope_text``): the prompt shows it, and "project:user
     has HIV" was stored personal, readable by every agent of the scope; the message's id when
@@ -524,7 +525,12 @@ def sensitivity_texts(candidate: Candidate) -> list[str]:
     # class guard reads it: the credential rule reads a label, and "email.password" with
     # "Hunter2024!" was stored personal (stop 53's audit of admission).
     labelled = _labels(candidate)
-    return _texts(candidate) + [text for text in extra if text] + labelled_texts(labelled)
+    # Read by the class and injection guards alone, "User's email password is" with the
+    # value "Hunter2024!", which GET answers side by side, was stored personal (stop 61's
+    # audit of admission).
+    joined = seams(candidate.written_texts())
+    texts = _texts(candidate) + [text for text in extra if text]
+    return texts + joined + labelled_texts(labelled)
 
 
 # The characters on each side of a seam that a split instruction is read across: the guards'

@@ -294,6 +294,59 @@ def test_an_override_in_base32_is_refused(encoded):
     assert_refused(encoded, "injection.instruction_override")
 
 
+_BASE32HEX = base64.b32hexencode(OVERRIDE.encode()).decode()
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [
+        " ".join(_BASE32[i : i + 8] for i in range(0, len(_BASE32), 8)),
+        "\n".join(_BASE32[i : i + 16] for i in range(0, len(_BASE32), 16)),
+        "-".join(_BASE32[i : i + 8] for i in range(0, len(_BASE32), 8)),
+        " ".join(_BASE32.lower()[i : i + 4] for i in range(0, len(_BASE32), 4)),
+        " ".join(_BASE32HEX[i : i + 8] for i in range(0, len(_BASE32HEX), 8)),
+    ],
+    ids=["groups-of-8-spaces", "lines-of-16", "groups-of-8-dashes", "lower-case", "base32hex"],
+)
+def test_an_override_in_base32_cut_in_groups_is_refused(encoded):
+    """Stop 61's audit of admission: base32 cut into groups, as keys, secrets and dumps print
+    it, was stored active where base64 in chunks is refused: each run of its alphabet was
+    decoded alone, no group is that long, and a line of 16 spells ten bytes that match
+    nothing. A run of groups (spaces, lines or dashes between), of base32's alphabet or of
+    base32hex's, is joined before decoding."""
+    assert_refused(f"Note: {_CHUNKED}", "injection.instruction_override")
+
+    assert_refused(f"Note: {encoded}", "injection.instruction_override")
+
+
+@pytest.mark.parametrize(
+    "encoded",
+    [f"Note: {_BASE32HEX}", _BASE32HEX.rstrip("="), _BASE32HEX.lower()],
+    ids=["padded", "unpadded", "lower-case"],
+)
+def test_an_override_in_base32hex_is_refused(encoded):
+    """Stop 61's audit of admission: an override in base32hex (RFC 4648 section 7: the
+    digits, then A to V) was stored active where its base32 is refused; only base32's
+    alphabet was tried. A run of base32hex's is decoded too."""
+    assert_refused(f"Note: {_BASE32}", "injection.instruction_override")
+
+    assert_refused(encoded, "injection.instruction_override")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Serial ABCD-EFGH-2345-JKLM-NPQR activates the user's licence.",
+        "User's WiFi key is printed as 7F3A 9B2C 4D5E 6F70 1234.",
+        "User's order 5521 4411 7788 9900 ships with the next batch.",
+        "User likes green apples and fresh bread every single morning.",
+        "Checksum e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855 matches.",
+    ],
+)
+def test_ids_in_groups_and_hashes_are_no_base32_payload(text):
+    assert decide(text).outcome == "accepted", decide(text).rule_codes
+
+
 @pytest.mark.parametrize(
     "text",
     [

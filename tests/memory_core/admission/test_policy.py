@@ -182,6 +182,27 @@ def test_business_state_split_between_the_content_and_the_value_is_refused():
 
 
 @pytest.mark.parametrize(
+    ("content", "value"),
+    [("User's email password is", "Hunter2024!"), ("User's gate code is", "4921")],
+    ids=["password", "gate-code"],
+)
+def test_a_credential_split_between_the_content_and_the_value_waits_for_a_reviewer(content, value):
+    """Stop 61's audit of admission: a credential begun in the content and ended in the
+    value ("User's email password is" with "Hunter2024!", "User's gate code is" with
+    "4921"), which GET answers side by side, was stored personal: the sensitive categories
+    (rule 8) read no seam of the content and the value, where the class and injection
+    guards do (``seams``). It waits for a reviewer, as the same words in the content alone,
+    or split across two of the value's strings, do."""
+    assert decide(f"{content} {value}").outcome == "pending_approval"
+    assert decide("Note.", value=[content, value]).outcome == "pending_approval"
+
+    decision = decide(content, value=value)
+
+    assert decision.outcome == "pending_approval", decision.rule_codes
+    assert decision.categories == ["credentials"]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "User works as a database administrator and prefers PostgreSQL examples.",
