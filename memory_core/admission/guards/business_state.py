@@ -67,11 +67,22 @@ ANY_STATE = r"(?:" + STATE_WORDS + "|" + PENDING_STATES + r")"
 # A money record's completion in an idiom, read where its pending states are, ending the
 # clause: "The customer's refund for order 4471 went through." was stored where "Refund
 # approved for order 4471." is refused (stop 61's audit of admission). At the clause's end
-# only: "User's payments went through Stripe" says how they pay.
-DONE_IDIOMS = (
-    r"(?:(?:went|came|(?:has|have|had)\W+(?:gone|come))\W+through|completed?)(?:\W+(?:in full|"
-    r"fully|already|today|yesterday|now|again|successfully|finally|at last))?\s*(?:$|[.!?;,\n])"
+# only: "User's payments went through Stripe" says how they pay. An adverb before it, a
+# time after it, "has completed", and the other languages' idioms ("se completó", "ist
+# durchgegangen", "foi concluído") were stored until its review of the vocabulary fix.
+_DONE_WHEN = (
+    r"in full|fully|already|today|yesterday|now|again|successfully|finally|at last|earlier|"
+    r"overnight|this (?:morning|afternoon|evening|week|month)|last (?:night|week|month)"
 )
+DONE_IDIOMS = (
+    r"(?:(?:finally|now|just|already|successfully)\W+)?(?:(?:went|came|(?:has|have|had)\W+"
+    r"(?:(?:now|finally|just|already)\W+)?(?:gone|come))\W+through|(?:(?:has|have|had)\W+)?"
+    r"completed?|se complet[oa]|passee?|durchgegangen|abgeschlossen|(?:foi\W+)?concluid[oa]|"
+    r"andat[oa] a buon fine)(?:\W+(?:" + _DONE_WHEN + r"))?\s*(?:$|[.!?;,\n])"
+)
+
+# The ids after a record's first: "orders 4471, 4472 and 4473".
+_MORE_IDS = r"(?:(?:,\s*|\s+(?:and|&)\s+)[#\w-]*\d[\w-]*){0,3}"
 
 # An amount in words before its currency word ("five thousand dollars"), and a bare or "k"
 # number; read only where a held amount is stated (the balance rule, money held after
@@ -130,23 +141,29 @@ _CHANGED_TO = r"(?:raised|increased|lowered|reduced|set|changed|bumped|upped|cut
 # The names a product gives its tiers, which a plan held is stated by.
 PLAN_NAMES = (
     r"(?:free|basic|starter|standard|plus|pro|premium|professional|business|team|teams|"
-    r"enterprise|gold|silver|bronze|platinum|diamond|vip|elite|ultimate|unlimited|trial)"
+    r"enterprise|gold|silver|bronze|platinum|diamond|vip|elite|ultimate|unlimited|trial|"
+    # ... and more of the names tiers and loyalty levels take (stop 61's review of its
+    # vocabulary fix: "User's subscription tier: Premier" was stored)
+    r"premier|essentials?|deluxe|executive|corporate|growth|titanium|sapphire|emerald|ruby)"
 )
 
 CLASS_RULES: list[Rule] = [
     # A plan held, by its tier's name: "User's subscription tier: Enterprise", and the
     # memory_key "subscription" over {"tier": "enterprise"} ("subscription tier: enterprise"),
     # as a subscription's status is (both stored until stop 61's audit of admission). Only a
-    # tier's name after it: "User's subscription plan renews in June" holds no plan.
+    # tier's name after it: "User's subscription plan renews in June" holds no plan. A
+    # loyalty program's or a customer's tier, after a dash or "changed to", was stored until
+    # its review of the vocabulary fix ("User's loyalty tier: Gold").
     Rule(
         "class.business_state",
         rx(
-            r"\b(?:subscription|membership|account|billing|pricing|service|license|licence)\W+"
-            r"(?:tier|plan|level|edition)(?:\W+(?:is|was|has been|set to)|",
+            r"\b(?:subscription|membership|account|billing|pricing|service|license|licence|"
+            r"loyalty|rewards|customer|support)\W+(?:tier|plan|level|edition)(?:\W+(?:is|was|"
+            r"has been|set to|(?:changed|upgraded|downgraded|moved|switched) to)|",
             ASIDE,
             r"\s*",
             FIELD_SEP,
-            r")\W+(?:now\W+)?(?:the\W+)?",
+            r"|\s+[-\u2013\u2014])\W+(?:now\W+)?(?:the\W+)?",
             PLAN_NAMES,
             r"\b",
         ),
@@ -175,16 +192,22 @@ CLASS_RULES: list[Rule] = [
             r"\b",
         ),
     ),
+    # A record's pending or done state after it, its id or ids ("orders 4471 and 4472": one
+    # id only until stop 61's review of its vocabulary fix) and the record it is for.
     Rule(
         "class.business_state",
         rx(
             r"\b",
             MONEY_RECORDS,
-            r"\b(?:\W{1,3}[#\w-]*\d[\w-]*)?(?:\W+(?:for|on|of|to|de|du|pour|fur|von|per|di)\W+"
+            r"\b(?:\W{1,3}[#\w-]*\d[\w-]*",
+            _MORE_IDS,
+            r")?(?:\W+(?:for|on|of|to|de|du|pour|fur|von|per|di)\W+"
             r"(?:(?:the|this|their|his|her|my|your|la|le|el|il|die|der|o|a)\W+)?(?:orders?|"
             r"invoices?|tickets?|bookings?|accounts?|subscriptions?|purchases?|claims?|cases?|"
             r"pedido|commande|bestellung|ordine|factura|facture|rechnung)(?:\W{1,3}[#\w-]*\d"
-            r"[\w-]*)?)?\W+(?:(?:is|are|was|were|has been|have been|got|remains?|stays?|still|"
+            r"[\w-]*",
+            _MORE_IDS,
+            r")?)?\W+(?:(?:is|are|was|were|has been|have been|got|remains?|stays?|still|"
             r"now|currently|marked(?: as)?|status(?: is)?|esta|est|ist|e|sono)\W+){0,3}(?:",
             PENDING_STATES,
             r"\b|",

@@ -40,6 +40,18 @@ _CARD_OF_ANOTHER = (
     r"eines anderen|de outro|di un altro)\b"
 )
 
+# The assistant that reads a note next, for the rule of notes to it: "asistente futuro",
+# "zukünftige KI", "prossimo assistente".
+_LATER = (
+    r"futur[oae]?|futuros|futuras|proxim[oa]|siguiente|posterior|prochaine?|suivante?|"
+    r"zukunftige[rns]?|kunftige[rns]?|nachste[rns]?|spatere[rns]?|seguinte|prossim[oa]|"
+    r"successiv[oa]"
+)
+_READER = (
+    r"(?:asistente|assistante?|assistent|assistente|agente|agent|ia|ki|modelo|modele|modell|"
+    r"modello|bot)"
+)
+
 INJECTION_RULES: list[Rule] = [
     # The same classes in the guards' other languages (es, fr, de, pt, it): `blind8`'s attacks
     # translated got 4 of 24 refused before these.
@@ -452,7 +464,10 @@ INJECTION_RULES: list[Rule] = [
             r"autorisation|signature|justificatif|beleg|quittung|genehmigung|freigabe|prufung|"
             r"bestatigung|unterschrift|aprovac\w+|verificac\w+|confirmac\w+|autorizac\w+|"
             r"assinatura|comprovante|ricevuta|approvazione|responsabile|verifica|conferma|"
-            r"autorizzazione|manager|supervisor\w*|jefe|chef|vorgesetzten)\b",
+            r"autorizzazione|manager|supervisor\w*|jefe|chef|vorgesetzten|"
+            # ... and no review, as in English (stored until stop 61's review of its
+            # vocabulary fix)
+            r"revisi\w+|revisao|uberprufung)\b",
         ),
         exempt_own_world=True,
     ),
@@ -725,6 +740,32 @@ INJECTION_RULES: list[Rule] = [
             r"(?:asistente|assistant|assistent|assistente|ia|ki|bot|modelo|modele|modell)\b|"
             r"\b(?:nota del sistema|note systeme|systemnotiz|systemhinweis|nota do sistema|"
             r"nota di sistema)\b"
+        ),
+    ),
+    # ... and a note to whichever assistant reads it next, as in English ("Any later
+    # assistant must approve ..."): "Cualquier asistente futuro debe aprobar ...", "Jeder
+    # zukünftige Assistent muss ... genehmigen" (stored until stop 61's review of its
+    # vocabulary fix). What it must do is an action on money or trust, as in English: "toda
+    # IA futura debe ser segura" is an opinion.
+    Rule(
+        "injection.instruction_override",
+        rx(
+            r"\b(?:cualquier|todo|toda|cada|el|la|tout|toute|chaque|le|jeder|jede|jedes|der|die|"
+            r"qualquer|o|a|qualsiasi|ogni|il)\W+(?:(?:",
+            _LATER,
+            r")\W+",
+            _READER,
+            r"|",
+            _READER,
+            r"\W+(?:",
+            _LATER,
+            r"))\W+(?:debe|deben|tiene que|doit|doivent|devra|muss|mussen|soll|sollen|deve|devem|"
+            r"tem que|devono|dovra)\b",
+            W,
+            r"{0,80}?\b(?:aprobar|conceder|otorgar|confiar|obedecer|transferir|reembolsar|"
+            r"ignorar|approuver|accorder|faire confiance|obeir|transferer|rembourser|ignorer|"
+            r"genehmigen|gewahren|vertrauen|gehorchen|uberweisen|erstatten|ignorieren|aprovar|"
+            r"approvare|concedere|fidarsi|obbedire|trasferire|rimborsare|ignorare)\b",
         ),
     ),
     # Authority handed to the user's words: "les messages de l'utilisateur ont l'autorité

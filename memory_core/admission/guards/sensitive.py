@@ -46,13 +46,22 @@ CREDENTIAL_IS = r"(?:is|was|es|era|est|etait|ist|lautet|heisst|war|e|sera|c'est|
 NESTED_KEYS = r"(?: [\w'-]+){1,2}(?=:\W{0,3}[\w'-]+:)"
 # "Medicine" as a field of study or work is no one's health: "User studies medicine at
 # university" waited for a reviewer (stop 61's audit of admission), where "User takes
-# medicine for ..." must. Python's look-behinds are of fixed width: one per word before it.
+# medicine for ..." must. So is a branch of it, whatever the verb before ("practices
+# veterinary medicine", "studies internal medicine": stop 61's review of its vocabulary fix);
+# a branch that is also taken ("herbal", "traditional") is left out. Python's look-behinds
+# are of fixed width: one per field, each read once "medicine" has matched.
 _MEDICINE_AS_A_FIELD = (
     "study", "studies", "studied", "studying", "practice", "practices", "practiced",
     "practised", "practicing", "practising", "teaches", "taught", "teaching", "in",
-    "school of", "faculty of", "doctor of", "degree in",
+    "school of", "faculty of", "doctor of", "degree in", "professor of", "lecturer in",
+    "student of", "career in", "residency in",
+    "veterinary", "internal", "sports", "family", "emergency", "preventive", "nuclear",
+    "tropical", "occupational", "forensic", "aerospace", "pediatric", "paediatric",
+    "geriatric", "palliative", "clinical", "academic", "osteopathic", "military",
 )  # fmt: skip
-_MEDICINE_AS_CARE = "".join(rf"(?<!\b{field} )" for field in _MEDICINE_AS_A_FIELD) + "medicine"
+_MEDICINE_AS_CARE = "medicine" + "".join(
+    rf"(?<!\b{field} medicine)" for field in _MEDICINE_AS_A_FIELD
+)
 # Religions and their followers, folded, in the guards' languages.
 RELIGIONS = (
     r"(?:muslim|muslima|musulman|musulmana|musulmane|musulmano|muculmano|muculmana|christian|"
@@ -75,6 +84,11 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # ... HIV and AIDS by their names, and the infections named as a group (stored until
         # stop 61's audit of admission)
         r"immunodeficien\w*|immune deficiency|sexually transmitted (?:infections?|diseases?)|"
+        # ... and by their names, and the group in the other languages (stored until stop
+        # 61's review of its vocabulary fix)
+        r"chlamydia|syphilis|gonorrh?o?ea|genital (?:herpes|warts)|trichomoniasis|"
+        r"transmision sexual|sexuellement transmissibles?|sexualmente transmissive(?:l|is)|"
+        r"sexualmente trasmess[ae]|sexualmente trasmissibil[ei]|sexuell ubertragbar\w*|"
         r"depression(?:en)?|depressed|anxiety disorder|panic attacks?|adhd|autism|autistic|bipolar|"
         r"schizophreni\w*|ptsd|pregnan(?:t|cy)|miscarriage|therap(?:y|ist)|psychiatri\w*|"
         r"surgery|allerg(?:y|ies|ic)|disease|disorder|illness|chronic|epilep\w*|seizures?|"
@@ -105,7 +119,8 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # An STD or an STI had or tested for: the letters alone are C++'s "std::" and a
         # Subaru's "WRX STI".
         r"\b(?:has|had|have|got|caught|contracted|positive for|negative for|treated for|"
-        r"tested for|treatment for|diagnosed with)\W+(?:an?\W+)?st[di]s?\b|"
+        # C++'s "std::string" after "has" too (stop 61's review of its vocabulary fix).
+        r"tested for|treatment for|diagnosed with)\W+(?:an?\W+)?st[di]s?\b(?!::)|"
         r"\bst[di]s?\W+(?:tests?|testing|screening|clinic|results?|diagnosis|treatment|status)\b",
     ),
     "finance": rx(
@@ -116,11 +131,20 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # ... a bank account's numbers, and payments missed (stored until stop 61's audit of
         # admission: "User's routing and account numbers are ...", "... behind on rent")
         r"routing (?:and account )?(?:numbers?|no)|aba number|sort code|"
+        # ... as a form or a bank writes them: "routing #", "Bank routing: ...", Australia's
+        # BSB (stored until stop 61's review of its vocabulary fix)
+        r"routing(?= ?#)|bank routing(?=\s*[#:=]|\W{1,3}\d)|bsb (?:number|no|code)|"
         r"salario|sueldo|deuda|hipoteca|salaire|dette|hypotheque|gehalt|schulden|hypothek|"
         r"divida|stipendio|debito|mutuo)\b|"
-        r"\bbehind\W+(?:on|with|in)\W+(?:(?:the|their|his|her|my|our)\W+)?(?:\w+\W+)?(?:rent|"
-        r"mortgage|bills|payments|loan|car payments|credit card|child support|taxes|"
-        r"utilities)\b|"
+        # ... "overdue", "late" or "in arrears" on them, a bill or a payment alone too, and
+        # in Spanish and German (stored until stop 61's review of its vocabulary fix)
+        r"\b(?:behind|overdue|late|in arrears)\W+(?:on|with|in)\W+(?:(?:the|their|his|her|my|"
+        r"our)\W+)?(?:\w+\W+)?(?:rent|mortgage|bills?|payments?|loan|car payments?|credit card|"
+        r"child support|taxes|utilities)\b|"
+        r"\batraso\W+(?:en|con)\W+(?:\w+\W+)?(?:alquiler|renta|hipoteca|pagos?|facturas?|"
+        r"prestamo)\b|"
+        r"\bmit\W+(?:der|den|seiner|ihrer)\W+(?:miete|raten?|zahlungen?|rechnungen?)\W+"
+        r"(?:\w+\W+){0,3}?im ruckstand\b|\b(?:miet|zahlungs)ruckstand\w*|"
         # A card number: its shape here, its Luhn check in ``_sensitive_match`` (four years
         # in a row, "2019 2020 2021 2022", fail it; 9 in 10 numbers of the shape do).
         r"(?P<card>\b(?:\d[ -]?){13,19}\b)|"
@@ -144,8 +168,12 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b|[:=])\W{0,3}\S{4,}|"
         # A PIN is digits: "pin: 3.11.4" is a version pinned, "pin: numpy==1.26" a package.
         # So is the code of a door, a gate or an alarm: "User's gate code is 4921." (stored
-        # until stop 61's audit of admission, where "User's PIN is 4921." waited).
-        r"\b(?:pin(?: code| number)?|(?:door|gate|alarm|entry|lockbox|garage)(?: door)? code)\b"
+        # until stop 61's audit of admission, where "User's PIN is 4921." waited), and a
+        # keypad's, a safe's or a lock's, in the guards' languages too (until its review).
+        r"\b(?:pin(?: code| number)?|(?:door|gate|alarm|entry|lockbox|garage|keypad)(?: door)? "
+        r"code|(?:safe|lock|locker|padlock) combination|codigo (?:de|da|do) (?:la )?(?:puerta|"
+        r"porta|alarma|alarme|portao)|code (?:de la porte|de l'alarme|du portail)|"
+        r"(?:tur|tor|alarm)code|codice (?:della porta|dell'allarme|del cancello))\b"
         r"(?:\W+",
         CREDENTIAL_OF,
         r"\W+(?:\w+\W+){0,3}?(?=",
@@ -173,6 +201,9 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # ... the UK's health service number and India's national id (stored until stop 61's
         # audit of admission)
         r"nhs (?:number|no)|aadhaa?r(?: number| card| no)?|"
+        # ... Canada's social insurance number, Australia's tax file number and the
+        # Netherlands' BSN (stored until stop 61's review of its vocabulary fix)
+        r"social insurance number|tax file number|burgerservicenummer|bsn(?: number| no)?|"
         r"numero de securite sociale|personalausweis|steuer-?id|"
         r"steuernummer|codice fiscale|tessera sanitaria)\b|\b\d{3}-\d{2}-\d{4}\b|"
         # Short names of ids are also words ("nie" is German for never, RFC 3339 a standard,

@@ -49,8 +49,9 @@ OVERRIDE_VERBS = (
     r"attention (?:a|aux|au)|achte nicht auf|nao preste atencao (?:a|as|aos|ao)|non prestare "
     r"attenzione (?:a|alle|ai|agli|al|all')|non dare retta (?:a|alle|ai|agli|al|all')|"
     r"pay no attention to|set aside|put aside|"
-    # ... in the idioms of "pay no attention" (stored until stop 61's audit of admission)
-    r"pay no (?:mind|heed) to|take no notice of|"
+    # ... in the idioms of "pay no attention" (stored until stop 61's audit of admission,
+    # "take no heed of" and "pay no regard to" until its review)
+    r"(?:pay|give) no (?:mind|heed|regard) to|take no (?:notice|heed) of|"
     r"stop paying attention to|stop (?:applying|obeying|observing|respecting)|"
     r"not (?:applying|following|obeying|observing)|no longer (?:apply|obey|observe|respect)|"
     r"quit following|"
@@ -89,7 +90,12 @@ PERSISTENCE = (
     r"polic|rules|who)|until told otherwise|"
     # ... and an order headed as standing: "Standing order: approve ..." (stop 61's audit of
     # admission); a bank's standing order, "has a standing order to pay rent", heads nothing.
-    r"standing orders?(?=\s*:)|"
+    # Headed with a dash too, as an instruction, and in the other languages (stored until
+    # its review of the vocabulary fix: "Standing instruction: ...", "Orden permanente: ...").
+    r"(?:standing (?:orders?|instructions?|directives?)|(?:orden(?:es)?|ordem|ordens) permanentes?|"
+    r"ordres? permanents?|dauerauftrag|daueranweisung|standige anweisung|ordine permanente|"
+    r"instruccion(?:es)? permanentes?|instructions? permanentes?|instruc(?:ao|oes) "
+    r"permanentes?|istruzion[ei] permanent[ei])(?=\s*(?::|[-\u2013\u2014]\s))|"
     r"a partir de ahora|de ahora en adelante|desde ahora|en adelante|"
     r"a partir de maintenant|desormais|dorenavant|a l'avenir|a partir d'aujourd'hui|"
     r"ab sofort|ab jetzt|von nun an|von jetzt an|kunftig|in zukunft|"

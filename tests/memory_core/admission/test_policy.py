@@ -583,6 +583,150 @@ def test_medicine_as_a_field_of_study_or_work_is_stored(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "User practices veterinary medicine.",
+        "User studies internal medicine.",
+        "User teaches sports medicine.",
+        "User is a professor of medicine.",
+    ],
+)
+def test_medicine_as_a_field_with_its_branch_is_stored(text):
+    """Stop 61's audit of admission: medicine studied, practised or taught is a field and
+    must be stored with the field's branch before it ("practices veterinary medicine") or a
+    title ("professor of medicine") as "User practices medicine in Ohio." is; each waited
+    for a reviewer as health (the field's words were look-behinds for the one word before
+    "medicine"). Medicine taken still waits."""
+    assert decide("User takes herbal medicine for arthritis.").outcome == "pending_approval"
+
+    decision = decide(text)
+
+    assert decision.outcome == "accepted", (text, decision)
+    assert decision.categories == [], decision.categories
+
+
+@pytest.mark.parametrize(
+    "text", ["User has std::string issues in their parser.", "User got std::optional working."]
+)
+def test_cplusplus_std_after_has_or_got_is_no_health_fact(text):
+    """Stop 61's audit of admission: C++'s ``std::`` after "has" or "got" is no sexually
+    transmitted disease and must be stored, as "User prefers std::vector" is; it waited for a
+    reviewer as health ("::" is a word boundary after "std"). "User has an STD." still waits."""
+    assert decide("User has an STD.").outcome == "pending_approval"
+
+    decision = decide(text)
+
+    assert decision.outcome == "accepted", (text, decision)
+    assert decision.categories == [], decision.categories
+
+
+@pytest.mark.parametrize(
+    ("control", "attack", "category"),
+    [
+        # A sexually transmitted infection by its name, and the group in es, fr, pt
+        ("User has an STI.", "User has chlamydia.", "health"),
+        ("User has an STI.", "User has syphilis.", "health"),
+        ("User has an STI.", "User has gonorrhea.", "health"),
+        ("User has an STI.", "User has genital herpes.", "health"),
+        (
+            "Der Nutzer hat eine sexuell übertragbare Krankheit.",
+            "El usuario tiene una infección de transmisión sexual.",
+            "health",
+        ),
+        (
+            "Der Nutzer hat eine sexuell übertragbare Krankheit.",
+            "L'utilisateur a une infection sexuellement transmissible.",
+            "health",
+        ),
+        (
+            "Der Nutzer hat eine sexuell übertragbare Krankheit.",
+            "O usuário tem uma infecção sexualmente transmissível.",
+            "health",
+        ),
+        # A code that opens a safe, a lock or a keypad's door, in the guards' languages
+        ("User's gate code is 4921.", "User's safe combination is 4921.", "credentials"),
+        ("User's gate code is 4921.", "User's lock combination is 4921.", "credentials"),
+        ("User's gate code is 4921.", "User's keypad code is 4921.", "credentials"),
+        ("El PIN del usuario es 4921.", "El código de la puerta es 4921.", "credentials"),
+        ("Le code PIN de l'utilisateur est 4921.", "Le code de la porte est 4921.", "credentials"),
+        ("Die PIN des Nutzers ist 4921.", "Der Türcode ist 4921.", "credentials"),
+        # Payments missed in other words, a bill or a payment alone, in es and de
+        ("User is 3 months behind on rent.", "User is 3 months overdue on rent.", "finance"),
+        ("User is 3 months behind on rent.", "User is in arrears on rent.", "finance"),
+        ("User is 3 months behind on rent.", "User is late on their rent.", "finance"),
+        ("User is behind on car payments.", "User is behind on their car payment.", "finance"),
+        ("User is behind on their bills.", "User is behind on the electric bill.", "finance"),
+        (
+            "El usuario tiene una hipoteca.",
+            "El usuario tiene tres meses de atraso en el alquiler.",
+            "finance",
+        ),
+        (
+            "Der Nutzer hat Schulden.",
+            "Der Nutzer ist mit der Miete drei Monate im Rückstand.",
+            "finance",
+        ),
+        # A bank's routing number as forms write it, and Australia's BSB
+        ("User's routing number is 021000021.", "User's routing # is 021000021.", "finance"),
+        ("User's routing number is 021000021.", "User's bank routing: 021000021", "finance"),
+        ("User's routing number is 021000021.", "User's BSB number is 062-000.", "finance"),
+        # Canada's, Australia's and the Netherlands' national ids
+        (
+            "User's NHS number is 943 476 5919",
+            "User's social insurance number is 046 454 286.",
+            "government_id",
+        ),
+        (
+            "User's NHS number is 943 476 5919",
+            "User's tax file number is 123 456 782.",
+            "government_id",
+        ),
+        (
+            "User's NHS number is 943 476 5919",
+            "User's burgerservicenummer is 123456782.",
+            "government_id",
+        ),
+        ("User's NHS number is 943 476 5919", "User's BSN number is 123456782.", "government_id"),
+    ],
+)
+def test_a_sensitive_fact_in_near_words_waits_for_a_reviewer(control, attack, category):
+    """Stop 61's audit of admission: each of these must wait for a reviewer as its control
+    does (each control's words were added by the audit's vocabulary fix), and each was
+    stored active: the infections by their names and the group in the guards' other
+    languages; a safe's or a lock's combination, a keypad's code, a door's code in es, fr,
+    de; rent "overdue", "in arrears" or "late", a bill or a car payment alone, and in es, de;
+    "routing #", "bank routing:", a BSB number; a social insurance number, a tax file
+    number, a BSN."""
+    assert decide(control).outcome == "pending_approval", control
+
+    decision = decide(attack)
+
+    assert decision.outcome == "pending_approval", (attack, decision)
+    assert decision.categories == [category], decision.categories
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User read about the history of herpetology.",
+        "User's lock combination is hard to remember.",
+        "User's safe combination was changed last week.",
+        "User was late on the bus this morning.",
+        "User is late with their thesis.",
+        "User's library book is overdue.",
+        "Bayern lag zur Halbzeit im Rückstand.",
+        "User works on bank routing software.",
+        "User's favourite band is BSB.",
+        "User keeps a tax file for each year.",
+    ],
+)
+def test_those_near_words_look_alikes_are_stored(text):
+    decision = decide(text)
+    assert decision.outcome == "accepted", (text, decision)
+    assert decision.categories == [], decision.categories
+
+
+@pytest.mark.parametrize(
     "text", ["Shell output: pwd: /home/jane/projects", "env shows PWD=/home/jane/app"]
 )
 def test_a_working_directory_is_no_password(text):
