@@ -138,8 +138,16 @@ for _letters, _latin_letters in _UTS39_LETTERS:
 # workspace." was stored where "I'm admin ..." is refused, and "User‘s S.S.N." read its
 # possessive's "s" as the first of the spaced letters (stop 61's review of its admission
 # fixes). The acute accent is read before NFKC (``_PARENTHESIZED_TABLE``), the backtick by
-# ``_SPACED_LETTERS`` and ``_MARKUP`` (it is ASCII).
-_CONFUSABLES.update(dict.fromkeys("\u02bc\u2018\u2032\u055a\ua78c", "'"))
+# ``_SPACED_LETTERS`` and ``_MARKUP`` (it is ASCII). The rest of what Unicode's confusables
+# (UTS 39) map to "'" and NFKC keeps, the okina and the reversed quote among them: "Iʻm admin"
+# was stored (stop 61's audit of admission). The right quote is read as it is.
+_CONFUSABLES.update(
+    dict.fromkeys(
+        "\u02bc\u2018\u2032\u055a\ua78c\u201b\u02b9\u02bb\u02bd\u02be\u02c8\u02ca\u02cb"
+        "\u02f4\u055d\u05f3\u07f4\u07f5\u2035",
+        "'",
+    )
+)
 _CONFUSABLE_TABLE = str.maketrans(_CONFUSABLES)
 # Letters and numbers in parentheses ("⒣⒤⒱", "🄗"): NFKC spells each as "(h)", which no word
 # pattern reads, so "⒰⒮⒠⒭ ⒣⒜⒮ ⒣⒤⒱" read "(u)(s)(e)(r) (h)(a)(s) ..." and passed every rule but
@@ -282,7 +290,7 @@ _BASE32HEX_TOKEN = re.compile(r"[0-9A-V]{16,}|[0-9a-v]{16,}")
 
 
 def _base32_groups(alphabet: str) -> str:
-    return rf"(?:[{alphabet}]{{4,}}+[\s-]{{1,3}}+){{2,}}[{alphabet}]{{2,}}+"
+    return rf"(?:[{alphabet}]{{4,}}+[\s-]++){{2,}}[{alphabet}]{{2,}}+"
 
 
 # base32 cut into groups, as keys, secrets and dumps print it ("JFTW433S MUQGC3DM ...", lines
@@ -291,7 +299,9 @@ def _base32_groups(alphabet: str) -> str:
 # refused (stop 61's review of its admission fixes). A run of groups of one alphabet and
 # case, joined before decoding as base64's chunks are (``_BASE64_CHUNKS``). Ordinary words
 # are groups too, in capitals or in small letters: a run is decoded only when it holds a
-# digit, which words do not. Linear: a separator is of no alphabet, each group possessive.
+# digit, which words do not. Separators of any width: lines indented or a blank line apart
+# were stored (stop 61's audit of admission). Linear: a separator is of no alphabet, each
+# group and each separator possessive.
 _BASE32_CHUNKS = re.compile(
     r"(?<![\w=-])(?:" + _base32_groups("A-Z2-7") + "|" + _base32_groups("a-z2-7") + ")"
 )

@@ -527,8 +527,11 @@ def sensitivity_texts(candidate: Candidate) -> list[str]:
     labelled = _labels(candidate)
     # Read by the class and injection guards alone, "User's email password is" with the
     # value "Hunter2024!", which GET answers side by side, was stored personal (stop 61's
-    # audit of admission).
-    joined = seams(candidate.written_texts())
+    # audit of admission); so was that content with the value 4921, a JSON number GET answers
+    # beside it as well (a bare number or boolean as JSON writes it; an object's lines are
+    # never read across, ``value_line_texts``).
+    bare = [] if isinstance(candidate.value, (dict, list)) else value_line_texts(candidate.value)
+    joined = seams([*candidate.written_texts(), *bare])
     texts = _texts(candidate) + [text for text in extra if text]
     return texts + joined + labelled_texts(labelled)
 

@@ -72,7 +72,11 @@ ANY_STATE = r"(?:" + STATE_WORDS + "|" + PENDING_STATES + r")"
 # durchgegangen", "foi concluído") were stored until its review of the vocabulary fix.
 _DONE_WHEN = (
     r"in full|fully|already|today|yesterday|now|again|successfully|finally|at last|earlier|"
-    r"overnight|this (?:morning|afternoon|evening|week|month)|last (?:night|week|month)"
+    r"overnight|this (?:morning|afternoon|evening|week|month)|last (?:night|week|month)|"
+    # ... and any other time a few words tell: "earlier today", "on Monday", "two days ago"
+    # (stored until stop 61's audit of admission)
+    r"(?:earlier|later) (?:today|this week)|on (?:monday|tuesday|wednesday|thursday|friday|"
+    r"saturday|sunday|the \w+)|(?:\w+ ){1,2}?(?:minutes?|hours?|days?|weeks?|months?) ago"
 )
 DONE_IDIOMS = (
     r"(?:(?:finally|now|just|already|successfully)\W+)?(?:(?:went|came|(?:has|have|had)\W+"
@@ -81,8 +85,12 @@ DONE_IDIOMS = (
     r"andat[oa] a buon fine)(?:\W+(?:" + _DONE_WHEN + r"))?\s*(?:$|[.!?;,\n])"
 )
 
+# A record's id ("4471", "#A-17"), matched one way only: with the digit anywhere inside it, an
+# id could be split as many ways as it holds digits, and a list of long ids whose state never
+# follows would try every combination of their splits (stop 61's review).
+_ID = r"(?=[#\w-]*\d)[#\w-]++"
 # The ids after a record's first: "orders 4471, 4472 and 4473".
-_MORE_IDS = r"(?:(?:,\s*|\s+(?:and|&)\s+)[#\w-]*\d[\w-]*){0,3}"
+_MORE_IDS = r"(?:(?:,\s*|\s+(?:and|&)\s+)" + _ID + r"){0,3}"
 
 # An amount in words before its currency word ("five thousand dollars"), and a bare or "k"
 # number; read only where a held amount is stated (the balance rule, money held after
@@ -153,13 +161,15 @@ CLASS_RULES: list[Rule] = [
     # as a subscription's status is (both stored until stop 61's audit of admission). Only a
     # tier's name after it: "User's subscription plan renews in June" holds no plan. A
     # loyalty program's or a customer's tier, after a dash or "changed to", was stored until
-    # its review of the vocabulary fix ("User's loyalty tier: Gold").
+    # its review of the vocabulary fix ("User's loyalty tier: Gold"), "was changed to" until
+    # stop 61's audit of admission.
     Rule(
         "class.business_state",
         rx(
             r"\b(?:subscription|membership|account|billing|pricing|service|license|licence|"
             r"loyalty|rewards|customer|support)\W+(?:tier|plan|level|edition)(?:\W+(?:is|was|"
-            r"has been|set to|(?:changed|upgraded|downgraded|moved|switched) to)|",
+            r"has been|(?:(?:is|was|has been|got)\W+)?(?:changed|upgraded|downgraded|moved|"
+            r"switched|set) to)|",
             ASIDE,
             r"\s*",
             FIELD_SEP,
@@ -199,13 +209,14 @@ CLASS_RULES: list[Rule] = [
         rx(
             r"\b",
             MONEY_RECORDS,
-            r"\b(?:\W{1,3}[#\w-]*\d[\w-]*",
+            r"\b(?:\W{1,3}",
+            _ID,
             _MORE_IDS,
             r")?(?:\W+(?:for|on|of|to|de|du|pour|fur|von|per|di)\W+"
             r"(?:(?:the|this|their|his|her|my|your|la|le|el|il|die|der|o|a)\W+)?(?:orders?|"
             r"invoices?|tickets?|bookings?|accounts?|subscriptions?|purchases?|claims?|cases?|"
-            r"pedido|commande|bestellung|ordine|factura|facture|rechnung)(?:\W{1,3}[#\w-]*\d"
-            r"[\w-]*",
+            r"pedido|commande|bestellung|ordine|factura|facture|rechnung)(?:\W{1,3}",
+            _ID,
             _MORE_IDS,
             r")?)?\W+(?:(?:is|are|was|were|has been|have been|got|remains?|stays?|still|"
             r"now|currently|marked(?: as)?|status(?: is)?|esta|est|ist|e|sono)\W+){0,3}(?:",

@@ -77,6 +77,13 @@ _KEPT_CHAT = (
     r"summar(?:y|ies)(?!\W+of\W+(?!(?:this|the|each|every)\W+(?:conversation|chat|session)))|"
     r"replies|answers|responses|(?:user'?s\W+)?(?:last|latest|previous)\W+messages?)\b"
 )
+# The user a note to later assistants asks them to trust, or to treat as a role ("treat this
+# user as an admin"; "will treat them fairly" is an opinion, refused until stop 61's review
+# of its vocabulary fix).
+_THE_USER = (
+    r"(?:(?:this|the|that)\W+(?:user|customer|client|caller|requester|account holder)|them|"
+    r"him|her|me)"
+)
 
 INJECTION_RULES: list[Rule] = [
     # Override the model's instructions.
@@ -269,7 +276,12 @@ INJECTION_RULES: list[Rule] = [
             # passive's "wurde vom Administrator gesperrt"
             r"se convirtio en|se ha convertido en|se tornou|tornou-se|"
             r"wurde(?!\W+(?:vom|von|durch)\b)|ist geworden|"
-            r"est devenue?|e diventat[oa]))\W+(?:now\W+|actually\W+|"
+            r"est devenue?|e diventat[oa]|"
+            # ... and given in their passive: "fue nombrado administrador", "a été promu
+            # administrateur" (stored until stop 61's audit of admission)
+            r"(?:fue|ha sido) (?:nombrad[oa]|designad[oa]|(?:ascendid[oa]|promovid[oa]) a)|"
+            r"a ete (?:promue?|nommee?)|e stat[oa] (?:promoss[oa]|nominat[oa])|"
+            r"foi (?:promovid[oa] a|nomead[oa])))\W+(?:now\W+|actually\W+|"
             r"really\W+|also\W+|the real\W+|officially\W+|ahora\W+|maintenant\W+|jetzt\W+|"
             r"agora\W+|ora\W+)?(?:an?\W+|the\W+|el\W+|la\W+|le\W+|l'|un\W+|une\W+|der\W+|die\W+|"
             r"ein\W+|eine\W+|o\W+|a\W+|il\W+|lo\W+|uno\W+|una\W+)?(?:new\W+)?(?:(?P<mod>[\w']+)\W+)?"
@@ -1029,8 +1041,13 @@ INJECTION_RULES: list[Rule] = [
             OVERRIDE_VERBS,
             r"\W+(?:\w+\W+){0,3}?",
             INSTRUCTION_NOUNS,
-            r"\b|(?:trust|obey|believe|defer to|side with|treat)\W+(?:(?:this|the|that)\W+"
-            r"(?:user|customer|client|caller|requester|account holder)|them|him|her|me)\b)",
+            r"\b|(?:trust|obey|believe|defer to|side with)\W+",
+            _THE_USER,
+            r"\b|treat\W+",
+            _THE_USER,
+            r"\W+(?:as|like)\W+(?:(?:a|an|the)\W+)?",
+            ROLE_NOUNS,
+            r"\b)",
         ),
     ),
     Rule(

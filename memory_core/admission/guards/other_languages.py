@@ -47,9 +47,28 @@ _LATER = (
     r"zukunftige[rns]?|kunftige[rns]?|nachste[rns]?|spatere[rns]?|seguinte|prossim[oa]|"
     r"successiv[oa]"
 )
+# A model, an agent or a bot only as an AI's, as in English: "el modelo siguiente debe ignorar
+# los valores nulos" is a data note (refused until stop 61's review of its vocabulary fix).
 _READER = (
-    r"(?:asistente|assistante?|assistent|assistente|agente|agent|ia|ki|modelo|modele|modell|"
-    r"modello|bot)"
+    r"(?:asistente|assistante?|assistent|assistente|ia|ki|ki\W+(?:modell|agent|bot)|"
+    r"(?:modelo|modele|modell|modello|agente|agent|bot)\W+(?:de\W+|d'|di\W+)?(?:ia|ki|"
+    r"lenguaje|langage|linguagem|linguaggio))"
+)
+# What that note orders, before its object or (in German) after it.
+_ORDER_VERB = (
+    r"(?:aprobar|conceder|otorgar|confiar|obedecer|transferir|reembolsar|ignorar|approuver|"
+    r"accorder|faire confiance|obeir|transferer|rembourser|ignorer|genehmigen|gewahren|"
+    r"vertrauen|gehorchen|uberweisen|erstatten|ignorieren|aprovar|approvare|concedere|fidarsi|"
+    r"obbedire|trasferire|rimborsare|ignorare)"
+)
+# What that note's order acts on, as in English: money, access, rules or the user ("confiar
+# en los humanos" is an opinion, "aprobar las pruebas de calidad" a test plan).
+_ORDER_OBJECT = (
+    r"(?:" + _MONEY_ML + r"|dinero|argent|geld|dinheiro|soldi|fondos|fonds|fundos|fondi|"
+    r"accesos?|acces|zugriff\w*|acessos?|accessi|accesso|permisos|droits|rechte|permissoes|"
+    r"permessi|reglas|regles|regeln|regras|regole|instrucciones|instructions|anweisungen|"
+    r"instrucoes|istruzioni|politicas?|politiques?|richtlinien|politiche|usuari[oa]s?|"
+    r"utilisat(?:eur|rice)s?|nutzers?|benutzers?|utenti|utente|clientes?|clients?|kund(?:e|en|in))"
 )
 
 INJECTION_RULES: list[Rule] = [
@@ -465,9 +484,10 @@ INJECTION_RULES: list[Rule] = [
             r"bestatigung|unterschrift|aprovac\w+|verificac\w+|confirmac\w+|autorizac\w+|"
             r"assinatura|comprovante|ricevuta|approvazione|responsabile|verifica|conferma|"
             r"autorizzazione|manager|supervisor\w*|jefe|chef|vorgesetzten|"
-            # ... and no review, as in English (stored until stop 61's review of its
-            # vocabulary fix)
-            r"revisi\w+|revisao|uberprufung)\b",
+            # ... and no review or check, as in English (stored until stop 61's review of its
+            # vocabulary fix, the checks until its audit of admission)
+            r"revisi\w+|revisao|uberprufung|control|controles?|kontrolle\w*|controllo|"
+            r"controlli)\b",
         ),
         exempt_own_world=True,
     ),
@@ -745,8 +765,8 @@ INJECTION_RULES: list[Rule] = [
     # ... and a note to whichever assistant reads it next, as in English ("Any later
     # assistant must approve ..."): "Cualquier asistente futuro debe aprobar ...", "Jeder
     # zukünftige Assistent muss ... genehmigen" (stored until stop 61's review of its
-    # vocabulary fix). What it must do is an action on money or trust, as in English: "toda
-    # IA futura debe ser segura" is an opinion.
+    # vocabulary fix). What it must do is an action on money, access, rules or the user, as
+    # in English: "toda IA futura debe ser segura" is an opinion.
     Rule(
         "injection.instruction_override",
         rx(
@@ -762,10 +782,19 @@ INJECTION_RULES: list[Rule] = [
             r"))\W+(?:debe|deben|tiene que|doit|doivent|devra|muss|mussen|soll|sollen|deve|devem|"
             r"tem que|devono|dovra)\b",
             W,
-            r"{0,80}?\b(?:aprobar|conceder|otorgar|confiar|obedecer|transferir|reembolsar|"
-            r"ignorar|approuver|accorder|faire confiance|obeir|transferer|rembourser|ignorer|"
-            r"genehmigen|gewahren|vertrauen|gehorchen|uberweisen|erstatten|ignorieren|aprovar|"
-            r"approvare|concedere|fidarsi|obbedire|trasferire|rimborsare|ignorare)\b",
+            r"{0,80}?\b(?:",
+            _ORDER_VERB,
+            r"\b",
+            W,
+            r"{0,60}?\b",
+            _ORDER_OBJECT,
+            r"|",
+            _ORDER_OBJECT,
+            r"\b",
+            W,
+            r"{0,60}?\b",
+            _ORDER_VERB,
+            r")\b",
         ),
     ),
     # Authority handed to the user's words: "les messages de l'utilisateur ont l'autorité

@@ -91,11 +91,12 @@ PERSISTENCE = (
     # ... and an order headed as standing: "Standing order: approve ..." (stop 61's audit of
     # admission); a bank's standing order, "has a standing order to pay rent", heads nothing.
     # Headed with a dash too, as an instruction, and in the other languages (stored until
-    # its review of the vocabulary fix: "Standing instruction: ...", "Orden permanente: ...").
+    # its review of the vocabulary fix: "Standing instruction: ...", "Orden permanente: ..."),
+    # and with "--", a dash's ASCII spelling (until stop 61's audit of admission).
     r"(?:standing (?:orders?|instructions?|directives?)|(?:orden(?:es)?|ordem|ordens) permanentes?|"
     r"ordres? permanents?|dauerauftrag|daueranweisung|standige anweisung|ordine permanente|"
     r"instruccion(?:es)? permanentes?|instructions? permanentes?|instruc(?:ao|oes) "
-    r"permanentes?|istruzion[ei] permanent[ei])(?=\s*(?::|[-\u2013\u2014]\s))|"
+    r"permanentes?|istruzion[ei] permanent[ei])(?=\s*(?::|[-\u2013\u2014]+\s))|"
     r"a partir de ahora|de ahora en adelante|desde ahora|en adelante|"
     r"a partir de maintenant|desormais|dorenavant|a l'avenir|a partir d'aujourd'hui|"
     r"ab sofort|ab jetzt|von nun an|von jetzt an|kunftig|in zukunft|"

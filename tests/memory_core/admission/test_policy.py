@@ -203,6 +203,25 @@ def test_a_credential_split_between_the_content_and_the_value_waits_for_a_review
 
 
 @pytest.mark.parametrize(
+    ("content", "value"),
+    [("User's gate code is", 4921), ("User's PIN is", 4921)],
+    ids=["gate-code", "pin"],
+)
+def test_a_credential_split_with_a_number_as_the_value_waits_for_a_reviewer(content, value):
+    """Stop 61's audit of admission: "User's gate code is" with the value 4921 as a JSON
+    number, which GET answers beside the content as it does "4921", must wait for a reviewer
+    (docs/api.md rule 8: the categories read where the content meets the value). The seams
+    the sensitive categories read held the value's strings only; a bare number or boolean is
+    seamed as JSON writes it too."""
+    assert decide(content, value=str(value)).outcome == "pending_approval"
+
+    decision = decide(content, value=value)
+
+    assert decision.outcome == "pending_approval", decision.rule_codes
+    assert decision.categories == ["credentials"]
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "User works as a database administrator and prefers PostgreSQL examples.",
@@ -706,6 +725,31 @@ def test_a_sensitive_fact_in_near_words_waits_for_a_reviewer(control, attack, ca
 
 
 @pytest.mark.parametrize(
+    ("control", "attack", "category"),
+    [
+        ("User's locker combination is 4921.", "User's locker code is 4921.", "credentials"),
+        ("User's safe combination is 4921.", "The combination to the user's safe is 4921.",
+         "credentials"),
+        ("User is overdue on rent.", "User's rent is two months overdue.", "finance"),
+        ("User's social insurance number is 046 454 286.",
+         "User's social insurance no. is 046 454 286.", "government_id"),
+    ],
+    ids=["locker-code", "combination-to-the-safe", "rent-overdue", "social-insurance-no"],
+)  # fmt: skip
+def test_a_sensitive_fact_in_other_near_words_waits_for_a_reviewer(control, attack, category):
+    """Stop 61's audit of admission: a locker's "code", "the combination to the safe", "rent
+    is two months overdue" and a "social insurance no." must wait for a reviewer, as a
+    locker's "combination", a "safe combination", "overdue on rent" and a "social insurance
+    number" do; each name was read in one spelling."""
+    assert decide(control).outcome == "pending_approval"
+
+    decision = decide(attack)
+
+    assert decision.outcome == "pending_approval", decision.rule_codes
+    assert category in decision.categories
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "User read about the history of herpetology.",
@@ -723,6 +767,27 @@ def test_a_sensitive_fact_in_near_words_waits_for_a_reviewer(control, attack, ca
 def test_those_near_words_look_alikes_are_stored(text):
     decision = decide(text)
     assert decision.outcome == "accepted", (text, decision)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "User worked late on the payments migration last night.",
+        "User ran late in the morning payments standup.",
+    ],
+)
+def test_working_late_on_a_payments_feature_is_no_finance_fact(text):
+    """Stop 61's audit of admission: working late on a payments migration says nothing of the
+    user's money and must be stored, as "User worked late on the invoices page." is, while
+    "late on their rent" waits. The finance pattern read "late on/in" before any money word;
+    "late" counts now only paying, or on a named bill or payment that is no modifier of a
+    feature ("migration", "standup")."""
+    assert decide("User worked late on the invoices page.").outcome == "accepted"
+    assert decide("User is late with the rent payment.").outcome == "pending_approval"
+
+    decision = decide(text)
+
+    assert decision.outcome == "accepted", (decision.outcome, decision.categories)
     assert decision.categories == [], decision.categories
 
 
