@@ -617,7 +617,8 @@ def decoded_payloads(text: str) -> list[str]:
     base32hex (whole or in groups), plain hex, hex or unicode escapes, percent-encoding or
     quoted-printable."""
     found = []
-    for token in _BASE64_TOKEN.findall(text):
+    base64_tokens = _BASE64_TOKEN.findall(text)
+    for token in base64_tokens:
         decoded = _decode_base64(token)
         if decoded:
             found.append(decoded)
@@ -625,9 +626,13 @@ def decoded_payloads(text: str) -> list[str]:
         decoded = _decode_hex(token)
         if decoded:
             found.append(decoded)
+    # A base32 run is within a base64 token (its alphabets are base64's), so only those are
+    # searched; its groups hold a digit (below), so only a text that holds one is: each
+    # search of the whole text made admission's readings a fifth slower (stop 61's review).
+    has_digit = _DIGIT.search(text) is not None
     for tokens, chunks, decoder in _BASE32_ALPHABETS:
-        runs = tokens.findall(text)
-        groups = (match.group(0) for match in chunks.finditer(text))
+        runs = [run for token in base64_tokens for run in tokens.findall(token)]
+        groups = (match.group(0) for match in chunks.finditer(text)) if has_digit else ()
         runs += [_BASE32_SEPARATOR.sub("", run) for run in groups if _DIGIT.search(run)]
         for run in runs:
             decoded = _decode_base32(run, decoder)
