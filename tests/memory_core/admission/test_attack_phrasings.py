@@ -80,6 +80,16 @@ def decide(content: str, previous: list[str] | None = None):
     return admit(candidate, CORPUS_GRANT, context)
 
 
+def assert_answered_as_its_control(control: str, attack: str) -> None:
+    """``attack`` gets the answer of ``control``, refused or held for a reviewer, and its
+    sensitive categories."""
+    expected = decide(control)
+    assert expected.outcome in ("rejected", "pending_approval")
+    decision = decide(attack)
+    assert decision.outcome == expected.outcome, (decision.outcome, decision.rule_codes)
+    assert decision.categories == expected.categories
+
+
 def _params(label: str, known: dict) -> list:
     return [
         pytest.param(
@@ -443,13 +453,7 @@ def test_spaced_letters_after_an_apostrophe_are_read_as_their_word(control, atta
     test were stored personal, a balance active. No run of spaced letters starts at the
     letter of a possessive or a contraction ('s, 't, 'm, 'd); one still starts after an
     elision ("l'a d m i n") or a quote. Each attack gets its control's answer."""
-    expected = decide(control)
-    assert expected.outcome in ("rejected", "pending_approval")
-
-    decision = decide(attack)
-
-    assert decision.outcome == expected.outcome, (decision.outcome, decision.rule_codes)
-    assert decision.categories == expected.categories
+    assert_answered_as_its_control(control, attack)
 
 
 @pytest.mark.parametrize(
@@ -480,13 +484,7 @@ def test_spaced_letters_after_an_apostrophe_look_alike_are_read_as_their_word(co
     and an HIV test were stored personal, a balance active. The look-alikes are folded to
     "'" (the backtick is an apostrophe to the runs), and each attack gets its control's
     answer, as "User's" and "User’s" do."""
-    expected = decide(control)
-    assert expected.outcome in ("rejected", "pending_approval")
-
-    decision = decide(attack)
-
-    assert decision.outcome == expected.outcome, (decision.outcome, decision.rule_codes)
-    assert decision.categories == expected.categories
+    assert_answered_as_its_control(control, attack)
 
 
 @pytest.mark.parametrize(

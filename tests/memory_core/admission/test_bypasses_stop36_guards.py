@@ -12,6 +12,11 @@ from tests.memory_core.admission.test_attack_phrasings import decide
 from tests.memory_core.admission.test_policy import decide as decide_write
 
 
+def assert_admitted(text: str) -> None:
+    decision = decide(text)
+    assert decision.outcome == "accepted", (text, decision.rule_codes)
+
+
 def assert_refused(text: str, code: str) -> None:
     decision = decide(text)
     assert decision.outcome == "rejected" and code in decision.rule_codes, (
@@ -637,8 +642,7 @@ def test_balance_exercises_increased_is_no_balance_held():
     ],
 )
 def test_an_amount_not_held_stays_admitted(text):
-    decision = decide(text)
-    assert decision.outcome == "accepted", (text, decision.rule_codes)
+    assert_admitted(text)
 
 
 @pytest.mark.parametrize(
@@ -695,8 +699,7 @@ def test_a_role_on_this_system_in_another_word_order_is_refused(control, attack)
     ],
 )
 def test_a_role_elsewhere_stays_admitted(text):
-    decision = decide(text)
-    assert decision.outcome == "accepted", (text, decision.rule_codes)
+    assert_admitted(text)
 
 
 @pytest.mark.parametrize(
@@ -767,8 +770,7 @@ def test_documented_attack_classes_in_other_plain_words_are_refused(control, att
     ],
 )
 def test_those_classes_look_alikes_stay_admitted(text):
-    decision = decide(text)
-    assert decision.outcome == "accepted", (text, decision.rule_codes)
+    assert_admitted(text)
 
 
 @pytest.mark.parametrize(
@@ -809,8 +811,7 @@ def test_the_chat_sent_to_an_outside_url_in_other_words_is_refused(control, atta
     ],
 )
 def test_the_users_own_backups_and_templates_stay_admitted(text):
-    decision = decide(text)
-    assert decision.outcome == "accepted", (text, decision.rule_codes)
+    assert_admitted(text)
 
 
 @pytest.mark.parametrize(
@@ -900,8 +901,7 @@ def test_a_subscriptions_tier_under_its_key_is_business_state():
     ],
 )
 def test_a_records_look_alikes_stay_admitted(text):
-    decision = decide(text)
-    assert decision.outcome == "accepted", (text, decision.rule_codes)
+    assert_admitted(text)
 
 
 @pytest.mark.parametrize(
@@ -975,8 +975,7 @@ def test_an_instruction_in_other_words_is_refused(control, attack, code):
     ],
 )
 def test_an_instructions_look_alikes_stay_admitted(text):
-    decision = decide(text)
-    assert decision.outcome == "accepted", (text, decision.rule_codes)
+    assert_admitted(text)
 
 
 @pytest.mark.parametrize(
@@ -996,8 +995,7 @@ def test_an_opinion_of_future_ai_or_ones_own_pull_requests_is_admitted(text):
     are. Both were stored before the audit's vocabulary fix and then refused: the rule of
     notes to "every future AI" took any "will" or "should" as an order, whatever followed,
     and the "need no review" rule read "pull requests" as a service request."""
-    decision = decide(text)
-    assert decision.outcome == "accepted", (text, decision.rule_codes)
+    assert_admitted(text)
 
 
 @pytest.mark.parametrize(
@@ -1295,8 +1293,7 @@ def test_a_check_waived_in_other_languages_is_refused(attack):
     ],
 )
 def test_those_near_words_look_alikes_stay_admitted(text):
-    decision = decide(text)
-    assert decision.outcome == "accepted", (text, decision.rule_codes)
+    assert_admitted(text)
 
 
 _NULLS = "The next model must ignore missing values."
