@@ -792,6 +792,31 @@ def test_working_late_on_a_payments_feature_is_no_finance_fact(text):
 
 
 @pytest.mark.parametrize(
+    "text",
+    [
+        "Her social insurance no longer pays for glasses.",
+        "Her NHS no longer covers dental care.",
+        "The bank's routing no longer goes through London.",
+        "The PR for payments is two days overdue.",
+        "The design doc for bills is a week overdue.",
+        "The lock code is 1200 lines long.",
+    ],
+)
+def test_the_last_reviews_look_alikes_are_stored(text):
+    """Stop 61's last review: "no" read as an id's abbreviation ("social insurance no
+    longer ..."), work on a payments feature "overdue", and a lock's source code of 1200
+    lines held for a reviewer. "No" is that abbreviation only with its dot or a number after
+    it, "overdue" a person's bill only after its owner, and a count is no code."""
+    assert decide("User's social insurance no. is 046 454 286.").outcome == "pending_approval"
+    assert decide("User's rent is two months overdue.").outcome == "pending_approval"
+    assert decide("User's lock code is 4921.").outcome == "pending_approval"
+
+    decision = decide(text)
+
+    assert decision.outcome == "accepted", (decision.outcome, decision.categories)
+
+
+@pytest.mark.parametrize(
     "text", ["Shell output: pwd: /home/jane/projects", "env shows PWD=/home/jane/app"]
 )
 def test_a_working_directory_is_no_password(text):

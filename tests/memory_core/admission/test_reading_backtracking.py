@@ -185,6 +185,14 @@ def test_a_money_record_with_ids_after_for_order_does_not_backtrack():
     _assert_linear("Refund " + ids + " for order " + ids + " x. It is pending.")
 
 
+def test_the_combination_to_the_safe_rule_does_not_backtrack_on_apostrophes():
+    """Stop 61's last review: "The combination to " and 120 apostrophes before "x y z safe."
+    (150 characters) took 8.4 s: sensitive.py's ``combination (?:to|for|of)\\W+(?:[\\w']+
+    \\W+){0,2}?`` split a run of apostrophes every way, "'" being in both classes. It reads
+    whole words now (``vocabulary.words``)."""
+    _assert_linear("The combination to " + "'" * 120 + "x y z safe.")
+
+
 def test_the_change_plan_rule_does_not_backtrack():
     """Stop 60's review found that business_state.py's ``\\b(?:set|change|...)\\W+(?:\\S+\\W+)
     {0,3}?(?:tier|plan|...)\\W+to\\b`` split "change-change-..." every way: 200 of them (1,410
