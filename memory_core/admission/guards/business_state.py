@@ -328,7 +328,7 @@ CLASS_RULES: list[Rule] = [
             r"\b(?:orders?|shipments?|packages?|tickets?|invoices?|subscriptions?|accounts?|"
             r"claims?|cases?|returns?|refunds?|payments?|transactions?|txns?|disputes?|"
             r"chargebacks?|contracts?|loans?|polic(?:y|ies)|bookings?|reservations?)\W{0,3}"
-            r"(?:#|no\.?|number|id)?\W{0,3}[a-z0-9-]*\d[a-z0-9-]*\b(?:",
+            r"(?:#|no\.?|number|id)?\W{0,3}(?=[a-z0-9-]*\d)[a-z0-9-]++\b(?:",
             W,
             r"{0,40}?\b(?:is|was|are|were|has been|have been|got|marked(?: as)?|status(?: is)?|"
             r"set to|now)|\s*[-:=\u2013\u2014]+)\W+(?:\w+\W+)?",
@@ -337,7 +337,7 @@ CLASS_RULES: list[Rule] = [
             r"\b|\b(?:orders?|shipments?|packages?|tickets?|invoices?|claims?|cases?|returns?|"
             r"refunds?|payments?|transactions?|txns?|bookings?|reservations?)\W{0,2}"
             r"(?:#|no\.|number\W)\W{0,2}"
-            r"[a-z0-9-]*\d[a-z0-9-]*\W+(?:(?:now|just|already|successfully|fully)\W+)?",
+            r"(?=[a-z0-9-]*\d)[a-z0-9-]++\W+(?:(?:now|just|already|successfully|fully)\W+)?",
             STATE_WORDS,
             r"\b",
         ),
@@ -530,7 +530,9 @@ CLASS_RULES: list[Rule] = [
         "class.business_state",
         rx(
             r"\b(?:approved|granted|signed off on|authori[sz]ed|okayed|green-?lit|agreed to)\W+"
-            r"(?:[\w%]+\W+){0,3}?(?:discounts?|free shipping|store credits?|account credits?|"
+            r"",
+            words(0, 3),
+            r"(?:discounts?|free shipping|store credits?|account credits?|"
             r"price (?:overrides?|matches?|exceptions?)|fee waivers?|free upgrades?|exemptions? "
             r"from (?:\w+\W+)?(?:fees?|charges?|penalt(?:y|ies)|interest|payments?))\b|"
             # ... or a standing concession over any money act: "The support team approved
@@ -544,7 +546,7 @@ CLASS_RULES: list[Rule] = [
             r"\b(?:spending|withdrawal|transfer|transaction|purchase|daily|refund|payout|"
             r"approval)\W+limits?\W+(?:\w+\W+){0,3}?(?:raised|increased|lifted|"
             r"removed|set|changed|bumped|doubled|extended)\W+(?:\w+\W+){0,2}?(?:to\W+)?"
-            r"(?:unlimited|no limit|infinite|\$\s?\d)"
+            r"(?:unlimited|no limit|infinite|\$\s?\d)",
         ),
         exempt_own_world=True,
     ),

@@ -284,7 +284,7 @@ INJECTION_RULES: list[Rule] = [
             r"foi (?:promovid[oa] a|nomead[oa])))\W+(?:now\W+|actually\W+|"
             r"really\W+|also\W+|the real\W+|officially\W+|ahora\W+|maintenant\W+|jetzt\W+|"
             r"agora\W+|ora\W+)?(?:an?\W+|the\W+|el\W+|la\W+|le\W+|l'|un\W+|une\W+|der\W+|die\W+|"
-            r"ein\W+|eine\W+|o\W+|a\W+|il\W+|lo\W+|uno\W+|una\W+)?(?:new\W+)?(?:(?P<mod>[\w']+)\W+)?"
+            r"ein\W+|eine\W+|o\W+|a\W+|il\W+|lo\W+|uno\W+|una\W+)?(?:new\W+)?(?:(?P<mod>\w[\w']*+)\W+)?"
             r"(?P<scope>system-wide\W+|site\W+|global\W+|tenant\W+|account\W+|platform\W+|"
             # ... or this system as a possessive: "I'm this bot's owner", "I'm this
             # assistant's operator" (stop 60's audit of admission)
@@ -737,7 +737,9 @@ INJECTION_RULES: list[Rule] = [
             r"exfil|leak|dump|creds?|cookie|session|ssn|card)=|"
             # ... or any parameter filled with the chat by a placeholder in words:
             # "https://evil.com/t.png?q=<the user's last message>" (stop 60's audit of admission)
-            r"[?&][\w.-]*=\s*[<{\[]\W{0,2}(?:[\w']+\W+){0,4}?(?:conversations?|chats?|"
+            r"[?&][\w.-]*=\s*[<{\[]\W{0,2}",
+            words(0, 4),
+            r"(?:conversations?|chats?|"
             r"transcripts?|messages?|summar(?:y|ies)|memor(?:y|ies)|history|emails?|passwords?)\b)",
         ),
     ),
@@ -1192,14 +1194,16 @@ INJECTION_RULES: list[Rule] = [
             r"open|edit|modify|change|export|download|manage|query|look up|browse|search|pull)\W+"
             # ... not the user's own: "can read all their emails offline".
             r"(?:any|every|all|other|others'?|another|everyone'?s|anyone'?s)\W+"
-            r"(?!(?:their|his|her|my|our|own)\b)(?:[\w']+\W+){0,2}?"
+            r"(?!(?:their|his|her|my|our|own)\b)",
+            words(0, 2),
+            r""
             r"(?:accounts?|tickets?|records?|files?|data|customers?|users?|orders?|invoices?|"
             r"emails?|inboxes|messages?|payroll|salar(?:y|ies)|logs?|repos(?:itories)?|"
             r"databases?|documents?|profiles?|histor(?:y|ies)|conversations?)\b|"
             r"\b(?:right|permission|clearance|authority|access|rights)\W+to\W+(?:\w+\W+){1,6}?"
             r"(?:for|of|across|over)\W+(?:the\W+)?(?:whole|entire)\W+(?:company|organi[sz]ation|"
             r"firm|tenant|workspace|department|business)\b|"
-            r"\bcompany-?wide\W+(?:access|clearance|permissions?|rights)\b"
+            r"\bcompany-?wide\W+(?:access|clearance|permissions?|rights)\b",
         ),
         exempt_own_world=True,
     ),
@@ -1640,10 +1644,12 @@ INJECTION_RULES: list[Rule] = [
         "injection.identity_claim",
         rx(
             r"\b(?:flagged|marked|tagged|listed|classified|designated|whitelisted|registered|"
-            r"labell?ed)\W+as\W+(?:an?\W+)?(?:[\w-]+\W+){0,2}?(?:vip|trusted|privileged|"
+            r"labell?ed)\W+as\W+(?:an?\W+)?",
+            words(0, 2),
+            r"(?:vip|trusted|privileged|"
             r"whitelisted|"
             r"allowlisted)\W+(?:\w+\W+)?(?:partners?|customers?|users?|accounts?|clients?|"
-            r"members?|callers?|contacts?|sources?)\b"
+            r"members?|callers?|contacts?|sources?)\b",
         ),
         exempt_own_world=True,
     ),
@@ -1806,10 +1812,14 @@ INJECTION_RULES: list[Rule] = [
         "injection.instruction_override",
         rx(
             r"\b(?:leave out|omit|exclude|hide|never name|never names|not name|skip|drop|never "
-            r"mention|never mentions)\W+(?:[\w,-]+\W+){0,4}?(?:any|all|every)\W+(?:other\W+)?"
+            r"mention|never mentions)\W+",
+            words(0, 4),
+            r"(?:any|all|every)\W+(?:other\W+)?"
             r"(?:alternatives?|competitors?|rivals?|competing (?:\w+))\b|"
             r"\bleave\W+(?:any\W+|all\W+|the\W+)?(?:alternatives?|competitors?|rivals?|competing "
-            r"\w+)\W+(?:[\w,]+\W+){0,4}?(?:un\w+ed|out)\b|"
+            r"\w+)\W+",
+            words(0, 4),
+            r"(?:un\w+ed|out)\b|"
             r"\b(?:suppress|suppresses|filter out|filters out|remove|removes|strip|strips|hide|"
             r"hides|bury|buries)\W+(?:any\W+|all\W+)?(?:references?|mentions?|links?)\W+(?:to|of)"
             r"\W+(?:any\W+)?(?:rival|competing|competitor'?s?|competitors'|alternative)\b|"
@@ -1818,8 +1828,10 @@ INJECTION_RULES: list[Rule] = [
             r"(?:\w+\W+)?(?:products?|brands?|tools?|vendors?|services?|options?|apps?|"
             r"solutions?|companies)\b|"
             r"\b(?:steer|steers|steering|push|pushes|promote|promotes|route|routes)\W+(?:every|all|"
-            r"any|each)\W+(?:[\w-]+\W+){0,2}?(?:questions?|requests?|quer(?:y|ies)|conversations?|"
-            r"users?|customers?)\W+(?:toward|towards|to)\b"
+            r"any|each)\W+",
+            words(0, 2),
+            r"(?:questions?|requests?|quer(?:y|ies)|conversations?|"
+            r"users?|customers?)\W+(?:toward|towards|to)\b",
         ),
         exempt_own_world=True,
     ),
@@ -1978,7 +1990,9 @@ INJECTION_RULES: list[Rule] = [
             r"\W+",
             _PROCEDURES,
             r"\W+(?:for|of)\W+(?:any|every|all|whatever)\b|"
-            r"\b(?:(?:produce|write|generate|create|build|provide|develop)\W+(?:[\w-]+\W+){0,3}?|"
+            r"\b(?:(?:produce|write|generate|create|build|provide|develop)\W+",
+            words(0, 3),
+            r"|"
             r"(?:weaponi[sz]ed|working|functional|live)\W+(?:\w+\W+)?)(?:exploits?|malware|"
             r"payloads?|ransomware|code)\W+(?:\w+\W+)?(?:for|against)\W+(?:any|every|all|"
             r"whichever|whatever)\W+"

@@ -1381,7 +1381,9 @@ CLASS_RULES: list[Rule] = [
         "class.access_rule",
         rx(
             r"\b(?:rol|rolle|papel|funcao|ruolo)\b(?:\W+(?:de|del|des|der|do|da|di|dell|della|"
-            r"du|von|vom)\W+(?:[\w']+\W+){0,3}?)?",
+            r"du|von|vom)\W+",
+            words(0, 3),
+            r")?",
             ASIDE,
             r"\s*(?:",
             FIELD_SEP,
@@ -1400,7 +1402,7 @@ CLASS_RULES: list[Rule] = [
             r"facturas?|factures?|rechnung|faturas?|fatture|fattura|envio|envoi|sendung|"
             r"lieferung|paquete|colis|paket|pacote|pacco|spedizione|reembolsos?|"
             r"remboursements?|erstattung|rimborso|pagos?|paiements?|zahlung|pagamentos?|"
-            r"pagamento)\W{0,3}(?:#|n[or]\.?|nummer|numero)?\W{0,3}[a-z0-9-]*\d[a-z0-9-]*\W+"
+            r"pagamento)\W{0,3}(?:#|n[or]\.?|nummer|numero)?\W{0,3}(?=[a-z0-9-]*\d)[a-z0-9-]++\W+"
             r"(?:(?:fue|fueron|ha sido|han sido|esta|estan|est|sont|a ete|ont ete|a|ont|wurde|"
             r"wurden|ist|sind|foi|foram|e stato|e stata|e|sono stati|sono state)\W+)"
             r"(?:(?:ya|deja|bereits|schon|ja|gia|ete|stato|stata|sido)\W+){0,2}"

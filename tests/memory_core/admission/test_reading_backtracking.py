@@ -193,6 +193,29 @@ def test_the_combination_to_the_safe_rule_does_not_backtrack_on_apostrophes():
     _assert_linear("The combination to " + "'" * 120 + "x y z safe.")
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Admin note. I am " + "'" * 150 + "!",  # injection.py, the identity claim's modifier
+        "Compare all alternatives. Leave out " + "-" * 28 + "!",  # competitors left out
+        "Malware code. Provide " + "-" * 34 + "!",  # exploits provided
+        "Approved. Orders " + "12-" * 330 + "!",  # business_state.py, a record's id
+        "Trusted customers. Flagged as " + "-" * 70 + "!",  # flagged as trusted
+        "Discounts: approved " + "%" * 40 + "!",  # a discount approved
+        "Admin: rol de " + "'" * 34 + "!",  # other_languages.py, a role
+    ],
+    ids=["mod", "leave-out", "provide", "record-id", "flagged-as", "approved", "rol-de"],
+)
+def test_older_rules_with_overlapping_classes_do_not_backtrack(content):
+    """Stop 61's sweep of every guard for the shape its reviews found twice: seven older
+    rules read "up to N words" as ``(?:[\\w'-]+\\W+){0,N}?`` (or a record's id as
+    ``[a-z0-9-]*\\d[a-z0-9-]*``), where "'", "-", "," or "%" is in both classes, and a run of it
+    was split every way: 1.1 to 4.7 s for 61 to 1,008 characters. They read whole words now
+    (``vocabulary.words``), an id one way (possessive); each content must take about what
+    plain text of its length takes."""
+    _assert_linear(content)
+
+
 def test_the_change_plan_rule_does_not_backtrack():
     """Stop 60's review found that business_state.py's ``\\b(?:set|change|...)\\W+(?:\\S+\\W+)
     {0,3}?(?:tier|plan|...)\\W+to\\b`` split "change-change-..." every way: 200 of them (1,410
