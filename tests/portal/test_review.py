@@ -47,20 +47,22 @@ def pending_write(subject, content):
     )
 
 
+def conflict_candidate(subject, key, content):
+    """An inferred decision on ``key``, of the kind a conflict holds."""
+    return MemoryFactory(
+        subject=subject,
+        memory_type="previous_decision",
+        memory_class="episodic",
+        memory_key=key,
+        content=content,
+        authority="model_inference",
+        source_type="model_inference",
+        confidence=0.7,
+    )
+
+
 def conflict(subject, key, *contents):
-    memories = [
-        MemoryFactory(
-            subject=subject,
-            memory_type="previous_decision",
-            memory_class="episodic",
-            memory_key=key,
-            content=content,
-            authority="model_inference",
-            source_type="model_inference",
-            confidence=0.7,
-        )
-        for content in contents
-    ]
+    memories = [conflict_candidate(subject, key, content) for content in contents]
     return ReviewItem.objects.create(
         tenant=subject.tenant,
         subject=subject,
@@ -1164,6 +1166,18 @@ def test_the_queue_names_the_newest_version_an_approval_becomes_the_next_version
     assert "this was written on <q>Sleeps 6h.</q>, version 1, superseded since" in body
 
 
+def next_version(head, content):
+    """Supersede ``head`` with its next version, ``content``, as a write on its key does."""
+    Memory.objects.filter(pk=head.pk).update(status="superseded")
+    return MemoryFactory(
+        subject=head.subject,
+        memory_key=head.memory_key,
+        content=content,
+        supersedes=head,
+        version=head.version + 1,
+    )
+
+
 def approval_sent_from(body: str, item) -> dict:
     """Return what the queue page ``body``'s form of ``item`` sends with Approve."""
     card = body.split(f'id="item-{item.pk}"', 1)[1].split("</li>", 1)[0]
@@ -1193,14 +1207,7 @@ def test_an_approval_from_a_queue_shown_before_the_key_moved_on_decides_nothing(
     sent = approval_sent_from(body, item)
     if since == "moved_on":
         assert "becomes the next version of <q>Alice eats everything.</q>" in body
-        Memory.objects.filter(pk=head.pk).update(status="superseded")
-        newer = MemoryFactory(
-            subject=alice_subject,
-            memory_key="health.diet",
-            content="Alice is vegetarian now.",
-            supersedes=head,
-            version=2,
-        )
+        newer = next_version(head, "Alice is vegetarian now.")
     else:
         assert sent["seen_head_id"] == ""  # the card named no memory
         newer = MemoryFactory(
@@ -1706,14 +1713,7 @@ def test_an_approval_refused_as_changed_shows_the_write_on_the_page_it_is_on_now
         item_id=items[0].pk,
         reason="not needed",
     )
-    Memory.objects.filter(pk=head.pk).update(status="superseded")
-    MemoryFactory(
-        subject=alice_subject,
-        memory_key="health.diet",
-        content="Alice is vegetarian now.",
-        supersedes=head,
-        version=2,
-    )
+    next_version(head, "Alice is vegetarian now.")
     url = reverse("portal:review:approve", args=[moved.pk]) + "?page=2"
     response = reviewer_client.post(url, sent, follow=True)
     body = response.content.decode()
@@ -1735,16 +1735,8 @@ def test_a_changed_conflict_is_shown_on_the_page_it_is_on_now(reviewer_client, a
     ReviewItem.objects.filter(pk=items[0].pk).update(
         state="resolved", resolution="ask_user", resolved_at=timezone.now()
     )
-    extra = MemoryFactory(  # a retrieval found a third candidate since the page was shown
-        subject=alice_subject,
-        memory_type="previous_decision",
-        memory_class="episodic",
-        memory_key=target.memory_key,
-        content="Option 3.",
-        authority="model_inference",
-        source_type="model_inference",
-        confidence=0.7,
-    )
+    # A retrieval found a third candidate since the page was shown.
+    extra = conflict_candidate(alice_subject, target.memory_key, "Option 3.")
     ReviewItem.objects.filter(pk=target.pk).update(candidate_ids=[*target.candidate_ids, extra.pk])
     answer = reviewer_client.post(
         reverse("portal:review:resolve", args=[target.pk]) + "?page=2",
