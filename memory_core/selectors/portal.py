@@ -318,7 +318,7 @@ def subject_memories_pending(
     ).order_by("-created_at", "-id")
     shown = list(rows[: PENDING_LIMIT + 1])
     count = len(shown) if len(shown) <= PENDING_LIMIT else rows.count()
-    return shown[:PENDING_LIMIT], count
+    return mark_grant_narrowed(shown[:PENDING_LIMIT]), count
 
 
 def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
@@ -340,13 +340,43 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
         state=ReviewItem.State.OPEN,
         candidate_ids__overlap=memory_chain_ids(memory),
     ).values("memory_id")
-    return list(
+    return mark_grant_narrowed(
         Memory.objects.visible_to(principal)
         .filter(status=Status.PENDING_APPROVAL, pk__in=citing)
         .not_ended(in_use_now(principal.tenant_id))
         .exclude(pk=memory.pk)
         .order_by("created_at", "id")
     )
+
+
+def mark_grant_narrowed(rows) -> list[Memory]:
+    """Return ``rows`` (writes waiting for a reviewer) as a list, each with
+    ``grant_narrowed``: the rule code with which its agent's grant refuses it now
+    (``selectors.approvals.writer_grant_refuses``), or "".
+
+    An administrator may narrow the grant, or deactivate the agent, while a write waits: an
+    approval is refused then (``review_grant_narrowed``), and the person's pages said of
+    such a write that it becomes what is remembered once a reviewer approves it (stop 61's
+    review). Read as the reviewers' queue reads it (``approval_heads``,
+    ``writer_grant_refusals``): five queries or so, whatever the number of rows.
+    """
+    rows = list(rows)
+    waiting = [row.pk for row in rows if row.status == Status.PENDING_APPROVAL]
+    items = []
+    if waiting:
+        items = list(
+            ReviewItem.objects.filter(
+                tenant_id=rows[0].tenant_id,
+                kind=ReviewItem.Kind.SENSITIVE_WRITE,
+                state=ReviewItem.State.OPEN,
+                memory_id__in_array=waiting,
+            ).select_related("memory", "memory__subject")
+        )
+    refusals = writer_grant_refusals(items, approval_heads(items))
+    narrowed = {item.memory_id: refusals.get(item.pk, "") for item in items}
+    for row in rows:
+        row.grant_narrowed = narrowed.get(row.pk, "")
+    return rows
 
 
 def same_text(a: str, b: str) -> bool:

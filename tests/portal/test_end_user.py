@@ -23,6 +23,7 @@ from memory_core.models import (
     Subject,
 )
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
+from memory_core.services.api_keys import agent_grant_set
 from memory_core.services.memories import MemoryDraft, memory_supersede
 from memory_core.services.reviews import review_approve
 from tests.factories import AgentFactory, MemoryFactory, pending_write_on
@@ -2723,3 +2724,75 @@ def test_a_revoke_of_a_version_replaced_by_one_not_yet_in_effect_does_not_say_ag
     assert "Nothing was changed" in message, message
     assert "agents use now" not in message, message
     assert "which agents are given from" in message, message
+
+
+def _agents_waiting_write(agent, head, content):
+    """A sensitive write of ``agent`` on ``head``'s key, waiting for a reviewer, with the
+    ``pending`` event that names its writer, as the write path records it."""
+    item = pending_write_on(head, content, agent=agent)
+    MemoryEvent.objects.create(
+        tenant=head.tenant,
+        memory_id=item.memory_id,
+        action="pending_approval",
+        actor_type="agent",
+        actor_id=str(agent.pk),
+    )
+    return item.memory
+
+
+@pytest.mark.parametrize(
+    "narrowing, said",
+    [
+        ({"max_sensitivity": "personal"}, "may no longer write memories this sensitive"),
+        ({"write_types": ["project_constraint"]}, "may no longer write memories of this type"),
+        ({"is_active": False}, "was deactivated while it waited"),
+    ],
+)
+def test_the_persons_pages_say_a_write_its_agents_grant_no_longer_allows_can_only_be_rejected(
+    alice_client, alice_memory, agent, narrowing, said
+):
+    """Stop 61's review: a write whose agent's grant was narrowed while it waited, or whose
+    agent was deactivated, can only be rejected (``review_grant_narrowed``), but the
+    person's pages said it waits for a reviewer and "if a reviewer approves it, it becomes
+    what is remembered". The list, the write's own page, the page of the memory it would
+    replace and the pages that change or delete that memory say a reviewer can only reject
+    it; a write still allowed keeps the promise."""
+    allowed = _agents_waiting_write(AgentFactory(tenant=agent.tenant), alice_memory, "Has RSI.")
+    refused = _agents_waiting_write(agent, alice_memory, "Has asthma.")
+    if "is_active" in narrowing:
+        type(agent).objects.filter(pk=agent.pk).update(is_active=False)
+    else:
+        agent_grant_set(agent=agent, **narrowing)
+
+    listed = alice_client.get(reverse("portal:home")).content.decode()
+    own = alice_client.get(reverse("portal:memory", args=[refused.pk])).content.decode()
+    kept = alice_client.get(reverse("portal:memory", args=[allowed.pk])).content.decode()
+    head = alice_client.get(reverse("portal:memory", args=[alice_memory.pk])).content.decode()
+    delete = alice_client.get(
+        reverse("portal:memory-delete", args=[alice_memory.pk])
+    ).content.decode()
+
+    def line(page, content):
+        return page.split(content, 1)[1].split("</li>", 1)[0]
+
+    for page in (listed, head, delete):
+        assert f"{said}, so a reviewer can only reject it" in line(page, "Has asthma.")
+        assert "can only reject" not in line(page, "Has RSI.")
+    assert f"{said}, so a reviewer can only reject it; no agent is given it" in own
+    assert "no agent is given it until a reviewer approves it" not in own
+    assert "no agent is given it until a reviewer approves it" in kept
+    # The allowed write keeps the warning's promise, named as the one an approval can make.
+    assert "if a reviewer approves the one that can be approved, it becomes" in delete
+
+
+def test_the_delete_page_promises_nothing_of_writes_that_can_only_be_rejected(
+    alice_client, alice_memory, agent
+):
+    """With every waiting write refused by its agent's grant, the delete page no longer says
+    an approval makes one what is remembered (stop 61's review)."""
+    _agents_waiting_write(agent, alice_memory, "Has asthma.")
+    agent_grant_set(agent=agent, max_sensitivity="personal")
+    page = alice_client.get(reverse("portal:memory-delete", args=[alice_memory.pk])).content
+    warning = page.decode().split('id="waiting-replacements"', 1)[1]
+    assert "Deleting this one leaves it waiting. To withdraw it too" in warning
+    assert "if a reviewer approves" not in warning
