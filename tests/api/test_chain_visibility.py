@@ -215,7 +215,9 @@ def _queries(client, url, **params) -> tuple[int, dict]:
 
 def test_the_detail_resolves_its_references_in_one_query_however_long_the_chain(user_1, limited):
     client = client_for(limited)
-    short_head = _long_chain(SubjectFactory(tenant=user_1.tenant), 4)
+    # Named apart from user_1: the factory's next "user-<n>" was "user-1" itself when this
+    # test ran first (``-k``), a unique violation.
+    short_head = _long_chain(SubjectFactory(tenant=user_1.tenant, external_id="user-short"), 4)
     long_head = _long_chain(user_1, 20)
     short, _ = _queries(client, f"{URL}/{short_head.id}")
     long, detail = _queries(client, f"{URL}/{long_head.id}")
