@@ -17,6 +17,7 @@ from rest_framework.views import set_rollback
 from api.authentication import NotAnApiKey
 from api.parsers import UnsupportedCharset
 from api.throttling import refusal, write_quota_refund
+from memory_core.admission.candidate import bounded
 from memory_core.exceptions import (
     DomainError,
     ValidationFailed,
@@ -43,13 +44,6 @@ _DRF_CODES = {
 
 BODY_INVALID = "The request body is invalid; see details for each field."
 QUERY_INVALID = "The query string is invalid; see details for each parameter."
-
-# An answer names at most this many unknown fields (or parameters). The widest object an
-# endpoint takes (a write) has 15 fields, so a few misspellings, or the whole field set of
-# another schema version, are named in full; past 50 the client sends something else, and
-# the names would only make the answer grow with the body (a 768 kB body of 60,000 keys
-# answered 3.7 MB). The rest are counted in one ``too_many_errors`` entry.
-MAX_UNKNOWN_NAMED = 50
 
 
 class InvalidQuery(exceptions.ValidationError):
@@ -104,44 +98,6 @@ def error_details(errors) -> dict:
 
     walk("", errors, top=True)
     return flat
-
-
-def bounded(details: dict, *, noun: str = "fields") -> dict:
-    """Return ``details`` naming at most ``MAX_UNKNOWN_NAMED`` unknown fields, the first in
-    the answer's order; the number left out is told under ``non_field_errors``
-    (``too_many_errors``). Every other error is kept: each names a field the endpoint
-    declares, so their number is bounded by the schema, not by the body."""
-    if not isinstance(details, dict):
-        return details
-    named = left_out = 0
-    kept: dict = {}
-    for name, entries in details.items():
-        if not isinstance(entries, list):
-            # A detail that is no field's errors (``over_limit``'s ``limit`` and ``rate``).
-            kept[name] = entries
-            continue
-        entries_kept = []
-        for entry in entries:
-            if isinstance(entry, dict) and entry.get("code") == "unknown_field":
-                if named == MAX_UNKNOWN_NAMED:
-                    left_out += 1
-                    continue
-                named += 1
-            entries_kept.append(entry)
-        if entries_kept:
-            kept[name] = entries_kept
-    if not left_out:
-        return details
-    kept.setdefault(api_settings.NON_FIELD_ERRORS_KEY, []).append(
-        {
-            "code": "too_many_errors",
-            "message": (
-                f"{left_out:,} more unknown {noun} were sent: an answer names the first "
-                f"{MAX_UNKNOWN_NAMED}."
-            ),
-        }
-    )
-    return kept
 
 
 def error_body(code: str, message: str, details=None) -> dict:

@@ -14,6 +14,8 @@ names differ for any name longer than 60 characters or holding an unprintable ch
 against the 50 named, and the whole name (100,000 characters here) is quoted back.
 """
 
+import json
+
 import pytest
 
 from memory_core.models import AdmissionDecision, Memory
@@ -201,3 +203,85 @@ def test_an_unknown_field_named_like_a_nested_path_is_not_told_as_that_path(api_
     listed = api_client.get("/api/v1/memories?a.b=1")  # quoted once, not ""a.b""
     assert listed.status_code == 400, listed.content
     assert list(listed.json()["error"]["details"]) == ['"a.b"']
+
+
+_RETRIEVAL = {"query": "q", "context": {"user_id": "u"}}
+
+
+def _quotes_counted(monkeypatch) -> list:
+    """Count the names quoted for an answer (``candidate.echoed``, which every check that
+    names an unknown field quotes it with)."""
+    from memory_core.admission import candidate
+
+    quoted = []
+    quote = candidate.echoed
+    monkeypatch.setattr(candidate, "echoed", lambda text: quoted.append(text) or quote(text))
+    return quoted
+
+
+def _left_out(response) -> str:
+    entries = response.json()["error"]["details"].get("non_field_errors", [])
+    return " ".join(e["message"] for e in entries if e["code"] == "too_many_errors")
+
+
+@pytest.mark.parametrize(
+    "path, body",
+    [
+        ("/api/v1/memories", lambda unknown: {**write_body(), **unknown}),
+        (
+            "/api/v1/memories",
+            lambda unknown: {**write_body(), "source": {**write_body()["source"], **unknown}},
+        ),
+        (
+            "/api/v1/memories/batch",
+            lambda unknown: {"items": [{**write_body(), **unknown}, {**write_body(), **unknown}]},
+        ),
+        (
+            "/api/v1/retrieve",
+            lambda unknown: {"query": "q", "context": {"user_id": "u"}, **unknown},
+        ),
+    ],
+    ids=["write", "source", "batch", "retrieve"],
+)
+def test_unknown_fields_past_the_fifty_named_are_counted_unquoted(
+    api_client, monkeypatch, path, body
+):
+    """Stop 62 (docs/security.md, left open since stop 60's audit): a body of some 90,000
+    short unknown fields took about 4 s to refuse, each name quoted and made an error by the
+    serializer, the domain parser and the answer before all but 50 were counted. Each check
+    quotes the first 50 of an object's unknown fields now and counts the rest
+    (``candidate.unknown_told``), and the answer's count is exact: each field once, whichever
+    checks saw it and however many objects held them."""
+    unknown = {f"k{index:05d}": index for index in range(5_000)}
+    quoted = _quotes_counted(monkeypatch)
+
+    response = api_client.post(path, body(unknown), format="json")
+
+    assert response.status_code == 400, response.json()
+    assert len(_unknown_entries(response)) == 50
+    objects = 2 if path.endswith("batch") else 1
+    assert _left_out(response).startswith(f"{5_000 * objects - 50:,} more unknown fields")
+    assert len(quoted) <= 3 * 50 * objects, len(quoted)  # was 2 × 5,000 an object
+
+
+def test_an_import_line_of_many_unknown_fields_names_fifty(tmp_path, tenant):
+    """An import's line of many unknown fields was told one error line each (stop 62): it
+    names 50 and counts the rest, as the API's answer does."""
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    record = {
+        **write_body(),
+        "tenant": tenant.slug,
+        "authority": "explicit_user",
+        **{f"k{index:04d}": index for index in range(300)},
+    }
+    path = tmp_path / "memories.jsonl"
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    stderr = StringIO()
+    with pytest.raises(CommandError):
+        call_command("import_memories", str(path), stdout=StringIO(), stderr=stderr)
+    lines = [line for line in stderr.getvalue().splitlines() if "unknown" in line.lower()]
+    assert sum("(unknown_field)" in line for line in lines) == 50, lines[:3]
+    assert any("250 more unknown fields were sent" in line for line in lines), lines[-3:]
