@@ -52,7 +52,7 @@ from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from memory_core.deletion.services import _operation_create, _with_predecessors
+from memory_core.deletion.services import _operation_create, with_predecessors
 from memory_core.exports import export_delete, export_dir
 from memory_core.models import (
     AccessDenial,
@@ -305,7 +305,7 @@ def _rule_delete(tenant_id, version, reason, rows, operations: list) -> None:
         rows = (
             Memory.objects.filter(
                 tenant_id=tenant_id,
-                pk__in_array=_with_predecessors(*(pk for pk, _ in rows)),
+                pk__in_array=with_predecessors(*(pk for pk, _ in rows)),
             )
             .exclude(status=Status.DELETED)
             .values_list("pk", "subject_id")

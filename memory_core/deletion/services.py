@@ -184,7 +184,7 @@ def _subject(principal, subject_id=None, subject_external_id=None) -> Subject:
     return subject
 
 
-def _with_predecessors(*memory_ids) -> list[uuid.UUID]:
+def with_predecessors(*memory_ids) -> list[uuid.UUID]:
     """Return ``memory_ids`` and every older version they supersede (their history)."""
     with connection.cursor() as cursor:
         cursor.execute(
@@ -360,7 +360,14 @@ def deletion_request(
     ``details`` say the status now) and nothing is deleted.
     """
     budget = Budget(_request_seconds(time_limited, seconds), limited=time_limited)
-    instead = "Delete by memory_key in parts, or ask an operator to run `manage.py delete_subject`"
+    if memory_id is not None:
+        # "Delete by memory_key in parts" deleted the key's every memory, not this one's
+        # history alone (stop 62's audit of the commands).
+        instead = "Ask an operator to run `manage.py delete_subject` with --memory and its id"
+    else:
+        instead = (
+            "Delete by memory_key in parts, or ask an operator to run `manage.py delete_subject`"
+        )
     reason_code = reason_code or "requested"
     with budget.within(instead=instead):
         budget.step()
@@ -407,7 +414,7 @@ def _memory_deletion(
         return _memory_deleted_by(principal, tombstone.operation_id)
     if expected_status:
         _refuse_if_changed(memory.id, expected_status)
-    ids = _with_predecessors(memory.id)
+    ids = with_predecessors(memory.id)
     candidates = _deletable(principal, visible).filter(
         pk__in_array=ids, subject_id=memory.subject_id
     )

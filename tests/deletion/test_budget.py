@@ -3,6 +3,7 @@ past it the request ends, rolled back, with 422 deletion_too_large, instead of a
 killed mid-transaction; ``manage.py delete_subject`` deletes without one."""
 
 import json
+import uuid
 
 import pytest
 from django.core.management import call_command
@@ -114,6 +115,10 @@ def test_the_api_answers_422_deletion_too_large_for_a_memory(settings, api_clien
     error = response.json()["error"]
     assert error["code"] == "deletion_too_large"
     assert error["details"] == {"budget_seconds": NO_TIME}
+    # The way out it names is one memory's: "Delete by memory_key in parts" deleted every
+    # memory on the key (stop 62's audit of the commands).
+    assert "delete_subject` with --memory" in error["message"]
+    assert "memory_key" not in error["message"]
     untouched(owner, len(memories))
 
 
@@ -288,3 +293,54 @@ def test_a_subject_above_the_queue_threshold_is_queued_with_no_request_budget_to
     subject = Subject.objects.get(external_id="user-1")
     assert subject.deletion_queued_at is not None
     assert Memory.objects.filter(subject=subject, status="active").count() == 3
+
+
+def test_the_command_deletes_one_memory_and_its_history_without_a_budget(
+    settings, owner, memories, capsys
+):
+    """Stop 62's audit of the commands: a memory whose deletion is too long for a request
+    (422 ``deletion_too_large``) could only be deleted by an operator with its key's every
+    memory (``--key``) or the whole subject, as the answer advised. ``--memory`` deletes the
+    memory and the older versions it supersedes, asking first, with no time limit."""
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    first = memories[0]
+    Memory.objects.filter(pk=first.pk).update(status="superseded")
+    newer = MemoryFactory(
+        subject=owner, memory_key=first.memory_key, supersedes=first, version=2, content="v2"
+    )
+    beside = MemoryFactory(subject=owner, memory_key=first.memory_key, scope_kind="global")
+    slug, user = owner.tenant.slug, owner.external_id
+    with pytest.raises(CommandError, match="--yes"):
+        call_command("delete_subject", slug, user, "--memory", str(newer.pk))
+    assert json.loads(capsys.readouterr().out)["would_delete"] == 2
+
+    call_command("delete_subject", slug, user, "--memory", str(newer.pk), "--yes", "--run")
+    report = json.loads(capsys.readouterr().out)
+    assert (report["memory_id"], report["memories"], report["status"]) == (
+        str(newer.pk),
+        2,
+        "completed",
+    )
+    operation = DeletionOperation.objects.get(pk=report["operation_id"])
+    assert (operation.target, operation.requested_by_id) == ("memory", "delete_subject")
+    assert sorted(operation.memory_ids) == sorted([first.pk, newer.pk])
+    gone = Memory.objects.filter(status="deleted").values_list("pk", flat=True)
+    assert set(gone) == {first.pk, newer.pk}
+    assert Memory.objects.get(pk=beside.pk).status == "active"  # the key's other memory
+
+
+def test_the_command_refuses_a_memory_it_cannot_find_or_name(owner, memories):
+    slug, user = owner.tenant.slug, owner.external_id
+    with pytest.raises(CommandError, match="must be a memory's id"):
+        call_command("delete_subject", slug, user, "--memory", "not-a-uuid", "--yes")
+    with pytest.raises(CommandError, match="No memory"):
+        call_command("delete_subject", slug, user, "--memory", str(uuid.uuid4()), "--yes")
+    other = MemoryFactory(tenant=owner.tenant)  # another subject's
+    with pytest.raises(CommandError, match="No memory"):
+        call_command("delete_subject", slug, user, "--memory", str(other.pk), "--yes")
+    with pytest.raises(CommandError, match="not both"):
+        call_command(
+            "delete_subject", slug, user, "--memory", str(memories[0].pk), "--key", "k", "--yes"
+        )
+    untouched(owner, len(memories))
+    assert Memory.objects.get(pk=other.pk).status == "active"

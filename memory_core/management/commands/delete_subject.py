@@ -1,14 +1,19 @@
-"""Delete a subject's memories (or one memory_key of them) through a deletion operation, with
-no time limit: the way for a deletion without waiting for a worker (docs/operations.md,
-"Scaling"), and for a queued deletion (a whole subject's or a key's) made now instead of by a
-worker."""
+"""Delete a subject's memories (or one memory_key of them, or one memory and its history)
+through a deletion operation, with no time limit: the way for a deletion without waiting for a
+worker (docs/operations.md, "Scaling"), for one too long for a request's time, and for a
+queued deletion (a whole subject's or a key's) made now instead of by a worker."""
 
 import json
+import uuid
 
 from django.core.management.base import BaseCommand, CommandError
 
 from memory_core.deletion.runner import deletion_run
-from memory_core.deletion.services import deletion_request, queued_subject_deletion_run
+from memory_core.deletion.services import (
+    deletion_request,
+    queued_subject_deletion_run,
+    with_predecessors,
+)
 from memory_core.exceptions import DomainError
 from memory_core.management.commands._options import check_run_or_wait, check_texts
 from memory_core.management.deletion_follow import (
@@ -28,7 +33,8 @@ FAILED = DeletionOperation.State.FAILED
 class Command(BaseCommand):
     help = (
         "Delete every memory of the subject USER of the tenant SLUG (with --key, only those on "
-        "that memory_key) and what derives from them, as one deletion operation, however long "
+        "that memory_key; with --memory, only that memory and the older versions it "
+        "supersedes) and what derives from them, as one deletion operation, however long "
         "the request takes. A whole subject also loses its exports and traces. Without --yes, "
         "print what would go and change nothing."
     )
@@ -39,13 +45,30 @@ class Command(BaseCommand):
         parser.add_argument(
             "--key", default=None, help="delete only the memories on this key (not empty)"
         )
+        parser.add_argument(
+            "--memory",
+            default=None,
+            metavar="ID",
+            help=(
+                "delete only this memory (its id) and the older versions it supersedes: one "
+                "too long for a request's time (422 deletion_too_large)"
+            ),
+        )
         add_follow_arguments(parser, what="them")
 
     @platform_command
-    def handle(self, *args, slug, user, key=None, yes=False, run=False, wait=0, **options):
+    def handle(
+        self, *args, slug, user, key=None, memory=None, yes=False, run=False, wait=0, **options
+    ):
         check_wait(wait)
         check_run_or_wait(run=run, wait=wait)
-        check_texts({"slug": slug, "user": user, "--key": key})
+        check_texts({"slug": slug, "user": user, "--key": key, "--memory": memory})
+        if key is not None and memory is not None:
+            raise CommandError(
+                "Give --key or --memory, not both: --memory deletes one memory and its "
+                "history, --key every memory on the key. Nothing was deleted."
+            )
+        memory_id = _memory_id(memory)
         if key is not None and not key.strip():
             # An empty --key (``--key "$KEY"`` with KEY unset) would otherwise widen the
             # deletion to the whole subject, as a misspelt field never does over the API.
@@ -59,6 +82,8 @@ class Command(BaseCommand):
         # As every request reads them (trimmed, in NFC): "José" from a macOS shell is NFD.
         user, key = identifier(user), identifier(key or "")
         target = {"tenant": slug, "subject": user, **({"memory_key": key} if key else {})}
+        if memory_id is not None:
+            target["memory_id"] = str(memory_id)
         with tenant_scope(tenant.pk):
             subject = Subject.objects.filter(tenant=tenant, external_id=user).first()
             if subject is None:
@@ -66,6 +91,14 @@ class Command(BaseCommand):
             memories = Memory.objects.filter(tenant=tenant, subject=subject)
             if key:
                 memories = memories.filter(memory_key=key)
+            if memory_id is not None:
+                chosen = memories.filter(pk=memory_id).first()
+                if chosen is None:
+                    raise CommandError(
+                        f"No memory {memory_id} of the subject {user!r} in the tenant {slug!r}."
+                    )
+                # What the request deletes: the memory and every older version it supersedes.
+                memories = memories.filter(pk__in_array=with_predecessors(memory_id))
             count = memories.exclude(status=Status.DELETED).count()
         if not yes:
             self.stdout.write(json.dumps({**target, "would_delete": count}, sort_keys=True))
@@ -90,9 +123,14 @@ class Command(BaseCommand):
                     # operator's follows (a whole subject's is refused while a key's waits).
                     queued = queued_subject_deletion_run(subject.pk)
                     still = Subject.objects.filter(pk=subject.pk, deletion_queued_at__isnull=False)
-                    if queued_key in ("", key):
+                    if memory_id is not None:
+                        # The queued request took the memory (the whole subject's, or its
+                        # key's): it is the operator's; else the memory's follows.
+                        if queued_key in ("", chosen.memory_key):
+                            operation = queued
+                    elif queued_key in ("", key):
                         operation = queued
-                    elif not key and still.exists():
+                    elif not key and memory_id is None and still.exists():
                         # Another deletion not completed yet took the queued key's memories
                         # (``_queued_taken_meanwhile``): the mark stays until it has, and the
                         # whole subject's request is refused while a key's waits. Said so,
@@ -108,8 +146,11 @@ class Command(BaseCommand):
                 if operation is None:
                     operation = deletion_request(
                         principal=SystemPrincipal(tenant_id=tenant.pk, name="delete_subject"),
-                        subject_id=subject.pk,
-                        memory_key=key or None,
+                        **(
+                            {"memory_id": memory_id}
+                            if memory_id is not None
+                            else {"subject_id": subject.pk, "memory_key": key or None}
+                        ),
                         time_limited=False,
                     )
         except DomainError as exc:
@@ -156,3 +197,15 @@ class Command(BaseCommand):
                 f"({', '.join(waiting)}): see their steps (a worker and the beat sweep carry on "
                 "with them)."
             )
+
+
+def _memory_id(memory: str | None) -> uuid.UUID | None:
+    """Return ``--memory`` as a UUID, or None without it; a CommandError for anything else."""
+    if memory is None:
+        return None
+    try:
+        return uuid.UUID(memory.strip())
+    except ValueError:
+        raise CommandError(
+            f"--memory must be a memory's id (a UUID), not {memory!r}. Nothing was deleted."
+        ) from None
