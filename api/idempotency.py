@@ -11,6 +11,7 @@ the key stays free for the retry.
 import copy
 from dataclasses import replace
 
+from django.urls import reverse
 from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer
 from rest_framework import status
 
@@ -112,7 +113,7 @@ class IdempotentWriteMixin:
     def _fingerprint(self, request) -> str:
         return idempotency_fingerprint(
             method=request.method,
-            path=request.path,
+            path=_canonical_path(request),
             body=request.data,
             bound_subject=getattr(request.user, "bound_user_id", None),
         )
@@ -175,3 +176,14 @@ def _as_stored(memory, stored: dict):
     shown = copy.copy(memory)
     shown.value = stored[memory.pk]
     return shown
+
+
+def _canonical_path(request) -> str:
+    """Return the request's path as its URL pattern writes it: a memory id in the path is
+    read in either letter case (``converters.AnyCaseUUIDConverter``), and hashed as sent, a
+    retry naming the same memory in upper case was refused ``idempotency_key_reused`` as
+    another request (stop 62's audit of writes)."""
+    match = request.resolver_match
+    if match is None or not match.view_name:
+        return request.path
+    return reverse(match.view_name, args=match.args, kwargs=match.kwargs)

@@ -376,3 +376,29 @@ def test_a_correction_already_waiting_replays_the_answer_that_said_so(api_client
     replay = post(api_client, url, correction, key="k-dup")
     assert replay["Idempotent-Replayed"] == "true"
     assert (replay.status_code, replay.json()) == (202, again.json())
+
+
+def test_a_correction_retried_with_the_memory_id_in_upper_case_is_replayed(api_client):
+    """Stop 62's audit of writes found the key's fingerprint hashed the path as sent, while
+    the path reads a memory id in either letter case (``api.converters``): a retry of the
+    same correction naming the same memory in upper case was refused 422
+    ``idempotency_key_reused``. It is the same request, replayed."""
+    memory_id = api_client.post(URL, body(), format="json").json()["memory"]["id"]
+    correction = {
+        "content": "User prefers very concise answers.",
+        "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-2"},
+    }
+
+    def correct(memory):
+        return api_client.post(
+            f"{URL}/{memory}/supersede", correction, format="json", HTTP_IDEMPOTENCY_KEY="fix-1"
+        )
+
+    first = correct(memory_id)
+    assert first.status_code == 201, first.json()
+    retry = correct(memory_id.upper())
+
+    assert retry.status_code == 201, retry.json()
+    assert retry["Idempotent-Replayed"] == "true"
+    assert retry.json() == first.json()
+    assert Memory.objects.filter(memory_key=first.json()["memory"]["memory_key"]).count() == 2
