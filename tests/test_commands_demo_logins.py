@@ -104,3 +104,51 @@ def test_load_demo_makes_and_names_no_admin_while_an_operators_superuser_exists(
     call_command("load_demo", stdout=out)
     assert not get_user_model().objects.filter(username="admin").exists()
     assert "Admin login:    none made by the demo: superusers exist (ops)" in out.getvalue()
+
+
+def _demote_the_demo_admin() -> None:
+    """Load the demo, then take its ``admin`` out of the superusers as an administrator does
+    in the admin ("Superuser status" and "Staff status" unticked), keeping the login."""
+    call_command("load_demo", stdout=StringIO())
+    get_user_model().objects.filter(username="admin").update(is_superuser=False, is_staff=False)
+
+
+def test_load_demo_starts_after_the_demo_admin_was_demoted_and_no_superuser_is_left():
+    """Stop 62's audit of commands found load_demo (run by ``make run`` at every start)
+    ending in an IntegrityError traceback once the login ``admin`` was no longer a superuser
+    and no other superuser existed: ``handle`` asked only whether a superuser existed, then
+    made ``admin`` again, a username that was taken. Now the demoted login is left as the
+    administrator left it, as every other demo login is, the rest loads, and the output says
+    there is no superuser and how to make one."""
+    _demote_the_demo_admin()
+
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    printed = out.getvalue()
+
+    users = get_user_model()
+    assert not users.objects.filter(is_superuser=True).exists()
+    admin = users.objects.get(username="admin")
+    assert not admin.is_superuser and not admin.is_staff
+    assert "Admin login:    none: login admin is no longer a superuser" in printed, printed
+    assert "manage.py createsuperuser" in printed
+    assert "Demo agent API key" in printed
+
+
+def test_load_demo_does_not_print_a_demoted_login_as_the_admin_login():
+    """Stop 62's audit of commands found load_demo printing "Admin login:    admin /
+    memledger-admin" once the demo's ``admin`` was demoted from superuser and an operator's
+    own superuser held its place: ``_print_admin`` checked only that a login named ``admin``
+    existed, so every ``make run`` advertised the published password of a login that could no
+    longer use the admin. Now the line names the superusers, as when ``admin`` is gone."""
+    _demote_the_demo_admin()
+    get_user_model().objects.create_superuser("ops", "ops@example.invalid", "an-operators-pw-9")
+
+    out = StringIO()
+    call_command("load_demo", stdout=out)
+    printed = out.getvalue()
+
+    admin = get_user_model().objects.get(username="admin")
+    assert not admin.is_superuser and not admin.is_staff  # left as the administrator left it
+    assert "admin / memledger-admin" not in printed, printed
+    assert "Admin login:    none made by the demo: superusers exist (ops)" in printed

@@ -7,6 +7,7 @@ from pathlib import Path
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
+from django.db.models import Q
 
 from memory_core.evaluation.dataset import load_dataset_memories
 from memory_core.models import ApiKey, PortalMembership, Subject, Tenant
@@ -44,11 +45,10 @@ class Command(BaseCommand):
         raw_key = None
         with transaction.atomic():
             loaded = load_dataset_memories(data)
-            users = get_user_model()
-            # Any superuser is the demo's admin, its own renamed say: a second one with the
-            # published password was made at every start (stop 61's review).
-            if not users.objects.filter(is_superuser=True).exists():
-                users.objects.create_superuser(ADMIN[0], "admin@example.invalid", ADMIN[1])
+            if _admin_missing():
+                get_user_model().objects.create_superuser(
+                    ADMIN[0], "admin@example.invalid", ADMIN[1]
+                )
             if demo_tenant_live:
                 raw_key = self._logins_and_key()
         self.stdout.write(
@@ -82,14 +82,21 @@ class Command(BaseCommand):
         self.stdout.write(f"Demo agent API key ({DEMO_AGENT[0]}/{DEMO_AGENT[1]}): {raw_key}")
 
     def _print_admin(self) -> None:
-        """Print the demo's admin login, or the superusers that hold its place: the demo
-        makes none while one exists, made by an operator first or the demo's renamed, and a
-        line naming ``admin`` named a login that was never there (stop 61's reviews)."""
+        """Print the demo's admin login while it is a superuser, or the superusers that hold
+        its place: the demo makes none while one exists, made by an operator first or the
+        demo's renamed, and a line naming ``admin`` named a login that was never there (stop
+        61's reviews), or one demoted from superuser (stop 62's audit of commands)."""
         users = get_user_model()
-        if users.objects.filter(username=ADMIN[0]).exists():
+        if users.objects.filter(username=ADMIN[0], is_superuser=True).exists():
             self.stdout.write(f"Admin login:    {ADMIN[0]} / {_password_shown(*ADMIN)}")
             return
         names = users.objects.filter(is_superuser=True).values_list("username", flat=True)
+        if not names:
+            self.stdout.write(
+                f"Admin login:    none: login {ADMIN[0]} is no longer a superuser (left as it "
+                "is) and no other is; make one with `manage.py createsuperuser`."
+            )
+            return
         self.stdout.write(
             f"Admin login:    none made by the demo: superusers exist ({', '.join(sorted(names))})"
         )
@@ -170,6 +177,16 @@ class Command(BaseCommand):
             return
         user = users.objects.create_user(username, password=password)
         PortalMembership.objects.create(user=user, **membership)
+
+
+def _admin_missing() -> bool:
+    """Return whether the demo should make its admin login: no superuser exists (any is the
+    demo's admin, its own renamed say: a second one with the published password was made at
+    every start, stop 61's review) and no login takes its name (one demoted from superuser
+    is left as an administrator left it: making it again was an IntegrityError that ended
+    every start of ``make run``, stop 62's audit of commands)."""
+    users = get_user_model()
+    return not users.objects.filter(Q(is_superuser=True) | Q(username=ADMIN[0])).exists()
 
 
 def _password_shown(username: str, password: str) -> str:
