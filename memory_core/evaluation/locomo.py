@@ -95,13 +95,31 @@ class LoadedLocomo:
     guard_flags: list[str] = field(default_factory=list)
 
 
-def normalize_evidence(values) -> list[str]:
-    """Return the well-formed dia_ids of an evidence list ('D1:3', 'D:11:26', 'D8:6; D9:17')."""
+def normalize_evidence(values, *, what: str = "evidence id") -> list[str]:
+    """Return the well-formed dia_ids of an evidence list ('D1:3', 'D:11:26', 'D8:6; D9:17');
+    DatasetError naming the value as ``what`` for one holding a number too long to read."""
     found = []
     for value in values or []:
-        for match in _DIA.finditer(str(value)):
-            found.append(f"D{int(match.group(1))}:{int(match.group(2))}")
+        text = str(value)
+        for match in _DIA.finditer(text):
+            dialogue = _number(match.group(1), text, what)
+            turn = _number(match.group(2), text, what)
+            found.append(f"D{dialogue}:{turn}")
     return sorted(set(found))
+
+
+def _number(digits: str, text: str, what: str) -> int:
+    """Return the number a run of ``digits`` in ``text`` spells; DatasetError naming ``text``
+    as ``what`` for a run of more digits than an id holds (HARD_MAX_ID_CHARS): int()
+    refuses one of over 4,300 (sys.get_int_max_str_digits), and a dia_id, an evidence id or
+    a session key holding one ended eval_locomo in a ValueError traceback (stop 62's audit of
+    commands)."""
+    if len(digits) > HARD_MAX_ID_CHARS:
+        raise DatasetError(
+            f"{what} {text[:40]!r}... holds a number of {len(digits)} digits "
+            f"(at most {HARD_MAX_ID_CHARS})"
+        )
+    return int(digits)
 
 
 def _checked(value: str, what: str, where: str, max_chars: int | None = None) -> str:
@@ -133,8 +151,9 @@ def parse(data) -> list[Conversation]:
 
     What the tables could not hold is named here, before anything is stored: a sample_id
     used twice (one subject each), one or a dia_id over 200 characters (the subject's and
-    the source ids' columns, where ``locomo:<sample_id>:session_<n>`` must fit too), and
-    text with a NUL or a lone surrogate.
+    the source ids' columns, where ``locomo:<sample_id>:session_<n>`` must fit too), text
+    with a NUL or a lone surrogate, and a number of more digits than those columns hold in a
+    session key, a dia_id or an evidence id.
     """
     if not isinstance(data, list):
         raise DatasetError("a LoCoMo file is a JSON list of conversations")
@@ -156,7 +175,7 @@ def parse(data) -> list[Conversation]:
         # By number, each read under its own key: "session_01" is session 1 (looking it up
         # again as "session_1" was a KeyError).
         sessions = sorted(
-            (int(m.group(1)), key)
+            (_number(m.group(1), key, f"{where}: session key"), key)
             for key in conv
             if (m := re.fullmatch(r"session_(\d+)", key)) and isinstance(conv[key], list)
         )
@@ -176,7 +195,7 @@ def parse(data) -> list[Conversation]:
             for turn in conv[key]:
                 if not isinstance(turn, dict) or not turn.get("dia_id"):
                     continue
-                dia = normalize_evidence([turn["dia_id"]])
+                dia = normalize_evidence([turn["dia_id"]], what=f"{where}: {key}, dia_id")
                 dia_id = dia[0] if dia else str(turn["dia_id"])
                 at = f"{where}: {key}, turn {str(turn['dia_id'])[:40]!r}"
                 turns.append(
@@ -210,6 +229,7 @@ def parse(data) -> list[Conversation]:
                         f"{where}: qa[{number}]: 'evidence' must be a list of dia_ids "
                         f"(got {type(evidence).__name__})"
                     )
+                normalize_evidence(evidence, what=f"{asked}: evidence id")
                 questions.append(question)
         conversations.append(Conversation(sample_id, turns, questions))
     return conversations

@@ -555,6 +555,48 @@ def test_eval_locomo_names_what_the_tables_cannot_hold(tmp_path, data, message):
     assert not Tenant.objects.filter(slug__startswith="eval-").exists()
 
 
+# More digits than int() reads from text (4,300 by default: sys.get_int_max_str_digits).
+LONG_NUMBER = "1" * 5000
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (
+            [locomo_conversation("s1", dia_id=f"D1:{LONG_NUMBER}")],
+            r"\[0\] \('s1'\): session_1, dia_id 'D1:1{37}'\.\.\. holds a number of 5000 digits "
+            r"\(at most 200\)",
+        ),
+        (
+            [locomo_conversation("s2", session=LONG_NUMBER)],
+            r"\[0\] \('s2'\): session key 'session_1{32}'\.\.\. holds a number of 5000 digits",
+        ),
+        (
+            [
+                {
+                    **locomo_conversation("s3"),
+                    "qa": [{"question": "Q?", "evidence": ["D1:1", f"D{LONG_NUMBER}:1"]}],
+                }
+            ],
+            r"\('s3'\): qa\[0\]: evidence id 'D1{39}'\.\.\. holds a number of 5000 digits",
+        ),
+    ],
+    ids=["dia_id", "session", "evidence"],
+)
+def test_eval_locomo_names_a_number_too_long_to_read(tmp_path, data, message):
+    """Stop 62's audit of commands found eval_locomo ending in a ValueError traceback
+    ("Exceeds the limit (4300 digits) for integer string conversion") for a dia_id, a session
+    key or an evidence id holding a number of more than 4,300 digits: ``parse`` and
+    ``normalize_evidence`` called int() on whatever ``\\d+`` matched, and only a DatasetError
+    becomes a CommandError. Now a run of more digits than an id holds (200) is a DatasetError
+    naming the entry, before anything is stored, as every other malformed LoCoMo field is."""
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CommandError, match=message):
+        call_command("eval_locomo", "--data", str(path), stdout=StringIO(), stderr=StringIO())
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+
+
 @pytest.mark.parametrize(
     ("memory_fields", "case_fields", "top", "message"),
     [
