@@ -221,7 +221,8 @@ class TraceOutput(serializers.Serializer):
         help_text="The package's tokens; null once the caller may no longer read one of its "
         "memories (hidden_count above 0): it would tell that memory's length. The stages' "
         "counts and candidates_by_store are left out then, and stages.tokens.prompt_tokens "
-        "is null.",
+        "is null. Null too, in stages.tokens as well, once one of the memories it cites "
+        "was deleted (stages.deleted_since).",
     )
     latency_ms = serializers.FloatField()
     stages = serializers.JSONField()

@@ -821,10 +821,19 @@ class ExportsStore(Store):
 _TRACES_SCRUB_SQL = """
 UPDATE memory_core_retrievaltrace AS t SET
     -- The counts stay the retrieval's; deleted_since says how many of its memories went.
+    -- The prompt's tokens go (null, in the document too): with the package's other items,
+    -- which the agent still reads, they told the deleted memory's length to a token, the
+    -- figure ``traces._as_the_agent_sees_it`` nulls for a memory it lost sight of (stop 62's
+    -- audit of traces). Nulled in the statement that removes the id, so no trace that stops
+    -- citing the memory keeps the figure that counted it.
     stages = memory_core_trace_without(t.stages, %(gone)s::text[]) || jsonb_build_object(
         'deleted_since', COALESCE((t.stages->>'deleted_since')::int, 0)
                          + cardinality(ARRAY(SELECT unnest(t.cited_ids)
-                                             INTERSECT SELECT unnest(%(ids)s::uuid[])))),
+                                             INTERSECT SELECT unnest(%(ids)s::uuid[]))))
+        || CASE WHEN jsonb_typeof(t.stages->'tokens') = 'object' THEN jsonb_build_object(
+               'tokens', (t.stages->'tokens') || jsonb_build_object('prompt_tokens', NULL))
+           ELSE '{}'::jsonb END,
+    prompt_tokens = NULL,
     usage = memory_core_usage_without(t.usage, %(gone)s::text[]),
     cited_ids = ARRAY(SELECT i FROM unnest(t.cited_ids) WITH ORDINALITY AS a(i, n)
                       WHERE i <> ALL(%(ids)s::uuid[]) ORDER BY n),

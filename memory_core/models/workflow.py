@@ -235,6 +235,8 @@ class RetrievalTrace(models.Model):
     policy_version = models.PositiveIntegerField(null=True, blank=True)
     query_hash = models.CharField(max_length=64, blank=True, default="")
     stages = models.JSONField(default=dict)
+    # The memories the answer handed out: its items, then its clarifications' candidates
+    # (``pipeline._handed_out_ids``).
     selected_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     # Every memory id the trace mentions (selected or rejected): deletion purges by it.
     cited_ids = ArrayField(models.UUIDField(), default=list, blank=True)
@@ -244,7 +246,9 @@ class RetrievalTrace(models.Model):
     # the tool call, never its text).
     used_ids = ArrayField(models.UUIDField(), default=list, blank=True)
     usage = models.JSONField(default=list, blank=True)
-    prompt_tokens = models.PositiveIntegerField(default=0)
+    # Null once a memory the trace cites is deleted (``TracesStore``): with the package's
+    # other items, the figure told a deleted item's length to a token.
+    prompt_tokens = models.PositiveIntegerField(null=True, default=0)
     latency_ms = models.FloatField(default=0.0)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
 

@@ -463,7 +463,7 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         policy_version=policy.version,
         query_hash=hashlib.sha256(request.query.encode()).hexdigest(),
         stages=stages,
-        selected_ids=[c.id for c in items],
+        selected_ids=_handed_out_ids(items, clarifications),
         cited_ids=cited,
         prompt_tokens=prompt_tokens,
         latency_ms=clock.total,
@@ -655,6 +655,17 @@ def _trace_document(
     gate_rule,
     plan_,
     stores,
+def _handed_out_ids(items: list[Candidate], clarifications: list[Clarification]) -> list[str]:
+    """Return the ids of the memories the answer hands out, each once: its items, then its
+    clarifications' candidates, whose content the answer holds too. The person's "used by
+    agents" counts them (``selectors.portal.memory_usage``) and a usage report may name them;
+    with the items alone, a memory whose words an agent was just given in a clarification was
+    "never" used (stop 62's audit of traces)."""
+    ids = [c.id for c in items]
+    ids += [c.id for cl in clarifications for c in cl.candidates]
+    return list(dict.fromkeys(ids))
+
+
     found,
     found_by: dict[str, list[str]],
     counts,

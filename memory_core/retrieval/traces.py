@@ -193,7 +193,8 @@ def trace_usage_record(
     memory?").
 
     Only the agent whose retrieval it is reports (the trace of any other is ``NotFound``),
-    and only memories the package held: an id the retrieval did not select is
+    and only memories the answer handed out (``selected_ids``: its items and its
+    clarifications' candidates, whose content it held too): any other id is
     ``not_selected``. No text is kept: ``reference`` names the answer or the call (a message
     id, a tool's name), an id (``ID_PATTERN``, at most ``HARD_MAX_ID_CHARS``; ``invalid_id``
     otherwise). Reports accumulate, at most ``MAX_USAGE_REPORTS`` a trace
@@ -238,7 +239,7 @@ def trace_usage_record(
     unknown = sorted(str(memory_id) for memory_id in set(memory_ids) - selected)
     if unknown:
         raise ValidationFailed(
-            "The trace's package did not hold these memories: report only what it selected.",
+            "The trace's package did not hold these memories: report only what it handed out.",
             details={
                 "memory_ids": [
                     {

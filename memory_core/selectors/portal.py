@@ -95,8 +95,9 @@ def memory_usage(*, principal, memory_ids) -> dict:
     """Return ``{memory_id: Usage}`` from the retrieval traces that selected each memory.
 
     The GIN index on ``cited_ids`` (every id a trace mentions) narrows the traces first;
-    ``selected_ids`` then counts only the retrievals that actually handed the memory out,
-    and ``used_ids`` those whose agent reported an answer or tool call using it.
+    ``selected_ids`` then counts only the retrievals that actually handed the memory out (as
+    an item, or as a clarification's candidate, whose content the answer holds too), and
+    ``used_ids`` those whose agent reported an answer or tool call using it.
     """
     ids = [str(memory_id) for memory_id in memory_ids]
     if not ids:

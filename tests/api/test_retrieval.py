@@ -6,9 +6,14 @@ import uuid
 
 import pytest
 
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import deletion_request
+from memory_core.models import RetrievalTrace
 from memory_core.principals import SystemPrincipal
+from memory_core.selectors.portal import memory_usage
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.factories import SubjectFactory
+from tests.memory_core.retrieval.test_conflict_service import REQUEST, tied_regions
 from tests.processes import shell_without_database
 
 pytestmark = pytest.mark.django_db
@@ -181,6 +186,47 @@ def test_an_agent_reports_which_memories_its_answer_used(api_client, other_api_c
                 {**report, "reference": "a\x00b"}, {**report, "memory_ids": ["x"]}):  # fmt: skip
         assert api_client.post(usage, bad, format="json").status_code == 400, bad
     assert len(api_client.get(f"/api/v1/traces/{trace_id}").json()["usage"]) == 2
+
+
+def test_a_memory_handed_out_in_a_clarification_counts_as_used_by_agents(api_client, tenant):
+    """Stop 62's audit of traces found that a clarification's candidates, content and all, were
+    in the answer an agent was given (``clarifications[].candidates[].content``) but not in
+    the trace's ``selected_ids``: the portal's "used by agents" (``memory_usage``, how often
+    retrieval handed a memory out) told the person "never" for a memory whose words an agent
+    had just received, and a usage report naming one was ``not_selected``. ``selected_ids``
+    now holds what the answer handed out, the items and then the clarifications' candidates;
+    a deletion scrubs a candidate out of it as out of every other list."""
+    rivals = tied_regions(tenant, "eu-west-1", "us-east-1")
+    answer = api_client.post(
+        URL,
+        {
+            "query": REQUEST.query,
+            "intent": REQUEST.intent,
+            "context": {"user_id": REQUEST.user_id, "project_id": REQUEST.project_id},
+        },
+        format="json",
+    )
+    assert answer.status_code == 200, answer.content
+    [clarification] = answer.json()["clarifications"]
+    handed = {c["id"]: c["content"] for c in clarification["candidates"]}
+    assert handed == {str(m.id): m.content for m in rivals}  # their words reached the agent
+    trace_id = answer.json()["trace_id"]
+    trace = api_client.get(f"/api/v1/traces/{trace_id}").json()
+    assert sorted(trace["selected_ids"]) == sorted(handed)
+
+    owner = SystemPrincipal(tenant_id=tenant.id)
+    usage = memory_usage(principal=owner, memory_ids=[m.id for m in rivals])
+    assert {str(i): u.count for i, u in usage.items()} == {str(m.id): 1 for m in rivals}
+    report = {"kind": "answer", "reference": "msg-asked", "memory_ids": [str(rivals[0].id)]}
+    used = api_client.post(f"/api/v1/traces/{trace_id}/usage", report, format="json")
+    assert used.status_code == 200, used.content
+    assert used.json()["used_ids"] == [str(rivals[0].id)]
+
+    operation = deletion_request(principal=owner, memory_id=rivals[0].id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+    stored = RetrievalTrace.objects.get(pk=trace_id)  # kept for the other rival
+    assert rivals[0].id not in stored.selected_ids and rivals[0].id not in stored.used_ids
+    assert stored.selected_ids == [rivals[1].id]
 
 
 PROBE = r"""

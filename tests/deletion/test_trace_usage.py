@@ -1,10 +1,12 @@
-"""A deleted memory's usage reports leave the traces kept for the other memories they cite.
+"""A deleted memory's usage reports (and the package's token count) leave the traces kept for
+the other memories they cite.
 
 The traces step took the deleted id out of each report's ``memory_ids`` and kept the report:
 one that cited only that memory stayed, with the agent's free-text reference to the answer
 that used it (``{"kind": "answer", "reference": "msg-…", "memory_ids": []}``).
 """
 
+import importlib
 import json
 import uuid
 
@@ -16,6 +18,7 @@ from memory_core.models import RetrievalTrace
 from memory_core.retrieval.traces import trace_without
 from tests.clients import client_for
 from tests.factories import AgentFactory
+from tests.rls_support import run_as_a_migration
 
 pytestmark = pytest.mark.django_db
 
@@ -41,10 +44,9 @@ def _write(client, key, content, conversation):
     return response.json()["memory"]["id"]
 
 
-def test_a_report_left_citing_no_memory_goes_with_the_deleted_memory(tenant):
-    client = client_for(AgentFactory(tenant=tenant))
-    gone = _write(client, "charts.colour", "The user prefers teal for charts.", "c-1")
-    kept = _write(client, "answers.length", "The user likes short answers.", "c-2")
+def _retrieve_both(client, gone, kept):
+    """Return the answer of a retrieval whose package holds the memories ``gone`` and
+    ``kept``."""
     retrieved = client.post(
         "/api/v1/retrieve",
         {
@@ -54,8 +56,21 @@ def test_a_report_left_citing_no_memory_goes_with_the_deleted_memory(tenant):
         format="json",
     )
     assert retrieved.status_code == 200, retrieved.content
-    trace_id = retrieved.json()["trace_id"]
     assert {gone, kept} <= {item["id"] for item in retrieved.json()["items"]}
+    return retrieved.json()
+
+
+def _delete(client, memory_id):
+    deleted = client.delete(f"/api/v1/memories/{memory_id}")
+    assert deleted.status_code == 202, deleted.content
+    assert deletion_run(operation_id=deleted.json()["operation_id"]) == "completed"
+
+
+def test_a_report_left_citing_no_memory_goes_with_the_deleted_memory(tenant):
+    client = client_for(AgentFactory(tenant=tenant))
+    gone = _write(client, "charts.colour", "The user prefers teal for charts.", "c-1")
+    kept = _write(client, "answers.length", "The user likes short answers.", "c-2")
+    trace_id = _retrieve_both(client, gone, kept)["trace_id"]
     usage = f"/api/v1/traces/{trace_id}/usage"
     for report in (
         {"kind": "answer", "reference": "msg-used-teal", "memory_ids": [gone]},
@@ -64,9 +79,7 @@ def test_a_report_left_citing_no_memory_goes_with_the_deleted_memory(tenant):
     ):
         assert client.post(usage, report, format="json").status_code == 200
 
-    deleted = client.delete(f"/api/v1/memories/{gone}")
-    assert deleted.status_code == 202, deleted.content
-    assert deletion_run(operation_id=deleted.json()["operation_id"]) == "completed"
+    _delete(client, gone)
 
     trace = client.get(f"/api/v1/traces/{trace_id}")
     assert trace.status_code == 200  # kept: it still cites the other memory
@@ -77,6 +90,64 @@ def test_a_report_left_citing_no_memory_goes_with_the_deleted_memory(tenant):
     stored = RetrievalTrace.objects.get(pk=trace_id)
     assert "msg-used-teal" not in json.dumps(stored.usage)
     assert stored.used_ids == [uuid.UUID(kept)]
+
+
+def test_a_deleted_memory_s_length_leaves_the_trace_s_prompt_tokens(tenant):
+    """Stop 62's audit of traces found that a trace kept for its other memories after one was
+    deleted still answered the package's ``prompt_tokens`` (and
+    ``stages.tokens.prompt_tokens``): with the package's other items, which the agent still
+    reads, the figure told the deleted memory's length to a token, the very figure a trace
+    nulls for a memory the agent merely lost sight of (stop 47). The traces step now nulls
+    both on every trace it scrubs, in the statement that removes the id, and the usage
+    report's answer says null too."""
+    client = client_for(AgentFactory(tenant=tenant))
+    secret = (
+        "The user prefers teal for charts, with thin gridlines, muted axis labels and no "
+        "legend box around the series names."
+    )
+    gone = _write(client, "charts.colour", secret, "c-1")
+    kept = _write(client, "answers.length", "The user likes short answers.", "c-2")
+    trace_id = _retrieve_both(client, gone, kept)["trace_id"]
+
+    _delete(client, gone)
+
+    trace = client.get(f"/api/v1/traces/{trace_id}")
+    assert trace.status_code == 200  # kept for the other memory
+    answered = trace.json()
+    assert gone not in answered["selected_ids"] and answered["stages"]["deleted_since"] == 1
+    assert answered["prompt_tokens"] is None
+    assert answered["stages"]["tokens"]["prompt_tokens"] is None
+    assert answered["stages"]["tokens"]["max_tokens"] > 0  # the budget is no one's length
+    stored = RetrievalTrace.objects.get(pk=trace_id)
+    assert stored.prompt_tokens is None and stored.stages["tokens"]["prompt_tokens"] is None
+    report = {"kind": "answer", "reference": "msg-1", "memory_ids": [kept]}
+    used = client.post(f"/api/v1/traces/{trace_id}/usage", report, format="json")
+    assert used.status_code == 200, used.content
+    assert used.json()["prompt_tokens"] is None
+
+
+def test_migration_0047_nulls_the_tokens_of_the_traces_already_scrubbed(tenant):
+    """The traces a deletion scrubbed before the traces step nulled their ``prompt_tokens``
+    (their document says ``deleted_since``) lose the figure too; the others keep it."""
+    tokens = {"prompt_tokens": 57, "max_tokens": 800}
+    scrubbed, untouched = (
+        RetrievalTrace.objects.create(
+            tenant_id=tenant.id, mode="task", prompt_tokens=57, stages={"tokens": tokens, **extra}
+        )
+        for extra in ({"deleted_since": 1}, {})
+    )
+
+    run_as_a_migration(
+        importlib.import_module(
+            "memory_core.migrations.0047_trace_prompt_tokens_after_deletion"
+        ).NULL_SCRUBBED
+    )
+
+    scrubbed.refresh_from_db()
+    untouched.refresh_from_db()
+    assert scrubbed.prompt_tokens is None
+    assert scrubbed.stages["tokens"] == {"prompt_tokens": None, "max_tokens": 800}
+    assert (untouched.prompt_tokens, untouched.stages["tokens"]) == (57, tokens)
 
 
 def test_the_sql_usage_scrub_and_trace_without_agree(tenant):
