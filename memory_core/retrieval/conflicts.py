@@ -57,7 +57,7 @@ STAGE = "conflicts"
 # rows. Since stop 57 such an item holds every row of it still standing
 # (``services.conflicts._keyless_conflict_open``) and decides them, as a key's newest item
 # does: ``{item}`` is measured no more (``pipeline._KEYLESS_CITED_SQL``) nor taken into a new
-# one (``approvals.keyless_rivals_asked``). By ids, not by what the later item holds now: a
+# one (``approvals.keyless_rivals_standing``). By ids, not by what the later item holds now: a
 # row's new version is followed into the ``ask_user`` item alone (a resolved item is not
 # followed), and read so it revived the item a reviewer's later decision had settled (stop
 # 57's review of its fixes). An item opened before stop 57 held the memory and the new
@@ -245,7 +245,10 @@ def resolve_conflicts(
 
 
 def keyless_rivals(
-    candidates: list[Candidate], cited: list[list[tuple[str, str]]]
+    candidates: list[Candidate],
+    cited: list[list[tuple[str, str]]],
+    *,
+    kept: list[frozenset[str]] = (),
 ) -> tuple[list[Candidate], list[Rejection]]:
     """Return the candidates left, and the rejections, once each open conflict of memories
     without a key has measured the rows it cites by authority class (rule 2), as a key's
@@ -260,13 +263,25 @@ def keyless_rivals(
     an administrator's over the user's, a system's over a tool's), as in a key's group: the
     user's correction of an administrator's keyless memory was given beside it (stop 54's
     review). The item waits for a reviewer, and so does one resolved ``ask_user`` (the
-    pipeline reads its rows too: nothing changes)."""
+    pipeline reads its rows too: nothing changes).
+
+    ``kept``: the rows of each keyless conflict a reviewer resolved ``keep_both_scoped``.
+    As a key's group within a kept set keeps every row of it (``resolve_conflicts``), a row
+    of a set that holds every row of the highest standing stays: a later conflict holds the
+    rows kept beside the memory too (``services.conflicts._keyless_conflict_open``), and
+    until a reviewer decides it, agents are given what the reviewer kept."""
     keyless = {c.id: c for c in candidates if not c.memory_key}
     dropped: set[str] = set()
     for rows in cited:
         if rows:
             top = max(_standing(authority) for _, authority in rows)
-            dropped |= {i for i, authority in rows if i in keyless and _standing(authority) < top}
+            highest = {i for i, authority in rows if _standing(authority) == top}
+            allowed = next((s for s in kept if s >= highest), frozenset())
+            dropped |= {
+                i
+                for i, authority in rows
+                if i in keyless and _standing(authority) < top and i not in allowed
+            }
     rejections = [Rejection(i, STAGE, "lost_conflict:authority_class") for i in sorted(dropped)]
     return [c for c in candidates if c.id not in dropped], rejections
 

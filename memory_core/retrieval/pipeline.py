@@ -383,11 +383,11 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     )
     clock.lap("rerank")
 
-    acknowledged, known_items, places = _conflict_state(ctx, ranked)
+    acknowledged, review_states, places = _conflict_state(ctx, ranked)
     resolved, outcomes, clarifications, rejected_conflicts = conflicts.resolve_conflicts(
         ranked, policy=policy, acknowledged=acknowledged
     )
-    clarifications = _open_reviews(ctx, outcomes, clarifications, known_items, places)
+    clarifications = _open_reviews(ctx, outcomes, clarifications, review_states, places)
     resolved, rejected_keyless = (
         _keyless_conflicts(ctx, resolved, now=now, policy=policy) if keyless else (resolved, [])
     )
@@ -484,8 +484,9 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
     """Load the review state of the groups that may conflict (one query, only if any).
 
     Return, per key: the sets of rows reviewers kept at the group's place
-    (``keep_both_scoped`` acknowledges any group within the set it decided on), the item
-    there now, and the group's place: that of the rows a clarification would ask about
+    (``keep_both_scoped`` acknowledges any group within the set it decided on), the review
+    state there (``ConflictState``: the item there now, and the items resolved ``ask_user``),
+    and the group's place: that of the rows a clarification would ask about
     (``conflicts.contested``), where a reviewer's decision holds. The narrowest rows of the
     whole group placed a weak winner's clarification at a place none of its candidates
     held, under a narrower row of a lower authority class it had outranked.
@@ -501,8 +502,7 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
     }
     states = conflict_lookup(tenant_id=ctx.tenant_id, subject_id=ctx.subject_id, groups=places)
     acknowledged = {key: state.kept for key, state in states.items() if state.kept}
-    current = {key: state.current for key, state in states.items()}
-    return acknowledged, current, places
+    return acknowledged, states, places
 
 
 # The rows that each keyless conflict of the subject citing a candidate cites, with their
@@ -513,17 +513,21 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
 # key's newest item does: read too, the ``ask_user`` item went on measuring a rival against
 # the memory that the reviewer had kept beside it in the later one (stop 57's audit of
 # reviews). The later items are looked up by the subject's index, and only for a subject
-# with such a conflict (``lookup_subject_and_policy``). ``{rows}``: the condition every
-# store reads a row by (``candidates.owner_filter``); the policy's rules of stage 5 are
-# applied to what it returns.
+# with such a conflict (``lookup_subject_and_policy``). With them, the rows of those a
+# reviewer resolved ``keep_both_scoped``, which measure nothing: the rows they kept stay
+# given beside the memory while a later conflict holding them too is open
+# (``conflicts.keyless_rivals``' ``kept``). ``{rows}``: the condition every store reads a
+# row by (``candidates.owner_filter``); the policy's rules of stage 5 are applied to what it
+# returns.
 _KEYLESS_CITED_SQL = """
-    SELECT r.id, m.id::text, m.authority, m.confidence, m.sensitivity
+    SELECT r.id, r.resolution, m.id::text, m.authority, m.confidence, m.sensitivity
       FROM memory_core_reviewitem r
       JOIN memory_core_memory m
         ON m.id = ANY(r.candidate_ids) AND m.tenant_id = r.tenant_id
      WHERE r.tenant_id = %(tenant_id)s AND r.subject_id = %(subject_id)s
        AND r.kind = 'conflict' AND r.memory_key = '' AND r.candidate_ids && %(ids)s::uuid[]
-       AND (r.state = 'open' OR (r.resolution = 'ask_user' AND NOT {followed}))
+       AND (r.state = 'open' OR (r.resolution = 'ask_user' AND NOT {followed})
+            OR r.resolution = 'keep_both_scoped')
        AND {rows}
 """
 
@@ -533,8 +537,9 @@ def _keyless_conflicts(
 ):
     """Measure the keyless candidates an open conflict cites (or one resolved ``ask_user``
     that no later conflict has taken over) against the rows it cites that the caller
-    could be given (``conflicts.keyless_rivals``). One query, only when the subject has such
-    a conflict (``lookup_subject_and_policy``) and a keyless candidate is left."""
+    could be given, keeping the rows a reviewer kept both (``conflicts.keyless_rivals``).
+    One query, only when the subject has such a conflict (``lookup_subject_and_policy``)
+    and a keyless candidate is left."""
     keyless = [c.id for c in resolved if not c.memory_key]
     if ctx.subject_id is None or not keyless:
         return resolved, []
@@ -554,7 +559,11 @@ def _keyless_conflicts(
         )
         found = cursor.fetchall()
     cited: dict = {}
-    for item_id, memory_id, authority, confidence, sensitivity in found:
+    kept: dict = {}
+    for item_id, resolution, memory_id, authority, confidence, sensitivity in found:
+        if resolution == "keep_both_scoped":
+            kept.setdefault(item_id, set()).add(memory_id)
+            continue
         # Nor a row the policy keeps out of every prompt (stage 5's own rule): one below the
         # confidence floor, or above the prompt's sensitivity cap, still outranked its rival,
         # and agents were given neither (stop 56's audit of retrieval).
@@ -566,14 +575,20 @@ def _keyless_conflicts(
         ):
             continue
         cited.setdefault(item_id, []).append((memory_id, authority))
-    return conflicts.keyless_rivals(resolved, list(cited.values()))
+    return conflicts.keyless_rivals(
+        resolved, list(cited.values()), kept=[frozenset(rows) for rows in kept.values()]
+    )
 
 
 def _open_reviews(
-    ctx, outcomes: list[ConflictOutcome], clarifications, known_items, places
+    ctx, outcomes: list[ConflictOutcome], clarifications, review_states, places
 ) -> list[Clarification]:
     """Open (or reuse) a conflict review item, at its group's place, for every clarification;
     return the clarifications still standing.
+
+    With no item open at the place, a clarification about rows an item resolved ``ask_user``
+    holds points at that item (``ConflictState.asked_about``: the newest such one, whatever
+    was resolved at the place since), and nothing is opened.
 
     The items are taken in (memory_key, place) order, not in the clarifications' score order,
     which depends on the query: ``conflict_open`` locks an item it adds rows to until the
@@ -594,10 +609,12 @@ def _open_reviews(
     settled = set()
     for cl in sorted(clarifications, key=lambda cl: (cl.memory_key, places[cl.memory_key])):
         ids = sorted(c.id for c in cl.candidates)
-        known = known_items.get(cl.memory_key)
+        state = review_states.get(cl.memory_key)
+        known = state.current if state is not None else None
         holds_them = known is not None and {str(i) for i in known.candidate_ids}.issuperset(ids)
-        if holds_them and known.resolution == "ask_user":
-            item = known  # a reviewer decided the user must choose: keep pointing at it
+        asked = state.asked_about(ids) if known is not None and known.state != "open" else None
+        if asked is not None:
+            item = asked  # a reviewer decided the user must choose: keep pointing at it
         elif (
             holds_them
             and known.state == "open"
@@ -638,6 +655,17 @@ def _cited_ids(found, merges: list[Merge], outcomes: list[ConflictOutcome]) -> l
     return sorted(ids)
 
 
+def _handed_out_ids(items: list[Candidate], clarifications: list[Clarification]) -> list[str]:
+    """Return the ids of the memories the answer hands out, each once: its items, then its
+    clarifications' candidates, whose content the answer holds too. The person's "used by
+    agents" counts them (``selectors.portal.memory_usage``) and a usage report may name them;
+    with the items alone, a memory whose words an agent was just given in a clarification was
+    "never" used (stop 62's audit of traces)."""
+    ids = [c.id for c in items]
+    ids += [c.id for cl in clarifications for c in cl.candidates]
+    return list(dict.fromkeys(ids))
+
+
 def _traced_scopes(scopes: list[str], ctx: RetrievalContext) -> list[str]:
     """Return ``scopes`` as a trace keeps them: a user scope names the person
     (``user:<external id>``), so only a trace that names their subject, which a deletion of
@@ -655,17 +683,6 @@ def _trace_document(
     gate_rule,
     plan_,
     stores,
-def _handed_out_ids(items: list[Candidate], clarifications: list[Clarification]) -> list[str]:
-    """Return the ids of the memories the answer hands out, each once: its items, then its
-    clarifications' candidates, whose content the answer holds too. The person's "used by
-    agents" counts them (``selectors.portal.memory_usage``) and a usage report may name them;
-    with the items alone, a memory whose words an agent was just given in a clarification was
-    "never" used (stop 62's audit of traces)."""
-    ids = [c.id for c in items]
-    ids += [c.id for cl in clarifications for c in cl.candidates]
-    return list(dict.fromkeys(ids))
-
-
     found,
     found_by: dict[str, list[str]],
     counts,

@@ -114,15 +114,20 @@ def standing_heads(memory: Memory, *, agent_id, use: InUse | None = None) -> lis
     return list(heads_on_key(memory, agent_id=agent_id, use=use).values_list("id", flat=True))
 
 
-def keyless_rivals_asked(*, tenant_id, subject_id, memory_ids, use: InUse | None = None) -> list:
+def keyless_rivals_standing(*, tenant_id, subject_id, memory_ids, use: InUse | None = None) -> list:
     """Return the ids of the rows still standing (active, and in use under ``use`` as
     ``heads_on_key`` reads them) that the subject's keyless conflicts resolved ``ask_user``
-    and citing a row of ``memory_ids`` cite: the rivals a keyless chain still stands beside
-    after a reviewer asked the user. Retrieval measures those rows as an open item's
-    (``retrieval.conflicts.keyless_rivals``: nothing changes) until a later keyless conflict
-    holding them takes them over (``ASK_USER_FOLLOWED_SQL``), so a new conflict of the chain
-    holds them, as a key's holds every head (``heads_on_key``), and one taken over is read
-    no more here either: its rivals are the later one's to decide. Two queries."""
+    or ``keep_both_scoped`` and citing a row of ``memory_ids`` cite: the rivals a keyless
+    chain still stands beside after a reviewer asked the user or kept both. Retrieval
+    measures the rows of an ``ask_user`` item as an open item's (``retrieval.conflicts.
+    keyless_rivals``: nothing changes) until a later keyless conflict holding them takes them
+    over (``ASK_USER_FOLLOWED_SQL``), so a new conflict of the chain holds them, as a key's
+    holds every head (``heads_on_key``), and one taken over is read no more here either: its
+    rivals are the later one's to decide. The rows kept both are taken in too: left out, the
+    new item held the memory and the new rival only, and choosing the rival revoked the
+    memory and left the rival kept beside it given beside the winner (stop 62's audit of
+    conflicts); while it is open, retrieval keeps giving them (``keyless_rivals``' ``kept``).
+    Two queries."""
     followed = ASK_USER_FOLLOWED_SQL.format(item=ReviewItem._meta.db_table)
     cited = (
         ReviewItem.objects.filter(
@@ -130,7 +135,7 @@ def keyless_rivals_asked(*, tenant_id, subject_id, memory_ids, use: InUse | None
             subject_id=subject_id,
             kind=ReviewItem.Kind.CONFLICT,
             state=ReviewItem.State.RESOLVED,
-            resolution="ask_user",
+            resolution__in=["ask_user", "keep_both_scoped"],
             memory_key="",
             candidate_ids__overlap_array=list(memory_ids),
         )
@@ -328,24 +333,7 @@ def approval_heads(items) -> dict:
     tenant_id = items[0].memory.tenant_id
     # The head each write was written on, followed to its chain's newest version.
     first = {item.pk: item.candidate_ids[0] for item in items if item.candidate_ids}
-    rows = {row.pk: row for row in Memory.objects.filter(pk__in_array=sorted(set(first.values())))}
-    newest = dict(rows)
-    moved = {pk for pk, row in rows.items() if row.status == Status.SUPERSEDED}
-    at = {pk: pk for pk in moved}  # each moved head: the version reached so far
-    while at:
-        successors = {
-            row.supersedes_id: row
-            for row in Memory.objects.filter(supersedes_id__in=sorted(set(at.values()))).exclude(
-                status__in=PROPOSED_STATUSES
-            )
-        }
-        reached = {}
-        for start, current in at.items():
-            successor = successors.get(current)
-            if successor is not None:
-                newest[start] = successor
-                reached[start] = successor.pk
-        at = reached
+    newest = newest_versions(first.values())
     writers = _writers_of(tenant_id, [item.memory.pk for item in items])
     agents = _agents_of(tenant_id, writers.values())
     heads = {}
@@ -384,6 +372,62 @@ def approval_heads(items) -> dict:
                     candidates, key=lambda row: (AUTHORITY_RANK[row.authority], row.created_at)
                 )
     return heads
+
+
+def newest_versions(memory_ids) -> dict:
+    """Return ``{memory_id: the newest version of its chain}`` for the rows of ``memory_ids``,
+    as ``newest_version`` follows each (unlocked): one query, and one more for each version a
+    chain has moved on by, not for each row."""
+    rows = {row.pk: row for row in Memory.objects.filter(pk__in_array=sorted(set(memory_ids)))}
+    newest = dict(rows)
+    moved = {pk for pk, row in rows.items() if row.status == Status.SUPERSEDED}
+    at = {pk: pk for pk in moved}  # each moved row: the version reached so far
+    while at:
+        successors = {
+            row.supersedes_id: row
+            for row in Memory.objects.filter(supersedes_id__in=sorted(set(at.values()))).exclude(
+                status__in=PROPOSED_STATUSES
+            )
+        }
+        reached = {}
+        for start, current in at.items():
+            successor = successors.get(current)
+            if successor is not None:
+                newest[start] = successor
+                reached[start] = successor.pk
+        at = reached
+    return newest
+
+
+def chains_lost(tenant_id, written_on: dict) -> set:
+    """Return the keys of ``written_on`` (``{key: the id of the memory a write waiting for a
+    reviewer was written on}``) whose chain's newest version a reviewer's resolution of a
+    conflict revoked, another candidate chosen (reason ``conflict_lost``). Two queries, and
+    one more for each version a chain has moved on by.
+
+    A correction without a key of such a chain lands on no head when approved
+    (``approval_head``: it has no key to find the winner by), and stood active alone beside
+    the memory the reviewer chose, with no conflict: its approval is refused
+    (``review_conflict_lost``), and the review queue says it can only be rejected."""
+    if not written_on:
+        return set()
+    newest = newest_versions(written_on.values())
+    revoked = [row.pk for row in newest.values() if row.status == Status.REVOKED]
+    if not revoked:
+        return set()
+    lost = set(
+        MemoryEvent.objects.filter(
+            tenant_id=tenant_id,
+            memory_id__in=revoked,
+            action=MemoryEvent.Action.REVOKED,
+            reason_code="conflict_lost",
+        ).values_list("memory_id", flat=True)
+    )
+    return {
+        key
+        for key, memory_id in written_on.items()
+        if memory_id in newest and newest[memory_id].pk in lost
+    }
 
 
 def _tagged(queryset, tag):

@@ -54,7 +54,12 @@ from memory_core.models import (
 )
 from memory_core.policy_check import InUse, memory_expiry
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
-from memory_core.selectors.approvals import approval_heads, in_use_now, writer_grant_refusals
+from memory_core.selectors.approvals import (
+    approval_heads,
+    chains_lost,
+    in_use_now,
+    writer_grant_refusals,
+)
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
 
 # Order in which the "what is remembered" page lists classes.
@@ -683,9 +688,11 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     state when it went out of use while it waited (``expired``, ``past_retention``: it can
     only be rejected, ``review_expired``), else ""; ``grant_narrowed``: the admission rule
     code with which its agent's grant, narrowed while it waited, refuses it now (it can only
-    be rejected, ``review_grant_narrowed``), else "". Some dozen queries whatever the page
-    holds (``approval_heads``: one more for each version a chain written on has moved on by
-    since).
+    be rejected, ``review_grant_narrowed``), else ""; ``conflict_lost``: whether it corrects
+    a memory without a key that a reviewer's choice of another in a conflict revoked while it
+    waited (it can only be rejected, ``review_conflict_lost``). Some dozen queries whatever
+    the page holds (``approval_heads``, ``chains_lost``: one more for each version a chain
+    written on has moved on by since).
     """
     queue = _open_queue(principal, ReviewItem.Kind.SENSITIVE_WRITE)
     result = Page.at(total=queue.count(), number=page, page_size=page_size)
@@ -727,6 +734,16 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     # key's head written since, and the queue said nothing of the memory it supersedes.
     lands_on = approval_heads(items)
     narrowed = writer_grant_refusals(items, lands_on)
+    # A correction without a key of a memory that lost a conflict: approved, it stood alone
+    # beside the winner (stop 62's audit of conflicts), so it is refused.
+    lost = chains_lost(
+        principal.tenant_id,
+        {
+            item.pk: item.candidate_ids[0]
+            for item in items
+            if item.candidate_ids and not item.memory.memory_key and lands_on.get(item.pk) is None
+        },
+    )
     use = in_use_now(principal.tenant_id)
     for item in items:
         # Out of use while it waited (past its valid_until or its class's retention), or
@@ -737,7 +754,8 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
         if item.ended == Status.PENDING_APPROVAL:
             item.ended = ""
         item.grant_narrowed = narrowed.get(item.pk, "")
-        approvable = not (item.ended or item.grant_narrowed)
+        item.conflict_lost = item.pk in lost
+        approvable = not (item.ended or item.grant_narrowed or item.conflict_lost)
         item.lands_on = lands_on.get(item.pk) if approvable else None
         # As an approval decides (services.reviews): a write of lower authority than the
         # head stands beside it in a conflict, it does not replace it.

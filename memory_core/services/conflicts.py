@@ -7,9 +7,9 @@ candidates (``retrieval.conflicts.conflict_place``). One ReviewItem(kind=conflic
 tenant, subject, key and place (a database constraint); requests in two projects (or two
 environments) that each see a conflict on one key have an item each. A conflict of memories
 without a key is the open item citing its rows, else a new one that holds too the rivals its
-conflicts resolved ``ask_user`` still cite (``_keyless_conflict_open``). Requests at one place
-that see different rows (agents with other grants) share it: it holds every active row any of
-them saw, so one decision covers them all.
+conflicts resolved ``ask_user`` or ``keep_both_scoped`` still cite
+(``_keyless_conflict_open``). Requests at one place that see different rows (agents with other
+grants) share it: it holds every active row any of them saw, so one decision covers them all.
 
 ``conflict_resolve`` closes it with one of three outcomes:
 
@@ -61,7 +61,7 @@ from memory_core.retrieval.conflicts import ASK_USER_FOLLOWED_SQL
 from memory_core.retrieval.policy import RetrievalPolicy
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.rls import request_tenant_set, tenant_atomic
-from memory_core.selectors.approvals import agents_reaching, in_use_now, keyless_rivals_asked
+from memory_core.selectors.approvals import agents_reaching, in_use_now, keyless_rivals_standing
 from memory_core.selectors.policy import active_retrieval_policy
 from memory_core.services.revocations import memory_revocation_journal_on_commit
 
@@ -84,6 +84,22 @@ class ConflictState:
     # Every set of rows a reviewer resolved there as ``keep_both_scoped``: a group within any
     # of them is kept.
     kept: set[frozenset[str]] = field(default_factory=set)
+    # Every item a reviewer resolved there as ``ask_user``, newest first: a clarification
+    # about rows within one of them points at it (``asked_about``).
+    asked: list[ReviewItem] = field(default_factory=list)
+
+    def asked_about(self, ids) -> ReviewItem | None:
+        """Return the newest item resolved ``ask_user`` here that holds every row of ``ids``,
+        or None.
+
+        Every one counts, not only the newest item of the place: once another conflict there
+        was resolved (a write of lower authority a reviewer settled by keeping the head), the
+        next retrieval opened a new item for the very rows a reviewer had resolved "ask the
+        user", back in the reviewers' queue (stop 62's audit of conflicts)."""
+        wanted = {str(i) for i in ids}
+        return next(
+            (item for item in self.asked if {str(i) for i in item.candidate_ids} >= wanted), None
+        )
 
 
 def conflict_lookup(
@@ -105,6 +121,8 @@ def conflict_lookup(
             state.current = item
         if item.state == "resolved" and item.resolution == "keep_both_scoped":
             state.kept.add(frozenset(str(i) for i in item.candidate_ids))
+        if item.state == "resolved" and item.resolution == "ask_user":
+            state.asked.append(item)
     return found
 
 
@@ -226,9 +244,10 @@ def _keyless_conflict_open(*, tenant_id, subject_id, place, ids, actor_id) -> Re
     conflict in turn, as the constraint does a key's.
 
     A new item holds too the rows still standing that the chain's conflicts resolved
-    ``ask_user`` cite (``keyless_rivals_asked``), as a key's holds every head: opened with
-    the new rival alone, choosing it revoked the chain's row and left the first rival given
-    beside it (stop 57's audit of reviews).
+    ``ask_user`` or ``keep_both_scoped`` cite (``keyless_rivals_standing``), as a key's holds
+    every head: opened with the new rival alone, choosing it revoked the chain's row and left
+    the first rival given beside it (stop 57's audit of reviews; of a rival kept both, stop
+    62's audit of conflicts).
     """
     ids = _current_versions(tenant_id, ids)
     conflicts_heal_on_commit(tenant_id=tenant_id, memory_ids=ids)
@@ -247,8 +266,10 @@ def _keyless_conflict_open(*, tenant_id, subject_id, place, ids, actor_id) -> Re
         .first()
     )
     if item is None:
-        asked = keyless_rivals_asked(tenant_id=tenant_id, subject_id=subject_id, memory_ids=ids)
-        ids = sorted({*ids, *asked})
+        standing = keyless_rivals_standing(
+            tenant_id=tenant_id, subject_id=subject_id, memory_ids=ids
+        )
+        ids = sorted({*ids, *standing})
         item = ReviewItem.objects.create(
             **identity, candidate_ids=ids, rule_codes=["unresolved_high_impact_conflict"]
         )

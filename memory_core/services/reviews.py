@@ -34,6 +34,7 @@ from memory_core.retrieval.types import ConflictPlace
 from memory_core.selectors.approvals import (
     WRITER_DEACTIVATED,
     approval_head,
+    chains_lost,
     heads_on_key,
     in_use_now,
     kept_sensitivity,
@@ -115,10 +116,12 @@ def _link_into_chain(
 ) -> None:
     """Make the approved ``memory`` the head of its key's chain, or put it beside the head in
     a conflict (opened, or joined where one was open), among the heads in use (``use``).
-    Refuse it, changing nothing, when the head it lands on is not ``seen_head_id`` (unless
-    ``ANY_HEAD``), or when its writer's grant no longer allows it."""
+    Refuse it, changing nothing, when it corrects a memory without a key that lost a
+    conflict since, when the head it lands on is not ``seen_head_id`` (unless ``ANY_HEAD``),
+    or when its writer's grant no longer allows it."""
     lock_memory_keys(memory.tenant_id, [(memory.subject.external_id, memory.memory_key)])
     head = approval_head(memory, item, use=use)
+    _refuse_lost_chain(memory, item, head)
     _refuse_unseen_head(head, seen_head_id)
     _refuse_narrowed_grant(memory, head)
     now = timezone.now()
@@ -194,6 +197,29 @@ def _link_into_chain(
             reason_code="review.approved",
             details={"review_item": str(conflict.id)},
         )
+
+
+def _refuse_lost_chain(memory: Memory, item: ReviewItem, head: Memory | None) -> None:
+    """Refuse (Conflict ``review_conflict_lost``) the approval of a correction without a key
+    that lands on no head because the memory it corrects lost a conflict while it waited: a
+    reviewer chose another candidate and revoked it (``selectors.approvals.chains_lost``).
+
+    Approved, it stood active alone, with no conflict, and agents were given the disputed
+    account again beside the memory the reviewer had chosen (stop 62's audit of conflicts).
+    A key's correction lands on the key's head, the winner, and stands beside it in a
+    conflict; without a key there is no head to land on. As for ``review_expired``, the write
+    can only be rejected."""
+    if head is not None or memory.memory_key or not item.candidate_ids:
+        return
+    if not chains_lost(memory.tenant_id, {item.pk: item.candidate_ids[0]}):
+        return
+    raise Conflict(
+        "The memory this write corrects lost a conflict while it waited: a reviewer chose "
+        "another memory over it, and approved, this write would be given to agents beside "
+        "the one chosen. It can no longer be approved: reject it, and ask for a new write if "
+        "it still holds.",
+        code="review_conflict_lost",
+    )
 
 
 def _refuse_unseen_head(head: Memory | None, seen_head_id) -> None:
@@ -281,8 +307,9 @@ def review_approve(*, principal, item_id, reason: str, seen_head_id=ANY_HEAD) ->
 
     ``seen_head_id``: the id of the head the reviewer was shown the approval lands on (None:
     none); landing on another now, nothing is decided (409 ``review_changed``). Nothing is
-    decided either for a write out of use (``review_expired``) or one its agent's grant no
-    longer allows (``review_grant_narrowed``)."""
+    decided either for a write out of use (``review_expired``), one its agent's grant no
+    longer allows (``review_grant_narrowed``), or a correction without a key of a memory that
+    lost a conflict since (``review_conflict_lost``)."""
     review_reason_check(reason)
     item = _open_item(principal=principal, item_id=item_id, lock=False)
     # The key's lock before the row's, in the order writes take them (memory_core/locks.py),

@@ -6,12 +6,15 @@ not open: the new item cited the memory and the new rival only, and left out the
 which retrieval still measured against the memory (``keyless_rivals``). It now holds too the
 rows still standing that the chain's ``ask_user`` conflicts cite, as a key's holds every head,
 and decides them: retrieval reads the ``ask_user`` item no more (``_KEYLESS_CITED_SQL``).
+Since stop 62 it holds the rows a conflict resolved "keep both" kept beside the memory too,
+and a waiting correction of a memory that lost its conflict can no longer be approved.
 """
 
 import pytest
 from django.contrib.auth import get_user_model
 
-from memory_core.models import Memory, ReviewItem
+from memory_core.exceptions import Conflict
+from memory_core.models import Memory, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal
 from memory_core.services.conflicts import conflict_resolve, conflicts_heal_stale
 from memory_core.services.reviews import review_approve
@@ -21,6 +24,9 @@ pytestmark = pytest.mark.django_db
 
 SECOND = "Monday's deploy was rolled back: a failing database migration."
 THIRD = "Monday's deploy was rolled back: the load balancer lost its certificate."
+SENSITIVE_RIVAL = (
+    "Monday's deploy was skipped: the release manager was in hospital with a heart attack."
+)
 
 
 @pytest.fixture
@@ -141,23 +147,27 @@ def test_a_later_keyless_conflict_decides_what_the_ask_user_one_held_back(
     assert set(found) == given and len(found) == len(given), found
 
 
-def test_a_rival_kept_by_a_later_conflict_is_not_taken_in_again_by_the_next(
+def test_rivals_kept_by_a_later_conflict_stay_given_while_the_next_is_open(
     api_client, reviewer_principal
 ):
-    """The rows an ``ask_user`` conflict cites are taken into a new one only while no later
-    conflict followed it, as retrieval reads it: once a reviewer kept the first rival beside
-    the memory in the second conflict, a third correction's conflict holds the memory and the
-    third alone, and both rivals kept stay given (it took the first rival in again, held back
-    once more while the second, kept in the same decision, was given)."""
+    """The rows an ``ask_user`` conflict cites are read only while no later conflict followed
+    it, as retrieval reads it: once a reviewer kept the first rival beside the memory in the
+    second conflict, both rivals kept stay given while a third correction's conflict is open
+    (the first rival, read by the ``ask_user`` item again, was held back once more while the
+    second, kept in the same decision, was given). Since stop 62 that conflict holds both
+    kept rivals too, as the rows a ``keep_both_scoped`` conflict kept beside the memory
+    (``keyless_rivals_standing``), and retrieval keeps giving them until a reviewer decides
+    it (``keyless_rivals``' ``kept``); the third alone is held back."""
     head = _first_conflict_asked(api_client, reviewer_principal)
-    correct(api_client, head, SECOND)
+    second = correct(api_client, head, SECOND)["memory"]["id"]
     item = ReviewItem.objects.get(kind="conflict", state="open")
     conflict_resolve(
         principal=reviewer_principal, item_id=item.pk, outcome="keep_both_scoped", reason="b"
     )
     third = correct(api_client, head, THIRD)["memory"]["id"]
     item = ReviewItem.objects.get(kind="conflict", state="open")
-    assert {str(i) for i in item.candidate_ids} == {head, third}
+    rival = str(Memory.objects.get(content=RIVAL).pk)
+    assert {str(i) for i in item.candidate_ids} == {head, rival, second, third}
     given = _given(api_client)
     assert {HEAD, RIVAL, SECOND} <= set(given) and THIRD not in given, given
 
@@ -251,3 +261,61 @@ def test_new_versions_of_both_ask_user_rows_do_not_revive_it(api_client, reviewe
     reasons = [r["reason"] for r in stages["rejections"] if r["id"] == newer_id]
     assert newer_head in given and SECOND in given, given
     assert newer_rival in given, (given, reasons)
+
+
+def test_a_rival_kept_both_is_not_left_beside_a_later_winner(api_client, reviewer_principal):
+    """Stop 62's audit of conflicts found that a keyless conflict resolved ``keep_both_scoped``
+    was left out of the chain's next conflict (only the rows of ``ask_user`` items were taken
+    in): the second correction's item held the memory and the new rival only, and choosing
+    the new rival revoked the memory while the first rival, kept beside it, stayed given
+    beside the winner, two contradicting accounts of one incident with no conflict open. The
+    new item holds the kept rival too (``keyless_rivals_standing``), as a key's holds every
+    head; while it is open, agents are still given what the reviewer kept, and choosing the
+    new rival revokes both."""
+    head = keyless_incident(api_client, HEAD)
+    correct(api_client, head, RIVAL)
+    first = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=reviewer_principal, item_id=first.pk, outcome="keep_both_scoped",
+                     reason="Both accounts hold.")  # fmt: skip
+    assert set(_given(api_client)) == {HEAD, RIVAL}
+
+    second = correct(api_client, head, SECOND)["memory"]["id"]
+    item = ReviewItem.objects.get(kind="conflict", state="open")
+    rival = Memory.objects.get(content=RIVAL)
+    assert {str(i) for i in item.candidate_ids} == {head, str(rival.pk), second}
+    assert set(_given(api_client)) == {HEAD, RIVAL}
+    conflict_resolve(principal=reviewer_principal, item_id=item.pk, outcome="choose_winner",
+                     winner_id=second, reason="The rollback is what happened.")  # fmt: skip
+
+    assert _given(api_client) == [SECOND]
+    rival.refresh_from_db()
+    assert rival.status == Status.REVOKED
+
+
+def test_a_losers_waiting_correction_can_no_longer_be_approved(api_client, reviewer_principal):
+    """Stop 62's audit of conflicts found that once a reviewer chose the memory over its
+    keyless rival (revoked, ``conflict_lost``), approving the rival's correction that was
+    waiting for a reviewer stored it active on no head (``approval_head`` finds none for a
+    keyless write whose chain is revoked), with no conflict: agents were given the model's
+    disputed account again beside the memory the reviewer chose. A key's approval lands on
+    the winner and stands beside it in a conflict; without a key there is no head to land
+    on, so the approval is refused (409 ``review_conflict_lost``), nothing changes, and the
+    write can only be rejected."""
+    head = keyless_incident(api_client, HEAD)
+    rival = correct(api_client, head, RIVAL)["memory"]["id"]
+    waiting = correct(api_client, rival, SENSITIVE_RIVAL, sensitivity="sensitive", expect=202)
+    conflict = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=reviewer_principal, item_id=conflict.pk, outcome="choose_winner",
+                     winner_id=head, reason="The build host's disk was full.")  # fmt: skip
+    assert Memory.objects.get(pk=rival).status == Status.REVOKED
+    assert _given(api_client) == [HEAD]
+
+    with pytest.raises(Conflict) as refused:
+        review_approve(principal=reviewer_principal, item_id=waiting["review_item"],
+                       reason="The words are accurate.")  # fmt: skip
+
+    assert refused.value.code == "review_conflict_lost"
+    assert "lost a conflict while it waited" in refused.value.message
+    assert Memory.objects.get(pk=waiting["memory_id"]).status == Status.PENDING_APPROVAL
+    assert ReviewItem.objects.get(pk=waiting["review_item"]).state == "open"
+    assert _given(api_client) == [HEAD]

@@ -1534,6 +1534,46 @@ def test_the_queue_offers_only_a_rejection_of_a_write_its_agents_grant_no_longer
     assert item.state == "open" and item.memory.status == "pending_approval"
 
 
+def test_the_queue_offers_only_a_rejection_of_a_correction_of_a_memory_that_lost_a_conflict(
+    api_client, reviewer_client, reviewer
+):
+    """Stop 62's audit of conflicts found that a correction without a key of a memory a
+    reviewer revoked by choosing another in a conflict (``conflict_lost``) while it waited
+    stood alone once approved, beside the memory chosen, with no conflict, and its card said
+    it became a memory of its own. It cannot be approved now (``review_conflict_lost``): its
+    card says so and offers Reject alone, and an approval sent all the same decides nothing
+    and says why."""
+    from memory_core.services.conflicts import conflict_resolve
+    from tests.keyless.helpers import HEAD, RIVAL, correct, keyless_incident
+
+    head = keyless_incident(api_client, HEAD)
+    rival = correct(api_client, head, RIVAL)["memory"]["id"]
+    waiting = correct(
+        api_client, rival, "Skipped: the release manager had a stroke.", sensitivity="sensitive",
+        expect=202,
+    )  # fmt: skip
+    conflict = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=ReviewerPrincipal(tenant_id=conflict.tenant_id, user_id=reviewer.pk),
+                     item_id=conflict.pk, outcome="choose_winner", winner_id=head,
+                     reason="The disk was full.")  # fmt: skip
+    item = ReviewItem.objects.get(pk=waiting["review_item"])
+
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    response = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": "ok"}, follow=True
+    )
+
+    card = body.split(f'id="item-{item.pk}"', 1)[1].split("</li>", 1)[0]
+    assert "lost a conflict while it waited" in card
+    assert "it can no longer be approved, only rejected" in card
+    assert "Approved, it becomes a memory of its own" not in card
+    assert reverse("portal:review:approve", args=[item.pk]) not in card
+    assert reverse("portal:review:reject", args=[item.pk]) in card
+    assert "lost a conflict while it waited" in response.content.decode()
+    item.refresh_from_db()
+    assert item.state == "open" and item.memory.status == "pending_approval"
+
+
 def test_the_conflicts_page_offers_no_candidate_past_its_retention_as_a_winner(
     reviewer_client, alice_subject
 ):

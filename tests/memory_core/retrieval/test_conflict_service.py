@@ -98,6 +98,39 @@ def test_keep_both_scoped_returns_both(agent_principal, rivals, reviewer):
     assert Memory.objects.filter(status="active", id__in=[m.id for m in rivals]).count() == 2
 
 
+def test_a_new_version_of_a_kept_row_opens_the_conflict_again(agent_principal, rivals, reviewer):
+    """Stop 62's audit of conflicts found that a ``keep_both_scoped`` decision does not follow
+    a kept chain to its new version of the same authority (a rewording): the next retrieval
+    asks for clarification again and a new item waits for a reviewer. Kept so, by decision
+    (docs/retrieval.md, stage 8): a reviewer kept the rows whose words they read, and a new
+    version is a new row (a model's rewording may say something else: "us-east-1 only"), so,
+    as a new row d does, it opens the conflict again, beside the row kept with it, and the
+    decision stays as it was made, on the rows it named."""
+    from memory_core.services.writes import memory_correct
+
+    eu, us = rivals
+    item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
+    conflict_resolve(principal=reviewer, item_id=item_id, outcome="keep_both_scoped",
+                     reason="The API is deployed to both regions.")  # fmt: skip
+    kept = retrieve(principal=agent_principal, request=REQUEST)
+    assert {c.id for c in kept.items} == {str(eu.id), str(us.id)} and not kept.clarifications
+
+    reworded = memory_correct(principal=SystemPrincipal(tenant_id=eu.tenant_id), memory_id=us.id,
+                              data={"content": "Deploy the Lunest API to us-east-1 (N. Virginia).",
+                                    "source": {"type": "model_inference", "conversation_id": "c",
+                                               "message_id": "m2"},
+                                    "confidence": 0.7}).memory  # fmt: skip
+    assert reworded.supersedes_id == us.id  # the same chain, a new version
+
+    [asked] = retrieve(principal=agent_principal, request=REQUEST).clarifications
+    assert {c.id for c in asked.candidates} == {str(eu.id), str(reworded.id)}
+    item = ReviewItem.objects.get(kind="conflict", state="open")
+    assert str(item.id) == asked.review_item_id != item_id
+    assert set(item.candidate_ids) == {eu.id, reworded.id}
+    decided = ReviewItem.objects.get(pk=item_id)
+    assert decided.resolution == "keep_both_scoped" and set(decided.candidate_ids) == {eu.id, us.id}
+
+
 def test_ask_user_keeps_the_clarification_on_the_same_item(agent_principal, rivals, tenant):
     item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
     subject = rivals[0].subject
@@ -106,6 +139,50 @@ def test_ask_user_keeps_the_clarification_on_the_same_item(agent_principal, riva
     after = retrieve(principal=agent_principal, request=REQUEST)
     assert after.clarifications[0].review_item_id == item_id
     assert ReviewItem.objects.filter(kind="conflict").count() == 1
+
+
+def test_ask_user_is_not_forgotten_once_another_conflict_at_its_place_is_resolved(
+    tenant, agent_principal, reviewer
+):
+    """Stop 62's audit of conflicts found that the review state of a key's place kept only its
+    newest resolved item (``conflict_lookup``): once another conflict there was resolved (a
+    model's inference a reviewer settled by keeping the user's decision), the next retrieval
+    opened a new item for the very rows a reviewer had resolved "ask the user", back in the
+    reviewers' queue. Every item resolved ``ask_user`` at the place counts now
+    (``ConflictState.asked_about``): with no row outside its candidates in the group, the
+    clarification keeps pointing at it, and nothing is opened."""
+    from memory_core.services.writes import memory_write
+
+    common = dict(subject=SubjectFactory(tenant=tenant, external_id="dana"),
+                  memory_key="deploy.region", authority="explicit_user", source_type="user_input",
+                  confidence=0.7, scope_kind="project", scope_ref="lunest")  # fmt: skip
+    system = SystemPrincipal(tenant_id=tenant.id)
+    decision, constraint = memory_store_many(drafts=[
+        MemoryDraft(memory_type="previous_decision", content="Deploy the Lunest API to eu-west-1.",
+                    **common),
+        MemoryDraft(memory_type="project_constraint",
+                    content="Deploy the Lunest API to us-east-1.", **common),
+    ], principal=system)  # fmt: skip
+    [asked] = retrieve(principal=agent_principal, request=REQUEST).clarifications
+    assert {c.id for c in asked.candidates} == {str(decision.id), str(constraint.id)}
+    conflict_resolve(principal=reviewer, item_id=asked.review_item_id, outcome="ask_user",
+                     reason="Dana decides.")  # fmt: skip
+
+    # A model's inference on the decision's chain: a conflict of its own at the same place,
+    # which a reviewer settles by keeping the user's decision.
+    inferred = memory_write(principal=system, data=write_body(
+        subject="dana", memory_type="previous_decision", memory_key="deploy.region",
+        scope="project:lunest", content="Deploy the Lunest API to ap-south-1.",
+        source={"type": "model_inference", "conversation_id": "c", "message_id": "m"},
+    ))  # fmt: skip
+    assert inferred.review_item.kind == "conflict"
+    conflict_resolve(principal=reviewer, item_id=inferred.review_item.id,
+                     outcome="choose_winner", winner_id=decision.id,
+                     reason="The inference is wrong.")  # fmt: skip
+
+    [again] = retrieve(principal=agent_principal, request=REQUEST).clarifications
+    assert again.review_item_id == asked.review_item_id
+    assert not ReviewItem.objects.filter(kind="conflict", state="open").exists()
 
 
 def test_resolution_is_validated_and_scoped(agent_principal, rivals, reviewer, other_tenant):
