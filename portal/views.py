@@ -38,7 +38,7 @@ from memory_core.selectors.memories import memory_get, memory_visible_chain
 from memory_core.selectors.portal import (
     correction_saved_as,
     deletions_page,
-    mark_grant_narrowed,
+    mark_only_rejected,
     memory_deleted_by,
     memory_history,
     memory_pending_replacements,
@@ -207,7 +207,7 @@ class MemoryDetailView(EndUserMixin, TemplateView):
         memory = history.memory
         # A write waiting for a reviewer that its agent may no longer write can only be
         # rejected: the page said a reviewer's approval puts it in use.
-        mark_grant_narrowed([memory])
+        mark_only_rejected([memory])
         # A deletion queued for a worker that takes it fences it from changes, as the list
         # says: this page offered Correct and Revoke, always refused, and said it was used
         # until corrected or deleted (stop 57's audit in a browser).

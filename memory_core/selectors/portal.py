@@ -324,7 +324,7 @@ def subject_memories_pending(
     ).order_by("-created_at", "-id")
     shown = list(rows[: PENDING_LIMIT + 1])
     count = len(shown) if len(shown) <= PENDING_LIMIT else rows.count()
-    return mark_grant_narrowed(shown[:PENDING_LIMIT]), count
+    return mark_only_rejected(shown[:PENDING_LIMIT]), count
 
 
 def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
@@ -346,7 +346,7 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
         state=ReviewItem.State.OPEN,
         candidate_ids__overlap=memory_chain_ids(memory),
     ).values("memory_id")
-    return mark_grant_narrowed(
+    return mark_only_rejected(
         Memory.objects.visible_to(principal)
         .filter(status=Status.PENDING_APPROVAL, pk__in=citing)
         .not_ended(in_use_now(principal.tenant_id))
@@ -355,16 +355,24 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
     )
 
 
-def mark_grant_narrowed(rows) -> list[Memory]:
-    """Return ``rows`` (writes waiting for a reviewer) as a list, each with
-    ``grant_narrowed``: the rule code with which its agent's grant refuses it now
-    (``selectors.approvals.writer_grant_refuses``), or "".
+# ``mark_only_rejected``'s reason for a correction without a key of a memory that lost a
+# conflict while it waited (``review_conflict_lost``).
+CONFLICT_LOST = "conflict_lost"
 
-    An administrator may narrow the grant, or deactivate the agent, while a write waits: an
-    approval is refused then (``review_grant_narrowed``), and the person's pages said of
-    such a write that it becomes what is remembered once a reviewer approves it (stop 61's
-    review). Read as the reviewers' queue reads it (``approval_heads``,
-    ``writer_grant_refusals``): five queries or so, whatever the number of rows.
+
+def mark_only_rejected(rows) -> list[Memory]:
+    """Return ``rows`` (writes waiting for a reviewer) as a list, each with
+    ``only_rejected``: why a reviewer can only reject it now, or "". The rule code with
+    which its agent's grant refuses it (``selectors.approvals.writer_grant_refuses``:
+    narrowed, or the agent deactivated, while it waited; ``review_grant_narrowed``), or
+    ``CONFLICT_LOST``: it corrects, without a key, a memory a reviewer's choice of another
+    in a conflict revoked while it waited (``chains_lost``; ``review_conflict_lost``).
+
+    An approval of either is refused, and the person's pages said of such a write that it
+    becomes what is remembered once a reviewer approves it (stop 61's review; stop 62's
+    audit of conflicts). Read as the reviewers' queue reads it (``approval_heads``,
+    ``writer_grant_refusals``, ``chains_lost``): a few queries, whatever the number of rows,
+    none without a waiting write.
     """
     rows = list(rows)
     waiting = [row.pk for row in rows if row.status == Status.PENDING_APPROVAL]
@@ -378,11 +386,27 @@ def mark_grant_narrowed(rows) -> list[Memory]:
                 memory_id__in_array=waiting,
             ).select_related("memory", "memory__subject")
         )
-    refusals = writer_grant_refusals(items, approval_heads(items))
-    narrowed = {item.memory_id: refusals.get(item.pk, "") for item in items}
+    heads = approval_heads(items)
+    refusals = writer_grant_refusals(items, heads)
+    lost = chains_lost(rows[0].tenant_id, _written_on_no_head(items, heads)) if items else set()
+    why = {
+        item.memory_id: refusals.get(item.pk, "") or (CONFLICT_LOST if item.pk in lost else "")
+        for item in items
+    }
     for row in rows:
-        row.grant_narrowed = narrowed.get(row.pk, "")
+        row.only_rejected = why.get(row.pk, "")
     return rows
+
+
+def _written_on_no_head(items, heads: dict) -> dict:
+    """Return ``{item.pk: the memory it was written on}`` for the keyless writes of ``items``
+    that land on no head (``heads``, ``approval_heads``'): those ``chains_lost`` reads, as
+    the review queue and the approval do."""
+    return {
+        item.pk: item.candidate_ids[0]
+        for item in items
+        if item.candidate_ids and not item.memory.memory_key and heads.get(item.pk) is None
+    }
 
 
 def same_text(a: str, b: str) -> bool:
@@ -736,14 +760,7 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     narrowed = writer_grant_refusals(items, lands_on)
     # A correction without a key of a memory that lost a conflict: approved, it stood alone
     # beside the winner (stop 62's audit of conflicts), so it is refused.
-    lost = chains_lost(
-        principal.tenant_id,
-        {
-            item.pk: item.candidate_ids[0]
-            for item in items
-            if item.candidate_ids and not item.memory.memory_key and lands_on.get(item.pk) is None
-        },
-    )
+    lost = chains_lost(principal.tenant_id, _written_on_no_head(items, lands_on))
     use = in_use_now(principal.tenant_id)
     for item in items:
         # Out of use while it waited (past its valid_until or its class's retention), or
@@ -753,9 +770,9 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
         item.ended = use.state(item.memory)
         if item.ended == Status.PENDING_APPROVAL:
             item.ended = ""
-        item.grant_narrowed = narrowed.get(item.pk, "")
+        item.only_rejected = narrowed.get(item.pk, "")
         item.conflict_lost = item.pk in lost
-        approvable = not (item.ended or item.grant_narrowed or item.conflict_lost)
+        approvable = not (item.ended or item.only_rejected or item.conflict_lost)
         item.lands_on = lands_on.get(item.pk) if approvable else None
         # As an approval decides (services.reviews): a write of lower authority than the
         # head stands beside it in a conflict, it does not replace it.

@@ -138,9 +138,9 @@ def not_yet_in_effect(memory) -> bool:
 @register.filter
 def approvable(writes) -> list:
     """Return the ``writes`` waiting for a reviewer that an approval may still put in use:
-    not those its agent may no longer write (``grant_narrowed``, set by
-    ``selectors.portal.mark_grant_narrowed``), which a reviewer can only reject."""
-    return [write for write in writes if not getattr(write, "grant_narrowed", "")]
+    not those a reviewer can only reject (``only_rejected``, set by
+    ``selectors.portal.mark_only_rejected``)."""
+    return [write for write in writes if not getattr(write, "only_rejected", "")]
 
 
 @register.filter

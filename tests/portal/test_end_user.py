@@ -2796,3 +2796,34 @@ def test_the_delete_page_promises_nothing_of_writes_that_can_only_be_rejected(
     warning = page.decode().split('id="waiting-replacements"', 1)[1]
     assert "Deleting this one leaves it waiting. To withdraw it too" in warning
     assert "if a reviewer approves" not in warning
+
+
+def test_the_persons_pages_say_a_correction_of_a_memory_that_lost_a_conflict_can_only_be_rejected(
+    api_client, alice_client, reviewer
+):
+    """Stop 62's audit of conflicts made an approval refuse a correction without a key of a
+    memory that lost a conflict while it waited (``review_conflict_lost``): the person's
+    list and the correction's own page still said a reviewer's approval puts it in use. They
+    say a reviewer can only reject it, as for a write its agent's grant no longer allows."""
+    from memory_core.services.conflicts import conflict_resolve
+    from tests.keyless.helpers import HEAD, RIVAL, correct, keyless_incident
+
+    head = keyless_incident(api_client, HEAD, subject="alice-subject")
+    rival = correct(api_client, head, RIVAL)["memory"]["id"]
+    waiting = correct(
+        api_client, rival, "Skipped: the release manager had a stroke.", sensitivity="sensitive",
+        expect=202,
+    )  # fmt: skip
+    conflict = ReviewItem.objects.get(kind="conflict", state="open")
+    reviewer_principal = ReviewerPrincipal(tenant_id=conflict.tenant_id, user_id=reviewer.pk)
+    conflict_resolve(principal=reviewer_principal, item_id=conflict.pk, outcome="choose_winner",
+                     winner_id=head, reason="The disk was full.")  # fmt: skip
+
+    listed = alice_client.get(reverse("portal:home")).content.decode()
+    own = alice_client.get(reverse("portal:memory", args=[waiting["memory_id"]])).content.decode()
+
+    said = "the memory it corrects lost a conflict while it waited: a reviewer chose another"
+    line = listed.split("release manager had a stroke", 1)[1].split("</li>", 1)[0]
+    assert f"{said} over it, so a reviewer can only reject it" in line
+    assert f"{said} over it, so a reviewer can only reject it; no agent is given it" in own
+    assert "no agent is given it until a reviewer approves it" not in own
