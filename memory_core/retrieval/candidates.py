@@ -321,16 +321,22 @@ def build_candidate_sql(
         # docs/api.md tells agents to keep each task's state apart, and as its close reads
         # it): by task_id alone, a state scoped task:T1 was never retrieved in T1 (stop 57's
         # audit of tasks). A filter on the subject's task_state rows, as the other arms are.
+        own_task = (
+            "(m.task_id = %(task_id)s OR (m.scope_kind = 'task' AND m.scope_ref = %(task_id)s))"
+        )
         match = []
         if ctx.session_id:
             other_task = " AND m.task_id IN ('', %(task_id)s)" if ctx.task_id else ""
             match.append(f"(m.session_id = %(session_id)s{other_task})")
         if ctx.task_id:
-            match.append("m.task_id = %(task_id)s")
-            match.append("(m.scope_kind = 'task' AND m.scope_ref = %(task_id)s)")
+            match.append(own_task)
+        # The task's own state first, then the session's loose notes: by recency alone, 40
+        # newer notes of the session bound to no task left the task's state out of every
+        # store (stop 62's audit of tasks), as the structured store takes bound rows first.
+        first = f"{own_task} DESC, " if ctx.task_id else ""
         ctes.append(
             f"ts AS (SELECT m.id FROM {TABLE} m WHERE {where} AND ({' OR '.join(match)}) "
-            "ORDER BY m.updated_at DESC LIMIT %(limit_all)s)"
+            f"ORDER BY {first}m.updated_at DESC LIMIT %(limit_all)s)"
         )
         stores.append("task_state")
     if not stores:

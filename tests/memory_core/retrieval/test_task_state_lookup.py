@@ -4,10 +4,12 @@ active-state lookup). A request of task T2 in session S1 was given T1's state, s
 "active state of this task"."""
 
 import pytest
+from django.db import connection
 
+from memory_core.models import Subject
 from memory_core.principals import SystemPrincipal
 from memory_core.services.memories import MemoryDraft, memory_store_many
-from tests.factories import SubjectFactory, write_body
+from tests.factories import SubjectFactory, insert_memories, write_body
 
 pytestmark = pytest.mark.django_db
 
@@ -125,3 +127,38 @@ def test_any_memory_scoped_to_a_task_is_retrieved_in_that_task_only(api_client):
         assert rows[name] in retrieve(api_client, query, intent=intent, task_id="T-1"), name
         for context in ({"task_id": "T-2"}, {}):
             assert rows[name] not in retrieve(api_client, query, intent=intent, **context), name
+
+
+def test_the_tasks_own_state_is_not_crowded_out_by_the_sessions_newer_loose_notes(
+    api_client, tenant
+):
+    """Stop 62's audit of tasks found that the task-state store (``build_candidate_sql``,
+    CTE ``ts``) ordered the session's state and the task's own together by recency alone
+    under its limit of ``max_candidates`` rows, so 40 newer task_state notes of the session
+    bound to no task left the request's own task state (scoped ``task:T-1``) out of every
+    store. The state of the request's task (its task_id or ``task:<id>`` scope) is now taken
+    first, as the structured store takes the request's repo and task rules first."""
+    state = write(
+        api_client, memory_type="task_state", memory_key="", scope="task:T-1",
+        session_id="S1", content="Login page done; the settings page is next.",
+    )  # fmt: skip
+    with connection.cursor() as cursor:  # written an hour ago
+        cursor.execute(
+            "UPDATE memory_core_memory SET updated_at = now() - interval '1 hour',"
+            " created_at = now() - interval '1 hour',"
+            " valid_from = now() - interval '1 hour' WHERE id = %s",
+            [state],
+        )
+    me = Subject.objects.get(tenant=tenant, external_id="user-1")
+    # The session's notes since, bound to no task (a store's limit is 40 by default).
+    insert_memories(
+        me, 45, memory_class="working", memory_type="task_state", memory_key="",
+        session_id="S1", content="Loose note {n} about lunch.",
+    )  # fmt: skip
+
+    items = retrieve(
+        api_client, "Where was I with the login page work?", intent="resume_task",
+        session_id="S1", task_id="T-1",
+    )  # fmt: skip
+
+    assert state in items, [item["content"] for item in items.values()]
