@@ -17,7 +17,15 @@ from django.utils import timezone
 from memory_core.deletion.ledger import TASK_CLOSED, journaled_spellings, task_digest
 from memory_core.exceptions import PermissionDenied
 from memory_core.locks import lock_memory_keys, subjects_shared_locked
-from memory_core.models import PROPOSED_STATUSES, Memory, MemoryType, ScopeKind, Status, Subject
+from memory_core.models import (
+    PROPOSED_STATUSES,
+    Memory,
+    MemoryEvent,
+    MemoryType,
+    ScopeKind,
+    Status,
+    Subject,
+)
 from memory_core.selectors.approvals import shared_or_own
 from memory_core.services.conflicts import conflicts_close_settled
 from memory_core.services.memories import memories_mark_expired
@@ -131,32 +139,68 @@ def _journal_replaced(bound, *, tenant_id, write_types, expired: list, task_id: 
     nothing of it here, and the newer version's own line, when another task's write
     replaced it, names that other task: unjournaled, the replay after a restore left the
     closed task's state in use (stop 58's audit of conflicts and tasks). One whose successor
-    the close expires or journals is named by that line's chain (``supersedes_ids``) already.
+    the close expires or journals is named by that line's chain (``supersedes_ids``) already,
+    and so is one whose successor an earlier close of the task expired; one an earlier close
+    of the task marked has its line. Neither is marked again: closing twice changes nothing
+    more (until stop 62's audit of tasks a second close marked such a version again and
+    appended another line, and so did every further close).
     """
     replaced = bound.filter(status=Status.SUPERSEDED)
     if write_types is not None:
         replaced = replaced.filter(memory_type__in=write_types)
-    ids = set(replaced.values_list("pk", flat=True))
-    if not ids:
+    rows = list(replaced.values_list("pk", "task_closed_sha256"))
+    if not rows:
         return
-    named = ids | set(expired)
-    successors = (
+    digest = task_digest(task_id)
+    ids = {pk for pk, _ in rows}
+    marked = {pk for pk, task_sha256 in rows if task_sha256 == digest}
+    successors = list(
         Memory.objects.filter(tenant_id=tenant_id, supersedes_id__in=ids)
         .exclude(status__in=PROPOSED_STATUSES)
-        .values_list("supersedes_id", "pk")
+        .values_list("supersedes_id", "pk", "status")
     )
-    covered = {previous for previous, successor in successors if successor in named}
-    owed = sorted(ids - covered, key=str)
+    closed_before = _expired_by_close_of(
+        tenant_id, [pk for _, pk, status in successors if status == Status.EXPIRED], digest
+    )
+    named = ids | set(expired) | closed_before
+    covered = {previous for previous, successor, _ in successors if successor in named}
+    owed = sorted(ids - covered - marked, key=str)
     # Marked, so that the deletion sweep appends a line the close's append misses: the row
     # stays superseded, and only the mark says it owes one. Only while it is superseded: a
     # whole tenant's deletion takes no subject's lock, and one that scrubbed the row since it
     # was read left the task's digest in a deleted row (stop 59's review).
     Memory.objects.filter(tenant_id=tenant_id, pk__in=owed, status=Status.SUPERSEDED).update(
         task_closed_at=timezone.now(),
-        task_closed_sha256=task_digest(task_id),
+        task_closed_sha256=digest,
         revocation_journaled_at=None,
     )
     memory_task_replaced_journal_on_commit(owed, tenant_id)
+
+
+def _expired_by_close_of(tenant_id, memory_ids: list, digest: str) -> set:
+    """Return those of ``memory_ids`` (expired rows) that a close of the task whose digest is
+    ``digest`` expired: their ``expired`` event's reason is ``task_closed`` and it names the
+    task by its id or, a replayed close's, by its digest, as their journal line does
+    (``revocations.expired_memories_sql``)."""
+    if not memory_ids:
+        return set()
+    events = MemoryEvent.objects.filter(
+        tenant_id=tenant_id,
+        memory_id__in=memory_ids,
+        action=MemoryEvent.Action.EXPIRED,
+        reason_code=TASK_CLOSED,
+    ).values_list("memory_id", "details")
+    return {memory_id for memory_id, details in events if _event_task_digest(details) == digest}
+
+
+def _event_task_digest(details) -> str:
+    """Return the digest of the task a close's ``expired`` event names (its ``details``)."""
+    if not isinstance(details, dict):
+        return ""
+    if details.get("task_sha256"):
+        return str(details["task_sha256"])
+    task_id = details.get("task_id")
+    return task_digest(task_id) if isinstance(task_id, str) and task_id else ""
 
 
 def _expire(*, tenant_id, closing: list, actor: tuple, details: dict) -> list:

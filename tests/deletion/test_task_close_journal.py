@@ -517,3 +517,29 @@ def test_a_close_does_not_mark_a_replaced_version_a_tenant_deletion_scrubbed_mea
     row = Memory.objects.get(pk=older.pk)
     assert (row.status, row.task_closed_sha256, row.task_closed_at) == ("deleted", "", None)
     assert not Memory.objects.filter(pk=older.pk).filter(_dirty()).exists()
+
+
+@pytest.mark.parametrize("by", ["ticket-1", "ticket-2"])
+def test_closing_a_task_twice_changes_nothing_more(
+    owner, journal, by, django_capture_on_commit_callbacks
+):
+    """Stop 62's audit of tasks found that closing a task twice changed something more,
+    against docs/api.md ("closing twice changes nothing more"): ``_journal_replaced`` took a
+    superseded version of the task as covered only if its successor was among the rows this
+    close expired, so every further close marked it again (``task_closed_at`` moved,
+    ``revocation_journaled_at`` reset) and appended another ``memory_task_closed`` line. A
+    version whose successor an earlier close of the task expired (``ticket-1``: that line's
+    chain names it), or that an earlier close of the task marked (``ticket-2`` replaced it:
+    its own line), is covered now: a repeated close touches no row and appends no line."""
+    older, newer = _state_replaced(owner, "ticket-1", by=by)
+    first = _close(owner, "ticket-1", django_capture_on_commit_callbacks)
+    assert first.expired == ([newer.pk] if by == "ticket-1" else [])
+    lines = _lines(journal)
+    assert len(lines) == 1
+    marks = Memory.objects.values_list("task_closed_at", "revocation_journaled_at")
+    marked = marks.get(pk=older.pk)
+
+    for _ in range(2):  # and every further close
+        assert _close(owner, "ticket-1", django_capture_on_commit_callbacks).expired == []
+        assert _lines(journal) == lines  # no new line
+        assert marks.get(pk=older.pk) == marked
