@@ -1332,6 +1332,7 @@ def parse_candidate(data) -> Candidate:
     source = _source(data, errors, required=True)
     session_id = _identifier(data, "session_id", errors, required=False)
     task_id = _identifier(data, "task_id", errors, required=False)
+    _check_one_task(scope_kind, scope_ref, task_id, errors)
     environment = _environment(data, errors)
     errors.raise_if_any()
     return Candidate(
@@ -1348,6 +1349,22 @@ def parse_candidate(data) -> Candidate:
         task_id=task_id,
         environment=environment,
         **common,
+    )
+
+
+def _check_one_task(scope_kind: str, scope_ref: str, task_id: str, errors: FieldErrors) -> None:
+    """Refuse a ``task_id`` naming another task than the ``task:<id>`` scope
+    (``invalid_scope``): a memory belongs to one task. Retrieval reads such a row as its
+    scope's task's state, and the close of its task_id's task (``tasks.bound_to_task``)
+    expired it too, while the scope's task still ran (stop 62's audit of tasks)."""
+    if scope_kind != ScopeKind.TASK or not task_id or task_id == scope_ref:
+        return
+    errors.add(
+        "scope",
+        "invalid_scope",
+        f"The scope task:{echoed(scope_ref)} names another task than the task_id "
+        f"{echoed(task_id)}: a memory belongs to one task. Send the same task in both, or "
+        "leave task_id out.",
     )
 
 

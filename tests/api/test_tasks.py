@@ -216,3 +216,45 @@ def test_a_correction_of_task_state_stays_bound_and_an_expired_one_is_not_correc
     )  # fmt: skip
     assert again.status_code == 409, again.json()
     assert Memory.objects.get(pk=new).status == "expired"
+
+
+def test_closing_one_task_does_not_expire_another_tasks_state(api_client):
+    """Stop 62's audit of tasks found that a memory could belong to two tasks: a write with
+    ``task_id`` T-1 and scope ``task:T-2`` was accepted (``parse_candidate`` never compared
+    them); retrieval read it as T-2's state, but the close of T-1 (``bound_to_task``) expired
+    it too, while T-2 still ran. Such a write is refused now, 400 ``invalid_scope`` with a
+    sentence naming both, by the single write and the batch (and ``import_memories``, which
+    share the parser); a correction takes neither field, so it cannot make one; the same task
+    in both is a write as before, and only its task's close expires it."""
+    body = write_body(
+        memory_type="task_state", memory_key="", scope="task:T-2", task_id="T-1",
+        content="Checkout form half done; card validation next.",
+    )  # fmt: skip
+    single = api_client.post("/api/v1/memories", body, format="json")
+    batch = api_client.post(
+        "/api/v1/memories/batch", {"items": [write_body(), body]}, format="json"
+    )
+
+    assert single.status_code == batch.status_code == 400, (single.json(), batch.json())
+    [refused] = single.json()["error"]["details"]["scope"]
+    assert refused["code"] == "invalid_scope"
+    assert "task:T-2" in refused["message"] and "T-1" in refused["message"]
+    assert batch.json()["error"]["details"] == {"items.1.scope": [refused]}
+    assert not Memory.objects.exists()
+    state = write(
+        api_client, memory_type="task_state", memory_key="", scope="task:T-2", task_id="T-2",
+        content="Checkout form half done; card validation next.",
+    )  # fmt: skip
+    source = {"type": "user_input", "conversation_id": "c-1", "message_id": "m-2"}
+    corrected = api_client.post(
+        f"/api/v1/memories/{state}/supersede",
+        {"content": "Checkout form done.", "source": source, "task_id": "T-1"},
+        format="json",
+    )
+    assert corrected.status_code == 400, corrected.json()
+    assert corrected.json()["error"]["details"]["task_id"][0]["code"] == "unknown_field"
+
+    closed = api_client.post(CLOSE, {"user_id": "user-1", "task_id": "T-1"}, format="json")
+
+    assert closed.json()["expired"] == []
+    assert Memory.objects.get(pk=state).status == "active"

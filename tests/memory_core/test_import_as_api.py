@@ -156,3 +156,15 @@ def test_a_file_saved_with_a_byte_order_mark_is_imported(tenant, tmp_path):
     )
     call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
     assert Memory.objects.filter(tenant=tenant).count() == 2
+
+
+@pytest.mark.django_db
+def test_a_line_naming_two_tasks_is_refused_as_the_api_refuses_it(tenant, tmp_path):
+    """Stop 62's audit of tasks found that a memory could belong to two tasks (``task_id``
+    T-1, scope ``task:T-2``): the close of T-1 expired the state of T-2, still running. The
+    write API refuses it (``invalid_scope``, tests/api/test_tasks.py), and so does an import,
+    through the same parser."""
+    errors = _import_errors(tenant, tmp_path, memory_key="", scope="task:T-2", task_id="T-1")
+    [line] = errors.splitlines()
+    assert line.startswith("line 2: scope: The scope task:T-2 names another task than the")
+    assert line.endswith("(invalid_scope)")
