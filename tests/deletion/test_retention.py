@@ -8,6 +8,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from memory_core.deletion.retention import retention_apply, traces_expire
@@ -27,7 +28,7 @@ from memory_core.models import (
     Tombstone,
 )
 from memory_core.policy_defaults import DEFAULT_POLICY
-from memory_core.services.policy import policy_publish
+from memory_core.services.policy import policy_ensure, policy_publish
 from tests.factories import MemoryFactory, SubjectFactory, TenantFactory, write_body
 
 pytestmark = pytest.mark.django_db
@@ -1031,3 +1032,63 @@ def test_a_revoked_preference_of_a_tenant_without_a_policy_goes_when_its_export_
     kept = list(Memory.objects.filter(pk__in=[v1.pk, v2.pk]).exclude(status="deleted"))
     assert all(said_ended), said_ended
     assert not kept, [m.status for m in kept]
+
+
+def _most_tenants_one_statement_binds(tenant_ids) -> int:
+    """Run the sweep; return the most of ``tenant_ids`` that one of its statements binds, each
+    as a parameter of its own (an array parameter is one, whatever it holds)."""
+    ids = {str(tenant_id) for tenant_id in tenant_ids}
+    most = 0
+
+    def count(execute, sql, params, many, context):
+        nonlocal most
+        if not many and params:
+            values = params.values() if isinstance(params, dict) else params
+            most = max(most, len({str(value) for value in values} & ids))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(count):
+        retention_apply()
+    return most
+
+
+def test_the_sweep_binds_no_parameter_per_tenant_with_a_policy():
+    """Stop 62's audit of policies found the sweep leaving out the tenants with an active
+    policy by a list of their ids (``Tenant.objects.exclude(pk__in=[...])`` in
+    ``retention_delete``), one bound parameter per tenant: past 65,535 tenants the statement
+    could not be sent (psycopg's server-side binding), and the whole sweep failed at every
+    run, every tenant's overdue memories, traces and exports kept. They are left out by a
+    subquery now: no statement binds more than one tenant's id, with 2 tenants with a policy
+    as with 6 (the audit's 65,536 tenants took half a minute to make), and the overdue rows
+    of tenants with and without a policy go."""
+    due = []
+
+    def tenants_with_a_policy(count: int) -> None:
+        for _ in range(count):
+            tenant = TenantFactory()
+            policy_ensure(tenant=tenant)
+            owner = SubjectFactory(tenant=tenant)
+            due.append(
+                _memory(owner, MemoryType.TASK_STATE, MemoryClass.WORKING, timedelta(hours=25))
+            )
+
+    without = SubjectFactory(tenant=TenantFactory())
+    revoked = _memory(
+        without,
+        MemoryType.USER_PREFERENCE,
+        MemoryClass.PREFERENCE,
+        timedelta(days=3),
+        status="revoked",
+    )
+    bound = []
+    for count in (2, 4):  # 2 tenants with a policy, then 6
+        tenants_with_a_policy(count)
+        tenant_ids = PolicyVersion.objects.filter(is_active=True).values_list(
+            "tenant_id", flat=True
+        )
+        assert len(tenant_ids) == len(due)
+        bound.append(_most_tenants_one_statement_binds([*tenant_ids, without.tenant_id]))
+
+    assert bound == [1, 1]
+    gone = set(Tombstone.objects.values_list("memory_id", flat=True))
+    assert gone == {memory.id for memory in due} | {revoked.id}

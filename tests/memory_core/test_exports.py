@@ -4,6 +4,7 @@ while it is written does not grow with the subject."""
 import hashlib
 import json
 import tracemalloc
+import uuid
 
 import pytest
 from django.db import connection
@@ -267,3 +268,110 @@ def test_a_revoked_preference_is_exported_with_the_end_the_sweep_gives_it(subjec
     retention_apply()
     statuses = Memory.objects.filter(pk__in=[old.pk, revoked.pk]).values_list("status", flat=True)
     assert set(statuses) == {"deleted"}  # what the sweep did with them, at once
+
+
+CHAIN_VERSIONS = 300
+
+
+def _chain(subject, versions: int, *, head_status: str, **fields) -> list[Memory]:
+    """One memory corrected ``versions - 1`` times, every version kept (oldest first), its
+    head ``head_status``; return the versions."""
+    from django.utils import timezone
+
+    from memory_core.text import content_hash
+
+    ids = [uuid.uuid4() for _ in range(versions)]
+    now = timezone.now()
+    texts = [f"Step {i} of the migration is done." for i in range(versions)]
+    return Memory.objects.bulk_create(
+        [
+            Memory(
+                id=pk,
+                tenant_id=subject.tenant_id,
+                subject=subject,
+                content=texts[i],
+                content_hash=content_hash(texts[i]),
+                source_type="user_input",
+                authority="explicit_user",
+                status=head_status if i == versions - 1 else "superseded",
+                version=i + 1,
+                supersedes_id=ids[i - 1] if i else None,
+                created_at=now,
+                valid_from=now,
+                updated_at=now,
+                **fields,
+            )
+            for i, pk in enumerate(ids)
+        ],
+        batch_size=500,
+    )
+
+
+def _recursive_walks(plan: dict) -> list[dict]:
+    """The recursive walks (``Recursive Union``) of an EXPLAIN (ANALYZE, FORMAT JSON) plan."""
+    found = [plan] if plan["Node Type"] == "Recursive Union" else []
+    for child in plan.get("Plans", []):
+        found += _recursive_walks(child)
+    return found
+
+
+def _rows_statement_walks(subject) -> tuple[dict, list[dict]]:
+    """Export ``subject``; return its records by id, and the recursive walks of the statement
+    that read its rows as PostgreSQL ran them (EXPLAIN ANALYZE of the same statement)."""
+    statements = []
+
+    def record(execute, sql, params, many, context):
+        if '"chain_ended_at"' in sql:
+            statements.append((sql, params))
+        return execute(sql, params, many, context)
+
+    with connection.execute_wrapper(record):
+        export = export_of(subject)
+    [(sql, params)] = statements
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (ANALYZE, FORMAT JSON) " + sql, params)
+        [explained] = cursor.fetchone()[0]
+    document = json.loads(export_path(export).read_bytes())
+    return {m["id"]: m for m in document["memories"]}, _recursive_walks(explained["Plan"])
+
+
+@pytest.mark.parametrize(
+    ("fields", "head_status"),
+    [
+        # An agent's task state saved every half minute for a day (the working class's
+        # retention), every version kept: ~3,000 versions.
+        (
+            {"memory_type": "task_state", "memory_class": "working", "memory_key": "task.progress"},
+            "active",
+        ),
+        (
+            {"memory_type": "user_preference", "memory_class": "preference", "memory_key": "ui"},
+            "revoked",
+        ),
+    ],
+    ids=["task_state", "revoked_preference"],
+)
+def test_an_export_walks_the_chains_once_not_once_a_version(subject, fields, head_status):
+    """Stop 62's audit of policies found an export's ``expires_at`` costing time quadratic in
+    a chain's length: each row walked up its chain through every newer version
+    (``_CHAIN_ENDED_SQL``, a correlated subquery run once a row), 24 s for a task state of
+    2,000 versions, 73 s for 4,000, in a portal request. The chains are walked once for the
+    statement now, down from the heads the sweep's revoked rule takes, and each row looks its
+    end up: the statement's one recursive walk runs once and visits each version of a revoked
+    chain once, and the ends are the same (every version of a revoked chain ends at its
+    revocation, a task state by its class's retention)."""
+    from datetime import timedelta
+
+    versions = _chain(subject, CHAIN_VERSIONS, head_status=head_status, **fields)
+
+    records, walks = _rows_statement_walks(subject)
+
+    assert [(walk["Actual Loops"], walk["Actual Rows"] < CHAIN_VERSIONS) for walk in walks] == [
+        (1, True)
+    ], walks
+    head = versions[-1]
+    if head_status == "revoked":
+        ends = {head.updated_at.isoformat()}
+    else:  # the default policy's working_hours
+        ends = {(head.created_at + timedelta(hours=24)).isoformat()}
+    assert {records[str(m.id)]["expires_at"] for m in versions} == ends
