@@ -770,9 +770,9 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
         item.ended = use.state(item.memory)
         if item.ended == Status.PENDING_APPROVAL:
             item.ended = ""
-        item.only_rejected = narrowed.get(item.pk, "")
+        item.grant_narrowed = narrowed.get(item.pk, "")
         item.conflict_lost = item.pk in lost
-        approvable = not (item.ended or item.only_rejected or item.conflict_lost)
+        approvable = not (item.ended or item.grant_narrowed or item.conflict_lost)
         item.lands_on = lands_on.get(item.pk) if approvable else None
         # As an approval decides (services.reviews): a write of lower authority than the
         # head stands beside it in a conflict, it does not replace it.
