@@ -110,13 +110,23 @@ class IdempotentWriteMixin:
             write_quota_charge(request, self.items_cost(request))
         return self.perform_write(request, **kwargs)
 
-    def _fingerprint(self, request) -> str:
+    def _fingerprint(self, request, *, path: str | None = None) -> str:
         return idempotency_fingerprint(
             method=request.method,
-            path=_canonical_path(request),
+            path=_canonical_path(request) if path is None else path,
             body=request.data,
             bound_subject=getattr(request.user, "bound_user_id", None),
         )
+
+    def _fingerprints_before(self, request) -> tuple[str, ...]:
+        """The request's fingerprint as releases before stop 62 made it, of the path as
+        sent, when that is not the route's: their records' retries are the same request for
+        the key's whole life (``MEMLEDGER_IDEMPOTENCY_TTL_HOURS``), and were refused as
+        another after the upgrade (stop 62's review). Not needed once every record made
+        before it has expired."""
+        if request.path == _canonical_path(request):
+            return ()
+        return (self._fingerprint(request, path=request.path),)
 
     def post(self, request, **kwargs):
         key = idempotency_key_parse(request.headers.get(HEADER))
@@ -128,6 +138,7 @@ class IdempotentWriteMixin:
                 key=key,
                 endpoint=self.idempotency_endpoint,
                 fingerprint=self._fingerprint(request),
+                also=self._fingerprints_before(request),
                 write=lambda: self._write(request, **kwargs),
                 recorded_status=self._recorded_status,
             )

@@ -155,20 +155,28 @@ def _live(*, principal, key: str, now) -> IdempotencyRecord | None:
     ).first()
 
 
-def _check_same_request(record: IdempotencyRecord, *, endpoint: str, fingerprint: str) -> None:
-    if record.endpoint != endpoint or record.fingerprint != fingerprint:
+def _check_same_request(
+    record: IdempotencyRecord, *, endpoint: str, fingerprint: str, also: tuple[str, ...] = ()
+) -> None:
+    """Refuse (``idempotency_key_reused``) a request that is not ``record``'s: another
+    endpoint, or a fingerprint that is neither ``fingerprint`` nor one of ``also`` (the same
+    request as an earlier release fingerprinted it)."""
+    if record.endpoint != endpoint or record.fingerprint not in (fingerprint, *also):
         raise IdempotencyKeyReused(
             "This Idempotency-Key was already used for another request; send a new key for a "
             "new request.",
         )
 
 
-def idempotency_claim(*, principal, key: str, endpoint: str, fingerprint: str) -> Claim:
+def idempotency_claim(
+    *, principal, key: str, endpoint: str, fingerprint: str, also: tuple[str, ...] = ()
+) -> Claim:
     """Claim ``key`` for this request, inside the request's transaction.
 
     Return a fresh claim (process the request, then ``idempotency_complete``) or a replay of
     the key's earlier, committed request. Waits while another transaction holds the key.
-    Raises IdempotencyKeyReused when the key stood for another request.
+    Raises IdempotencyKeyReused when the key stood for another request: a fingerprint other
+    than ``fingerprint`` and ``also`` (``_check_same_request``).
     """
     now = timezone.now()
     with connection.cursor() as cursor:
@@ -196,7 +204,7 @@ def idempotency_claim(*, principal, key: str, endpoint: str, fingerprint: str) -
             "A request with this Idempotency-Key is still in flight; retry it shortly.",
             code="idempotency_key_in_flight",
         )
-    _check_same_request(record, endpoint=endpoint, fingerprint=fingerprint)
+    _check_same_request(record, endpoint=endpoint, fingerprint=fingerprint, also=also)
     return Claim(record=record, replay=True)
 
 
@@ -245,6 +253,7 @@ def idempotent_write(
     fingerprint: str,
     write: Callable[[], list[WriteResult]],
     recorded_status: Callable[[list[WriteResult]], int | None],
+    also: tuple[str, ...] = (),
 ) -> IdempotentOutcome:
     """Run ``write`` once per key: claim the key, then either replay the key's committed
     request or write and record what the write decided.
@@ -255,7 +264,7 @@ def idempotent_write(
     body, a 404, a 409) rolls the claim back with the write.
     """
     claim = idempotency_claim(
-        principal=principal, key=key, endpoint=endpoint, fingerprint=fingerprint
+        principal=principal, key=key, endpoint=endpoint, fingerprint=fingerprint, also=also
     )
     if claim.replay:
         return IdempotentOutcome(

@@ -402,3 +402,35 @@ def test_a_correction_retried_with_the_memory_id_in_upper_case_is_replayed(api_c
     assert retry["Idempotent-Replayed"] == "true"
     assert retry.json() == first.json()
     assert Memory.objects.filter(memory_key=first.json()["memory"]["memory_key"]).count() == 2
+
+
+def test_a_retry_after_the_upgrade_of_a_request_recorded_before_it_is_replayed(
+    api_client, monkeypatch
+):
+    """Stop 62's review: a correction sent with its memory id in upper case before the key's
+    fingerprint took the route's path was recorded under the path as sent; its exact retry
+    after the upgrade, within the key's life, was refused 422 ``idempotency_key_reused``. A
+    record of the path as sent still replays the same request."""
+    from api import idempotency
+
+    memory_id = api_client.post(URL, body(), format="json").json()["memory"]["id"]
+    correction = {
+        "content": "User prefers very concise answers.",
+        "source": {"type": "user_input", "conversation_id": "c-1", "message_id": "m-2"},
+    }
+
+    def correct():
+        return api_client.post(
+            f"{URL}/{memory_id.upper()}/supersede", correction, format="json",
+            HTTP_IDEMPOTENCY_KEY="fix-upper",
+        )  # fmt: skip
+
+    with monkeypatch.context() as earlier:  # the release before: the path as sent
+        earlier.setattr(idempotency, "_canonical_path", lambda request: request.path)
+        first = correct()
+    assert first.status_code == 201, first.json()
+    retry = correct()
+
+    assert retry.status_code == 201, retry.json()
+    assert retry["Idempotent-Replayed"] == "true"
+    assert retry.json() == first.json()
