@@ -9,6 +9,7 @@ attacks and on benign writes. Admission runs in-process (no database, no model).
 
 import json
 import re
+import unicodedata
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -88,6 +89,8 @@ def _number_key(digits: str) -> tuple[int, str]:
     """Return a sort key that orders runs of decimal ``digits`` by the numbers they spell,
     without int(): it refuses a run of over 4,300 digits (sys.get_int_max_str_digits), and a
     split named so ended the report in a ValueError (stop 62's audit of commands). Leading
-    zeros aside, fewer digits is a smaller number, and as many compare digit by digit."""
-    significant = digits.lstrip("0")
+    zeros aside, fewer digits is a smaller number, and as many compare digit by digit. Each
+    digit read by its value, in any script, as int() read them: "٢" (Arabic-Indic two) sorted
+    after "3" by its code point (stop 62's review)."""
+    significant = "".join(str(unicodedata.decimal(digit)) for digit in digits).lstrip("0")
     return (len(significant), significant)

@@ -94,6 +94,25 @@ def test_a_split_named_with_a_number_too_long_to_read_is_reported_in_order(tmp_p
     assert names == [f"benign/{name}" for name in order]
 
 
+@pytest.mark.parametrize("named", ["blind\u0662", "blind\u0660\u0662x"], ids=["2", "02x"])
+def test_a_split_numbered_in_another_script_sorts_by_its_number(tmp_path, named):
+    """Stop 62's review: the sort key that reads split numbers without int() compared their
+    digits by code point, so "blind٢" (Arabic-Indic two) sorted after "blind3", where int()
+    had read it as 2. Each digit is read by its value now, in any script."""
+    corpus = write_corpus(
+        tmp_path,
+        [
+            {"label": "benign", "content": f"I prefer tea, note {i}.", "split": s}
+            for i, s in enumerate(["blind3", named])
+        ],
+    )
+    out = StringIO()
+    call_command("admission_report", "--corpus", str(corpus), stdout=out)
+    by_split = out.getvalue().split("by split:")[1].split("by category:")[0]
+    names = [line.split()[0] for line in by_split.strip().splitlines()]
+    assert names == [f"benign/{named}", "benign/blind3"]
+
+
 def write_corpus(tmp_path, lines: list[dict]) -> Path:
     """Write ``lines`` as a JSONL admission corpus under ``tmp_path``; return its path."""
     corpus = tmp_path / "corpus.jsonl"
