@@ -267,7 +267,7 @@ def keyless_rivals(
 
     ``kept``: the rows of each keyless conflict a reviewer resolved ``keep_both_scoped``.
     As a key's group within a kept set keeps every row of it (``resolve_conflicts``), a row
-    of a set that holds every row of the highest standing stays: a later conflict holds the
+    of any set that holds every row of the highest standing stays: a later conflict holds the
     rows kept beside the memory too (``services.conflicts._keyless_conflict_open``), and
     until a reviewer decides it, agents are given what the reviewer kept."""
     keyless = {c.id: c for c in candidates if not c.memory_key}
@@ -276,7 +276,10 @@ def keyless_rivals(
         if rows:
             top = max(_standing(authority) for _, authority in rows)
             highest = {i for i, authority in rows if _standing(authority) == top}
-            allowed = next((s for s in kept if s >= highest), frozenset())
+            # Every set a reviewer kept beside them: kept twice (a rival, then a second
+            # correction beside both), the first set alone was read, in the query's order,
+            # and the second correction dropped (stop 62's review).
+            allowed = frozenset().union(*(s for s in kept if s >= highest))
             dropped |= {
                 i
                 for i, authority in rows

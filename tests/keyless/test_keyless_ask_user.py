@@ -319,3 +319,30 @@ def test_a_losers_waiting_correction_can_no_longer_be_approved(api_client, revie
     assert Memory.objects.get(pk=waiting["memory_id"]).status == Status.PENDING_APPROVAL
     assert ReviewItem.objects.get(pk=waiting["review_item"]).state == "open"
     assert _given(api_client) == [HEAD]
+
+
+def test_every_rival_kept_both_stays_given_while_a_later_conflict_is_open(
+    api_client, reviewer_principal
+):
+    """Stop 62's review: ``keyless_rivals`` kept the rows of one set a reviewer resolved
+    ``keep_both_scoped`` (the first in the query's order), not of every such set holding
+    the memory. Kept both twice (the first rival, then a second correction beside both), a
+    third correction's open conflict had agents given the memory and the first rival only,
+    the second correction held back. Every row a reviewer kept stays given until the open
+    conflict is decided; only the third, undecided, is held back."""
+    head = keyless_incident(api_client, HEAD)
+    correct(api_client, head, RIVAL)
+    first = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=reviewer_principal, item_id=first.pk, outcome="keep_both_scoped",
+                     reason="Both accounts hold.")  # fmt: skip
+    correct(api_client, head, SECOND)
+    second = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=reviewer_principal, item_id=second.pk,
+                     outcome="keep_both_scoped", reason="All three hold.")  # fmt: skip
+    assert set(_given(api_client)) == {HEAD, RIVAL, SECOND}
+
+    correct(api_client, head, THIRD)
+    assert ReviewItem.objects.filter(kind="conflict", state="open").count() == 1
+
+    given = set(_given(api_client))
+    assert given == {HEAD, RIVAL, SECOND}, given
