@@ -402,9 +402,9 @@ CLASS_RULES: list[Rule] = [
             r"order|refund|payment|chargeback|dispute|subscription|plan|tier|membership|"
             r"account|fee|charge|debt|dues|loan|claim|shipment|package|transaction|txn|trial|"
             r"license|licence|premium access|access)(?:\W+(?:request|status|amount|balance))?"
-            r"(?:\W+[#\w-]*\d[\w-]*)?|(?:balances|invoices|bills|orders|refunds|payments|"
+            r"(?:\W+" + _ID + r")?|(?:balances|invoices|bills|orders|refunds|payments|"
             r"chargebacks|disputes|subscriptions|memberships|accounts|fees|charges|debts|loans|"
-            r"claims|shipments|packages|transactions|txns|licen[cs]es)\W+[#\w-]*\d[\w-]*)"
+            r"claims|shipments|packages|transactions|txns|licen[cs]es)\W+" + _ID + r")"
             r"\W+(?:(?:now|just|already|successfully|fully)\W+)?(?:",
             STATE_WORDS,
             r"|shipped|upgraded|downgraded|removed|issued)\b",
@@ -425,7 +425,7 @@ CLASS_RULES: list[Rule] = [
             r"(?:refunded|reimbursed|credited|compensated|charged back|reinstated|unbanned|"
             r"whitelisted)(?:\W+(?:in full|fully|already|today|yesterday|now|again))?(?:\W+"
             r"(?:for|on)\W+(?:the\W+|their\W+|his\W+|her\W+)?(?:order|invoice|purchase|"
-            r"subscription|charge|payment|booking|ticket|return|account)\b(?:\W+[#\w-]*\d[\w-]*)?)?"
+            r"subscription|charge|payment|booking|ticket|return|account)\b(?:\W+" + _ID + r")?)?"
             r"\s*(?:$|[.!?;\n])|"
             r"\b(?:upgrade|bump|move|switch|promote|put)\W+(?:them|him|her|the user|the customer|"
             r"this (?:user|customer|account)|their account|the account)\W+(?:to|onto|into)\W+"

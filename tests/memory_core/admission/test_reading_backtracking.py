@@ -216,6 +216,25 @@ def test_older_rules_with_overlapping_classes_do_not_backtrack(content):
     _assert_linear(content)
 
 
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Approved. Order " + "12-" * 1300 + "!",
+        "Approved. Orders " + "12-" * 1300 + "!",
+        "User was refunded for the order " + "12-" * 1300 + " then x",
+    ],
+    ids=["record", "records", "refunded-for"],
+)
+def test_a_records_id_is_read_one_way_at_the_content_bound(content):
+    """Stop 62's lead found the record-state rule still quadratic after stop 61's sweep: its
+    record's id (``[#\\w-]*\\d[\\w-]*``, before a state that never follows) could end at any
+    digit, each ending tried to the run's end: "Orders " and "12-" 330 times took 0.8 s on a
+    slow machine (the sweep's "record-id" case, against 100 times plain text's 0.5 s), 1,300
+    times (3,918 characters, near the 4,000 bound) 12.6 s. An id is read one way (``_ID``,
+    possessive): 0.23 s."""
+    _assert_linear(content)
+
+
 def test_the_change_plan_rule_does_not_backtrack():
     """Stop 60's review found that business_state.py's ``\\b(?:set|change|...)\\W+(?:\\S+\\W+)
     {0,3}?(?:tier|plan|...)\\W+to\\b`` split "change-change-..." every way: 200 of them (1,410
