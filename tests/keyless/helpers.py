@@ -40,3 +40,24 @@ def deploy_question(api_client, user="user-1") -> list[str]:
     )
     assert found.status_code == 200, found.json()
     return found.json()
+
+
+def correction_waiting_on_a_lost_conflict(api_client, reviewer, user="user-1") -> dict:
+    """Return the answer to a sensitive correction of a keyless incident's rival, written
+    while it waited for a reviewer, who then chose the incident over the rival (revoked,
+    ``conflict_lost``): a write that can only be rejected (``review_conflict_lost``)."""
+    from memory_core.models import ReviewItem
+    from memory_core.principals import ReviewerPrincipal
+    from memory_core.services.conflicts import conflict_resolve
+
+    head = keyless_incident(api_client, HEAD, subject=user)
+    rival = correct(api_client, head, RIVAL)["memory"]["id"]
+    waiting = correct(
+        api_client, rival, "Skipped: the release manager had a stroke.", sensitivity="sensitive",
+        expect=202,
+    )  # fmt: skip
+    conflict = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=ReviewerPrincipal(tenant_id=conflict.tenant_id, user_id=reviewer.pk),
+                     item_id=conflict.pk, outcome="choose_winner", winner_id=head,
+                     reason="The disk was full.")  # fmt: skip
+    return waiting

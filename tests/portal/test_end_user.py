@@ -2805,20 +2805,9 @@ def test_the_persons_pages_say_a_correction_of_a_memory_that_lost_a_conflict_can
     memory that lost a conflict while it waited (``review_conflict_lost``): the person's
     list and the correction's own page still said a reviewer's approval puts it in use. They
     say a reviewer can only reject it, as for a write its agent's grant no longer allows."""
-    from memory_core.services.conflicts import conflict_resolve
-    from tests.keyless.helpers import HEAD, RIVAL, correct, keyless_incident
+    from tests.keyless.helpers import correction_waiting_on_a_lost_conflict
 
-    head = keyless_incident(api_client, HEAD, subject="alice-subject")
-    rival = correct(api_client, head, RIVAL)["memory"]["id"]
-    waiting = correct(
-        api_client, rival, "Skipped: the release manager had a stroke.", sensitivity="sensitive",
-        expect=202,
-    )  # fmt: skip
-    conflict = ReviewItem.objects.get(kind="conflict", state="open")
-    reviewer_principal = ReviewerPrincipal(tenant_id=conflict.tenant_id, user_id=reviewer.pk)
-    conflict_resolve(principal=reviewer_principal, item_id=conflict.pk, outcome="choose_winner",
-                     winner_id=head, reason="The disk was full.")  # fmt: skip
-
+    waiting = correction_waiting_on_a_lost_conflict(api_client, reviewer, user="alice-subject")
     listed = alice_client.get(reverse("portal:home")).content.decode()
     own = alice_client.get(reverse("portal:memory", args=[waiting["memory_id"]])).content.decode()
 

@@ -1504,6 +1504,16 @@ def test_the_queue_offers_only_a_rejection_of_a_write_that_went_out_of_use(
     assert reverse("portal:review:reject", args=[item.pk]) in card
 
 
+def _card_then_approve(reviewer_client, item):
+    """Return ``item``'s card in the review queue, and the answer to an approval of it sent
+    from that page (followed)."""
+    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
+    response = reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]), {"reason": "ok"}, follow=True
+    )
+    return body.split(f'id="item-{item.pk}"', 1)[1].split("</li>", 1)[0], response
+
+
 def test_the_queue_offers_only_a_rejection_of_a_write_its_agents_grant_no_longer_allows(
     api_client, reviewer_client, agent
 ):
@@ -1519,12 +1529,7 @@ def test_the_queue_offers_only_a_rejection_of_a_write_its_agents_grant_no_longer
     item = ReviewItem.objects.get(pk=written["review_item"])
     agent_grant_set(agent=agent, max_sensitivity="personal")
 
-    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
-    response = reviewer_client.post(
-        reverse("portal:review:approve", args=[item.pk]), {"reason": "ok"}, follow=True
-    )
-
-    card = body.split(f'id="item-{item.pk}"', 1)[1].split("</li>", 1)[0]
+    card, response = _card_then_approve(reviewer_client, item)
     assert "the agent may no longer write memories this sensitive" in card
     assert "it can no longer be approved, only rejected" in card
     assert reverse("portal:review:approve", args=[item.pk]) not in card
@@ -1543,27 +1548,12 @@ def test_the_queue_offers_only_a_rejection_of_a_correction_of_a_memory_that_lost
     it became a memory of its own. It cannot be approved now (``review_conflict_lost``): its
     card says so and offers Reject alone, and an approval sent all the same decides nothing
     and says why."""
-    from memory_core.services.conflicts import conflict_resolve
-    from tests.keyless.helpers import HEAD, RIVAL, correct, keyless_incident
+    from tests.keyless.helpers import correction_waiting_on_a_lost_conflict
 
-    head = keyless_incident(api_client, HEAD)
-    rival = correct(api_client, head, RIVAL)["memory"]["id"]
-    waiting = correct(
-        api_client, rival, "Skipped: the release manager had a stroke.", sensitivity="sensitive",
-        expect=202,
-    )  # fmt: skip
-    conflict = ReviewItem.objects.get(kind="conflict", state="open")
-    conflict_resolve(principal=ReviewerPrincipal(tenant_id=conflict.tenant_id, user_id=reviewer.pk),
-                     item_id=conflict.pk, outcome="choose_winner", winner_id=head,
-                     reason="The disk was full.")  # fmt: skip
+    waiting = correction_waiting_on_a_lost_conflict(api_client, reviewer)
     item = ReviewItem.objects.get(pk=waiting["review_item"])
 
-    body = reviewer_client.get(reverse("portal:review:queue")).content.decode()
-    response = reviewer_client.post(
-        reverse("portal:review:approve", args=[item.pk]), {"reason": "ok"}, follow=True
-    )
-
-    card = body.split(f'id="item-{item.pk}"', 1)[1].split("</li>", 1)[0]
+    card, response = _card_then_approve(reviewer_client, item)
     assert "lost a conflict while it waited" in card
     assert "it can no longer be approved, only rejected" in card
     assert "Approved, it becomes a memory of its own" not in card
