@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 
@@ -136,6 +137,7 @@ def conflict_open(
     candidate_ids: list,
     actor_id: str = "retrieval",
     use: InUse | None = None,
+    within_grant: Callable | None = None,
 ) -> ReviewItem | None:
     """Return the open conflict item for the key at ``place``, creating it (with events) if
     there is none, and adding to it the rows of ``candidate_ids`` it does not hold yet; None
@@ -157,6 +159,11 @@ def conflict_open(
     retrieval opened a new item citing the winner and the revoked loser, back in the
     reviewers' queue with nothing to choose (stop 58's audit of races). Writes and approvals
     hold the key's lock and pass the ``use`` they read their rows by: they always get an item.
+
+    ``within_grant``: for a write or an approval, a function that limits a queryset of
+    memories to those its writer may read; a new keyless item takes in only those of the
+    rows its chain's resolved conflicts still cite (``_keyless_conflict_open``), as a key's
+    writes pass only the heads their writer reads in ``candidate_ids``.
     """
     ids = sorted(str(i) for i in candidate_ids)
     if not memory_key:
@@ -166,6 +173,7 @@ def conflict_open(
             place=place,
             ids=ids,
             actor_id=actor_id,
+            within_grant=within_grant,
         )
     identity = {
         "tenant_id": tenant_id,
@@ -232,7 +240,9 @@ def _joined(item: ReviewItem, ids: list[str], *, actor_id: str) -> ReviewItem:
     return item
 
 
-def _keyless_conflict_open(*, tenant_id, subject_id, place, ids, actor_id) -> ReviewItem:
+def _keyless_conflict_open(
+    *, tenant_id, subject_id, place, ids, actor_id, within_grant=None
+) -> ReviewItem:
     """``conflict_open`` for memories without a key (a correction of lower authority of a
     keyless memory): the open item citing one of their rows, else a new one.
 
@@ -247,7 +257,9 @@ def _keyless_conflict_open(*, tenant_id, subject_id, place, ids, actor_id) -> Re
     ``ask_user`` or ``keep_both_scoped`` cite (``keyless_rivals_standing``), as a key's holds
     every head: opened with the new rival alone, choosing it revoked the chain's row and left
     the first rival given beside it (stop 57's audit of reviews; of a rival kept both, stop
-    62's audit of conflicts).
+    62's audit of conflicts). Of those, only the rows its writer may read (``within_grant``):
+    a write never stands in conflict with a memory above its grant, whose revocation a
+    reviewer choosing the write's side would be (stop 62's audit of isolation).
     """
     ids = _current_versions(tenant_id, ids)
     conflicts_heal_on_commit(tenant_id=tenant_id, memory_ids=ids)
@@ -269,6 +281,9 @@ def _keyless_conflict_open(*, tenant_id, subject_id, place, ids, actor_id) -> Re
         standing = keyless_rivals_standing(
             tenant_id=tenant_id, subject_id=subject_id, memory_ids=ids
         )
+        if within_grant is not None and standing:
+            rows = within_grant(Memory.objects.filter(tenant_id=tenant_id, pk__in=standing))
+            standing = [str(pk) for pk in rows.values_list("pk", flat=True)]
         ids = sorted({*ids, *standing})
         item = ReviewItem.objects.create(
             **identity, candidate_ids=ids, rule_codes=["unresolved_high_impact_conflict"]

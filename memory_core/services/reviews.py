@@ -186,6 +186,7 @@ def _link_into_chain(
             candidate_ids=sorted({head.id, memory.id, *standing}, key=str),
             actor_id="review",
             use=use,
+            within_grant=lambda rows: writer_reaches(memory, rows),
         )
         # Kept beside the head as its writer's, as a write of lower authority records its own
         # ``conflict`` event (a person's correction of an administrator's memory counts as a

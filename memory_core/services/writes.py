@@ -641,6 +641,9 @@ def _record(
                 candidate_ids=sorted({item.head.id, item.memory.id, *standing}, key=str),
                 actor_id="admission",
                 use=use,
+                within_grant=lambda rows: rows.filter(
+                    pk__in=Memory.objects.visible_to(principal).values("pk")
+                ),
             )
             cited = None
     return decisions

@@ -18,6 +18,8 @@ from memory_core.models import Memory, ReviewItem, Status
 from memory_core.principals import ReviewerPrincipal
 from memory_core.services.conflicts import conflict_resolve, conflicts_heal_stale
 from memory_core.services.reviews import review_approve
+from tests.clients import client_for
+from tests.factories import AgentFactory, SubjectFactory
 from tests.keyless.helpers import HEAD, RIVAL, correct, deploy_question, keyless_incident
 
 pytestmark = pytest.mark.django_db
@@ -346,3 +348,31 @@ def test_every_rival_kept_both_stays_given_while_a_later_conflict_is_open(
 
     given = set(_given(api_client))
     assert given == {HEAD, RIVAL, SECOND}, given
+
+
+@pytest.mark.parametrize("outcome", ["ask_user", "keep_both_scoped"])
+def test_a_keyless_correction_never_stands_in_conflict_with_a_rival_above_its_grant(
+    tenant, reviewer_principal, outcome
+):
+    """Stop 62's audit of isolation: a narrow agent's keyless correction of lower authority
+    opened a conflict taking in the rival an earlier conflict (resolved ask_user or keep
+    both) held, though that rival is above the agent's maximum sensitivity
+    (``keyless_rivals_standing``, unfiltered), so a reviewer choosing the narrow write
+    revoked a memory its writer may not see. As a key's write takes only the heads its
+    writer reads, a keyless one takes only the rivals its writer reads (``within_grant``)."""
+    SubjectFactory(tenant=tenant, external_id="user-1")
+    wide = client_for(AgentFactory(tenant=tenant))
+    head = keyless_incident(wide, HEAD)
+    # A sensitive rival of lower authority, approved by a reviewer: a keyless conflict.
+    waiting = correct(wide, head, SENSITIVE_RIVAL, expect=202)
+    review_approve(principal=reviewer_principal, item_id=waiting["review_item"], reason="ok")
+    rival = waiting["memory_id"]
+    assert Memory.objects.get(pk=rival).sensitivity == "sensitive"
+    item = ReviewItem.objects.get(kind="conflict", state="open")
+    assert rival in {str(i) for i in item.candidate_ids}
+    conflict_resolve(principal=reviewer_principal, item_id=item.pk, outcome=outcome, reason="a")
+    narrow = client_for(AgentFactory(tenant=tenant, max_sensitivity="personal"))
+    assert narrow.get(f"/api/v1/memories/{rival}").status_code == 404
+    correct(narrow, head, SECOND)
+    opened = ReviewItem.objects.get(kind="conflict", state="open")
+    assert rival not in {str(i) for i in opened.candidate_ids}
