@@ -17,7 +17,7 @@ from memory_core.admission.candidate import (
 )
 from memory_core.admission.policy import REFUSING, describe, id_codes
 from memory_core.exceptions import Conflict, NotFound, ValidationFailed
-from memory_core.models import Memory, RetrievalTrace
+from memory_core.models import Memory, RetrievalTrace, Status
 from memory_core.text import identifier
 
 USAGE_KINDS = ("answer", "tool_call")
@@ -92,7 +92,10 @@ def _of_its_tokens_subject(principal, traces):
 
 def _hidden_ids(principal, trace: RetrievalTrace) -> set[str]:
     """The ids ``trace`` cites that ``principal``, an agent, may no longer read: its grant
-    narrowed, or the subject's deletion is queued. Any other principal reads every id.
+    narrowed, the subject's deletion is queued, or the memory is deleted and the deletion's
+    worker has not scrubbed the trace yet (until then the agent was answered its id, its
+    content hash and the package's prompt tokens: stop 62's audit of deletion). Any other
+    principal reads every id.
 
     A trace lists what its retrieval found, all of it readable then. What the agent has lost
     sight of since is left out of what it is shown, as a memory's answer leaves out a version
@@ -104,6 +107,7 @@ def _hidden_ids(principal, trace: RetrievalTrace) -> set[str]:
     readable = set(
         Memory.objects.visible_to(principal)
         .filter(pk__in=trace.cited_ids)
+        .exclude(status=Status.DELETED)
         .values_list("pk", flat=True)
     )
     return {str(memory_id) for memory_id in trace.cited_ids if memory_id not in readable}

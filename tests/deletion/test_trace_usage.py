@@ -14,10 +14,10 @@ import pytest
 from django.db import connection
 
 from memory_core.deletion.runner import deletion_run
-from memory_core.models import RetrievalTrace
+from memory_core.models import Memory, RetrievalTrace
 from memory_core.retrieval.traces import trace_without
 from tests.clients import client_for
-from tests.factories import AgentFactory
+from tests.factories import AgentFactory, write_body
 from tests.rls_support import run_as_a_migration
 
 pytestmark = pytest.mark.django_db
@@ -187,3 +187,37 @@ def test_the_sql_usage_scrub_and_trace_without_agree(tenant):
             for r in reports
             if not r["memory_ids"] or set(r["memory_ids"]) - set(gone)
         }, gone
+
+
+def test_a_trace_read_after_the_deletion_request_names_nothing_of_the_deleted_memory(api_client):
+    """Stop 62's audit of deletion: from a memory's deletion request until the worker's
+    ``traces`` step has run (a worker or broker down, a queue behind), the agent's trace
+    still answered the deleted memory's id, its ``content_hash`` and the package's
+    ``prompt_tokens``, which tells its length to a token (``traces._hidden_ids`` read
+    ``visible_to``, which keeps tombstones), while its events are answered scrubbed from the
+    request on. A deleted memory is hidden from the request on, as one the agent lost sight
+    of: its id left out and ``prompt_tokens`` null."""
+    ids = []
+    for key, words in (("drink.morning", "quokka tea with lemon"), ("drink.evening", "cocoa")):
+        body = write_body(subject="dana", memory_key=key, content=f"Dana likes {words}.")
+        ids.append(api_client.post("/api/v1/memories", body, format="json").json()["memory"]["id"])
+    answer = api_client.post(
+        "/api/v1/retrieve",
+        {
+            "query": "What does Dana like to drink, quokka tea or cocoa?",
+            "context": {"user_id": "dana"},
+        },
+        format="json",
+    ).json()
+    assert set(ids) <= {item["id"] for item in answer["items"]}
+    deleted = ids[0]
+
+    response = api_client.delete(f"/api/v1/memories/{deleted}")
+    assert response.status_code == 202, response.content
+    assert Memory.objects.get(pk=deleted).status == "deleted"  # the worker has not run yet
+
+    trace = api_client.get(f"/api/v1/traces/{answer['trace_id']}").json()
+    assert deleted not in json.dumps(trace)
+    assert Memory.objects.get(pk=deleted).content_hash not in json.dumps(trace)
+    assert trace["prompt_tokens"] is None
+    assert trace["stages"]["tokens"]["prompt_tokens"] is None
