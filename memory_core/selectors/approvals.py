@@ -399,34 +399,51 @@ def newest_versions(memory_ids) -> dict:
     return newest
 
 
-def chains_lost(tenant_id, written_on: dict) -> set:
-    """Return the keys of ``written_on`` (``{key: the id of the memory a write waiting for a
-    reviewer was written on}``) whose chain's newest version a reviewer's resolution of a
-    conflict revoked, another candidate chosen (reason ``conflict_lost``). Two queries, and
-    one more for each version a chain has moved on by.
+# The rule code a keyless write's review item is given when the memory it corrects loses a
+# conflict while it waits (``services.conflicts``' choice of another): the item keeps it when
+# that memory is deleted since, whose deletion's worker takes its id out of the item.
+CONFLICT_LOST = "conflict_lost"
+
+
+def chains_lost(tenant_id, items) -> set:
+    """Return the ids of ``items`` (open sensitive-write items of writes without a key that
+    land on no head, ``approval_head``) that correct a memory a reviewer's resolution of a
+    conflict revoked, another candidate chosen: the item carries ``CONFLICT_LOST``, or the
+    newest version of the chain it cites was revoked so (reason ``conflict_lost``), and
+    perhaps deleted since (its events keep the reason). Two queries, and one more for each
+    version a chain has moved on by; none when every item carries the code.
 
     A correction without a key of such a chain lands on no head when approved
     (``approval_head``: it has no key to find the winner by), and stood active alone beside
     the memory the reviewer chose, with no conflict: its approval is refused
-    (``review_conflict_lost``), and the review queue says it can only be rejected."""
+    (``review_conflict_lost``), and the review queue says it can only be rejected. By the
+    code too: once the person deleted the revoked memory, its status was "deleted" and the
+    deletion's worker took its id out of the item, and the approval went through (stop 62's
+    audit of reviewer flows)."""
+    lost = {item.pk for item in items if CONFLICT_LOST in item.rule_codes}
+    written_on = {
+        item.pk: item.candidate_ids[0]
+        for item in items
+        if item.candidate_ids and item.pk not in lost
+    }
     if not written_on:
-        return set()
+        return lost
     newest = newest_versions(written_on.values())
-    revoked = [row.pk for row in newest.values() if row.status == Status.REVOKED]
-    if not revoked:
-        return set()
-    lost = set(
+    retired = [row.pk for row in newest.values() if row.status in (Status.REVOKED, Status.DELETED)]
+    if not retired:
+        return lost
+    revoked = set(
         MemoryEvent.objects.filter(
             tenant_id=tenant_id,
-            memory_id__in=revoked,
+            memory_id__in=retired,
             action=MemoryEvent.Action.REVOKED,
             reason_code="conflict_lost",
         ).values_list("memory_id", flat=True)
     )
-    return {
+    return lost | {
         key
         for key, memory_id in written_on.items()
-        if memory_id in newest and newest[memory_id].pk in lost
+        if memory_id in newest and newest[memory_id].pk in revoked
     }
 
 

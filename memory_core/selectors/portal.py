@@ -55,6 +55,7 @@ from memory_core.models import (
 from memory_core.policy_check import InUse, memory_expiry
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
 from memory_core.selectors.approvals import (
+    CONFLICT_LOST,
     approval_heads,
     chains_lost,
     in_use_now,
@@ -329,35 +330,66 @@ def subject_memories_pending(
 
 def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
     """Return the visible writes waiting for a reviewer that would replace ``memory`` (their
-    review item cites a version of its chain, ``memory_chain_ids``), oldest first. Deleting
-    ``memory`` leaves them waiting: a person may correct a memory and then delete the old
-    version, so the delete page names them.
+    review item cites a version of its chain, ``memory_chain_ids``, or their approval lands
+    on one, ``_landing_on_chain``), oldest first. Deleting ``memory`` leaves them waiting: a
+    person may correct a memory and then delete the old version, so the delete page names
+    them.
 
     Any version of the chain, not ``memory`` alone: a write waits on the version in use when
     it was written, and its approval follows the chain to its newest version
     (``selectors.approvals.approval_head``); once the person had corrected that version, the
     write showed on no page of the chain. Not one past its valid_until or its class's
     retention, which approval refuses (``subject_memories_pending`` leaves it out too: the
-    memory's page said a reviewer would look at it first). Two queries.
+    memory's page said a reviewer would look at it first). A few queries, whatever the
+    number of writes.
     """
+    chain = memory_chain_ids(memory)
     citing = ReviewItem.objects.filter(
         tenant_id=principal.tenant_id,
         kind=ReviewItem.Kind.SENSITIVE_WRITE,
         state=ReviewItem.State.OPEN,
-        candidate_ids__overlap=memory_chain_ids(memory),
+        candidate_ids__overlap=chain,
     ).values("memory_id")
     return mark_only_rejected(
         Memory.objects.visible_to(principal)
-        .filter(status=Status.PENDING_APPROVAL, pk__in=citing)
+        .filter(status=Status.PENDING_APPROVAL)
+        .filter(Q(pk__in=citing) | Q(pk__in=_landing_on_chain(memory, chain)))
         .not_ended(in_use_now(principal.tenant_id))
         .exclude(pk=memory.pk)
         .order_by("created_at", "id")
     )
 
 
-# ``mark_only_rejected``'s reason for a correction without a key of a memory that lost a
-# conflict while it waited (``review_conflict_lost``).
-CONFLICT_LOST = "conflict_lost"
+def _landing_on_chain(memory: Memory, chain: list) -> list:
+    """Return the ids of the writes on ``memory``'s key waiting for a reviewer whose item
+    cites no version of its chain (``chain``) and whose approval lands on one now, found as
+    the reviewers' queue finds it (``approval_heads``, unlocked).
+
+    A write made while its key had none (its item cites no head), or on a head deleted or
+    retired since, lands on the key's memory in use now, and the queue says it becomes its
+    next version; that memory's page, and its delete page, named no write waiting to replace
+    it (stop 62's audit of reviewer flows). None for a memory without a key: a keyless write
+    lands only on the chain its item cites. A few queries, whatever the number of writes."""
+    if not memory.memory_key:
+        return []
+    items = list(
+        ReviewItem.objects.filter(
+            tenant_id=memory.tenant_id,
+            subject_id=memory.subject_id,
+            kind=ReviewItem.Kind.SENSITIVE_WRITE,
+            state=ReviewItem.State.OPEN,
+            memory_key=memory.memory_key,
+            memory__status=Status.PENDING_APPROVAL,
+        )
+        .exclude(candidate_ids__overlap=chain)
+        .select_related("memory", "memory__subject")
+    )
+    heads = approval_heads(items)
+    return [
+        item.memory_id
+        for item in items
+        if heads.get(item.pk) is not None and heads[item.pk].pk in chain
+    ]
 
 
 def mark_only_rejected(rows) -> list[Memory]:
@@ -388,7 +420,7 @@ def mark_only_rejected(rows) -> list[Memory]:
         )
     heads = approval_heads(items)
     refusals = writer_grant_refusals(items, heads)
-    lost = chains_lost(rows[0].tenant_id, _written_on_no_head(items, heads)) if items else set()
+    lost = chains_lost(rows[0].tenant_id, _keyless_on_no_head(items, heads)) if items else set()
     why = {
         item.memory_id: refusals.get(item.pk, "") or (CONFLICT_LOST if item.pk in lost else "")
         for item in items
@@ -398,15 +430,11 @@ def mark_only_rejected(rows) -> list[Memory]:
     return rows
 
 
-def _written_on_no_head(items, heads: dict) -> dict:
-    """Return ``{item.pk: the memory it was written on}`` for the keyless writes of ``items``
-    that land on no head (``heads``, ``approval_heads``'): those ``chains_lost`` reads, as
-    the review queue and the approval do."""
-    return {
-        item.pk: item.candidate_ids[0]
-        for item in items
-        if item.candidate_ids and not item.memory.memory_key and heads.get(item.pk) is None
-    }
+def _keyless_on_no_head(items, heads: dict) -> list:
+    """Return the keyless writes of ``items`` that land on no head (``heads``,
+    ``approval_heads``'): those ``chains_lost`` reads, as the review queue and the approval
+    do."""
+    return [item for item in items if not item.memory.memory_key and heads.get(item.pk) is None]
 
 
 def same_text(a: str, b: str) -> bool:
@@ -760,7 +788,7 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     narrowed = writer_grant_refusals(items, lands_on)
     # A correction without a key of a memory that lost a conflict: approved, it stood alone
     # beside the winner (stop 62's audit of conflicts), so it is refused.
-    lost = chains_lost(principal.tenant_id, _written_on_no_head(items, lands_on))
+    lost = chains_lost(principal.tenant_id, _keyless_on_no_head(items, lands_on))
     use = in_use_now(principal.tenant_id)
     for item in items:
         # Out of use while it waited (past its valid_until or its class's retention), or

@@ -62,7 +62,13 @@ from memory_core.retrieval.conflicts import ASK_USER_FOLLOWED_SQL
 from memory_core.retrieval.policy import RetrievalPolicy
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.rls import request_tenant_set, tenant_atomic
-from memory_core.selectors.approvals import agents_reaching, in_use_now, keyless_rivals_standing
+from memory_core.selectors.approvals import (
+    CONFLICT_LOST,
+    agents_reaching,
+    in_use_now,
+    keyless_rivals_standing,
+    newest_versions,
+)
 from memory_core.selectors.policy import active_retrieval_policy
 from memory_core.services.revocations import memory_revocation_journal_on_commit
 
@@ -765,6 +771,7 @@ def conflict_resolve(
                     **actor,
                 )
             )
+        _corrections_lost(item, losers)
         # A loser revoked here is revoked as a revoke's is: the key's conflicts at other
         # places it leaves with one candidate in use close too (they stayed open, citing it,
         # with nothing left to choose: stop 47's audit).
@@ -801,6 +808,51 @@ def conflict_resolve(
         fields.append("resolved_by")
     item.save(update_fields=fields)
     return item
+
+
+def _corrections_lost(item: ReviewItem, losers: list[Memory]) -> None:
+    """Give ``CONFLICT_LOST`` to the open items of the corrections without a key waiting for
+    a reviewer that are written on a version of the chain of one of ``losers`` (just revoked
+    by the choice of a winner of the conflict ``item``): approved, such a correction stands
+    alone beside the winner, so its approval is refused (``review_conflict_lost``,
+    ``selectors.approvals.chains_lost``).
+
+    Recorded on the item, not read from the loser alone: once the person deleted the revoked
+    loser (a memory not in use, which the portal offers to delete), its status was
+    "deleted" and the deletion's worker took its id out of the item, so nothing told the
+    approval that the correction had lost, and it went through (stop 62's audit of reviewer
+    flows). A key's correction lands on the key's head, the winner, beside which it stands
+    in a conflict: it is none of these. Three queries, one more for each version a chain has
+    moved on by and one for each item marked; none without a keyless loser."""
+    keyless = {loser.pk for loser in losers if not loser.memory_key}
+    if not keyless:
+        return
+    waiting = list(
+        ReviewItem.objects.filter(
+            tenant_id=item.tenant_id,
+            subject_id=item.subject_id,
+            kind=ReviewItem.Kind.SENSITIVE_WRITE,
+            state=ReviewItem.State.OPEN,
+            memory_key="",
+        )
+        .exclude(candidate_ids=[])
+        .exclude(rule_codes__contains=[CONFLICT_LOST])
+        .values_list("pk", "candidate_ids")
+    )
+    if not waiting:
+        return
+    newest = newest_versions(ids[0] for _, ids in waiting)
+    lost = [pk for pk, ids in waiting if ids[0] in newest and newest[ids[0]].pk in keyless]
+    # skip_locked: an item locked now is being decided, withdrawn or scrubbed. An approval
+    # locks its item before the head it lands on, so one of a keyless copy's correction,
+    # which a keyed conflict's resolution (holding that copy, not the keyless lock) revokes,
+    # would deadlock with this; it then finds the copy revoked itself (``chains_lost``).
+    written_on_losers = ReviewItem.objects.select_for_update(skip_locked=True).filter(
+        pk__in=lost, state=ReviewItem.State.OPEN
+    )
+    for written in written_on_losers.order_by("pk"):
+        written.rule_codes = [*written.rule_codes, CONFLICT_LOST]
+        written.save(update_fields=["rule_codes"])
 
 
 def _refuse_narrower(

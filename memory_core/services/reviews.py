@@ -57,6 +57,21 @@ from memory_core.services.revocations import memory_rejection_journal_on_commit
 ANY_HEAD = object()
 
 
+def review_kind_check(item: ReviewItem) -> None:
+    """Refuse (Conflict ``not_a_sensitive_write``) an approval or a rejection of ``item`` when
+    it is a conflict between memories: those are resolved by choosing an outcome
+    (``services.conflicts.conflict_resolve``). The portal asks it before it reads the form: a
+    blank reason sent to a conflict's approve address looked the item up as a write and
+    called it one no longer waiting (stop 62's audit of reviewer flows)."""
+    if item.kind != ReviewItem.Kind.SENSITIVE_WRITE:
+        raise Conflict(
+            "This item is a conflict between memories, not a write waiting for approval: "
+            "resolve the conflict by choosing its outcome (approve and reject are for "
+            "sensitive writes).",
+            code="not_a_sensitive_write",
+        )
+
+
 def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
     """Return the open sensitive-write item ``item_id`` of the reviewer's tenant, locked
     unless ``lock`` is false."""
@@ -65,13 +80,7 @@ def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:
     item = (items.select_for_update() if lock else items).first()
     if item is None:
         raise NotFound("No review item with this id.")
-    if item.kind != ReviewItem.Kind.SENSITIVE_WRITE:
-        raise Conflict(
-            "This item is a conflict between memories, not a write waiting for approval: "
-            "resolve the conflict by choosing its outcome (approve and reject are for "
-            "sensitive writes).",
-            code="not_a_sensitive_write",
-        )
+    review_kind_check(item)
     if item.state != ReviewItem.State.OPEN or item.memory_id is None:
         raise Conflict(f"This item is already {item.state}.", code="review_closed")
     return item
@@ -209,10 +218,12 @@ def _refuse_lost_chain(memory: Memory, item: ReviewItem, head: Memory | None) ->
     account again beside the memory the reviewer had chosen (stop 62's audit of conflicts).
     A key's correction lands on the key's head, the winner, and stands beside it in a
     conflict; without a key there is no head to land on. As for ``review_expired``, the write
-    can only be rejected."""
-    if head is not None or memory.memory_key or not item.candidate_ids:
+    can only be rejected. Told by the item's rule code too (``CONFLICT_LOST``): once the
+    person deleted the revoked memory, the deletion's worker took its id out of the item and
+    the approval went through (stop 62's audit of reviewer flows)."""
+    if head is not None or memory.memory_key:
         return
-    if not chains_lost(memory.tenant_id, {item.pk: item.candidate_ids[0]}):
+    if not chains_lost(memory.tenant_id, [item]):
         return
     raise Conflict(
         "The memory this write corrects lost a conflict while it waited: a reviewer chose "

@@ -12,10 +12,16 @@ and a waiting correction of a memory that lost its conflict can no longer be app
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import reverse
 
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import deletion_request
 from memory_core.exceptions import Conflict
 from memory_core.models import Memory, ReviewItem, Status
-from memory_core.principals import ReviewerPrincipal
+from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
+from memory_core.selectors.approvals import CONFLICT_LOST
+from memory_core.selectors.portal import review_queue
 from memory_core.services.conflicts import conflict_resolve, conflicts_heal_stale
 from memory_core.services.reviews import review_approve
 from tests.clients import client_for
@@ -321,6 +327,57 @@ def test_a_losers_waiting_correction_can_no_longer_be_approved(api_client, revie
     assert Memory.objects.get(pk=waiting["memory_id"]).status == Status.PENDING_APPROVAL
     assert ReviewItem.objects.get(pk=waiting["review_item"]).state == "open"
     assert _given(api_client) == [HEAD]
+
+
+def test_deleting_the_losing_memory_does_not_make_its_correction_approvable(
+    api_client, reviewer_principal
+):
+    """Stop 62's audit of reviewer flows found that once the person deleted the revoked
+    loser (a memory not in use, which the portal offers to delete), its waiting correction
+    could be approved again: ``chains_lost`` read the loser's status, "deleted" and no
+    longer "revoked", and the deletion's worker took its id out of the item, so the approval
+    found nothing lost and put the disputed account back beside the winner. The resolution
+    now records the loss on the waiting item (rule code ``conflict_lost``), which survives
+    the worker's scrub, and a loser deleted since counts as revoked (for an item waiting from
+    before). The approval is refused before and after the worker, and the queue says the
+    write can only be rejected."""
+    head = keyless_incident(api_client, HEAD)
+    rival = correct(api_client, head, RIVAL)["memory"]["id"]
+    waiting = correct(api_client, rival, SENSITIVE_RIVAL, sensitivity="sensitive", expect=202)
+    conflict = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=reviewer_principal, item_id=conflict.pk, outcome="choose_winner",
+                     winner_id=head, reason="The build host's disk was full.")  # fmt: skip
+    item = ReviewItem.objects.get(pk=waiting["review_item"])
+    assert CONFLICT_LOST in item.rule_codes
+
+    loser = Memory.objects.get(pk=rival)
+    person = SubjectPrincipal(tenant_id=loser.tenant_id, subject_id=loser.subject_id, user_id=None)
+    operation = deletion_request(principal=person, memory_id=rival)
+
+    def refused() -> str:
+        with pytest.raises(Conflict) as refusal:
+            review_approve(principal=reviewer_principal, item_id=item.pk,
+                           reason="The words are accurate.")  # fmt: skip
+        return refusal.value.code
+
+    # Before the worker, by the loser's status alone too (an item waiting from before the
+    # resolution recorded the loss on it).
+    ReviewItem.objects.filter(pk=item.pk).update(rule_codes=["sensitivity.review_required"])
+    assert refused() == "review_conflict_lost"
+    ReviewItem.objects.filter(pk=item.pk).update(rule_codes=[*item.rule_codes])
+
+    assert deletion_run(operation_id=operation.pk) == "completed"
+    item.refresh_from_db()
+    assert (item.state, item.candidate_ids) == ("open", [])
+    assert refused() == "review_conflict_lost"
+    assert Memory.objects.get(pk=waiting["memory_id"]).status == Status.PENDING_APPROVAL
+    assert _given(api_client) == [HEAD]
+    (card,) = review_queue(principal=reviewer_principal).items
+    assert (card.conflict_lost, card.lands_on) == (True, None)
+    reviewers = Client()
+    reviewers.force_login(get_user_model().objects.get(pk=reviewer_principal.user_id))
+    queue = reviewers.get(reverse("portal:review:queue")).content.decode()
+    assert "The memory it corrected, deleted since, lost a conflict while it waited" in queue
 
 
 def test_every_rival_kept_both_stays_given_while_a_later_conflict_is_open(

@@ -7,7 +7,10 @@ from datetime import timedelta
 
 import pytest
 from django.contrib.messages import get_messages
+from django.db import connection
+from django.test import Client
 from django.test.client import BOUNDARY, encode_multipart
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
@@ -23,6 +26,8 @@ from memory_core.models import (
     Subject,
 )
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal
+from memory_core.selectors.approvals import approval_head
+from memory_core.selectors.portal import memory_pending_replacements
 from memory_core.services.api_keys import agent_grant_set
 from memory_core.services.memories import MemoryDraft, memory_supersede
 from memory_core.services.reviews import review_approve
@@ -2120,6 +2125,62 @@ def test_a_write_waiting_on_an_older_version_shows_on_the_pages_of_the_version_i
     review_approve(principal=principal, item_id=item.pk, reason="checked")
     write.refresh_from_db()
     assert (write.status, write.supersedes_id, write.version) == ("active", v2.pk, 3)
+
+
+def _written_while_the_key_had_none(memory, content: str) -> ReviewItem:
+    """Return the item of a sensitive write of ``content`` on ``memory``'s key made while the
+    key had no memory: its item cites none (``candidate_ids`` empty)."""
+    item = pending_write_on(memory, content)
+    item.candidate_ids = []
+    item.save(update_fields=["candidate_ids"])
+    return item
+
+
+def test_a_memorys_page_names_the_waiting_write_the_queue_says_replaces_it(
+    alice_client, alice_subject, reviewer, django_assert_max_num_queries
+):
+    """Stop 62's audit of reviewer flows found that a sensitive write made while its key had
+    no memory (its item cites none) lands, approved, on the memory written on the key since
+    (``approval_head`` -> ``current_head``), and the reviewers' queue says so ("becomes the
+    next version of" it), yet that memory's page and its delete page listed no waiting
+    write: ``memory_pending_replacements`` read only the items citing a version of its
+    chain. It also takes the subject's writes on the key whose approval lands on a version
+    of the chain, found as the queue finds them (``approval_heads``), in as many queries for
+    three writes as for one."""
+    memory = MemoryFactory(
+        subject=alice_subject, memory_key="health.diet", content="Alice eats no sugar."
+    )
+    item = _written_while_the_key_had_none(
+        memory, "Alice follows a diabetic diet prescribed by her doctor."
+    )
+    assert approval_head(item.memory, item, lock=False) == memory
+    reviewers = Client()
+    reviewers.force_login(reviewer)
+    queue = reviewers.get(reverse("portal:review:queue")).content.decode()
+    assert "Approved, it becomes the next version of" in queue
+    assert "Alice eats no sugar." in queue
+
+    page = alice_client.get(reverse("portal:memory", args=[memory.pk]))
+    assert page.status_code == 200
+    assert [write.pk for write in page.context["waiting"]] == [item.memory_id]
+    assert "Alice follows a diabetic diet" in page.content.decode()
+    delete_page = alice_client.get(reverse("portal:memory-delete", args=[memory.pk]))
+    assert b"1 newer version of this memory is waiting for a reviewer" in delete_page.content
+    # Not on the page of a memory of another key, nor of the write itself.
+    other = MemoryFactory(subject=alice_subject, memory_key="health.sleep")
+    principal = SubjectPrincipal(
+        tenant_id=alice_subject.tenant_id, subject_id=alice_subject.pk, user_id=None
+    )
+    assert memory_pending_replacements(principal=principal, memory=other) == []
+    assert memory_pending_replacements(principal=principal, memory=item.memory) == []
+
+    with CaptureQueriesContext(connection) as one:
+        memory_pending_replacements(principal=principal, memory=memory)
+    for text in ("Alice is diabetic.", "Alice takes insulin."):
+        _written_while_the_key_had_none(memory, text)
+    with django_assert_max_num_queries(len(one.captured_queries)):
+        waiting = memory_pending_replacements(principal=principal, memory=memory)
+    assert len(waiting) == 3
 
 
 def test_a_memory_past_its_end_reads_expired_on_its_page_and_in_its_chain(

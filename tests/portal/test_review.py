@@ -371,6 +371,29 @@ def test_a_decision_needs_a_reason(reviewer_client, queues):
 
 
 @pytest.mark.parametrize("name", ["portal:review:approve", "portal:review:reject"])
+def test_a_blank_reason_on_a_conflicts_approve_address_does_not_call_it_a_closed_write(
+    reviewer_client, queues, name
+):
+    """Stop 62's audit of reviewer flows found that a blank reason posted to the approve (or
+    reject) address of an open conflict took the form's error path, which looked the item up
+    among the writes waiting, found none, and said "Nothing was decided on write …: it is no
+    longer waiting for a reviewer" of a conflict still open. It is answered as with a reason,
+    as the service answers it (``not_a_sensitive_write``): a conflict, resolved by choosing
+    its outcome."""
+    item = queues["own_conflict"]
+    url = reverse(name, args=[item.pk])
+    reasoned = reviewer_client.post(url, {"reason": "Checked."}, follow=True).content.decode()
+    blank = reviewer_client.post(url, {"reason": "   "}, follow=True).content.decode()
+
+    said = "This item is a conflict between memories, not a write waiting for approval"
+    assert said in reasoned
+    assert said in blank
+    assert "no longer waiting for a reviewer" not in blank
+    item.refresh_from_db()
+    assert item.state == "open"
+
+
+@pytest.mark.parametrize("name", ["portal:review:approve", "portal:review:reject"])
 @pytest.mark.parametrize(
     ("reason", "problem"),
     [
