@@ -87,7 +87,9 @@ DONE_IDIOMS = (
 
 # A record's id ("4471", "#A-17"), matched one way only: with the digit anywhere inside it, an
 # id could be split as many ways as it holds digits, and a list of long ids whose state never
-# follows would try every combination of their splits (stop 61's review).
+# follows would try every combination of their splits (stop 61's review). The separator
+# before it is possessive (``\W++``): "#" and "-" are in both, and each split of "The order "
+# and 3,880 hyphens looked for a digit in the rest (stop 62's sweep of admission).
 _ID = r"(?=[#\w-]*\d)[#\w-]++"
 # The ids after a record's first: "orders 4471, 4472 and 4473".
 _MORE_IDS = r"(?:(?:,\s*|\s+(?:and|&)\s+)" + _ID + r"){0,3}"
@@ -397,14 +399,14 @@ CLASS_RULES: list[Rule] = [
         "class.business_state",
         rx(
             r"(?:^|[.!?;:\n(\[{\"]\s*)(?:(?:the|this|that|its)\W+)?(?:\w+\W+|\w+['\u2019]s\W+"
-            r"(?=\w++(?:\W++\w++)?\W+[#\w-]*\d))?(?:(?:balance|"
+            r"(?=\w++(?:\W++\w++)?\W++[#\w-]*\d))?(?:(?:balance|"
             r"invoice|bill|"
             r"order|refund|payment|chargeback|dispute|subscription|plan|tier|membership|"
             r"account|fee|charge|debt|dues|loan|claim|shipment|package|transaction|txn|trial|"
             r"license|licence|premium access|access)(?:\W+(?:request|status|amount|balance))?"
-            r"(?:\W+" + _ID + r")?|(?:balances|invoices|bills|orders|refunds|payments|"
+            r"(?:\W++" + _ID + r")?|(?:balances|invoices|bills|orders|refunds|payments|"
             r"chargebacks|disputes|subscriptions|memberships|accounts|fees|charges|debts|loans|"
-            r"claims|shipments|packages|transactions|txns|licen[cs]es)\W+" + _ID + r")"
+            r"claims|shipments|packages|transactions|txns|licen[cs]es)\W++" + _ID + r")"
             r"\W+(?:(?:now|just|already|successfully|fully)\W+)?(?:",
             STATE_WORDS,
             r"|shipped|upgraded|downgraded|removed|issued)\b",
@@ -425,7 +427,7 @@ CLASS_RULES: list[Rule] = [
             r"(?:refunded|reimbursed|credited|compensated|charged back|reinstated|unbanned|"
             r"whitelisted)(?:\W+(?:in full|fully|already|today|yesterday|now|again))?(?:\W+"
             r"(?:for|on)\W+(?:the\W+|their\W+|his\W+|her\W+)?(?:order|invoice|purchase|"
-            r"subscription|charge|payment|booking|ticket|return|account)\b(?:\W+" + _ID + r")?)?"
+            r"subscription|charge|payment|booking|ticket|return|account)\b(?:\W++" + _ID + r")?)?"
             r"\s*(?:$|[.!?;\n])|"
             r"\b(?:upgrade|bump|move|switch|promote|put)\W+(?:them|him|her|the user|the customer|"
             r"this (?:user|customer|account)|their account|the account)\W+(?:to|onto|into)\W+"

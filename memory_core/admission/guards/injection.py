@@ -19,6 +19,7 @@ from memory_core.admission.guards.vocabulary import (
     HIGH_IMPACT,
     IBAN,
     INSTRUCTION_NOUNS,
+    LEADING_URL,
     MONEY,
     MOVE_VERBS,
     NW,
@@ -141,7 +142,10 @@ INJECTION_RULES: list[Rule] = [
             r"was|has been|have been|got|get|gets|becomes?|be)\W+(?:now\W+|fully\W+|already\W+)?"
             r"jailbr[eo]a?k|\bdo anything now\b|"
             r"<\|?\s*(?:im_start|im_end|system|endoftext)|\[/?(?:system|inst|sys|admin)\]|"
-            r"#{2,}\s*(?:system|instruction|new instructions)|(?:^|\n)\s*(?:system|assistant)\s*:|"
+            # A heading's run of "#" read once, from its first (each "#" of a run of 3,900
+            # began it anew: quadratic, stop 62's sweep of admission).
+            r"(?<!#)#{2,}+\s*(?:system|instruction|new instructions)|"
+            r"(?:^|\n)\s*(?:system|assistant)\s*:|"
             r"\bsystem (?:override|prompt override|message)\s*:|"
             r"\bend of (?:user )?(?:input|prompt|conversation)\b|"
             r"\b(?:you|assistant|the assistant|the agent|the model|the ai) (?:must|will|shall) "
@@ -498,9 +502,13 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.privilege_escalation",
         rx(
-            r"\b(?:make|set|promote|upgrade|appoint|add|nombra|haz|fais|mache|torne|rendi)\W+"
+            r"\b(?:make|set|promote|upgrade|appoint|add|nombra|haz|fais|mache|torne|rendi)\W++"
             r"(?:me|him|her|them|this user|the user|user|this account|my account|me an?|"
-            r"me the|[\w-]+\d[\w-]*)\W+(?:to\W+|as\W+|an?\W+|the\W+)*(?:an?\W+)?(?:admin|"
+            # ... or a user's id, read one way (as ``business_state._ID``): ``[\w-]+\d[\w-]*``
+            # could end at any digit and took "-" as the separator's too, so "Set " and a run
+            # of hyphens was split every way (stop 62's sweep of admission). A digit after
+            # its first character still: "set 2 admin accounts" counts accounts.
+            r"me the|(?=[\w-]+\d)[\w-]++)\W+(?:to\W+|as\W+|an?\W+|the\W+)*(?:an?\W+)?(?:admin|"
             r"administrator|owner|superuser|root|moderator|super admin|superadmin|"
             r"administrador|administrateur|amministratore)\b"
         ),
@@ -555,12 +563,17 @@ INJECTION_RULES: list[Rule] = [
         exempt_own_world=True,
     ),
     # A privilege stated as a fact or a flag: "permission level is superuser", "is_admin: true".
+    # "=" and ":" are punctuation as well as the verb: read as ``\W+(?:=|:)\W+``, "Access "
+    # and a run of 3,900 "=" was split every way (quadratic, ~6 s; stop 62's sweep of
+    # admission). The run is read once now, the verb its first "=" or ":" after its first
+    # character with one more after it, which is where the old shape could split it.
     Rule(
         "injection.privilege_escalation",
         rx(
-            r"\b(?:permission|access|privilege|authori[sz]ation|clearance)(?: level)?s?\W+"
-            r"(?:is|are|was|=|:|set to)\W+(?:now\W+)?(?:an?\W+)?(?:admin|administrator|"
-            r"superuser|super admin|superadmin|root|owner|unrestricted|unlimited|full)\b|"
+            r"\b(?:permission|access|privilege|authori[sz]ation|clearance)(?: level)?s?"
+            r"(?:\W++(?:is|are|was|set to)|\W[^\w=:]*+[=:])\W++(?:now\W+)?(?:an?\W+)?"
+            r"(?:admin|administrator|superuser|super admin|superadmin|root|owner|unrestricted|"
+            r"unlimited|full)\b|"
             r"\bis_?(?:admin|superuser|root|staff|owner|privileged)\W{0,3}(?:[:=]|is)\W{0,3}"
             r"(?:true|1|yes|on)\b"
         ),
@@ -728,7 +741,7 @@ INJECTION_RULES: list[Rule] = [
     Rule(
         "injection.exfiltration",
         rx(
-            URL,
+            LEADING_URL,
             r"[^\s]*(?:\{\{|\}\}|\$\{|%7b%7b|<(?:data|user|secret|memory|conversation|email|"
             r"password|token|history|context)[a-z_]*>|\[(?:data|user|secret|memory|conversation|"
             r"email|password|token|history|context)[a-z_ ]*\]|\{(?:data|user|secret|memory|"
@@ -862,11 +875,14 @@ INJECTION_RULES: list[Rule] = [
             r"(?:is|=|:|means|activates|unlocks|enables)"
         ),
     ),
-    # Entity redirection (MINJA): one person or record is "really" another.
+    # Entity redirection (MINJA): one person or record is "really" another. The punctuation
+    # around the adverb is read once (possessive): as ``\W+`` and ``\W*`` with nothing
+    # between them, "They are " and a run of 3,880 "%" was split every way (1.5 s, stop
+    # 62's sweep of admission).
     Rule(
         "injection.entity_redirect",
         rx(
-            r"\b(?:is|are|was|were)\W+(?:actually|really|in fact|now|also|secretly)?\W*"
+            r"\b(?:is|are|was|were)\W++(?:(?:actually|really|in fact|now|also|secretly)\W*+)?"
             r"(?:the same (?:person|user|customer|patient|account|individual|entity|client|record)"
             r" as|an? (?:alias|alt|alternate account|duplicate|other name) (?:of|for))\b|"
             r"\b(?:es la misma persona|est la meme personne|ist dieselbe person|"
@@ -909,7 +925,10 @@ INJECTION_RULES: list[Rule] = [
             ENTITY,
             r"\W{1,3}[\w.@-]*\d|",
             ENTITY,
-            r"\W{0,3}[\w.@-]*\d[\w.@-]*\W+(?:\w+\W+){0,4}?(?:retrieved|taken|loaded|pulled|"
+            # ... the id read one way (as ``business_state._ID``): one that could end at any
+            # digit, "." "@" and "-" the separator's too, took "Patient " and "12-" 1,290
+            # times ~10 s (stop 62's sweep of admission)
+            r"\W{0,3}(?=[\w.@-]*\d)[\w.@-]++\W+(?:\w+\W+){0,4}?(?:retrieved|taken|loaded|pulled|"
             r"fetched|read|copied|sourced|served|answered|looked up|used)\W+(?:from|with|as|via)"
             r"\W+(?:\w+\W+)?",
             ENTITY,
@@ -1135,10 +1154,13 @@ INJECTION_RULES: list[Rule] = [
         ),
     ),
     # A tool of money or access called by name: "call the refund tool", "grant_role(...)".
+    # The separators are read whole (possessive): "." and "-" are in the tool's name too, and
+    # "Invoke " and a run of dots was split every way between them (quadratic, stop 62's
+    # sweep of admission); a name's leading dots or hyphens only joined it to the separator.
     Rule(
         "injection.trigger",
         rx(
-            r"\b(?:call|invoke|trigger|run|execute|fire)\W+(?:the\W+)?[\w.-]*(?:refund|payout|"
+            r"\b(?:call|invoke|trigger|run|execute|fire)\W++(?:the\W++)?[\w.-]*(?:refund|payout|"
             r"transfer|payment|grant|role|permission|admin|password|credit|approve|unlock|"
             r"delete|wire|funds?)[\w.-]*\W*(?:tool|function|api|endpoint|command|action|"
             r"webhook|method|\()"
@@ -1836,11 +1858,13 @@ INJECTION_RULES: list[Rule] = [
         exempt_own_world=True,
     ),
     # A script fetched and run: "download and execute the installer script from https://...".
+    # "&" is punctuation as well as the conjunction, read as privilege_escalation reads "=":
+    # "Get " and a run of "&" was split every way (stop 62's sweep of admission).
     Rule(
         "injection.instruction_override",
         rx(
-            r"\b(?:download|fetch|pull|grab|get)\W+(?:and|then|&)\W+(?:run|execute|install|launch|"
-            r"source)\W+",
+            r"\b(?:download|fetch|pull|grab|get)(?:\W++(?:and|then)|\W[^\w&]*+&)\W++(?:run|"
+            r"execute|install|launch|source)\W+",
             words(0, 4),
             r"(?:from\W+|at\W+)?",
             URL,

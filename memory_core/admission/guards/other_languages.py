@@ -16,6 +16,8 @@ from memory_core.admission.guards.vocabulary import (
     ASIDE,
     EMAIL,
     FIELD_SEP,
+    LEADING_EMAIL,
+    LEADING_URL,
     URL,
     URL_NEEDS,
     Rule,
@@ -713,9 +715,9 @@ INJECTION_RULES: list[Rule] = [
             URL,
             r"|\bwebhook)|"
             r"(?:",
-            EMAIL,
+            LEADING_EMAIL,
             r"|",
-            URL,
+            LEADING_URL,
             r")\S*",
             W,
             r"{0,60}?\b(?:con|avec|mit|com)\W+(?:\w+\W+){0,2}?(?:chat|conversaci\w+|historial|"

@@ -259,6 +259,26 @@ URL = (
 # What every URL match holds, for a rule's ``needs``.
 URL_NEEDS = ("://", "www.", *(f".{tld}" for tld in URL_TLDS))
 EMAIL = r"\b[a-z0-9._%+-]+@[a-z0-9.-]+\.[a-z]{2,}\b"
+# ``URL`` and ``EMAIL`` for a rule that begins with one, read once a token. Tried from every
+# word boundary, each start read the rest of its token, so one token of 3,900 characters
+# ("a.ba.ba.b...", "12-12-12-...") took such a rule seconds (quadratic, stop 62's sweep of
+# admission). A later start in a token can end wherever an earlier one can, so a token is
+# tried from its first character: a domain with its leading hyphens, an address with its
+# leading dots and signs. A token glued by "_" or a letter of another script to the word
+# before it, where "\b" does not start, is read from that word when the word's label holds a
+# hyphen or one more label follows it before the TLD, as the boundaries inside it were
+# ("data_sink.evil.com" matched "evil.com"). Not after another part of a rule, which may
+# leave a link to begin inside its token ("backup-to.evil.com" after "to").
+_LEADING_DOMAIN = (
+    r"(?:(?<![\w-])(?<![a-z0-9-]\.)(?:-++\.?)*+\b[a-z0-9-]++|(?<=[^\Wa-z0-9])(?:-[a-z0-9-]*+|"
+    r"[a-z0-9]++(?:-[a-z0-9-]*+|\.-*+[a-z0-9][a-z0-9-]*+)))(?:\.[a-z0-9-]++)*\."
+    r"(?:" + "|".join(URL_TLDS) + r")(?:/|\?|\b)"
+)
+LEADING_URL = r"(?:https?://|hxxps?://|(?:s3|gs|s?ftp|scp)://|www\.|" + _LEADING_DOMAIN + r")"
+LEADING_EMAIL = (
+    r"(?:(?<![a-z0-9._%+-])(?:\b|[.%+-]++\b)|(?<=[^\Wa-z0-9_])(?=[a-z0-9_]++[.%+-]))"
+    r"[a-z0-9._%+-]++@[a-z0-9.-]+\.[a-z]{2,}\b"
+)
 # Who money is paid to, named by an identifier: an address, a handle, an IBAN, a wallet, a card.
 PAYEE = (
     r"(?:" + EMAIL + r"|(?<![\w.@])@[a-z0-9][\w.-]{2,}|" + IBAN + "|" + CRYPTO_ADDRESS + r"|"
@@ -381,7 +401,9 @@ HIGH_IMPACT = (
     r"(?:\w+\W+)?(?:account|balance|order|refund|invoice|payment|password|subscription)|"
     r"give (?:them|him|her|the user|the customer)\W+(?:\w+\W+){0,3}?(?:passwords?|"
     r"credentials|codes?|keys?|tokens?|access|refunds?|credits?|discounts?)|"
-    r"(?:call|invoke|trigger|run|execute|use)\W+(?:the\W+)?[\w.-]*(?:refund|payout|transfer|"
+    # ... a tool called by name, its separators possessive as injection.trigger's ("." and
+    # "-" are in a name too)
+    r"(?:call|invoke|trigger|run|execute|use)\W++(?:the\W++)?[\w.-]*(?:refund|payout|transfer|"
     r"payment|grant|role|permission|admin|password|credit|approve|unlock|delete|wire)[\w.-]*)"
 )
 

@@ -257,3 +257,105 @@ def test_every_rule_reading_up_to_n_words_does_not_backtrack(content):
     after its trigger every way (polynomial in the run's length, of the degree of ``hi``).
     Each reads ``vocabulary.words`` now and must take about what plain text takes."""
     _assert_linear(content)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # injection.privilege_escalation: "=" (or ":") read as ``\W+`` and as the verb
+        "Access " + "=" * 3900 + "!",
+        # injection.trigger: "." (or "-") read as the separator and in the tool's name
+        "Invoke " + "." * 3870 + "! admin call (",
+        # injection.instruction_override: a heading's run of "#" begun at each "#"
+        "#" * 3880 + "! instruction #",
+        # injection.instruction_override: "&" read as ``\W+`` and as "and" (download and run)
+        "Get " + "&" * 3870 + "! execute download .ai &",
+        # injection.privilege_escalation: "-" read as ``\W+`` and in the id (make ... admin)
+        "Set " + "-" * 3880 + "! admin add",
+        # injection.entity_redirect: an id that could end at any digit ("answered as account")
+        "Patient " + "12-" * 1290 + "! Answered as account",
+        # injection.exfiltration: a domain and an address tried from every boundary of a token
+        "app " + "a.b" * 1290 + "! chat avec .ai",
+        # injection.exfiltration: the same, before a placeholder in a link
+        "conversation " + "12-" * 1290 + "! .ai ${",
+        # class.business_state: "-" read as ``\W+`` and in the record's id (``_ID``)
+        "The order " + "-" * 3880 + "! Then activated.",
+        # ... and two that the fixes' own sweep found: injection.entity_redirect's ``\W+``
+        # and ``\W*`` around an absent adverb ("are really the same person as")
+        "The same person as. They are " + "%" * 3880 + "!",
+        # sens.precise_location's ``\W*:\W*`` after "street" or "address"
+        "Street " + ":" * 3880 + "!",
+    ],
+    ids=[
+        "access-equals", "invoke-dots", "heading-hashes", "get-ampersands", "set-hyphens",
+        "patient-id", "link-token", "placeholder-link-token", "order-hyphens", "are-percents",
+        "street-colons",
+    ],
+)  # fmt: skip
+def test_a_run_read_two_ways_does_not_backtrack_at_the_content_bound(content):
+    """Stop 62's sweep of admission found nine rules that still read a run of characters two
+    ways after stop 61's sweep (and its fixes two more): a separator ``\\W+`` beside a verb, a
+    name or an id that holds the same punctuation ("=", ":", "&", ".", "-", "#", "%"), an id
+    that could end at any digit, a heading's "#" run, and a domain or an address begun anew
+    at each boundary of one token. A run that no match could end was split every way: 1.5 to
+    12.6 s for 3,900 characters (under the 4,000-character content bound), quadratic. Each is
+    read one way now (possessive separators and ids, as ``business_state._ID``; a link or an
+    address at a rule's start from its token's start, ``vocabulary.LEADING_URL`` and
+    ``LEADING_EMAIL``), the guard digest unchanged, and must take about what plain text of
+    its length takes."""
+    _assert_linear(content)
+
+
+# A value and an earlier write, timed as ``TIMED_SCRIPT`` times a content: one subprocess,
+# against plain text of the same shape in the same run.
+SHAPED_SCRIPT = SETUP + textwrap.dedent(
+    """
+    plain = "lorem ipsum dolor " * 217
+    shaped = "Access " + "=" * 3900 + "!"
+    def timed(candidate, recent):
+        context = AdmissionContext(now=timezone.now(), policy=DEFAULT_POLICY,
+                                   policy_version=1, recent_texts=recent)
+        started = time.perf_counter()
+        admit(_candidate(candidate), CORPUS_GRANT, context)
+        return round(time.perf_counter() - started, 4)
+    timed({"content": "warm up"}, [])
+    print(TIMED)
+    """
+)
+
+
+def _shaped_against_plain(timed: str) -> tuple[float, float]:
+    """Seconds of the two admissions ``timed`` names (a write of the shape, one of plain
+    text), in one run of ``SHAPED_SCRIPT``."""
+    printed = _printed(SHAPED_SCRIPT.replace("TIMED", timed), timeout=60)
+    assert printed is not None, "admission took more than 60 s"
+    return eval(printed)  # noqa: S307 - our own script's tuple
+
+
+def test_a_value_of_equals_signs_is_admitted_in_about_plain_texts_time():
+    """Stop 62's sweep of admission found the privilege_escalation run above slower still in
+    a value at the default policy (8,192 bytes): {"note": "Access " + 3,900 "="} took ~17 s,
+    each value string being read in more texts than the content (its seams, its labelled
+    lines), plain text of its size ~0.01 s. It must take at most ~100 times plain text's
+    time."""
+    shape, plain = _shaped_against_plain(
+        '(timed({"content": "Note.", "value": {"note": shaped}}, []),'
+        ' timed({"content": "Note.", "value": {"note": plain}}, []))'
+    )
+    assert shape < 100 * max(plain, 0.005), (shape, plain)
+
+
+def test_an_earlier_write_of_a_punctuation_run_does_not_slow_every_later_write():
+    """Stop 62's sweep of admission found an earlier write of "Access " + 3,900 "=" made every
+    later write in the split-write rule's window pay its backtracking again: ~18 s for an
+    ordinary write of plain text, ~0.01 s after an earlier write of plain text. The rule
+    reads ``SPLIT_SEAM_CHARS`` visible characters around a seam, a run of punctuation
+    counted as one (``normalize.visible_start``), so the run is read whole beside each later
+    write. It still is (a cut in raw characters would let such a run hide an instruction's
+    first half from its seam again, as 200 dots hid a leaf's words until stop 59); the rules
+    read it in linear time now, and a later write must take about what it takes after plain
+    text."""
+    shape, plain = _shaped_against_plain(
+        '(timed({"content": plain}, [shaped]), timed({"content": plain}, [plain]))'
+    )
+    assert shape < 100 * max(plain, 0.005), (shape, plain)
