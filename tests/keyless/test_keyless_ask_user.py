@@ -300,6 +300,18 @@ def test_a_rival_kept_both_is_not_left_beside_a_later_winner(api_client, reviewe
     assert rival.status == Status.REVOKED
 
 
+def _correction_waiting_on_the_loser(api_client, reviewer_principal):
+    """Return (the incident, its rival, the answer to the rival's sensitive correction) once
+    the reviewer chose the incident over the rival while the correction waited."""
+    head = keyless_incident(api_client, HEAD)
+    rival = correct(api_client, head, RIVAL)["memory"]["id"]
+    waiting = correct(api_client, rival, SENSITIVE_RIVAL, sensitivity="sensitive", expect=202)
+    conflict = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=reviewer_principal, item_id=conflict.pk, outcome="choose_winner",
+                     winner_id=head, reason="The build host's disk was full.")  # fmt: skip
+    return head, rival, waiting
+
+
 def test_a_losers_waiting_correction_can_no_longer_be_approved(api_client, reviewer_principal):
     """Stop 62's audit of conflicts found that once a reviewer chose the memory over its
     keyless rival (revoked, ``conflict_lost``), approving the rival's correction that was
@@ -309,12 +321,7 @@ def test_a_losers_waiting_correction_can_no_longer_be_approved(api_client, revie
     the winner and stands beside it in a conflict; without a key there is no head to land
     on, so the approval is refused (409 ``review_conflict_lost``), nothing changes, and the
     write can only be rejected."""
-    head = keyless_incident(api_client, HEAD)
-    rival = correct(api_client, head, RIVAL)["memory"]["id"]
-    waiting = correct(api_client, rival, SENSITIVE_RIVAL, sensitivity="sensitive", expect=202)
-    conflict = ReviewItem.objects.get(kind="conflict", state="open")
-    conflict_resolve(principal=reviewer_principal, item_id=conflict.pk, outcome="choose_winner",
-                     winner_id=head, reason="The build host's disk was full.")  # fmt: skip
+    head, rival, waiting = _correction_waiting_on_the_loser(api_client, reviewer_principal)
     assert Memory.objects.get(pk=rival).status == Status.REVOKED
     assert _given(api_client) == [HEAD]
 
@@ -341,12 +348,7 @@ def test_deleting_the_losing_memory_does_not_make_its_correction_approvable(
     the worker's scrub, and a loser deleted since counts as revoked (for an item waiting from
     before). The approval is refused before and after the worker, and the queue says the
     write can only be rejected."""
-    head = keyless_incident(api_client, HEAD)
-    rival = correct(api_client, head, RIVAL)["memory"]["id"]
-    waiting = correct(api_client, rival, SENSITIVE_RIVAL, sensitivity="sensitive", expect=202)
-    conflict = ReviewItem.objects.get(kind="conflict", state="open")
-    conflict_resolve(principal=reviewer_principal, item_id=conflict.pk, outcome="choose_winner",
-                     winner_id=head, reason="The build host's disk was full.")  # fmt: skip
+    head, rival, waiting = _correction_waiting_on_the_loser(api_client, reviewer_principal)
     item = ReviewItem.objects.get(pk=waiting["review_item"])
     assert CONFLICT_LOST in item.rule_codes
 
