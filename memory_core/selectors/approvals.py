@@ -29,6 +29,17 @@ from memory_core.retrieval.policy import RetrievalPolicy
 from memory_core.selectors.policy import active_retention
 
 
+def open_writes(tenant_id, **filters):
+    """Return the tenant's review items of sensitive writes still waiting for a reviewer,
+    narrowed by ``filters`` (a subject, a key, the memories they hold, the heads they cite)."""
+    return ReviewItem.objects.filter(
+        tenant_id=tenant_id,
+        kind=ReviewItem.Kind.SENSITIVE_WRITE,
+        state=ReviewItem.State.OPEN,
+        **filters,
+    )
+
+
 def shared_or_own(agent_id) -> Q:
     """The memories shared by a tenant's agents, and those private to ``agent_id``."""
     return Q(agent_id__isnull=True) | Q(agent_id=agent_id)

@@ -59,6 +59,7 @@ from memory_core.selectors.approvals import (
     approval_heads,
     chains_lost,
     in_use_now,
+    open_writes,
     writer_grant_refusals,
 )
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
@@ -344,12 +345,7 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
     number of writes.
     """
     chain = memory_chain_ids(memory)
-    citing = ReviewItem.objects.filter(
-        tenant_id=principal.tenant_id,
-        kind=ReviewItem.Kind.SENSITIVE_WRITE,
-        state=ReviewItem.State.OPEN,
-        candidate_ids__overlap=chain,
-    ).values("memory_id")
+    citing = open_writes(principal.tenant_id, candidate_ids__overlap=chain).values("memory_id")
     return mark_only_rejected(
         Memory.objects.visible_to(principal)
         .filter(status=Status.PENDING_APPROVAL)
@@ -373,11 +369,9 @@ def _landing_on_chain(memory: Memory, chain: list) -> list:
     if not memory.memory_key:
         return []
     items = list(
-        ReviewItem.objects.filter(
-            tenant_id=memory.tenant_id,
+        open_writes(
+            memory.tenant_id,
             subject_id=memory.subject_id,
-            kind=ReviewItem.Kind.SENSITIVE_WRITE,
-            state=ReviewItem.State.OPEN,
             memory_key=memory.memory_key,
             memory__status=Status.PENDING_APPROVAL,
         )
@@ -411,12 +405,9 @@ def mark_only_rejected(rows) -> list[Memory]:
     items = []
     if waiting:
         items = list(
-            ReviewItem.objects.filter(
-                tenant_id=rows[0].tenant_id,
-                kind=ReviewItem.Kind.SENSITIVE_WRITE,
-                state=ReviewItem.State.OPEN,
-                memory_id__in_array=waiting,
-            ).select_related("memory", "memory__subject")
+            open_writes(rows[0].tenant_id, memory_id__in_array=waiting).select_related(
+                "memory", "memory__subject"
+            )
         )
     heads = approval_heads(items)
     refusals = writer_grant_refusals(items, heads)

@@ -68,6 +68,7 @@ from memory_core.selectors.approvals import (
     in_use_now,
     keyless_rivals_standing,
     newest_versions,
+    open_writes,
 )
 from memory_core.selectors.policy import active_retrieval_policy
 from memory_core.services.revocations import memory_revocation_journal_on_commit
@@ -828,13 +829,7 @@ def _corrections_lost(item: ReviewItem, losers: list[Memory]) -> None:
     if not keyless:
         return
     waiting = list(
-        ReviewItem.objects.filter(
-            tenant_id=item.tenant_id,
-            subject_id=item.subject_id,
-            kind=ReviewItem.Kind.SENSITIVE_WRITE,
-            state=ReviewItem.State.OPEN,
-            memory_key="",
-        )
+        open_writes(item.tenant_id, subject_id=item.subject_id, memory_key="")
         .exclude(candidate_ids=[])
         .exclude(rule_codes__contains=[CONFLICT_LOST])
         .values_list("pk", "candidate_ids")
