@@ -26,6 +26,10 @@ class Tenant(models.Model):
     # of the deleted words (a run kept with ``eval_retrieval --keep``, or one that crashed
     # before its cleanup). Never set on a tenant of people's own memories.
     evaluation_run = models.BooleanField(default=False, db_default=False, editable=False)
+    # When the retention sweep last finished the tenant's deletions by retention: a run takes
+    # the tenants swept longest ago first and stops between tenants when its time is up, so
+    # the next run starts where it stopped (deletion/retention.py, ``retention_delete``).
+    retention_swept_at = models.DateTimeField(null=True, blank=True, editable=False)
 
     class Meta:
         ordering = ["slug"]

@@ -104,6 +104,7 @@ def test_retention_expires_and_deletes_by_class(owner):
         "conflicts_healed": 0,
         "conflicts_settled": 0,
         "deletion_operations": 0,
+        "tenants_left": 0,
         "memories_deleted": 0,
         "traces_deleted": 0,
         "access_denials_deleted": 0,
@@ -1092,3 +1093,44 @@ def test_the_sweep_binds_no_parameter_per_tenant_with_a_policy():
     assert bound == [1, 1]
     gone = set(Tombstone.objects.values_list("memory_id", flat=True))
     assert gone == {memory.id for memory in due} | {revoked.id}
+
+
+def test_a_sweep_out_of_time_starts_the_next_run_at_the_tenants_it_did_not_reach(monkeypatch):
+    """Stop 62's audit of policies found the sweep visiting every tenant in one order and
+    checking its time only within a tenant: at ~20 ms a tenant, a platform of ~12,000
+    tenants reached the task's soft limit at the same tenant every run, and the later
+    tenants' overdue rows were never deleted. A run now stops between tenants once its
+    time is up, says how many it left, and the next starts with them (the tenants swept
+    longest ago first): out of time at once, each run takes one tenant, a new one each
+    time, until every tenant's rows are gone."""
+    from memory_core.deletion import retention
+
+    monkeypatch.setattr(retention, "SWEEP_SECONDS", 0)
+    due = {}
+    for _ in range(4):
+        tenant = TenantFactory()
+        policy_ensure(tenant=tenant)
+        owner = SubjectFactory(tenant=tenant)
+        due[tenant.id] = _memory(
+            owner, MemoryType.TASK_STATE, MemoryClass.WORKING, timedelta(hours=25)
+        )
+    tenants = len(retention.Tenant.objects.all())
+    visited = []
+    for _ in range(tenants):
+        report = retention_apply()
+        assert report["tenants_left"] == tenants - 1
+        gone = set(Tombstone.objects.values_list("memory_id", flat=True))
+        visited.append({tenant for tenant, memory in due.items() if memory.id in gone})
+    assert all(len(visited[run] - visited[run - 1]) <= 1 for run in range(1, tenants))
+    assert visited[-1] == set(due)  # every tenant's turn came
+    # A tenant with rows due again takes its turn after every other tenant's.
+    last = retention.Tenant.objects.order_by("-retention_swept_at")[0]
+    again = _memory(
+        SubjectFactory(tenant=last), MemoryType.TASK_STATE, MemoryClass.WORKING, timedelta(hours=25)
+    )
+    assert len(retention.Tenant.objects.all()) == tenants
+    for _ in range(tenants - 1):
+        retention_apply()
+    assert not Tombstone.objects.filter(memory_id=again.id).exists()
+    retention_apply()
+    assert Tombstone.objects.filter(memory_id=again.id).exists()
