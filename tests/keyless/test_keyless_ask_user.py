@@ -10,6 +10,8 @@ Since stop 62 it holds the rows a conflict resolved "keep both" kept beside the 
 and a waiting correction of a memory that lost its conflict can no longer be approved.
 """
 
+import importlib
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -27,6 +29,7 @@ from memory_core.services.reviews import review_approve
 from tests.clients import client_for
 from tests.factories import AgentFactory, SubjectFactory
 from tests.keyless.helpers import HEAD, RIVAL, correct, deploy_question, keyless_incident
+from tests.rls_support import run_as_a_migration
 
 pytestmark = pytest.mark.django_db
 
@@ -380,6 +383,31 @@ def test_deleting_the_losing_memory_does_not_make_its_correction_approvable(
     reviewers.force_login(get_user_model().objects.get(pk=reviewer_principal.user_id))
     queue = reviewers.get(reverse("portal:review:queue")).content.decode()
     assert "The memory it corrected, deleted since, lost a conflict while it waited" in queue
+
+
+def test_migration_0049_marks_a_losers_correction_waiting_from_before_stop_62(
+    api_client, reviewer_principal
+):
+    """Left open at stop 62: a keyless correction waiting on a memory that lost a conflict
+    before stop 62's fix held no ``conflict_lost``, and once the deletion's worker took the
+    deleted loser's id out of its item it could be approved again. Migration 0049 marks such
+    items as the resolution now does (the chain's newest version revoked ``conflict_lost``),
+    once; a correction waiting on the winner stays unmarked."""
+    head, _rival, waiting = _correction_waiting_on_the_loser(api_client, reviewer_principal)
+    on_the_winner = correct(api_client, head, "Disk full on the build host at 09:10.",
+                            sensitivity="sensitive", expect=202)  # fmt: skip
+    lost = ReviewItem.objects.filter(pk=waiting["review_item"])
+    before_stop_62 = [code for code in lost.get().rule_codes if code != CONFLICT_LOST]
+    lost.update(rule_codes=before_stop_62)
+    mark = importlib.import_module(
+        "memory_core.migrations.0049_keyless_corrections_conflict_lost"
+    ).MARK_LOST
+
+    run_as_a_migration(mark)
+    run_as_a_migration(mark)
+
+    assert lost.get().rule_codes == [*before_stop_62, CONFLICT_LOST]
+    assert CONFLICT_LOST not in ReviewItem.objects.get(pk=on_the_winner["review_item"]).rule_codes
 
 
 def test_every_rival_kept_both_stays_given_while_a_later_conflict_is_open(
