@@ -232,13 +232,17 @@ def resolve_conflicts(
             # The rows the rules outranked lose by their rule, as in a high-impact group.
             lost_by = {c.id: _outranked_by(c, members) for c in members if c.id not in asked}
         else:
-            lost_by = {}
+            # Each loser by the rule that left it out (2-3b), and those left standing to the
+            # end by the rule that decided among them. Until stop 63 every loser was given the
+            # deciding rule: an inference at the winner's scope lost by "narrower_scope", a
+            # global row newer than the others by "newer_confirmed" (stop 63's audit).
+            lost_by = {c.id: _outranked_by(c, members) for c in members}
         outcomes.append(ConflictOutcome(key, ids, winner.id, rule, high))
         for c in members:
             if c.id != winner.id:
                 dropped.add(c.id)
                 rejections.append(
-                    Rejection(c.id, STAGE, f"lost_conflict:{lost_by.get(c.id, rule)}")
+                    Rejection(c.id, STAGE, f"lost_conflict:{lost_by.get(c.id) or rule}")
                 )
     kept = [c for c in candidates if c.id not in dropped]
     return kept, outcomes, clarifications, rejections
