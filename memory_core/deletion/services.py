@@ -320,8 +320,9 @@ def deletion_request(
 
     Only what ``principal`` may see is in reach; anything else is NotFound. An agent deletes
     only memory types its grant lets it write (as revoke), a memory only when its grant
-    reaches every older version it supersedes, and a whole subject only when its grant
-    reaches every memory of the subject; otherwise PermissionDenied.
+    reaches every older version it supersedes (a key's request made at once: every older
+    version the key's memories it deletes supersede), and a whole subject only when its
+    grant reaches every memory of the subject; otherwise PermissionDenied.
 
     Asking again returns the operation already asked for instead of opening an empty one:
     a memory that is already deleted returns the operation that deleted it; a whole subject
@@ -418,22 +419,16 @@ def _memory_deletion(
     candidates = _deletable(principal, visible).filter(
         pk__in_array=ids, subject_id=memory.subject_id
     )
-    # A correction may lower a chain's sensitivity: an agent capped below an older version
-    # reaches the head and not that version, which stayed, content and all, while the
-    # operation completed. As for a whole subject (``_whole_subject_in_reach``), only a
-    # caller that reaches every version of the history may ask; nothing is deleted else.
-    out_of_reach = (
-        Memory.objects.filter(tenant_id=memory.tenant_id, pk__in_array=ids)
-        .exclude(status=Status.DELETED)
-        .exclude(pk__in=candidates.values("pk"))
-    )
-    if out_of_reach.exists():
-        raise PermissionDenied(
+    _refuse_unless_history_in_reach(
+        memory.tenant_id,
+        ids,
+        candidates,
+        message=(
             "The agent's grant does not reach every older version this memory supersedes "
             "(its history, which a deletion by memory_id deletes too), so it cannot delete "
-            "it; ask the user (portal) or a reviewer.",
-            code="history_not_fully_granted",
-        )
+            "it; ask the user (portal) or a reviewer."
+        ),
+    )
     operation = _operation_create(
         principal=principal,
         tenant_id=memory.tenant_id,
@@ -453,6 +448,26 @@ def _memory_deletion(
         return _memory_deleted_by(principal, taken.operation_id)
     operation.already_requested = False
     return operation
+
+
+def _refuse_unless_history_in_reach(tenant_id, history, candidates, *, message: str) -> None:
+    """Raise PermissionDenied (``history_not_fully_granted``, saying ``message``) when
+    ``history`` (the ids ``with_predecessors`` returned for what is deleted) holds a version
+    not deleted yet outside ``candidates`` (what the caller may delete).
+
+    A correction may lower a chain's sensitivity: an agent capped below an older version
+    reaches the head and not that version, which stayed, content and all, while the
+    operation completed. The versions are one fact's history, deleted with it or not at all:
+    as for a whole subject (``_whole_subject_in_reach``), only a caller that reaches every
+    version may ask, and nothing is deleted else.
+    """
+    out_of_reach = (
+        Memory.objects.filter(tenant_id=tenant_id, pk__in_array=history)
+        .exclude(status=Status.DELETED)
+        .exclude(pk__in=candidates.values("pk"))
+    )
+    if out_of_reach.exists():
+        raise PermissionDenied(message, code="history_not_fully_granted")
 
 
 def _memory_deleted_by(principal, operation_id) -> DeletionOperation:
@@ -498,6 +513,8 @@ def _key_deletion(
     a memory's deletion of the key's head) took them and cleared their key: nothing is left,
     and the request answers that deletion's operation (``_key_taken_meanwhile``). A new one
     would hold nothing and complete at once, while that one has not cleaned their stores yet.
+    Made at once, it deletes the key's memories the caller may delete, and only when it may
+    delete their history too (``_refuse_unless_key_history_in_reach``).
     """
     on_key = Memory.objects.visible_to(principal).filter(subject=subject, memory_key=memory_key)
     # A queued request is made under the id the queue handed out, even with nothing left (once
@@ -506,6 +523,8 @@ def _key_deletion(
     _refuse_at_once_if_too_many(budget, candidates)
     # One of them names the deletion that took them, if one does (its key is cleared then).
     first_seen = None if queued_at else candidates.order_by("pk").values_list("pk").first()
+    if not queued_at:
+        _refuse_unless_key_history_in_reach(budget, subject, candidates)
     operation = _operation_create(
         principal=principal,
         tenant_id=subject.tenant_id,
@@ -522,6 +541,36 @@ def _key_deletion(
         return _key_taken_meanwhile(principal, first_seen[0])
     operation.already_requested = False
     return operation
+
+
+def _refuse_unless_key_history_in_reach(budget: Budget, subject: Subject, candidates) -> None:
+    """Raise PermissionDenied (``history_not_fully_granted``) unless the caller may delete
+    every older version that the key's memories it deletes (``candidates``) supersede: the
+    rule of a memory's deletion (``_refuse_unless_history_in_reach``), for each of them.
+
+    Narrowed to its grant, an agent capped below an older version deleted the key's head and
+    left that version, content and all, under an operation that completed, where the head's
+    deletion by id is refused (stop 63's audit of deletion). Another agent's private memories
+    on the key still stay: they are no version of what the caller deletes, as a new version
+    keeps its chain's owner.
+
+    Read under the subject's lock (``_operation_create`` takes it again), as a memory's
+    deletion reads its history: an approval in flight links its write onto the key's head
+    first. Not for a queued request: it was queued only for a caller reaching every memory on
+    the key (``_key_in_reach``, ``key_not_fully_granted``), and deletes them all.
+    """
+    budget.step()
+    subject_deletion_lock(subject.pk)
+    _refuse_unless_history_in_reach(
+        subject.tenant_id,
+        with_predecessors(*candidates.values_list("pk", flat=True)),
+        candidates,
+        message=(
+            "The agent's grant does not reach every older version the key's memories "
+            "supersede (their history, which their deletion deletes too), so it cannot delete "
+            "the key; ask the user (portal) or a reviewer."
+        ),
+    )
 
 
 def _key_taken_meanwhile(principal, memory_id) -> DeletionOperation:

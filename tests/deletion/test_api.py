@@ -3,8 +3,9 @@
 import pytest
 
 from memory_core.deletion.runner import deletion_run
-from memory_core.models import Memory
-from tests.factories import MemoryFactory, SubjectFactory
+from memory_core.models import DeletionOperation, Memory, Status
+from tests.clients import client_for
+from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -143,9 +144,6 @@ def test_an_accepted_deletion_is_journaled_when_the_response_comes_back(
 
 
 def test_an_agent_out_of_reach_of_a_versions_history_is_403(tenant, owner):
-    from tests.clients import client_for
-    from tests.factories import AgentFactory
-
     old = MemoryFactory(subject=owner, memory_key="k", sensitivity="sensitive", status="superseded")
     head = MemoryFactory(subject=owner, memory_key="k", supersedes=old, version=2)
     client = client_for(AgentFactory(tenant=tenant, max_sensitivity="personal"))
@@ -157,3 +155,40 @@ def test_an_agent_out_of_reach_of_a_versions_history_is_403(tenant, owner):
         assert response.status_code == 403
         assert response.json()["error"]["code"] == "history_not_fully_granted"
     assert Memory.objects.get(pk=old.id).status == "superseded"
+
+
+def test_an_agent_out_of_reach_of_a_key_heads_history_deletes_nothing_of_the_key(
+    api_client, tenant, owner
+):
+    """Stop 63's audit of deletion found that a key's deletion by an agent capped below an
+    older version of the key's head (a correction lowered the chain's sensitivity) deleted the
+    head and left that version superseded, content and all, under an operation that
+    completed, where the head's deletion by id is refused. Now the key's request is refused
+    the same way (``403 history_not_fully_granted``), nothing deleted, and an agent whose
+    grant reaches every version deletes the key, history and all."""
+    old = MemoryFactory(
+        subject=owner, memory_key="contact", content="Phone is 555-0100",
+        sensitivity="sensitive", status="superseded",
+    )  # fmt: skip
+    head = MemoryFactory(
+        subject=owner, memory_key="contact", content="Use email", sensitivity="personal",
+        supersedes=old, version=2,
+    )  # fmt: skip
+    capped = client_for(AgentFactory(tenant=tenant, max_sensitivity="personal"))
+    body = {"subject": owner.external_id, "memory_key": "contact"}
+
+    response = capped.post("/api/v1/deletions", body, format="json")
+
+    assert response.status_code == 403, response.content
+    assert response.json()["error"]["code"] == "history_not_fully_granted"
+    assert not DeletionOperation.objects.exists()
+    left = dict(Memory.objects.filter(subject=owner).values_list("pk", "content"))
+    assert left == {old.pk: "Phone is 555-0100", head.pk: "Use email"}
+
+    response = api_client.post("/api/v1/deletions", body, format="json")
+
+    assert response.status_code == 202, response.content
+    operation_id = response.json()["operation_id"]
+    assert deletion_run(operation_id=operation_id) == "completed"
+    gone = set(Memory.objects.filter(subject=owner).values_list("status", "content"))
+    assert gone == {(Status.DELETED, "")}
