@@ -11,6 +11,7 @@ from memory_core.deletion.selectors import deletion_get
 from memory_core.deletion.services import deletion_retry
 from memory_core.exceptions import DomainError
 from memory_core.models import DeletionOperation, Memory, MemoryEvent, ReviewItem, Status
+from memory_core.policy_check import STATE_WORDS
 from memory_core.selectors.approvals import in_use_now
 from memory_core.selectors.health import evaluation_figures, health_overview
 from memory_core.selectors.portal import (
@@ -58,20 +59,30 @@ class OpenedByGetMixin:
     An action sent after the session ended goes to the login page, whose ``next`` is its
     address: logged in again, the browser opens it (a refused action's page reloaded from
     history too), and a bare 405 showed the browser's own error page. ``find`` looks the
-    target up first: another tenant's id is a 404, as a POST's.
+    target up first, as the POST does: another tenant's id is a 404, and a review item of
+    the other ``kind`` is refused in the same words.
     """
 
     back_name = ""
     NOT_SENT = ""
+    kind = ""  # the kind of review item the action is for
 
     def find(self, target_id) -> None:
-        review_get(principal=self.principal, item_id=target_id)
+        """Refuse a ``target_id`` the action cannot be taken on: none of the reviewer's tenant
+        (NotFound), or an item of the other kind (``review_kind_check``: a write's id on a
+        conflict's resolve address was a 404 to a POST and called a conflict on a GET, stop
+        63's audit of the portal)."""
+        review_kind_check(review_get(principal=self.principal, item_id=target_id), kind=self.kind)
 
     def get(self, request, **kwargs):
         (target_id,) = kwargs.values()
-        self.find(target_id)
+        back = back_to(self.back_name, request)
+        try:
+            self.find(target_id)
+        except DomainError as error:  # NotFound stays a 404 (``refuse``)
+            return self.refuse(error, back)
         messages.info(request, self.NOT_SENT.format(short=str(target_id)[:8]))
-        return redirect(back_to(self.back_name, request))
+        return redirect(back)
 
 
 def queue_context(*, principal, number: int) -> dict:
@@ -108,6 +119,7 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
 
     http_method_names = ["get", "post"]  # GET decides nothing (``OpenedByGetMixin``)
     back_name = "portal:review:queue"
+    kind = ReviewItem.Kind.SENSITIVE_WRITE
     decision = ""  # "approve" | "reject"
     services = {"approve": review_approve, "reject": review_reject}
     form_classes = {"approve": ApprovalForm, "reject": ReasonForm}
@@ -200,7 +212,7 @@ class ReviewDecideView(OpenedByGetMixin, ReviewerMixin, View):
             # whatever the reason: a blank one took the form's path, which looks the item up
             # among the writes waiting, and called the open conflict a write no longer
             # waiting (stop 62's audit of reviewer flows).
-            review_kind_check(review_get(principal=self.principal, item_id=item_id))
+            self.find(item_id)
         except DomainError as error:
             return self.refuse(error, queue)
         form = self.form_classes[self.decision](request.POST)
@@ -307,17 +319,23 @@ class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
 
     http_method_names = ["get", "post"]  # GET resolves nothing (``OpenedByGetMixin``)
     back_name = "portal:review:conflicts"
+    kind = ReviewItem.Kind.CONFLICT
     # What each outcome did, said after it (the form says it before). Retrieval gives agents
     # the candidate its rules prefer during an open conflict, and a clarification only for a
     # tie on a high-impact key (docs/retrieval.md, stage 8): "ask the user" changes neither.
     DONE = {
         "choose_winner": "The winner stays in use; every other candidate in use was revoked.",
-        "keep_both_scoped": "Every candidate stays in use: agents are given each where it "
-        "applies, together where they hold in the same place.",
+        # Of the candidates still in use: one out of use or not yet in effect stays as it is,
+        # given to no agent, and is named after it (``given_to_no_agent``).
+        "keep_both_scoped": "Every candidate still in use stays in use: agents are given each "
+        "where it applies, together where they hold in the same place.",
         "ask_user": "Nothing changed: agents are given what they were given before (the "
         "candidate retrieval's rules prefer or, where the rules leave a tie on a key that "
         "matters, a request for clarification) until a new memory on the key settles it.",
     }
+    # ``out_of_use``'s word for a candidate active but not in effect yet (its valid_from is
+    # still ahead: imported so), which no agent is given before then.
+    NOT_YET = "not_in_effect_yet"
     NOT_SENT = (
         "Nothing was resolved: a conflict is resolved only with its Resolve button, and a "
         "resolution sent after your session had ended was lost at the login. Resolve it "
@@ -330,7 +348,10 @@ class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
         conflicts = reverse("portal:review:conflicts")
         back = back_to("portal:review:conflicts", request)
         try:  # another tenant's item, or none: 404 before anything about the form is said
-            review_get(principal=self.principal, item_id=item_id)
+            # A sensitive write is answered as a GET of this address answers it
+            # (``not_a_conflict``): it was a 404, as ``conflict_resolve`` finds no conflict of
+            # its id (stop 63's audit of the portal).
+            self.find(item_id)
         except DomainError as error:
             return self.refuse(error, back)
         form = ConflictResolveForm(request.POST)
@@ -384,36 +405,72 @@ class ConflictResolveView(OpenedByGetMixin, ReviewerMixin, View):
         done = self.DONE[outcome]
         if outcome == "choose_winner":
             done += self.not_in_effect_yet(item, form.cleaned_data["winner_id"])
+        elif outcome == "keep_both_scoped":
+            done += self.given_to_no_agent(item)
         messages.success(request, f"Conflict resolved: {label.lower()}. {done}")
         return redirect(back)
 
-    @staticmethod
-    def not_in_effect_yet(item, winner_id) -> str:
+    @classmethod
+    def out_of_use(cls, item, winner_id=None) -> list[tuple[Memory, str]]:
+        """Return the candidates of the resolved conflict ``item`` (but the winner
+        ``winner_id``) that agents were not given at its resolution, each with why: its state
+        then (``InUse.state`` at its ``resolved_at``, as ``conflict_resolve`` read them:
+        expired, past its retention, revoked, deleted), or ``NOT_YET`` for one active whose
+        ``valid_from`` is still ahead. By their start, then id. Two queries."""
+        use = in_use_now(item.tenant_id, item.resolved_at)
+        candidates = (
+            Memory.objects.filter(tenant_id=item.tenant_id, pk__in=item.candidate_ids)
+            .exclude(pk=winner_id)
+            .order_by("valid_from", "id")
+        )
+        left = []
+        for memory in candidates:
+            state = use.state(memory)
+            if state == Status.ACTIVE and memory.valid_from > use.now:
+                state = cls.NOT_YET
+            if state != Status.ACTIVE:
+                left.append((memory, state))
+        return left
+
+    @classmethod
+    def not_in_effect_yet(cls, item, winner_id) -> str:
         """Say which of the conflict's other candidates a chosen winner left active: those not
         in effect yet, which the resolution does not revoke (``conflict_resolve``). "Every
         other candidate was revoked" was said of them too (stop 59's audit of the portal).
 
-        Only those in use at the resolution (``InUse`` at its ``resolved_at``, as it read
-        them) and starting after it: one past its valid_until or its retention is stored
-        "active" until the sweep, and was said to be "not in effect until" its past start
-        (stop 60's audit of reviewers); out of use, the page listed it so already."""
-        use = in_use_now(item.tenant_id, item.resolved_at)
-        kept = (
-            Memory.objects.filter(
-                tenant_id=item.tenant_id,
-                pk__in=item.candidate_ids,
-                status=Status.ACTIVE,
-                valid_from__gt=use.now,
-            )
-            .not_ended(use)
-            .exclude(pk=winner_id)
-            .order_by("valid_from", "id")
-        )
+        Only those in use at the resolution and starting after it (``out_of_use``): one past
+        its valid_until or its retention is stored "active" until the sweep, and was said to
+        be "not in effect until" its past start (stop 60's audit of reviewers); out of use,
+        the page listed it so already."""
         return "".join(
             f" Candidate {str(memory.pk)[:8]} was not revoked: it is not in effect until "
             f"{memory.valid_from.isoformat(timespec='minutes')}."
-            for memory in kept
+            for memory, state in cls.out_of_use(item, winner_id)
+            if state == cls.NOT_YET
         )
+
+    @classmethod
+    def given_to_no_agent(cls, item) -> str:
+        """Say which of the conflict's candidates keeping both left given to no agent: it
+        keeps each as it is, so one out of use at the resolution stays out of use, and one
+        not in effect yet is given to no agent before its start (``out_of_use``). "Every
+        candidate stays in use" was said of them, as the conflicts page listed them out of
+        use or not in effect yet (stop 63's audit of the portal)."""
+        said = []
+        for memory, state in cls.out_of_use(item):
+            short = str(memory.pk)[:8]
+            if state == cls.NOT_YET:
+                # In the words of an approved write that starts later (``ReviewDecideView``).
+                start = memory.valid_from.isoformat(timespec="minutes")
+                said.append(
+                    f" Candidate {short} is not in effect until {start} (no agent is given it "
+                    "before then)."
+                )
+            else:
+                said.append(
+                    f" Candidate {short} is {STATE_WORDS.get(state, state)} and given to no agent."
+                )
+        return "".join(said)
 
 
 class RejectedWritesView(ReviewerMixin, TemplateView):

@@ -57,19 +57,32 @@ from memory_core.services.revocations import memory_rejection_journal_on_commit
 ANY_HEAD = object()
 
 
-def review_kind_check(item: ReviewItem) -> None:
-    """Refuse (Conflict ``not_a_sensitive_write``) an approval or a rejection of ``item`` when
-    it is a conflict between memories: those are resolved by choosing an outcome
-    (``services.conflicts.conflict_resolve``). The portal asks it before it reads the form: a
-    blank reason sent to a conflict's approve address looked the item up as a write and
-    called it one no longer waiting (stop 62's audit of reviewer flows)."""
-    if item.kind != ReviewItem.Kind.SENSITIVE_WRITE:
+def review_kind_check(item: ReviewItem, *, kind: str = ReviewItem.Kind.SENSITIVE_WRITE) -> None:
+    """Refuse (Conflict) an action meant for review items of ``kind`` on ``item`` of the
+    other kind, saying what it is and how it is decided: an approval or a rejection of a
+    conflict between memories (``not_a_sensitive_write``), resolved by choosing an outcome
+    (``services.conflicts.conflict_resolve``), or a conflict's resolution of a sensitive
+    write (``not_a_conflict``), approved or rejected in the review queue.
+
+    The portal asks it before it reads the form, and when an action's address is opened with
+    GET: a blank reason sent to a conflict's approve address looked the item up as a write
+    and called it one no longer waiting (stop 62's audit of reviewer flows), and a write's id
+    on a conflict's resolve address was a 404 to a POST, while a GET called it a conflict
+    (stop 63's audit of the portal)."""
+    if item.kind == kind:
+        return
+    if kind == ReviewItem.Kind.SENSITIVE_WRITE:
         raise Conflict(
             "This item is a conflict between memories, not a write waiting for approval: "
             "resolve the conflict by choosing its outcome (approve and reject are for "
             "sensitive writes).",
             code="not_a_sensitive_write",
         )
+    raise Conflict(
+        "This item is a sensitive write for a reviewer to approve or reject, not a conflict "
+        "between memories: decide it in the review queue (resolving is for conflicts).",
+        code="not_a_conflict",
+    )
 
 
 def _open_item(*, principal, item_id, lock: bool = True) -> ReviewItem:

@@ -393,6 +393,56 @@ def test_a_blank_reason_on_a_conflicts_approve_address_does_not_call_it_a_closed
     assert item.state == "open"
 
 
+@pytest.mark.parametrize("method", ["post", "get"])
+def test_a_writes_id_on_a_conflicts_resolve_address_says_it_is_a_write_waiting_for_approval(
+    reviewer_client, queues, method
+):
+    """Stop 63's audit of the portal found that a POST to a conflict's resolve address with a
+    pending sensitive write's id answered 404, though the write is in the reviewer's tenant
+    (``conflict_resolve`` finds no conflict of its id), while a GET of the same address said
+    "Nothing was resolved … Resolve it below if it is still open", calling the write a
+    conflict (``OpenedByGetMixin.find`` looked the item up whatever its kind). Both now say
+    that it is a write to approve or reject in the review queue (``not_a_conflict``, the
+    reverse of ``not_a_sensitive_write``), on the conflicts page, and nothing changes."""
+    item = queues["own_write"]
+    url = reverse("portal:review:resolve", args=[item.pk])
+    body = {"outcome": "keep_both_scoped", "reason": "Both hold."}
+
+    # A GET: the login's ``next`` once logged in again, or a refused page reloaded.
+    response = reviewer_client.post(url, body) if method == "post" else reviewer_client.get(url)
+
+    assert (response.status_code, response["Location"]) == (302, reverse("portal:review:conflicts"))
+    assert [str(m) for m in get_messages(response.wsgi_request)] == [
+        "This item is a sensitive write for a reviewer to approve or reject, not a conflict "
+        "between memories: decide it in the review queue (resolving is for conflicts)."
+    ]
+    item.refresh_from_db()
+    assert item.state == "open"
+    assert Memory.objects.get(pk=item.memory_id).status == "pending_approval"
+    assert not MemoryEvent.objects.filter(memory_id=item.memory_id).exists()
+
+
+def test_a_conflicts_id_opened_on_an_approve_address_is_called_a_conflict_as_its_post_is(
+    reviewer_client, queues
+):
+    """Stop 63's audit of the portal: the reverse of the resolve address's, on a GET. Opened
+    with a conflict's id, the approve address said "Nothing was decided on write …: … Decide
+    it below if it is still waiting" of the conflict, while its POST (since stop 62) says
+    what the item is (``not_a_sensitive_write``). The GET says the same."""
+    item = queues["own_conflict"]
+
+    response = reviewer_client.get(reverse("portal:review:approve", args=[item.pk]))
+
+    assert (response.status_code, response["Location"]) == (302, reverse("portal:review:queue"))
+    [message] = [str(m) for m in get_messages(response.wsgi_request)]
+    assert message.startswith(
+        "This item is a conflict between memories, not a write waiting for approval: resolve "
+        "the conflict by choosing its outcome"
+    ), message
+    item.refresh_from_db()
+    assert item.state == "open"
+
+
 @pytest.mark.parametrize("name", ["portal:review:approve", "portal:review:reject"])
 @pytest.mark.parametrize(
     ("reason", "problem"),
@@ -755,6 +805,66 @@ def test_choose_winner_does_not_call_a_candidate_past_its_end_not_yet_in_effect(
     text = " ".join(str(m) for m in get_messages(response.wsgi_request))
     assert "Conflict resolved" in text
     assert "not in effect" not in text and str(expired)[:8] not in text, text
+
+
+def test_keep_both_names_each_candidate_it_leaves_given_to_no_agent(reviewer_client, alice_subject):
+    """Stop 63's audit of the portal found that after "Keep both" the message said "Every
+    candidate stays in use: agents are given each where it applies" of a conflict one of
+    whose candidates was past its valid_until (stored active until the retention sweep), which
+    the conflicts page lists as "Expired: no longer in use, so it cannot win" and no agent is
+    given; so too of a candidate past its retention, revoked, deleted, or not yet in effect.
+    It says that every candidate still in use stays in use, and names each of the others
+    with its state at the resolution, as the choice of a winner names the candidates not yet
+    in effect it left active."""
+    item = conflict(
+        alice_subject, "deploy.region", "Deploy to eu-west-1.", "Deploy to us-east-1.",
+        "Deploy to ap-south-1.", "Deploy to sa-east-1.", "Deploy to af-south-1.",
+        "Deploy to me-south-1.", "Deploy to ca-central-1.",
+    )  # fmt: skip
+    live, other_live, expired, old, revoked, deleted, later = item.candidate_ids
+    now = timezone.now()
+    Memory.objects.filter(pk=expired).update(
+        valid_from=now - timedelta(days=2), valid_until=now - timedelta(hours=1)
+    )
+    # Episodic: 90 days under the default policy, so the retention sweep's next run deletes it.
+    Memory.objects.filter(pk=old).update(created_at=now - timedelta(days=120))
+    Memory.objects.filter(pk=revoked).update(status="revoked")
+    owner = SubjectPrincipal(tenant_id=item.tenant_id, subject_id=item.subject_id, user_id=1)
+    deletion_request(principal=owner, memory_id=deleted)  # its worker has not run
+    start = now + timedelta(days=7)
+    Memory.objects.filter(pk=later).update(valid_from=start)
+    page = reviewer_client.get(reverse("portal:review:conflicts")).content.decode()
+    assert "Expired</span>: no longer in use, so it cannot win" in page  # as the page says it
+
+    response = reviewer_client.post(
+        reverse("portal:review:resolve", args=[item.pk]),
+        {
+            "outcome": "keep_both_scoped",
+            "reason": "Every region is used.",
+            "candidate_ids": ",".join(str(pk) for pk in item.candidate_ids),
+        },
+    )
+
+    assert response.status_code == 302
+    item.refresh_from_db()
+    assert (item.state, item.resolution) == ("resolved", "keep_both_scoped")
+    [message] = [str(m) for m in get_messages(response.wsgi_request)]
+    assert message.startswith(
+        "Conflict resolved: keep both. Every candidate still in use stays in use: agents are "
+        "given each where it applies, together where they hold in the same place. Candidate "
+    ), message
+    for said in (
+        f"Candidate {str(expired)[:8]} is expired and given to no agent.",
+        f"Candidate {str(old)[:8]} is past its retention period under the tenant's policy "
+        "and given to no agent.",
+        f"Candidate {str(revoked)[:8]} is revoked and given to no agent.",
+        f"Candidate {str(deleted)[:8]} is deleted and given to no agent.",
+        f"Candidate {str(later)[:8]} is not in effect until "
+        f"{start.isoformat(timespec='minutes')} (no agent is given it before then).",
+    ):
+        assert said in message, message
+    assert message.count("Candidate ") == 5  # none of those in use
+    assert str(live)[:8] not in message and str(other_live)[:8] not in message
 
 
 def test_choose_winner_refuses_a_candidate_past_its_end(reviewer_client, alice_subject):
