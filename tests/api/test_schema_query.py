@@ -1,0 +1,80 @@
+"""Bad input to the public OpenAPI endpoint's query string (``/api/schema/``).
+
+Stop 63's audit of the API found ``version``, drf-spectacular's, written as sent into the
+answer's ``Content-Disposition`` (``inline; filename="memledger API (<version>).yaml"``,
+``SpectacularAPIView._get_filename``) with nothing in ``api.views.SchemaView`` checking it: a
+line break was Django's 500, a control character gunicorn's 500, a quote added parameters of
+the caller's to the header. A version is now a short token, anything else ``400
+invalid_input``. And ``POST /api/schema/?x=1`` was ``400 unknown_field`` where every other
+endpoint answers the method's 405 before its query string: it is the 405 now.
+"""
+
+from urllib.parse import quote
+
+import pytest
+from django.utils.http import parse_header_parameters
+from rest_framework.test import APIClient
+
+from tests.config.test_gunicorn import exchange, request, server  # noqa: F401 (fixture)
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def anonymous():
+    """The schema is public: no key. Answer a view's exception as the server would (500)."""
+    client = APIClient()
+    client.raise_request_exception = False
+    return client
+
+
+@pytest.mark.parametrize("version", ["%0A", "1%0D%0AX-Injected:%201"])
+def test_a_schema_version_holding_a_line_break_is_not_a_500(anonymous, version):
+    """Django refuses a header value holding a line break (BadHeaderError) while the view
+    builds its Response: the public schema answers 500 ``internal_error``."""
+    answer = anonymous.get(f"/api/schema/?version={version}")
+    assert answer.status_code == 400, answer.content[:300]
+    assert answer.json()["error"]["details"]["version"][0]["code"] == "invalid"
+
+
+@pytest.mark.parametrize("version", ["%00", "%01", "%1B", "%7F"])
+def test_a_schema_version_holding_a_control_character_is_not_a_500_under_gunicorn(
+    server,  # noqa: F811
+    version,
+):
+    """Under gunicorn (production), a control character Django lets into the header value is
+    refused by gunicorn as it sends the answer (InvalidResponseHeader): a 500."""
+    status, _, body = exchange(server.port, request(f"/api/schema/?version={version}"))
+    assert status < 500, body[:300]
+
+
+def test_a_schema_version_cannot_add_parameters_to_the_content_disposition(anonymous):
+    """A quote in ``version`` closes the filename's quoted string, and whatever follows is
+    parameters of the header: here a ``filename*`` that clients prefer to ``filename``, so the
+    document is saved as ``evil.html``."""
+    version = "x\"; filename*=UTF-8''evil.html; a=\""
+    answer = anonymous.get(f"/api/schema/?version={quote(version)}")
+    assert answer.status_code == 400
+    assert answer.json()["error"]["code"] == "invalid_input"
+    assert "letters, digits" in answer.json()["error"]["details"]["version"][0]["message"]
+
+
+def test_a_version_token_still_names_the_documents_file(anonymous):
+    """The refusal is of what no version is: ``1.0-beta_2`` is written into the file name."""
+    answer = anonymous.get("/api/schema/?version=1.0-beta_2")
+    assert answer.status_code == 200
+    disposition, params = parse_header_parameters(answer["Content-Disposition"])
+    assert (disposition, set(params)) == ("inline", {"filename"})
+    assert params["filename"] == "memledger API (1.0-beta_2).yaml"
+
+
+@pytest.mark.parametrize("method", ["POST", "PUT", "DELETE"])
+def test_a_method_the_schema_lacks_is_its_405_whatever_the_query_string(anonymous, method):
+    """``SchemaView.initial`` reads the query string before DRF looks for the method's
+    handler, so ``POST /api/schema/?x=1`` is ``400 unknown_field`` where ``POST /api/schema/``
+    and ``POST /api/schema?x=1`` are ``405``: every other endpoint (``QueryStringChecked``)
+    answers the 405 first."""
+    answer = anonymous.generic(method, "/api/schema/?bogus=1")
+    assert answer.status_code == 405, answer.json()
+    assert answer.json()["error"]["code"] == "method_not_allowed"
+    assert "GET" in answer["Allow"]
