@@ -17,6 +17,7 @@ string then: it is parsed where docs/api.md says, after those.
 
 from types import MappingProxyType
 
+from rest_framework import exceptions
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.utils.mediatypes import _MediaType
 
@@ -33,6 +34,32 @@ class QualityNegotiation(DefaultContentNegotiation):
 
     def get_accept_list(self, request):
         return [token for token in super().get_accept_list(request) if not _zero(_MediaType(token))]
+
+
+class NotAcceptableLast:
+    """An API view whose ``406 not_acceptable`` comes after the key, the permission and the
+    rate limits, as every other refusal of what a request asks for does.
+
+    DRF negotiates first (``APIView.initial``), so an ``Accept: text/html`` request was
+    answered 406 before its key was read: without a key, or with a revoked one, it was a 406
+    where docs/api.md says 401, and such requests never counted against the key's rate limit
+    (stop 63's audit of authentication; the query string's hole of stop 61 through another
+    header). The refusal is kept while the view goes on in JSON, its only format, and raised
+    once those checks have passed."""
+
+    not_acceptable: exceptions.NotAcceptable | None = None
+
+    def perform_content_negotiation(self, request, force=False):
+        try:
+            return super().perform_content_negotiation(request, force)
+        except exceptions.NotAcceptable as refusal:
+            self.not_acceptable = refusal
+            return super().perform_content_negotiation(request, force=True)
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        if self.not_acceptable is not None:
+            raise self.not_acceptable
 
 
 class _WithoutQueryString:

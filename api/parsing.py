@@ -5,6 +5,7 @@ codes otherwise): shared by every view, so each endpoint refuses a bad body or q
 from rest_framework import serializers
 
 from api.exceptions import InvalidQuery
+from api.negotiation import NotAcceptableLast
 from memory_core.admission.candidate import echoed_apart
 
 
@@ -55,7 +56,7 @@ def named(params: dict) -> dict:
 UNKNOWN_PARAMETER = "Unknown parameter: this endpoint takes no query string."
 
 
-class QueryStringChecked:
+class QueryStringChecked(NotAcceptableLast):
     """An API view whose handlers read no query string but those of ``query_methods`` (a
     list's GET, which parses its own with ``parse_query``): any parameter sent to another is
     ``unknown_field``, as an unknown body field is. (``POST /api/v1/memories?dry_run=1`` stored
@@ -63,7 +64,8 @@ class QueryStringChecked:
     had honoured them.)
 
     Checked after authentication, the permission and the rate limits (``initial``), as a
-    body is; a method the endpoint does not have is its 405 first."""
+    body is, and an ``Accept`` header the view cannot answer is (``NotAcceptableLast``); a
+    method the endpoint does not have is its 405 first."""
 
     query_methods: frozenset[str] = frozenset()
 

@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.exceptions import InvalidQuery
+from api.negotiation import NotAcceptableLast
 from api.parsing import QueryStringChecked, named
 from api.responses import AGENT
 from api.reviews import ReviewerView
@@ -56,7 +57,7 @@ class WhoAmIView(QueryStringChecked, APIView):
 
 
 @extend_schema(exclude=True)
-class NoEndpointView(APIView):
+class NoEndpointView(NotAcceptableLast, APIView):
     """Any path under /api/ that names no endpoint, or an id that is not a UUID: the JSON
     ``not_found`` error for every method (after authentication, as every endpoint: an API key,
     or under the reviewer API a reviewer's session), never Django's HTML page."""
