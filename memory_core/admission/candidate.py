@@ -884,13 +884,10 @@ def _text(
     raw = _given(data, name, errors, required=required, strip=strip)
     if raw == "":
         return ""
-    problems = _too_long(raw, max_chars) + _unstorable(raw)
-    if strip and BIDI_CONTROLS.search(raw):
-        problems.append(("bidi_controls_not_allowed", BIDI_CONTROLS_MESSAGE))
-    if strip and not problems and is_blank(raw):
-        # An id of zero-width spaces (or bidi marks, soft hyphens...) alone passed as an id
-        # nobody could see: a subject, key or message id listed and answered as "".
-        problems.append(("invisible_characters_only", INVISIBLE_ONLY))
+    if strip:
+        problems = visible_id_problems(raw, max_chars)
+    else:
+        problems = _too_long(raw, max_chars) + _unstorable(raw)
     for code, message in problems:
         errors.add(name, code, message)
     return "" if problems else raw
@@ -917,6 +914,23 @@ def _given(data: dict, name: str, errors: FieldErrors, *, required: bool, strip:
     if raw == "" and required:
         errors.add(name, "blank", NOT_BLANK)
     return raw
+
+
+def visible_id_problems(text: str, max_chars: int = HARD_MAX_ID_CHARS) -> list[tuple[str, str]]:
+    """Return the mistakes of ``text`` (read with ``text.identifier``) as an id of any letters
+    (a subject, a memory_key, a scope's id; a retrieval's context ids), each once as ``(code,
+    message)``: ``max_length`` (over ``max_chars``), ``null_characters_not_allowed``,
+    ``surrogate_characters_not_allowed``, ``bidi_controls_not_allowed``; if none,
+    ``invisible_characters_only`` for one that shows nothing. The write parser's (``_text``),
+    and the evaluation harness's for a case's context ids, which a retrieval refuses alike."""
+    problems = _too_long(text, max_chars) + _unstorable(text)
+    if BIDI_CONTROLS.search(text):
+        problems.append(("bidi_controls_not_allowed", BIDI_CONTROLS_MESSAGE))
+    if not problems and is_blank(text):
+        # An id of zero-width spaces (or bidi marks, soft hyphens...) alone passed as an id
+        # nobody could see: a subject, key or message id listed and answered as "".
+        problems.append(("invisible_characters_only", INVISIBLE_ONLY))
+    return problems
 
 
 def _too_long(text: str, max_chars: int) -> list[tuple[str, str]]:
@@ -1249,16 +1263,24 @@ def _common(data: dict, errors: FieldErrors) -> dict:
     if confidence is not None:
         parsed["confidence"] = _confidence(confidence, errors)
     if parsed["value"] is not None:
-        _check_value(parsed["value"], errors, "value")
-        if "value" not in errors.by_field:
-            if value_stored_bytes(parsed["value"]) > HARD_MAX_VALUE_BYTES:
-                errors.add(
-                    "value",
-                    "max_size",
-                    f"At most {HARD_MAX_VALUE_BYTES} bytes of JSON, numbers written in full "
-                    "(1e300 is 301 bytes).",
-                )
+        check_value(parsed["value"], errors)
     return parsed
+
+
+def check_value(value, errors: FieldErrors, name: str = "value") -> None:
+    """Add the errors of a write's JSON ``value`` under ``name``, as the API answers them:
+    ``too_deep``, ``invalid_number`` (NaN or an infinity), ``null_characters_not_allowed``
+    and ``surrogate_characters_not_allowed`` in a string, ``invalid_key``, then, if none,
+    ``max_size`` (over ``HARD_MAX_VALUE_BYTES`` as stored). ``admission_report`` reads a
+    corpus entry's value with it too, so that the corpus holds only what a write can."""
+    _check_value(value, errors, name)
+    if name not in errors.by_field and value_stored_bytes(value) > HARD_MAX_VALUE_BYTES:
+        errors.add(
+            name,
+            "max_size",
+            f"At most {HARD_MAX_VALUE_BYTES} bytes of JSON, numbers written in full "
+            "(1e300 is 301 bytes).",
+        )
 
 
 def _confidence(raw, errors: FieldErrors) -> float | None:

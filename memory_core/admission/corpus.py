@@ -19,7 +19,7 @@ from pathlib import Path
 from django.conf import settings
 from django.utils import timezone
 
-from memory_core.admission.candidate import Candidate, bad_text
+from memory_core.admission.candidate import Candidate, FieldErrors, bad_text, check_value
 from memory_core.admission.policy import ACCEPTED, REJECTED, AdmissionContext, Grant, admit
 from memory_core.json_types import json_loads
 from memory_core.models import MemoryType, Sensitivity, SourceType
@@ -98,7 +98,21 @@ def _entry_problem(entry: dict) -> str:
     for key, text in texts:
         if isinstance(text, str) and bad_text(text):
             return f"{key} holds a character that is not text ({bad_text(text)})"
-    return ""
+    return _value_problem(entry.get("value"))
+
+
+def _value_problem(value) -> str:
+    """Return the first error the write API answers for ``value`` (``check_value``), or "".
+    Admission only ever sees a value the API took: a lone surrogate in it ended the report
+    in a UnicodeEncodeError traceback (rule 3 measures the value's bytes), and a NUL or a
+    NaN, which every write is refused for, was decided and counted (stop 63's audit of
+    exports)."""
+    if value is None:  # left out or null, as a write may send it
+        return ""
+    errors = FieldErrors()
+    check_value(value, errors)
+    found = errors.by_field.get("value")
+    return f"value: {found[0]['message']} ({found[0]['code']})" if found else ""
 
 
 def _candidate(entry: dict) -> Candidate:

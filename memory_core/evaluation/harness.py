@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from memory_core.admission.candidate import bad_text
+from memory_core.admission.candidate import bad_text, visible_id_problems
 from memory_core.deletion.stores import evaluation_run_reached, evaluation_runs_remove
 from memory_core.embeddings import get_embedder
 from memory_core.json_types import json_type
@@ -108,9 +108,7 @@ def validate_cases(data: dict) -> list[dict]:
             raise DatasetError(f"{where}: context needs tenant_id and user_id")
         dataset_environment(ctx, f"{where}.context")
         _check_texts(case, ctx, where)
-        for key in CONTEXT_IDS:  # as a retrieval's context reads them (trimmed, in NFC)
-            if isinstance(ctx.get(key), str):
-                ctx[key] = identifier(ctx[key])
+        _read_context_ids(ctx, where)
         _check_not_blank(case, ctx, where)
         agent = ctx.get("agent_id")
         if agent is not None and len(str(agent)) > AGENT_NAME_CHARS:
@@ -189,6 +187,22 @@ def _check_texts(case: dict, ctx: dict, where: str) -> None:
             raise DatasetError(f"{where}: {key} must be a string, not {json_type(value)}")
         if value is not None and bad_text(str(value)):
             raise DatasetError(f"{where}: {key} {NOT_TEXT}")
+
+
+def _read_context_ids(ctx: dict, where: str) -> None:
+    """Read each id of a case's context (``CONTEXT_IDS``) in place as a retrieval reads it:
+    trimmed and in NFC (``text.identifier``); refuse one the retrieval API refuses, by the
+    write parser's checker (``visible_id_problems``): over 200 characters, holding a
+    bidirectional control, or showing nothing. No write and no memory of the loader holds such
+    an id, so the case was scored against a user or a place no memory can have, a miss of
+    every required memory charged to the system (stop 63's audit of exports; stop 55's for a
+    blank user_id, which ``_check_not_blank`` names)."""
+    for key in CONTEXT_IDS:
+        if not isinstance(ctx.get(key), str):
+            continue  # absent, or a number read as its text
+        ctx[key] = identifier(ctx[key])
+        if ctx[key] and (problems := visible_id_problems(ctx[key])):
+            raise DatasetError(f"{where}: context.{key}: {problems[0][1]}")
 
 
 def _check_not_blank(case: dict, ctx: dict, where: str) -> None:

@@ -49,7 +49,10 @@ from memory_core.services.policy import policy_ensure
 from .dataset import DatasetError
 from .harness import BUDGET_MOST, RUN_REMOVED
 
-_DIA = re.compile(r"D\s*:?\s*(\d+)\s*:\s*(\d+)")
+# One whitespace run on either side of the optional colon after the "D", not two around it:
+# "D\s*:?\s*" tried a "D" and n spaces before no digit at every split of the run, O(n^2)
+# steps (40,000 spaces took 15-20 s; stop 63's audit of exports). The same ids match.
+_DIA = re.compile(r"D\s*(?::\s*)?(\d+)\s*:\s*(\d+)")
 CATEGORIES = ("1", "2", "3", "4", "5")
 # The categories of "cat1_4": a set, compared whole (a substring test of "1234" also took
 # a question with no category, "", and one of "12" or "34").
@@ -127,6 +130,12 @@ def _checked(value: str, what: str, where: str, max_chars: int | None = None) ->
     surrogate (no column or JSON value stores them) or a text over ``max_chars``."""
     if bad_text(value):
         raise DatasetError(f"{where}: {what} must be valid Unicode without NUL characters")
+    return _at_most(value, what, where, max_chars)
+
+
+def _at_most(value: str, what: str, where: str, max_chars: int | None) -> str:
+    """Return ``value``; DatasetError naming ``what`` and ``where`` for a text over
+    ``max_chars`` (None: no bound)."""
     if max_chars is not None and len(value) > max_chars:
         raise DatasetError(f"{where}: {what} is at most {max_chars} characters, not {len(value)}")
     return value
@@ -153,7 +162,8 @@ def parse(data) -> list[Conversation]:
     used twice (one subject each), one or a dia_id over 200 characters (the subject's and
     the source ids' columns, where ``locomo:<sample_id>:session_<n>`` must fit too), text
     with a NUL or a lone surrogate, and a number of more digits than those columns hold in a
-    session key, a dia_id or an evidence id.
+    session key, a dia_id or an evidence id. So is what recall could only misread: a dia_id
+    two turns of a conversation share, as read (``D:1:1`` is ``D1:1``).
     """
     if not isinstance(data, list):
         raise DatasetError("a LoCoMo file is a JSON list of conversations")
@@ -183,6 +193,10 @@ def parse(data) -> list[Conversation]:
             if n == m:
                 raise DatasetError(f"{where}: {key!r} and {other!r} are both session {n}")
         turns = []
+        # Each dia_id (as read: "D:1:1" is "D1:1") names one turn: recall reads every ranked
+        # item back to its turn's dia_id, so a second turn under one scored the first's
+        # evidence as found (stop 63's audit of exports).
+        turn_of: dict[str, str] = {}
         for n, key in sessions:
             _checked(
                 _conversation_id(sample_id, n),
@@ -192,12 +206,21 @@ def parse(data) -> list[Conversation]:
             )
             date_key = f"{key}_date_time"
             date = _checked(_text_of(conv.get(date_key), date_key, where), date_key, where)
-            for turn in conv[key]:
+            for position, turn in enumerate(conv[key]):
                 if not isinstance(turn, dict) or not turn.get("dia_id"):
                     continue
-                dia = normalize_evidence([turn["dia_id"]], what=f"{where}: {key}, dia_id")
-                dia_id = dia[0] if dia else str(turn["dia_id"])
-                at = f"{where}: {key}, turn {str(turn['dia_id'])[:40]!r}"
+                written = str(turn["dia_id"])
+                at = f"{where}: {key}, turn {written[:40]!r}"
+                # Measured before it is read: a long one is refused at once, whatever it holds.
+                _at_most(written, "dia_id", at, HARD_MAX_ID_CHARS)
+                dia = normalize_evidence([written], what=f"{where}: {key}, dia_id")
+                dia_id = dia[0] if dia else written
+                named = f"{key}[{position}] ({written[:40]!r})"
+                if (first := turn_of.setdefault(dia_id, named)) != named:
+                    raise DatasetError(
+                        f"{where}: {first} and {named} are both dia_id {dia_id!r} (evidence "
+                        "names a turn by its dia_id: each turn needs its own)"
+                    )
                 turns.append(
                     Turn(
                         dia_id=_checked(dia_id, "dia_id", at, HARD_MAX_ID_CHARS),

@@ -15,6 +15,7 @@ from django.core.management.base import CommandError
 from django.utils import timezone
 
 from memory_core.admission.candidate import bad_text
+from memory_core.json_types import json_loads
 
 
 def check_texts(arguments: dict[str, str | None]) -> None:
@@ -115,6 +116,19 @@ def read_text(path: Path, *, what: str) -> str:
             f"The {what} {path} is not UTF-8 text (byte {exc.object[exc.start]:#04x} at "
             f"offset {exc.start}): save it as UTF-8."
         ) from exc
+
+
+def read_json(path: Path, *, what: str):
+    """Return the JSON document of ``path`` (``read_text``), read as the API reads a body
+    (``json_loads(as_api=True)``, as ``import_memories`` reads a line); JSON it cannot read
+    is a CommandError naming the file. An object naming a key twice is such JSON: which
+    value wins depends on the parser, and the evaluations read the last one (a memory
+    written ``"status": "revoked", "status": "active"`` was loaded active and scored as
+    required, stop 63's audit of exports); so is a number beyond a float's range."""
+    try:
+        return json_loads(read_text(path, what=what), as_api=True)
+    except json.JSONDecodeError as exc:
+        raise CommandError(f"{path} is not JSON: {exc}.") from exc
 
 
 def parse_moment(value: str, *, option: str) -> datetime:

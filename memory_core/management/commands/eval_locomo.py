@@ -1,6 +1,5 @@
 """Evidence recall@k on a LoCoMo-format file: the pipeline beside dense and full-text."""
 
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -8,10 +7,9 @@ from django.core.management.base import BaseCommand, CommandError
 from memory_core.benchmarks.setup import measure_as_production
 from memory_core.evaluation.dataset import DatasetError
 from memory_core.evaluation.locomo import MAX_K, evaluate_locomo
-from memory_core.json_types import json_loads
 from memory_core.management.commands._options import (
     check_output_path,
-    read_text,
+    read_json,
     strict_json,
     write_output,
 )
@@ -50,10 +48,7 @@ class Command(BaseCommand):
         if options.get("limit") is not None and options["limit"] < 1:
             raise CommandError(f"--limit must be at least 1, not {options['limit']}.")
         target = check_output_path(options.get("json_out"))
-        try:
-            data = json_loads(read_text(path, what="LoCoMo"))
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{path} is not JSON: {exc}.") from exc
+        data = read_json(path, what="LoCoMo")
         try:
             result = evaluate_locomo(
                 data,

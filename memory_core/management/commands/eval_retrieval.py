@@ -1,6 +1,5 @@
 """Evaluate retrieval on a dataset file (../shared/eval/FORMAT.md): system vs baselines."""
 
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
@@ -8,10 +7,9 @@ from django.core.management.base import BaseCommand, CommandError
 from memory_core.benchmarks.setup import measure_as_production
 from memory_core.evaluation.dataset import DatasetError
 from memory_core.evaluation.harness import evaluate_dataset
-from memory_core.json_types import json_loads
 from memory_core.management.commands._options import (
     check_output_path,
-    read_text,
+    read_json,
     strict_json,
     write_output,
 )
@@ -42,10 +40,7 @@ class Command(BaseCommand):
             # use (a fresh install has none: its command failed there, stop 50's audit).
             evaluation_results_folder().mkdir(parents=True, exist_ok=True)
         target = check_output_path(json_out)
-        try:
-            data = json_loads(read_text(path, what="dataset"))
-        except json.JSONDecodeError as exc:
-            raise CommandError(f"{path} is not JSON: {exc}.") from exc
+        data = read_json(path, what="dataset")
         try:
             result = evaluate_dataset(data, keep=options["keep"])
         except DatasetError as exc:

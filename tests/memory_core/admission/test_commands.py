@@ -139,6 +139,33 @@ def test_a_malformed_corpus_entry_is_a_command_error_naming_its_line(tmp_path, e
         call_command("admission_report", "--corpus", str(corpus), stdout=StringIO())
 
 
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ('"\\ud800 x"', r"Surrogate characters are not allowed\. \(surrogate_characters_not"),
+        ('{"drink": "tea\\u0000"}', r"Null characters are not allowed\. \(null_characters_not"),
+        ("[1, NaN]", r"Numbers must be finite\. \(invalid_number\)"),
+    ],
+    ids=["lone-surrogate", "nul", "nan"],
+)
+def test_a_corpus_value_no_write_could_hold_is_named_not_decided(tmp_path, value, problem):
+    """Stop 63's audit of exports found a corpus entry's ``value`` left unchecked, where its
+    content, key, names and ``previous`` are refused for a lone surrogate (stop 54): admission's
+    rule 3 measures the value with ``json.dumps(...).encode()``, and the report died in a
+    UnicodeEncodeError traceback; a NUL or a NaN in it, which the write API refuses, was
+    decided and counted. The value is now checked as the API checks a write's
+    (``check_value``), and the first error named with its line, before any figure."""
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        '{"id": "v1", "label": "benign", "content": "User likes tea.", "value": ' + value + "}\n"
+    )
+    report = tmp_path / "r.json"
+    with pytest.raises(CommandError, match=rf"corpus.jsonl:1: value: {problem}"):
+        call_command("admission_report", "--corpus", str(corpus), "--json", str(report),
+                     stdout=StringIO(), stderr=StringIO())  # fmt: skip
+    assert not report.exists()
+
+
 def record(owner, **overrides):
     data = {
         "tenant": owner.slug,

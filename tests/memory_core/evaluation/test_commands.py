@@ -555,6 +555,31 @@ def test_eval_locomo_names_what_the_tables_cannot_hold(tmp_path, data, message):
     assert not Tenant.objects.filter(slug__startswith="eval-").exists()
 
 
+def test_two_turns_of_one_dia_id_are_refused_not_scored_as_either(tmp_path):
+    """Stop 63's audit of exports found eval_locomo loading two turns of one conversation
+    under one dia_id (``D1:1`` and ``D:1:1``, one id once read): recall reads each ranked
+    item back to its turn's dia_id, so the weather turn, ranked first for a question about
+    the weather, was read back as ``D1:1`` and scored the tea turn's evidence as found
+    (recall@1 1.0 for every approach, though that turn was never ranked first). Such a
+    conversation is now refused with both turns named, before anything is stored, as a
+    sample_id or a session number used twice is."""
+    turns = [
+        {"speaker": "A", "dia_id": "D1:1", "text": "I always drink green tea."},
+        {"speaker": "B", "dia_id": "D:1:1", "text": "It is raining hard in Oslo today."},
+    ]
+    data = [{"sample_id": "s1",
+             "conversation": {"session_1_date_time": "1 May 2023", "session_1": turns},
+             "qa": [{"question": "What was the weather like in Oslo?", "evidence": ["D1:1"],
+                     "category": 4}]}]  # fmt: skip
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data))
+    both = r"session_1\[0\] \('D1:1'\) and session_1\[1\] \('D:1:1'\) are both dia_id 'D1:1'"
+    with pytest.raises(CommandError, match=rf"\('s1'\): {both}"):
+        call_command("eval_locomo", "--data", str(path), "--k", "1", stdout=StringIO(),
+                     stderr=StringIO())  # fmt: skip
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
+
+
 # More digits than int() reads from text (4,300 by default: sys.get_int_max_str_digits).
 LONG_NUMBER = "1" * 5000
 
@@ -563,9 +588,10 @@ LONG_NUMBER = "1" * 5000
     ("data", "message"),
     [
         (
+            # Measured before it is read since stop 63: over 200 characters, whatever it holds.
             [locomo_conversation("s1", dia_id=f"D1:{LONG_NUMBER}")],
-            r"\[0\] \('s1'\): session_1, dia_id 'D1:1{37}'\.\.\. holds a number of 5000 digits "
-            r"\(at most 200\)",
+            r"\[0\] \('s1'\): session_1, turn 'D1:1{37}': dia_id is at most 200 characters, "
+            r"not 5003",
         ),
         (
             [locomo_conversation("s2", session=LONG_NUMBER)],
@@ -708,3 +734,73 @@ def test_a_datasets_ids_are_read_as_requests_read_them(tmp_path):
             {"dataset": "bidi", "memories": [_dataset_memory("m1", "x", subject="\u202eecila")]}
         )
     assert not Subject.objects.filter(external_id="\u202eecila").exists()
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("user_id", "u\u202e", "context.user_id: Bidirectional control characters"),
+        ("user_id", "\u200b\u2060", "context.user_id: This id holds only invisible characters"),
+        ("session_id", "s-1\u2066", "context.session_id: Bidirectional control characters"),
+        ("project_id", "p" * 201, "context.project_id: Ensure this field has no more than 200"),
+    ],
+    ids=["user-bidi", "user-invisible", "session-bidi", "project-long"],
+)
+def test_a_case_context_id_a_retrieval_refuses_is_named_not_scored(tmp_path, key, value, message):
+    """Stop 63's audit of exports found a case's context ids checked only for NUL and lone
+    surrogates: a ``context.user_id`` holding a bidirectional control, which the loader
+    refuses in a memory's subject and the retrieval API in a lookup
+    (``bidi_controls_not_allowed``), matched no subject, and the case was scored, a miss of
+    its required memory charged to the system (as a blank one was until stop 55). Each
+    context id is now read as the retrieval API reads it, by the write parser's checker
+    (``visible_id_problems``): one holding a bidirectional control, showing nothing or over
+    200 characters is named with its case, and nothing is stored."""
+    case = dict(DRINK_CASE, context={**DRINK_CASE["context"], key: value})
+    path = tmp_path / "bad.json"
+    memories = [memory("m1", "Tea."), memory("m2", "Coffee."), memory("m3", "Prefers green tea.")]
+    path.write_text(json.dumps({"dataset": "ids", "memories": memories, "cases": [case]}))
+    with pytest.raises(CommandError, match=rf"cases\[0\]: {message}"):
+        call_command("eval_retrieval", "--dataset", str(path), "--json", str(tmp_path / "o.json"),
+                     stdout=StringIO())  # fmt: skip
+    assert not Memory.objects.exists()
+
+
+DUPLICATE_KEY_FILES = {
+    "eval_retrieval": (
+        "--dataset",
+        '{"dataset": "dup", "memories": [{"id": "m1", "tenant": "t", "subject": "u", '
+        '"memory_type": "user_preference", "memory_key": "drink", "scope": "global", '
+        '"content": "Prefers green tea.", "authority": "explicit_user", '
+        '"status": "revoked", "status": "active"}], '
+        '"cases": [{"case_id": "c1", "request": "What should I drink?", '
+        '"intent": "load_preferences", "context": {"tenant_id": "t", "user_id": "u"}, '
+        '"required_memory_ids": ["m1"]}]}',
+        "status",
+    ),
+    "eval_locomo": (
+        "--data",
+        '[{"sample_id": "s1", "conversation": {"session_1_date_time": "1 May 2023", '
+        '"session_1": [{"speaker": "A", "dia_id": "D1:1", "text": "I like tea.", '
+        '"text": "I like coffee."}]}, '
+        '"qa": [{"question": "What does A like?", "evidence": ["D1:1"], "category": 4}]}]',
+        "text",
+    ),
+}
+
+
+@pytest.mark.parametrize("command", sorted(DUPLICATE_KEY_FILES))
+def test_a_dataset_object_naming_a_key_twice_is_refused(tmp_path, command):
+    """Stop 63's audit of exports found ``eval_retrieval`` and ``eval_locomo`` reading their
+    file without the hook that refuses an object naming a key twice, which the write API and
+    ``import_memories`` refuse (stop 58: which value wins depends on the parser): a memory
+    written ``"status": "revoked", ..., "status": "active"`` was loaded as the last one says,
+    active, scored as required and not stale, and the figures made of it. Both now read their
+    file as the API reads a body, and name the key."""
+    option, text, key = DUPLICATE_KEY_FILES[command]
+    path = tmp_path / "dup.json"
+    path.write_text(text)
+    with pytest.raises(CommandError, match=rf"dup.json is not JSON: the key '{key}' appears twice"):
+        call_command(command, option, str(path), "--json", str(tmp_path / "o.json"),
+                     stdout=StringIO(), stderr=StringIO())  # fmt: skip
+    assert not Memory.objects.exists()
+    assert not Tenant.objects.filter(slug__startswith="eval-").exists()
