@@ -44,6 +44,8 @@ from typing import Protocol
 from django.conf import settings
 from django.utils.module_loading import import_string
 
+from memory_core.files import removed_on_failure
+
 logger = logging.getLogger(__name__)
 
 RUNTIMES = ("onnx", "torch")
@@ -545,7 +547,9 @@ class _GraphCache:
     the process exports again and replaces it. Both files are written under temporary names
     and renamed into place, so a reader never sees half of one; two processes that export at
     once write the same bytes (the export and the quantization are deterministic here). A
-    folder that cannot be written leaves the process with its in-memory export (logged).
+    folder that cannot be written leaves the process with its in-memory export (logged), and
+    a write that fails half way (a full disk) removes its temporary file: until stop 63 each
+    process that tried left a partial copy of the graph, tens of MB, on the full disk.
     """
 
     def __init__(self, folder: Path, model_name: str):
@@ -581,8 +585,11 @@ class _GraphCache:
                 (path, graph),
                 (path.with_suffix(".sha256"), hashlib.sha256(graph).hexdigest().encode()),
             ):
+                # Not ``files.replacing``: its new file is mkstemp's 0600, where the graph
+                # one process exports is read by every web and worker process.
                 temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-                temporary.write_bytes(data)
-                os.replace(temporary, target)
+                with removed_on_failure(temporary):
+                    temporary.write_bytes(data)
+                    os.replace(temporary, target)
         except OSError as exc:
             logger.warning("cannot keep the ONNX graph in %s: %s", self.folder, exc)

@@ -99,6 +99,21 @@ class EmbeddingUnavailable(DomainError):
     status = 503
 
 
+class ExportUnavailable(DomainError):
+    """A subject's export file could not be written (its disk full or read-only, its folder
+    not writable): nothing was exported; retry later. A part of the service is down, as when
+    the database is, not a fault of the request (the API would answer 503 with Retry-After)."""
+
+    code = "export_unavailable"
+    status = 503
+
+    def __init__(self, message: str = "", **kwargs):
+        super().__init__(
+            message or "The export could not be written, so nothing was exported. Try again later.",
+            **kwargs,
+        )
+
+
 class RateLimiterUnavailable(DomainError):
     """The cache that counts each key's requests is down: an agent's request is refused
     rather than let through unmetered (the rate limit and write quota are security controls);

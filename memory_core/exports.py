@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import uuid
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from django.db.models import BooleanField, DateTimeField, OuterRef
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from memory_core.exceptions import NotFound, ValidationFailed
+from memory_core.exceptions import ExportUnavailable, NotFound, ValidationFailed
 from memory_core.files import replacing
 from memory_core.locks import subject_shared_lock
 from memory_core.models import (
@@ -34,6 +35,8 @@ from memory_core.models import (
 from memory_core.policy_check import REVOKED_RULE, InUse, memory_expiry
 from memory_core.principals import SubjectPrincipal
 from memory_core.selectors.policy import active_retention
+
+logger = logging.getLogger(__name__)
 
 EXPORT_FORMAT = "memledger.export.v1"
 
@@ -347,6 +350,8 @@ def export_create(*, principal, subject_id=None) -> Export:
     """Write the subject's memories (every status but deleted) to a JSON file; record it.
 
     An end user exports their own subject; a reviewer or the system names ``subject_id``.
+    A file that cannot be written (a full disk) raises ``ExportUnavailable``, leaving no file
+    and no row.
     """
     subject = _export_subject(principal, subject_id)
     # A deletion of the subject requested meanwhile waits for this export to commit, so its
@@ -366,7 +371,15 @@ def export_create(*, principal, subject_id=None) -> Export:
     memory_ids = []
     contents = hashlib.sha256()
     records = _records(principal, subject, started, digest=contents, memory_ids=memory_ids)
-    digest = write_json_atomic(path, document, items_key="memories", items=records)
+    try:
+        digest = write_json_atomic(path, document, items_key="memories", items=records)
+    except OSError as error:
+        # A full or read-only export disk: a part that is down, answered as one (the portal
+        # says nothing was exported and to try again), not a failure of the request. Until
+        # stop 63 nothing caught it, and the person got the bare 500 page. ``replacing``
+        # removed its new file, and no row was made.
+        logger.warning("the export %s could not be written: %s", path, error)
+        raise ExportUnavailable() from error
     try:
         with transaction.atomic():
             export = Export.objects.create(

@@ -1,6 +1,8 @@
 """Files the service rewrites in place: the new content goes to a file beside the old one,
 which is fsynced and renamed over it, so a reader or a crash sees the old file or the new
-one, never a part (exports, evaluation datasets, the deletion journal)."""
+one, never a part (exports, evaluation datasets, the deletion journal). A write that fails
+removes its new file (``removed_on_failure``, which the model's graph cache and the
+filesystem broker use for their own temporary names too)."""
 
 from __future__ import annotations
 
@@ -26,6 +28,24 @@ def being_written(path: Path, mtime: float) -> bool:
 
 
 @contextlib.contextmanager
+def removed_on_failure(path: str | os.PathLike):
+    """Run a block that writes ``path``, a new file that no reader looks for until it is
+    renamed into place; if the block fails, remove ``path`` and let the error through.
+
+    A full disk fails a write half way, and the part written stayed under its temporary name,
+    which nothing renames, reads or removes: one more with each process or retry that tried,
+    on the disk that was already full (stop 63's audit of failure behaviour: the model's
+    graph cache, ``embeddings._GraphCache``, and the filesystem broker's queue folder,
+    ``config.broker``).
+    """
+    try:
+        yield
+    except BaseException:
+        Path(path).unlink(missing_ok=True)
+        raise
+
+
+@contextlib.contextmanager
 def replacing(path: Path):
     """Yield a binary handle on a new file beside ``path``; at the block's end the file is
     fsynced and renamed over ``path``, and the rename fsynced.
@@ -48,7 +68,7 @@ def replacing(path: Path):
     path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=NEW_FILE_PREFIX, suffix=path.suffix)
-    try:
+    with removed_on_failure(tmp):
         with os.fdopen(fd, "wb") as handle:
             with contextlib.suppress(FileNotFoundError):
                 kept_as = os.stat(path)
@@ -61,9 +81,6 @@ def replacing(path: Path):
         os.replace(tmp, path)
         if kept_as is not None:
             os.utime(path, ns=(kept_as.st_atime_ns, kept_as.st_mtime_ns))
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
     folder = os.open(path.parent, os.O_RDONLY)
     try:
         os.fsync(folder)  # the rename too survives a crash: never the old file back

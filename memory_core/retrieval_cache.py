@@ -8,7 +8,12 @@ deletion the tenant's alone: once a subject, a tenant of 66,000 subjects took ~4
 and one of ~200,000 would have passed the task's time limit (stop 48's audit).
 
 Generations are nanosecond timestamps, not counters: if the generation key itself is evicted
-or the cache is cleared, the next value is new and never revives an old entry. Entries also
+or the cache is cleared, the next value is new and never revives an old entry. A bump writes
+a greater value than the one it replaces, whatever the host's clock says, so a deletion's
+verification checks that the generation its purge wrote, or a greater one, is in place
+(``subject_invalidated``): never a clock against another host's (until stop 63 it compared
+the worker's generation with the web host's ``requested_at``, and a worker a second behind
+left both cache steps failed until its clock caught up). Entries also
 carry the memory ids they were built from; a read that finds any of them in the tombstone
 ledger is a miss, so a cache never serves a memory after its deletion even between the
 deletion's commit and its cache step (or while a cache that was down has not had that step
@@ -18,7 +23,7 @@ does an entry of a subject whose deletion (the whole subject's or a key's) is qu
 
 A cache backend that fails (Redis down, a full cache folder) is a miss on read and keeps
 nothing on write, logged: the caller builds the value again. Only the deletion steps
-(``subject_invalidate``, ``subject_invalidated_since``) let the error through, so that the
+(``subject_invalidate``, ``subject_invalidated``) let the error through, so that the
 step fails and is retried instead of being verified.
 
 Namespaces: ``retrieval`` (packages the read path may cache) and ``summary`` (per-subject
@@ -168,43 +173,51 @@ def cache_set(
 
 
 def subject_invalidate(*, tenant_id, subject_id, namespace: str = "retrieval") -> dict:
-    """Make every cached entry of the subject in ``namespace`` unreachable; return evidence.
+    """Make every cached entry of the subject in ``namespace`` unreachable; return evidence:
+    the generation before and the one written, which ``subject_invalidated`` checks."""
+    return _bump(_generation_key(namespace, tenant_id, subject_id))
 
-    The new generation is the current time in nanoseconds, so it also says when the subject
-    was last invalidated.
+
+def subject_invalidated(*, tenant_id, subject_id, generation: int, namespace: str = "retrieval"):
+    """Return whether the invalidation that wrote ``generation`` (``subject_invalidate``'s)
+    still holds for the subject in ``namespace``: its generation is that one or a later
+    bump's, so no entry written before the invalidation is reachable.
+
+    A missing generation key (evicted, culled, cache cleared) counts too: the next read starts
+    a generation that was never used before, so no older entry can be found. An older value
+    (a cache restored from a snapshot) does not.
     """
-    key = _generation_key(namespace, tenant_id, subject_id)
-    before = cache.get(key)
-    generation = max(time.time_ns(), (before or 0) + 1)
-    cache.set(key, generation, timeout=GENERATION_SECONDS)
-    return {"generation_before": before, "generation": generation}
-
-
-def subject_invalidated_since(*, tenant_id, subject_id, moment, namespace: str = "retrieval"):
-    """Return whether the subject's generation in ``namespace`` started at or after ``moment``.
-
-    True means no entry written before ``moment`` is reachable any more. A missing generation
-    key (evicted, culled, cache cleared) counts too: the next read starts a generation that was
-    never used before, so no older entry can be found.
-    """
-    return _started_since(cache.get(_generation_key(namespace, tenant_id, subject_id)), moment)
+    current = cache.get(_generation_key(namespace, tenant_id, subject_id))
+    return _holds(current, generation)
 
 
 def tenant_invalidate(*, tenant_id, namespace: str = "retrieval") -> dict:
     """Make every cached entry of every subject of the tenant in ``namespace`` unreachable
     (one write, whatever the tenant holds); return evidence, as ``subject_invalidate``."""
-    key = _tenant_generation_key(namespace, tenant_id)
+    return _bump(_tenant_generation_key(namespace, tenant_id))
+
+
+def tenant_invalidated(*, tenant_id, generation: int, namespace: str = "retrieval") -> bool:
+    """Return whether the invalidation that wrote ``generation`` (``tenant_invalidate``'s)
+    still holds (``subject_invalidated``'s rule, for every subject of the tenant at once)."""
+    return _holds(cache.get(_tenant_generation_key(namespace, tenant_id)), generation)
+
+
+def _bump(key: str) -> dict:
+    """Set the generation at ``key`` to a new one; return it with the one before.
+
+    The new one is the current time in nanoseconds or, on a host whose clock is behind the
+    one that wrote the generation before, that one plus one: greater than every value the key
+    held, which ``_holds`` relies upon.
+    """
     before = cache.get(key)
     generation = max(time.time_ns(), (before or 0) + 1)
     cache.set(key, generation, timeout=GENERATION_SECONDS)
     return {"generation_before": before, "generation": generation}
 
 
-def tenant_invalidated_since(*, tenant_id, moment, namespace: str = "retrieval") -> bool:
-    """Return whether the tenant's generation in ``namespace`` started at or after ``moment``
-    (``subject_invalidated_since``'s rule, for every subject of the tenant at once)."""
-    return _started_since(cache.get(_tenant_generation_key(namespace, tenant_id)), moment)
-
-
-def _started_since(generation: int | None, moment) -> bool:
-    return generation is None or generation >= int(moment.timestamp() * 1_000_000_000)
+def _holds(current: int | None, generation: int) -> bool:
+    # A smaller value is an older generation put back (a cache restored from a snapshot) or,
+    # rarely, one a reader on a host whose clock is behind started after the key was evicted:
+    # the step fails, and its next run bumps past it.
+    return current is None or current >= generation

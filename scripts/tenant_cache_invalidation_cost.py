@@ -7,8 +7,8 @@
 A tenant's deletion has two cache steps (``retrieval_cache``, ``summaries``: the
 ``memory_core.deletion.stores._CacheStore`` pair), each a purge and a verification. Until
 stop 49 each invalidated and then checked the generation of every subject of the tenant
-(``retrieval_cache.subject_invalidate``, ``subject_invalidated_since``); now it bumps and
-checks the tenant's generation once (``tenant_invalidate``, ``tenant_invalidated_since``).
+(``retrieval_cache.subject_invalidate``, ``subject_invalidated``); now it bumps and
+checks the tenant's generation once (``tenant_invalidate``, ``tenant_invalidated``).
 This runs both ways for one step of a tenant of ``--subjects`` subjects, on memledger's
 locking file cache (in a fresh temporary folder, 5,000 entries at most as configured) and,
 with ``--redis``, on Django's Redis cache; then checks that an entry cached before either
@@ -27,15 +27,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from memory_core.benchmarks.args import at_least  # noqa: E402
 
 
-def per_subject(retrieval_cache, tenant_id, subject_ids, moment) -> float:
+def per_subject(retrieval_cache, tenant_id, subject_ids) -> float:
     started = time.perf_counter()
-    for subject_id in subject_ids:
-        retrieval_cache.subject_invalidate(tenant_id=tenant_id, subject_id=subject_id)
+    written = {
+        subject_id: retrieval_cache.subject_invalidate(tenant_id=tenant_id, subject_id=subject_id)[
+            "generation"
+        ]
+        for subject_id in subject_ids
+    }
     stale = [
         subject_id
         for subject_id in subject_ids
-        if not retrieval_cache.subject_invalidated_since(
-            tenant_id=tenant_id, subject_id=subject_id, moment=moment
+        if not retrieval_cache.subject_invalidated(
+            tenant_id=tenant_id, subject_id=subject_id, generation=written[subject_id]
         )
     ]
     if stale:
@@ -43,10 +47,10 @@ def per_subject(retrieval_cache, tenant_id, subject_ids, moment) -> float:
     return time.perf_counter() - started
 
 
-def per_tenant(retrieval_cache, tenant_id, moment) -> float:
+def per_tenant(retrieval_cache, tenant_id) -> float:
     started = time.perf_counter()
-    retrieval_cache.tenant_invalidate(tenant_id=tenant_id)
-    if not retrieval_cache.tenant_invalidated_since(tenant_id=tenant_id, moment=moment):
+    written = retrieval_cache.tenant_invalidate(tenant_id=tenant_id)["generation"]
+    if not retrieval_cache.tenant_invalidated(tenant_id=tenant_id, generation=written):
         raise SystemExit("the tenant was not invalidated")
     return time.perf_counter() - started
 
@@ -86,7 +90,6 @@ def main() -> int:
 
     django.setup()
     from django.test import override_settings
-    from django.utils import timezone
 
     from memory_core import retrieval_cache
 
@@ -107,9 +110,8 @@ def main() -> int:
     for name, backend in backends.items():
         with override_settings(CACHES={"default": backend}):
             tenant_id = uuid.uuid4()
-            moment = timezone.now()
-            subjects = per_subject(retrieval_cache, tenant_id, subject_ids, moment)
-            tenant = per_tenant(retrieval_cache, tenant_id, moment)
+            subjects = per_subject(retrieval_cache, tenant_id, subject_ids)
+            tenant = per_tenant(retrieval_cache, tenant_id)
             # The generations this left (kept a week otherwise: on Redis, the machine's).
             from django.core.cache import cache
 

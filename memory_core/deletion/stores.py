@@ -37,6 +37,7 @@ from memory_core.json_types import json_loads
 from memory_core.locks import subject_deletion_lock
 from memory_core.models import (
     DeletionOperation,
+    DeletionStep,
     Export,
     Memory,
     RetrievalTrace,
@@ -121,6 +122,7 @@ class DeletionContext:
         self._row_stats: dict | None = None
         self._content_hashes: set[str] | None = None
         self._case_owners: CaseOwners | None = None
+        self._purges: dict[str, dict] = {}
 
     def residue(self, *, content: bool = False) -> Residue:
         """Return the test for what names the memories in a file (and, with ``content``, what
@@ -146,6 +148,23 @@ class DeletionContext:
                 .values_list("content_hash", flat=True)
             )
         return self._content_hashes
+
+    def purge_done(self, store: str, purged: dict) -> None:
+        """Record what ``store``'s purge did in this run, for its verification."""
+        self._purges[store] = purged
+
+    def last_purge(self, store: str) -> dict:
+        """Return what ``store``'s purge did: in this run (``purge_done``) or, for a
+        verification run on its own (``verify_all``: the benchmark's residue check, a probe),
+        in the step's last run, as stored with its evidence; {} when no purge is recorded."""
+        if store not in self._purges:
+            evidence = (
+                DeletionStep.objects.filter(operation=self.operation, store=store)
+                .values_list("evidence", flat=True)
+                .first()
+            )
+            self._purges[store] = (evidence or {}).get("purged") or {}
+        return self._purges[store]
 
     def row_stats(self) -> dict:
         """Return what the operation's rows still hold (one query, kept until rows change)."""
@@ -563,29 +582,46 @@ class _CacheStore(Store):
     """A cache of per-subject entries (``memory_core.retrieval_cache``): the subjects'
     generations are bumped, or for a tenant's deletion the tenant's, once (a bump a subject
     took ~45 s a store for a tenant of 66,000 subjects, and would have passed the task's time
-    limit past ~200,000; stop 48's audit)."""
+    limit past ~200,000; stop 48's audit).
+
+    The verification checks that the generations the purge wrote (kept in its ``purged``
+    evidence under ``generations``, by subject id or ``TENANT``), or later ones, are in place:
+    what the purge did, in the cache's own values. It compared them with the operation's
+    ``requested_at`` until stop 63: the worker's clock against the web host's, and a worker
+    a second behind left both cache steps failed, retried until its clock passed the
+    request's moment (dead-lettered after 8 runs with minutes of skew; stop 63's audit of
+    failure behaviour).
+    """
 
     namespace = ""
+    TENANT = "tenant"  # the key of a tenant's generation among ``generations``
 
     def purge(self, ctx):
         if ctx.whole_tenant:
-            retrieval_cache.tenant_invalidate(
+            evidence = retrieval_cache.tenant_invalidate(
                 tenant_id=ctx.operation.tenant_id, namespace=self.namespace
             )
-            return {"tenant": True}
-        generations = {}
-        for subject_id in ctx.subject_ids:
-            evidence = retrieval_cache.subject_invalidate(
-                tenant_id=ctx.operation.tenant_id, subject_id=subject_id, namespace=self.namespace
-            )
-            generations[str(subject_id)] = evidence["generation"]
-        return {"subjects": len(generations)}
+            purged = {"tenant": True, "generations": {self.TENANT: evidence["generation"]}}
+        else:
+            generations = {}
+            for subject_id in ctx.subject_ids:
+                evidence = retrieval_cache.subject_invalidate(
+                    tenant_id=ctx.operation.tenant_id,
+                    subject_id=subject_id,
+                    namespace=self.namespace,
+                )
+                generations[str(subject_id)] = evidence["generation"]
+            purged = {"subjects": len(generations), "generations": generations}
+        ctx.purge_done(self.name, purged)
+        return purged
 
     def verify(self, ctx):
+        # No generation recorded (no purge of this step yet): not verified.
+        written = ctx.last_purge(self.name).get("generations") or {}
         if ctx.whole_tenant:
-            done = retrieval_cache.tenant_invalidated_since(
+            done = self.TENANT in written and retrieval_cache.tenant_invalidated(
                 tenant_id=ctx.operation.tenant_id,
-                moment=ctx.operation.requested_at,
+                generation=written[self.TENANT],
                 namespace=self.namespace,
             )
             return done, {
@@ -596,10 +632,11 @@ class _CacheStore(Store):
         stale = [
             str(subject_id)
             for subject_id in ctx.subject_ids
-            if not retrieval_cache.subject_invalidated_since(
+            if str(subject_id) not in written
+            or not retrieval_cache.subject_invalidated(
                 tenant_id=ctx.operation.tenant_id,
                 subject_id=subject_id,
-                moment=ctx.operation.requested_at,
+                generation=written[str(subject_id)],
                 namespace=self.namespace,
             )
         ]

@@ -1,6 +1,8 @@
 """Deletion requests, the stores' purge and verification, and statuses, run in-process."""
 
 import json
+import time
+import types
 
 import pytest
 
@@ -14,6 +16,7 @@ from memory_core.exports import export_path
 from memory_core.models import (
     TYPE_CLASS,
     DeletionOperation,
+    DeletionStep,
     Export,
     Memory,
     MemoryEvent,
@@ -21,6 +24,7 @@ from memory_core.models import (
     Tombstone,
 )
 from memory_core.principals import AgentPrincipal, ReviewerPrincipal, SubjectPrincipal
+from memory_core.rls import tenant_scope
 from tests.deletion.conftest import seed_everywhere
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
 
@@ -129,6 +133,46 @@ def test_cache_never_serves_a_deleted_memory_before_the_cache_step(
     assert (
         retrieval_cache.cache_get(tenant_id=owner.tenant_id, subject_id=owner.id, key="k") is None
     )
+
+
+def test_the_cache_steps_verify_on_a_worker_whose_clock_is_behind(
+    owner, owner_principal, memories, monkeypatch
+):
+    """Stop 63's audit of failure behaviour found that the ``retrieval_cache`` and
+    ``summaries`` steps compared two hosts' clocks: the purge set the subject's generation
+    from the worker's clock, and the verification wanted it at or after ``requested_at``, the
+    web host's. A worker a second behind left both steps failed ("verification found
+    residue") until its clock passed the request's moment; minutes behind, the operation was
+    dead-lettered after 8 runs. Now the verification checks that the generations the purge
+    wrote are in place (``_CacheStore``), and the purge still makes every entry cached before
+    the deletion unreachable, with the worker's clock behind that entry's generation, one
+    that cites no deleted id too (which the tombstone check cannot drop)."""
+    place = {"tenant_id": owner.tenant_id, "subject_id": owner.id, "key": "k"}
+    namespaces = ("retrieval", "summary")
+    with tenant_scope(owner.tenant_id):
+        for namespace in namespaces:
+            retrieval_cache.cache_set(**place, value="cached", memory_ids=[], namespace=namespace)
+            assert retrieval_cache.cache_get(**place, namespace=namespace) == "cached"
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+
+    ten_minutes_behind = types.SimpleNamespace(time_ns=lambda: time.time_ns() - 600 * 10**9)
+    with monkeypatch.context() as worker_host:
+        worker_host.setattr(retrieval_cache, "time", ten_minutes_behind)
+        assert deletion_run(operation_id=operation.id) == "completed"
+
+    steps = {step.store: step for step in operation.steps.all()}
+    for store in ("retrieval_cache", "summaries"):
+        assert steps[store].status == "verified", steps[store].last_error
+        assert steps[store].evidence["invalidated_after_request"] == 1
+    with tenant_scope(owner.tenant_id):
+        for namespace in namespaces:
+            assert retrieval_cache.cache_get(**place, namespace=namespace) is None
+
+    # A verification run on its own (the residue check) checks the generations the step's
+    # purge recorded; with none recorded, nothing says the cache was reached.
+    assert REGISTRY["summaries"].verify(operation_context(operation))[0]
+    DeletionStep.objects.filter(operation=operation, store="summaries").update(evidence={})
+    assert not REGISTRY["summaries"].verify(operation_context(operation))[0]
 
 
 def test_memory_key_and_subject_targets(owner, owner_principal):

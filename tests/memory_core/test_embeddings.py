@@ -1,8 +1,10 @@
 """The real model embeds on CPU from the packaged weights, and pgvector finds the rows."""
 
+import errno
 import hashlib
 import json
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +15,7 @@ from memory_core.embeddings import (
     PACKAGED_SHA256,
     EmbeddingError,
     SentenceTransformerEmbedder,
+    _GraphCache,
     _onnx_inputs,
     get_embedder,
 )
@@ -307,6 +310,31 @@ def test_a_cache_folder_that_cannot_be_written_leaves_the_graph_in_memory(tmp_pa
     assert len(embedder.embed(["still embeds"])[0]) == 384
     assert embedder._session is not None
     assert "cannot keep the ONNX graph" in caplog.text
+
+
+def test_a_graph_cache_write_on_a_full_disk_leaves_no_partial_file(tmp_path, monkeypatch, caplog):
+    """Stop 63's audit of failure behaviour found that ``_GraphCache.write``, on a full disk,
+    left the part of the graph (tens of MB) it had written under ``.<name>.<pid>.tmp``: one
+    more for every process that loads the model (each with its own pid), on the disk that
+    was already full, and nothing ever removed them. Now a failed write removes its
+    temporary file (``files.removed_on_failure``); the process keeps its graph in memory
+    (logged), and the next one exports again."""
+    folder = tmp_path / "model-cache"
+    cache = _GraphCache(folder, "all-MiniLM-L6-v2-int8")
+    digest = "ab" * 32
+
+    def write_bytes_on_a_full_disk(self, data):
+        with open(self, "wb") as handle:
+            handle.write(data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    with monkeypatch.context() as full_disk:
+        full_disk.setattr(Path, "write_bytes", write_bytes_on_a_full_disk)
+        cache.write(digest, b"\x08\x07" * 4096)
+
+    assert "cannot keep the ONNX graph" in caplog.text
+    assert sorted(folder.iterdir()) == []
+    assert cache.read(digest) is None
 
 
 def test_a_model_of_other_dimensions_is_refused_from_the_cached_graph_too(tmp_path):

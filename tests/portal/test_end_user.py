@@ -1,7 +1,10 @@
 """End-user pages: a user sees and changes only their own subject; any other id is a 404."""
 
+import contextlib
+import errno
 import json
 import re
+import types
 import unicodedata
 from datetime import timedelta
 
@@ -1556,6 +1559,43 @@ def test_the_export_page_says_how_long_the_copy_is_kept_as_configured(
     body = alice_client.get(reverse("portal:export")).content.decode()
     assert said in body
     assert ("for a day" in body) == (hours == 24)
+
+
+def test_an_export_on_a_full_disk_says_nothing_was_exported(
+    alice_client, alice_memory, settings, tmp_path, monkeypatch, caplog
+):
+    """Stop 63's audit of failure behaviour found that Download JSON on a full export disk
+    answered the bare 500 page: nothing handled the write's ENOSPC, where every other part
+    that fails (the database down, a deletion holding the subject) answers a 503 page or
+    says nothing was exported. Now the export is refused as unavailable
+    (``ExportUnavailable``, ``export_unavailable``): the page says nothing was exported and
+    to try again later, the log names the file, and no file or row is left behind."""
+    import memory_core.exports as exports
+
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    real_replacing = exports.replacing
+
+    @contextlib.contextmanager
+    def replacing_on_a_full_disk(path):
+        with real_replacing(path) as handle:
+
+            def write(data):
+                handle.write(data[:64])
+                raise OSError(errno.ENOSPC, "No space left on device")
+
+            yield types.SimpleNamespace(write=write)
+
+    monkeypatch.setattr(exports, "replacing", replacing_on_a_full_disk)
+    url = reverse("portal:export")
+    response = alice_client.post(url, {"shown_deletions": ""}, follow=True)
+
+    assert response.redirect_chain == [(url, 302)]
+    assert "The export could not be written, so nothing was exported. Try again later." in (
+        response.content.decode()
+    )
+    assert "could not be written" in caplog.text and str(tmp_path) in caplog.text
+    assert not Export.objects.filter(subject=alice_memory.subject).exists()
+    assert [path for path in tmp_path.rglob("*") if path.is_file()] == []
 
 
 def test_writes_waiting_for_review_are_listed_separately(alice_client, alice_memory, bob_subject):
