@@ -102,18 +102,25 @@ def ledger_entry(operation: DeletionOperation, tombstones=None) -> dict:
             }
             for memory_id, subject_id, digest in tombstones
         ],
-    } | user_id_named(operation.target, external_id)
+    } | user_id_named(operation.target, external_id, operation.user_id_sha256)
 
 
-def user_id_named(target: str, external_id: str | None) -> dict:
+def user_id_named(target: str, external_id: str | None, recorded: str = "") -> dict:
     """The part of a whole subject's deletion line that names the subject's user id, by its
     SHA-256 (``user_id_sha256``, as ``RetrievalTrace.user_id_sha256`` names it): a replay
     that makes the subject's row back, named by its own id, finds by it the restored traces
     of retrievals for the subject made before it was known (``replay._traces_claim``).
-    Without it, they survived the replay (stop 58's review). Nothing for another target."""
-    if target != DeletionOperation.Target.SUBJECT or not external_id:
+    Without it, they survived the replay (stop 58's review). Nothing for another target.
+
+    ``recorded``: the digest the operation holds (``DeletionOperation.user_id_sha256``), named
+    as it is: the operation of a row the replay made back, whose ``external_id`` is the row's
+    own id. Its run's line named the digest of that id, and a later replay, keeping that line
+    (it has the most tombstones), claimed none of the person's traces (stop 63's audit of
+    backups)."""
+    if target != DeletionOperation.Target.SUBJECT:
         return {}
-    return {"user_id_sha256": user_id_digest(external_id)}
+    digest = recorded or (user_id_digest(external_id) if external_id else "")
+    return {"user_id_sha256": digest} if digest else {}
 
 
 # Names the operation a queued deletion (a whole subject's or a key's) becomes (uuid5 of the

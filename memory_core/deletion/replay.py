@@ -130,13 +130,16 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             "'memory_core_deletionoperation'::regclass AND attname = 'journaled_at' "
             "AND NOT attisdropped"
         ).fetchone()[0]
+        # A whole subject's operation names the person by the digest a replay recorded on it
+        # (its subject's row made back, named by its own id: ``ledger.user_id_named``), read
+        # from the row's JSON: a database from before migration 0050 has no such column.
         rows = conn.execute(
             f"""
             SELECT o.id, o.tenant_id, o.subject_id, o.target, o.requested_at, o.reason_code,
                    coalesce(json_agg(json_build_object(
                        'memory_id', t.memory_id, 'subject_id', t.subject_id,
                        'content_hash', t.content_hash)) FILTER (WHERE t.id IS NOT NULL), '[]'),
-                   s.external_id
+                   s.external_id, coalesce(to_jsonb(o) ->> 'user_id_sha256', '')
             FROM memory_core_deletionoperation o
             LEFT JOIN memory_core_tombstone t ON t.operation_id = o.id
             LEFT JOIN memory_core_subject s ON s.id = o.subject_id
@@ -229,7 +232,7 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             "reason_code": reason,
             "tombstones": tombstones,
         }
-        | user_id_named(target, external_id)
+        | user_id_named(target, external_id, recorded)
         for (
             op_id,
             tenant_id,
@@ -239,6 +242,7 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             reason,
             tombstones,
             external_id,
+            recorded,
         ) in rows
     ]
     entries += [
@@ -304,6 +308,7 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
     subject_id = entry.get("subject_id")
     # The operation's subject: a row of this database, which the line's may not be.
     operation_subject = subject_id
+    user_id_sha256 = ""  # the person's digest, where the subject's row cannot give it
     if subject_id and not Subject.objects.filter(pk=subject_id).exists():
         named_back = entry["target"] == DeletionOperation.Target.SUBJECT or entry.get(
             "memory_key_sha256"
@@ -315,7 +320,13 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             # exports step scanned no folder (left open until stop 50; for a key's queued
             # line, until stop 56's audit of backups).
             Subject.objects.create(pk=subject_id, tenant_id=tenant_id, external_id=subject_id)
-            _traces_claim(tenant_id, subject_id, entry.get("user_id_sha256"))
+            # The operation keeps the line's digest of the person's user id, which the row
+            # made back no longer holds: its run journals it again, and that line (with the
+            # tombstones found here, the one the reader keeps) named the digest of the row's
+            # id, by which a later restore's replay claimed none of the person's traces
+            # (stop 63's audit of backups).
+            user_id_sha256 = entry.get("user_id_sha256") or ""
+            _traces_claim(tenant_id, subject_id, user_id_sha256)
         else:
             # A memory's line names no row back, and a tenant deleted here takes none
             # (migration 0011): the second replay, from the damaged database, made one back
@@ -405,6 +416,7 @@ def _restore_operation(entry: dict) -> DeletionOperation | None:
             "requested_by_id": "replay_deletions",
             "reason_code": entry.get("reason_code") or "replay",
             "requested_at": datetime.fromisoformat(entry["requested_at"]),
+            "user_id_sha256": user_id_sha256,
         },
     )
     if not created:
@@ -694,18 +706,20 @@ def _longer(value: int | None, other: int | None) -> bool:
 def _policies_replay(lines: dict[str, dict]) -> PoliciesRestored:
     """Narrow each tenant's retention to its newest line's, key by key: where the line's
     period is shorter than the restored active policy's as the sweep reads it
-    (``retention_as_swept``; a key the document lacks at its default, null no limit), a new version
-    is published (``policy_publish``: journaled again as it commits) whose document is the
-    restored active one with those keys set to the line's. A key the line keeps longer (a
-    retention lengthened, or its limit removed, since the backup) is not given back from a
-    file: the tenant is named in ``not_widened`` with those keys, for an administrator to
-    publish again. Only the line's tenant is read or written, in its own scope.
+    (``retention_as_swept``; a key the document lacks at its default, null no limit), a new
+    version is published (``policy_publish``: journaled again as it commits) whose document
+    is the restored active one with those keys set to the line's, stamped with the line's
+    time, as ``_settings_replay`` stamps a row. A key the line keeps longer (a retention
+    lengthened, or its limit removed, since the backup) is not given back from a file: the
+    tenant is named in ``not_widened`` with those keys, for an administrator to publish
+    again. Only the line's tenant is read or written, in its own scope.
 
     Skipped (nothing written): a tenant this database lacks (made after the backup) or
     deleted, a line published before the restored active version (read with a ``--since``
-    before the backup's time: the backup's own later version stands), and a line no shorter
-    on any key. A restored document ``policy_publish`` refuses (stored before a bound of
-    ``policy_errors``) is named in ``not_restored``, nothing published.
+    before the backup's time: the backup's own later version stands) or before the line an
+    earlier replay's version came from, and a line no shorter on any key. A restored
+    document ``policy_publish`` refuses (stored before a bound of ``policy_errors``) is named
+    in ``not_restored``, nothing published.
     """
     result = PoliciesRestored()
     for tenant_id, line in sorted(lines.items()):
@@ -713,11 +727,10 @@ def _policies_replay(lines: dict[str, dict]) -> PoliciesRestored:
         if tenant is None:
             result.skipped += 1
             continue
+        published_at = datetime.fromisoformat(line["requested_at"])
         with tenant_scope(tenant.pk):
             active = PolicyVersion.objects.filter(tenant=tenant, is_active=True).first()
-            if active is not None and active.created_at > datetime.fromisoformat(
-                line["requested_at"]
-            ):
+            if active is not None and active.created_at > published_at:
                 result.skipped += 1
                 continue
             # No active version: the sweep reads no retention at all (it limits nothing).
@@ -749,6 +762,11 @@ def _policies_replay(lines: dict[str, dict]) -> PoliciesRestored:
             retention.update(narrower if active else asked)
             document["retention"] = retention
             try:
+                # Stamped with the line's time, not the replay's: the second replay, from the
+                # damaged database, compares its line with this version's time, and a
+                # retention shortened after this line (its append failed) was skipped as
+                # older than the replay, the tenant left with the longer one (stop 63's audit
+                # of backups).
                 policy_publish(
                     tenant=tenant,
                     document=document,
@@ -756,6 +774,7 @@ def _policies_replay(lines: dict[str, dict]) -> PoliciesRestored:
                         f"retention of version {line['version']} restored by "
                         "replay_deletions from the journal"
                     ),
+                    published_at=published_at,
                 )
             except ValidationFailed as exc:
                 paths = ", ".join(sorted(exc.details or {})) or exc.message

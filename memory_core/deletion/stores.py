@@ -1820,7 +1820,8 @@ class IdentitiesStore(Store):
     """Who the deleted tenant's memories were about and who used them: a tenant's deletion only.
 
     Subjects keep their row (tombstones and operations name it) but lose the name and the id
-    the tenant's agents knew them by (``external_id`` becomes the row's own id); portal logins
+    the tenant's agents knew them by (``external_id`` becomes the row's own id, and an
+    operation's digest of a user id, which a replay records, is cleared); portal logins
     of the tenant are removed (a login that is staff keeps its user, without the membership);
     agents are deactivated and their keys revoked (the request revoked them already). The
     Django admin's history of those subjects, logins and their users names each object by its
@@ -1831,8 +1832,9 @@ class IdentitiesStore(Store):
     name = "identities"
     description = (
         "a whole tenant only: subjects' display names cleared and external ids replaced by "
-        "their row id, the tenant's portal logins removed, its agents deactivated and keys "
-        "revoked, and the admin's history of its subjects and logins named by id"
+        "their row id (and the user ids' digests a replay recorded on operations cleared), "
+        "the tenant's portal logins removed, its agents deactivated and keys revoked, and "
+        "the admin's history of its subjects and logins named by id"
     )
     targets = frozenset({DeletionOperation.Target.TENANT})
 
@@ -1840,6 +1842,8 @@ class IdentitiesStore(Store):
         SELECT
           (SELECT count(*) FROM memory_core_subject s WHERE s.tenant_id = %(tenant)s
             AND (s.display_name <> '' OR s.external_id <> s.id::text)),
+          (SELECT count(*) FROM memory_core_deletionoperation o WHERE o.tenant_id = %(tenant)s
+            AND o.user_id_sha256 <> ''),
           (SELECT count(*) FROM memory_core_portalmembership m WHERE m.tenant_id = %(tenant)s),
           (SELECT count(*) FROM memory_core_agent a WHERE a.tenant_id = %(tenant)s
             AND a.is_active),
@@ -1866,9 +1870,10 @@ class IdentitiesStore(Store):
     def _stats(self, ctx) -> dict:
         with connections["default"].cursor() as cursor:
             cursor.execute(self._STATS_SQL, {"tenant": str(ctx.operation.tenant_id)})
-            subjects, logins, agents, keys, logged = cursor.fetchone()
+            subjects, digests, logins, agents, keys, logged = cursor.fetchone()
         return {
             "subjects_with_identity": subjects,
+            "operations_naming_user_ids": digests,
             "portal_logins": logins,
             "active_agents": agents,
             "unrevoked_keys": keys,
@@ -1891,6 +1896,13 @@ class IdentitiesStore(Store):
             Subject.objects.filter(tenant_id=tenant_id)
             .exclude(display_name="", external_id=own_id)
             .update(display_name="", external_id=own_id)
+        )
+        # A replay's record of a person's user id, by its digest (``ledger.user_id_named``):
+        # a guessable id (an email) is found from it.
+        digests = (
+            DeletionOperation.objects.filter(tenant_id=tenant_id)
+            .exclude(user_id_sha256="")
+            .update(user_id_sha256="")
         )
         logins = PortalMembership.objects.filter(tenant_id=tenant_id)
         removed = get_user_model().objects.filter(
@@ -1926,6 +1938,7 @@ class IdentitiesStore(Store):
         )
         return {
             "subjects_cleared": subjects,
+            "operation_user_ids_cleared": digests,
             "admin_log_entries_named_by_id": logged,
             "portal_users_removed": users,
             "memberships_removed": memberships,

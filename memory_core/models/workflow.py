@@ -299,6 +299,12 @@ class DeletionOperation(models.Model):
     # appends it again and the operation cannot complete. Null on operations settled before
     # this field existed (their first run appended it, unrecorded).
     journaled_at = models.DateTimeField(null=True, blank=True)
+    # The SHA-256 of the person's user id, where the subject's row cannot give it: a whole
+    # subject's deletion whose row ``replay_deletions`` made back (named by its own id) keeps
+    # its journal line's ``user_id_sha256``, which the operation's line names again
+    # (``ledger.ledger_entry``). Empty otherwise (the line reads the subject's external id);
+    # cleared by the tenant's deletion with the subjects' names (the ``identities`` step).
+    user_id_sha256 = models.CharField(max_length=64, blank=True, default="", db_default="")
 
     class Meta:
         ordering = ["-requested_at"]

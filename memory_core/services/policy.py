@@ -9,7 +9,7 @@ made by the deletion sweep (``policies_journal``).
 
 import copy
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 from functools import partial
 
 from celery.exceptions import SoftTimeLimitExceeded
@@ -61,12 +61,21 @@ def policy_ensure(*, tenant: Tenant) -> PolicyVersion:
 
 
 @transaction.atomic
-def policy_publish(*, tenant: Tenant, document: dict, note: str = "") -> PolicyVersion:
+def policy_publish(
+    *, tenant: Tenant, document: dict, note: str = "", published_at: datetime | None = None
+) -> PolicyVersion:
     """Publish ``document`` as the tenant's next policy version and make it the active one.
 
     A document with errors (``policy_errors``) is refused (ValidationFailed, nothing changes).
     The version's retention is journaled as it commits (``_policy_journal``), and
     ``journaled_at`` recorded.
+
+    ``published_at``: when the version counts as published (its ``created_at``, its journal
+    line's ``requested_at``), now by default. A restore's replay gives the time of the
+    journal line whose retention it publishes again (``replay._policies_replay``): stamped
+    with the replay's own time, the version made every later line of the tenant look older
+    than it, and the second replay, from the damaged database, skipped a retention shortened
+    after the journal's line (stop 63's audit of backups).
     """
     errors = policy_errors(document)
     if errors:
@@ -80,16 +89,16 @@ def policy_publish(*, tenant: Tenant, document: dict, note: str = "") -> PolicyV
     PolicyVersion.objects.filter(tenant=tenant, is_active=True).update(is_active=False)
     # Later than the version before, whatever this host's clock says: the replay applies each
     # tenant's newest line, and a skewed clock must not make the later version the older.
-    now = timezone.now()
-    if current is not None and now <= current.created_at:
-        now = current.created_at + _TICK
+    at = published_at or timezone.now()
+    if current is not None and at <= current.created_at:
+        at = current.created_at + _TICK
     version = PolicyVersion.objects.create(
         tenant=tenant,
         version=(current.version + 1) if current else 1,
         document=document,
         is_active=True,
         note=note,
-        created_at=now,
+        created_at=at,
     )
     _journal_on_commit(version)
     return version

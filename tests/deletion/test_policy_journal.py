@@ -10,7 +10,7 @@ import copy
 import json
 import logging
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from io import StringIO
 
 import pytest
@@ -19,6 +19,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_core.deletion.ledger import ledger_scan, ledger_write
+from memory_core.deletion.replay import replay_deletions
 from memory_core.models import PolicyVersion
 from memory_core.policy_check import RETENTION_MAX
 from memory_core.policy_defaults import DEFAULT_POLICY
@@ -275,6 +276,38 @@ def test_the_newest_line_of_a_tenant_wins(tenant, journal):
 
     assert result["policies_restored"] == 1
     assert _active(tenant).document["retention"]["episodic_days"] == 200
+
+
+def test_the_damaged_databases_shorter_retention_is_applied_after_the_journals_replay(
+    tenant, journal
+):
+    """Stop 63's audit of backups found that the second replay, from the damaged database,
+    skipped a retention the journal lacked: after the backup the tenant shortened
+    episodic_days to 60 (journaled), then to 7 (its append failed), and the documented
+    remedy, the journal's replay then the damaged database's, ended with 60. The first
+    replay's version was stamped with the replay's time, and the 7-day line, older than
+    that, was skipped. Now the replay's version is stamped with its line's time, and the
+    second replay applies the shorter retention."""
+    backup_version = _publish(tenant, episodic_days=365)
+    backup_time = timezone.now()
+    journaled = _line_of(_publish(tenant, episodic_days=60))
+    ledger_write(journaled)
+    # What ``ledger_from_database`` reads of the damaged database: its active version.
+    missed = _line_of(_publish(tenant, episodic_days=7))
+    _restore_to(backup_version)
+
+    first, _ = _replay(backup_time)  # the journal
+    assert first["policies_restored"] == 1
+    restored = _active(tenant)
+    assert restored.document["retention"]["episodic_days"] == 60
+
+    second = replay_deletions(entries=[missed])  # the damaged database
+
+    assert (second["policies_restored"], second["policies_skipped"]) == (1, 0)
+    assert _active(tenant).document["retention"]["episodic_days"] == 7
+    # Each version the replays published is stamped with the time of its line.
+    assert restored.created_at == datetime.fromisoformat(journaled["requested_at"])
+    assert _active(tenant).created_at == datetime.fromisoformat(missed["requested_at"])
 
 
 def test_a_line_of_a_tenant_the_restored_database_lacks_is_skipped(tenant, journal):

@@ -245,6 +245,72 @@ def test_a_replayed_subject_deletion_removes_their_traces_from_before_they_were_
         assert left == 0, "the restored trace of the retrieval for bob survived the replay"
 
 
+def test_a_replayed_queued_deletions_line_names_the_person_by_their_user_id_again(
+    tenant, journal, settings, tmp_path
+):
+    """Stop 63's audit of backups found that a replay rewrote the journal's line of a queued
+    "delete everything" of a subject made after the backup so that it named the person by
+    the wrong digest: the replay makes the subject's row back named by its own id, and the
+    run appended the operation's line again with ``user_id_sha256`` the digest of that id
+    (with the tombstones the export files gave it, the line the reader keeps). Replayed again
+    after a second restore of the same backup, it claimed none of the person's traces from
+    before they were known, and they survived. Now the operation keeps the line's digest
+    (``DeletionOperation.user_id_sha256``), by which its lines name the person, in the
+    journal and in the database's ledger, and the second replay takes the trace."""
+    from memory_core.deletion.ledger import ledger_scan, ledger_write, queued_entry
+    from memory_core.deletion.replay import ledger_from_database
+    from memory_core.exports import export_dir
+    from memory_core.models import DeletionOperation, DeletionStep, Subject, Tombstone
+    from memory_core.retrieval.traces import user_id_digest
+
+    settings.MEMLEDGER_EXPORT_DIR = tmp_path / "exports"
+    since = timezone.now()
+    # Made after the backup: "bob", an export of his (a file outside the database), and his
+    # "delete everything" queued; the database was lost before a worker made it.
+    subject_id, memory_id = uuid.uuid4(), uuid.uuid4()
+    folder = export_dir() / str(tenant.pk) / str(subject_id)
+    folder.mkdir(parents=True)
+    record = {"id": str(memory_id), "content": "Bob prefers tea.", "memory_key": "drink"}
+    (folder / "export.json").write_text(
+        json.dumps({"subject": {"external_id": "bob"}, "memories": [record]})
+    )
+    line = queued_entry(
+        tenant_id=tenant.pk, subject_id=subject_id, queued_at=timezone.now(), external_id="bob"
+    )
+    ledger_write(line)
+    bob = user_id_digest("bob")
+
+    def replay() -> dict:
+        out = StringIO()
+        call_command(
+            "replay_deletions", "--since", since.isoformat(), stdout=out, stderr=StringIO()
+        )
+        return json.loads(out.getvalue())
+
+    assert replay()["incomplete"] == {}
+    (kept,) = [
+        e for e in ledger_scan(since=since).entries if e["operation_id"] == line["operation_id"]
+    ]
+    assert [t["memory_id"] for t in kept["tombstones"]] == [str(memory_id)]  # the run's line
+    assert kept["user_id_sha256"] == bob
+    database = ledger_from_database(dbname=connection.settings_dict["NAME"], since=since)
+    (read,) = [e for e in database if e["operation_id"] == line["operation_id"]]
+    assert read["user_id_sha256"] == bob
+
+    # Lost again before the next backup: the same backup restored (no operation, no bob; the
+    # trace of a retrieval for bob from before he was known), and the journal replayed again.
+    DeletionStep.objects.filter(operation_id=line["operation_id"]).delete()
+    Tombstone.objects.filter(operation_id=line["operation_id"]).delete()
+    DeletionOperation.objects.filter(pk=line["operation_id"]).delete()
+    Subject.objects.filter(pk=subject_id).delete()
+    trace = RetrievalTrace.objects.create(
+        tenant=tenant, user_id_sha256=bob, mode="task", cited_ids=[], selected_ids=[]
+    )
+    assert replay()["incomplete"] == {}
+
+    assert not RetrievalTrace.objects.filter(pk=trace.pk).exists()
+
+
 def test_a_replayed_queued_key_deletion_of_a_subject_made_after_the_backup_reaches_its_export(
     tenant,
 ):

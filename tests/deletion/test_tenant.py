@@ -5,6 +5,7 @@ import json
 import re
 import threading
 import time
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -31,6 +32,7 @@ from memory_core.models import (
     Tenant,
 )
 from memory_core.principals import SystemPrincipal
+from memory_core.retrieval.traces import user_id_digest
 from memory_core.rls import tenant_scope
 from memory_core.services.api_keys import api_key_resolve
 from tests.deletion.conftest import journal_line, seed_everywhere, unit_vector
@@ -278,6 +280,30 @@ def test_replay_after_a_restore_deletes_the_tenant_again(tenant, memories, api_k
     assert api_key_resolve(api_key) is None
     steps = DeletionOperation.objects.get(pk=entry["operation_id"]).steps
     assert "identities" in set(steps.values_list("store", flat=True))
+
+
+def test_a_tenant_deletion_clears_the_user_ids_digest_a_replay_recorded(
+    admin_client, tenant, journal
+):
+    """Since stop 63's audit of backups a replay records on the operation of a subject whose
+    row it made back the digest of the person's user id (``DeletionOperation.user_id_sha256``),
+    by which the operation's journal line names them again. A guessable id (an email) is
+    found from its digest: the admin does not show it, and the tenant's deletion clears it
+    with the subjects' names (the ``identities`` step)."""
+    digest = user_id_digest("alice@example.com")
+    line = journal_line(1, tenant_id=tenant.id, target="subject", subject_id=uuid.uuid4())
+    assert replay_deletions(entries=[{**line, "user_id_sha256": digest}])["incomplete"] == {}
+    replayed = DeletionOperation.objects.get(pk=line["operation_id"])
+    assert replayed.user_id_sha256 == digest
+    page = admin_client.get(f"/admin/memory_core/deletionoperation/{replayed.pk}/change/")
+    assert page.status_code == 200 and digest not in page.content.decode()
+
+    operation = tenant_deletion_request(tenant_id=tenant.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    replayed.refresh_from_db()
+    assert replayed.user_id_sha256 == ""
+    assert operation.steps.get(store="identities").evidence["operations_naming_user_ids"] == 0
 
 
 def test_replaying_a_tenants_deletion_clears_its_subjects_queued_deletions(tenant, owner):
