@@ -17,8 +17,11 @@ The order every path takes its locks in, so that no two wait for each other in a
 - a write or a correction: the key's lock with its subjects' locks of writes (one statement,
   so in one order; a correction takes them again in ``_run``, already held), the subjects'
   locks shared, then memory rows in id order (the heads it reads), the subjects it creates
-  in external id order (an insert waits for another transaction inserting the same one:
-  ``services.writes._ensure_subjects``),
+  in external id order (an insert waits for another transaction inserting the same one),
+  then the locks shared of those another transaction created meanwhile
+  (``services.memories.subjects_ensure_locked``; a deletion holding one is waited for at
+  most ``MEMLEDGER_SUBJECT_LOCK_WAIT``, and needs no row the write holds: it read none of
+  that subject's),
   then the key's open conflict at its place (``conflict_open``,
   which locks it only to add rows or to open it; a batch's in (subject, memory_key, place)
   order, ``services.writes._review_order``; a keyless one, the item citing its rows);
@@ -262,16 +265,17 @@ def subjects_shared_locked(subjects, keys=None) -> list:
     """Return the Subject rows of the queryset ``subjects``, each one's lock taken shared
     (held until the transaction ends) as it is read, in the same query.
 
-    Writes and corrections read their subjects this way: a deletion request of a subject (or
-    of one of its keys) then waits for the write to commit and reads the rows it inserted,
-    so a new version of a chain the deletion takes is deleted with it. Without the lock the
-    deletion read the subject's rows before the write committed and waited only for the
-    head's row lock: the new version survived, the active head of a deleted chain. Shared
-    locks never wait for each other, and a deletion holds one subject's lock only, so the
-    order they are taken in does not matter. A subject whose deletion holds its lock is
-    waited for as ``subject_shared_lock`` does (``SubjectBeingDeleted`` past the wait), and
-    one whose deletion is queued for a worker (``Subject.deletion_queued_at``) raises
-    ``SubjectBeingDeleted``: what a write stores now, the worker may delete. A key's
+    Writes, corrections and imports read their subjects this way, and those another
+    transaction created meanwhile (``services.memories.subjects_ensure_locked``): a deletion
+    request of a subject (or of one of its keys) then waits for the write to commit and reads
+    the rows it inserted, so a new version of a chain the deletion takes is deleted with it.
+    Without the lock the deletion read the subject's rows before the write committed and
+    waited only for the head's row lock: the new version survived, the active head of a
+    deleted chain. Shared locks never wait for each other, and a deletion holds one subject's
+    lock only, so the order they are taken in does not matter. A subject whose deletion holds
+    its lock is waited for as ``subject_shared_lock`` does (``SubjectBeingDeleted`` past the
+    wait), and one whose deletion is queued for a worker (``Subject.deletion_queued_at``)
+    raises ``SubjectBeingDeleted``: what a write stores now, the worker may delete. A key's
     queued deletion fences the writes on that key only, given ``keys``, the (subject external
     id, memory_key) pairs the caller writes; without them, any queued deletion of the subject
     does.

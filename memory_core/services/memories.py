@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from memory_core.embeddings import embed_texts, get_embedder
 from memory_core.exceptions import Conflict
+from memory_core.locks import subjects_shared_locked
 from memory_core.models import (
     PROPOSED_STATUSES,
     TYPE_CLASS,
@@ -142,6 +143,45 @@ def embed_memories(memories: list[Memory]) -> None:
     for memory, vector in zip(memories, vectors, strict=True):
         memory.embedding = vector
         memory.embedding_model = embedder.model_name
+
+
+def subjects_ensure_locked(*, tenant_id, external_ids, keys) -> dict:
+    """Return ``{external_id: Subject}`` of the tenant's subjects ``external_ids``, creating
+    the missing ones; each one this transaction did not insert is read with its lock taken
+    shared, as writes read their subjects (``locks.subjects_shared_locked``, given ``keys``:
+    ``SubjectBeingDeleted`` for one whose deletion holds the lock past the wait, or is queued
+    for a worker, for the subject or for a key of ``keys``).
+
+    For the subjects a write or an import did not find as it read (and locked) its subjects.
+    One another transaction inserts meanwhile (a subject token issued for the new user) is
+    waited for by the insert and then read back: without its lock, a deletion of the subject
+    requested now neither waited for the write nor read its rows, and completed while the
+    memory the write committed after it stayed in use (stop 63's audit of races). One this
+    transaction inserts is not locked: no deletion finds it before the commit, and an import
+    of a file of new users takes no place in the server's lock table for them (docs/api.md).
+    Called inside the caller's transaction, which holds the locks until it ends.
+
+    Inserted in external id order, not the caller's: an insert of a subject another
+    transaction has inserted waits for that transaction (the unique external id), so two
+    batches naming the same new subjects in opposite orders each held one and waited for the
+    other (deadlock detected, a 503).
+    """
+    names = sorted(external_ids)
+    if not names:
+        return {}
+    built = [Subject(tenant_id=tenant_id, external_id=name, display_name=name) for name in names]
+    # A subject that exists (committed meanwhile, or inserted by another transaction, whose
+    # end the insert waited for) is skipped: its row holds an id other than the one built here.
+    Subject.objects.bulk_create(built, ignore_conflicts=True)
+    subjects = {subject.external_id: subject for subject in built}
+    others = subjects_shared_locked(
+        Subject.objects.filter(tenant_id=tenant_id, external_id__in=names).exclude(
+            pk__in=[subject.pk for subject in built]
+        ),
+        keys=keys,
+    )
+    subjects.update((subject.external_id, subject) for subject in others)
+    return subjects
 
 
 @transaction.atomic

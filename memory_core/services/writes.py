@@ -107,6 +107,7 @@ from memory_core.services.memories import (
     memory_created_events,
     memory_insert_rows,
     memory_supersede_many,
+    subjects_ensure_locked,
 )
 from memory_core.services.revocations import memory_revocation_journal_on_commit
 from memory_core.text import content_hash
@@ -360,18 +361,21 @@ def _start(item: _Planned, now) -> datetime:
 def _ensure_subjects(principal, planned: list[_Planned], subjects: dict) -> None:
     """Create the subjects an admitted write needs (the grant allowed it in rule 1).
 
-    In external id order, not the batch's: an insert of a subject another transaction has
-    inserted waits for that transaction (the unique external id), so two batches naming the
-    same new subjects in opposite orders each held one and waited for the other (deadlock
-    detected, a 503). No key lock keeps them apart (keyless writes, or other keys).
+    ``subjects_ensure_locked``: in external id order, since no key lock keeps two batches
+    naming the same new subjects apart (keyless writes, or other keys); and one another
+    transaction created meanwhile (a subject token issued for the user), whose insert this one
+    waited for, read with its lock shared, as ``_run`` read the others: read back without it,
+    a deletion of the subject requested then neither waited for the write nor read its row,
+    and the memory stayed in use (stop 63's audit of races).
     """
     admitted = [item for item in planned if item.decision.outcome != REJECTED]
-    for external_id in sorted({item.candidate.subject for item in admitted} - set(subjects)):
-        subjects[external_id], _ = Subject.objects.get_or_create(
+    subjects.update(
+        subjects_ensure_locked(
             tenant_id=principal.tenant_id,
-            external_id=external_id,
-            defaults={"display_name": external_id},
+            external_ids={item.candidate.subject for item in admitted} - set(subjects),
+            keys={(item.candidate.subject, item.candidate.memory_key) for item in admitted},
         )
+    )
     for item in admitted:
         item.subject = subjects[item.candidate.subject]
     # A refused write names its subject too once a write of the batch created it: its decision

@@ -79,7 +79,12 @@ from memory_core.policy_check import retention_cutoffs, retention_overdue
 from memory_core.principals import SystemPrincipal
 from memory_core.retrieval.policy import RetrievalPolicy
 from memory_core.rls import platform_command
-from memory_core.services.memories import MemoryDraft, as_written, memory_store_many
+from memory_core.services.memories import (
+    MemoryDraft,
+    as_written,
+    memory_store_many,
+    subjects_ensure_locked,
+)
 from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, content_hash, identifier
 
 IMPORT_FIELDS = ("tenant", "agent", "status", "valid_from", "created_at")
@@ -584,33 +589,35 @@ class Command(BaseCommand):
     @staticmethod
     def _subjects(tenant, candidates) -> dict:
         """Return ``{external_id: Subject}`` of ``candidates``' subjects, their locks taken
-        shared (``subjects_shared_locked``), creating the missing ones (two or three queries
+        shared (``subjects_shared_locked``), creating the missing ones (two to four queries
         for a chunk, not one per record). A subject being deleted, or whose deletion (or that
-        of a key written here) is queued, stops the import: a CommandError, nothing stored."""
+        of a key written here) is queued, stops the import: a CommandError, nothing stored.
+
+        A missing one another transaction inserts meanwhile (a subject token issued for the
+        user) is locked too (``subjects_ensure_locked``): read back without its lock, a
+        deletion of the subject requested then neither waited for the import nor read its
+        rows (stop 63's audit of races). One the import creates is locked by none: no deletion
+        finds it before the commit."""
         external_ids = {c.subject for c in candidates}
+        keys = {(c.subject, c.memory_key) for c in candidates}
         try:
             subjects = {
                 s.external_id: s
                 for s in subjects_shared_locked(
                     Subject.objects.filter(tenant=tenant, external_id__in=external_ids),
-                    keys={(c.subject, c.memory_key) for c in candidates},
+                    keys=keys,
                 )
             }
+            subjects.update(
+                subjects_ensure_locked(
+                    tenant_id=tenant.id, external_ids=external_ids - set(subjects), keys=keys
+                )
+            )
         except SubjectBeingDeleted as exc:
             raise CommandError(
                 "A subject of this file is being deleted, or its deletion is queued: nothing "
                 "imported. Run the import again once the deletion is done."
             ) from exc
-        missing = external_ids - set(subjects)
-        if missing:
-            Subject.objects.bulk_create(
-                [Subject(tenant=tenant, external_id=name, display_name=name) for name in missing],
-                ignore_conflicts=True,
-            )
-            subjects.update(
-                (s.external_id, s)
-                for s in Subject.objects.filter(tenant=tenant, external_id__in=missing)
-            )
         return subjects
 
     @staticmethod
