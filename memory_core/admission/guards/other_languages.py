@@ -12,6 +12,7 @@ Accents are folded before matching, so the patterns are plain ASCII.
 
 from __future__ import annotations
 
+from memory_core.admission.guards.business_state import ANY_STATE
 from memory_core.admission.guards.vocabulary import (
     ASIDE,
     EMAIL,
@@ -71,6 +72,29 @@ _ORDER_OBJECT = (
     r"permessi|reglas|regles|regeln|regras|regole|instrucciones|instructions|anweisungen|"
     r"instrucoes|istruzioni|politicas?|politiques?|richtlinien|politiche|usuari[oa]s?|"
     r"utilisat(?:eur|rice)s?|nutzers?|benutzers?|utenti|utente|clientes?|clients?|kund(?:e|en|in))"
+)
+
+# A record in the other languages, by its id (an order, an invoice, a shipment, a refund, a
+# payment, a ticket), and the states a record is reported in: the class rules of a record's
+# state and of its status line read them. Tickets and their states joined at stop 63's audit
+# of admission: "El ticket 5521 está cerrado." was stored where "Ticket 5521 is closed." is
+# refused.
+_RECORDS = (
+    r"(?:pedidos?|commandes?|bestellung|bestellungen|encomendas?|ordine|ordini|orden|"
+    r"facturas?|factures?|rechnung|faturas?|fatture|fattura|envio|envoi|sendung|"
+    r"lieferung|paquete|colis|paket|pacote|pacco|spedizione|reembolsos?|"
+    r"remboursements?|erstattung|rimborso|pagos?|paiements?|zahlung|pagamentos?|"
+    r"pagamento|tickets?|incidencias?|incidentes?|incidents?|incidenti|vorgang|chamados?)"
+)
+_RECORD_STATES = (
+    r"(?:enviad[oa]s?|expedid[oa]s?|entregad[oa]s?|expediee?s?|livree?s?|envoyee?s?|"
+    r"versandt|verschickt|geliefert|zugestellt|entregues?|spedit[oaie]|consegnat[oaie]|"
+    r"reembolsad[oa]s?|remboursee?s?|erstattet|rimborsat[oaie]|pagad[oa]s?|payee?s?|"
+    r"bezahlt|pag[oa]s?|pagat[oaie]|cancelad[oa]s?|annulee?s?|storniert|annullat[oaie]|"
+    # ... a ticket's: closed, resolved, escalated
+    r"cerrad[oa]s?|resuelt[oa]s?|escalad[oa]s?|fermee?s?|clos|closes?|cloturee?s?|"
+    r"resolue?s?|escaladee?s?|geschlossen|gelost|erledigt|eskaliert|fechad[oa]s?|"
+    r"encerrad[oa]s?|resolvid[oa]s?|chius[oaie]|risolt[oaie]|escalat[oaie])"
 )
 
 INJECTION_RULES: list[Rule] = [
@@ -1400,19 +1424,43 @@ CLASS_RULES: list[Rule] = [
     Rule(
         "class.business_state",
         rx(
-            r"\b(?:pedidos?|commandes?|bestellung|bestellungen|encomendas?|ordine|ordini|orden|"
-            r"facturas?|factures?|rechnung|faturas?|fatture|fattura|envio|envoi|sendung|"
-            r"lieferung|paquete|colis|paket|pacote|pacco|spedizione|reembolsos?|"
-            r"remboursements?|erstattung|rimborso|pagos?|paiements?|zahlung|pagamentos?|"
-            r"pagamento)\W{0,3}(?:#|n[or]\.?|nummer|numero)?\W{0,3}(?=[a-z0-9-]*\d)[a-z0-9-]++\W+"
+            r"\b",
+            _RECORDS,
+            r"\W{0,3}(?:#|n[or]\.?|nummer|numero)?\W{0,3}(?=[a-z0-9-]*\d)[a-z0-9-]++\W+"
             r"(?:(?:fue|fueron|ha sido|han sido|esta|estan|est|sont|a ete|ont ete|a|ont|wurde|"
             r"wurden|ist|sind|foi|foram|e stato|e stata|e|sono stati|sono state)\W+)"
-            r"(?:(?:ya|deja|bereits|schon|ja|gia|ete|stato|stata|sido)\W+){0,2}"
-            r"(?:enviad[oa]s?|expedid[oa]s?|entregad[oa]s?|expediee?s?|livree?s?|envoyee?s?|"
-            r"versandt|verschickt|geliefert|zugestellt|entregues?|spedit[oaie]|consegnat[oaie]|"
-            r"reembolsad[oa]s?|remboursee?s?|erstattet|rimborsat[oaie]|pagad[oa]s?|payee?s?|"
-            r"bezahlt|pag[oa]s?|pagat[oaie]|cancelad[oa]s?|annulee?s?|storniert|annullat[oaie])\b",
+            r"(?:(?:ya|deja|bereits|schon|ja|gia|ete|stato|stata|sido)\W+){0,2}",
+            _RECORD_STATES,
+            r"\b",
         ),
         exempt_own_world=True,
+    ),
+    # A record's status line, as English's "Order status: refunded.": "Estado del pedido
+    # 4411: reembolsado.", "Stato della fattura 2291: pagata.", German's compound
+    # "Zahlungsstatus: bezahlt.", and a value's key so written ({"estado_pedido":
+    # "reembolsado"} reads "estado pedido: reembolsado"). Stored until stop 63's audit of
+    # admission, where "Order status: refunded." and {"order_status": "refunded"} were
+    # refused. The record follows "status" at once or after "of" and its article: Spanish's
+    # and Italian's "been" ("ha estado", "è stato") is followed by no record.
+    Rule(
+        "class.business_state",
+        rx(
+            r"\b(?:(?:estado|estatus|status|statut|etat|stato|situacao)\W+(?:(?:de|del|du|des|do|"
+            r"da|dos|das|di|della|dello|dell|dei|degli|delle|der|von|vom)\W+(?:(?:el|la|los|las|"
+            r"le|les|l|o|a|os|as|il|lo|gli|i|die|den|dem)\W+)?)?",
+            _RECORDS,
+            r"(?:\W{1,3}(?=[a-z0-9-]*\d)[a-z0-9-]++)?|(?:bestell|bestellungs|auftrags|zahlungs|"
+            r"rechnungs|erstattungs|ruckerstattungs|liefer|versand|sendungs|paket|ticket|"
+            r"buchungs)status)\b",
+            ASIDE,
+            r"\s*(?:",
+            FIELD_SEP,
+            r"|\b(?:es|esta|fue|est|etait|ist|war|lautet|e|era|foi)\b)\W*+(?:(?:ahora|"
+            r"maintenant|jetzt|agora|ora|ya|deja|bereits|gia|ja)\W++)?(?:",
+            _RECORD_STATES,
+            r"|",
+            ANY_STATE,
+            r")\b",
+        ),
     ),
 ]

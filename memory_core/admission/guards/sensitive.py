@@ -347,10 +347,38 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b(?:criminal record|convicted|conviction|arrested|felony|parole|probation|"
         r"served time|in prison|jail time|jailed|imprisoned|incarcerated|indicted|"
         r"pleaded guilty|pled guilty|behind bars|in jail|went to (?:jail|prison)|"
-        r"sentenced to|prison sentence)\b"
+        r"sentenced to|prison sentence|"
+        # ... and in the guards' other languages, as health, religion and politics are read
+        # ("L'utilisateur a un casier judiciaire", "Der Nutzer ist vorbestraft" were stored
+        # personal until stop 63's audit of admission). Not "na cadeia": Portuguese's
+        # "cadeia" is a chain too ("na cadeia de suprimentos").
+        r"antecedentes (?:penales|criminales|criminais)|casier judiciaire|vorbestraft|"
+        r"vorstrafen?|strafregister|ficha criminal|precedenti penali|fedina penale|"
+        r"casellario giudiziale|delito grave|arrestad[oa]|festgenommen|verhaftet|"
+        r"arrestat[oa]|encarcelad[oa]|incarceree?|emprisonnee?|inhaftiert|encarcerad[oa]|"
+        r"incarcerat[oa]|(?:en|a) (?:la )?(?:prision|carcel)|en prison|de la prison|"
+        r"im gefangnis|in haft|haftstrafe|na prisao|in (?:carcere|prigione)|"
+        r"libertad condicional|liberte conditionnelle|liberation conditionnelle|"
+        r"auf bewahrung|liberdade condicional|liberta (?:vigilata|condizionale)|"
+        r"cumplio (?:una )?condena|cumpriu pena|scontato una pena)\b|"
+        # Convicted or sentenced, by a verb that also condemns or dooms ("condamné à
+        # l'échec", "Er verurteilt Gewalt"): only for an offence or to a sentence.
+        r"\b(?:condenad[oa]|condamnee?|verurteilt|condannat[oa]|sentenciad[oa])\W+(?:por|pour|"
+        r"wegen|per)\b|"
+        r"\b(?:condenad[oa]|condamnee?|verurteilt|condannat[oa]|sentenciad[oa])\W+(?:a|zu)\W+"
+        r"(?:\w+\W+){0,3}?(?:anos|ans|jahren?|anni|meses|mois|monaten?|mesi|prision|carcel|"
+        r"prison|haft|gefangnis|freiheitsstrafe|bewahrung|prisao|carcere|reclusione)\b"
     ),
     "biometric": rx(
         r"\b(?:fingerprints?|face ?id data|facial (?:scan|geometry)|retina scan|iris scan|"
-        r"voiceprint|biometric)\b"
+        r"voiceprint|biometric|"
+        # ... and in the guards' other languages (stored personal until stop 63's audit of
+        # admission, as criminal records were)
+        r"huellas? (?:dactilar(?:es)?|digital(?:es)?)|empreintes? digitales?|"
+        r"fingerabdruck\w*|impress(?:ao|oes) digita(?:l|is)|impront[ae] digital[ei]|"
+        r"escaneo (?:facial|de (?:la )?retina|del iris)|scan (?:facial|de la retine|de l'iris)|"
+        r"gesichtsscan|netzhautscan|irisscan|escaneamento (?:facial|da retina|da iris)|"
+        r"scansione (?:facciale|della retina|dell'iride)|biometri(?:a|e|c[oa]s?|ques?|sch\w*|"
+        r"ci|che))\b"
     ),
 }

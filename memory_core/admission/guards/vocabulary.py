@@ -429,6 +429,10 @@ class Rule:
     exempt_question: bool = True
     # Only the question exemption (for rules whose point is "their own ...").
     question_only: bool = False
+    # Matches exempt when someone in the user's world, not the assistant, does what the
+    # match names ("User's toddler ignores all instructions at bedtime":
+    # ``injection.SOMEONE_ELSE_IGNORES``).
+    exempt_someone_else: bool = False
     # Strings without case one of which every match holds ("@" of an address, "://" of a
     # link): a reading holding none is not scanned. The literal prefilter picks the longest
     # literals a rule requires, which for these rules are common words ("with", "all").

@@ -55,12 +55,14 @@ TRICKY = [
 
 
 def _old_fold(text: str) -> str:
-    """``normalize.fold`` as it was, every Unicode step run whatever the text."""
+    """``normalize.fold`` as it was, every Unicode step run whatever the text ("ß" read as
+    "ss" since stop 63)."""
     text = normalize._INVISIBLE.sub("", unicodedata.normalize("NFKC", text))
     text = text.translate(normalize._CONFUSABLE_TABLE)
     text = normalize._strip_accents(text).translate(normalize._CONFUSABLE_TABLE)
     text = text.lower().translate(normalize._CONFUSABLE_TABLE)
-    return normalize._SPACE.sub(" ", normalize._join_spaced_letters(text)).strip().lower()
+    folded = normalize._SPACE.sub(" ", normalize._join_spaced_letters(text)).strip()
+    return folded.lower().replace("ß", "ss")
 
 
 @functools.cache
