@@ -376,9 +376,11 @@ def export_create(*, principal, subject_id=None) -> Export:
     except OSError as error:
         # A full or read-only export disk: a part that is down, answered as one (the portal
         # says nothing was exported and to try again), not a failure of the request. Until
-        # stop 63 nothing caught it, and the person got the bare 500 page. ``replacing``
-        # removed its new file, and no row was made.
+        # stop 63 nothing caught it, and the person got the bare 500 page. No row was made,
+        # and no file stays: ``replacing`` removes its new file, but renames it into place
+        # before it fsyncs the folder, whose failure left the whole copy (stop 63's review).
         logger.warning("the export %s could not be written: %s", path, error)
+        path.unlink(missing_ok=True)
         raise ExportUnavailable() from error
     try:
         with transaction.atomic():

@@ -11,6 +11,10 @@ them as ``_corrections_lost`` would have: an open sensitive write without a key 
 candidate's chain (followed through its successors, not through writes still proposed) ends
 in a version revoked with reason ``conflict_lost``. In platform mode (every tenant's rows)
 for this migration's transaction only. Migrating back keeps the marks: they tell the truth.
+
+An item whose loser was deleted and scrubbed out of it before this runs is not reached:
+nothing left links it to the loser (docs/security.md, "Left open"). The rule is
+``selectors.approvals.chains_lost``'s, written again in SQL: change them together.
 """
 
 from django.db import migrations

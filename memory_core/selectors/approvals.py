@@ -430,7 +430,8 @@ def chains_lost(tenant_id, items) -> set:
     (``review_conflict_lost``), and the review queue says it can only be rejected. By the
     code too: once the person deleted the revoked memory, its status was "deleted" and the
     deletion's worker took its id out of the item, and the approval went through (stop 62's
-    audit of reviewer flows)."""
+    audit of reviewer flows). Migration 0049 applies the same rule in SQL to the items
+    waiting from before then: change them together."""
     lost = {item.pk for item in items if CONFLICT_LOST in item.rule_codes}
     written_on = {
         item.pk: item.candidate_ids[0]

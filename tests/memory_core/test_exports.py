@@ -1,18 +1,23 @@
 """A subject's export is written a row at a time: the file is the same JSON, the memory held
 while it is written does not grow with the subject."""
 
+import errno
 import hashlib
 import json
+import os
+import stat
 import tracemalloc
 import uuid
 
 import pytest
 from django.db import connection
 
+from memory_core import files
+from memory_core.exceptions import ExportUnavailable
 from memory_core.exports import export_create, export_path
-from memory_core.models import Memory
-from memory_core.principals import SystemPrincipal
-from tests.factories import MemoryFactory, insert_memories
+from memory_core.models import Export, Memory
+from memory_core.principals import SubjectPrincipal, SystemPrincipal
+from tests.factories import MemoryFactory, SubjectFactory, insert_memories
 
 pytestmark = pytest.mark.django_db
 
@@ -375,3 +380,32 @@ def test_an_export_walks_the_chains_once_not_once_a_version(subject, fields, hea
     else:  # the default policy's working_hours
         ends = {(head.created_at + timedelta(hours=24)).isoformat()}
     assert {records[str(m.id)]["expires_at"] for m in versions} == ends
+
+
+def test_an_export_refused_as_unavailable_leaves_no_file_when_the_folder_sync_fails(
+    tenant, settings, tmp_path, monkeypatch
+):
+    """Stop 63's review found that an export refused as unavailable could leave its whole
+    file: ``files.replacing`` renames the new file into place before it fsyncs the folder,
+    and an error there (a full or failing disk) reached the same ``except OSError``, a full
+    copy of the person's memories that no row names, while the person was told nothing was
+    exported. The file is removed there too."""
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    subject = SubjectFactory(tenant=tenant)
+    MemoryFactory(subject=subject, content="User's blood type is O-.")
+    real_fsync = os.fsync
+
+    def fsync_failing_on_folders(fd):
+        if stat.S_ISDIR(os.fstat(fd).st_mode):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_fsync(fd)
+
+    monkeypatch.setattr(files.os, "fsync", fsync_failing_on_folders)
+    person = SubjectPrincipal(tenant_id=tenant.id, subject_id=subject.id, user_id=None)
+
+    with pytest.raises(ExportUnavailable):
+        export_create(principal=person)
+
+    assert not Export.objects.filter(subject=subject).exists()
+    left = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert left == [], f"a refused export left {left} holding the person's memories"
