@@ -33,9 +33,9 @@ from api.responses import (
     SUBJECT_NOT_GRANTED,
     error,
 )
-from memory_core.admission.candidate import ID_PATTERN, INVALID_ID, key_words, written_and_words
+from memory_core.admission.candidate import ID_PATTERN, INVALID_ID
 from memory_core.admission.normalize import is_blank
-from memory_core.admission.policy import REFUSING, describe, id_codes
+from memory_core.admission.retrieval_context import TRACED_CONTEXT, context_refusals
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.traces import USAGE_KINDS, trace_get, trace_usage_record
 from memory_core.retrieval.types import RetrievalRequest
@@ -55,19 +55,6 @@ INVALID_LOCALE = (
 )
 _LOCALE = re.compile(LOCALE_PATTERN)
 _WRITTEN_ID = re.compile(ID_PATTERN)
-
-# What the trace keeps of the request's context besides the user's id, which names a subject a
-# write admitted (``task:<id>``, ``project:<id>`` and ``repo:<id>`` in its scopes, the session
-# and task in its plan, the environment and the locale as sent), in ``Candidate.id_texts``'s
-# order. GET /api/v1/traces/{id} answers them to the agent.
-TRACED_CONTEXT = (
-    "task_id",
-    "session_id",
-    "project_id",
-    "repository_id",
-    "environment",
-    "locale",
-)
 
 
 def written_id(value: str) -> None:
@@ -94,30 +81,15 @@ def language_tag(value: str) -> str:
 
 
 def refused_context(ids: dict[str, str]) -> dict:
-    """Return the errors of the ``ids`` a write would be refused for: the injection guard's
-    refusing codes (``policy.id_codes``) of each as written and as words, then, if none, of
-    all of them as words on one line, as ``Candidate.id_texts`` reads a write's ids (an
-    instruction may be split across them). {} when none is refused."""
-    given = {name: text for name, text in ids.items() if text}
-    errors = {}
-    for name, text in given.items():
-        codes = [code for code in id_codes([written_and_words(text)]) if code in REFUSING]
-        if codes:
-            errors[name] = [_refusal(codes)]
-    if not errors and len(given) > 1:
-        joined = "\n".join(key_words(text) for text in given.values())
-        codes = [code for code in id_codes([joined]) if code in REFUSING]
-        if codes:
-            errors[api_settings.NON_FIELD_ERRORS_KEY] = [_refusal(codes)]
-    return errors
-
-
-def _refusal(codes: list[str]) -> serializers.ErrorDetail:
-    message = (
-        f"{describe(codes)} ({', '.join(codes)}) It would be kept in the trace, which is "
-        "answered again."
-    )
-    return serializers.ErrorDetail(message, code="refused")
+    """Return the errors of the ``ids`` a write would be refused for (``context_refusals``,
+    the domain's, which the evaluation harness reads a case's context with too), each
+    ``refused``; one of all of them read together is a non-field error. {} when none is."""
+    return {
+        api_settings.NON_FIELD_ERRORS_KEY if name is None else name: [
+            serializers.ErrorDetail(message, code="refused")
+        ]
+        for name, message in context_refusals(ids).items()
+    }
 
 
 class ContextInput(StrictSerializer):

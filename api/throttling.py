@@ -307,10 +307,14 @@ class ApiKeyWriteQuotaThrottle(_SlidingWindowThrottle):
         # A view that only reads through POST (retrieval: the query is a body) says so. A
         # method the view lacks writes nothing (its 405 comes after the throttles): the batch
         # priced a PUT by reading its body, answering 400 or 415 instead (stop 59's audit).
+        # Nor does a request the view answers 406 (``NotAcceptableLast``: it too comes after
+        # the throttles); the batch priced it by its body, answering 400 or 415 where every
+        # other endpoint answers 406 (stop 63's review).
         if (
             request.method not in WRITE_METHODS
             or request.method not in view.allowed_methods
             or getattr(view, "reads_only", False)
+            or getattr(view, "not_acceptable", None) is not None
         ):
             return 0
         # A view that stores several writes a request (the batch) says how many: the whole

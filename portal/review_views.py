@@ -9,7 +9,7 @@ from django.views.generic import TemplateView
 
 from memory_core.deletion.selectors import deletion_get
 from memory_core.deletion.services import deletion_retry
-from memory_core.exceptions import DomainError
+from memory_core.exceptions import Conflict, DomainError
 from memory_core.models import DeletionOperation, Memory, MemoryEvent, ReviewItem, Status
 from memory_core.policy_check import STATE_WORDS
 from memory_core.selectors.approvals import in_use_now
@@ -72,7 +72,21 @@ class OpenedByGetMixin:
         (NotFound), or an item of the other kind (``review_kind_check``: a write's id on a
         conflict's resolve address was a 404 to a POST and called a conflict on a GET, stop
         63's audit of the portal)."""
-        review_kind_check(review_get(principal=self.principal, item_id=target_id), kind=self.kind)
+        item = review_get(principal=self.principal, item_id=target_id)
+        try:
+            review_kind_check(item, kind=self.kind)
+        except Conflict as refusal:
+            if refusal.code != "not_a_conflict":
+                raise
+            # The domain names the action; where a reviewer takes it is this portal's page,
+            # as the reviewer API names the conflicts page (``not_a_sensitive_write``): the
+            # refusal lands on the conflicts page, which has no link to the write, and said
+            # only "decide it in the review queue" (stop 63's review).
+            queue = reverse("portal:review:queue")
+            raise Conflict(
+                f"{refusal.message} It waits on {queue}, the review queue (Pending writes).",
+                code=refusal.code,
+            ) from refusal
 
     def get(self, request, **kwargs):
         (target_id,) = kwargs.values()

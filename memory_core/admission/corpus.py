@@ -39,13 +39,18 @@ def load_corpus(path: Path | str = DEFAULT_CORPUS) -> list[dict]:
 
 def parse_corpus(text: str, *, name: str) -> list[dict]:
     """Return the entries of a corpus's JSONL ``text``; raise ValueError naming the line
-    (``name:number``) of a malformed one."""
+    (``name:number``) of a malformed one.
+
+    A line is read as the API reads a write's body (``as_api``): an object naming a key twice,
+    which every write is refused for (400 ``malformed_json``), had its last value read and
+    decided, a value ``check_value`` passed once merged, or a content not the text a reader
+    of the corpus sees (stop 63's review)."""
     entries = []
     for number, line in enumerate(_lines(text), start=1):
         if not line.strip():
             continue
         try:
-            entry = json_loads(line)
+            entry = json_loads(line, as_api=True)
         except json.JSONDecodeError as exc:
             raise ValueError(f"{name}:{number}: {exc}") from exc
         if not isinstance(entry, dict):

@@ -119,19 +119,29 @@ def decide(
 
 
 def _narrowing(members: list[Candidate]) -> list[tuple[str, list[Candidate]]]:
-    """Return the rows each of rules 2-3b leaves standing, in order, with the rule's name: the
+    """Return the rows each of rules 2-3c leaves standing, in order, with the rule's name: the
     highest authority class; of those, the narrowest scope; of those, the rows tied to the
-    request's environment if any is (else all of them)."""
+    request's environment if any is (else all of them); and, when those are explicit or
+    confirmed, the rows of the highest rank among them (3c: a class below has no rank order,
+    so an inference's tie stands). Rule 4 picks the newest among the last rows."""
     top_class = max(AUTHORITY_CLASS.get(c.authority, 0) for c in members)
     remaining = [c for c in members if AUTHORITY_CLASS.get(c.authority, 0) == top_class]
     narrowest = max(c.specificity for c in remaining)
     narrow = [c for c in remaining if c.specificity == narrowest]
-    tied = [c for c in narrow if c.environment]
-    return [
+    tied = [c for c in narrow if c.environment] or narrow
+    stages = [
         ("authority_class", remaining),
         ("narrower_scope", narrow),
-        ("environment_specific", tied or narrow),
+        ("environment_specific", tied),
     ]
+    if top_class >= AUTHORITY_CLASS["confirmed_system"]:
+        # Within a class the write path's order still holds: a user's write on an admin's
+        # key (a system fact on a tool's) is a separate, non-winning chain until a reviewer
+        # decides (admission rule 10, ``supersession.conflict_lower_authority``).
+        strongest = max(AUTHORITY_RANK.get(c.authority, 0) for c in tied)
+        ranked = [c for c in tied if AUTHORITY_RANK.get(c.authority, 0) == strongest]
+        stages.append(("higher_authority", ranked))
+    return stages
 
 
 def at_place(winner: Candidate, members: list[Candidate]) -> list[Candidate]:
@@ -147,13 +157,16 @@ def at_place(winner: Candidate, members: list[Candidate]) -> list[Candidate]:
 def contested(members: list[Candidate]) -> list[Candidate]:
     """Return the rows of a group no rule decides between: the tie rules 2-3b leave when they
     leave two or more rows, else (a winner that is not sure enough, ``decide``'s
-    ``min_confidence``) the winner and its rivals at its place (``at_place``)."""
-    standing = _narrowing(members)[-1][1]
+    ``min_confidence``) the winner and its rivals at its place (``at_place``). Rule 3c does
+    not narrow the tie: it is one place's rows of one class, which a reviewer's choice and a
+    ``keep_both_scoped`` set cover whole (the write path sends the lower authority's chain
+    to a reviewer too)."""
+    standing = dict(_narrowing(members))["environment_specific"]
     return standing if len(standing) > 1 else at_place(standing[0], members)
 
 
 def _outranked_by(candidate: Candidate, members: list[Candidate]) -> str:
-    """Return the rule of 2-3b that leaves ``candidate`` out of its group's tie, or ""."""
+    """Return the rule of 2-3c that leaves ``candidate`` out of its group's tie, or ""."""
     for rule, rows in _narrowing(members):
         if all(c.id != candidate.id for c in rows):
             return rule
@@ -161,20 +174,14 @@ def _outranked_by(candidate: Candidate, members: list[Candidate]) -> str:
 
 
 def _by_rule(members: list[Candidate]) -> tuple[Candidate | None, str]:
+    """Return the winner of rules 2-4 and the rule that decided, or (None, "") for a tie of
+    inferences, which no rank or age decides."""
     stages = _narrowing(members)
     for rule, rows in stages:
         if len(rows) == 1:
             return rows[0], rule
-    narrow = stages[-1][1]
-    top_class = AUTHORITY_CLASS.get(narrow[0].authority, 0)
-    if top_class >= AUTHORITY_CLASS["confirmed_system"]:
-        # Within a class the write path's order still holds: a user's write on an admin's
-        # key (a system fact on a tool's) is a separate, non-winning chain until a reviewer
-        # decides (admission rule 10, ``supersession.conflict_lower_authority``).
-        strongest = max(AUTHORITY_RANK.get(c.authority, 0) for c in narrow)
-        ranked = [c for c in narrow if AUTHORITY_RANK.get(c.authority, 0) == strongest]
-        if len(ranked) == 1:
-            return ranked[0], "higher_authority"
+    last_rule, ranked = stages[-1]
+    if last_rule == "higher_authority":
         newest = max(ranked, key=lambda c: (c.updated_at, c.version, c.id))
         return newest, "newer_confirmed"
     return None, ""
@@ -222,28 +229,28 @@ def resolve_conflicts(
                 )
                 rejections.append(Rejection(c.id, STAGE, reason))
             continue
+        by_score: set[str] = set()
         if winner is None:
             # Among the rows no rule decides between only, as a high-impact group asks about
             # them: over every row, a global inference that explicit project rows outranked
             # won by score, and the user's statements were dropped (stop 60's audit of
-            # retrieval).
+            # retrieval). Those rows lose by the score; the rows the rules outranked lose by
+            # their rule, as in a high-impact group.
             winner = max(undecided, key=lambda c: (c.score, c.id))
             rule = "best_score_low_impact"
-            # The rows the rules outranked lose by their rule, as in a high-impact group.
-            lost_by = {c.id: _outranked_by(c, members) for c in members if c.id not in asked}
-        else:
-            # Each loser by the rule that left it out (2-3b), and those left standing to the
-            # end by the rule that decided among them. Until stop 63 every loser was given the
-            # deciding rule: an inference at the winner's scope lost by "narrower_scope", a
-            # global row newer than the others by "newer_confirmed" (stop 63's audit).
-            lost_by = {c.id: _outranked_by(c, members) for c in members}
+            by_score = asked
         outcomes.append(ConflictOutcome(key, ids, winner.id, rule, high))
         for c in members:
             if c.id != winner.id:
                 dropped.add(c.id)
-                rejections.append(
-                    Rejection(c.id, STAGE, f"lost_conflict:{lost_by.get(c.id) or rule}")
-                )
+                # Each loser by the rule that left it out (2-3c), and those left standing to
+                # the end by the rule that decided among them. Until stop 63 every loser was
+                # given the deciding rule: an inference at the winner's scope lost by
+                # "narrower_scope", a global row newer than the others by "newer_confirmed"
+                # (stop 63's audit), and a user's row newer than two of an administrator's
+                # by "newer_confirmed" too (stop 63's review).
+                lost = "" if c.id in by_score else _outranked_by(c, members)
+                rejections.append(Rejection(c.id, STAGE, f"lost_conflict:{lost or rule}"))
     kept = [c for c in candidates if c.id not in dropped]
     return kept, outcomes, clarifications, rejections
 

@@ -403,7 +403,10 @@ def test_a_writes_id_on_a_conflicts_resolve_address_says_it_is_a_write_waiting_f
     "Nothing was resolved … Resolve it below if it is still open", calling the write a
     conflict (``OpenedByGetMixin.find`` looked the item up whatever its kind). Both now say
     that it is a write to approve or reject in the review queue (``not_a_conflict``, the
-    reverse of ``not_a_sensitive_write``), on the conflicts page, and nothing changes."""
+    reverse of ``not_a_sensitive_write``), on the conflicts page, and nothing changes. Stop
+    63's review found that message saying "decide it in the review queue" on a page with no
+    link to it: it names the queue's address, as the reviewer API's ``not_a_sensitive_write``
+    names the conflicts page."""
     item = queues["own_write"]
     url = reverse("portal:review:resolve", args=[item.pk])
     body = {"outcome": "keep_both_scoped", "reason": "Both hold."}
@@ -414,7 +417,8 @@ def test_a_writes_id_on_a_conflicts_resolve_address_says_it_is_a_write_waiting_f
     assert (response.status_code, response["Location"]) == (302, reverse("portal:review:conflicts"))
     assert [str(m) for m in get_messages(response.wsgi_request)] == [
         "This item is a sensitive write for a reviewer to approve or reject, not a conflict "
-        "between memories: decide it in the review queue (resolving is for conflicts)."
+        "between memories: decide it in the review queue (resolving is for conflicts). It "
+        "waits on /portal/review/, the review queue (Pending writes)."
     ]
     item.refresh_from_db()
     assert item.state == "open"

@@ -6,7 +6,8 @@ winner's own scope was traced as losing by ``narrower_scope`` (it lost by
 ``authority_class``), and a global row newer than every other as losing by
 ``newer_confirmed`` (it lost by ``narrower_scope``). Each loser now gets the rule that left
 it out (``_outranked_by``), as in an unresolved group; only the rows left standing to the
-end lose by the deciding rule. What agents are given did not change.
+end lose by the deciding rule. What agents are given did not change. Stop 63's review found
+the same for a row rule 3c (``higher_authority``) left out.
 """
 
 from datetime import timedelta
@@ -56,6 +57,30 @@ def test_a_newer_broader_row_is_not_said_to_lose_by_being_older():
     assert reasons["older"] == "lost_conflict:newer_confirmed"
     # The global row is the newest of all three: it lost to the narrower scope.
     assert reasons["global"] == "lost_conflict:narrower_scope"
+
+
+def test_a_newest_lower_rank_row_is_not_said_to_lose_by_being_older():
+    """Stop 63's review found that a row rule 3c (``higher_authority``) left out before rule
+    4 picked the newest was still traced by the deciding rule: ``_outranked_by`` knew rules
+    2-3b only, so a user's row newer than two of an administrator's "lost" by
+    ``newer_confirmed``. ``_narrowing`` now holds the 3c stage, and the row loses by it."""
+    admin_new = cand(
+        "admin-new", memory_key="style.commits", authority="explicit_admin",
+        updated_at=NOW - timedelta(days=2),
+    )  # fmt: skip
+    admin_old = cand(
+        "admin-old", memory_key="style.commits", authority="explicit_admin",
+        updated_at=NOW - timedelta(days=5),
+    )  # fmt: skip
+    user_newest = cand("user", memory_key="style.commits", updated_at=NOW)
+    _, outcomes, _, rejected = resolve_conflicts(
+        [admin_new, admin_old, user_newest], policy=policy()
+    )
+    assert (outcomes[0].winner_id, outcomes[0].rule) == ("admin-new", "newer_confirmed")
+    reasons = {r.memory_id: r.reason for r in rejected}
+    assert reasons["admin-old"] == "lost_conflict:newer_confirmed"
+    # The user's row is the newest of all three: it lost to the administrator's authority.
+    assert reasons["user"] == "lost_conflict:higher_authority"
 
 
 @pytest.mark.django_db
