@@ -755,14 +755,7 @@ def test_a_case_context_id_a_retrieval_refuses_is_named_not_scored(tmp_path, key
     context id is now read as the retrieval API reads it, by the write parser's checker
     (``visible_id_problems``): one holding a bidirectional control, showing nothing or over
     200 characters is named with its case, and nothing is stored."""
-    case = dict(DRINK_CASE, context={**DRINK_CASE["context"], key: value})
-    path = tmp_path / "bad.json"
-    memories = [memory("m1", "Tea."), memory("m2", "Coffee."), memory("m3", "Prefers green tea.")]
-    path.write_text(json.dumps({"dataset": "ids", "memories": memories, "cases": [case]}))
-    with pytest.raises(CommandError, match=rf"cases\[0\]: {message}"):
-        call_command("eval_retrieval", "--dataset", str(path), "--json", str(tmp_path / "o.json"),
-                     stdout=StringIO())  # fmt: skip
-    assert not Memory.objects.exists()
+    _refused_with_nothing_stored(tmp_path, {key: value}, message)
 
 
 @pytest.mark.parametrize(
@@ -790,6 +783,12 @@ def test_a_case_context_the_retrieval_api_refuses_as_a_writes_ids_is_not_scored(
     the domain's (``admission.retrieval_context.context_refusals``), which the API and the
     harness share, and the session id is held to a write's characters (``id_problems``): the
     case is named, and nothing is stored."""
+    _refused_with_nothing_stored(tmp_path, context, message)
+
+
+def _refused_with_nothing_stored(tmp_path, context: dict, message: str) -> None:
+    """Run ``eval_retrieval`` on a dataset whose one case has ``context`` over the drink
+    case's; check that the run is refused naming the case (``message``) and stores nothing."""
     case = dict(DRINK_CASE, context={**DRINK_CASE["context"], **context})
     path = tmp_path / "bad.json"
     memories = [memory("m1", "Tea."), memory("m2", "Coffee."), memory("m3", "Prefers green tea.")]
