@@ -20,6 +20,7 @@ from memory_core.admission.guards.vocabulary import (
     IBAN,
     INSTRUCTION_NOUNS,
     LEADING_URL,
+    MODEL_NAMES,
     MONEY,
     MOVE_VERBS,
     NW,
@@ -95,8 +96,8 @@ _THE_USER = (
 # "User: ignore ..." are an override written after a label. English alone: the other
 # languages' "ignora" is a command as well as "ignores".
 _SOMEONE = (
-    r"(?!(?:" + AGENT_NOUNS + r"|system|platform|app|application|service|workspace|tenant|"
-    r"memledger)\b)\w+"
+    r"(?!(?:" + AGENT_NOUNS + r"|" + MODEL_NAMES + r"|system|platform|app|application|service|"
+    r"workspace|tenant|memledger)\b)\w+"
 )
 SOMEONE_ELSE_IGNORES = rx(
     r"\b(?:(?:the\s+)?user(?:['\u2019]s(?:\s+",

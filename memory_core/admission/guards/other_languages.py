@@ -19,6 +19,7 @@ from memory_core.admission.guards.vocabulary import (
     FIELD_SEP,
     LEADING_EMAIL,
     LEADING_URL,
+    RUN_START,
     URL,
     URL_NEEDS,
     Rule,
@@ -1424,7 +1425,7 @@ CLASS_RULES: list[Rule] = [
     Rule(
         "class.business_state",
         rx(
-            r"\b",
+            RUN_START,
             _RECORDS,
             r"\W{0,3}(?:#|n[or]\.?|nummer|numero)?\W{0,3}(?=[a-z0-9-]*\d)[a-z0-9-]++\W+"
             r"(?:(?:fue|fueron|ha sido|han sido|esta|estan|est|sont|a ete|ont ete|a|ont|wurde|"

@@ -373,8 +373,10 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b(?:fingerprints?|face ?id data|facial (?:scan|geometry)|retina scan|iris scan|"
         r"voiceprint|biometric|"
         # ... and in the guards' other languages (stored personal until stop 63's audit of
-        # admission, as criminal records were)
-        r"huellas? (?:dactilar(?:es)?|digital(?:es)?)|empreintes? digitales?|"
+        # admission, as criminal records were). Spanish's "huella digital" is also the
+        # digital footprint ("reducir su huella digital en redes sociales", pending until stop
+        # 63's review of admission): a fingerprint there is "huella dactilar" alone.
+        r"huellas? dactilar(?:es)?|empreintes? digitales?|"
         r"fingerabdruck\w*|impress(?:ao|oes) digita(?:l|is)|impront[ae] digital[ei]|"
         r"escaneo (?:facial|de (?:la )?retina|del iris)|scan (?:facial|de la retine|de l'iris)|"
         r"gesichtsscan|netzhautscan|irisscan|escaneamento (?:facial|da retina|da iris)|"

@@ -18,6 +18,12 @@ def rx(*parts: str) -> re.Pattern:
 W = r"(?:[^.!?;\n]|\.(?=\w))"
 GAP = r"(?:\W+\w+){0,%d}?\W+"  # up to N words between two anchors (same text, lazy)
 
+# Where a record's word starts a match: at its token's start, not inside a hyphenated run
+# ("sku-sku-sku-..."). Begun at each word of such a run, a record's id look-ahead scanned the
+# rest of the run from each, and 4,000 characters of it took half a second a content (stop
+# 63's review of admission): one start a run keeps a rule linear.
+RUN_START = r"(?<![#\w-])"
+
 
 def gap(n: int) -> str:
     return GAP % n
@@ -364,6 +370,16 @@ EXTRACT_TARGETS = (
 AGENT_NOUNS = (
     r"(?:assistants?|ai|a\.i\.|models?|llms?|agents?|bots?|chatbots?|gpt|chatgpt|claude|"
     r"copilot)"
+)
+# Models and assistants by their product's name, which a text names as a reader as it names
+# "the assistant": "User's Gemini ignores all previous instructions" is a model ignoring its
+# instructions, not someone in the user's world (stored until stop 63's review of admission).
+# Not "Alexa", a given name as often ("My daughter Alexa ignores ..."). Not in
+# ``AGENT_NOUNS`` either, whose rules would read each as a model addressed: here only to
+# tell a model from someone of the user's world (``injection._SOMEONE``).
+MODEL_NAMES = (
+    r"(?:gemini|bard|llama|mistral|mixtral|grok|perplexity|deepseek|qwen|openai|anthropic|"
+    r"siri|cortana|gpt-?\d\w*)"
 )
 # The model's own rules, named as such ("your guidelines", "the safety filter").
 RULE_REFS = (
