@@ -920,12 +920,7 @@ def test_an_import_locks_only_the_subjects_it_stores_memories_for(tenant, tmp_pa
         Subject(tenant=tenant, external_id=f"user-{n}", display_name=f"user-{n}")
         for n in range(count)
     )
-    lines = [
-        record(tenant, subject=f"user-{n}", content=f"User prefers option {n}.")
-        for n in range(count)
-    ]
-    path = tmp_path / "in.jsonl"
-    path.write_text("\n".join(lines) + "\n")
+    lines, path = _options_file(tenant, tmp_path, count)
     held = _locks_held_per_chunk(monkeypatch)
     call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
     # The import's own lock, and one per subject it has stored memories for.
@@ -940,6 +935,18 @@ def test_an_import_locks_only_the_subjects_it_stores_memories_for(tenant, tmp_pa
     assert held == [1, 2]  # were 257 and 301
 
 
+def _options_file(tenant, tmp_path, count: int):
+    """Write an import file of ``count`` users' preferences (``user-<n>``, one each); return
+    its lines and its path."""
+    lines = [
+        record(tenant, subject=f"user-{n}", content=f"User prefers option {n}.")
+        for n in range(count)
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return lines, path
+
+
 @pytest.mark.django_db(transaction=True)  # the run commits, its locks let go
 def test_an_import_locks_none_of_the_subjects_it_creates(tenant, tmp_path, monkeypatch):
     """A subject the import creates is found by no deletion before the import commits: it
@@ -949,12 +956,7 @@ def test_an_import_locks_none_of_the_subjects_it_creates(tenant, tmp_path, monke
     from memory_core.management.commands import import_memories
 
     count = import_memories.CHUNK + 44
-    lines = [
-        record(tenant, subject=f"user-{n}", content=f"User prefers option {n}.")
-        for n in range(count)
-    ]
-    path = tmp_path / "in.jsonl"
-    path.write_text("\n".join(lines) + "\n")
+    lines, path = _options_file(tenant, tmp_path, count)
     held = _locks_held_per_chunk(monkeypatch)
     call_command("import_memories", str(path), stdout=StringIO(), stderr=StringIO())
     assert held == [1, 1]  # the import's own lock
