@@ -249,13 +249,15 @@ def retention_delete(
     Each rule of each tenant takes ``limit`` rows at a time until none is left or the
     ``deadline`` (``time.monotonic()``) has passed; with none, one batch, and every tenant.
     With a deadline the tenants swept longest ago go first (``Tenant.retention_swept_at``,
-    set when a tenant's turn is over, its rules done or not), and the run stops between
-    tenants once it has passed: the next run starts with the tenants this one did not
-    reach, the ids of which it adds to ``left``. Until stop 63 every run visited the
-    tenants in one order and checked its time within a tenant only: at ~20 ms a tenant, a
-    platform of ~12,000 tenants reached the task's soft limit at the same tenant every run,
-    and the later ones (and the sweep's later steps) were never reached (stop 62's audit of
-    policies).
+    set as a tenant's turn starts, so that it counts whether its rules are done, fail or
+    are cut short), and the run stops between tenants once it has passed: the next run
+    starts with the tenants this one did not reach, the ids of which it adds to ``left``.
+    Until stop 63 every run visited the tenants in one order and checked its time within a
+    tenant only: at ~20 ms a tenant, a platform of ~12,000 tenants reached the task's soft
+    limit at the same tenant every run, and the later ones (and the sweep's later steps)
+    were never reached (stop 62's audit of policies). Until stop 64 the turn was marked as
+    it ended, so a tenant whose batch the task's soft limit cut short kept its place at the
+    head and stalled every run there (stop 63's review).
 
     With ``failures``, a tenant whose part fails is logged and listed there, and the other
     tenants go on (``_tenant_isolated``)."""
@@ -282,13 +284,13 @@ def retention_delete(
     for position, tenant_id in enumerate(tenant_ids):
         document, version = policies.get(tenant_id, (None, None))
         made: list[DeletionOperation] = []
+        # Its turn is taken as it starts (a tenant with more due than one run deletes, or
+        # whose part the soft limit ends, goes on after the others have had theirs).
+        Tenant.objects.filter(pk=tenant_id).update(retention_swept_at=timezone.now())
         with _tenant_isolated("delete", tenant_id, failures) as part:
             _tenant_retention_delete(tenant_id, document, version, now, limit, made, deadline)
         if not part.rolled_back:
             operations.extend(made)
-        # Visited, done or not (a tenant with more due than one run deletes goes on after the
-        # others have had their turn).
-        Tenant.objects.filter(pk=tenant_id).update(retention_swept_at=timezone.now())
         if bounded and time.monotonic() >= deadline:
             if left is not None:
                 left.extend(tenant_ids[position + 1 :])

@@ -652,6 +652,45 @@ def test_the_tasks_soft_time_limit_inside_a_tenants_part_ends_the_sweep(
     assert RetrievalTrace.objects.count() == 1  # nor a later step
 
 
+def test_a_tenant_whose_part_the_soft_time_limit_ends_takes_its_turn_after_the_others(
+    owner, other_tenant, monkeypatch
+):
+    """Stop 63's review of its retention fix found a tenant's turn marked only as it ended:
+    a tenant whose one batch outlasted the task's soft limit was never marked, kept its
+    place at the head of the next run, and the limit ended every run there. The turn is
+    taken as it starts: the next run begins with the others and comes back to it."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    from memory_core.deletion import retention
+
+    due = {
+        subject.tenant_id: _memory(
+            subject, MemoryType.TASK_STATE, MemoryClass.WORKING, timedelta(hours=30)
+        )
+        for subject in (owner, SubjectFactory(tenant=other_tenant))
+    }
+    real, parts = retention._tenant_retention_delete, []
+
+    def out_of_time_at_the_first(tenant_id, *args, **kwargs):
+        parts.append(tenant_id)
+        if len(parts) == 1:
+            raise SoftTimeLimitExceeded()
+        return real(tenant_id, *args, **kwargs)
+
+    monkeypatch.setattr(retention, "_tenant_retention_delete", out_of_time_at_the_first)
+    with pytest.raises(SoftTimeLimitExceeded):
+        retention_apply()
+    stalled = parts[0]
+
+    retention_apply()
+
+    assert parts[1] != stalled
+    assert parts[-1] == stalled
+    assert set(Tombstone.objects.values_list("memory_id", flat=True)) == {
+        memory.id for memory in due.values()
+    }
+
+
 def _orphan(tenant_id, subject_id, name, text, *, age):
     """A file under the export folder that no Export row names (a request that failed after
     writing it), last modified ``age`` ago."""
