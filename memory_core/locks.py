@@ -8,6 +8,10 @@
   in the read path's first query with ``SUBJECT_LOCK_PREFIX``), its exports
   (``subject_shared_lock``) and the writes about it (``subjects_shared_locked``). None
   of them waits for a deletion longer than ``MEMLEDGER_SUBJECT_LOCK_WAIT`` seconds.
+- ``unknown_users_deletion_lock`` (exclusive, a whole subject's traces step) against the
+  retrievals for the person made while no subject named them (shared, only tried, in the
+  read path's first query with ``unknown_user_lock_name``): there is no subject row or
+  subject's lock yet, so the lock is named by the tenant and the digest of the user id.
 
 Each is held until the transaction ends; each key is hashed to PostgreSQL's 64-bit lock space
 (a collision only makes two unrelated transactions take turns).
@@ -35,6 +39,8 @@ The order every path takes its locks in, so that no two wait for each other in a
   then locks the item: without the key's lock the two deadlocked; taken after the item, the
   subject's lock queued behind a deletion waiting for a retrieval that waited for the item);
 - a deletion run's database phase: the review items it purges in id order (events step),
+  then, a whole subject's, the locks of the person's retrievals made before they were known
+  (``unknown_users_deletion_lock``: a retrieval only tries it, so it waits in no cycle),
   then the traces it deletes (in the table's order; the retention sweep's ``traces_expire``
   skips the traces anyone holds, ``SKIP LOCKED``: it never waits for a run);
 - a replay after a restore (``replay._restore_operation``): the subjects' locks (a whole
@@ -60,7 +66,8 @@ The order every path takes its locks in, so that no two wait for each other in a
   last (at its insert, or at commit for its events' foreign keys); after
   ``TENANT_LOCK_ROUNDS`` such rounds the request gives up (``tenant_busy``).
 
-- a retrieval: the subject's lock shared (its first query), then the open conflict items it
+- a retrieval: the subject's lock shared (its first query; for a user no subject names, the
+  user's lock shared, ``unknown_user_lock_name``, only tried), then the open conflict items it
   adds rows to, in (memory_key, place) order (``retrieval.pipeline._open_reviews``); an item
   that already holds every row it saw is read without a lock (``conflict_open``), and a first
   open waits for a concurrent one's transaction on the constraint
@@ -132,6 +139,12 @@ def lock_memory_keys(tenant_id, keys, *, writes_of=()) -> None:
         for subject, key in keys
     }
     names.update(f"{SPLIT_LOCK_PREFIX}{tenant_id}/{subject}" for subject in writes_of)
+    _locks_in_order(names)
+
+
+def _locks_in_order(names) -> None:
+    """Hold, until the transaction ends, the (exclusive) lock of each of ``names``, taken in
+    sorted order in one statement."""
     if not names:
         return
     with connection.cursor() as cursor:
@@ -241,6 +254,36 @@ def subject_deletion_lock(subject_id) -> None:
             "SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))",
             [f"{SUBJECT_LOCK_PREFIX}{subject_id}"],
         )
+
+
+# The lock the retrievals for a user not known yet hold shared (memory_core.retrieval.pipeline,
+# _LOOKUP_SQL, when no subject has the user id) and a whole subject's deletion takes exclusive
+# before it deletes the traces naming the person by their id's digest
+# (deletion.stores.TracesStore). Keep both in step.
+UNKNOWN_USER_LOCK_PREFIX = "memledger.unknown-user:"
+
+
+def unknown_user_lock_name(tenant_id, user_id_sha256: str) -> str:
+    """Return the name of the lock of the retrievals for the user of tenant ``tenant_id``
+    whose id's digest (``retrieval.traces.user_id_digest``) is ``user_id_sha256``, made while
+    no subject names them."""
+    return f"{UNKNOWN_USER_LOCK_PREFIX}{tenant_id}/{user_id_sha256}"
+
+
+def unknown_users_deletion_lock(tenant_id, user_id_sha256s) -> None:
+    """Wait until the retrievals in flight for these users, begun before a subject named them,
+    have committed their traces; hold the locks until commit.
+
+    Such a retrieval writes a trace with no subject, naming the person by their id's digest,
+    and holds this lock shared from its first query to its commit (it only tries it: the
+    retrieval never waits). A whole subject's deletion takes it before it reads those traces,
+    so it finds a trace committed meanwhile; a retrieval whose try comes after finds the
+    subject (or fails its try) and names nobody. Without it the subject was created and its
+    deletion run while such a retrieval was open, and its trace, committed after the
+    deletion had completed, named the person (left open at stop 63, whose fix of the races
+    audit found it).
+    """
+    _locks_in_order({unknown_user_lock_name(tenant_id, digest) for digest in user_id_sha256s})
 
 
 def deletion_queued_keys(subject_ids) -> dict:

@@ -34,7 +34,7 @@ from memory_core.evaluation.dataset import case_memory_ids, dataset_entries
 from memory_core.exports import export_delete, export_dir, export_remove_memories
 from memory_core.files import being_written
 from memory_core.json_types import json_loads
-from memory_core.locks import subject_deletion_lock
+from memory_core.locks import subject_deletion_lock, unknown_users_deletion_lock
 from memory_core.models import (
     DeletionOperation,
     DeletionStep,
@@ -957,18 +957,25 @@ class TracesStore(Store):
             # request deletes it with the rest": docs/retrieval.md). One made since cites none
             # of its memories (deleted) and is not the operation's: counted, it failed the
             # step's check while the person's agent went on asking between purge and check.
-            # Those made for them before they were known name them by their id's digest.
-            query |= Q(
-                Q(subject_id__in_array=ctx.subject_ids)
-                | Q(subject__isnull=True, user_id_sha256__in=_user_id_digests(ctx)),
-                created_at__lte=_made_before(ctx),
-            )
+            query |= Q(subject_id__in_array=ctx.subject_ids, created_at__lte=_made_before(ctx))
+            # Those made for them before they were known name them by their id's digest, each
+            # the operation's whenever made: a retrieval names them so only while it holds the
+            # lock ``purge`` waits for, taken before a subject named them, so none is made
+            # after. Bounded as above, the trace of one that began before the subject was
+            # created and inserted it once the run had begun was left, naming the person.
+            query |= Q(subject__isnull=True, user_id_sha256__in=_user_id_digests(ctx))
         return traces.filter(query)
 
     def purge(self, ctx):
         if not ctx.memory_ids and not ctx.whole_subject:
             return {"deleted": 0, "scrubbed": 0}
         if ctx.whole_subject:
+            if not ctx.whole_tenant:
+                # A retrieval for the person begun before they were known commits its trace
+                # first, which the statement below, reading after the lock, then deletes.
+                # A tenant's deletes every trace, and one lock a subject would overrun
+                # PostgreSQL's lock table.
+                unknown_users_deletion_lock(ctx.operation.tenant_id, _user_id_digests(ctx))
             deleted, _ = self._citing(ctx).delete()
             return {"deleted": deleted, "scrubbed": 0}
         # A trace names a memory only in lists whose ids it also keeps in ``cited_ids``

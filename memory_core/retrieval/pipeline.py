@@ -28,7 +28,11 @@ from psycopg.errors import LockNotAvailable, QueryCanceled
 
 from memory_core.embeddings import embed_texts, get_embedder
 from memory_core.exceptions import PermissionDenied
-from memory_core.locks import SUBJECT_LOCK_PREFIX, subject_shared_lock_wait
+from memory_core.locks import (
+    SUBJECT_LOCK_PREFIX,
+    subject_shared_lock_wait,
+    unknown_user_lock_name,
+)
 from memory_core.models import RetrievalTrace
 from memory_core.policy_check import RetentionCutoff, retention_cutoffs
 
@@ -59,10 +63,14 @@ logger = logging.getLogger(__name__)
 # under READ COMMITTED). Without the lock a trace citing a deleted memory could be written
 # after the traces step had verified. Shared locks do not wait for each other. Only tried
 # here: while a deletion holds it, ``lookup_subject_and_policy`` waits a bounded time.
+# For a user no subject names, the lock of their retrievals (``locks.unknown_user_lock_name``)
+# instead, tried alike and never waited for: the trace names them by their id's digest only
+# while it holds the lock, so a deletion of their subject created meanwhile waits for it.
 _LOOKUP_SQL = (
     "SELECT s.id, p.version, p.document, "
     "CASE WHEN s.id IS NOT NULL THEN "
-    "pg_try_advisory_xact_lock_shared(hashtextextended(%s || s.id::text, 0)) END "
+    "pg_try_advisory_xact_lock_shared(hashtextextended(%s || s.id::text, 0)) "
+    "ELSE pg_try_advisory_xact_lock_shared(hashtextextended(%s, 0)) END "
     "FROM (SELECT 1) AS one "
     "LEFT JOIN memory_core_subject s ON s.tenant_id = %s AND s.external_id = %s "
     "LEFT JOIN memory_core_policyversion p ON p.tenant_id = %s AND p.is_active"
@@ -114,6 +122,11 @@ class SubjectState:
     # A deletion of the subject held its lock past MEMLEDGER_SUBJECT_LOCK_WAIT: the
     # retrieval reads nothing rather than wait (a whole subject's may take a minute).
     BEING_DELETED = "subject_being_deleted"
+    # No subject named the user when the lookup read the subjects, and one does by the time
+    # it holds (or failed to take) the lock of the user's retrievals: created meanwhile, and
+    # perhaps being deleted already. Nothing of theirs was read, and the trace names nobody:
+    # with their id's digest it was left for a deletion that had taken its traces already.
+    KNOWN_MEANWHILE = "subject_known_meanwhile"
 
 
 def lookup_subject_and_policy(*, tenant_id, user_id: str):
@@ -127,11 +140,20 @@ def lookup_subject_and_policy(*, tenant_id, user_id: str):
     deletion holds the lock, it is waited for (``locks.subject_shared_lock_wait``); if it
     still holds it after the wait, the subject comes back as None and BEING_DELETED: the
     retrieval reads none of its rows and writes no trace naming it.
+
+    For a user no subject names, the lock of their retrievals, shared, in the same statement
+    (``locks.unknown_user_lock_name``); ``_QUEUED_SQL``, read once it is held, then says
+    whether a subject names them now (created meanwhile: KNOWN_MEANWHILE, as when a deletion
+    holds the lock).
     """
+    unknown_user_lock = unknown_user_lock_name(tenant_id, user_id_digest(user_id))
     connection.ensure_connection()
     with connection.cursor() as lookup, connection.cursor() as queue:
         with connection.wrap_database_errors, connection.connection.pipeline():
-            lookup.execute(_LOOKUP_SQL, [SUBJECT_LOCK_PREFIX, tenant_id, user_id, tenant_id])
+            lookup.execute(
+                _LOOKUP_SQL,
+                [SUBJECT_LOCK_PREFIX, unknown_user_lock, tenant_id, user_id, tenant_id],
+            )
             queue.execute(_QUEUED_SQL, [tenant_id, user_id])
         subject_id, version, document, granted = lookup.fetchone()
         queued = queue.fetchone()
@@ -141,6 +163,11 @@ def lookup_subject_and_policy(*, tenant_id, user_id: str):
         document = json.loads(document)
     policy = RetrievalPolicy.from_document(document, version)
     if subject_id is None:
+        # ``_QUEUED_SQL`` reads after the try: a subject it finds was created since the
+        # lookup's snapshot, and its deletion may have deleted the person's traces before the
+        # try, as one holding the lock (the try failed) is about to.
+        if queued or not granted:
+            return None, SubjectState.KNOWN_MEANWHILE, policy, "", False
         return None, SubjectState.READABLE, policy, "", False
     queued_key, keyless = queued if queued else (None, False)
     if not granted:
@@ -453,8 +480,9 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
         agent_id=ctx.agent_id,
         subject_id=ctx.subject_id,
         # A user not known yet is named by a digest: only a token for them reads the trace,
-        # and their deletion finds it. A subject being deleted is named by nothing, nor left
-        # behind for its deletion to miss (docs/retrieval.md, ``+subject_being_deleted``).
+        # and their deletion finds it (it waits for the lock the lookup took). A subject being
+        # deleted, or known meanwhile, is named by nothing, nor left behind for its deletion
+        # to miss (docs/retrieval.md, ``+subject_being_deleted``).
         user_id_sha256=(
             user_id_digest(request.user_id) if subject_id is None and not subject_state else ""
         ),

@@ -61,7 +61,8 @@ def _as_the_agent_sees_it(trace: RetrievalTrace, hidden: set[str]) -> RetrievalT
 def user_id_digest(user_id: str) -> str:
     """The SHA-256 (hex) of a user id as every path looks it up (``text.identifier``: trimmed,
     in NFC): how the trace of a retrieval for a user not known yet names them
-    (``RetrievalTrace.user_id_sha256``), never answered to anyone. The retrieval's id, a
+    (``RetrievalTrace.user_id_sha256``), never answered to anyone, and the lock that
+    retrieval holds until it commits (``locks.unknown_user_lock_name``). The retrieval's id, a
     subject token's and a subject's external id, each in its own spelling, give one digest."""
     return hashlib.sha256(identifier(user_id).encode("utf-8", "surrogatepass")).hexdigest()
 

@@ -1,19 +1,38 @@
 """A retrieval for a user memledger does not know yet stores a trace without a subject, named
 by the digest of the user's id (``RetrievalTrace.user_id_sha256``): the user's deletion, once
-they are known, removes it with their other traces."""
+they are known, removes it with their other traces, those of retrievals still open when it
+runs too (``locks.unknown_users_deletion_lock``: the transactional tests below, each side
+committing on its own)."""
 
+import threading
 import unicodedata
 
 import pytest
+from django.db import transaction
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import deletion_request
+from memory_core.locks import unknown_users_deletion_lock
 from memory_core.models import RetrievalTrace
-from memory_core.principals import SubjectPrincipal
+from memory_core.principals import AgentPrincipal, SubjectPrincipal, SystemPrincipal
+from memory_core.retrieval import pipeline
+from memory_core.retrieval.pipeline import retrieve
+from memory_core.retrieval.traces import user_id_digest
+from memory_core.retrieval.types import RetrievalRequest
+from memory_core.rls import tenant_scope
+from memory_core.subject_tokens import subject_ensure
 from tests.clients import client_for
+from tests.deletion.conftest import (  # noqa: F401 (a fixture)
+    held_in_another_transaction,
+    private_queue,
+    until_waiting_or_done,
+)
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
+from tests.threads import in_thread
 
 pytestmark = pytest.mark.django_db
+
+NEWCOMER = "newcomer-meanwhile"
 
 
 def test_a_subjects_deletion_removes_the_traces_made_before_they_were_known(tenant):
@@ -36,3 +55,101 @@ def test_a_subjects_deletion_removes_the_traces_made_before_they_were_known(tena
     assert deletion_run(operation_id=operation.id) == "completed"
     assert not RetrievalTrace.objects.filter(pk=theirs).exists()
     assert RetrievalTrace.objects.filter(pk=anothers).exists()
+
+
+def _retrieval_for_the_newcomer(tenant) -> RetrievalTrace | None:
+    """Return a trace of ``tenant`` naming ``NEWCOMER`` by their id's digest, if one is left."""
+    return RetrievalTrace.objects.filter(
+        tenant=tenant, user_id_sha256=user_id_digest(NEWCOMER)
+    ).first()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("held", ["before_its_trace", "after_its_trace"])
+def test_a_retrieval_open_across_the_users_deletion_leaves_no_trace_naming_them(
+    tenant,
+    monkeypatch,
+    held,
+    private_queue,  # noqa: F811
+):
+    """Left open at stop 63 (its fix of the races audit found it): a retrieval for a user not
+    known yet, still open while their subject was created and its whole deletion requested
+    and run, committed its trace after the deletion had completed, naming the person by
+    their id's digest. Its lookup found no subject to lock, and the traces step read before
+    the trace committed; a trace inserted once the run had begun was not even the run's
+    (``created_at`` past its start). Now the retrieval holds the lock of the user's
+    retrievals from its lookup to its commit, and the traces step waits for it and deletes
+    every trace naming the person so, whenever made."""
+    principal = AgentPrincipal.from_agent(AgentFactory(tenant=tenant))
+    holding, go = threading.Event(), threading.Event()
+
+    def hold():
+        holding.set()
+        assert go.wait(30)
+
+    if held == "before_its_trace":
+        document = pipeline._trace_document
+
+        def document_then_hold(**kwargs):
+            hold()
+            return document(**kwargs)
+
+        monkeypatch.setattr(pipeline, "_trace_document", document_then_hold)
+
+    def retrieval():
+        with tenant_scope(tenant.id), transaction.atomic():
+            result = retrieve(
+                principal=principal,
+                request=RetrievalRequest(query="Which editor do I use?", user_id=NEWCOMER),
+            )
+            if held == "after_its_trace":
+                hold()
+        return result
+
+    def run():
+        with tenant_scope(tenant.id):
+            return deletion_run(operation_id=operation.id)
+
+    retriever = in_thread(retrieval, name="retrieval", released=[holding])
+    try:
+        assert holding.wait(30), retriever.error
+        with tenant_scope(tenant.id):
+            subject_ensure(tenant_id=tenant.id, user_id=NEWCOMER)
+            operation = deletion_request(
+                principal=SystemPrincipal(tenant_id=tenant.id), subject_external_id=NEWCOMER
+            )
+        runner = in_thread(run, name="run")
+        until_waiting_or_done(runner)  # its traces step waits for the retrieval (unfixed: ends)
+    finally:
+        go.set()
+    assert retriever.outcome(30).trace["gate"]["rule"].endswith("+unknown_subject")
+    assert runner.outcome(30) == "completed"
+    assert _retrieval_for_the_newcomer(tenant) is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_retrieval_trying_the_users_lock_after_their_deletion_took_it_names_nobody(tenant):
+    """The other order of the race left open at stop 63: the deletion of a subject created
+    just after the retrieval's lookup read the subjects takes the lock of the user's
+    retrievals before the lookup's try of it (stood in for by a transaction that creates the
+    subject and takes the lock, uncommitted while the retrieval runs). The retrieval does not
+    wait: its trace names nobody (``+subject_known_meanwhile``), as the deletion it would
+    come after has read the person's traces already. Unfixed, it named the person by their
+    id's digest."""
+    principal = AgentPrincipal.from_agent(AgentFactory(tenant=tenant))
+
+    def create_and_delete():
+        subject_ensure(tenant_id=tenant.id, user_id=NEWCOMER)
+        unknown_users_deletion_lock(tenant.id, [user_id_digest(NEWCOMER)])
+
+    with held_in_another_transaction(tenant.id, create_and_delete) as deleter:
+        with tenant_scope(tenant.id), transaction.atomic():
+            result = retrieve(
+                principal=principal,
+                request=RetrievalRequest(query="Which editor do I use?", user_id=NEWCOMER),
+            )
+        assert deleter.is_alive()  # the retrieval did not wait for the deletion
+    assert result.trace["gate"]["rule"].endswith("+subject_known_meanwhile")
+    trace = RetrievalTrace.objects.get(pk=result.trace_id)
+    assert (trace.subject_id, trace.user_id_sha256) == (None, "")
+    assert _retrieval_for_the_newcomer(tenant) is None
