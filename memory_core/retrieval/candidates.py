@@ -333,10 +333,12 @@ def build_candidate_sql(
         # The task's own state first, then the session's loose notes: by recency alone, 40
         # newer notes of the session bound to no task left the task's state out of every
         # store (stop 62's audit of tasks), as the structured store takes bound rows first.
+        # Ties by id, as every store's: a batch's rows share one updated_at, and which of
+        # them the LIMIT kept was where their tuples lay (stop 64's audit of retrieval).
         first = f"{own_task} DESC, " if ctx.task_id else ""
         ctes.append(
             f"ts AS (SELECT m.id FROM {TABLE} m WHERE {where} AND ({' OR '.join(match)}) "
-            f"ORDER BY {first}m.updated_at DESC LIMIT %(limit_all)s)"
+            f"ORDER BY {first}m.updated_at DESC, m.id LIMIT %(limit_all)s)"
         )
         stores.append("task_state")
     if not stores:
@@ -372,10 +374,12 @@ def build_candidate_sql(
             "keys AS MATERIALIZED (SELECT DISTINCT k.memory_key FROM elig k "
             "JOIN found f ON f.id = k.id WHERE k.memory_key <> '')",
             # Without any key among the candidates (EXISTS: a one-time filter), the eligible
-            # rows are not read again.
+            # rows are not read again. Closest first, then by id: with no order, which rows the
+            # LIMIT kept of keys holding more was PostgreSQL's choice (stop 64's audit).
             "rivals AS (SELECT e.id FROM elig e WHERE EXISTS (SELECT 1 FROM keys) "
             "AND e.memory_key IN (SELECT memory_key FROM keys) "
-            "AND e.id NOT IN (SELECT id FROM found) LIMIT %(limit_all)s)",
+            "AND e.id NOT IN (SELECT id FROM found) "
+            "ORDER BY e.dist NULLS LAST, e.id LIMIT %(limit_all)s)",
             "ids AS MATERIALIZED (SELECT id, vrank, frank, fscore, in_st, in_ts, false AS in_rv "
             "FROM found UNION ALL SELECT id, NULL::bigint, NULL::bigint, NULL::float8, false, "
             "false, true FROM rivals)",

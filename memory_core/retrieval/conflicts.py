@@ -45,6 +45,8 @@ Pure: no ORM, no I/O; the pipeline opens the review items.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from memory_core.models.choices import AUTHORITY_RANK
 
 from .policy import RetrievalPolicy, is_high_impact
@@ -269,12 +271,14 @@ def keyless_rivals(
     incident, approved or written), and agents were given the model's inference beside the
     user's own account (stop 54's audit of the reviewer's side). Every row in use counts,
     not only the candidates: the higher one left out by the relevance gate, or folded by
-    dedup into a copy, left the rival given alone as settled (the audit of retrieval). Rows
+    dedup into a copy, left the rival given alone as settled (the audit of retrieval); so
+    does a rival folded into a copy: the copy drops out with it (stop 64's audit). Rows
     of one class all stay, but among stated or confirmed ones the higher authority (rule 3c:
     an administrator's over the user's, a system's over a tool's), as in a key's group: the
     user's correction of an administrator's keyless memory was given beside it (stop 54's
-    review). The item waits for a reviewer, and so does one resolved ``ask_user`` (the
-    pipeline reads its rows too: nothing changes).
+    review). Each row is traced by the rule that left it out (``_lost_by``). The item waits
+    for a reviewer, and so does one resolved ``ask_user`` (the pipeline reads its rows too:
+    nothing changes).
 
     ``kept``: the rows of each keyless conflict a reviewer resolved ``keep_both_scoped``.
     As a key's group within a kept set keeps every row of it (``resolve_conflicts``), a row
@@ -282,7 +286,8 @@ def keyless_rivals(
     rows kept beside the memory too (``services.conflicts._keyless_conflict_open``), and
     until a reviewer decides it, agents are given what the reviewer kept."""
     keyless = {c.id: c for c in candidates if not c.memory_key}
-    dropped: set[str] = set()
+    given_as = _given_as(keyless.values())
+    dropped: dict[str, str] = {}
     for rows in cited:
         if rows:
             top = max(_standing(authority) for _, authority in rows)
@@ -291,13 +296,37 @@ def keyless_rivals(
             # correction beside both), the first set alone was read, in the query's order,
             # and the second correction dropped (stop 62's review).
             allowed = frozenset().union(*(s for s in kept if s >= highest))
-            dropped |= {
-                i
-                for i, authority in rows
-                if i in keyless and _standing(authority) < top and i not in allowed
-            }
-    rejections = [Rejection(i, STAGE, "lost_conflict:authority_class") for i in sorted(dropped)]
+            for i, authority in rows:
+                if _standing(authority) == top or i in allowed:
+                    continue
+                # The row given for it: itself, or the candidate stage 6 folded it into, as
+                # a reviewer's winner revokes such a copy with the loser (``_folded_copies``):
+                # the rival's words written again by the model were given under the copy's id
+                # (stop 64's audit of retrieval). Not a row of the top standing it was folded
+                # into, nor one a reviewer kept.
+                given = keyless.get(given_as.get(i, i))
+                if given is None or given.id in allowed or _standing(given.authority) >= top:
+                    continue
+                # Rule 2 before rule 3c, whatever order the conflicts were read in.
+                if dropped.get(given.id) != "authority_class":
+                    dropped[given.id] = _lost_by(given.authority, top)
+    rejections = [Rejection(i, STAGE, f"lost_conflict:{dropped[i]}") for i in sorted(dropped)]
     return [c for c in candidates if c.id not in dropped], rejections
+
+
+def _given_as(keyless: Iterable[Candidate]) -> dict[str, str]:
+    """Return, for each row stage 6 folded into a keyless candidate (``merged_from``, which
+    follows chains of merges), that candidate's id."""
+    return {merged: c.id for c in keyless for merged in c.merged_from}
+
+
+def _lost_by(authority: str, top: tuple[int, int]) -> str:
+    """Return the rule that leaves a keyless conflict's row of ``authority`` out below its
+    ``top`` standing: a class below the top class (rule 2), else a rank below (rule 3c). Until
+    stop 64 every such row was traced ``authority_class``, a user's beside an
+    administrator's too (stop 64's audit of retrieval), which a key's group traces by
+    ``higher_authority`` (``_outranked_by``)."""
+    return "authority_class" if _standing(authority)[0] < top[0] else "higher_authority"
 
 
 def _standing(authority: str) -> tuple[int, int]:

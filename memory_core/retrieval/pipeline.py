@@ -563,12 +563,15 @@ _KEYLESS_CITED_SQL = """
 def _keyless_conflicts(
     ctx: RetrievalContext, resolved: list[Candidate], *, now, policy: RetrievalPolicy
 ):
-    """Measure the keyless candidates an open conflict cites (or one resolved ``ask_user``
-    that no later conflict has taken over) against the rows it cites that the caller
-    could be given, keeping the rows a reviewer kept both (``conflicts.keyless_rivals``).
-    One query, only when the subject has such a conflict (``lookup_subject_and_policy``)
-    and a keyless candidate is left."""
-    keyless = [c.id for c in resolved if not c.memory_key]
+    """Measure the keyless candidates an open conflict (or one resolved ``ask_user`` that no
+    later conflict has taken over) cites, or cites a row stage 6 folded into, against the
+    rows it cites that the caller could be given, keeping the rows a reviewer kept both
+    (``conflicts.keyless_rivals``). One query, only when the subject has such a conflict
+    (``lookup_subject_and_policy``) and a keyless candidate is left."""
+    # With the rows stage 6 folded into them: a conflict citing a memory off the query's
+    # topic and the model's rival, folded into a copy of its words, was not read, and the
+    # copy was given alone (stop 64's audit of retrieval).
+    keyless = [i for c in resolved if not c.memory_key for i in (c.id, *c.merged_from)]
     if ctx.subject_id is None or not keyless:
         return resolved, []
     # Read as the stores read a row, whatever the intent asked for: in use (one past its

@@ -15,9 +15,9 @@ from datetime import timedelta
 import pytest
 
 from memory_core.principals import AgentPrincipal, SystemPrincipal
-from memory_core.retrieval.conflicts import resolve_conflicts
+from memory_core.retrieval.conflicts import keyless_rivals, resolve_conflicts
 from memory_core.retrieval.pipeline import retrieve
-from memory_core.retrieval.types import RetrievalRequest
+from memory_core.retrieval.types import Rejection, RetrievalRequest
 from memory_core.services.memories import memory_store_many
 from tests.factories import SubjectFactory
 from tests.memory_core.retrieval.conftest import draft
@@ -111,3 +111,39 @@ def test_the_stored_trace_states_the_rule_that_left_each_row_out(tenant, agent):
         str(broad.id): "lost_conflict:narrower_scope",
         str(inferred.id): "lost_conflict:authority_class",
     }
+
+
+def test_a_users_keyless_row_below_an_administrators_is_traced_by_higher_authority():
+    """Stop 64's audit of retrieval: a keyless conflict's rows are measured by class and,
+    among stated or confirmed ones, by rank (rule 3c), as a key's group is, but every row
+    ``keyless_rivals`` dropped was traced ``lost_conflict:authority_class``, a user's row
+    beside an administrator's too: both are explicit, one class, and rule 3c left it out.
+    Each is now traced by the rule that left it out (``_lost_by``)."""
+    admin = cand("admin", memory_type="incident", authority="explicit_admin")
+    user = cand("user", memory_type="incident", authority="explicit_user")
+    inferred = cand("inferred", memory_type="incident", authority="model_inference")
+    kept, rejected = keyless_rivals(
+        [admin, user, inferred],
+        [[("admin", "explicit_admin"), ("user", "explicit_user"), ("inferred", "model_inference")]],
+    )
+    assert [c.id for c in kept] == ["admin"]
+    assert rejected == [
+        Rejection("inferred", "conflicts", "lost_conflict:authority_class"),
+        Rejection("user", "conflicts", "lost_conflict:higher_authority"),
+    ]
+
+
+@pytest.mark.parametrize("reversed_", [False, True], ids=["read-first", "read-last"])
+def test_a_keyless_row_two_conflicts_leave_out_is_traced_by_the_first_rule(reversed_):
+    """Stop 64's audit of retrieval (its fix): a tool's observation below a system's fact in one
+    keyless conflict (rule 3c) and below the user's account in another (rule 2) is traced by
+    rule 2, whichever conflict the query returned first."""
+    tool = cand("tool", memory_type="incident", authority="tool_observation")
+    system = cand("system", memory_type="incident", authority="confirmed_system")
+    user = cand("user", memory_type="incident", authority="explicit_user")
+    cited = [
+        [("system", "confirmed_system"), ("tool", "tool_observation")],
+        [("user", "explicit_user"), ("tool", "tool_observation")],
+    ]
+    _, rejected = keyless_rivals([tool, system, user], cited[::-1] if reversed_ else cited)
+    assert rejected == [Rejection("tool", "conflicts", "lost_conflict:authority_class")]

@@ -17,8 +17,8 @@ import pytest
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.services.policy import policy_publish
 from tests.clients import client_for
-from tests.factories import AgentFactory, SubjectFactory
-from tests.keyless.helpers import correct, deploy_question, keyless_incident
+from tests.factories import AgentFactory, SubjectFactory, write_body
+from tests.keyless.helpers import HEAD, RIVAL, correct, deploy_question, keyless_incident
 from tests.keyless.test_keyless_grant import _raise_head_above_the_narrow_cap
 
 pytestmark = pytest.mark.django_db
@@ -62,3 +62,69 @@ def test_a_keyless_head_above_the_prompt_cap_does_not_hide_its_rival(tenant):
     given, candidates = _given_and_candidates(client)
     assert new_head not in candidates
     assert rival in given, candidates
+
+
+def _same_words_written_again(client) -> str:
+    body = write_body(
+        memory_type="incident",
+        content=RIVAL,
+        source={"type": "model_inference", "conversation_id": "c2", "message_id": "m2"},
+    )
+    body.pop("memory_key")
+    answer = client.post("/api/v1/memories", body, format="json")
+    assert answer.status_code == 201, answer.json()
+    return answer.json()["memory"]["id"]
+
+
+def _held_back_rival_and_its_copy(tenant):
+    SubjectFactory(tenant=tenant, external_id="user-1")
+    client = client_for(AgentFactory(tenant=tenant))
+    head = keyless_incident(client)  # the user's own account
+    rival = correct(client, head)["memory"]["id"]  # a model's inference against it: a conflict
+    before = deploy_question(client)
+    assert [i["content"] for i in before["items"]] == [HEAD]  # the rival is held back
+    copy = _same_words_written_again(client)  # the model infers the same words again
+    return client, head, rival, copy
+
+
+def _given_and_stages(client, answer):
+    stages = client.get(f"/api/v1/traces/{answer['trace_id']}").json()["stages"]
+    return {i["id"]: i["content"] for i in answer["items"]}, stages
+
+
+def test_a_copy_of_a_held_back_keyless_rival_is_not_given_beside_the_memory_it_disputes(tenant):
+    """Stop 64's audit of retrieval: while a keyless conflict is open, agents are given the
+    memory of higher authority and not its rival. The model wrote the rival's words again as
+    a plain memory: stage 6 folded the rival into that copy (``content_hash``, the newer row
+    the keeper), and ``keyless_rivals`` dropped only the ids the conflict cites, so the
+    disputed claim was given under the copy's id beside the memory it disputes (a reviewer's
+    ``choose_winner`` revokes such a copy with the loser: ``_folded_copies``). The candidate a
+    held-back rival was folded into now drops out with it."""
+    client, head, rival, copy = _held_back_rival_and_its_copy(tenant)
+
+    given, stages = _given_and_stages(client, deploy_question(client))
+    assert head in given
+    # The rival's words were given under the copy's id, which absorbed the rival in stage 6.
+    assert {"kept": copy, "merged": rival, "rule": "content_hash"} in stages["dedup_merges"]
+    assert RIVAL not in given.values(), given
+    lost = {"id": copy, "stage": "conflicts", "reason": "lost_conflict:authority_class"}
+    assert lost in stages["rejections"]
+
+
+def test_a_copy_of_a_held_back_keyless_rival_is_not_given_when_the_memory_is_off_topic(tenant):
+    """Stop 64's audit of retrieval, with a query worded like the rival: the memory it
+    disputes is left out by the relevance gate, and the conflict was looked up by the
+    candidates' ids alone, the copy's and not the rival's folded into it, so it was not read
+    and the copy was given alone, as settled. It is looked up by the folded rows' ids too."""
+    client, head, rival, copy = _held_back_rival_and_its_copy(tenant)
+
+    answer = client.post(
+        "/api/v1/retrieve",
+        {"query": "Why did the release manager cancel it?", "context": {"user_id": "user-1"}},
+        format="json",
+    )
+    assert answer.status_code == 200, answer.json()
+    given, stages = _given_and_stages(client, answer.json())
+    assert {"kept": copy, "merged": rival, "rule": "content_hash"} in stages["dedup_merges"]
+    assert head not in given
+    assert RIVAL not in given.values(), given

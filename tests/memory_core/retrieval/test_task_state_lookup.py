@@ -3,13 +3,20 @@ scope), and of its session unless that state is bound to another task (DESIGN.md
 active-state lookup). A request of task T2 in session S1 was given T1's state, scored as
 "active state of this task"."""
 
+from datetime import timedelta
+
 import pytest
 from django.db import connection
+from django.db.models import F
+from django.utils import timezone
 
-from memory_core.models import Subject
-from memory_core.principals import SystemPrincipal
+from memory_core.models import Memory, Subject
+from memory_core.principals import AgentPrincipal, SystemPrincipal
+from memory_core.retrieval import pipeline
+from memory_core.retrieval.types import RetrievalRequest
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.factories import SubjectFactory, insert_memories, write_body
+from tests.memory_core.retrieval.conftest import draft
 
 pytestmark = pytest.mark.django_db
 
@@ -162,3 +169,49 @@ def test_the_tasks_own_state_is_not_crowded_out_by_the_sessions_newer_loose_note
     )  # fmt: skip
 
     assert state in items, [item["content"] for item in items.values()]
+
+
+def _task_state_candidates(principal) -> set[str]:
+    result = pipeline.retrieve(
+        principal=principal,
+        request=RetrievalRequest(
+            query="Where did we leave the migration?",
+            user_id="dana",
+            intent="resume_task",
+            session_id="s-1",
+        ),
+    )
+    return {c["id"] for c in result.trace["candidates"] if "task_state" in c["sources"]}
+
+
+def test_the_task_state_store_returns_the_same_rows_for_the_same_data(tenant, agent):
+    """Stop 64's audit of retrieval: which task states the store returned among rows written
+    at one moment depended on where their tuples lay in the table. Every other store breaks
+    ties by id; the task-state store (``build_candidate_sql``, the ``ts`` CTE) ordered by its
+    own task first, then ``m.updated_at DESC`` alone before its ``LIMIT``. A batch's rows
+    share one moment, so with more of them in a session than ``max_candidates`` the rows left
+    out were PostgreSQL's choice: an update that changes no value (a re-embedding, a vacuum's
+    or a restore's new placement) changed the candidates, the trace and possibly the package
+    of the very same request. Ties are now broken by id."""
+    me = SubjectFactory(tenant=tenant, external_id="dana")
+    moment = timezone.now() - timedelta(hours=1)  # one batch: one moment
+    memory_store_many(
+        drafts=[
+            draft(
+                me,
+                f"Migration step {n} of the orders table is done.",
+                "task_state",
+                session_id="s-1",
+                created_at=moment,
+            )  # fmt: skip
+            for n in range(41)  # one more than the policy's max_candidates (40)
+        ],
+        principal=SystemPrincipal(tenant_id=tenant.id),
+    )
+    principal = AgentPrincipal.from_agent(agent)
+    before = _task_state_candidates(principal)
+    assert len(before) == 40
+    # Rewrite one returned row with its own values: nothing anyone reads changes.
+    first = Memory.objects.filter(pk__in=before).order_by("pk").first()
+    Memory.objects.filter(pk=first.pk).update(content=F("content"))
+    assert _task_state_candidates(principal) == before
