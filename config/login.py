@@ -43,7 +43,7 @@ from django.core.exceptions import ValidationError
 from django.dispatch import receiver
 
 from api.throttling import window_charge, window_clear
-from memory_core.admin import PasswordsRefuseLoneSurrogates
+from memory_core.admin import PasswordsJournaled, PasswordsRefuseLoneSurrogates
 from memory_core.cache_backends import LOGINS_CACHE_ALIAS as LOGINS
 from memory_core.text import lone_surrogate, refuse_lone_surrogates
 from portal.forms import shown_escaped
@@ -147,7 +147,9 @@ class LogoutView(auth_views.LogoutView):
         return super().dispatch(request, *args, **kwargs)
 
 
-class AdminPasswordChangeForm(PasswordsRefuseLoneSurrogates, DjangoAdminPasswordChangeForm):
+class AdminPasswordChangeForm(
+    PasswordsJournaled, PasswordsRefuseLoneSurrogates, DjangoAdminPasswordChangeForm
+):
     """The admin's own "Change password" page (``MemledgerAdminSite.password_change``)."""
 
 

@@ -594,12 +594,37 @@ class PortalMembershipForm(forms.ModelForm):
 
 @admin.register(models.PortalMembership)
 class PortalMembershipAdmin(LiveTenantMixin, MemledgerAdmin):
+    """A membership is removed through ``portal_membership_remove``, which journals it for a
+    restore's replay: removed in a form or the list's "Delete selected", it came back with a
+    restored backup, a departed reviewer's review queue with it (stop 63's audit of
+    backups). A membership changed is the old one removed and a new one added."""
+
     form = PortalMembershipForm
     list_display = ["user", "role", "tenant", "subject"]
     list_filter = ["role", "tenant"]
     # Every column's row in the page's one query: an optional key (the subject) is otherwise
     # read row by row (one query a row: stop 50's audit), as in the lists below.
     list_select_related = ["user", "tenant", "subject"]
+
+    def save_model(self, request, obj, form, change):
+        if change and form.has_changed():
+            from memory_core.services.logins import portal_membership_remove
+
+            # The access it gave (its login, tenant, role, subject) is taken away.
+            portal_membership_remove(membership=obj)
+            obj.pk = None
+        super().save_model(request, obj, form, change)
+
+    def delete_model(self, request, obj):
+        from memory_core.services.logins import portal_membership_remove
+
+        portal_membership_remove(membership=obj)
+
+    def delete_queryset(self, request, queryset):
+        from memory_core.services.logins import portal_membership_remove
+
+        for membership in queryset:
+            portal_membership_remove(membership=membership)
 
 
 class PasswordsRefuseLoneSurrogates:
@@ -615,7 +640,22 @@ class PasswordsRefuseLoneSurrogates:
                 field.validators.append(refuse_lone_surrogates)
 
 
-class UserPasswordForm(PasswordsRefuseLoneSurrogates, DjangoUserPasswordForm):
+class PasswordsJournaled:
+    """A form that sets a login's password saves it through ``login_password_save``, which
+    journals it for a restore's replay: a password changed after a backup (one that leaked)
+    was the old one again after a restore (stop 63's audit of backups). The admin's password
+    change (``config.login``) and a user's password set here."""
+
+    def save(self, commit=True):
+        from memory_core.services.logins import login_password_save
+
+        user = super().save(commit=False)
+        if commit:
+            login_password_save(user=user)
+        return user
+
+
+class UserPasswordForm(PasswordsJournaled, PasswordsRefuseLoneSurrogates, DjangoUserPasswordForm):
     """A user's password set from the user list (``UserAdmin.change_password_form``)."""
 
 
@@ -640,7 +680,11 @@ class UserAdmin(GuardedAdminMixin, DjangoUserAdmin):
     a decision names who made it (``ReviewItem.resolved_by``), and deleting the login left
     every decision it made naming nobody. The list's "Delete selected" asks the same of each
     user it would delete, and refuses a selection holding one. A tenant's deletion still
-    removes its logins (its ``identities`` step)."""
+    removes its logins (its ``identities`` step).
+
+    A login deactivated, deleted or given a password here goes through ``services.logins``,
+    which journals it for a restore's replay (stop 63's audit of backups); its password is
+    set by its own form (``UserPasswordForm``)."""
 
     change_password_form = UserPasswordForm
     add_form = UserCreationForm
@@ -649,6 +693,33 @@ class UserAdmin(GuardedAdminMixin, DjangoUserAdmin):
         if obj is not None and models.ReviewItem.objects.filter(resolved_by=obj).exists():
             return False
         return super().has_delete_permission(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        if not change or obj.is_active or "is_active" not in form.changed_data:
+            # A new login (no backup holds it), or one reactivated: not journaled.
+            return super().save_model(request, obj, form, change)
+        from memory_core.services.logins import login_deactivate
+
+        concrete = {field.name for field in obj._meta.concrete_fields}
+        _save_governed(
+            request,
+            obj,
+            [name for name in form.changed_data if name in concrete],
+            ["is_active"],
+            lambda is_active: login_deactivate(user=obj),
+        )
+        return None
+
+    def delete_model(self, request, obj):
+        from memory_core.services.logins import login_delete
+
+        login_delete(user=obj)
+
+    def delete_queryset(self, request, queryset):
+        from memory_core.services.logins import login_delete
+
+        for user in queryset:
+            login_delete(user=user)
 
 
 @admin.register(models.Memory)

@@ -181,6 +181,7 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
         grants_journal,
         revocations_journal,
     )
+    from memory_core.services.logins import logins_journal
     from memory_core.services.policy import policies_journal
     from memory_core.services.revocations import (
         memory_rejections_journal,
@@ -201,18 +202,20 @@ def deletion_sweep(stale_seconds: float | None = None) -> list[str]:
         "agent grant(s)": grants_journal,
         "key expiry(ies)": expiries_journal,
         "policy version(s)": policies_journal,
+        "login access change(s)": logins_journal,
     }
     journaled, failed = {}, []
     # Cross-tenant by design: it finds stuck operations of every tenant (ids only), then the
     # deletions queued for a worker, key revocations, agent deactivations, memory revocations
     # and rejections, memories expired by their task's close and the replaced versions it
-    # named, agents' grants, keys' expiries
-    # and tenants' policy versions whose journal line an append failed to write (a queued
-    # deletion no worker made yet would be forgotten after a restore, its memories back in
-    # use; revoked or deactivated after a backup, each would be back in use, a rejected write
-    # back in the reviewers' queue, a closed task's state in use again, a narrowed grant wide
-    # again, a key without its expiry, a shortened retention long again); each kind's batch
-    # is appended in one write and recorded in one UPDATE.
+    # named, agents' grants, keys' expiries,
+    # tenants' policy versions and logins' access taken away whose journal line an append
+    # failed to write (a queued deletion no worker made yet would be forgotten after a
+    # restore, its memories back in use; revoked or deactivated after a backup, each would be
+    # back in use, a rejected write back in the reviewers' queue, a closed task's state in use
+    # again, a narrowed grant wide again, a key without its expiry, a shortened retention long
+    # again, a removed membership or an old password back); each kind's batch is appended in
+    # one write and recorded in one UPDATE.
     with platform_scope("deletion sweep"):
         redriven = sweep(stale_seconds=stale)
         for what, catch_up in catch_ups.items():

@@ -10,9 +10,11 @@ ids each: an API key's revocation (``KEY_REVOKED``), an agent's deactivation
 (``AGENT_DEACTIVATED``), a memory's revocation or consent withdrawal (``MEMORY_REVOKED``),
 a reviewer's rejection of a sensitive write (``MEMORY_REJECTED``), an agent's grant set
 (``AGENT_GRANT_SET``, with the grant's values), a key's expiry set (``KEY_EXPIRY_SET``,
-with the new ``expires_at``) and a tenant's policy version published
-(``POLICY_RETENTION_SET``, with its retention as the sweep reads it). The replay applies them
-again before the deletions.
+with the new ``expires_at``), a tenant's policy version published
+(``POLICY_RETENTION_SET``, with its retention as the sweep reads it), and a portal login's
+access taken away: its membership removed (``MEMBERSHIP_REMOVED``), the login deactivated
+(``LOGIN_DEACTIVATED``) or its password changed (``PASSWORD_CHANGED``, the new hash's
+digest). The replay applies them again before the deletions.
 """
 
 from __future__ import annotations
@@ -36,7 +38,14 @@ from django.conf import settings
 from django.utils import timezone
 
 from memory_core.files import replacing
-from memory_core.models import DeletionOperation, MemoryType, Sensitivity, Subject, Tombstone
+from memory_core.models import (
+    DeletionOperation,
+    MemoryType,
+    PortalMembership,
+    Sensitivity,
+    Subject,
+    Tombstone,
+)
 from memory_core.policy_check import RETENTION_MAX, retention_as_swept
 from memory_core.retrieval.traces import user_id_digest
 
@@ -435,6 +444,75 @@ def policy_retention_entry(
     )
 
 
+# A portal login's access taken away (``services.logins``): a portal membership removed, a
+# login deactivated, a password changed. A backup taken before it holds the membership, the
+# active login or the old password, and a restore gave a departed reviewer the review queue
+# back (stop 63's audit of backups); replayed, the access is taken away again. A login is a
+# row of Django's user table, named by its whole-number id; one with no membership (staff)
+# has no tenant, and its lines name ``NO_TENANT_ID``.
+MEMBERSHIP_REMOVED = "portal_membership_removed"
+LOGIN_DEACTIVATED = "login_deactivated"
+PASSWORD_CHANGED = "login_password_changed"  # noqa: S105 (a line's target, no password)
+MEMBERSHIP_NAMESPACE = uuid.UUID("a41f6c2e-3d59-4b7e-8f10-6c2b9e5d7a83")
+LOGIN_DEACTIVATION_NAMESPACE = uuid.UUID("d2c8e5b1-7a46-4f39-b0e2-91f4c6a3d58e")
+PASSWORD_NAMESPACE = uuid.UUID("6e9b3f70-c1d4-4a82-9e5f-2b7d08c4e1a6")
+NO_TENANT_ID = uuid.UUID(int=0)
+
+
+def membership_removal_entry(
+    *, membership_id, user_id, username: str, tenant_id, role: str, subject_id, removed_at
+) -> dict:
+    """Return the journal line of a portal membership removed: its id, its login (id and
+    username), tenant, role and subject (an end user's), nothing else."""
+    return _governance_entry(
+        MEMBERSHIP_NAMESPACE,
+        target=MEMBERSHIP_REMOVED,
+        row=("removed_membership_id", membership_id),
+        tenant_id=tenant_id,
+        subject_id=subject_id,
+        at=removed_at,
+        reason_code="membership_removed",
+        user_id=str(user_id),
+        username=username,
+        role=role,
+    )
+
+
+def login_deactivation_entry(*, user_id, username: str, tenant_id, deactivated_at) -> dict:
+    """Return the journal line of a login deactivated (``is_active`` cleared): its id and
+    username."""
+    return _governance_entry(
+        LOGIN_DEACTIVATION_NAMESPACE,
+        target=LOGIN_DEACTIVATED,
+        row=("deactivated_user_id", user_id),
+        tenant_id=tenant_id,
+        at=deactivated_at,
+        reason_code="login_deactivated",
+        username=username,
+    )
+
+
+def password_digest(password_hash: str) -> str:
+    """The SHA-256 (hex) of a login's password hash (``User.password``, as the hasher wrote
+    it): how the journal names a password set, never the password or its hash. Its salt makes
+    the hash unguessable, so the digest tells nothing of the password."""
+    return hashlib.sha256(password_hash.encode()).hexdigest()
+
+
+def password_change_entry(*, user_id, tenant_id, password_hash: str, changed_at) -> dict:
+    """Return the journal line of a login's password set: its id and the digest of the new
+    hash (``password_digest``), by which the replay knows a restored older one."""
+    return _governance_entry(
+        PASSWORD_NAMESPACE,
+        target=PASSWORD_CHANGED,
+        row=("password_user_id", user_id),
+        tenant_id=tenant_id,
+        at=changed_at,
+        reason_code="password_changed",
+        password_hash_sha256=password_digest(password_hash),
+    )
+
+
 # The journal lines that are no deletion: the replay applies each kind with its own step.
 GOVERNANCE_TARGETS = frozenset(
     {
@@ -446,6 +524,9 @@ GOVERNANCE_TARGETS = frozenset(
         AGENT_GRANT_SET,
         KEY_EXPIRY_SET,
         POLICY_RETENTION_SET,
+        MEMBERSHIP_REMOVED,
+        LOGIN_DEACTIVATED,
+        PASSWORD_CHANGED,
     }
 )
 
@@ -705,6 +786,18 @@ def _parse(line: str) -> dict:
     elif entry["target"] == POLICY_RETENTION_SET:
         _uuid(entry.get("policy_version_id"))
         check_policy_retention(entry)
+    elif entry["target"] == MEMBERSHIP_REMOVED:
+        _row_id(entry.get("removed_membership_id"), "removed_membership_id")
+        _row_id(entry.get("user_id"), "user_id")
+        _text(entry.get("username"), "username")
+        if entry.get("role") not in PortalMembership.Role.values:
+            raise ValueError("role is no portal role")
+    elif entry["target"] == LOGIN_DEACTIVATED:
+        _row_id(entry.get("deactivated_user_id"), "deactivated_user_id")
+        _text(entry.get("username"), "username")
+    elif entry["target"] == PASSWORD_CHANGED:
+        _row_id(entry.get("password_user_id"), "password_user_id")
+        _digest(entry.get("password_hash_sha256"), "password_hash_sha256")
     return entry
 
 
@@ -728,6 +821,16 @@ def _uuid(value) -> None:
     if not isinstance(value, str):
         raise ValueError(f"{type(value).__name__} is not an id")
     uuid.UUID(value)
+
+
+_ROW_ID = re.compile(r"0|[1-9][0-9]{0,18}", re.ASCII)  # as str(int) writes it
+
+
+def _row_id(value, name: str) -> None:
+    """Raise ValueError unless ``value`` is the string of a whole-number id (a login's, a
+    membership's) that a ``bigint`` holds: the replay looks the row up by it."""
+    if not isinstance(value, str) or not _ROW_ID.fullmatch(value) or int(value) >= 2**63:
+        raise ValueError(f"{name} is not a row's id")
 
 
 def _text(value, name: str, most: int | None = None, *, null: bool = True) -> None:

@@ -6,10 +6,11 @@ tombstones and steps again, the rows are scrubbed, and every step is run and ver
 in-process, exactly as the worker would. Replaying twice changes nothing more.
 
 Before the deletions, the governance actions taken since the backup are applied again: API
-keys revoked, agents deactivated, agents' grants and keys' expiries set (the newest line of
-each), tenants' retention narrowed to their newest policy line, then memories revoked (or
-whose consent was withdrawn), sensitive writes rejected and memories expired by their task's
-close.
+keys revoked, agents deactivated, portal logins' access taken away (memberships removed,
+logins deactivated, a restored older password made unusable), agents' grants and keys'
+expiries set (the newest line of each), tenants' retention narrowed to their newest policy
+line, then memories revoked (or whose consent was withdrawn), sensitive writes rejected and
+memories expired by their task's close.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
@@ -29,9 +31,12 @@ from memory_core.deletion.ledger import (
     GRANT_FIELDS,
     KEY_EXPIRY_SET,
     KEY_REVOKED,
+    LOGIN_DEACTIVATED,
+    MEMBERSHIP_REMOVED,
     MEMORY_REJECTED,
     MEMORY_REVOKED,
     MEMORY_TASK_CLOSED,
+    PASSWORD_CHANGED,
     POLICY_RETENTION_SET,
     agent_deactivation_entry,
     agent_grant_entry,
@@ -39,6 +44,7 @@ from memory_core.deletion.ledger import (
     key_expiry_entry,
     key_revocation_entry,
     memory_key_digest,
+    password_digest,
     policy_retention_entry,
     queued_entry,
     user_id_named,
@@ -62,6 +68,7 @@ from memory_core.models import (
     Memory,
     MemoryEvent,
     PolicyVersion,
+    PortalMembership,
     RetrievalTrace,
     Status,
     Subject,
@@ -72,6 +79,7 @@ from memory_core.models.choices import SENSITIVITY_RANK
 from memory_core.policy_check import RETENTION_MAX, retention_as_swept
 from memory_core.principals import SystemPrincipal
 from memory_core.rls import tenant_scope
+from memory_core.services.logins import logins_sessions_end
 from memory_core.services.policy import policy_publish
 from memory_core.services.reviews import memory_reject_replayed
 from memory_core.services.revocations import (
@@ -105,7 +113,7 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
     its keys' revocations, its agents' deactivations, its agents' grants and keys' expiries
     set, its tenants' active policy versions published since, its memories' revocations,
     its sensitive writes' rejections and its memories' expiries by their task's close among
-    them, oldest first."""
+    them, and its logins' access taken away since, oldest first."""
     import psycopg
     from django.db import connection
 
@@ -215,6 +223,17 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
             "JOIN memory_core_agent a ON a.id = k.agent_id) expiries WHERE changed_at >= %s",
             [after],
         ).fetchall()
+        # Logins' access taken away since (ledger.membership_removal_entry, and the others of
+        # ``services.logins``): the lines their changes owed, recorded or not. A database from
+        # before migration 0051 has no such table (and journaled no such change).
+        owed = conn.execute("SELECT to_regclass('memory_core_loginaccessline')").fetchone()[0]
+        login_lines = (
+            conn.execute(
+                "SELECT entry FROM memory_core_loginaccessline WHERE created_at >= %s", [after]
+            ).fetchall()
+            if owed
+            else []
+        )
         # Each tenant's active policy version, if published since
         # (ledger.policy_retention_entry): the newest, which the replay applies alone.
         policies = conn.execute(
@@ -291,6 +310,7 @@ def ledger_from_database(*, dbname: str, since: datetime) -> list[dict]:
         )
         for version_id, tenant_id, version, published_at, document in policies
     ]
+    entries += [entry for (entry,) in login_lines]
     entries += [memory_revocation_entry_of_row(row) for row in revoked_memories]
     entries += [memory_rejection_entry_of_row(row) for row in rejected_memories]
     entries += [entry for entry in map(memory_task_close_entry_of_row, expired_memories) if entry]
@@ -573,6 +593,49 @@ def _agent_deactivate(entry: dict) -> int:
     return Agent.objects.filter(pk=entry["deactivated_agent_id"], is_active=True).update(
         is_active=False, deactivated_at=datetime.fromisoformat(entry["requested_at"])
     )
+
+
+def _membership_remove(entry: dict) -> int:
+    """Delete again the portal membership a removal's line names, if the restored database
+    holds it as the line names it (the same row, of the same login, tenant, role and
+    subject); return 1 if it did. A membership added since, the same login's to the same
+    place too, is another row: left as it is."""
+    deleted, _ = PortalMembership.objects.filter(
+        pk=int(entry["removed_membership_id"]),
+        user_id=int(entry["user_id"]),
+        tenant_id=entry["tenant_id"],
+        role=entry["role"],
+        subject_id=entry["subject_id"],
+    ).delete()
+    return deleted
+
+
+def _login_deactivate(entry: dict) -> int | None:
+    """Deactivate again the login a deactivation's line names (absent: made after the backup,
+    or deleted); return its id if it was active. Not journaled again: the line stays in the
+    journal."""
+    pk = int(entry["deactivated_user_id"])
+    active = get_user_model().objects.filter(pk=pk, is_active=True)
+    return pk if active.update(is_active=False) else None
+
+
+def _passwords_replay(lines: dict[str, dict]) -> list[str]:
+    """Make unusable the password of each login whose newest password line names another
+    hash than the restored database's (the restore brought back an older password, one that
+    leaked, say); return their ids. A login set a password since that line holds that line's
+    hash, and one this database lacks, or whose password is unusable already, is left."""
+    users = get_user_model().objects.in_bulk([int(pk) for pk in lines])
+    unusable = []
+    for pk, line in sorted(lines.items()):
+        user = users.get(int(pk))
+        if user is None or not user.has_usable_password():
+            continue
+        if password_digest(user.password) == line["password_hash_sha256"]:
+            continue
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+        unusable.append(pk)
+    return unusable
 
 
 @dataclass
@@ -922,15 +985,24 @@ def _task_close(entry: dict, result: TaskCloses) -> None:
 
 def replay_deletions(*, entries: list[dict]) -> dict:
     """Re-apply every entry to this database and run its steps; return the counts."""
-    # Keys and agents first: cheap, independent, and the most urgent (a leaked key, a
-    # misbehaving agent); then the memories revoked, the writes rejected and the memories
-    # expired by their task's close, in the journal's
-    # order, each a short transaction. A deletion that raises stops the loop, and what it
-    # left in use (or waiting for a reviewer) would stay so.
+    # Keys, agents and logins first: cheap, independent, and the most urgent (a leaked key, a
+    # misbehaving agent, a departed reviewer); then the memories revoked, the writes rejected
+    # and the memories expired by their task's close, in the journal's order, each a short
+    # transaction. A deletion that raises stops the loop, and what it left in use (or waiting
+    # for a reviewer) would stay so.
     keys_revoked = sum(_key_revoke(entry) for entry in entries if entry["target"] == KEY_REVOKED)
     agents_deactivated = sum(
         _agent_deactivate(entry) for entry in entries if entry["target"] == AGENT_DEACTIVATED
     )
+    memberships_removed = sum(
+        _membership_remove(entry) for entry in entries if entry["target"] == MEMBERSHIP_REMOVED
+    )
+    deactivated = {
+        _login_deactivate(entry) for entry in entries if entry["target"] == LOGIN_DEACTIVATED
+    } - {None}
+    unusable = _passwords_replay(_newest(entries, PASSWORD_CHANGED, "password_user_id"))
+    # Their sessions were made with the access the restore brought back.
+    sessions_ended = logins_sessions_end(deactivated | {int(pk) for pk in unusable})
     grants = _settings_replay(
         _newest(entries, AGENT_GRANT_SET, "grant_agent_id"),
         Agent,
@@ -971,6 +1043,10 @@ def replay_deletions(*, entries: list[dict]) -> dict:
         "skipped": skipped,
         "keys_revoked": keys_revoked,
         "agents_deactivated": agents_deactivated,
+        "memberships_removed": memberships_removed,
+        "logins_deactivated": len(deactivated),
+        "passwords_made_unusable": unusable,
+        "login_sessions_ended": sessions_ended,
         "agent_grants_restored": grants.restored,
         "agent_grants_skipped": grants.skipped,
         "key_expiries_restored": expiries.restored,

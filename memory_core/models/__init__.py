@@ -28,7 +28,7 @@ from .memory import (
     parse_scope,
     past_end_condition,
 )
-from .tenancy import Agent, ApiKey, PortalMembership, Subject, Tenant
+from .tenancy import Agent, ApiKey, LoginAccessLine, PortalMembership, Subject, Tenant
 from .workflow import (
     MAX_REVIEW_REASON_CHARS,
     AccessDenial,
@@ -62,6 +62,7 @@ __all__ = [
     "DeletionStep",
     "Export",
     "IdempotencyRecord",
+    "LoginAccessLine",
     "Memory",
     "MemoryClass",
     "MemoryEvent",

@@ -232,3 +232,25 @@ class PortalMembership(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user} ({self.role})"
+
+
+class LoginAccessLine(models.Model):
+    """The deletion journal's line of a login's access taken away (``services.logins``: a
+    portal membership removed, a login deactivated, a password changed), owed by the
+    change's own transaction.
+
+    Neither Django's user table nor a membership that is gone can record that its line was
+    appended, as an agent's ``deactivation_journaled_at`` does: this row does. The line is
+    appended as the change commits and ``journaled_at`` set, or by the deletion sweep if
+    that failed; ``replay_deletions --ledger-database`` reads the old database's rows. Rows
+    older than the oldest backup kept are dropped by the sweep: no restore undoes them.
+    """
+
+    # The line's operation id: the same change journaled twice is one operation to the replay.
+    id = models.UUIDField(primary_key=True, editable=False)
+    entry = models.JSONField()  # the line (ids, a username, a digest: ``deletion.ledger``)
+    created_at = models.DateTimeField(db_index=True)  # the change's moment, its requested_at
+    journaled_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.entry.get('target')} {self.created_at:%Y-%m-%d %H:%M}"

@@ -477,6 +477,10 @@ def test_replay_runs_an_operation_whose_backed_up_attempts_were_used_up(
         "skipped": 0,
         "keys_revoked": 0,
         "agents_deactivated": 0,
+        "memberships_removed": 0,
+        "logins_deactivated": 0,
+        "passwords_made_unusable": [],
+        "login_sessions_ended": 0,
         "agent_grants_restored": 0,
         "agent_grants_skipped": 0,
         "key_expiries_restored": 0,
@@ -972,6 +976,69 @@ def test_the_old_database_names_the_agents_deactivated_and_memories_revoked_sinc
     [line] = [e for e in entries if e["target"] == "memory_rejected"]
     assert (line["rejected_memory_id"], line["subject_id"]) == (str(rejected.id), str(subject.id))
     assert line["requested_at"] == Memory.objects.get(pk=rejected.pk).updated_at.isoformat()
+
+
+def test_a_logins_access_taken_away_since_the_backup_is_taken_away_again_after_a_restore(
+    tenant, django_user_model
+):
+    """Stop 64's audit of backups: a reviewer's membership removed, a login deactivated and
+    a password changed after the backup were back after a restore (the membership, the
+    active login, the old password, with the sessions the backup holds), and the replay had
+    no line to take them away again. From the journal and from the old database."""
+    from django.test import Client
+
+    from memory_core.models import PortalMembership
+    from memory_core.services.logins import (
+        login_deactivate,
+        login_password_save,
+        portal_membership_remove,
+    )
+
+    source = connection.settings_dict["NAME"]
+    leaver = django_user_model.objects.create_user("leaver", password="old-pw-12345")
+    membership = PortalMembership.objects.create(user=leaver, tenant=tenant, role="reviewer")
+    idle = django_user_model.objects.create_user("idle", password="old-pw-12345")
+    leaked = django_user_model.objects.create_superuser("root", password="old-pw-12345")
+    sessions = {}
+    for user in (idle, leaked):
+        client = Client()
+        client.force_login(user)
+        sessions[user.pk] = client.session.session_key
+    with _backup() as (dump, backup_time), _scratch() as scratch:
+        portal_membership_remove(membership=membership)
+        login_deactivate(user=idle)
+        leaked.set_password("new-pw-67890")
+        login_password_save(user=leaked)
+
+        for ledger in ([], ["--ledger-database", source]):  # the journal, the old database
+            _restore(dump, scratch)
+
+            result = _replay(scratch, backup_time, *ledger)
+
+            assert result["memberships_removed"] == result["logins_deactivated"] == 1, result
+            assert result["passwords_made_unusable"] == [str(leaked.pk)]
+            assert result["login_sessions_ended"] == 2
+            with psycopg.connect(**owner_conninfo(), dbname=scratch) as conn:
+                assert not conn.execute(
+                    "SELECT 1 FROM memory_core_portalmembership WHERE id = %s", [membership.pk]
+                ).fetchall()
+                users = conn.execute(
+                    "SELECT id, is_active, password LIKE '!%%' FROM auth_user "
+                    "WHERE id = ANY(%s) ORDER BY id",
+                    [[leaver.pk, idle.pk, leaked.pk]],
+                ).fetchall()
+                assert users == [
+                    (leaver.pk, True, False),  # its membership gone, the login left
+                    (idle.pk, False, False),
+                    (leaked.pk, True, True),  # unusable: an administrator sets a new one
+                ]
+                assert not conn.execute(
+                    "SELECT 1 FROM django_session WHERE session_key = ANY(%s)",
+                    [list(sessions.values())],
+                ).fetchall()
+        again = _replay(scratch, backup_time)  # nothing more to do
+        assert (again["memberships_removed"], again["logins_deactivated"]) == (0, 0)
+        assert again["passwords_made_unusable"] == []
 
 
 def _active_retention(dbname: str, tenant_id) -> tuple[int, dict]:

@@ -1,6 +1,7 @@
 """Re-apply every deletion recorded after a backup was taken (run right after a restore), and
-the key revocations, agent deactivations, agents' grants, keys' expiries, tenants' policy
-retention, memory revocations and rejections recorded with them."""
+the key revocations, agent deactivations, portal logins' access taken away, agents' grants,
+keys' expiries, tenants' policy retention, memory revocations and rejections recorded with
+them."""
 
 import json
 from datetime import UTC, datetime
@@ -20,8 +21,9 @@ from memory_core.rls import platform_command
 class Command(BaseCommand):
     help = (
         "Replay the deletion ledger since TIMESTAMP (the backup's time) into this database: "
-        "keys revoked, agents deactivated, agents' grants and keys' expiries set (the newest "
-        "of each), tenants' retention narrowed to their newest policy version's, memories "
+        "keys revoked, agents deactivated, portal memberships removed, logins deactivated and "
+        "a restored older password made unusable, agents' grants and keys' expiries set (the "
+        "newest of each), tenants' retention narrowed to their newest policy version's, memories "
         "revoked, sensitive writes rejected and closed tasks' memories expired again, then "
         "every deletion written again and "
         "its steps purged and verified in-process."
@@ -155,6 +157,14 @@ class Command(BaseCommand):
                     "database has it, narrowed only; set it again in the admin if that was "
                     f"meant: {', '.join(ids)}"
                 )
+        if result["passwords_made_unusable"]:
+            # The restore brought back a password changed since (one that leaked, say).
+            self.stderr.write(
+                f"warning: {len(result['passwords_made_unusable'])} login(s) whose password "
+                "was changed since the backup had an older one back: made unusable, their "
+                "sessions ended; set a new password in the admin: "
+                f"{', '.join(result['passwords_made_unusable'])}"
+            )
         if result["policies_not_widened"]:
             # As a grant's: a retention is only ever shortened from a file.
             named = "; ".join(
