@@ -11,7 +11,9 @@ class MemoryCoreConfig(AppConfig):
     def ready(self) -> None:
         from django.core.signals import setting_changed
 
-        from memory_core import checks  # noqa: F401  (registers the system checks)
+        # The system checks register; the request signals connect before the first request
+        # starts (its after-commit work is bounded as the request is).
+        from memory_core import checks, commit_hooks  # noqa: F401
 
         setting_changed.connect(_embedder_setting_changed, dispatch_uid="memledger.embedder")
 

@@ -87,12 +87,25 @@ def request_tenant_set(tenant_id) -> None:
     """
     if not connection.in_atomic_block:
         raise RuntimeError("request_tenant_set() needs a transaction (ATOMIC_REQUESTS).")
-    timeout = max(0, round(settings.MEMLEDGER_REQUEST_LOCK_TIMEOUT * 1000))
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT set_config(%s, %s, true), set_config('lock_timeout', %s, true)",
-            [TENANT_SETTING, str(uuid.UUID(str(tenant_id))), f"{timeout}ms"],
+            [TENANT_SETTING, str(uuid.UUID(str(tenant_id))), _request_lock_timeout()],
         )
+
+
+def _request_lock_timeout() -> str:
+    return f"{max(0, round(settings.MEMLEDGER_REQUEST_LOCK_TIMEOUT * 1000))}ms"
+
+
+@contextlib.contextmanager
+def request_lock_scope():
+    """Bound every lock wait of the block by ``MEMLEDGER_REQUEST_LOCK_TIMEOUT``, as
+    ``request_tenant_set`` bounds a request's transaction: each transaction the block opens
+    and each statement it runs in autocommit (the work a request does after its commit,
+    ``commit_hooks.after_commit``). The previous ``lock_timeout`` is restored afterwards."""
+    with _session_scope("lock_timeout", _request_lock_timeout()):
+        yield
 
 
 @contextlib.contextmanager

@@ -84,7 +84,7 @@ def tenant_of(model, pk):
 
 
 class DeletionIncomplete(Exception):
-    """Some steps are not verified yet; the task retries with backoff."""
+    """Some steps are not verified yet; the task retries once the operation's backoff ends."""
 
 
 class MemoryTask(Task):
@@ -123,24 +123,28 @@ class MemoryTask(Task):
 @shared_task(
     bind=True,
     name="memory_core.tasks.deletion_run",
-    autoretry_for=(DeletionIncomplete, *TRANSIENT),
+    autoretry_for=TRANSIENT,
     max_retries=10,
     **COMMON,
 )
 @read_only_is_transient
 def deletion_run_task(self, operation_id: str) -> str:
-    """Purge and verify the operation's steps; retry while some are unverified."""
-    from memory_core.deletion.runner import deletion_run
+    """Purge and verify the operation's steps; while some are unverified, retry when the
+    operation's backoff ends (a copy delivered before then waits for it too, spending no run:
+    ``runner.deletion_run``'s ``due_only``)."""
+    from memory_core.deletion.runner import deletion_retry_in, deletion_run
     from memory_core.models import DeletionOperation
 
     tenant_id = tenant_of(DeletionOperation, operation_id)
     if tenant_id is None:
         return "missing"
     with tenant_scope(tenant_id):
-        status = deletion_run(operation_id=operation_id)
-    if status == DeletionOperation.State.PARTIAL:
-        raise DeletionIncomplete(f"deletion {operation_id} is partial")
-    return status
+        status = deletion_run(operation_id=operation_id, due_only=True)
+        if status != DeletionOperation.State.PARTIAL:
+            return status
+        countdown = deletion_retry_in(operation_id=operation_id)
+    incomplete = DeletionIncomplete(f"deletion {operation_id} is partial")
+    raise self.retry(exc=incomplete, countdown=countdown)
 
 
 @shared_task(

@@ -7,10 +7,10 @@ re-drives a running operation finds the lock taken and does nothing.
 
 Each step commits on its own: a verified step is never re-run, and a step interrupted half
 way is re-run from its idempotent purge. Statuses: pending -> running -> completed, or
-partial (a step failed; the task retries with backoff), or failed (dead-lettered after
-MEMLEDGER_DELETION_MAX_ATTEMPTS runs). A run that finds the attempts used up without a
-verdict (every earlier run was killed before it settled) dead-letters the operation instead
-of starting another.
+partial (a step failed; the task retries once its backoff, ``next_run_at``, ends), or failed
+(dead-lettered after MEMLEDGER_DELETION_MAX_ATTEMPTS runs). A run that finds the attempts used
+up without a verdict (every earlier run was killed before it settled) dead-letters the
+operation instead of starting another.
 
 The request appends the operation to the deletion journal (``ledger.py``) as it commits;
 every run first appends it too unless ``journaled_at`` says that (or an earlier run) did. An
@@ -20,10 +20,13 @@ operation completes only once journaled.
 from __future__ import annotations
 
 import logging
+import random
 import time
 from contextlib import contextmanager
+from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
+from celery.utils.time import get_exponential_backoff_interval
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
@@ -167,20 +170,42 @@ def _run_phase(steps: list[DeletionStep], ctx: DeletionContext) -> list[str]:
     return [step.store for step in steps if step.status != DeletionStep.State.VERIFIED]
 
 
-def deletion_run(*, operation_id) -> str:
-    """Run every unverified step of the operation; return its status (or locked / missing)."""
+def deletion_run(*, operation_id, due_only: bool = False) -> str:
+    """Run every unverified step of the operation; return its status (or locked / missing).
+
+    With ``due_only`` (the task), an operation a run left partial is left as it is until its
+    backoff ends (``next_run_at``): ``partial`` is returned and no run is spent. A command's
+    ``--run`` runs it at once.
+    """
     with operation_lock(operation_id, asynchronous=True) as acquired:
         if not acquired:
             return LOCKED
-        return _run(operation_id)
+        return _run(operation_id, due_only=due_only)
 
 
-def _run(operation_id) -> str:
+def deletion_retry_in(*, operation_id) -> float:
+    """Return the seconds until the operation's backoff ends (``next_run_at``), 0 if it has."""
+    next_run_at = (
+        DeletionOperation.objects.filter(pk=operation_id)
+        .values_list("next_run_at", flat=True)
+        .first()
+    )
+    if next_run_at is None:
+        return 0.0
+    return max(0.0, (next_run_at - timezone.now()).total_seconds())
+
+
+def _run(operation_id, *, due_only: bool) -> str:
     """Run the operation's unverified steps (the caller holds its lock)."""
     operation = DeletionOperation.objects.filter(pk=operation_id).first()
     if operation is None:
         return MISSING
     if operation.status in FINAL:
+        return operation.status
+    if due_only and _backing_off(operation):
+        # A copy of the task (the sweep sends one each minute the operation waits in a
+        # backlog) reached it right after a run left it partial: run at once, each copy spent
+        # one of its runs, and eight dead-lettered it within a second (stop 64's audit).
         return operation.status
     if operation.attempts >= settings.MEMLEDGER_DELETION_MAX_ATTEMPTS:
         # Every run so far started and the last never settled (SIGKILL, the hard time limit,
@@ -262,8 +287,33 @@ def _settle(operation: DeletionOperation, failed: list[str], journal_error: str 
     else:
         operation.status = DeletionOperation.State.PARTIAL
         operation.last_error = f"steps not verified yet: {failed}" + _journal_note(journal_error)
+        operation.next_run_at = now + timedelta(seconds=_backoff(operation.attempts))
+        fields.append("next_run_at")
     operation.save(update_fields=fields)
     return operation.status
+
+
+def _backoff(attempts: int) -> float:
+    """The seconds a partial operation waits after its run number ``attempts``: the tasks'
+    exponential backoff (``tasks.COMMON``: 2 s doubling each run, at most 300 s), jittered
+    over its upper half, never at once (Celery's full jitter may give 0 s)."""
+    from memory_core.tasks import COMMON
+
+    longest = get_exponential_backoff_interval(
+        factor=COMMON["retry_backoff"],
+        retries=attempts - 1,
+        maximum=COMMON["retry_backoff_max"],
+    )
+    return longest * random.uniform(0.5, 1.0)  # noqa: S311 - jitter, not a secret
+
+
+def _backing_off(operation: DeletionOperation) -> bool:
+    """Whether a run left ``operation`` partial and its backoff has not ended."""
+    return (
+        operation.status == DeletionOperation.State.PARTIAL
+        and operation.next_run_at is not None
+        and timezone.now() < operation.next_run_at
+    )
 
 
 def _not_yet_deleted(operation: DeletionOperation) -> list:

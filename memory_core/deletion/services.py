@@ -161,9 +161,15 @@ def _send_or_leave(task, pk, label: str) -> bool:
         send(task, str(pk))
     except SoftTimeLimitExceeded:  # the task's own time limit, not the broker: let it end
         raise
-    except Exception:  # the broker is down
+    except Exception as exc:  # the broker is down, or up and refusing (out of memory, ACL)
         _broker_down_until = time.monotonic() + BROKER_DOWN_SECONDS
-        logger.warning("%s: broker unavailable, left to the sweep", label)
+        logger.warning(
+            "%s: broker unavailable, left to the sweep (%s: %s)",
+            label,
+            type(exc).__name__,
+            exc,
+            exc_info=True,
+        )
         return False
     return True
 

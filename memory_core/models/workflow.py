@@ -295,6 +295,9 @@ class DeletionOperation(models.Model):
     dead_lettered_at = models.DateTimeField(null=True, blank=True)
     # When a run last started: the beat sweep re-drives operations idle longer than a threshold.
     last_attempt_at = models.DateTimeField(null=True, blank=True)
+    # When a run left the operation partial, the end of its backoff: a copy of its task
+    # delivered before then (the sweep's re-sends) waits for it instead of spending a run.
+    next_run_at = models.DateTimeField(null=True, blank=True)
     # When the operation's line reached the deletion journal (fsynced); until then every run
     # appends it again and the operation cannot complete. Null on operations settled before
     # this field existed (their first run appended it, unrecorded).

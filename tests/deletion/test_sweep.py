@@ -1,14 +1,19 @@
 """The beat sweep: re-drives stuck operations, and two sweepers never pick the same one."""
 
 import json
+import time
+from datetime import timedelta
 
 import psycopg
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from memory_core.deletion.services import deletion_request
 from memory_core.deletion.sweep import deletion_sweep
+from memory_core.deletion.worker import WorkerProcess
 from memory_core.models import DeletionOperation
+from memory_core.tasks import DeletionIncomplete, deletion_run_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -68,6 +73,90 @@ def test_a_sweep_stops_sending_at_the_first_send_a_hung_broker_times_out(
     assert sorted(answer["redriven"]) == sorted(str(operation.id) for operation in operations)
     assert result.stderr.count("broker unavailable, left to the sweep") == 1, result.stderr
     assert "2 sends left to the next sweep" in result.stderr
+
+
+def _run_each_copy(operation, copies: int) -> list[str]:
+    """Run the task of ``operation`` once for each of ``copies`` messages taken in turn, while
+    a store fails (the evaluation volume not mounted yet); return each run's outcome."""
+    from django.conf import settings
+
+    configured = settings.MEMLEDGER_EVAL_DATA_DIRS
+    settings.MEMLEDGER_EVAL_DATA_DIRS = ["/nonexistent/memledger-eval"]
+    outcomes = []
+    try:
+        for _copy in range(copies):
+            try:
+                outcomes.append(deletion_run_task(str(operation.pk)))
+            except DeletionIncomplete:
+                outcomes.append("partial")
+    finally:
+        settings.MEMLEDGER_EVAL_DATA_DIRS = configured  # the volume is back
+    return outcomes
+
+
+def _queued_copies(queue: str) -> int:
+    return WorkerProcess(db_name=connection.settings_dict["NAME"], queue=queue).purge()
+
+
+def test_copies_the_sweep_sent_during_a_backlog_do_not_dead_letter_a_deletion_at_once(
+    settings, private_queue, owner, owner_principal, memories
+):
+    """Stop 64's audit of failures: the sweep sends the task of an operation waiting in
+    ``pending`` again each minute (workers down or behind), and every queued copy counted as a
+    run. When the first ended partial (a store failing for a second), the others ran it again
+    at once, each spending one of ``MEMLEDGER_DELETION_MAX_ATTEMPTS`` runs with no backoff
+    between them: eight copies dead-lettered the deletion in 0.9 s, and the person's deletion
+    waited for a reviewer's retry. A copy delivered before the operation's backoff ends
+    (``next_run_at``) waits for it."""
+    maximum = settings.MEMLEDGER_DELETION_MAX_ATTEMPTS
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    for _minute in range(maximum - 1):
+        back = timezone.now() - timedelta(minutes=2)
+        DeletionOperation.objects.filter(pk=operation.pk).update(
+            requested_at=back, last_attempt_at=back
+        )
+        assert str(operation.pk) in deletion_sweep(stale_seconds=60)
+    copies = _queued_copies(private_queue)
+    assert copies == maximum, copies  # the request's message and the sweep's copies
+
+    started = time.monotonic()
+    outcomes = _run_each_copy(operation, copies)
+    elapsed = time.monotonic() - started
+
+    operation.refresh_from_db()
+    assert operation.status != DeletionOperation.State.FAILED, (
+        f"dead-lettered within {elapsed:.1f} s by {copies} queued copies run back to back "
+        f"({outcomes}); attempts {operation.attempts}/{maximum}, no backoff between them"
+    )
+    assert operation.attempts == 1
+
+
+def test_a_copy_delivered_while_a_partial_deletion_backs_off_spends_no_run(
+    private_queue, owner, owner_principal, memories
+):
+    """Stop 64's audit of failures: the common case. The operation's first message waited
+    more than a minute behind other work, so the sweep sent one copy; the first run ended
+    partial, and the copy right behind it ran the operation again at once, a second run
+    spent where a partial operation waits out its backoff first. It waits now, and the task
+    retries when the backoff ends."""
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    back = timezone.now() - timedelta(minutes=2)
+    DeletionOperation.objects.filter(pk=operation.pk).update(requested_at=back)
+    assert str(operation.pk) in deletion_sweep(stale_seconds=60)
+    copies = _queued_copies(private_queue)
+    assert copies == 2, copies
+
+    assert _run_each_copy(operation, copies) == ["partial", "partial"]
+
+    operation.refresh_from_db()
+    assert operation.status == DeletionOperation.State.PARTIAL
+    assert operation.attempts == 1, (
+        f"the sweep's copy ran the partial operation again at once: {operation.attempts} runs "
+        "spent with no backoff between them"
+    )
+    # The first run's backoff: 2 s jittered over its upper half.
+    assert operation.last_attempt_at + timedelta(seconds=1) <= operation.next_run_at
+    assert operation.next_run_at <= timezone.now() + timedelta(seconds=2)
 
 
 RETENTION_PROBE = r"""

@@ -8,12 +8,17 @@ real Celery worker (``test_broker_unreachable_at_request_then_the_sweep_complete
 """
 
 import json
+import logging
+import uuid
 from datetime import timedelta
 
 import pytest
 from django.db import connection
 from django.utils import timezone
+from redis.exceptions import OutOfMemoryError
 
+import memory_core.tasks as tasks
+from memory_core.deletion import services
 from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.sweep import deletion_sweep
 from memory_core.models import DeletionOperation, Memory, Status
@@ -122,3 +127,29 @@ def test_a_delete_answers_at_once_when_the_broker_accepts_and_never_replies(
     operation = DeletionOperation.objects.get(pk=body["operation_id"])
     assert operation.status == DeletionOperation.State.PENDING
     assert "broker unavailable, left to the sweep" in result.stderr
+
+
+REFUSED = "command not allowed when used memory > 'maxmemory'."
+
+
+@pytest.mark.parametrize(
+    "enqueue", [services.deletion_enqueue, services.subject_deletion_enqueue], ids=["op", "queued"]
+)
+def test_a_send_the_broker_refuses_is_logged_with_its_cause(enqueue, monkeypatch, caplog):
+    """Stop 64's audit of failures: a send the broker refused was logged "broker unavailable,
+    left to the sweep" and nothing more. A broker that answers PING and refuses every message
+    (Redis out of memory under ``maxmemory-policy noeviction``, a wrong password or ACL, a
+    full disk under the filesystem broker) left every deletion pending, the web process's
+    and the sweep's sends alike, with a log line repeated each round that named no cause.
+    The line names the error now, its traceback beside it."""
+
+    def refused(task, *args, **options):
+        raise OutOfMemoryError(REFUSED)
+
+    monkeypatch.setattr(tasks, "send", refused)
+    monkeypatch.setattr(services, "_broker_down_until", 0.0)
+    with caplog.at_level(logging.WARNING, logger="memory_core.deletion.services"):
+        assert enqueue(uuid.uuid4()) is False  # left to the sweep, as documented
+    [record] = [r for r in caplog.records if "left to the sweep" in r.getMessage()]
+    assert f"OutOfMemoryError: {REFUSED}" in record.getMessage()
+    assert record.exc_info and record.exc_info[0] is OutOfMemoryError

@@ -6,15 +6,20 @@ a large tenant, and every row the tenant's requests insert (a memory, a trace) w
 through its foreign key.
 """
 
+import threading
 import time
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
+from memory_core.commit_hooks import after_commit
+from memory_core.deletion.services import _lock_tenant_memories
 from memory_core.models import Memory, RetrievalTrace, Tenant
-from memory_core.rls import tenant_scope
+from memory_core.rls import tenant_atomic, tenant_scope
+from memory_core.services import revocations
 from tests.deletion.conftest import held_in_another_transaction
 from tests.factories import write_body
+from tests.threads import in_thread
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -47,13 +52,17 @@ def test_requests_waiting_on_a_held_tenant_row_answer_503_busy(settings, api_cli
         assert Memory.objects.count() == 1 and not RetrievalTrace.objects.exists()
 
 
+def lock_timeout() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('lock_timeout')")
+        return cursor.fetchone()[0]
+
+
 def test_the_timeout_is_the_requests_own(settings, api_client, tenant):
     """Set for the request's transaction only: the connection goes back to no limit."""
     settings.MEMLEDGER_REQUEST_LOCK_TIMEOUT = 0.5
     assert api_client.post("/api/v1/retrieve", RETRIEVE, format="json").status_code == 200
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('lock_timeout')")
-        assert cursor.fetchone()[0] == "0"
+    assert lock_timeout() == "0"
 
 
 def test_a_portal_page_waiting_on_a_held_tenant_row_answers_a_503_page(settings, client, tenant):
@@ -76,3 +85,68 @@ def test_a_portal_page_waiting_on_a_held_tenant_row_answers_a_503_page(settings,
     assert "Other work held what this request needs" in body and "Nothing was changed" in body
     with tenant_scope(tenant.id):
         assert not Memory.objects.filter(supersedes=memory).exists()
+
+
+def test_a_revokes_after_commit_record_waits_at_most_the_request_lock_timeout(
+    settings, api_client, tenant, monkeypatch
+):
+    """Stop 64's audit of failures: the work a request does after its commit, before its
+    answer (``commit_hooks.after_commit``: a revoke's journal line, then its record, an UPDATE
+    of the memory row), waited for a row lock with no limit: the request's ``lock_timeout``
+    had ended with its transaction. A whole tenant's deletion that waited for the revoke's row
+    takes it as the revoke commits and keeps it for minutes; the revoke, committed, held its
+    web worker until gunicorn killed it at 30 s (here the answer came after 12.3 s, the time
+    the other transaction held the row). A hook registered in a request waits as long as the
+    request may; past it the record is left to the deletion sweep."""
+    settings.MEMLEDGER_REQUEST_LOCK_TIMEOUT = 0.5
+    held = 12
+    written = api_client.post("/api/v1/memories", write_body(), format="json")
+    assert written.status_code == 201, written.content
+    memory_id = written.json()["memory"]["id"]
+    holding, release = threading.Event(), threading.Event()
+    holders = []
+
+    def hold():
+        # A whole tenant's deletion that waited for the revoke's row takes the tenant's rows
+        # once the revoke has committed (``_lock_tenant_memories``) and keeps them while it
+        # works.
+        with tenant_atomic(tenant.id):
+            _lock_tenant_memories(tenant.id)
+            assert Memory.objects.filter(pk=memory_id).exists()
+            holding.set()
+            release.wait(held)
+
+    appended = revocations.ledger_write_many
+
+    def appended_then_taken(entries):
+        appended(entries)  # the line reaches the journal; the row is taken before its record
+        holders.append(in_thread(hold, released=[holding]))
+        assert holding.wait(30)
+
+    monkeypatch.setattr(revocations, "ledger_write_many", appended_then_taken)
+    try:
+        started = time.monotonic()
+        response = api_client.post(
+            f"/api/v1/memories/{memory_id}/revoke", {"reason": "wrong"}, format="json"
+        )
+        elapsed = time.monotonic() - started
+    finally:
+        release.set()
+        for holder in holders:
+            holder.wait(held + 10)
+    assert holders, "the revoke's after-commit journal append did not run"
+    assert response.status_code == 200, response.content
+    assert elapsed < 5, f"the revoke's answer waited {elapsed:.1f} s for another's row lock"
+    with tenant_scope(tenant.id):
+        assert Memory.objects.get(pk=memory_id).revocation_journaled_at is None  # the sweep's
+    assert lock_timeout() == "0"  # the connection's next request or task has no limit
+
+
+def test_the_after_commit_work_of_a_task_keeps_no_limit(settings):
+    """Outside a request (a Celery task, a command) the work after a commit waits for locks
+    as the task does: the request's limit is the request's alone."""
+    settings.MEMLEDGER_REQUEST_LOCK_TIMEOUT = 0.5
+    seen = []
+    with transaction.atomic():
+        after_commit(lambda: seen.append(lock_timeout()))
+    assert seen == ["0"]
