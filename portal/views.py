@@ -42,6 +42,7 @@ from memory_core.selectors.portal import (
     memory_deleted_by,
     memory_history,
     memory_pending_replacements,
+    memory_unsettled,
     same_text,
     subject_deletions_in_progress,
     subject_memories,
@@ -182,6 +183,28 @@ def replaced_by_one_in_use(principal, memory, then: str) -> str:
     )
 
 
+def say_withdrawn(request, result) -> None:
+    """Tell the person that their correction or confirmation (``result``) withdrew their
+    earlier corrections waiting for a reviewer (``WriteResult.withdrawn``), if it did: their
+    pages listed them as waiting, and the approval of one replaced what they said last (stop
+    64's audit of the portal)."""
+    n = len(result.withdrawn)
+    if n:
+        messages.info(
+            request,
+            (
+                "Your earlier correction that was waiting for a reviewer is withdrawn: what "
+                "you sent now replaces it, and no reviewer can approve it any more."
+            )
+            if n == 1
+            else (
+                f"Your {n} earlier corrections that were waiting for a reviewer are "
+                "withdrawn: what you sent now replaces them, and no reviewer can approve "
+                "them any more."
+            ),
+        )
+
+
 def queued_deletion_taking(principal, memory):
     """Return the deletion queued for a worker that takes ``memory`` (every memory of its
     subject, or its key's), or None."""
@@ -194,6 +217,17 @@ def queued_deletion_taking(principal, memory):
         ),
         None,
     )
+
+
+def back_while_queued(view, memory):
+    """A redirect to ``memory``'s page, saying why (``view.being_deleted``), while a deletion
+    queued for a worker takes it (``queued_deletion_taking``), or None: the page offers no
+    action on it then, and a form opened anyway (a bookmark, the history, a tab left open)
+    was offered, and always refused (stop 58's and stop 64's audits of the portal)."""
+    if queued_deletion_taking(view.principal, memory) is None:
+        return None
+    messages.info(view.request, view.being_deleted)
+    return redirect("portal:memory", memory_id=memory.pk)
 
 
 class MemoryDetailView(EndUserMixin, TemplateView):
@@ -226,6 +260,11 @@ class MemoryDetailView(EndUserMixin, TemplateView):
             # newest is revoked, deleted or expired, nothing (the page said "the version in
             # use" of a revoked preference: stop 56's audit of the portal).
             head_in_use=history.head.state_now == Status.ACTIVE,
+            # The conflicts it stands in, unsettled: "a reviewer is asking you which one is
+            # right" named no other memory (stop 64's audit of the portal).
+            unsettled=memory_unsettled(principal=self.principal, memory=memory)
+            if is_active
+            else [],
             is_head=memory.pk == history.head.pk,
             can_correct=is_active,
             can_confirm=is_active and memory.authority in CONFIRMABLE,
@@ -320,7 +359,12 @@ class MemoryCorrectView(EndUserMixin, FormView):
     def get(self, request, *args, **kwargs):
         # Past its valid_until (still stored active): back to the memory, which says
         # "Expired", as its other actions do.
-        return self.past_end() or self.retired() or super().get(request, *args, **kwargs)
+        return (
+            self.past_end()
+            or self.retired()
+            or back_while_queued(self, self.get_memory())
+            or super().get(request, *args, **kwargs)
+        )
 
     def post(self, request, *args, **kwargs):
         return self.past_end() or super().post(request, *args, **kwargs)
@@ -424,6 +468,7 @@ class MemoryCorrectView(EndUserMixin, FormView):
             # The form stays, with the user's text in it: a redirect would throw it away.
             form.add_error(None, self.refusal(error))
             return self.form_invalid(form)
+        say_withdrawn(self.request, result)
         if result.already_kept:
             # Sent again (a double click, the form once more): kept beside it once.
             messages.info(self.request, self.ALREADY_KEPT)
@@ -522,13 +567,8 @@ class _MemoryActionView(EndUserMixin, View):
         if not self.available(memory):
             messages.info(request, self.unavailable(memory))
             return redirect("portal:memory", memory_id=memory_id)
-        if queued_deletion_taking(self.principal, memory) is not None:
-            # The memory's page offers no action meanwhile; this form was offered, and always
-            # refused (stop 58's audit of the portal).
-            messages.info(request, self.being_deleted)
-            return redirect("portal:memory", memory_id=memory_id)
         form = self.form_class() if self.form_class is not None else None
-        return self.render_form(memory, form)
+        return back_while_queued(self, memory) or self.render_form(memory, form)
 
     def render_form(self, memory, form):
         context = {
@@ -652,6 +692,7 @@ class MemoryConfirmView(EndUserMixin, View):
             if error.code == "not_chain_head":  # confirmed twice, or changed in another tab
                 return self.not_current(error, detail)
             return self.refuse(error, detail)
+        say_withdrawn(request, result)
         if result.decision == "accepted" and result.memory is not None:
             messages.success(
                 request,

@@ -194,9 +194,11 @@ def reviewer_decided_condition() -> models.Q:
     """Return the condition "a reviewer decided this item": approved, rejected, or a conflict
     resolved with a reviewer's outcome (``ReviewItem.CONFLICT_OUTCOMES``). Items are also
     closed without a reviewer, and none of those is a decision: by the deletion worker
-    ("deleted"), a revoke or a consent withdrawal ("revoked", "consent_withdrawn"), the
-    retention sweep ("settled", "valid_until_passed"). The one spelling of the rule that the
-    health page's chart counts and the queue's "Recently decided" lists by."""
+    ("deleted"), a revoke or a consent withdrawal ("revoked", "consent_withdrawn"), a
+    person's later correction of what their waiting write corrects
+    ("replaced_by_later_correction"), the retention sweep ("settled", "valid_until_passed").
+    The one spelling of the rule that the health page's chart counts and the queue's
+    "Recently decided" lists by."""
     return models.Q(state__in=[ReviewState.APPROVED, ReviewState.REJECTED]) | models.Q(
         state=ReviewState.RESOLVED,
         kind=ReviewKind.CONFLICT,

@@ -16,8 +16,10 @@ from django.db.models import (
     Case,
     Count,
     DateTimeField,
+    Exists,
     F,
     IntegerField,
+    OuterRef,
     Q,
     QuerySet,
     Value,
@@ -54,6 +56,9 @@ from memory_core.models import (
 )
 from memory_core.policy_check import InUse, memory_expiry
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
+from memory_core.retrieval.conflicts import decide, keyless_rivals
+from memory_core.retrieval.policy import RetrievalPolicy, is_high_impact
+from memory_core.retrieval.types import Candidate
 from memory_core.selectors.approvals import (
     CONFLICT_LOST,
     approval_heads,
@@ -63,6 +68,7 @@ from memory_core.selectors.approvals import (
     writer_grant_refusals,
 )
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
+from memory_core.selectors.policy import active_retrieval_policy
 
 # Order in which the "what is remembered" page lists classes.
 CLASS_ORDER = [MemoryClass.PREFERENCE, MemoryClass.EPISODIC, MemoryClass.WORKING]
@@ -679,6 +685,145 @@ def memory_history(*, principal, memory_id) -> MemoryHistory:
         row.state_now = use.state(row)
     _with_expiry([memory, *chain], retention=use.retention)
     return MemoryHistory(memory=memory, chain=chain, events=events, usage=usage)
+
+
+@dataclass
+class Unsettled:
+    """A conflict citing a memory that is not settled (``memory_unsettled``): open for a
+    reviewer, or resolved ``ask_user``, asking the person which one is right."""
+
+    item: ReviewItem
+    # The other candidates in use the person may see, oldest first.
+    others: list
+    # The candidates agents are given now (``given_now``); none while they ask which holds
+    # (``clarified``), or while the better match for each request is given.
+    given: list
+    clarified: bool
+    # Whether they hold in different scopes or environments: ``given`` is what agents are
+    # given where all of them apply.
+    apart: bool
+    # Whether a candidate was stated with more authority than the person's (an
+    # administrator's): a correction of theirs stands beside it, it does not replace it.
+    above_theirs: bool
+
+    @property
+    def asking(self) -> bool:
+        return self.item.state == ReviewItem.State.RESOLVED
+
+
+def memory_unsettled(*, principal, memory: Memory) -> list[Unsettled]:
+    """Return the conflicts citing ``memory`` (in use) that are not settled, oldest first:
+    open, or resolved ``ask_user`` and not taken over by a later conflict of the subject on
+    the key sharing a row with it (``ASK_USER_FOLLOWED_SQL``'s rule, for a key too), each
+    with another candidate in use the person may see.
+
+    A reviewer's "Ask the user" told the person, in the memory's events, that they were
+    asked which one is right, and no page named the other one, what agents are given
+    meanwhile or how to answer (stop 64's audit of the portal). Three queries, four with a
+    conflict to show, whatever their number.
+    """
+    use = in_use_now(principal.tenant_id)
+    if use.state(memory) != Status.ACTIVE:
+        return []
+    later = ReviewItem.objects.filter(
+        tenant_id=OuterRef("tenant_id"),
+        subject_id=OuterRef("subject_id"),
+        kind=ReviewItem.Kind.CONFLICT,
+        memory_key=OuterRef("memory_key"),
+        created_at__gt=OuterRef("created_at"),
+        candidate_ids__overlap=OuterRef("candidate_ids"),
+    )
+    items = list(
+        ReviewItem.objects.filter(
+            tenant_id=principal.tenant_id,
+            subject_id=memory.subject_id,
+            kind=ReviewItem.Kind.CONFLICT,
+            candidate_ids__contains=[memory.pk],
+        )
+        .alias(taken_over=Exists(later))
+        .filter(
+            Q(state=ReviewItem.State.OPEN)
+            | Q(state=ReviewItem.State.RESOLVED, resolution="ask_user", taken_over=False)
+        )
+        .order_by("created_at", "id")
+    )
+    rows = {
+        row.pk: row
+        for row in Memory.objects.visible_to(principal)
+        .filter(pk__in_array=sorted({pk for item in items for pk in item.candidate_ids}))
+        .order_by("created_at", "id")
+        if use.state(row) == Status.ACTIVE and row.valid_from <= use.now
+    }
+    unsettled = []
+    policy = None
+    for item in items:
+        standing = [rows[pk] for pk in rows if pk in item.candidate_ids]
+        if len(standing) < 2:
+            continue
+        if policy is None:
+            policy = active_retrieval_policy(principal.tenant_id)
+        given = given_now(standing, policy=policy)
+        unsettled.append(
+            Unsettled(
+                item=item,
+                others=[row for row in standing if row.pk != memory.pk],
+                given=given,
+                clarified=not given and _asks_agents(standing, policy),
+                apart=len({(r.scope_kind, r.scope_ref, r.environment) for r in standing}) > 1,
+                above_theirs=any(
+                    AUTHORITY_RANK[row.authority] > AUTHORITY_RANK[Authority.EXPLICIT_USER]
+                    for row in standing
+                ),
+            )
+        )
+    return unsettled
+
+
+def given_now(rows: list[Memory], *, policy: RetrievalPolicy) -> list[Memory]:
+    """Return which of ``rows`` (the candidates in use of one conflict) agents are given
+    where they all apply, by retrieval's rules (stage 8): of a key's, the one
+    ``retrieval.conflicts.decide`` picks, none when it picks none (agents asked which holds,
+    or given the better match for the request); of memories without a key, those of the
+    highest standing (``keyless_rivals``)."""
+    candidates = [_as_candidate(row) for row in rows]
+    if rows[0].memory_key:
+        winner, _ = decide(candidates, min_confidence=float(policy["conflict_min_confidence"]))
+        kept = {winner.id} if winner is not None else set()
+    else:
+        left, _ = keyless_rivals(candidates, [[(c.id, c.authority) for c in candidates]])
+        kept = {c.id for c in left}
+    return [row for row in rows if row.pk in kept]
+
+
+def _asks_agents(rows: list[Memory], policy: RetrievalPolicy) -> bool:
+    """Whether agents are asked which of ``rows`` (a key's conflict no rule decides) holds,
+    given none of them: a key that matters (``is_high_impact``), else the better match for
+    the request is given."""
+    return bool(rows[0].memory_key) and is_high_impact(
+        policy, memory_key=rows[0].memory_key, memory_types={row.memory_type for row in rows}
+    )
+
+
+def _as_candidate(memory: Memory) -> Candidate:
+    """Return ``memory`` as retrieval's rules read a candidate (``retrieval.types``)."""
+    return Candidate(
+        id=memory.pk,
+        memory_type=memory.memory_type,
+        memory_key=memory.memory_key,
+        scope_kind=memory.scope_kind,
+        scope_ref=memory.scope_ref,
+        content=memory.content,
+        content_hash=memory.content_hash,
+        authority=memory.authority,
+        confidence=float(memory.confidence),
+        sensitivity=memory.sensitivity,
+        status=memory.status,
+        created_at=memory.created_at,
+        updated_at=memory.updated_at,
+        valid_until=memory.valid_until,
+        version=memory.version,
+        environment=memory.environment,
+    )
 
 
 # --- Reviewer queues ------------------------------------------------------------------------

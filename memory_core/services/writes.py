@@ -90,8 +90,18 @@ from memory_core.policy_check import MAX_DAYS, STATE_WORDS, InUse
 from memory_core.policy_defaults import NO_POLICY, retention_section
 from memory_core.principals import SubjectPrincipal
 from memory_core.retrieval.types import ConflictPlace
-from memory_core.selectors.approvals import in_use_now, shared_or_own, standing_heads
-from memory_core.selectors.memories import EVENT_REASON_SENSITIVITY_KEY, memory_get
+from memory_core.selectors.approvals import (
+    in_use_now,
+    open_writes,
+    shared_or_own,
+    standing_heads,
+    writer_of,
+)
+from memory_core.selectors.memories import (
+    EVENT_REASON_SENSITIVITY_KEY,
+    memory_chain_ids,
+    memory_get,
+)
 from memory_core.selectors.portal import corrections_beside, same_text
 from memory_core.services.conflicts import (
     conflict_open,
@@ -174,6 +184,9 @@ class WriteResult:
     # The memory a correction was written on when it is not the one asked for: the person's
     # own correction kept beside a memory of higher authority, which it replaces.
     written_on: Memory | None = None
+    # A person's earlier corrections of the chain, waiting for a reviewer, that this one
+    # withdrew (``_withdraw_own_waiting``).
+    withdrawn: list[Memory] = field(default_factory=list)
 
 
 @dataclass
@@ -836,6 +849,11 @@ def _writable(principal, memory_id) -> Memory:
     return memory
 
 
+# The reason code of a person's write waiting for a reviewer that their later correction of
+# the same memory withdrew: revoked, its review item closed (``_withdraw_own_waiting``).
+REPLACED_BY_LATER_CORRECTION = "replaced_by_later_correction"
+
+
 @transaction.atomic
 def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
     """Write a new version of ``memory_id`` through admission (POST .../supersede).
@@ -844,9 +862,11 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
     is kept as a conflict for review; a sensitive correction waits for a reviewer. A subject
     correcting their own memory in the portal writes with authority explicit_user; of a
     memory of higher authority, their correction is kept beside it once, and a later one
-    replaces their own kept there (``_correction_beside``).
+    replaces their own kept there (``_correction_beside``). Saved or sent to a reviewer, a
+    subject's correction withdraws their own earlier ones still waiting for a reviewer on
+    the chain (``_withdraw_own_waiting``).
     """
-    target = _writable(principal, memory_id)
+    target = asked = _writable(principal, memory_id)
     # With the subject's lock of writes, which ``_run`` takes again: taken here in one
     # statement with the key's, so in the order every write takes them (memory_core.locks).
     lock_memory_keys(
@@ -910,7 +930,53 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
 
     result = _run(principal, [candidate], target=target, waiting=waiting)[0]
     result.written_on = written_on
+    stored = result.decision != REJECTED and not result.already_waiting
+    if isinstance(principal, SubjectPrincipal) and stored:
+        result.withdrawn = _withdraw_own_waiting(principal, [asked, written_on], sent=result.memory)
     return result
+
+
+def _withdraw_own_waiting(principal, corrected: list, *, sent: Memory) -> list[Memory]:
+    """Revoke the person's own writes waiting for a reviewer on any version of the chains of
+    ``corrected`` (``memory_chain_ids``: the memory they corrected and, kept beside it, their
+    own correction that this one was written on), but ``sent``, the correction just saved or
+    sent to a reviewer; close their review items (``REPLACED_BY_LATER_CORRECTION``) and
+    return them.
+
+    One statement of theirs stands, as beside a memory of higher authority: an approval
+    follows the chain to its newest version (``selectors.approvals.approval_head``), so
+    their earlier sensitive correction, approved after a later one was saved, superseded it,
+    and agents were given what the person had taken back (stop 64's audit of the portal).
+    Called under the key's lock, which every correction and approval of the chain takes
+    first; a write whose item has been decided meanwhile is no longer waiting.
+    """
+    chain = {pk for memory in corrected if memory is not None for pk in memory_chain_ids(memory)}
+    waiting = (
+        Memory.objects.visible_to(principal)
+        .filter(
+            status=Status.PENDING_APPROVAL,
+            pk__in=open_writes(principal.tenant_id, candidate_ids__overlap=sorted(chain)).values(
+                "memory_id"
+            ),
+        )
+        .exclude(pk=sent.pk)
+        .order_by("pk")
+    )
+    withdrawn = []
+    for memory in waiting.select_for_update(of=("self",)):
+        writer = writer_of(memory)
+        if writer is None or writer.actor_type != principal.actor_type:
+            continue  # an agent's write on the chain: not the person's to withdraw
+        withdrawn.append(
+            _retire(
+                principal=principal,
+                memory_id=memory.pk,
+                action=MemoryEvent.Action.REVOKED,
+                reason_code=REPLACED_BY_LATER_CORRECTION,
+                reason="",
+            )
+        )
+    return withdrawn
 
 
 def _correction_beside(

@@ -245,6 +245,7 @@ REASONS = {
     "ask_user": "a reviewer is asking you which one is right",
     "conflict_lost": "a reviewer chose another memory over this one",
     "revoked": "asked not to be used any more",
+    "replaced_by_later_correction": "replaced by a later correction of yours",
     "consent_withdrawn": "the workflow's consent was withdrawn",
     "task_closed": "its task was closed",
     "valid_until_passed": "its end date passed",

@@ -99,3 +99,27 @@ def test_a_refused_reason_is_kept_in_the_form_and_the_form_is_not_offered_meanwh
     offered = alice_client.get(url)
     assert offered.status_code == 302
     assert offered["Location"] == reverse("portal:memory", args=[workflow_memory.pk])
+
+
+@pytest.mark.parametrize("key", ["", "style.indent"])
+def test_the_correction_form_is_not_offered_while_a_deletion_of_the_memory_is_queued(
+    alice_client, alice_memory, key
+):
+    """Stop 64's audit of the portal: the memory's page offers no Correct while a deletion
+    that takes it (everything, or its key) is queued, and the revoke and withdraw pages
+    opened meanwhile send the person back (stop 58), but the correction page, opened from a
+    bookmark, the history or a tab left open, still showed "Currently remembered" and "Save
+    correction", and every save was refused. It sends the person back to the memory, saying
+    why; a save sent anyway is still refused."""
+    queue_deletion(alice_memory.subject, key=key)
+    url = reverse("portal:memory-correct", args=[alice_memory.pk])
+
+    response = alice_client.get(url)
+
+    assert b"Save correction" not in response.content
+    assert response.status_code == 302
+    assert response["Location"] == reverse("portal:memory", args=[alice_memory.pk])
+    assert BEING_DELETED in alice_client.get(response["Location"]).content.decode()
+    sent = alice_client.post(url, {"content": "Alice prefers four spaces.", "reason": ""})
+    assert BEING_DELETED in sent.content.decode()
+    assert not Memory.objects.filter(content="Alice prefers four spaces.").exists()
