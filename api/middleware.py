@@ -162,8 +162,9 @@ class UnreadableContentTypeMiddleware:
     """Refuse a request whose Content-Type Django could not read (``config.wsgi``'s request
     notes why) with a 400 before anything reads its body: the JSON ``bad_request`` under
     /api/, Django's 400 page elsewhere. Django raised while building such a request, and the
-    server answered a bare 500. A charset that names no text encoding (``base64``) is the
-    API's 415 ``unsupported_media_type``, as the JSON parser answers it for a body."""
+    server answered a bare 500. A charset the API does not read (``base64``, ``punycode``:
+    ``api.parsers.READABLE_CHARSETS``) is the API's 415 ``unsupported_media_type``, as the
+    JSON parser answers it for a body."""
 
     def __init__(self, get_response):
         self.get_response = get_response

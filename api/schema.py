@@ -1,5 +1,8 @@
 """Post-processing of the OpenAPI schema (``SPECTACULAR_SETTINGS["POSTPROCESSING_HOOKS"]``)."""
 
+from drf_spectacular.plumbing import ResolvedComponent
+
+from api.memories_serializers import StrictSerializer
 from memory_core.admission.candidate import MAX_BATCH
 from memory_core.subject_tokens import HEADER
 
@@ -39,3 +42,24 @@ def batch_item_bounds(result, generator, request, public):
         if name.startswith("MemoryBatch") and "items" in component.get("properties", {}):
             component["properties"]["items"].update(minItems=1, maxItems=MAX_BATCH)
     return result
+
+
+def strict_request_objects(result, generator, request, public):
+    """Close every object a ``StrictSerializer`` describes (``additionalProperties: false``):
+    the API refuses a field it does not declare (``400 unknown_field``), and a client or a
+    fuzzer reading the schema sent bodies it was told were valid (stop 64's audit of the
+    API)."""
+    schemas = result.get("components", {}).get("schemas", {})
+    for name, component in schemas.items():
+        if isinstance(_built_from(generator, name), StrictSerializer):
+            component["additionalProperties"] = False
+    return result
+
+
+def _built_from(generator, name: str):
+    """Return what the schema component ``name`` was built from (a serializer), or None for
+    one the registry does not hold."""
+    try:
+        return generator.registry[(name, ResolvedComponent.SCHEMA)].object
+    except KeyError:
+        return None

@@ -2,6 +2,7 @@
 
 import re
 
+from django.conf import settings
 from django.http import HttpResponsePermanentRedirect
 from django.urls import Resolver404, resolve
 from drf_spectacular.utils import extend_schema, extend_schema_field
@@ -152,6 +153,11 @@ class SchemaView(_JsonUnlessTheDocument, SpectacularAPIView):
     # naming the document evil.html; stop 63's audit of the API). A version is a short token.
     VERSION = re.compile(r"[A-Za-z0-9._-]{1,32}")
     BAD_VERSION = "A version is 1 to 32 letters, digits, dots, hyphens or underscores."
+    # drf-spectacular translates the document under ``translation.override(lang)``, and
+    # Django keeps a translation for every language string it is given, for the worker's
+    # life: a made-up ``lang`` a request grew every worker for good (stop 64's audit of the
+    # API). A lang is one the settings list, as the schema's own parameter enumerates them.
+    BAD_LANG = "A lang is a language code of Django's LANGUAGES, such as en, de, pt-br or zh-hans."
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
@@ -167,6 +173,9 @@ class SchemaView(_JsonUnlessTheDocument, SpectacularAPIView):
         version = request.query_params.get("version")
         if version is not None and not self.VERSION.fullmatch(version):
             errors["version"] = [serializers.ErrorDetail(self.BAD_VERSION, code="invalid")]
+        lang = request.query_params.get("lang")
+        if lang is not None and lang not in dict(settings.LANGUAGES):
+            errors["lang"] = [serializers.ErrorDetail(self.BAD_LANG, code="invalid")]
         if errors:
             raise InvalidQuery(errors)
 

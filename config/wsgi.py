@@ -7,6 +7,7 @@ from django.conf import settings
 from django.core.handlers.wsgi import WSGIHandler, WSGIRequest, get_bytes_from_wsgi
 from django.http import QueryDict
 from django.utils.functional import cached_property
+from django.utils.http import parse_header_parameters
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
 
@@ -24,7 +25,9 @@ class MemledgerWSGIRequest(WSGIRequest):
     A charset Django can look up becomes the request's encoding, and Django decoded the query
     string with it as it built the request: one that names a codec but no text encoding
     (``base64``, ``rot13``, ``bz2_codec``) raised LookupError there, a bare 500 for any request
-    with a query string. Such a charset is refused as unreadable. And the query string is read
+    with a query string. Such a charset is refused as unreadable, and so is any charset the
+    JSON parser does not read (``api.parsers.READABLE_CHARSETS``): ``punycode`` and ``idna``
+    decode in quadratic time, a portal form's fields too. And the query string is read
     as UTF-8 whatever the charset says: a URL is percent-encoded UTF-8, and a charset such as
     ``unicode_escape`` turned ``?q=%5Cud800`` into a lone surrogate, which no answer or column
     can hold.
@@ -35,7 +38,7 @@ class MemledgerWSGIRequest(WSGIRequest):
 
     def _set_content_type_params(self, meta):
         try:
-            super()._set_content_type_params(meta)
+            content_type, params = parse_header_parameters(meta.get("CONTENT_TYPE", ""))
         except ValueError as exc:
             self.content_type = meta.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
             self.content_params = {}
@@ -43,13 +46,17 @@ class MemledgerWSGIRequest(WSGIRequest):
             return
         # Imported here: api.parsers needs the apps, which are not ready when gunicorn
         # imports this module.
-        from api.parsers import is_text_encoding
+        from api.parsers import is_readable_charset
 
-        if self.encoding is not None and not is_text_encoding(self.encoding):
-            self.unreadable_charset = self.encoding
-            shown = self.encoding[:40].encode("ascii", "backslashreplace").decode("ascii")
-            self.content_type_error = f'the charset "{shown}" names no text encoding'
-            self.encoding = None  # nothing decodes the body with it
+        charset = params.get("charset")
+        if charset is None or is_readable_charset(charset):
+            super()._set_content_type_params(meta)
+            return
+        # Refused before Django looks the charset up: Python keeps every name it is asked for.
+        self.content_type, self.content_params = content_type, params
+        self.unreadable_charset = charset
+        shown = charset[:40].encode("ascii", "backslashreplace").decode("ascii")
+        self.content_type_error = f'the charset "{shown}" is not one this server reads'
 
     @cached_property
     def GET(self):

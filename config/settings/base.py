@@ -265,10 +265,14 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # The API's ids in paths (api/converters.py): UUIDs, in either case.
     "PATH_CONVERTER_OVERRIDES": {"anyuuid": {"type": "string", "format": "uuid"}},
+    # A request body gets components of its own (``MemoryWriteRequest``), whose texts state
+    # the minLength a blank is refused by (api.schema.strict_request_objects closes them).
+    "COMPONENT_SPLIT_REQUEST": True,
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",  # the default
         "api.schema.subject_token_header",
         "api.schema.batch_item_bounds",
+        "api.schema.strict_request_objects",
     ],
 }
 # Seconds a signed subject token lets an agent without any_subject act for one subject

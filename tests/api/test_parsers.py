@@ -1,6 +1,7 @@
 """The JSON parser: however deep a body nests, the answer is a 4xx, never a 500."""
 
 import json
+import time
 
 import pytest
 
@@ -176,7 +177,7 @@ def test_a_charset_that_names_no_text_encoding_is_415_naming_it(api_client, char
     assert not Memory.objects.exists()
 
 
-@pytest.mark.parametrize("charset", ["utf-8", "UTF8", "latin-1"])
+@pytest.mark.parametrize("charset", ["utf-8", "UTF8", "latin-1", "utf-16", "UTF-32BE"])
 def test_a_charset_that_names_a_text_encoding_is_read_with_it(api_client, charset):
     raw = json.dumps(write_body(content="User prefers café answers."), ensure_ascii=False)
     response = api_client.generic(
@@ -187,6 +188,28 @@ def test_a_charset_that_names_a_text_encoding_is_read_with_it(api_client, charse
     )
     assert response.status_code == 201, response.content
     assert response.json()["memory"]["content"] == "User prefers café answers."
+
+
+QUADRATIC_BODY_BYTES = 400_000  # well inside MEMLEDGER_MAX_BODY_BYTES (1 MiB)
+
+
+@pytest.mark.parametrize("charset, prefix", [("punycode", b""), ("idna", b"xn--")])
+def test_a_body_in_a_quadratic_charset_is_refused_in_time(api_client, charset, prefix):
+    """Stop 64's audit of the API: the parser read a body in any charset Python can encode
+    text with, ``punycode`` and ``idna`` too, whose decoders insert each character into the
+    string built so far: quadratic in the body. 600 KB of punycode kept a worker 35 s, 400 KB
+    of IDNA 15 s, past gunicorn's 30 s timeout, and any agent key could send them. A charset
+    other than UTF-8, UTF-16, UTF-32 or Latin-1 is the 415 now, before the body is read."""
+    body = prefix + b"a" * (QUADRATIC_BODY_BYTES // 2) + b"-" + b"z9" * (QUADRATIC_BODY_BYTES // 4)
+    started = time.monotonic()
+    response = api_client.generic(
+        "POST", "/api/v1/memories", body, content_type=f"application/json; charset={charset}"
+    )
+    seconds = time.monotonic() - started
+    assert response.status_code == 415, response.content[:300]
+    assert f'the charset "{charset}"' in response.json()["error"]["message"]
+    assert seconds < 3, f"charset={charset}: {len(body):,} bytes took {seconds:.1f} s to refuse"
+    assert not Memory.objects.exists()
 
 
 @pytest.mark.parametrize("content_type", ["*/*", "application/*", "*/json"])

@@ -200,7 +200,7 @@ def test_the_memory_schema_says_which_words_agents_are_not_answered(schema):
 def test_a_batchs_items_are_bounded_as_the_api_bounds_them(schema, api_client):
     """drf-spectacular described no bounds of a batch's items: a client reading the schema
     could not know an empty batch, or one of 101 items, is refused (stop 52's audit)."""
-    items = schema["components"]["schemas"]["MemoryBatch"]["properties"]["items"]
+    items = schema["components"]["schemas"]["MemoryBatchRequest"]["properties"]["items"]
     assert (items.get("minItems"), items.get("maxItems")) == (1, 100)
     for size, code in ((0, "min_length"), (101, "max_length")):
         body = {"items": [{"subject": "s"}] * size}

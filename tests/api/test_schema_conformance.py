@@ -1,7 +1,8 @@
 """Real answers of every agent endpoint, and the reviewer's reads, against the OpenAPI schema:
 each status is one the schema lists for the operation, each JSON body validates against the
 schema it documents (stop 58's audit of the API found them all in agreement; kept so that a
-change to either shows)."""
+change to either shows). And the request bodies: one the API takes validates against the
+schema, one it refuses as malformed does not."""
 
 import copy
 import re
@@ -64,18 +65,37 @@ def check(method, path, response):
     schema = content.get("application/json", {}).get("schema")
     if schema is None:
         return
+    validate(response.json(), schema)
+
+
+def validate(instance, schema):
+    """Validate ``instance`` against the document's ``schema`` (``jsonschema``'s error if not)."""
     full = _fix(copy.deepcopy(schema))
     full["$defs"] = _fix(copy.deepcopy(doc()["components"]["schemas"]))
-    jsonschema.validate(response.json(), full)
+    jsonschema.validate(instance, full)
+
+
+def schema_accepts(method, path, body) -> bool:
+    """Whether ``body`` validates against the request body the schema documents for the
+    operation."""
+    schema = _template(method, path)["requestBody"]["content"]["application/json"]["schema"]
+    try:
+        validate(body, schema)
+    except jsonschema.ValidationError:
+        return False
+    return True
 
 
 def run(c, method, path, body=None, **h):
-    """Send the request, check its answer against the schema and return it."""
+    """Send the request, check its answer against the schema, and a body the API took
+    against the schema's request body, and return it."""
     if body is None:
         r = getattr(c, method.lower())(path, **h)
     else:
         r = getattr(c, method.lower())(path, body, format="json", **h)
     check(method, path, r)
+    if body is not None and r.status_code < 400:
+        assert schema_accepts(method, path, body), f"{method} {path}: the schema refuses {body}"
     return r
 
 
@@ -167,3 +187,46 @@ def test_schema_conformance(api_client, reviewer):
     run(reviewer, "GET", "/api/v1/review/items")
     run(reviewer, "GET", f"/api/v1/review/items/{item.id}")
     run(c, "POST", "/api/v1/subject-tokens", {"agent": "x", "subject": "user-1"})
+
+
+# Bodies each view refuses as malformed (400), with the field and the code it names.
+REFUSED_BODIES = [
+    ("/api/v1/memories", write_body(dry_run=True), "dry_run", "unknown_field"),
+    (
+        "/api/v1/memories",
+        write_body(
+            source={"type": "user_input", "conversation_id": "c", "message_id": "m", "x": 1}
+        ),
+        "source.x",
+        "unknown_field",
+    ),
+    (
+        "/api/v1/retrieve",
+        {"query": "style?", "context": {"user_id": "user-1"}, "debug": True},
+        "debug",
+        "unknown_field",
+    ),
+    ("/api/v1/deletions", {"subject": "user-1", "memorykey": "k"}, "memorykey", "unknown_field"),
+    ("/api/v1/memories", write_body(subject=""), "subject", "blank"),
+    ("/api/v1/tasks/close", {"user_id": "", "task_id": "t-1"}, "user_id", "blank"),
+]
+
+
+@pytest.mark.parametrize("path, body, field, code", REFUSED_BODIES)
+def test_a_body_the_api_refuses_as_malformed_the_schema_refuses_too(
+    api_client, path, body, field, code
+):
+    """Stop 64's audit of the API: every body serializer is strict (``StrictSerializer``: an
+    unknown field is ``400 unknown_field``) and a required text refuses "" (``blank``), yet
+    the schema's request objects said no ``additionalProperties: false`` and their required
+    texts no ``minLength`` (drf-spectacular writes those only into request components of their
+    own, ``COMPONENT_SPLIT_REQUEST``, which was off): a client or a fuzzer generated from the
+    schema sent bodies it was told were valid and heard 400s."""
+    answer = api_client.post(path, body, format="json")
+    refused = answer.status_code == 400 and code in [
+        entry["code"] for entry in answer.json()["error"]["details"].get(field, [])
+    ]
+    assert refused, answer.content[:300]
+    assert not schema_accepts("POST", path, body), (
+        f"POST {path}: the schema accepts this body, the view answers 400 {field}: {code}"
+    )

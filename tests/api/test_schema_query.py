@@ -9,10 +9,12 @@ invalid_input``. And ``POST /api/schema/?x=1`` was ``400 unknown_field`` where e
 endpoint answers the method's 405 before its query string: it is the 405 now.
 """
 
+import uuid
 from urllib.parse import quote
 
 import pytest
 from django.utils.http import parse_header_parameters
+from django.utils.translation import trans_real
 from rest_framework.test import APIClient
 
 from tests.config.test_gunicorn import exchange, request, server  # noqa: F401 (fixture)
@@ -90,3 +92,38 @@ def test_an_unknown_parameter_and_a_bad_version_are_named_in_one_answer(anonymou
     details = answer.json()["error"]["details"]
     assert set(details) == {"bogus", "version"}, details
     assert [e["code"] for e in details["version"]] == ["invalid"]
+
+
+def test_a_made_up_schema_lang_leaves_nothing_behind_in_the_worker(anonymous):
+    """Stop 64's audit of the API: ``lang`` went unchecked to drf-spectacular, which runs
+    ``translation.override(lang)``; Django builds a translation for every new language string
+    and keeps it in the process-wide ``trans_real._translations`` for the worker's life. So
+    each anonymous request (no key, no rate limit) naming a new made-up language, up to the
+    4094-byte request line, left ~9 KB in the worker for good. A lang of no setting is ``400
+    invalid_input`` now, and nothing is kept."""
+    before = len(trans_real._translations)
+    for _ in range(10):
+        lang = f"zz-{uuid.uuid4().hex}" + "q" * 2000
+        answer = anonymous.get("/api/schema/", {"format": "json", "lang": lang})
+        assert answer.status_code == 400, answer.content[:300]
+        assert [e["code"] for e in answer.json()["error"]["details"]["lang"]] == ["invalid"]
+    grown = len(trans_real._translations) - before
+    assert grown <= 1, (
+        f"{grown} translation objects kept for good by 10 anonymous schema requests "
+        "naming made-up languages"
+    )
+
+
+def test_a_language_of_the_settings_is_still_honoured(anonymous):
+    """Stop 64's audit of the API: the check of ``lang`` keeps a language of ``LANGUAGES``
+    working."""
+    answer = anonymous.get("/api/schema/", {"format": "json", "lang": "de"})
+    assert answer.status_code == 200
+
+
+def test_a_bad_lang_is_named_with_the_query_strings_other_mistakes(anonymous):
+    """Stop 64's audit of the API: a lang of no setting is one more mistake of the query
+    string, named in the one answer with an unknown parameter and a bad version."""
+    answer = anonymous.get("/api/schema/?bogus=1&version=%22x&lang=xx-made-up")
+    assert answer.status_code == 400
+    assert set(answer.json()["error"]["details"]) == {"bogus", "lang", "version"}

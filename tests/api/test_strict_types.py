@@ -354,19 +354,19 @@ def components(client):
 @pytest.mark.parametrize(
     ("component", "field", "expected"),
     [
-        ("RetrieveInput", "has_complete_context", {"type": "boolean"}),
-        ("RetrieveInput", "query", {"type": "string"}),
-        ("BudgetInput", "max_items", {"type": "integer", "minimum": 1, "maximum": 100}),
-        ("MemoryWrite", "confidence", {"type": "number", "format": "double"}),
-        ("MemoryWrite", "content", {"type": "string"}),
-        ("MemoryWrite", "valid_until", {"type": "string", "format": "date-time"}),
-        ("MemoryWrite", "subject", {"type": "string", "maxLength": 200}),
-        ("Source", "conversation_id", {"type": "string"}),
-        ("DeletionInput", "subject", {"type": "string"}),
-        ("TaskCloseInput", "task_id", {"type": "string"}),
-        ("Revoke", "reason", {"type": "string"}),
-        ("ReviewDecision", "reason", {"type": "string"}),
-        ("TraceUsageInput", "reference", {"type": "string"}),
+        ("RetrieveInputRequest", "has_complete_context", {"type": "boolean"}),
+        ("RetrieveInputRequest", "query", {"type": "string"}),
+        ("BudgetInputRequest", "max_items", {"type": "integer", "minimum": 1, "maximum": 100}),
+        ("MemoryWriteRequest", "confidence", {"type": "number", "format": "double"}),
+        ("MemoryWriteRequest", "content", {"type": "string"}),
+        ("MemoryWriteRequest", "valid_until", {"type": "string", "format": "date-time"}),
+        ("MemoryWriteRequest", "subject", {"type": "string", "maxLength": 200}),
+        ("SourceRequest", "conversation_id", {"type": "string"}),
+        ("DeletionInputRequest", "subject", {"type": "string"}),
+        ("TaskCloseInputRequest", "task_id", {"type": "string"}),
+        ("RevokeRequest", "reason", {"type": "string"}),
+        ("ReviewDecisionRequest", "reason", {"type": "string"}),
+        ("TraceUsageInputRequest", "reference", {"type": "string"}),
     ],
 )
 def test_the_schema_gives_each_strict_field_its_json_type(components, component, field, expected):
@@ -379,7 +379,11 @@ def test_the_schema_gives_each_strict_field_its_json_type(components, component,
 
 @pytest.mark.parametrize(
     ("component", "field"),
-    [("MemoryWrite", "memory_type"), ("Source", "type"), ("TraceUsageInput", "kind")],
+    [
+        ("MemoryWriteRequest", "memory_type"),
+        ("SourceRequest", "type"),
+        ("TraceUsageInputRequest", "kind"),
+    ],
 )
 def test_the_schema_keeps_each_strict_choice_an_enum(components, component, field):
     ref = components[component]["properties"][field]

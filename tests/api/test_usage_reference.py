@@ -78,7 +78,7 @@ def test_the_service_refuses_it_too(agent_principal, api_client, usage_url, refe
 
 def test_the_schema_says_it_is_an_id(client):
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
-    prop = schema["components"]["schemas"]["TraceUsageInput"]["properties"]["reference"]
+    prop = schema["components"]["schemas"]["TraceUsageInputRequest"]["properties"]["reference"]
     patterns = [alternative.get("pattern") for alternative in prop["oneOf"]]
     assert "^[A-Za-z0-9_][A-Za-z0-9._:/@#+=-]*$" in patterns, prop
 
