@@ -72,7 +72,9 @@ from memory_core.principals import (
     SystemPrincipal,
     require_reviewer,
 )
+from memory_core.retrieval.traces import unknown_user_traces
 from memory_core.rls import tenant_atomic
+from memory_core.services.memories import subjects_ensure_locked
 
 logger = logging.getLogger(__name__)
 
@@ -174,7 +176,7 @@ def _send_or_leave(task, pk, label: str) -> bool:
     return True
 
 
-def _subject(principal, subject_id=None, subject_external_id=None) -> Subject:
+def _subject(principal, subject_id=None, subject_external_id=None, *, traced=False) -> Subject:
     queryset = Subject.objects.filter(tenant_id=principal.tenant_id)
     if subject_id is not None:
         queryset = queryset.filter(pk=subject_id)
@@ -183,11 +185,38 @@ def _subject(principal, subject_id=None, subject_external_id=None) -> Subject:
     if isinstance(principal, SubjectPrincipal):
         queryset = queryset.filter(pk=principal.subject_id)
     subject = queryset.first()
+    if subject is None and traced:
+        return traced_subject_ensure(principal=principal, external_id=subject_external_id)
     may_act_for = getattr(principal, "may_act_for", None)
     if subject is None or (may_act_for is not None and not may_act_for(subject.external_id)):
         # An agent without any_subject acts only for its subject token's subject.
         raise NotFound("No subject with this id.")
     return subject
+
+
+@transaction.atomic
+def traced_subject_ensure(*, principal, external_id: str) -> Subject:
+    """Return the subject ``external_id`` of ``principal``'s tenant, made as a write makes
+    one (``subjects_ensure_locked``) when only traces name the person: those of retrievals for
+    them made while no subject did (``RetrievalTrace.user_id_sha256``), among the ones
+    ``principal`` may read (``traces.unknown_user_traces``: an agent's own). NotFound, as for
+    an unknown subject, when none does or ``principal`` may not act for them.
+
+    For their whole deletion, in its transaction: its traces step deletes those traces by the
+    id's digest, but only a subject's deletion is made, and without one ``delete_subject`` and
+    the API's ``{"subject"}`` answered that there was nobody to delete, while the traces,
+    naming the person with the task, project, session and repository ids the agent sent,
+    stayed for the policy's ``trace_days`` (stop 64's audit of the commands).
+    """
+    may_act_for = getattr(principal, "may_act_for", None)
+    if (may_act_for is not None and not may_act_for(external_id)) or not (
+        unknown_user_traces(principal=principal, user_id=external_id).exists()
+    ):
+        raise NotFound("No subject with this id.")
+    subjects = subjects_ensure_locked(
+        tenant_id=principal.tenant_id, external_ids=[external_id], keys=None
+    )
+    return subjects[external_id]
 
 
 def with_predecessors(*memory_ids) -> list[uuid.UUID]:
@@ -816,10 +845,14 @@ def deletion_request_or_queue(
     would give it (NotFound, PermissionDenied), never the queued one's id. While another
     deletion of the subject is queued (a key's, or the whole subject's), an agent's request
     of the subject is a ``SubjectBeingDeleted`` (503, retry once the worker has made it), as
-    is any request that must be queued too: one mark per subject.
+    is any request that must be queued too: one mark per subject. A whole subject named by its
+    external id whom no subject names yet is found by the traces of their retrievals the
+    caller may read (``traced_subject_ensure``).
     """
-    subject = _subject(principal, subject_id, subject_external_id)
     memory_key = (memory_key or "").strip()
+    # A whole subject by external id may be a person only traces name (traced_subject_ensure).
+    traced = subject_id is None and not memory_key
+    subject = _subject(principal, subject_id, subject_external_id, traced=traced)
     if memory_key:
         in_reach = partial(_key_in_reach, principal, subject, memory_key)
     else:

@@ -67,6 +67,16 @@ def user_id_digest(user_id: str) -> str:
     return hashlib.sha256(identifier(user_id).encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def unknown_user_traces(*, principal, user_id: str):
+    """Return the traces ``principal`` may read (``trace_get``) of the retrievals for
+    ``user_id`` made while no subject named them (by their id's digest): an agent's own only,
+    so what it is answered about them tells nothing of another agent's retrievals."""
+    traces = RetrievalTrace.objects.filter(
+        subject__isnull=True, user_id_sha256=user_id_digest(user_id)
+    )
+    return _readable(principal, traces)
+
+
 def _readable(principal, traces):
     """``traces`` limited to those ``principal`` may read (``trace_get``)."""
     traces = traces.filter(tenant_id=principal.tenant_id)

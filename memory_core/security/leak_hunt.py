@@ -226,21 +226,34 @@ class MemoizingEmbedder(SentenceTransformerEmbedder):
         return [self.cache[text] for text in texts]
 
 
-def hunt(*, retrievals: int, prefix: str, seed: int = 11, act=None) -> LeakReport:
+def hunt(*, retrievals: int, prefix: str, seed: int = 11, act=None, log=None) -> LeakReport:
     """Plant, then run ``retrievals`` adversarial retrievals; return the counts.
 
     ``act(caller, fn)`` runs ``fn`` as the caller would be run; by default inside a
     transaction acting for the caller's tenant, as a request does (row-level security).
+    ``log(message)`` is told the retrievals done and the leaks so far after every 5 % of them
+    (``PROGRESS_PARTS``): a full hunt takes minutes, and said nothing until its end (stop
+    64's audit of the commands).
     """
     memoizing = {
         **settings.MEMLEDGER_EMBEDDER,
         "BACKEND": f"{__name__}.MemoizingEmbedder",
     }
     with override_settings(MEMLEDGER_EMBEDDER=memoizing):
-        return _hunt(retrievals=retrievals, prefix=prefix, seed=seed, act=act)
+        return _hunt(
+            retrievals=retrievals,
+            prefix=prefix,
+            seed=seed,
+            act=act,
+            log=log or (lambda message: None),
+        )
 
 
-def _hunt(*, retrievals: int, prefix: str, seed: int, act) -> LeakReport:
+# How many progress lines a hunt logs (one every 5 % of its retrievals).
+PROGRESS_PARTS = 20
+
+
+def _hunt(*, retrievals: int, prefix: str, seed: int, act, log) -> LeakReport:
     from memory_core.embeddings import get_embedder
     from memory_core.retrieval.pipeline import retrieve
     from memory_core.retrieval.types import RetrievalRequest
@@ -258,6 +271,7 @@ def _hunt(*, retrievals: int, prefix: str, seed: int, act) -> LeakReport:
     get_embedder().embed(
         [*BASE_QUERIES, *prompts, *(f"What is tracked under reference {t}?" for t in tokens)]
     )
+    every = max(1, retrievals // PROGRESS_PARTS)
     for i in range(retrievals):
         caller = callers[i % len(callers)]
         roll = rng.random()
@@ -285,6 +299,11 @@ def _hunt(*, retrievals: int, prefix: str, seed: int, act) -> LeakReport:
         report.retrievals += 1
         report.degraded += int(result.degraded)
         _score(report, result, caller, by_token)
+        if report.retrievals % every == 0:
+            log(
+                f"leak hunt: {report.retrievals}/{retrievals} retrievals, {report.leaks} leaks "
+                f"so far ({time.monotonic() - started:.0f} s)"
+            )
     report.seconds = time.monotonic() - started
     return report
 

@@ -12,6 +12,7 @@ from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import (
     deletion_request,
     queued_subject_deletion_run,
+    traced_subject_ensure,
     with_predecessors,
 )
 from memory_core.exceptions import DomainError
@@ -24,6 +25,7 @@ from memory_core.management.deletion_follow import (
 )
 from memory_core.models import DeletionOperation, Memory, Status, Subject, Tenant
 from memory_core.principals import SystemPrincipal
+from memory_core.retrieval.traces import unknown_user_traces
 from memory_core.rls import platform_command, tenant_atomic, tenant_scope
 from memory_core.text import identifier
 
@@ -35,8 +37,9 @@ class Command(BaseCommand):
         "Delete every memory of the subject USER of the tenant SLUG (with --key, only those on "
         "that memory_key; with --memory, only that memory and the older versions it "
         "supersedes) and what derives from them, as one deletion operation, however long "
-        "the request takes. A whole subject also loses its exports and traces. Without --yes, "
-        "print what would go and change nothing."
+        "the request takes. A whole subject also loses its exports and traces, and a user no "
+        "subject names yet whose retrievals left traces is deleted so (their subject made "
+        "first). Without --yes, print what would go and change nothing."
     )
 
     def add_arguments(self, parser):
@@ -84,9 +87,18 @@ class Command(BaseCommand):
         target = {"tenant": slug, "subject": user, **({"memory_key": key} if key else {})}
         if memory_id is not None:
             target["memory_id"] = str(memory_id)
+        principal = SystemPrincipal(tenant_id=tenant.pk, name="delete_subject")
         with tenant_scope(tenant.pk):
             subject = Subject.objects.filter(tenant=tenant, external_id=user).first()
-            if subject is None:
+            # A person known only from the traces of their retrievals: their whole deletion
+            # makes the subject first (``traced_subject_ensure``), and removes those traces.
+            traced = (
+                subject is None
+                and not key
+                and memory_id is None
+                and unknown_user_traces(principal=principal, user_id=user).exists()
+            )
+            if subject is None and not traced:
                 raise CommandError(f"No subject {user!r} in the tenant {slug!r}.")
             memories = Memory.objects.filter(tenant=tenant, subject=subject)
             if key:
@@ -105,6 +117,8 @@ class Command(BaseCommand):
             raise CommandError("Nothing was deleted: add --yes to delete them.")
         try:
             with tenant_atomic(tenant.pk):
+                if traced:
+                    subject = traced_subject_ensure(principal=principal, external_id=user)
                 operation = None
                 # The mark as it stands now, locked as the queued run locks it (read before
                 # this transaction, it may have been made and another queued since). This row
@@ -145,7 +159,7 @@ class Command(BaseCommand):
                         )
                 if operation is None:
                     operation = deletion_request(
-                        principal=SystemPrincipal(tenant_id=tenant.pk, name="delete_subject"),
+                        principal=principal,
                         **(
                             {"memory_id": memory_id}
                             if memory_id is not None

@@ -2,7 +2,8 @@
 
 Plants canaries in sibling tenants, subjects, scopes and agents, runs adversarial retrievals
 through the real pipeline (vector and full-text arms), prints the counts, and rolls every
-planted row back. Exit status 1 if any canary reached the wrong caller.
+planted row back. Progress (retrievals done, leaks so far) goes to stderr every 5 % of the
+run. Exit status 1 if any canary reached the wrong caller.
 """
 
 import json
@@ -36,7 +37,8 @@ class Command(BaseCommand):
         target = check_output_path(json_out)  # before the run, not after it
         prefix = f"leak-{uuid.uuid4().hex[:8]}"
         report = rolled_back(
-            lambda: hunt(retrievals=retrievals, prefix=prefix, seed=seed), keep=keep
+            lambda: hunt(retrievals=retrievals, prefix=prefix, seed=seed, log=self.stderr.write),
+            keep=keep,
         )
         summary = report.as_dict()
         for key, value in summary.items():
