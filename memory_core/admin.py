@@ -23,6 +23,7 @@ from django.template.response import TemplateResponse
 
 from memory_core import models
 from memory_core.admission.normalize import is_blank
+from memory_core.deletion.ledger import LOGIN_FLAGS
 from memory_core.deletion.services import Budget
 from memory_core.exceptions import ValidationFailed
 from memory_core.policy_check import policy_errors
@@ -682,9 +683,11 @@ class UserAdmin(GuardedAdminMixin, DjangoUserAdmin):
     user it would delete, and refuses a selection holding one. A tenant's deletion still
     removes its logins (its ``identities`` step).
 
-    A login deactivated, deleted or given a password here goes through ``services.logins``,
-    which journals it for a restore's replay (stop 63's audit of backups); its password is
-    set by its own form (``UserPasswordForm``)."""
+    A login deactivated, deleted, given a password or its staff or superuser status cleared
+    here goes through ``services.logins``, which journals it for a restore's replay (stop
+    63's audit of backups; the statuses since stop 64's review); its password is set by its
+    own form (``UserPasswordForm``). Its groups and permissions taken away are not
+    journaled."""
 
     change_password_form = UserPasswordForm
     add_form = UserCreationForm
@@ -695,8 +698,9 @@ class UserAdmin(GuardedAdminMixin, DjangoUserAdmin):
         return super().has_delete_permission(request, obj)
 
     def save_model(self, request, obj, form, change):
-        if not change or obj.is_active or "is_active" not in form.changed_data:
-            # A new login (no backup holds it), or one reactivated: not journaled.
+        cleared = [f for f in LOGIN_FLAGS if f in form.changed_data and not getattr(obj, f)]
+        if not change or not cleared:
+            # A new login (no backup holds it), or access given: not journaled.
             return super().save_model(request, obj, form, change)
         from memory_core.services.logins import login_deactivate
 
@@ -705,8 +709,8 @@ class UserAdmin(GuardedAdminMixin, DjangoUserAdmin):
             request,
             obj,
             [name for name in form.changed_data if name in concrete],
-            ["is_active"],
-            lambda is_active: login_deactivate(user=obj),
+            cleared,
+            lambda **flags: login_deactivate(user=obj, flags=list(flags)),
         )
         return None
 

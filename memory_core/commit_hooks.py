@@ -6,10 +6,13 @@ its journal line (the retention sweep commits one deletion a subject) went on in
 kill (stop 61's review). ``after_commit`` is as robust but lets the task's time run out.
 
 A hook registered while a web request runs waits for a lock as long as the request may
-(``MEMLEDGER_REQUEST_LOCK_TIMEOUT``): it runs in the request, before its answer, after the
+(``MEMLEDGER_REQUEST_LOCK_TIMEOUT``, ``rls.request_lock_scope``): the database's and the
+deletion journal's file lock. It runs in the request, before its answer, after the
 request's own ``lock_timeout`` ended with its transaction. Unbounded, a revoke's record
 waited for a whole tenant's deletion that took the row as the revoke committed, until
-gunicorn killed the worker (stop 64's audit of failures). Celery tasks' hooks keep no limit.
+gunicorn killed the worker (stop 64's audit of failures), and its journal line for a prune
+holding the journal (stop 64's review). A hook registered in a Celery task or a command is
+not bounded by this; one may bound itself (``services.conflicts._heal_after_commit``).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ logger = logging.getLogger(__name__)
 _in_request: ContextVar[bool] = ContextVar("memledger_in_request", default=False)
 
 
+# Set and set back, not reset by a token: the two receivers share no frame to carry it.
 @receiver(request_started)
 def _request_started(**kwargs) -> None:
     _in_request.set(True)

@@ -36,6 +36,7 @@ import logging
 import re
 import threading
 import uuid
+from contextvars import ContextVar
 
 from django.conf import settings
 from django.db import DEFAULT_DB_ALIAS, connection, connections, transaction
@@ -98,14 +99,30 @@ def _request_lock_timeout() -> str:
     return f"{max(0, round(settings.MEMLEDGER_REQUEST_LOCK_TIMEOUT * 1000))}ms"
 
 
+# The seconds ``request_lock_scope`` bounds a wait for a file lock by (``lock_timeout``
+# reaches the database's locks alone), or None: no limit (a timeout of 0, as PostgreSQL's).
+_file_lock_wait: ContextVar[float | None] = ContextVar("memledger_file_lock_wait", default=None)
+
+
 @contextlib.contextmanager
 def request_lock_scope():
     """Bound every lock wait of the block by ``MEMLEDGER_REQUEST_LOCK_TIMEOUT``, as
     ``request_tenant_set`` bounds a request's transaction: each transaction the block opens
     and each statement it runs in autocommit (the work a request does after its commit,
-    ``commit_hooks.after_commit``). The previous ``lock_timeout`` is restored afterwards."""
-    with _session_scope("lock_timeout", _request_lock_timeout()):
-        yield
+    ``commit_hooks.after_commit``), and the deletion journal's file lock
+    (``file_lock_wait``). The previous ``lock_timeout`` is restored afterwards."""
+    token = _file_lock_wait.set(settings.MEMLEDGER_REQUEST_LOCK_TIMEOUT or None)
+    try:
+        with _session_scope("lock_timeout", _request_lock_timeout()):
+            yield
+    finally:
+        _file_lock_wait.reset(token)
+
+
+def file_lock_wait() -> float | None:
+    """Return the seconds a wait for a file lock may last here (``request_lock_scope``), or
+    None: no limit (a task's or a command's wait is part of its work)."""
+    return _file_lock_wait.get()
 
 
 @contextlib.contextmanager

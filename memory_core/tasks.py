@@ -15,10 +15,10 @@ import functools
 import logging
 
 from celery import Task, shared_task
-from celery.utils.time import get_exponential_backoff_interval
 from django.conf import settings
 from django.db import DatabaseError, InterfaceError, OperationalError
 
+from memory_core.backoff import FACTOR, MAXIMUM, backoff
 from memory_core.exceptions import is_read_only_database
 from memory_core.models import Memory, Tombstone
 from memory_core.rls import platform_scope, tenant_scope
@@ -56,8 +56,8 @@ def read_only_is_transient(run):
 # The retries every task shares. Not acks_late, the serializer or the time limits: a task's own
 # option wins over the setting, so a copy here made CELERY_TASK_TIME_LIMIT (and the rest) moot.
 COMMON = {
-    "retry_backoff": 2,
-    "retry_backoff_max": 300,
+    "retry_backoff": FACTOR,
+    "retry_backoff_max": MAXIMUM,
     "retry_jitter": True,
 }
 
@@ -100,8 +100,9 @@ class MemoryTask(Task):
             tenant_id = None if tombstoned else tenant_of(Memory, memory_id)
         except TRANSIENT as exc:
             # The check runs before ``run``, outside what autoretry_for wraps: without this a
-            # database blip here would drop the task for good instead of retrying it.
-            raise self.retry(exc=exc, countdown=self._backoff()) from exc
+            # database blip here would drop the task for good instead of retrying it, with
+            # the countdown autoretry_for would give.
+            raise self.retry(exc=exc, countdown=backoff(self.request.retries)) from exc
         if tombstoned:
             logger.info("%s skipped: memory %s is tombstoned", self.name, memory_id)
             return "tombstoned"
@@ -109,15 +110,6 @@ class MemoryTask(Task):
             return "missing"
         with tenant_scope(tenant_id):
             return super().__call__(memory_id, *args, **kwargs)
-
-    def _backoff(self) -> int:
-        """The countdown autoretry_for would give this retry (COMMON's backoff and jitter)."""
-        return get_exponential_backoff_interval(
-            factor=int(max(1.0, float(self.retry_backoff or 1))),
-            retries=self.request.retries,
-            maximum=self.retry_backoff_max,
-            full_jitter=self.retry_jitter,
-        )
 
 
 @shared_task(

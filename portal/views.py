@@ -13,6 +13,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateformat import format as date_format
+from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
@@ -192,16 +193,15 @@ def say_withdrawn(request, result) -> None:
     if n:
         messages.info(
             request,
-            (
+            ngettext(
                 "Your earlier correction that was waiting for a reviewer is withdrawn: what "
-                "you sent now replaces it, and no reviewer can approve it any more."
-            )
-            if n == 1
-            else (
-                f"Your {n} earlier corrections that were waiting for a reviewer are "
+                "you sent now replaces it, and no reviewer can approve it any more.",
+                "Your %(n)d earlier corrections that were waiting for a reviewer are "
                 "withdrawn: what you sent now replaces them, and no reviewer can approve "
-                "them any more."
-            ),
+                "them any more.",
+                n,
+            )
+            % {"n": n},
         )
 
 

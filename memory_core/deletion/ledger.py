@@ -12,9 +12,10 @@ a reviewer's rejection of a sensitive write (``MEMORY_REJECTED``), an agent's gr
 (``AGENT_GRANT_SET``, with the grant's values), a key's expiry set (``KEY_EXPIRY_SET``,
 with the new ``expires_at``), a tenant's policy version published
 (``POLICY_RETENTION_SET``, with its retention as the sweep reads it), and a portal login's
-access taken away: its membership removed (``MEMBERSHIP_REMOVED``), the login deactivated
-(``LOGIN_DEACTIVATED``) or its password changed (``PASSWORD_CHANGED``, the new hash's
-digest). The replay applies them again before the deletions.
+access taken away: its membership removed (``MEMBERSHIP_REMOVED``), the login deactivated or
+its staff or superuser status cleared (``LOGIN_DEACTIVATED``, with the flags cleared) or its
+password changed (``PASSWORD_CHANGED``, the new hash's digest), each naming the login by its
+id and its username's digest. The replay applies them again before the deletions.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import json
 import logging
 import os
 import re
+import time
 import unicodedata
 import uuid
 from dataclasses import dataclass, field
@@ -48,6 +50,7 @@ from memory_core.models import (
 )
 from memory_core.policy_check import RETENTION_MAX, retention_as_swept
 from memory_core.retrieval.traces import user_id_digest
+from memory_core.rls import file_lock_wait
 
 logger = logging.getLogger(__name__)
 
@@ -448,22 +451,34 @@ def policy_retention_entry(
 # login deactivated, a password changed. A backup taken before it holds the membership, the
 # active login or the old password, and a restore gave a departed reviewer the review queue
 # back (stop 63's audit of backups); replayed, the access is taken away again. A login is a
-# row of Django's user table, named by its whole-number id; one with no membership (staff)
-# has no tenant, and its lines name ``NO_TENANT_ID``.
+# row of Django's user table, named by its whole-number id and the digest of its username
+# (``username_digest``); one with no membership (staff) has no tenant, and its lines name
+# ``NO_TENANT_ID``.
 MEMBERSHIP_REMOVED = "portal_membership_removed"
 LOGIN_DEACTIVATED = "login_deactivated"
 PASSWORD_CHANGED = "login_password_changed"  # noqa: S105 (a line's target, no password)
+# The flags of a login that give access, cleared by a deactivation's line: "Active", and the
+# admin's "Staff status" and "Superuser status".
+LOGIN_FLAGS = ("is_active", "is_staff", "is_superuser")
 MEMBERSHIP_NAMESPACE = uuid.UUID("a41f6c2e-3d59-4b7e-8f10-6c2b9e5d7a83")
 LOGIN_DEACTIVATION_NAMESPACE = uuid.UUID("d2c8e5b1-7a46-4f39-b0e2-91f4c6a3d58e")
 PASSWORD_NAMESPACE = uuid.UUID("6e9b3f70-c1d4-4a82-9e5f-2b7d08c4e1a6")
 NO_TENANT_ID = uuid.UUID(int=0)
 
 
+def username_digest(username: str) -> str:
+    """The SHA-256 (hex) of a login's username: how a login's line names it beside its id,
+    which a restore hands out again (the id sequence comes back with the backup), so that
+    the replay takes access away from that login only. Never the username itself, often an
+    email, which outlived the login's tenant in the lines (stop 64's review of backups)."""
+    return hashlib.sha256(username.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 def membership_removal_entry(
     *, membership_id, user_id, username: str, tenant_id, role: str, subject_id, removed_at
 ) -> dict:
     """Return the journal line of a portal membership removed: its id, its login (id and
-    username), tenant, role and subject (an end user's), nothing else."""
+    ``username_digest``), tenant, role and subject (an end user's), nothing else."""
     return _governance_entry(
         MEMBERSHIP_NAMESPACE,
         target=MEMBERSHIP_REMOVED,
@@ -473,14 +488,16 @@ def membership_removal_entry(
         at=removed_at,
         reason_code="membership_removed",
         user_id=str(user_id),
-        username=username,
+        username_sha256=username_digest(username),
         role=role,
     )
 
 
-def login_deactivation_entry(*, user_id, username: str, tenant_id, deactivated_at) -> dict:
-    """Return the journal line of a login deactivated (``is_active`` cleared): its id and
-    username."""
+def login_deactivation_entry(
+    *, user_id, username: str, tenant_id, deactivated_at, flags=("is_active",)
+) -> dict:
+    """Return the journal line of a login's ``flags`` cleared (of ``LOGIN_FLAGS``: by
+    default, the login deactivated): its id and ``username_digest``, and the flags."""
     return _governance_entry(
         LOGIN_DEACTIVATION_NAMESPACE,
         target=LOGIN_DEACTIVATED,
@@ -488,7 +505,8 @@ def login_deactivation_entry(*, user_id, username: str, tenant_id, deactivated_a
         tenant_id=tenant_id,
         at=deactivated_at,
         reason_code="login_deactivated",
-        username=username,
+        username_sha256=username_digest(username),
+        flags=list(flags),
     )
 
 
@@ -499,9 +517,12 @@ def password_digest(password_hash: str) -> str:
     return hashlib.sha256(password_hash.encode()).hexdigest()
 
 
-def password_change_entry(*, user_id, tenant_id, password_hash: str, changed_at) -> dict:
-    """Return the journal line of a login's password set: its id and the digest of the new
-    hash (``password_digest``), by which the replay knows a restored older one."""
+def password_change_entry(
+    *, user_id, username: str, tenant_id, password_hash: str, changed_at
+) -> dict:
+    """Return the journal line of a login's password set: its id and ``username_digest``, and
+    the digest of the new hash (``password_digest``), by which the replay knows a restored
+    older one."""
     return _governance_entry(
         PASSWORD_NAMESPACE,
         target=PASSWORD_CHANGED,
@@ -509,6 +530,7 @@ def password_change_entry(*, user_id, tenant_id, password_hash: str, changed_at)
         tenant_id=tenant_id,
         at=changed_at,
         reason_code="password_changed",
+        username_sha256=username_digest(username),
         password_hash_sha256=password_digest(password_hash),
     )
 
@@ -540,6 +562,22 @@ def ledger_write(entry: dict) -> None:
     """Append the journal line ``entry`` and fsync it; on failure leave the file as it was
     (``ledger_write_many`` of one line)."""
     ledger_write_many([entry])
+
+
+def ledger_appended(entry: dict, row: str, action: str) -> bool:
+    """Append the journal line ``entry`` of ``row``'s ``action``; return whether it was. A
+    failure is logged, never raised: the action is committed, and the deletion sweep appends
+    its line later."""
+    try:
+        ledger_write(entry)
+    except SoftTimeLimitExceeded:
+        raise
+    except Exception:
+        logger.exception(
+            "%s: the journal append of its %s failed; the deletion sweep tries again", row, action
+        )
+        return False
+    return True
 
 
 def ledger_write_many(entries: list[dict]) -> None:
@@ -624,7 +662,7 @@ def _locked(path: Path, mode: str):
     while True:
         handle = open(path, mode, buffering=0)  # noqa: SIM115 (closed below or by the caller)
         try:
-            fcntl.flock(handle, fcntl.LOCK_EX)
+            _lock(handle, path)
             try:
                 current = os.stat(path).st_ino == os.fstat(handle.fileno()).st_ino
             except FileNotFoundError:
@@ -637,6 +675,33 @@ def _locked(path: Path, mode: str):
         handle.close()
     with handle:
         yield handle
+
+
+# How often a bounded wait for the journal's lock tries it again, in seconds.
+LOCK_POLL = 0.05
+
+
+def _lock(handle, path: Path) -> None:
+    """Take the journal's lock on ``handle``: waiting as long as it takes, but in a scope
+    that bounds lock waits (``rls.request_lock_scope``: a request's after-commit work) only
+    so long, then raise TimeoutError. A blocking flock is beyond ``lock_timeout``: held by a
+    prune rewriting a large journal (or an append stuck on shared storage), a revoke's
+    answer waited as long as the holder (stop 64's review of failures); its hook logs the
+    error and the deletion sweep appends the line."""
+    wait = file_lock_wait()
+    if wait is None:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        return
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise TimeoutError(f"the journal {path} stayed locked for {wait:g} s") from None
+            time.sleep(min(LOCK_POLL, left))
 
 
 @dataclass
@@ -789,14 +854,18 @@ def _parse(line: str) -> dict:
     elif entry["target"] == MEMBERSHIP_REMOVED:
         _row_id(entry.get("removed_membership_id"), "removed_membership_id")
         _row_id(entry.get("user_id"), "user_id")
-        _text(entry.get("username"), "username")
+        _digest(entry.get("username_sha256"), "username_sha256")
         if entry.get("role") not in PortalMembership.Role.values:
             raise ValueError("role is no portal role")
     elif entry["target"] == LOGIN_DEACTIVATED:
         _row_id(entry.get("deactivated_user_id"), "deactivated_user_id")
-        _text(entry.get("username"), "username")
+        _digest(entry.get("username_sha256"), "username_sha256")
+        flags = entry.get("flags")
+        if not isinstance(flags, list) or not flags or any(f not in LOGIN_FLAGS for f in flags):
+            raise ValueError("flags are not a login's")
     elif entry["target"] == PASSWORD_CHANGED:
         _row_id(entry.get("password_user_id"), "password_user_id")
+        _digest(entry.get("username_sha256"), "username_sha256")
         _digest(entry.get("password_hash_sha256"), "password_hash_sha256")
     return entry
 

@@ -7,7 +7,8 @@ in-process, exactly as the worker would. Replaying twice changes nothing more.
 
 Before the deletions, the governance actions taken since the backup are applied again: API
 keys revoked, agents deactivated, portal logins' access taken away (memberships removed,
-logins deactivated, a restored older password made unusable), agents' grants and keys'
+logins deactivated or their staff status cleared, a restored older password made unusable,
+each only on the login its line names by id and username), agents' grants and keys'
 expiries set (the newest line of each), tenants' retention narrowed to their newest policy
 line, then memories revoked (or whose consent was withdrawn), sensitive writes rejected and
 memories expired by their task's close.
@@ -48,6 +49,7 @@ from memory_core.deletion.ledger import (
     policy_retention_entry,
     queued_entry,
     user_id_named,
+    username_digest,
 )
 from memory_core.deletion.runner import deletion_reset, deletion_run
 from memory_core.deletion.services import (
@@ -595,40 +597,64 @@ def _agent_deactivate(entry: dict) -> int:
     )
 
 
+def _named_login(user, entry: dict) -> bool:
+    """Whether ``user`` (None: this database lacks the login) is the login a line names: by
+    its id and its username's digest. A restore hands the id out again (the sequence comes
+    back with the backup), and a replay run again once logins were made since deactivated
+    another, or made its password unusable, where the line matched the id alone (stop 64's
+    review of backups)."""
+    return user is not None and username_digest(user.get_username()) == entry.get("username_sha256")
+
+
 def _membership_remove(entry: dict) -> int:
     """Delete again the portal membership a removal's line names, if the restored database
     holds it as the line names it (the same row, of the same login, tenant, role and
     subject); return 1 if it did. A membership added since, the same login's to the same
     place too, is another row: left as it is."""
-    deleted, _ = PortalMembership.objects.filter(
-        pk=int(entry["removed_membership_id"]),
-        user_id=int(entry["user_id"]),
-        tenant_id=entry["tenant_id"],
-        role=entry["role"],
-        subject_id=entry["subject_id"],
-    ).delete()
-    return deleted
+    membership = (
+        PortalMembership.objects.select_related("user")
+        .filter(
+            pk=int(entry["removed_membership_id"]),
+            user_id=int(entry["user_id"]),
+            tenant_id=entry["tenant_id"],
+            role=entry["role"],
+            subject_id=entry["subject_id"],
+        )
+        .first()
+    )
+    if membership is None or not _named_login(membership.user, entry):
+        return 0
+    membership.delete()
+    return 1
 
 
 def _login_deactivate(entry: dict) -> int | None:
-    """Deactivate again the login a deactivation's line names (absent: made after the backup,
-    or deleted); return its id if it was active. Not journaled again: the line stays in the
-    journal."""
-    pk = int(entry["deactivated_user_id"])
-    active = get_user_model().objects.filter(pk=pk, is_active=True)
-    return pk if active.update(is_active=False) else None
+    """Clear again the flags a deactivation's line names (``ledger.LOGIN_FLAGS``) on the
+    login it names (absent: made after the backup, or deleted); return its id if one was
+    set. Not journaled again: the line stays in the journal."""
+    user = get_user_model().objects.filter(pk=int(entry["deactivated_user_id"])).first()
+    if not _named_login(user, entry):
+        return None
+    cleared = [flag for flag in entry["flags"] if getattr(user, flag)]
+    if not cleared:
+        return None
+    for flag in cleared:
+        setattr(user, flag, False)
+    user.save(update_fields=cleared)
+    return user.pk
 
 
 def _passwords_replay(lines: dict[str, dict]) -> list[str]:
     """Make unusable the password of each login whose newest password line names another
     hash than the restored database's (the restore brought back an older password, one that
     leaked, say); return their ids. A login set a password since that line holds that line's
-    hash, and one this database lacks, or whose password is unusable already, is left."""
+    hash, and one this database lacks (or another login holding its id), or whose password
+    is unusable already, is left."""
     users = get_user_model().objects.in_bulk([int(pk) for pk in lines])
     unusable = []
     for pk, line in sorted(lines.items()):
         user = users.get(int(pk))
-        if user is None or not user.has_usable_password():
+        if not _named_login(user, line) or not user.has_usable_password():
             continue
         if password_digest(user.password) == line["password_hash_sha256"]:
             continue

@@ -262,8 +262,6 @@ def retention_delete(
     With ``failures``, a tenant whose part fails is logged and listed there, and the other
     tenants go on (``_tenant_isolated``)."""
     now = now or timezone.now()
-    bounded = deadline is not None
-    deadline = time.monotonic() if deadline is None else deadline
     operations = []
     active = PolicyVersion.objects.filter(is_active=True)
     policies = {
@@ -291,7 +289,7 @@ def retention_delete(
             _tenant_retention_delete(tenant_id, document, version, now, limit, made, deadline)
         if not part.rolled_back:
             operations.extend(made)
-        if bounded and time.monotonic() >= deadline:
+        if deadline is not None and time.monotonic() >= deadline:
             if left is not None:
                 left.extend(tenant_ids[position + 1 :])
             break
@@ -307,19 +305,24 @@ def due_by_rule(tenant_id, condition: Q):
 
 
 def _tenant_retention_delete(
-    tenant_id, document, version, now, limit, operations: list, deadline: float
+    tenant_id, document, version, now, limit, operations: list, deadline: float | None
 ) -> None:
     """Open the deletion operations of one tenant's retention (``document``, of policy
     ``version``); add them to ``operations`` (those made before a failure of the tenant are
-    counted too). A rule's rows ``limit`` at a time, until fewer are left or the ``deadline``
-    has passed: an operation's rows are tombstones at once, so each batch is the next."""
+    counted too). A rule's rows ``limit`` at a time, until fewer are left: an operation's
+    rows are tombstones at once, so each batch is the next. With no ``deadline``, one batch
+    a rule. With one, no further batch or rule once it has passed and the part has opened an
+    operation (so that a run out of time still moves on): until stop 64's review a part
+    begun just before it took a whole batch of every rule left, into the task's soft limit."""
     retention = retention_section(document)
     for reason, condition in _rules(retention, now, tenant_id):
         while True:
+            if deadline is not None and operations and time.monotonic() >= deadline:
+                return
             made = len(operations)
             rows = list(due_by_rule(tenant_id, condition).values_list("pk", "subject_id")[:limit])
             _rule_delete(tenant_id, version, reason, rows, operations)
-            if len(rows) < limit or len(operations) == made or time.monotonic() >= deadline:
+            if len(rows) < limit or len(operations) == made or deadline is None:
                 break
 
 
@@ -559,10 +562,15 @@ def _trace_cutoffs(now, step: str, failures: list | None) -> list:
 
 
 def retention_apply(*, now=None) -> dict:
-    """Expire, mend the conflicts left citing a superseded row (``conflicts_heal_stale``), delete
-    memories by retention, then expire old traces, idempotency records and
-    exports; return the counts, and under ``tenant_failures`` the tenants whose part of a
-    step failed (each logged with its id; the other tenants went on)."""
+    """Expire, mend the conflicts left citing a superseded row (``conflicts_heal_stale``),
+    expire old traces, idempotency records and exports, then delete memories by retention;
+    return the counts, and under ``tenant_failures`` the tenants whose part of a step failed
+    (each logged with its id; the other tenants went on).
+
+    The expiries, every tenant's in a few bounded statements, come before the tenants' turns:
+    after them, a tenant whose one batch outlasts the task's soft limit (rolled back, so the
+    same batch at every run) ended every run before them, and no tenant's traces, denials,
+    idempotency records or exports expired (stop 64's review)."""
     now = now or timezone.now()
     failures: list[dict] = []
     deadline = time.monotonic() + SWEEP_SECONDS
@@ -574,6 +582,11 @@ def retention_apply(*, now=None) -> dict:
             break
     healed = conflicts_heal_stale()
     settled = conflicts_settle(now=now)
+    traces = traces_expire(now=now, failures=failures)
+    denials = access_denials_expire(now=now, failures=failures)
+    idempotency_records = idempotency_records_expire(now=now)
+    exports = exports_expire(now=now, failures=failures)
+    orphans = export_files_orphaned_remove(now=now, failures=failures)
     left: list = []
     operations = retention_delete(
         now=now, limit=SWEEP_BATCH, failures=failures, deadline=deadline, left=left
@@ -586,11 +599,11 @@ def retention_apply(*, now=None) -> dict:
         # The tenants this run's time left for the next (``retention_delete``).
         "tenants_left": len(left),
         "memories_deleted": sum(len(op.memory_ids) for op in operations),
-        "traces_deleted": traces_expire(now=now, failures=failures),
-        "access_denials_deleted": access_denials_expire(now=now, failures=failures),
-        "idempotency_records_deleted": idempotency_records_expire(now=now),
-        "exports_deleted": exports_expire(now=now, failures=failures),
-        "export_files_orphaned_deleted": export_files_orphaned_remove(now=now, failures=failures),
+        "traces_deleted": traces,
+        "access_denials_deleted": denials,
+        "idempotency_records_deleted": idempotency_records,
+        "exports_deleted": exports,
+        "export_files_orphaned_deleted": orphans,
         # A tenant whose part failed (logged with its id): the others went on.
         "tenant_failures": failures,
     }

@@ -26,11 +26,13 @@ from contextlib import contextmanager
 from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
-from celery.utils.time import get_exponential_backoff_interval
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
+from django.db.models import F
+from django.db.models.functions import Now
 from django.utils import timezone
 
+from memory_core.backoff import MAXIMUM, backoff
 from memory_core.deletion.ledger import ledger_append
 from memory_core.deletion.services import events_insert
 from memory_core.deletion.stores import OPERATOR_DETAIL, REGISTRY, DeletionContext
@@ -183,21 +185,39 @@ def deletion_run(*, operation_id, due_only: bool = False) -> str:
         return _run(operation_id, due_only=due_only)
 
 
+# The time left of an operation's backoff, on the database's clock, on which ``_settle``
+# writes ``next_run_at``: on each host's own, a run on a host an hour fast made every copy of
+# the task, the sweep's too, wait that hour (stop 64's review of failures).
+_BACKOFF_LEFT = F("next_run_at") - Now()
+
+
 def deletion_retry_in(*, operation_id) -> float:
-    """Return the seconds until the operation's backoff ends (``next_run_at``), 0 if it has."""
-    next_run_at = (
+    """Return the seconds until the operation's backoff ends (``next_run_at``), 0 if it has
+    (``_seconds_left``)."""
+    left = (
         DeletionOperation.objects.filter(pk=operation_id)
-        .values_list("next_run_at", flat=True)
+        .values_list(_BACKOFF_LEFT, flat=True)
         .first()
     )
-    if next_run_at is None:
-        return 0.0
-    return max(0.0, (next_run_at - timezone.now()).total_seconds())
+    return _seconds_left(left)
+
+
+def _seconds_left(left: timedelta | None) -> float:
+    """Return the seconds of a backoff's time ``left``: 0 for none, for one ended, and for one
+    longer than the longest backoff (``backoff.MAXIMUM``), which no run writes (one written
+    on a host's clock ahead, before stop 64's review): a countdown that long meets the
+    broker's visibility timeout (an hour), and the task is delivered again."""
+    seconds = left.total_seconds() if left is not None else 0.0
+    return seconds if 0 < seconds <= MAXIMUM else 0.0
 
 
 def _run(operation_id, *, due_only: bool) -> str:
     """Run the operation's unverified steps (the caller holds its lock)."""
-    operation = DeletionOperation.objects.filter(pk=operation_id).first()
+    operation = (
+        DeletionOperation.objects.filter(pk=operation_id)
+        .annotate(backoff_left=_BACKOFF_LEFT)
+        .first()
+    )
     if operation is None:
         return MISSING
     if operation.status in FINAL:
@@ -287,7 +307,7 @@ def _settle(operation: DeletionOperation, failed: list[str], journal_error: str 
     else:
         operation.status = DeletionOperation.State.PARTIAL
         operation.last_error = f"steps not verified yet: {failed}" + _journal_note(journal_error)
-        operation.next_run_at = now + timedelta(seconds=_backoff(operation.attempts))
+        operation.next_run_at = Now() + timedelta(seconds=_backoff(operation.attempts))
         fields.append("next_run_at")
     operation.save(update_fields=fields)
     return operation.status
@@ -295,24 +315,18 @@ def _settle(operation: DeletionOperation, failed: list[str], journal_error: str 
 
 def _backoff(attempts: int) -> float:
     """The seconds a partial operation waits after its run number ``attempts``: the tasks'
-    exponential backoff (``tasks.COMMON``: 2 s doubling each run, at most 300 s), jittered
-    over its upper half, never at once (Celery's full jitter may give 0 s)."""
-    from memory_core.tasks import COMMON
-
-    longest = get_exponential_backoff_interval(
-        factor=COMMON["retry_backoff"],
-        retries=attempts - 1,
-        maximum=COMMON["retry_backoff_max"],
-    )
+    backoff (``backoff``: 2 s doubling each run, at most 300 s), jittered over its upper
+    half, never at once (Celery's full jitter may give 0 s)."""
+    longest = backoff(attempts - 1, full_jitter=False)
     return longest * random.uniform(0.5, 1.0)  # noqa: S311 - jitter, not a secret
 
 
 def _backing_off(operation: DeletionOperation) -> bool:
-    """Whether a run left ``operation`` partial and its backoff has not ended."""
+    """Whether a run left ``operation`` (loaded with its ``_BACKOFF_LEFT``) partial and its
+    backoff has not ended."""
     return (
         operation.status == DeletionOperation.State.PARTIAL
-        and operation.next_run_at is not None
-        and timezone.now() < operation.next_run_at
+        and _seconds_left(operation.backoff_left) > 0
     )
 
 

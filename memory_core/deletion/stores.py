@@ -929,11 +929,17 @@ def _traces_naming(cursor, touched: list, residue: Residue) -> list:
 def _user_id_digests(ctx) -> list[str]:
     """The digests (``traces.user_id_digest``) of the ids the operation's subjects are known
     by: the traces of retrievals for them made before they were known have no subject and
-    name them so (a subject's deletion keeps its external id)."""
+    name them so (a subject's deletion keeps its external id). With the digest a replayed
+    operation keeps (``DeletionOperation.user_id_sha256``): the row the replay made back is
+    named by its own id, and by it alone the step neither waited for a retrieval for the
+    person still open nor deleted its trace (stop 64's review of the unknown users' lock)."""
     external_ids = Subject.objects.filter(pk__in=ctx.subject_ids).values_list(
         "external_id", flat=True
     )
-    return [user_id_digest(external_id) for external_id in external_ids]
+    digests = [user_id_digest(external_id) for external_id in external_ids]
+    if ctx.operation.user_id_sha256:
+        digests.append(ctx.operation.user_id_sha256)
+    return digests
 
 
 class TracesStore(Store):
@@ -1833,15 +1839,19 @@ class IdentitiesStore(Store):
     agents are deactivated and their keys revoked (the request revoked them already). The
     Django admin's history of those subjects, logins and their users names each object by its
     id instead of its text (a subject's was ``tenant:external id``, a login's its username):
-    it kept them after the rows were cleared.
+    it kept them after the rows were cleared. The lines the tenant's logins' access taken away
+    owe (``LoginAccessLine``, by their line's tenant) are dropped, appended first if not yet:
+    they name each login by its username's digest, and until stop 64's review by the
+    username itself, for the backups' 36 days after the tenant was gone.
     """
 
     name = "identities"
     description = (
         "a whole tenant only: subjects' display names cleared and external ids replaced by "
         "their row id (and the user ids' digests a replay recorded on operations cleared), "
-        "the tenant's portal logins removed, its agents deactivated and keys revoked, and "
-        "the admin's history of its subjects and logins named by id"
+        "the tenant's portal logins removed (and the journal lines their access taken away "
+        "owed dropped), its agents deactivated and keys revoked, and the admin's history of "
+        "its subjects and logins named by id"
     )
     targets = frozenset({DeletionOperation.Target.TENANT})
 
@@ -1852,6 +1862,8 @@ class IdentitiesStore(Store):
           (SELECT count(*) FROM memory_core_deletionoperation o WHERE o.tenant_id = %(tenant)s
             AND o.user_id_sha256 <> ''),
           (SELECT count(*) FROM memory_core_portalmembership m WHERE m.tenant_id = %(tenant)s),
+          (SELECT count(*) FROM memory_core_loginaccessline l
+            WHERE l.entry ->> 'tenant_id' = %(tenant)s::uuid::text),
           (SELECT count(*) FROM memory_core_agent a WHERE a.tenant_id = %(tenant)s
             AND a.is_active),
           (SELECT count(*) FROM memory_core_apikey k JOIN memory_core_agent a ON a.id = k.agent_id
@@ -1877,11 +1889,12 @@ class IdentitiesStore(Store):
     def _stats(self, ctx) -> dict:
         with connections["default"].cursor() as cursor:
             cursor.execute(self._STATS_SQL, {"tenant": str(ctx.operation.tenant_id)})
-            subjects, digests, logins, agents, keys, logged = cursor.fetchone()
+            subjects, digests, logins, lines, agents, keys, logged = cursor.fetchone()
         return {
             "subjects_with_identity": subjects,
             "operations_naming_user_ids": digests,
             "portal_logins": logins,
+            "login_access_lines": lines,
             "active_agents": agents,
             "unrevoked_keys": keys,
             "admin_log_naming_subjects": logged,
@@ -1892,7 +1905,15 @@ class IdentitiesStore(Store):
         from django.db.models import CharField
         from django.db.models.functions import Cast
 
-        from memory_core.models import Agent, ApiKey, PortalMembership, ReviewItem, Subject
+        from memory_core.deletion.ledger import ledger_catch_up
+        from memory_core.models import (
+            Agent,
+            ApiKey,
+            LoginAccessLine,
+            PortalMembership,
+            ReviewItem,
+            Subject,
+        )
 
         tenant_id = ctx.operation.tenant_id
         now = timezone.now()
@@ -1939,6 +1960,10 @@ class IdentitiesStore(Store):
         )
         users, _ = removed.delete()
         memberships, _ = logins.delete()
+        # A line not appended yet (its append failed) is appended first: a staff login's, kept.
+        owed = LoginAccessLine.objects.filter(entry__tenant_id=str(tenant_id))
+        ledger_catch_up([line.entry for line in owed.filter(journaled_at=None)])
+        lines, _ = owed.delete()
         agents = Agent.objects.filter(tenant_id=tenant_id, is_active=True).update(is_active=False)
         keys = ApiKey.objects.filter(agent__tenant_id=tenant_id, revoked_at=None).update(
             revoked_at=now
@@ -1949,6 +1974,7 @@ class IdentitiesStore(Store):
             "admin_log_entries_named_by_id": logged,
             "portal_users_removed": users,
             "memberships_removed": memberships,
+            "login_access_lines_dropped": lines,
             "agents_deactivated": agents,
             "keys_revoked": keys,
         }

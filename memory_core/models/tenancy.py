@@ -248,7 +248,7 @@ class LoginAccessLine(models.Model):
 
     # The line's operation id: the same change journaled twice is one operation to the replay.
     id = models.UUIDField(primary_key=True, editable=False)
-    entry = models.JSONField()  # the line (ids, a username, a digest: ``deletion.ledger``)
+    entry = models.JSONField()  # the line (ids and digests: ``deletion.ledger``)
     created_at = models.DateTimeField(db_index=True)  # the change's moment, its requested_at
     journaled_at = models.DateTimeField(null=True, blank=True)
 

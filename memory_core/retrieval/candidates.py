@@ -489,6 +489,24 @@ def fetch_candidates(
     return candidates, stores
 
 
+# The signals of a store's row (``row_to_candidate``: cosine, embedding, vector and full-text
+# ranks, full-text score, found by the structured, task-state and key-rival stores): none.
+_NO_SIGNALS = "NULL, NULL, NULL, NULL, NULL, false, false, false"
+
+
+def candidates_by_id(ids: list) -> list[Candidate]:
+    """Return the memories ``ids`` as the candidates a store would make of them, without the
+    signals of a request (``_NO_SIGNALS``): for stage 8's rules read outside a request, by the
+    portal's "Not settled" (``selectors.portal.given_now``), which made its candidates by a
+    constructor of its own (stop 64's review of the portal fix). One query."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {COLUMNS}, {_NO_SIGNALS} FROM {TABLE} m WHERE m.id = ANY(%(ids)s::uuid[])",
+            {"ids": ids},
+        )
+        return [row_to_candidate(row) for row in cursor.fetchall()]
+
+
 def row_to_candidate(row) -> Candidate:
     """Return the candidate of one result row of ``build_candidate_sql``."""
     (

@@ -272,7 +272,8 @@ def keyless_rivals(
     user's own account (stop 54's audit of the reviewer's side). Every row in use counts,
     not only the candidates: the higher one left out by the relevance gate, or folded by
     dedup into a copy, left the rival given alone as settled (the audit of retrieval); so
-    does a rival folded into a copy: the copy drops out with it (stop 64's audit). Rows
+    does a rival folded into a copy, keyed or not: the copy drops out with it (stop 64's
+    audit and review), unless it carries a row of the highest standing or one kept. Rows
     of one class all stay, but among stated or confirmed ones the higher authority (rule 3c:
     an administrator's over the user's, a system's over a tool's), as in a key's group: the
     user's correction of an administrator's keyless memory was given beside it (stop 54's
@@ -285,8 +286,8 @@ def keyless_rivals(
     of any set that holds every row of the highest standing stays: a later conflict holds the
     rows kept beside the memory too (``services.conflicts._keyless_conflict_open``), and
     until a reviewer decides it, agents are given what the reviewer kept."""
-    keyless = {c.id: c for c in candidates if not c.memory_key}
-    given_as = _given_as(keyless.values())
+    by_id = {c.id: c for c in candidates}
+    given_as = _given_as(candidates)
     dropped: dict[str, str] = {}
     for rows in cited:
         if rows:
@@ -302,10 +303,16 @@ def keyless_rivals(
                 # The row given for it: itself, or the candidate stage 6 folded it into, as
                 # a reviewer's winner revokes such a copy with the loser (``_folded_copies``):
                 # the rival's words written again by the model were given under the copy's id
-                # (stop 64's audit of retrieval). Not a row of the top standing it was folded
-                # into, nor one a reviewer kept.
-                given = keyless.get(given_as.get(i, i))
-                if given is None or given.id in allowed or _standing(given.authority) >= top:
+                # (stop 64's audit of retrieval), and under a keyed copy's too (stop 64's
+                # review). Not a row of the top standing, nor one carrying a row of the top
+                # standing or one a reviewer kept: a copy carrying the kept row was dropped
+                # for a later twin of its words (stop 64's review).
+                given = by_id.get(given_as.get(i, i))
+                if (
+                    given is None
+                    or _standing(given.authority) >= top
+                    or not {given.id, *given.merged_from}.isdisjoint(allowed | highest)
+                ):
                     continue
                 # Rule 2 before rule 3c, whatever order the conflicts were read in.
                 if dropped.get(given.id) != "authority_class":
@@ -314,10 +321,11 @@ def keyless_rivals(
     return [c for c in candidates if c.id not in dropped], rejections
 
 
-def _given_as(keyless: Iterable[Candidate]) -> dict[str, str]:
-    """Return, for each row stage 6 folded into a keyless candidate (``merged_from``, which
-    follows chains of merges), that candidate's id."""
-    return {merged: c.id for c in keyless for merged in c.merged_from}
+def _given_as(candidates: Iterable[Candidate]) -> dict[str, str]:
+    """Return, for each row stage 6 folded into a candidate (``merged_from``, which follows
+    chains of merges), that candidate's id. A keyed one too: stage 6 keeps a keyed row before
+    an unkeyed copy of its words (``dedup.keeper_order``)."""
+    return {merged: c.id for c in candidates for merged in c.merged_from}
 
 
 def _lost_by(authority: str, top: tuple[int, int]) -> str:

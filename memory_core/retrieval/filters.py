@@ -68,9 +68,10 @@ def policy_reason(
     every prompt of a caller whose grant reads up to ``max_sensitivity``, or None: the rules
     of this stage that no request can change.
 
-    ``pipeline._keyless_conflicts`` measures a keyless conflict only against the rows these
-    rules let through, and ``selectors.approvals.agents_reaching`` whom a conflict's winner
-    reaches, by this very function, so that none of them can drift apart.
+    ``pipeline.keyless_measured`` measures a keyless conflict only against the rows these
+    rules let through, ``selectors.portal.given_now`` says which of a conflict's rows agents
+    are given, and ``selectors.approvals.agents_reaching`` whom a conflict's winner reaches,
+    by this very function, so that none of them can drift apart.
     """
     if confidence < policy.confidence_floor:
         return "below_confidence_floor"

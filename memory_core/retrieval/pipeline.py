@@ -122,10 +122,10 @@ class SubjectState:
     # A deletion of the subject held its lock past MEMLEDGER_SUBJECT_LOCK_WAIT: the
     # retrieval reads nothing rather than wait (a whole subject's may take a minute).
     BEING_DELETED = "subject_being_deleted"
-    # No subject named the user when the lookup read the subjects, and one does by the time
-    # it holds (or failed to take) the lock of the user's retrievals: created meanwhile, and
-    # perhaps being deleted already. Nothing of theirs was read, and the trace names nobody:
-    # with their id's digest it was left for a deletion that had taken its traces already.
+    # No subject named the user when the lookup read the subjects, and a deletion of the
+    # one created meanwhile holds the lock of the user's retrievals (the try failed): it has
+    # taken the person's traces, or is about to. Nothing of theirs was read, and the trace
+    # names nobody: with their id's digest it was left for a deletion that had read already.
     KNOWN_MEANWHILE = "subject_known_meanwhile"
 
 
@@ -142,9 +142,8 @@ def lookup_subject_and_policy(*, tenant_id, user_id: str):
     retrieval reads none of its rows and writes no trace naming it.
 
     For a user no subject names, the lock of their retrievals, shared, in the same statement
-    (``locks.unknown_user_lock_name``); ``_QUEUED_SQL``, read once it is held, then says
-    whether a subject names them now (created meanwhile: KNOWN_MEANWHILE, as when a deletion
-    holds the lock).
+    (``locks.unknown_user_lock_name``); while a deletion holds it (a subject created
+    meanwhile), KNOWN_MEANWHILE.
     """
     unknown_user_lock = unknown_user_lock_name(tenant_id, user_id_digest(user_id))
     connection.ensure_connection()
@@ -163,10 +162,11 @@ def lookup_subject_and_policy(*, tenant_id, user_id: str):
         document = json.loads(document)
     policy = RetrievalPolicy.from_document(document, version)
     if subject_id is None:
-        # ``_QUEUED_SQL`` reads after the try: a subject it finds was created since the
-        # lookup's snapshot, and its deletion may have deleted the person's traces before the
-        # try, as one holding the lock (the try failed) is about to.
-        if queued or not granted:
+        # Held, the lock makes a deletion of a subject created meanwhile wait for this trace,
+        # named by the digest, and delete it. Named by nobody whenever ``_QUEUED_SQL`` found
+        # the subject, the trace of an agent's retrieval racing its first write for the
+        # person outlived their deletion, their task id in it (stop 64's review).
+        if not granted:
             return None, SubjectState.KNOWN_MEANWHILE, policy, "", False
         return None, SubjectState.READABLE, policy, "", False
     queued_key, keyless = queued if queued else (None, False)
@@ -410,7 +410,9 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     )
     clock.lap("rerank")
 
-    acknowledged, review_states, places = _conflict_state(ctx, ranked)
+    acknowledged, review_states, places = conflict_state(
+        tenant_id=ctx.tenant_id, subject_id=ctx.subject_id, ranked=ranked
+    )
     resolved, outcomes, clarifications, rejected_conflicts = conflicts.resolve_conflicts(
         ranked, policy=policy, acknowledged=acknowledged
     )
@@ -508,8 +510,10 @@ def retrieve(*, principal, request: RetrievalRequest) -> RetrievalResult:
     )
 
 
-def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
-    """Load the review state of the groups that may conflict (one query, only if any).
+def conflict_state(*, tenant_id, subject_id, ranked: list[Candidate]):
+    """Load the review state of the subject's groups that may conflict (one query, only if
+    any). The portal's "Not settled" reads the sets reviewers kept by it too
+    (``selectors.portal.given_now``).
 
     Return, per key: the sets of rows reviewers kept at the group's place
     (``keep_both_scoped`` acknowledges any group within the set it decided on), the review
@@ -528,7 +532,7 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
         key: conflicts.conflict_place(conflicts.contested(members))
         for key, members in groups.items()
     }
-    states = conflict_lookup(tenant_id=ctx.tenant_id, subject_id=ctx.subject_id, groups=places)
+    states = conflict_lookup(tenant_id=tenant_id, subject_id=subject_id, groups=places)
     acknowledged = {key: state.kept for key, state in states.items() if state.kept}
     return acknowledged, states, places
 
@@ -545,8 +549,8 @@ def _conflict_state(ctx: RetrievalContext, ranked: list[Candidate]):
 # reviewer resolved ``keep_both_scoped``, which measure nothing: the rows they kept stay
 # given beside the memory while a later conflict holding them too is open
 # (``conflicts.keyless_rivals``' ``kept``). ``{rows}``: the condition every store reads a
-# row by (``candidates.owner_filter``); the policy's rules of stage 5 are applied to what it
-# returns.
+# row by (``candidates.owner_filter``; the portal's: the rows in use the person may see);
+# the policy's rules of stage 5 are applied to what it returns (``keyless_measured``).
 _KEYLESS_CITED_SQL = """
     SELECT r.id, r.resolution, m.id::text, m.authority, m.confidence, m.sensitivity
       FROM memory_core_reviewitem r
@@ -564,15 +568,16 @@ def _keyless_conflicts(
     ctx: RetrievalContext, resolved: list[Candidate], *, now, policy: RetrievalPolicy
 ):
     """Measure the keyless candidates an open conflict (or one resolved ``ask_user`` that no
-    later conflict has taken over) cites, or cites a row stage 6 folded into, against the
-    rows it cites that the caller could be given, keeping the rows a reviewer kept both
-    (``conflicts.keyless_rivals``). One query, only when the subject has such a conflict
-    (``lookup_subject_and_policy``) and a keyless candidate is left."""
+    later conflict has taken over) cites, or the candidates it cites a row stage 6 folded
+    into, against the rows it cites that the caller could be given, keeping the rows a
+    reviewer kept both (``conflicts.keyless_rivals``). One query, only when the subject has
+    such a conflict (``lookup_subject_and_policy``) and a candidate is left."""
     # With the rows stage 6 folded into them: a conflict citing a memory off the query's
     # topic and the model's rival, folded into a copy of its words, was not read, and the
-    # copy was given alone (stop 64's audit of retrieval).
-    keyless = [i for c in resolved if not c.memory_key for i in (c.id, *c.merged_from)]
-    if ctx.subject_id is None or not keyless:
+    # copy was given alone (stop 64's audit of retrieval). A keyed copy's too, which stage 6
+    # keeps before the rival (``dedup.keeper_order``; stop 64's review).
+    ids = [i for c in resolved for i in (c.id, *c.merged_from)]
+    if ctx.subject_id is None or not ids:
         return resolved, []
     # Read as the stores read a row, whatever the intent asked for: in use (one past its
     # class's retention, kept measuring, hid its rival and agents got neither: stop 54's
@@ -580,7 +585,17 @@ def _keyless_conflicts(
     # sensitivity dropped its candidate, and its trace said so: stop 55's audit of isolation).
     rows, params = candidates.owner_filter(ctx, "readable", now)
     params["readable"] = list(plan.ALL_TYPES if ctx.read_types is None else ctx.read_types)
-    params["ids"] = keyless
+    params["ids"] = ids
+    return keyless_measured(
+        resolved, keyless_cited(rows, params), max_sensitivity=ctx.max_sensitivity, policy=policy
+    )
+
+
+def keyless_cited(rows: str, params: dict) -> list[tuple]:
+    """Return (item id, resolution, memory id, authority, confidence, sensitivity) of each row
+    (``m``) meeting ``rows`` that a keyless conflict of the subject citing one of
+    ``params["ids"]`` cites (``_KEYLESS_CITED_SQL``). ``params``: the condition's, with
+    ``tenant_id``, ``subject_id`` and ``ids``. One query."""
     with connection.cursor() as cursor:
         cursor.execute(
             _KEYLESS_CITED_SQL.format(
@@ -588,7 +603,21 @@ def _keyless_conflicts(
             ),
             params,
         )
-        found = cursor.fetchall()
+        return cursor.fetchall()
+
+
+def keyless_measured(
+    resolved: list[Candidate], found: list[tuple], *, max_sensitivity: str, policy: RetrievalPolicy
+) -> tuple[list[Candidate], list[Rejection]]:
+    """Return the candidates of ``resolved`` left, and the rejections, once measured against
+    the rows of the keyless conflicts ``found`` (``keyless_cited``'s) that a caller whose
+    grant reads up to ``max_sensitivity`` could be given, keeping the rows a reviewer kept
+    both (``conflicts.keyless_rivals``).
+
+    Stage 8's rule, by which the portal's "Not settled" says what agents are given meanwhile
+    too (``selectors.portal.given_now``): by a rule of its own, it named an administrator's
+    memory no prompt may hold, and not the person's that a reviewer kept beside it (stop
+    64's review of the portal fix)."""
     cited: dict = {}
     kept: dict = {}
     for item_id, resolution, memory_id, authority, confidence, sensitivity in found:
@@ -601,7 +630,7 @@ def _keyless_conflicts(
         if filters.policy_reason(
             confidence=confidence,
             sensitivity=sensitivity,
-            max_sensitivity=ctx.max_sensitivity,
+            max_sensitivity=max_sensitivity,
             policy=policy,
         ):
             continue

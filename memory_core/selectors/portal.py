@@ -47,6 +47,7 @@ from memory_core.models import (
     PortalMembership,
     RetrievalTrace,
     ReviewItem,
+    Sensitivity,
     Status,
     Tombstone,
     held_apart,
@@ -56,9 +57,11 @@ from memory_core.models import (
 )
 from memory_core.policy_check import InUse, memory_expiry
 from memory_core.principals import ReviewerPrincipal, SubjectPrincipal, require_reviewer
-from memory_core.retrieval.conflicts import decide, keyless_rivals
-from memory_core.retrieval.policy import RetrievalPolicy, is_high_impact
-from memory_core.retrieval.types import Candidate
+from memory_core.retrieval.candidates import candidates_by_id
+from memory_core.retrieval.conflicts import resolve_conflicts
+from memory_core.retrieval.filters import policy_reason
+from memory_core.retrieval.pipeline import conflict_state, keyless_cited, keyless_measured
+from memory_core.retrieval.policy import RetrievalPolicy
 from memory_core.selectors.approvals import (
     CONFLICT_LOST,
     approval_heads,
@@ -350,15 +353,31 @@ def memory_pending_replacements(*, principal, memory: Memory) -> list[Memory]:
     memory's page said a reviewer would look at it first). A few queries, whatever the
     number of writes.
     """
-    chain = memory_chain_ids(memory)
-    citing = open_writes(principal.tenant_id, candidate_ids__overlap=chain).values("memory_id")
     return mark_only_rejected(
-        Memory.objects.visible_to(principal)
-        .filter(status=Status.PENDING_APPROVAL)
-        .filter(Q(pk__in=citing) | Q(pk__in=_landing_on_chain(memory, chain)))
+        waiting_to_replace(principal=principal, memory=memory)
         .not_ended(in_use_now(principal.tenant_id))
         .exclude(pk=memory.pk)
         .order_by("created_at", "id")
+    )
+
+
+def waiting_to_replace(*, principal, memory: Memory) -> QuerySet:
+    """Return the visible writes waiting for a reviewer whose approval would replace a
+    version of ``memory``'s chain: their review item cites one (``memory_chain_ids``), or
+    their approval lands on one (``_landing_on_chain``).
+
+    The one rule of the writes a memory's page names as waiting to replace it
+    (``memory_pending_replacements``) and of those a person's correction of it withdraws
+    (``services.writes._withdraw_own_waiting``): read by citations alone, the withdrawal
+    left waiting a write whose head was revoked since, which the page named, and its
+    approval replaced the person's latest statement (stop 64's review of the portal fix).
+    """
+    chain = memory_chain_ids(memory)
+    citing = open_writes(principal.tenant_id, candidate_ids__overlap=chain).values("memory_id")
+    return (
+        Memory.objects.visible_to(principal)
+        .filter(status=Status.PENDING_APPROVAL)
+        .filter(Q(pk__in=citing) | Q(pk__in=_landing_on_chain(memory, chain)))
     )
 
 
@@ -695,8 +714,9 @@ class Unsettled:
     item: ReviewItem
     # The other candidates in use the person may see, oldest first.
     others: list
-    # The candidates agents are given now (``given_now``); none while they ask which holds
-    # (``clarified``), or while the better match for each request is given.
+    # The candidates an agent asking without other limits is given now (``given_now``);
+    # none while it asks which holds (``clarified``), or while the better match for each
+    # request is given.
     given: list
     clarified: bool
     # Whether they hold in different scopes or environments: ``given`` is what agents are
@@ -708,7 +728,14 @@ class Unsettled:
 
     @property
     def asking(self) -> bool:
+        """Whether a reviewer asks the person which one is right (resolved ``ask_user``),
+        rather than deciding it (open)."""
         return self.item.state == ReviewItem.State.RESOLVED
+
+    @property
+    def withheld(self) -> int:
+        """How many of the candidates the person may see are not ``given``."""
+        return len(self.others) + 1 - len(self.given)
 
 
 def memory_unsettled(*, principal, memory: Memory) -> list[Unsettled]:
@@ -719,8 +746,8 @@ def memory_unsettled(*, principal, memory: Memory) -> list[Unsettled]:
 
     A reviewer's "Ask the user" told the person, in the memory's events, that they were
     asked which one is right, and no page named the other one, what agents are given
-    meanwhile or how to answer (stop 64's audit of the portal). Three queries, four with a
-    conflict to show, whatever their number.
+    meanwhile or how to answer (stop 64's audit of the portal). Three queries; with a
+    conflict to show, two more, and one for those without a key or one for each of a key's.
     """
     use = in_use_now(principal.tenant_id)
     if use.state(memory) != Status.ACTIVE:
@@ -754,21 +781,33 @@ def memory_unsettled(*, principal, memory: Memory) -> list[Unsettled]:
         .order_by("created_at", "id")
         if use.state(row) == Status.ACTIVE and row.valid_from <= use.now
     }
+    shown = [(item, [rows[pk] for pk in rows if pk in item.candidate_ids]) for item in items]
+    shown = [(item, standing) for item, standing in shown if len(standing) >= 2]
+    if not shown:
+        return []
+    policy = active_retrieval_policy(principal.tenant_id)
+    ids = sorted({str(row.pk) for _, standing in shown for row in standing})
+    # Of memories without a key, the rows of the subject's conflicts citing them as stage 8
+    # reads them (open, asked and not taken over, kept both by a reviewer), of those in use
+    # the person may see.
+    found = (
+        []
+        if memory.memory_key
+        else keyless_cited(
+            "m.id = ANY(%(ids)s::uuid[])",
+            {"tenant_id": principal.tenant_id, "subject_id": memory.subject_id, "ids": ids},
+        )
+    )
+    candidates = {candidate.id: candidate for candidate in candidates_by_id(ids)}
     unsettled = []
-    policy = None
-    for item in items:
-        standing = [rows[pk] for pk in rows if pk in item.candidate_ids]
-        if len(standing) < 2:
-            continue
-        if policy is None:
-            policy = active_retrieval_policy(principal.tenant_id)
-        given = given_now(standing, policy=policy)
+    for item, standing in shown:
+        given, clarified = given_now(standing, candidates=candidates, found=found, policy=policy)
         unsettled.append(
             Unsettled(
                 item=item,
                 others=[row for row in standing if row.pk != memory.pk],
                 given=given,
-                clarified=not given and _asks_agents(standing, policy),
+                clarified=clarified,
                 apart=len({(r.scope_kind, r.scope_ref, r.environment) for r in standing}) > 1,
                 above_theirs=any(
                     AUTHORITY_RANK[row.authority] > AUTHORITY_RANK[Authority.EXPLICIT_USER]
@@ -779,51 +818,53 @@ def memory_unsettled(*, principal, memory: Memory) -> list[Unsettled]:
     return unsettled
 
 
-def given_now(rows: list[Memory], *, policy: RetrievalPolicy) -> list[Memory]:
-    """Return which of ``rows`` (the candidates in use of one conflict) agents are given
-    where they all apply, by retrieval's rules (stage 8): of a key's, the one
-    ``retrieval.conflicts.decide`` picks, none when it picks none (agents asked which holds,
-    or given the better match for the request); of memories without a key, those of the
-    highest standing (``keyless_rivals``)."""
-    candidates = [_as_candidate(row) for row in rows]
+def given_now(
+    rows: list[Memory], *, candidates: dict, found: list, policy: RetrievalPolicy
+) -> tuple[list[Memory], bool]:
+    """Return which of ``rows`` (the candidates in use of one conflict) an agent asking
+    without other limits is given where they all apply, by the tenant's rules, and whether
+    it asks which one holds instead, given none of them.
+
+    Retrieval's own steps: the policy's rules of stage 5 (``filters.policy_reason``, its
+    confidence floor and prompt sensitivity limit), then stage 8's with the sets reviewers
+    kept both: of a key's, ``resolve_conflicts`` with those at its place
+    (``pipeline.conflict_state``), none while the better match for each request is given
+    (``best_score_low_impact``); of memories without a key, ``pipeline.keyless_measured``
+    against the conflicts' rows ``found`` (``keyless_cited``'s). ``candidates``: ``rows``
+    as a store makes them (``candidates_by_id``), by id. By rules of its own, the page said
+    agents were given an administrator's memory above the prompt's limit, which no agent
+    is, and not the person's a reviewer kept beside it, which retrieval gives (stop 64's
+    review of the portal fix). What a request narrows (the agent's grant, scope and
+    environment, what matches its query) is not known here, and the page does not say it.
+    """
+    prompted = [
+        candidate
+        for candidate in (candidates.get(str(row.pk)) for row in rows)
+        if candidate is not None
+        and not policy_reason(
+            confidence=candidate.confidence,
+            sensitivity=candidate.sensitivity,
+            max_sensitivity=Sensitivity.RESTRICTED,
+            policy=policy,
+        )
+    ]
+    clarified = False
     if rows[0].memory_key:
-        winner, _ = decide(candidates, min_confidence=float(policy["conflict_min_confidence"]))
-        kept = {winner.id} if winner is not None else set()
+        acknowledged, _, _ = conflict_state(
+            tenant_id=rows[0].tenant_id, subject_id=rows[0].subject_id, ranked=prompted
+        )
+        left, outcomes, clarifications, _ = resolve_conflicts(
+            prompted, policy=policy, acknowledged=acknowledged
+        )
+        if any(outcome.rule == "best_score_low_impact" for outcome in outcomes):
+            left = []
+        clarified = bool(clarifications)
     else:
-        left, _ = keyless_rivals(candidates, [[(c.id, c.authority) for c in candidates]])
-        kept = {c.id for c in left}
-    return [row for row in rows if row.pk in kept]
-
-
-def _asks_agents(rows: list[Memory], policy: RetrievalPolicy) -> bool:
-    """Whether agents are asked which of ``rows`` (a key's conflict no rule decides) holds,
-    given none of them: a key that matters (``is_high_impact``), else the better match for
-    the request is given."""
-    return bool(rows[0].memory_key) and is_high_impact(
-        policy, memory_key=rows[0].memory_key, memory_types={row.memory_type for row in rows}
-    )
-
-
-def _as_candidate(memory: Memory) -> Candidate:
-    """Return ``memory`` as retrieval's rules read a candidate (``retrieval.types``)."""
-    return Candidate(
-        id=memory.pk,
-        memory_type=memory.memory_type,
-        memory_key=memory.memory_key,
-        scope_kind=memory.scope_kind,
-        scope_ref=memory.scope_ref,
-        content=memory.content,
-        content_hash=memory.content_hash,
-        authority=memory.authority,
-        confidence=float(memory.confidence),
-        sensitivity=memory.sensitivity,
-        status=memory.status,
-        created_at=memory.created_at,
-        updated_at=memory.updated_at,
-        valid_until=memory.valid_until,
-        version=memory.version,
-        environment=memory.environment,
-    )
+        left, _ = keyless_measured(
+            prompted, found, max_sensitivity=Sensitivity.RESTRICTED, policy=policy
+        )
+    given = {candidate.id for candidate in left}
+    return [row for row in rows if str(row.pk) in given], clarified
 
 
 # --- Reviewer queues ------------------------------------------------------------------------

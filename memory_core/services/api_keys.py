@@ -13,7 +13,6 @@ sweep.
 
 import hashlib
 import hmac
-import logging
 import re
 import secrets
 from collections.abc import Callable
@@ -23,7 +22,6 @@ from functools import cache, partial, reduce
 from operator import or_
 from typing import Any
 
-from celery.exceptions import SoftTimeLimitExceeded
 from django.db import DEFAULT_DB_ALIAS, connection, transaction
 from django.db.models import F, Q, QuerySet
 from django.utils import timezone
@@ -38,14 +36,12 @@ from memory_core.deletion.ledger import (
     check_grant,
     key_expiry_entry,
     key_revocation_entry,
+    ledger_appended,
     ledger_catch_up,
-    ledger_write,
 )
 from memory_core.exceptions import ValidationFailed
 from memory_core.models import Agent, ApiKey, Tenant
 from memory_core.text import BIDI_CONTROLS, BIDI_CONTROLS_MESSAGE, identifier
-
-logger = logging.getLogger(__name__)
 
 KEY_PREFIX = "mlk"
 # What api_key_create issues, and has since the first release: mlk_<12 hex>_<43 URL-safe base64
@@ -95,7 +91,7 @@ def _journal_revocation(key_id) -> bool:
     entry = key_revocation_entry(
         key_id=key.pk, tenant_id=key.agent.tenant_id, revoked_at=key.revoked_at
     )
-    if not _appended(entry, f"API key {key.pk}", "revocation"):
+    if not ledger_appended(entry, f"API key {key.pk}", "revocation"):
         return False
     ApiKey.objects.filter(pk=key.pk, revocation_journaled_at=None).update(
         revocation_journaled_at=timezone.now()
@@ -190,25 +186,9 @@ def _journal_deactivation(agent_id) -> bool:
     agent = Agent.objects.filter(pk=agent_id, is_active=False).first()
     if agent is None:
         return False
-    if not _appended(_deactivation_entry(agent), f"agent {agent.pk}", "deactivation"):
+    if not ledger_appended(_deactivation_entry(agent), f"agent {agent.pk}", "deactivation"):
         return False
     _deactivations_record([agent])
-    return True
-
-
-def _appended(entry: dict, row: str, action: str) -> bool:
-    """Append the journal line ``entry`` of ``row``'s ``action``; return whether it was. A
-    failure is logged, never raised: the action is committed, and the deletion sweep appends
-    its line later."""
-    try:
-        ledger_write(entry)
-    except SoftTimeLimitExceeded:
-        raise
-    except Exception:
-        logger.exception(
-            "%s: the journal append of its %s failed; the deletion sweep tries again", row, action
-        )
-        return False
     return True
 
 
@@ -301,7 +281,7 @@ def _setting_journal(setting: _Setting, row_id) -> bool:
     row = setting.rows().filter(pk=row_id).exclude(**{setting.moment: None}).first()
     if row is None:
         return False
-    if not _appended(setting.entry(row), f"{setting.label} {row.pk}", setting.action):
+    if not ledger_appended(setting.entry(row), f"{setting.label} {row.pk}", setting.action):
         return False
     _recorded([row], setting.moment, setting.journaled)
     return True

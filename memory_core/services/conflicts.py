@@ -942,7 +942,9 @@ def _folded_copies(item: ReviewItem, memory_ids: list[str], winner_id) -> dict[s
     """Return, by id, the live rows of ``item``'s subject that retrieval's dedup folds into a
     row of ``memory_ids`` by its content (stage 6, ``content_hash``), each with that row's id:
     the same words, of its type, at its scope and environment, on its key or on none
-    (``dedup._may_absorb``). Never one with the winner's words, which the reviewer chose.
+    (``dedup._may_absorb``), and a keyless row's on any key, which dedup keeps before it
+    (``dedup.keeper_order``): the loser's words were given again under such a copy's id
+    (stop 64's review). Never one with the winner's words, which the reviewer chose.
 
     Such a copy is never a candidate: folded, it stood behind the row it was folded into, and
     the clarification (so the item) cited that row alone. Choosing a winner revoked only the
@@ -965,7 +967,9 @@ def _folded_copies(item: ReviewItem, memory_ids: list[str], winner_id) -> dict[s
         return {}
     match = Q()
     for row in losing:
-        same = Q(**{f: row[f] for f in fields[1:]}, memory_key__in=[row["memory_key"], ""])
+        same = Q(**{f: row[f] for f in fields[1:]})
+        if row["memory_key"]:
+            same &= Q(memory_key__in=[row["memory_key"], ""])
         if row["agent_id"] is not None:
             # Only a copy some agent is given beside it, as dedup folds it: shared, or the
             # same agent's. Another agent's private copy is never read with it, and choosing
@@ -983,7 +987,7 @@ def _folded_copies(item: ReviewItem, memory_ids: list[str], winner_id) -> dict[s
     def folds_into(copy, row) -> bool:  # the query's condition, for one pair
         return (
             all(row[f] == copy[f] for f in fields[1:])
-            and copy["memory_key"] in (row["memory_key"], "")
+            and (not row["memory_key"] or copy["memory_key"] in (row["memory_key"], ""))
             and (None in (row["agent_id"], copy["agent_id"]) or row["agent_id"] == copy["agent_id"])
         )
 

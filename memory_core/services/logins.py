@@ -1,5 +1,5 @@
-"""Portal logins' access taken away: a membership removed, a login deactivated or deleted, a
-password set (the admin's forms and actions call these).
+"""Portal logins' access taken away: a membership removed, a login deactivated or deleted, its
+staff or superuser status cleared, a password set (the admin's forms and actions call these).
 
 Each is journaled as it commits (the deletion journal, ``deletion.ledger``): a backup taken
 before it holds the membership, the active login or the old password, and a restore gave a
@@ -25,13 +25,13 @@ from memory_core.commit_hooks import after_commit
 from memory_core.deletion.ledger import (
     NO_TENANT_ID,
     backups_cutoff,
+    ledger_appended,
     ledger_catch_up,
     login_deactivation_entry,
     membership_removal_entry,
     password_change_entry,
 )
 from memory_core.models import LoginAccessLine, PortalMembership
-from memory_core.services.api_keys import _appended
 
 
 @transaction.atomic
@@ -68,25 +68,31 @@ def portal_membership_remove(*, membership: PortalMembership) -> None:
 
 
 @transaction.atomic
-def login_deactivate(*, user: AbstractBaseUser) -> None:
-    """Deactivate the login ``user`` (``is_active`` cleared): Django refuses its password and
-    every session of it from its next request.
+def login_deactivate(*, user: AbstractBaseUser, flags=("is_active",)) -> None:
+    """Clear the ``flags`` of the login ``user`` (of ``ledger.LOGIN_FLAGS``). Deactivated (by
+    default), Django refuses its password and every session of it from its next request;
+    without staff or superuser status, the admin refuses it.
 
-    Journaled as it commits (``ledger.login_deactivation_entry``): a backup taken before it
-    holds the login active, and ``replay_deletions`` deactivates it again after the restore
-    and ends its sessions."""
+    Journaled as it commits (``ledger.login_deactivation_entry``, with the flags it cleared):
+    a backup taken before it holds the flags set, and ``replay_deletions`` clears them again
+    after the restore and ends the login's sessions. Staff or superuser status cleared was
+    not journaled, and a restore gave a departed administrator the admin back (stop 64's
+    review of backups)."""
     row = get_user_model().objects.select_for_update().get(pk=user.pk)
-    user.is_active = False
-    if not row.is_active:
+    cleared = [flag for flag in flags if getattr(row, flag)]
+    for flag in flags:
+        setattr(user, flag, False)
+        setattr(row, flag, False)
+    if not cleared:
         return
-    row.is_active = False
-    row.save(update_fields=["is_active"])
+    row.save(update_fields=cleared)
     now = timezone.now()
     entry = login_deactivation_entry(
         user_id=row.pk,
         username=row.get_username(),
         tenant_id=_tenant_of(row),
         deactivated_at=now,
+        flags=cleared,
     )
     _owe(entry, now, f"login {row.pk}", "deactivation")
 
@@ -115,7 +121,11 @@ def login_password_save(*, user: AbstractBaseUser) -> None:
     user.save(update_fields=["password"])
     now = timezone.now()
     entry = password_change_entry(
-        user_id=user.pk, tenant_id=_tenant_of(user), password_hash=user.password, changed_at=now
+        user_id=user.pk,
+        username=user.get_username(),
+        tenant_id=_tenant_of(user),
+        password_hash=user.password,
+        changed_at=now,
     )
     _owe(entry, now, f"login {user.pk}", "password change")
 
@@ -139,7 +149,7 @@ def _journal(line_id, row: str, action: str) -> bool:
     """Append a committed change's owed line and record it; return whether it was. A failure
     is logged, never raised (the change is made; the sweep appends it later)."""
     line = LoginAccessLine.objects.filter(pk=line_id, journaled_at=None).first()
-    if line is None or not _appended(line.entry, row, action):
+    if line is None or not ledger_appended(line.entry, row, action):
         return False
     LoginAccessLine.objects.filter(pk=line_id, journaled_at=None).update(
         journaled_at=timezone.now()
@@ -153,7 +163,7 @@ def logins_journal(*, older_than: float = 0, limit: int = 500) -> int:
     return how many were appended. Raise LedgerAppendFailed if the journal cannot be written.
     One read, one write (one fsync) and one UPDATE. A change made before the oldest backup kept
     (``ledger.backups_cutoff``) needs no line: its row is dropped (one DELETE), as every
-    backup kept holds the change, and the username it names goes with it."""
+    backup kept holds the change, and the username's digest it holds goes with it."""
     LoginAccessLine.objects.filter(created_at__lt=backups_cutoff()).delete()
     before = timezone.now() - timedelta(seconds=older_than)
     lines = list(

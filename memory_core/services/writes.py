@@ -35,6 +35,8 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import reduce
+from operator import or_
 
 from django.db import connection, transaction
 from django.db.models import Q
@@ -92,17 +94,15 @@ from memory_core.principals import SubjectPrincipal
 from memory_core.retrieval.types import ConflictPlace
 from memory_core.selectors.approvals import (
     in_use_now,
-    open_writes,
     shared_or_own,
     standing_heads,
     writer_of,
 )
 from memory_core.selectors.memories import (
     EVENT_REASON_SENSITIVITY_KEY,
-    memory_chain_ids,
     memory_get,
 )
-from memory_core.selectors.portal import corrections_beside, same_text
+from memory_core.selectors.portal import corrections_beside, same_text, waiting_to_replace
 from memory_core.services.conflicts import (
     conflict_open,
     conflicts_citing,
@@ -937,33 +937,33 @@ def memory_correct(*, principal, memory_id, data: dict) -> WriteResult:
 
 
 def _withdraw_own_waiting(principal, corrected: list, *, sent: Memory) -> list[Memory]:
-    """Revoke the person's own writes waiting for a reviewer on any version of the chains of
-    ``corrected`` (``memory_chain_ids``: the memory they corrected and, kept beside it, their
-    own correction that this one was written on), but ``sent``, the correction just saved or
-    sent to a reviewer; close their review items (``REPLACED_BY_LATER_CORRECTION``) and
-    return them.
+    """Revoke the person's own writes waiting for a reviewer whose approval would replace a
+    version of the chains of ``corrected`` (``selectors.portal.waiting_to_replace``: the
+    memory they corrected and, kept beside it, their own correction that this one was
+    written on), but ``sent``, the correction just saved or sent to a reviewer; close their
+    review items (``REPLACED_BY_LATER_CORRECTION``) and return them.
 
     One statement of theirs stands, as beside a memory of higher authority: an approval
     follows the chain to its newest version (``selectors.approvals.approval_head``), so
     their earlier sensitive correction, approved after a later one was saved, superseded it,
     and agents were given what the person had taken back (stop 64's audit of the portal).
-    Called under the key's lock, which every correction and approval of the chain takes
-    first; a write whose item has been decided meanwhile is no longer waiting.
+    One whose head was revoked since lands, approved, on the key's memory in use now, as the
+    memory's page says: read by the heads its item cites alone, it was left waiting, and
+    replaced what the person said last (stop 64's review of the portal fix). Called under
+    the key's lock, which every correction and approval of the chain takes first; the rows
+    are read again locked: a write whose item has been decided meanwhile is no longer
+    waiting.
     """
-    chain = {pk for memory in corrected if memory is not None for pk in memory_chain_ids(memory)}
-    waiting = (
-        Memory.objects.visible_to(principal)
-        .filter(
-            status=Status.PENDING_APPROVAL,
-            pk__in=open_writes(principal.tenant_id, candidate_ids__overlap=sorted(chain)).values(
-                "memory_id"
-            ),
-        )
-        .exclude(pk=sent.pk)
-        .order_by("pk")
+    waiting = reduce(
+        or_,
+        (
+            waiting_to_replace(principal=principal, memory=memory)
+            for memory in corrected
+            if memory is not None
+        ),
     )
     withdrawn = []
-    for memory in waiting.select_for_update(of=("self",)):
+    for memory in waiting.exclude(pk=sent.pk).order_by("pk").select_for_update(of=("self",)):
         writer = writer_of(memory)
         if writer is None or writer.actor_type != principal.actor_type:
             continue  # an agent's write on the chain: not the person's to withdraw

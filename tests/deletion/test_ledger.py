@@ -818,21 +818,22 @@ def test_a_deactivation_made_while_an_earlier_ones_line_is_written_is_not_record
     and deactivated again while the first line was written, and the second's own append
     failing, the sweep never appended it (its row said journaled), so a backup taken while
     the agent was active again brought it back working after the restore."""
+    from memory_core.deletion import ledger
     from memory_core.models import Agent
     from memory_core.services import api_keys
     from memory_core.services.api_keys import agent_deactivate, agent_reactivate
 
     agent_deactivate(agent=agent)  # its on-commit append not run: the test's transaction
     first = Agent.objects.get(pk=agent.pk).deactivated_at
-    write = api_keys.ledger_write
+    write = ledger.ledger_write
 
     def write_then_cycle(entry):
         write(entry)
-        monkeypatch.setattr(api_keys, "ledger_write", write)  # once
+        monkeypatch.setattr(ledger, "ledger_write", write)  # once
         agent_reactivate(agent=agent)
         agent_deactivate(agent=agent)  # its own append is lost (a crash, a full disk)
 
-    monkeypatch.setattr(api_keys, "ledger_write", write_then_cycle)
+    monkeypatch.setattr(ledger, "ledger_write", write_then_cycle)
     assert api_keys._journal_deactivation(agent.pk)
 
     row = Agent.objects.get(pk=agent.pk)

@@ -20,8 +20,18 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from memory_core.deletion.ledger import ledger_scan, password_digest
+from memory_core.deletion.ledger import (
+    ledger_scan,
+    login_deactivation_entry,
+    password_change_entry,
+    password_digest,
+    username_digest,
+)
+from memory_core.deletion.replay import replay_deletions
+from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import tenant_deletion_request
 from memory_core.models import LoginAccessLine, PortalMembership
+from memory_core.rls import platform_scope
 from memory_core.services import logins
 from tests.factories import SubjectFactory
 
@@ -83,15 +93,16 @@ def test_a_membership_removed_after_the_backup_is_removed_again_by_the_replay(
     first, second = _lines(journal)
     assert set(first) == {
         "operation_id", "tenant_id", "subject_id", "target", "requested_at", "reason_code",
-        "removed_membership_id", "user_id", "username", "role", "tombstones", "written_at",
+        "removed_membership_id", "user_id", "username_sha256", "role", "tombstones",
+        "written_at",
     }  # fmt: skip
     assert (first["target"], first["removed_membership_id"]) == (
         "portal_membership_removed",
         str(membership.pk),
     )
-    assert (first["user_id"], first["username"], first["role"]) == (
+    assert (first["user_id"], first["username_sha256"], first["role"]) == (
         str(membership.user_id),
-        "rev",
+        username_digest("rev"),
         "reviewer",
     )
     assert (first["tenant_id"], first["subject_id"]) == (str(tenant.pk), None)
@@ -137,11 +148,12 @@ def test_a_login_deactivated_after_the_backup_is_deactivated_again_and_its_sessi
     with django_capture_on_commit_callbacks(execute=True):
         logins.login_deactivate(user=user)
     [line] = _lines(journal)
-    assert (line["target"], line["deactivated_user_id"], line["username"]) == (
+    assert (line["target"], line["deactivated_user_id"], line["username_sha256"]) == (
         "login_deactivated",
         str(user.pk),
-        "rev",
+        username_digest("rev"),
     )
+    assert line["flags"] == ["is_active"]
     assert line["tenant_id"] == str(tenant.pk)
     get_user_model().objects.filter(pk=user.pk).update(is_active=True)  # as the backup had it
     ended = _session_of(user)  # a session the backup holds
@@ -270,6 +282,9 @@ def test_a_failed_append_is_logged_and_made_by_the_sweep(
         {"target": "portal_membership_removed", "role": "admin"},
         {"target": "login_deactivated", "deactivated_user_id": "99999999999999999999"},
         {"target": "login_password_changed", "password_hash_sha256": "md5$salt$hash"},
+        {"target": "login_password_changed", "username_sha256": "rev"},
+        {"target": "login_deactivated", "flags": ["is_admin"]},
+        {"target": "login_deactivated", "flags": []},
     ],
 )
 def test_the_reader_skips_a_login_line_it_could_not_apply(journal, tenant, wrong):
@@ -284,7 +299,9 @@ def test_the_reader_skips_a_login_line_it_could_not_apply(journal, tenant, wrong
         "user_id": "2",
         "role": "reviewer",
         "deactivated_user_id": "2",
+        "flags": ["is_active"],
         "password_user_id": "2",
+        "username_sha256": "0" * 64,
         "password_hash_sha256": "0" * 64,
     }
     journal.write_text(json.dumps({**base, "target": wrong["target"]}) + "\n")
@@ -362,10 +379,148 @@ def test_the_admin_journals_a_login_deactivated_and_a_password_set(
     user.refresh_from_db()
     assert user.is_active and user.first_name == "Rev"
     root = get_user_model().objects.get(username="root")
-    assert [(line["target"], line.get("username")) for line in _lines(journal)] == [
-        ("login_deactivated", "rev"),
-        ("login_password_changed", None),
-        ("login_password_changed", None),
+    assert [(line["target"], line["username_sha256"]) for line in _lines(journal)] == [
+        ("login_deactivated", username_digest("rev")),
+        ("login_password_changed", username_digest("rev")),
+        ("login_password_changed", username_digest("root")),
     ]
     digests = [line.get("password_hash_sha256") for line in _lines(journal)]
     assert digests[1:] == [password_digest(user.password), password_digest(root.password)]
+
+
+EMAIL = "departed.reviewer@example.com"
+
+
+def test_a_tenants_deletion_leaves_no_owed_line_naming_its_logins(
+    tenant, journal, django_capture_on_commit_callbacks
+):
+    """Stop 64's review of backups: the identities step removes a deleted tenant's logins and
+    names them by id in the admin's history (a login's username, often an email, was kept
+    there), and clears the user-id digests a replay recorded ("a guessable id (an email) is
+    found from it"). The ``LoginAccessLine`` rows of the tenant's logins kept each username
+    in clear (the lines of a membership removed and of a login deactivated) for the backup
+    retention's 36 days after the tenant was gone; the replay never read it. A line names a
+    login by its username's digest now, and the step drops the lines naming the tenant (a
+    login deactivated once its membership was gone keeps its user, and its line names no
+    tenant)."""
+    user = get_user_model().objects.create_user(EMAIL, password="old-pw-12345")
+    membership = PortalMembership.objects.create(user=user, tenant=tenant, role="reviewer")
+    with django_capture_on_commit_callbacks(execute=True):
+        logins.portal_membership_remove(membership=membership)
+        logins.login_deactivate(user=user)
+    assert LoginAccessLine.objects.count() == 2
+
+    operation = tenant_deletion_request(tenant_id=tenant.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    with platform_scope("audit"):
+        left = [json.dumps(line.entry) for line in LoginAccessLine.objects.all()]
+    assert not [text for text in left if EMAIL in text or str(tenant.id) in text]
+    assert EMAIL not in journal.read_text()
+
+
+def test_a_tenants_deletion_appends_an_owed_login_line_before_it_drops_it(
+    tenant, journal, settings, django_capture_on_commit_callbacks
+):
+    """Stop 64's review of backups: a line whose append failed is appended by the identities
+    step before it drops the row, not lost with it (a staff login keeps its user)."""
+    root = get_user_model().objects.create_superuser("staff-rev", password="old-pw-12345")
+    PortalMembership.objects.create(user=root, tenant=tenant, role="reviewer")
+    blocked = journal.parent / "not-a-folder"
+    blocked.write_text("")
+    settings.MEMLEDGER_DELETION_LEDGER = blocked / "deletion-ledger.jsonl"  # cannot be made
+    with django_capture_on_commit_callbacks(execute=True):
+        root.set_password("new-pw-67890")
+        logins.login_password_save(user=root)
+    assert LoginAccessLine.objects.filter(journaled_at=None).count() == 1
+    settings.MEMLEDGER_DELETION_LEDGER = journal  # the volume is back, the sweep not yet run
+
+    operation = tenant_deletion_request(tenant_id=tenant.id)
+    assert deletion_run(operation_id=operation.id) == "completed"
+
+    assert not LoginAccessLine.objects.exists()
+    assert [line["password_user_id"] for line in _lines(journal) if "password_user_id" in line] == [
+        str(root.pk)
+    ]
+
+
+def test_the_replay_deactivates_only_the_login_its_line_names(tenant):
+    """Stop 64's review of backups: a login is named by its row id, which a restore hands out
+    again (the sequence comes back with the backup): a login made after the restore can hold
+    the id of one made and deactivated after the backup. ``_login_deactivate`` matched the id
+    alone (``_membership_remove`` matches the login, tenant, role and subject too), so a
+    replay run again (the damaged database's, or after a failure) deactivated the newcomer
+    and ended their sessions. The line's username digest is matched too."""
+    newcomer = get_user_model().objects.create_user("carol", password="carol-pw-123")
+    line = login_deactivation_entry(
+        user_id=newcomer.pk, username="bob", tenant_id=tenant.id, deactivated_at=timezone.now()
+    )
+
+    with platform_scope("audit"):
+        replay_deletions(entries=[line])
+
+    assert get_user_model().objects.get(pk=newcomer.pk).is_active
+
+
+def test_the_replay_makes_unusable_only_the_password_of_the_login_its_line_names(tenant):
+    """Stop 64's review of backups: the same for a password's line, which named the login by
+    its id alone."""
+    bob = get_user_model()(username="bob")
+    bob.set_password("bob-pw-4567")
+    newcomer = get_user_model().objects.create_user("carol", password="carol-pw-123")
+    line = password_change_entry(
+        user_id=newcomer.pk,
+        username="bob",
+        tenant_id=tenant.id,
+        password_hash=bob.password,
+        changed_at=timezone.now(),
+    )
+
+    with platform_scope("audit"):
+        replay_deletions(entries=[line])
+
+    assert get_user_model().objects.get(pk=newcomer.pk).check_password("carol-pw-123")
+
+
+def test_the_admin_journals_a_login_losing_its_staff_status(
+    journal, django_capture_on_commit_callbacks
+):
+    """Stop 64's review of backups: access taken away in the admin's user form was journaled
+    only for "Active": a login whose "Staff status" or "Superuser status" was cleared (an
+    administrator who left the team) got the admin back with a restore, and no line, log or
+    document said so. The deactivation's line names the flags cleared, and the replay
+    clears them again."""
+    client = _admin_client()
+    leaver = get_user_model().objects.create_superuser("leaver", password="leaver-pw-123")
+    since = timezone.now()
+    form = {
+        "username": "leaver",
+        "first_name": "",
+        "last_name": "",
+        "email": "",
+        "is_active": "on",
+        "date_joined_0": "2026-12-01",
+        "date_joined_1": "10:00:00",
+        "initial-date_joined_0": "2026-12-01",
+        "initial-date_joined_1": "10:00:00",
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(f"/admin/auth/user/{leaver.pk}/change/", form)
+    assert response.status_code == 302
+    leaver.refresh_from_db()
+    assert leaver.is_active and not leaver.is_staff and not leaver.is_superuser
+    [line] = _lines(journal)
+    assert (line["target"], line["deactivated_user_id"], line["flags"]) == (
+        "login_deactivated",
+        str(leaver.pk),
+        ["is_staff", "is_superuser"],
+    )
+    get_user_model().objects.filter(pk=leaver.pk).update(is_staff=True, is_superuser=True)
+    ended = _session_of(leaver)  # the backup's
+
+    result, _ = _replay(since)
+
+    assert (result["logins_deactivated"], result["login_sessions_ended"]) == (1, 1)
+    leaver.refresh_from_db()
+    assert leaver.is_active and not leaver.is_staff and not leaver.is_superuser
+    assert not Session.objects.filter(pk=ended).exists()

@@ -611,9 +611,9 @@ def test_one_tenants_unreadable_policy_is_logged_and_the_other_tenants_go_on(
 
     tenant = str(owner.tenant_id)
     assert result["tenant_failures"] == [
-        {"step": "delete", "tenant_id": tenant},
         {"step": "traces", "tenant_id": tenant},
         {"step": "access_denials", "tenant_id": tenant},
+        {"step": "delete", "tenant_id": tenant},
     ]
     assert f"retention delete: tenant {tenant} failed" in caplog.text
     assert set(Tombstone.objects.values_list("memory_id", flat=True)) == {old.id}
@@ -626,7 +626,9 @@ def test_the_tasks_soft_time_limit_inside_a_tenants_part_ends_the_sweep(
     """Stop 59's audit of retention found the beat task's soft time limit (Celery's
     ``SoftTimeLimitExceeded``, raised while a tenant's part runs) taken for that tenant's
     failure: logged, listed in ``tenant_failures``, and the sweep went on with every other
-    tenant and step into the hard kill. It ends the sweep; the next run goes on."""
+    tenant and step into the hard kill. It ends the sweep; the next run goes on. The
+    cross-tenant expiries (traces and the rest) ran before the tenants' turns, since stop
+    64's review."""
     from celery.exceptions import SoftTimeLimitExceeded
 
     from memory_core.deletion import retention
@@ -649,7 +651,7 @@ def test_the_tasks_soft_time_limit_inside_a_tenants_part_ends_the_sweep(
 
     assert len(parts) == 1  # no other tenant's part ran after it
     assert not Tombstone.objects.exists()
-    assert RetrievalTrace.objects.count() == 1  # nor a later step
+    assert not RetrievalTrace.objects.exists()  # expired before the tenants' turns
 
 
 def test_a_tenant_whose_part_the_soft_time_limit_ends_takes_its_turn_after_the_others(
@@ -689,6 +691,59 @@ def test_a_tenant_whose_part_the_soft_time_limit_ends_takes_its_turn_after_the_o
     assert set(Tombstone.objects.values_list("memory_id", flat=True)) == {
         memory.id for memory in due.values()
     }
+
+
+def test_a_tenant_whose_batch_always_outlasts_the_soft_limit_starves_no_later_step(
+    tenant, other_tenant, monkeypatch
+):
+    """Stop 64's review of retention turns: a batch the soft limit cuts short is rolled back
+    (a transaction a batch), so the same batch outlasts it at every run. The tenant went
+    last, but every run still ended in ``SoftTimeLimitExceeded`` there, and the sweep's later
+    steps (traces, access denials, idempotency records, exports past
+    ``MEMLEDGER_EXPORT_RETENTION_HOURS``) never ran for any tenant. They come before the
+    tenants' turns now."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    from memory_core.deletion import retention
+
+    stalled = tenant.id
+    real = retention._tenant_retention_delete
+
+    def always_out_of_time(tenant_id, *args, **kwargs):
+        if tenant_id == stalled:
+            raise SoftTimeLimitExceeded()
+        return real(tenant_id, *args, **kwargs)
+
+    monkeypatch.setattr(retention, "_tenant_retention_delete", always_out_of_time)
+    expired = _trace(other_tenant, timedelta(days=31))  # past the default trace_days
+
+    for _ in range(3):  # three beats, 15 minutes
+        with pytest.raises(SoftTimeLimitExceeded):
+            retention_apply()
+
+    assert not RetrievalTrace.objects.filter(pk=expired.pk).exists()
+
+
+def test_a_tenants_part_takes_no_batch_once_the_run_is_out_of_time(owner, monkeypatch):
+    """Stop 64's review of retention turns: a tenant's part checked the run's time only after
+    each batch, and went on to a whole batch of each rule left: begun just before the
+    deadline, it ran into the task's soft limit. Out of time, it stops after its first batch
+    that deletes anything (so that a run still moves on), every later rule left to the next
+    run."""
+    from memory_core.deletion import retention
+
+    monkeypatch.setattr(retention, "SWEEP_SECONDS", 0)
+    due = {
+        _memory(owner, MemoryType.TASK_STATE, MemoryClass.WORKING, timedelta(hours=30)).id,
+        _memory(owner, MemoryType.EPISODE, MemoryClass.EPISODIC, timedelta(days=91)).id,
+    }
+
+    retention_apply()
+    first = set(Tombstone.objects.values_list("memory_id", flat=True))
+    retention_apply()
+
+    assert len(first) == 1 and first < due
+    assert set(Tombstone.objects.values_list("memory_id", flat=True)) == due
 
 
 def _orphan(tenant_id, subject_id, name, text, *, age):

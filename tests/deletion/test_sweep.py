@@ -9,10 +9,12 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from memory_core.deletion.runner import deletion_retry_in
 from memory_core.deletion.services import deletion_request
 from memory_core.deletion.sweep import deletion_sweep
 from memory_core.deletion.worker import WorkerProcess
 from memory_core.models import DeletionOperation
+from memory_core.rls import tenant_scope
 from memory_core.tasks import DeletionIncomplete, deletion_run_task
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -157,6 +159,58 @@ def test_a_copy_delivered_while_a_partial_deletion_backs_off_spends_no_run(
     # The first run's backoff: 2 s jittered over its upper half.
     assert operation.last_attempt_at + timedelta(seconds=1) <= operation.next_run_at
     assert operation.next_run_at <= timezone.now() + timedelta(seconds=2)
+
+
+def _backoff_left(operation) -> float:
+    """Return the seconds until ``operation``'s backoff ends, on the database's clock."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT extract(epoch FROM next_run_at - now()) "
+            "FROM memory_core_deletionoperation WHERE id = %s",
+            [operation.pk],
+        )
+        return float(cursor.fetchone()[0])
+
+
+def test_a_partial_deletions_backoff_never_waits_longer_than_its_maximum(
+    private_queue, owner, owner_principal, memories
+):
+    """Stop 64's review of failures: the backoff is "2 s doubling each run, at most 300 s"
+    (docs/operations.md), but ``next_run_at`` was written on the clock of the worker that ran
+    the operation and compared with another worker's (``timezone.now()`` on each host): a
+    run on a host an hour fast made every copy, the sweep's too, wait out that hour (and a
+    countdown that long meets the broker's visibility timeout). Both sides now read the
+    database's clock, and a ``next_run_at`` further off than the longest backoff (written so
+    before) is due: the copy runs the operation."""
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    skewed = timezone.now() + timedelta(hours=1)  # "now + 2 s" on a host an hour fast
+    DeletionOperation.objects.filter(pk=operation.pk).update(
+        status=DeletionOperation.State.PARTIAL, attempts=1, next_run_at=skewed
+    )
+
+    assert _run_each_copy(operation, 1) == ["partial"]
+
+    operation.refresh_from_db()
+    assert operation.attempts == 2, "the copy waited out a backoff of an hour"
+    with tenant_scope(operation.tenant_id):
+        waits = deletion_retry_in(operation_id=operation.pk)
+    assert 0 < waits <= 4, f"a copy waits {waits:.0f} s after the second run (2-4 s)"
+
+
+def test_a_run_on_a_host_whose_clock_is_ahead_backs_off_by_the_databases_clock(
+    private_queue, owner, owner_principal, memories, monkeypatch
+):
+    """Stop 64's review of failures: the run wrote ``next_run_at`` on its own host's clock,
+    an hour fast, so the operation waited that hour by every other host's clock and the
+    database's. It is written on the database's clock now."""
+    operation = deletion_request(principal=owner_principal, memory_id=memories[0].id)
+    host_clock = timezone.now
+    monkeypatch.setattr(timezone, "now", lambda: host_clock() + timedelta(hours=1))
+
+    assert _run_each_copy(operation, 1) == ["partial"]
+
+    left = _backoff_left(operation)
+    assert 0 < left <= 2, f"the first run's backoff ends in {left:.0f} s by the database's clock"
 
 
 RETENTION_PROBE = r"""

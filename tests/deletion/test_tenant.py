@@ -566,7 +566,8 @@ def test_a_login_that_decided_another_tenants_review_no_longer_blocks_the_deleti
         {"user": mover.pk, "role": "reviewer", "tenant": tenant.pk, "subject": ""},
     )
     assert page.status_code == 302, page.content[:2000]
-    membership.refresh_from_db()
+    # A membership changed is the old one removed (journaled) and a new one added.
+    membership = PortalMembership.objects.get(user=mover)
     assert membership.tenant_id == tenant.pk
     owner = SubjectFactory(tenant=tenant, display_name="Owner Person")
     MemoryFactory(subject=owner)

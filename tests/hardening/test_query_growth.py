@@ -174,7 +174,7 @@ def test_a_retrieval_seeing_8_open_conflicts_makes_as_many_queries_as_one_seeing
 ):
     """Every retrieval after the first to see a conflict reads the key's open item again,
     one ``conflict_open`` (SAVEPOINT, SELECT, RELEASE) per clarification, though
-    ``_conflict_state`` has just read it (``conflict_lookup``, one query for all keys).
+    ``conflict_state`` has just read it (``conflict_lookup``, one query for all keys).
     test_pipeline's budget says four queries "small and constant"."""
     subject = SubjectFactory(tenant=tenant, external_id="dana")
     _rivals(tenant, subject, SERVICES[:1])

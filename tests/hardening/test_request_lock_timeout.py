@@ -6,6 +6,7 @@ a large tenant, and every row the tenant's requests insert (a memory, a trace) w
 through its foreign key.
 """
 
+import fcntl
 import threading
 import time
 
@@ -15,7 +16,7 @@ from django.db import connection, transaction
 from memory_core.commit_hooks import after_commit
 from memory_core.deletion.services import _lock_tenant_memories
 from memory_core.models import Memory, RetrievalTrace, Tenant
-from memory_core.rls import tenant_atomic, tenant_scope
+from memory_core.rls import file_lock_wait, tenant_atomic, tenant_scope
 from memory_core.services import revocations
 from tests.deletion.conftest import held_in_another_transaction
 from tests.factories import write_body
@@ -142,11 +143,52 @@ def test_a_revokes_after_commit_record_waits_at_most_the_request_lock_timeout(
     assert lock_timeout() == "0"  # the connection's next request or task has no limit
 
 
+def test_a_revokes_after_commit_journal_append_waits_at_most_the_request_lock_timeout(
+    settings, api_client, tenant, tmp_path
+):
+    """Stop 64's review of failures: a hook registered in a request waited for a lock as long
+    as the request may only in the database. Its first wait is the journal's file lock
+    (``ledger._locked``: a blocking flock), which ``lock_timeout`` does not reach: held by a
+    prune rewriting a large journal (or an append stuck on shared storage), the revoke's
+    answer came after 8.0 s, the time the holder kept it, with a limit of 0.5 s. In a request
+    the lock is now only tried until the limit; the line is left to the deletion sweep."""
+    settings.MEMLEDGER_REQUEST_LOCK_TIMEOUT = 0.5
+    journal = settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "deletion-ledger.jsonl"
+    held = 8
+    written = api_client.post("/api/v1/memories", write_body(), format="json")
+    assert written.status_code == 201, written.content
+    memory_id = written.json()["memory"]["id"]
+    holding, release = threading.Event(), threading.Event()
+
+    def hold():
+        with open(journal, "a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            holding.set()
+            release.wait(held)
+
+    holder = in_thread(hold, released=[holding])
+    assert holding.wait(10)
+    try:
+        started = time.monotonic()
+        response = api_client.post(
+            f"/api/v1/memories/{memory_id}/revoke", {"reason": "wrong"}, format="json"
+        )
+        elapsed = time.monotonic() - started
+    finally:
+        release.set()
+        holder.wait(held + 10)
+    assert response.status_code == 200, response.content
+    assert elapsed < 5, f"the revoke's answer waited {elapsed:.1f} s for the journal's lock"
+    assert memory_id not in journal.read_text()  # the sweep's
+    with tenant_scope(tenant.id):
+        assert Memory.objects.get(pk=memory_id).revocation_journaled_at is None
+
+
 def test_the_after_commit_work_of_a_task_keeps_no_limit(settings):
     """Outside a request (a Celery task, a command) the work after a commit waits for locks
     as the task does: the request's limit is the request's alone."""
     settings.MEMLEDGER_REQUEST_LOCK_TIMEOUT = 0.5
     seen = []
     with transaction.atomic():
-        after_commit(lambda: seen.append(lock_timeout()))
-    assert seen == ["0"]
+        after_commit(lambda: seen.append((lock_timeout(), file_lock_wait())))
+    assert seen == [("0", None)]

@@ -3,8 +3,8 @@
 A conflict open for a reviewer, or resolved "Ask the user" (nothing changes: retrieval keeps
 to its rules until a new memory settles it, services/conflicts.py), is shown on the page of
 each candidate in use: the other candidates the person may see, linked; which one agents are
-given meanwhile, by retrieval's rules (``selectors.portal.given_now``); and how the person
-settles it (``memory_unsettled``).
+given meanwhile, by the tenant's rules and retrieval's own steps
+(``selectors.portal.given_now``); and how the person settles it (``memory_unsettled``).
 """
 
 import pytest
@@ -13,7 +13,11 @@ from django.urls import reverse
 from django.utils import timezone
 
 from memory_core.models import Memory, ReviewItem
-from tests.factories import MemoryFactory
+from memory_core.principals import AgentPrincipal, SystemPrincipal
+from memory_core.retrieval.pipeline import retrieve
+from memory_core.retrieval.types import RetrievalRequest
+from memory_core.services.memories import MemoryDraft, memory_store_many
+from tests.factories import AgentFactory, MemoryFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -32,6 +36,12 @@ def conflict(*memories, **fields) -> ReviewItem:
 
 def asked(*memories) -> ReviewItem:
     return conflict(*memories, state="resolved", resolution="ask_user", resolved_at=timezone.now())
+
+
+def meanwhile(section: str) -> str:
+    """The sentence of a "Not settled" section saying what agents are given meanwhile, its
+    spacing as a browser shows it."""
+    return " ".join(section.split("Meanwhile", 1)[1].split("</p>", 1)[0].split())
 
 
 def not_settled(client, memory) -> str:
@@ -78,13 +88,13 @@ def test_a_person_asked_which_memory_is_right_is_shown_the_other_one(
     assert "A reviewer is asking you which one is right" in section
     # Retrieval gives the administrator's (higher authority), and a correction of it stands
     # beside it: deleting the wrong one settles it.
-    given = section.split("Meanwhile", 1)[1].split("</p>", 1)[0]
-    assert "agents are given" in given and "Alice prefers tabs over spaces." in given
+    given = meanwhile(section)
+    assert "is given" in given and "Alice prefers tabs over spaces." in given
     assert "not over what an administrator set" in section
     assert "delete the one that is wrong" in section
     theirs = not_settled(alice_client, alice_memory)
     assert reverse("portal:memory", args=[mine.pk]) in theirs
-    assert "agents are given this memory" in theirs
+    assert "an agent asking without other limits is given this memory" in meanwhile(theirs)
 
 
 def test_an_open_conflict_no_rule_decides_says_agents_ask_which_holds(alice_client, alice_subject):
@@ -107,7 +117,7 @@ def test_an_open_conflict_no_rule_decides_says_agents_ask_which_holds(alice_clie
 
     assert "This memory contradicts another one" in section
     assert reverse("portal:memory", args=[other.pk]) in section
-    assert "agents are given none of them: they ask which one holds" in section
+    assert "is given none of them: it asks which one holds" in section
     assert "not over what an administrator set" not in section
 
 
@@ -135,7 +145,7 @@ def test_a_keyless_rival_is_linked_and_only_what_the_person_may_see(
     assert "Bob broke the build." not in section
     assert reverse("portal:memory", args=[bobs.pk]) not in section
     # Of memories without a key, the person's statement outranks the model's inference.
-    given = section.split("Meanwhile", 1)[1].split("</p>", 1)[0]
+    given = meanwhile(section)
     assert "The build broke before Alice&#x27;s push." in given
 
 
@@ -160,3 +170,74 @@ def test_a_settled_or_taken_over_conflict_is_not_shown(alice_client, alice_subje
     asked(one, other)
     Memory.objects.filter(pk=one.pk).update(status="revoked")
     assert not_settled(alice_client, one) == ""
+
+
+ADMINS = "The Atlas outage started when the admin rotated the database password."
+ALICES = "The Atlas outage started when Alice's migration locked the orders table."
+
+
+def store(subject, content, **fields) -> Memory:
+    fields.setdefault("authority", "explicit_user")
+    fields.setdefault("source_type", "user_input")
+    return memory_store_many(
+        drafts=[MemoryDraft(subject=subject, memory_type="incident", content=content, **fields)],
+        principal=SystemPrincipal(tenant_id=subject.tenant_id),
+    )[0]
+
+
+def given_to_an_agent(subject) -> set:
+    """The ids retrieval gives an agent whose grant reads every sensitivity."""
+    agent = AgentFactory(tenant=subject.tenant, max_sensitivity="restricted")
+    result = retrieve(
+        principal=AgentPrincipal.from_agent(agent),
+        request=RetrievalRequest(
+            query="What caused the Atlas outage?", user_id=subject.external_id
+        ),
+    )
+    return {str(item.id) for item in result.items}
+
+
+def test_a_memory_a_reviewer_kept_beside_the_administrators_is_said_to_be_given(
+    alice_client, alice_subject
+):
+    """Stop 64's review of the portal fix: a reviewer kept the person's account beside the
+    administrator's (``keep_both_scoped``); a model's inference, corrected beside them later,
+    opens a conflict holding all three. Retrieval gives the administrator's and the
+    person's (``pipeline.keyless_measured`` keeps what a reviewer kept), yet the page, by a
+    rule of its own that knew nothing of the kept sets, said agents were given the
+    administrator's alone, "not the others"."""
+    admins = store(alice_subject, ADMINS, authority="explicit_admin")
+    alices = store(alice_subject, ALICES)
+    models = store(
+        alice_subject, "The Atlas outage started with a network partition.",
+        authority="model_inference", source_type="model_inference", confidence=0.9,
+    )  # fmt: skip
+    conflict(
+        admins, alices, state="resolved", resolution="keep_both_scoped",
+        resolved_at=timezone.now(),
+    )  # fmt: skip
+    conflict(admins, alices, models)
+
+    given = given_to_an_agent(alice_subject)
+    assert {str(admins.pk), str(alices.pk)} <= given and str(models.pk) not in given
+
+    said = meanwhile(not_settled(alice_client, alices))
+    assert "this memory" in said and ADMINS in said, said
+    assert "not the other." in said and "not the others" not in said, said
+
+
+def test_a_memory_no_prompt_may_hold_is_not_said_to_be_given(alice_client, alice_subject):
+    """Stop 64's review of the portal fix: the administrator's account is restricted, above
+    the policy's prompt limit (``max_prompt_sensitivity``, "sensitive"): no agent is given
+    it, and it outranks nothing (``filters.policy_reason``, applied before stage 8), so
+    agents are given the person's. The page said they were given the administrator's, "not
+    the other"."""
+    admins = store(alice_subject, ADMINS, authority="explicit_admin", sensitivity="restricted")
+    alices = store(alice_subject, ALICES)
+    conflict(admins, alices)
+
+    given = given_to_an_agent(alice_subject)
+    assert str(alices.pk) in given and str(admins.pk) not in given
+
+    said = meanwhile(not_settled(alice_client, alices))
+    assert "is given this memory, not the other." in said, said

@@ -4,12 +4,10 @@ A sensitive correction waits for a reviewer; its approval follows the chain to i
 version (``approval_head``). Once the person had corrected the memory again, an approval of
 the earlier one replaced their newer statement with the one they took back. A correction
 (or a confirmation, "This is right") saved or sent to a reviewer now revokes the person's
-own writes still waiting on the chain (``writes._withdraw_own_waiting``, reason
-``replaced_by_later_correction``) and closes their review items: one statement of theirs
-stands.
+own writes still waiting whose approval would replace a version of the chain
+(``writes._withdraw_own_waiting``, reason ``replaced_by_later_correction``) and closes their
+review items: one statement of theirs stands.
 """
-
-import re
 
 import pytest
 from django.test import Client
@@ -26,12 +24,6 @@ pytestmark = pytest.mark.django_db
 
 RETRACTED = "Alice takes insulin for diabetes and prefers tabs."
 LATEST = "Alice prefers tabs."
-
-
-def approval_sent_from(body: str, item) -> dict:
-    card = body.split(f'id="item-{item.pk}"', 1)[1].split("</li>", 1)[0]
-    seen = re.search(r'name="seen_head_id" value="([^"]*)"', card).group(1)
-    return {"reason": "looks fine", "seen_head_id": seen}
 
 
 def correct(client, memory, content: str):
@@ -71,10 +63,15 @@ def test_approving_a_persons_older_correction_does_not_replace_their_newer_one(
     reviewer_client.force_login(reviewer)
     item = ReviewItem.objects.get(memory=first, kind="sensitive_write")
     queue = reviewer_client.get(reverse("portal:review:queue")).content.decode()
-    if f'id="item-{item.pk}"' in queue:
-        reviewer_client.post(
-            reverse("portal:review:approve", args=[item.pk]), approval_sent_from(queue, item)
-        )
+    assert f'id="item-{item.pk}"' not in queue
+    # Approved anyway, as the queue offered it (a tab left open): the next version of the
+    # person's latest statement.
+    reviewer_client.post(
+        reverse("portal:review:approve", args=[item.pk]),
+        {"reason": "looks fine", "seen_head_id": str(latest.pk)},
+    )
+    item.refresh_from_db()
+    assert item.resolution == REPLACED_BY_LATER_CORRECTION
 
     in_use = Memory.objects.get(
         subject=alice_memory.subject, memory_key=alice_memory.memory_key, status="active"
@@ -209,3 +206,48 @@ def test_a_correction_kept_beside_an_administrators_memory_withdraws_the_one_wai
 
     assert Memory.objects.get(supersedes=beside).content == "Alice prefers two spaces."
     assert withdrawn(on_own)
+
+
+def test_a_correction_withdraws_the_persons_waiting_write_whose_approval_lands_on_it(
+    alice_client, alice_memory, reviewer
+):
+    """Stop 64's review of the portal fix: a later correction withdrew only the person's
+    waiting writes whose review item cites a version of the chain it corrects. One whose head
+    was revoked since lands, approved, on the key's memory in use now (``approval_head`` ->
+    ``current_head``), as the person's page of that memory says (``memory_pending_replacements``):
+    correcting that memory left it waiting, and its approval replaced what the person said
+    last with what they had taken back. Withdrawn now by the same rule the page lists them
+    by (``selectors.portal.waiting_to_replace``)."""
+    # 1. A sensitive correction of the key's memory waits for a reviewer.
+    correct(alice_client, alice_memory, RETRACTED)
+    item = ReviewItem.objects.get(memory__content=RETRACTED, kind="sensitive_write")
+    assert item.candidate_ids == [alice_memory.pk]
+    # 2. The person revokes that memory (the correction keeps waiting: docs/portal.md).
+    alice_client.post(reverse("portal:memory-revoke", args=[alice_memory.pk]), {"reason": ""})
+    alice_memory.refresh_from_db()
+    assert alice_memory.status == "revoked"
+    # 3. Later an agent writes the key again: a new chain, the key's memory in use.
+    inferred = MemoryFactory(
+        subject=alice_memory.subject, memory_key=alice_memory.memory_key,
+        content="Alice prefers four spaces.", authority="model_inference",
+        source_type="model_inference", confidence=0.6,
+    )  # fmt: skip
+    # The person's page of it names the waiting correction as one that would replace it.
+    page = alice_client.get(reverse("portal:memory", args=[inferred.pk])).content.decode()
+    assert RETRACTED in page
+    # 4. The person corrects it: saved at once, their latest statement on the key.
+    correct(alice_client, inferred, "Alice prefers two spaces.")
+    latest = Memory.objects.get(content="Alice prefers two spaces.")
+    assert latest.status == "active"
+
+    # The earlier correction, whose approval lands on the latest, is withdrawn: an approval
+    # is refused, and what the person said last stands, not what they took back.
+    assert withdrawn(item)
+    principal = ReviewerPrincipal(tenant_id=alice_memory.tenant_id, user_id=reviewer.pk)
+    with pytest.raises(Conflict) as refused:
+        review_approve(principal=principal, item_id=item.pk, reason="looks fine")
+    assert refused.value.code == "review_closed"
+    in_use = Memory.objects.get(
+        subject=alice_memory.subject, memory_key=alice_memory.memory_key, status="active"
+    )
+    assert in_use.content == "Alice prefers two spaces."

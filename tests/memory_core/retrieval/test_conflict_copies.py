@@ -151,3 +151,32 @@ def test_choosing_a_winner_leaves_the_copy_of_a_candidate_not_yet_in_effect(tena
     revoked = MemoryEvent.objects.filter(memory_id=keyless_copy.id, action="revoked")
     assert list(revoked.values_list("details", flat=True)) == []  # ... and so does its copy
     assert Memory.objects.get(pk=keyless_copy.pk).status == "active"
+
+
+def test_choosing_a_keyless_winner_revokes_a_keyed_copy_of_the_loser(tenant, reviewer):
+    """Stop 64's review of retrieval: stage 6 folds a keyless loser into a keyed memory with
+    its words (``dedup.keeper_order``: a keyed row first), so the loser's words are given
+    under the keyed copy's id. ``_folded_copies`` looked only for copies on the loser's key or
+    on none, and choosing the keyless winner revoked the loser alone: the next retrieval gave
+    its words again, under the keyed copy, beside the winner. The keyed copy goes with it."""
+    subject = SubjectFactory(tenant=tenant, external_id="user-1")
+    loser = _decision(subject, EU, memory_key="")
+    winner = _decision(subject, US, memory_key="", authority="explicit_user")
+    keyed_copy = _decision(subject, EU)
+    item = ReviewItem.objects.create(
+        tenant=tenant,
+        subject=subject,
+        kind=ReviewItem.Kind.CONFLICT,
+        memory_key="",
+        scope_kind="project",
+        scope_ref="atlas",
+        candidate_ids=[loser.pk, winner.pk],
+    )
+
+    conflict_resolve(principal=reviewer, item_id=item.id, outcome="choose_winner",
+                     winner_id=winner.id, reason="The team confirmed us-east-1.")  # fmt: skip
+
+    assert Memory.objects.get(pk=loser.pk).status == "revoked"
+    assert Memory.objects.get(pk=keyed_copy.pk).status == "revoked"
+    revoked = MemoryEvent.objects.get(memory_id=keyed_copy.id, action="revoked")
+    assert revoked.details["copy_of"] == str(loser.id)
