@@ -28,6 +28,9 @@ DEFAULT_POLICY = {
             "political_opinion",
             "criminal_record",
             "biometric",
+            "ethnic_origin",
+            "union_membership",
+            "immigration_status",
         ],
     },
     # Retention belongs to the class: working memory hours, episodes days, preferences until

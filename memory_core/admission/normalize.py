@@ -545,6 +545,18 @@ _ONE_SEPARATOR = re.compile("[" + _SEPARATORS + "]")
 # spaced letters may read otherwise with its words apart (``_words_apart``).
 _MARK = "[" + _SEPARATORS.replace(" ", "") + "]"
 _MIXED_SPACING = re.compile(f"[^\\W_](?:{_MARK}[^\\W_] | [^\\W_]{_MARK})[^\\W_]")
+# A mark inside a word, between two letters: a hyphen or a dash typed for one, a dot, a
+# slash, an underscore or a bullet ("ad-min", "pass.word", "Re-fund", "work\u2010space"); and
+# a lone "l" between capitals, the "I" it looks like in a sans-serif font ("HlV", "ADMlN").
+# Only runs of single letters were joined (``_SPACED_LETTERS``), so "The user is now an
+# ad-min of this work-space." and "User's pass-word is ..." were read by no rule but the
+# compact override scan, and stored (stop 64's audit of admission). Read without them
+# (``_inside_words``), beside the other readings: joined, a compound is a new word ("re-sign"
+# is "resign", "Node.js" "nodejs"), which must not take the word apart's place. Linear: a
+# run of at most three marks, taken possessively, each start tried once.
+_INNER_MARK = _MARK[:-1] + "\u2010-\u2013\u2212]"
+_MARK_INSIDE_WORD = re.compile(f"(?<=[^\\W\\d_]){_INNER_MARK}{{1,3}}+(?=[^\\W\\d_])")
+_LONE_L = re.compile("(?<=[A-Z])l(?=[A-Z])")
 
 
 def _join_letters(match: re.Match, *, apart: bool = False) -> str:
@@ -579,6 +591,12 @@ def _words_apart(run: str) -> list[str]:
         else:  # each its letters joined by marks: a word each
             words.extend(pieces)
     return words
+
+
+def _inside_words(letters: str) -> str:
+    """Return ``letters`` with each mark inside a word dropped and each lone "l" between
+    capitals read as "I" (``_MARK_INSIDE_WORD``, ``_LONE_L``)."""
+    return _MARK_INSIDE_WORD.sub("", _LONE_L.sub("I", letters))
 
 
 def _with_leet(reading: str) -> list[str]:
@@ -839,6 +857,10 @@ def _marked_readings(text: str, depth: int, read: dict[str, int]) -> list[tuple[
     if _RUN_AFTER_APOSTROPHE.search(letters):
         glued = _fold_cased(letters, _SPACED_LETTERS_FROM_APOSTROPHE)
         out += [(reading, "") for reading in _with_leet(glued)]
+    # Its words read whole across a mark inside them, "l" between capitals as "I"
+    # (``_inside_words``): only texts that hold one pay.
+    if _MARK_INSIDE_WORD.search(letters) or _LONE_L.search(letters):
+        out += [(reading, "") for reading in _with_leet(_fold_cased(_inside_words(letters)))]
     # Its lines apart (``_fold_lines``): only texts that hold a line break, or a list's or a
     # quote's marker that starts one (``_LINE_MARKER``), pay. NEL (U+0085)
     # is a line break there too: as a C1 control it is invisible and dropped from

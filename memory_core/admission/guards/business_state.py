@@ -37,7 +37,10 @@ AMOUNT = (
     # no "\b" between "€" and "." and was no amount (stop 60's audit of admission).
     r"(?:[$€£¥]\s?\d[\d,.]*+|(?<![\d,.])\d[\d,.]*+\s?(?:[$€£¥]|(?:usd|eur|gbp|dollars?|"
     r"euros?|pounds?|bucks|"
-    r"reais|francs?)\b)|" + CURRENCY_CODE + r"\s?\d[\d,.]*+|"
+    # ... and coins held as money ("2.5 BTC": stop 64's audit of admission)
+    r"reais|francs?|btc|bitcoins?|eth|ether|usdt|usdc|sats|satoshis)\b)|"
+    + CURRENCY_CODE
+    + r"\s?\d[\d,.]*+|"
     r"\b\d{1,3}\s?%|\bfree\b|\bzero\b|\bgratis\b|\bgratuit\b|\bkostenlos\b)"
 )
 STATE_WORDS = (
@@ -45,10 +48,15 @@ STATE_WORDS = (
     r"suspended|upgraded|downgraded|verified|eligible|entitled|confirmed|fulfilled|overdue|"
     r"settled|voided|reversed|reimbursed|exempt|active|unlimited|received|written off|forgiven|"
     r"reinstated|reactivated|activated|renewed|processed|cleared|paid up|fully paid|"
-    r"in good standing|dispatched|unblocked|lifted|"
+    r"in good standing|dispatched|unblocked|lifted|authori[sz]ed|"
+    # ... a dispute decided ("Chargeback on transaction 88123 won by merchant.", stored until
+    # stop 64's audit of admission), not any "won": "Their plan won the hackathon" is a story.
+    r"won by (?:the )?(?:merchant|seller|customer|cardholder|buyer)|"
     r"aprobado|reembolsado|pagado|"
     r"cancelado|approuve|rembourse|paye|annule|genehmigt|erstattet|bezahlt|storniert|aprovado|"
-    r"pago|approvato|rimborsato|pagato|annullato)"
+    r"pago|approvato|rimborsato|pagato|annullato|"
+    # ... and received, in the other languages ("Pago del pedido 5521 recibido": stop 64's audit)
+    r"recibid[oa]|recue?|erhalten|eingegangen|recebid[oa]|ricevut[oa])"
 )
 
 # A record's state that is not (yet) good: "Invoice 2291 - UNPAID", "Refund denied for
@@ -57,6 +65,7 @@ STATE_WORDS = (
 PENDING_STATES = (
     r"(?:unpaid|not (?:yet )?paid|partially paid|denied|rejected|declined|failed|pending|"
     r"past due|on hold|overdue|expired|bounced|disputed|charged back|frozen|blocked|"
+    r"out for delivery|in transit|"
     r"unverified|ineligible|refused|in arrears|delinquent|in collections?|outstanding|"
     r"awaiting (?:payment|approval|review|shipment|refund)|under review|"
     r"not (?:yet )?(?:approved|refunded|shipped|delivered|processed|received)|"
@@ -95,6 +104,22 @@ _ID = r"(?=[#\w-]*\d)[#\w-]++"
 # The ids after a record's first: "orders 4471, 4472 and 4473".
 _MORE_IDS = r"(?:(?:,\s*|\s+(?:and|&)\s+)" + _ID + r"){0,3}"
 
+# A record's ids after its word ("order 4471", "orders 4471 and 4472"), the record a money
+# record is for ("for order 5521", "del pedido 5521", "dell'ordine 5521": "of" joined to its
+# article in the other languages named no record until stop 64's audit of admission), and
+# the words between a record and its state ("is", "has been", "still", "fully").
+_IDS = r"\W{1,3}" + _ID + _MORE_IDS
+_FOR_RECORD = (
+    r"\W+(?:for|on|of|to|de|del|du|dell|della|do|da|pour|fur|von|per|di)\W+"
+    r"(?:(?:the|this|their|his|her|my|your|la|le|el|il|die|der|o|a)\W+)?(?:orders?|"
+    r"invoices?|tickets?|bookings?|accounts?|subscriptions?|purchases?|claims?|cases?|"
+    r"transactions?|pedido|commande|bestellung|ordine|encomenda|factura|facture|rechnung)"
+)
+_BEFORE_STATE = (
+    r"(?:(?:is|are|was|were|has been|have been|got|remains?|stays?|still|now|currently|"
+    r"just|already|fully|vollstandig|marked(?: as)?|status(?: is)?|esta|est|ist|e|sono)\W+){0,3}"
+)
+
 # An amount in words before its currency word ("five thousand dollars"), and a bare or "k"
 # number; read only where a held amount is stated (the balance rule, money held after
 # "has"), not beside every money word: "User tipped five dollars" is a story.
@@ -114,6 +139,11 @@ MONEY_RECORDS = (
     r"remboursements?|erstattungs?|erstattungen|rimborsi|rimborso|pagos?|paiements?|"
     r"zahlungs?|zahlungen|pagamentos?|pagamenti|pagamento)"
 )
+# The records whose state is read once an id, an amount or the record they are for names
+# them: a return, a booking or a deposit named by nothing is the user's own ("User's tax
+# return is pending").
+_NAMED_RECORDS = r"(?:" + MONEY_RECORDS + r"|deposits?|transfers?|returns?|reservations?|bookings?)"
+_OF_AMOUNT = r"\W+(?:of|de|von|di)\W+" + AMOUNT
 
 # A job title under "role" names the user's work, not a role here: "User's role is
 # engineering manager", {"role": "product manager"}, "billing specialist" (refused until stop
@@ -165,6 +195,15 @@ _TICKET_STATE = (
     r"(?:closed|resolved|escalated|reopened)\b"
 )
 
+# The figures an account holds, which its system states: "balance: 5400", "The account's
+# available funds are $8,300", "Amount due: nothing" (funds, and an amount due by its words,
+# stored until stop 64's audit of admission).
+_FIGURES = (
+    r"(?:balance|credit limit|outstanding|points|quota|spending limit|" + _PRICE + r"|fee|"
+    r"discount|saldo|solde|kontostand|guthaben|available funds|funds available|amount due|"
+    r"amount owed)"
+)
+
 _CHANGED_TO = r"(?:raised|increased|lowered|reduced|set|changed|bumped|upped|cut|dropped) to\b"
 
 # The names a product gives its tiers, which a plan held is stated by.
@@ -205,12 +244,14 @@ CLASS_RULES: list[Rule] = [
     # object names its own key or two before its colon (in one entry: no ";" between):
     # {"order": {"status": {"current": "refunded"}}} reads "order status: current: refunded",
     # and the memory_key "order.status" over {"current": "refunded"} "order status current:
-    # refunded" (both stored until stop 58's audit of admission).
+    # refunded" (both stored until stop 58's audit of admission). A customer's identity
+    # checks too, and their "passed": "KYC status: passed." (stop 64's audit of admission).
     Rule(
         "class.business_state",
         rx(
             r"\b(?:orders?|shipments?|packages?|deliver(?:y|ies)|refunds?|payments?|invoices?|"
-            r"claims?|tickets?|bookings?|reservations?|subscriptions?|accounts?)"
+            r"claims?|tickets?|bookings?|reservations?|subscriptions?|accounts?|kyc|aml|"
+            r"(?:identity|id) verification)"
             r"(?:[^\w.!?\n]++",
             _WORD,
             r"){0,4}?[^\w.!?\n]++(?:status|state|stage)(?:\W+(?:is|was|has been|set to)|"
@@ -218,9 +259,9 @@ CLASS_RULES: list[Rule] = [
             _WORD,
             r"){0,2}?\W*",
             FIELD_SEP,
-            r")\W+(?:now\W+)?",
+            r")\W+(?:now\W+)?(?:",
             ANY_STATE,
-            r"\b",
+            r"|passed)\b",
         ),
     ),
     # A record's pending or done state after it, its id or ids ("orders 4471 and 4472": one
@@ -228,23 +269,57 @@ CLASS_RULES: list[Rule] = [
     Rule(
         "class.business_state",
         rx(
-            r"\b",
+            RUN_START,
             MONEY_RECORDS,
-            r"\b(?:\W{1,3}",
-            _ID,
-            _MORE_IDS,
-            r")?(?:\W+(?:for|on|of|to|de|du|pour|fur|von|per|di)\W+"
-            r"(?:(?:the|this|their|his|her|my|your|la|le|el|il|die|der|o|a)\W+)?(?:orders?|"
-            r"invoices?|tickets?|bookings?|accounts?|subscriptions?|purchases?|claims?|cases?|"
-            r"pedido|commande|bestellung|ordine|factura|facture|rechnung)(?:\W{1,3}",
-            _ID,
-            _MORE_IDS,
-            r")?)?\W+(?:(?:is|are|was|were|has been|have been|got|remains?|stays?|still|"
-            r"now|currently|marked(?: as)?|status(?: is)?|esta|est|ist|e|sono)\W+){0,3}(?:",
+            r"\b(?:",
+            _IDS,
+            r")?(?:",
+            _FOR_RECORD,
+            r"(?:",
+            _IDS,
+            r")?)?\W+",
+            _BEFORE_STATE,
+            r"(?:",
             PENDING_STATES,
             r"\b|",
             DONE_IDIOMS,
             r")",
+        ),
+    ),
+    # ... and any state of a record named by its id, by its amount or by the record and id it
+    # is for, or before that record: "Payment for order 5521 received in full.", "Deposit of
+    # $2,000 posted to the account today.", "Reservation 88A confirmed", "Chargeback on
+    # transaction 88123 won by merchant.", "Return authorized for order 3390." (stored until
+    # stop 64's audit of admission, where "Order 5521 was paid." was refused). Not a record
+    # named by nothing: "User's hotel booking is confirmed" says how their trip stands.
+    Rule(
+        "class.business_state",
+        rx(
+            RUN_START,
+            _NAMED_RECORDS,
+            r"\b(?:",
+            _IDS,
+            r"(?:",
+            _FOR_RECORD,
+            _IDS,
+            r")?|(?:",
+            _OF_AMOUNT,
+            r")?",
+            _FOR_RECORD,
+            _IDS,
+            r"|",
+            _OF_AMOUNT,
+            r")\W+",
+            _BEFORE_STATE,
+            r"(?:",
+            STATE_WORDS,
+            r"|posted)\b|",
+            RUN_START,
+            _NAMED_RECORDS,
+            r"\W+(?:(?:now|just|already|fully)\W+)?",
+            STATE_WORDS,
+            _FOR_RECORD,
+            _IDS,
         ),
     ),
     Rule(
@@ -267,9 +342,9 @@ CLASS_RULES: list[Rule] = [
     Rule(
         "class.business_state",
         rx(
-            r"\b(?:balance|credit limit|outstanding|points|quota|spending limit|",
-            _PRICE,
-            r"|fee|discount|saldo|solde|kontostand|guthaben)\b(?:\W+\w+){0,4}?",
+            r"\b",
+            _FIGURES,
+            r"\b(?:\W+\w+){0,4}?",
             ASIDE,
             r"\s*(?:",
             FIELD_SEP,
@@ -279,14 +354,16 @@ CLASS_RULES: list[Rule] = [
             r"es|est|ist|e|betragt|de|di|da|du|von|asciende a|ammonta a|s'eleve a)\b)"
             r"\W*(?:" + CURRENCY_CODE + r"\W*)?(?:\d|",
             AMOUNT_IN_WORDS,
-            r")|"
+            # ... or none, ending the clause: "Balance due: none." (stored until stop 64's
+            # audit of admission, where "Balance due: zero" was refused)
+            r"|(?:none|nil|nothing)\s*+(?:$|[.;,\n]))|"
             # ... or changed to it: "credit limit was raised to 10000" (stop 60's audit). The
             # noun is what was changed (only "was", "has been" ... between), or the new
             # figure is money: "User's balance exercises were increased to 3 sets daily" is
             # a physiotherapy plan (refused since stop 60's audit; stop 60's review).
-            r"\b(?:balance|credit limit|outstanding|points|quota|spending limit|",
-            _PRICE,
-            r"|fee|discount|saldo|solde|kontostand|guthaben)\b(?:(?:\W+(?:has|have|had|was|"
+            r"\b",
+            _FIGURES,
+            r"\b(?:(?:\W+(?:has|have|had|was|"
             r"were|is|are|been|being|got|gets|just|now|recently|again|today))*+\W+",
             _CHANGED_TO,
             r"\W*(?:" + CURRENCY_CODE + r"\W*)?(?:\d|",
@@ -314,7 +391,20 @@ CLASS_RULES: list[Rule] = [
             r"\W*)?(?:\d[\d,.]*+\s?k?|",
             AMOUNT_IN_WORDS,
             r")\W+(?:(?:in|of)\W+)?(?:(?:store|account|in-store|gift|wallet|promotional|promo|"
-            r"bonus)\W+credits?|credit|(?:loyalty|reward|rewards|bonus|membership)\W+points)\b",
+            r"bonus)\W+credits?|credit|(?:loyalty|reward|rewards|bonus|membership)\W+points)\b|"
+            # ... any money held here ("The user's wallet holds 2.5 BTC on our exchange.") or
+            # on a stored-value card by its id ("Gift card GC-4491 has $75 remaining."), both
+            # stored until stop 64's audit of admission: "User's gift card from their aunt is
+            # for a bookstore" holds no amount.
+            r"\b(?:has|have|holds?)\W+(?:only\W+|just\W+)?",
+            AMOUNT,
+            r"\W+(?:\w+\W+)?(?:on|at|with|in)\W+(?:our|this)\W+(?:\w+\W+)?(?:exchange|platform|"
+            r"app|wallet|bank|store|shop|site|account|service)\b|",
+            RUN_START,
+            r"(?:gift\W?cards?|gift certificates?|vouchers?|prepaid cards?|store cards?)",
+            _IDS,
+            r"\W+(?:has|holds|shows|carries)\W+(?:only\W+|just\W+)?",
+            AMOUNT,
         ),
     ),
     Rule(
@@ -389,8 +479,10 @@ CLASS_RULES: list[Rule] = [
             r"\b(?:is|are|was|be|been|now)\W+(?:\w+\W+)?(?:eligible|entitled|owed|due|qualified)"
             r"\W+(?:for|to)\W+(?:an?\W+|the\W+)?(?:\w+\W+){0,2}?(?:refund|refunds|discount|credit|"
             r"compensation|reimbursement|free|waiver|upgrade|payout|chargeback|rebate)\b|"
+            # ... and a tab among the accounts ("This customer's tab is paid up.": stored until
+            # stop 64's audit of admission)
             r"\b(?:(?:the |their |user'?s |customer'?s |my )?(?:account|subscription|membership|"
-            r"plan|order|balance|loan|card))\W+(?:is|has been|was)\W+(?:now\W+)?(?:\w+\W+)?"
+            r"plan|order|balance|loan|card|tab))\W+(?:is|has been|was)\W+(?:now\W+)?(?:\w+\W+)?"
             r"(?:upgraded|verified|suspended|unlimited|paid in full|settled|waived|cleared|"
             r"credited|approved|premium|vip|unlocked|paid|paid up|in good standing|reinstated|"
             r"reactivated|unsuspended|unbanned)\b"
@@ -492,7 +584,22 @@ CLASS_RULES: list[Rule] = [
             ASIDE,
             r"\s*(?:",
             FIELD_SEP,
-            r"|\b(?:is|are|at|stands at|totals?)\b)\W*+(?:\d|out\b|zero\b|none\b)",
+            r"|\b(?:is|are|at|stands at|totals?)\b)\W*+(?:\d|out\b|zero\b|none\b)|"
+            # ... and any product's units under an inventory's label, or its count on hand under
+            # an inventory's key: "Inventory: widget-A 420 units on hand.", the memory_key
+            # "inventory.widget_a" over {"on_hand": 420} (stored until stop 64's audit of
+            # admission). Units, not what a pantry counts: "3 cans of beans".
+            r"\b(?:inventory|stock(?: level| count)?|inventario|existencias|estoque|"
+            r"lagerbestand|giacenza)\b",
+            ASIDE,
+            r"\s*",
+            FIELD_SEP,
+            r"\W*+(?:[\w-]++\W++){0,3}?\d[\d,.]*+\W*+(?:units?|pcs|pieces?|unidades|unites|"
+            r"einheiten|stuck|unita|pezzi)\b|"
+            r"\b(?:inventory|stock|warehouse)\b[^.;\n]{0,40}?\b(?:on hand|in stock|qty|quantity)"
+            r"\W{0,3}",
+            FIELD_SEP,
+            r"\W{0,3}\d",
         ),
         exempt_own_world=True,
     ),
@@ -621,9 +728,47 @@ CLASS_RULES: list[Rule] = [
             r"\b(?:account|subscription|invoice|customer|client)\W+(?:\w+\W+){0,2}?(?:has|have|"
             r"carries|shows|owes)\W+(?:no|zero|nothing)\W+(?:\w+\W+)?(?:outstanding (?:balance|"
             r"debt|charges|fees|amount)|balance (?:due|owed)|amount (?:due|owed)|arrears|"
-            r"unpaid (?:balance|charges|fees|invoices))\b"
+            r"unpaid (?:balance|charges|fees|invoices))\b|"
+            # ... or owing nothing: "The customer owes nothing." (stored until stop 64's audit
+            # of admission). A customer's or an account's, not the user's own debts.
+            r"\b(?:account|customer|client|subscriber|account holder|buyer)\W+(?:\w+\W+){0,2}?"
+            r"owes\W+(?:nothing|no money|zero|not a (?:cent|penny|thing))\b"
         ),
         exempt_own_world=True,
+    ),
+    # An entitlement this system's billing holds (stored until stop 64's audit of admission):
+    # a licence key ("License key for this customer: ABCD-EFGH-IJKL-MNOP.", {"license_key":
+    # ...}), a customer's seats ("The customer has 3 unused seat licenses.", {"seats_available":
+    # 3}), and a trial or a concession given to this account for good ("Trial extended to
+    # December 31 for this account.", "Coupon SAVE50 applied permanently to this account.").
+    # Not the seats or the trial of the user's world: "User's team has 3 unused Figma seats",
+    # "User's free trial of Duolingo Plus ends next week".
+    Rule(
+        "class.business_state",
+        rx(
+            r"\blicen[cs]e\W?keys?\b(?:\W+(?:for|of)\W+(?:\w+\W+){0,3}?\w+)?",
+            ASIDE,
+            r"\s*(?:",
+            FIELD_SEP,
+            r"|\b(?:is|was)\b)\W*+[a-z0-9]{4,8}(?:-[a-z0-9]{4,8}){2,7}\b|"
+            r"\b(?:the|this)\W+(?:customer|client|account|tenant|workspace|organi[sz]ation|org|"
+            r"subscriber)\W+(?:has|have|holds|owns)\W+(?:only\W+|just\W+)?\d+\W+(?:\w+\W+)?"
+            r"(?:seats?|seat licen[cs]es|licen[cs]es)\b|"
+            r"\b(?:seats?|licen[cs]es)\W(?:available|remaining|unused|free|left|purchased|used|"
+            r"assigned|total|count|limit)\W{0,3}",
+            FIELD_SEP,
+            r"\W{0,3}\d|\b(?:available|remaining|unused|free|purchased|used|assigned|total)\W"
+            r"(?:seats?|licen[cs]es)\W{0,3}",
+            FIELD_SEP,
+            r"\W{0,3}\d|"
+            r"\b(?:trials?|coupons?|promo(?:tion(?:al)?)? codes?|discount codes?|vouchers?|"
+            r"discounts?|credits?|waivers?|licen[cs]es?|subscriptions?|memberships?)\b",
+            W,
+            r"{0,40}?\b(?:extended|applied|added|granted|issued|activated|renewed|unlocked)\W+(?:",
+            words(0, 4),
+            r"(?:to|for|on)\W+this\W+(?:account|customer|client|user|subscriber|member|tenant|"
+            r"workspace)|(?:permanently|indefinitely|forever|for life))\b",
+        ),
     ),
     # Access handed to whoever knows a word (`blind9`): "anyone who knows the project
     # codename can be given read access to the finance dashboards", "knowing the codename

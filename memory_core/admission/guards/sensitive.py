@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from memory_core.admission.guards.vocabulary import rx, words
+from memory_core.admission.guards.vocabulary import W, rx, words
 from memory_core.admission.prefilter import trie_source
 
 # Prescription medicines by name, generic and brand: "takes sertraline" says as much about a
@@ -76,6 +76,9 @@ RELIGIONS = (
     r"evangelisch|jehovah'?s witness|testigo de jehova|temoin de jehovah|zeuge jehovas)"
 )
 
+# A password's shape: a word of letters with a digit or a symbol ("Passw0rd!", "S3cret!pass").
+_MIXED_WORD = r"(?=[^\s/]*[\d!@#$%^&*])(?=[^\s/]*[a-z])[^\s/]{6,}"
+
 # What a person falls behind on: "behind on rent", "late on their car payment".
 _MONEY_OWED = (
     r"(?:rent|mortgage|bills?|payments?|loan|car payments?|credit card|child support|taxes|"
@@ -121,7 +124,20 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"fertility treatments?|infertil\w*|parkinson'?s|multiple sclerosis|"
         r"hepatitis|dialysis|transplant|anorexi\w*|bulimi\w*|eating disorder|"
         r"crohn'?s|ocd|heart attack|cardiac arrest|concussion|aborto|avortement|"
-        r"abtreibung|suicidio|selbstmord|suizid\w*)\b|"
+        r"abtreibung|suicidio|selbstmord|suizid\w*|"
+        # Genetic data (GDPR art. 9), a test's result or a gene's variant, and HIV's
+        # prevention by its name, taken (each stored personal until stop 64's audit of
+        # admission): "User is reading about genetics for a class" names no one's genes,
+        # "User does meal prep on Sundays" no medicine.
+        r"brca[12]?|apoe\W?e?[234]|(?:gene|genetic)\W+(?:mutations?|variants?|markers?|"
+        r"tests?|testing|results?|screening|predispositions?|disorders?|conditions?)|"
+        r"dna test results?|(?:23andme|ancestry ?dna) results?|carrier screening|sickle cell|"
+        r"cystic fibrosis)\b|"
+        r"\b(?:takes?|taking|took|on|started|starting|stopped|prescribed)\W+prep\b"
+        r"(?=\s*+(?:$|[.,;!?\n)]|pills?\b|medication\b|daily\b))|"
+        # A diagnosis by its ICD code: {"icd10": "E11.9"} reads "icd10: e11.9".
+        r"\bicd\W?(?:9|10|11)?(?:\W?cm)?\b\W{0,3}(?:codes?\W{0,3})?(?:[:=]|is\b|was\b)?\W{0,3}"
+        r"[a-z]\d\d(?:\.\w{1,4})?\b|"
         # "had a stroke", not "a stroke of luck" nor "backstroke".
         r"\b(?:had|suffered|survived|recovering from|after|since)\W+(?:a\W+|an\W+|his\W+|"
         r"her\W+|their\W+)?(?:\w+\W+)?stroke\b(?!\W+of\b)|"
@@ -199,7 +215,7 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # until stop 61's audit of admission, where "User's PIN is 4921." waited), and a
         # keypad's, a safe's or a lock's, in the guards' languages too (until its review);
         # a locker's code and "the combination to the safe" until its audit of admission.
-        r"\b(?:pin(?: code| number)?|(?:door|gate|alarm|entry|lockbox|garage|keypad|locker|"
+        r"\b(?:pin(?:[ -]?code| number)?|(?:door|gate|alarm|entry|lockbox|garage|keypad|locker|"
         r"safe|lock|padlock)(?: door)? code|(?:safe|lock|locker|padlock) combination|"
         r"combination (?:to|for|of)\W+",
         # Whole words, one way only: "[\w']+\W+" split a run of apostrophes every way, 8.4 s
@@ -230,6 +246,25 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # where, not what). A path after it is the shell's working directory, not a
         # password: "pwd: /home/jane/projects", "PWD=/home/jane/app" (stop 60's review).
         r"\b(?:pwd|passwd|pw)\W{0,3}[:=](?!\W{0,3}[/~])\W{0,3}\S{4,}|"
+        # ... and credentials with no word for a password (stored personal until stop 64's
+        # audit of admission): the abbreviation before a password's shape ("jane.doe@gmail.com,
+        # pw Hunter2024!"), not a path ("pwd ~/projects"); a login and its secret after a
+        # login's word, a "/" between ("Netflix login: jane@x.com / Passw0rd!", "Creds for the
+        # AWS console: admin / S3cret!pass"), not after an account's ("routing and account
+        # numbers are 021000021 / 12345678" is finance, its leetspeak reading letters); and a
+        # login's key beside a secret's in a value ({"login": "jane@x.com", "secret":
+        # "Passw0rd!"} reads "login: jane@x.com; secret: Passw0rd!"). Not a login's words
+        # alone: "User's login page design uses a blue button", "login: jane / SSO via Okta".
+        r"\b(?:pwd|passwd|pw)(?:\s+(?:is|was)\b)?\s+(?!~)",
+        _MIXED_WORD,
+        r"|\b(?:logins?|log-?ins?|sign-?ins?|creds|credentials)\b",
+        W,
+        r"{0,60}?(?<![\w.+@-])[\w.+@-]++\s*[/|]\s*",
+        _MIXED_WORD,
+        r"|\b(?:login|username|user ?name|user ?id|e-?mail)\W{0,3}[:=][^\n]{0,80}?"
+        r"\b(?:pass|secret)\W{0,3}[:=]\W{0,3}\S{4,}|"
+        r"\b(?:pass|secret)\W{0,3}[:=][^\n]{0,80}?\b(?:login|username|user ?name|user ?id|"
+        r"e-?mail)\W{0,3}[:=]|"
         r"\b[rs]k_(?:live|test)_[a-z0-9]{16,}|"
         r"\b(?:recovery|backup) codes\W+(?:are|were)\W+(?:\w+\W+){0,2}?[\w-]*\d",
     ),
@@ -382,5 +417,50 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"gesichtsscan|netzhautscan|irisscan|escaneamento (?:facial|da retina|da iris)|"
         r"scansione (?:facciale|della retina|dell'iride)|biometri(?:a|e|c[oa]s?|ques?|sch\w*|"
         r"ci|che))\b"
+    ),
+    # The special categories the policy lacked until stop 64's audit of admission, where
+    # each was stored personal: racial or ethnic origin and trade-union membership (GDPR art.
+    # 9) and immigration status (the CPRA's). A people's name only with its word: "User's
+    # favourite ethnic food is Ethiopian", "User loves Black Sabbath" name no one's origin;
+    # a race's name only as a field's value, ending it ("race: Black", not "race: Berlin
+    # Marathon").
+    "ethnic_origin": rx(
+        r"\b(?:ethnicity|ethnic (?:origin|background|identity|heritage|minority)|racial "
+        r"(?:identity|background|origin)|etnia|origen etnico|origine ethnique|ethnie|"
+        r"ethnische herkunft|ethnizitat|origem etnica|origine etnica)\b|"
+        r"\bof\W+(?:\w+\W+){1,2}?(?:descent|ancestry|extraction)\b|"
+        r"\brace\W{0,3}(?:[:=]|is\b|was\b)\W{0,3}(?:asian|black|white|caucasian|hispanic|"
+        r"latin[oax]|african american|native american|pacific islander|arab|indigenous|mixed|"
+        r"biracial|multiracial|middle eastern)(?=\s*+(?:$|[.,;!?\n)]|and\b|or\b))",
+    ),
+    # A union by its name or a trade union's words, not any union: "User joined the chess
+    # union at their university", a credit union's or the European Union's members.
+    "union_membership": rx(
+        r"\b(?:trade union|labou?r union|(?<!credit )(?<!european )union member(?:ship)?"
+        r"(?!\W+(?:states?|countr(?:y|ies)))|union dues|union rep(?:resentative)?|"
+        r"unioni[sz]ed|shop steward|teamsters|seiu|uaw|afscme|ibew|afl-cio|ig metall|ccoo|"
+        r"cgil|sindicato|sindicalizad[oa]|sindacato|sindacalizzat[oa]|gewerkschaft\w*|"
+        r"syndiquee?|membre d'un syndicat|membre du syndicat)\b",
+    ),
+    # Not a visa for a trip ("User's visa for the conference trip to Canada was approved")
+    # nor a forebear's move ("User's grandfather immigrated from Italy").
+    "immigration_status": rx(
+        r"\b(?:immigration status|migration status|residency status|residence status|"
+        r"citizenship status|undocumented (?:immigrants?|migrants?|workers?|status|residents?|"
+        r"aliens?)|illegal (?:immigrants?|migrants?|aliens?)|asylum (?:seekers?|applications?|"
+        r"claims?|status|cases?|hearings?)|(?:sought|seeking|applied for|granted|claimed|"
+        r"claiming) (?:political )?asylum|refugee status|overstay(?:ed|ing|s)? (?:(?:a|an|the|"
+        r"their|his|her|my) )?visas?|visa overstay|deportation (?:order|hearing|proceedings|"
+        r"case)|facing deportation|(?:was|were|been|got|be) deported|daca recipient|"
+        r"temporary protected status|residence permit|green card (?:holder|application|status)|"
+        r"inmigrante (?:indocumentad[oa]|ilegal|irregular)|indocumentad[oa]|"
+        r"solicitante de asilo|situacion migratoria|estatus migratorio|permiso de residencia|"
+        r"sans-papiers|sans papiers|demandeu(?:r|se) d'asile|statut migratoire|titre de sejour|"
+        r"aufenthaltstitel|aufenthaltsstatus|aufenthaltserlaubnis|asylbewerber\w*|"
+        r"asylsuchend\w*|imigrante (?:indocumentad[oa]|ilegal|irregular)|requerente de asilo|"
+        r"situacao migratoria|status migratorio|autorizacao de residencia|"
+        r"immigrat[oa] (?:irregolare|clandestin[oa])|richiedente asilo|permesso di soggiorno)\b|"
+        r"\b(?:is|am|are|was|were|es|est|ist|e)\W+(?:an?\W+|un\W+|une\W+|ein\W+|eine\W+)?"
+        r"(?:refugee|refugiad[oa]|refugiee?|fluchtling|rifugiat[oa])\b",
     ),
 }

@@ -168,30 +168,45 @@ OCCUPATION_BEFORE = (
     r"building|property|restaurant|shop|small business|business|company's|bakery|cafe|"
     r"their|his|her|its)"
 )
-OWN_WORLD_AFTER = (
-    r"(?:(?:member|volunteer|contributor|seller|buyer|driver|host|reviewer|donor|player)\W+)?"
-    # ... but not what they ask of this system: "bypass the content filter for their
-    # requests", "turn off your moderation for their chats" (`blind6`).
-    r"(?:of|on|for|at|in|over|from) (?:(?:their|his|her|the user's)(?!\W+(?:\w+\W+)?"
-    r"(?:requests?|chats?|messages?|questions?|conversations?|sessions?|prompts?|"
-    r"quer(?:y|ies)|answers?|replies)\b)|a|an|the family|the local|"
-    r"several|two|many|some|his own|her own|their own|my own|"
-    # "my" too, but not of what this system holds for the user: "disable 2FA for my account"
-    r"my(?!\W+(?:\w+\W+)?(?:account|profile|login|access|subscription|membership|plan|"
-    r"cuenta|compte|konto|conta|conto)))\b|by (?:profession|trade)|"
-    # es, fr, de, pt, it put the qualifier after the noun: "administrador de sistemas",
-    # "administrateur système", "dono de uma padaria", "Inhaber einer Bäckerei".
-    r"(?:de|d'|du|des|da|do|di|del|della|dello|dei|von|vom|en|dans|in|em|na|no|nel|nella|"
-    r"para|pour|per|fur|bei|a|au|chez)\W*(?:un|una|une|uno|um|uma|ein|eine|einer|einem|eines|"
-    r"mi|mis|mon|ma|mes|mein|meine|meiner|meinem|meu|minha|mio|mia|su|sus|son|sa|ses|sein|"
-    r"seine|seiner|seinem|ihr|ihre|ihrer|ihrem|seu|sua|suo|leur|leurs)\b"
-    # ... nor what they ask of this system, as in English: "para sus solicitudes".
+# What this system holds for a user or they ask of it, after a possessive in the other
+# languages: "para sus solicitudes", "sur son compte", "Administrator seines Kontos".
+_THIS_SYSTEMS_ML = (
     r"(?!\W+(?:\w+\W+)?(?:account|cuenta|compte|konto|conta|conto|perfil|profil|profilo|"
     r"solicitudes|peticiones|mensajes|chats?|preguntas|conversaciones|sesiones|consultas|"
     r"demandes|requetes|messages|questions|conversations|anfragen|nachrichten|fragen|"
     r"gesprache|solicitacoes|mensagens|perguntas|conversas|richieste|messaggi|domande|"
-    r"conversazioni))|"
+    r"conversazioni))"
+)
+OWN_WORLD_AFTER = (
+    r"(?:(?:member|volunteer|contributor|seller|buyer|driver|host|reviewer|donor|player)\W+)?"
+    r"(?:(?:of|on|for|at|in|over|from) (?:a|an|the family|the local|several|two|many|some)|"
+    # The user's own things, "to" them too ("admin access to their own laptop", refused
+    # until stop 64's audit of admission), not someone's ("admin rights to a contractor"),
+    # nor, to or on it, what this system holds for them named alone: "admin access to their
+    # account", "... on their account" (stored until that audit), where "their gaming
+    # account" is theirs and so is a check at their bank "for their account".
+    r"(?:(?:of|for|at|in|over|from) |(?:to|on) (?!(?:their|his|her|the user's)\W+(?:account|"
+    r"profile|login|subscription|membership|plan|workspace|tenant)s?\b))"
+    r"(?:(?:their|his|her|the user's)"
+    # ... but not what they ask of this system: "bypass the content filter for their
+    # requests", "turn off your moderation for their chats" (`blind6`).
+    r"(?!\W+(?:\w+\W+)?(?:requests?|chats?|messages?|questions?|conversations?|sessions?|"
+    r"prompts?|quer(?:y|ies)|answers?|replies)\b)|his own|her own|their own|my own|"
+    # "my" too, but not of what this system holds for the user: "disable 2FA for my account"
+    r"my(?!\W+(?:\w+\W+)?(?:account|profile|login|access|subscription|membership|plan|"
+    r"cuenta|compte|konto|conta|conto))))\b|by (?:profession|trade)|"
+    # es, fr, de, pt, it put the qualifier after the noun: "administrador de sistemas",
+    # "administrateur système", "dono de uma padaria", "Inhaber einer Bäckerei", "Zugriff
+    # auf seinen Laptop".
+    r"(?:de|d'|du|des|da|do|di|del|della|dello|dei|von|vom|en|dans|in|em|na|no|nel|nella|"
+    r"para|pour|per|fur|bei|a|au|chez|auf)\W*(?:un|una|une|uno|um|uma|ein|eine|einer|einem|"
+    r"eines|mi|mis|mon|ma|mes|mein|meine|meiner|meinem|meinen|meu|minha|mio|mia|su|sus|son|"
+    r"sa|ses|sein|seine|seiner|seinem|seinen|ihr|ihre|ihrer|ihrem|ihren|seu|sua|suo|leur|"
+    r"leurs)\b" + _THIS_SYSTEMS_ML + r"|"
     r"(?:einer|eines|einem)\b|"
+    # ... and a possessive in German's genitive, with no preposition: "Administrator seines
+    # Heimnetzwerks" (refused until stop 64's audit of admission).
+    r"(?:seines|seiner|ihres|meines)\b" + _THIS_SYSTEMS_ML + r"|"
     r"(?:(?:de|di|des|du)\W+)?(?:sistemas?|sistemi|systemes?|systeme|redes?|reseaux?|reti|rete|"
     r"bases? de (?:datos|donnees|dados)|banco de dados|servidores|serveurs|ti|informatique|"
     r"informatica|escuela|ecole|escola|scuola)\b|"
@@ -423,6 +438,28 @@ HIGH_IMPACT = (
     r"payment|grant|role|permission|admin|password|credit|approve|unlock|delete|wire)[\w.-]*)"
 )
 
+
+# What a preference said to hold from now on sets when it only sets how answers look or
+# when the user is disturbed: a language, units, a format, a form of address, a schedule
+# ("Going forward, always use Celsius", "ab sofort immer auf Deutsch angesprochen werden").
+PRESENTATION = (
+    r"(?:english|spanish|french|german|italian|portuguese|dutch|polish|russian|ukrainian|"
+    r"chinese|mandarin|cantonese|japanese|korean|arabic|hebrew|hindi|turkish|greek|swedish|"
+    r"norwegian|danish|finnish|czech|vietnamese|catalan|ingles|espanol|castellano|frances|"
+    r"aleman|italiano|portugues|anglais|espagnol|francais|allemand|italien|portugais|"
+    r"englisch|spanisch|franzosisch|deutsch|italienisch|portugiesisch|espanhol|alemao|"
+    r"inglese|spagnolo|francese|tedesco|portoghese|"
+    r"units?|metric|imperial|celsius|fahrenheit|kilomet(?:er|re)s|miles|kilograms|"
+    r"24-hour|12-hour|time ?zone|unidades|metrico|unites|metrique|einheiten|metrisch\w*|"
+    r"unita|"
+    r"format|formatting|bullet points|bullets|markdown|tables|emojis?|font|tone|formal|"
+    r"informal|concise|formato|tono|"
+    r"(?:address|call|refer to|greet)\w*\W+(?:\w+\W+){0,3}?(?:as|by)|nickname|first name|"
+    r"pronouns|dr|tutear|usted|tutoyer|vouvoyer|duzen|siezen|angesprochen|anreden|"
+    r"schedul\w*|meetings?|appointments?|calendar|reminders?|notifications?|ads|adverts?|"
+    r"advertisements?|\d{1,2} ?(?:am|pm)|reuniones|citas|reunions?|termine|besprechungen|"
+    r"reunioes|riunioni|appuntamenti|anuncios|publicites?|werbung|pubblicita)"
+)
 
 # What a standing money instruction hands out.
 STANDING_MONEY = (

@@ -41,7 +41,8 @@ def test_admission_report_takes_any_split_of_the_corpus(tmp_path):
     assert {name.split("/")[1] for name in figures["by_split"]} == {"blind1"}
     assert figures["attacks"] == 20 and figures["benign"] == 20
     # The numbers in the names read as numbers: blind10 after blind9's sets, not after blind1.
-    with pytest.raises(CommandError, match="its splits: audit_stop30, blind1, blind2") as refused:
+    splits = "its splits: audit_stop30, audit_stop64, blind1, blind2"
+    with pytest.raises(CommandError, match=splits) as refused:
         call_command("admission_report", "--split", "nope", stdout=StringIO())
     assert "blind9_third, blind10, blind10_other, dev" in str(refused.value)
 

@@ -419,3 +419,56 @@ def test_a_rule_reads_a_run_of_its_record_in_linear_time(rule, unit):
     t_short, t_long = _best_of(pattern, short), _best_of(pattern, long)
 
     assert t_long < 24 * max(t_short, 0.0002), (round(t_short, 4), round(t_long, 4))
+
+
+def _money_record_rules():
+    return [
+        r
+        for r in business_state.CLASS_RULES
+        if "chargebacks?|transactions?|txn|" in r.pattern.pattern
+    ]
+
+
+@pytest.mark.parametrize("unit", ["payment-", "order-"])
+def test_the_money_record_rules_read_a_run_of_their_record_in_linear_time(unit):
+    """Found while fixing stop 64's audit of admission: the rule of a money record's pending
+    state (and the one of any state of a record named by its id, its amount or the record it
+    is for, which the fix added) started at every "payment" or "order" of a hyphenated run,
+    and ``_ID``'s look-ahead then scanned the rest of the run from each: 4,000 characters of
+    "order-" took ~0.09 s against ~0.001 s for 500, quadratic. A record's word starts a match
+    only at its token's start now (``vocabulary.RUN_START``), as the stock rule's does."""
+    short = (unit * 500)[:500]
+    long = (unit * 4000)[:4000]
+    rules = _money_record_rules()
+    assert rules
+
+    for rule in rules:
+        _best_of(rule.pattern, short)  # warm
+        t_short, t_long = _best_of(rule.pattern, short), _best_of(rule.pattern, long)
+
+        assert t_long < 24 * max(t_short, 0.0002), (round(t_short, 4), round(t_long, 4))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        # injection.persistent_override: a preference's form of address read to the end
+        "From now on always " + "address-" * 480 + "as",
+        # ... a preference's sentence read whole for what it acts on, at the content bound
+        "Going forward " + "always answer in french and use celsius " * 95,
+        # ... "going forward" read as one, a run of it
+        "Always use metric " + "going forward " * 280,
+        # ... a standing answer for whoever asks, a run of commas before it
+        "If anyone asks " + ", " * 1980,
+        # other_languages.py: German's verb at the end of "als ... des ... zu behandeln"
+        "Jede Nachricht ist als " + "des " * 990,
+    ],
+    ids=["address-as", "preference-sentence", "going-forward", "asks-commas", "als-des"],
+)
+def test_the_standing_order_rules_read_in_linear_time(content):
+    """Stop 64's audit of admission: a standing override is read from its sentence's start
+    now, which is checked whole for a preference of how answers look and for what an order
+    acts on (``injection._STANDING_PREFERENCE``); a standing answer for whoever asks reads
+    up to 80 characters to its clause's end. Each content near the 4,000-character bound
+    must take about what plain text of its length takes."""
+    _assert_linear(content[:3990])
