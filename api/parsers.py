@@ -92,8 +92,12 @@ def charset_name(charset: str) -> str:
 
 
 def is_readable_charset(charset: str) -> bool:
-    """Whether ``charset`` names one of ``READABLE_CHARSETS``, by any of its aliases."""
-    return charset_name(charset) in READABLE_CHARSETS
+    """Whether ``charset`` names one of ``READABLE_CHARSETS``, by any of its aliases, in
+    ASCII: ``encodings.normalize_encoding`` drops a letter outside it (``uétf-8`` is
+    ``utf_8``) where ``codecs.lookup`` reads it as a separator (``u_tf_8``), so such a name
+    counted as readable and Django then looked it up, and kept it, by its raw name (stop 64's
+    review of the API's charsets)."""
+    return charset.isascii() and charset_name(charset) in READABLE_CHARSETS
 
 
 def _quoted(key: str) -> str:

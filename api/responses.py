@@ -22,7 +22,7 @@ LENGTH_REQUIRED = error(
 )
 NOT_JSON = error(
     "A body that is not application/json, has no Content-Type, or names a charset other than "
-    "UTF-8, UTF-16, UTF-32 or Latin-1 (unsupported_media_type)."
+    "UTF-8, UTF-16, UTF-32, Latin-1 or ASCII (unsupported_media_type)."
 )
 RATE_LIMITED = error("Rate limit or write quota (rate_limited); Retry-After.")
 UNAVAILABLE = error(
@@ -71,8 +71,8 @@ NOT_ACCEPTABLE = error(
     "An Accept header that leaves out application/json, or refuses it with q=0 (not_acceptable)."
 )
 CHARSET_REFUSED = error(
-    "A Content-Type naming a charset other than UTF-8, UTF-16, UTF-32 or Latin-1, base64 say, "
-    "whatever the method (unsupported_media_type)."
+    "A Content-Type naming a charset other than UTF-8, UTF-16, UTF-32, Latin-1 or ASCII, "
+    "base64 say, whatever the method (unsupported_media_type)."
 )
 KEY_RATE_LIMITED = error(
     "A request carrying an agent's API key, past the key's rate limit (rate_limited); Retry-After."

@@ -174,10 +174,25 @@ class SchemaView(_JsonUnlessTheDocument, SpectacularAPIView):
         if version is not None and not self.VERSION.fullmatch(version):
             errors["version"] = [serializers.ErrorDetail(self.BAD_VERSION, code="invalid")]
         lang = request.query_params.get("lang")
-        if lang is not None and lang not in dict(settings.LANGUAGES):
+        language = None if lang is None else self._language(lang)
+        if lang is not None and language is None:
             errors["lang"] = [serializers.ErrorDetail(self.BAD_LANG, code="invalid")]
         if errors:
             raise InvalidQuery(errors)
+        if language is not None:
+            # drf-spectacular reads ``lang`` off the query string: the code as the settings
+            # spell it, or each casing of a tag would be one more translation kept.
+            query = request._request.GET.copy()
+            query["lang"] = language
+            request._request.GET = query
+
+    @staticmethod
+    def _language(lang: str) -> str | None:
+        """The code of ``LANGUAGES`` that ``lang`` names, or None. A language tag is
+        case-insensitive (BCP 47): a browser sends ``pt-BR`` and ``zh-Hans``, which were a 400
+        while the settings spell them ``pt-br`` and ``zh-hans`` (stop 64's review of the
+        API's charsets and schema lang)."""
+        return {code.lower(): code for code, _ in settings.LANGUAGES}.get(lang.lower())
 
     def _unknown(self, request) -> set[str]:
         """Return the parameters the schema does not take: any but ``query_names``, and a

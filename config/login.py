@@ -104,7 +104,8 @@ class ThrottledLogin:
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        # A lone surrogate (``\ud800``, sent with a charset such as ``unicode_escape``) reached
+        # A lone surrogate (``\ud800``, which a charset such as ``unicode_escape`` sent until
+        # stop 64's review of the charsets, and the check keeps out whatever sends one) reached
         # PostgreSQL in ``authenticate()`` from the username and the hasher from the password:
         # a 500 (stop 52's audit). Refused on the field, as every portal form refuses it, and
         # the username shown again escaped (the page could not be encoded with it).

@@ -1,6 +1,7 @@
 """WSGI entry point (gunicorn config.wsgi)."""
 
 import os
+from email.message import Message
 
 import django
 from django.conf import settings
@@ -10,6 +11,35 @@ from django.utils.functional import cached_property
 from django.utils.http import parse_header_parameters
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.production")
+
+
+def unreadable_rfc2231_charset(line: str) -> str | None:
+    """The first charset of an RFC 2231 parameter of the header ``line`` (``x*=<charset>'
+    <lang>'<value>``, any parameter) that ``api.parsers`` does not read, or None, read as
+    Django's ``parse_header_parameters`` reads them: it looks each one up (``codecs.lookup``),
+    and Python's codec search keeps every name it is asked for, one it does not know too, for
+    the worker's life (stop 64's review of the API's charsets)."""
+    from api.parsers import is_readable_charset
+
+    if ";" not in line:
+        return None  # Django's fast path: no parameters, nothing looked up
+    header = Message()
+    header["content-type"] = line
+    for _, value in (header.get_params() or [])[1:]:
+        if isinstance(value, tuple) and value[0] and not is_readable_charset(value[0]):
+            return value[0]
+    return None
+
+
+def _readable_accept(accept: str) -> str:
+    """``accept`` with each media range (as DRF splits them, at commas) whose parameters name
+    a charset this server does not read (``unreadable_rfc2231_charset``) reduced to its
+    media type: DRF's negotiation parses every range with ``parse_header_parameters``."""
+    ranges = accept.split(",")
+    return ",".join(
+        media_range.split(";", 1)[0] if unreadable_rfc2231_charset(media_range) else media_range
+        for media_range in ranges
+    )
 
 
 class MemledgerWSGIRequest(WSGIRequest):
@@ -37,7 +67,12 @@ class MemledgerWSGIRequest(WSGIRequest):
     unreadable_charset: str | None = None
 
     def _set_content_type_params(self, meta):
+        if "HTTP_ACCEPT" in meta:  # Django rewrites its environ too (PATH_INFO)
+            meta["HTTP_ACCEPT"] = _readable_accept(meta["HTTP_ACCEPT"])
         try:
+            unreadable = unreadable_rfc2231_charset(meta.get("CONTENT_TYPE", ""))
+            if unreadable is not None:  # refused before Django looks it up, as Django does
+                raise ValueError(f"Invalid encoding {unreadable[:40]!r} for RFC 2231 param.")
             content_type, params = parse_header_parameters(meta.get("CONTENT_TYPE", ""))
         except ValueError as exc:
             self.content_type = meta.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()

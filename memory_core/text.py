@@ -26,7 +26,8 @@ BIDI_CONTROLS_MESSAGE = (
 
 def lone_surrogate(text: str) -> str | None:
     """Return the first lone surrogate (U+D800 to U+DFFF) of ``text``, or None. No UTF-8 text
-    holds one; a request read with a charset such as ``unicode_escape`` can."""
+    holds one; a JSON string's escape (``"\\ud800"``) can, as a request read with a charset
+    such as ``unicode_escape`` could until stop 64 (the charsets read: ``api.parsers``)."""
     return next((c for c in text if 0xD800 <= ord(c) <= 0xDFFF), None)
 
 

@@ -15,11 +15,15 @@ from memory_core.principals import AgentPrincipal, SubjectPrincipal, require_rev
 # An operation an agent may see: one it asked for, or one every memory of which its grant
 # reaches (their rows keep type, sensitivity and owner once scrubbed). Another's deletion of
 # memories outside its grant (a private, a restricted or another type's) told it their
-# number, target and times, where the memories themselves answer 404.
+# number, target and times, where the memories themselves answer 404. One that keeps a
+# person's digest (``user_id_sha256``: of a person known only from traces, or a row a replay
+# made back) is its asker's alone: of no memories, it told every agent how many retrievals
+# another made for someone it had never named (stop 64's review of the erasure from traces).
 _WITHIN_GRANT = (
     "(memory_core_deletionoperation.requested_by_type = 'agent'"
     " AND memory_core_deletionoperation.requested_by_id = %s)"
-    " OR NOT EXISTS (SELECT 1 FROM memory_core_memory m"
+    " OR memory_core_deletionoperation.user_id_sha256 = '' AND NOT EXISTS (SELECT 1"
+    " FROM memory_core_memory m"
     " WHERE m.id = ANY(memory_core_deletionoperation.memory_ids)"
     " AND NOT ((m.agent_id IS NULL OR m.agent_id = %s::uuid)"
     " AND m.memory_type = ANY(%s) AND m.sensitivity = ANY(%s)))"

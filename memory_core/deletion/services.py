@@ -72,9 +72,8 @@ from memory_core.principals import (
     SystemPrincipal,
     require_reviewer,
 )
-from memory_core.retrieval.traces import unknown_user_traces
+from memory_core.retrieval.traces import unknown_user_traces, user_id_digest
 from memory_core.rls import tenant_atomic
-from memory_core.services.memories import subjects_ensure_locked
 
 logger = logging.getLogger(__name__)
 
@@ -176,7 +175,16 @@ def _send_or_leave(task, pk, label: str) -> bool:
     return True
 
 
-def _subject(principal, subject_id=None, subject_external_id=None, *, traced=False) -> Subject:
+def _acts_for(principal, external_id: str) -> bool:
+    """Whether ``principal`` may act for the user ``external_id``: an agent without
+    any_subject acts only for its subject token's subject."""
+    may_act_for = getattr(principal, "may_act_for", None)
+    return may_act_for is None or may_act_for(external_id)
+
+
+def _subject_or_none(principal, subject_id=None, subject_external_id=None) -> Subject | None:
+    """The subject of ``principal``'s tenant by id or external id, if any (of a portal user,
+    only theirs), whether or not ``principal`` may act for it."""
     queryset = Subject.objects.filter(tenant_id=principal.tenant_id)
     if subject_id is not None:
         queryset = queryset.filter(pk=subject_id)
@@ -184,39 +192,71 @@ def _subject(principal, subject_id=None, subject_external_id=None, *, traced=Fal
         queryset = queryset.filter(external_id=subject_external_id)
     if isinstance(principal, SubjectPrincipal):
         queryset = queryset.filter(pk=principal.subject_id)
-    subject = queryset.first()
-    if subject is None and traced:
-        return traced_subject_ensure(principal=principal, external_id=subject_external_id)
-    may_act_for = getattr(principal, "may_act_for", None)
-    if subject is None or (may_act_for is not None and not may_act_for(subject.external_id)):
-        # An agent without any_subject acts only for its subject token's subject.
+    return queryset.first()
+
+
+def _acted_for(principal, subject: Subject | None) -> Subject:
+    """``subject`` if ``principal`` may act for it; NotFound, as for none, otherwise."""
+    if subject is None or not _acts_for(principal, subject.external_id):
         raise NotFound("No subject with this id.")
     return subject
 
 
-@transaction.atomic
-def traced_subject_ensure(*, principal, external_id: str) -> Subject:
-    """Return the subject ``external_id`` of ``principal``'s tenant, made as a write makes
-    one (``subjects_ensure_locked``) when only traces name the person: those of retrievals for
-    them made while no subject did (``RetrievalTrace.user_id_sha256``), among the ones
-    ``principal`` may read (``traces.unknown_user_traces``: an agent's own). NotFound, as for
-    an unknown subject, when none does or ``principal`` may not act for them.
+def _subject(principal, subject_id=None, subject_external_id=None) -> Subject:
+    return _acted_for(principal, _subject_or_none(principal, subject_id, subject_external_id))
 
-    For their whole deletion, in its transaction: its traces step deletes those traces by the
-    id's digest, but only a subject's deletion is made, and without one ``delete_subject`` and
-    the API's ``{"subject"}`` answered that there was nobody to delete, while the traces,
-    naming the person with the task, project, session and repository ids the agent sent,
-    stayed for the policy's ``trace_days`` (stop 64's audit of the commands).
-    """
-    may_act_for = getattr(principal, "may_act_for", None)
-    if (may_act_for is not None and not may_act_for(external_id)) or not (
+
+def traced_user(*, principal, external_id: str) -> bool:
+    """Whether ``principal`` may act for ``external_id`` and read traces of retrievals for
+    them made while no subject named them (``traces.unknown_user_traces``: an agent's own):
+    a person known only so, whom ``traced_subject_deletion_request`` erases. Ask only when no
+    subject has this external id."""
+    return _acts_for(principal, external_id) and (
         unknown_user_traces(principal=principal, user_id=external_id).exists()
-    ):
-        raise NotFound("No subject with this id.")
-    subjects = subjects_ensure_locked(
-        tenant_id=principal.tenant_id, external_ids=[external_id], keys=None
     )
-    return subjects[external_id]
+
+
+@transaction.atomic
+def traced_subject_deletion_request(
+    *, principal, external_id: str, time_limited: bool = True
+) -> DeletionOperation:
+    """Delete a person known only from the traces of their retrievals (``traced_user``), as
+    a whole subject: its traces step deletes those traces by the id's digest, but only a
+    subject's deletion is made, and without one ``delete_subject`` and the API's
+    ``{"subject"}`` answered that there was nobody to delete, while the traces, naming the
+    person with the task, project, session and repository ids the agent sent, stayed for the
+    policy's ``trace_days`` (stop 64's audit of the commands).
+
+    Their subject is made named by its own id, with no display name, as a replay makes back a
+    deleted person's row, and the operation keeps the digest (``user_id_sha256``), by which
+    the traces step, its lock and the journal's line find the traces. Made with the plain id
+    (``subjects_ensure_locked``), the row the deletion keeps wrote down, for good, the id
+    the database had held only as a digest, answered every other agent of the tenant (202
+    and the operation, which told how many retrievals were made for the person) and named a
+    subject a write refuses (stop 64's review of the erasure from traces). Asked again before
+    that operation has run, the same one comes back.
+    """
+    digest = user_id_digest(external_id)
+    asked = (
+        DeletionOperation.objects.filter(
+            tenant_id=principal.tenant_id,
+            target=DeletionOperation.Target.SUBJECT,
+            user_id_sha256=digest,
+        )
+        .exclude(status=DeletionOperation.State.COMPLETED)
+        .order_by("-requested_at")
+        .first()
+    )
+    if asked is not None and deletion_visible_ids(principal=principal, ids=[asked.pk]):
+        return _already_requested(asked)
+    own_id = uuid.uuid4()
+    Subject.objects.create(pk=own_id, tenant_id=principal.tenant_id, external_id=str(own_id))
+    return deletion_request(
+        principal=principal,
+        subject_id=own_id,
+        user_id_sha256=digest,
+        time_limited=time_limited,
+    )
 
 
 def with_predecessors(*memory_ids) -> list[uuid.UUID]:
@@ -345,6 +385,7 @@ def deletion_request(
     seconds: float | None = None,
     queued_at=None,
     expected_status: str | None = None,
+    user_id_sha256: str = "",
 ) -> DeletionOperation:
     """Request the deletion of a memory, a subject's memory_key, or all of a subject's memories.
 
@@ -394,6 +435,9 @@ def deletion_request(
     once the request holds the subject's lock, after any correction or approval in flight
     has committed; another status (not deleted) is a Conflict (``memory_changed``, its
     ``details`` say the status now) and nothing is deleted.
+
+    ``user_id_sha256``: a whole subject's, the digest of the person's user id its row does
+    not hold (``traced_subject_deletion_request``), kept on the operation.
     """
     budget = Budget(_request_seconds(time_limited, seconds), limited=time_limited)
     if memory_id is not None:
@@ -418,7 +462,7 @@ def deletion_request(
         memory_key = (memory_key or "").strip()
         if memory_key:
             return _key_deletion(budget, principal, subject, memory_key, reason_code, queued_at)
-        return _subject_deletion(budget, principal, subject, reason_code, queued_at)
+        return _subject_deletion(budget, principal, subject, reason_code, queued_at, user_id_sha256)
 
 
 def _deletable(principal, visible):
@@ -623,7 +667,7 @@ def _key_taken_meanwhile(principal, memory_id) -> DeletionOperation:
 
 
 def _subject_deletion(
-    budget: Budget, principal, subject: Subject, reason_code, queued_at
+    budget: Budget, principal, subject: Subject, reason_code, queued_at, user_id_sha256=""
 ) -> DeletionOperation:
     """Delete every memory of ``subject``, and its exports, traces and caches."""
     # Serialize whole-subject requests of one subject (a double click, two tabs): the second
@@ -686,6 +730,7 @@ def _subject_deletion(
             budget=budget,
             queued_at=queued_at,
             if_any=first_seen is not None,
+            user_id_sha256=user_id_sha256,
         )
     except _TenantDeletedMeanwhile:
         operation = None
@@ -846,13 +891,15 @@ def deletion_request_or_queue(
     deletion of the subject is queued (a key's, or the whole subject's), an agent's request
     of the subject is a ``SubjectBeingDeleted`` (503, retry once the worker has made it), as
     is any request that must be queued too: one mark per subject. A whole subject named by its
-    external id whom no subject names yet is found by the traces of their retrievals the
-    caller may read (``traced_subject_ensure``).
+    external id whom no subject names yet may be a person known from the traces of their
+    retrievals the caller may read (``traced_subject_deletion_request``).
     """
     memory_key = (memory_key or "").strip()
-    # A whole subject by external id may be a person only traces name (traced_subject_ensure).
-    traced = subject_id is None and not memory_key
-    subject = _subject(principal, subject_id, subject_external_id, traced=traced)
+    subject = _subject_or_none(principal, subject_id, subject_external_id)
+    whole_by_name = subject is None and subject_id is None and not memory_key
+    if whole_by_name and traced_user(principal=principal, external_id=subject_external_id):
+        return traced_subject_deletion_request(principal=principal, external_id=subject_external_id)
+    subject = _acted_for(principal, subject)
     if memory_key:
         in_reach = partial(_key_in_reach, principal, subject, memory_key)
     else:
@@ -1304,6 +1351,7 @@ def _operation_create(
     queued_key: str = "",
     if_any: bool = False,
     chosen_under: int | None = None,
+    user_id_sha256: str = "",
 ) -> DeletionOperation | None:
     """Write tombstones, the operation and its steps; scrub the rows; on commit, journal the
     operation and send the task.
@@ -1368,6 +1416,7 @@ def _operation_create(
         reason_code=reason_code,
         policy_version=policy,
         requested_at=queued_at or now,
+        user_id_sha256=user_id_sha256,
     )
     step()
     tombstones_insert(operation=operation, rows=rows, deleted_at=now)

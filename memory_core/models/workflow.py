@@ -256,7 +256,16 @@ class RetrievalTrace(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [GinIndex(fields=["cited_ids"], name="trace_cited_ids_gin")]
+        indexes = [
+            GinIndex(fields=["cited_ids"], name="trace_cited_ids_gin"),
+            # A person known only from their traces, by their id's digest: a whole subject's
+            # deletion, and the API's ``{"subject"}`` of an id no subject has (every request).
+            models.Index(
+                fields=["tenant", "user_id_sha256"],
+                condition=models.Q(subject__isnull=True),
+                name="trace_unknown_user",
+            ),
+        ]
 
     def __str__(self) -> str:
         return f"trace {self.id} ({self.mode})"

@@ -1,13 +1,15 @@
 """The JSON parser: however deep a body nests, the answer is a 4xx, never a 500."""
 
+import encodings
 import json
 import time
 
 import pytest
 
-from api.parsers import MAX_DEPTH, json_depth_exceeds
+from api.parsers import MAX_DEPTH, is_readable_charset, json_depth_exceeds
 from memory_core.admission.candidate import HARD_MAX_VALUE_DEPTH
 from memory_core.models import Memory
+from tests.config.test_wsgi import call
 from tests.factories import write_body
 
 pytestmark = pytest.mark.django_db
@@ -199,7 +201,8 @@ def test_a_body_in_a_quadratic_charset_is_refused_in_time(api_client, charset, p
     text with, ``punycode`` and ``idna`` too, whose decoders insert each character into the
     string built so far: quadratic in the body. 600 KB of punycode kept a worker 35 s, 400 KB
     of IDNA 15 s, past gunicorn's 30 s timeout, and any agent key could send them. A charset
-    other than UTF-8, UTF-16, UTF-32 or Latin-1 is the 415 now, before the body is read."""
+    other than UTF-8, UTF-16, UTF-32, Latin-1 or ASCII is the 415 now, before the body is
+    read."""
     body = prefix + b"a" * (QUADRATIC_BODY_BYTES // 2) + b"-" + b"z9" * (QUADRATIC_BODY_BYTES // 4)
     started = time.monotonic()
     response = api_client.generic(
@@ -226,3 +229,23 @@ def test_a_body_labelled_with_a_wildcard_media_type_is_415(api_client, content_t
     assert error["code"] == "unsupported_media_type"
     assert f'(this one was "{content_type}")' in error["message"]
     assert not Memory.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)  # the login page's GET reads the session
+@pytest.mark.parametrize("charset", ["u\u00e9tf-8", "ut\u00e9f-8", "la\u00e0tin-1"])
+def test_a_readable_charset_with_a_letter_outside_ascii_is_not_looked_up_by_its_raw_name(charset):
+    """Stop 64's review of the API's charsets: ``charset_name`` mirrors
+    ``encodings.normalize_encoding``, which drops a letter outside ASCII (``u\u00e9tf-8`` is
+    ``utf_8``: readable), while ``codecs.lookup`` normalizes it as a separator (``u_tf_8``):
+    Django looked the raw name up, failed, and the codec search kept ``u_tf_8`` for good (and
+    the body was read as UTF-8 whatever the charset said). Such a charset is not readable now:
+    refused, as a made-up one is, before Django looks it up."""
+    assert not is_readable_charset(charset)
+    c_name = encodings.normalize_encoding(
+        "".join(c if c.isascii() else "-" for c in charset.lower())
+    )
+    status, _, _ = call(
+        "/accounts/login/", method="GET", content_type=f"text/plain; charset={charset}"
+    )
+    assert status == 400
+    assert c_name not in encodings._cache, f"{charset!r} left {c_name!r} in the codec cache"

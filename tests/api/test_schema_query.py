@@ -127,3 +127,16 @@ def test_a_bad_lang_is_named_with_the_query_strings_other_mistakes(anonymous):
     answer = anonymous.get("/api/schema/?bogus=1&version=%22x&lang=xx-made-up")
     assert answer.status_code == 400
     assert set(answer.json()["error"]["details"]) == {"bogus", "lang", "version"}
+
+
+@pytest.mark.parametrize("lang", ["pt-BR", "zh-Hans", "DE"])
+def test_a_language_of_the_settings_in_bcp47_casing_is_still_honoured(anonymous, lang):
+    """Stop 64's review of the API's charsets and schema lang: a language tag is
+    case-insensitive (BCP 47; ``pt-BR`` and ``zh-Hans`` are its usual spellings, the ones a
+    browser sends), and drf-spectacular translated the document for them before the check,
+    which compared the string as sent with ``LANGUAGES``' lower-case codes: ``pt-BR`` was
+    ``400 invalid_input``. The document is translated under the code as the settings spell it,
+    so a casing is not one more translation kept."""
+    answer = anonymous.get("/api/schema/", {"format": "json", "lang": lang})
+    assert answer.status_code == 200, answer.content[:300]
+    assert lang not in trans_real._translations

@@ -12,7 +12,8 @@ from memory_core.deletion.runner import deletion_run
 from memory_core.deletion.services import (
     deletion_request,
     queued_subject_deletion_run,
-    traced_subject_ensure,
+    traced_subject_deletion_request,
+    traced_user,
     with_predecessors,
 )
 from memory_core.exceptions import DomainError
@@ -25,7 +26,6 @@ from memory_core.management.deletion_follow import (
 )
 from memory_core.models import DeletionOperation, Memory, Status, Subject, Tenant
 from memory_core.principals import SystemPrincipal
-from memory_core.retrieval.traces import unknown_user_traces
 from memory_core.rls import platform_command, tenant_atomic, tenant_scope
 from memory_core.text import identifier
 
@@ -91,12 +91,12 @@ class Command(BaseCommand):
         with tenant_scope(tenant.pk):
             subject = Subject.objects.filter(tenant=tenant, external_id=user).first()
             # A person known only from the traces of their retrievals: their whole deletion
-            # makes the subject first (``traced_subject_ensure``), and removes those traces.
+            # makes their subject (``traced_subject_deletion_request``), and removes those traces.
             traced = (
                 subject is None
                 and not key
                 and memory_id is None
-                and unknown_user_traces(principal=principal, user_id=user).exists()
+                and traced_user(principal=principal, external_id=user)
             )
             if subject is None and not traced:
                 raise CommandError(f"No subject {user!r} in the tenant {slug!r}.")
@@ -117,9 +117,12 @@ class Command(BaseCommand):
             raise CommandError("Nothing was deleted: add --yes to delete them.")
         try:
             with tenant_atomic(tenant.pk):
-                if traced:
-                    subject = traced_subject_ensure(principal=principal, external_id=user)
                 operation = None
+                if traced:
+                    operation = traced_subject_deletion_request(
+                        principal=principal, external_id=user, time_limited=False
+                    )
+                    subject = operation.subject
                 # The mark as it stands now, locked as the queued run locks it (read before
                 # this transaction, it may have been made and another queued since). This row
                 # only: ``first()`` orders by the tenant, whose row it locked too.
