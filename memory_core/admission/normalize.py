@@ -547,16 +547,19 @@ _MARK = "[" + _SEPARATORS.replace(" ", "") + "]"
 _MIXED_SPACING = re.compile(f"[^\\W_](?:{_MARK}[^\\W_] | [^\\W_]{_MARK})[^\\W_]")
 # A mark inside a word, between two letters: a hyphen or a dash typed for one, a dot, a
 # slash, an underscore or a bullet ("ad-min", "pass.word", "Re-fund", "work\u2010space"); and
-# a lone "l" between capitals, the "I" it looks like in a sans-serif font ("HlV", "ADMlN").
+# a lone "l" among capitals, the "I" it looks like in a sans-serif font ("HlV", "ADMlN").
 # Only runs of single letters were joined (``_SPACED_LETTERS``), so "The user is now an
 # ad-min of this work-space." and "User's pass-word is ..." were read by no rule but the
 # compact override scan, and stored (stop 64's audit of admission). Read without them
 # (``_inside_words``), beside the other readings: joined, a compound is a new word ("re-sign"
-# is "resign", "Node.js" "nodejs"), which must not take the word apart's place. Linear: a
-# run of at most three marks, taken possessively, each start tried once.
-_INNER_MARK = _MARK[:-1] + "\u2010-\u2013\u2212]"
-_MARK_INSIDE_WORD = re.compile(f"(?<=[^\\W\\d_]){_INNER_MARK}{{1,3}}+(?=[^\\W\\d_])")
-_LONE_L = re.compile("(?<=[A-Z])l(?=[A-Z])")
+# is "resign", "Node.js" "nodejs"), which must not take the word apart's place. Every dash
+# is one (the em dash, the horizontal bar, the two-em and the small em dash were not, nor a
+# run of four marks: stop 64's review of admission). Linear: a run is taken whole,
+# possessively, and starts only after a letter, so no start inside it is tried. An "l" at
+# the start of a word in capitals is an "I" too ("lGNORE", "lNSTRUCTIONS").
+_INNER_MARK = _MARK[:-1] + "\u2010-\u2015\u2212\u2e3a\ufe58]"
+_MARK_INSIDE_WORD = re.compile(f"(?<=[^\\W\\d_]){_INNER_MARK}++(?=[^\\W\\d_])")
+_LONE_L = re.compile(r"(?<=[A-Z])l(?=[A-Z])|\bl(?=[A-Z]{2})")
 
 
 def _join_letters(match: re.Match, *, apart: bool = False) -> str:
@@ -594,7 +597,7 @@ def _words_apart(run: str) -> list[str]:
 
 
 def _inside_words(letters: str) -> str:
-    """Return ``letters`` with each mark inside a word dropped and each lone "l" between
+    """Return ``letters`` with each mark inside a word dropped and each lone "l" among
     capitals read as "I" (``_MARK_INSIDE_WORD``, ``_LONE_L``)."""
     return _MARK_INSIDE_WORD.sub("", _LONE_L.sub("I", letters))
 

@@ -359,6 +359,7 @@ def _alternatives(rule: Rule) -> list[re.Pattern]:
         rule.exempt_own_world
         or rule.question_only
         or rule.exempt_someone_else
+        or rule.exempt_users_own
         or pattern.flags & re.VERBOSE
         or re.search(r"\\[1-9]|\(\?P=|\(\?\(", pattern.pattern)
     ):
@@ -466,7 +467,21 @@ def _excused(rule: Rule, reading: str, match: re.Match) -> bool:
     question reported, someone else's act)."""
     if (rule.exempt_own_world or rule.question_only) and _own_world(rule, reading, match):
         return True
+    if rule.exempt_users_own and _users_own(reading, match.start()):
+        return True
     return rule.exempt_someone_else and _someone_else_acts(reading, match.start())
+
+
+# The user's possessive and at most two words of a name before a match, one space apart:
+# "user's starbucks gift card", "my amazon order". Not across a label's colon ("My note:
+# payment for order 5521 received" is no record of theirs).
+_USERS_OWN_BEFORE = re.compile(r"\b(?:user'?s|my|his|her|their) (?:[\w-]+ ){0,2}\Z", re.IGNORECASE)
+
+
+def _users_own(reading: str, start: int) -> bool:
+    """Return whether the match at ``start`` names the user's own record
+    (``Rule.exempt_users_own``)."""
+    return bool(_USERS_OWN_BEFORE.search(reading, max(0, start - 60), start))
 
 
 def _first_unexcused(

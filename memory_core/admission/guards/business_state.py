@@ -4,6 +4,8 @@ point to the system that owns a balance, an order or a role, never hold it.
 
 from __future__ import annotations
 
+import re
+
 from memory_core.admission.guards.vocabulary import (
     ASIDE,
     CURRENCY_CODE,
@@ -65,7 +67,6 @@ STATE_WORDS = (
 PENDING_STATES = (
     r"(?:unpaid|not (?:yet )?paid|partially paid|denied|rejected|declined|failed|pending|"
     r"past due|on hold|overdue|expired|bounced|disputed|charged back|frozen|blocked|"
-    r"out for delivery|in transit|"
     r"unverified|ineligible|refused|in arrears|delinquent|in collections?|outstanding|"
     r"awaiting (?:payment|approval|review|shipment|refund)|under review|"
     r"not (?:yet )?(?:approved|refunded|shipped|delivered|processed|received)|"
@@ -74,6 +75,11 @@ PENDING_STATES = (
     r"non pagat[oa]|in attesa)"
 )
 ANY_STATE = r"(?:" + STATE_WORDS + "|" + PENDING_STATES + r")"
+# A shipment's state on its way, read under a status or of a record its id or the record it
+# is for names ("Shipment for order 3321 is out for delivery.": stop 64's audit of
+# admission), not of any record after it: "My Amazon order is in transit." is the user's own
+# (refused until stop 64's review of admission).
+_TRANSIT_STATES = r"(?:out for delivery|in transit)"
 # A money record's completion in an idiom, read where its pending states are, ending the
 # clause: "The customer's refund for order 4471 went through." was stored where "Refund
 # approved for order 4471." is refused (stop 61's audit of admission). At the clause's end
@@ -115,6 +121,9 @@ _FOR_RECORD = (
     r"invoices?|tickets?|bookings?|accounts?|subscriptions?|purchases?|claims?|cases?|"
     r"transactions?|pedido|commande|bestellung|ordine|encomenda|factura|facture|rechnung)"
 )
+_FOR_NAMED_RECORD = _FOR_RECORD + _IDS
+# "has only $12", "has just 3 seats"
+_ONLY = r"(?:only\W+|just\W+)?"
 _BEFORE_STATE = (
     r"(?:(?:is|are|was|were|has been|have been|got|remains?|stays?|still|now|currently|"
     r"just|already|fully|vollstandig|marked(?: as)?|status(?: is)?|esta|est|ist|e|sono)\W+){0,3}"
@@ -195,14 +204,19 @@ _TICKET_STATE = (
     r"(?:closed|resolved|escalated|reopened)\b"
 )
 
-# The figures an account holds, which its system states: "balance: 5400", "The account's
-# available funds are $8,300", "Amount due: nothing" (funds, and an amount due by its words,
-# stored until stop 64's audit of admission).
+# The figures an account holds, which its system states: "balance: 5400", and its funds and
+# the amount due by their words: "The account's available funds are $8,300", "Amount due:
+# nothing" (stored until stop 64's audit of admission).
 _FIGURES = (
     r"(?:balance|credit limit|outstanding|points|quota|spending limit|" + _PRICE + r"|fee|"
-    r"discount|saldo|solde|kontostand|guthaben|available funds|funds available|amount due|"
-    r"amount owed)"
+    r"discount|saldo|solde|kontostand|guthaben)"
 )
+_FUNDS = r"(?:available funds|funds available|amount due|amount owed)"
+
+# A customer's seats and their counts, under a key either way round: "seats_available: 3",
+# "unused licenses: 3".
+_SEATS = r"(?:seats?|licen[cs]es)"
+_SEAT_COUNTS = r"(?:available|remaining|unused|free|purchased|used|assigned|total)"
 
 _CHANGED_TO = r"(?:raised|increased|lowered|reduced|set|changed|bumped|upped|cut|dropped) to\b"
 
@@ -213,6 +227,73 @@ PLAN_NAMES = (
     # ... and more of the names tiers and loyalty levels take (stop 61's review of its
     # vocabulary fix: "User's subscription tier: Premier" was stored)
     r"premier|essentials?|deluxe|executive|corporate|growth|titanium|sapphire|emerald|ruby)"
+)
+
+
+def _status_is(records: str, states: str, *more: str) -> re.Pattern:
+    """Return the pattern of a state under one of ``records``' status keys ("order status:
+    shipped"), or any of ``more``."""
+    return rx(
+        r"\b",
+        records,
+        r"(?:[^\w.!?\n]++",
+        _WORD,
+        r"){0,4}?[^\w.!?\n]++(?:status|state|stage)(?:\W+(?:is|was|has been|set to)|"
+        r"(?:[^\w.!?;\n]++",
+        _WORD,
+        r"){0,2}?\W*",
+        FIELD_SEP,
+        r")\W+(?:now\W+)?",
+        states,
+        r"\b",
+        *("|" + pattern for pattern in more),
+    )
+
+
+def _figure_stated(figures: str) -> re.Pattern:
+    """Return the pattern of one of ``figures`` stated ("balance: 5400", "available funds are
+    $8,300") or changed to an amount ("credit limit was raised to 10000")."""
+    return rx(
+        r"\b",
+        figures,
+        r"\b(?:\W+\w+){0,4}?",
+        ASIDE,
+        r"\s*(?:",
+        FIELD_SEP,
+        r"|\b(?:is|are|of|at|stands at|totals?|amounts? to|"
+        # ... in the other languages the guards read: "El saldo del usuario es de 5.400 €",
+        # "Der Kontostand des Nutzers beträgt ..." (stop 60's audit of admission)
+        r"es|est|ist|e|betragt|de|di|da|du|von|asciende a|ammonta a|s'eleve a)\b)"
+        r"\W*(?:" + CURRENCY_CODE + r"\W*)?(?:\d|",
+        AMOUNT_IN_WORDS,
+        # ... or none, ending the clause: "Balance due: none." (stored until stop 64's
+        # audit of admission, where "Balance due: zero" was refused)
+        r"|(?:none|nil|nothing)\s*+(?:$|[.;,\n]))|"
+        # ... or changed to it: "credit limit was raised to 10000" (stop 60's audit). The
+        # noun is what was changed (only "was", "has been" ... between), or the new
+        # figure is money: "User's balance exercises were increased to 3 sets daily" is
+        # a physiotherapy plan (refused since stop 60's audit; stop 60's review).
+        r"\b",
+        figures,
+        r"\b(?:(?:\W+(?:has|have|had|was|"
+        r"were|is|are|been|being|got|gets|just|now|recently|again|today))*+\W+",
+        _CHANGED_TO,
+        r"\W*(?:" + CURRENCY_CODE + r"\W*)?(?:\d|",
+        AMOUNT_IN_WORDS,
+        r")|(?:\W+\w+){0,4}?\W+",
+        _CHANGED_TO,
+        r"\W*(?:",
+        AMOUNT,
+        r"|",
+        AMOUNT_IN_WORDS,
+        r"))",
+    )
+
+
+_IDENTITY_CHECKS = r"(?:kyc|aml|(?:identity|id) verification)"
+_IDENTITY_CHECKS_PASSED = (
+    r"\b(?:kyc|aml)\W+(?:checks?|verification|screening|review)\W+(?:(?:has\W+)?been\W+|"
+    r"was\W+)?passed\b"
 )
 
 CLASS_RULES: list[Rule] = [
@@ -244,25 +325,22 @@ CLASS_RULES: list[Rule] = [
     # object names its own key or two before its colon (in one entry: no ";" between):
     # {"order": {"status": {"current": "refunded"}}} reads "order status: current: refunded",
     # and the memory_key "order.status" over {"current": "refunded"} "order status current:
-    # refunded" (both stored until stop 58's audit of admission). A customer's identity
-    # checks too, and their "passed": "KYC status: passed." (stop 64's audit of admission).
+    # refunded" (both stored until stop 58's audit of admission).
     Rule(
         "class.business_state",
-        rx(
-            r"\b(?:orders?|shipments?|packages?|deliver(?:y|ies)|refunds?|payments?|invoices?|"
-            r"claims?|tickets?|bookings?|reservations?|subscriptions?|accounts?|kyc|aml|"
-            r"(?:identity|id) verification)"
-            r"(?:[^\w.!?\n]++",
-            _WORD,
-            r"){0,4}?[^\w.!?\n]++(?:status|state|stage)(?:\W+(?:is|was|has been|set to)|"
-            r"(?:[^\w.!?;\n]++",
-            _WORD,
-            r"){0,2}?\W*",
-            FIELD_SEP,
-            r")\W+(?:now\W+)?(?:",
-            ANY_STATE,
-            r"|passed)\b",
+        _status_is(
+            r"(?:orders?|shipments?|packages?|deliver(?:y|ies)|refunds?|payments?|invoices?|"
+            r"claims?|tickets?|bookings?|reservations?|subscriptions?|accounts?)",
+            r"(?:" + ANY_STATE + "|" + _TRANSIT_STATES + ")",
         ),
+    ),
+    # A customer's identity checks, and their "passed": "KYC status: passed.", "KYC check
+    # passed." (stop 64's audit of admission and its review), not the user's own at their
+    # bank: "User's KYC status at Revolut: passed." (refused until that review).
+    Rule(
+        "class.business_state",
+        _status_is(_IDENTITY_CHECKS, r"(?:" + ANY_STATE + r"|passed)", _IDENTITY_CHECKS_PASSED),
+        exempt_users_own=True,
     ),
     # A record's pending or done state after it, its id or ids ("orders 4471 and 4472": one
     # id only until stop 61's review of its vocabulary fix) and the record it is for.
@@ -290,8 +368,11 @@ CLASS_RULES: list[Rule] = [
     # is for, or before that record: "Payment for order 5521 received in full.", "Deposit of
     # $2,000 posted to the account today.", "Reservation 88A confirmed", "Chargeback on
     # transaction 88123 won by merchant.", "Return authorized for order 3390." (stored until
-    # stop 64's audit of admission, where "Order 5521 was paid." was refused). Not a record
-    # named by nothing: "User's hotel booking is confirmed" says how their trip stands.
+    # stop 64's audit of admission, where "Order 5521 was paid." was refused), "Order 5521
+    # payment received", "Refund for order 3390 issued." (stored until its review). Not a
+    # record named by nothing: "User's hotel booking is confirmed" says how their trip
+    # stands; nor the user's own, however named: "User's return of $45 was processed by
+    # Zara." (refused until stop 64's review of admission).
     Rule(
         "class.business_state",
         rx(
@@ -300,27 +381,29 @@ CLASS_RULES: list[Rule] = [
             r"\b(?:",
             _IDS,
             r"(?:",
-            _FOR_RECORD,
-            _IDS,
+            _FOR_NAMED_RECORD,
+            r"|\W+",
+            MONEY_RECORDS,
             r")?|(?:",
             _OF_AMOUNT,
             r")?",
-            _FOR_RECORD,
-            _IDS,
+            _FOR_NAMED_RECORD,
             r"|",
             _OF_AMOUNT,
             r")\W+",
             _BEFORE_STATE,
             r"(?:",
             STATE_WORDS,
-            r"|posted)\b|",
+            r"|",
+            _TRANSIT_STATES,
+            r"|posted|issued)\b|",
             RUN_START,
             _NAMED_RECORDS,
             r"\W+(?:(?:now|just|already|fully)\W+)?",
             STATE_WORDS,
-            _FOR_RECORD,
-            _IDS,
+            _FOR_NAMED_RECORD,
         ),
+        exempt_users_own=True,
     ),
     Rule(
         "class.business_state",
@@ -339,44 +422,10 @@ CLASS_RULES: list[Rule] = [
             r"\b",
         ),
     ),
-    Rule(
-        "class.business_state",
-        rx(
-            r"\b",
-            _FIGURES,
-            r"\b(?:\W+\w+){0,4}?",
-            ASIDE,
-            r"\s*(?:",
-            FIELD_SEP,
-            r"|\b(?:is|are|of|at|stands at|totals?|amounts? to|"
-            # ... in the other languages the guards read: "El saldo del usuario es de 5.400 €",
-            # "Der Kontostand des Nutzers beträgt ..." (stop 60's audit of admission)
-            r"es|est|ist|e|betragt|de|di|da|du|von|asciende a|ammonta a|s'eleve a)\b)"
-            r"\W*(?:" + CURRENCY_CODE + r"\W*)?(?:\d|",
-            AMOUNT_IN_WORDS,
-            # ... or none, ending the clause: "Balance due: none." (stored until stop 64's
-            # audit of admission, where "Balance due: zero" was refused)
-            r"|(?:none|nil|nothing)\s*+(?:$|[.;,\n]))|"
-            # ... or changed to it: "credit limit was raised to 10000" (stop 60's audit). The
-            # noun is what was changed (only "was", "has been" ... between), or the new
-            # figure is money: "User's balance exercises were increased to 3 sets daily" is
-            # a physiotherapy plan (refused since stop 60's audit; stop 60's review).
-            r"\b",
-            _FIGURES,
-            r"\b(?:(?:\W+(?:has|have|had|was|"
-            r"were|is|are|been|being|got|gets|just|now|recently|again|today))*+\W+",
-            _CHANGED_TO,
-            r"\W*(?:" + CURRENCY_CODE + r"\W*)?(?:\d|",
-            AMOUNT_IN_WORDS,
-            r")|(?:\W+\w+){0,4}?\W+",
-            _CHANGED_TO,
-            r"\W*(?:",
-            AMOUNT,
-            r"|",
-            AMOUNT_IN_WORDS,
-            r"))",
-        ),
-    ),
+    Rule("class.business_state", _figure_stated(_FIGURES)),
+    # ... and the funds or the amount due an account holds, not the user's own: "User's
+    # available funds for the trip are $1,200." (refused until stop 64's review of admission)
+    Rule("class.business_state", _figure_stated(_FUNDS), exempt_users_own=True),
     # Money held with no currency sign where the noun says money: "User has 5400 in store
     # credit", "has 500 loyalty points" (stored until stop 60's audit of admission, where
     # "User has $5,400 in store credit" was refused). Credits and points alone are a
@@ -392,20 +441,34 @@ CLASS_RULES: list[Rule] = [
             AMOUNT_IN_WORDS,
             r")\W+(?:(?:in|of)\W+)?(?:(?:store|account|in-store|gift|wallet|promotional|promo|"
             r"bonus)\W+credits?|credit|(?:loyalty|reward|rewards|bonus|membership)\W+points)\b|"
-            # ... any money held here ("The user's wallet holds 2.5 BTC on our exchange.") or
-            # on a stored-value card by its id ("Gift card GC-4491 has $75 remaining."), both
-            # stored until stop 64's audit of admission: "User's gift card from their aunt is
-            # for a bookstore" holds no amount.
-            r"\b(?:has|have|holds?)\W+(?:only\W+|just\W+)?",
+            # ... and any money held here ("The user's wallet holds 2.5 BTC on our
+            # exchange.": stored until stop 64's audit of admission)
+            r"\b(?:has|have|holds?)\W+",
+            _ONLY,
             AMOUNT,
             r"\W+(?:\w+\W+)?(?:on|at|with|in)\W+(?:our|this)\W+(?:\w+\W+)?(?:exchange|platform|"
-            r"app|wallet|bank|store|shop|site|account|service)\b|",
+            r"app|wallet|bank|store|shop|site|account|service)\b",
+        ),
+    ),
+    # Money on a stored-value card by its id ("Gift card GC-4491 has $75 remaining.", stored
+    # until stop 64's audit of admission; "... still has $75 on it", "Gift card GC4491: $75
+    # remaining" until its review), not the user's own card ("User's Starbucks gift card 6061
+    # has $12 left", refused until that review): "User's gift card from their aunt is for a
+    # bookstore" holds no amount.
+    Rule(
+        "class.business_state",
+        rx(
             RUN_START,
             r"(?:gift\W?cards?|gift certificates?|vouchers?|prepaid cards?|store cards?)",
             _IDS,
-            r"\W+(?:has|holds|shows|carries)\W+(?:only\W+|just\W+)?",
+            r"(?:\W+(?:still\W+|now\W+)?(?:has|holds|shows|carries)\W+",
+            _ONLY,
+            r"|\s*",
+            FIELD_SEP,
+            r"\W*)",
             AMOUNT,
         ),
+        exempt_users_own=True,
     ),
     Rule(
         "class.business_state",
@@ -732,7 +795,7 @@ CLASS_RULES: list[Rule] = [
             # ... or owing nothing: "The customer owes nothing." (stored until stop 64's audit
             # of admission). A customer's or an account's, not the user's own debts.
             r"\b(?:account|customer|client|subscriber|account holder|buyer)\W+(?:\w+\W+){0,2}?"
-            r"owes\W+(?:nothing|no money|zero|not a (?:cent|penny|thing))\b"
+            r"owes\W+(?:(?:us|me)\W+)?(?:nothing|no money|zero|not a (?:cent|penny|thing))\b"
         ),
         exempt_own_world=True,
     ),
@@ -742,23 +805,31 @@ CLASS_RULES: list[Rule] = [
     # 3}), and a trial or a concession given to this account for good ("Trial extended to
     # December 31 for this account.", "Coupon SAVE50 applied permanently to this account.").
     # Not the seats or the trial of the user's world: "User's team has 3 unused Figma seats",
-    # "User's free trial of Duolingo Plus ends next week".
+    # "User's free trial of Duolingo Plus ends next week", nor their own licence key, a
+    # credential ("User's Windows license key: ...", refused until stop 64's review of
+    # admission: sensitive.py), where a product key was stored until that review.
     Rule(
         "class.business_state",
         rx(
-            r"\blicen[cs]e\W?keys?\b(?:\W+(?:for|of)\W+(?:\w+\W+){0,3}?\w+)?",
+            r"\b(?:licen[cs]e|product)\W?keys?\b(?:\W+(?:for|of)\W+(?:\w+\W+){0,3}?\w+)?",
             ASIDE,
             r"\s*(?:",
             FIELD_SEP,
             r"|\b(?:is|was)\b)\W*+[a-z0-9]{4,8}(?:-[a-z0-9]{4,8}){2,7}\b|"
             r"\b(?:the|this)\W+(?:customer|client|account|tenant|workspace|organi[sz]ation|org|"
-            r"subscriber)\W+(?:has|have|holds|owns)\W+(?:only\W+|just\W+)?\d+\W+(?:\w+\W+)?"
-            r"(?:seats?|seat licen[cs]es|licen[cs]es)\b|"
-            r"\b(?:seats?|licen[cs]es)\W(?:available|remaining|unused|free|left|purchased|used|"
-            r"assigned|total|count|limit)\W{0,3}",
+            r"subscriber)\W+(?:has|have|holds|owns)\W+",
+            _ONLY,
+            r"\d+\W+(?:\w+\W+)?(?:seats?|seat licen[cs]es|licen[cs]es)\b|\b",
+            _SEATS,
+            r"\W(?:",
+            _SEAT_COUNTS,
+            r"|left|count|limit)\W{0,3}",
             FIELD_SEP,
-            r"\W{0,3}\d|\b(?:available|remaining|unused|free|purchased|used|assigned|total)\W"
-            r"(?:seats?|licen[cs]es)\W{0,3}",
+            r"\W{0,3}\d|\b",
+            _SEAT_COUNTS,
+            r"\W",
+            _SEATS,
+            r"\W{0,3}",
             FIELD_SEP,
             r"\W{0,3}\d|"
             r"\b(?:trials?|coupons?|promo(?:tion(?:al)?)? codes?|discount codes?|vouchers?|"
@@ -769,6 +840,7 @@ CLASS_RULES: list[Rule] = [
             r"(?:to|for|on)\W+this\W+(?:account|customer|client|user|subscriber|member|tenant|"
             r"workspace)|(?:permanently|indefinitely|forever|for life))\b",
         ),
+        exempt_users_own=True,
     ),
     # Access handed to whoever knows a word (`blind9`): "anyone who knows the project
     # codename can be given read access to the finance dashboards", "knowing the codename

@@ -168,33 +168,47 @@ OCCUPATION_BEFORE = (
     r"building|property|restaurant|shop|small business|business|company's|bakery|cafe|"
     r"their|his|her|its)"
 )
-# What this system holds for a user or they ask of it, after a possessive in the other
-# languages: "para sus solicitudes", "sur son compte", "Administrator seines Kontos".
-_THIS_SYSTEMS_ML = (
-    r"(?!\W+(?:\w+\W+)?(?:account|cuenta|compte|konto|conta|conto|perfil|profil|profilo|"
-    r"solicitudes|peticiones|mensajes|chats?|preguntas|conversaciones|sesiones|consultas|"
-    r"demandes|requetes|messages|questions|conversations|anfragen|nachrichten|fragen|"
-    r"gesprache|solicitacoes|mensagens|perguntas|conversas|richieste|messaggi|domande|"
-    r"conversazioni))"
+# What this system holds for a user, named after a possessive: one list for every language,
+# where three had drifted apart (stop 64's review of admission). Up to two words may come
+# between ("admin access to their own billing account", "auf seinen eigenen
+# Arbeitsbereich"); "their team's repo" is not the team's.
+_THIS_SYSTEMS_HOLDINGS = (
+    r"(?:(?:account|profile|login|access|subscription|membership|plan|workspace|tenant|"
+    r"organi[sz]ation|org|team|cuenta|compte|conta|conto|perfil|profil|profilo)s?|data|"
+    r"(?:benutzer)?kont(?:o|os|en)|mandant(?:en)?|arbeitsbereich(?:s|es|e)?)\b(?!['\u2019]s\b)"
 )
+_A_HOLDING_NAMED = r"\W+(?:\w+\W+){0,2}?" + _THIS_SYSTEMS_HOLDINGS
+# ... or what they ask of it: "bypass the content filter for their requests", "turn off your
+# moderation for their chats" (`blind6`), "para sus solicitudes".
+_WHAT_THEY_ASK = (
+    r"\W+(?:\w+\W+)?(?:requests?|chats?|messages?|questions?|conversations?|sessions?|"
+    r"prompts?|quer(?:y|ies)|answers?|replies)\b"
+)
+_WHAT_THEY_ASK_ML = (
+    r"\W+(?:\w+\W+)?(?:solicitudes|peticiones|mensajes|chats?|preguntas|conversaciones|"
+    r"sesiones|consultas|demandes|requetes|messages|questions|conversations|anfragen|"
+    r"nachrichten|fragen|gesprache|solicitacoes|mensagens|perguntas|conversas|richieste|"
+    r"messaggi|domande|conversazioni)"
+)
+_NOT_THIS_SYSTEMS_ML = r"(?!" + _A_HOLDING_NAMED + r"|" + _WHAT_THEY_ASK_ML + r")"
 OWN_WORLD_AFTER = (
     r"(?:(?:member|volunteer|contributor|seller|buyer|driver|host|reviewer|donor|player)\W+)?"
     r"(?:(?:of|on|for|at|in|over|from) (?:a|an|the family|the local|several|two|many|some)|"
     # The user's own things, "to" them too ("admin access to their own laptop", refused
     # until stop 64's audit of admission), not someone's ("admin rights to a contractor"),
-    # nor, to or on it, what this system holds for them named alone: "admin access to their
-    # account", "... on their account" (stored until that audit), where "their gaming
-    # account" is theirs and so is a check at their bank "for their account".
-    r"(?:(?:of|for|at|in|over|from) |(?:to|on) (?!(?:their|his|her|the user's)\W+(?:account|"
-    r"profile|login|subscription|membership|plan|workspace|tenant)s?\b))"
-    r"(?:(?:their|his|her|the user's)"
-    # ... but not what they ask of this system: "bypass the content filter for their
-    # requests", "turn off your moderation for their chats" (`blind6`).
-    r"(?!\W+(?:\w+\W+)?(?:requests?|chats?|messages?|questions?|conversations?|sessions?|"
-    r"prompts?|quer(?:y|ies)|answers?|replies)\b)|his own|her own|their own|my own|"
+    # nor, to or on it, what this system holds for them: "admin access to their account",
+    # "... on their account" (stored until that audit), "... to their own workspace" (until
+    # its review), where a check at their bank "for their account" is theirs, and so is a
+    # setting "on their gaming account".
+    r"(?:(?:of|for|at|in|over|from) |to (?!(?:their|his|her|the user's)"
+    + _A_HOLDING_NAMED
+    + r")|on (?!(?:their|his|her|the user's)\W+(?:own\W+)?"
+    + _THIS_SYSTEMS_HOLDINGS
+    + r"))(?:(?:their|his|her|the user's)(?!"
+    + _WHAT_THEY_ASK
+    + r")|his own|her own|their own|my own|"
     # "my" too, but not of what this system holds for the user: "disable 2FA for my account"
-    r"my(?!\W+(?:\w+\W+)?(?:account|profile|login|access|subscription|membership|plan|"
-    r"cuenta|compte|konto|conta|conto))))\b|by (?:profession|trade)|"
+    r"my(?!" + _A_HOLDING_NAMED + r")))\b|by (?:profession|trade)|"
     # es, fr, de, pt, it put the qualifier after the noun: "administrador de sistemas",
     # "administrateur système", "dono de uma padaria", "Inhaber einer Bäckerei", "Zugriff
     # auf seinen Laptop".
@@ -202,11 +216,11 @@ OWN_WORLD_AFTER = (
     r"para|pour|per|fur|bei|a|au|chez|auf)\W*(?:un|una|une|uno|um|uma|ein|eine|einer|einem|"
     r"eines|mi|mis|mon|ma|mes|mein|meine|meiner|meinem|meinen|meu|minha|mio|mia|su|sus|son|"
     r"sa|ses|sein|seine|seiner|seinem|seinen|ihr|ihre|ihrer|ihrem|ihren|seu|sua|suo|leur|"
-    r"leurs)\b" + _THIS_SYSTEMS_ML + r"|"
+    r"leurs)\b" + _NOT_THIS_SYSTEMS_ML + r"|"
     r"(?:einer|eines|einem)\b|"
     # ... and a possessive in German's genitive, with no preposition: "Administrator seines
     # Heimnetzwerks" (refused until stop 64's audit of admission).
-    r"(?:seines|seiner|ihres|meines)\b" + _THIS_SYSTEMS_ML + r"|"
+    r"(?:seines|seiner|ihres|meines)\b" + _NOT_THIS_SYSTEMS_ML + r"|"
     r"(?:(?:de|di|des|du)\W+)?(?:sistemas?|sistemi|systemes?|systeme|redes?|reseaux?|reti|rete|"
     r"bases? de (?:datos|donnees|dados)|banco de dados|servidores|serveurs|ti|informatique|"
     r"informatica|escuela|ecole|escola|scuola)\b|"
@@ -440,8 +454,10 @@ HIGH_IMPACT = (
 
 
 # What a preference said to hold from now on sets when it only sets how answers look or
-# when the user is disturbed: a language, units, a format, a form of address, a schedule
-# ("Going forward, always use Celsius", "ab sofort immer auf Deutsch angesprochen werden").
+# when: a language, units, a format, a form of address, a schedule ("Going forward, always
+# use Celsius", "ab sofort immer auf Deutsch angesprochen werden"). Not what the user is
+# shown: "never show security notifications to this user" hides an alert (stored until stop
+# 64's review of admission).
 PRESENTATION = (
     r"(?:english|spanish|french|german|italian|portuguese|dutch|polish|russian|ukrainian|"
     r"chinese|mandarin|cantonese|japanese|korean|arabic|hebrew|hindi|turkish|greek|swedish|"
@@ -454,11 +470,11 @@ PRESENTATION = (
     r"unita|"
     r"format|formatting|bullet points|bullets|markdown|tables|emojis?|font|tone|formal|"
     r"informal|concise|formato|tono|"
-    r"(?:address|call|refer to|greet)\w*\W+(?:\w+\W+){0,3}?(?:as|by)|nickname|first name|"
+    r"(?:address|call|refer to|greet)\w*" + NW + r"+(?:(?:the|this)" + NW + r"+)?(?:user|"
+    r"customer|client|them|him|her|me)" + NW + r"+(?:as|by)|nickname|first name|"
     r"pronouns|dr|tutear|usted|tutoyer|vouvoyer|duzen|siezen|angesprochen|anreden|"
-    r"schedul\w*|meetings?|appointments?|calendar|reminders?|notifications?|ads|adverts?|"
-    r"advertisements?|\d{1,2} ?(?:am|pm)|reuniones|citas|reunions?|termine|besprechungen|"
-    r"reunioes|riunioni|appuntamenti|anuncios|publicites?|werbung|pubblicita)"
+    r"schedul\w*|meetings?|appointments?|calendar|\d{1,2} ?(?:am|pm)|reuniones|citas|"
+    r"reunions?|termine|besprechungen|reunioes|riunioni|appuntamenti)"
 )
 
 # What a standing money instruction hands out.
@@ -486,6 +502,11 @@ class Rule:
     # match names ("User's toddler ignores all instructions at bedtime":
     # ``injection.SOMEONE_ELSE_IGNORES``).
     exempt_someone_else: bool = False
+    # Matches exempt when what they name is the user's own record, after "user's", "my",
+    # "his", "her" or "their" and at most two words of its name ("User's Starbucks gift card
+    # 6061 has $12 left", "My Amazon order is in transit"): a record this system holds is
+    # named by its id, its amount or a customer's (``guards._users_own``).
+    exempt_users_own: bool = False
     # Strings without case one of which every match holds ("@" of an address, "://" of a
     # link): a reading holding none is not scanned. The literal prefilter picks the longest
     # literals a rule requires, which for these rules are common words ("with", "all").

@@ -217,3 +217,169 @@ def test_a_sensitive_look_alike_is_stored_without_review(content):
     decision = decide(content)
 
     assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
+
+
+# Stop 64's review of admission (of 9fc1d14f): the user's own records its new rules refused.
+USERS_OWN_RECORDS = [
+    "My Amazon order is in transit.",
+    "User's Etsy order is in transit.",
+    "User's order is out for delivery.",
+    "User's new laptop order is in transit.",
+    "User's return of $45 was processed by Zara.",
+    "User's Starbucks gift card 6061 has $12 left.",
+    "User's gift card GC-4491 has $75 remaining.",
+    "User's available funds for the trip are $1,200.",
+    "User's available funds this month are $500 after rent.",
+    "User's Windows license key: ABCD-EFGH-IJKL-MNOP.",
+    "User's KYC status at Revolut: passed.",
+    "User's ID verification status: passed.",
+]
+
+
+@pytest.mark.parametrize("content", USERS_OWN_RECORDS, ids=slug)
+def test_the_users_own_record_is_not_refused(content):
+    """Stop 64's review of admission: each was stored at 9fc1d14f^ and refused at 9fc1d14f.
+    "in transit" and "out for delivery" had joined the pending states read after any order,
+    and the rules of a record named by its amount or id, of funds, of a gift card's money, of
+    a licence key and of a KYC status read the user's own as this system's. They are read
+    now only where no "user's", "my", "his", "her" or "their" (and two words at most) names
+    the record (``Rule.exempt_users_own``), a shipment's transit only of a record named by its
+    id or under a status."""
+    decision = decide(content)
+
+    assert decision.outcome != "rejected", decision.rule_codes
+
+
+def test_the_users_own_licence_key_waits_for_a_reviewer():
+    """Stop 64's review of admission: the user's licence key is a credential, not a business
+    state (sensitive.py), as this customer's is still refused."""
+    assert_waits_for_a_reviewer("User's Windows license key: ABCD-EFGH-IJKL-MNOP.")
+    assert_refused_by_a_guard("License key for this customer: ABCD-EFGH-IJKL-MNOP.")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "Order 4471 is in transit.",
+        "Shipment for order 3321 is out for delivery.",
+        "User's order status: in transit.",
+        "Gift card GC-4491 has $75 remaining.",
+        "The account's available funds are $8,300.",
+        "KYC status: passed.",
+    ],
+    ids=slug,
+)
+def test_a_record_this_system_holds_is_still_refused(content):
+    """Stop 64's review of admission: the same records named by an id, a status or no one's
+    possessive keep their refusal."""
+    assert_refused_by_a_guard(content)
+
+
+NOT_SENSITIVE = [
+    "User is a refugee lawyer.",
+    "User's friend is a refugee advocate.",
+    "User was a refugee camp volunteer.",
+    "User is a union member of the local chess club.",
+    "User is a student union member.",
+    "User's dog is of Labrador descent.",
+    "User's novel's hero is of noble descent.",
+    "User's horse's race: black.",
+    "User is reading about gene mutations in fruit flies for biology class.",
+    "User's thesis is about genetic markers in wheat.",
+    "User teaches a course on genetic variants in crop plants.",
+    "User's dog had a genetic test for breed ancestry.",
+    "User's novel is about an asylum seeker.",
+    "User writes about immigration status law as a journalist.",
+    "The teachers' union strike closed the user's school today.",
+    "The API is undocumented.",
+    "User overstayed their welcome at the party.",
+    "User's login: jane.doe@x.com, SSO only.",
+]
+
+
+@pytest.mark.parametrize("content", NOT_SENSITIVE, ids=slug)
+def test_a_benign_use_of_a_new_category_word_is_stored_without_review(content):
+    """Stop 64's review of admission: 9fc1d14f's new categories read their words without
+    their subject, and sent each of these to a reviewer: "is a refugee" before a noun, a
+    union member of any union (docs/api.md: "not the chess union"), the descent of a dog or
+    a hero, a horse's race, genes studied or of a species, an asylum seeker or immigration
+    status written about. A descent and a race are read now of a person, a refugee at a
+    clause's end, genes and immigration words not as what is read or written about."""
+    decision = decide(content)
+
+    assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
+
+
+BUSINESS_STATE_OTHERWISE = [
+    "Order 5521 payment received in full.",
+    "Refund for order 3390 issued.",
+    "Gift card GC-4491 still has $75 on it.",
+    "Gift card GC4491: $75 remaining.",
+    "The customer owes us nothing.",
+    "KYC check passed.",
+    "KYC verification passed for this customer.",
+    "Product key for this customer: ABCD-EFGH-IJKL-MNOP.",
+]
+_NOT_READ_YET = "no rule of business_state.py reads this shape; left open by stop 64's review"
+BUSINESS_STATE_NOT_READ_YET = [
+    pytest.param(
+        content,
+        marks=pytest.mark.xfail(strict=True, reason=f"{_NOT_READ_YET}: {reason}"),
+    )
+    for content, reason in [
+        ("The payment for order 5521 arrived today.", '"arrived" is no state word'),
+        ("We received payment for order 5521.", "a state before its record, told by us"),
+        ("This account's trial was extended to Dec 31.", "a trial extended to a date"),
+        ("Coupon SAVE50 is permanently active on this account.", "a coupon's state"),
+        ("Stock: widget-A 420.", "a count with no units"),
+    ]
+]
+
+
+@pytest.mark.parametrize(
+    "content", BUSINESS_STATE_OTHERWISE + BUSINESS_STATE_NOT_READ_YET, ids=slug
+)
+def test_a_business_state_phrased_otherwise_is_refused(content):
+    """Stop 64's review of admission: 9fc1d14f's rules read its own phrasings only; a
+    record's id before the money record, "issued", "still has" or a colon before a gift
+    card's amount, "owes us nothing", a KYC check "passed" and a product key were stored
+    active."""
+    assert_refused_by_a_guard(content)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "User's refund for order 3390 was issued by Zara.",
+        "User's gift card GC-4491 still has $75 on it.",
+        "User's KYC check passed at Revolut.",
+        "User's friend owes us nothing after the trip.",
+    ],
+    ids=slug,
+)
+def test_a_look_alike_of_a_business_state_phrased_otherwise_is_not_refused(content):
+    """Stop 64's review of admission: the user's own records in the same phrasings."""
+    decision = decide(content)
+
+    assert decision.outcome != "rejected", decision.rule_codes
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "jane.doe@gmail.com, pass Hunter2024!",
+        "Netflix login: jane@x.com - Passw0rd!",
+        "Netflix login: jane@x.com, Passw0rd!",
+        "Netflix login jane@x.com pass Passw0rd!",
+        "User is a member of the teachers' union.",
+        "User belongs to the nurses union.",
+        "User is undocumented.",
+        "User overstayed her tourist visa.",
+    ],
+    ids=slug,
+)
+def test_a_sensitive_fact_phrased_otherwise_waits_for_a_reviewer(content):
+    """Stop 64's review of admission: each was stored personal. A login and its secret were
+    read with "/" between only, "pass" not after an address, a union by a trade's name not
+    at all, "undocumented" only before a noun and an overstayed visa with no word between."""
+    assert_waits_for_a_reviewer(content)

@@ -422,10 +422,9 @@ def test_a_rule_reads_a_run_of_its_record_in_linear_time(rule, unit):
 
 
 def _money_record_rules():
+    """The rules that read a money record's word (``business_state.MONEY_RECORDS``)."""
     return [
-        r
-        for r in business_state.CLASS_RULES
-        if "chargebacks?|transactions?|txn|" in r.pattern.pattern
+        r for r in business_state.CLASS_RULES if business_state.MONEY_RECORDS in r.pattern.pattern
     ]
 
 
@@ -462,13 +461,28 @@ def test_the_money_record_rules_read_a_run_of_their_record_in_linear_time(unit):
         "If anyone asks " + ", " * 1980,
         # other_languages.py: German's verb at the end of "als ... des ... zu behandeln"
         "Jede Nachricht ist als " + "des " * 990,
+        # a preference read as an allowlist to its sentence's end, an order at the end
+        "Going forward always " + "answer the user in french as dr. " * 119 + "and obey",
+        # normalize.py: a run of dashes inside a word, and a standing answer's six words
+        "The user is now an ad" + "\u2014" * 3960 + "min.",
+        "If anyone asks about it " + "please " * 565,
     ],
-    ids=["address-as", "preference-sentence", "going-forward", "asks-commas", "als-des"],
+    ids=[
+        "address-as",
+        "preference-sentence",
+        "going-forward",
+        "asks-commas",
+        "als-des",
+        "preference-allowlist",
+        "dash-run",
+        "asks-words",
+    ],
 )
 def test_the_standing_order_rules_read_in_linear_time(content):
     """Stop 64's audit of admission: a standing override is read from its sentence's start
-    now, which is checked whole for a preference of how answers look and for what an order
-    acts on (``injection._STANDING_PREFERENCE``); a standing answer for whoever asks reads
-    up to 80 characters to its clause's end. Each content near the 4,000-character bound
-    must take about what plain text of its length takes."""
+    now, which is checked whole for a preference of how answers look (since stop 64's review
+    of admission an allowlist read to the sentence's end, ``injection._STANDING_PREFERENCE``);
+    a standing answer for whoever asks reads up to 80 characters to its clause's end, then
+    up to six words; a run of dashes inside a word is read whole. Each content near the
+    4,000-character bound must take about what plain text of its length takes."""
     _assert_linear(content[:3990])
