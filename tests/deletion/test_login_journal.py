@@ -11,12 +11,10 @@ back as the backup held them (``test_replay.py`` restores a real dump).
 
 import json
 from datetime import timedelta
-from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.sessions.models import Session
-from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
@@ -33,21 +31,10 @@ from memory_core.deletion.services import tenant_deletion_request
 from memory_core.models import LoginAccessLine, PortalMembership
 from memory_core.rls import platform_scope
 from memory_core.services import logins
+from tests.deletion.journal import journal_lines, replay_since
 from tests.factories import SubjectFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def _lines(journal) -> list[dict]:
-    if not journal.exists():
-        return []
-    return [json.loads(line) for line in journal.read_text().splitlines()]
-
-
-def _replay(since) -> tuple[dict, str]:
-    out, err = StringIO(), StringIO()
-    call_command("replay_deletions", "--since", since.isoformat(), stdout=out, stderr=err)
-    return json.loads(out.getvalue()), err.getvalue()
 
 
 def _reviewer(tenant, name="rev") -> PortalMembership:
@@ -90,7 +77,7 @@ def test_a_membership_removed_after_the_backup_is_removed_again_by_the_replay(
         logins.portal_membership_remove(membership=membership)
         logins.portal_membership_remove(membership=end_user)
     assert not PortalMembership.objects.exists()
-    first, second = _lines(journal)
+    first, second = journal_lines(journal)
     assert set(first) == {
         "operation_id", "tenant_id", "subject_id", "target", "requested_at", "reason_code",
         "removed_membership_id", "user_id", "username_sha256", "role", "tombstones",
@@ -111,11 +98,11 @@ def test_a_membership_removed_after_the_backup_is_removed_again_by_the_replay(
     _restored(membership)
     _restored(end_user)
 
-    result, _ = _replay(backup_time)
+    result, _ = replay_since(backup_time)
 
     assert result["memberships_removed"] == 2
     assert not PortalMembership.objects.exists()
-    assert _replay(backup_time)[0]["memberships_removed"] == 0  # again: nothing more
+    assert replay_since(backup_time)[0]["memberships_removed"] == 0  # again: nothing more
 
 
 def test_the_replay_leaves_a_membership_added_again_after_the_removal(
@@ -131,7 +118,7 @@ def test_the_replay_leaves_a_membership_added_again_after_the_removal(
         user_id=membership.user_id, tenant=tenant, role="reviewer"
     )
 
-    result, _ = _replay(since)
+    result, _ = replay_since(since)
 
     assert result["memberships_removed"] == 0
     assert PortalMembership.objects.get(user_id=membership.user_id).pk == again.pk
@@ -147,7 +134,7 @@ def test_a_login_deactivated_after_the_backup_is_deactivated_again_and_its_sessi
     backup_time = timezone.now()
     with django_capture_on_commit_callbacks(execute=True):
         logins.login_deactivate(user=user)
-    [line] = _lines(journal)
+    [line] = journal_lines(journal)
     assert (line["target"], line["deactivated_user_id"], line["username_sha256"]) == (
         "login_deactivated",
         str(user.pk),
@@ -158,7 +145,7 @@ def test_a_login_deactivated_after_the_backup_is_deactivated_again_and_its_sessi
     get_user_model().objects.filter(pk=user.pk).update(is_active=True)  # as the backup had it
     ended = _session_of(user)  # a session the backup holds
 
-    result, _ = _replay(backup_time)
+    result, _ = replay_since(backup_time)
 
     assert (result["logins_deactivated"], result["login_sessions_ended"]) == (1, 1)
     assert not get_user_model().objects.get(pk=user.pk).is_active
@@ -179,7 +166,7 @@ def test_a_password_changed_after_the_backup_is_made_unusable_when_the_restore_b
     with django_capture_on_commit_callbacks(execute=True):
         logins.login_password_save(user=user)
     new_hash = get_user_model().objects.get(pk=user.pk).password
-    [line] = _lines(journal)
+    [line] = journal_lines(journal)
     assert (line["target"], line["password_user_id"]) == ("login_password_changed", str(user.pk))
     assert line["password_hash_sha256"] == password_digest(new_hash)
     assert line["tenant_id"] == "00000000-0000-0000-0000-000000000000"  # staff: no tenant
@@ -188,7 +175,7 @@ def test_a_password_changed_after_the_backup_is_made_unusable_when_the_restore_b
     get_user_model().objects.filter(pk=user.pk).update(password=old_hash)  # the backup's
     ended = _session_of(get_user_model().objects.get(pk=user.pk))
 
-    result, err = _replay(backup_time)
+    result, err = replay_since(backup_time)
 
     assert result["passwords_made_unusable"] == [str(user.pk)]
     assert result["login_sessions_ended"] == 1
@@ -213,10 +200,10 @@ def test_the_replay_leaves_a_password_set_again_after_the_line(
             logins.login_password_save(user=user)
         same.set_password("same-pw-333")
         logins.login_password_save(user=same)
-    assert len(_lines(journal)) == 3
+    assert len(journal_lines(journal)) == 3
     session = _session_of(user)
 
-    result, _ = _replay(since)
+    result, _ = replay_since(since)
 
     assert (result["passwords_made_unusable"], result["login_sessions_ended"]) == ([], 0)
     assert get_user_model().objects.get(pk=user.pk).check_password("third-pw-22")
@@ -233,7 +220,7 @@ def test_a_change_rolled_back_owes_no_line(tenant, journal, django_capture_on_co
             logins.portal_membership_remove(membership=membership)
             logins.login_deactivate(user=membership.user)
             raise RuntimeError("the caller's transaction fails")
-    assert callbacks == [] and _lines(journal) == []
+    assert callbacks == [] and journal_lines(journal) == []
     assert not LoginAccessLine.objects.exists()
     assert PortalMembership.objects.filter(pk=membership.pk).exists()
 
@@ -266,7 +253,7 @@ def test_a_failed_append_is_logged_and_made_by_the_sweep(
     deletion_sweep(stale_seconds=0)
     deletion_sweep(stale_seconds=0)  # once only
 
-    assert sorted(line["target"] for line in _lines(journal)) == [
+    assert sorted(line["target"] for line in journal_lines(journal)) == [
         "login_deactivated",
         "portal_membership_removed",
     ]
@@ -337,7 +324,7 @@ def test_the_admin_journals_a_membership_deleted_changed_or_deleted_with_its_log
         )
         gone = client.post(f"/admin/auth/user/{four.user_id}/delete/", {"post": "yes"})
     assert [r.status_code for r in (deleted, selected, moved, gone)] == [302] * 4
-    lines = _lines(journal)
+    lines = journal_lines(journal)
     removed = [line["removed_membership_id"] for line in lines if "removed_membership_id" in line]
     assert sorted(removed) == sorted(str(m.pk) for m in (one, two, three, four))
     assert [line["deactivated_user_id"] for line in lines if "deactivated_user_id" in line] == [
@@ -379,12 +366,12 @@ def test_the_admin_journals_a_login_deactivated_and_a_password_set(
     user.refresh_from_db()
     assert user.is_active and user.first_name == "Rev"
     root = get_user_model().objects.get(username="root")
-    assert [(line["target"], line["username_sha256"]) for line in _lines(journal)] == [
+    assert [(line["target"], line["username_sha256"]) for line in journal_lines(journal)] == [
         ("login_deactivated", username_digest("rev")),
         ("login_password_changed", username_digest("rev")),
         ("login_password_changed", username_digest("root")),
     ]
-    digests = [line.get("password_hash_sha256") for line in _lines(journal)]
+    digests = [line.get("password_hash_sha256") for line in journal_lines(journal)]
     assert digests[1:] == [password_digest(user.password), password_digest(root.password)]
 
 
@@ -439,9 +426,9 @@ def test_a_tenants_deletion_appends_an_owed_login_line_before_it_drops_it(
     assert deletion_run(operation_id=operation.id) == "completed"
 
     assert not LoginAccessLine.objects.exists()
-    assert [line["password_user_id"] for line in _lines(journal) if "password_user_id" in line] == [
-        str(root.pk)
-    ]
+    assert [
+        line["password_user_id"] for line in journal_lines(journal) if "password_user_id" in line
+    ] == [str(root.pk)]
 
 
 def test_the_replay_deactivates_only_the_login_its_line_names(tenant):
@@ -509,7 +496,7 @@ def test_the_admin_journals_a_login_losing_its_staff_status(
     assert response.status_code == 302
     leaver.refresh_from_db()
     assert leaver.is_active and not leaver.is_staff and not leaver.is_superuser
-    [line] = _lines(journal)
+    [line] = journal_lines(journal)
     assert (line["target"], line["deactivated_user_id"], line["flags"]) == (
         "login_deactivated",
         str(leaver.pk),
@@ -518,7 +505,7 @@ def test_the_admin_journals_a_login_losing_its_staff_status(
     get_user_model().objects.filter(pk=leaver.pk).update(is_staff=True, is_superuser=True)
     ended = _session_of(leaver)  # the backup's
 
-    result, _ = _replay(since)
+    result, _ = replay_since(since)
 
     assert (result["logins_deactivated"], result["login_sessions_ended"]) == (1, 1)
     leaver.refresh_from_db()

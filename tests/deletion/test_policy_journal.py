@@ -11,10 +11,8 @@ import json
 import logging
 import uuid
 from datetime import datetime, timedelta
-from io import StringIO
 
 import pytest
-from django.core.management import call_command
 from django.db import transaction
 from django.utils import timezone
 
@@ -25,15 +23,10 @@ from memory_core.policy_check import RETENTION_MAX
 from memory_core.policy_defaults import DEFAULT_POLICY
 from memory_core.services.policy import _entry as _line_of
 from memory_core.services.policy import policy_ensure, policy_publish
+from tests.deletion.journal import journal_lines, replay_since
 from tests.factories import TenantFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def _lines(journal) -> list[dict]:
-    if not journal.exists():
-        return []
-    return [json.loads(line) for line in journal.read_text().splitlines()]
 
 
 def _document(**retention) -> dict:
@@ -62,14 +55,6 @@ def _restore_to(version: PolicyVersion) -> None:
     PolicyVersion.objects.filter(pk=version.pk).update(is_active=True)
 
 
-def _replay(since, *arguments: str) -> tuple[dict, str]:
-    out, err = StringIO(), StringIO()
-    call_command(
-        "replay_deletions", "--since", since.isoformat(), *arguments, stdout=out, stderr=err
-    )
-    return json.loads(out.getvalue()), err.getvalue()
-
-
 def test_a_published_version_is_journaled_as_it_commits_ids_and_retention_only(
     tenant, journal, django_capture_on_commit_callbacks
 ):
@@ -82,7 +67,7 @@ def test_a_published_version_is_journaled_as_it_commits_ids_and_retention_only(
 
     version.refresh_from_db()
     assert version.journaled_at is not None
-    [line] = _lines(journal)
+    [line] = journal_lines(journal)
     assert set(line) == {
         "operation_id", "tenant_id", "subject_id", "target", "requested_at", "reason_code",
         "policy_version_id", "version", "retention", "tombstones", "written_at",
@@ -109,7 +94,7 @@ def test_version_1_of_the_defaults_is_journaled_too(journal, django_capture_on_c
     tenant = TenantFactory()
     with django_capture_on_commit_callbacks(execute=True):
         version = policy_ensure(tenant=tenant)
-    [line] = _lines(journal)
+    [line] = journal_lines(journal)
     assert (line["policy_version_id"], line["version"]) == (str(version.pk), 1)
     assert line["retention"] == DEFAULT_POLICY["retention"]
     assert PolicyVersion.objects.get(pk=version.pk).journaled_at is not None
@@ -123,11 +108,11 @@ def test_a_version_rolled_back_is_not_journaled(
             _publish(tenant, episodic_days=7)
             raise RuntimeError("the caller's transaction fails")
     assert callbacks == []
-    assert _lines(journal) == []
+    assert journal_lines(journal) == []
     assert _active(tenant).version == 1
     with django_capture_on_commit_callbacks(execute=True):  # the same, committed
         _publish(tenant, episodic_days=7)
-    assert [line["version"] for line in _lines(journal)] == [2]
+    assert [line["version"] for line in journal_lines(journal)] == [2]
 
 
 def test_a_failed_append_is_logged_and_made_by_the_sweep(
@@ -154,7 +139,7 @@ def test_a_failed_append_is_logged_and_made_by_the_sweep(
         deletion_sweep(stale_seconds=0)
         deletion_sweep(stale_seconds=0)  # once only
 
-    [line] = _lines(journal)
+    [line] = journal_lines(journal)
     assert (line["policy_version_id"], line["retention"]["episodic_days"]) == (str(version.pk), 14)
     assert PolicyVersion.objects.get(pk=version.pk).journaled_at is not None
     assert PolicyVersion.objects.get(pk=old.pk).journaled_at is None  # before the cutoff
@@ -175,7 +160,7 @@ def test_the_sweep_journals_many_versions_in_one_write(journal, monkeypatch):
 
     assert policies_journal(limit=500) == 10
     assert [len(batch) for batch in writes] == [10]
-    assert {line["tenant_id"] for line in _lines(journal)} == {str(t.pk) for t in tenants}
+    assert {line["tenant_id"] for line in journal_lines(journal)} == {str(t.pk) for t in tenants}
     assert policies_journal() == 0
 
 
@@ -201,7 +186,7 @@ def test_the_replay_narrows_a_retention_shortened_after_the_backup(
         shortened = _publish(tenant, episodic_days=30)
     _restore_to(backup_version)
 
-    result, _ = _replay(backup_time)
+    result, _ = replay_since(backup_time)
 
     assert (result["policies_restored"], result["policies_skipped"]) == (1, 0)
     assert result["policies_not_widened"] == {}
@@ -213,7 +198,7 @@ def test_the_replay_narrows_a_retention_shortened_after_the_backup(
     assert _active(other_tenant).pk == others.pk  # another tenant: untouched
     assert _active(other_tenant).document["retention"]["episodic_days"] == 365
 
-    again, _ = _replay(backup_time)
+    again, _ = replay_since(backup_time)
     assert (again["policies_restored"], again["policies_skipped"]) == (0, 1)
     assert _active(tenant).pk == active.pk
 
@@ -224,7 +209,7 @@ def test_the_replay_writes_nothing_where_the_restored_retention_is_as_short(tena
     ledger_write(_line_of(_publish(tenant, episodic_days=30, trace_days=30)))  # the same
     _restore_to(backup_version)
 
-    result, err = _replay(backup_time)
+    result, err = replay_since(backup_time)
 
     assert (result["policies_restored"], result["policies_skipped"]) == (0, 1)
     assert _active(tenant).pk == backup_version.pk
@@ -243,7 +228,7 @@ def test_the_replay_never_widens_and_names_what_it_left(tenant, other_tenant, jo
     _restore_to(backup_version)
     _restore_to(other_backup)
 
-    result, err = _replay(backup_time)
+    result, err = replay_since(backup_time)
 
     assert (result["policies_restored"], result["policies_skipped"]) == (1, 1)
     assert result["policies_not_widened"] == {
@@ -272,7 +257,7 @@ def test_the_newest_line_of_a_tenant_wins(tenant, journal):
         ledger_write(line)
     _restore_to(backup_version)
 
-    result, _ = _replay(backup_time)
+    result, _ = replay_since(backup_time)
 
     assert result["policies_restored"] == 1
     assert _active(tenant).document["retention"]["episodic_days"] == 200
@@ -296,7 +281,7 @@ def test_the_damaged_databases_shorter_retention_is_applied_after_the_journals_r
     missed = _line_of(_publish(tenant, episodic_days=7))
     _restore_to(backup_version)
 
-    first, _ = _replay(backup_time)  # the journal
+    first, _ = replay_since(backup_time)  # the journal
     assert first["policies_restored"] == 1
     restored = _active(tenant)
     assert restored.document["retention"]["episodic_days"] == 60
@@ -316,7 +301,7 @@ def test_a_line_of_a_tenant_the_restored_database_lacks_is_skipped(tenant, journ
     ledger_write({**line, "tenant_id": str(uuid.uuid4()), "policy_version_id": str(uuid.uuid4())})
     count = PolicyVersion.objects.count()
 
-    result, _ = _replay(backup_time)
+    result, _ = replay_since(backup_time)
 
     assert (result["policies_restored"], result["policies_skipped"]) == (0, 1)
     assert PolicyVersion.objects.count() == count
@@ -330,7 +315,7 @@ def test_a_line_older_than_the_restored_active_version_is_not_applied(tenant, jo
     ledger_write(line)
     backup_version = _publish(tenant, episodic_days=90)
 
-    result, _ = _replay(since)
+    result, _ = replay_since(since)
 
     assert (result["policies_restored"], result["policies_skipped"]) == (0, 1)
     assert _active(tenant).pk == backup_version.pk
@@ -359,5 +344,5 @@ def test_the_reader_skips_a_policy_line_it_could_not_apply(tenant, journal):
 
     assert scan.unreadable == list(range(1, len(bad) + 1))
     assert [line["retention"] for line in scan.entries] == [retention]
-    _, err = _replay(timezone.now() - timedelta(days=1))
+    _, err = replay_since(timezone.now() - timedelta(days=1))
     assert f"{len(bad)} line(s) of {journal} are not journal entries" in err

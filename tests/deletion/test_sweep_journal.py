@@ -5,7 +5,6 @@ event): 500 memories revoked before migration 0027 took 7,001 queries and 6.3 s 
 a journal that could not be written logged a stack trace a row, up to 1,500 a sweep.
 """
 
-import json
 import logging
 import os
 from datetime import timedelta
@@ -21,13 +20,10 @@ from memory_core.deletion.services import queued_subject_deletion_run, subject_d
 from memory_core.models import Agent, ApiKey, DeletionOperation, Memory, MemoryEvent, Subject
 from memory_core.services.api_keys import api_key_create
 from memory_core.tasks import deletion_sweep
+from tests.deletion.journal import journal_lines
 from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, TenantFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def _lines(journal) -> list[dict]:
-    return [json.loads(line) for line in journal.read_text().splitlines()]
 
 
 def _event(memory, action, reason_code, at):
@@ -102,7 +98,7 @@ def test_the_sweep_journals_old_revocations_in_a_few_queries_and_one_fsync(journ
     # was 14 a memory).
     assert len(queries.captured_queries) <= 23
     assert len(fsyncs) == 1
-    lines = _lines(journal)
+    lines = journal_lines(journal)
     assert len(lines) == count
     got = {
         line["revoked_memory_id"]: {key: line[key] for key in expected[line["revoked_memory_id"]]}
@@ -113,7 +109,7 @@ def test_the_sweep_journals_old_revocations_in_a_few_queries_and_one_fsync(journ
     assert not Memory.objects.filter(status="revoked", revocation_journaled_at=None).exists()
 
     deletion_sweep(stale_seconds=0)  # once only
-    assert len(_lines(journal)) == count
+    assert len(journal_lines(journal)) == count
 
 
 def test_the_sweep_takes_the_oldest_first_and_at_most_its_limit(journal):
@@ -124,7 +120,7 @@ def test_the_sweep_takes_the_oldest_first_and_at_most_its_limit(journal):
 
     assert memory_revocations_journal(limit=4) == 4
     assert memory_revocations_journal(limit=4) == 2
-    ids = [line["revoked_memory_id"] for line in _lines(journal)]
+    ids = [line["revoked_memory_id"] for line in journal_lines(journal)]
     assert set(ids[:3]) == set(older) and set(ids[3:]) == set(newer)
 
 
@@ -143,7 +139,7 @@ def test_an_action_older_than_the_oldest_backup_kept_gets_no_line(journal, agent
 
     deletion_sweep(stale_seconds=0)
 
-    lines = _lines(journal)
+    lines = journal_lines(journal)
     assert {line["revoked_memory_id"] for line in lines if "revoked_memory_id" in line} == set(
         recent
     )
@@ -158,7 +154,7 @@ def test_an_action_older_than_the_oldest_backup_kept_gets_no_line(journal, agent
     assert Agent.objects.get(pk=agents[37].pk).deactivation_journaled_at is None
 
     deletion_sweep(stale_seconds=0)
-    assert len(_lines(journal)) == len(lines)
+    assert len(journal_lines(journal)) == len(lines)
 
 
 def test_a_journal_that_cannot_be_written_is_logged_once_a_sweep(journal, settings, agent, caplog):
@@ -187,7 +183,7 @@ def test_a_journal_that_cannot_be_written_is_logged_once_a_sweep(journal, settin
     caplog.clear()
     with caplog.at_level(logging.INFO):
         deletion_sweep(stale_seconds=0)
-    assert len(_lines(journal)) == 11
+    assert len(journal_lines(journal)) == 11
     assert not [record for record in caplog.records if record.levelno >= logging.WARNING]
 
 
@@ -219,14 +215,14 @@ def test_the_sweep_journals_rejections_since_the_oldest_backup_in_a_few_queries(
 
     assert len(queries.captured_queries) <= 23
     assert len(fsyncs) == 1
-    lines = _lines(journal)
+    lines = journal_lines(journal)
     assert {line["rejected_memory_id"] for line in lines} == recent
     assert {line["target"] for line in lines} == {"memory_rejected"}
     unrecorded = Memory.objects.filter(status="rejected", revocation_journaled_at=None)
     assert {str(pk) for pk in unrecorded.values_list("pk", flat=True)} == old
 
     deletion_sweep(stale_seconds=0)  # once only
-    assert len(_lines(journal)) == count
+    assert len(journal_lines(journal)) == count
 
 
 @pytest.mark.parametrize("count", [3, 30])
@@ -256,7 +252,7 @@ def test_the_sweep_journals_grants_and_expiries_since_the_oldest_backup_in_a_few
 
     assert len(queries.captured_queries) <= 24  # whatever the count: a read of each kind
     assert len(fsyncs) == 2  # one a kind
-    lines = _lines(journal)
+    lines = journal_lines(journal)
     grants = [line for line in lines if line["target"] == "agent_grant_set"]
     assert sorted(line["grant_agent_id"] for line in grants) == sorted(agents)
     assert {(tuple(line["read_types"]), line["max_sensitivity"]) for line in grants} == {
@@ -271,7 +267,7 @@ def test_the_sweep_journals_grants_and_expiries_since_the_oldest_backup_in_a_few
     assert sorted(str(pk) for pk in unrecorded.values_list("pk", flat=True)) == sorted(old_keys)
 
     deletion_sweep(stale_seconds=0)  # once only
-    assert len(_lines(journal)) == 2 * count
+    assert len(journal_lines(journal)) == 2 * count
 
 
 def _queued_while_the_journal_is_missing(owner, principal, journal, settings, on_commit) -> None:
@@ -310,7 +306,7 @@ def test_a_queued_deletion_whose_append_failed_is_journaled_by_the_sweep(
 
     deletion_sweep(stale_seconds=0)  # no worker consumes the queue: the task is sent again
     deletion_sweep(stale_seconds=0)
-    [line] = _lines(journal)  # once
+    [line] = journal_lines(journal)  # once
     assert line["operation_id"] == str(queued_operation_id(owner.pk, queued.deletion_queued_at))
     assert line["queued"] is True and line["tombstones"] == []
     assert Subject.objects.get(pk=owner.pk).deletion_queued_journaled_at is not None
@@ -347,7 +343,7 @@ def test_a_queued_deletion_a_worker_made_owes_no_line_to_the_sweep(
 
     deletion_sweep(stale_seconds=0)
 
-    [line] = _lines(journal)
+    [line] = journal_lines(journal)
     assert line["operation_id"] == str(operation.pk) and "queued" not in line
     assert len(line["tombstones"]) == len(memories)
     assert Subject.objects.get(pk=owner.pk).deletion_queued_journaled_at is None

@@ -8,11 +8,7 @@ chain still bound to the task. An expiry by ``valid_until`` owes no line: a rest
 its ``valid_until``, and the retention sweep expires it again.
 """
 
-import json
-from io import StringIO
-
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 
 from memory_core.deletion.ledger import task_digest
@@ -20,21 +16,10 @@ from memory_core.deletion.retention import memories_expire
 from memory_core.models import Memory, MemoryEvent, ReviewItem, ScopeKind, Subject
 from memory_core.principals import SystemPrincipal
 from memory_core.services.tasks import task_close
+from tests.deletion.journal import journal_lines, replay_since
 from tests.factories import MemoryFactory
 
 pytestmark = pytest.mark.django_db
-
-
-def _lines(journal) -> list[dict]:
-    if not journal.exists():
-        return []
-    return [json.loads(line) for line in journal.read_text().splitlines()]
-
-
-def _replay(since) -> tuple[dict, str]:
-    out, err = StringIO(), StringIO()
-    call_command("replay_deletions", "--since", since.isoformat(), stdout=out, stderr=err)
-    return json.loads(out.getvalue()), err.getvalue()
 
 
 def _close(owner, task_id, capture):
@@ -91,7 +76,7 @@ def test_a_task_closed_after_the_backup_is_closed_again_by_the_replay(
     closed = _close(owner, "ticket-4711", django_capture_on_commit_callbacks)
 
     assert sorted(closed.expired) == sorted([state.id, scoped.id])
-    lines = _lines(journal)
+    lines = journal_lines(journal)
     assert {line["expired_memory_id"] for line in lines} == {str(state.id), str(scoped.id)}
     for line in lines:
         assert (line["target"], line["reason_code"]) == ("memory_task_closed", "task_closed")
@@ -105,13 +90,13 @@ def test_a_task_closed_after_the_backup_is_closed_again_by_the_replay(
     ReviewItem.objects.filter(pk=item.pk).update(state="open", resolution="", resolved_at=None)
 
     with django_capture_on_commit_callbacks(execute=True):
-        result, err = _replay(backup_time)
+        result, err = replay_since(backup_time)
 
     assert (result["memories_task_closed"], result["memories_task_closed_skipped"]) == (2, {})
     assert err == ""
     # Journaled again as it commits, naming the same task: a restore of a backup taken after
     # this replay and before the next is replayed the same way.
-    again = _lines(journal)[2:]
+    again = journal_lines(journal)[2:]
     assert {line["expired_memory_id"] for line in again} == {str(state.id), str(scoped.id)}
     assert {line["task_sha256"] for line in again} == {task_digest("ticket-4711")}
     statuses = dict(owner.memories.values_list("pk", "status"))
@@ -121,7 +106,7 @@ def test_a_task_closed_after_the_backup_is_closed_again_by_the_replay(
     replayed = MemoryEvent.objects.filter(actor_id="replay_deletions")
     assert sorted(replayed.values_list("memory_id", flat=True)) == sorted([state.id, scoped.id])
     assert {(e.action, e.reason_code) for e in replayed} == {("expired", "task_closed")}
-    assert _replay(backup_time)[0]["memories_task_closed"] == 0  # twice: nothing more
+    assert replay_since(backup_time)[0]["memories_task_closed"] == 0  # twice: nothing more
 
 
 @pytest.mark.parametrize(("task", "expired"), [("ticket-4711", True), ("ticket-1", False)])
@@ -134,7 +119,7 @@ def test_the_replay_expires_the_backups_version_of_a_chain_if_bound_to_the_task(
     backed_up, newer = _state_replaced(owner, task, by="ticket-4711")
     backup_time = timezone.now()
     _close(owner, "ticket-4711", django_capture_on_commit_callbacks)
-    [line] = _lines(journal)
+    [line] = journal_lines(journal)
     assert (line["expired_memory_id"], line["supersedes_ids"]) == (
         str(newer.id),
         [str(backed_up.id)],
@@ -143,7 +128,7 @@ def test_the_replay_expires_the_backups_version_of_a_chain_if_bound_to_the_task(
     Memory.objects.filter(pk=newer.pk).delete()
     Memory.objects.filter(pk=backed_up.pk).update(status="active")
 
-    result, _ = _replay(backup_time)
+    result, _ = replay_since(backup_time)
 
     assert result["memories_task_closed"] == int(expired)
     assert Memory.objects.get(pk=backed_up.pk).status == ("expired" if expired else "active")
@@ -161,7 +146,7 @@ def test_a_task_close_line_holds_ids_and_the_tasks_digest_only(
     for private in ("ticket-4711", "qz0042", owner.external_id, state.memory_key,
                     scoped.content_hash, state.content_hash):  # fmt: skip
         assert private not in text
-    for line in _lines(journal):
+    for line in journal_lines(journal):
         assert set(line) == {
             "operation_id", "tenant_id", "subject_id", "target", "requested_at", "reason_code",
             "expired_memory_id", "task_sha256", "supersedes_ids", "tombstones", "written_at",
@@ -184,7 +169,7 @@ def test_a_task_close_whose_append_failed_is_journaled_by_the_sweep(
     deletion_sweep(stale_seconds=0)
     deletion_sweep(stale_seconds=0)  # once only
 
-    lines = _lines(journal)
+    lines = journal_lines(journal)
     assert sorted(line["expired_memory_id"] for line in lines) == sorted(
         [str(state.id), str(scoped.id)]
     )
@@ -210,7 +195,7 @@ def test_an_expiry_by_valid_until_owes_no_line(owner, journal):
     assert due.status == "expired" and due.revocation_journaled_at is not None
     deletion_sweep(stale_seconds=0)
 
-    assert _lines(journal) == []
+    assert journal_lines(journal) == []
     assert Memory.objects.get(pk=imported.pk).revocation_journaled_at is not None
 
 
@@ -225,7 +210,7 @@ def test_a_memory_whose_subjects_deletion_is_queued_is_named_not_expired_again(
         deletion_queued_at=timezone.now(), deletion_queued_by=1
     )
 
-    result, err = _replay(backup_time)
+    result, err = replay_since(backup_time)
 
     assert result["memories_task_closed_skipped"] == {str(state.id): "subject_being_deleted"}
     assert "memory(ies) of a closed task not expired again" in err and str(state.id) in err
@@ -338,13 +323,15 @@ def test_a_task_closed_after_the_backup_has_its_backed_up_state_expired_by_the_r
     backed_up, newer = _state_replaced(owner, "ticket-1", by="ticket-2")
     assert _close(owner, "ticket-1", django_capture_on_commit_callbacks).expired == []
     assert _close(owner, "ticket-2", django_capture_on_commit_callbacks).expired == [newer.id]
-    replaced = [line for line in _lines(journal) if line["expired_memory_id"] == str(backed_up.id)]
+    replaced = [
+        line for line in journal_lines(journal) if line["expired_memory_id"] == str(backed_up.id)
+    ]
     assert [line["task_sha256"] for line in replaced] == [task_digest("ticket-1")]
     # The restored database: the newer version unknown, ticket-1's state in use.
     Memory.objects.filter(pk=newer.pk).delete()
     Memory.objects.filter(pk=backed_up.pk).update(status="active")
 
-    result, _ = _replay(backup_time)
+    result, _ = replay_since(backup_time)
 
     assert result["incomplete"] == {}
     assert Memory.objects.get(pk=backed_up.pk).status == "expired"
@@ -374,7 +361,7 @@ def test_a_replaced_versions_line_whose_append_failed_is_made_by_the_sweep(
     deletion_sweep(stale_seconds=0)
     deletion_sweep(stale_seconds=0)  # once only
 
-    [line] = _lines(journal)
+    [line] = journal_lines(journal)
     assert (line["target"], line["expired_memory_id"]) == ("memory_task_closed", str(older.id))
     assert line["task_sha256"] == task_digest("ticket-1")
     assert line["requested_at"] == marked.task_closed_at.isoformat()
@@ -392,10 +379,10 @@ def test_a_replaced_versions_line_is_recorded_as_the_close_commits_and_its_mark_
 
     older, _ = _state_replaced(owner, "ticket-1", by="ticket-2")
     _close(owner, "ticket-1", django_capture_on_commit_callbacks)
-    assert [line["expired_memory_id"] for line in _lines(journal)] == [str(older.id)]
+    assert [line["expired_memory_id"] for line in journal_lines(journal)] == [str(older.id)]
     assert Memory.objects.get(pk=older.pk).revocation_journaled_at is not None
     deletion_sweep(stale_seconds=0)
-    assert len(_lines(journal)) == 1
+    assert len(journal_lines(journal)) == 1
 
     assert scrub_memories([older.pk]) == 1
     scrubbed = Memory.objects.get(pk=older.pk)
@@ -436,7 +423,7 @@ def test_a_close_journals_no_replaced_version_the_agent_may_not_see(
     with django_capture_on_commit_callbacks(execute=True):
         task_close(principal=principal, user_id=owner.external_id, task_id="ticket-1")
 
-    assert [line["expired_memory_id"] for line in _lines(journal)] == [str(rows["own"].id)]
+    assert [line["expired_memory_id"] for line in journal_lines(journal)] == [str(rows["own"].id)]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -534,12 +521,12 @@ def test_closing_a_task_twice_changes_nothing_more(
     older, newer = _state_replaced(owner, "ticket-1", by=by)
     first = _close(owner, "ticket-1", django_capture_on_commit_callbacks)
     assert first.expired == ([newer.pk] if by == "ticket-1" else [])
-    lines = _lines(journal)
+    lines = journal_lines(journal)
     assert len(lines) == 1
     marks = Memory.objects.values_list("task_closed_at", "revocation_journaled_at")
     marked = marks.get(pk=older.pk)
 
     for _ in range(2):  # and every further close
         assert _close(owner, "ticket-1", django_capture_on_commit_callbacks).expired == []
-        assert _lines(journal) == lines  # no new line
+        assert journal_lines(journal) == lines  # no new line
         assert marks.get(pk=older.pk) == marked

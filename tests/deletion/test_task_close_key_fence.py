@@ -9,16 +9,13 @@ on any queued key deletion of the subject: the closed task's state, on a key no 
 would remove, was left in use after the restore. It fences the memory's own key now.
 """
 
-import json
-from io import StringIO
-
 import pytest
-from django.core.management import call_command
 from django.utils import timezone
 
 from memory_core.models import Memory, Subject
 from memory_core.principals import SystemPrincipal
 from memory_core.services.tasks import task_close
+from tests.deletion.journal import replay_since
 from tests.factories import MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -29,12 +26,6 @@ def journal(settings, tmp_path):
     settings.MEMLEDGER_DELETION_LEDGER = tmp_path / "deletion-ledger.jsonl"
     settings.MEMLEDGER_BACKUP_RETENTION_DAYS = 35
     return settings.MEMLEDGER_DELETION_LEDGER
-
-
-def _replay(since) -> dict:
-    out, err = StringIO(), StringIO()
-    call_command("replay_deletions", "--since", since.isoformat(), stdout=out, stderr=err)
-    return json.loads(out.getvalue())
 
 
 @pytest.mark.parametrize(
@@ -68,7 +59,7 @@ def test_a_task_close_replayed_is_fenced_by_its_own_keys_queued_deletion_only(
         deletion_queued_at=timezone.now(), deletion_queued_by=1, deletion_queued_key=queued_key
     )
 
-    result = _replay(backup_time)
+    result = replay_since(backup_time)[0]
 
     if expired:
         assert result["memories_task_closed_skipped"] == {}
