@@ -620,6 +620,25 @@ def test_one_tenants_unreadable_policy_is_logged_and_the_other_tenants_go_on(
     assert result["traces_deleted"] == 1
 
 
+def _out_of_time_at_the_first_tenant(monkeypatch) -> list:
+    """Make the task's soft time limit (Celery's ``SoftTimeLimitExceeded``) end the first
+    tenant's part of the retention sweep; return the list of the tenants whose part began."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    from memory_core.deletion import retention
+
+    real, parts = retention._tenant_retention_delete, []
+
+    def out_of_time_at_the_first(tenant_id, *args, **kwargs):
+        parts.append(tenant_id)
+        if len(parts) == 1:
+            raise SoftTimeLimitExceeded()
+        return real(tenant_id, *args, **kwargs)
+
+    monkeypatch.setattr(retention, "_tenant_retention_delete", out_of_time_at_the_first)
+    return parts
+
+
 def test_the_tasks_soft_time_limit_inside_a_tenants_part_ends_the_sweep(
     owner, other_tenant, monkeypatch
 ):
@@ -631,20 +650,10 @@ def test_the_tasks_soft_time_limit_inside_a_tenants_part_ends_the_sweep(
     64's review."""
     from celery.exceptions import SoftTimeLimitExceeded
 
-    from memory_core.deletion import retention
-
     for subject in (owner, SubjectFactory(tenant=other_tenant)):
         _memory(subject, MemoryType.TASK_STATE, MemoryClass.WORKING, timedelta(hours=30))
     _trace(other_tenant, timedelta(days=31))
-    real, parts = retention._tenant_retention_delete, []
-
-    def out_of_time_at_the_first(tenant_id, *args, **kwargs):
-        parts.append(tenant_id)
-        if len(parts) == 1:
-            raise SoftTimeLimitExceeded()
-        return real(tenant_id, *args, **kwargs)
-
-    monkeypatch.setattr(retention, "_tenant_retention_delete", out_of_time_at_the_first)
+    parts = _out_of_time_at_the_first_tenant(monkeypatch)
 
     with pytest.raises(SoftTimeLimitExceeded):
         retention_apply()
@@ -663,23 +672,13 @@ def test_a_tenant_whose_part_the_soft_time_limit_ends_takes_its_turn_after_the_o
     taken as it starts: the next run begins with the others and comes back to it."""
     from celery.exceptions import SoftTimeLimitExceeded
 
-    from memory_core.deletion import retention
-
     due = {
         subject.tenant_id: _memory(
             subject, MemoryType.TASK_STATE, MemoryClass.WORKING, timedelta(hours=30)
         )
         for subject in (owner, SubjectFactory(tenant=other_tenant))
     }
-    real, parts = retention._tenant_retention_delete, []
-
-    def out_of_time_at_the_first(tenant_id, *args, **kwargs):
-        parts.append(tenant_id)
-        if len(parts) == 1:
-            raise SoftTimeLimitExceeded()
-        return real(tenant_id, *args, **kwargs)
-
-    monkeypatch.setattr(retention, "_tenant_retention_delete", out_of_time_at_the_first)
+    parts = _out_of_time_at_the_first_tenant(monkeypatch)
     with pytest.raises(SoftTimeLimitExceeded):
         retention_apply()
     stalled = parts[0]
