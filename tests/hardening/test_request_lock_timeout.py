@@ -88,6 +88,15 @@ def test_a_portal_page_waiting_on_a_held_tenant_row_answers_a_503_page(settings,
         assert not Memory.objects.filter(supersedes=memory).exists()
 
 
+def _revoke_timed(api_client, memory_id):
+    """Revoke the memory through the API; return the answer and the seconds it took."""
+    started = time.monotonic()
+    response = api_client.post(
+        f"/api/v1/memories/{memory_id}/revoke", {"reason": "wrong"}, format="json"
+    )
+    return response, time.monotonic() - started
+
+
 def test_a_revokes_after_commit_record_waits_at_most_the_request_lock_timeout(
     settings, api_client, tenant, monkeypatch
 ):
@@ -126,11 +135,7 @@ def test_a_revokes_after_commit_record_waits_at_most_the_request_lock_timeout(
 
     monkeypatch.setattr(revocations, "ledger_write_many", appended_then_taken)
     try:
-        started = time.monotonic()
-        response = api_client.post(
-            f"/api/v1/memories/{memory_id}/revoke", {"reason": "wrong"}, format="json"
-        )
-        elapsed = time.monotonic() - started
+        response, elapsed = _revoke_timed(api_client, memory_id)
     finally:
         release.set()
         for holder in holders:
@@ -169,11 +174,7 @@ def test_a_revokes_after_commit_journal_append_waits_at_most_the_request_lock_ti
     holder = in_thread(hold, released=[holding])
     assert holding.wait(10)
     try:
-        started = time.monotonic()
-        response = api_client.post(
-            f"/api/v1/memories/{memory_id}/revoke", {"reason": "wrong"}, format="json"
-        )
-        elapsed = time.monotonic() - started
+        response, elapsed = _revoke_timed(api_client, memory_id)
     finally:
         release.set()
         holder.wait(held + 10)
