@@ -36,6 +36,16 @@ def assert_waits_for_a_reviewer(content: str, **fields) -> None:
     assert decision.outcome == "pending_approval", (decision.outcome, decision.rule_codes)
 
 
+def assert_not_refused(content: str) -> None:
+    decision = decide(content)
+    assert decision.outcome != "rejected", decision.rule_codes
+
+
+def assert_stored_without_review(content: str) -> None:
+    decision = decide(content)
+    assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
+
+
 BUSINESS_STATE = [
     "Payment for order 5521 received in full.",
     "Inventory: widget-A 420 units on hand.",
@@ -124,9 +134,7 @@ def test_a_business_state_look_alike_is_not_refused(content):
     coupon, seats and KYC check, named by nothing this system holds, are the user's world,
     and a dispute's "won", a tab's and owing nothing are read only of a record or a
     customer."""
-    decision = decide(content)
-
-    assert decision.outcome != "rejected", decision.rule_codes
+    assert_not_refused(content)
 
 
 CREDENTIALS_AND_HEALTH = [
@@ -214,9 +222,7 @@ def test_a_sensitive_value_waits_for_a_reviewer(content, value):
 def test_a_sensitive_look_alike_is_stored_without_review(content):
     """Stop 64's audit of admission: a people's name, a union, genes, a login, a visa or
     "prep" named without the fact about the user is no sensitive fact."""
-    decision = decide(content)
-
-    assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
+    assert_stored_without_review(content)
 
 
 # Stop 64's review of admission (of 9fc1d14f): the user's own records its new rules refused.
@@ -245,9 +251,7 @@ def test_the_users_own_record_is_not_refused(content):
     now only where no "user's", "my", "his", "her" or "their" (and two words at most) names
     the record (``Rule.exempt_users_own``), a shipment's transit only of a record named by its
     id or under a status."""
-    decision = decide(content)
-
-    assert decision.outcome != "rejected", decision.rule_codes
+    assert_not_refused(content)
 
 
 def test_the_users_own_licence_key_waits_for_a_reviewer():
@@ -305,9 +309,7 @@ def test_a_benign_use_of_a_new_category_word_is_stored_without_review(content):
     a hero, a horse's race, genes studied or of a species, an asylum seeker or immigration
     status written about. A descent and a race are read now of a person, a refugee at a
     clause's end, genes and immigration words not as what is read or written about."""
-    decision = decide(content)
-
-    assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
+    assert_stored_without_review(content)
 
 
 BUSINESS_STATE_OTHERWISE = [
@@ -359,9 +361,7 @@ def test_a_business_state_phrased_otherwise_is_refused(content):
 )
 def test_a_look_alike_of_a_business_state_phrased_otherwise_is_not_refused(content):
     """Stop 64's review of admission: the user's own records in the same phrasings."""
-    decision = decide(content)
-
-    assert decision.outcome != "rejected", decision.rule_codes
+    assert_not_refused(content)
 
 
 @pytest.mark.parametrize(
