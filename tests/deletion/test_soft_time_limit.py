@@ -16,7 +16,8 @@ from memory_core.deletion.services import deletion_request
 from memory_core.models import DeletionOperation, DeletionStep, MemoryClass, MemoryType
 from memory_core.services import revocations
 from memory_core.tasks import deletion_sweep
-from tests.deletion.test_sweep_journal import _lines, _revoked_before_0027
+from tests.deletion.journal import journal_lines
+from tests.deletion.test_sweep_journal import _revoked_before_0027
 from tests.factories import MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -83,7 +84,7 @@ def test_the_soft_time_limit_while_the_sweep_records_revocations_ends_the_sweep(
     )
     with pytest.raises(SoftTimeLimitExceeded):
         deletion_sweep(stale_seconds=0)
-    assert len(_lines(journal)) == 2  # appended before the limit came
+    assert len(journal_lines(journal)) == 2  # appended before the limit came
     assert ran == [revocations._REVOCATION.name]
 
 
