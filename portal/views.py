@@ -427,15 +427,27 @@ class MemoryCorrectView(EndUserMixin, FormView):
         "current version stays in use until then."
     )
 
+    @staticmethod
+    def unchanged(memory: Memory, content: str) -> bool:
+        """Return whether saving ``content`` would change nothing of ``memory``, the version
+        in use: the same text (``same_text``) and no structured value.
+
+        Saved as it was (or with only its spacing changed), the text made an identical new
+        version, "Saved version 2", and the usage shown started again from nothing. Not of a
+        memory with a value: a correction saves the text alone (the page says so), so the
+        same text is how a person is rid of a wrong value, and it was refused as "Nothing
+        changed" (stop 65's audit of the portal). Only for the version in use: a correction
+        of one changed since is the service's refusal."""
+        return (
+            memory.status == Status.ACTIVE
+            and memory.value is None
+            and same_text(content, memory.content)
+        )
+
     def form_valid(self, form):
         detail = reverse("portal:memory", args=[self.kwargs["memory_id"]])
         memory = self.get_memory()
-        # Saved as it was (or with only its spacing changed), the text made an identical new
-        # version, "Saved version 2", and the usage shown started again from nothing. Only
-        # for the version in use: a correction of one changed since is the service's refusal.
-        if memory.status == Status.ACTIVE and same_text(
-            form.cleaned_data["content"], memory.content
-        ):
+        if self.unchanged(memory, form.cleaned_data["content"]):
             form.add_error("content", self.UNCHANGED)
             return self.form_invalid(form)
         data = {"content": form.cleaned_data["content"]}

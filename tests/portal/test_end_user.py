@@ -679,6 +679,82 @@ def test_the_correction_form_says_a_correction_keeps_only_the_text(alice_client,
     assert memory.value == {"card_last4": "4242"}  # kept with its version, in the history
 
 
+def test_a_correction_that_keeps_the_text_drops_a_wrong_structured_value(
+    alice_client, alice_subject
+):
+    """Stop 65's audit of the portal: the correction page shows a memory's structured value
+    and says "A correction saves only the text: the new version has no structured value". A
+    person whose text is right but whose value is wrong (an agent stored the wrong number
+    beside the right sentence) saved the text as it is to be rid of the value and was told
+    "Nothing changed: the text is the same as the version in use": nothing was saved, and
+    agents kept being given the wrong value. It saves a new version without the value; that
+    one, saved again as it is, changes nothing."""
+    memory = MemoryFactory(
+        subject=alice_subject,
+        memory_key="contact.phone",
+        content="Alice's work phone number.",
+        value={"phone": "+44 20 7946 0000"},
+    )
+    data = {"content": "Alice's work phone number.", "reason": "the number is wrong"}
+    response = alice_client.post(
+        reverse("portal:memory-correct", args=[memory.pk]), data, follow=True
+    )
+    memory.refresh_from_db()
+    assert b"Nothing changed" not in response.content
+    assert b"Saved version 2" in response.content
+    assert memory.status == "superseded" and memory.value == {"phone": "+44 20 7946 0000"}
+    newest = Memory.objects.get(supersedes_id=memory.pk)
+    assert newest.value is None and newest.status == "active"
+    again = alice_client.post(reverse("portal:memory-correct", args=[newest.pk]), data)
+    assert "Nothing changed: the text is the same as the version in use." in (
+        again.content.decode()
+    )
+    assert not Memory.objects.filter(supersedes=newest).exists()
+
+
+@pytest.mark.parametrize(
+    ("field", "said", "again"),
+    [
+        (
+            {"sensitivity": "sensitive"},
+            b"a reviewer will look at it first",
+            b"this same correction is already waiting for a reviewer",
+        ),
+        (
+            {"authority": "explicit_admin"},
+            b"Your correction was saved beside the current version",
+            b"this same correction is already kept beside the current version",
+        ),
+    ],
+    ids=["sensitive", "higher_authority"],
+)
+def test_a_correction_dropping_a_value_is_told_what_became_of_it(
+    alice_client, alice_subject, field, said, again
+):
+    """Stop 65's audit of the portal: the same text saved to be rid of a wrong value goes
+    through ``memory_correct`` as any correction. Of a sensitive memory it waits for a
+    reviewer, of one set with higher authority it is kept beside it, and the person is told
+    which; sent again, it is answered as the one waiting or kept, not stored twice."""
+    memory = MemoryFactory(
+        subject=alice_subject,
+        memory_key="contact.phone",
+        content="Alice's work phone number.",
+        value={"phone": "+44 20 7946 0000"},
+        **field,
+    )
+    url = reverse("portal:memory-correct", args=[memory.pk])
+    data = {"content": "Alice's work phone number.", "reason": ""}
+    first = alice_client.post(url, data, follow=True)
+    assert said in first.content.replace(b"\n", b" ")
+    memory.refresh_from_db()
+    assert memory.status == "active" and memory.value == {"phone": "+44 20 7946 0000"}
+    written = Memory.objects.get(subject=alice_subject, value__isnull=True)
+    assert written.content == memory.content
+    second = alice_client.post(url, data, follow=True)
+    assert again in second.content.replace(b"\n", b" ")
+    assert Memory.objects.filter(subject=alice_subject).count() == 2
+
+
 # --- Revoke, withdraw consent ---------------------------------------------------------------
 
 
