@@ -325,10 +325,11 @@ def newest_version(memory: Memory, *, lock: bool = True) -> Memory:
         memory = successor
 
 
-def approval_heads(items) -> dict:
+def approval_heads(items, *, newest: dict | None = None) -> dict:
     """Return ``{item.pk: head}`` for open sensitive-write ``items`` (each with ``memory``
     loaded, with its ``subject``): what ``approval_head(item.memory, item, lock=False)``
-    returns for each, read for all of them at once.
+    returns for each, read for all of them at once. ``newest``: the newest versions of the
+    chains they were written on (``written_on_newest``), when the caller has read them.
 
     For the review queue, which says what approving each write of a page does: one
     ``approval_head`` per write took three to five queries (the head, its writer's event,
@@ -344,7 +345,7 @@ def approval_heads(items) -> dict:
     tenant_id = items[0].memory.tenant_id
     # The head each write was written on, followed to its chain's newest version.
     first = {item.pk: item.candidate_ids[0] for item in items if item.candidate_ids}
-    newest = newest_versions(first.values())
+    newest = written_on_newest(items) if newest is None else newest
     writers = _writers_of(tenant_id, [item.memory.pk for item in items])
     agents = _agents_of(tenant_id, writers.values())
     heads = {}
@@ -385,6 +386,14 @@ def approval_heads(items) -> dict:
     return heads
 
 
+def written_on_newest(items) -> dict:
+    """Return ``newest_versions`` of the memories the writes of ``items`` (sensitive-write
+    items) were written on: read once, a page's ``approval_heads`` and ``chains_lost`` share
+    it. No query for no such memory."""
+    written_on = [item.candidate_ids[0] for item in items if item.candidate_ids]
+    return newest_versions(written_on) if written_on else {}
+
+
 def newest_versions(memory_ids) -> dict:
     """Return ``{memory_id: the newest version of its chain}`` for the rows of ``memory_ids``,
     as ``newest_version`` follows each (unlocked): one query, and one more for each version a
@@ -410,28 +419,30 @@ def newest_versions(memory_ids) -> dict:
     return newest
 
 
-# The rule code a keyless write's review item is given when the memory it corrects loses a
+# The rule code a write's review item is given when the memory it corrects loses a
 # conflict while it waits (``services.conflicts``' choice of another): the item keeps it when
 # that memory is deleted since, whose deletion's worker takes its id out of the item.
 CONFLICT_LOST = "conflict_lost"
 
 
-def chains_lost(tenant_id, items) -> set:
-    """Return the ids of ``items`` (open sensitive-write items of writes without a key that
-    land on no head, ``approval_head``) that correct a memory a reviewer's resolution of a
-    conflict revoked, another candidate chosen: the item carries ``CONFLICT_LOST``, or the
-    newest version of the chain it cites was revoked so (reason ``conflict_lost``), and
-    perhaps deleted since (its events keep the reason). Two queries, and one more for each
-    version a chain has moved on by; none when every item carries the code.
+def chains_lost(tenant_id, items, *, newest: dict | None = None) -> set:
+    """Return the ids of ``items`` (open sensitive-write items) that correct a memory a
+    reviewer's resolution of a conflict revoked, another candidate chosen: the item carries
+    ``CONFLICT_LOST``, or the newest version of the chain it cites was revoked so (reason
+    ``conflict_lost``), and perhaps deleted since (its events keep the reason). Two queries,
+    and one more for each version a chain has moved on by; none when every item carries the
+    code; one when ``newest`` (``written_on_newest``) is read already.
 
-    A correction without a key of such a chain lands on no head when approved
-    (``approval_head``: it has no key to find the winner by), and stood active alone beside
-    the memory the reviewer chose, with no conflict: its approval is refused
+    Approved, a correction of such a chain undid the reviewer's choice: without a key it
+    landed on no head (``approval_head``: it has no key to find the winner by) and stood
+    active alone beside the memory the reviewer chose, with no conflict (stop 62's audit of
+    conflicts); on a key it landed on the key's head, the winner, and superseded it unless of
+    lower authority (stop 65's audit of conflicts). Its approval is refused
     (``review_conflict_lost``), and the review queue says it can only be rejected. By the
     code too: once the person deleted the revoked memory, its status was "deleted" and the
     deletion's worker took its id out of the item, and the approval went through (stop 62's
-    audit of reviewer flows). Migration 0049 applies the same rule in SQL to the items
-    waiting from before then: change them together."""
+    audit of reviewer flows). Migration 0049 applies the same rule in SQL to the keyless
+    items waiting from before then: change them together."""
     lost = {item.pk for item in items if CONFLICT_LOST in item.rule_codes}
     written_on = {
         item.pk: item.candidate_ids[0]
@@ -440,8 +451,9 @@ def chains_lost(tenant_id, items) -> set:
     }
     if not written_on:
         return lost
-    newest = newest_versions(written_on.values())
-    retired = [row.pk for row in newest.values() if row.status in (Status.REVOKED, Status.DELETED)]
+    newest = newest_versions(written_on.values()) if newest is None else newest
+    ends = [newest[memory_id] for memory_id in written_on.values() if memory_id in newest]
+    retired = [row.pk for row in ends if row.status in (Status.REVOKED, Status.DELETED)]
     if not retired:
         return lost
     revoked = set(

@@ -69,6 +69,7 @@ from memory_core.selectors.approvals import (
     in_use_now,
     open_writes,
     writer_grant_refusals,
+    written_on_newest,
 )
 from memory_core.selectors.memories import memory_chain_ids, memory_get, memory_visible_chain
 from memory_core.selectors.policy import active_retrieval_policy
@@ -416,8 +417,8 @@ def mark_only_rejected(rows) -> list[Memory]:
     ``only_rejected``: why a reviewer can only reject it now, or "". The rule code with
     which its agent's grant refuses it (``selectors.approvals.writer_grant_refuses``:
     narrowed, or the agent deactivated, while it waited; ``review_grant_narrowed``), or
-    ``CONFLICT_LOST``: it corrects, without a key, a memory a reviewer's choice of another
-    in a conflict revoked while it waited (``chains_lost``; ``review_conflict_lost``).
+    ``CONFLICT_LOST``: it corrects a memory a reviewer's choice of another in a conflict
+    revoked while it waited (``chains_lost``; ``review_conflict_lost``).
 
     An approval of either is refused, and the person's pages said of such a write that it
     becomes what is remembered once a reviewer approves it (stop 61's review; stop 62's
@@ -434,9 +435,12 @@ def mark_only_rejected(rows) -> list[Memory]:
                 "memory", "memory__subject"
             )
         )
-    heads = approval_heads(items)
+    newest = written_on_newest(items)
+    heads = approval_heads(items, newest=newest)
     refusals = writer_grant_refusals(items, heads)
-    lost = chains_lost(rows[0].tenant_id, _keyless_on_no_head(items, heads)) if items else set()
+    lost = set()
+    if items:
+        lost = chains_lost(rows[0].tenant_id, _maybe_lost(items, heads), newest=newest)
     why = {
         item.memory_id: refusals.get(item.pk, "") or (CONFLICT_LOST if item.pk in lost else "")
         for item in items
@@ -446,11 +450,18 @@ def mark_only_rejected(rows) -> list[Memory]:
     return rows
 
 
-def _keyless_on_no_head(items, heads: dict) -> list:
-    """Return the keyless writes of ``items`` that land on no head (``heads``,
-    ``approval_heads``'): those ``chains_lost`` reads, as the review queue and the approval
-    do."""
-    return [item for item in items if not item.memory.memory_key and heads.get(item.pk) is None]
+def _maybe_lost(items, heads: dict) -> list:
+    """Return the writes of ``items`` whose chain may have lost a conflict while they waited:
+    those ``chains_lost`` reads, as the approval does. Not one landing on the very memory it
+    was written on (``heads``, ``approval_heads``'), in use, so never revoked: reading its
+    chain again took the queue a query more for a page of writes on memories in use."""
+    return [
+        item
+        for item in items
+        if CONFLICT_LOST in item.rule_codes
+        or heads.get(item.pk) is None
+        or item.candidate_ids[:1] != [heads[item.pk].pk]
+    ]
 
 
 def same_text(a: str, b: str) -> bool:
@@ -918,8 +929,8 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     only be rejected, ``review_expired``), else ""; ``grant_narrowed``: the admission rule
     code with which its agent's grant, narrowed while it waited, refuses it now (it can only
     be rejected, ``review_grant_narrowed``), else ""; ``conflict_lost``: whether it corrects
-    a memory without a key that a reviewer's choice of another in a conflict revoked while it
-    waited (it can only be rejected, ``review_conflict_lost``). Some dozen queries whatever
+    a memory that a reviewer's choice of another in a conflict revoked while it waited (it
+    can only be rejected, ``review_conflict_lost``). Some dozen queries whatever
     the page holds (``approval_heads``, ``chains_lost``: one more for each version a chain
     written on has moved on by since).
     """
@@ -961,11 +972,13 @@ def review_queue(*, principal, page: int = 1, page_size: int = PAGE_SIZE) -> Pag
     # at once: one approval_head per write made 261 queries for a page of 50. Every write,
     # not only those written on a head: one written while its key had none lands on the
     # key's head written since, and the queue said nothing of the memory it supersedes.
-    lands_on = approval_heads(items)
+    newest = written_on_newest(items)
+    lands_on = approval_heads(items, newest=newest)
     narrowed = writer_grant_refusals(items, lands_on)
-    # A correction without a key of a memory that lost a conflict: approved, it stood alone
-    # beside the winner (stop 62's audit of conflicts), so it is refused.
-    lost = chains_lost(principal.tenant_id, _keyless_on_no_head(items, lands_on))
+    # A correction of a memory that lost a conflict: approved, it stood alone beside the
+    # winner (stop 62's audit of conflicts), or on a key superseded it (stop 65's), so it is
+    # refused.
+    lost = chains_lost(principal.tenant_id, _maybe_lost(items, lands_on), newest=newest)
     use = in_use_now(principal.tenant_id)
     for item in items:
         # Out of use while it waited (past its valid_until or its class's retention), or

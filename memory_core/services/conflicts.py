@@ -22,7 +22,8 @@ grants) share it: it holds every active row any of them saw, so one decision cov
   fewer agents than a candidate it revokes (``_refuse_narrower``): 409 ``winner_narrower``.
 - ``keep_both_scoped``: every candidate stays; retrieval keeps all of them while the group is
   among these rows (for rows that apply in different contexts). Every set kept at a place
-  counts, not only the last.
+  counts, not only the last. A new version of a kept row on a key opens the conflict again
+  beside the rows kept with it (``conflicts_reopen_kept``).
 - ``ask_user``: nothing changes; retrieval keeps answering with the clarification, pointing at
   this item, until a row outside its candidates joins the group (e.g. the user corrects one
   through the portal).
@@ -38,7 +39,7 @@ from functools import partial
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import IntegrityError, connection, transaction
-from django.db.models import BooleanField, Q
+from django.db.models import BooleanField, ExpressionWrapper, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
@@ -445,6 +446,55 @@ def conflicts_follow_successor(*, previous: Memory, successor: Memory) -> None:
         item.save(update_fields=["candidate_ids"])
 
 
+def conflicts_reopen_kept(
+    *, previous: Memory, successor: Memory, actor_id: str, use: InUse, within_grant: Callable
+) -> None:
+    """Open again each conflict on ``previous``'s key that a reviewer resolved
+    ``keep_both_scoped`` citing ``previous``, which ``successor`` has just superseded: at
+    that item's place, a conflict (opened, or the open one joined) of ``successor`` and the
+    other rows the reviewer kept there (``conflict_open`` takes their newest versions still in
+    use), of those the ones the successor's writer may read (``within_grant``, a function
+    limiting a queryset of memories), as a write of lower authority stands in conflict only
+    with the heads its writer reads.
+
+    The decision stays on the rows it named: the reviewer kept the rows whose words they
+    read, and a new version, a rewording of the same authority too, may say something else
+    (docs/retrieval.md, stage 8). Until stop 65 nothing was opened: retrieval measured the new
+    version against the rows kept with the old one by its rules, and the model's rewording of
+    a row kept beside the person's statement was withheld from every agent
+    (``lost_conflict:authority_class``), with no clarification and no review item (stop 65's
+    audit of conflicts). Called with the key's lock held, as ``conflicts_follow_successor``.
+    """
+    if not previous.memory_key:
+        return
+    items = ReviewItem.objects.filter(
+        tenant_id=previous.tenant_id,
+        subject_id=previous.subject_id,
+        kind=ReviewItem.Kind.CONFLICT,
+        state=ReviewItem.State.RESOLVED,
+        resolution="keep_both_scoped",
+        memory_key=previous.memory_key,
+        candidate_ids__contains=[previous.id],
+    )
+    kept_at: dict[ConflictPlace, set] = {}
+    for item in items:
+        kept_at.setdefault(ConflictPlace.of(item), set()).update(item.candidate_ids)
+    for place in sorted(kept_at):  # the order retrieval locks a key's items in
+        rows = Memory.objects.filter(
+            tenant_id=previous.tenant_id, pk__in=sorted(kept_at[place] - {previous.id}, key=str)
+        )
+        beside = within_grant(rows).values_list("pk", flat=True)
+        conflict_open(
+            tenant_id=previous.tenant_id,
+            subject_id=previous.subject_id,
+            memory_key=previous.memory_key,
+            place=place,
+            candidate_ids=sorted({successor.id, *beside}, key=str),
+            actor_id=actor_id,
+            use=use,
+        )
+
+
 def _followed() -> Q:
     """The conflict items that follow their chains to new versions: the open ones, and a
     keyless one a reviewer resolved ``ask_user``, which retrieval still measures its rows by
@@ -464,21 +514,33 @@ def _followed() -> Q:
     )
 
 
-def conflicts_citing(*, tenant_id, memory_ids: list) -> set:
-    """The ids of ``memory_ids`` that an open conflict cites, in one statement and without
-    a lock: a batch moving many chains on calls ``conflicts_follow_successor`` (which locks)
-    for those only, in its own order, instead of once for each chain. A retrieval may open a
-    conflict citing one of them after this read, from rows it read before the write commits:
-    the caller reads again after anything that may have waited (``writes._record``)."""
+def conflicts_citing(*, tenant_id, memory_ids: list) -> tuple[set, set]:
+    """The ids of ``memory_ids`` that an open conflict cites, and those that a key's conflict
+    a reviewer resolved ``keep_both_scoped`` cites, in one statement and without a lock: a
+    batch moving many chains on calls ``conflicts_follow_successor`` (which locks) and
+    ``conflicts_reopen_kept`` for those only, in its own order, instead of once for each
+    chain. A retrieval may open a conflict citing one of them after this read, from rows it
+    read before the write commits: the caller reads again after anything that may have waited
+    (``writes._record``). The kept ones are exact under the keys' locks a write holds: only a
+    resolution, which takes its key's lock, resolves an item."""
     if not memory_ids:
-        return set()
-    cited = ReviewItem.objects.filter(
-        _followed(),
-        tenant_id=tenant_id,
-        kind=ReviewItem.Kind.CONFLICT,
-        candidate_ids__overlap_array=list(memory_ids),
-    ).values_list("candidate_ids", flat=True)
-    return {memory_id for ids in cited for memory_id in ids} & set(memory_ids)
+        return set(), set()
+    kept = Q(state=ReviewItem.State.RESOLVED, resolution="keep_both_scoped") & ~Q(memory_key="")
+    cited = (
+        ReviewItem.objects.filter(
+            _followed() | kept,
+            tenant_id=tenant_id,
+            kind=ReviewItem.Kind.CONFLICT,
+            candidate_ids__overlap_array=list(memory_ids),
+        )
+        .annotate(kept=ExpressionWrapper(kept, output_field=BooleanField()))
+        .values_list("candidate_ids", "kept")
+    )
+    followed, kept_ids = set(), set()
+    for ids, is_kept in cited:
+        (kept_ids if is_kept else followed).update(ids)
+    wanted = set(memory_ids)
+    return followed & wanted, kept_ids & wanted
 
 
 def conflicts_heal_on_commit(*, tenant_id, memory_ids) -> None:
@@ -812,36 +874,40 @@ def conflict_resolve(
 
 
 def _corrections_lost(item: ReviewItem, losers: list[Memory]) -> None:
-    """Give ``CONFLICT_LOST`` to the open items of the corrections without a key waiting for
-    a reviewer that are written on a version of the chain of one of ``losers`` (just revoked
-    by the choice of a winner of the conflict ``item``): approved, such a correction stands
-    alone beside the winner, so its approval is refused (``review_conflict_lost``,
-    ``selectors.approvals.chains_lost``).
+    """Give ``CONFLICT_LOST`` to the open items of the corrections waiting for a reviewer
+    that are written on a version of the chain of one of ``losers`` (just revoked by the
+    choice of a winner of the conflict ``item``): their approval is refused
+    (``review_conflict_lost``, ``selectors.approvals.chains_lost``). Approved, one without a
+    key stood alone beside the winner (stop 62), and one on a key landed on the winner and,
+    of no lower authority, superseded it (stop 65's audit of conflicts).
 
     Recorded on the item, not read from the loser alone: once the person deleted the revoked
     loser (a memory not in use, which the portal offers to delete), its status was
     "deleted" and the deletion's worker took its id out of the item, so nothing told the
     approval that the correction had lost, and it went through (stop 62's audit of reviewer
-    flows). A key's correction lands on the key's head, the winner, beside which it stands
-    in a conflict: it is none of these. Three queries, one more for each version a chain has
-    moved on by and one for each item marked; none without a keyless loser."""
-    keyless = {loser.pk for loser in losers if not loser.memory_key}
-    if not keyless:
+    flows). Three queries, one more for each version a chain has moved on by and one for
+    each item marked."""
+    if not losers:
         return
     waiting = list(
-        open_writes(item.tenant_id, subject_id=item.subject_id, memory_key="")
+        open_writes(
+            item.tenant_id,
+            subject_id=item.subject_id,
+            memory_key__in=sorted({loser.memory_key for loser in losers}),
+        )
         .exclude(candidate_ids=[])
         .exclude(rule_codes__contains=[CONFLICT_LOST])
         .values_list("pk", "candidate_ids")
     )
     if not waiting:
         return
+    retired = {loser.pk for loser in losers}
     newest = newest_versions(ids[0] for _, ids in waiting)
-    lost = [pk for pk, ids in waiting if ids[0] in newest and newest[ids[0]].pk in keyless]
+    lost = [pk for pk, ids in waiting if ids[0] in newest and newest[ids[0]].pk in retired]
     # skip_locked: an item locked now is being decided, withdrawn or scrubbed. An approval
-    # locks its item before the head it lands on, so one of a keyless copy's correction,
-    # which a keyed conflict's resolution (holding that copy, not the keyless lock) revokes,
-    # would deadlock with this; it then finds the copy revoked itself (``chains_lost``).
+    # locks its item before the head it lands on, so one of a copy's correction, which a
+    # conflict's resolution (holding that copy, not its key's lock) revokes, would deadlock
+    # with this; it then finds the copy revoked itself (``chains_lost``).
     written_on_losers = ReviewItem.objects.select_for_update(skip_locked=True).filter(
         pk__in=lost, state=ReviewItem.State.OPEN
     )

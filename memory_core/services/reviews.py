@@ -46,6 +46,7 @@ from memory_core.services.conflicts import (
     conflict_open,
     conflicts_follow_successor,
     conflicts_heal_on_commit,
+    conflicts_reopen_kept,
     review_reason_check,
 )
 from memory_core.services.events import event_record
@@ -138,12 +139,12 @@ def _link_into_chain(
 ) -> None:
     """Make the approved ``memory`` the head of its key's chain, or put it beside the head in
     a conflict (opened, or joined where one was open), among the heads in use (``use``).
-    Refuse it, changing nothing, when it corrects a memory without a key that lost a
-    conflict since, when the head it lands on is not ``seen_head_id`` (unless ``ANY_HEAD``),
-    or when its writer's grant no longer allows it."""
+    Refuse it, changing nothing, when it corrects a memory that lost a conflict since, when
+    the head it lands on is not ``seen_head_id`` (unless ``ANY_HEAD``), or when its writer's
+    grant no longer allows it."""
     lock_memory_keys(memory.tenant_id, [(memory.subject.external_id, memory.memory_key)])
     head = approval_head(memory, item, use=use)
-    _refuse_lost_chain(memory, item, head)
+    _refuse_lost_chain(memory, item)
     _refuse_unseen_head(head, seen_head_id)
     _refuse_narrowed_grant(memory, head)
     now = timezone.now()
@@ -195,6 +196,13 @@ def _link_into_chain(
     if memory.supersedes_id is not None:
         conflicts_follow_successor(previous=head, successor=memory)
         conflicts_heal_on_commit(tenant_id=memory.tenant_id, memory_ids=[head.id])
+        conflicts_reopen_kept(
+            previous=head,
+            successor=memory,
+            actor_id="review",
+            use=use,
+            within_grant=lambda rows: writer_reaches(memory, rows),
+        )
     if head is not None and memory.supersedes_id != head.id:
         # Every chain still standing on the key, as a write of lower authority opens it: the
         # head and the approved write only would drop a third chain from an open conflict.
@@ -222,27 +230,27 @@ def _link_into_chain(
         )
 
 
-def _refuse_lost_chain(memory: Memory, item: ReviewItem, head: Memory | None) -> None:
-    """Refuse (Conflict ``review_conflict_lost``) the approval of a correction without a key
-    that lands on no head because the memory it corrects lost a conflict while it waited: a
-    reviewer chose another candidate and revoked it (``selectors.approvals.chains_lost``).
+def _refuse_lost_chain(memory: Memory, item: ReviewItem) -> None:
+    """Refuse (Conflict ``review_conflict_lost``) the approval of a correction of a memory
+    that lost a conflict while it waited: a reviewer chose another candidate and revoked it
+    (``selectors.approvals.chains_lost``). As for ``review_expired``, the write can only be
+    rejected.
 
-    Approved, it stood active alone, with no conflict, and agents were given the disputed
-    account again beside the memory the reviewer had chosen (stop 62's audit of conflicts).
-    A key's correction lands on the key's head, the winner, and stands beside it in a
-    conflict; without a key there is no head to land on. As for ``review_expired``, the write
-    can only be rejected. Told by the item's rule code too (``CONFLICT_LOST``): once the
-    person deleted the revoked memory, the deletion's worker took its id out of the item and
-    the approval went through (stop 62's audit of reviewer flows)."""
-    if head is not None or memory.memory_key:
-        return
+    Without a key it landed on no head and stood active alone, with no conflict, beside the
+    memory the reviewer had chosen (stop 62's audit of conflicts). On a key it landed on the
+    key's head, the winner, and, of no lower authority, superseded it: a person's correction
+    of the statement a reviewer revoked replaced the model's memory the reviewer chose, and
+    the lost chain was given to agents again with no conflict left (stop 65's audit of
+    conflicts). Told by the item's rule code too (``CONFLICT_LOST``): once the person deleted
+    the revoked memory, the deletion's worker took its id out of the item and the approval
+    went through (stop 62's audit of reviewer flows)."""
     if not chains_lost(memory.tenant_id, [item]):
         return
     raise Conflict(
         "The memory this write corrects lost a conflict while it waited: a reviewer chose "
-        "another memory over it, and approved, this write would be given to agents beside "
-        "the one chosen. It can no longer be approved: reject it, and ask for a new write if "
-        "it still holds.",
+        "another memory over it, and approved, this write would undo that choice (given to "
+        "agents beside the one chosen, or in its place). It can no longer be approved: "
+        "reject it, and ask for a new write if it still holds.",
         code="review_conflict_lost",
     )
 
@@ -333,8 +341,8 @@ def review_approve(*, principal, item_id, reason: str, seen_head_id=ANY_HEAD) ->
     ``seen_head_id``: the id of the head the reviewer was shown the approval lands on (None:
     none); landing on another now, nothing is decided (409 ``review_changed``). Nothing is
     decided either for a write out of use (``review_expired``), one its agent's grant no
-    longer allows (``review_grant_narrowed``), or a correction without a key of a memory that
-    lost a conflict since (``review_conflict_lost``)."""
+    longer allows (``review_grant_narrowed``), or a correction of a memory that lost a
+    conflict since (``review_conflict_lost``)."""
     review_reason_check(reason)
     item = _open_item(principal=principal, item_id=item_id, lock=False)
     # The key's lock before the row's, in the order writes take them (memory_core/locks.py),

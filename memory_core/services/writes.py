@@ -108,6 +108,7 @@ from memory_core.services.conflicts import (
     conflicts_citing,
     conflicts_close_settled,
     conflicts_follow_successor,
+    conflicts_reopen_kept,
 )
 from memory_core.services.events import event_record
 from memory_core.services.memories import (
@@ -618,8 +619,16 @@ def _record(
     # each call below that may have waited for a conflict's lock: a retrieval may have opened
     # one citing a head meanwhile, from rows it read before this write commits (stop 51's
     # review; one statement an item found them as they were at its turn).
+    # With them, the heads a reviewer kept beside others ("keep both"), whose new versions
+    # open the conflict again (``conflicts_reopen_kept``).
     superseded = [item.head.id for item in planned if _supersedes(item)]
-    cited = None
+    cited, kept = conflicts_citing(tenant_id=principal.tenant_id, memory_ids=superseded)
+
+    def readable(rows):
+        # A write never stands in conflict with a memory above its grant (a reviewer
+        # choosing the write's side would revoke that one).
+        return rows.filter(pk__in=Memory.objects.visible_to(principal).values("pk"))
+
     for item in sorted(planned, key=_review_order):
         if item.decision.outcome == PENDING:
             item.review_item = ReviewItem.objects.create(
@@ -637,14 +646,22 @@ def _record(
             # of the conflicts below, not in _store's batch order, which could hold one
             # key's item while a retrieval held another's and each waited for the other.
             if cited is None:
-                cited = conflicts_citing(tenant_id=principal.tenant_id, memory_ids=superseded)
+                cited, _ = conflicts_citing(tenant_id=principal.tenant_id, memory_ids=superseded)
             if item.head.id in cited:
                 conflicts_follow_successor(previous=item.head, successor=item.memory)
                 cited = None
+            if item.head.id in kept:
+                conflicts_reopen_kept(
+                    previous=item.head,
+                    successor=item.memory,
+                    actor_id="admission",
+                    use=use,
+                    within_grant=readable,
+                )
+                cited = None
         elif item.decision.action == "conflict":
             # Every chain still standing on the key is a candidate, not only the last two; of
-            # those its writer may read only: a write never stands in conflict with a memory
-            # above its grant (a reviewer choosing the write's side would revoke that one).
+            # those its writer may read only (``readable``).
             standing = (
                 Memory.objects.visible_to(principal)
                 .filter(pk__in=standing_heads(item.memory, agent_id=item.head.agent_id, use=use))
@@ -658,9 +675,7 @@ def _record(
                 candidate_ids=sorted({item.head.id, item.memory.id, *standing}, key=str),
                 actor_id="admission",
                 use=use,
-                within_grant=lambda rows: rows.filter(
-                    pk__in=Memory.objects.visible_to(principal).values("pk")
-                ),
+                within_grant=readable,
             )
             cited = None
     return decisions

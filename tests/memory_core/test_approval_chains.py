@@ -10,13 +10,21 @@ choice applies to what is in use, and a page shown before the move is refused.
 import pytest
 
 from memory_core.exceptions import Conflict
-from memory_core.models import Agent, Memory, MemoryEvent, ReviewItem
+from memory_core.models import Agent, Memory, MemoryEvent, ReviewItem, Status
 from memory_core.principals import AgentPrincipal
+from memory_core.selectors.approvals import CONFLICT_LOST
+from memory_core.selectors.portal import review_queue
 from memory_core.services.api_keys import agent_deactivate, agent_grant_set
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.reviews import review_approve
 from memory_core.services.writes import memory_correct, memory_write, memory_write_batch
-from tests.factories import AgentFactory, MemoryFactory, SubjectFactory
+from tests.factories import (
+    AgentFactory,
+    MemoryFactory,
+    SubjectFactory,
+    approve_workflow_consent,
+    write_body,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -373,3 +381,91 @@ def test_a_superseded_event_names_the_policy_the_new_version_ran_under(
     successor = Memory.objects.get(pk=new.memory.id)
     assert successor.supersedes_id == old.memory.id and successor.policy_version == 2
     assert superseded_under(old.memory) == 2
+
+
+INFERRED = {"type": "model_inference", "conversation_id": "c-2", "message_id": "m-2"}
+
+
+def test_an_approval_of_a_correction_of_a_keys_conflict_loser_is_refused(tenant, reviewer):
+    """Stop 65's audit of conflicts and reviews: approving a waiting correction of a key's
+    memory that lost a conflict while it waited replaced the winner the reviewer chose. The
+    approval found its memory revoked, landed on the key's head, the winner, and, of higher
+    authority, superseded it: the lost account was given to agents again, with no conflict.
+    Refused now (``review_conflict_lost``), as a keyless correction's is, nothing changed;
+    the resolution marks the write's item (``conflict_lost``) and the queue offers Reject
+    alone."""
+    approve_workflow_consent(tenant, "user_preference")
+    agent = AgentPrincipal.from_agent(AgentFactory(tenant=tenant))
+    stated = memory_write(
+        principal=agent,
+        data=write_body(memory_key="food.diet", content="User prefers vegetarian meals."),
+    )
+    inferred = memory_write(
+        principal=agent,
+        data=write_body(
+            memory_key="food.diet", content="User prefers fish dishes.", source=INFERRED
+        ),
+    )
+    assert "supersession.conflict_lower_authority" in inferred.rule_codes
+    conflict = ReviewItem.objects.get(kind="conflict", state="open")
+    # The person's own correction of their statement names a health fact: it waits.
+    waiting = memory_correct(
+        principal=agent,
+        memory_id=stated.memory.id,
+        data={
+            "content": "User prefers vegetarian meals; the user has diabetes.",
+            "source": {"type": "user_input", "conversation_id": "c-3", "message_id": "m-3"},
+        },
+    )
+    assert waiting.decision == "pending_approval", waiting.rule_codes
+    conflict_resolve(
+        principal=reviewer,
+        item_id=conflict.id,
+        outcome="choose_winner",
+        winner_id=inferred.memory.id,
+        reason="The user told support they eat fish now.",
+    )
+    assert Memory.objects.get(pk=stated.memory.id).status == Status.REVOKED
+    item = ReviewItem.objects.get(pk=waiting.review_item.id)
+    assert CONFLICT_LOST in item.rule_codes
+    [card] = review_queue(principal=reviewer).items
+    assert card.conflict_lost and card.lands_on is None
+
+    with pytest.raises(Conflict) as refused:
+        review_approve(principal=reviewer, item_id=item.id, reason="Looks right.")
+    assert refused.value.code == "review_conflict_lost"
+    assert Memory.objects.get(pk=inferred.memory.id).status == Status.ACTIVE
+    assert Memory.objects.get(pk=waiting.memory.id).status == Status.PENDING_APPROVAL
+
+
+def test_an_approved_new_version_of_a_row_kept_both_opens_the_conflict_again(
+    agent_principal, reviewer
+):
+    """Stop 65's audit of conflicts and reviews: a reviewer kept H (explicit) and L
+    (inferred) both; an approved correction of H superseded it, and retrieval measured the
+    new version against L by its rules: L, which the reviewer had kept, was withheld from
+    every agent (``lost_conflict:authority_class``) and no one was asked. The new version
+    opens the conflict again beside the rows kept with it (docs/retrieval.md, stage 8), and
+    the decision stays on the rows it named."""
+    strong, weak, conflict = write_rivals(agent_principal)
+    waiting = memory_correct(
+        principal=agent_principal,
+        memory_id=strong.id,
+        data={"content": SENSITIVE, "source": data("x")["source"]},
+    )
+    assert waiting.decision == "pending_approval", waiting.rule_codes
+    conflict_resolve(
+        principal=reviewer, item_id=conflict.id, outcome="keep_both_scoped", reason="Both hold."
+    )
+    review_approve(principal=reviewer, item_id=waiting.review_item.id, reason="ok")
+    assert Memory.objects.get(pk=waiting.memory.id).supersedes_id == strong.id
+
+    again = ReviewItem.objects.get(kind="conflict", state="open")
+    assert set(again.candidate_ids) == {waiting.memory.id, weak.id}
+    assert (again.scope_kind, again.scope_ref) == ("project", "atlas")
+    decided = ReviewItem.objects.get(pk=conflict.id)
+    assert decided.resolution == "keep_both_scoped"
+    assert set(decided.candidate_ids) == {strong.id, weak.id}
+    assert MemoryEvent.objects.filter(
+        memory_id=weak.id, action="conflict", actor_id="review", details__review_item=str(again.id)
+    ).exists()

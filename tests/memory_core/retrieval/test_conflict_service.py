@@ -12,12 +12,12 @@ from django.utils import timezone
 from memory_core.embeddings import get_embedder
 from memory_core.exceptions import Conflict, NotFound, PermissionDenied, ValidationFailed
 from memory_core.models import Memory, MemoryEvent, ReviewItem
-from memory_core.principals import SubjectPrincipal, SystemPrincipal
+from memory_core.principals import AgentPrincipal, SubjectPrincipal, SystemPrincipal
 from memory_core.retrieval.pipeline import retrieve
 from memory_core.retrieval.types import RetrievalRequest
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.memories import MemoryDraft, memory_store_many
-from tests.factories import SubjectFactory, write_body
+from tests.factories import AgentFactory, SubjectFactory, approve_workflow_consent, write_body
 
 pytestmark = pytest.mark.django_db
 
@@ -129,6 +129,65 @@ def test_a_new_version_of_a_kept_row_opens_the_conflict_again(agent_principal, r
     assert set(item.candidate_ids) == {eu.id, reworded.id}
     decided = ReviewItem.objects.get(pk=item_id)
     assert decided.resolution == "keep_both_scoped" and set(decided.candidate_ids) == {eu.id, us.id}
+
+
+def test_a_reworded_row_kept_beside_a_stronger_one_opens_the_conflict_again(tenant, reviewer):
+    """Stop 65's audit of conflicts and reviews: a reviewer kept the user's statement H and a
+    model's inference L on a key both; the model reworded L (a correction of the same
+    authority), and retrieval measured the new version against H by its rules: it was
+    dropped (``lost_conflict:authority_class``), withheld from every agent, with no
+    clarification and no review item, where docs/retrieval.md (stage 8) promises that a new
+    version of a kept row opens the conflict again beside the rows kept with it. The write
+    opens it now (``conflicts_reopen_kept``), and the decision stays on the rows it named."""
+    from memory_core.services.writes import memory_correct, memory_write
+
+    inferred_source = {"type": "model_inference", "conversation_id": "c-2", "message_id": "m-2"}
+    request = RetrievalRequest(
+        query="What food does the user like?", user_id="user-1", intent="load_preferences"
+    )
+    approve_workflow_consent(tenant, "user_preference")
+    agent = AgentPrincipal.from_agent(AgentFactory(tenant=tenant))
+    stated = memory_write(
+        principal=agent,
+        data=write_body(memory_key="food.likes", content="User prefers vegetarian meals."),
+    ).memory
+    inferred = memory_write(
+        principal=agent,
+        data=write_body(
+            memory_key="food.likes",
+            content="User enjoys grilled salmon on Fridays.",
+            source=inferred_source,
+        ),
+    )
+    assert "supersession.conflict_lower_authority" in inferred.rule_codes
+    conflict = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=reviewer, item_id=conflict.id, outcome="keep_both_scoped",
+                     reason="Both hold: vegetarian most days, salmon on Fridays.")  # fmt: skip
+    kept = retrieve(principal=agent, request=request)
+    assert {str(stated.id), str(inferred.memory.id)} <= {c.id for c in kept.items}
+
+    reworded = memory_correct(
+        principal=agent,
+        memory_id=inferred.memory.id,
+        data={"content": "User enjoys grilled salmon, usually on Fridays.",
+              "source": inferred_source},
+    )  # fmt: skip
+    assert "supersession.supersedes" in reworded.rule_codes
+
+    again = ReviewItem.objects.get(kind="conflict", state="open")
+    assert set(again.candidate_ids) == {stated.id, reworded.memory.id}
+    decided = ReviewItem.objects.get(pk=conflict.id)
+    assert decided.resolution == "keep_both_scoped"
+    assert set(decided.candidate_ids) == {stated.id, inferred.memory.id}
+    assert MemoryEvent.objects.filter(
+        memory_id=reworded.memory.id, action="conflict", actor_id="admission"
+    ).exists()
+    # Until a reviewer decides, agents are given the rows the rules pick, as for any write of
+    # lower authority on the key; a reviewer keeping both again lets both stand.
+    conflict_resolve(principal=reviewer, item_id=again.id, outcome="keep_both_scoped",
+                     reason="Still both.")  # fmt: skip
+    after = retrieve(principal=agent, request=request)
+    assert {str(stated.id), str(reworded.memory.id)} <= {c.id for c in after.items}
 
 
 def test_ask_user_keeps_the_clarification_on_the_same_item(agent_principal, rivals, tenant):
