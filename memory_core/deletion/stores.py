@@ -1263,12 +1263,18 @@ def _column_value(line: str, column: tuple[str, int] | None) -> str:
     """Return the field of ``line`` in the tenant column ``column`` (``_tenant_column``)."""
     if column is None:
         return ""
-    delimiter, index = column
     try:
-        fields = next(csv.reader([line], delimiter=delimiter), [])
+        fields = next(csv.reader([line], delimiter=column[0]), [])
     except csv.Error:
         return ""
-    return fields[index].strip() if index < len(fields) else ""
+    return _column_value_of(fields, column)
+
+
+def _column_value_of(fields: list[str], column: tuple[str, int] | None) -> str:
+    """Return the field of a row's ``fields`` in the tenant column ``column``."""
+    if column is None or column[1] >= len(fields):
+        return ""
+    return fields[column[1]].strip()
 
 
 class CaseOwners:
@@ -1308,10 +1314,11 @@ class CaseOwners:
         ids = _ids_in(" ".join(json.dumps(node) for node in nodes))
         return self._ours(ids, set().union(*(_tenant_values(node) for node in nodes)))
 
-    def ours_text(self, line: str, tenant: str = "") -> bool:
+    def ours_text(self, line: str, *tenants: str) -> bool:
         """Return whether a copy of the words in a line of text (a CSV row, a report's line)
-        is the operation's; ``tenant`` is the line's field in a column headed as a tenant."""
-        return self._ours(_ids_in(line), {tenant} if tenant else set())
+        is the operation's; ``tenants`` are its fields in a column headed as a tenant's (a
+        record's, and that of the line holding the copy: ``Residue.records_about``)."""
+        return self._ours(_ids_in(line), {tenant for tenant in tenants if tenant})
 
     def _ours(self, ids: set[str], slugs: set[str]) -> bool:
         self._look_up(ids, slugs)
@@ -1349,12 +1356,18 @@ class Residue:
     """What marks a file, a line or a JSON value as being about the deleted memories.
 
     - an id, in any letter case, with hyphens or as ``uuid.hex`` (32 hex digits);
-    - with content hashes (the ledger's): a JSON string (a value or a key) whose normalized
-      text is a deleted memory's content (``memory_core.text.content_hash``), so a verbatim
-      copy is found without the id and without the content itself, which is gone from the
-      database. A copy inside a longer string has no hash to match: the id is what finds it.
-      With ``owners`` (``CaseOwners``), a copy counts only in a case that is not another
-      tenant's; without, every copy does.
+    - with content hashes (the ledger's): a JSON string value whose normalized text is a
+      deleted memory's content (``memory_core.text.content_hash``), so a verbatim copy is
+      found without the id and without the content itself, which is gone from the database.
+      A copy inside a longer string has no hash to match: the id is what finds it. With
+      ``owners`` (``CaseOwners``), a copy counts only in a case that is not another tenant's;
+      without, every copy does.
+
+    A JSON key, or a cell of a table's header, is the name of a field: an id there marks it,
+    but a key or a column name that equals a memory's words is no copy of them (stop 65's
+    audit of deletion: any agent that wrote and deleted the memory "query" or "cases" removed
+    every shared table with a ``query`` column, and every dataset under a ``cases`` key that
+    held one case of its tenant, whole, other tenants' cases with them).
     """
 
     def __init__(self, memory_ids, hashes: set[str], owners: CaseOwners | None = None):
@@ -1380,7 +1393,8 @@ class Residue:
         return False
 
     def copies(self, node) -> bool:
-        """Return whether a string in the JSON value ``node`` is a deleted memory's content."""
+        """Return whether a string value in the JSON value ``node`` is a deleted memory's
+        content (its keys are names of fields, no copy of anyone's words)."""
         if not self.hashes:
             return False
         stack = [node]
@@ -1390,7 +1404,6 @@ class Residue:
                 if content_hash(item) in self.hashes:
                     return True
             elif isinstance(item, dict):
-                stack.extend(item.keys())
                 stack.extend(item.values())
             elif isinstance(item, list):
                 stack.extend(item)
@@ -1432,32 +1445,57 @@ class Residue:
     def records_about(self, path: Path, records: list[tuple[str, list[str]]]) -> list[bool]:
         """Return, for each record of the CSV or TSV file ``path`` (``table_records``),
         whether it is about the memories: it names one, or holds a copy of the content in a
-        case that is not another tenant's, by the ids it holds and its field in the column
-        the first record (the header) names as a tenant's.
+        case that is not another tenant's (``_record_copies``).
+
+        The first record is the header: its cells are the columns' names, so only an id
+        makes it about the memories (and the table goes whole, ``_rewrite_file``). A column
+        named as a memory's words is no copy of them: the header's tenant cell ("tenant")
+        names no tenant, so the copy was nobody's, taken for the deleting tenant's, and a
+        deletion of the memory "query" removed every table with a ``query`` column, other
+        tenants' records with it (stop 65's audit of deletion).
+        """
+        delimiter = TABLE_DELIMITERS[path.suffix.lower()]
+        header = [field.strip().lower() for field in records[0][1]] if records else []
+        index = next((i for i, name in enumerate(header) if name in TENANT_KEYS), None)
+        column = None if index is None else (delimiter, index)
+        return [
+            self.names(raw) or (number > 0 and self._record_copies(raw, fields, column, delimiter))
+            for number, (raw, fields) in enumerate(records)
+        ]
+
+    def _record_copies(
+        self, raw: str, fields: list[str], column: tuple[str, int] | None, delimiter: str
+    ) -> bool:
+        """Return whether the record ``raw`` of a table (its fields ``fields``) holds a copy
+        of the content that is not another tenant's, by the ids it holds and its field in the
+        tenant column ``column``.
 
         A copy is the record, a field of it, or a line of it or one of that line's cells
         split at the delimiter without the csv module's quoting rules: a hand-written TSV
         whose cell begins with a quotation mark is read by the csv module as one field up to
         the next quotation mark, lines and cells after it included, and a cell whose text
-        starts with a quoted word loses its quotes (stop 50's review).
+        starts with a quoted word loses its quotes (stop 50's review). A copy in a line is
+        judged by that line's own tenant field too: a line so swallowed by another tenant's
+        record is still its own tenant's, and a copy there of the deleting tenant goes, with
+        the record holding it (judged by the other tenant's field alone, it stayed while the
+        step verified: stop 65's audit of deletion).
         """
-        delimiter = TABLE_DELIMITERS[path.suffix.lower()]
-        header = [field.strip().lower() for field in records[0][1]] if records else []
-        column = next((i for i, name in enumerate(header) if name in TENANT_KEYS), None)
-        about = []
-        for raw, fields in records:
-            if self.names(raw):
-                about.append(True)
-                continue
-            strings = [raw, *fields]
-            for line in text_lines(raw):
-                strings += [line, *line.split(delimiter)]
-            copied = bool(self.hashes) and any(
-                content_hash(string) in self.hashes for string in strings
-            )
-            tenant = fields[column].strip() if column is not None and column < len(fields) else ""
-            about.append(copied and (self.owners is None or self.owners.ours_text(raw, tenant)))
-        return about
+        if not self.hashes:
+            return False
+        tenant = _column_value_of(fields, column)
+        if self._hashes_any([raw, *fields]) and self._ours_text(raw, tenant):
+            return True
+        return any(
+            self._hashes_any([line, *line.split(delimiter)])
+            and self._ours_text(raw, tenant, _column_value(line, column))
+            for line in text_lines(raw)
+        )
+
+    def _hashes_any(self, strings: list[str]) -> bool:
+        return any(content_hash(string) in self.hashes for string in strings)
+
+    def _ours_text(self, text: str, *tenants: str) -> bool:
+        return self.owners is None or self.owners.ours_text(text, *tenants)
 
     def line_about(self, line: str) -> bool:
         """Return whether a JSONL line is about the memories: it names one, or holds a copy
@@ -1497,7 +1535,9 @@ class Residue:
             return False, any(self.records_about(path, records))
         lines = text_lines(text)
         column = _tenant_column(lines[0]) if lines else None
-        return False, any(self.line_copies(line, column) for line in lines)
+        # A first line naming a tenant column is a header: its cells are names, no copy.
+        rows = lines[1:] if column else lines
+        return False, any(self.line_copies(line, column) for line in rows)
 
     def in_file(self, path: Path) -> bool:
         text = _read_text(path)
@@ -1514,13 +1554,14 @@ def _prune(node, residue: Residue, held_by: tuple = (), document=None):
     The whole case goes when it names an id or copies content anywhere inside it (its query,
     its expected answer, a nested memory): its answer may hold the content inside a longer
     string, which no content hash finds. Objects above that list only lead to it; a mention
-    in one of them that is in no case (a key, a scalar, an id in a list of ids, an element of
-    a list that is not an object) makes the whole document the case: ``_DROP`` (before, only
-    such an id was taken out of its list, and a document that was one case kept its query and
-    answer). Cases held by name in an object (``{"c1": {...}, "c2": {...}}``) are not told
-    apart from one case whose fields are objects alike (``{"input": {"text", "memory_id"},
-    "expected": {"text", "memory_id"}}``, whose answer holds the content without the id), so
-    such a document goes whole: deleting too much of an evaluation file is the safe side.
+    in one of them that is in no case (an id in a key, a scalar, an id in a list of ids, an
+    element of a list that is not an object; never a key equal to the words) makes the whole
+    document the case: ``_DROP`` (before, only such an id was taken out of its list, and a
+    document that was one case kept its query and answer). Cases held by name in an object
+    (``{"c1": {...}, "c2": {...}}``) are not told apart from one case whose fields are objects
+    alike (``{"input": {"text", "memory_id"}, "expected": {"text", "memory_id"}}``, whose
+    answer holds the content without the id), so such a document goes whole: deleting too
+    much of an evaluation file is the safe side.
 
     Whose a copy of the content is (``CaseOwners``) is read from the case and the fields of
     the objects holding it, their lists (the other cases) left out (``_own_fields``): a
@@ -1545,7 +1586,7 @@ def _prune(node, residue: Residue, held_by: tuple = (), document=None):
         held_by = (*held_by, _own_fields(node))
         pruned = {}
         for key, value in node.items():
-            if residue.in_node(key, (document,)):
+            if residue.names(key):  # a key equal to the words is a field's name, no copy
                 return _DROP
             value = _prune(value, residue, held_by, document)
             if value is _DROP:
@@ -1621,7 +1662,7 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
     are its records); return 1 if changed.
 
     A JSON file that cannot be parsed, or whose mention is in no case, is removed; so is a
-    table that cannot be parsed or whose header is about the memories, and any other file (a
+    table that cannot be parsed or whose header names the memories, and any other file (a
     report: it has no cases to tell apart).
     """
     from memory_core.exports import write_json_atomic, write_text_atomic

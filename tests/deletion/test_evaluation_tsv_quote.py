@@ -1,0 +1,69 @@
+"""Stop 65's audit of deletion: a copy of a deleted memory's words in a hand-written TSV line
+of the deleting tenant stayed, and the deletion completed, when an earlier line of another
+tenant opened a quotation mark.
+
+Python's csv module reads a cell that begins with ``"`` up to the next ``"``, later lines
+included: the other tenant's record swallows the deleting tenant's line. Stop 50's review made
+the step *find* the copy in such a line (``Residue.records_about`` splits each physical line
+at the delimiter), but whose it was was read from the swallowing record's tenant cell, the
+other tenant's, so the purge kept it and the verification counted nothing: the operation said
+``completed`` while the file still held the words, in a line that names the deleting tenant.
+Now a copy in a line is judged by that line's own tenant cell too.
+"""
+
+import pytest
+
+from memory_core.deletion.runner import deletion_run
+from memory_core.models import DeletionOperation
+from memory_core.rls import tenant_scope
+from tests.clients import client_for
+from tests.deletion.conftest import eval_file
+from tests.factories import AgentFactory, write_body
+
+pytestmark = pytest.mark.django_db
+
+WORDS = "Dana's locker code is kept in the blue binder."
+
+
+@pytest.fixture
+def table():
+    path = eval_file("handwritten-golden.tsv")
+    yield path
+    path.unlink(missing_ok=True)  # every deletion reads every file of the folder
+
+
+def test_a_line_swallowed_by_another_tenants_open_quote_loses_the_deleted_words(
+    tenant, other_tenant, table
+):
+    """Stop 65's audit of deletion: the copy in the deleting tenant's own line was judged by
+    the other tenant's cell of the record that swallowed it, kept, and the step verified."""
+    table.write_text(
+        "tenant\tquery\texpected_answer\n"
+        # The other tenant's hand-written cell opens a quotation mark it never closes.
+        f'{other_tenant.slug}\t"Which seat does Bob like?\tAisle.\n'
+        # The deleting tenant's own line, holding the words it deletes.
+        f"{tenant.slug}\tWhere is Dana's locker code?\t{WORDS}\n"
+    )
+    api = client_for(AgentFactory(tenant=tenant))
+    written = api.post(
+        "/api/v1/memories",
+        write_body(
+            subject="dana", memory_type="project_constraint", memory_key="locker", content=WORDS
+        ),
+        format="json",
+    )
+    assert written.status_code == 201 and written.json()["decision"] == "accepted", written.content
+    deleted = api.delete(f"/api/v1/memories/{written.json()['memory']['id']}")
+    assert deleted.status_code == 202, deleted.content
+    with tenant_scope(tenant.id):
+        status = deletion_run(operation_id=deleted.json()["operation_id"])
+        step = DeletionOperation.objects.get(pk=deleted.json()["operation_id"]).steps.get(
+            store="evaluation"
+        )
+
+    left = table.read_text() if table.exists() else ""
+    # Completed and verified is only true if the words are gone from the deleting tenant's line.
+    assert not (status == "completed" and WORDS in left), (
+        f"deletion {status}, evaluation step {step.status} {step.evidence}, file still holds "
+        f"the words:\n{left}"
+    )
