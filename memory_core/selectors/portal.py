@@ -487,10 +487,20 @@ def correction_saved_as(*, principal, memory: Memory, content: str) -> Memory | 
 
     Only while that version is still in use: corrected again since (back to the first
     wording, say) or revoked, the person was told their text was saved as a version no agent
-    is given, and it was thrown away (stop 61's audit of corrections)."""
+    is given, and it was thrown away (stop 61's audit of corrections).
+
+    Only a version without a structured value, as a portal correction saves one: the same
+    text is how a person drops a wrong value, and after "This is right" in another tab made
+    version 2 with the text *and* the value, saving the text was told "already saved as
+    version 2", which kept the value (stop 65's audit of the portal)."""
     successor = (
         Memory.objects.visible_to(principal)
-        .filter(supersedes_id=memory.pk, authority=Authority.EXPLICIT_USER, status=Status.ACTIVE)
+        .filter(
+            supersedes_id=memory.pk,
+            authority=Authority.EXPLICIT_USER,
+            status=Status.ACTIVE,
+            value__isnull=True,  # no value is SQL NULL, not JSON null
+        )
         .not_ended(in_use_now(principal.tenant_id))
         .first()
     )

@@ -452,10 +452,15 @@ def conflicts_reopen_kept(
     """Open again each conflict on ``previous``'s key that a reviewer resolved
     ``keep_both_scoped`` citing ``previous``, which ``successor`` has just superseded: at
     that item's place, a conflict (opened, or the open one joined) of ``successor`` and the
-    other rows the reviewer kept there (``conflict_open`` takes their newest versions still in
-    use), of those the ones the successor's writer may read (``within_grant``, a function
-    limiting a queryset of memories), as a write of lower authority stands in conflict only
-    with the heads its writer reads.
+    newest versions of the other rows the reviewer kept there (``_current_versions``; of
+    those, ``conflict_open`` takes the ones still in use), of those the ones the successor's
+    writer may read (``within_grant``, a function limiting a queryset of memories), as a
+    write of lower authority stands in conflict only with the heads its writer reads.
+
+    The grant is checked on the newest versions, not on the rows the reviewer kept: an old
+    version the writer may read passed, and ``conflict_open`` then put in its place a newer
+    one above the writer's grant (the person's statement corrected to a sensitive version),
+    which a reviewer choosing the writer's row would revoke (stop 65's audit of conflicts).
 
     The decision stays on the rows it named: the reviewer kept the rows whose words they
     read, and a new version, a rewording of the same authority too, may say something else
@@ -480,10 +485,9 @@ def conflicts_reopen_kept(
     for item in items:
         kept_at.setdefault(ConflictPlace.of(item), set()).update(item.candidate_ids)
     for place in sorted(kept_at):  # the order retrieval locks a key's items in
-        rows = Memory.objects.filter(
-            tenant_id=previous.tenant_id, pk__in=sorted(kept_at[place] - {previous.id}, key=str)
-        )
-        beside = within_grant(rows).values_list("pk", flat=True)
+        kept = _current_versions(previous.tenant_id, [str(i) for i in kept_at[place]])
+        rows = Memory.objects.filter(tenant_id=previous.tenant_id, pk__in=kept)
+        beside = within_grant(rows.exclude(pk=successor.id)).values_list("pk", flat=True)
         conflict_open(
             tenant_id=previous.tenant_id,
             subject_id=previous.subject_id,

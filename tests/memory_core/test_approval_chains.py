@@ -469,3 +469,61 @@ def test_an_approved_new_version_of_a_row_kept_both_opens_the_conflict_again(
     assert MemoryEvent.objects.filter(
         memory_id=weak.id, action="conflict", actor_id="review", details__review_item=str(again.id)
     ).exists()
+
+
+def test_an_approved_new_version_reopens_no_conflict_with_a_row_above_its_writers_grant(
+    tenant, reviewer
+):
+    """Stop 65's audit of conflicts: the approval path of
+    ``conflicts_reopen_kept``. A reviewer kept the person's statement S and a model's
+    inference L both; S was corrected to a restricted version S2 and kept beside L again.
+    Approving a sensitive correction of L by an agent that may not read restricted
+    memories checked the kept rows against its grant (``writer_reaches``) before
+    ``conflict_open`` followed the old S to S2: the reopened conflict named S2, and a
+    reviewer choosing the agent's row would revoke it. The grant is checked on the newest
+    versions now."""
+    approve_workflow_consent(tenant, "user_preference")
+    broad = AgentPrincipal.from_agent(AgentFactory(tenant=tenant, max_sensitivity="restricted"))
+    writer = AgentPrincipal.from_agent(AgentFactory(tenant=tenant, max_sensitivity="sensitive"))
+    stated = memory_write(
+        principal=broad,
+        data=write_body(memory_key="food.likes", content="User prefers vegetarian meals."),
+    ).memory
+    inferred = memory_write(
+        principal=writer,
+        data=write_body(
+            memory_key="food.likes", content="User enjoys grilled salmon.", source=INFERRED
+        ),
+    ).memory
+    first = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(
+        principal=reviewer, item_id=first.id, outcome="keep_both_scoped", reason="Both hold."
+    )
+    restricted = memory_correct(
+        principal=broad,
+        memory_id=stated.id,
+        data={
+            "content": "User prefers vegetarian meals, for reasons kept private.",
+            "sensitivity": "restricted",
+            "source": {"type": "user_input", "conversation_id": "c-3", "message_id": "m-3"},
+        },
+    )
+    review_approve(principal=reviewer, item_id=restricted.review_item.id, reason="ok")
+    hidden = Memory.objects.get(pk=restricted.memory.id)
+    assert hidden.status == Status.ACTIVE and hidden.sensitivity == "restricted"
+    second = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(
+        principal=reviewer, item_id=second.id, outcome="keep_both_scoped", reason="Still both."
+    )
+    waiting = memory_correct(
+        principal=writer,
+        memory_id=inferred.id,
+        data={"content": "User enjoys grilled salmon; the user has diabetes.", "source": INFERRED},
+    )
+    assert waiting.decision == "pending_approval", waiting.rule_codes
+
+    review_approve(principal=reviewer, item_id=waiting.review_item.id, reason="ok")
+
+    assert Memory.objects.get(pk=waiting.memory.id).supersedes_id == inferred.id
+    opened = ReviewItem.objects.filter(kind="conflict", state="open")
+    assert hidden.id not in {i for item in opened for i in item.candidate_ids}

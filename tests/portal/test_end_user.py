@@ -755,6 +755,43 @@ def test_a_correction_dropping_a_value_is_told_what_became_of_it(
     assert Memory.objects.filter(subject=alice_subject).count() == 2
 
 
+def test_a_value_drop_is_not_told_saved_when_the_saved_version_keeps_the_value(
+    alice_client, alice_subject
+):
+    """Stop 65's audit of the portal: saving the same text drops a wrong structured value,
+    but ``correction_saved_as``, the answer to a correction sent twice, matched on the text
+    alone. A model inferred a memory with the right text and a wrong value; the person
+    opened its correction page, pressed "This is right" in another tab (version 2, theirs,
+    the same text *and the value*), then saved the text in the first tab to be rid of the
+    value: refused as not current, it was told "this same correction is already saved as
+    version 2", though version 2 kept the wrong value. It is told the memory changed, with
+    its text kept, and corrects version 2."""
+    memory = MemoryFactory(
+        subject=alice_subject,
+        memory_key="contact.phone",
+        content="Alice's work phone number.",
+        value={"phone": "+44 20 7946 0000"},
+        authority="model_inference",
+        source_type="model_inference",
+        confidence=0.7,
+    )
+    url = reverse("portal:memory-correct", args=[memory.pk])
+    assert alice_client.get(url).status_code == 200  # the first tab
+    confirmed = alice_client.post(reverse("portal:memory-confirm", args=[memory.pk]), follow=True)
+    assert b"Confirmed: version 2" in confirmed.content
+    v2 = Memory.objects.get(supersedes=memory)
+    assert v2.value == {"phone": "+44 20 7946 0000"} and v2.authority == "explicit_user"
+
+    data = {"content": "Alice's work phone number.", "reason": "the number is wrong"}
+    response = alice_client.post(url, data, follow=True)
+
+    page = response.content.decode()
+    assert "already saved as version 2" not in page
+    assert "version 1 is now superseded, so your correction was not saved" in page
+    assert "Alice&#x27;s work phone number.</textarea>" in page
+    assert not Memory.objects.filter(supersedes=v2).exists()
+
+
 # --- Revoke, withdraw consent ---------------------------------------------------------------
 
 

@@ -190,6 +190,62 @@ def test_a_reworded_row_kept_beside_a_stronger_one_opens_the_conflict_again(tena
     assert {str(stated.id), str(reworded.memory.id)} <= {c.id for c in after.items}
 
 
+def test_a_reopened_conflict_names_no_row_above_the_writers_grant(tenant, reviewer):
+    """Stop 65's audit of conflicts: a reviewer kept the person's statement S and a model's
+    inference L both, then S was corrected to a sensitive version S2 and kept beside L
+    again. An agent capped at ``personal`` reworded L: ``conflicts_reopen_kept`` checked the
+    kept rows against its grant before ``conflict_open`` followed them to their newest
+    versions, so the old S passed and became S2, a row the agent may not read, and a
+    reviewer choosing its rewording would revoke the person's sensitive statement. The
+    grant is checked on the newest versions now."""
+    from memory_core.services.reviews import review_approve
+    from memory_core.services.writes import memory_correct, memory_write
+
+    inferred_source = {"type": "model_inference", "conversation_id": "c-2", "message_id": "m-2"}
+    approve_workflow_consent(tenant, "user_preference")
+    strong = AgentPrincipal.from_agent(AgentFactory(tenant=tenant))  # max sensitive
+    capped = AgentPrincipal.from_agent(AgentFactory(tenant=tenant, max_sensitivity="personal"))
+    stated = memory_write(
+        principal=strong,
+        data=write_body(memory_key="food.likes", content="User prefers vegetarian meals."),
+    ).memory
+    inferred = memory_write(
+        principal=capped,
+        data=write_body(
+            memory_key="food.likes",
+            content="User enjoys grilled salmon on Fridays.",
+            source=inferred_source,
+        ),
+    ).memory
+    first = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=reviewer, item_id=first.id, outcome="keep_both_scoped",
+                     reason="Both hold.")  # fmt: skip
+    waiting = memory_correct(
+        principal=strong,
+        memory_id=stated.id,
+        data={"content": "User prefers vegetarian meals; the user has diabetes.",
+              "source": {"type": "user_input", "conversation_id": "c-3", "message_id": "m-3"}},
+    )  # fmt: skip
+    assert waiting.decision == "pending_approval", waiting.rule_codes
+    review_approve(principal=reviewer, item_id=waiting.review_item.id, reason="ok")
+    sensitive = Memory.objects.get(pk=waiting.memory.id)
+    assert sensitive.status == "active" and sensitive.sensitivity == "sensitive"
+    second = ReviewItem.objects.get(kind="conflict", state="open")
+    conflict_resolve(principal=reviewer, item_id=second.id, outcome="keep_both_scoped",
+                     reason="Still both.")  # fmt: skip
+    assert not Memory.objects.visible_to(capped).filter(pk=sensitive.pk).exists()
+
+    reworded = memory_correct(
+        principal=capped,
+        memory_id=inferred.id,
+        data={"content": "User enjoys grilled salmon, usually on Fridays.",
+              "source": inferred_source},
+    )  # fmt: skip
+    assert "supersession.supersedes" in reworded.rule_codes
+    opened = ReviewItem.objects.filter(kind="conflict", state="open")
+    assert sensitive.id not in {i for item in opened for i in item.candidate_ids}
+
+
 def test_ask_user_keeps_the_clarification_on_the_same_item(agent_principal, rivals, tenant):
     item_id = retrieve(principal=agent_principal, request=REQUEST).clarifications[0].review_item_id
     subject = rivals[0].subject
