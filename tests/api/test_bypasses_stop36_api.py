@@ -13,8 +13,8 @@ from tests.factories import AgentFactory
 from tests.memory_core.admission.test_bypasses_stop36_policy import (
     FILLERS,
     FIRST_HALF,
+    FOLLOW_UP,
     INSTRUCTION,
-    LUPUS,
     SECOND_HALF,
 )
 
@@ -45,7 +45,7 @@ def reviewer(tenant):
 
 def approved_sensitive(api_client, reviewer) -> Memory:
     written = api_client.post(
-        URL, body(LUPUS, memory_key="schedule.mornings", sensitivity="sensitive"), format="json"
+        URL, body(FOLLOW_UP, memory_key="schedule.mornings", sensitivity="sensitive"), format="json"
     )
     assert written.status_code == 202, written.json()
     review_approve(principal=reviewer, item_id=written.json()["review_item"], reason="ok")
@@ -61,7 +61,7 @@ def test_an_agents_correction_cannot_lower_an_approved_sensitivity(api_client, r
     head = approved_sensitive(api_client, reviewer)
     response = api_client.post(
         f"{URL}/{head.id}/supersede",
-        {"content": LUPUS, "source": SOURCE, "sensitivity": "personal"},
+        {"content": FOLLOW_UP, "source": SOURCE, "sensitivity": "personal"},
         format="json",
     )
     assert response.status_code == 202, response.json()
@@ -89,7 +89,7 @@ def test_a_correction_keeping_the_sensitivity_is_no_downgrade(api_client, review
     head = approved_sensitive(api_client, reviewer)
     response = api_client.post(
         f"{URL}/{head.id}/supersede",
-        {"content": LUPUS + " Mornings only.", "source": SOURCE},
+        {"content": FOLLOW_UP + " Mornings only.", "source": SOURCE},
         format="json",
     )
     assert response.status_code == 202  # sensitive, as the head: reviewed as before
@@ -106,7 +106,7 @@ def test_a_correction_keeping_the_sensitivity_is_no_downgrade(api_client, review
 def test_the_persons_portal_correction_inherits_the_sensitivity(api_client, reviewer, tenant):
     head = approved_sensitive(api_client, reviewer)
     owner = SubjectPrincipal(tenant_id=tenant.id, subject_id=head.subject_id, user_id=1)
-    result = memory_correct(principal=owner, memory_id=head.id, data={"content": LUPUS})
+    result = memory_correct(principal=owner, memory_id=head.id, data={"content": FOLLOW_UP})
     assert result.decision == "pending_approval"
     assert result.memory.sensitivity == "sensitive"
     assert "sensitivity.kept_from_head" not in result.rule_codes

@@ -77,6 +77,28 @@ _TRADES = (
     r"teamsters?|journalists?|academics?|lecturers?|civil servants?)"
 )
 
+# Where a person sleeps away from home, by its kind or a chain's name: a room's number there
+# says where to find them ("the Hilton on 5th Avenue, room 1204").
+_LODGING = (
+    r"(?:hotel|hostel|motel|inn|resort|suites|lodge|b&b|airbnb|hilton|marriott|hyatt|sheraton|"
+    r"westin|radisson|novotel|ibis|holiday inn|ritz|four seasons|intercontinental|"
+    r"best western|premier inn|travelodge)"
+)
+_ROOM_NUMBER = r"\broom\W{1,3}(?:(?:no|number)\W{1,3})?\d{1,5}[a-z]?\b"
+# A coordinate to a few metres, its hemisphere's letter after or before it ("51.5007 N",
+# "N51.5007"), or in degrees, minutes and seconds ("51°30'2\"N", seconds optional; "º" reads
+# "o", "″" reads "''").
+_DECIMAL_DEGREES = r"\d{1,3}\.\d{3,}\s?°?"
+_DMS = r"\d{1,3}[°o]\s?\d{1,2}'\s?(?:\d{1,2}(?:\.\d+)?(?:\"|'')\s?)?"
+# What follows English "via" (a channel, a vehicle, a determiner), where Italian's follows
+# with a street's name: "at 7 via Zoom" is a time, "at 7 Via Roma" an address.
+_VIA_NOT_A_STREET = (
+    r"(?:the|a|an|my|our|your|their|his|her|its|this|that|email|e-mail|mail|post|text|sms|"
+    r"phone|call|chat|video|zoom|teams|microsoft|skype|google|meet|slack|whatsapp|signal|"
+    r"telegram|facetime|webex|discord|app|link|web|online|train|bus|car|taxi|uber|ferry|"
+    r"plane|flight|bike|metro|subway|tube|rail|road)"
+)
+
 # Religions and their followers, folded, in the guards' languages.
 RELIGIONS = (
     r"(?:muslim|muslima|musulman|musulmana|musulmane|musulmano|muculmano|muculmana|christian|"
@@ -130,13 +152,19 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"alcoholism|alcoholics anonymous|aa meetings?|narcotics anonymous|is an alcoholic|"
         r"recovering alcoholic|alcoholismo|alcoolisme|alkoholismus|alkoholiker|alcoolismo|"
         r"alcolismo|adiccion|drogensucht|alkoholsucht|dependencia quimica|"
-        # Self-harm, reproductive care and conditions named by their own name. Not lupus:
-        # the stop-36 tests write "User has lupus" as a fact only its head marks sensitive.
+        # Self-harm, reproductive care and conditions named by their own name.
         r"suicid\w*|self-harm\w*|self harm\w*|overdosed?|abortions?|ivf|in vitro|"
         r"fertility treatments?|infertil\w*|parkinson'?s|multiple sclerosis|"
         r"hepatitis|dialysis|transplant|anorexi\w*|bulimi\w*|eating disorder|"
         r"crohn'?s|ocd|heart attack|cardiac arrest|concussion|aborto|avortement|"
         r"abtreibung|suicidio|selbstmord|suizid\w*|"
+        # ... blood cancers, lupus (not the wolf, "canis lupus") and a weakened immune
+        # system, and a blood group by its name in the other languages (each stored personal
+        # until stop 65's audit of admission)
+        r"leuk(?:a?emia|amie)|leucemi[ae]|lymphom(?:as?|e)?|linfoma|(?<!canis )lupus|"
+        r"immuno-?compromised|immuno-?suppress\w*|"
+        r"grupo sanguineo|tipo (?:de sangre|sanguineo)|groupe sanguin|blutgruppe|"
+        r"gruppo sanguigno|"
         # Genetic data (GDPR art. 9), a test's result or a gene's variant, and HIV's
         # prevention by its name, taken (each stored personal until stop 64's audit of
         # admission): "User is reading about genetics for a class" names no one's genes,
@@ -163,7 +191,22 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b(?:has|had|have|got|caught|contracted|positive for|negative for|treated for|"
         # C++'s "std::string" after "has" too (stop 61's review of its vocabulary fix).
         r"tested for|treatment for|diagnosed with)\W+(?:an?\W+)?st[di]s?\b(?!::)|"
-        r"\bst[di]s?\W+(?:tests?|testing|screening|clinic|results?|diagnosis|treatment|status)\b",
+        r"\bst[di]s?\W+(?:tests?|testing|screening|clinic|results?|diagnosis|treatment|status)\b|"
+        # A blood type, a person's or given its value ("User's blood type is O negative",
+        # {"blood_type": "O-"} read "blood type: O-"); the band "Blood Type" is no one's. Stored
+        # personal until stop 65's audit of admission, as were the rules below it.
+        r"\b(?:user'?s|my|his|her|their|your)\W+blood (?:type|group)s?\b|"
+        r"\bblood\W?(?:type|group)s?\W{0,3}(?:(?:is|was)\W{1,3})?(?:ab|a|b|o|0)"
+        r"(?:\s?[+-]|\s(?:pos|neg)\w*|(?=\s*+(?:$|[.,;!?\n)])))(?![\w+-])|"
+        # A test's reading, a number after it: "User's A1C was 9.1", "cholesterol is 280"; not
+        # the words alone ("oats lower cholesterol in 6 weeks" is a cereal box's).
+        r"\b(?:(?:hb)?a1c|cholesterol|blood (?:sugar|glucose))\W{1,3}(?:(?:levels?|readings?|"
+        r"is|was|were|are|of|at|now|came back|down to|up to)\W{1,3}){0,3}?\d|"
+        r"\b(?:has|have|had|with)\W+(?:high|elevated|raised)\W+cholesterol\b|"
+        # A medical record's number, under its name or its letters before a number.
+        r"\bmedical records? (?:number|",
+        _NO,
+        r"|#)|\bmrn\W{0,3}(?:(?:is|was|[:#=])\W{0,3})?\d",
     ),
     "finance": rx(
         r"\b(?:salary|salaries|income|earns|wage|debts?|loans?|mortgage|credit score|"
@@ -291,11 +334,27 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b(?:pass|secret)\W{0,3}[:=][^\n]{0,80}?\b(?:login|username|user ?name|user ?id|"
         r"e-?mail)\W{0,3}[:=]|"
         r"\b[rs]k_(?:live|test)_[a-z0-9]{16,}|"
-        r"\b(?:recovery|backup) codes\W+(?:are|were)\W+(?:\w+\W+){0,2}?[\w-]*\d",
+        r"\b(?:recovery|backup) codes\W+(?:are|were)\W+(?:\w+\W+){0,2}?[\w-]*\d|"
+        # The answers that reset an account as a password does, given: a security question's
+        # ("User's security question answer is Fluffy") and a mother's maiden name, a
+        # person's or under its key (both stored personal until stop 65's audit of admission).
+        # Not the questions alone ("User finds security questions annoying", "security
+        # questions are pointless") nor anyone's ("a mother's maiden name is a weak check").
+        r"\bsecurity (?:question )?answers?\W{0,3}(?:is|was|are|were|[:=])\W{0,3}\w|"
+        r"\bsecurity questions?\W{0,3}[:=]\W{0,3}\w|"
+        r"\banswers? (?:to|for)\W+(?:\w+\W+){0,2}?security questions?\W{0,3}(?:is|was|are|"
+        r"were|[:=])\W{0,3}\w|"
+        r"\b(?:(?:user'?s|my|his|her|their|your)\W+mother'?s maiden name\W{0,3}(?:is|was)\b|"
+        r"mother'?s maiden name\W{0,3}[:=])\W{0,3}\w",
     ),
     "government_id": rx(
         r"\b(?:ssn|social security(?: number)?|passport(?: number| no)?|driver'?s licen[cs]e|"
         r"national id|national insurance number|tax id|taxpayer id|id card number|"
+        # ... the numbers of the US public health insurance (stored until stop 65's audit of
+        # admission)
+        r"medica(?:re|id) (?:number|card|id|",
+        _NO,
+        r")|"
         # ... the UK's health service number and India's national id (stored until stop 61's
         # audit of admission)
         r"nhs (?:number|",
@@ -345,7 +404,45 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b(?:lat|latitude)\W{1,3}-?\d{1,2}\.\d{3,}[^\n]{0,80}?"
         r"\b(?:lon|long|lng|longitude)\W{1,3}-?\d{1,3}\.\d{3,}|"
         r"\b(?:lon|long|lng|longitude)\W{1,3}-?\d{1,3}\.\d{3,}[^\n]{0,80}?"
-        r"\b(?:lat|latitude)\W{1,3}-?\d{1,2}\.\d{3,}",
+        r"\b(?:lat|latitude)\W{1,3}-?\d{1,2}\.\d{3,}|"
+        # A point by its hemispheres' letters, decimal or in degrees, minutes and seconds
+        # ("51.5007 N, 0.1246 W", "51°30'2\"N 0°7'28\"W"): stored personal until stop 65's
+        # audit of admission, as were the rules below it. A version ("v51.5007") or a score
+        # ("won 51-30") has no letters of a hemisphere.
+        r"\b",
+        _DECIMAL_DEGREES,
+        r"\s?[ns]\W{1,3}",
+        _DECIMAL_DEGREES,
+        r"\s?[ew]\b|\b[ns]\s?",
+        _DECIMAL_DEGREES,
+        r"\W{1,3}[ew]\s?",
+        _DECIMAL_DEGREES,
+        r"|\b",
+        _DMS,
+        r"[ns]\W{0,3}",
+        _DMS,
+        r"[ew]\b|"
+        # A room's number where a person stays ("the Marriott downtown, room 818"), in one
+        # sentence; not a room wished for ("a quiet room away from the lift").
+        r"\b",
+        _LODGING,
+        r"\b",
+        W,
+        r"{0,60}?",
+        _ROOM_NUMBER,
+        r"|",
+        _ROOM_NUMBER,
+        W,
+        r"{0,60}?\b",
+        _LODGING,
+        r"\b|"
+        # A number before a Romance street's word, with no word between ("14 Rue Cler", "22
+        # Calle Mayor"); "via" only where an address stands ("at", ":" or "," before), and not
+        # before what English sends via.
+        r"\b\d{1,5}\W{1,3}(?:rue|calle|rua|viale|avenida|avinguda|carrer|piazza|praca|corso|"
+        r"paseo|travessa)\W+[a-z]|(?:\bat|[:,])\s+\d{1,5}\s+via\W+(?!",
+        _VIA_NOT_A_STREET,
+        r"\b)[a-z]",
     ),
     "religion": rx(
         r"\b(?:is|am|are|es|soy|est|suis|ist|bin|e|sou|sono)\W+(?:a\W+|an\W+|ein\W+|eine\W+)?"
@@ -493,8 +590,12 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b(?:immigration status|migration status|residency status|residence status|"
         r"citizenship status|undocumented (?:immigrants?|migrants?|workers?|status|residents?|"
         r"aliens?)|illegal (?:immigrants?|migrants?|aliens?)|asylum (?:seekers?|applications?|"
-        r"claims?|status|cases?|hearings?)|(?:sought|seeking|applied for|granted|claimed|"
-        r"claiming) (?:political )?asylum|refugee status|overstay(?:ed|ing|s)? (?:(?:a|an|the|"
+        r"claims?|status|cases?|hearings?)|"
+        # ... asylum sought in any tense ("applying for asylum" was stored personal until stop
+        # 65's audit of admission)
+        r"(?:sought|seek(?:s|ing)?|appl(?:y|ies|ied|ying) for|"
+        r"granted|claim(?:s|ed|ing)?|request(?:s|ed|ing)?|fil(?:e|es|ed|ing) for) "
+        r"(?:political )?asylum|refugee status|overstay(?:ed|ing|s)? (?:(?:a|an|the|"
         r"their|his|her|my) )?(?:\w+ )?visas?|visa overstay|deportation (?:order|hearing|"
         r"proceedings|case)|facing deportation|(?:was|were|been|got|be) deported|daca recipient|"
         r"temporary protected status|residence permit|green card (?:holder|application|status)|"
@@ -509,6 +610,10 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"(?:refugee|refugiad[oa]|refugiee?|fluchtling|rifugiat[oa])\b(?=\s*+(?:$|[.,;!?\n)]|"
         r"(?:from|in|since|who|and|living|now|with)\b))|\b",
         _PERSON,
-        r"\W+(?:is|am|are|was|were)\W+undocumented\b",
+        r"\W+(?:is|am|are|was|were)\W+undocumented\b|"
+        # A green card had or got, not the film ("User likes the film Green Card"): "User has
+        # a green card" was stored personal until stop 65's audit of admission.
+        r"\b(?:has|have|had|got|gets|received|receives|holds?|held|obtained|was granted)\W+"
+        r"(?:(?:a|an|the|their|his|her|my|its|us)\W+)?green cards?\b",
     ),
 }

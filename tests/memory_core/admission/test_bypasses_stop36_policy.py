@@ -365,12 +365,14 @@ def test_a_message_id_holding_an_instruction_is_refused():
 
 # --- 14. A new version is kept at least as sensitive as its head --------------------------
 
-LUPUS = "User has lupus; avoid scheduling early mornings."
+# A new version in words no sensitive category reads, on a head a reviewer marked sensitive.
+# ("User has lupus; ..." until stop 65's audit of admission, where lupus became health.)
+FOLLOW_UP = "User feels worse in the mornings; avoid scheduling early mornings."
 
 
 def test_a_write_below_its_heads_sensitivity_is_kept_at_the_heads():
     head = Head(id=1, authority="explicit_user", sensitivity=Sensitivity.SENSITIVE)
-    decision = decide(LUPUS, head=head, sensitivity=Sensitivity.PERSONAL)
+    decision = decide(FOLLOW_UP, head=head, sensitivity=Sensitivity.PERSONAL)
     assert decision.outcome == "pending_approval", decision  # sensitive: a reviewer's
     assert "sensitivity.kept_from_head" in decision.rule_codes
     assert decision.sensitivity == Sensitivity.SENSITIVE
