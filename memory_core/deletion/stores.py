@@ -1189,11 +1189,20 @@ def text_lines(text: str) -> list[str]:
 # memory's ``tenant``, a case's ``context.tenant_id``); in a CSV or TSV file, the column a
 # header so names.
 TENANT_KEYS = frozenset({"tenant", "tenant_id", "tenant_slug"})
+# The name a structure gives a field (a JSON key, a cell of a table's header): a token without
+# spaces. Only such a name is exempt from the content hashes: any other key or header cell is
+# text (a label map's key, a dataset keyed by a memory's words), read for a copy as a value is.
+_FIELD_NAME = re.compile(r"[A-Za-z_][\w.-]{0,63}")
 # An id in a case, in text already lowered: hyphenated, or as ``uuid.hex``.
 _ANY_ID = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
     r"|(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])"
 )
+
+
+def _is_field_name(text: str) -> bool:
+    """Return whether ``text`` (a JSON key, a header cell) is a field's name (``_FIELD_NAME``)."""
+    return _FIELD_NAME.fullmatch(text.strip()) is not None
 
 
 def _ids_in(text: str) -> set[str]:
@@ -1243,6 +1252,52 @@ def table_records(path: Path, text: str) -> list[tuple[str, list[str]]] | None:
     return records
 
 
+def _cells(line: str, delimiter: str) -> list[str]:
+    """Return the fields of one line of a table as the csv module reads it alone (none when
+    it cannot: a NUL, say)."""
+    try:
+        return next(csv.reader([line], delimiter=delimiter), [])
+    except csv.Error:
+        return []
+
+
+def table_header(path: Path, records: list[tuple[str, list[str]]]) -> int | None:
+    """Return the index of the header among the records of the CSV or TSV file ``path``
+    (``table_records``), or None when it has none.
+
+    The header is the first record that is neither blank nor a comment (``#``), when its first
+    line looks like one: a cell names the tenant column (``TENANT_KEYS``), or every cell is a
+    field's name (``_is_field_name``) or an id (a column per memory; else whether a header
+    naming the memory took the table whole hung on its id's first digit). A leading blank or
+    comment line made the header the second record, judged as data: a deletion of the memory
+    "query" took another tenant's header; and a first record taken for a header whatever it
+    held kept the words of a table without one (stop 65's review of its audit of deletion).
+    """
+    delimiter = TABLE_DELIMITERS[path.suffix.lower()]
+    for index, (raw, _) in enumerate(records):
+        first = text_lines(raw)[0].strip() if raw.strip() else ""
+        if not first or first.startswith("#"):
+            continue
+        names = [cell.strip() for cell in _cells(first, delimiter) if cell.strip()]
+        if any(name.lower() in TENANT_KEYS for name in names):
+            return index
+        return index if names and all(map(_is_column_name, names)) else None
+    return None
+
+
+def _is_column_name(cell: str) -> bool:
+    """Return whether a cell of a table's first line names a column: a field's name or an id."""
+    return _is_field_name(cell) or _ANY_ID.fullmatch(cell.lower()) is not None
+
+
+def _tenant_column_of(header: str, delimiter: str) -> tuple[str, int] | None:
+    """Return the delimiter and the index of the column the first line of a table's header
+    record ``header`` names its rows' tenant in (``TENANT_KEYS``), or None."""
+    names = [cell.strip().lower() for cell in _cells(text_lines(header)[0], delimiter)]
+    index = next((i for i, name in enumerate(names) if name in TENANT_KEYS), None)
+    return None if index is None else (delimiter, index)
+
+
 def _tenant_column(header: str) -> tuple[str, int] | None:
     """Return the delimiter and the index of the column a CSV or TSV header names its rows'
     tenant in (``TENANT_KEYS``), or None."""
@@ -1263,11 +1318,7 @@ def _column_value(line: str, column: tuple[str, int] | None) -> str:
     """Return the field of ``line`` in the tenant column ``column`` (``_tenant_column``)."""
     if column is None:
         return ""
-    try:
-        fields = next(csv.reader([line], delimiter=column[0]), [])
-    except csv.Error:
-        return ""
-    return _column_value_of(fields, column)
+    return _column_value_of(_cells(line, column[0]), column)
 
 
 def _column_value_of(fields: list[str], column: tuple[str, int] | None) -> str:
@@ -1356,18 +1407,20 @@ class Residue:
     """What marks a file, a line or a JSON value as being about the deleted memories.
 
     - an id, in any letter case, with hyphens or as ``uuid.hex`` (32 hex digits);
-    - with content hashes (the ledger's): a JSON string value whose normalized text is a
-      deleted memory's content (``memory_core.text.content_hash``), so a verbatim copy is
-      found without the id and without the content itself, which is gone from the database.
-      A copy inside a longer string has no hash to match: the id is what finds it. With
-      ``owners`` (``CaseOwners``), a copy counts only in a case that is not another tenant's;
-      without, every copy does.
+    - with content hashes (the ledger's): a JSON string (a value, or a key that is no
+      field's name) whose normalized text is a deleted memory's content
+      (``memory_core.text.content_hash``), so a verbatim copy is found without the id and
+      without the content itself, which is gone from the database. A copy inside a longer
+      string has no hash to match: the id is what finds it. With ``owners`` (``CaseOwners``),
+      a copy counts only in a case that is not another tenant's; without, every copy does.
 
-    A JSON key, or a cell of a table's header, is the name of a field: an id there marks it,
-    but a key or a column name that equals a memory's words is no copy of them (stop 65's
-    audit of deletion: any agent that wrote and deleted the memory "query" or "cases" removed
-    every shared table with a ``query`` column, and every dataset under a ``cases`` key that
-    held one case of its tenant, whole, other tenants' cases with them).
+    A JSON key, or a cell of the first line of a table's header (``table_header``), that is a
+    field's name (``_is_field_name``: a token without spaces) is marked by an id only, never by
+    equalling a memory's words (stop 65's audit of deletion: any agent that wrote and deleted
+    the memory "query" or "cases" removed every shared table with a ``query`` column, and
+    every dataset under a ``cases`` key that held one case of its tenant, whole, other
+    tenants' cases with them). Any other key is text, a label map's or a dataset keyed by the
+    words: exempting every key kept those words while the step verified (stop 65's review).
     """
 
     def __init__(self, memory_ids, hashes: set[str], owners: CaseOwners | None = None):
@@ -1393,8 +1446,8 @@ class Residue:
         return False
 
     def copies(self, node) -> bool:
-        """Return whether a string value in the JSON value ``node`` is a deleted memory's
-        content (its keys are names of fields, no copy of anyone's words)."""
+        """Return whether a string in the JSON value ``node`` is a deleted memory's content: a
+        value, or a key that is no field's name (``_is_field_name``)."""
         if not self.hashes:
             return False
         stack = [node]
@@ -1404,6 +1457,7 @@ class Residue:
                 if content_hash(item) in self.hashes:
                     return True
             elif isinstance(item, dict):
+                stack.extend(key for key in item if not _is_field_name(key))
                 stack.extend(item.values())
             elif isinstance(item, list):
                 stack.extend(item)
@@ -1447,19 +1501,24 @@ class Residue:
         whether it is about the memories: it names one, or holds a copy of the content in a
         case that is not another tenant's (``_record_copies``).
 
-        The first record is the header: its cells are the columns' names, so only an id
-        makes it about the memories (and the table goes whole, ``_rewrite_file``). A column
-        named as a memory's words is no copy of them: the header's tenant cell ("tenant")
-        names no tenant, so the copy was nobody's, taken for the deleting tenant's, and a
-        deletion of the memory "query" removed every table with a ``query`` column, other
-        tenants' records with it (stop 65's audit of deletion).
+        The header (``table_header``) is the columns' names: only an id makes it about the
+        memories (and the table goes whole, ``_rewrite_file``), or a copy in a line an open
+        quotation mark of its made part of it (``_header_copies``). A column named as a
+        memory's words is no copy of them: the header's tenant cell ("tenant") names no
+        tenant, so the copy was nobody's, taken for the deleting tenant's, and a deletion of
+        the memory "query" removed every table with a ``query`` column, other tenants' records
+        with it (stop 65's audit of deletion). A table without a header has none exempt.
         """
         delimiter = TABLE_DELIMITERS[path.suffix.lower()]
-        header = [field.strip().lower() for field in records[0][1]] if records else []
-        index = next((i for i, name in enumerate(header) if name in TENANT_KEYS), None)
-        column = None if index is None else (delimiter, index)
+        header = table_header(path, records)
+        column = None if header is None else _tenant_column_of(records[header][0], delimiter)
         return [
-            self.names(raw) or (number > 0 and self._record_copies(raw, fields, column, delimiter))
+            self.names(raw)
+            or (
+                self._header_copies(raw, column, delimiter)
+                if number == header
+                else self._record_copies(raw, fields, column, delimiter)
+            )
             for number, (raw, fields) in enumerate(records)
         ]
 
@@ -1470,15 +1529,7 @@ class Residue:
         of the content that is not another tenant's, by the ids it holds and its field in the
         tenant column ``column``.
 
-        A copy is the record, a field of it, or a line of it or one of that line's cells
-        split at the delimiter without the csv module's quoting rules: a hand-written TSV
-        whose cell begins with a quotation mark is read by the csv module as one field up to
-        the next quotation mark, lines and cells after it included, and a cell whose text
-        starts with a quoted word loses its quotes (stop 50's review). A copy in a line is
-        judged by that line's own tenant field too: a line so swallowed by another tenant's
-        record is still its own tenant's, and a copy there of the deleting tenant goes, with
-        the record holding it (judged by the other tenant's field alone, it stayed while the
-        step verified: stop 65's audit of deletion).
+        A copy is the record, a field of it, or one of its lines (``_line_copies``).
         """
         if not self.hashes:
             return False
@@ -1486,9 +1537,42 @@ class Residue:
         if self._hashes_any([raw, *fields]) and self._ours_text(raw, tenant):
             return True
         return any(
-            self._hashes_any([line, *line.split(delimiter)])
-            and self._ours_text(raw, tenant, _column_value(line, column))
-            for line in text_lines(raw)
+            self._line_copies(line, raw, tenant, column, delimiter) for line in text_lines(raw)
+        )
+
+    def _header_copies(self, raw: str, column: tuple[str, int] | None, delimiter: str) -> bool:
+        """Return whether the header record ``raw`` of a table holds a copy of the content
+        that is not another tenant's in a line after its first: a quotation mark the header
+        opens and never closes makes the csv module read the lines after it, every record of
+        the file, into the header, and until stop 65's review they were all exempt with it."""
+        if not self.hashes:
+            return False
+        return any(
+            self._line_copies(line, line, "", column, delimiter) for line in text_lines(raw)[1:]
+        )
+
+    def _line_copies(
+        self, line: str, text: str, tenant: str, column: tuple[str, int] | None, delimiter: str
+    ) -> bool:
+        """Return whether the physical ``line`` of a table's record holds a copy of the
+        content that is not another tenant's, by the ids ``text`` (the record) holds, the
+        record's ``tenant`` and the line's own field in the tenant column ``column``.
+
+        A copy is the line or one of its cells, split at the delimiter without the csv
+        module's quoting rules or read by it from the line alone: a hand-written TSV whose
+        cell begins with a quotation mark is read by the csv module as one field up to the
+        next quotation mark, lines and cells after it included, and a cell whose text starts
+        with a quoted word loses its quotes (stop 50's review); a line so swallowed whose copy
+        is a quoted cell (a CSV writer quotes words holding a comma) is found by reading the
+        line alone (stop 65's review). A copy in a line is judged by that line's own tenant
+        field too: a line swallowed by another tenant's record is still its own tenant's, and
+        a copy there of the deleting tenant goes, with the record holding it (judged by the
+        other tenant's field alone, it stayed while the step verified: stop 65's audit of
+        deletion).
+        """
+        strings = [line, *line.split(delimiter), *_cells(line, delimiter)]
+        return self._hashes_any(strings) and self._ours_text(
+            text, tenant, _column_value(line, column)
         )
 
     def _hashes_any(self, strings: list[str]) -> bool:
@@ -1554,10 +1638,10 @@ def _prune(node, residue: Residue, held_by: tuple = (), document=None):
     The whole case goes when it names an id or copies content anywhere inside it (its query,
     its expected answer, a nested memory): its answer may hold the content inside a longer
     string, which no content hash finds. Objects above that list only lead to it; a mention
-    in one of them that is in no case (an id in a key, a scalar, an id in a list of ids, an
-    element of a list that is not an object; never a key equal to the words) makes the whole
-    document the case: ``_DROP`` (before, only such an id was taken out of its list, and a
-    document that was one case kept its query and answer). Cases held by name in an object
+    in one of them that is in no case (a key, ``_key_about``; a scalar, an id in a list of
+    ids, an element of a list that is not an object) makes the whole document the case:
+    ``_DROP`` (before, only such an id was taken out of its list, and a document that was one
+    case kept its query and answer). Cases held by name in an object
     (``{"c1": {...}, "c2": {...}}``) are not told apart from one case whose fields are objects
     alike (``{"input": {"text", "memory_id"}, "expected": {"text", "memory_id"}}``, whose
     answer holds the content without the id), so such a document goes whole: deleting too
@@ -1586,7 +1670,7 @@ def _prune(node, residue: Residue, held_by: tuple = (), document=None):
         held_by = (*held_by, _own_fields(node))
         pruned = {}
         for key, value in node.items():
-            if residue.names(key):  # a key equal to the words is a field's name, no copy
+            if _key_about(key, residue, document):
                 return _DROP
             value = _prune(value, residue, held_by, document)
             if value is _DROP:
@@ -1594,6 +1678,16 @@ def _prune(node, residue: Residue, held_by: tuple = (), document=None):
             pruned[key] = value
         return pruned
     return _DROP if residue.in_node(node, (document,)) else node
+
+
+def _key_about(key: str, residue: Residue, document) -> bool:
+    """Return whether the key ``key`` of an object above the cases of ``document`` is about
+    the memories: it names one, or it is no field's name (``_is_field_name``) and copies the
+    content in a document that is not another tenant's (``{"<the words>": [...]}``, a label
+    map: until stop 65's review such a key was never read for a copy, and the file kept it)."""
+    if _is_field_name(key):
+        return residue.names(key)
+    return residue.in_node(key, (document,))
 
 
 def _uncited(document, pruned):
@@ -1662,8 +1756,8 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
     are its records); return 1 if changed.
 
     A JSON file that cannot be parsed, or whose mention is in no case, is removed; so is a
-    table that cannot be parsed or whose header names the memories, and any other file (a
-    report: it has no cases to tell apart).
+    table that cannot be parsed or whose header is about the memories (``records_about``),
+    and any other file (a report: it has no cases to tell apart).
     """
     from memory_core.exports import write_json_atomic, write_text_atomic
 
@@ -1674,7 +1768,8 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
     records = table_records(path, text) if kind == "table" else None
     if records:
         about = residue.records_about(path, records)
-        if not about[0]:  # the header stays, and with it the records not about the memories
+        header = table_header(path, records)
+        if header is None or not about[header]:  # the header stays, and the records not about
             kept = [raw for (raw, _), gone in zip(records, about, strict=True) if not gone]
             with path.open("rb") as original:  # a spreadsheet's "CSV UTF-8" keeps its mark
                 mark = "\ufeff" if original.read(3) == codecs.BOM_UTF8 else ""

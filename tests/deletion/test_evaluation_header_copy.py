@@ -12,6 +12,13 @@ the worker removed every shared table with a ``query`` column (the header's tena
 mixed-tenant JSON dataset under a ``cases`` key (a copy in no case was judged by the whole
 document, which names the deleting tenant), whole. Now a header or a key marks a file only by
 naming the memory's id.
+
+Stop 65's review of that fix: exempting every key and the first record whole kept deleted
+words while the step verified: a key that is text (a label map's, a dataset keyed by the
+words), the first row of a table without a header, every row of one whose header opens a
+quotation mark it never closes. And a blank or comment line before the header made it data
+again. Now only a key or a header cell that is a field's name (a token without spaces) is
+exempt, and the header is the first record neither blank nor a comment that looks like one.
 """
 
 import json
@@ -26,12 +33,23 @@ from tests.factories import AgentFactory, write_body
 
 pytestmark = pytest.mark.django_db
 
+WORDS = "Dana's locker code is kept in the blue binder."
+NAMES = (
+    "shared-golden.csv",
+    "shared-golden.json",
+    "keyed-golden.json",
+    "keyed-golden.jsonl",
+    "labels.json",
+    "headerless-golden.csv",
+    "open-header-golden.tsv",
+)
+
 
 @pytest.fixture(autouse=True)
 def _no_file_left():
     """Each deletion reads every file of the folder: leave none behind for later tests."""
     yield
-    for name in ("shared-golden.csv", "shared-golden.json"):
+    for name in NAMES:
         eval_file(name).unlink(missing_ok=True)
 
 
@@ -84,3 +102,80 @@ def test_deleting_a_json_key_keeps_another_tenants_cases(tenant, other_tenant):
     assert theirs in json.loads(path.read_text())["cases"]
     # A key is a field's name: the deleting tenant's own case, holding no copy, stays too.
     assert json.loads(path.read_text()) == {"cases": [theirs, ours]}
+
+
+def test_json_key_holding_the_deleted_words_in_own_tenants_case(tenant, other_tenant):
+    """Stop 65's audit of deletion: a JSON key was never read for a copy, so the deleting
+    tenant's case holding the words as a key (a label map) stayed and the step verified; a key
+    that is no field's name is now read as a value is, and the case goes."""
+    path = eval_file("keyed-golden.json")
+    ours = {"tenant": tenant.slug, "query": "Which note is sensitive?", "labels": {WORDS: "pii"}}
+    theirs = {"tenant": other_tenant.slug, "query": "Which seat?", "expected": "Aisle."}
+    path.write_text(json.dumps({"cases": [theirs, ours]}))
+
+    assert _write_and_delete(tenant, WORDS) == "completed"
+
+    assert json.loads(path.read_text()) == {"cases": [theirs]}
+
+
+def test_jsonl_line_keyed_by_the_deleted_words(tenant):
+    """Stop 65's audit of deletion: a JSONL line holding the words as a key stayed."""
+    path = eval_file("keyed-golden.jsonl")
+    kept = json.dumps({"tenant": tenant.slug, "answers": {"Other words.": True}}) + "\n"
+    path.write_text(json.dumps({"tenant": tenant.slug, "answers": {WORDS: True}}) + "\n" + kept)
+
+    assert _write_and_delete(tenant, WORDS) == "completed"
+
+    assert path.read_text() == kept
+
+
+def test_plain_mapping_keyed_by_the_deleted_words(tenant):
+    """Stop 65's audit of deletion: a dataset mapping memory text to labels
+    (``{"<words>": [...]}``) kept the words; the key is in no case, so the file goes."""
+    path = eval_file("labels.json")
+    path.write_text(json.dumps({WORDS: ["locker", "binder"]}))
+
+    assert _write_and_delete(tenant, WORDS) == "completed"
+
+    assert not path.exists()
+
+
+def test_headerless_csv_keeps_the_words_in_its_first_record(tenant):
+    """Stop 65's audit of deletion: the first record was exempt as the header whatever it
+    held, so a table without a header row kept the words of its first row."""
+    path = eval_file("headerless-golden.csv")
+    kept = f"{tenant.slug},Which editor?,Vim.\n"
+    path.write_text(f'{tenant.slug},Where is the code?,"{WORDS}"\n' + kept)
+
+    assert _write_and_delete(tenant, WORDS) == "completed"
+
+    assert path.read_text() == kept
+
+
+def test_header_with_an_open_quote_swallows_every_record_into_the_exempt_header(tenant):
+    """Stop 65's audit of deletion: a header cell opening a quotation mark it never closes
+    made the csv module read the whole file as the (exempt) header; the lines it swallowed
+    are now judged as data, and a header about the memory takes the table whole."""
+    path = eval_file("open-header-golden.tsv")
+    path.write_text(f'tenant\tquery\t"expected answer\n{tenant.slug}\tWhere is it?\t{WORDS}\n')
+
+    assert _write_and_delete(tenant, WORDS) == "completed"
+
+    assert not path.exists()
+
+
+@pytest.mark.parametrize("before", ["\n", "# built from production cases\n"])
+def test_blank_line_before_the_header_and_a_column_name_deletion(tenant, other_tenant, before):
+    """Stop 65's audit of deletion: a leading blank or comment line made the header the
+    second record, judged as data: its cell "query" was the deleting tenant's copy, and
+    another tenant's table lost its header."""
+    path = eval_file("shared-golden.csv")
+    original = (
+        f"{before}tenant,query,expected_answer\n"
+        f"{other_tenant.slug},Which seat does Bob like?,Bob prefers aisle seats.\n"
+    )
+    path.write_text(original)
+
+    assert _write_and_delete(tenant, "query") == "completed"
+
+    assert path.read_text() == original

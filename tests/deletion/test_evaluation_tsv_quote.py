@@ -9,6 +9,10 @@ at the delimiter), but whose it was was read from the swallowing record's tenant
 other tenant's, so the purge kept it and the verification counted nothing: the operation said
 ``completed`` while the file still held the words, in a line that names the deleting tenant.
 Now a copy in a line is judged by that line's own tenant cell too.
+
+Stop 65's review of that fix: the test passed whenever the deletion failed, for any reason; and
+a swallowed line whose copy is a quoted cell (a CSV writer quotes words holding a comma) was
+split at the delimiter without quoting rules, no piece hashed to the words, and they stayed.
 """
 
 import pytest
@@ -23,6 +27,7 @@ from tests.factories import AgentFactory, write_body
 pytestmark = pytest.mark.django_db
 
 WORDS = "Dana's locker code is kept in the blue binder."
+COMMA_WORDS = "Dana's locker code, 4471, is kept in the blue binder."
 
 
 @pytest.fixture
@@ -32,23 +37,21 @@ def table():
     path.unlink(missing_ok=True)  # every deletion reads every file of the folder
 
 
-def test_a_line_swallowed_by_another_tenants_open_quote_loses_the_deleted_words(
-    tenant, other_tenant, table
-):
-    """Stop 65's audit of deletion: the copy in the deleting tenant's own line was judged by
-    the other tenant's cell of the record that swallowed it, kept, and the step verified."""
-    table.write_text(
-        "tenant\tquery\texpected_answer\n"
-        # The other tenant's hand-written cell opens a quotation mark it never closes.
-        f'{other_tenant.slug}\t"Which seat does Bob like?\tAisle.\n'
-        # The deleting tenant's own line, holding the words it deletes.
-        f"{tenant.slug}\tWhere is Dana's locker code?\t{WORDS}\n"
-    )
+@pytest.fixture
+def comma_table():
+    path = eval_file("handwritten-golden.csv")
+    yield path
+    path.unlink(missing_ok=True)
+
+
+def _write_and_delete(tenant, content: str):
+    """Tenant ``tenant``'s agent writes the memory ``content`` and deletes it; the deletion
+    runs; return its status and the evaluation step."""
     api = client_for(AgentFactory(tenant=tenant))
     written = api.post(
         "/api/v1/memories",
         write_body(
-            subject="dana", memory_type="project_constraint", memory_key="locker", content=WORDS
+            subject="dana", memory_type="project_constraint", memory_key="locker", content=content
         ),
         format="json",
     )
@@ -60,10 +63,50 @@ def test_a_line_swallowed_by_another_tenants_open_quote_loses_the_deleted_words(
         step = DeletionOperation.objects.get(pk=deleted.json()["operation_id"]).steps.get(
             store="evaluation"
         )
+    return status, step
 
-    left = table.read_text() if table.exists() else ""
-    # Completed and verified is only true if the words are gone from the deleting tenant's line.
-    assert not (status == "completed" and WORDS in left), (
-        f"deletion {status}, evaluation step {step.status} {step.evidence}, file still holds "
-        f"the words:\n{left}"
+
+def test_a_line_swallowed_by_another_tenants_open_quote_loses_the_deleted_words(
+    tenant, other_tenant, table
+):
+    """Stop 65's audit of deletion: the copy in the deleting tenant's own line was judged by
+    the other tenant's cell of the record that swallowed it, kept, and the step verified."""
+    header = "tenant\tquery\texpected_answer\n"
+    theirs = f"{other_tenant.slug}\tWhich editor does Bob use?\tVim.\n"
+    table.write_text(
+        header
+        + theirs
+        # The other tenant's hand-written cell opens a quotation mark it never closes.
+        + f'{other_tenant.slug}\t"Which seat does Bob like?\tAisle.\n'
+        # The deleting tenant's own line, holding the words it deletes.
+        + f"{tenant.slug}\tWhere is Dana's locker code?\t{WORDS}\n"
     )
+
+    status, step = _write_and_delete(tenant, WORDS)
+
+    # Stop 65's review: asserted as "not (completed and the words left)", the test passed
+    # whenever the deletion failed. The record holding the line goes (the other tenant's
+    # swallowing record with it: the safe side); the header and their other record stay.
+    assert status == "completed", (step.status, step.evidence)
+    assert table.read_text() == header + theirs
+
+
+def test_a_swallowed_line_whose_copy_is_a_quoted_cell_loses_the_deleted_words(
+    tenant, other_tenant, comma_table
+):
+    """Stop 65's audit of deletion: the deleting tenant's line, swallowed by another tenant's
+    open quotation mark, quotes the words because they hold a comma; split at the delimiter
+    without quoting rules, no piece hashed to them, and the step verified with them left."""
+    header = "tenant,query,expected_answer\n"
+    theirs = f"{other_tenant.slug},Which editor does Bob use?,Vim.\n"
+    comma_table.write_text(
+        header
+        + theirs
+        + f'{other_tenant.slug},"Which seat does Bob like?,Aisle.\n'
+        + f'{tenant.slug},Where is the code?,"{COMMA_WORDS}"\n'
+    )
+
+    status, step = _write_and_delete(tenant, COMMA_WORDS)
+
+    assert status == "completed", (step.status, step.evidence)
+    assert comma_table.read_text() == header + theirs
