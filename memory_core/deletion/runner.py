@@ -33,6 +33,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from memory_core.backoff import MAXIMUM, backoff
+from memory_core.clock import database_now
 from memory_core.deletion.ledger import ledger_append
 from memory_core.deletion.services import events_insert
 from memory_core.deletion.stores import OPERATOR_DETAIL, REGISTRY, DeletionContext
@@ -237,7 +238,9 @@ def _run(operation_id, *, due_only: bool) -> str:
             operation.last_error += _journal_note(journal_error)
             operation.save(update_fields=["last_error"])
         return status
-    now = timezone.now()
+    # The database's clock: the traces and exports steps keep what was made since the first
+    # run's start (``stores._made_before``), by rows other hosts stamped on that clock.
+    now = database_now()
     operation.attempts += 1
     operation.status = DeletionOperation.State.RUNNING
     operation.started_at = operation.started_at or now
@@ -279,7 +282,9 @@ def _journal(operation: DeletionOperation) -> str:
 
 @transaction.atomic
 def _settle(operation: DeletionOperation, failed: list[str], journal_error: str = "") -> str:
-    now = timezone.now()
+    # The database's clock: an evaluation run's load compares ``completed_at`` with its own
+    # start, taken on the command's host (``stores.evaluation_run_reached``).
+    now = database_now()
     fields = ["status", "last_error"]
     if not failed:
         # The run commits without waiting for the WAL flush (``operation_lock``); "completed"

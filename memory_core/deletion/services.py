@@ -21,9 +21,11 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import DatabaseError, OperationalError, connection, transaction
 from django.db.models import Exists, OuterRef, Q
+from django.db.models.functions import Now
 from django.utils import timezone
 from psycopg.errors import DeadlockDetected, LockNotAvailable, QueryCanceled
 
+from memory_core.clock import database_now
 from memory_core.commit_hooks import after_commit
 from memory_core.deletion.ledger import (
     backups_cutoff,
@@ -964,7 +966,9 @@ def subject_deletion_queue(*, principal, subject_id, memory_key: str = "") -> Su
             tenant_id=principal.tenant_id, pk=subject_id
         )
         if subject.deletion_queued_at is None:
-            subject.deletion_queued_at = timezone.now()
+            # The database's clock: the request's moment, which the events step compares with
+            # the subject's refused writes and review items (``_operation_create``).
+            subject.deletion_queued_at = database_now()
             subject.deletion_queued_key = memory_key
             subject.deletion_queued_journaled_at = None
             if isinstance(principal, AgentPrincipal):
@@ -1035,7 +1039,7 @@ def queued_deletions_journal(*, older_than: float = 0, limit: int = 500) -> int:
     per operation id, the one with the most tombstones: the worker's). A mark queued before
     the oldest backup kept (``ledger.backups_cutoff``) needs no line: every backup holds it.
     """
-    before = timezone.now() - timedelta(seconds=older_than)
+    before = Now() - timedelta(seconds=older_than)  # the database's clock, as the marks'
     pending = list(
         Subject.objects.filter(
             deletion_queued_at__gte=backups_cutoff(),
@@ -1400,7 +1404,10 @@ def _operation_create(
         return None
     if subject_id is not None and _tenant_deleted(tenant_id):
         raise _TenantDeletedMeanwhile()
-    now = timezone.now()
+    # The database's clock: the events step compares ``requested_at`` with the ``created_at``
+    # of the subject's refused writes and review items, which other web hosts made
+    # (``stores.EventsStore``); on this host's clock, one behind left those made just before.
+    now = database_now()
     step()
     queued = {} if queued_at is None else {"id": queued_operation_id(subject_id, queued_at)}
     operation = DeletionOperation.objects.create(

@@ -495,6 +495,7 @@ class EventsStore(Store):
             "subjects": [str(s) for s in ctx.subject_ids] if ctx.whole_subject else [],
             # A whole tenant: its decisions that name no subject too.
             "tenant": str(ctx.operation.tenant_id) if ctx.whole_tenant else None,
+            # On the database's clock, as the decisions' and items' ``created_at`` (stop 65).
             "requested": ctx.operation.requested_at,
         }
 
@@ -691,7 +692,12 @@ def _export_cites(path: Path, residue: Residue) -> bool:
 
 def _made_before(ctx):
     """When a whole subject's deletion began: what the subject's derived stores held then is
-    the deletion's; what was made since is not (the traces and exports steps)."""
+    the deletion's; what was made since is not (the traces and exports steps).
+
+    Both sides on the database's clock (``memory_core.clock``): the run's start and a row's
+    ``created_at``. Until stop 65 the start was the worker's clock and the row's the web
+    host's, and on a worker seconds behind a trace or an export made just before "delete
+    everything" read as made during the run and was kept (stop 64's audit of deletion)."""
     return ctx.operation.started_at or ctx.operation.requested_at
 
 
@@ -1845,7 +1851,11 @@ def evaluation_run_reached(tenant_ids, since) -> int:
     revisits (stop 59's audit of eval). A deletion yet to reach its step counts too: the step
     would remove the run anyway. One completed before the load began does not: the files it
     scrubbed no longer hold its words, and a dataset kept elsewhere may hold the same words
-    as anyone's deletion of long ago."""
+    as anyone's deletion of long ago.
+
+    ``since`` is on the database's clock (``memory_core.clock``), as ``completed_at`` is: the
+    command host's against the worker's, a deletion completed during the load on a worker
+    seconds behind read as completed before it (stop 65's audit of deletion)."""
     unfinished = DeletionOperation.objects.filter(
         Q(completed_at__isnull=True) | Q(completed_at__gte=since)
     )

@@ -21,10 +21,10 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError, connection, transaction
-from django.utils import timezone
 
 from memory_core.admission.candidate import bad_text, id_problems, visible_id_problems
 from memory_core.admission.retrieval_context import TRACED_CONTEXT, context_refusals
+from memory_core.clock import database_now
 from memory_core.deletion.stores import evaluation_run_reached, evaluation_runs_remove
 from memory_core.embeddings import get_embedder
 from memory_core.json_types import json_type
@@ -276,7 +276,8 @@ class Run:
     def __init__(self, data: dict, prefix: str):
         self.data = data
         self.prefix = prefix
-        self.loading_since = timezone.now()
+        # The database's clock, as a deletion's ``completed_at`` (``reached_while_loading``).
+        self.loading_since = database_now()
         self.loaded = load_dataset_memories(data, tenant_prefix=prefix, evaluation_run=True)
         self.back = self.loaded.dataset_ids
         self.entries = dataset_entries(data)

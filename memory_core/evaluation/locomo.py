@@ -34,6 +34,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from memory_core.admission.candidate import HARD_MAX_ID_CHARS, bad_text
+from memory_core.clock import database_now
 from memory_core.deletion.stores import evaluation_run_reached, evaluation_runs_remove
 from memory_core.embeddings import get_embedder
 from memory_core.json_types import json_type
@@ -423,7 +424,7 @@ def evaluate_locomo(
         # Recall 0.0 for every approach would read as a measurement of nothing.
         raise DatasetError("no question has evidence: there is nothing to evaluate")
     prefix = f"eval-{uuid.uuid4().hex[:8]}-"
-    started, since = time.perf_counter(), timezone.now()
+    started, since = time.perf_counter(), database_now()  # as ``harness.Run.loading_since``
     loaded = load(conversations, prefix=prefix, context_turns=context_turns)
     load_seconds = time.perf_counter() - started
     if evaluation_run_reached([loaded.tenant.pk], since):

@@ -6,6 +6,7 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from memory_core.environments import MAX_ENVIRONMENT_CHARS
@@ -66,7 +67,9 @@ class AdmissionDecision(models.Model):
     # version's class and authority (a confirmed inference is not held to inferred_days, nor
     # left without the end its writer gave). Null otherwise, and for decisions before stop 50.
     asked_valid_until = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # On the database's clock: a whole subject's deletion takes the decisions made before its
+    # request, whichever web host took each (``memory_core.clock``).
+    created_at = models.DateTimeField(db_default=Now(), db_index=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -148,7 +151,8 @@ class ReviewItem(models.Model):
     resolved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
-    created_at = models.DateTimeField(default=timezone.now)
+    # On the database's clock, as a deletion's request (``memory_core.clock``).
+    created_at = models.DateTimeField(db_default=Now())
     resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -252,7 +256,9 @@ class RetrievalTrace(models.Model):
     # other items, the figure told a deleted item's length to a token.
     prompt_tokens = models.PositiveIntegerField(null=True, default=0)
     latency_ms = models.FloatField(default=0.0)
-    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # On the database's clock: a whole subject's deletion takes the traces made before its
+    # first run, which a worker starts (``memory_core.clock``).
+    created_at = models.DateTimeField(db_default=Now(), db_index=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -417,7 +423,8 @@ class Export(models.Model):
     state_sha256 = models.CharField(max_length=64, blank=True, default="")
     requested_by_type = models.CharField(max_length=16, blank=True, default="")
     requested_by_id = models.CharField(max_length=200, blank=True, default="")
-    created_at = models.DateTimeField(default=timezone.now)
+    # On the database's clock, as a trace's.
+    created_at = models.DateTimeField(db_default=Now())
     rewritten_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
