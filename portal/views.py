@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.contrib import messages
+from django.db.models.functions import Now
 from django.http import FileResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -17,6 +18,7 @@ from django.utils.translation import ngettext
 from django.views import View
 from django.views.generic import FormView, TemplateView
 
+from memory_core.clock import database_now
 from memory_core.deletion.selectors import QUEUED, deletion_get, queued_deletions
 from memory_core.deletion.services import (
     MEMORY_CHANGED,
@@ -924,7 +926,6 @@ class DeleteEverythingView(EndUserMixin, FormView):
     )
 
     def form_valid(self, form):
-        asked_at = timezone.now()
         try:
             operation = subject_deletion_request_or_queue(
                 principal=self.principal, subject_id=self.principal.subject_id
@@ -932,10 +933,13 @@ class DeleteEverythingView(EndUserMixin, FormView):
         except DomainError as error:
             return self.refuse(error, reverse("portal:home"))
         if operation.status == QUEUED:  # too much for one page's time: a worker makes it
-            # Asked again while queued, the first request comes back (queued before this one
-            # began): it was told it had queued it just now, "From now on" (stop 60's audit of
-            # the portal in a browser), where one already under way says nothing new started.
-            if operation.requested_at < asked_at:
+            # Asked again while queued, the first request comes back: it was told it had
+            # queued it just now, "From now on" (stop 60's audit of the portal in a browser),
+            # where one already under way says nothing new started. The service says which
+            # (``already_requested``): told by comparing the mark's moment, the database's
+            # clock, with this host's, a person on a host a second ahead was told their own
+            # new request was queued before (stop 65's review of the database's clock).
+            if operation.already_requested:
                 queued_at = date_format(timezone.localtime(operation.requested_at), "j M Y, H:i T")
                 messages.info(self.request, self.ALREADY_QUEUED.format(queued_at=queued_at))
             else:
@@ -1189,7 +1193,9 @@ class ExportView(EndUserMixin, TemplateView):
             during_deletion=export_during_deletion(deleting),
             shown_deletions=shown_deletions(deleting),
             kept=export_kept(settings.MEMLEDGER_EXPORT_RETENTION_HOURS),
-            opened=timezone.now().isoformat(),
+            # The database's clock, as the exports' ``created_at`` it is compared with
+            # (``sent_again``).
+            opened=database_now().isoformat(),
         )
         return context
 
@@ -1255,7 +1261,14 @@ class ExportView(EndUserMixin, TemplateView):
     def sent_again(self, opened: datetime | None) -> FileResponse | None:
         """Return the download of the export this login made after its page was ``opened``,
         within ``EXPORT_SENT_AGAIN``, if its file still holds what an export would hold now
-        (``export_holds_now``): the same request sent again. None makes a new one."""
+        (``export_holds_now``): the same request sent again. None makes a new one.
+
+        Every moment here is the database's clock: ``opened`` (the page's ``database_now``),
+        the export's ``created_at`` and the window's start (``Now()``). With the web host's
+        for the two others, a host ahead of the database read a double click's export as made
+        before its page was opened, and made a second one, and a host behind gave a page
+        opened after an export that export's file (stop 65's review of the database's
+        clock)."""
         if opened is None:
             return None
         export = (
@@ -1264,8 +1277,9 @@ class ExportView(EndUserMixin, TemplateView):
                 subject_id=self.principal.subject_id,
                 requested_by_type=self.principal.actor_type,
                 requested_by_id=self.principal.actor_id,
-                created_at__gt=max(opened, timezone.now() - EXPORT_SENT_AGAIN),
+                created_at__gt=opened,
             )
+            .filter(created_at__gt=Now() - EXPORT_SENT_AGAIN)
             .order_by("-created_at")
             .first()
         )

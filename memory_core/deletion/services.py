@@ -887,14 +887,18 @@ def deletion_request_or_queue(
     (``subject_deletion_queue``).
 
     A queued one comes back as ``queued_deletion``: status ``queued``, under the id its
-    operation will have. Asked again while it is queued, the same one comes back, to a
-    caller whose grant reaches it, and only then: anyone else gets the refusal the request
-    would give it (NotFound, PermissionDenied), never the queued one's id. While another
-    deletion of the subject is queued (a key's, or the whole subject's), an agent's request
-    of the subject is a ``SubjectBeingDeleted`` (503, retry once the worker has made it), as
-    is any request that must be queued too: one mark per subject. A whole subject named by its
-    external id whom no subject names yet may be a person known from the traces of their
-    retrievals the caller may read (``traced_subject_deletion_request``).
+    operation will have, ``already_requested`` saying whether this call queued it (the
+    portal said so by comparing the mark's moment, the database's clock, with its own host's,
+    and told a person on a host ahead that the deletion they had just queued was queued
+    before: stop 65's review of the database's clock). Asked again while it is queued, the
+    same one comes back, to a caller whose grant reaches it, and only then: anyone else gets
+    the refusal the request would give it (NotFound, PermissionDenied), never the queued
+    one's id. While another deletion of the subject is queued (a key's, or the whole
+    subject's), an agent's request of the subject is a ``SubjectBeingDeleted`` (503, retry
+    once the worker has made it), as is any request that must be queued too: one mark per
+    subject. A whole subject named by its external id whom no subject names yet may be a
+    person known from the traces of their retrievals the caller may read
+    (``traced_subject_deletion_request``).
     """
     memory_key = (memory_key or "").strip()
     subject = _subject_or_none(principal, subject_id, subject_external_id)
@@ -909,7 +913,7 @@ def deletion_request_or_queue(
     if subject.deletion_queued_at is not None:
         if subject.deletion_queued_key == memory_key:
             in_reach()  # what the request would answer this caller: a refusal, or ...
-            return queued_deletion(subject)  # ... the queued one, asked again
+            return _already_requested(queued_deletion(subject))  # ... the queued one, again
         if isinstance(principal, AgentPrincipal):
             # The mark fences the queued deletion's memories from agents (the whole subject's,
             # or the key's), so the request would not find them all: tell such a caller to
@@ -931,9 +935,11 @@ def deletion_request_or_queue(
             # The subject's row first, then its deletion lock: the order a whole subject's
             # request and the worker's run take them in (else the two could deadlock). This
             # row only: ``first()`` orders by the tenant, whose row it locked too.
-            Subject.objects.select_for_update(no_key=True, of=("self",)).filter(
-                pk=subject.pk
-            ).first()
+            locked = (
+                Subject.objects.select_for_update(no_key=True, of=("self",))
+                .filter(pk=subject.pk)
+                .first()
+            )
             subject_deletion_lock(subject.pk)
             in_reach()
             queued = subject_deletion_queue(
@@ -941,7 +947,11 @@ def deletion_request_or_queue(
             )
         if queued.deletion_queued_key != memory_key:
             raise SubjectBeingDeleted() from None  # another deletion of it was queued first
-        return queued_deletion(queued)
+        operation = queued_deletion(queued)
+        # A mark already there under the row's lock (another request queued it since the
+        # subject was read above) is the one ``subject_deletion_queue`` kept: asked again.
+        operation.already_requested = locked.deletion_queued_at is not None
+        return operation
 
 
 def subject_deletion_queue(*, principal, subject_id, memory_key: str = "") -> Subject:

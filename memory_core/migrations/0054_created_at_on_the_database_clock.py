@@ -5,18 +5,21 @@ refused writes and review items made before its request; those moments were the 
 the web host's ``timezone.now()``, and each row's the clock of the host that made it, so a
 worker seconds behind kept a trace or an export made just before "delete everything" (stop
 64's audit of deletion, fixed at stop 65). Both sides read the database's clock now
-(``memory_core.clock``). A column default only (``SET DEFAULT``): no row is rewritten.
+(``memory_core.clock``). ``clock_timestamp()``, read per row, not ``Now()``: a batch's
+decisions, saved by one statement, would all have had its start, and the split-write rule
+orders them by it. A column default only (``SET DEFAULT``): no row is rewritten.
 """
 
 from django.db import migrations, models
-from django.db.models.functions import Now
+
+from memory_core.clock import ClockTimestamp
 
 
 def _on_the_database_clock(model_name: str, **options) -> migrations.AlterField:
     return migrations.AlterField(
         model_name=model_name,
         name="created_at",
-        field=models.DateTimeField(db_default=Now(), **options),
+        field=models.DateTimeField(db_default=ClockTimestamp(), **options),
     )
 
 

@@ -6,9 +6,9 @@ from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.db import models
-from django.db.models.functions import Now
 from django.utils import timezone
 
+from memory_core.clock import ClockTimestamp
 from memory_core.environments import MAX_ENVIRONMENT_CHARS
 from memory_core.text import format_scope
 
@@ -68,8 +68,10 @@ class AdmissionDecision(models.Model):
     # left without the end its writer gave). Null otherwise, and for decisions before stop 50.
     asked_valid_until = models.DateTimeField(null=True, blank=True)
     # On the database's clock: a whole subject's deletion takes the decisions made before its
-    # request, whichever web host took each (``memory_core.clock``).
-    created_at = models.DateTimeField(db_default=Now(), db_index=True)
+    # request, whichever web host took each (``memory_core.clock``). Read per row: the
+    # split-write rule takes a subject's newest by it, a batch's in its order
+    # (``services.writes._in_batch_order``).
+    created_at = models.DateTimeField(db_default=ClockTimestamp(), db_index=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -152,7 +154,7 @@ class ReviewItem(models.Model):
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True
     )
     # On the database's clock, as a deletion's request (``memory_core.clock``).
-    created_at = models.DateTimeField(db_default=Now())
+    created_at = models.DateTimeField(db_default=ClockTimestamp())
     resolved_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -258,7 +260,7 @@ class RetrievalTrace(models.Model):
     latency_ms = models.FloatField(default=0.0)
     # On the database's clock: a whole subject's deletion takes the traces made before its
     # first run, which a worker starts (``memory_core.clock``).
-    created_at = models.DateTimeField(db_default=Now(), db_index=True)
+    created_at = models.DateTimeField(db_default=ClockTimestamp(), db_index=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -424,7 +426,7 @@ class Export(models.Model):
     requested_by_type = models.CharField(max_length=16, blank=True, default="")
     requested_by_id = models.CharField(max_length=200, blank=True, default="")
     # On the database's clock, as a trace's.
-    created_at = models.DateTimeField(db_default=Now())
+    created_at = models.DateTimeField(db_default=ClockTimestamp())
     rewritten_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

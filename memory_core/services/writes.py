@@ -64,6 +64,7 @@ from memory_core.admission.candidate import (
     value_texts,
 )
 from memory_core.admission.policy import REFUSING, describe, policy_section, split_window
+from memory_core.clock import ClockTimestamp
 from memory_core.embeddings import BATCH_SIZE, embed_texts, get_embedder
 from memory_core.exceptions import (
     Conflict,
@@ -294,7 +295,8 @@ _RECENT_WRITES_SQL = """
     CROSS JOIN LATERAL (
         SELECT m.content, m.value, d.created_at
         FROM memory_core_admissiondecision d JOIN memory_core_memory m ON m.id = d.memory_id
-        WHERE d.tenant_id = %(tenant)s AND d.subject_id = s.id AND d.created_at >= %(since)s
+        WHERE d.tenant_id = %(tenant)s AND d.subject_id = s.id
+          AND d.created_at >= statement_timestamp() - %(window)s
           AND (d.agent_id = %(agent)s OR m.agent_id IS NULL) AND m.content <> ''
         ORDER BY d.created_at DESC LIMIT %(per_subject)s
     ) r
@@ -303,7 +305,7 @@ _RECENT_WRITES_SQL = """
 """
 
 
-def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
+def _recent_texts(principal, subjects: dict, policy: dict) -> dict:
     """Return, per subject id, the texts of the recent writes about it that this agent may be
     joined with, oldest first, each write's as it wrote them (content and value,
     ``Candidate.written_texts``): its own, and every shared memory's (``Memory.agent`` empty,
@@ -329,7 +331,8 @@ def _recent_texts(principal, subjects: dict, policy: dict, now) -> dict:
     params = {
         "tenant": principal.tenant_id,
         "agent": getattr(principal, "agent_id", None),
-        "since": now - timedelta(minutes=minutes),
+        # On the database's clock, as the decisions' ``created_at`` (``memory_core.clock``).
+        "window": timedelta(minutes=minutes),
         "per_subject": per_subject,
         "subjects": [subject.id for subject in subjects.values()],
     }
@@ -546,6 +549,21 @@ def _store(principal, planned: list[_Planned], policy_version, pending: _Embeddi
         item.memory = successor
 
 
+def _in_batch_order(place: int):
+    """Return the ``created_at`` of a batch's decision at ``place``: the database's clock as
+    the row is stored (``ClockTimestamp``), plus its place in microseconds.
+
+    The split-write rule takes a subject's newest writes by this moment (``_RECENT_WRITES_SQL``),
+    so a batch's must rise in its order: the half of an instruction written last is the
+    newest. The clock alone rises from row to row, each read after the row before was stored
+    (at least 7 µs apart on a 2-core test host), but a host fast enough could store a row
+    within its resolution, a microsecond, and tie; the place added puts each row at least a
+    microsecond after the one before, whatever the host. At most ``MAX_BATCH`` µs ahead of
+    the clock, which no later write about the subject reaches: it waits for this one to
+    commit (the subject's write lock, ``lock_memory_keys``) and reads the clock after."""
+    return ClockTimestamp() + timedelta(microseconds=place)
+
+
 def _supersedes(item: _Planned) -> bool:
     return item.decision.outcome == ACCEPTED and item.decision.action == "supersede"
 
@@ -557,7 +575,7 @@ def _record(
     candidates: the key's heads in use under ``use``)."""
     agent_id = getattr(principal, "agent_id", None)
     decisions = []
-    for item in planned:
+    for place, item in enumerate(planned):
         decisions.append(
             AdmissionDecision(
                 tenant_id=principal.tenant_id,
@@ -580,9 +598,10 @@ def _record(
                 asked_valid_until=(
                     item.candidate.valid_until if "ttl.capped" in item.decision.rule_codes else None
                 ),
+                created_at=_in_batch_order(place),
             )
         )
-    AdmissionDecision.objects.bulk_create(decisions)
+    AdmissionDecision.objects.bulk_create(decisions)  # one INSERT, its rows in batch order
     events = []
     for item, decision in zip(planned, decisions, strict=True):
         outcome = item.decision.outcome
@@ -796,7 +815,7 @@ def _run(
         pending = _Embedding([c.content for c in candidates])
         try:
             heads = {} if target is not None else _heads(principal, planned, subjects, use)
-            recent = _recent_texts(principal, subjects, policy, now)
+            recent = _recent_texts(principal, subjects, policy)
             with guards.cache_scope(principal.tenant_id):  # guard results reused in the tenant
                 _admit_each(
                     planned,

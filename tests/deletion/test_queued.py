@@ -5,6 +5,7 @@ import io
 import json
 from datetime import timedelta
 from io import StringIO
+from unittest import mock
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -86,6 +87,25 @@ def test_asking_again_while_queued_keeps_the_first_request(settings, client, own
     assert "From now on" not in again
     assert Subject.objects.get(pk=owner.pk).deletion_queued_at == first
     assert not DeletionOperation.objects.filter(subject=owner).exists()
+
+
+@pytest.mark.django_db
+def test_delete_everything_queued_on_a_web_host_ahead_says_it_queued_it(
+    settings, client, owner, heavy
+):
+    """Stop 65's audit of the database's clock: ``DeleteEverythingView`` told a queued
+    request from one asked again by comparing the web host's ``timezone.now()``, taken as the
+    form came in, with the mark's ``requested_at``, the database's clock since stop 65
+    (``subject_deletion_queue``): on a web host a second ahead, the person who had just queued
+    the deletion was told it "was already queued, on ...; nothing new was started". The
+    service says whether the request queued it (``already_requested``)."""
+    client.force_login(heavy)
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = NO_TIME
+    true_now = timezone.now
+    with mock.patch.object(timezone, "now", lambda: true_now() + timedelta(seconds=1)):
+        body = delete_everything(client).content.decode()
+    assert "was already queued" not in body, "told its own new request was queued before"
+    assert "the deletion of everything is queued" in body
 
 
 @pytest.mark.django_db

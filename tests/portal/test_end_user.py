@@ -7,6 +7,7 @@ import re
 import types
 import unicodedata
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.contrib.messages import get_messages
@@ -1535,6 +1536,56 @@ def test_an_export_sent_twice_from_its_page_makes_one_export(
     for junk in ("yesterday", "2026-12-06T10:00:00", "\x00"):  # not an aware moment
         alice_client.post(url, {"shown_deletions": "", "opened": junk})
     assert Export.objects.filter(subject=alice_memory.subject).count() == 7
+
+
+@contextlib.contextmanager
+def web_host_clock(skew: timedelta):
+    """Run the block on a web host whose clock is ``skew`` off the database's (positive:
+    ahead), as the code reads it (``timezone.now``)."""
+    true_now = timezone.now
+    with mock.patch.object(timezone, "now", lambda: true_now() + skew):
+        yield
+
+
+def test_an_export_sent_twice_on_a_web_host_ahead_makes_one_export(
+    alice_client, alice_memory, settings, tmp_path
+):
+    """Stop 65's audit of the database's clock: the double-click guard
+    (``ExportView.sent_again``) compared the page's ``opened``, the web host's clock, with
+    the export's ``created_at``, the database's since migration 0054: on a web host a few
+    seconds ahead, the first export read as made before its own page was opened, and the
+    second click made a second full copy (the stop 56 fix undone). All three moments are the
+    database's clock now."""
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    url = reverse("portal:export")
+    with web_host_clock(timedelta(seconds=5)):
+        form = {"shown_deletions": "", "opened": opened_of(alice_client.get(url).content.decode())}
+        first = alice_client.post(url, form)
+        second = alice_client.post(url, form)
+    assert first["Content-Disposition"].startswith("attachment;")
+    assert second["Content-Disposition"].startswith("attachment;")
+    assert Export.objects.filter(subject=alice_memory.subject).count() == 1, (
+        "a double click made two exports"
+    )
+
+
+def test_an_export_from_a_page_opened_after_it_is_a_new_one_on_a_web_host_behind(
+    alice_client, alice_memory, settings, tmp_path
+):
+    """Stop 65's audit of the database's clock: on a web host behind the database, a page
+    opened after an export (its ``opened``, the host's clock, behind that export's
+    ``created_at``, the database's) got the earlier export's file back as if it were a
+    double click, where docs/portal.md says a page opened after it makes a new export."""
+    settings.MEMLEDGER_EXPORT_DIR = str(tmp_path)
+    url = reverse("portal:export")
+    with web_host_clock(timedelta(seconds=-5)):
+        form = {"shown_deletions": "", "opened": opened_of(alice_client.get(url).content.decode())}
+        alice_client.post(url, form)
+        later = {"shown_deletions": "", "opened": opened_of(alice_client.get(url).content.decode())}
+        alice_client.post(url, later)
+    assert Export.objects.filter(subject=alice_memory.subject).count() == 2, (
+        "a page opened after the export got that export's file back"
+    )
 
 
 def test_an_export_sent_again_after_a_revoke_in_another_tab_says_it_is_revoked(
