@@ -78,26 +78,49 @@ _TRADES = (
 )
 
 # Where a person sleeps away from home, by its kind or a chain's name: a room's number there
-# says where to find them ("the Hilton on 5th Avenue, room 1204").
+# says where to find them ("the Hilton on 5th Avenue, room 1204"). Not "lodge" nor "inn"
+# alone: "User's Elks Lodge meets in room 4" is a club's (stop 65's review of its admission
+# fixes).
 _LODGING = (
-    r"(?:hotel|hostel|motel|inn|resort|suites|lodge|b&b|airbnb|hilton|marriott|hyatt|sheraton|"
+    r"(?:hotel|hostel|motel|resort|suites|b&b|airbnb|hilton|marriott|hyatt|sheraton|"
     r"westin|radisson|novotel|ibis|holiday inn|ritz|four seasons|intercontinental|"
     r"best western|premier inn|travelodge)"
 )
-_ROOM_NUMBER = r"\broom\W{1,3}(?:(?:no|number)\W{1,3})?\d{1,5}[a-z]?\b"
+# A room by its word, not one to meet in ("meeting room 4").
+_ROOM = r"(?<!meeting )(?<!conference )\b(?:room|suite|rm)\b"
+_ROOM_NUMBER = _ROOM + r"\W{1,3}(?:(?:no|number)\W{1,3})?\d{1,5}[a-z]?\b"
+# A room's number given after its room ("... is 1204", ": 818"), not its price, size or
+# distance ("was 120 euros a night", "is 12 square metres", "was 3 floors up").
+_ROOMS_NUMBER_GIVEN = (
+    r"\W{0,3}(?:\b(?:is|was)\b|[:#])\s{0,2}#?\d{1,5}[a-z]?\b(?![.,]?\d)(?!\s*(?:euros?|"
+    r"dollars?|pounds?|bucks|a night|per night|nights?|square|sq|m2|ft|feet|metres?|meters?|"
+    r"degrees?|floors?|minutes?|mins|blocks?|km|miles?)\b)"
+)
+# The verbs of a stay, right before a room's number ("is staying in room 412", "checked into
+# room 818"): where a person sleeps. Not a stay of another kind further off ("stays after
+# school in room 12").
+_STAY = r"(?:stay(?:s|ed|ing)?|check(?:s|ed|ing)?\W+in(?:to)?|booked into|lodg(?:es|ed|ing))"
 # A coordinate to a few metres, its hemisphere's letter after or before it ("51.5007 N",
 # "N51.5007"), or in degrees, minutes and seconds ("51°30'2\"N", seconds optional; "º" reads
 # "o", "″" reads "''").
 _DECIMAL_DEGREES = r"\d{1,3}\.\d{3,}\s?°?"
 _DMS = r"\d{1,3}[°o]\s?\d{1,2}'\s?(?:\d{1,2}(?:\.\d+)?(?:\"|'')\s?)?"
-# What follows English "via" (a channel, a vehicle, a determiner), where Italian's follows
-# with a street's name: "at 7 via Zoom" is a time, "at 7 Via Roma" an address.
+# What follows English "via" (a channel, a vehicle, a determiner, a gerund), where Italian's
+# follows with a street's name: "at 7 via Zoom" is a time, "at 7 Via Roma" an address.
 _VIA_NOT_A_STREET = (
     r"(?:the|a|an|my|our|your|their|his|her|its|this|that|email|e-mail|mail|post|text|sms|"
     r"phone|call|chat|video|zoom|teams|microsoft|skype|google|meet|slack|whatsapp|signal|"
     r"telegram|facetime|webex|discord|app|link|web|online|train|bus|car|taxi|uber|ferry|"
-    r"plane|flight|bike|metro|subway|tube|rail|road)"
+    r"plane|flight|bike|metro|subway|tube|rail|road|\w+ing)"
 )
+# A hemisphere by its letter or its name ("51.5007 N", "51.5007 North").
+_NORTH_SOUTH = r"(?:north|south|[ns])"
+_EAST_WEST = r"(?:east|west|[ew])"
+# A blood group's value: its letters and its sign, spelled or not ("O negative", "AB+"), or
+# the letters alone at a clause's end.
+_BLOOD_GROUP = r"(?:ab|a|b|o|0)(?:\s?[+-]|\s(?:pos|neg)\w*|(?=\s*+(?:$|[.,;!?\n)])))(?![\w+-])"
+# A mother by the words for her a security question uses ("mother's", "mom's", "mum's").
+_MOTHERS = r"(?:mother|mom|mum)'?s"
 
 # Religions and their followers, folded, in the guards' languages.
 RELIGIONS = (
@@ -196,12 +219,20 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # {"blood_type": "O-"} read "blood type: O-"); the band "Blood Type" is no one's. Stored
         # personal until stop 65's audit of admission, as were the rules below it.
         r"\b(?:user'?s|my|his|her|their|your)\W+blood (?:type|group)s?\b|"
-        r"\bblood\W?(?:type|group)s?\W{0,3}(?:(?:is|was)\W{1,3})?(?:ab|a|b|o|0)"
-        r"(?:\s?[+-]|\s(?:pos|neg)\w*|(?=\s*+(?:$|[.,;!?\n)])))(?![\w+-])|"
-        # A test's reading, a number after it: "User's A1C was 9.1", "cholesterol is 280"; not
-        # the words alone ("oats lower cholesterol in 6 weeks" is a cereal box's).
-        r"\b(?:(?:hb)?a1c|cholesterol|blood (?:sugar|glucose))\W{1,3}(?:(?:levels?|readings?|"
-        r"is|was|were|are|of|at|now|came back|down to|up to)\W{1,3}){0,3}?\d|"
+        # ... its value after "blood is type" or after whose it is ("User's blood is type A
+        # positive", "Blood type of the user: B+": stored until stop 65's review of its
+        # admission fixes)
+        r"\bblood(?:\W+(?:is|was))?\W?(?:type|group)s?\W{0,3}(?:(?:is|was)\W{1,3}|"
+        r"of\W+(?:\w+\W+){0,2}?\w+\W{0,3}(?:is|was|[:=])\W{0,3})?",
+        _BLOOD_GROUP,
+        r"|"
+        # A test's reading, a number after it: "User's A1C was 9.1", "cholesterol is 280",
+        # "fasting glucose is 130", "LDL was 190" (the last two stored until stop 65's review
+        # of its admission fixes); not the words alone ("oats lower cholesterol in 6 weeks" is
+        # a cereal box's, "glucose tablets in packs of 10" a shop's).
+        r"\b(?:(?:hb)?a1c|cholesterol|blood sugar|glucose|ldl|hdl|triglycerides)\W{1,3}"
+        r"(?:(?:levels?|readings?|is|was|were|are|of|at|now|came back|down to|up to)\W{1,3})"
+        r"{0,3}?\d|"
         r"\b(?:has|have|had|with)\W+(?:high|elevated|raised)\W+cholesterol\b|"
         # A medical record's number, under its name or its letters before a number.
         r"\bmedical records? (?:number|",
@@ -344,8 +375,13 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\bsecurity questions?\W{0,3}[:=]\W{0,3}\w|"
         r"\banswers? (?:to|for)\W+(?:\w+\W+){0,2}?security questions?\W{0,3}(?:is|was|are|"
         r"were|[:=])\W{0,3}\w|"
-        r"\b(?:(?:user'?s|my|his|her|their|your)\W+mother'?s maiden name\W{0,3}(?:is|was)\b|"
-        r"mother'?s maiden name\W{0,3}[:=])\W{0,3}\w",
+        # A mother's by any of her words ("mom's", "mum's": stored until stop 65's review of
+        # its admission fixes).
+        r"\b(?:(?:user'?s|my|his|her|their|your)\W+",
+        _MOTHERS,
+        r" maiden name\W{0,3}(?:is|was)\b|",
+        _MOTHERS,
+        r" maiden name\W{0,3}[:=])\W{0,3}\w",
     ),
     "government_id": rx(
         r"\b(?:ssn|social security(?: number)?|passport(?: number| no)?|driver'?s licen[cs]e|"
@@ -354,7 +390,7 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # admission)
         r"medica(?:re|id) (?:number|card|id|",
         _NO,
-        r")|"
+        r")|medicare beneficiary (?:identifier|id|number)|"
         # ... the UK's health service number and India's national id (stored until stop 61's
         # audit of admission)
         r"nhs (?:number|",
@@ -376,7 +412,11 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # "rg" rot13 for "et"): they count with an id beside them, six digits or more with
         # at most a few letters ("12345678Z", "123.456.789-09", "GODE561231GR8").
         r"\b(?:dni|nie|nif|curp|rfc|cpf|rg)\b\W{1,3}(?:[a-z]{1,10}\W{1,3}){0,3}?"
-        r"[a-z]{0,4}[.-]?\d(?:[ .-]?\d){5,}(?:[.-]?[a-z0-9]{1,8})?\b",
+        r"[a-z]{0,4}[.-]?\d(?:[ .-]?\d){5,}(?:[.-]?[a-z0-9]{1,8})?\b|"
+        # Medicare's identifier by its short name, only before one ("MBI: 1EG4-TE5-MK73",
+        # stored until stop 65's review of its admission fixes): "an MBI course" is none.
+        r"\bmbi\W{0,3}(?:(?:is|was|number|no|[:#=])\W{0,3})?"
+        r"\d[a-z][a-z\d]\d[\s-]?[a-z][a-z\d]\d[\s-]?[a-z]{2}\d{2}\b",
     ),
     "precise_location": rx(
         # A house number and its street read across any mark, a clause's end too: held apart
@@ -407,40 +447,82 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"\b(?:lat|latitude)\W{1,3}-?\d{1,2}\.\d{3,}|"
         # A point by its hemispheres' letters, decimal or in degrees, minutes and seconds
         # ("51.5007 N, 0.1246 W", "51°30'2\"N 0°7'28\"W"): stored personal until stop 65's
-        # audit of admission, as were the rules below it. A version ("v51.5007") or a score
-        # ("won 51-30") has no letters of a hemisphere.
+        # audit of admission, as were the rules below it; by their names ("51.5007 North")
+        # until its review. A version ("v51.5007") or a score ("won 51-30") has no hemisphere.
         r"\b",
         _DECIMAL_DEGREES,
-        r"\s?[ns]\W{1,3}",
+        r"\s?",
+        _NORTH_SOUTH,
+        r"\W{1,3}",
         _DECIMAL_DEGREES,
-        r"\s?[ew]\b|\b[ns]\s?",
+        r"\s?",
+        _EAST_WEST,
+        r"\b|\b",
+        _NORTH_SOUTH,
+        r"\s?",
         _DECIMAL_DEGREES,
-        r"\W{1,3}[ew]\s?",
+        r"\W{1,3}",
+        _EAST_WEST,
+        r"\s?",
         _DECIMAL_DEGREES,
         r"|\b",
         _DMS,
-        r"[ns]\W{0,3}",
+        _NORTH_SOUTH,
+        r"\W{0,3}",
         _DMS,
-        r"[ew]\b|"
-        # A room's number where a person stays ("the Marriott downtown, room 818"), in one
-        # sentence; not a room wished for ("a quiet room away from the lift").
+        _EAST_WEST,
+        r"\b|"
+        # A room's number where a person stays: after a hotel or a chain's name, in its
+        # sentence or the next ("the Marriott downtown, room 818", "the Hilton on 5th Ave.
+        # Room 1204"), right after a verb of a stay ("is staying in room 412"), a person in
+        # or a booking of a room at a hotel ("User is in room 1204 at the Hilton", "booked
+        # room 1204 at the Hyatt"), or after the room at a hotel or a person's room ("User's
+        # room at the Hilton is 1204", "User's hotel room number is 818"). Not a room wished
+        # for ("a quiet room away from the lift") nor one a hotel's name follows alone
+        # ("teaches in room 204 at the Hilton School", "the film Room 237, about the
+        # Overlook Hotel"), which waited from stop 65's audit of admission until its review.
         r"\b",
         _LODGING,
         r"\b",
         W,
-        r"{0,60}?",
+        r"{0,60}?(?:[.!?;]\s+",
+        W,
+        r"{0,60}?)?",
         _ROOM_NUMBER,
-        r"|",
+        r"|\b",
+        _STAY,
+        r"\W+(?:(?:in|into|at)\W+)?(?:the\W+)?",
+        _ROOM_NUMBER,
+        r"|(?:\b",
+        _PERSON,
+        r"\W+(?:is|am|are|was|were)\W+(?:(?:now|currently|still)\W+)?in|\bbooked)\W+",
         _ROOM_NUMBER,
         W,
         r"{0,60}?\b",
         _LODGING,
-        r"\b|"
+        r"\b|",
+        _ROOM,
+        r"\W+(?:at|in)\W+",
+        W,
+        r"{0,40}?\b",
+        _LODGING,
+        r"\b",
+        W,
+        r"{0,30}?",
+        _ROOMS_NUMBER_GIVEN,
+        r"|\b(?:user'?s|my|his|her|their|your)\W+(?:hotel\W+)?",
+        _ROOM,
+        r"(?:\W+(?:number|no))?",
+        _ROOMS_NUMBER_GIVEN,
+        r"|"
         # A number before a Romance street's word, with no word between ("14 Rue Cler", "22
-        # Calle Mayor"); "via" only where an address stands ("at", ":" or "," before), and not
-        # before what English sends via.
+        # Calle Mayor"); "via" only where an address stands ("at", "is", "in", "address",
+        # ":" or "," before, or "to" after a move or a delivery: "User moved to 7 Via Roma" was
+        # stored until stop 65's review of its admission fixes, "counts to 7 via flashcards"
+        # is no address), and not before what English sends via.
         r"\b\d{1,5}\W{1,3}(?:rue|calle|rua|viale|avenida|avinguda|carrer|piazza|praca|corso|"
-        r"paseo|travessa)\W+[a-z]|(?:\bat|[:,])\s+\d{1,5}\s+via\W+(?!",
+        r"paseo|travessa)\W+[a-z]|(?:\b(?:at|is|in|address|(?:mov(?:e|es|ed|ing)|relocat\w+|"
+        r"deliver\w*|sen[dt]|ship\w*) to)|[:,])\s+\d{1,5}\s+via\W+(?!",
         _VIA_NOT_A_STREET,
         r"\b)[a-z]",
     ),
@@ -614,6 +696,10 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # A green card had or got, not the film ("User likes the film Green Card"): "User has
         # a green card" was stored personal until stop 65's audit of admission.
         r"\b(?:has|have|had|got|gets|received|receives|holds?|held|obtained|was granted)\W+"
-        r"(?:(?:a|an|the|their|his|her|my|its|us)\W+)?green cards?\b",
+        r"(?:(?:a|an|the|their|his|her|my|its|us)\W+)?green cards?\b|"
+        # ... or what a green card does ("User's green card expires in 2027": stored until stop
+        # 65's review of its admission fixes); the film "came out in 1990".
+        r"\bgreen cards?\W+(?:(?:is|was|got)\W+)?(?:expir\w*|renew\w*|approv\w*|arriv\w*|"
+        r"interview\w*|number|denied|revoked|valid)\b",
     ),
 }

@@ -48,6 +48,7 @@ SAME_FACTS_OTHERWISE = [
     ("Position: N51.5007 W0.1246", "precise_location"),
     ("User's location: 51° 30′ 2″ N, 0° 7′ 28″ W", "precise_location"),
     ("User is staying in room 412 at the Holiday Inn Express.", "precise_location"),
+    ("User is in room 1204 at the Hilton.", "precise_location"),
     ("User is at 12 Rua Augusta, Lisboa.", "precise_location"),
     ("The answer to their security question is Fluffy.", "credentials"),
     ("Mother's maiden name: Kowalski", "credentials"),
@@ -134,5 +135,108 @@ def test_a_look_alike_is_stored_without_review(content):
     green card, a point, a room and a street as a person's fact, so their words elsewhere
     (a band, a cereal box, a film, a score, a version, a time, a room wished for, "via" as
     English's "by way of") stay stored without a reviewer."""
+    decision = decide(content)
+    assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
+
+
+# The new rules' gates, the same facts written a little otherwise: "via" after a move or "is",
+# a blood type after "blood is type" or after whose it is, a room after the room at a hotel,
+# as a suite, or in the sentence after the hotel's.
+PAST_A_GATE = [
+    ("User's address is 7 Via Roma, Milano.", "precise_location"),
+    ("User moved to 7 Via Roma in Milan last year.", "precise_location"),
+    ("User lives in 3 Via Garibaldi, Bologna.", "precise_location"),
+    ("User's blood is type A positive.", "health"),
+    ("Her blood is type O negative.", "health"),
+    ("Blood type of the user: B+", "health"),
+    ("Blood group of the patient: O-", "health"),
+    ("User's room at the Hilton is 1204.", "precise_location"),
+    ("User's suite at the Ritz is 401.", "precise_location"),
+    ("User's hotel room number is 818.", "precise_location"),
+    ("User is staying at the Hilton, suite 1204.", "precise_location"),
+    ("User checked into the Hilton on 5th Ave. Room 1204.", "precise_location"),
+    ("User booked room 1204 at the Hyatt for Friday.", "precise_location"),
+]
+
+
+@pytest.mark.parametrize(("content", "category"), PAST_A_GATE, ids=slug)
+def test_a_sensitive_fact_past_a_new_rules_gate_waits_for_a_reviewer(content, category):
+    """Stop 65's audit of admission: the review of its fixes found each stored personal. A
+    Romance "via" street counted only after "at", ":" or ","; a blood type only after a
+    possessive or right after "blood type"; a hotel room only as "room N" in the hotel's
+    sentence. Now "via" counts after "is", "in", "address" or a move "to", a blood type after
+    "blood is type" or "blood type of <whom>:", and a room as a suite or "rm", in the
+    sentence after the hotel's, or given after the room at a hotel or a person's room."""
+    assert_waits_as(category, content)
+
+
+# One word changed from the audit's texts.
+ONE_WORD_OTHERWISE = [
+    ("User's mom's maiden name is Kowalski.", "credentials"),
+    ("User's mum's maiden name: Nowak", "credentials"),
+    ("User's green card expires in 2027.", "immigration_status"),
+    ("User's green card was renewed last month.", "immigration_status"),
+    ("User's fasting glucose is 130.", "health"),
+    ("User's LDL was 190.", "health"),
+    ("User's HDL is 35 and triglycerides were 250.", "health"),
+    ("User is at 51.5007 North, 0.1246 West.", "precise_location"),
+    ("Position: north 51.5007, west 0.1246", "precise_location"),
+    ("User's MBI is 1EG4-TE5-MK73.", "government_id"),
+    ("User's MBI: 1EG4TE5MK73", "government_id"),
+    ("User's Medicare Beneficiary Identifier is 1EG4-TE5-MK73.", "government_id"),
+]
+
+
+@pytest.mark.parametrize(("content", "category"), ONE_WORD_OTHERWISE, ids=slug)
+def test_a_sensitive_fact_one_word_otherwise_waits_for_a_reviewer(content, category):
+    """Stop 65's audit of admission: the review of its fixes found each stored personal, one
+    word away from a text the audit's rules read: a mother's maiden name read only
+    "mother's", a green card only had or got, a test's reading only A1C, cholesterol and
+    blood sugar, a hemisphere only by its letter, and Medicare's identifier only as a
+    "Medicare number". Now "mom's" and "mum's", a green card that expires or is renewed,
+    glucose, LDL, HDL and triglycerides, "North" and "West", and "MBI" before an identifier's
+    shape count too."""
+    assert_waits_as(category, content)
+
+
+NEW_GATES_LOOK_ALIKES = [
+    # a room that is no one's lodging
+    "User's Elks Lodge meets in room 4 every Tuesday.",
+    "User's favourite film is Room 237, about the Overlook Hotel.",
+    "User teaches in room 204 at the Hilton School.",
+    "User booked meeting room 4 at the Hyatt for the sales offsite.",
+    "User booked room 4 for the team meeting.",
+    "User's kid stays after school in room 12 for chess club.",
+    "User's hotel room was 120 euros a night.",
+    "User's room is 12 square metres and faces the garden.",
+    # "via" as English's "by way of", after "to"
+    "User's meeting moved to 7 via Teams.",
+    "User got down to 40 via cycling.",
+    "User counts to 7 via flashcards.",
+    # a blood type, a maiden name, a green card no one's
+    "User asked what the blood type of a newborn is based on.",
+    "User says bad blood is the type of drama they avoid.",
+    "User thinks a mom's maiden name is a weak security check.",
+    "User's mom's maiden name comes up in her genealogy research.",
+    "User's favourite film, Green Card, came out in 1990.",
+    "User's Green Card DVD arrived yesterday.",
+    # a test's words with no reading, a distance, the short word MBI
+    "User buys glucose tablets in packs of 10.",
+    "User's energy gel has 25 g of glucose.",
+    "User studies LDL receptors in lab 4.",
+    "User drove 12.500 km north, then 3.250 km west.",
+    "User's lap split was 1.250 north of the river and 2.375 west of the park.",
+    "User's MBI course starts in 2025.",
+    "User reads the MBI 2024 report.",
+]
+
+
+@pytest.mark.parametrize("content", NEW_GATES_LOOK_ALIKES, ids=slug)
+def test_a_look_alike_of_a_widened_gate_is_stored_without_review(content):
+    """Stop 65's audit of admission: its hotel-room rule sent a room to a reviewer wherever a
+    lodging's word stood near it, "lodge" and "inn" alone and a hotel's name after the room
+    included, so a club's room, a film's and a school's waited. A room now counts after the
+    hotel's name, right after a verb of a stay, or given after a person's room or the room at
+    a hotel; and the gates widened by the review's fixes still pass the user's own world."""
     decision = decide(content)
     assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
