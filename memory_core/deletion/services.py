@@ -924,6 +924,18 @@ def deletion_request_or_queue(
         return deletion_request(
             principal=principal, subject_id=subject.pk, memory_key=memory_key or None
         )
+    except SubjectBeingDeleted:
+        # Another request queued this very deletion since the subject was read above (a
+        # double click on "delete everything", two API calls at once): the request met its
+        # mark under the subject's lock. Asked again, as above; any other mark stays the
+        # refusal (stop 65's review of the database's clock).
+        fresh = Subject.objects.filter(pk=subject.pk).first()
+        if fresh is None or fresh.deletion_queued_at is None:
+            raise
+        if fresh.deletion_queued_key != memory_key:
+            raise
+        in_reach()
+        return _already_requested(queued_deletion(fresh))
     except OverBudget:
         # The worker deletes the subject whole, or the key whole, for whoever asked
         # (QueuedRequester): check, with no time limit, that they reach all of it, which the

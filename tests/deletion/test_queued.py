@@ -3,6 +3,7 @@ for a worker, which makes the same request as the user (``subject_deletion_queue
 
 import io
 import json
+import re
 from datetime import timedelta
 from io import StringIO
 from unittest import mock
@@ -12,7 +13,7 @@ from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import timezone
 
-from memory_core.deletion import runner
+from memory_core.deletion import runner, services
 from memory_core.deletion.services import (
     deletion_request_or_queue,
     queued_subject_deletion_run,
@@ -109,6 +110,65 @@ def test_delete_everything_queued_on_a_web_host_ahead_says_it_queued_it(
 
 
 @pytest.mark.django_db
+def test_delete_everything_clicked_twice_at_once_says_already_queued(
+    settings, client, owner, heavy
+):
+    """Stop 65's review of the database's clock: a double click on "delete everything" of a
+    subject too large for a page: the second
+    request reads the subject before the first one's mark commits, then its
+    ``deletion_request`` waits for the subject's row, reads the mark and raises
+    ``SubjectBeingDeleted``, so the person was told a deletion is running and nothing was
+    changed, instead of "already queued" (the API: 503 ``subject_being_deleted``)."""
+    client.force_login(heavy)
+    # Queued at once: more than MEMLEDGER_DELETION_QUEUE_ABOVE memories (three here, as
+    # 50,000 in production), within a page's time budget.
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = 60
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2
+    original = services._subject_or_none
+    other_click = SubjectPrincipal(tenant_id=owner.tenant_id, subject_id=owner.pk, user_id=heavy.pk)
+
+    def read_then_the_other_click_queues(*args, **kwargs):
+        stale = original(*args, **kwargs)
+        services.subject_deletion_queue(principal=other_click, subject_id=owner.pk)
+        return stale
+
+    with mock.patch.object(services, "_subject_or_none", read_then_the_other_click_queues):
+        body = delete_everything(client).content.decode()
+    assert Subject.objects.get(pk=owner.pk).deletion_queued_at is not None
+    assert not DeletionOperation.objects.filter(subject=owner).exists()
+    told = re.findall(r"<p class=\"message [^>]*>(.*?)</p>", body, re.S)
+    assert "was already queued, on " in body, told
+
+
+@pytest.mark.parametrize("memory_key", ["", "health.notes"], ids=["whole", "key-control"])
+def test_a_request_asked_twice_at_once_gets_the_queued_one_back(settings, owner, memory_key):
+    """Stop 65's review of the database's clock: the service, as the API's ``{"subject"}``
+    and ``{"subject", "memory_key"}`` call it: the second of two requests at once read the
+    subject before the first's mark committed,
+    and ``deletion_request`` then met the mark: ``SubjectBeingDeleted`` (503) where
+    ``deletion_request_or_queue``'s docstring says the same queued one comes back, flagged
+    ``already_requested``."""
+    for _ in range(3):
+        MemoryFactory(subject=owner, memory_key="health.notes")
+    settings.MEMLEDGER_DELETION_REQUEST_BUDGET = 60
+    settings.MEMLEDGER_DELETION_QUEUE_ABOVE = 2
+    principal = SubjectPrincipal(tenant_id=owner.tenant_id, subject_id=owner.pk, user_id=1)
+    original = services._subject_or_none
+
+    def read_then_the_other_request_queues(*args, **kwargs):
+        stale = original(*args, **kwargs)
+        services.subject_deletion_queue(
+            principal=principal, subject_id=owner.pk, memory_key=memory_key
+        )
+        return stale
+
+    with mock.patch.object(services, "_subject_or_none", read_then_the_other_request_queues):
+        operation = services.deletion_request_or_queue(
+            principal=principal, subject_id=owner.pk, memory_key=memory_key
+        )
+    assert operation.status == "queued" and operation.already_requested
+
+
 def test_the_sweep_sends_a_queued_deletion_again_once_it_is_stale(owner, heavy):
     Subject.objects.filter(pk=owner.pk).update(
         deletion_queued_at=timezone.now() - timedelta(seconds=30), deletion_queued_by=heavy.pk
