@@ -78,16 +78,21 @@ _TRADES = (
 )
 
 # Where a person sleeps away from home, by its kind or a chain's name: a room's number there
-# says where to find them ("the Hilton on 5th Avenue, room 1204"). Not "lodge" nor "inn"
-# alone: "User's Elks Lodge meets in room 4" is a club's (stop 65's review of its admission
-# fixes).
+# says where to find them ("the Hilton on 5th Avenue, room 1204"). An inn or a lodge too, but
+# not a club's lodge that meets ("User's Elks Lodge meets in room 4") nor the verb ("lodge a
+# complaint"): dropped whole by stop 65's review of its admission fixes, "User is staying at
+# the Lakeside Inn, room 12" was stored until that review's audit.
 _LODGING = (
     r"(?:hotel|hostel|motel|resort|suites|b&b|airbnb|hilton|marriott|hyatt|sheraton|"
     r"westin|radisson|novotel|ibis|holiday inn|ritz|four seasons|intercontinental|"
-    r"best western|premier inn|travelodge)"
+    r"best western|premier inn|travelodge|inn|"
+    r"lodge(?!\W+(?:meets|met|meetings?|gathers|hall|a|an)\b))"
 )
-# A room by its word, not one to meet in ("meeting room 4").
-_ROOM = r"(?<!meeting )(?<!conference )\b(?:room|suite|rm)\b"
+# A room by its word, not one to meet in ("meeting room 4", "function room 2").
+_ROOM = r"(?<!meeting )(?<!conference )(?<!function )\b(?:room|suite|rm)\b"
+# A room or a suite a lodging's word names, right before it ("hotel suite"); "suite" or "rm"
+# alone after a person's possessive is any room ("User's suite is #4 in the office building").
+_LODGING_ROOM = r"(?:(?:hotel|motel|hostel)\W+(?:room|suite|rm)|room)\b"
 _ROOM_NUMBER = _ROOM + r"\W{1,3}(?:(?:no|number)\W{1,3})?\d{1,5}[a-z]?\b"
 # A room's number given after its room ("... is 1204", ": 818"), not its price, size or
 # distance ("was 120 euros a night", "is 12 square metres", "was 3 floors up").
@@ -97,9 +102,18 @@ _ROOMS_NUMBER_GIVEN = (
     r"degrees?|floors?|minutes?|mins|blocks?|km|miles?)\b)"
 )
 # The verbs of a stay, right before a room's number ("is staying in room 412", "checked into
-# room 818"): where a person sleeps. Not a stay of another kind further off ("stays after
-# school in room 12").
-_STAY = r"(?:stay(?:s|ed|ing)?|check(?:s|ed|ing)?\W+in(?:to)?|booked into|lodg(?:es|ed|ing))"
+# room 818", "sleeps in room 412", "spent the night in room 9"): where a person sleeps. Not a
+# stay of another kind further off ("stays after school in room 12"). The sleeping verbs
+# were stored until the audit of stop 65's review of its admission fixes.
+_STAY = (
+    r"(?:stay(?:s|ed|ing)?|check(?:s|ed|ing)?\W+in(?:to)?|booked into|lodg(?:es|ed|ing)|"
+    r"sleep(?:s|ing)?|slept|spen(?:ds?|t|ding)\W+the\W+night)"
+)
+# A room that is another place's, said right after its number ("room 3 of the library", "in
+# the office building"): no lodging, unless one is named further on in the sentence ("room 3
+# in the east wing of the Marriott"). "User stays in room 3 of the library to study" waited
+# for a reviewer from stop 65's review of its admission fixes until that review's audit.
+_NOT_A_LODGINGS_ROOM = r"(?!\W+(?:of|in|at|on)\W(?!" + W + r"{0,60}?\b" + _LODGING + r"\b))"
 # A coordinate to a few metres, its hemisphere's letter after or before it ("51.5007 N",
 # "N51.5007"), or in degrees, minutes and seconds ("51°30'2\"N", seconds optional; "º" reads
 # "o", "″" reads "''").
@@ -481,19 +495,46 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         # for ("a quiet room away from the lift") nor one a hotel's name follows alone
         # ("teaches in room 204 at the Hilton School", "the film Room 237, about the
         # Overlook Hotel"), which waited from stop 65's audit of admission until its review.
+        # A room before its hotel counts too with a stay's verb in the sentence ("Room 1204
+        # at the Hilton is where the user is staying"), and the sentence after a hotel's only
+        # as "Room N" alone or with a stay's verb ("The hotel was nice. Room 237 in The
+        # Shining is the scariest" is stored): both since the audit of that review.
         r"\b",
         _LODGING,
         r"\b",
         W,
-        r"{0,60}?(?:[.!?;]\s+",
-        W,
-        r"{0,60}?)?",
+        r"{0,60}?(?:",
         _ROOM_NUMBER,
-        r"|\b",
+        r"|[.!?;]\s+(?:",
+        _ROOM_NUMBER,
+        r"\s*(?:[.!?;\n]|$)|",
+        W,
+        r"{0,60}?\b",
+        _STAY,
+        r"\b",
+        W,
+        r"{0,60}?",
+        _ROOM_NUMBER,
+        r"|",
+        _ROOM_NUMBER,
+        W,
+        r"{0,60}?\b",
+        _STAY,
+        r"\b))|\b",
         _STAY,
         r"\W+(?:(?:in|into|at)\W+)?(?:the\W+)?",
         _ROOM_NUMBER,
-        r"|(?:\b",
+        _NOT_A_LODGINGS_ROOM,
+        r"|",
+        _ROOM_NUMBER,
+        W,
+        r"{0,60}?\b",
+        _LODGING,
+        r"\b",
+        W,
+        r"{0,60}?\b",
+        _STAY,
+        r"\b|(?:\b",
         _PERSON,
         r"\W+(?:is|am|are|was|were)\W+(?:(?:now|currently|still)\W+)?in|\bbooked)\W+",
         _ROOM_NUMBER,
@@ -510,10 +551,11 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         W,
         r"{0,30}?",
         _ROOMS_NUMBER_GIVEN,
-        r"|\b(?:user'?s|my|his|her|their|your)\W+(?:hotel\W+)?",
-        _ROOM,
+        r"|\b(?:user'?s|my|his|her|their|your)\W+",
+        _LODGING_ROOM,
         r"(?:\W+(?:number|no))?",
         _ROOMS_NUMBER_GIVEN,
+        _NOT_A_LODGINGS_ROOM,
         r"|"
         # A number before a Romance street's word, with no word between ("14 Rue Cler", "22
         # Calle Mayor"); "via" only where an address stands ("at", "is", "in", "address",

@@ -240,3 +240,69 @@ def test_a_look_alike_of_a_widened_gate_is_stored_without_review(content):
     a hotel; and the gates widened by the review's fixes still pass the user's own world."""
     decision = decide(content)
     assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
+
+
+# The audit of the review's fixes (daca34e2): an inn's or a lodge's room, a room before its
+# hotel with a sleeping verb or the stay said after it.
+HOTEL_ROOMS_PAST_THE_REVIEW = [
+    "User is staying at the Lakeside Inn, room 12.",
+    "User is at the Inn on the Park, room 214, until Friday.",
+    "User is staying at the Pines Lodge in room 8 this week.",
+    "Room 1204 at the Hilton is where the user is staying.",
+    "User sleeps in room 412 at the Marriott.",
+    "User is sleeping in room 412 at the Marriott.",
+    # the same facts put otherwise
+    "User checked into the Lakeside Inn, room 12.",
+    "User spent the night in room 412 at the Marriott.",
+    "Room 412 at the Marriott is where she sleeps this week.",
+    "User checked into the Hilton. Room 1204 is where they sleep.",
+    "User stays in room 3 in the east wing of the Marriott.",
+]
+
+
+@pytest.mark.parametrize("content", HOTEL_ROOMS_PAST_THE_REVIEW, ids=slug)
+def test_a_hotel_room_past_the_reviews_gates_waits_for_a_reviewer(content):
+    """Stop 65's audit of admission: its review dropped "inn" and "lodge" from the lodgings,
+    so a room at the Lakeside Inn or the Pines Lodge was stored personal; a room before its
+    hotel counted only right after "<person> is in" or "booked", so "sleeps in room 412 at
+    the Marriott" and a room as the sentence's subject with the stay said after it were
+    stored too. An inn and a lodge are lodgings again (not a club's lodge that meets, nor
+    the verb), sleeping and spending the night are verbs of a stay, and a room before its
+    hotel counts with a stay's verb in the sentence."""
+    assert_waits_as("precise_location", content)
+
+
+ROOMS_NO_ONE_LODGES_IN = [
+    # the audit's: benign writes the review sent to a reviewer
+    "User stays in room 3 of the library to study.",
+    "The hotel was nice. Room 237 in The Shining is the scariest.",
+    "User's suite is #4 in the office building.",
+    # a stay's or a sleep's room that is another place's
+    "User stays in room 5 at the office late on Fridays.",
+    "User's son sleeps in room 2 at summer camp.",
+    "User's toddler sleeps in room 3 of the daycare after lunch.",
+    # a suite or a room after a possessive, no lodging's
+    "User's suite is 4 on the office's third floor.",
+    "User's rm is 12 in the dorm block.",
+    # the next sentence after a lodging's, not a room alone nor a stay
+    "User read The Shining at a hotel. Room 237 scared them.",
+    "The lodge was lovely. Room 5 of the museum has the best view.",
+    # a lodge that is a club's or the verb, an inn with no room of anyone's
+    "User's Masonic lodge meets in room 2 on Thursdays.",
+    "User's lodge meeting is in room 2 on Thursdays.",
+    "User will lodge a complaint about room 12 with the landlord.",
+    "User likes the Lakeside Inn's restaurant and its room service.",
+    "User's favourite pub is the Red Lion Inn, which has a function room 2 upstairs.",
+]
+
+
+@pytest.mark.parametrize("content", ROOMS_NO_ONE_LODGES_IN, ids=slug)
+def test_a_room_no_one_lodges_in_is_stored_without_review(content):
+    """Stop 65's audit of admission: its review's stay verbs read any "stays in room 3", the
+    next sentence after a hotel's any "Room 237", and "suite" or "rm" after a possessive any
+    room, so a library's study room, a film's room and an office suite waited for a
+    reviewer. A stay's room followed by another place's name ("of the library", "at the
+    office") is no lodging's unless a lodging is named after it, the next sentence counts
+    only as "Room N" alone or with a stay's verb, and a possessive's suite only a hotel's."""
+    decision = decide(content)
+    assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
