@@ -17,7 +17,8 @@ from memory_core.models import MemoryEvent, RetrievalTrace
 from memory_core.principals import SubjectPrincipal, SystemPrincipal
 from memory_core.rls import tenant_scope
 from tests.celery_worker import celery_session_worker, celery_worker  # noqa: F401
-from tests.factories import MemoryFactory, SubjectFactory
+from tests.clients import client_for
+from tests.factories import AgentFactory, MemoryFactory, SubjectFactory, write_body
 from tests.memory_core.retrieval.conftest import world  # noqa: F401 (a fixture)
 from tests.threads import in_thread
 
@@ -105,6 +106,24 @@ def eval_file(name: str) -> Path:
     folder = Path(settings.MEMLEDGER_EVAL_DATA_DIRS[0])
     folder.mkdir(parents=True, exist_ok=True)
     return folder / name
+
+
+def written_and_deleted(tenant, content: str, *, subject: str, key: str) -> str:
+    """Tenant ``tenant``'s agent writes the memory ``content`` through the API (accepted) and
+    asks for its deletion; return the deletion's operation id, for the test to run it."""
+    api = client_for(AgentFactory(tenant=tenant))
+    written = api.post(
+        "/api/v1/memories",
+        write_body(
+            subject=subject, memory_type="project_constraint", memory_key=key, content=content
+        ),
+        format="json",
+    )
+    assert written.status_code == 201, written.content
+    assert written.json()["decision"] == "accepted", written.content
+    deleted = api.delete(f"/api/v1/memories/{written.json()['memory']['id']}")
+    assert deleted.status_code == 202, deleted.content
+    return deleted.json()["operation_id"]
 
 
 def seed_everywhere(subject, memories):

@@ -27,9 +27,7 @@ import pytest
 
 from memory_core.deletion.runner import deletion_run
 from memory_core.rls import tenant_scope
-from tests.clients import client_for
-from tests.deletion.conftest import eval_file
-from tests.factories import AgentFactory, write_body
+from tests.deletion.conftest import eval_file, written_and_deleted
 
 pytestmark = pytest.mark.django_db
 
@@ -56,20 +54,9 @@ def _no_file_left():
 def _write_and_delete(tenant, content: str) -> str:
     """Tenant ``tenant``'s agent writes the memory ``content`` and deletes it; the deletion
     runs; return its status."""
-    api = client_for(AgentFactory(tenant=tenant))
-    written = api.post(
-        "/api/v1/memories",
-        write_body(
-            subject="mallory", memory_type="project_constraint", memory_key="note", content=content
-        ),
-        format="json",
-    )
-    assert written.status_code == 201, written.content
-    assert written.json()["decision"] == "accepted"
-    deleted = api.delete(f"/api/v1/memories/{written.json()['memory']['id']}")
-    assert deleted.status_code == 202, deleted.content
+    operation_id = written_and_deleted(tenant, content, subject="mallory", key="note")
     with tenant_scope(tenant.id):
-        return deletion_run(operation_id=deleted.json()["operation_id"])
+        return deletion_run(operation_id=operation_id)
 
 
 def test_deleting_a_column_name_keeps_another_tenants_table(tenant, other_tenant):

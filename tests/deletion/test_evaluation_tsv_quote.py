@@ -20,9 +20,7 @@ import pytest
 from memory_core.deletion.runner import deletion_run
 from memory_core.models import DeletionOperation
 from memory_core.rls import tenant_scope
-from tests.clients import client_for
-from tests.deletion.conftest import eval_file
-from tests.factories import AgentFactory, write_body
+from tests.deletion.conftest import eval_file, written_and_deleted
 
 pytestmark = pytest.mark.django_db
 
@@ -47,22 +45,10 @@ def comma_table():
 def _write_and_delete(tenant, content: str):
     """Tenant ``tenant``'s agent writes the memory ``content`` and deletes it; the deletion
     runs; return its status and the evaluation step."""
-    api = client_for(AgentFactory(tenant=tenant))
-    written = api.post(
-        "/api/v1/memories",
-        write_body(
-            subject="dana", memory_type="project_constraint", memory_key="locker", content=content
-        ),
-        format="json",
-    )
-    assert written.status_code == 201 and written.json()["decision"] == "accepted", written.content
-    deleted = api.delete(f"/api/v1/memories/{written.json()['memory']['id']}")
-    assert deleted.status_code == 202, deleted.content
+    operation_id = written_and_deleted(tenant, content, subject="dana", key="locker")
     with tenant_scope(tenant.id):
-        status = deletion_run(operation_id=deleted.json()["operation_id"])
-        step = DeletionOperation.objects.get(pk=deleted.json()["operation_id"]).steps.get(
-            store="evaluation"
-        )
+        status = deletion_run(operation_id=operation_id)
+        step = DeletionOperation.objects.get(pk=operation_id).steps.get(store="evaluation")
     return status, step
 
 

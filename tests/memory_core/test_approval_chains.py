@@ -23,8 +23,8 @@ from tests.factories import (
     MemoryFactory,
     SubjectFactory,
     approve_workflow_consent,
-    write_body,
 )
+from tests.memory_core.conftest import INFERRED, keep_both_open_conflict, stated_then_inferred
 
 pytestmark = pytest.mark.django_db
 
@@ -383,9 +383,6 @@ def test_a_superseded_event_names_the_policy_the_new_version_ran_under(
     assert superseded_under(old.memory) == 2
 
 
-INFERRED = {"type": "model_inference", "conversation_id": "c-2", "message_id": "m-2"}
-
-
 def test_an_approval_of_a_correction_of_a_keys_conflict_loser_is_refused(tenant, reviewer):
     """Stop 65's audit of conflicts and reviews: approving a waiting correction of a key's
     memory that lost a conflict while it waited replaced the winner the reviewer chose. The
@@ -396,15 +393,8 @@ def test_an_approval_of_a_correction_of_a_keys_conflict_loser_is_refused(tenant,
     alone."""
     approve_workflow_consent(tenant, "user_preference")
     agent = AgentPrincipal.from_agent(AgentFactory(tenant=tenant))
-    stated = memory_write(
-        principal=agent,
-        data=write_body(memory_key="food.diet", content="User prefers vegetarian meals."),
-    )
-    inferred = memory_write(
-        principal=agent,
-        data=write_body(
-            memory_key="food.diet", content="User prefers fish dishes.", source=INFERRED
-        ),
+    stated, inferred = stated_then_inferred(
+        agent, agent, key="food.diet", inference="User prefers fish dishes."
     )
     assert "supersession.conflict_lower_authority" in inferred.rule_codes
     conflict = ReviewItem.objects.get(kind="conflict", state="open")
@@ -485,20 +475,13 @@ def test_an_approved_new_version_reopens_no_conflict_with_a_row_above_its_writer
     approve_workflow_consent(tenant, "user_preference")
     broad = AgentPrincipal.from_agent(AgentFactory(tenant=tenant, max_sensitivity="restricted"))
     writer = AgentPrincipal.from_agent(AgentFactory(tenant=tenant, max_sensitivity="sensitive"))
-    stated = memory_write(
-        principal=broad,
-        data=write_body(memory_key="food.likes", content="User prefers vegetarian meals."),
-    ).memory
-    inferred = memory_write(
-        principal=writer,
-        data=write_body(
-            memory_key="food.likes", content="User enjoys grilled salmon.", source=INFERRED
-        ),
-    ).memory
-    first = ReviewItem.objects.get(kind="conflict", state="open")
-    conflict_resolve(
-        principal=reviewer, item_id=first.id, outcome="keep_both_scoped", reason="Both hold."
+    stated, inferred = (
+        write.memory
+        for write in stated_then_inferred(
+            broad, writer, key="food.likes", inference="User enjoys grilled salmon."
+        )
     )
+    keep_both_open_conflict(reviewer, "Both hold.")
     restricted = memory_correct(
         principal=broad,
         memory_id=stated.id,
@@ -511,10 +494,7 @@ def test_an_approved_new_version_reopens_no_conflict_with_a_row_above_its_writer
     review_approve(principal=reviewer, item_id=restricted.review_item.id, reason="ok")
     hidden = Memory.objects.get(pk=restricted.memory.id)
     assert hidden.status == Status.ACTIVE and hidden.sensitivity == "restricted"
-    second = ReviewItem.objects.get(kind="conflict", state="open")
-    conflict_resolve(
-        principal=reviewer, item_id=second.id, outcome="keep_both_scoped", reason="Still both."
-    )
+    keep_both_open_conflict(reviewer, "Still both.")
     waiting = memory_correct(
         principal=writer,
         memory_id=inferred.id,

@@ -680,6 +680,18 @@ def test_the_correction_form_says_a_correction_keeps_only_the_text(alice_client,
     assert memory.value == {"card_last4": "4242"}  # kept with its version, in the history
 
 
+def phone_with_a_wrong_value(subject, **fields):
+    """Alice's phone memory whose text is right and whose structured value is wrong: the
+    text saved as it is, to be rid of the value, is the correction these tests send."""
+    return MemoryFactory(
+        subject=subject,
+        memory_key="contact.phone",
+        content="Alice's work phone number.",
+        value={"phone": "+44 20 7946 0000"},
+        **fields,
+    )
+
+
 def test_a_correction_that_keeps_the_text_drops_a_wrong_structured_value(
     alice_client, alice_subject
 ):
@@ -690,12 +702,7 @@ def test_a_correction_that_keeps_the_text_drops_a_wrong_structured_value(
     "Nothing changed: the text is the same as the version in use": nothing was saved, and
     agents kept being given the wrong value. It saves a new version without the value; that
     one, saved again as it is, changes nothing."""
-    memory = MemoryFactory(
-        subject=alice_subject,
-        memory_key="contact.phone",
-        content="Alice's work phone number.",
-        value={"phone": "+44 20 7946 0000"},
-    )
+    memory = phone_with_a_wrong_value(alice_subject)
     data = {"content": "Alice's work phone number.", "reason": "the number is wrong"}
     response = alice_client.post(
         reverse("portal:memory-correct", args=[memory.pk]), data, follow=True
@@ -736,13 +743,7 @@ def test_a_correction_dropping_a_value_is_told_what_became_of_it(
     through ``memory_correct`` as any correction. Of a sensitive memory it waits for a
     reviewer, of one set with higher authority it is kept beside it, and the person is told
     which; sent again, it is answered as the one waiting or kept, not stored twice."""
-    memory = MemoryFactory(
-        subject=alice_subject,
-        memory_key="contact.phone",
-        content="Alice's work phone number.",
-        value={"phone": "+44 20 7946 0000"},
-        **field,
-    )
+    memory = phone_with_a_wrong_value(alice_subject, **field)
     url = reverse("portal:memory-correct", args=[memory.pk])
     data = {"content": "Alice's work phone number.", "reason": ""}
     first = alice_client.post(url, data, follow=True)
@@ -767,14 +768,8 @@ def test_a_value_drop_is_not_told_saved_when_the_saved_version_keeps_the_value(
     value: refused as not current, it was told "this same correction is already saved as
     version 2", though version 2 kept the wrong value. It is told the memory changed, with
     its text kept, and corrects version 2."""
-    memory = MemoryFactory(
-        subject=alice_subject,
-        memory_key="contact.phone",
-        content="Alice's work phone number.",
-        value={"phone": "+44 20 7946 0000"},
-        authority="model_inference",
-        source_type="model_inference",
-        confidence=0.7,
+    memory = phone_with_a_wrong_value(
+        alice_subject, authority="model_inference", source_type="model_inference", confidence=0.7
     )
     url = reverse("portal:memory-correct", args=[memory.pk])
     assert alice_client.get(url).status_code == 200  # the first tab

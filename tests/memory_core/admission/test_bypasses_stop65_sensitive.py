@@ -8,7 +8,10 @@ look-alikes that must stay stored.
 
 import pytest
 
-from tests.memory_core.admission.test_bypasses_stop64_business import slug
+from tests.memory_core.admission.test_bypasses_stop64_business import (
+    assert_stored_without_review,
+    slug,
+)
 from tests.memory_core.admission.test_policy import decide
 
 # The audit's texts, each with the category a reviewer sees.
@@ -135,8 +138,7 @@ def test_a_look_alike_is_stored_without_review(content):
     green card, a point, a room and a street as a person's fact, so their words elsewhere
     (a band, a cereal box, a film, a score, a version, a time, a room wished for, "via" as
     English's "by way of") stay stored without a reviewer."""
-    decision = decide(content)
-    assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
+    assert_stored_without_review(content)
 
 
 # The new rules' gates, the same facts written a little otherwise: "via" after a move or "is",
@@ -238,8 +240,7 @@ def test_a_look_alike_of_a_widened_gate_is_stored_without_review(content):
     included, so a club's room, a film's and a school's waited. A room now counts after the
     hotel's name, right after a verb of a stay, or given after a person's room or the room at
     a hotel; and the gates widened by the review's fixes still pass the user's own world."""
-    decision = decide(content)
-    assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
+    assert_stored_without_review(content)
 
 
 # The audit of the review's fixes (daca34e2): an inn's or a lodge's room, a room before its
@@ -304,5 +305,4 @@ def test_a_room_no_one_lodges_in_is_stored_without_review(content):
     reviewer. A stay's room followed by another place's name ("of the library", "at the
     office") is no lodging's unless a lodging is named after it, the next sentence counts
     only as "Room N" alone or with a stay's verb, and a possessive's suite only a hotel's."""
-    decision = decide(content)
-    assert decision.outcome == "accepted", (decision.outcome, decision.rule_codes)
+    assert_stored_without_review(content)

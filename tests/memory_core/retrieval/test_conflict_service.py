@@ -18,6 +18,7 @@ from memory_core.retrieval.types import RetrievalRequest
 from memory_core.services.conflicts import conflict_resolve
 from memory_core.services.memories import MemoryDraft, memory_store_many
 from tests.factories import AgentFactory, SubjectFactory, approve_workflow_consent, write_body
+from tests.memory_core.conftest import INFERRED, keep_both_open_conflict, stated_then_inferred
 
 pytestmark = pytest.mark.django_db
 
@@ -139,30 +140,21 @@ def test_a_reworded_row_kept_beside_a_stronger_one_opens_the_conflict_again(tena
     clarification and no review item, where docs/retrieval.md (stage 8) promises that a new
     version of a kept row opens the conflict again beside the rows kept with it. The write
     opens it now (``conflicts_reopen_kept``), and the decision stays on the rows it named."""
-    from memory_core.services.writes import memory_correct, memory_write
+    from memory_core.services.writes import memory_correct
 
-    inferred_source = {"type": "model_inference", "conversation_id": "c-2", "message_id": "m-2"}
     request = RetrievalRequest(
         query="What food does the user like?", user_id="user-1", intent="load_preferences"
     )
     approve_workflow_consent(tenant, "user_preference")
     agent = AgentPrincipal.from_agent(AgentFactory(tenant=tenant))
-    stated = memory_write(
-        principal=agent,
-        data=write_body(memory_key="food.likes", content="User prefers vegetarian meals."),
-    ).memory
-    inferred = memory_write(
-        principal=agent,
-        data=write_body(
-            memory_key="food.likes",
-            content="User enjoys grilled salmon on Fridays.",
-            source=inferred_source,
-        ),
+    written, inferred = stated_then_inferred(
+        agent, agent, key="food.likes", inference="User enjoys grilled salmon on Fridays."
     )
+    stated = written.memory
     assert "supersession.conflict_lower_authority" in inferred.rule_codes
-    conflict = ReviewItem.objects.get(kind="conflict", state="open")
-    conflict_resolve(principal=reviewer, item_id=conflict.id, outcome="keep_both_scoped",
-                     reason="Both hold: vegetarian most days, salmon on Fridays.")  # fmt: skip
+    conflict = keep_both_open_conflict(
+        reviewer, "Both hold: vegetarian most days, salmon on Fridays."
+    )
     kept = retrieve(principal=agent, request=request)
     assert {str(stated.id), str(inferred.memory.id)} <= {c.id for c in kept.items}
 
@@ -170,7 +162,7 @@ def test_a_reworded_row_kept_beside_a_stronger_one_opens_the_conflict_again(tena
         principal=agent,
         memory_id=inferred.memory.id,
         data={"content": "User enjoys grilled salmon, usually on Fridays.",
-              "source": inferred_source},
+              "source": INFERRED},
     )  # fmt: skip
     assert "supersession.supersedes" in reworded.rule_codes
 
@@ -199,27 +191,18 @@ def test_a_reopened_conflict_names_no_row_above_the_writers_grant(tenant, review
     reviewer choosing its rewording would revoke the person's sensitive statement. The
     grant is checked on the newest versions now."""
     from memory_core.services.reviews import review_approve
-    from memory_core.services.writes import memory_correct, memory_write
+    from memory_core.services.writes import memory_correct
 
-    inferred_source = {"type": "model_inference", "conversation_id": "c-2", "message_id": "m-2"}
     approve_workflow_consent(tenant, "user_preference")
     strong = AgentPrincipal.from_agent(AgentFactory(tenant=tenant))  # max sensitive
     capped = AgentPrincipal.from_agent(AgentFactory(tenant=tenant, max_sensitivity="personal"))
-    stated = memory_write(
-        principal=strong,
-        data=write_body(memory_key="food.likes", content="User prefers vegetarian meals."),
-    ).memory
-    inferred = memory_write(
-        principal=capped,
-        data=write_body(
-            memory_key="food.likes",
-            content="User enjoys grilled salmon on Fridays.",
-            source=inferred_source,
-        ),
-    ).memory
-    first = ReviewItem.objects.get(kind="conflict", state="open")
-    conflict_resolve(principal=reviewer, item_id=first.id, outcome="keep_both_scoped",
-                     reason="Both hold.")  # fmt: skip
+    stated, inferred = (
+        write.memory
+        for write in stated_then_inferred(
+            strong, capped, key="food.likes", inference="User enjoys grilled salmon on Fridays."
+        )
+    )
+    keep_both_open_conflict(reviewer, "Both hold.")
     waiting = memory_correct(
         principal=strong,
         memory_id=stated.id,
@@ -230,16 +213,14 @@ def test_a_reopened_conflict_names_no_row_above_the_writers_grant(tenant, review
     review_approve(principal=reviewer, item_id=waiting.review_item.id, reason="ok")
     sensitive = Memory.objects.get(pk=waiting.memory.id)
     assert sensitive.status == "active" and sensitive.sensitivity == "sensitive"
-    second = ReviewItem.objects.get(kind="conflict", state="open")
-    conflict_resolve(principal=reviewer, item_id=second.id, outcome="keep_both_scoped",
-                     reason="Still both.")  # fmt: skip
+    keep_both_open_conflict(reviewer, "Still both.")
     assert not Memory.objects.visible_to(capped).filter(pk=sensitive.pk).exists()
 
     reworded = memory_correct(
         principal=capped,
         memory_id=inferred.id,
         data={"content": "User enjoys grilled salmon, usually on Fridays.",
-              "source": inferred_source},
+              "source": INFERRED},
     )  # fmt: skip
     assert "supersession.supersedes" in reworded.rule_codes
     opened = ReviewItem.objects.filter(kind="conflict", state="open")
