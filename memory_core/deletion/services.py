@@ -29,6 +29,7 @@ from memory_core.clock import database_now
 from memory_core.commit_hooks import after_commit
 from memory_core.deletion.ledger import (
     backups_cutoff,
+    ledger_appended,
     ledger_catch_up,
     ledger_entry,
     ledger_write,
@@ -1020,16 +1021,7 @@ def _journal_queued(subject_id, queued_at, entry: dict) -> None:
     while workers are down) this line alone lets a restore's replay make it: before, nothing
     appended it again, and a replay forgot the person's request (stop 56's audit of backups).
     """
-    try:
-        ledger_write(entry)
-    except SoftTimeLimitExceeded:
-        raise
-    except Exception:
-        logger.exception(
-            "subject %s: the journal append of its queued deletion failed; the deletion sweep "
-            "tries again",
-            subject_id,
-        )
+    if not ledger_appended(entry, f"subject {subject_id}", "queued deletion"):
         return
     try:
         with tenant_atomic(entry["tenant_id"]):
