@@ -604,7 +604,7 @@ class _CacheStore(Store):
             )
             purged = {"tenant": True, "generations": {self.TENANT: evidence["generation"]}}
         else:
-            generations = {}
+            generations, replaced = {}, {}
             for subject_id in ctx.subject_ids:
                 evidence = retrieval_cache.subject_invalidate(
                     tenant_id=ctx.operation.tenant_id,
@@ -612,13 +612,20 @@ class _CacheStore(Store):
                     namespace=self.namespace,
                 )
                 generations[str(subject_id)] = evidence["generation"]
-            purged = {"subjects": len(generations), "generations": generations}
+                replaced[str(subject_id)] = evidence["generation_before"]
+            purged = {
+                "subjects": len(generations),
+                "generations": generations,
+                "replaced": replaced,
+            }
         ctx.purge_done(self.name, purged)
         return purged
 
     def verify(self, ctx):
         # No generation recorded (no purge of this step yet): not verified.
-        written = ctx.last_purge(self.name).get("generations") or {}
+        purged = ctx.last_purge(self.name)
+        written = purged.get("generations") or {}
+        replaced = purged.get("replaced") or {}
         if ctx.whole_tenant:
             done = self.TENANT in written and retrieval_cache.tenant_invalidated(
                 tenant_id=ctx.operation.tenant_id,
@@ -638,6 +645,7 @@ class _CacheStore(Store):
                 tenant_id=ctx.operation.tenant_id,
                 subject_id=subject_id,
                 generation=written[str(subject_id)],
+                replaced=replaced.get(str(subject_id)),
                 namespace=self.namespace,
             )
         ]
