@@ -37,6 +37,8 @@ from pathlib import Path
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.db.models.expressions import CombinedExpression
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from memory_core.files import replacing
@@ -641,13 +643,28 @@ def ledger_catch_up(entries: list[dict]) -> None:
         raise LedgerAppendFailed(len(entries)) from exc
 
 
-def backups_cutoff() -> datetime:
-    """Return the moment before which a governance action needs no journal line: it
+def backups_age() -> timedelta:
+    """Return how long ago a governance action was taken that needs no journal line: it
     committed before the oldest backup kept was taken (``MEMLEDGER_BACKUP_RETENTION_DAYS``
-    ago), so every backup holds it and no restore undoes it. ``PRUNE_MARGIN`` earlier: a
-    row records when its action began, not when it committed."""
-    days = settings.MEMLEDGER_BACKUP_RETENTION_DAYS
-    return timezone.now() - timedelta(days=days) - PRUNE_MARGIN
+    ago), so every backup holds it and no restore undoes it. ``PRUNE_MARGIN`` longer: a row
+    records when its action began, not when it committed. Raw SQL subtracts it from
+    ``statement_timestamp()`` (``services.revocations``); the ORM uses ``backups_cutoff``."""
+    return timedelta(days=settings.MEMLEDGER_BACKUP_RETENTION_DAYS) + PRUNE_MARGIN
+
+
+def backups_cutoff() -> CombinedExpression:
+    """Return the moment before which a governance action needs no journal line
+    (``backups_age`` ago), as an expression of the database's clock (``Now()``, its
+    ``statement_timestamp()``) that the statement comparing a row's moment with it evaluates.
+
+    Not this host's ``timezone.now()``: the database's clock is the one every host of a
+    deployment reads alike (``memory_core.clock``), and on a sweep host fast by more than
+    ``PRUNE_MARGIN`` an action taken after the oldest backup kept read as older, and its line
+    was never appended; a smaller skew ate into the margin (stop 66). An expression, not a
+    moment read first: the sweep's 11 catch-ups would each read the clock in a query of its
+    own.
+    """
+    return Now() - backups_age()
 
 
 @contextlib.contextmanager

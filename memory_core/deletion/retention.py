@@ -32,6 +32,14 @@ Run by beat (``memory_core.tasks.retention_sweep``):
    each is a full copy of what is remembered about a subject, kept only for its download.
    Then the files as old that no export row names (a request that failed after writing its
    file; ``export_files_orphaned_remove``).
+
+Every cut-off compared with a row's moment (a memory's ``created_at`` or ``valid_until``, a
+trace's, a refused request's or an export's ``created_at``, an idempotency record's expiry) is
+taken on the database's clock (``memory_core.clock``), the one the rows' hosts agree on, unless
+a caller gives ``now``. Until stop 66 it was the sweep host's: a worker a day fast deleted
+traces, exports and memories a day before they were due, and one behind kept them past it
+(left open at stop 65). The orphaned files' cut-off is compared with their modification times
+on this host's disk, and stays this host's clock.
 """
 
 from __future__ import annotations
@@ -52,6 +60,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from memory_core.clock import ClockTimestamp, database_now
 from memory_core.deletion.services import _operation_create, with_predecessors
 from memory_core.exports import export_delete, export_dir
 from memory_core.models import (
@@ -104,7 +113,7 @@ def memories_expire(*, now=None, limit: int = SWEEP_BATCH) -> int:
     (resolution ``valid_until_passed``): approved, one would supersede the key's live head and
     then expire (approval refuses it meanwhile, ``review_expired``).
     """
-    now = now or timezone.now()
+    now = now or database_now()
     rows = list(
         due_to_expire(now)
         .select_for_update(skip_locked=True)
@@ -154,7 +163,7 @@ def conflicts_settle(*, now=None, limit: int = 5000) -> int:
     (a revoke skips a locked item, ``services.conflicts.conflicts_close_settled``)."""
     with connection.cursor() as cursor:
         cursor.execute(
-            _SETTLE_SQL, {"resolution": SETTLED, "now": now or timezone.now(), "limit": limit}
+            _SETTLE_SQL, {"resolution": SETTLED, "now": now or database_now(), "limit": limit}
         )
         return cursor.rowcount
 
@@ -261,7 +270,7 @@ def retention_delete(
 
     With ``failures``, a tenant whose part fails is logged and listed there, and the other
     tenants go on (``_tenant_isolated``)."""
-    now = now or timezone.now()
+    now = now or database_now()
     operations = []
     active = PolicyVersion.objects.filter(is_active=True)
     policies = {
@@ -283,8 +292,10 @@ def retention_delete(
         document, version = policies.get(tenant_id, (None, None))
         made: list[DeletionOperation] = []
         # Its turn is taken as it starts (a tenant with more due than one run deletes, or
-        # whose part the soft limit ends, goes on after the others have had theirs).
-        Tenant.objects.filter(pk=tenant_id).update(retention_swept_at=timezone.now())
+        # whose part the soft limit ends, goes on after the others have had theirs). On the
+        # database's clock, read as the row is written: the turns are ordered against the
+        # ones other workers marked, and a worker a day fast put its tenants a day behind them.
+        Tenant.objects.filter(pk=tenant_id).update(retention_swept_at=ClockTimestamp())
         with _tenant_isolated("delete", tenant_id, failures) as part:
             _tenant_retention_delete(tenant_id, document, version, now, limit, made, deadline)
         if not part.rolled_back:
@@ -378,7 +389,7 @@ def traces_expire(*, now=None, limit: int = 10_000, failures: list | None = None
     other waited for (a deadlock). The step deletes what it holds; the next sweep the rest.
     """
     deleted = 0
-    for tenant_id, cutoff in _trace_cutoffs(now or timezone.now(), "traces", failures):
+    for tenant_id, cutoff in _trace_cutoffs(now or database_now(), "traces", failures):
         with _tenant_isolated("traces", tenant_id, failures):
             old = RetrievalTrace.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff)
             with transaction.atomic():
@@ -392,7 +403,7 @@ def access_denials_expire(*, now=None, failures: list | None = None) -> int:
     """Delete the agents' refused requests older than their tenant's ``retention.trace_days``
     (the health page's cross-scope denials); return the count."""
     deleted = 0
-    for tenant_id, cutoff in _trace_cutoffs(now or timezone.now(), "access_denials", failures):
+    for tenant_id, cutoff in _trace_cutoffs(now or database_now(), "access_denials", failures):
         with _tenant_isolated("access_denials", tenant_id, failures):
             old = AccessDenial.objects.filter(tenant_id=tenant_id, created_at__lt=cutoff)
             deleted += old.delete()[0]
@@ -408,7 +419,7 @@ def idempotency_records_expire(*, now=None, batch: int = 10_000) -> int:
     come (one capped batch a run kept up with ~33 a second). Rows another transaction holds
     (a claim taking an expired key over, a replay) are skipped and left to the next sweep.
     """
-    now = now or timezone.now()
+    now = now or database_now()
     deleted = 0
     while True:
         with transaction.atomic():
@@ -435,7 +446,7 @@ def exports_expire(*, now=None, limit: int = 1000, failures: list | None = None)
     hours = settings.MEMLEDGER_EXPORT_RETENTION_HOURS
     if not hours:
         return 0
-    cutoff = (now or timezone.now()) - timedelta(hours=hours)
+    cutoff = (now or database_now()) - timedelta(hours=hours)
     deleted = 0
     with transaction.atomic():
         old = Export.objects.filter(created_at__lt=cutoff).order_by("created_at")
@@ -473,6 +484,8 @@ def export_files_orphaned_remove(
     copy after it stayed on disk: what stop 57 fixed in ``exports_expire``).
     """
     hours = settings.MEMLEDGER_EXPORT_RETENTION_HOURS or ORPHAN_EXPORT_HOURS
+    # This host's clock, not the database's: the cut-off is compared with the files' mtimes,
+    # which this host's disk wrote.
     cutoff = ((now or timezone.now()) - timedelta(hours=hours)).timestamp()
     removed = 0
     for tenant_folder in _uuid_folders(export_dir()):
@@ -571,7 +584,8 @@ def retention_apply(*, now=None) -> dict:
     after them, a tenant whose one batch outlasts the task's soft limit (rolled back, so the
     same batch at every run) ended every run before them, and no tenant's traces, denials,
     idempotency records or exports expired (stop 64's review)."""
-    now = now or timezone.now()
+    files_now = now  # None: the orphaned files' step reads this host's clock, as their mtimes
+    now = now or database_now()
     failures: list[dict] = []
     deadline = time.monotonic() + SWEEP_SECONDS
     expired = 0
@@ -586,7 +600,7 @@ def retention_apply(*, now=None) -> dict:
     denials = access_denials_expire(now=now, failures=failures)
     idempotency_records = idempotency_records_expire(now=now)
     exports = exports_expire(now=now, failures=failures)
-    orphans = export_files_orphaned_remove(now=now, failures=failures)
+    orphans = export_files_orphaned_remove(now=files_now, failures=failures)
     left: list = []
     operations = retention_delete(
         now=now, limit=SWEEP_BATCH, failures=failures, deadline=deadline, left=left

@@ -24,6 +24,7 @@ from typing import Any
 
 from django.db import DEFAULT_DB_ALIAS, connection, transaction
 from django.db.models import F, Q, QuerySet
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from memory_core.admission.normalize import is_blank
@@ -106,7 +107,7 @@ def revocations_journal(*, older_than: float = 0, limit: int = 500) -> int:
     if the journal cannot be written. Platform work: keys of every tenant, one read, one
     write (one fsync) and one UPDATE. A key revoked before the oldest backup kept
     (``ledger.backups_cutoff``) needs no line: it is left unrecorded."""
-    before = timezone.now() - timedelta(seconds=older_than)
+    before = Now() - timedelta(seconds=older_than)  # the database's clock (stop 66)
     pending = list(
         ApiKey.objects.filter(
             revoked_at__gte=backups_cutoff(), revoked_at__lte=before, revocation_journaled_at=None
@@ -226,7 +227,7 @@ def deactivations_journal(*, older_than: float = 0, limit: int = 500) -> int:
     write (one fsync) and one UPDATE. An agent deactivated before the oldest backup kept
     (``ledger.backups_cutoff``) needs no line: it is left unrecorded (one with no
     ``deactivated_at`` is journaled: when is not known)."""
-    before = timezone.now() - timedelta(seconds=older_than)
+    before = Now() - timedelta(seconds=older_than)  # the database's clock (stop 66)
     agents = list(
         Agent.objects.filter(is_active=False, deactivation_journaled_at=None)
         .filter(
@@ -291,7 +292,7 @@ def _settings_catch_up(setting: _Setting, *, older_than: float, limit: int) -> i
     """Append the lines of the settings made more than ``older_than`` seconds ago and after
     the oldest backup kept whose line is not recorded, at most ``limit``, oldest first; return
     how many (``grants_journal``, ``expiries_journal``)."""
-    before = timezone.now() - timedelta(seconds=older_than)
+    before = Now() - timedelta(seconds=older_than)  # the database's clock (stop 66)
     moment = setting.moment
     rows = list(
         setting.rows()

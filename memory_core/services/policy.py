@@ -14,6 +14,7 @@ from functools import partial
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from memory_core.commit_hooks import after_commit
@@ -175,7 +176,7 @@ def policies_journal(*, older_than: float = 0, limit: int = 500) -> int:
     Platform work: versions of every tenant, one read, one write (one fsync) and one UPDATE.
     A version published before the oldest backup kept (``ledger.backups_cutoff``) needs no
     line: it is left unrecorded."""
-    before = timezone.now() - timedelta(seconds=older_than)
+    before = Now() - timedelta(seconds=older_than)  # the database's clock (stop 66)
     versions = list(
         PolicyVersion.objects.filter(
             created_at__gte=backups_cutoff(), created_at__lte=before, journaled_at=None

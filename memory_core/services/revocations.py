@@ -43,7 +43,7 @@ from django.utils import timezone
 from memory_core.commit_hooks import after_commit
 from memory_core.deletion.ledger import (
     TASK_CLOSED,
-    backups_cutoff,
+    backups_age,
     ledger_catch_up,
     ledger_write_many,
     memory_rejection_entry,
@@ -331,13 +331,18 @@ def _journal_after_commit(kind: _Kind, memory_ids: list, tenant_id) -> bool:
 def _catch_up(kind: _Kind, *, older_than: float, limit: int) -> int:
     """Append and record the lines of ``kind`` not recorded (``memory_revocations_journal``);
     record the rows read that owe none. Return how many lines were appended."""
-    before = timezone.now() - timedelta(seconds=older_than)
     moment = kind.moment
+    # Both bounds on the database's clock (``statement_timestamp()``, the ORM's ``Now()``),
+    # not this host's: a sweep host fast by more than ``older_than`` appended the lines of
+    # actions whose own after-commit append was still to run, a second time, and one slow by
+    # an hour left a failed append's line unwritten an hour longer (stop 66).
     read = _read(
         kind,
-        f"revocation_journaled_at IS NULL AND {moment} >= %s AND {moment} <= %s "
-        f"ORDER BY {moment} LIMIT %s",
-        [backups_cutoff(), before, limit],
+        "revocation_journaled_at IS NULL"
+        f" AND {moment} >= statement_timestamp() - %s::interval"
+        f" AND {moment} <= statement_timestamp() - %s::interval"
+        f" ORDER BY {moment} LIMIT %s",
+        [backups_age(), timedelta(seconds=older_than), limit],
     )
     if not read.rows:
         return 0
