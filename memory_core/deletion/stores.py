@@ -1207,6 +1207,10 @@ TENANT_KEYS = frozenset({"tenant", "tenant_id", "tenant_slug"})
 # spaces. Only such a name is exempt from the content hashes: any other key or header cell is
 # text (a label map's key, a dataset keyed by a memory's words), read for a copy as a value is.
 _FIELD_NAME = re.compile(r"[A-Za-z_][\w.-]{0,63}")
+# A name written for people: a table's column ("Expected Answer", "Notes (v2)") or a dataset's
+# ("Golden set"). A letter, then at most five words of letters, digits and ``_ # % ( ) / . -``,
+# one space apart; no sentence's or question's mark (``_is_label`` refuses a final full stop).
+_LABEL = re.compile(r"[A-Za-z][\w#%()/.-]*(?: [\w#%()/.-]+){0,4}")
 # An id in a case, in text already lowered: hyphenated, or as ``uuid.hex``.
 _ANY_ID = re.compile(
     r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
@@ -1217,6 +1221,18 @@ _ANY_ID = re.compile(
 def _is_field_name(text: str) -> bool:
     """Return whether ``text`` (a JSON key, a header cell) is a field's name (``_FIELD_NAME``)."""
     return _FIELD_NAME.fullmatch(text.strip()) is not None
+
+
+def _is_label(text: str) -> bool:
+    """Return whether ``text`` reads as a name written for people (``_LABEL``): at most 64
+    characters, no final full stop, no id. A sentence, a question, a number is a value."""
+    text = text.strip()
+    return (
+        len(text) <= 64
+        and not text.endswith(".")
+        and _LABEL.fullmatch(text) is not None
+        and _ANY_ID.fullmatch(text.lower()) is None
+    )
 
 
 def _ids_in(text: str) -> set[str]:
@@ -1282,21 +1298,60 @@ def table_header(path: Path, records: list[tuple[str, list[str]]]) -> int | None
     The header is the first record that is neither blank nor a comment (``#``), when its first
     line looks like one: a cell names the tenant column (``TENANT_KEYS``), or every cell is a
     field's name (``_is_field_name``) or an id (a column per memory; else whether a header
-    naming the memory took the table whole hung on its id's first digit). A leading blank or
+    naming the memory took the table whole hung on its id's first digit), or it is a row of
+    labels that the rest of the file shows heads it (``_heads_the_table``). A leading blank or
     comment line made the header the second record, judged as data: a deletion of the memory
     "query" took another tenant's header; and a first record taken for a header whatever it
     held kept the words of a table without one (stop 65's review of its audit of deletion).
     """
     delimiter = TABLE_DELIMITERS[path.suffix.lower()]
     for index, (raw, _) in enumerate(records):
-        first = text_lines(raw)[0].strip() if raw.strip() else ""
-        if not first or first.startswith("#"):
+        if _blank_or_comment(raw):
             continue
+        first = text_lines(raw)[0].strip()
         names = [cell.strip() for cell in _cells(first, delimiter) if cell.strip()]
         if any(name.lower() in TENANT_KEYS for name in names):
             return index
-        return index if names and all(map(_is_column_name, names)) else None
+        if names and all(map(_is_column_name, names)):
+            return index
+        return index if _heads_the_table(records, index) else None
     return None
+
+
+def _blank_or_comment(raw: str) -> bool:
+    """Return whether a table's record ``raw`` is blank or a comment line (``#``)."""
+    return not raw.strip() or text_lines(raw)[0].strip().startswith("#")
+
+
+def _heads_the_table(records: list[tuple[str, list[str]]], index: int) -> bool:
+    """Return whether the record ``index`` of a table, its first neither blank nor a comment,
+    is a row of column labels (``_is_label_row``: ``Query,Expected Answer``) that the rest of
+    the file shows is its header: every other record is as wide, and no value below it is a
+    label (each is a question, a sentence, a number or an id; an empty cell tells nothing).
+
+    A people's header has names with spaces: read as a record, its cell "Query" was the
+    deleting tenant's copy of the memory "query" (its table names no tenant), and the deletion
+    took the header (stop 65's "Left open"). The rest of the file decides, never the first
+    record alone: a case of short words ("query,Blue binder") is a row of labels too, and
+    exempt as a header in a table whose real header comes later, or that has none, it kept
+    the deleted words. So the first record heads the table only when it differs in kind from
+    every value under it; a column of short words (a category, an answer "Vim") leaves it a
+    case, as before: where the file does not tell, the safe side.
+    """
+    raw, labels = records[index]
+    if len(text_lines(raw)) != 1 or not _is_label_row(labels):
+        return False
+    rows = [fields for raw, fields in records[index + 1 :] if not _blank_or_comment(raw)]
+    if any(len(fields) != len(labels) for fields in rows):
+        return False
+    values = [cell for fields in rows for cell in map(str.strip, fields) if cell]
+    return bool(values) and not any(map(_is_label, values))
+
+
+def _is_label_row(fields: list[str]) -> bool:
+    """Return whether a record's ``fields`` are two or more distinct labels (``_is_label``)."""
+    names = [field.strip().casefold() for field in fields]
+    return len(names) >= 2 and len(set(names)) == len(names) and all(map(_is_label, fields))
 
 
 def _is_column_name(cell: str) -> bool:
@@ -1385,13 +1440,30 @@ class CaseOwners:
         record's, and that of the line holding the copy: ``Residue.records_about``)."""
         return self._ours(_ids_in(line), {tenant for tenant in tenants if tenant})
 
+    def named(self, *nodes) -> set[uuid.UUID]:
+        """Return the tenants the JSON values ``nodes`` name: by id anywhere, by slug under a
+        tenant key, or through memories they name by id."""
+        ids = _ids_in(" ".join(json.dumps(node) for node in nodes))
+        return self._named(ids, set().union(*(_tenant_values(node) for node in nodes)))
+
+    def declared(self, *nodes) -> set[uuid.UUID]:
+        """Return the tenants the JSON values ``nodes`` name under a tenant key
+        (``TENANT_KEYS``), by slug or id: whose the file says they are, not what a lookup of
+        the memories they cite infers."""
+        values = set().union(*(_tenant_values(node) for node in nodes))
+        return self._named(set().union(*map(_ids_in, values)), values)
+
     def _ours(self, ids: set[str], slugs: set[str]) -> bool:
-        self._look_up(ids, slugs)
-        named = {self._ids[i] for i in ids} | {self._slugs[s] for s in slugs}
-        named.discard(None)
+        named = self._named(ids, slugs)
         if self.tenant_id in named:
             return True
         return not named  # only other tenants, themselves or through their memories
+
+    def _named(self, ids: set[str], slugs: set[str]) -> set[uuid.UUID]:
+        self._look_up(ids, slugs)
+        named = {self._ids[i] for i in ids} | {self._slugs[s] for s in slugs}
+        named.discard(None)
+        return named
 
     def _look_up(self, ids: set[str], slugs: set[str]) -> None:
         """Learn which tenant the ids and slugs not seen yet name: a tenant itself (tenants
@@ -1686,6 +1758,9 @@ def _prune(node, residue: Residue, held_by: tuple = (), document=None):
         for key, value in node.items():
             if _key_about(key, residue, document):
                 return _DROP
+            if _dataset_label(node, key, value, residue, held_by):
+                pruned[key] = value  # the dataset's name, no tenant's copy
+                continue
             value = _prune(value, residue, held_by, document)
             if value is _DROP:
                 return _DROP
@@ -1753,6 +1828,45 @@ def _uncited(document, pruned):
         )
     ]
     return pruned
+
+
+# The keys a dataset names itself under, in any letter case: ``{"name": "golden", "cases":
+# [...]}``. A case's own fields (``query``, ``expected``) are never a dataset's name.
+DATASET_LABEL_KEYS = frozenset({"name", "title", "dataset", "dataset_name", "split", "version"})
+
+
+def _dataset_label(node: dict, key: str, value, residue: Residue, held_by: tuple) -> bool:
+    """Return whether ``value``, the field ``key`` of the object ``node`` above the cases, is
+    the name of a dataset of other tenants' cases too, and so no copy of the deleted words:
+    a label (``_is_label``) under a name's key (``DATASET_LABEL_KEYS``) of an object holding
+    cases (a list of objects), that neither it nor an object above it says is a tenant's
+    (``held_by``: their own fields), and whose cases say, under a tenant key, that another
+    tenant's are among them (``CaseOwners.declared``).
+
+    A scalar above the cases is in no case, so it was judged by the whole document, and one
+    case of the deleting tenant made the dataset's name "golden" that tenant's copy of the
+    memory "golden": the mixed-tenant dataset went whole, the other tenants' cases with it
+    (stop 65's "Left open"). The deleting tenant's cases holding the words still go
+    (``_prune``). Where the file does not say the dataset is shared (its cases name no other
+    tenant, or name them only through memories they cite), or says whose it is, or the value
+    is no name (a sentence; a case's own field beside a list of its context), the value is
+    judged as before: the safe side.
+    """
+    owners = residue.owners
+    if owners is None or not isinstance(value, str) or key.lower() not in DATASET_LABEL_KEYS:
+        return False
+    if not _is_label(value) or residue.names(value) or not residue.copies(value):
+        return False
+    cases = [
+        item
+        for held in node.values()
+        if isinstance(held, list)
+        for item in held
+        if isinstance(item, dict)
+    ]
+    if not cases or owners.named(*held_by):
+        return False
+    return bool(owners.declared(*cases) - {owners.tenant_id})
 
 
 def _own_fields(node: dict) -> dict:
