@@ -9,7 +9,8 @@ and one of ~200,000 would have passed the task's time limit (stop 48's audit).
 
 Generations are nanosecond timestamps, not counters: if the generation key itself is evicted
 or the cache is cleared, the next value is new and never revives an old entry. A bump writes
-a greater value than the one it replaces, whatever the host's clock says, so a deletion's
+a greater value than the one it replaces, whatever the host's clock says, and two bumps of
+one key take turns (a database lock: ``_one_bump_at_a_time``), so a deletion's
 verification checks that the generation its purge wrote, or a greater one, is in place
 (``subject_invalidated``): never a clock against another host's (until stop 63 it compared
 the worker's generation with the web host's ``requested_at``, and a worker a second behind
@@ -47,6 +48,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from contextlib import contextmanager
 
 from django.core.cache import cache
 from django.db import connection
@@ -178,20 +180,17 @@ def subject_invalidate(*, tenant_id, subject_id, namespace: str = "retrieval") -
     return _bump(_generation_key(namespace, tenant_id, subject_id))
 
 
-def subject_invalidated(
-    *, tenant_id, subject_id, generation: int, replaced: int | None = None, namespace="retrieval"
-):
+def subject_invalidated(*, tenant_id, subject_id, generation: int, namespace: str = "retrieval"):
     """Return whether the invalidation that wrote ``generation`` (``subject_invalidate``'s)
     still holds for the subject in ``namespace``: its generation is that one or a later
     bump's, so no entry written before the invalidation is reachable.
 
     A missing generation key (evicted, culled, cache cleared) counts too: the next read starts
     a generation that was never used before, so no older entry can be found. An older value
-    (a cache restored from a snapshot) does not. ``replaced``: the generation the
-    invalidation replaced (``generation_before``), see ``_holds``.
+    (a cache restored from a snapshot) does not.
     """
     current = cache.get(_generation_key(namespace, tenant_id, subject_id))
-    return _holds(current, generation, replaced)
+    return _holds(current, generation)
 
 
 def tenant_invalidate(*, tenant_id, namespace: str = "retrieval") -> dict:
@@ -211,25 +210,41 @@ def _bump(key: str) -> dict:
 
     The new one is the current time in nanoseconds or, on a host whose clock is behind the
     one that wrote the generation before, that one plus one: greater than every value the key
-    held, which ``_holds`` relies upon.
+    held, which ``_holds`` relies upon. Bumps of one key take turns (``_one_bump_at_a_time``).
     """
-    before = cache.get(key)
-    generation = max(time.time_ns(), (before or 0) + 1)
-    cache.set(key, generation, timeout=GENERATION_SECONDS)
+    with _one_bump_at_a_time(key):
+        before = cache.get(key)
+        generation = max(time.time_ns(), (before or 0) + 1)
+        cache.set(key, generation, timeout=GENERATION_SECONDS)
     return {"generation_before": before, "generation": generation}
 
 
-def _holds(current: int | None, generation: int, replaced: int | None = None) -> bool:
-    """Return whether the generation ``current`` keeps unreachable what was cached before
-    the bump that replaced ``replaced`` with ``generation``.
+@contextmanager
+def _one_bump_at_a_time(key: str):
+    """Hold a PostgreSQL session advisory lock named by ``key`` while the block runs.
 
-    A smaller value is an older generation put back (a cache restored from a snapshot) or,
-    rarely, one a reader on a host whose clock is behind started after the key was evicted:
-    the step fails, and its next run bumps past it. But a value above ``replaced`` is a
-    concurrent bump's (two deletions of one subject at once): both read ``replaced``, and
-    the one that read the clock first wrote last, a smaller value than this one's; it was
-    written after this bump read the key, after its request, so it holds too. Until stop 65
-    such a deletion's step failed, "verification found residue", until its next run."""
-    if current is None or current >= generation:
-        return True
-    return replaced is not None and current > replaced
+    Two deletions of one subject at once (every host's worker shares the database, not always
+    a cache lock) both read the generation before either wrote, and the one that read the
+    clock first wrote last, a smaller value: the other's verification failed, "verification
+    found residue", until its next run (stop 65's CI). Taking turns, the second reads the
+    first's value and writes a greater one. Stop 65 let any value above the one a bump
+    replaced hold instead, and so an older generation put back too (a snapshot restored over
+    a value a host whose clock was behind had started: stop 66's review). Let go as the bump
+    ends, not at the commit: a deletion's phase bumps several keys in one transaction, and
+    two holding them to its end could wait for each other.
+    """
+    name = f"memledger.cache-generation:{key}"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_lock(hashtextextended(%s, 0))", [name])
+    try:
+        yield
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", [name])
+
+
+def _holds(current: int | None, generation: int) -> bool:
+    # A smaller value is an older generation put back (a cache restored from a snapshot) or,
+    # rarely, one a reader on a host whose clock is behind started after the key was evicted:
+    # the step fails, and its next run bumps past it.
+    return current is None or current >= generation

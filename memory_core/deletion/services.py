@@ -911,32 +911,25 @@ def deletion_request_or_queue(
         in_reach = partial(_key_in_reach, principal, subject, memory_key)
     else:
         in_reach = partial(_whole_subject_in_reach, principal, subject)
-    if subject.deletion_queued_at is not None:
-        if subject.deletion_queued_key == memory_key:
-            in_reach()  # what the request would answer this caller: a refusal, or ...
-            return _already_requested(queued_deletion(subject))  # ... the queued one, again
-        if isinstance(principal, AgentPrincipal):
-            # The mark fences the queued deletion's memories from agents (the whole subject's,
-            # or the key's), so the request would not find them all: tell such a caller to
-            # retry once the worker has made the queued one.
-            in_reach()
-            raise SubjectBeingDeleted()
+    answer = _while_queued(principal, subject, memory_key, in_reach)
+    if answer is not None:
+        return answer
     try:
         return deletion_request(
             principal=principal, subject_id=subject.pk, memory_key=memory_key or None
         )
-    except SubjectBeingDeleted:
-        # Another request queued this very deletion since the subject was read above (a
-        # double click on "delete everything", two API calls at once): the request met its
-        # mark under the subject's lock. Asked again, as above; any other mark stays the
-        # refusal (stop 65's review of the database's clock).
+    except (SubjectBeingDeleted, NotFound):
+        # Another request queued a deletion of the subject since it was read above (a double
+        # click on "delete everything", two API calls at once): the request met its mark
+        # under the subject's lock (SubjectBeingDeleted), or, an agent's of a key, found the
+        # key's memories fenced by it (NotFound: "no memory with this key", until stop 66's
+        # review). Answered as if the mark had been read above (stop 65's review of the
+        # database's clock); with no mark now, the request's own answer.
         fresh = Subject.objects.filter(pk=subject.pk).first()
-        if fresh is None or fresh.deletion_queued_at is None:
+        answer = fresh and _while_queued(principal, fresh, memory_key, in_reach)
+        if answer is None:
             raise
-        if fresh.deletion_queued_key != memory_key:
-            raise
-        in_reach()
-        return _already_requested(queued_deletion(fresh))
+        return answer
     except OverBudget:
         # The worker deletes the subject whole, or the key whole, for whoever asked
         # (QueuedRequester): check, with no time limit, that they reach all of it, which the
@@ -965,6 +958,28 @@ def deletion_request_or_queue(
         # subject was read above) is the one ``subject_deletion_queue`` kept: asked again.
         operation.already_requested = locked.deletion_queued_at is not None
         return operation
+
+
+def _while_queued(
+    principal, subject: Subject, memory_key: str, in_reach
+) -> DeletionOperation | None:
+    """Answer ``principal``'s request of ``subject``'s deletion (``memory_key``'s, or the
+    whole subject's) as ``subject``'s queued mark decides it: the queued one, asked again,
+    when the mark is this very request (once ``in_reach()``, which raises the request's
+    refusal to a caller it does not reach); ``SubjectBeingDeleted`` to an agent asking for
+    another part (once ``in_reach()``: the mark fences the queued deletion's memories from
+    agents, so the request would not find them all; retry once the worker has made it).
+    None when no mark decides it: none is queued, or a person asks for another part (the
+    request is made, and the whole subject's meets the mark as ``SubjectBeingDeleted``)."""
+    if subject.deletion_queued_at is None:
+        return None
+    if subject.deletion_queued_key == memory_key:
+        in_reach()  # what the request would answer this caller: a refusal, or ...
+        return _already_requested(queued_deletion(subject))  # ... the queued one, again
+    if isinstance(principal, AgentPrincipal):
+        in_reach()
+        raise SubjectBeingDeleted()
+    return None
 
 
 def subject_deletion_queue(*, principal, subject_id, memory_key: str = "") -> Subject:

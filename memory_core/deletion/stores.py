@@ -604,7 +604,7 @@ class _CacheStore(Store):
             )
             purged = {"tenant": True, "generations": {self.TENANT: evidence["generation"]}}
         else:
-            generations, replaced = {}, {}
+            generations = {}
             for subject_id in ctx.subject_ids:
                 evidence = retrieval_cache.subject_invalidate(
                     tenant_id=ctx.operation.tenant_id,
@@ -612,20 +612,13 @@ class _CacheStore(Store):
                     namespace=self.namespace,
                 )
                 generations[str(subject_id)] = evidence["generation"]
-                replaced[str(subject_id)] = evidence["generation_before"]
-            purged = {
-                "subjects": len(generations),
-                "generations": generations,
-                "replaced": replaced,
-            }
+            purged = {"subjects": len(generations), "generations": generations}
         ctx.purge_done(self.name, purged)
         return purged
 
     def verify(self, ctx):
         # No generation recorded (no purge of this step yet): not verified.
-        purged = ctx.last_purge(self.name)
-        written = purged.get("generations") or {}
-        replaced = purged.get("replaced") or {}
+        written = ctx.last_purge(self.name).get("generations") or {}
         if ctx.whole_tenant:
             done = self.TENANT in written and retrieval_cache.tenant_invalidated(
                 tenant_id=ctx.operation.tenant_id,
@@ -645,7 +638,6 @@ class _CacheStore(Store):
                 tenant_id=ctx.operation.tenant_id,
                 subject_id=subject_id,
                 generation=written[str(subject_id)],
-                replaced=replaced.get(str(subject_id)),
                 namespace=self.namespace,
             )
         ]
