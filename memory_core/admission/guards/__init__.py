@@ -121,6 +121,11 @@ _THIS_SYSTEM_AFTER = re.compile(r"^\W*" + THIS_SYSTEM, re.IGNORECASE)
 _CLAUSE_END = re.compile(r"\.(?!\w)|[!?;,\n]|\s[-\u2013\u2014]\s")
 
 
+# How far back a qualifier in a match's clause is read: "works as" or "their own" qualifies
+# what follows it within a sentence's length.
+_CLAUSE_LOOKBACK = 300
+
+
 def _own_world(rule: Rule, reading: str, match: re.Match) -> bool:
     """Return whether ``match`` speaks of the user's own world (an occupation, their own
     system, a question they asked) rather than claiming something of this system.
@@ -139,8 +144,13 @@ def _own_world(rule: Rule, reading: str, match: re.Match) -> bool:
     groups = match.groupdict()
     if groups.get("after") is not None:
         end = match.start("after")
-    clause_ends = list(_CLAUSE_END.finditer(reading, 0, start))
-    clause_start = clause_ends[-1].end() if clause_ends else 0
+    # The clause read back from the match at most ``_CLAUSE_LOOKBACK`` characters: read from
+    # the text's start for each match, a 10,000-character clause of excused matches ("...
+    # represents the support team at ...", again and again) took 0.2 s a rule (stop 66's
+    # review of admission).
+    window = max(0, start - _CLAUSE_LOOKBACK)
+    clause_ends = list(_CLAUSE_END.finditer(reading, window, start))
+    clause_start = clause_ends[-1].end() if clause_ends else window
     if any(
         _qualifies(reading, hit, start)
         for hit in _OWN_WORLD_INSIDE.finditer(reading, clause_start, end)
@@ -169,7 +179,8 @@ def _qualifies(reading: str, hit: re.Match, start: int) -> bool:
     match that begins at ``start``."""
     if hit.group(0).lower() not in _BARE_QUALIFIERS:
         return True
-    return hit.start() < start and not reading[: hit.start()].rstrip().lower().endswith("your")
+    before = reading[max(0, hit.start() - 40) : hit.start()]
+    return hit.start() < start and not before.rstrip().lower().endswith("your")
 
 
 # A role's modifier that names this system unless what follows says whose: "the account

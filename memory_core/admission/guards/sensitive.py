@@ -86,12 +86,17 @@ _LODGING = (
     r"(?:hotel|hostel|motel|resort|suites|b&b|airbnb|hilton|marriott|hyatt|sheraton|"
     r"westin|radisson|novotel|ibis|holiday inn|ritz|four seasons|intercontinental|"
     r"best western|premier inn|travelodge|inn|"
-    r"lodge(?!\W+(?:meets|met|meetings?|gathers|hall|a|an)\b))"
+    # ... nor a lodge that holds, hosts or has its meetings, nor one by its number ("Lodge No.
+    # 42"): "User's Masonic lodge holds its meetings in room 2" waited for a reviewer from
+    # stop 65's second review of admission until stop 66's review of it
+    r"lodge(?!\W+(?:meets|met|meetings?|gathers|hall|holds|held|hosts|hosted|has|had|no|"
+    r"number|a|an)\b))"
 )
 # A room by its word, not one to meet in ("meeting room 4", "function room 2").
 _ROOM = r"(?<!meeting )(?<!conference )(?<!function )\b(?:room|suite|rm)\b"
 # A room or a suite a lodging's word names, right before it ("hotel suite"); "suite" or "rm"
-# alone after a person's possessive is any room ("User's suite is #4 in the office building").
+# alone after a person's possessive is any room ("User's suite is #4 in the office building")
+# unless a lodging is named after it (``_LODGINGS_NAMED_AFTER``).
 _LODGING_ROOM = r"(?:(?:hotel|motel|hostel)\W+(?:room|suite|rm)|room)\b"
 _ROOM_NUMBER = _ROOM + r"\W{1,3}(?:(?:no|number)\W{1,3})?\d{1,5}[a-z]?\b"
 # A room's number given after its room ("... is 1204", ": 818"), not its price, size or
@@ -109,11 +114,27 @@ _STAY = (
     r"(?:stay(?:s|ed|ing)?|check(?:s|ed|ing)?\W+in(?:to)?|booked into|lodg(?:es|ed|ing)|"
     r"sleep(?:s|ing)?|slept|spen(?:ds?|t|ding)\W+the\W+night)"
 )
+# Places with rooms no one lodges in: a library's, an office's, a school's.
+_OTHER_PLACES = (
+    r"(?:library|office|offices|school|classroom|college|university|campus|camp|daycare|"
+    r"nursery|kindergarten|preschool|museum|gallery|church|temple|mosque|synagogue|"
+    r"community (?:centre|center)|studio|gym|workplace|work|lab|laboratory|factory|"
+    r"warehouse|courthouse|town hall|city hall)"
+)
 # A room that is another place's, said right after its number ("room 3 of the library", "in
 # the office building"): no lodging, unless one is named further on in the sentence ("room 3
 # in the east wing of the Marriott"). "User stays in room 3 of the library to study" waited
-# for a reviewer from stop 65's review of its admission fixes until that review's audit.
-_NOT_A_LODGINGS_ROOM = r"(?!\W+(?:of|in|at|on)\W(?!" + W + r"{0,60}?\b" + _LODGING + r"\b))"
+# for a reviewer from stop 65's review of its admission fixes until that review's audit. Only
+# a place named so: "... room 412 on the fourth floor", "at the end of the hall", "User's
+# hotel room is 412 on the fourth floor" are a lodging's rooms still (stored from that audit
+# until stop 66's review of admission).
+_NOT_A_LODGINGS_ROOM = (
+    r"(?!\W+(?:of|in|at|on)\W+(?:(?:the|a|an|user'?s|my|his|her|their|our)\W+)?"
+    r"(?:[\w-]+\W+){0,2}?" + _OTHER_PLACES + r"\b(?!" + W + r"{0,60}?\b" + _LODGING + r"\b))"
+)
+# A lodging named after a room's number in its sentence: "User's suite is 1204 at the Ritz"
+# (stored from stop 65's second review of admission until stop 66's review of it).
+_LODGINGS_NAMED_AFTER = r"(?=" + W + r"{0,60}?\b" + _LODGING + r"\b)"
 # A coordinate to a few metres, its hemisphere's letter after or before it ("51.5007 N",
 # "N51.5007"), or in degrees, minutes and seconds ("51°30'2\"N", seconds optional; "º" reads
 # "o", "″" reads "''").
@@ -556,6 +577,9 @@ SENSITIVE_PATTERNS: dict[str, re.Pattern] = {
         r"(?:\W+(?:number|no))?",
         _ROOMS_NUMBER_GIVEN,
         _NOT_A_LODGINGS_ROOM,
+        r"|\b(?:user'?s|my|his|her|their|your)\W+(?:suite|rm)(?:\W+(?:number|no))?",
+        _ROOMS_NUMBER_GIVEN,
+        _LODGINGS_NAMED_AFTER,
         r"|"
         # A number before a Romance street's word, with no word between ("14 Rue Cler", "22
         # Calle Mayor"); "via" only where an address stands ("at", "is", "in", "address",
