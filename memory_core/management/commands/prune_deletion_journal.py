@@ -1,13 +1,13 @@
 """Drop the deletion journal's lines no restore can need: those older than the oldest backup."""
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
-from django.utils import timezone
 
+from memory_core.clock import database_now
 from memory_core.deletion.ledger import ledger_folder_missing, ledger_path, ledger_prune
 from memory_core.management.commands._options import parse_moment, path_kind
 
@@ -36,7 +36,7 @@ class Command(BaseCommand):
     def handle(self, *args, before, ledger=None, dry_run=False, **options):
         moment = parse_moment(before, option="--before")
         days = settings.MEMLEDGER_BACKUP_RETENTION_DAYS
-        latest = timezone.now() - timedelta(days=days)
+        latest = _latest_allowed(days)
         if moment > latest:
             raise CommandError(
                 f"--before {before} is within the {days} days backups are kept "
@@ -75,3 +75,15 @@ class Command(BaseCommand):
             "bytes_after": result.bytes_after,
         }
         self.stdout.write(json.dumps(report, sort_keys=True))
+
+
+def _latest_allowed(days: int) -> datetime:
+    """Return the latest ``--before`` allowed: ``days`` before the database's clock, the one
+    the deletion sweep leaves the lines of actions older than the oldest backup out by
+    (``ledger.backups_cutoff``) and a dump's snapshot is taken on.
+
+    Not this host's ``timezone.now()``: on a host two days fast, ``--before "$(date -u -d
+    '35 days ago' ...)"`` passed for a moment 33 days ago, and the lines of deletions requested
+    after the oldest backup kept were dropped; its restore brought their memories back
+    (stop 66's review)."""
+    return database_now() - timedelta(days=days)
