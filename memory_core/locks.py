@@ -42,7 +42,11 @@ The order every path takes its locks in, so that no two wait for each other in a
   then, a whole subject's, the locks of the person's retrievals made before they were known
   (``unknown_users_deletion_lock``: a retrieval only tries it, so it waits in no cycle),
   then the traces it deletes (in the table's order; the retention sweep's ``traces_expire``
-  skips the traces anyone holds, ``SKIP LOCKED``: it never waits for a run);
+  skips the traces anyone holds, ``SKIP LOCKED``: it never waits for a run); its cache steps
+  hold a subject's (or the tenant's) cache generation lock over one cache read and write
+  (``retrieval_cache._one_bump_at_a_time``, a session's lock, so it lives there, not here):
+  its holder waits for no database lock and lets it go before the phase's next statement,
+  so a run waiting for it is in no cycle;
 - a replay after a restore (``replay._restore_operation``): the subjects' locks (a whole
   tenant: its rows and its tenant row, as its request takes them below), the operation's
   memory rows in id order, then their scrub (one UPDATE, which on its own takes them in the

@@ -834,6 +834,16 @@ def _whole_subject_in_reach(principal, subject: Subject):
     return candidates
 
 
+def _key_granted(principal, subject: Subject, memory_key: str):
+    """Return the memories of ``subject`` on ``memory_key`` that ``principal`` may delete, or
+    raise as ``_key_deletion`` would (NotFound, PermissionDenied): what a request made at
+    once refuses it. The same answer whether or not a deletion of the subject is queued
+    (``_grant_scope``)."""
+    return _key_candidates(
+        principal, _grant_scope(principal, subject).filter(memory_key=memory_key)
+    )
+
+
 def _key_in_reach(principal, subject: Subject, memory_key: str) -> None:
     """Raise as ``_key_deletion`` would for ``principal`` (NotFound, PermissionDenied), or
     PermissionDenied (``key_not_fully_granted``) unless it may delete every memory of
@@ -842,9 +852,7 @@ def _key_in_reach(principal, subject: Subject, memory_key: str) -> None:
     all of them may have it queued. The same answer whether or not a deletion of the subject
     is queued (``_grant_scope``).
     """
-    candidates = _key_candidates(
-        principal, _grant_scope(principal, subject).filter(memory_key=memory_key)
-    )
+    candidates = _key_granted(principal, subject, memory_key)
     if _any_out_of_reach(subject, candidates, memory_key=memory_key):
         raise PermissionDenied(
             "The key has more memories than a request deletes at once, and the agent's grant "
@@ -967,17 +975,27 @@ def _while_queued(
     whole subject's) as ``subject``'s queued mark decides it: the queued one, asked again,
     when the mark is this very request (once ``in_reach()``, which raises the request's
     refusal to a caller it does not reach); ``SubjectBeingDeleted`` to an agent asking for
-    another part (once ``in_reach()``: the mark fences the queued deletion's memories from
-    agents, so the request would not find them all; retry once the worker has made it).
-    None when no mark decides it: none is queued, or a person asks for another part (the
-    request is made, and the whole subject's meets the mark as ``SubjectBeingDeleted``)."""
+    another part (once its grant checks have passed: the mark fences the queued deletion's
+    memories from agents, so the request would not find them all; retry once the worker has
+    made it). None when no mark decides it: none is queued, or a person asks for another
+    part (the request is made, and the whole subject's meets the mark as
+    ``SubjectBeingDeleted``)."""
     if subject.deletion_queued_at is None:
         return None
     if subject.deletion_queued_key == memory_key:
         in_reach()  # what the request would answer this caller: a refusal, or ...
         return _already_requested(queued_deletion(subject))  # ... the queued one, again
     if isinstance(principal, AgentPrincipal):
-        in_reach()
+        # A key's: the grant checks every request of the key makes (``_key_granted``), not
+        # the queue's rule (``in_reach``: every memory on the key), whose
+        # ``key_not_fully_granted`` told an agent reaching part of a key small enough for a
+        # request that it holds memories the agent cannot see (another agent's private
+        # ones), which the request made at once never tells (stop 66's review of 4db9b149).
+        # A whole subject's, made at once or queued, needs all of it.
+        if memory_key:
+            _key_granted(principal, subject, memory_key)
+        else:
+            in_reach()
         raise SubjectBeingDeleted()
     return None
 
