@@ -88,9 +88,13 @@ _LODGING = (
     r"best western|premier inn|travelodge|inn|"
     # ... nor a lodge that holds, hosts or has its meetings, nor one by its number ("Lodge No.
     # 42"): "User's Masonic lodge holds its meetings in room 2" waited for a reviewer from
-    # stop 65's second review of admission until stop 66's review of it
-    r"lodge(?!\W+(?:meets|met|meetings?|gathers|hall|holds|held|hosts|hosted|has|had|no|"
-    r"number|a|an)\b))"
+    # stop 65's second review of admission until stop 66's review of it. A lodge that hosts a
+    # person or has a room for one is a lodging still: "User's ski lodge has room 12 reserved
+    # for them", "The lodge hosted the user in room 12" (stored from that review until its
+    # own).
+    r"lodge(?!\W+(?:meets|met|meetings?|gathers|hall|no|number|a|an|(?:holds|held|hosts|"
+    r"hosted)(?!\W+(?:the\W+)?(?:user|users|them|him|her|me|us|guests?)\b)|(?:has|had)\W+"
+    r"(?:its|their)\b)\b))"
 )
 # A room by its word, not one to meet in ("meeting room 4", "function room 2").
 _ROOM = r"(?<!meeting )(?<!conference )(?<!function )\b(?:room|suite|rm)\b"
@@ -127,10 +131,13 @@ _OTHER_PLACES = (
 # for a reviewer from stop 65's review of its admission fixes until that review's audit. Only
 # a place named so: "... room 412 on the fourth floor", "at the end of the hall", "User's
 # hotel room is 412 on the fourth floor" are a lodging's rooms still (stored from that audit
-# until stop 66's review of admission).
+# until stop 66's review of admission). A word before the place is letters alone, a hyphen
+# between two: read as "[\w-]+", which a hyphen both ends and continues, "room 12 of the
+# a-a-a-..." was split every way (4,000 characters took 0.6 s, stop 66's review of its
+# admission fixes).
 _NOT_A_LODGINGS_ROOM = (
     r"(?!\W+(?:of|in|at|on)\W+(?:(?:the|a|an|user'?s|my|his|her|their|our)\W+)?"
-    r"(?:[\w-]+\W+){0,2}?" + _OTHER_PLACES + r"\b(?!" + W + r"{0,60}?\b" + _LODGING + r"\b))"
+    r"(?:\w+\W+){0,3}?" + _OTHER_PLACES + r"\b(?!" + W + r"{0,60}?\b" + _LODGING + r"\b))"
 )
 # A lodging named after a room's number in its sentence: "User's suite is 1204 at the Ritz"
 # (stored from stop 65's second review of admission until stop 66's review of it).
