@@ -1283,7 +1283,9 @@ def _cells(line: str, delimiter: str) -> list[str]:
         return []
 
 
-def table_header(path: Path, records: list[tuple[str, list[str]]]) -> int | None:
+def table_header(
+    path: Path, records: list[tuple[str, list[str]]], residue: Residue | None = None
+) -> int | None:
     """Return the index of the header among the records of the CSV or TSV file ``path``
     (``table_records``), or None when it has none.
 
@@ -1291,10 +1293,12 @@ def table_header(path: Path, records: list[tuple[str, list[str]]]) -> int | None
     line looks like one: a cell names the tenant column (``TENANT_KEYS``), or every cell is a
     field's name (``_is_field_name``) or an id (a column per memory; else whether a header
     naming the memory took the table whole hung on its id's first digit), or it is a row of
-    labels that the rest of the file shows heads it (``_heads_the_table``). A leading blank or
-    comment line made the header the second record, judged as data: a deletion of the memory
-    "query" took another tenant's header; and a first record taken for a header whatever it
-    held kept the words of a table without one (stop 65's review of its audit of deletion).
+    labels that the rest of the file shows heads it (``_heads_the_table``) and whose line is
+    not, whole, a deleted memory's words (``residue``: ``Residue.copies_line``). A leading
+    blank or comment line made the header the second record, judged as data: a deletion of the
+    memory "query" took another tenant's header; and a first record taken for a header
+    whatever it held kept the words of a table without one (stop 65's review of its audit of
+    deletion).
     """
     delimiter = TABLE_DELIMITERS[path.suffix.lower()]
     for index, (raw, _) in enumerate(records):
@@ -1306,6 +1310,8 @@ def table_header(path: Path, records: list[tuple[str, list[str]]]) -> int | None
             return index
         if names and all(map(_is_column_name, names)):
             return index
+        if residue is not None and residue.copies_line(first):
+            return None  # column names are never a memory's words as a line: a case
         return index if _heads_the_table(records, index) else None
     return None
 
@@ -1341,9 +1347,13 @@ def _heads_the_table(records: list[tuple[str, list[str]]], index: int) -> bool:
 
 
 def _is_label_row(fields: list[str]) -> bool:
-    """Return whether a record's ``fields`` are two or more distinct labels (``_is_label``)."""
-    names = [field.strip().casefold() for field in fields]
-    return len(names) >= 2 and len(set(names)) == len(names) and all(map(_is_label, fields))
+    """Return whether a record's ``fields`` are two or more distinct labels (``_is_label``),
+    empty cells aside: a column without a name (``pandas.DataFrame.to_csv`` names its index
+    column so, ``,Query,Expected Answer``: until stop 66's review its empty cell made the row
+    a case, and a deletion of the memory "query" took it)."""
+    names = [field.strip() for field in fields if field.strip()]
+    distinct = {name.casefold() for name in names}
+    return len(names) >= 2 and len(distinct) == len(names) and all(map(_is_label, names))
 
 
 def _is_column_name(cell: str) -> bool:
@@ -1419,12 +1429,33 @@ class CaseOwners:
         # memory's tenant) or None (nothing), and a slug to its tenant's id or None.
         self._ids: dict[str, uuid.UUID | None] = {}
         self._slugs: dict[str, uuid.UUID | None] = {}
+        # The last two outermost holders ``named_above`` read, by id, each kept (so no other
+        # object takes its id while it is known) with the tenants it names.
+        self._above: dict[int, tuple[object, set[uuid.UUID]]] = {}
 
-    def ours(self, *nodes) -> bool:
-        """Return whether a copy of the words in a case is the operation's; ``nodes`` are JSON
-        values: the case, and what holds it (``_prune``)."""
-        ids = _ids_in(" ".join(json.dumps(node) for node in nodes))
-        return self._ours(ids, set().union(*(_tenant_values(node) for node in nodes)))
+    def ours(self, node, *held_by) -> bool:
+        """Return whether a copy of the words in the case ``node`` (a JSON value) is the
+        operation's; ``held_by`` are the own fields of the objects holding it (``_prune``)."""
+        return self._owns(self.named(node) | self.named_above(held_by))
+
+    def named_above(self, held_by: tuple) -> set[uuid.UUID]:
+        """Return the tenants the objects holding a case name (``held_by``, from the
+        document down: ``_prune``), computed once for all the cases under them.
+
+        The first holds the others (an object's own fields are those of the objects inside
+        it too, ``_own_fields``), and it is the same for every case of the document: read
+        again for each case, and for each dataset's name, a document of thousands of
+        datasets took minutes (stop 66's review).
+        """
+        if not held_by:
+            return set()
+        outermost = held_by[0]
+        known = self._above.get(id(outermost))
+        if known is None or known[0] is not outermost:
+            if len(self._above) >= 2:  # a document's and its own fields', then the next's
+                self._above.clear()
+            known = self._above[id(outermost)] = (outermost, self.named(outermost))
+        return known[1]
 
     def ours_text(self, line: str, *tenants: str) -> bool:
         """Return whether a copy of the words in a line of text (a CSV row, a report's line)
@@ -1432,21 +1463,23 @@ class CaseOwners:
         record's, and that of the line holding the copy: ``Residue.records_about``)."""
         return self._ours(_ids_in(line), {tenant for tenant in tenants if tenant})
 
-    def named(self, *nodes) -> set[uuid.UUID]:
-        """Return the tenants the JSON values ``nodes`` name: by id anywhere, by slug under a
-        tenant key, or through memories they name by id."""
-        ids = _ids_in(" ".join(json.dumps(node) for node in nodes))
-        return self._named(ids, set().union(*(_tenant_values(node) for node in nodes)))
+    def named(self, node) -> set[uuid.UUID]:
+        """Return the tenants the JSON value ``node`` names: by id anywhere, by slug under a
+        tenant key, or through memories it names by id."""
+        return self._named(_ids_in(json.dumps(node)), _tenant_values(node))
 
-    def declared(self, *nodes) -> set[uuid.UUID]:
-        """Return the tenants the JSON values ``nodes`` name under a tenant key
-        (``TENANT_KEYS``), by slug or id: whose the file says they are, not what a lookup of
-        the memories they cite infers."""
-        values = set().union(*(_tenant_values(node) for node in nodes))
+    def declared(self, node) -> set[uuid.UUID]:
+        """Return the tenants the JSON value ``node`` names under a tenant key
+        (``TENANT_KEYS``), by slug or id: whose the file says it is, not what a lookup of the
+        memories it cites infers."""
+        values = _tenant_values(node)
         return self._named(set().union(*map(_ids_in, values)), values)
 
     def _ours(self, ids: set[str], slugs: set[str]) -> bool:
-        named = self._named(ids, slugs)
+        return self._owns(self._named(ids, slugs))
+
+    def _owns(self, named: set[uuid.UUID]) -> bool:
+        """Return whether a copy in a case naming the tenants ``named`` is the operation's."""
         if self.tenant_id in named:
             return True
         return not named  # only other tenants, themselves or through their memories
@@ -1560,6 +1593,10 @@ class Residue:
             return False
         return self.owners is None or self.owners.ours_text(line, _column_value(line, column))
 
+    def copies_line(self, line: str) -> bool:
+        """Return whether ``line``, whole, is a deleted memory's content."""
+        return content_hash(line) in self.hashes
+
     def copies_text(self, line: str) -> bool:
         """Return whether the line of text, or one of its fields as CSV or TSV, is a deleted
         memory's content (a report's line, a spreadsheet's cell)."""
@@ -1588,7 +1625,7 @@ class Residue:
         with it (stop 65's audit of deletion). A table without a header has none exempt.
         """
         delimiter = TABLE_DELIMITERS[path.suffix.lower()]
-        header = table_header(path, records)
+        header = table_header(path, records, self)
         column = None if header is None else _tenant_column_of(records[header][0], delimiter)
         return [
             self.names(raw)
@@ -1825,15 +1862,18 @@ def _uncited(document, pruned):
 # The keys a dataset names itself under, in any letter case: ``{"name": "golden", "cases":
 # [...]}``. A case's own fields (``query``, ``expected``) are never a dataset's name.
 DATASET_LABEL_KEYS = frozenset({"name", "title", "dataset", "dataset_name", "split", "version"})
+# The key a dataset holds its cases under (FORMAT.md, ``eval_retrieval``), in any letter case.
+CASES_KEY = "cases"
 
 
 def _dataset_label(node: dict, key: str, value, residue: Residue, held_by: tuple) -> bool:
     """Return whether ``value``, the field ``key`` of the object ``node`` above the cases, is
     the name of a dataset of other tenants' cases too, and so no copy of the deleted words:
     a label (``_is_label``) under a name's key (``DATASET_LABEL_KEYS``) of an object holding
-    cases (a list of objects), that neither it nor an object above it says is a tenant's
-    (``held_by``: their own fields), and whose cases say, under a tenant key, that another
-    tenant's are among them (``CaseOwners.declared``).
+    its cases under ``cases`` (``CASES_KEY``), that neither it nor an object above it says is
+    a tenant's (``held_by``: their own fields), and one of whose cases is another tenant's,
+    as the purge judges a case (``CaseOwners.ours``), and says so under a tenant key
+    (``CaseOwners.declared``).
 
     A scalar above the cases is in no case, so it was judged by the whole document, and one
     case of the deleting tenant made the dataset's name "golden" that tenant's copy of the
@@ -1843,6 +1883,12 @@ def _dataset_label(node: dict, key: str, value, residue: Residue, held_by: tuple
     tenant, or name them only through memories they cite), or says whose it is, or the value
     is no name (a sentence; a case's own field beside a list of its context), the value is
     judged as before: the safe side.
+
+    Stop 66's review: any list of objects was the cases, and any case naming another tenant
+    made the dataset shared. A document that is one case of the deleting tenant, its context
+    a list of objects naming two tenants (``{"name": ..., "context": [...]}``), and a dataset
+    whose every case is the deleting tenant's, one naming another tenant besides (a
+    cross-tenant case), kept the words as their name.
     """
     owners = residue.owners
     if owners is None or not isinstance(value, str) or key.lower() not in DATASET_LABEL_KEYS:
@@ -1851,14 +1897,15 @@ def _dataset_label(node: dict, key: str, value, residue: Residue, held_by: tuple
         return False
     cases = [
         item
-        for held in node.values()
-        if isinstance(held, list)
+        for name, held in node.items()
+        if name.lower() == CASES_KEY and isinstance(held, list)
         for item in held
         if isinstance(item, dict)
     ]
-    if not cases or owners.named(*held_by):
+    if not cases or owners.named_above(held_by):
         return False
-    return bool(owners.declared(*cases) - {owners.tenant_id})
+    # Nothing above names a tenant, so a case is judged by what it names alone.
+    return any(owners.declared(case) and not owners.ours(case) for case in cases)
 
 
 def _own_fields(node: dict) -> dict:
@@ -1878,6 +1925,12 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
     A JSON file that cannot be parsed, or whose mention is in no case, is removed; so is a
     table that cannot be parsed or whose header is about the memories (``records_about``),
     and any other file (a report: it has no cases to tell apart).
+
+    What a table or a JSON document keeps is judged again, until nothing more goes: whether
+    a table's first row of labels is its header hangs on the rows under it
+    (``_heads_the_table``), and whether a dataset's name is its own on the cases beside it
+    (``_dataset_label``). Once those went, the verification, which reads what was kept, found
+    the words there, and the step failed until a second run (stop 66's review).
     """
     from memory_core.exports import write_json_atomic, write_text_atomic
 
@@ -1887,13 +1940,11 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
     kind = _text_kind(path, text)
     records = table_records(path, text) if kind == "table" else None
     if records:
-        about = residue.records_about(path, records)
-        header = table_header(path, records)
-        if header is None or not about[header]:  # the header stays, and the records not about
-            kept = [raw for (raw, _), gone in zip(records, about, strict=True) if not gone]
+        kept = _records_kept(path, records, residue)
+        if kept is not None:  # the header stays, and the records not about
             with path.open("rb") as original:  # a spreadsheet's "CSV UTF-8" keeps its mark
                 mark = "\ufeff" if original.read(3) == codecs.BOM_UTF8 else ""
-            write_text_atomic(path, mark + "".join(kept))
+            write_text_atomic(path, mark + "".join(raw for raw, _ in kept))
             return 1
     if kind in ("table", "text"):
         path.unlink(missing_ok=True)
@@ -1905,14 +1956,30 @@ def _rewrite_file(path: Path, residue: Residue) -> int:
         write_text_atomic(path, "\n".join(kept) + ("\n" if kept else ""))
         return 1
     try:
-        document = _prune(json_loads(text), residue)
+        document = json_loads(text)
     except ValueError:
         document = _DROP
+    while document is not _DROP and (pruned := _prune(document, residue)) != document:
+        document = pruned
     if document is _DROP:
         path.unlink(missing_ok=True)
         return 1
     write_json_atomic(path, document)
     return 1
+
+
+def _records_kept(path: Path, records: list[tuple[str, list[str]]], residue: Residue):
+    """Return the records of a table that are not about the memories, judged again until none
+    more goes (``_rewrite_file``); or None when the header is about them: the table goes."""
+    while True:
+        about = residue.records_about(path, records)
+        header = table_header(path, records, residue)
+        if header is not None and about[header]:
+            return None
+        kept = [record for record, gone in zip(records, about, strict=True) if not gone]
+        if len(kept) == len(records):
+            return kept
+        records = kept
 
 
 def _runs_holding(ctx: DeletionContext, hashes: set[str]) -> list[uuid.UUID]:
