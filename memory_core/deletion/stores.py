@@ -50,7 +50,7 @@ from memory_core.models.lookups import uuid_array
 from memory_core.retrieval.traces import user_id_digest
 from memory_core.rls import platform_scope, tenant_atomic
 from memory_core.services.conflicts import conflicts_close_settled
-from memory_core.text import content_hash
+from memory_core.text import content_hash, normalize_text
 
 UUID_PATTERN = "^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$"
 CODE_PATTERN = "^[a-z0-9_.:-]{1,64}$"
@@ -1294,11 +1294,20 @@ def table_header(
     field's name (``_is_field_name``) or an id (a column per memory; else whether a header
     naming the memory took the table whole hung on its id's first digit), or it is a row of
     labels that the rest of the file shows heads it (``_heads_the_table``) and whose line is
-    not, whole, a deleted memory's words (``residue``: ``Residue.copies_line``). A leading
-    blank or comment line made the header the second record, judged as data: a deletion of the
-    memory "query" took another tenant's header; and a first record taken for a header
-    whatever it held kept the words of a table without one (stop 65's review of its audit of
-    deletion).
+    not, whole, a deleted memory's words (``residue``: ``Residue.copies_line``), nor any of
+    its cells a deleted memory's words of two words or more (``Residue.copies_words_cell``).
+    A leading blank or comment line made the header the second record, judged as data: a
+    deletion of the memory "query" took another tenant's header; and a first record taken for
+    a header whatever it held kept the words of a table without one (stop 65's review of its
+    audit of deletion).
+
+    A column's name that a memory equals is one word ("query", "answer"); a headerless
+    table's first case of short words (``User prefers Vim,yes``) over rows of sentences looks
+    like a row of labels, and exempt as the header it kept the memory "User prefers Vim"
+    while the step verified (stop 66's review). So a cell of two or more words equal to a
+    deleted memory's makes the row a case, a header ``Query,Expected Answer`` too when the
+    memory "expected answer" is deleted: a memory of a few words is a real one, and deleting
+    the row is the safe side.
     """
     delimiter = TABLE_DELIMITERS[path.suffix.lower()]
     for index, (raw, _) in enumerate(records):
@@ -1312,6 +1321,8 @@ def table_header(
             return index
         if residue is not None and residue.copies_line(first):
             return None  # column names are never a memory's words as a line: a case
+        if residue is not None and residue.copies_words_cell(first, delimiter):
+            return None  # nor, in a cell, a memory's words of two or more: a case
         return index if _heads_the_table(records, index) else None
     return None
 
@@ -1596,6 +1607,15 @@ class Residue:
     def copies_line(self, line: str) -> bool:
         """Return whether ``line``, whole, is a deleted memory's content."""
         return content_hash(line) in self.hashes
+
+    def copies_words_cell(self, line: str, delimiter: str) -> bool:
+        """Return whether a cell of the table's line ``line`` is a deleted memory's content of
+        two or more words: split at ``delimiter`` or read by the csv module, as a record's line
+        is read (``_line_copies``). A one-word copy may be a column's name ("query")."""
+        cells = [*line.split(delimiter), *_cells(line, delimiter)]
+        return any(
+            content_hash(cell) in self.hashes and " " in normalize_text(cell) for cell in cells
+        )
 
     def copies_text(self, line: str) -> bool:
         """Return whether the line of text, or one of its fields as CSV or TSV, is a deleted

@@ -210,3 +210,42 @@ def test_a_large_document_of_named_datasets_is_read_in_linear_time(tenant, other
 
     assert time.monotonic() - started < 20
     assert json.loads(path.read_text()) == {**document, "mine": {"cases": []}}
+
+
+# --- a first row of labels holding a deleted memory of two words or more -----------------
+
+
+@pytest.mark.parametrize(
+    ("name", "delimiter"),
+    [("reviewed-golden.csv", ","), ("reviewed-golden.tsv", "\t")],
+    ids=["csv", "tsv"],
+)
+def test_a_headerless_first_row_holding_the_deleted_words_in_a_cell_is_a_case(
+    tenant, name, delimiter
+):
+    """A table without a header whose first case is short words (``User prefers Vim,yes``)
+    over rows of sentences: its cells are labels, the rows below are not, so it was taken for
+    the header and its cells for column names, and the memory "User prefers Vim" stayed, a
+    verbatim copy, while the step verified. A column's name is one word ("query"); a cell of
+    two or more words equal to a deleted memory's words is a memory, and the row a case."""
+    rows = ROWS.replace(",", delimiter)
+    path = eval_file(name)
+    path.write_text(f"User prefers Vim{delimiter}yes\n" + rows)
+
+    assert _write_and_delete(tenant, "User prefers Vim") == ("completed", "verified")
+
+    assert path.read_text() == rows
+
+
+def test_a_header_of_labels_goes_when_a_deleted_memory_is_one_of_its_names_of_two_words(tenant):
+    """On purpose: the header ``Query,Expected Answer`` loses its row to a deletion of the
+    memory "expected answer", and the rows under it stay, without their columns' names. Such
+    a row cannot be told from a headerless table's first case (the test above), and a memory
+    of a few words is a real one: deleting it is the safe side. A one-word name ("query") is
+    still a column's name, and that header stays (``test_stop66_evaluation``)."""
+    path = eval_file("reviewed-golden.csv")
+    path.write_text("Query,Expected Answer\n" + ROWS)
+
+    assert _write_and_delete(tenant, "expected answer") == ("completed", "verified")
+
+    assert path.read_text() == ROWS
