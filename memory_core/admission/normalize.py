@@ -182,7 +182,11 @@ _TURNED_ONLY = re.compile("[" + _TURNED + "]")
 _TURN_BACK = str.maketrans(
     dict(zip(_TURNED + "unpdbq", "aceefghijklmrtvwyrfgtuyi?nudpqb", strict=True))
 )
-_TURNED_WORD = re.compile(r"\S*[" + _TURNED + r"]\S*")
+# A word holding a turned letter, whole: read from its first character, once. Read as
+# "\S*[...]\S*" from every character of a long word without one, the rest of the word was read
+# from each: "their/their/..." of 4,000 characters and a turned letter took 0.2 s (stop 66's
+# audit of the guards' regular expressions).
+_TURNED_WORD = re.compile(r"(?<!\S)[^\s" + _TURNED + r"]*+[" + _TURNED + r"]\S*+")
 # Markup inside a word: HTML tags ("Ig<b></b>nore") and markdown emphasis ("Dis**re**gard",
 # "Ig__no__re", "~~", "`").
 _MARKUP = re.compile(r"</?[a-z!][^<>]{0,80}>|[*~`]+|(?<=\w)__+|__+(?=\w)")

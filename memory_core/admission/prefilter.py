@@ -17,13 +17,17 @@ Soundness is kept narrow on purpose:
 - adjacent parts that match one of a few fixed strings each (``(?:which|it) (?:is|means)``)
   require one of their concatenations (at most ``MAX_EXACT`` of them); zero-width parts
   (``\b``, lookarounds) keep their neighbours adjacent;
-- ``may_match`` runs the regex for every reading that is not pure ASCII, so a requirement
-  only ever turns away ASCII readings. For ASCII text and ASCII literals, IGNORECASE matching
-  is exactly equality after ``str.lower()`` (Unicode's extra case pairs such as "s"/"ſ" or
-  "k"/Kelvin sign need a non-ASCII character on one side). A required string holding a
-  non-ASCII character that matches no ASCII one (the pattern is case-sensitive, or the
-  character has no case, like "€") is in no ASCII reading and is left out; one holding any
-  other non-ASCII character makes its requirement unusable.
+- requirements are ASCII strings. For ASCII text, IGNORECASE matching of them is exactly
+  equality after ``str.lower()``. A required string holding a non-ASCII character that
+  matches no ASCII one (the pattern is case-sensitive, or the character has no case, like
+  "€") is in no ASCII reading and is left out; one holding any other non-ASCII character
+  makes its requirement unusable;
+- a reading that is not ASCII is read against the requirements made without leaving any
+  character out (``required_literals(..., any_reading=True)``), its letters folded as
+  IGNORECASE pairs them with ASCII ones (``Reading.lower``): of all non-ASCII characters only
+  "İ", "ı", "ſ" and the Kelvin sign match an ASCII one. Such readings ran every pattern until
+  stop 66's audit of the guards' regular expressions: one em dash in a 4,000-character memory
+  took its admission from 5 to 174 ms.
 
 ``tests/memory_core/admission/test_prefilter.py`` checks it against every rule and the
 security corpus: no reading the prefilter turns away is matched by the rule's regex.
@@ -54,43 +58,44 @@ def _never_in_ascii(char: str, ignorecase: bool) -> bool:
     return not char.isascii() and not (ignorecase and _sre.unicode_iscased(ord(char)))
 
 
-def _chars(codes, ignorecase: bool) -> frozenset[str]:
-    """The strings pattern characters ``codes`` stand for in an ASCII reading's haystack.
+def _chars(codes, ignorecase: bool, any_reading: bool) -> frozenset[str]:
+    """The strings pattern characters ``codes`` stand for in a reading's haystack.
 
     An ASCII character is looked for lower-cased when the pattern ignores case. A character
-    no ASCII one matches stands for nothing (no ASCII reading holds it). Any other non-ASCII
-    character stays as it is, so a requirement holding it is unusable: ``str.lower`` is not
-    how ``re`` pairs cases ("İ".lower() is two characters; IGNORECASE pairs "İ" with "i").
+    no ASCII one matches stands for nothing in an ASCII reading's (none holds it); for
+    ``any_reading``, and for any other non-ASCII character, it stays as it is, so a
+    requirement holding it is unusable: ``str.lower`` is not how ``re`` pairs cases
+    ("İ".lower() is two characters; IGNORECASE pairs "İ" with "i").
     """
     found = set()
     for code in codes:
         char = chr(code)
         if char.isascii():
             found.add(char.lower() if ignorecase else char)
-        elif not _never_in_ascii(char, ignorecase):
+        elif any_reading or not _never_in_ascii(char, ignorecase):
             found.add(char)
     return frozenset(found)
 
 
-def _exact_node(op, av, ignorecase: bool) -> frozenset[str] | None:
+def _exact_node(op, av, ignorecase: bool, any_reading: bool) -> frozenset[str] | None:
     """Every string the node can match, when it is one of a few fixed strings, or None."""
     if op is sre_constants.LITERAL:
-        return _chars([av], ignorecase)  # empty: this node is in no ASCII reading
+        return _chars([av], ignorecase, any_reading)  # empty: in no ASCII reading
     if op is sre_constants.IN:
         if len(av) > MAX_EXACT or any(kind is not sre_constants.LITERAL for kind, _ in av):
             return None  # ranges, categories, negation: too many strings
-        return _chars([code for _, code in av], ignorecase)
+        return _chars([code for _, code in av], ignorecase, any_reading)
     if op in _ZERO_WIDTH:
         return _EMPTY  # consumes nothing: its neighbours' strings stay adjacent
     if op is sre_constants.SUBPATTERN:
         _group, add_flags, del_flags, sub = av
         if _case_mode(ignorecase, add_flags, del_flags) != ignorecase:
             return None
-        return _exact(sub, ignorecase)
+        return _exact(sub, ignorecase, any_reading)
     if op is sre_constants.ATOMIC_GROUP:
-        return _exact(av, ignorecase)
+        return _exact(av, ignorecase, any_reading)
     if op is sre_constants.BRANCH:
-        branches = [_exact(branch, ignorecase) for branch in av[1]]
+        branches = [_exact(branch, ignorecase, any_reading) for branch in av[1]]
         if any(b is None for b in branches):
             return None
         union = frozenset().union(*branches)
@@ -99,7 +104,7 @@ def _exact_node(op, av, ignorecase: bool) -> frozenset[str] | None:
         low, high, sub = av
         if high > 1:
             return None
-        one = _exact(sub, ignorecase)
+        one = _exact(sub, ignorecase, any_reading)
         if one is None:
             return None
         if high == 0:
@@ -108,11 +113,11 @@ def _exact_node(op, av, ignorecase: bool) -> frozenset[str] | None:
     return None
 
 
-def _exact(items, ignorecase: bool) -> frozenset[str] | None:
+def _exact(items, ignorecase: bool, any_reading: bool) -> frozenset[str] | None:
     """Every string the node sequence ``items`` can match, when they are few, or None."""
     strings = _EMPTY
     for op, av in items:
-        one = _exact_node(op, av, ignorecase)
+        one = _exact_node(op, av, ignorecase, any_reading)
         if one is None:
             return None
         strings = _product(strings, one)
@@ -131,15 +136,15 @@ def _case_mode(ignorecase: bool, add_flags: int, del_flags: int) -> bool:
     return (ignorecase or bool(add_flags & re.IGNORECASE)) and not (del_flags & re.IGNORECASE)
 
 
-def _required(items, ignorecase: bool) -> frozenset[str] | None:
+def _required(items, ignorecase: bool, any_reading: bool) -> frozenset[str] | None:
     """Strings one of which every match of the node sequence ``items`` contains, or None."""
-    usable = _requirements(items, ignorecase)
+    usable = _requirements(items, ignorecase, any_reading)
     if not usable:
         return None
     return max(usable, key=_selectivity)
 
 
-def _requirements(items, ignorecase: bool) -> list[frozenset[str]]:
+def _requirements(items, ignorecase: bool, any_reading: bool) -> list[frozenset[str]]:
     """Every requirement of the node sequence ``items``: sets of strings such that each match
     contains one string of every set (the nodes follow one another, so each match holds what
     each of them requires)."""
@@ -153,7 +158,7 @@ def _requirements(items, ignorecase: bool) -> list[frozenset[str]]:
         run = following
 
     for op, av in items:
-        exact = _exact_node(op, av, ignorecase)
+        exact = _exact_node(op, av, ignorecase, any_reading)
         if exact is not None:
             joined = _product(run, exact)
             if joined is None:
@@ -168,23 +173,24 @@ def _requirements(items, ignorecase: bool) -> list[frozenset[str]]:
             # A group of the other case mode would be looked for in the wrong haystack (the
             # pattern's mode decides between the reading and its lower-cased form).
             if _case_mode(ignorecase, add_flags, del_flags) == ignorecase:
-                candidates.extend(_requirements(sub, ignorecase))
+                candidates.extend(_requirements(sub, ignorecase, any_reading))
         elif op is sre_constants.BRANCH:
             # Any one branch: one string of a requirement of each, whichever matched.
-            branches = [_required(branch, ignorecase) for branch in av[1]]
+            branches = [_required(branch, ignorecase, any_reading) for branch in av[1]]
             if not any(b is None for b in branches):
                 candidates.append(frozenset().union(*branches))
         elif op in _REPEATS:
             low, _high, sub = av
             if low >= 1:
-                candidates.extend(_requirements(sub, ignorecase))
+                candidates.extend(_requirements(sub, ignorecase, any_reading))
         elif op is sre_constants.ATOMIC_GROUP:
-            candidates.extend(_requirements(av, ignorecase))
+            candidates.extend(_requirements(av, ignorecase, any_reading))
         # Anything else (classes of many characters, backreferences): no requirement.
     flush()
     usable = []
     for candidate in candidates:
-        # Empty: the parts match nothing an ASCII reading holds; left as no requirement.
+        # Empty: the parts match nothing an ASCII reading holds; left as no requirement (a
+        # string holding a non-ASCII character is none either).
         if candidate and all(s and s.isascii() for s in candidate):
             # A reading holding a string holds every string inside it: keep the inner ones.
             usable.append(
@@ -193,45 +199,113 @@ def _requirements(items, ignorecase: bool) -> list[frozenset[str]]:
     return usable
 
 
-Requirement = tuple[tuple[tuple[str, ...], ...], bool]
+Requirement = tuple[tuple[tuple[str, ...], ...], bool, bool]
 
 
-def required_literals(pattern: re.Pattern) -> Requirement | None:
-    """Return (conjuncts, ignorecase) for ``pattern``, or None when it requires nothing.
+def required_literals(pattern: re.Pattern, *, any_reading: bool = False) -> Requirement | None:
+    """Return (conjuncts, ignorecase, any_reading) for ``pattern``, or None when it requires
+    nothing: for ASCII readings, or with ``any_reading`` for every reading (no character left
+    out of a string, ``_chars``).
 
     Every match of the pattern contains one literal of each conjunct: ``(("gamma",),
     ("alpha", "beta"))`` for ``(?:alpha|beta)\\s+gamma``.
     """
     ignorecase = bool(pattern.flags & re.IGNORECASE)
-    found = _requirements(list(sre_parser.parse(pattern.pattern, pattern.flags)), ignorecase)
+    parsed = list(sre_parser.parse(pattern.pattern, pattern.flags))
+    return _ranked(_requirements(parsed, ignorecase, any_reading), ignorecase, any_reading)
+
+
+def _for_both_readings(pattern: re.Pattern) -> tuple[Requirement | None, Requirement | None]:
+    """``required_literals(pattern)`` and with ``any_reading``, the pattern parsed once: the
+    same requirements when it holds no character that is not ASCII (``_chars`` reads those
+    alone another way). Made twice for every pattern, the guards' literal indexes took twice
+    as long to build (about half a second more at a process's first write)."""
+    ignorecase = bool(pattern.flags & re.IGNORECASE)
+    parsed = list(sre_parser.parse(pattern.pattern, pattern.flags))
+    found = _requirements(parsed, ignorecase, False)
+    if not _holds_non_ascii(parsed):
+        return _ranked(found, ignorecase, False), _ranked(found, ignorecase, True)
+    any_found = _requirements(parsed, ignorecase, True)
+    return _ranked(found, ignorecase, False), _ranked(any_found, ignorecase, True)
+
+
+def _holds_non_ascii(items) -> bool:
+    """Whether a literal or a class of literals of the node sequence ``items`` (what
+    ``_chars`` reads) holds a character that is not ASCII."""
+    for op, av in items:
+        if op is sre_constants.LITERAL:
+            if av > 127:
+                return True
+        elif op is sre_constants.IN:
+            if any(kind is sre_constants.LITERAL and code > 127 for kind, code in av):
+                return True
+        elif op is sre_constants.SUBPATTERN:
+            if _holds_non_ascii(av[3]):
+                return True
+        elif op is sre_constants.BRANCH:
+            if any(_holds_non_ascii(branch) for branch in av[1]):
+                return True
+        elif op in _REPEATS:
+            if _holds_non_ascii(av[2]):
+                return True
+        elif op is sre_constants.ATOMIC_GROUP:
+            if _holds_non_ascii(av):
+                return True
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            if _holds_non_ascii(av[1]):
+                return True
+    return False
+
+
+def _ranked(found: list[frozenset[str]], ignorecase: bool, any_reading: bool) -> Requirement | None:
     if not found:
         return None
     # The most selective requirement first (the one whose shortest literal is longest), and
     # so on: ``LiteralIndex`` visits a pattern when a reading holds a literal of its first,
     # and then checks the others against the literals its scan found.
     ranked = sorted(set(found), key=lambda c: (_selectivity(c), sorted(c)), reverse=True)
-    return tuple(tuple(sorted(c)) for c in ranked), ignorecase
+    return tuple(tuple(sorted(c)) for c in ranked), ignorecase, any_reading
 
 
 def _selectivity(requirement: frozenset[str]) -> tuple[int, int]:
     return min(map(len, requirement)), -len(requirement)
 
 
-class Reading:
-    """One reading of a text with its lower-cased form, computed once for all rules."""
+# The characters IGNORECASE matches an ASCII literal with: its letters' other case and, of
+# all other characters, only these four (``test_prefilter`` checks every code point). Each
+# stands for one character, so a reading folded so keeps its length and its literals in place.
+_ASCII_CASE_FOLD = str.maketrans(
+    {
+        **{chr(code): chr(code).lower() for code in range(ord("A"), ord("Z") + 1)},
+        "\u0130": "i",  # "İ", capital i with a dot
+        "\u0131": "i",  # "ı", dotless i
+        "\u017f": "s",  # "ſ", long s
+        "\u212a": "k",  # the Kelvin sign
+    }
+)
 
-    __slots__ = ("lower", "text")
+
+class Reading:
+    """One reading of a text with its lower-cased form, computed once for all rules: an ASCII
+    reading's ``str.lower()``, any other's letters folded as IGNORECASE pairs them with ASCII
+    ones (``_ASCII_CASE_FOLD``), the rest left as they are."""
+
+    __slots__ = ("ascii", "lower", "text")
 
     def __init__(self, text: str):
         self.text = text
-        self.lower = text.lower() if text.isascii() else None
+        self.ascii = text.isascii()
+        self.lower = text.lower() if self.ascii else text.translate(_ASCII_CASE_FOLD)
 
 
 def may_match(literals: Requirement | None, reading: Reading) -> bool:
-    """False only when the rule with ``literals`` cannot match ``reading``."""
-    if literals is None or reading.lower is None:
+    """False only when the rule with ``literals`` cannot match ``reading`` (a reading that is
+    not ASCII, only by ``literals`` made for any reading)."""
+    if literals is None:
         return True
-    conjuncts, ignorecase = literals
+    conjuncts, ignorecase, any_reading = literals
+    if not (reading.ascii or any_reading):
+        return True
     haystack = reading.lower if ignorecase else reading.text
     return all(any(needle in haystack for needle in needles) for needles in conjuncts)
 
@@ -239,8 +313,9 @@ def may_match(literals: Requirement | None, reading: Reading) -> bool:
 class LiteralIndex:
     """The required literals of a list of patterns, looked for once per reading for them all.
 
-    ``possible(reading)[i]`` is ``may_match(required_literals(patterns[i]), reading)``: the same
-    answer, but found in one scan of the reading. The guards' 78 rules require 2,140 distinct
+    ``possible(reading)[i]`` is ``may_match(required_literals(patterns[i]), reading)`` (with
+    ``any_reading`` for a reading that is not ASCII): the same answer, but found in one scan of
+    the reading. The guards' 78 rules require 2,140 distinct
     literals (1,472 in their first requirements); testing them rule by rule cost about 3 ms
     per memory of a batch write, and so did testing each rule's set against the literals
     found (now: the rules whose first requirement a literal found meets, and their other
@@ -254,7 +329,26 @@ class LiteralIndex:
     """
 
     def __init__(self, patterns: list[re.Pattern]):
-        self.required = [required_literals(pattern) for pattern in patterns]
+        both = [_for_both_readings(pattern) for pattern in patterns]
+        self.required = [for_ascii for for_ascii, _ in both]
+        self._for_ascii = _Literals(self.required)
+        self._for_any = _Literals([for_any for _, for_any in both])
+
+    def possible(self, reading: Reading) -> list[bool]:
+        """Per pattern: False only when it cannot match ``reading``."""
+        mask = self.possible_mask(reading)
+        return [bool(mask >> i & 1) for i in range(len(self.required))]
+
+    def possible_mask(self, reading: Reading) -> int:
+        """``possible(reading)`` as the bits of an int: bit i for pattern i."""
+        return (self._for_ascii if reading.ascii else self._for_any).possible_mask(reading)
+
+
+class _Literals:
+    """One requirement per pattern (``required_literals``), looked for in one scan."""
+
+    def __init__(self, required: list[Requirement | None]):
+        self.required = required
         literals = {
             (literal, r[1]) for r in self.required if r for needles in r[0] for literal in needles
         }
@@ -270,18 +364,9 @@ class LiteralIndex:
         self._others = [
             [frozenset(needles) for needles in r[0][1:]] if r else [] for r in self.required
         ]
-        self._all = (1 << len(self.required)) - 1
         self._unconditional_mask = sum(1 << i for i, r in enumerate(self.required) if r is None)
 
-    def possible(self, reading: Reading) -> list[bool]:
-        """Per pattern: False only when it cannot match ``reading``."""
-        mask = self.possible_mask(reading)
-        return [bool(mask >> i & 1) for i in range(len(self.required))]
-
     def possible_mask(self, reading: Reading) -> int:
-        """``possible(reading)`` as the bits of an int: bit i for pattern i."""
-        if reading.lower is None:
-            return self._all
         mask = self._unconditional_mask
         for ignorecase, found in (
             (True, self._folded.present(reading.lower)),

@@ -18,13 +18,17 @@ from memory_core.admission.guards.vocabulary import (
     EMAIL,
     FIELD_SEP,
     LEADING_EMAIL,
+    LEADING_HOST,
+    LEADING_SCHEME,
     LEADING_URL,
     RUN_START,
     URL,
     URL_NEEDS,
     Rule,
     W,
+    first_link_in_its_token,
     rx,
+    url_and_its_token,
     words,
 )
 
@@ -195,10 +199,11 @@ INJECTION_RULES: list[Rule] = [
             r"charge|lis|lisez|ouvre|ouvrez|consulte|visite|lade|lies|offne|besuche|rufe|"
             r"baixe|carregue|leia|abra|scarica|carica|leggi|apri)\W+",
             words(0, 3),
-            URL,
-            r"\S*",
-            W,
-            r"{0,40}?\b(?:y|et|und|e)\W+(?:\w+\W+)?(?:sigue|obedece|cumple|aplica|ejecuta|suis|"
+            # the link and its token read once (``url_and_its_token``): "visita " and
+            # "sh.sh.sh..." took over a second at 1,000 characters (stop 66's audit of the
+            # guards' regular expressions)
+            url_and_its_token(W + r"{0,40}?"),
+            r"\b(?:y|et|und|e)\W+(?:\w+\W+)?(?:sigue|obedece|cumple|aplica|ejecuta|suis|"
             r"suivez|obeis|applique|execute|befolge|folge|gehorche|fuhre|siga|obedeca|cumpra|"
             r"aplique|segui|obbedisci|applica|esegui)\W+(?:lo que|ce qu'|ce que|was|"
             r"o que|quello che|cio che|sus instrucciones|ses instructions|seine anweisungen|"
@@ -762,19 +767,29 @@ INJECTION_RULES: list[Rule] = [
             r"envian|sont envoyees?|werden gesendet|sao enviad\w+|vengono inviat\w|entregad\w+|"
             r"enviad\w+|livree?s?|envoyee?s?|geliefert|gesendet|zugestellt|entregues?|"
             r"consegnat\w|inviat\w)\b)",
+            # ... and an address in the sentence after them: a link from where its token
+            # begins (``LEADING_URL``), or from the first place after them a host can begin,
+            # in their own token. A link tried at each label of a run ("ccn.ccn.ccn...")
+            # after each of its words took 5 s at 4,000 characters (stop 66's audit of the
+            # guards' regular expressions); a later label ends no earlier than its run's first.
+            r"(?:(?>(?:(?!\b[a-z0-9-])",
+            W,
+            r"){0,80})",
+            URL,
+            r"|",
             W,
             r"{0,80}?(?:",
             EMAIL,
             r"|",
-            URL,
-            r"|\bwebhook)|"
-            r"(?:",
-            LEADING_EMAIL,
-            r"|",
             LEADING_URL,
-            r")\S*",
+            r"|\bwebhook))|",
+            # ... or an address before the chat it gets, read from the first in its token
+            # (``first_link_in_its_token``): "a@b.com." repeated took 2.8 s at 4,000
+            # characters (stop 66's audit of the guards' regular expressions)
+            first_link_in_its_token(LEADING_SCHEME, LEADING_HOST, LEADING_EMAIL),
+            r"(?:\S*?|\S*+",
             W,
-            r"{0,60}?\b(?:con|avec|mit|com)\W+(?:\w+\W+){0,2}?(?:chat|conversaci\w+|historial|"
+            r"{0,60}?)\b(?:con|avec|mit|com)\W+(?:\w+\W+){0,2}?(?:chat|conversaci\w+|historial|"
             r"conversations?|historique|verlauf|chatverlauf|gesprach\w*|conversas?|historico|"
             r"conversazion\w+|cronologia|mensajes|messages|nachrichten|mensagens|messaggi|"
             r"datos|donnees|daten|dados|dati)\b",
