@@ -20,9 +20,8 @@ import json
 
 import pytest
 
-from memory_core.deletion.runner import deletion_run
-from memory_core.rls import tenant_scope
-from tests.deletion.conftest import eval_file, written_and_deleted
+from tests.deletion.conftest import eval_file
+from tests.deletion.test_evaluation_header_copy import _write_and_delete
 from tests.factories import MemoryFactory, SubjectFactory
 
 pytestmark = pytest.mark.django_db
@@ -38,14 +37,6 @@ def _no_file_left():
     yield
     for name in NAMES:
         eval_file(name).unlink(missing_ok=True)
-
-
-def _write_and_delete(tenant, content: str) -> str:
-    """Tenant ``tenant``'s agent writes the memory ``content`` and deletes it; the deletion
-    runs; return its status."""
-    operation_id = written_and_deleted(tenant, content, subject="mallory", key="note")
-    with tenant_scope(tenant.id):
-        return deletion_run(operation_id=operation_id)
 
 
 # --- a header of column names with spaces --------------------------------------------------

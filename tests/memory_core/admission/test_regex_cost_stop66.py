@@ -9,32 +9,11 @@
 # two that grew linearly but read each word of a run again for every word before it, beside
 # a run of a word that starts the rule alone.
 
-import time
-
 import pytest
 
 from memory_core.admission import guards, normalize
 from memory_core.admission.guards.sensitive import SENSITIVE_PATTERNS
-
-
-def _best(judge, text: str, runs: int = 3) -> float:
-    """The fastest of ``runs`` calls of ``judge(text)``, in seconds."""
-    best = float("inf")
-    for _ in range(runs):
-        started = time.perf_counter()
-        judge(text)
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
-def _grows_linearly(judge, make, short: int, long: int) -> None:
-    """``judge`` of a text ``long`` characters long takes at most three times as long, per
-    character, as of one ``short`` long: quadratic, it takes ``long / short`` times as long
-    (as in test_bypasses_stop66_review2)."""
-    judge(make(short))  # warm
-    t_short, t_long = _best(judge, make(short)), _best(judge, make(long))
-    bound = 3 * long / short * max(t_short, 0.0002)
-    assert t_long < bound, (round(t_short, 4), round(t_long, 4))
+from tests.memory_core.admission.test_bypasses_stop66_review2 import _best, _grows_linearly
 
 
 def _rule(code: str, example: str):
