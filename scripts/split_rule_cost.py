@@ -68,7 +68,7 @@ def main() -> int:
     ]
     if all(r is None or isinstance(r[0][0], tuple) for r in requirements):  # since stop 34
         single = [Reading(r) for text in texts for r in readings(text)]
-        first_only = [r and (r[0][:1], r[1]) for r in requirements]
+        first_only = [r and (r[0][:1], *r[1:]) for r in requirements]
         total = len(requirements) * len(single)
 
         def runs(reqs) -> int:
