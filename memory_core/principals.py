@@ -64,6 +64,17 @@ class AgentPrincipal:
         """Return whether this agent may read or write memories of subject ``user_id``."""
         return self.any_subject or (bool(self.bound_user_id) and user_id == self.bound_user_id)
 
+    def may_act_for_digest(self, user_id_sha256: str) -> bool:
+        """Return whether this agent may act for the person whose user id's digest
+        (``retrieval.traces.user_id_digest``) is ``user_id_sha256``: ``may_act_for``'s rule
+        for a person only that digest names (the erasure of one known from traces makes their
+        subject named by its own id: ``deletion.services.traced_subject_deletion_request``)."""
+        from memory_core.retrieval.traces import user_id_digest
+
+        return self.any_subject or (
+            bool(self.bound_user_id) and user_id_sha256 == user_id_digest(self.bound_user_id)
+        )
+
     def scope_memories(self, queryset: QuerySet) -> QuerySet:
         """Limit a tenant's memories to what this agent may read: what its grant reaches
         (``scope_granted``), and none whose deletion is queued for a worker, the whole

@@ -11,6 +11,7 @@ from memory_core.exceptions import NotFound
 from memory_core.models import DeletionOperation, DeletionStep, Memory, Status, Subject
 from memory_core.models.choices import sensitivities_up_to
 from memory_core.principals import AgentPrincipal, SubjectPrincipal, require_reviewer
+from memory_core.retrieval.traces import user_id_digest
 
 # An operation an agent may see: one it asked for, or one every memory of which its grant
 # reaches (their rows keep type, sensitivity and owner once scrubbed). Another's deletion of
@@ -48,8 +49,20 @@ def deletion_scope(principal) -> QuerySet:
     if isinstance(principal, SubjectPrincipal):
         queryset = queryset.filter(subject_id=principal.subject_id)
     elif isinstance(principal, AgentPrincipal):
-        queryset = principal.scope_subject(queryset).filter(_within_grant(principal))
+        queryset = _of_its_subjects(principal, queryset).filter(_within_grant(principal))
     return queryset
+
+
+def _of_its_subjects(principal: AgentPrincipal, operations: QuerySet) -> QuerySet:
+    """``operations`` of the subjects ``principal`` may act for (``scope_subject``), and, for
+    an agent bound by a subject token, those that keep the digest of its token's user id
+    (``user_id_sha256``): the erasure of that person known only from traces, whose subject
+    is named by its own id, which no token names (``may_act_for_digest``). ``_within_grant``
+    leaves such an operation to its asker alone."""
+    scoped = principal.scope_subject(operations)
+    if principal.any_subject or not principal.bound_user_id:
+        return scoped
+    return scoped | operations.filter(user_id_sha256=user_id_digest(principal.bound_user_id))
 
 
 def step_evidence(step: DeletionStep) -> dict:

@@ -198,15 +198,39 @@ def _subject_or_none(principal, subject_id=None, subject_external_id=None) -> Su
     return queryset.first()
 
 
-def _acted_for(principal, subject: Subject | None) -> Subject:
-    """``subject`` if ``principal`` may act for it; NotFound, as for none, otherwise."""
-    if subject is None or not _acts_for(principal, subject.external_id):
+def _acted_for(principal, subject: Subject | None, user_id_sha256: str = "") -> Subject:
+    """``subject`` if ``principal`` may act for it; NotFound, as for none, otherwise.
+
+    With ``user_id_sha256``, a subject named by its own id is acted for as the person that
+    digest names: the one ``traced_subject_deletion_request`` makes to erase a person known
+    only from traces, whose row holds no id of theirs. A token names a person by their id,
+    never by a row's, so an agent bound to them was refused their erasure (stop 64's review
+    of the erasure from traces left it open). Any other subject is acted for by its
+    external id, digest or not.
+    """
+    if subject is None:
+        raise NotFound("No subject with this id.")
+    if user_id_sha256 and subject.external_id == str(subject.pk):
+        acts = _acts_for_digest(principal, user_id_sha256)
+    else:
+        acts = _acts_for(principal, subject.external_id)
+    if not acts:
         raise NotFound("No subject with this id.")
     return subject
 
 
-def _subject(principal, subject_id=None, subject_external_id=None) -> Subject:
-    return _acted_for(principal, _subject_or_none(principal, subject_id, subject_external_id))
+def _acts_for_digest(principal, user_id_sha256: str) -> bool:
+    """Whether ``principal`` may act for the person whose user id's digest is
+    ``user_id_sha256`` (``_acts_for``'s rule, by the digest)."""
+    may_act_for_digest = getattr(principal, "may_act_for_digest", None)
+    return may_act_for_digest is None or may_act_for_digest(user_id_sha256)
+
+
+def _subject(
+    principal, subject_id=None, subject_external_id=None, user_id_sha256: str = ""
+) -> Subject:
+    subject = _subject_or_none(principal, subject_id, subject_external_id)
+    return _acted_for(principal, subject, user_id_sha256)
 
 
 def traced_user(*, principal, external_id: str) -> bool:
@@ -237,7 +261,9 @@ def traced_subject_deletion_request(
     the database had held only as a digest, answered every other agent of the tenant (202
     and the operation, which told how many retrievals were made for the person) and named a
     subject a write refuses (stop 64's review of the erasure from traces). Asked again before
-    that operation has run, the same one comes back.
+    that operation has run, the same one comes back. An agent bound by a subject token to
+    the person acts for the row by that digest (``_acted_for``), and sees the operation
+    (``selectors.deletion_scope``).
     """
     digest = user_id_digest(external_id)
     asked = (
@@ -440,7 +466,8 @@ def deletion_request(
     ``details`` say the status now) and nothing is deleted.
 
     ``user_id_sha256``: a whole subject's, the digest of the person's user id its row does
-    not hold (``traced_subject_deletion_request``), kept on the operation.
+    not hold (``traced_subject_deletion_request``), kept on the operation; an agent acts for
+    a row named by its own id as for that person (``_acted_for``).
     """
     budget = Budget(_request_seconds(time_limited, seconds), limited=time_limited)
     if memory_id is not None:
@@ -461,7 +488,7 @@ def deletion_request(
                 "Give a memory_id, a subject with a memory_key, or a subject.",
                 code="target_required",
             )
-        subject = _subject(principal, subject_id, subject_external_id)
+        subject = _subject(principal, subject_id, subject_external_id, user_id_sha256)
         memory_key = (memory_key or "").strip()
         if memory_key:
             return _key_deletion(budget, principal, subject, memory_key, reason_code, queued_at)

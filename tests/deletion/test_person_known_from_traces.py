@@ -14,7 +14,10 @@ from django.db.models import Q
 
 from memory_core.admission.policy import subject_codes
 from memory_core.deletion.runner import deletion_run
+from memory_core.deletion.services import deletion_request, traced_subject_deletion_request
+from memory_core.exceptions import NotFound
 from memory_core.models import DeletionOperation, RetrievalTrace, Subject
+from memory_core.principals import AgentPrincipal
 from memory_core.retrieval.traces import user_id_digest
 from memory_core.subject_tokens import subject_token_issue
 from tests.clients import client_for
@@ -247,21 +250,165 @@ def test_the_lookup_by_a_users_digest_has_an_index():
     assert indexed, "no index on memory_core_retrievaltrace.user_id_sha256"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "left open: the subject made is named by its own id, and an agent bound by a subject "
-        "token acts for subjects by external id (may_act_for, scope_subject): its request is a "
-        "404, rolled back, and the traces stay for the operator's delete_subject"
-    ),
-)
 def test_an_agent_bound_to_the_person_erases_them_from_its_traces(tenant):
     """Stop 64's review of the erasure from traces: an agent acting for the person by their
     subject token (``any_subject`` off) reads its retrievals' traces for them, and may ask for
-    their erasure as an agent of any subject does."""
+    their erasure as an agent of any subject does (left open, a strict xfail, until stop 67:
+    the subject made is named by its own id, which no token names, and the request was a
+    404)."""
     bound = AgentFactory(tenant=tenant, any_subject=False)
     token = subject_token_issue(tenant_id=tenant.id, agent_id=bound.id, user_id="user-99")
     client = client_for(bound, subject_token=token)
     _retrieve_for(client, "user-99")
     _erase(client, "user-99")
     assert not _naming(tenant, "user-99").exists()
+
+
+def _bound(tenant, user_id: str, agent=None):
+    """A client of ``agent`` (a new one without ``any_subject``) bound to ``user_id``."""
+    agent = agent or AgentFactory(tenant=tenant, any_subject=False)
+    token = subject_token_issue(tenant_id=tenant.id, agent_id=agent.id, user_id=user_id)
+    return client_for(agent, subject_token=token)
+
+
+def _nothing_made(tenant) -> None:
+    assert not Subject.objects.filter(tenant=tenant).exists()
+    assert not DeletionOperation.objects.filter(tenant=tenant).exists()
+
+
+def test_an_agent_bound_to_the_person_reads_its_erasure_and_asking_again_is_the_same(tenant):
+    """Stop 67: the operation of a bound agent's erasure is one of the subject it acts for
+    (its token's person, by the digest the operation keeps), so it reads and lists it as an
+    agent of any subject does, and asked again before its run (a double click) it is answered
+    that operation, not a second subject and operation."""
+    client = _bound(tenant, "user-99")
+    _retrieve_for(client, "user-99")
+    answers = [
+        client.post("/api/v1/deletions", {"subject": "user-99"}, format="json") for _ in range(2)
+    ]
+    assert [answer.status_code for answer in answers] == [202, 202], answers[0].content
+    operation_id = answers[0].json()["operation_id"]
+    assert answers[1].json()["operation_id"] == operation_id
+    assert Subject.objects.filter(tenant=tenant).count() == 1
+    assert deletion_run(operation_id=operation_id) == "completed"
+
+    read = client.get(f"/api/v1/deletions/{operation_id}")
+    assert read.status_code == 200 and read.json()["status"] == "completed"
+    listed = client.get("/api/v1/deletions").json()["results"]
+    assert [o["operation_id"] for o in listed] == [operation_id]
+    assert not _naming(tenant, "user-99").exists()
+
+
+def test_a_bound_agent_erases_from_its_traces_only_the_person_its_token_names(tenant):
+    """Stop 67: bound by its token to one person, the agent neither erases nor reads the
+    erasure of another person whose traces it left (with another token) or another agent
+    did: each such request is answered as for an id nobody asked about (404) and makes
+    nothing, and with another token (or none) its own erasure of the first is a 404 too. The
+    subject the erasure made is no subject the agent acts for by its id."""
+    agent = AgentFactory(tenant=tenant, any_subject=False)
+    _retrieve_for(_bound(tenant, "user-5", agent), "user-5")
+    _retrieve_for(client_for(AgentFactory(tenant=tenant)), "user-7")
+    client = _bound(tenant, "user-99", agent)
+    _retrieve_for(client, "user-99")
+
+    for user in ("user-5", "user-7"):
+        refused = client.post("/api/v1/deletions", {"subject": user}, format="json")
+        nobody = client.post("/api/v1/deletions", {"subject": "nobody-asked"}, format="json")
+        assert refused.status_code == nobody.status_code == 404, refused.content
+        assert refused.json() == nobody.json()
+    _nothing_made(tenant)
+    assert _naming(tenant, "user-5").exists() and _naming(tenant, "user-7").exists()
+
+    answer = client.post("/api/v1/deletions", {"subject": "user-99"}, format="json")
+    assert answer.status_code == 202, answer.content
+    operation_id = answer.json()["operation_id"]
+    made = DeletionOperation.objects.get(pk=operation_id).subject
+    for other in (_bound(tenant, "user-5", agent), client_for(agent)):
+        assert other.get(f"/api/v1/deletions/{operation_id}").status_code == 404
+        assert other.get("/api/v1/deletions").json()["results"] == []
+        again = other.post("/api/v1/deletions", {"subject": "user-99"}, format="json")
+        assert again.status_code == 404, again.content
+    body = {"query": "Which database?", "context": {"user_id": made.external_id}}
+    acted = client.post("/api/v1/retrieve", body, format="json")
+    assert acted.status_code == 403, acted.content
+    assert client.get(f"/api/v1/memories?subject={made.external_id}").status_code == 403
+    assert Subject.objects.filter(tenant=tenant).count() == 1
+    assert DeletionOperation.objects.filter(tenant=tenant).count() == 1
+
+
+def test_another_agent_bound_to_the_same_person_neither_reads_nor_makes_the_erasure(tenant):
+    """Stop 67: the erasure is its asker's alone (it counts the asker's retrievals for the
+    person): another agent bound to the same person that made none of those retrievals is
+    answered 404 for the operation and for the person, and nothing is made."""
+    asker = _bound(tenant, "user-99")
+    _retrieve_for(asker, "user-99")
+    answer = asker.post("/api/v1/deletions", {"subject": "user-99"}, format="json")
+    operation_id = answer.json()["operation_id"]
+
+    other = _bound(tenant, "user-99")
+    assert other.get(f"/api/v1/deletions/{operation_id}").status_code == 404
+    assert other.get("/api/v1/deletions").json()["results"] == []
+    again = other.post("/api/v1/deletions", {"subject": "user-99"}, format="json")
+    assert again.status_code == 404, again.content
+    assert DeletionOperation.objects.filter(tenant=tenant).count() == 1
+
+
+def test_a_bound_agents_erasure_stays_in_its_tenant(tenant, other_tenant):
+    """Stop 67: the erasure of the person an agent's token names reaches its own tenant's
+    traces only: another tenant's retrievals for the same user id stay, no subject is made
+    there, and the other tenant's agents do not see the operation. A token of another
+    tenant (its agent's, or the agent's signed for that tenant) is refused (401) and makes
+    nothing."""
+    theirs = client_for(AgentFactory(tenant=other_tenant))
+    _retrieve_for(theirs, "user-99")
+    client = _bound(tenant, "user-99")
+    _retrieve_for(client, "user-99")
+
+    foreign_agent = AgentFactory(tenant=other_tenant, any_subject=False)
+    foreign_token = subject_token_issue(
+        tenant_id=other_tenant.id, agent_id=foreign_agent.id, user_id="user-99"
+    )
+    mixed = AgentFactory(tenant=tenant, any_subject=False)
+    signed_elsewhere = subject_token_issue(
+        tenant_id=other_tenant.id, agent_id=mixed.id, user_id="user-99"
+    )
+    for token in (foreign_token, signed_elsewhere):
+        refused = client_for(mixed, subject_token=token).post(
+            "/api/v1/deletions", {"subject": "user-99"}, format="json"
+        )
+        assert refused.status_code == 401, refused.content
+    _nothing_made(tenant)
+    _nothing_made(other_tenant)
+
+    answer = client.post("/api/v1/deletions", {"subject": "user-99"}, format="json")
+    assert answer.status_code == 202, answer.content
+    operation_id = answer.json()["operation_id"]
+    assert deletion_run(operation_id=operation_id) == "completed"
+    assert not _naming(tenant, "user-99").exists()
+    assert _naming(other_tenant, "user-99").exists()
+    _nothing_made(other_tenant)
+    foreign = client_for(foreign_agent, subject_token=foreign_token)
+    for other in (theirs, foreign):
+        assert other.get(f"/api/v1/deletions/{operation_id}").status_code == 404
+    again = foreign.post("/api/v1/deletions", {"subject": "user-99"}, format="json")
+    assert again.status_code == 404, again.content
+    _nothing_made(other_tenant)
+
+
+def test_only_a_subject_named_by_its_own_id_is_acted_for_by_a_digest(tenant):
+    """Stop 67: a bound agent acts for the subject an erasure from traces makes by the
+    digest of its token's user id (``deletion_request``'s ``user_id_sha256``), and for no
+    other: not a subject another id names, nor such a row for another person's digest. The
+    refused erasure leaves nothing behind, the subject it made rolled back."""
+    agent = AgentFactory(tenant=tenant, any_subject=False)
+    bound = AgentPrincipal.from_agent(agent, bound_user_id="user-99")
+    named = SubjectFactory(tenant=tenant, external_id="user-5")
+    with pytest.raises(NotFound):
+        deletion_request(
+            principal=bound, subject_id=named.pk, user_id_sha256=user_id_digest("user-99")
+        )
+    other = AgentPrincipal.from_agent(agent, bound_user_id="user-5")
+    with pytest.raises(NotFound):
+        traced_subject_deletion_request(principal=other, external_id="user-99")
+    assert list(Subject.objects.filter(tenant=tenant)) == [named]
+    assert not DeletionOperation.objects.filter(tenant=tenant).exists()
