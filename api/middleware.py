@@ -30,7 +30,7 @@ from django.template.loader import render_to_string
 from django.utils.log import log_response
 from django.views import defaults
 
-from api.exceptions import database_unavailable, error_body, unavailable
+from api.exceptions import database_unavailable, error_body, unavailable, unsupported_media_type
 from api.parsers import UnsupportedCharset
 from api.throttling import write_quota_refund
 from memory_core.principals import AgentPrincipal
@@ -158,13 +158,24 @@ def bad_request(request, exception):
     return defaults.bad_request(request, exception)
 
 
+# The portal's 415 for a multipart form (what a browser shows, in Django's error page).
+MULTIPART_REFUSED = (
+    "This server reads no multipart/form-data body: send the form as "
+    "application/x-www-form-urlencoded, as the portal's pages do."
+)
+
+
 class UnreadableContentTypeMiddleware:
     """Refuse a request whose Content-Type Django could not read (``config.wsgi``'s request
     notes why) with a 400 before anything reads its body: the JSON ``bad_request`` under
     /api/, Django's 400 page elsewhere. Django raised while building such a request, and the
     server answered a bare 500. A charset the API does not read (``base64``, ``punycode``:
     ``api.parsers.READABLE_CHARSETS``) is the API's 415 ``unsupported_media_type``, as the
-    JSON parser answers it for a body."""
+    JSON parser answers it for a body.
+
+    A multipart form POST (``multipart_form``: Django's parser looked its parts' charsets up,
+    and kept them) is a 415 too, before the CSRF check reads it: under /api/ the JSON
+    ``unsupported_media_type`` the JSON parser gives it, before the key is read."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -172,6 +183,8 @@ class UnreadableContentTypeMiddleware:
     def __call__(self, request):
         problem = getattr(request, "content_type_error", None)
         if problem is None:
+            if getattr(request, "multipart_form", False):
+                return self.multipart_refused(request)
             return self.get_response(request)
         logger.warning("unreadable Content-Type: %s", problem)
         charset = getattr(request, "unreadable_charset", None)
@@ -186,6 +199,16 @@ class UnreadableContentTypeMiddleware:
             )
             return JsonResponse(error_body("bad_request", message), status=400)
         return defaults.bad_request(request, BadRequest(problem))
+
+    @staticmethod
+    def multipart_refused(request) -> HttpResponse:
+        """Return the 415 a multipart form POST is answered."""
+        if request.path.startswith("/api/"):
+            message = unsupported_media_type(request)
+            return JsonResponse(error_body("unsupported_media_type", message), status=415)
+        title = "Unsupported Media Type (415)"
+        page = defaults.ERROR_PAGE_TEMPLATE % {"title": title, "details": MULTIPART_REFUSED}
+        return HttpResponse(page, status=415)
 
 
 class ApiHostCheckMiddleware:

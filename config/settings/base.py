@@ -60,7 +60,8 @@ MIDDLEWARE = [
     "config.health.HealthProbeMiddleware",
     # An API request for a host this server does not serve: the JSON 400, DEBUG or not.
     "api.middleware.ApiHostCheckMiddleware",
-    # A Content-Type Django could not read (config/wsgi.py): a 400, JSON under /api/.
+    # A Content-Type Django could not read (config/wsgi.py): a 400, JSON under /api/; a
+    # multipart form, which nothing here takes, a 415 before Django parses it.
     "api.middleware.UnreadableContentTypeMiddleware",
     # Then an oversized API body is refused (413) before anything reads it.
     "api.body_limit.BodySizeLimitMiddleware",
