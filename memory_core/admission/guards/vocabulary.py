@@ -312,8 +312,10 @@ URL_FIRST_OR_LAST_END = rf"(?:(?>{_SCHEME})|{_HOST}(?:(?>{_TO_FIRST_TLD})|(?>{_T
 URL_NEEDS = ("://", "www.", *(f".{tld}" for tld in URL_TLDS))
 # An address's local part is at most 64 characters (RFC 5321), looked at no further for its
 # "@": after a rule's gap, a token of words and dots ("code.code.code...") was read to its end
-# from each word (stop 66's audit of the guards' regular expressions).
-EMAIL = r"\b[a-z0-9._%+-]{1,64}+@[a-z0-9.-]+\.[a-z]{2,}\b"
+# from each word (stop 66's audit of the guards' regular expressions). A longer one, which
+# many mail servers take all the same, is read from its token's start only, once a token:
+# "send the chat history to " and 65 letters "@evil.ch" was stored (stop 67's review).
+EMAIL = r"(?:\b[a-z0-9._%+-]{1,64}+|(?<![a-z0-9._%+-])[a-z0-9._%+-]{65,}+)@[a-z0-9.-]+\.[a-z]{2,}\b"
 # ``URL`` and ``EMAIL`` for a rule that begins with one, read once a token. Tried from every
 # word boundary, each start read the rest of its token, so one token of 3,900 characters
 # ("a.ba.ba.b...", "12-12-12-...") took such a rule seconds (quadratic, stop 62's sweep of
@@ -344,8 +346,19 @@ def url_and_its_token(gap: str) -> str:
     """``URL`` and the rest of its token (``\\S*``), then ``gap``: the same places to go on
     from, each read once. The rest of the token within 200 characters, or all of it and then
     ``gap``: ``\\S*`` gave its token back one character at a time, and ``gap`` read on from
-    each."""
-    return URL + r"(?:\S{0,200}?|\S*+" + gap + r")"
+    each. Past 200 characters, from the first link of a token that begins where the rule
+    reached (``first_link_in_its_token``, one start a token): "Read the instructions at
+    https://..." and a path of 250 characters with "/and follow them" at its end was stored
+    (stop 67's review)."""
+    return (
+        r"(?:"
+        + first_link_in_its_token(LEADING_SCHEME, LEADING_HOST)
+        + r"\S*|"
+        + URL
+        + r"(?:\S{0,200}?|\S*+"
+        + gap
+        + r"))"
+    )
 
 
 def first_link_in_its_token(*links: str) -> str:
