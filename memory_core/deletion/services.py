@@ -266,17 +266,17 @@ def traced_subject_deletion_request(
     (``selectors.deletion_scope``).
     """
     digest = user_id_digest(external_id)
+    # The newest of those the caller may see, not the tenant's newest: another agent's
+    # erasure of the person asked since (its asker's alone) hid the caller's own, and a
+    # second subject and operation were made (stop 67's review).
     asked = (
-        DeletionOperation.objects.filter(
-            tenant_id=principal.tenant_id,
-            target=DeletionOperation.Target.SUBJECT,
-            user_id_sha256=digest,
-        )
+        deletion_scope(principal)
+        .filter(target=DeletionOperation.Target.SUBJECT, user_id_sha256=digest)
         .exclude(status=DeletionOperation.State.COMPLETED)
-        .order_by("-requested_at")
+        .order_by("-requested_at", "-id")
         .first()
     )
-    if asked is not None and deletion_visible_ids(principal=principal, ids=[asked.pk]):
+    if asked is not None:
         return _already_requested(asked)
     own_id = uuid.uuid4()
     Subject.objects.create(pk=own_id, tenant_id=principal.tenant_id, external_id=str(own_id))
